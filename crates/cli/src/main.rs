@@ -1,0 +1,3 @@
+//! The `perfkit` binary.
+
+fn main() {}
