@@ -1,0 +1,687 @@
+//! The index: expressions stored compiled, partitioned by an access predicate,
+//! with insert, delete and the plain and batch searches.
+//!
+//! # Structure
+//!
+//! Like a BE-Tree, the index partitions expressions by attribute and clusters
+//! them by value: an expression whose top-level conjunction contains an
+//! equality on a scalar attribute (`b`, `i = 3`, `s in ("a", "b")`) is stored
+//! only under that attribute's value(s), so an event reaches it only when its
+//! value matches. Expressions with no such conjunct are always candidates.
+//! Unlike a BE-Tree the partitions are one level deep: the reference benchmark
+//! (every expression names every attribute, joined by random `and`/`or`) leaves
+//! nothing for deeper partitioning to prune, and the time goes into evaluating
+//! candidates, which is what the compiled form ([`crate::program`]) makes fast.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::domain::{AttrId, Bounds, Schema};
+use crate::event::{Event, Value};
+use crate::expr::{Constants, Expr, Pred, compile_source};
+use crate::program::{ACCEPT, ATOM, Compiled, Memo, REJECT, Step, TNode, compile, kind};
+use crate::{Error, Result};
+
+/// An expression's id, chosen by the caller.
+pub type Id = u64;
+
+/// The value an access predicate requires.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum KeyVal {
+    True,
+    Int(i64),
+    Str(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Slot {
+    pub id: Id,
+    pub live: bool,
+    pub code_start: u32,
+    pub code_len: u32,
+    pub entry: u32,
+    pub tree_start: u32,
+    pub tree_len: u32,
+    pub atoms: Vec<u32>,
+    pub keys: Option<(AttrId, Vec<KeyVal>)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Atoms {
+    pub preds: Vec<Option<Pred>>,
+    refs: Vec<u32>,
+    by_key: HashMap<String, u32>,
+    free: Vec<u32>,
+}
+
+impl Atoms {
+    fn intern(&mut self, p: &Pred) -> u32 {
+        let key = format!("{p:?}");
+        if let Some(&id) = self.by_key.get(&key) {
+            self.refs[id as usize] += 1;
+            return id;
+        }
+        let id = if let Some(id) = self.free.pop() {
+            self.preds[id as usize] = Some(p.clone());
+            self.refs[id as usize] = 1;
+            id
+        } else {
+            self.preds.push(Some(p.clone()));
+            self.refs.push(1);
+            self.preds.len() as u32 - 1
+        };
+        self.by_key.insert(key, id);
+        id
+    }
+
+    fn release(&mut self, id: u32) {
+        let r = &mut self.refs[id as usize];
+        *r -= 1;
+        if *r == 0 {
+            let p = self.preds[id as usize].take().expect("live atom");
+            self.by_key.remove(&format!("{p:?}"));
+            self.free.push(id);
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.preds.len()
+    }
+}
+
+/// Posting lists of one partitioning attribute.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Partition {
+    pub lists: HashMap<KeyVal, Vec<u32>>,
+    pub count: usize,
+}
+
+/// The boolean-expression index.
+///
+/// ```
+/// use betree::{Index, Schema, Event};
+/// let schema = Schema::boolean_params(3);
+/// let mut index = Index::new(schema.clone());
+/// index.insert(1, "par1 and not par2")?;
+/// index.insert(2, "par2 or par3")?;
+/// let ev = Event::from_bools(&schema, &[true, false, true])?;
+/// assert_eq!(index.search(&ev)?, vec![1, 2]);
+/// # Ok::<(), betree::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub(crate) schema: Schema,
+    pub(crate) slots: Vec<Slot>,
+    by_id: HashMap<Id, u32>,
+    free_slots: Vec<u32>,
+    pub(crate) code: Vec<Step>,
+    pub(crate) tree: Vec<TNode>,
+    garbage: usize,
+    pub(crate) atoms: Atoms,
+    /// Slots of expressions without an access predicate.
+    pub(crate) always: Vec<u32>,
+    pub(crate) partitions: Vec<(AttrId, Partition)>,
+    required: Vec<u64>,
+    strings: HashMap<AttrId, HashSet<String>>,
+}
+
+impl Index {
+    /// An empty index over `schema`.
+    pub fn new(schema: Schema) -> Index {
+        let mut required = vec![0u64; schema.len().div_ceil(64)];
+        for (i, d) in schema.domains().iter().enumerate() {
+            if !d.allow_undefined {
+                required[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Index {
+            schema,
+            slots: Vec::new(),
+            by_id: HashMap::new(),
+            free_slots: Vec::new(),
+            code: Vec::new(),
+            tree: Vec::new(),
+            garbage: 0,
+            atoms: Atoms::default(),
+            always: Vec::new(),
+            partitions: Vec::new(),
+            required,
+            strings: HashMap::new(),
+        }
+    }
+
+    /// The schema expressions and events are checked against.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Number of expressions stored.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether the index holds no expression.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Whether an expression with this id is stored.
+    pub fn contains(&self, id: Id) -> bool {
+        self.by_id.contains_key(&id)
+    }
+
+    /// Parses, type-checks and stores an expression.
+    pub fn insert(&mut self, id: Id, expr: &str) -> Result<()> {
+        self.insert_with(id, expr, &Constants::default())
+    }
+
+    /// [`Index::insert`] with the constants `within_frequency_cap` needs.
+    pub fn insert_with(&mut self, id: Id, expr: &str, consts: &Constants) -> Result<()> {
+        if self.by_id.contains_key(&id) {
+            return Err(Error::DuplicateId(id));
+        }
+        let e = compile_source(&self.schema, expr, consts)?;
+        self.check_strings(&e)?;
+        let keys = access_keys(&e, &self.schema);
+        let mut atoms = Vec::new();
+        let table = &mut self.atoms;
+        let c: Compiled = compile(&e, &mut |p| {
+            let a = table.intern(p);
+            atoms.push(a);
+            a
+        });
+        let slot = Slot {
+            id,
+            live: true,
+            code_start: self.code.len() as u32,
+            code_len: c.steps.len() as u32,
+            entry: c.entry,
+            tree_start: self.tree.len() as u32,
+            tree_len: c.tree.len() as u32,
+            atoms,
+            keys: keys.clone(),
+        };
+        self.code.extend_from_slice(&c.steps);
+        self.tree.extend_from_slice(&c.tree);
+        let s = match self.free_slots.pop() {
+            Some(s) => {
+                self.slots[s as usize] = slot;
+                s
+            }
+            None => {
+                self.slots.push(slot);
+                self.slots.len() as u32 - 1
+            }
+        };
+        self.by_id.insert(id, s);
+        match keys {
+            None => insert_sorted(&mut self.always, s, &self.slots),
+            Some((attr, vals)) => {
+                let p = match self.partitions.iter().position(|(a, _)| *a == attr) {
+                    Some(p) => p,
+                    None => {
+                        self.partitions.push((attr, Partition::default()));
+                        self.partitions.len() - 1
+                    }
+                };
+                let part = &mut self.partitions[p].1;
+                part.count += 1;
+                for v in vals {
+                    let list = part.lists.entry(v).or_default();
+                    insert_sorted(list, s, &self.slots);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_strings(&mut self, e: &Expr) -> Result<()> {
+        let mut err = None;
+        let schema = &self.schema;
+        let strings = &mut self.strings;
+        e.visit_preds(&mut |p| {
+            if err.is_some() {
+                return;
+            }
+            if let Some((attr, vals)) = p.strings() {
+                let d = schema.domain(attr);
+                if let Bounds::MaxStrings(max) = d.bounds {
+                    let set = strings.entry(attr).or_default();
+                    let new: HashSet<&str> =
+                        vals.iter().copied().filter(|v| !set.contains(*v)).collect();
+                    if set.len() + new.len() > max {
+                        err = Some(Error::Domain(format!(
+                            "attribute `{}` allows at most {max} distinct strings in expressions, this expression would bring it to {}",
+                            d.name,
+                            set.len() + new.len()
+                        )));
+                    } else {
+                        set.extend(new.into_iter().map(str::to_string));
+                    }
+                }
+            }
+        });
+        err.map_or(Ok(()), Err)
+    }
+
+    /// Removes an expression.
+    pub fn delete(&mut self, id: Id) -> Result<()> {
+        let s = self.by_id.remove(&id).ok_or(Error::UnknownId(id))?;
+        let slot = std::mem::replace(
+            &mut self.slots[s as usize],
+            Slot {
+                id: 0,
+                live: false,
+                code_start: 0,
+                code_len: 0,
+                entry: REJECT,
+                tree_start: 0,
+                tree_len: 0,
+                atoms: Vec::new(),
+                keys: None,
+            },
+        );
+        for a in &slot.atoms {
+            self.atoms.release(*a);
+        }
+        match &slot.keys {
+            None => self.always.retain(|&x| x != s),
+            Some((attr, vals)) => {
+                let p = self
+                    .partitions
+                    .iter()
+                    .position(|(a, _)| a == attr)
+                    .expect("partition of a stored key");
+                let part = &mut self.partitions[p].1;
+                part.count -= 1;
+                for v in vals {
+                    if let Some(list) = part.lists.get_mut(v) {
+                        list.retain(|&x| x != s);
+                        if list.is_empty() {
+                            part.lists.remove(v);
+                        }
+                    }
+                }
+                if part.count == 0 {
+                    self.partitions.swap_remove(p);
+                }
+            }
+        }
+        self.free_slots.push(s);
+        self.garbage += (slot.code_len + slot.tree_len) as usize;
+        if self.garbage > 1024 && self.garbage * 2 > self.code.len() + self.tree.len() {
+            self.compact();
+        }
+        Ok(())
+    }
+
+    /// Copies live programs to fresh arenas; programs use relative indices so
+    /// nothing inside them changes.
+    fn compact(&mut self) {
+        let mut code = Vec::with_capacity(self.code.len() - self.garbage.min(self.code.len()));
+        let mut tree = Vec::new();
+        for slot in self.slots.iter_mut().filter(|s| s.live) {
+            let (cs, cl) = (slot.code_start as usize, slot.code_len as usize);
+            let (ts, tl) = (slot.tree_start as usize, slot.tree_len as usize);
+            slot.code_start = code.len() as u32;
+            slot.tree_start = tree.len() as u32;
+            code.extend_from_slice(&self.code[cs..cs + cl]);
+            tree.extend_from_slice(&self.tree[ts..ts + tl]);
+        }
+        self.code = code;
+        self.tree = tree;
+        self.garbage = 0;
+    }
+
+    /// Checks that `ev` defines every disallow-undefined attribute and was
+    /// built for a schema of the same shape.
+    pub(crate) fn validate(&self, ev: &Event) -> Result<()> {
+        if ev.values.len() != self.schema.len() {
+            return Err(Error::Event(format!(
+                "event has {} attributes, the index's schema {}",
+                ev.values.len(),
+                self.schema.len()
+            )));
+        }
+        for (w, (&req, &def)) in self.required.iter().zip(&ev.defined).enumerate() {
+            let missing = req & !def;
+            if missing != 0 {
+                let id = (w * 64) as u32 + missing.trailing_zeros();
+                return Err(Error::MissingAttribute(self.schema.domain(id).name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Selects the candidate slots for `ev` into `out`; returns the
+    /// reductions spent (one per partition probed and per candidate taken)
+    /// and whether `out` is in id order.
+    pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>) -> (u64, bool) {
+        out.clear();
+        out.extend_from_slice(&self.always);
+        let mut red = 1 + self.always.len() as u64;
+        let mut sources = usize::from(!self.always.is_empty());
+        for (attr, part) in &self.partitions {
+            red += 1;
+            let key = match ev.get(*attr) {
+                Some(Value::Bool(true)) => KeyVal::True,
+                Some(Value::Int(i)) => KeyVal::Int(*i),
+                Some(Value::Str(s)) => KeyVal::Str(s.clone()),
+                _ => continue,
+            };
+            if let Some(list) = part.lists.get(&key) {
+                red += list.len() as u64;
+                out.extend_from_slice(list);
+                sources += 1;
+            }
+        }
+        (red, sources <= 1)
+    }
+
+    /// The expressions `ev` satisfies, in ascending id order.
+    pub fn search(&self, ev: &Event) -> Result<Vec<Id>> {
+        let mut s = Scratch::default();
+        let mut out = Vec::new();
+        self.search_with(&mut s, ev, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Index::search`] reusing `scratch` and `out` so that repeated searches
+    /// do not allocate.
+    pub fn search_with(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) -> Result<()> {
+        self.validate(ev)?;
+        out.clear();
+        let (_, sorted) = self.select(ev, &mut scratch.cands);
+        scratch.memo.reset(self.atoms.len());
+        let mut red = 0;
+        for &s in &scratch.cands {
+            if self.eval_slot::<false>(s, ev, &mut scratch.memo, &mut red) {
+                out.push(self.slots[s as usize].id);
+            }
+        }
+        if !sorted {
+            out.sort_unstable();
+        }
+        Ok(())
+    }
+
+    /// Runs one expression's jump program on `ev`. With `COUNT`, adds the
+    /// reductions spent to `red`: two per leaf visited (the node and its
+    /// test), plus a predicate's loop steps.
+    #[inline]
+    pub(crate) fn eval_slot<const COUNT: bool>(
+        &self,
+        s: u32,
+        ev: &Event,
+        memo: &mut Memo,
+        red: &mut u64,
+    ) -> bool {
+        let slot = &self.slots[s as usize];
+        let start = slot.code_start as usize;
+        let code = &self.code[start..start + slot.code_len as usize];
+        let mut pc = slot.entry;
+        let bits = &ev.bits[..];
+        while pc < REJECT {
+            let st = code[pc as usize];
+            let v = if st.test < ATOM {
+                (bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1 != 0
+            } else {
+                self.atom::<COUNT>(st.test & !ATOM, ev, memo, red)
+            };
+            if COUNT {
+                *red += 2;
+            }
+            pc = if v { st.on_true } else { st.on_false };
+        }
+        pc == ACCEPT
+    }
+
+    #[inline(never)]
+    fn atom<const COUNT: bool>(&self, a: u32, ev: &Event, memo: &mut Memo, red: &mut u64) -> bool {
+        if let Some(v) = memo.get(a) {
+            return v;
+        }
+        let (v, steps) = self.atoms.preds[a as usize]
+            .as_ref()
+            .expect("programs reference live atoms")
+            .eval(ev);
+        if COUNT {
+            *red += steps as u64;
+        }
+        memo.set(a, v);
+        v
+    }
+
+    /// Searches many events at once: the expressions are evaluated over 64
+    /// events at a time, one bit per event in each `u64`, so one pass over the
+    /// programs serves 64 events. Results are the same as [`Index::search`]
+    /// on each event.
+    pub fn search_batch(&self, events: &[Event]) -> Result<Vec<Vec<Id>>> {
+        for ev in events {
+            self.validate(ev)?;
+        }
+        let mut out = vec![Vec::new(); events.len()];
+        let mut lanes = Lanes::default();
+        for (chunk, outs) in events.chunks(64).zip(out.chunks_mut(64)) {
+            self.batch_chunk(chunk, outs, &mut lanes);
+        }
+        Ok(out)
+    }
+
+    fn batch_chunk(&self, events: &[Event], out: &mut [Vec<Id>], lanes: &mut Lanes) {
+        let full = if events.len() == 64 {
+            u64::MAX
+        } else {
+            (1u64 << events.len()) - 1
+        };
+        let nb = self.schema.bool_count() as usize;
+        lanes.words.clear();
+        lanes.words.resize(nb, 0);
+        for (lane, ev) in events.iter().enumerate() {
+            for (w, &word) in ev.bits.iter().enumerate() {
+                let mut m = word;
+                while m != 0 {
+                    let b = m.trailing_zeros() as usize;
+                    lanes.words[w * 64 + b] |= 1 << lane;
+                    m &= m - 1;
+                }
+            }
+        }
+        lanes.atom_stamp.clear();
+        lanes.atom_stamp.resize(self.atoms.len(), false);
+        lanes.atom_words.resize(self.atoms.len(), 0);
+
+        // Candidate lanes per slot: `always` slots see every lane, partitioned
+        // slots only the lanes whose value selects them.
+        lanes.cmask.clear();
+        for (attr, part) in &self.partitions {
+            for (lane, ev) in events.iter().enumerate() {
+                let key = match ev.get(*attr) {
+                    Some(Value::Bool(true)) => KeyVal::True,
+                    Some(Value::Int(i)) => KeyVal::Int(*i),
+                    Some(Value::Str(s)) => KeyVal::Str(s.clone()),
+                    _ => continue,
+                };
+                if let Some(list) = part.lists.get(&key) {
+                    for &s in list {
+                        *lanes.cmask.entry(s).or_insert(0) |= 1 << lane;
+                    }
+                }
+            }
+        }
+        for &s in &self.always {
+            let r = self.eval_tree_slot(s, full, lanes, events);
+            push_lanes(r & full, self.slots[s as usize].id, out);
+        }
+        let masks: Vec<(u32, u64)> = lanes.cmask.iter().map(|(&s, &m)| (s, m)).collect();
+        let sorted = masks.is_empty();
+        for (s, m) in masks {
+            let r = self.eval_tree_slot(s, m, lanes, events);
+            push_lanes(r & m, self.slots[s as usize].id, out);
+        }
+        if !sorted {
+            for o in out.iter_mut() {
+                o.sort_unstable();
+            }
+        }
+    }
+
+    fn eval_tree_slot(&self, s: u32, mask: u64, lanes: &mut Lanes, events: &[Event]) -> u64 {
+        let slot = &self.slots[s as usize];
+        let start = slot.tree_start as usize;
+        let t = &self.tree[start..start + slot.tree_len as usize];
+        self.eval_tree(t, 0, mask, lanes, events)
+    }
+
+    /// Value of subtree `i` for the lanes in `mask` (other lanes are
+    /// unspecified).
+    fn eval_tree(&self, t: &[TNode], i: usize, mask: u64, lanes: &mut Lanes, events: &[Event]) -> u64 {
+        let n = t[i];
+        match n.kind {
+            kind::BOOL => lanes.words[n.arg as usize],
+            kind::AND => {
+                let l = self.eval_tree(t, i + 1, mask, lanes, events);
+                let m = mask & l;
+                if m == 0 {
+                    return 0;
+                }
+                l & self.eval_tree(t, n.arg as usize, m, lanes, events)
+            }
+            kind::OR => {
+                let l = self.eval_tree(t, i + 1, mask, lanes, events);
+                let m = mask & !l;
+                if m == 0 {
+                    return l;
+                }
+                l | self.eval_tree(t, n.arg as usize, m, lanes, events)
+            }
+            kind::NOT => !self.eval_tree(t, i + 1, mask, lanes, events),
+            kind::ATOM => {
+                let a = n.arg as usize;
+                if !lanes.atom_stamp[a] {
+                    // Memoized for every lane at once so that a later use
+                    // under a different mask finds all lanes computed.
+                    let p = self.atoms.preds[a].as_ref().expect("live atom");
+                    let mut w = 0u64;
+                    for (lane, ev) in events.iter().enumerate() {
+                        w |= (p.eval(ev).0 as u64) << lane;
+                    }
+                    lanes.atom_words[a] = w;
+                    lanes.atom_stamp[a] = true;
+                }
+                lanes.atom_words[a]
+            }
+            kind::TRUE => u64::MAX,
+            _ => 0,
+        }
+    }
+
+    /// Approximate heap bytes held by the index (capacities of its arrays and
+    /// tables).
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let mut n = size_of::<Index>();
+        n += self.code.capacity() * size_of::<Step>();
+        n += self.tree.capacity() * size_of::<TNode>();
+        n += self.slots.capacity() * size_of::<Slot>();
+        n += self.slots.iter().map(|s| s.atoms.capacity() * 4).sum::<usize>();
+        n += self.by_id.capacity() * (size_of::<(Id, u32)>() + 1);
+        n += self.always.capacity() * 4;
+        n += self.atoms.preds.capacity() * (size_of::<Option<Pred>>() + 4 + 48);
+        for (_, p) in &self.partitions {
+            n += p.lists.capacity() * (size_of::<(KeyVal, Vec<u32>)>() + 1);
+            n += p.lists.values().map(|l| l.capacity() * 4).sum::<usize>();
+        }
+        n
+    }
+}
+
+fn push_lanes(mut r: u64, id: Id, out: &mut [Vec<Id>]) {
+    while r != 0 {
+        let lane = r.trailing_zeros() as usize;
+        out[lane].push(id);
+        r &= r - 1;
+    }
+}
+
+/// Keeps `list` in ascending id order.
+fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
+    let id = slots[s as usize].id;
+    let pos = list.partition_point(|&x| slots[x as usize].id < id);
+    list.insert(pos, s);
+}
+
+/// Picks the access predicate: a top-level conjunct that an event can only
+/// satisfy with one of a few values of one scalar attribute.
+fn access_keys(e: &Expr, schema: &Schema) -> Option<(AttrId, Vec<KeyVal>)> {
+    let mut conj = Vec::new();
+    conjuncts(e, &mut conj);
+    let mut best: Option<(AttrId, Vec<KeyVal>)> = None;
+    for c in conj {
+        let k = match c {
+            Expr::Bool(slot) => {
+                let attr = (0..schema.len() as u32)
+                    .find(|&a| schema.bool_slot(a) == Some(*slot))
+                    .expect("slot of a declared boolean");
+                Some((attr, vec![KeyVal::True]))
+            }
+            Expr::Pred(Pred::IntCmp {
+                attr,
+                op: crate::parse::CmpOp::Eq,
+                v,
+            }) => Some((*attr, vec![KeyVal::Int(*v)])),
+            Expr::Pred(Pred::StrCmp { attr, eq: true, v }) => {
+                Some((*attr, vec![KeyVal::Str(v.clone())]))
+            }
+            Expr::Pred(Pred::IntIn {
+                attr,
+                negated: false,
+                set,
+            }) if set.len() <= 8 => Some((*attr, set.iter().map(|v| KeyVal::Int(*v)).collect())),
+            Expr::Pred(Pred::StrIn {
+                attr,
+                negated: false,
+                set,
+            }) if set.len() <= 8 => {
+                Some((*attr, set.iter().map(|v| KeyVal::Str(v.clone())).collect()))
+            }
+            _ => None,
+        };
+        if let Some(k) = k {
+            // Prefer value keys (selective) over a boolean `true`.
+            let better = match &best {
+                None => true,
+                Some((_, v)) => v == &[KeyVal::True] && k.1 != [KeyVal::True],
+            };
+            if better {
+                best = Some(k);
+            }
+        }
+    }
+    best
+}
+
+fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Reusable buffers for [`Index::search_with`].
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    pub(crate) cands: Vec<u32>,
+    pub(crate) memo: Memo,
+}
+
+/// Lane words and memo of one batch.
+#[derive(Debug, Default)]
+struct Lanes {
+    words: Vec<u64>,
+    atom_words: Vec<u64>,
+    atom_stamp: Vec<bool>,
+    cmask: HashMap<u32, u64>,
+}

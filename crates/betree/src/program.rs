@@ -1,0 +1,189 @@
+//! Compiled expressions.
+//!
+//! Each expression is compiled twice, into flat arrays with relative indices
+//! (so the index can compact its arenas with a plain copy):
+//!
+//! * a *jump program* for one event: one [`Step`] per leaf, each naming the
+//!   leaf's test and where to go on true and on false. `and`, `or` and `not`
+//!   disappear into the jump targets (`not` swaps them), so evaluating with
+//!   short-circuit visits only the leaves that decide the result, and a
+//!   boolean leaf costs one bit test on the event's bitset;
+//! * a *preorder tree* of [`TNode`] for many events at once: every value is
+//!   a `u64` word holding one bit per event (lane), and `and`/`or` skip their
+//!   right operand for the lanes the left one already decided.
+
+use crate::expr::{Expr, Pred};
+
+/// Tag of a [`Step::test`] that names an atom (a memoized predicate) rather
+/// than a boolean bit slot.
+pub(crate) const ATOM: u32 = 1 << 31;
+/// Jump target: the expression matches.
+pub(crate) const ACCEPT: u32 = u32::MAX;
+/// Jump target: the expression does not match.
+pub(crate) const REJECT: u32 = u32::MAX - 1;
+
+/// One leaf of a jump program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Step {
+    /// Boolean bit slot, or `ATOM | atom id`.
+    pub test: u32,
+    /// Next step when the test holds (or `ACCEPT`/`REJECT`).
+    pub on_true: u32,
+    /// Next step when it does not.
+    pub on_false: u32,
+}
+
+/// Node kinds of the preorder tree.
+pub(crate) mod kind {
+    pub const BOOL: u32 = 0;
+    pub const ATOM: u32 = 1;
+    pub const NOT: u32 = 2;
+    pub const AND: u32 = 3;
+    pub const OR: u32 = 4;
+    pub const TRUE: u32 = 5;
+    pub const FALSE: u32 = 6;
+}
+
+/// A preorder tree node: the left (or only) child follows its parent; `arg`
+/// is the bit slot, the atom id, or the right child's index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TNode {
+    pub kind: u32,
+    pub arg: u32,
+}
+
+/// A compiled expression.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Compiled {
+    pub steps: Vec<Step>,
+    pub entry: u32,
+    pub tree: Vec<TNode>,
+}
+
+/// Compiles `e`; `atom` interns a predicate and returns its atom id.
+pub(crate) fn compile(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32) -> Compiled {
+    let mut c = Compiled::default();
+    tree(e, atom, &mut c.tree);
+    let mut rev = Vec::new();
+    let entry = jumps(&c.tree, 0, ACCEPT, REJECT, &mut rev);
+    // `jumps` emits the right operand before the left one, so the entry comes
+    // last; reversing puts execution in ascending memory order.
+    let n = rev.len() as u32;
+    let fix = |t: u32| if t >= REJECT { t } else { n - 1 - t };
+    c.steps = rev
+        .iter()
+        .rev()
+        .map(|s| Step {
+            test: s.test,
+            on_true: fix(s.on_true),
+            on_false: fix(s.on_false),
+        })
+        .collect();
+    c.entry = fix(entry);
+    c
+}
+
+fn tree(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32, out: &mut Vec<TNode>) {
+    match e {
+        Expr::Const(b) => out.push(TNode {
+            kind: if *b { kind::TRUE } else { kind::FALSE },
+            arg: 0,
+        }),
+        Expr::Bool(slot) => out.push(TNode {
+            kind: kind::BOOL,
+            arg: *slot,
+        }),
+        Expr::Pred(p) => {
+            let id = atom(p);
+            out.push(TNode {
+                kind: kind::ATOM,
+                arg: id,
+            })
+        }
+        Expr::Not(x) => {
+            out.push(TNode {
+                kind: kind::NOT,
+                arg: 0,
+            });
+            tree(x, atom, out);
+        }
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            let at = out.len();
+            out.push(TNode {
+                kind: if matches!(e, Expr::And(..)) {
+                    kind::AND
+                } else {
+                    kind::OR
+                },
+                arg: 0,
+            });
+            tree(a, atom, out);
+            out[at].arg = out.len() as u32;
+            tree(b, atom, out);
+        }
+    }
+}
+
+/// Emits the steps of subtree `i`, returning its entry.
+fn jumps(t: &[TNode], i: usize, on_true: u32, on_false: u32, out: &mut Vec<Step>) -> u32 {
+    let n = t[i];
+    match n.kind {
+        kind::TRUE => on_true,
+        kind::FALSE => on_false,
+        kind::BOOL | kind::ATOM => {
+            out.push(Step {
+                test: if n.kind == kind::ATOM {
+                    ATOM | n.arg
+                } else {
+                    n.arg
+                },
+                on_true,
+                on_false,
+            });
+            out.len() as u32 - 1
+        }
+        kind::NOT => jumps(t, i + 1, on_false, on_true, out),
+        kind::AND => {
+            let right = jumps(t, n.arg as usize, on_true, on_false, out);
+            jumps(t, i + 1, right, on_false, out)
+        }
+        _ => {
+            let right = jumps(t, n.arg as usize, on_true, on_false, out);
+            jumps(t, i + 1, on_true, right, out)
+        }
+    }
+}
+
+/// Per-event memo of atom results, reset in O(1) by bumping a generation.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Memo {
+    generation: u32,
+    stamps: Vec<u32>,
+}
+
+impl Memo {
+    /// Forgets every result; sizes the memo for `atoms` atoms.
+    pub(crate) fn reset(&mut self, atoms: usize) {
+        if self.stamps.len() < atoms {
+            self.stamps.resize(atoms, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation >= (1 << 30) || self.generation == 0 {
+            self.stamps.iter_mut().for_each(|s| *s = 0);
+            self.generation = 1;
+        }
+    }
+
+    /// A remembered result.
+    #[inline]
+    pub(crate) fn get(&self, atom: u32) -> Option<bool> {
+        let s = self.stamps[atom as usize];
+        (s >> 1 == self.generation).then_some(s & 1 == 1)
+    }
+
+    /// Remembers a result.
+    #[inline]
+    pub(crate) fn set(&mut self, atom: u32, v: bool) {
+        self.stamps[atom as usize] = (self.generation << 1) | v as u32;
+    }
+}
