@@ -27,6 +27,7 @@ pub struct SearchIter<'a> {
     sorted: bool,
     pos: usize,
     matched: Vec<Id>,
+    hits: Vec<u64>,
     memo: Memo,
     selection: u64,
     reductions: u64,
@@ -77,6 +78,7 @@ impl Index {
             sorted,
             pos: 0,
             matched: Vec::new(),
+            hits: Vec::new(),
             memo,
             selection,
             reductions: 0,
@@ -86,12 +88,14 @@ impl Index {
     /// Evaluates every remaining candidate; no counting, no budget.
     pub fn search_all(&self, mut it: SearchIter<'_>) -> Vec<Id> {
         assert!(std::ptr::eq(self, it.index), "iterator of another index");
-        let mut red = 0;
-        for &s in &it.cands[it.pos..] {
-            if self.eval_slot::<false>(s, it.event, &mut it.memo, &mut red) {
-                it.matched.push(self.slots[s as usize].id);
-            }
-        }
+        self.eval_many::<false>(
+            &it.cands[it.pos..],
+            it.event,
+            &mut it.memo,
+            &mut it.hits,
+            &mut it.matched,
+            u64::MAX,
+        );
         it.pos = it.cands.len();
         it.finish()
     }
@@ -107,20 +111,23 @@ impl Index {
                 return SearchStep::Continue;
             }
         }
-        while it.pos < it.cands.len() {
-            if spent >= budget {
-                return SearchStep::Continue;
-            }
-            let s = it.cands[it.pos];
-            it.pos += 1;
-            let mut red = 1; // the candidate's root
-            if self.eval_slot::<true>(s, it.event, &mut it.memo, &mut red) {
-                it.matched.push(self.slots[s as usize].id);
-            }
-            spent += red;
+        if it.pos < it.cands.len() {
+            let (n, red) = self.eval_many::<true>(
+                &it.cands[it.pos..],
+                it.event,
+                &mut it.memo,
+                &mut it.hits,
+                &mut it.matched,
+                budget - spent.min(budget),
+            );
+            it.pos += n;
             it.reductions += red;
         }
-        SearchStep::Done(it.finish())
+        if it.pos < it.cands.len() {
+            SearchStep::Continue
+        } else {
+            SearchStep::Done(it.finish())
+        }
     }
 
     /// The async search: runs [`Index::search_next`] with `budget` and yields

@@ -392,47 +392,122 @@ impl Index {
         out.clear();
         let (_, sorted) = self.select(ev, &mut scratch.cands);
         scratch.memo.reset(self.atoms.len());
-        let mut red = 0;
-        for &s in &scratch.cands {
-            if self.eval_slot::<false>(s, ev, &mut scratch.memo, &mut red) {
-                out.push(self.slots[s as usize].id);
-            }
-        }
+        self.eval_many::<false>(
+            &scratch.cands,
+            ev,
+            &mut scratch.memo,
+            &mut scratch.hits,
+            out,
+            u64::MAX,
+        );
         if !sorted {
             out.sort_unstable();
         }
         Ok(())
     }
 
-    /// Runs one expression's jump program on `ev`. With `COUNT`, adds the
-    /// reductions spent to `red`: two per leaf visited (the node and its
-    /// test), plus a predicate's loop steps.
-    #[inline]
-    pub(crate) fn eval_slot<const COUNT: bool>(
+    /// Evaluates `cands` on `ev` and appends the ids of those that match, in
+    /// candidate order.
+    ///
+    /// One jump program is a chain of dependent loads (step, event word, next
+    /// step), so several programs are interleaved to let the CPU overlap their
+    /// latencies; the next step is chosen without a branch because the test
+    /// outcome is unpredictable.
+    ///
+    /// With `COUNT`, stops taking new candidates once `budget` reductions are
+    /// spent (those in flight finish) and returns how many candidates were
+    /// decided and the reductions spent.
+    pub(crate) fn eval_many<const COUNT: bool>(
         &self,
-        s: u32,
+        cands: &[u32],
         ev: &Event,
         memo: &mut Memo,
-        red: &mut u64,
-    ) -> bool {
-        let slot = &self.slots[s as usize];
-        let start = slot.code_start as usize;
-        let code = &self.code[start..start + slot.code_len as usize];
-        let mut pc = slot.entry;
+        hits: &mut Vec<u64>,
+        out: &mut Vec<Id>,
+        budget: u64,
+    ) -> (usize, u64) {
+        const LANES: usize = 4;
+        const NONE: usize = usize::MAX;
+        hits.clear();
+        hits.resize(cands.len().div_ceil(64), 0);
         let bits = &ev.bits[..];
-        while pc < REJECT {
-            let st = code[pc as usize];
-            let v = if st.test < ATOM {
-                (bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1 != 0
-            } else {
-                self.atom::<COUNT>(st.test & !ATOM, ev, memo, red)
-            };
-            if COUNT {
-                *red += 2;
-            }
-            pc = if v { st.on_true } else { st.on_false };
+        let mut code: [&[Step]; LANES] = [&[]; LANES];
+        let mut pc = [REJECT; LANES];
+        let mut pos = [NONE; LANES];
+        let mut next = 0usize;
+        let mut red = 0u64;
+        // Puts the next candidate that needs evaluation into lane `k`;
+        // constant programs are decided on the spot.
+        macro_rules! refill {
+            ($k:expr) => {{
+                let end = if COUNT && red >= budget { next } else { cands.len() };
+                let mut filled = false;
+                while next < end {
+                    let i = next;
+                    let slot = &self.slots[cands[i] as usize];
+                    next += 1;
+                    if COUNT {
+                        red += 1;
+                    }
+                    if slot.entry < REJECT {
+                        let start = slot.code_start as usize;
+                        code[$k] = &self.code[start..start + slot.code_len as usize];
+                        pc[$k] = slot.entry;
+                        pos[$k] = i;
+                        filled = true;
+                        break;
+                    }
+                    if slot.entry == ACCEPT {
+                        hits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+                filled
+            }};
         }
-        pc == ACCEPT
+        let mut live = 0;
+        for k in 0..LANES {
+            if refill!(k) {
+                live += 1;
+            }
+        }
+        while live > 0 {
+            for k in 0..LANES {
+                let p = pc[k];
+                if p < REJECT {
+                    let st = code[k][p as usize];
+                    let v = if st.test < ATOM {
+                        ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
+                    } else {
+                        self.atom::<COUNT>(st.test & !ATOM, ev, memo, &mut red) as u32
+                    };
+                    if COUNT {
+                        red += 2;
+                    }
+                    let pick = 0u32.wrapping_sub(v);
+                    pc[k] = (st.on_true & pick) | (st.on_false & !pick);
+                    continue;
+                }
+                if pos[k] == NONE {
+                    continue;
+                }
+                if p == ACCEPT {
+                    hits[pos[k] / 64] |= 1 << (pos[k] % 64);
+                }
+                pos[k] = NONE;
+                if !refill!(k) {
+                    live -= 1;
+                }
+            }
+        }
+        for (w, &word) in hits.iter().enumerate() {
+            let mut m = word;
+            while m != 0 {
+                let i = w * 64 + m.trailing_zeros() as usize;
+                out.push(self.slots[cands[i] as usize].id);
+                m &= m - 1;
+            }
+        }
+        (next, red)
     }
 
     #[inline(never)]
@@ -674,6 +749,7 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
     pub(crate) cands: Vec<u32>,
+    pub(crate) hits: Vec<u64>,
     pub(crate) memo: Memo,
 }
 

@@ -40,8 +40,10 @@ mod event;
 mod expr;
 mod index;
 mod lex;
+pub mod measure;
 mod parse;
 mod program;
+pub mod reference;
 
 pub use coop::{SearchIter, SearchStep};
 pub use domain::{AttrId, AttrType, Bounds, Domain, Schema};

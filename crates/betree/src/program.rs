@@ -64,8 +64,12 @@ pub(crate) struct Compiled {
 pub(crate) fn compile(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32) -> Compiled {
     let mut c = Compiled::default();
     tree(e, atom, &mut c.tree);
+    let mut stats = vec![(0.0, 0.0); c.tree.len()];
+    if !c.tree.is_empty() {
+        estimate(&c.tree, 0, &mut stats);
+    }
     let mut rev = Vec::new();
-    let entry = jumps(&c.tree, 0, ACCEPT, REJECT, &mut rev);
+    let entry = jumps(&c.tree, &stats, 0, ACCEPT, REJECT, &mut rev);
     // `jumps` emits the right operand before the left one, so the entry comes
     // last; reversing puts execution in ascending memory order.
     let n = rev.len() as u32;
@@ -124,8 +128,48 @@ fn tree(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32, out: &mut Vec<TNode>) {
     }
 }
 
-/// Emits the steps of subtree `i`, returning its entry.
-fn jumps(t: &[TNode], i: usize, on_true: u32, on_false: u32, out: &mut Vec<Step>) -> u32 {
+/// Estimates, for every subtree, the probability that it is true and the
+/// expected number of leaves a short-circuit evaluation visits, taking each
+/// leaf as an independent fair coin. Only the evaluation order depends on
+/// these guesses, never the result.
+fn estimate(t: &[TNode], i: usize, out: &mut [(f64, f64)]) -> (f64, f64) {
+    let n = t[i];
+    let r = match n.kind {
+        kind::TRUE => (1.0, 0.0),
+        kind::FALSE => (0.0, 0.0),
+        kind::BOOL => (0.5, 1.0),
+        kind::ATOM => (0.5, 2.0),
+        kind::NOT => {
+            let (p, c) = estimate(t, i + 1, out);
+            (1.0 - p, c)
+        }
+        k => {
+            let (pl, cl) = estimate(t, i + 1, out);
+            let (pr, cr) = estimate(t, n.arg as usize, out);
+            if k == kind::AND {
+                (pl * pr, (cl + pl * cr).min(cr + pr * cl))
+            } else {
+                (
+                    1.0 - (1.0 - pl) * (1.0 - pr),
+                    (cl + (1.0 - pl) * cr).min(cr + (1.0 - pr) * cl),
+                )
+            }
+        }
+    };
+    out[i] = r;
+    r
+}
+
+/// Emits the steps of subtree `i`, returning its entry. Of `and`/`or`
+/// operands the one expected to decide sooner is tested first.
+fn jumps(
+    t: &[TNode],
+    st: &[(f64, f64)],
+    i: usize,
+    on_true: u32,
+    on_false: u32,
+    out: &mut Vec<Step>,
+) -> u32 {
     let n = t[i];
     match n.kind {
         kind::TRUE => on_true,
@@ -142,14 +186,23 @@ fn jumps(t: &[TNode], i: usize, on_true: u32, on_false: u32, out: &mut Vec<Step>
             });
             out.len() as u32 - 1
         }
-        kind::NOT => jumps(t, i + 1, on_false, on_true, out),
-        kind::AND => {
-            let right = jumps(t, n.arg as usize, on_true, on_false, out);
-            jumps(t, i + 1, right, on_false, out)
-        }
-        _ => {
-            let right = jumps(t, n.arg as usize, on_true, on_false, out);
-            jumps(t, i + 1, on_true, right, out)
+        kind::NOT => jumps(t, st, i + 1, on_false, on_true, out),
+        k => {
+            let (l, r) = (i + 1, n.arg as usize);
+            let ((pl, cl), (pr, cr)) = (st[l], st[r]);
+            let (first, second) = if k == kind::AND {
+                if cl + pl * cr <= cr + pr * cl { (l, r) } else { (r, l) }
+            } else if cl + (1.0 - pl) * cr <= cr + (1.0 - pr) * cl {
+                (l, r)
+            } else {
+                (r, l)
+            };
+            let then = jumps(t, st, second, on_true, on_false, out);
+            if k == kind::AND {
+                jumps(t, st, first, then, on_false, out)
+            } else {
+                jumps(t, st, first, on_true, then, out)
+            }
         }
     }
 }
