@@ -145,11 +145,7 @@ impl Event {
     /// "timestamp": null}, ...]`.
     pub fn from_json(schema: &Schema, text: &str) -> Result<Event> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-            Error::Event(format!(
-                "invalid JSON at line {} column {}: {e}",
-                e.line(),
-                e.column()
-            ))
+Error::Event(format!("invalid JSON: {e}"))
         })?;
         Event::from_json_value(schema, &v)
     }

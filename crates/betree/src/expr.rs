@@ -601,7 +601,7 @@ impl Checker<'_> {
                     [Arg::Attr(r), id, s] => {
                         let (aid, ty) = self.attr(r)?;
                         if ty != AttrType::Segments {
-                            return Err(terr(r.col, format!("`{name}` needs a segments attribute, `{}` is {}", r.name, article(ty))));
+                            return Err(terr(r.col, format!("`{name}` needs a segments attribute, `{}` is {} attribute", r.name, article(ty))));
                         }
                         (aid, id, s)
                     }
@@ -644,7 +644,7 @@ impl Checker<'_> {
                 };
                 let (attr, ty) = self.attr(r)?;
                 if ty != AttrType::Str {
-                    return Err(terr(r.col, format!("`{name}` needs a string attribute, `{}` is {}", r.name, article(ty))));
+                    return Err(terr(r.col, format!("`{name}` needs a string attribute, `{}` is {} attribute", r.name, article(ty))));
                 }
                 Ok(Pred::Str { attr, op, s: string(s, "to look for")? })
             }

@@ -150,8 +150,21 @@ pub(crate) fn parse(src: &str) -> Result<Ast> {
     Ok(ast)
 }
 
+/// Joins a chain `a op b op c ...` as a balanced tree: `and`/`or` are
+/// associative, the operands keep their left-to-right order, and a long flat
+/// chain stays shallow (so it is not refused by the depth limit).
+fn balance(mut items: Vec<(Ast, usize)>, mk: &dyn Fn(Box<Ast>, Box<Ast>) -> Ast) -> (Ast, usize) {
+    if items.len() == 1 {
+        return items.pop().expect("one item");
+    }
+    let right = items.split_off(items.len() / 2);
+    let (l, dl) = balance(items, mk);
+    let (r, dr) = balance(right, mk);
+    (mk(Box::new(l), Box::new(r)), dl.max(dr) + 1)
+}
+
 /// The deepest expression tree accepted.
-pub(crate) const MAX_DEPTH: usize = 1000;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 struct Parser {
     toks: Vec<Token>,
@@ -222,25 +235,25 @@ impl Parser {
     }
 
     fn or(&mut self) -> Result<(Ast, usize)> {
-        let (mut lhs, mut d) = self.and()?;
+        let mut items = vec![self.and()?];
         while self.is_kw("or") || self.peek().tok == Tok::OrOr {
-            let col = self.bump().col;
-            let (rhs, rd) = self.and()?;
-            d = self.deep(d.max(rd) + 1, col)?;
-            lhs = Ast::Or(Box::new(lhs), Box::new(rhs));
+            self.bump();
+            items.push(self.and()?);
         }
-        Ok((lhs, d))
+        let col = self.peek().col;
+        let (e, d) = balance(items, &|a, b| Ast::Or(a, b));
+        Ok((e, self.deep(d, col)?))
     }
 
     fn and(&mut self) -> Result<(Ast, usize)> {
-        let (mut lhs, mut d) = self.unary()?;
+        let mut items = vec![self.unary()?];
         while self.is_kw("and") || self.peek().tok == Tok::AndAnd {
-            let col = self.bump().col;
-            let (rhs, rd) = self.unary()?;
-            d = self.deep(d.max(rd) + 1, col)?;
-            lhs = Ast::And(Box::new(lhs), Box::new(rhs));
+            self.bump();
+            items.push(self.unary()?);
         }
-        Ok((lhs, d))
+        let col = self.peek().col;
+        let (e, d) = balance(items, &|a, b| Ast::And(a, b));
+        Ok((e, self.deep(d, col)?))
     }
 
     fn unary(&mut self) -> Result<(Ast, usize)> {
