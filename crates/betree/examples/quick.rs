@@ -4,8 +4,14 @@ use std::time::Instant;
 
 fn main() -> betree::Result<()> {
     let params = 128;
-    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(5000);
-    let ne: usize = std::env::args().nth(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5000);
+    let ne: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
     let exprs = reference::random_expressions(params, n, 1);
     let evs = reference::random_events(params, ne, 2);
     let schema = Schema::boolean_params(params);
@@ -14,13 +20,34 @@ fn main() -> betree::Result<()> {
     for (i, e) in exprs.iter().enumerate() {
         index.insert(i as u64 + 1, e)?;
     }
-    println!("build {:?}, mem {} KiB", t.elapsed(), index.memory_bytes() / 1024);
-    let events: Vec<Event> = evs.iter().map(|v| Event::from_bools(&schema, v)).collect::<Result<_, _>>()?;
+    println!(
+        "build {:?}, mem {} KiB",
+        t.elapsed(),
+        index.memory_bytes() / 1024
+    );
+    let events: Vec<Event> = evs
+        .iter()
+        .map(|v| Event::from_bools(&schema, v))
+        .collect::<Result<_, _>>()?;
     let r = betree::measure::run(&index, &events, 2000, 1000)?;
     for m in &r.modes {
-        println!("{}: p50 {} us p99 {} us  ev/s {:.0} max slice {} us", m.name, m.per_event.value_at_quantile(0.5) / 1000, m.per_event.value_at_quantile(0.99) / 1000, r.events as f64 / (m.total_ns as f64 / 1e9), m.max_slice_ns / 1000);
+        println!(
+            "{}: p50 {} us p99 {} us  ev/s {:.0} max slice {} us",
+            m.name,
+            m.per_event.value_at_quantile(0.5) / 1000,
+            m.per_event.value_at_quantile(0.99) / 1000,
+            r.events as f64 / (m.total_ns as f64 / 1e9),
+            m.max_slice_ns / 1000
+        );
     }
-    println!("cmp all {:?}\ncmp next {:?}", r.comparisons[0], r.comparisons[1]);
-    println!("batch ev/s {:.0}, matches {}", r.events as f64 / (r.batch_ns as f64 / 1e9), r.matches);
+    println!(
+        "cmp all {:?}\ncmp next {:?}",
+        r.comparisons[0], r.comparisons[1]
+    );
+    println!(
+        "batch ev/s {:.0}, matches {}",
+        r.events as f64 / (r.batch_ns as f64 / 1e9),
+        r.matches
+    );
     Ok(())
 }

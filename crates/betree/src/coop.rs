@@ -13,10 +13,10 @@
 //! one expression's reductions, and every step that is not the selection
 //! step makes progress (budget 1 still terminates).
 
+use crate::Result;
 use crate::event::Event;
 use crate::index::{Id, Index};
 use crate::program::Memo;
-use crate::Result;
 
 /// The state of one cooperative search.
 #[derive(Debug)]

@@ -144,9 +144,8 @@ impl Event {
     /// `[{"type": "flight", "id": 10, "namespace": "ns", "value": 0,
     /// "timestamp": null}, ...]`.
     pub fn from_json(schema: &Schema, text: &str) -> Result<Event> {
-        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-Error::Event(format!("invalid JSON: {e}"))
-        })?;
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::Event(format!("invalid JSON: {e}")))?;
         Event::from_json_value(schema, &v)
     }
 
@@ -195,10 +194,9 @@ Error::Event(format!("invalid JSON: {e}"))
                         .ok_or_else(bad)?
                         .iter()
                         .map(|p| match p.as_array().map(Vec::as_slice) {
-                            Some([a, b]) => Ok((
-                                a.as_i64().ok_or_else(bad)?,
-                                b.as_i64().ok_or_else(bad)?,
-                            )),
+                            Some([a, b]) => {
+                                Ok((a.as_i64().ok_or_else(bad)?, b.as_i64().ok_or_else(bad)?))
+                            }
                             _ => Err(bad()),
                         })
                         .collect::<Result<_>>()?,
@@ -317,7 +315,10 @@ impl<'s> EventBuilder<'s> {
         name: &str,
         v: impl IntoIterator<Item = S>,
     ) -> Result<Self> {
-        self.value(name, Value::StrList(v.into_iter().map(Into::into).collect()))
+        self.value(
+            name,
+            Value::StrList(v.into_iter().map(Into::into).collect()),
+        )
     }
 
     /// Sets segments as `(segment id, timestamp µs)` pairs.

@@ -4,7 +4,7 @@
 
 use crate::domain::{AttrId, AttrType, Bounds, Schema};
 use crate::event::{Event, Value, article};
-use crate::parse::{Arg, AttrRef, Ast, CmpOp, Lit, PredAst, SetOp, parse};
+use crate::parse::{Arg, Ast, AttrRef, CmpOp, Lit, PredAst, SetOp, parse};
 use crate::{Error, Result};
 
 /// Ids that `within_frequency_cap` needs from the expression's owner (the C
@@ -32,21 +32,87 @@ pub(crate) enum StrOp {
 /// A checked predicate (a leaf of an expression other than a bare boolean).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Pred {
-    IntCmp { attr: AttrId, op: CmpOp, v: i64 },
-    FloatCmp { attr: AttrId, op: CmpOp, v: f64 },
-    StrCmp { attr: AttrId, eq: bool, v: String },
-    IntIn { attr: AttrId, negated: bool, set: Vec<i64> },
-    StrIn { attr: AttrId, negated: bool, set: Vec<String> },
-    IntListHas { attr: AttrId, negated: bool, v: i64 },
-    StrListHas { attr: AttrId, negated: bool, v: String },
-    IntSet { attr: AttrId, op: SetOp, set: Vec<i64> },
-    StrSet { attr: AttrId, op: SetOp, set: Vec<String> },
-    IsNull { attr: AttrId, negated: bool },
-    IsEmpty { attr: AttrId, negated: bool },
-    Segment { attr: AttrId, now: AttrId, before: bool, id: i64, seconds: i64 },
-    FreqCap { attr: AttrId, now: AttrId, kind: String, id: u32, ns: String, value: i64, length: i64 },
-    Geo { lat: AttrId, lon: AttrId, clat: f64, clon: f64, km: f64 },
-    Str { attr: AttrId, op: StrOp, s: String },
+    IntCmp {
+        attr: AttrId,
+        op: CmpOp,
+        v: i64,
+    },
+    FloatCmp {
+        attr: AttrId,
+        op: CmpOp,
+        v: f64,
+    },
+    StrCmp {
+        attr: AttrId,
+        eq: bool,
+        v: String,
+    },
+    IntIn {
+        attr: AttrId,
+        negated: bool,
+        set: Vec<i64>,
+    },
+    StrIn {
+        attr: AttrId,
+        negated: bool,
+        set: Vec<String>,
+    },
+    IntListHas {
+        attr: AttrId,
+        negated: bool,
+        v: i64,
+    },
+    StrListHas {
+        attr: AttrId,
+        negated: bool,
+        v: String,
+    },
+    IntSet {
+        attr: AttrId,
+        op: SetOp,
+        set: Vec<i64>,
+    },
+    StrSet {
+        attr: AttrId,
+        op: SetOp,
+        set: Vec<String>,
+    },
+    IsNull {
+        attr: AttrId,
+        negated: bool,
+    },
+    IsEmpty {
+        attr: AttrId,
+        negated: bool,
+    },
+    Segment {
+        attr: AttrId,
+        now: AttrId,
+        before: bool,
+        id: i64,
+        seconds: i64,
+    },
+    FreqCap {
+        attr: AttrId,
+        now: AttrId,
+        kind: String,
+        id: u32,
+        ns: String,
+        value: i64,
+        length: i64,
+    },
+    Geo {
+        lat: AttrId,
+        lon: AttrId,
+        clat: f64,
+        clon: f64,
+        km: f64,
+    },
+    Str {
+        attr: AttrId,
+        op: StrOp,
+        s: String,
+    },
 }
 
 /// A checked expression.
@@ -120,49 +186,64 @@ impl Pred {
                 Some(Value::FrequencyCaps(l)) => (l.is_empty() != *negated, 0),
                 _ => (false, 0),
             },
-            Segment { attr, now, before, id, seconds } => {
-                match (ev.get(*attr), ev.get(*now)) {
-                    (Some(Value::Segments(segs)), Some(Value::Int(now))) => {
-                        let edge = now.saturating_sub(seconds.saturating_mul(USEC));
-                        let pos = segs.iter().position(|(s, _)| s == id);
-                        let r = match pos {
-                            Some(p) if *before => segs[p].1 < edge,
-                            Some(p) => segs[p].1 >= edge,
-                            None => false,
-                        };
-                        (r, steps(pos, segs.len()))
-                    }
-                    _ => (false, 0),
+            Segment {
+                attr,
+                now,
+                before,
+                id,
+                seconds,
+            } => match (ev.get(*attr), ev.get(*now)) {
+                (Some(Value::Segments(segs)), Some(Value::Int(now))) => {
+                    let edge = now.saturating_sub(seconds.saturating_mul(USEC));
+                    let pos = segs.iter().position(|(s, _)| s == id);
+                    let r = match pos {
+                        Some(p) if *before => segs[p].1 < edge,
+                        Some(p) => segs[p].1 >= edge,
+                        None => false,
+                    };
+                    (r, steps(pos, segs.len()))
                 }
-            }
-            FreqCap { attr, now, kind, id, ns, value, length } => {
-                match (ev.get(*attr), ev.get(*now)) {
-                    (Some(Value::FrequencyCaps(caps)), Some(Value::Int(now))) => {
-                        let pos = caps
-                            .iter()
-                            .position(|c| c.id == *id && c.kind == *kind && c.namespace == *ns);
-                        let r = match pos {
-                            None => true,
-                            Some(p) => {
-                                let c = &caps[p];
-                                match c.timestamp {
-                                    Some(ts)
-                                        if *length > 0
-                                            && now.saturating_sub(ts)
-                                                > length.saturating_mul(USEC) =>
-                                    {
-                                        true
-                                    }
-                                    _ => c.value < *value,
+                _ => (false, 0),
+            },
+            FreqCap {
+                attr,
+                now,
+                kind,
+                id,
+                ns,
+                value,
+                length,
+            } => match (ev.get(*attr), ev.get(*now)) {
+                (Some(Value::FrequencyCaps(caps)), Some(Value::Int(now))) => {
+                    let pos = caps
+                        .iter()
+                        .position(|c| c.id == *id && c.kind == *kind && c.namespace == *ns);
+                    let r = match pos {
+                        None => true,
+                        Some(p) => {
+                            let c = &caps[p];
+                            match c.timestamp {
+                                Some(ts)
+                                    if *length > 0
+                                        && now.saturating_sub(ts) > length.saturating_mul(USEC) =>
+                                {
+                                    true
                                 }
+                                _ => c.value < *value,
                             }
-                        };
-                        (r, steps(pos, caps.len()))
-                    }
-                    _ => (false, 0),
+                        }
+                    };
+                    (r, steps(pos, caps.len()))
                 }
-            }
-            Geo { lat, lon, clat, clon, km } => match (ev.get(*lat), ev.get(*lon)) {
+                _ => (false, 0),
+            },
+            Geo {
+                lat,
+                lon,
+                clat,
+                clon,
+                km,
+            } => match (ev.get(*lat), ev.get(*lon)) {
                 (Some(Value::Float(a)), Some(Value::Float(o))) => {
                     (haversine_km(*clat, *clon, *a, *o) <= *km, 0)
                 }
@@ -210,11 +291,17 @@ fn set_op<T: Ord>(op: SetOp, list: &[T], set: &[T]) -> (bool, u32) {
     match op {
         SetOp::OneOf | SetOp::NoneOf => {
             let pos = list.iter().position(|x| set.binary_search(x).is_ok());
-            ((pos.is_some()) == (op == SetOp::OneOf), steps(pos, list.len()))
+            (
+                (pos.is_some()) == (op == SetOp::OneOf),
+                steps(pos, list.len()),
+            )
         }
         SetOp::AllOf => {
             let pos = set.iter().position(|x| !list.contains(x));
-            (pos.is_none(), steps(pos, set.len()) * list.len().max(1) as u32)
+            (
+                pos.is_none(),
+                steps(pos, set.len()) * list.len().max(1) as u32,
+            )
         }
     }
 }
@@ -258,10 +345,13 @@ impl Checker<'_> {
     }
 
     fn attr(&self, a: &AttrRef) -> Result<(AttrId, AttrType)> {
-        let id = self.schema.id(&a.name).ok_or_else(|| Error::UnknownAttribute {
-            col: a.col,
-            name: a.name.clone(),
-        })?;
+        let id = self
+            .schema
+            .id(&a.name)
+            .ok_or_else(|| Error::UnknownAttribute {
+                col: a.col,
+                name: a.name.clone(),
+            })?;
         Ok((id, self.schema.domain(id).ty))
     }
 
@@ -278,7 +368,10 @@ impl Checker<'_> {
             )),
             None => Err(terr(
                 col,
-                format!("`{func}` needs {} attribute `{name}`, which is not declared", article(ty)),
+                format!(
+                    "`{func}` needs {} attribute `{name}`, which is not declared",
+                    article(ty)
+                ),
             )),
         }
     }
@@ -334,7 +427,10 @@ impl Checker<'_> {
                         ),
                     ));
                 }
-                let slot = self.schema.bool_slot(id).expect("boolean attributes have a slot");
+                let slot = self
+                    .schema
+                    .bool_slot(id)
+                    .expect("boolean attributes have a slot");
                 return Ok(Expr::Bool(slot));
             }
             PredAst::Cmp(a, op, lit, col) => {
@@ -359,7 +455,11 @@ impl Checker<'_> {
                                 format!("{v} is outside the bounds [{lo}, {hi}] of `{}`", a.name),
                             ));
                         }
-                        Pred::FloatCmp { attr: id, op: *op, v }
+                        Pred::FloatCmp {
+                            attr: id,
+                            op: *op,
+                            v,
+                        }
                     }
                     T::Str => {
                         let eq = match op {
@@ -375,7 +475,11 @@ impl Checker<'_> {
                                 ));
                             }
                         };
-                        Pred::StrCmp { attr: id, eq, v: self.str_lit(a, id, lit, *col)? }
+                        Pred::StrCmp {
+                            attr: id,
+                            eq,
+                            v: self.str_lit(a, id, lit, *col)?,
+                        }
                     }
                     _ => {
                         return Err(terr(
@@ -389,7 +493,11 @@ impl Checker<'_> {
                     }
                 }
             }
-            PredAst::In { attr: a, negated, items } => {
+            PredAst::In {
+                attr: a,
+                negated,
+                items,
+            } => {
                 let (id, ty) = self.attr(a)?;
                 match ty {
                     T::Int | T::IntEnum => {
@@ -399,7 +507,11 @@ impl Checker<'_> {
                             .collect::<Result<Vec<_>>>()?;
                         set.sort_unstable();
                         set.dedup();
-                        Pred::IntIn { attr: id, negated: *negated, set }
+                        Pred::IntIn {
+                            attr: id,
+                            negated: *negated,
+                            set,
+                        }
                     }
                     T::Str => {
                         let mut set = items
@@ -408,7 +520,11 @@ impl Checker<'_> {
                             .collect::<Result<Vec<_>>>()?;
                         set.sort_unstable();
                         set.dedup();
-                        Pred::StrIn { attr: id, negated: *negated, set }
+                        Pred::StrIn {
+                            attr: id,
+                            negated: *negated,
+                            set,
+                        }
                     }
                     _ => {
                         return Err(terr(
@@ -422,7 +538,12 @@ impl Checker<'_> {
                     }
                 }
             }
-            PredAst::ListHas { value, value_col, negated, attr: a } => {
+            PredAst::ListHas {
+                value,
+                value_col,
+                negated,
+                attr: a,
+            } => {
                 let (id, ty) = self.attr(a)?;
                 match (ty, value) {
                     (T::IntList, Lit::Int(_)) => Pred::IntListHas {
@@ -468,7 +589,11 @@ impl Checker<'_> {
                             .collect::<Result<Vec<_>>>()?;
                         set.sort_unstable();
                         set.dedup();
-                        Pred::IntSet { attr: id, op: *op, set }
+                        Pred::IntSet {
+                            attr: id,
+                            op: *op,
+                            set,
+                        }
                     }
                     T::StrList => {
                         let mut set = items
@@ -487,7 +612,11 @@ impl Checker<'_> {
                             .collect::<Result<Vec<_>>>()?;
                         set.sort_unstable();
                         set.dedup();
-                        Pred::StrSet { attr: id, op: *op, set }
+                        Pred::StrSet {
+                            attr: id,
+                            op: *op,
+                            set,
+                        }
                     }
                     _ => {
                         return Err(terr(
@@ -513,19 +642,34 @@ impl Checker<'_> {
                         ),
                     ));
                 }
-                Pred::IsNull { attr: id, negated: *negated }
+                Pred::IsNull {
+                    attr: id,
+                    negated: *negated,
+                }
             }
             PredAst::IsEmpty(a, negated) => {
                 let (id, ty) = self.attr(a)?;
                 if !matches!(ty, T::IntList | T::StrList | T::Segments | T::FrequencyCaps) {
                     return Err(terr(
                         a.col,
-                        format!("`{}` is {} attribute: `is empty` applies to lists", a.name, article(ty)),
+                        format!(
+                            "`{}` is {} attribute: `is empty` applies to lists",
+                            a.name,
+                            article(ty)
+                        ),
                     ));
                 }
-                Pred::IsEmpty { attr: id, negated: *negated }
+                Pred::IsEmpty {
+                    attr: id,
+                    negated: *negated,
+                }
             }
-            PredAst::Call { name, col, args, close_col } => self.call(name, *col, args, *close_col)?,
+            PredAst::Call {
+                name,
+                col,
+                args,
+                close_col,
+            } => self.call(name, *col, args, *close_col)?,
         }))
     }
 
@@ -533,25 +677,56 @@ impl Checker<'_> {
         let arity = |sig: &str| {
             terr(
                 col,
-                format!("`{name}` takes ({sig}), got {} argument{}", args.len(), if args.len() == 1 { "" } else { "s" }),
+                format!(
+                    "`{name}` takes ({sig}), got {} argument{}",
+                    args.len(),
+                    if args.len() == 1 { "" } else { "s" }
+                ),
             )
         };
         let _ = close_col;
         let int = |a: &Arg, what: &str| match a {
             Arg::Lit(Lit::Int(i), _) => Ok(*i),
-            Arg::Lit(l, c) => Err(terr(*c, format!("`{name}` expects an integer {what}, found {}", l.kind()))),
-            Arg::Attr(r) => Err(terr(r.col, format!("`{name}` expects an integer {what}, found attribute `{}`", r.name))),
+            Arg::Lit(l, c) => Err(terr(
+                *c,
+                format!("`{name}` expects an integer {what}, found {}", l.kind()),
+            )),
+            Arg::Attr(r) => Err(terr(
+                r.col,
+                format!(
+                    "`{name}` expects an integer {what}, found attribute `{}`",
+                    r.name
+                ),
+            )),
         };
         let num = |a: &Arg, what: &str| match a {
             Arg::Lit(Lit::Int(i), _) => Ok(*i as f64),
             Arg::Lit(Lit::Float(f), _) => Ok(*f),
-            Arg::Lit(l, c) => Err(terr(*c, format!("`{name}` expects a number {what}, found {}", l.kind()))),
-            Arg::Attr(r) => Err(terr(r.col, format!("`{name}` expects a number {what}, found attribute `{}`", r.name))),
+            Arg::Lit(l, c) => Err(terr(
+                *c,
+                format!("`{name}` expects a number {what}, found {}", l.kind()),
+            )),
+            Arg::Attr(r) => Err(terr(
+                r.col,
+                format!(
+                    "`{name}` expects a number {what}, found attribute `{}`",
+                    r.name
+                ),
+            )),
         };
         let string = |a: &Arg, what: &str| match a {
             Arg::Lit(Lit::Str(s), _) => Ok(s.clone()),
-            Arg::Lit(l, c) => Err(terr(*c, format!("`{name}` expects a string {what}, found {}", l.kind()))),
-            Arg::Attr(r) => Err(terr(r.col, format!("`{name}` expects a string {what}, found attribute `{}`", r.name))),
+            Arg::Lit(l, c) => Err(terr(
+                *c,
+                format!("`{name}` expects a string {what}, found {}", l.kind()),
+            )),
+            Arg::Attr(r) => Err(terr(
+                r.col,
+                format!(
+                    "`{name}` expects a string {what}, found attribute `{}`",
+                    r.name
+                ),
+            )),
         };
         match name {
             "within_frequency_cap" => {
@@ -565,13 +740,19 @@ impl Checker<'_> {
                 };
                 let id = match kind.as_str() {
                     "flight" | "flightip" => self.consts.flight_id.map(|i| (i, "flight_id")),
-                    "advertiser" | "advertiserip" => self.consts.advertiser_id.map(|i| (i, "advertiser_id")),
-                    "campaign" | "campaignip" => self.consts.campaign_id.map(|i| (i, "campaign_id")),
+                    "advertiser" | "advertiserip" => {
+                        self.consts.advertiser_id.map(|i| (i, "advertiser_id"))
+                    }
+                    "campaign" | "campaignip" => {
+                        self.consts.campaign_id.map(|i| (i, "campaign_id"))
+                    }
                     "product" | "productip" => self.consts.product_id.map(|i| (i, "product_id")),
                     other => {
                         return Err(terr(
                             kcol,
-                            format!("unknown frequency cap type {other:?} (expected flight, flightip, advertiser, advertiserip, campaign, campaignip, product or productip)"),
+                            format!(
+                                "unknown frequency cap type {other:?} (expected flight, flightip, advertiser, advertiserip, campaign, campaignip, product or productip)"
+                            ),
                         ));
                     }
                 };
@@ -582,7 +763,12 @@ impl Checker<'_> {
                         "campaign" => "campaign_id",
                         _ => "product_id",
                     };
-                    return Err(terr(kcol, format!("a {kind:?} frequency cap needs the constant `{c}` given with the expression")));
+                    return Err(terr(
+                        kcol,
+                        format!(
+                            "a {kind:?} frequency cap needs the constant `{c}` given with the expression"
+                        ),
+                    ));
                 };
                 let attr = self.named("frequency_caps", AttrType::FrequencyCaps, col, name)?;
                 let now = self.named("now", AttrType::Int, col, name)?;
@@ -601,11 +787,22 @@ impl Checker<'_> {
                     [Arg::Attr(r), id, s] => {
                         let (aid, ty) = self.attr(r)?;
                         if ty != AttrType::Segments {
-                            return Err(terr(r.col, format!("`{name}` needs a segments attribute, `{}` is {} attribute", r.name, article(ty))));
+                            return Err(terr(
+                                r.col,
+                                format!(
+                                    "`{name}` needs a segments attribute, `{}` is {} attribute",
+                                    r.name,
+                                    article(ty)
+                                ),
+                            ));
                         }
                         (aid, id, s)
                     }
-                    [id, s] => (self.named("segments_with_timestamp", AttrType::Segments, col, name)?, id, s),
+                    [id, s] => (
+                        self.named("segments_with_timestamp", AttrType::Segments, col, name)?,
+                        id,
+                        s,
+                    ),
                     _ => return Err(arity("[segments attribute,] segment id, seconds")),
                 };
                 let now = self.named("now", AttrType::Int, col, name)?;
@@ -640,13 +837,30 @@ impl Checker<'_> {
                 };
                 let Arg::Attr(r) = a else {
                     let Arg::Lit(l, c) = a else { unreachable!() };
-                    return Err(terr(*c, format!("`{name}` expects a string attribute first, found {}", l.kind())));
+                    return Err(terr(
+                        *c,
+                        format!(
+                            "`{name}` expects a string attribute first, found {}",
+                            l.kind()
+                        ),
+                    ));
                 };
                 let (attr, ty) = self.attr(r)?;
                 if ty != AttrType::Str {
-                    return Err(terr(r.col, format!("`{name}` needs a string attribute, `{}` is {} attribute", r.name, article(ty))));
+                    return Err(terr(
+                        r.col,
+                        format!(
+                            "`{name}` needs a string attribute, `{}` is {} attribute",
+                            r.name,
+                            article(ty)
+                        ),
+                    ));
                 }
-                Ok(Pred::Str { attr, op, s: string(s, "to look for")? })
+                Ok(Pred::Str {
+                    attr,
+                    op,
+                    s: string(s, "to look for")?,
+                })
             }
         }
     }

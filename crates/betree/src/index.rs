@@ -440,7 +440,11 @@ impl Index {
         // constant programs are decided on the spot.
         macro_rules! refill {
             ($k:expr) => {{
-                let end = if COUNT && red >= budget { next } else { cands.len() };
+                let end = if COUNT && red >= budget {
+                    next
+                } else {
+                    cands.len()
+                };
                 let mut filled = false;
                 while next < end {
                     let i = next;
@@ -609,7 +613,14 @@ impl Index {
 
     /// Value of subtree `i` for the lanes in `mask` (other lanes are
     /// unspecified).
-    fn eval_tree(&self, t: &[TNode], i: usize, mask: u64, lanes: &mut Lanes, events: &[Event]) -> u64 {
+    fn eval_tree(
+        &self,
+        t: &[TNode],
+        i: usize,
+        mask: u64,
+        lanes: &mut Lanes,
+        events: &[Event],
+    ) -> u64 {
         let n = t[i];
         match n.kind {
             kind::BOOL => lanes.words[n.arg as usize],
@@ -658,7 +669,11 @@ impl Index {
         n += self.code.capacity() * size_of::<Step>();
         n += self.tree.capacity() * size_of::<TNode>();
         n += self.slots.capacity() * size_of::<Slot>();
-        n += self.slots.iter().map(|s| s.atoms.capacity() * 4).sum::<usize>();
+        n += self
+            .slots
+            .iter()
+            .map(|s| s.atoms.capacity() * 4)
+            .sum::<usize>();
         n += self.by_id.capacity() * (size_of::<(Id, u32)>() + 1);
         n += self.always.capacity() * 4;
         n += self.atoms.preds.capacity() * (size_of::<Option<Pred>>() + 4 + 48);

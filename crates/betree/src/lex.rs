@@ -138,7 +138,8 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>> {
                     j += 1;
                 }
                 let mut is_float = false;
-                if chars.get(j) == Some(&'.') && chars.get(j + 1).is_some_and(|d| d.is_ascii_digit())
+                if chars.get(j) == Some(&'.')
+                    && chars.get(j + 1).is_some_and(|d| d.is_ascii_digit())
                 {
                     is_float = true;
                     j += 1;
@@ -159,7 +160,10 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>> {
                         }
                     }
                 }
-                if chars.get(j).is_some_and(|d| d.is_ascii_alphabetic() || *d == '_') {
+                if chars
+                    .get(j)
+                    .is_some_and(|d| d.is_ascii_alphabetic() || *d == '_')
+                {
                     return Err(err(
                         j + 1,
                         "an operator or `)` after a number",
@@ -168,9 +172,10 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>> {
                 }
                 let text: String = chars[i..j].iter().collect();
                 let tok = if is_float {
-                    Tok::Float(text.parse().map_err(|_| {
-                        err(col, "a float", format!("`{text}`"))
-                    })?)
+                    Tok::Float(
+                        text.parse()
+                            .map_err(|_| err(col, "a float", format!("`{text}`")))?,
+                    )
                 } else {
                     Tok::Int(text.parse().map_err(|_| {
                         err(col, "an integer that fits in 64 bits", format!("`{text}`"))

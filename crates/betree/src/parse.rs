@@ -423,7 +423,12 @@ impl Parser {
         if let Some(op) = self.cmp_op() {
             self.bump();
             let attr = self.attr()?;
-            return Ok(Ast::Pred(PredAst::Cmp(attr, op.flipped(), value, value_col)));
+            return Ok(Ast::Pred(PredAst::Cmp(
+                attr,
+                op.flipped(),
+                value,
+                value_col,
+            )));
         }
         let negated = if self.is_kw("not") {
             self.bump();

@@ -191,7 +191,11 @@ fn jumps(
             let (l, r) = (i + 1, n.arg as usize);
             let ((pl, cl), (pr, cr)) = (st[l], st[r]);
             let (first, second) = if k == kind::AND {
-                if cl + pl * cr <= cr + pr * cl { (l, r) } else { (r, l) }
+                if cl + pl * cr <= cr + pr * cl {
+                    (l, r)
+                } else {
+                    (r, l)
+                }
             } else if cl + (1.0 - pl) * cr <= cr + (1.0 - pr) * cl {
                 (l, r)
             } else {

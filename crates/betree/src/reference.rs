@@ -230,26 +230,39 @@ impl TermReader<'_> {
                     self.i += 1;
                 }
                 let mut float = false;
-                if self.peek() == Some(b'.') && self.s.get(self.i + 1).is_some_and(u8::is_ascii_digit) {
+                if self.peek() == Some(b'.')
+                    && self.s.get(self.i + 1).is_some_and(u8::is_ascii_digit)
+                {
                     float = true;
                     self.i += 1;
-                    while self.peek().is_some_and(|c| c.is_ascii_digit() || matches!(c, b'e' | b'E' | b'-' | b'+')) {
+                    while self.peek().is_some_and(|c| {
+                        c.is_ascii_digit() || matches!(c, b'e' | b'E' | b'-' | b'+')
+                    }) {
                         self.i += 1;
                     }
                 }
                 let txt = std::str::from_utf8(&self.s[st..self.i]).expect("ASCII digits");
                 if float {
-                    txt.parse().map(Term::Float).map_err(|_| self.err(format!("bad float `{txt}`")))
+                    txt.parse()
+                        .map(Term::Float)
+                        .map_err(|_| self.err(format!("bad float `{txt}`")))
                 } else {
-                    txt.parse().map(Term::Int).map_err(|_| self.err(format!("bad integer `{txt}`")))
+                    txt.parse()
+                        .map(Term::Int)
+                        .map_err(|_| self.err(format!("bad integer `{txt}`")))
                 }
             }
             Some(c) if c.is_ascii_lowercase() => {
                 let st = self.i;
-                while self.peek().is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'@') {
+                while self
+                    .peek()
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'@')
+                {
                     self.i += 1;
                 }
-                Ok(Term::Atom(String::from_utf8_lossy(&self.s[st..self.i]).into_owned()))
+                Ok(Term::Atom(
+                    String::from_utf8_lossy(&self.s[st..self.i]).into_owned(),
+                ))
             }
             _ => Err(self.found("a term")),
         }
@@ -284,19 +297,36 @@ pub fn domains_from_term(t: &Term, line: usize) -> Result<Vec<Domain>> {
             Term::Tuple(f) => {
                 let (name, ty, flag) = match f.as_slice() {
                     [Term::Atom(n), Term::Atom(t), Term::Atom(a), ..] => (n, t, a),
-                    _ => return Err(err(format!("domain {it:?} is not {{name, type, allow_undefined|disallow_undefined, ...}}"))),
+                    _ => {
+                        return Err(err(format!(
+                            "domain {it:?} is not {{name, type, allow_undefined|disallow_undefined, ...}}"
+                        )));
+                    }
                 };
-                let ty = AttrType::from_name(ty).ok_or_else(|| err(format!("unknown domain type `{ty}` of `{name}`")))?;
+                let ty = AttrType::from_name(ty)
+                    .ok_or_else(|| err(format!("unknown domain type `{ty}` of `{name}`")))?;
                 let allow = match flag.as_str() {
                     "allow_undefined" => true,
                     "disallow_undefined" => false,
-                    o => return Err(err(format!("`{o}` of `{name}` is neither allow_undefined nor disallow_undefined"))),
+                    o => {
+                        return Err(err(format!(
+                            "`{o}` of `{name}` is neither allow_undefined nor disallow_undefined"
+                        )));
+                    }
                 };
                 let bounds = match (&f[3..], ty) {
                     ([], _) => Bounds::None,
-                    ([Term::Int(lo), Term::Int(hi)], AttrType::Int | AttrType::IntList | AttrType::IntEnum) => Bounds::Int(*lo, *hi),
-                    ([lo, hi], AttrType::Float) => Bounds::Float(num(lo).ok_or_else(|| err(format!("bad bound of `{name}`")))?, num(hi).ok_or_else(|| err(format!("bad bound of `{name}`")))?),
-                    ([Term::Int(n)], AttrType::Str | AttrType::StrList) if *n >= 0 => Bounds::MaxStrings(*n as usize),
+                    (
+                        [Term::Int(lo), Term::Int(hi)],
+                        AttrType::Int | AttrType::IntList | AttrType::IntEnum,
+                    ) => Bounds::Int(*lo, *hi),
+                    ([lo, hi], AttrType::Float) => Bounds::Float(
+                        num(lo).ok_or_else(|| err(format!("bad bound of `{name}`")))?,
+                        num(hi).ok_or_else(|| err(format!("bad bound of `{name}`")))?,
+                    ),
+                    ([Term::Int(n)], AttrType::Str | AttrType::StrList) if *n >= 0 => {
+                        Bounds::MaxStrings(*n as usize)
+                    }
                     _ => return Err(err(format!("bounds of `{name}` do not fit its type {ty}"))),
                 };
                 out.push(Domain::new(name.clone(), ty, allow).with_bounds(bounds));
@@ -354,7 +384,9 @@ pub fn read_expr_file(text: &str) -> Result<ExprFile> {
 
 /// Writes an expression file in the reference layout.
 pub fn write_expr_file(domains: &[Domain], exprs: &[String]) -> String {
-    let mut s = String::with_capacity(exprs.iter().map(|e| e.len() + 8).sum::<usize>() + domains.len() * 40);
+    let mut s = String::with_capacity(
+        exprs.iter().map(|e| e.len() + 8).sum::<usize>() + domains.len() * 40,
+    );
     s.push('[');
     for (i, d) in domains.iter().enumerate() {
         if i > 0 {
@@ -365,7 +397,11 @@ pub fn write_expr_file(domains: &[Domain], exprs: &[String]) -> String {
             "{{{},{},{}",
             d.name,
             d.ty.erlang_name(),
-            if d.allow_undefined { "allow_undefined" } else { "disallow_undefined" }
+            if d.allow_undefined {
+                "allow_undefined"
+            } else {
+                "disallow_undefined"
+            }
         );
         match d.bounds {
             Bounds::None => {}
@@ -403,7 +439,12 @@ pub fn read_event_file(text: &str) -> Result<Vec<Vec<bool>>> {
     terms
         .into_iter()
         .map(|(line, t)| {
-            let err = |msg: String| Error::Format { what: "event file", line, col: 1, msg };
+            let err = |msg: String| Error::Format {
+                what: "event file",
+                line,
+                col: 1,
+                msg,
+            };
             let Term::List(items) = t else {
                 return Err(err("expected a list of 0/1 values".into()));
             };
@@ -414,7 +455,9 @@ pub fn read_event_file(text: &str) -> Result<Vec<Vec<bool>>> {
                     Term::Int(1) => Ok(true),
                     Term::Atom(a) if a == "false" => Ok(false),
                     Term::Atom(a) if a == "true" => Ok(true),
-                    other => Err(err(format!("expected 0, 1, true or false, found {other:?}"))),
+                    other => Err(err(format!(
+                        "expected 0, 1, true or false, found {other:?}"
+                    ))),
                 })
                 .collect()
         })
@@ -477,16 +520,209 @@ pub fn random_expression(rng: &mut fastrand::Rng, params: usize) -> String {
 /// `count` random expressions from `seed` (deterministic).
 pub fn random_expressions(params: usize, count: usize, seed: u64) -> Vec<String> {
     let mut rng = fastrand::Rng::with_seed(seed);
-    (0..count).map(|_| random_expression(&mut rng, params)).collect()
+    (0..count)
+        .map(|_| random_expression(&mut rng, params))
+        .collect()
 }
 
 /// `count` random 0/1 events from `seed` (deterministic).
 pub fn random_events(params: usize, count: usize, seed: u64) -> Vec<Vec<bool>> {
     let mut rng = fastrand::Rng::with_seed(seed);
-    (0..count).map(|_| (0..params).map(|_| rng.bool()).collect()).collect()
+    (0..count)
+        .map(|_| (0..params).map(|_| rng.bool()).collect())
+        .collect()
 }
 
 /// The reference schema: `par1..parN`, boolean, disallow-undefined.
 pub fn params_domains(params: usize) -> Vec<Domain> {
     Schema::boolean_params(params).domains().to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::{Ast, PredAst, parse};
+    use proptest::prelude::*;
+
+    /// Prints a tree the way the reference generator does, independently of
+    /// the generator: non-leaf operands parenthesised.
+    fn show(a: &Ast) -> String {
+        let wrap = |x: &Ast| match x {
+            Ast::Pred(_) => show(x),
+            _ => format!("({})", show(x)),
+        };
+        match a {
+            Ast::Pred(PredAst::Bare(r)) => r.name.clone(),
+            Ast::Not(x) => format!("not {}", wrap(x)),
+            Ast::And(l, r) => format!("{} and {}", wrap(l), wrap(r)),
+            Ast::Or(l, r) => format!("{} or {}", wrap(l), wrap(r)),
+            other => panic!("unexpected node {other:?}"),
+        }
+    }
+
+    fn leaves(a: &Ast, out: &mut Vec<String>) {
+        match a {
+            Ast::Pred(PredAst::Bare(r)) => out.push(r.name.clone()),
+            Ast::Not(x) => leaves(x, out),
+            Ast::And(l, r) | Ast::Or(l, r) => {
+                leaves(l, out);
+                leaves(r, out);
+            }
+            other => panic!("unexpected node {other:?}"),
+        }
+    }
+
+    #[test]
+    fn reads_the_reference_layout() {
+        let text = "[{par1,bool,disallow_undefined},\n {par2,bool,disallow_undefined},\n {par3,bool,disallow_undefined}].\n<<\"(par3 and par1) or (not par2)\">>.\n<<\"par1 or (not (par2 and par3))\">>.\n";
+        let f = read_expr_file(text).unwrap();
+        assert_eq!(f.domains, params_domains(3));
+        assert_eq!(
+            f.exprs,
+            vec![
+                "(par3 and par1) or (not par2)",
+                "par1 or (not (par2 and par3))"
+            ]
+        );
+        assert_eq!(write_expr_file(&f.domains, &f.exprs), text);
+        let events = "[false,true,true].\n[0,0,1].\n";
+        assert_eq!(
+            read_event_file(events).unwrap(),
+            vec![vec![false, true, true], vec![false, false, true]]
+        );
+    }
+
+    #[test]
+    fn reads_every_domain_type_with_bounds() {
+        let text = "[[{i,int,disallow_undefined,0,10},{n,int64,allow_undefined},{f,float,allow_undefined,0.0,10.5},\n{s,bin,disallow_undefined,5},{il,int_list,allow_undefined},{sl,bin_list,allow_undefined},\n{e,int_enum,allow_undefined,0,3},{seg,segments,allow_undefined},{frequency_caps,frequency_caps,allow_undefined}]].\n<<\"s = \\\"a\\\\b\\\"\">>.\n";
+        let f = read_expr_file(text).unwrap();
+        let tys: Vec<AttrType> = f.domains.iter().map(|d| d.ty).collect();
+        use AttrType::*;
+        assert_eq!(
+            tys,
+            vec![
+                Int,
+                Int,
+                Float,
+                Str,
+                IntList,
+                StrList,
+                IntEnum,
+                Segments,
+                FrequencyCaps
+            ]
+        );
+        assert_eq!(f.domains[0].bounds, Bounds::Int(0, 10));
+        assert_eq!(f.domains[2].bounds, Bounds::Float(0.0, 10.5));
+        assert_eq!(f.domains[3].bounds, Bounds::MaxStrings(5));
+        assert!(!f.domains[3].allow_undefined && f.domains[1].allow_undefined);
+        assert_eq!(f.exprs, vec!["s = \"a\\b\""]);
+        // And back: the rewritten file reads the same.
+        let again = read_expr_file(&write_expr_file(&f.domains, &f.exprs)).unwrap();
+        assert_eq!(again, f);
+    }
+
+    #[test]
+    fn format_errors_name_line_and_column() {
+        let e = |t: &str| read_expr_file(t).unwrap_err().to_string();
+        assert_eq!(
+            e(""),
+            "expression file line 1, column 1: empty file: expected the list of domains"
+        );
+        assert_eq!(
+            e("[{a,bool,disallow_undefined}]\n<<\"a\">>."),
+            "expression file line 2, column 1: expected `.` ending the term, found `<`"
+        );
+        assert_eq!(
+            e("[{a,boolx,disallow_undefined}]."),
+            "domain list line 1, column 1: unknown domain type `boolx` of `a`"
+        );
+        assert_eq!(
+            e("[{a,bool,maybe}]."),
+            "domain list line 1, column 1: `maybe` of `a` is neither allow_undefined nor disallow_undefined"
+        );
+        assert_eq!(
+            e("[{a,bool,allow_undefined}].\n<<\"a>>."),
+            "expression file line 2, column 8: unterminated `\"`"
+        );
+        assert_eq!(
+            e("[{a,bool,allow_undefined}].\n[1]."),
+            "expression file line 2, column 1: expected <<\"expression\">>, found List([Int(1)])"
+        );
+        assert_eq!(
+            e("[{a,bool,allow_undefined} {b}]."),
+            "expression file line 1, column 27: expected `,` or `]` in a list, found `{`"
+        );
+        assert_eq!(
+            read_event_file("[0,1].\n[0,2].").unwrap_err().to_string(),
+            "event file line 2, column 1: expected 0, 1, true or false, found Int(2)"
+        );
+    }
+
+    #[test]
+    fn events_wrap_at_38_items() {
+        let ev: Vec<bool> = (0..128).map(|i| i % 3 == 0).collect();
+        let mut s = String::new();
+        write_event(&mut s, &ev);
+        let digits: Vec<&str> = ev.iter().map(|b| if *b { "1" } else { "0" }).collect();
+        let expected = format!(
+            "[{},\n {},\n {},\n {}].\n",
+            digits[0..38].join(","),
+            digits[38..76].join(","),
+            digits[76..114].join(","),
+            digits[114..].join(",")
+        );
+        assert_eq!(s, expected);
+        // Lines stay within Erlang's 80 columns.
+        assert!(s.lines().all(|l| l.len() <= 80));
+        assert_eq!(read_event_file(&s).unwrap(), vec![ev]);
+    }
+
+    #[test]
+    fn generator_is_deterministic_and_uses_every_parameter_once() {
+        assert_eq!(random_expressions(20, 50, 9), random_expressions(20, 50, 9));
+        assert_ne!(
+            random_expressions(20, 50, 9),
+            random_expressions(20, 50, 10)
+        );
+        assert_eq!(random_events(20, 5, 3), random_events(20, 5, 3));
+        let (mut ands, mut ors, mut nots) = (0usize, 0usize, 0usize);
+        for e in random_expressions(64, 200, 1) {
+            let ast = parse(&e).unwrap();
+            let mut l = Vec::new();
+            leaves(&ast, &mut l);
+            l.sort();
+            let mut want: Vec<String> = (1..=64).map(|i| format!("par{i}")).collect();
+            want.sort();
+            assert_eq!(l, want, "{e}");
+            assert_eq!(show(&ast), e, "parenthesisation");
+            ands += e.matches(" and ").count();
+            ors += e.matches(" or ").count();
+            nots += e.matches("not ").count();
+        }
+        // 63 joins per expression, split evenly between `and` and `or`; `not`
+        // is picked a fifth of the time, so about 63/4 per expression.
+        assert_eq!(ands + ors, 63 * 200);
+        let share = ands as f64 / (ands + ors) as f64;
+        assert!((0.45..0.55).contains(&share), "and share {share}");
+        let per = nots as f64 / 200.0;
+        assert!((13.0..19.0).contains(&per), "nots per expression {per}");
+    }
+
+    proptest! {
+        #[test]
+        fn event_files_round_trip(events in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 1..200), 0..5)) {
+            let text = write_event_file(&events);
+            prop_assert_eq!(read_event_file(&text).unwrap(), events);
+        }
+
+        #[test]
+        fn expression_files_round_trip(exprs in proptest::collection::vec("[ -~]{0,40}", 0..5), n in 1usize..10) {
+            let domains = params_domains(n);
+            let text = write_expr_file(&domains, &exprs);
+            let f = read_expr_file(&text).unwrap();
+            prop_assert_eq!(f.domains, domains);
+            prop_assert_eq!(f.exprs, exprs);
+        }
+    }
 }

@@ -20,7 +20,10 @@ fn schema() -> Schema {
 
 fn err(expr: &str) -> String {
     let mut index = Index::new(schema());
-    let consts = Constants { flight_id: Some(1), ..Constants::default() };
+    let consts = Constants {
+        flight_id: Some(1),
+        ..Constants::default()
+    };
     index.insert_with(1, expr, &consts).unwrap_err().to_string()
 }
 
@@ -112,10 +115,19 @@ fn too_many_distinct_strings() {
 fn duplicate_and_unknown_ids() {
     let mut index = Index::new(schema());
     index.insert(7, "b").unwrap();
-    assert_eq!(index.insert(7, "not b").unwrap_err().to_string(), "an expression with id 7 is already stored");
-    assert_eq!(index.delete(8).unwrap_err().to_string(), "no expression with id 8 is stored");
+    assert_eq!(
+        index.insert(7, "not b").unwrap_err().to_string(),
+        "an expression with id 7 is already stored"
+    );
+    assert_eq!(
+        index.delete(8).unwrap_err().to_string(),
+        "no expression with id 8 is stored"
+    );
     index.delete(7).unwrap();
-    assert_eq!(index.delete(7).unwrap_err().to_string(), "no expression with id 7 is stored");
+    assert_eq!(
+        index.delete(7).unwrap_err().to_string(),
+        "no expression with id 7 is stored"
+    );
 }
 
 #[test]
@@ -127,7 +139,10 @@ fn geo_argument_types() {
     .unwrap();
     let mut index = Index::new(schema);
     assert_eq!(
-        index.insert(1, "geo_within_radius(1, \"x\", 3)").unwrap_err().to_string(),
+        index
+            .insert(1, "geo_within_radius(1, \"x\", 3)")
+            .unwrap_err()
+            .to_string(),
         "type error at column 22: `geo_within_radius` expects a number longitude, found a string"
     );
     index.insert(2, "geo_within_radius(1, 2.5, 3)").unwrap();
@@ -136,13 +151,18 @@ fn geo_argument_types() {
 #[test]
 fn schema_errors() {
     assert_eq!(
-        Schema::from_domains([Domain::new("a", AttrType::Bool, true), Domain::new("a", AttrType::Int, true)])
-            .unwrap_err()
-            .to_string(),
+        Schema::from_domains([
+            Domain::new("a", AttrType::Bool, true),
+            Domain::new("a", AttrType::Int, true)
+        ])
+        .unwrap_err()
+        .to_string(),
         "domain error: attribute `a` is declared twice"
     );
     assert_eq!(
-        Schema::from_domains([Domain::new("a-b", AttrType::Bool, true)]).unwrap_err().to_string(),
+        Schema::from_domains([Domain::new("a-b", AttrType::Bool, true)])
+            .unwrap_err()
+            .to_string(),
         "domain error: attribute name `a-b` is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"
     );
 }
@@ -152,11 +172,26 @@ fn event_errors() {
     let s = schema();
     let e = |t: &str| Event::from_json(&s, t).unwrap_err().to_string();
     assert_eq!(e("[1]"), "invalid event: an event must be a JSON object");
-    assert_eq!(e("{\"zz\": 1}"), "invalid event: unknown attribute `zz` in event");
-    assert_eq!(e("{\"i\": \"x\"}"), "invalid event: attribute `i` is an integer, the JSON value \"x\" is not");
-    assert_eq!(e("{\"il\": [1, \"x\"]}"), "invalid event: attribute `il` is an integer list, the JSON value [1,\"x\"] is not");
-    assert_eq!(e("{\"seg\": [[1]]}"), "invalid event: attribute `seg` is a segments, the JSON value [[1]] is not");
-    assert_eq!(e("{\"i\": 1"), "invalid event: invalid JSON: EOF while parsing an object at line 1 column 7");
+    assert_eq!(
+        e("{\"zz\": 1}"),
+        "invalid event: unknown attribute `zz` in event"
+    );
+    assert_eq!(
+        e("{\"i\": \"x\"}"),
+        "invalid event: attribute `i` is an integer, the JSON value \"x\" is not"
+    );
+    assert_eq!(
+        e("{\"il\": [1, \"x\"]}"),
+        "invalid event: attribute `il` is an integer list, the JSON value [1,\"x\"] is not"
+    );
+    assert_eq!(
+        e("{\"seg\": [[1]]}"),
+        "invalid event: attribute `seg` is a segments, the JSON value [[1]] is not"
+    );
+    assert_eq!(
+        e("{\"i\": 1"),
+        "invalid event: invalid JSON: EOF while parsing an object at line 1 column 7"
+    );
     assert_eq!(
         Event::from_bools(&s, &[true]).unwrap_err().to_string(),
         "invalid event: event has 1 values but 10 attributes are declared"
@@ -167,9 +202,13 @@ fn event_errors() {
 fn deepest_accepted_nesting_parses() {
     let mut index = Index::new(schema());
     let d = 128;
-    index.insert(1, &format!("{}b{}", "(".repeat(d), ")".repeat(d))).unwrap();
+    index
+        .insert(1, &format!("{}b{}", "(".repeat(d), ")".repeat(d)))
+        .unwrap();
     // A leaf is one level, each `not` another.
-    index.insert(2, &format!("{}b", "not ".repeat(d - 1))).unwrap();
+    index
+        .insert(2, &format!("{}b", "not ".repeat(d - 1)))
+        .unwrap();
     assert!(index.insert(3, &format!("{}b", "not ".repeat(d))).is_err());
     // Long flat chains are balanced, not refused.
     let chain = vec!["b"; 5000].join(" and ");

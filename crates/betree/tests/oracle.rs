@@ -100,8 +100,18 @@ enum TE {
 
 const INT_ATTRS: [&str; 3] = ["i", "e", "now"];
 const NULLABLE: [&str; 12] = [
-    "b1", "i", "e", "f", "s", "il", "sl", "seg", "segments_with_timestamp", "frequency_caps",
-    "latitude", "now",
+    "b1",
+    "i",
+    "e",
+    "f",
+    "s",
+    "il",
+    "sl",
+    "seg",
+    "segments_with_timestamp",
+    "frequency_caps",
+    "latitude",
+    "now",
 ];
 const WORDS: [&str; 5] = ["a", "b", "ab", "ba", ""];
 const FLOATS: [f64; 4] = [-1.5, 0.0, 2.5, 1.0];
@@ -143,7 +153,9 @@ fn ints(r: &mut fastrand::Rng) -> Vec<i64> {
 }
 
 fn words(r: &mut fastrand::Rng) -> Vec<String> {
-    (0..r.usize(1..4)).map(|_| pick(r, &WORDS).to_string()).collect()
+    (0..r.usize(1..4))
+        .map(|_| pick(r, &WORDS).to_string())
+        .collect()
 }
 
 fn gen_pred(r: &mut fastrand::Rng) -> TP {
@@ -182,8 +194,14 @@ fn gen_expr(r: &mut fastrand::Rng, depth: u32) -> TE {
     }
     match r.u32(0..5) {
         0 => TE::Not(Box::new(gen_expr(r, depth - 1))),
-        1 | 2 => TE::And(Box::new(gen_expr(r, depth - 1)), Box::new(gen_expr(r, depth - 1))),
-        _ => TE::Or(Box::new(gen_expr(r, depth - 1)), Box::new(gen_expr(r, depth - 1))),
+        1 | 2 => TE::And(
+            Box::new(gen_expr(r, depth - 1)),
+            Box::new(gen_expr(r, depth - 1)),
+        ),
+        _ => TE::Or(
+            Box::new(gen_expr(r, depth - 1)),
+            Box::new(gen_expr(r, depth - 1)),
+        ),
     }
 }
 
@@ -192,7 +210,10 @@ fn fl(x: f64) -> String {
 }
 
 fn list<T: std::fmt::Debug>(xs: &[T]) -> String {
-    xs.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>().join(", ")
+    xs.iter()
+        .map(|x| format!("{x:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn render_pred(p: &TP) -> String {
@@ -204,7 +225,9 @@ fn render_pred(p: &TP) -> String {
         TP::FloatCmp(o, v, false) => format!("f {} {}", o.text(), fl(*v)),
         TP::FloatCmp(o, v, true) => format!("{} {} f", fl(*v), o.flip().text()),
         TP::StrCmp(eq, v) => format!("s {} {v:?}", if *eq { "=" } else { "<>" }),
-        TP::IntIn(a, neg, set) => format!("{a} {}in ({})", if *neg { "not " } else { "" }, list(set)),
+        TP::IntIn(a, neg, set) => {
+            format!("{a} {}in ({})", if *neg { "not " } else { "" }, list(set))
+        }
         TP::StrIn(neg, set) => format!("s {}in ({})", if *neg { "not " } else { "" }, list(set)),
         TP::ListHasInt(neg, v) => format!("{v} {}in il", if *neg { "not " } else { "" }),
         TP::ListHasStr(neg, v) => format!("{v:?} {}in sl", if *neg { "not " } else { "" }),
@@ -219,7 +242,10 @@ fn render_pred(p: &TP) -> String {
         ),
         TP::Freq(k, ns, v, len) => format!("within_frequency_cap({k:?}, {ns:?}, {v}, {len})"),
         TP::Geo(la, lo, km) => format!("geo_within_radius({}, {}, {})", fl(*la), fl(*lo), fl(*km)),
-        TP::StrFn(k, v) => format!("{}(s, {v:?})", ["contains", "starts_with", "ends_with"][*k as usize]),
+        TP::StrFn(k, v) => format!(
+            "{}(s, {v:?})",
+            ["contains", "starts_with", "ends_with"][*k as usize]
+        ),
     }
 }
 
@@ -288,7 +314,11 @@ fn oracle_pred(p: &TP, m: &Model) -> bool {
             _ => false,
         },
         TP::Seg(before, explicit, id, secs) => {
-            let attr = if *explicit { "seg" } else { "segments_with_timestamp" };
+            let attr = if *explicit {
+                "seg"
+            } else {
+                "segments_with_timestamp"
+            };
             match (m.get(attr), int("now")) {
                 (Some(TV::Seg(l)), Some(now)) => {
                     let edge = now - secs * 1_000_000;
@@ -307,10 +337,17 @@ fn oracle_pred(p: &TP, m: &Model) -> bool {
             }
         }
         TP::Freq(kind, ns, v, len) => {
-            let id = if kind.starts_with("flight") { FLIGHT_ID } else { CAMPAIGN_ID };
+            let id = if kind.starts_with("flight") {
+                FLIGHT_ID
+            } else {
+                CAMPAIGN_ID
+            };
             match (m.get("frequency_caps"), int("now")) {
                 (Some(TV::Caps(caps)), Some(now)) => {
-                    match caps.iter().find(|c| c.kind == *kind && c.id == id && c.namespace == *ns) {
+                    match caps
+                        .iter()
+                        .find(|c| c.kind == *kind && c.id == id && c.namespace == *ns)
+                    {
                         None => true,
                         Some(c) => match c.timestamp {
                             Some(ts) if *len > 0 && now - ts > len * 1_000_000 => true,
@@ -372,14 +409,21 @@ fn gen_model(r: &mut fastrand::Rng) -> Model {
     }
     if defined(r) {
         let n = r.usize(0..4);
-        m.insert("sl", TV::SL((0..n).map(|_| pick(r, &WORDS).to_string()).collect()));
+        m.insert(
+            "sl",
+            TV::SL((0..n).map(|_| pick(r, &WORDS).to_string()).collect()),
+        );
     }
     for a in ["seg", "segments_with_timestamp"] {
         if defined(r) {
             let n = r.usize(0..3);
             m.insert(
                 a,
-                TV::Seg((0..n).map(|_| (r.i64(1..4), pick(r, &[0, 5_000_000, 20_000_000]))).collect()),
+                TV::Seg(
+                    (0..n)
+                        .map(|_| (r.i64(1..4), pick(r, &[0, 5_000_000, 20_000_000])))
+                        .collect(),
+                ),
             );
         }
     }
@@ -424,11 +468,23 @@ fn to_event(schema: &Schema, m: &Model) -> Event {
     b.build()
 }
 
-fn check_all(index: &Index, exprs: &[(u64, TE)], models: &[Model], events: &[Event], max_budget: u64) {
+fn check_all(
+    index: &Index,
+    exprs: &[(u64, TE)],
+    models: &[Model],
+    events: &[Event],
+    max_budget: u64,
+) {
     let batch = index.search_batch(events).unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     for (k, (m, ev)) in models.iter().zip(events).enumerate() {
-        let want: Vec<u64> = exprs.iter().filter(|(_, e)| oracle(e, m)).map(|(id, _)| *id).collect();
+        let want: Vec<u64> = exprs
+            .iter()
+            .filter(|(_, e)| oracle(e, m))
+            .map(|(id, _)| *id)
+            .collect();
         let got = index.search(ev).unwrap();
         if got != want {
             for (id, e) in exprs {
@@ -437,9 +493,17 @@ fn check_all(index: &Index, exprs: &[(u64, TE)], models: &[Model], events: &[Eve
                 assert_eq!(g, w, "expr {id}: {}\nevent {m:?}", render(e));
             }
         }
-        assert_eq!(index.search_all(index.search_iter(ev).unwrap()), want, "search_all");
+        assert_eq!(
+            index.search_all(index.search_iter(ev).unwrap()),
+            want,
+            "search_all"
+        );
         assert_eq!(batch[k], want, "search_batch");
-        assert_eq!(rt.block_on(index.search_async(ev, 3)).unwrap(), want, "search_async");
+        assert_eq!(
+            rt.block_on(index.search_async(ev, 3)).unwrap(),
+            want,
+            "search_async"
+        );
         for budget in (1..=max_budget).chain([1_000_000]) {
             let mut it = index.search_iter(ev).unwrap();
             let mut steps = 0;
@@ -525,7 +589,10 @@ fn reference_workload_agrees_with_oracle() {
     for (i, t) in texts.iter().enumerate() {
         index.insert(i as u64 + 1, t).unwrap();
     }
-    let events: Vec<Event> = evs.iter().map(|v| Event::from_bools(&schema, v).unwrap()).collect();
+    let events: Vec<Event> = evs
+        .iter()
+        .map(|v| Event::from_bools(&schema, v).unwrap())
+        .collect();
     let batch = index.search_batch(&events).unwrap();
     for (k, (vals, ev)) in evs.iter().zip(&events).enumerate() {
         // Independent evaluation: substitute the values and evaluate the text
@@ -543,7 +610,12 @@ fn reference_workload_agrees_with_oracle() {
 
 /// Evaluates `parN`/`not`/`and`/`or`/parentheses text directly.
 fn eval_text(t: &str, vals: &[bool]) -> bool {
-    let toks: Vec<String> = t.replace('(', " ( ").replace(')', " ) ").split_whitespace().map(str::to_string).collect();
+    let toks: Vec<String> = t
+        .replace('(', " ( ")
+        .replace(')', " ) ")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
     fn or(t: &[String], i: &mut usize, v: &[bool]) -> bool {
         let mut x = and(t, i, v);
         while *i < t.len() && t[*i] == "or" {
