@@ -29,6 +29,26 @@ fn main() -> betree::Result<()> {
         .iter()
         .map(|v| Event::from_bools(&schema, v))
         .collect::<Result<_, _>>()?;
+    if std::env::var("ONLY_BATCH").is_ok() {
+        for _ in 0..3 {
+            let t = Instant::now();
+            let b = index.search_batch(&events)?;
+            let bt = t.elapsed();
+            let t = Instant::now();
+            let mut n = 0;
+            for ev in &events {
+                n += index.search(ev)?.len();
+            }
+            let st = t.elapsed();
+            println!(
+                "batch {:?} ({} matches) scalar {:?} ({n})",
+                bt,
+                b.iter().map(|x| x.len()).sum::<usize>(),
+                st
+            );
+        }
+        return Ok(());
+    }
     let r = betree::measure::run(&index, &events, 2000, 1000)?;
     for m in &r.modes {
         println!(
@@ -51,3 +71,6 @@ fn main() -> betree::Result<()> {
     );
     Ok(())
 }
+
+#[allow(dead_code)]
+fn unused() {}

@@ -24,7 +24,6 @@ pub struct SearchIter<'a> {
     index: &'a Index,
     event: &'a Event,
     cands: Vec<u32>,
-    sorted: bool,
     pos: usize,
     matched: Vec<Id>,
     hits: Vec<u64>,
@@ -54,11 +53,7 @@ impl SearchIter<'_> {
     }
 
     fn finish(&mut self) -> Vec<Id> {
-        let mut ids = std::mem::take(&mut self.matched);
-        if !self.sorted {
-            ids.sort_unstable();
-        }
-        ids
+        std::mem::take(&mut self.matched)
     }
 }
 
@@ -68,14 +63,13 @@ impl Index {
     pub fn search_iter<'a>(&'a self, ev: &'a Event) -> Result<SearchIter<'a>> {
         self.validate(ev)?;
         let mut cands = Vec::new();
-        let (selection, sorted) = self.select(ev, &mut cands);
+        let selection = self.select(ev, &mut cands, &mut Vec::new());
         let mut memo = Memo::default();
         memo.reset(self.atoms.len());
         Ok(SearchIter {
             index: self,
             event: ev,
             cands,
-            sorted,
             pos: 0,
             matched: Vec::new(),
             hits: Vec::new(),

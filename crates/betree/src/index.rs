@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use crate::domain::{AttrId, Bounds, Schema};
 use crate::event::{Event, Value};
 use crate::expr::{Constants, Expr, Pred, compile_source};
-use crate::program::{ACCEPT, ATOM, Compiled, Memo, REJECT, Step, TNode, compile, kind};
+use crate::program::{ACCEPT, ATOM, Compiled, Memo, REJECT, Step, compile};
 use crate::{Error, Result};
 
 /// An expression's id, chosen by the caller.
@@ -39,6 +39,7 @@ pub(crate) struct Slot {
     pub code_start: u32,
     pub code_len: u32,
     pub entry: u32,
+    /// Batch program (see [`crate::program::bop`]).
     pub tree_start: u32,
     pub tree_len: u32,
     pub atoms: Vec<u32>,
@@ -114,11 +115,13 @@ pub struct Index {
     by_id: HashMap<Id, u32>,
     free_slots: Vec<u32>,
     pub(crate) code: Vec<Step>,
-    pub(crate) tree: Vec<TNode>,
+    pub(crate) bcode: Vec<u32>,
     garbage: usize,
     pub(crate) atoms: Atoms,
     /// Slots of expressions without an access predicate.
     pub(crate) always: Vec<u32>,
+    /// Every live slot, in id order.
+    pub(crate) order: Vec<u32>,
     pub(crate) partitions: Vec<(AttrId, Partition)>,
     required: Vec<u64>,
     strings: HashMap<AttrId, HashSet<String>>,
@@ -139,10 +142,11 @@ impl Index {
             by_id: HashMap::new(),
             free_slots: Vec::new(),
             code: Vec::new(),
-            tree: Vec::new(),
+            bcode: Vec::new(),
             garbage: 0,
             atoms: Atoms::default(),
             always: Vec::new(),
+            order: Vec::new(),
             partitions: Vec::new(),
             required,
             strings: HashMap::new(),
@@ -195,13 +199,13 @@ impl Index {
             code_start: self.code.len() as u32,
             code_len: c.steps.len() as u32,
             entry: c.entry,
-            tree_start: self.tree.len() as u32,
-            tree_len: c.tree.len() as u32,
+            tree_start: self.bcode.len() as u32,
+            tree_len: c.batch.len() as u32,
             atoms,
             keys: keys.clone(),
         };
         self.code.extend_from_slice(&c.steps);
-        self.tree.extend_from_slice(&c.tree);
+        self.bcode.extend_from_slice(&c.batch);
         let s = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s as usize] = slot;
@@ -213,6 +217,7 @@ impl Index {
             }
         };
         self.by_id.insert(id, s);
+        insert_sorted(&mut self.order, s, &self.slots);
         match keys {
             None => insert_sorted(&mut self.always, s, &self.slots),
             Some((attr, vals)) => {
@@ -283,6 +288,11 @@ impl Index {
         for a in &slot.atoms {
             self.atoms.release(*a);
         }
+        let at = self
+            .order
+            .partition_point(|&x| self.slots[x as usize].id < id);
+        debug_assert_eq!(self.order.get(at), Some(&s));
+        self.order.remove(at);
         match &slot.keys {
             None => self.always.retain(|&x| x != s),
             Some((attr, vals)) => {
@@ -308,7 +318,7 @@ impl Index {
         }
         self.free_slots.push(s);
         self.garbage += (slot.code_len + slot.tree_len) as usize;
-        if self.garbage > 1024 && self.garbage * 2 > self.code.len() + self.tree.len() {
+        if self.garbage > 1024 && self.garbage * 2 > self.code.len() + self.bcode.len() {
             self.compact();
         }
         Ok(())
@@ -325,10 +335,10 @@ impl Index {
             slot.code_start = code.len() as u32;
             slot.tree_start = tree.len() as u32;
             code.extend_from_slice(&self.code[cs..cs + cl]);
-            tree.extend_from_slice(&self.tree[ts..ts + tl]);
+            tree.extend_from_slice(&self.bcode[ts..ts + tl]);
         }
         self.code = code;
-        self.tree = tree;
+        self.bcode = tree;
         self.garbage = 0;
     }
 
@@ -352,21 +362,18 @@ impl Index {
         Ok(())
     }
 
-    /// Selects the candidate slots for `ev` into `out`; returns the
-    /// reductions spent (one per partition probed and per candidate taken)
-    /// and whether `out` is in id order.
-    pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>) -> (u64, bool) {
+    /// Selects the candidate slots for `ev` into `out`, in id order (so
+    /// results come out sorted without sorting them); returns the reductions
+    /// spent (one per partition probed and per candidate taken).
+    pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>, mark: &mut Vec<u64>) -> u64 {
         out.clear();
         out.extend_from_slice(&self.always);
         let mut red = 1 + self.always.len() as u64;
         let mut sources = usize::from(!self.always.is_empty());
         for (attr, part) in &self.partitions {
             red += 1;
-            let key = match ev.get(*attr) {
-                Some(Value::Bool(true)) => KeyVal::True,
-                Some(Value::Int(i)) => KeyVal::Int(*i),
-                Some(Value::Str(s)) => KeyVal::Str(s.clone()),
-                _ => continue,
+            let Some(key) = key_of(ev, *attr) else {
+                continue;
             };
             if let Some(list) = part.lists.get(&key) {
                 red += list.len() as u64;
@@ -374,7 +381,26 @@ impl Index {
                 sources += 1;
             }
         }
-        (red, sources <= 1)
+        if sources > 1 {
+            if out.len() * 8 > self.order.len() {
+                // Many candidates: filter the id-ordered list of all slots.
+                mark.clear();
+                mark.resize(self.slots.len().div_ceil(64), 0);
+                for &s in out.iter() {
+                    mark[s as usize / 64] |= 1 << (s % 64);
+                }
+                out.clear();
+                out.extend(
+                    self.order
+                        .iter()
+                        .copied()
+                        .filter(|&s| mark[s as usize / 64] & (1 << (s % 64)) != 0),
+                );
+            } else {
+                out.sort_unstable_by_key(|&s| self.slots[s as usize].id);
+            }
+        }
+        red
     }
 
     /// The expressions `ev` satisfies, in ascending id order.
@@ -390,7 +416,7 @@ impl Index {
     pub fn search_with(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) -> Result<()> {
         self.validate(ev)?;
         out.clear();
-        let (_, sorted) = self.select(ev, &mut scratch.cands);
+        self.select(ev, &mut scratch.cands, &mut scratch.mark);
         scratch.memo.reset(self.atoms.len());
         self.eval_many::<false>(
             &scratch.cands,
@@ -400,9 +426,6 @@ impl Index {
             out,
             u64::MAX,
         );
-        if !sorted {
-            out.sort_unstable();
-        }
         Ok(())
     }
 
@@ -530,144 +553,13 @@ impl Index {
         v
     }
 
-    /// Searches many events at once: the expressions are evaluated over 64
-    /// events at a time, one bit per event in each `u64`, so one pass over the
-    /// programs serves 64 events. Results are the same as [`Index::search`]
-    /// on each event.
-    pub fn search_batch(&self, events: &[Event]) -> Result<Vec<Vec<Id>>> {
-        for ev in events {
-            self.validate(ev)?;
-        }
-        let mut out = vec![Vec::new(); events.len()];
-        let mut lanes = Lanes::default();
-        for (chunk, outs) in events.chunks(64).zip(out.chunks_mut(64)) {
-            self.batch_chunk(chunk, outs, &mut lanes);
-        }
-        Ok(out)
-    }
-
-    fn batch_chunk(&self, events: &[Event], out: &mut [Vec<Id>], lanes: &mut Lanes) {
-        let full = if events.len() == 64 {
-            u64::MAX
-        } else {
-            (1u64 << events.len()) - 1
-        };
-        let nb = self.schema.bool_count() as usize;
-        lanes.words.clear();
-        lanes.words.resize(nb, 0);
-        for (lane, ev) in events.iter().enumerate() {
-            for (w, &word) in ev.bits.iter().enumerate() {
-                let mut m = word;
-                while m != 0 {
-                    let b = m.trailing_zeros() as usize;
-                    lanes.words[w * 64 + b] |= 1 << lane;
-                    m &= m - 1;
-                }
-            }
-        }
-        lanes.atom_stamp.clear();
-        lanes.atom_stamp.resize(self.atoms.len(), false);
-        lanes.atom_words.resize(self.atoms.len(), 0);
-
-        // Candidate lanes per slot: `always` slots see every lane, partitioned
-        // slots only the lanes whose value selects them.
-        lanes.cmask.clear();
-        for (attr, part) in &self.partitions {
-            for (lane, ev) in events.iter().enumerate() {
-                let key = match ev.get(*attr) {
-                    Some(Value::Bool(true)) => KeyVal::True,
-                    Some(Value::Int(i)) => KeyVal::Int(*i),
-                    Some(Value::Str(s)) => KeyVal::Str(s.clone()),
-                    _ => continue,
-                };
-                if let Some(list) = part.lists.get(&key) {
-                    for &s in list {
-                        *lanes.cmask.entry(s).or_insert(0) |= 1 << lane;
-                    }
-                }
-            }
-        }
-        for &s in &self.always {
-            let r = self.eval_tree_slot(s, full, lanes, events);
-            push_lanes(r & full, self.slots[s as usize].id, out);
-        }
-        let masks: Vec<(u32, u64)> = lanes.cmask.iter().map(|(&s, &m)| (s, m)).collect();
-        let sorted = masks.is_empty();
-        for (s, m) in masks {
-            let r = self.eval_tree_slot(s, m, lanes, events);
-            push_lanes(r & m, self.slots[s as usize].id, out);
-        }
-        if !sorted {
-            for o in out.iter_mut() {
-                o.sort_unstable();
-            }
-        }
-    }
-
-    fn eval_tree_slot(&self, s: u32, mask: u64, lanes: &mut Lanes, events: &[Event]) -> u64 {
-        let slot = &self.slots[s as usize];
-        let start = slot.tree_start as usize;
-        let t = &self.tree[start..start + slot.tree_len as usize];
-        self.eval_tree(t, 0, mask, lanes, events)
-    }
-
-    /// Value of subtree `i` for the lanes in `mask` (other lanes are
-    /// unspecified).
-    fn eval_tree(
-        &self,
-        t: &[TNode],
-        i: usize,
-        mask: u64,
-        lanes: &mut Lanes,
-        events: &[Event],
-    ) -> u64 {
-        let n = t[i];
-        match n.kind {
-            kind::BOOL => lanes.words[n.arg as usize],
-            kind::AND => {
-                let l = self.eval_tree(t, i + 1, mask, lanes, events);
-                let m = mask & l;
-                if m == 0 {
-                    return 0;
-                }
-                l & self.eval_tree(t, n.arg as usize, m, lanes, events)
-            }
-            kind::OR => {
-                let l = self.eval_tree(t, i + 1, mask, lanes, events);
-                let m = mask & !l;
-                if m == 0 {
-                    return l;
-                }
-                l | self.eval_tree(t, n.arg as usize, m, lanes, events)
-            }
-            kind::NOT => !self.eval_tree(t, i + 1, mask, lanes, events),
-            kind::ATOM => {
-                let a = n.arg as usize;
-                if !lanes.atom_stamp[a] {
-                    // Memoized for every lane at once so that a later use
-                    // under a different mask finds all lanes computed.
-                    let p = self.atoms.preds[a].as_ref().expect("live atom");
-                    let mut w = 0u64;
-                    for (lane, ev) in events.iter().enumerate() {
-                        w |= (p.eval(ev).0 as u64) << lane;
-                    }
-                    lanes.atom_words[a] = w;
-                    lanes.atom_stamp[a] = true;
-                }
-                lanes.atom_words[a]
-            }
-            kind::TRUE => u64::MAX,
-            _ => 0,
-        }
-    }
-
     /// Approximate heap bytes held by the index (capacities of its arrays and
     /// tables).
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         let mut n = size_of::<Index>();
         n += self.code.capacity() * size_of::<Step>();
-        n += self.tree.capacity() * size_of::<TNode>();
+        n += self.bcode.capacity() * size_of::<u32>();
         n += self.slots.capacity() * size_of::<Slot>();
         n += self
             .slots
@@ -685,11 +577,13 @@ impl Index {
     }
 }
 
-fn push_lanes(mut r: u64, id: Id, out: &mut [Vec<Id>]) {
-    while r != 0 {
-        let lane = r.trailing_zeros() as usize;
-        out[lane].push(id);
-        r &= r - 1;
+/// The partition key an event's value of `attr` selects.
+pub(crate) fn key_of(ev: &Event, attr: AttrId) -> Option<KeyVal> {
+    match ev.get(attr) {
+        Some(Value::Bool(true)) => Some(KeyVal::True),
+        Some(Value::Int(i)) => Some(KeyVal::Int(*i)),
+        Some(Value::Str(s)) => Some(KeyVal::Str(s.clone())),
+        _ => None,
     }
 }
 
@@ -765,14 +659,6 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
 pub struct Scratch {
     pub(crate) cands: Vec<u32>,
     pub(crate) hits: Vec<u64>,
+    pub(crate) mark: Vec<u64>,
     pub(crate) memo: Memo,
-}
-
-/// Lane words and memo of one batch.
-#[derive(Debug, Default)]
-struct Lanes {
-    words: Vec<u64>,
-    atom_words: Vec<u64>,
-    atom_stamp: Vec<bool>,
-    cmask: HashMap<u32, u64>,
 }

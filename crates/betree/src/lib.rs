@@ -34,6 +34,7 @@
 //! # Ok::<(), betree::Error>(())
 //! ```
 
+mod batch;
 mod coop;
 pub mod domain;
 mod event;

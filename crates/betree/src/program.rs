@@ -58,6 +58,7 @@ pub(crate) struct Compiled {
     pub steps: Vec<Step>,
     pub entry: u32,
     pub tree: Vec<TNode>,
+    pub batch: Vec<u32>,
 }
 
 /// Compiles `e`; `atom` interns a predicate and returns its atom id.
@@ -84,7 +85,101 @@ pub(crate) fn compile(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32) -> Compiled 
         })
         .collect();
     c.entry = fix(entry);
+    postfix(&c.tree, 0, &mut c.batch);
     c
+}
+
+/// Batch (lane-parallel) instructions: `op << OP_SHIFT | operand`, where
+/// the operand is a boolean slot or `BATCH_ATOM | atom id`. The machine has
+/// an accumulator and a stack; leaf operands are folded into the operation
+/// that consumes them so most leaves cost one instruction.
+pub(crate) mod bop {
+    /// Push the accumulator, load the operand.
+    pub const PUSH: u32 = 0;
+    /// Push the accumulator, load the negated operand.
+    pub const PUSH_NOT: u32 = 1;
+    /// Accumulator &= operand.
+    pub const AND: u32 = 2;
+    /// Accumulator &= !operand.
+    pub const AND_NOT: u32 = 3;
+    /// Accumulator |= operand.
+    pub const OR: u32 = 4;
+    /// Accumulator |= !operand.
+    pub const OR_NOT: u32 = 5;
+    /// Accumulator &= pop.
+    pub const POP_AND: u32 = 6;
+    /// Accumulator |= pop.
+    pub const POP_OR: u32 = 7;
+    /// Accumulator = !accumulator.
+    pub const NOT: u32 = 8;
+    /// Push the accumulator, load all ones.
+    pub const PUSH_TRUE: u32 = 9;
+    /// Push the accumulator, load all zeros.
+    pub const PUSH_FALSE: u32 = 10;
+}
+
+/// Where the opcode starts in a batch instruction.
+pub(crate) const OP_SHIFT: u32 = 27;
+/// Operand flag: an atom rather than a boolean slot.
+pub(crate) const BATCH_ATOM: u32 = 1 << 26;
+/// Mask of the operand index.
+pub(crate) const OPERAND: u32 = BATCH_ATOM - 1;
+
+/// A leaf operand (possibly negated) of node `i`, if it is one.
+fn leaf(t: &[TNode], i: usize) -> Option<(u32, bool)> {
+    let n = t[i];
+    let operand = |n: TNode| match n.kind {
+        kind::BOOL => Some(n.arg),
+        kind::ATOM => Some(BATCH_ATOM | n.arg),
+        _ => None,
+    };
+    match n.kind {
+        kind::NOT => operand(t[i + 1]).map(|o| (o, true)),
+        _ => operand(n).map(|o| (o, false)),
+    }
+}
+
+fn postfix(t: &[TNode], i: usize, out: &mut Vec<u32>) {
+    let ins = |op: u32, operand: u32| (op << OP_SHIFT) | operand;
+    if let Some((o, neg)) = leaf(t, i) {
+        out.push(ins(if neg { bop::PUSH_NOT } else { bop::PUSH }, o));
+        return;
+    }
+    let n = t[i];
+    match n.kind {
+        kind::TRUE => out.push(ins(bop::PUSH_TRUE, 0)),
+        kind::FALSE => out.push(ins(bop::PUSH_FALSE, 0)),
+        kind::NOT => {
+            postfix(t, i + 1, out);
+            out.push(ins(bop::NOT, 0));
+        }
+        k => {
+            let (l, r) = (i + 1, n.arg as usize);
+            let and = k == kind::AND;
+            // `and`/`or` commute, so a leaf on either side can be folded.
+            let (first, folded) = match (leaf(t, l), leaf(t, r)) {
+                (_, Some(f)) => (l, Some(f)),
+                (Some(f), None) => (r, Some(f)),
+                (None, None) => (l, None),
+            };
+            postfix(t, first, out);
+            match folded {
+                Some((o, neg)) => {
+                    let op = match (and, neg) {
+                        (true, false) => bop::AND,
+                        (true, true) => bop::AND_NOT,
+                        (false, false) => bop::OR,
+                        (false, true) => bop::OR_NOT,
+                    };
+                    out.push(ins(op, o));
+                }
+                None => {
+                    postfix(t, r, out);
+                    out.push(ins(if and { bop::POP_AND } else { bop::POP_OR }, 0));
+                }
+            }
+        }
+    }
 }
 
 fn tree(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32, out: &mut Vec<TNode>) {
