@@ -271,6 +271,12 @@ impl Index {
     /// Removes an expression.
     pub fn delete(&mut self, id: Id) -> Result<()> {
         let s = self.by_id.remove(&id).ok_or(Error::UnknownId(id))?;
+        // Before the slot is cleared: the search needs its id.
+        let at = self
+            .order
+            .partition_point(|&x| self.slots[x as usize].id < id);
+        debug_assert_eq!(self.order.get(at), Some(&s));
+        self.order.remove(at);
         let slot = std::mem::replace(
             &mut self.slots[s as usize],
             Slot {
@@ -288,11 +294,6 @@ impl Index {
         for a in &slot.atoms {
             self.atoms.release(*a);
         }
-        let at = self
-            .order
-            .partition_point(|&x| self.slots[x as usize].id < id);
-        debug_assert_eq!(self.order.get(at), Some(&s));
-        self.order.remove(at);
         match &slot.keys {
             None => self.always.retain(|&x| x != s),
             Some((attr, vals)) => {
