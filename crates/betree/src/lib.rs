@@ -39,6 +39,7 @@ mod coop;
 pub mod domain;
 mod event;
 mod expr;
+pub mod fuzzing;
 mod index;
 mod lex;
 pub mod measure;
