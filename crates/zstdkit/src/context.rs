@@ -137,6 +137,9 @@ impl Decompressor {
 
     /// Refuses frames whose window is larger than 2^`log` bytes (10..=31).
     pub fn set_window_log_max(&mut self, log: u32) -> Result<()> {
+        // Parameters can only change between frames; a failed decode may
+        // have left the context mid-frame.
+        self.reset();
         self.dctx
             .set_parameter(DParameter::WindowLogMax(log))
             .map_err(|code| Error::Parameter {
@@ -190,17 +193,24 @@ impl Decompressor {
         dst.clear();
         let step = DCtx::out_size();
         let mut input = InBuffer::around(src);
+        let mut hint = 1;
         loop {
             if dst.capacity() - dst.len() < step {
                 dst.reserve(step);
             }
             let start = dst.len();
             let mut out = OutBuffer::around_pos(dst, start);
-            let hint = self
+            let before = input.pos();
+            let step_hint = self
                 .dctx
                 .decompress_stream(&mut out, &mut input)
                 .map_err(|c| Error::decoding(c, input.pos() as u64, self.window_log_max))?;
             let filled = out.pos() == out.capacity();
+            // As in `DecodeProgress::step`: only a call that made progress
+            // tells whether we are inside a frame.
+            if input.pos() > before || out.pos() > start {
+                hint = step_hint;
+            }
             if input.pos() == src.len() && !filled {
                 if hint != 0 {
                     return Err(Error::Truncated {

@@ -180,7 +180,12 @@ impl DecodeProgress {
             .map_err(|c| Error::decoding(c, self.consumed + ib.pos() as u64, limit))?;
         self.consumed += ib.pos() as u64;
         self.started |= !input.is_empty();
-        self.hint = hint;
+        // A call that neither reads nor writes (after the last frame ended)
+        // returns the size of the next header it wants, not "mid-frame":
+        // only a call that made progress says where the frame stands.
+        if ib.pos() > 0 || ob.pos() > 0 {
+            self.hint = hint;
+        }
         Ok((ib.pos(), ob.pos()))
     }
 
