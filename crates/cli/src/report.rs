@@ -308,14 +308,25 @@ pub fn write_atomically(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".perfkit-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let mut tmp = temp_sibling(dir)?;
     f(tmp.as_file_mut())?;
     tmp.as_file_mut().flush()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// A temporary file in `dir` for output that is renamed into place on
+/// success. It is created with mode 0666 less the umask (open(2) applies
+/// it), as a plain `File::create` would be, not tempfile's private 0600.
+pub fn temp_sibling(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".perfkit-").suffix(".partial");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(dir)
 }
 
 /// Formats nanoseconds with a unit chosen for the value: ns, µs, ms or s.

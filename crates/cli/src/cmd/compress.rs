@@ -262,10 +262,7 @@ impl Job<'_> {
                     Some(p) if !p.as_os_str().is_empty() => p,
                     _ => Path::new("."),
                 };
-                let mut tmp = tempfile::Builder::new()
-                    .prefix(".perfkit-")
-                    .suffix(".partial")
-                    .tempfile_in(dir)
+                let mut tmp = perfkit::report::temp_sibling(dir)
                     .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
                 let c = {
                     let mut out = io::BufWriter::with_capacity(CHUNK, tmp.as_file_mut());
