@@ -188,12 +188,12 @@ pub fn probe_data(len: usize) -> Vec<u8> {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        if x % 5 == 0 {
+        if x.is_multiple_of(5) {
             out.extend_from_slice((x % 100_000).to_string().as_bytes());
         } else {
             out.extend_from_slice(WORDS[(x >> 8) as usize % WORDS.len()].as_bytes());
         }
-        out.push(if x % 11 == 0 { b'\n' } else { b' ' });
+        out.push(if x.is_multiple_of(11) { b'\n' } else { b' ' });
     }
     out.truncate(len);
     out
