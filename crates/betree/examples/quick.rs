@@ -49,7 +49,7 @@ fn main() -> betree::Result<()> {
         }
         return Ok(());
     }
-    let r = betree::measure::run(&index, &events, 2000, 1000)?;
+    let r = betree::measure::run(&index, &events, 2000, 1000, 50)?;
     for m in &r.modes {
         println!(
             "{}: p50 {} us p99 {} us  ev/s {:.0} max slice {} us",
@@ -71,6 +71,3 @@ fn main() -> betree::Result<()> {
     );
     Ok(())
 }
-
-#[allow(dead_code)]
-fn unused() {}

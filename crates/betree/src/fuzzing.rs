@@ -46,8 +46,12 @@ pub fn expression(data: &[u8]) {
     if index.insert_with(1, text, &consts).is_ok() {
         let mut ev = Event::empty(schema);
         let _ = ev.set(schema, 0, crate::Value::Bool(true));
-        let a = index.search(&ev).expect("event defines every required attribute");
-        let b = index.search_batch(std::slice::from_ref(&ev)).expect("same event");
+        let a = index
+            .search(&ev)
+            .expect("event defines every required attribute");
+        let b = index
+            .search_batch(std::slice::from_ref(&ev))
+            .expect("same event");
         assert_eq!(vec![a], b, "search and search_batch disagree on {text:?}");
         index.delete(1).expect("just inserted");
     }
@@ -66,7 +70,9 @@ mod tests {
     #[test]
     fn seeds_do_not_panic() {
         for dir in ["expr", "json_event"] {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds").join(dir);
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fuzz/seeds")
+                .join(dir);
             let mut n = 0;
             for entry in std::fs::read_dir(&path).expect("seed directory") {
                 let data = std::fs::read(entry.expect("entry").path()).expect("seed");

@@ -71,9 +71,22 @@ fn hist() -> Histogram<u64> {
 
 /// Runs the benchmark. The three modes run one after another on each event,
 /// in an order that rotates with the event, and must agree; `search_batch`
-/// runs afterwards over all events and must agree too.
-pub fn run(index: &Index, events: &[Event], budget: u64, block: usize) -> Result<BenchReport> {
+/// runs afterwards over all events and must agree too. The first `warmup`
+/// events are searched in every mode first, unrecorded.
+pub fn run(
+    index: &Index,
+    events: &[Event],
+    budget: u64,
+    block: usize,
+    warmup: usize,
+) -> Result<BenchReport> {
     let block = block.max(1);
+    for ev in events.iter().take(warmup) {
+        let _ = index.search(ev)?;
+        let _ = index.search_all(index.search_iter(ev)?);
+        let mut it = index.search_iter(ev)?;
+        while index.search_next(&mut it, budget) == SearchStep::Continue {}
+    }
     let names = ["std", "all", "next"];
     let mut modes = names.map(|name| ModeStats {
         name,

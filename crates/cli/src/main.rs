@@ -25,6 +25,8 @@ enum Command {
     Decompress(cmd::compress::CompressArgs),
     /// The main job: every component's benchmark on built-in workloads.
     Bench(cmd::bench::BenchArgs),
+    /// BE-Tree boolean-expression index: generate, search, diff, bench.
+    Betree(cmd::betree::BetreeArgs),
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
 }
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Decompress(args) => cmd::compress::run(args, true),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Corpus(args) => cmd::corpus::run(args),
+        Command::Betree(args) => cmd::betree::run(args),
     };
     match result {
         Ok(code) => code,

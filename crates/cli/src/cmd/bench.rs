@@ -34,6 +34,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         report: args.report.clone(),
     })?;
     absorb(&mut report, "zstd", compress);
+    super::betree::default_workload(&mut report)?;
     super::emit(&report, &args.report)
 }
 

@@ -1,6 +1,7 @@
 //! One module per subcommand, plus the exit conventions they share.
 
 pub mod bench;
+pub mod betree;
 pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
