@@ -663,3 +663,75 @@ pub struct Scratch {
     pub(crate) mark: Vec<u64>,
     pub(crate) memo: Memo,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SearchStep;
+    use crate::domain::{AttrType, Domain};
+    use crate::event::EventBuilder;
+
+    fn schema() -> Schema {
+        Schema::from_domains([
+            Domain::new("i", AttrType::Int, true),
+            Domain::new("il", AttrType::IntList, true),
+            Domain::new("b", AttrType::Bool, true),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn shared_predicates_are_one_atom_evaluated_once_per_event() {
+        let mut index = Index::new(schema());
+        index.insert(1, "il one of (1, 2, 3) and b").unwrap();
+        index.insert(2, "il one of (3, 2, 1) or i = 4").unwrap();
+        index.insert(3, "not il one of (1, 2, 3)").unwrap();
+        // The set is normalised, so all three share one atom; `i = 4` is another.
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 2);
+        let s = index.schema().clone();
+        let ev = EventBuilder::new(&s)
+            .int_list("il", [9, 9, 9, 9, 3])
+            .unwrap()
+            .bool("b", true)
+            .unwrap()
+            .build();
+        // With memoization only the first use pays the list loop (5 steps).
+        let mut it = index.search_iter(&ev).unwrap();
+        let SearchStep::Done(ids) = index.search_next(&mut it, u64::MAX) else {
+            panic!()
+        };
+        assert_eq!(ids, vec![1, 2]);
+        // Expression 1 sits in the partition of `b`: the root, two `always`
+        // candidates, one partition node and its one candidate.
+        let selection = 1 + 2 + 1 + 1;
+        let evaluation = 3 /* candidate roots */ + 2 * 4 /* leaves visited */ + 5 /* one loop */;
+        assert_eq!(it.reductions(), selection + evaluation);
+        for id in 1..=3 {
+            index.delete(id).unwrap();
+        }
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
+        assert!(index.is_empty());
+    }
+
+    #[test]
+    fn equality_conjuncts_partition_the_index() {
+        let mut index = Index::new(schema());
+        index.insert(1, "i = 3 and b").unwrap();
+        index.insert(2, "b and i in (4, 5)").unwrap();
+        index.insert(3, "not b").unwrap();
+        index.insert(4, "b").unwrap();
+        assert_eq!(index.always, vec![index.by_id[&3]]);
+        let s = index.schema().clone();
+        let ev = EventBuilder::new(&s)
+            .int("i", 5)
+            .unwrap()
+            .bool("b", true)
+            .unwrap()
+            .build();
+        let mut cands = Vec::new();
+        index.select(&ev, &mut cands, &mut Vec::new());
+        let ids: Vec<Id> = cands.iter().map(|&c| index.slots[c as usize].id).collect();
+        assert_eq!(ids, vec![2, 3, 4], "expression 1 is not even a candidate");
+        assert_eq!(index.search(&ev).unwrap(), vec![2, 4]);
+    }
+}
