@@ -8,14 +8,15 @@
 //! jump program has no `and`/`or`/`not` nodes left to visit, so a leaf costs
 //! two (the node and its test) plus its loop steps.
 //!
-//! A step never stops inside an expression: it evaluates whole candidates
-//! until the budget is spent, so one step may overrun its budget by at most
-//! one expression's reductions, and every step that is not the selection
-//! step makes progress (budget 1 still terminates).
+//! A step stops as soon as the budget is spent, in the middle of an
+//! expression if need be (the evaluation state is kept in the iterator), so
+//! a step overruns its budget by at most one round of the interleaved
+//! evaluation (a few leaves). Every step but the one that pays for selection
+//! makes progress, so budget 1 still terminates.
 
 use crate::Result;
 use crate::event::Event;
-use crate::index::{Id, Index};
+use crate::index::{Id, Index, LaneState};
 use crate::program::Memo;
 
 /// The state of one cooperative search.
@@ -24,9 +25,9 @@ pub struct SearchIter<'a> {
     index: &'a Index,
     event: &'a Event,
     cands: Vec<u32>,
-    pos: usize,
-    matched: Vec<Id>,
     hits: Vec<u64>,
+    lanes: LaneState,
+    done: bool,
     memo: Memo,
     selection: u64,
     reductions: u64,
@@ -53,7 +54,10 @@ impl SearchIter<'_> {
     }
 
     fn finish(&mut self) -> Vec<Id> {
-        std::mem::take(&mut self.matched)
+        self.done = true;
+        let mut ids = Vec::new();
+        self.index.collect(&self.cands, &self.hits, &mut ids);
+        ids
     }
 }
 
@@ -64,15 +68,16 @@ impl Index {
         self.validate(ev)?;
         let mut cands = Vec::new();
         let selection = self.select(ev, &mut cands, &mut Vec::new());
+        let hits = vec![0; cands.len().div_ceil(64)];
         let mut memo = Memo::default();
         memo.reset(self.atoms.len());
         Ok(SearchIter {
             index: self,
             event: ev,
             cands,
-            pos: 0,
-            matched: Vec::new(),
-            hits: Vec::new(),
+            hits,
+            lanes: LaneState::default(),
+            done: false,
             memo,
             selection,
             reductions: 0,
@@ -83,44 +88,45 @@ impl Index {
     pub fn search_all(&self, mut it: SearchIter<'_>) -> Vec<Id> {
         assert!(std::ptr::eq(self, it.index), "iterator of another index");
         self.eval_many::<false>(
-            &it.cands[it.pos..],
+            &it.cands,
             it.event,
             &mut it.memo,
             &mut it.hits,
-            &mut it.matched,
+            &mut it.lanes,
             u64::MAX,
         );
-        it.pos = it.cands.len();
         it.finish()
     }
 
-    /// Evaluates candidates until `budget` reductions are spent.
+    /// Evaluates candidates until `budget` reductions are spent (the
+    /// selection's reductions are charged to the first call); an expression
+    /// cut by the budget resumes where it stopped on the next call.
     pub fn search_next(&self, it: &mut SearchIter<'_>, budget: u64) -> SearchStep {
         assert!(std::ptr::eq(self, it.index), "iterator of another index");
+        if it.done {
+            return SearchStep::Done(Vec::new());
+        }
         let mut spent = 0u64;
         if it.selection > 0 {
             spent = std::mem::take(&mut it.selection);
             it.reductions += spent;
-            if spent >= budget && it.pos < it.cands.len() {
+            if spent >= budget && !it.cands.is_empty() {
                 return SearchStep::Continue;
             }
         }
-        if it.pos < it.cands.len() {
-            let (n, red) = self.eval_many::<true>(
-                &it.cands[it.pos..],
-                it.event,
-                &mut it.memo,
-                &mut it.hits,
-                &mut it.matched,
-                budget - spent.min(budget),
-            );
-            it.pos += n;
-            it.reductions += red;
-        }
-        if it.pos < it.cands.len() {
-            SearchStep::Continue
-        } else {
+        let (done, red) = self.eval_many::<true>(
+            &it.cands,
+            it.event,
+            &mut it.memo,
+            &mut it.hits,
+            &mut it.lanes,
+            budget.saturating_sub(spent).max(1),
+        );
+        it.reductions += red;
+        if done {
             SearchStep::Done(it.finish())
+        } else {
+            SearchStep::Continue
         }
     }
 

@@ -419,61 +419,67 @@ impl Index {
         out.clear();
         self.select(ev, &mut scratch.cands, &mut scratch.mark);
         scratch.memo.reset(self.atoms.len());
+        scratch.hits.clear();
+        scratch.hits.resize(scratch.cands.len().div_ceil(64), 0);
         self.eval_many::<false>(
             &scratch.cands,
             ev,
             &mut scratch.memo,
             &mut scratch.hits,
-            out,
+            &mut LaneState::default(),
             u64::MAX,
         );
+        self.collect(&scratch.cands, &scratch.hits, out);
         Ok(())
     }
 
-    /// Evaluates `cands` on `ev` and appends the ids of those that match, in
-    /// candidate order.
+    /// Evaluates `cands` on `ev`, setting bit `i` of `hits` when candidate
+    /// `i` matches. `lanes` holds the evaluation in flight, so a call that
+    /// stops on its budget resumes exactly where it stopped.
     ///
     /// One jump program is a chain of dependent loads (step, event word, next
     /// step), so several programs are interleaved to let the CPU overlap their
     /// latencies; the next step is chosen without a branch because the test
     /// outcome is unpredictable.
     ///
-    /// With `COUNT`, stops taking new candidates once `budget` reductions are
-    /// spent (those in flight finish) and returns how many candidates were
-    /// decided and the reductions spent.
+    /// With `COUNT`, returns after the first round of steps that brings the
+    /// reductions spent to `budget`. Returns whether every candidate is decided
+    /// and the reductions spent.
     pub(crate) fn eval_many<const COUNT: bool>(
         &self,
         cands: &[u32],
         ev: &Event,
         memo: &mut Memo,
-        hits: &mut Vec<u64>,
-        out: &mut Vec<Id>,
+        hits: &mut [u64],
+        lanes: &mut LaneState,
         budget: u64,
-    ) -> (usize, u64) {
-        const LANES: usize = 4;
-        const NONE: usize = usize::MAX;
-        hits.clear();
-        hits.resize(cands.len().div_ceil(64), 0);
+    ) -> (bool, u64) {
         let bits = &ev.bits[..];
+        let LaneState {
+            pc,
+            pos,
+            next,
+            live,
+            started,
+        } = lanes;
         let mut code: [&[Step]; LANES] = [&[]; LANES];
-        let mut pc = [REJECT; LANES];
-        let mut pos = [NONE; LANES];
-        let mut next = 0usize;
+        for k in 0..LANES {
+            if pc[k] < REJECT {
+                let slot = &self.slots[cands[pos[k]] as usize];
+                let start = slot.code_start as usize;
+                code[k] = &self.code[start..start + slot.code_len as usize];
+            }
+        }
         let mut red = 0u64;
         // Puts the next candidate that needs evaluation into lane `k`;
         // constant programs are decided on the spot.
         macro_rules! refill {
             ($k:expr) => {{
-                let end = if COUNT && red >= budget {
-                    next
-                } else {
-                    cands.len()
-                };
                 let mut filled = false;
-                while next < end {
-                    let i = next;
+                while *next < cands.len() {
+                    let i = *next;
                     let slot = &self.slots[cands[i] as usize];
-                    next += 1;
+                    *next += 1;
                     if COUNT {
                         red += 1;
                     }
@@ -492,13 +498,18 @@ impl Index {
                 filled
             }};
         }
-        let mut live = 0;
-        for k in 0..LANES {
-            if refill!(k) {
-                live += 1;
+        if !*started {
+            *started = true;
+            for k in 0..LANES {
+                if refill!(k) {
+                    *live += 1;
+                }
             }
         }
-        while live > 0 {
+        while *live > 0 {
+            if COUNT && red >= budget {
+                return (false, red);
+            }
             for k in 0..LANES {
                 let p = pc[k];
                 if p < REJECT {
@@ -523,10 +534,15 @@ impl Index {
                 }
                 pos[k] = NONE;
                 if !refill!(k) {
-                    live -= 1;
+                    *live -= 1;
                 }
             }
         }
+        (true, red)
+    }
+
+    /// Appends the ids of the candidates whose bit is set in `hits`.
+    pub(crate) fn collect(&self, cands: &[u32], hits: &[u64], out: &mut Vec<Id>) {
         for (w, &word) in hits.iter().enumerate() {
             let mut m = word;
             while m != 0 {
@@ -535,7 +551,6 @@ impl Index {
                 m &= m - 1;
             }
         }
-        (next, red)
     }
 
     #[inline(never)]
@@ -652,6 +667,34 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
             conjuncts(b, out);
         }
         other => out.push(other),
+    }
+}
+
+/// Programs evaluated side by side.
+const LANES: usize = 4;
+/// An empty lane.
+const NONE: usize = usize::MAX;
+
+/// The evaluation in flight: per lane the step and the candidate, then the
+/// next candidate to take.
+#[derive(Debug, Clone)]
+pub(crate) struct LaneState {
+    pc: [u32; LANES],
+    pos: [usize; LANES],
+    next: usize,
+    live: usize,
+    started: bool,
+}
+
+impl Default for LaneState {
+    fn default() -> Self {
+        LaneState {
+            pc: [REJECT; LANES],
+            pos: [NONE; LANES],
+            next: 0,
+            live: 0,
+            started: false,
+        }
     }
 }
 

@@ -516,6 +516,15 @@ fn check_all(
             };
             assert_eq!(ids, want, "search_next budget {budget}");
         }
+        // A search started step by step and finished in one go.
+        let mut it = index.search_iter(ev).unwrap();
+        match index.search_next(&mut it, 5) {
+            SearchStep::Done(ids) => assert_eq!(ids, want),
+            SearchStep::Continue => {
+                let _ = index.search_next(&mut it, 7);
+                assert_eq!(index.search_all(it), want, "search_next then search_all");
+            }
+        }
     }
 }
 

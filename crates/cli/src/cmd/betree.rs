@@ -390,6 +390,7 @@ pub fn fill(rep: &mut Report, index: &Index, r: &BenchReport, build: Duration, p
     s.row(
         Row::new("build")
             .elapsed(build)
+            .col("build_ms", Value::num(build.as_secs_f64() * 1e3, 1))
             .col("expressions", index.len())
             .col("attributes", index.schema().len())
             .col(
