@@ -9,14 +9,19 @@
 use crate::Result;
 use crate::event::Event;
 use crate::index::{Id, Index, key_of};
+use crate::parse::MAX_DEPTH;
 use crate::program::{BATCH_ATOM, OP_SHIFT, OPERAND, bop};
 
 /// `u64` words per lane group.
-const WORDS: usize = 4;
+const WORDS: usize = 8;
 /// Events per lane group.
 const LANES: usize = WORDS * 64;
 
 type Lane = [u64; WORDS];
+
+/// Stack depth a batch program can reach: one entry per level of the tree
+/// (bounded by the parser's depth limit) plus the accumulator's first push.
+const MAX_STACK: usize = MAX_DEPTH + 2;
 
 #[derive(Debug, Default)]
 struct Lanes {
@@ -113,7 +118,12 @@ impl Index {
             stack,
             ..
         } = lanes;
-        stack.clear();
+        // Each push is matched by a pop or ends the program, and programs
+        // are at most `MAX_DEPTH` deep, so the stack never outgrows this.
+        if stack.len() < MAX_STACK {
+            stack.resize(MAX_STACK, [0; WORDS]);
+        }
+        let mut sp = 0usize;
         let mut acc: Lane = [0; WORDS];
         for &ins in code {
             let op = ins >> OP_SHIFT;
@@ -139,11 +149,13 @@ impl Index {
             };
             match op {
                 bop::PUSH => {
-                    stack.push(acc);
+                    stack[sp] = acc;
+                    sp += 1;
                     acc = v;
                 }
                 bop::PUSH_NOT => {
-                    stack.push(acc);
+                    stack[sp] = acc;
+                    sp += 1;
                     acc = v.map(|x| !x);
                 }
                 bop::AND => acc = map2(acc, v, |a, b| a & b),
@@ -151,20 +163,22 @@ impl Index {
                 bop::OR => acc = map2(acc, v, |a, b| a | b),
                 bop::OR_NOT => acc = map2(acc, v, |a, b| a | !b),
                 bop::POP_AND => {
-                    let top = stack.pop().unwrap_or([0; WORDS]);
-                    acc = map2(acc, top, |a, b| a & b);
+                    sp -= 1;
+                    acc = map2(acc, stack[sp], |a, b| a & b);
                 }
                 bop::POP_OR => {
-                    let top = stack.pop().unwrap_or([0; WORDS]);
-                    acc = map2(acc, top, |a, b| a | b);
+                    sp -= 1;
+                    acc = map2(acc, stack[sp], |a, b| a | b);
                 }
                 bop::NOT => acc = acc.map(|x| !x),
                 bop::PUSH_TRUE => {
-                    stack.push(acc);
+                    stack[sp] = acc;
+                    sp += 1;
                     acc = [u64::MAX; WORDS];
                 }
                 _ => {
-                    stack.push(acc);
+                    stack[sp] = acc;
+                    sp += 1;
                     acc = [0; WORDS];
                 }
             }
