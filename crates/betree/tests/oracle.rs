@@ -675,3 +675,34 @@ fn missing_disallow_undefined_attribute_is_an_error() {
     assert!(index.search_iter(&ev).is_err());
     assert!(index.search_batch(&[ev]).is_err());
 }
+
+#[test]
+fn batch_spans_several_lane_groups() {
+    // More events than one pass of the batch search holds, and a partial last
+    // pass; some expressions in partitions (a bare conjunct), some not.
+    let params = 12;
+    let mut texts = betree::reference::random_expressions(params, 30, 11);
+    texts.push("par3 and (par1 or not par2)".into());
+    texts.push("par5 and par5".into());
+    let evs = betree::reference::random_events(params, 1100, 12);
+    let schema = Schema::boolean_params(params);
+    let mut index = Index::new(schema.clone());
+    for (i, t) in texts.iter().enumerate() {
+        index.insert(i as u64 + 1, t).unwrap();
+    }
+    let events: Vec<Event> = evs
+        .iter()
+        .map(|v| Event::from_bools(&schema, v).unwrap())
+        .collect();
+    let batch = index.search_batch(&events).unwrap();
+    assert_eq!(batch.len(), events.len());
+    for (k, vals) in evs.iter().enumerate() {
+        let want: Vec<u64> = texts
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| eval_text(t, vals))
+            .map(|(i, _)| i as u64 + 1)
+            .collect();
+        assert_eq!(batch[k], want, "event {k}");
+    }
+}
