@@ -4,6 +4,29 @@
 //! that counts its work in reductions, and readers/writers for the reference
 //! benchmark files.
 //!
+//! # How it is built
+//!
+//! * [`domain`]: attribute types, undefined policy, bounds ([`Schema`]).
+//! * the language: a lexer and parser with errors naming the column and what
+//!   was expected, then a type checker run at insert time; predicates on an
+//!   undefined attribute are false and `is null` is the only test of absence.
+//! * [`Event`]: values by attribute, from JSON or [`EventBuilder`]; booleans
+//!   also sit in a bitset.
+//! * [`Index`]: expressions are partitioned by an equality conjunct (the
+//!   BE-Tree's attribute/value clustering, one level deep) and stored
+//!   *compiled*: a jump program per expression (one step per leaf,
+//!   `and`/`or`/`not` turned into jump targets, operands ordered so the one
+//!   likely to decide runs first), evaluated four at a time, branch-free.
+//!   Predicates other than bare booleans are interned index-wide and
+//!   memoized per event, so a predicate shared by many expressions is
+//!   evaluated once per event. Insert and delete are both supported.
+//! * [`SearchIter`]: the cooperative search counting reductions, and
+//!   [`Index::search_async`] which yields to tokio between budgeted steps.
+//! * [`Index::search_batch`]: 512 events per pass, one bit per event, over a
+//!   small accumulator bytecode.
+//! * [`reference`](mod@reference): the erl-be-tree benchmark files and a seeded generator;
+//!   [`measure`]: that benchmark as data.
+//!
 //! ```
 //! use betree::{AttrType, Domain, Event, EventBuilder, Index, Schema};
 //!
