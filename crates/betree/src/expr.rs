@@ -867,7 +867,7 @@ impl Checker<'_> {
 }
 
 impl Expr {
-    /// Calls `f` for every string literal compared with attribute `attr`.
+    /// Calls `f` for every predicate of the expression.
     pub(crate) fn visit_preds(&self, f: &mut dyn FnMut(&Pred)) {
         match self {
             Expr::Const(_) | Expr::Bool(_) => {}

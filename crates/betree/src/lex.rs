@@ -2,12 +2,15 @@
 
 use std::fmt;
 
+use crate::parse::KEYWORDS;
 use crate::{Error, Result};
 
 /// A token kind.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Tok {
     Ident(String),
+    /// A reserved word (`and`, `not`, `in`, ...): no allocation per use.
+    Kw(&'static str),
     Int(i64),
     Float(f64),
     Str(String),
@@ -29,6 +32,7 @@ impl fmt::Display for Tok {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Tok::Ident(s) => write!(f, "`{s}`"),
+            Tok::Kw(s) => write!(f, "`{s}`"),
             Tok::Int(i) => write!(f, "integer {i}"),
             Tok::Float(x) => write!(f, "float {x}"),
             Tok::Str(s) => write!(f, "string {s:?}"),
@@ -188,7 +192,12 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>> {
                 while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '_') {
                     j += 1;
                 }
-                (Tok::Ident(chars[i..j].iter().collect()), j - i)
+                let word: String = chars[i..j].iter().collect();
+                let tok = match KEYWORDS.iter().find(|k| **k == word) {
+                    Some(k) => Tok::Kw(k),
+                    None => Tok::Ident(word),
+                };
+                (tok, j - i)
             }
             other => {
                 return Err(err(

@@ -130,7 +130,7 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "ends_with",
 ];
 
-const KEYWORDS: &[&str] = &[
+pub(crate) const KEYWORDS: &[&str] = &[
     "and", "or", "not", "in", "is", "null", "empty", "one", "none", "all", "of", "true", "false",
 ];
 
@@ -190,7 +190,7 @@ impl Parser {
     }
 
     fn is_kw(&self, kw: &str) -> bool {
-        matches!(&self.peek().tok, Tok::Ident(s) if s == kw)
+        matches!(&self.peek().tok, Tok::Kw(s) if *s == kw)
     }
 
     fn unexpected(&self, expected: &str) -> Error {
@@ -272,29 +272,29 @@ impl Parser {
     }
 
     fn primary(&mut self) -> Result<(Ast, usize)> {
-        let t = self.peek().clone();
-        match &t.tok {
+        let col = self.peek().col;
+        match &self.toks[self.pos].tok {
             Tok::LParen => {
                 self.bump();
                 self.parens += 1;
-                self.deep(self.parens, t.col)?;
+                self.deep(self.parens, col)?;
                 let e = self.or()?;
                 self.parens -= 1;
                 self.expect(Tok::RParen, "`)` or an operator (`and`, `or`)")?;
                 Ok(e)
             }
-            Tok::Ident(s) if s == "true" => {
+            Tok::Kw("true") => {
                 self.bump();
                 Ok((Ast::Const(true), 1))
             }
-            Tok::Ident(s) if s == "false" => {
+            Tok::Kw("false") => {
                 self.bump();
                 Ok((Ast::Const(false), 1))
             }
             Tok::Ident(s) if FUNCTIONS.contains(&s.as_str()) && *self.peek_at(1) == Tok::LParen => {
                 Ok((self.call()?, 1))
             }
-            Tok::Ident(s) if !KEYWORDS.contains(&s.as_str()) => Ok((self.attr_predicate()?, 1)),
+            Tok::Ident(_) => Ok((self.attr_predicate()?, 1)),
             Tok::Int(_) | Tok::Float(_) | Tok::Str(_) => Ok((self.literal_predicate()?, 1)),
             _ => Err(self.unexpected(
                 "an attribute, a literal, `not`, `true`, `false`, a function call or `(`",
@@ -303,11 +303,13 @@ impl Parser {
     }
 
     fn attr(&mut self) -> Result<AttrRef> {
-        let t = self.peek().clone();
-        match t.tok {
-            Tok::Ident(name) if !KEYWORDS.contains(&name.as_str()) => {
+        let col = self.peek().col;
+        match &mut self.toks[self.pos].tok {
+            Tok::Ident(name) => {
+                // The token is consumed, so its text can be moved out.
+                let name = std::mem::take(name);
                 self.bump();
-                Ok(AttrRef { name, col: t.col })
+                Ok(AttrRef { name, col })
             }
             _ => Err(self.unexpected("an attribute name")),
         }
@@ -371,7 +373,7 @@ impl Parser {
                 items,
             }));
         }
-        if self.is_kw("not") && matches!(self.peek_at(1), Tok::Ident(s) if s == "in") {
+        if self.is_kw("not") && *self.peek_at(1) == Tok::Kw("in") {
             self.bump();
             self.bump();
             let items = self.literal_list()?;
