@@ -157,7 +157,9 @@ mod mutated {
     use proptest::prelude::*;
 
     fn small_frame() -> Vec<u8> {
-        let text: Vec<u8> = (0..3000u32).flat_map(|i| format!("{} ", i % 97).into_bytes()).collect();
+        let text: Vec<u8> = (0..3000u32)
+            .flat_map(|i| format!("{} ", i % 97).into_bytes())
+            .collect();
         zstdkit::compress(&text, Recipe::Balanced).unwrap()
     }
 
