@@ -216,3 +216,40 @@ fn json_events_with_a_json_domain_file() {
     ]));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "1\n2 3\n");
 }
+
+#[test]
+fn event_missing_a_required_attribute_names_the_event_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("dom.json"),
+        r#"[{"name": "age", "type": "integer", "allow_undefined": false}]"#,
+    )
+    .unwrap();
+    std::fs::write(d.join("e"), "<<\"age > 3\">>.\n").unwrap();
+    std::fs::write(d.join("v"), "{\"age\": 5}\n{}\n").unwrap();
+    let out = perfkit()
+        .current_dir(d)
+        .args([
+            "betree",
+            "search",
+            "--exprs",
+            "e",
+            "--domains",
+            "dom.json",
+            "--events",
+            "v",
+            "--events-format",
+            "json",
+            "-o",
+            "out",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "perfkit: v: event 2: event lacks attribute `age`, which is declared disallow-undefined\n"
+    );
+    assert!(!d.join("out").exists());
+}

@@ -316,7 +316,7 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
                         }
                     }),
                 };
-                r.with_context(|| format!("event {}", i + 1))
+                r.with_context(|| format!("{}: event {}", a.input.events.display(), i + 1))
             })
             .collect::<Result<_>>()?,
     };
@@ -374,7 +374,8 @@ fn bench_report(
     block: usize,
     warmup: usize,
 ) -> Result<Report> {
-    let r: BenchReport = measure::run(index, events, budget, block, warmup)?;
+    let r: BenchReport =
+        measure::run(index, events, budget, block, warmup).context("running the benchmark")?;
     let mut rep = Report::new("betree bench");
     rep.run.iterations = r.events as u64;
     rep.run.warmup = warmup.min(events.len()) as u64;
