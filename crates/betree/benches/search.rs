@@ -11,7 +11,7 @@ use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_mai
 
 const PARAMS: usize = 128;
 const EXPRS: usize = 5000;
-const EVENTS: usize = 256;
+const EVENTS: usize = 512; // one full pass of the batch search
 
 fn workload() -> (Schema, Vec<String>, Vec<Event>) {
     let schema = Schema::boolean_params(PARAMS);
