@@ -1,4 +1,24 @@
-//! fixcore: the FIX tag=value hot path — field scanner, zero-copy parser,
-//! builder, message store, deferred processor, core pinning and transports.
+//! fixcore: the FIX tag=value hot path — SIMD field scanner, zero-copy
+//! parser, builder, message store, deferred processor, core pinning and
+//! transports.
 //!
-//! This crate is being built under the fixcore issue; it holds no code yet.
+//! ```
+//! use fixcore::{build::{MessageBuilder, FixVersion}, parse::Parser};
+//!
+//! let mut b = MessageBuilder::new(FixVersion::Fix44);
+//! b.begin(b"D");
+//! b.header_str(49, "BUYER").header_str(56, "SELLER").header_uint(34, 7);
+//! b.field_str(55, "MSFT").field_char(54, b'1').field_int(38, 100);
+//! let bytes = b.finish().to_vec();
+//!
+//! let mut parser = Parser::new();
+//! let msg = parser.parse(&bytes).unwrap();
+//! assert_eq!(msg.msg_type(), b"D");
+//! assert_eq!(msg.int(38).unwrap(), 100);
+//! assert_eq!(msg.str(55).unwrap(), "MSFT");
+//! ```
+
+mod error;
+pub mod scan;
+
+pub use error::{Error, Result};
