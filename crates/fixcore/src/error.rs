@@ -39,14 +39,14 @@ pub enum Error {
         pos: usize,
     },
     /// A header/trailer field is not where FIX requires it.
-    #[error("field order: expected tag {expected} at byte {pos}, found tag {found}")]
+    #[error("field order: tag {tag} at byte {pos}: {why}")]
     FieldOrder {
         /// Offset of the offending field.
         pos: usize,
-        /// Tag required there.
-        expected: u32,
         /// Tag found there.
-        found: u32,
+        tag: u32,
+        /// The rule broken, e.g. "BodyLength(9) must be the second field".
+        why: &'static str,
     },
     /// BodyLength(9) does not match the real body length.
     #[error("BodyLength(9) at byte {pos} says {declared}, body is {actual} bytes")]

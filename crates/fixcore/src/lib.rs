@@ -9,7 +9,7 @@
 //! b.begin(b"D");
 //! b.header_str(49, "BUYER").header_str(56, "SELLER").header_uint(34, 7);
 //! b.field_str(55, "MSFT").field_char(54, b'1').field_int(38, 100);
-//! let bytes = b.finish().to_vec();
+//! let bytes = b.finish().unwrap().to_vec();
 //!
 //! let mut parser = Parser::new();
 //! let msg = parser.parse(&bytes).unwrap();
@@ -22,3 +22,10 @@ mod error;
 pub mod scan;
 
 pub use error::{Error, Result};
+pub mod build;
+pub mod dict;
+pub mod frame;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod parse;
+pub mod value;
