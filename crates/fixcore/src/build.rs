@@ -47,8 +47,32 @@ impl FixVersion {
 pub fn is_header_tag(tag: u32) -> bool {
     matches!(
         tag,
-        34 | 43 | 49 | 50 | 52 | 56 | 57 | 90 | 91 | 97 | 115 | 116 | 122 | 128 | 129
-            | 142 | 143 | 144 | 145 | 212 | 213 | 347 | 369 | 627 | 1128 | 1129 | 1156
+        34 | 43
+            | 49
+            | 50
+            | 52
+            | 56
+            | 57
+            | 90
+            | 91
+            | 97
+            | 115
+            | 116
+            | 122
+            | 128
+            | 129
+            | 142
+            | 143
+            | 144
+            | 145
+            | 212
+            | 213
+            | 347
+            | 369
+            | 627
+            | 1128
+            | 1129
+            | 1156
     )
 }
 
@@ -304,8 +328,14 @@ mod tests {
         let text: Vec<&[u8]> = msg.split(|&b| b == 1).collect();
         assert_eq!(text.last(), Some(&&b""[..]), "ends with SOH");
         let fields = &text[..text.len() - 1];
-        let declared_len: usize = std::str::from_utf8(&fields[1][2..]).unwrap().parse().unwrap();
-        let declared_cs: u32 = std::str::from_utf8(&fields[fields.len() - 1][3..]).unwrap().parse().unwrap();
+        let declared_len: usize = std::str::from_utf8(&fields[1][2..])
+            .unwrap()
+            .parse()
+            .unwrap();
+        let declared_cs: u32 = std::str::from_utf8(&fields[fields.len() - 1][3..])
+            .unwrap()
+            .parse()
+            .unwrap();
         // Body: from the start of field 3 to the end of the field before 10=.
         let head = fields[0].len() + 1 + fields[1].len() + 1;
         let trailer = fields[fields.len() - 1].len() + 1;
@@ -322,7 +352,9 @@ mod tests {
         let mut b = MessageBuilder::new(FixVersion::Fix44);
         b.begin(b"D");
         b.field_str(55, "IBM");
-        b.header_str(56, "T").header_uint(34, 12).header_str(49, "S");
+        b.header_str(56, "T")
+            .header_uint(34, 12)
+            .header_str(49, "S");
         b.field_int(38, 5);
         b.header_str(52, "20240101-00:00:00");
         let m = b.finish().unwrap().to_vec();
@@ -341,7 +373,11 @@ mod tests {
 
     #[test]
     fn versions() {
-        for (v, s) in [(FixVersion::Fix42, "FIX.4.2"), (FixVersion::Fix44, "FIX.4.4"), (FixVersion::Fixt11, "FIXT.1.1")] {
+        for (v, s) in [
+            (FixVersion::Fix42, "FIX.4.2"),
+            (FixVersion::Fix44, "FIX.4.4"),
+            (FixVersion::Fixt11, "FIXT.1.1"),
+        ] {
             let mut b = MessageBuilder::new(v);
             b.begin(b"0").header_str(49, "A");
             let m = b.finish().unwrap().to_vec();

@@ -221,9 +221,7 @@ impl Framer {
 /// `FIX.d.d` or `FIXT.d.d`: rejecting anything else lets a marker that
 /// happens to sit inside garbage be told apart from a real message start.
 fn valid_begin_string(v: &[u8]) -> bool {
-    let rest = v
-        .strip_prefix(b"FIXT.")
-        .or_else(|| v.strip_prefix(b"FIX."));
+    let rest = v.strip_prefix(b"FIXT.").or_else(|| v.strip_prefix(b"FIX."));
     matches!(rest, Some([a, b'.', b]) if a.is_ascii_digit() && b.is_ascii_digit())
 }
 
@@ -272,20 +270,38 @@ mod tests {
     fn garbage_between_messages_is_reported_and_sync_kept() {
         let a = msg("35=D|55=A|");
         let b = msg("35=D|55=B|");
-        let stream = [&a[..], b"GARBAGE\x01\x01==", &b[..], b"junk8=FI", b"X", &a[..]].concat();
+        let stream = [
+            &a[..],
+            b"GARBAGE\x01\x01==",
+            &b[..],
+            b"junk8=FI",
+            b"X",
+            &a[..],
+        ]
+        .concat();
         for size in [1, 3, 7, 64, stream.len()] {
             let chunks: Vec<&[u8]> = stream.chunks(size).collect();
             let (frames, errs) = run(&chunks);
-            assert_eq!(frames, vec![a.clone(), b.clone(), a.clone()], "chunk size {size}");
+            assert_eq!(
+                frames,
+                vec![a.clone(), b.clone(), a.clone()],
+                "chunk size {size}"
+            );
             assert!(!errs.is_empty());
-            assert!(errs.iter().all(|e| e.contains("garbage") || e.contains("bad frame")), "{errs:?}");
+            assert!(
+                errs.iter()
+                    .all(|e| e.contains("garbage") || e.contains("bad frame")),
+                "{errs:?}"
+            );
         }
     }
 
     #[test]
     fn wrong_body_length_is_skipped_without_losing_the_next_message() {
         let good = msg("35=D|55=A|");
-        let bad = String::from_utf8(msg("35=D|55=LONGER|")).unwrap().replace("9=15", "9=99");
+        let bad = String::from_utf8(msg("35=D|55=LONGER|"))
+            .unwrap()
+            .replace("9=15", "9=99");
         let stream = [bad.as_bytes(), &good[..], &good[..], &good[..], &good[..]].concat();
         let (frames, errs) = run(&[&stream]);
         assert!(frames.len() >= 3, "{} frames, errs {errs:?}", frames.len());

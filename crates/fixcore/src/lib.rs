@@ -18,6 +18,8 @@
 //! assert_eq!(msg.str(55).unwrap(), "MSFT");
 //! ```
 
+pub mod affinity;
+pub mod deferred;
 mod error;
 pub mod scan;
 
@@ -28,4 +30,7 @@ pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod parse;
+pub mod sample;
+pub mod store;
+pub mod transport;
 pub mod value;

@@ -704,7 +704,8 @@ impl<'a> Entry<'a> {
 
     /// The field `tag` of this entry (nested groups' members excluded).
     pub fn field(&self, tag: u32) -> Option<FieldRef<'a>> {
-        self.index_of(tag).map(|i| field_ref(self.buf, &self.fields[i]))
+        self.index_of(tag)
+            .map(|i| field_ref(self.buf, &self.fields[i]))
     }
 
     typed_getters!();

@@ -174,7 +174,12 @@ impl UtcTimestamp {
         let h = digits::<2>(&v[9..])?;
         let mi = digits::<2>(&v[12..])?;
         let s = digits::<2>(&v[15..])?;
-        if !(1..=12).contains(&mo) || d == 0 || d > days_in_month(y, mo) || h > 23 || mi > 59 || s > 60
+        if !(1..=12).contains(&mo)
+            || d == 0
+            || d > days_in_month(y, mo)
+            || h > 23
+            || mi > 59
+            || s > 60
         {
             return None;
         }
@@ -252,7 +257,10 @@ mod tests {
         assert_eq!(Decimal::parse(b"."), None);
         assert_eq!(Decimal::parse(b"1e5"), None);
         // 0.1 + 0.2 style values keep every digit.
-        assert_eq!(Decimal::parse(b"0.30000000000000004").map(|d| d.mantissa), Some(30000000000000004));
+        assert_eq!(
+            Decimal::parse(b"0.30000000000000004").map(|d| d.mantissa),
+            Some(30000000000000004)
+        );
     }
 
     #[test]
@@ -260,13 +268,32 @@ mod tests {
         let t = UtcTimestamp::parse(b"20180920-18:14:19.508").unwrap();
         // 2018-09-20T18:14:19.508Z, computed with `date -u -d ... +%s`.
         assert_eq!(t.unix_nanos, 1_537_467_259_508_000_000);
-        assert_eq!(UtcTimestamp::parse(b"19700101-00:00:00").unwrap().unix_nanos, 0);
         assert_eq!(
-            UtcTimestamp::parse(b"20240229-23:59:59.123456789").unwrap().to_parts(),
+            UtcTimestamp::parse(b"19700101-00:00:00")
+                .unwrap()
+                .unix_nanos,
+            0
+        );
+        assert_eq!(
+            UtcTimestamp::parse(b"20240229-23:59:59.123456789")
+                .unwrap()
+                .to_parts(),
             (2024, 2, 29, 23, 59, 59, 123_456_789)
         );
-        for bad in [&b"20230229-00:00:00"[..], b"20181320-18:14:19", b"20180920-24:00:00", b"20180920-18:14:19.5", b"20180920 18:14:19", b"2018092-18:14:19"] {
-            assert_eq!(UtcTimestamp::parse(bad), None, "{}", String::from_utf8_lossy(bad));
+        for bad in [
+            &b"20230229-00:00:00"[..],
+            b"20181320-18:14:19",
+            b"20180920-24:00:00",
+            b"20180920-18:14:19.5",
+            b"20180920 18:14:19",
+            b"2018092-18:14:19",
+        ] {
+            assert_eq!(
+                UtcTimestamp::parse(bad),
+                None,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 

@@ -156,17 +156,32 @@ mod tests {
         assert_eq!(s(|b| decimal(b, Decimal::new(1250, 2))), "12.50");
         assert_eq!(s(|b| decimal(b, Decimal::new(-5, 3))), "-0.005");
         assert_eq!(s(|b| decimal(b, Decimal::new(0, 1))), "0.0");
-        assert_eq!(s(|b| decimal(b, Decimal::new(i64::MIN, 0))), i64::MIN.to_string());
+        assert_eq!(
+            s(|b| decimal(b, Decimal::new(i64::MIN, 0))),
+            i64::MIN.to_string()
+        );
     }
 
     #[test]
     fn timestamps() {
         let t = UtcTimestamp::parse(b"20180920-18:14:19.508").unwrap();
-        assert_eq!(s(|b| timestamp(b, t, TimePrecision::Millis).unwrap()), "20180920-18:14:19.508");
-        assert_eq!(s(|b| timestamp(b, t, TimePrecision::Seconds).unwrap()), "20180920-18:14:19");
-        assert_eq!(s(|b| timestamp(b, t, TimePrecision::Nanos).unwrap()), "20180920-18:14:19.508000000");
+        assert_eq!(
+            s(|b| timestamp(b, t, TimePrecision::Millis).unwrap()),
+            "20180920-18:14:19.508"
+        );
+        assert_eq!(
+            s(|b| timestamp(b, t, TimePrecision::Seconds).unwrap()),
+            "20180920-18:14:19"
+        );
+        assert_eq!(
+            s(|b| timestamp(b, t, TimePrecision::Nanos).unwrap()),
+            "20180920-18:14:19.508000000"
+        );
         let early = UtcTimestamp::parse(b"17000101-00:00:00").unwrap();
-        assert_eq!(s(|b| timestamp(b, early, TimePrecision::Seconds).unwrap()), "17000101-00:00:00");
+        assert_eq!(
+            s(|b| timestamp(b, early, TimePrecision::Seconds).unwrap()),
+            "17000101-00:00:00"
+        );
     }
 
     proptest! {

@@ -39,7 +39,10 @@ fn parses_published_sample_on_every_scan_path() {
         assert_eq!(msg.uint(34).unwrap(), 1080);
         assert_eq!(msg.str(55).unwrap(), "MSFT");
         assert_eq!(msg.char(54).unwrap(), b'1');
-        assert_eq!(msg.timestamp(52).unwrap().unix_nanos, 1_537_467_259_508_000_000);
+        assert_eq!(
+            msg.timestamp(52).unwrap().unix_nanos,
+            1_537_467_259_508_000_000
+        );
         assert_eq!(msg.get(100), Some(&b"NYSE"[..]));
         assert_eq!(msg.get(44), None);
         assert!(matches!(msg.int(44), Err(Error::MissingTag { tag: 44 })));
@@ -50,7 +53,9 @@ fn parses_published_sample_on_every_scan_path() {
 
 #[test]
 fn typed_getters() {
-    let m = frame("35=8|44=101.25|6=-0.5|99=00.000|1000=Y|1001=N|20001=big|60=20240229-12:00:00.123456|");
+    let m = frame(
+        "35=8|44=101.25|6=-0.5|99=00.000|1000=Y|1001=N|20001=big|60=20240229-12:00:00.123456|",
+    );
     let mut p = Parser::new();
     let msg = p.parse(&m).unwrap();
     assert_eq!(msg.decimal(44).unwrap(), Decimal::new(10125, 2));
@@ -59,7 +64,10 @@ fn typed_getters() {
     assert!(msg.bool(1000).unwrap());
     assert!(!msg.bool(1001).unwrap());
     assert_eq!(msg.str(20001).unwrap(), "big");
-    assert_eq!(msg.timestamp(60).unwrap().to_parts(), (2024, 2, 29, 12, 0, 0, 123_456_000));
+    assert_eq!(
+        msg.timestamp(60).unwrap().to_parts(),
+        (2024, 2, 29, 12, 0, 0, 123_456_000)
+    );
     assert!(matches!(msg.bool(44), Err(Error::BadValue { .. })));
 }
 
@@ -76,7 +84,14 @@ fn value_may_contain_equals() {
 fn rejects_wrong_body_length() {
     let good = soh(NOS);
     let bad = soh(&NOS.replace("9=164", "9=165"));
-    assert!(matches!(parse_err(&bad), Error::BodyLength { pos: 10, declared: 165, actual: 164 }));
+    assert!(matches!(
+        parse_err(&bad),
+        Error::BodyLength {
+            pos: 10,
+            declared: 165,
+            actual: 164
+        }
+    ));
     assert!(Parser::new().parse(&good).is_ok());
     let bad = soh(&NOS.replace("9=164", "9=1x8"));
     assert!(matches!(parse_err(&bad), Error::BadValue { tag: 9, .. }));
@@ -85,7 +100,14 @@ fn rejects_wrong_body_length() {
 #[test]
 fn rejects_wrong_or_short_checksum() {
     let bad = soh(&NOS.replace("10=218", "10=219"));
-    assert!(matches!(parse_err(&bad), Error::CheckSum { declared: 219, actual: 218, .. }));
+    assert!(matches!(
+        parse_err(&bad),
+        Error::CheckSum {
+            declared: 219,
+            actual: 218,
+            ..
+        }
+    ));
     let short = soh(&NOS.replace("10=218", "10=92"));
     assert!(matches!(parse_err(&short), Error::CheckSumFormat { .. }));
     let long = soh(&NOS.replace("10=218", "10=0092"));
@@ -98,13 +120,23 @@ fn rejects_wrong_or_short_checksum() {
 fn rejects_fields_out_of_order() {
     // 35 before 9.
     let m = soh("8=FIX.4.4|35=D|9=5|10=000|");
-    assert!(matches!(parse_err(&m), Error::FieldOrder { tag: 35, pos: 10, .. }));
+    assert!(matches!(
+        parse_err(&m),
+        Error::FieldOrder {
+            tag: 35,
+            pos: 10,
+            ..
+        }
+    ));
     // Body field in third place.
     let m = frame("55=X|35=D|");
     assert!(matches!(parse_err(&m), Error::FieldOrder { tag: 55, .. }));
     // BeginString not first.
     let m = soh("9=5|8=FIX.4.4|35=D|10=000|");
-    assert!(matches!(parse_err(&m), Error::FieldOrder { tag: 9, pos: 0, .. }));
+    assert!(matches!(
+        parse_err(&m),
+        Error::FieldOrder { tag: 9, pos: 0, .. }
+    ));
     // CheckSum in the middle.
     let m = soh("8=FIX.4.4|9=5|35=D|10=000|55=X|");
     assert!(matches!(parse_err(&m), Error::FieldOrder { tag: 10, .. }));
@@ -152,7 +184,10 @@ fn rejects_duplicates_outside_groups() {
     let m = frame("35=D|55=A|54=1|55=B|");
     assert!(matches!(parse_err(&m), Error::DuplicateTag { tag: 55, .. }));
     let m = frame("35=D|20001=A|20001=B|");
-    assert!(matches!(parse_err(&m), Error::DuplicateTag { tag: 20001, .. }));
+    assert!(matches!(
+        parse_err(&m),
+        Error::DuplicateTag { tag: 20001, .. }
+    ));
 }
 
 #[test]
@@ -181,25 +216,57 @@ fn repeating_groups_and_nesting() {
     assert_eq!(ps.len(), 2);
     assert_eq!(ps[0].str(448).unwrap(), "P1");
     assert_eq!(ps[1].str(448).unwrap(), "P2");
-    assert_eq!(ps[1].get(523), None, "nested member not visible from outer entry");
+    assert_eq!(
+        ps[1].get(523),
+        None,
+        "nested member not visible from outer entry"
+    );
     let sub: Vec<_> = ps[0].group(802).unwrap().entries().collect();
     assert_eq!(sub.len(), 1);
     assert_eq!(sub[0].int(803).unwrap(), 4);
     assert_eq!(entries[2].char(269).unwrap(), b'2');
     let tree = msg.nodes();
-    assert!(tree.iter().any(|n| matches!(n, Node::Group(f, e) if f.tag == 268 && e.len() == 3)));
+    assert!(
+        tree.iter()
+            .any(|n| matches!(n, Node::Group(f, e) if f.tag == 268 && e.len() == 3))
+    );
 }
 
 #[test]
 fn rejects_bad_groups() {
     let m = frame("35=W|268=2|269=0|270=1|");
-    assert!(matches!(parse_err(&m), Error::GroupCount { tag: 268, declared: 2, found: 1, .. }));
+    assert!(matches!(
+        parse_err(&m),
+        Error::GroupCount {
+            tag: 268,
+            declared: 2,
+            found: 1,
+            ..
+        }
+    ));
     let m = frame("35=W|268=1|269=0|270=1|269=1|");
-    assert!(matches!(parse_err(&m), Error::GroupCount { declared: 1, found: 2, .. }));
+    assert!(matches!(
+        parse_err(&m),
+        Error::GroupCount {
+            declared: 1,
+            found: 2,
+            ..
+        }
+    ));
     let m = frame("35=W|268=1|270=1|269=0|");
-    assert!(matches!(parse_err(&m), Error::GroupDelimiter { delimiter: 269, found: 270, .. }));
+    assert!(matches!(
+        parse_err(&m),
+        Error::GroupDelimiter {
+            delimiter: 269,
+            found: 270,
+            ..
+        }
+    ));
     let m = frame("35=W|268=1|269=0|270=1|270=2|");
-    assert!(matches!(parse_err(&m), Error::DuplicateTag { tag: 270, .. }));
+    assert!(matches!(
+        parse_err(&m),
+        Error::DuplicateTag { tag: 270, .. }
+    ));
     let m = frame("35=W|268=x|");
     assert!(matches!(parse_err(&m), Error::BadValue { tag: 268, .. }));
     let m = frame("35=W|268=0|");
@@ -225,10 +292,24 @@ fn many_messages_reuse_tables_correctly() {
 /// Seeds for the fuzz bodies run under `cargo test`.
 pub(crate) fn seeds() -> Vec<Vec<u8>> {
     let mut b = MessageBuilder::new(FixVersion::Fix44);
-    b.begin(b"W").header_str(49, "A").header_str(56, "B").header_uint(34, 1);
-    b.field_uint(268, 2).field_char(269, b'0').field_str(270, "1.5").field_char(269, b'1').field_str(270, "1.6");
+    b.begin(b"W")
+        .header_str(49, "A")
+        .header_str(56, "B")
+        .header_uint(34, 1);
+    b.field_uint(268, 2)
+        .field_char(269, b'0')
+        .field_str(270, "1.5")
+        .field_char(269, b'1')
+        .field_str(270, "1.6");
     let built = b.finish().unwrap().to_vec();
-    vec![soh(NOS), frame("35=0|"), built, b"8=FIX".to_vec(), vec![1, b'=', 1], Vec::new()]
+    vec![
+        soh(NOS),
+        frame("35=0|"),
+        built,
+        b"8=FIX".to_vec(),
+        vec![1, b'=', 1],
+        Vec::new(),
+    ]
 }
 
 #[test]

@@ -246,10 +246,7 @@ mod imp {
                         _mm512_storeu_si512(out.add(n + 32).cast(), _mm512_add_epi32(w, base));
                         if cnt > 48 {
                             let w = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<3>(c));
-                            _mm512_storeu_si512(
-                                out.add(n + 48).cast(),
-                                _mm512_add_epi32(w, base),
-                            );
+                            _mm512_storeu_si512(out.add(n + 48).cast(), _mm512_add_epi32(w, base));
                         }
                     }
                 }
