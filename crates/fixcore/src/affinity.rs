@@ -17,6 +17,13 @@ pub fn cores() -> Vec<usize> {
 /// The core is not checked against this thread's current mask: once pinned,
 /// a thread's mask is that one core, yet it may be moved to another.
 pub fn pin_current(core: usize) -> Result<usize> {
+    // core_affinity indexes a fixed-size cpu_set_t and panics beyond it.
+    if core >= libc::CPU_SETSIZE as usize {
+        return Err(Error::Affinity {
+            core,
+            why: "beyond CPU_SETSIZE",
+        });
+    }
     if core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
         Ok(core)
     } else {
