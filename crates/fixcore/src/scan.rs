@@ -113,6 +113,17 @@ pub fn scan_into(msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
 /// [`scan_into`] with an explicit path. Fails with
 /// [`Error::ScanPathUnavailable`] if the CPU cannot run `path`.
 pub fn scan_with(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
+    scan_impl(path, msg, out, false).map(|_| ())
+}
+
+/// [`scan_with`] that also returns the sum of all bytes, computed in the
+/// same pass (the parser derives the CheckSum from it).
+pub fn scan_and_sum(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
+    scan_impl(path, msg, out, true)
+}
+
+#[inline(always)]
+fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool) -> Result<u64> {
     if msg.len() > u32::MAX as usize - SLACK {
         return Err(Error::TooLarge {
             len: msg.len(),
@@ -122,30 +133,35 @@ pub fn scan_with(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
     out.clear();
     out.reserve(msg.len() + SLACK);
     let n = match path {
-        ScanPath::Scalar => Some(scalar(msg, out.spare_capacity_mut())),
-        ScanPath::Avx2 => x86::avx2(msg, out.spare_capacity_mut()),
-        ScanPath::Avx512 => x86::avx512(msg, out.spare_capacity_mut()),
-        ScanPath::Avx512Vbmi2 => x86::avx512_vbmi2(msg, out.spare_capacity_mut()),
+        ScanPath::Scalar => Some(scalar(msg, out.spare_capacity_mut(), sum)),
+        ScanPath::Avx2 => x86::avx2(msg, out.spare_capacity_mut(), sum),
+        ScanPath::Avx512 => x86::avx512(msg, out.spare_capacity_mut(), sum),
+        ScanPath::Avx512Vbmi2 => x86::avx512_vbmi2(msg, out.spare_capacity_mut(), sum),
     };
-    let Some(n) = n else {
+    let Some((n, total)) = n else {
         return Err(Error::ScanPathUnavailable { path: path.name() });
     };
     debug_assert!(n <= msg.len());
     // SAFETY: every path initialised exactly the first `n` spare elements
     // (and possibly more, which stay beyond `len`), and `n <= capacity`.
     unsafe { out.set_len(n) };
-    Ok(())
+    Ok(total)
 }
 
 /// The plain loop: write the index unconditionally and advance the cursor by
 /// whether the byte is a delimiter, so there is no data-dependent branch.
-fn scalar(msg: &[u8], out: &mut [std::mem::MaybeUninit<u32>]) -> usize {
+fn scalar(msg: &[u8], out: &mut [std::mem::MaybeUninit<u32>], sum: bool) -> (usize, u64) {
     let mut n = 0;
     for (i, &b) in msg.iter().enumerate() {
         out[n].write(i as u32);
         n += usize::from(b == b'=' || b == SOH);
     }
-    n
+    let total = if sum {
+        msg.iter().map(|&b| u64::from(b)).sum()
+    } else {
+        0
+    };
+    (n, total)
 }
 
 #[cfg(test)]
@@ -165,9 +181,13 @@ mod tests {
     fn check_all(msg: &[u8]) {
         let want = model(msg);
         let mut out = Vec::new();
+        let want_sum: u64 = msg.iter().map(|&b| u64::from(b)).sum();
         for path in ScanPath::available() {
             scan_with(path, msg, &mut out).unwrap();
             assert_eq!(out, want, "path {path:?} on {msg:?}");
+            let s = scan_and_sum(path, msg, &mut out).unwrap();
+            assert_eq!(out, want, "path {path:?} with sum on {msg:?}");
+            assert_eq!(s, want_sum, "sum on path {path:?}");
         }
         scan_into(msg, &mut out).unwrap();
         assert_eq!(out, want, "detected path");

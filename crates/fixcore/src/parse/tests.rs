@@ -277,7 +277,7 @@ fn rejects_bad_groups() {
 #[test]
 fn many_messages_reuse_tables_correctly() {
     // Generation stamping must not leak tags between messages, including
-    // across the 16-bit generation wrap.
+    // across the 15-bit generation wrap.
     let a = frame("35=D|55=A|");
     let b = frame("35=D|54=1|");
     let mut p = Parser::new();

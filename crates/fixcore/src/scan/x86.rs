@@ -20,13 +20,13 @@ mod imp_none {
     pub fn has_avx512_vbmi2() -> bool {
         false
     }
-    pub fn avx2(_: &[u8], _: &mut [MaybeUninit<u32>]) -> Option<usize> {
+    pub fn avx2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
         None
     }
-    pub fn avx512(_: &[u8], _: &mut [MaybeUninit<u32>]) -> Option<usize> {
+    pub fn avx512(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
         None
     }
-    pub fn avx512_vbmi2(_: &[u8], _: &mut [MaybeUninit<u32>]) -> Option<usize> {
+    pub fn avx512_vbmi2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
         None
     }
 }
@@ -66,31 +66,56 @@ mod imp {
     }
 
     /// AVX2 scan; `None` if unavailable or `out` lacks slack.
-    pub fn avx2(msg: &[u8], out: &mut [MaybeUninit<u32>]) -> Option<usize> {
+    pub fn avx2(msg: &[u8], out: &mut [MaybeUninit<u32>], sum: bool) -> Option<(usize, u64)> {
         if !has_avx2() || !has_room(msg, out) {
             return None;
         }
+        let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked just above; `out` has `msg.len() + 64`
         // elements and the kernel writes at most 32 past `msg.len()`.
-        Some(unsafe { avx2_kernel(msg, out.as_mut_ptr().cast::<u32>()) })
+        Some(unsafe {
+            if sum {
+                avx2_kernel::<true>(msg, out)
+            } else {
+                avx2_kernel::<false>(msg, out)
+            }
+        })
     }
 
     /// AVX-512 dword-compress scan; `None` if unavailable or short of slack.
-    pub fn avx512(msg: &[u8], out: &mut [MaybeUninit<u32>]) -> Option<usize> {
+    pub fn avx512(msg: &[u8], out: &mut [MaybeUninit<u32>], sum: bool) -> Option<(usize, u64)> {
         if !has_avx512() || !has_room(msg, out) {
             return None;
         }
+        let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked; the kernel writes at most 16 past len.
-        Some(unsafe { avx512_kernel(msg, out.as_mut_ptr().cast::<u32>()) })
+        Some(unsafe {
+            if sum {
+                avx512_kernel::<true>(msg, out)
+            } else {
+                avx512_kernel::<false>(msg, out)
+            }
+        })
     }
 
     /// AVX-512 VBMI2 byte-compress scan; `None` if unavailable.
-    pub fn avx512_vbmi2(msg: &[u8], out: &mut [MaybeUninit<u32>]) -> Option<usize> {
+    pub fn avx512_vbmi2(
+        msg: &[u8],
+        out: &mut [MaybeUninit<u32>],
+        sum: bool,
+    ) -> Option<(usize, u64)> {
         if !has_avx512_vbmi2() || !has_room(msg, out) {
             return None;
         }
+        let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked; the kernel writes at most 16 past len.
-        Some(unsafe { vbmi2_kernel(msg, out.as_mut_ptr().cast::<u32>()) })
+        Some(unsafe {
+            if sum {
+                vbmi2_kernel::<true>(msg, out)
+            } else {
+                vbmi2_kernel::<false>(msg, out)
+            }
+        })
     }
 
     /// Turns a 32-bit block mask into positions. The first 8 (then 16) are
@@ -127,7 +152,9 @@ mod imp {
     }
 
     #[target_feature(enable = "avx2,bmi1,popcnt")]
-    unsafe fn avx2_kernel(msg: &[u8], out: *mut u32) -> usize {
+    unsafe fn avx2_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+        let zero = _mm256_setzero_si256();
+        let mut acc = zero;
         let eq = _mm256_set1_epi8(b'=' as i8);
         let soh = _mm256_set1_epi8(super::super::SOH as i8);
         let len = msg.len();
@@ -137,6 +164,9 @@ mod imp {
         while i + 32 <= len {
             // SAFETY: `i + 32 <= len`, unaligned load is allowed.
             let v = unsafe { _mm256_loadu_si256(p.add(i).cast()) };
+            if SUM {
+                acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+            }
             let m = _mm256_movemask_epi8(_mm256_or_si256(
                 _mm256_cmpeq_epi8(v, eq),
                 _mm256_cmpeq_epi8(v, soh),
@@ -152,6 +182,9 @@ mod imp {
             tail[..len - i].copy_from_slice(&msg[i..]);
             // SAFETY: `tail` is 32 readable bytes.
             let v = unsafe { _mm256_loadu_si256(tail.as_ptr().cast()) };
+            if SUM {
+                acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+            }
             let m = _mm256_movemask_epi8(_mm256_or_si256(
                 _mm256_cmpeq_epi8(v, eq),
                 _mm256_cmpeq_epi8(v, soh),
@@ -159,13 +192,16 @@ mod imp {
             // SAFETY: as above, n <= i < len.
             n = unsafe { emit32(m, i as u32, out, n) };
         }
-        n
+        let mut lanes = [0u64; 4];
+        // SAFETY: `lanes` is 32 writable bytes.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc) };
+        (n, lanes.iter().sum())
     }
 
     /// Loads up to 64 bytes at `i` (masked load for the tail: masked-off
-    /// bytes are not read and cannot fault) and returns the delimiter mask.
+    /// bytes are not read, cannot fault, and read as zero).
     #[inline(always)]
-    unsafe fn block_mask(p: *const u8, i: usize, len: usize, eq: __m512i, soh: __m512i) -> u64 {
+    unsafe fn load_block(p: *const u8, i: usize, len: usize) -> __m512i {
         let rem = len - i;
         let v = if rem >= 64 {
             // SAFETY: 64 bytes from `i` are inside the slice.
@@ -176,12 +212,12 @@ mod imp {
             // loads suppress faults on masked-off lanes.
             unsafe { _mm512_maskz_loadu_epi8(k, p.add(i).cast()) }
         };
-        // SAFETY: only inlined into kernels compiled with AVX-512 BW.
-        unsafe { _mm512_cmpeq_epi8_mask(v, eq) | _mm512_cmpeq_epi8_mask(v, soh) }
+        v
     }
 
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    unsafe fn avx512_kernel(msg: &[u8], out: *mut u32) -> usize {
+    unsafe fn avx512_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+        let mut acc = _mm512_setzero_si512();
         let eq = _mm512_set1_epi8(b'=' as i8);
         let soh = _mm512_set1_epi8(super::super::SOH as i8);
         let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -190,8 +226,12 @@ mod imp {
         let mut i = 0;
         let mut n = 0;
         while i < len {
-            // SAFETY: i < len; block_mask never reads past len.
-            let m = unsafe { block_mask(p, i, len, eq, soh) };
+            // SAFETY: i < len; load_block never reads past len.
+            let v = unsafe { load_block(p, i, len) };
+            let m = _mm512_cmpeq_epi8_mask(v, eq) | _mm512_cmpeq_epi8_mask(v, soh);
+            if SUM {
+                acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+            }
             for q in 0..4 {
                 let kq = (m >> (16 * q)) as u16;
                 let idx = _mm512_add_epi32(iota, _mm512_set1_epi32((i + 16 * q) as i32));
@@ -202,7 +242,7 @@ mod imp {
             }
             i += 64;
         }
-        n
+        (n, _mm512_reduce_add_epi64(acc) as u64)
     }
 
     static IOTA8: [u8; 64] = {
@@ -216,7 +256,8 @@ mod imp {
     };
 
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-    unsafe fn vbmi2_kernel(msg: &[u8], out: *mut u32) -> usize {
+    unsafe fn vbmi2_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+        let mut acc = _mm512_setzero_si512();
         let eq = _mm512_set1_epi8(b'=' as i8);
         let soh = _mm512_set1_epi8(super::super::SOH as i8);
         // SAFETY: IOTA8 is 64 readable bytes.
@@ -226,8 +267,12 @@ mod imp {
         let mut i = 0;
         let mut n = 0;
         while i < len {
-            // SAFETY: i < len; block_mask never reads past len.
-            let m = unsafe { block_mask(p, i, len, eq, soh) };
+            // SAFETY: i < len; load_block never reads past len.
+            let v = unsafe { load_block(p, i, len) };
+            let m = _mm512_cmpeq_epi8_mask(v, eq) | _mm512_cmpeq_epi8_mask(v, soh);
+            if SUM {
+                acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+            }
             let cnt = m.count_ones() as usize;
             // One compress gives the in-block offsets of every delimiter,
             // in order; widening 16 at a time adds the block base.
@@ -254,6 +299,6 @@ mod imp {
             n += cnt;
             i += 64;
         }
-        n
+        (n, _mm512_reduce_add_epi64(acc) as u64)
     }
 }
