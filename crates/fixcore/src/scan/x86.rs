@@ -203,7 +203,7 @@ mod imp {
     #[inline(always)]
     unsafe fn load_block(p: *const u8, i: usize, len: usize) -> __m512i {
         let rem = len - i;
-        let v = if rem >= 64 {
+        if rem >= 64 {
             // SAFETY: 64 bytes from `i` are inside the slice.
             unsafe { _mm512_loadu_si512(p.add(i).cast()) }
         } else {
@@ -211,8 +211,7 @@ mod imp {
             // SAFETY: only the first `rem` bytes are loaded; AVX-512 masked
             // loads suppress faults on masked-off lanes.
             unsafe { _mm512_maskz_loadu_epi8(k, p.add(i).cast()) }
-        };
-        v
+        }
     }
 
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
