@@ -29,6 +29,7 @@ pub mod dict;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod measure;
 pub mod parse;
 pub mod sample;
 pub mod store;
