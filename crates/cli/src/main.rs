@@ -27,6 +27,11 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
+    /// The FIX hot path: scan, parse, build, store, deferred, affinity and
+    /// transport, each as a before/after pair measured in one run.
+    FixBench(cmd::fix::FixBenchArgs),
+    /// FIX tools: `fix check FILE|-` validates messages.
+    Fix(cmd::fix::FixArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +41,8 @@ fn main() -> ExitCode {
         Command::Decompress(args) => cmd::compress::run(args, true),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Corpus(args) => cmd::corpus::run(args),
+        Command::FixBench(args) => cmd::fix::run(args),
+        Command::Fix(args) => cmd::fix::run_fix(args),
     };
     match result {
         Ok(code) => code,

@@ -87,6 +87,9 @@ pub struct Comparison {
     pub variants: Vec<Variant>,
     /// Free-text notes.
     pub notes: Vec<String>,
+    /// Whether the variants are alternatives to compare with the first
+    /// (false when they are simply different inputs).
+    pub compare: bool,
 }
 
 impl Comparison {
@@ -149,6 +152,7 @@ fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Co
             })
             .collect(),
         notes: Vec::new(),
+        compare: true,
     }
 }
 
@@ -472,6 +476,7 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
             "each run spawns one unpinned and one pinned thread in turn; {} cores usable",
             affinity::cores().len()
         )],
+        compare: true,
     })
 }
 
@@ -533,6 +538,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
              the server and the reply by the client"
                 .into(),
         ],
+        compare: true,
     })
 }
 

@@ -34,6 +34,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         report: args.report.clone(),
     })?;
     absorb(&mut report, "zstd", compress);
+    let fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args.report.clone()))?;
+    absorb(&mut report, "fix", fix);
     super::emit(&report, &args.report)
 }
 
