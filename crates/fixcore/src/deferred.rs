@@ -60,7 +60,7 @@ impl DeferredProcessor {
                     pinned_core,
                     ..Default::default()
                 };
-                let mut idle = 0u32;
+                let mut idle = Idle::default();
                 loop {
                     let got = consumer.try_pop(|m| {
                         let seq = parser.parse(m).ok().and_then(|msg| msg.uint(34).ok());
@@ -70,7 +70,7 @@ impl DeferredProcessor {
                         }
                     });
                     if got.is_some() {
-                        idle = 0;
+                        idle.reset();
                         continue;
                     }
                     // `finish` raises stop only once the ring is drained, and
@@ -78,14 +78,7 @@ impl DeferredProcessor {
                     if stop2.load(Ordering::Acquire) {
                         return Ok(stats);
                     }
-                    idle += 1;
-                    if idle < 64 {
-                        std::hint::spin_loop();
-                    } else {
-                        // Two shared cores: spinning forever would starve
-                        // the producer.
-                        std::thread::yield_now();
-                    }
+                    idle.wait();
                 }
             })
             .map_err(Error::io("spawning deferred worker"))?;
@@ -143,6 +136,34 @@ impl Drop for DeferredProcessor {
         self.stop.store(true, Ordering::Release);
         if let Some(w) = self.worker.take() {
             let _ = w.join();
+        }
+    }
+}
+
+/// Back-off for a consumer that found its queue empty: spin briefly, then
+/// yield, then sleep. Polling the producer's index in a tight loop pulls its
+/// cache line away on every push and slows the hot path, and on a machine
+/// with few cores a spinning consumer starves the producer.
+#[derive(Debug, Default)]
+pub struct Idle {
+    rounds: u32,
+}
+
+impl Idle {
+    /// Call after finding work.
+    pub fn reset(&mut self) {
+        self.rounds = 0;
+    }
+
+    /// Call after finding nothing.
+    pub fn wait(&mut self) {
+        self.rounds = self.rounds.saturating_add(1);
+        if self.rounds < 64 {
+            std::hint::spin_loop();
+        } else if self.rounds < 256 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(50));
         }
     }
 }
