@@ -23,6 +23,9 @@ pub struct GroupDef {
 #[derive(Debug, Clone)]
 pub struct Dictionary {
     groups: Vec<GroupDef>,
+    /// Per group: (smallest member tag, `slot[tag - min]` = member index + 1
+    /// or 0), so membership is one indexed load instead of a list search.
+    members: Vec<(u32, Vec<u8>)>,
     /// `by_count[tag]` = group index + 1, or 0.
     by_count: Vec<u16>,
 }
@@ -38,6 +41,7 @@ impl Dictionary {
     pub fn empty() -> Dictionary {
         Dictionary {
             groups: Vec::new(),
+            members: Vec::new(),
             by_count: vec![0; DIRECT_TAGS],
         }
     }
@@ -114,14 +118,26 @@ impl Dictionary {
         if def.members.len() > 64 {
             return Err(Error::Build("a group may have at most 64 member tags"));
         }
+        if def.members.iter().any(|&t| t == 0 || t >= 1 << 20) {
+            return Err(Error::Build("group member tags must be in 1..2^20"));
+        }
         if def.members.iter().any(|t| matches!(t, 8 | 9 | 10 | 35)) {
             return Err(Error::Build("tags 8, 9, 10 and 35 cannot be group members"));
         }
+        let min = def.members.iter().copied().min().unwrap_or(0);
+        let max = def.members.iter().copied().max().unwrap_or(0);
+        let mut lookup = vec![0u8; (max - min) as usize + 1];
+        for (k, &m) in def.members.iter().enumerate() {
+            lookup[(m - min) as usize] = k as u8 + 1;
+        }
         let slot = &mut self.by_count[def.count_tag as usize];
         if *slot != 0 {
-            self.groups[*slot as usize - 1] = def;
+            let g = *slot as usize - 1;
+            self.groups[g] = def;
+            self.members[g] = (min, lookup);
         } else {
             self.groups.push(def);
+            self.members.push((min, lookup));
             *slot = self.groups.len() as u16;
         }
         Ok(self)
@@ -137,10 +153,27 @@ impl Dictionary {
     }
 }
 
-impl GroupDef {
-    /// Position of `tag` among the members.
+impl Dictionary {
+    /// Index of the group counted by `tag`.
     #[inline]
-    pub(crate) fn member_index(&self, tag: u32) -> Option<usize> {
-        self.members.iter().position(|&m| m == tag)
+    pub(crate) fn group_index(&self, tag: u32) -> Option<usize> {
+        match self.by_count.get(tag as usize) {
+            Some(&i) if i != 0 => Some(i as usize - 1),
+            _ => None,
+        }
+    }
+
+    /// The definition of group `g` (an index from [`Self::group_index`]).
+    #[inline]
+    pub(crate) fn def(&self, g: usize) -> &GroupDef {
+        &self.groups[g]
+    }
+
+    /// Position of `tag` among group `g`'s members.
+    #[inline]
+    pub(crate) fn member_index(&self, g: usize, tag: u32) -> Option<usize> {
+        let (min, lookup) = &self.members[g];
+        let k = *lookup.get(tag.checked_sub(*min)? as usize)?;
+        (k != 0).then(|| usize::from(k) - 1)
     }
 }

@@ -4,10 +4,20 @@
 
 use crate::frame::Framer;
 use crate::parse::Parser;
+use std::cell::RefCell;
+
+thread_local! {
+    // Reused, as in production: stale generation-stamped table entries from
+    // earlier inputs are part of what is being tested.
+    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+}
 
 /// Parses `data` as one message and walks every accessor; must not panic.
 pub fn parse_one(data: &[u8]) {
-    let mut p = Parser::new();
+    PARSER.with_borrow_mut(|p| parse_with(p, data));
+}
+
+fn parse_with(p: &mut Parser, data: &[u8]) {
     if let Ok(m) = p.parse(data) {
         for f in m.fields() {
             let _ = (f.int(), f.decimal(), f.timestamp(), f.bool(), f.char());
@@ -25,8 +35,11 @@ pub fn parse_one(data: &[u8]) {
 /// and parses every frame; must not panic, and every frame it yields must
 /// start with `8=` and end with SOH.
 pub fn frame_stream(data: &[u8]) {
+    PARSER.with_borrow_mut(|p| frame_with(p, data));
+}
+
+fn frame_with(p: &mut Parser, data: &[u8]) {
     let mut fr = Framer::new(4096);
-    let mut p = Parser::new();
     let mut i = 0;
     let mut k = 0usize;
     while i < data.len() {

@@ -174,7 +174,7 @@ impl Parser {
                 self.high.push((f.tag, i as u32));
             }
             i = match self.dict.group(f.tag) {
-                Some(def) => parse_group(buf, &mut self.fields, &self.dict, def, i, 0)?,
+                Some(_) => parse_group(buf, &mut self.fields, &self.dict, f.tag, i, 0)?,
                 None => i + 1,
             };
         }
@@ -207,11 +207,15 @@ fn parse_group(
     buf: &[u8],
     fields: &mut [Field],
     dict: &Dictionary,
-    def: &GroupDef,
+    count_tag: u32,
     i: usize,
     depth: usize,
 ) -> Result<usize> {
     let cf = fields[i];
+    let Some(g) = dict.group_index(count_tag) else {
+        return Ok(i + 1);
+    };
+    let def = dict.def(g);
     if depth >= MAX_GROUP_DEPTH {
         return Err(Error::BadValue {
             tag: cf.tag,
@@ -245,7 +249,7 @@ fn parse_group(
                     found: f.tag,
                 });
             }
-            let Some(m) = def.member_index(f.tag) else {
+            let Some(m) = dict.member_index(g, f.tag) else {
                 break;
             };
             if seen & (1 << m) != 0 {
@@ -255,9 +259,9 @@ fn parse_group(
                 });
             }
             seen |= 1 << m;
-            j = match dict.group(f.tag) {
-                Some(nested) if f.tag != def.count_tag => {
-                    parse_group(buf, fields, dict, nested, j, depth + 1)?
+            j = match dict.group_index(f.tag) {
+                Some(_) if f.tag != def.count_tag => {
+                    parse_group(buf, fields, dict, f.tag, j, depth + 1)?
                 }
                 _ => j + 1,
             };
