@@ -2,6 +2,23 @@
 //! parser, builder, message store, deferred processor, core pinning and
 //! transports.
 //!
+//! - [`scan`]: every `=` and SOH offset in one pass (scalar / AVX2 /
+//!   AVX-512 / AVX-512 VBMI2, chosen at run time; `FIXCORE_SCAN` caps it);
+//! - [`parse`]: validating zero-copy [`parse::Message`] with O(1) tag
+//!   access, typed getters ([`value`]) and repeating groups ([`dict`]);
+//! - [`frame`]: splits a byte stream into messages, resynchronising after
+//!   garbage;
+//! - [`build`]: [`build::MessageBuilder`] for FIX 4.2, 4.4 and FIXT.1.1;
+//! - [`store`], [`deferred`], [`affinity`], [`transport`]: resend store,
+//!   SPSC hand-off to a worker, thread pinning, loopback echo transports;
+//! - [`measure`]: the before/after measurements behind `perfkit fix-bench`.
+//!
+//! Untrusted bytes never panic: every rejection is an [`Error`] naming the
+//! byte position. To run the tests on each scan path of this CPU:
+//! `FIXCORE_SCAN=scalar cargo test -p fixcore` (and `avx2`, `avx512`); the
+//! property tests also compare every available path with a plain filter
+//! in-process.
+//!
 //! ```
 //! use fixcore::{build::{MessageBuilder, FixVersion}, parse::Parser};
 //!
