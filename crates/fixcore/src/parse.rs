@@ -1,6 +1,6 @@
 //! Zero-copy, validating FIX parser.
 //!
-//! [`Parser::parse`] runs the structural [`scan`](crate::scan), splits the
+//! [`Parser::parse`] runs the structural [`scan`](mod@crate::scan), splits the
 //! message into fields, checks BeginString(8) first, BodyLength(9) second and
 //! equal to the real body length, MsgType(35) third, CheckSum(10) last with
 //! three digits and the right value, rejects duplicate tags and validates
