@@ -58,8 +58,8 @@ impl Settings {
     /// The timing method, in words, for reports.
     pub fn timing(&self) -> String {
         format!(
-            "batched std::time::Instant: {} calls per clock read, the mean per call recorded \
-             with a count of {}; loopback round trips timed one by one",
+            "batched std::time::Instant: {} calls per clock read, the mean per call (rounded \
+             to 1 ns) recorded with a count of {}; loopback round trips timed one by one",
             self.batch, self.batch
         )
     }
@@ -130,7 +130,9 @@ fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Co
             while left > 0 {
                 let n = left.min(batch);
                 let d = op(n);
-                let per = (d.as_nanos() / n as u128).max(1) as u64;
+                // Rounded to the nearest ns (the histogram's unit), so
+                // sub-10 ns operations are not biased down by truncation.
+                let per = ((d.as_nanos() + n as u128 / 2) / n as u128).max(1) as u64;
                 h.saturating_record(per);
                 // saturating_record counted one; add the rest of the batch.
                 let _ = h.record_n(per, n as u64 - 1);
