@@ -12,6 +12,14 @@ pub fn cores() -> Vec<usize> {
         .collect()
 }
 
+/// Cores online in the machine, whatever this thread's affinity mask (the
+/// list from [`cores`] shrinks to one core once the caller is pinned).
+pub fn online() -> usize {
+    // SAFETY: sysconf has no preconditions and only reads system state.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
 /// Pins the calling thread to `core`; returns the core on success.
 ///
 /// The core is not checked against this thread's current mask: once pinned,
@@ -66,5 +74,6 @@ mod tests {
         });
         t.join().unwrap();
         assert_eq!(Pinning { core: Some(1) }.to_string(), "pinned to core 1");
+        assert!(online() >= cores().len());
     }
 }

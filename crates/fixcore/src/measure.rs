@@ -514,10 +514,12 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
     let request = sample::new_order_single(&mut b, 1);
     let reply = sample::execution_report(&mut b, 1);
     let runs = s.runs.max(1);
-    let cores = affinity::cores();
-    // Client and server on different cores when pinning is asked for.
+    // Client and server on different cores when pinning is asked for. The
+    // caller may itself be pinned already, so count online cores rather than
+    // this thread's affinity mask.
+    let online = affinity::online();
     let (client_core, server_core) = match s.pin {
-        Some(c) => (Some(c), cores.iter().copied().find(|&o| o != c).or(Some(c))),
+        Some(c) => (Some(c), Some(if online > 1 { (c + 1) % online } else { c })),
         None => (None, None),
     };
     let mut variants: Vec<Variant> = Transport::ALL
