@@ -131,13 +131,13 @@ pub enum Error {
         skipped: usize,
     },
     /// A frame in a stream was malformed; the framer skipped it.
-    #[error("bad frame at stream byte {pos}: {source}")]
+    #[error("bad frame at stream byte {pos}: {reason}")]
     BadFrame {
         /// Stream offset of the frame's first byte.
         pos: u64,
-        /// Why.
-        #[source]
-        source: Box<Error>,
+        /// Why (part of the message, not a separate source, so error
+        /// chains do not print it twice).
+        reason: Box<Error>,
     },
     /// Input longer than a configured or structural limit.
     #[error("input of {len} bytes exceeds the limit of {limit}")]

@@ -110,7 +110,7 @@ impl Framer {
                 self.skip_to_marker(1);
                 Some(Err(Error::BadFrame {
                     pos,
-                    source: Box::new(e),
+                    reason: Box::new(e),
                 }))
             }
             Header::Total(total) => {

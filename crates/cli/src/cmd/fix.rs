@@ -210,11 +210,22 @@ fn line_message(line: &[u8]) -> Vec<u8> {
 
 fn read_messages(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
     let data = read_input(path)?;
-    let msgs: Vec<Vec<u8>> = data
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-        .map(line_message)
-        .collect();
+    let mut parser = Parser::new();
+    let mut msgs = Vec::new();
+    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let m = line_message(line);
+        if let Err(e) = parser.parse(&m) {
+            bail!(
+                "{}: line {}: {e} (fix-bench --input needs valid messages; see `perfkit fix check`)",
+                path.display(),
+                i + 1
+            );
+        }
+        msgs.push(m);
+    }
     if msgs.is_empty() {
         bail!("{}: no messages", path.display());
     }
