@@ -29,6 +29,11 @@ enum Command {
     Betree(cmd::betree::BetreeArgs),
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
+    /// The FIX hot path: scan, parse, build, store, deferred, affinity and
+    /// transport, each as a before/after pair measured in one run.
+    FixBench(cmd::fix::FixBenchArgs),
+    /// FIX tools: `fix check FILE|-` validates messages.
+    Fix(cmd::fix::FixArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +44,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Corpus(args) => cmd::corpus::run(args),
         Command::Betree(args) => cmd::betree::run(args),
+        Command::FixBench(args) => cmd::fix::run(args),
+        Command::Fix(args) => cmd::fix::run_fix(args),
     };
     match result {
         Ok(code) => code,

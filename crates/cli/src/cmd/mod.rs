@@ -5,6 +5,7 @@ pub mod betree;
 pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
+pub mod fix;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
