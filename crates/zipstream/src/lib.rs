@@ -1,4 +1,40 @@
-//! zipstream: a streaming ZIP reader and writer, sync and async, in constant
-//! memory — stored, deflate and zstd entries, ZIP64, and WinZip AES.
+//! zipstream: a streaming ZIP writer and reader, sync and async, in constant
+//! memory — stored and deflate entries (zlib-rs), automatic ZIP64, WinZip AES
+//! (AE-2 written, AE-1/AE-2 read), and safe extraction.
 //!
-//! This crate is being built under the zipstream issue; it holds no code yet.
+//! The writers share one format core ([`ZipWriter`] over `std::io::Write`,
+//! [`AsyncZipWriter`] over tokio's `AsyncWrite`), so the same calls give the
+//! same bytes. Non-seekable sinks get data descriptors; seekable sinks get
+//! patched local headers.
+//!
+//! ```
+//! use zipstream::{EntryOptions, ZipArchive, ZipWriter};
+//!
+//! # fn main() -> zipstream::Result<()> {
+//! let mut zip = ZipWriter::new(Vec::new());
+//! zip.add_bytes(EntryOptions::file("hello.txt").mtime(1_700_000_000), b"hello, world")?;
+//! zip.add_directory(EntryOptions::directory("docs"))?;
+//! let bytes = zip.finish()?;
+//!
+//! let mut archive = ZipArchive::new(std::io::Cursor::new(bytes))?;
+//! assert_eq!(archive.entries()[0].name, "hello.txt");
+//! assert_eq!(archive.read_to_vec(0, None)?, b"hello, world");
+//! # Ok(())
+//! # }
+//! ```
+
+pub(crate) mod codec;
+pub mod crypto;
+pub mod entry;
+pub mod error;
+pub mod format;
+pub mod read;
+pub mod write;
+
+pub use crypto::AesStrength;
+pub use entry::{Entry, EntryKind, EntryOptions, Method};
+pub use error::{Error, Result};
+pub use read::archive::{EntryReader, ZipArchive};
+pub use read::stream::{AsyncZipStreamReader, ZipStreamReader};
+pub use write::nonblocking::AsyncZipWriter;
+pub use write::sync::ZipWriter;
