@@ -318,3 +318,67 @@ fn we_read_tools_archives() {
     run(Command::new("bsdtar").current_dir(&src).args(["--format", "zip", "-cf"]).arg(out("bsdtar.zip")).args(&names));
     assert_eq!(read_ours(&out("bsdtar.zip"), None), files);
 }
+
+/// A >4 GiB entry streamed with unknown size (deflated), and a seekable
+/// archive over 4 GiB (stored entry, then an entry whose offset is past 4 GiB).
+#[test]
+fn tools_read_zip64_archives() {
+    if !enabled() {
+        return;
+    }
+    const BIG: u64 = (4 << 30) + 123_457;
+    let block = text(16 * 1024, 5);
+    let write = |w: &mut dyn std::io::Write| {
+        let mut left = BIG;
+        while left > 0 {
+            let n = left.min(block.len() as u64) as usize;
+            w.write_all(&block[..n]).unwrap();
+            left -= n as u64;
+        }
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    for mode in ["stream", "seekable"] {
+        let zip = tmp.path().join(format!("{mode}64.zip"));
+        let file = std::io::BufWriter::new(std::fs::File::create(&zip).unwrap());
+        // Streamed: deflated (entry > 4 GiB). Seekable: stored, so the archive
+        // itself passes 4 GiB and the next entry's offset needs ZIP64 too.
+        let big = EntryOptions::file("big.txt").mtime(1_700_000_000).level(1);
+        let big = if mode == "stream" { big } else { big.method(Method::Stored) };
+        let small = EntryOptions::file("after.txt").mtime(1_700_000_000);
+        if mode == "stream" {
+            let mut w = ZipWriter::new(file);
+            w.start_entry(big).unwrap();
+            write(&mut w);
+            w.finish_entry().unwrap();
+            w.add_bytes(small, b"after the big one").unwrap();
+            w.finish().unwrap();
+        } else {
+            let mut w = ZipWriter::new_seekable(file).unwrap();
+            w.start_entry(big).unwrap();
+            write(&mut w);
+            w.finish_entry().unwrap();
+            w.add_bytes(small, b"after the big one").unwrap();
+            w.finish().unwrap();
+        }
+        eprintln!("checking {mode} ZIP64 ({} bytes)", std::fs::metadata(&zip).unwrap().len());
+        let a = ZipArchive::new(std::fs::File::open(&zip).unwrap()).unwrap();
+        assert_eq!(a.entries()[0].size, BIG);
+        if mode == "seekable" {
+            assert!(a.entries()[1].header_offset > u64::from(u32::MAX));
+        }
+        run(Command::new("unzip").arg("-tq").arg(&zip));
+        run(Command::new("7zz").arg("t").arg(&zip));
+        run(Command::new("python3").args(["-c", "import sys,zipfile;assert zipfile.ZipFile(sys.argv[1]).testzip() is None"]).arg(&zip));
+        let listing = run(Command::new("bsdtar").arg("-tvf").arg(&zip));
+        assert!(String::from_utf8_lossy(&listing).contains(&BIG.to_string()));
+        // Streaming extraction from stdin: the big entry's bytes are counted.
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!("bsdtar -xOf - big.txt < '{}' | wc -c", zip.display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), BIG.to_string());
+        std::fs::remove_file(&zip).unwrap();
+    }
+}
