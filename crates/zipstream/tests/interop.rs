@@ -19,25 +19,43 @@ type Files = BTreeMap<String, Vec<u8>>;
 
 fn enabled() -> bool {
     if std::env::var_os("PERFKIT_INTEROP").is_none() {
-        eprintln!("interop tests skipped: set PERFKIT_INTEROP=1 (needs unzip zip 7zz bsdtar python3 pyzipper)");
+        eprintln!(
+            "interop tests skipped: set PERFKIT_INTEROP=1 (needs unzip zip 7zz bsdtar python3 pyzipper)"
+        );
         return false;
     }
     let mut missing = Vec::new();
     for p in ["unzip", "zip", "7zz", "bsdtar", "python3"] {
-        if Command::new("sh").arg("-c").arg(format!("command -v {p}")).output().map(|o| !o.status.success()).unwrap_or(true)
+        if Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {p}"))
+            .output()
+            .map(|o| !o.status.success())
+            .unwrap_or(true)
         {
             missing.push(p.to_string());
         }
     }
-    if !Command::new("python3").args(["-c", "import pyzipper"]).status().is_ok_and(|s| s.success()) {
+    if !Command::new("python3")
+        .args(["-c", "import pyzipper"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
         missing.push("pyzipper (pip install pyzipper)".into());
     }
-    assert!(missing.is_empty(), "PERFKIT_INTEROP is set but these programs are missing: {}", missing.join(", "));
+    assert!(
+        missing.is_empty(),
+        "PERFKIT_INTEROP is set but these programs are missing: {}",
+        missing.join(", ")
+    );
     true
 }
 
 fn run(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.stdin(Stdio::null()).output().unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("running {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed: {}\n{}",
@@ -50,7 +68,12 @@ fn run(cmd: &mut Command) -> Vec<u8> {
 fn run_stdin(cmd: &mut Command, input: &Path) {
     let f = std::fs::File::open(input).unwrap();
     let out = cmd.stdin(f).output().unwrap();
-    assert!(out.status.success(), "{cmd:?} < {}: {}", input.display(), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{cmd:?} < {}: {}",
+        input.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Reads every regular file under `dir` into a map keyed by relative path.
@@ -73,7 +96,14 @@ fn tree(dir: &Path) -> Files {
 }
 
 fn text(n: usize, seed: usize) -> Vec<u8> {
-    let words = ["lorem ", "ipsum ", "dolor ", "sit\n", "amet, ", "consectetur "];
+    let words = [
+        "lorem ",
+        "ipsum ",
+        "dolor ",
+        "sit\n",
+        "amet, ",
+        "consectetur ",
+    ];
     let mut v = Vec::with_capacity(n);
     let mut i = seed;
     while v.len() < n {
@@ -127,7 +157,10 @@ fn check_with_tools(zip: &Path, files: &Files, c: Checks, tmp: &Path) {
     let pflag = format!("-p{}", pw.unwrap_or(""));
     run(Command::new("7zz").args(["t", &pflag]).arg(zip));
     let d = tmp.join("7z");
-    run(Command::new("7zz").args(["x", "-y", &pflag]).arg(format!("-o{}", d.display())).arg(zip));
+    run(Command::new("7zz")
+        .args(["x", "-y", &pflag])
+        .arg(format!("-o{}", d.display()))
+        .arg(zip));
     assert_eq!(&tree(&d), files, "7zz extraction differs");
     // Python zipfile (plain) or pyzipper (AES).
     let d = tmp.join("py");
@@ -136,21 +169,24 @@ fn check_with_tools(zip: &Path, files: &Files, c: Checks, tmp: &Path) {
         "import sys,{module} as z\nwith (z.AESZipFile if '{module}'=='pyzipper' else z.ZipFile)(sys.argv[1]) as f:\n    \
          f.setpassword(sys.argv[3].encode()) if sys.argv[3] else None\n    assert f.testzip() is None\n    f.extractall(sys.argv[2])\n"
     );
-    run(Command::new("python3").args(["-c", &script]).arg(zip).arg(&d).arg(pw.unwrap_or("")));
+    run(Command::new("python3")
+        .args(["-c", &script])
+        .arg(zip)
+        .arg(&d)
+        .arg(pw.unwrap_or("")));
     assert_eq!(&tree(&d), files, "python {module} extraction differs");
-    // bsdtar: list the file, extract from stdin (streaming).
-    if pw.is_none() {
-        run(Command::new("bsdtar").arg("-tf").arg(zip));
-        let d = tmp.join("bsdtar");
-        std::fs::create_dir_all(&d).unwrap();
-        run_stdin(Command::new("bsdtar").arg("-xf").arg("-").arg("-C").arg(&d), zip);
-        assert_eq!(&tree(&d), files, "bsdtar -xf - extraction differs");
-    } else {
-        let d = tmp.join("bsdtar");
-        std::fs::create_dir_all(&d).unwrap();
-        run(Command::new("bsdtar").args(["--passphrase", pw.unwrap()]).arg("-xf").arg(zip).arg("-C").arg(&d));
-        assert_eq!(&tree(&d), files, "bsdtar AES extraction differs");
+    // bsdtar: list the file, extract from stdin (streaming), AES included.
+    let mut list = Command::new("bsdtar");
+    let mut x = Command::new("bsdtar");
+    if let Some(p) = pw {
+        list.args(["--passphrase", p]);
+        x.args(["--passphrase", p]);
     }
+    run(list.arg("-tf").arg(zip));
+    let d = tmp.join("bsdtar");
+    std::fs::create_dir_all(&d).unwrap();
+    run_stdin(x.arg("-xf").arg("-").arg("-C").arg(&d), zip);
+    assert_eq!(&tree(&d), files, "bsdtar -xf - extraction differs");
 }
 
 fn write_archive(mode: &str, files: &Files, aes: Option<AesStrength>) -> Vec<u8> {
@@ -181,13 +217,16 @@ fn write_archive(mode: &str, files: &Files, aes: Option<AesStrength>) -> Vec<u8>
             }
             w.finish().unwrap().into_inner()
         }
-        "async" => tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-            let mut w = AsyncZipWriter::new(Vec::new());
-            for (n, d) in files {
-                w.add_reader(opts(n), &mut &d[..]).await.unwrap();
-            }
-            w.finish().await.unwrap()
-        }),
+        "async" => tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(async {
+                let mut w = AsyncZipWriter::new(Vec::new());
+                for (n, d) in files {
+                    w.add_reader(opts(n), &mut &d[..]).await.unwrap();
+                }
+                w.finish().await.unwrap()
+            }),
         _ => unreachable!(),
     }
 }
@@ -217,7 +256,11 @@ fn tools_read_70000_entries() {
     }
     let mut w = ZipWriter::new(Vec::new());
     for i in 0..70_000u32 {
-        w.add_bytes(EntryOptions::file(format!("e/{i}")).mtime(1_700_000_000), i.to_string().as_bytes()).unwrap();
+        w.add_bytes(
+            EntryOptions::file(format!("e/{i}")).mtime(1_700_000_000),
+            i.to_string().as_bytes(),
+        )
+        .unwrap();
     }
     let tmp = tempfile::tempdir().unwrap();
     let zip = tmp.path().join("many.zip");
@@ -240,7 +283,11 @@ fn read_ours(zip: &Path, pw: Option<&[u8]>) -> Files {
         let e = a.entries()[i].clone();
         if e.kind() == EntryKind::File {
             let pw = if e.encrypted { pw } else { None };
-            m.insert(e.name.clone(), a.read_to_vec(i, pw).unwrap_or_else(|err| panic!("{}: {err}", zip.display())));
+            m.insert(
+                e.name.clone(),
+                a.read_to_vec(i, pw)
+                    .unwrap_or_else(|err| panic!("{}: {err}", zip.display())),
+            );
         }
     }
     let bytes = std::fs::read(zip).unwrap();
@@ -249,12 +296,18 @@ fn read_ours(zip: &Path, pw: Option<&[u8]>) -> Files {
     let mut s = Files::new();
     while let Some(e) = r.next_entry().unwrap() {
         let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut r, &mut v).unwrap_or_else(|err| panic!("{} {}: {err}", zip.display(), e.name));
+        std::io::Read::read_to_end(&mut r, &mut v)
+            .unwrap_or_else(|err| panic!("{} {}: {err}", zip.display(), e.name));
         if e.kind() == EntryKind::File {
             s.insert(e.name, v);
         }
     }
-    assert_eq!(m, s, "{}: streaming and random-access readers disagree", zip.display());
+    assert_eq!(
+        m,
+        s,
+        "{}: streaming and random-access readers disagree",
+        zip.display()
+    );
     m
 }
 
@@ -279,7 +332,11 @@ fn we_read_tools_archives() {
     let out = |n: &str| -> PathBuf { tmp.path().join(n) };
 
     // Info-ZIP from files, and from stdin (streamed, ZIP64 descriptor layout).
-    run(Command::new("zip").current_dir(&src).arg("-q").arg(out("infozip.zip")).args(&names));
+    run(Command::new("zip")
+        .current_dir(&src)
+        .arg("-q")
+        .arg(out("infozip.zip"))
+        .args(&names));
     assert_eq!(read_ours(&out("infozip.zip"), None), files);
     let stdin_zip = out("infozip-stdin.zip");
     let f = std::fs::File::create(&stdin_zip).unwrap();
@@ -294,14 +351,26 @@ fn we_read_tools_archives() {
     assert_eq!(got.get("-").unwrap(), &files["dir/text.txt"]);
 
     // 7-Zip, AES-256 with non-ASCII names.
-    run(Command::new("7zz").current_dir(&src).args(["a", "-tzip", "-mem=AES256", "-psecret"]).arg(out("7z-aes.zip")).args(&names));
+    run(Command::new("7zz")
+        .current_dir(&src)
+        .args(["a", "-tzip", "-mem=AES256", "-psecret"])
+        .arg(out("7z-aes.zip"))
+        .args(&names));
     assert_eq!(read_ours(&out("7z-aes.zip"), Some(b"secret")), files);
-    run(Command::new("7zz").current_dir(&src).args(["a", "-tzip"]).arg(out("7z.zip")).args(&names));
+    run(Command::new("7zz")
+        .current_dir(&src)
+        .args(["a", "-tzip"])
+        .arg(out("7z.zip"))
+        .args(&names));
     assert_eq!(read_ours(&out("7z.zip"), None), files);
 
     // Python, forced ZIP64 on every entry.
     let py = "import sys,os,zipfile\nsrc=sys.argv[2]\nwith zipfile.ZipFile(sys.argv[1],'w',zipfile.ZIP_DEFLATED) as z:\n    for n in sys.argv[3:]:\n        with z.open(n,'w',force_zip64=True) as f:\n            f.write(open(os.path.join(src,n),'rb').read())\n";
-    run(Command::new("python3").args(["-c", py]).arg(out("py64.zip")).arg(&src).args(&names));
+    run(Command::new("python3")
+        .args(["-c", py])
+        .arg(out("py64.zip"))
+        .arg(&src)
+        .args(&names));
     assert_eq!(read_ours(&out("py64.zip"), None), files);
 
     // pyzipper AES-256 (AE-2) and AES-128.
@@ -310,12 +379,20 @@ fn we_read_tools_archives() {
             "import sys,os,pyzipper\nsrc=sys.argv[2]\nwith pyzipper.AESZipFile(sys.argv[1],'w',compression=pyzipper.ZIP_DEFLATED,encryption=pyzipper.WZ_AES) as z:\n    z.setpassword(b'secret')\n    z.setencryption(pyzipper.WZ_AES,nbits={bits})\n    for n in sys.argv[3:]:\n        z.write(os.path.join(src,n),n)\n"
         );
         let p = out(&format!("pyzipper{bits}.zip"));
-        run(Command::new("python3").args(["-c", &py]).arg(&p).arg(&src).args(&names));
+        run(Command::new("python3")
+            .args(["-c", &py])
+            .arg(&p)
+            .arg(&src)
+            .args(&names));
         assert_eq!(read_ours(&p, Some(b"secret")), files);
     }
 
     // bsdtar writing zip (streams with data descriptors).
-    run(Command::new("bsdtar").current_dir(&src).args(["--format", "zip", "-cf"]).arg(out("bsdtar.zip")).args(&names));
+    run(Command::new("bsdtar")
+        .current_dir(&src)
+        .args(["--format", "zip", "-cf"])
+        .arg(out("bsdtar.zip"))
+        .args(&names));
     assert_eq!(read_ours(&out("bsdtar.zip"), None), files);
 }
 
@@ -343,7 +420,11 @@ fn tools_read_zip64_archives() {
         // Streamed: deflated (entry > 4 GiB). Seekable: stored, so the archive
         // itself passes 4 GiB and the next entry's offset needs ZIP64 too.
         let big = EntryOptions::file("big.txt").mtime(1_700_000_000).level(1);
-        let big = if mode == "stream" { big } else { big.method(Method::Stored) };
+        let big = if mode == "stream" {
+            big
+        } else {
+            big.method(Method::Stored)
+        };
         let small = EntryOptions::file("after.txt").mtime(1_700_000_000);
         if mode == "stream" {
             let mut w = ZipWriter::new(file);
@@ -360,7 +441,10 @@ fn tools_read_zip64_archives() {
             w.add_bytes(small, b"after the big one").unwrap();
             w.finish().unwrap();
         }
-        eprintln!("checking {mode} ZIP64 ({} bytes)", std::fs::metadata(&zip).unwrap().len());
+        eprintln!(
+            "checking {mode} ZIP64 ({} bytes)",
+            std::fs::metadata(&zip).unwrap().len()
+        );
         let a = ZipArchive::new(std::fs::File::open(&zip).unwrap()).unwrap();
         assert_eq!(a.entries()[0].size, BIG);
         if mode == "seekable" {
@@ -368,13 +452,21 @@ fn tools_read_zip64_archives() {
         }
         run(Command::new("unzip").arg("-tq").arg(&zip));
         run(Command::new("7zz").arg("t").arg(&zip));
-        run(Command::new("python3").args(["-c", "import sys,zipfile;assert zipfile.ZipFile(sys.argv[1]).testzip() is None"]).arg(&zip));
+        run(Command::new("python3")
+            .args([
+                "-c",
+                "import sys,zipfile;assert zipfile.ZipFile(sys.argv[1]).testzip() is None",
+            ])
+            .arg(&zip));
         let listing = run(Command::new("bsdtar").arg("-tvf").arg(&zip));
         assert!(String::from_utf8_lossy(&listing).contains(&BIG.to_string()));
         // Streaming extraction from stdin: the big entry's bytes are counted.
         let out = Command::new("sh")
             .arg("-c")
-            .arg(format!("bsdtar -xOf - big.txt < '{}' | wc -c", zip.display()))
+            .arg(format!(
+                "bsdtar -xOf - big.txt < '{}' | wc -c",
+                zip.display()
+            ))
             .output()
             .unwrap();
         assert!(out.status.success());

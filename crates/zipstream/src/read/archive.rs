@@ -274,6 +274,11 @@ impl<R: Read + Seek> EntryReader<'_, R> {
         &self.entry
     }
 
+    /// Compressed bytes consumed and uncompressed bytes produced so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.state.consumed(), self.state.produced())
+    }
+
     /// Fails once the output passes `max` bytes (bomb defence).
     pub fn limit(&mut self, max: u64) {
         self.state.max_output = max;

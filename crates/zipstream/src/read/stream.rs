@@ -33,6 +33,7 @@ struct Walker {
     password: Option<Vec<u8>>,
     ended: bool,
     scratch: Vec<u8>,
+    seen: u64,
 }
 
 impl Walker {
@@ -43,6 +44,7 @@ impl Walker {
             password: None,
             ended: false,
             scratch: Vec::new(),
+            seen: 0,
         }
     }
 
@@ -66,6 +68,7 @@ impl Walker {
                 None => Ok(Next::NeedInput),
                 Some(local) => {
                     self.inb.consume(local.len);
+                    self.seen += 1;
                     let state = DataState::new(Plan {
                         entry: &local.entry,
                         sizes_known: false,
@@ -78,11 +81,92 @@ impl Walker {
                     }
                 }
             },
-            CENTRAL_SIG | EOCD_SIG | ZIP64_EOCD_SIG => Ok(Next::End),
+            CENTRAL_SIG | EOCD_SIG | ZIP64_EOCD_SIG | ZIP64_LOCATOR_SIG => self.scan_trailer(),
             other => Err(Error::Malformed {
                 offset: at,
                 what: format!("expected a local header, found signature {other:#010x}"),
             }),
+        }
+    }
+
+    /// Walks the central directory and end records so that a stream cut
+    /// short after its last entry is reported as truncated, and the entry
+    /// count is checked against the local headers seen.
+    fn scan_trailer(&mut self) -> Result<Next> {
+        loop {
+            let at = self.inb.offset;
+            let d = self.inb.data();
+            let need = |n: usize| -> Result<Option<Next>> {
+                if d.len() >= n {
+                    Ok(None)
+                } else if self.inb.eof {
+                    Err(Error::Truncated {
+                        offset: at + d.len() as u64,
+                    })
+                } else {
+                    Ok(Some(Next::NeedInput))
+                }
+            };
+            if let Some(n) = need(4)? {
+                return Ok(n);
+            }
+            let len = match le32(d, 0) {
+                CENTRAL_SIG => {
+                    if let Some(n) = need(CENTRAL_LEN)? {
+                        return Ok(n);
+                    }
+                    CENTRAL_LEN
+                        + usize::from(le16(d, 28))
+                        + usize::from(le16(d, 30))
+                        + usize::from(le16(d, 32))
+                }
+                ZIP64_EOCD_SIG => {
+                    if let Some(n) = need(12)? {
+                        return Ok(n);
+                    }
+                    let l = le64(d, 4);
+                    if l > 1 << 20 {
+                        return Err(Error::Malformed {
+                            offset: at,
+                            what: "ZIP64 end record larger than 1 MiB".into(),
+                        });
+                    }
+                    12 + l as usize
+                }
+                ZIP64_LOCATOR_SIG => ZIP64_LOCATOR_LEN,
+                EOCD_SIG => {
+                    if let Some(n) = need(EOCD_LEN)? {
+                        return Ok(n);
+                    }
+                    let total = le16(d, 10);
+                    if total != 0xFFFF && u64::from(total) != self.seen % 0x1_0000 {
+                        return Err(Error::Malformed {
+                            offset: at,
+                            what: format!(
+                                "end record lists {total} entries but {} local headers were read",
+                                self.seen
+                            ),
+                        });
+                    }
+                    EOCD_LEN + usize::from(le16(d, 20))
+                }
+                other => {
+                    return Err(Error::Malformed {
+                        offset: at,
+                        what: format!(
+                            "unexpected signature {other:#010x} in the central directory"
+                        ),
+                    });
+                }
+            };
+            if let Some(n) = need(len)? {
+                return Ok(n);
+            }
+            let end = le32(d, 0) == EOCD_SIG;
+            self.inb.consume(len);
+            if end {
+                return Ok(Next::End);
+            }
         }
     }
 
