@@ -29,6 +29,8 @@ pub mod entry;
 pub mod error;
 pub mod extract;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod read;
 pub mod write;
 

@@ -41,6 +41,9 @@ enum Phase {
     Mac,
     Descriptor,
     Done,
+    /// An error was returned; every later call repeats it, so a caller that
+    /// retries never sees a clean end of data.
+    Failed(String),
 }
 
 /// Decoding state for one entry.
@@ -164,8 +167,23 @@ impl DataState {
 
     /// Makes progress; `out` must not be empty.
     pub(crate) fn step(&mut self, inb: &mut InBuf, out: &mut [u8]) -> Result<Progress> {
+        if let Phase::Failed(msg) = &self.phase {
+            return Err(Error::Corrupt {
+                name: self.name.clone(),
+                detail: format!("entry already failed: {msg}"),
+            });
+        }
+        let r = self.step_inner(inb, out);
+        if let Err(e) = &r {
+            self.phase = Phase::Failed(e.to_string());
+        }
+        r
+    }
+
+    fn step_inner(&mut self, inb: &mut InBuf, out: &mut [u8]) -> Result<Progress> {
         loop {
-            match self.phase {
+            match &self.phase {
+                Phase::Failed(_) => unreachable!("checked in step"),
                 Phase::Done => return Ok(Progress::Done),
                 Phase::AesHeader => {
                     let (strength, pw) = self.aes.as_ref().expect("AES phase implies AES");
@@ -334,7 +352,7 @@ impl DataState {
             return Ok(Progress::Data(step.produced));
         }
         if self.phase != Phase::Body {
-            return self.step(inb, out);
+            return self.step_inner(inb, out);
         }
         if step.consumed == 0 {
             if let Bound::Known(0) = self.bound {
