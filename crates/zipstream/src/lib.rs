@@ -31,6 +31,7 @@ pub mod extract;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod parallel;
 pub mod read;
 pub mod write;
 
@@ -38,6 +39,7 @@ pub use crypto::AesStrength;
 pub use entry::{Entry, EntryKind, EntryOptions, Method};
 pub use error::{Error, Result};
 pub use extract::{ExtractOptions, ExtractReport, extract_archive, extract_stream};
+pub use parallel::{ParallelOptions, ParallelZipWriter};
 pub use read::archive::{EntryReader, ZipArchive};
 pub use read::stream::{AsyncZipStreamReader, ZipStreamReader};
 pub use write::nonblocking::AsyncZipWriter;

@@ -227,6 +227,15 @@ fn write_archive(mode: &str, files: &Files, aes: Option<AesStrength>) -> Vec<u8>
                 }
                 w.finish().await.unwrap()
             }),
+        "parallel" => {
+            let mut o = ParallelOptions::new(2);
+            o.block_size = 128 * 1024;
+            let mut w = ParallelZipWriter::new(ZipWriter::new(Vec::new()), o);
+            for (n, d) in files {
+                w.add_bytes(opts(n), d).unwrap();
+            }
+            w.finish().unwrap()
+        }
         _ => unreachable!(),
     }
 }
@@ -237,7 +246,7 @@ fn tools_read_our_archives() {
         return;
     }
     let files = sample_files();
-    for mode in ["stream", "seekable", "async"] {
+    for mode in ["stream", "seekable", "async", "parallel"] {
         for aes in [None, Some(AesStrength::Aes128), Some(AesStrength::Aes256)] {
             let tmp = tempfile::tempdir().unwrap();
             let zip = tmp.path().join("t.zip");

@@ -62,6 +62,8 @@ struct Open {
     header_written: bool,
     zip64_local: bool,
     descriptor: bool,
+    /// The local header already holds the final sizes and CRC.
+    sized_header: bool,
     sample: Vec<u8>,
     encoder: Encoder,
     crc: Hasher,
@@ -174,6 +176,7 @@ impl Core {
             header_written: false,
             zip64_local: false,
             descriptor: false,
+            sized_header: false,
             sample: Vec::new(),
             crc: Hasher::new(),
             raw: 0,
@@ -251,6 +254,12 @@ impl Core {
             body.clear();
             body.extend_from_slice(&sample);
         }
+        self.commit_header(open, body, complete)
+    }
+
+    /// Writes the local header (with exact sizes when `complete`), the AES
+    /// header and `body` (compressed, not yet encrypted).
+    fn commit_header(&mut self, mut open: Open, mut body: Vec<u8>, complete: bool) -> Result<()> {
         if let Some(aes) = open.aes.as_mut() {
             aes.encrypt(&mut body);
         }
@@ -262,6 +271,7 @@ impl Core {
             .unwrap_or_default();
         open.comp = (aes_header.len() + body.len()) as u64;
         if complete {
+            open.sized_header = true;
             let sizes = Some((self.crc_for(&open), open.comp + aes_extra, open.raw));
             open.zip64_local = open.raw >= U32_SENTINEL || open.comp + aes_extra >= U32_SENTINEL;
             let header = local_header(&open, sizes);
@@ -277,6 +287,42 @@ impl Core {
         self.emit(&body);
         open.header_written = true;
         self.open = Some(open);
+        Ok(())
+    }
+
+    /// Opens an entry whose data arrives already compressed with `method`
+    /// (the parallel writer's blocks): no sampling, no encoder.
+    pub(crate) fn start_raw(&mut self, opts: EntryOptions, method: Method) -> Result<()> {
+        self.start(opts)?;
+        let open = self.open.as_mut().expect("just opened");
+        open.method = method;
+        open.encoder = Encoder::Store;
+        Ok(())
+    }
+
+    /// Appends compressed bytes for `raw_len` input bytes whose CRC is `crc`.
+    /// `whole` says this is the entire entry, so the header gets exact sizes.
+    pub(crate) fn write_raw(
+        &mut self,
+        comp: &[u8],
+        raw_len: u64,
+        crc: u32,
+        whole: bool,
+    ) -> Result<()> {
+        let Some(open) = self.open.as_mut() else {
+            return Err(Error::State("write with no open entry"));
+        };
+        open.crc
+            .combine(&Hasher::new_with_initial_len(crc, raw_len));
+        if !open.header_written {
+            let mut open = self.open.take().expect("checked");
+            open.raw = raw_len;
+            return self.commit_header(open, comp.to_vec(), whole);
+        }
+        open.raw += raw_len;
+        let start = self.out.len();
+        self.out.extend_from_slice(comp);
+        Self::seal(open, &mut self.out, start, &mut self.pos);
         Ok(())
     }
 
@@ -297,25 +343,21 @@ impl Core {
         let mut patch = None;
         if !open.header_written {
             self.commit_sample(true)?;
-            let open = self.open.as_mut().expect("just committed");
-            if let Some(aes) = open.aes.take() {
-                let code = aes.finish();
-                self.out.extend_from_slice(&code);
-                self.pos += MAC_LEN as u64;
-                open.comp += MAC_LEN as u64;
-            }
         } else {
             let open = self.open.as_mut().expect("checked above");
             let start = self.out.len();
             open.encoder.finish(&mut self.out);
             Self::seal(open, &mut self.out, start, &mut self.pos);
-            if let Some(aes) = open.aes.take() {
-                let code = aes.finish();
-                self.out.extend_from_slice(&code);
-                self.pos += MAC_LEN as u64;
-                open.comp += MAC_LEN as u64;
-            }
-            let open = self.open.as_ref().expect("still open");
+        }
+        let open = self.open.as_mut().expect("still open");
+        if let Some(aes) = open.aes.take() {
+            let code = aes.finish();
+            self.out.extend_from_slice(&code);
+            self.pos += MAC_LEN as u64;
+            open.comp += MAC_LEN as u64;
+        }
+        let open = self.open.as_ref().expect("still open");
+        if !open.sized_header {
             if let Some(hint) = open.opts.size_hint
                 && !open.zip64_local
                 && (open.raw >= U32_SENTINEL || open.comp >= U32_SENTINEL)

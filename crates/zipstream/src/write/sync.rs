@@ -68,6 +68,23 @@ impl<W: Write> ZipWriter<W> {
         self.drain(false)
     }
 
+    /// Opens an entry fed with pre-compressed blocks (parallel writer).
+    pub(crate) fn start_raw(&mut self, opts: EntryOptions, method: crate::Method) -> Result<()> {
+        self.core.start_raw(opts, method)
+    }
+
+    /// Appends pre-compressed bytes to a raw entry.
+    pub(crate) fn write_raw(
+        &mut self,
+        comp: &[u8],
+        raw_len: u64,
+        crc: u32,
+        whole: bool,
+    ) -> Result<()> {
+        self.core.write_raw(comp, raw_len, crc, whole)?;
+        self.drain(false)
+    }
+
     /// Writes a whole entry from memory.
     pub fn add_bytes(&mut self, opts: EntryOptions, data: &[u8]) -> Result<()> {
         self.start_entry(opts)?;
