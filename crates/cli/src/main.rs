@@ -1,3 +1,44 @@
-//! The `perfkit` binary.
+//! The `perfkit` binary: argument parsing and dispatch. Each subcommand is a
+//! module of `cmd`; measurement lives in the libraries and rendering in
+//! `perfkit::report`.
 
-fn main() {}
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// perfkit: latency-first tools for zstd, ZIP, BE-Tree, FIX and codec
+/// stress, each with HDR-histogram reports.
+#[derive(Debug, Parser)]
+#[command(name = "perfkit", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compress files with zstd (`FILE` → `FILE.zst`); `compress bench` measures recipes.
+    Compress(cmd::compress::CompressArgs),
+    /// Decompress `.zst` files (the same as `compress -d`).
+    Decompress(cmd::compress::CompressArgs),
+    /// The main job: every component's benchmark on built-in workloads.
+    Bench(cmd::bench::BenchArgs),
+    /// Write the deterministic benchmark corpus to a directory.
+    Corpus(cmd::corpus::CorpusArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Compress(args) => cmd::compress::run(args, false),
+        Command::Decompress(args) => cmd::compress::run(args, true),
+        Command::Bench(args) => cmd::bench::run(args),
+        Command::Corpus(args) => cmd::corpus::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => cmd::fail(&err),
+    }
+}

@@ -1,2 +1,46 @@
 //! zstdkit: zstd with named recipes, reusable contexts, streaming with flush
 //! modes, tokio adapters and a per-call inline-or-offload budget.
+//!
+//! Everything runs on the reference C implementation through `zstd-safe`, so
+//! frames are byte-compatible with the `zstd` CLI both ways.
+//!
+//! - [`recipe`]: [`Recipe`] presets (`fast` … `maximum`) and [`Params`]
+//!   overrides (level, strategy, window log, long mode, checksum, workers).
+//! - [`context`]: reusable [`Compressor`] / [`Decompressor`] and the
+//!   fresh-context one-shots [`compress`] / [`decompress`].
+//! - [`stream`]: [`Encoder`] (with [`FlushMode`]) and [`Decoder`] over `std::io`.
+//! - [`async_io`]: [`AsyncEncoder`] / [`AsyncDecoder`] over tokio.
+//! - [`dict`]: dictionary training.
+//! - [`budget`]: the [`CostModel`] and the per-call [`Budget`] placement.
+//!
+//! ```
+//! use zstdkit::{Compressor, Decompressor, Recipe};
+//! let mut c = Compressor::new(Recipe::Text)?;
+//! let mut d = Decompressor::new()?;
+//! for msg in [&b"first message"[..], b"second message"] {
+//!     let frame = c.compress(msg)?;          // context reused across calls
+//!     assert_eq!(d.decompress(&frame)?, msg);
+//! }
+//! assert!(matches!(d.decompress(b"not zstd"), Err(zstdkit::Error::UnknownFormat { offset: 0 })));
+//! # Ok::<(), zstdkit::Error>(())
+//! ```
+
+pub mod async_io;
+pub mod budget;
+pub mod context;
+pub mod dict;
+pub mod error;
+pub mod recipe;
+pub mod stream;
+
+pub use async_io::{AsyncDecoder, AsyncEncoder};
+pub use budget::{Budget, CostModel, DEFAULT_BUDGET, LinearCost, Operation, Placement, Policy};
+pub use context::{Compressor, DEFAULT_WINDOW_LOG_MAX, Decompressor, compress, decompress};
+pub use error::{Error, Result};
+pub use recipe::{Params, Recipe, Strategy};
+pub use stream::{Decoder, Encoder, FlushMode};
+
+/// The version of the bundled zstd library, e.g. `"1.5.7"`.
+pub fn zstd_version() -> &'static str {
+    zstd_safe::version_string()
+}

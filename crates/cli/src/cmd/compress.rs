@@ -1,0 +1,439 @@
+//! `perfkit compress` / `perfkit decompress`: a zstd-compatible file tool.
+//!
+//! Every output goes through a temporary sibling renamed on success, so a
+//! failure (corrupt input, full disk, broken pipe) never leaves a file that
+//! looks complete.
+
+use std::fs::File;
+use std::io::{self, BufReader, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use zstdkit::{Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Recipe};
+
+use super::compress_bench::CompressBenchArgs;
+
+/// Read size for streaming, the size zstd's own CLI uses (its
+/// `ZSTD_CStreamInSize`, one block).
+const CHUNK: usize = 128 << 10;
+
+/// Arguments of `perfkit compress` and `perfkit decompress`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct CompressArgs {
+    #[command(subcommand)]
+    sub: Option<CompressSub>,
+    /// Files to process; none or `-` means stdin to stdout.
+    files: Vec<PathBuf>,
+    /// Write to stdout.
+    #[arg(short = 'c', long = "stdout")]
+    stdout: bool,
+    /// Write to FILE (one input only).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Decompress.
+    #[arg(short = 'd', long)]
+    decompress: bool,
+    /// Overwrite existing outputs.
+    #[arg(short = 'f', long)]
+    force: bool,
+    /// Remove each input after it was processed successfully.
+    #[arg(long)]
+    rm: bool,
+    /// Keep inputs (the default).
+    #[arg(short = 'k', long, conflicts_with = "rm")]
+    keep: bool,
+    /// Test the integrity of compressed inputs; write nothing.
+    #[arg(short = 't', long)]
+    test: bool,
+    /// A named recipe: fast, balanced (default), binary, text, structured_data, maximum.
+    #[arg(long, value_parser = parse_recipe)]
+    recipe: Option<Recipe>,
+    /// Compression level (1..=22, negative for zstd's fast levels); with
+    /// --recipe, overrides the recipe's level and keeps its strategy.
+    #[arg(short = 'l', long, allow_negative_numbers = true)]
+    level: Option<i32>,
+    /// Compression threads (0: one per core). 1, the default, compresses in
+    /// the calling thread.
+    #[arg(short = 'T', long, default_value_t = 1)]
+    threads: u32,
+    /// Long-distance matching with a window of 2^WLOG (default 27); when
+    /// decompressing, allow windows up to 2^WLOG.
+    #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27")]
+    long: Option<u32>,
+    /// Use a dictionary.
+    #[arg(short = 'D', long = "dict", value_name = "FILE")]
+    dict: Option<PathBuf>,
+    /// Train a dictionary from the input files (write it with -o, default `dictionary`).
+    #[arg(long)]
+    train: bool,
+    /// Largest dictionary --train may write.
+    #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE)]
+    maxdict: usize,
+    /// Print sizes, ratio and speed to stderr.
+    #[arg(long)]
+    stats: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum CompressSub {
+    /// Measure every recipe: reused vs fresh context, streaming, decompression,
+    /// the inline budget, and (with --vs-zstd) the zstd CLI side by side.
+    Bench(CompressBenchArgs),
+}
+
+fn parse_recipe(s: &str) -> Result<Recipe, String> {
+    s.parse().map_err(|e: zstdkit::Error| e.to_string())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Compress,
+    Decompress,
+    Test,
+}
+
+/// Runs the command over every input; a failed input is reported and the
+/// rest still run, and the exit code says whether any failed.
+pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
+    if let Some(CompressSub::Bench(b)) = args.sub {
+        return super::compress_bench::run(b);
+    }
+    if args.train {
+        return train(&args);
+    }
+    let mode = if args.test {
+        Mode::Test
+    } else if args.decompress || decompress {
+        Mode::Decompress
+    } else {
+        Mode::Compress
+    };
+    let files = if args.files.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.files.clone()
+    };
+    if args.output.is_some() && files.len() > 1 {
+        bail!("-o takes exactly one input, {} given", files.len());
+    }
+    let dict = match &args.dict {
+        Some(p) => {
+            Some(std::fs::read(p).with_context(|| format!("reading dictionary {}", p.display()))?)
+        }
+        None => None,
+    };
+    let job = Job {
+        args: &args,
+        mode,
+        dict: dict.as_deref(),
+    };
+    let mut failed = false;
+    for file in &files {
+        if let Err(err) = job.one(file) {
+            if super::is_broken_pipe(&err) {
+                return Ok(ExitCode::from(super::EXIT_BROKEN_PIPE));
+            }
+            let _ = writeln!(io::stderr(), "perfkit: {}: {err:#}", display(file));
+            failed = true;
+        }
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn display(p: &Path) -> String {
+    if p == Path::new("-") {
+        "stdin".into()
+    } else {
+        p.display().to_string()
+    }
+}
+
+struct Job<'a> {
+    args: &'a CompressArgs,
+    mode: Mode,
+    dict: Option<&'a [u8]>,
+}
+
+enum Sink {
+    Stdout,
+    Discard,
+    File(PathBuf),
+}
+
+impl Job<'_> {
+    fn params(&self) -> Params {
+        let a = self.args;
+        let mut p = match (a.recipe, a.level) {
+            (Some(r), Some(l)) => r.params().level(l),
+            (Some(r), None) => r.params(),
+            (None, Some(l)) => Params::for_level(l),
+            (None, None) => Recipe::default().params(),
+        };
+        if let Some(w) = a.long {
+            p = p.long(Some(w));
+        }
+        let threads = if a.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+        } else {
+            a.threads
+        };
+        // One thread means "in the calling thread": zstd's single worker
+        // would add a hand-off without adding parallelism.
+        p.workers(if threads <= 1 { 0 } else { threads })
+    }
+
+    fn sink_for(&self, input: &Path) -> Result<Sink> {
+        if self.mode == Mode::Test {
+            return Ok(Sink::Discard);
+        }
+        if let Some(o) = &self.args.output {
+            return Ok(if o == Path::new("-") {
+                Sink::Stdout
+            } else {
+                Sink::File(o.clone())
+            });
+        }
+        if self.args.stdout || input == Path::new("-") {
+            return Ok(Sink::Stdout);
+        }
+        let name = input.as_os_str().to_string_lossy();
+        Ok(Sink::File(match self.mode {
+            Mode::Compress => PathBuf::from(format!("{name}.zst")),
+            _ => {
+                if let Some(stem) = name
+                    .strip_suffix(".zst")
+                    .or_else(|| name.strip_suffix(".zstd"))
+                {
+                    PathBuf::from(stem)
+                } else if let Some(stem) = name.strip_suffix(".tzst") {
+                    PathBuf::from(format!("{stem}.tar"))
+                } else {
+                    bail!("unknown suffix (expected .zst); use -o FILE or -c")
+                }
+            }
+        }))
+    }
+
+    fn one(&self, input: &Path) -> Result<()> {
+        let from_stdin = input == Path::new("-");
+        let (mut reader, size, perms): (Box<dyn Read>, Option<u64>, Option<std::fs::Permissions>) =
+            if from_stdin {
+                (Box::new(io::stdin().lock()), None, None)
+            } else {
+                let f = File::open(input).context("opening input")?;
+                let meta = f.metadata().context("reading input metadata")?;
+                if meta.is_dir() {
+                    bail!("is a directory");
+                }
+                (Box::new(f), Some(meta.len()), Some(meta.permissions()))
+            };
+        let sink = self.sink_for(input)?;
+        let start = Instant::now();
+        let bar = super::progress(size.filter(|&n| n > 16 << 20), false);
+        bar.set_message(display(input));
+        let counts = match &sink {
+            Sink::Discard => self.transform(&mut reader, &mut io::sink(), size, &bar)?,
+            Sink::Stdout => {
+                if self.mode == Mode::Compress && io::stdout().is_terminal() {
+                    bail!(
+                        "refusing to write compressed data to a terminal; use -o FILE or redirect stdout"
+                    );
+                }
+                let mut out = io::BufWriter::with_capacity(CHUNK, io::stdout().lock());
+                let c = self.transform(&mut reader, &mut out, size, &bar)?;
+                out.flush()?;
+                c
+            }
+            Sink::File(path) => {
+                if !from_stdin && same_file(input, path) {
+                    bail!("input and output are the same file");
+                }
+                if path.exists() && !self.args.force {
+                    bail!("{} already exists; use -f to overwrite", path.display());
+                }
+                let dir = match path.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+                let mut tmp = perfkit::report::temp_sibling(dir)
+                    .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+                let c = {
+                    let mut out = io::BufWriter::with_capacity(CHUNK, tmp.as_file_mut());
+                    let c = self.transform(&mut reader, &mut out, size, &bar)?;
+                    out.flush()
+                        .with_context(|| format!("writing {}", path.display()))?;
+                    c
+                };
+                if let Some(p) = perms {
+                    let _ = tmp.as_file().set_permissions(p);
+                }
+                let persisted = if self.args.force {
+                    tmp.persist(path)
+                } else {
+                    tmp.persist_noclobber(path)
+                };
+                persisted
+                    .map_err(|e| e.error)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                c
+            }
+        };
+        bar.finish_and_clear();
+        if self.args.stats || self.mode == Mode::Test && self.args.stats {
+            let secs = start.elapsed().as_secs_f64();
+            let (plain, packed) = if self.mode == Mode::Compress {
+                counts
+            } else {
+                (counts.1, counts.0)
+            };
+            let _ = writeln!(
+                io::stderr(),
+                "{}: {plain} → {packed} bytes ({:.2}%, ratio {:.3}), {:.1} MB/s",
+                display(input),
+                100.0 * packed as f64 / plain.max(1) as f64,
+                plain as f64 / packed.max(1) as f64,
+                plain as f64 / 1e6 / secs.max(1e-9),
+            );
+        }
+        if self.args.rm && !from_stdin && matches!(sink, Sink::File(_)) {
+            std::fs::remove_file(input).context("removing input after success")?;
+        }
+        Ok(())
+    }
+
+    /// Streams input to output; returns (bytes read, bytes written).
+    fn transform(
+        &self,
+        input: &mut dyn Read,
+        out: &mut dyn Write,
+        size: Option<u64>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(u64, u64)> {
+        let mut out = Counting { inner: out, n: 0 };
+        let mut buf = vec![0u8; CHUNK];
+        let mut read = 0u64;
+        match self.mode {
+            Mode::Compress => {
+                let params = self.params();
+                let comp = match self.dict {
+                    Some(d) => Compressor::with_dictionary(params, d)?,
+                    None => Compressor::new(params)?,
+                };
+                let mut enc = Encoder::with_compressor(&mut out, comp);
+                if let Some(n) = size {
+                    enc.pledge_size(n)?;
+                }
+                loop {
+                    let n = read_some(input, &mut buf).context("reading input")?;
+                    if n == 0 {
+                        break;
+                    }
+                    read += n as u64;
+                    bar.inc(n as u64);
+                    enc.write_with(&buf[..n], FlushMode::Continue)?;
+                }
+                enc.finish()?;
+            }
+            Mode::Decompress | Mode::Test => {
+                let mut dec = match self.dict {
+                    Some(d) => Decompressor::with_dictionary(d)?,
+                    None => Decompressor::new()?,
+                };
+                if let Some(w) = self.args.long {
+                    dec.set_window_log_max(w.max(zstdkit::DEFAULT_WINDOW_LOG_MAX))?;
+                }
+                let mut decoder =
+                    Decoder::with_decompressor(BufReader::with_capacity(CHUNK, input), dec);
+                loop {
+                    let n = match decoder.read(&mut buf) {
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(zstdkit::Error::from_io(e).into()),
+                    };
+                    if n == 0 {
+                        break;
+                    }
+                    out.write_all(&buf[..n])?;
+                    bar.set_position(decoder.consumed());
+                }
+                read = decoder.consumed();
+            }
+        }
+        Ok((read, out.n))
+    }
+}
+
+fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    // Fill the whole chunk when the source allows, so blocks are as large as
+    // with a file even when reading from a pipe.
+    let mut filled = 0;
+    while filled < buf.len() {
+        match r.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+struct Counting<'a> {
+    inner: &'a mut dyn Write,
+    n: u64,
+}
+
+impl Write for Counting<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn train(args: &CompressArgs) -> Result<ExitCode> {
+    if args.files.is_empty() {
+        bail!("--train needs sample files");
+    }
+    let mut samples = Vec::with_capacity(args.files.len());
+    for f in &args.files {
+        samples.push(std::fs::read(f).with_context(|| format!("reading sample {}", f.display()))?);
+    }
+    let dict = zstdkit::dict::train(&samples, args.maxdict)?;
+    let out = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("dictionary"));
+    if out.exists() && !args.force {
+        bail!("{} already exists; use -f to overwrite", out.display());
+    }
+    perfkit::report::write_atomically(&out, |f| Ok(f.write_all(&dict)?))
+        .with_context(|| format!("writing dictionary {}", out.display()))?;
+    if args.stats {
+        let _ = writeln!(
+            io::stderr(),
+            "trained {} bytes from {} samples → {}",
+            dict.len(),
+            samples.len(),
+            out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,85 @@
+//! Human units on the command line: durations (`250us`, `1ms`, `2s`, `1m`)
+//! and byte sizes (`64K`, `2MiB`).
+
+use std::time::Duration;
+
+/// Parses a duration with a unit: `ns`, `us`/`µs`, `ms`, `s`, `m`; a bare
+/// number is seconds. For clap's `value_parser`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (try 100us, 1ms, 2s)"))?;
+    let ns_per_unit = match unit.trim() {
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "" | "s" => 1e9,
+        "m" | "min" => 60e9,
+        other => {
+            return Err(format!(
+                "unknown duration unit '{other}' in '{s}' (use ns, us, ms, s, m)"
+            ));
+        }
+    };
+    Ok(Duration::from_nanos((value * ns_per_unit).round() as u64))
+}
+
+/// Parses a byte size: a number with an optional `K`, `M`, `G` (powers of
+/// 1024, with or without `iB`/`B`). For clap's `value_parser`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: u64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size (try 4096, 64K, 2MiB)"))?;
+    let shift = match unit.trim().trim_end_matches("iB").trim_end_matches('B') {
+        "" => 0,
+        "K" | "k" => 10,
+        "M" | "m" => 20,
+        "G" | "g" => 30,
+        other => {
+            return Err(format!(
+                "unknown size unit '{other}' in '{s}' (use K, M, G)"
+            ));
+        }
+    };
+    value
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("size '{s}' is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("100us").unwrap(), Duration::from_micros(100));
+        assert_eq!(parse_duration("100µs").unwrap(), Duration::from_micros(100));
+        assert_eq!(
+            parse_duration("1.5ms").unwrap(),
+            Duration::from_micros(1500)
+        );
+        assert_eq!(parse_duration("2").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_duration("1m").unwrap(), Duration::from_secs(60));
+        assert_eq!(
+            parse_duration("5 days").unwrap_err(),
+            "unknown duration unit 'days' in '5 days' (use ns, us, ms, s, m)"
+        );
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("64K").unwrap(), 65536);
+        assert_eq!(parse_size("2MiB").unwrap(), 2 << 20);
+        assert!(parse_size("2X").is_err());
+    }
+}

@@ -1,0 +1,176 @@
+//! Bad input through the binary: a non-zero exit, one clear line naming the
+//! input, and no output file (not even a temporary one) left behind.
+
+mod interop;
+
+use interop::{ok, perfkit};
+use std::path::Path;
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn fails_cleanly(dir: &Path, input: &str, expect: &[&str]) {
+    let before = listing(dir);
+    let out = perfkit()
+        .current_dir(dir)
+        .args(["decompress", input])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{input}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        err.starts_with(&format!("perfkit: {input}: ")),
+        "names the input: {err}"
+    );
+    assert!(expect.iter().any(|e| err.contains(e)), "{input}: {err}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(listing(dir), before, "no file left behind for {input}");
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data: Vec<u8> = (0..300_000u32)
+        .flat_map(|i| format!("{i} ").into_bytes())
+        .collect();
+    std::fs::write(d.join("plain"), &data).unwrap();
+    ok(perfkit().current_dir(d).args(["compress", "plain"]));
+    let frame = std::fs::read(d.join("plain.zst")).unwrap();
+    std::fs::remove_file(d.join("plain.zst")).unwrap();
+
+    std::fs::write(d.join("trunc.zst"), &frame[..frame.len() / 2]).unwrap();
+    fails_cleanly(
+        d,
+        "trunc.zst",
+        &["truncated zstd data: input ends inside a frame"],
+    );
+
+    let mut bad = frame.clone();
+    let n = bad.len();
+    bad[n / 2] ^= 0xff;
+    bad[n / 2 + 1] ^= 0x55;
+    std::fs::write(d.join("corrupt.zst"), &bad).unwrap();
+    fails_cleanly(
+        d,
+        "corrupt.zst",
+        &["corrupt zstd data near byte", "checksum mismatch in frame"],
+    );
+
+    std::fs::write(d.join("foreign.zst"), b"PK\x03\x04 definitely a zip file").unwrap();
+    fails_cleanly(
+        d,
+        "foreign.zst",
+        &["not zstd data: unknown frame header at byte 0"],
+    );
+
+    std::fs::write(d.join("empty.zst"), b"").unwrap();
+    fails_cleanly(d, "empty.zst", &["truncated zstd data"]);
+
+    fails_cleanly(d, "missing.zst", &["opening input"]);
+}
+
+#[test]
+fn existing_outputs_are_not_overwritten_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a"), b"new contents").unwrap();
+    std::fs::write(d.join("a.zst"), b"precious").unwrap();
+    let out = perfkit()
+        .current_dir(d)
+        .args(["compress", "a"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists; use -f"));
+    assert_eq!(std::fs::read(d.join("a.zst")).unwrap(), b"precious");
+    ok(perfkit()
+        .current_dir(d)
+        .args(["compress", "-f", "--rm", "a"]));
+    assert!(
+        !d.join("a").exists(),
+        "--rm removes the input after success"
+    );
+    ok(perfkit().current_dir(d).args(["decompress", "a.zst"]));
+    assert_eq!(std::fs::read(d.join("a")).unwrap(), b"new contents");
+}
+
+#[test]
+fn unknown_suffix_and_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.gz"), b"whatever").unwrap();
+    let out = perfkit()
+        .current_dir(dir.path())
+        .args(["decompress", "x.gz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown suffix"));
+    let out = perfkit()
+        .args(["compress", "--recipe", "fastest"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "usage errors exit 2 like clap");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown recipe 'fastest'"));
+}
+
+#[test]
+fn test_mode_checks_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("f"), vec![7u8; 100_000]).unwrap();
+    ok(perfkit().current_dir(d).args(["compress", "f"]));
+    ok(perfkit().current_dir(d).args(["compress", "-t", "f.zst"]));
+    let mut frame = std::fs::read(d.join("f.zst")).unwrap();
+    frame.truncate(frame.len() - 3);
+    std::fs::write(d.join("f.zst"), frame).unwrap();
+    let out = perfkit()
+        .current_dir(d)
+        .args(["compress", "-t", "f.zst"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_closed_pipe_is_a_quiet_non_zero_exit() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let big: Vec<u8> = (0..8_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    std::fs::write(dir.path().join("big"), &big).unwrap();
+    let mut child = perfkit()
+        .current_dir(dir.path())
+        .args(["compress", "-c", "--recipe", "fast", "big"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away, like `| head -c 16`
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(141));
+    assert!(err.is_empty(), "quiet: {err}");
+}

@@ -1,0 +1,63 @@
+//! Shared by the integration tests: run the `perfkit` binary, and decide
+//! whether an outside program is there.
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+/// The binary under test.
+pub fn perfkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_perfkit"))
+}
+
+/// Whether `program` can be run. Under `PERFKIT_INTEROP=1` (set by `cargo
+/// xtask ci`, which installs the programs) a missing one is a failure; in a
+/// plain `cargo test` the test says it is skipped and why.
+pub fn have(program: &str, package: &str) -> bool {
+    let ok = Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        if std::env::var_os("PERFKIT_INTEROP").is_some() {
+            panic!(
+                "{program} is required by the interoperability tests: apt-get install {package}"
+            );
+        }
+        eprintln!(
+            "SKIPPED: {program} not installed (apt-get install {package}); `cargo xtask ci` installs it and runs this test"
+        );
+    }
+    ok
+}
+
+/// Runs a command and insists it succeeds.
+pub fn ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("spawn");
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Writes the small corpus (and with `large`, the 64 MiB file) into `dir`
+/// through the binary's own `corpus` command; returns the file paths.
+pub fn corpus(dir: &Path, large: bool) -> Vec<std::path::PathBuf> {
+    let mut cmd = perfkit();
+    cmd.arg("corpus").arg(dir);
+    if !large {
+        cmd.arg("--small");
+    }
+    let out = ok(&mut cmd);
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(Into::into)
+        .collect()
+}

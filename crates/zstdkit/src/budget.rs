@@ -1,0 +1,392 @@
+//! The budget: predict how long a compress or decompress call will take, and
+//! decide per call whether an async caller runs it inline on the executor or
+//! hands it to tokio's blocking pool.
+//!
+//! # Policy
+//!
+//! [`CostModel`] holds, per recipe and direction, a line `fixed + size ×
+//! per_byte` (nanoseconds; size is the uncompressed size in both
+//! directions). [`CostModel::calibrate`] fits it with a short probe (well
+//! under a second) on a generated text-like buffer at two sizes, using
+//! reused contexts as the inline path does. [`Budget::place`] runs a call
+//! inline when the prediction is at most the budget (default
+//! [`DEFAULT_BUDGET`], 100 µs), and offloads it otherwise.
+//!
+//! # Error bounds
+//!
+//! The prediction is only as good as the probe is like your data. Text,
+//! source and JSON land within tens of percent at the `fast`…`binary`
+//! recipes; highly redundant data compresses faster than predicted (the
+//! model errs towards offloading), while the slow recipes on data unlike
+//! text can take up to about twice the prediction. `perfkit compress bench`
+//! prints predicted against measured median for every recipe and input, so
+//! the error on your own files is a command away. Offloading a call that
+//! would have fit costs a thread hand-off (a few microseconds); running
+//! inline a call that does not fit delays every other task on that worker,
+//! which is why a budget well below the latency you care about is the safe
+//! choice.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::context::{Compressor, Decompressor};
+use crate::error::{Error, Result};
+use crate::recipe::Recipe;
+
+/// The default inline budget: 100 µs per call.
+pub const DEFAULT_BUDGET: Duration = Duration::from_micros(100);
+
+/// A compress or a decompress call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// Compression.
+    Compress,
+    /// Decompression.
+    Decompress,
+}
+
+/// A cost line: `fixed_ns + bytes × ns_per_byte`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinearCost {
+    /// Per-call overhead, nanoseconds.
+    pub fixed_ns: f64,
+    /// Cost per uncompressed byte, nanoseconds.
+    pub ns_per_byte: f64,
+}
+
+impl LinearCost {
+    /// Predicted duration for `bytes` uncompressed bytes.
+    pub fn predict(&self, bytes: usize) -> Duration {
+        let ns = self.fixed_ns + self.ns_per_byte * bytes as f64;
+        Duration::from_nanos(ns.max(0.0) as u64)
+    }
+
+    /// Fits a line through two (size, duration) measurements.
+    fn through(small: (usize, Duration), large: (usize, Duration)) -> LinearCost {
+        let (s0, t0) = (small.0 as f64, small.1.as_nanos() as f64);
+        let (s1, t1) = (large.0 as f64, large.1.as_nanos() as f64);
+        let ns_per_byte = ((t1 - t0) / (s1 - s0)).max(t1 / s1 / 4.0);
+        let fixed_ns = (t0 - ns_per_byte * s0).max(0.0);
+        LinearCost {
+            fixed_ns,
+            ns_per_byte,
+        }
+    }
+}
+
+/// Predicted cost of every (operation, recipe).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostModel {
+    compress: [LinearCost; 6],
+    decompress: [LinearCost; 6],
+}
+
+fn recipe_index(r: Recipe) -> usize {
+    Recipe::ALL
+        .iter()
+        .position(|x| *x == r)
+        .expect("ALL lists every recipe")
+}
+
+/// Sizes the calibration probe measures; the line is fitted through them.
+const PROBE_SIZES: (usize, usize) = (4 << 10, 64 << 10);
+
+impl CostModel {
+    /// A model from known coefficients, in [`Recipe::ALL`] order.
+    pub fn new(compress: [LinearCost; 6], decompress: [LinearCost; 6]) -> Self {
+        CostModel {
+            compress,
+            decompress,
+        }
+    }
+
+    /// Fits the model on this machine with a short probe: for every recipe,
+    /// the median of three calls at 4 KiB and at 64 KiB of text-like data,
+    /// each direction, on reused contexts.
+    pub fn calibrate() -> Result<Self> {
+        let sample = probe_data(PROBE_SIZES.1);
+        let small = &sample[..PROBE_SIZES.0];
+        let mut compress = [LinearCost {
+            fixed_ns: 0.0,
+            ns_per_byte: 0.0,
+        }; 6];
+        let mut decompress = compress;
+        let mut dec = Decompressor::new()?;
+        let mut frame = Vec::new();
+        let mut out = Vec::new();
+        for (i, recipe) in Recipe::ALL.into_iter().enumerate() {
+            let mut comp = Compressor::new(recipe)?;
+            let mut time_c = |input: &[u8]| -> Result<Duration> {
+                median_of_3(|| comp.compress_into(input, &mut frame).map(drop))
+            };
+            let c_small = time_c(small)?;
+            let c_large = time_c(&sample)?;
+            compress[i] = LinearCost::through((small.len(), c_small), (sample.len(), c_large));
+            let small_frame = comp.compress(small)?;
+            let large_frame = comp.compress(&sample)?;
+            let mut time_d = |input: &[u8]| -> Result<Duration> {
+                median_of_3(|| dec.decompress_into(input, &mut out).map(drop))
+            };
+            let d_small = time_d(&small_frame)?;
+            let d_large = time_d(&large_frame)?;
+            decompress[i] = LinearCost::through((small.len(), d_small), (sample.len(), d_large));
+        }
+        Ok(CostModel::new(compress, decompress))
+    }
+
+    /// The cost line for an operation and recipe.
+    pub fn cost(&self, op: Operation, recipe: Recipe) -> LinearCost {
+        let i = recipe_index(recipe);
+        match op {
+            Operation::Compress => self.compress[i],
+            Operation::Decompress => self.decompress[i],
+        }
+    }
+
+    /// Predicted duration of `op` on `bytes` uncompressed bytes.
+    pub fn predict(&self, op: Operation, recipe: Recipe, bytes: usize) -> Duration {
+        self.cost(op, recipe).predict(bytes)
+    }
+}
+
+fn median_of_3(mut f: impl FnMut() -> Result<()>) -> Result<Duration> {
+    let mut t = [Duration::ZERO; 3];
+    for slot in &mut t {
+        let start = Instant::now();
+        f()?;
+        *slot = start.elapsed();
+    }
+    t.sort();
+    Ok(t[1])
+}
+
+/// Deterministic text-like bytes: words from a small vocabulary with
+/// numbers mixed in, compressing about 3:1 at the fast recipes, like logs.
+pub fn probe_data(len: usize) -> Vec<u8> {
+    const WORDS: [&str; 16] = [
+        "the",
+        "latency",
+        "budget",
+        "request",
+        "of",
+        "zstd",
+        "frame",
+        "error",
+        "user",
+        "and",
+        "timestamp",
+        "value",
+        "server",
+        "to",
+        "compress",
+        "event",
+    ];
+    let mut out = Vec::with_capacity(len + 16);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if x % 5 == 0 {
+            out.extend_from_slice((x % 100_000).to_string().as_bytes());
+        } else {
+            out.extend_from_slice(WORDS[(x >> 8) as usize % WORDS.len()].as_bytes());
+        }
+        out.push(if x % 11 == 0 { b'\n' } else { b' ' });
+    }
+    out.truncate(len);
+    out
+}
+
+/// Where a call runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// On the calling task's executor thread.
+    Inline,
+    /// On tokio's blocking pool (`spawn_blocking`).
+    Offload,
+}
+
+/// How a [`Budget`] places calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Every call inline (what a compile-time "not dirty" choice gives).
+    AlwaysInline,
+    /// Every call offloaded (what a compile-time "dirty scheduler" gives).
+    AlwaysOffload,
+    /// Inline when the predicted time is at most this budget.
+    Budgeted(Duration),
+}
+
+/// Per-call inline-or-offload placement for async compression.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> zstdkit::Result<()> {
+/// use std::sync::Arc;
+/// use zstdkit::{Budget, CostModel, Placement, Policy, Recipe, Operation};
+/// let budget = Budget::new(Arc::new(CostModel::calibrate()?), Policy::Budgeted(zstdkit::DEFAULT_BUDGET));
+/// assert_eq!(budget.place(Operation::Compress, Recipe::Maximum, 1 << 20), Placement::Offload);
+/// let frame = budget.compress(b"tiny".to_vec(), Recipe::Fast).await?;
+/// assert_eq!(budget.decompress(frame, Recipe::Fast).await?, b"tiny");
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Budget {
+    model: Arc<CostModel>,
+    policy: Policy,
+}
+
+thread_local! {
+    // Inline calls and blocking-pool threads each keep one context per
+    // recipe: creating a level-22 context costs more than many small calls.
+    static COMPRESSORS: RefCell<[Option<Compressor>; 6]> = const { RefCell::new([None, None, None, None, None, None]) };
+    static DECOMPRESSOR: RefCell<Option<Decompressor>> = const { RefCell::new(None) };
+}
+
+fn with_compressor<T>(recipe: Recipe, f: impl FnOnce(&mut Compressor) -> Result<T>) -> Result<T> {
+    COMPRESSORS.with(|cell| {
+        let mut slots = cell.borrow_mut();
+        let slot = &mut slots[recipe_index(recipe)];
+        if slot.is_none() {
+            *slot = Some(Compressor::new(recipe)?);
+        }
+        f(slot.as_mut().expect("filled above"))
+    })
+}
+
+fn with_decompressor<T>(f: impl FnOnce(&mut Decompressor) -> Result<T>) -> Result<T> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(Decompressor::new()?);
+        }
+        f(slot.as_mut().expect("filled above"))
+    })
+}
+
+/// Compresses on this thread's cached context for `recipe`.
+pub fn compress_cached(data: &[u8], recipe: Recipe) -> Result<Vec<u8>> {
+    with_compressor(recipe, |c| c.compress(data))
+}
+
+/// Decompresses on this thread's cached context.
+pub fn decompress_cached(frame: &[u8]) -> Result<Vec<u8>> {
+    with_decompressor(|d| d.decompress(frame))
+}
+
+impl Budget {
+    /// A budget over a model.
+    pub fn new(model: Arc<CostModel>, policy: Policy) -> Self {
+        Budget { model, policy }
+    }
+
+    /// The model.
+    pub fn model(&self) -> &CostModel {
+        &self.model
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Where a call of `op` on `bytes` uncompressed bytes would run.
+    pub fn place(&self, op: Operation, recipe: Recipe, bytes: usize) -> Placement {
+        match self.policy {
+            Policy::AlwaysInline => Placement::Inline,
+            Policy::AlwaysOffload => Placement::Offload,
+            Policy::Budgeted(limit) => {
+                if self.model.predict(op, recipe, bytes) <= limit {
+                    Placement::Inline
+                } else {
+                    Placement::Offload
+                }
+            }
+        }
+    }
+
+    /// Compresses `data` with `recipe`, inline or offloaded as
+    /// [`place`](Self::place) decides.
+    pub async fn compress(&self, data: Vec<u8>, recipe: Recipe) -> Result<Vec<u8>> {
+        match self.place(Operation::Compress, recipe, data.len()) {
+            Placement::Inline => compress_cached(&data, recipe),
+            Placement::Offload => offload(move || compress_cached(&data, recipe)).await,
+        }
+    }
+
+    /// Decompresses `frame`. The size used for the decision is the size the
+    /// frame declares, or four times the compressed size when it declares
+    /// none; `recipe` is the one it was made with, if known (the slower
+    /// recipes also decode a little slower).
+    pub async fn decompress(&self, frame: Vec<u8>, recipe: Recipe) -> Result<Vec<u8>> {
+        let size = match zstd_safe::find_decompressed_size(&frame) {
+            Ok(Some(n)) => usize::try_from(n).unwrap_or(usize::MAX),
+            _ => frame.len().saturating_mul(4),
+        };
+        match self.place(Operation::Decompress, recipe, size) {
+            Placement::Inline => decompress_cached(&frame),
+            Placement::Offload => offload(move || decompress_cached(&frame)).await,
+        }
+    }
+}
+
+async fn offload<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::Io(std::io::Error::other(format!("blocking task failed: {e}"))))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_through_two_points_predicts_both() {
+        let c = LinearCost::through(
+            (1000, Duration::from_nanos(3000)),
+            (11_000, Duration::from_nanos(23_000)),
+        );
+        assert!((c.ns_per_byte - 2.0).abs() < 1e-9);
+        assert!((c.fixed_ns - 1000.0).abs() < 1e-9);
+        assert_eq!(c.predict(5000), Duration::from_nanos(11_000));
+    }
+
+    #[test]
+    fn budgeted_policy_splits_on_the_prediction() {
+        let line = LinearCost {
+            fixed_ns: 1000.0,
+            ns_per_byte: 1.0,
+        };
+        let model = Arc::new(CostModel::new([line; 6], [line; 6]));
+        let b = Budget::new(model.clone(), Policy::Budgeted(Duration::from_micros(10)));
+        assert_eq!(
+            b.place(Operation::Compress, Recipe::Fast, 9000),
+            Placement::Inline
+        );
+        assert_eq!(
+            b.place(Operation::Compress, Recipe::Fast, 9001),
+            Placement::Offload
+        );
+        let inline = Budget::new(model.clone(), Policy::AlwaysInline);
+        assert_eq!(
+            inline.place(Operation::Compress, Recipe::Maximum, 1 << 30),
+            Placement::Inline
+        );
+        let off = Budget::new(model, Policy::AlwaysOffload);
+        assert_eq!(
+            off.place(Operation::Decompress, Recipe::Fast, 1),
+            Placement::Offload
+        );
+    }
+
+    #[test]
+    fn calibration_orders_recipes_by_cost() {
+        let m = CostModel::calibrate().unwrap();
+        let big = 1 << 20;
+        let fast = m.predict(Operation::Compress, Recipe::Fast, big);
+        let max = m.predict(Operation::Compress, Recipe::Maximum, big);
+        assert!(max > fast * 5, "maximum {max:?} vs fast {fast:?}");
+        assert!(m.predict(Operation::Decompress, Recipe::Fast, big) < max);
+    }
+}

@@ -1,0 +1,139 @@
+//! The one error type of zstdkit, and the mapping from zstd's numeric error
+//! codes to variants a caller can act on.
+
+use zstd_safe::zstd_sys::ZSTD_ErrorCode;
+
+/// Everything that can go wrong in zstdkit.
+///
+/// Decoding errors carry `offset`: how many input bytes had been consumed
+/// when the problem was detected, so a message can point into the input.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The input does not start with a zstd (or skippable) frame header.
+    #[error("not zstd data: unknown frame header at byte {offset}")]
+    UnknownFormat {
+        /// Input position of the unrecognised header.
+        offset: u64,
+    },
+    /// The input is a zstd frame but its contents are invalid.
+    #[error("corrupt zstd data near byte {offset}: {detail}")]
+    Corrupt {
+        /// Input position where decoding stopped.
+        offset: u64,
+        /// zstd's own description of the problem.
+        detail: &'static str,
+    },
+    /// The frame decoded, but its content checksum does not match.
+    #[error("checksum mismatch in frame ending near byte {offset}")]
+    Checksum {
+        /// Input position where the mismatch was detected.
+        offset: u64,
+    },
+    /// The input ended inside a frame.
+    #[error("truncated zstd data: input ends inside a frame after {offset} bytes")]
+    Truncated {
+        /// Total bytes consumed before the input ran out.
+        offset: u64,
+    },
+    /// The frame was compressed with a dictionary that was not supplied, or
+    /// with a different one.
+    #[error("dictionary mismatch near byte {offset}: the frame needs a different dictionary")]
+    WrongDictionary {
+        /// Input position where the mismatch was detected.
+        offset: u64,
+    },
+    /// The frame's window is larger than the configured memory limit.
+    #[error(
+        "frame window exceeds the memory limit near byte {offset} (window log limit {limit}); \
+         raise it (e.g. --long=31 / --memory)"
+    )]
+    WindowTooLarge {
+        /// Input position of the frame header.
+        offset: u64,
+        /// The configured `window_log_max`.
+        limit: u32,
+    },
+    /// A compression parameter was rejected by zstd.
+    #[error("invalid zstd parameter {name}: {detail}")]
+    Parameter {
+        /// Which parameter.
+        name: &'static str,
+        /// zstd's description.
+        detail: &'static str,
+    },
+    /// A recipe or strategy name that does not exist.
+    #[error("unknown {kind} '{name}' (expected one of: {expected})")]
+    UnknownName {
+        /// "recipe" or "strategy".
+        kind: &'static str,
+        /// What was given.
+        name: String,
+        /// The accepted names, comma separated.
+        expected: String,
+    },
+    /// Dictionary training failed (too few or too small samples, usually).
+    #[error("dictionary training failed: {0}")]
+    Train(&'static str),
+    /// Any other error reported by zstd.
+    #[error("zstd error: {0}")]
+    Zstd(&'static str),
+    /// An I/O error from the underlying reader or writer.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Shorthand for `Result<T, zstdkit::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Classifies a zstd error code returned while decoding, `offset` bytes
+    /// into the input.
+    pub(crate) fn decoding(code: usize, offset: u64, window_log_max: u32) -> Error {
+        let detail = zstd_safe::get_error_name(code);
+        match error_code(code) {
+            ZSTD_ErrorCode::ZSTD_error_prefix_unknown => Error::UnknownFormat { offset },
+            ZSTD_ErrorCode::ZSTD_error_checksum_wrong => Error::Checksum { offset },
+            ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge => Error::WindowTooLarge {
+                offset,
+                limit: window_log_max,
+            },
+            ZSTD_ErrorCode::ZSTD_error_dictionary_wrong
+            | ZSTD_ErrorCode::ZSTD_error_dictionary_corrupted => Error::WrongDictionary { offset },
+            ZSTD_ErrorCode::ZSTD_error_srcSize_wrong => Error::Truncated { offset },
+            ZSTD_ErrorCode::ZSTD_error_memory_allocation => Error::Zstd(detail),
+            _ => Error::Corrupt { offset, detail },
+        }
+    }
+
+    /// Wraps a zstd error code returned while compressing or configuring.
+    pub(crate) fn zstd(code: usize) -> Error {
+        Error::Zstd(zstd_safe::get_error_name(code))
+    }
+
+    /// Recovers a zstdkit error that travelled through `std::io` (the
+    /// `Read`/`Write` adapters wrap errors that way), or wraps the I/O error.
+    pub fn from_io(err: std::io::Error) -> Error {
+        if err.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+            let inner = err.into_inner().expect("checked above");
+            *inner.downcast::<Error>().expect("checked above")
+        } else {
+            Error::Io(err)
+        }
+    }
+
+    /// Wraps this error in a `std::io::Error` of the closest kind, so that
+    /// [`Error::from_io`] can take it back out.
+    pub fn into_io(self) -> std::io::Error {
+        match self {
+            Error::Io(e) => e,
+            Error::Truncated { .. } => std::io::Error::new(std::io::ErrorKind::UnexpectedEof, self),
+            other => std::io::Error::new(std::io::ErrorKind::InvalidData, other),
+        }
+    }
+}
+
+fn error_code(code: usize) -> ZSTD_ErrorCode {
+    // SAFETY: ZSTD_getErrorCode is a pure function of an integer; it reads no
+    // memory and accepts any value.
+    unsafe { zstd_safe::zstd_sys::ZSTD_getErrorCode(code) }
+}

@@ -1,0 +1,122 @@
+//! The outside programs and Python modules the interoperability tests use,
+//! and how to install them.
+
+use std::process::{Command, Stdio};
+
+use anyhow::{Result, bail};
+
+/// A program the tests run, the argument that proves it works, and the
+/// Debian package that provides it.
+struct Program {
+    name: &'static str,
+    probe: &'static [&'static str],
+    apt: &'static str,
+}
+
+/// A Python module the tests import, and its PyPI package.
+struct PyModule {
+    module: &'static str,
+    pip: &'static str,
+}
+
+const PROGRAMS: &[Program] = &[
+    // zstdkit / perfkit compress: the reference CLI decodes our frames and we
+    // decode its frames.
+    Program {
+        name: "zstd",
+        probe: &["--version"],
+        apt: "zstd",
+    },
+    // report: the HdrHistogram log reader cross-checks --hlog.
+    Program {
+        name: "python3",
+        probe: &["--version"],
+        apt: "python3",
+    },
+];
+
+const PY_MODULES: &[PyModule] = &[
+    // report: an independent HdrHistogram implementation reads our --hlog.
+    PyModule {
+        module: "hdrh",
+        pip: "hdrhistogram",
+    },
+];
+
+fn program_ok(p: &Program) -> bool {
+    Command::new(p.name)
+        .args(p.probe)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn module_ok(m: &PyModule) -> bool {
+    Command::new("python3")
+        .args(["-c", &format!("import {}", m.module)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn missing() -> (Vec<&'static str>, Vec<&'static str>) {
+    let apt = PROGRAMS
+        .iter()
+        .filter(|p| !program_ok(p))
+        .map(|p| p.apt)
+        .collect();
+    let pip = PY_MODULES
+        .iter()
+        .filter(|m| !module_ok(m))
+        .map(|m| m.pip)
+        .collect();
+    (apt, pip)
+}
+
+/// Makes sure every tool is there: installs what is missing when running as
+/// root, and otherwise fails with the exact commands to run.
+pub fn ensure() -> Result<()> {
+    let (apt, pip) = missing();
+    if apt.is_empty() && pip.is_empty() {
+        return Ok(());
+    }
+    if is_root() {
+        if !apt.is_empty() {
+            super::run(Command::new("apt-get").arg("update").arg("-qq"))?;
+            super::run(
+                Command::new("apt-get")
+                    .args(["install", "-y", "-qq", "--no-install-recommends"])
+                    .args(&apt)
+                    .env("DEBIAN_FRONTEND", "noninteractive"),
+            )?;
+        }
+        if !pip.is_empty() {
+            super::run(
+                Command::new("python3")
+                    .args(["-m", "pip", "install", "-q"])
+                    .args(&pip),
+            )?;
+        }
+    }
+    let (apt, pip) = missing();
+    if apt.is_empty() && pip.is_empty() {
+        return Ok(());
+    }
+    let mut msg = String::from("the interoperability tests need programs that are missing:");
+    if !apt.is_empty() {
+        msg.push_str(&format!("\n  apt-get install {}", apt.join(" ")));
+    }
+    if !pip.is_empty() {
+        msg.push_str(&format!("\n  python3 -m pip install {}", pip.join(" ")));
+    }
+    bail!(msg)
+}
