@@ -17,7 +17,9 @@ fn realistic(n: usize) -> Vec<u8> {
     let vocab: Vec<String> = (0..4000)
         .map(|i| {
             let len = 2 + (i % 9);
-            (0..len).map(|k| (b'a' + ((i * 7 + k * 13 + i / 26) % 26) as u8) as char).collect()
+            (0..len)
+                .map(|k| (b'a' + ((i * 7 + k * 13 + i / 26) % 26) as u8) as char)
+                .collect()
         })
         .collect();
     let mut v = Vec::with_capacity(n + 256);
@@ -26,7 +28,14 @@ fn realistic(n: usize) -> Vec<u8> {
         if r % 5 == 0 {
             let id = next() % 1_000_000;
             let name = &vocab[(next() % 4000) as usize];
-            v.extend_from_slice(format!("{{\"id\":{id},\"name\":\"{name}\",\"score\":{}.{}}}\n", next() % 1000, next() % 100).as_bytes());
+            v.extend_from_slice(
+                format!(
+                    "{{\"id\":{id},\"name\":\"{name}\",\"score\":{}.{}}}\n",
+                    next() % 1000,
+                    next() % 100
+                )
+                .as_bytes(),
+            );
         } else {
             for _ in 0..12 {
                 let z = next();
@@ -54,7 +63,12 @@ fn main() {
     let mode = args.get(1).map(String::as_str).unwrap_or("sync");
     let mib: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(64);
     let level: u32 = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(6);
-    let data = realistic(mib << 20);
+    // ZIPBENCH_FILE=path uses a file (e.g. the perfkit corpus) instead.
+    let data = match std::env::var_os("ZIPBENCH_FILE") {
+        Some(p) => std::fs::read(p).unwrap(),
+        None => realistic(mib << 20),
+    };
+    let mib = data.len() as f64 / (1 << 20) as f64;
     if mode == "dump" {
         std::io::Write::write_all(&mut std::io::stdout(), &data).unwrap();
         return;
@@ -63,14 +77,20 @@ fn main() {
     let (w0, c0) = (Instant::now(), cpu_secs());
     let out_len = match mode {
         "sync" | "aes" => {
-            let o = if mode == "aes" { opts.encrypt(AesStrength::Aes256, "pw") } else { opts };
+            let o = if mode == "aes" {
+                opts.encrypt(AesStrength::Aes256, "pw")
+            } else {
+                opts
+            };
             let mut w = ZipWriter::new(std::io::sink());
             w.add_reader(o, &mut &data[..]).unwrap();
             w.finish().unwrap();
             0
         }
         "async" => {
-            let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
             rt.block_on(async {
                 let mut w = AsyncZipWriter::new(tokio::io::sink());
                 w.add_reader(opts, &mut &data[..]).await.unwrap();
@@ -80,7 +100,8 @@ fn main() {
         }
         m if m.starts_with("par") => {
             let jobs: usize = m[3..].parse().unwrap();
-            let mut w = ParallelZipWriter::new(ZipWriter::new(Vec::new()), ParallelOptions::new(jobs));
+            let mut w =
+                ParallelZipWriter::new(ZipWriter::new(Vec::new()), ParallelOptions::new(jobs));
             w.add_bytes(opts, &data).unwrap();
             w.finish().unwrap().len()
         }
@@ -89,8 +110,8 @@ fn main() {
     let wall = w0.elapsed().as_secs_f64();
     let cpu = cpu_secs() - c0;
     println!(
-        "{mode} {mib} MiB level {level}: wall {:.1} MiB/s, cpu {:.1} MiB/s (wall {wall:.3}s cpu {cpu:.3}s) out {out_len}",
-        mib as f64 / wall,
-        mib as f64 / cpu
+        "{mode} {mib:.1} MiB level {level}: wall {:.1} MiB/s, cpu {:.1} MiB/s (wall {wall:.3}s cpu {cpu:.3}s) out {out_len}",
+        mib / wall,
+        mib / cpu
     );
 }

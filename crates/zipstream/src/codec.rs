@@ -15,18 +15,37 @@ pub(crate) enum Encoder {
     /// Copies input.
     Store,
     /// Raw deflate (no zlib header) via flate2 + zlib-rs.
-    Deflate(Box<Compress>),
+    Deflate(Box<Deflater>),
 }
+
+/// Deflate that skips incompressible stretches: each chunk of at least
+/// [`DECIDE_MIN`] bytes whose byte entropy is near 8 bits is written as
+/// deflate stored blocks instead of being searched for matches. Switching
+/// out of zlib takes a sync flush (byte alignment); switching back resets the
+/// engine primed with the last 32 KiB of input as its dictionary, so later
+/// matches still reach back across the stored stretch (pigz's technique).
+pub(crate) struct Deflater {
+    c: Compress,
+    storing: bool,
+    tail: Vec<u8>,
+}
+
+/// Chunks shorter than this keep the current mode (too few bytes to judge).
+const DECIDE_MIN: usize = 16 * 1024;
+/// Decision granularity.
+const DECIDE_CHUNK: usize = 64 * 1024;
+const WINDOW: usize = 32 * 1024;
 
 impl Encoder {
     /// Builds the encoder for `method` at `level`.
     pub(crate) fn new(method: Method, level: u32) -> Encoder {
         match method {
             Method::Stored => Encoder::Store,
-            Method::Deflate => Encoder::Deflate(Box::new(Compress::new(
-                Compression::new(level.min(9)),
-                false,
-            ))),
+            Method::Deflate => Encoder::Deflate(Box::new(Deflater {
+                c: Compress::new(Compression::new(level.min(9)), false),
+                storing: false,
+                tail: Vec::new(),
+            })),
         }
     }
 
@@ -34,7 +53,7 @@ impl Encoder {
     pub(crate) fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) {
         match self {
             Encoder::Store => out.extend_from_slice(input),
-            Encoder::Deflate(c) => deflate_into(c, input, out, FlushCompress::None),
+            Encoder::Deflate(d) => d.encode(input, out),
         }
     }
 
@@ -43,7 +62,12 @@ impl Encoder {
     pub(crate) fn encode_sync(&mut self, input: &[u8], out: &mut Vec<u8>) {
         match self {
             Encoder::Store => out.extend_from_slice(input),
-            Encoder::Deflate(c) => deflate_into(c, input, out, FlushCompress::Sync),
+            Encoder::Deflate(d) => {
+                d.encode(input, out);
+                if !d.storing {
+                    deflate_into(&mut d.c, &[], out, FlushCompress::Sync);
+                }
+            }
         }
     }
 
@@ -51,12 +75,123 @@ impl Encoder {
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
         match self {
             Encoder::Store => {}
-            Encoder::Deflate(c) => deflate_into(c, &[], out, FlushCompress::Finish),
+            Encoder::Deflate(d) => {
+                if d.storing {
+                    // An empty final stored block: BFINAL=1, BTYPE=00, LEN=0.
+                    out.extend_from_slice(&[0x01, 0x00, 0x00, 0xFF, 0xFF]);
+                } else {
+                    deflate_into(&mut d.c, &[], out, FlushCompress::Finish);
+                }
+            }
         }
     }
 }
 
-fn deflate_into(c: &mut Compress, mut input: &[u8], out: &mut Vec<u8>, flush: FlushCompress) {
+impl Deflater {
+    fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        for chunk in input.chunks(DECIDE_CHUNK) {
+            if chunk.len() >= DECIDE_MIN {
+                let store = looks_incompressible(chunk);
+                if store && !self.storing {
+                    // Byte-align the stream so stored blocks can follow.
+                    deflate_into(&mut self.c, &[], out, FlushCompress::Sync);
+                    self.storing = true;
+                } else if !store && self.storing {
+                    self.c.reset();
+                    // zlib-rs accepts raw-deflate dictionaries; if it ever
+                    // refused, only the ratio of the next 32 KiB would suffer.
+                    let _ = self.c.set_dictionary(&self.tail);
+                    self.storing = false;
+                }
+            }
+            if self.storing {
+                put_stored(chunk, out);
+            } else {
+                deflate_into(&mut self.c, chunk, out, FlushCompress::None);
+            }
+            remember_tail(&mut self.tail, chunk);
+        }
+    }
+}
+
+fn remember_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
+    if chunk.len() >= WINDOW {
+        tail.clear();
+        tail.extend_from_slice(&chunk[chunk.len() - WINDOW..]);
+    } else {
+        let keep = WINDOW - chunk.len();
+        if tail.len() > keep {
+            tail.drain(..tail.len() - keep);
+        }
+        tail.extend_from_slice(chunk);
+    }
+}
+
+/// Appends non-final deflate stored blocks holding `data`; the stream must be byte-aligned.
+pub(crate) fn put_stored(data: &[u8], out: &mut Vec<u8>) {
+    for piece in data.chunks(0xFFFF) {
+        let n = piece.len() as u16;
+        out.push(0x00);
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&(!n).to_le_bytes());
+        out.extend_from_slice(piece);
+    }
+}
+
+/// Compressed, encrypted or random data: order-0 entropy near 8 bits per
+/// byte *and* almost no repeated 4-byte strings (uniform byte histograms
+/// also come from structured data that LZ compresses well).
+pub(crate) fn looks_incompressible(chunk: &[u8]) -> bool {
+    high_entropy(chunk) && few_repeats(&chunk[..chunk.len().min(16 * 1024)])
+}
+
+fn few_repeats(s: &[u8]) -> bool {
+    if s.len() < 8 {
+        return false;
+    }
+    let mut table = [0u16; 4096];
+    let mut repeats = 0usize;
+    for i in 0..s.len() - 3 {
+        let v = u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
+        let h = (v.wrapping_mul(2_654_435_761) >> 20) as usize;
+        let prev = usize::from(table[h]);
+        if prev != 0 && s[prev - 1..prev + 3] == s[i..i + 4] {
+            repeats += 1;
+        }
+        table[h] = (i + 1) as u16;
+    }
+    repeats * 64 < s.len()
+}
+
+fn high_entropy(chunk: &[u8]) -> bool {
+    let mut hist = [0u32; 256];
+    let mut n = 0u32;
+    for b in chunk.iter().step_by(2) {
+        hist[usize::from(*b)] += 1;
+        n += 1;
+    }
+    let nf = f64::from(n);
+    let bits: f64 = hist
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / nf;
+            -p * p.log2()
+        })
+        .sum();
+    // A small sample cannot show 8 bits: its maximum is log2(n). Compare
+    // with the expectation for uniform bytes at this sample size instead.
+    let ceiling = 8.0 - 255.0 / (2.0 * nf * std::f64::consts::LN_2);
+    bits > ceiling - 0.1
+}
+
+/// Runs the engine over all of `input` with `flush`, growing `out` as needed.
+pub(crate) fn deflate_into(
+    c: &mut Compress,
+    mut input: &[u8],
+    out: &mut Vec<u8>,
+    flush: FlushCompress,
+) {
     loop {
         if out.capacity() - out.len() < 1024 {
             out.reserve(OUT_STEP.max(input.len() / 2));
@@ -146,9 +281,58 @@ impl Decoder {
 mod tests {
     use super::*;
 
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn entropy_classifier() {
+        assert!(looks_incompressible(&noise(65536, 3)));
+        assert!(!looks_incompressible(&[b'a'; 65536]));
+        let text: Vec<u8> = b"the quick brown fox jumps over the lazy dog "
+            .iter()
+            .cycle()
+            .take(65536)
+            .copied()
+            .collect();
+        assert!(!looks_incompressible(&text));
+    }
+
+    #[test]
+    fn mixed_stored_and_deflated_stretches_decode() {
+        // text, noise, text (repeating the first text so matches span the
+        // stored stretch through the dictionary), noise at the end.
+        let text: Vec<u8> = (0..200_000u32)
+            .map(|i| b"lorem ipsum dolor sit amet "[(i % 27) as usize])
+            .collect();
+        let mut data = text.clone();
+        data.extend_from_slice(&noise(150_000, 5));
+        data.extend_from_slice(&text[..100_000]);
+        data.extend_from_slice(&noise(70_000, 9));
+        for split in [1000usize, 65536, 100_000] {
+            let mut e = Encoder::new(Method::Deflate, 6);
+            let mut out = Vec::new();
+            for c in data.chunks(split) {
+                e.encode(c, &mut out);
+            }
+            e.finish(&mut out);
+            assert_eq!(inflate_all(&out), data, "split {split}");
+            // The noise is stored, not expanded much; text compresses.
+            assert!(out.len() < 150_000 + 70_000 + 20_000, "{}", out.len());
+        }
+    }
+
     fn inflate_all(data: &[u8]) -> Vec<u8> {
         let mut d = Decoder::for_method(8).unwrap();
-        let mut out = vec![0u8; 1 << 20];
+        let mut out = vec![0u8; 4 << 20];
         let mut pos = 0;
         let mut inp = data;
         loop {

@@ -18,7 +18,9 @@ use std::io::{Read, Write};
 use std::thread::JoinHandle;
 
 use crossbeam::channel::{Receiver, Sender, bounded};
-use flate2::{Compress, Compression, FlushCompress, Status};
+use flate2::{Compress, Compression, FlushCompress};
+
+use crate::codec::{deflate_into, looks_incompressible, put_stored};
 
 use crate::entry::{EntryKind, EntryOptions, Method};
 use crate::error::{Error, Result};
@@ -310,13 +312,22 @@ fn worker(rx: Receiver<Job>) {
             .get_or_insert_with(|| Compress::new(Compression::new(job.level), false));
         c.reset();
         let mut comp = Vec::with_capacity(job.data.len() / 2 + 1024);
-        deflate_block(c, &job.dict, &job.data, job.last, &mut comp);
-        let shrank = comp.len() as u64 * 32 < job.data.len() as u64 * 31;
+        // Sample the block's entropy first: compressed or random data is
+        // not worth a match search.
+        let sample = &job.data[..job.data.len().min(64 * 1024)];
+        let hopeless = sample.len() >= 16 * 1024 && looks_incompressible(sample);
+        let mut shrank = false;
+        if !hopeless {
+            deflate_block(c, &job.dict, &job.data, job.last, &mut comp);
+            shrank = comp.len() as u64 * 32 < job.data.len() as u64 * 31;
+        }
         if !shrank && !job.whole {
             // Keep the stream valid but cheap: deflate stored blocks.
-            let mut store = Compress::new(Compression::none(), false);
             comp.clear();
-            deflate_block(&mut store, &[], &job.data, job.last, &mut comp);
+            put_stored(&job.data, &mut comp);
+            if job.last {
+                comp.extend_from_slice(&[0x01, 0x00, 0x00, 0xFF, 0xFF]);
+            }
         }
         let _ = job.reply.send(Done {
             data: job.data,
@@ -337,22 +348,5 @@ fn deflate_block(c: &mut Compress, dict: &[u8], data: &[u8], last: bool, out: &m
     } else {
         FlushCompress::Sync
     };
-    let mut input = data;
-    loop {
-        if out.capacity() - out.len() < 1024 {
-            out.reserve(64 * 1024);
-        }
-        let before = c.total_in();
-        let st = c
-            .compress_vec(input, out, flush)
-            .expect("deflate stream state is valid");
-        input = &input[(c.total_in() - before) as usize..];
-        if last {
-            if st == Status::StreamEnd {
-                return;
-            }
-        } else if input.is_empty() && out.capacity() > out.len() {
-            return;
-        }
-    }
+    deflate_into(c, data, out, flush);
 }
