@@ -27,6 +27,10 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
+    /// Write a ZIP archive (`-` for stdout); `zip bench` measures the writers.
+    Zip(cmd::zip::ZipArgs),
+    /// List, test or safely extract a ZIP archive (`-` for stdin).
+    Unzip(cmd::zip::UnzipArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +40,8 @@ fn main() -> ExitCode {
         Command::Decompress(args) => cmd::compress::run(args, true),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Corpus(args) => cmd::corpus::run(args),
+        Command::Zip(args) => cmd::zip::run_zip(args),
+        Command::Unzip(args) => cmd::zip::run_unzip(args),
     };
     match result {
         Ok(code) => code,

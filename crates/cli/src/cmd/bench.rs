@@ -34,6 +34,17 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         report: args.report.clone(),
     })?;
     absorb(&mut report, "zstd", compress);
+    let zip = super::zip_bench::measure(&super::zip_bench::ZipBenchArgs {
+        time: Duration::from_millis(200),
+        iterations: 20,
+        warmup: 1,
+        level: 6,
+        jobs: 2,
+        large: false,
+        quick: true,
+        report: args.report.clone(),
+    })?;
+    absorb(&mut report, "zip", zip);
     super::emit(&report, &args.report)
 }
 
