@@ -16,6 +16,61 @@ pub(crate) enum Encoder {
     Store,
     /// Raw deflate (no zlib header) via flate2 + zlib-rs.
     Deflate(Box<Deflater>),
+    /// A zstd frame through zstdkit.
+    Zstd(Box<ZstdEncoder>),
+}
+
+/// zstdkit's streaming encoder writes to a `Write`; this one hands its
+/// output back to the core's buffer after every call.
+pub(crate) struct ZstdEncoder {
+    enc: Option<zstdkit::Encoder<Spill>>,
+    spill: Spill,
+}
+
+/// A shared output buffer (the encoder owns one handle, we keep the other).
+#[derive(Clone, Default)]
+pub(crate) struct Spill(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Spill {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ZstdEncoder {
+    fn new(params: zstdkit::Params) -> std::result::Result<ZstdEncoder, zstdkit::Error> {
+        let spill = Spill::default();
+        Ok(ZstdEncoder {
+            enc: Some(zstdkit::Encoder::new(spill.clone(), params)?),
+            spill,
+        })
+    }
+
+    fn step(&mut self, input: &[u8], mode: zstdkit::FlushMode, out: &mut Vec<u8>) {
+        match mode {
+            zstdkit::FlushMode::End => {
+                if let Some(e) = self.enc.take() {
+                    // In-memory zstd only fails on a context misuse or OOM.
+                    e.finish().expect("zstd frame end");
+                }
+            }
+            m => {
+                if let Some(e) = self.enc.as_mut() {
+                    e.write_with(input, m).expect("zstd in-memory compression");
+                }
+            }
+        }
+        let mut s = self.spill.0.lock().unwrap_or_else(|p| p.into_inner());
+        out.extend_from_slice(&s);
+        s.clear();
+    }
 }
 
 /// Deflate that skips incompressible stretches: each chunk of at least
@@ -37,16 +92,31 @@ const DECIDE_CHUNK: usize = 64 * 1024;
 const WINDOW: usize = 32 * 1024;
 
 impl Encoder {
-    /// Builds the encoder for `method` at `level`.
+    /// Builds the encoder for `method` at `level` (zstd: `zstd` params win).
+    #[cfg(test)]
     pub(crate) fn new(method: Method, level: u32) -> Encoder {
-        match method {
+        Encoder::with_zstd(method, level, None).expect("default zstd parameters are valid")
+    }
+
+    /// As [`Encoder::new`], with explicit zstd parameters.
+    pub(crate) fn with_zstd(
+        method: Method,
+        level: u32,
+        zstd: Option<zstdkit::Params>,
+    ) -> std::result::Result<Encoder, zstdkit::Error> {
+        Ok(match method {
+            Method::Zstd => {
+                let params =
+                    zstd.unwrap_or_else(|| zstdkit::Params::for_level(level.clamp(1, 22) as i32));
+                Encoder::Zstd(Box::new(ZstdEncoder::new(params)?))
+            }
             Method::Stored => Encoder::Store,
             Method::Deflate => Encoder::Deflate(Box::new(Deflater {
                 c: Compress::new(Compression::new(level.min(9)), false),
                 storing: false,
                 tail: Vec::new(),
             })),
-        }
+        })
     }
 
     /// Compresses all of `input`, appending whatever output is ready to `out`.
@@ -54,6 +124,7 @@ impl Encoder {
         match self {
             Encoder::Store => out.extend_from_slice(input),
             Encoder::Deflate(d) => d.encode(input, out),
+            Encoder::Zstd(z) => z.step(input, zstdkit::FlushMode::Continue, out),
         }
     }
 
@@ -68,6 +139,7 @@ impl Encoder {
                     deflate_into(&mut d.c, &[], out, FlushCompress::Sync);
                 }
             }
+            Encoder::Zstd(z) => z.step(input, zstdkit::FlushMode::Flush, out),
         }
     }
 
@@ -83,6 +155,7 @@ impl Encoder {
                     deflate_into(&mut d.c, &[], out, FlushCompress::Finish);
                 }
             }
+            Encoder::Zstd(z) => z.step(&[], zstdkit::FlushMode::End, out),
         }
     }
 }
@@ -231,6 +304,9 @@ pub(crate) enum Decoder {
     Store,
     /// Raw inflate.
     Deflate(Box<Decompress>),
+    /// zstd frames (zstdkit's streaming step is crate-private, so the
+    /// sans-I/O step uses the same zstd-safe context type directly).
+    Zstd(Box<zstd_safe::DCtx<'static>>),
 }
 
 impl Decoder {
@@ -240,6 +316,13 @@ impl Decoder {
             crate::format::METHOD_STORED => Some(Decoder::Store),
             crate::format::METHOD_DEFLATE => {
                 Some(Decoder::Deflate(Box::new(Decompress::new(false))))
+            }
+            crate::format::METHOD_ZSTD => {
+                let mut d = zstd_safe::DCtx::try_create()?;
+                // The memory limit zstdkit applies too: windows up to 2^27.
+                d.set_parameter(zstd_safe::DParameter::WindowLogMax(27))
+                    .ok()?;
+                Some(Decoder::Zstd(Box::new(d)))
             }
             _ => None,
         }
@@ -271,6 +354,19 @@ impl Decoder {
                     consumed: (d.total_in() - i0) as usize,
                     produced: (d.total_out() - o0) as usize,
                     done: st == Status::StreamEnd,
+                })
+            }
+            Decoder::Zstd(d) => {
+                let mut ib = zstd_safe::InBuffer::around(input);
+                let mut ob = zstd_safe::OutBuffer::around(out);
+                let hint = d
+                    .decompress_stream(&mut ob, &mut ib)
+                    .map_err(|c| zstd_safe::get_error_name(c).to_owned())?;
+                // 0: a frame just ended and everything is flushed.
+                Ok(Step {
+                    consumed: ib.pos(),
+                    produced: ob.pos(),
+                    done: hint == 0,
                 })
             }
         }

@@ -11,6 +11,8 @@ pub enum Method {
     Stored,
     /// Deflate (method 8), levels 0-9.
     Deflate,
+    /// Zstandard (method 93) through zstdkit, levels 1-22 or a recipe.
+    Zstd,
 }
 
 impl Method {
@@ -19,6 +21,7 @@ impl Method {
         match self {
             Method::Stored => crate::format::METHOD_STORED,
             Method::Deflate => crate::format::METHOD_DEFLATE,
+            Method::Zstd => crate::format::METHOD_ZSTD,
         }
     }
 }
@@ -51,6 +54,7 @@ pub struct EntryOptions {
     pub(crate) encryption: Option<(AesStrength, Vec<u8>)>,
     pub(crate) detect_incompressible: bool,
     pub(crate) fixed_salt: Option<Vec<u8>>,
+    pub(crate) zstd: Option<zstdkit::Params>,
 }
 
 fn now() -> i64 {
@@ -75,6 +79,7 @@ impl EntryOptions {
             encryption: None,
             detect_incompressible: true,
             fixed_salt: None,
+            zstd: None,
         }
     }
 
@@ -105,7 +110,13 @@ impl EntryOptions {
         self.method = method;
         self
     }
-    /// Sets the compression level (deflate: 0-9).
+    /// Compresses with zstd (method 93) using a zstdkit recipe or parameters.
+    pub fn zstd(mut self, params: impl Into<zstdkit::Params>) -> Self {
+        self.method = Method::Zstd;
+        self.zstd = Some(params.into());
+        self
+    }
+    /// Sets the compression level (deflate: 0-9; zstd: 1-22).
     pub fn level(mut self, level: u32) -> Self {
         self.level = level;
         self

@@ -125,7 +125,7 @@ impl<W: Write> ParallelZipWriter<W> {
 
     /// Adds an entry read from `reader`; returns the bytes read.
     pub fn add_reader<R: Read>(&mut self, opts: EntryOptions, reader: &mut R) -> Result<u64> {
-        if opts.kind != EntryKind::File || opts.method == Method::Stored || opts.level == 0 {
+        if opts.kind != EntryKind::File || opts.method != Method::Deflate || opts.level == 0 {
             let mut v = Vec::new();
             reader.read_to_end(&mut v)?;
             let n = v.len() as u64;

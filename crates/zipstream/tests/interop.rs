@@ -483,3 +483,41 @@ fn tools_read_zip64_archives() {
         std::fs::remove_file(&zip).unwrap();
     }
 }
+
+/// zstd (method 93) entries: 7-Zip and libarchive decode them (Info-ZIP
+/// unzip 6.0 and Python's zipfile before 3.14 have no zstd).
+#[test]
+fn tools_read_zstd_entries() {
+    if !enabled() {
+        return;
+    }
+    let files = sample_files();
+    let mut w = ZipWriter::new(Vec::new());
+    for (n, d) in &files {
+        w.add_bytes(
+            EntryOptions::file(n)
+                .mtime(1_700_000_000)
+                .method(Method::Zstd)
+                .level(3),
+            d,
+        )
+        .unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let zip = tmp.path().join("z.zip");
+    std::fs::write(&zip, w.finish().unwrap()).unwrap();
+    run(Command::new("7zz").arg("t").arg(&zip));
+    let d = tmp.path().join("7z");
+    run(Command::new("7zz")
+        .args(["x", "-y"])
+        .arg(format!("-o{}", d.display()))
+        .arg(&zip));
+    assert_eq!(tree(&d), files, "7zz zstd extraction differs");
+    let d = tmp.path().join("bsdtar");
+    std::fs::create_dir_all(&d).unwrap();
+    run_stdin(
+        Command::new("bsdtar").arg("-xf").arg("-").arg("-C").arg(&d),
+        &zip,
+    );
+    assert_eq!(tree(&d), files, "bsdtar zstd extraction differs");
+}

@@ -98,6 +98,21 @@ fn items() -> Vec<Item> {
             chunk: 1 << 20,
         },
         Item {
+            opts: EntryOptions::file("zstd.txt")
+                .mtime(t)
+                .method(Method::Zstd)
+                .level(3),
+            data: text(300_000),
+            chunk: 9000,
+        },
+        Item {
+            opts: EntryOptions::file("zstd-recipe.txt")
+                .mtime(t)
+                .zstd(zstdkit::Recipe::Text),
+            data: text(20_000),
+            chunk: 9000,
+        },
+        Item {
             opts: EntryOptions::file("aes256.txt")
                 .mtime(t)
                 .encrypt(AesStrength::Aes256, "secret")
@@ -181,7 +196,9 @@ fn check_random_access(bytes: Vec<u8>, items: &[Item]) {
     // Incompressible data was stored, compressible data deflated.
     assert_eq!(a.entries()[4].method, 0);
     assert_eq!(a.entries()[3].method, 8);
-    assert_eq!(a.entries()[12].method, 0);
+    assert_eq!(a.entries()[10].method, 93);
+    assert_eq!(a.entries()[11].method, 93);
+    assert_eq!(a.entries()[14].method, 0);
 }
 
 fn check_stream(bytes: &[u8], items: &[Item]) {

@@ -38,8 +38,8 @@ pub struct ZipArgs {
     /// Compression method.
     #[arg(long, default_value = "deflate", value_parser = ["deflate", "store", "zstd"])]
     method: String,
-    /// Deflate level 0-9.
-    #[arg(short = 'l', long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
+    /// Level: deflate 0-9, zstd 1-22.
+    #[arg(short = 'l', long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=22))]
     level: u32,
     /// Compression threads (entries and 1 MiB blocks in parallel); 1 compresses inline.
     #[arg(short = 'j', long, default_value_t = 1)]
@@ -200,7 +200,7 @@ fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Res
         .level(args.level);
     o = match args.method.as_str() {
         "store" => o.method(Method::Stored),
-        "zstd" => bail!(
+        "zstd" => o.method(Method::Zstd),
             "--method zstd is not available yet in this build (method 93 lands with zstdkit integration)"
         ),
         _ => o,

@@ -142,7 +142,7 @@ impl Core {
                 opts.name
             )));
         }
-        if opts.level > 9 {
+        if opts.level > 9 && opts.method != Method::Zstd || opts.level > 22 {
             return Err(Error::InvalidOptions(format!(
                 "entry {:?}: deflate level {} not in 0-9",
                 opts.name, opts.level
@@ -170,7 +170,8 @@ impl Core {
             }
         };
         self.open = Some(Open {
-            encoder: Encoder::new(method, opts.level),
+            encoder: Encoder::with_zstd(method, opts.level, opts.zstd.clone())
+                .map_err(|e| Error::InvalidOptions(format!("zstd parameters: {e}")))?,
             method,
             offset: self.pos,
             header_written: false,
@@ -244,9 +245,8 @@ impl Core {
         } else {
             open.encoder.encode_sync(&sample, &mut body);
         }
-        let may_switch = open.method == Method::Deflate
-            && open.opts.detect_incompressible
-            && open.opts.level > 0;
+        let may_switch =
+            open.method != Method::Stored && open.opts.detect_incompressible && open.opts.level > 0;
         let poor = body.len() as u64 * 32 >= sample.len() as u64 * 31;
         if may_switch && (poor || (complete && body.len() >= sample.len())) {
             open.method = Method::Stored;
@@ -514,6 +514,9 @@ fn version_needed(open: &Open) -> u16 {
     }
     if open.opts.encryption.is_some() {
         v = v.max(VERSION_AES);
+    }
+    if open.method == Method::Zstd {
+        v = v.max(VERSION_ZSTD);
     }
     v
 }
