@@ -201,8 +201,6 @@ fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Res
     o = match args.method.as_str() {
         "store" => o.method(Method::Stored),
         "zstd" => o.method(Method::Zstd),
-            "--method zstd is not available yet in this build (method 93 lands with zstdkit integration)"
-        ),
         _ => o,
     };
     if let (Some(enc), Some(pw)) = (&args.encrypt, password)

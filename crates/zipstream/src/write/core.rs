@@ -170,7 +170,7 @@ impl Core {
             }
         };
         self.open = Some(Open {
-            encoder: Encoder::with_zstd(method, opts.level, opts.zstd.clone())
+            encoder: Encoder::with_zstd(method, opts.level, opts.zstd)
                 .map_err(|e| Error::InvalidOptions(format!("zstd parameters: {e}")))?,
             method,
             offset: self.pos,
