@@ -117,9 +117,10 @@ impl<W: Write> ParallelZipWriter<W> {
     }
 
     fn buffer(&mut self) -> Vec<u8> {
+        // Buffers grow to the block size only when an entry is that large,
+        // and are recycled, so small entries do not pay for 1 MiB each.
         let mut b = self.spare.pop().unwrap_or_default();
         b.clear();
-        b.reserve(self.opts.block_size);
         b
     }
 
@@ -290,7 +291,9 @@ impl<W: Write> Drop for ParallelZipWriter<W> {
 fn fill<R: Read>(r: &mut R, buf: &mut Vec<u8>, want: usize) -> Result<()> {
     while buf.len() < want {
         let start = buf.len();
-        buf.resize(want, 0);
+        // Grow geometrically from 64 KiB so a short input stays small.
+        let step = (start.max(64 * 1024)).min(want - start);
+        buf.resize(start + step, 0);
         match r.read(&mut buf[start..]) {
             Ok(0) => {
                 buf.truncate(start);

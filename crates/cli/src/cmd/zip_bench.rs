@@ -45,21 +45,23 @@ pub struct ZipBenchArgs {
 
 /// CPU time of the calling thread (sync, async and AES run on it).
 fn thread_cpu() -> Duration {
-    cpu(libc::RUSAGE_THREAD)
+    cpu(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CPU time of the whole process (the parallel mode's workers included).
 fn process_cpu() -> Duration {
-    cpu(libc::RUSAGE_SELF)
+    cpu(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 
-fn cpu(who: libc::c_int) -> Duration {
-    // SAFETY: getrusage fills the zeroed struct we own; `who` is a valid selector.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; the pointer is valid for the call.
-    unsafe { libc::getrusage(who, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+/// Nanosecond CPU clocks: getrusage is tick-granular for short intervals.
+fn cpu(clock: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own; the clock id is valid.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 struct Scenario {
@@ -296,7 +298,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         warmup: args.warmup,
         runs: 1,
         pinned: None,
-        timing: "Instant and getrusage (thread CPU; process CPU for parallel) per archive; modes interleaved".into(),
+        timing: "Instant and clock_gettime CPU clocks (thread; process for parallel) per archive; modes interleaved".into(),
     };
     Ok(report)
 }
