@@ -7,6 +7,22 @@
 //! same bytes. Non-seekable sinks get data descriptors; seekable sinks get
 //! patched local headers.
 //!
+//! Modules: [`write`] (format core, sync and async writers), [`parallel`]
+//! (worker-thread compression, pigz-style blocks), [`read`] (streaming and
+//! random-access readers sharing one sans-I/O decoder), [`extract`] (safe
+//! extraction), [`crypto`] (WinZip AES), [`format`] (records and fields).
+//!
+//! **Async budget.** The async writer and reader do their CPU work inline in
+//! the calling task — there is no hop to a blocking pool. One call costs
+//! about the time to deflate the buffer it is given (≈ 1 ms per 64 KiB at
+//! level 6 on realistic data), so a caller with a latency budget bounds its
+//! write size; `add_reader` feeds 64 KiB at a time. Use the sync
+//! [`ParallelZipWriter`] under `spawn_blocking` for large CPU-bound archives.
+//!
+//! **Limits.** Legacy ZipCrypto and PKWARE strong encryption are refused
+//! (typed error). The streaming reader sees only local headers, which carry
+//! no Unix mode, so streamed extraction writes symlinks as regular files.
+//!
 //! ```
 //! use zipstream::{EntryOptions, ZipArchive, ZipWriter};
 //!
