@@ -1,5 +1,5 @@
 //! Archive readers. Both decode entry data with the same sans-I/O machine
-//! ([`data::DataState`]) that consumes bytes from an [`InBuf`] and reports
+//! (`data::DataState`) that consumes bytes from an `InBuf` and reports
 //! when it needs more, so the sync and async streaming readers and the
 //! random-access reader verify CRC, sizes and AES codes identically.
 
