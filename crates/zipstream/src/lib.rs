@@ -7,10 +7,10 @@
 //! same bytes. Non-seekable sinks get data descriptors; seekable sinks get
 //! patched local headers.
 //!
-//! Modules: [`write`] (format core, sync and async writers), [`parallel`]
+//! Modules: [`mod@write`] (format core, sync and async writers), [`parallel`]
 //! (worker-thread compression, pigz-style blocks), [`read`] (streaming and
 //! random-access readers sharing one sans-I/O decoder), [`extract`] (safe
-//! extraction), [`crypto`] (WinZip AES), [`format`] (records and fields).
+//! extraction), [`crypto`] (WinZip AES), [`mod@format`] (records and fields).
 //!
 //! **Async budget.** The async writer and reader do their CPU work inline in
 //! the calling task — there is no hop to a blocking pool. One call costs
