@@ -475,7 +475,7 @@ fn table(sec: &Section) -> String {
         let mut line = vec![r.name.clone()];
         if has_latency {
             match &r.latency {
-                Some(h) if h.len() > 0 => {
+                Some(h) if !h.is_empty() => {
                     line.push(h.len().to_string());
                     line.push(format_ns(h.min() as f64));
                     line.push(format_ns(h.mean()));
@@ -635,7 +635,7 @@ pub fn render_svg(report: &Report) -> Result<String> {
     use plotters::prelude::*;
     let series: Vec<(String, Vec<(f64, f64)>)> = report
         .histograms()
-        .filter(|(_, _, h)| h.len() > 0)
+        .filter(|(_, _, h)| !h.is_empty())
         .map(|(name, _, h)| {
             let pts = h
                 .iter_quantiles(5)

@@ -174,16 +174,16 @@ impl Decompressor {
         if src.is_empty() {
             return Err(Error::Truncated { offset: 0 });
         }
-        if let Ok(Some(size)) = zstd_safe::find_decompressed_size(src) {
-            if size <= ONE_SHOT_ALLOCATION_LIMIT {
-                dst.reserve_exact(size as usize);
-                return match self.dctx.decompress(dst, src) {
-                    Ok(n) => Ok(n),
-                    // The one-shot call cannot say where it failed; the
-                    // streaming path can, so rerun it there for the report.
-                    Err(_) => self.decompress_streaming(src, dst),
-                };
-            }
+        if let Ok(Some(size)) = zstd_safe::find_decompressed_size(src)
+            && size <= ONE_SHOT_ALLOCATION_LIMIT
+        {
+            dst.reserve_exact(size as usize);
+            return match self.dctx.decompress(dst, src) {
+                Ok(n) => Ok(n),
+                // The one-shot call cannot say where it failed; the
+                // streaming path can, so rerun it there for the report.
+                Err(_) => self.decompress_streaming(src, dst),
+            };
         }
         self.decompress_streaming(src, dst)
     }

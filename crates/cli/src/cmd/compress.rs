@@ -286,7 +286,7 @@ impl Job<'_> {
             }
         };
         bar.finish_and_clear();
-        if self.args.stats || self.mode == Mode::Test && self.args.stats {
+        if self.args.stats {
             let secs = start.elapsed().as_secs_f64();
             let (plain, packed) = if self.mode == Mode::Compress {
                 counts
