@@ -123,6 +123,22 @@ fn round_trips_in_every_mode() {
         std::fs::read(d.join("streamed/src/a.txt")).unwrap(),
         std::fs::read(d.join("src/a.txt")).unwrap()
     );
+    // Data from stdin as an entry named "-" (unknown size: streamed layout).
+    let mut child = perfkit()
+        .args(["zip", "-", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let data = std::fs::read(d.join("src/a.txt")).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data));
+    let out = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    assert!(out.status.success());
+    std::fs::write(d.join("stdin.zip"), &out.stdout).unwrap();
+    let p = ok(perfkit().arg("unzip").arg("-p").arg(d.join("stdin.zip")));
+    assert_eq!(p, std::fs::read(d.join("src/a.txt")).unwrap());
     // -p writes regular files' data only (not link targets).
     let p = ok(perfkit().arg("unzip").arg("-p").arg(d.join("t0.zip")));
     assert_eq!(p.len(), 300_000 + 70_000);

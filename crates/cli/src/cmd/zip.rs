@@ -27,7 +27,7 @@ pub struct ZipArgs {
     sub: Option<ZipSub>,
     /// The archive to write, or `-` for stdout.
     archive: Option<PathBuf>,
-    /// Files and directories to add.
+    /// Files and directories to add; `-` adds stdin as an entry named `-`.
     paths: Vec<PathBuf>,
     /// Recurse into directories.
     #[arg(short = 'r', long)]
@@ -146,6 +146,20 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = roots.into_iter().rev().collect();
     while let Some(p) = stack.pop() {
+        if p.as_os_str() == "-" {
+            // Data from stdin, stored as "-" like Info-ZIP; its size is
+            // unknown, so a large stream gets the ZIP64 streaming layout.
+            if args.names_stdin {
+                bail!("`-` (data from stdin) cannot be combined with -@ (names from stdin)");
+            }
+            let meta = fs::metadata("/dev/stdin").context("reading stdin")?;
+            out.push(Item {
+                path: p,
+                name: "-".into(),
+                meta,
+            });
+            continue;
+        }
         let meta = fs::symlink_metadata(&p).with_context(|| format!("reading {}", p.display()))?;
         let name = archive_name(&p);
         if !name.is_empty()
@@ -187,7 +201,9 @@ fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Res
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_secs() as i64);
-    let mut o = if m.is_dir() {
+    let mut o = if item.path.as_os_str() == "-" {
+        EntryOptions::file("-")
+    } else if m.is_dir() {
         EntryOptions::directory(&item.name)
     } else if m.file_type().is_symlink() {
         EntryOptions::symlink(&item.name)
@@ -196,7 +212,11 @@ fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Res
     };
     o = o
         .mtime(mtime)
-        .unix_mode(m.mode() & 0o7777)
+        .unix_mode(if m.is_file() || m.is_dir() || m.file_type().is_symlink() {
+            m.mode() & 0o7777
+        } else {
+            0o644
+        })
         .level(args.level);
     o = match args.method.as_str() {
         "store" => o.method(Method::Stored),
@@ -235,6 +255,9 @@ impl<R: Read> Read for Counting<'_, R> {
 }
 
 fn open_item(item: &Item) -> Result<Box<dyn Read>> {
+    if item.path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdin().lock()));
+    }
     if item.meta.file_type().is_symlink() {
         let t = fs::read_link(&item.path)
             .with_context(|| format!("reading link {}", item.path.display()))?;
