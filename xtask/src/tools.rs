@@ -33,6 +33,28 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "python3",
     },
+    // zipstream: real ZIP readers and writers check our archives and make
+    // archives we must read.
+    Program {
+        name: "unzip",
+        probe: &["-v"],
+        apt: "unzip",
+    },
+    Program {
+        name: "zip",
+        probe: &["-v"],
+        apt: "zip",
+    },
+    Program {
+        name: "7zz",
+        probe: &["i"],
+        apt: "7zip",
+    },
+    Program {
+        name: "bsdtar",
+        probe: &["--version"],
+        apt: "libarchive-tools",
+    },
 ];
 
 const PY_MODULES: &[PyModule] = &[
@@ -40,6 +62,11 @@ const PY_MODULES: &[PyModule] = &[
     PyModule {
         module: "hdrh",
         pip: "hdrhistogram",
+    },
+    // zipstream: WinZip AES archives are read and written by pyzipper.
+    PyModule {
+        module: "pyzipper",
+        pip: "pyzipper",
     },
 ];
 

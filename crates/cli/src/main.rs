@@ -34,6 +34,10 @@ enum Command {
     FixBench(cmd::fix::FixBenchArgs),
     /// FIX tools: `fix check FILE|-` validates messages.
     Fix(cmd::fix::FixArgs),
+    /// Write a ZIP archive (`-` for stdout); `zip bench` measures the writers.
+    Zip(cmd::zip::ZipArgs),
+    /// List, test or safely extract a ZIP archive (`-` for stdin).
+    Unzip(cmd::zip::UnzipArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +50,8 @@ fn main() -> ExitCode {
         Command::Betree(args) => cmd::betree::run(args),
         Command::FixBench(args) => cmd::fix::run(args),
         Command::Fix(args) => cmd::fix::run_fix(args),
+        Command::Zip(args) => cmd::zip::run_zip(args),
+        Command::Unzip(args) => cmd::zip::run_unzip(args),
     };
     match result {
         Ok(code) => code,

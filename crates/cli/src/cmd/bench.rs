@@ -43,6 +43,17 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         first.notes.insert(0, timing);
     }
     absorb(&mut report, "fix", fix);
+    let zip = super::zip_bench::measure(&super::zip_bench::ZipBenchArgs {
+        time: Duration::from_millis(200),
+        iterations: 20,
+        warmup: 1,
+        level: 6,
+        jobs: 2,
+        large: false,
+        quick: true,
+        report: args.report.clone(),
+    })?;
+    absorb(&mut report, "zip", zip);
     super::emit(&report, &args.report)
 }
 

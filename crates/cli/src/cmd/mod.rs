@@ -6,6 +6,8 @@ pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
 pub mod fix;
+pub mod zip;
+pub mod zip_bench;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -19,6 +21,9 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+            || e.downcast_ref::<zipstream::Error>().is_some_and(
+                |z| matches!(z, zipstream::Error::Io(io) if io.kind() == io::ErrorKind::BrokenPipe),
+            )
             || e.downcast_ref::<zstdkit::Error>().is_some_and(
                 |z| matches!(z, zstdkit::Error::Io(io) if io.kind() == io::ErrorKind::BrokenPipe),
             )

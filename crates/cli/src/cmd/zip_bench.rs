@@ -1,0 +1,332 @@
+//! `perfkit zip bench`: writing archives with the sync writer, the async
+//! writer (same core, tokio current-thread runtime), AES-256 and the
+//! parallel writer, and the `zip` crate (same zlib-rs backend) as the peer,
+//! interleaved iteration by iteration on each scenario, on
+//! realistic corpus data and on highly compressible data. Reports CPU and
+//! wall MiB/s, the ratio, async/sync CPU and the AES cost.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use perfkit::corpus::{self, Kind};
+use perfkit::report::{self, Report, ReportArgs, Row, RunInfo, Value};
+use perfkit::units::parse_duration;
+use zipstream::{
+    AesStrength, AsyncZipWriter, EntryOptions, ParallelOptions, ParallelZipWriter, ZipWriter,
+};
+
+/// Arguments of `perfkit zip bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ZipBenchArgs {
+    /// Measuring time per scenario (all modes together).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub time: Duration,
+    /// At most this many measured iterations per scenario.
+    #[arg(long, default_value_t = 200)]
+    pub iterations: u64,
+    /// Warm-up iterations, excluded.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u64,
+    /// Deflate level.
+    #[arg(short = 'l', long, default_value_t = 6)]
+    pub level: u32,
+    /// Workers for the parallel mode.
+    #[arg(short = 'j', long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Add the 200 MiB single-file scenario.
+    #[arg(long)]
+    pub large: bool,
+    /// Only the small scenarios (used by `perfkit bench`).
+    #[arg(long)]
+    pub quick: bool,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// CPU time of the calling thread (sync, async and AES run on it).
+fn thread_cpu() -> Duration {
+    cpu(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CPU time of the whole process (the parallel mode's workers included).
+fn process_cpu() -> Duration {
+    cpu(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// Nanosecond CPU clocks: getrusage is tick-granular for short intervals.
+fn cpu(clock: libc::clockid_t) -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own; the clock id is valid.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+struct Scenario {
+    name: String,
+    entries: Vec<(String, Vec<u8>)>,
+}
+
+impl Scenario {
+    fn bytes(&self) -> u64 {
+        self.entries.iter().map(|(_, d)| d.len() as u64).sum()
+    }
+}
+
+fn scenarios(args: &ZipBenchArgs, compressible: bool) -> Result<Vec<Scenario>> {
+    let data = |n: usize, seed: u64| -> Result<Vec<u8>> {
+        if compressible {
+            // What the s-zip benchmarks call highly compressible: one short
+            // sentence repeated.
+            Ok(
+                b"Hello, World! This is a test of highly compressible data. "
+                    .iter()
+                    .cycle()
+                    .take(n)
+                    .copied()
+                    .collect(),
+            )
+        } else {
+            let mut m = corpus::mixed(n.max(1))?;
+            m.truncate(n);
+            if seed > 0 {
+                m.rotate_left((seed as usize * 7919) % n.max(1));
+            }
+            Ok(m)
+        }
+    };
+    let mut v = vec![
+        Scenario {
+            name: "100 KB in memory".into(),
+            entries: vec![("mem.bin".into(), data(100_000, 1)?)],
+        },
+        Scenario {
+            name: "50 × 10 KB".into(),
+            entries: (0..50)
+                .map(|i| -> Result<(String, Vec<u8>)> {
+                    let kind = Kind::ALL[i % 4];
+                    let d = if compressible {
+                        data(10_000, 0)?
+                    } else {
+                        corpus::generate(kind, 10_000, i as u64)?
+                    };
+                    Ok((format!("f{i}.{}", kind.name()), d))
+                })
+                .collect::<Result<_>>()?,
+        },
+        Scenario {
+            name: "one 5 MB file".into(),
+            entries: vec![("five.bin".into(), data(5_000_000, 2)?)],
+        },
+    ];
+    if !args.quick {
+        for mb in [10, 20] {
+            v.push(Scenario {
+                name: format!("{mb} MB"),
+                entries: vec![("f.bin".into(), data(mb * 1_000_000, 3)?)],
+            });
+        }
+        if args.large {
+            v.push(Scenario {
+                name: "200 MiB".into(),
+                entries: vec![("big.bin".into(), data(200 << 20, 4)?)],
+            });
+        }
+    }
+    Ok(v)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Sync,
+    Async,
+    Aes,
+    Parallel,
+    /// The `zip` crate with the same zlib-rs backend, as the peer.
+    ZipCrate,
+}
+
+impl Mode {
+    fn name(self, jobs: usize) -> String {
+        match self {
+            Mode::Sync => "sync".into(),
+            Mode::Async => "async".into(),
+            Mode::Aes => "sync + AES-256".into(),
+            Mode::Parallel => format!("parallel --jobs {jobs}"),
+            Mode::ZipCrate => "zip crate 9.4.1 (zlib-rs)".into(),
+        }
+    }
+}
+
+struct Tally {
+    hist: hdrhistogram::Histogram<u64>,
+    cpu: Duration,
+    wall: Duration,
+    out: u64,
+    n: u64,
+}
+
+fn run_once(
+    mode: Mode,
+    s: &Scenario,
+    level: u32,
+    jobs: usize,
+    rt: &tokio::runtime::Runtime,
+    buf: &mut Vec<u8>,
+) -> Result<u64> {
+    buf.clear();
+    let opts = |name: &str| {
+        let o = EntryOptions::file(name).mtime(1_700_000_000).level(level);
+        if mode == Mode::Aes {
+            o.encrypt(AesStrength::Aes256, "benchmark")
+        } else {
+            o
+        }
+    };
+    let out = std::mem::take(buf);
+    let out = match mode {
+        Mode::Sync | Mode::Aes => {
+            let mut w = ZipWriter::new(out);
+            for (n, d) in &s.entries {
+                w.add_bytes(opts(n), d)?;
+            }
+            w.finish()?
+        }
+        Mode::Async => rt.block_on(async {
+            let mut w = AsyncZipWriter::new(out);
+            for (n, d) in &s.entries {
+                w.add_bytes(opts(n), d).await?;
+            }
+            w.finish().await
+        })?,
+        Mode::Parallel => {
+            let mut w = ParallelZipWriter::new(ZipWriter::new(out), ParallelOptions::new(jobs));
+            for (n, d) in &s.entries {
+                w.add_bytes(opts(n), d)?;
+            }
+            w.finish()?
+        }
+        Mode::ZipCrate => {
+            use std::io::Write;
+            let mut w = zip::ZipWriter::new(std::io::Cursor::new(out));
+            let o = zip::write::SimpleFileOptions::default()
+                .compression_method(zip::CompressionMethod::Deflated)
+                .compression_level(Some(i64::from(level)));
+            for (n, d) in &s.entries {
+                w.start_file(n.as_str(), o)?;
+                w.write_all(d)?;
+            }
+            w.finish()?.into_inner()
+        }
+    };
+    let n = out.len() as u64;
+    *buf = out;
+    Ok(n)
+}
+
+/// Measures every scenario and returns the report (also used by `perfkit bench`).
+pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let mut report = Report::new("zip bench");
+    let mut max_iters = 0;
+    let modes = [
+        Mode::Sync,
+        Mode::Async,
+        Mode::Aes,
+        Mode::Parallel,
+        Mode::ZipCrate,
+    ];
+    let mut buf = Vec::new();
+    for compressible in [false, true] {
+        let label = if compressible {
+            "highly compressible"
+        } else {
+            "realistic (corpus)"
+        };
+        let mut rows = Vec::new();
+        for s in scenarios(args, compressible)? {
+            let mut t: Vec<Tally> = modes
+                .iter()
+                .map(|_| Tally {
+                    hist: report::latency_histogram(),
+                    cpu: Duration::ZERO,
+                    wall: Duration::ZERO,
+                    out: 0,
+                    n: 0,
+                })
+                .collect();
+            for _ in 0..args.warmup {
+                for &m in &modes {
+                    run_once(m, &s, args.level, args.jobs, &rt, &mut buf)?;
+                }
+            }
+            let start = Instant::now();
+            let mut iters = 0;
+            while iters < args.iterations.max(1) && (iters < 2 || start.elapsed() < args.time) {
+                for (i, &m) in modes.iter().enumerate() {
+                    let clock: fn() -> Duration = if m == Mode::Parallel {
+                        process_cpu
+                    } else {
+                        thread_cpu
+                    };
+                    let (c0, w0) = (clock(), Instant::now());
+                    let out = run_once(m, &s, args.level, args.jobs, &rt, &mut buf)?;
+                    let wall = w0.elapsed();
+                    t[i].cpu += clock() - c0;
+                    t[i].wall += wall;
+                    t[i].out = out;
+                    t[i].n += 1;
+                    report::record(&mut t[i].hist, wall);
+                }
+                iters += 1;
+            }
+            max_iters = max_iters.max(iters);
+            let mib = s.bytes() as f64 / (1 << 20) as f64;
+            let cpu_rate = |x: &Tally| mib * x.n as f64 / x.cpu.as_secs_f64().max(1e-9);
+            let sync_cpu = t[0].cpu.as_secs_f64() / t[0].n as f64;
+            for (i, &m) in modes.iter().enumerate() {
+                let x = &t[i];
+                let per = x.cpu.as_secs_f64() / x.n as f64;
+                let mut row = Row::new(format!("{} · {}", s.name, m.name(args.jobs)))
+                    .latency(x.hist.clone())
+                    .col("cpu_mib_s", Value::num(cpu_rate(x), 1))
+                    .col(
+                        "wall_mib_s",
+                        Value::num(mib * x.n as f64 / x.wall.as_secs_f64().max(1e-9), 1),
+                    )
+                    .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
+                    .col("cpu_vs_sync", Value::num(per / sync_cpu, 3));
+                if m == Mode::Parallel {
+                    let speedup = t[0].wall.as_secs_f64()
+                        / t[0].n as f64
+                        / (x.wall.as_secs_f64() / x.n as f64);
+                    row = row.col("wall_speedup", Value::num(speedup, 2));
+                }
+                rows.push(row);
+            }
+        }
+        let sec = report.section(format!("write, {label}, deflate level {}", args.level));
+        for r in rows {
+            sec.row(r);
+        }
+        sec.note("cpu_vs_sync: CPU per archive relative to the sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate: > 1 means perfkit is faster)");
+        sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
+    }
+    report.run = RunInfo {
+        iterations: max_iters,
+        warmup: args.warmup,
+        runs: 1,
+        pinned: None,
+        timing: "Instant and clock_gettime CPU clocks (thread; process for parallel) per archive; modes interleaved".into(),
+    };
+    Ok(report)
+}
+
+/// Runs `perfkit zip bench`.
+pub fn run(args: ZipBenchArgs) -> Result<ExitCode> {
+    let report = measure(&args)?;
+    super::emit(&report, &args.report)
+}

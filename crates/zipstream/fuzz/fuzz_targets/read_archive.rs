@@ -1,0 +1,3 @@
+//! Random-access reader: any bytes, no panic.
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| zipstream::fuzzing::random_access(data));

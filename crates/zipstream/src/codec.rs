@@ -1,0 +1,480 @@
+//! Compression engines behind one buffer-to-buffer interface, so the writer
+//! core and both readers drive store, deflate and zstd the same way.
+
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+
+use crate::entry::Method;
+
+/// How much spare room to give the encoder per call; large enough that
+/// zlib-rs works on long runs, small enough to keep memory flat.
+const OUT_STEP: usize = 64 * 1024;
+
+/// A streaming compressor writing raw method bytes (no zlib/zstd wrappers beyond
+/// what the ZIP method defines).
+pub(crate) enum Encoder {
+    /// Copies input.
+    Store,
+    /// Raw deflate (no zlib header) via flate2 + zlib-rs.
+    Deflate(Box<Deflater>),
+    /// A zstd frame through zstdkit.
+    Zstd(Box<ZstdEncoder>),
+}
+
+/// zstdkit's streaming encoder writes to a `Write`; this one hands its
+/// output back to the core's buffer after every call.
+pub(crate) struct ZstdEncoder {
+    enc: Option<zstdkit::Encoder<Spill>>,
+    spill: Spill,
+}
+
+/// A shared output buffer (the encoder owns one handle, we keep the other).
+#[derive(Clone, Default)]
+pub(crate) struct Spill(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Spill {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ZstdEncoder {
+    fn new(params: zstdkit::Params) -> std::result::Result<ZstdEncoder, zstdkit::Error> {
+        let spill = Spill::default();
+        Ok(ZstdEncoder {
+            enc: Some(zstdkit::Encoder::new(spill.clone(), params)?),
+            spill,
+        })
+    }
+
+    fn step(&mut self, input: &[u8], mode: zstdkit::FlushMode, out: &mut Vec<u8>) {
+        match mode {
+            zstdkit::FlushMode::End => {
+                if let Some(e) = self.enc.take() {
+                    // In-memory zstd only fails on a context misuse or OOM.
+                    e.finish().expect("zstd frame end");
+                }
+            }
+            m => {
+                if let Some(e) = self.enc.as_mut() {
+                    e.write_with(input, m).expect("zstd in-memory compression");
+                }
+            }
+        }
+        let mut s = self.spill.0.lock().unwrap_or_else(|p| p.into_inner());
+        out.extend_from_slice(&s);
+        s.clear();
+    }
+}
+
+/// Deflate that skips incompressible stretches: each chunk of at least
+/// [`DECIDE_MIN`] bytes whose byte entropy is near 8 bits is written as
+/// deflate stored blocks instead of being searched for matches. Switching
+/// out of zlib takes a sync flush (byte alignment); switching back resets the
+/// engine primed with the last 32 KiB of input as its dictionary, so later
+/// matches still reach back across the stored stretch (pigz's technique).
+pub(crate) struct Deflater {
+    c: Compress,
+    storing: bool,
+    tail: Vec<u8>,
+    /// Chunks to deflate before probing again: while data compresses, the
+    /// probe runs every 256 KiB, so fast-compressing data barely pays for it.
+    skip: u32,
+}
+
+/// Chunks shorter than this keep the current mode (too few bytes to judge).
+const DECIDE_MIN: usize = 16 * 1024;
+/// Decision granularity.
+const DECIDE_CHUNK: usize = 64 * 1024;
+const WINDOW: usize = 32 * 1024;
+
+impl Encoder {
+    /// Builds the encoder for `method` at `level` (zstd: `zstd` params win).
+    #[cfg(test)]
+    pub(crate) fn new(method: Method, level: u32) -> Encoder {
+        Encoder::with_zstd(method, level, None).expect("default zstd parameters are valid")
+    }
+
+    /// As [`Encoder::new`], with explicit zstd parameters.
+    pub(crate) fn with_zstd(
+        method: Method,
+        level: u32,
+        zstd: Option<zstdkit::Params>,
+    ) -> std::result::Result<Encoder, zstdkit::Error> {
+        Ok(match method {
+            Method::Zstd => {
+                let params =
+                    zstd.unwrap_or_else(|| zstdkit::Params::for_level(level.clamp(1, 22) as i32));
+                Encoder::Zstd(Box::new(ZstdEncoder::new(params)?))
+            }
+            Method::Stored => Encoder::Store,
+            Method::Deflate => Encoder::Deflate(Box::new(Deflater {
+                c: Compress::new(Compression::new(level.min(9)), false),
+                storing: false,
+                tail: Vec::new(),
+                skip: 0,
+            })),
+        })
+    }
+
+    /// Compresses all of `input`, appending whatever output is ready to `out`.
+    pub(crate) fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Encoder::Store => out.extend_from_slice(input),
+            Encoder::Deflate(d) => d.encode(input, out),
+            Encoder::Zstd(z) => z.step(input, zstdkit::FlushMode::Continue, out),
+        }
+    }
+
+    /// Compresses `input` then emits a sync point: the output so far is a
+    /// complete prefix, byte-aligned, so its length is exact.
+    pub(crate) fn encode_sync(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Encoder::Store => out.extend_from_slice(input),
+            Encoder::Deflate(d) => {
+                d.encode(input, out);
+                if !d.storing {
+                    deflate_into(&mut d.c, &[], out, FlushCompress::Sync);
+                }
+            }
+            Encoder::Zstd(z) => z.step(input, zstdkit::FlushMode::Flush, out),
+        }
+    }
+
+    /// Ends the stream.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
+        match self {
+            Encoder::Store => {}
+            Encoder::Deflate(d) => {
+                if d.storing {
+                    // An empty final stored block: BFINAL=1, BTYPE=00, LEN=0.
+                    out.extend_from_slice(&[0x01, 0x00, 0x00, 0xFF, 0xFF]);
+                } else {
+                    deflate_into(&mut d.c, &[], out, FlushCompress::Finish);
+                }
+            }
+            Encoder::Zstd(z) => z.step(&[], zstdkit::FlushMode::End, out),
+        }
+    }
+}
+
+impl Deflater {
+    fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        for chunk in input.chunks(DECIDE_CHUNK) {
+            if !self.storing && self.skip > 0 {
+                self.skip -= 1;
+            } else if chunk.len() >= DECIDE_MIN {
+                let store = looks_incompressible(chunk);
+                if !store {
+                    self.skip = 3;
+                }
+                if store && !self.storing {
+                    // Byte-align the stream so stored blocks can follow.
+                    deflate_into(&mut self.c, &[], out, FlushCompress::Sync);
+                    self.storing = true;
+                    // The dictionary for switching back is the most recent
+                    // input, which from here on is the stored stretch; a
+                    // stretch shorter than 32 KiB gives a shorter (still
+                    // exact) dictionary, costing only a little ratio.
+                    self.tail.clear();
+                } else if !store && self.storing {
+                    self.c.reset();
+                    // zlib-rs accepts raw-deflate dictionaries; if it ever
+                    // refused, only the ratio of the next 32 KiB would suffer.
+                    let _ = self.c.set_dictionary(&self.tail);
+                    self.storing = false;
+                }
+            }
+            if self.storing {
+                put_stored(chunk, out);
+                remember_tail(&mut self.tail, chunk);
+            } else {
+                deflate_into(&mut self.c, chunk, out, FlushCompress::None);
+            }
+        }
+    }
+}
+
+fn remember_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
+    if chunk.len() >= WINDOW {
+        tail.clear();
+        tail.extend_from_slice(&chunk[chunk.len() - WINDOW..]);
+    } else {
+        let keep = WINDOW - chunk.len();
+        if tail.len() > keep {
+            tail.drain(..tail.len() - keep);
+        }
+        tail.extend_from_slice(chunk);
+    }
+}
+
+/// Appends non-final deflate stored blocks holding `data`; the stream must be byte-aligned.
+pub(crate) fn put_stored(data: &[u8], out: &mut Vec<u8>) {
+    for piece in data.chunks(0xFFFF) {
+        let n = piece.len() as u16;
+        out.push(0x00);
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&(!n).to_le_bytes());
+        out.extend_from_slice(piece);
+    }
+}
+
+/// Compressed, encrypted or random data: order-0 entropy near 8 bits per
+/// byte *and* almost no repeated 4-byte strings (uniform byte histograms
+/// also come from structured data that LZ compresses well).
+pub(crate) fn looks_incompressible(chunk: &[u8]) -> bool {
+    high_entropy(chunk) && few_repeats(&chunk[..chunk.len().min(16 * 1024)])
+}
+
+fn few_repeats(s: &[u8]) -> bool {
+    if s.len() < 8 {
+        return false;
+    }
+    let mut table = [0u16; 4096];
+    let mut repeats = 0usize;
+    for i in 0..s.len() - 3 {
+        let v = u32::from_le_bytes([s[i], s[i + 1], s[i + 2], s[i + 3]]);
+        let h = (v.wrapping_mul(2_654_435_761) >> 20) as usize;
+        let prev = usize::from(table[h]);
+        if prev != 0 && s[prev - 1..prev + 3] == s[i..i + 4] {
+            repeats += 1;
+        }
+        table[h] = (i + 1) as u16;
+    }
+    repeats * 64 < s.len()
+}
+
+fn high_entropy(chunk: &[u8]) -> bool {
+    // About 4096 evenly spread samples: a few microseconds per 64 KiB chunk,
+    // which matters when the data deflates at gigabytes per second.
+    let mut hist = [0u32; 256];
+    let mut n = 0u32;
+    for b in chunk.iter().step_by((chunk.len() / 4096).max(1)) {
+        hist[usize::from(*b)] += 1;
+        n += 1;
+    }
+    let nf = f64::from(n);
+    let bits: f64 = hist
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / nf;
+            -p * p.log2()
+        })
+        .sum();
+    // A small sample cannot show 8 bits: its maximum is log2(n). Compare
+    // with the expectation for uniform bytes at this sample size instead.
+    let ceiling = 8.0 - 255.0 / (2.0 * nf * std::f64::consts::LN_2);
+    bits > ceiling - 0.1
+}
+
+/// Runs the engine over all of `input` with `flush`, growing `out` as needed.
+pub(crate) fn deflate_into(
+    c: &mut Compress,
+    mut input: &[u8],
+    out: &mut Vec<u8>,
+    flush: FlushCompress,
+) {
+    loop {
+        if out.capacity() - out.len() < 1024 {
+            out.reserve(OUT_STEP.max(input.len() / 2));
+        }
+        let before_in = c.total_in();
+        // A raw in-memory deflate only fails on a misuse of the API (e.g. a
+        // stream already finished), which this module never does.
+        let status = c
+            .compress_vec(input, out, flush)
+            .expect("deflate stream state is valid");
+        input = &input[(c.total_in() - before_in) as usize..];
+        if flush == FlushCompress::Finish {
+            if status == Status::StreamEnd {
+                return;
+            }
+        } else if input.is_empty() && out.capacity() > out.len() {
+            // zlib semantics: a flush is complete when the call returns with
+            // output space left over.
+            return;
+        }
+    }
+}
+
+/// Outcome of one decoder step.
+pub(crate) struct Step {
+    /// Input bytes consumed.
+    pub consumed: usize,
+    /// Output bytes produced.
+    pub produced: usize,
+    /// The compressed stream ended.
+    pub done: bool,
+}
+
+/// A streaming decompressor.
+pub(crate) enum Decoder {
+    /// Copies input; the caller bounds it by the compressed size.
+    Store,
+    /// Raw inflate.
+    Deflate(Box<Decompress>),
+    /// zstd frames (zstdkit's streaming step is crate-private, so the
+    /// sans-I/O step uses the same zstd-safe context type directly).
+    Zstd(Box<zstd_safe::DCtx<'static>>),
+}
+
+impl Decoder {
+    /// Builds the decoder for a ZIP method id, or None if unsupported.
+    pub(crate) fn for_method(method: u16) -> Option<Decoder> {
+        match method {
+            crate::format::METHOD_STORED => Some(Decoder::Store),
+            crate::format::METHOD_DEFLATE => {
+                Some(Decoder::Deflate(Box::new(Decompress::new(false))))
+            }
+            crate::format::METHOD_ZSTD => {
+                let mut d = zstd_safe::DCtx::try_create()?;
+                // The memory limit zstdkit applies too: windows up to 2^27.
+                d.set_parameter(zstd_safe::DParameter::WindowLogMax(27))
+                    .ok()?;
+                Some(Decoder::Zstd(Box::new(d)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the stream marks its own end (so no size is needed to find it).
+    pub(crate) fn self_terminating(&self) -> bool {
+        !matches!(self, Decoder::Store)
+    }
+
+    /// Decodes from `input` into `out`. Errors are the decoder's message.
+    pub(crate) fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<Step, String> {
+        match self {
+            Decoder::Store => {
+                let n = input.len().min(out.len());
+                out[..n].copy_from_slice(&input[..n]);
+                Ok(Step {
+                    consumed: n,
+                    produced: n,
+                    done: false,
+                })
+            }
+            Decoder::Deflate(d) => {
+                let (i0, o0) = (d.total_in(), d.total_out());
+                let st = d
+                    .decompress(input, out, FlushDecompress::None)
+                    .map_err(|e| e.to_string())?;
+                Ok(Step {
+                    consumed: (d.total_in() - i0) as usize,
+                    produced: (d.total_out() - o0) as usize,
+                    done: st == Status::StreamEnd,
+                })
+            }
+            Decoder::Zstd(d) => {
+                let mut ib = zstd_safe::InBuffer::around(input);
+                let mut ob = zstd_safe::OutBuffer::around(out);
+                let hint = d
+                    .decompress_stream(&mut ob, &mut ib)
+                    .map_err(|c| zstd_safe::get_error_name(c).to_owned())?;
+                // 0: a frame just ended and everything is flushed.
+                Ok(Step {
+                    consumed: ib.pos(),
+                    produced: ob.pos(),
+                    done: hint == 0,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn entropy_classifier() {
+        assert!(looks_incompressible(&noise(65536, 3)));
+        assert!(!looks_incompressible(&[b'a'; 65536]));
+        let text: Vec<u8> = b"the quick brown fox jumps over the lazy dog "
+            .iter()
+            .cycle()
+            .take(65536)
+            .copied()
+            .collect();
+        assert!(!looks_incompressible(&text));
+    }
+
+    #[test]
+    fn mixed_stored_and_deflated_stretches_decode() {
+        // text, noise, text (repeating the first text so matches span the
+        // stored stretch through the dictionary), noise at the end.
+        let text: Vec<u8> = (0..200_000u32)
+            .map(|i| b"lorem ipsum dolor sit amet "[(i % 27) as usize])
+            .collect();
+        let mut data = text.clone();
+        data.extend_from_slice(&noise(150_000, 5));
+        data.extend_from_slice(&text[..100_000]);
+        data.extend_from_slice(&noise(70_000, 9));
+        for split in [1000usize, 65536, 100_000] {
+            let mut e = Encoder::new(Method::Deflate, 6);
+            let mut out = Vec::new();
+            for c in data.chunks(split) {
+                e.encode(c, &mut out);
+            }
+            e.finish(&mut out);
+            assert_eq!(inflate_all(&out), data, "split {split}");
+            // The noise is stored, not expanded much; text compresses.
+            assert!(out.len() < 150_000 + 70_000 + 20_000, "{}", out.len());
+        }
+    }
+
+    fn inflate_all(data: &[u8]) -> Vec<u8> {
+        let mut d = Decoder::for_method(8).unwrap();
+        let mut out = vec![0u8; 4 << 20];
+        let mut pos = 0;
+        let mut inp = data;
+        loop {
+            let s = d.step(inp, &mut out[pos..]).unwrap();
+            inp = &inp[s.consumed..];
+            pos += s.produced;
+            if s.done {
+                break;
+            }
+            assert!(s.consumed + s.produced > 0, "no progress");
+        }
+        out.truncate(pos);
+        out
+    }
+
+    #[test]
+    fn deflate_round_trip_in_chunks_and_sync_points() {
+        let data: Vec<u8> = (0..300_000u32)
+            .map(|i| (i % 251) as u8 ^ (i / 977) as u8)
+            .collect();
+        let mut e = Encoder::new(Method::Deflate, 6);
+        let mut out = Vec::new();
+        e.encode_sync(&data[..70_000], &mut out);
+        // A sync flush leaves the stream ending in an empty stored block.
+        assert_eq!(&out[out.len() - 4..], &[0, 0, 0xff, 0xff]);
+        for c in data[70_000..].chunks(9_999) {
+            e.encode(c, &mut out);
+        }
+        e.finish(&mut out);
+        assert!(out.len() < data.len());
+        assert_eq!(inflate_all(&out), data);
+    }
+}

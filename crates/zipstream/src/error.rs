@@ -1,0 +1,190 @@
+//! The crate's one error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while writing, reading or extracting an archive.
+///
+/// Variants carry the entry name or the byte offset so that a one-line message
+/// tells the user where the problem is.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The underlying reader or writer failed.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// No end-of-central-directory record: the input is not a ZIP archive (or is truncated).
+    #[error("not a ZIP archive: no end of central directory record in the last 64 KiB")]
+    NotZip,
+    /// A record is structurally invalid.
+    #[error("malformed archive at offset {offset}: {what}")]
+    Malformed {
+        /// Byte offset of the bad record.
+        offset: u64,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// The input ended in the middle of a record or of entry data.
+    #[error("truncated archive: unexpected end of input at offset {offset}")]
+    Truncated {
+        /// Offset at which more bytes were expected.
+        offset: u64,
+    },
+    /// The decompressed data does not match the stored CRC-32.
+    #[error("entry {name:?}: CRC-32 mismatch (stored {expected:#010x}, computed {actual:#010x})")]
+    Crc {
+        /// Entry name.
+        name: String,
+        /// CRC recorded in the archive.
+        expected: u32,
+        /// CRC of the data actually read.
+        actual: u32,
+    },
+    /// The entry's data length does not match the recorded size.
+    #[error("entry {name:?}: {which} size mismatch (recorded {expected}, found {actual})")]
+    Size {
+        /// Entry name.
+        name: String,
+        /// "compressed" or "uncompressed".
+        which: &'static str,
+        /// Size recorded in the archive.
+        expected: u64,
+        /// Size actually found.
+        actual: u64,
+    },
+    /// The compressed stream is corrupt.
+    #[error("entry {name:?}: corrupt compressed data: {detail}")]
+    Corrupt {
+        /// Entry name.
+        name: String,
+        /// Decoder message.
+        detail: String,
+    },
+    /// The entry uses a compression or encryption method this crate does not implement.
+    #[error("entry {name:?}: unsupported {what} {id}")]
+    Unsupported {
+        /// Entry name.
+        name: String,
+        /// "compression method", "AES strength", "encryption" ...
+        what: &'static str,
+        /// The numeric identifier found.
+        id: u32,
+    },
+    /// The entry is encrypted and no password was supplied.
+    #[error("entry {name:?} is encrypted: a password is required")]
+    PasswordRequired {
+        /// Entry name.
+        name: String,
+    },
+    /// The password verifier does not match: the password is wrong.
+    #[error("entry {name:?}: wrong password")]
+    WrongPassword {
+        /// Entry name.
+        name: String,
+    },
+    /// The WinZip AES authentication code does not match: the data was altered.
+    #[error(
+        "entry {name:?}: authentication code mismatch, the encrypted data was tampered with or corrupted"
+    )]
+    AuthFailed {
+        /// Entry name.
+        name: String,
+    },
+    /// Extraction refused a name that would land outside the target directory.
+    #[error("entry {name:?}: unsafe path ({reason}); refusing to extract")]
+    UnsafePath {
+        /// Entry name.
+        name: String,
+        /// Why it is unsafe.
+        reason: &'static str,
+    },
+    /// Extraction refused a symlink whose target leaves the target directory.
+    #[error(
+        "entry {name:?}: symlink target {target:?} escapes the destination; refusing to extract"
+    )]
+    SymlinkEscape {
+        /// Entry name.
+        name: String,
+        /// The link target.
+        target: String,
+    },
+    /// Two entries map to the same output path.
+    #[error("entry {name:?}: duplicate of an earlier entry; refusing to overwrite it")]
+    Duplicate {
+        /// Entry name.
+        name: String,
+    },
+    /// The output file already exists and overwriting was not requested.
+    #[error("{}: already exists (allow overwriting to replace it)", path.display())]
+    Exists {
+        /// Existing path.
+        path: PathBuf,
+    },
+    /// An extraction limit (total size, entry count, compression ratio) was exceeded.
+    #[error("entry {name:?}: {what} limit exceeded ({actual} > {limit}); possible zip bomb")]
+    Limit {
+        /// Entry name.
+        name: String,
+        /// Which limit.
+        what: &'static str,
+        /// The limit.
+        limit: u64,
+        /// The value that exceeded it.
+        actual: u64,
+    },
+    /// Entries share bytes in the archive (the overlapping-entry zip bomb construction).
+    #[error(
+        "entry {name:?} at offset {offset} overlaps the previous entry's data; possible zip bomb"
+    )]
+    Overlap {
+        /// Entry name.
+        name: String,
+        /// Its local header offset.
+        offset: u64,
+    },
+    /// An entry grew past the size the caller promised, after the header was committed.
+    #[error(
+        "entry {name:?}: {actual} bytes written but the size hint promised at most {hint}; the header cannot describe it"
+    )]
+    SizeHintExceeded {
+        /// Entry name.
+        name: String,
+        /// The hint given.
+        hint: u64,
+        /// Bytes actually written.
+        actual: u64,
+    },
+    /// The caller passed invalid options (name too long, bad level ...).
+    #[error("invalid options: {0}")]
+    InvalidOptions(String),
+    /// A method was called in the wrong state (write with no open entry, after finish ...).
+    #[error("writer misuse: {0}")]
+    State(&'static str),
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// Recovers a crate error that travelled through `std::io::Read`/`Write`.
+    pub(crate) fn from_io(e: std::io::Error) -> Error {
+        if e.get_ref().is_some_and(|i| i.is::<Error>()) {
+            if let Some(inner) = e.into_inner() {
+                if let Ok(err) = inner.downcast::<Error>() {
+                    return *err;
+                }
+                unreachable!("checked the inner error type above");
+            }
+            unreachable!("get_ref returned Some");
+        }
+        Error::Io(e)
+    }
+}
+
+impl From<Error> for std::io::Error {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Io(io) => io,
+            other => std::io::Error::other(other),
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Parallel compression: entries and blocks compressed on worker threads,
+//! written in order by the caller's thread with bounded buffering.
+//!
+//! Input is cut into blocks (1 MiB by default). Each block is deflated on a
+//! worker independently, primed with the previous 32 KiB of input as a
+//! dictionary (so the ratio barely changes), and ended with a sync flush so
+//! the blocks concatenate into one valid deflate stream — the way pigz does.
+//! The last block of an entry ends the stream. CRCs are computed per block
+//! and combined. A block that does not shrink is re-emitted as deflate
+//! stored blocks; an entry that fits in one block and does not shrink is
+//! written with the stored method.
+//!
+//! At most `window` blocks are in flight, so memory is bounded by about
+//! `window × 2 × block_size` whatever the input size.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::thread::JoinHandle;
+
+use crossbeam::channel::{Receiver, Sender, bounded};
+use flate2::{Compress, Compression, FlushCompress};
+
+use crate::codec::{deflate_into, looks_incompressible, put_stored};
+
+use crate::entry::{EntryKind, EntryOptions, Method};
+use crate::error::{Error, Result};
+use crate::write::sync::ZipWriter;
+
+const DICT: usize = 32 * 1024;
+
+/// Settings for [`ParallelZipWriter`].
+#[derive(Debug, Clone, Copy)]
+pub struct ParallelOptions {
+    /// Worker threads.
+    pub jobs: usize,
+    /// Input bytes per block.
+    pub block_size: usize,
+    /// Blocks in flight (compressing or waiting to be written).
+    pub window: usize,
+}
+
+impl ParallelOptions {
+    /// `jobs` workers, 1 MiB blocks, a window of `2 × jobs + 1` blocks.
+    pub fn new(jobs: usize) -> ParallelOptions {
+        let jobs = jobs.max(1);
+        ParallelOptions {
+            jobs,
+            block_size: 1 << 20,
+            window: 2 * jobs + 1,
+        }
+    }
+}
+
+struct Job {
+    data: Vec<u8>,
+    dict: Vec<u8>,
+    level: u32,
+    last: bool,
+    whole: bool,
+    reply: Sender<Done>,
+}
+
+struct Done {
+    data: Vec<u8>,
+    comp: Vec<u8>,
+    crc: u32,
+    shrank: bool,
+}
+
+enum Pending {
+    Start(Box<EntryOptions>),
+    Block {
+        rx: Receiver<Done>,
+        whole: bool,
+    },
+    /// A directory, symlink or stored entry written as is.
+    Plain(Box<EntryOptions>, Vec<u8>),
+    End,
+}
+
+/// A ZIP writer that compresses on worker threads. Entries are written in
+/// the order they were added; output bytes differ from [`ZipWriter`]'s
+/// (block boundaries) but any reader decodes them identically.
+pub struct ParallelZipWriter<W: Write> {
+    inner: Option<ZipWriter<W>>,
+    opts: ParallelOptions,
+    jobs: Option<Sender<Job>>,
+    workers: Vec<JoinHandle<()>>,
+    queue: VecDeque<Pending>,
+    in_flight: usize,
+    spare: Vec<Vec<u8>>,
+}
+
+impl<W: Write> ParallelZipWriter<W> {
+    /// Wraps a writer (streaming or seekable) and starts the workers.
+    pub fn new(inner: ZipWriter<W>, opts: ParallelOptions) -> ParallelZipWriter<W> {
+        let (tx, rx) = bounded::<Job>(opts.window.max(1));
+        let workers = (0..opts.jobs.max(1))
+            .map(|_| {
+                let rx = rx.clone();
+                std::thread::spawn(move || worker(rx))
+            })
+            .collect();
+        ParallelZipWriter {
+            inner: Some(inner),
+            opts,
+            jobs: Some(tx),
+            workers,
+            queue: VecDeque::new(),
+            in_flight: 0,
+            spare: Vec::new(),
+        }
+    }
+
+    fn w(&mut self) -> &mut ZipWriter<W> {
+        self.inner.as_mut().expect("present until finish")
+    }
+
+    fn buffer(&mut self) -> Vec<u8> {
+        // Buffers grow to the block size only when an entry is that large,
+        // and are recycled, so small entries do not pay for 1 MiB each.
+        let mut b = self.spare.pop().unwrap_or_default();
+        b.clear();
+        b
+    }
+
+    /// Adds an entry read from `reader`; returns the bytes read.
+    pub fn add_reader<R: Read>(&mut self, opts: EntryOptions, reader: &mut R) -> Result<u64> {
+        if opts.kind != EntryKind::File || opts.method != Method::Deflate || opts.level == 0 {
+            let mut v = Vec::new();
+            reader.read_to_end(&mut v)?;
+            let n = v.len() as u64;
+            self.queue.push_back(Pending::Plain(Box::new(opts), v));
+            self.pump(false)?;
+            return Ok(n);
+        }
+        let level = opts.level;
+        self.queue.push_back(Pending::Start(Box::new(opts)));
+        let mut total = 0u64;
+        let mut dict = Vec::new();
+        let mut cur = self.buffer();
+        fill(reader, &mut cur, self.opts.block_size)?;
+        let mut first = true;
+        loop {
+            let mut next = self.buffer();
+            if cur.len() == self.opts.block_size {
+                fill(reader, &mut next, self.opts.block_size)?;
+            }
+            let last = next.is_empty();
+            total += cur.len() as u64;
+            let new_dict = cur[cur.len().saturating_sub(DICT)..].to_vec();
+            let (reply, rx) = bounded(1);
+            let job = Job {
+                data: cur,
+                dict: std::mem::replace(&mut dict, new_dict),
+                level,
+                last,
+                whole: first && last,
+                reply,
+            };
+            self.queue.push_back(Pending::Block {
+                rx,
+                whole: first && last,
+            });
+            self.in_flight += 1;
+            self.jobs
+                .as_ref()
+                .expect("workers run until finish")
+                .send(job)
+                .map_err(|_| Error::State("worker pool stopped"))?;
+            self.pump(false)?;
+            first = false;
+            if last {
+                self.spare.push(next);
+                break;
+            }
+            cur = next;
+        }
+        self.queue.push_back(Pending::End);
+        self.pump(false)?;
+        Ok(total)
+    }
+
+    /// Adds an entry from memory.
+    pub fn add_bytes(&mut self, opts: EntryOptions, data: &[u8]) -> Result<()> {
+        self.add_reader(opts, &mut &data[..]).map(|_| ())
+    }
+
+    /// Writes completed work in order; with `all`, waits for everything.
+    fn pump(&mut self, all: bool) -> Result<()> {
+        while let Some(front) = self.queue.front() {
+            let must_wait = all || self.in_flight > self.opts.window;
+            match front {
+                Pending::Start(_) => {
+                    // A one-block entry is written with exact sizes once its
+                    // block is done; otherwise the header goes out now.
+                    let whole =
+                        matches!(self.queue.get(1), Some(Pending::Block { whole: true, .. }));
+                    if whole {
+                        let Some(Pending::Block { rx, .. }) = self.queue.get(1) else {
+                            unreachable!()
+                        };
+                        let done = if must_wait {
+                            rx.recv().map_err(|_| Error::State("worker pool stopped"))?
+                        } else {
+                            match rx.try_recv() {
+                                Ok(d) => d,
+                                Err(_) => return Ok(()),
+                            }
+                        };
+                        let Some(Pending::Start(opts)) = self.queue.pop_front() else {
+                            unreachable!()
+                        };
+                        self.queue.pop_front();
+                        self.in_flight -= 1;
+                        let (method, body) = if done.shrank {
+                            (Method::Deflate, &done.comp)
+                        } else {
+                            (Method::Stored, &done.data)
+                        };
+                        self.w().start_raw(*opts, method)?;
+                        self.w()
+                            .write_raw(body, done.data.len() as u64, done.crc, true)?;
+                        self.spare.push(done.data);
+                        self.spare.push(done.comp);
+                    } else if matches!(self.queue.get(1), Some(Pending::Block { .. })) {
+                        let Some(Pending::Start(opts)) = self.queue.pop_front() else {
+                            unreachable!()
+                        };
+                        self.w().start_raw(*opts, Method::Deflate)?;
+                    } else {
+                        return Ok(());
+                    }
+                }
+                Pending::Block { rx, .. } => {
+                    let done = if must_wait {
+                        rx.recv().map_err(|_| Error::State("worker pool stopped"))?
+                    } else {
+                        match rx.try_recv() {
+                            Ok(d) => d,
+                            Err(_) => return Ok(()),
+                        }
+                    };
+                    self.queue.pop_front();
+                    self.in_flight -= 1;
+                    self.w()
+                        .write_raw(&done.comp, done.data.len() as u64, done.crc, false)?;
+                    self.spare.push(done.data);
+                    self.spare.push(done.comp);
+                }
+                Pending::End => {
+                    self.queue.pop_front();
+                    self.w().finish_entry()?;
+                }
+                Pending::Plain(..) => {
+                    let Some(Pending::Plain(opts, data)) = self.queue.pop_front() else {
+                        unreachable!()
+                    };
+                    self.w().add_bytes(*opts, &data)?;
+                }
+            }
+            self.spare.truncate(2 * self.opts.window);
+        }
+        Ok(())
+    }
+
+    /// Waits for all work, writes the central directory, stops the workers
+    /// and returns the sink.
+    pub fn finish(mut self) -> Result<W> {
+        self.pump(true)?;
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+        self.inner
+            .take()
+            .expect("finish consumes the writer")
+            .finish()
+    }
+}
+
+impl<W: Write> Drop for ParallelZipWriter<W> {
+    fn drop(&mut self) {
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+fn fill<R: Read>(r: &mut R, buf: &mut Vec<u8>, want: usize) -> Result<()> {
+    while buf.len() < want {
+        let start = buf.len();
+        // Grow geometrically from 64 KiB so a short input stays small.
+        let step = (start.max(64 * 1024)).min(want - start);
+        buf.resize(start + step, 0);
+        match r.read(&mut buf[start..]) {
+            Ok(0) => {
+                buf.truncate(start);
+                return Ok(());
+            }
+            Ok(n) => buf.truncate(start + n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(start),
+            Err(e) => return Err(Error::Io(e)),
+        }
+    }
+    Ok(())
+}
+
+fn worker(rx: Receiver<Job>) {
+    let mut engines: Vec<Option<Compress>> = (0..=9).map(|_| None).collect();
+    while let Ok(job) = rx.recv() {
+        let crc = crc32fast::hash(&job.data);
+        let c = engines[job.level as usize]
+            .get_or_insert_with(|| Compress::new(Compression::new(job.level), false));
+        c.reset();
+        let mut comp = Vec::with_capacity(job.data.len() / 2 + 1024);
+        // Sample the block's entropy first: compressed or random data is
+        // not worth a match search.
+        let sample = &job.data[..job.data.len().min(64 * 1024)];
+        let hopeless = sample.len() >= 16 * 1024 && looks_incompressible(sample);
+        let mut shrank = false;
+        if !hopeless {
+            deflate_block(c, &job.dict, &job.data, job.last, &mut comp);
+            shrank = comp.len() as u64 * 32 < job.data.len() as u64 * 31;
+        }
+        if !shrank && !job.whole {
+            // Keep the stream valid but cheap: deflate stored blocks.
+            comp.clear();
+            put_stored(&job.data, &mut comp);
+            if job.last {
+                comp.extend_from_slice(&[0x01, 0x00, 0x00, 0xFF, 0xFF]);
+            }
+        }
+        let _ = job.reply.send(Done {
+            data: job.data,
+            comp,
+            crc,
+            shrank,
+        });
+    }
+}
+
+fn deflate_block(c: &mut Compress, dict: &[u8], data: &[u8], last: bool, out: &mut Vec<u8>) {
+    if !dict.is_empty() {
+        // zlib-rs supports raw-deflate dictionaries; a failure only costs ratio.
+        let _ = c.set_dictionary(dict);
+    }
+    let flush = if last {
+        FlushCompress::Finish
+    } else {
+        FlushCompress::Sync
+    };
+    deflate_into(c, data, out, flush);
+}

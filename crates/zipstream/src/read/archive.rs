@@ -1,0 +1,307 @@
+//! The random-access reader: finds the end of central directory record
+//! (ZIP64 aware), reads the central directory, and opens entries by index.
+//!
+//! Opening checks that entries do not overlap (the overlapping-entry zip bomb
+//! shares one compressed stream between many entries). For AES entries the
+//! authentication code is verified over the whole ciphertext *before* any
+//! plaintext is returned, so tampered data is never handed out.
+
+use std::io::{Read, Seek, SeekFrom};
+
+use super::InBuf;
+use super::data::{DataState, Plan, Progress};
+use super::header::{parse_central, parse_local};
+use crate::crypto::{AesDecryptor, MAC_LEN, VERIFIER_LEN};
+use crate::entry::Entry;
+use crate::error::{Error, Result};
+use crate::format::*;
+
+/// Random access to a ZIP archive over `Read + Seek`.
+pub struct ZipArchive<R: Read + Seek> {
+    src: R,
+    entries: Vec<Entry>,
+    comment: String,
+}
+
+fn read_exact_at<R: Read + Seek>(r: &mut R, at: u64, buf: &mut [u8]) -> Result<()> {
+    r.seek(SeekFrom::Start(at))?;
+    r.read_exact(buf).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => Error::Truncated {
+            offset: at + buf.len() as u64,
+        },
+        _ => Error::Io(e),
+    })
+}
+
+impl<R: Read + Seek> ZipArchive<R> {
+    /// Reads the central directory.
+    pub fn new(mut src: R) -> Result<ZipArchive<R>> {
+        let len = src.seek(SeekFrom::End(0))?;
+        let tail_len = len.min((EOCD_LEN + 0xFFFF) as u64) as usize;
+        let tail_at = len - tail_len as u64;
+        let mut tail = vec![0u8; tail_len];
+        read_exact_at(&mut src, tail_at, &mut tail)?;
+        let eocd_rel = (0..tail_len.saturating_sub(EOCD_LEN - 1))
+            .rev()
+            .find(|&i| {
+                le32(&tail, i) == EOCD_SIG
+                    && i + EOCD_LEN + usize::from(le16(&tail, i + 20)) <= tail_len
+            })
+            .ok_or(Error::NotZip)?;
+        let eocd_at = tail_at + eocd_rel as u64;
+        let e = &tail[eocd_rel..];
+        let mut count = u64::from(le16(e, 10));
+        let mut cd_size = u64::from(le32(e, 12));
+        let mut cd_off = u64::from(le32(e, 16));
+        let comment_len = usize::from(le16(e, 20));
+        let comment = crate::entry::decode_name(&e[EOCD_LEN..EOCD_LEN + comment_len], true);
+        let mut cd_end = eocd_at;
+        if eocd_at >= ZIP64_LOCATOR_LEN as u64 {
+            let mut loc = [0u8; ZIP64_LOCATOR_LEN];
+            read_exact_at(&mut src, eocd_at - ZIP64_LOCATOR_LEN as u64, &mut loc)?;
+            if le32(&loc, 0) == ZIP64_LOCATOR_SIG {
+                let z_at = le64(&loc, 8);
+                let mut z = [0u8; ZIP64_EOCD_LEN];
+                if z_at
+                    .checked_add(ZIP64_EOCD_LEN as u64)
+                    .is_none_or(|end| end > eocd_at)
+                {
+                    return Err(Error::Malformed {
+                        offset: eocd_at - 20,
+                        what: "ZIP64 locator points outside the archive".into(),
+                    });
+                }
+                read_exact_at(&mut src, z_at, &mut z)?;
+                if le32(&z, 0) != ZIP64_EOCD_SIG {
+                    return Err(Error::Malformed {
+                        offset: z_at,
+                        what: "bad ZIP64 end of central directory signature".into(),
+                    });
+                }
+                count = le64(&z, 32);
+                cd_size = le64(&z, 40);
+                cd_off = le64(&z, 48);
+                cd_end = z_at;
+            }
+        }
+        // Data prepended to the archive (self-extractors) shifts every offset.
+        let shift = cd_end.checked_sub(cd_size).and_then(|s| s.checked_sub(cd_off)).ok_or_else(|| Error::Malformed {
+            offset: eocd_at,
+            what: format!("central directory ({cd_size} bytes at {cd_off}) does not fit before its end record"),
+        })?;
+        let cd_start = cd_off + shift;
+        let mut cd = vec![0u8; cd_size as usize];
+        read_exact_at(&mut src, cd_start, &mut cd)?;
+        let mut entries = Vec::with_capacity(count.min(cd_size / CENTRAL_LEN as u64) as usize);
+        let mut pos = 0usize;
+        for _ in 0..count {
+            let (mut entry, n) = parse_central(&cd[pos..], cd_start + pos as u64)?;
+            entry.header_offset += shift;
+            entries.push(entry);
+            pos += n;
+        }
+        check_overlap(&entries, cd_start)?;
+        Ok(ZipArchive {
+            src,
+            entries,
+            comment,
+        })
+    }
+
+    /// The entries in central directory order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The archive comment.
+    pub fn comment(&self) -> &str {
+        &self.comment
+    }
+
+    /// Index of the entry named `name`.
+    pub fn index_of(&self, name: &str) -> Option<usize> {
+        self.entries.iter().position(|e| e.name == name)
+    }
+
+    /// Opens entry `index` for reading. AES entries need `password`; their
+    /// authentication code is checked before this returns.
+    pub fn open(&mut self, index: usize, password: Option<&[u8]>) -> Result<EntryReader<'_, R>> {
+        let entry = self
+            .entries
+            .get(index)
+            .ok_or(Error::State("entry index out of range"))?
+            .clone();
+        let mut head = vec![0u8; LOCAL_LEN];
+        read_exact_at(&mut self.src, entry.header_offset, &mut head)?;
+        let extra = usize::from(le16(&head, 26)) + usize::from(le16(&head, 28));
+        head.resize(LOCAL_LEN + extra, 0);
+        self.src
+            .read_exact(&mut head[LOCAL_LEN..])
+            .map_err(|_| Error::Truncated {
+                offset: entry.header_offset,
+            })?;
+        let local = parse_local(&head, entry.header_offset)?.ok_or(Error::Truncated {
+            offset: entry.header_offset,
+        })?;
+        if local.entry.raw_name != entry.raw_name {
+            return Err(Error::Malformed {
+                offset: entry.header_offset,
+                what: format!(
+                    "local header name {:?} differs from central directory name {:?}",
+                    local.entry.name, entry.name
+                ),
+            });
+        }
+        let data_at = entry.header_offset + local.len as u64;
+        let state = DataState::new(Plan {
+            entry: &entry,
+            sizes_known: true,
+            local_zip64: local.zip64,
+            password,
+        })?;
+        if let (Some((strength, _)), Some(pw)) = (entry.aes, password) {
+            self.authenticate(&entry, data_at, strength, pw)?;
+        }
+        self.src.seek(SeekFrom::Start(data_at))?;
+        Ok(EntryReader {
+            src: (&mut self.src).take(entry.compressed_size),
+            inb: InBuf::new(data_at),
+            state,
+            entry,
+        })
+    }
+
+    /// Reads a whole entry into memory.
+    pub fn read_to_vec(&mut self, index: usize, password: Option<&[u8]>) -> Result<Vec<u8>> {
+        let mut r = self.open(index, password)?;
+        let mut v = Vec::with_capacity(r.entry().size.min(1 << 24) as usize);
+        r.read_to_end(&mut v).map_err(Error::from_io)?;
+        Ok(v)
+    }
+
+    fn authenticate(
+        &mut self,
+        e: &Entry,
+        data_at: u64,
+        strength: crate::AesStrength,
+        pw: &[u8],
+    ) -> Result<()> {
+        let hl = strength.salt_len() + VERIFIER_LEN;
+        if e.compressed_size < strength.overhead() {
+            return Err(Error::Malformed {
+                offset: e.header_offset,
+                what: format!("entry {:?}: too short for AES", e.name),
+            });
+        }
+        let mut h = vec![0u8; hl];
+        read_exact_at(&mut self.src, data_at, &mut h)?;
+        let mut d = AesDecryptor::new(
+            strength,
+            pw,
+            &h[..strength.salt_len()],
+            &h[strength.salt_len()..],
+        )
+        .ok_or_else(|| Error::WrongPassword {
+            name: e.name.clone(),
+        })?;
+        let mut left = e.compressed_size - strength.overhead();
+        let mut buf = vec![0u8; 64 * 1024];
+        while left > 0 {
+            let n = left.min(buf.len() as u64) as usize;
+            self.src
+                .read_exact(&mut buf[..n])
+                .map_err(|_| Error::Truncated { offset: data_at })?;
+            d.authenticate(&buf[..n]);
+            left -= n as u64;
+        }
+        let mut mac = [0u8; MAC_LEN];
+        self.src
+            .read_exact(&mut mac)
+            .map_err(|_| Error::Truncated { offset: data_at })?;
+        if !d.verify(&mac) {
+            return Err(Error::AuthFailed {
+                name: e.name.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Returns the underlying reader.
+    pub fn into_inner(self) -> R {
+        self.src
+    }
+}
+
+/// Rejects archives whose entries share bytes.
+fn check_overlap(entries: &[Entry], cd_start: u64) -> Result<()> {
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    order.sort_by_key(|&i| entries[i].header_offset);
+    let mut prev_end = 0u64;
+    for &i in &order {
+        let e = &entries[i];
+        if e.header_offset < prev_end {
+            return Err(Error::Overlap {
+                name: e.name.clone(),
+                offset: e.header_offset,
+            });
+        }
+        // Lower bound of the entry's extent: fixed header, name, data.
+        prev_end = e
+            .header_offset
+            .saturating_add(LOCAL_LEN as u64 + e.raw_name.len() as u64)
+            .saturating_add(e.compressed_size);
+        if prev_end > cd_start {
+            return Err(Error::Overlap {
+                name: e.name.clone(),
+                offset: e.header_offset,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Reads one entry's data, verifying CRC-32 and sizes at the end.
+pub struct EntryReader<'a, R: Read + Seek> {
+    src: std::io::Take<&'a mut R>,
+    inb: InBuf,
+    state: DataState,
+    entry: Entry,
+}
+
+impl<R: Read + Seek> EntryReader<'_, R> {
+    /// The entry's metadata.
+    pub fn entry(&self) -> &Entry {
+        &self.entry
+    }
+
+    /// Compressed bytes consumed and uncompressed bytes produced so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.state.consumed(), self.state.produced())
+    }
+
+    /// Fails once the output passes `max` bytes (bomb defence).
+    pub fn limit(&mut self, max: u64) {
+        self.state.max_output = max;
+    }
+
+    /// Reads data; 0 at the end (after verification succeeded).
+    pub fn read_data(&mut self, out: &mut [u8]) -> Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            match self.state.step(&mut self.inb, out)? {
+                Progress::Data(0) => {}
+                Progress::Data(n) => return Ok(n),
+                Progress::NeedInput => self.inb.fill_from(&mut self.src)?,
+                Progress::Done => return Ok(0),
+            }
+        }
+    }
+}
+
+impl<R: Read + Seek> Read for EntryReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        Ok(self.read_data(buf)?)
+    }
+}

@@ -1,0 +1,84 @@
+//! Archive readers. Both decode entry data with the same sans-I/O machine
+//! (`data::DataState`) that consumes bytes from an `InBuf` and reports
+//! when it needs more, so the sync and async streaming readers and the
+//! random-access reader verify CRC, sizes and AES codes identically.
+
+pub mod archive;
+pub(crate) mod data;
+pub(crate) mod header;
+pub mod stream;
+
+/// Read-ahead buffer shared by the decoders.
+pub(crate) struct InBuf {
+    pub buf: Vec<u8>,
+    pub start: usize,
+    pub end: usize,
+    /// Stream offset of `buf[start]`, for error messages.
+    pub offset: u64,
+    pub eof: bool,
+}
+
+/// Read-ahead size: one large read per refill.
+pub(crate) const INBUF: usize = 64 * 1024;
+
+impl InBuf {
+    pub(crate) fn new(offset: u64) -> InBuf {
+        InBuf {
+            buf: vec![0; INBUF],
+            start: 0,
+            end: 0,
+            offset,
+            eof: false,
+        }
+    }
+
+    pub(crate) fn data(&self) -> &[u8] {
+        &self.buf[self.start..self.end]
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    pub(crate) fn consume(&mut self, n: usize) {
+        debug_assert!(n <= self.len());
+        self.start += n;
+        self.offset += n as u64;
+    }
+
+    /// Makes room at the end and returns it for the next read.
+    pub(crate) fn spare(&mut self) -> &mut [u8] {
+        if self.start > 0 && (self.start == self.end || self.buf.len() - self.end < INBUF / 4) {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            // A record longer than the buffer (names, extras up to 64 KiB each).
+            let n = self.buf.len();
+            self.buf.resize(n * 2, 0);
+        }
+        &mut self.buf[self.end..]
+    }
+
+    /// Records `n` bytes read into `spare()`; 0 marks end of input.
+    pub(crate) fn filled(&mut self, n: usize) {
+        if n == 0 {
+            self.eof = true;
+        }
+        self.end += n;
+    }
+
+    pub(crate) fn fill_from<R: std::io::Read>(&mut self, r: &mut R) -> std::io::Result<()> {
+        loop {
+            match r.read(self.spare()) {
+                Ok(n) => {
+                    self.filled(n);
+                    return Ok(());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}

@@ -1,0 +1,625 @@
+//! The sans-I/O writer core. It turns entry options and data into archive
+//! bytes in an output buffer; the sync and async writers only move that buffer
+//! to their sink, which is why both produce identical archives.
+//!
+//! Layout decisions:
+//! - The first [`SAMPLE`] bytes of every entry are held back before the local
+//!   header is written. An entry that ends within them gets a header with its
+//!   real sizes and CRC (no data descriptor, no ZIP64), whatever the sink. For
+//!   a longer entry the sample decides deflate vs store: if deflate saves less
+//!   than 1/32 of it, the entry is stored.
+//! - Longer entries on a non-seekable sink use a data descriptor. Without a
+//!   size hint below 4 GiB the local header carries a ZIP64 extra field with
+//!   zero sizes and 0xFFFFFFFF in the 32-bit fields, and the descriptor holds
+//!   64-bit sizes: the layout Info-ZIP `zip` writes when reading stdin, which
+//!   streaming readers (bsdtar, unzip, Java) understand.
+//! - On a seekable sink the same header is written and later patched in
+//!   place, with no data descriptor.
+
+use crc32fast::Hasher;
+
+use crate::codec::Encoder;
+use crate::crypto::{self, AesEncryptor, AesStrength, MAC_LEN};
+use crate::entry::{EntryKind, EntryOptions, Method};
+use crate::error::{Error, Result};
+use crate::format::*;
+
+/// Raw bytes held back per entry before its header is committed.
+pub const SAMPLE: usize = 64 * 1024;
+/// A hint at or above this stays ZIP64: deflate can expand incompressible
+/// data slightly and AES adds up to 28 bytes.
+const HINT_ZIP64_AT: u64 = 0xFFFF_FFFF - 0x0100_0000;
+
+/// A byte range of already-emitted output to overwrite (seekable sinks).
+#[derive(Debug)]
+pub(crate) struct Patch {
+    pub offset: u64,
+    pub bytes: Vec<u8>,
+}
+
+/// What the central directory needs about a finished entry.
+struct Record {
+    name: Vec<u8>,
+    comment: Vec<u8>,
+    flags: u16,
+    method: u16,
+    version_needed: u16,
+    time: u16,
+    date: u16,
+    crc: u32,
+    csize: u64,
+    usize: u64,
+    offset: u64,
+    external: u32,
+    mtime: i64,
+    aes: Option<(AesStrength, u16)>,
+}
+
+struct Open {
+    opts: EntryOptions,
+    method: Method,
+    offset: u64,
+    header_written: bool,
+    zip64_local: bool,
+    descriptor: bool,
+    /// The local header already holds the final sizes and CRC.
+    sized_header: bool,
+    sample: Vec<u8>,
+    encoder: Encoder,
+    crc: Hasher,
+    raw: u64,
+    comp: u64,
+    aes: Option<AesEncryptor>,
+}
+
+/// The writer state machine.
+pub(crate) struct Core {
+    /// Bytes produced and not yet handed to the sink.
+    pub out: Vec<u8>,
+    /// Archive offset of the byte after the last one produced.
+    pos: u64,
+    seekable: bool,
+    records: Vec<Record>,
+    open: Option<Open>,
+    finished: bool,
+    comment: Vec<u8>,
+}
+
+impl Core {
+    pub(crate) fn new(seekable: bool) -> Core {
+        Core {
+            out: Vec::with_capacity(SAMPLE + 1024),
+            pos: 0,
+            seekable,
+            records: Vec::new(),
+            open: None,
+            finished: false,
+            comment: Vec::new(),
+        }
+    }
+
+    /// Starts writing at a non-zero offset (appending after other data).
+    pub(crate) fn set_base_offset(&mut self, pos: u64) {
+        self.pos = pos;
+    }
+
+    pub(crate) fn set_comment(&mut self, comment: &str) -> Result<()> {
+        if comment.len() > 0xFFFF {
+            return Err(Error::InvalidOptions(
+                "archive comment longer than 65,535 bytes".into(),
+            ));
+        }
+        self.comment = comment.as_bytes().to_vec();
+        Ok(())
+    }
+
+    pub(crate) fn entries(&self) -> usize {
+        self.records.len()
+    }
+
+    fn emit(&mut self, bytes: &[u8]) {
+        self.out.extend_from_slice(bytes);
+        self.pos += bytes.len() as u64;
+    }
+
+    /// Opens an entry. Nothing is emitted until the sample is full.
+    pub(crate) fn start(&mut self, opts: EntryOptions) -> Result<()> {
+        if self.finished {
+            return Err(Error::State("archive already finished"));
+        }
+        if self.open.is_some() {
+            return Err(Error::State("previous entry not finished"));
+        }
+        if opts.name.is_empty() || opts.name.len() > 0xFFFF || opts.name.contains('\0') {
+            return Err(Error::InvalidOptions(format!(
+                "entry name {:?} is empty, contains NUL or is over 65,535 bytes",
+                opts.name
+            )));
+        }
+        if opts.comment.len() > 0xFFFF {
+            return Err(Error::InvalidOptions(format!(
+                "entry {:?}: comment over 65,535 bytes",
+                opts.name
+            )));
+        }
+        if opts.level > 9 && opts.method != Method::Zstd || opts.level > 22 {
+            return Err(Error::InvalidOptions(format!(
+                "entry {:?}: deflate level {} not in 0-9",
+                opts.name, opts.level
+            )));
+        }
+        let method = if opts.kind == EntryKind::File {
+            opts.method
+        } else {
+            Method::Stored
+        };
+        let aes = match &opts.encryption {
+            None => None,
+            Some((strength, pw)) => {
+                let mut salt = vec![0u8; strength.salt_len()];
+                match &opts.fixed_salt {
+                    Some(s) if s.len() == salt.len() => salt.copy_from_slice(s),
+                    Some(_) => {
+                        return Err(Error::InvalidOptions(
+                            "fixed salt has the wrong length".into(),
+                        ));
+                    }
+                    None => crypto::random_salt(&mut salt)?,
+                }
+                Some(AesEncryptor::new(*strength, pw, &salt))
+            }
+        };
+        self.open = Some(Open {
+            encoder: Encoder::with_zstd(method, opts.level, opts.zstd)
+                .map_err(|e| Error::InvalidOptions(format!("zstd parameters: {e}")))?,
+            method,
+            offset: self.pos,
+            header_written: false,
+            zip64_local: false,
+            descriptor: false,
+            sized_header: false,
+            sample: Vec::new(),
+            crc: Hasher::new(),
+            raw: 0,
+            comp: 0,
+            aes,
+            opts,
+        });
+        Ok(())
+    }
+
+    /// Adds entry data.
+    pub(crate) fn write(&mut self, mut data: &[u8]) -> Result<()> {
+        let Some(open) = self.open.as_mut() else {
+            return Err(Error::State("write with no open entry"));
+        };
+        if !open.header_written {
+            let take = (SAMPLE - open.sample.len()).min(data.len());
+            if open.sample.capacity() == 0 {
+                open.sample.reserve_exact(SAMPLE);
+            }
+            open.sample.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if open.sample.len() < SAMPLE {
+                return Ok(());
+            }
+            self.commit_sample(false)?;
+        }
+        if !data.is_empty() {
+            self.compress(data);
+        }
+        Ok(())
+    }
+
+    /// Compresses (and encrypts) `data` straight into the output buffer.
+    fn compress(&mut self, data: &[u8]) {
+        let open = self.open.as_mut().expect("caller checked");
+        open.crc.update(data);
+        open.raw += data.len() as u64;
+        let start = self.out.len();
+        open.encoder.encode(data, &mut self.out);
+        Self::seal(open, &mut self.out, start, &mut self.pos);
+    }
+
+    /// Encrypts the output produced since `start` and accounts for it.
+    fn seal(open: &mut Open, out: &mut [u8], start: usize, pos: &mut u64) {
+        if let Some(aes) = open.aes.as_mut() {
+            aes.encrypt(&mut out[start..]);
+        }
+        let n = (out.len() - start) as u64;
+        open.comp += n;
+        *pos += n;
+    }
+
+    /// Decides the method from the sample, writes the header and the sample.
+    /// `complete` means the entry ends with the sample.
+    fn commit_sample(&mut self, complete: bool) -> Result<()> {
+        let mut open = self.open.take().expect("caller checked");
+        let sample = std::mem::take(&mut open.sample);
+        open.crc.update(&sample);
+        open.raw = sample.len() as u64;
+        let mut body = Vec::with_capacity(sample.len() / 2 + 64);
+        if complete {
+            open.encoder.encode(&sample, &mut body);
+            open.encoder.finish(&mut body);
+        } else {
+            open.encoder.encode_sync(&sample, &mut body);
+        }
+        let may_switch =
+            open.method != Method::Stored && open.opts.detect_incompressible && open.opts.level > 0;
+        let poor = body.len() as u64 * 32 >= sample.len() as u64 * 31;
+        if may_switch && (poor || (complete && body.len() >= sample.len())) {
+            open.method = Method::Stored;
+            open.encoder = Encoder::Store;
+            body.clear();
+            body.extend_from_slice(&sample);
+        }
+        self.commit_header(open, body, complete)
+    }
+
+    /// Writes the local header (with exact sizes when `complete`), the AES
+    /// header and `body` (compressed, not yet encrypted).
+    fn commit_header(&mut self, mut open: Open, mut body: Vec<u8>, complete: bool) -> Result<()> {
+        if let Some(aes) = open.aes.as_mut() {
+            aes.encrypt(&mut body);
+        }
+        let aes_extra = open.aes.as_ref().map_or(0, |_| MAC_LEN as u64);
+        let aes_header = open
+            .aes
+            .as_ref()
+            .map(|a| a.header().to_vec())
+            .unwrap_or_default();
+        open.comp = (aes_header.len() + body.len()) as u64;
+        if complete {
+            open.sized_header = true;
+            let sizes = Some((self.crc_for(&open), open.comp + aes_extra, open.raw));
+            open.zip64_local = open.raw >= U32_SENTINEL || open.comp + aes_extra >= U32_SENTINEL;
+            let header = local_header(&open, sizes);
+            self.emit(&header);
+        } else {
+            let hinted_small = open.opts.size_hint.is_some_and(|h| h < HINT_ZIP64_AT);
+            open.zip64_local = !hinted_small;
+            open.descriptor = !self.seekable;
+            let header = local_header(&open, None);
+            self.emit(&header);
+        }
+        self.emit(&aes_header);
+        self.emit(&body);
+        open.header_written = true;
+        self.open = Some(open);
+        Ok(())
+    }
+
+    /// Opens an entry whose data arrives already compressed with `method`
+    /// (the parallel writer's blocks): no sampling, no encoder.
+    pub(crate) fn start_raw(&mut self, opts: EntryOptions, method: Method) -> Result<()> {
+        self.start(opts)?;
+        let open = self.open.as_mut().expect("just opened");
+        open.method = method;
+        open.encoder = Encoder::Store;
+        Ok(())
+    }
+
+    /// Appends compressed bytes for `raw_len` input bytes whose CRC is `crc`.
+    /// `whole` says this is the entire entry, so the header gets exact sizes.
+    pub(crate) fn write_raw(
+        &mut self,
+        comp: &[u8],
+        raw_len: u64,
+        crc: u32,
+        whole: bool,
+    ) -> Result<()> {
+        let Some(open) = self.open.as_mut() else {
+            return Err(Error::State("write with no open entry"));
+        };
+        open.crc
+            .combine(&Hasher::new_with_initial_len(crc, raw_len));
+        if !open.header_written {
+            let mut open = self.open.take().expect("checked");
+            open.raw = raw_len;
+            return self.commit_header(open, comp.to_vec(), whole);
+        }
+        open.raw += raw_len;
+        let start = self.out.len();
+        self.out.extend_from_slice(comp);
+        Self::seal(open, &mut self.out, start, &mut self.pos);
+        Ok(())
+    }
+
+    fn crc_for(&self, open: &Open) -> u32 {
+        // AE-2 stores no CRC: the HMAC authenticates the data instead.
+        if open.aes.is_some() {
+            0
+        } else {
+            open.crc.clone().finalize()
+        }
+    }
+
+    /// Ends the current entry. Returns a header patch for seekable sinks.
+    pub(crate) fn finish_entry(&mut self) -> Result<Option<Patch>> {
+        let Some(open) = self.open.as_ref() else {
+            return Err(Error::State("finish_entry with no open entry"));
+        };
+        let mut patch = None;
+        if !open.header_written {
+            self.commit_sample(true)?;
+        } else {
+            let open = self.open.as_mut().expect("checked above");
+            let start = self.out.len();
+            open.encoder.finish(&mut self.out);
+            Self::seal(open, &mut self.out, start, &mut self.pos);
+        }
+        let open = self.open.as_mut().expect("still open");
+        if let Some(aes) = open.aes.take() {
+            let code = aes.finish();
+            self.out.extend_from_slice(&code);
+            self.pos += MAC_LEN as u64;
+            open.comp += MAC_LEN as u64;
+        }
+        let open = self.open.as_ref().expect("still open");
+        if !open.sized_header {
+            if let Some(hint) = open.opts.size_hint
+                && !open.zip64_local
+                && (open.raw >= U32_SENTINEL || open.comp >= U32_SENTINEL)
+            {
+                return Err(Error::SizeHintExceeded {
+                    name: open.opts.name.clone(),
+                    hint,
+                    actual: open.raw,
+                });
+            }
+            let crc = if open.opts.encryption.is_some() {
+                0
+            } else {
+                open.crc.clone().finalize()
+            };
+            if self.seekable {
+                let bytes = local_header(open, Some((crc, open.comp, open.raw)));
+                patch = Some(Patch {
+                    offset: open.offset,
+                    bytes,
+                });
+            } else {
+                let mut d = Vec::with_capacity(24);
+                d.put32(DESCRIPTOR_SIG);
+                d.put32(crc);
+                if open.zip64_local {
+                    d.put64(open.comp);
+                    d.put64(open.raw);
+                } else {
+                    d.put32(open.comp as u32);
+                    d.put32(open.raw as u32);
+                }
+                self.emit(&d);
+            }
+        }
+        let open = self.open.take().expect("still open");
+        let crc = if open.opts.encryption.is_some() {
+            0
+        } else {
+            open.crc.clone().finalize()
+        };
+        let (time, date) = dos_datetime(open.opts.mtime);
+        let flags = entry_flags(&open);
+        let mode = open.opts.file_mode();
+        let dos = if open.opts.kind == EntryKind::Directory {
+            0x10
+        } else {
+            0
+        };
+        self.records.push(Record {
+            name: open.opts.name.as_bytes().to_vec(),
+            comment: open.opts.comment.as_bytes().to_vec(),
+            flags,
+            method: if open.opts.encryption.is_some() {
+                METHOD_AES
+            } else {
+                open.method.id()
+            },
+            version_needed: version_needed(&open),
+            time,
+            date,
+            crc,
+            csize: open.comp,
+            usize: open.raw,
+            offset: open.offset,
+            external: (mode << 16) | dos,
+            mtime: open.opts.mtime,
+            aes: open
+                .opts
+                .encryption
+                .as_ref()
+                .map(|(s, _)| (*s, open.method.id())),
+        });
+        Ok(patch)
+    }
+
+    /// Writes the central directory and end records.
+    pub(crate) fn finish(&mut self) -> Result<()> {
+        if self.finished {
+            return Err(Error::State("archive already finished"));
+        }
+        if self.open.is_some() {
+            return Err(Error::State("finish with an entry still open"));
+        }
+        self.finished = true;
+        let cd_start = self.pos;
+        let mut buf = Vec::with_capacity(256);
+        for i in 0..self.records.len() {
+            buf.clear();
+            central_header(&self.records[i], &mut buf);
+            self.emit(&buf);
+        }
+        let cd_size = self.pos - cd_start;
+        let count = self.records.len() as u64;
+        let need64 = count >= 0xFFFF || cd_size >= U32_SENTINEL || cd_start >= U32_SENTINEL;
+        buf.clear();
+        if need64 {
+            let eocd64 = self.pos;
+            buf.put32(ZIP64_EOCD_SIG);
+            buf.put64((ZIP64_EOCD_LEN - 12) as u64);
+            buf.put16(VERSION_MADE_BY);
+            buf.put16(VERSION_ZIP64);
+            buf.put32(0); // this disk
+            buf.put32(0); // disk with the central directory
+            buf.put64(count);
+            buf.put64(count);
+            buf.put64(cd_size);
+            buf.put64(cd_start);
+            buf.put32(ZIP64_LOCATOR_SIG);
+            buf.put32(0); // disk with the ZIP64 EOCD
+            buf.put64(eocd64);
+            buf.put32(1); // total number of disks: one
+        }
+        buf.put32(EOCD_SIG);
+        buf.put16(0);
+        buf.put16(0);
+        buf.put16(count.min(0xFFFF) as u16);
+        buf.put16(count.min(0xFFFF) as u16);
+        buf.put32(cd_size.min(U32_SENTINEL) as u32);
+        buf.put32(cd_start.min(U32_SENTINEL) as u32);
+        buf.put16(self.comment.len() as u16);
+        buf.extend_from_slice(&self.comment);
+        self.emit(&buf);
+        Ok(())
+    }
+}
+
+fn needs_utf8(s: &str) -> bool {
+    !s.is_ascii()
+}
+
+fn entry_flags(open: &Open) -> u16 {
+    let mut f = 0;
+    if needs_utf8(&open.opts.name) || needs_utf8(&open.opts.comment) {
+        f |= FLAG_UTF8;
+    }
+    if open.opts.encryption.is_some() {
+        f |= FLAG_ENCRYPTED;
+    }
+    if open.descriptor {
+        f |= FLAG_DESCRIPTOR;
+    }
+    f
+}
+
+fn version_needed(open: &Open) -> u16 {
+    let mut v = VERSION_DEFAULT;
+    if open.zip64_local
+        || open.raw >= U32_SENTINEL
+        || open.comp >= U32_SENTINEL
+        || open.offset >= U32_SENTINEL
+    {
+        v = v.max(VERSION_ZIP64);
+    }
+    if open.opts.encryption.is_some() {
+        v = v.max(VERSION_AES);
+    }
+    if open.method == Method::Zstd {
+        v = v.max(VERSION_ZSTD);
+    }
+    v
+}
+
+/// Builds a local header. `sizes` is `(crc, compressed, uncompressed)` when
+/// known; `None` writes the streaming placeholders.
+fn local_header(open: &Open, sizes: Option<(u32, u64, u64)>) -> Vec<u8> {
+    let name = open.opts.name.as_bytes();
+    let mut h = Vec::with_capacity(LOCAL_LEN + name.len() + 40);
+    let (time, date) = dos_datetime(open.opts.mtime);
+    h.put32(LOCAL_SIG);
+    h.put16(version_needed(open));
+    h.put16(entry_flags(open));
+    h.put16(if open.opts.encryption.is_some() {
+        METHOD_AES
+    } else {
+        open.method.id()
+    });
+    h.put16(time);
+    h.put16(date);
+    let (crc, csize, usize) = sizes.unwrap_or((0, 0, 0));
+    h.put32(crc);
+    if open.zip64_local {
+        h.put32(U32_SENTINEL as u32);
+        h.put32(U32_SENTINEL as u32);
+    } else {
+        h.put32(csize as u32);
+        h.put32(usize as u32);
+    }
+    h.put16(name.len() as u16);
+    let extra_at = h.len();
+    h.put16(0);
+    h.extend_from_slice(name);
+    let extra_start = h.len();
+    if open.zip64_local {
+        h.put16(EXTRA_ZIP64);
+        h.put16(16);
+        h.put64(usize);
+        h.put64(csize);
+    }
+    put_timestamp_extra(&mut h, open.opts.mtime);
+    if let Some((strength, _)) = &open.opts.encryption {
+        put_aes_extra(&mut h, strength.code(), open.method.id());
+    }
+    let extra_len = (h.len() - extra_start) as u16;
+    h[extra_at..extra_at + 2].copy_from_slice(&extra_len.to_le_bytes());
+    h
+}
+
+fn central_header(r: &Record, h: &mut Vec<u8>) {
+    h.put32(CENTRAL_SIG);
+    h.put16(VERSION_MADE_BY);
+    h.put16(r.version_needed);
+    h.put16(r.flags);
+    h.put16(r.method);
+    h.put16(r.time);
+    h.put16(r.date);
+    h.put32(r.crc);
+    let big_u = r.usize >= U32_SENTINEL;
+    let big_c = r.csize >= U32_SENTINEL;
+    let big_o = r.offset >= U32_SENTINEL;
+    h.put32(if big_c {
+        U32_SENTINEL as u32
+    } else {
+        r.csize as u32
+    });
+    h.put32(if big_u {
+        U32_SENTINEL as u32
+    } else {
+        r.usize as u32
+    });
+    h.put16(r.name.len() as u16);
+    let extra_at = h.len();
+    h.put16(0);
+    h.put16(r.comment.len() as u16);
+    h.put16(0); // disk number start
+    h.put16(0); // internal attributes
+    h.put32(r.external);
+    h.put32(if big_o {
+        U32_SENTINEL as u32
+    } else {
+        r.offset as u32
+    });
+    h.extend_from_slice(&r.name);
+    let extra_start = h.len();
+    if big_u || big_c || big_o {
+        h.put16(EXTRA_ZIP64);
+        h.put16(8 * (u16::from(big_u) + u16::from(big_c) + u16::from(big_o)));
+        if big_u {
+            h.put64(r.usize);
+        }
+        if big_c {
+            h.put64(r.csize);
+        }
+        if big_o {
+            h.put64(r.offset);
+        }
+    }
+    put_timestamp_extra(h, r.mtime);
+    if let Some((strength, method)) = r.aes {
+        put_aes_extra(h, strength.code(), method);
+    }
+    let extra_len = (h.len() - extra_start) as u16;
+    h[extra_at..extra_at + 2].copy_from_slice(&extra_len.to_le_bytes());
+    h.extend_from_slice(&r.comment);
+}

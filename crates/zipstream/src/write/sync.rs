@@ -1,0 +1,182 @@
+//! The blocking writer over `std::io::Write`.
+
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+use super::DRAIN_AT;
+use super::core::{Core, Patch};
+use crate::entry::EntryOptions;
+use crate::error::{Error, Result};
+
+type Patcher<W> = fn(&mut W, &Patch) -> io::Result<()>;
+
+fn patch_seek<W: Write + Seek>(w: &mut W, p: &Patch) -> io::Result<()> {
+    let end = w.stream_position()?;
+    w.seek(SeekFrom::Start(p.offset))?;
+    w.write_all(&p.bytes)?;
+    w.seek(SeekFrom::Start(end))?;
+    Ok(())
+}
+
+/// Writes a ZIP archive to any [`Write`] sink.
+///
+/// [`ZipWriter::new`] streams (data descriptors, works on pipes and sockets);
+/// [`ZipWriter::new_seekable`] patches local headers instead. Entry data is
+/// written through [`Write`] between [`start_entry`](Self::start_entry) and
+/// [`finish_entry`](Self::finish_entry), or in one call with the `add_*` methods.
+pub struct ZipWriter<W: Write> {
+    sink: W,
+    core: Core,
+    patcher: Option<Patcher<W>>,
+    chunk: Vec<u8>,
+}
+
+impl<W: Write> ZipWriter<W> {
+    /// A streaming writer: never seeks, uses data descriptors for large entries.
+    pub fn new(sink: W) -> ZipWriter<W> {
+        ZipWriter {
+            sink,
+            core: Core::new(false),
+            patcher: None,
+            chunk: Vec::new(),
+        }
+    }
+
+    /// Sets the archive comment (written by [`finish`](Self::finish)).
+    pub fn set_comment(&mut self, comment: &str) -> Result<()> {
+        self.core.set_comment(comment)
+    }
+
+    /// Opens a new entry; the previous one must be finished.
+    pub fn start_entry(&mut self, opts: EntryOptions) -> Result<()> {
+        self.core.start(opts)
+    }
+
+    /// Adds data to the open entry.
+    pub fn write_data(&mut self, data: &[u8]) -> Result<()> {
+        self.core.write(data)?;
+        self.drain(false)
+    }
+
+    /// Closes the open entry (writes its descriptor or patches its header).
+    pub fn finish_entry(&mut self) -> Result<()> {
+        let patch = self.core.finish_entry()?;
+        if let Some(p) = patch {
+            self.drain(true)?;
+            let f = self.patcher.expect("only seekable writers produce patches");
+            f(&mut self.sink, &p)?;
+        }
+        self.drain(false)
+    }
+
+    /// Opens an entry fed with pre-compressed blocks (parallel writer).
+    pub(crate) fn start_raw(&mut self, opts: EntryOptions, method: crate::Method) -> Result<()> {
+        self.core.start_raw(opts, method)
+    }
+
+    /// Appends pre-compressed bytes to a raw entry.
+    pub(crate) fn write_raw(
+        &mut self,
+        comp: &[u8],
+        raw_len: u64,
+        crc: u32,
+        whole: bool,
+    ) -> Result<()> {
+        self.core.write_raw(comp, raw_len, crc, whole)?;
+        self.drain(false)
+    }
+
+    /// Writes a whole entry from memory.
+    pub fn add_bytes(&mut self, opts: EntryOptions, data: &[u8]) -> Result<()> {
+        self.start_entry(opts)?;
+        self.write_data(data)?;
+        self.finish_entry()
+    }
+
+    /// Writes a whole entry from a reader; returns the bytes read.
+    pub fn add_reader<R: Read>(&mut self, opts: EntryOptions, reader: &mut R) -> Result<u64> {
+        self.start_entry(opts)?;
+        let mut chunk = std::mem::take(&mut self.chunk);
+        chunk.resize(DRAIN_AT, 0);
+        let mut total = 0u64;
+        let res = loop {
+            match reader.read(&mut chunk) {
+                Ok(0) => break Ok(()),
+                Ok(n) => {
+                    total += n as u64;
+                    if let Err(e) = self.write_data(&chunk[..n]) {
+                        break Err(e);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => break Err(Error::Io(e)),
+            }
+        };
+        self.chunk = chunk;
+        res?;
+        self.finish_entry()?;
+        Ok(total)
+    }
+
+    /// Writes a directory entry.
+    pub fn add_directory(&mut self, opts: EntryOptions) -> Result<()> {
+        self.add_bytes(opts, &[])
+    }
+
+    /// Writes a symlink entry pointing at `target`.
+    pub fn add_symlink(&mut self, opts: EntryOptions, target: &str) -> Result<()> {
+        self.add_bytes(opts, target.as_bytes())
+    }
+
+    /// Number of finished entries.
+    pub fn entries(&self) -> usize {
+        self.core.entries()
+    }
+
+    /// Writes the central directory and returns the sink (flushed).
+    pub fn finish(mut self) -> Result<W> {
+        self.core.finish()?;
+        self.drain(true)?;
+        self.sink.flush()?;
+        Ok(self.sink)
+    }
+
+    /// The sink.
+    pub fn get_ref(&self) -> &W {
+        &self.sink
+    }
+
+    fn drain(&mut self, all: bool) -> Result<()> {
+        if !self.core.out.is_empty() && (all || self.core.out.len() >= DRAIN_AT) {
+            self.sink.write_all(&self.core.out)?;
+            self.core.out.clear();
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write + Seek> ZipWriter<W> {
+    /// A writer for a seekable sink: local headers are patched in place, no
+    /// data descriptors. Starts at the sink's current position.
+    pub fn new_seekable(mut sink: W) -> Result<ZipWriter<W>> {
+        let base = sink.stream_position()?;
+        let mut core = Core::new(true);
+        core.set_base_offset(base);
+        Ok(ZipWriter {
+            sink,
+            core,
+            patcher: Some(patch_seek::<W>),
+            chunk: Vec::new(),
+        })
+    }
+}
+
+impl<W: Write> Write for ZipWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_data(buf)?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.drain(true)?;
+        self.sink.flush()
+    }
+}

@@ -1,0 +1,102 @@
+//! The parallel writer's archives decode to the input with both readers.
+
+use std::io::{Cursor, Read};
+
+use zipstream::*;
+
+fn text(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v = Vec::with_capacity(n);
+    while v.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let w = [
+            "the ", "quick ", "brown ", "fox ", "jumps\n", "over ", "lazy ", "dogs, ",
+        ][(x % 8) as usize];
+        v.extend_from_slice(w.as_bytes());
+    }
+    v.truncate(n);
+    v
+}
+
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 88172645463325252u64;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+#[test]
+fn parallel_archives_round_trip() {
+    let inputs: Vec<(EntryOptions, Vec<u8>)> = vec![
+        (EntryOptions::file("big.txt").level(6), text(5_300_000, 1)),
+        (EntryOptions::file("small.txt"), text(10_000, 2)),
+        (EntryOptions::file("empty"), Vec::new()),
+        (EntryOptions::directory("d"), Vec::new()),
+        (EntryOptions::file("noise-one-block"), noise(300_000)),
+        (EntryOptions::file("noise-multi"), noise(2_500_000)),
+        (EntryOptions::file("exact-block"), text(1 << 20, 3)),
+        (
+            EntryOptions::file("aes").encrypt(AesStrength::Aes256, "pw"),
+            text(3_000_000, 4),
+        ),
+        (
+            EntryOptions::file("stored").method(Method::Stored),
+            text(100, 5),
+        ),
+    ];
+    for jobs in [1, 2, 3] {
+        for seekable in [false, true] {
+            let mut opts = ParallelOptions::new(jobs);
+            opts.block_size = 512 * 1024;
+            let bytes = if seekable {
+                let mut w = ParallelZipWriter::new(
+                    ZipWriter::new_seekable(Cursor::new(Vec::new())).unwrap(),
+                    opts,
+                );
+                for (o, d) in &inputs {
+                    w.add_bytes(o.clone(), d).unwrap();
+                }
+                w.finish().unwrap().into_inner()
+            } else {
+                let mut w = ParallelZipWriter::new(ZipWriter::new(Vec::new()), opts);
+                for (o, d) in &inputs {
+                    w.add_bytes(o.clone(), d).unwrap();
+                }
+                w.finish().unwrap()
+            };
+            let mut a = ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
+            assert_eq!(a.entries().len(), inputs.len());
+            for (i, (o, d)) in inputs.iter().enumerate() {
+                assert_eq!(a.entries()[i].name, o.name());
+                assert_eq!(
+                    &a.read_to_vec(i, Some(b"pw")).unwrap(),
+                    d,
+                    "{} jobs={jobs}",
+                    o.name()
+                );
+            }
+            assert_eq!(
+                a.entries()[4].method,
+                0,
+                "incompressible single block is stored"
+            );
+            let mut r = ZipStreamReader::new(&bytes[..]);
+            r.set_password(Some(b"pw"));
+            for (o, d) in &inputs {
+                let e = r.next_entry().unwrap().unwrap();
+                assert_eq!(e.name, o.name());
+                let mut v = Vec::new();
+                r.read_to_end(&mut v).unwrap();
+                assert_eq!(&v, d);
+            }
+            assert!(r.next_entry().unwrap().is_none());
+        }
+    }
+}

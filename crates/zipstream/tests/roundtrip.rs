@@ -1,0 +1,434 @@
+//! Round trips through our writers and readers, checked against the input
+//! bytes, plus the sync/async byte-identity requirement.
+
+use std::io::{Cursor, Read};
+
+use proptest::prelude::*;
+use zipstream::*;
+
+/// Deterministic pseudo-random bytes (xorshift), incompressible.
+fn noise(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Compressible text-like bytes.
+fn text(n: usize) -> Vec<u8> {
+    let words = ["alpha ", "beta ", "gamma ", "delta\n", "epsilon ", "zeta, "];
+    let mut v = Vec::with_capacity(n);
+    let mut i = 0usize;
+    while v.len() < n {
+        v.extend_from_slice(words[(i * 7 + i / 3) % words.len()].as_bytes());
+        i += 1;
+    }
+    v.truncate(n);
+    v
+}
+
+struct Item {
+    opts: EntryOptions,
+    data: Vec<u8>,
+    chunk: usize,
+}
+
+fn items() -> Vec<Item> {
+    let t = 1_700_000_000;
+    vec![
+        Item {
+            opts: EntryOptions::file("small.txt").mtime(t),
+            data: text(1000),
+            chunk: 100,
+        },
+        Item {
+            opts: EntryOptions::file("empty").mtime(t),
+            data: vec![],
+            chunk: 1,
+        },
+        Item {
+            opts: EntryOptions::directory("dir").mtime(t).unix_mode(0o700),
+            data: vec![],
+            chunk: 1,
+        },
+        Item {
+            opts: EntryOptions::file("dir/big-text.txt")
+                .mtime(t)
+                .unix_mode(0o600),
+            data: text(500_000),
+            chunk: 7000,
+        },
+        Item {
+            opts: EntryOptions::file("noise.bin").mtime(t),
+            data: noise(300_000, 9),
+            chunk: 65536,
+        },
+        Item {
+            opts: EntryOptions::file("stored.bin")
+                .mtime(t)
+                .method(Method::Stored),
+            data: text(200_000),
+            chunk: 40_000,
+        },
+        Item {
+            opts: EntryOptions::file("hinted.txt").mtime(t).size_hint(200_000),
+            data: text(200_000),
+            chunk: 33_333,
+        },
+        Item {
+            opts: EntryOptions::file("level0.txt").mtime(t).level(0),
+            data: text(100_000),
+            chunk: 4096,
+        },
+        Item {
+            opts: EntryOptions::file("level9.txt").mtime(t).level(9),
+            data: text(100_000),
+            chunk: 4096,
+        },
+        Item {
+            opts: EntryOptions::file("ünïcødé/名前.txt")
+                .mtime(t)
+                .comment("entry comment é"),
+            data: text(70_000),
+            chunk: 1 << 20,
+        },
+        Item {
+            opts: EntryOptions::file("zstd.txt")
+                .mtime(t)
+                .method(Method::Zstd)
+                .level(3),
+            data: text(300_000),
+            chunk: 9000,
+        },
+        Item {
+            opts: EntryOptions::file("zstd-recipe.txt")
+                .mtime(t)
+                .zstd(zstdkit::Recipe::Text),
+            data: text(20_000),
+            chunk: 9000,
+        },
+        Item {
+            opts: EntryOptions::file("aes256.txt")
+                .mtime(t)
+                .encrypt(AesStrength::Aes256, "secret")
+                .insecure_fixed_salt(vec![1; 16]),
+            data: text(150_000),
+            chunk: 10_000,
+        },
+        Item {
+            opts: EntryOptions::file("aes128-small.txt")
+                .mtime(t)
+                .encrypt(AesStrength::Aes128, "secret")
+                .insecure_fixed_salt(vec![2; 8]),
+            data: text(500),
+            chunk: 10_000,
+        },
+        Item {
+            opts: EntryOptions::file("aes192-noise.bin")
+                .mtime(t)
+                .encrypt(AesStrength::Aes192, "secret")
+                .insecure_fixed_salt(vec![3; 12]),
+            data: noise(100_000, 3),
+            chunk: 10_000,
+        },
+    ]
+}
+
+fn write_sync<W: std::io::Write>(mut w: ZipWriter<W>, items: &[Item]) -> W {
+    w.set_comment("archive comment").unwrap();
+    for it in items {
+        w.start_entry(it.opts.clone()).unwrap();
+        for c in it.data.chunks(it.chunk) {
+            w.write_data(c).unwrap();
+        }
+        w.finish_entry().unwrap();
+    }
+    w.add_symlink(
+        EntryOptions::symlink("link").mtime(1_700_000_000),
+        "dir/big-text.txt",
+    )
+    .unwrap();
+    w.finish().unwrap()
+}
+
+async fn write_async(items: &[Item]) -> Vec<u8> {
+    let mut w = AsyncZipWriter::new(Vec::new());
+    w.set_comment("archive comment").unwrap();
+    for it in items {
+        w.start_entry(it.opts.clone()).await.unwrap();
+        for c in it.data.chunks(it.chunk) {
+            w.write_data(c).await.unwrap();
+        }
+        w.finish_entry().await.unwrap();
+    }
+    w.add_symlink(
+        EntryOptions::symlink("link").mtime(1_700_000_000),
+        "dir/big-text.txt",
+    )
+    .await
+    .unwrap();
+    w.finish().await.unwrap()
+}
+
+fn check_random_access(bytes: Vec<u8>, items: &[Item]) {
+    let mut a = ZipArchive::new(Cursor::new(bytes)).unwrap();
+    assert_eq!(a.comment(), "archive comment");
+    assert_eq!(a.entries().len(), items.len() + 1);
+    for (i, it) in items.iter().enumerate() {
+        let e = a.entries()[i].clone();
+        assert_eq!(e.name, it.opts.name());
+        assert_eq!(e.size, it.data.len() as u64, "{}", e.name);
+        assert_eq!(e.mtime, 1_700_000_000);
+        let pw = e.aes.map(|_| &b"secret"[..]);
+        assert_eq!(a.read_to_vec(i, pw).unwrap(), it.data, "{}", e.name);
+    }
+    let link = a.entries().last().unwrap().clone();
+    assert_eq!(link.kind(), EntryKind::Symlink);
+    assert_eq!(a.entries()[2].kind(), EntryKind::Directory);
+    assert_eq!(a.entries()[2].unix_mode, Some(0o040700));
+    assert_eq!(a.entries()[3].unix_mode, Some(0o100600));
+    assert_eq!(a.entries()[9].comment, "entry comment é");
+    // Incompressible data was stored, compressible data deflated.
+    assert_eq!(a.entries()[4].method, 0);
+    assert_eq!(a.entries()[3].method, 8);
+    assert_eq!(a.entries()[10].method, 93);
+    assert_eq!(a.entries()[11].method, 93);
+    assert_eq!(a.entries()[14].method, 0);
+}
+
+fn check_stream(bytes: &[u8], items: &[Item]) {
+    let mut r = ZipStreamReader::new(bytes);
+    r.set_password(Some(b"secret"));
+    for it in items {
+        let e = r.next_entry().unwrap().expect("entry");
+        assert_eq!(e.name, it.opts.name());
+        let mut v = Vec::new();
+        r.read_to_end(&mut v).unwrap();
+        assert_eq!(v, it.data, "{}", e.name);
+    }
+    let e = r.next_entry().unwrap().unwrap();
+    assert_eq!(e.name, "link");
+    assert!(r.next_entry().unwrap().is_none());
+}
+
+#[test]
+fn sync_and_async_write_identical_bytes() {
+    let items = items();
+    let sync = write_sync(ZipWriter::new(Vec::new()), &items);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let asyn = rt.block_on(write_async(&items));
+    assert_eq!(sync.len(), asyn.len());
+    assert!(sync == asyn, "sync and async archives differ");
+    check_random_access(sync.clone(), &items);
+    check_stream(&sync, &items);
+}
+
+#[test]
+fn seekable_writer_patches_headers() {
+    let items = items();
+    let bytes = write_sync(
+        ZipWriter::new_seekable(Cursor::new(Vec::new())).unwrap(),
+        &items,
+    )
+    .into_inner();
+    // No data descriptor flag anywhere in a seekable archive.
+    let a = ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
+    assert!(a.entries().iter().all(|e| e.flags & 8 == 0));
+    check_random_access(bytes.clone(), &items);
+    check_stream(&bytes, &items);
+}
+
+#[test]
+fn async_stream_reader_reads_async_output() {
+    let items = items();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let bytes = write_async(&items).await;
+        let mut r = AsyncZipStreamReader::new(&bytes[..]);
+        r.set_password(Some(b"secret"));
+        let mut buf = vec![0u8; 5000];
+        for it in &items {
+            let e = r.next_entry().await.unwrap().unwrap();
+            let mut v = Vec::new();
+            loop {
+                let n = r.read_data(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                v.extend_from_slice(&buf[..n]);
+            }
+            assert_eq!(v, it.data, "{}", e.name);
+        }
+    });
+}
+
+#[test]
+fn async_writer_as_asyncwrite_matches_sync() {
+    use tokio::io::AsyncWriteExt;
+    let data = text(300_000);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let a = rt.block_on(async {
+        let mut w = AsyncZipWriter::new(Vec::new());
+        w.start_entry(EntryOptions::file("x").mtime(5))
+            .await
+            .unwrap();
+        for c in data.chunks(1234) {
+            w.write_all(c).await.unwrap();
+        }
+        w.finish_entry().await.unwrap();
+        w.finish().await.unwrap()
+    });
+    let mut w = ZipWriter::new(Vec::new());
+    w.start_entry(EntryOptions::file("x").mtime(5)).unwrap();
+    for c in data.chunks(1234) {
+        std::io::Write::write_all(&mut w, c).unwrap();
+    }
+    w.finish_entry().unwrap();
+    assert_eq!(a, w.finish().unwrap());
+}
+
+#[test]
+fn wrong_password_and_tampering_are_distinct_errors() {
+    let data = text(100_000);
+    let mut w = ZipWriter::new(Vec::new());
+    w.add_bytes(
+        EntryOptions::file("s").encrypt(AesStrength::Aes256, "right"),
+        &data,
+    )
+    .unwrap();
+    let bytes = w.finish().unwrap();
+    let mut a = ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
+    assert!(matches!(
+        a.read_to_vec(0, None),
+        Err(Error::PasswordRequired { .. })
+    ));
+    // Try passwords until one passes the 2-byte verifier by chance is not
+    // needed: a wrong password is rejected by the verifier with p = 1 - 2^-16.
+    assert!(matches!(
+        a.open(0, Some(b"wrong")).err(),
+        Some(Error::WrongPassword { .. })
+    ));
+    // Flip one ciphertext byte in the middle of the entry data.
+    let mut bad = bytes.clone();
+    let off = 30 + 1 + 9 + 11 + 18 + 100;
+    bad[off] ^= 0x40;
+    let mut a = ZipArchive::new(Cursor::new(bad.clone())).unwrap();
+    assert!(matches!(
+        a.open(0, Some(b"right")).err(),
+        Some(Error::AuthFailed { .. })
+    ));
+    // Streaming, deflated: the garbage plaintext fails to inflate or the MAC
+    // fails; either way the entry never reads to a clean end.
+    let mut r = ZipStreamReader::new(&bad[..]);
+    r.set_password(Some(b"right"));
+    r.next_entry().unwrap();
+    let mut v = Vec::new();
+    let err = r.read_to_end(&mut v).unwrap_err().to_string();
+    assert!(
+        err.contains("authentication code") || err.contains("corrupt"),
+        "{err}"
+    );
+    // Streaming, stored (incompressible): only the MAC can catch it.
+    let data = common_noise(100_000);
+    let mut w = ZipWriter::new(Vec::new());
+    w.add_bytes(
+        EntryOptions::file("s").encrypt(AesStrength::Aes256, "right"),
+        &data,
+    )
+    .unwrap();
+    let mut bad = w.finish().unwrap();
+    bad[off] ^= 0x40;
+    let mut r = ZipStreamReader::new(&bad[..]);
+    r.set_password(Some(b"right"));
+    r.next_entry().unwrap();
+    let mut v = Vec::new();
+    let err = r.read_to_end(&mut v).unwrap_err().to_string();
+    assert!(err.contains("authentication code"), "{err}");
+}
+
+fn common_noise(n: usize) -> Vec<u8> {
+    noise(n, 77)
+}
+
+#[test]
+fn bad_crc_and_truncation_are_detected() {
+    let data = text(50_000);
+    let mut w = ZipWriter::new(Vec::new());
+    w.add_bytes(EntryOptions::file("f").method(Method::Stored), &data)
+        .unwrap();
+    let bytes = w.finish().unwrap();
+    let mut bad = bytes.clone();
+    bad[30 + 1 + 9 + 100] ^= 1;
+    let mut a = ZipArchive::new(Cursor::new(bad.clone())).unwrap();
+    assert!(matches!(a.read_to_vec(0, None), Err(Error::Crc { .. })));
+    let mut r = ZipStreamReader::new(&bad[..]);
+    r.next_entry().unwrap();
+    let mut v = Vec::new();
+    assert!(
+        r.read_to_end(&mut v)
+            .unwrap_err()
+            .to_string()
+            .contains("CRC")
+    );
+    // Truncated: cut in the middle of the data.
+    let cut = &bytes[..bytes.len() / 2];
+    assert!(ZipArchive::new(Cursor::new(cut.to_vec())).is_err());
+    let mut r = ZipStreamReader::new(cut);
+    r.next_entry().unwrap();
+    let mut v = Vec::new();
+    assert!(
+        r.read_to_end(&mut v)
+            .unwrap_err()
+            .to_string()
+            .contains("truncated")
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn any_entries_round_trip(
+        entries in prop::collection::vec((prop::collection::vec(any::<u8>(), 0..3000), 0u8..3, 1usize..2000, any::<bool>()), 1..6),
+        seekable in any::<bool>(),
+    ) {
+        let mut items = Vec::new();
+        for (i, (mut data, kind, chunk, rep)) in entries.into_iter().enumerate() {
+            if rep { let d = data.clone(); for _ in 0..40 { data.extend_from_slice(&d); } }
+            let mut o = EntryOptions::file(format!("f{i}")).mtime(1_600_000_000);
+            o = match kind { 0 => o.method(Method::Stored), 1 => o, _ => o.encrypt(AesStrength::Aes128, "p") };
+            items.push((o, data, chunk));
+        }
+        let bytes = if seekable {
+            let mut w = ZipWriter::new_seekable(Cursor::new(Vec::new())).unwrap();
+            for (o, d, c) in &items { w.start_entry(o.clone()).unwrap(); for ch in d.chunks(*c) { w.write_data(ch).unwrap(); } w.finish_entry().unwrap(); }
+            w.finish().unwrap().into_inner()
+        } else {
+            let mut w = ZipWriter::new(Vec::new());
+            for (o, d, c) in &items { w.start_entry(o.clone()).unwrap(); for ch in d.chunks(*c) { w.write_data(ch).unwrap(); } w.finish_entry().unwrap(); }
+            w.finish().unwrap()
+        };
+        let mut a = ZipArchive::new(Cursor::new(bytes.clone())).unwrap();
+        for (i, (_, d, _)) in items.iter().enumerate() {
+            prop_assert_eq!(&a.read_to_vec(i, Some(b"p")).unwrap(), d);
+        }
+        let mut r = ZipStreamReader::new(&bytes[..]);
+        r.set_password(Some(b"p"));
+        for (_, d, _) in &items {
+            r.next_entry().unwrap().unwrap();
+            let mut v = Vec::new();
+            r.read_to_end(&mut v).unwrap();
+            prop_assert_eq!(&v, d);
+        }
+    }
+}
