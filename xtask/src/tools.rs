@@ -127,11 +127,20 @@ pub fn ensure() -> Result<()> {
             )?;
         }
         if !pip.is_empty() {
-            super::run(
+            // A Debian-managed Python refuses a plain `pip install` (PEP
+            // 668); CI machines are disposable, so retry with the override.
+            let plain = super::run(
                 Command::new("python3")
                     .args(["-m", "pip", "install", "-q"])
                     .args(&pip),
-            )?;
+            );
+            if plain.is_err() {
+                super::run(
+                    Command::new("python3")
+                        .args(["-m", "pip", "install", "-q", "--break-system-packages"])
+                        .args(&pip),
+                )?;
+            }
         }
     }
     let (apt, pip) = missing();
