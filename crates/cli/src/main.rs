@@ -27,6 +27,8 @@ enum Command {
     Bench(cmd::bench::BenchArgs),
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
+    /// Producer/consumer codec stress test with interchangeable context pools.
+    Stress(cmd::stress::StressArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Decompress(args) => cmd::compress::run(args, true),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Corpus(args) => cmd::corpus::run(args),
+        Command::Stress(args) => cmd::stress::run(args),
     };
     match result {
         Ok(code) => code,

@@ -432,13 +432,13 @@ impl Shared {
         match decoded {
             Ok(_) if *out == b.original => {
                 self.consumed.verified.fetch_add(1, Ordering::Relaxed);
+                self.consumed
+                    .bytes
+                    .fetch_add(b.original.len() as u64, Ordering::Relaxed);
+                self.consumed
+                    .frame_bytes
+                    .fetch_add(b.frame.len() as u64, Ordering::Relaxed);
                 if measuring {
-                    self.consumed
-                        .bytes
-                        .fetch_add(b.original.len() as u64, Ordering::Relaxed);
-                    self.consumed
-                        .frame_bytes
-                        .fetch_add(b.frame.len() as u64, Ordering::Relaxed);
                     dec.record(done - t);
                     e2e.record(done - b.born);
                 }

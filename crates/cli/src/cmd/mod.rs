@@ -4,6 +4,7 @@ pub mod bench;
 pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
+pub mod stress;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
