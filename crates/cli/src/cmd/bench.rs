@@ -50,6 +50,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
 fn short_stress(report: &ReportArgs) -> StressArgs {
     StressArgs {
         recipe: zstdkit::Recipe::Fast,
+        checksum: false,
         pool: stress_lib::PoolKind::Pool,
         producers: 100,
         consumers: 100,

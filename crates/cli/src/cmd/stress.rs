@@ -27,6 +27,10 @@ pub struct StressArgs {
     /// Compression recipe (fast, balanced, binary, text, structured_data, maximum).
     #[arg(long, default_value = "fast", value_parser = parse_recipe)]
     pub recipe: Recipe,
+    /// Write (and check) zstd content checksums in every frame. Off by
+    /// default: every block is compared byte for byte with its original.
+    #[arg(long)]
+    pub checksum: bool,
     /// Context pool strategy: fresh, pool, chanpool or thread-local.
     #[arg(long, default_value = "pool", value_parser = parse_pool)]
     pub pool: PoolKind,
@@ -160,7 +164,7 @@ fn config(args: &StressArgs) -> Result<Config> {
         .warmup
         .unwrap_or_else(|| (args.duration / 5).min(Duration::from_secs(30)));
     Ok(Config {
-        params: args.recipe.into(),
+        params: args.recipe.params().checksum(args.checksum),
         pool: args.pool,
         producers: args.producers,
         consumers: args.consumers,
@@ -264,8 +268,13 @@ pub fn render(args: &StressArgs, cfg: &Config, outcomes: &[Outcome]) -> Report {
         None => "UUID text".into(),
     };
     let mut totals = Section::new(format!(
-        "totals: recipe {}, {} producers / {} consumers on {}, {interval}, {}..={} byte blocks of {content}{}",
+        "totals: recipe {}{}, {} producers / {} consumers on {}, {interval}, {}..={} byte blocks of {content}{}",
         args.recipe,
+        if args.checksum {
+            ""
+        } else {
+            " (no frame checksum)"
+        },
         cfg.producers,
         cfg.consumers,
         cfg.runtime.name(),
