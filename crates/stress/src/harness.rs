@@ -311,6 +311,45 @@ impl Outcome {
     pub fn passed(&self) -> bool {
         self.failures().is_empty()
     }
+
+    /// Folds a later run of the same strategy into this one, as when
+    /// `--compare` interleaves strategies in rounds: counts, CPU time and
+    /// histograms add up, the series continues after this one's last
+    /// sample, context counts and growth are the later run's (growth is
+    /// not meaningful across runs, so it is dropped).
+    pub fn absorb(&mut self, later: Outcome) {
+        self.measured += later.measured;
+        self.cpu += later.cpu;
+        let (a, b) = (&mut self.totals, later.totals);
+        a.produced += b.produced;
+        a.verified += b.verified;
+        a.corrupt += b.corrupt;
+        a.lost += b.lost;
+        a.bytes += b.bytes;
+        a.frame_bytes += b.frame_bytes;
+        a.blocks += b.blocks;
+        let offset = self.samples.last().map_or(Duration::ZERO, |s| s.at);
+        self.samples
+            .extend(later.samples.into_iter().map(|s| Sample {
+                at: s.at + offset,
+                ..s
+            }));
+        for (mine, theirs) in [
+            (&mut self.compress, &later.compress),
+            (&mut self.decompress, &later.decompress),
+            (&mut self.end_to_end, &later.end_to_end),
+        ] {
+            mine.add(theirs).expect("histograms share bounds");
+        }
+        self.contexts = later.contexts;
+        self.contexts_end = later.contexts_end;
+        self.peak_rss_bytes = self.peak_rss_bytes.max(later.peak_rss_bytes);
+        self.peak_threads = self.peak_threads.max(later.peak_threads);
+        self.growth = None;
+        if self.first_corrupt.is_none() {
+            self.first_corrupt = later.first_corrupt;
+        }
+    }
 }
 
 /// A block in flight, recycled so the steady state allocates nothing.

@@ -186,3 +186,30 @@ fn bad_configurations_are_refused() {
         Err(stress::Error::Config(_))
     ));
 }
+
+#[test]
+fn rounds_of_one_strategy_add_up() {
+    let cfg = Config {
+        duration: Duration::from_millis(150),
+        ..short(PoolKind::Pool, Runtime::Tokio)
+    };
+    let first = stress::run(&cfg, &mut |_| {}).unwrap();
+    let second = stress::run(&cfg, &mut |_| {}).unwrap();
+    let mut both = first.clone();
+    both.absorb(second.clone());
+    let t = both.totals;
+    assert_eq!(t.produced, first.totals.produced + second.totals.produced);
+    assert_eq!(t.verified, t.produced);
+    assert_eq!(t.bytes, first.totals.bytes + second.totals.bytes);
+    assert_eq!(both.measured, first.measured + second.measured);
+    assert_eq!(
+        both.decompress.len(),
+        first.decompress.len() + second.decompress.len()
+    );
+    assert_eq!(
+        both.samples.len(),
+        first.samples.len() + second.samples.len()
+    );
+    assert!(both.samples.windows(2).all(|w| w[0].at < w[1].at));
+    assert!(both.passed());
+}

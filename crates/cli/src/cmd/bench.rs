@@ -62,6 +62,7 @@ fn short_stress(report: &ReportArgs) -> StressArgs {
         input: None,
         replay: false,
         compare: true,
+        rounds: 1,
         soak: false,
         soak_rss_mib_per_min: 1.0,
         soak_contexts_per_min: 1.0,

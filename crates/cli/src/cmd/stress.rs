@@ -65,6 +65,11 @@ pub struct StressArgs {
     /// Run every pool strategy for --duration and compare them.
     #[arg(long)]
     pub compare: bool,
+    /// With --compare: split each strategy's --duration into this many
+    /// slices run round-robin, so a change in machine load affects every
+    /// strategy alike.
+    #[arg(long, default_value_t = 1)]
+    pub rounds: u32,
     /// Judge the slopes of RSS and contexts alive after warm-up; fail on growth.
     #[arg(long)]
     pub soak: bool,
@@ -75,7 +80,7 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 1.0)]
     pub soak_contexts_per_min: f64,
     /// Excluded from totals, latencies and slopes [default: a fifth of
-    /// --duration, at most 30 s].
+    /// --duration (of each round), at most 30 s].
     #[arg(long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
     /// Sampling period of the series.
@@ -160,9 +165,10 @@ fn config(args: &StressArgs) -> Result<Config> {
         }
         Some(p) => Workload::from_path(p, min, max)?,
     };
+    let rounds = if args.compare { args.rounds.max(1) } else { 1 };
     let warmup = args
         .warmup
-        .unwrap_or_else(|| (args.duration / 5).min(Duration::from_secs(30)));
+        .unwrap_or_else(|| (args.duration / rounds / 5).min(Duration::from_secs(30)));
     Ok(Config {
         params: args.recipe.params().checksum(args.checksum),
         pool: args.pool,
@@ -208,30 +214,48 @@ pub fn measure(args: &StressArgs) -> Result<(Report, Vec<String>)> {
     } else {
         vec![args.pool]
     };
+    let rounds = if args.compare { args.rounds.max(1) } else { 1 };
+    anyhow::ensure!(
+        !(args.soak && rounds > 1),
+        "--soak needs one continuous run per strategy: drop --rounds"
+    );
+    let slice = base.duration / rounds;
+    anyhow::ensure!(
+        base.warmup < slice,
+        "each of the {rounds} rounds ({slice:?}) must be longer than the warm-up ({:?})",
+        base.warmup
+    );
     let bar = status_line(args.report.json);
-    let mut outcomes = Vec::new();
-    for &kind in &kinds {
-        let cfg = Config {
-            pool: kind,
-            ..base.clone()
-        };
-        let duration = cfg.duration.as_secs_f64();
-        let out = stress::run(&cfg, &mut |s: &Sample| {
-            bar.set_message(format!(
-                "{kind} {:>5.1}/{duration:.0}s  {:>7.1} MB/s  {:>6.1} MB/CPU-s  ratio {:.2}  RSS {:.1} MiB  threads {}  tasks {}  contexts {}",
-                s.at.as_secs_f64(),
-                s.mb_per_s,
-                s.mb_per_cpu_s,
-                s.ratio,
-                s.rss_bytes as f64 / (1 << 20) as f64,
-                s.os_threads,
-                s.tasks,
-                s.contexts_alive,
-            ));
-            bar.tick();
-        })
-        .with_context(|| format!("stress run with pool {kind}"))?;
-        outcomes.push(out);
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    for round in 0..rounds {
+        for (i, &kind) in kinds.iter().enumerate() {
+            let cfg = Config {
+                pool: kind,
+                duration: slice,
+                ..base.clone()
+            };
+            let duration = cfg.duration.as_secs_f64();
+            let out = stress::run(&cfg, &mut |s: &Sample| {
+                bar.set_message(format!(
+                    "{kind} round {}/{rounds} {:>5.1}/{duration:.0}s  {:>7.1} MB/s  {:>6.1} MB/CPU-s  ratio {:.2}  RSS {:.1} MiB  threads {}  tasks {}  contexts {}",
+                    round + 1,
+                    s.at.as_secs_f64(),
+                    s.mb_per_s,
+                    s.mb_per_cpu_s,
+                    s.ratio,
+                    s.rss_bytes as f64 / (1 << 20) as f64,
+                    s.os_threads,
+                    s.tasks,
+                    s.contexts_alive,
+                ));
+                bar.tick();
+            })
+            .with_context(|| format!("stress run with pool {kind}"))?;
+            match outcomes.get_mut(i) {
+                Some(o) => o.absorb(out),
+                None => outcomes.push(out),
+            }
+        }
     }
     bar.finish_and_clear();
     let failures = outcomes
@@ -314,7 +338,11 @@ pub fn render(args: &StressArgs, cfg: &Config, outcomes: &[Outcome]) -> Report {
         cfg.warmup
     ));
     if outcomes.len() > 1 {
-        totals.note("--compare runs the strategies one after another in this process for the same duration; vs_best_* = this strategy / the best (1.000 = best)");
+        totals.note(format!(
+            "--compare runs the strategies one after another in this process, {} round(s) of {:?} each, warm-up excluded per round; vs_best_* = this strategy / the best (1.000 = best)",
+            args.rounds.max(1),
+            cfg.duration / args.rounds.max(1)
+        ));
     }
     if cfg.soak.is_some() {
         totals.note(format!(
