@@ -37,13 +37,9 @@ fn totals(doc: &Value) -> &Vec<Value> {
 #[test]
 fn compare_json_matches_the_schema_and_verifies_every_block() {
     // Two rounds of 150 ms per strategy, interleaved.
-    let out = ok(perfkit().args(SHORT).args([
-        "--compare",
-        "--rounds",
-        "2",
-        "--interval",
-        "0",
-    ]));
+    let out = ok(perfkit()
+        .args(SHORT)
+        .args(["--compare", "--rounds", "2", "--interval", "0"]));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     validate(&doc);
     assert_eq!(doc["command"], "stress");

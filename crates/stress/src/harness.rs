@@ -580,26 +580,37 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
         }
         Runtime::Threads => std::thread::scope(|s| -> Result<Sampled> {
             let mut handles = Vec::new();
-            for i in 0..config.producers {
-                let (shared, tx) = (&*shared, tx.clone());
-                handles.push(
-                    std::thread::Builder::new()
-                        .name(format!("producer-{i}"))
-                        .stack_size(256 << 10)
-                        .spawn_scoped(s, move || producer_thread(shared, tx, i))?,
-                );
-            }
-            for i in 0..config.consumers {
-                let (shared, rx) = (&*shared, rx.clone());
-                handles.push(
-                    std::thread::Builder::new()
-                        .name(format!("consumer-{i}"))
-                        .stack_size(256 << 10)
-                        .spawn_scoped(s, move || consumer_thread(shared, rx, i))?,
-                );
-            }
+            let spawned = (|| -> std::io::Result<()> {
+                for i in 0..config.producers {
+                    let (shared, tx) = (&*shared, tx.clone());
+                    handles.push(
+                        std::thread::Builder::new()
+                            .name(format!("producer-{i}"))
+                            .stack_size(256 << 10)
+                            .spawn_scoped(s, move || producer_thread(shared, tx, i))?,
+                    );
+                }
+                for i in 0..config.consumers {
+                    let (shared, rx) = (&*shared, rx.clone());
+                    handles.push(
+                        std::thread::Builder::new()
+                            .name(format!("consumer-{i}"))
+                            .stack_size(256 << 10)
+                            .spawn_scoped(s, move || consumer_thread(shared, rx, i))?,
+                    );
+                }
+                Ok(())
+            })();
             drop((tx, rx));
-            let sampled = sample_until_done(&shared, observe);
+            let sampled = match spawned {
+                Ok(()) => Ok(sample_until_done(&shared, observe)),
+                Err(e) => {
+                    // Let the threads that did start finish, or the scope
+                    // would wait for them forever.
+                    shared.stop.store(true, Ordering::Release);
+                    Err(Error::Spawn(e))
+                }
+            };
             let mut panicked = false;
             for h in handles {
                 panicked |= h.join().is_err();
@@ -607,7 +618,7 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
             if panicked {
                 return Err(Error::WorkerPanicked("thread"));
             }
-            Ok(sampled)
+            sampled
         })?,
     };
 
