@@ -1,5 +1,139 @@
-//! betree: the BE-Tree boolean-expression index (Sadoghi & Jacobsen, SIGMOD
-//! 2011) with its expression language and a cooperative search that counts
-//! its work in reductions.
+//! betree: a boolean-expression index in the spirit of the BE-Tree
+//! (Sadoghi & Jacobsen, SIGMOD 2011) and its C library adgear/be-tree, with
+//! the full expression language, insert *and* delete, a cooperative search
+//! that counts its work in reductions, and readers/writers for the reference
+//! benchmark files.
 //!
-//! This crate is being built under the betree issue; it holds no code yet.
+//! # How it is built
+//!
+//! * [`domain`]: attribute types, undefined policy, bounds ([`Schema`]).
+//! * the language: a lexer and parser with errors naming the column and what
+//!   was expected, then a type checker run at insert time; predicates on an
+//!   undefined attribute are false and `is null` is the only test of absence.
+//! * [`Event`]: values by attribute, from JSON or [`EventBuilder`]; booleans
+//!   also sit in a bitset.
+//! * [`Index`]: expressions are partitioned by an equality conjunct (the
+//!   BE-Tree's attribute/value clustering, one level deep) and stored
+//!   *compiled*: a jump program per expression (one step per leaf,
+//!   `and`/`or`/`not` turned into jump targets, operands ordered so the one
+//!   likely to decide runs first), evaluated four at a time, branch-free.
+//!   Predicates other than bare booleans are interned index-wide and
+//!   memoized per event, so a predicate shared by many expressions is
+//!   evaluated once per event. Insert and delete are both supported.
+//! * [`SearchIter`]: the cooperative search counting reductions, and
+//!   [`Index::search_async`] which yields to tokio between budgeted steps.
+//! * [`Index::search_batch`]: 512 events per pass, one bit per event, over a
+//!   small accumulator bytecode.
+//! * [`reference`](mod@reference): the erl-be-tree benchmark files and a seeded generator;
+//!   [`measure`]: that benchmark as data.
+//!
+//! ```
+//! use betree::{AttrType, Domain, Event, EventBuilder, Index, Schema};
+//!
+//! let schema = Schema::from_domains([
+//!     Domain::new("age", AttrType::Int, false),
+//!     Domain::new("tags", AttrType::StrList, true),
+//!     Domain::new("vip", AttrType::Bool, true),
+//! ])?;
+//! let mut index = Index::new(schema.clone());
+//! index.insert(1, r#"age >= 18 and "sports" in tags"#)?;
+//! index.insert(2, "vip or tags is null")?;
+//! index.insert(3, "age < 18")?;
+//!
+//! let ev = Event::from_json(&schema, r#"{"age": 31, "tags": ["sports"], "vip": null}"#)?;
+//! assert_eq!(index.search(&ev)?, vec![1]);
+//!
+//! let ev = EventBuilder::new(&schema).int("age", 12)?.bool("vip", true)?.build();
+//! assert_eq!(index.search(&ev)?, vec![2, 3]);
+//!
+//! // The cooperative search gives the same answer in budgeted steps.
+//! let mut it = index.search_iter(&ev)?;
+//! let ids = loop {
+//!     if let betree::SearchStep::Done(ids) = index.search_next(&mut it, 4) {
+//!         break ids;
+//!     }
+//! };
+//! assert_eq!(ids, vec![2, 3]);
+//! # Ok::<(), betree::Error>(())
+//! ```
+
+mod batch;
+mod coop;
+pub mod domain;
+mod event;
+mod expr;
+pub mod fuzzing;
+mod index;
+mod lex;
+pub mod measure;
+mod parse;
+mod program;
+pub mod reference;
+
+pub use coop::{SearchIter, SearchStep};
+pub use domain::{AttrId, AttrType, Bounds, Domain, Schema};
+pub use event::{Event, EventBuilder, FrequencyCap, Value};
+pub use expr::Constants;
+pub use index::{Id, Index, Scratch};
+pub use parse::{CmpOp, SetOp};
+
+/// Everything that can go wrong in this crate.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum Error {
+    /// The expression text is malformed.
+    #[error("parse error at column {col}: expected {expected}, found {found}")]
+    Parse {
+        /// 1-based column (in characters) of the offending token.
+        col: usize,
+        /// What the parser expected there.
+        expected: String,
+        /// What it found.
+        found: String,
+    },
+    /// The expression names an attribute the schema does not declare.
+    #[error("unknown attribute `{name}` at column {col}")]
+    UnknownAttribute {
+        /// 1-based column.
+        col: usize,
+        /// The name as written.
+        name: String,
+    },
+    /// The expression is well formed but does not fit the attribute types.
+    #[error("type error at column {col}: {msg}")]
+    Type {
+        /// 1-based column.
+        col: usize,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A domain declaration or a domain bound is violated.
+    #[error("domain error: {0}")]
+    Domain(String),
+    /// An event does not fit the schema.
+    #[error("invalid event: {0}")]
+    Event(String),
+    /// A search was given an event lacking a disallow-undefined attribute.
+    #[error("event lacks attribute `{0}`, which is declared disallow-undefined")]
+    MissingAttribute(String),
+    /// Insert of an id already stored.
+    #[error("an expression with id {0} is already stored")]
+    DuplicateId(Id),
+    /// Delete of an id not stored.
+    #[error("no expression with id {0} is stored")]
+    UnknownId(Id),
+    /// A reference-format file is malformed.
+    #[error("{what} line {line}, column {col}: {msg}")]
+    Format {
+        /// Which input (`expression file`, `event file`, `domain file`).
+        what: &'static str,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+/// Result with this crate's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

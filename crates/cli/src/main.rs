@@ -25,8 +25,15 @@ enum Command {
     Decompress(cmd::compress::CompressArgs),
     /// The main job: every component's benchmark on built-in workloads.
     Bench(cmd::bench::BenchArgs),
+    /// BE-Tree boolean-expression index: generate, search, diff, bench.
+    Betree(cmd::betree::BetreeArgs),
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
+    /// The FIX hot path: scan, parse, build, store, deferred, affinity and
+    /// transport, each as a before/after pair measured in one run.
+    FixBench(cmd::fix::FixBenchArgs),
+    /// FIX tools: `fix check FILE|-` validates messages.
+    Fix(cmd::fix::FixArgs),
     /// Producer/consumer codec stress test with interchangeable context pools.
     Stress(cmd::stress::StressArgs),
 }
@@ -38,6 +45,9 @@ fn main() -> ExitCode {
         Command::Decompress(args) => cmd::compress::run(args, true),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Corpus(args) => cmd::corpus::run(args),
+        Command::Betree(args) => cmd::betree::run(args),
+        Command::FixBench(args) => cmd::fix::run(args),
+        Command::Fix(args) => cmd::fix::run_fix(args),
         Command::Stress(args) => cmd::stress::run(args),
     };
     match result {

@@ -36,6 +36,15 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         report: args.report.clone(),
     })?;
     absorb(&mut report, "zstd", compress);
+    super::betree::default_workload(&mut report)?;
+    let mut fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args.report.clone()))?;
+    // The combined report states one timing method; fixcore's differs
+    // (batched clock reads), so its first section says so.
+    let timing = format!("timing: {}", fix.run.timing);
+    if let Some(first) = fix.sections.first_mut() {
+        first.notes.insert(0, timing);
+    }
+    absorb(&mut report, "fix", fix);
     let (stress, failures) = stress::measure(&short_stress(&args.report))?;
     absorb(&mut report, "stress", stress);
     super::emit(&report, &args.report)?;

@@ -1,9 +1,11 @@
 //! One module per subcommand, plus the exit conventions they share.
 
 pub mod bench;
+pub mod betree;
 pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
+pub mod fix;
 pub mod stress;
 
 use std::io::{self, IsTerminal, Write};

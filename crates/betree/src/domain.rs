@@ -1,0 +1,244 @@
+//! Attribute domains: the declared name, type, undefined policy and bounds of
+//! every attribute an expression may name and an event may carry.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::{Error, Result};
+
+/// The type of an attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttrType {
+    /// `true`/`false`; tested bare (`a`, `not a`).
+    Bool,
+    /// A signed 64-bit integer.
+    Int,
+    /// A 64-bit float.
+    Float,
+    /// A string.
+    Str,
+    /// A list of integers.
+    IntList,
+    /// A list of strings.
+    StrList,
+    /// An integer drawn from a small bounded set (compared like an integer).
+    IntEnum,
+    /// Segments: `(segment id, timestamp in µs)` pairs.
+    Segments,
+    /// Frequency caps: counters per `(type, id, namespace)`.
+    FrequencyCaps,
+}
+
+impl AttrType {
+    /// The name used in messages and in the JSON domain file.
+    pub fn name(self) -> &'static str {
+        match self {
+            AttrType::Bool => "boolean",
+            AttrType::Int => "integer",
+            AttrType::Float => "float",
+            AttrType::Str => "string",
+            AttrType::IntList => "integer list",
+            AttrType::StrList => "string list",
+            AttrType::IntEnum => "integer enum",
+            AttrType::Segments => "segments",
+            AttrType::FrequencyCaps => "frequency caps",
+        }
+    }
+
+    /// Parses the type names of the reference (Erlang) domain terms and of the
+    /// JSON domain file.
+    pub fn from_name(s: &str) -> Option<AttrType> {
+        Some(match s {
+            "bool" | "boolean" => AttrType::Bool,
+            "int" | "int64" | "integer" => AttrType::Int,
+            "float" => AttrType::Float,
+            "bin" | "string" | "str" => AttrType::Str,
+            "int_list" | "integer_list" => AttrType::IntList,
+            "bin_list" | "string_list" | "str_list" => AttrType::StrList,
+            "int_enum" | "integer_enum" => AttrType::IntEnum,
+            "segments" => AttrType::Segments,
+            "frequency_caps" => AttrType::FrequencyCaps,
+            _ => return None,
+        })
+    }
+
+    /// The reference (Erlang term) spelling of this type.
+    pub fn erlang_name(self) -> &'static str {
+        match self {
+            AttrType::Bool => "bool",
+            AttrType::Int => "int",
+            AttrType::Float => "float",
+            AttrType::Str => "bin",
+            AttrType::IntList => "int_list",
+            AttrType::StrList => "bin_list",
+            AttrType::IntEnum => "int_enum",
+            AttrType::Segments => "segments",
+            AttrType::FrequencyCaps => "frequency_caps",
+        }
+    }
+}
+
+impl fmt::Display for AttrType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Optional bounds of a domain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Bounds {
+    /// No bounds.
+    None,
+    /// Inclusive integer bounds (integers, integer lists, integer enums).
+    Int(i64, i64),
+    /// Inclusive float bounds.
+    Float(f64, f64),
+    /// The most distinct string values expressions may use (strings, string lists).
+    MaxStrings(usize),
+}
+
+/// One attribute's declaration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Domain {
+    /// Attribute name as used in expressions and events.
+    pub name: String,
+    /// Its type.
+    pub ty: AttrType,
+    /// Whether an event may leave it undefined.
+    pub allow_undefined: bool,
+    /// Optional bounds.
+    pub bounds: Bounds,
+}
+
+impl Domain {
+    /// A domain without bounds.
+    pub fn new(name: impl Into<String>, ty: AttrType, allow_undefined: bool) -> Domain {
+        Domain {
+            name: name.into(),
+            ty,
+            allow_undefined,
+            bounds: Bounds::None,
+        }
+    }
+
+    /// The same domain with bounds.
+    pub fn with_bounds(mut self, bounds: Bounds) -> Domain {
+        self.bounds = bounds;
+        self
+    }
+}
+
+/// Index of an attribute in its [`Schema`].
+pub type AttrId = u32;
+
+/// The ordered set of domains an index and its events share.
+///
+/// Boolean attributes additionally get a dense bit slot so that an event's
+/// booleans live in one bitset and a test is a shift and a mask.
+#[derive(Debug, Clone, Default)]
+pub struct Schema {
+    domains: Vec<Domain>,
+    by_name: HashMap<String, AttrId>,
+    bool_slot: Vec<u32>,
+    bool_count: u32,
+}
+
+/// Marks a non-boolean attribute in `bool_slot`.
+const NO_SLOT: u32 = u32::MAX;
+
+impl Schema {
+    /// An empty schema.
+    pub fn new() -> Schema {
+        Schema::default()
+    }
+
+    /// Builds a schema from domains, rejecting duplicate names.
+    pub fn from_domains(domains: impl IntoIterator<Item = Domain>) -> Result<Schema> {
+        let mut s = Schema::new();
+        for d in domains {
+            s.add(d)?;
+        }
+        Ok(s)
+    }
+
+    /// Adds one domain; its id is the number of domains before it.
+    pub fn add(&mut self, domain: Domain) -> Result<AttrId> {
+        if self.by_name.contains_key(&domain.name) {
+            return Err(Error::Domain(format!(
+                "attribute `{}` is declared twice",
+                domain.name
+            )));
+        }
+        if !is_identifier(&domain.name) {
+            return Err(Error::Domain(format!(
+                "attribute name `{}` is not an identifier ([A-Za-z_][A-Za-z0-9_]*)",
+                domain.name
+            )));
+        }
+        let id = self.domains.len() as AttrId;
+        if domain.ty == AttrType::Bool {
+            self.bool_slot.push(self.bool_count);
+            self.bool_count += 1;
+        } else {
+            self.bool_slot.push(NO_SLOT);
+        }
+        self.by_name.insert(domain.name.clone(), id);
+        self.domains.push(domain);
+        Ok(id)
+    }
+
+    /// `n` boolean attributes `par1..parN`, all disallow-undefined: the
+    /// reference benchmark's schema.
+    pub fn boolean_params(n: usize) -> Schema {
+        let mut s = Schema::new();
+        for i in 1..=n {
+            s.add(Domain::new(format!("par{i}"), AttrType::Bool, false))
+                .expect("generated names are unique identifiers");
+        }
+        s
+    }
+
+    /// Looks an attribute up by name.
+    pub fn id(&self, name: &str) -> Option<AttrId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The domain of an attribute.
+    pub fn domain(&self, id: AttrId) -> &Domain {
+        &self.domains[id as usize]
+    }
+
+    /// All domains in declaration order.
+    pub fn domains(&self) -> &[Domain] {
+        &self.domains
+    }
+
+    /// Number of attributes.
+    pub fn len(&self) -> usize {
+        self.domains.len()
+    }
+
+    /// Whether no attribute is declared.
+    pub fn is_empty(&self) -> bool {
+        self.domains.is_empty()
+    }
+
+    /// The bit slot of a boolean attribute.
+    pub(crate) fn bool_slot(&self, id: AttrId) -> Option<u32> {
+        match self.bool_slot[id as usize] {
+            NO_SLOT => None,
+            s => Some(s),
+        }
+    }
+
+    /// Number of boolean attributes.
+    pub(crate) fn bool_count(&self) -> u32 {
+        self.bool_count
+    }
+}
+
+pub(crate) fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}

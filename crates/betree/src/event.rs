@@ -1,0 +1,342 @@
+//! Events: the attribute values one search matches expressions against, built
+//! with a typed builder or read from a JSON object.
+
+use crate::domain::{AttrId, AttrType, Bounds, Schema};
+use crate::{Error, Result};
+
+/// One frequency-cap counter carried by an event.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrequencyCap {
+    /// Cap type: `flight`, `flightip`, `advertiser`, `advertiserip`,
+    /// `campaign`, `campaignip`, `product` or `productip`.
+    pub kind: String,
+    /// The id of the flight/advertiser/campaign/product.
+    pub id: u32,
+    /// Namespace.
+    pub namespace: String,
+    /// Times seen so far.
+    pub value: i64,
+    /// When the counting window started (µs), if known.
+    pub timestamp: Option<i64>,
+}
+
+/// A defined attribute value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// Boolean.
+    Bool(bool),
+    /// Integer (also integer enums).
+    Int(i64),
+    /// Float.
+    Float(f64),
+    /// String.
+    Str(String),
+    /// Integer list.
+    IntList(Vec<i64>),
+    /// String list.
+    StrList(Vec<String>),
+    /// `(segment id, timestamp µs)` pairs.
+    Segments(Vec<(i64, i64)>),
+    /// Frequency caps.
+    FrequencyCaps(Vec<FrequencyCap>),
+}
+
+impl Value {
+    fn fits(&self, ty: AttrType) -> bool {
+        matches!(
+            (self, ty),
+            (Value::Bool(_), AttrType::Bool)
+                | (Value::Int(_), AttrType::Int | AttrType::IntEnum)
+                | (Value::Float(_), AttrType::Float)
+                | (Value::Str(_), AttrType::Str)
+                | (Value::IntList(_), AttrType::IntList)
+                | (Value::StrList(_), AttrType::StrList)
+                | (Value::Segments(_), AttrType::Segments)
+                | (Value::FrequencyCaps(_), AttrType::FrequencyCaps)
+        )
+    }
+}
+
+/// An event: one optional value per attribute of a [`Schema`].
+///
+/// Booleans are also kept in a bitset by boolean slot, false when undefined,
+/// because a bare boolean predicate on an undefined attribute is false: the
+/// hot loop then tests one bit and needs no separate definedness check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub(crate) values: Vec<Option<Value>>,
+    pub(crate) bits: Vec<u64>,
+    pub(crate) defined: Vec<u64>,
+}
+
+impl Event {
+    /// An event with every attribute undefined.
+    pub fn empty(schema: &Schema) -> Event {
+        Event {
+            values: vec![None; schema.len()],
+            bits: vec![0; (schema.bool_count() as usize).div_ceil(64)],
+            defined: vec![0; schema.len().div_ceil(64)],
+        }
+    }
+
+    /// The reference benchmark's event: value `i` for the `i`-th attribute,
+    /// every attribute boolean.
+    pub fn from_bools(schema: &Schema, values: &[bool]) -> Result<Event> {
+        if values.len() != schema.len() {
+            return Err(Error::Event(format!(
+                "event has {} values but {} attributes are declared",
+                values.len(),
+                schema.len()
+            )));
+        }
+        let mut ev = Event::empty(schema);
+        for (i, &v) in values.iter().enumerate() {
+            ev.set(schema, i as AttrId, Value::Bool(v))?;
+        }
+        Ok(ev)
+    }
+
+    /// Sets an attribute's value, checking its type.
+    pub fn set(&mut self, schema: &Schema, id: AttrId, value: Value) -> Result<()> {
+        let d = schema.domain(id);
+        if !value.fits(d.ty) {
+            return Err(Error::Event(format!(
+                "attribute `{}` is {}, the value given is not",
+                d.name,
+                article(d.ty)
+            )));
+        }
+        if let (Value::Int(i), AttrType::IntEnum, Bounds::Int(lo, hi)) = (&value, d.ty, d.bounds)
+            && (*i < lo || *i > hi)
+        {
+            return Err(Error::Event(format!(
+                "attribute `{}` is an integer enum in [{lo}, {hi}], {i} is outside",
+                d.name
+            )));
+        }
+        if let Some(slot) = schema.bool_slot(id) {
+            let (w, b) = ((slot / 64) as usize, slot % 64);
+            let on = matches!(value, Value::Bool(true));
+            self.bits[w] = (self.bits[w] & !(1 << b)) | ((on as u64) << b);
+        }
+        self.defined[(id / 64) as usize] |= 1 << (id % 64);
+        self.values[id as usize] = Some(value);
+        Ok(())
+    }
+
+    /// Makes an attribute undefined.
+    pub fn unset(&mut self, schema: &Schema, id: AttrId) {
+        if let Some(slot) = schema.bool_slot(id) {
+            self.bits[(slot / 64) as usize] &= !(1 << (slot % 64));
+        }
+        self.defined[(id / 64) as usize] &= !(1 << (id % 64));
+        self.values[id as usize] = None;
+    }
+
+    /// The value of an attribute, `None` when undefined.
+    pub fn get(&self, id: AttrId) -> Option<&Value> {
+        self.values.get(id as usize).and_then(|v| v.as_ref())
+    }
+
+    /// Reads an event from a JSON object such as
+    /// `{"age": 31, "tags": ["a"], "x": null}`. Absent keys and `null` are
+    /// undefined. Segments are `[[id, timestamp_us], ...]`; frequency caps are
+    /// `[{"type": "flight", "id": 10, "namespace": "ns", "value": 0,
+    /// "timestamp": null}, ...]`.
+    pub fn from_json(schema: &Schema, text: &str) -> Result<Event> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::Event(format!("invalid JSON: {e}")))?;
+        Event::from_json_value(schema, &v)
+    }
+
+    /// Reads an event from an already parsed JSON value.
+    pub fn from_json_value(schema: &Schema, v: &serde_json::Value) -> Result<Event> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| Error::Event("an event must be a JSON object".into()))?;
+        let mut ev = Event::empty(schema);
+        for (k, val) in obj {
+            let id = schema
+                .id(k)
+                .ok_or_else(|| Error::Event(format!("unknown attribute `{k}` in event")))?;
+            if val.is_null() {
+                continue;
+            }
+            let ty = schema.domain(id).ty;
+            let bad = || {
+                Error::Event(format!(
+                    "attribute `{k}` is {}, the JSON value {} is not",
+                    article(ty),
+                    short_json(val)
+                ))
+            };
+            let value = match ty {
+                AttrType::Bool => Value::Bool(val.as_bool().ok_or_else(bad)?),
+                AttrType::Int | AttrType::IntEnum => Value::Int(val.as_i64().ok_or_else(bad)?),
+                AttrType::Float => Value::Float(val.as_f64().ok_or_else(bad)?),
+                AttrType::Str => Value::Str(val.as_str().ok_or_else(bad)?.to_string()),
+                AttrType::IntList => Value::IntList(
+                    val.as_array()
+                        .ok_or_else(bad)?
+                        .iter()
+                        .map(|x| x.as_i64().ok_or_else(bad))
+                        .collect::<Result<_>>()?,
+                ),
+                AttrType::StrList => Value::StrList(
+                    val.as_array()
+                        .ok_or_else(bad)?
+                        .iter()
+                        .map(|x| x.as_str().map(str::to_string).ok_or_else(bad))
+                        .collect::<Result<_>>()?,
+                ),
+                AttrType::Segments => Value::Segments(
+                    val.as_array()
+                        .ok_or_else(bad)?
+                        .iter()
+                        .map(|p| match p.as_array().map(Vec::as_slice) {
+                            Some([a, b]) => {
+                                Ok((a.as_i64().ok_or_else(bad)?, b.as_i64().ok_or_else(bad)?))
+                            }
+                            _ => Err(bad()),
+                        })
+                        .collect::<Result<_>>()?,
+                ),
+                AttrType::FrequencyCaps => Value::FrequencyCaps(
+                    val.as_array()
+                        .ok_or_else(bad)?
+                        .iter()
+                        .map(|c| {
+                            let o = c.as_object().ok_or_else(bad)?;
+                            let s = |f: &str| o.get(f).and_then(|x| x.as_str()).map(str::to_string);
+                            Ok(FrequencyCap {
+                                kind: s("type").ok_or_else(bad)?,
+                                id: o
+                                    .get("id")
+                                    .and_then(|x| x.as_u64())
+                                    .and_then(|x| u32::try_from(x).ok())
+                                    .ok_or_else(bad)?,
+                                namespace: s("namespace").ok_or_else(bad)?,
+                                value: o.get("value").and_then(|x| x.as_i64()).ok_or_else(bad)?,
+                                timestamp: match o.get("timestamp") {
+                                    None | Some(serde_json::Value::Null) => None,
+                                    Some(t) => Some(t.as_i64().ok_or_else(bad)?),
+                                },
+                            })
+                        })
+                        .collect::<Result<_>>()?,
+                ),
+            };
+            ev.set(schema, id, value)?;
+        }
+        Ok(ev)
+    }
+}
+
+fn short_json(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    if s.len() > 40 {
+        format!("{}...", &s[..s.floor_char_boundary(40)])
+    } else {
+        s
+    }
+}
+
+pub(crate) fn article(ty: AttrType) -> String {
+    match ty {
+        AttrType::IntList | AttrType::IntEnum | AttrType::Int => format!("an {ty}"),
+        _ => format!("a {ty}"),
+    }
+}
+
+/// A typed builder for events.
+///
+/// ```
+/// use betree::{AttrType, Domain, EventBuilder, Schema};
+/// let schema = Schema::from_domains([
+///     Domain::new("age", AttrType::Int, false),
+///     Domain::new("tags", AttrType::StrList, true),
+/// ])?;
+/// let ev = EventBuilder::new(&schema).int("age", 31)?.str_list("tags", ["a"])?.build();
+/// # Ok::<(), betree::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct EventBuilder<'s> {
+    schema: &'s Schema,
+    event: Event,
+}
+
+impl<'s> EventBuilder<'s> {
+    /// Starts an event with every attribute undefined.
+    pub fn new(schema: &'s Schema) -> EventBuilder<'s> {
+        EventBuilder {
+            schema,
+            event: Event::empty(schema),
+        }
+    }
+
+    /// Sets any value by attribute name.
+    pub fn value(mut self, name: &str, value: Value) -> Result<Self> {
+        let id = self
+            .schema
+            .id(name)
+            .ok_or_else(|| Error::Event(format!("unknown attribute `{name}` in event")))?;
+        self.event.set(self.schema, id, value)?;
+        Ok(self)
+    }
+
+    /// Sets a boolean.
+    pub fn bool(self, name: &str, v: bool) -> Result<Self> {
+        self.value(name, Value::Bool(v))
+    }
+
+    /// Sets an integer or integer enum.
+    pub fn int(self, name: &str, v: i64) -> Result<Self> {
+        self.value(name, Value::Int(v))
+    }
+
+    /// Sets a float.
+    pub fn float(self, name: &str, v: f64) -> Result<Self> {
+        self.value(name, Value::Float(v))
+    }
+
+    /// Sets a string.
+    pub fn str(self, name: &str, v: impl Into<String>) -> Result<Self> {
+        self.value(name, Value::Str(v.into()))
+    }
+
+    /// Sets an integer list.
+    pub fn int_list(self, name: &str, v: impl IntoIterator<Item = i64>) -> Result<Self> {
+        self.value(name, Value::IntList(v.into_iter().collect()))
+    }
+
+    /// Sets a string list.
+    pub fn str_list<S: Into<String>>(
+        self,
+        name: &str,
+        v: impl IntoIterator<Item = S>,
+    ) -> Result<Self> {
+        self.value(
+            name,
+            Value::StrList(v.into_iter().map(Into::into).collect()),
+        )
+    }
+
+    /// Sets segments as `(segment id, timestamp µs)` pairs.
+    pub fn segments(self, name: &str, v: impl IntoIterator<Item = (i64, i64)>) -> Result<Self> {
+        self.value(name, Value::Segments(v.into_iter().collect()))
+    }
+
+    /// Sets frequency caps.
+    pub fn frequency_caps(
+        self,
+        name: &str,
+        v: impl IntoIterator<Item = FrequencyCap>,
+    ) -> Result<Self> {
+        self.value(name, Value::FrequencyCaps(v.into_iter().collect()))
+    }
+
+    /// The finished event.
+    pub fn build(self) -> Event {
+        self.event
+    }
+}

@@ -1,0 +1,780 @@
+//! The index: expressions stored compiled, partitioned by an access predicate,
+//! with insert, delete and the plain and batch searches.
+//!
+//! # Structure
+//!
+//! Like a BE-Tree, the index partitions expressions by attribute and clusters
+//! them by value: an expression whose top-level conjunction contains an
+//! equality on a scalar attribute (`b`, `i = 3`, `s in ("a", "b")`) is stored
+//! only under that attribute's value(s), so an event reaches it only when its
+//! value matches. Expressions with no such conjunct are always candidates.
+//! Unlike a BE-Tree the partitions are one level deep: the reference benchmark
+//! (every expression names every attribute, joined by random `and`/`or`) leaves
+//! nothing for deeper partitioning to prune, and the time goes into evaluating
+//! candidates, which is what the compiled form ([`crate::program`]) makes fast.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::domain::{AttrId, Bounds, Schema};
+use crate::event::{Event, Value};
+use crate::expr::{Constants, Expr, Pred, compile_source};
+use crate::program::{ACCEPT, ATOM, Compiled, Memo, REJECT, Step, compile};
+use crate::{Error, Result};
+
+/// An expression's id, chosen by the caller.
+pub type Id = u64;
+
+/// The value an access predicate requires.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum KeyVal {
+    True,
+    Int(i64),
+    Str(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Slot {
+    pub id: Id,
+    pub live: bool,
+    pub code_start: u32,
+    pub code_len: u32,
+    pub entry: u32,
+    /// Batch program (see [`crate::program::bop`]).
+    pub tree_start: u32,
+    pub tree_len: u32,
+    pub atoms: Vec<u32>,
+    pub keys: Option<(AttrId, Vec<KeyVal>)>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Atoms {
+    pub preds: Vec<Option<Pred>>,
+    refs: Vec<u32>,
+    by_key: HashMap<String, u32>,
+    free: Vec<u32>,
+}
+
+impl Atoms {
+    fn intern(&mut self, p: &Pred) -> u32 {
+        let key = format!("{p:?}");
+        if let Some(&id) = self.by_key.get(&key) {
+            self.refs[id as usize] += 1;
+            return id;
+        }
+        let id = if let Some(id) = self.free.pop() {
+            self.preds[id as usize] = Some(p.clone());
+            self.refs[id as usize] = 1;
+            id
+        } else {
+            self.preds.push(Some(p.clone()));
+            self.refs.push(1);
+            self.preds.len() as u32 - 1
+        };
+        self.by_key.insert(key, id);
+        id
+    }
+
+    fn release(&mut self, id: u32) {
+        let r = &mut self.refs[id as usize];
+        *r -= 1;
+        if *r == 0 {
+            let p = self.preds[id as usize].take().expect("live atom");
+            self.by_key.remove(&format!("{p:?}"));
+            self.free.push(id);
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.preds.len()
+    }
+}
+
+/// Posting lists of one partitioning attribute.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Partition {
+    pub lists: HashMap<KeyVal, Vec<u32>>,
+    pub count: usize,
+}
+
+/// The boolean-expression index.
+///
+/// ```
+/// use betree::{Index, Schema, Event};
+/// let schema = Schema::boolean_params(3);
+/// let mut index = Index::new(schema.clone());
+/// index.insert(1, "par1 and not par2")?;
+/// index.insert(2, "par2 or par3")?;
+/// let ev = Event::from_bools(&schema, &[true, false, true])?;
+/// assert_eq!(index.search(&ev)?, vec![1, 2]);
+/// # Ok::<(), betree::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Index {
+    pub(crate) schema: Schema,
+    pub(crate) slots: Vec<Slot>,
+    by_id: HashMap<Id, u32>,
+    free_slots: Vec<u32>,
+    pub(crate) code: Vec<Step>,
+    pub(crate) bcode: Vec<u32>,
+    garbage: usize,
+    pub(crate) atoms: Atoms,
+    /// Slots of expressions without an access predicate.
+    pub(crate) always: Vec<u32>,
+    /// Every live slot, in id order.
+    pub(crate) order: Vec<u32>,
+    pub(crate) partitions: Vec<(AttrId, Partition)>,
+    required: Vec<u64>,
+    strings: HashMap<AttrId, HashSet<String>>,
+}
+
+impl Index {
+    /// An empty index over `schema`.
+    pub fn new(schema: Schema) -> Index {
+        let mut required = vec![0u64; schema.len().div_ceil(64)];
+        for (i, d) in schema.domains().iter().enumerate() {
+            if !d.allow_undefined {
+                required[i / 64] |= 1 << (i % 64);
+            }
+        }
+        Index {
+            schema,
+            slots: Vec::new(),
+            by_id: HashMap::new(),
+            free_slots: Vec::new(),
+            code: Vec::new(),
+            bcode: Vec::new(),
+            garbage: 0,
+            atoms: Atoms::default(),
+            always: Vec::new(),
+            order: Vec::new(),
+            partitions: Vec::new(),
+            required,
+            strings: HashMap::new(),
+        }
+    }
+
+    /// The schema expressions and events are checked against.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// Number of expressions stored.
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    /// Whether the index holds no expression.
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Whether an expression with this id is stored.
+    pub fn contains(&self, id: Id) -> bool {
+        self.by_id.contains_key(&id)
+    }
+
+    /// Parses, type-checks and stores an expression.
+    pub fn insert(&mut self, id: Id, expr: &str) -> Result<()> {
+        self.insert_with(id, expr, &Constants::default())
+    }
+
+    /// [`Index::insert`] with the constants `within_frequency_cap` needs.
+    pub fn insert_with(&mut self, id: Id, expr: &str, consts: &Constants) -> Result<()> {
+        if self.by_id.contains_key(&id) {
+            return Err(Error::DuplicateId(id));
+        }
+        let e = compile_source(&self.schema, expr, consts)?;
+        self.check_strings(&e)?;
+        let keys = access_keys(&e, &self.schema);
+        let mut atoms = Vec::new();
+        let table = &mut self.atoms;
+        let c: Compiled = compile(&e, &mut |p| {
+            let a = table.intern(p);
+            atoms.push(a);
+            a
+        });
+        let slot = Slot {
+            id,
+            live: true,
+            code_start: self.code.len() as u32,
+            code_len: c.steps.len() as u32,
+            entry: c.entry,
+            tree_start: self.bcode.len() as u32,
+            tree_len: c.batch.len() as u32,
+            atoms,
+            keys: keys.clone(),
+        };
+        self.code.extend_from_slice(&c.steps);
+        self.bcode.extend_from_slice(&c.batch);
+        let s = match self.free_slots.pop() {
+            Some(s) => {
+                self.slots[s as usize] = slot;
+                s
+            }
+            None => {
+                self.slots.push(slot);
+                self.slots.len() as u32 - 1
+            }
+        };
+        self.by_id.insert(id, s);
+        insert_sorted(&mut self.order, s, &self.slots);
+        match keys {
+            None => insert_sorted(&mut self.always, s, &self.slots),
+            Some((attr, vals)) => {
+                let p = match self.partitions.iter().position(|(a, _)| *a == attr) {
+                    Some(p) => p,
+                    None => {
+                        self.partitions.push((attr, Partition::default()));
+                        self.partitions.len() - 1
+                    }
+                };
+                let part = &mut self.partitions[p].1;
+                part.count += 1;
+                for v in vals {
+                    let list = part.lists.entry(v).or_default();
+                    insert_sorted(list, s, &self.slots);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check_strings(&mut self, e: &Expr) -> Result<()> {
+        let mut err = None;
+        let schema = &self.schema;
+        let strings = &mut self.strings;
+        e.visit_preds(&mut |p| {
+            if err.is_some() {
+                return;
+            }
+            if let Some((attr, vals)) = p.strings() {
+                let d = schema.domain(attr);
+                if let Bounds::MaxStrings(max) = d.bounds {
+                    let set = strings.entry(attr).or_default();
+                    let new: HashSet<&str> =
+                        vals.iter().copied().filter(|v| !set.contains(*v)).collect();
+                    if set.len() + new.len() > max {
+                        err = Some(Error::Domain(format!(
+                            "attribute `{}` allows at most {max} distinct strings in expressions, this expression would bring it to {}",
+                            d.name,
+                            set.len() + new.len()
+                        )));
+                    } else {
+                        set.extend(new.into_iter().map(str::to_string));
+                    }
+                }
+            }
+        });
+        err.map_or(Ok(()), Err)
+    }
+
+    /// Removes an expression.
+    pub fn delete(&mut self, id: Id) -> Result<()> {
+        let s = self.by_id.remove(&id).ok_or(Error::UnknownId(id))?;
+        // Before the slot is cleared: the search needs its id.
+        let at = self
+            .order
+            .partition_point(|&x| self.slots[x as usize].id < id);
+        debug_assert_eq!(self.order.get(at), Some(&s));
+        self.order.remove(at);
+        let slot = std::mem::replace(
+            &mut self.slots[s as usize],
+            Slot {
+                id: 0,
+                live: false,
+                code_start: 0,
+                code_len: 0,
+                entry: REJECT,
+                tree_start: 0,
+                tree_len: 0,
+                atoms: Vec::new(),
+                keys: None,
+            },
+        );
+        for a in &slot.atoms {
+            self.atoms.release(*a);
+        }
+        match &slot.keys {
+            None => self.always.retain(|&x| x != s),
+            Some((attr, vals)) => {
+                let p = self
+                    .partitions
+                    .iter()
+                    .position(|(a, _)| a == attr)
+                    .expect("partition of a stored key");
+                let part = &mut self.partitions[p].1;
+                part.count -= 1;
+                for v in vals {
+                    if let Some(list) = part.lists.get_mut(v) {
+                        list.retain(|&x| x != s);
+                        if list.is_empty() {
+                            part.lists.remove(v);
+                        }
+                    }
+                }
+                if part.count == 0 {
+                    self.partitions.swap_remove(p);
+                }
+            }
+        }
+        self.free_slots.push(s);
+        self.garbage += (slot.code_len + slot.tree_len) as usize;
+        if self.garbage > 1024 && self.garbage * 2 > self.code.len() + self.bcode.len() {
+            self.compact();
+        }
+        Ok(())
+    }
+
+    /// Copies live programs to fresh arenas; programs use relative indices so
+    /// nothing inside them changes.
+    fn compact(&mut self) {
+        let mut code = Vec::with_capacity(self.code.len() - self.garbage.min(self.code.len()));
+        let mut tree = Vec::new();
+        for slot in self.slots.iter_mut().filter(|s| s.live) {
+            let (cs, cl) = (slot.code_start as usize, slot.code_len as usize);
+            let (ts, tl) = (slot.tree_start as usize, slot.tree_len as usize);
+            slot.code_start = code.len() as u32;
+            slot.tree_start = tree.len() as u32;
+            code.extend_from_slice(&self.code[cs..cs + cl]);
+            tree.extend_from_slice(&self.bcode[ts..ts + tl]);
+        }
+        self.code = code;
+        self.bcode = tree;
+        self.garbage = 0;
+    }
+
+    /// Checks that `ev` defines every disallow-undefined attribute and was
+    /// built for a schema of the same shape.
+    pub(crate) fn validate(&self, ev: &Event) -> Result<()> {
+        if ev.values.len() != self.schema.len() {
+            return Err(Error::Event(format!(
+                "event has {} attributes, the index's schema {}",
+                ev.values.len(),
+                self.schema.len()
+            )));
+        }
+        for (w, (&req, &def)) in self.required.iter().zip(&ev.defined).enumerate() {
+            let missing = req & !def;
+            if missing != 0 {
+                let id = (w * 64) as u32 + missing.trailing_zeros();
+                return Err(Error::MissingAttribute(self.schema.domain(id).name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Selects the candidate slots for `ev` into `out`, in id order (so
+    /// results come out sorted without sorting them); returns the reductions
+    /// spent (one per partition probed and per candidate taken).
+    pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>, mark: &mut Vec<u64>) -> u64 {
+        out.clear();
+        out.extend_from_slice(&self.always);
+        let mut red = 1 + self.always.len() as u64;
+        let mut sources = usize::from(!self.always.is_empty());
+        for (attr, part) in &self.partitions {
+            red += 1;
+            let Some(key) = key_of(ev, *attr) else {
+                continue;
+            };
+            if let Some(list) = part.lists.get(&key) {
+                red += list.len() as u64;
+                out.extend_from_slice(list);
+                sources += 1;
+            }
+        }
+        if sources > 1 {
+            if out.len() * 8 > self.order.len() {
+                // Many candidates: filter the id-ordered list of all slots.
+                mark.clear();
+                mark.resize(self.slots.len().div_ceil(64), 0);
+                for &s in out.iter() {
+                    mark[s as usize / 64] |= 1 << (s % 64);
+                }
+                out.clear();
+                out.extend(
+                    self.order
+                        .iter()
+                        .copied()
+                        .filter(|&s| mark[s as usize / 64] & (1 << (s % 64)) != 0),
+                );
+            } else {
+                out.sort_unstable_by_key(|&s| self.slots[s as usize].id);
+            }
+        }
+        red
+    }
+
+    /// The expressions `ev` satisfies, in ascending id order.
+    pub fn search(&self, ev: &Event) -> Result<Vec<Id>> {
+        let mut s = Scratch::default();
+        let mut out = Vec::new();
+        self.search_with(&mut s, ev, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Index::search`] reusing `scratch` and `out` so that repeated searches
+    /// do not allocate.
+    pub fn search_with(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) -> Result<()> {
+        self.validate(ev)?;
+        out.clear();
+        self.select(ev, &mut scratch.cands, &mut scratch.mark);
+        scratch.memo.reset(self.atoms.len());
+        scratch.hits.clear();
+        scratch.hits.resize(scratch.cands.len().div_ceil(64), 0);
+        self.eval_many::<false>(
+            &scratch.cands,
+            ev,
+            &mut scratch.memo,
+            &mut scratch.hits,
+            &mut LaneState::default(),
+            u64::MAX,
+        );
+        self.collect(&scratch.cands, &scratch.hits, out);
+        Ok(())
+    }
+
+    /// Evaluates `cands` on `ev`, setting bit `i` of `hits` when candidate
+    /// `i` matches. `lanes` holds the evaluation in flight, so a call that
+    /// stops on its budget resumes exactly where it stopped.
+    ///
+    /// One jump program is a chain of dependent loads (step, event word, next
+    /// step), so several programs are interleaved to let the CPU overlap their
+    /// latencies; the next step is chosen without a branch because the test
+    /// outcome is unpredictable.
+    ///
+    /// With `COUNT`, returns after the first round of steps that brings the
+    /// reductions spent to `budget`. Returns whether every candidate is decided
+    /// and the reductions spent.
+    pub(crate) fn eval_many<const COUNT: bool>(
+        &self,
+        cands: &[u32],
+        ev: &Event,
+        memo: &mut Memo,
+        hits: &mut [u64],
+        lanes: &mut LaneState,
+        budget: u64,
+    ) -> (bool, u64) {
+        let bits = &ev.bits[..];
+        let LaneState {
+            pc,
+            pos,
+            next,
+            live,
+            started,
+        } = lanes;
+        let mut code: [&[Step]; LANES] = [&[]; LANES];
+        for k in 0..LANES {
+            if pc[k] < REJECT {
+                let slot = &self.slots[cands[pos[k]] as usize];
+                let start = slot.code_start as usize;
+                code[k] = &self.code[start..start + slot.code_len as usize];
+            }
+        }
+        let mut red = 0u64;
+        // Puts the next candidate that needs evaluation into lane `k`;
+        // constant programs are decided on the spot.
+        macro_rules! refill {
+            ($k:expr) => {{
+                let mut filled = false;
+                while *next < cands.len() {
+                    let i = *next;
+                    let slot = &self.slots[cands[i] as usize];
+                    *next += 1;
+                    if COUNT {
+                        red += 1;
+                    }
+                    if slot.entry < REJECT {
+                        let start = slot.code_start as usize;
+                        code[$k] = &self.code[start..start + slot.code_len as usize];
+                        pc[$k] = slot.entry;
+                        pos[$k] = i;
+                        filled = true;
+                        break;
+                    }
+                    if slot.entry == ACCEPT {
+                        hits[i / 64] |= 1 << (i % 64);
+                    }
+                }
+                filled
+            }};
+        }
+        if !*started {
+            *started = true;
+            for k in 0..LANES {
+                if refill!(k) {
+                    *live += 1;
+                }
+            }
+        }
+        while *live > 0 {
+            if COUNT && red >= budget {
+                return (false, red);
+            }
+            for k in 0..LANES {
+                let p = pc[k];
+                if p < REJECT {
+                    let st = code[k][p as usize];
+                    let v = if st.test < ATOM {
+                        ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
+                    } else {
+                        self.atom::<COUNT>(st.test & !ATOM, ev, memo, &mut red) as u32
+                    };
+                    if COUNT {
+                        red += 2;
+                    }
+                    let pick = 0u32.wrapping_sub(v);
+                    pc[k] = (st.on_true & pick) | (st.on_false & !pick);
+                    continue;
+                }
+                if pos[k] == NONE {
+                    continue;
+                }
+                if p == ACCEPT {
+                    hits[pos[k] / 64] |= 1 << (pos[k] % 64);
+                }
+                pos[k] = NONE;
+                if !refill!(k) {
+                    *live -= 1;
+                }
+            }
+        }
+        (true, red)
+    }
+
+    /// Appends the ids of the candidates whose bit is set in `hits`.
+    pub(crate) fn collect(&self, cands: &[u32], hits: &[u64], out: &mut Vec<Id>) {
+        for (w, &word) in hits.iter().enumerate() {
+            let mut m = word;
+            while m != 0 {
+                let i = w * 64 + m.trailing_zeros() as usize;
+                out.push(self.slots[cands[i] as usize].id);
+                m &= m - 1;
+            }
+        }
+    }
+
+    #[inline(never)]
+    fn atom<const COUNT: bool>(&self, a: u32, ev: &Event, memo: &mut Memo, red: &mut u64) -> bool {
+        if let Some(v) = memo.get(a) {
+            return v;
+        }
+        let (v, steps) = self.atoms.preds[a as usize]
+            .as_ref()
+            .expect("programs reference live atoms")
+            .eval(ev);
+        if COUNT {
+            *red += steps as u64;
+        }
+        memo.set(a, v);
+        v
+    }
+
+    /// Approximate heap bytes held by the index (capacities of its arrays and
+    /// tables).
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let mut n = size_of::<Index>();
+        n += self.code.capacity() * size_of::<Step>();
+        n += self.bcode.capacity() * size_of::<u32>();
+        n += self.slots.capacity() * size_of::<Slot>();
+        n += self
+            .slots
+            .iter()
+            .map(|s| s.atoms.capacity() * 4)
+            .sum::<usize>();
+        n += self.by_id.capacity() * (size_of::<(Id, u32)>() + 1);
+        n += self.always.capacity() * 4;
+        n += self.atoms.preds.capacity() * (size_of::<Option<Pred>>() + 4 + 48);
+        for (_, p) in &self.partitions {
+            n += p.lists.capacity() * (size_of::<(KeyVal, Vec<u32>)>() + 1);
+            n += p.lists.values().map(|l| l.capacity() * 4).sum::<usize>();
+        }
+        n
+    }
+}
+
+/// The partition key an event's value of `attr` selects.
+pub(crate) fn key_of(ev: &Event, attr: AttrId) -> Option<KeyVal> {
+    match ev.get(attr) {
+        Some(Value::Bool(true)) => Some(KeyVal::True),
+        Some(Value::Int(i)) => Some(KeyVal::Int(*i)),
+        Some(Value::Str(s)) => Some(KeyVal::Str(s.clone())),
+        _ => None,
+    }
+}
+
+/// Keeps `list` in ascending id order.
+fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
+    let id = slots[s as usize].id;
+    let pos = list.partition_point(|&x| slots[x as usize].id < id);
+    list.insert(pos, s);
+}
+
+/// Picks the access predicate: a top-level conjunct that an event can only
+/// satisfy with one of a few values of one scalar attribute.
+fn access_keys(e: &Expr, schema: &Schema) -> Option<(AttrId, Vec<KeyVal>)> {
+    let mut conj = Vec::new();
+    conjuncts(e, &mut conj);
+    let mut best: Option<(AttrId, Vec<KeyVal>)> = None;
+    for c in conj {
+        let k = match c {
+            Expr::Bool(slot) => {
+                let attr = (0..schema.len() as u32)
+                    .find(|&a| schema.bool_slot(a) == Some(*slot))
+                    .expect("slot of a declared boolean");
+                Some((attr, vec![KeyVal::True]))
+            }
+            Expr::Pred(Pred::IntCmp {
+                attr,
+                op: crate::parse::CmpOp::Eq,
+                v,
+            }) => Some((*attr, vec![KeyVal::Int(*v)])),
+            Expr::Pred(Pred::StrCmp { attr, eq: true, v }) => {
+                Some((*attr, vec![KeyVal::Str(v.clone())]))
+            }
+            Expr::Pred(Pred::IntIn {
+                attr,
+                negated: false,
+                set,
+            }) if set.len() <= 8 => Some((*attr, set.iter().map(|v| KeyVal::Int(*v)).collect())),
+            Expr::Pred(Pred::StrIn {
+                attr,
+                negated: false,
+                set,
+            }) if set.len() <= 8 => {
+                Some((*attr, set.iter().map(|v| KeyVal::Str(v.clone())).collect()))
+            }
+            _ => None,
+        };
+        if let Some(k) = k {
+            // Prefer value keys (selective) over a boolean `true`.
+            let better = match &best {
+                None => true,
+                Some((_, v)) => v == &[KeyVal::True] && k.1 != [KeyVal::True],
+            };
+            if better {
+                best = Some(k);
+            }
+        }
+    }
+    best
+}
+
+fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    match e {
+        Expr::And(a, b) => {
+            conjuncts(a, out);
+            conjuncts(b, out);
+        }
+        other => out.push(other),
+    }
+}
+
+/// Programs evaluated side by side.
+const LANES: usize = 4;
+/// An empty lane.
+const NONE: usize = usize::MAX;
+
+/// The evaluation in flight: per lane the step and the candidate, then the
+/// next candidate to take.
+#[derive(Debug, Clone)]
+pub(crate) struct LaneState {
+    pc: [u32; LANES],
+    pos: [usize; LANES],
+    next: usize,
+    live: usize,
+    started: bool,
+}
+
+impl Default for LaneState {
+    fn default() -> Self {
+        LaneState {
+            pc: [REJECT; LANES],
+            pos: [NONE; LANES],
+            next: 0,
+            live: 0,
+            started: false,
+        }
+    }
+}
+
+/// Reusable buffers for [`Index::search_with`].
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    pub(crate) cands: Vec<u32>,
+    pub(crate) hits: Vec<u64>,
+    pub(crate) mark: Vec<u64>,
+    pub(crate) memo: Memo,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SearchStep;
+    use crate::domain::{AttrType, Domain};
+    use crate::event::EventBuilder;
+
+    fn schema() -> Schema {
+        Schema::from_domains([
+            Domain::new("i", AttrType::Int, true),
+            Domain::new("il", AttrType::IntList, true),
+            Domain::new("b", AttrType::Bool, true),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn shared_predicates_are_one_atom_evaluated_once_per_event() {
+        let mut index = Index::new(schema());
+        index.insert(1, "il one of (1, 2, 3) and b").unwrap();
+        index.insert(2, "il one of (3, 2, 1) or i = 4").unwrap();
+        index.insert(3, "not il one of (1, 2, 3)").unwrap();
+        // The set is normalised, so all three share one atom; `i = 4` is another.
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 2);
+        let s = index.schema().clone();
+        let ev = EventBuilder::new(&s)
+            .int_list("il", [9, 9, 9, 9, 3])
+            .unwrap()
+            .bool("b", true)
+            .unwrap()
+            .build();
+        // With memoization only the first use pays the list loop (5 steps).
+        let mut it = index.search_iter(&ev).unwrap();
+        let SearchStep::Done(ids) = index.search_next(&mut it, u64::MAX) else {
+            panic!()
+        };
+        assert_eq!(ids, vec![1, 2]);
+        // Expression 1 sits in the partition of `b`: the root, two `always`
+        // candidates, one partition node and its one candidate.
+        let selection = 1 + 2 + 1 + 1;
+        let evaluation = 3 /* candidate roots */ + 2 * 4 /* leaves visited */ + 5 /* one loop */;
+        assert_eq!(it.reductions(), selection + evaluation);
+        for id in 1..=3 {
+            index.delete(id).unwrap();
+        }
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
+        assert!(index.is_empty());
+    }
+
+    #[test]
+    fn equality_conjuncts_partition_the_index() {
+        let mut index = Index::new(schema());
+        index.insert(1, "i = 3 and b").unwrap();
+        index.insert(2, "b and i in (4, 5)").unwrap();
+        index.insert(3, "not b").unwrap();
+        index.insert(4, "b").unwrap();
+        assert_eq!(index.always, vec![index.by_id[&3]]);
+        let s = index.schema().clone();
+        let ev = EventBuilder::new(&s)
+            .int("i", 5)
+            .unwrap()
+            .bool("b", true)
+            .unwrap()
+            .build();
+        let mut cands = Vec::new();
+        index.select(&ev, &mut cands, &mut Vec::new());
+        let ids: Vec<Id> = cands.iter().map(|&c| index.slots[c as usize].id).collect();
+        assert_eq!(ids, vec![2, 3, 4], "expression 1 is not even a candidate");
+        assert_eq!(index.search(&ev).unwrap(), vec![2, 4]);
+    }
+}

@@ -1,0 +1,218 @@
+//! Every parse and type error, with its message.
+
+use betree::{AttrType, Bounds, Constants, Domain, Event, Index, Schema};
+
+fn schema() -> Schema {
+    Schema::from_domains([
+        Domain::new("b", AttrType::Bool, false),
+        Domain::new("i", AttrType::Int, true).with_bounds(Bounds::Int(0, 10)),
+        Domain::new("f", AttrType::Float, true).with_bounds(Bounds::Float(0.0, 1.0)),
+        Domain::new("s", AttrType::Str, true).with_bounds(Bounds::MaxStrings(2)),
+        Domain::new("il", AttrType::IntList, true),
+        Domain::new("sl", AttrType::StrList, true),
+        Domain::new("seg", AttrType::Segments, true),
+        Domain::new("frequency_caps", AttrType::FrequencyCaps, true),
+        Domain::new("now", AttrType::Int, true),
+        Domain::new("latitude", AttrType::Str, true),
+    ])
+    .unwrap()
+}
+
+fn err(expr: &str) -> String {
+    let mut index = Index::new(schema());
+    let consts = Constants {
+        flight_id: Some(1),
+        ..Constants::default()
+    };
+    index.insert_with(1, expr, &consts).unwrap_err().to_string()
+}
+
+macro_rules! cases {
+    ($($name:ident: $expr:expr => $msg:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                assert_eq!(err($expr), $msg);
+            }
+        )*
+    };
+}
+
+cases! {
+    empty: "" => "parse error at column 1: expected an attribute, a literal, `not`, `true`, `false`, a function call or `(`, found end of expression";
+    dangling_and: "b and" => "parse error at column 6: expected an attribute, a literal, `not`, `true`, `false`, a function call or `(`, found end of expression";
+    unclosed_paren: "(b or b" => "parse error at column 8: expected `)` or an operator (`and`, `or`), found end of expression";
+    extra_paren: "b)" => "parse error at column 2: expected `and`, `or` or end of expression, found `)`";
+    two_attrs: "b b" => "parse error at column 3: expected `and`, `or` or end of expression, found `b`";
+    single_amp: "b & b" => "parse error at column 3: expected `&&`, found `&`";
+    single_pipe: "b | b" => "parse error at column 3: expected `||`, found `|`";
+    bad_char: "b # b" => "parse error at column 3: expected an attribute, a literal, an operator or a parenthesis, found `#`";
+    unterminated_string: "s = \"abc" => "parse error at column 9: expected closing `\"` of the string started at column 5, found end of expression";
+    bad_escape: "s = \"a\\q\"" => "parse error at column 8: expected an escape `\\\"`, `\\\\`, `\\n` or `\\t`, found `\\q`";
+    int_overflow: "i = 99999999999999999999" => "parse error at column 5: expected an integer that fits in 64 bits, found `99999999999999999999`";
+    number_then_letters: "i = 12ab" => "parse error at column 7: expected an operator or `)` after a number, found `a`";
+    missing_literal: "i <" => "parse error at column 4: expected a literal (integer, float or string), found end of expression";
+    cmp_attr_attr: "i < i" => "parse error at column 5: expected a literal (integer, float or string), found `i`";
+    in_without_list: "i in 3" => "parse error at column 6: expected `(` starting a list of values, found integer 3";
+    empty_list: "i in ()" => "parse error at column 7: expected a literal (integer, float or string), found `)`";
+    list_missing_comma: "i in (1 2)" => "parse error at column 9: expected `,` or `)` in a list of values, found integer 2";
+    one_without_of: "il one (1)" => "parse error at column 8: expected `of`, found `(`";
+    is_what: "i is 3" => "parse error at column 6: expected `null`, `not` or `empty`, found integer 3";
+    is_not_what: "i is not 3" => "parse error at column 10: expected `null` or `empty`, found integer 3";
+    literal_alone: "3" => "parse error at column 2: expected a comparison (`<`, `<=`, `>`, `>=`, `=`, `<>`), `in` or `not in` after a literal, found end of expression";
+    literal_not_what: "3 not il" => "parse error at column 7: expected `in`, found `il`";
+    literal_in_literal: "3 in 4" => "parse error at column 6: expected an attribute name, found integer 4";
+    keyword_as_attr: "and" => "parse error at column 1: expected an attribute, a literal, `not`, `true`, `false`, a function call or `(`, found `and`";
+    call_missing_comma: "contains(s \"a\")" => "parse error at column 12: expected `,` or `)` in the arguments, found string \"a\"";
+    too_deep: &format!("{}b{}", "(".repeat(129), ")".repeat(129)) => "parse error at column 129: expected an expression nested at most 128 levels deep, found deeper nesting";
+
+    unknown_attribute: "b and zz" => "unknown attribute `zz` at column 7";
+    string_vs_int: "i = \"x\"" => "type error at column 5: `i` is an integer attribute, compared with a string";
+    int_vs_string: "s = 3" => "type error at column 5: `s` is a string attribute, compared with an integer";
+    float_vs_string: "f < \"x\"" => "type error at column 5: `f` is a float attribute, compared with a string";
+    string_ordering: "s < \"x\"" => "type error at column 1: `s` is a string attribute: only `=` and `<>` compare strings";
+    bool_compared: "b = 1" => "type error at column 1: `b` is a boolean attribute and cannot be compared with a value";
+    bare_non_bool: "i" => "type error at column 1: `i` is an integer attribute; only a boolean attribute stands alone as a test";
+    int_out_of_bounds: "i > 11" => "type error at column 5: 11 is outside the bounds [0, 10] of `i`";
+    float_out_of_bounds: "f > 1.5" => "type error at column 5: 1.5 is outside the bounds [0, 1] of `f`";
+    in_on_list: "il in (1)" => "type error at column 1: `il` is an integer list attribute: `in (...)` applies to integer, enum and string attributes (for lists use `one of`)";
+    in_wrong_item: "i in (1, \"a\")" => "type error at column 10: `i` is an integer attribute, compared with a string";
+    list_has_wrong_type: "\"a\" in il" => "type error at column 1: `il` is an integer list attribute, searched for a string";
+    list_has_not_list: "1 in i" => "type error at column 6: `i` is an integer attribute: `value in attribute` needs an integer or string list";
+    set_on_scalar: "i one of (1)" => "type error at column 1: `i` is an integer attribute: `one of`/`none of`/`all of` apply to lists";
+    set_wrong_item: "sl all of (1)" => "type error at column 12: `sl` is a string list attribute, compared with an integer";
+    is_null_disallowed: "b is null" => "type error at column 1: `b` is declared disallow-undefined, so `is null` is meaningless";
+    is_not_null_disallowed: "b is not null" => "type error at column 1: `b` is declared disallow-undefined, so `is not null` is meaningless";
+    is_empty_scalar: "i is empty" => "type error at column 1: `i` is an integer attribute: `is empty` applies to lists";
+    contains_arity: "contains(s)" => "type error at column 1: `contains` takes (string attribute, string), got 1 argument";
+    contains_non_string: "contains(i, \"a\")" => "type error at column 10: `contains` needs a string attribute, `i` is an integer attribute";
+    contains_literal_first: "starts_with(\"a\", \"b\")" => "type error at column 13: `starts_with` expects a string attribute first, found a string";
+    contains_int_needle: "ends_with(s, 3)" => "type error at column 14: `ends_with` expects a string to look for, found an integer";
+    segment_wrong_attr: "segment_within(i, 1, 2)" => "type error at column 16: `segment_within` needs a segments attribute, `i` is an integer attribute";
+    segment_default_missing: "segment_before(1, 2)" => "type error at column 1: `segment_before` needs a segments attribute `segments_with_timestamp`, which is not declared";
+    segment_arity: "segment_within(1)" => "type error at column 1: `segment_within` takes ([segments attribute,] segment id, seconds), got 1 argument";
+    segment_float_id: "segment_within(seg, 1.5, 2)" => "type error at column 21: `segment_within` expects an integer segment id, found a float";
+    freq_unknown_type: "within_frequency_cap(\"nope\", \"ns\", 1, 0)" => "type error at column 22: unknown frequency cap type \"nope\" (expected flight, flightip, advertiser, advertiserip, campaign, campaignip, product or productip)";
+    freq_missing_constant: "within_frequency_cap(\"campaign\", \"ns\", 1, 0)" => "type error at column 22: a \"campaign\" frequency cap needs the constant `campaign_id` given with the expression";
+    freq_arity: "within_frequency_cap(\"flight\")" => "type error at column 1: `within_frequency_cap` takes (type, namespace, value, length), got 1 argument";
+    freq_bad_value: "within_frequency_cap(\"flight\", \"ns\", \"x\", 0)" => "type error at column 38: `within_frequency_cap` expects an integer value, found a string";
+    geo_wrong_type: "geo_within_radius(1, 2, 3)" => "type error at column 1: `geo_within_radius` needs attribute `latitude` to be a float, it is declared a string";
+    geo_bad_arg: "geo_within_radius(1, \"x\", 3)" => "type error at column 1: `geo_within_radius` needs attribute `latitude` to be a float, it is declared a string";
+}
+
+#[test]
+fn too_many_distinct_strings() {
+    let mut index = Index::new(schema());
+    index.insert(1, "s = \"a\" or s = \"b\"").unwrap();
+    index.insert(2, "s in (\"a\", \"b\")").unwrap();
+    assert_eq!(
+        index.insert(3, "s <> \"c\"").unwrap_err().to_string(),
+        "domain error: attribute `s` allows at most 2 distinct strings in expressions, this expression would bring it to 3"
+    );
+}
+
+#[test]
+fn duplicate_and_unknown_ids() {
+    let mut index = Index::new(schema());
+    index.insert(7, "b").unwrap();
+    assert_eq!(
+        index.insert(7, "not b").unwrap_err().to_string(),
+        "an expression with id 7 is already stored"
+    );
+    assert_eq!(
+        index.delete(8).unwrap_err().to_string(),
+        "no expression with id 8 is stored"
+    );
+    index.delete(7).unwrap();
+    assert_eq!(
+        index.delete(7).unwrap_err().to_string(),
+        "no expression with id 7 is stored"
+    );
+}
+
+#[test]
+fn geo_argument_types() {
+    let schema = Schema::from_domains([
+        Domain::new("latitude", AttrType::Float, true),
+        Domain::new("longitude", AttrType::Float, true),
+    ])
+    .unwrap();
+    let mut index = Index::new(schema);
+    assert_eq!(
+        index
+            .insert(1, "geo_within_radius(1, \"x\", 3)")
+            .unwrap_err()
+            .to_string(),
+        "type error at column 22: `geo_within_radius` expects a number longitude, found a string"
+    );
+    index.insert(2, "geo_within_radius(1, 2.5, 3)").unwrap();
+}
+
+#[test]
+fn schema_errors() {
+    assert_eq!(
+        Schema::from_domains([
+            Domain::new("a", AttrType::Bool, true),
+            Domain::new("a", AttrType::Int, true)
+        ])
+        .unwrap_err()
+        .to_string(),
+        "domain error: attribute `a` is declared twice"
+    );
+    assert_eq!(
+        Schema::from_domains([Domain::new("a-b", AttrType::Bool, true)])
+            .unwrap_err()
+            .to_string(),
+        "domain error: attribute name `a-b` is not an identifier ([A-Za-z_][A-Za-z0-9_]*)"
+    );
+}
+
+#[test]
+fn event_errors() {
+    let s = schema();
+    let e = |t: &str| Event::from_json(&s, t).unwrap_err().to_string();
+    assert_eq!(e("[1]"), "invalid event: an event must be a JSON object");
+    assert_eq!(
+        e("{\"zz\": 1}"),
+        "invalid event: unknown attribute `zz` in event"
+    );
+    assert_eq!(
+        e("{\"i\": \"x\"}"),
+        "invalid event: attribute `i` is an integer, the JSON value \"x\" is not"
+    );
+    assert_eq!(
+        e("{\"il\": [1, \"x\"]}"),
+        "invalid event: attribute `il` is an integer list, the JSON value [1,\"x\"] is not"
+    );
+    assert_eq!(
+        e("{\"seg\": [[1]]}"),
+        "invalid event: attribute `seg` is a segments, the JSON value [[1]] is not"
+    );
+    assert_eq!(
+        e("{\"i\": 1"),
+        "invalid event: invalid JSON: EOF while parsing an object at line 1 column 7"
+    );
+    assert_eq!(
+        Event::from_bools(&s, &[true]).unwrap_err().to_string(),
+        "invalid event: event has 1 values but 10 attributes are declared"
+    );
+}
+
+#[test]
+fn deepest_accepted_nesting_parses() {
+    let mut index = Index::new(schema());
+    let d = 128;
+    index
+        .insert(1, &format!("{}b{}", "(".repeat(d), ")".repeat(d)))
+        .unwrap();
+    // A leaf is one level, each `not` another.
+    index
+        .insert(2, &format!("{}b", "not ".repeat(d - 1)))
+        .unwrap();
+    assert!(index.insert(3, &format!("{}b", "not ".repeat(d))).is_err());
+    // Long flat chains are balanced, not refused.
+    let chain = vec!["b"; 5000].join(" and ");
+    index.insert(4, &chain).unwrap();
+    let chain = vec!["(b or not b)"; 5000].join(" && ");
+    index.insert(5, &chain).unwrap();
+}

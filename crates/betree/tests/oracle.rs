@@ -1,0 +1,708 @@
+//! The brute-force oracle: random expressions over every domain type and
+//! operator are rendered to text, indexed, and searched on random events
+//! (with undefined attributes); a deliberately simple evaluator of the same
+//! expressions (its own model, no index, no memo, no compilation) must agree
+//! with `search`, `search_all`, `search_next` at every budget, `search_batch`
+//! and `search_async`, before and after random deletes.
+
+use std::collections::HashMap;
+
+use betree::{
+    AttrType, Bounds, Constants, Domain, Event, EventBuilder, FrequencyCap, Index, Schema,
+    SearchStep,
+};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone, PartialEq)]
+enum TV {
+    B(bool),
+    I(i64),
+    F(f64),
+    S(String),
+    IL(Vec<i64>),
+    SL(Vec<String>),
+    Seg(Vec<(i64, i64)>),
+    Caps(Vec<FrequencyCap>),
+}
+
+type Model = HashMap<&'static str, TV>;
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl Op {
+    fn text(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "=",
+            Op::Ne => "<>",
+        }
+    }
+    fn flip(self) -> Op {
+        match self {
+            Op::Lt => Op::Gt,
+            Op::Le => Op::Ge,
+            Op::Gt => Op::Lt,
+            Op::Ge => Op::Le,
+            o => o,
+        }
+    }
+    fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Op::Lt => a < b,
+            Op::Le => a <= b,
+            Op::Gt => a > b,
+            Op::Ge => a >= b,
+            Op::Eq => a == b,
+            Op::Ne => a != b,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum TP {
+    Bare(&'static str),
+    IntCmp(&'static str, Op, i64, bool),
+    FloatCmp(Op, f64, bool),
+    StrCmp(bool, String),
+    IntIn(&'static str, bool, Vec<i64>),
+    StrIn(bool, Vec<String>),
+    ListHasInt(bool, i64),
+    ListHasStr(bool, String),
+    SetInt(u8, Vec<i64>),
+    SetStr(u8, Vec<String>),
+    IsNull(&'static str, bool),
+    IsEmpty(&'static str, bool),
+    Seg(bool, bool, i64, i64),
+    Freq(&'static str, &'static str, i64, i64),
+    Geo(f64, f64, f64),
+    StrFn(u8, String),
+}
+
+#[derive(Debug, Clone)]
+enum TE {
+    Const(bool),
+    Not(Box<TE>),
+    And(Box<TE>, Box<TE>),
+    Or(Box<TE>, Box<TE>),
+    Leaf(TP),
+}
+
+const INT_ATTRS: [&str; 3] = ["i", "e", "now"];
+const NULLABLE: [&str; 12] = [
+    "b1",
+    "i",
+    "e",
+    "f",
+    "s",
+    "il",
+    "sl",
+    "seg",
+    "segments_with_timestamp",
+    "frequency_caps",
+    "latitude",
+    "now",
+];
+const WORDS: [&str; 5] = ["a", "b", "ab", "ba", ""];
+const FLOATS: [f64; 4] = [-1.5, 0.0, 2.5, 1.0];
+
+fn schema() -> Schema {
+    Schema::from_domains([
+        Domain::new("b0", AttrType::Bool, false),
+        Domain::new("b1", AttrType::Bool, true),
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("e", AttrType::IntEnum, true).with_bounds(Bounds::Int(-3, 3)),
+        Domain::new("f", AttrType::Float, true),
+        Domain::new("s", AttrType::Str, true),
+        Domain::new("il", AttrType::IntList, true),
+        Domain::new("sl", AttrType::StrList, true),
+        Domain::new("seg", AttrType::Segments, true),
+        Domain::new("segments_with_timestamp", AttrType::Segments, true),
+        Domain::new("frequency_caps", AttrType::FrequencyCaps, true),
+        Domain::new("now", AttrType::Int, true),
+        Domain::new("latitude", AttrType::Float, true),
+        Domain::new("longitude", AttrType::Float, false),
+    ])
+    .unwrap()
+}
+
+fn pick<T: Clone>(r: &mut fastrand::Rng, xs: &[T]) -> T {
+    xs[r.usize(0..xs.len())].clone()
+}
+
+fn op(r: &mut fastrand::Rng) -> Op {
+    pick(r, &[Op::Lt, Op::Le, Op::Gt, Op::Ge, Op::Eq, Op::Ne])
+}
+
+fn small(r: &mut fastrand::Rng) -> i64 {
+    r.i64(-3..=3)
+}
+
+fn ints(r: &mut fastrand::Rng) -> Vec<i64> {
+    (0..r.usize(1..4)).map(|_| small(r)).collect()
+}
+
+fn words(r: &mut fastrand::Rng) -> Vec<String> {
+    (0..r.usize(1..4))
+        .map(|_| pick(r, &WORDS).to_string())
+        .collect()
+}
+
+fn gen_pred(r: &mut fastrand::Rng) -> TP {
+    match r.u32(0..17) {
+        0 | 1 => TP::Bare(pick(r, &["b0", "b1"])),
+        2 => TP::IntCmp(pick(r, &INT_ATTRS), op(r), small(r), r.bool()),
+        3 => TP::FloatCmp(op(r), pick(r, &FLOATS), r.bool()),
+        4 => TP::StrCmp(r.bool(), pick(r, &WORDS).to_string()),
+        5 => TP::IntIn(pick(r, &["i", "e"]), r.bool(), ints(r)),
+        6 => TP::StrIn(r.bool(), words(r)),
+        7 => TP::ListHasInt(r.bool(), small(r)),
+        8 => TP::ListHasStr(r.bool(), pick(r, &WORDS).to_string()),
+        9 => TP::SetInt(r.u8(0..3), ints(r)),
+        10 => TP::SetStr(r.u8(0..3), words(r)),
+        11 => TP::IsNull(pick(r, &NULLABLE), r.bool()),
+        12 => TP::IsEmpty(pick(r, &["il", "sl", "seg", "frequency_caps"]), r.bool()),
+        13 => TP::Seg(r.bool(), r.bool(), r.i64(1..4), pick(r, &[0, 5, 20])),
+        14 => TP::Freq(
+            pick(r, &["flight", "campaign", "flightip"]),
+            pick(r, &["ns", "x"]),
+            r.i64(0..4),
+            pick(r, &[0, 5, 20]),
+        ),
+        15 => TP::Geo(0.0, pick(r, &[0.0, 0.5]), pick(r, &[50.0, 120.0, 200.0])),
+        _ => TP::StrFn(r.u8(0..3), pick(r, &WORDS).to_string()),
+    }
+}
+
+fn gen_expr(r: &mut fastrand::Rng, depth: u32) -> TE {
+    if depth == 0 || r.u32(0..10) < 3 {
+        return if r.u32(0..30) == 0 {
+            TE::Const(r.bool())
+        } else {
+            TE::Leaf(gen_pred(r))
+        };
+    }
+    match r.u32(0..5) {
+        0 => TE::Not(Box::new(gen_expr(r, depth - 1))),
+        1 | 2 => TE::And(
+            Box::new(gen_expr(r, depth - 1)),
+            Box::new(gen_expr(r, depth - 1)),
+        ),
+        _ => TE::Or(
+            Box::new(gen_expr(r, depth - 1)),
+            Box::new(gen_expr(r, depth - 1)),
+        ),
+    }
+}
+
+fn fl(x: f64) -> String {
+    format!("{x:?}")
+}
+
+fn list<T: std::fmt::Debug>(xs: &[T]) -> String {
+    xs.iter()
+        .map(|x| format!("{x:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn render_pred(p: &TP) -> String {
+    let setop = |k: u8| ["one of", "none of", "all of"][k as usize];
+    match p {
+        TP::Bare(a) => a.to_string(),
+        TP::IntCmp(a, o, v, false) => format!("{a} {} {v}", o.text()),
+        TP::IntCmp(a, o, v, true) => format!("{v} {} {a}", o.flip().text()),
+        TP::FloatCmp(o, v, false) => format!("f {} {}", o.text(), fl(*v)),
+        TP::FloatCmp(o, v, true) => format!("{} {} f", fl(*v), o.flip().text()),
+        TP::StrCmp(eq, v) => format!("s {} {v:?}", if *eq { "=" } else { "<>" }),
+        TP::IntIn(a, neg, set) => {
+            format!("{a} {}in ({})", if *neg { "not " } else { "" }, list(set))
+        }
+        TP::StrIn(neg, set) => format!("s {}in ({})", if *neg { "not " } else { "" }, list(set)),
+        TP::ListHasInt(neg, v) => format!("{v} {}in il", if *neg { "not " } else { "" }),
+        TP::ListHasStr(neg, v) => format!("{v:?} {}in sl", if *neg { "not " } else { "" }),
+        TP::SetInt(k, set) => format!("il {} ({})", setop(*k), list(set)),
+        TP::SetStr(k, set) => format!("sl {} ({})", setop(*k), list(set)),
+        TP::IsNull(a, neg) => format!("{a} is {}null", if *neg { "not " } else { "" }),
+        TP::IsEmpty(a, neg) => format!("{a} is {}empty", if *neg { "not " } else { "" }),
+        TP::Seg(before, explicit, id, secs) => format!(
+            "segment_{}({}{id}, {secs})",
+            if *before { "before" } else { "within" },
+            if *explicit { "seg, " } else { "" }
+        ),
+        TP::Freq(k, ns, v, len) => format!("within_frequency_cap({k:?}, {ns:?}, {v}, {len})"),
+        TP::Geo(la, lo, km) => format!("geo_within_radius({}, {}, {})", fl(*la), fl(*lo), fl(*km)),
+        TP::StrFn(k, v) => format!(
+            "{}(s, {v:?})",
+            ["contains", "starts_with", "ends_with"][*k as usize]
+        ),
+    }
+}
+
+fn render(e: &TE) -> String {
+    match e {
+        TE::Const(b) => b.to_string(),
+        TE::Not(x) => format!("not ({})", render(x)),
+        TE::And(a, b) => format!("({}) and ({})", render(a), render(b)),
+        TE::Or(a, b) => format!("({}) || ({})", render(a), render(b)),
+        TE::Leaf(p) => render_pred(p),
+    }
+}
+
+const FLIGHT_ID: u32 = 10;
+const CAMPAIGN_ID: u32 = 30;
+
+fn haversine(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
+    let r = 6371.0_f64;
+    let (a1, a2) = (lat1.to_radians(), lat2.to_radians());
+    let h = ((a2 - a1) / 2.0).sin().powi(2)
+        + a1.cos() * a2.cos() * ((lon2 - lon1).to_radians() / 2.0).sin().powi(2);
+    2.0 * r * h.sqrt().asin()
+}
+
+/// The specification, evaluated directly on the model.
+fn oracle_pred(p: &TP, m: &Model) -> bool {
+    let int = |a: &str| match m.get(a) {
+        Some(TV::I(x)) => Some(*x),
+        _ => None,
+    };
+    let s = match m.get("s") {
+        Some(TV::S(x)) => Some(x.as_str()),
+        _ => None,
+    };
+    match p {
+        TP::Bare(a) => matches!(m.get(a), Some(TV::B(true))),
+        TP::IntCmp(a, o, v, _) => int(a).is_some_and(|x| o.holds(x, *v)),
+        TP::FloatCmp(o, v, _) => matches!(m.get("f"), Some(TV::F(x)) if o.holds(*x, *v)),
+        TP::StrCmp(eq, v) => s.is_some_and(|x| (x == v) == *eq),
+        TP::IntIn(a, neg, set) => int(a).is_some_and(|x| set.contains(&x) != *neg),
+        TP::StrIn(neg, set) => s.is_some_and(|x| set.iter().any(|w| w == x) != *neg),
+        TP::ListHasInt(neg, v) => matches!(m.get("il"), Some(TV::IL(l)) if l.contains(v) != *neg),
+        TP::ListHasStr(neg, v) => matches!(m.get("sl"), Some(TV::SL(l)) if l.contains(v) != *neg),
+        TP::SetInt(k, set) => match m.get("il") {
+            Some(TV::IL(l)) => match k {
+                0 => set.iter().any(|x| l.contains(x)),
+                1 => !set.iter().any(|x| l.contains(x)),
+                _ => set.iter().all(|x| l.contains(x)),
+            },
+            _ => false,
+        },
+        TP::SetStr(k, set) => match m.get("sl") {
+            Some(TV::SL(l)) => match k {
+                0 => set.iter().any(|x| l.contains(x)),
+                1 => !set.iter().any(|x| l.contains(x)),
+                _ => set.iter().all(|x| l.contains(x)),
+            },
+            _ => false,
+        },
+        TP::IsNull(a, neg) => m.contains_key(a) == *neg,
+        TP::IsEmpty(a, neg) => match m.get(a) {
+            Some(TV::IL(l)) => l.is_empty() != *neg,
+            Some(TV::SL(l)) => l.is_empty() != *neg,
+            Some(TV::Seg(l)) => l.is_empty() != *neg,
+            Some(TV::Caps(l)) => l.is_empty() != *neg,
+            _ => false,
+        },
+        TP::Seg(before, explicit, id, secs) => {
+            let attr = if *explicit {
+                "seg"
+            } else {
+                "segments_with_timestamp"
+            };
+            match (m.get(attr), int("now")) {
+                (Some(TV::Seg(l)), Some(now)) => {
+                    let edge = now - secs * 1_000_000;
+                    match l.iter().find(|(sid, _)| sid == id) {
+                        Some((_, ts)) => {
+                            if *before {
+                                *ts < edge
+                            } else {
+                                *ts >= edge
+                            }
+                        }
+                        None => false,
+                    }
+                }
+                _ => false,
+            }
+        }
+        TP::Freq(kind, ns, v, len) => {
+            let id = if kind.starts_with("flight") {
+                FLIGHT_ID
+            } else {
+                CAMPAIGN_ID
+            };
+            match (m.get("frequency_caps"), int("now")) {
+                (Some(TV::Caps(caps)), Some(now)) => {
+                    match caps
+                        .iter()
+                        .find(|c| c.kind == *kind && c.id == id && c.namespace == *ns)
+                    {
+                        None => true,
+                        Some(c) => match c.timestamp {
+                            Some(ts) if *len > 0 && now - ts > len * 1_000_000 => true,
+                            _ => c.value < *v,
+                        },
+                    }
+                }
+                _ => false,
+            }
+        }
+        TP::Geo(la, lo, km) => match (m.get("latitude"), m.get("longitude")) {
+            (Some(TV::F(a)), Some(TV::F(o))) => haversine(*la, *lo, *a, *o) <= *km,
+            _ => false,
+        },
+        TP::StrFn(k, v) => s.is_some_and(|x| match k {
+            0 => x.contains(v.as_str()),
+            1 => x.starts_with(v.as_str()),
+            _ => x.ends_with(v.as_str()),
+        }),
+    }
+}
+
+fn oracle(e: &TE, m: &Model) -> bool {
+    match e {
+        TE::Const(b) => *b,
+        TE::Not(x) => !oracle(x, m),
+        TE::And(a, b) => oracle(a, m) & oracle(b, m),
+        TE::Or(a, b) => oracle(a, m) | oracle(b, m),
+        TE::Leaf(p) => oracle_pred(p, m),
+    }
+}
+
+fn gen_model(r: &mut fastrand::Rng) -> Model {
+    let mut m = Model::new();
+    let defined = |r: &mut fastrand::Rng| r.u32(0..5) != 0;
+    m.insert("b0", TV::B(r.bool()));
+    m.insert("longitude", TV::F(pick(r, &[0.0, 1.0])));
+    if defined(r) {
+        m.insert("b1", TV::B(r.bool()));
+    }
+    if defined(r) {
+        m.insert("i", TV::I(small(r)));
+    }
+    if defined(r) {
+        m.insert("e", TV::I(small(r)));
+    }
+    if defined(r) {
+        m.insert("now", TV::I(pick(r, &[0, 10_000_000, 30_000_000])));
+    }
+    if defined(r) {
+        m.insert("f", TV::F(pick(r, &FLOATS)));
+    }
+    if defined(r) {
+        m.insert("s", TV::S(pick(r, &WORDS).to_string()));
+    }
+    if defined(r) {
+        let n = r.usize(0..4);
+        m.insert("il", TV::IL((0..n).map(|_| small(r)).collect()));
+    }
+    if defined(r) {
+        let n = r.usize(0..4);
+        m.insert(
+            "sl",
+            TV::SL((0..n).map(|_| pick(r, &WORDS).to_string()).collect()),
+        );
+    }
+    for a in ["seg", "segments_with_timestamp"] {
+        if defined(r) {
+            let n = r.usize(0..3);
+            m.insert(
+                a,
+                TV::Seg(
+                    (0..n)
+                        .map(|_| (r.i64(1..4), pick(r, &[0, 5_000_000, 20_000_000])))
+                        .collect(),
+                ),
+            );
+        }
+    }
+    if defined(r) {
+        let n = r.usize(0..3);
+        m.insert(
+            "frequency_caps",
+            TV::Caps(
+                (0..n)
+                    .map(|_| FrequencyCap {
+                        kind: pick(r, &["flight", "campaign", "flightip"]).to_string(),
+                        id: pick(r, &[10, 11, 30]),
+                        namespace: pick(r, &["ns", "x"]).to_string(),
+                        value: r.i64(0..4),
+                        timestamp: pick(r, &[None, Some(0), Some(5_000_000)]),
+                    })
+                    .collect(),
+            ),
+        );
+    }
+    if defined(r) {
+        m.insert("latitude", TV::F(pick(r, &[0.0, 1.0])));
+    }
+    m
+}
+
+fn to_event(schema: &Schema, m: &Model) -> Event {
+    let mut b = EventBuilder::new(schema);
+    for (k, v) in m {
+        b = match v.clone() {
+            TV::B(x) => b.bool(k, x),
+            TV::I(x) => b.int(k, x),
+            TV::F(x) => b.float(k, x),
+            TV::S(x) => b.str(k, x),
+            TV::IL(x) => b.int_list(k, x),
+            TV::SL(x) => b.str_list(k, x),
+            TV::Seg(x) => b.segments(k, x),
+            TV::Caps(x) => b.frequency_caps(k, x),
+        }
+        .unwrap();
+    }
+    b.build()
+}
+
+fn check_all(
+    index: &Index,
+    exprs: &[(u64, TE)],
+    models: &[Model],
+    events: &[Event],
+    max_budget: u64,
+) {
+    let batch = index.search_batch(events).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for (k, (m, ev)) in models.iter().zip(events).enumerate() {
+        let want: Vec<u64> = exprs
+            .iter()
+            .filter(|(_, e)| oracle(e, m))
+            .map(|(id, _)| *id)
+            .collect();
+        let got = index.search(ev).unwrap();
+        if got != want {
+            for (id, e) in exprs {
+                let w = oracle(e, m);
+                let g = got.contains(id);
+                assert_eq!(g, w, "expr {id}: {}\nevent {m:?}", render(e));
+            }
+        }
+        assert_eq!(
+            index.search_all(index.search_iter(ev).unwrap()),
+            want,
+            "search_all"
+        );
+        assert_eq!(batch[k], want, "search_batch");
+        assert_eq!(
+            rt.block_on(index.search_async(ev, 3)).unwrap(),
+            want,
+            "search_async"
+        );
+        for budget in (1..=max_budget).chain([1_000_000]) {
+            let mut it = index.search_iter(ev).unwrap();
+            let mut steps = 0;
+            let ids = loop {
+                steps += 1;
+                assert!(steps < 100_000, "search_next does not terminate");
+                if let SearchStep::Done(ids) = index.search_next(&mut it, budget) {
+                    break ids;
+                }
+            };
+            assert_eq!(ids, want, "search_next budget {budget}");
+        }
+        // A search started step by step and finished in one go.
+        let mut it = index.search_iter(ev).unwrap();
+        match index.search_next(&mut it, 5) {
+            SearchStep::Done(ids) => assert_eq!(ids, want),
+            SearchStep::Continue => {
+                let _ = index.search_next(&mut it, 7);
+                assert_eq!(index.search_all(it), want, "search_next then search_all");
+            }
+        }
+    }
+}
+
+fn scenario(seed: u64, n_exprs: usize, n_events: usize, max_budget: u64) {
+    let mut r = fastrand::Rng::with_seed(seed);
+    let schema = schema();
+    let consts = Constants {
+        flight_id: Some(FLIGHT_ID),
+        campaign_id: Some(CAMPAIGN_ID),
+        ..Constants::default()
+    };
+    let mut index = Index::new(schema.clone());
+    let mut exprs = Vec::new();
+    for id in 1..=n_exprs as u64 {
+        let e = gen_expr(&mut r, 4);
+        // Ids are inserted out of order so sorting is exercised.
+        let id = id * 7 % 1009;
+        index
+            .insert_with(id, &render(&e), &consts)
+            .unwrap_or_else(|err| panic!("{err}: {}", render(&e)));
+        exprs.push((id, e));
+    }
+    exprs.sort_by_key(|(id, _)| *id);
+    let models: Vec<Model> = (0..n_events).map(|_| gen_model(&mut r)).collect();
+    let events: Vec<Event> = models.iter().map(|m| to_event(&schema, m)).collect();
+    check_all(&index, &exprs, &models, &events, max_budget);
+
+    // Delete a random half, check, re-insert some under new ids, check.
+    let mut kept = Vec::new();
+    for (id, e) in exprs {
+        if r.bool() {
+            index.delete(id).unwrap();
+            assert!(!index.contains(id));
+        } else {
+            kept.push((id, e));
+        }
+    }
+    check_all(&index, &kept, &models, &events, max_budget.min(8));
+    for id in 2000..2000 + n_exprs as u64 / 2 {
+        let e = gen_expr(&mut r, 3);
+        index.insert_with(id, &render(&e), &consts).unwrap();
+        kept.push((id, e));
+    }
+    assert_eq!(index.len(), kept.len());
+    check_all(&index, &kept, &models, &events, 4);
+}
+
+#[test]
+fn oracle_agrees_on_fixed_seeds() {
+    for seed in 0..6 {
+        scenario(seed, 60, 70, 40);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn oracle_agrees_on_random_seeds(seed in any::<u64>()) {
+        scenario(seed, 40, 20, 12);
+    }
+}
+
+#[test]
+fn reference_workload_agrees_with_oracle() {
+    // The benchmark's shape: every expression uses every parameter once.
+    let params = 16;
+    let texts = betree::reference::random_expressions(params, 300, 7);
+    let evs = betree::reference::random_events(params, 100, 8);
+    let schema = Schema::boolean_params(params);
+    let mut index = Index::new(schema.clone());
+    for (i, t) in texts.iter().enumerate() {
+        index.insert(i as u64 + 1, t).unwrap();
+    }
+    let events: Vec<Event> = evs
+        .iter()
+        .map(|v| Event::from_bools(&schema, v).unwrap())
+        .collect();
+    let batch = index.search_batch(&events).unwrap();
+    for (k, (vals, ev)) in evs.iter().zip(&events).enumerate() {
+        // Independent evaluation: substitute the values and evaluate the text
+        // with a tiny recursive-descent evaluator written here.
+        let want: Vec<u64> = texts
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| eval_text(t, vals))
+            .map(|(i, _)| i as u64 + 1)
+            .collect();
+        assert_eq!(index.search(ev).unwrap(), want);
+        assert_eq!(batch[k], want);
+    }
+}
+
+/// Evaluates `parN`/`not`/`and`/`or`/parentheses text directly.
+fn eval_text(t: &str, vals: &[bool]) -> bool {
+    let toks: Vec<String> = t
+        .replace('(', " ( ")
+        .replace(')', " ) ")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    fn or(t: &[String], i: &mut usize, v: &[bool]) -> bool {
+        let mut x = and(t, i, v);
+        while *i < t.len() && t[*i] == "or" {
+            *i += 1;
+            let y = and(t, i, v);
+            x = x || y;
+        }
+        x
+    }
+    fn and(t: &[String], i: &mut usize, v: &[bool]) -> bool {
+        let mut x = un(t, i, v);
+        while *i < t.len() && t[*i] == "and" {
+            *i += 1;
+            let y = un(t, i, v);
+            x = x && y;
+        }
+        x
+    }
+    fn un(t: &[String], i: &mut usize, v: &[bool]) -> bool {
+        let tok = t[*i].clone();
+        *i += 1;
+        match tok.as_str() {
+            "not" => !un(t, i, v),
+            "(" => {
+                let x = or(t, i, v);
+                *i += 1;
+                x
+            }
+            p => v[p.trim_start_matches("par").parse::<usize>().unwrap() - 1],
+        }
+    }
+    let mut i = 0;
+    let r = or(&toks, &mut i, vals);
+    assert_eq!(i, toks.len());
+    r
+}
+
+#[test]
+fn missing_disallow_undefined_attribute_is_an_error() {
+    let schema = schema();
+    let mut index = Index::new(schema.clone());
+    index.insert(1, "b0").unwrap();
+    let ev = EventBuilder::new(&schema).bool("b0", true).unwrap().build();
+    assert_eq!(
+        index.search(&ev).unwrap_err().to_string(),
+        "event lacks attribute `longitude`, which is declared disallow-undefined"
+    );
+    assert!(index.search_iter(&ev).is_err());
+    assert!(index.search_batch(&[ev]).is_err());
+}
+
+#[test]
+fn batch_spans_several_lane_groups() {
+    // More events than one pass of the batch search holds, and a partial last
+    // pass; some expressions in partitions (a bare conjunct), some not.
+    let params = 12;
+    let mut texts = betree::reference::random_expressions(params, 30, 11);
+    texts.push("par3 and (par1 or not par2)".into());
+    texts.push("par5 and par5".into());
+    let evs = betree::reference::random_events(params, 1100, 12);
+    let schema = Schema::boolean_params(params);
+    let mut index = Index::new(schema.clone());
+    for (i, t) in texts.iter().enumerate() {
+        index.insert(i as u64 + 1, t).unwrap();
+    }
+    let events: Vec<Event> = evs
+        .iter()
+        .map(|v| Event::from_bools(&schema, v).unwrap())
+        .collect();
+    let batch = index.search_batch(&events).unwrap();
+    assert_eq!(batch.len(), events.len());
+    for (k, vals) in evs.iter().enumerate() {
+        let want: Vec<u64> = texts
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| eval_text(t, vals))
+            .map(|(i, _)| i as u64 + 1)
+            .collect();
+        assert_eq!(batch[k], want, "event {k}");
+    }
+}

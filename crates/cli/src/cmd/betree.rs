@@ -1,0 +1,473 @@
+//! `perfkit betree`: generate reference-format data, search it in the three
+//! modes, compare outputs, and run the reference note's benchmark.
+
+use std::fs;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use betree::measure::{self, BenchReport};
+use betree::reference::{self, Term};
+use betree::{AttrType, Bounds, Domain, Event, Index, Schema, SearchStep};
+use perfkit::report::{self, Report, ReportArgs, Row, Value};
+
+/// Arguments of `perfkit betree`.
+#[derive(Debug, clap::Args)]
+pub struct BetreeArgs {
+    #[command(subcommand)]
+    command: BetreeCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum BetreeCommand {
+    /// Write random expressions over `par1..parP` in the reference format.
+    GenExprs(GenExprsArgs),
+    /// Write random 0/1 events in the reference format.
+    GenEvents(GenEventsArgs),
+    /// Search every event; one line per event with the matching ids
+    /// (1-based positions in the expression file), ascending.
+    Search(SearchArgs),
+    /// Compare two search outputs; report the first differing event.
+    Diff(DiffArgs),
+    /// The reference note's benchmark: std, iterator+all and iterator+next
+    /// interleaved, per-block comparison, per-event latency, yields, batch.
+    Bench(BenchArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct GenExprsArgs {
+    /// Number of parameters.
+    #[arg(long, default_value_t = 128)]
+    params: usize,
+    /// Number of expressions.
+    #[arg(long, default_value_t = 5000)]
+    count: usize,
+    /// Seed: the same seed gives the same file.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output file (`-` for stdout).
+    #[arg(short = 'o', long, default_value = "-")]
+    output: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+struct GenEventsArgs {
+    /// Number of parameters.
+    #[arg(long, default_value_t = 128)]
+    params: usize,
+    /// Number of events.
+    #[arg(long, default_value_t = 10000)]
+    count: usize,
+    /// Seed: the same seed gives the same file.
+    #[arg(long, default_value_t = 2)]
+    seed: u64,
+    /// Output file (`-` for stdout).
+    #[arg(short = 'o', long, default_value = "-")]
+    output: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Mode {
+    /// `search`.
+    Std,
+    /// `search_iter` + `search_all`.
+    All,
+    /// `search_iter` + `search_next` with `--budget`.
+    Next,
+    /// `search_batch` over all events.
+    Batch,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum EventsFormat {
+    /// Erlang lists of 0/1 (or false/true), one per event.
+    Ref,
+    /// One JSON object per line.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+struct InputArgs {
+    /// Expression file (Erlang terms: domain list, then `<<"expr">>.` lines).
+    #[arg(long)]
+    exprs: PathBuf,
+    /// Event file (`-` for stdin).
+    #[arg(long)]
+    events: PathBuf,
+    /// Format of the event file.
+    #[arg(long, value_enum, default_value = "ref")]
+    events_format: EventsFormat,
+    /// Domains as a JSON array (`[{"name": "age", "type": "integer",
+    /// "allow_undefined": false, "min": 0, "max": 120}]`) or an Erlang term
+    /// list; replaces the expression file's own list, which may then be
+    /// omitted.
+    #[arg(long)]
+    domains: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct SearchArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Search mode.
+    #[arg(long, value_enum, default_value = "std")]
+    mode: Mode,
+    /// Reductions per step in `next` mode.
+    #[arg(long, default_value_t = 2000)]
+    budget: u64,
+    /// Output file (`-` for stdout).
+    #[arg(short = 'o', long, default_value = "-")]
+    output: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+struct DiffArgs {
+    /// First search output.
+    a: PathBuf,
+    /// Second search output.
+    b: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    input: InputArgs,
+    /// Reductions per step of the cooperative mode.
+    #[arg(long, default_value_t = 2000)]
+    budget: u64,
+    /// Events per block of the comparison table.
+    #[arg(long, default_value_t = 1000)]
+    block: usize,
+    /// Events searched unrecorded first.
+    #[arg(long, default_value_t = 50)]
+    warmup: usize,
+    #[command(flatten)]
+    report: ReportArgs,
+}
+
+/// Runs `perfkit betree`.
+pub fn run(args: BetreeArgs) -> Result<ExitCode> {
+    match args.command {
+        BetreeCommand::GenExprs(a) => {
+            let exprs = reference::random_expressions(a.params, a.count, a.seed);
+            let text = reference::write_expr_file(&reference::params_domains(a.params), &exprs);
+            write_output(&a.output, text.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BetreeCommand::GenEvents(a) => {
+            let events = reference::random_events(a.params, a.count, a.seed);
+            write_output(&a.output, reference::write_event_file(&events).as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BetreeCommand::Search(a) => search(a),
+        BetreeCommand::Diff(a) => diff(a),
+        BetreeCommand::Bench(a) => {
+            let (index, events, build) = load(&a.input)?;
+            let rep = bench_report(&index, &events, build, a.budget, a.block, a.warmup)?;
+            super::emit(&rep, &a.report)
+        }
+    }
+}
+
+fn read_input(path: &Path) -> Result<String> {
+    if path == Path::new("-") {
+        let mut s = String::new();
+        io::stdin()
+            .read_to_string(&mut s)
+            .context("reading stdin")?;
+        Ok(s)
+    } else {
+        fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+    }
+}
+
+fn write_output(path: &Path, data: &[u8]) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = io::stdout().lock();
+        out.write_all(data)?;
+        out.flush()?;
+        Ok(())
+    } else {
+        report::write_atomically(path, |f| Ok(f.write_all(data)?))
+            .with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+/// Reads a JSON domain file.
+fn json_domains(text: &str, path: &Path) -> Result<Vec<Domain>> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
+    let arr = v
+        .as_array()
+        .with_context(|| format!("{}: expected a JSON array of domains", path.display()))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let ctx = || format!("{}: domain {}", path.display(), i + 1);
+            let name = d["name"]
+                .as_str()
+                .with_context(|| format!("{}: needs a \"name\"", ctx()))?;
+            let ty = d["type"]
+                .as_str()
+                .with_context(|| format!("{}: needs a \"type\"", ctx()))?;
+            let ty = AttrType::from_name(ty)
+                .with_context(|| format!("{}: unknown type {ty:?}", ctx()))?;
+            let allow = d["allow_undefined"].as_bool().unwrap_or(true);
+            let bounds = match (&d["min"], &d["max"], &d["max_strings"]) {
+                (min, max, _) if min.is_i64() && max.is_i64() => {
+                    Bounds::Int(min.as_i64().unwrap_or(0), max.as_i64().unwrap_or(0))
+                }
+                (min, max, _) if min.is_number() && max.is_number() => {
+                    Bounds::Float(min.as_f64().unwrap_or(0.0), max.as_f64().unwrap_or(0.0))
+                }
+                (_, _, n) if n.is_u64() => Bounds::MaxStrings(n.as_u64().unwrap_or(0) as usize),
+                _ => Bounds::None,
+            };
+            Ok(Domain::new(name, ty, allow).with_bounds(bounds))
+        })
+        .collect()
+}
+
+/// Loads the expressions into an index (timing the build) and the events.
+fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
+    let text = read_input(&input.exprs)?;
+    let exprs_path = input.exprs.display().to_string();
+    let mut terms = reference::read_terms(&text, "expression file")
+        .with_context(|| format!("reading {exprs_path}"))?;
+    let mut domains = match terms.first() {
+        Some((line, t @ Term::List(_))) => {
+            let d = reference::domains_from_term(t, *line)
+                .with_context(|| format!("reading {exprs_path}"))?;
+            terms.remove(0);
+            Some(d)
+        }
+        _ => None,
+    };
+    if let Some(path) = &input.domains {
+        let t = read_input(path)?;
+        domains = Some(if serde_json::from_str::<serde_json::Value>(&t).is_ok() {
+            json_domains(&t, path)?
+        } else {
+            let terms = reference::read_terms(&t, "domain file")
+                .with_context(|| format!("reading {}", path.display()))?;
+            let (line, first) = terms
+                .first()
+                .with_context(|| format!("{}: no domain list", path.display()))?;
+            reference::domains_from_term(first, *line)
+                .with_context(|| format!("reading {}", path.display()))?
+        });
+    }
+    let Some(domains) = domains else {
+        bail!("{exprs_path}: the first term must be the domain list (or give --domains)");
+    };
+    let schema = Schema::from_domains(domains).with_context(|| format!("reading {exprs_path}"))?;
+    let t = Instant::now();
+    let mut index = Index::new(schema.clone());
+    for (n, (line, term)) in terms.iter().enumerate() {
+        let (Term::Binary(e) | Term::Str(e)) = term else {
+            bail!("{exprs_path} line {line}: expected <<\"expression\">>");
+        };
+        index
+            .insert(n as u64 + 1, e)
+            .with_context(|| format!("{exprs_path} line {line} (expression {})", n + 1))?;
+    }
+    let build = t.elapsed();
+    let ev_text = read_input(&input.events)?;
+    let ev_path = input.events.display().to_string();
+    let events = match input.events_format {
+        EventsFormat::Ref => reference::read_event_file(&ev_text)
+            .with_context(|| format!("reading {ev_path}"))?
+            .iter()
+            .enumerate()
+            .map(|(i, v)| {
+                Event::from_bools(&schema, v).with_context(|| format!("{ev_path}: event {}", i + 1))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        EventsFormat::Json => ev_text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                Event::from_json(&schema, l).with_context(|| format!("{ev_path} line {}", i + 1))
+            })
+            .collect::<Result<Vec<_>>>()?,
+    };
+    Ok((index, events, build))
+}
+
+fn search(a: SearchArgs) -> Result<ExitCode> {
+    let (index, events, _) = load(&a.input)?;
+    let results: Vec<Vec<u64>> = match a.mode {
+        Mode::Batch => index.search_batch(&events)?,
+        mode => events
+            .iter()
+            .enumerate()
+            .map(|(i, ev)| {
+                let r = match mode {
+                    Mode::Std => index.search(ev),
+                    Mode::All => index.search_iter(ev).map(|it| index.search_all(it)),
+                    _ => index.search_iter(ev).map(|mut it| {
+                        loop {
+                            if let SearchStep::Done(ids) = index.search_next(&mut it, a.budget) {
+                                break ids;
+                            }
+                        }
+                    }),
+                };
+                r.with_context(|| format!("{}: event {}", a.input.events.display(), i + 1))
+            })
+            .collect::<Result<_>>()?,
+    };
+    let mut text = String::with_capacity(results.iter().map(|r| r.len() * 5 + 1).sum());
+    for ids in &results {
+        for (k, id) in ids.iter().enumerate() {
+            if k > 0 {
+                text.push(' ');
+            }
+            text.push_str(&id.to_string());
+        }
+        text.push('\n');
+    }
+    write_output(&a.output, text.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn diff(a: DiffArgs) -> Result<ExitCode> {
+    let ta = read_input(&a.a)?;
+    let tb = read_input(&a.b)?;
+    let (la, lb): (Vec<&str>, Vec<&str>) = (ta.lines().collect(), tb.lines().collect());
+    let mut out = BufWriter::new(io::stdout().lock());
+    for i in 0..la.len().max(lb.len()) {
+        let (x, y) = (la.get(i), lb.get(i));
+        if x != y {
+            let show = |v: Option<&&str>| match v {
+                Some(&"") => "no match".to_string(),
+                Some(s) => format!("`{s}`"),
+                None => "no such event".to_string(),
+            };
+            writeln!(
+                out,
+                "event {} differs: {} has {}, {} has {}",
+                i + 1,
+                a.a.display(),
+                show(x),
+                a.b.display(),
+                show(y)
+            )?;
+            out.flush()?;
+            return Ok(ExitCode::FAILURE);
+        }
+    }
+    writeln!(out, "identical: {} events", la.len())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Builds the report of the reference benchmark.
+fn bench_report(
+    index: &Index,
+    events: &[Event],
+    build: Duration,
+    budget: u64,
+    block: usize,
+    warmup: usize,
+) -> Result<Report> {
+    let r: BenchReport =
+        measure::run(index, events, budget, block, warmup).context("running the benchmark")?;
+    let mut rep = Report::new("betree bench");
+    rep.run.iterations = r.events as u64;
+    rep.run.warmup = warmup.min(events.len()) as u64;
+    rep.run.timing = "std::time::Instant around each search and each search_next step".into();
+    fill(&mut rep, index, &r, build, "");
+    Ok(rep)
+}
+
+/// Adds the benchmark's sections to `rep`, names prefixed by `prefix`.
+pub fn fill(rep: &mut Report, index: &Index, r: &BenchReport, build: Duration, prefix: &str) {
+    let std_total = r.modes[0].total_ns.max(1) as f64;
+    let s = rep.section(format!("{prefix}index"));
+    s.row(
+        Row::new("build")
+            .elapsed(build)
+            .col("build_ms", Value::num(build.as_secs_f64() * 1e3, 1))
+            .col("expressions", index.len())
+            .col("attributes", index.schema().len())
+            .col(
+                "index_MiB",
+                Value::num(index.memory_bytes() as f64 / (1 << 20) as f64, 1),
+            ),
+    );
+    let s = rep.section(format!("{prefix}search per event"));
+    for (k, m) in r.modes.iter().enumerate() {
+        let name = [
+            "std (search)",
+            "all (search_iter + search_all)",
+            "next (search_iter + search_next)",
+        ][k];
+        let mut row = Row::new(name)
+            .latency(m.per_event.clone())
+            .col(
+                "events_per_s",
+                Value::num(r.events as f64 / (m.total_ns.max(1) as f64 / 1e9), 0),
+            )
+            .col("vs_std", Value::num(m.total_ns as f64 / std_total, 3));
+        if k == 2 {
+            row = row.col("max_slice_us", Value::num(m.max_slice_ns as f64 / 1e3, 1));
+        }
+        s.row(row);
+    }
+    s.row(
+        Row::new(format!("next: time between yields (budget {})", r.budget))
+            .latency(r.modes[2].slices.clone()),
+    );
+    let batch_eps = r.events as f64 / (r.batch_ns.max(1) as f64 / 1e9);
+    s.row(
+        Row::new("batch (search_batch, all events)")
+            .elapsed(Duration::from_nanos(r.batch_ns))
+            .col("events_per_s", Value::num(batch_eps, 0))
+            .col("vs_std", Value::num(r.batch_ns as f64 / std_total, 3)),
+    );
+    s.note(format!(
+        "{} events, {} matches in total, identical in every mode (checked)",
+        r.events, r.matches
+    ));
+    let s = rep.section(format!(
+        "{prefix}relative difference per block of {} events vs std",
+        r.block
+    ));
+    for (k, c) in r.comparisons.iter().enumerate() {
+        s.row(
+            Row::new(["all", "next"][k])
+                .col("min_pct", Value::num(c.min * 100.0, 2))
+                .col("max_pct", Value::num(c.max * 100.0, 2))
+                .col("median_pct", Value::num(c.median * 100.0, 2))
+                .col("p99_pct", Value::num(c.p99 * 100.0, 2))
+                .col("better_pct", Value::num(c.better_share * 100.0, 0))
+                .col("total_ratio", Value::num(c.total_ratio, 3)),
+        );
+    }
+    s.note("negative = faster than std; better_pct = share of blocks faster than std");
+}
+
+/// The betree part of `perfkit bench`: the reference workload generated in
+/// process (5,000 expressions × 128 parameters, 1,000 events).
+pub fn default_workload(rep: &mut Report) -> Result<()> {
+    let params = 128;
+    let exprs = reference::random_expressions(params, 5000, 1);
+    let schema = Schema::boolean_params(params);
+    let t = Instant::now();
+    let mut index = Index::new(schema.clone());
+    for (i, e) in exprs.iter().enumerate() {
+        index.insert(i as u64 + 1, e)?;
+    }
+    let build = t.elapsed();
+    let events = reference::random_events(params, 1000, 2)
+        .iter()
+        .map(|v| Event::from_bools(&schema, v))
+        .collect::<betree::Result<Vec<_>>>()?;
+    let r = measure::run(&index, &events, 2000, 250, 20)?;
+    fill(rep, &index, &r, build, "betree: ");
+    Ok(())
+}

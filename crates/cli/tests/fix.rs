@@ -1,0 +1,126 @@
+//! `perfkit fix check` and `perfkit fix-bench` through the binary.
+
+mod interop;
+
+use interop::perfkit;
+use serde_json::Value;
+use std::io::Write;
+use std::process::Stdio;
+
+/// A message framed here, independently of fixcore: BodyLength and CheckSum
+/// computed by plain arithmetic over a `|`-separated body.
+fn framed(body: &str) -> String {
+    let b = body.replace('|', "\x01");
+    let head = format!("8=FIX.4.4\x019={}\x01{}", b.len(), b);
+    let sum: u32 = head.bytes().map(u32::from).sum();
+    format!("{head}10={:03}\x01", sum % 256).replace('\x01', "|")
+}
+
+fn run_check(input: &[u8], extra: &[&str]) -> (Option<i32>, String, String) {
+    let mut child = perfkit()
+        .args(["fix", "check", "-"])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn check_counts_valid_and_names_each_invalid_line() {
+    let good = framed("35=D|49=A|56=B|34=1|55=MSFT|54=1|38=100|");
+    let bad_cs = good.replace(&good[good.len() - 4..], "999|");
+    let bad_len = good.replacen("9=", "9=1", 1);
+    let input = format!("{good}\n{bad_cs}\n\n{good}\r\n{bad_len}\n");
+    let (code, out, _) = run_check(input.as_bytes(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(out.starts_with("-: 2 valid, 2 invalid"), "{out}");
+    assert!(out.contains("line 2: CheckSum(10)"), "{out}");
+    assert!(out.contains("line 5: BodyLength(9)"), "{out}");
+
+    let (code, out, _) = run_check(format!("{good}\n{good}\n").as_bytes(), &[]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn check_raw_stream_reports_garbage_offsets() {
+    let good = framed("35=0|").replace('|', "\x01");
+    let input = format!("{good}GARBAGE{good}");
+    let (code, out, _) = run_check(input.as_bytes(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("2 valid, 1 invalid"), "{out}");
+    assert!(
+        out.contains(&format!("offset {}: garbage", good.len())),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_json_prints_tag_objects_with_groups_as_arrays() {
+    let md = framed("35=W|55=EUR/USD|268=2|269=0|270=1.1|269=1|270=1.2|");
+    let (code, out, err) = run_check(format!("{md}\n").as_bytes(), &["--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["35"], "W");
+    assert_eq!(v["268"][1]["270"], "1.2");
+    assert_eq!(v["268"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn fix_bench_json_matches_the_report_schema() {
+    let out = perfkit()
+        .args([
+            "fix-bench",
+            "--iterations",
+            "300",
+            "--warmup",
+            "10",
+            "--runs",
+            "2",
+            "--batch",
+            "10",
+            "--transport-iterations",
+            "40",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let names: Vec<&str> = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for want in [
+        "scan",
+        "parse",
+        "build",
+        "store lookup",
+        "deferred",
+        "affinity",
+        "transport",
+    ] {
+        assert!(
+            names.iter().any(|n| n.starts_with(want)),
+            "{want} in {names:?}"
+        );
+    }
+}

@@ -1,0 +1,434 @@
+//! [`MessageBuilder`]: writes FIX 4.2, 4.4 and FIXT.1.1 messages with the
+//! header in the order QuickFIX emits it — 8, 9, 35, then the other header
+//! tags ascending, then the body — and computes BodyLength and CheckSum.
+//!
+//! The body is written after a reserved gap; at [`MessageBuilder::finish`]
+//! the `8=…|9=…|` prefix is written right-aligned into the gap, so the
+//! message is never moved. The buffer is reused: after the first message of
+//! a given size no call allocates.
+
+pub mod format;
+
+use crate::parse::checksum;
+use crate::scan::SOH;
+use crate::value::{Decimal, UtcTimestamp};
+use crate::{Error, Result};
+pub use format::TimePrecision;
+
+/// Room for `8=FIXT.1.1|9=<up to 10 digits>|`.
+const RESERVE: usize = 32;
+/// Most header fields (besides 8, 9, 35) a message may carry.
+const MAX_HEADER: usize = 32;
+
+/// The session protocol version written as BeginString(8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixVersion {
+    /// `FIX.4.2`
+    Fix42,
+    /// `FIX.4.4`
+    Fix44,
+    /// `FIXT.1.1` (FIX 5.0 application messages; add ApplVerID(1128) to
+    /// the header when the counterparty needs it).
+    Fixt11,
+}
+
+impl FixVersion {
+    /// The BeginString value.
+    pub fn begin_string(self) -> &'static [u8] {
+        match self {
+            FixVersion::Fix42 => b"FIX.4.2",
+            FixVersion::Fix44 => b"FIX.4.4",
+            FixVersion::Fixt11 => b"FIXT.1.1",
+        }
+    }
+}
+
+/// Tags that belong to the standard header (FIX 4.4 / FIXT.1.1).
+pub fn is_header_tag(tag: u32) -> bool {
+    matches!(
+        tag,
+        34 | 43
+            | 49
+            | 50
+            | 52
+            | 56
+            | 57
+            | 90
+            | 91
+            | 97
+            | 115
+            | 116
+            | 122
+            | 128
+            | 129
+            | 142
+            | 143
+            | 144
+            | 145
+            | 212
+            | 213
+            | 347
+            | 369
+            | 627
+            | 1128
+            | 1129
+            | 1156
+    )
+}
+
+/// Reusable FIX message writer. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct MessageBuilder {
+    version: FixVersion,
+    buf: Vec<u8>,
+    /// (tag, offset) of each header field after 35, ascending by tag.
+    header: [(u32, u32); MAX_HEADER],
+    nheader: usize,
+    /// End of the header region (where body fields start being appended).
+    header_end: usize,
+    error: Option<&'static str>,
+    started: bool,
+}
+
+impl MessageBuilder {
+    /// A builder for `version`.
+    pub fn new(version: FixVersion) -> MessageBuilder {
+        MessageBuilder {
+            version,
+            buf: Vec::with_capacity(1024),
+            header: [(0, 0); MAX_HEADER],
+            nheader: 0,
+            header_end: RESERVE,
+            error: None,
+            started: false,
+        }
+    }
+
+    /// The version written as BeginString.
+    pub fn version(&self) -> FixVersion {
+        self.version
+    }
+
+    /// Starts a message of type `msg_type`, discarding any unfinished one.
+    pub fn begin(&mut self, msg_type: &[u8]) -> &mut Self {
+        self.buf.clear();
+        self.buf.resize(RESERVE, 0);
+        self.nheader = 0;
+        self.error = None;
+        self.started = true;
+        self.append(35, msg_type);
+        self.header_end = self.buf.len();
+        self
+    }
+
+    fn check(&mut self, tag: u32, v: &[u8]) -> bool {
+        if !self.started {
+            self.error = Some("begin() was not called");
+        } else if tag == 0 {
+            self.error = Some("tag 0");
+        } else if v.is_empty() {
+            self.error = Some("empty value");
+        } else if v.contains(&SOH) {
+            self.error = Some("value contains SOH");
+        } else if matches!(tag, 8 | 9 | 10 | 35) {
+            self.error = Some("tags 8, 9, 10 and 35 are written by the builder");
+        } else {
+            return self.error.is_none();
+        }
+        false
+    }
+
+    /// Appends `tag=v<SOH>` at the end.
+    #[inline]
+    fn append(&mut self, tag: u32, v: &[u8]) {
+        let mut t = [0u8; 20];
+        let n = format::uint(&mut t, u64::from(tag));
+        self.buf.reserve(n + v.len() + 2);
+        self.buf.extend_from_slice(&t[..n]);
+        self.buf.push(b'=');
+        self.buf.extend_from_slice(v);
+        self.buf.push(SOH);
+    }
+
+    /// Adds a header field, keeping header tags ascending after 35.
+    pub fn header_bytes(&mut self, tag: u32, v: &[u8]) -> &mut Self {
+        if !self.check(tag, v) {
+            return self;
+        }
+        if self.nheader == MAX_HEADER {
+            self.error = Some("more than 32 header fields");
+            return self;
+        }
+        let k = self.header[..self.nheader].partition_point(|&(t, _)| t <= tag);
+        if k > 0 && self.header[k - 1].0 == tag {
+            self.error = Some("duplicate header tag");
+            return self;
+        }
+        let at = if k < self.nheader {
+            self.header[k].1 as usize
+        } else {
+            self.header_end
+        };
+        let mut t = [0u8; 20];
+        let tn = format::uint(&mut t, u64::from(tag));
+        let flen = tn + v.len() + 2;
+        let old = self.buf.len();
+        self.buf.resize(old + flen, 0);
+        self.buf.copy_within(at..old, at + flen);
+        let dst = &mut self.buf[at..at + flen];
+        dst[..tn].copy_from_slice(&t[..tn]);
+        dst[tn] = b'=';
+        dst[tn + 1..flen - 1].copy_from_slice(v);
+        dst[flen - 1] = SOH;
+        for h in &mut self.header[k..self.nheader] {
+            h.1 += flen as u32;
+        }
+        self.header.copy_within(k..self.nheader, k + 1);
+        self.header[k] = (tag, at as u32);
+        self.nheader += 1;
+        self.header_end += flen;
+        self
+    }
+
+    /// Adds a text header field (SenderCompID, TargetCompID...).
+    pub fn header_str(&mut self, tag: u32, v: &str) -> &mut Self {
+        self.header_bytes(tag, v.as_bytes())
+    }
+
+    /// Adds an integer header field (MsgSeqNum...).
+    pub fn header_uint(&mut self, tag: u32, v: u64) -> &mut Self {
+        let mut b = [0u8; 20];
+        let n = format::uint(&mut b, v);
+        self.header_bytes(tag, &b[..n])
+    }
+
+    /// Adds a UTCTimestamp header field (SendingTime...).
+    pub fn header_timestamp(&mut self, tag: u32, t: UtcTimestamp, p: TimePrecision) -> &mut Self {
+        let mut b = [0u8; 32];
+        match format::timestamp(&mut b, t, p) {
+            Some(n) => self.header_bytes(tag, &b[..n]),
+            None => {
+                self.error = Some("timestamp year outside 0..=9999");
+                self
+            }
+        }
+    }
+
+    /// Appends a body field with raw bytes.
+    #[inline]
+    pub fn field_bytes(&mut self, tag: u32, v: &[u8]) -> &mut Self {
+        if self.check(tag, v) {
+            self.append(tag, v);
+        }
+        self
+    }
+
+    /// Appends a text body field.
+    #[inline]
+    pub fn field_str(&mut self, tag: u32, v: &str) -> &mut Self {
+        self.field_bytes(tag, v.as_bytes())
+    }
+
+    /// Appends a signed integer body field.
+    #[inline]
+    pub fn field_int(&mut self, tag: u32, v: i64) -> &mut Self {
+        let mut b = [0u8; 24];
+        let n = format::int(&mut b, v);
+        self.field_bytes(tag, &b[..n])
+    }
+
+    /// Appends an unsigned integer body field.
+    #[inline]
+    pub fn field_uint(&mut self, tag: u32, v: u64) -> &mut Self {
+        let mut b = [0u8; 24];
+        let n = format::uint(&mut b, v);
+        self.field_bytes(tag, &b[..n])
+    }
+
+    /// Appends an exact decimal (price, quantity) body field.
+    #[inline]
+    pub fn field_decimal(&mut self, tag: u32, v: Decimal) -> &mut Self {
+        let mut b = [0u8; 24];
+        let n = format::decimal(&mut b, v);
+        self.field_bytes(tag, &b[..n])
+    }
+
+    /// Appends a single-character body field.
+    #[inline]
+    pub fn field_char(&mut self, tag: u32, v: u8) -> &mut Self {
+        self.field_bytes(tag, &[v])
+    }
+
+    /// Appends a Boolean (`Y`/`N`) body field.
+    #[inline]
+    pub fn field_bool(&mut self, tag: u32, v: bool) -> &mut Self {
+        self.field_bytes(tag, if v { b"Y" } else { b"N" })
+    }
+
+    /// Appends a UTCTimestamp body field.
+    #[inline]
+    pub fn field_timestamp(&mut self, tag: u32, t: UtcTimestamp, p: TimePrecision) -> &mut Self {
+        let mut b = [0u8; 32];
+        match format::timestamp(&mut b, t, p) {
+            Some(n) => self.field_bytes(tag, &b[..n]),
+            None => {
+                self.error = Some("timestamp year outside 0..=9999");
+                self
+            }
+        }
+    }
+
+    /// Writes BeginString, BodyLength and CheckSum and returns the complete
+    /// message. Fails if any earlier call was given an unencodable field.
+    pub fn finish(&mut self) -> Result<&[u8]> {
+        if let Some(e) = self.error {
+            return Err(Error::Build(e));
+        }
+        if !self.started {
+            return Err(Error::Build("begin() was not called"));
+        }
+        self.started = false;
+        let body_len = self.buf.len() - RESERVE;
+        let bs = self.version.begin_string();
+        let mut lenbuf = [0u8; 20];
+        let ln = format::uint(&mut lenbuf, body_len as u64);
+        let prefix = 2 + bs.len() + 1 + 2 + ln + 1;
+        let start = RESERVE - prefix;
+        let p = &mut self.buf[start..RESERVE];
+        p[..2].copy_from_slice(b"8=");
+        p[2..2 + bs.len()].copy_from_slice(bs);
+        let mut i = 2 + bs.len();
+        p[i] = SOH;
+        p[i + 1..i + 3].copy_from_slice(b"9=");
+        i += 3;
+        p[i..i + ln].copy_from_slice(&lenbuf[..ln]);
+        p[i + ln] = SOH;
+        let cs = checksum(&self.buf[start..]);
+        self.buf.extend_from_slice(&[
+            b'1',
+            b'0',
+            b'=',
+            b'0' + cs / 100,
+            b'0' + cs / 10 % 10,
+            b'0' + cs % 10,
+            SOH,
+        ]);
+        Ok(&self.buf[start..])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::Parser;
+    use proptest::prelude::*;
+
+    /// Independent oracle: split on SOH, sum bytes the long way.
+    fn oracle(msg: &[u8]) -> (usize, u32, usize, u32) {
+        let text: Vec<&[u8]> = msg.split(|&b| b == 1).collect();
+        assert_eq!(text.last(), Some(&&b""[..]), "ends with SOH");
+        let fields = &text[..text.len() - 1];
+        let declared_len: usize = std::str::from_utf8(&fields[1][2..])
+            .unwrap()
+            .parse()
+            .unwrap();
+        let declared_cs: u32 = std::str::from_utf8(&fields[fields.len() - 1][3..])
+            .unwrap()
+            .parse()
+            .unwrap();
+        // Body: from the start of field 3 to the end of the field before 10=.
+        let head = fields[0].len() + 1 + fields[1].len() + 1;
+        let trailer = fields[fields.len() - 1].len() + 1;
+        let real_len = msg.len() - head - trailer;
+        let mut sum = 0u32;
+        for &b in &msg[..msg.len() - trailer] {
+            sum += u32::from(b);
+        }
+        (declared_len, declared_cs, real_len, sum % 256)
+    }
+
+    #[test]
+    fn header_order_is_quickfix_order() {
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        b.begin(b"D");
+        b.field_str(55, "IBM");
+        b.header_str(56, "T")
+            .header_uint(34, 12)
+            .header_str(49, "S");
+        b.field_int(38, 5);
+        b.header_str(52, "20240101-00:00:00");
+        let m = b.finish().unwrap().to_vec();
+        let tags: Vec<u32> = m
+            .split(|&c| c == 1)
+            .filter(|f| !f.is_empty())
+            .map(|f| {
+                let e = f.iter().position(|&c| c == b'=').unwrap();
+                std::str::from_utf8(&f[..e]).unwrap().parse().unwrap()
+            })
+            .collect();
+        assert_eq!(tags, [8, 9, 35, 34, 49, 52, 56, 55, 38, 10]);
+        let (dl, dc, rl, rc) = oracle(&m);
+        assert_eq!((dl, dc), (rl, rc));
+    }
+
+    #[test]
+    fn versions() {
+        for (v, s) in [
+            (FixVersion::Fix42, "FIX.4.2"),
+            (FixVersion::Fix44, "FIX.4.4"),
+            (FixVersion::Fixt11, "FIXT.1.1"),
+        ] {
+            let mut b = MessageBuilder::new(v);
+            b.begin(b"0").header_str(49, "A");
+            let m = b.finish().unwrap().to_vec();
+            assert!(m.starts_with(format!("8={s}\x019=").as_bytes()));
+            let mut p = Parser::new();
+            assert_eq!(p.parse(&m).unwrap().begin_string(), s.as_bytes());
+        }
+    }
+
+    #[test]
+    fn rejects_unencodable_fields() {
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        assert!(b.finish().is_err());
+        b.begin(b"D").field_str(58, "a\x01b");
+        assert!(matches!(b.finish(), Err(Error::Build(_))));
+        b.begin(b"D").field_str(58, "");
+        assert!(b.finish().is_err());
+        b.begin(b"D").field_str(10, "1");
+        assert!(b.finish().is_err());
+        b.begin(b"D").header_str(49, "A").header_str(49, "B");
+        assert!(b.finish().is_err());
+        b.begin(b"D").field_str(58, "ok");
+        assert!(b.finish().is_ok());
+    }
+
+    proptest! {
+        #[test]
+        fn output_parses_back_and_agrees_with_oracle(
+            version in prop_oneof![Just(FixVersion::Fix42), Just(FixVersion::Fix44), Just(FixVersion::Fixt11)],
+            seq in any::<u64>(),
+            // Body tags from a range free of header, group and session tags.
+            body in proptest::collection::btree_map(5000u32..6000, "[!-~]{1,40}", 0..40),
+            ints in proptest::collection::btree_map(6000u32..7000, any::<i64>(), 0..10),
+            px in (any::<i64>(), 0u8..=8),
+        ) {
+            let mut b = MessageBuilder::new(version);
+            b.begin(b"8").header_str(56, "TARGET").header_uint(34, seq).header_str(49, "SENDER");
+            for (t, v) in &body { b.field_str(*t, v); }
+            for (t, v) in &ints { b.field_int(*t, *v); }
+            b.field_decimal(44, Decimal::new(px.0 / 1000, px.1));
+            let m = b.finish().unwrap().to_vec();
+            let (dl, dc, rl, rc) = oracle(&m);
+            prop_assert_eq!(dl, rl);
+            prop_assert_eq!(dc, rc);
+            let mut p = Parser::new();
+            let msg = p.parse(&m).unwrap();
+            prop_assert_eq!(msg.uint(34).unwrap(), seq);
+            prop_assert_eq!(msg.str(49).unwrap(), "SENDER");
+            for (t, v) in &body { prop_assert_eq!(msg.str(*t).unwrap(), v.as_str()); }
+            for (t, v) in &ints { prop_assert_eq!(msg.int(*t).unwrap(), *v); }
+            prop_assert_eq!(msg.decimal(44).unwrap(), Decimal::new(px.0 / 1000, px.1));
+        }
+    }
+}

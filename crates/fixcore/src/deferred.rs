@@ -1,0 +1,259 @@
+//! Deferred processing: the hot path copies the raw message into a slot of
+//! an SPSC ring and returns; a background thread parses, validates and
+//! stores it.
+//!
+//! [`ArrayQueueSink`] is the same hand-off over crossbeam's `ArrayQueue`,
+//! kept as the benchmark baseline.
+
+pub mod spsc;
+
+use crate::affinity;
+use crate::parse::Parser;
+use crate::store::{MessageStore, RingStore};
+use crate::{Error, Result};
+use crossbeam::queue::ArrayQueue;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+/// What the background thread did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeferredStats {
+    /// Messages that parsed and were stored.
+    pub stored: u64,
+    /// Messages rejected by the parser (or lacking MsgSeqNum).
+    pub invalid: u64,
+    /// Core the worker was pinned to, if any.
+    pub pinned_core: Option<usize>,
+}
+
+/// A background parser/validator/store fed through an SPSC ring.
+pub struct DeferredProcessor {
+    producer: spsc::Producer,
+    stop: Arc<AtomicBool>,
+    worker: Option<JoinHandle<Result<DeferredStats>>>,
+}
+
+impl DeferredProcessor {
+    /// Starts the worker. `capacity` slots of `max_len` bytes; the worker
+    /// keeps the last `window` valid messages in a [`RingStore`] and is
+    /// pinned to `pin` when given.
+    pub fn spawn(
+        capacity: usize,
+        max_len: usize,
+        window: usize,
+        pin: Option<usize>,
+    ) -> Result<DeferredProcessor> {
+        let (producer, mut consumer) = spsc::channel(capacity, max_len);
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let worker = std::thread::Builder::new()
+            .name("fix-deferred".into())
+            .spawn(move || -> Result<DeferredStats> {
+                let pinned_core = match pin {
+                    Some(c) => Some(affinity::pin_current(c)?),
+                    None => None,
+                };
+                let mut parser = Parser::new();
+                let mut store = RingStore::new(1, window);
+                let mut stats = DeferredStats {
+                    pinned_core,
+                    ..Default::default()
+                };
+                let mut idle = Idle::default();
+                loop {
+                    let got = consumer.try_pop(|m| {
+                        let seq = parser.parse(m).ok().and_then(|msg| msg.uint(34).ok());
+                        match seq.map(|s| store.insert(s, m)) {
+                            Some(Ok(())) => stats.stored += 1,
+                            _ => stats.invalid += 1,
+                        }
+                    });
+                    if got.is_some() {
+                        idle.reset();
+                        continue;
+                    }
+                    // `finish` raises stop only once the ring is drained, and
+                    // no submit can follow it (it consumes the processor).
+                    if stop2.load(Ordering::Acquire) {
+                        return Ok(stats);
+                    }
+                    idle.wait();
+                }
+            })
+            .map_err(Error::io("spawning deferred worker"))?;
+        Ok(DeferredProcessor {
+            producer,
+            stop,
+            worker: Some(worker),
+        })
+    }
+
+    /// The hot path: copy `msg` into a slot and return. `false` if the ring
+    /// is full (or `msg` exceeds a slot); the caller decides whether to retry.
+    #[inline]
+    pub fn try_submit(&mut self, msg: &[u8]) -> bool {
+        self.producer.try_push(msg)
+    }
+
+    /// Submits, yielding while the ring is full. Fails if `msg` can never fit.
+    pub fn submit(&mut self, msg: &[u8]) -> Result<()> {
+        if msg.len() > self.producer.max_len() {
+            return Err(Error::TooLarge {
+                len: msg.len(),
+                limit: self.producer.max_len(),
+            });
+        }
+        while !self.producer.try_push(msg) {
+            std::thread::yield_now();
+        }
+        Ok(())
+    }
+
+    /// Messages submitted and not yet taken by the worker.
+    pub fn pending(&self) -> usize {
+        self.producer.pending()
+    }
+
+    /// Waits for the worker to drain the ring and returns its statistics.
+    pub fn finish(mut self) -> Result<DeferredStats> {
+        while self.producer.pending() > 0 {
+            std::thread::yield_now();
+        }
+        self.stop.store(true, Ordering::Release);
+        let worker = self
+            .worker
+            .take()
+            .ok_or(Error::Thread("worker already joined"))?;
+        worker
+            .join()
+            .map_err(|_| Error::Thread("deferred worker panicked"))?
+    }
+}
+
+impl Drop for DeferredProcessor {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+/// Back-off for a consumer that found its queue empty: spin briefly, then
+/// yield, then sleep. Polling the producer's index in a tight loop pulls its
+/// cache line away on every push and slows the hot path, and on a machine
+/// with few cores a spinning consumer starves the producer.
+#[derive(Debug, Default)]
+pub struct Idle {
+    rounds: u32,
+}
+
+impl Idle {
+    /// Call after finding work.
+    pub fn reset(&mut self) {
+        self.rounds = 0;
+    }
+
+    /// Call after finding nothing.
+    pub fn wait(&mut self) {
+        self.rounds = self.rounds.saturating_add(1);
+        if self.rounds < 64 {
+            std::hint::spin_loop();
+        } else if self.rounds < 256 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
+    }
+}
+
+/// Processes a message inline, as the deferred worker would: parse,
+/// validate, store. The "before" of the deferred comparison.
+pub fn process_inline(parser: &mut Parser, store: &mut dyn MessageStore, msg: &[u8]) -> Result<()> {
+    let seq = parser.parse(msg)?.uint(34)?;
+    store.insert(seq, msg)
+}
+
+/// Largest message the [`ArrayQueueSink`] baseline carries.
+pub const INLINE_MAX: usize = 256;
+
+/// A message copied by value into a crossbeam queue element.
+#[derive(Clone, Copy)]
+pub struct InlineMsg {
+    len: u16,
+    bytes: [u8; INLINE_MAX],
+}
+
+/// Baseline hand-off: crossbeam `ArrayQueue<InlineMsg>`.
+pub struct ArrayQueueSink {
+    queue: Arc<ArrayQueue<InlineMsg>>,
+}
+
+impl ArrayQueueSink {
+    /// A queue of `capacity` messages; returns the sink and a handle for the
+    /// consumer.
+    pub fn new(capacity: usize) -> (ArrayQueueSink, Arc<ArrayQueue<InlineMsg>>) {
+        let q = Arc::new(ArrayQueue::new(capacity.max(1)));
+        (ArrayQueueSink { queue: q.clone() }, q)
+    }
+
+    /// Copies `msg` into the queue; `false` if full or longer than 256 bytes.
+    #[inline]
+    pub fn try_submit(&self, msg: &[u8]) -> bool {
+        if msg.len() > INLINE_MAX {
+            return false;
+        }
+        let mut m = InlineMsg {
+            len: msg.len() as u16,
+            bytes: [0; INLINE_MAX],
+        };
+        m.bytes[..msg.len()].copy_from_slice(msg);
+        self.queue.push(m).is_ok()
+    }
+}
+
+impl InlineMsg {
+    /// The carried bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::{FixVersion, MessageBuilder};
+    use crate::sample;
+
+    #[test]
+    fn every_message_is_processed_once() {
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        let mut d = DeferredProcessor::spawn(64, 512, 1024, None).unwrap();
+        for seq in 1..=5000 {
+            let m = sample::new_order_single(&mut b, seq);
+            d.submit(&m).unwrap();
+        }
+        d.submit(b"8=FIX.4.4\x019=1\x01garbage").unwrap();
+        let stats = d.finish().unwrap();
+        assert_eq!(stats.stored, 5000);
+        assert_eq!(stats.invalid, 1);
+    }
+
+    #[test]
+    fn oversize_is_an_error() {
+        let mut d = DeferredProcessor::spawn(4, 16, 4, None).unwrap();
+        assert!(matches!(d.submit(&[b'x'; 17]), Err(Error::TooLarge { .. })));
+        assert!(!d.try_submit(&[b'x'; 17]));
+    }
+
+    #[test]
+    fn array_queue_baseline_carries_bytes() {
+        let (s, q) = ArrayQueueSink::new(2);
+        assert!(s.try_submit(b"abc"));
+        assert!(s.try_submit(b"de"));
+        assert!(!s.try_submit(b"f"));
+        assert_eq!(q.pop().unwrap().bytes(), b"abc");
+        assert!(!s.try_submit(&[0; 257]));
+    }
+}

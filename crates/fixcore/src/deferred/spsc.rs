@@ -1,0 +1,195 @@
+//! Single-producer single-consumer ring of fixed-size byte slots. All the
+//! `unsafe` of the deferred processor lives here.
+//!
+//! Head and tail sit on their own cache lines (`CachePadded`), and each side
+//! keeps a private copy of the other's index so it only touches the shared
+//! line when the ring looks full (producer) or empty (consumer).
+
+use crossbeam::utils::CachePadded;
+use std::cell::UnsafeCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[repr(C, align(64))]
+struct Line([u8; 64]);
+
+struct Ring {
+    /// `cap * lines_per_slot` cache lines; a slot is a u32 length followed by
+    /// the bytes.
+    buf: Box<[UnsafeCell<Line>]>,
+    lines_per_slot: usize,
+    max_len: usize,
+    mask: usize,
+    head: CachePadded<AtomicUsize>,
+    tail: CachePadded<AtomicUsize>,
+}
+
+// SAFETY: slots are only written by the single producer while not visible to
+// the consumer (index >= published head) and only read by the single
+// consumer while not writable by the producer (index < head, >= tail); the
+// Release/Acquire pairs on head and tail order the byte accesses.
+unsafe impl Sync for Ring {}
+// SAFETY: the ring owns plain bytes and atomics.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    fn slot_ptr(&self, idx: usize) -> *mut u8 {
+        let line = (idx & self.mask) * self.lines_per_slot;
+        // UnsafeCell<Line> is repr(transparent) over Line, so the cell
+        // pointer is the byte pointer.
+        UnsafeCell::raw_get(&self.buf[line]).cast::<u8>()
+    }
+}
+
+/// Writing end; exactly one exists per ring.
+pub struct Producer {
+    ring: Arc<Ring>,
+    head: usize,
+    cached_tail: usize,
+}
+
+/// Reading end; exactly one exists per ring.
+pub struct Consumer {
+    ring: Arc<Ring>,
+    tail: usize,
+    cached_head: usize,
+}
+
+/// A ring of `capacity` (rounded up to a power of two) slots of up to
+/// `max_len` bytes each.
+pub fn channel(capacity: usize, max_len: usize) -> (Producer, Consumer) {
+    let cap = capacity.max(2).next_power_of_two();
+    let lines_per_slot = (4 + max_len).div_ceil(64);
+    let ring = Arc::new(Ring {
+        buf: (0..cap * lines_per_slot)
+            .map(|_| UnsafeCell::new(Line([0; 64])))
+            .collect(),
+        lines_per_slot,
+        max_len,
+        mask: cap - 1,
+        head: CachePadded::new(AtomicUsize::new(0)),
+        tail: CachePadded::new(AtomicUsize::new(0)),
+    });
+    (
+        Producer {
+            ring: ring.clone(),
+            head: 0,
+            cached_tail: 0,
+        },
+        Consumer {
+            ring,
+            tail: 0,
+            cached_head: 0,
+        },
+    )
+}
+
+impl Producer {
+    /// Largest message a slot holds.
+    pub fn max_len(&self) -> usize {
+        self.ring.max_len
+    }
+
+    /// Copies `msg` into the next slot. Returns `false` (and copies nothing)
+    /// if the ring is full or `msg` is longer than a slot.
+    #[inline]
+    pub fn try_push(&mut self, msg: &[u8]) -> bool {
+        let r = &*self.ring;
+        if msg.len() > r.max_len {
+            return false;
+        }
+        if self.head - self.cached_tail > r.mask {
+            self.cached_tail = r.tail.load(Ordering::Acquire);
+            if self.head - self.cached_tail > r.mask {
+                return false;
+            }
+        }
+        let p = r.slot_ptr(self.head);
+        // SAFETY: the slot at `head` is not visible to the consumer until the
+        // Release store below, and the consumer has released it (tail has
+        // passed it, checked above). It spans `4 + max_len` bytes.
+        unsafe {
+            p.cast::<u32>().write(msg.len() as u32);
+            std::ptr::copy_nonoverlapping(msg.as_ptr(), p.add(4), msg.len());
+        }
+        self.head += 1;
+        r.head.store(self.head, Ordering::Release);
+        true
+    }
+
+    /// Messages pushed but not yet consumed (approximate from this side).
+    pub fn pending(&self) -> usize {
+        self.head - self.ring.tail.load(Ordering::Relaxed)
+    }
+}
+
+impl Consumer {
+    /// Calls `f` with the oldest message and frees its slot; `None` if empty.
+    #[inline]
+    pub fn try_pop<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        let r = &*self.ring;
+        if self.tail == self.cached_head {
+            self.cached_head = r.head.load(Ordering::Acquire);
+            if self.tail == self.cached_head {
+                return None;
+            }
+        }
+        let p = r.slot_ptr(self.tail);
+        // SAFETY: `tail < head` (Acquire-loaded), so the producer finished
+        // writing this slot and will not touch it until tail moves past it.
+        // The length was written by `try_push` and is at most `max_len`.
+        let out = unsafe {
+            let len = (p.cast::<u32>().read() as usize).min(r.max_len);
+            f(std::slice::from_raw_parts(p.add(4), len))
+        };
+        self.tail += 1;
+        r.tail.store(self.tail, Ordering::Release);
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_across_threads_nothing_lost_or_corrupted() {
+        let (mut p, mut c) = channel(8, 100);
+        let n = 100_000u32;
+        let t = std::thread::spawn(move || {
+            for i in 0..n {
+                let m = i.to_le_bytes().repeat(1 + (i % 20) as usize);
+                while !p.try_push(&m) {
+                    std::thread::yield_now();
+                }
+            }
+        });
+        let mut next = 0u32;
+        while next < n {
+            if let Some(ok) = c.try_pop(|m| m == i_bytes(next).as_slice()) {
+                assert!(ok, "message {next} corrupted");
+                next += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        t.join().unwrap();
+        assert!(c.try_pop(|_| ()).is_none());
+    }
+
+    fn i_bytes(i: u32) -> Vec<u8> {
+        i.to_le_bytes().repeat(1 + (i % 20) as usize)
+    }
+
+    #[test]
+    fn full_and_oversize() {
+        let (mut p, mut c) = channel(4, 8);
+        assert!(!p.try_push(&[0; 9]));
+        for _ in 0..4 {
+            assert!(p.try_push(b"12345678"));
+        }
+        assert!(!p.try_push(b"x"));
+        assert_eq!(c.try_pop(<[u8]>::len), Some(8));
+        assert!(p.try_push(b"x"));
+    }
+}

@@ -1,0 +1,352 @@
+//! [`Framer`]: splits a TCP byte stream into complete FIX messages.
+//!
+//! It tolerates partial reads (bytes may arrive one at a time), and when it
+//! meets bytes that are not a message — garbage between messages, a frame
+//! whose BodyLength does not land on a `10=ddd<SOH>` trailer — it reports
+//! them once and resynchronises on the next `8=FIX`, so one bad frame never
+//! costs the following good ones.
+//!
+//! The framer only finds boundaries; run [`Parser`](crate::parse::Parser)
+//! on each frame to validate the checksum and fields.
+
+use crate::scan::SOH;
+use crate::{Error, Result};
+use std::io::Read;
+
+/// Where a message starts: BeginString is always `FIX.x.y` or `FIXT.1.1`.
+const MARKER: &[u8] = b"8=FIX";
+/// Longest BeginString field accepted (`8=FIXT.1.1<SOH>` is 11 bytes).
+const MAX_BEGIN: usize = 24;
+/// Longest BodyLength field accepted (`9=` + 9 digits + SOH).
+const MAX_LEN_FIELD: usize = 12;
+/// `10=ddd<SOH>`.
+const TRAILER: usize = 7;
+
+/// Incremental stream framer. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct Framer {
+    buf: Vec<u8>,
+    head: usize,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    max_message: usize,
+}
+
+enum Header {
+    NeedMore,
+    Bad(Error),
+    Total(usize),
+}
+
+impl Framer {
+    /// A framer rejecting messages longer than `max_message` bytes.
+    pub fn new(max_message: usize) -> Framer {
+        Framer {
+            buf: Vec::with_capacity(max_message.clamp(256, 1 << 20) * 2),
+            head: 0,
+            base: 0,
+            max_message: max_message.max(64),
+        }
+    }
+
+    /// Bytes received but not yet returned as frames or skipped.
+    pub fn buffered(&self) -> usize {
+        self.buf.len() - self.head
+    }
+
+    /// Stream offset of the next byte to be framed.
+    pub fn position(&self) -> u64 {
+        self.base + self.head as u64
+    }
+
+    fn compact(&mut self) {
+        if self.head > 0 && (self.head * 2 >= self.buf.len() || self.head >= 1 << 16) {
+            self.buf.drain(..self.head);
+            self.base += self.head as u64;
+            self.head = 0;
+        }
+    }
+
+    /// Appends received bytes.
+    pub fn push(&mut self, data: &[u8]) {
+        self.compact();
+        self.buf.extend_from_slice(data);
+    }
+
+    /// Reads once from `r` straight into the buffer (up to `max` bytes);
+    /// returns what `read` returned (0 at end of stream).
+    pub fn read_from<R: Read>(&mut self, r: &mut R, max: usize) -> std::io::Result<usize> {
+        self.compact();
+        let old = self.buf.len();
+        self.buf.resize(old + max, 0);
+        let n = r.read(&mut self.buf[old..]);
+        self.buf.truncate(old + *n.as_ref().unwrap_or(&0));
+        n
+    }
+
+    /// The next complete frame, an error describing skipped bytes, or `None`
+    /// when more input is needed.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next_frame(&mut self) -> Option<Result<&[u8]>> {
+        let data = &self.buf[self.head..];
+        if data.is_empty() {
+            return None;
+        }
+        let pos = self.position();
+        if !data.starts_with(MARKER) {
+            if MARKER.starts_with(data) {
+                return None;
+            }
+            let skipped = self.skip_to_marker(1);
+            return if skipped == 0 {
+                None
+            } else {
+                Some(Err(Error::Garbage { pos, skipped }))
+            };
+        }
+        match self.header(data) {
+            Header::NeedMore => None,
+            Header::Bad(e) => {
+                self.skip_to_marker(1);
+                Some(Err(Error::BadFrame {
+                    pos,
+                    reason: Box::new(e),
+                }))
+            }
+            Header::Total(total) => {
+                let start = self.head;
+                self.head += total;
+                Some(Ok(&self.buf[start..start + total]))
+            }
+        }
+    }
+
+    /// Parses `8=...<SOH>9=<n><SOH>` and checks the trailer lands where
+    /// BodyLength says.
+    fn header(&self, data: &[u8]) -> Header {
+        let Some(s1) = data.iter().take(MAX_BEGIN).position(|&b| b == SOH) else {
+            return if data.len() < MAX_BEGIN {
+                Header::NeedMore
+            } else {
+                Header::Bad(Error::Truncated {
+                    pos: MAX_BEGIN,
+                    what: "BeginString(8) is not terminated",
+                })
+            };
+        };
+        if !valid_begin_string(&data[2..s1]) {
+            return Header::Bad(Error::BadValue {
+                tag: 8,
+                pos: 2,
+                expected: "BeginString FIX.n.n or FIXT.n.n",
+            });
+        }
+        let rest = &data[s1 + 1..];
+        let Some(s2) = rest.iter().take(MAX_LEN_FIELD).position(|&b| b == SOH) else {
+            return if rest.len() < MAX_LEN_FIELD && b"9=".starts_with(&rest[..rest.len().min(2)]) {
+                Header::NeedMore
+            } else {
+                Header::Bad(Error::FieldOrder {
+                    pos: s1 + 1,
+                    tag: 0,
+                    why: "BodyLength(9) must follow BeginString(8)",
+                })
+            };
+        };
+        let field = &rest[..s2];
+        let Some(digits) = field.strip_prefix(b"9=") else {
+            return Header::Bad(Error::FieldOrder {
+                pos: s1 + 1,
+                tag: 0,
+                why: "BodyLength(9) must follow BeginString(8)",
+            });
+        };
+        let Some(body) = crate::value::parse_uint(digits) else {
+            return Header::Bad(Error::BadValue {
+                tag: 9,
+                pos: s1 + 3,
+                expected: "Length",
+            });
+        };
+        let head_len = s1 + 1 + s2 + 1;
+        let total = head_len as u64 + body + TRAILER as u64;
+        if total > self.max_message as u64 {
+            return Header::Bad(Error::TooLarge {
+                len: total.min(usize::MAX as u64) as usize,
+                limit: self.max_message,
+            });
+        }
+        let total = total as usize;
+        if data.len() < total {
+            return Header::NeedMore;
+        }
+        let t = &data[total - TRAILER..total];
+        let ok = t.starts_with(b"10=") && t[3..6].iter().all(u8::is_ascii_digit) && t[6] == SOH;
+        if !ok {
+            return Header::Bad(Error::BodyLength {
+                pos: s1 + 1,
+                declared: body as usize,
+                actual: total - TRAILER - head_len,
+            });
+        }
+        Header::Total(total)
+    }
+
+    /// Advances past `from` bytes and then to the next marker (or, if none is
+    /// buffered, to the longest tail that could begin one). Returns bytes
+    /// skipped.
+    fn skip_to_marker(&mut self, from: usize) -> usize {
+        let data = &self.buf[self.head..];
+        let from = from.min(data.len());
+        let found = data[from..]
+            .windows(MARKER.len())
+            .position(|w| w == MARKER)
+            .map(|p| p + from);
+        let skip = match found {
+            Some(p) => p,
+            None => {
+                // Keep a tail that may be the start of a marker split across reads.
+                let keep = (1..MARKER.len())
+                    .rev()
+                    .find(|&k| k <= data.len() - from && data.ends_with(&MARKER[..k]))
+                    .unwrap_or(0);
+                data.len() - keep
+            }
+        };
+        self.head += skip;
+        skip
+    }
+}
+
+/// `FIX.d.d` or `FIXT.d.d`: rejecting anything else lets a marker that
+/// happens to sit inside garbage be told apart from a real message start.
+fn valid_begin_string(v: &[u8]) -> bool {
+    let rest = v.strip_prefix(b"FIXT.").or_else(|| v.strip_prefix(b"FIX."));
+    matches!(rest, Some([a, b'.', b]) if a.is_ascii_digit() && b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn msg(body: &str) -> Vec<u8> {
+        let body = body.replace('|', "\x01");
+        let mut m = format!("8=FIX.4.4\x019={}\x01{}", body.len(), body).into_bytes();
+        let sum: u32 = m.iter().map(|&b| u32::from(b)).sum();
+        m.extend_from_slice(format!("10={:03}\x01", sum % 256).as_bytes());
+        m
+    }
+
+    /// Drives a framer over `chunks`; returns Ok frames and error count.
+    fn run(chunks: &[&[u8]]) -> (Vec<Vec<u8>>, Vec<String>) {
+        let mut f = Framer::new(1 << 16);
+        let mut frames = Vec::new();
+        let mut errs = Vec::new();
+        for c in chunks {
+            f.push(c);
+            while let Some(r) = f.next_frame() {
+                match r {
+                    Ok(m) => frames.push(m.to_vec()),
+                    Err(e) => errs.push(e.to_string()),
+                }
+            }
+        }
+        (frames, errs)
+    }
+
+    #[test]
+    fn frames_byte_at_a_time() {
+        let a = msg("35=D|55=MSFT|38=100|");
+        let b = msg("35=8|58=x=8=FIX|");
+        let stream = [a.clone(), b.clone()].concat();
+        let chunks: Vec<&[u8]> = stream.chunks(1).collect();
+        let (frames, errs) = run(&chunks);
+        assert_eq!(frames, vec![a, b]);
+        assert!(errs.is_empty(), "{errs:?}");
+    }
+
+    #[test]
+    fn garbage_between_messages_is_reported_and_sync_kept() {
+        let a = msg("35=D|55=A|");
+        let b = msg("35=D|55=B|");
+        let stream = [
+            &a[..],
+            b"GARBAGE\x01\x01==",
+            &b[..],
+            b"junk8=FI",
+            b"X",
+            &a[..],
+        ]
+        .concat();
+        for size in [1, 3, 7, 64, stream.len()] {
+            let chunks: Vec<&[u8]> = stream.chunks(size).collect();
+            let (frames, errs) = run(&chunks);
+            assert_eq!(
+                frames,
+                vec![a.clone(), b.clone(), a.clone()],
+                "chunk size {size}"
+            );
+            assert!(!errs.is_empty());
+            assert!(
+                errs.iter()
+                    .all(|e| e.contains("garbage") || e.contains("bad frame")),
+                "{errs:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn wrong_body_length_is_skipped_without_losing_the_next_message() {
+        let good = msg("35=D|55=A|");
+        let bad = String::from_utf8(msg("35=D|55=LONGER|"))
+            .unwrap()
+            .replace("9=15", "9=99");
+        let stream = [bad.as_bytes(), &good[..], &good[..], &good[..], &good[..]].concat();
+        let (frames, errs) = run(&[&stream]);
+        assert!(frames.len() >= 3, "{} frames, errs {errs:?}", frames.len());
+        assert!(frames.iter().all(|f| *f == good));
+        assert!(errs[0].contains("BodyLength"), "{errs:?}");
+    }
+
+    #[test]
+    fn oversized_and_malformed_headers() {
+        let (frames, errs) = run(&[b"8=FIX.4.4\x019=999999999\x0135=D\x01"]);
+        assert!(frames.is_empty());
+        assert!(errs[0].contains("exceeds"), "{errs:?}");
+        let (frames, errs) = run(&[b"8=FIX.4.4\x0135=D\x019=5\x01"]);
+        assert!(frames.is_empty());
+        assert!(errs[0].contains("BodyLength"), "{errs:?}");
+    }
+
+    #[test]
+    fn fuzz_body_over_seeds() {
+        for s in crate::parse::tests::seeds() {
+            crate::fuzzing::frame_stream(&s);
+            crate::fuzzing::frame_stream(&[s.clone(), b"xx".to_vec(), s].concat());
+        }
+    }
+
+    proptest! {
+        /// Oracle: whatever garbage (free of the marker) is interleaved and
+        /// however the stream is chopped, every good message comes out intact
+        /// and in order.
+        #[test]
+        fn good_messages_survive_garbage_and_chopping(
+            bodies in proptest::collection::vec("[A-Z]{1,30}", 1..8),
+            garbage in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..40), 8),
+            chunk in 1usize..50,
+        ) {
+            let msgs: Vec<Vec<u8>> = bodies.iter().map(|b| msg(&format!("35=D|58={b}|"))).collect();
+            let mut stream = Vec::new();
+            for (m, g) in msgs.iter().zip(&garbage) {
+                let g: Vec<u8> = g.iter().map(|&b| if b == b'8' { b'7' } else { b }).collect();
+                stream.extend_from_slice(&g);
+                stream.extend_from_slice(m);
+            }
+            let chunks: Vec<&[u8]> = stream.chunks(chunk).collect();
+            let (frames, _) = run(&chunks);
+            prop_assert_eq!(frames, msgs);
+        }
+    }
+}

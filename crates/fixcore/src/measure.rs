@@ -1,0 +1,618 @@
+//! The measurements behind `perfkit fix-bench`, returned as data (HDR
+//! histograms of nanoseconds per operation) for the binary to render.
+//!
+//! Every comparison runs its variants interleaved in one process: each of
+//! `runs` rounds measures a slice of the iterations of every variant in
+//! turn, so drift on a shared machine hits all of them alike.
+//!
+//! Timing: operations far shorter than a clock read are timed in batches
+//! with `Instant` (one read before and after `batch` calls); each batch adds
+//! its mean per call to the histogram with a count of `batch`, so the
+//! histogram's percentiles are percentiles of batch means. Loopback round
+//! trips are timed one by one.
+
+use crate::affinity::{self, Pinning};
+use crate::build::{FixVersion, MessageBuilder};
+use crate::deferred::{self, ArrayQueueSink, DeferredProcessor};
+use crate::parse::Parser;
+use crate::sample;
+use crate::scan::{self, ScanPath};
+use crate::store::{MessageStore, StoreKind};
+use crate::transport::{self, EchoConfig, Transport, latency_histogram};
+use crate::{Error, Result};
+use hdrhistogram::Histogram;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// How much to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Measured operations per variant (summed over runs).
+    pub iterations: usize,
+    /// Unmeasured operations per variant before the first run.
+    pub warmup: usize,
+    /// Interleaved rounds.
+    pub runs: usize,
+    /// Operations per clock read for the batched timings.
+    pub batch: usize,
+    /// Round trips per transport (summed over runs).
+    pub transport_iterations: usize,
+    /// Core for the measuring thread in the pinned variants.
+    pub pin: Option<usize>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            iterations: 100_000,
+            warmup: 10_000,
+            runs: 5,
+            batch: 100,
+            transport_iterations: 20_000,
+            pin: None,
+        }
+    }
+}
+
+impl Settings {
+    /// The timing method, in words, for reports.
+    pub fn timing(&self) -> String {
+        format!(
+            "batched std::time::Instant: {} calls per clock read, the mean per call (rounded \
+             to 1 ns) recorded with a count of {}; loopback round trips timed one by one",
+            self.batch, self.batch
+        )
+    }
+}
+
+/// One measured variant.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// Name, e.g. `avx512vbmi2`.
+    pub name: String,
+    /// Nanoseconds per operation.
+    pub histogram: Histogram<u64>,
+    /// Wall time spent measuring.
+    pub elapsed: Duration,
+    /// Extra facts (flags in effect, fallbacks, placement).
+    pub note: Option<String>,
+}
+
+/// A before/after (or A/B/C…) comparison.
+#[derive(Debug, Clone)]
+pub struct Comparison {
+    /// Section title, e.g. `scan NewOrderSingle (211 B)`.
+    pub title: String,
+    /// The variants, the baseline first.
+    pub variants: Vec<Variant>,
+    /// Free-text notes.
+    pub notes: Vec<String>,
+    /// Whether the variants are alternatives to compare with the first
+    /// (false when they are simply different inputs).
+    pub compare: bool,
+}
+
+impl Comparison {
+    /// Median of the baseline divided by the median of variant `i` (> 1
+    /// means variant `i` is faster).
+    pub fn speedup(&self, i: usize) -> f64 {
+        let base = self.variants[0].histogram.value_at_quantile(0.5) as f64;
+        let v = self.variants[i].histogram.value_at_quantile(0.5) as f64;
+        base / v.max(1.0)
+    }
+}
+
+/// A variant under measurement: runs `n` operations and returns the time
+/// spent on the operations proper (set-up between batches excluded).
+type Op<'a> = Box<dyn FnMut(usize) -> Duration + 'a>;
+
+/// Runs the variants interleaved per [`Settings`].
+fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Comparison {
+    let batch = s.batch.max(1);
+    let runs = s.runs.max(1);
+    let mut hs: Vec<(Histogram<u64>, Duration)> = ops
+        .iter()
+        .map(|_| (latency_histogram(), Duration::ZERO))
+        .collect();
+    for (_, op) in &mut ops {
+        let mut left = s.warmup;
+        while left > 0 {
+            let n = left.min(batch);
+            op(n);
+            left -= n;
+        }
+    }
+    let per_run = s.iterations.div_ceil(runs);
+    for _ in 0..runs {
+        for ((_, op), (h, el)) in ops.iter_mut().zip(&mut hs) {
+            let mut left = per_run;
+            let t = Instant::now();
+            while left > 0 {
+                let n = left.min(batch);
+                let d = op(n);
+                // Rounded to the nearest ns (the histogram's unit), so
+                // sub-10 ns operations are not biased down by truncation.
+                let per = ((d.as_nanos() + n as u128 / 2) / n as u128).max(1) as u64;
+                h.saturating_record(per);
+                // saturating_record counted one; add the rest of the batch.
+                let _ = h.record_n(per, n as u64 - 1);
+                left -= n;
+            }
+            *el += t.elapsed();
+        }
+    }
+    Comparison {
+        title,
+        variants: ops
+            .into_iter()
+            .zip(hs)
+            .map(|((name, _), (histogram, elapsed))| Variant {
+                name,
+                histogram,
+                elapsed,
+                note: None,
+            })
+            .collect(),
+        notes: Vec::new(),
+        compare: true,
+    }
+}
+
+fn timed(n: usize, mut f: impl FnMut()) -> Duration {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed()
+}
+
+/// Scalar vs AVX2 vs AVX-512 vs VBMI2 structural scan of each sample.
+pub fn scan(s: &Settings) -> Vec<Comparison> {
+    sample::all()
+        .into_iter()
+        .map(|(name, msg)| {
+            let ops = ScanPath::available()
+                .into_iter()
+                .map(|path| {
+                    let msg = msg.clone();
+                    let mut out = Vec::with_capacity(msg.len() + 128);
+                    let op: Op<'_> = Box::new(move |n| {
+                        timed(n, || {
+                            let _ = scan::scan_with(path, black_box(&msg), &mut out);
+                            black_box(out.len());
+                        })
+                    });
+                    (path.name().to_string(), op)
+                })
+                .collect();
+            let mut c = interleave(s, format!("scan {name} ({} B)", msg.len()), ops);
+            c.notes.push(format!(
+                "default path on this CPU: {} (FIXCORE_SCAN caps it)",
+                ScanPath::detect().name()
+            ));
+            c
+        })
+        .collect()
+}
+
+/// Full validated parse (scan, fields, BodyLength, CheckSum, tag table,
+/// groups) of each sample, or of `messages` when given.
+pub fn parse(s: &Settings, messages: Option<&[Vec<u8>]>) -> Result<Comparison> {
+    let set: Vec<(String, Vec<u8>)> = match messages {
+        Some(ms) => {
+            if ms.is_empty() {
+                return Err(Error::Truncated {
+                    pos: 0,
+                    what: "no messages to benchmark",
+                });
+            }
+            // Every message must be valid: timing rejections would measure
+            // a different (shorter) path. Callers report which one failed.
+            let mut p = Parser::new();
+            for m in ms {
+                p.parse(m)?;
+            }
+            let avg = ms.iter().map(Vec::len).sum::<usize>() / ms.len();
+            vec![(
+                format!("input: {} messages, mean {avg} B", ms.len()),
+                Vec::new(),
+            )]
+        }
+        None => sample::all()
+            .into_iter()
+            .map(|(n, m)| (format!("{n} ({} B)", m.len()), m))
+            .collect(),
+    };
+    let ops = set
+        .into_iter()
+        .map(|(name, msg)| {
+            let mut p = Parser::new();
+            let owned: Vec<Vec<u8>> = match messages {
+                Some(ms) => ms.to_vec(),
+                None => vec![msg],
+            };
+            let mut k = 0usize;
+            let op: Op<'_> = Box::new(move |n| {
+                timed(n, || {
+                    let m = &owned[k % owned.len()];
+                    k = k.wrapping_add(1);
+                    if let Ok(msg) = p.parse(black_box(m)) {
+                        black_box(msg.field_count());
+                    }
+                })
+            });
+            (name, op)
+        })
+        .collect();
+    let mut c = interleave(
+        s,
+        "parse (validated: 8/9/35 order, BodyLength, CheckSum, duplicates, groups)".into(),
+        ops,
+    );
+    c.compare = false;
+    c.notes.push(
+        "rows are different messages, not before/after; the issue's reference figures \
+         (NexusFIX 274/288 ns, QuickFIX 871/1010 ns) were not re-measured by this command"
+            .into(),
+    );
+    Ok(c)
+}
+
+/// Building each sample message with the reusable builder.
+pub fn build(s: &Settings) -> Comparison {
+    let mut ops: Vec<(String, Op<'_>)> = Vec::new();
+    for (name, write) in [
+        (
+            "NewOrderSingle",
+            sample::write_new_order_single as fn(&mut MessageBuilder, u64),
+        ),
+        ("ExecutionReport", sample::write_execution_report),
+    ] {
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        let mut seq = 0u64;
+        ops.push((
+            name.to_string(),
+            Box::new(move |n| {
+                timed(n, || {
+                    seq += 1;
+                    write(&mut b, seq);
+                    black_box(b.finish().map(<[u8]>::len).unwrap_or(0));
+                })
+            }),
+        ));
+    }
+    let mut c = interleave(
+        s,
+        "build (header, body, BodyLength, CheckSum; no allocation)".into(),
+        ops,
+    );
+    c.compare = false;
+    c
+}
+
+/// std HashMap vs hashbrown vs ring: lookup and insert.
+pub fn store(s: &Settings) -> Vec<Comparison> {
+    const WINDOW: usize = 8192;
+    let msg = sample::all().swap_remove(0).1;
+    let lookups = StoreKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let mut st = kind.build(1, WINDOW);
+            for seq in 1..=WINDOW as u64 {
+                let _ = st.insert(seq, &msg);
+            }
+            let name = st.name().to_string();
+            let mut k = 0u64;
+            let op: Op<'_> = Box::new(move |n| {
+                timed(n, || {
+                    // A stride through the window, like scattered resends.
+                    k = (k + 4099) % WINDOW as u64;
+                    black_box(st.get(black_box(k + 1)).map(<[u8]>::len));
+                })
+            });
+            (name, op)
+        })
+        .collect();
+    let inserts = StoreKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let mut st: Box<dyn MessageStore + Send> = kind.build(1, WINDOW);
+            let name = st.name().to_string();
+            let mut seq = 0u64;
+            let msg = msg.clone();
+            let op: Op<'_> = Box::new(move |n| {
+                timed(n, || {
+                    seq += 1;
+                    let _ = st.insert(seq, black_box(&msg));
+                })
+            });
+            (name, op)
+        })
+        .collect();
+    vec![
+        interleave(s, format!("store lookup (window {WINDOW})"), lookups),
+        interleave(
+            s,
+            format!("store insert ({} B message, window {WINDOW})", msg.len()),
+            inserts,
+        ),
+    ]
+}
+
+/// Inline parse+validate+store vs the deferred hot path (SPSC ring, and
+/// crossbeam ArrayQueue as a baseline).
+pub fn deferred(s: &Settings) -> Result<Comparison> {
+    let msg = sample::all().swap_remove(0).1;
+    let batch = s.batch.max(1);
+    let mut ops: Vec<(String, Op<'_>)> = Vec::new();
+    {
+        let mut p = Parser::new();
+        let mut st = StoreKind::Ring.build(1, 8192);
+        let mut m = msg.clone();
+        ops.push((
+            "inline parse+validate+store".into(),
+            Box::new(move |n| {
+                timed(n, || {
+                    let _ = deferred::process_inline(&mut p, st.as_mut(), black_box(&m));
+                    black_box(&mut m);
+                })
+            }),
+        ));
+    }
+    let mut d = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, None)?;
+    let dropped = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let dropped2 = dropped.clone();
+    let m2 = msg.clone();
+    ops.push((
+        "deferred: SPSC ring submit".into(),
+        Box::new(move |n| {
+            // Let the worker drain first so the timed pushes find room:
+            // this measures the hot path, not the worker's throughput.
+            while d.pending() > 0 {
+                std::thread::yield_now();
+            }
+            let t = Instant::now();
+            for _ in 0..n {
+                if !d.try_submit(black_box(&m2)) {
+                    dropped2.set(dropped2.get() + 1);
+                }
+            }
+            t.elapsed()
+        }),
+    ));
+    // The baseline gets a consumer thread too, backing off like the worker,
+    // so both hand-offs pay the same cross-core cache traffic.
+    let (sink, queue) = ArrayQueueSink::new(batch * 2);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let consumer = {
+        let (queue, stop) = (queue.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut idle = deferred::Idle::default();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match queue.pop() {
+                    Some(x) => {
+                        black_box(x.bytes().len());
+                        idle.reset();
+                    }
+                    None => idle.wait(),
+                }
+            }
+        })
+    };
+    let m3 = msg.clone();
+    ops.push((
+        "deferred: crossbeam ArrayQueue push".into(),
+        Box::new(move |n| {
+            while !queue.is_empty() {
+                std::thread::yield_now();
+            }
+            let t = Instant::now();
+            for _ in 0..n {
+                black_box(sink.try_submit(black_box(&m3)));
+            }
+            t.elapsed()
+        }),
+    ));
+    let mut c = interleave(
+        s,
+        format!("deferred hot path ({} B NewOrderSingle)", msg.len()),
+        ops,
+    );
+    c.notes.push(
+        "both queues have a consumer thread and are drained (untimed) before each batch, \
+         so the timed pushes find room: this is the hot path, not the worker's throughput"
+            .into(),
+    );
+    c.notes.push(format!(
+        "SPSC submits refused (ring full): {}",
+        dropped.get()
+    ));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    consumer
+        .join()
+        .map_err(|_| Error::Thread("ArrayQueue consumer panicked"))?;
+    Ok(c)
+}
+
+/// The validated parse on an unpinned thread vs a thread pinned to
+/// `s.pin` (or the last core).
+pub fn affinity(s: &Settings) -> Result<Comparison> {
+    let core = s
+        .pin
+        .or_else(|| affinity::cores().into_iter().max())
+        .ok_or(Error::Affinity {
+            core: 0,
+            why: "no usable core reported",
+        })?;
+    let msg = sample::all().swap_remove(0).1;
+    let runs = s.runs.max(1);
+    let per_run = Settings {
+        iterations: s.iterations.div_ceil(runs),
+        runs: 1,
+        ..*s
+    };
+    let mut out: Vec<Variant> = Vec::new();
+    for run in 0..runs {
+        for pin in [None, Some(core)] {
+            let msg = msg.clone();
+            let settings = Settings {
+                warmup: if run == 0 { s.warmup } else { 0 },
+                ..per_run
+            };
+            let v = std::thread::scope(|sc| {
+                sc.spawn(|| -> Result<Comparison> {
+                    let pinning = Pinning {
+                        core: pin.map(affinity::pin_current).transpose()?,
+                    };
+                    let mut p = Parser::new();
+                    let op: Op<'_> = Box::new(move |n| {
+                        timed(n, || {
+                            if let Ok(m) = p.parse(black_box(&msg)) {
+                                black_box(m.field_count());
+                            }
+                        })
+                    });
+                    Ok(interleave(
+                        &settings,
+                        String::new(),
+                        vec![(pinning.to_string(), op)],
+                    ))
+                })
+                .join()
+                .map_err(|_| Error::Thread("affinity measurement panicked"))?
+            })?;
+            let v = v
+                .variants
+                .into_iter()
+                .next()
+                .ok_or(Error::Thread("no variant"))?;
+            match out.iter_mut().find(|o| o.name == v.name) {
+                Some(o) => {
+                    let _ = o.histogram.add(&v.histogram);
+                    o.elapsed += v.elapsed;
+                }
+                None => out.push(v),
+            }
+        }
+    }
+    Ok(Comparison {
+        title: format!("affinity: validated parse, unpinned vs pinned to core {core}"),
+        variants: out,
+        notes: vec![format!(
+            "each run spawns one unpinned and one pinned thread in turn; {} cores usable",
+            affinity::cores().len()
+        )],
+        compare: true,
+    })
+}
+
+/// NewOrderSingle → ExecutionReport echo over 127.0.0.1 with every
+/// transport, interleaved by run.
+pub fn transport(s: &Settings) -> Result<Comparison> {
+    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let request = sample::new_order_single(&mut b, 1);
+    let reply = sample::execution_report(&mut b, 1);
+    let runs = s.runs.max(1);
+    // Client and server on different cores when pinning is asked for. The
+    // caller may itself be pinned already, so count online cores rather than
+    // this thread's affinity mask.
+    let online = affinity::online();
+    let (client_core, server_core) = match s.pin {
+        Some(c) => (Some(c), Some(if online > 1 { (c + 1) % online } else { c })),
+        None => (None, None),
+    };
+    let mut variants: Vec<Variant> = Transport::ALL
+        .iter()
+        .map(|t| Variant {
+            name: t.name().into(),
+            histogram: latency_histogram(),
+            elapsed: Duration::ZERO,
+            note: None,
+        })
+        .collect();
+    for run in 0..runs {
+        for (t, v) in Transport::ALL.iter().zip(&mut variants) {
+            let cfg = EchoConfig {
+                iterations: s.transport_iterations.div_ceil(runs),
+                warmup: if run == 0 {
+                    s.warmup.min(s.transport_iterations)
+                } else {
+                    100
+                },
+                request: request.clone(),
+                reply: reply.clone(),
+                client_core,
+                server_core,
+            };
+            let t0 = Instant::now();
+            let r = transport::echo(*t, &cfg)?;
+            v.elapsed += t0.elapsed();
+            let _ = v.histogram.add(&r.histogram);
+            v.note = Some(format!(
+                "{}; client {}, server {}",
+                r.note, r.client, r.server
+            ));
+        }
+    }
+    Ok(Comparison {
+        title: format!(
+            "transport: {} B NewOrderSingle -> {} B ExecutionReport echo on 127.0.0.1 (round trip)",
+            request.len(),
+            reply.len()
+        ),
+        variants,
+        notes: vec![
+            "both ends use the transport under test; each request is framed and parsed by \
+             the server and the reply by the client"
+                .into(),
+        ],
+        compare: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> Settings {
+        Settings {
+            iterations: 200,
+            warmup: 10,
+            runs: 2,
+            batch: 10,
+            transport_iterations: 40,
+            pin: None,
+        }
+    }
+
+    #[test]
+    fn every_measurement_fills_its_histograms() {
+        let s = tiny();
+        let mut all = scan(&s);
+        all.push(parse(&s, None).unwrap());
+        all.push(build(&s));
+        all.extend(store(&s));
+        all.push(deferred(&s).unwrap());
+        all.push(affinity(&s).unwrap());
+        for c in &all {
+            for v in &c.variants {
+                assert_eq!(v.histogram.len(), 200, "{} / {}", c.title, v.name);
+            }
+        }
+        let t = transport(&s).unwrap();
+        for v in &t.variants {
+            assert_eq!(v.histogram.len(), 40, "{}", v.name);
+            assert!(v.note.is_some());
+        }
+    }
+
+    #[test]
+    fn parse_of_input_rejects_bad_messages() {
+        let s = tiny();
+        assert!(parse(&s, Some(&[b"8=FIX.4.4\x01".to_vec()])).is_err());
+        assert!(parse(&s, Some(&[])).is_err());
+        let good = sample::all().swap_remove(1).1;
+        let c = parse(&s, Some(&[good])).unwrap();
+        assert_eq!(c.variants.len(), 1);
+    }
+}

@@ -1,0 +1,264 @@
+//! Whole-message structural indexing: one pass that records the position of
+//! every `=` and SOH (0x01) byte of a message.
+//!
+//! FIX fields average ~10 bytes, so searching for "the next delimiter" one call
+//! at a time (memchr-style) pays a setup cost per field that exceeds the work.
+//! Instead every path here classifies a whole block (64 bytes with AVX-512,
+//! 32 with AVX2) into a bit mask and turns the mask into positions without a
+//! per-field function call. The parser then walks the position list.
+//!
+//! The path is chosen at run time ([`ScanPath::detect`]). Setting the
+//! environment variable `FIXCORE_SCAN` to `scalar`, `avx2`, `avx512` or
+//! `avx512vbmi2` caps the detected path (it never enables an instruction set
+//! the CPU lacks), so the whole test suite can be run on each path.
+
+use crate::{Error, Result};
+use std::sync::OnceLock;
+
+mod x86;
+
+/// The SOH field separator (0x01).
+pub const SOH: u8 = 0x01;
+
+/// Slack the SIMD paths need past the last written position: they store whole
+/// vectors and only then advance the count.
+const SLACK: usize = 80;
+
+/// One implementation of the structural scan. Ordered from slowest to fastest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ScanPath {
+    /// Portable byte loop (branch-free write, advance on match).
+    Scalar,
+    /// 32-byte blocks, `vpmovmskb` mask, unrolled bit extraction.
+    Avx2,
+    /// 64-byte blocks, mask registers, `vpcompressd` per 16-byte quarter.
+    Avx512,
+    /// 64-byte blocks, one `vpcompressb` (AVX-512 VBMI2) per block, widened.
+    Avx512Vbmi2,
+}
+
+impl ScanPath {
+    /// Every path, slowest first.
+    pub const ALL: [ScanPath; 4] = [
+        ScanPath::Scalar,
+        ScanPath::Avx2,
+        ScanPath::Avx512,
+        ScanPath::Avx512Vbmi2,
+    ];
+
+    /// Short lowercase name, as accepted by `FIXCORE_SCAN`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanPath::Scalar => "scalar",
+            ScanPath::Avx2 => "avx2",
+            ScanPath::Avx512 => "avx512",
+            ScanPath::Avx512Vbmi2 => "avx512vbmi2",
+        }
+    }
+
+    /// Parses a name as printed by [`ScanPath::name`].
+    pub fn from_name(name: &str) -> Option<ScanPath> {
+        ScanPath::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(name.trim()))
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn is_available(self) -> bool {
+        match self {
+            ScanPath::Scalar => true,
+            ScanPath::Avx2 => x86::has_avx2(),
+            ScanPath::Avx512 => x86::has_avx512(),
+            ScanPath::Avx512Vbmi2 => x86::has_avx512_vbmi2(),
+        }
+    }
+
+    /// Every path this CPU can run, slowest first (ignores `FIXCORE_SCAN`).
+    pub fn available() -> Vec<ScanPath> {
+        ScanPath::ALL
+            .into_iter()
+            .filter(|p| p.is_available())
+            .collect()
+    }
+
+    /// The fastest available path, capped by `FIXCORE_SCAN` when set.
+    /// Computed once per process.
+    pub fn detect() -> ScanPath {
+        static DETECTED: OnceLock<ScanPath> = OnceLock::new();
+        *DETECTED.get_or_init(|| {
+            let best = ScanPath::ALL
+                .into_iter()
+                .rev()
+                .find(|p| p.is_available())
+                .unwrap_or(ScanPath::Scalar);
+            match std::env::var("FIXCORE_SCAN")
+                .ok()
+                .and_then(|v| ScanPath::from_name(&v))
+            {
+                Some(cap) => best.min(cap),
+                None => best,
+            }
+        })
+    }
+}
+
+/// Records into `out` (cleared first) the offset of every `=` and SOH in
+/// `msg`, ascending, using the run-time selected path.
+///
+/// `out` keeps its capacity, so a reused vector makes this allocation-free.
+pub fn scan_into(msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
+    scan_with(ScanPath::detect(), msg, out)
+}
+
+/// [`scan_into`] with an explicit path. Fails with
+/// [`Error::ScanPathUnavailable`] if the CPU cannot run `path`.
+pub fn scan_with(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
+    scan_impl(path, msg, out, false).map(|_| ())
+}
+
+/// [`scan_with`] that also returns the sum of all bytes, computed in the
+/// same pass (the parser derives the CheckSum from it).
+pub fn scan_and_sum(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
+    scan_impl(path, msg, out, true)
+}
+
+#[inline(always)]
+fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool) -> Result<u64> {
+    if msg.len() > u32::MAX as usize - SLACK {
+        return Err(Error::TooLarge {
+            len: msg.len(),
+            limit: u32::MAX as usize - SLACK,
+        });
+    }
+    out.clear();
+    out.reserve(msg.len() + SLACK);
+    let n = match path {
+        ScanPath::Scalar => Some(scalar(msg, out.spare_capacity_mut(), sum)),
+        ScanPath::Avx2 => x86::avx2(msg, out.spare_capacity_mut(), sum),
+        ScanPath::Avx512 => x86::avx512(msg, out.spare_capacity_mut(), sum),
+        ScanPath::Avx512Vbmi2 => x86::avx512_vbmi2(msg, out.spare_capacity_mut(), sum),
+    };
+    let Some((n, total)) = n else {
+        return Err(Error::ScanPathUnavailable { path: path.name() });
+    };
+    debug_assert!(n <= msg.len());
+    // SAFETY: every path initialised exactly the first `n` spare elements
+    // (and possibly more, which stay beyond `len`), and `n <= capacity`.
+    unsafe { out.set_len(n) };
+    Ok(total)
+}
+
+/// The plain loop: write the index unconditionally and advance the cursor by
+/// whether the byte is a delimiter, so there is no data-dependent branch.
+fn scalar(msg: &[u8], out: &mut [std::mem::MaybeUninit<u32>], sum: bool) -> (usize, u64) {
+    let mut n = 0;
+    for (i, &b) in msg.iter().enumerate() {
+        out[n].write(i as u32);
+        n += usize::from(b == b'=' || b == SOH);
+    }
+    let total = if sum {
+        msg.iter().map(|&b| u64::from(b)).sum()
+    } else {
+        0
+    };
+    (n, total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Oracle: the obvious filter, independent of every path above.
+    fn model(msg: &[u8]) -> Vec<u32> {
+        msg.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'=' || **b == SOH)
+            .map(|(i, _)| i as u32)
+            .collect()
+    }
+
+    fn check_all(msg: &[u8]) {
+        let want = model(msg);
+        let mut out = Vec::new();
+        let want_sum: u64 = msg.iter().map(|&b| u64::from(b)).sum();
+        for path in ScanPath::available() {
+            scan_with(path, msg, &mut out).unwrap();
+            assert_eq!(out, want, "path {path:?} on {msg:?}");
+            let s = scan_and_sum(path, msg, &mut out).unwrap();
+            assert_eq!(out, want, "path {path:?} with sum on {msg:?}");
+            assert_eq!(s, want_sum, "sum on path {path:?}");
+        }
+        scan_into(msg, &mut out).unwrap();
+        assert_eq!(out, want, "detected path");
+    }
+
+    const NOS: &[u8] = b"8=FIX.4.4\x019=148\x0135=D\x0134=1080\x0149=TESTBUY1\x0152=20180920-18:14:19.508\x0156=TESTSELL1\x0111=636730640278898634\x0115=USD\x0121=2\x0138=7000\x0140=1\x0154=1\x0155=MSFT\x0160=20180920-18:14:19.492\x01100=NYSE\x01167=CS\x0110=092\x01";
+
+    #[test]
+    fn real_message_every_prefix_and_offset() {
+        for end in 0..=NOS.len() {
+            check_all(&NOS[..end]);
+        }
+        // Same message at every start alignment inside a larger buffer.
+        let mut buf = vec![b'x'; 200];
+        for off in 0..70 {
+            buf.truncate(off);
+            buf.extend_from_slice(NOS);
+            check_all(&buf[off..]);
+        }
+    }
+
+    #[test]
+    fn delimiter_at_every_alignment() {
+        for len in 0..200 {
+            for pos in 0..len {
+                let mut v = vec![b'a'; len];
+                v[pos] = SOH;
+                check_all(&v);
+                v[pos] = b'=';
+                check_all(&v);
+            }
+        }
+        // All delimiters: exercises the widest compress / bit-extract paths.
+        check_all(&[SOH; 257]);
+        check_all(&[b'='; 300]);
+    }
+
+    #[test]
+    fn unavailable_path_is_an_error_not_a_crash() {
+        let mut out = Vec::new();
+        for path in ScanPath::ALL {
+            let r = scan_with(path, b"1=2\x01", &mut out);
+            assert_eq!(r.is_ok(), path.is_available());
+        }
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for p in ScanPath::ALL {
+            assert_eq!(ScanPath::from_name(p.name()), Some(p));
+        }
+        assert_eq!(ScanPath::from_name("neon"), None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn simd_equals_scalar_random(bytes in proptest::collection::vec(
+            prop_oneof![Just(SOH), Just(b'='), any::<u8>(), b'0'..=b'9'], 0..700)) {
+            check_all(&bytes);
+        }
+
+        #[test]
+        fn simd_equals_scalar_field_soup(fields in proptest::collection::vec(
+            (1u32..20000, "[ -~]{0,30}"), 0..60), cut in any::<prop::sample::Index>()) {
+            let mut m = Vec::new();
+            for (t, v) in &fields {
+                m.extend_from_slice(format!("{t}={v}\x01").as_bytes());
+            }
+            let end = if m.is_empty() { 0 } else { cut.index(m.len() + 1) };
+            check_all(&m[..end]);
+        }
+    }
+}

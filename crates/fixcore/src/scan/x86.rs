@@ -1,0 +1,303 @@
+//! x86-64 SIMD scan kernels. All `unsafe` of the scanner lives here.
+//!
+//! Each public function checks the CPU features and the output slack itself
+//! and returns `None` when the path cannot run, so callers stay safe code.
+
+use std::mem::MaybeUninit;
+
+#[cfg(target_arch = "x86_64")]
+pub use imp::*;
+
+#[cfg(not(target_arch = "x86_64"))]
+mod imp_none {
+    use std::mem::MaybeUninit;
+    pub fn has_avx2() -> bool {
+        false
+    }
+    pub fn has_avx512() -> bool {
+        false
+    }
+    pub fn has_avx512_vbmi2() -> bool {
+        false
+    }
+    pub fn avx2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
+        None
+    }
+    pub fn avx512(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
+        None
+    }
+    pub fn avx512_vbmi2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
+        None
+    }
+}
+#[cfg(not(target_arch = "x86_64"))]
+pub use imp_none::*;
+
+/// Elements the kernels may write past `msg.len()`.
+const WRITE_SLACK: usize = 64;
+
+fn has_room(msg: &[u8], out: &[MaybeUninit<u32>]) -> bool {
+    out.len() >= msg.len() + WRITE_SLACK
+}
+
+#[cfg(target_arch = "x86_64")]
+mod imp {
+    use super::has_room;
+    use std::arch::x86_64::*;
+    use std::mem::MaybeUninit;
+
+    /// AVX2 plus the bit-manipulation instructions the mask walk uses.
+    pub fn has_avx2() -> bool {
+        is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("popcnt")
+    }
+
+    /// AVX-512 F + BW (byte compares into mask registers, dword compress).
+    pub fn has_avx512() -> bool {
+        is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("popcnt")
+    }
+
+    /// AVX-512 VBMI2 (byte compress) on top of [`has_avx512`].
+    pub fn has_avx512_vbmi2() -> bool {
+        has_avx512() && is_x86_feature_detected!("avx512vbmi2")
+    }
+
+    /// AVX2 scan; `None` if unavailable or `out` lacks slack.
+    pub fn avx2(msg: &[u8], out: &mut [MaybeUninit<u32>], sum: bool) -> Option<(usize, u64)> {
+        if !has_avx2() || !has_room(msg, out) {
+            return None;
+        }
+        let out = out.as_mut_ptr().cast::<u32>();
+        // SAFETY: features checked just above; `out` has `msg.len() + 64`
+        // elements and the kernel writes at most 32 past `msg.len()`.
+        Some(unsafe {
+            if sum {
+                avx2_kernel::<true>(msg, out)
+            } else {
+                avx2_kernel::<false>(msg, out)
+            }
+        })
+    }
+
+    /// AVX-512 dword-compress scan; `None` if unavailable or short of slack.
+    pub fn avx512(msg: &[u8], out: &mut [MaybeUninit<u32>], sum: bool) -> Option<(usize, u64)> {
+        if !has_avx512() || !has_room(msg, out) {
+            return None;
+        }
+        let out = out.as_mut_ptr().cast::<u32>();
+        // SAFETY: features checked; the kernel writes at most 16 past len.
+        Some(unsafe {
+            if sum {
+                avx512_kernel::<true>(msg, out)
+            } else {
+                avx512_kernel::<false>(msg, out)
+            }
+        })
+    }
+
+    /// AVX-512 VBMI2 byte-compress scan; `None` if unavailable.
+    pub fn avx512_vbmi2(
+        msg: &[u8],
+        out: &mut [MaybeUninit<u32>],
+        sum: bool,
+    ) -> Option<(usize, u64)> {
+        if !has_avx512_vbmi2() || !has_room(msg, out) {
+            return None;
+        }
+        let out = out.as_mut_ptr().cast::<u32>();
+        // SAFETY: features checked; the kernel writes at most 16 past len.
+        Some(unsafe {
+            if sum {
+                vbmi2_kernel::<true>(msg, out)
+            } else {
+                vbmi2_kernel::<false>(msg, out)
+            }
+        })
+    }
+
+    /// Turns a 32-bit block mask into positions. The first 8 (then 16) are
+    /// written unconditionally so the common block (3–8 delimiters) takes no
+    /// mispredicted loop exit; extra writes land beyond the count.
+    ///
+    /// # Safety
+    /// `out` must be valid for writes of `n + max(16, popcnt(m))` elements.
+    #[inline(always)]
+    unsafe fn emit32(mut m: u32, base: u32, out: *mut u32, n: usize) -> usize {
+        let cnt = m.count_ones() as usize;
+        // SAFETY: caller guarantees room for 16 elements from `n`, and for
+        // `cnt` elements from `n` when the slow tail loop runs.
+        unsafe {
+            let o = out.add(n);
+            for k in 0..8 {
+                *o.add(k) = base.wrapping_add(m.trailing_zeros());
+                m &= m.wrapping_sub(1);
+            }
+            if cnt > 8 {
+                for k in 8..16 {
+                    *o.add(k) = base.wrapping_add(m.trailing_zeros());
+                    m &= m.wrapping_sub(1);
+                }
+                let mut k = 16;
+                while m != 0 {
+                    *o.add(k) = base + m.trailing_zeros();
+                    m &= m.wrapping_sub(1);
+                    k += 1;
+                }
+            }
+        }
+        n + cnt
+    }
+
+    #[target_feature(enable = "avx2,bmi1,popcnt")]
+    unsafe fn avx2_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+        let zero = _mm256_setzero_si256();
+        let mut acc = zero;
+        let eq = _mm256_set1_epi8(b'=' as i8);
+        let soh = _mm256_set1_epi8(super::super::SOH as i8);
+        let len = msg.len();
+        let p = msg.as_ptr();
+        let mut i = 0;
+        let mut n = 0;
+        while i + 32 <= len {
+            // SAFETY: `i + 32 <= len`, unaligned load is allowed.
+            let v = unsafe { _mm256_loadu_si256(p.add(i).cast()) };
+            if SUM {
+                acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+            }
+            let m = _mm256_movemask_epi8(_mm256_or_si256(
+                _mm256_cmpeq_epi8(v, eq),
+                _mm256_cmpeq_epi8(v, soh),
+            )) as u32;
+            // SAFETY: n <= i, so n + 32 <= len + 32 is within the slack.
+            n = unsafe { emit32(m, i as u32, out, n) };
+            i += 32;
+        }
+        if i < len {
+            // Zero padding never matches `=` or SOH, so the tail block can be
+            // classified like a full one without reading past the slice.
+            let mut tail = [0u8; 32];
+            tail[..len - i].copy_from_slice(&msg[i..]);
+            // SAFETY: `tail` is 32 readable bytes.
+            let v = unsafe { _mm256_loadu_si256(tail.as_ptr().cast()) };
+            if SUM {
+                acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
+            }
+            let m = _mm256_movemask_epi8(_mm256_or_si256(
+                _mm256_cmpeq_epi8(v, eq),
+                _mm256_cmpeq_epi8(v, soh),
+            )) as u32;
+            // SAFETY: as above, n <= i < len.
+            n = unsafe { emit32(m, i as u32, out, n) };
+        }
+        let mut lanes = [0u64; 4];
+        // SAFETY: `lanes` is 32 writable bytes.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc) };
+        (n, lanes.iter().sum())
+    }
+
+    /// Loads up to 64 bytes at `i` (masked load for the tail: masked-off
+    /// bytes are not read, cannot fault, and read as zero).
+    #[inline(always)]
+    unsafe fn load_block(p: *const u8, i: usize, len: usize) -> __m512i {
+        let rem = len - i;
+        if rem >= 64 {
+            // SAFETY: 64 bytes from `i` are inside the slice.
+            unsafe { _mm512_loadu_si512(p.add(i).cast()) }
+        } else {
+            let k: u64 = (1u64 << rem) - 1;
+            // SAFETY: only the first `rem` bytes are loaded; AVX-512 masked
+            // loads suppress faults on masked-off lanes.
+            unsafe { _mm512_maskz_loadu_epi8(k, p.add(i).cast()) }
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,popcnt")]
+    unsafe fn avx512_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+        let mut acc = _mm512_setzero_si512();
+        let eq = _mm512_set1_epi8(b'=' as i8);
+        let soh = _mm512_set1_epi8(super::super::SOH as i8);
+        let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+        let len = msg.len();
+        let p = msg.as_ptr();
+        let mut i = 0;
+        let mut n = 0;
+        while i < len {
+            // SAFETY: i < len; load_block never reads past len.
+            let v = unsafe { load_block(p, i, len) };
+            let m = _mm512_cmpeq_epi8_mask(v, eq) | _mm512_cmpeq_epi8_mask(v, soh);
+            if SUM {
+                acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+            }
+            for q in 0..4 {
+                let kq = (m >> (16 * q)) as u16;
+                let idx = _mm512_add_epi32(iota, _mm512_set1_epi32((i + 16 * q) as i32));
+                let c = _mm512_maskz_compress_epi32(kq, idx);
+                // SAFETY: n <= i + 16q <= len, 16 elements fit in the slack.
+                unsafe { _mm512_storeu_si512(out.add(n).cast(), c) };
+                n += kq.count_ones() as usize;
+            }
+            i += 64;
+        }
+        (n, _mm512_reduce_add_epi64(acc) as u64)
+    }
+
+    static IOTA8: [u8; 64] = {
+        let mut a = [0u8; 64];
+        let mut k = 0;
+        while k < 64 {
+            a[k] = k as u8;
+            k += 1;
+        }
+        a
+    };
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
+    unsafe fn vbmi2_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+        let mut acc = _mm512_setzero_si512();
+        let eq = _mm512_set1_epi8(b'=' as i8);
+        let soh = _mm512_set1_epi8(super::super::SOH as i8);
+        // SAFETY: IOTA8 is 64 readable bytes.
+        let iota8 = unsafe { _mm512_loadu_si512(IOTA8.as_ptr().cast()) };
+        let len = msg.len();
+        let p = msg.as_ptr();
+        let mut i = 0;
+        let mut n = 0;
+        while i < len {
+            // SAFETY: i < len; load_block never reads past len.
+            let v = unsafe { load_block(p, i, len) };
+            let m = _mm512_cmpeq_epi8_mask(v, eq) | _mm512_cmpeq_epi8_mask(v, soh);
+            if SUM {
+                acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+            }
+            let cnt = m.count_ones() as usize;
+            // One compress gives the in-block offsets of every delimiter,
+            // in order; widening 16 at a time adds the block base.
+            let c = _mm512_maskz_compress_epi8(m, iota8);
+            let base = _mm512_set1_epi32(i as i32);
+            let w0 = _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_castsi512_si128(c)), base);
+            // SAFETY: each 16-element store at n + 16j happens only when
+            // cnt > 16j, i.e. n + 16j < n + cnt <= len; the slack covers 16.
+            unsafe {
+                _mm512_storeu_si512(out.add(n).cast(), w0);
+                if cnt > 16 {
+                    let w = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<1>(c));
+                    _mm512_storeu_si512(out.add(n + 16).cast(), _mm512_add_epi32(w, base));
+                    if cnt > 32 {
+                        let w = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<2>(c));
+                        _mm512_storeu_si512(out.add(n + 32).cast(), _mm512_add_epi32(w, base));
+                        if cnt > 48 {
+                            let w = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<3>(c));
+                            _mm512_storeu_si512(out.add(n + 48).cast(), _mm512_add_epi32(w, base));
+                        }
+                    }
+                }
+            }
+            n += cnt;
+            i += 64;
+        }
+        (n, _mm512_reduce_add_epi64(acc) as u64)
+    }
+}
