@@ -38,6 +38,8 @@ enum Command {
     Zip(cmd::zip::ZipArgs),
     /// List, test or safely extract a ZIP archive (`-` for stdin).
     Unzip(cmd::zip::UnzipArgs),
+    /// Producer/consumer codec stress test with interchangeable context pools.
+    Stress(cmd::stress::StressArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +54,7 @@ fn main() -> ExitCode {
         Command::Fix(args) => cmd::fix::run_fix(args),
         Command::Zip(args) => cmd::zip::run_zip(args),
         Command::Unzip(args) => cmd::zip::run_unzip(args),
+        Command::Stress(args) => cmd::stress::run(args),
     };
     match result {
         Ok(code) => code,

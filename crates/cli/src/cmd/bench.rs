@@ -4,10 +4,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use ::stress as stress_lib;
 use anyhow::Result;
 use perfkit::report::{Report, ReportArgs};
 
 use super::compress_bench::{self, CompressBenchArgs};
+use super::stress::{self, StressArgs};
 
 /// Arguments of `perfkit bench`.
 #[derive(Debug, clap::Args)]
@@ -54,7 +56,44 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         report: args.report.clone(),
     })?;
     absorb(&mut report, "zip", zip);
-    super::emit(&report, &args.report)
+    let (stress, failures) = stress::measure(&short_stress(&args.report))?;
+    absorb(&mut report, "stress", stress);
+    super::emit(&report, &args.report)?;
+    if !failures.is_empty() {
+        anyhow::bail!("stress failed: {}", failures.join("; "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every pool strategy, saturating, 600 ms each after a 150 ms warm-up:
+/// about 2.5 s in all.
+fn short_stress(report: &ReportArgs) -> StressArgs {
+    StressArgs {
+        recipe: zstdkit::Recipe::Fast,
+        checksum: false,
+        pool: stress_lib::PoolKind::Pool,
+        producers: 100,
+        consumers: 100,
+        interval: Duration::ZERO,
+        min_size: 2048,
+        max_size: 2048,
+        duration: Duration::from_millis(600),
+        runtime: stress_lib::Runtime::Tokio,
+        input: None,
+        replay: false,
+        compare: true,
+        rounds: 1,
+        soak: false,
+        soak_rss_mib_per_min: 1.0,
+        soak_contexts_per_min: 1.0,
+        warmup: Some(Duration::from_millis(150)),
+        sample_every: Duration::from_millis(150),
+        channel: 1000,
+        chanpool_size: 0,
+        workers: 0,
+        fault: Vec::new(),
+        report: report.clone(),
+    }
 }
 
 /// Moves a component's sections into the combined report.

@@ -6,6 +6,7 @@ pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
 pub mod fix;
+pub mod stress;
 pub mod zip;
 pub mod zip_bench;
 

@@ -1,0 +1,101 @@
+//! `perfkit stress`: its JSON validates against the report schema and says
+//! every block was verified; an injected corrupt or dropped block makes the
+//! command fail after printing its report.
+
+mod interop;
+
+use interop::{ok, perfkit};
+use serde_json::Value;
+
+const SHORT: [&str; 10] = [
+    "stress",
+    "--duration",
+    "300ms",
+    "--sample-every",
+    "100ms",
+    "--producers",
+    "8",
+    "--consumers",
+    "8",
+    "--json",
+];
+
+fn validate(doc: &Value) {
+    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
+fn totals(doc: &Value) -> &Vec<Value> {
+    doc["sections"][0]["rows"].as_array().unwrap()
+}
+
+#[test]
+fn compare_json_matches_the_schema_and_verifies_every_block() {
+    // Two rounds of 150 ms per strategy, interleaved.
+    let out = ok(perfkit()
+        .args(SHORT)
+        .args(["--compare", "--rounds", "2", "--interval", "0"]));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
+    validate(&doc);
+    assert_eq!(doc["command"], "stress");
+    let rows = totals(&doc);
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["fresh", "pool", "chanpool", "thread-local"]);
+    for r in rows {
+        assert_eq!(r["verdict"], "pass");
+        assert_eq!(r["lost"], 0);
+        assert_eq!(r["corrupt"], 0);
+        assert!(r["produced"].as_u64().unwrap() > 0);
+        assert_eq!(r["produced"], r["verified"]);
+        let v = r["vs_best_cpu"].as_f64().unwrap();
+        assert!(v > 0.0 && v <= 1.0);
+    }
+    assert!(rows.iter().any(|r| r["vs_best_cpu"] == 1.0));
+    // The series: one section per strategy, every sample in JSON.
+    let series: Vec<&Value> = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("series: "))
+        .collect();
+    assert_eq!(series.len(), 4);
+    for s in series {
+        // At least one 100 ms sample per 150 ms round, two rounds.
+        assert!(s["rows"].as_array().unwrap().len() >= 2);
+        assert!(s["rows"][0]["rss_mib"].as_f64().unwrap() > 0.0);
+    }
+    // Nothing but the document on stdout; no status line on a pipe.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn corrupt_and_lost_blocks_fail_the_command_after_the_report() {
+    for (fault, column, word) in [
+        ("corrupt-frame@3", "corrupt", "corrupt"),
+        ("corrupt-payload@4", "corrupt", "corrupt"),
+        ("drop@5", "lost", "lost"),
+    ] {
+        let out = perfkit()
+            .args(SHORT)
+            .args(["--runtime", "threads", "--fault", fault])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{fault}");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        validate(&doc);
+        let row = &totals(&doc)[0];
+        assert_eq!(row[column], 1, "{fault}");
+        assert_eq!(row["verdict"], "FAIL");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(word), "{err}");
+    }
+}

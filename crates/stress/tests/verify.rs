@@ -1,0 +1,215 @@
+//! Every strategy on every runtime verifies every block it produces, and
+//! deliberately corrupted or dropped blocks are caught. The oracle is the
+//! producer's own count of blocks sent: every one of them must come back
+//! from a consumer equal to its original, or be counted as corrupt or lost.
+
+use std::time::Duration;
+
+use stress::{Config, Fault, FaultKind, PoolKind, Runtime, Workload};
+
+fn short(pool: PoolKind, runtime: Runtime) -> Config {
+    Config {
+        pool,
+        runtime,
+        producers: 8,
+        consumers: 6,
+        interval: Duration::ZERO,
+        duration: Duration::from_millis(250),
+        sample_every: Duration::from_millis(50),
+        channel_capacity: 64,
+        workload: Workload::uuids(100, 3000),
+        ..Config::default()
+    }
+}
+
+#[test]
+fn every_pool_on_every_runtime_verifies_every_block() {
+    for runtime in [Runtime::Tokio, Runtime::Threads] {
+        for pool in PoolKind::ALL {
+            let mut samples = 0;
+            let out = stress::run(&short(pool, runtime), &mut |_| samples += 1).unwrap();
+            let t = out.totals;
+            assert!(out.passed(), "{pool} {runtime:?}: {:?}", out.failures());
+            assert!(
+                t.produced > 10,
+                "{pool} {runtime:?}: only {} blocks",
+                t.produced
+            );
+            assert_eq!(t.verified, t.produced, "{pool} {runtime:?}");
+            assert_eq!((t.lost, t.corrupt), (0, 0));
+            assert_eq!(samples, out.samples.len());
+            assert!(samples >= 4, "{samples} samples in 250 ms at 50 ms");
+            // Histograms hold one sample per verified block (no warm-up).
+            assert_eq!(out.decompress.len(), t.verified);
+            assert_eq!(out.end_to_end.len(), t.verified);
+            assert_eq!(out.compress.len(), t.produced, "{pool} {runtime:?}");
+            let c = out.contexts;
+            assert!(c.created() >= 2);
+            match pool {
+                // 4 per core of each kind, made up front, never more.
+                PoolKind::ChanPool => {
+                    let cores = std::thread::available_parallelism().unwrap().get() as u64;
+                    assert_eq!((c.created(), c.alive()), (8 * cores, 8 * cores));
+                }
+                // One per block of each kind.
+                PoolKind::Fresh => {
+                    let end = out.contexts_end;
+                    assert_eq!((end.created(), end.alive()), (2 * t.produced, 0));
+                }
+                PoolKind::Pool => assert!(c.created() < t.produced, "contexts are reused"),
+                // At most one of each kind per runtime thread, freed when
+                // the threads exit.
+                PoolKind::ThreadLocal => {
+                    assert!(c.created() < t.produced, "contexts are reused");
+                    assert_eq!(out.contexts_end.alive(), 0);
+                }
+            }
+            assert!(out.ratio() > 1.2, "UUID text compresses: {}", out.ratio());
+        }
+    }
+}
+
+#[test]
+fn paced_producers_are_paced() {
+    let cfg = Config {
+        interval: Duration::from_millis(20),
+        producers: 5,
+        duration: Duration::from_millis(300),
+        ..short(PoolKind::Pool, Runtime::Tokio)
+    };
+    let out = stress::run(&cfg, &mut |_| {}).unwrap();
+    assert!(out.passed(), "{:?}", out.failures());
+    // 5 producers, one block per ≥ 20 ms each, over 300 ms: at most 5 × 15.
+    assert!(out.totals.produced <= 5 * 15 + 5, "{}", out.totals.produced);
+    assert!(out.totals.produced >= 5);
+}
+
+#[test]
+fn a_corrupted_block_is_detected_and_fails_the_run() {
+    for runtime in [Runtime::Tokio, Runtime::Threads] {
+        let cfg = Config {
+            faults: vec![
+                Fault {
+                    kind: FaultKind::CorruptFrame,
+                    block: 3,
+                },
+                Fault {
+                    kind: FaultKind::CorruptPayload,
+                    block: 7,
+                },
+            ],
+            ..short(PoolKind::ThreadLocal, runtime)
+        };
+        let out = stress::run(&cfg, &mut |_| {}).unwrap();
+        let t = out.totals;
+        assert_eq!(t.corrupt, 2, "{runtime:?}");
+        assert_eq!(t.lost, 0);
+        assert_eq!(t.verified + 2, t.produced);
+        assert!(!out.passed());
+        let (block, _) = out.first_corrupt.clone().unwrap();
+        assert_eq!(block, 3);
+        assert!(
+            out.failures()
+                .iter()
+                .any(|f| f.contains("2 block(s) corrupt"))
+        );
+    }
+}
+
+#[test]
+fn a_dropped_block_is_counted_lost() {
+    for runtime in [Runtime::Tokio, Runtime::Threads] {
+        let cfg = Config {
+            faults: vec![Fault {
+                kind: FaultKind::Drop,
+                block: 5,
+            }],
+            ..short(PoolKind::Pool, runtime)
+        };
+        let out = stress::run(&cfg, &mut |_| {}).unwrap();
+        let t = out.totals;
+        assert_eq!((t.lost, t.corrupt), (1, 0), "{runtime:?}");
+        assert_eq!(t.verified + 1, t.produced);
+        assert!(!out.passed());
+        assert!(out.failures().iter().any(|f| f.contains("1 block(s) lost")));
+    }
+}
+
+#[test]
+fn replay_and_file_workloads_verify() {
+    let data: Vec<u8> = (0..100_000u32)
+        .flat_map(|i| (i % 251).to_le_bytes())
+        .collect();
+    for (workload, replay) in [
+        (Workload::uuids(2048, 2048), true),
+        (Workload::file(data, 500, 5000), false),
+    ] {
+        let cfg = Config {
+            workload,
+            replay,
+            ..short(PoolKind::ChanPool, Runtime::Tokio)
+        };
+        let out = stress::run(&cfg, &mut |_| {}).unwrap();
+        assert!(out.passed(), "{:?}", out.failures());
+        if replay {
+            // One compression per producer, then re-sends.
+            assert_eq!(out.compress.len(), 8);
+        }
+    }
+}
+
+#[test]
+fn warm_up_is_excluded_from_histograms_and_totals() {
+    let cfg = Config {
+        warmup: Duration::from_millis(100),
+        ..short(PoolKind::ThreadLocal, Runtime::Tokio)
+    };
+    let out = stress::run(&cfg, &mut |_| {}).unwrap();
+    assert!(out.passed());
+    assert!(out.totals.blocks < out.totals.verified);
+    assert!(out.decompress.len() < out.totals.verified);
+    assert!(out.measured < Duration::from_millis(250));
+}
+
+#[test]
+fn bad_configurations_are_refused() {
+    let mut c = short(PoolKind::Pool, Runtime::Tokio);
+    c.producers = 0;
+    assert!(matches!(
+        stress::run(&c, &mut |_| {}),
+        Err(stress::Error::Config(_))
+    ));
+    let mut c = short(PoolKind::Pool, Runtime::Tokio);
+    c.workload = Workload::uuids(10, 5);
+    assert!(matches!(
+        stress::run(&c, &mut |_| {}),
+        Err(stress::Error::Config(_))
+    ));
+}
+
+#[test]
+fn rounds_of_one_strategy_add_up() {
+    let cfg = Config {
+        duration: Duration::from_millis(150),
+        ..short(PoolKind::Pool, Runtime::Tokio)
+    };
+    let first = stress::run(&cfg, &mut |_| {}).unwrap();
+    let second = stress::run(&cfg, &mut |_| {}).unwrap();
+    let mut both = first.clone();
+    both.absorb(second.clone());
+    let t = both.totals;
+    assert_eq!(t.produced, first.totals.produced + second.totals.produced);
+    assert_eq!(t.verified, t.produced);
+    assert_eq!(t.bytes, first.totals.bytes + second.totals.bytes);
+    assert_eq!(both.measured, first.measured + second.measured);
+    assert_eq!(
+        both.decompress.len(),
+        first.decompress.len() + second.decompress.len()
+    );
+    assert_eq!(
+        both.samples.len(),
+        first.samples.len() + second.samples.len()
+    );
+    assert!(both.samples.windows(2).all(|w| w[0].at < w[1].at));
+    assert!(both.passed());
+}
