@@ -1,9 +1,14 @@
 //! `perfkit zip bench`: writing archives with the sync writer, the async
 //! writer (same core, tokio current-thread runtime), AES-256 and the
-//! parallel writer, and the `zip` crate (same zlib-rs backend) as the peer,
-//! interleaved iteration by iteration on each scenario, on
-//! realistic corpus data and on highly compressible data. Reports CPU and
-//! wall MiB/s, the ratio, async/sync CPU and the AES cost.
+//! parallel writer, beside the peers — the `zip` crate (its default
+//! backend, zlib-rs) and `s-zip` (sync and async) — interleaved iteration by
+//! iteration on each scenario, on realistic corpus data and on highly
+//! compressible data. Reports CPU and wall MiB/s, the ratio, peak RSS
+//! growth, async/sync CPU and the AES cost.
+//!
+//! One binary links one flate2 backend for every crate in it, so `s-zip`
+//! runs here on zlib-rs, the same backend as ours and the `zip` crate; its
+//! own default (miniz_oxide) cannot be linked beside it.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -147,6 +152,12 @@ enum Mode {
     Parallel,
     /// The `zip` crate with the same zlib-rs backend, as the peer.
     ZipCrate,
+    /// s-zip's sync writer (`StreamingZipWriter`), the crate this component
+    /// is measured against.
+    SZip,
+    /// s-zip's async writer (`AsyncStreamingZipWriter`) on the same runtime
+    /// as ours.
+    SZipAsync,
 }
 
 impl Mode {
@@ -157,6 +168,8 @@ impl Mode {
             Mode::Aes => "sync + AES-256".into(),
             Mode::Parallel => format!("parallel --jobs {jobs}"),
             Mode::ZipCrate => "zip crate 9.4.1 (zlib-rs)".into(),
+            Mode::SZip => "s-zip 0.15.0 sync (zlib-rs)".into(),
+            Mode::SZipAsync => "s-zip 0.15.0 async (zlib-rs)".into(),
         }
     }
 }
@@ -167,6 +180,16 @@ struct Tally {
     wall: Duration,
     out: u64,
     n: u64,
+    /// Largest growth of the resident set during one archive.
+    peak_rss: u64,
+}
+
+/// Resets the kernel's peak-RSS mark (`VmHWM`) to the current RSS, so the
+/// next reading covers only what follows (Linux ≥ 4.0; elsewhere a no-op and
+/// the column reads 0).
+fn reset_peak_rss() -> u64 {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    stress::probe::status().rss_bytes
 }
 
 fn run_once(
@@ -221,6 +244,26 @@ fn run_once(
             }
             w.finish()?.into_inner()
         }
+        Mode::SZip => {
+            let mut w = s_zip::StreamingZipWriter::from_writer_with_compression(
+                std::io::Cursor::new(out),
+                level,
+            )?;
+            for (n, d) in &s.entries {
+                w.add_entry(n, d)?;
+            }
+            w.finish()?.into_inner()
+        }
+        Mode::SZipAsync => rt.block_on(async {
+            let mut w = s_zip::AsyncStreamingZipWriter::from_writer_with_compression(
+                std::io::Cursor::new(out),
+                level,
+            );
+            for (n, d) in &s.entries {
+                w.add_entry(n, d).await?;
+            }
+            anyhow::Ok(w.finish().await?.into_inner())
+        })?,
     };
     let n = out.len() as u64;
     *buf = out;
@@ -238,6 +281,8 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         Mode::Aes,
         Mode::Parallel,
         Mode::ZipCrate,
+        Mode::SZip,
+        Mode::SZipAsync,
     ];
     let mut buf = Vec::new();
     for compressible in [false, true] {
@@ -256,6 +301,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                     wall: Duration::ZERO,
                     out: 0,
                     n: 0,
+                    peak_rss: 0,
                 })
                 .collect();
             for _ in 0..args.warmup {
@@ -272,10 +318,13 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                     } else {
                         thread_cpu
                     };
+                    let rss0 = reset_peak_rss();
                     let (c0, w0) = (clock(), Instant::now());
                     let out = run_once(m, &s, args.level, args.jobs, &rt, &mut buf)?;
                     let wall = w0.elapsed();
                     t[i].cpu += clock() - c0;
+                    let grew = stress::probe::status().hwm_bytes.saturating_sub(rss0);
+                    t[i].peak_rss = t[i].peak_rss.max(grew);
                     t[i].wall += wall;
                     t[i].out = out;
                     t[i].n += 1;
@@ -298,6 +347,10 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                         Value::num(mib * x.n as f64 / x.wall.as_secs_f64().max(1e-9), 1),
                     )
                     .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
+                    .col(
+                        "peak_rss_growth_mib",
+                        Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),
+                    )
                     .col("cpu_vs_sync", Value::num(per / sync_cpu, 3));
                 if m == Mode::Parallel {
                     let speedup = t[0].wall.as_secs_f64()
@@ -314,6 +367,10 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         }
         sec.note("cpu_vs_sync: CPU per archive relative to the sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate: > 1 means perfkit is faster)");
         sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
+        sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
+        sec.note(
+            "s-zip and the zip crate run on zlib-rs here: one binary links one flate2 backend",
+        );
     }
     report.run = RunInfo {
         iterations: max_iters,
