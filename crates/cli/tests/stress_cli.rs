@@ -43,6 +43,12 @@ fn compare_json_matches_the_schema_and_verifies_every_block() {
     let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     validate(&doc);
     assert_eq!(doc["command"], "stress");
+    // The proof of concept's zstd level 3 unless --recipe says otherwise.
+    let heading = doc["sections"][0]["name"].as_str().unwrap();
+    assert!(
+        heading.starts_with("totals: recipe balanced (no frame checksum)"),
+        "{heading}"
+    );
     let rows = totals(&doc);
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["fresh", "pool", "chanpool", "thread-local"]);
