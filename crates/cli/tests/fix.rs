@@ -124,3 +124,20 @@ fn fix_bench_json_matches_the_report_schema() {
         );
     }
 }
+
+#[test]
+fn unknown_fixcore_scan_is_an_error_not_a_panic() {
+    let out = perfkit()
+        .args(["fix", "check", "-"])
+        .env("FIXCORE_SCAN", "avx-512")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("FIXCORE_SCAN=\"avx-512\" names no scan path"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -10,7 +10,9 @@
 //! The path is chosen at run time ([`ScanPath::detect`]). Setting the
 //! environment variable `FIXCORE_SCAN` to `scalar`, `avx2`, `avx512` or
 //! `avx512vbmi2` caps the detected path (it never enables an instruction set
-//! the CPU lacks), so the whole test suite can be run on each path.
+//! the CPU lacks), so the whole test suite can be run on each path
+//! (`cargo xtask ci` does). Any other non-empty value is refused: a typo
+//! must not quietly test the fastest path instead.
 
 use crate::{Error, Result};
 use std::sync::OnceLock;
@@ -81,8 +83,36 @@ impl ScanPath {
             .collect()
     }
 
+    /// The cap set by the environment variable `FIXCORE_SCAN`: `None` when
+    /// it is unset or empty, an error when it names no path (a typo must
+    /// not silently test the fastest path instead of the one asked for).
+    pub fn configured() -> Result<Option<ScanPath>> {
+        ScanPath::cap_from(std::env::var_os("FIXCORE_SCAN").as_deref())
+    }
+
+    /// [`ScanPath::configured`] for a given variable value.
+    fn cap_from(value: Option<&std::ffi::OsStr>) -> Result<Option<ScanPath>> {
+        let Some(raw) = value else {
+            return Ok(None);
+        };
+        let text = raw.to_str().unwrap_or("");
+        if raw.is_empty() {
+            return Ok(None);
+        }
+        ScanPath::from_name(text)
+            .map(Some)
+            .ok_or_else(|| Error::UnknownScanPath {
+                value: raw.to_string_lossy().into_owned(),
+            })
+    }
+
     /// The fastest available path, capped by `FIXCORE_SCAN` when set.
     /// Computed once per process.
+    ///
+    /// # Panics
+    /// At first use if `FIXCORE_SCAN` names no path (see
+    /// [`ScanPath::configured`], which callers that want an error instead
+    /// can check first).
     pub fn detect() -> ScanPath {
         static DETECTED: OnceLock<ScanPath> = OnceLock::new();
         *DETECTED.get_or_init(|| {
@@ -91,12 +121,10 @@ impl ScanPath {
                 .rev()
                 .find(|p| p.is_available())
                 .unwrap_or(ScanPath::Scalar);
-            match std::env::var("FIXCORE_SCAN")
-                .ok()
-                .and_then(|v| ScanPath::from_name(&v))
-            {
-                Some(cap) => best.min(cap),
-                None => best,
+            match ScanPath::configured() {
+                Ok(Some(cap)) => best.min(cap),
+                Ok(None) => best,
+                Err(e) => panic!("{e}"),
             }
         })
     }
@@ -240,6 +268,51 @@ mod tests {
             assert_eq!(ScanPath::from_name(p.name()), Some(p));
         }
         assert_eq!(ScanPath::from_name("neon"), None);
+    }
+
+    #[test]
+    fn unknown_fixcore_scan_values_are_errors() {
+        use std::ffi::OsStr;
+        assert_eq!(ScanPath::cap_from(None).unwrap(), None);
+        assert_eq!(ScanPath::cap_from(Some(OsStr::new(""))).unwrap(), None);
+        assert_eq!(
+            ScanPath::cap_from(Some(OsStr::new("AVX2"))).unwrap(),
+            Some(ScanPath::Avx2)
+        );
+        let e = ScanPath::cap_from(Some(OsStr::new("avx-512"))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "FIXCORE_SCAN=\"avx-512\" names no scan path \
+             (expected scalar, avx2, avx512 or avx512vbmi2)"
+        );
+    }
+
+    /// The suite is run once per `FIXCORE_SCAN` value (`cargo xtask ci`);
+    /// this makes sure each such run really uses the path it names.
+    #[test]
+    fn detected_path_honours_the_environment_cap() {
+        let best = *ScanPath::available().last().unwrap();
+        match ScanPath::configured().unwrap() {
+            Some(cap) => assert_eq!(ScanPath::detect(), best.min(cap)),
+            None => assert_eq!(ScanPath::detect(), best),
+        }
+    }
+
+    /// Independent of `x86::has_*`: ask the CPU directly.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_cpus_offer_the_avx512_paths() {
+        let avail = ScanPath::available();
+        assert!(avail.contains(&ScanPath::Scalar));
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("bmi1") {
+            assert!(avail.contains(&ScanPath::Avx2), "{avail:?}");
+        }
+        if is_x86_feature_detected!("avx512f") && is_x86_feature_detected!("avx512bw") {
+            assert!(avail.contains(&ScanPath::Avx512), "{avail:?}");
+            if is_x86_feature_detected!("avx512vbmi2") {
+                assert!(avail.contains(&ScanPath::Avx512Vbmi2), "{avail:?}");
+            }
+        }
     }
 
     proptest! {

@@ -93,6 +93,8 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
         transport_iterations: args.transport_iterations.max(1),
         pin: args.pin,
     };
+    // A bad FIXCORE_SCAN is an error here rather than a panic in the scanner.
+    fixcore::scan::ScanPath::configured()?;
     let want = |p: &str| args.only.is_empty() || args.only.iter().any(|o| o == p);
     let pinned = match args.pin {
         Some(core) => {
@@ -280,6 +282,7 @@ impl std::fmt::Display for Origin {
 }
 
 fn check(args: FixCheckArgs) -> Result<ExitCode> {
+    fixcore::scan::ScanPath::configured()?;
     let data = read_input(&args.input)?;
     let name = args.input.display().to_string();
     // A raw stream ends its messages with SOH; a line file has newlines
