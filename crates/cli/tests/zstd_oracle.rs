@@ -174,6 +174,53 @@ fn dictionaries_are_interchangeable_with_zstd() {
     assert_eq!(back, original);
 }
 
+/// A frame that needs a 2^28 window and declares its 256 KiB size: `zstd -d`
+/// refuses it at its default limit and accepts it with `--long=28`; so must
+/// we, whatever the decoding path.
+#[test]
+fn the_window_limit_agrees_with_zstd() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x80, (28 - 10) << 3];
+    frame.extend_from_slice(&(256u32 << 10).to_le_bytes());
+    // Two RLE blocks of 128 KiB of b'a', the second one last.
+    frame.extend_from_slice(&[0x02, 0x00, 0x10, b'a', 0x03, 0x00, 0x10, b'a']);
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("wide.zst");
+    std::fs::write(&f, &frame).unwrap();
+
+    let theirs = Command::new("zstd")
+        .args(["-d", "-c", "-q"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(!theirs.status.success(), "zstd -d accepted a 2^28 window");
+    let ours = perfkit()
+        .args(["decompress", "-c"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(ours.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&ours.stderr);
+    assert!(err.contains("window exceeds the memory limit"), "{err}");
+    assert!(ours.stdout.is_empty());
+
+    let want = vec![b'a'; 256 << 10];
+    let theirs = ok(Command::new("zstd")
+        .args(["-d", "-c", "-q", "--long=28"])
+        .arg(&f))
+    .stdout;
+    assert!(theirs == want);
+    let ours = ok(perfkit().args(["decompress", "-c", "--long=28"]).arg(&f)).stdout;
+    assert!(ours == want);
+    // The library's one-shot call follows the same limit as its stream.
+    assert!(matches!(
+        zstdkit::decompress(&frame),
+        Err(zstdkit::Error::WindowTooLarge { limit: 27, .. })
+    ));
+}
+
 /// Feeding stdin from a byte slice, on a thread so large inputs cannot
 /// deadlock against a full stdout pipe.
 trait StdinBytes {

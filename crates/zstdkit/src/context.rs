@@ -1,19 +1,27 @@
 //! Reusable compression and decompression contexts, and the fresh-context
 //! one-shot calls they are measured against.
 
-use zstd_safe::{CCtx, DCtx, DParameter, InBuffer, OutBuffer};
+use zstd_safe::{CCtx, DCtx, DParameter, OutBuffer};
 
 use crate::error::{Error, Result};
+use crate::ffi::{self, FrameHeader};
 use crate::recipe::Params;
+use crate::stream::DecodeProgress;
 
 /// The default decoder memory limit: a window of 2^27 bytes (128 MiB), the
 /// same limit the `zstd` CLI applies unless told `--long=31` or `--memory`.
 pub const DEFAULT_WINDOW_LOG_MAX: u32 = 27;
 
-/// Above this declared size the one-shot decoder does not trust the frame
-/// header enough to allocate it up front; it streams instead, so a forged
-/// header cannot make us reserve terabytes.
-const ONE_SHOT_ALLOCATION_LIMIT: u64 = 256 << 20;
+/// How many times its compressed size the one-shot decoder will reserve
+/// for output before any exists. Real data rarely expands more than this
+/// (text ~3-10x, logs and JSON tens); what does is decoded by streaming
+/// into a buffer that grows with the output, so a forged size field in a
+/// tiny input cannot make us reserve hundreds of megabytes.
+pub const MAX_RESERVED_EXPANSION: u64 = 128;
+
+/// The reservation the one-shot decoder always allows, whatever the input
+/// size, so small messages keep the exact one-call path.
+pub const MIN_RESERVATION: u64 = 1 << 20;
 
 /// A compression context with its parameters applied once, reused for every
 /// call. Reuse saves the context allocation and table initialisation that a
@@ -166,57 +174,106 @@ impl Decompressor {
     /// Like [`decompress`](Self::decompress), into `dst` (replacing its
     /// contents); returns the decompressed size.
     ///
-    /// When every frame declares its size (and the total is plausible), this
-    /// decodes in one call into an exactly sized buffer; otherwise it streams.
-    /// Both paths reject truncated input rather than return short output.
+    /// When every frame declares its size and the total is within
+    /// [`reservation_limit`](Self::reservation_limit), this decodes in one
+    /// call into an exactly sized buffer; otherwise it streams, reserving at
+    /// most that limit up front and growing only as output arrives. Both
+    /// paths apply the window limit to every frame and reject truncated
+    /// input rather than return short output.
     pub fn decompress_into(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Result<usize> {
         dst.clear();
         if src.is_empty() {
             return Err(Error::Truncated { offset: 0 });
         }
-        if let Ok(Some(size)) = zstd_safe::find_decompressed_size(src)
-            && size <= ONE_SHOT_ALLOCATION_LIMIT
-        {
-            dst.reserve_exact(size as usize);
-            return match self.dctx.decompress(dst, src) {
-                Ok(n) => Ok(n),
-                // The one-shot call cannot say where it failed; the
-                // streaming path can, so rerun it there for the report.
-                Err(_) => self.decompress_streaming(src, dst),
-            };
+        let bound = self.reservation_limit(src.len());
+        match self.declared_size(src) {
+            Some(size) if size <= bound => {
+                dst.reserve_exact(size as usize);
+                match self.dctx.decompress(dst, src) {
+                    Ok(n) => Ok(n),
+                    // The one-shot call cannot say where it failed; the
+                    // streaming path can, so rerun it there for the report.
+                    Err(_) => self.decompress_streaming(src, dst),
+                }
+            }
+            declared => {
+                dst.reserve(declared.unwrap_or(0).min(bound) as usize);
+                self.decompress_streaming(src, dst)
+            }
         }
-        self.decompress_streaming(src, dst)
+    }
+
+    /// The most [`decompress_into`](Self::decompress_into) reserves before
+    /// any output exists for `input_len` compressed bytes: a frame header
+    /// may declare any size, so the reservation is bounded by the window
+    /// limit and by [`MAX_RESERVED_EXPANSION`] times the input (at least
+    /// [`MIN_RESERVATION`]), whichever is smaller.
+    pub fn reservation_limit(&self, input_len: usize) -> u64 {
+        let by_input = (input_len as u64)
+            .saturating_mul(MAX_RESERVED_EXPANSION)
+            .max(MIN_RESERVATION);
+        by_input.min(1 << self.window_log_max)
+    }
+
+    /// The total size every frame of `src` declares, when all of them
+    /// declare one and pass the window limit; `None` sends the input to the
+    /// streaming path, which reports whatever is wrong at its position.
+    fn declared_size(&self, src: &[u8]) -> Option<u64> {
+        let mut total = 0u64;
+        let mut rest = src;
+        while !rest.is_empty() {
+            match ffi::frame_header(rest) {
+                FrameHeader::Frame {
+                    window_size,
+                    content_size: Some(n),
+                } if self.window_fits(window_size) => total = total.checked_add(n)?,
+                FrameHeader::Skippable => {}
+                _ => return None,
+            }
+            let len = zstd_safe::find_frame_compressed_size(rest).ok()?;
+            rest = rest.get(len..).filter(|_| len > 0)?;
+        }
+        Some(total)
+    }
+
+    fn window_fits(&self, window_size: u64) -> bool {
+        // zstd raises windows below 1 KiB to 1 KiB before it compares.
+        window_size.max(1 << 10) <= 1 << self.window_log_max
+    }
+
+    /// Refuses a frame whose header, read at input position `offset`,
+    /// needs a larger window than this context allows.
+    pub(crate) fn admit(&self, header: FrameHeader, offset: u64) -> Result<()> {
+        match header {
+            FrameHeader::Frame { window_size, .. } if !self.window_fits(window_size) => {
+                Err(Error::WindowTooLarge {
+                    offset,
+                    limit: self.window_log_max,
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     fn decompress_streaming(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Result<usize> {
         self.reset();
         dst.clear();
         let step = DCtx::out_size();
-        let mut input = InBuffer::around(src);
-        let mut hint = 1;
+        let mut progress = DecodeProgress::default();
+        let mut pos = 0;
         loop {
             if dst.capacity() - dst.len() < step {
                 dst.reserve(step);
             }
             let start = dst.len();
             let mut out = OutBuffer::around_pos(dst, start);
-            let before = input.pos();
-            let step_hint = self
-                .dctx
-                .decompress_stream(&mut out, &mut input)
-                .map_err(|c| Error::decoding(c, input.pos() as u64, self.window_log_max))?;
-            let filled = out.pos() == out.capacity();
-            // As in `DecodeProgress::step`: only a call that made progress
-            // tells whether we are inside a frame.
-            if input.pos() > before || out.pos() > start {
-                hint = step_hint;
-            }
-            if input.pos() == src.len() && !filled {
-                if hint != 0 {
-                    return Err(Error::Truncated {
-                        offset: src.len() as u64,
-                    });
-                }
+            let used = progress.step_into(self, &src[pos..], &mut out)?;
+            let (produced, filled) = (out.pos() - start, out.pos() == out.capacity());
+            pos += used;
+            // With room left in the output, a call that neither reads nor
+            // writes has nothing more to give: the input is exhausted.
+            if used == 0 && produced == 0 && !filled {
+                progress.at_eof()?;
                 return Ok(dst.len());
             }
         }

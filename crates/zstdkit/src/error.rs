@@ -3,6 +3,8 @@
 
 use zstd_safe::zstd_sys::ZSTD_ErrorCode;
 
+use crate::ffi::error_code;
+
 /// Everything that can go wrong in zstdkit.
 ///
 /// Decoding errors carry `offset`: how many input bytes had been consumed
@@ -130,10 +132,4 @@ impl Error {
             other => std::io::Error::new(std::io::ErrorKind::InvalidData, other),
         }
     }
-}
-
-fn error_code(code: usize) -> ZSTD_ErrorCode {
-    // SAFETY: ZSTD_getErrorCode is a pure function of an integer; it reads no
-    // memory and accepts any value.
-    unsafe { zstd_safe::zstd_sys::ZSTD_getErrorCode(code) }
 }

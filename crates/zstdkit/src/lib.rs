@@ -30,6 +30,7 @@ pub mod budget;
 pub mod context;
 pub mod dict;
 pub mod error;
+mod ffi;
 pub mod recipe;
 pub mod stream;
 

@@ -4,10 +4,11 @@
 use std::io::{self, BufRead, BufReader, Read, Write};
 
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
-use zstd_safe::{CCtx, InBuffer, OutBuffer};
+use zstd_safe::{CCtx, InBuffer, OutBuffer, WriteBuf};
 
 use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
+use crate::ffi::{self, FrameHeader};
 use crate::recipe::Params;
 
 /// What an [`Encoder`] does with the data it has after a write.
@@ -152,8 +153,14 @@ impl<W: Write> Write for Encoder<W> {
 }
 
 /// The state of a decoder between calls, shared by the sync and async
-/// decoders.
-#[derive(Debug, Default)]
+/// decoders and by the one-shot decoder's streaming path.
+///
+/// Every frame header passes [`Decompressor::admit`] before zstd sees it:
+/// zstd enforces the window limit only when it decodes through its own
+/// window buffer, and skips that buffer (and the check) whenever the
+/// caller's output has room for a frame's declared size, so the limit would
+/// otherwise depend on how large the caller's buffer happens to be.
+#[derive(Debug)]
 pub(crate) struct DecodeProgress {
     /// Input bytes consumed so far (for error positions).
     pub consumed: u64,
@@ -161,6 +168,23 @@ pub(crate) struct DecodeProgress {
     pub hint: usize,
     /// Whether any input was seen at all.
     pub started: bool,
+    /// The next input byte starts a frame.
+    at_frame_start: bool,
+    /// A frame header that arrived in pieces, held back until it is whole
+    /// (at most 18 bytes).
+    header: Vec<u8>,
+}
+
+impl Default for DecodeProgress {
+    fn default() -> Self {
+        DecodeProgress {
+            consumed: 0,
+            hint: 0,
+            started: false,
+            at_frame_start: true,
+            header: Vec::new(),
+        }
+    }
 }
 
 impl DecodeProgress {
@@ -171,28 +195,111 @@ impl DecodeProgress {
         input: &[u8],
         out: &mut [u8],
     ) -> Result<(usize, usize)> {
-        let limit = dec.window_log_max();
-        let mut ib = InBuffer::around(input);
         let mut ob = OutBuffer::around(out);
+        let used = self.step_into(dec, input, &mut ob)?;
+        Ok((used, ob.pos()))
+    }
+
+    /// Decodes from `input` into whatever room `out` has left; returns the
+    /// input bytes consumed.
+    pub(crate) fn step_into<C: WriteBuf + ?Sized>(
+        &mut self,
+        dec: &mut Decompressor,
+        input: &[u8],
+        out: &mut OutBuffer<'_, C>,
+    ) -> Result<usize> {
+        self.started |= !input.is_empty();
+        if self.at_frame_start
+            && !input.is_empty()
+            && let Some(used) = self.frame_start(dec, input, out)?
+        {
+            return Ok(used);
+        }
+        let limit = dec.window_log_max();
+        let before = out.pos();
+        let mut ib = InBuffer::around(input);
         let hint = dec
             .dctx()
-            .decompress_stream(&mut ob, &mut ib)
+            .decompress_stream(out, &mut ib)
             .map_err(|c| Error::decoding(c, self.consumed + ib.pos() as u64, limit))?;
         self.consumed += ib.pos() as u64;
-        self.started |= !input.is_empty();
         // A call that neither reads nor writes (after the last frame ended)
         // returns the size of the next header it wants, not "mid-frame":
         // only a call that made progress says where the frame stands.
-        if ib.pos() > 0 || ob.pos() > 0 {
+        if ib.pos() > 0 || out.pos() > before {
             self.hint = hint;
+            // zstd stops at the end of each frame, so the next byte is a
+            // header.
+            self.at_frame_start = hint == 0;
         }
-        Ok((ib.pos(), ob.pos()))
+        Ok(ib.pos())
+    }
+
+    /// At a frame boundary: checks the header about to be decoded. Returns
+    /// `None` when the header is whole in `input` and admitted (decoding
+    /// proceeds as usual), or the bytes consumed while assembling a header
+    /// that arrives in pieces.
+    fn frame_start<C: WriteBuf + ?Sized>(
+        &mut self,
+        dec: &mut Decompressor,
+        input: &[u8],
+        out: &mut OutBuffer<'_, C>,
+    ) -> Result<Option<usize>> {
+        let frame_offset = self.consumed - self.header.len() as u64;
+        if self.header.is_empty() {
+            match ffi::frame_header(input) {
+                FrameHeader::Incomplete { .. } => {}
+                header => {
+                    dec.admit(header, frame_offset)?;
+                    self.at_frame_start = false;
+                    return Ok(None);
+                }
+            }
+        }
+        let mut used = 0;
+        let header = loop {
+            match ffi::frame_header(&self.header) {
+                FrameHeader::Incomplete { need } if used < input.len() => {
+                    let take = need
+                        .saturating_sub(self.header.len())
+                        .min(input.len() - used);
+                    self.header.extend_from_slice(&input[used..used + take]);
+                    used += take;
+                }
+                FrameHeader::Incomplete { .. } => {
+                    // Input ran out inside the header: hold on to it.
+                    self.consumed += used as u64;
+                    self.hint = 1;
+                    return Ok(Some(used));
+                }
+                header => break header,
+            }
+        };
+        self.consumed += used as u64;
+        dec.admit(header, frame_offset)?;
+        // Hand the whole header to zstd (which reports an invalid one).
+        let limit = dec.window_log_max();
+        let mut ib = InBuffer::around(&self.header[..]);
+        let hint = dec
+            .dctx()
+            .decompress_stream(out, &mut ib)
+            .map_err(|c| Error::decoding(c, frame_offset + ib.pos() as u64, limit))?;
+        if ib.pos() != self.header.len() {
+            return Err(Error::Corrupt {
+                offset: frame_offset,
+                detail: "unsupported frame header",
+            });
+        }
+        self.header.clear();
+        self.hint = hint;
+        self.at_frame_start = false;
+        Ok(Some(used))
     }
 
     /// Called when the input has ended and a step produced nothing: decides
     /// between a clean end and truncation.
     pub(crate) fn at_eof(&self) -> Result<()> {
-        if !self.started || self.hint != 0 {
+        if !self.started || self.hint != 0 || !self.header.is_empty() {
             Err(Error::Truncated {
                 offset: self.consumed,
             })

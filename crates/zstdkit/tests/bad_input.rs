@@ -138,8 +138,8 @@ fn wrong_or_missing_dictionary() {
 #[test]
 fn windows_beyond_the_memory_limit_are_refused() {
     let data = sample();
-    // No declared size forces the streaming path, which is where a window
-    // limit protects memory.
+    // No declared size: the streaming path, where zstd keeps a window
+    // buffer of the frame's window size.
     let mut enc =
         zstdkit::Encoder::new(Vec::new(), Params::from(Recipe::Fast).window_log(Some(23))).unwrap();
     std::io::Write::write_all(&mut enc, &data).unwrap();
@@ -189,4 +189,152 @@ mod mutated {
             prop_assert!(!(one.is_ok() && stream.is_err()), "one-shot ok, stream {:?}", stream.err());
         }
     }
+}
+
+/// A hand-built frame: a 2^`window_log` window, a declared content size and
+/// RLE blocks of `b'a'` (at most 128 KiB each) adding up to `content`.
+/// Eighteen-odd bytes that decode to `content` bytes: no encoder needed.
+fn rle_frame(window_log: u8, content: u32) -> Vec<u8> {
+    let mut f = vec![0x28, 0xb5, 0x2f, 0xfd];
+    // Frame header descriptor: 4-byte content size, no single segment,
+    // no checksum, no dictionary; then the window descriptor.
+    f.push(0x80);
+    f.push((window_log - 10) << 3);
+    f.extend_from_slice(&content.to_le_bytes());
+    let mut left = content;
+    while left > 0 {
+        let size = left.min(128 << 10);
+        left -= size;
+        let last = u32::from(left == 0);
+        // Block header: last-block bit, type 1 (RLE), regenerated size.
+        f.extend_from_slice(&((size << 3) | (1 << 1) | last).to_le_bytes()[..3]);
+        f.push(b'a');
+    }
+    f
+}
+
+/// Reads with one caller buffer of `buf` bytes per call, as an application
+/// with a big read buffer does.
+fn stream_decode_with(src: &[u8], buf: usize, dec: Decompressor) -> Result<Vec<u8>, Error> {
+    let mut d = Decoder::with_decompressor(src, dec);
+    let mut out = Vec::new();
+    let mut chunk = vec![0u8; buf];
+    loop {
+        let n = d.read(&mut chunk).map_err(Error::from_io)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&chunk[..n]);
+    }
+}
+
+fn async_decode(src: &[u8], dec: Decompressor) -> Result<Vec<u8>, Error> {
+    use tokio::io::AsyncReadExt;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut out = Vec::new();
+        zstdkit::AsyncDecoder::with_decompressor(src, dec)
+            .read_to_end(&mut out)
+            .await
+            .map_err(Error::from_io)?;
+        Ok(out)
+    })
+}
+
+/// The memory limit is a property of the frame, not of the decoding path:
+/// zstd checks it only when it streams through its own window buffer, so
+/// the one-shot call, and a streaming call whose output buffer holds the
+/// whole frame, used to accept what `zstd -d` refuses.
+#[test]
+fn the_window_limit_holds_on_every_decoding_path() {
+    let limited = || {
+        let mut d = Decompressor::new().unwrap();
+        d.set_window_log_max(27).unwrap();
+        d
+    };
+    for content in [256 << 10, 300] {
+        let f = rle_frame(28, content);
+        let paths: [(&str, Result<Vec<u8>, Error>); 5] = [
+            ("one-shot", zstdkit::decompress(&f)),
+            ("reused one-shot", limited().decompress(&f)),
+            ("streaming", stream_decode(&f)),
+            (
+                "streaming, 1 MiB reads",
+                stream_decode_with(&f, 1 << 20, limited()),
+            ),
+            ("async", async_decode(&f, limited())),
+        ];
+        for (path, got) in paths {
+            assert!(
+                matches!(
+                    got,
+                    Err(Error::WindowTooLarge {
+                        limit: 27,
+                        offset: 0
+                    })
+                ),
+                "{path}, {content} bytes declared: {:?}",
+                got.map(|v| v.len())
+            );
+        }
+        // Raising the limit admits the frame everywhere, with the same bytes.
+        let wide = || {
+            let mut d = Decompressor::new().unwrap();
+            d.set_window_log_max(28).unwrap();
+            d
+        };
+        let want = vec![b'a'; content as usize];
+        assert_eq!(wide().decompress(&f).unwrap(), want);
+        assert_eq!(stream_decode_with(&f, 1 << 20, wide()).unwrap(), want);
+        assert_eq!(stream_decode_with(&f, 100, wide()).unwrap(), want);
+        assert_eq!(async_decode(&f, wide()).unwrap(), want);
+    }
+    // A frame within the limit after one that is not: the error names the
+    // second frame's start.
+    let ok = rle_frame(27, 1000);
+    let mut two = ok.clone();
+    two.extend_from_slice(&rle_frame(28, 1000));
+    let e = zstdkit::decompress(&two).unwrap_err();
+    assert!(
+        matches!(e, Error::WindowTooLarge { offset, .. } if offset == ok.len() as u64),
+        "{e}"
+    );
+    let e = stream_decode_with(&two, 1 << 20, Decompressor::new().unwrap()).unwrap_err();
+    assert!(
+        matches!(e, Error::WindowTooLarge { offset, .. } if offset == ok.len() as u64),
+        "{e}"
+    );
+}
+
+/// A header may declare any size; the one-shot decoder reserves room for it
+/// only up to a bound set by the input's size and the memory limit, and
+/// grows past that only as real output arrives.
+#[test]
+fn a_forged_content_size_does_not_reserve_memory() {
+    let mut f = rle_frame(20, 128 << 10);
+    // Claim 200 MiB while the one block makes 128 KiB.
+    f[6..10].copy_from_slice(&(200u32 << 20).to_le_bytes());
+    assert!(f.len() < 24);
+    let mut dst = Vec::new();
+    let e = Decompressor::new()
+        .unwrap()
+        .decompress_into(&f, &mut dst)
+        .unwrap_err();
+    assert!(
+        matches!(e, Error::Corrupt { .. } | Error::Truncated { .. }),
+        "{e}"
+    );
+    assert!(
+        dst.capacity() <= 4 << 20,
+        "reserved {} bytes for a {}-byte input",
+        dst.capacity(),
+        f.len()
+    );
+    // Real data far beyond the bound still decodes (zeros compress ~4000:1).
+    let zeros = vec![0u8; 16 << 20];
+    let frame = zstdkit::compress(&zeros, Recipe::Fast).unwrap();
+    assert!(frame.len() * 1000 < zeros.len());
+    assert!(zstdkit::decompress(&frame).unwrap() == zeros);
 }

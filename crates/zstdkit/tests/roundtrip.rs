@@ -87,6 +87,36 @@ proptest! {
         prop_assert_eq!(zstdkit::decompress(&frames).unwrap(), data);
     }
 
+    /// Input arriving a few bytes at a time splits frame headers (zstd
+    /// frames and skippable ones) across reads; the decoder assembles them
+    /// before checking and decoding, and a cut inside one is truncation.
+    #[test]
+    fn frame_headers_split_across_reads(
+        data in data(), frames in 1usize..4, skippable in any::<bool>(),
+        in_chunk in 1usize..40, cut in 1usize..6,
+    ) {
+        let mut stream = Vec::new();
+        for i in 0..frames {
+            let part = &data[i * data.len() / frames..(i + 1) * data.len() / frames];
+            stream.extend(zstdkit::compress(part, Recipe::Fast).unwrap());
+            if skippable {
+                stream.extend([0x50, 0x2a, 0x4d, 0x18]);
+                stream.extend(3u32.to_le_bytes());
+                stream.extend(b"abc");
+            }
+        }
+        let decode = |src: &[u8]| {
+            let reader = std::io::BufReader::with_capacity(in_chunk, src);
+            let mut dec = Decoder::with_decompressor(reader, Decompressor::new().unwrap());
+            let mut out = Vec::new();
+            dec.read_to_end(&mut out).map(|_| out).map_err(zstdkit::Error::from_io)
+        };
+        prop_assert_eq!(&decode(&stream).unwrap(), &data);
+        prop_assert_eq!(&zstdkit::decompress(&stream).unwrap(), &data);
+        let short = decode(&stream[..cut]);
+        prop_assert!(matches!(short, Err(zstdkit::Error::Truncated { .. })), "{:?}", short);
+    }
+
     #[test]
     fn flushed_prefix_is_decodable_before_the_frame_ends(
         data in data(), split in any::<usize>(),
