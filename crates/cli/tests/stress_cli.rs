@@ -55,6 +55,7 @@ fn compare_json_matches_the_schema_and_verifies_every_block() {
     for r in rows {
         assert_eq!(r["verdict"], "pass");
         assert_eq!(r["lost"], 0);
+        assert_eq!(r["duplicated"], 0);
         assert_eq!(r["corrupt"], 0);
         assert!(r["produced"].as_u64().unwrap() > 0);
         assert_eq!(r["produced"], r["verified"]);
@@ -89,6 +90,7 @@ fn corrupt_and_lost_blocks_fail_the_command_after_the_report() {
         ("corrupt-frame@3", "corrupt", "corrupt"),
         ("corrupt-payload@4", "corrupt", "corrupt"),
         ("drop@5", "lost", "lost"),
+        ("duplicate@6", "duplicated", "more than once"),
     ] {
         let out = perfkit()
             .args(SHORT)

@@ -15,6 +15,7 @@ use zstdkit::{Params, Recipe};
 
 use crate::error::{Error, Result};
 use crate::latency::{self, Recorder};
+use crate::ledger::{self, Ledger};
 use crate::pool::{ContextCounts, ContextPool, PoolKind};
 use crate::probe;
 use crate::trend;
@@ -63,6 +64,8 @@ pub enum FaultKind {
     CorruptPayload,
     /// The consumer discards the block without verifying it.
     Drop,
+    /// The producer sends the block twice.
+    Duplicate,
 }
 
 /// A fault applied to the block with sequence number `block` (blocks are
@@ -200,8 +203,11 @@ pub struct Totals {
     pub verified: u64,
     /// Blocks that failed to decode or decoded to different bytes.
     pub corrupt: u64,
-    /// Blocks produced but never verified nor found corrupt.
+    /// Blocks produced whose sequence number never reached a consumer.
     pub lost: u64,
+    /// Deliveries of a sequence number already delivered (verified or
+    /// corrupt alike), so `verified + corrupt = produced - lost + duplicated`.
+    pub duplicated: u64,
     /// Uncompressed bytes verified in the measured window.
     pub bytes: u64,
     /// Compressed bytes of those blocks.
@@ -266,6 +272,10 @@ pub struct Outcome {
     pub growth: Option<Growth>,
     /// The first corruption seen: block number and what was wrong.
     pub first_corrupt: Option<(u64, String)>,
+    /// The smallest lost block number.
+    pub first_lost: Option<u64>,
+    /// The smallest block number delivered more than once.
+    pub first_duplicated: Option<u64>,
 }
 
 impl Outcome {
@@ -287,8 +297,23 @@ impl Outcome {
     /// Why the run failed, one line each; empty when it passed.
     pub fn failures(&self) -> Vec<String> {
         let mut v = Vec::new();
+        let which = |b: Option<u64>| {
+            b.map(|b| format!(" (first: block {b})"))
+                .unwrap_or_default()
+        };
         if self.totals.lost > 0 {
-            v.push(format!("{} block(s) lost", self.totals.lost));
+            v.push(format!(
+                "{} block(s) lost{}",
+                self.totals.lost,
+                which(self.first_lost)
+            ));
+        }
+        if self.totals.duplicated > 0 {
+            v.push(format!(
+                "{} block(s) delivered more than once{}",
+                self.totals.duplicated,
+                which(self.first_duplicated)
+            ));
         }
         if self.totals.corrupt > 0 {
             let first = self
@@ -310,7 +335,8 @@ impl Outcome {
         v
     }
 
-    /// True when nothing was lost or corrupt and no growth was judged.
+    /// True when nothing was lost, duplicated or corrupt and no growth was
+    /// judged.
     pub fn passed(&self) -> bool {
         self.failures().is_empty()
     }
@@ -328,6 +354,7 @@ impl Outcome {
         a.verified += b.verified;
         a.corrupt += b.corrupt;
         a.lost += b.lost;
+        a.duplicated += b.duplicated;
         a.bytes += b.bytes;
         a.frame_bytes += b.frame_bytes;
         a.blocks += b.blocks;
@@ -352,6 +379,8 @@ impl Outcome {
         if self.first_corrupt.is_none() {
             self.first_corrupt = later.first_corrupt;
         }
+        self.first_lost = self.first_lost.or(later.first_lost);
+        self.first_duplicated = self.first_duplicated.or(later.first_duplicated);
     }
 }
 
@@ -399,6 +428,7 @@ struct Shared {
     produced: CachePadded<ProducerCounts>,
     consumed: CachePadded<ConsumerCounts>,
     recycle: ArrayQueue<Block>,
+    ledger: Ledger,
     compress: latency::Shared,
     decompress: latency::Shared,
     end_to_end: latency::Shared,
@@ -463,12 +493,25 @@ impl Shared {
         Ok(b)
     }
 
+    /// A copy of `b` to send after it, when a fault says so.
+    fn duplicate(&self, b: &Block) -> Option<Block> {
+        (!self.config.faults.is_empty() && self.fault(b.seq, FaultKind::Duplicate)).then(|| Block {
+            seq: b.seq,
+            born: b.born,
+            original: b.original.clone(),
+            frame: b.frame.clone(),
+        })
+    }
+
     /// Decodes and verifies one block, then recycles it.
     fn consume(&self, b: Block, out: &mut Vec<u8>, dec: &mut Recorder<'_>, e2e: &mut Recorder<'_>) {
         if !self.config.faults.is_empty() && self.fault(b.seq, FaultKind::Drop) {
             let _ = self.recycle.push(b);
             return;
         }
+        // Counted in the ledger whatever the verdict below: a duplicate is
+        // still verified (or found corrupt), and fails the run on its own.
+        self.ledger.mark(b.seq);
         let t = Instant::now();
         let decoded = self.pool.decompress(&b.frame, out);
         let done = Instant::now();
@@ -539,6 +582,7 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
         produced: CachePadded::new(ProducerCounts::default()),
         consumed: CachePadded::new(ConsumerCounts::default()),
         recycle: ArrayQueue::new(config.channel_capacity + config.producers + config.consumers),
+        ledger: Ledger::new(ledger::SLOTS),
         compress: latency::Shared::new(shards),
         decompress: latency::Shared::new(shards),
         end_to_end: latency::Shared::new(shards),
@@ -636,11 +680,19 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
     let produced = shared.produced.produced.load(Ordering::Acquire);
     let verified = shared.consumed.verified.load(Ordering::Acquire);
     let corrupt = shared.consumed.corrupt.load(Ordering::Acquire);
+    // Every worker has finished, so every delivery is in the ledger.
+    let reckoning = shared.ledger.reckon(produced);
+    debug_assert_eq!(
+        verified + corrupt + reckoning.lost,
+        produced + reckoning.duplicated,
+        "every delivery is one first sighting or one duplicate"
+    );
     let totals = Totals {
         produced,
         verified,
         corrupt,
-        lost: produced.saturating_sub(verified + corrupt),
+        lost: reckoning.lost,
+        duplicated: reckoning.duplicated,
         bytes: sampled.bytes,
         frame_bytes: sampled.frame_bytes,
         blocks: sampled.blocks,
@@ -677,6 +729,8 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
         contexts_end: shared.pool.counts(),
         growth,
         first_corrupt,
+        first_lost: reckoning.first_lost,
+        first_duplicated: reckoning.first_duplicated,
     })
 }
 
@@ -855,7 +909,13 @@ async fn producer_task(shared: Arc<Shared>, tx: async_channel::Sender<Block>, i:
             Ok(b) => b,
             Err(e) => return shared.fail(e),
         };
+        let again = shared.duplicate(&block);
         if tx.send(block).await.is_err() {
+            break;
+        }
+        if let Some(b) = again
+            && tx.send(b).await.is_err()
+        {
             break;
         }
         // A send into a channel with room completes without yielding; give
@@ -896,7 +956,13 @@ fn producer_thread(shared: &Shared, tx: async_channel::Sender<Block>, i: usize) 
             Ok(b) => b,
             Err(e) => return shared.fail(e),
         };
+        let again = shared.duplicate(&block);
         if tx.send_blocking(block).is_err() {
+            break;
+        }
+        if let Some(b) = again
+            && tx.send_blocking(b).is_err()
+        {
             break;
         }
     }

@@ -34,6 +34,7 @@
 pub mod error;
 pub mod harness;
 pub mod latency;
+mod ledger;
 pub mod pool;
 pub mod probe;
 pub mod trend;

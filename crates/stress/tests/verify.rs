@@ -62,7 +62,7 @@ fn every_pool_on_every_runtime_verifies_every_block() {
                 t.produced
             );
             assert_eq!(t.verified, t.produced, "{pool} {runtime:?}");
-            assert_eq!((t.lost, t.corrupt), (0, 0));
+            assert_eq!((t.lost, t.corrupt, t.duplicated), (0, 0, 0));
             assert_eq!(samples, out.samples.len());
             sampled_on_the_grid(&out.samples, Duration::from_millis(250), PERIOD);
             // Histograms hold one sample per verified block (no warm-up).
@@ -154,10 +154,51 @@ fn a_dropped_block_is_counted_lost() {
         };
         let out = stress::run(&cfg, &mut |_| {}).unwrap();
         let t = out.totals;
-        assert_eq!((t.lost, t.corrupt), (1, 0), "{runtime:?}");
+        assert_eq!((t.lost, t.corrupt, t.duplicated), (1, 0, 0), "{runtime:?}");
         assert_eq!(t.verified + 1, t.produced);
         assert!(!out.passed());
-        assert!(out.failures().iter().any(|f| f.contains("1 block(s) lost")));
+        assert!(
+            out.failures()
+                .iter()
+                .any(|f| f == "1 block(s) lost (first: block 5)")
+        );
+    }
+}
+
+#[test]
+fn a_duplicated_block_is_caught_even_when_it_hides_a_lost_one() {
+    for runtime in [Runtime::Tokio, Runtime::Threads] {
+        let cfg = Config {
+            faults: vec![
+                Fault {
+                    kind: FaultKind::Drop,
+                    block: 5,
+                },
+                Fault {
+                    kind: FaultKind::Duplicate,
+                    block: 9,
+                },
+            ],
+            ..short(PoolKind::Pool, runtime)
+        };
+        let out = stress::run(&cfg, &mut |_| {}).unwrap();
+        let t = out.totals;
+        // As many deliveries verified as blocks produced: counting
+        // produced − verified would call this run clean.
+        assert_eq!(t.verified, t.produced, "{runtime:?}");
+        assert_eq!((t.lost, t.duplicated, t.corrupt), (1, 1, 0), "{runtime:?}");
+        assert_eq!((out.first_lost, out.first_duplicated), (Some(5), Some(9)));
+        assert!(!out.passed());
+        let f = out.failures();
+        assert!(
+            f.iter().any(|f| f == "1 block(s) lost (first: block 5)"),
+            "{f:?}"
+        );
+        assert!(
+            f.iter()
+                .any(|f| f == "1 block(s) delivered more than once (first: block 9)"),
+            "{f:?}"
+        );
     }
 }
 

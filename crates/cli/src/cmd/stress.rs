@@ -99,7 +99,8 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
     /// Test hook: inject a fault, KIND@BLOCK with KIND corrupt-frame,
-    /// corrupt-payload or drop (repeatable), to prove the run fails.
+    /// corrupt-payload, drop or duplicate (repeatable), to prove the run
+    /// fails.
     #[arg(long, hide = true, value_parser = parse_fault)]
     pub fault: Vec<Fault>,
     #[command(flatten)]
@@ -114,9 +115,10 @@ fn parse_fault(s: &str) -> Result<Fault, String> {
         "corrupt-frame" => FaultKind::CorruptFrame,
         "corrupt-payload" => FaultKind::CorruptPayload,
         "drop" => FaultKind::Drop,
+        "duplicate" => FaultKind::Duplicate,
         other => {
             return Err(format!(
-                "unknown fault '{other}' (corrupt-frame, corrupt-payload, drop)"
+                "unknown fault '{other}' (corrupt-frame, corrupt-payload, drop, duplicate)"
             ));
         }
     };
@@ -318,6 +320,7 @@ pub fn render(args: &StressArgs, cfg: &Config, outcomes: &[Outcome]) -> Report {
             .col("produced", t.produced)
             .col("verified", t.verified)
             .col("lost", t.lost)
+            .col("duplicated", t.duplicated)
             .col("corrupt", t.corrupt)
             .col("peak_rss_mib", mib(o.peak_rss_bytes))
             .col("peak_threads", o.peak_threads)
