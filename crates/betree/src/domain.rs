@@ -204,8 +204,19 @@ impl Schema {
     }
 
     /// The domain of an attribute.
+    ///
+    /// # Panics
+    ///
+    /// If `id` is not an attribute of this schema (it must come from
+    /// [`Schema::id`] or [`Schema::add`] of this schema or of a clone);
+    /// [`Schema::get`] is the checked form for ids from elsewhere.
     pub fn domain(&self, id: AttrId) -> &Domain {
         &self.domains[id as usize]
+    }
+
+    /// The domain of an attribute, `None` when `id` is not declared.
+    pub fn get(&self, id: AttrId) -> Option<&Domain> {
+        self.domains.get(id as usize)
     }
 
     /// All domains in declaration order.

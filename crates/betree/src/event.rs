@@ -14,9 +14,10 @@ pub struct FrequencyCap {
     pub id: u32,
     /// Namespace.
     pub namespace: String,
-    /// Times seen so far.
+    /// Times seen so far (0 to `u32::MAX`, the C library's range).
     pub value: i64,
-    /// When the counting window started (µs), if known.
+    /// When the counting window started, in microseconds, if known (the
+    /// expression's `now` is in seconds).
     pub timestamp: Option<i64>,
 }
 
@@ -31,11 +32,12 @@ pub enum Value {
     Float(f64),
     /// String.
     Str(String),
-    /// Integer list.
+    /// Integer list (an event stores it sorted, without duplicates).
     IntList(Vec<i64>),
-    /// String list.
+    /// String list (an event stores it sorted, without duplicates).
     StrList(Vec<String>),
-    /// `(segment id, timestamp µs)` pairs.
+    /// `(segment id, timestamp µs)` pairs, expected in ascending id order
+    /// (the C library's search stops at the first id above the one sought).
     Segments(Vec<(i64, i64)>),
     /// Frequency caps.
     FrequencyCaps(Vec<FrequencyCap>),
@@ -96,9 +98,39 @@ impl Event {
         Ok(ev)
     }
 
+    /// Checks that this event was made for a schema of `schema`'s shape, so
+    /// that every attribute id and boolean slot of `schema` indexes it.
+    pub(crate) fn check_shape(&self, schema: &Schema) -> Result<()> {
+        if self.values.len() != schema.len()
+            || self.defined.len() != schema.len().div_ceil(64)
+            || self.bits.len() != (schema.bool_count() as usize).div_ceil(64)
+        {
+            return Err(Error::Event(format!(
+                "the event was built for another schema ({} attributes, room for {} booleans), this one has {} attributes and {} booleans",
+                self.values.len(),
+                self.bits.len() * 64,
+                schema.len(),
+                schema.bool_count()
+            )));
+        }
+        Ok(())
+    }
+
     /// Sets an attribute's value, checking its type.
-    pub fn set(&mut self, schema: &Schema, id: AttrId, value: Value) -> Result<()> {
-        let d = schema.domain(id);
+    ///
+    /// Integer and string lists are stored sorted and without duplicates,
+    /// as the C library stores them before a search (`sort_event_lists`):
+    /// list tests then run as merges and binary searches, and a list means
+    /// the set of its values. Segments and frequency caps are kept in the
+    /// order given.
+    pub fn set(&mut self, schema: &Schema, id: AttrId, mut value: Value) -> Result<()> {
+        self.check_shape(schema)?;
+        let d = schema.get(id).ok_or_else(|| {
+            Error::Event(format!(
+                "attribute id {id} is not declared (the schema has {} attributes)",
+                schema.len()
+            ))
+        })?;
         if !value.fits(d.ty) {
             return Err(Error::Event(format!(
                 "attribute `{}` is {}, the value given is not",
@@ -114,6 +146,29 @@ impl Event {
                 d.name
             )));
         }
+        if let Value::FrequencyCaps(caps) = &value
+            && let Some(c) = caps.iter().find(|c| u32::try_from(c.value).is_err())
+        {
+            // The C library holds cap counters as `uint32_t`; a value it
+            // cannot represent is refused rather than compared differently.
+            return Err(Error::Event(format!(
+                "attribute `{}`: frequency cap counter {} is outside [0, {}]",
+                d.name,
+                c.value,
+                u32::MAX
+            )));
+        }
+        match &mut value {
+            Value::IntList(l) => {
+                l.sort_unstable();
+                l.dedup();
+            }
+            Value::StrList(l) => {
+                l.sort_unstable();
+                l.dedup();
+            }
+            _ => {}
+        }
         if let Some(slot) = schema.bool_slot(id) {
             let (w, b) = ((slot / 64) as usize, slot % 64);
             let on = matches!(value, Value::Bool(true));
@@ -125,12 +180,20 @@ impl Event {
     }
 
     /// Makes an attribute undefined.
-    pub fn unset(&mut self, schema: &Schema, id: AttrId) {
+    pub fn unset(&mut self, schema: &Schema, id: AttrId) -> Result<()> {
+        self.check_shape(schema)?;
+        if schema.get(id).is_none() {
+            return Err(Error::Event(format!(
+                "attribute id {id} is not declared (the schema has {} attributes)",
+                schema.len()
+            )));
+        }
         if let Some(slot) = schema.bool_slot(id) {
             self.bits[(slot / 64) as usize] &= !(1 << (slot % 64));
         }
         self.defined[(id / 64) as usize] &= !(1 << (id % 64));
         self.values[id as usize] = None;
+        Ok(())
     }
 
     /// The value of an attribute, `None` when undefined.

@@ -127,13 +127,18 @@ pub(crate) enum Expr {
     Pred(Pred),
 }
 
+/// Microseconds per second: event timestamps are in µs, `now` in seconds.
 const USEC: i64 = 1_000_000;
-const EARTH_RADIUS_KM: f64 = 6371.0;
 
 impl Pred {
     /// Evaluates on `ev`; returns the result and the number of list/set loop
-    /// steps taken (reductions).
-    pub(crate) fn eval(&self, ev: &Event) -> (bool, u32) {
+    /// steps taken (reductions beyond the predicate's own operation).
+    ///
+    /// The semantics are the C library's (adgear/be-tree `ast.c`
+    /// `match_*_expr` and `special.c`): a predicate on an undefined attribute
+    /// is false, whatever its polarity (`not in`, `none of` included); only
+    /// `not` turns that into true.
+    pub(crate) fn eval(&self, ev: &Event) -> (bool, u64) {
         use Pred::*;
         match self {
             IntCmp { attr, op, v } => match ev.get(*attr) {
@@ -149,24 +154,32 @@ impl Pred {
                 _ => (false, 0),
             },
             IntIn { attr, negated, set } => match ev.get(*attr) {
-                Some(Value::Int(x)) => (set.binary_search(x).is_ok() != *negated, log2(set.len())),
+                Some(Value::Int(x)) => {
+                    let (found, n) = search(set, x);
+                    (found != *negated, n)
+                }
                 _ => (false, 0),
             },
             StrIn { attr, negated, set } => match ev.get(*attr) {
-                Some(Value::Str(x)) => (set.binary_search(x).is_ok() != *negated, log2(set.len())),
+                Some(Value::Str(x)) => {
+                    let (found, n) = search(set, x);
+                    (found != *negated, n)
+                }
                 _ => (false, 0),
             },
+            // Event lists are sorted (see `Event::set`), so membership is a
+            // binary search, as in C's `integer_in_integer_list`.
             IntListHas { attr, negated, v } => match ev.get(*attr) {
                 Some(Value::IntList(l)) => {
-                    let pos = l.iter().position(|x| x == v);
-                    (pos.is_some() != *negated, steps(pos, l.len()))
+                    let (found, n) = search(l, v);
+                    (found != *negated, n)
                 }
                 _ => (false, 0),
             },
             StrListHas { attr, negated, v } => match ev.get(*attr) {
                 Some(Value::StrList(l)) => {
-                    let pos = l.iter().position(|x| x == v);
-                    (pos.is_some() != *negated, steps(pos, l.len()))
+                    let (found, n) = search(l, v);
+                    (found != *negated, n)
                 }
                 _ => (false, 0),
             },
@@ -194,14 +207,7 @@ impl Pred {
                 seconds,
             } => match (ev.get(*attr), ev.get(*now)) {
                 (Some(Value::Segments(segs)), Some(Value::Int(now))) => {
-                    let edge = now.saturating_sub(seconds.saturating_mul(USEC));
-                    let pos = segs.iter().position(|(s, _)| s == id);
-                    let r = match pos {
-                        Some(p) if *before => segs[p].1 < edge,
-                        Some(p) => segs[p].1 >= edge,
-                        None => false,
-                    };
-                    (r, steps(pos, segs.len()))
+                    segment(segs, *id, *seconds, *now, *before)
                 }
                 _ => (false, 0),
             },
@@ -214,24 +220,16 @@ impl Pred {
                 value,
                 length,
             } => match (ev.get(*attr), ev.get(*now)) {
+                // C's `match_special_expr` answers true for an empty cap
+                // list before it even looks at `now`.
+                (Some(Value::FrequencyCaps(caps)), _) if caps.is_empty() => (true, 0),
                 (Some(Value::FrequencyCaps(caps)), Some(Value::Int(now))) => {
                     let pos = caps
                         .iter()
                         .position(|c| c.id == *id && c.kind == *kind && c.namespace == *ns);
                     let r = match pos {
                         None => true,
-                        Some(p) => {
-                            let c = &caps[p];
-                            match c.timestamp {
-                                Some(ts)
-                                    if *length > 0
-                                        && now.saturating_sub(ts) > length.saturating_mul(USEC) =>
-                                {
-                                    true
-                                }
-                                _ => c.value < *value,
-                            }
-                        }
+                        Some(p) => within_cap(&caps[p], *value, *length, *now),
                     };
                     (r, steps(pos, caps.len()))
                 }
@@ -245,7 +243,7 @@ impl Pred {
                 km,
             } => match (ev.get(*lat), ev.get(*lon)) {
                 (Some(Value::Float(a)), Some(Value::Float(o))) => {
-                    (haversine_km(*clat, *clon, *a, *o) <= *km, 0)
+                    (geo_distance_km(*clat, *clon, *a, *o) <= *km, 0)
                 }
                 _ => (false, 0),
             },
@@ -264,12 +262,24 @@ impl Pred {
     }
 }
 
-fn log2(n: usize) -> u32 {
-    usize::BITS - n.leading_zeros()
+/// Binary search counting its probes (C counts one per probe in
+/// `d64binary_search_counting`).
+fn search<T: Ord>(sorted: &[T], x: &T) -> (bool, u64) {
+    let (mut lo, mut hi, mut n) = (0usize, sorted.len(), 0u64);
+    while lo < hi {
+        n += 1;
+        let mid = lo + (hi - lo) / 2;
+        match sorted[mid].cmp(x) {
+            std::cmp::Ordering::Equal => return (true, n),
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+        }
+    }
+    (false, n)
 }
 
-fn steps(pos: Option<usize>, len: usize) -> u32 {
-    pos.map_or(len, |p| p + 1) as u32
+fn steps(pos: Option<usize>, len: usize) -> u64 {
+    pos.map_or(len, |p| p + 1) as u64
 }
 
 fn cmp<T: PartialOrd>(op: CmpOp, x: &T, v: &T) -> bool {
@@ -283,36 +293,111 @@ fn cmp<T: PartialOrd>(op: CmpOp, x: &T, v: &T) -> bool {
     }
 }
 
+/// Float comparison as C's `match_compare_expr`/`match_equality_expr`: the
+/// orderings are exact, `=` and `<>` go through `feq`/`fne` of `utils.c`,
+/// `fabs(a - b) < DBL_EPSILON` (an absolute epsilon).
 fn cmp_f(op: CmpOp, x: f64, v: f64) -> bool {
-    cmp(op, &x, &v)
-}
-
-fn set_op<T: Ord>(op: SetOp, list: &[T], set: &[T]) -> (bool, u32) {
     match op {
-        SetOp::OneOf | SetOp::NoneOf => {
-            let pos = list.iter().position(|x| set.binary_search(x).is_ok());
-            (
-                (pos.is_some()) == (op == SetOp::OneOf),
-                steps(pos, list.len()),
-            )
-        }
-        SetOp::AllOf => {
-            let pos = set.iter().position(|x| !list.contains(x));
-            (
-                pos.is_none(),
-                steps(pos, set.len()) * list.len().max(1) as u32,
-            )
-        }
+        CmpOp::Eq => feq(x, v),
+        CmpOp::Ne => !feq(x, v),
+        o => cmp(o, &x, &v),
     }
 }
 
-/// Great-circle distance.
-pub(crate) fn haversine_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let dp = p2 - p1;
-    let dl = (lon2 - lon1).to_radians();
-    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_KM * a.sqrt().min(1.0).asin()
+/// C's `feq`.
+fn feq(a: f64, b: f64) -> bool {
+    (a - b).abs() < f64::EPSILON
+}
+
+/// `one of`/`none of`/`all of` between an event list and the expression's
+/// set, both sorted without duplicates: one merge pass, a reduction per
+/// step, as C's `match_not_all_of_*` and `match_all_of_*` (which also answer
+/// `all of` false at once when the set is longer than the list).
+fn set_op<T: Ord>(op: SetOp, list: &[T], set: &[T]) -> (bool, u64) {
+    use std::cmp::Ordering::*;
+    if op == SetOp::AllOf && set.len() > list.len() {
+        return (false, 0);
+    }
+    let (mut i, mut j, mut n) = (0usize, 0usize, 0u64);
+    let mut common = 0usize;
+    while i < list.len() && j < set.len() {
+        n += 1;
+        match list[i].cmp(&set[j]) {
+            Less => i += 1,
+            Greater if op == SetOp::AllOf => return (false, n),
+            Greater => j += 1,
+            Equal => {
+                if op != SetOp::AllOf {
+                    return (op == SetOp::OneOf, n);
+                }
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    match op {
+        SetOp::OneOf => (false, n),
+        SetOp::NoneOf => (true, n),
+        SetOp::AllOf => (common == set.len(), n),
+    }
+}
+
+/// C's `segment_within`/`segment_before` (`special.c`): walk the segments,
+/// which the C library expects in ascending id order, skip ids below the one
+/// sought and decide on the first id at or above it; `now` is in seconds
+/// and the segment's timestamp in µs, truncated to seconds. Within means
+/// `now - seconds <= ts / 10^6`, before means `now - seconds > ts / 10^6`.
+/// The arithmetic is done in `i128` so no input overflows.
+fn segment(segs: &[(i64, i64)], id: i64, seconds: i64, now: i64, before: bool) -> (bool, u64) {
+    for (k, &(sid, ts)) in segs.iter().enumerate() {
+        if sid < id {
+            continue;
+        }
+        let r = sid == id && {
+            let edge = now as i128 - seconds as i128;
+            let at = (ts / USEC) as i128;
+            if before { edge > at } else { edge <= at }
+        };
+        return (r, k as u64 + 1);
+    }
+    (false, segs.len() as u64)
+}
+
+/// C's `within_frequency_caps` for the first matching cap: with no length
+/// the cap holds while it is below `value`; with a length a cap without a
+/// timestamp holds, and so does one whose window (`now` in seconds,
+/// timestamp in µs truncated to seconds) is older than `length` seconds;
+/// otherwise it holds while below `value`.
+fn within_cap(c: &crate::event::FrequencyCap, value: i64, length: i64, now: i64) -> bool {
+    if length <= 0 {
+        return value > c.value;
+    }
+    let Some(ts) = c.timestamp else {
+        return true;
+    };
+    if now as i128 - (ts / USEC) as i128 > length as i128 {
+        return true;
+    }
+    value > c.value
+}
+
+/// The C library's distance (`special.c` `geo_within_radius`): a chord on a
+/// sphere of radius 6372.8 km turned into an arc, with its own degree to
+/// radian factor; the first point is the expression's centre. Kept
+/// operation for operation so that points near the radius fall on the same
+/// side as in C.
+pub(crate) fn geo_distance_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
+    const EARTH_RADIUS: f64 = 6372.8;
+    // C's `TO_RAD`, deliberately not `f64::to_radians`.
+    #[allow(clippy::approx_constant)]
+    const TO_RAD: f64 = 3.1415926536 / 180.0;
+    let dlon = (lon1 - lon2) * TO_RAD;
+    let (lat1, lat2) = (lat1 * TO_RAD, lat2 * TO_RAD);
+    let dz = lat1.sin() - lat2.sin();
+    let dx = dlon.cos() * lat1.cos() - lat2.cos();
+    let dy = dlon.sin() * lat1.cos();
+    ((dx * dx + dy * dy + dz * dz).sqrt() / 2.0).asin() * 2.0 * EARTH_RADIUS
 }
 
 /// Parses and type-checks `src` against `schema`.
@@ -728,16 +813,23 @@ impl Checker<'_> {
                 ),
             )),
         };
+        let ranged = |a: &Arg, v: i64, what: &str, lo: i64, hi: i64| {
+            if (lo..=hi).contains(&v) {
+                Ok(v)
+            } else {
+                Err(terr(
+                    arg_col(a),
+                    format!("`{name}` expects a {what} in [{lo}, {hi}], found {v}"),
+                ))
+            }
+        };
         match name {
             "within_frequency_cap" => {
                 let [k, ns, v, len] = args else {
                     return Err(arity("type, namespace, value, length"));
                 };
                 let kind = string(k, "cap type")?;
-                let kcol = match k {
-                    Arg::Lit(_, c) => *c,
-                    Arg::Attr(r) => r.col,
-                };
+                let kcol = arg_col(k);
                 let id = match kind.as_str() {
                     "flight" | "flightip" => self.consts.flight_id.map(|i| (i, "flight_id")),
                     "advertiser" | "advertiserip" => {
@@ -778,8 +870,10 @@ impl Checker<'_> {
                     kind,
                     id,
                     ns: string(ns, "namespace")?,
-                    value: int(v, "value")?,
-                    length: int(len, "length")?,
+                    // C passes the value as `uint32_t` and the length as
+                    // `size_t`: values it would wrap are refused here.
+                    value: ranged(v, int(v, "value")?, "value", 0, u32::MAX.into())?,
+                    length: ranged(len, int(len, "length")?, "length", 0, i64::MAX)?,
                 })
             }
             "segment_within" | "segment_before" => {
@@ -811,7 +905,14 @@ impl Checker<'_> {
                     now,
                     before: name == "segment_before",
                     id: int(id, "segment id")?,
-                    seconds: int(secs, "number of seconds")?,
+                    // C's `segment_within` takes the seconds as `int32_t`.
+                    seconds: ranged(
+                        secs,
+                        int(secs, "number of seconds")?,
+                        "number of seconds",
+                        i32::MIN.into(),
+                        i32::MAX.into(),
+                    )?,
                 })
             }
             "geo_within_radius" => {
@@ -863,6 +964,14 @@ impl Checker<'_> {
                 })
             }
         }
+    }
+}
+
+/// The column of a function argument.
+fn arg_col(a: &Arg) -> usize {
+    match a {
+        Arg::Lit(_, c) => *c,
+        Arg::Attr(r) => r.col,
     }
 }
 

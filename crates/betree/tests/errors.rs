@@ -96,6 +96,9 @@ cases! {
     freq_missing_constant: "within_frequency_cap(\"campaign\", \"ns\", 1, 0)" => "type error at column 22: a \"campaign\" frequency cap needs the constant `campaign_id` given with the expression";
     freq_arity: "within_frequency_cap(\"flight\")" => "type error at column 1: `within_frequency_cap` takes (type, namespace, value, length), got 1 argument";
     freq_bad_value: "within_frequency_cap(\"flight\", \"ns\", \"x\", 0)" => "type error at column 38: `within_frequency_cap` expects an integer value, found a string";
+    freq_negative_length: "within_frequency_cap(\"flight\", \"ns\", 1, -1)" => "type error at column 41: `within_frequency_cap` expects a length in [0, 9223372036854775807], found -1";
+    freq_value_beyond_u32: "within_frequency_cap(\"flight\", \"ns\", 4294967296, 0)" => "type error at column 38: `within_frequency_cap` expects a value in [0, 4294967295], found 4294967296";
+    segment_seconds_beyond_i32: "segment_within(seg, 1, 2147483648)" => "type error at column 24: `segment_within` expects a number of seconds in [-2147483648, 2147483647], found 2147483648";
     geo_wrong_type: "geo_within_radius(1, 2, 3)" => "type error at column 1: `geo_within_radius` needs attribute `latitude` to be a float, it is declared a string";
     geo_bad_arg: "geo_within_radius(1, \"x\", 3)" => "type error at column 1: `geo_within_radius` needs attribute `latitude` to be a float, it is declared a string";
 }

@@ -114,7 +114,18 @@ const NULLABLE: [&str; 12] = [
     "now",
 ];
 const WORDS: [&str; 5] = ["a", "b", "ab", "ba", ""];
-const FLOATS: [f64; 4] = [-1.5, 0.0, 2.5, 1.0];
+/// Float literals of expressions; 0.3 meets the event value 0.1 + 0.2,
+/// equal within C's `feq` epsilon but not exactly.
+const FLOAT_LITS: [f64; 5] = [-1.5, 0.0, 2.5, 1.0, 0.3];
+const FLOAT_VALS: [f64; 5] = [-1.5, 0.0, 2.5, 1.0, 0.1 + 0.2];
+/// Timestamps (µs): whole seconds, negative and fractional ones, where
+/// truncating to seconds (as C's integer division does) matters.
+const STAMPS: [i64; 5] = [0, 5_000_000, 20_000_000, -1_500_000, 25_900_000];
+/// `now` is in seconds.
+const NOWS: [i64; 3] = [0, 10, 30];
+/// Seconds/lengths of `segment_*` and `within_frequency_cap`; 11 puts
+/// `now = 10` against the timestamp -1.5 s exactly on the edge.
+const SPANS: [i64; 4] = [0, 5, 11, 20];
 
 fn schema() -> Schema {
     Schema::from_domains([
@@ -162,7 +173,7 @@ fn gen_pred(r: &mut fastrand::Rng) -> TP {
     match r.u32(0..17) {
         0 | 1 => TP::Bare(pick(r, &["b0", "b1"])),
         2 => TP::IntCmp(pick(r, &INT_ATTRS), op(r), small(r), r.bool()),
-        3 => TP::FloatCmp(op(r), pick(r, &FLOATS), r.bool()),
+        3 => TP::FloatCmp(op(r), pick(r, &FLOAT_LITS), r.bool()),
         4 => TP::StrCmp(r.bool(), pick(r, &WORDS).to_string()),
         5 => TP::IntIn(pick(r, &["i", "e"]), r.bool(), ints(r)),
         6 => TP::StrIn(r.bool(), words(r)),
@@ -172,14 +183,21 @@ fn gen_pred(r: &mut fastrand::Rng) -> TP {
         10 => TP::SetStr(r.u8(0..3), words(r)),
         11 => TP::IsNull(pick(r, &NULLABLE), r.bool()),
         12 => TP::IsEmpty(pick(r, &["il", "sl", "seg", "frequency_caps"]), r.bool()),
-        13 => TP::Seg(r.bool(), r.bool(), r.i64(1..4), pick(r, &[0, 5, 20])),
+        13 => TP::Seg(r.bool(), r.bool(), r.i64(1..4), pick(r, &SPANS)),
         14 => TP::Freq(
             pick(r, &["flight", "campaign", "flightip"]),
             pick(r, &["ns", "x"]),
             r.i64(0..4),
-            pick(r, &[0, 5, 20]),
+            pick(r, &SPANS),
         ),
-        15 => TP::Geo(0.0, pick(r, &[0.0, 0.5]), pick(r, &[50.0, 120.0, 200.0])),
+        // 111.21 km separates C's radius (6372.8 km: one degree of
+        // longitude on the equator is 111.226 km) from the usual 6371 km
+        // (111.195 km).
+        15 => TP::Geo(
+            0.0,
+            pick(r, &[0.0, 0.5]),
+            pick(r, &[50.0, 111.21, 120.0, 200.0]),
+        ),
         _ => TP::StrFn(r.u8(0..3), pick(r, &WORDS).to_string()),
     }
 }
@@ -262,12 +280,33 @@ fn render(e: &TE) -> String {
 const FLIGHT_ID: u32 = 10;
 const CAMPAIGN_ID: u32 = 30;
 
-fn haversine(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
-    let r = 6371.0_f64;
-    let (a1, a2) = (lat1.to_radians(), lat2.to_radians());
-    let h = ((a2 - a1) / 2.0).sin().powi(2)
-        + a1.cos() * a2.cos() * ((lon2 - lon1).to_radians() / 2.0).sin().powi(2);
-    2.0 * r * h.sqrt().asin()
+/// The C library's great-circle distance (adgear/be-tree `special.c`):
+/// the chord between the two points on a sphere of radius 6372.8 km, turned
+/// into an arc, with C's `TO_RAD` of 3.1415926536 / 180. Computed here from
+/// unit vectors rather than C's expression.
+fn c_distance_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
+    // C's constant, not `PI`: the last digits matter at the radius edge.
+    #[allow(clippy::approx_constant)]
+    let rad = 3.1415926536_f64 / 180.0;
+    let unit = |lat: f64, lon: f64| {
+        let (la, lo) = (lat * rad, lon * rad);
+        [la.cos() * lo.cos(), la.cos() * lo.sin(), la.sin()]
+    };
+    let (a, b) = (unit(lat1, lon1), unit(lat2, lon2));
+    let chord = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y) * (x - y))
+        .sum::<f64>()
+        .sqrt();
+    2.0 * 6372.8 * (chord / 2.0).asin()
+}
+
+/// Seconds of a µs timestamp as C computes them (`ts / 1000000`, which
+/// truncates toward zero).
+fn secs(ts: i64) -> i64 {
+    let s = ts.abs() / 1_000_000;
+    if ts < 0 { -s } else { s }
 }
 
 /// The specification, evaluated directly on the model.
@@ -283,6 +322,13 @@ fn oracle_pred(p: &TP, m: &Model) -> bool {
     match p {
         TP::Bare(a) => matches!(m.get(a), Some(TV::B(true))),
         TP::IntCmp(a, o, v, _) => int(a).is_some_and(|x| o.holds(x, *v)),
+        // `=` and `<>` on floats are C's `feq`/`fne`: |a - b| < DBL_EPSILON.
+        TP::FloatCmp(Op::Eq, v, _) => {
+            matches!(m.get("f"), Some(TV::F(x)) if (x - v).abs() < f64::EPSILON)
+        }
+        TP::FloatCmp(Op::Ne, v, _) => {
+            matches!(m.get("f"), Some(TV::F(x)) if (x - v).abs() >= f64::EPSILON)
+        }
         TP::FloatCmp(o, v, _) => matches!(m.get("f"), Some(TV::F(x)) if o.holds(*x, *v)),
         TP::StrCmp(eq, v) => s.is_some_and(|x| (x == v) == *eq),
         TP::IntIn(a, neg, set) => int(a).is_some_and(|x| set.contains(&x) != *neg),
@@ -313,29 +359,31 @@ fn oracle_pred(p: &TP, m: &Model) -> bool {
             Some(TV::Caps(l)) => l.is_empty() != *neg,
             _ => false,
         },
-        TP::Seg(before, explicit, id, secs) => {
+        // C's `segment_within`/`segment_before`: the first segment whose id
+        // is not below the one sought decides (C expects ids ascending);
+        // `now` is in seconds, the timestamp in µs.
+        TP::Seg(before, explicit, id, span) => {
             let attr = if *explicit {
                 "seg"
             } else {
                 "segments_with_timestamp"
             };
             match (m.get(attr), int("now")) {
-                (Some(TV::Seg(l)), Some(now)) => {
-                    let edge = now - secs * 1_000_000;
-                    match l.iter().find(|(sid, _)| sid == id) {
-                        Some((_, ts)) => {
-                            if *before {
-                                *ts < edge
-                            } else {
-                                *ts >= edge
-                            }
+                (Some(TV::Seg(l)), Some(now)) => match l.iter().find(|(sid, _)| sid >= id) {
+                    Some((sid, ts)) if sid == id => {
+                        if *before {
+                            now - span > secs(*ts)
+                        } else {
+                            now - span <= secs(*ts)
                         }
-                        None => false,
                     }
-                }
+                    _ => false,
+                },
                 _ => false,
             }
         }
+        // C's `within_frequency_caps`, behind `match_special_expr`'s early
+        // true for an empty cap list (before `now` is even read).
         TP::Freq(kind, ns, v, len) => {
             let id = if kind.starts_with("flight") {
                 FLIGHT_ID
@@ -343,15 +391,17 @@ fn oracle_pred(p: &TP, m: &Model) -> bool {
                 CAMPAIGN_ID
             };
             match (m.get("frequency_caps"), int("now")) {
+                (Some(TV::Caps(caps)), _) if caps.is_empty() => true,
                 (Some(TV::Caps(caps)), Some(now)) => {
                     match caps
                         .iter()
                         .find(|c| c.kind == *kind && c.id == id && c.namespace == *ns)
                     {
                         None => true,
+                        Some(c) if *len == 0 => *v > c.value,
                         Some(c) => match c.timestamp {
-                            Some(ts) if *len > 0 && now - ts > len * 1_000_000 => true,
-                            _ => c.value < *v,
+                            None => true,
+                            Some(ts) => now - secs(ts) > *len || *v > c.value,
                         },
                     }
                 }
@@ -359,7 +409,7 @@ fn oracle_pred(p: &TP, m: &Model) -> bool {
             }
         }
         TP::Geo(la, lo, km) => match (m.get("latitude"), m.get("longitude")) {
-            (Some(TV::F(a)), Some(TV::F(o))) => haversine(*la, *lo, *a, *o) <= *km,
+            (Some(TV::F(a)), Some(TV::F(o))) => c_distance_km(*la, *lo, *a, *o) <= *km,
             _ => false,
         },
         TP::StrFn(k, v) => s.is_some_and(|x| match k {
@@ -395,10 +445,10 @@ fn gen_model(r: &mut fastrand::Rng) -> Model {
         m.insert("e", TV::I(small(r)));
     }
     if defined(r) {
-        m.insert("now", TV::I(pick(r, &[0, 10_000_000, 30_000_000])));
+        m.insert("now", TV::I(pick(r, &NOWS)));
     }
     if defined(r) {
-        m.insert("f", TV::F(pick(r, &FLOATS)));
+        m.insert("f", TV::F(pick(r, &FLOAT_VALS)));
     }
     if defined(r) {
         m.insert("s", TV::S(pick(r, &WORDS).to_string()));
@@ -419,11 +469,7 @@ fn gen_model(r: &mut fastrand::Rng) -> Model {
             let n = r.usize(0..3);
             m.insert(
                 a,
-                TV::Seg(
-                    (0..n)
-                        .map(|_| (r.i64(1..4), pick(r, &[0, 5_000_000, 20_000_000])))
-                        .collect(),
-                ),
+                TV::Seg((0..n).map(|_| (r.i64(1..4), pick(r, &STAMPS))).collect()),
             );
         }
     }
@@ -438,7 +484,7 @@ fn gen_model(r: &mut fastrand::Rng) -> Model {
                         id: pick(r, &[10, 11, 30]),
                         namespace: pick(r, &["ns", "x"]).to_string(),
                         value: r.i64(0..4),
-                        timestamp: pick(r, &[None, Some(0), Some(5_000_000)]),
+                        timestamp: r.bool().then(|| pick(r, &STAMPS)),
                     })
                     .collect(),
             ),
@@ -704,5 +750,154 @@ fn batch_spans_several_lane_groups() {
             .map(|(i, _)| i as u64 + 1)
             .collect();
         assert_eq!(batch[k], want, "event {k}");
+    }
+}
+
+/// The C library's answers on hand-picked events, each case citing the C
+/// behaviour it pins (adgear/be-tree `ast.c` match functions, `special.c`,
+/// `utils.c`). Every mode must give them.
+#[test]
+fn c_library_semantics_by_example() {
+    let schema = schema();
+    let consts = Constants {
+        flight_id: Some(FLIGHT_ID),
+        campaign_id: Some(CAMPAIGN_ID),
+        ..Constants::default()
+    };
+    let cap = |value: i64, ts: &str| {
+        format!(
+            r#""frequency_caps": [{{"type": "flight", "id": 10, "namespace": "ns", "value": {value}, "timestamp": {ts}}}]"#
+        )
+    };
+    let cases: Vec<(&str, String, bool)> = vec![
+        // within_frequency_caps: a length and no timestamp holds, whatever
+        // the counter.
+        (
+            r#"within_frequency_cap("flight", "ns", 1, 20)"#,
+            format!(r#"{}, "now": 0"#, cap(5, "null")),
+            true,
+        ),
+        // No length: the counter must be below the value.
+        (
+            r#"within_frequency_cap("flight", "ns", 1, 0)"#,
+            format!(r#"{}, "now": 0"#, cap(1, "null")),
+            false,
+        ),
+        (
+            r#"within_frequency_cap("flight", "ns", 1, 0)"#,
+            format!(r#"{}, "now": 0"#, cap(0, "null")),
+            true,
+        ),
+        // `now` in seconds, the timestamp in µs: 30 - 5 > 20, expired.
+        (
+            r#"within_frequency_cap("flight", "ns", 1, 20)"#,
+            format!(r#"{}, "now": 30"#, cap(5, "5000000")),
+            true,
+        ),
+        // 30 - 5 > 25 fails, and the counter 5 is not below 1.
+        (
+            r#"within_frequency_cap("flight", "ns", 1, 25)"#,
+            format!(r#"{}, "now": 30"#, cap(5, "5000000")),
+            false,
+        ),
+        // An empty cap list is true before `now` is read.
+        (
+            r#"within_frequency_cap("flight", "ns", 1, 20)"#,
+            r#""frequency_caps": []"#.to_string(),
+            true,
+        ),
+        // A non-empty one needs `now`.
+        (
+            r#"within_frequency_cap("flight", "ns", 1, 20)"#,
+            cap(0, "null"),
+            false,
+        ),
+        // segment_within: now - seconds <= ts / 10^6 (20 <= 20).
+        (
+            "segment_within(seg, 1, 10)",
+            r#""seg": [[1, 20000000]], "now": 30"#.to_string(),
+            true,
+        ),
+        // 19_999_999 µs truncates to 19 s.
+        (
+            "segment_within(seg, 1, 10)",
+            r#""seg": [[1, 19999999]], "now": 30"#.to_string(),
+            false,
+        ),
+        (
+            "segment_before(seg, 1, 10)",
+            r#""seg": [[1, 19999999]], "now": 30"#.to_string(),
+            true,
+        ),
+        // Truncation toward zero: -1.5 s is -1 s, and 10 - 11 <= -1.
+        (
+            "segment_within(seg, 1, 11)",
+            r#""seg": [[1, -1500000]], "now": 10"#.to_string(),
+            true,
+        ),
+        // C stops at the first id not below the one sought.
+        (
+            "segment_within(seg, 1, 0)",
+            r#""seg": [[2, 0], [1, 30000000]], "now": 30"#.to_string(),
+            false,
+        ),
+        // feq: |a - b| < DBL_EPSILON.
+        ("f = 0.3", r#""f": 0.30000000000000004"#.to_string(), true),
+        ("f <> 0.3", r#""f": 0.30000000000000004"#.to_string(), false),
+        ("f > 0.3", r#""f": 0.30000000000000004"#.to_string(), true),
+        // geo_within_radius on a 6372.8 km sphere: one degree is 111.226 km.
+        (
+            "geo_within_radius(0, 0, 111.21)",
+            r#""latitude": 0.0"#.to_string(),
+            false,
+        ),
+        (
+            "geo_within_radius(0, 0, 111.23)",
+            r#""latitude": 0.0"#.to_string(),
+            true,
+        ),
+        // Event lists are sets (sort_event_lists removes duplicates).
+        ("il all of (1, 2)", r#""il": [2, 1, 2]"#.to_string(), true),
+        (
+            "il all of (1, 2, 3)",
+            r#""il": [2, 1, 2]"#.to_string(),
+            false,
+        ),
+        (r#""a" in sl"#, r#""sl": ["b", "a"]"#.to_string(), true),
+        // On an undefined attribute every predicate is false, negated
+        // forms included; `not` turns it true.
+        ("not (i = 1)", String::new(), true),
+        ("i not in (1)", String::new(), false),
+        ("il none of (1)", String::new(), false),
+        ("1 not in il", String::new(), false),
+        ("not b1", String::new(), true),
+        // strstr/strncmp: the empty pattern is found everywhere.
+        (r#"contains(s, "")"#, r#""s": """#.to_string(), true),
+        (r#"starts_with(s, "ab")"#, r#""s": "a""#.to_string(), false),
+        (r#"ends_with(s, "ba")"#, r#""s": "aba""#.to_string(), true),
+    ];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    for (expr, fields, want) in cases {
+        let mut index = Index::new(schema.clone());
+        index
+            .insert_with(7, expr, &consts)
+            .unwrap_or_else(|e| panic!("{expr}: {e}"));
+        let sep = if fields.is_empty() { "" } else { ", " };
+        let json = format!(r#"{{"b0": true, "longitude": 1.0{sep}{fields}}}"#);
+        let ev = Event::from_json(&schema, &json).unwrap_or_else(|e| panic!("{json}: {e}"));
+        let want: Vec<u64> = if want { vec![7] } else { vec![] };
+        assert_eq!(index.search(&ev).unwrap(), want, "{expr} on {json}");
+        assert_eq!(
+            index.search_batch(std::slice::from_ref(&ev)).unwrap()[0],
+            want,
+            "batch: {expr} on {json}"
+        );
+        assert_eq!(
+            rt.block_on(index.search_async(&ev, 1)).unwrap(),
+            want,
+            "async: {expr} on {json}"
+        );
     }
 }
