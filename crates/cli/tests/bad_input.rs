@@ -174,3 +174,34 @@ fn a_closed_pipe_is_a_quiet_non_zero_exit() {
     assert_eq!(status.code(), Some(141));
     assert!(err.is_empty(), "quiet: {err}");
 }
+
+/// Flag values no run can use are usage errors (exit 2, clap's message),
+/// found before any work starts, never a panic later.
+#[test]
+fn out_of_range_flag_values_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("f"), b"some bytes to measure").unwrap();
+    for (args, flag) in [
+        (
+            "compress bench --recipes fast --time 1ms --heartbeat 0 --vs-zstd --runs 0 f",
+            "--runs",
+        ),
+        (
+            "compress --train --maxdict 18446744073709551615 f -o dict",
+            "--maxdict",
+        ),
+        ("compress --train --maxdict 5G f -o dict", "--maxdict"),
+    ] {
+        let args: Vec<&str> = args.split_whitespace().collect();
+        let out = perfkit().current_dir(d).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(flag) && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(listing(d), ["f"], "nothing written");
+}

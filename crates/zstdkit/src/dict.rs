@@ -7,17 +7,32 @@ use crate::error::{Error, Result};
 /// The dictionary size the `zstd` CLI trains by default (110 KiB).
 pub const DEFAULT_DICT_SIZE: usize = 112_640;
 
+/// The largest `max_size` [`train`] accepts: zstd's trainer counts in
+/// 32-bit sizes (and draws the dictionary from samples of at most 4 GiB).
+pub const MAX_DICT_SIZE: usize = u32::MAX as usize;
+
 /// Trains a dictionary of at most `max_size` bytes from `samples`, as
 /// `zstd --train` does. zstd needs a fair number of samples (dozens at
 /// least, ideally hundreds) totalling well over `max_size`; too little
-/// material is reported as [`Error::Train`].
+/// material is reported as [`Error::Train`], a `max_size` above
+/// [`MAX_DICT_SIZE`] as [`Error::Parameter`].
 pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Vec<u8>> {
+    if max_size > MAX_DICT_SIZE {
+        return Err(Error::Parameter {
+            name: "max_dict_size",
+            detail: "above 4 GiB, the most zstd's trainer handles",
+        });
+    }
     let sizes: Vec<usize> = samples.iter().map(|s| s.as_ref().len()).collect();
     let mut joined = Vec::with_capacity(sizes.iter().sum());
     for s in samples {
         joined.extend_from_slice(s.as_ref());
     }
-    let mut dict = Vec::with_capacity(max_size);
+    // zstd writes the dictionary into this buffer and never grows it; the
+    // size comes from the caller, so an allocation failure is an error.
+    let mut dict = Vec::new();
+    dict.try_reserve_exact(max_size)
+        .map_err(|_| Error::Train("cannot allocate a buffer of the maximum dictionary size"))?;
     zstd_safe::train_from_buffer(&mut dict, &joined, &sizes)
         .map_err(|code| Error::Train(zstd_safe::get_error_name(code)))?;
     Ok(dict)

@@ -136,6 +136,26 @@ fn wrong_or_missing_dictionary() {
 }
 
 #[test]
+fn an_impossible_dictionary_size_is_an_error_not_a_panic() {
+    let samples: Vec<Vec<u8>> = (0..100)
+        .map(|i| format!("sample {i}").into_bytes())
+        .collect();
+    for size in [usize::MAX, usize::MAX / 2, zstdkit::dict::MAX_DICT_SIZE + 1] {
+        let e = zstdkit::dict::train(&samples, size).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::Parameter {
+                    name: "max_dict_size",
+                    ..
+                }
+            ),
+            "{size}: {e}"
+        );
+    }
+}
+
+#[test]
 fn windows_beyond_the_memory_limit_are_refused() {
     let data = sample();
     // No declared size: the streaming path, where zstd keeps a window

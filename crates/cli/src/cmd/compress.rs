@@ -69,8 +69,8 @@ pub struct CompressArgs {
     /// Train a dictionary from the input files (write it with -o, default `dictionary`).
     #[arg(long)]
     train: bool,
-    /// Largest dictionary --train may write.
-    #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE)]
+    /// Largest dictionary --train may write (bytes, or 64K / 1M; at most 4G - 1).
+    #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE, value_parser = parse_maxdict)]
     maxdict: usize,
     /// Print sizes, ratio and speed to stderr.
     #[arg(long)]
@@ -86,6 +86,19 @@ enum CompressSub {
 
 fn parse_recipe(s: &str) -> Result<Recipe, String> {
     s.parse().map_err(|e: zstdkit::Error| e.to_string())
+}
+
+fn parse_maxdict(s: &str) -> Result<usize, String> {
+    let n = perfkit::units::parse_size(s)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= zstdkit::dict::MAX_DICT_SIZE)
+        .ok_or_else(|| {
+            format!(
+                "{s} is above {}, the largest dictionary zstd can train",
+                zstdkit::dict::MAX_DICT_SIZE
+            )
+        })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -51,8 +51,8 @@ pub struct CompressBenchArgs {
     /// compression and decompression, interleaved, medians of --runs.
     #[arg(long)]
     pub vs_zstd: bool,
-    /// Runs per side for --vs-zstd.
-    #[arg(long, default_value_t = 5)]
+    /// Runs per side for --vs-zstd (at least 1: the report is their median).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
     pub runs: u64,
     #[command(flatten)]
     pub report: ReportArgs,
@@ -369,10 +369,10 @@ fn heartbeat(model: Arc<CostModel>, limit: Duration, run_for: Duration) -> Resul
     Ok(section)
 }
 
-/// Median of a set of durations.
+/// Median of a set of durations (zero for none; clap keeps `--runs` ≥ 1).
 fn median(v: &mut [Duration]) -> Duration {
     v.sort();
-    v[v.len() / 2]
+    v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
 fn compress_file(path: &Path, params: Params) -> Result<u64> {
