@@ -106,7 +106,7 @@ impl Event {
             || self.bits.len() != (schema.bool_count() as usize).div_ceil(64)
         {
             return Err(Error::Event(format!(
-                "the event was built for another schema ({} attributes, room for {} booleans), this one has {} attributes and {} booleans",
+                "the event was built for another schema ({} attributes, room for {} booleans); this schema has {} attributes, {} of them boolean",
                 self.values.len(),
                 self.bits.len() * 64,
                 schema.len(),

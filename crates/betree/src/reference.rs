@@ -492,6 +492,12 @@ pub fn write_event_file(events: &[Vec<bool>]) -> String {
 /// them: repeatedly pick `and` (40 %), `or` (40 %) or `not` (20 %); `not`
 /// wraps one random pool entry, `and`/`or` join two distinct ones, until one
 /// tree is left. Every non-leaf operand is parenthesised.
+///
+/// # Panics
+///
+/// If `params` is 0: there is no expression over no parameter (callers
+/// taking the count from a user check it first, as `perfkit betree
+/// gen-exprs` does).
 pub fn random_expression(rng: &mut fastrand::Rng, params: usize) -> String {
     assert!(params > 0, "at least one parameter");
     let mut pool: Vec<(String, bool)> = (1..=params).map(|i| (format!("par{i}"), true)).collect();
@@ -518,6 +524,10 @@ pub fn random_expression(rng: &mut fastrand::Rng, params: usize) -> String {
 }
 
 /// `count` random expressions from `seed` (deterministic).
+///
+/// # Panics
+///
+/// If `params` is 0 and `count` is not (see [`random_expression`]).
 pub fn random_expressions(params: usize, count: usize, seed: u64) -> Vec<String> {
     let mut rng = fastrand::Rng::with_seed(seed);
     (0..count)

@@ -219,3 +219,52 @@ fn deepest_accepted_nesting_parses() {
     let chain = vec!["(b or not b)"; 5000].join(" && ");
     index.insert(5, &chain).unwrap();
 }
+
+#[test]
+fn events_of_another_schema_are_refused_not_indexed() {
+    // Same attribute count, different boolean count: the event's bitset is
+    // shorter than the index's boolean slots.
+    let ints = Schema::from_domains([
+        Domain::new("x", AttrType::Int, true),
+        Domain::new("y", AttrType::Int, true),
+    ])
+    .unwrap();
+    let bools = Schema::boolean_params(2);
+    let mut index = Index::new(bools.clone());
+    index.insert(1, "par1 or par2").unwrap();
+    let ev = Event::from_json(&ints, r#"{"x": 1}"#).unwrap();
+    let msg = "invalid event: the event was built for another schema (2 attributes, room for 0 booleans); this schema has 2 attributes, 2 of them boolean";
+    assert_eq!(index.search(&ev).unwrap_err().to_string(), msg);
+    assert_eq!(index.search_iter(&ev).unwrap_err().to_string(), msg);
+    assert_eq!(
+        index
+            .search_batch(&[Event::from_bools(&bools, &[true, false]).unwrap(), ev])
+            .unwrap_err()
+            .to_string(),
+        msg
+    );
+    // Setting through the wrong schema is refused the same way.
+    let mut ev = Event::from_bools(&bools, &[true, true]).unwrap();
+    assert_eq!(
+        ev.set(&schema(), 0, betree::Value::Bool(false))
+            .unwrap_err()
+            .to_string(),
+        "invalid event: the event was built for another schema (2 attributes, room for 64 booleans); this schema has 10 attributes, 1 of them boolean"
+    );
+}
+
+#[test]
+fn undeclared_attribute_ids_are_errors() {
+    let s = schema();
+    let mut ev = Event::empty(&s);
+    let msg = "invalid event: attribute id 10 is not declared (the schema has 10 attributes)";
+    assert_eq!(
+        ev.set(&s, 10, betree::Value::Int(1))
+            .unwrap_err()
+            .to_string(),
+        msg
+    );
+    assert_eq!(ev.unset(&s, 10).unwrap_err().to_string(), msg);
+    assert!(s.get(10).is_none());
+    assert_eq!(s.get(1).map(|d| d.name.as_str()), Some("i"));
+}

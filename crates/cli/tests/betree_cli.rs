@@ -253,3 +253,20 @@ fn event_missing_a_required_attribute_names_the_event_file() {
     );
     assert!(!d.join("out").exists());
 }
+
+#[test]
+fn zero_parameters_is_a_usage_error() {
+    for cmd in ["gen-exprs", "gen-events"] {
+        let out = perfkit()
+            .args(["betree", cmd, "--params", "0", "--count", "3"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.contains("invalid value '0' for '--params <PARAMS>': 0 is not in 1.."),
+            "{cmd}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}

@@ -38,8 +38,8 @@ enum BetreeCommand {
 
 #[derive(Debug, clap::Args)]
 struct GenExprsArgs {
-    /// Number of parameters.
-    #[arg(long, default_value_t = 128)]
+    /// Number of parameters (at least 1).
+    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     params: usize,
     /// Number of expressions.
     #[arg(long, default_value_t = 5000)]
@@ -54,8 +54,8 @@ struct GenExprsArgs {
 
 #[derive(Debug, clap::Args)]
 struct GenEventsArgs {
-    /// Number of parameters.
-    #[arg(long, default_value_t = 128)]
+    /// Number of parameters (at least 1).
+    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     params: usize,
     /// Number of events.
     #[arg(long, default_value_t = 10000)]
