@@ -205,3 +205,33 @@ fn out_of_range_flag_values_are_usage_errors() {
     }
     assert_eq!(listing(d), ["f"], "nothing written");
 }
+
+/// Argument combinations that cannot work are usage errors like clap's own:
+/// exit 2, `error: …` and the usage line, before anything is written.
+#[test]
+fn impossible_combinations_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a"), b"first").unwrap();
+    std::fs::write(d.join("b"), b"second").unwrap();
+    for (args, says) in [
+        ("compress -o out a b", "-o takes exactly one input, 2 given"),
+        (
+            "decompress -o out a.zst b.zst",
+            "-o takes exactly one input, 2 given",
+        ),
+        ("compress --train -o dict", "--train needs sample files"),
+    ] {
+        let out = perfkit()
+            .current_dir(d)
+            .args(args.split_whitespace())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args}: {err}");
+        assert!(err.starts_with(&format!("error: {says}")), "{args}: {err}");
+        assert!(err.contains("Usage: perfkit "), "{args}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(listing(d), ["a", "b"], "nothing written");
+}

@@ -11,6 +11,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use clap::Args as _;
+use clap::error::ErrorKind;
 use zstdkit::{Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Recipe};
 
 use super::compress_bench::CompressBenchArgs;
@@ -115,6 +117,13 @@ pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
         return super::compress_bench::run(b);
     }
     if args.train {
+        if args.files.is_empty() {
+            return Ok(usage_error(
+                decompress,
+                ErrorKind::MissingRequiredArgument,
+                "--train needs sample files",
+            ));
+        }
         return train(&args);
     }
     let mode = if args.test {
@@ -130,7 +139,11 @@ pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
         args.files.clone()
     };
     if args.output.is_some() && files.len() > 1 {
-        bail!("-o takes exactly one input, {} given", files.len());
+        return Ok(usage_error(
+            decompress,
+            ErrorKind::ArgumentConflict,
+            &format!("-o takes exactly one input, {} given", files.len()),
+        ));
     }
     let dict = match &args.dict {
         Some(p) => {
@@ -158,6 +171,18 @@ pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Reports a usage error that parsing cannot see (it depends on how many
+/// inputs there are) exactly as clap reports its own: `error: …`, the usage
+/// line, exit code 2.
+fn usage_error(decompress: bool, kind: ErrorKind, message: &str) -> ExitCode {
+    let name = if decompress { "decompress" } else { "compress" };
+    let mut cmd =
+        CompressArgs::augment_args(clap::Command::new(name).bin_name(format!("perfkit {name}")));
+    let err = cmd.error(kind, message);
+    let _ = err.print();
+    ExitCode::from(err.exit_code().clamp(0, 255) as u8)
 }
 
 fn display(p: &Path) -> String {
@@ -422,9 +447,6 @@ impl Write for Counting<'_> {
 }
 
 fn train(args: &CompressArgs) -> Result<ExitCode> {
-    if args.files.is_empty() {
-        bail!("--train needs sample files");
-    }
     let mut samples = Vec::with_capacity(args.files.len());
     for f in &args.files {
         samples.push(std::fs::read(f).with_context(|| format!("reading sample {}", f.display()))?);
