@@ -107,3 +107,61 @@ fn corrupt_and_lost_blocks_fail_the_command_after_the_report() {
         assert!(err.contains(word), "{err}");
     }
 }
+
+#[test]
+fn a_soak_too_short_to_judge_is_refused_before_running() {
+    // 300 ms after a 60 ms warm-up at 100 ms: 2 samples, 10 needed. A soak
+    // that cannot fit a slope must not pass by saying nothing.
+    let out = perfkit().args(SHORT).arg("--soak").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        out.stdout.is_empty(),
+        "no report for a run that did not happen"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("soak too short to judge growth"), "{err}");
+}
+
+#[test]
+fn a_soak_fails_on_a_context_leak() {
+    // chanpool's contexts are a fixed set, so only the injected leak (one
+    // context per block) can make them grow; RSS is left unjudged because
+    // a one-second debug run still grows its heap.
+    let out = perfkit()
+        .args([
+            "stress",
+            "--soak",
+            "--pool",
+            "chanpool",
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--sample-every",
+            "50ms",
+            "--producers",
+            "2",
+            "--consumers",
+            "2",
+            "--interval",
+            "20ms",
+            "--soak-rss-mib-per-min",
+            "1e9",
+            "--fault",
+            "leak-context@0",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate(&doc);
+    let row = &totals(&doc)[0];
+    assert_eq!(row["verdict"], "FAIL");
+    assert_eq!(row["lost"], 0);
+    let slope = row["contexts_slope_per_min"].as_f64().unwrap();
+    assert!(slope > 100.0, "{slope}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("growth after warm-up"), "{err}");
+}

@@ -66,10 +66,16 @@ pub enum FaultKind {
     Drop,
     /// The producer sends the block twice.
     Duplicate,
+    /// From this block on, the consumer of every block also creates a
+    /// decompression context and keeps it until the run ends, as a pool
+    /// that never returns its contexts would: contexts alive (and RSS)
+    /// grow, for a soak to catch.
+    LeakContext,
 }
 
 /// A fault applied to the block with sequence number `block` (blocks are
-/// numbered from 0 in production order across all producers).
+/// numbered from 0 in production order across all producers), or from it
+/// on for [`FaultKind::LeakContext`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fault {
     /// What happens.
@@ -77,6 +83,11 @@ pub struct Fault {
     /// To which block.
     pub block: u64,
 }
+
+/// The fewest samples after warm-up a soak judges growth from: a slope
+/// fitted to fewer is mostly noise, and with none at all a soak would
+/// pass without having judged anything.
+pub const MIN_SOAK_SAMPLES: usize = 10;
 
 /// Growth rates above which a soak run fails.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -138,6 +149,8 @@ pub struct Config {
     /// Excluded from latency histograms, totals and the soak slopes.
     pub warmup: Duration,
     /// Judge growth with these limits (`--soak`); `None` only reports it.
+    /// A soak must leave room for [`MIN_SOAK_SAMPLES`] samples after
+    /// warm-up, and fails when it took fewer.
     pub soak: Option<SoakLimits>,
     /// Injected faults (tests).
     pub faults: Vec<Fault>,
@@ -270,6 +283,9 @@ pub struct Outcome {
     pub peak_threads: u64,
     /// Slopes after warm-up (when there were at least 3 samples).
     pub growth: Option<Growth>,
+    /// The limits growth was to be judged by ([`Config::soak`]): with
+    /// them, a run that could not judge growth fails.
+    pub soak: Option<SoakLimits>,
     /// The first corruption seen: block number and what was wrong.
     pub first_corrupt: Option<(u64, String)>,
     /// The smallest lost block number.
@@ -323,11 +339,21 @@ impl Outcome {
                 .unwrap_or_default();
             v.push(format!("{} block(s) corrupt{first}", self.totals.corrupt));
         }
-        if let Some(g) = self.growth.filter(Growth::growing) {
-            v.push(format!(
-                "growth after warm-up: RSS {:+.2} MiB/min, contexts {:+.2}/min",
-                g.rss_mib_per_min, g.contexts_per_min
-            ));
+        if self.soak.is_some() {
+            match self.growth {
+                Some(g) if g.samples >= MIN_SOAK_SAMPLES => {
+                    if g.growing() {
+                        v.push(format!(
+                            "growth after warm-up: RSS {:+.2} MiB/min, contexts {:+.2}/min",
+                            g.rss_mib_per_min, g.contexts_per_min
+                        ));
+                    }
+                }
+                g => v.push(format!(
+                    "soak too short to judge growth: {} sample(s) after warm-up, {MIN_SOAK_SAMPLES} needed",
+                    g.map_or_else(|| "fewer than 3".to_owned(), |g| g.samples.to_string())
+                )),
+            }
         }
         if self.totals.produced == 0 {
             v.push("no block was produced".into());
@@ -344,8 +370,9 @@ impl Outcome {
     /// Folds a later run of the same strategy into this one, as when
     /// `--compare` interleaves strategies in rounds: counts, CPU time and
     /// histograms add up, the series continues after this one's last
-    /// sample, context counts and growth are the later run's (growth is
-    /// not meaningful across runs, so it is dropped).
+    /// sample, context counts are the later run's. Growth is not
+    /// meaningful across runs, so it is dropped, and a soak outcome then
+    /// fails as unjudged: soak in one run.
     pub fn absorb(&mut self, later: Outcome) {
         self.measured += later.measured;
         self.cpu += later.cpu;
@@ -512,6 +539,16 @@ impl Shared {
         // Counted in the ledger whatever the verdict below: a duplicate is
         // still verified (or found corrupt), and fails the run on its own.
         self.ledger.mark(b.seq);
+        if !self.config.faults.is_empty()
+            && self
+                .config
+                .faults
+                .iter()
+                .any(|f| f.kind == FaultKind::LeakContext && b.seq >= f.block)
+            && let Err(e) = self.pool.leak()
+        {
+            self.fail(e);
+        }
         let t = Instant::now();
         let decoded = self.pool.decompress(&b.frame, out);
         let done = Instant::now();
@@ -728,6 +765,7 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
         contexts: sampled.contexts,
         contexts_end: shared.pool.counts(),
         growth,
+        soak: config.soak,
         first_corrupt,
         first_lost: reckoning.first_lost,
         first_duplicated: reckoning.first_duplicated,
@@ -753,6 +791,17 @@ fn validate(c: &Config) -> Result<()> {
         return Err(Error::Config(format!(
             "the warm-up ({:?}) must be shorter than the run ({:?})",
             c.warmup, c.duration
+        )));
+    }
+    // Samples fall on a grid of `sample_every`; those after the warm-up
+    // are the slope's points.
+    let points = (c.duration.saturating_sub(c.warmup).as_nanos() / c.sample_every.as_nanos())
+        .try_into()
+        .unwrap_or(usize::MAX);
+    if c.soak.is_some() && points < MIN_SOAK_SAMPLES {
+        return Err(Error::Config(format!(
+            "soak too short to judge growth: {:?} after a {:?} warm-up, sampled every {:?}, gives {points} sample(s); at least {MIN_SOAK_SAMPLES} are needed",
+            c.duration, c.warmup, c.sample_every
         )));
     }
     Ok(())
@@ -1000,6 +1049,59 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    fn judged(growth: Option<Growth>, soak: Option<SoakLimits>) -> Outcome {
+        let h = || Histogram::new(3).unwrap();
+        Outcome {
+            pool: PoolKind::Pool,
+            runtime: Runtime::Tokio,
+            measured: Duration::from_secs(1),
+            cpu: Duration::from_secs(1),
+            totals: Totals {
+                produced: 10,
+                verified: 10,
+                ..Totals::default()
+            },
+            samples: Vec::new(),
+            compress: h(),
+            decompress: h(),
+            end_to_end: h(),
+            contexts: ContextCounts::default(),
+            contexts_end: ContextCounts::default(),
+            peak_rss_bytes: 0,
+            peak_threads: 0,
+            growth,
+            soak,
+            first_corrupt: None,
+            first_lost: None,
+            first_duplicated: None,
+        }
+    }
+
+    #[test]
+    fn a_soak_that_could_not_judge_growth_fails() {
+        let limits = SoakLimits::default();
+        let flat = |samples| Growth {
+            rss_mib_per_min: 0.0,
+            contexts_per_min: 0.0,
+            samples,
+            limits: Some(limits),
+        };
+        // A late sampler (or folded rounds) can leave a soak with too few
+        // points, or none: that is a failure, not a silent pass.
+        for (growth, why) in [
+            (None, "fewer than 3 sample(s)"),
+            (Some(flat(MIN_SOAK_SAMPLES - 1)), "9 sample(s)"),
+        ] {
+            let f = judged(growth, Some(limits)).failures();
+            assert_eq!(f.len(), 1, "{f:?}");
+            assert!(f[0].starts_with("soak too short to judge growth"), "{f:?}");
+            assert!(f[0].contains(why), "{f:?}");
+        }
+        assert!(judged(Some(flat(MIN_SOAK_SAMPLES)), Some(limits)).passed());
+        // Without a soak, nothing is judged, so nothing is missing.
+        assert!(judged(None, None).passed());
     }
 
     #[test]

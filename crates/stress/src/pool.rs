@@ -292,6 +292,8 @@ pub struct ContextPool {
     kind: PoolKind,
     compressors: Slots<Compressor>,
     decompressors: Slots<Decompressor>,
+    /// Contexts made by [`ContextPool::leak`], held until the pool goes.
+    leaked: Mutex<Vec<Counted<Decompressor>>>,
 }
 
 impl fmt::Debug for ContextPool {
@@ -316,7 +318,22 @@ impl ContextPool {
             kind,
             compressors: Slots::new(kind, params, chan_size, id)?,
             decompressors: Slots::new(kind, params, chan_size, id)?,
+            leaked: Mutex::new(Vec::new()),
         })
+    }
+
+    /// Creates a decompression context, counted like any other, and keeps
+    /// it until the pool is dropped: the leak a strategy that forgets to
+    /// return its contexts would have (the harness's `LeakContext` fault,
+    /// which proves a soak catches growth).
+    pub(crate) fn leak(&self) -> Result<()> {
+        let d = &self.decompressors;
+        let c = Slots::make(&d.tally, &d.params)?;
+        self.leaked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(c);
+        Ok(())
     }
 
     /// The strategy.

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use stress::{Config, Fault, FaultKind, PoolKind, Runtime, Workload};
+use stress::{Config, Fault, FaultKind, MIN_SOAK_SAMPLES, PoolKind, Runtime, SoakLimits, Workload};
 
 /// The sampling period of [`short`] runs.
 const PERIOD: Duration = Duration::from_millis(50);
@@ -279,4 +279,75 @@ fn rounds_of_one_strategy_add_up() {
     );
     assert!(both.samples.windows(2).all(|w| w[0].at < w[1].at));
     assert!(both.passed());
+}
+
+#[test]
+fn a_soak_fails_on_a_context_leak_and_passes_without_one() {
+    // chanpool holds a fixed set of contexts, so contexts alive are flat
+    // unless the fault leaks one per block. RSS gets a limit nothing
+    // reaches: the other tests of this process allocate meanwhile.
+    let limits = SoakLimits {
+        rss_mib_per_min: 1e9,
+        contexts_per_min: 1.0,
+    };
+    for leak in [false, true] {
+        let cfg = Config {
+            producers: 2,
+            consumers: 2,
+            interval: Duration::from_millis(20),
+            duration: Duration::from_secs(1),
+            warmup: Duration::from_millis(200),
+            soak: Some(limits),
+            faults: leak
+                .then_some(Fault {
+                    kind: FaultKind::LeakContext,
+                    block: 0,
+                })
+                .into_iter()
+                .collect(),
+            ..short(PoolKind::ChanPool, Runtime::Tokio)
+        };
+        let out = stress::run(&cfg, &mut |_| {}).unwrap();
+        let g = out.growth.expect("a 1 s run has samples to fit");
+        assert!(g.samples >= MIN_SOAK_SAMPLES, "{g:?}");
+        let c = out.contexts_end;
+        if leak {
+            // One context per block, ~100 blocks a second: thousands a
+            // minute, against a limit of one.
+            assert!(g.contexts_per_min > 100.0, "{g:?}");
+            // The leak makes decompression contexts only.
+            assert!(
+                c.decompressors_created > c.compressors_created + 10,
+                "{c:?}"
+            );
+            assert!(!out.passed());
+            let f = out.failures();
+            assert!(
+                f.iter().any(|f| f.starts_with("growth after warm-up")),
+                "{f:?}"
+            );
+        } else {
+            assert_eq!(g.contexts_per_min, 0.0, "{g:?}");
+            assert_eq!(c.decompressors_created, c.compressors_created);
+            assert!(out.passed(), "{:?}", out.failures());
+        }
+    }
+}
+
+#[test]
+fn a_soak_too_short_to_judge_is_refused() {
+    // 250 ms sampled every 50 ms: 5 samples, not enough for a slope.
+    let cfg = Config {
+        soak: Some(SoakLimits::default()),
+        ..short(PoolKind::Pool, Runtime::Tokio)
+    };
+    match stress::run(&cfg, &mut |_| {}) {
+        Err(stress::Error::Config(m)) => {
+            assert!(m.contains("soak too short to judge growth"), "{m}")
+        }
+        other => panic!("{:?}", other.map(|o| o.failures())),
+    }
+    // Without --soak the same run only reports growth, and passes.
+    let out = stress::run(&short(PoolKind::Pool, Runtime::Tokio), &mut |_| {}).unwrap();
+    assert!(out.passed());
 }

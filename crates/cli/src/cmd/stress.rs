@@ -73,7 +73,8 @@ pub struct StressArgs {
     /// strategy alike.
     #[arg(long, default_value_t = 1)]
     pub rounds: u32,
-    /// Judge the slopes of RSS and contexts alive after warm-up; fail on growth.
+    /// Judge the slopes of RSS and contexts alive after warm-up; fail on
+    /// growth, and refuse a run too short to give 10 samples after warm-up.
     #[arg(long)]
     pub soak: bool,
     /// Growth limit for --soak: RSS MiB per minute.
@@ -99,8 +100,8 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
     /// Test hook: inject a fault, KIND@BLOCK with KIND corrupt-frame,
-    /// corrupt-payload, drop or duplicate (repeatable), to prove the run
-    /// fails.
+    /// corrupt-payload, drop, duplicate or leak-context (from BLOCK on)
+    /// (repeatable), to prove the run fails.
     #[arg(long, hide = true, value_parser = parse_fault)]
     pub fault: Vec<Fault>,
     #[command(flatten)]
@@ -116,9 +117,10 @@ fn parse_fault(s: &str) -> Result<Fault, String> {
         "corrupt-payload" => FaultKind::CorruptPayload,
         "drop" => FaultKind::Drop,
         "duplicate" => FaultKind::Duplicate,
+        "leak-context" => FaultKind::LeakContext,
         other => {
             return Err(format!(
-                "unknown fault '{other}' (corrupt-frame, corrupt-payload, drop, duplicate)"
+                "unknown fault '{other}' (corrupt-frame, corrupt-payload, drop, duplicate, leak-context)"
             ));
         }
     };
