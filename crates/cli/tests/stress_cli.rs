@@ -36,13 +36,21 @@ fn totals(doc: &Value) -> &Vec<Value> {
 
 #[test]
 fn compare_json_matches_the_schema_and_verifies_every_block() {
-    // Two rounds of 150 ms per strategy, interleaved.
-    let out = ok(perfkit()
-        .args(SHORT)
-        .args(["--compare", "--rounds", "2", "--interval", "0"]));
+    // No --rounds: --compare interleaves by default, here two rounds of
+    // 150 ms per strategy (300 ms cannot make slices of 2 s).
+    let out = ok(perfkit().args(SHORT).args(["--compare", "--interval", "0"]));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     validate(&doc);
     assert_eq!(doc["command"], "stress");
+    assert_eq!(doc["run"]["runs"], 2);
+    let notes = doc["sections"][0]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("--compare interleaves the strategies in this process: 2 rounds")),
+        "{notes:?}"
+    );
     // The proof of concept's zstd level 3 unless --recipe says otherwise.
     let heading = doc["sections"][0]["name"].as_str().unwrap();
     assert!(
