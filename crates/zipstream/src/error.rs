@@ -159,6 +159,19 @@ pub enum Error {
     /// A method was called in the wrong state (write with no open entry, after finish ...).
     #[error("writer misuse: {0}")]
     State(&'static str),
+    /// An object storage URL is not of the form `s3://bucket/key`.
+    #[error("{url}: malformed object URL: {reason}")]
+    ObjectUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The object store refused or failed a request (configuration,
+    /// credentials, network, or the service's answer).
+    #[cfg(feature = "s3")]
+    #[error("object storage: {}", crate::object::describe(.0))]
+    ObjectStore(#[from] object_store::Error),
 }
 
 /// Result with this crate's [`Error`].
