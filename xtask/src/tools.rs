@@ -68,6 +68,12 @@ const PY_MODULES: &[PyModule] = &[
         module: "pyzipper",
         pip: "pyzipper",
     },
+    // zipstream (feature s3) and `perfkit zip s3://`: moto's server mode is
+    // the S3-compatible server the tests start on loopback.
+    PyModule {
+        module: "moto.server",
+        pip: "moto[server]",
+    },
 ];
 
 fn program_ok(p: &Program) -> bool {
