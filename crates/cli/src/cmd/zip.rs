@@ -1,7 +1,8 @@
 //! `perfkit zip` and `perfkit unzip`: a ZIP tool over the zipstream library.
 //!
-//! `zip` writes to a temporary sibling renamed on success (or streams to
-//! stdout with `-`), so a failure never leaves an archive behind. `unzip`
+//! `zip` writes to a temporary sibling renamed on success, streams to stdout
+//! with `-`, or uploads to `s3://bucket/key` by multipart upload, aborted on
+//! failure; so a failure never leaves an archive behind. `unzip`
 //! extracts safely (no traversal, no escaping symlinks, size and ratio
 //! limits) and never overwrites without `--overwrite`.
 
@@ -11,9 +12,11 @@ use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 use std::time::UNIX_EPOCH;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
+use tokio::io::AsyncWriteExt;
+use zipstream::object::{ObjectSink, ObjectUrl, UploadOptions};
 use zipstream::{
-    AesStrength, EntryKind, EntryOptions, ExtractOptions, Method, ParallelOptions,
+    AesStrength, AsyncZipWriter, EntryKind, EntryOptions, ExtractOptions, Method, ParallelOptions,
     ParallelZipWriter, ZipArchive, ZipStreamReader, ZipWriter,
 };
 
@@ -25,7 +28,9 @@ use super::zip_bench::ZipBenchArgs;
 pub struct ZipArgs {
     #[command(subcommand)]
     sub: Option<ZipSub>,
-    /// The archive to write, or `-` for stdout.
+    /// The archive to write: a file, `-` for stdout, or `s3://bucket/key`
+    /// (S3-compatible storage configured by AWS_ENDPOINT_URL, AWS_REGION,
+    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ALLOW_HTTP).
     archive: Option<PathBuf>,
     /// Files and directories to add; `-` adds stdin as an entry named `-`.
     paths: Vec<PathBuf>,
@@ -52,6 +57,10 @@ pub struct ZipArgs {
     /// Leave out paths matching this glob (`*`, `?`; repeatable).
     #[arg(short = 'x', long, value_name = "GLOB")]
     exclude: Vec<String>,
+    /// Part size of an s3:// multipart upload (5MiB to 5GiB; S3 allows
+    /// 10,000 parts, so this bounds the archive size at 10,000 × SIZE).
+    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = perfkit::units::parse_size)]
+    part_size: u64,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -317,7 +326,13 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
         return super::zip_bench::run(b);
     }
     let Some(archive) = args.archive.clone() else {
-        bail!("usage: perfkit zip ARCHIVE|- PATH... (see --help)");
+        bail!("usage: perfkit zip ARCHIVE|-|s3://BUCKET/KEY PATH... (see --help)");
+    };
+    // Anything starting with `s3:` is meant as an object URL (a local file of
+    // that name is `./s3:…`), so a mistyped URL is an error, not a file.
+    let object_url = match archive.to_str() {
+        Some(s) if s.starts_with("s3:") => Some(ObjectUrl::parse(s)?),
+        _ => None,
     };
     let pw = args.password.get(args.encrypt.is_some(), true)?;
     let items = collect(&args)?;
@@ -329,7 +344,9 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
     let bar = super::progress(Some(total), false);
     bar.set_message("zip");
     let popts = ParallelOptions::new(args.jobs);
-    if archive.as_os_str() == "-" {
+    if let Some(url) = object_url {
+        zip_to_object(&url, &items, &args, &pw, &bar)?;
+    } else if archive.as_os_str() == "-" {
         let out = BufWriter::with_capacity(128 << 10, io::stdout().lock());
         if args.jobs > 1 {
             let mut w = ParallelZipWriter::new(ZipWriter::new(out), popts);
@@ -363,6 +380,119 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     Ok(ExitCode::SUCCESS)
+}
+
+/// `perfkit zip s3://bucket/key`: the archive is uploaded as it is written
+/// (multipart past one part, memory bounded by the part size), and any
+/// failure aborts the upload, so no object appears. The error is one line
+/// naming the URL.
+fn zip_to_object(
+    url: &ObjectUrl,
+    items: &[Item],
+    args: &ZipArgs,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+) -> Result<()> {
+    // The chain down to the library's error, whose message is already
+    // complete (object storage errors repeat their causes), on one line.
+    let one_line = |e: anyhow::Error| {
+        let mut msg = url.to_string();
+        for cause in e.chain() {
+            let part = cause.to_string();
+            if !msg.contains(&part) {
+                msg.push_str(": ");
+                msg.push_str(&part);
+            }
+            if cause.is::<zipstream::Error>() {
+                break;
+            }
+        }
+        anyhow!(msg.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    let part_size = usize::try_from(args.part_size).unwrap_or(usize::MAX);
+    let opts = UploadOptions::default().part_size(part_size);
+    let mut sink = ObjectSink::s3_from_env(url, opts).map_err(|e| one_line(e.into()))?;
+    // Part uploads run on the worker threads while this thread compresses.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let written = if args.jobs > 1 {
+        // The parallel writer is synchronous: it writes through a bridge
+        // that runs each write on the runtime.
+        let bridge = BlockingSink {
+            rt: &rt,
+            sink: &mut sink,
+        };
+        let mut w = ParallelZipWriter::new(ZipWriter::new(bridge), ParallelOptions::new(args.jobs));
+        write_all_items(&mut w, items, args, pw, bar)
+            .and_then(|()| Ok(w.finish()?.flush()?))
+            .and_then(|()| Ok(rt.block_on(sink.finish())?))
+    } else {
+        rt.block_on(async {
+            let mut w = AsyncZipWriter::new(&mut sink);
+            add_items_async(&mut w, items, args, pw, bar).await?;
+            w.finish().await?;
+            sink.finish().await?;
+            Ok(())
+        })
+    };
+    if let Err(e) = written {
+        return Err(match rt.block_on(sink.abort()) {
+            Ok(()) => one_line(e),
+            Err(a) => one_line(e.context(format!(
+                "the multipart upload could not be aborted ({a}); its parts remain"
+            ))),
+        });
+    }
+    Ok(())
+}
+
+/// A blocking `Write` over the object sink, for the synchronous writers.
+struct BlockingSink<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    sink: &'a mut ObjectSink,
+}
+
+impl Write for BlockingSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.rt.block_on(self.sink.write(buf))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.rt.block_on(self.sink.flush())
+    }
+}
+
+/// Adds every item through the async writer; files are read in 64 KiB
+/// slices on this thread.
+async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
+    w: &mut AsyncZipWriter<W>,
+    items: &[Item],
+    args: &ZipArgs,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+) -> Result<()> {
+    let mut buf = vec![0u8; 64 << 10];
+    for item in items {
+        let adding = || format!("adding {}", item.path.display());
+        let opts = entry_options(item, args, pw)?;
+        let mut r = Counting {
+            inner: open_item(item)?,
+            bar,
+        };
+        w.start_entry(opts).await.with_context(adding)?;
+        loop {
+            let n = r.read(&mut buf).with_context(adding)?;
+            if n == 0 {
+                break;
+            }
+            w.write_data(&buf[..n]).await.with_context(adding)?;
+        }
+        w.finish_entry().await.with_context(adding)?;
+    }
+    Ok(())
 }
 
 /// Arguments of `perfkit unzip`.
