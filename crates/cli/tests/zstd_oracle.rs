@@ -117,7 +117,7 @@ fn large_file_threads_long_mode_and_files_on_disk() {
         .output()
         .unwrap();
     assert!(!refused.status.success());
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("window exceeds the memory limit"));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("exceeds the memory limit"));
     let back = ok(perfkit().args(["decompress", "-c", "--long=28"]).arg(&long)).stdout;
     assert!(back == original);
 }
@@ -174,51 +174,105 @@ fn dictionaries_are_interchangeable_with_zstd() {
     assert_eq!(back, original);
 }
 
-/// A frame that needs a 2^28 window and declares its 256 KiB size: `zstd -d`
-/// refuses it at its default limit and accepts it with `--long=28`; so must
-/// we, whatever the decoding path.
+/// A frame of 256 KiB of `a` (two RLE blocks) that declares its size and a
+/// window of 2^`log` x (1 + `mantissa`/8) bytes.
+fn wide_frame(log: u8, mantissa: u8) -> Vec<u8> {
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x80, ((log - 10) << 3) | mantissa];
+    frame.extend_from_slice(&(256u32 << 10).to_le_bytes());
+    frame.extend_from_slice(&[0x02, 0x00, 0x10, b'a', 0x03, 0x00, 0x10, b'a']);
+    frame
+}
+
+/// The memory limit agrees with `zstd -d` frame by frame and limit by limit,
+/// including limits that are not powers of two; whatever the decoding path.
 #[test]
 fn the_window_limit_agrees_with_zstd() {
     if !have("zstd", "zstd") {
         return;
     }
-    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x80, (28 - 10) << 3];
-    frame.extend_from_slice(&(256u32 << 10).to_le_bytes());
-    // Two RLE blocks of 128 KiB of b'a', the second one last.
-    frame.extend_from_slice(&[0x02, 0x00, 0x10, b'a', 0x03, 0x00, 0x10, b'a']);
     let dir = tempfile::tempdir().unwrap();
-    let f = dir.path().join("wide.zst");
-    std::fs::write(&f, &frame).unwrap();
-
-    let theirs = Command::new("zstd")
-        .args(["-d", "-c", "-q"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert!(!theirs.status.success(), "zstd -d accepted a 2^28 window");
-    let ours = perfkit()
-        .args(["decompress", "-c"])
-        .arg(&f)
-        .output()
-        .unwrap();
-    assert_eq!(ours.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&ours.stderr);
-    assert!(err.contains("window exceeds the memory limit"), "{err}");
-    assert!(ours.stdout.is_empty());
-
     let want = vec![b'a'; 256 << 10];
-    let theirs = ok(Command::new("zstd")
-        .args(["-d", "-c", "-q", "--long=28"])
-        .arg(&f))
-    .stdout;
-    assert!(theirs == want);
-    let ours = ok(perfkit().args(["decompress", "-c", "--long=28"]).arg(&f)).stdout;
-    assert!(ours == want);
+    let w256 = dir.path().join("w256.zst");
+    let w160 = dir.path().join("w160.zst");
+    std::fs::write(&w256, wide_frame(28, 0)).unwrap();
+    let w128 = dir.path().join("w128.zst");
+    std::fs::write(&w160, wide_frame(27, 2)).unwrap();
+    std::fs::write(&w128, wide_frame(27, 0)).unwrap();
+    for (flags, file, accepted) in [
+        (&[][..], &w256, false),
+        (&[], &w160, false),
+        (&["--long=28"], &w256, true),
+        (&["--memory=256MiB"], &w256, true),
+        (&["--memory=200MB"], &w256, false),
+        (&["--memory=200MB"], &w160, true),
+        (&["--memory=160MB"], &w160, true),
+        (&["--memory=159MB"], &w160, false),
+        (&["--memory=160MB", "--long=28"], &w256, false),
+        (&["--long=28", "--memory=160MB"], &w256, false),
+        (&[], &w128, true),
+        (&["--long=26"], &w128, false),
+        (&["-M", "64MiB"], &w128, false),
+    ] {
+        let theirs = Command::new("zstd")
+            .args(["-d", "-c", "-q"])
+            .args(flags)
+            .arg(file)
+            .output()
+            .unwrap();
+        let ours = perfkit()
+            .args(["decompress", "-c"])
+            .args(flags)
+            .arg(file)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&ours.stderr);
+        let case = format!("{flags:?} {}: {err}", file.display());
+        assert_eq!(theirs.status.success(), accepted, "zstd {case}");
+        assert_eq!(ours.status.success(), accepted, "perfkit {case}");
+        if accepted {
+            assert!(theirs.stdout == want && ours.stdout == want, "{case}");
+        } else {
+            assert_eq!(ours.status.code(), Some(1), "{case}");
+            assert!(err.contains("exceeds the memory limit"), "{case}");
+            assert!(ours.stdout.is_empty());
+        }
+    }
+    // The refusal says what would admit the frame, as zstd's does.
+    let out = perfkit()
+        .arg("decompress")
+        .arg("-c")
+        .arg(&w160)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "perfkit: {}: frame window of 167772160 bytes exceeds the memory limit of 134217728 bytes at byte 0; \
+             allow it with --memory=160MiB or --long=28\n",
+            w160.display()
+        )
+    );
     // The library's one-shot call follows the same limit as its stream.
     assert!(matches!(
-        zstdkit::decompress(&frame),
-        Err(zstdkit::Error::WindowTooLarge { limit: 27, .. })
+        zstdkit::decompress(&wide_frame(28, 0)),
+        Err(zstdkit::Error::WindowTooLarge {
+            limit: 0x800_0000,
+            ..
+        })
     ));
+}
+
+#[test]
+fn memory_limits_outside_what_zstd_decodes_are_usage_errors() {
+    for bad in ["--memory=1000", "--memory=3G", "--memory=lots"] {
+        let out = perfkit().args(["decompress", bad, "-"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("invalid value") && err.contains("--memory"),
+            "{bad}: {err}"
+        );
+    }
 }
 
 /// Feeding stdin from a byte slice, on a thread so large inputs cannot

@@ -113,16 +113,21 @@ pub fn decompress(src: &[u8]) -> Result<Vec<u8>> {
 /// dictionary.
 pub struct Decompressor {
     dctx: DCtx<'static>,
-    window_log_max: u32,
+    /// The largest window a frame may ask for, in bytes.
+    memory_limit: u64,
 }
 
 impl std::fmt::Debug for Decompressor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Decompressor")
-            .field("window_log_max", &self.window_log_max)
+            .field("memory_limit", &self.memory_limit)
             .finish()
     }
 }
+
+/// The range [`Decompressor::set_memory_limit`] accepts: zstd's smallest
+/// window (1 KiB) to its largest on 64-bit machines (2 GiB).
+pub const MEMORY_LIMIT_RANGE: std::ops::RangeInclusive<u64> = (1 << 10)..=(1 << 31);
 
 impl Decompressor {
     /// A context with the default memory limit ([`DEFAULT_WINDOW_LOG_MAX`]).
@@ -130,7 +135,7 @@ impl Decompressor {
         let dctx = DCtx::try_create().ok_or(Error::Zstd("cannot allocate a context"))?;
         let mut d = Decompressor {
             dctx,
-            window_log_max: 0,
+            memory_limit: 0,
         };
         d.set_window_log_max(DEFAULT_WINDOW_LOG_MAX)?;
         Ok(d)
@@ -143,24 +148,49 @@ impl Decompressor {
         Ok(d)
     }
 
-    /// Refuses frames whose window is larger than 2^`log` bytes (10..=31).
+    /// Refuses frames whose window is larger than 2^`log` bytes (10..=31),
+    /// as `zstd -d --long=LOG` does.
     pub fn set_window_log_max(&mut self, log: u32) -> Result<()> {
+        if !(10..=31).contains(&log) {
+            return Err(Error::Parameter {
+                name: "window_log_max",
+                detail: "outside 10..=31",
+            });
+        }
+        self.set_memory_limit(1 << log)
+    }
+
+    /// Refuses frames whose window is larger than `bytes` (any size in
+    /// [`MEMORY_LIMIT_RANGE`]), as `zstd -d --memory=BYTES` does. The window
+    /// is what a streaming decoder must keep in memory besides its buffers.
+    pub fn set_memory_limit(&mut self, bytes: u64) -> Result<()> {
+        if !MEMORY_LIMIT_RANGE.contains(&bytes) {
+            return Err(Error::Parameter {
+                name: "memory_limit",
+                detail: "outside 1 KiB..=2 GiB",
+            });
+        }
         // Parameters can only change between frames; a failed decode may
         // have left the context mid-frame.
         self.reset();
+        // `admit` enforces the exact limit on every frame; zstd's own check
+        // takes a power of two, so give it the one at or above the limit and
+        // it never refuses what `admit` accepted.
+        let log = 64 - (bytes - 1).leading_zeros();
         self.dctx
             .set_parameter(DParameter::WindowLogMax(log))
             .map_err(|code| Error::Parameter {
-                name: "window_log_max",
+                name: "memory_limit",
                 detail: zstd_safe::get_error_name(code),
             })?;
-        self.window_log_max = log;
+        self.memory_limit = bytes;
         Ok(())
     }
 
-    /// The configured window limit.
-    pub fn window_log_max(&self) -> u32 {
-        self.window_log_max
+    /// The configured memory limit: the largest window a frame may need, in
+    /// bytes.
+    pub fn memory_limit(&self) -> u64 {
+        self.memory_limit
     }
 
     /// Decompresses every frame of `src` (concatenated frames and skippable
@@ -212,7 +242,7 @@ impl Decompressor {
         let by_input = (input_len as u64)
             .saturating_mul(MAX_RESERVED_EXPANSION)
             .max(MIN_RESERVATION);
-        by_input.min(1 << self.window_log_max)
+        by_input.min(self.memory_limit)
     }
 
     /// The total size every frame of `src` declares, when all of them
@@ -238,7 +268,7 @@ impl Decompressor {
 
     fn window_fits(&self, window_size: u64) -> bool {
         // zstd raises windows below 1 KiB to 1 KiB before it compares.
-        window_size.max(1 << 10) <= 1 << self.window_log_max
+        window_size.max(1 << 10) <= self.memory_limit
     }
 
     /// Refuses a frame whose header, read at input position `offset`,
@@ -248,7 +278,8 @@ impl Decompressor {
             FrameHeader::Frame { window_size, .. } if !self.window_fits(window_size) => {
                 Err(Error::WindowTooLarge {
                     offset,
-                    limit: self.window_log_max,
+                    window: Some(window_size),
+                    limit: self.memory_limit,
                 })
             }
             _ => Ok(()),

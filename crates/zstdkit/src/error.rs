@@ -44,16 +44,20 @@ pub enum Error {
         /// Input position where the mismatch was detected.
         offset: u64,
     },
-    /// The frame's window is larger than the configured memory limit.
+    /// The frame's window is larger than the configured memory limit
+    /// ([`Decompressor::set_memory_limit`](crate::Decompressor::set_memory_limit)).
     #[error(
-        "frame window exceeds the memory limit near byte {offset} (window log limit {limit}); \
-         raise it (e.g. --long=31 / --memory)"
+        "frame window{} exceeds the memory limit of {limit} bytes at byte {offset}",
+        .window.map(|w| format!(" of {w} bytes")).unwrap_or_default()
     )]
     WindowTooLarge {
         /// Input position of the frame header.
         offset: u64,
-        /// The configured `window_log_max`.
-        limit: u32,
+        /// The window the frame asks for, in bytes; `None` when it is beyond
+        /// anything zstd decodes (over 2 GiB).
+        window: Option<u64>,
+        /// The configured memory limit, in bytes.
+        limit: u64,
     },
     /// A compression parameter was rejected by zstd.
     #[error("invalid zstd parameter {name}: {detail}")]
@@ -90,14 +94,17 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// Classifies a zstd error code returned while decoding, `offset` bytes
     /// into the input.
-    pub(crate) fn decoding(code: usize, offset: u64, window_log_max: u32) -> Error {
+    pub(crate) fn decoding(code: usize, offset: u64, memory_limit: u64) -> Error {
         let detail = zstd_safe::get_error_name(code);
         match error_code(code) {
             ZSTD_ErrorCode::ZSTD_error_prefix_unknown => Error::UnknownFormat { offset },
             ZSTD_ErrorCode::ZSTD_error_checksum_wrong => Error::Checksum { offset },
+            // Frames within the limit were admitted before zstd saw them,
+            // so zstd only reports windows beyond the 2 GiB it supports.
             ZSTD_ErrorCode::ZSTD_error_frameParameter_windowTooLarge => Error::WindowTooLarge {
                 offset,
-                limit: window_log_max,
+                window: None,
+                limit: memory_limit,
             },
             ZSTD_ErrorCode::ZSTD_error_dictionary_wrong
             | ZSTD_ErrorCode::ZSTD_error_dictionary_corrupted => Error::WrongDictionary { offset },

@@ -215,7 +215,7 @@ impl DecodeProgress {
         {
             return Ok(used);
         }
-        let limit = dec.window_log_max();
+        let limit = dec.memory_limit();
         let before = out.pos();
         let mut ib = InBuffer::around(input);
         let hint = dec
@@ -278,7 +278,7 @@ impl DecodeProgress {
         self.consumed += used as u64;
         dec.admit(header, frame_offset)?;
         // Hand the whole header to zstd (which reports an invalid one).
-        let limit = dec.window_log_max();
+        let limit = dec.memory_limit();
         let mut ib = InBuffer::around(&self.header[..]);
         let hint = dec
             .dctx()

@@ -167,7 +167,16 @@ fn windows_beyond_the_memory_limit_are_refused() {
     let mut d = Decompressor::new().unwrap();
     d.set_window_log_max(20).unwrap();
     let e = d.decompress(&f).unwrap_err();
-    assert!(matches!(e, Error::WindowTooLarge { limit: 20, .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::WindowTooLarge {
+                limit: 0x10_0000,
+                ..
+            }
+        ),
+        "{e}"
+    );
     d.set_window_log_max(23).unwrap();
     assert_eq!(d.decompress(&f).unwrap(), data);
 }
@@ -291,8 +300,9 @@ fn the_window_limit_holds_on_every_decoding_path() {
                 matches!(
                     got,
                     Err(Error::WindowTooLarge {
-                        limit: 27,
-                        offset: 0
+                        offset: 0,
+                        window: Some(0x1000_0000),
+                        limit: 0x800_0000,
                     })
                 ),
                 "{path}, {content} bytes declared: {:?}",
@@ -326,6 +336,44 @@ fn the_window_limit_holds_on_every_decoding_path() {
         matches!(e, Error::WindowTooLarge { offset, .. } if offset == ok.len() as u64),
         "{e}"
     );
+}
+
+/// `--memory`-style limits need not be powers of two: a 160 MiB window
+/// (2^27 x 1.25) fits a 200 MiB limit, a 256 MiB one does not; the window
+/// log form is the special case 2^log.
+#[test]
+fn memory_limits_in_bytes() {
+    let mut f = rle_frame(27, 300);
+    f[5] |= 2; // window mantissa: 2^27 + 2 x 2^24 = 160 MiB
+    let wide = rle_frame(28, 300);
+    let mut d = Decompressor::new().unwrap();
+    assert_eq!(d.memory_limit(), 1 << 27);
+    assert!(matches!(
+        d.decompress(&f),
+        Err(Error::WindowTooLarge { window: Some(w), limit: 0x800_0000, .. }) if w == 160 << 20
+    ));
+    d.set_memory_limit(200 << 20).unwrap();
+    assert_eq!(d.decompress(&f).unwrap(), vec![b'a'; 300]);
+    assert_eq!(stream_decode_with(&f, 7, d).unwrap(), vec![b'a'; 300]);
+    let mut d = Decompressor::new().unwrap();
+    d.set_memory_limit(200 << 20).unwrap();
+    let e = d.decompress(&wide).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "frame window of 268435456 bytes exceeds the memory limit of 209715200 bytes at byte 0"
+    );
+    for bad in [0, 1023, (2 << 30) + 1, u64::MAX] {
+        assert!(matches!(
+            d.set_memory_limit(bad),
+            Err(Error::Parameter {
+                name: "memory_limit",
+                ..
+            })
+        ));
+    }
+    for bad in [0, 9, 32, u32::MAX] {
+        assert!(d.set_window_log_max(bad).is_err(), "{bad}");
+    }
 }
 
 /// A header may declare any size; the one-shot decoder reserves room for it

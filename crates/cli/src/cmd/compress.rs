@@ -62,9 +62,13 @@ pub struct CompressArgs {
     #[arg(short = 'T', long, default_value_t = 1)]
     threads: u32,
     /// Long-distance matching with a window of 2^WLOG (default 27); when
-    /// decompressing, allow windows up to 2^WLOG.
+    /// decompressing, allow windows up to 2^WLOG (as --memory=2^WLOG).
     #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27")]
     long: Option<u32>,
+    /// When decompressing, refuse frames whose window exceeds LIMIT bytes
+    /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
+    #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
+    memory: Option<u64>,
     /// Use a dictionary.
     #[arg(short = 'D', long = "dict", value_name = "FILE")]
     dict: Option<PathBuf>,
@@ -88,6 +92,17 @@ enum CompressSub {
 
 fn parse_recipe(s: &str) -> Result<Recipe, String> {
     s.parse().map_err(|e: zstdkit::Error| e.to_string())
+}
+
+fn parse_memory(s: &str) -> Result<u64, String> {
+    let n = perfkit::units::parse_size(s)?;
+    if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{s} is outside 1K..=2G, the windows zstd can decode"
+        ))
+    }
 }
 
 fn parse_maxdict(s: &str) -> Result<usize, String> {
@@ -384,8 +399,12 @@ impl Job<'_> {
                     Some(d) => Decompressor::with_dictionary(d)?,
                     None => Decompressor::new()?,
                 };
-                if let Some(w) = self.args.long {
-                    dec.set_window_log_max(w.max(zstdkit::DEFAULT_WINDOW_LOG_MAX))?;
+                // zstd's precedence: --memory, else --long's window, else
+                // the default.
+                match (self.args.memory, self.args.long) {
+                    (Some(limit), _) => dec.set_memory_limit(limit)?,
+                    (None, Some(w)) => dec.set_window_log_max(w)?,
+                    (None, None) => {}
                 }
                 let mut decoder =
                     Decoder::with_decompressor(BufReader::with_capacity(CHUNK, input), dec);
@@ -393,7 +412,7 @@ impl Job<'_> {
                     let n = match decoder.read(&mut buf) {
                         Ok(n) => n,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(zstdkit::Error::from_io(e).into()),
+                        Err(e) => return Err(with_hint(zstdkit::Error::from_io(e))),
                     };
                     if n == 0 {
                         break;
@@ -405,6 +424,21 @@ impl Job<'_> {
             }
         }
         Ok((read, out.n))
+    }
+}
+
+/// A refused window gets the flags that would admit it, as zstd's message
+/// has.
+fn with_hint(err: zstdkit::Error) -> anyhow::Error {
+    match err {
+        zstdkit::Error::WindowTooLarge {
+            window: Some(w), ..
+        } if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&w) => {
+            let mib = w.div_ceil(1 << 20);
+            let log = 64 - (w - 1).leading_zeros();
+            anyhow::anyhow!("{err}; allow it with --memory={mib}MiB or --long={log}")
+        }
+        other => other.into(),
     }
 }
 
