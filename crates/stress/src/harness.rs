@@ -873,13 +873,22 @@ fn sample_until_done(shared: &Shared, observe: &mut dyn FnMut(&Sample)) -> Sampl
     let mut next = start + cfg.sample_every;
     loop {
         let now = Instant::now();
-        let wake = next.min(end);
+        let warming = !shared.measuring.load(Ordering::Relaxed);
+        // While warming up, also wake when the warm-up ends: the measured
+        // window (and the histograms) start there rather than at the next
+        // sample, up to a period later. With short rounds a late sample
+        // used to leave a window of nothing.
+        let due = next.min(end);
+        let wake = if warming { due.min(warm_end) } else { due };
         if wake > now {
             std::thread::sleep(wake - now);
         }
-        if !shared.measuring.load(Ordering::Relaxed) && Instant::now() >= warm_end {
+        if warming && Instant::now() >= warm_end {
             shared.measuring.store(true, Ordering::Relaxed);
             window_start = Snapshot::take(shared);
+        }
+        if Instant::now() < due {
+            continue; // woken for the end of the warm-up only
         }
         let snap = Snapshot::take(shared);
         let dt = (snap.at - prev.at).as_secs_f64().max(1e-9);

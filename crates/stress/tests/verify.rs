@@ -239,6 +239,25 @@ fn warm_up_is_excluded_from_histograms_and_totals() {
 }
 
 #[test]
+fn the_measured_window_starts_when_the_warm_up_ends_not_at_a_sample() {
+    // One sample, at the end: the sampler must still wake when the
+    // warm-up ends, or the window would start (and end) at that sample and
+    // measure nothing.
+    let cfg = Config {
+        warmup: Duration::from_millis(100),
+        duration: Duration::from_millis(300),
+        sample_every: Duration::from_secs(1),
+        ..short(PoolKind::ThreadLocal, Runtime::Threads)
+    };
+    let out = stress::run(&cfg, &mut |_| {}).unwrap();
+    assert!(out.passed(), "{:?}", out.failures());
+    assert_eq!(out.samples.len(), 1);
+    assert!(out.measured > Duration::ZERO);
+    assert!(out.totals.blocks > 0, "{:?}", out.totals);
+    assert!(!out.decompress.is_empty());
+}
+
+#[test]
 fn bad_configurations_are_refused() {
     let mut c = short(PoolKind::Pool, Runtime::Tokio);
     c.producers = 0;
