@@ -1,35 +1,87 @@
 //! The cooperative search: selection and evaluation split into steps bounded
 //! by a budget of reductions, so a caller on a shared executor can give
-//! control back between steps.
-//!
-//! Reductions are counted as the reference does: one per index node and per
-//! candidate taken in selection; in evaluation one per expression node
-//! visited, one per comparison and one per list/set loop step. The compiled
-//! jump program has no `and`/`or`/`not` nodes left to visit, so a leaf costs
-//! two (the node and its test) plus its loop steps.
-//!
-//! A step stops as soon as the budget is spent, in the middle of an
-//! expression if need be (the evaluation state is kept in the iterator), so
-//! a step overruns its budget by at most one round of the interleaved
-//! evaluation (a few leaves). Every step but the one that pays for selection
-//! makes progress, so budget 1 still terminates.
+//! control back between steps. What is counted and how far a step may
+//! overrun its budget is documented on [`SearchIter`], the public face of
+//! this module.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::Result;
 use crate::event::Event;
-use crate::index::{Id, Index, LaneState};
-use crate::program::Memo;
+use crate::index::{Id, Index, LaneState, key_of};
+use crate::program::{MAX_STEP_WEIGHT, Memo};
 
-/// The state of one cooperative search.
+/// Where the budgeted selection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Nothing done yet: the root is next.
+    Root,
+    /// Probing the partition at this position.
+    Probe(usize),
+    /// One posting list (or none): copying it from this position.
+    Copy(usize),
+    /// Several lists, many candidates: marking list `src` from `at`.
+    Mark { src: usize, at: usize },
+    /// Then scanning the index's id-ordered slots from this position.
+    Filter(usize),
+    /// Several lists, few candidates: a k-way merge by id.
+    Merge,
+    /// Candidates are all in `cands`.
+    Done,
+}
+
+/// The state of one cooperative search, made by [`Index::search_iter`]
+/// and advanced by [`Index::search_next`] or finished by
+/// [`Index::search_all`].
+///
+/// # Reductions
+///
+/// Counted as the reference does:
+///
+/// * selection: one for the index root, one per partition probed, one per
+///   candidate taken from a posting list, and, when several lists must be
+///   merged into id order through the index's id-ordered slot list, one per
+///   slot scanned;
+/// * evaluation: one per candidate taken, then per expression node visited
+///   one, per comparison/operation one, per list/set loop step one. The
+///   compiled jump program has no `and`/`or`/`not` steps, so each such node
+///   is charged to the leaf step where evaluation enters it (fixed at
+///   compile time): executing a leaf costs 2 (node and test) plus the
+///   `and`/`or`/`not` nodes it enters, and the whole search counts the nodes
+///   a short-circuit tree walk would visit. A predicate shared by several
+///   expressions is evaluated once per event (memoized); later uses cost no
+///   loop steps.
+///
+/// # Overrun
+///
+/// Every unit of work is charged and checked against the budget before it
+/// starts, and a step returns as soon as the reductions it spent reach the
+/// budget. Selection units cost exactly 1, so selection never overruns.
+/// Evaluation units are indivisible: a leaf step costs at most
+/// [`MAX_STEP_WEIGHT`] (2 plus one per nesting level, which the parser
+/// bounds) plus, the first time its predicate is evaluated for the event,
+/// the predicate's loop steps, at most the length of the event's list plus
+/// the length of the expression's value set. So with `budget ≥ 1` one call
+/// of [`Index::search_next`] spends at most `budget - 1 +`
+/// [`SearchIter::max_overrun`] reductions. Every call does at least one unit
+/// of work, so any budget, 1 included, terminates.
 #[derive(Debug)]
 pub struct SearchIter<'a> {
     index: &'a Index,
     event: &'a Event,
+    stage: Stage,
+    /// Posting lists found by the probes; each is in id order and they are
+    /// disjoint (an expression sits in one partition, an event has one value
+    /// per attribute).
+    sources: Vec<&'a [u32]>,
+    mark: Vec<u64>,
+    heap: BinaryHeap<Reverse<(Id, usize, usize)>>,
     cands: Vec<u32>,
     hits: Vec<u64>,
     lanes: LaneState,
     done: bool,
     memo: Memo,
-    selection: u64,
     reductions: u64,
 }
 
@@ -43,14 +95,24 @@ pub enum SearchStep {
 }
 
 impl SearchIter<'_> {
-    /// Reductions spent so far (selection included once charged).
+    /// Reductions spent so far by [`Index::search_next`] (selection
+    /// included).
     pub fn reductions(&self) -> u64 {
         self.reductions
     }
 
-    /// Number of candidate expressions selected.
+    /// Number of candidate expressions selected so far (all of them once
+    /// selection is over).
     pub fn candidates(&self) -> usize {
         self.cands.len()
+    }
+
+    /// The most reductions one call of [`Index::search_next`] can spend
+    /// beyond `budget - 1` for this event: [`MAX_STEP_WEIGHT`] plus the
+    /// longest list the event holds plus the longest value set of any
+    /// expression inserted into the index so far.
+    pub fn max_overrun(&self) -> u64 {
+        MAX_STEP_WEIGHT + self.event.longest_list() as u64 + self.index.longest_set as u64
     }
 
     fn finish(&mut self) -> Vec<Id> {
@@ -59,34 +121,160 @@ impl SearchIter<'_> {
         self.index.collect(&self.cands, &self.hits, &mut ids);
         ids
     }
+
+    /// Advances the selection by units of one reduction until it is over
+    /// (true) or `spent` reaches `budget` (false).
+    fn select(&mut self, budget: u64, spent: &mut u64) -> bool {
+        let index = self.index;
+        loop {
+            if self.stage == Stage::Done {
+                return true;
+            }
+            if *spent >= budget {
+                return false;
+            }
+            // Units this turn may take; at least 1.
+            let room = usize::try_from(budget - *spent).unwrap_or(usize::MAX);
+            match self.stage {
+                Stage::Root => {
+                    *spent += 1;
+                    if !index.always.is_empty() {
+                        self.sources.push(&index.always);
+                    }
+                    self.stage = Stage::Probe(0);
+                }
+                Stage::Probe(p) if p < index.partitions.len() => {
+                    *spent += 1;
+                    let (attr, part) = &index.partitions[p];
+                    if let Some(list) = key_of(self.event, *attr).and_then(|k| part.lists.get(&k)) {
+                        self.sources.push(list);
+                    }
+                    self.stage = Stage::Probe(p + 1);
+                }
+                Stage::Probe(_) => {
+                    // Choosing the way to id order is free: it looks at list
+                    // lengths only.
+                    let total: usize = self.sources.iter().map(|s| s.len()).sum();
+                    self.cands.reserve(total);
+                    self.stage = if self.sources.len() <= 1 {
+                        Stage::Copy(0)
+                    } else if total * 8 > index.order.len() {
+                        self.mark.clear();
+                        self.mark.resize(index.slots.len().div_ceil(64), 0);
+                        Stage::Mark { src: 0, at: 0 }
+                    } else {
+                        for (k, s) in self.sources.iter().enumerate() {
+                            self.heap
+                                .push(Reverse((index.slots[s[0] as usize].id, k, 0)));
+                        }
+                        Stage::Merge
+                    };
+                }
+                Stage::Copy(at) => {
+                    let src = self.sources.first().copied().unwrap_or(&[]);
+                    let n = (src.len() - at).min(room);
+                    self.cands.extend_from_slice(&src[at..at + n]);
+                    *spent += n as u64;
+                    self.stage = if at + n == src.len() {
+                        Stage::Done
+                    } else {
+                        Stage::Copy(at + n)
+                    };
+                }
+                Stage::Mark { src, at } => {
+                    let list = self.sources[src];
+                    let n = (list.len() - at).min(room);
+                    for &s in &list[at..at + n] {
+                        self.mark[s as usize / 64] |= 1 << (s % 64);
+                    }
+                    *spent += n as u64;
+                    self.stage = if at + n < list.len() {
+                        Stage::Mark { src, at: at + n }
+                    } else if src + 1 < self.sources.len() {
+                        Stage::Mark {
+                            src: src + 1,
+                            at: 0,
+                        }
+                    } else {
+                        Stage::Filter(0)
+                    };
+                }
+                Stage::Filter(at) => {
+                    let n = (index.order.len() - at).min(room);
+                    let mark = &self.mark;
+                    self.cands.extend(
+                        index.order[at..at + n]
+                            .iter()
+                            .copied()
+                            .filter(|&s| mark[s as usize / 64] & (1 << (s % 64)) != 0),
+                    );
+                    *spent += n as u64;
+                    self.stage = if at + n == index.order.len() {
+                        Stage::Done
+                    } else {
+                        Stage::Filter(at + n)
+                    };
+                }
+                Stage::Merge => {
+                    let Some(Reverse((_, k, at))) = self.heap.pop() else {
+                        self.stage = Stage::Done;
+                        continue;
+                    };
+                    *spent += 1;
+                    let list = self.sources[k];
+                    self.cands.push(list[at]);
+                    if let Some(&s) = list.get(at + 1) {
+                        self.heap
+                            .push(Reverse((index.slots[s as usize].id, k, at + 1)));
+                    }
+                }
+                Stage::Done => unreachable!("checked at the top of the loop"),
+            }
+        }
+    }
 }
 
 impl Index {
-    /// Selects the candidates of `ev`; evaluate them with
-    /// [`Index::search_all`] or step by step with [`Index::search_next`].
+    /// Starts a search of `ev`; run it with [`Index::search_all`] or step by
+    /// step with [`Index::search_next`]. Only checks the event: selection is
+    /// part of the budgeted work.
     pub fn search_iter<'a>(&'a self, ev: &'a Event) -> Result<SearchIter<'a>> {
         self.validate(ev)?;
-        let mut cands = Vec::new();
-        let selection = self.select(ev, &mut cands, &mut Vec::new());
-        let hits = vec![0; cands.len().div_ceil(64)];
         let mut memo = Memo::default();
         memo.reset(self.atoms.len());
         Ok(SearchIter {
             index: self,
             event: ev,
-            cands,
-            hits,
+            stage: Stage::Root,
+            sources: Vec::new(),
+            mark: Vec::new(),
+            heap: BinaryHeap::new(),
+            cands: Vec::new(),
+            hits: Vec::new(),
             lanes: LaneState::default(),
             done: false,
             memo,
-            selection,
             reductions: 0,
         })
     }
 
-    /// Evaluates every remaining candidate; no counting, no budget.
+    /// Finishes the search in one go: the rest of the selection, then every
+    /// remaining candidate, without a budget. Returns the matching ids in
+    /// ascending order (none if `it` already returned them).
+    ///
+    /// # Panics
+    ///
+    /// If `it` was started by another index ([`Index::search_iter`] of
+    /// another `Index` value): that is a bug in the caller, not bad data.
     pub fn search_all(&self, mut it: SearchIter<'_>) -> Vec<Id> {
         assert!(std::ptr::eq(self, it.index), "iterator of another index");
+        if it.done {
+            return Vec::new();
+        }
+        let mut spent = 0;
+        it.select(u64::MAX, &mut spent);
+        it.reductions += spent;
+        it.hits.resize(it.cands.len().div_ceil(64), 0);
         self.eval_many::<false>(
             &it.cands,
             it.event,
@@ -98,29 +286,42 @@ impl Index {
         it.finish()
     }
 
-    /// Evaluates candidates until `budget` reductions are spent (the
-    /// selection's reductions are charged to the first call); an expression
-    /// cut by the budget resumes where it stopped on the next call.
+    /// Goes on with the search until `budget` reductions are spent (a budget
+    /// of 0 counts as 1), through selection and then evaluation; an
+    /// expression cut by the budget resumes where it stopped on the next
+    /// call.
+    ///
+    /// A call spends at most `budget - 1 +` [`SearchIter::max_overrun`]
+    /// reductions (see [`SearchIter`] for what is counted), and always
+    /// makes progress. After `Done`, further calls
+    /// return `Done` with no ids.
+    ///
+    /// # Panics
+    ///
+    /// If `it` was started by another index: a bug in the caller.
     pub fn search_next(&self, it: &mut SearchIter<'_>, budget: u64) -> SearchStep {
         assert!(std::ptr::eq(self, it.index), "iterator of another index");
         if it.done {
             return SearchStep::Done(Vec::new());
         }
+        let budget = budget.max(1);
         let mut spent = 0u64;
-        if it.selection > 0 {
-            spent = std::mem::take(&mut it.selection);
-            it.reductions += spent;
-            if spent >= budget && !it.cands.is_empty() {
-                return SearchStep::Continue;
-            }
+        let selected = it.select(budget, &mut spent);
+        it.reductions += spent;
+        if !selected {
+            return SearchStep::Continue;
         }
+        if it.hits.len() != it.cands.len().div_ceil(64) {
+            it.hits.resize(it.cands.len().div_ceil(64), 0);
+        }
+        // With the budget spent this only finds out whether anything is left.
         let (done, red) = self.eval_many::<true>(
             &it.cands,
             it.event,
             &mut it.memo,
             &mut it.hits,
             &mut it.lanes,
-            budget.saturating_sub(spent).max(1),
+            budget - spent,
         );
         it.reductions += red;
         if done {
@@ -133,7 +334,7 @@ impl Index {
     /// The async search: runs [`Index::search_next`] with `budget` and yields
     /// to the tokio executor between steps. CPU work stays on the calling
     /// task (cooperative, not `spawn_blocking`); each slice between yields
-    /// costs about `budget` reductions.
+    /// spends at most `budget - 1 +` [`SearchIter::max_overrun`] reductions.
     pub async fn search_async(&self, ev: &Event, budget: u64) -> Result<Vec<Id>> {
         let mut it = self.search_iter(ev)?;
         loop {

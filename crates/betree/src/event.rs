@@ -196,6 +196,22 @@ impl Event {
         Ok(())
     }
 
+    /// The most elements in one of the event's lists (integer and string
+    /// lists, segments, frequency caps): bounds a predicate's loop steps.
+    pub(crate) fn longest_list(&self) -> usize {
+        self.values
+            .iter()
+            .map(|v| match v {
+                Some(Value::IntList(l)) => l.len(),
+                Some(Value::StrList(l)) => l.len(),
+                Some(Value::Segments(l)) => l.len(),
+                Some(Value::FrequencyCaps(l)) => l.len(),
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The value of an attribute, `None` when undefined.
     pub fn get(&self, id: AttrId) -> Option<&Value> {
         self.values.get(id as usize).and_then(|v| v.as_ref())

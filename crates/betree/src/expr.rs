@@ -991,6 +991,16 @@ impl Expr {
 }
 
 impl Pred {
+    /// How many values the expression side of this predicate holds (its
+    /// loop steps are at most this plus the event list's length).
+    pub(crate) fn set_len(&self) -> usize {
+        match self {
+            Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => set.len(),
+            Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => set.len(),
+            _ => 0,
+        }
+    }
+
     /// String literals this predicate compares with its attribute.
     pub(crate) fn strings(&self) -> Option<(AttrId, Vec<&str>)> {
         match self {

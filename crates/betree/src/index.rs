@@ -115,6 +115,8 @@ pub struct Index {
     by_id: HashMap<Id, u32>,
     free_slots: Vec<u32>,
     pub(crate) code: Vec<Step>,
+    /// Reductions per step of `code`, same positions (see `program::weight`).
+    pub(crate) weights: Vec<u8>,
     pub(crate) bcode: Vec<u32>,
     garbage: usize,
     pub(crate) atoms: Atoms,
@@ -125,6 +127,9 @@ pub struct Index {
     pub(crate) partitions: Vec<(AttrId, Partition)>,
     required: Vec<u64>,
     strings: HashMap<AttrId, HashSet<String>>,
+    /// The most values in one expression's value set (`in`, `one of`, ...)
+    /// inserted so far: bounds a predicate's loop steps for the budget.
+    pub(crate) longest_set: usize,
 }
 
 impl Index {
@@ -142,6 +147,7 @@ impl Index {
             by_id: HashMap::new(),
             free_slots: Vec::new(),
             code: Vec::new(),
+            weights: Vec::new(),
             bcode: Vec::new(),
             garbage: 0,
             atoms: Atoms::default(),
@@ -150,6 +156,7 @@ impl Index {
             partitions: Vec::new(),
             required,
             strings: HashMap::new(),
+            longest_set: 0,
         }
     }
 
@@ -205,7 +212,9 @@ impl Index {
             keys: keys.clone(),
         };
         self.code.extend_from_slice(&c.steps);
+        self.weights.extend_from_slice(&c.weights);
         self.bcode.extend_from_slice(&c.batch);
+        e.visit_preds(&mut |p| self.longest_set = self.longest_set.max(p.set_len()));
         let s = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s as usize] = slot;
@@ -329,6 +338,7 @@ impl Index {
     /// nothing inside them changes.
     fn compact(&mut self) {
         let mut code = Vec::with_capacity(self.code.len() - self.garbage.min(self.code.len()));
+        let mut weights = Vec::with_capacity(code.capacity());
         let mut tree = Vec::new();
         for slot in self.slots.iter_mut().filter(|s| s.live) {
             let (cs, cl) = (slot.code_start as usize, slot.code_len as usize);
@@ -336,9 +346,11 @@ impl Index {
             slot.code_start = code.len() as u32;
             slot.tree_start = tree.len() as u32;
             code.extend_from_slice(&self.code[cs..cs + cl]);
+            weights.extend_from_slice(&self.weights[cs..cs + cl]);
             tree.extend_from_slice(&self.bcode[ts..ts + tl]);
         }
         self.code = code;
+        self.weights = weights;
         self.bcode = tree;
         self.garbage = 0;
     }
@@ -359,20 +371,18 @@ impl Index {
     }
 
     /// Selects the candidate slots for `ev` into `out`, in id order (so
-    /// results come out sorted without sorting them); returns the reductions
-    /// spent (one per partition probed and per candidate taken).
-    pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>, mark: &mut Vec<u64>) -> u64 {
+    /// results come out sorted without sorting them), in one go; the
+    /// cooperative search has a budgeted version (`coop::Selection`) that
+    /// yields the same list.
+    pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>, mark: &mut Vec<u64>) {
         out.clear();
         out.extend_from_slice(&self.always);
-        let mut red = 1 + self.always.len() as u64;
         let mut sources = usize::from(!self.always.is_empty());
         for (attr, part) in &self.partitions {
-            red += 1;
             let Some(key) = key_of(ev, *attr) else {
                 continue;
             };
             if let Some(list) = part.lists.get(&key) {
-                red += list.len() as u64;
                 out.extend_from_slice(list);
                 sources += 1;
             }
@@ -396,7 +406,6 @@ impl Index {
                 out.sort_unstable_by_key(|&s| self.slots[s as usize].id);
             }
         }
-        red
     }
 
     /// The expressions `ev` satisfies, in ascending id order.
@@ -437,9 +446,13 @@ impl Index {
     /// latencies; the next step is chosen without a branch because the test
     /// outcome is unpredictable.
     ///
-    /// With `COUNT`, returns after the first round of steps that brings the
-    /// reductions spent to `budget`. Returns whether every candidate is decided
-    /// and the reductions spent.
+    /// With `COUNT`, every unit of work is charged and checked against
+    /// `budget` before it starts: taking a candidate (1), and executing one
+    /// step (its weight, plus the loop steps of its atom the first time the
+    /// atom is evaluated for this event). The call returns as soon as the
+    /// reductions spent reach `budget`, so it spends less than `budget` plus
+    /// the costliest unit. Returns whether every candidate is decided and
+    /// the reductions spent.
     pub(crate) fn eval_many<const COUNT: bool>(
         &self,
         cands: &[u32],
@@ -455,32 +468,48 @@ impl Index {
             pos,
             next,
             live,
-            started,
         } = lanes;
         let mut code: [&[Step]; LANES] = [&[]; LANES];
+        let mut wts: [&[u8]; LANES] = [&[]; LANES];
         for k in 0..LANES {
             if pc[k] < REJECT {
                 let slot = &self.slots[cands[pos[k]] as usize];
-                let start = slot.code_start as usize;
-                code[k] = &self.code[start..start + slot.code_len as usize];
+                let (start, end) = (
+                    slot.code_start as usize,
+                    (slot.code_start + slot.code_len) as usize,
+                );
+                code[k] = &self.code[start..end];
+                if COUNT {
+                    wts[k] = &self.weights[start..end];
+                }
             }
         }
         let mut red = 0u64;
         // Puts the next candidate that needs evaluation into lane `k`;
-        // constant programs are decided on the spot.
+        // constant programs are decided on the spot. With `COUNT` it stops
+        // when the budget is spent, leaving the lane empty.
         macro_rules! refill {
             ($k:expr) => {{
                 let mut filled = false;
                 while *next < cands.len() {
+                    if COUNT {
+                        if red >= budget {
+                            break;
+                        }
+                        red += 1;
+                    }
                     let i = *next;
                     let slot = &self.slots[cands[i] as usize];
                     *next += 1;
-                    if COUNT {
-                        red += 1;
-                    }
                     if slot.entry < REJECT {
-                        let start = slot.code_start as usize;
-                        code[$k] = &self.code[start..start + slot.code_len as usize];
+                        let (start, end) = (
+                            slot.code_start as usize,
+                            (slot.code_start + slot.code_len) as usize,
+                        );
+                        code[$k] = &self.code[start..end];
+                        if COUNT {
+                            wts[$k] = &self.weights[start..end];
+                        }
                         pc[$k] = slot.entry;
                         pos[$k] = i;
                         filled = true;
@@ -493,43 +522,36 @@ impl Index {
                 filled
             }};
         }
-        if !*started {
-            *started = true;
+        while *live > 0 || *next < cands.len() {
             for k in 0..LANES {
-                if refill!(k) {
-                    *live += 1;
+                if COUNT && red >= budget {
+                    return (false, red);
                 }
-            }
-        }
-        while *live > 0 {
-            if COUNT && red >= budget {
-                return (false, red);
-            }
-            for k in 0..LANES {
                 let p = pc[k];
                 if p < REJECT {
                     let st = code[k][p as usize];
+                    if COUNT {
+                        red += u64::from(wts[k][p as usize]);
+                    }
                     let v = if st.test < ATOM {
                         ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
                     } else {
                         self.atom::<COUNT>(st.test & !ATOM, ev, memo, &mut red) as u32
                     };
-                    if COUNT {
-                        red += 2;
-                    }
                     let pick = 0u32.wrapping_sub(v);
                     pc[k] = (st.on_true & pick) | (st.on_false & !pick);
                     continue;
                 }
-                if pos[k] == NONE {
-                    continue;
-                }
-                if p == ACCEPT {
-                    hits[pos[k] / 64] |= 1 << (pos[k] % 64);
-                }
-                pos[k] = NONE;
-                if !refill!(k) {
+                if pos[k] != NONE {
+                    // The program in this lane is decided.
+                    if p == ACCEPT {
+                        hits[pos[k] / 64] |= 1 << (pos[k] % 64);
+                    }
+                    pos[k] = NONE;
                     *live -= 1;
+                }
+                if refill!(k) {
+                    *live += 1;
                 }
             }
         }
@@ -670,15 +692,15 @@ const LANES: usize = 4;
 /// An empty lane.
 const NONE: usize = usize::MAX;
 
-/// The evaluation in flight: per lane the step and the candidate, then the
-/// next candidate to take.
+/// The evaluation in flight: per lane the step (`ACCEPT`/`REJECT` once the
+/// program is decided) and the candidate (`NONE` for an empty lane), then
+/// the next candidate to take and the number of occupied lanes.
 #[derive(Debug, Clone)]
 pub(crate) struct LaneState {
     pc: [u32; LANES],
     pos: [usize; LANES],
     next: usize,
     live: usize,
-    started: bool,
 }
 
 impl Default for LaneState {
@@ -688,7 +710,6 @@ impl Default for LaneState {
             pos: [NONE; LANES],
             next: 0,
             live: 0,
-            started: false,
         }
     }
 }
@@ -740,10 +761,17 @@ mod tests {
             panic!()
         };
         assert_eq!(ids, vec![1, 2]);
-        // Expression 1 sits in the partition of `b`: the root, two `always`
-        // candidates, one partition node and its one candidate.
-        let selection = 1 + 2 + 1 + 1;
-        let evaluation = 3 /* candidate roots */ + 2 * 4 /* leaves visited */ + 3 /* one merge */;
+        // Expression 1 sits in the partition of `b`, 2 and 3 are always
+        // candidates. Selection: the root, one partition probe, then two
+        // lists to put in id order through the id-ordered slots: three
+        // candidates marked, three slots scanned.
+        let selection = 1 + 1 + 3 + 3;
+        // Evaluation: three candidates taken; expression 1 tests `b` first
+        // (the cheaper operand: 2 + 1 for entering the `and`), then the set
+        // (2 + the merge's 3 steps); expression 2 enters its `or` at the set
+        // (2 + 1, memoized) and is decided; expression 3 enters its `not`
+        // at the set (2 + 1).
+        let evaluation = 3 + (3 + 2 + 3) + 3 + 3;
         assert_eq!(it.reductions(), selection + evaluation);
         for id in 1..=3 {
             index.delete(id).unwrap();

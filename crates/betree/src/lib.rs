@@ -76,6 +76,7 @@ pub use event::{Event, EventBuilder, FrequencyCap, Value};
 pub use expr::Constants;
 pub use index::{Id, Index, Scratch};
 pub use parse::{CmpOp, SetOp};
+pub use program::MAX_STEP_WEIGHT;
 
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]

@@ -13,6 +13,7 @@
 //!   right operand for the lanes the left one already decided.
 
 use crate::expr::{Expr, Pred};
+use crate::parse::MAX_DEPTH;
 
 /// Tag of a [`Step::test`] that names an atom (a memoized predicate) rather
 /// than a boolean bit slot.
@@ -56,6 +57,8 @@ pub(crate) struct TNode {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Compiled {
     pub steps: Vec<Step>,
+    /// Per step, the reductions executing it stands for (see [`weights`]).
+    pub weights: Vec<u8>,
     pub entry: u32,
     pub tree: Vec<TNode>,
     pub batch: Vec<u32>,
@@ -70,7 +73,8 @@ pub(crate) fn compile(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32) -> Compiled 
         estimate(&c.tree, 0, &mut stats);
     }
     let mut rev = Vec::new();
-    let entry = jumps(&c.tree, &stats, 0, ACCEPT, REJECT, &mut rev);
+    let mut entered = Vec::new();
+    let entry = jumps(&c.tree, &stats, 0, ACCEPT, REJECT, &mut rev, &mut entered);
     // `jumps` emits the right operand before the left one, so the entry comes
     // last; reversing puts execution in ascending memory order.
     let n = rev.len() as u32;
@@ -84,6 +88,7 @@ pub(crate) fn compile(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32) -> Compiled 
             on_false: fix(s.on_false),
         })
         .collect();
+    c.weights = entered.iter().rev().map(|&e| weight(e)).collect();
     c.entry = fix(entry);
     postfix(&c.tree, 0, &mut c.batch);
     c
@@ -255,8 +260,31 @@ fn estimate(t: &[TNode], i: usize, out: &mut [(f64, f64)]) -> (f64, f64) {
     r
 }
 
-/// Emits the steps of subtree `i`, returning its entry. Of `and`/`or`
-/// operands the one expected to decide sooner is tested first.
+/// The most reductions one leaf step of a compiled expression stands for,
+/// loop steps aside: the leaf, its test, and every `and`/`or`/`not` above it
+/// (expressions nest at most 128 levels deep).
+pub const MAX_STEP_WEIGHT: u64 = 2 + MAX_DEPTH as u64;
+
+/// Reductions of executing a step: one for the leaf node, one for its test
+/// (a bit test or an atom), and one per `and`/`or`/`not` node first entered
+/// there.
+///
+/// The jump program has no `and`/`or`/`not` steps, yet a tree walk (the C
+/// library's) visits each such node it enters. A node is entered exactly
+/// when the first leaf evaluated inside it is, and that leaf (its subtree's
+/// entry step) is fixed at compile time, so the node's visit is charged to
+/// that step: a search then counts every node a short-circuit tree walk in
+/// the same operand order would visit. Constant subtrees are folded away at
+/// compile time and cost nothing.
+fn weight(entered: u32) -> u8 {
+    // The parser's depth limit keeps this far below 255; saturate anyway.
+    (2 + entered).min(u32::from(u8::MAX)) as u8
+}
+
+/// Emits the steps of subtree `i`, returning its entry, and counts in
+/// `entered` (parallel to `out`) the `and`/`or`/`not` nodes each step is the
+/// entry of. Of `and`/`or` operands the one expected to decide sooner is
+/// tested first.
 fn jumps(
     t: &[TNode],
     st: &[(f64, f64)],
@@ -264,11 +292,13 @@ fn jumps(
     on_true: u32,
     on_false: u32,
     out: &mut Vec<Step>,
+    entered: &mut Vec<u32>,
 ) -> u32 {
     let n = t[i];
-    match n.kind {
-        kind::TRUE => on_true,
-        kind::FALSE => on_false,
+    let first_step = out.len() as u32;
+    let entry = match n.kind {
+        kind::TRUE => return on_true,
+        kind::FALSE => return on_false,
         kind::BOOL | kind::ATOM => {
             out.push(Step {
                 test: if n.kind == kind::ATOM {
@@ -279,9 +309,10 @@ fn jumps(
                 on_true,
                 on_false,
             });
-            out.len() as u32 - 1
+            entered.push(0);
+            return out.len() as u32 - 1;
         }
-        kind::NOT => jumps(t, st, i + 1, on_false, on_true, out),
+        kind::NOT => jumps(t, st, i + 1, on_false, on_true, out, entered),
         k => {
             let (l, r) = (i + 1, n.arg as usize);
             let ((pl, cl), (pr, cr)) = (st[l], st[r]);
@@ -296,14 +327,20 @@ fn jumps(
             } else {
                 (r, l)
             };
-            let then = jumps(t, st, second, on_true, on_false, out);
+            let then = jumps(t, st, second, on_true, on_false, out, entered);
             if k == kind::AND {
-                jumps(t, st, first, then, on_false, out)
+                jumps(t, st, first, then, on_false, out, entered)
             } else {
-                jumps(t, st, first, on_true, then, out)
+                jumps(t, st, first, on_true, then, out, entered)
             }
         }
+    };
+    // An `and`/`or`/`not` node: charged to its entry step if that step is
+    // its own (a constant subtree jumps straight to a target outside it).
+    if (first_step..out.len() as u32).contains(&entry) {
+        entered[entry as usize] += 1;
     }
+    entry
 }
 
 /// Per-event memo of atom results, reset in O(1) by bumping a generation.

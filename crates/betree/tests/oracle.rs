@@ -551,15 +551,7 @@ fn check_all(
             "search_async"
         );
         for budget in (1..=max_budget).chain([1_000_000]) {
-            let mut it = index.search_iter(ev).unwrap();
-            let mut steps = 0;
-            let ids = loop {
-                steps += 1;
-                assert!(steps < 100_000, "search_next does not terminate");
-                if let SearchStep::Done(ids) = index.search_next(&mut it, budget) {
-                    break ids;
-                }
-            };
+            let (ids, _) = stepped(index, ev, budget);
             assert_eq!(ids, want, "search_next budget {budget}");
         }
         // A search started step by step and finished in one go.
@@ -899,5 +891,244 @@ fn c_library_semantics_by_example() {
             want,
             "async: {expr} on {json}"
         );
+    }
+}
+
+/// Runs `search_next` with `budget` to the end; returns the ids and the
+/// reductions of each call, checking each call against the documented
+/// bound: at most `budget - 1 + max_overrun()`.
+fn stepped(index: &Index, ev: &Event, budget: u64) -> (Vec<u64>, Vec<u64>) {
+    let mut it = index.search_iter(ev).unwrap();
+    let bound = (budget.max(1) - 1).saturating_add(it.max_overrun());
+    let mut per_call = Vec::new();
+    loop {
+        let before = it.reductions();
+        let step = index.search_next(&mut it, budget);
+        let spent = it.reductions() - before;
+        assert!(
+            spent <= bound,
+            "a call with budget {budget} spent {spent}, bound {bound}"
+        );
+        per_call.push(spent);
+        assert!(per_call.len() < 1_000_000, "search_next does not terminate");
+        if let SearchStep::Done(ids) = step {
+            return (ids, per_call);
+        }
+    }
+}
+
+#[test]
+fn every_budget_up_to_the_whole_search_gives_the_same_ids() {
+    let mut r = fastrand::Rng::with_seed(99);
+    let schema = schema();
+    let consts = Constants {
+        flight_id: Some(FLIGHT_ID),
+        campaign_id: Some(CAMPAIGN_ID),
+        ..Constants::default()
+    };
+    let mut index = Index::new(schema.clone());
+    let mut exprs = Vec::new();
+    for id in 1..=24u64 {
+        let e = gen_expr(&mut r, 4);
+        index.insert_with(id, &render(&e), &consts).unwrap();
+        exprs.push((id, e));
+    }
+    // Some expressions share an equality conjunct's attribute, so
+    // selection has lists to merge.
+    for (id, t) in [(30, "b1 and i = 1"), (31, "b1 and i = 2"), (32, "b1")] {
+        index.insert(id, t).unwrap();
+    }
+    let mut max_used = 0;
+    for _ in 0..6 {
+        let m = gen_model(&mut r);
+        let ev = to_event(&schema, &m);
+        let (want, calls) = stepped(&index, &ev, u64::MAX);
+        assert_eq!(calls.len(), 1);
+        let total = calls[0];
+        let mut oracle_ids: Vec<u64> = exprs
+            .iter()
+            .filter(|(_, e)| oracle(e, &m))
+            .map(|(id, _)| *id)
+            .collect();
+        oracle_ids.extend(
+            index
+                .search(&ev)
+                .unwrap()
+                .into_iter()
+                .filter(|&id| id >= 30),
+        );
+        assert_eq!(want, oracle_ids);
+        for budget in 0..=total + 1 {
+            let (ids, calls) = stepped(&index, &ev, budget);
+            assert_eq!(ids, want, "budget {budget}");
+            // The budget decides where the search pauses, not what it does.
+            assert_eq!(calls.iter().sum::<u64>(), total, "budget {budget}");
+            let over = calls.iter().max().unwrap().saturating_sub(budget.max(1));
+            max_used = max_used.max(over);
+        }
+    }
+    // The bound is not vacuous: some step did overrun.
+    assert!(max_used > 0);
+}
+
+#[test]
+fn and_or_not_nodes_are_counted() {
+    let schema = Schema::boolean_params(3);
+    let ev = Event::from_bools(&schema, &[true, true, false]).unwrap();
+    let total = |text: &str| {
+        let mut index = Index::new(schema.clone());
+        index.insert(1, text).unwrap();
+        let (_, calls) = stepped(&index, &ev, u64::MAX);
+        calls[0]
+    };
+    // Selection: the root, then one candidate copied from `always`.
+    // Evaluation: one candidate taken, the leaf (node and test), the nots.
+    assert_eq!(total("not par3"), 2 + 1 + 2 + 1);
+    assert_eq!(total("not (not (not par3))"), 2 + 1 + 2 + 3);
+    // `or` entered at its first operand; par3 is false, so par1 is tested.
+    assert_eq!(total("par3 or par1"), 2 + 1 + (2 + 1) + 2);
+    // `par1 and par2` sits in par1's partition: the root, one probe, one
+    // candidate copied; then both leaves and the `and`.
+    assert_eq!(total("par1 and par2"), 3 + 1 + (2 + 1) + 2);
+    // A bare `par3` sits in par3's partition, and par3 is false: selection
+    // alone (the root, one probe) decides.
+    assert_eq!(total("par3"), 2);
+    // Constants are folded at compile time and cost nothing, but the
+    // `and`/`or` above one is still entered...
+    assert_eq!(total("not par3 or false"), total("not par3") + 1);
+    assert_eq!(total("not (par3 and true)"), total("not par3") + 1);
+    // ...unless the constant decides it: then no step is left at all.
+    assert_eq!(total("not par3 or true"), 2 + 1);
+}
+
+#[test]
+fn search_async_yields_while_it_searches() {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::task::{Context, Poll};
+
+    let params = 32;
+    let schema = Schema::boolean_params(params);
+    let mut index = Index::new(schema.clone());
+    for (i, t) in betree::reference::random_expressions(params, 400, 5)
+        .iter()
+        .enumerate()
+    {
+        index.insert(i as u64 + 1, t).unwrap();
+    }
+    let ev =
+        Event::from_bools(&schema, &betree::reference::random_events(params, 1, 6)[0]).unwrap();
+    let want = index.search(&ev).unwrap();
+    let budget = 64;
+    let (_, calls) = stepped(&index, &ev, budget);
+    assert!(calls.len() > 100, "the search takes many steps");
+
+    /// Counts how often the wrapped future returns `Pending`.
+    struct CountPending<F> {
+        inner: std::pin::Pin<Box<F>>,
+        pending: u64,
+    }
+    impl<F: Future> Future for CountPending<F> {
+        type Output = (F::Output, u64);
+        fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+            match self.inner.as_mut().poll(cx) {
+                Poll::Ready(v) => Poll::Ready((v, self.pending)),
+                Poll::Pending => {
+                    self.pending += 1;
+                    Poll::Pending
+                }
+            }
+        }
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let ticks = Arc::new(AtomicU64::new(0));
+    let (ids, pending, ticked) = rt.block_on(async {
+        // On a one-thread runtime this task runs only when the search yields.
+        let t = Arc::clone(&ticks);
+        let counter = tokio::spawn(async move {
+            loop {
+                t.fetch_add(1, Ordering::Relaxed);
+                tokio::task::yield_now().await;
+            }
+        });
+        let (ids, pending) = CountPending {
+            inner: Box::pin(index.search_async(&ev, budget)),
+            pending: 0,
+        }
+        .await;
+        let ticked = ticks.load(Ordering::Relaxed);
+        counter.abort();
+        (ids.unwrap(), pending, ticked)
+    });
+    assert_eq!(ids, want);
+    // One yield between two steps.
+    assert_eq!(pending, calls.len() as u64 - 1);
+    assert!(
+        ticked >= pending / 2,
+        "the other task ran {ticked} times during {pending} yields"
+    );
+}
+
+#[test]
+fn selection_merges_few_candidates_by_id_in_budgeted_steps() {
+    // Two partitions (on `i` and on `s`) with many expressions each, so an
+    // event selects few candidates from two lists: the k-way merge path.
+    let schema = Schema::from_domains([
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("s", AttrType::Str, true),
+        Domain::new("b", AttrType::Bool, true),
+    ])
+    .unwrap();
+    let mut index = Index::new(schema.clone());
+    for k in 0..60i64 {
+        // Ids interleave the two partitions.
+        index
+            .insert(2 * k as u64 + 1, &format!("i = {} and b", k % 20))
+            .unwrap();
+        index
+            .insert(2 * k as u64 + 2, &format!("s = \"w{}\" and not b", k % 15))
+            .unwrap();
+    }
+    for (i, s, b) in [(3, "w4", true), (7, "w7", false), (19, "nope", true)] {
+        let ev = EventBuilder::new(&schema)
+            .int("i", i)
+            .unwrap()
+            .str("s", s)
+            .unwrap()
+            .bool("b", b)
+            .unwrap()
+            .build();
+        // Brute force: every expression text evaluated on the values.
+        let want: Vec<u64> = (0..60i64)
+            .flat_map(|k| {
+                let a = (k % 20 == i && b).then_some(2 * k as u64 + 1);
+                let c = (format!("w{}", k % 15) == s && !b).then_some(2 * k as u64 + 2);
+                [a, c]
+            })
+            .flatten()
+            .collect();
+        assert_eq!(index.search(&ev).unwrap(), want);
+        for budget in [1, 2, 3, 5, 1000] {
+            let (ids, _) = stepped(&index, &ev, budget);
+            assert_eq!(ids, want, "budget {budget}");
+        }
+        // With budget 1 selection shows: the root and two probes, then one
+        // candidate per call, in id order, from the merge (a scan of the
+        // 120 id-ordered slots would take 120 calls to deliver them).
+        let mut it = index.search_iter(&ev).unwrap();
+        for _ in 0..3 {
+            assert_eq!(index.search_next(&mut it, 1), SearchStep::Continue);
+        }
+        assert_eq!(it.candidates(), 0);
+        let lists = if s == "nope" { 3 } else { 3 + 4 };
+        for n in 1..=lists {
+            assert_eq!(index.search_next(&mut it, 1), SearchStep::Continue);
+            assert_eq!(it.candidates(), n);
+        }
+        assert_eq!(it.reductions(), 3 + lists as u64);
     }
 }
