@@ -141,3 +141,73 @@ fn unknown_fixcore_scan_is_an_error_not_a_panic() {
     );
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// With `--pin`, threads spawned by the pinned measuring thread would
+/// inherit its core: the unpinned affinity row and the queue consumers must
+/// not, and the report must say where they ran.
+#[test]
+fn fix_bench_pin_keeps_helper_threads_off_the_measuring_core() {
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let out = perfkit()
+        .args([
+            "fix-bench",
+            "--pin",
+            "0",
+            "--only",
+            "affinity,deferred",
+            "--iterations",
+            "200",
+            "--warmup",
+            "10",
+            "--runs",
+            "2",
+            "--batch",
+            "10",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pinned = doc["run"]["pinned"].as_str().unwrap();
+    assert!(
+        pinned.starts_with("core 0 (the measuring thread"),
+        "{pinned}"
+    );
+    let section = |prefix: &str| {
+        doc["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"].as_str().unwrap().starts_with(prefix))
+            .unwrap()
+            .clone()
+    };
+    let aff = section("affinity");
+    let rows: Vec<&str> = aff["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    let deferred = section("deferred");
+    let notes = deferred["notes"].to_string();
+    if usable > 1 {
+        assert_eq!(rows, ["not pinned", "pinned to core 0"], "{aff}");
+        assert!(
+            notes.contains(
+                "producer (measuring thread) pinned to core 0; SPSC worker pinned to core "
+            ),
+            "{notes}"
+        );
+        assert!(!notes.contains("worker pinned to core 0"), "{notes}");
+        assert!(!notes.contains("consumer pinned to core 0"), "{notes}");
+    } else {
+        assert_eq!(rows.len(), 2, "{aff}");
+        assert!(notes.contains("placement:"), "{notes}");
+    }
+}

@@ -1,9 +1,18 @@
-//! Thread pinning with `core_affinity`, so reports can say whether and where
-//! threads ran.
+//! Thread pinning, so reports can say whether and where threads ran.
+//!
+//! A thread inherits the affinity mask of the thread that spawned it, so once
+//! a measuring thread is pinned, every helper it spawns (a worker, a
+//! consumer, an "unpinned" comparison thread) would silently run on that one
+//! core too. To avoid that, the first pin in the process remembers the mask
+//! the process started with ([`remember_original`]); threads meant to be left
+//! to the scheduler call [`unpin_current`] to get it back, and
+//! [`Pinning::current`] reads a thread's real mask for reports instead of
+//! trusting what was asked for.
 
 use crate::{Error, Result};
 
-/// Core ids this process may run on.
+/// Core ids the calling thread may run on (its current mask: a single core
+/// once pinned).
 pub fn cores() -> Vec<usize> {
     core_affinity::get_core_ids()
         .unwrap_or_default()
@@ -12,12 +21,29 @@ pub fn cores() -> Vec<usize> {
         .collect()
 }
 
+/// Core ids of the mask the process started with (see
+/// [`remember_original`]); the calling thread's mask when none is known.
+pub fn usable() -> Vec<usize> {
+    match sys::original() {
+        Some(mask) => sys::ids(&mask),
+        None => cores(),
+    }
+}
+
 /// Cores online in the machine, whatever this thread's affinity mask (the
 /// list from [`cores`] shrinks to one core once the caller is pinned).
 pub fn online() -> usize {
     // SAFETY: sysconf has no preconditions and only reads system state.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
     usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// Remembers the calling thread's mask as the process's original one, if no
+/// mask was remembered yet. [`pin_current`] calls it before its first pin;
+/// call it earlier (e.g. first thing in `main`) when something else may
+/// change affinity first.
+pub fn remember_original() {
+    sys::remember();
 }
 
 /// Pins the calling thread to `core`; returns the core on success.
@@ -32,6 +58,7 @@ pub fn pin_current(core: usize) -> Result<usize> {
             why: "beyond CPU_SETSIZE",
         });
     }
+    remember_original();
     if core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
         Ok(core)
     } else {
@@ -42,11 +69,44 @@ pub fn pin_current(core: usize) -> Result<usize> {
     }
 }
 
+/// Gives the calling thread the mask the process started with, undoing any
+/// pinning it inherited. Does nothing when no mask was remembered (then
+/// nothing was pinned through this module).
+pub fn unpin_current() -> Result<()> {
+    sys::restore()
+}
+
+/// The next core after `core` (cyclically) in the process's original mask,
+/// for a second thread that should not share `core`; `None` when `core` is
+/// the only one.
+pub fn other_core(core: usize) -> Option<usize> {
+    let ids = usable();
+    ids.iter()
+        .copied()
+        .find(|&c| c > core)
+        .or_else(|| ids.iter().copied().find(|&c| c != core))
+}
+
 /// Whether and where a measured thread was pinned, for reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pinning {
     /// The core, or `None` when the thread was left to the scheduler.
     pub core: Option<usize>,
+}
+
+impl Pinning {
+    /// The calling thread's placement as the OS sees it: pinned when its
+    /// mask holds exactly one core. (A process started on one core reports
+    /// every thread as pinned there, which is what happens.)
+    pub fn current() -> Pinning {
+        let ids = cores();
+        Pinning {
+            core: match ids.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            },
+        }
+    }
 }
 
 impl std::fmt::Display for Pinning {
@@ -55,6 +115,84 @@ impl std::fmt::Display for Pinning {
             Some(c) => write!(f, "pinned to core {c}"),
             None => f.write_str("not pinned"),
         }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod sys {
+    use crate::{Error, Result};
+    use std::sync::OnceLock;
+
+    /// A thread affinity mask.
+    #[derive(Clone, Copy)]
+    pub struct Mask(libc::cpu_set_t);
+
+    static ORIGINAL: OnceLock<Option<Mask>> = OnceLock::new();
+
+    fn get() -> Option<Mask> {
+        // SAFETY: cpu_set_t is a plain bit array; all zeroes is valid.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a live cpu_set_t and we pass its exact size; pid
+        // 0 means the calling thread.
+        let r =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        (r == 0).then_some(Mask(set))
+    }
+
+    pub fn remember() {
+        ORIGINAL.get_or_init(get);
+    }
+
+    pub fn original() -> Option<Mask> {
+        ORIGINAL.get().copied().flatten()
+    }
+
+    pub fn restore() -> Result<()> {
+        let Some(Mask(set)) = original() else {
+            return Ok(());
+        };
+        // SAFETY: `set` is a valid cpu_set_t read by sched_getaffinity and
+        // we pass its exact size; pid 0 means the calling thread.
+        let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(Error::Io {
+                context: "restoring the thread's original CPU affinity",
+                source: std::io::Error::last_os_error(),
+            })
+        }
+    }
+
+    pub fn ids(mask: &Mask) -> Vec<usize> {
+        (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: CPU_ISSET only reads the set; `c < CPU_SETSIZE` keeps
+            // its index inside the bit array.
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &mask.0) })
+            .collect()
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod sys {
+    //! Without sched_getaffinity there is no mask to restore; pinning still
+    //! works through core_affinity.
+    use crate::Result;
+
+    pub struct Mask;
+
+    pub fn remember() {}
+
+    pub fn original() -> Option<Mask> {
+        None
+    }
+
+    pub fn restore() -> Result<()> {
+        Ok(())
+    }
+
+    pub fn ids(_: &Mask) -> Vec<usize> {
+        Vec::new()
     }
 }
 
@@ -69,11 +207,46 @@ mod tests {
         let t = std::thread::spawn(move || {
             for &c in &cs {
                 assert_eq!(pin_current(c).unwrap(), c);
+                assert_eq!(Pinning::current().core, Some(c));
             }
             assert!(pin_current(100_000).is_err());
         });
         t.join().unwrap();
         assert_eq!(Pinning { core: Some(1) }.to_string(), "pinned to core 1");
         assert!(online() >= cores().len());
+    }
+
+    /// A thread spawned by a pinned thread inherits the pin; unpinning gives
+    /// it the original mask back, and `Pinning::current` tells the truth
+    /// either way.
+    #[test]
+    fn children_of_a_pinned_thread_can_be_unpinned() {
+        let all = usable();
+        let first = all[0];
+        std::thread::spawn(move || {
+            pin_current(first).unwrap();
+            std::thread::spawn(move || {
+                assert_eq!(Pinning::current().core, Some(first), "inherited");
+                unpin_current().unwrap();
+                assert_eq!(cores(), usable());
+                let want = if usable().len() == 1 {
+                    Some(first)
+                } else {
+                    None
+                };
+                assert_eq!(Pinning::current().core, want);
+            })
+            .join()
+            .unwrap();
+        })
+        .join()
+        .unwrap();
+        if all.len() > 1 {
+            let other = other_core(first).unwrap();
+            assert_ne!(other, first);
+            assert!(all.contains(&other));
+        } else {
+            assert_eq!(other_core(first), None);
+        }
     }
 }

@@ -7,7 +7,7 @@
 
 pub mod spsc;
 
-use crate::affinity;
+use crate::affinity::{self, Pinning};
 use crate::parse::Parser;
 use crate::store::{MessageStore, RingStore};
 use crate::{Error, Result};
@@ -23,7 +23,8 @@ pub struct DeferredStats {
     pub stored: u64,
     /// Messages rejected by the parser (or lacking MsgSeqNum).
     pub invalid: u64,
-    /// Core the worker was pinned to, if any.
+    /// Core the worker ran on when its mask held a single core (read back
+    /// from the OS, not taken from the request).
     pub pinned_core: Option<usize>,
 }
 
@@ -32,12 +33,16 @@ pub struct DeferredProcessor {
     producer: spsc::Producer,
     stop: Arc<AtomicBool>,
     worker: Option<JoinHandle<Result<DeferredStats>>>,
+    placement: Pinning,
 }
 
 impl DeferredProcessor {
     /// Starts the worker. `capacity` slots of `max_len` bytes; the worker
     /// keeps the last `window` valid messages in a [`RingStore`] and is
-    /// pinned to `pin` when given.
+    /// pinned to `pin` when given. With `None` it gets the process's
+    /// original affinity mask ([`affinity::unpin_current`]) rather than
+    /// inheriting a pin of the calling thread. Returns once the worker has
+    /// taken its place ([`DeferredProcessor::placement`]).
     pub fn spawn(
         capacity: usize,
         max_len: usize,
@@ -47,17 +52,26 @@ impl DeferredProcessor {
         let (producer, mut consumer) = spsc::channel(capacity, max_len);
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
+        let (ready, placed) = std::sync::mpsc::sync_channel::<Pinning>(1);
         let worker = std::thread::Builder::new()
             .name("fix-deferred".into())
             .spawn(move || -> Result<DeferredStats> {
-                let pinned_core = match pin {
-                    Some(c) => Some(affinity::pin_current(c)?),
-                    None => None,
-                };
+                match pin {
+                    Some(c) => {
+                        affinity::pin_current(c)?;
+                    }
+                    // Not fatal: the worker still works wherever it runs,
+                    // and `placement` says where that is.
+                    None => {
+                        let _ = affinity::unpin_current();
+                    }
+                }
+                let placement = Pinning::current();
+                let _ = ready.send(placement);
                 let mut parser = Parser::new();
                 let mut store = RingStore::new(1, window);
                 let mut stats = DeferredStats {
-                    pinned_core,
+                    pinned_core: placement.core,
                     ..Default::default()
                 };
                 let mut idle = Idle::default();
@@ -82,11 +96,25 @@ impl DeferredProcessor {
                 }
             })
             .map_err(Error::io("spawning deferred worker"))?;
+        let Ok(placement) = placed.recv() else {
+            // The worker ended before taking its place: report why.
+            return match worker.join() {
+                Ok(Err(e)) => Err(e),
+                Ok(Ok(_)) => Err(Error::Thread("deferred worker exited at start")),
+                Err(_) => Err(Error::Thread("deferred worker panicked")),
+            };
+        };
         Ok(DeferredProcessor {
             producer,
             stop,
             worker: Some(worker),
+            placement,
         })
+    }
+
+    /// Where the worker runs, as read back from the OS once it started.
+    pub fn placement(&self) -> Pinning {
+        self.placement
     }
 
     /// The hot path: copy `msg` into a slot and return. `false` if the ring

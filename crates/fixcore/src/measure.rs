@@ -359,7 +359,13 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
             }),
         ));
     }
-    let mut d = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, None)?;
+    // With --pin the producer (this thread) owns its core; the consumers
+    // get another one, or the process's original mask when there is none,
+    // so neither queue's consumer shares the producer's core.
+    let helper = s.pin.and_then(affinity::other_core);
+    let producer = Pinning::current();
+    let mut d = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
+    let worker = d.placement();
     let dropped = std::rc::Rc::new(std::cell::Cell::new(0u64));
     let dropped2 = dropped.clone();
     let m2 = msg.clone();
@@ -384,9 +390,19 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     // so both hand-offs pay the same cross-core cache traffic.
     let (sink, queue) = ArrayQueueSink::new(batch * 2);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (placed_tx, placed) = std::sync::mpsc::sync_channel::<Result<Pinning>>(1);
     let consumer = {
         let (queue, stop) = (queue.clone(), stop.clone());
         std::thread::spawn(move || {
+            let placement = match helper {
+                Some(c) => affinity::pin_current(c).map(|_| Pinning::current()),
+                None => affinity::unpin_current().map(|()| Pinning::current()),
+            };
+            let failed = placement.is_err();
+            let _ = placed_tx.send(placement);
+            if failed {
+                return;
+            }
             let mut idle = deferred::Idle::default();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 match queue.pop() {
@@ -398,6 +414,18 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
                 }
             }
         })
+    };
+    let consumer_placement = placed
+        .recv()
+        .map_err(|_| Error::Thread("ArrayQueue consumer exited at start"))
+        .and_then(|p| p);
+    let consumer_placement = match consumer_placement {
+        Ok(p) => p,
+        Err(e) => {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = consumer.join();
+            return Err(e);
+        }
     };
     let m3 = msg.clone();
     ops.push((
@@ -427,6 +455,10 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
         "SPSC submits refused (ring full): {}",
         dropped.get()
     ));
+    c.notes.push(format!(
+        "placement: producer (measuring thread) {producer}; SPSC worker {worker}; \
+         ArrayQueue consumer {consumer_placement}"
+    ));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     consumer
         .join()
@@ -435,11 +467,14 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
 }
 
 /// The validated parse on an unpinned thread vs a thread pinned to
-/// `s.pin` (or the last core).
+/// `s.pin` (or the last usable core). The unpinned thread gets the
+/// process's original affinity mask, not a pin inherited from the caller,
+/// and each row is named after where its thread really ran.
 pub fn affinity(s: &Settings) -> Result<Comparison> {
+    let usable = affinity::usable();
     let core = s
         .pin
-        .or_else(|| affinity::cores().into_iter().max())
+        .or_else(|| usable.iter().copied().max())
         .ok_or(Error::Affinity {
             core: 0,
             why: "no usable core reported",
@@ -451,9 +486,11 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
         runs: 1,
         ..*s
     };
-    let mut out: Vec<Variant> = Vec::new();
+    // Index 0: unpinned, 1: pinned. Kept by index, not by name, so the rows
+    // stay apart even when both threads end up on one core.
+    let mut out: [Option<Variant>; 2] = [None, None];
     for run in 0..runs {
-        for pin in [None, Some(core)] {
+        for (slot, pin) in [None, Some(core)].into_iter().enumerate() {
             let msg = msg.clone();
             let settings = Settings {
                 warmup: if run == 0 { s.warmup } else { 0 },
@@ -461,9 +498,13 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
             };
             let v = std::thread::scope(|sc| {
                 sc.spawn(|| -> Result<Comparison> {
-                    let pinning = Pinning {
-                        core: pin.map(affinity::pin_current).transpose()?,
-                    };
+                    match pin {
+                        Some(c) => {
+                            affinity::pin_current(c)?;
+                        }
+                        None => affinity::unpin_current()?,
+                    }
+                    let pinning = Pinning::current();
                     let mut p = Parser::new();
                     let op: Op<'_> = Box::new(move |n| {
                         timed(n, || {
@@ -486,22 +527,29 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
                 .into_iter()
                 .next()
                 .ok_or(Error::Thread("no variant"))?;
-            match out.iter_mut().find(|o| o.name == v.name) {
+            match &mut out[slot] {
                 Some(o) => {
                     let _ = o.histogram.add(&v.histogram);
                     o.elapsed += v.elapsed;
                 }
-                None => out.push(v),
+                None => out[slot] = Some(v),
             }
         }
     }
+    let mut notes = vec![format!(
+        "each run spawns one thread with the process's original affinity mask ({} cores \
+         usable) and one pinned to core {core}, in turn; rows are named after where the \
+         thread really ran",
+        usable.len()
+    )];
+    if usable.len() <= 1 {
+        notes
+            .push("the process may only run on one core, so the unpinned row is pinned too".into());
+    }
     Ok(Comparison {
         title: format!("affinity: validated parse, unpinned vs pinned to core {core}"),
-        variants: out,
-        notes: vec![format!(
-            "each run spawns one unpinned and one pinned thread in turn; {} cores usable",
-            affinity::cores().len()
-        )],
+        variants: out.into_iter().flatten().collect(),
+        notes,
         compare: true,
     })
 }
@@ -513,12 +561,11 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
     let request = sample::new_order_single(&mut b, 1);
     let reply = sample::execution_report(&mut b, 1);
     let runs = s.runs.max(1);
-    // Client and server on different cores when pinning is asked for. The
-    // caller may itself be pinned already, so count online cores rather than
-    // this thread's affinity mask.
-    let online = affinity::online();
+    // Client and server on different cores when pinning is asked for (the
+    // next core of the process's original mask, not of this thread's, which
+    // may be pinned already); otherwise both get the original mask.
     let (client_core, server_core) = match s.pin {
-        Some(c) => (Some(c), Some(if online > 1 { (c + 1) % online } else { c })),
+        Some(c) => (Some(c), Some(affinity::other_core(c).unwrap_or(c))),
         None => (None, None),
     };
     let mut variants: Vec<Variant> = Transport::ALL

@@ -159,10 +159,17 @@ pub fn echo(transport: Transport, cfg: &EchoConfig) -> Result<EchoReport> {
     })
 }
 
+/// Pins the calling thread to `core`, or gives it the process's original
+/// mask (undoing a pin inherited from the spawning thread); returns where it
+/// really runs.
 fn pin_opt(core: Option<usize>) -> Result<Pinning> {
-    Ok(Pinning {
-        core: core.map(affinity::pin_current).transpose()?,
-    })
+    match core {
+        Some(c) => {
+            affinity::pin_current(c)?;
+        }
+        None => affinity::unpin_current()?,
+    }
+    Ok(Pinning::current())
 }
 
 fn record(h: &mut Histogram<u64>, i: usize, warmup: usize, t: Instant) {

@@ -96,13 +96,25 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
     // A bad FIXCORE_SCAN is an error here rather than a panic in the scanner.
     fixcore::scan::ScanPath::configured()?;
     let want = |p: &str| args.only.is_empty() || args.only.iter().any(|o| o == p);
+    // Before pinning: the machine's core count is read from this thread's
+    // affinity mask, which pinning shrinks to one core.
+    let mut report = Report::new("fix-bench");
+    // Threads inherit their spawner's pin, so fixcore remembers the mask
+    // the process started with before the first pin and gives it back to
+    // every thread meant to run unpinned; reports read placements back.
+    fixcore::affinity::remember_original();
     let pinned = match args.pin {
         Some(core) => {
             fixcore::affinity::pin_current(core)
                 .with_context(|| format!("pinning the measuring thread to core {core}"))?;
             Some(format!(
-                "measuring thread pinned to core {core} (affinity rows spawn their own threads)"
+                "core {core} (the measuring thread; helper threads run on another core or on \
+                 the process's original {}-core mask, as each section's notes say)",
+                fixcore::affinity::usable().len()
             ))
+        }
+        None if want("affinity") => {
+            Some("no thread but the affinity section's pinned row".to_owned())
         }
         None => None,
     };
@@ -141,7 +153,6 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
         parts.push(measure::transport(&s).context("loopback echo")?);
     }
     progress.finish_and_clear();
-    let mut report = Report::new("fix-bench");
     report.run = RunInfo {
         iterations: args.iterations as u64,
         warmup: args.warmup as u64,
