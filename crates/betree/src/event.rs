@@ -284,24 +284,8 @@ impl Event {
                     val.as_array()
                         .ok_or_else(bad)?
                         .iter()
-                        .map(|c| {
-                            let o = c.as_object().ok_or_else(bad)?;
-                            let s = |f: &str| o.get(f).and_then(|x| x.as_str()).map(str::to_string);
-                            Ok(FrequencyCap {
-                                kind: s("type").ok_or_else(bad)?,
-                                id: o
-                                    .get("id")
-                                    .and_then(|x| x.as_u64())
-                                    .and_then(|x| u32::try_from(x).ok())
-                                    .ok_or_else(bad)?,
-                                namespace: s("namespace").ok_or_else(bad)?,
-                                value: o.get("value").and_then(|x| x.as_i64()).ok_or_else(bad)?,
-                                timestamp: match o.get("timestamp") {
-                                    None | Some(serde_json::Value::Null) => None,
-                                    Some(t) => Some(t.as_i64().ok_or_else(bad)?),
-                                },
-                            })
-                        })
+                        .enumerate()
+                        .map(|(n, c)| cap_from_json(k, n + 1, c))
                         .collect::<Result<_>>()?,
                 ),
             };
@@ -309,6 +293,49 @@ impl Event {
         }
         Ok(ev)
     }
+}
+
+/// One frequency cap object of a JSON event; errors name the attribute,
+/// the cap's 1-based position and the field.
+fn cap_from_json(attr: &str, n: usize, c: &serde_json::Value) -> Result<FrequencyCap> {
+    let err = |msg: String| Error::Event(format!("attribute `{attr}`, frequency cap {n}: {msg}"));
+    let o = c.as_object().ok_or_else(|| {
+        err(format!(
+            "expected an object with \"type\", \"id\", \"namespace\", \"value\" and \"timestamp\", found {}",
+            short_json(c)
+        ))
+    })?;
+    if let Some(f) = o
+        .keys()
+        .find(|f| !["type", "id", "namespace", "value", "timestamp"].contains(&f.as_str()))
+    {
+        return Err(err(format!("unknown field {f:?}")));
+    }
+    let string = |f: &str| {
+        o.get(f)
+            .and_then(|x| x.as_str())
+            .map(str::to_string)
+            .ok_or_else(|| err(format!("{f:?} must be a string")))
+    };
+    let counter = |f: &str| {
+        o.get(f)
+            .and_then(|x| x.as_u64())
+            .and_then(|x| u32::try_from(x).ok())
+            .ok_or_else(|| err(format!("{f:?} must be an integer in [0, {}]", u32::MAX)))
+    };
+    Ok(FrequencyCap {
+        kind: string("type")?,
+        id: counter("id")?,
+        namespace: string("namespace")?,
+        value: counter("value")?.into(),
+        timestamp: match o.get("timestamp") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(t) => Some(
+                t.as_i64()
+                    .ok_or_else(|| err("\"timestamp\" must be an integer (µs) or null".into()))?,
+            ),
+        },
+    })
 }
 
 fn short_json(v: &serde_json::Value) -> String {

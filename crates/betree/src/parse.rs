@@ -258,8 +258,12 @@ impl Parser {
 
     fn unary(&mut self) -> Result<(Ast, usize)> {
         let mut nots = 0usize;
+        let mut outer = self.peek().col;
         while self.is_kw("not") {
             let col = self.bump().col;
+            if nots == 0 {
+                outer = col;
+            }
             nots += 1;
             self.deep(nots + self.parens, col)?;
         }
@@ -267,8 +271,8 @@ impl Parser {
         for _ in 0..nots {
             e = Ast::Not(Box::new(e));
         }
-        let col = self.peek().col;
-        Ok((e, self.deep(d + nots, col)?))
+        // Too deep means the outermost `not` sits too high: name it.
+        Ok((e, self.deep(d + nots, outer)?))
     }
 
     fn primary(&mut self) -> Result<(Ast, usize)> {

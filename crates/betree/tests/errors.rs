@@ -48,6 +48,7 @@ cases! {
     single_pipe: "b | b" => "parse error at column 3: expected `||`, found `|`";
     bad_char: "b # b" => "parse error at column 3: expected an attribute, a literal, an operator or a parenthesis, found `#`";
     unterminated_string: "s = \"abc" => "parse error at column 9: expected closing `\"` of the string started at column 5, found end of expression";
+    escape_at_end: "s = \"a\\" => "parse error at column 8: expected an escaped character, found end of expression";
     bad_escape: "s = \"a\\q\"" => "parse error at column 8: expected an escape `\\\"`, `\\\\`, `\\n` or `\\t`, found `\\q`";
     int_overflow: "i = 99999999999999999999" => "parse error at column 5: expected an integer that fits in 64 bits, found `99999999999999999999`";
     number_then_letters: "i = 12ab" => "parse error at column 7: expected an operator or `)` after a number, found `a`";
@@ -64,6 +65,8 @@ cases! {
     literal_in_literal: "3 in 4" => "parse error at column 6: expected an attribute name, found integer 4";
     keyword_as_attr: "and" => "parse error at column 1: expected an attribute, a literal, `not`, `true`, `false`, a function call or `(`, found `and`";
     call_missing_comma: "contains(s \"a\")" => "parse error at column 12: expected `,` or `)` in the arguments, found string \"a\"";
+    too_deep_through_not: &format!("{}b", "not ".repeat(128)) => "parse error at column 1: expected an expression nested at most 128 levels deep, found deeper nesting";
+    too_deep_through_not_in_a_chain: &format!("b and {}b", "not ".repeat(128)) => "parse error at column 7: expected an expression nested at most 128 levels deep, found deeper nesting";
     too_deep: &format!("{}b{}", "(".repeat(129), ")".repeat(129)) => "parse error at column 129: expected an expression nested at most 128 levels deep, found deeper nesting";
 
     unknown_attribute: "b and zz" => "unknown attribute `zz` at column 7";
@@ -99,8 +102,16 @@ cases! {
     freq_negative_length: "within_frequency_cap(\"flight\", \"ns\", 1, -1)" => "type error at column 41: `within_frequency_cap` expects a length in [0, 9223372036854775807], found -1";
     freq_value_beyond_u32: "within_frequency_cap(\"flight\", \"ns\", 4294967296, 0)" => "type error at column 38: `within_frequency_cap` expects a value in [0, 4294967295], found 4294967296";
     segment_seconds_beyond_i32: "segment_within(seg, 1, 2147483648)" => "type error at column 24: `segment_within` expects a number of seconds in [-2147483648, 2147483647], found 2147483648";
+    geo_arity: "geo_within_radius(1, 2)" => "type error at column 1: `geo_within_radius` takes (latitude, longitude, radius in km), got 2 arguments";
+    freq_attribute_as_type: "within_frequency_cap(s, \"ns\", 1, 0)" => "type error at column 22: `within_frequency_cap` expects a string cap type, found attribute `s`";
+    freq_attribute_as_namespace: "within_frequency_cap(\"flight\", s, 1, 0)" => "type error at column 32: `within_frequency_cap` expects a string namespace, found attribute `s`";
+    freq_attribute_as_value: "within_frequency_cap(\"flight\", \"ns\", i, 0)" => "type error at column 38: `within_frequency_cap` expects an integer value, found attribute `i`";
+    segment_attribute_as_seconds: "segment_within(seg, 1, i)" => "type error at column 24: `segment_within` expects an integer number of seconds, found attribute `i`";
+    contains_attribute_as_pattern: "contains(s, s)" => "type error at column 13: `contains` expects a string to look for, found attribute `s`";
     geo_wrong_type: "geo_within_radius(1, 2, 3)" => "type error at column 1: `geo_within_radius` needs attribute `latitude` to be a float, it is declared a string";
-    geo_bad_arg: "geo_within_radius(1, \"x\", 3)" => "type error at column 1: `geo_within_radius` needs attribute `latitude` to be a float, it is declared a string";
+    // The attributes are checked before the arguments: the bad longitude
+    // argument is not reached (see `geo_argument_types` for that message).
+    geo_attributes_checked_before_arguments: "geo_within_radius(1, \"x\", 3)" => "type error at column 1: `geo_within_radius` needs attribute `latitude` to be a float, it is declared a string";
 }
 
 #[test]
@@ -148,7 +159,76 @@ fn geo_argument_types() {
             .to_string(),
         "type error at column 22: `geo_within_radius` expects a number longitude, found a string"
     );
+    assert_eq!(
+        index
+            .insert(1, "geo_within_radius(latitude, 2, 3)")
+            .unwrap_err()
+            .to_string(),
+        "type error at column 19: `geo_within_radius` expects a number latitude, found attribute `latitude`"
+    );
+    assert_eq!(
+        index
+            .insert(1, "geo_within_radius(1, 2, longitude)")
+            .unwrap_err()
+            .to_string(),
+        "type error at column 25: `geo_within_radius` expects a number radius, found attribute `longitude`"
+    );
     index.insert(2, "geo_within_radius(1, 2.5, 3)").unwrap();
+}
+
+#[test]
+fn functions_name_the_attributes_they_need() {
+    let e = |domains: Vec<Domain>, expr: &str| {
+        let mut index = Index::new(Schema::from_domains(domains).unwrap());
+        let consts = Constants {
+            flight_id: Some(1),
+            ..Constants::default()
+        };
+        index.insert_with(1, expr, &consts).unwrap_err().to_string()
+    };
+    let freq = "within_frequency_cap(\"flight\", \"ns\", 1, 0)";
+    assert_eq!(
+        e(vec![Domain::new("now", AttrType::Int, true)], freq),
+        "type error at column 1: `within_frequency_cap` needs a frequency caps attribute `frequency_caps`, which is not declared"
+    );
+    assert_eq!(
+        e(
+            vec![Domain::new("frequency_caps", AttrType::FrequencyCaps, true)],
+            freq
+        ),
+        "type error at column 1: `within_frequency_cap` needs an integer attribute `now`, which is not declared"
+    );
+    assert_eq!(
+        e(
+            vec![
+                Domain::new("frequency_caps", AttrType::FrequencyCaps, true),
+                Domain::new("now", AttrType::Str, true),
+            ],
+            freq
+        ),
+        "type error at column 1: `within_frequency_cap` needs attribute `now` to be an integer, it is declared a string"
+    );
+    assert_eq!(
+        e(
+            vec![Domain::new("frequency_caps", AttrType::Int, true)],
+            freq
+        ),
+        "type error at column 1: `within_frequency_cap` needs attribute `frequency_caps` to be a frequency caps, it is declared an integer"
+    );
+    assert_eq!(
+        e(
+            vec![Domain::new("seg", AttrType::Segments, true)],
+            "segment_within(seg, 1, 2)"
+        ),
+        "type error at column 1: `segment_within` needs an integer attribute `now`, which is not declared"
+    );
+    assert_eq!(
+        e(
+            vec![Domain::new("latitude", AttrType::Float, true)],
+            "geo_within_radius(1, 2, 3)"
+        ),
+        "type error at column 1: `geo_within_radius` needs a float attribute `longitude`, which is not declared"
+    );
 }
 
 #[test]
@@ -199,6 +279,79 @@ fn event_errors() {
         Event::from_bools(&s, &[true]).unwrap_err().to_string(),
         "invalid event: event has 1 values but 10 attributes are declared"
     );
+    let cap = |fields: &str| {
+        e(&format!(
+            r#"{{"frequency_caps": [{{"type": "flight", "id": 1, "namespace": "ns", "value": 0}}, {{{fields}}}]}}"#
+        ))
+    };
+    assert_eq!(
+        e(r#"{"frequency_caps": {"type": "flight"}}"#),
+        "invalid event: attribute `frequency_caps` is a frequency caps, the JSON value {\"type\":\"flight\"} is not"
+    );
+    assert_eq!(
+        e(r#"{"frequency_caps": [1]}"#),
+        "invalid event: attribute `frequency_caps`, frequency cap 1: expected an object with \"type\", \"id\", \"namespace\", \"value\" and \"timestamp\", found 1"
+    );
+    assert_eq!(
+        cap(r#""type": "flight""#),
+        "invalid event: attribute `frequency_caps`, frequency cap 2: \"id\" must be an integer in [0, 4294967295]"
+    );
+    assert_eq!(
+        cap(r#""type": 1, "id": 1, "namespace": "ns", "value": 0"#),
+        "invalid event: attribute `frequency_caps`, frequency cap 2: \"type\" must be a string"
+    );
+    assert_eq!(
+        cap(r#""type": "flight", "id": -1, "namespace": "ns", "value": 0"#),
+        "invalid event: attribute `frequency_caps`, frequency cap 2: \"id\" must be an integer in [0, 4294967295]"
+    );
+    assert_eq!(
+        cap(r#""type": "flight", "id": 1, "value": 0"#),
+        "invalid event: attribute `frequency_caps`, frequency cap 2: \"namespace\" must be a string"
+    );
+    assert_eq!(
+        cap(r#""type": "flight", "id": 1, "namespace": "ns", "value": -1"#),
+        "invalid event: attribute `frequency_caps`, frequency cap 2: \"value\" must be an integer in [0, 4294967295]"
+    );
+    assert_eq!(
+        cap(r#""type": "flight", "id": 1, "namespace": "ns", "value": 0, "timestamp": "x""#),
+        "invalid event: attribute `frequency_caps`, frequency cap 2: \"timestamp\" must be an integer (µs) or null"
+    );
+    assert_eq!(
+        cap(r#""type": "flight", "id": 1, "namespace": "ns", "value": 0, "ts": 1"#),
+        "invalid event: attribute `frequency_caps`, frequency cap 2: unknown field \"ts\""
+    );
+    // The builder checks the counter's range too.
+    let cap = betree::FrequencyCap {
+        kind: "flight".into(),
+        id: 1,
+        namespace: "ns".into(),
+        value: -1,
+        timestamp: None,
+    };
+    assert_eq!(
+        betree::EventBuilder::new(&s)
+            .frequency_caps("frequency_caps", [cap])
+            .unwrap_err()
+            .to_string(),
+        "invalid event: attribute `frequency_caps`: frequency cap counter -1 is outside [0, 4294967295]"
+    );
+    let enums = Schema::from_domains([
+        Domain::new("e", AttrType::IntEnum, true).with_bounds(Bounds::Int(0, 3))
+    ])
+    .unwrap();
+    assert_eq!(
+        Event::from_json(&enums, r#"{"e": 4}"#)
+            .unwrap_err()
+            .to_string(),
+        "invalid event: attribute `e` is an integer enum in [0, 3], 4 is outside"
+    );
+    assert_eq!(
+        betree::EventBuilder::new(&enums)
+            .str("e", "x")
+            .unwrap_err()
+            .to_string(),
+        "invalid event: attribute `e` is an integer enum, the value given is not"
+    );
 }
 
 #[test]
@@ -213,6 +366,14 @@ fn deepest_accepted_nesting_parses() {
         .insert(2, &format!("{}b", "not ".repeat(d - 1)))
         .unwrap();
     assert!(index.insert(3, &format!("{}b", "not ".repeat(d))).is_err());
+    // Parentheses bound the parser's recursion, not the tree's depth:
+    // 64 of them around 64 `not`s make a tree 65 levels deep.
+    index
+        .insert(
+            6,
+            &format!("{}{}b{}", "(".repeat(64), "not ".repeat(64), ")".repeat(64)),
+        )
+        .unwrap();
     // Long flat chains are balanced, not refused.
     let chain = vec!["b"; 5000].join(" and ");
     index.insert(4, &chain).unwrap();
