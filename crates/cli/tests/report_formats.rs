@@ -40,6 +40,14 @@ fn json_matches_the_schema_and_the_hlog_and_plot_agree_with_it() {
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
+    // The schema has teeth: a word where a number belongs is refused.
+    let mut bad = doc.clone();
+    bad["sections"][0]["rows"][0]["ratio"] = "-".into();
+    assert!(!validator.is_valid(&bad));
+    bad["sections"][0]["rows"][0]["ratio"] = Value::Null;
+    bad["sections"][0]["rows"][0]["Throughput"] = 1.into();
+    assert!(!validator.is_valid(&bad), "column names are snake_case");
+    compress_bench_columns(&doc);
 
     // Every histogram row in the JSON is one tagged interval in the log, with
     // the same count and maximum.
@@ -90,21 +98,131 @@ fn json_matches_the_schema_and_the_hlog_and_plot_agree_with_it() {
         assert_eq!((n, max), (en, emax), "{name}");
     }
 
-    // The plot parses as SVG and has a line and a legend entry per histogram.
+    // The plot parses as SVG and draws every histogram as a line.
     let svg = std::fs::read_to_string(d.join("run.svg")).unwrap();
-    let tree = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+    // An empty histogram has nothing to draw.
+    let drawn: Vec<_> = expected.into_iter().filter(|(_, n, _)| *n > 0).collect();
+    plot_has_a_line_per_histogram(&svg, &drawn);
+}
+
+/// The columns the compress bench promises, with their types and ranges:
+/// the schema is shared by every subcommand, so what is particular to this
+/// one is checked here.
+fn compress_bench_columns(doc: &Value) {
+    assert_eq!(doc["command"], "compress bench");
+    let sections = doc["sections"].as_array().unwrap();
+    let inputs: Vec<&Value> = sections
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().ends_with(" bytes)"))
+        .collect();
+    assert_eq!(inputs.len(), 5, "one section per built-in input");
+    let number = |r: &Value, c: &str| {
+        r[c].as_f64()
+            .unwrap_or_else(|| panic!("{c} is a number in {r}"))
+    };
+    for s in inputs {
+        let rows = s["rows"].as_array().unwrap();
+        let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+        let mut want = Vec::new();
+        for recipe in ["fast", "balanced"] {
+            for mode in ["reused", "fresh", "stream 128K+flush", "decompress"] {
+                want.push(format!("{recipe} {mode}"));
+            }
+        }
+        assert_eq!(names, want, "{}", s["name"]);
+        for r in rows {
+            assert!(number(r, "throughput_mb_s") > 0.0, "{r}");
+            assert!(number(r, "vs_reused") > 0.0, "{r}");
+            assert!(number(r, "predicted_us") >= 0.0, "{r}");
+            if r["name"].as_str().unwrap().ends_with("decompress") {
+                assert!(r["ratio"].is_null(), "no ratio for decompression: {r}");
+            } else {
+                assert!(number(r, "ratio") > 0.5, "{r}");
+            }
+            assert!(
+                ["inline", "offload"].contains(&r["verdict"].as_str().unwrap()),
+                "{r}"
+            );
+            assert!(
+                ["yes", "no"].contains(&r["fits_p99"].as_str().unwrap()),
+                "{r}"
+            );
+            assert!(r["latency"]["count"].as_u64().unwrap() >= 3, "{r}");
+            assert!(r["elapsed_ns"].as_u64().unwrap() > 0, "{r}");
+        }
+    }
+    let heartbeat = sections
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().starts_with("heartbeat"))
+        .expect("a heartbeat section");
+    let rows = heartbeat["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        assert!(r["jobs"].as_u64().is_some(), "{r}");
+        assert!(number(r, "jobs_per_s") >= 0.0, "{r}");
+        assert!((0.0..=1.0).contains(&number(r, "inline_share")), "{r}");
+    }
+}
+
+/// Every histogram is drawn as a polyline through its percentile spectrum
+/// (many points, percentile rising left to right, latency never falling),
+/// followed by one two-point legend marker per series in the same order and
+/// colour, and a legend label naming it.
+fn plot_has_a_line_per_histogram(svg: &str, expected: &[(String, u64, u64)]) {
+    let tree = roxmltree::Document::parse(svg).expect("well-formed SVG");
     assert_eq!(tree.root_element().tag_name().name(), "svg");
-    let lines = tree
+    // Axes and ticks are 1 px black lines; series and legend markers are 2 px.
+    let lines: Vec<(String, Vec<(f64, f64)>)> = tree
         .descendants()
-        .filter(|n| n.tag_name().name() == "polyline")
-        .count();
-    assert!(
-        lines >= expected.len(),
-        "{lines} polylines for {} series",
-        expected.len()
-    );
+        .filter(|n| n.tag_name().name() == "polyline" && n.attribute("stroke-width") == Some("2"))
+        .map(|n| {
+            let points = n
+                .attribute("points")
+                .unwrap()
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect();
+            (n.attribute("stroke").unwrap().to_owned(), points)
+        })
+        .collect();
+    let n = expected.len();
+    assert_eq!(lines.len(), 2 * n, "a line and a legend marker per series");
+    let (series, markers) = lines.split_at(n);
+    let xs = || series.iter().flat_map(|(_, p)| p.iter().map(|(x, _)| *x));
+    let chart_width = xs().fold(f64::MIN, f64::max) - xs().fold(f64::MAX, f64::min);
+    for (((colour, pts), (marker_colour, marker)), (name, count, _)) in
+        series.iter().zip(markers).zip(expected)
+    {
+        assert_eq!(marker.len(), 2, "legend marker of {name}");
+        assert_eq!(
+            colour, marker_colour,
+            "{name}: line and legend share a colour"
+        );
+        // One sample is a flat line from p0 to the top; two or more give
+        // several percentile steps.
+        let least = if *count >= 2 { 6 } else { 2 };
+        assert!(
+            pts.len() >= least,
+            "{name} ({count} samples): {} points",
+            pts.len()
+        );
+        // Every line runs from the 0th percentile to the far right, across
+        // the chart, unlike an 18 px legend marker.
+        let span = pts.last().unwrap().0 - pts[0].0;
+        assert!(
+            span >= 0.8 * chart_width,
+            "{name}: spans {span} of {chart_width} px"
+        );
+        for w in pts.windows(2) {
+            // SVG y grows downwards: a higher latency is a smaller y.
+            assert!(w[0].0 <= w[1].0 && w[0].1 >= w[1].1, "{name}: {w:?}");
+        }
+    }
     let texts: Vec<&str> = tree.descendants().filter_map(|n| n.text()).collect();
-    for (name, _, _) in &expected {
+    for (name, _, _) in expected {
         assert!(
             texts.iter().any(|t| t.contains(name.as_str())),
             "legend names {name}"
@@ -132,35 +250,83 @@ fn an_independent_hdrhistogram_reads_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let stdout = quick_bench(dir.path(), &["--json", "--hlog", "run.hlog"]);
     let doc: Value = serde_json::from_slice(&stdout).unwrap();
-    let total: u64 = doc["sections"]
+    let rows: Vec<&Value> = doc["sections"]
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|s| s["rows"].as_array().unwrap())
-        .filter_map(|r| r["latency"]["count"].as_u64())
-        .sum();
+        .filter(|r| r["latency"].is_object())
+        .collect();
+    // Python reads each interval and reports, for the values perfkit printed
+    // as p50 and p99, how many samples lie below and at-or-below them at
+    // the histogram's own precision (its equivalent-value ranges).
     let script = r#"
-import sys
+import json, sys
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogReader
 reader = HistogramLogReader(sys.argv[1], HdrHistogram(1, 3600 * 10**9, 3))
-n = total = 0
+queries = json.loads(sys.argv[2])
 while True:
     h = reader.get_next_interval_histogram()
     if h is None:
         break
-    n += 1
-    total += h.get_total_count()
-print(n, total)
+    buckets = [(v.value_iterated_to, v.count_at_value_iterated_to)
+               for v in h.get_recorded_iterator()]
+    def ranks(value):
+        lo, hi = h.get_lowest_equivalent_value(value), h.get_highest_equivalent_value(value)
+        return [sum(c for b, c in buckets if b < lo), sum(c for b, c in buckets if b <= hi)]
+    query = queries.pop(0) if queries else {}
+    print(json.dumps({
+        "tag": h.get_tag(),
+        "count": h.get_total_count(),
+        "ranks": {q: ranks(int(v)) for q, v in query.items()},
+        "max_ns": h.get_max_value(),
+        "min_ns": h.get_min_value(),
+    }))
 "#;
+    let hlog = dir.path().join("run.hlog");
+    let log = String::from_utf8(std::fs::read(&hlog).unwrap()).unwrap();
+    let tags: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.strip_prefix("Tag=")?.split(',').next())
+        .collect();
+    assert_eq!(tags.len(), rows.len());
+    let queries: Vec<Value> = rows
+        .iter()
+        .map(|r| serde_json::json!({ "50": r["latency"]["p50_ns"], "99": r["latency"]["p99_ns"] }))
+        .collect();
     let out = ok(std::process::Command::new("python3")
         .args(["-c", script])
-        .arg(dir.path().join("run.hlog")))
+        .arg(&hlog)
+        .arg(Value::from(queries).to_string()))
     .stdout;
-    let out = String::from_utf8(out).unwrap();
-    let fields: Vec<u64> = out.split_whitespace().map(|x| x.parse().unwrap()).collect();
-    assert_eq!(fields[1], total, "python hdrh total count {out}");
-    assert!(fields[0] >= 12);
+    let got: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(got.len(), rows.len(), "python reads every interval");
+    for ((py, r), tag) in got.iter().zip(&rows).zip(&tags) {
+        let l = &r["latency"];
+        let n = l["count"].as_u64().unwrap();
+        let what = format!("{tag}: python {py} vs perfkit {l}");
+        assert_eq!(py["tag"].as_str(), Some(*tag), "{what}");
+        assert_eq!(py["count"].as_u64(), Some(n), "{what}");
+        // HdrHistogram reports a bucket's highest equivalent value for both.
+        assert_eq!(py["max_ns"], l["max_ns"], "{what}");
+        assert_eq!(py["min_ns"], l["min_ns"], "{what}");
+        for q in [50u64, 99] {
+            // perfkit's pN is a true N-th percentile of what Python decoded:
+            // the rank ceil(N% of n) (rounded, some implementations) falls
+            // within the samples at its value.
+            let below = py["ranks"][q.to_string()][0].as_u64().unwrap();
+            let upto = py["ranks"][q.to_string()][1].as_u64().unwrap();
+            let exact = q * n;
+            let ranks = [exact / 100, exact.div_ceil(100)].map(|r| r.max(1));
+            assert!(ranks.iter().any(|&r| below < r && r <= upto), "p{q} {what}");
+        }
+    }
+    assert!(got.len() >= 12);
 }
 
 fn base64_decode(s: &str) -> Vec<u8> {

@@ -249,7 +249,9 @@ fn measure_case(
                 if i < 3 {
                     Value::num(data.len() as f64 / sizes[i].max(1) as f64, 3)
                 } else {
-                    Value::Text("-".into())
+                    // Not a number rather than a word, so the JSON column
+                    // stays numeric: null there, "-" in the table.
+                    Value::num(f64::NAN, 3)
                 },
             )
             .col("vs_reused", Value::num(p50(&h) / reused_p50, 2))
