@@ -253,3 +253,125 @@ pub(crate) fn is_identifier(s: &str) -> bool {
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
+
+/// Reads domains from a JSON array such as
+/// `[{"name": "age", "type": "integer", "allow_undefined": false, "min": 0,
+/// "max": 120}, {"name": "tags", "type": "string_list", "allow_undefined":
+/// true, "max_strings": 100}]`.
+///
+/// As in the reference (Erlang) domain list, every field but the bounds is
+/// required: `name`, `type` (a name [`AttrType::from_name`] knows) and
+/// `allow_undefined`. Bounds must fit the type: `min` and `max` together,
+/// integers for integer, integer list and integer enum attributes, numbers
+/// for floats, `min <= max`; `max_strings` for strings and string lists.
+/// Unknown fields are errors, so a misspelt bound is not silently dropped.
+pub fn domains_from_json(text: &str) -> Result<Vec<Domain>> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        // serde_json appends the position, which `Format` already gives.
+        let msg = e.to_string();
+        let msg = msg.rfind(" at line ").map_or(msg.as_str(), |at| &msg[..at]);
+        Error::Format {
+            what: "domain file",
+            line: e.line().max(1),
+            col: e.column().max(1),
+            msg: format!("invalid JSON: {msg}"),
+        }
+    })?;
+    let arr = v.as_array().ok_or_else(|| {
+        Error::Domain("the JSON domain file must be an array of domain objects".into())
+    })?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, d)| domain_from_json(i + 1, d))
+        .collect()
+}
+
+fn domain_from_json(n: usize, d: &serde_json::Value) -> Result<Domain> {
+    let name = d.get("name").and_then(|x| x.as_str());
+    let err = |msg: String| {
+        Error::Domain(match name {
+            Some(name) => format!("domain {n} (`{name}`): {msg}"),
+            None => format!("domain {n}: {msg}"),
+        })
+    };
+    let o = d
+        .as_object()
+        .ok_or_else(|| err("expected an object".into()))?;
+    const FIELDS: [&str; 6] = [
+        "name",
+        "type",
+        "allow_undefined",
+        "min",
+        "max",
+        "max_strings",
+    ];
+    if let Some(f) = o.keys().find(|f| !FIELDS.contains(&f.as_str())) {
+        return Err(err(format!(
+            "unknown field {f:?} (expected {})",
+            FIELDS.join(", ")
+        )));
+    }
+    let name = name.ok_or_else(|| err("needs a string \"name\"".into()))?;
+    let ty = o
+        .get("type")
+        .and_then(|x| x.as_str())
+        .ok_or_else(|| err("needs a string \"type\"".into()))?;
+    let ty = AttrType::from_name(ty).ok_or_else(|| err(format!("unknown type {ty:?}")))?;
+    let allow = o
+        .get("allow_undefined")
+        .and_then(|x| x.as_bool())
+        .ok_or_else(|| err("needs \"allow_undefined\": true or false".into()))?;
+    let (min, max, strings) = (o.get("min"), o.get("max"), o.get("max_strings"));
+    let bounds = match (min, max, strings) {
+        (None, None, None) => Bounds::None,
+        (Some(_), None, _) | (None, Some(_), _) => {
+            return Err(err("\"min\" and \"max\" go together".into()));
+        }
+        (Some(_), Some(_), Some(_)) => {
+            return Err(err("has both \"min\"/\"max\" and \"max_strings\"".into()));
+        }
+        (Some(lo), Some(hi), None) => match ty {
+            AttrType::Int | AttrType::IntList | AttrType::IntEnum => {
+                match (lo.as_i64(), hi.as_i64()) {
+                    (Some(lo), Some(hi)) if lo <= hi => Bounds::Int(lo, hi),
+                    (Some(lo), Some(hi)) => {
+                        return Err(err(format!("\"min\" {lo} is above \"max\" {hi}")));
+                    }
+                    _ => {
+                        return Err(err(format!(
+                            "the bounds of {} attribute must be integers",
+                            crate::event::article(ty)
+                        )));
+                    }
+                }
+            }
+            AttrType::Float => match (lo.as_f64(), hi.as_f64()) {
+                (Some(lo), Some(hi)) if lo <= hi => Bounds::Float(lo, hi),
+                (Some(lo), Some(hi)) => {
+                    return Err(err(format!("\"min\" {lo} is above \"max\" {hi}")));
+                }
+                _ => return Err(err("the bounds of a float attribute must be numbers".into())),
+            },
+            _ => {
+                return Err(err(format!(
+                    "{} attribute takes no \"min\"/\"max\"",
+                    crate::event::article(ty)
+                )));
+            }
+        },
+        (None, None, Some(n)) => match ty {
+            AttrType::Str | AttrType::StrList => Bounds::MaxStrings(
+                n.as_u64()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .ok_or_else(|| err("\"max_strings\" must be a non-negative integer".into()))?,
+            ),
+            _ => {
+                return Err(err(format!(
+                    "{} attribute takes no \"max_strings\"",
+                    crate::event::article(ty)
+                )));
+            }
+        },
+    };
+    Ok(Domain::new(name, ty, allow).with_bounds(bounds))
+}

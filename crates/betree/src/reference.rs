@@ -314,20 +314,25 @@ pub fn domains_from_term(t: &Term, line: usize) -> Result<Vec<Domain>> {
                         )));
                     }
                 };
+                let bad = || {
+                    err(format!(
+                        "bounds of `{name}` do not fit its type {ty} (integers or numbers min, max with min <= max; a count of strings)"
+                    ))
+                };
                 let bounds = match (&f[3..], ty) {
                     ([], _) => Bounds::None,
                     (
                         [Term::Int(lo), Term::Int(hi)],
                         AttrType::Int | AttrType::IntList | AttrType::IntEnum,
-                    ) => Bounds::Int(*lo, *hi),
-                    ([lo, hi], AttrType::Float) => Bounds::Float(
-                        num(lo).ok_or_else(|| err(format!("bad bound of `{name}`")))?,
-                        num(hi).ok_or_else(|| err(format!("bad bound of `{name}`")))?,
-                    ),
+                    ) if lo <= hi => Bounds::Int(*lo, *hi),
+                    ([lo, hi], AttrType::Float) => match (num(lo), num(hi)) {
+                        (Some(lo), Some(hi)) if lo <= hi => Bounds::Float(lo, hi),
+                        _ => return Err(bad()),
+                    },
                     ([Term::Int(n)], AttrType::Str | AttrType::StrList) if *n >= 0 => {
                         Bounds::MaxStrings(*n as usize)
                     }
-                    _ => return Err(err(format!("bounds of `{name}` do not fit its type {ty}"))),
+                    _ => return Err(bad()),
                 };
                 out.push(Domain::new(name.clone(), ty, allow).with_bounds(bounds));
             }

@@ -429,3 +429,111 @@ fn undeclared_attribute_ids_are_errors() {
     assert!(s.get(10).is_none());
     assert_eq!(s.get(1).map(|d| d.name.as_str()), Some("i"));
 }
+
+#[test]
+fn json_domain_file_errors() {
+    use betree::domain::domains_from_json;
+    let e = |t: &str| domains_from_json(t).unwrap_err().to_string();
+    let ok = domains_from_json(
+        r#"[{"name": "age", "type": "integer", "allow_undefined": false, "min": 0, "max": 120},
+            {"name": "f", "type": "float", "allow_undefined": true, "min": -1, "max": 1.5},
+            {"name": "tags", "type": "string_list", "allow_undefined": true, "max_strings": 3},
+            {"name": "b", "type": "boolean", "allow_undefined": true}]"#,
+    )
+    .unwrap();
+    assert_eq!(
+        ok,
+        vec![
+            Domain::new("age", AttrType::Int, false).with_bounds(Bounds::Int(0, 120)),
+            Domain::new("f", AttrType::Float, true).with_bounds(Bounds::Float(-1.0, 1.5)),
+            Domain::new("tags", AttrType::StrList, true).with_bounds(Bounds::MaxStrings(3)),
+            Domain::new("b", AttrType::Bool, true),
+        ]
+    );
+    assert_eq!(
+        e("[{\"name\": \"a\",\n \"type\": }]"),
+        "domain file line 2, column 10: invalid JSON: expected value"
+    );
+    assert_eq!(
+        e(r#"{"name": "a"}"#),
+        "domain error: the JSON domain file must be an array of domain objects"
+    );
+    assert_eq!(e("[1]"), "domain error: domain 1: expected an object");
+    assert_eq!(
+        e(r#"[{"type": "integer", "allow_undefined": true}]"#),
+        "domain error: domain 1: needs a string \"name\""
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "allow_undefined": true}]"#),
+        "domain error: domain 1 (`a`): needs a string \"type\""
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "int32", "allow_undefined": true}]"#),
+        "domain error: domain 1 (`a`): unknown type \"int32\""
+    );
+    // The Erlang domain list requires the flag; so does the JSON one.
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "integer"}]"#),
+        "domain error: domain 1 (`a`): needs \"allow_undefined\": true or false"
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "integer", "allow_undefined": true, "minimum": 0}]"#),
+        "domain error: domain 1 (`a`): unknown field \"minimum\" (expected name, type, allow_undefined, min, max, max_strings)"
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "integer", "allow_undefined": true, "min": 0}]"#),
+        "domain error: domain 1 (`a`): \"min\" and \"max\" go together"
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "integer", "allow_undefined": true, "min": 5, "max": 1}]"#),
+        "domain error: domain 1 (`a`): \"min\" 5 is above \"max\" 1"
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "integer", "allow_undefined": true, "min": 0.5, "max": 1}]"#),
+        "domain error: domain 1 (`a`): the bounds of an integer attribute must be integers"
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "float", "allow_undefined": true, "min": 2, "max": 1.5}]"#),
+        "domain error: domain 1 (`a`): \"min\" 2 is above \"max\" 1.5"
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "float", "allow_undefined": true, "min": "x", "max": 1.5}]"#),
+        "domain error: domain 1 (`a`): the bounds of a float attribute must be numbers"
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "string", "allow_undefined": true, "min": 0, "max": 1}]"#),
+        "domain error: domain 1 (`a`): a string attribute takes no \"min\"/\"max\""
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "integer", "allow_undefined": true, "max_strings": 3}]"#),
+        "domain error: domain 1 (`a`): an integer attribute takes no \"max_strings\""
+    );
+    assert_eq!(
+        e(r#"[{"name": "a", "type": "string", "allow_undefined": true, "max_strings": -3}]"#),
+        "domain error: domain 1 (`a`): \"max_strings\" must be a non-negative integer"
+    );
+    assert_eq!(
+        e(
+            r#"[{"name": "a", "type": "integer", "allow_undefined": true, "min": 0, "max": 1, "max_strings": 3}]"#
+        ),
+        "domain error: domain 1 (`a`): has both \"min\"/\"max\" and \"max_strings\""
+    );
+}
+
+#[test]
+fn erlang_domain_bounds_must_fit() {
+    use betree::reference::read_expr_file;
+    let e = |t: &str| read_expr_file(t).unwrap_err().to_string();
+    assert_eq!(
+        e("[{a,int,allow_undefined,5,1}]."),
+        "domain list line 1, column 1: bounds of `a` do not fit its type integer (integers or numbers min, max with min <= max; a count of strings)"
+    );
+    assert_eq!(
+        e("[{a,float,allow_undefined,2.5,1}]."),
+        "domain list line 1, column 1: bounds of `a` do not fit its type float (integers or numbers min, max with min <= max; a count of strings)"
+    );
+    assert_eq!(
+        e("[{a,bool,allow_undefined,0,1}]."),
+        "domain list line 1, column 1: bounds of `a` do not fit its type boolean (integers or numbers min, max with min <= max; a count of strings)"
+    );
+}

@@ -189,7 +189,8 @@ fn json_events_with_a_json_domain_file() {
     std::fs::write(
         d.join("dom.json"),
         r#"[{"name": "age", "type": "integer", "allow_undefined": false},
-            {"name": "tags", "type": "string_list"}, {"name": "vip", "type": "boolean"}]"#,
+            {"name": "tags", "type": "string_list", "allow_undefined": true},
+            {"name": "vip", "type": "boolean", "allow_undefined": true}]"#,
     )
     .unwrap();
     std::fs::write(
@@ -266,6 +267,57 @@ fn zero_parameters_is_a_usage_error() {
         assert!(
             err.contains("invalid value '0' for '--params <PARAMS>': 0 is not in 1.."),
             "{cmd}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn json_domain_file_errors_name_the_file_and_the_domain() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("e"), "<<\"age > 3\">>.\n").unwrap();
+    std::fs::write(d.join("v"), "{\"age\": 5}\n").unwrap();
+    for (dom, msg) in [
+        (
+            r#"[{"name": "age", "type": "integer"}]"#,
+            "domain 1 (`age`): needs \"allow_undefined\": true or false",
+        ),
+        (
+            r#"[{"name": "age", "type": "integer", "allow_undefined": true, "min": 9, "max": 1}]"#,
+            "domain 1 (`age`): \"min\" 9 is above \"max\" 1",
+        ),
+        (
+            r#"[{"name": "age", "type": "string", "allow_undefined": true, "min": 0, "max": 1}]"#,
+            "domain 1 (`age`): a string attribute takes no \"min\"/\"max\"",
+        ),
+        (
+            r#"[{"name": "age", "type": "integer", "allow_undefined": true"#,
+            "domain file line 1, column 59: invalid JSON: EOF while parsing an object\n",
+        ),
+    ] {
+        std::fs::write(d.join("dom.json"), dom).unwrap();
+        let out = perfkit()
+            .current_dir(d)
+            .args([
+                "betree",
+                "search",
+                "--exprs",
+                "e",
+                "--domains",
+                "dom.json",
+                "--events",
+                "v",
+                "--events-format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{dom}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.starts_with("perfkit: reading dom.json: ") && err.contains(msg),
+            "{dom}: {err}"
         );
         assert!(out.stdout.is_empty());
     }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use betree::measure::{self, BenchReport};
 use betree::reference::{self, Term};
-use betree::{AttrType, Bounds, Domain, Event, Index, Schema, SearchStep};
+use betree::{Event, Index, Schema, SearchStep};
 use perfkit::report::{self, Report, ReportArgs, Row, Value};
 
 /// Arguments of `perfkit betree`.
@@ -100,9 +100,10 @@ struct InputArgs {
     #[arg(long, value_enum, default_value = "ref")]
     events_format: EventsFormat,
     /// Domains as a JSON array (`[{"name": "age", "type": "integer",
-    /// "allow_undefined": false, "min": 0, "max": 120}]`) or an Erlang term
-    /// list; replaces the expression file's own list, which may then be
-    /// omitted.
+    /// "allow_undefined": false, "min": 0, "max": 120}]`; name, type and
+    /// allow_undefined required, bounds optional: min/max or max_strings)
+    /// or an Erlang term list; replaces the expression file's own list,
+    /// which may then be omitted.
     #[arg(long)]
     domains: Option<PathBuf>,
 }
@@ -195,41 +196,6 @@ fn write_output(path: &Path, data: &[u8]) -> Result<()> {
     }
 }
 
-/// Reads a JSON domain file.
-fn json_domains(text: &str, path: &Path) -> Result<Vec<Domain>> {
-    let v: serde_json::Value =
-        serde_json::from_str(text).with_context(|| format!("parsing {}", path.display()))?;
-    let arr = v
-        .as_array()
-        .with_context(|| format!("{}: expected a JSON array of domains", path.display()))?;
-    arr.iter()
-        .enumerate()
-        .map(|(i, d)| {
-            let ctx = || format!("{}: domain {}", path.display(), i + 1);
-            let name = d["name"]
-                .as_str()
-                .with_context(|| format!("{}: needs a \"name\"", ctx()))?;
-            let ty = d["type"]
-                .as_str()
-                .with_context(|| format!("{}: needs a \"type\"", ctx()))?;
-            let ty = AttrType::from_name(ty)
-                .with_context(|| format!("{}: unknown type {ty:?}", ctx()))?;
-            let allow = d["allow_undefined"].as_bool().unwrap_or(true);
-            let bounds = match (&d["min"], &d["max"], &d["max_strings"]) {
-                (min, max, _) if min.is_i64() && max.is_i64() => {
-                    Bounds::Int(min.as_i64().unwrap_or(0), max.as_i64().unwrap_or(0))
-                }
-                (min, max, _) if min.is_number() && max.is_number() => {
-                    Bounds::Float(min.as_f64().unwrap_or(0.0), max.as_f64().unwrap_or(0.0))
-                }
-                (_, _, n) if n.is_u64() => Bounds::MaxStrings(n.as_u64().unwrap_or(0) as usize),
-                _ => Bounds::None,
-            };
-            Ok(Domain::new(name, ty, allow).with_bounds(bounds))
-        })
-        .collect()
-}
-
 /// Loads the expressions into an index (timing the build) and the events.
 fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
     let text = read_input(&input.exprs)?;
@@ -247,8 +213,10 @@ fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
     };
     if let Some(path) = &input.domains {
         let t = read_input(path)?;
-        domains = Some(if serde_json::from_str::<serde_json::Value>(&t).is_ok() {
-            json_domains(&t, path)?
+        // An Erlang term list ends with `.`, a JSON document never does.
+        domains = Some(if !t.trim_end().ends_with('.') {
+            betree::domain::domains_from_json(&t)
+                .with_context(|| format!("reading {}", path.display()))?
         } else {
             let terms = reference::read_terms(&t, "domain file")
                 .with_context(|| format!("reading {}", path.display()))?;
