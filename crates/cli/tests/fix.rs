@@ -211,3 +211,100 @@ fn fix_bench_pin_keeps_helper_threads_off_the_measuring_core() {
         assert!(notes.contains("placement:"), "{notes}");
     }
 }
+
+/// Runs `cmd` with io_uring_setup(2) failing with ENOSYS, as on a kernel
+/// without io_uring or with it disabled: a seccomp filter installed in the
+/// child before exec.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn without_io_uring(cmd: &mut std::process::Command) {
+    use libc::{
+        BPF_ABS, BPF_JEQ, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W, SECCOMP_RET_ALLOW,
+        SECCOMP_RET_ERRNO, sock_filter,
+    };
+    use std::os::unix::process::CommandExt;
+    let op = |code: u32, jt: u8, jf: u8, k: u32| sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    // Load the syscall number (offset 0 of seccomp_data); io_uring_setup
+    // returns ENOSYS, everything else is allowed.
+    let filter = [
+        op(BPF_LD | BPF_W | BPF_ABS, 0, 0, 0),
+        op(
+            BPF_JMP | BPF_JEQ | BPF_K,
+            0,
+            1,
+            libc::SYS_io_uring_setup as u32,
+        ),
+        op(
+            BPF_RET | BPF_K,
+            0,
+            0,
+            SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+        ),
+        op(BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW),
+    ];
+    // SAFETY: the closure only calls prctl (async-signal-safe) on memory it
+    // owns, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &raw const prog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn fix_bench_without_io_uring_reports_it_and_measures_the_rest() {
+    let mut cmd = perfkit();
+    cmd.args([
+        "fix-bench",
+        "--only",
+        "transport",
+        "--iterations",
+        "100",
+        "--warmup",
+        "10",
+        "--runs",
+        "1",
+        "--transport-iterations",
+        "20",
+        "--json",
+    ]);
+    without_io_uring(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let section = &doc["sections"][0];
+    let rows: Vec<&str> = section["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(rows, ["blocking", "tokio"], "{section}");
+    let notes = section["notes"].to_string();
+    assert!(
+        notes.contains("io_uring unavailable: Function not implemented"),
+        "{notes}"
+    );
+}

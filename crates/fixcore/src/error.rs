@@ -181,6 +181,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A facility this kernel or platform does not offer (e.g. io_uring
+    /// when the syscall is missing or disabled).
+    #[error("{what} unavailable: {reason}")]
+    Unavailable {
+        /// The facility.
+        what: &'static str,
+        /// Why, as the OS said it.
+        reason: String,
+    },
     /// A background thread of a deferred processor or transport panicked.
     #[error("background thread failed: {0}")]
     Thread(&'static str),

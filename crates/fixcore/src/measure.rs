@@ -568,7 +568,22 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
         Some(c) => (Some(c), Some(affinity::other_core(c).unwrap_or(c))),
         None => (None, None),
     };
-    let mut variants: Vec<Variant> = Transport::ALL
+    // Where io_uring cannot be used at all, its rows are left out and a
+    // note says why, rather than failing the whole benchmark.
+    let mut notes = vec![
+        "both ends use the transport under test; each request is framed and parsed by \
+         the server and the reply by the client"
+            .to_string(),
+    ];
+    let uring = transport::io_uring_available();
+    if let Err(e) = &uring {
+        notes.push(format!("{e}; its rows are left out"));
+    }
+    let transports: Vec<Transport> = Transport::ALL
+        .into_iter()
+        .filter(|t| !t.is_io_uring() || uring.is_ok())
+        .collect();
+    let mut variants: Vec<Variant> = transports
         .iter()
         .map(|t| Variant {
             name: t.name().into(),
@@ -578,7 +593,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
         })
         .collect();
     for run in 0..runs {
-        for (t, v) in Transport::ALL.iter().zip(&mut variants) {
+        for (t, v) in transports.iter().zip(&mut variants) {
             let cfg = EchoConfig {
                 iterations: s.transport_iterations.div_ceil(runs),
                 warmup: if run == 0 {
@@ -608,11 +623,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
             reply.len()
         ),
         variants,
-        notes: vec![
-            "both ends use the transport under test; each request is framed and parsed by \
-             the server and the reply by the client"
-                .into(),
-        ],
+        notes,
         compare: true,
     })
 }
@@ -650,6 +661,20 @@ mod tests {
         for v in &t.variants {
             assert_eq!(v.histogram.len(), 40, "{}", v.name);
             assert!(v.note.is_some());
+        }
+        // Without io_uring the benchmark still runs, minus those rows.
+        match transport::io_uring_available() {
+            Ok(()) => assert_eq!(t.variants.len(), 4),
+            Err(_) => {
+                assert_eq!(t.variants.len(), 2);
+                assert!(
+                    t.notes
+                        .iter()
+                        .any(|n| n.starts_with("io_uring unavailable: ")),
+                    "{:?}",
+                    t.notes
+                );
+            }
         }
     }
 
