@@ -1132,3 +1132,54 @@ fn selection_merges_few_candidates_by_id_in_budgeted_steps() {
         assert_eq!(it.reductions(), 3 + lists as u64);
     }
 }
+
+/// Hand-made files in erl-be-tree's test layouts (a `~p`-printed domain
+/// list and `<<"...">>.` expressions; events as `[false,true,...].`, as in
+/// its `test/Params_10_Events_20.txt`): read, searched in every mode, and
+/// checked against the text evaluator.
+#[test]
+fn erl_be_tree_format_fixtures() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let text = std::fs::read_to_string(dir.join("params_10_exprs_40.txt")).unwrap();
+    let file = betree::reference::read_expr_file(&text).unwrap();
+    assert_eq!(file.domains, betree::reference::params_domains(10));
+    assert_eq!(file.exprs.len(), 40);
+    // The writer reproduces the layout byte for byte.
+    assert_eq!(
+        betree::reference::write_expr_file(&file.domains, &file.exprs),
+        text
+    );
+    let evs = betree::reference::read_event_file(
+        &std::fs::read_to_string(dir.join("params_10_events_20.txt")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(evs.len(), 20);
+    let schema = Schema::from_domains(file.domains).unwrap();
+    let mut index = Index::new(schema.clone());
+    for (i, e) in file.exprs.iter().enumerate() {
+        index.insert(i as u64 + 1, e).unwrap();
+    }
+    let events: Vec<Event> = evs
+        .iter()
+        .map(|v| Event::from_bools(&schema, v).unwrap())
+        .collect();
+    let batch = index.search_batch(&events).unwrap();
+    let mut matched = 0;
+    for (k, (vals, ev)) in evs.iter().zip(&events).enumerate() {
+        let want: Vec<u64> = file
+            .exprs
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| eval_text(t, vals))
+            .map(|(i, _)| i as u64 + 1)
+            .collect();
+        matched += want.len();
+        assert_eq!(index.search(ev).unwrap(), want, "event {k}");
+        assert_eq!(batch[k], want, "batch, event {k}");
+        assert_eq!(index.search_all(index.search_iter(ev).unwrap()), want);
+        for budget in [1, 7, 100] {
+            assert_eq!(stepped(&index, ev, budget).0, want, "budget {budget}");
+        }
+    }
+    assert!(matched > 0 && matched < 40 * 20);
+}
