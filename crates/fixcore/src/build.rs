@@ -17,6 +17,8 @@ pub use format::TimePrecision;
 
 /// Room for `8=FIXT.1.1|9=<up to 10 digits>|`.
 const RESERVE: usize = 32;
+/// Largest tag the parser accepts (9 digits).
+const MAX_TAG: u32 = 999_999_999;
 /// Most header fields (besides 8, 9, 35) a message may carry.
 const MAX_HEADER: usize = 32;
 
@@ -41,39 +43,6 @@ impl FixVersion {
             FixVersion::Fixt11 => b"FIXT.1.1",
         }
     }
-}
-
-/// Tags that belong to the standard header (FIX 4.4 / FIXT.1.1).
-pub fn is_header_tag(tag: u32) -> bool {
-    matches!(
-        tag,
-        34 | 43
-            | 49
-            | 50
-            | 52
-            | 56
-            | 57
-            | 90
-            | 91
-            | 97
-            | 115
-            | 116
-            | 122
-            | 128
-            | 129
-            | 142
-            | 143
-            | 144
-            | 145
-            | 212
-            | 213
-            | 347
-            | 369
-            | 627
-            | 1128
-            | 1129
-            | 1156
-    )
 }
 
 /// Reusable FIX message writer. See the [module docs](self).
@@ -110,11 +79,21 @@ impl MessageBuilder {
     }
 
     /// Starts a message of type `msg_type`, discarding any unfinished one.
+    /// A MsgType that is empty or contains SOH or `=` makes
+    /// [`finish`](Self::finish) fail with [`Error::Build`].
     pub fn begin(&mut self, msg_type: &[u8]) -> &mut Self {
         self.buf.clear();
         self.buf.resize(RESERVE, 0);
         self.nheader = 0;
-        self.error = None;
+        self.error = if msg_type.is_empty() {
+            Some("empty MsgType(35)")
+        } else if msg_type.contains(&SOH) {
+            Some("MsgType(35) contains SOH")
+        } else if msg_type.contains(&b'=') {
+            Some("MsgType(35) contains '='")
+        } else {
+            None
+        };
         self.started = true;
         self.append(35, msg_type);
         self.header_end = self.buf.len();
@@ -126,6 +105,8 @@ impl MessageBuilder {
             self.error = Some("begin() was not called");
         } else if tag == 0 {
             self.error = Some("tag 0");
+        } else if tag > MAX_TAG {
+            self.error = Some("tag above 999999999 (tags have at most 9 digits)");
         } else if v.is_empty() {
             self.error = Some("empty value");
         } else if v.contains(&SOH) {
@@ -403,6 +384,75 @@ mod tests {
         assert!(b.finish().is_ok());
     }
 
+    fn build_err(f: impl FnOnce(&mut MessageBuilder)) -> String {
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        f(&mut b);
+        match b.finish() {
+            Ok(m) => panic!("built {:?}", String::from_utf8_lossy(m)),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn rejects_bad_msg_types_and_tags_the_parser_would_refuse() {
+        assert_eq!(
+            build_err(|b| {
+                b.begin(b"");
+            }),
+            "cannot build message: empty MsgType(35)"
+        );
+        assert_eq!(
+            build_err(|b| {
+                b.begin(b"D\x0149=X");
+            }),
+            "cannot build message: MsgType(35) contains SOH"
+        );
+        assert_eq!(
+            build_err(|b| {
+                b.begin(b"D=");
+            }),
+            "cannot build message: MsgType(35) contains '='"
+        );
+        assert_eq!(
+            build_err(|b| {
+                b.begin(b"D").field_str(1_000_000_000, "x");
+            }),
+            "cannot build message: tag above 999999999 (tags have at most 9 digits)"
+        );
+        // A later begin() clears the error; the largest tag round-trips.
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        b.begin(b"");
+        b.begin(b"AE").field_str(999_999_999, "x");
+        let m = b.finish().unwrap().to_vec();
+        let mut p = Parser::new();
+        let msg = p.parse(&m).unwrap();
+        assert_eq!(msg.msg_type(), b"AE");
+        assert_eq!(msg.str(999_999_999).unwrap(), "x");
+    }
+
+    /// i64::MIN has no positive counterpart; both its int and decimal
+    /// renderings must parse back.
+    #[test]
+    fn extreme_numbers_round_trip() {
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        b.begin(b"D")
+            .field_int(5001, i64::MIN)
+            .field_int(5002, i64::MAX)
+            .field_decimal(5003, Decimal::new(i64::MIN, 0))
+            .field_decimal(5004, Decimal::new(i64::MIN, 18))
+            .field_decimal(5005, Decimal::new(i64::MAX, 7));
+        let m = b.finish().unwrap().to_vec();
+        let mut p = Parser::new();
+        let msg = p.parse(&m).unwrap();
+        assert_eq!(msg.int(5001).unwrap(), i64::MIN);
+        assert_eq!(msg.str(5001).unwrap(), "-9223372036854775808");
+        assert_eq!(msg.int(5002).unwrap(), i64::MAX);
+        assert_eq!(msg.decimal(5003).unwrap(), Decimal::new(i64::MIN, 0));
+        assert_eq!(msg.str(5004).unwrap(), "-9.223372036854775808");
+        assert_eq!(msg.decimal(5004).unwrap(), Decimal::new(i64::MIN, 18));
+        assert_eq!(msg.decimal(5005).unwrap(), Decimal::new(i64::MAX, 7));
+    }
+
     proptest! {
         #[test]
         fn output_parses_back_and_agrees_with_oracle(
@@ -410,14 +460,18 @@ mod tests {
             seq in any::<u64>(),
             // Body tags from a range free of header, group and session tags.
             body in proptest::collection::btree_map(5000u32..6000, "[!-~]{1,40}", 0..40),
-            ints in proptest::collection::btree_map(6000u32..7000, any::<i64>(), 0..10),
-            px in (any::<i64>(), 0u8..=8),
+            ints in proptest::collection::btree_map(
+                6000u32..7000,
+                prop_oneof![any::<i64>(), Just(i64::MIN), Just(i64::MAX)],
+                0..10,
+            ),
+            px in (prop_oneof![any::<i64>(), Just(i64::MIN), Just(i64::MAX)], 0u8..=18),
         ) {
             let mut b = MessageBuilder::new(version);
             b.begin(b"8").header_str(56, "TARGET").header_uint(34, seq).header_str(49, "SENDER");
             for (t, v) in &body { b.field_str(*t, v); }
             for (t, v) in &ints { b.field_int(*t, *v); }
-            b.field_decimal(44, Decimal::new(px.0 / 1000, px.1));
+            b.field_decimal(44, Decimal::new(px.0, px.1));
             let m = b.finish().unwrap().to_vec();
             let (dl, dc, rl, rc) = oracle(&m);
             prop_assert_eq!(dl, rl);
@@ -428,7 +482,7 @@ mod tests {
             prop_assert_eq!(msg.str(49).unwrap(), "SENDER");
             for (t, v) in &body { prop_assert_eq!(msg.str(*t).unwrap(), v.as_str()); }
             for (t, v) in &ints { prop_assert_eq!(msg.int(*t).unwrap(), *v); }
-            prop_assert_eq!(msg.decimal(44).unwrap(), Decimal::new(px.0 / 1000, px.1));
+            prop_assert_eq!(msg.decimal(44).unwrap(), Decimal::new(px.0, px.1));
         }
     }
 }

@@ -24,8 +24,8 @@ pub enum Error {
         /// Offset of the field's first byte.
         pos: usize,
     },
-    /// A tag contains a non-digit, starts with 0, or overflows.
-    #[error("non-numeric or out-of-range tag at byte {pos}")]
+    /// A tag contains a non-digit, starts with 0, or has more than 9 digits.
+    #[error("bad tag at byte {pos}: not 1-9 digits without a leading zero")]
     BadTag {
         /// Offset of the field's first byte.
         pos: usize,

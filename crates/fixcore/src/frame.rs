@@ -9,6 +9,7 @@
 //! The framer only finds boundaries; run [`Parser`](crate::parse::Parser)
 //! on each frame to validate the checksum and fields.
 
+use crate::parse::{BEGIN_STRING, valid_begin_string};
 use crate::scan::SOH;
 use crate::{Error, Result};
 use std::io::Read;
@@ -134,11 +135,13 @@ impl Framer {
                 })
             };
         };
+        // Rejecting anything else lets a marker that happens to sit inside
+        // garbage be told apart from a real message start.
         if !valid_begin_string(&data[2..s1]) {
             return Header::Bad(Error::BadValue {
                 tag: 8,
                 pos: 2,
-                expected: "BeginString FIX.n.n or FIXT.n.n",
+                expected: BEGIN_STRING,
             });
         }
         let rest = &data[s1 + 1..];
@@ -216,13 +219,6 @@ impl Framer {
         self.head += skip;
         skip
     }
-}
-
-/// `FIX.d.d` or `FIXT.d.d`: rejecting anything else lets a marker that
-/// happens to sit inside garbage be told apart from a real message start.
-fn valid_begin_string(v: &[u8]) -> bool {
-    let rest = v.strip_prefix(b"FIXT.").or_else(|| v.strip_prefix(b"FIX."));
-    matches!(rest, Some([a, b'.', b]) if a.is_ascii_digit() && b.is_ascii_digit())
 }
 
 #[cfg(test)]

@@ -337,17 +337,18 @@ fn split_fields(buf: &[u8], pos: &[u32], fields: &mut Vec<Field>) -> Result<()> 
     Ok(())
 }
 
-/// Parses a tag: 1–9 digits, not zero; `Err(true)` when empty.
+/// Parses a tag: 1–9 digits, no leading zero (so not zero either: FIX
+/// tags are positive integers written without padding); `Err(true)` when
+/// empty.
 ///
 /// A SWAR (8 bytes at once) version was measured slower than this loop:
 /// tags are 1–4 digits and the loop's exit is well predicted.
 #[inline]
 fn parse_tag(t: &[u8]) -> std::result::Result<u32, bool> {
-    if t.is_empty() {
-        return Err(true);
-    }
-    if t.is_empty() {
-        return Err(true);
+    match t.first() {
+        None => return Err(true),
+        Some(b'0') => return Err(false),
+        Some(_) => {}
     }
     if t.len() > 9 {
         return Err(false);
@@ -360,8 +361,18 @@ fn parse_tag(t: &[u8]) -> std::result::Result<u32, bool> {
         }
         x = x * 10 + u32::from(d);
     }
-    if x == 0 { Err(false) } else { Ok(x) }
+    Ok(x)
 }
+
+/// `FIX.d.d` or `FIXT.d.d`: every BeginString FIX has defined (FIX.4.0 to
+/// FIX.4.4, FIXT.1.1 for FIX 5.0 and later).
+pub(crate) fn valid_begin_string(v: &[u8]) -> bool {
+    let rest = v.strip_prefix(b"FIXT.").or_else(|| v.strip_prefix(b"FIX."));
+    matches!(rest, Some([a, b'.', b]) if a.is_ascii_digit() && b.is_ascii_digit())
+}
+
+/// What [`Error::BadValue`] names for a bad BeginString(8).
+pub(crate) const BEGIN_STRING: &str = "BeginString (FIX.n.n or FIXT.n.n)";
 
 /// Checks 8/9/35 placement, BodyLength and CheckSum. `sum` is the sum of
 /// every byte of `buf`, from the scan.
@@ -385,6 +396,14 @@ fn validate_frame(buf: &[u8], fields: &[Field], sum: u64) -> Result<()> {
             }
         }
     }
+    let f8 = fields[0];
+    if !valid_begin_string(&buf[f8.val as usize..f8.end as usize]) {
+        return Err(Error::BadValue {
+            tag: 8,
+            pos: f8.val as usize,
+            expected: BEGIN_STRING,
+        });
+    }
     let last = fields[n - 1];
     if last.tag != 10 {
         // A CheckSum elsewhere is an ordering fault; none at all means the
@@ -398,12 +417,16 @@ fn validate_frame(buf: &[u8], fields: &[Field], sum: u64) -> Result<()> {
         });
     }
     let f9 = fields[1];
-    let declared = value::parse_uint(&buf[f9.val as usize..f9.end as usize])
+    let len_digits = &buf[f9.val as usize..f9.end as usize];
+    // A Length is written without leading zeros (unlike CheckSum, which is
+    // always three digits, zero-padded: checked below).
+    let declared = value::parse_uint(len_digits)
+        .filter(|_| len_digits.len() == 1 || len_digits[0] != b'0')
         .and_then(|v| usize::try_from(v).ok())
         .ok_or(Error::BadValue {
             tag: 9,
             pos: f9.val as usize,
-            expected: "Length",
+            expected: "Length (digits, no leading zero)",
         })?;
     let actual = (last.start - fields[2].start) as usize;
     if declared != actual {

@@ -348,3 +348,107 @@ proptest! {
         }
     }
 }
+
+/// `frame` with another BeginString.
+fn frame_as(begin: &str, body: &str) -> Vec<u8> {
+    let body = body.replace('|', "\x01");
+    let mut m = format!("8={begin}\x019={}\x01{}", body.len(), body).into_bytes();
+    let sum: u32 = m.iter().map(|&b| u32::from(b)).sum();
+    m.extend_from_slice(format!("10={:03}\x01", sum % 256).as_bytes());
+    m
+}
+
+/// Offset of `needle` in `m`, independently of the parser.
+fn at(m: &[u8], needle: &str) -> usize {
+    m.windows(needle.len())
+        .position(|w| w == needle.as_bytes())
+        .unwrap()
+}
+
+#[test]
+fn rejects_zero_padded_tags() {
+    let m = frame("035=D|");
+    assert_eq!(
+        parse_err(&m).to_string(),
+        format!(
+            "bad tag at byte {}: not 1-9 digits without a leading zero",
+            at(&m, "035=")
+        )
+    );
+    let m = frame("35=D|055=MSFT|");
+    assert!(matches!(parse_err(&m), Error::BadTag { pos } if pos == at(&m, "055=")));
+    let m = soh("08=FIX.4.4|9=5|35=D|10=000|");
+    assert_eq!(
+        parse_err(&m).to_string(),
+        "bad tag at byte 0: not 1-9 digits without a leading zero"
+    );
+    let m = frame("35=D|00=x|");
+    assert!(matches!(parse_err(&m), Error::BadTag { .. }));
+    // The same tags unpadded are fine.
+    assert!(Parser::new().parse(&frame("35=D|55=MSFT|")).is_ok());
+}
+
+#[test]
+fn rejects_zero_padded_body_length() {
+    let m = soh(&NOS.replace("9=164", "9=0164"));
+    assert_eq!(
+        parse_err(&m).to_string(),
+        "tag 9 at byte 12: value is not a valid Length (digits, no leading zero)"
+    );
+    // A lone zero is well formed, just wrong.
+    let m = soh(&NOS.replace("9=164", "9=0"));
+    assert!(matches!(
+        parse_err(&m),
+        Error::BodyLength {
+            declared: 0,
+            actual: 164,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn checksum_is_exactly_three_zero_padded_digits() {
+    // Find a message whose checksum is below 10, so its field is `10=00d`.
+    // Each 'A' adds 65 to the sum, coprime with 256, so every checksum
+    // value turns up within 256 lengths (the length digits shift it too).
+    let m = (1..2000)
+        .map(|k| frame(&format!("35=0|58={}|", "A".repeat(k))))
+        .find(|m| m[m.len() - 7..].starts_with(b"10=00"))
+        .unwrap();
+    assert!(Parser::new().parse(&m).is_ok());
+    let cs = m.len() - 7;
+    let mut short = m[..cs].to_vec();
+    short.extend_from_slice(&[b'1', b'0', b'=', m[cs + 5], 1]);
+    assert_eq!(
+        parse_err(&short).to_string(),
+        format!("CheckSum(10) at byte {cs} is not three digits")
+    );
+}
+
+#[test]
+fn begin_string_must_name_a_fix_version() {
+    for ok in ["FIX.4.0", "FIX.4.2", "FIX.4.4", "FIXT.1.1"] {
+        let m = frame_as(ok, "35=0|");
+        assert_eq!(
+            Parser::new().parse(&m).unwrap().begin_string(),
+            ok.as_bytes()
+        );
+    }
+    for bad in [
+        "FOO.4.4",
+        "FIX.44",
+        "FIX.4.4.1",
+        "FIX.4.x",
+        "FIX",
+        "fix.4.4",
+        "FIXT.11",
+    ] {
+        let m = frame_as(bad, "35=0|");
+        assert_eq!(
+            parse_err(&m).to_string(),
+            "tag 8 at byte 2: value is not a valid BeginString (FIX.n.n or FIXT.n.n)",
+            "{bad}"
+        );
+    }
+}
