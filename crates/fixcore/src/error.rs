@@ -58,6 +58,18 @@ pub enum Error {
         /// Real body length.
         actual: usize,
     },
+    /// The framer found no `10=ddd` trailer where BodyLength(9) says the
+    /// body ends, nor anywhere after the header in the bytes it holds.
+    #[error(
+        "BodyLength(9) at byte {pos} says {declared}, but no CheckSum(10) field ends the body \
+         there or later in the bytes received"
+    )]
+    BodyLengthNoTrailer {
+        /// Offset of the 9= field.
+        pos: usize,
+        /// Declared value.
+        declared: usize,
+    },
     /// CheckSum(10) is not three digits.
     #[error("CheckSum(10) at byte {pos} is not three digits")]
     CheckSumFormat {

@@ -183,14 +183,24 @@ impl Framer {
         if data.len() < total {
             return Header::NeedMore;
         }
-        let t = &data[total - TRAILER..total];
-        let ok = t.starts_with(b"10=") && t[3..6].iter().all(u8::is_ascii_digit) && t[6] == SOH;
-        if !ok {
-            return Header::Bad(Error::BodyLength {
-                pos: s1 + 1,
-                declared: body as usize,
-                actual: total - TRAILER - head_len,
-            });
+        if !is_trailer(&data[total - TRAILER..total]) {
+            // Report the body's real length: up to the first CheckSum field
+            // after the header, if one is buffered (tag 10 appears nowhere
+            // else, and a value cannot hold the SOH before it). The search
+            // stops at the size limit.
+            let end = data.len().min(head_len + self.max_message);
+            let reason = match find_trailer(&data[head_len..end]) {
+                Some(actual) => Error::BodyLength {
+                    pos: s1 + 1,
+                    declared: body as usize,
+                    actual,
+                },
+                None => Error::BodyLengthNoTrailer {
+                    pos: s1 + 1,
+                    declared: body as usize,
+                },
+            };
+            return Header::Bad(reason);
         }
         Header::Total(total)
     }
@@ -219,6 +229,25 @@ impl Framer {
         self.head += skip;
         skip
     }
+}
+
+/// Whether `t` (7 bytes) is `10=ddd<SOH>`.
+fn is_trailer(t: &[u8]) -> bool {
+    t.len() == TRAILER
+        && t.starts_with(b"10=")
+        && t[3..6].iter().all(u8::is_ascii_digit)
+        && t[6] == SOH
+}
+
+/// Offset in `body` of the first field that is a complete `10=ddd<SOH>`
+/// trailer (at the start or just after an SOH).
+fn find_trailer(body: &[u8]) -> Option<usize> {
+    if body.len() >= TRAILER && is_trailer(&body[..TRAILER]) {
+        return Some(0);
+    }
+    body.windows(TRAILER + 1)
+        .position(|w| w[0] == SOH && is_trailer(&w[1..]))
+        .map(|p| p + 1)
 }
 
 #[cfg(test)]
@@ -302,7 +331,35 @@ mod tests {
         let (frames, errs) = run(&[&stream]);
         assert!(frames.len() >= 3, "{} frames, errs {errs:?}", frames.len());
         assert!(frames.iter().all(|f| *f == good));
-        assert!(errs[0].contains("BodyLength"), "{errs:?}");
+        // "35=D|55=LONGER|" is 15 bytes, counted by hand.
+        assert_eq!(
+            errs[0],
+            "bad frame at stream byte 0: BodyLength(9) at byte 10 says 99, body is 15 bytes"
+        );
+    }
+
+    #[test]
+    fn body_length_errors_report_the_real_length() {
+        let good = msg("35=D|55=A|");
+        // Too short: the trailer BodyLength points at lies inside the body.
+        let short = String::from_utf8(msg("35=D|55=LONGER|"))
+            .unwrap()
+            .replace("9=15", "9=5");
+        let (frames, errs) = run(&[short.as_bytes(), &good[..]]);
+        assert_eq!(frames, vec![good.clone()]);
+        assert_eq!(
+            errs[0],
+            "bad frame at stream byte 0: BodyLength(9) at byte 10 says 5, body is 15 bytes"
+        );
+        // No CheckSum field anywhere after the header.
+        let none = b"8=FIX.4.4\x019=5\x0135=D\x0155=NO-TRAILER-HERE\x01";
+        let (frames, errs) = run(&[&none[..]]);
+        assert!(frames.is_empty());
+        assert_eq!(
+            errs[0],
+            "bad frame at stream byte 0: BodyLength(9) at byte 10 says 5, \
+             but no CheckSum(10) field ends the body there or later in the bytes received"
+        );
     }
 
     #[test]
