@@ -400,7 +400,7 @@ pub fn write_expr_file(domains: &[Domain], exprs: &[String]) -> String {
         let _ = write!(
             s,
             "{{{},{},{}",
-            d.name,
+            atom(&d.name),
             d.ty.erlang_name(),
             if d.allow_undefined {
                 "allow_undefined"
@@ -414,7 +414,7 @@ pub fn write_expr_file(domains: &[Domain], exprs: &[String]) -> String {
                 let _ = write!(s, ",{lo},{hi}");
             }
             Bounds::Float(lo, hi) => {
-                let _ = write!(s, ",{lo:?},{hi:?}");
+                let _ = write!(s, ",{},{}", erlang_float(lo), erlang_float(hi));
             }
             Bounds::MaxStrings(n) => {
                 let _ = write!(s, ",{n}");
@@ -436,6 +436,41 @@ pub fn write_expr_file(domains: &[Domain], exprs: &[String]) -> String {
         s.push_str("\">>.\n");
     }
     s
+}
+
+/// An atom as Erlang writes it: bare when it is a lowercase word, quoted
+/// (with `'` and `\\` escaped) otherwise, so that `file:consult` and
+/// [`read_terms`] read the same name back.
+fn atom(name: &str) -> String {
+    let bare = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@');
+    if bare {
+        return name.to_string();
+    }
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push('\'');
+    for c in name.chars() {
+        if matches!(c, '\'' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('\'');
+    out
+}
+
+/// A float as an Erlang literal: digits, a point and digits, then an
+/// optional exponent (Rust prints `1e300`, which Erlang reads as `1` and
+/// garbage). Infinities and NaN have no Erlang spelling; they are written
+/// as Rust prints them and refused when read back.
+fn erlang_float(x: f64) -> String {
+    let s = format!("{x:?}");
+    match s.find('e') {
+        Some(e) if !s[..e].contains('.') => format!("{}.0{}", &s[..e], &s[e..]),
+        _ => s,
+    }
 }
 
 /// Reads an event file: one list of `0`/`1` or `false`/`true` per event.
@@ -635,6 +670,21 @@ mod tests {
         // And back: the rewritten file reads the same.
         let again = read_expr_file(&write_expr_file(&f.domains, &f.exprs)).unwrap();
         assert_eq!(again, f);
+    }
+
+    #[test]
+    fn writer_quotes_atoms_and_spells_floats_as_erlang_does() {
+        let domains = vec![
+            Domain::new("Par1", AttrType::Bool, true),
+            Domain::new("it's", AttrType::Float, false).with_bounds(Bounds::Float(-1e-7, 1e300)),
+            Domain::new("ok_name@x", AttrType::Int, true),
+        ];
+        let text = write_expr_file(&domains, &[]);
+        assert_eq!(
+            text,
+            "[{'Par1',bool,allow_undefined},\n {'it\\'s',float,disallow_undefined,-1.0e-7,1.0e300},\n {ok_name@x,int,allow_undefined}].\n"
+        );
+        assert_eq!(read_expr_file(&text).unwrap().domains, domains);
     }
 
     #[test]
