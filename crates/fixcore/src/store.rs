@@ -4,8 +4,14 @@
 //! measured side by side: std `HashMap` (SipHash), `hashbrown` (foldhash)
 //! and [`RingStore`], a ring indexed by `seq - base`. FIX sequence numbers
 //! are dense and increasing, so the ring needs no hashing and no probing:
-//! it is the default. Every store keeps the last `window` messages and
-//! recycles their buffers, so steady-state inserts do not allocate.
+//! it is the default.
+//!
+//! Every store keeps the messages whose sequence numbers lie within
+//! `window` of the highest one stored: `(top - window, top]`. Gaps in the
+//! numbering do not grow a store (a jump evicts whatever falls out of the
+//! window, at a cost bounded by the window), and a message older than the
+//! window is not retained. Buffers are recycled, so steady-state inserts do
+//! not allocate.
 
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -14,8 +20,9 @@ use std::collections::HashMap;
 pub trait MessageStore {
     /// Short name for reports.
     fn name(&self) -> &'static str;
-    /// Stores a copy of `msg` under `seq`, evicting the oldest beyond the
-    /// window.
+    /// Stores a copy of `msg` under `seq` and evicts every message that
+    /// falls out of the window below the highest number stored. A `seq`
+    /// already older than the window is accepted but not retained.
     fn insert(&mut self, seq: u64, msg: &[u8]) -> Result<()>;
     /// The message stored under `seq`, if still retained.
     fn get(&self, seq: u64) -> Option<&[u8]>;
@@ -52,21 +59,31 @@ impl StoreKind {
     }
 }
 
+/// Marks an empty ring slot. `insert` refuses this number, and `get`
+/// checks for it, so it can never be found.
+const EMPTY: u64 = u64::MAX;
+
 #[derive(Debug, Clone, Default)]
 struct Slot {
-    /// `u64::MAX` when empty (sequence numbers start at 1).
+    /// [`EMPTY`] when empty.
     seq: u64,
     data: Vec<u8>,
 }
 
 /// Ring of `2^k` slots indexed by `(seq - base) & mask`. A slot remembers its
 /// sequence number so a lookup of an evicted or never-stored number misses.
+///
+/// Invariant: every occupied slot holds a number in `(top - cap, top]`, so
+/// at most one number per slot residue is live and `get` needs no window
+/// check.
 #[derive(Debug, Clone)]
 pub struct RingStore {
     base: u64,
     mask: u64,
     slots: Box<[Slot]>,
     len: usize,
+    /// Highest number stored.
+    top: Option<u64>,
 }
 
 impl RingStore {
@@ -79,12 +96,17 @@ impl RingStore {
             mask: cap as u64 - 1,
             slots: (0..cap)
                 .map(|_| Slot {
-                    seq: u64::MAX,
+                    seq: EMPTY,
                     data: Vec::new(),
                 })
                 .collect(),
             len: 0,
+            top: None,
         }
+    }
+
+    fn slot_mut(&mut self, seq: u64) -> &mut Slot {
+        &mut self.slots[((seq - self.base) & self.mask) as usize]
     }
 
     /// Slots in the ring.
@@ -99,27 +121,46 @@ impl MessageStore for RingStore {
     }
 
     fn insert(&mut self, seq: u64, msg: &[u8]) -> Result<()> {
-        if seq < self.base || seq == u64::MAX {
+        if seq < self.base || seq == EMPTY {
             return Err(Error::BadValue {
                 tag: 34,
                 pos: 0,
-                expected: "MsgSeqNum at or above the store's base",
+                expected: "MsgSeqNum at or above the store's base, below 2^64-1",
             });
         }
-        let slot = &mut self.slots[((seq - self.base) & self.mask) as usize];
-        if slot.seq == u64::MAX {
-            self.len += 1;
+        let cap = self.mask + 1;
+        match self.top {
+            Some(top) if seq > top => {
+                // The slots of (top, seq] hold numbers at least `cap` below
+                // them, now out of the window: empty them. A jump of `cap`
+                // or more visits every slot once.
+                for s in seq - (seq - top).min(cap) + 1..=seq {
+                    let slot = self.slot_mut(s);
+                    if slot.seq != EMPTY {
+                        slot.seq = EMPTY;
+                        self.len -= 1;
+                    }
+                }
+                self.top = Some(seq);
+            }
+            // Older than the window: its slot belongs to a newer number.
+            Some(top) if top - seq >= cap => return Ok(()),
+            Some(_) => {}
+            None => self.top = Some(seq),
         }
+        let slot = self.slot_mut(seq);
+        let fresh = slot.seq == EMPTY;
         slot.seq = seq;
         slot.data.clear();
         slot.data.extend_from_slice(msg);
+        self.len += usize::from(fresh);
         Ok(())
     }
 
     #[inline]
     fn get(&self, seq: u64) -> Option<&[u8]> {
         let slot = &self.slots[(seq.wrapping_sub(self.base) & self.mask) as usize];
-        (slot.seq == seq).then_some(slot.data.as_slice())
+        (seq != EMPTY && slot.seq == seq).then_some(slot.data.as_slice())
     }
 
     fn len(&self) -> usize {
@@ -135,6 +176,8 @@ macro_rules! hash_store {
             map: $map,
             window: usize,
             free: Vec<Vec<u8>>,
+            /// Highest number stored.
+            top: Option<u64>,
         }
 
         impl $name {
@@ -146,6 +189,7 @@ macro_rules! hash_store {
                     map,
                     window: window.max(1),
                     free: Vec::new(),
+                    top: None,
                 }
             }
         }
@@ -156,11 +200,31 @@ macro_rules! hash_store {
             }
 
             fn insert(&mut self, seq: u64, msg: &[u8]) -> Result<()> {
-                if let Some(old) = seq
-                    .checked_sub(self.window as u64)
-                    .and_then(|s| self.map.remove(&s))
-                {
-                    self.free.push(old);
+                let w = self.window as u64;
+                match self.top {
+                    Some(top) if seq > top => {
+                        if seq - top >= w {
+                            // Everything stored falls out of the window.
+                            self.free.extend(self.map.drain().map(|(_, b)| b));
+                        } else {
+                            // The old window is (top - w, top]; the numbers
+                            // leaving it are those up to seq - w (fewer than
+                            // w lookups, one per step in the steady state).
+                            let lo = (top + 1).saturating_sub(w);
+                            if let Some(hi) = seq.checked_sub(w) {
+                                for s in lo..=hi {
+                                    if let Some(b) = self.map.remove(&s) {
+                                        self.free.push(b);
+                                    }
+                                }
+                            }
+                        }
+                        self.top = Some(seq);
+                    }
+                    // Older than the window: not retained.
+                    Some(top) if top - seq >= w => return Ok(()),
+                    Some(_) => {}
+                    None => self.top = Some(seq),
                 }
                 let mut buf = self.free.pop().unwrap_or_default();
                 buf.clear();
@@ -221,6 +285,69 @@ mod tests {
                 }
                 prop_assert_eq!(s.len() as u64, n.min(kept));
             }
+        }
+    }
+
+    proptest! {
+        /// Oracle: a BTreeMap of every insert (last write wins); a number
+        /// is retained iff it is within the window of the highest one. The
+        /// numbering has gaps (up to 3 windows) and steps backwards.
+        #[test]
+        fn stores_with_gaps_stay_within_the_window(
+            window in 1usize..40,
+            steps in proptest::collection::vec((0u64..120, any::<bool>()), 1..300),
+            probes in proptest::collection::vec(0u64..20_000, 40),
+        ) {
+            for kind in StoreKind::ALL {
+                let mut s = kind.build(1, window);
+                let kept = if kind == StoreKind::Ring { window.next_power_of_two() } else { window } as u64;
+                let mut model = std::collections::BTreeMap::new();
+                let mut seq = 1u64;
+                let mut top = 0u64;
+                for (i, &(d, back)) in steps.iter().enumerate() {
+                    seq = if back { seq.saturating_sub(d).max(1) } else { seq + d };
+                    let m = format!("msg-{i}").into_bytes();
+                    s.insert(seq, &m).unwrap();
+                    model.insert(seq, m);
+                    top = top.max(seq);
+                    prop_assert!(s.len() as u64 <= kept, "{} holds {} > {kept}", s.name(), s.len());
+                }
+                let live = |p: u64| p + kept > top;
+                for p in probes.iter().copied().chain(model.keys().copied()) {
+                    let want = model.get(&p).filter(|_| live(p)).map(Vec::as_slice);
+                    prop_assert_eq!(s.get(p), want, "{} seq {} top {}", s.name(), p, top);
+                }
+                prop_assert_eq!(s.len(), model.keys().filter(|&&p| live(p)).count());
+                prop_assert_eq!(s.get(u64::MAX), None);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_slots_are_never_found() {
+        for kind in StoreKind::ALL {
+            let mut s = kind.build(1, 8);
+            assert_eq!(s.get(u64::MAX), None, "{}", s.name());
+            s.insert(1, b"a").unwrap();
+            assert_eq!(s.get(u64::MAX), None, "{}", s.name());
+            assert_eq!(s.get(0), None, "{}", s.name());
+        }
+        assert!(RingStore::new(1, 8).insert(u64::MAX, b"x").is_err());
+    }
+
+    #[test]
+    fn a_jump_empties_the_store_and_old_numbers_are_not_kept() {
+        for kind in StoreKind::ALL {
+            let mut s = kind.build(1, 4);
+            for seq in 1..=4 {
+                s.insert(seq, b"x").unwrap();
+            }
+            s.insert(1_000_000, b"y").unwrap();
+            assert_eq!(s.len(), 1, "{}", s.name());
+            assert_eq!(s.get(4), None, "{}", s.name());
+            s.insert(3, b"old").unwrap();
+            assert_eq!(s.get(3), None, "{}", s.name());
+            assert_eq!(s.get(1_000_000), Some(&b"y"[..]), "{}", s.name());
         }
     }
 
