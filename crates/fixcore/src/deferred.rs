@@ -32,44 +32,67 @@ pub struct DeferredStats {
 pub struct DeferredProcessor {
     producer: spsc::Producer,
     stop: Arc<AtomicBool>,
-    worker: Option<JoinHandle<Result<DeferredStats>>>,
+    worker: Option<JoinHandle<DeferredStats>>,
     placement: Pinning,
+    pin_error: Option<Error>,
 }
+
+/// What the worker sends back once it has taken its place.
+type Placed = (Pinning, Option<Error>);
 
 impl DeferredProcessor {
     /// Starts the worker. `capacity` slots of `max_len` bytes; the worker
     /// keeps the last `window` valid messages in a [`RingStore`] and is
-    /// pinned to `pin` when given. With `None` it gets the process's
-    /// original affinity mask ([`affinity::unpin_current`]) rather than
-    /// inheriting a pin of the calling thread. Returns once the worker has
-    /// taken its place ([`DeferredProcessor::placement`]).
+    /// pinned to `pin` when given. With `None` — or when pinning fails, see
+    /// [`DeferredProcessor::pin_error`] — it gets the process's original
+    /// affinity mask ([`affinity::unpin_current`]) rather than inheriting a
+    /// pin of the calling thread. Returns once the worker has taken its
+    /// place ([`DeferredProcessor::placement`]).
     pub fn spawn(
         capacity: usize,
         max_len: usize,
         window: usize,
         pin: Option<usize>,
     ) -> Result<DeferredProcessor> {
+        let make = move || {
+            let mut parser = Parser::new();
+            let mut store = RingStore::new(1, window);
+            move |m: &[u8]| {
+                let seq = parser.parse(m).ok().and_then(|msg| msg.uint(34).ok());
+                matches!(seq.map(|s| store.insert(s, m)), Some(Ok(())))
+            }
+        };
+        DeferredProcessor::start(capacity, max_len, pin, make)
+    }
+
+    /// [`spawn`](Self::spawn) with the per-message work built on the worker
+    /// thread by `make`; the work returns whether the message was stored.
+    fn start<F, H>(
+        capacity: usize,
+        max_len: usize,
+        pin: Option<usize>,
+        make: F,
+    ) -> Result<DeferredProcessor>
+    where
+        F: FnOnce() -> H + Send + 'static,
+        H: FnMut(&[u8]) -> bool,
+    {
         let (producer, mut consumer) = spsc::channel(capacity, max_len);
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
-        let (ready, placed) = std::sync::mpsc::sync_channel::<Pinning>(1);
+        let (ready, placed) = std::sync::mpsc::sync_channel::<Placed>(1);
         let worker = std::thread::Builder::new()
             .name("fix-deferred".into())
-            .spawn(move || -> Result<DeferredStats> {
-                match pin {
-                    Some(c) => {
-                        affinity::pin_current(c)?;
-                    }
-                    // Not fatal: the worker still works wherever it runs,
-                    // and `placement` says where that is.
-                    None => {
-                        let _ = affinity::unpin_current();
-                    }
+            .spawn(move || -> DeferredStats {
+                // A refused pin is not fatal: the worker runs unpinned and
+                // the processor reports both the refusal and where it runs.
+                let pin_error = pin.and_then(|c| affinity::pin_current(c).err());
+                if pin.is_none() || pin_error.is_some() {
+                    let _ = affinity::unpin_current();
                 }
                 let placement = Pinning::current();
-                let _ = ready.send(placement);
-                let mut parser = Parser::new();
-                let mut store = RingStore::new(1, window);
+                let _ = ready.send((placement, pin_error));
+                let mut handle = make();
                 let mut stats = DeferredStats {
                     pinned_core: placement.core,
                     ..Default::default()
@@ -77,10 +100,10 @@ impl DeferredProcessor {
                 let mut idle = Idle::default();
                 loop {
                     let got = consumer.try_pop(|m| {
-                        let seq = parser.parse(m).ok().and_then(|msg| msg.uint(34).ok());
-                        match seq.map(|s| store.insert(s, m)) {
-                            Some(Ok(())) => stats.stored += 1,
-                            _ => stats.invalid += 1,
+                        if handle(m) {
+                            stats.stored += 1;
+                        } else {
+                            stats.invalid += 1;
                         }
                     });
                     if got.is_some() {
@@ -90,31 +113,40 @@ impl DeferredProcessor {
                     // `finish` raises stop only once the ring is drained, and
                     // no submit can follow it (it consumes the processor).
                     if stop2.load(Ordering::Acquire) {
-                        return Ok(stats);
+                        return stats;
                     }
                     idle.wait();
                 }
             })
             .map_err(Error::io("spawning deferred worker"))?;
-        let Ok(placement) = placed.recv() else {
-            // The worker ended before taking its place: report why.
-            return match worker.join() {
-                Ok(Err(e)) => Err(e),
-                Ok(Ok(_)) => Err(Error::Thread("deferred worker exited at start")),
-                Err(_) => Err(Error::Thread("deferred worker panicked")),
-            };
+        let Ok((placement, pin_error)) = placed.recv() else {
+            let _ = worker.join();
+            return Err(Error::Thread("deferred worker ended before starting"));
         };
         Ok(DeferredProcessor {
             producer,
             stop,
             worker: Some(worker),
             placement,
+            pin_error,
         })
     }
 
     /// Where the worker runs, as read back from the OS once it started.
     pub fn placement(&self) -> Pinning {
         self.placement
+    }
+
+    /// Why the worker could not be pinned as asked (it then runs on the
+    /// process's original mask); `None` if it was, or if no pin was asked.
+    pub fn pin_error(&self) -> Option<&Error> {
+        self.pin_error.as_ref()
+    }
+
+    /// Whether the worker thread has ended (it only does on its own if it
+    /// panicked): waiting for it to make room would then never end.
+    fn worker_dead(&self) -> bool {
+        self.worker.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
     /// The hot path: copy `msg` into a slot and return. `false` if the ring
@@ -124,7 +156,8 @@ impl DeferredProcessor {
         self.producer.try_push(msg)
     }
 
-    /// Submits, yielding while the ring is full. Fails if `msg` can never fit.
+    /// Submits, yielding while the ring is full. Fails if `msg` can never
+    /// fit, or if the worker has died and will never make room.
     pub fn submit(&mut self, msg: &[u8]) -> Result<()> {
         if msg.len() > self.producer.max_len() {
             return Err(Error::TooLarge {
@@ -133,6 +166,11 @@ impl DeferredProcessor {
             });
         }
         while !self.producer.try_push(msg) {
+            if self.worker_dead() {
+                return Err(Error::Thread(
+                    "deferred worker died; nothing drains the ring",
+                ));
+            }
             std::thread::yield_now();
         }
         Ok(())
@@ -144,8 +182,9 @@ impl DeferredProcessor {
     }
 
     /// Waits for the worker to drain the ring and returns its statistics.
+    /// Fails, rather than waiting forever, if the worker has died.
     pub fn finish(mut self) -> Result<DeferredStats> {
-        while self.producer.pending() > 0 {
+        while self.producer.pending() > 0 && !self.worker_dead() {
             std::thread::yield_now();
         }
         self.stop.store(true, Ordering::Release);
@@ -155,7 +194,7 @@ impl DeferredProcessor {
             .ok_or(Error::Thread("worker already joined"))?;
         worker
             .join()
-            .map_err(|_| Error::Thread("deferred worker panicked"))?
+            .map_err(|_| Error::Thread("deferred worker panicked"))
     }
 }
 
@@ -266,6 +305,70 @@ mod tests {
         let stats = d.finish().unwrap();
         assert_eq!(stats.stored, 5000);
         assert_eq!(stats.invalid, 1);
+    }
+
+    #[test]
+    fn a_refused_pin_runs_unpinned_and_says_why() {
+        // Beyond CPU_SETSIZE, and (below it) a core no machine here has.
+        for core in [100_000, 1000] {
+            let mut b = MessageBuilder::new(FixVersion::Fix44);
+            let mut d = DeferredProcessor::spawn(8, 512, 64, Some(core)).unwrap();
+            let why = d.pin_error().expect("pin refused").to_string();
+            assert!(
+                why.starts_with(&format!("cannot pin thread to core {core}: ")),
+                "{why}"
+            );
+            assert_ne!(d.placement().core, Some(core));
+            for seq in 1..=100 {
+                d.submit(&sample::new_order_single(&mut b, seq)).unwrap();
+            }
+            let stats = d.finish().unwrap();
+            assert_eq!(stats.stored, 100);
+            // Unpinned, it lands on a single core only if the process has one.
+            let only = match affinity::usable().as_slice() {
+                [c] => Some(*c),
+                _ => None,
+            };
+            assert_eq!(stats.pinned_core, only);
+        }
+    }
+
+    /// A worker that dies (here: its handler panics) must not leave
+    /// `submit` or `finish` waiting for room that never comes.
+    #[test]
+    fn a_dead_worker_is_an_error_not_a_hang() {
+        let mut d = DeferredProcessor::start(2, 16, None, || {
+            |_: &[u8]| -> bool { panic!("handler failure (expected by the test)") }
+        })
+        .unwrap();
+        let mut res = Ok(());
+        // The first message kills the worker; the ring (2 slots) then fills.
+        for _ in 0..10 {
+            res = d.submit(b"x");
+            if res.is_err() {
+                break;
+            }
+        }
+        let e = res.unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "background thread failed: deferred worker died; nothing drains the ring"
+        );
+        assert_eq!(
+            d.finish().unwrap_err().to_string(),
+            "background thread failed: deferred worker panicked"
+        );
+    }
+
+    #[test]
+    fn finish_after_the_worker_died_returns() {
+        let mut d = DeferredProcessor::start(4, 16, None, || {
+            |_: &[u8]| -> bool { panic!("handler failure (expected by the test)") }
+        })
+        .unwrap();
+        d.submit(b"a").unwrap();
+        d.submit(b"b").unwrap();
+        assert!(d.finish().is_err());
     }
 
     #[test]

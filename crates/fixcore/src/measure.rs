@@ -366,6 +366,11 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     let producer = Pinning::current();
     let mut d = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
     let worker = d.placement();
+    let mut pin_notes: Vec<String> = d
+        .pin_error()
+        .map(|e| format!("SPSC worker: {e}; it ran unpinned"))
+        .into_iter()
+        .collect();
     let dropped = std::rc::Rc::new(std::cell::Cell::new(0u64));
     let dropped2 = dropped.clone();
     let m2 = msg.clone();
@@ -390,19 +395,16 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     // so both hand-offs pay the same cross-core cache traffic.
     let (sink, queue) = ArrayQueueSink::new(batch * 2);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (placed_tx, placed) = std::sync::mpsc::sync_channel::<Result<Pinning>>(1);
+    let (placed_tx, placed) = std::sync::mpsc::sync_channel::<(Pinning, Option<Error>)>(1);
     let consumer = {
         let (queue, stop) = (queue.clone(), stop.clone());
         std::thread::spawn(move || {
-            let placement = match helper {
-                Some(c) => affinity::pin_current(c).map(|_| Pinning::current()),
-                None => affinity::unpin_current().map(|()| Pinning::current()),
-            };
-            let failed = placement.is_err();
-            let _ = placed_tx.send(placement);
-            if failed {
-                return;
+            // Placed like the SPSC worker: a refused pin runs unpinned.
+            let pin_error = helper.and_then(|c| affinity::pin_current(c).err());
+            if helper.is_none() || pin_error.is_some() {
+                let _ = affinity::unpin_current();
             }
+            let _ = placed_tx.send((Pinning::current(), pin_error));
             let mut idle = deferred::Idle::default();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 match queue.pop() {
@@ -415,18 +417,13 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
             }
         })
     };
-    let consumer_placement = placed
-        .recv()
-        .map_err(|_| Error::Thread("ArrayQueue consumer exited at start"))
-        .and_then(|p| p);
-    let consumer_placement = match consumer_placement {
-        Ok(p) => p,
-        Err(e) => {
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            let _ = consumer.join();
-            return Err(e);
-        }
+    let Ok((consumer_placement, consumer_pin_error)) = placed.recv() else {
+        let _ = consumer.join();
+        return Err(Error::Thread("ArrayQueue consumer ended before starting"));
     };
+    if let Some(e) = consumer_pin_error {
+        pin_notes.push(format!("ArrayQueue consumer: {e}; it ran unpinned"));
+    }
     let m3 = msg.clone();
     ops.push((
         "deferred: crossbeam ArrayQueue push".into(),
@@ -459,6 +456,7 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
         "placement: producer (measuring thread) {producer}; SPSC worker {worker}; \
          ArrayQueue consumer {consumer_placement}"
     ));
+    c.notes.extend(pin_notes);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     consumer
         .join()
