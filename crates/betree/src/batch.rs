@@ -2,9 +2,9 @@
 //!
 //! Events are transposed into lanes: for each boolean slot one bit per event,
 //! [`WORDS`] `u64` words wide, so one pass of an expression's batch program
-//! ([`crate::program::bop`]) evaluates it for 256 events with a few word
-//! operations per instruction. There is no short-circuit (lanes disagree), but
-//! every instruction does 256 events' work.
+//! ([`crate::program::bop`]) evaluates it for [`LANES`] (512) events with a
+//! few word operations per instruction. There is no short-circuit (lanes
+//! disagree), but every instruction does 512 events' work.
 
 use crate::Result;
 use crate::event::Event;

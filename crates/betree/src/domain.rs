@@ -234,6 +234,21 @@ impl Schema {
         self.domains.is_empty()
     }
 
+    /// Heap bytes owned by the schema (domains and their names, the name
+    /// table, the boolean slots).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.domains.capacity() * size_of::<Domain>()
+            + self
+                .domains
+                .iter()
+                .map(|d| d.name.capacity())
+                .sum::<usize>()
+            + self.by_name.capacity() * (size_of::<(String, AttrId)>() + 1)
+            + self.by_name.keys().map(String::capacity).sum::<usize>()
+            + self.bool_slot.capacity() * size_of::<u32>()
+    }
+
     /// The bit slot of a boolean attribute.
     pub(crate) fn bool_slot(&self, id: AttrId) -> Option<u32> {
         match self.bool_slot[id as usize] {

@@ -991,6 +991,24 @@ impl Expr {
 }
 
 impl Pred {
+    /// Heap bytes owned by the predicate (its strings and value sets).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let strs = |v: &Vec<String>| {
+            v.capacity() * std::mem::size_of::<String>()
+                + v.iter().map(String::capacity).sum::<usize>()
+        };
+        match self {
+            Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => {
+                set.capacity() * std::mem::size_of::<i64>()
+            }
+            Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => strs(set),
+            Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => v.capacity(),
+            Pred::Str { s, .. } => s.capacity(),
+            Pred::FreqCap { kind, ns, .. } => kind.capacity() + ns.capacity(),
+            _ => 0,
+        }
+    }
+
     /// How many values the expression side of this predicate holds (its
     /// loop steps are at most this plus the event list's length).
     pub(crate) fn set_len(&self) -> usize {
