@@ -308,3 +308,116 @@ fn fix_bench_without_io_uring_reports_it_and_measures_the_rest() {
         "{notes}"
     );
 }
+
+fn soh(s: &str) -> String {
+    s.replace('|', "\x01")
+}
+
+#[test]
+fn check_raw_stream_with_line_breaks_between_messages() {
+    let a = soh(&framed("35=D|55=A|"));
+    let b = soh(&framed("35=8|58=two\nlines|"));
+    // Trailing newline; CRLF between messages; a value holding a newline.
+    for input in [
+        format!("{a}{a}\n"),
+        format!("{a}\r\n{b}\r\n{a}\n\n"),
+        format!("{b}{a}"),
+    ] {
+        let (code, out, _) = run_check(input.as_bytes(), &[]);
+        assert_eq!(code, Some(0), "{input:?}: {out}");
+        let n = input.matches("8=FIX").count();
+        assert!(
+            out.starts_with(&format!("-: {n} valid, 0 invalid")),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn check_soh_log_names_lines() {
+    let good = soh(&framed("35=D|55=A|"));
+    let bad_cs = format!("{}999\x01", &good[..good.len() - 4]);
+    let input = format!("{good}\n{bad_cs}\nNOISE{good}\n");
+    let (code, out, _) = run_check(input.as_bytes(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(out.starts_with("-: 2 valid, 2 invalid"), "{out}");
+    assert!(out.contains("-: line 2: CheckSum(10)"), "{out}");
+    assert!(out.contains("-: line 3: garbage: 5 bytes"), "{out}");
+}
+
+#[test]
+fn check_pipe_line_with_two_messages_counts_both() {
+    let a = framed("35=D|55=A|");
+    let b = framed("35=D|55=B|");
+    let input = format!("{a}{b}\n{a}\n");
+    let (code, out, _) = run_check(input.as_bytes(), &[]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.starts_with("-: 3 valid, 0 invalid"), "{out}");
+    // A truncated second message on a line is reported with its place.
+    let input = format!("{a}{}\n", &b[..20]);
+    let (code, out, _) = run_check(input.as_bytes(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains(&format!("-: line 1, offset {}: ", a.len())),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_json_prints_every_message_invalid_ones_as_errors() {
+    let good = framed("35=D|55=A|");
+    let bad = good.replacen("9=", "9=1", 1);
+    let input = format!("{good}\n{bad}\n{good}\n");
+    let (code, out, err) = run_check(input.as_bytes(), &["--json"]);
+    assert_eq!(code, Some(1));
+    let docs: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(docs.len(), 3, "{out}");
+    assert_eq!(docs[0]["55"], "A");
+    assert_eq!(docs[1]["line"], 2);
+    assert!(
+        docs[1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("BodyLength(9)"),
+        "{}",
+        docs[1]
+    );
+    assert_eq!(docs[2]["55"], "A");
+    assert!(err.contains("line 2: BodyLength(9)"), "{err}");
+}
+
+#[test]
+fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("msgs.fix");
+    let good = soh(&framed("35=D|55=A|"));
+    let bench = |path: &std::path::Path| {
+        perfkit()
+            .args(["fix-bench", "--only", "parse", "--iterations", "50"])
+            .args(["--warmup", "5", "--runs", "1", "--batch", "5", "--json"])
+            .arg("--input")
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(&path, format!("{good}{good}\n")).unwrap();
+    let out = bench(&path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = doc["sections"][0]["rows"][0]["name"].as_str().unwrap();
+    assert!(row.starts_with("input: 2 messages"), "{row}");
+
+    let bad = good.replacen("35=D", "35=X", 1);
+    std::fs::write(&path, format!("{good}\n{bad}\n")).unwrap();
+    let out = bench(&path);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("msgs.fix: line 2: CheckSum(10)"), "{err}");
+}

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use fixcore::Error;
 use fixcore::frame::Framer;
 use fixcore::measure::{self, Comparison, Settings};
 use fixcore::parse::{Node, Parser};
@@ -49,8 +50,9 @@ pub struct FixBenchArgs {
     /// Loopback round trips per transport (summed over runs).
     #[arg(long, default_value_t = 20_000)]
     pub transport_iterations: usize,
-    /// Benchmark parsing of the messages in FILE (SOH- or `|`-separated,
-    /// one per line) instead of the built-in samples.
+    /// Benchmark parsing of the messages in FILE (as `fix check` reads
+    /// them: `|`-separated one per line, or SOH-separated) instead of the
+    /// built-in samples.
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
     #[command(flatten)]
@@ -221,23 +223,24 @@ fn line_message(line: &[u8]) -> Vec<u8> {
     }
 }
 
+/// The messages of a `--input` file, found as `fix check` finds them; the
+/// first invalid one is an error.
 fn read_messages(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
     let data = read_input(path)?;
     let mut parser = Parser::new();
     let mut msgs = Vec::new();
-    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
+    for (origin, item) in find_messages(&data) {
+        let checked = item.and_then(|m| match parser.parse(&m) {
+            Ok(_) => Ok(m),
+            Err(e) => Err(e.to_string()),
+        });
+        match checked {
+            Ok(m) => msgs.push(m),
+            Err(e) => bail!(
+                "{}: {origin}: {e} (fix-bench --input needs valid messages; see `perfkit fix check`)",
+                path.display()
+            ),
         }
-        let m = line_message(line);
-        if let Err(e) = parser.parse(&m) {
-            bail!(
-                "{}: line {}: {e} (fix-bench --input needs valid messages; see `perfkit fix check`)",
-                path.display(),
-                i + 1
-            );
-        }
-        msgs.push(m);
     }
     if msgs.is_empty() {
         bail!("{}: no messages", path.display());
@@ -254,8 +257,9 @@ pub struct FixArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum FixCommand {
-    /// Validate FIX messages (SOH- or `|`-separated, one per line, or a raw
-    /// byte stream); exit 1 if any is invalid.
+    /// Validate FIX messages (`|`-separated, one per line, or SOH-separated
+    /// as a byte stream or a log, line breaks allowed); exit 1 if any is
+    /// invalid.
     Check(FixCheckArgs),
 }
 
@@ -264,8 +268,10 @@ enum FixCommand {
 pub struct FixCheckArgs {
     /// The input, or `-` for stdin.
     pub input: PathBuf,
-    /// Print every valid message as a JSON object of tag -> value (groups
-    /// as arrays of objects), one per line; problems go to stderr.
+    /// Print every message as a JSON object, one per line in input order:
+    /// a valid one as tag -> value (groups as arrays of objects), an
+    /// invalid one as {"line"/"offset": where, "error": why}; problems are
+    /// also listed on stderr.
     #[arg(long)]
     pub json: bool,
 }
@@ -278,8 +284,13 @@ pub fn run_fix(args: FixArgs) -> Result<ExitCode> {
 }
 
 /// Where a message came from, for messages about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Origin {
+    /// The start of a line (1-based).
     Line(usize),
+    /// Inside a line: the line and the byte offset in the input.
+    LineOffset(usize, u64),
+    /// A byte offset in an input without line breaks.
     Offset(u64),
 }
 
@@ -287,47 +298,167 @@ impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Origin::Line(l) => write!(f, "line {l}"),
+            Origin::LineOffset(l, o) => write!(f, "line {l}, offset {o}"),
             Origin::Offset(o) => write!(f, "offset {o}"),
         }
     }
+}
+
+impl Origin {
+    /// The origin as JSON fields (`line` and/or `offset`).
+    fn json(self, m: &mut Map<String, Json>) {
+        match self {
+            Origin::Line(l) => {
+                m.insert("line".into(), l.into());
+            }
+            Origin::LineOffset(l, o) => {
+                m.insert("line".into(), l.into());
+                m.insert("offset".into(), o.into());
+            }
+            Origin::Offset(o) => {
+                m.insert("offset".into(), o.into());
+            }
+        }
+    }
+}
+
+/// Maps input offsets to line numbers.
+struct Lines {
+    /// Offset of every `\n`.
+    breaks: Vec<usize>,
+}
+
+impl Lines {
+    fn new(data: &[u8]) -> Lines {
+        Lines {
+            breaks: data
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        }
+    }
+
+    fn origin(&self, offset: u64) -> Origin {
+        if self.breaks.is_empty() {
+            return Origin::Offset(offset);
+        }
+        let at = usize::try_from(offset).unwrap_or(usize::MAX);
+        let line = self.breaks.partition_point(|&b| b < at);
+        let line_start = if line == 0 {
+            0
+        } else {
+            self.breaks[line - 1] + 1
+        };
+        if at == line_start {
+            Origin::Line(line + 1)
+        } else {
+            Origin::LineOffset(line + 1, offset)
+        }
+    }
+}
+
+/// One message found in the input, or why bytes were not one.
+type Item = (Origin, std::result::Result<Vec<u8>, String>);
+
+/// Splits a byte stream into messages with the framer (by BodyLength, so a
+/// value may even hold a line break). Line breaks and blanks between
+/// messages are not garbage; other bytes are reported once per stretch.
+/// `base` is the offset of `data` in the input.
+fn frame_all(data: &[u8], base: u64, lines: &Lines, items: &mut Vec<Item>) {
+    let mut framer = Framer::new(1 << 20);
+    framer.push(data);
+    loop {
+        let at = framer.position();
+        match framer.next_frame() {
+            Some(Ok(f)) => items.push((lines.origin(base + at), Ok(f.to_vec()))),
+            Some(Err(Error::BadFrame { reason, .. })) => {
+                items.push((lines.origin(base + at), Err(reason.to_string())))
+            }
+            Some(Err(Error::Garbage { skipped, .. })) => {
+                // Line breaks before the stray bytes are not part of them:
+                // report the stretch from its first visible byte, or not at
+                // all when it is only blanks between messages.
+                let stretch = &data[at as usize..at as usize + skipped];
+                let lead = stretch
+                    .iter()
+                    .take_while(|b| b.is_ascii_whitespace())
+                    .count();
+                if lead < stretch.len() {
+                    items.push((
+                        lines.origin(base + at + lead as u64),
+                        Err(format!(
+                            "garbage: {} bytes that are not a FIX message, skipped",
+                            stretch.len() - lead
+                        )),
+                    ));
+                }
+            }
+            Some(Err(e)) => items.push((lines.origin(base + at), Err(e.to_string()))),
+            None => break,
+        }
+    }
+    let at = framer.position();
+    let rest = &data[at as usize..];
+    if rest.iter().all(u8::is_ascii_whitespace) {
+        return;
+    }
+    // An incomplete last message: the parser says precisely what is wrong.
+    let trimmed = rest.trim_ascii_end();
+    let why = match Parser::new().parse(trimmed) {
+        Err(e) => e.to_string(),
+        Ok(_) => format!(
+            "{} trailing bytes do not form a complete message",
+            rest.len()
+        ),
+    };
+    items.push((lines.origin(base + at), Err(why)));
+}
+
+/// Whether a `|`-separated line holds more than one message start (`8=FIX`
+/// at its start or after a separator).
+fn several_messages(line: &[u8]) -> bool {
+    let starts = line
+        .windows(6)
+        .filter(|w| (w[0] == b'|' || w[0] == 1) && &w[1..] == b"8=FIX")
+        .count();
+    starts + usize::from(line.starts_with(b"8=FIX")) > 1
+}
+
+/// Finds the messages of `fix check`'s input. Input with SOH bytes is a
+/// byte stream (a capture, or a log with one message per line): the framer
+/// splits it, whatever line breaks it has. Input without SOH is the
+/// documented `|` form, one message per line, each parsed whole so errors
+/// are the parser's; a line holding several messages is framed instead.
+fn find_messages(data: &[u8]) -> Vec<Item> {
+    let lines = Lines::new(data);
+    let mut items = Vec::new();
+    if data.contains(&1) {
+        frame_all(data, 0, &lines, &mut items);
+        return items;
+    }
+    let mut offset = 0usize;
+    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
+        let start = offset;
+        offset += line.len() + 1;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if several_messages(line) {
+            frame_all(&line_message(line), start as u64, &lines, &mut items);
+        } else {
+            items.push((Origin::Line(i + 1), Ok(line_message(line))));
+        }
+    }
+    items
 }
 
 fn check(args: FixCheckArgs) -> Result<ExitCode> {
     fixcore::scan::ScanPath::configured()?;
     let data = read_input(&args.input)?;
     let name = args.input.display().to_string();
-    // A raw stream ends its messages with SOH; a line file has newlines
-    // between messages.
-    let line_mode = data.contains(&b'\n');
-    let mut items: Vec<(Origin, std::result::Result<Vec<u8>, String>)> = Vec::new();
-    if line_mode {
-        for (i, line) in data.split(|&b| b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            items.push((Origin::Line(i + 1), Ok(line_message(line))));
-        }
-    } else {
-        let mut framer = Framer::new(1 << 20);
-        framer.push(&data);
-        loop {
-            let at = framer.position();
-            match framer.next_frame() {
-                Some(Ok(f)) => items.push((Origin::Offset(at), Ok(f.to_vec()))),
-                Some(Err(e)) => items.push((Origin::Offset(at), Err(e.to_string()))),
-                None => break,
-            }
-        }
-        if framer.buffered() > 0 {
-            items.push((
-                Origin::Offset(framer.position()),
-                Err(format!(
-                    "{} trailing bytes do not form a complete message",
-                    framer.buffered()
-                )),
-            ));
-        }
-    }
+    let items = find_messages(&data);
     let mut parser = Parser::new();
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -353,6 +484,14 @@ fn check(args: FixCheckArgs) -> Result<ExitCode> {
             Ok(()) => valid += 1,
             Err(reason) => {
                 invalid += 1;
+                if args.json {
+                    // Every message gets a line of output, in input order.
+                    let mut obj = Map::new();
+                    origin.json(&mut obj);
+                    obj.insert("error".into(), Json::String(reason.clone()));
+                    serde_json::to_writer(&mut out, &Json::Object(obj))?;
+                    writeln!(out)?;
+                }
                 problems.push(format!("{name}: {origin}: {reason}"));
             }
         }
