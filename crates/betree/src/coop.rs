@@ -9,7 +9,7 @@ use std::collections::BinaryHeap;
 
 use crate::Result;
 use crate::event::Event;
-use crate::index::{Id, Index, LaneState, key_of};
+use crate::index::{Id, Index, LANES, LaneState, key_of};
 use crate::program::{MAX_STEP_WEIGHT, Memo};
 
 /// Where the budgeted selection stands.
@@ -55,17 +55,20 @@ enum Stage {
 ///
 /// # Overrun
 ///
-/// Every unit of work is charged and checked against the budget before it
-/// starts, and a step returns as soon as the reductions it spent reach the
-/// budget. Selection units cost exactly 1, so selection never overruns.
-/// Evaluation units are indivisible: a leaf step costs at most
-/// [`MAX_STEP_WEIGHT`] (2 plus one per nesting level, which the parser
-/// bounds) plus, the first time its predicate is evaluated for the event,
-/// the predicate's loop steps, at most the length of the event's list plus
-/// the length of the expression's value set. So with `budget ≥ 1` one call
-/// of [`Index::search_next`] spends at most `budget - 1 +`
-/// [`SearchIter::max_overrun`] reductions. Every call does at least one unit
-/// of work, so any budget, 1 included, terminates.
+/// Selection units cost exactly 1 and each is checked against the budget
+/// before it starts, so selection never overruns. Evaluation runs several
+/// expressions side by side, one leaf of each per round, and checks the
+/// budget once per round (checking per leaf cost about a tenth of the
+/// search, whose leaves are mostly single bit tests). A leaf step is
+/// indivisible: it costs at most [`MAX_STEP_WEIGHT`] (2 plus one per
+/// nesting level, which the parser bounds) plus, the first time its
+/// predicate is evaluated for the event, the predicate's loop steps, at most
+/// the length of the event's list plus the length of the expression's value
+/// set; taking a candidate costs 1 and is checked on its own. So with
+/// `budget ≥ 1` one call of [`Index::search_next`] spends at most
+/// `budget - 1 +` [`SearchIter::max_overrun`] reductions: a round's worth of
+/// leaf steps. Every call does at least one unit of work, so any budget, 1
+/// included, terminates.
 #[derive(Debug)]
 pub struct SearchIter<'a> {
     index: &'a Index,
@@ -108,11 +111,13 @@ impl SearchIter<'_> {
     }
 
     /// The most reductions one call of [`Index::search_next`] can spend
-    /// beyond `budget - 1` for this event: [`MAX_STEP_WEIGHT`] plus the
-    /// longest list the event holds plus the longest value set of any
-    /// expression inserted into the index so far.
+    /// beyond `budget - 1` for this event: one round of leaf steps, each
+    /// [`MAX_STEP_WEIGHT`] plus the longest list the event holds plus the
+    /// longest value set of any expression inserted into the index so far.
     pub fn max_overrun(&self) -> u64 {
-        MAX_STEP_WEIGHT + self.event.longest_list() as u64 + self.index.longest_set as u64
+        let leaf =
+            MAX_STEP_WEIGHT + self.event.longest_list() as u64 + self.index.longest_set as u64;
+        LANES as u64 * leaf
     }
 
     fn finish(&mut self) -> Vec<Id> {

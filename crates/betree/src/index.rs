@@ -117,8 +117,6 @@ pub struct Index {
     by_id: HashMap<Id, u32>,
     free_slots: Vec<u32>,
     pub(crate) code: Vec<Step>,
-    /// Reductions per step of `code`, same positions (see `program::weight`).
-    pub(crate) weights: Vec<u8>,
     pub(crate) bcode: Vec<u32>,
     garbage: usize,
     pub(crate) atoms: Atoms,
@@ -149,7 +147,6 @@ impl Index {
             by_id: HashMap::new(),
             free_slots: Vec::new(),
             code: Vec::new(),
-            weights: Vec::new(),
             bcode: Vec::new(),
             garbage: 0,
             atoms: Atoms::default(),
@@ -214,7 +211,6 @@ impl Index {
             keys: keys.clone(),
         };
         self.code.extend_from_slice(&c.steps);
-        self.weights.extend_from_slice(&c.weights);
         self.bcode.extend_from_slice(&c.batch);
         e.visit_preds(&mut |p| self.longest_set = self.longest_set.max(p.set_len()));
         let s = match self.free_slots.pop() {
@@ -340,7 +336,6 @@ impl Index {
     /// nothing inside them changes.
     fn compact(&mut self) {
         let mut code = Vec::with_capacity(self.code.len() - self.garbage.min(self.code.len()));
-        let mut weights = Vec::with_capacity(code.capacity());
         let mut tree = Vec::new();
         for slot in self.slots.iter_mut().filter(|s| s.live) {
             let (cs, cl) = (slot.code_start as usize, slot.code_len as usize);
@@ -348,11 +343,9 @@ impl Index {
             slot.code_start = code.len() as u32;
             slot.tree_start = tree.len() as u32;
             code.extend_from_slice(&self.code[cs..cs + cl]);
-            weights.extend_from_slice(&self.weights[cs..cs + cl]);
             tree.extend_from_slice(&self.bcode[ts..ts + tl]);
         }
         self.code = code;
-        self.weights = weights;
         self.bcode = tree;
         self.garbage = 0;
     }
@@ -472,7 +465,6 @@ impl Index {
             live,
         } = lanes;
         let mut code: [&[Step]; LANES] = [&[]; LANES];
-        let mut wts: [&[u8]; LANES] = [&[]; LANES];
         for k in 0..LANES {
             if pc[k] < REJECT {
                 let slot = &self.slots[cands[pos[k]] as usize];
@@ -481,9 +473,6 @@ impl Index {
                     (slot.code_start + slot.code_len) as usize,
                 );
                 code[k] = &self.code[start..end];
-                if COUNT {
-                    wts[k] = &self.weights[start..end];
-                }
             }
         }
         let mut red = 0u64;
@@ -509,9 +498,6 @@ impl Index {
                             (slot.code_start + slot.code_len) as usize,
                         );
                         code[$k] = &self.code[start..end];
-                        if COUNT {
-                            wts[$k] = &self.weights[start..end];
-                        }
                         pc[$k] = slot.entry;
                         pos[$k] = i;
                         filled = true;
@@ -525,15 +511,19 @@ impl Index {
             }};
         }
         while *live > 0 || *next < cands.len() {
+            // The budget is checked once per round of lanes, not per lane:
+            // per lane it cost ~10% of a search whose leaves are single bit
+            // tests. A round may so overrun by up to `LANES` units, which
+            // `SearchIter::max_overrun` states.
+            if COUNT && red >= budget {
+                return (false, red);
+            }
             for k in 0..LANES {
-                if COUNT && red >= budget {
-                    return (false, red);
-                }
                 let p = pc[k];
                 if p < REJECT {
                     let st = code[k][p as usize];
                     if COUNT {
-                        red += u64::from(wts[k][p as usize]);
+                        red += u64::from(st.weight);
                     }
                     let v = if st.test < ATOM {
                         ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
@@ -607,7 +597,7 @@ impl Index {
             _ => 0,
         };
         let mut n = size_of::<Index>();
-        n += vec(&self.code) + vec(&self.weights) + vec(&self.bcode);
+        n += vec(&self.code) + vec(&self.bcode);
         n += vec(&self.slots);
         for slot in &self.slots {
             n += vec(&slot.atoms);
@@ -717,8 +707,8 @@ fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     }
 }
 
-/// Programs evaluated side by side.
-const LANES: usize = 4;
+/// Programs evaluated side by side, one leaf each per round.
+pub(crate) const LANES: usize = 4;
 /// An empty lane.
 const NONE: usize = usize::MAX;
 
