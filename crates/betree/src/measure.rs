@@ -168,6 +168,48 @@ pub fn run(
     })
 }
 
+/// CPU time of the `next` mode's slices, from [`slice_cpu`].
+#[derive(Debug, Clone)]
+pub struct SliceCpu {
+    /// CPU time of the calling thread per slice (one `search_next` call),
+    /// nanoseconds.
+    pub slices: Histogram<u64>,
+    /// The longest.
+    pub max_ns: u64,
+}
+
+/// Runs the `next` mode over `events` again and times every slice on
+/// `thread_cpu` (the calling thread's CPU clock, in nanoseconds, which the
+/// caller supplies so this crate needs no platform code).
+///
+/// The wall time between yields that [`run`] reports also counts the time
+/// the OS had the thread descheduled, which on a shared machine reaches
+/// milliseconds whatever the search does; CPU time is what the search
+/// itself held the executor for.
+pub fn slice_cpu(
+    index: &Index,
+    events: &[Event],
+    budget: u64,
+    thread_cpu: impl Fn() -> u64,
+) -> Result<SliceCpu> {
+    let mut slices = hist();
+    let mut max_ns = 0;
+    for ev in events {
+        let mut it = index.search_iter(ev)?;
+        loop {
+            let t = thread_cpu();
+            let step = index.search_next(&mut it, budget);
+            let ns = thread_cpu().saturating_sub(t);
+            max_ns = max_ns.max(ns);
+            let _ = slices.record(ns.max(1));
+            if let SearchStep::Done(_) = step {
+                break;
+            }
+        }
+    }
+    Ok(SliceCpu { slices, max_ns })
+}
+
 fn compare(mode: &ModeStats, base: &ModeStats) -> Comparison {
     let mut rel: Vec<f64> = mode
         .blocks_ns

@@ -3,6 +3,7 @@
 //! - [`report`]: the one renderer (tables, `--json`, `--hlog`,
 //!   `--percentiles`, `--plot`) all measuring subcommands use;
 //! - [`corpus`]: the deterministic benchmark corpus;
+//! - [`clock`]: thread and process CPU-time clocks;
 //! - [`machine`]: the CPU model and core count every report states;
 //! - [`units`]: durations and sizes on the command line.
 //!
@@ -18,6 +19,7 @@
 //! assert!(report::render_text(&rep, false).contains("42.0 µs"));
 //! ```
 
+pub mod clock;
 pub mod corpus;
 pub mod machine;
 pub mod report;

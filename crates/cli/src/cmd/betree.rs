@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use betree::measure::{self, BenchReport};
+use betree::measure::{self, BenchReport, SliceCpu};
 use betree::reference::{self, Term};
 use betree::{Event, Index, Schema, SearchStep};
 use perfkit::report::{self, Report, ReportArgs, Row, Value};
@@ -344,16 +344,30 @@ fn bench_report(
 ) -> Result<Report> {
     let r: BenchReport =
         measure::run(index, events, budget, block, warmup).context("running the benchmark")?;
+    let cpu = slice_cpu(index, events, budget)?;
     let mut rep = Report::new("betree bench");
     rep.run.iterations = r.events as u64;
     rep.run.warmup = warmup.min(events.len()) as u64;
     rep.run.timing = "std::time::Instant around each search and each search_next step".into();
-    fill(&mut rep, index, &r, build, "");
+    fill(&mut rep, index, &r, &cpu, build, "");
     Ok(rep)
 }
 
+/// The `next` mode's slices again, on the thread's CPU clock.
+fn slice_cpu(index: &Index, events: &[Event], budget: u64) -> Result<SliceCpu> {
+    let ns = || perfkit::clock::thread_cpu().as_nanos() as u64;
+    measure::slice_cpu(index, events, budget, ns).context("timing slices on the CPU clock")
+}
+
 /// Adds the benchmark's sections to `rep`, names prefixed by `prefix`.
-pub fn fill(rep: &mut Report, index: &Index, r: &BenchReport, build: Duration, prefix: &str) {
+pub fn fill(
+    rep: &mut Report,
+    index: &Index,
+    r: &BenchReport,
+    cpu: &SliceCpu,
+    build: Duration,
+    prefix: &str,
+) {
     let std_total = r.modes[0].total_ns.max(1) as f64;
     let s = rep.section(format!("{prefix}index"));
     s.row(
@@ -382,13 +396,19 @@ pub fn fill(rep: &mut Report, index: &Index, r: &BenchReport, build: Duration, p
             )
             .col("vs_std", Value::num(m.total_ns as f64 / std_total, 3));
         if k == 2 {
-            row = row.col("max_slice_us", Value::num(m.max_slice_ns as f64 / 1e3, 1));
+            row = row
+                .col("max_slice_us", Value::num(m.max_slice_ns as f64 / 1e3, 1))
+                .col("max_slice_cpu_us", Value::num(cpu.max_ns as f64 / 1e3, 1));
         }
         s.row(row);
     }
     s.row(
         Row::new(format!("next: time between yields (budget {})", r.budget))
             .latency(r.modes[2].slices.clone()),
+    );
+    s.row(
+        Row::new(format!("next: CPU time per slice (budget {})", r.budget))
+            .latency(cpu.slices.clone()),
     );
     let batch_eps = r.events as f64 / (r.batch_ns.max(1) as f64 / 1e9);
     s.row(
@@ -401,6 +421,7 @@ pub fn fill(rep: &mut Report, index: &Index, r: &BenchReport, build: Duration, p
         "{} events, {} matches in total, identical in every mode (checked)",
         r.events, r.matches
     ));
+    s.note("max_slice: longest wall time between two yields, which counts time the OS had the thread descheduled; max_slice_cpu: longest CPU time of one slice (thread CPU clock, a separate pass), what the search itself held the executor for");
     let s = rep.section(format!(
         "{prefix}relative difference per block of {} events vs std",
         r.block
@@ -436,6 +457,7 @@ pub fn default_workload(rep: &mut Report) -> Result<()> {
         .map(|v| Event::from_bools(&schema, v))
         .collect::<betree::Result<Vec<_>>>()?;
     let r = measure::run(&index, &events, 2000, 250, 20)?;
-    fill(rep, &index, &r, build, "betree: ");
+    let cpu = slice_cpu(&index, &events, 2000)?;
+    fill(rep, &index, &r, &cpu, build, "betree: ");
     Ok(())
 }

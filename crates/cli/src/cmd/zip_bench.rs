@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use perfkit::clock;
 use perfkit::corpus::{self, Kind};
 use perfkit::report::{self, Report, ReportArgs, Row, RunInfo, Value};
 use perfkit::units::parse_duration;
@@ -47,27 +48,6 @@ pub struct ZipBenchArgs {
     pub quick: bool,
     #[command(flatten)]
     pub report: ReportArgs,
-}
-
-/// CPU time of the calling thread (sync, async and AES run on it).
-fn thread_cpu() -> Duration {
-    cpu(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-/// CPU time of the whole process (the parallel mode's workers included).
-fn process_cpu() -> Duration {
-    cpu(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
-/// Nanosecond CPU clocks: getrusage is tick-granular for short intervals.
-fn cpu(clock: libc::clockid_t) -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec we own; the clock id is valid.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 struct Scenario {
@@ -313,10 +293,12 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
             let mut iters = 0;
             while iters < args.iterations.max(1) && (iters < 2 || start.elapsed() < args.time) {
                 for (i, &m) in modes.iter().enumerate() {
+                    // Sync, async, AES and the peers run on this thread; the
+                    // parallel mode's workers count only in the process clock.
                     let clock: fn() -> Duration = if m == Mode::Parallel {
-                        process_cpu
+                        clock::process_cpu
                     } else {
-                        thread_cpu
+                        clock::thread_cpu
                     };
                     let rss0 = reset_peak_rss();
                     let (c0, w0) = (clock(), Instant::now());
