@@ -5,7 +5,10 @@
 //! [`ArrayQueueSink`] is the same hand-off over crossbeam's `ArrayQueue`,
 //! kept as the benchmark baseline.
 
+pub mod inline;
 pub mod spsc;
+
+pub use inline::{INLINE_MAX, InlineMsg};
 
 use crate::affinity::{self, Pinning};
 use crate::parse::Parser;
@@ -242,16 +245,6 @@ pub fn process_inline(parser: &mut Parser, store: &mut dyn MessageStore, msg: &[
     store.insert(seq, msg)
 }
 
-/// Largest message the [`ArrayQueueSink`] baseline carries.
-pub const INLINE_MAX: usize = 256;
-
-/// A message copied by value into a crossbeam queue element.
-#[derive(Clone, Copy)]
-pub struct InlineMsg {
-    len: u16,
-    bytes: [u8; INLINE_MAX],
-}
-
 /// Baseline hand-off: crossbeam `ArrayQueue<InlineMsg>`.
 pub struct ArrayQueueSink {
     queue: Arc<ArrayQueue<InlineMsg>>,
@@ -268,22 +261,7 @@ impl ArrayQueueSink {
     /// Copies `msg` into the queue; `false` if full or longer than 256 bytes.
     #[inline]
     pub fn try_submit(&self, msg: &[u8]) -> bool {
-        if msg.len() > INLINE_MAX {
-            return false;
-        }
-        let mut m = InlineMsg {
-            len: msg.len() as u16,
-            bytes: [0; INLINE_MAX],
-        };
-        m.bytes[..msg.len()].copy_from_slice(msg);
-        self.queue.push(m).is_ok()
-    }
-}
-
-impl InlineMsg {
-    /// The carried bytes.
-    pub fn bytes(&self) -> &[u8] {
-        &self.bytes[..usize::from(self.len)]
+        InlineMsg::new(msg).is_some_and(|m| self.queue.push(m).is_ok())
     }
 }
 
