@@ -123,6 +123,27 @@ fn fix_bench_json_matches_the_report_schema() {
             "{want} in {names:?}"
         );
     }
+    // The transports are compared with tokio as well as with blocking I/O.
+    let transport = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().starts_with("transport"))
+        .unwrap();
+    let rows = transport["rows"].as_array().unwrap();
+    let tokio = rows.iter().find(|r| r["name"] == "tokio").unwrap();
+    assert_eq!(tokio["speedup_vs_tokio_x"], 1.0, "{tokio}");
+    for r in rows {
+        assert!(r["speedup_vs_tokio_x"].is_number(), "{r}");
+    }
+    if let Some(defer) = rows.iter().find(|r| r["name"] == "io_uring+defer_taskrun") {
+        let x = defer["speedup_vs_tokio_x"].as_f64().unwrap();
+        let notes = transport["notes"].to_string();
+        assert!(
+            notes.contains(&format!("io_uring+defer_taskrun vs tokio: {x:.2}x")),
+            "{notes}"
+        );
+    }
 }
 
 #[test]

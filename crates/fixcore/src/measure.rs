@@ -90,15 +90,24 @@ pub struct Comparison {
     /// Whether the variants are alternatives to compare with the first
     /// (false when they are simply different inputs).
     pub compare: bool,
+    /// A second variant every row is also compared with (e.g. tokio for
+    /// the transports, whose first variant is blocking I/O).
+    pub also_vs: Option<usize>,
 }
 
 impl Comparison {
     /// Median of the baseline divided by the median of variant `i` (> 1
     /// means variant `i` is faster).
     pub fn speedup(&self, i: usize) -> f64 {
-        let base = self.variants[0].histogram.value_at_quantile(0.5) as f64;
+        self.speedup_vs(0, i)
+    }
+
+    /// Median of variant `base` divided by the median of variant `i` (> 1
+    /// means variant `i` is faster).
+    pub fn speedup_vs(&self, base: usize, i: usize) -> f64 {
+        let b = self.variants[base].histogram.value_at_quantile(0.5) as f64;
         let v = self.variants[i].histogram.value_at_quantile(0.5) as f64;
-        base / v.max(1.0)
+        b / v.max(1.0)
     }
 }
 
@@ -155,6 +164,7 @@ fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Co
             .collect(),
         notes: Vec::new(),
         compare: true,
+        also_vs: None,
     }
 }
 
@@ -556,6 +566,7 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
         variants: out.into_iter().flatten().collect(),
         notes,
         compare: true,
+        also_vs: None,
     })
 }
 
@@ -621,7 +632,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
             ));
         }
     }
-    Ok(Comparison {
+    let mut c = Comparison {
         title: format!(
             "transport: {} B NewOrderSingle -> {} B ExecutionReport echo on 127.0.0.1 (round trip)",
             request.len(),
@@ -630,7 +641,19 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
         variants,
         notes,
         compare: true,
-    })
+        // Blocking is the baseline; the async question is io_uring vs tokio.
+        also_vs: transports.iter().position(|&t| t == Transport::Tokio),
+    };
+    let pos = |want: Transport| transports.iter().position(|&t| t == want);
+    if let (Some(tokio), Some(defer)) = (pos(Transport::Tokio), pos(Transport::IoUringDefer)) {
+        c.notes.push(format!(
+            "{} vs tokio: {:.2}x (median of tokio / median of {})",
+            Transport::IoUringDefer.name(),
+            c.speedup_vs(tokio, defer),
+            Transport::IoUringDefer.name()
+        ));
+    }
+    Ok(c)
 }
 
 #[cfg(test)]
@@ -667,9 +690,19 @@ mod tests {
             assert_eq!(v.histogram.len(), 40, "{}", v.name);
             assert!(v.note.is_some());
         }
+        assert_eq!(t.also_vs, Some(1), "tokio");
         // Without io_uring the benchmark still runs, minus those rows.
         match transport::io_uring_available() {
-            Ok(()) => assert_eq!(t.variants.len(), 4),
+            Ok(()) => {
+                assert_eq!(t.variants.len(), 4);
+                let note = t.notes.iter().find(|n| n.contains(" vs tokio: ")).unwrap();
+                let want = format!("{:.2}x", t.speedup_vs(1, 3));
+                assert!(
+                    note.starts_with("io_uring+defer_taskrun vs tokio: "),
+                    "{note}"
+                );
+                assert!(note.contains(&want), "{note} / {want}");
+            }
             Err(_) => {
                 assert_eq!(t.variants.len(), 2);
                 assert!(

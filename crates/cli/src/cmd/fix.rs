@@ -175,11 +175,24 @@ fn add_comparison(report: &mut Report, c: Comparison) {
         .first()
         .map(|v| v.name.clone())
         .unwrap_or_default();
+    // A second reference, e.g. tokio for the transports: its ratio column.
+    let second = c.also_vs.filter(|&j| c.compare && j < c.variants.len());
+    let second_ratios: Vec<f64> = match second {
+        Some(j) => (0..c.variants.len()).map(|i| c.speedup_vs(j, i)).collect(),
+        None => Vec::new(),
+    };
+    let second_name = second.map(|j| c.variants[j].name.clone());
+    let second_col = second_name
+        .as_deref()
+        .map(|n| format!("speedup_vs_{}_x", snake(n)));
     let section = report.section(c.title);
     for (i, v) in c.variants.into_iter().enumerate() {
         let mut row = Row::new(v.name).latency(v.histogram).elapsed(v.elapsed);
         if c.compare {
             row = row.col("speedup_x", Value::num(speedups[i], 2));
+        }
+        if let Some(col) = &second_col {
+            row = row.col(col, Value::num(second_ratios[i], 2));
         }
         if let Some(note) = v.note {
             row = row.col("note", note);
@@ -191,9 +204,27 @@ fn add_comparison(report: &mut Report, c: Comparison) {
             "speedup_x = median of {baseline} / median of the row (> 1: faster than {baseline})"
         ));
     }
+    if let (Some(col), Some(name)) = (&second_col, &second_name) {
+        section.note(format!(
+            "{col} = median of {name} / median of the row (> 1: faster than {name})"
+        ));
+    }
     for n in c.notes {
         section.note(n);
     }
+}
+
+/// `io_uring+defer_taskrun` → `io_uring_defer_taskrun`, for column names.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for ch in name.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_owned()
 }
 
 /// Reads `path` (or stdin for `-`) whole.
