@@ -1022,7 +1022,11 @@ fn search_async_yields_while_it_searches() {
     let want = index.search(&ev).unwrap();
     let budget = 64;
     let (_, calls) = stepped(&index, &ev, budget);
-    assert!(calls.len() > 50, "the search takes many steps, not {}", calls.len());
+    assert!(
+        calls.len() > 50,
+        "the search takes many steps, not {}",
+        calls.len()
+    );
 
     /// Counts how often the wrapped future returns `Pending`.
     struct CountPending<F> {
