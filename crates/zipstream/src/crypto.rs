@@ -4,10 +4,19 @@
 //! salt; data is encrypted with AES in CTR mode using a 16-byte little-endian
 //! counter that starts at 1; the authentication code is the first 10 bytes of
 //! HMAC-SHA1 over the *ciphertext*.
+//!
+//! AES-CTR is RustCrypto's `aes` + `ctr` (the WinZip counter is little-endian,
+//! which ready-made CTR modes elsewhere are not). HMAC-SHA1 and PBKDF2 come
+//! from `aws-lc-rs`, whose SHA-1 runs ~1.9 GB/s on this project's SHA-NI
+//! machines against ~1.1 GB/s for the RustCrypto `sha1` crate: the MAC is
+//! most of what encryption adds to a level-6 archive, and the budget
+//! for it is 3 %. The RustCrypto crates stay as the tests' independent
+//! oracle.
+
+use std::num::NonZeroU32;
 
 use aes::cipher::{KeyIvInit, StreamCipher};
-use hmac::{Hmac, KeyInit, Mac};
-use sha1::Sha1;
+use aws_lc_rs::{hmac, pbkdf2};
 
 /// AES key size for WinZip AES encryption.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,7 +69,7 @@ impl AesStrength {
 pub const VERIFIER_LEN: usize = 2;
 /// Authentication code length.
 pub const MAC_LEN: usize = 10;
-const ITERATIONS: u32 = 1000;
+const ITERATIONS: NonZeroU32 = NonZeroU32::new(1000).expect("1000 is not zero");
 
 type Ctr<C> = ctr::Ctr128LE<C>;
 
@@ -83,7 +92,7 @@ impl Cipher {
 /// Keys derived from a password and salt.
 struct Keys {
     cipher: Cipher,
-    mac: Hmac<Sha1>,
+    mac: hmac::Context,
     verifier: [u8; VERIFIER_LEN],
 }
 
@@ -91,7 +100,15 @@ fn derive(strength: AesStrength, password: &[u8], salt: &[u8]) -> Keys {
     let k = strength.key_len();
     let mut material = [0u8; 32 * 2 + VERIFIER_LEN];
     let material = &mut material[..2 * k + VERIFIER_LEN];
-    pbkdf2::pbkdf2_hmac::<Sha1>(password, salt, ITERATIONS, material);
+    // 66 bytes at most, far below PBKDF2-HMAC-SHA1's output limit, so this
+    // cannot fail.
+    pbkdf2::derive(
+        pbkdf2::PBKDF2_HMAC_SHA1,
+        ITERATIONS,
+        salt,
+        password,
+        material,
+    );
     // The counter block: little-endian value 1 in the first bytes, zeros after.
     let mut iv = [0u8; 16];
     iv[0] = 1;
@@ -107,8 +124,10 @@ fn derive(strength: AesStrength, password: &[u8], salt: &[u8]) -> Keys {
             Cipher::A256(Ctr::new_from_slices(key, &iv).expect("key length matches"))
         }
     };
-    let mac = <Hmac<Sha1> as KeyInit>::new_from_slice(&material[k..2 * k])
-        .expect("HMAC takes any key length");
+    let mac = hmac::Context::with_key(&hmac::Key::new(
+        hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
+        &material[k..2 * k],
+    ));
     let verifier = [material[2 * k], material[2 * k + 1]];
     Keys {
         cipher,
@@ -145,9 +164,9 @@ impl AesEncryptor {
 
     /// The 10-byte authentication code.
     pub(crate) fn finish(self) -> [u8; MAC_LEN] {
-        let full = self.keys.mac.finalize().into_bytes();
+        let full = self.keys.mac.sign();
         let mut code = [0u8; MAC_LEN];
-        code.copy_from_slice(&full[..MAC_LEN]);
+        code.copy_from_slice(&full.as_ref()[..MAC_LEN]);
         code
     }
 }
@@ -182,9 +201,9 @@ impl AesDecryptor {
 
     /// Compares the computed code with the stored one in constant time.
     pub(crate) fn verify(self, stored: &[u8]) -> bool {
-        let full = self.keys.mac.finalize().into_bytes();
+        let full = self.keys.mac.sign();
         stored.len() == MAC_LEN
-            && full[..MAC_LEN]
+            && full.as_ref()[..MAC_LEN]
                 .iter()
                 .zip(stored)
                 .fold(0u8, |acc, (a, b)| acc | (a ^ b))
@@ -205,7 +224,14 @@ mod tests {
     fn pbkdf2_matches_rfc6070_vector() {
         // RFC 6070 test vector 2: P="password", S="salt", c=2, dkLen=20.
         let mut out = [0u8; 20];
-        pbkdf2::pbkdf2_hmac::<Sha1>(b"password", b"salt", 2, &mut out);
+        let two = NonZeroU32::new(2).unwrap();
+        pbkdf2::derive(
+            pbkdf2::PBKDF2_HMAC_SHA1,
+            two,
+            b"salt",
+            b"password",
+            &mut out,
+        );
         assert_eq!(
             out,
             [
@@ -213,6 +239,41 @@ mod tests {
                 0x41, 0xf0, 0xd8, 0xde, 0x89, 0x57
             ]
         );
+    }
+
+    /// The keys and the authentication code agree with the RustCrypto
+    /// crates (an implementation independent of aws-lc), for every
+    /// strength, salt length and a message split at odd places.
+    #[test]
+    fn keys_and_mac_agree_with_rustcrypto() {
+        use ::hmac::{Hmac, KeyInit as _, Mac as _};
+        for s in [
+            AesStrength::Aes128,
+            AesStrength::Aes192,
+            AesStrength::Aes256,
+        ] {
+            let salt: Vec<u8> = (0..s.salt_len() as u8)
+                .map(|i| i.wrapping_mul(37) ^ 0x5a)
+                .collect();
+            let password = b"correct horse battery staple";
+            let k = s.key_len();
+            let mut material = vec![0u8; 2 * k + VERIFIER_LEN];
+            ::pbkdf2::pbkdf2_hmac::<::sha1::Sha1>(password, &salt, 1000, &mut material);
+
+            let mut e = AesEncryptor::new(s, password, &salt);
+            assert_eq!(e.header(), [&salt[..], &material[2 * k..]].concat());
+            let plain: Vec<u8> = (0..100_003u32).map(|i| (i * 7 % 251) as u8).collect();
+            let mut ct = plain.clone();
+            for chunk in ct.chunks_mut(4093) {
+                e.encrypt(chunk);
+            }
+            let code = e.finish();
+
+            let mut mac = Hmac::<::sha1::Sha1>::new_from_slice(&material[k..2 * k]).unwrap();
+            mac.update(&ct);
+            assert_eq!(code[..], mac.finalize().into_bytes()[..MAC_LEN]);
+            assert_ne!(ct, plain);
+        }
     }
 
     #[test]
