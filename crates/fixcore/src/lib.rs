@@ -51,4 +51,5 @@ pub mod parse;
 pub mod sample;
 pub mod store;
 pub mod transport;
+pub mod tsc;
 pub mod value;
