@@ -353,6 +353,34 @@ fn bench_report(
     Ok(rep)
 }
 
+/// The machine's own stalls: a loop of fixed work as long as the median
+/// slice, run as many times as there were slices. Its tail (interrupts,
+/// hypervisor exits, preemption) is what any code of that length sees
+/// here, so the slices' tail is read against it.
+fn control_loop(slices: &hdrhistogram::Histogram<u64>) -> hdrhistogram::Histogram<u64> {
+    let target = Duration::from_nanos(slices.value_at_quantile(0.5).max(1));
+    // Calibrate the work per loop on the thread's CPU clock.
+    let spin = |n: u64| {
+        let mut x = 1u64;
+        for i in 0..n {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+        }
+        x
+    };
+    let probe = 100_000;
+    let t = perfkit::clock::thread_cpu();
+    std::hint::black_box(spin(probe));
+    let per = (perfkit::clock::thread_cpu() - t).as_nanos().max(1) as f64 / probe as f64;
+    let n = ((target.as_nanos() as f64 / per) as u64).max(1);
+    let mut h = report::latency_histogram();
+    for _ in 0..slices.len() {
+        let t = Instant::now();
+        std::hint::black_box(spin(n));
+        report::record(&mut h, t.elapsed());
+    }
+    h
+}
+
 /// The `next` mode's slices again, on the thread's CPU clock.
 fn slice_cpu(index: &Index, events: &[Event], budget: u64) -> Result<SliceCpu> {
     let ns = || perfkit::clock::thread_cpu().as_nanos() as u64;
@@ -410,6 +438,10 @@ pub fn fill(
         Row::new(format!("next: CPU time per slice (budget {})", r.budget))
             .latency(cpu.slices.clone()),
     );
+    s.row(
+        Row::new("control: fixed CPU loop of the median slice's length")
+            .latency(control_loop(&cpu.slices)),
+    );
     let batch_eps = r.events as f64 / (r.batch_ns.max(1) as f64 / 1e9);
     s.row(
         Row::new("batch (search_batch, all events)")
@@ -421,7 +453,7 @@ pub fn fill(
         "{} events, {} matches in total, identical in every mode (checked)",
         r.events, r.matches
     ));
-    s.note("max_slice: longest wall time between two yields, which counts time the OS had the thread descheduled; max_slice_cpu: longest CPU time of one slice (thread CPU clock, a separate pass), what the search itself held the executor for");
+    s.note("max_slice: longest wall time between two yields, which counts time the OS had the thread descheduled; max_slice_cpu: longest CPU time of one slice (thread CPU clock, a separate pass; in a VM it also counts time the hypervisor took); the control row is fixed work of the median slice's length, timed the same number of times: its tail is the machine's, not the search's");
     let s = rep.section(format!(
         "{prefix}relative difference per block of {} events vs std",
         r.block
