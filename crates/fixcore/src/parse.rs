@@ -341,27 +341,53 @@ fn split_fields(buf: &[u8], pos: &[u32], fields: &mut Vec<Field>) -> Result<()> 
 /// tags are positive integers written without padding); `Err(true)` when
 /// empty.
 ///
-/// A SWAR (8 bytes at once) version was measured slower than this loop:
-/// tags are 1–4 digits and the loop's exit is well predicted.
+/// Tags of 1–4 digits (all but a few user-defined ones) take straight-line
+/// arithmetic chosen by length; the digit-by-digit loop, whose exit
+/// mispredicts as tag lengths alternate, was ~40 % of a validated parse.
+/// A SWAR (8 bytes at once) version was measured slower than either.
 #[inline]
 fn parse_tag(t: &[u8]) -> std::result::Result<u32, bool> {
-    match t.first() {
-        None => return Err(true),
-        Some(b'0') => return Err(false),
-        Some(_) => {}
-    }
-    if t.len() > 9 {
-        return Err(false);
-    }
-    let mut x = 0u32;
-    for &b in t {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return Err(false);
+    let d = |i: usize| u32::from(t[i].wrapping_sub(b'0'));
+    // Every digit < 10 and the first not 0: one test on the OR of the
+    // out-of-range flags keeps the short paths branch-light.
+    let (x, bad) = match t.len() {
+        0 => return Err(true),
+        1 => (d(0), d(0).wrapping_sub(1) > 8),
+        2 => {
+            let (a, b) = (d(0), d(1));
+            (a * 10 + b, (a.wrapping_sub(1) > 8) | (b > 9))
         }
-        x = x * 10 + u32::from(d);
-    }
-    Ok(x)
+        3 => {
+            let (a, b, c) = (d(0), d(1), d(2));
+            (
+                a * 100 + b * 10 + c,
+                (a.wrapping_sub(1) > 8) | (b > 9) | (c > 9),
+            )
+        }
+        4 => {
+            let (a, b, c, e) = (d(0), d(1), d(2), d(3));
+            (
+                a * 1000 + b * 100 + c * 10 + e,
+                (a.wrapping_sub(1) > 8) | (b > 9) | (c > 9) | (e > 9),
+            )
+        }
+        5..=9 => {
+            if t[0] == b'0' {
+                return Err(false);
+            }
+            let mut x = 0u32;
+            for &b in t {
+                let d = b.wrapping_sub(b'0');
+                if d > 9 {
+                    return Err(false);
+                }
+                x = x * 10 + u32::from(d);
+            }
+            (x, false)
+        }
+        _ => return Err(false),
+    };
+    if bad { Err(false) } else { Ok(x) }
 }
 
 /// `FIX.d.d` or `FIXT.d.d`: every BeginString FIX has defined (FIX.4.0 to

@@ -452,3 +452,45 @@ fn begin_string_must_name_a_fix_version() {
         );
     }
 }
+
+/// Every string of up to 5 bytes over digits and the bytes next to them
+/// (and `=`), plus 9- and 10-digit ones, against std's integer parser under
+/// FIX's rules (1–9 digits, no leading zero).
+#[test]
+fn parse_tag_agrees_with_std_on_every_short_string() {
+    fn oracle(t: &[u8]) -> std::result::Result<u32, bool> {
+        if t.is_empty() {
+            return Err(true);
+        }
+        let ok = t.len() <= 9 && t.iter().all(u8::is_ascii_digit) && t[0] != b'0';
+        if !ok {
+            return Err(false);
+        }
+        Ok(std::str::from_utf8(t).unwrap().parse::<u32>().unwrap())
+    }
+    let alphabet: Vec<u8> = (b'/'..=b':').chain([b'=', b'a', 0x01, 0xff]).collect();
+    let mut t = Vec::new();
+    fn walk(t: &mut Vec<u8>, alphabet: &[u8], depth: usize, check: &dyn Fn(&[u8])) {
+        check(t);
+        if depth == 0 {
+            return;
+        }
+        for &b in alphabet {
+            t.push(b);
+            walk(t, alphabet, depth - 1, check);
+            t.pop();
+        }
+    }
+    let check = |t: &[u8]| assert_eq!(super::parse_tag(t), oracle(t), "{:?}", t);
+    walk(&mut t, &alphabet, 5, &check);
+    for long in [
+        &b"123456789"[..],
+        b"999999999",
+        b"100000000",
+        b"1234567890",
+        b"012345678",
+        b"12345678a",
+    ] {
+        check(long);
+    }
+}
