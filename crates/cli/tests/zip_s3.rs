@@ -8,6 +8,9 @@ mod interop;
 
 #[path = "../../zipstream/tests/support/moto.rs"]
 mod moto;
+#[path = "../../zipstream/tests/support/noise.rs"]
+mod noise;
+use noise::noise;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -30,27 +33,13 @@ fn zip_cmd(moto: &Moto) -> Command {
     cmd
 }
 
-/// Incompressible bytes (xorshift64*).
-fn noise(n: usize) -> Vec<u8> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut v = Vec::with_capacity(n + 8);
-    while v.len() < n {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        v.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
-    }
-    v.truncate(n);
-    v
-}
-
 fn sample(dir: &Path) {
     std::fs::create_dir_all(dir.join("src/sub")).unwrap();
     let text: Vec<u8> = (0..200_000u32)
         .map(|i| b"perfkit zip s3 test "[(i % 20) as usize])
         .collect();
     std::fs::write(dir.join("src/a.txt"), text).unwrap();
-    std::fs::write(dir.join("src/sub/b.bin"), noise(50_000)).unwrap();
+    std::fs::write(dir.join("src/sub/b.bin"), noise(50_000, 0)).unwrap();
     std::fs::write(dir.join("src/empty"), b"").unwrap();
 }
 
@@ -84,7 +73,7 @@ fn zips_to_s3_small_and_multipart_sync_and_parallel() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
     sample(d);
-    std::fs::write(d.join("big.bin"), noise(11 << 20)).unwrap();
+    std::fs::write(d.join("big.bin"), noise(11 << 20, 0)).unwrap();
 
     for (i, jobs) in ["1", "3"].into_iter().enumerate() {
         // Small: one PUT.
@@ -142,7 +131,7 @@ fn failed_zip_to_s3_leaves_no_object_and_no_parts() {
     moto.create_bucket("perfkit-fail");
     let t = tempfile::tempdir().unwrap();
     let d = t.path();
-    std::fs::write(d.join("big.bin"), noise(11 << 20)).unwrap();
+    std::fs::write(d.join("big.bin"), noise(11 << 20, 0)).unwrap();
     for jobs in ["1", "2"] {
         // `-` reads stdin, which is a directory: reading it fails (EISDIR)
         // after big.bin has been uploaded in parts.

@@ -11,6 +11,9 @@
 
 #[path = "support/moto.rs"]
 mod moto;
+#[path = "support/noise.rs"]
+mod noise;
+use noise::noise;
 
 use std::io;
 use std::pin::Pin;
@@ -35,20 +38,6 @@ fn store(moto: &Moto, bucket: &str) -> Arc<dyn object_store::ObjectStore> {
         b = b.with_config(k.to_ascii_lowercase().parse().unwrap(), v);
     }
     Arc::new(b.build().unwrap())
-}
-
-/// Incompressible bytes (xorshift64*).
-fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x: u64 = 0x9E37_79B9_7F4A_7C15 ^ seed;
-    let mut v = Vec::with_capacity(n + 8);
-    while v.len() < n {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        v.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
-    }
-    v.truncate(n);
-    v
 }
 
 fn text(n: usize) -> Vec<u8> {
