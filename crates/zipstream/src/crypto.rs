@@ -276,6 +276,18 @@ mod tests {
         }
     }
 
+    /// A password from the archive's user may be empty; deriving keys from
+    /// it must work (and must agree with the RustCrypto oracle).
+    #[test]
+    fn empty_password_derives_keys() {
+        let salt = [9u8; 16];
+        let e = AesEncryptor::new(AesStrength::Aes256, b"", &salt);
+        let mut material = [0u8; 2 * 32 + VERIFIER_LEN];
+        ::pbkdf2::pbkdf2_hmac::<::sha1::Sha1>(b"", &salt, 1000, &mut material);
+        assert_eq!(e.header()[16..], material[64..]);
+        assert!(AesDecryptor::new(AesStrength::Aes256, b"", &salt, &material[64..]).is_some());
+    }
+
     #[test]
     fn ctr_counter_is_little_endian_from_one() {
         // Independent oracle: encrypt the counter blocks 1 and 2 (LE) with raw
