@@ -347,7 +347,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         for r in rows {
             sec.row(r);
         }
-        sec.note("cpu_vs_sync: CPU per archive relative to the sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate: > 1 means perfkit is faster)");
+        sec.note("cpu_vs_sync: CPU per archive relative to the sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate and s-zip: > 1 means perfkit is faster)");
         sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
         sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
         sec.note(
