@@ -367,8 +367,8 @@ impl Index {
 
     /// Selects the candidate slots for `ev` into `out`, in id order (so
     /// results come out sorted without sorting them), in one go; the
-    /// cooperative search has a budgeted version (`coop::Selection`) that
-    /// yields the same list.
+    /// cooperative search selects the same list in budgeted stages
+    /// (`SearchIter`'s `select`).
     pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>, mark: &mut Vec<u64>) {
         out.clear();
         out.extend_from_slice(&self.always);
@@ -441,13 +441,13 @@ impl Index {
     /// latencies; the next step is chosen without a branch because the test
     /// outcome is unpredictable.
     ///
-    /// With `COUNT`, every unit of work is charged and checked against
-    /// `budget` before it starts: taking a candidate (1), and executing one
-    /// step (its weight, plus the loop steps of its atom the first time the
-    /// atom is evaluated for this event). The call returns as soon as the
-    /// reductions spent reach `budget`, so it spends less than `budget` plus
-    /// the costliest unit. Returns whether every candidate is decided and
-    /// the reductions spent.
+    /// With `COUNT`, every unit of work is charged: taking a candidate (1,
+    /// checked against `budget` before it starts), and executing one step
+    /// (its weight, plus the loop steps of its atom the first time the atom
+    /// is evaluated for this event). Steps are checked once per round of
+    /// `LANES`, so the call spends less than `budget` plus one round of the
+    /// costliest steps (`SearchIter::max_overrun`). Returns whether every
+    /// candidate is decided and the reductions spent.
     pub(crate) fn eval_many<const COUNT: bool>(
         &self,
         cands: &[u32],
@@ -467,12 +467,7 @@ impl Index {
         let mut code: [&[Step]; LANES] = [&[]; LANES];
         for k in 0..LANES {
             if pc[k] < REJECT {
-                let slot = &self.slots[cands[pos[k]] as usize];
-                let (start, end) = (
-                    slot.code_start as usize,
-                    (slot.code_start + slot.code_len) as usize,
-                );
-                code[k] = &self.code[start..end];
+                code[k] = self.program(&self.slots[cands[pos[k]] as usize]);
             }
         }
         let mut red = 0u64;
@@ -493,11 +488,7 @@ impl Index {
                     let slot = &self.slots[cands[i] as usize];
                     *next += 1;
                     if slot.entry < REJECT {
-                        let (start, end) = (
-                            slot.code_start as usize,
-                            (slot.code_start + slot.code_len) as usize,
-                        );
-                        code[$k] = &self.code[start..end];
+                        code[$k] = self.program(slot);
                         pc[$k] = slot.entry;
                         pos[$k] = i;
                         filled = true;
@@ -548,6 +539,13 @@ impl Index {
             }
         }
         (true, red)
+    }
+
+    /// The jump program of `slot` (offsets added in `usize`).
+    #[inline]
+    fn program(&self, slot: &Slot) -> &[Step] {
+        let start = slot.code_start as usize;
+        &self.code[start..start + slot.code_len as usize]
     }
 
     /// Appends the ids of the candidates whose bit is set in `hits`.
