@@ -213,8 +213,7 @@ fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
     };
     if let Some(path) = &input.domains {
         let t = read_input(path)?;
-        // An Erlang term list ends with `.`, a JSON document never does.
-        domains = Some(if !t.trim_end().ends_with('.') {
+        domains = Some(if looks_like_json(&t) {
             betree::domain::domains_from_json(&t)
                 .with_context(|| format!("reading {}", path.display()))?
         } else {
@@ -381,6 +380,22 @@ fn control_loop(slices: &hdrhistogram::Histogram<u64>) -> hdrhistogram::Histogra
     h
 }
 
+/// Whether a domain file is JSON rather than an Erlang term list. Both
+/// open with `[{`; a JSON object's first key is a string, an Erlang tuple's
+/// first element an atom. (Looking at the end instead failed on Erlang files
+/// that close with a `%` comment.)
+fn looks_like_json(text: &str) -> bool {
+    let mut rest = text.trim_start().strip_prefix('[').map(str::trim_start);
+    if let Some(r) = rest {
+        if r.starts_with(']') {
+            // `[]` parses either way; JSON reads it the same.
+            return true;
+        }
+        rest = r.strip_prefix('{').map(str::trim_start);
+    }
+    rest.is_some_and(|r| r.starts_with('"') || r.starts_with('}'))
+}
+
 /// The `next` mode's slices again, on the thread's CPU clock.
 fn slice_cpu(index: &Index, events: &[Event], budget: u64) -> Result<SliceCpu> {
     let ns = || perfkit::clock::thread_cpu().as_nanos() as u64;
@@ -492,4 +507,21 @@ pub fn default_workload(rep: &mut Report) -> Result<()> {
     let cpu = slice_cpu(&index, &events, 2000)?;
     fill(rep, &index, &r, &cpu, build, "betree: ");
     Ok(())
+}
+
+#[cfg(test)]
+mod domain_format_tests {
+    use super::looks_like_json;
+
+    #[test]
+    fn json_and_erlang_domain_files_are_told_apart() {
+        assert!(looks_like_json(r#" [ {"name": "a", "type": "bool"} ]"#));
+        assert!(looks_like_json("[]"));
+        assert!(looks_like_json("[{}]"));
+        assert!(!looks_like_json("[{par1,bool,disallow_undefined}].\n"));
+        assert!(!looks_like_json(
+            "[{par1,bool,disallow_undefined}]. % trailing comment\n"
+        ));
+        assert!(!looks_like_json("% header\n[{age,int,allow_undefined}]."));
+    }
 }
