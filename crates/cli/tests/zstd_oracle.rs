@@ -264,12 +264,19 @@ fn the_window_limit_agrees_with_zstd() {
 
 #[test]
 fn memory_limits_outside_what_zstd_decodes_are_usage_errors() {
-    for bad in ["--memory=1000", "--memory=3G", "--memory=lots"] {
+    for (bad, flag) in [
+        ("--memory=1000", "--memory"),
+        ("--memory=3G", "--memory"),
+        ("--memory=lots", "--memory"),
+        // zstd's window logs run from 10 to 31.
+        ("--long=9", "--long"),
+        ("--long=40", "--long"),
+    ] {
         let out = perfkit().args(["decompress", bad, "-"]).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
         assert!(
-            err.contains("invalid value") && err.contains("--memory"),
+            err.contains("invalid value") && err.contains(flag),
             "{bad}: {err}"
         );
     }

@@ -63,7 +63,8 @@ pub struct CompressArgs {
     threads: u32,
     /// Long-distance matching with a window of 2^WLOG (default 27); when
     /// decompressing, allow windows up to 2^WLOG (as --memory=2^WLOG).
-    #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27")]
+    #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27",
+          value_parser = clap::value_parser!(u32).range(10..=31))]
     long: Option<u32>,
     /// When decompressing, refuse frames whose window exceeds LIMIT bytes
     /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
