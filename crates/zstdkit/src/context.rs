@@ -305,6 +305,13 @@ impl Decompressor {
             // writes has nothing more to give: the input is exhausted.
             if used == 0 && produced == 0 && !filled {
                 progress.at_eof()?;
+                // Input zstd would not take is never silently dropped.
+                if pos < src.len() {
+                    return Err(Error::Corrupt {
+                        offset: pos as u64,
+                        detail: "the decoder stopped before the end of the input",
+                    });
+                }
                 return Ok(dst.len());
             }
         }
