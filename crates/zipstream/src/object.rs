@@ -4,8 +4,8 @@
 //!
 //! [`ObjectSink`] is a tokio [`AsyncWrite`], so [`crate::AsyncZipWriter`]
 //! writes to it like to any other sink. It holds the first part in memory;
-//! once more than one part's worth has been written it starts a multipart
-//! upload and sends each full part in the background, at most
+//! once a whole part's worth has been written it starts a multipart upload
+//! and sends each full part in the background, at most
 //! [`UploadOptions::max_concurrency`] at a time, so memory stays below
 //! `(max_concurrency + 1) × part_size` whatever the archive size. An archive
 //! smaller than one part is sent with a single PUT by [`ObjectSink::finish`].
@@ -484,8 +484,13 @@ impl AsyncWrite for ObjectSink {
                         *failed = true;
                         return Poll::Ready(Err(Error::from(e).into()));
                     }
-                    upload.write(buf);
-                    return Poll::Ready(Ok(buf.len()));
+                    // At most a part per call: `write` starts an upload for
+                    // every full part it is given, and capacity was checked
+                    // for one, so a larger buffer would put more than
+                    // `max_concurrency` parts in flight.
+                    let n = buf.len().min(this.opts.part_size);
+                    upload.write(&buf[..n]);
+                    return Poll::Ready(Ok(n));
                 }
                 State::Finishing(_) | State::Closed => return Poll::Ready(Err(closed())),
             }
@@ -587,6 +592,34 @@ mod tests {
             assert!(sink.write_all(b"x").await.is_err());
             assert!(sink.abort().await.is_ok());
         }
+    }
+
+    /// A write larger than a part is taken a part at a time once uploading,
+    /// so no more than `max_concurrency` parts are ever in flight; and the
+    /// bytes still arrive whole.
+    #[tokio::test]
+    async fn a_large_write_is_taken_one_part_at_a_time() {
+        use tokio::io::AsyncWrite;
+        let store = Arc::new(InMemory::new());
+        let path = Path::from("big");
+        let opts = UploadOptions::default().part_size(1000).max_concurrency(1);
+        let mut sink = ObjectSink::new(store.clone(), path.clone(), opts);
+        let data = pattern(10_000);
+        let mut at = 0;
+        let mut accepted = Vec::new();
+        while at < data.len() {
+            let n = std::future::poll_fn(|cx| Pin::new(&mut sink).poll_write(cx, &data[at..]))
+                .await
+                .unwrap();
+            accepted.push(n);
+            at += n;
+        }
+        // Before the fix the first call took all 10,000 bytes: ten parts
+        // started at once with max_concurrency 1.
+        assert!(accepted.iter().all(|&n| n <= 1000), "{accepted:?}");
+        sink.finish().await.unwrap();
+        let got = store.get(&path).await.unwrap().bytes().await.unwrap();
+        assert_eq!(&got[..], &data[..]);
     }
 
     #[tokio::test]
