@@ -11,7 +11,7 @@ use std::path::PathBuf;
 pub enum Error {
     /// The underlying reader or writer failed.
     #[error("I/O error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(#[source] std::io::Error),
     /// No end-of-central-directory record: the input is not a ZIP archive (or is truncated).
     #[error("not a ZIP archive: no end of central directory record in the last 64 KiB")]
     NotZip,
@@ -190,6 +190,16 @@ impl Error {
             unreachable!("get_ref returned Some");
         }
         Error::Io(e)
+    }
+}
+
+/// Every `io::Error` becomes a crate error through `Error::from_io`, so one
+/// of ours that travelled through `Read`/`Write` (the object sink's, a
+/// reader's) comes back as itself in the sync and async writers alike,
+/// never nested under "I/O error".
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::from_io(e)
     }
 }
 

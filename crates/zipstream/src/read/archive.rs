@@ -175,7 +175,7 @@ impl<R: Read + Seek> ZipArchive<R> {
     pub fn read_to_vec(&mut self, index: usize, password: Option<&[u8]>) -> Result<Vec<u8>> {
         let mut r = self.open(index, password)?;
         let mut v = Vec::with_capacity(r.entry().size.min(1 << 24) as usize);
-        r.read_to_end(&mut v).map_err(Error::from_io)?;
+        r.read_to_end(&mut v)?;
         Ok(v)
     }
 

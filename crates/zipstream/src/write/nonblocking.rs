@@ -112,16 +112,14 @@ impl<W: AsyncWrite + Unpin> AsyncZipWriter<W> {
     pub async fn finish(mut self) -> Result<W> {
         self.core.finish()?;
         self.drain(true).await?;
-        self.sink.flush().await.map_err(Error::from_io)?;
+        self.sink.flush().await?;
         Ok(self.sink)
     }
 
     async fn drain(&mut self, all: bool) -> Result<()> {
         std::future::poll_fn(|cx| self.poll_drain(cx, all))
             .await
-            // A sink may carry one of our errors (the object-storage sink
-            // does); unwrap it rather than nest it under "I/O error".
-            .map_err(Error::from_io)
+            .map_err(Error::from)
     }
 
     fn poll_drain(&mut self, cx: &mut Context<'_>, all: bool) -> Poll<io::Result<()>> {
