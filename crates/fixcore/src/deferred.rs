@@ -184,12 +184,25 @@ impl DeferredProcessor {
         self.producer.pending()
     }
 
+    /// Waits until the worker has taken every submitted message. Fails,
+    /// rather than waiting forever, if the worker has died.
+    pub fn wait_drained(&self) -> Result<()> {
+        while self.producer.pending() > 0 {
+            if self.worker_dead() {
+                return Err(Error::Thread(
+                    "deferred worker died; nothing drains the ring",
+                ));
+            }
+            std::thread::yield_now();
+        }
+        Ok(())
+    }
+
     /// Waits for the worker to drain the ring and returns its statistics.
     /// Fails, rather than waiting forever, if the worker has died.
     pub fn finish(mut self) -> Result<DeferredStats> {
-        while self.producer.pending() > 0 && !self.worker_dead() {
-            std::thread::yield_now();
-        }
+        // A dead worker is reported by the join below.
+        let _ = self.wait_drained();
         self.stop.store(true, Ordering::Release);
         let worker = self
             .worker
@@ -332,6 +345,7 @@ mod tests {
             e,
             "background thread failed: deferred worker died; nothing drains the ring"
         );
+        assert_eq!(d.wait_drained().unwrap_err().to_string(), e);
         assert_eq!(
             d.finish().unwrap_err().to_string(),
             "background thread failed: deferred worker panicked"

@@ -394,9 +394,9 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
         Box::new(move |n| {
             // Let the worker drain first so the timed pushes find room:
             // this measures the hot path, not the worker's throughput.
-            while d.pending() > 0 {
-                std::thread::yield_now();
-            }
+            // A dead worker would leave the ring full: the refused submits
+            // below then count it, rather than a hang here.
+            let _ = d.wait_drained();
             let t = Instant::now();
             for _ in 0..n {
                 if !d.try_submit(black_box(&m2)) {
@@ -423,9 +423,9 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
                 SPACED_ARRIVAL.as_nanos()
             ),
             Box::new(move |n| {
-                while d2.pending() > 0 {
-                    std::thread::yield_now();
-                }
+                // A dead worker would leave the ring full: the refused
+                // submits below then count it, rather than a hang here.
+                let _ = d2.wait_drained();
                 let mut total = Duration::ZERO;
                 let mut next = tsc.now();
                 for _ in 0..n {
