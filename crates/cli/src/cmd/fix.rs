@@ -452,7 +452,7 @@ fn frame_all(data: &[u8], base: u64, lines: &Lines, items: &mut Vec<Item>) {
 fn several_messages(line: &[u8]) -> bool {
     let starts = line
         .windows(6)
-        .filter(|w| (w[0] == b'|' || w[0] == 1) && &w[1..] == b"8=FIX")
+        .filter(|w| w[0] == b'|' && &w[1..] == b"8=FIX")
         .count();
     starts + usize::from(line.starts_with(b"8=FIX")) > 1
 }

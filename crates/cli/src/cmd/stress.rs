@@ -31,7 +31,8 @@ const MIN_SLICE: Duration = Duration::from_secs(2);
 fn rounds(args: &StressArgs) -> u32 {
     match (args.compare, args.rounds) {
         (false, _) => 1,
-        (true, Some(r)) => r.max(1),
+        // clap keeps --rounds >= 1.
+        (true, Some(r)) => r,
         (true, None) if args.soak => 1,
         (true, None) => {
             let fit = args.duration.as_nanos() / MIN_SLICE.as_nanos();
