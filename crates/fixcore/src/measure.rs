@@ -684,7 +684,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
             ));
         }
     }
-    let mut c = Comparison {
+    Ok(Comparison {
         title: format!(
             "transport: {} B NewOrderSingle -> {} B ExecutionReport echo on 127.0.0.1 (round trip)",
             request.len(),
@@ -695,17 +695,7 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
         compare: true,
         // Blocking is the baseline; the async question is io_uring vs tokio.
         also_vs: transports.iter().position(|&t| t == Transport::Tokio),
-    };
-    let pos = |want: Transport| transports.iter().position(|&t| t == want);
-    if let (Some(tokio), Some(defer)) = (pos(Transport::Tokio), pos(Transport::IoUringDefer)) {
-        c.notes.push(format!(
-            "{} vs tokio: {:.2}x (median of tokio / median of {})",
-            Transport::IoUringDefer.name(),
-            c.speedup_vs(tokio, defer),
-            Transport::IoUringDefer.name()
-        ));
-    }
-    Ok(c)
+    })
 }
 
 #[cfg(test)]
@@ -747,13 +737,6 @@ mod tests {
         match transport::io_uring_available() {
             Ok(()) => {
                 assert_eq!(t.variants.len(), 4);
-                let note = t.notes.iter().find(|n| n.contains(" vs tokio: ")).unwrap();
-                let want = format!("{:.2}x", t.speedup_vs(1, 3));
-                assert!(
-                    note.starts_with("io_uring+defer_taskrun vs tokio: "),
-                    "{note}"
-                );
-                assert!(note.contains(&want), "{note} / {want}");
             }
             Err(_) => {
                 assert_eq!(t.variants.len(), 2);
