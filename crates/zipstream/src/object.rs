@@ -316,6 +316,9 @@ impl ObjectSink {
     }
 
     fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        // An upload being created becomes `Uploading` (or fails) first, so
+        // finishing has one multipart path.
+        ready!(self.poll_created(cx)).map_err(Error::from)?;
         loop {
             match &mut self.state {
                 State::Finishing(fut) => {
@@ -341,16 +344,7 @@ impl ObjectSink {
                         Ok(())
                     })
                 }
-                State::Creating(create, buf) => {
-                    let part_size = self.opts.part_size;
-                    Box::pin(async move {
-                        let mut upload =
-                            WriteMultipart::new_with_chunk_size(create.await?, part_size);
-                        upload.write(&buf);
-                        upload.finish().await?;
-                        Ok(())
-                    })
-                }
+                State::Creating(..) => unreachable!("poll_created ran above"),
                 State::Uploading { upload, failed } => Box::pin(async move {
                     if failed {
                         upload.abort().await?;
