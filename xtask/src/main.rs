@@ -88,8 +88,11 @@ fn ci() -> Result<()> {
     // fixcore's scanner picks the fastest SIMD path at run time, so the run
     // above only exercised this CPU's best one. Capping the pick runs the
     // parser, framer and builder tests on each slower path as well (the
-    // capped pick never exceeds what the CPU has; fixcore rejects unknown
-    // names). Cheap: the test binaries are already built.
+    // capped pick never exceeds what the CPU has, so on a CPU without
+    // AVX-512 a cap repeats the run above; fixcore rejects unknown names).
+    // Selecting fixcore alone re-resolves its dev-dependencies' features, so
+    // the first capped run rebuilds a few of them (about a minute); the
+    // other two reuse that build.
     for cap in ["avx512", "avx2", "scalar"] {
         run(cargo()
             .args(["test", "-p", "fixcore"])
