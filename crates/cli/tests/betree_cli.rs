@@ -203,19 +203,29 @@ fn json_events_with_a_json_domain_file() {
         "{\"age\": 31, \"tags\": [\"sports\"]}\n{\"age\": 12, \"vip\": true}\n",
     )
     .unwrap();
-    let out = ok(perfkit().current_dir(d).args([
-        "betree",
-        "search",
-        "--exprs",
-        "e",
-        "--domains",
-        "dom.json",
-        "--events",
-        "v",
-        "--events-format",
-        "json",
-    ]));
+    let out = ok(&mut search_json(d, &[]));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "1\n2 3\n");
+}
+
+/// `perfkit betree search` in `d` over expressions `e`, JSON domains
+/// `dom.json` and JSON events `v`, plus `extra` arguments.
+fn search_json(d: &Path, extra: &[&str]) -> std::process::Command {
+    let mut cmd = perfkit();
+    cmd.current_dir(d)
+        .args([
+            "betree",
+            "search",
+            "--exprs",
+            "e",
+            "--domains",
+            "dom.json",
+            "--events",
+            "v",
+            "--events-format",
+            "json",
+        ])
+        .args(extra);
+    cmd
 }
 
 #[test]
@@ -229,24 +239,7 @@ fn event_missing_a_required_attribute_names_the_event_file() {
     .unwrap();
     std::fs::write(d.join("e"), "<<\"age > 3\">>.\n").unwrap();
     std::fs::write(d.join("v"), "{\"age\": 5}\n{}\n").unwrap();
-    let out = perfkit()
-        .current_dir(d)
-        .args([
-            "betree",
-            "search",
-            "--exprs",
-            "e",
-            "--domains",
-            "dom.json",
-            "--events",
-            "v",
-            "--events-format",
-            "json",
-            "-o",
-            "out",
-        ])
-        .output()
-        .unwrap();
+    let out = search_json(d, &["-o", "out"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
@@ -297,22 +290,7 @@ fn json_domain_file_errors_name_the_file_and_the_domain() {
         ),
     ] {
         std::fs::write(d.join("dom.json"), dom).unwrap();
-        let out = perfkit()
-            .current_dir(d)
-            .args([
-                "betree",
-                "search",
-                "--exprs",
-                "e",
-                "--domains",
-                "dom.json",
-                "--events",
-                "v",
-                "--events-format",
-                "json",
-            ])
-            .output()
-            .unwrap();
+        let out = search_json(d, &[]).output().unwrap();
         assert_eq!(out.status.code(), Some(1), "{dom}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(
