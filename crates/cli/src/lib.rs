@@ -5,6 +5,7 @@
 //! - [`corpus`]: the deterministic benchmark corpus;
 //! - [`clock`]: thread and process CPU-time clocks;
 //! - [`machine`]: the CPU model and core count every report states;
+//! - [`peer`]: where the separately built peer programs are found;
 //! - [`units`]: durations and sizes on the command line.
 //!
 //! The subcommands themselves live in the binary (`src/cmd/`), one module
@@ -22,5 +23,6 @@
 pub mod clock;
 pub mod corpus;
 pub mod machine;
+pub mod peer;
 pub mod report;
 pub mod units;
