@@ -72,6 +72,25 @@ struct Open {
     aes: Option<AesEncryptor>,
 }
 
+impl Open {
+    /// Feeds the CRC, unless the entry is encrypted: AE-2 stores no CRC (the
+    /// HMAC authenticates the data instead), so hashing would be wasted work.
+    fn hash_crc(&mut self, data: &[u8]) {
+        if self.aes.is_none() {
+            self.crc.update(data);
+        }
+    }
+
+    /// The CRC the headers and the central directory record: 0 under AE-2.
+    fn stored_crc(&self) -> u32 {
+        if self.aes.is_some() {
+            0
+        } else {
+            self.crc.clone().finalize()
+        }
+    }
+}
+
 /// The writer state machine.
 pub(crate) struct Core {
     /// Bytes produced and not yet handed to the sink.
@@ -214,7 +233,7 @@ impl Core {
     /// Compresses (and encrypts) `data` straight into the output buffer.
     fn compress(&mut self, data: &[u8]) {
         let open = self.open.as_mut().expect("caller checked");
-        open.crc.update(data);
+        open.hash_crc(data);
         open.raw += data.len() as u64;
         let start = self.out.len();
         open.encoder.encode(data, &mut self.out);
@@ -236,7 +255,7 @@ impl Core {
     fn commit_sample(&mut self, complete: bool) -> Result<()> {
         let mut open = self.open.take().expect("caller checked");
         let sample = std::mem::take(&mut open.sample);
-        open.crc.update(&sample);
+        open.hash_crc(&sample);
         open.raw = sample.len() as u64;
         let mut body = Vec::with_capacity(sample.len() / 2 + 64);
         if complete {
@@ -272,7 +291,7 @@ impl Core {
         open.comp = (aes_header.len() + body.len()) as u64;
         if complete {
             open.sized_header = true;
-            let sizes = Some((self.crc_for(&open), open.comp + aes_extra, open.raw));
+            let sizes = Some((open.stored_crc(), open.comp + aes_extra, open.raw));
             open.zip64_local = open.raw >= U32_SENTINEL || open.comp + aes_extra >= U32_SENTINEL;
             let header = local_header(&open, sizes);
             self.emit(&header);
@@ -326,15 +345,6 @@ impl Core {
         Ok(())
     }
 
-    fn crc_for(&self, open: &Open) -> u32 {
-        // AE-2 stores no CRC: the HMAC authenticates the data instead.
-        if open.aes.is_some() {
-            0
-        } else {
-            open.crc.clone().finalize()
-        }
-    }
-
     /// Ends the current entry. Returns a header patch for seekable sinks.
     pub(crate) fn finish_entry(&mut self) -> Result<Option<Patch>> {
         let Some(open) = self.open.as_ref() else {
@@ -368,11 +378,7 @@ impl Core {
                     actual: open.raw,
                 });
             }
-            let crc = if open.opts.encryption.is_some() {
-                0
-            } else {
-                open.crc.clone().finalize()
-            };
+            let crc = open.stored_crc();
             if self.seekable {
                 let bytes = local_header(open, Some((crc, open.comp, open.raw)));
                 patch = Some(Patch {
@@ -394,11 +400,7 @@ impl Core {
             }
         }
         let open = self.open.take().expect("still open");
-        let crc = if open.opts.encryption.is_some() {
-            0
-        } else {
-            open.crc.clone().finalize()
-        };
+        let crc = open.stored_crc();
         let (time, date) = dos_datetime(open.opts.mtime);
         let flags = entry_flags(&open);
         let mode = open.opts.file_mode();
