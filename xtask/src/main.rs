@@ -7,7 +7,10 @@
 //!   tests then run again with `FIXCORE_SCAN=avx512`, `avx2` and `scalar`.
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus.
 //! - `fuzz [SECONDS]`: runs every fuzz target for SECONDS each (nightly).
+//! - `peers [NAME...]`: builds the peer programs benches compare with
+//!   (e.g. QuickFIX's parser) into `target/peers/`; `ci` builds them too.
 
+mod peers;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -35,7 +38,11 @@ fn main() -> Result<()> {
             let secs: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(60);
             fuzz(secs)
         }
-        _ => bail!("usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS]"),
+        Some("peers") => peers::build(&args[1..]),
+        _ => bail!(
+            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | peers [NAME...]\npeers:{}",
+            peers::usage()
+        ),
     }
 }
 
@@ -80,6 +87,9 @@ fn ci() -> Result<()> {
         "warnings",
     ]))?;
     tools::ensure()?;
+    // The peer tests (QuickFIX beside fix-bench's parser) need the peers
+    // built, from the libraries tools::ensure just installed.
+    peers::build(&[])?;
     // The interoperability tests read PERFKIT_INTEROP: set, a missing outside
     // program is a failure rather than a skip.
     run(cargo()

@@ -1,5 +1,6 @@
-//! The outside programs and Python modules the interoperability tests use,
-//! and how to install them.
+//! The outside programs, C++ libraries and Python modules the
+//! interoperability tests and the peer programs use, and how to install
+//! them.
 
 use std::process::{Command, Stdio};
 
@@ -10,6 +11,13 @@ use anyhow::{Result, bail};
 struct Program {
     name: &'static str,
     probe: &'static [&'static str],
+    apt: &'static str,
+}
+
+/// A library a peer program links (`cargo xtask peers`), known to be
+/// installed by one of its headers, and its Debian package.
+struct Library {
+    header: &'static str,
     apt: &'static str,
 }
 
@@ -54,6 +62,21 @@ const PROGRAMS: &[Program] = &[
         name: "bsdtar",
         probe: &["--version"],
         apt: "libarchive-tools",
+    },
+    // The peer programs are C++ (`cargo xtask peers`).
+    Program {
+        name: "g++",
+        probe: &["--version"],
+        apt: "g++",
+    },
+];
+
+const LIBRARIES: &[Library] = &[
+    // fix-bench's parse section: QuickFIX's validated parse, measured beside
+    // fixcore's by the quickfix-parse peer.
+    Library {
+        header: "/usr/include/quickfix/Message.h",
+        apt: "libquickfix-dev",
     },
 ];
 
@@ -106,6 +129,12 @@ fn missing() -> (Vec<&'static str>, Vec<&'static str>) {
         .iter()
         .filter(|p| !program_ok(p))
         .map(|p| p.apt)
+        .chain(
+            LIBRARIES
+                .iter()
+                .filter(|l| !std::path::Path::new(l.header).is_file())
+                .map(|l| l.apt),
+        )
         .collect();
     let pip = PY_MODULES
         .iter()
@@ -153,7 +182,8 @@ pub fn ensure() -> Result<()> {
     if apt.is_empty() && pip.is_empty() {
         return Ok(());
     }
-    let mut msg = String::from("the interoperability tests need programs that are missing:");
+    let mut msg =
+        String::from("the interoperability tests and peers need programs that are missing:");
     if !apt.is_empty() {
         msg.push_str(&format!("\n  apt-get install {}", apt.join(" ")));
     }

@@ -1,0 +1,244 @@
+// quickfix-parse: QuickFIX's validated parse of incoming messages, timed the
+// way `perfkit fix-bench` times fixcore's parser, so both can be reported
+// side by side with their ratio. Built by `cargo xtask peers`.
+//
+// The parse is what a QuickFIX session does with every message it reads:
+// FIX::Message constructed from the string with a DataDictionary and
+// validation on. That checks the order of 8, 9 and 35, BodyLength and
+// CheckSum, and uses the dictionary to tell header, body and trailer apart,
+// to find data fields and to nest repeating groups. DataDictionary::validate
+// (types, required fields, enums) is a separate step a session may add; it
+// is left out, as fixcore's parser does not check those either.
+//
+// Usage:
+//   quickfix-parse --dict FILE --check             (records on stdin)
+//   quickfix-parse --dict FILE --bench [--pin CORE] (records, then commands)
+//
+// Records: "<set> <length>\n", then <length> message bytes and "\n"; a line
+// "go" ends them. Sets are numbered from 0 in order; the calls of a set cycle
+// through its messages, as fix-bench's calls cycle through an --input file.
+//
+// --check prints, per message, "ok <set> <index> fields=<n> groups=<tag>x<count>,..."
+// or "invalid <set> <index> <reason>", and exits 1 if any was invalid.
+//
+// --bench parses every message once and prints "ready <sets>" (or
+// "invalid ..." and exits 1). Then each stdin line "run <warmup> <iterations>
+// <batch>" measures every set in turn: <warmup> untimed calls, then
+// <iterations> calls in batches of <batch> per clock read, printing
+// "s <set> <ns per call> <calls>" per batch, "e <set> <elapsed ns>" per set
+// and "done" at the end. "quit" or the end of stdin exits.
+
+#include <quickfix/DataDictionary.h>
+#include <quickfix/Exceptions.h>
+#include <quickfix/Message.h>
+
+#include <sched.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Set = std::vector<std::string>;
+
+// Written after every call so the compiler must keep the parse and its
+// result, which std::hint::black_box does on the Rust side.
+volatile std::size_t g_sink = 0;
+
+[[noreturn]] void die(const std::string& why, int code = 2) {
+    std::cerr << "quickfix-parse: " << why << std::endl;
+    std::exit(code);
+}
+
+bool parse_uint(const std::string& s, unsigned long long& out) {
+    if (s.empty() || s.size() > 19) return false;
+    out = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        out = out * 10 + static_cast<unsigned>(c - '0');
+    }
+    return true;
+}
+
+// The messages on stdin, up to the "go" line.
+std::vector<Set> read_records() {
+    std::vector<Set> sets;
+    std::string line;
+    for (std::size_t record = 1;; ++record) {
+        if (!std::getline(std::cin, line)) die("stdin ended before the \"go\" line");
+        if (line == "go") break;
+        std::istringstream fields(line);
+        std::string set_text, len_text, extra;
+        fields >> set_text >> len_text;
+        unsigned long long set = 0, len = 0;
+        if (!parse_uint(set_text, set) || !parse_uint(len_text, len) || (fields >> extra))
+            die("record " + std::to_string(record) + ": expected \"<set> <length>\", got \"" +
+                line + "\"");
+        if (len > (64u << 20)) die("record " + std::to_string(record) + ": longer than 64 MiB");
+        if (set == sets.size()) {
+            sets.emplace_back();
+        } else if (sets.empty() || set != sets.size() - 1) {
+            die("record " + std::to_string(record) + ": set " + std::to_string(set) +
+                " out of order (sets are numbered from 0, in order)");
+        }
+        std::string msg(static_cast<std::size_t>(len), '\0');
+        if (!std::cin.read(&msg[0], static_cast<std::streamsize>(len)) || std::cin.get() != '\n')
+            die("record " + std::to_string(record) + ": truncated message");
+        sets.back().push_back(std::move(msg));
+    }
+    return sets;
+}
+
+// One validated parse; returns something derived from the result.
+inline std::size_t parse_one(const std::string& raw, const FIX::DataDictionary& dict) {
+    FIX::Message msg(raw, dict, true);
+    return msg.isEmpty() ? 0 : 1;
+}
+
+std::string describe(const FIX::Message& msg) {
+    std::size_t fields =
+        msg.getHeader().totalFields() + msg.totalFields() + msg.getTrailer().totalFields();
+    std::string groups;
+    for (auto g = msg.g_begin(); g != msg.g_end(); ++g) {
+        if (!groups.empty()) groups += ',';
+        groups += std::to_string(g->first) + "x" + std::to_string(g->second.size());
+    }
+    return "fields=" + std::to_string(fields) + " groups=" + groups;
+}
+
+int check(const std::vector<Set>& sets, const FIX::DataDictionary& dict) {
+    int status = 0;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+        for (std::size_t i = 0; i < sets[s].size(); ++i) {
+            try {
+                FIX::Message msg(sets[s][i], dict, true);
+                std::cout << "ok " << s << ' ' << i << ' ' << describe(msg) << '\n';
+            } catch (const std::exception& e) {
+                std::cout << "invalid " << s << ' ' << i << ' ' << e.what() << '\n';
+                status = 1;
+            }
+        }
+    }
+    std::cout.flush();
+    return status;
+}
+
+// Same arithmetic as fix-bench's batches: the batch's time over its calls,
+// rounded to the nearest nanosecond, at least 1.
+std::uint64_t per_call_ns(Clock::duration d, std::uint64_t calls) {
+    auto ns = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+    std::uint64_t per = (ns + calls / 2) / calls;
+    return per == 0 ? 1 : per;
+}
+
+void measure(const std::vector<Set>& sets, const FIX::DataDictionary& dict,
+             unsigned long long warmup, unsigned long long iterations, unsigned long long batch) {
+    // Batch lines are collected and printed after the set, so writing them
+    // never lands inside a timed stretch.
+    std::string out;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+        const Set& set = sets[s];
+        std::size_t k = 0;
+        for (unsigned long long left = warmup; left > 0;) {
+            unsigned long long n = left < batch ? left : batch;
+            for (unsigned long long j = 0; j < n; ++j) {
+                g_sink = g_sink + parse_one(set[k % set.size()], dict);
+                ++k;
+            }
+            left -= n;
+        }
+        out.clear();
+        const auto started = Clock::now();
+        for (unsigned long long left = iterations; left > 0;) {
+            unsigned long long n = left < batch ? left : batch;
+            const auto t0 = Clock::now();
+            for (unsigned long long j = 0; j < n; ++j) {
+                g_sink = g_sink + parse_one(set[k % set.size()], dict);
+                ++k;
+            }
+            const auto d = Clock::now() - t0;
+            out += "s " + std::to_string(s) + ' ' + std::to_string(per_call_ns(d, n)) + ' ' +
+                   std::to_string(n) + '\n';
+            left -= n;
+        }
+        const auto elapsed = Clock::now() - started;
+        std::cout << out << "e " << s << ' '
+                  << std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count() << '\n';
+    }
+    std::cout << "done" << std::endl;
+}
+
+int bench(const std::vector<Set>& sets, const FIX::DataDictionary& dict) {
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+        for (std::size_t i = 0; i < sets[s].size(); ++i) {
+            try {
+                parse_one(sets[s][i], dict);
+            } catch (const std::exception& e) {
+                // Timing rejections would measure a shorter path.
+                std::cout << "invalid " << s << ' ' << i << ' ' << e.what() << std::endl;
+                return 1;
+            }
+        }
+    }
+    std::cout << "ready " << sets.size() << std::endl;
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        if (line == "quit") break;
+        std::istringstream words(line);
+        std::string cmd, w, it, b, extra;
+        words >> cmd >> w >> it >> b;
+        unsigned long long warmup = 0, iterations = 0, batch = 0;
+        if (cmd != "run" || !parse_uint(w, warmup) || !parse_uint(it, iterations) ||
+            !parse_uint(b, batch) || batch == 0 || (words >> extra))
+            die("expected \"run <warmup> <iterations> <batch>\" (batch >= 1), got \"" + line + "\"");
+        measure(sets, dict, warmup, iterations, batch);
+    }
+    return 0;
+}
+
+void pin(const std::string& core_text) {
+    unsigned long long core = 0;
+    if (!parse_uint(core_text, core) || core >= CPU_SETSIZE) die("--pin: not a core number: " + core_text);
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    CPU_SET(static_cast<int>(core), &mask);
+    if (sched_setaffinity(0, sizeof mask, &mask) != 0) die("--pin " + core_text + ": sched_setaffinity failed");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string dict_path, mode, pin_core;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--dict" && i + 1 < argc) {
+            dict_path = argv[++i];
+        } else if (a == "--pin" && i + 1 < argc) {
+            pin_core = argv[++i];
+        } else if (a == "--check" || a == "--bench") {
+            mode = a;
+        } else {
+            die("usage: quickfix-parse --dict FILE (--check | --bench [--pin CORE])");
+        }
+    }
+    if (dict_path.empty() || mode.empty())
+        die("usage: quickfix-parse --dict FILE (--check | --bench [--pin CORE])");
+    if (!pin_core.empty()) pin(pin_core);
+    std::unique_ptr<FIX::DataDictionary> dict;
+    try {
+        dict.reset(new FIX::DataDictionary(dict_path));
+    } catch (const std::exception& e) {
+        die(dict_path + ": " + e.what());
+    }
+    const std::vector<Set> sets = read_records();
+    return mode == "--check" ? check(sets, *dict) : bench(sets, *dict);
+}

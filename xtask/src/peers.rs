@@ -1,0 +1,100 @@
+//! `cargo xtask peers`: builds the peer programs perfkit's benches run
+//! beside their own code (see `perfkit::peer`) into `target/peers/`.
+//!
+//! Each peer is one entry in [`PEERS`] with its own build function, so a
+//! peer written in another language adds an entry, not a branch.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// A peer program and how to build it.
+struct Peer {
+    /// The file name `perfkit::peer::locate` looks for.
+    name: &'static str,
+    /// What it is measured against, for the usage text.
+    what: &'static str,
+    /// Builds it into the given directory.
+    build: fn(&Path) -> Result<()>,
+}
+
+const PEERS: &[Peer] = &[Peer {
+    name: "quickfix-parse",
+    what: "QuickFIX 1.15.1 validated parse (fix-bench parse); needs g++ and libquickfix-dev",
+    build: build_quickfix,
+}];
+
+/// Where peers go: `peers/` in cargo's target directory.
+pub fn dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"))
+        .join("peers")
+}
+
+/// Builds the peers named in `only` (all when empty).
+pub fn build(only: &[String]) -> Result<()> {
+    for name in only {
+        if !PEERS.iter().any(|p| p.name == name) {
+            bail!("no peer named {name}; peers: {}", usage());
+        }
+    }
+    let out = dir();
+    std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+    for p in PEERS
+        .iter()
+        .filter(|p| only.is_empty() || only.iter().any(|o| o == p.name))
+    {
+        (p.build)(&out).with_context(|| format!("building peer {}", p.name))?;
+        eprintln!("xtask: built {}", out.join(p.name).display());
+    }
+    Ok(())
+}
+
+/// The peers, one per line, for usage messages.
+pub fn usage() -> String {
+    PEERS
+        .iter()
+        .map(|p| format!("\n  {}: {}", p.name, p.what))
+        .collect()
+}
+
+/// The QuickFIX parse peer and the dictionary it loads (installed beside
+/// it, where perfkit looks for it).
+///
+/// Flags: `-O2` is what Debian builds libquickfix with, and nearly all the
+/// timed work happens inside that library, so our own flags matter little;
+/// no `-march=native`, as the library is built for baseline x86-64 either
+/// way. `-std=gnu++14` because QuickFIX 1.15.1's headers still use dynamic
+/// exception specifications (`throw(InvalidMessage)`), which C++17 removed;
+/// `-Wno-deprecated` silences their warnings.
+fn build_quickfix(out: &Path) -> Result<()> {
+    let src = Path::new("xtask/peers/quickfix");
+    let exe = out.join("quickfix-parse");
+    let tmp = out.join(".quickfix-parse.tmp");
+    super::run(
+        Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
+            .args([
+                "-std=gnu++14",
+                "-O2",
+                "-DNDEBUG",
+                "-Wall",
+                "-Wextra",
+                "-Wno-deprecated",
+            ])
+            .arg(src.join("quickfix_parse.cpp"))
+            .arg("-o")
+            .arg(&tmp)
+            .arg("-lquickfix"),
+    )
+    .context("compiling (apt-get install g++ libquickfix-dev)")?;
+    std::fs::copy(
+        src.join("FIX44-perfkit.xml"),
+        out.join("quickfix-FIX44.xml"),
+    )
+    .context("copying the dictionary")?;
+    // Renamed last: a half-built peer is never found by perfkit.
+    std::fs::rename(&tmp, &exe).with_context(|| format!("renaming to {}", exe.display()))?;
+    Ok(())
+}
