@@ -19,11 +19,18 @@ struct Peer {
     build: fn(&Path) -> Result<()>,
 }
 
-const PEERS: &[Peer] = &[Peer {
-    name: "quickfix-parse",
-    what: "QuickFIX 1.15.1 validated parse (fix-bench parse); needs g++ and libquickfix-dev",
-    build: build_quickfix,
-}];
+const PEERS: &[Peer] = &[
+    Peer {
+        name: "quickfix-parse",
+        what: "QuickFIX 1.15.1 validated parse (fix-bench parse); needs g++ and libquickfix-dev",
+        build: build_quickfix,
+    },
+    Peer {
+        name: "szip-peer",
+        what: "s-zip 0.15.0 on its default backend, miniz_oxide (zip bench)",
+        build: build_szip,
+    },
+];
 
 /// Where peers go: `peers/` in cargo's target directory.
 pub fn dir() -> PathBuf {
@@ -95,6 +102,62 @@ fn build_quickfix(out: &Path) -> Result<()> {
     )
     .context("copying the dictionary")?;
     // Renamed last: a half-built peer is never found by perfkit.
+    std::fs::rename(&tmp, &exe).with_context(|| format!("renaming to {}", exe.display()))?;
+    Ok(())
+}
+
+/// s-zip on its own default flate2 backend. It is a package with its own
+/// `[workspace]`, built into its own target directory: inside ours, cargo
+/// would unify flate2's features with zipstream's and hand it zlib-rs.
+///
+/// Its unit tests run first (the protocol perfkit drives it with, and its
+/// clocks), and the resolved graph is checked for the backend the rows are
+/// labelled with, so a dependency that turned zlib-rs on cannot go unnoticed.
+fn build_szip(out: &Path) -> Result<()> {
+    let manifest = Path::new("xtask/peers/szip/Cargo.toml");
+    let target = out.with_file_name("peers-build");
+    let tree = super::cargo()
+        .args([
+            "tree",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--manifest-path",
+        ])
+        .arg(manifest)
+        .output()
+        .context("running cargo tree")?;
+    if !tree.status.success() {
+        bail!(
+            "cargo tree failed: {}",
+            String::from_utf8_lossy(&tree.stderr)
+        );
+    }
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    let has = |krate: &str| tree.lines().any(|l| l.starts_with(&format!("{krate} v")));
+    if !has("miniz_oxide") {
+        bail!("s-zip's peer does not link miniz_oxide, its default backend");
+    }
+    if let Some(other) = ["libz-rs-sys", "zlib-rs", "libz-sys", "libz-ng-sys"]
+        .into_iter()
+        .find(|k| has(k))
+    {
+        bail!("s-zip's peer links {other}: flate2 is not on its default backend");
+    }
+    for step in ["test", "build"] {
+        super::run(
+            super::cargo()
+                .args([step, "--release", "--manifest-path"])
+                .arg(manifest)
+                .arg("--target-dir")
+                .arg(&target),
+        )?;
+    }
+    let tmp = out.join(".szip-peer.tmp");
+    std::fs::copy(target.join("release/szip-peer"), &tmp).context("copying szip-peer")?;
+    // Renamed last: a half-copied peer is never found by perfkit.
+    let exe = out.join("szip-peer");
     std::fs::rename(&tmp, &exe).with_context(|| format!("renaming to {}", exe.display()))?;
     Ok(())
 }

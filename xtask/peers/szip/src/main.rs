@@ -1,0 +1,227 @@
+//! `szip-peer`: s-zip 0.15.0 on its own default flate2 backend
+//! (miniz_oxide), driven by `perfkit zip bench` over stdin/stdout.
+//!
+//! perfkit cannot link this beside its own code: one binary links one
+//! flate2 backend, and perfkit's is zlib-rs. So perfkit starts this program
+//! once per bench, loads each scenario's entries into it, and asks for one
+//! archive at a time between its own, which keeps the comparison interleaved
+//! iteration by iteration. Each archive is timed here, in this process, with
+//! the same clocks perfkit uses for its own writers, so the pipe costs
+//! nothing that is reported. See [`protocol`] for the requests.
+
+mod probe;
+mod protocol;
+
+use std::io::{self, BufRead, Cursor, Read, Write};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use protocol::{Mode, Request};
+
+type Error = Box<dyn std::error::Error>;
+
+/// The scenario currently loaded: entry names and their bytes.
+type Entries = Vec<(String, Vec<u8>)>;
+
+fn main() -> ExitCode {
+    let mut input = io::stdin().lock();
+    let mut out = io::stdout().lock();
+    match serve(&mut input, &mut out) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // perfkit reads this line and names the peer in its own error.
+            let _ = writeln!(out, "err {}", one_line(&e.to_string()));
+            let _ = out.flush();
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Answers requests until stdin ends (success) or a request cannot be read
+/// (an error: the stream may be out of step, so the peer stops).
+fn serve(input: &mut impl BufRead, out: &mut impl Write) -> Result<(), Error> {
+    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let mut entries: Entries = Vec::new();
+    // Reused across archives, as perfkit reuses its output buffer: the
+    // measurement is the writer, not the allocator growing a fresh Vec.
+    let mut buf = Vec::new();
+    writeln!(out, "{}", protocol::HELLO)?;
+    out.flush()?;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if input.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let request = protocol::parse_request(line.trim_end_matches('\n'))?;
+        let reply = match request {
+            Request::Load { count } => {
+                entries = read_entries(input, count)?;
+                let bytes: usize = entries.iter().map(|(_, d)| d.len()).sum();
+                Ok(format!("ok entries={} bytes={bytes}", entries.len()))
+            }
+            Request::Run { mode, level } => run(mode, level, &entries, &rt, &mut buf),
+            Request::Save { mode, level, path } => save(mode, level, &entries, &rt, &path),
+        };
+        match reply {
+            Ok(r) => writeln!(out, "{r}")?,
+            Err(e) => writeln!(out, "err {}", one_line(&e.to_string()))?,
+        }
+        out.flush()?;
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.replace('\n', " ")
+}
+
+fn read_entries(input: &mut impl BufRead, count: usize) -> Result<Entries, Error> {
+    let mut entries = Vec::new();
+    let mut header = String::new();
+    for i in 0..count {
+        header.clear();
+        if input.read_line(&mut header)? == 0 {
+            return Err(format!("stdin ended before entry {i} of {count}").into());
+        }
+        let (len, name) = protocol::parse_entry_header(header.trim_end_matches('\n'))?;
+        // Grows as bytes arrive, so a forged length cannot reserve memory
+        // the sender never sends.
+        let mut data = Vec::new();
+        input.by_ref().take(len).read_to_end(&mut data)?;
+        if data.len() as u64 != len {
+            return Err(format!(
+                "entry {name:?}: stdin ended after {} of {len} bytes",
+                data.len()
+            )
+            .into());
+        }
+        entries.push((name, data));
+    }
+    Ok(entries)
+}
+
+/// Writes one archive into `out` (cleared, its capacity kept) with the
+/// calls perfkit's in-process s-zip rows make.
+fn write_archive(
+    mode: Mode,
+    level: u32,
+    entries: &Entries,
+    rt: &tokio::runtime::Runtime,
+    mut out: Vec<u8>,
+) -> Result<Vec<u8>, Error> {
+    out.clear();
+    match mode {
+        Mode::Sync => {
+            let mut w =
+                s_zip::StreamingZipWriter::from_writer_with_compression(Cursor::new(out), level)?;
+            for (n, d) in entries {
+                w.add_entry(n, d)?;
+            }
+            Ok(w.finish()?.into_inner())
+        }
+        Mode::Async => rt.block_on(async {
+            let mut w = s_zip::AsyncStreamingZipWriter::from_writer_with_compression(
+                Cursor::new(out),
+                level,
+            );
+            for (n, d) in entries {
+                w.add_entry(n, d).await?;
+            }
+            Ok(w.finish().await?.into_inner())
+        }),
+    }
+}
+
+fn run(
+    mode: Mode,
+    level: u32,
+    entries: &Entries,
+    rt: &tokio::runtime::Runtime,
+    buf: &mut Vec<u8>,
+) -> Result<String, Error> {
+    // The same order of readings as perfkit's own loop: RSS mark, clocks,
+    // the archive, clocks, RSS peak.
+    let rss0 = probe::reset_peak_rss();
+    let (c0, w0) = (probe::thread_cpu(), Instant::now());
+    let out = write_archive(mode, level, entries, rt, std::mem::take(buf))?;
+    let wall = w0.elapsed();
+    let cpu = probe::thread_cpu() - c0;
+    let grew = probe::peak_rss().saturating_sub(rss0);
+    let n = out.len();
+    *buf = out;
+    Ok(format!(
+        "ok cpu_ns={} wall_ns={} out_bytes={n} rss_growth_bytes={grew}",
+        cpu.as_nanos(),
+        wall.as_nanos()
+    ))
+}
+
+fn save(
+    mode: Mode,
+    level: u32,
+    entries: &Entries,
+    rt: &tokio::runtime::Runtime,
+    path: &str,
+) -> Result<String, Error> {
+    let out = write_archive(mode, level, entries, rt, Vec::new())?;
+    // Never leave a partial file under the requested name.
+    let tmp = format!("{path}.partial");
+    std::fs::write(&tmp, &out).map_err(|e| format!("writing {tmp}: {e}"))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("renaming {tmp} to {path}: {e}"))?;
+    Ok(format!("ok out_bytes={}", out.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn talk(input: &[u8]) -> (Result<(), String>, String) {
+        let mut out = Vec::new();
+        let r = serve(&mut &input[..], &mut out).map_err(|e| e.to_string());
+        (r, String::from_utf8(out).unwrap())
+    }
+
+    fn field(line: &str, key: &str) -> u64 {
+        line.split(' ')
+            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or_else(|| panic!("no {key} in {line:?}"))
+            .parse()
+            .unwrap()
+    }
+
+    #[test]
+    fn loads_runs_and_answers_one_line_each() {
+        let data = b"abcabcabcabcabcabcabcabcabcabcabcabcabcabcabc";
+        let mut input = format!("load 2\n{} a b.txt\n", data.len()).into_bytes();
+        input.extend_from_slice(data);
+        input.extend_from_slice(b"0 empty\nrun sync 6\nrun async 1\n");
+        let (r, out) = talk(&input);
+        assert_eq!(r, Ok(()));
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 4, "{out}");
+        assert_eq!(lines[0], protocol::HELLO);
+        assert_eq!(lines[1], format!("ok entries=2 bytes={}", data.len()));
+        for l in &lines[2..4] {
+            // Two local headers, two central headers and the end record
+            // hold the names at least twice: more than the data itself.
+            assert!(field(l, "out_bytes") > 2 * 22 + 2 * 30, "{l}");
+            assert!(field(l, "wall_ns") > 0, "{l}");
+        }
+    }
+
+    #[test]
+    fn a_bad_request_stops_the_peer() {
+        // A level deflate does not have: refused, and nothing after it runs.
+        let (r, out) = talk(b"run sync 11\nrun sync 6\n");
+        assert!(r.unwrap_err().contains("level must be 0..=9"));
+        assert_eq!(out.lines().count(), 1, "{out}");
+    }
+
+    #[test]
+    fn a_short_entry_is_an_error_not_a_hang_or_panic() {
+        let (r, _) = talk(b"load 1\n100 x\nshort");
+        assert!(r.unwrap_err().contains("after 5 of 100 bytes"));
+        let (r, _) = talk(b"load 2\n1 x\ny");
+        assert!(r.unwrap_err().contains("before entry 1 of 2"));
+    }
+}
