@@ -1,9 +1,13 @@
 //! `perfkit fix-bench` (the FIX hot path, before/after pairs measured in one
-//! run) and `perfkit fix check` (validate FIX messages from a file or stdin).
+//! run, and fixcore's parser beside QuickFIX's when the peer is built) and
+//! `perfkit fix check` (validate FIX messages from a file or stdin).
+
+mod quickfix;
 
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use fixcore::Error;
@@ -125,34 +129,37 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
         None => None,
     };
     let progress = super::progress(None, args.report.json);
-    let mut parts: Vec<Comparison> = Vec::new();
+    let mut parts: Vec<Part> = Vec::new();
     if want("scan") {
         progress.set_message("scan");
-        parts.extend(measure::scan(&s));
+        parts.extend(measure::scan(&s).into_iter().map(Part::Plain));
     }
     if want("parse") {
         progress.set_message("parse");
-        parts.push(measure::parse(&s, input.as_deref()).context("benchmarking the parser")?);
+        parts.push(Part::Parse(parse_beside_quickfix(&s, input.as_deref())?));
     }
     if want("build") {
         progress.set_message("build");
-        parts.push(measure::build(&s));
+        parts.push(Part::Plain(measure::build(&s)));
     }
     if want("store") {
         progress.set_message("store");
-        parts.extend(measure::store(&s));
+        parts.extend(measure::store(&s).into_iter().map(Part::Plain));
     }
     if want("deferred") {
         progress.set_message("deferred");
-        parts.push(measure::deferred(&s).context("deferred processor")?);
+        let c = measure::deferred(&s).context("deferred processor")?;
+        parts.push(Part::Plain(c));
     }
     if want("affinity") {
         progress.set_message("affinity");
-        parts.push(measure::affinity(&s).context("pinning threads")?);
+        let c = measure::affinity(&s).context("pinning threads")?;
+        parts.push(Part::Plain(c));
     }
     if want("transport") {
         progress.set_message("transport");
-        parts.push(measure::transport(&s).context("loopback echo")?);
+        let c = measure::transport(&s).context("loopback echo")?;
+        parts.push(Part::Plain(c));
     }
     progress.finish_and_clear();
     report.run = RunInfo {
@@ -162,10 +169,151 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
         pinned,
         timing: s.timing(),
     };
-    for c in parts {
-        add_comparison(&mut report, c);
+    for p in parts {
+        match p {
+            Part::Plain(c) => add_comparison(&mut report, c),
+            Part::Parse(side) => add_parse(&mut report, side),
+        }
     }
     Ok(report)
+}
+
+/// A measured part of fix-bench, in report order.
+enum Part {
+    /// Rendered by [`add_comparison`].
+    Plain(Comparison),
+    /// fixcore's parse rows with QuickFIX's beside them.
+    Parse(ParseSide),
+}
+
+/// fixcore's parse rows, and QuickFIX's for the same messages (one per
+/// row, same order) or why there are none.
+struct ParseSide {
+    ours: Comparison,
+    quickfix: std::result::Result<Vec<quickfix::Measured>, String>,
+}
+
+/// The parse section: fixcore's parser on each sample (or the `--input`
+/// messages), and the QuickFIX peer on the same messages when it is built.
+/// Run k of ours is followed by run k of QuickFIX's, in one invocation, so
+/// a slow stretch of the machine hits both. Each run starts with `warmup`
+/// unmeasured calls per message on both sides: fixcore's measure::parse
+/// makes a fresh parser per call, and the peer mirrors that.
+fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<ParseSide> {
+    let sets: Vec<Vec<Vec<u8>>> = match input {
+        Some(ms) => vec![ms.to_vec()],
+        None => fixcore::sample::all()
+            .into_iter()
+            .map(|(_, m)| vec![m])
+            .collect(),
+    };
+    let mut peer = quickfix::locate().and_then(|exe| quickfix::Peer::start(&exe, &sets, s.pin));
+    let per_run = s.iterations.div_ceil(s.runs);
+    let one = Settings {
+        iterations: per_run,
+        runs: 1,
+        ..*s
+    };
+    let mut theirs: Vec<quickfix::Measured> = sets
+        .iter()
+        .map(|_| quickfix::Measured {
+            histogram: perfkit::report::latency_histogram(),
+            elapsed: Duration::ZERO,
+        })
+        .collect();
+    let mut ours: Option<Comparison> = None;
+    for _ in 0..s.runs {
+        let c = measure::parse(&one, input).context("benchmarking the parser")?;
+        match &mut ours {
+            None => ours = Some(c),
+            Some(acc) => {
+                for (a, v) in acc.variants.iter_mut().zip(c.variants) {
+                    a.histogram
+                        .add(&v.histogram)
+                        .context("merging parse runs")?;
+                    a.elapsed += v.elapsed;
+                }
+            }
+        }
+        if let Ok(p) = &mut peer {
+            p.run(s.warmup, per_run, s.batch, &mut theirs)
+                .context("measuring QuickFIX (the quickfix-parse peer)")?;
+        }
+    }
+    let mut ours = ours.context("--runs must be at least 1")?;
+    if ours.variants.len() != sets.len() {
+        bail!(
+            "fixcore measured {} parse rows for {} message sets",
+            ours.variants.len(),
+            sets.len()
+        );
+    }
+    // measure::parse's own note says the reference figures were not
+    // re-measured; add_parse says what this run measured instead.
+    ours.notes.retain(|n| !n.contains("NexusFIX"));
+    Ok(ParseSide {
+        ours,
+        quickfix: peer
+            .map(|_| theirs)
+            .map_err(|quickfix::Unavailable(why)| why),
+    })
+}
+
+/// The ratio column on QuickFIX rows.
+const QUICKFIX_RATIO: &str = "quickfix_over_perfkit_x";
+
+fn add_parse(report: &mut Report, side: ParseSide) {
+    let ParseSide { ours, quickfix } = side;
+    let section = report.section(ours.title);
+    let median = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
+    match quickfix {
+        Ok(theirs) => {
+            for (v, q) in ours.variants.into_iter().zip(theirs) {
+                let ratio = median(&q.histogram) / median(&v.histogram).max(1.0);
+                let name = format!("QuickFIX {}", v.name);
+                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
+                section.row(
+                    Row::new(name)
+                        .latency(q.histogram)
+                        .elapsed(q.elapsed)
+                        .col(QUICKFIX_RATIO, Value::num(ratio, 2)),
+                );
+            }
+            section.note(format!(
+                "{QUICKFIX_RATIO} = median of the QuickFIX row / median of the perfkit row above \
+                 it (> 1: perfkit's parse is faster)"
+            ));
+            section.note(
+                "QuickFIX rows: QuickFIX 1.15.1 (Debian libquickfix, -O2) in the quickfix-parse \
+                 peer (g++ -O2): FIX::Message(string, dictionary, validate=true) per call, what \
+                 a QuickFIX session does with each message it reads: 8/9/35 order, BodyLength, \
+                 CheckSum, header/body/trailer and groups by a FIX 4.4 dictionary written for \
+                 these messages (Debian ships none); it accepts duplicate tags, and neither side \
+                 checks types or required fields (DataDictionary::validate is not included)",
+            );
+            section.note(
+                "both timed alike, run k of perfkit then run k of QuickFIX, in one invocation: \
+                 per run and message, the warm-up calls untimed, then iterations/runs calls in \
+                 batches of --batch per clock read (perfkit: std::time::Instant; QuickFIX: \
+                 std::chrono::steady_clock; both clock_gettime(CLOCK_MONOTONIC)), each batch's \
+                 mean per call rounded to 1 ns and recorded once per call; with --pin the peer \
+                 is pinned to the same core",
+            );
+        }
+        Err(why) => {
+            for v in ours.variants {
+                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
+            }
+            section.note(why);
+        }
+    }
+    for n in ours.notes {
+        section.note(n);
+    }
+    section.note(
+        "NexusFIX (the issue's 274/288 ns) is not measured: it is not packaged and this \
+                 machine has no network beyond package registries",
+    );
 }
 
 fn add_comparison(report: &mut Report, c: Comparison) {

@@ -1,0 +1,242 @@
+//! fix-bench's parse section beside QuickFIX (the `quickfix-parse` peer
+//! that `cargo xtask peers` builds, and `cargo xtask ci` builds before the
+//! tests), and the peer's own validation.
+
+mod interop;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use interop::perfkit;
+use serde_json::Value;
+
+/// The peer, or `None` (and a skip notice) outside CI; under
+/// `PERFKIT_INTEROP=1` a missing peer is a failure.
+fn peer() -> Option<PathBuf> {
+    let found = perfkit::peer::locate("quickfix-parse");
+    if found.is_none() {
+        if std::env::var_os("PERFKIT_INTEROP").is_some() {
+            panic!("quickfix-parse is required: cargo xtask peers (needs g++ libquickfix-dev)");
+        }
+        eprintln!("SKIPPED: quickfix-parse not built; `cargo xtask peers` builds it");
+    }
+    found
+}
+
+/// A FIX 4.4 message framed here, independently of fixcore and QuickFIX:
+/// BodyLength and CheckSum by plain arithmetic over a `|`-separated body.
+fn framed(body: &str) -> Vec<u8> {
+    let b = body.replace('|', "\x01");
+    let head = format!("8=FIX.4.4\x019={}\x01{}", b.len(), b);
+    let sum: u32 = head.bytes().map(u32::from).sum();
+    format!("{head}10={:03}\x01", sum % 256).into_bytes()
+}
+
+/// Runs `quickfix-parse --check` on `messages`: exit code and one line per
+/// message.
+fn peer_check(exe: &std::path::Path, messages: &[Vec<u8>]) -> (Option<i32>, Vec<String>) {
+    let mut input = Vec::new();
+    for m in messages {
+        input.extend_from_slice(format!("0 {}\n", m.len()).as_bytes());
+        input.extend_from_slice(m);
+        input.push(b'\n');
+    }
+    input.extend_from_slice(b"go\n");
+    let mut child = Command::new(exe)
+        .arg("--dict")
+        .arg(exe.with_file_name("quickfix-FIX44.xml"))
+        .arg("--check")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text.lines().map(str::to_owned).collect())
+}
+
+#[test]
+fn peer_accepts_good_messages_and_rejects_bad_checksum_and_body_length() {
+    let Some(exe) = peer() else { return };
+    let good =
+        framed("35=D|49=A|56=B|34=1|52=20260102-14:30:00.123|11=X|55=MSFT|54=1|38=100|40=1|");
+    let mut bad_sum = good.clone();
+    let n = bad_sum.len();
+    // 10=xyz| -> one more than the right sum, mod 256.
+    let sum: u32 = std::str::from_utf8(&good[n - 4..n - 1])
+        .unwrap()
+        .parse()
+        .unwrap();
+    bad_sum[n - 4..n - 1].copy_from_slice(format!("{:03}", (sum + 1) % 256).as_bytes());
+    let bad_len = String::from_utf8(good.clone())
+        .unwrap()
+        .replacen("\x019=", "\x019=1", 1)
+        .into_bytes();
+    let (code, lines) = peer_check(&exe, &[good.clone(), bad_sum, bad_len, good]);
+    assert_eq!(code, Some(1), "{lines:?}");
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(lines[0].starts_with("ok 0 0 "), "{lines:?}");
+    assert!(
+        lines[1].starts_with("invalid 0 1 ") && lines[1].contains("CheckSum"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[2].starts_with("invalid 0 2 ") && lines[2].contains("BodyLength"),
+        "{lines:?}"
+    );
+    assert!(lines[3].starts_with("ok 0 3 "), "{lines:?}");
+}
+
+#[test]
+fn peer_parses_the_bench_samples_with_their_groups() {
+    let Some(exe) = peer() else { return };
+    let samples = fixcore::sample::all();
+    let msgs: Vec<Vec<u8>> = samples.iter().map(|(_, m)| m.clone()).collect();
+    let (code, lines) = peer_check(&exe, &msgs);
+    assert_eq!(code, Some(0), "{lines:?}");
+    for ((name, m), line) in samples.iter().zip(&lines) {
+        // Every field of the message, counted here by its SOH bytes, is a
+        // field QuickFIX kept (the group's entries included).
+        let fields = m.iter().filter(|&&b| b == 1).count();
+        assert!(
+            line.contains(&format!(" fields={fields} ")),
+            "{name}: {line}"
+        );
+        // The snapshot's 22-entry NoMDEntries group (fixcore::sample's
+        // documented size) was nested by the dictionary, not flattened.
+        let groups = if *name == "MarketDataSnapshot" {
+            "groups=268x22"
+        } else {
+            "groups="
+        };
+        assert!(line.ends_with(groups), "{name}: {line}");
+    }
+}
+
+fn parse_section(doc: &Value) -> &Value {
+    doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().starts_with("parse"))
+        .expect("a parse section")
+}
+
+#[test]
+fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
+    if peer().is_none() {
+        return;
+    }
+    let out = perfkit()
+        .args([
+            "fix-bench",
+            "--only",
+            "parse",
+            "--iterations",
+            "1000",
+            "--warmup",
+            "50",
+            "--runs",
+            "2",
+            "--batch",
+            "10",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    let section = parse_section(&doc);
+    let rows = section["rows"].as_array().unwrap();
+    let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
+    for (name, _) in fixcore::sample::all() {
+        let ours = rows
+            .iter()
+            .find(|r| r["name"].as_str().unwrap().starts_with(name))
+            .unwrap_or_else(|| panic!("no perfkit row for {name}: {rows:#?}"));
+        let theirs = rows
+            .iter()
+            .find(|r| {
+                r["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("QuickFIX {name}"))
+            })
+            .unwrap_or_else(|| panic!("no QuickFIX row for {name}: {rows:#?}"));
+        // Both measured the same number of calls: 2 runs of 500.
+        assert_eq!(ours["latency"]["count"], 1000, "{ours}");
+        assert_eq!(theirs["latency"]["count"], 1000, "{theirs}");
+        let want = p50(theirs) / p50(ours).max(1.0);
+        let got = theirs["quickfix_over_perfkit_x"].as_f64().unwrap();
+        assert!((got - want).abs() < 1e-9, "{name}: {got} vs {want}");
+    }
+    let notes: Vec<&str> = section["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains("both timed alike")),
+        "{notes:?}"
+    );
+    assert!(
+        !notes.iter().any(|n| n.contains("QuickFIX not measured")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn fix_bench_without_the_peer_names_the_command_that_builds_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let out = perfkit()
+        .args([
+            "fix-bench",
+            "--only",
+            "parse",
+            "--iterations",
+            "200",
+            "--warmup",
+            "10",
+            "--runs",
+            "2",
+            "--json",
+        ])
+        .env(perfkit::peer::DIR_ENV, empty.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let section = parse_section(&doc);
+    let rows = section["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{rows:#?}");
+    assert!(
+        rows.iter()
+            .all(|r| !r["name"].as_str().unwrap().contains("QuickFIX")),
+        "{rows:#?}"
+    );
+    let notes = section["notes"].to_string();
+    assert!(notes.contains("QuickFIX not measured"), "{notes}");
+    assert!(notes.contains("cargo xtask peers"), "{notes}");
+}
