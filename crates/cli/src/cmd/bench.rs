@@ -53,6 +53,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         jobs: 2,
         large: false,
         quick: true,
+        keep: None,
         report: args.report.clone(),
     })?;
     absorb(&mut report, "zip", zip);

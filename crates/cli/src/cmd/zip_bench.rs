@@ -1,23 +1,32 @@
 //! `perfkit zip bench`: writing archives with the sync writer, the async
 //! writer (same core, tokio current-thread runtime), AES-256 and the
-//! parallel writer, beside the peers — the `zip` crate (its default
-//! backend, zlib-rs) and `s-zip` (sync and async) — interleaved iteration by
-//! iteration on each scenario, on realistic corpus data and on highly
-//! compressible data. Reports CPU and wall MiB/s, the ratio, peak RSS
-//! growth, async/sync CPU and the AES cost.
+//! parallel writer, beside the peers — the `zip` crate and `s-zip` (sync
+//! and async) — interleaved iteration by iteration on each scenario, on
+//! realistic corpus data and on highly compressible data. Reports CPU and
+//! wall MiB/s, the ratio, the archive size, peak RSS growth, CPU relative
+//! to our sync writer and the AES cost.
 //!
-//! One binary links one flate2 backend for every crate in it, so `s-zip`
-//! runs here on zlib-rs, the same backend as ours and the `zip` crate; its
-//! own default (miniz_oxide) cannot be linked beside it.
+//! Backends: one binary links one flate2 backend for every crate in it, and
+//! ours is zlib-rs. The `zip` crate's default deflate backend (9.4.1,
+//! feature `deflate`) is zlib-rs too, so its row is both its own default
+//! and the same backend. `s-zip`'s default is flate2's, miniz_oxide, so it
+//! is measured twice: linked in, on zlib-rs (the same backend), and on its
+//! own default in `szip-peer`, a program of its own that `cargo xtask
+//! peers` builds ([`szip_peer`]); without it those rows are left out and a
+//! note says how to build it.
 
+mod szip_peer;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use perfkit::clock;
 use perfkit::corpus::{self, Kind};
 use perfkit::report::{self, Report, ReportArgs, Row, RunInfo, Value};
 use perfkit::units::parse_duration;
+use szip_peer::{Measured, SZipPeer, Writer};
 use zipstream::{
     AesStrength, AsyncZipWriter, EntryOptions, ParallelOptions, ParallelZipWriter, ZipWriter,
 };
@@ -46,6 +55,11 @@ pub struct ZipBenchArgs {
     /// Only the small scenarios (used by `perfkit bench`).
     #[arg(long)]
     pub quick: bool,
+    /// Also write one archive per row, made after the timed ones, to
+    /// DIR/s<section>-r<row>.zip (indexes of the report's sections and
+    /// rows, from 0), so they can be checked with other tools.
+    #[arg(long, value_name = "DIR")]
+    pub keep: Option<PathBuf>,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -138,6 +152,8 @@ enum Mode {
     /// s-zip's async writer (`AsyncStreamingZipWriter`) on the same runtime
     /// as ours.
     SZipAsync,
+    /// s-zip's writers on its own default backend, in `szip-peer`.
+    SZipOwn(Writer),
 }
 
 impl Mode {
@@ -147,9 +163,11 @@ impl Mode {
             Mode::Async => "async".into(),
             Mode::Aes => "sync + AES-256".into(),
             Mode::Parallel => format!("parallel --jobs {jobs}"),
-            Mode::ZipCrate => "zip crate 9.4.1 (zlib-rs)".into(),
-            Mode::SZip => "s-zip 0.15.0 sync (zlib-rs)".into(),
-            Mode::SZipAsync => "s-zip 0.15.0 async (zlib-rs)".into(),
+            Mode::ZipCrate => "zip crate 9.4.1 (zlib-rs, its default)".into(),
+            Mode::SZip => "s-zip 0.15.0 sync (zlib-rs, linked in)".into(),
+            Mode::SZipAsync => "s-zip 0.15.0 async (zlib-rs, linked in)".into(),
+            Mode::SZipOwn(Writer::Sync) => "s-zip 0.15.0 sync (miniz_oxide, own binary)".into(),
+            Mode::SZipOwn(Writer::Async) => "s-zip 0.15.0 async (miniz_oxide, own binary)".into(),
         }
     }
 }
@@ -244,10 +262,67 @@ fn run_once(
             }
             anyhow::Ok(w.finish().await?.into_inner())
         })?,
+        Mode::SZipOwn(_) => anyhow::bail!(
+            "s-zip's own-backend rows are written by {}",
+            szip_peer::NAME
+        ),
     };
     let n = out.len() as u64;
     *buf = out;
     Ok(n)
+}
+
+/// Times one archive: here, with the thread CPU clock (the process clock for
+/// the parallel writer, whose workers are other threads), or in the peer,
+/// which reads the same clocks itself.
+fn measure_once(
+    mode: Mode,
+    s: &Scenario,
+    args: &ZipBenchArgs,
+    rt: &tokio::runtime::Runtime,
+    peer: Option<&mut SZipPeer>,
+    buf: &mut Vec<u8>,
+) -> Result<Measured> {
+    if let Mode::SZipOwn(w) = mode {
+        let peer = peer.context("s-zip's own-backend rows need szip-peer")?;
+        return peer.run(w, args.level);
+    }
+    let clock: fn() -> Duration = if mode == Mode::Parallel {
+        clock::process_cpu
+    } else {
+        clock::thread_cpu
+    };
+    let rss0 = reset_peak_rss();
+    let (c0, w0) = (clock(), Instant::now());
+    let out_bytes = run_once(mode, s, args.level, args.jobs, rt, buf)?;
+    let wall = w0.elapsed();
+    let cpu = clock() - c0;
+    let rss_growth = stress::probe::status().hwm_bytes.saturating_sub(rss0);
+    Ok(Measured {
+        cpu,
+        wall,
+        out_bytes,
+        rss_growth,
+    })
+}
+
+/// Writes one more archive of `mode`, untimed, to `path` (`--keep`).
+fn keep(
+    mode: Mode,
+    s: &Scenario,
+    args: &ZipBenchArgs,
+    rt: &tokio::runtime::Runtime,
+    peer: Option<&mut SZipPeer>,
+    path: &Path,
+) -> Result<()> {
+    if let Mode::SZipOwn(w) = mode {
+        let peer = peer.context("s-zip's own-backend rows need szip-peer")?;
+        peer.save(w, args.level, path)?;
+        return Ok(());
+    }
+    let mut buf = Vec::new();
+    run_once(mode, s, args.level, args.jobs, rt, &mut buf)?;
+    report::write_atomically(path, |f| Ok(std::io::Write::write_all(f, &buf)?))
 }
 
 /// Measures every scenario and returns the report (also used by `perfkit bench`).
@@ -255,7 +330,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
     let mut report = Report::new("zip bench");
     let mut max_iters = 0;
-    let modes = [
+    let mut modes = vec![
         Mode::Sync,
         Mode::Async,
         Mode::Aes,
@@ -264,6 +339,17 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         Mode::SZip,
         Mode::SZipAsync,
     ];
+    let peer_path = perfkit::peer::locate(szip_peer::NAME);
+    let mut peer = match &peer_path {
+        Some(p) => {
+            modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
+            Some(SZipPeer::start(p)?)
+        }
+        None => None,
+    };
+    if let Some(dir) = &args.keep {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let mut buf = Vec::new();
     for compressible in [false, true] {
         let label = if compressible {
@@ -271,8 +357,12 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         } else {
             "realistic (corpus)"
         };
+        let section_index = report.sections.len();
         let mut rows = Vec::new();
         for s in scenarios(args, compressible)? {
+            if let Some(p) = peer.as_mut() {
+                p.load(&s.entries)?;
+            }
             let mut t: Vec<Tally> = modes
                 .iter()
                 .map(|_| Tally {
@@ -286,31 +376,20 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                 .collect();
             for _ in 0..args.warmup {
                 for &m in &modes {
-                    run_once(m, &s, args.level, args.jobs, &rt, &mut buf)?;
+                    measure_once(m, &s, args, &rt, peer.as_mut(), &mut buf)?;
                 }
             }
             let start = Instant::now();
             let mut iters = 0;
             while iters < args.iterations.max(1) && (iters < 2 || start.elapsed() < args.time) {
                 for (i, &m) in modes.iter().enumerate() {
-                    // Sync, async, AES and the peers run on this thread; the
-                    // parallel mode's workers count only in the process clock.
-                    let clock: fn() -> Duration = if m == Mode::Parallel {
-                        clock::process_cpu
-                    } else {
-                        clock::thread_cpu
-                    };
-                    let rss0 = reset_peak_rss();
-                    let (c0, w0) = (clock(), Instant::now());
-                    let out = run_once(m, &s, args.level, args.jobs, &rt, &mut buf)?;
-                    let wall = w0.elapsed();
-                    t[i].cpu += clock() - c0;
-                    let grew = stress::probe::status().hwm_bytes.saturating_sub(rss0);
-                    t[i].peak_rss = t[i].peak_rss.max(grew);
-                    t[i].wall += wall;
-                    t[i].out = out;
+                    let x = measure_once(m, &s, args, &rt, peer.as_mut(), &mut buf)?;
+                    t[i].cpu += x.cpu;
+                    t[i].peak_rss = t[i].peak_rss.max(x.rss_growth);
+                    t[i].wall += x.wall;
+                    t[i].out = x.out_bytes;
                     t[i].n += 1;
-                    report::record(&mut t[i].hist, wall);
+                    report::record(&mut t[i].hist, x.wall);
                 }
                 iters += 1;
             }
@@ -319,6 +398,11 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
             let cpu_rate = |x: &Tally| mib * x.n as f64 / x.cpu.as_secs_f64().max(1e-9);
             let sync_cpu = t[0].cpu.as_secs_f64() / t[0].n as f64;
             for (i, &m) in modes.iter().enumerate() {
+                if let Some(dir) = &args.keep {
+                    let path = dir.join(format!("s{section_index}-r{}.zip", rows.len()));
+                    keep(m, &s, args, &rt, peer.as_mut(), &path)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
                 let x = &t[i];
                 let per = x.cpu.as_secs_f64() / x.n as f64;
                 let mut row = Row::new(format!("{} · {}", s.name, m.name(args.jobs)))
@@ -329,6 +413,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                         Value::num(mib * x.n as f64 / x.wall.as_secs_f64().max(1e-9), 1),
                     )
                     .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
+                    .col("out_bytes", Value::Int(x.out as i64))
                     .col(
                         "peak_rss_growth_mib",
                         Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),
@@ -347,12 +432,22 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         for r in rows {
             sec.row(r);
         }
-        sec.note("cpu_vs_sync: CPU per archive relative to the sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate and s-zip: > 1 means perfkit is faster)");
+        sec.note("cpu_vs_sync: CPU per archive relative to our sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate and s-zip: > 1 means perfkit is faster)");
         sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
         sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
-        sec.note(
-            "s-zip and the zip crate run on zlib-rs here: one binary links one flate2 backend",
-        );
+        sec.note("backends: this binary links one flate2 backend, zlib-rs; it is the zip crate's default too, so the zip crate row is both its own default and ours; s-zip's default is miniz_oxide");
+        match &peer_path {
+            Some(p) => sec.note(format!(
+                "s-zip (miniz_oxide, own binary): {}, s-zip 0.15.0 with its default features + async built on its own by `cargo xtask peers`; loaded with each scenario once, then asked for one archive at a time over a pipe in the same round-robin as the other rows; it times each archive itself with the same clocks (thread CPU, wall, VmHWM), so the pipe is not in its numbers",
+                p.display()
+            )),
+            None => sec.note(format!(
+                "s-zip on its own default backend (miniz_oxide) not measured: no {} in {} (${} or target/peers beside this binary); build it with `cargo xtask peers`",
+                szip_peer::NAME,
+                perfkit::peer::dir().map_or_else(|| "the peer directory".into(), |d| d.display().to_string()),
+                perfkit::peer::DIR_ENV
+            )),
+        };
     }
     report.run = RunInfo {
         iterations: max_iters,

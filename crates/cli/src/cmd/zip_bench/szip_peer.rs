@@ -1,0 +1,232 @@
+//! The client side of `szip-peer` (xtask/peers/szip): s-zip on its own
+//! default flate2 backend, in a program of its own because this binary
+//! links zlib-rs for every crate in it.
+//!
+//! The peer is started once per bench, loaded with each scenario's entries,
+//! and asked for one archive at a time between ours, so its rows are
+//! interleaved with the others iteration by iteration. It times each
+//! archive itself, with the clocks this bench uses (thread CPU clock,
+//! `Instant`, VmHWM after clearing it), so the pipe round trip is not in
+//! its numbers. The protocol is documented in the peer's `protocol.rs`.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+/// The peer's file name in the peer directory (`perfkit::peer`).
+pub const NAME: &str = "szip-peer";
+
+/// The greeting this client speaks to: program name and protocol version.
+const HELLO_PREFIX: &str = "hello szip-peer 1 ";
+
+/// Which of s-zip's writers the peer drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writer {
+    /// `StreamingZipWriter`.
+    Sync,
+    /// `AsyncStreamingZipWriter` on a current-thread tokio runtime.
+    Async,
+}
+
+impl Writer {
+    fn word(self) -> &'static str {
+        match self {
+            Writer::Sync => "sync",
+            Writer::Async => "async",
+        }
+    }
+}
+
+/// What one archive cost inside the peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Measured {
+    /// The peer thread's CPU time.
+    pub cpu: Duration,
+    /// Wall time.
+    pub wall: Duration,
+    /// Archive size in bytes.
+    pub out_bytes: u64,
+    /// Growth of the peer's resident set during the archive.
+    pub rss_growth: u64,
+}
+
+/// A running peer.
+pub struct SZipPeer {
+    path: PathBuf,
+    child: Child,
+    input: Option<BufWriter<ChildStdin>>,
+    output: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl SZipPeer {
+    /// Starts the peer at `path` and checks its greeting.
+    pub fn start(path: &Path) -> Result<SZipPeer> {
+        let mut child = Command::new(path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {}", path.display()))?;
+        let input = child.stdin.take().map(BufWriter::new);
+        let output = BufReader::new(child.stdout.take().context("peer stdout")?);
+        let mut peer = SZipPeer {
+            path: path.to_owned(),
+            child,
+            input,
+            output,
+            line: String::new(),
+        };
+        let hello = peer.read_line()?;
+        if !hello.starts_with(HELLO_PREFIX) {
+            bail!(
+                "{}: not an szip-peer speaking protocol 1 (said {hello:?}); rebuild it with `cargo xtask peers`",
+                path.display()
+            );
+        }
+        Ok(peer)
+    }
+
+    fn read_line(&mut self) -> Result<String> {
+        self.line.clear();
+        let n = self
+            .output
+            .read_line(&mut self.line)
+            .with_context(|| format!("reading from {}", self.path.display()))?;
+        if n == 0 {
+            bail!("{}: exited without answering", self.path.display());
+        }
+        Ok(self.line.trim_end_matches('\n').to_owned())
+    }
+
+    fn request(
+        &mut self,
+        write: impl FnOnce(&mut BufWriter<ChildStdin>) -> std::io::Result<()>,
+    ) -> Result<String> {
+        let input = self.input.as_mut().context("peer stdin closed")?;
+        write(input)
+            .and_then(|()| input.flush())
+            .with_context(|| format!("writing to {}", self.path.display()))?;
+        let reply = self.read_line()?;
+        match reply.strip_prefix("err ") {
+            Some(why) => bail!("{}: {why}", self.path.display()),
+            None => Ok(reply),
+        }
+    }
+
+    /// Replaces the peer's entries with `entries`.
+    pub fn load(&mut self, entries: &[(String, Vec<u8>)]) -> Result<()> {
+        if let Some((n, _)) = entries
+            .iter()
+            .find(|(n, _)| n.contains('\n') || n.is_empty())
+        {
+            bail!("entry name {n:?} cannot be sent to {NAME}");
+        }
+        let reply = self.request(|w| {
+            writeln!(w, "load {}", entries.len())?;
+            for (n, d) in entries {
+                writeln!(w, "{} {n}", d.len())?;
+                w.write_all(d)?;
+            }
+            Ok(())
+        })?;
+        let f = fields(&reply)?;
+        let bytes: u64 = entries.iter().map(|(_, d)| d.len() as u64).sum();
+        if get(&f, "entries")? != entries.len() as u64 || get(&f, "bytes")? != bytes {
+            bail!("{}: loaded something else: {reply:?}", self.path.display());
+        }
+        Ok(())
+    }
+
+    /// Has the peer write one archive in memory and returns its measurement.
+    pub fn run(&mut self, writer: Writer, level: u32) -> Result<Measured> {
+        let reply = self.request(|w| writeln!(w, "run {} {level}", writer.word()))?;
+        let f = fields(&reply)?;
+        Ok(Measured {
+            cpu: Duration::from_nanos(get(&f, "cpu_ns")?),
+            wall: Duration::from_nanos(get(&f, "wall_ns")?),
+            out_bytes: get(&f, "out_bytes")?,
+            rss_growth: get(&f, "rss_growth_bytes")?,
+        })
+    }
+
+    /// Has the peer write one archive to `path`; returns its size.
+    pub fn save(&mut self, writer: Writer, level: u32, path: &Path) -> Result<u64> {
+        let p = path
+            .to_str()
+            .filter(|p| !p.contains('\n'))
+            .with_context(|| format!("{} cannot be sent to {NAME}", path.display()))?;
+        let reply = self.request(|w| writeln!(w, "save {} {level} {p}", writer.word()))?;
+        get(&fields(&reply)?, "out_bytes")
+    }
+}
+
+impl Drop for SZipPeer {
+    fn drop(&mut self) {
+        // Closing stdin is the peer's signal to exit; waiting reaps it.
+        drop(self.input.take());
+        let _ = self.child.wait();
+    }
+}
+
+/// Splits an `ok key=value …` reply into its numeric fields.
+fn fields(reply: &str) -> Result<Vec<(&str, u64)>> {
+    let rest = reply
+        .strip_prefix("ok ")
+        .with_context(|| format!("{NAME}: unexpected reply {reply:?}"))?;
+    rest.split(' ')
+        .map(|kv| {
+            let (k, v) = kv
+                .split_once('=')
+                .with_context(|| format!("{NAME}: {kv:?} in {reply:?} is not key=value"))?;
+            let v = v
+                .parse()
+                .with_context(|| format!("{NAME}: {kv:?} in {reply:?} is not a count"))?;
+            Ok((k, v))
+        })
+        .collect()
+}
+
+fn get(fields: &[(&str, u64)], key: &str) -> Result<u64> {
+    fields
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| *v)
+        .with_context(|| format!("{NAME}: reply has no {key}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_parse_into_fields_or_errors() {
+        let f = fields("ok cpu_ns=12 wall_ns=34 out_bytes=5 rss_growth_bytes=0").unwrap();
+        assert_eq!(get(&f, "cpu_ns").unwrap(), 12);
+        assert_eq!(get(&f, "rss_growth_bytes").unwrap(), 0);
+        assert!(get(&f, "missing").is_err());
+        for bad in [
+            "",
+            "ok",
+            "ok x",
+            "ok x=",
+            "ok x=-1",
+            "ok x=1  y=2",
+            "yes x=1",
+        ] {
+            assert!(fields(bad).is_err(), "{bad:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn a_program_that_is_not_the_peer_is_refused() {
+        // `true` exits at once without a greeting; `echo` greets wrongly.
+        let e = SZipPeer::start(Path::new("/bin/true")).err().unwrap();
+        assert!(e.to_string().contains("exited without answering"), "{e}");
+        let e = SZipPeer::start(Path::new("/bin/echo")).err().unwrap();
+        assert!(e.to_string().contains("not an szip-peer"), "{e}");
+    }
+}
