@@ -1,0 +1,212 @@
+//! `perfkit zip bench` beside s-zip on its own default backend (the
+//! `szip-peer` program `cargo xtask peers` builds, and `cargo xtask ci`
+//! builds before the tests): its rows are there, the archives behind every
+//! row read back in Python's `zipfile` with the same entries as our sync
+//! writer's, and the derived columns agree with the numbers they come from.
+
+mod interop;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use interop::{have, ok, perfkit};
+use serde_json::Value;
+
+/// The peer, or `None` (and a skip notice) outside CI; under
+/// `PERFKIT_INTEROP=1` a missing peer is a failure.
+fn peer() -> Option<PathBuf> {
+    let found = perfkit::peer::locate("szip-peer");
+    if found.is_none() {
+        if std::env::var_os("PERFKIT_INTEROP").is_some() {
+            panic!("szip-peer is required: cargo xtask peers");
+        }
+        eprintln!("SKIPPED: szip-peer not built; `cargo xtask peers` builds it");
+    }
+    found
+}
+
+/// A quick zip bench (small scenarios, two iterations) in JSON, with the
+/// given peer directory; checked against the report schema.
+fn quick_bench(peers: &Path, extra: &[&str]) -> Value {
+    let out = ok(perfkit()
+        .env("PERFKIT_PEERS_DIR", peers)
+        .args([
+            "zip",
+            "bench",
+            "--quick",
+            "--time",
+            "1ms",
+            "--iterations",
+            "2",
+            "--warmup",
+            "0",
+            "--json",
+        ])
+        .args(extra));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    doc
+}
+
+const OWN: [&str; 2] = [
+    "s-zip 0.15.0 sync (miniz_oxide, own binary)",
+    "s-zip 0.15.0 async (miniz_oxide, own binary)",
+];
+
+fn sections(doc: &Value) -> &Vec<Value> {
+    let s = doc["sections"].as_array().unwrap();
+    assert_eq!(s.len(), 2, "realistic and highly compressible");
+    s
+}
+
+/// What Python's zipfile finds in each kept archive: size on disk, and per
+/// entry its name, size and SHA-256 (None when encrypted, which zipfile
+/// cannot read). Reading every entry checks its CRC-32.
+const READ_BACK: &str = r#"
+import hashlib, json, os, sys, zipfile
+out = {}
+for f in sorted(os.listdir(sys.argv[1])):
+    p = os.path.join(sys.argv[1], f)
+    with zipfile.ZipFile(p) as z:
+        entries = []
+        for i in z.infolist():
+            digest = None if i.flag_bits & 1 else hashlib.sha256(z.read(i)).hexdigest()
+            entries.append([i.filename, i.file_size, digest])
+    out[f] = {"size": os.path.getsize(p), "entries": entries}
+json.dump(out, sys.stdout)
+"#;
+
+#[test]
+fn own_backend_rows_write_valid_archives_and_their_columns_add_up() {
+    let Some(exe) = peer() else { return };
+    if !have("python3", "python3") {
+        return;
+    }
+    let keep = tempfile::tempdir().unwrap();
+    let doc = quick_bench(
+        exe.parent().unwrap(),
+        &["--keep", keep.path().to_str().unwrap()],
+    );
+    let read = ok(std::process::Command::new("python3")
+        .args(["-c", READ_BACK])
+        .arg(keep.path()));
+    let files: HashMap<String, Value> = serde_json::from_slice(&read.stdout).unwrap();
+
+    let mut own_rows = 0;
+    for (si, sec) in sections(&doc).iter().enumerate() {
+        let rows = sec["rows"].as_array().unwrap();
+        let by_name: HashMap<&str, (usize, &Value)> = rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r["name"].as_str().unwrap(), (i, r)))
+            .collect();
+        for (ri, row) in rows.iter().enumerate() {
+            let name = row["name"].as_str().unwrap();
+            let (scenario, mode) = name.split_once(" · ").unwrap();
+            let file = &files[&format!("s{si}-r{ri}.zip")];
+            let entries = file["entries"].as_array().unwrap();
+            let input: u64 = entries.iter().map(|e| e[1].as_u64().unwrap()).sum();
+            let out_bytes = row["out_bytes"].as_u64().unwrap();
+            // The kept archive is written after the timed ones; every writer
+            // here is deterministic in size for the same input.
+            assert_eq!(file["size"].as_u64().unwrap(), out_bytes, "{name}");
+            let ratio = row["ratio"].as_f64().unwrap();
+            let want = input as f64 / out_bytes as f64;
+            assert!(
+                (ratio - want).abs() <= want * 1e-9,
+                "{name}: ratio {ratio}, want {want}"
+            );
+
+            let (_, sync) = by_name[format!("{scenario} · sync").as_str()];
+            let cpu_vs_sync = row["cpu_vs_sync"].as_f64().unwrap();
+            let want = sync["cpu_mib_s"].as_f64().unwrap() / row["cpu_mib_s"].as_f64().unwrap();
+            assert!(
+                (cpu_vs_sync - want).abs() <= want * 1e-9,
+                "{name}: cpu_vs_sync {cpu_vs_sync}, want {want}"
+            );
+            let cpu = row["cpu_mib_s"].as_f64().unwrap();
+            let wall = row["wall_mib_s"].as_f64().unwrap();
+            assert!(cpu > 0.0 && wall > 0.0, "{name}");
+            assert!(
+                row["peak_rss_growth_mib"].as_f64().unwrap() >= 0.0,
+                "{name}"
+            );
+
+            // Same names and bytes as our sync writer's archive, both read by
+            // zipfile; AES rows are encrypted, so only names and sizes.
+            let (sync_i, _) = by_name[format!("{scenario} · sync").as_str()];
+            let theirs = files[&format!("s{si}-r{sync_i}.zip")]["entries"]
+                .as_array()
+                .unwrap();
+            assert_eq!(entries.len(), theirs.len(), "{name}");
+            for (a, b) in entries.iter().zip(theirs) {
+                assert_eq!(a[0], b[0], "{name}");
+                assert_eq!(a[1], b[1], "{name}");
+                if !a[2].is_null() {
+                    assert_eq!(a[2], b[2], "{name}: {} differs", a[0]);
+                } else {
+                    assert!(mode.contains("AES"), "{name}: unreadable entry {}", a[0]);
+                }
+            }
+            if OWN.contains(&mode) {
+                own_rows += 1;
+                assert_eq!(row["latency"]["count"].as_u64(), Some(2), "{name}");
+            }
+        }
+        let notes = sec["notes"].as_array().unwrap();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.as_str().unwrap().contains("same round-robin")),
+            "{notes:?}"
+        );
+    }
+    // Both writers, for each of the three quick scenarios, in both sections.
+    assert_eq!(own_rows, 2 * 3 * 2);
+    assert_eq!(files.len(), 2 * 3 * 9, "one archive per row");
+}
+
+#[test]
+fn without_the_peer_its_rows_are_left_out_with_a_note() {
+    let empty = tempfile::tempdir().unwrap();
+    let doc = quick_bench(empty.path(), &[]);
+    for sec in sections(&doc) {
+        for row in sec["rows"].as_array().unwrap() {
+            let name = row["name"].as_str().unwrap();
+            assert!(!OWN.iter().any(|m| name.ends_with(m)), "{name}");
+        }
+        let notes = sec["notes"].as_array().unwrap();
+        assert!(
+            notes.iter().any(|n| {
+                let n = n.as_str().unwrap();
+                n.contains("not measured") && n.contains("cargo xtask peers")
+            }),
+            "{notes:?}"
+        );
+    }
+}
+
+#[test]
+fn a_program_that_is_not_the_peer_fails_the_bench_in_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("szip-peer");
+    std::fs::write(&fake, "#!/bin/sh\necho nonsense\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = perfkit()
+        .env("PERFKIT_PEERS_DIR", dir.path())
+        .args(["zip", "bench", "--quick", "--time", "1ms", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "no report from a failed bench");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("not an szip-peer"), "{err}");
+}
