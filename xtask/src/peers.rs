@@ -110,8 +110,9 @@ fn build_quickfix(out: &Path) -> Result<()> {
 /// `[workspace]`, built into its own target directory: inside ours, cargo
 /// would unify flate2's features with zipstream's and hand it zlib-rs.
 ///
-/// Its unit tests run first (the protocol perfkit drives it with, and its
-/// clocks), and the resolved graph is checked for the backend the rows are
+/// The main workspace's fmt and clippy do not see it, so they run here,
+/// then its unit tests (the protocol perfkit drives it with, and its
+/// clocks); and the resolved graph is checked for the backend the rows are
 /// labelled with, so a dependency that turned zlib-rs on cannot go unnoticed.
 fn build_szip(out: &Path) -> Result<()> {
     let manifest = Path::new("xtask/peers/szip/Cargo.toml");
@@ -145,15 +146,23 @@ fn build_szip(out: &Path) -> Result<()> {
     {
         bail!("s-zip's peer links {other}: flate2 is not on its default backend");
     }
-    for step in ["test", "build"] {
-        super::run(
-            super::cargo()
-                .args([step, "--release", "--manifest-path"])
-                .arg(manifest)
-                .arg("--target-dir")
-                .arg(&target),
-        )?;
-    }
+    super::run(
+        super::cargo()
+            .args(["fmt", "--manifest-path"])
+            .arg(manifest)
+            .args(["--", "--check"]),
+    )?;
+    let release = |step: &str| {
+        let mut c = super::cargo();
+        c.args([step, "--release", "--manifest-path"])
+            .arg(manifest)
+            .arg("--target-dir")
+            .arg(&target);
+        c
+    };
+    super::run(release("clippy").args(["--all-targets", "--", "-D", "warnings"]))?;
+    super::run(&mut release("test"))?;
+    super::run(&mut release("build"))?;
     let tmp = out.join(".szip-peer.tmp");
     std::fs::copy(target.join("release/szip-peer"), &tmp).context("copying szip-peer")?;
     // Renamed last: a half-copied peer is never found by perfkit.
