@@ -4,32 +4,11 @@
 //! overrun its budget is documented on [`SearchIter`], the public face of
 //! this module.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::Result;
 use crate::event::Event;
-use crate::index::{Id, Index, LANES, LaneState, key_of};
+use crate::index::{Id, Index, LANES, LaneState};
 use crate::program::{MAX_STEP_WEIGHT, Memo};
-
-/// Where the budgeted selection stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Stage {
-    /// Nothing done yet: the root is next.
-    Root,
-    /// Probing the partition at this position.
-    Probe(usize),
-    /// One posting list (or none): copying it from this position.
-    Copy(usize),
-    /// Several lists, many candidates: marking list `src` from `at`.
-    Mark { src: usize, at: usize },
-    /// Then scanning the index's id-ordered slots from this position.
-    Filter(usize),
-    /// Several lists, few candidates: a k-way merge by id.
-    Merge,
-    /// Candidates are all in `cands`.
-    Done,
-}
+use crate::selection::Selection;
 
 /// The state of one cooperative search, made by [`Index::search_iter`]
 /// and advanced by [`Index::search_next`] or finished by
@@ -73,13 +52,8 @@ enum Stage {
 pub struct SearchIter<'a> {
     index: &'a Index,
     event: &'a Event,
-    stage: Stage,
-    /// Posting lists found by the probes; each is in id order and they are
-    /// disjoint (an expression sits in one partition, an event has one value
-    /// per attribute).
-    sources: Vec<&'a [u32]>,
+    selection: Selection<'a>,
     mark: Vec<u64>,
-    heap: BinaryHeap<Reverse<(Id, usize, usize)>>,
     cands: Vec<u32>,
     hits: Vec<u64>,
     lanes: LaneState,
@@ -130,112 +104,14 @@ impl SearchIter<'_> {
     /// Advances the selection by units of one reduction until it is over
     /// (true) or `spent` reaches `budget` (false).
     fn select(&mut self, budget: u64, spent: &mut u64) -> bool {
-        let index = self.index;
-        loop {
-            if self.stage == Stage::Done {
-                return true;
-            }
-            if *spent >= budget {
-                return false;
-            }
-            // Units this turn may take; at least 1.
-            let room = usize::try_from(budget - *spent).unwrap_or(usize::MAX);
-            match self.stage {
-                Stage::Root => {
-                    *spent += 1;
-                    if !index.always.is_empty() {
-                        self.sources.push(&index.always);
-                    }
-                    self.stage = Stage::Probe(0);
-                }
-                Stage::Probe(p) if p < index.partitions.len() => {
-                    *spent += 1;
-                    let (attr, part) = &index.partitions[p];
-                    if let Some(list) = key_of(self.event, *attr).and_then(|k| part.lists.get(&k)) {
-                        self.sources.push(list);
-                    }
-                    self.stage = Stage::Probe(p + 1);
-                }
-                Stage::Probe(_) => {
-                    // Choosing the way to id order is free: it looks at list
-                    // lengths only.
-                    let total: usize = self.sources.iter().map(|s| s.len()).sum();
-                    self.cands.reserve(total);
-                    self.stage = if self.sources.len() <= 1 {
-                        Stage::Copy(0)
-                    } else if total * 8 > index.order.len() {
-                        self.mark.clear();
-                        self.mark.resize(index.slots.len().div_ceil(64), 0);
-                        Stage::Mark { src: 0, at: 0 }
-                    } else {
-                        for (k, s) in self.sources.iter().enumerate() {
-                            self.heap
-                                .push(Reverse((index.slots[s[0] as usize].id, k, 0)));
-                        }
-                        Stage::Merge
-                    };
-                }
-                Stage::Copy(at) => {
-                    let src = self.sources.first().copied().unwrap_or(&[]);
-                    let n = (src.len() - at).min(room);
-                    self.cands.extend_from_slice(&src[at..at + n]);
-                    *spent += n as u64;
-                    self.stage = if at + n == src.len() {
-                        Stage::Done
-                    } else {
-                        Stage::Copy(at + n)
-                    };
-                }
-                Stage::Mark { src, at } => {
-                    let list = self.sources[src];
-                    let n = (list.len() - at).min(room);
-                    for &s in &list[at..at + n] {
-                        self.mark[s as usize / 64] |= 1 << (s % 64);
-                    }
-                    *spent += n as u64;
-                    self.stage = if at + n < list.len() {
-                        Stage::Mark { src, at: at + n }
-                    } else if src + 1 < self.sources.len() {
-                        Stage::Mark {
-                            src: src + 1,
-                            at: 0,
-                        }
-                    } else {
-                        Stage::Filter(0)
-                    };
-                }
-                Stage::Filter(at) => {
-                    let n = (index.order.len() - at).min(room);
-                    let mark = &self.mark;
-                    self.cands.extend(
-                        index.order[at..at + n]
-                            .iter()
-                            .copied()
-                            .filter(|&s| mark[s as usize / 64] & (1 << (s % 64)) != 0),
-                    );
-                    *spent += n as u64;
-                    self.stage = if at + n == index.order.len() {
-                        Stage::Done
-                    } else {
-                        Stage::Filter(at + n)
-                    };
-                }
-                Stage::Merge => {
-                    let Some(Reverse((_, k, at))) = self.heap.pop() else {
-                        self.stage = Stage::Done;
-                        continue;
-                    };
-                    *spent += 1;
-                    let list = self.sources[k];
-                    self.cands.push(list[at]);
-                    if let Some(&s) = list.get(at + 1) {
-                        self.heap
-                            .push(Reverse((index.slots[s as usize].id, k, at + 1)));
-                    }
-                }
-                Stage::Done => unreachable!("checked at the top of the loop"),
-            }
-        }
+        self.selection.advance(
+            self.index,
+            self.event,
+            &mut self.cands,
+            &mut self.mark,
+            budget,
+            spent,
+        )
     }
 }
 
@@ -250,10 +126,8 @@ impl Index {
         Ok(SearchIter {
             index: self,
             event: ev,
-            stage: Stage::Root,
-            sources: Vec::new(),
+            selection: Selection::new(),
             mark: Vec::new(),
-            heap: BinaryHeap::new(),
             cands: Vec::new(),
             hits: Vec::new(),
             lanes: LaneState::default(),

@@ -21,6 +21,7 @@ use crate::domain::{AttrId, Bounds, Schema};
 use crate::event::{Event, Value};
 use crate::expr::{Constants, Expr, Pred, compile_source};
 use crate::program::{ACCEPT, ATOM, Compiled, Memo, REJECT, Step, compile};
+use crate::selection::Selection;
 use crate::{Error, Result};
 
 /// An expression's id, chosen by the caller.
@@ -366,41 +367,12 @@ impl Index {
     }
 
     /// Selects the candidate slots for `ev` into `out`, in id order (so
-    /// results come out sorted without sorting them), in one go; the
-    /// cooperative search selects the same list in budgeted stages
-    /// (`SearchIter`'s `select`).
+    /// results come out sorted without sorting them), in one go: the
+    /// cooperative search's selection ([`Selection`]) run without a budget.
     pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>, mark: &mut Vec<u64>) {
         out.clear();
-        out.extend_from_slice(&self.always);
-        let mut sources = usize::from(!self.always.is_empty());
-        for (attr, part) in &self.partitions {
-            let Some(key) = key_of(ev, *attr) else {
-                continue;
-            };
-            if let Some(list) = part.lists.get(&key) {
-                out.extend_from_slice(list);
-                sources += 1;
-            }
-        }
-        if sources > 1 {
-            if out.len() * 8 > self.order.len() {
-                // Many candidates: filter the id-ordered list of all slots.
-                mark.clear();
-                mark.resize(self.slots.len().div_ceil(64), 0);
-                for &s in out.iter() {
-                    mark[s as usize / 64] |= 1 << (s % 64);
-                }
-                out.clear();
-                out.extend(
-                    self.order
-                        .iter()
-                        .copied()
-                        .filter(|&s| mark[s as usize / 64] & (1 << (s % 64)) != 0),
-                );
-            } else {
-                out.sort_unstable_by_key(|&s| self.slots[s as usize].id);
-            }
-        }
+        let done = Selection::new().advance(self, ev, out, mark, u64::MAX, &mut 0);
+        debug_assert!(done, "an unbounded selection finishes");
     }
 
     /// The expressions `ev` satisfies, in ascending id order.

@@ -84,6 +84,7 @@ pub mod measure;
 mod parse;
 mod program;
 pub mod reference;
+mod selection;
 
 pub use coop::{SearchIter, SearchStep};
 pub use domain::{AttrId, AttrType, Bounds, Domain, Schema};

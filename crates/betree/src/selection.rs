@@ -1,0 +1,189 @@
+//! Candidate selection: the stored expressions an event can satisfy, in id
+//! order, found through the index's posting lists.
+//!
+//! One resumable stage machine serves both searches. The plain search runs
+//! it with no budget, in one call; the cooperative search
+//! ([`crate::coop::SearchIter`]) runs it in units of one reduction, stopping
+//! wherever its budget runs out. Keeping one implementation means the two
+//! cannot drift apart in which candidates they select, in their order, or in
+//! what the cooperative search charges for them.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::event::Event;
+use crate::index::{Id, Index, key_of};
+
+/// Where the selection stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Nothing done yet: the root is next.
+    Root,
+    /// Probing the partition at this position.
+    Probe(usize),
+    /// One posting list (or none): copying it from this position.
+    Copy(usize),
+    /// Several lists, many candidates: marking list `src` from `at`.
+    Mark { src: usize, at: usize },
+    /// Then scanning the index's id-ordered slots from this position.
+    Filter(usize),
+    /// Several lists, few candidates: a k-way merge by id.
+    Merge,
+    /// Candidates are all selected.
+    Done,
+}
+
+/// A selection in progress for one event against one index.
+///
+/// Each unit costs one reduction: the index root, one partition probed, one
+/// candidate taken from a posting list, and, when several lists must be
+/// brought into id order through the index's id-ordered slot list, one slot
+/// scanned. Choosing how to reach id order looks at list lengths only and
+/// is free.
+#[derive(Debug)]
+pub(crate) struct Selection<'a> {
+    stage: Stage,
+    /// Posting lists found by the probes; each is in id order and they are
+    /// disjoint (an expression sits in one partition, an event has one value
+    /// per attribute).
+    sources: Vec<&'a [u32]>,
+    heap: BinaryHeap<Reverse<(Id, usize, usize)>>,
+}
+
+impl<'a> Selection<'a> {
+    /// A selection that has not started.
+    pub(crate) fn new() -> Selection<'a> {
+        Selection {
+            stage: Stage::Root,
+            sources: Vec::new(),
+            heap: BinaryHeap::new(),
+        }
+    }
+
+    /// Advances the selection of `ev`'s candidates in `index`, appending
+    /// slots to `cands` in id order (`mark` is scratch for the marking
+    /// stages), by units of one reduction added to `spent`, until the
+    /// selection is over (true) or `spent` reaches `budget` (false). A
+    /// call never overruns: every unit is checked before it starts.
+    ///
+    /// `index`, `ev`, `cands` and `mark` must be the same on every call of
+    /// one selection; `cands` must start empty.
+    pub(crate) fn advance(
+        &mut self,
+        index: &'a Index,
+        ev: &Event,
+        cands: &mut Vec<u32>,
+        mark: &mut Vec<u64>,
+        budget: u64,
+        spent: &mut u64,
+    ) -> bool {
+        loop {
+            if self.stage == Stage::Done {
+                return true;
+            }
+            if *spent >= budget {
+                return false;
+            }
+            // Units this turn may take; at least 1.
+            let room = usize::try_from(budget - *spent).unwrap_or(usize::MAX);
+            match self.stage {
+                Stage::Root => {
+                    *spent += 1;
+                    // One allocation for the whole probe: at most one list
+                    // per partition, plus the always-candidates.
+                    self.sources.reserve(index.partitions.len() + 1);
+                    if !index.always.is_empty() {
+                        self.sources.push(&index.always);
+                    }
+                    self.stage = Stage::Probe(0);
+                }
+                Stage::Probe(p) if p < index.partitions.len() => {
+                    *spent += 1;
+                    let (attr, part) = &index.partitions[p];
+                    if let Some(list) = key_of(ev, *attr).and_then(|k| part.lists.get(&k)) {
+                        self.sources.push(list);
+                    }
+                    self.stage = Stage::Probe(p + 1);
+                }
+                Stage::Probe(_) => {
+                    let total: usize = self.sources.iter().map(|s| s.len()).sum();
+                    cands.reserve(total);
+                    self.stage = if self.sources.len() <= 1 {
+                        Stage::Copy(0)
+                    } else if total * 8 > index.order.len() {
+                        // Many candidates: marking them and scanning every
+                        // slot in id order beats merging.
+                        mark.clear();
+                        mark.resize(index.slots.len().div_ceil(64), 0);
+                        Stage::Mark { src: 0, at: 0 }
+                    } else {
+                        for (k, s) in self.sources.iter().enumerate() {
+                            self.heap
+                                .push(Reverse((index.slots[s[0] as usize].id, k, 0)));
+                        }
+                        Stage::Merge
+                    };
+                }
+                Stage::Copy(at) => {
+                    let src = self.sources.first().copied().unwrap_or(&[]);
+                    let n = (src.len() - at).min(room);
+                    cands.extend_from_slice(&src[at..at + n]);
+                    *spent += n as u64;
+                    self.stage = if at + n == src.len() {
+                        Stage::Done
+                    } else {
+                        Stage::Copy(at + n)
+                    };
+                }
+                Stage::Mark { src, at } => {
+                    let list = self.sources[src];
+                    let n = (list.len() - at).min(room);
+                    for &s in &list[at..at + n] {
+                        mark[s as usize / 64] |= 1 << (s % 64);
+                    }
+                    *spent += n as u64;
+                    self.stage = if at + n < list.len() {
+                        Stage::Mark { src, at: at + n }
+                    } else if src + 1 < self.sources.len() {
+                        Stage::Mark {
+                            src: src + 1,
+                            at: 0,
+                        }
+                    } else {
+                        Stage::Filter(0)
+                    };
+                }
+                Stage::Filter(at) => {
+                    let n = (index.order.len() - at).min(room);
+                    let marked = &*mark;
+                    cands.extend(
+                        index.order[at..at + n]
+                            .iter()
+                            .copied()
+                            .filter(|&s| marked[s as usize / 64] & (1 << (s % 64)) != 0),
+                    );
+                    *spent += n as u64;
+                    self.stage = if at + n == index.order.len() {
+                        Stage::Done
+                    } else {
+                        Stage::Filter(at + n)
+                    };
+                }
+                Stage::Merge => {
+                    let Some(Reverse((_, k, at))) = self.heap.pop() else {
+                        self.stage = Stage::Done;
+                        continue;
+                    };
+                    *spent += 1;
+                    let list = self.sources[k];
+                    cands.push(list[at]);
+                    if let Some(&s) = list.get(at + 1) {
+                        self.heap
+                            .push(Reverse((index.slots[s as usize].id, k, at + 1)));
+                    }
+                }
+                Stage::Done => unreachable!("checked at the top of the loop"),
+            }
+        }
+    }
+}
