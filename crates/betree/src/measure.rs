@@ -1,7 +1,11 @@
 //! The reference note's benchmark as data: the plain, iterate-all and
 //! iterate-next searches run interleaved on every event, timed per event,
-//! per block of events and per cooperative slice. The caller renders.
+//! per block of events and per cooperative slice; then the longest slices
+//! replayed to tell the search's own time from the machine's stalls. The
+//! caller renders.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
@@ -63,30 +67,122 @@ pub struct BenchReport {
     pub batch_ns: u64,
     /// Total matches found (identical in every mode, checked).
     pub matches: u64,
+    /// The `next` mode's slices longer than [`Options::long_slice_ns`], the
+    /// longest [`Options::long_slices_kept`] of them, in event order.
+    pub long_slices: Vec<LongSlice>,
+    /// How many slices were longer than [`Options::long_slice_ns`] (kept
+    /// or not).
+    pub over_threshold: u64,
+    /// The longest slice not in `long_slices`, nanoseconds.
+    pub unkept_max_ns: u64,
+}
+
+/// What [`run`] does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Reductions per `search_next` call of the `next` mode.
+    pub budget: u64,
+    /// Events per block of the per-block comparison (0 counts as 1).
+    pub block: usize,
+    /// Events searched in every mode first, unrecorded.
+    pub warmup: usize,
+    /// Slices of the `next` mode longer than this (wall time, nanoseconds)
+    /// are remembered for [`replay`].
+    pub long_slice_ns: u64,
+    /// At most this many of them, the longest.
+    pub long_slices_kept: usize,
+}
+
+/// One `next`-mode slice, identified so that it can be run again: the
+/// search of one event is deterministic, so the same event, budget and
+/// slice number are the same work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LongSlice {
+    /// Position of the event in the events given to [`run`].
+    pub event: usize,
+    /// Which `search_next` call of that event's search, from 0.
+    pub slice: usize,
+    /// Reductions the call spent.
+    pub reductions: u64,
+    /// Wall time of the slice in the timed pass, nanoseconds.
+    pub ns: u64,
 }
 
 fn hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
 }
 
+/// The order of the three modes on event `i` (0 `std`, 1 `all`, 2
+/// `next`): rotated per event so that no mode always runs first, on caches
+/// the previous event left, or last.
+fn mode_order(i: usize) -> [usize; 3] {
+    [i % 3, (i + 1) % 3, (i + 2) % 3]
+}
+
+/// Searches `ev` in mode `m` (see [`mode_order`]), untimed.
+fn search_in(index: &Index, ev: &Event, m: usize, budget: u64) -> Result<Vec<u64>> {
+    Ok(match m {
+        0 => index.search(ev)?,
+        1 => index.search_all(index.search_iter(ev)?),
+        _ => {
+            let mut it = index.search_iter(ev)?;
+            loop {
+                if let SearchStep::Done(ids) = index.search_next(&mut it, budget) {
+                    break ids;
+                }
+            }
+        }
+    })
+}
+
+/// The longest slices over a threshold, kept in a bounded min-heap.
+struct Longest {
+    threshold_ns: u64,
+    keep: usize,
+    heap: BinaryHeap<Reverse<(u64, LongSlice)>>,
+    over: u64,
+    unkept_max_ns: u64,
+}
+
+impl Longest {
+    fn offer(&mut self, s: LongSlice) {
+        if s.ns <= self.threshold_ns {
+            self.unkept_max_ns = self.unkept_max_ns.max(s.ns);
+            return;
+        }
+        self.over += 1;
+        self.heap.push(Reverse((s.ns, s)));
+        if self.heap.len() > self.keep {
+            let Reverse((ns, _)) = self.heap.pop().expect("over capacity, so not empty");
+            self.unkept_max_ns = self.unkept_max_ns.max(ns);
+        }
+    }
+}
+
 /// Runs the benchmark. The three modes run one after another on each event,
 /// in an order that rotates with the event, and must agree; `search_batch`
-/// runs afterwards over all events and must agree too. The first `warmup`
-/// events are searched in every mode first, unrecorded.
-pub fn run(
-    index: &Index,
-    events: &[Event],
-    budget: u64,
-    block: usize,
-    warmup: usize,
-) -> Result<BenchReport> {
+/// runs afterwards over all events and must agree too. The first
+/// `opts.warmup` events are searched in every mode first, unrecorded.
+pub fn run(index: &Index, events: &[Event], opts: Options) -> Result<BenchReport> {
+    let Options {
+        budget,
+        block,
+        warmup,
+        ..
+    } = opts;
     let block = block.max(1);
     for ev in events.iter().take(warmup) {
-        let _ = index.search(ev)?;
-        let _ = index.search_all(index.search_iter(ev)?);
-        let mut it = index.search_iter(ev)?;
-        while index.search_next(&mut it, budget) == SearchStep::Continue {}
+        for m in 0..3 {
+            search_in(index, ev, m, budget)?;
+        }
     }
+    let mut longest = Longest {
+        threshold_ns: opts.long_slice_ns,
+        keep: opts.long_slices_kept,
+        heap: BinaryHeap::new(),
+        over: 0,
+        unkept_max_ns: 0,
+    };
     let names = ["std", "all", "next"];
     let mut modes = names.map(|name| ModeStats {
         name,
@@ -101,8 +197,7 @@ pub fn run(
     let mut expected = Vec::with_capacity(events.len());
     for (i, ev) in events.iter().enumerate() {
         let mut results: [Option<Vec<u64>>; 3] = [None, None, None];
-        for k in 0..3 {
-            let m = (i + k) % 3;
+        for m in mode_order(i) {
             let t = Instant::now();
             let ids = match m {
                 0 => index.search(ev)?,
@@ -111,15 +206,27 @@ pub fn run(
                     index.search_all(it)
                 }
                 _ => {
+                    // The first slice includes `search_iter`: it is part of
+                    // the time before the first yield.
                     let mut it = index.search_iter(ev)?;
                     let mut last = t;
+                    let mut slice_no = 0;
+                    let mut spent = 0;
                     loop {
                         let step = index.search_next(&mut it, budget);
                         let now = Instant::now();
-                        let slice = (now - last).as_nanos() as u64;
+                        let ns = (now - last).as_nanos() as u64;
                         last = now;
-                        modes[2].max_slice_ns = modes[2].max_slice_ns.max(slice);
-                        let _ = modes[2].slices.record(slice.max(1));
+                        modes[2].max_slice_ns = modes[2].max_slice_ns.max(ns);
+                        let _ = modes[2].slices.record(ns.max(1));
+                        longest.offer(LongSlice {
+                            event: i,
+                            slice: slice_no,
+                            reductions: it.reductions() - spent,
+                            ns,
+                        });
+                        spent = it.reductions();
+                        slice_no += 1;
                         if let SearchStep::Done(ids) = step {
                             break ids;
                         }
@@ -157,6 +264,8 @@ pub fn run(
         return Err(Error::Event("search_batch disagrees with search".into()));
     }
     let comparisons = [compare(&modes[1], &modes[0]), compare(&modes[2], &modes[0])];
+    let mut long_slices: Vec<LongSlice> = longest.heap.into_iter().map(|r| r.0.1).collect();
+    long_slices.sort_unstable();
     Ok(BenchReport {
         events: events.len(),
         block,
@@ -165,7 +274,122 @@ pub fn run(
         comparisons,
         batch_ns,
         matches,
+        long_slices,
+        over_threshold: longest.over,
+        unkept_max_ns: longest.unkept_max_ns,
     })
+}
+
+/// One long slice and its replays, from [`replay`].
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    /// The slice as the timed pass saw it.
+    pub slice: LongSlice,
+    /// Wall time of each replay, nanoseconds, in the order they ran.
+    pub replays_ns: Vec<u64>,
+}
+
+impl Replayed {
+    /// The least time this work took: the minimum over the timed pass and
+    /// every replay, all of them runs of the same work.
+    pub fn min_ns(&self) -> u64 {
+        self.replays_ns
+            .iter()
+            .copied()
+            .fold(self.slice.ns, u64::min)
+    }
+
+    /// The median of the replays (the upper one of an even count), or the
+    /// timed pass's time when there were none.
+    pub fn median_ns(&self) -> u64 {
+        let mut v = self.replays_ns.clone();
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(self.slice.ns)
+    }
+}
+
+/// Runs each slice of `long` again `replays` times and times it the way
+/// [`run`] did (wall time from just before the `search_next` call, or
+/// before `search_iter` for slice 0, to just after it).
+///
+/// A slice's time is the search's own work plus whatever the machine did
+/// meanwhile (interrupts, preemption, a hypervisor's exits), and the second
+/// part only adds. The work is deterministic, so the least time over
+/// several runs of the same slice estimates the first part. To keep those
+/// runs like the original, each replay first repeats what ran before the
+/// slice in [`run`]: the previous event in all three modes, this event's
+/// modes that came before `next`, and `next`'s earlier slices, so caches
+/// and branch predictors hold what they held the first time. The replays go
+/// round-robin over all slices, `replays` rounds, so one slice's replays
+/// are spread over the whole phase rather than back to back, and a stall
+/// of the machine that lasts a while hits few of them.
+///
+/// Each replay checks that it did the same work: the slice is reached
+/// (the search has not finished before it) and spends the recorded
+/// reductions; otherwise an [`Error::Event`] (the search would not be
+/// deterministic, a bug).
+pub fn replay(
+    index: &Index,
+    events: &[Event],
+    budget: u64,
+    long: &[LongSlice],
+    replays: usize,
+) -> Result<Vec<Replayed>> {
+    let mut out: Vec<Replayed> = long
+        .iter()
+        .map(|&slice| Replayed {
+            slice,
+            replays_ns: Vec::with_capacity(replays),
+        })
+        .collect();
+    for _ in 0..replays {
+        for r in &mut out {
+            let ns = replay_one(index, events, budget, &r.slice)?;
+            r.replays_ns.push(ns);
+        }
+    }
+    Ok(out)
+}
+
+fn replay_one(index: &Index, events: &[Event], budget: u64, s: &LongSlice) -> Result<u64> {
+    let ev = events.get(s.event).ok_or_else(|| {
+        Error::Event(format!("replay: event {} of {}", s.event + 1, events.len()))
+    })?;
+    if let Some(prev) = s.event.checked_sub(1) {
+        for m in mode_order(prev) {
+            search_in(index, &events[prev], m, budget)?;
+        }
+    }
+    for m in mode_order(s.event).into_iter().take_while(|&m| m != 2) {
+        search_in(index, ev, m, budget)?;
+    }
+    // As in `run`, a slice starts when the previous call returned (slice 0:
+    // before `search_iter`).
+    let mut t = Instant::now();
+    let mut it = index.search_iter(ev)?;
+    for k in 0..s.slice {
+        if let SearchStep::Done(_) = index.search_next(&mut it, budget) {
+            return Err(Error::Event(format!(
+                "replay of event {}: the search finished at slice {k}, before slice {}",
+                s.event + 1,
+                s.slice
+            )));
+        }
+        t = Instant::now();
+    }
+    let before = it.reductions();
+    let _ = std::hint::black_box(index.search_next(&mut it, budget));
+    let ns = t.elapsed().as_nanos() as u64;
+    let spent = it.reductions() - before;
+    if spent != s.reductions {
+        return Err(Error::Event(format!(
+            "replay of event {} slice {}: {spent} reductions, the timed pass spent {}",
+            s.event + 1,
+            s.slice,
+            s.reductions
+        )));
+    }
+    Ok(ns)
 }
 
 /// CPU time of the `next` mode's slices, from [`slice_cpu`].
@@ -239,5 +463,123 @@ fn compare(mode: &ModeStats, base: &ModeStats) -> Comparison {
             rel.iter().filter(|r| **r < 0.0).count() as f64 / rel.len() as f64
         },
         total_ratio: mode.total_ns as f64 / base.total_ns.max(1) as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Schema, reference};
+
+    fn workload() -> (Index, Vec<Event>) {
+        let schema = Schema::boolean_params(32);
+        let mut index = Index::new(schema.clone());
+        for (i, e) in reference::random_expressions(32, 300, 7).iter().enumerate() {
+            index.insert(i as u64 + 1, e).unwrap();
+        }
+        let events = reference::random_events(32, 30, 3)
+            .iter()
+            .map(|v| Event::from_bools(&schema, v).unwrap())
+            .collect();
+        (index, events)
+    }
+
+    fn opts(long_slice_ns: u64, long_slices_kept: usize) -> Options {
+        Options {
+            budget: 60,
+            block: 10,
+            warmup: 3,
+            long_slice_ns,
+            long_slices_kept,
+        }
+    }
+
+    /// Slice `slice` of `ev`'s search with `budget`, stepped here: its
+    /// reductions, or None when the search ends before it.
+    fn reductions_of(index: &Index, ev: &Event, budget: u64, slice: usize) -> Option<u64> {
+        let mut it = index.search_iter(ev).unwrap();
+        for _ in 0..slice {
+            if let SearchStep::Done(_) = index.search_next(&mut it, budget) {
+                return None;
+            }
+        }
+        let before = it.reductions();
+        index.search_next(&mut it, budget);
+        Some(it.reductions() - before)
+    }
+
+    #[test]
+    fn the_longest_slices_are_kept_and_identified() {
+        let (index, events) = workload();
+        // Over a threshold of 0 every slice counts.
+        let r = run(&index, &events, opts(0, 25)).unwrap();
+        let slices = r.modes[2].slices.len();
+        assert_eq!(r.over_threshold, slices);
+        let per_event: u64 = events
+            .iter()
+            .map(|ev| {
+                (0..)
+                    .take_while(|&k| reductions_of(&index, ev, 60, k).is_some())
+                    .count() as u64
+            })
+            .sum();
+        assert_eq!(slices, per_event, "one slice per search_next call");
+        assert_eq!(r.long_slices.len(), 25);
+        assert!(r.long_slices.is_sorted());
+        let kept_min = r.long_slices.iter().map(|s| s.ns).min().unwrap();
+        let kept_max = r.long_slices.iter().map(|s| s.ns).max().unwrap();
+        assert!(kept_min >= r.unkept_max_ns, "the kept are the longest");
+        assert_eq!(kept_max.max(r.unkept_max_ns), r.modes[2].max_slice_ns);
+        for s in &r.long_slices {
+            assert_eq!(
+                reductions_of(&index, &events[s.event], 60, s.slice),
+                Some(s.reductions),
+                "{s:?}"
+            );
+        }
+        // Over a threshold nothing reaches, nothing is kept.
+        let r = run(&index, &events, opts(u64::MAX, 25)).unwrap();
+        assert_eq!((r.over_threshold, r.long_slices.len()), (0, 0));
+        assert_eq!(r.unkept_max_ns, r.modes[2].max_slice_ns);
+    }
+
+    #[test]
+    fn replays_run_the_same_slices_and_refuse_other_work() {
+        let (index, events) = workload();
+        let r = run(&index, &events, opts(0, 12)).unwrap();
+        let out = replay(&index, &events, 60, &r.long_slices, 3).unwrap();
+        assert_eq!(out.len(), 12);
+        for x in &out {
+            assert_eq!(x.replays_ns.len(), 3);
+            assert!(x.min_ns() <= x.slice.ns);
+            assert!(x.replays_ns.iter().all(|&ns| ns >= x.min_ns()));
+            let mut v = x.replays_ns.clone();
+            v.sort_unstable();
+            assert_eq!(x.median_ns(), v[1]);
+        }
+        // A slice recorded with other reductions, or past the end of its
+        // search, is not the same work: an error, not a time.
+        let s = r.long_slices[0];
+        let wrong = LongSlice {
+            reductions: s.reductions + 1,
+            ..s
+        };
+        assert!(matches!(
+            replay(&index, &events, 60, &[wrong], 1),
+            Err(Error::Event(m)) if m.contains("reductions")
+        ));
+        let past = LongSlice {
+            slice: 1_000_000,
+            ..s
+        };
+        assert!(matches!(
+            replay(&index, &events, 60, &[past], 1),
+            Err(Error::Event(m)) if m.contains("finished")
+        ));
+        let none = replay(&index, &events, 60, &r.long_slices, 0).unwrap();
+        assert!(
+            none.iter()
+                .all(|x| x.replays_ns.is_empty() && x.min_ns() == x.slice.ns)
+        );
     }
 }

@@ -300,3 +300,124 @@ fn json_domain_file_errors_name_the_file_and_the_domain() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// The row named `name` (a prefix) in the section whose name contains
+/// `section`.
+fn row<'a>(doc: &'a serde_json::Value, section: &str, name: &str) -> &'a serde_json::Value {
+    doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().contains(section))
+        .flat_map(|s| s["rows"].as_array().unwrap())
+        .find(|r| r["name"].as_str().unwrap().starts_with(name))
+        .unwrap_or_else(|| panic!("no row `{name}` in a section `{section}`"))
+}
+
+#[test]
+fn bench_replays_the_long_slices_and_its_figures_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (cmd, n) in [("gen-exprs", "200"), ("gen-events", "40")] {
+        ok(perfkit()
+            .current_dir(d)
+            .args(["betree", cmd, "--params", "128", "--count", n, "-o", cmd]));
+    }
+    let bench = |extra: &[&str]| {
+        let mut c = perfkit();
+        c.current_dir(d)
+            .args([
+                "betree",
+                "bench",
+                "--exprs",
+                "gen-exprs",
+                "--events",
+                "gen-events",
+                "--budget",
+                "100",
+                "--block",
+                "10",
+                "--warmup",
+                "5",
+            ])
+            .args(extra);
+        c
+    };
+    // Every slice is over 0 µs, so exactly the 20 longest are replayed.
+    let out = ok(&mut bench(&[
+        "--replay-over",
+        "0us",
+        "--replay-top",
+        "20",
+        "--replays",
+        "3",
+        "--json",
+    ]));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    let f = |r: &serde_json::Value, c: &str| {
+        r[c].as_f64()
+            .unwrap_or_else(|| panic!("{c} is a number in {r}"))
+    };
+    let next = row(&doc, "search per event", "next (search_iter");
+    let yields = row(&doc, "search per event", "next: time between yields");
+    let least = row(&doc, "replayed", "least time of each replayed slice");
+    let worst = row(&doc, "replayed", "worst replayed slice");
+    let slices = yields["latency"]["count"].as_u64().unwrap();
+    assert!(slices > 40, "several slices per event at budget 100");
+    assert_eq!(least["slices"], slices);
+    assert_eq!(least["over_threshold"], slices);
+    assert_eq!(least["replayed"], 20);
+    assert_eq!(least["latency"]["count"], 20);
+    assert_eq!(least["replays_each"], 3);
+    assert_eq!(f(least, "threshold_us"), 0.0);
+    // The raw maximum is the one the search table shows, and no slice's
+    // least time exceeds it; the bound is the larger of the replayed and
+    // unreplayed maxima.
+    let raw = f(least, "raw_max_us");
+    assert_eq!(raw, f(next, "max_slice_us"));
+    let (min_max, unreplayed) = (f(least, "replay_min_max_us"), f(least, "unreplayed_max_us"));
+    assert!(min_max <= raw && unreplayed <= raw, "{least}");
+    assert_eq!(f(least, "bound_us"), min_max.max(unreplayed));
+    // Each slice's least time is at most any of its replays, the median
+    // included.
+    assert!(f(least, "replay_median_max_us") >= min_max, "{least}");
+    // The histogram of least times tops out at the same value (to the
+    // histogram's 0.1 % precision, which the 0.1 µs rounding dwarfs).
+    let hist_max = least["latency"]["max_ns"].as_f64().unwrap() / 1e3;
+    assert!(
+        (hist_max - min_max).abs() <= 0.05 + min_max * 1e-3,
+        "{hist_max} vs {min_max}"
+    );
+    // The worst slice is the one with that least time, replayed 3 times.
+    assert_eq!(worst["latency"]["count"], 3);
+    assert_eq!(f(worst, "min_us"), min_max);
+    assert!(f(worst, "min_us") <= f(worst, "raw_us"));
+    assert!(f(worst, "min_us") <= f(worst, "median_us"));
+    let event = worst["event"].as_u64().unwrap();
+    assert!((1..=40).contains(&event), "{worst}");
+    assert!(worst["slice"].as_u64().unwrap() >= 1);
+    assert!(worst["reductions"].as_u64().unwrap() >= 1);
+
+    // Nothing over the threshold: nothing replayed, no worst row.
+    let out = ok(&mut bench(&["--replay-over", "60s", "--json"]));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let least = row(&doc, "replayed", "least time of each replayed slice");
+    assert_eq!(
+        (least["over_threshold"].as_u64(), least["replayed"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(f(least, "unreplayed_max_us"), f(least, "raw_max_us"));
+    assert!(doc.to_string().find("worst replayed slice").is_none());
+
+    // A replay count of 0 would measure nothing: a usage error.
+    let out = bench(&["--replays", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
