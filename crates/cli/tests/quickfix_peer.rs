@@ -240,3 +240,37 @@ fn fix_bench_without_the_peer_names_the_command_that_builds_it() {
     assert!(notes.contains("QuickFIX not measured"), "{notes}");
     assert!(notes.contains("cargo xtask peers"), "{notes}");
 }
+
+#[test]
+fn a_peer_that_cannot_start_is_a_note_with_its_reason_not_a_failure() {
+    let Some(exe) = peer() else { return };
+    // The peer alone, without the dictionary `cargo xtask peers` puts
+    // beside it: it exits at once with the reason on stderr.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&exe, dir.path().join("quickfix-parse")).unwrap();
+    let out = perfkit()
+        .args([
+            "fix-bench",
+            "--only",
+            "parse",
+            "--iterations",
+            "200",
+            "--warmup",
+            "10",
+            "--json",
+        ])
+        .env(perfkit::peer::DIR_ENV, dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let section = parse_section(&doc);
+    assert_eq!(section["rows"].as_array().unwrap().len(), 3, "{section}");
+    let notes = section["notes"].to_string();
+    assert!(notes.contains("QuickFIX not measured"), "{notes}");
+    assert!(notes.contains("quickfix-FIX44.xml"), "{notes}");
+}

@@ -105,7 +105,12 @@ impl Peer {
             ))
         })?;
         let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            unreachable!("both were piped");
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Unavailable(format!(
+                "QuickFIX not measured: {} started without its pipes",
+                exe.display()
+            )));
         };
         let mut stdout = BufReader::new(stdout);
         let sent = stdin.write_all(&records(sets)).and_then(|()| stdin.flush());
@@ -139,6 +144,7 @@ impl Peer {
                     ),
                 ))
             }
+            (Ok(()), Ok(0)) => Err(fail(&mut child, "exited before it was ready".into())),
             (Ok(()), Ok(_)) => Err(fail(&mut child, format!("unexpected answer {line:?}"))),
             (Err(e), _) | (_, Err(e)) => Err(fail(&mut child, e.to_string())),
         }
