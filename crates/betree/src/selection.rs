@@ -98,12 +98,17 @@ impl<'a> Selection<'a> {
                     self.stage = Stage::Probe(0);
                 }
                 Stage::Probe(p) if p < index.partitions.len() => {
-                    *spent += 1;
-                    let (attr, part) = &index.partitions[p];
-                    if let Some(list) = key_of(ev, *attr).and_then(|k| part.lists.get(&k)) {
-                        self.sources.push(list);
+                    // As many probes as the budget has room for in one turn
+                    // of the machine: the plain search probes every
+                    // partition here.
+                    let end = index.partitions.len().min(p.saturating_add(room));
+                    for (attr, part) in &index.partitions[p..end] {
+                        if let Some(list) = key_of(ev, *attr).and_then(|k| part.lists.get(&k)) {
+                            self.sources.push(list);
+                        }
                     }
-                    self.stage = Stage::Probe(p + 1);
+                    *spent += (end - p) as u64;
+                    self.stage = Stage::Probe(end);
                 }
                 Stage::Probe(_) => {
                     let total: usize = self.sources.iter().map(|s| s.len()).sum();
@@ -170,16 +175,18 @@ impl<'a> Selection<'a> {
                     };
                 }
                 Stage::Merge => {
-                    let Some(Reverse((_, k, at))) = self.heap.pop() else {
-                        self.stage = Stage::Done;
-                        continue;
-                    };
-                    *spent += 1;
-                    let list = self.sources[k];
-                    cands.push(list[at]);
-                    if let Some(&s) = list.get(at + 1) {
-                        self.heap
-                            .push(Reverse((index.slots[s as usize].id, k, at + 1)));
+                    for _ in 0..room {
+                        let Some(Reverse((_, k, at))) = self.heap.pop() else {
+                            self.stage = Stage::Done;
+                            break;
+                        };
+                        *spent += 1;
+                        let list = self.sources[k];
+                        cands.push(list[at]);
+                        if let Some(&s) = list.get(at + 1) {
+                            self.heap
+                                .push(Reverse((index.slots[s as usize].id, k, at + 1)));
+                        }
                     }
                 }
                 Stage::Done => unreachable!("checked at the top of the loop"),
