@@ -240,7 +240,7 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
                 .context("measuring QuickFIX (the quickfix-parse peer)")?;
         }
     }
-    let mut ours = ours.context("--runs must be at least 1")?;
+    let ours = ours.context("--runs must be at least 1")?;
     if ours.variants.len() != sets.len() {
         bail!(
             "fixcore measured {} parse rows for {} message sets",
@@ -248,9 +248,6 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
             sets.len()
         );
     }
-    // measure::parse's own note says the reference figures were not
-    // re-measured; add_parse says what this run measured instead.
-    ours.notes.retain(|n| !n.contains("NexusFIX"));
     Ok(ParseSide {
         ours,
         quickfix: peer
