@@ -12,8 +12,8 @@
 //! and the same backend. `s-zip`'s default is flate2's, miniz_oxide, so it
 //! is measured twice: linked in, on zlib-rs (the same backend), and on its
 //! own default in `szip-peer`, a program of its own that `cargo xtask
-//! peers` builds ([`szip_peer`]); without it those rows are left out and a
-//! note says how to build it.
+//! peers` builds ([`szip_peer`]); without it, or if it will not start,
+//! those rows are left out and a note says why.
 
 mod szip_peer;
 
@@ -339,13 +339,34 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         Mode::SZip,
         Mode::SZipAsync,
     ];
-    let peer_path = perfkit::peer::locate(szip_peer::NAME);
-    let mut peer = match &peer_path {
-        Some(p) => {
-            modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
-            Some(SZipPeer::start(p)?)
-        }
-        None => None,
+    // A peer that is missing or will not start (e.g. an older protocol)
+    // leaves its rows out with a note saying why, as fix-bench does with
+    // QuickFIX; one that fails after it started fails the bench.
+    let (mut peer, peer_note) = match perfkit::peer::locate(szip_peer::NAME) {
+        Some(p) => match SZipPeer::start(&p) {
+            Ok(peer) => {
+                modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
+                let note = format!(
+                    "s-zip (miniz_oxide, own binary): {}, s-zip 0.15.0 with its default features + async built on its own by `cargo xtask peers`; loaded with each scenario once, then asked for one archive at a time over a pipe in the same round-robin as the other rows; it times each archive itself with the same clocks (thread CPU, wall, VmHWM), so the pipe is not in its numbers",
+                    p.display()
+                );
+                (Some(peer), note)
+            }
+            Err(e) => (
+                None,
+                format!("s-zip on its own default backend (miniz_oxide) not measured: {e:#}"),
+            ),
+        },
+        None => (
+            None,
+            format!(
+                "s-zip on its own default backend (miniz_oxide) not measured: no {} in {} (${} or target/peers beside this binary); build it with `cargo xtask peers`",
+                szip_peer::NAME,
+                perfkit::peer::dir()
+                    .map_or_else(|| "the peer directory".into(), |d| d.display().to_string()),
+                perfkit::peer::DIR_ENV
+            ),
+        ),
     };
     if let Some(dir) = &args.keep {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -436,18 +457,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
         sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
         sec.note("backends: this binary links one flate2 backend, zlib-rs; it is the zip crate's default too, so the zip crate row is both its own default and ours; s-zip's default is miniz_oxide");
-        match &peer_path {
-            Some(p) => sec.note(format!(
-                "s-zip (miniz_oxide, own binary): {}, s-zip 0.15.0 with its default features + async built on its own by `cargo xtask peers`; loaded with each scenario once, then asked for one archive at a time over a pipe in the same round-robin as the other rows; it times each archive itself with the same clocks (thread CPU, wall, VmHWM), so the pipe is not in its numbers",
-                p.display()
-            )),
-            None => sec.note(format!(
-                "s-zip on its own default backend (miniz_oxide) not measured: no {} in {} (${} or target/peers beside this binary); build it with `cargo xtask peers`",
-                szip_peer::NAME,
-                perfkit::peer::dir().map_or_else(|| "the peer directory".into(), |d| d.display().to_string()),
-                perfkit::peer::DIR_ENV
-            )),
-        };
+        sec.note(peer_note.clone());
     }
     report.run = RunInfo {
         iterations: max_iters,
