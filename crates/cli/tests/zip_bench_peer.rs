@@ -211,3 +211,25 @@ fn a_program_that_is_not_the_peer_is_a_note_with_its_reason_not_a_failure() {
         assert!(notes.contains("nonsense"), "{notes}");
     }
 }
+
+#[test]
+fn a_peer_that_dies_after_it_started_fails_the_bench_in_one_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fake = dir.path().join("szip-peer");
+    // Greets like the real one, then exits before reading a scenario that
+    // is larger than a pipe's buffer: perfkit's write meets a closed pipe.
+    std::fs::write(&fake, "#!/bin/sh\necho 'hello szip-peer 1 fake'\n").unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = perfkit()
+        .env("PERFKIT_PEERS_DIR", dir.path())
+        .args(["zip", "bench", "--quick", "--time", "1ms", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    // 1, not the quiet 141 of a closed stdout.
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "no report from a failed bench");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("szip-peer"), "{err}");
+}

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 
 /// The peer's file name in the peer directory (`perfkit::peer`).
 pub const NAME: &str = "szip-peer";
@@ -95,7 +95,7 @@ impl SZipPeer {
         let n = self
             .output
             .read_line(&mut self.line)
-            .with_context(|| format!("reading from {}", self.path.display()))?;
+            .map_err(|e| anyhow!("reading from {}: {e}", self.path.display()))?;
         if n == 0 {
             bail!("{}: exited without answering", self.path.display());
         }
@@ -107,9 +107,12 @@ impl SZipPeer {
         write: impl FnOnce(&mut BufWriter<ChildStdin>) -> std::io::Result<()>,
     ) -> Result<String> {
         let input = self.input.as_mut().context("peer stdin closed")?;
+        // Rendered into the message, not kept as the source: a broken pipe
+        // in the chain would read as stdout's reader going away and end
+        // perfkit quietly with 141, where a dead peer is a failure.
         write(input)
             .and_then(|()| input.flush())
-            .with_context(|| format!("writing to {}", self.path.display()))?;
+            .map_err(|e| anyhow!("writing to {}: {e}", self.path.display()))?;
         let reply = self.read_line()?;
         match reply.strip_prefix("err ") {
             Some(why) => bail!("{}: {why}", self.path.display()),
