@@ -490,3 +490,159 @@ fn parse_tag_agrees_with_std_on_every_short_string() {
         check(long);
     }
 }
+
+/// Everything observable about one parse, for comparing two parsers: the
+/// error (its Debug form names the variant and every position), or every
+/// field in order, every top-level lookup and the group tree.
+fn outcome(r: Result<Message<'_>>) -> String {
+    let m = match r {
+        Err(e) => return format!("{e:?}"),
+        Ok(m) => m,
+    };
+    let mut out = format!("{:?}\n", m.nodes());
+    for f in m.fields() {
+        out += &format!("{}: {:?} {:?}\n", f.tag, f, m.field(f.tag));
+    }
+    for t in [
+        1, 8, 9, 10, 35, 55, 268, 269, 453, 448, 9999, 10_000, 20_001,
+    ] {
+        out += &format!("{t}: {:?} {:?}\n", m.field(t), m.group(t).map(|g| g.len()));
+    }
+    out
+}
+
+/// A body of fields drawn from tags that exercise every branch of the
+/// index: session tags, plain tags, group counts with their members
+/// (nested too), tags above the direct table, and values with `=`.
+fn body_strategy() -> impl Strategy<Value = String> {
+    let session = prop_oneof![Just(8u32), Just(9), Just(10), Just(35)];
+    let group = prop_oneof![
+        Just(268u32),
+        Just(269),
+        Just(270),
+        Just(453),
+        Just(448),
+        Just(452),
+        Just(802),
+        Just(523),
+    ];
+    let plain = prop_oneof![
+        Just(1u32),
+        Just(54),
+        Just(55),
+        Just(9999),
+        Just(10_000),
+        Just(20_001),
+        1u32..400,
+        10_000u32..10_010,
+    ];
+    // Mostly plain fields, so that many messages get through the frame
+    // checks to the index's own errors (and to success).
+    let tag = prop_oneof![1 => session, 6 => group, 30 => plain];
+    let value = prop_oneof![
+        Just("0"),
+        Just("1"),
+        Just("2"),
+        Just("x"),
+        Just("a=b"),
+        Just("FIX.4.4")
+    ];
+    // Mostly with a MsgType, so that most bodies can pass the frame checks.
+    (
+        proptest::bool::weighted(0.9),
+        proptest::collection::vec((tag, value), 0..24),
+    )
+        .prop_map(|(msg_type, fields)| {
+            let mut b = String::new();
+            if msg_type {
+                b += "35=W|";
+            }
+            for (t, v) in fields {
+                b += &format!("{t}={v}|");
+            }
+            b
+        })
+}
+
+/// A mutation applied to a framed message: none, a byte replaced by a
+/// delimiter, digit or letter, a byte dropped, or a cut.
+fn mutate(m: &mut Vec<u8>, kind: u8, at: prop::sample::Index) {
+    if m.is_empty() {
+        return;
+    }
+    let i = at.index(m.len());
+    match kind % 8 {
+        0 => m[i] = SOH,
+        1 => m[i] = b'=',
+        2 => m[i] = b'0',
+        3 => m[i] = b'7',
+        4 => m[i] = b'a',
+        5 => {
+            m.remove(i);
+        }
+        6 => m.truncate(i),
+        _ => {}
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// The fused split-and-index pass against the separate passes it
+    /// replaced: same fields, lookups and groups, or the same first error.
+    /// Both parsers are reused across cases, so stale table entries from
+    /// earlier messages are part of the test.
+    #[test]
+    fn fused_pass_agrees_with_separate_passes(
+        body in body_strategy(),
+        mutations in proptest::collection::vec((any::<u8>(), any::<prop::sample::Index>()), 0..2),
+    ) {
+        thread_local! {
+            static PARSERS: std::cell::RefCell<(Parser, Parser)> =
+                std::cell::RefCell::new((Parser::new(), Parser::new()));
+        }
+        let mut m = frame(&body);
+        for (kind, at) in mutations {
+            mutate(&mut m, kind, at);
+        }
+        PARSERS.with_borrow_mut(|(fused, passes)| {
+            let got = outcome(fused.parse(&m));
+            let want = outcome(passes.parse_by_passes(&m));
+            prop_assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&m));
+            Ok(())
+        })?;
+    }
+}
+
+/// The fused pass on every sample, the seeds and their single-byte
+/// mutations and prefixes, against the separate passes.
+#[test]
+fn fused_pass_agrees_on_samples_and_their_mutations() {
+    let mut fused = Parser::new();
+    let mut passes = Parser::new();
+    let mut inputs: Vec<Vec<u8>> = crate::sample::all().into_iter().map(|(_, m)| m).collect();
+    inputs.extend(seeds());
+    let mut checked = 0;
+    let mut ok = 0;
+    for s in inputs {
+        for i in 0..=s.len() {
+            let mut variants = vec![s[..i].to_vec()];
+            for b in [SOH, b'=', b'0', b'9', b'A'] {
+                if i < s.len() {
+                    let mut m = s.clone();
+                    m[i] = b;
+                    variants.push(m);
+                }
+            }
+            for m in variants {
+                let got = outcome(fused.parse(&m));
+                let want = outcome(passes.parse_by_passes(&m));
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&m));
+                checked += 1;
+                ok += usize::from(passes.parse_by_passes(&m).is_ok());
+            }
+        }
+    }
+    // The comparison must have covered both outcomes.
+    assert!(checked > 5000 && ok > 4, "{checked} inputs, {ok} accepted");
+}
