@@ -13,7 +13,7 @@
 //! over the (rare) larger tags.
 
 use crate::dict::{DIRECT_TAGS, Dictionary, GroupDef};
-use crate::scan::{self, SOH, ScanPath};
+use crate::scan::{self, SOH_FLAG, ScanPath};
 use crate::value::{self, Decimal, UtcTimestamp};
 use crate::{Error, Result};
 use std::mem::MaybeUninit;
@@ -111,7 +111,7 @@ impl Parser {
     /// Parses and validates one complete message (no bytes after the
     /// CheckSum field's SOH).
     pub fn parse<'a>(&'a mut self, buf: &'a [u8]) -> Result<Message<'a>> {
-        let sum = scan::scan_and_sum(self.path, buf, &mut self.positions)?;
+        let sum = scan::scan_tagged(self.path, buf, &mut self.positions)?;
         self.next_generation();
         let rest = self.split_and_index(buf)?;
         validate_frame(buf, &self.fields, sum)?;
@@ -318,9 +318,11 @@ fn next_field(buf: &[u8], pos: &[u32], k: &mut usize, start: usize, i: usize) ->
 fn common_field(buf: &[u8], pos: &[u32], k: usize, start: usize) -> Option<Field> {
     let e = *pos.get(k)?;
     let s = *pos.get(k + 1)?;
-    if *buf.get(e as usize)? != b'=' || *buf.get(s as usize)? != SOH || s == e + 1 {
+    // An '=' then an SOH ([`SOH_FLAG`] clear, then set), not adjacent.
+    if (e | !s) & SOH_FLAG != 0 || s == (e + 1) | SOH_FLAG {
         return None;
     }
+    let s = s & !SOH_FLAG;
     let tag = parse_short_tag(buf.get(start..e as usize)?)?;
     Some(Field {
         tag,
@@ -349,10 +351,10 @@ fn any_field(buf: &[u8], pos: &[u32], k: usize, start: usize, i: usize) -> Resul
             what: "field has no '=' or SOH before the end",
         });
     };
-    let e = e as usize;
-    if buf[e] != b'=' {
+    if e & SOH_FLAG != 0 {
         return Err(Error::MissingEquals { pos: start });
     }
+    let e = e as usize;
     let tag = parse_tag(&buf[start..e]).map_err(|empty| {
         if empty {
             Error::EmptyTag { pos: start }
@@ -362,7 +364,7 @@ fn any_field(buf: &[u8], pos: &[u32], k: usize, start: usize, i: usize) -> Resul
     })?;
     let mut k = k + 1;
     // '=' may legitimately occur inside a value: skip to the next SOH.
-    while k < pos.len() && buf[pos[k] as usize] != SOH {
+    while k < pos.len() && pos[k] & SOH_FLAG == 0 {
         k += 1;
     }
     let Some(&s) = pos.get(k) else {
@@ -371,6 +373,7 @@ fn any_field(buf: &[u8], pos: &[u32], k: usize, start: usize, i: usize) -> Resul
             what: "last field is not terminated by SOH",
         });
     };
+    let s = s & !SOH_FLAG;
     if s as usize == e + 1 {
         return Err(Error::EmptyValue { tag, pos: start });
     }

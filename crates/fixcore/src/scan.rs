@@ -5,7 +5,9 @@
 //! at a time (memchr-style) pays a setup cost per field that exceeds the work.
 //! Instead every path here classifies a whole block (64 bytes with AVX-512,
 //! 32 with AVX2) into a bit mask and turns the mask into positions without a
-//! per-field function call. The parser then walks the position list.
+//! per-field function call. The parser then walks the position list, in
+//! the variant that marks each SOH position with a flag bit so that it can
+//! tell the two delimiters apart without loading the bytes again.
 //!
 //! The path is chosen at run time ([`ScanPath::detect`]). Setting the
 //! environment variable `FIXCORE_SCAN` to `scalar`, `avx2`, `avx512` or
@@ -25,6 +27,10 @@ pub const SOH: u8 = 0x01;
 /// Slack the SIMD paths need past the last written position: they store whole
 /// vectors and only then advance the count.
 const SLACK: usize = 80;
+
+/// Set by [`scan_tagged`] on the position of each SOH (clear on each `=`),
+/// so the parser tells delimiters apart without loading the bytes again.
+pub(crate) const SOH_FLAG: u32 = 1 << 31;
 
 /// One implementation of the structural scan. Ordered from slowest to fastest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -141,30 +147,40 @@ pub fn scan_into(msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
 /// [`scan_into`] with an explicit path. Fails with
 /// [`Error::ScanPathUnavailable`] if the CPU cannot run `path`.
 pub fn scan_with(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
-    scan_impl(path, msg, out, false).map(|_| ())
+    scan_impl(path, msg, out, false, false).map(|_| ())
 }
 
 /// [`scan_with`] that also returns the sum of all bytes, computed in the
 /// same pass (the parser derives the CheckSum from it).
 pub fn scan_and_sum(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
-    scan_impl(path, msg, out, true)
+    scan_impl(path, msg, out, true, false)
+}
+
+/// [`scan_and_sum`] with [`SOH_FLAG`] set on the positions of SOH bytes.
+/// Takes messages shorter than 2 GiB (less [`SLACK`]), so positions leave
+/// the flag bit free.
+pub(crate) fn scan_tagged(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
+    scan_impl(path, msg, out, true, true)
 }
 
 #[inline(always)]
-fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool) -> Result<u64> {
-    if msg.len() > u32::MAX as usize - SLACK {
+fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool, tag: bool) -> Result<u64> {
+    let limit = if tag { SOH_FLAG } else { u32::MAX } as usize - SLACK;
+    if msg.len() > limit {
         return Err(Error::TooLarge {
             len: msg.len(),
-            limit: u32::MAX as usize - SLACK,
+            limit,
         });
     }
     out.clear();
     out.reserve(msg.len() + SLACK);
-    let n = match path {
-        ScanPath::Scalar => Some(scalar(msg, out.spare_capacity_mut(), sum)),
-        ScanPath::Avx2 => x86::avx2(msg, out.spare_capacity_mut(), sum),
-        ScanPath::Avx512 => x86::avx512(msg, out.spare_capacity_mut(), sum),
-        ScanPath::Avx512Vbmi2 => x86::avx512_vbmi2(msg, out.spare_capacity_mut(), sum),
+    let spare = out.spare_capacity_mut();
+    let n = match (path, tag) {
+        (ScanPath::Scalar, false) => Some(scalar::<false>(msg, spare, sum)),
+        (ScanPath::Scalar, true) => Some(scalar::<true>(msg, spare, sum)),
+        (ScanPath::Avx2, _) => x86::avx2(msg, spare, sum, tag),
+        (ScanPath::Avx512, _) => x86::avx512(msg, spare, sum, tag),
+        (ScanPath::Avx512Vbmi2, _) => x86::avx512_vbmi2(msg, spare, sum, tag),
     };
     let Some((n, total)) = n else {
         return Err(Error::ScanPathUnavailable { path: path.name() });
@@ -178,10 +194,15 @@ fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool) -> Resul
 
 /// The plain loop: write the index unconditionally and advance the cursor by
 /// whether the byte is a delimiter, so there is no data-dependent branch.
-fn scalar(msg: &[u8], out: &mut [std::mem::MaybeUninit<u32>], sum: bool) -> (usize, u64) {
+fn scalar<const TAG: bool>(
+    msg: &[u8],
+    out: &mut [std::mem::MaybeUninit<u32>],
+    sum: bool,
+) -> (usize, u64) {
     let mut n = 0;
     for (i, &b) in msg.iter().enumerate() {
-        out[n].write(i as u32);
+        let flag = if TAG { u32::from(b == SOH) << 31 } else { 0 };
+        out[n].write(i as u32 | flag);
         n += usize::from(b == b'=' || b == SOH);
     }
     let total = if sum {
@@ -208,6 +229,15 @@ mod tests {
 
     fn check_all(msg: &[u8]) {
         let want = model(msg);
+        let want_tagged: Vec<u32> = msg
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &b)| match b {
+                b'=' => Some(i as u32),
+                SOH => Some(i as u32 + (1 << 31)),
+                _ => None,
+            })
+            .collect();
         let mut out = Vec::new();
         let want_sum: u64 = msg.iter().map(|&b| u64::from(b)).sum();
         for path in ScanPath::available() {
@@ -216,6 +246,9 @@ mod tests {
             let s = scan_and_sum(path, msg, &mut out).unwrap();
             assert_eq!(out, want, "path {path:?} with sum on {msg:?}");
             assert_eq!(s, want_sum, "sum on path {path:?}");
+            let s = scan_tagged(path, msg, &mut out).unwrap();
+            assert_eq!(out, want_tagged, "path {path:?} tagged on {msg:?}");
+            assert_eq!(s, want_sum, "tagged sum on path {path:?}");
         }
         scan_into(msg, &mut out).unwrap();
         assert_eq!(out, want, "detected path");

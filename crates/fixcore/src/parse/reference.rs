@@ -4,6 +4,7 @@
 //! error for error. Test-only.
 
 use super::*;
+use crate::scan::SOH;
 
 impl Parser {
     /// [`Parser::parse`] by separate passes.

@@ -1,5 +1,6 @@
 use super::*;
 use crate::build::{FixVersion, MessageBuilder};
+use crate::scan::SOH;
 use proptest::prelude::*;
 
 /// Frames a `|`-separated body (starting at 35=) with 8, 9 and 10 computed

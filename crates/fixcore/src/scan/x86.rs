@@ -2,6 +2,9 @@
 //!
 //! Each public function checks the CPU features and the output slack itself
 //! and returns `None` when the path cannot run, so callers stay safe code.
+//! `sum` asks for the byte sum too; `tag` for [`SOH_FLAG`](super::SOH_FLAG)
+//! on SOH positions (the caller keeps positions below 2^31), and implies
+//! `sum` (the parser, its only user, wants both).
 
 use std::mem::MaybeUninit;
 
@@ -20,13 +23,18 @@ mod imp_none {
     pub fn has_avx512_vbmi2() -> bool {
         false
     }
-    pub fn avx2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
+    pub fn avx2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool, _: bool) -> Option<(usize, u64)> {
         None
     }
-    pub fn avx512(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
+    pub fn avx512(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool, _: bool) -> Option<(usize, u64)> {
         None
     }
-    pub fn avx512_vbmi2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool) -> Option<(usize, u64)> {
+    pub fn avx512_vbmi2(
+        _: &[u8],
+        _: &mut [MaybeUninit<u32>],
+        _: bool,
+        _: bool,
+    ) -> Option<(usize, u64)> {
         None
     }
 }
@@ -66,7 +74,12 @@ mod imp {
     }
 
     /// AVX2 scan; `None` if unavailable or `out` lacks slack.
-    pub fn avx2(msg: &[u8], out: &mut [MaybeUninit<u32>], sum: bool) -> Option<(usize, u64)> {
+    pub fn avx2(
+        msg: &[u8],
+        out: &mut [MaybeUninit<u32>],
+        sum: bool,
+        tag: bool,
+    ) -> Option<(usize, u64)> {
         if !has_avx2() || !has_room(msg, out) {
             return None;
         }
@@ -74,26 +87,31 @@ mod imp {
         // SAFETY: features checked just above; `out` has `msg.len() + 64`
         // elements and the kernel writes at most 32 past `msg.len()`.
         Some(unsafe {
-            if sum {
-                avx2_kernel::<true>(msg, out)
-            } else {
-                avx2_kernel::<false>(msg, out)
+            match (sum, tag) {
+                (_, true) => avx2_kernel::<true, true>(msg, out),
+                (true, false) => avx2_kernel::<true, false>(msg, out),
+                (false, false) => avx2_kernel::<false, false>(msg, out),
             }
         })
     }
 
     /// AVX-512 dword-compress scan; `None` if unavailable or short of slack.
-    pub fn avx512(msg: &[u8], out: &mut [MaybeUninit<u32>], sum: bool) -> Option<(usize, u64)> {
+    pub fn avx512(
+        msg: &[u8],
+        out: &mut [MaybeUninit<u32>],
+        sum: bool,
+        tag: bool,
+    ) -> Option<(usize, u64)> {
         if !has_avx512() || !has_room(msg, out) {
             return None;
         }
         let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked; the kernel writes at most 16 past len.
         Some(unsafe {
-            if sum {
-                avx512_kernel::<true>(msg, out)
-            } else {
-                avx512_kernel::<false>(msg, out)
+            match (sum, tag) {
+                (_, true) => avx512_kernel::<true, true>(msg, out),
+                (true, false) => avx512_kernel::<true, false>(msg, out),
+                (false, false) => avx512_kernel::<false, false>(msg, out),
             }
         })
     }
@@ -103,6 +121,7 @@ mod imp {
         msg: &[u8],
         out: &mut [MaybeUninit<u32>],
         sum: bool,
+        tag: bool,
     ) -> Option<(usize, u64)> {
         if !has_avx512_vbmi2() || !has_room(msg, out) {
             return None;
@@ -110,39 +129,53 @@ mod imp {
         let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked; the kernel writes at most 16 past len.
         Some(unsafe {
-            if sum {
-                vbmi2_kernel::<true>(msg, out)
-            } else {
-                vbmi2_kernel::<false>(msg, out)
+            match (sum, tag) {
+                (_, true) => vbmi2_kernel::<true, true>(msg, out),
+                (true, false) => vbmi2_kernel::<true, false>(msg, out),
+                (false, false) => vbmi2_kernel::<false, false>(msg, out),
             }
         })
     }
 
     /// Turns a 32-bit block mask into positions. The first 8 (then 16) are
     /// written unconditionally so the common block (3–8 delimiters) takes no
-    /// mispredicted loop exit; extra writes land beyond the count.
+    /// mispredicted loop exit; extra writes land beyond the count. With
+    /// `TAG`, the bit of `soh` at each position goes to bit 31.
     ///
     /// # Safety
     /// `out` must be valid for writes of `n + max(16, popcnt(m))` elements.
     #[inline(always)]
-    unsafe fn emit32(mut m: u32, base: u32, out: *mut u32, n: usize) -> usize {
+    unsafe fn emit32<const TAG: bool>(
+        mut m: u32,
+        soh: u32,
+        base: u32,
+        out: *mut u32,
+        n: usize,
+    ) -> usize {
+        let at = |m: u32| {
+            let z = m.trailing_zeros();
+            // Past the last delimiter z is 32, the shift wraps and the value
+            // is junk, but it lands beyond the count.
+            let flag = if TAG { soh.wrapping_shr(z) << 31 } else { 0 };
+            base.wrapping_add(z) | flag
+        };
         let cnt = m.count_ones() as usize;
         // SAFETY: caller guarantees room for 16 elements from `n`, and for
         // `cnt` elements from `n` when the slow tail loop runs.
         unsafe {
             let o = out.add(n);
             for k in 0..8 {
-                *o.add(k) = base.wrapping_add(m.trailing_zeros());
+                *o.add(k) = at(m);
                 m &= m.wrapping_sub(1);
             }
             if cnt > 8 {
                 for k in 8..16 {
-                    *o.add(k) = base.wrapping_add(m.trailing_zeros());
+                    *o.add(k) = at(m);
                     m &= m.wrapping_sub(1);
                 }
                 let mut k = 16;
                 while m != 0 {
-                    *o.add(k) = base + m.trailing_zeros();
+                    *o.add(k) = at(m);
                     m &= m.wrapping_sub(1);
                     k += 1;
                 }
@@ -152,7 +185,10 @@ mod imp {
     }
 
     #[target_feature(enable = "avx2,bmi1,popcnt")]
-    unsafe fn avx2_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+    unsafe fn avx2_kernel<const SUM: bool, const TAG: bool>(
+        msg: &[u8],
+        out: *mut u32,
+    ) -> (usize, u64) {
         let zero = _mm256_setzero_si256();
         let mut acc = zero;
         let eq = _mm256_set1_epi8(b'=' as i8);
@@ -167,12 +203,15 @@ mod imp {
             if SUM {
                 acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
             }
-            let m = _mm256_movemask_epi8(_mm256_or_si256(
-                _mm256_cmpeq_epi8(v, eq),
-                _mm256_cmpeq_epi8(v, soh),
-            )) as u32;
+            let vs = _mm256_cmpeq_epi8(v, soh);
+            let m = _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, eq), vs)) as u32;
+            let s = if TAG {
+                _mm256_movemask_epi8(vs) as u32
+            } else {
+                0
+            };
             // SAFETY: n <= i, so n + 32 <= len + 32 is within the slack.
-            n = unsafe { emit32(m, i as u32, out, n) };
+            n = unsafe { emit32::<TAG>(m, s, i as u32, out, n) };
             i += 32;
         }
         if i < len {
@@ -185,12 +224,15 @@ mod imp {
             if SUM {
                 acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, zero));
             }
-            let m = _mm256_movemask_epi8(_mm256_or_si256(
-                _mm256_cmpeq_epi8(v, eq),
-                _mm256_cmpeq_epi8(v, soh),
-            )) as u32;
+            let vs = _mm256_cmpeq_epi8(v, soh);
+            let m = _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, eq), vs)) as u32;
+            let s = if TAG {
+                _mm256_movemask_epi8(vs) as u32
+            } else {
+                0
+            };
             // SAFETY: as above, n <= i < len.
-            n = unsafe { emit32(m, i as u32, out, n) };
+            n = unsafe { emit32::<TAG>(m, s, i as u32, out, n) };
         }
         let mut lanes = [0u64; 4];
         // SAFETY: `lanes` is 32 writable bytes.
@@ -215,8 +257,12 @@ mod imp {
     }
 
     #[target_feature(enable = "avx512f,avx512bw,popcnt")]
-    unsafe fn avx512_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+    unsafe fn avx512_kernel<const SUM: bool, const TAG: bool>(
+        msg: &[u8],
+        out: *mut u32,
+    ) -> (usize, u64) {
         let mut acc = _mm512_setzero_si512();
+        let flag = _mm512_set1_epi32(super::super::SOH_FLAG as i32);
         let eq = _mm512_set1_epi8(b'=' as i8);
         let soh = _mm512_set1_epi8(super::super::SOH as i8);
         let iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -227,13 +273,17 @@ mod imp {
         while i < len {
             // SAFETY: i < len; load_block never reads past len.
             let v = unsafe { load_block(p, i, len) };
-            let m = _mm512_cmpeq_epi8_mask(v, eq) | _mm512_cmpeq_epi8_mask(v, soh);
+            let ms = _mm512_cmpeq_epi8_mask(v, soh);
+            let m = _mm512_cmpeq_epi8_mask(v, eq) | ms;
             if SUM {
                 acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
             }
             for q in 0..4 {
                 let kq = (m >> (16 * q)) as u16;
-                let idx = _mm512_add_epi32(iota, _mm512_set1_epi32((i + 16 * q) as i32));
+                let mut idx = _mm512_add_epi32(iota, _mm512_set1_epi32((i + 16 * q) as i32));
+                if TAG {
+                    idx = _mm512_mask_or_epi32(idx, (ms >> (16 * q)) as u16, idx, flag);
+                }
                 let c = _mm512_maskz_compress_epi32(kq, idx);
                 // SAFETY: n <= i + 16q <= len, 16 elements fit in the slack.
                 unsafe { _mm512_storeu_si512(out.add(n).cast(), c) };
@@ -254,13 +304,29 @@ mod imp {
         a
     };
 
+    /// With `TAG`, SOH offsets are compressed with bit 7 set; sign-extending
+    /// the bytes and keeping bits 31 and 0..6 turns that into
+    /// [`SOH_FLAG`](super::super::SOH_FLAG) plus the offset, to which the
+    /// block base (below 2^31 - 64) adds without carrying into bit 31.
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
-    unsafe fn vbmi2_kernel<const SUM: bool>(msg: &[u8], out: *mut u32) -> (usize, u64) {
+    unsafe fn vbmi2_kernel<const SUM: bool, const TAG: bool>(
+        msg: &[u8],
+        out: *mut u32,
+    ) -> (usize, u64) {
         let mut acc = _mm512_setzero_si512();
         let eq = _mm512_set1_epi8(b'=' as i8);
         let soh = _mm512_set1_epi8(super::super::SOH as i8);
         // SAFETY: IOTA8 is 64 readable bytes.
         let iota8 = unsafe { _mm512_loadu_si512(IOTA8.as_ptr().cast()) };
+        let iota8_soh = _mm512_or_si512(iota8, _mm512_set1_epi8(0x80u8 as i8));
+        let keep = _mm512_set1_epi32(0x8000_007F_u32 as i32);
+        let widen = |b: __m128i| {
+            if TAG {
+                _mm512_and_si512(_mm512_cvtepi8_epi32(b), keep)
+            } else {
+                _mm512_cvtepu8_epi32(b)
+            }
+        };
         let len = msg.len();
         let p = msg.as_ptr();
         let mut i = 0;
@@ -268,28 +334,34 @@ mod imp {
         while i < len {
             // SAFETY: i < len; load_block never reads past len.
             let v = unsafe { load_block(p, i, len) };
-            let m = _mm512_cmpeq_epi8_mask(v, eq) | _mm512_cmpeq_epi8_mask(v, soh);
+            let ms = _mm512_cmpeq_epi8_mask(v, soh);
+            let m = _mm512_cmpeq_epi8_mask(v, eq) | ms;
             if SUM {
                 acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
             }
             let cnt = m.count_ones() as usize;
             // One compress gives the in-block offsets of every delimiter,
             // in order; widening 16 at a time adds the block base.
-            let c = _mm512_maskz_compress_epi8(m, iota8);
+            let src = if TAG {
+                _mm512_mask_blend_epi8(ms, iota8, iota8_soh)
+            } else {
+                iota8
+            };
+            let c = _mm512_maskz_compress_epi8(m, src);
             let base = _mm512_set1_epi32(i as i32);
-            let w0 = _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm512_castsi512_si128(c)), base);
+            let w0 = _mm512_add_epi32(widen(_mm512_castsi512_si128(c)), base);
             // SAFETY: each 16-element store at n + 16j happens only when
             // cnt > 16j, i.e. n + 16j < n + cnt <= len; the slack covers 16.
             unsafe {
                 _mm512_storeu_si512(out.add(n).cast(), w0);
                 if cnt > 16 {
-                    let w = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<1>(c));
+                    let w = widen(_mm512_extracti32x4_epi32::<1>(c));
                     _mm512_storeu_si512(out.add(n + 16).cast(), _mm512_add_epi32(w, base));
                     if cnt > 32 {
-                        let w = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<2>(c));
+                        let w = widen(_mm512_extracti32x4_epi32::<2>(c));
                         _mm512_storeu_si512(out.add(n + 32).cast(), _mm512_add_epi32(w, base));
                         if cnt > 48 {
-                            let w = _mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32::<3>(c));
+                            let w = widen(_mm512_extracti32x4_epi32::<3>(c));
                             _mm512_storeu_si512(out.add(n + 48).cast(), _mm512_add_epi32(w, base));
                         }
                     }
