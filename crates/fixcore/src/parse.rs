@@ -430,7 +430,7 @@ fn parse_group(
     }
     let declared = value::parse_uint(&buf[cf.val as usize..cf.end as usize])
         .and_then(|c| usize::try_from(c).ok())
-        .ok_or(Error::BadValue {
+        .ok_or_else(|| Error::BadValue {
             tag: cf.tag,
             pos: cf.val as usize,
             expected: "NumInGroup",
@@ -604,7 +604,8 @@ fn validate_frame(buf: &[u8], fields: &[Field], sum: u64) -> Result<()> {
     let declared = value::parse_uint(len_digits)
         .filter(|_| len_digits.len() == 1 || len_digits[0] != b'0')
         .and_then(|v| usize::try_from(v).ok())
-        .ok_or(Error::BadValue {
+        // Built lazily: an eager `Error` costs a drop call on every message.
+        .ok_or_else(|| Error::BadValue {
             tag: 9,
             pos: f9.val as usize,
             expected: "Length (digits, no leading zero)",
@@ -737,7 +738,7 @@ macro_rules! typed_getters {
             self.field(tag).map(|f| f.value)
         }
         fn require(&self, tag: u32) -> Result<FieldRef<'a>> {
-            self.field(tag).ok_or(Error::MissingTag { tag })
+            self.field(tag).ok_or_else(|| Error::MissingTag { tag })
         }
     };
 }
