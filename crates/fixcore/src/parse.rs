@@ -429,12 +429,14 @@ fn parse_group(
         });
     }
     let declared = value::parse_uint(&buf[cf.val as usize..cf.end as usize])
-        .and_then(|c| usize::try_from(c).ok())
-        .ok_or_else(|| Error::BadValue {
+        .and_then(|c| usize::try_from(c).ok());
+    let Some(declared) = declared else {
+        return Err(Error::BadValue {
             tag: cf.tag,
             pos: cf.val as usize,
             expected: "NumInGroup",
-        })?;
+        });
+    };
     // The CheckSum field is never part of a group.
     let last = fields.len() - 1;
     let mut j = i + 1;
@@ -603,13 +605,16 @@ fn validate_frame(buf: &[u8], fields: &[Field], sum: u64) -> Result<()> {
     // always three digits, zero-padded: checked below).
     let declared = value::parse_uint(len_digits)
         .filter(|_| len_digits.len() == 1 || len_digits[0] != b'0')
-        .and_then(|v| usize::try_from(v).ok())
-        // Built lazily: an eager `Error` costs a drop call on every message.
-        .ok_or_else(|| Error::BadValue {
+        .and_then(|v| usize::try_from(v).ok());
+    // A `let else`, not `ok_or`: an eager `Error` costs a drop call on every
+    // message.
+    let Some(declared) = declared else {
+        return Err(Error::BadValue {
             tag: 9,
             pos: f9.val as usize,
             expected: "Length (digits, no leading zero)",
-        })?;
+        });
+    };
     let actual = (last.start - fields[2].start) as usize;
     if declared != actual {
         return Err(Error::BodyLength {
