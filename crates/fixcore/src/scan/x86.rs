@@ -53,24 +53,58 @@ mod imp {
     use super::has_room;
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    /// Which paths the CPU can run, as bits below, plus [`KNOWN`] once
+    /// detected: one load per scan instead of four feature checks and a call
+    /// (~20 instructions, a tenth of a 200-byte scan).
+    static PATHS: AtomicU8 = AtomicU8::new(0);
+    const KNOWN: u8 = 1;
+    const AVX2: u8 = 2;
+    const AVX512: u8 = 4;
+    const VBMI2: u8 = 8;
+
+    #[inline]
+    fn paths() -> u8 {
+        match PATHS.load(Ordering::Relaxed) {
+            0 => detect_paths(),
+            p => p,
+        }
+    }
+
+    #[cold]
+    fn detect_paths() -> u8 {
+        let avx2 = is_x86_feature_detected!("avx2")
+            && is_x86_feature_detected!("bmi1")
+            && is_x86_feature_detected!("popcnt");
+        let avx512 = is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512bw")
+            && is_x86_feature_detected!("popcnt");
+        let vbmi2 = avx512 && is_x86_feature_detected!("avx512vbmi2");
+        let p = KNOWN
+            | if avx2 { AVX2 } else { 0 }
+            | if avx512 { AVX512 } else { 0 }
+            | if vbmi2 { VBMI2 } else { 0 };
+        PATHS.store(p, Ordering::Relaxed);
+        p
+    }
 
     /// AVX2 plus the bit-manipulation instructions the mask walk uses.
+    #[inline]
     pub fn has_avx2() -> bool {
-        is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("bmi1")
-            && is_x86_feature_detected!("popcnt")
+        paths() & AVX2 != 0
     }
 
     /// AVX-512 F + BW (byte compares into mask registers, dword compress).
+    #[inline]
     pub fn has_avx512() -> bool {
-        is_x86_feature_detected!("avx512f")
-            && is_x86_feature_detected!("avx512bw")
-            && is_x86_feature_detected!("popcnt")
+        paths() & AVX512 != 0
     }
 
     /// AVX-512 VBMI2 (byte compress) on top of [`has_avx512`].
+    #[inline]
     pub fn has_avx512_vbmi2() -> bool {
-        has_avx512() && is_x86_feature_detected!("avx512vbmi2")
+        paths() & VBMI2 != 0
     }
 
     /// AVX2 scan; `None` if unavailable or `out` lacks slack.
