@@ -76,6 +76,30 @@ pub fn unpin_current() -> Result<()> {
     sys::restore()
 }
 
+/// Places the calling thread: pinned to `core` when given, else on the
+/// process's original mask (undoing a pin inherited from the spawning
+/// thread). Fails if the OS refuses; returns where the thread really runs.
+pub fn place_current(core: Option<usize>) -> Result<Pinning> {
+    match core {
+        Some(c) => {
+            pin_current(c)?;
+        }
+        None => unpin_current()?,
+    }
+    Ok(Pinning::current())
+}
+
+/// [`place_current`] for threads that must run anyway: a refused pin leaves
+/// the thread on the process's original mask and is returned beside where
+/// it really runs, for the caller to report.
+pub fn place_current_or_unpin(core: Option<usize>) -> (Pinning, Option<Error>) {
+    let refused = core.and_then(|c| pin_current(c).err());
+    if core.is_none() || refused.is_some() {
+        let _ = unpin_current();
+    }
+    (Pinning::current(), refused)
+}
+
 /// The next core after `core` (cyclically) in the process's original mask,
 /// for a second thread that should not share `core`; `None` when `core` is
 /// the only one.

@@ -89,11 +89,7 @@ impl DeferredProcessor {
             .spawn(move || -> DeferredStats {
                 // A refused pin is not fatal: the worker runs unpinned and
                 // the processor reports both the refusal and where it runs.
-                let pin_error = pin.and_then(|c| affinity::pin_current(c).err());
-                if pin.is_none() || pin_error.is_some() {
-                    let _ = affinity::unpin_current();
-                }
-                let placement = Pinning::current();
+                let (placement, pin_error) = affinity::place_current_or_unpin(pin);
                 let _ = ready.send((placement, pin_error));
                 let mut handle = make();
                 let mut stats = DeferredStats {

@@ -453,11 +453,7 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
         let (queue, stop) = (queue.clone(), stop.clone());
         std::thread::spawn(move || {
             // Placed like the SPSC worker: a refused pin runs unpinned.
-            let pin_error = helper.and_then(|c| affinity::pin_current(c).err());
-            if helper.is_none() || pin_error.is_some() {
-                let _ = affinity::unpin_current();
-            }
-            let _ = placed_tx.send((Pinning::current(), pin_error));
+            let _ = placed_tx.send(affinity::place_current_or_unpin(helper));
             let mut idle = deferred::Idle::default();
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 match queue.pop() {
@@ -564,13 +560,7 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
             };
             let v = std::thread::scope(|sc| {
                 sc.spawn(|| -> Result<Comparison> {
-                    match pin {
-                        Some(c) => {
-                            affinity::pin_current(c)?;
-                        }
-                        None => affinity::unpin_current()?,
-                    }
-                    let pinning = Pinning::current();
+                    let pinning = affinity::place_current(pin)?;
                     let mut p = Parser::new();
                     let op: Op<'_> = Box::new(move |n| {
                         timed(n, || {

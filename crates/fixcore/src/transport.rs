@@ -155,7 +155,7 @@ pub fn echo(transport: Transport, cfg: &EchoConfig) -> Result<EchoReport> {
     let server = std::thread::Builder::new()
         .name("fix-echo-server".into())
         .spawn(move || -> Result<(Pinning, String)> {
-            let pin = pin_opt(server_core)?;
+            let pin = affinity::place_current(server_core)?;
             let (stream, _) = listener.accept().map_err(Error::io("accepting"))?;
             stream
                 .set_nodelay(true)
@@ -174,7 +174,7 @@ pub fn echo(transport: Transport, cfg: &EchoConfig) -> Result<EchoReport> {
     let client = std::thread::Builder::new()
         .name("fix-echo-client".into())
         .spawn(move || -> Result<(Pinning, Histogram<u64>, String)> {
-            let pin = pin_opt(client_core)?;
+            let pin = affinity::place_current(client_core)?;
             let stream = TcpStream::connect(addr).map_err(Error::io("connecting"))?;
             stream
                 .set_nodelay(true)
@@ -209,19 +209,6 @@ pub fn echo(transport: Transport, cfg: &EchoConfig) -> Result<EchoReport> {
         client: client_pin,
         server: server_pin,
     })
-}
-
-/// Pins the calling thread to `core`, or gives it the process's original
-/// mask (undoing a pin inherited from the spawning thread); returns where it
-/// really runs.
-fn pin_opt(core: Option<usize>) -> Result<Pinning> {
-    match core {
-        Some(c) => {
-            affinity::pin_current(c)?;
-        }
-        None => affinity::unpin_current()?,
-    }
-    Ok(Pinning::current())
 }
 
 fn record(h: &mut Histogram<u64>, i: usize, warmup: usize, t: Instant) {
