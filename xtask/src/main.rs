@@ -6,7 +6,8 @@
 //!   with the list of what to install. It never skips silently. fixcore's
 //!   tests then run again with `FIXCORE_SCAN=avx512`, `avx2` and `scalar`.
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus.
-//! - `fuzz [SECONDS]`: runs every fuzz target for SECONDS each (nightly).
+//! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
+//!   each (nightly and cargo-fuzz; says what to install when missing).
 //! - `peers [NAME...]`: builds the peer programs benches compare with
 //!   (e.g. QuickFIX's parser) into `target/peers/`; `ci` builds them too.
 
@@ -125,26 +126,170 @@ fn fuzz_projects() -> Result<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// Runs every target of every cargo-fuzz project for `seconds` each: one
+/// libFuzzer process per target, one target at a time, at the lowest CPU
+/// priority (the fuzzers share the machine with builds and benchmarks).
+/// Each target grows its corpus in `fuzz/corpus/TARGET` (gitignored) from
+/// the committed seeds in `fuzz/seeds/TARGET`; a crash is left in
+/// `fuzz/artifacts/TARGET`. Every target runs even after one fails, then a
+/// summary line per target is printed and any failure fails the task.
+/// `XTASK_FUZZ_ONLY=a,b` restricts the run to the named targets.
 fn fuzz(seconds: u64) -> Result<()> {
+    let works = |args: &[&str]| {
+        Command::new("cargo")
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !works(&["+nightly", "--version"]) {
+        bail!("fuzzing needs a nightly toolchain: rustup toolchain install nightly");
+    }
+    if !works(&["+nightly", "fuzz", "--version"]) {
+        bail!("fuzzing needs cargo-fuzz: cargo install cargo-fuzz --locked");
+    }
+    let only: Option<Vec<String>> = std::env::var("XTASK_FUZZ_ONLY")
+        .ok()
+        .map(|s| s.split(',').map(str::to_owned).collect());
+    let mut summary = Vec::new();
+    let mut failed = Vec::new();
     for project in fuzz_projects()? {
         let crate_dir = project.parent().expect("fuzz/ is inside a crate");
         let list = Command::new("cargo")
             .args(["+nightly", "fuzz", "list"])
             .current_dir(crate_dir)
             .output()
-            .context("running cargo fuzz (install: cargo install cargo-fuzz; rustup toolchain install nightly)")?;
+            .with_context(|| format!("cargo fuzz list in {}", crate_dir.display()))?;
+        if !list.status.success() {
+            bail!(
+                "cargo fuzz list in {} failed: {}",
+                crate_dir.display(),
+                String::from_utf8_lossy(&list.stderr)
+            );
+        }
         for target in String::from_utf8_lossy(&list.stdout).lines() {
-            run(Command::new("cargo")
-                .args([
-                    "+nightly",
-                    "fuzz",
-                    "run",
-                    target,
-                    "--",
-                    &format!("-max_total_time={seconds}"),
-                ])
-                .current_dir(crate_dir))?;
+            if only
+                .as_ref()
+                .is_some_and(|o| !o.iter().any(|t| t == target))
+            {
+                continue;
+            }
+            let name = format!("{}/{target}", crate_dir.display());
+            let corpus = Path::new("fuzz/corpus").join(target);
+            std::fs::create_dir_all(crate_dir.join(&corpus))?;
+            let seeds = Path::new("fuzz/seeds").join(target);
+            let mut cmd = Command::new("nice");
+            cmd.args(["-n", "19", "cargo", "+nightly", "fuzz", "run", target])
+                .arg(&corpus)
+                .current_dir(crate_dir);
+            // libFuzzer adds new inputs to the first directory only, so the
+            // committed seeds stay as they are.
+            if crate_dir.join(&seeds).is_dir() {
+                cmd.arg(&seeds);
+            }
+            cmd.args([
+                "--".to_owned(),
+                format!("-max_total_time={seconds}"),
+                format!("-max_len={}", fuzz_max_len(target)),
+                // One input running this long is a hang, not slowness.
+                "-timeout=10".to_owned(),
+                "-rss_limit_mb=2048".to_owned(),
+                "-print_final_stats=1".to_owned(),
+            ]);
+            let started = std::time::Instant::now();
+            let (ok, stats) = fuzz_run(&mut cmd)?;
+            let files = std::fs::read_dir(crate_dir.join(&corpus))?.count();
+            let line = format!(
+                "{name}: {}s, {stats}, corpus {files} files{}",
+                started.elapsed().as_secs(),
+                if ok { "" } else { ", FAILED" }
+            );
+            if !ok {
+                failed.push(format!(
+                    "{name} (input in {})",
+                    crate_dir.join("fuzz/artifacts").join(target).display()
+                ));
+            }
+            summary.push(line);
         }
     }
+    if summary.is_empty() {
+        bail!("no fuzz target matched");
+    }
+    for line in &summary {
+        eprintln!("xtask: fuzz {line}");
+    }
+    if !failed.is_empty() {
+        bail!("fuzz targets failed: {}", failed.join(", "));
+    }
     Ok(())
+}
+
+/// libFuzzer's `-max_len` per target: room for a realistic input of the
+/// format (so mutations can reach every structure) without letting the
+/// fuzzer spend its time on large inputs that add no coverage.
+fn fuzz_max_len(target: &str) -> usize {
+    match target {
+        // Several frames of a zstd stream, or a zip archive with a handful of
+        // entries, ZIP64 extras and an AES header.
+        "decode" | "read_archive" | "read_stream" => 16 * 1024,
+        // The framer's stream: several messages and the junk between them.
+        "frame" => 8 * 1024,
+        // A reference expression file with its domain list and some rules.
+        "expr_file" => 8 * 1024,
+        // One FIX message, one expression, one event or domain list.
+        _ => 4 * 1024,
+    }
+}
+
+/// Runs one fuzzer, echoing its output, and returns whether it succeeded
+/// with libFuzzer's final figures: runs, exec/s and coverage.
+fn fuzz_run(cmd: &mut Command) -> Result<(bool, String)> {
+    use std::io::{BufRead, BufReader, Write};
+    eprintln!("xtask: $ {}", render(cmd));
+    let mut child = cmd
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("starting {}", render(cmd)))?;
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped"));
+    let mut last_status = String::new();
+    let mut buf = Vec::new();
+    let mut err = std::io::stderr();
+    loop {
+        buf.clear();
+        if lines.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        err.write_all(&buf)?;
+        // libFuzzer's status lines look like `#1234  NEW  cov: 56 ft: 78
+        // corp: 9/10b ... exec/s: 11 rss: 12Mb`; the last one holds the
+        // final figures.
+        let line = String::from_utf8_lossy(&buf);
+        if line.starts_with('#') && line.contains(" cov: ") {
+            last_status = line.trim().to_owned();
+        }
+    }
+    let ok = child.wait()?.success();
+    let field = |key: &str| {
+        last_status
+            .split_whitespace()
+            .skip_while(|w| *w != key)
+            .nth(1)
+            .unwrap_or("?")
+            .to_owned()
+    };
+    let runs = last_status
+        .split_whitespace()
+        .next()
+        .map_or("?", |w| w.trim_start_matches('#'));
+    Ok((
+        ok,
+        format!(
+            "{runs} runs, {} exec/s, cov {}, ft {}",
+            field("exec/s:"),
+            field("cov:"),
+            field("ft:")
+        ),
+    ))
 }
