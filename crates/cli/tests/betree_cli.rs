@@ -3,6 +3,7 @@
 //! expression text written here; `diff` and bad input behave.
 
 mod interop;
+mod schema;
 
 use interop::{ok, perfkit};
 use std::path::Path;
@@ -354,13 +355,7 @@ fn bench_replays_the_long_slices_and_its_figures_agree() {
         "--json",
     ]));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let schema: serde_json::Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    schema::assert_valid(&doc);
 
     let f = |r: &serde_json::Value, c: &str| {
         r[c].as_f64()

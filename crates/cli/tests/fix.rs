@@ -1,6 +1,7 @@
 //! `perfkit fix check` and `perfkit fix-bench` through the binary.
 
 mod interop;
+mod schema;
 
 use interop::perfkit;
 use serde_json::Value;
@@ -99,10 +100,7 @@ fn fix_bench_json_matches_the_report_schema() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    schema::assert_valid(&doc);
     let names: Vec<&str> = doc["sections"]
         .as_array()
         .unwrap()

@@ -3,6 +3,7 @@
 //! tests), and the peer's own validation.
 
 mod interop;
+mod schema;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -158,10 +159,7 @@ fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    schema::assert_valid(&doc);
 
     let section = parse_section(&doc);
     let rows = section["rows"].as_array().unwrap();

@@ -3,6 +3,7 @@
 //! `--plot` is an SVG with one line per histogram.
 
 mod interop;
+mod schema;
 
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
@@ -33,13 +34,8 @@ fn json_matches_the_schema_and_the_hlog_and_plot_agree_with_it() {
     let stdout = quick_bench(d, &["--json", "--hlog", "run.hlog", "--plot", "run.svg"]);
     let doc: Value = serde_json::from_slice(&stdout).expect("stdout is exactly one JSON document");
 
-    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    schema::assert_valid(&doc);
+    let validator = schema::validator();
     // The schema has teeth: a word where a number belongs is refused.
     let mut bad = doc.clone();
     bad["sections"][0]["rows"][0]["ratio"] = "-".into();

@@ -3,6 +3,7 @@
 //! command fail after printing its report.
 
 mod interop;
+mod schema;
 
 use interop::{ok, perfkit};
 use serde_json::Value;
@@ -20,16 +21,6 @@ const SHORT: [&str; 10] = [
     "--json",
 ];
 
-fn validate(doc: &Value) {
-    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-}
-
 fn totals(doc: &Value) -> &Vec<Value> {
     doc["sections"][0]["rows"].as_array().unwrap()
 }
@@ -40,7 +31,7 @@ fn compare_json_matches_the_schema_and_verifies_every_block() {
     // 150 ms per strategy (300 ms cannot make slices of 2 s).
     let out = ok(perfkit().args(SHORT).args(["--compare", "--interval", "0"]));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
-    validate(&doc);
+    schema::assert_valid(&doc);
     assert_eq!(doc["command"], "stress");
     assert_eq!(doc["run"]["runs"], 2);
     let notes = doc["sections"][0]["notes"].as_array().unwrap();
@@ -107,7 +98,7 @@ fn corrupt_and_lost_blocks_fail_the_command_after_the_report() {
             .unwrap();
         assert_eq!(out.status.code(), Some(1), "{fault}");
         let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-        validate(&doc);
+        schema::assert_valid(&doc);
         let row = &totals(&doc)[0];
         assert_eq!(row[column], 1, "{fault}");
         assert_eq!(row["verdict"], "FAIL");
@@ -164,7 +155,7 @@ fn a_soak_fails_on_a_context_leak() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    validate(&doc);
+    schema::assert_valid(&doc);
     let row = &totals(&doc)[0];
     assert_eq!(row["verdict"], "FAIL");
     assert_eq!(row["lost"], 0);

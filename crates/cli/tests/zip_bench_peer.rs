@@ -5,6 +5,7 @@
 //! writer's, and the derived columns agree with the numbers they come from.
 
 mod interop;
+mod schema;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -44,13 +45,7 @@ fn quick_bench(peers: &Path, extra: &[&str]) -> Value {
         ])
         .args(extra));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    schema::assert_valid(&doc);
     doc
 }
 
