@@ -432,3 +432,73 @@ proptest! {
         }
     }
 }
+
+/// Every CRC-32 field of the archive, read at the format's fixed offsets:
+/// local headers (offset 14), data descriptors (4, after the signature) and
+/// central directory headers (16). Signatures inside compressed data could
+/// fool a byte scan, so this walks the records in order instead.
+fn crc_fields(zip: &[u8]) -> Vec<(&'static str, u32)> {
+    let u16_at = |p: usize| u16::from_le_bytes([zip[p], zip[p + 1]]) as usize;
+    let u32_at = |p: usize| u32::from_le_bytes(zip[p..p + 4].try_into().unwrap());
+    let mut found = Vec::new();
+    let a = ZipArchive::new(Cursor::new(zip.to_vec())).unwrap();
+    for e in a.entries() {
+        let p = e.header_offset as usize;
+        assert_eq!(u32_at(p), 0x0403_4b50);
+        found.push(("local header", u32_at(p + 14)));
+        if e.flags & 8 != 0 {
+            let data = p + 30 + u16_at(p + 26) + u16_at(p + 28);
+            let d = data + e.compressed_size as usize;
+            assert_eq!(u32_at(d), 0x0807_4b50, "descriptor of {}", e.name);
+            found.push(("data descriptor", u32_at(d + 4)));
+        }
+    }
+    let mut p = zip.len() - 22;
+    while u32_at(p) != 0x0605_4b50 {
+        p -= 1;
+    }
+    let mut cd = u32_at(p + 16) as usize;
+    while u32_at(cd) == 0x0201_4b50 {
+        found.push(("central directory", u32_at(cd + 16)));
+        cd += 46 + u16_at(cd + 28) + u16_at(cd + 30) + u16_at(cd + 32);
+    }
+    found
+}
+
+#[test]
+fn ae2_entries_store_crc_zero_everywhere_and_plain_entries_the_real_crc() {
+    let data = text(200_000);
+    let real = crc32fast::hash(&data);
+    assert_ne!(real, 0);
+    for seekable in [false, true] {
+        for encrypted in [false, true] {
+            let mut o = EntryOptions::file("x");
+            if encrypted {
+                o = o.encrypt(AesStrength::Aes256, "secret");
+            }
+            let bytes = if seekable {
+                let mut w = ZipWriter::new_seekable(Cursor::new(Vec::new())).unwrap();
+                w.start_entry(o).unwrap();
+                std::io::Write::write_all(&mut w, &data).unwrap();
+                w.finish_entry().unwrap();
+                w.finish().unwrap().into_inner()
+            } else {
+                let mut w = ZipWriter::new(Vec::new());
+                w.start_entry(o).unwrap();
+                std::io::Write::write_all(&mut w, &data).unwrap();
+                w.finish_entry().unwrap();
+                w.finish().unwrap()
+            };
+            let fields = crc_fields(&bytes);
+            // Streamed: local header (0, sizes follow), descriptor, CD.
+            assert_eq!(fields.len(), if seekable { 2 } else { 3 });
+            for (place, crc) in fields {
+                match (place, encrypted) {
+                    ("local header", false) if !seekable => assert_eq!(crc, 0, "{place}"),
+                    (_, true) => assert_eq!(crc, 0, "AE-2 {place}, seekable {seekable}"),
+                    (_, false) => assert_eq!(crc, real, "{place}, seekable {seekable}"),
+                }
+            }
+        }
+    }
+}

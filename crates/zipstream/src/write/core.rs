@@ -73,17 +73,24 @@ struct Open {
 }
 
 impl Open {
+    /// Whether the entry is written as WinZip AE-2. Asked of the options,
+    /// not of `aes`: the encryptor is taken when the entry ends, before the
+    /// CRC is written.
+    fn encrypted(&self) -> bool {
+        self.opts.encryption.is_some()
+    }
+
     /// Feeds the CRC, unless the entry is encrypted: AE-2 stores no CRC (the
     /// HMAC authenticates the data instead), so hashing would be wasted work.
     fn hash_crc(&mut self, data: &[u8]) {
-        if self.aes.is_none() {
+        if !self.encrypted() {
             self.crc.update(data);
         }
     }
 
     /// The CRC the headers and the central directory record: 0 under AE-2.
     fn stored_crc(&self) -> u32 {
-        if self.aes.is_some() {
+        if self.encrypted() {
             0
         } else {
             self.crc.clone().finalize()
