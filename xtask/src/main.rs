@@ -256,12 +256,16 @@ fn fuzz_run(cmd: &mut Command) -> Result<(bool, String)> {
     let mut last_status = String::new();
     let mut buf = Vec::new();
     let mut err = std::io::stderr();
-    loop {
+    let echoed = loop {
         buf.clear();
-        if lines.read_until(b'\n', &mut buf)? == 0 {
-            break;
+        match lines.read_until(b'\n', &mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(_) => {}
+            Err(e) => break Err(e),
         }
-        err.write_all(&buf)?;
+        if let Err(e) = err.write_all(&buf) {
+            break Err(e);
+        }
         // libFuzzer's status lines look like `#1234  NEW  cov: 56 ft: 78
         // corp: 9/10b ... exec/s: 11 rss: 12Mb`; the last one holds the
         // final figures.
@@ -269,6 +273,12 @@ fn fuzz_run(cmd: &mut Command) -> Result<(bool, String)> {
         if line.starts_with('#') && line.contains(" cov: ") {
             last_status = line.trim().to_owned();
         }
+    };
+    if let Err(e) = echoed {
+        // Not left running for the rest of its time budget.
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e).context("relaying the fuzzer's output");
     }
     let ok = child.wait()?.success();
     let field = |key: &str| {
