@@ -31,6 +31,7 @@ pub mod context;
 pub mod dict;
 pub mod error;
 mod ffi;
+pub mod fuzzing;
 pub mod recipe;
 pub mod stream;
 

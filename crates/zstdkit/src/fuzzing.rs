@@ -1,0 +1,45 @@
+//! The fuzz body, kept in the library so `cargo test` runs it over the seed
+//! frames and mutations of real frames, and `cargo fuzz`
+//! (crates/zstdkit/fuzz) runs it over random inputs.
+
+use std::io::Read;
+
+/// Untrusted bytes into both decoders: neither may panic, and a one-shot
+/// success must be matched, byte for byte, by the streaming decoder.
+///
+/// # Panics
+/// When the two decoders disagree: that is the property under test, and a
+/// panic is how a fuzzer reports it.
+pub fn decode(data: &[u8]) {
+    let one_shot = crate::decompress(data);
+    let mut streamed = Vec::new();
+    let stream = crate::Decoder::new(data)
+        .expect("a decoding context")
+        .read_to_end(&mut streamed)
+        .map_err(crate::Error::from_io);
+    match (one_shot, stream) {
+        (Ok(a), Ok(_)) => assert!(a == streamed, "the decoders disagree"),
+        (Ok(a), Err(e)) => panic!("one-shot decoded {} bytes, streaming failed: {e}", a.len()),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The seed frames `cargo xtask fuzz` starts from (zstd CLI output: no
+    /// checksum, no content size, behind a skippable frame), whole and cut.
+    #[test]
+    fn fuzz_body_survives_the_seeds() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/decode");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let seed = std::fs::read(entry.unwrap().path()).unwrap();
+            assert!(crate::decompress(&seed).is_ok(), "seeds are valid frames");
+            for cut in 0..=seed.len() {
+                super::decode(&seed[..cut]);
+            }
+            n += 1;
+        }
+        assert!(n >= 3, "seed directory read");
+    }
+}
