@@ -110,6 +110,10 @@ impl Parser {
 
     /// Parses and validates one complete message (no bytes after the
     /// CheckSum field's SOH).
+    ///
+    /// Limits: at most 2 GiB − 80 bytes (2³¹ − 80: the scan marks SOH
+    /// positions with bit 31 of a `u32` and pads its output by 80), and at
+    /// most [`MAX_FIELDS`] fields; beyond either, [`Error::TooLarge`].
     pub fn parse<'a>(&'a mut self, buf: &'a [u8]) -> Result<Message<'a>> {
         let sum = scan::scan_tagged(self.path, buf, &mut self.positions)?;
         self.next_generation();
@@ -160,11 +164,15 @@ impl Parser {
         let g = self.generation << 16;
         let fields = &mut self.fields;
         fields.clear();
-        // Every field takes at least two positions (its '=' and its SOH).
-        fields.reserve(self.positions.len() / 2 + 1);
+        // Every field takes at least two positions (its '=' and its SOH),
+        // and no message has more than MAX_FIELDS fields: without the cap,
+        // a run of N '=' bytes would reserve N / 2 fields (10 bytes each
+        // per input byte) that the reused parser then keeps.
+        fields.reserve((self.positions.len() / 2 + 1).min(MAX_FIELDS + 1));
         let spare = fields.spare_capacity_mut();
-        // SAFETY: `spare` holds at least the `positions.len() / 2 + 1`
-        // elements just reserved.
+        // SAFETY: `spare` holds at least the
+        // `min(positions.len() / 2 + 1, MAX_FIELDS + 1)` elements just
+        // reserved, which is what `split_and_index_into` requires.
         let (n, rest) = unsafe {
             split_and_index_into(
                 buf,
@@ -239,8 +247,8 @@ impl Parser {
 /// how many fields it wrote to `out` and the first field left unindexed.
 ///
 /// # Safety
-/// `out` must hold at least `pos.len() / 2 + 1` elements: fields are
-/// written without bounds checks.
+/// `out` must hold at least `min(pos.len() / 2 + 1, MAX_FIELDS + 1)`
+/// elements: fields are written without bounds checks.
 #[inline(always)]
 unsafe fn split_and_index_into(
     buf: &[u8],
@@ -258,11 +266,14 @@ unsafe fn split_and_index_into(
         let f = next_field(buf, pos, &mut k, start, i)?;
         start = f.end as usize + 1;
         // The bounds check here cost ~4 % of a NOS parse (a spilled length).
+        debug_assert!(i < MAX_FIELDS && i < pos.len() / 2);
         debug_assert!(i < out.len());
-        // SAFETY: every field takes at least two positions (`next_field`
-        // moves `k` by two or more, never past `pos.len()`), so after field
-        // `i`, `2 * (i + 1) <= k <= pos.len()`: `i < pos.len() / 2`, and
-        // the caller gives `out` `pos.len() / 2 + 1` elements.
+        // SAFETY: `next_field` returned a field, so `i < MAX_FIELDS` (for
+        // `i >= MAX_FIELDS` it skips `common_field` and `any_field` fails
+        // with `TooLarge`); and every field takes at least two positions
+        // (`next_field` moves `k` by two or more, never past `pos.len()`),
+        // so `2 * (i + 1) <= k <= pos.len()`: `i < pos.len() / 2`. Hence
+        // `i < min(pos.len() / 2 + 1, MAX_FIELDS + 1) <= out.len()`.
         unsafe { out.get_unchecked_mut(i).write(f) };
         let tag = f.tag;
         match table.get_mut(tag as usize) {
@@ -287,8 +298,10 @@ unsafe fn split_and_index_into(
     while start < buf.len() {
         let f = next_field(buf, pos, &mut k, start, i)?;
         start = f.end as usize + 1;
+        debug_assert!(i < MAX_FIELDS && i < pos.len() / 2);
         debug_assert!(i < out.len());
-        // SAFETY: as in the first loop, `i < pos.len() / 2 < out.len()`.
+        // SAFETY: as in the first loop, `next_field` succeeded, so
+        // `i < MAX_FIELDS` and `i < pos.len() / 2`, both below `out.len()`.
         unsafe { out.get_unchecked_mut(i).write(f) };
         i += 1;
     }

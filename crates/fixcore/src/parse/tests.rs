@@ -647,3 +647,188 @@ fn fused_pass_agrees_on_samples_and_their_mutations() {
     // The comparison must have covered both outcomes.
     assert!(checked > 5000 && ok > 4, "{checked} inputs, {ok} accepted");
 }
+
+/// FIX's rule for a tag, written from the rule, not from the parser: 1–9
+/// ASCII digits without a leading zero, valued by std's integer parser.
+fn tag_oracle(t: &[u8]) -> Option<u32> {
+    let digits = !t.is_empty() && t.len() <= 9 && t.iter().all(u8::is_ascii_digit);
+    if !digits || t[0] == b'0' {
+        return None;
+    }
+    std::str::from_utf8(t).ok()?.parse::<u32>().ok()
+}
+
+/// Every string of up to 5 bytes over digits, their neighbours and a few
+/// others, against [`tag_oracle`] restricted to 1–4 bytes: the short path
+/// takes exactly the 1–4 digit tags without a leading zero and leaves every
+/// other string, 5+ digits included, to the slow path.
+#[test]
+fn parse_short_tag_agrees_with_std_on_every_short_string() {
+    let alphabet: Vec<u8> = (b'/'..=b':').chain([b'=', b'a', 0, 0x01, 0xff]).collect();
+    fn walk(t: &mut Vec<u8>, alphabet: &[u8], depth: usize, check: &mut dyn FnMut(&[u8])) {
+        check(t);
+        if depth == 0 {
+            return;
+        }
+        for &b in alphabet {
+            t.push(b);
+            walk(t, alphabet, depth - 1, check);
+            t.pop();
+        }
+    }
+    let mut accepted = 0;
+    let mut check = |t: &[u8]| {
+        let want = tag_oracle(t).filter(|_| t.len() <= 4);
+        assert_eq!(super::parse_short_tag(t), want, "{:?}", t);
+        accepted += usize::from(want.is_some());
+    };
+    walk(&mut Vec::new(), &alphabet, 5, &mut check);
+    // Every tag 1..=9999 exactly once: the walk covered the whole range.
+    assert_eq!(accepted, 9999);
+    for long in [&b"10000"[..], b"99999", b"123456789", b"00000", b"0"] {
+        assert_eq!(super::parse_short_tag(long), None, "{long:?}");
+    }
+}
+
+/// Tags in real messages, through [`Parser::parse`] (its common-field path
+/// for 1–4 digits, the slow path otherwise): every tag string of up to 4
+/// bytes over digits and the bytes next to them, and 5–9 digit ones, is
+/// accepted and found under the oracle's value, or rejected as a bad tag
+/// at its offset, as [`tag_oracle`] says.
+#[test]
+fn tags_in_messages_follow_the_oracle() {
+    let dict = crate::dict::Dictionary::fix44();
+    let mut p = Parser::new();
+    let mut strings: Vec<String> = Vec::new();
+    let alphabet = ['/', '0', '1', '5', '9', ':', 'a'];
+    let mut frontier = vec![String::new()];
+    for _ in 0..4 {
+        frontier = frontier
+            .iter()
+            .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+            .collect();
+        strings.extend(frontier.iter().cloned());
+    }
+    strings.extend(
+        [
+            "10000",
+            "99999",
+            "123456",
+            "9999999",
+            "123456789",
+            "01234",
+            "1234a",
+            "1234567890",
+        ]
+        .map(String::from),
+    );
+    let (mut found, mut rejected) = (0, 0);
+    for t in &strings {
+        let m = frame(&format!("35=D|{t}=v|"));
+        let pos = at(&m, &format!("\x01{t}=v")) + 1;
+        match tag_oracle(t.as_bytes()) {
+            // Session tags and group counts have rules of their own.
+            Some(v) if [8, 9, 10, 35].contains(&v) || dict.group(v).is_some() => {}
+            Some(v) => {
+                let msg = p.parse(&m).unwrap_or_else(|e| panic!("{t}: {e}"));
+                assert_eq!(msg.get(v), Some(&b"v"[..]), "{t}");
+                found += 1;
+            }
+            None => {
+                let e = p.parse(&m).map(|_| ()).unwrap_err();
+                assert!(
+                    matches!(e, Error::BadTag { pos: p } if p == pos),
+                    "{t}: {e:?}"
+                );
+                rejected += 1;
+            }
+        }
+    }
+    assert!(
+        found > 250 && rejected > 2000,
+        "{found} found, {rejected} rejected"
+    );
+    // The empty tag is its own error.
+    let m = frame("35=D|=v|");
+    assert!(matches!(parse_err(&m), Error::EmptyTag { pos } if pos == at(&m, "\x01=v") + 1));
+}
+
+/// A message of `n` fields: 8, 9, 35, then distinct tags (the high ones
+/// first, so the direct-table tags land at the largest field indexes, which
+/// the table packs into 16 bits), then 10. Every value names its field's
+/// index. Returns the message and its (tag, index) pairs.
+fn wide_message(n: usize) -> (Vec<u8>, Vec<(u32, usize)>) {
+    let dict = crate::dict::Dictionary::fix44();
+    let direct: Vec<u32> = (1..10_000)
+        .filter(|t| ![8, 9, 10, 35].contains(t) && dict.group(*t).is_none())
+        .collect();
+    let body_fields = n - 4;
+    let high = body_fields - direct.len();
+    let tags = (10_000..10_000 + high as u32).chain(direct.iter().copied());
+    let mut body = String::from("35=0|");
+    let mut expected = Vec::new();
+    for (i, t) in (3..).zip(tags) {
+        body += &format!("{t}={i}|");
+        expected.push((t, i));
+    }
+    (frame(&body), expected)
+}
+
+/// Exactly [`MAX_FIELDS`] distinct fields parse on the fused pass (every
+/// field indexed while splitting), the fields at indexes near 0xFFFF are
+/// found under their tags, and both parsers agree; one field more is
+/// `TooLarge` from both.
+#[test]
+fn max_fields_on_the_fused_path() {
+    let (m, expected) = wide_message(MAX_FIELDS);
+    let mut fused = Parser::new();
+    let mut passes = Parser::new();
+    {
+        let msg = fused.parse(&m).unwrap();
+        assert_eq!(msg.field_count(), MAX_FIELDS);
+        // Every direct-table tag (the last ~10,000 indexes) and a sample of
+        // the others (their lookup is a linear search).
+        for &(t, i) in expected
+            .iter()
+            .rev()
+            .take(10_000)
+            .chain(expected.iter().step_by(997))
+        {
+            assert_eq!(msg.get(t), Some(i.to_string().as_bytes()), "tag {t}");
+        }
+        let want = passes.parse_by_passes(&m).unwrap();
+        assert!(msg.fields().eq(want.fields()));
+    }
+    // One more field, before the CheckSum.
+    let (m, _) = wide_message(MAX_FIELDS + 1);
+    let too_large = |e: Error| matches!(e, Error::TooLarge { len, limit } if len == MAX_FIELDS + 1 && limit == MAX_FIELDS);
+    assert!(too_large(fused.parse(&m).map(|_| ()).unwrap_err()));
+    assert!(too_large(
+        passes.parse_by_passes(&m).map(|_| ()).unwrap_err()
+    ));
+    // And the same where the fused pass has stopped indexing (a repeat at
+    // field 3), so the limit is met in its split-only loop.
+    let mut m2 = m.clone();
+    let third = at(&m2, "\x0135=0\x01") + 6;
+    assert_eq!(&m2[third..third + 6], b"10000=");
+    m2[third..third + 5].copy_from_slice(b"10001");
+    assert!(too_large(fused.parse(&m2).map(|_| ()).unwrap_err()));
+    assert!(too_large(
+        passes.parse_by_passes(&m2).map(|_| ()).unwrap_err()
+    ));
+}
+
+/// A run of '=' fails at the first field, and the parser that keeps its
+/// vectors does not keep room for half a field per byte: the field table
+/// is bounded by [`MAX_FIELDS`] (twice it, allowing for doubling growth).
+#[test]
+fn field_table_reserve_is_bounded_by_max_fields() {
+    let m = vec![b'='; 1 << 20];
+    let mut p = Parser::new();
+    assert!(matches!(p.parse(&m), Err(Error::EmptyTag { pos: 0 })));
+    assert!(
+        p.fields.capacity() <= 2 * (MAX_FIELDS + 1),
+        "{} fields reserved",
+        p.fields.capacity()
+    );
+}
