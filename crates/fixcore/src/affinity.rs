@@ -273,4 +273,98 @@ mod tests {
             assert_eq!(other_core(first), None);
         }
     }
+
+    /// The calling thread's mask as the kernel reports it in
+    /// `/proc/thread-self/status` (`Cpus_allowed_list: 0-3,6`), read
+    /// independently of `sched_getaffinity` and of this module.
+    #[cfg(target_os = "linux")]
+    fn kernel_mask() -> Vec<usize> {
+        let status = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+        let list = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap()
+            .trim();
+        let mut ids = Vec::new();
+        for part in list.split(',') {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            ids.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap());
+        }
+        ids
+    }
+
+    /// `place_current`: a pin that the OS refuses (a core that does not
+    /// exist) or that is beyond `CPU_SETSIZE` fails and leaves the thread's
+    /// mask as it was, pinned or not; `None` unpins a pinned thread; a
+    /// valid core pins. The mask is checked against the kernel's own report.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn place_current_pins_unpins_and_leaves_the_mask_on_refusal() {
+        let first = usable()[0];
+        let beyond = libc::CPU_SETSIZE as usize + 1;
+        // Inside CPU_SETSIZE, but no machine this runs on has it online.
+        let missing = libc::CPU_SETSIZE as usize - 1;
+        assert!(missing >= online());
+        std::thread::spawn(move || {
+            remember_original();
+            let original = kernel_mask();
+            for bad in [missing, beyond, 9999] {
+                assert!(matches!(
+                    place_current(Some(bad)),
+                    Err(Error::Affinity { core, .. }) if core == bad
+                ));
+                assert_eq!(kernel_mask(), original, "unpinned thread, core {bad}");
+            }
+            let placed = place_current(Some(first)).unwrap();
+            assert_eq!(placed, Pinning { core: Some(first) });
+            assert_eq!(kernel_mask(), vec![first]);
+            for bad in [missing, beyond] {
+                assert!(place_current(Some(bad)).is_err());
+                assert_eq!(kernel_mask(), vec![first], "pinned thread, core {bad}");
+            }
+            let placed = place_current(None).unwrap();
+            assert_eq!(kernel_mask(), original);
+            let want = (original.len() == 1).then_some(first);
+            assert_eq!(placed, Pinning { core: want });
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// `place_current_or_unpin`: a refused pin is returned and the thread,
+    /// even one pinned before, ends on the original mask; `None` unpins; a
+    /// valid core pins with no error.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn place_current_or_unpin_falls_back_to_the_original_mask() {
+        let first = usable()[0];
+        let missing = libc::CPU_SETSIZE as usize - 1;
+        std::thread::spawn(move || {
+            remember_original();
+            let original = kernel_mask();
+            let unpinned = Pinning {
+                core: (original.len() == 1).then_some(first),
+            };
+            let (placed, refused) = place_current_or_unpin(Some(first));
+            assert_eq!(
+                (placed, refused.is_none()),
+                (Pinning { core: Some(first) }, true)
+            );
+            assert_eq!(kernel_mask(), vec![first]);
+            for bad in [missing, libc::CPU_SETSIZE as usize + 1] {
+                pin_current(first).unwrap();
+                let (placed, refused) = place_current_or_unpin(Some(bad));
+                assert!(matches!(refused, Some(Error::Affinity { core, .. }) if core == bad));
+                assert_eq!(kernel_mask(), original, "core {bad}");
+                assert_eq!(placed, unpinned);
+            }
+            pin_current(first).unwrap();
+            let (placed, refused) = place_current_or_unpin(None);
+            assert!(refused.is_none());
+            assert_eq!(kernel_mask(), original);
+            assert_eq!(placed, unpinned);
+        })
+        .join()
+        .unwrap();
+    }
 }
