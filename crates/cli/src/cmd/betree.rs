@@ -581,7 +581,7 @@ fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
         .col("replay_min_max_us", us(min_max))
         .col("replay_median_max_us", us(median_max))
         .col("unreplayed_max_us", us(r.unkept_max_ns))
-        .col("bound_us", us(min_max.max(r.unkept_max_ns))),
+        .col("replayed_estimate_max_us", us(min_max.max(r.unkept_max_ns))),
     );
     // The slice whose least time is the longest: its replays show whether
     // that least time was one lucky run or what the slice always takes.
@@ -611,7 +611,13 @@ fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
         m.replays
     ));
     s.note("why it is fair: the work is deterministic and the machine's stalls (interrupts, preemption, hypervisor exits) only add time, so the least of several runs of the same work estimates the work; each replay first repeats what ran before the slice in the timed pass (the previous event in all three modes, this event's modes before next, next's earlier slices), so caches and predictors hold what they held then, and the replays go round-robin over all slices, so one slice's runs are spread over the phase, not back to back under the same stall");
-    s.note("replay_min_max: the longest least time (timed pass and replays) of any replayed slice; replay_median_max: the longest median of replays; unreplayed_max: the longest slice not replayed; bound: the longest slice once every replayed slice counts at its least time, max(replay_min_max, unreplayed_max)");
+    s.note("replay_min_max: the longest least time (timed pass and replays) of any replayed slice; replay_median_max: the longest median of replays; unreplayed_max: the longest slice not replayed");
+    s.note(format!(
+        "replayed_estimate_max = max(replay_min_max, unreplayed_max): the longest slice once each replayed slice counts at the least of its {} runs (timed pass and {} replays) and every other slice at its raw time; a best-of-{} estimate, not a bound: it leans optimistic, since the least run can be a lucky one below what the slice usually takes (replay_median_max shows the typical), and raw_max is what the timed pass really saw",
+        m.replays + 1,
+        m.replays,
+        m.replays + 1
+    ));
 }
 
 /// The betree part of `perfkit bench`: the reference workload generated in
