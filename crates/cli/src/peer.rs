@@ -7,7 +7,13 @@
 //! a peer runs it in the same invocation and prints the ratio; one that does
 //! not prints a note naming the command that builds it.
 
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 /// The environment variable that overrides the peer directory.
 pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";
@@ -39,6 +45,262 @@ fn locate_in(dir: &Path, name: &str) -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
+/// Why a peer could not be measured (rendered as a note in the report), as
+/// opposed to a failure of a peer that had started measuring (an error).
+#[derive(Debug)]
+pub struct Unavailable(pub String);
+
+/// The one wording for a peer that has not been built: where it was looked
+/// for and the command that builds it.
+pub fn missing_note(name: &str) -> String {
+    let dir = dir().map_or_else(|| "target/peers".to_owned(), |d| d.display().to_string());
+    format!(
+        "no {name} in {dir}; not built: run `cargo xtask peers` ({DIR_ENV} overrides the \
+         directory)"
+    )
+}
+
+/// How many of a peer's last stderr lines are kept to quote in an error.
+const STDERR_LINES: usize = 8;
+
+/// Longest stdout line accepted from a peer: a program that is not the peer
+/// may print without ever ending a line, and that must not grow memory.
+const MAX_LINE: u64 = 1 << 16;
+
+/// How long a peer that was asked to exit gets before it is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a failing peer's stderr is waited for, to quote its last words.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
+/// The last lines a peer wrote to stderr, filled by a draining thread (a
+/// peer blocked on a full stderr pipe would hang the bench).
+#[derive(Default)]
+struct Tail {
+    lines: VecDeque<String>,
+    ended: bool,
+}
+
+/// A running peer program: piped stdin and stdout, stderr drained by a
+/// thread that keeps its last lines, stdout read line by line by another
+/// thread so a read can time out. Dropping it ends the child: politely (the
+/// `quit` bytes, then end of stdin) when the protocol is between requests,
+/// otherwise — or when it does not exit within a grace period — by killing
+/// it; either way it is reaped, and drop never waits on a blocked child.
+pub struct Process {
+    /// The program, for messages.
+    name: String,
+    child: Child,
+    stdin: Option<BufWriter<ChildStdin>>,
+    lines: Receiver<std::io::Result<Vec<u8>>>,
+    stderr: Arc<(Mutex<Tail>, Condvar)>,
+    /// A request was sent and its reply not read to the end: the child may
+    /// be blocked writing, so it must be killed, not asked to quit.
+    busy: bool,
+    /// Sent before stdin is closed when the child is idle at drop.
+    quit: Vec<u8>,
+}
+
+impl Process {
+    /// Starts `cmd` (its stdio is set here). `quit` is what the protocol
+    /// sends to end the child politely (may be empty: end of stdin alone).
+    pub fn spawn(mut cmd: Command, quit: &[u8]) -> std::io::Result<Process> {
+        let name = cmd.get_program().to_string_lossy().into_owned();
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let (Some(stdin), Some(stdout), Some(err)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other("started without its pipes"));
+        };
+        let stderr = Arc::new((Mutex::new(Tail::default()), Condvar::new()));
+        let tail = Arc::clone(&stderr);
+        std::thread::spawn(move || drain_stderr(err, &tail));
+        // Bounded, so a peer flooding stdout is held back by the pipe.
+        let (tx, lines) = sync_channel(1024);
+        std::thread::spawn(move || read_lines(stdout, &tx));
+        Ok(Process {
+            name,
+            child,
+            stdin: Some(BufWriter::new(stdin)),
+            lines,
+            stderr,
+            busy: false,
+            quit: quit.to_vec(),
+        })
+    }
+
+    /// Sends a request: `write` fills stdin, which is then flushed. The
+    /// process counts as busy until [`Process::idle`].
+    pub fn send(
+        &mut self,
+        write: impl FnOnce(&mut BufWriter<ChildStdin>) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        self.busy = true;
+        let Some(input) = self.stdin.as_mut() else {
+            return Err(self.fail("its stdin is closed"));
+        };
+        // Rendered into the message, not kept as the source: a broken pipe
+        // in the chain would read as stdout's reader going away and end
+        // perfkit quietly with 141, where a dead peer is a failure.
+        if let Err(e) = write(input).and_then(|()| input.flush()) {
+            return Err(self.fail(&format!("writing to it: {e}")));
+        }
+        Ok(())
+    }
+
+    /// Marks the reply to the last request as read to its end: the child
+    /// is waiting for the next request, so it may be asked to quit.
+    pub fn idle(&mut self) {
+        self.busy = false;
+    }
+
+    /// The next stdout line, without its line break. End of output is
+    /// "peer died" with its last stderr lines, and the child is reaped.
+    pub fn read_line(&mut self) -> anyhow::Result<String> {
+        let got = self.lines.recv().ok();
+        self.line(got)
+    }
+
+    /// [`Process::read_line`] that gives up after `timeout` (the child is
+    /// then killed): for greetings, which a program that is not the peer
+    /// may never send.
+    pub fn read_line_within(&mut self, timeout: Duration) -> anyhow::Result<String> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(got) => self.line(Some(got)),
+            Err(RecvTimeoutError::Disconnected) => self.line(None),
+            Err(RecvTimeoutError::Timeout) => Err(self.fail(&format!(
+                "did not answer within {} s",
+                timeout.as_secs_f64()
+            ))),
+        }
+    }
+
+    fn line(&mut self, got: Option<std::io::Result<Vec<u8>>>) -> anyhow::Result<String> {
+        match got {
+            Some(Ok(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Some(Err(e)) => Err(self.fail(&format!("reading from it: {e}"))),
+            None => Err(self.fail("peer died (its output ended)")),
+        }
+    }
+
+    /// Kills and reaps the child and returns `what` as an error naming the
+    /// program and quoting its last stderr lines. Every failure mid-protocol
+    /// goes through here, so no child is left blocked on a pipe.
+    pub fn fail(&mut self, what: &str) -> anyhow::Error {
+        self.kill();
+        anyhow::anyhow!("{}: {what}{}", self.name, self.stderr_quote())
+    }
+
+    /// Kills and reaps the child (a no-op if it already exited).
+    pub fn kill(&mut self) {
+        self.stdin = None;
+        if !matches!(self.child.try_wait(), Ok(Some(_))) {
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+        self.busy = false;
+    }
+
+    /// ` (stderr: a | b)` with the last stderr lines, or nothing; waits a
+    /// moment for the draining thread to reach the end of a dead child's.
+    fn stderr_quote(&self) -> String {
+        let (tail, ended) = &*self.stderr;
+        let Ok(guard) = tail.lock() else {
+            return String::new();
+        };
+        let guard = match ended.wait_timeout_while(guard, STDERR_GRACE, |t| !t.ended) {
+            Ok((g, _)) => g,
+            Err(_) => return String::new(),
+        };
+        let lines: Vec<&str> = guard.lines.iter().map(String::as_str).collect();
+        if lines.is_empty() {
+            String::new()
+        } else {
+            format!(" (stderr: {})", lines.join(" | "))
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        if !self.busy {
+            if let Some(mut input) = self.stdin.take() {
+                let _ = input.write_all(&self.quit).and_then(|()| input.flush());
+                // Dropping stdin sends end of input.
+            }
+            let deadline = Instant::now() + EXIT_GRACE;
+            while Instant::now() < deadline {
+                if matches!(self.child.try_wait(), Ok(Some(_)) | Err(_)) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        // Busy (it may be blocked writing a reply no one reads) or deaf to
+        // the request to quit: killed, then reaped so no zombie is left.
+        self.kill();
+    }
+}
+
+/// Keeps the last [`STDERR_LINES`] lines of `err` until it ends.
+fn drain_stderr(err: ChildStderr, tail: &(Mutex<Tail>, Condvar)) {
+    let mut r = BufReader::new(err);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = r.by_ref().take(MAX_LINE).read_until(b'\n', &mut buf);
+        let Ok(mut t) = tail.0.lock() else { return };
+        match n {
+            Ok(n) if n > 0 => {
+                let line = String::from_utf8_lossy(&buf).trim().to_owned();
+                if !line.is_empty() {
+                    if t.lines.len() == STDERR_LINES {
+                        t.lines.pop_front();
+                    }
+                    t.lines.push_back(line);
+                }
+            }
+            _ => {
+                t.ended = true;
+                tail.1.notify_all();
+                return;
+            }
+        }
+    }
+}
+
+/// Sends each stdout line (without `\n`) to `tx` until stdout ends, a read
+/// fails, or the receiver is gone.
+fn read_lines(out: ChildStdout, tx: &SyncSender<std::io::Result<Vec<u8>>>) {
+    let mut r = BufReader::new(out);
+    loop {
+        let mut buf = Vec::new();
+        let item = match r.by_ref().take(MAX_LINE).read_until(b'\n', &mut buf) {
+            Ok(0) => return,
+            Ok(_) if buf.last() == Some(&b'\n') => {
+                buf.pop();
+                Ok(buf)
+            }
+            Ok(_) if buf.len() as u64 == MAX_LINE => Err(std::io::Error::other(format!(
+                "a line longer than {MAX_LINE} bytes"
+            ))),
+            // The last line, cut short by the end of output.
+            Ok(_) => Ok(buf),
+            Err(e) => Err(e),
+        };
+        let stop = item.is_err();
+        if tx.send(item).is_err() || stop {
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +316,55 @@ mod tests {
         );
         std::fs::create_dir(d.path().join("dir")).unwrap();
         assert_eq!(locate_in(d.path(), "dir"), None);
+    }
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn a_program_that_never_greets_times_out_and_is_killed() {
+        let t = Instant::now();
+        let mut p = Process::spawn(sh("exec sleep 30"), b"").unwrap();
+        let e = p.read_line_within(Duration::from_millis(300)).unwrap_err();
+        assert!(e.to_string().contains("did not answer within"), "{e}");
+        drop(p);
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn end_of_output_is_a_death_quoting_the_last_stderr_lines() {
+        let script = "for i in 1 2 3 4 5 6 7 8 9 10; do echo line$i >&2; done; exit 3";
+        let mut p = Process::spawn(sh(script), b"").unwrap();
+        let e = p.read_line().unwrap_err().to_string();
+        assert!(e.contains("peer died"), "{e}");
+        // The last lines, not the first: line1 and line2 fell out.
+        assert!(e.contains("line3 | line4") && e.ends_with("line10)"), "{e}");
+        assert!(!e.contains("line1 "), "{e}");
+    }
+
+    #[test]
+    fn dropping_a_busy_peer_that_floods_stdout_and_stderr_does_not_hang() {
+        let t = Instant::now();
+        // One process (echo is a shell builtin), so killing it ends both.
+        let script = "while :; do echo s; echo err >&2; done";
+        let mut p = Process::spawn(sh(script), b"quit\n").unwrap();
+        p.send(|w| w.write_all(b"run\n")).unwrap();
+        assert_eq!(p.read_line().unwrap(), "s");
+        // Both pipes fill up; the child blocks writing; drop must kill it.
+        std::thread::sleep(Duration::from_millis(200));
+        drop(p);
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn an_idle_peer_that_ignores_quit_is_killed_after_the_grace() {
+        let t = Instant::now();
+        let p = Process::spawn(sh("trap '' HUP; exec sleep 30"), b"quit\n").unwrap();
+        drop(p);
+        let took = t.elapsed();
+        assert!(took >= EXIT_GRACE && took < EXIT_GRACE * 4, "{took:?}");
     }
 }

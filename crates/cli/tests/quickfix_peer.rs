@@ -8,21 +8,14 @@ mod schema;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use interop::perfkit;
 use serde_json::Value;
 
-/// The peer, or `None` (and a skip notice) outside CI; under
-/// `PERFKIT_INTEROP=1` a missing peer is a failure.
+/// The peer, or `None` (and a skip notice) outside CI.
 fn peer() -> Option<PathBuf> {
-    let found = perfkit::peer::locate("quickfix-parse");
-    if found.is_none() {
-        if std::env::var_os("PERFKIT_INTEROP").is_some() {
-            panic!("quickfix-parse is required: cargo xtask peers (needs g++ libquickfix-dev)");
-        }
-        eprintln!("SKIPPED: quickfix-parse not built; `cargo xtask peers` builds it");
-    }
-    found
+    interop::peer("quickfix-parse", " (needs g++ libquickfix-dev)")
 }
 
 /// A FIX 4.4 message framed here, independently of fixcore and QuickFIX:
@@ -271,4 +264,71 @@ fn a_peer_that_cannot_start_is_a_note_with_its_reason_not_a_failure() {
     let notes = section["notes"].to_string();
     assert!(notes.contains("QuickFIX not measured"), "{notes}");
     assert!(notes.contains("quickfix-FIX44.xml"), "{notes}");
+}
+
+/// fix-bench's parse section with the peer directory `dir`: exit code,
+/// stdout, stderr, and how long it took.
+fn bench_with_peers(dir: &std::path::Path) -> (Option<i32>, Vec<u8>, String, Duration) {
+    let t = Instant::now();
+    let out = perfkit()
+        .args([
+            "fix-bench",
+            "--only",
+            "parse",
+            "--iterations",
+            "200",
+            "--warmup",
+            "10",
+            "--runs",
+            "2",
+            "--json",
+        ])
+        .env(perfkit::peer::DIR_ENV, dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    (out.status.code(), out.stdout, err, t.elapsed())
+}
+
+/// Greets like the real peer for the built-in samples (three sets).
+const READY: &str = "while read -r l; do [ \"$l\" = go ] && break; done; echo 'ready 3'";
+
+#[test]
+fn a_peer_that_floods_garbage_mid_run_fails_in_one_line_without_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    // Ready, then at the first run an endless stream of batch lines with a
+    // bad number, and stderr kept busy too: the old client returned the
+    // parse error and then waited for a child blocked on a full pipe.
+    interop::fake_peer(
+        dir.path(),
+        "quickfix-parse",
+        &format!("{READY}\nread -r l\nwhile :; do echo 's 0 x 10'; echo noise >&2; done"),
+    );
+    let (code, stdout, err, took) = bench_with_peers(dir.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(stdout.is_empty(), "no report from a failed bench");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("quickfix-parse") && err.contains("not a number"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(60), "{took:?}");
+}
+
+#[test]
+fn a_peer_that_dies_mid_run_fails_in_one_line_quoting_its_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    interop::fake_peer(
+        dir.path(),
+        "quickfix-parse",
+        &format!("{READY}\nread -r l\necho 's 0 5 10'\necho 'out of memory' >&2\nexit 3"),
+    );
+    let (code, stdout, err, _) = bench_with_peers(dir.path());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(stdout.is_empty(), "no report from a failed bench");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("peer died") && err.contains("out of memory"),
+        "{err}"
+    );
 }

@@ -13,17 +13,9 @@ use std::path::{Path, PathBuf};
 use interop::{have, ok, perfkit};
 use serde_json::Value;
 
-/// The peer, or `None` (and a skip notice) outside CI; under
-/// `PERFKIT_INTEROP=1` a missing peer is a failure.
+/// The peer, or `None` (and a skip notice) outside CI.
 fn peer() -> Option<PathBuf> {
-    let found = perfkit::peer::locate("szip-peer");
-    if found.is_none() {
-        if std::env::var_os("PERFKIT_INTEROP").is_some() {
-            panic!("szip-peer is required: cargo xtask peers");
-        }
-        eprintln!("SKIPPED: szip-peer not built; `cargo xtask peers` builds it");
-    }
-    found
+    interop::peer("szip-peer", "")
 }
 
 /// A quick zip bench (small scenarios, two iterations) in JSON, with the
@@ -189,11 +181,8 @@ fn without_the_peer_its_rows_are_left_out_with_a_note() {
 
 #[test]
 fn a_program_that_is_not_the_peer_is_a_note_with_its_reason_not_a_failure() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("szip-peer");
-    std::fs::write(&fake, "#!/bin/sh\necho nonsense\n").unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    interop::fake_peer(dir.path(), "szip-peer", "echo nonsense");
     let doc = quick_bench(dir.path(), &[]);
     for sec in sections(&doc) {
         for row in sec["rows"].as_array().unwrap() {
@@ -209,13 +198,10 @@ fn a_program_that_is_not_the_peer_is_a_note_with_its_reason_not_a_failure() {
 
 #[test]
 fn a_peer_that_dies_after_it_started_fails_the_bench_in_one_line() {
-    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let fake = dir.path().join("szip-peer");
     // Greets like the real one, then exits before reading a scenario that
     // is larger than a pipe's buffer: perfkit's write meets a closed pipe.
-    std::fs::write(&fake, "#!/bin/sh\necho 'hello szip-peer 1 fake'\n").unwrap();
-    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    interop::fake_peer(dir.path(), "szip-peer", "echo 'hello szip-peer 1 fake'");
     let out = perfkit()
         .env("PERFKIT_PEERS_DIR", dir.path())
         .args(["zip", "bench", "--quick", "--time", "1ms", "--json"])
@@ -227,4 +213,20 @@ fn a_peer_that_dies_after_it_started_fails_the_bench_in_one_line() {
     assert!(out.stdout.is_empty(), "no report from a failed bench");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("szip-peer"), "{err}");
+}
+
+#[test]
+fn a_program_that_never_greets_is_a_note_within_the_timeout_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    // Neither greets nor exits, nor reads its stdin.
+    interop::fake_peer(dir.path(), "szip-peer", "exec sleep 600");
+    let t = std::time::Instant::now();
+    let doc = quick_bench(dir.path(), &[]);
+    let took = t.elapsed();
+    assert!(took < std::time::Duration::from_secs(120), "{took:?}");
+    for sec in sections(&doc) {
+        let notes = sec["notes"].to_string();
+        assert!(notes.contains("not measured"), "{notes}");
+        assert!(notes.contains("did not answer within 10 s"), "{notes}");
+    }
 }

@@ -190,15 +190,33 @@ enum Part {
 /// row, same order) or why there are none.
 struct ParseSide {
     ours: Comparison,
-    quickfix: std::result::Result<Vec<quickfix::Measured>, String>,
+    quickfix: std::result::Result<QuickfixRows, String>,
+    /// Measured calls per row, summed over the runs.
+    calls: usize,
+}
+
+/// What the QuickFIX peer measured, and the QuickFIX version it recorded.
+struct QuickfixRows {
+    measured: Vec<quickfix::Measured>,
+    version: Option<String>,
+}
+
+/// The measured calls of run `k` of `runs` when `iterations` are spread
+/// over them: the first `iterations % runs` runs take one more, so the
+/// runs add up to exactly `iterations` (at least one call per run).
+fn calls_in_run(iterations: usize, runs: usize, k: usize) -> usize {
+    (iterations / runs + usize::from(k < iterations % runs)).max(1)
 }
 
 /// The parse section: fixcore's parser on each sample (or the `--input`
 /// messages), and the QuickFIX peer on the same messages when it is built.
 /// Run k of ours is followed by run k of QuickFIX's, in one invocation, so
 /// a slow stretch of the machine hits both. Each run starts with `warmup`
-/// unmeasured calls per message on both sides: fixcore's measure::parse
-/// makes a fresh parser per call, and the peer mirrors that.
+/// unmeasured calls per message on both sides. The sides do not construct
+/// alike: fixcore's measure::parse builds one Parser per row per run and
+/// reuses its tables for every call, which is how fixcore is meant to be
+/// used; QuickFIX constructs a new FIX::Message per call, which is what a
+/// QuickFIX session does with each message it reads. The report says so.
 fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<ParseSide> {
     let sets: Vec<Vec<Vec<u8>>> = match input {
         Some(ms) => vec![ms.to_vec()],
@@ -208,12 +226,6 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
             .collect(),
     };
     let mut peer = quickfix::locate().and_then(|exe| quickfix::Peer::start(&exe, &sets, s.pin));
-    let per_run = s.iterations.div_ceil(s.runs);
-    let one = Settings {
-        iterations: per_run,
-        runs: 1,
-        ..*s
-    };
     let mut theirs: Vec<quickfix::Measured> = sets
         .iter()
         .map(|_| quickfix::Measured {
@@ -222,7 +234,15 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
         })
         .collect();
     let mut ours: Option<Comparison> = None;
-    for _ in 0..s.runs {
+    let mut calls = 0;
+    for k in 0..s.runs {
+        let per_run = calls_in_run(s.iterations, s.runs, k);
+        calls += per_run;
+        let one = Settings {
+            iterations: per_run,
+            runs: 1,
+            ..*s
+        };
         let c = measure::parse(&one, input).context("benchmarking the parser")?;
         match &mut ours {
             None => ours = Some(c),
@@ -251,8 +271,12 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
     Ok(ParseSide {
         ours,
         quickfix: peer
-            .map(|_| theirs)
-            .map_err(|quickfix::Unavailable(why)| why),
+            .map(|p| QuickfixRows {
+                measured: theirs,
+                version: p.version().map(str::to_owned),
+            })
+            .map_err(|perfkit::peer::Unavailable(why)| why),
+        calls,
     })
 }
 
@@ -260,11 +284,18 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
 const QUICKFIX_RATIO: &str = "quickfix_over_perfkit_x";
 
 fn add_parse(report: &mut Report, side: ParseSide) {
-    let ParseSide { ours, quickfix } = side;
+    let ParseSide {
+        ours,
+        quickfix,
+        calls,
+    } = side;
     let section = report.section(ours.title);
     let median = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
     match quickfix {
-        Ok(theirs) => {
+        Ok(QuickfixRows {
+            measured: theirs,
+            version,
+        }) => {
             for (v, q) in ours.variants.into_iter().zip(theirs) {
                 let ratio = median(&q.histogram) / median(&v.histogram).max(1.0);
                 let name = format!("QuickFIX {}", v.name);
@@ -280,22 +311,33 @@ fn add_parse(report: &mut Report, side: ParseSide) {
                 "{QUICKFIX_RATIO} = median of the QuickFIX row / median of the perfkit row above \
                  it (> 1: perfkit's parse is faster)"
             ));
-            section.note(
-                "QuickFIX rows: QuickFIX 1.15.1 (Debian libquickfix, -O2) in the quickfix-parse \
-                 peer (g++ -O2): FIX::Message(string, dictionary, validate=true) per call, what \
-                 a QuickFIX session does with each message it reads: 8/9/35 order, BodyLength, \
-                 CheckSum, header/body/trailer and groups by a FIX 4.4 dictionary written for \
-                 these messages (Debian ships none); it accepts duplicate tags, and neither side \
-                 checks types or required fields (DataDictionary::validate is not included)",
-            );
-            section.note(
+            let version = match version {
+                Some(v) => format!("QuickFIX from Debian libquickfix-dev {v}"),
+                None => format!(
+                    "QuickFIX (version not recorded: no {} beside the peer; `cargo xtask peers` \
+                     writes it)",
+                    quickfix::VERSION_FILE
+                ),
+            };
+            section.note(format!(
+                "QuickFIX rows: {version} in the quickfix-parse peer (g++ -O2): a new \
+                 FIX::Message(string, dictionary, validate=true) per call, what a QuickFIX \
+                 session does with each message it reads: 8/9/35 order, BodyLength, CheckSum, \
+                 header/body/trailer and groups by a FIX 4.4 dictionary written for these \
+                 messages (Debian ships none); it accepts duplicate tags, and neither side \
+                 checks types or required fields (DataDictionary::validate is not included)"
+            ));
+            section.note(format!(
                 "both timed alike, run k of perfkit then run k of QuickFIX, in one invocation: \
-                 per run and message, the warm-up calls untimed, then iterations/runs calls in \
-                 batches of --batch per clock read (perfkit: std::time::Instant; QuickFIX: \
-                 std::chrono::steady_clock; both clock_gettime(CLOCK_MONOTONIC)), each batch's \
-                 mean per call rounded to 1 ns and recorded once per call; with --pin the peer \
-                 is pinned to the same core",
-            );
+                 per run and message, the warm-up calls untimed, then that run's share of \
+                 {calls} calls per row in batches of --batch per clock read (perfkit: \
+                 std::time::Instant; QuickFIX: std::chrono::steady_clock; both \
+                 clock_gettime(CLOCK_MONOTONIC)), each batch's mean per call rounded to 1 ns \
+                 and recorded once per call; with --pin the peer is pinned to the same core. \
+                 One difference in what a call does: perfkit reuses one Parser per row and run \
+                 (its tables stay warm across calls, as fixcore is meant to be used), while \
+                 QuickFIX constructs a new FIX::Message per call (as its sessions do)"
+            ));
         }
         Err(why) => {
             for v in ours.variants {
@@ -307,10 +349,7 @@ fn add_parse(report: &mut Report, side: ParseSide) {
     for n in ours.notes {
         section.note(n);
     }
-    section.note(
-        "NexusFIX (the issue's 274/288 ns) is not measured: it is not packaged and this \
-                 machine has no network beyond package registries",
-    );
+    section.note("NexusFIX is not measured by this command: there is no peer for it");
 }
 
 fn add_comparison(report: &mut Report, c: Comparison) {

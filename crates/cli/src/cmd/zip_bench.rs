@@ -360,11 +360,8 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         None => (
             None,
             format!(
-                "s-zip on its own default backend (miniz_oxide) not measured: no {} in {} (${} or target/peers beside this binary); build it with `cargo xtask peers`",
-                szip_peer::NAME,
-                perfkit::peer::dir()
-                    .map_or_else(|| "the peer directory".into(), |d| d.display().to_string()),
-                perfkit::peer::DIR_ENV
+                "s-zip on its own default backend (miniz_oxide) not measured: {}",
+                perfkit::peer::missing_note(szip_peer::NAME)
             ),
         ),
     };

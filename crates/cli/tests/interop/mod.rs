@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test file uses its own subset
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// The binary under test.
@@ -60,4 +60,27 @@ pub fn corpus(dir: &Path, large: bool) -> Vec<std::path::PathBuf> {
         .lines()
         .map(Into::into)
         .collect()
+}
+
+/// The peer program `name` that `cargo xtask peers` builds, or `None` (and
+/// a skip notice) outside CI; under `PERFKIT_INTEROP=1` a missing peer is a
+/// failure. `needs` names what its build needs besides cargo, if anything.
+pub fn peer(name: &str, needs: &str) -> Option<PathBuf> {
+    let found = perfkit::peer::locate(name);
+    if found.is_none() {
+        if std::env::var_os("PERFKIT_INTEROP").is_some() {
+            panic!("{name} is required: cargo xtask peers{needs}");
+        }
+        eprintln!("SKIPPED: {name} not built; `cargo xtask peers` builds it");
+    }
+    found
+}
+
+/// Writes an executable shell script `name` into `dir`: a fake peer.
+pub fn fake_peer(dir: &Path, name: &str, script: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
 }

@@ -1,8 +1,9 @@
 //! The QuickFIX peer (`target/peers/quickfix-parse`, built by `cargo xtask
 //! peers` from `xtask/peers/quickfix/`): a child process that parses the
-//! same messages with QuickFIX 1.15.1 and times them the way fixcore's
-//! parse rows are timed, driven run by run so fix-bench can alternate it
-//! with its own runs.
+//! same messages with QuickFIX and times them the way fixcore's parse rows
+//! are timed, driven run by run so fix-bench can alternate it with its own
+//! runs. The process plumbing (pipes, stderr, timeouts, killing) is
+//! [`perfkit::peer::Process`]; this module is the protocol.
 //!
 //! Protocol (stdin/stdout, text): the messages go first as records
 //! `"<set> <length>\n" bytes "\n"` and a `go` line; the peer parses each
@@ -11,13 +12,14 @@
 //! answering `s <set> <ns per call> <calls>` per batch, `e <set> <elapsed
 //! ns>` per set and `done`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
+use perfkit::peer::{Process, Unavailable};
 
 /// The peer's file name in the peer directory.
 pub const NAME: &str = "quickfix-parse";
@@ -25,17 +27,21 @@ pub const NAME: &str = "quickfix-parse";
 /// The dictionary `cargo xtask peers` installs beside the peer.
 pub const DICTIONARY: &str = "quickfix-FIX44.xml";
 
-/// Why QuickFIX could not be measured (rendered as a note), as opposed to
-/// a failure of a peer that had started measuring (an error).
-#[derive(Debug)]
-pub struct Unavailable(pub String);
+/// The file `cargo xtask peers` writes beside the peer with the version of
+/// the QuickFIX package it was built against (QuickFIX's headers carry no
+/// version macro, and its pkg-config file names an older release).
+pub const VERSION_FILE: &str = "quickfix-parse.version";
+
+/// How long the peer gets to load the dictionary and parse every message
+/// once before answering `ready`: a program that never answers is a note,
+/// not a hung bench.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A running peer with the messages loaded.
 pub struct Peer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    process: Process,
     sets: usize,
+    version: Option<String>,
 }
 
 /// What one set measured over every run.
@@ -44,18 +50,6 @@ pub struct Measured {
     pub histogram: Histogram<u64>,
     /// Wall time the peer spent in the timed loops.
     pub elapsed: Duration,
-}
-
-/// The peer's command line for `mode` (`--check` or `--bench`).
-fn command(exe: &Path, mode: &str) -> Command {
-    let mut cmd = Command::new(exe);
-    cmd.arg("--dict")
-        .arg(exe.with_file_name(DICTIONARY))
-        .arg(mode)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
 }
 
 /// The records that hand `sets` to the peer, ending with `go`.
@@ -75,84 +69,80 @@ fn records(sets: &[Vec<Vec<u8>>]) -> Vec<u8> {
 /// Where the peer is, or why it is not there.
 pub fn locate() -> std::result::Result<PathBuf, Unavailable> {
     perfkit::peer::locate(NAME).ok_or_else(|| {
-        let dir = perfkit::peer::dir()
-            .map_or_else(|| "target/peers".to_owned(), |d| d.display().to_string());
         Unavailable(format!(
-            "QuickFIX not measured: no {NAME} in {dir} (`cargo xtask peers` builds it; needs g++ \
-             and libquickfix-dev; {} overrides the directory)",
-            perfkit::peer::DIR_ENV
+            "QuickFIX not measured: {} (needs g++ and libquickfix-dev)",
+            perfkit::peer::missing_note(NAME)
         ))
     })
 }
 
+/// The QuickFIX version recorded beside `exe`, if any.
+fn recorded_version(exe: &Path) -> Option<String> {
+    let v = std::fs::read_to_string(exe.with_file_name(VERSION_FILE)).ok()?;
+    let v = v.trim();
+    (!v.is_empty() && !v.contains('\n')).then(|| v.to_owned())
+}
+
 impl Peer {
     /// Starts the peer on `exe` with `sets` loaded, pinned to `pin` if
-    /// given. A peer that cannot start, or rejects a message, is
-    /// [`Unavailable`] with the reason.
+    /// given. A peer that cannot start, does not answer, or rejects a
+    /// message, is [`Unavailable`] with the reason.
     pub fn start(
         exe: &Path,
         sets: &[Vec<Vec<u8>>],
         pin: Option<usize>,
     ) -> std::result::Result<Peer, Unavailable> {
-        let mut cmd = command(exe, "--bench");
+        let unavailable = |e: anyhow::Error| Unavailable(format!("QuickFIX not measured: {e:#}"));
+        let mut cmd = Command::new(exe);
+        cmd.arg("--dict")
+            .arg(exe.with_file_name(DICTIONARY))
+            .arg("--bench");
         if let Some(core) = pin {
             cmd.arg("--pin").arg(core.to_string());
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            Unavailable(format!(
-                "QuickFIX not measured: starting {}: {e}",
-                exe.display()
-            ))
-        })?;
-        let (Some(mut stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(Unavailable(format!(
-                "QuickFIX not measured: {} started without its pipes",
-                exe.display()
-            )));
-        };
-        let mut stdout = BufReader::new(stdout);
-        let sent = stdin.write_all(&records(sets)).and_then(|()| stdin.flush());
-        let mut line = String::new();
-        let read = stdout.read_line(&mut line);
-        let fail = |child: &mut Child, what: String| {
-            let _ = child.kill();
-            let why = stderr_of(child);
-            Unavailable(format!(
-                "QuickFIX not measured: {}: {what}{why}",
-                exe.display()
-            ))
-        };
-        match (sent, read) {
-            (Ok(()), Ok(_)) if line.trim_end() == format!("ready {}", sets.len()) => Ok(Peer {
-                child,
-                stdin,
-                stdout,
+        let mut process = Process::spawn(cmd, b"quit\n")
+            .map_err(|e| unavailable(anyhow!("starting {}: {e}", exe.display())))?;
+        let records = records(sets);
+        process
+            .send(|w| w.write_all(&records))
+            .map_err(unavailable)?;
+        let line = process
+            .read_line_within(READY_TIMEOUT)
+            .map_err(unavailable)?;
+        if line == format!("ready {}", sets.len()) {
+            process.idle();
+            return Ok(Peer {
+                process,
                 sets: sets.len(),
-            }),
-            (Ok(()), Ok(_)) if line.starts_with("invalid ") => {
-                let mut w = line.trim_end().splitn(4, ' ').skip(1);
-                let (set, index, reason) = (w.next(), w.next(), w.next());
-                Err(fail(
-                    &mut child,
-                    format!(
-                        "QuickFIX rejects message {} of set {}: {}",
-                        index.unwrap_or("?"),
-                        set.unwrap_or("?"),
-                        reason.unwrap_or("?")
-                    ),
-                ))
-            }
-            (Ok(()), Ok(0)) => Err(fail(&mut child, "exited before it was ready".into())),
-            (Ok(()), Ok(_)) => Err(fail(&mut child, format!("unexpected answer {line:?}"))),
-            (Err(e), _) | (_, Err(e)) => Err(fail(&mut child, e.to_string())),
+                version: recorded_version(exe),
+            });
         }
+        let what = match line.strip_prefix("invalid ") {
+            Some(rest) => {
+                let mut w = rest.splitn(3, ' ');
+                let (set, index, reason) = (w.next(), w.next(), w.next());
+                format!(
+                    "QuickFIX rejects message {} of set {}: {}",
+                    index.unwrap_or("?"),
+                    set.unwrap_or("?"),
+                    reason.unwrap_or("?")
+                )
+            }
+            None => format!("unexpected answer {line:?}"),
+        };
+        Err(unavailable(process.fail(&what)))
+    }
+
+    /// The QuickFIX package version `cargo xtask peers` recorded, if any.
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
     }
 
     /// One run: `warmup` untimed calls, then `iterations` calls in batches
     /// of `batch` per clock read, for every set in turn, recorded into
-    /// `into` (one per set) as fix-bench records its own batches.
+    /// `into` (one per set) as fix-bench records its own batches. Any
+    /// failure kills the peer (it may be blocked writing the rest of the
+    /// run) and quotes its last stderr lines.
     pub fn run(
         &mut self,
         warmup: usize,
@@ -163,45 +153,19 @@ impl Peer {
         if into.len() != self.sets {
             bail!("{} histograms for {} sets", into.len(), self.sets);
         }
-        writeln!(self.stdin, "run {warmup} {iterations} {batch}")
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| self.died(format!("sending a run: {e}")))?;
+        self.process
+            .send(|w| writeln!(w, "run {warmup} {iterations} {batch}"))?;
         let mut counted = vec![0usize; self.sets];
-        let mut line = String::new();
         loop {
-            line.clear();
-            let n = self
-                .stdout
-                .read_line(&mut line)
-                .map_err(|e| self.died(format!("reading a run: {e}")))?;
-            if n == 0 {
-                return Err(self.died("ended in the middle of a run".into()));
-            }
-            let words: Vec<&str> = line.split_ascii_whitespace().collect();
-            match words.as_slice() {
-                ["done"] => break,
-                ["s", set, ns, calls] => {
-                    let (set, ns, calls) = (num(set)?, num(ns)?, num(calls)?);
-                    let m = into
-                        .get_mut(set)
-                        .ok_or_else(|| anyhow!("{NAME}: set {set} out of range"))?;
-                    // The peer's batch mean, recorded once per call, as
-                    // fixcore's measure::interleave records its own.
-                    m.histogram
-                        .record_n(ns.max(1) as u64, calls as u64)
-                        .with_context(|| format!("{NAME}: recording {ns} ns"))?;
-                    counted[set] += calls;
-                }
-                ["e", set, ns] => {
-                    let (set, ns) = (num(set)?, num(ns)?);
-                    let m = into
-                        .get_mut(set)
-                        .ok_or_else(|| anyhow!("{NAME}: set {set} out of range"))?;
-                    m.elapsed += Duration::from_nanos(ns as u64);
-                }
-                _ => bail!("{NAME}: unexpected line {line:?}"),
+            // A read that fails has killed the peer and named it already.
+            let line = self.process.read_line()?;
+            match take(&line, into, &mut counted) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => return Err(self.process.fail(&format!("{e:#}"))),
             }
         }
+        self.process.idle();
         if let Some(set) = counted.iter().position(|&c| c != iterations) {
             bail!(
                 "{NAME}: set {set} measured {} calls, not {iterations}",
@@ -210,40 +174,61 @@ impl Peer {
         }
         Ok(())
     }
-
-    fn died(&mut self, what: String) -> anyhow::Error {
-        let _ = self.child.kill();
-        anyhow!("{NAME}: {what}{}", stderr_of(&mut self.child))
-    }
 }
 
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.stdin.flush();
-        if !matches!(self.child.try_wait(), Ok(Some(_))) {
-            // It exits on "quit"; wait for it so no zombie is left.
-            let _ = self.child.wait();
+/// Records one line of a run's answer into `into` and `counted`; true at
+/// `done`.
+fn take(line: &str, into: &mut [Measured], counted: &mut [usize]) -> Result<bool> {
+    let words: Vec<&str> = line.split_ascii_whitespace().collect();
+    match words.as_slice() {
+        ["done"] => return Ok(true),
+        ["s", set, ns, calls] => {
+            let (set, ns, calls) = (num(set)?, num(ns)?, num(calls)?);
+            let m = into
+                .get_mut(set)
+                .ok_or_else(|| anyhow!("set {set} out of range"))?;
+            // The peer's batch mean, recorded once per call, as fixcore's
+            // measure::interleave records its own.
+            m.histogram
+                .record_n(ns.max(1) as u64, calls as u64)
+                .with_context(|| format!("recording {ns} ns"))?;
+            counted[set] += calls;
         }
+        ["e", set, ns] => {
+            let (set, ns) = (num(set)?, num(ns)?);
+            let m = into
+                .get_mut(set)
+                .ok_or_else(|| anyhow!("set {set} out of range"))?;
+            m.elapsed += Duration::from_nanos(ns as u64);
+        }
+        _ => bail!("unexpected line {line:?}"),
     }
+    Ok(false)
 }
 
 fn num(word: &str) -> Result<usize> {
     word.parse()
-        .with_context(|| format!("{NAME}: not a number: {word:?}"))
+        .with_context(|| format!("not a number: {word:?}"))
 }
 
-/// The peer's stderr after it stopped, as ` (stderr: ...)`, or nothing.
-fn stderr_of(child: &mut Child) -> String {
-    let _ = child.wait();
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        let _ = e.read_to_string(&mut err);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_frame_each_message_with_its_set_and_length() {
+        let r = records(&[vec![b"ab".to_vec()], vec![b"c\n".to_vec(), Vec::new()]]);
+        assert_eq!(r, b"0 2\nab\n1 2\nc\n\n1 0\n\ngo\n");
     }
-    let err = err.trim();
-    if err.is_empty() {
-        String::new()
-    } else {
-        format!(" (stderr: {err})")
+
+    #[test]
+    fn the_recorded_version_is_one_trimmed_line_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let exe = d.path().join(NAME);
+        assert_eq!(recorded_version(&exe), None);
+        std::fs::write(d.path().join(VERSION_FILE), "1.15.1+dfsg-4+b1\n").unwrap();
+        assert_eq!(recorded_version(&exe).as_deref(), Some("1.15.1+dfsg-4+b1"));
+        std::fs::write(d.path().join(VERSION_FILE), "a\nb\n").unwrap();
+        assert_eq!(recorded_version(&exe), None);
     }
 }

@@ -9,18 +9,23 @@
 //! `Instant`, VmHWM after clearing it), so the pipe round trip is not in
 //! its numbers. The protocol is documented in the peer's `protocol.rs`.
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
+use perfkit::peer::Process;
 
 /// The peer's file name in the peer directory (`perfkit::peer`).
 pub const NAME: &str = "szip-peer";
 
 /// The greeting this client speaks to: program name and protocol version.
 const HELLO_PREFIX: &str = "hello szip-peer 1 ";
+
+/// How long the peer gets to greet: a program that is not the peer may
+/// neither greet nor exit, and zip bench must not hang on it.
+const GREETING_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Which of s-zip's writers the peer drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,71 +58,47 @@ pub struct Measured {
     pub rss_growth: u64,
 }
 
-/// A running peer.
+/// A running peer. The process plumbing (pipes, stderr, timeouts, killing
+/// on failure or drop) is [`perfkit::peer::Process`]; this is the protocol.
 pub struct SZipPeer {
-    path: PathBuf,
-    child: Child,
-    input: Option<BufWriter<ChildStdin>>,
-    output: BufReader<ChildStdout>,
-    line: String,
+    process: Process,
 }
 
 impl SZipPeer {
     /// Starts the peer at `path` and checks its greeting.
     pub fn start(path: &Path) -> Result<SZipPeer> {
-        let mut child = Command::new(path)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
+        // End of stdin is the peer's signal to exit: nothing else to send.
+        let mut process = Process::spawn(Command::new(path), b"")
             .with_context(|| format!("starting {}", path.display()))?;
-        let input = child.stdin.take().map(BufWriter::new);
-        let output = BufReader::new(child.stdout.take().context("peer stdout")?);
-        let mut peer = SZipPeer {
-            path: path.to_owned(),
-            child,
-            input,
-            output,
-            line: String::new(),
-        };
-        let hello = peer.read_line()?;
+        let hello = process.read_line_within(GREETING_TIMEOUT)?;
         if !hello.starts_with(HELLO_PREFIX) {
-            bail!(
-                "{}: not an szip-peer speaking protocol 1 (said {hello:?}); rebuild it with `cargo xtask peers`",
-                path.display()
-            );
+            return Err(process.fail(&format!(
+                "not an szip-peer speaking protocol 1 (said {hello:?}); rebuild it with `cargo \
+                 xtask peers`"
+            )));
         }
-        Ok(peer)
+        Ok(SZipPeer { process })
     }
 
-    fn read_line(&mut self) -> Result<String> {
-        self.line.clear();
-        let n = self
-            .output
-            .read_line(&mut self.line)
-            .map_err(|e| anyhow!("reading from {}: {e}", self.path.display()))?;
-        if n == 0 {
-            bail!("{}: exited without answering", self.path.display());
-        }
-        Ok(self.line.trim_end_matches('\n').to_owned())
-    }
-
+    /// Sends one request and reads its one-line reply; `err …` replies and
+    /// any failure kill the peer (the stream may be out of step).
     fn request(
         &mut self,
-        write: impl FnOnce(&mut BufWriter<ChildStdin>) -> std::io::Result<()>,
+        write: impl FnOnce(&mut std::io::BufWriter<std::process::ChildStdin>) -> std::io::Result<()>,
     ) -> Result<String> {
-        let input = self.input.as_mut().context("peer stdin closed")?;
-        // Rendered into the message, not kept as the source: a broken pipe
-        // in the chain would read as stdout's reader going away and end
-        // perfkit quietly with 141, where a dead peer is a failure.
-        write(input)
-            .and_then(|()| input.flush())
-            .map_err(|e| anyhow!("writing to {}: {e}", self.path.display()))?;
-        let reply = self.read_line()?;
-        match reply.strip_prefix("err ") {
-            Some(why) => bail!("{}: {why}", self.path.display()),
-            None => Ok(reply),
+        self.process.send(write)?;
+        let reply = self.process.read_line()?;
+        if let Some(why) = reply.strip_prefix("err ") {
+            return Err(self.process.fail(why));
         }
+        self.process.idle();
+        Ok(reply)
+    }
+
+    /// Checks a reply with `check`; a reply that does not parse kills the
+    /// peer, as any other failure mid-protocol does.
+    fn checked<T>(&mut self, reply: &str, check: impl FnOnce(&str) -> Result<T>) -> Result<T> {
+        check(reply).map_err(|e| self.process.fail(&format!("{e:#}")))
     }
 
     /// Replaces the peer's entries with `entries`.
@@ -136,23 +117,27 @@ impl SZipPeer {
             }
             Ok(())
         })?;
-        let f = fields(&reply)?;
         let bytes: u64 = entries.iter().map(|(_, d)| d.len() as u64).sum();
-        if get(&f, "entries")? != entries.len() as u64 || get(&f, "bytes")? != bytes {
-            bail!("{}: loaded something else: {reply:?}", self.path.display());
-        }
-        Ok(())
+        self.checked(&reply, |reply| {
+            let f = fields(reply)?;
+            if get(&f, "entries")? != entries.len() as u64 || get(&f, "bytes")? != bytes {
+                bail!("loaded something else: {reply:?}");
+            }
+            Ok(())
+        })
     }
 
     /// Has the peer write one archive in memory and returns its measurement.
     pub fn run(&mut self, writer: Writer, level: u32) -> Result<Measured> {
         let reply = self.request(|w| writeln!(w, "run {} {level}", writer.word()))?;
-        let f = fields(&reply)?;
-        Ok(Measured {
-            cpu: Duration::from_nanos(get(&f, "cpu_ns")?),
-            wall: Duration::from_nanos(get(&f, "wall_ns")?),
-            out_bytes: get(&f, "out_bytes")?,
-            rss_growth: get(&f, "rss_growth_bytes")?,
+        self.checked(&reply, |reply| {
+            let f = fields(reply)?;
+            Ok(Measured {
+                cpu: Duration::from_nanos(get(&f, "cpu_ns")?),
+                wall: Duration::from_nanos(get(&f, "wall_ns")?),
+                out_bytes: get(&f, "out_bytes")?,
+                rss_growth: get(&f, "rss_growth_bytes")?,
+            })
         })
     }
 
@@ -163,15 +148,7 @@ impl SZipPeer {
             .filter(|p| !p.contains('\n'))
             .with_context(|| format!("{} cannot be sent to {NAME}", path.display()))?;
         let reply = self.request(|w| writeln!(w, "save {} {level} {p}", writer.word()))?;
-        get(&fields(&reply)?, "out_bytes")
-    }
-}
-
-impl Drop for SZipPeer {
-    fn drop(&mut self) {
-        // Closing stdin is the peer's signal to exit; waiting reaps it.
-        drop(self.input.take());
-        let _ = self.child.wait();
+        self.checked(&reply, |reply| get(&fields(reply)?, "out_bytes"))
     }
 }
 
@@ -228,7 +205,7 @@ mod tests {
     fn a_program_that_is_not_the_peer_is_refused() {
         // `true` exits at once without a greeting; `echo` greets wrongly.
         let e = SZipPeer::start(Path::new("/bin/true")).err().unwrap();
-        assert!(e.to_string().contains("exited without answering"), "{e}");
+        assert!(e.to_string().contains("peer died"), "{e}");
         let e = SZipPeer::start(Path::new("/bin/echo")).err().unwrap();
         assert!(e.to_string().contains("not an szip-peer"), "{e}");
     }
