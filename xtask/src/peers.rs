@@ -22,7 +22,7 @@ struct Peer {
 const PEERS: &[Peer] = &[
     Peer {
         name: "quickfix-parse",
-        what: "QuickFIX 1.15.1 validated parse (fix-bench parse); needs g++ and libquickfix-dev",
+        what: "QuickFIX validated parse (fix-bench parse); needs g++ and libquickfix-dev",
         build: build_quickfix,
     },
     Peer {
@@ -80,7 +80,7 @@ fn build_quickfix(out: &Path) -> Result<()> {
     let src = Path::new("xtask/peers/quickfix");
     let exe = out.join("quickfix-parse");
     let tmp = out.join(".quickfix-parse.tmp");
-    super::run(
+    let built = super::run(
         Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
             .args([
                 "-std=gnu++14",
@@ -95,15 +95,50 @@ fn build_quickfix(out: &Path) -> Result<()> {
             .arg(&tmp)
             .arg("-lquickfix"),
     )
-    .context("compiling (apt-get install g++ libquickfix-dev)")?;
-    std::fs::copy(
-        src.join("FIX44-perfkit.xml"),
-        out.join("quickfix-FIX44.xml"),
-    )
-    .context("copying the dictionary")?;
+    .context("compiling (apt-get install g++ libquickfix-dev)")
+    .and_then(|()| {
+        std::fs::copy(
+            src.join("FIX44-perfkit.xml"),
+            out.join("quickfix-FIX44.xml"),
+        )
+        .context("copying the dictionary")?;
+        record_quickfix_version(out)
+    })
     // Renamed last: a half-built peer is never found by perfkit.
-    std::fs::rename(&tmp, &exe).with_context(|| format!("renaming to {}", exe.display()))?;
-    Ok(())
+    .and_then(|()| {
+        std::fs::rename(&tmp, &exe).with_context(|| format!("renaming to {}", exe.display()))
+    });
+    if built.is_err() {
+        // A failed g++ may leave a partial output behind; nothing uses it.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    built
+}
+
+/// Writes the version of the QuickFIX package the peer was built against
+/// to `quickfix-parse.version` beside it, where fix-bench reads it for its
+/// note: QuickFIX's headers carry no version macro, and Debian's pkg-config
+/// file says 1.14.3 for the 1.15.1 package. Without dpkg (not Debian) the
+/// file is removed and fix-bench says the version was not recorded.
+fn record_quickfix_version(out: &Path) -> Result<()> {
+    let file = out.join("quickfix-parse.version");
+    let version = Command::new("dpkg-query")
+        .args(["-W", "-f=${Version}", "libquickfix-dev"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|v| !v.is_empty() && !v.contains('\n'));
+    match version {
+        Some(v) => std::fs::write(&file, format!("{v}\n"))
+            .with_context(|| format!("writing {}", file.display())),
+        None => match std::fs::remove_file(&file) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("removing {}", file.display()))
+            }
+            _ => Ok(()),
+        },
+    }
 }
 
 /// s-zip on its own default flate2 backend. It is a package with its own

@@ -142,10 +142,10 @@ fn run(
     // The same order of readings as perfkit's own loop: RSS mark, clocks,
     // the archive, clocks, RSS peak.
     let rss0 = probe::reset_peak_rss();
-    let (c0, w0) = (probe::thread_cpu(), Instant::now());
+    let (c0, w0) = (probe::thread_cpu()?, Instant::now());
     let out = write_archive(mode, level, entries, rt, std::mem::take(buf))?;
     let wall = w0.elapsed();
-    let cpu = probe::thread_cpu() - c0;
+    let cpu = probe::thread_cpu()? - c0;
     let grew = probe::peak_rss().saturating_sub(rss0);
     let n = out.len();
     *buf = out;
@@ -166,8 +166,16 @@ fn save(
     let out = write_archive(mode, level, entries, rt, Vec::new())?;
     // Never leave a partial file under the requested name.
     let tmp = format!("{path}.partial");
-    std::fs::write(&tmp, &out).map_err(|e| format!("writing {tmp}: {e}"))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("renaming {tmp} to {path}: {e}"))?;
+    let written = std::fs::write(&tmp, &out)
+        .map_err(|e| format!("writing {tmp}: {e}"))
+        .and_then(|()| {
+            std::fs::rename(&tmp, path).map_err(|e| format!("renaming {tmp} to {path}: {e}"))
+        });
+    if let Err(e) = written {
+        // A full disk leaves part of the archive behind: remove it.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.into());
+    }
     Ok(format!("ok out_bytes={}", out.len()))
 }
 
@@ -223,5 +231,25 @@ mod tests {
         assert!(r.unwrap_err().contains("after 5 of 100 bytes"));
         let (r, _) = talk(b"load 2\n1 x\ny");
         assert!(r.unwrap_err().contains("before entry 1 of 2"));
+    }
+
+    #[test]
+    fn a_failed_save_leaves_no_partial_file() {
+        let dir = std::env::temp_dir().join(format!("szip-peer-save-{}", std::process::id()));
+        // A directory where the archive should go: the write of the
+        // temporary file succeeds, the rename over a directory fails.
+        let path = dir.join("a.zip");
+        std::fs::create_dir_all(path.join("inside")).unwrap();
+        let input = format!("load 1\n1 x\nysave sync 6 {}\n", path.display());
+        let (r, out) = talk(input.as_bytes());
+        let partial = dir.join("a.zip.partial");
+        let left = partial.exists();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(r, Ok(()));
+        assert!(
+            out.lines().nth(2).unwrap().starts_with("err renaming"),
+            "{out}"
+        );
+        assert!(!left, "{} was left behind", partial.display());
     }
 }

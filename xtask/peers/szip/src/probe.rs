@@ -4,16 +4,22 @@
 use std::time::Duration;
 
 /// CPU time the calling thread has used (nanosecond clock; `getrusage`
-/// is tick-granular for one small archive).
-pub fn thread_cpu() -> Duration {
+/// is tick-granular for one small archive). A failing clock is an error:
+/// read as zero it would report an archive as free.
+pub fn thread_cpu() -> std::io::Result<Duration> {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: clock_gettime only writes the one timespec we own, and
-    // CLOCK_THREAD_CPUTIME_ID exists on every Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    // SAFETY: clock_gettime only writes the one timespec we own.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Err(std::io::Error::other(format!(
+            "clock_gettime(CLOCK_THREAD_CPUTIME_ID): {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
 }
 
 /// Resets the kernel's peak-RSS mark (`VmHWM`) to the current RSS and
@@ -53,6 +59,16 @@ mod tests {
         assert_eq!(parse_status_kib(text, "VmRSS"), Some(1024));
         assert_eq!(parse_status_kib(text, "VmHWM"), Some(2048));
         assert_eq!(parse_status_kib(text, "VmSwap"), None);
+    }
+
+    #[test]
+    fn the_thread_clock_reads_and_advances_with_work() {
+        let t0 = thread_cpu().unwrap();
+        let mut x = 0u64;
+        while thread_cpu().unwrap() - t0 < Duration::from_millis(5) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+        assert!(x > 0);
     }
 
     #[test]
