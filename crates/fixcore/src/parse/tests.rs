@@ -832,3 +832,47 @@ fn field_table_reserve_is_bounded_by_max_fields() {
         p.fields.capacity()
     );
 }
+
+proptest! {
+    /// Top-level indexing (the fused pass and `index_from`) against a
+    /// first-repeat scan written here: a body of plain tags, direct and
+    /// above the direct table, with repeats, is rejected at the first
+    /// repeated field's offset, or parsed with every tag found under its
+    /// only value.
+    #[test]
+    fn duplicates_are_reported_at_the_first_repeat(
+        tags in proptest::collection::vec(
+            prop_oneof![1u32..40, 10_000u32..10_004], 0..20),
+    ) {
+        let dict = crate::dict::Dictionary::fix44();
+        let tags: Vec<u32> = tags
+            .into_iter()
+            .filter(|t| ![8, 9, 10, 35].contains(t) && dict.group(*t).is_none())
+            .collect();
+        let fields: Vec<String> = tags.iter().enumerate().map(|(i, t)| format!("{t}=v{i}|")).collect();
+        let body = format!("35=W|{}", fields.concat());
+        let m = frame(&body);
+        // The body starts after `8=FIX.4.4|9=N|` and ends before `10=ddd|`.
+        let mut offset = m.len() - 7 - body.len() + "35=W|".len();
+        let mut seen = std::collections::HashSet::new();
+        let mut first_repeat = None;
+        for (t, f) in tags.iter().zip(&fields) {
+            if !seen.insert(*t) {
+                first_repeat = Some((*t, offset));
+                break;
+            }
+            offset += f.len();
+        }
+        let mut p = Parser::new();
+        match (p.parse(&m), first_repeat) {
+            (Err(Error::DuplicateTag { tag, pos }), Some(want)) => prop_assert_eq!((tag, pos), want),
+            (Ok(msg), None) => {
+                for (i, t) in tags.iter().enumerate() {
+                    let want = format!("v{i}");
+                    prop_assert_eq!(msg.get(*t), Some(want.as_bytes()));
+                }
+            }
+            (got, want) => prop_assert!(false, "{:?} for {:?}", got.map(|_| ()), want),
+        }
+    }
+}
