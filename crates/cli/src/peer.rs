@@ -154,6 +154,56 @@ impl Process {
         Ok(())
     }
 
+    /// [`Process::send`] for a large request written before the child
+    /// has proved it reads (QuickFIX's records precede its `ready`): the
+    /// write runs on a helper thread, and if it has not finished within
+    /// `timeout` the child is killed, which ends the blocked write. (A
+    /// child that handed its stdin to a process of its own keeps the pipe
+    /// open; only the child itself is killed.)
+    pub fn send_within(
+        &mut self,
+        timeout: Duration,
+        write: impl FnOnce(&mut BufWriter<ChildStdin>) -> std::io::Result<()> + Send,
+    ) -> anyhow::Result<()> {
+        self.busy = true;
+        let Some(mut input) = self.stdin.take() else {
+            return Err(self.fail("its stdin is closed"));
+        };
+        let (done, finished) = std::sync::mpsc::channel();
+        let child = &mut self.child;
+        let (written, input, timed_out) = std::thread::scope(|s| {
+            let writer = s.spawn(move || {
+                let r = write(&mut input).and_then(|()| input.flush());
+                let _ = done.send(());
+                (r, input)
+            });
+            let timed_out = matches!(
+                finished.recv_timeout(timeout),
+                Err(RecvTimeoutError::Timeout)
+            );
+            if timed_out {
+                let _ = child.kill();
+            }
+            match writer.join() {
+                Ok((r, input)) => (r, Some(input), timed_out),
+                Err(_) => (
+                    Err(std::io::Error::other("the writing thread panicked")),
+                    None,
+                    timed_out,
+                ),
+            }
+        });
+        self.stdin = input;
+        match written {
+            _ if timed_out => Err(self.fail(&format!(
+                "did not read its input within {} s",
+                timeout.as_secs_f64()
+            ))),
+            Err(e) => Err(self.fail(&format!("writing to it: {e}"))),
+            Ok(()) => Ok(()),
+        }
+    }
+
     /// Marks the reply to the last request as read to its end: the child
     /// is waiting for the next request, so it may be asked to quit.
     pub fn idle(&mut self) {
@@ -330,6 +380,23 @@ mod tests {
         let mut p = Process::spawn(sh("exec sleep 30"), b"").unwrap();
         let e = p.read_line_within(Duration::from_millis(300)).unwrap_err();
         assert!(e.to_string().contains("did not answer within"), "{e}");
+        drop(p);
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_program_that_never_reads_its_input_times_out_and_is_killed() {
+        let t = Instant::now();
+        let mut p = Process::spawn(sh("exec sleep 30"), b"").unwrap();
+        // Far more than a pipe holds: the write blocks until the kill.
+        let big = vec![b'x'; 4 << 20];
+        let e = p
+            .send_within(Duration::from_millis(300), |w| w.write_all(&big))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("did not read its input within"),
+            "{e}"
+        );
         drop(p);
         assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     }

@@ -32,9 +32,9 @@ pub const DICTIONARY: &str = "quickfix-FIX44.xml";
 /// version macro, and its pkg-config file names an older release).
 pub const VERSION_FILE: &str = "quickfix-parse.version";
 
-/// How long the peer gets to load the dictionary and parse every message
-/// once before answering `ready`: a program that never answers is a note,
-/// not a hung bench.
+/// How long the peer gets to read the messages, and then to load the
+/// dictionary and parse every message once before answering `ready`: a
+/// program that never reads or answers is a note, not a hung bench.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A running peer with the messages loaded.
@@ -103,8 +103,10 @@ impl Peer {
         let mut process = Process::spawn(cmd, b"quit\n")
             .map_err(|e| unavailable(anyhow!("starting {}: {e}", exe.display())))?;
         let records = records(sets);
+        // Written before the program has shown it reads: with a large
+        // --input a program that does not would block the write for ever.
         process
-            .send(|w| w.write_all(&records))
+            .send_within(READY_TIMEOUT, |w| w.write_all(&records))
             .map_err(unavailable)?;
         let line = process
             .read_line_within(READY_TIMEOUT)
@@ -219,6 +221,24 @@ mod tests {
     fn records_frame_each_message_with_its_set_and_length() {
         let r = records(&[vec![b"ab".to_vec()], vec![b"c\n".to_vec(), Vec::new()]]);
         assert_eq!(r, b"0 2\nab\n1 2\nc\n\n1 0\n\ngo\n");
+    }
+
+    #[test]
+    fn run_lines_are_recorded_or_refused() {
+        let mut into = vec![Measured {
+            histogram: perfkit::report::latency_histogram(),
+            elapsed: Duration::ZERO,
+        }];
+        let mut counted = vec![0];
+        assert!(!take("s 0 250 10", &mut into, &mut counted).unwrap());
+        assert!(!take("e 0 2500", &mut into, &mut counted).unwrap());
+        assert!(take("done", &mut into, &mut counted).unwrap());
+        assert_eq!(counted, [10]);
+        assert_eq!(into[0].histogram.len(), 10);
+        assert_eq!(into[0].elapsed, Duration::from_nanos(2500));
+        for bad in ["s 1 250 10", "s 0 x 10", "s 0 -1 10", "e 0", "ready 1", ""] {
+            assert!(take(bad, &mut into, &mut counted).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
