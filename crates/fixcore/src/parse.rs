@@ -16,6 +16,8 @@ use crate::dict::{DIRECT_TAGS, Dictionary, GroupDef};
 use crate::scan::{self, SOH_FLAG, ScanPath};
 use crate::value::{self, Decimal, UtcTimestamp};
 use crate::{Error, Result};
+use hashbrown::HashMap;
+use hashbrown::hash_map;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -59,8 +61,10 @@ pub struct Parser {
     /// flag here saves a dictionary lookup per field.
     table: Box<[u32; DIRECT_TAGS]>,
     generation: u32,
-    /// (tag, field index) for top-level tags >= DIRECT_TAGS.
-    high: Vec<(u32, u32)>,
+    /// Field index of each top-level tag >= DIRECT_TAGS. A map, not a
+    /// list: a message of thousands of such tags would otherwise make the
+    /// duplicate check quadratic (an attacker's cheap way to burn CPU).
+    high: HashMap<u32, u32>,
 }
 
 impl Default for Parser {
@@ -90,7 +94,7 @@ impl Parser {
             fields: Vec::with_capacity(256),
             table,
             generation: 0,
-            high: Vec::new(),
+            high: HashMap::new(),
         }
     }
 
@@ -143,7 +147,11 @@ impl Parser {
             self.table.iter_mut().for_each(|e| *e &= SLOW_BIT);
             self.generation = 1;
         }
-        self.high.clear();
+        // Clearing a hashbrown table resets its control bytes even when it
+        // is already empty; the usual message has no high tags.
+        if !self.high.is_empty() {
+            self.high.clear();
+        }
     }
 
     /// Splits the scanner's positions into fields and, in the same pass,
@@ -225,13 +233,12 @@ impl Parser {
                     continue;
                 }
             } else {
-                if self.high.iter().any(|&(t, _)| t == f.tag) {
+                if self.high.insert(f.tag, i as u32).is_some() {
                     return Err(Error::DuplicateTag {
                         tag: f.tag,
                         pos: f.start as usize,
                     });
                 }
-                self.high.push((f.tag, i as u32));
             }
             i = match self.dict.group(f.tag) {
                 Some(_) => parse_group(buf, &mut self.fields, &self.dict, f.tag, i, 0)?,
@@ -255,7 +262,7 @@ unsafe fn split_and_index_into(
     pos: &[u32],
     out: &mut [MaybeUninit<Field>],
     table: &mut [u32; DIRECT_TAGS],
-    high: &mut Vec<(u32, u32)>,
+    high: &mut HashMap<u32, u32>,
     g: u32,
 ) -> Result<(usize, usize)> {
     let (mut k, mut start, mut i) = (0, 0, 0);
@@ -284,12 +291,12 @@ unsafe fn split_and_index_into(
                 }
                 *slot = g | i as u32;
             }
-            None => {
-                if high.iter().any(|&(t, _)| t == tag) {
-                    break i;
+            None => match high.entry(tag) {
+                hash_map::Entry::Occupied(_) => break i,
+                hash_map::Entry::Vacant(v) => {
+                    v.insert(i as u32);
                 }
-                high.push((tag, i as u32));
-            }
+            },
         }
         i += 1;
     };
@@ -784,7 +791,7 @@ pub struct Message<'a> {
     fields: &'a [Field],
     table: &'a [u32],
     generation: u32,
-    high: &'a [(u32, u32)],
+    high: &'a HashMap<u32, u32>,
     dict: &'a Dictionary,
 }
 
@@ -814,8 +821,8 @@ impl<'a> Message<'a> {
         self.fields.len()
     }
 
-    /// The top-level field `tag` (not fields inside repeating groups), O(1)
-    /// for tags below 10,000.
+    /// The top-level field `tag` (not fields inside repeating groups), O(1):
+    /// a table for tags below 10,000, a hash map above.
     #[inline]
     pub fn field(&self, tag: u32) -> Option<FieldRef<'a>> {
         let idx = if (tag as usize) < DIRECT_TAGS {
@@ -825,7 +832,7 @@ impl<'a> Message<'a> {
             }
             (e & 0xFFFF) as usize
         } else {
-            self.high.iter().find(|&&(t, _)| t == tag)?.1 as usize
+            *self.high.get(&tag)? as usize
         };
         Some(field_ref(self.buf, &self.fields[idx]))
     }
