@@ -470,33 +470,52 @@ fn ae2_entries_store_crc_zero_everywhere_and_plain_entries_the_real_crc() {
     let data = text(200_000);
     let real = crc32fast::hash(&data);
     assert_ne!(real, 0);
-    for seekable in [false, true] {
+    // The parallel writer hands the core compressed blocks with their CRCs
+    // (a separate path to the same fields).
+    for (seekable, parallel) in [(false, false), (true, false), (false, true), (true, true)] {
         for encrypted in [false, true] {
             let mut o = EntryOptions::file("x");
             if encrypted {
                 o = o.encrypt(AesStrength::Aes256, "secret");
             }
-            let bytes = if seekable {
-                let mut w = ZipWriter::new_seekable(Cursor::new(Vec::new())).unwrap();
-                w.start_entry(o).unwrap();
-                std::io::Write::write_all(&mut w, &data).unwrap();
-                w.finish_entry().unwrap();
-                w.finish().unwrap().into_inner()
-            } else {
-                let mut w = ZipWriter::new(Vec::new());
-                w.start_entry(o).unwrap();
-                std::io::Write::write_all(&mut w, &data).unwrap();
-                w.finish_entry().unwrap();
-                w.finish().unwrap()
+            let mut opts = ParallelOptions::new(2);
+            opts.block_size = 64 * 1024;
+            let bytes = match (seekable, parallel) {
+                (true, false) => {
+                    let mut w = ZipWriter::new_seekable(Cursor::new(Vec::new())).unwrap();
+                    w.start_entry(o).unwrap();
+                    std::io::Write::write_all(&mut w, &data).unwrap();
+                    w.finish_entry().unwrap();
+                    w.finish().unwrap().into_inner()
+                }
+                (false, false) => {
+                    let mut w = ZipWriter::new(Vec::new());
+                    w.start_entry(o).unwrap();
+                    std::io::Write::write_all(&mut w, &data).unwrap();
+                    w.finish_entry().unwrap();
+                    w.finish().unwrap()
+                }
+                (true, true) => {
+                    let sink = ZipWriter::new_seekable(Cursor::new(Vec::new())).unwrap();
+                    let mut w = ParallelZipWriter::new(sink, opts);
+                    w.add_bytes(o, &data).unwrap();
+                    w.finish().unwrap().into_inner()
+                }
+                (false, true) => {
+                    let mut w = ParallelZipWriter::new(ZipWriter::new(Vec::new()), opts);
+                    w.add_bytes(o, &data).unwrap();
+                    w.finish().unwrap()
+                }
             };
             let fields = crc_fields(&bytes);
             // Streamed: local header (0, sizes follow), descriptor, CD.
             assert_eq!(fields.len(), if seekable { 2 } else { 3 });
+            let case = format!("seekable {seekable}, parallel {parallel}");
             for (place, crc) in fields {
                 match (place, encrypted) {
-                    ("local header", false) if !seekable => assert_eq!(crc, 0, "{place}"),
-                    (_, true) => assert_eq!(crc, 0, "AE-2 {place}, seekable {seekable}"),
-                    (_, false) => assert_eq!(crc, real, "{place}, seekable {seekable}"),
+                    ("local header", false) if !seekable => assert_eq!(crc, 0, "{place}, {case}"),
+                    (_, true) => assert_eq!(crc, 0, "AE-2 {place}, {case}"),
+                    (_, false) => assert_eq!(crc, real, "{place}, {case}"),
                 }
             }
         }
