@@ -304,6 +304,10 @@ pub fn write_atomically(
     path: &Path,
     f: impl FnOnce(&mut std::fs::File) -> Result<()>,
 ) -> Result<()> {
+    if is_special_file(path) {
+        let mut file = std::fs::OpenOptions::new().write(true).open(path)?;
+        return f(&mut file);
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -313,6 +317,14 @@ pub fn write_atomically(
     tmp.as_file_mut().flush()?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+/// Whether `path` is an existing device, FIFO or socket (`/dev/null`,
+/// `/dev/stdout`, a named pipe): output to it is written in place. Renaming
+/// a temporary file over it would replace the node itself, and as root that
+/// turns `/dev/null` into a regular file for every program on the machine.
+pub fn is_special_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
 }
 
 /// A temporary file in `dir` for output that is renamed into place on

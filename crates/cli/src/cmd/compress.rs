@@ -305,6 +305,19 @@ impl Job<'_> {
                 out.flush()?;
                 c
             }
+            Sink::File(path) if perfkit::report::is_special_file(path) => {
+                // A device or FIFO (`-o /dev/null`): written in place, never
+                // replaced by a rename.
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("opening {}", path.display()))?;
+                let mut out = io::BufWriter::with_capacity(CHUNK, file);
+                let c = self.transform(&mut reader, &mut out, size, &bar)?;
+                out.flush()
+                    .with_context(|| format!("writing {}", path.display()))?;
+                c
+            }
             Sink::File(path) => {
                 if !from_stdin && same_file(input, path) {
                     bail!("input and output are the same file");

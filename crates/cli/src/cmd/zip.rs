@@ -347,16 +347,15 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
     if let Some(url) = object_url {
         zip_to_object(&url, &items, &args, &pw, &bar)?;
     } else if archive.as_os_str() == "-" {
-        let out = BufWriter::with_capacity(128 << 10, io::stdout().lock());
-        if args.jobs > 1 {
-            let mut w = ParallelZipWriter::new(ZipWriter::new(out), popts);
-            write_all_items(&mut w, &items, &args, &pw, &bar)?;
-            w.finish()?.flush()?;
-        } else {
-            let mut w = ZipWriter::new(out);
-            write_all_items(&mut w, &items, &args, &pw, &bar)?;
-            w.finish()?.flush()?;
-        }
+        stream_archive(io::stdout().lock(), &items, &args, &pw, &bar, popts)?;
+    } else if perfkit::report::is_special_file(&archive) {
+        // A device or FIFO (`/dev/null`, a named pipe): streamed in place
+        // like stdout, never replaced by a rename.
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&archive)
+            .with_context(|| format!("opening {}", archive.display()))?;
+        stream_archive(file, &items, &args, &pw, &bar, popts)?;
     } else {
         let dir = match archive.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -380,6 +379,29 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
     }
     bar.finish_and_clear();
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the archive as a stream (data descriptors, no seeking) to `out`:
+/// stdout, or a device or FIFO written in place.
+fn stream_archive(
+    out: impl Write,
+    items: &[Item],
+    args: &ZipArgs,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+    popts: ParallelOptions,
+) -> Result<()> {
+    let out = BufWriter::with_capacity(128 << 10, out);
+    if args.jobs > 1 {
+        let mut w = ParallelZipWriter::new(ZipWriter::new(out), popts);
+        write_all_items(&mut w, items, args, pw, bar)?;
+        w.finish()?.flush()?;
+    } else {
+        let mut w = ZipWriter::new(out);
+        write_all_items(&mut w, items, args, pw, bar)?;
+        w.finish()?.flush()?;
+    }
+    Ok(())
 }
 
 /// `perfkit zip s3://bucket/key`: the archive is uploaded as it is written
