@@ -117,7 +117,17 @@ impl Producer {
             }
         }
         let p = r.slot_ptr(self.head);
-        prefetch_for_write(r, self.head + PREFETCH_AHEAD);
+        // Only a slot the consumer has already released (by our possibly
+        // stale view of tail, which only errs towards not prefetching): a
+        // slot still pending is one the consumer is reading or about to, and
+        // taking its lines for writing would steal them from it. A ring of
+        // PREFETCH_AHEAD slots or fewer never prefetches.
+        if self.head + PREFETCH_AHEAD - self.cached_tail <= r.mask {
+            // Messages on one stream tend to be alike in size, so this one's
+            // length says how many lines the next ones will touch.
+            let lines = (4 + msg.len()).div_ceil(64).min(r.lines_per_slot);
+            prefetch_for_write(r, self.head + PREFETCH_AHEAD, lines);
+        }
         // SAFETY: `p` covers the slot's `lines_per_slot * 64 >= 4 + max_len`
         // bytes (derived from the whole buffer, see `slot_ptr`), is 64-byte
         // aligned for the u32, and `msg.len() <= max_len` (checked above).
@@ -145,23 +155,25 @@ impl Producer {
 /// stalling on them one by one.
 const PREFETCH_AHEAD: usize = 8;
 
-/// Hints the CPU to fetch slot `idx`'s lines for writing. Only a hint: it
-/// never faults and changes no memory, so any address would do; we pass
-/// ones inside the buffer anyway.
+/// Hints the CPU to fetch the first `lines` lines of slot `idx` for
+/// writing. Only a hint: it never faults and changes no memory, so any
+/// address would do; we pass ones inside the buffer anyway.
 #[inline(always)]
-fn prefetch_for_write(r: &Ring, idx: usize) {
+fn prefetch_for_write(r: &Ring, idx: usize, lines: usize) {
+    debug_assert!(lines <= r.lines_per_slot);
     #[cfg(all(target_arch = "x86_64", not(miri)))]
     {
         use std::arch::x86_64::{_MM_HINT_ET0, _mm_prefetch};
         let p = r.slot_ptr(idx);
-        for line in 0..r.lines_per_slot {
+        for line in 0..lines.min(r.lines_per_slot) {
             // SAFETY: prefetch is a hint with no architectural effect; the
-            // address is inside the ring's buffer (see `slot_ptr`).
+            // address is inside the ring's buffer: `line < lines_per_slot`,
+            // and the slot's `lines_per_slot` lines are (see `slot_ptr`).
             unsafe { _mm_prefetch::<_MM_HINT_ET0>(p.add(line * 64).cast::<i8>()) };
         }
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = (r, idx);
+    let _ = (r, idx, lines);
 }
 
 /// Hints the CPU to move the `len` bytes at `p` (a slot just read) out of
@@ -225,7 +237,14 @@ mod tests {
 
     #[test]
     fn fifo_across_threads_nothing_lost_or_corrupted() {
-        let (mut p, mut c) = channel(8, 100);
+        // 8 slots: never prefetches; 32 slots of several lines: prefetches
+        // whenever the consumer keeps up.
+        fifo_across_threads(8, 100);
+        fifo_across_threads(32, 512);
+    }
+
+    fn fifo_across_threads(capacity: usize, max_len: usize) {
+        let (mut p, mut c) = channel(capacity, max_len);
         // Miri interprets every access; a few hundred still wrap the ring
         // many times.
         let n = if cfg!(miri) { 300 } else { 100_000u32 };
