@@ -172,6 +172,12 @@ impl EntryOptions {
             EntryKind::Symlink => 0o120000 | self.mode.unwrap_or(0o777),
         }
     }
+
+    /// Whether the entry records a CRC of its data: not under WinZip AE-2,
+    /// where the HMAC authenticates the data and the CRC field is 0.
+    pub(crate) fn keeps_crc(&self) -> bool {
+        self.encryption.is_none()
+    }
 }
 
 /// Metadata of an entry as a reader found it.

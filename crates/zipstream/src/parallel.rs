@@ -6,7 +6,7 @@
 //! dictionary (so the ratio barely changes), and ended with a sync flush so
 //! the blocks concatenate into one valid deflate stream — the way pigz does.
 //! The last block of an entry ends the stream. CRCs are computed per block
-//! and combined. A block that does not shrink is re-emitted as deflate
+//! and combined (not at all for an AE-2 entry, which stores none). A block that does not shrink is re-emitted as deflate
 //! stored blocks; an entry that fits in one block and does not shrink is
 //! written with the stored method.
 //!
@@ -55,6 +55,9 @@ struct Job {
     data: Vec<u8>,
     dict: Vec<u8>,
     level: u32,
+    /// Whether the entry keeps a CRC; an AE-2 entry does not, so its blocks
+    /// are not hashed.
+    crc: bool,
     last: bool,
     whole: bool,
     reply: Sender<Done>,
@@ -63,7 +66,8 @@ struct Job {
 struct Done {
     data: Vec<u8>,
     comp: Vec<u8>,
-    crc: u32,
+    /// The block's CRC, if the job asked for one.
+    crc: Option<u32>,
     shrank: bool,
 }
 
@@ -135,6 +139,7 @@ impl<W: Write> ParallelZipWriter<W> {
             return Ok(n);
         }
         let level = opts.level;
+        let crc = opts.keeps_crc();
         self.queue.push_back(Pending::Start(Box::new(opts)));
         let mut total = 0u64;
         let mut dict = Vec::new();
@@ -154,6 +159,7 @@ impl<W: Write> ParallelZipWriter<W> {
                 data: cur,
                 dict: std::mem::replace(&mut dict, new_dict),
                 level,
+                crc,
                 last,
                 whole: first && last,
                 reply,
@@ -310,7 +316,7 @@ fn fill<R: Read>(r: &mut R, buf: &mut Vec<u8>, want: usize) -> Result<()> {
 fn worker(rx: Receiver<Job>) {
     let mut engines: Vec<Option<Compress>> = (0..=9).map(|_| None).collect();
     while let Ok(job) = rx.recv() {
-        let crc = crc32fast::hash(&job.data);
+        let crc = job.crc.then(|| crc32fast::hash(&job.data));
         let c = engines[job.level as usize]
             .get_or_insert_with(|| Compress::new(Compression::new(job.level), false));
         c.reset();

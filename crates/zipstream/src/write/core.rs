@@ -66,35 +66,26 @@ struct Open {
     sized_header: bool,
     sample: Vec<u8>,
     encoder: Encoder,
-    crc: Hasher,
+    /// The running CRC of the raw data; `None` for an AE-2 entry, which
+    /// stores no CRC (the HMAC authenticates the data instead), so nothing
+    /// is hashed for it.
+    crc: Option<Hasher>,
     raw: u64,
     comp: u64,
     aes: Option<AesEncryptor>,
 }
 
 impl Open {
-    /// Whether the entry is written as WinZip AE-2. Asked of the options,
-    /// not of `aes`: the encryptor is taken when the entry ends, before the
-    /// CRC is written.
-    fn encrypted(&self) -> bool {
-        self.opts.encryption.is_some()
-    }
-
-    /// Feeds the CRC, unless the entry is encrypted: AE-2 stores no CRC (the
-    /// HMAC authenticates the data instead), so hashing would be wasted work.
+    /// Feeds the CRC, if the entry keeps one.
     fn hash_crc(&mut self, data: &[u8]) {
-        if !self.encrypted() {
-            self.crc.update(data);
+        if let Some(crc) = self.crc.as_mut() {
+            crc.update(data);
         }
     }
 
     /// The CRC the headers and the central directory record: 0 under AE-2.
     fn stored_crc(&self) -> u32 {
-        if self.encrypted() {
-            0
-        } else {
-            self.crc.clone().finalize()
-        }
+        self.crc.as_ref().map_or(0, |crc| crc.clone().finalize())
     }
 }
 
@@ -205,7 +196,7 @@ impl Core {
             descriptor: false,
             sized_header: false,
             sample: Vec::new(),
-            crc: Hasher::new(),
+            crc: opts.keeps_crc().then(Hasher::new),
             raw: 0,
             comp: 0,
             aes,
@@ -327,19 +318,31 @@ impl Core {
     }
 
     /// Appends compressed bytes for `raw_len` input bytes whose CRC is `crc`.
+    /// `crc` is `None` exactly when the entry keeps no CRC
+    /// ([`EntryOptions::keeps_crc`]), so the caller need not hash the block.
     /// `whole` says this is the entire entry, so the header gets exact sizes.
     pub(crate) fn write_raw(
         &mut self,
         comp: &[u8],
         raw_len: u64,
-        crc: u32,
+        crc: Option<u32>,
         whole: bool,
     ) -> Result<()> {
         let Some(open) = self.open.as_mut() else {
             return Err(Error::State("write with no open entry"));
         };
-        open.crc
-            .combine(&Hasher::new_with_initial_len(crc, raw_len));
+        match (open.crc.as_mut(), crc) {
+            (Some(running), Some(crc)) => {
+                running.combine(&Hasher::new_with_initial_len(crc, raw_len));
+            }
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(Error::State("raw block without the CRC its entry keeps"));
+            }
+            (None, Some(_)) => {
+                return Err(Error::State("raw block with a CRC its entry does not keep"));
+            }
+        }
         if !open.header_written {
             let mut open = self.open.take().expect("checked");
             open.raw = raw_len;

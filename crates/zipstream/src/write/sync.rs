@@ -78,7 +78,7 @@ impl<W: Write> ZipWriter<W> {
         &mut self,
         comp: &[u8],
         raw_len: u64,
-        crc: u32,
+        crc: Option<u32>,
         whole: bool,
     ) -> Result<()> {
         self.core.write_raw(comp, raw_len, crc, whole)?;
