@@ -8,16 +8,16 @@
 //! borrows the input and the parser's reusable tables: nothing is copied and,
 //! once the parser's vectors have grown, nothing is allocated.
 //!
-//! Tag lookup is O(1) for tags below 10,000 (a generation-stamped direct
-//! table, so it is never cleared between messages) and a short linear search
-//! over the (rare) larger tags.
+//! Tag lookup is O(1): a generation-stamped direct table for tags below
+//! 10,000 (so it is never cleared between messages) and a hash map for the
+//! (rare) larger top-level tags.
 
 use crate::dict::{DIRECT_TAGS, Dictionary, GroupDef};
 use crate::scan::{self, SOH_FLAG, ScanPath};
 use crate::value::{self, Decimal, UtcTimestamp};
 use crate::{Error, Result};
-use hashbrown::HashMap;
-use hashbrown::hash_map;
+use std::collections::HashMap;
+use std::collections::hash_map;
 use std::mem::MaybeUninit;
 use std::sync::Arc;
 
@@ -29,6 +29,9 @@ pub const MAX_FIELDS: usize = 0xFFFF;
 const SLOW_BIT: u32 = 1 << 31;
 /// Generations live in bits 16..31 of a table entry.
 const GEN_MAX: u32 = 0x7FFF;
+
+/// Largest capacity the map of high tags keeps from one message to the next.
+const HIGH_KEEP: usize = 1024;
 
 /// Deepest nesting of repeating groups accepted.
 const MAX_GROUP_DEPTH: usize = 16;
@@ -63,7 +66,10 @@ pub struct Parser {
     generation: u32,
     /// Field index of each top-level tag >= DIRECT_TAGS. A map, not a
     /// list: a message of thousands of such tags would otherwise make the
-    /// duplicate check quadratic (an attacker's cheap way to burn CPU).
+    /// duplicate check quadratic (an attacker's cheap way to burn CPU). The
+    /// keys are the peer's choice, so it is std's keyed SipHash map, which
+    /// a peer cannot flood with colliding tags; this path is rare, so its
+    /// speed matters little. [`Self::next_generation`] keeps it small.
     high: HashMap<u32, u32>,
 }
 
@@ -147,9 +153,16 @@ impl Parser {
             self.table.iter_mut().for_each(|e| *e &= SLOW_BIT);
             self.generation = 1;
         }
-        // Clearing a hashbrown table resets its control bytes even when it
-        // is already empty; the usual message has no high tags.
-        if !self.high.is_empty() {
+        // Clearing resets every control byte of the table, whatever its
+        // capacity and even when it is empty: after one message of thousands
+        // of high tags, keeping that capacity would make every later message
+        // with a high tag pay for it. A map grown past HIGH_KEEP is dropped;
+        // a small one is reused (no allocation once warm), and only cleared
+        // when the last message put something in it (the usual message has
+        // no high tags).
+        if self.high.capacity() > HIGH_KEEP {
+            self.high = HashMap::new();
+        } else if !self.high.is_empty() {
             self.high.clear();
         }
     }

@@ -818,6 +818,44 @@ fn max_fields_on_the_fused_path() {
     ));
 }
 
+/// After a message of tens of thousands of high tags, the parser does not
+/// keep a map that size (clearing it would cost every later message with a
+/// high tag as much); a small map is kept and reused.
+#[test]
+fn high_tag_map_does_not_keep_a_huge_capacity() {
+    let (wide, expected) = wide_message(MAX_FIELDS);
+    let small = frame("35=D|10001=a|20002=b|55=X|");
+    let mut p = Parser::new();
+    assert!(p.parse(&wide).is_ok());
+    assert!(
+        p.high.capacity() > HIGH_KEEP,
+        "the wide message grew the map"
+    );
+    {
+        let msg = p.parse(&small).unwrap();
+        assert_eq!(msg.get(10_001), Some(&b"a"[..]));
+        assert_eq!(msg.get(20_002), Some(&b"b"[..]));
+        assert_eq!(msg.get(10_000), None);
+        assert_eq!(msg.get(55), Some(&b"X"[..]));
+    }
+    let kept = p.high.capacity();
+    assert!(
+        kept <= HIGH_KEEP,
+        "capacity {kept} kept after the wide message"
+    );
+    for _ in 0..3 {
+        let msg = p.parse(&small).unwrap();
+        assert_eq!(msg.get(10_001), Some(&b"a"[..]));
+        assert_eq!(msg.get(20_002), Some(&b"b"[..]));
+        assert_eq!(p.high.capacity(), kept, "a small map is reused");
+    }
+    // And the wide message still parses, every high tag found.
+    let msg = p.parse(&wide).unwrap();
+    for &(t, i) in expected.iter().step_by(97) {
+        assert_eq!(msg.get(t), Some(i.to_string().as_bytes()), "tag {t}");
+    }
+}
+
 /// A run of '=' fails at the first field, and the parser that keeps its
 /// vectors does not keep room for half a field per byte: the field table
 /// is bounded by [`MAX_FIELDS`] (twice it, allowing for doubling growth).
