@@ -241,10 +241,13 @@ impl Parser {
                     });
                 }
                 *slot = (e & SLOW_BIT) | g | i as u32;
-                if e & SLOW_BIT == 0 {
-                    i += 1;
-                    continue;
-                }
+                i = if e & SLOW_BIT == 0 {
+                    i + 1
+                } else {
+                    // A group count or CheckSum(10); `parse_group` returns
+                    // `i + 1` for a tag that counts no group.
+                    parse_group(buf, &mut self.fields, &self.dict, f.tag, i, 0)?
+                };
             } else {
                 if self.high.insert(f.tag, i as u32).is_some() {
                     return Err(Error::DuplicateTag {
@@ -252,11 +255,10 @@ impl Parser {
                         pos: f.start as usize,
                     });
                 }
+                // Never a group count: the dictionary refuses count tags
+                // >= DIRECT_TAGS.
+                i += 1;
             }
-            i = match self.dict.group(f.tag) {
-                Some(_) => parse_group(buf, &mut self.fields, &self.dict, f.tag, i, 0)?,
-                None => i + 1,
-            };
         }
         Ok(())
     }
