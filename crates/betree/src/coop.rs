@@ -52,7 +52,7 @@ use crate::selection::Selection;
 pub struct SearchIter<'a> {
     index: &'a Index,
     event: &'a Event,
-    selection: Selection<'a>,
+    selection: Selection,
     mark: Vec<u64>,
     cands: Vec<u32>,
     hits: Vec<u64>,
@@ -126,7 +126,7 @@ impl Index {
         Ok(SearchIter {
             index: self,
             event: ev,
-            selection: Selection::new(),
+            selection: Selection::default(),
             mark: Vec::new(),
             cands: Vec::new(),
             hits: Vec::new(),

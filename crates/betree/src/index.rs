@@ -93,10 +93,61 @@ impl Atoms {
 }
 
 /// Posting lists of one partitioning attribute.
+///
+/// The lists sit in a vector, found by value through `keys`, so that a
+/// search can name a list by two positions (partition, list) in reusable
+/// scratch instead of holding a reference to it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Partition {
-    pub lists: HashMap<KeyVal, Vec<u32>>,
+    /// Value → position of its list in `lists`.
+    pub keys: HashMap<KeyVal, u32>,
+    /// Posting lists, each in id order; emptied ones are kept for reuse
+    /// (their positions in `free`).
+    pub lists: Vec<Vec<u32>>,
+    free: Vec<u32>,
     pub count: usize,
+}
+
+impl Partition {
+    /// The position of the posting list of `key`, if any.
+    #[inline]
+    pub(crate) fn find(&self, key: &KeyVal) -> Option<u32> {
+        self.keys.get(key).copied()
+    }
+
+    /// The posting list of `key`, if any.
+    pub(crate) fn get(&self, key: &KeyVal) -> Option<&[u32]> {
+        self.find(key).map(|l| &self.lists[l as usize][..])
+    }
+
+    /// The posting list of `key`, made empty if there is none.
+    fn entry(&mut self, key: KeyVal) -> &mut Vec<u32> {
+        let l = match self.keys.get(&key) {
+            Some(&l) => l,
+            None => {
+                let l = self.free.pop().unwrap_or_else(|| {
+                    self.lists.push(Vec::new());
+                    self.lists.len() as u32 - 1
+                });
+                self.keys.insert(key, l);
+                l
+            }
+        };
+        &mut self.lists[l as usize]
+    }
+
+    /// Removes `s` from the posting list of `key`, dropping the key when
+    /// its list becomes empty.
+    fn remove(&mut self, key: &KeyVal, s: u32) {
+        if let Some(&l) = self.keys.get(key) {
+            let list = &mut self.lists[l as usize];
+            list.retain(|&x| x != s);
+            if list.is_empty() {
+                self.keys.remove(key);
+                self.free.push(l);
+            }
+        }
+    }
 }
 
 /// The boolean-expression index.
@@ -239,8 +290,7 @@ impl Index {
                 let part = &mut self.partitions[p].1;
                 part.count += 1;
                 for v in vals {
-                    let list = part.lists.entry(v).or_default();
-                    insert_sorted(list, s, &self.slots);
+                    insert_sorted(part.entry(v), s, &self.slots);
                 }
             }
         }
@@ -313,12 +363,7 @@ impl Index {
                 let part = &mut self.partitions[p].1;
                 part.count -= 1;
                 for v in vals {
-                    if let Some(list) = part.lists.get_mut(v) {
-                        list.retain(|&x| x != s);
-                        if list.is_empty() {
-                            part.lists.remove(v);
-                        }
-                    }
+                    part.remove(v, s);
                 }
                 if part.count == 0 {
                     self.partitions.swap_remove(p);
@@ -369,9 +414,17 @@ impl Index {
     /// Selects the candidate slots for `ev` into `out`, in id order (so
     /// results come out sorted without sorting them), in one go: the
     /// cooperative search's selection ([`Selection`]) run without a budget.
-    pub(crate) fn select(&self, ev: &Event, out: &mut Vec<u32>, mark: &mut Vec<u64>) {
+    /// `sel` is reusable scratch: it is reset here.
+    pub(crate) fn select(
+        &self,
+        ev: &Event,
+        sel: &mut Selection,
+        out: &mut Vec<u32>,
+        mark: &mut Vec<u64>,
+    ) {
         out.clear();
-        let done = Selection::new().advance(self, ev, out, mark, u64::MAX, &mut 0);
+        sel.reset();
+        let done = sel.advance(self, ev, out, mark, u64::MAX, &mut 0);
         debug_assert!(done, "an unbounded selection finishes");
     }
 
@@ -384,11 +437,18 @@ impl Index {
     }
 
     /// [`Index::search`] reusing `scratch` and `out` so that repeated searches
-    /// do not allocate.
+    /// do not allocate once they have grown (`tests/no_alloc.rs`), except
+    /// that probing a partition keyed by a string attribute copies the
+    /// event's string.
     pub fn search_with(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) -> Result<()> {
         self.validate(ev)?;
         out.clear();
-        self.select(ev, &mut scratch.cands, &mut scratch.mark);
+        self.select(
+            ev,
+            &mut scratch.selection,
+            &mut scratch.cands,
+            &mut scratch.mark,
+        );
         scratch.memo.reset(self.atoms.len());
         scratch.hits.clear();
         scratch.hits.resize(scratch.cands.len().div_ceil(64), 0);
@@ -588,8 +648,9 @@ impl Index {
         n += a.by_key.keys().map(String::capacity).sum::<usize>();
         n += vec(&self.partitions);
         for (_, p) in &self.partitions {
-            n += map(&p.lists);
-            n += p.lists.iter().map(|(k, l)| key(k) + vec(l)).sum::<usize>();
+            n += map(&p.keys) + p.keys.keys().map(key).sum::<usize>();
+            n += vec(&p.lists) + p.lists.iter().map(vec).sum::<usize>();
+            n += vec(&p.free);
         }
         n += map(&self.strings);
         for set in self.strings.values() {
@@ -707,6 +768,8 @@ impl Default for LaneState {
 /// Reusable buffers for [`Index::search_with`].
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
+    /// The selection's own buffers (its sources and merge heap).
+    pub(crate) selection: Selection,
     pub(crate) cands: Vec<u32>,
     pub(crate) hits: Vec<u64>,
     pub(crate) mark: Vec<u64>,
@@ -808,7 +871,7 @@ mod tests {
             .unwrap()
             .build();
         let mut cands = Vec::new();
-        index.select(&ev, &mut cands, &mut Vec::new());
+        index.select(&ev, &mut Selection::default(), &mut cands, &mut Vec::new());
         let ids: Vec<Id> = cands.iter().map(|&c| index.slots[c as usize].id).collect();
         assert_eq!(ids, vec![2, 3, 4], "expression 1 is not even a candidate");
         assert_eq!(index.search(&ev).unwrap(), vec![2, 4]);

@@ -33,6 +33,30 @@ enum Stage {
     Done,
 }
 
+/// A posting list found by a probe, by position: `part` in the index's
+/// partitions (or [`ALWAYS`] for the always-candidates) and `list` in that
+/// partition's lists. Positions rather than references so that the
+/// selection's buffers can live in reusable scratch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Source {
+    part: u32,
+    list: u32,
+}
+
+/// `Source::part` of the index's always-candidates.
+const ALWAYS: u32 = u32::MAX;
+
+impl Source {
+    #[inline]
+    fn list(self, index: &Index) -> &[u32] {
+        if self.part == ALWAYS {
+            &index.always
+        } else {
+            &index.partitions[self.part as usize].1.lists[self.list as usize]
+        }
+    }
+}
+
 /// A selection in progress for one event against one index.
 ///
 /// Each unit costs one reduction: the index root, one partition probed, one
@@ -40,24 +64,37 @@ enum Stage {
 /// brought into id order through the index's id-ordered slot list, one slot
 /// scanned. Choosing how to reach id order looks at list lengths only and
 /// is free.
-#[derive(Debug)]
-pub(crate) struct Selection<'a> {
+///
+/// Its buffers are kept by [`Selection::reset`], so a selection reused for
+/// search after search (the plain search keeps one in its
+/// [`crate::Scratch`]) allocates nothing once they have grown.
+#[derive(Debug, Clone)]
+pub(crate) struct Selection {
     stage: Stage,
     /// Posting lists found by the probes; each is in id order and they are
     /// disjoint (an expression sits in one partition, an event has one value
     /// per attribute).
-    sources: Vec<&'a [u32]>,
+    sources: Vec<Source>,
     heap: BinaryHeap<Reverse<(Id, usize, usize)>>,
 }
 
-impl<'a> Selection<'a> {
+impl Default for Selection {
     /// A selection that has not started.
-    pub(crate) fn new() -> Selection<'a> {
+    fn default() -> Selection {
         Selection {
             stage: Stage::Root,
             sources: Vec::new(),
             heap: BinaryHeap::new(),
         }
+    }
+}
+
+impl Selection {
+    /// Makes this a selection that has not started, keeping its buffers.
+    pub(crate) fn reset(&mut self) {
+        self.stage = Stage::Root;
+        self.sources.clear();
+        self.heap.clear();
     }
 
     /// Advances the selection of `ev`'s candidates in `index`, appending
@@ -70,7 +107,7 @@ impl<'a> Selection<'a> {
     /// one selection; `cands` must start empty.
     pub(crate) fn advance(
         &mut self,
-        index: &'a Index,
+        index: &Index,
         ev: &Event,
         cands: &mut Vec<u32>,
         mark: &mut Vec<u64>,
@@ -89,11 +126,15 @@ impl<'a> Selection<'a> {
             match self.stage {
                 Stage::Root => {
                     *spent += 1;
-                    // One allocation for the whole probe: at most one list
-                    // per partition, plus the always-candidates.
+                    // At most one allocation for the whole probe (none
+                    // once warm): at most one list per partition, plus the
+                    // always-candidates.
                     self.sources.reserve(index.partitions.len() + 1);
                     if !index.always.is_empty() {
-                        self.sources.push(&index.always);
+                        self.sources.push(Source {
+                            part: ALWAYS,
+                            list: 0,
+                        });
                     }
                     self.stage = Stage::Probe(0);
                 }
@@ -102,16 +143,19 @@ impl<'a> Selection<'a> {
                     // of the machine: the plain search probes every
                     // partition here.
                     let end = index.partitions.len().min(p.saturating_add(room));
-                    for (attr, part) in &index.partitions[p..end] {
-                        if let Some(list) = key_of(ev, *attr).and_then(|k| part.lists.get(&k)) {
-                            self.sources.push(list);
+                    for (q, (attr, part)) in index.partitions.iter().enumerate().take(end).skip(p) {
+                        if let Some(list) = key_of(ev, *attr).and_then(|k| part.find(&k)) {
+                            self.sources.push(Source {
+                                part: q as u32,
+                                list,
+                            });
                         }
                     }
                     *spent += (end - p) as u64;
                     self.stage = Stage::Probe(end);
                 }
                 Stage::Probe(_) => {
-                    let total: usize = self.sources.iter().map(|s| s.len()).sum();
+                    let total: usize = self.sources.iter().map(|s| s.list(index).len()).sum();
                     cands.reserve(total);
                     self.stage = if self.sources.len() <= 1 {
                         Stage::Copy(0)
@@ -123,14 +167,15 @@ impl<'a> Selection<'a> {
                         Stage::Mark { src: 0, at: 0 }
                     } else {
                         for (k, s) in self.sources.iter().enumerate() {
+                            let first = s.list(index)[0];
                             self.heap
-                                .push(Reverse((index.slots[s[0] as usize].id, k, 0)));
+                                .push(Reverse((index.slots[first as usize].id, k, 0)));
                         }
                         Stage::Merge
                     };
                 }
                 Stage::Copy(at) => {
-                    let src = self.sources.first().copied().unwrap_or(&[]);
+                    let src = self.sources.first().map_or(&[][..], |s| s.list(index));
                     let n = (src.len() - at).min(room);
                     cands.extend_from_slice(&src[at..at + n]);
                     *spent += n as u64;
@@ -141,7 +186,7 @@ impl<'a> Selection<'a> {
                     };
                 }
                 Stage::Mark { src, at } => {
-                    let list = self.sources[src];
+                    let list = self.sources[src].list(index);
                     let n = (list.len() - at).min(room);
                     for &s in &list[at..at + n] {
                         mark[s as usize / 64] |= 1 << (s % 64);
@@ -181,7 +226,7 @@ impl<'a> Selection<'a> {
                             break;
                         };
                         *spent += 1;
-                        let list = self.sources[k];
+                        let list = self.sources[k].list(index);
                         cands.push(list[at]);
                         if let Some(&s) = list.get(at + 1) {
                             self.heap

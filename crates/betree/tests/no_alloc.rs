@@ -1,0 +1,161 @@
+//! Backs the claim of [`Index::search_with`]: once its `Scratch` and output
+//! are warm, repeated searches do not allocate. A counting global allocator
+//! is the oracle (as in fixcore's `tests/no_alloc.rs`).
+//!
+//! Counts are per thread, so tests running in parallel (and the harness's
+//! own threads) do not disturb each other.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::hint::black_box;
+
+use betree::{AttrType, Domain, Event, EventBuilder, Index, Schema, Scratch};
+
+/// The system allocator, counting allocations and reallocations made by
+/// the current thread.
+struct Counting;
+
+thread_local! {
+    // Const-initialised and without a destructor: touching it from inside
+    // the allocator neither allocates nor registers anything.
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump() {
+    // `try_with` because the allocator may run while the thread's locals
+    // are being torn down.
+    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged; counting has no effect on the memory handed out.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract of `GlobalAlloc::alloc`.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract of `GlobalAlloc::alloc_zeroed`.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        bump();
+        // SAFETY: forwarded contract of `GlobalAlloc::realloc`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract of `GlobalAlloc::dealloc`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Allocations (and reallocations) made by this thread while running `f`.
+fn allocations(f: impl FnOnce()) -> u64 {
+    let before = ALLOCS.with(Cell::get);
+    f();
+    ALLOCS.with(Cell::get) - before
+}
+
+/// The counter itself works, so a zero below means something.
+#[test]
+fn the_counter_sees_allocations() {
+    assert_eq!(
+        allocations(|| drop(black_box(Vec::<u8>::with_capacity(64)))),
+        1
+    );
+    assert_eq!(allocations(|| black_box(())), 0);
+}
+
+/// An index whose events reach every selection path: no posting list
+/// (only the always-candidates: copied), one list, several lists with few
+/// candidates (merged by id) and several with many (marked, then the
+/// id-ordered slots scanned).
+fn workload() -> (Index, Vec<Event>) {
+    let schema = Schema::from_domains([
+        Domain::new("b0", AttrType::Bool, true),
+        Domain::new("b1", AttrType::Bool, true),
+        Domain::new("b2", AttrType::Bool, true),
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("j", AttrType::Int, true),
+        Domain::new("s", AttrType::Str, true),
+    ])
+    .unwrap();
+    let mut index = Index::new(schema.clone());
+    let mut id = 0u64;
+    let mut add = |index: &mut Index, e: &str| {
+        id += 1;
+        index.insert(id, e).unwrap();
+    };
+    // Partitioned by `i`, one expression per value: few candidates each.
+    for k in 0..200 {
+        add(&mut index, &format!("i = {k} and (b1 or not b2)"));
+    }
+    // Partitioned by `j` (a set of values).
+    for k in 0..20 {
+        add(&mut index, &format!("j in ({k}, {}) and not b1", k + 1));
+    }
+    // Partitioned by `b0`: one long list.
+    for k in 0..60 {
+        add(&mut index, &format!("b0 and (b2 or i > {k})"));
+    }
+    // Always candidates.
+    for k in 0..3 {
+        add(&mut index, &format!("b1 or i < {k}"));
+    }
+    let mut events = Vec::new();
+    for n in 0..64i64 {
+        let mut b = EventBuilder::new(&schema);
+        if n % 4 != 0 {
+            b = b.int("i", n * 3 % 211).unwrap();
+        }
+        if n % 3 != 0 {
+            b = b.int("j", n % 23).unwrap();
+        }
+        b = b
+            .bool("b0", n % 8 == 1)
+            .unwrap()
+            .bool("b1", n % 2 == 0)
+            .unwrap()
+            .bool("b2", n % 5 < 2)
+            .unwrap();
+        events.push(b.build());
+    }
+    (index, events)
+}
+
+#[test]
+fn repeated_searches_with_warm_scratch_do_not_allocate() {
+    let (index, events) = workload();
+    let expected: Vec<Vec<u64>> = events.iter().map(|ev| index.search(ev).unwrap()).collect();
+    assert!(expected.iter().any(Vec::is_empty));
+    assert!(expected.iter().any(|ids| ids.len() > 40));
+    let mut scratch = Scratch::default();
+    let mut out = Vec::new();
+    // Warm-up: buffers grow to the largest event's needs.
+    for ev in &events {
+        index.search_with(&mut scratch, ev, &mut out).unwrap();
+    }
+    let mut got = Vec::with_capacity(3 * events.len());
+    let n = allocations(|| {
+        for _ in 0..3 {
+            for ev in &events {
+                index.search_with(&mut scratch, ev, &mut out).unwrap();
+                got.push(out.len());
+            }
+        }
+    });
+    assert_eq!(n, 0, "allocations in {} warm searches", got.len());
+    for (k, ev) in events.iter().enumerate() {
+        index.search_with(&mut scratch, ev, &mut out).unwrap();
+        assert_eq!(out, expected[k], "event {k}");
+        assert_eq!(got[k], expected[k].len());
+    }
+}
