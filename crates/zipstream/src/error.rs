@@ -177,29 +177,16 @@ pub enum Error {
 /// Result with this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
-impl Error {
-    /// Recovers a crate error that travelled through `std::io::Read`/`Write`.
-    pub(crate) fn from_io(e: std::io::Error) -> Error {
-        if e.get_ref().is_some_and(|i| i.is::<Error>()) {
-            if let Some(inner) = e.into_inner() {
-                if let Ok(err) = inner.downcast::<Error>() {
-                    return *err;
-                }
-                unreachable!("checked the inner error type above");
-            }
-            unreachable!("get_ref returned Some");
-        }
-        Error::Io(e)
-    }
-}
-
-/// Every `io::Error` becomes a crate error through `Error::from_io`, so one
-/// of ours that travelled through `Read`/`Write` (the object sink's, a
-/// reader's) comes back as itself in the sync and async writers alike,
-/// never nested under "I/O error".
+/// Every `io::Error` becomes a crate error here, so one of ours that
+/// travelled through `Read`/`Write` (the object sink's, a reader's) comes back
+/// as itself in the sync and async writers alike, never nested under
+/// "I/O error".
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::from_io(e)
+        match e.downcast::<Error>() {
+            Ok(ours) => ours,
+            Err(e) => Error::Io(e),
+        }
     }
 }
 

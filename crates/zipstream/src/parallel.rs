@@ -307,7 +307,7 @@ fn fill<R: Read>(r: &mut R, buf: &mut Vec<u8>, want: usize) -> Result<()> {
             }
             Ok(n) => buf.truncate(start + n),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => buf.truncate(start),
-            Err(e) => return Err(Error::Io(e)),
+            Err(e) => return Err(e.into()),
         }
     }
     Ok(())

@@ -521,3 +521,54 @@ fn ae2_entries_store_crc_zero_everywhere_and_plain_entries_the_real_crc() {
         }
     }
 }
+
+/// A crate error that a reader hands back through `io::Error` comes out of
+/// both writers and the archive reader as itself, not nested under
+/// `Error::Io`; a plain I/O error stays `Error::Io` with its kind.
+#[test]
+fn a_readers_wrapped_error_comes_back_as_itself() {
+    struct Failing(Option<Error>);
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+            Err(match self.0.take() {
+                Some(ours) => std::io::Error::other(ours),
+                None => std::io::Error::new(std::io::ErrorKind::BrokenPipe, "plain"),
+            })
+        }
+    }
+    impl std::io::Seek for Failing {
+        fn seek(&mut self, _: std::io::SeekFrom) -> std::io::Result<u64> {
+            Ok(100)
+        }
+    }
+    let ours = || Failing(Some(Error::InvalidOptions("from the reader".into())));
+    let is_ours = |e: &Error| matches!(e, Error::InvalidOptions(m) if m == "from the reader");
+    let is_plain =
+        |e: &Error| matches!(e, Error::Io(io) if io.kind() == std::io::ErrorKind::BrokenPipe);
+
+    let sync = |mut r: Failing| {
+        ZipWriter::new(Vec::new())
+            .add_reader(EntryOptions::file("a"), &mut r)
+            .unwrap_err()
+    };
+    let parallel = |mut r: Failing| {
+        ParallelZipWriter::new(ZipWriter::new(Vec::new()), ParallelOptions::new(1))
+            .add_reader(EntryOptions::file("a"), &mut r)
+            .unwrap_err()
+    };
+    let archive = |r: Failing| ZipArchive::new(r).err().expect("the read fails");
+    for (what, e) in [
+        ("sync", sync(ours())),
+        ("parallel", parallel(ours())),
+        ("archive", archive(ours())),
+    ] {
+        assert!(is_ours(&e), "{what}: {e:?}");
+    }
+    for (what, e) in [
+        ("sync", sync(Failing(None))),
+        ("parallel", parallel(Failing(None))),
+        ("archive", archive(Failing(None))),
+    ] {
+        assert!(is_plain(&e), "{what}: {e:?}");
+    }
+}

@@ -29,7 +29,7 @@ fn read_exact_at<R: Read + Seek>(r: &mut R, at: u64, buf: &mut [u8]) -> Result<(
         std::io::ErrorKind::UnexpectedEof => Error::Truncated {
             offset: at + buf.len() as u64,
         },
-        _ => Error::Io(e),
+        _ => e.into(),
     })
 }
 

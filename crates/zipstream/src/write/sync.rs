@@ -5,7 +5,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use super::DRAIN_AT;
 use super::core::{Core, Patch};
 use crate::entry::EntryOptions;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 type Patcher<W> = fn(&mut W, &Patch) -> io::Result<()>;
 
@@ -108,7 +108,7 @@ impl<W: Write> ZipWriter<W> {
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => break Err(Error::Io(e)),
+                Err(e) => break Err(e.into()),
             }
         };
         self.chunk = chunk;
