@@ -200,11 +200,7 @@ pub fn run(index: &Index, events: &[Event], opts: Options) -> Result<BenchReport
         for m in mode_order(i) {
             let t = Instant::now();
             let ids = match m {
-                0 => index.search(ev)?,
-                1 => {
-                    let it = index.search_iter(ev)?;
-                    index.search_all(it)
-                }
+                0 | 1 => search_in(index, ev, m, budget)?,
                 _ => {
                     // The first slice includes `search_iter`: it is part of
                     // the time before the first yield.
