@@ -151,3 +151,124 @@ fn betree_search_output_to_a_fifo_keeps_it() {
     );
     assert_eq!(got.iter().filter(|&&b| b == b'\n').count(), 5);
 }
+
+/// `-o LINK` where LINK is a symlink to a FIFO (as `/dev/stdout` is a
+/// symlink to `/proc/self/fd/1`, a pipe under `| cat`): written through,
+/// in place, and the link is still a link afterwards.
+#[test]
+fn compress_through_a_symlink_to_a_fifo_keeps_the_link() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.txt");
+    let data = b"through a link to a pipe\n".repeat(2000);
+    std::fs::write(&input, &data).unwrap();
+    let fifo = d.path().join("out.fifo");
+    mkfifo(&fifo);
+    let link = d.path().join("out.link");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    let frame = through_fifo(
+        &fifo,
+        &[
+            "compress".as_ref(),
+            input.as_os_str(),
+            "-o".as_ref(),
+            link.as_os_str(),
+        ],
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced"
+    );
+    assert_eq!(std::fs::read_link(&link).unwrap(), fifo);
+    assert_eq!(zstdkit::decompress(&frame).unwrap(), data);
+}
+
+/// A symlink to a regular file: the file it names gets the data (through a
+/// temporary file beside it), and the link itself is never replaced.
+#[test]
+fn outputs_through_a_symlink_to_a_file_keep_the_link() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.txt");
+    let data = b"through a link to a file\n".repeat(2000);
+    std::fs::write(&input, &data).unwrap();
+    let real = d.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let links = d.path().join("links");
+    std::fs::create_dir(&links).unwrap();
+    let is_link = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    };
+
+    // compress -f -o LINK
+    let target = real.join("out.zst");
+    std::fs::write(&target, b"old").unwrap();
+    let link = links.join("out.zst");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    ok(perfkit()
+        .args(["compress", "-f", "-o"])
+        .arg(&link)
+        .arg(&input));
+    assert!(is_link(&link), "compress replaced the link");
+    assert_eq!(
+        zstdkit::decompress(&std::fs::read(&target).unwrap()).unwrap(),
+        data
+    );
+    // Without -f an existing file behind the link is refused, untouched.
+    let out = perfkit()
+        .args(["compress", "-o"])
+        .arg(&link)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already exists; use -f"));
+    assert!(is_link(&link));
+
+    // zip LINK PATH
+    let target = real.join("out.zip");
+    std::fs::write(&target, b"old").unwrap();
+    let link = links.join("out.zip");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    ok(perfkit().arg("zip").arg(&link).arg(&input));
+    assert!(is_link(&link), "zip replaced the link");
+    let zip = std::fs::read(&target).unwrap();
+    let a = zipstream::ZipArchive::new(std::io::Cursor::new(zip)).unwrap();
+    assert_eq!(a.entries().len(), 1);
+
+    // --hlog LINK
+    let target = real.join("out.hlog");
+    std::fs::write(&target, b"old").unwrap();
+    let link = links.join("out.hlog");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    ok(perfkit()
+        .args([
+            "compress",
+            "bench",
+            "--recipes",
+            "fast",
+            "--time",
+            "5ms",
+            "--heartbeat",
+            "50ms",
+            "--hlog",
+        ])
+        .arg(&link));
+    assert!(is_link(&link), "--hlog replaced the link");
+    let hlog = std::fs::read_to_string(&target).unwrap();
+    assert!(hlog.starts_with('#'), "{hlog}");
+
+    // Nothing but the links and the files they name was left behind.
+    for dir in [&real, &links] {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["out.hlog", "out.zip", "out.zst"], "{dir:?}");
+    }
+}

@@ -305,49 +305,23 @@ impl Job<'_> {
                 out.flush()?;
                 c
             }
-            Sink::File(path) if perfkit::report::is_special_file(path) => {
-                // A device or FIFO (`-o /dev/null`): written in place, never
-                // replaced by a rename.
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(path)
-                    .with_context(|| format!("opening {}", path.display()))?;
-                let mut out = io::BufWriter::with_capacity(CHUNK, file);
-                let c = self.transform(&mut reader, &mut out, size, &bar)?;
-                out.flush()
-                    .with_context(|| format!("writing {}", path.display()))?;
-                c
-            }
             Sink::File(path) => {
-                if !from_stdin && same_file(input, path) {
+                if !from_stdin && !perfkit::report::is_special_file(path) && same_file(input, path)
+                {
                     bail!("input and output are the same file");
                 }
-                if path.exists() && !self.args.force {
-                    bail!("{} already exists; use -f to overwrite", path.display());
-                }
-                let dir = match path.parent() {
-                    Some(p) if !p.as_os_str().is_empty() => p,
-                    _ => Path::new("."),
-                };
-                let mut tmp = perfkit::report::temp_sibling(dir)
-                    .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+                let mut out = perfkit::report::Output::create(path, self.args.force)?;
                 let c = {
-                    let mut out = io::BufWriter::with_capacity(CHUNK, tmp.as_file_mut());
-                    let c = self.transform(&mut reader, &mut out, size, &bar)?;
-                    out.flush()
+                    let mut w = io::BufWriter::with_capacity(CHUNK, out.file_mut());
+                    let c = self.transform(&mut reader, &mut w, size, &bar)?;
+                    w.flush()
                         .with_context(|| format!("writing {}", path.display()))?;
                     c
                 };
-                if let Some(p) = perms {
-                    let _ = tmp.as_file().set_permissions(p);
+                if let (Some(p), false) = (perms, out.is_in_place()) {
+                    let _ = out.file_mut().set_permissions(p);
                 }
-                let persisted = if self.args.force {
-                    tmp.persist(path)
-                } else {
-                    tmp.persist_noclobber(path)
-                };
-                persisted
-                    .map_err(|e| e.error)
+                out.commit()
                     .with_context(|| format!("writing {}", path.display()))?;
                 c
             }
@@ -504,11 +478,12 @@ fn train(args: &CompressArgs) -> Result<ExitCode> {
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from("dictionary"));
-    if out.exists() && !args.force {
-        bail!("{} already exists; use -f to overwrite", out.display());
-    }
-    perfkit::report::write_atomically(&out, |f| Ok(f.write_all(&dict)?))
-        .with_context(|| format!("writing dictionary {}", out.display()))?;
+    let mut file = perfkit::report::Output::create(&out, args.force)?;
+    (|| {
+        file.file_mut().write_all(&dict)?;
+        file.commit()
+    })()
+    .with_context(|| format!("writing dictionary {}", out.display()))?;
     if args.stats {
         let _ = writeln!(
             io::stderr(),

@@ -348,33 +348,25 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
         zip_to_object(&url, &items, &args, &pw, &bar)?;
     } else if archive.as_os_str() == "-" {
         stream_archive(io::stdout().lock(), &items, &args, &pw, &bar, popts)?;
-    } else if perfkit::report::is_special_file(&archive) {
-        // A device or FIFO (`/dev/null`, a named pipe): streamed in place
-        // like stdout, never replaced by a rename.
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&archive)
-            .with_context(|| format!("opening {}", archive.display()))?;
-        stream_archive(file, &items, &args, &pw, &bar, popts)?;
     } else {
-        let dir = match archive.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let tmp = perfkit::report::temp_sibling(dir)
-            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-        let file = BufWriter::with_capacity(128 << 10, tmp.reopen()?);
-        if args.jobs > 1 {
-            let mut w = ParallelZipWriter::new(ZipWriter::new_seekable(file)?, popts);
-            write_all_items(&mut w, &items, &args, &pw, &bar)?;
-            w.finish()?.flush()?;
+        let mut out = perfkit::report::Output::create(&archive, true)?;
+        if out.is_in_place() {
+            // A device or FIFO (`/dev/null`, a named pipe): streamed like
+            // stdout.
+            stream_archive(out.file_mut(), &items, &args, &pw, &bar, popts)?;
         } else {
-            let mut w = ZipWriter::new_seekable(file)?;
-            write_all_items(&mut w, &items, &args, &pw, &bar)?;
-            w.finish()?.flush()?;
+            let file = BufWriter::with_capacity(128 << 10, out.file_mut());
+            write_archive(
+                ZipWriter::new_seekable(file)?,
+                &items,
+                &args,
+                &pw,
+                &bar,
+                popts,
+            )?
+            .flush()?;
         }
-        tmp.persist(&archive)
-            .map_err(|e| e.error)
+        out.commit()
             .with_context(|| format!("writing {}", archive.display()))?;
     }
     bar.finish_and_clear();
@@ -392,16 +384,30 @@ fn stream_archive(
     popts: ParallelOptions,
 ) -> Result<()> {
     let out = BufWriter::with_capacity(128 << 10, out);
-    if args.jobs > 1 {
-        let mut w = ParallelZipWriter::new(ZipWriter::new(out), popts);
-        write_all_items(&mut w, items, args, pw, bar)?;
-        w.finish()?.flush()?;
-    } else {
-        let mut w = ZipWriter::new(out);
-        write_all_items(&mut w, items, args, pw, bar)?;
-        w.finish()?.flush()?;
-    }
+    write_archive(ZipWriter::new(out), items, args, pw, bar, popts)?.flush()?;
     Ok(())
+}
+
+/// Adds every item to `w` (streamed or seekable), through a
+/// [`ParallelZipWriter`] when `--jobs` is above 1, and finishes the
+/// archive; returns the sink, for the caller to flush.
+fn write_archive<W: Write>(
+    w: ZipWriter<W>,
+    items: &[Item],
+    args: &ZipArgs,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+    popts: ParallelOptions,
+) -> Result<W> {
+    if args.jobs > 1 {
+        let mut w = ParallelZipWriter::new(w, popts);
+        write_all_items(&mut w, items, args, pw, bar)?;
+        Ok(w.finish()?)
+    } else {
+        let mut w = w;
+        write_all_items(&mut w, items, args, pw, bar)?;
+        Ok(w.finish()?)
+    }
 }
 
 /// `perfkit zip s3://bucket/key`: the archive is uploaded as it is written
