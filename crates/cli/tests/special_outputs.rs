@@ -272,3 +272,42 @@ fn outputs_through_a_symlink_to_a_file_keep_the_link() {
         assert_eq!(names, ["out.hlog", "out.zip", "out.zst"], "{dir:?}");
     }
 }
+
+/// `--rm` deletes an input only once a regular file holds its data: after
+/// writing to a FIFO (or `-o /dev/null`) the data is gone, so the input
+/// stays, as it does with stdout.
+#[test]
+fn rm_keeps_the_input_when_the_output_is_a_fifo() {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.txt");
+    let data = b"keep me\n".repeat(5000);
+    std::fs::write(&input, &data).unwrap();
+    let fifo = d.path().join("out.fifo");
+    mkfifo(&fifo);
+    let frame = through_fifo(
+        &fifo,
+        &[
+            "compress".as_ref(),
+            "--rm".as_ref(),
+            input.as_os_str(),
+            "-o".as_ref(),
+            fifo.as_os_str(),
+        ],
+    );
+    assert_eq!(zstdkit::decompress(&frame).unwrap(), data);
+    assert_eq!(
+        std::fs::read(&input).expect("--rm deleted the input after writing to a FIFO"),
+        data
+    );
+    // To a regular file, --rm still removes it.
+    let out = d.path().join("out.zst");
+    ok(perfkit()
+        .args(["compress", "--rm", "-o"])
+        .arg(&out)
+        .arg(&input));
+    assert!(!input.exists());
+    assert_eq!(
+        zstdkit::decompress(&std::fs::read(&out).unwrap()).unwrap(),
+        data
+    );
+}

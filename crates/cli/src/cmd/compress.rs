@@ -41,7 +41,8 @@ pub struct CompressArgs {
     /// Overwrite existing outputs.
     #[arg(short = 'f', long)]
     force: bool,
-    /// Remove each input after it was processed successfully.
+    /// Remove each input after it was written successfully to a regular
+    /// file (never after writing to stdout, a device or a FIFO).
     #[arg(long)]
     rm: bool,
     /// Keep inputs (the default).
@@ -292,8 +293,13 @@ impl Job<'_> {
         let start = Instant::now();
         let bar = super::progress(size.filter(|&n| n > 16 << 20), false);
         bar.set_message(display(input));
-        let counts = match &sink {
-            Sink::Discard => self.transform(&mut reader, &mut io::sink(), size, &bar)?,
+        // `wrote_file`: the output is a regular file that now holds the
+        // data, the only case in which `--rm` may delete the input.
+        let (counts, wrote_file) = match &sink {
+            Sink::Discard => (
+                self.transform(&mut reader, &mut io::sink(), size, &bar)?,
+                false,
+            ),
             Sink::Stdout => {
                 if self.mode == Mode::Compress && io::stdout().is_terminal() {
                     bail!(
@@ -303,7 +309,7 @@ impl Job<'_> {
                 let mut out = io::BufWriter::with_capacity(CHUNK, io::stdout().lock());
                 let c = self.transform(&mut reader, &mut out, size, &bar)?;
                 out.flush()?;
-                c
+                (c, false)
             }
             Sink::File(path) => {
                 if !from_stdin && !perfkit::report::is_special_file(path) && same_file(input, path)
@@ -318,12 +324,13 @@ impl Job<'_> {
                         .with_context(|| format!("writing {}", path.display()))?;
                     c
                 };
-                if let (Some(p), false) = (perms, out.is_in_place()) {
+                let in_place = out.is_in_place();
+                if let (Some(p), false) = (perms, in_place) {
                     let _ = out.file_mut().set_permissions(p);
                 }
                 out.commit()
                     .with_context(|| format!("writing {}", path.display()))?;
-                c
+                (c, !in_place)
             }
         };
         bar.finish_and_clear();
@@ -343,8 +350,18 @@ impl Job<'_> {
                 plain as f64 / 1e6 / secs.max(1e-9),
             );
         }
-        if self.args.rm && !from_stdin && matches!(sink, Sink::File(_)) {
-            std::fs::remove_file(input).context("removing input after success")?;
+        if self.args.rm && !from_stdin {
+            if wrote_file {
+                std::fs::remove_file(input).context("removing input after success")?;
+            } else if matches!(sink, Sink::File(_)) {
+                // A device or FIFO (`-o /dev/null`) keeps nothing: the
+                // input stays, as it does with stdout.
+                let _ = writeln!(
+                    io::stderr(),
+                    "perfkit: {}: kept: --rm removes an input only after writing a regular file",
+                    display(input)
+                );
+            }
         }
         Ok(())
     }
