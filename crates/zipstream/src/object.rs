@@ -318,7 +318,7 @@ impl ObjectSink {
     fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
         // An upload being created becomes `Uploading` (or fails) first, so
         // finishing has one multipart path.
-        ready!(self.poll_created(cx)).map_err(Error::from)?;
+        ready!(self.poll_created(cx))?;
         loop {
             match &mut self.state {
                 State::Finishing(fut) => {
@@ -362,7 +362,7 @@ impl ObjectSink {
     }
 
     /// Drives a multipart upload being created to `Uploading`.
-    fn poll_created(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    fn poll_created(&mut self, cx: &mut Context<'_>) -> Poll<Result<()>> {
         if let State::Creating(create, buf) = &mut self.state {
             match ready!(create.as_mut().poll(cx)) {
                 Ok(created) => {
@@ -377,7 +377,7 @@ impl ObjectSink {
                 Err(e) => {
                     // No upload exists, so there is nothing to abort.
                     self.state = State::Closed;
-                    return Poll::Ready(Err(Error::from(e).into()));
+                    return Poll::Ready(Err(e.into()));
                 }
             }
         }
@@ -465,7 +465,7 @@ impl AsyncWrite for ObjectSink {
                     });
                     this.state = State::Creating(create, held);
                 }
-                State::Creating(..) => ready!(this.poll_created(cx))?,
+                State::Creating(..) => ready!(this.poll_created(cx)).map_err(io::Error::from)?,
                 State::Uploading { upload, failed } => {
                     if *failed {
                         return Poll::Ready(Err(Error::State(
@@ -495,7 +495,7 @@ impl AsyncWrite for ObjectSink {
     /// flight; less than a part stays buffered (S3 parts have a minimum size).
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        ready!(this.poll_created(cx))?;
+        ready!(this.poll_created(cx)).map_err(io::Error::from)?;
         if let State::Uploading { upload, failed } = &mut this.state
             && !*failed
             && let Err(e) = ready!(upload.poll_for_capacity(cx, 0))
@@ -594,26 +594,44 @@ mod tests {
     #[tokio::test]
     async fn a_large_write_is_taken_one_part_at_a_time() {
         use tokio::io::AsyncWrite;
+        // Each part upload is a task on this (current-thread) runtime, which
+        // runs it only when the test yields: the tasks alive right after a
+        // write are the parts in flight.
+        let in_flight = || {
+            tokio::runtime::Handle::current()
+                .metrics()
+                .num_alive_tasks()
+        };
         let store = Arc::new(InMemory::new());
-        let path = Path::from("big");
-        let opts = UploadOptions::default().part_size(1000).max_concurrency(1);
-        let mut sink = ObjectSink::new(store.clone(), path.clone(), opts);
-        let data = pattern(10_000);
-        let mut at = 0;
-        let mut accepted = Vec::new();
-        while at < data.len() {
-            let n = std::future::poll_fn(|cx| Pin::new(&mut sink).poll_write(cx, &data[at..]))
-                .await
-                .unwrap();
-            accepted.push(n);
-            at += n;
+        for concurrency in [1, 3] {
+            let path = Path::from(format!("big{concurrency}"));
+            let opts = UploadOptions::default()
+                .part_size(1000)
+                .max_concurrency(concurrency);
+            let mut sink = ObjectSink::new(store.clone(), path.clone(), opts);
+            let data = pattern(10_000);
+            let mut at = 0;
+            let mut accepted = Vec::new();
+            let mut most_in_flight = 0;
+            while at < data.len() {
+                let n = std::future::poll_fn(|cx| Pin::new(&mut sink).poll_write(cx, &data[at..]))
+                    .await
+                    .unwrap();
+                most_in_flight = most_in_flight.max(in_flight());
+                accepted.push(n);
+                at += n;
+            }
+            // Before the fix the first call took all 10,000 bytes: ten parts
+            // started at once with max_concurrency 1.
+            assert!(accepted.iter().all(|&n| n <= 1000), "{accepted:?}");
+            assert!(
+                (1..=concurrency).contains(&most_in_flight),
+                "{most_in_flight} parts in flight, max_concurrency {concurrency}"
+            );
+            sink.finish().await.unwrap();
+            let got = store.get(&path).await.unwrap().bytes().await.unwrap();
+            assert_eq!(&got[..], &data[..]);
         }
-        // Before the fix the first call took all 10,000 bytes: ten parts
-        // started at once with max_concurrency 1.
-        assert!(accepted.iter().all(|&n| n <= 1000), "{accepted:?}");
-        sink.finish().await.unwrap();
-        let got = store.get(&path).await.unwrap().bytes().await.unwrap();
-        assert_eq!(&got[..], &data[..]);
     }
 
     #[tokio::test]
