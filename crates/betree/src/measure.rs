@@ -506,21 +506,49 @@ mod tests {
         Some(it.reductions() - before)
     }
 
+    /// The whole search of `ev` in one unbudgeted `search_next` call: its
+    /// reductions, and the bound on one call with `budget`.
+    fn one_call(index: &Index, ev: &Event, budget: u64) -> (u64, u64) {
+        let mut it = index.search_iter(ev).unwrap();
+        let bound = budget - 1 + it.max_overrun();
+        assert!(matches!(
+            index.search_next(&mut it, u64::MAX),
+            SearchStep::Done(_)
+        ));
+        (it.reductions(), bound)
+    }
+
     #[test]
     fn the_longest_slices_are_kept_and_identified() {
         let (index, events) = workload();
-        // Over a threshold of 0 every slice counts.
+        // Over a threshold of 0 every slice counts, but for one the clock
+        // saw take 0 ns (recorded as 1 ns, with those of 1 ns).
         let r = run(&index, &events, opts(0, 25)).unwrap();
         let slices = r.modes[2].slices.len();
-        assert_eq!(r.over_threshold, slices);
-        let per_event: u64 = events
-            .iter()
-            .map(|ev| {
-                (0..)
-                    .take_while(|&k| reductions_of(&index, ev, 60, k).is_some())
-                    .count() as u64
-            })
-            .sum();
+        let at_most_1ns = r.modes[2].slices.count_at(1);
+        assert!(
+            (slices - at_most_1ns..=slices).contains(&r.over_threshold),
+            "{} over 0 of {slices} slices, {at_most_1ns} of at most 1 ns",
+            r.over_threshold
+        );
+        let mut per_event = 0;
+        for ev in &events {
+            // The recount below steps the search as `run` does; check it
+            // against the reductions of the search done in one call, which
+            // the budget must not change, and against the documented bound
+            // on one call.
+            let (total, bound) = one_call(&index, ev, 60);
+            let calls: Vec<u64> = (0..)
+                .map_while(|k| reductions_of(&index, ev, 60, k))
+                .collect();
+            assert_eq!(calls.iter().sum::<u64>(), total);
+            // Every call but the last does some work (the last may only
+            // find that nothing is left).
+            let (_, earlier) = calls.split_last().unwrap();
+            assert!(calls.iter().all(|&c| c <= bound), "{calls:?}");
+            assert!(earlier.iter().all(|&c| c >= 1), "{calls:?}");
+            per_event += calls.len() as u64;
+        }
         assert_eq!(slices, per_event, "one slice per search_next call");
         assert_eq!(r.long_slices.len(), 25);
         assert!(r.long_slices.is_sorted());
@@ -585,6 +613,33 @@ mod tests {
             none.iter()
                 .all(|x| x.replays_ns.is_empty() && x.min_ns() == x.slice.ns)
         );
+    }
+
+    /// Only slices longer than the threshold count; the longest `keep` of
+    /// them are kept, and the longest of the rest is remembered.
+    #[test]
+    fn longest_keeps_the_longest_slices_over_the_threshold() {
+        let mut l = Longest {
+            threshold_ns: 10,
+            keep: 2,
+            heap: BinaryHeap::new(),
+            over: 0,
+            unkept_max_ns: 0,
+        };
+        let at = |slice, ns| LongSlice {
+            event: 0,
+            slice,
+            reductions: 1,
+            ns,
+        };
+        for (k, ns) in [0, 10, 11, 30, 5, 20, 12].into_iter().enumerate() {
+            l.offer(at(k, ns));
+        }
+        assert_eq!(l.over, 4, "11, 30, 20 and 12; not 10, the threshold");
+        assert_eq!(l.unkept_max_ns, 12);
+        let mut kept: Vec<LongSlice> = l.heap.into_iter().map(|r| r.0.1).collect();
+        kept.sort_unstable();
+        assert_eq!(kept, [at(3, 30), at(5, 20)]);
     }
 
     /// The least time counts the timed pass too; the median is of the
