@@ -169,9 +169,10 @@ fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Co
     }
 }
 
-/// Arrival interval of the spaced deferred row: a busy FIX session's
-/// message rate is well under a million per second.
-const SPACED_ARRIVAL: Duration = Duration::from_micros(1);
+/// Gap between the end of one call of the spaced deferred row and the start
+/// of the next: a busy FIX session's message rate is well under a million
+/// per second.
+const SPACED_GAP: Duration = Duration::from_micros(1);
 
 fn timed(n: usize, mut f: impl FnMut()) -> Duration {
     let t = Instant::now();
@@ -405,30 +406,35 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
             t.elapsed()
         }),
     ));
-    // The same hot path at a steady arrival rate, timed call by call: a live
+    // The same hot path with calls spaced apart, timed call by call: a live
     // engine submits one message per network read, and between two calls
     // the next slot's lines (read by the worker one lap ago, on its core)
     // come back for writing. Back-to-back batches cannot hide that transfer,
     // so both rows are reported.
     let tsc = Tsc::calibrate();
+    let spaced_dropped = std::rc::Rc::new(std::cell::Cell::new(0u64));
+    let mut spaced_worker = None;
     if let Some(tsc) = tsc {
         let mut d2 = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
-        let gap = tsc.ticks(SPACED_ARRIVAL);
-        let dropped3 = dropped.clone();
+        spaced_worker = Some(d2.placement());
+        if let Some(e) = d2.pin_error() {
+            pin_notes.push(format!("spaced-row SPSC worker: {e}; it ran unpinned"));
+        }
+        let gap = tsc.ticks(SPACED_GAP);
+        let dropped3 = spaced_dropped.clone();
         let m4 = msg.clone();
         ops.push((
             format!(
-                "deferred: SPSC ring submit, one per {} ns",
-                SPACED_ARRIVAL.as_nanos()
+                "deferred: SPSC ring submit, {} ns apart",
+                SPACED_GAP.as_nanos()
             ),
             Box::new(move |n| {
                 // A dead worker would leave the ring full: the refused
                 // submits below then count it, rather than a hang here.
                 let _ = d2.wait_drained();
-                let mut total = Duration::ZERO;
-                let mut next = tsc.now();
+                let mut ticks = 0u64;
+                let mut next = tsc.now().saturating_add(gap);
                 for _ in 0..n {
-                    next += gap;
                     while tsc.now() < next {
                         std::hint::spin_loop();
                     }
@@ -438,9 +444,18 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
                     if !ok {
                         dropped3.set(dropped3.get() + 1);
                     }
-                    total += tsc.duration(b - a);
+                    // Saturating: the thread may be unpinned, and a counter
+                    // read on another core may be behind the first.
+                    ticks = ticks.saturating_add(b.saturating_sub(a));
+                    // Spaced from this call's end, not from a fixed
+                    // schedule: a late call must not be followed by ones
+                    // back to back while the schedule catches up.
+                    next = b.saturating_add(gap);
                 }
-                total
+                // One conversion for the batch, the read overhead
+                // subtracted once per call from the sum: no per-call
+                // rounding or clipping at zero.
+                tsc.total_duration(n as u64, ticks)
             }),
         ));
     }
@@ -510,14 +525,24 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     ));
     if let Some(tsc) = tsc {
         c.notes.push(format!(
-            "the spaced row times each call on the TSC (lfence; rdtsc), {:.1} ns of read overhead \
-             subtracted; the other rows time batches of back-to-back calls with Instant, where \
-             each write waits for a slot line held by the worker's core",
+            "spaced-row SPSC submits refused (ring full): {}",
+            spaced_dropped.get()
+        ));
+        c.notes.push(format!(
+            "the spaced row times each call on the TSC (lfence; rdtsc), starting each {} ns after \
+             the previous one ended, and sums a batch's calls with {:.1} ns of read overhead \
+             subtracted per call; like the other rows it records each batch's mean per call. \
+             The other rows time batches of back-to-back calls with Instant, where each write \
+             waits for a slot line held by the worker's core",
+            SPACED_GAP.as_nanos(),
             tsc.overhead().as_secs_f64() * 1e9
         ));
     }
+    let spaced_worker = spaced_worker
+        .map(|w| format!("; spaced-row SPSC worker {w}"))
+        .unwrap_or_default();
     c.notes.push(format!(
-        "placement: producer (measuring thread) {producer}; SPSC worker {worker}; \
+        "placement: producer (measuring thread) {producer}; SPSC worker {worker}{spaced_worker}; \
          ArrayQueue consumer {consumer_placement}"
     ));
     c.notes.extend(pin_notes);
@@ -709,7 +734,25 @@ mod tests {
         all.push(parse(&s, None).unwrap());
         all.push(build(&s));
         all.extend(store(&s));
-        all.push(deferred(&s).unwrap());
+        let d = deferred(&s).unwrap();
+        // The spaced row (there when the TSC is usable) reports its own
+        // refused submits and its own worker's placement.
+        let spaced = d.variants.iter().any(|v| v.name.ends_with("ns apart"));
+        let noted = |prefix: &str| d.notes.iter().any(|n| n.starts_with(prefix));
+        assert!(noted("SPSC submits refused (ring full): "), "{:?}", d.notes);
+        assert_eq!(
+            noted("spaced-row SPSC submits refused (ring full): "),
+            spaced,
+            "{:?}",
+            d.notes
+        );
+        assert!(
+            d.notes.iter().any(|n| n.starts_with("placement: ")
+                && n.contains("; spaced-row SPSC worker ") == spaced),
+            "{:?}",
+            d.notes
+        );
+        all.push(d);
         all.push(affinity(&s).unwrap());
         for c in &all {
             for v in &c.variants {

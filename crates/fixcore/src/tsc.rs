@@ -47,7 +47,17 @@ impl Tsc {
     /// Duration of `ticks` counted between two [`Tsc::now`] reads, less the
     /// cost of the reads themselves.
     pub fn duration(&self, ticks: u64) -> Duration {
-        let t = ticks.saturating_sub(self.overhead);
+        self.total_duration(1, ticks)
+    }
+
+    /// Total duration of `calls` calls, each counted between two
+    /// [`Tsc::now`] reads, whose tick counts sum to `ticks`, less the cost
+    /// of the `calls` read pairs. The overhead is subtracted from the sum
+    /// once (saturating) and the result converted once, so neither rounding
+    /// each call to a whole nanosecond nor clipping each at zero biases the
+    /// total.
+    pub fn total_duration(&self, calls: u64, ticks: u64) -> Duration {
+        let t = ticks.saturating_sub(calls.saturating_mul(self.overhead));
         Duration::from_nanos((t as f64 * self.ns_per_tick).round() as u64)
     }
 
@@ -127,6 +137,13 @@ mod tests {
         // `duration` subtracts the read overhead that `overhead` reports.
         assert_eq!(tsc.duration(2 * tsc.overhead), tsc.overhead());
         assert_eq!(tsc.duration(tsc.overhead), Duration::ZERO);
+        // A total subtracts one overhead per call, once, and saturates.
+        assert_eq!(tsc.total_duration(3, 3 * tsc.overhead), Duration::ZERO);
+        assert_eq!(tsc.total_duration(3, 2 * tsc.overhead), Duration::ZERO);
+        assert_eq!(
+            tsc.total_duration(3, 4 * tsc.overhead),
+            tsc.duration(2 * tsc.overhead)
+        );
         // `ticks` and `duration` invert each other, to within rounding.
         let slack = tsc.ns_per_tick.ceil() as u128 + 1;
         for d in [1_000u64, 1_000_000, 1_000_000_000].map(Duration::from_nanos) {
@@ -134,6 +151,11 @@ mod tests {
             assert!(
                 back.as_nanos().abs_diff(d.as_nanos()) <= slack,
                 "{d:?} -> {back:?}"
+            );
+            let total = tsc.total_duration(1000, tsc.ticks(d) + 1000 * tsc.overhead);
+            assert!(
+                total.as_nanos().abs_diff(d.as_nanos()) <= slack,
+                "{d:?} over 1000 calls -> {total:?}"
             );
         }
     }
