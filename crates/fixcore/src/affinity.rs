@@ -81,9 +81,7 @@ pub fn unpin_current() -> Result<()> {
 /// thread). Fails if the OS refuses; returns where the thread really runs.
 pub fn place_current(core: Option<usize>) -> Result<Pinning> {
     match core {
-        Some(c) => {
-            pin_current(c)?;
-        }
+        Some(c) => _ = pin_current(c)?,
         None => unpin_current()?,
     }
     Ok(Pinning::current())
@@ -91,13 +89,16 @@ pub fn place_current(core: Option<usize>) -> Result<Pinning> {
 
 /// [`place_current`] for threads that must run anyway: a refused pin leaves
 /// the thread on the process's original mask and is returned beside where
-/// it really runs, for the caller to report.
+/// it really runs, for the caller to report. (An unpin that fails is not
+/// reported: the thread runs where it can, and its placement says where.)
 pub fn place_current_or_unpin(core: Option<usize>) -> (Pinning, Option<Error>) {
-    let refused = core.and_then(|c| pin_current(c).err());
-    if core.is_none() || refused.is_some() {
-        let _ = unpin_current();
+    match place_current(core) {
+        Ok(placed) => (placed, None),
+        Err(e) => {
+            let _ = unpin_current();
+            (Pinning::current(), core.map(|_| e))
+        }
     }
-    (Pinning::current(), refused)
 }
 
 /// The next core after `core` (cyclically) in the process's original mask,
