@@ -15,6 +15,10 @@ use std::process::{Command, Stdio};
 
 use zipstream::*;
 
+#[path = "support/noise.rs"]
+mod noise;
+use noise::noise;
+
 type Files = BTreeMap<String, Vec<u8>>;
 
 fn enabled() -> bool {
@@ -114,24 +118,12 @@ fn text(n: usize, seed: usize) -> Vec<u8> {
     v
 }
 
-fn noise(n: usize) -> Vec<u8> {
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 fn sample_files() -> Files {
     let mut m = Files::new();
     m.insert("small.txt".into(), b"hello interop\n".to_vec());
     m.insert("empty".into(), Vec::new());
     m.insert("dir/text.txt".into(), text(400_000, 1));
-    m.insert("dir/noise.bin".into(), noise(200_000));
+    m.insert("dir/noise.bin".into(), noise(200_000, 1));
     m.insert("ünïcødé-名前.txt".into(), text(70_000, 3));
     m
 }

@@ -4,6 +4,10 @@ use std::io::{Cursor, Read};
 
 use zipstream::*;
 
+#[path = "support/noise.rs"]
+mod noise;
+use noise::noise;
+
 fn text(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
     let mut v = Vec::with_capacity(n);
@@ -20,18 +24,6 @@ fn text(n: usize, seed: u64) -> Vec<u8> {
     v
 }
 
-fn noise(n: usize) -> Vec<u8> {
-    let mut x = 88172645463325252u64;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
 #[test]
 fn parallel_archives_round_trip() {
     let inputs: Vec<(EntryOptions, Vec<u8>)> = vec![
@@ -39,8 +31,8 @@ fn parallel_archives_round_trip() {
         (EntryOptions::file("small.txt"), text(10_000, 2)),
         (EntryOptions::file("empty"), Vec::new()),
         (EntryOptions::directory("d"), Vec::new()),
-        (EntryOptions::file("noise-one-block"), noise(300_000)),
-        (EntryOptions::file("noise-multi"), noise(2_500_000)),
+        (EntryOptions::file("noise-one-block"), noise(300_000, 1)),
+        (EntryOptions::file("noise-multi"), noise(2_500_000, 2)),
         (EntryOptions::file("exact-block"), text(1 << 20, 3)),
         (
             EntryOptions::file("aes").encrypt(AesStrength::Aes256, "pw"),

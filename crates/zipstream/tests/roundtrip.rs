@@ -6,18 +6,9 @@ use std::io::{Cursor, Read};
 use proptest::prelude::*;
 use zipstream::*;
 
-/// Deterministic pseudo-random bytes (xorshift), incompressible.
-fn noise(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
+#[path = "support/noise.rs"]
+mod noise;
+use noise::noise;
 
 /// Compressible text-like bytes.
 fn text(n: usize) -> Vec<u8> {
