@@ -13,8 +13,11 @@
 //! environment variable `FIXCORE_SCAN` to `scalar`, `avx2`, `avx512` or
 //! `avx512vbmi2` caps the detected path (it never enables an instruction set
 //! the CPU lacks), so the whole test suite can be run on each path
-//! (`cargo xtask ci` does). Any other non-empty value is refused: a typo
-//! must not quietly test the fastest path instead.
+//! (`cargo xtask ci` does). Any other non-empty value caps nothing here
+//! ([`ScanPath::detect`] takes the fastest path: a library does not panic
+//! over its environment), but [`ScanPath::configured`] reports it as an
+//! error, which `perfkit` and fixcore's own tests check, so a typo cannot
+//! quietly test the fastest path instead.
 
 use crate::{Error, Result};
 use std::sync::OnceLock;
