@@ -202,7 +202,39 @@ impl DecodeProgress {
 
     /// Decodes from `input` into whatever room `out` has left; returns the
     /// input bytes consumed.
+    ///
+    /// Every decoding loop (the sync and async decoders, the one-shot
+    /// decoder's streaming path) goes through here, so this is where a step
+    /// that cannot make progress is refused: given input and room for
+    /// output, a step that neither consumes nor produces would be repeated
+    /// for ever by a loop that waits for one or the other, or would drop
+    /// the input by one that takes it as the end.
     pub(crate) fn step_into<C: WriteBuf + ?Sized>(
+        &mut self,
+        dec: &mut Decompressor,
+        input: &[u8],
+        out: &mut OutBuffer<'_, C>,
+    ) -> Result<usize> {
+        let (before, room) = (out.pos(), out.pos() < out.capacity());
+        let used = self.step_once(dec, input, out)?;
+        self.made_progress(input.len(), used, out.pos() - before, room)?;
+        Ok(used)
+    }
+
+    /// Refuses a step on `input` bytes, with `room` in the output, that
+    /// consumed `used` and produced `produced` bytes, when it did neither.
+    fn made_progress(&self, input: usize, used: usize, produced: usize, room: bool) -> Result<()> {
+        if input > 0 && room && used == 0 && produced == 0 {
+            return Err(Error::Corrupt {
+                offset: self.consumed,
+                detail: "the decoder stopped before the end of the input",
+            });
+        }
+        Ok(())
+    }
+
+    /// One step of [`DecodeProgress::step_into`], unchecked.
+    fn step_once<C: WriteBuf + ?Sized>(
         &mut self,
         dec: &mut Decompressor,
         input: &[u8],
@@ -370,6 +402,40 @@ impl<R: BufRead> Read for Decoder<R> {
                 self.progress.at_eof().map_err(Error::into_io)?;
                 return Ok(0);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Given input and room for output, a step that neither consumes nor
+    /// produces is refused at the position reached; any progress, or no
+    /// input, or no room, is not a stall.
+    #[test]
+    fn a_step_without_progress_on_input_is_corrupt() {
+        let p = DecodeProgress {
+            consumed: 7,
+            ..DecodeProgress::default()
+        };
+        assert!(matches!(
+            p.made_progress(5, 0, 0, true),
+            Err(Error::Corrupt {
+                offset: 7,
+                detail: "the decoder stopped before the end of the input"
+            })
+        ));
+        for (input, used, produced, room) in [
+            (0, 0, 0, true),
+            (5, 1, 0, true),
+            (5, 0, 1, true),
+            (5, 0, 0, false),
+        ] {
+            assert!(
+                p.made_progress(input, used, produced, room).is_ok(),
+                "{input} {used} {produced} {room}"
+            );
         }
     }
 }
