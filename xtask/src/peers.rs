@@ -4,6 +4,7 @@
 //! Each peer is one entry in [`PEERS`] with its own build function, so a
 //! peer written in another language adds an entry, not a branch.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -78,9 +79,11 @@ pub fn usage() -> String {
 /// `-Wno-deprecated` silences their warnings.
 fn build_quickfix(out: &Path) -> Result<()> {
     let src = Path::new("xtask/peers/quickfix");
-    let exe = out.join("quickfix-parse");
-    let tmp = out.join(".quickfix-parse.tmp");
-    let built = super::run(
+    // Compiled outside `out`: a half-written binary there is never found.
+    let scratch = out.with_file_name("peers-build").join("quickfix");
+    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let built = scratch.join("quickfix-parse");
+    super::run(
         Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
             .args([
                 "-std=gnu++14",
@@ -92,27 +95,65 @@ fn build_quickfix(out: &Path) -> Result<()> {
             ])
             .arg(src.join("quickfix_parse.cpp"))
             .arg("-o")
-            .arg(&tmp)
+            .arg(&built)
             .arg("-lquickfix"),
     )
-    .context("compiling (apt-get install g++ libquickfix-dev)")
-    .and_then(|()| {
-        std::fs::copy(
-            src.join("FIX44-perfkit.xml"),
-            out.join("quickfix-FIX44.xml"),
-        )
-        .context("copying the dictionary")?;
-        record_quickfix_version(out)
-    })
-    // Renamed last: a half-built peer is never found by perfkit.
-    .and_then(|()| {
-        std::fs::rename(&tmp, &exe).with_context(|| format!("renaming to {}", exe.display()))
-    });
-    if built.is_err() {
-        // A failed g++ may leave a partial output behind; nothing uses it.
-        let _ = std::fs::remove_file(&tmp);
+    .context("compiling (apt-get install g++ libquickfix-dev)")?;
+    install(
+        Source::File(&src.join("FIX44-perfkit.xml")),
+        &out.join("quickfix-FIX44.xml"),
+    )?;
+    record_quickfix_version(out)?;
+    // Installed last: perfkit finds the peer by its executable, so it never
+    // finds one whose dictionary or version file is missing.
+    install(Source::File(&built), &out.join("quickfix-parse"))
+}
+
+/// What [`install`] puts in place.
+enum Source<'a> {
+    /// A file's bytes and permissions (an executable stays executable).
+    File(&'a Path),
+    /// Bytes, in a file with the default permissions.
+    Bytes(&'a [u8]),
+}
+
+/// Puts `src` at `dst` all at once: written to a temporary sibling, flushed
+/// to disk and renamed over `dst`. An interrupted or failed install leaves
+/// the previous `dst` (or none), never a truncated file beside a working
+/// peer, and no temporary file: a dropped `NamedTempFile` deletes itself.
+fn install(src: Source<'_>, dst: &Path) -> Result<()> {
+    let dir = dst
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = perfkit::report::temp_sibling(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    match src {
+        Source::File(from) => {
+            let mut f =
+                std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
+            std::io::copy(&mut f, tmp.as_file_mut())
+                .with_context(|| format!("copying {}", from.display()))?;
+            let perms = f
+                .metadata()
+                .with_context(|| format!("reading {}", from.display()))?
+                .permissions();
+            tmp.as_file()
+                .set_permissions(perms)
+                .context("setting permissions")?;
+        }
+        Source::Bytes(bytes) => tmp
+            .as_file_mut()
+            .write_all(bytes)
+            .with_context(|| format!("writing {}", tmp.path().display()))?,
     }
-    built
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("writing {}", tmp.path().display()))?;
+    tmp.persist(dst)
+        .map_err(|e| e.error)
+        .with_context(|| format!("renaming to {}", dst.display()))?;
+    Ok(())
 }
 
 /// Writes the version of the QuickFIX package the peer was built against
@@ -130,8 +171,7 @@ fn record_quickfix_version(out: &Path) -> Result<()> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .filter(|v| !v.is_empty() && !v.contains('\n'));
     match version {
-        Some(v) => std::fs::write(&file, format!("{v}\n"))
-            .with_context(|| format!("writing {}", file.display())),
+        Some(v) => install(Source::Bytes(format!("{v}\n").as_bytes()), &file),
         None => match std::fs::remove_file(&file) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(e).with_context(|| format!("removing {}", file.display()))
@@ -198,10 +238,55 @@ fn build_szip(out: &Path) -> Result<()> {
     super::run(release("clippy").args(["--all-targets", "--", "-D", "warnings"]))?;
     super::run(&mut release("test"))?;
     super::run(&mut release("build"))?;
-    let tmp = out.join(".szip-peer.tmp");
-    std::fs::copy(target.join("release/szip-peer"), &tmp).context("copying szip-peer")?;
-    // Renamed last: a half-copied peer is never found by perfkit.
-    let exe = out.join("szip-peer");
-    std::fs::rename(&tmp, &exe).with_context(|| format!("renaming to {}", exe.display()))?;
-    Ok(())
+    install(
+        Source::File(&target.join("release/szip-peer")),
+        &out.join("szip-peer"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The files in `dir`, sorted.
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn install_replaces_whole_files_and_leaves_no_temporary_behind() {
+        let dir = std::env::temp_dir().join(format!("xtask-install-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let dst = dir.join("peer");
+
+        install(Source::Bytes(b"one\n"), &dst).unwrap();
+        install(Source::Bytes(b"two\n"), &dst).unwrap();
+        assert_eq!(std::fs::read(&dst).unwrap(), b"two\n");
+
+        let exe = dir.join("built");
+        std::fs::write(&exe, b"#!/bin/sh\n").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+            install(Source::File(&exe), &dst).unwrap();
+            let mode = std::fs::metadata(&dst).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o755, "{mode:o}");
+        }
+        #[cfg(not(unix))]
+        install(Source::File(&exe), &dst).unwrap();
+        assert_eq!(std::fs::read(&dst).unwrap(), b"#!/bin/sh\n");
+
+        // A failed install leaves the previous file and nothing else.
+        assert!(install(Source::File(&dir.join("missing")), &dst).is_err());
+        assert_eq!(std::fs::read(&dst).unwrap(), b"#!/bin/sh\n");
+        assert_eq!(listing(&dir), ["built", "peer"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
