@@ -28,6 +28,8 @@ pub fn decode(data: &[u8]) {
 mod tests {
     /// The seed frames `cargo xtask fuzz` starts from (zstd CLI output: no
     /// checksum, no content size, behind a skippable frame), whole and cut.
+    /// That the whole seeds decode to what the `zstd` CLI makes of them is
+    /// checked by `tests/seeds_vs_zstd_cli.rs`.
     #[test]
     fn fuzz_body_survives_the_seeds() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/decode");
