@@ -77,6 +77,17 @@ fn cargo() -> Command {
     Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
+/// `cargo +nightly`, for cargo-fuzz. Not [`cargo()`]: under `cargo xtask`
+/// `$CARGO` is the stable toolchain's own cargo binary, which refuses
+/// `+nightly` ("invoke `cargo` through `rustup` to handle `+toolchain`
+/// directives"); the `cargo` on `PATH` is rustup's proxy, which picks the
+/// nightly toolchain.
+fn nightly_cargo() -> Command {
+    let mut c = Command::new("cargo");
+    c.arg("+nightly");
+    c
+}
+
 fn ci() -> Result<()> {
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
     run(cargo().args([
@@ -136,17 +147,17 @@ fn fuzz_projects() -> Result<Vec<PathBuf>> {
 /// `XTASK_FUZZ_ONLY=a,b` restricts the run to the named targets.
 fn fuzz(seconds: u64) -> Result<()> {
     let works = |args: &[&str]| {
-        Command::new("cargo")
+        nightly_cargo()
             .args(args)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status()
             .is_ok_and(|s| s.success())
     };
-    if !works(&["+nightly", "--version"]) {
+    if !works(&["--version"]) {
         bail!("fuzzing needs a nightly toolchain: rustup toolchain install nightly");
     }
-    if !works(&["+nightly", "fuzz", "--version"]) {
+    if !works(&["fuzz", "--version"]) {
         bail!("fuzzing needs cargo-fuzz: cargo install cargo-fuzz --locked");
     }
     let only: Option<Vec<String>> = std::env::var("XTASK_FUZZ_ONLY")
@@ -156,8 +167,8 @@ fn fuzz(seconds: u64) -> Result<()> {
     let mut failed = Vec::new();
     for project in fuzz_projects()? {
         let crate_dir = project.parent().expect("fuzz/ is inside a crate");
-        let list = Command::new("cargo")
-            .args(["+nightly", "fuzz", "list"])
+        let list = nightly_cargo()
+            .args(["fuzz", "list"])
             .current_dir(crate_dir)
             .output()
             .with_context(|| format!("cargo fuzz list in {}", crate_dir.display()))?;
@@ -179,8 +190,12 @@ fn fuzz(seconds: u64) -> Result<()> {
             let corpus = Path::new("fuzz/corpus").join(target);
             std::fs::create_dir_all(crate_dir.join(&corpus))?;
             let seeds = Path::new("fuzz/seeds").join(target);
+            let mut fuzz = nightly_cargo();
+            fuzz.args(["fuzz", "run", target]);
             let mut cmd = Command::new("nice");
-            cmd.args(["-n", "19", "cargo", "+nightly", "fuzz", "run", target])
+            cmd.args(["-n", "19"])
+                .arg(fuzz.get_program())
+                .args(fuzz.get_args())
                 .arg(&corpus)
                 .current_dir(crate_dir);
             // libFuzzer adds new inputs to the first directory only, so the
