@@ -155,52 +155,35 @@ impl Process {
     }
 
     /// [`Process::send`] for a large request written before the child
-    /// has proved it reads (QuickFIX's records precede its `ready`): the
-    /// write runs on a helper thread, and if it has not finished within
-    /// `timeout` the child is killed, which ends the blocked write. (A
-    /// child that handed its stdin to a process of its own keeps the pipe
-    /// open; only the child itself is killed.)
-    pub fn send_within(
-        &mut self,
-        timeout: Duration,
-        write: impl FnOnce(&mut BufWriter<ChildStdin>) -> std::io::Result<()> + Send,
-    ) -> anyhow::Result<()> {
+    /// has proved it reads (QuickFIX's records precede its `ready`): a
+    /// detached thread owning `bytes` writes them, and if it has not
+    /// finished within `timeout` the child is killed and this returns
+    /// without waiting for the thread. Killing the child ends the blocked
+    /// write unless something else (a process the child started) keeps the
+    /// pipe open; the thread is then left blocked, never waited on.
+    pub fn send_within(&mut self, timeout: Duration, bytes: Vec<u8>) -> anyhow::Result<()> {
         self.busy = true;
         let Some(mut input) = self.stdin.take() else {
             return Err(self.fail("its stdin is closed"));
         };
         let (done, finished) = std::sync::mpsc::channel();
-        let child = &mut self.child;
-        let (written, input, timed_out) = std::thread::scope(|s| {
-            let writer = s.spawn(move || {
-                let r = write(&mut input).and_then(|()| input.flush());
-                let _ = done.send(());
-                (r, input)
-            });
-            let timed_out = matches!(
-                finished.recv_timeout(timeout),
-                Err(RecvTimeoutError::Timeout)
-            );
-            if timed_out {
-                let _ = child.kill();
-            }
-            match writer.join() {
-                Ok((r, input)) => (r, Some(input), timed_out),
-                Err(_) => (
-                    Err(std::io::Error::other("the writing thread panicked")),
-                    None,
-                    timed_out,
-                ),
-            }
+        std::thread::spawn(move || {
+            let r = input.write_all(&bytes).and_then(|()| input.flush());
+            let _ = done.send((r, input));
         });
-        self.stdin = input;
-        match written {
-            _ if timed_out => Err(self.fail(&format!(
+        match finished.recv_timeout(timeout) {
+            Ok((Ok(()), input)) => {
+                self.stdin = Some(input);
+                Ok(())
+            }
+            Ok((Err(e), _)) => Err(self.fail(&format!("writing to it: {e}"))),
+            Err(RecvTimeoutError::Timeout) => Err(self.fail(&format!(
                 "did not read its input within {} s",
                 timeout.as_secs_f64()
             ))),
-            Err(e) => Err(self.fail(&format!("writing to it: {e}"))),
-            Ok(()) => Ok(()),
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(self.fail("writing to it: the writing thread panicked"))
+            }
         }
     }
 
@@ -210,16 +193,11 @@ impl Process {
         self.busy = false;
     }
 
-    /// The next stdout line, without its line break. End of output is
-    /// "peer died" with its last stderr lines, and the child is reaped.
-    pub fn read_line(&mut self) -> anyhow::Result<String> {
-        let got = self.lines.recv().ok();
-        self.line(got)
-    }
-
-    /// [`Process::read_line`] that gives up after `timeout` (the child is
-    /// then killed): for greetings, which a program that is not the peer
-    /// may never send.
+    /// The next stdout line, without its line break, if it comes within
+    /// `timeout`; otherwise the child is killed (a program that is not the
+    /// peer may never greet, and a peer may stall mid-run). End of output
+    /// is "peer died" with its last stderr lines, and the child is reaped.
+    /// There is no read without a limit.
     pub fn read_line_within(&mut self, timeout: Duration) -> anyhow::Result<String> {
         match self.lines.recv_timeout(timeout) {
             Ok(got) => self.line(Some(got)),
@@ -229,6 +207,12 @@ impl Process {
                 timeout.as_secs_f64()
             ))),
         }
+    }
+
+    /// [`Process::read_line_within`] with the time left until `deadline`
+    /// (one limit for all the lines of a reply).
+    pub fn read_line_by(&mut self, deadline: Instant) -> anyhow::Result<String> {
+        self.read_line_within(deadline.saturating_duration_since(Instant::now()))
     }
 
     fn line(&mut self, got: Option<std::io::Result<Vec<u8>>>) -> anyhow::Result<String> {
@@ -390,9 +374,7 @@ mod tests {
         let mut p = Process::spawn(sh("exec sleep 30"), b"").unwrap();
         // Far more than a pipe holds: the write blocks until the kill.
         let big = vec![b'x'; 4 << 20];
-        let e = p
-            .send_within(Duration::from_millis(300), |w| w.write_all(&big))
-            .unwrap_err();
+        let e = p.send_within(Duration::from_millis(300), big).unwrap_err();
         assert!(
             e.to_string().contains("did not read its input within"),
             "{e}"
@@ -402,10 +384,41 @@ mod tests {
     }
 
     #[test]
+    fn send_within_does_not_wait_on_a_pipe_another_process_keeps_open() {
+        let t = Instant::now();
+        // The background sleep inherits stdin and outlives the kill of the
+        // shell, so the blocked write does not end when the child does.
+        let mut p = Process::spawn(sh("exec 3<&0; sleep 8 <&3 3<&- & exec sleep 30"), b"").unwrap();
+        let big = vec![b'x'; 4 << 20];
+        let e = p.send_within(Duration::from_millis(300), big).unwrap_err();
+        assert!(
+            e.to_string().contains("did not read its input within"),
+            "{e}"
+        );
+        drop(p);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+
+    #[test]
+    fn a_peer_that_stalls_mid_reply_is_killed_at_the_deadline() {
+        let t = Instant::now();
+        let mut p = Process::spawn(sh("echo s; exec sleep 30"), b"").unwrap();
+        let deadline = Instant::now() + Duration::from_millis(500);
+        assert_eq!(p.read_line_by(deadline).unwrap(), "s");
+        let e = p.read_line_by(deadline).unwrap_err();
+        assert!(e.to_string().contains("did not answer within"), "{e}");
+        drop(p);
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    }
+
+    #[test]
     fn end_of_output_is_a_death_quoting_the_last_stderr_lines() {
         let script = "for i in 1 2 3 4 5 6 7 8 9 10; do echo line$i >&2; done; exit 3";
         let mut p = Process::spawn(sh(script), b"").unwrap();
-        let e = p.read_line().unwrap_err().to_string();
+        let e = p
+            .read_line_within(Duration::from_secs(30))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("peer died"), "{e}");
         // The last lines, not the first: line1 and line2 fell out.
         assert!(e.contains("line3 | line4") && e.ends_with("line10)"), "{e}");
@@ -419,7 +432,7 @@ mod tests {
         let script = "while :; do echo s; echo err >&2; done";
         let mut p = Process::spawn(sh(script), b"quit\n").unwrap();
         p.send(|w| w.write_all(b"run\n")).unwrap();
-        assert_eq!(p.read_line().unwrap(), "s");
+        assert_eq!(p.read_line_within(Duration::from_secs(30)).unwrap(), "s");
         // Both pipes fill up; the child blocks writing; drop must kill it.
         std::thread::sleep(Duration::from_millis(200));
         drop(p);

@@ -15,7 +15,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
@@ -36,6 +36,17 @@ pub const VERSION_FILE: &str = "quickfix-parse.version";
 /// dictionary and parse every message once before answering `ready`: a
 /// program that never reads or answers is a note, not a hung bench.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long a run may take before the peer counts as stalled and is
+/// killed: generous, a fixed allowance plus 1 ms per call asked for (warm-up
+/// included) in every set, orders of magnitude more than a parse of a
+/// sample message takes.
+fn run_limit(warmup: usize, iterations: usize, sets: usize) -> Duration {
+    let calls = (warmup as u64)
+        .saturating_add(iterations as u64)
+        .saturating_mul(sets as u64);
+    Duration::from_secs(60).saturating_add(Duration::from_millis(calls))
+}
 
 /// A running peer with the messages loaded.
 pub struct Peer {
@@ -106,7 +117,7 @@ impl Peer {
         // Written before the program has shown it reads: with a large
         // --input a program that does not would block the write for ever.
         process
-            .send_within(READY_TIMEOUT, |w| w.write_all(&records))
+            .send_within(READY_TIMEOUT, records)
             .map_err(unavailable)?;
         let line = process
             .read_line_within(READY_TIMEOUT)
@@ -157,10 +168,11 @@ impl Peer {
         }
         self.process
             .send(|w| writeln!(w, "run {warmup} {iterations} {batch}"))?;
+        let deadline = Instant::now() + run_limit(warmup, iterations, self.sets);
         let mut counted = vec![0usize; self.sets];
         loop {
             // A read that fails has killed the peer and named it already.
-            let line = self.process.read_line()?;
+            let line = self.process.read_line_by(deadline)?;
             match take(&line, into, &mut counted) {
                 Ok(true) => break,
                 Ok(false) => {}

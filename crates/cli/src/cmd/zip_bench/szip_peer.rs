@@ -27,6 +27,11 @@ const HELLO_PREFIX: &str = "hello szip-peer 1 ";
 /// neither greet nor exit, and zip bench must not hang on it.
 const GREETING_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long one reply (loading a scenario, or writing one archive of it)
+/// may take before the peer counts as stalled and is killed: generous, far
+/// beyond any scenario's archive.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Which of s-zip's writers the peer drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Writer {
@@ -87,7 +92,7 @@ impl SZipPeer {
         write: impl FnOnce(&mut std::io::BufWriter<std::process::ChildStdin>) -> std::io::Result<()>,
     ) -> Result<String> {
         self.process.send(write)?;
-        let reply = self.process.read_line()?;
+        let reply = self.process.read_line_within(REPLY_TIMEOUT)?;
         if let Some(why) = reply.strip_prefix("err ") {
             return Err(self.process.fail(why));
         }
