@@ -149,25 +149,31 @@ pub fn scan_into(msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
 /// [`scan_into`] with an explicit path. Fails with
 /// [`Error::ScanPathUnavailable`] if the CPU cannot run `path`.
 pub fn scan_with(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
-    scan_impl(path, msg, out, false, false).map(|_| ())
+    scan_impl::<false, false>(path, msg, out).map(|_| ())
 }
 
 /// [`scan_with`] that also returns the sum of all bytes, computed in the
 /// same pass (the parser derives the CheckSum from it).
 pub fn scan_and_sum(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
-    scan_impl(path, msg, out, true, false)
+    scan_impl::<true, false>(path, msg, out)
 }
 
 /// [`scan_and_sum`] with [`SOH_FLAG`] set on the positions of SOH bytes.
 /// Takes messages shorter than 2 GiB (less [`SLACK`]), so positions leave
 /// the flag bit free.
 pub(crate) fn scan_tagged(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
-    scan_impl(path, msg, out, true, true)
+    scan_impl::<true, true>(path, msg, out)
 }
 
+/// The scan on `path`; `SUM` asks for the byte sum too (0 without), `TAG`
+/// for [`SOH_FLAG`] on SOH positions.
 #[inline(always)]
-fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool, tag: bool) -> Result<u64> {
-    let limit = if tag { SOH_FLAG } else { u32::MAX } as usize - SLACK;
+fn scan_impl<const SUM: bool, const TAG: bool>(
+    path: ScanPath,
+    msg: &[u8],
+    out: &mut Vec<u32>,
+) -> Result<u64> {
+    let limit = if TAG { SOH_FLAG } else { u32::MAX } as usize - SLACK;
     if msg.len() > limit {
         return Err(Error::TooLarge {
             len: msg.len(),
@@ -177,12 +183,11 @@ fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool, tag: boo
     out.clear();
     out.reserve(msg.len() + SLACK);
     let spare = out.spare_capacity_mut();
-    let n = match (path, tag) {
-        (ScanPath::Scalar, false) => Some(scalar::<false>(msg, spare, sum)),
-        (ScanPath::Scalar, true) => Some(scalar::<true>(msg, spare, sum)),
-        (ScanPath::Avx2, _) => x86::avx2(msg, spare, sum, tag),
-        (ScanPath::Avx512, _) => x86::avx512(msg, spare, sum, tag),
-        (ScanPath::Avx512Vbmi2, _) => x86::avx512_vbmi2(msg, spare, sum, tag),
+    let n = match path {
+        ScanPath::Scalar => Some(scalar::<SUM, TAG>(msg, spare)),
+        ScanPath::Avx2 => x86::avx2::<SUM, TAG>(msg, spare),
+        ScanPath::Avx512 => x86::avx512::<SUM, TAG>(msg, spare),
+        ScanPath::Avx512Vbmi2 => x86::avx512_vbmi2::<SUM, TAG>(msg, spare),
     };
     let Some((n, total)) = n else {
         return Err(Error::ScanPathUnavailable { path: path.name() });
@@ -196,10 +201,9 @@ fn scan_impl(path: ScanPath, msg: &[u8], out: &mut Vec<u32>, sum: bool, tag: boo
 
 /// The plain loop: write the index unconditionally and advance the cursor by
 /// whether the byte is a delimiter, so there is no data-dependent branch.
-fn scalar<const TAG: bool>(
+fn scalar<const SUM: bool, const TAG: bool>(
     msg: &[u8],
     out: &mut [std::mem::MaybeUninit<u32>],
-    sum: bool,
 ) -> (usize, u64) {
     let mut n = 0;
     for (i, &b) in msg.iter().enumerate() {
@@ -207,7 +211,7 @@ fn scalar<const TAG: bool>(
         out[n].write(i as u32 | flag);
         n += usize::from(b == b'=' || b == SOH);
     }
-    let total = if sum {
+    let total = if SUM {
         msg.iter().map(|&b| u64::from(b)).sum()
     } else {
         0

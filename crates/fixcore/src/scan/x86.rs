@@ -2,9 +2,10 @@
 //!
 //! Each public function checks the CPU features and the output slack itself
 //! and returns `None` when the path cannot run, so callers stay safe code.
-//! `sum` asks for the byte sum too; `tag` for [`SOH_FLAG`](super::SOH_FLAG)
-//! on SOH positions (the caller keeps positions below 2^31), and implies
-//! `sum` (the parser, its only user, wants both).
+//! `SUM` asks for the byte sum too (0 without); `TAG` for
+//! [`SOH_FLAG`](super::SOH_FLAG) on SOH positions (the caller keeps
+//! positions below 2^31). Both are const generics, passed straight to the
+//! kernels, so each combination compiles to its own loop.
 
 use std::mem::MaybeUninit;
 
@@ -23,17 +24,21 @@ mod imp_none {
     pub fn has_avx512_vbmi2() -> bool {
         false
     }
-    pub fn avx2(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool, _: bool) -> Option<(usize, u64)> {
-        None
-    }
-    pub fn avx512(_: &[u8], _: &mut [MaybeUninit<u32>], _: bool, _: bool) -> Option<(usize, u64)> {
-        None
-    }
-    pub fn avx512_vbmi2(
+    pub fn avx2<const SUM: bool, const TAG: bool>(
         _: &[u8],
         _: &mut [MaybeUninit<u32>],
-        _: bool,
-        _: bool,
+    ) -> Option<(usize, u64)> {
+        None
+    }
+    pub fn avx512<const SUM: bool, const TAG: bool>(
+        _: &[u8],
+        _: &mut [MaybeUninit<u32>],
+    ) -> Option<(usize, u64)> {
+        None
+    }
+    pub fn avx512_vbmi2<const SUM: bool, const TAG: bool>(
+        _: &[u8],
+        _: &mut [MaybeUninit<u32>],
     ) -> Option<(usize, u64)> {
         None
     }
@@ -108,11 +113,9 @@ mod imp {
     }
 
     /// AVX2 scan; `None` if unavailable or `out` lacks slack.
-    pub fn avx2(
+    pub fn avx2<const SUM: bool, const TAG: bool>(
         msg: &[u8],
         out: &mut [MaybeUninit<u32>],
-        sum: bool,
-        tag: bool,
     ) -> Option<(usize, u64)> {
         if !has_avx2() || !has_room(msg, out) {
             return None;
@@ -120,55 +123,33 @@ mod imp {
         let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked just above; `out` has `msg.len() + 64`
         // elements and the kernel writes at most 32 past `msg.len()`.
-        Some(unsafe {
-            match (sum, tag) {
-                (_, true) => avx2_kernel::<true, true>(msg, out),
-                (true, false) => avx2_kernel::<true, false>(msg, out),
-                (false, false) => avx2_kernel::<false, false>(msg, out),
-            }
-        })
+        Some(unsafe { avx2_kernel::<SUM, TAG>(msg, out) })
     }
 
     /// AVX-512 dword-compress scan; `None` if unavailable or short of slack.
-    pub fn avx512(
+    pub fn avx512<const SUM: bool, const TAG: bool>(
         msg: &[u8],
         out: &mut [MaybeUninit<u32>],
-        sum: bool,
-        tag: bool,
     ) -> Option<(usize, u64)> {
         if !has_avx512() || !has_room(msg, out) {
             return None;
         }
         let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked; the kernel writes at most 16 past len.
-        Some(unsafe {
-            match (sum, tag) {
-                (_, true) => avx512_kernel::<true, true>(msg, out),
-                (true, false) => avx512_kernel::<true, false>(msg, out),
-                (false, false) => avx512_kernel::<false, false>(msg, out),
-            }
-        })
+        Some(unsafe { avx512_kernel::<SUM, TAG>(msg, out) })
     }
 
     /// AVX-512 VBMI2 byte-compress scan; `None` if unavailable.
-    pub fn avx512_vbmi2(
+    pub fn avx512_vbmi2<const SUM: bool, const TAG: bool>(
         msg: &[u8],
         out: &mut [MaybeUninit<u32>],
-        sum: bool,
-        tag: bool,
     ) -> Option<(usize, u64)> {
         if !has_avx512_vbmi2() || !has_room(msg, out) {
             return None;
         }
         let out = out.as_mut_ptr().cast::<u32>();
         // SAFETY: features checked; the kernel writes at most 16 past len.
-        Some(unsafe {
-            match (sum, tag) {
-                (_, true) => vbmi2_kernel::<true, true>(msg, out),
-                (true, false) => vbmi2_kernel::<true, false>(msg, out),
-                (false, false) => vbmi2_kernel::<false, false>(msg, out),
-            }
-        })
+        Some(unsafe { vbmi2_kernel::<SUM, TAG>(msg, out) })
     }
 
     /// Turns a 32-bit block mask into positions. The first 8 (then 16) are
