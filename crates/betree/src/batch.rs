@@ -89,7 +89,7 @@ impl Index {
                 let Some(key) = key_of(ev, *attr) else {
                     continue;
                 };
-                if let Some(list) = part.get(&key) {
+                if let Some(list) = part.get(key) {
                     for &s in list {
                         lanes.cmask[s as usize][lane / 64] |= 1 << (lane % 64);
                     }

@@ -35,6 +35,26 @@ pub(crate) enum KeyVal {
     Str(String),
 }
 
+impl KeyVal {
+    /// The same key, borrowed.
+    pub(crate) fn as_ref(&self) -> KeyRef<'_> {
+        match self {
+            KeyVal::True => KeyRef::True,
+            KeyVal::Int(i) => KeyRef::Int(*i),
+            KeyVal::Str(s) => KeyRef::Str(s),
+        }
+    }
+}
+
+/// A [`KeyVal`] borrowed, from an event or a stored key: what a search
+/// looks posting lists up by, without copying a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyRef<'a> {
+    True,
+    Int(i64),
+    Str(&'a str),
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Slot {
     pub id: Id,
@@ -94,13 +114,17 @@ impl Atoms {
 
 /// Posting lists of one partitioning attribute.
 ///
-/// The lists sit in a vector, found by value through `keys`, so that a
-/// search can name a list by two positions (partition, list) in reusable
-/// scratch instead of holding a reference to it.
+/// The lists sit in a vector, found by value through one table per kind
+/// of value, so that a search can name a list by two positions (partition,
+/// list) in reusable scratch instead of holding a reference to it, and
+/// look a string up without copying it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Partition {
-    /// Value → position of its list in `lists`.
-    pub keys: HashMap<KeyVal, u32>,
+    /// Position in `lists` of the list of `true`, of each integer and of
+    /// each string.
+    when_true: Option<u32>,
+    pub ints: HashMap<i64, u32>,
+    pub strs: HashMap<String, u32>,
     /// Posting lists, each in id order; emptied ones are kept for reuse
     /// (their positions in `free`).
     pub lists: Vec<Vec<u32>>,
@@ -111,25 +135,37 @@ pub(crate) struct Partition {
 impl Partition {
     /// The position of the posting list of `key`, if any.
     #[inline]
-    pub(crate) fn find(&self, key: &KeyVal) -> Option<u32> {
-        self.keys.get(key).copied()
+    pub(crate) fn find(&self, key: KeyRef<'_>) -> Option<u32> {
+        match key {
+            KeyRef::True => self.when_true,
+            KeyRef::Int(i) => self.ints.get(&i).copied(),
+            KeyRef::Str(s) => self.strs.get(s).copied(),
+        }
     }
 
     /// The posting list of `key`, if any.
-    pub(crate) fn get(&self, key: &KeyVal) -> Option<&[u32]> {
+    pub(crate) fn get(&self, key: KeyRef<'_>) -> Option<&[u32]> {
         self.find(key).map(|l| &self.lists[l as usize][..])
     }
 
     /// The posting list of `key`, made empty if there is none.
     fn entry(&mut self, key: KeyVal) -> &mut Vec<u32> {
-        let l = match self.keys.get(&key) {
-            Some(&l) => l,
+        let l = match self.find(key.as_ref()) {
+            Some(l) => l,
             None => {
                 let l = self.free.pop().unwrap_or_else(|| {
                     self.lists.push(Vec::new());
                     self.lists.len() as u32 - 1
                 });
-                self.keys.insert(key, l);
+                match key {
+                    KeyVal::True => self.when_true = Some(l),
+                    KeyVal::Int(i) => {
+                        self.ints.insert(i, l);
+                    }
+                    KeyVal::Str(s) => {
+                        self.strs.insert(s, l);
+                    }
+                }
                 l
             }
         };
@@ -139,11 +175,19 @@ impl Partition {
     /// Removes `s` from the posting list of `key`, dropping the key when
     /// its list becomes empty.
     fn remove(&mut self, key: &KeyVal, s: u32) {
-        if let Some(&l) = self.keys.get(key) {
+        if let Some(l) = self.find(key.as_ref()) {
             let list = &mut self.lists[l as usize];
             list.retain(|&x| x != s);
             if list.is_empty() {
-                self.keys.remove(key);
+                match key {
+                    KeyVal::True => self.when_true = None,
+                    KeyVal::Int(i) => {
+                        self.ints.remove(i);
+                    }
+                    KeyVal::Str(s) => {
+                        self.strs.remove(s);
+                    }
+                }
                 self.free.push(l);
             }
         }
@@ -437,9 +481,7 @@ impl Index {
     }
 
     /// [`Index::search`] reusing `scratch` and `out` so that repeated searches
-    /// do not allocate once they have grown (`tests/no_alloc.rs`), except
-    /// that probing a partition keyed by a string attribute copies the
-    /// event's string.
+    /// do not allocate once they have grown (`tests/no_alloc.rs`).
     pub fn search_with(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) -> Result<()> {
         self.validate(ev)?;
         out.clear();
@@ -648,7 +690,8 @@ impl Index {
         n += a.by_key.keys().map(String::capacity).sum::<usize>();
         n += vec(&self.partitions);
         for (_, p) in &self.partitions {
-            n += map(&p.keys) + p.keys.keys().map(key).sum::<usize>();
+            n += map(&p.ints) + map(&p.strs);
+            n += p.strs.keys().map(String::capacity).sum::<usize>();
             n += vec(&p.lists) + p.lists.iter().map(vec).sum::<usize>();
             n += vec(&p.free);
         }
@@ -662,11 +705,11 @@ impl Index {
 }
 
 /// The partition key an event's value of `attr` selects.
-pub(crate) fn key_of(ev: &Event, attr: AttrId) -> Option<KeyVal> {
+pub(crate) fn key_of(ev: &Event, attr: AttrId) -> Option<KeyRef<'_>> {
     match ev.get(attr) {
-        Some(Value::Bool(true)) => Some(KeyVal::True),
-        Some(Value::Int(i)) => Some(KeyVal::Int(*i)),
-        Some(Value::Str(s)) => Some(KeyVal::Str(s.clone())),
+        Some(Value::Bool(true)) => Some(KeyRef::True),
+        Some(Value::Int(i)) => Some(KeyRef::Int(*i)),
+        Some(Value::Str(s)) => Some(KeyRef::Str(s)),
         _ => None,
     }
 }

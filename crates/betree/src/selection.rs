@@ -144,7 +144,7 @@ impl Selection {
                     // partition here.
                     let end = index.partitions.len().min(p.saturating_add(room));
                     for (q, (attr, part)) in index.partitions.iter().enumerate().take(end).skip(p) {
-                        if let Some(list) = key_of(ev, *attr).and_then(|k| part.find(&k)) {
+                        if let Some(list) = key_of(ev, *attr).and_then(|k| part.find(k)) {
                             self.sources.push(Source {
                                 part: q as u32,
                                 list,

@@ -106,6 +106,13 @@ fn workload() -> (Index, Vec<Event>) {
     for k in 0..60 {
         add(&mut index, &format!("b0 and (b2 or i > {k})"));
     }
+    // Partitioned by the string `s`.
+    for k in 0..10 {
+        add(
+            &mut index,
+            &format!("s = \"w{k}\" and b0 and (b2 or j > {k})"),
+        );
+    }
     // Always candidates.
     for k in 0..3 {
         add(&mut index, &format!("b1 or i < {k}"));
@@ -118,6 +125,9 @@ fn workload() -> (Index, Vec<Event>) {
         }
         if n % 3 != 0 {
             b = b.int("j", n % 23).unwrap();
+        }
+        if n % 2 == 1 {
+            b = b.str("s", format!("w{}", n % 12)).unwrap();
         }
         b = b
             .bool("b0", n % 8 == 1)
