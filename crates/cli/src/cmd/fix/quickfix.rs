@@ -201,12 +201,16 @@ fn take(line: &str, into: &mut [Measured], counted: &mut [usize]) -> Result<bool
             let m = into
                 .get_mut(set)
                 .ok_or_else(|| anyhow!("set {set} out of range"))?;
+            // A hostile count must not overflow (a panic in debug builds).
+            let total = counted[set]
+                .checked_add(calls)
+                .ok_or_else(|| anyhow!("set {set}: {calls} more calls overflow the count"))?;
             // The peer's batch mean, recorded once per call, as fixcore's
             // measure::interleave records its own.
             m.histogram
                 .record_n(ns.max(1) as u64, calls as u64)
                 .with_context(|| format!("recording {ns} ns"))?;
-            counted[set] += calls;
+            counted[set] = total;
         }
         ["e", set, ns] => {
             let (set, ns) = (num(set)?, num(ns)?);
@@ -251,6 +255,12 @@ mod tests {
         for bad in ["s 1 250 10", "s 0 x 10", "s 0 -1 10", "e 0", "ready 1", ""] {
             assert!(take(bad, &mut into, &mut counted).is_err(), "{bad:?}");
         }
+        // Counts that add up past usize::MAX are refused, not a panic, and
+        // leave the count as it was.
+        let huge = format!("s 0 250 {}", usize::MAX);
+        let e = take(&huge, &mut into, &mut counted).unwrap_err();
+        assert!(e.to_string().contains("overflow"), "{e}");
+        assert_eq!(counted, [10]);
     }
 
     #[test]
