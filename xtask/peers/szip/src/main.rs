@@ -23,6 +23,33 @@ type Error = Box<dyn std::error::Error>;
 /// The scenario currently loaded: entry names and their bytes.
 type Entries = Vec<(String, Vec<u8>)>;
 
+/// The longest request or entry-header line accepted, newline included. An
+/// entry name is at most 65,535 bytes (a ZIP limit) and a path a few KiB, so
+/// this leaves room, and a sender that never ends a line cannot grow memory
+/// for ever.
+const MAX_LINE: usize = 128 << 10;
+
+/// Reads one line into `line` (cleared first), as `read_line` does, but
+/// fails rather than hold more than [`MAX_LINE`] bytes. Returns 0 at the end
+/// of input.
+fn read_line_capped(
+    input: &mut impl BufRead,
+    line: &mut String,
+    what: &str,
+) -> Result<usize, Error> {
+    let mut bytes = std::mem::take(line).into_bytes();
+    bytes.clear();
+    let n = input
+        .by_ref()
+        .take(MAX_LINE as u64)
+        .read_until(b'\n', &mut bytes)?;
+    if n == MAX_LINE && bytes.last() != Some(&b'\n') {
+        return Err(format!("{what} is longer than {MAX_LINE} bytes").into());
+    }
+    *line = String::from_utf8(bytes).map_err(|_| format!("{what} is not UTF-8"))?;
+    Ok(n)
+}
+
 fn main() -> ExitCode {
     let mut input = io::stdin().lock();
     let mut out = io::stdout().lock();
@@ -49,8 +76,7 @@ fn serve(input: &mut impl BufRead, out: &mut impl Write) -> Result<(), Error> {
     out.flush()?;
     let mut line = String::new();
     loop {
-        line.clear();
-        if input.read_line(&mut line)? == 0 {
+        if read_line_capped(input, &mut line, "a request line")? == 0 {
             return Ok(());
         }
         let request = protocol::parse_request(line.trim_end_matches('\n'))?;
@@ -79,8 +105,7 @@ fn read_entries(input: &mut impl BufRead, count: usize) -> Result<Entries, Error
     let mut entries = Vec::new();
     let mut header = String::new();
     for i in 0..count {
-        header.clear();
-        if input.read_line(&mut header)? == 0 {
+        if read_line_capped(input, &mut header, "an entry header")? == 0 {
             return Err(format!("stdin ended before entry {i} of {count}").into());
         }
         let (len, name) = protocol::parse_entry_header(header.trim_end_matches('\n'))?;
@@ -223,6 +248,29 @@ mod tests {
         let (r, out) = talk(b"run sync 11\nrun sync 6\n");
         assert!(r.unwrap_err().contains("level must be 0..=9"));
         assert_eq!(out.lines().count(), 1, "{out}");
+    }
+
+    #[test]
+    fn an_endless_line_is_an_error_not_unbounded_memory() {
+        let mut long = vec![b'x'; MAX_LINE + 10];
+        let (r, _) = talk(&long);
+        assert!(r.unwrap_err().contains("request line is longer than"));
+        long.splice(0..0, b"load 1\n".iter().copied());
+        let (r, _) = talk(&long);
+        assert!(r.unwrap_err().contains("entry header is longer than"));
+        // A line of exactly MAX_LINE bytes, newline included, is still read.
+        let mut exact = b"0 ".to_vec();
+        exact.resize(MAX_LINE - 1, b'n');
+        exact.push(b'\n');
+        exact.splice(0..0, b"load 1\n".iter().copied());
+        let (r, out) = talk(&exact);
+        assert_eq!(r, Ok(()));
+        assert!(
+            out.lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("ok entries=1")),
+            "{out}"
+        );
     }
 
     #[test]
