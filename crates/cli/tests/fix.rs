@@ -440,3 +440,53 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("msgs.fix: line 2: CheckSum(10)"), "{err}");
 }
+
+/// Every part of fix-bench spreads `--iterations` over `--runs` by one
+/// rule (ceil(iterations / runs) per run, fixcore::measure's): the parse
+/// section, which runs its runs one at a time beside QuickFIX's, measures as
+/// many calls per row as the scan section.
+#[test]
+fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
+    let out = perfkit()
+        .args([
+            "fix-bench",
+            "--only",
+            "scan,parse",
+            "--iterations",
+            "7",
+            "--warmup",
+            "1",
+            "--runs",
+            "3",
+            "--batch",
+            "2",
+            "--json",
+        ])
+        .env(perfkit::peer::DIR_ENV, "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counts = |prefix: &str| -> Vec<u64> {
+        doc["sections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} section"))["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["latency"]["count"].as_u64().unwrap())
+            .collect()
+    };
+    let (scan, parse) = (counts("scan"), counts("parse"));
+    assert!(!scan.is_empty() && !parse.is_empty());
+    for c in scan.iter().chain(&parse) {
+        assert_eq!(*c, 9, "scan {scan:?}, parse {parse:?}");
+    }
+}

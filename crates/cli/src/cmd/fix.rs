@@ -191,8 +191,6 @@ enum Part {
 struct ParseSide {
     ours: Comparison,
     quickfix: std::result::Result<QuickfixRows, String>,
-    /// Measured calls per row, summed over the runs.
-    calls: usize,
 }
 
 /// What the QuickFIX peer measured, and the QuickFIX version it recorded.
@@ -201,18 +199,13 @@ struct QuickfixRows {
     version: Option<String>,
 }
 
-/// The measured calls of run `k` of `runs` when `iterations` are spread
-/// over them: the first `iterations % runs` runs take one more, so the
-/// runs add up to exactly `iterations` (at least one call per run).
-fn calls_in_run(iterations: usize, runs: usize, k: usize) -> usize {
-    (iterations / runs + usize::from(k < iterations % runs)).max(1)
-}
-
 /// The parse section: fixcore's parser on each sample (or the `--input`
 /// messages), and the QuickFIX peer on the same messages when it is built.
 /// Run k of ours is followed by run k of QuickFIX's, in one invocation, so
 /// a slow stretch of the machine hits both. Each run starts with `warmup`
-/// unmeasured calls per message on both sides. The sides do not construct
+/// unmeasured calls per message on both sides, then measures
+/// `iterations.div_ceil(runs)` calls per message, as every other part of
+/// fix-bench (fixcore::measure) spreads its iterations. The sides do not construct
 /// alike: fixcore's measure::parse builds one Parser per row per run and
 /// reuses its tables for every call, which is how fixcore is meant to be
 /// used; QuickFIX constructs a new FIX::Message per call, which is what a
@@ -233,34 +226,30 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
             elapsed: Duration::ZERO,
         })
         .collect();
-    let mut ours: Option<Comparison> = None;
-    let mut calls = 0;
-    for k in 0..s.runs {
-        let per_run = calls_in_run(s.iterations, s.runs, k);
-        calls += per_run;
-        let one = Settings {
-            iterations: per_run,
-            runs: 1,
-            ..*s
-        };
+    let runs = s.runs.max(1);
+    let one = Settings {
+        iterations: s.iterations.div_ceil(runs),
+        runs: 1,
+        ..*s
+    };
+    // Run k of ours, then run k of QuickFIX's.
+    let mut run = || -> Result<Comparison> {
         let c = measure::parse(&one, input).context("benchmarking the parser")?;
-        match &mut ours {
-            None => ours = Some(c),
-            Some(acc) => {
-                for (a, v) in acc.variants.iter_mut().zip(c.variants) {
-                    a.histogram
-                        .add(&v.histogram)
-                        .context("merging parse runs")?;
-                    a.elapsed += v.elapsed;
-                }
-            }
-        }
         if let Ok(p) = &mut peer {
-            p.run(s.warmup, per_run, s.batch, &mut theirs)
+            p.run(s.warmup, one.iterations, s.batch, &mut theirs)
                 .context("measuring QuickFIX (the quickfix-parse peer)")?;
         }
+        Ok(c)
+    };
+    let mut ours = run()?;
+    for _ in 1..runs {
+        for (a, v) in ours.variants.iter_mut().zip(run()?.variants) {
+            a.histogram
+                .add(&v.histogram)
+                .context("merging parse runs")?;
+            a.elapsed += v.elapsed;
+        }
     }
-    let ours = ours.context("--runs must be at least 1")?;
     if ours.variants.len() != sets.len() {
         bail!(
             "fixcore measured {} parse rows for {} message sets",
@@ -276,7 +265,6 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
                 version: p.version().map(str::to_owned),
             })
             .map_err(|perfkit::peer::Unavailable(why)| why),
-        calls,
     })
 }
 
@@ -284,11 +272,9 @@ fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<Pars
 const QUICKFIX_RATIO: &str = "quickfix_over_perfkit_x";
 
 fn add_parse(report: &mut Report, side: ParseSide) {
-    let ParseSide {
-        ours,
-        quickfix,
-        calls,
-    } = side;
+    let ParseSide { ours, quickfix } = side;
+    // Every measured call is recorded once: the count is the histogram's.
+    let calls = ours.variants.first().map_or(0, |v| v.histogram.len());
     let section = report.section(ours.title);
     let median = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
     match quickfix {
@@ -330,7 +316,7 @@ fn add_parse(report: &mut Report, side: ParseSide) {
             section.note(format!(
                 "both timed alike, run k of perfkit then run k of QuickFIX, in one invocation: \
                  per run and message, the warm-up calls untimed, then that run's share of \
-                 {calls} calls per row in batches of --batch per clock read (perfkit: \
+                 the {calls} calls per row in batches of --batch per clock read (perfkit: \
                  std::time::Instant; QuickFIX: std::chrono::steady_clock; both \
                  clock_gettime(CLOCK_MONOTONIC)), each batch's mean per call rounded to 1 ns \
                  and recorded once per call; with --pin the peer is pinned to the same core. \
