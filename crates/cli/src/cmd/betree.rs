@@ -525,6 +525,7 @@ fn fill(rep: &mut Report, index: &Index, m: &Measured, build: Duration, prefix: 
         "{} events, {} matches in total, identical in every mode (checked)",
         r.events, r.matches
     ));
+    s.note("the slice rows and max_slice come from a further next pass per event that times every slice; the per-event and per-block times of the three modes are taken without that instrumentation (one clock pair per search), so its cost is not in the penalty");
     s.note("max_slice: longest wall time between two yields, which counts time the OS had the thread descheduled; max_slice_cpu: longest CPU time of one slice (thread CPU clock, a separate pass; in a VM it also counts time the hypervisor took); the control row is fixed work of the median slice's length, timed the same number of times: its tail is the machine's, not the search's");
     let s = rep.section(format!(
         "{prefix}relative difference per block of {} events vs std",
@@ -610,7 +611,7 @@ fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
         m.opts.long_slices_kept,
         m.replays
     ));
-    s.note("why it is fair: the work is deterministic and the machine's stalls (interrupts, preemption, hypervisor exits) only add time, so the least of several runs of the same work estimates the work; each replay first repeats what ran before the slice in the timed pass (the previous event in all three modes, this event's modes before next, next's earlier slices), so caches and predictors hold what they held then, and the replays go round-robin over all slices, so one slice's runs are spread over the phase, not back to back under the same stall");
+    s.note("why it is fair: the work is deterministic and the machine's stalls (interrupts, preemption, hypervisor exits) only add time, so the least of several runs of the same work estimates the work; each replay first repeats what ran before the slice in the timed pass (the previous event's three timed modes and its sliced next pass, this event's three timed modes, next's earlier slices), so caches and predictors hold what they held then, and the replays go round-robin over all slices, so one slice's runs are spread over the phase, not back to back under the same stall");
     s.note("replay_min_max: the longest least time (timed pass and replays) of any replayed slice; replay_median_max: the longest median of replays; unreplayed_max: the longest slice not replayed");
     s.note(format!(
         "replayed_estimate_max = max(replay_min_max, unreplayed_max): the longest slice once each replayed slice counts at the least of its {} runs (timed pass and {} replays) and every other slice at its raw time; a best-of-{} estimate, not a bound: it leans optimistic, since the least run can be a lucky one below what the slice usually takes (replay_median_max shows the typical), and raw_max is what the timed pass really saw",
