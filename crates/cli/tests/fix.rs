@@ -3,7 +3,7 @@
 mod interop;
 mod schema;
 
-use interop::perfkit;
+use interop::{fix_bench, perfkit};
 use serde_json::Value;
 use std::io::Write;
 use std::process::Stdio;
@@ -77,21 +77,7 @@ fn check_json_prints_tag_objects_with_groups_as_arrays() {
 
 #[test]
 fn fix_bench_json_matches_the_report_schema() {
-    let out = perfkit()
-        .args([
-            "fix-bench",
-            "--iterations",
-            "300",
-            "--warmup",
-            "10",
-            "--runs",
-            "2",
-            "--batch",
-            "10",
-            "--transport-iterations",
-            "40",
-            "--json",
-        ])
+    let out = fix_bench("", &["--iterations", "300", "--transport-iterations", "40"])
         .output()
         .unwrap();
     assert!(
@@ -167,23 +153,7 @@ fn unknown_fixcore_scan_is_an_error_not_a_panic() {
 #[test]
 fn fix_bench_pin_keeps_helper_threads_off_the_measuring_core() {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let out = perfkit()
-        .args([
-            "fix-bench",
-            "--pin",
-            "0",
-            "--only",
-            "affinity,deferred",
-            "--iterations",
-            "200",
-            "--warmup",
-            "10",
-            "--runs",
-            "2",
-            "--batch",
-            "10",
-            "--json",
-        ])
+    let out = fix_bench("affinity,deferred", &["--pin", "0"])
         .output()
         .unwrap();
     assert!(
@@ -290,21 +260,17 @@ fn without_io_uring(cmd: &mut std::process::Command) {
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 #[test]
 fn fix_bench_without_io_uring_reports_it_and_measures_the_rest() {
-    let mut cmd = perfkit();
-    cmd.args([
-        "fix-bench",
-        "--only",
+    let mut cmd = fix_bench(
         "transport",
-        "--iterations",
-        "100",
-        "--warmup",
-        "10",
-        "--runs",
-        "1",
-        "--transport-iterations",
-        "20",
-        "--json",
-    ]);
+        &[
+            "--iterations",
+            "100",
+            "--runs",
+            "1",
+            "--transport-iterations",
+            "20",
+        ],
+    );
     without_io_uring(&mut cmd);
     let out = cmd.output().unwrap();
     assert!(
@@ -414,13 +380,23 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
     let path = dir.path().join("msgs.fix");
     let good = soh(&framed("35=D|55=A|"));
     let bench = |path: &std::path::Path| {
-        perfkit()
-            .args(["fix-bench", "--only", "parse", "--iterations", "50"])
-            .args(["--warmup", "5", "--runs", "1", "--batch", "5", "--json"])
-            .arg("--input")
-            .arg(path)
-            .output()
-            .unwrap()
+        fix_bench(
+            "parse",
+            &[
+                "--iterations",
+                "50",
+                "--warmup",
+                "5",
+                "--runs",
+                "1",
+                "--batch",
+                "5",
+            ],
+        )
+        .arg("--input")
+        .arg(path)
+        .output()
+        .unwrap()
     };
     std::fs::write(&path, format!("{good}{good}\n")).unwrap();
     let out = bench(&path);
@@ -447,11 +423,9 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
 /// many calls per row as the scan section.
 #[test]
 fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
-    let out = perfkit()
-        .args([
-            "fix-bench",
-            "--only",
-            "scan,parse",
+    let out = fix_bench(
+        "scan,parse",
+        &[
             "--iterations",
             "7",
             "--warmup",
@@ -460,11 +434,11 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
             "3",
             "--batch",
             "2",
-            "--json",
-        ])
-        .env(perfkit::peer::DIR_ENV, "/nonexistent")
-        .output()
-        .unwrap();
+        ],
+    )
+    .env(perfkit::peer::DIR_ENV, "/nonexistent")
+    .output()
+    .unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -5,13 +5,11 @@
 mod interop;
 mod schema;
 
+use interop::fix_bench;
+use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use interop::perfkit;
-use serde_json::Value;
 
 /// The peer, or `None` (and a skip notice) outside CI.
 fn peer() -> Option<PathBuf> {
@@ -129,21 +127,7 @@ fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
     if peer().is_none() {
         return;
     }
-    let out = perfkit()
-        .args([
-            "fix-bench",
-            "--only",
-            "parse",
-            "--iterations",
-            "1000",
-            "--warmup",
-            "50",
-            "--runs",
-            "2",
-            "--batch",
-            "10",
-            "--json",
-        ])
+    let out = fix_bench("parse", &["--iterations", "1000", "--warmup", "50"])
         .output()
         .unwrap();
     assert!(
@@ -197,19 +181,7 @@ fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
 #[test]
 fn fix_bench_without_the_peer_names_the_command_that_builds_it() {
     let empty = tempfile::tempdir().unwrap();
-    let out = perfkit()
-        .args([
-            "fix-bench",
-            "--only",
-            "parse",
-            "--iterations",
-            "200",
-            "--warmup",
-            "10",
-            "--runs",
-            "2",
-            "--json",
-        ])
+    let out = fix_bench("parse", &[])
         .env(perfkit::peer::DIR_ENV, empty.path())
         .output()
         .unwrap();
@@ -239,17 +211,7 @@ fn a_peer_that_cannot_start_is_a_note_with_its_reason_not_a_failure() {
     // beside it: it exits at once with the reason on stderr.
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&exe, dir.path().join("quickfix-parse")).unwrap();
-    let out = perfkit()
-        .args([
-            "fix-bench",
-            "--only",
-            "parse",
-            "--iterations",
-            "200",
-            "--warmup",
-            "10",
-            "--json",
-        ])
+    let out = fix_bench("parse", &[])
         .env(perfkit::peer::DIR_ENV, dir.path())
         .output()
         .unwrap();
@@ -266,28 +228,19 @@ fn a_peer_that_cannot_start_is_a_note_with_its_reason_not_a_failure() {
     assert!(notes.contains("quickfix-FIX44.xml"), "{notes}");
 }
 
-/// fix-bench's parse section with the peer directory `dir`: exit code,
-/// stdout, stderr, and how long it took.
-fn bench_with_peers(dir: &std::path::Path) -> (Option<i32>, Vec<u8>, String, Duration) {
-    let t = Instant::now();
-    let out = perfkit()
-        .args([
-            "fix-bench",
-            "--only",
-            "parse",
-            "--iterations",
-            "200",
-            "--warmup",
-            "10",
-            "--runs",
-            "2",
-            "--json",
-        ])
-        .env(perfkit::peer::DIR_ENV, dir)
-        .output()
-        .unwrap();
+/// Runs fix-bench's parse section with the peer directory `dir` and
+/// checks it failed as a peer failure must: exit code 1, no report, one
+/// line on stderr containing each of `wants`. A bench that does not end
+/// within 60 s fails the test instead of hanging it.
+fn bench_fails_with_peers(dir: &std::path::Path, wants: &[&str]) {
+    let out = interop::output_within(fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, dir), 60);
     let err = String::from_utf8(out.stderr).unwrap();
-    (out.status.code(), out.stdout, err, t.elapsed())
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "no report from a failed bench");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    for want in wants {
+        assert!(err.contains(want), "{want:?} in {err}");
+    }
 }
 
 /// Greets like the real peer for the built-in samples (three sets).
@@ -304,15 +257,7 @@ fn a_peer_that_floods_garbage_mid_run_fails_in_one_line_without_hanging() {
         "quickfix-parse",
         &format!("{READY}\nread -r l\nwhile :; do echo 's 0 x 10'; echo noise >&2; done"),
     );
-    let (code, stdout, err, took) = bench_with_peers(dir.path());
-    assert_eq!(code, Some(1), "{err}");
-    assert!(stdout.is_empty(), "no report from a failed bench");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("quickfix-parse") && err.contains("not a number"),
-        "{err}"
-    );
-    assert!(took < Duration::from_secs(60), "{took:?}");
+    bench_fails_with_peers(dir.path(), &["quickfix-parse", "not a number"]);
 }
 
 #[test]
@@ -323,12 +268,5 @@ fn a_peer_that_dies_mid_run_fails_in_one_line_quoting_its_stderr() {
         "quickfix-parse",
         &format!("{READY}\nread -r l\necho 's 0 5 10'\necho 'out of memory' >&2\nexit 3"),
     );
-    let (code, stdout, err, _) = bench_with_peers(dir.path());
-    assert_eq!(code, Some(1), "{err}");
-    assert!(stdout.is_empty(), "no report from a failed bench");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("peer died") && err.contains("out of memory"),
-        "{err}"
-    );
+    bench_fails_with_peers(dir.path(), &["peer died", "out of memory"]);
 }

@@ -84,3 +84,67 @@ pub fn fake_peer(dir: &Path, name: &str, script: &str) -> PathBuf {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     path
 }
+
+/// `perfkit fix-bench --json`, for `--only ONLY` (every part when empty),
+/// with small settings: each of `--iterations 200 --warmup 10 --runs 2
+/// --batch 10` unless `extra` gives that flag itself (clap refuses a flag
+/// given twice), then `extra`.
+pub fn fix_bench(only: &str, extra: &[&str]) -> Command {
+    let mut cmd = perfkit();
+    cmd.args(["fix-bench", "--json"]);
+    if !only.is_empty() {
+        cmd.args(["--only", only]);
+    }
+    for (flag, value) in [
+        ("--iterations", "200"),
+        ("--warmup", "10"),
+        ("--runs", "2"),
+        ("--batch", "10"),
+    ] {
+        if !extra.contains(&flag) {
+            cmd.args([flag, value]);
+        }
+    }
+    cmd.args(extra);
+    cmd
+}
+
+/// Runs `cmd` to completion like `Command::output`, but fails the test
+/// (after killing the child) if it has not exited within `secs`: a test of
+/// a timeout must fail when the timeout regresses, not hang.
+pub fn output_within(cmd: &mut Command, secs: u64) -> Output {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Drained while waiting, so a child that fills a pipe is not stalled.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
