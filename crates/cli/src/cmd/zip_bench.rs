@@ -272,57 +272,60 @@ fn run_once(
     Ok(n)
 }
 
-/// Times one archive: here, with the thread CPU clock (the process clock for
-/// the parallel writer, whose workers are other threads), or in the peer,
-/// which reads the same clocks itself.
-fn measure_once(
-    mode: Mode,
-    s: &Scenario,
-    args: &ZipBenchArgs,
-    rt: &tokio::runtime::Runtime,
-    peer: Option<&mut SZipPeer>,
-    buf: &mut Vec<u8>,
-) -> Result<Measured> {
-    if let Mode::SZipOwn(w) = mode {
-        let peer = peer.context("s-zip's own-backend rows need szip-peer")?;
-        return peer.run(w, args.level);
-    }
-    let clock: fn() -> Duration = if mode == Mode::Parallel {
-        clock::process_cpu
-    } else {
-        clock::thread_cpu
-    };
-    let rss0 = reset_peak_rss();
-    let (c0, w0) = (clock(), Instant::now());
-    let out_bytes = run_once(mode, s, args.level, args.jobs, rt, buf)?;
-    let wall = w0.elapsed();
-    let cpu = clock() - c0;
-    let rss_growth = stress::probe::status().hwm_bytes.saturating_sub(rss0);
-    Ok(Measured {
-        cpu,
-        wall,
-        out_bytes,
-        rss_growth,
-    })
+/// What writes the archives: the settings, the runtime for the async
+/// writers, the peer for s-zip's own-backend rows (if it started), and one
+/// output buffer reused by every archive written here.
+struct Archiver<'a> {
+    args: &'a ZipBenchArgs,
+    rt: tokio::runtime::Runtime,
+    peer: Option<SZipPeer>,
+    buf: Vec<u8>,
 }
 
-/// Writes one more archive of `mode`, untimed, to `path` (`--keep`).
-fn keep(
-    mode: Mode,
-    s: &Scenario,
-    args: &ZipBenchArgs,
-    rt: &tokio::runtime::Runtime,
-    peer: Option<&mut SZipPeer>,
-    path: &Path,
-) -> Result<()> {
-    if let Mode::SZipOwn(w) = mode {
-        let peer = peer.context("s-zip's own-backend rows need szip-peer")?;
-        peer.save(w, args.level, path)?;
-        return Ok(());
+impl Archiver<'_> {
+    /// The peer, for a mode that only it writes.
+    fn peer(&mut self) -> Result<&mut SZipPeer> {
+        self.peer
+            .as_mut()
+            .context("s-zip's own-backend rows need szip-peer")
     }
-    let mut buf = Vec::new();
-    run_once(mode, s, args.level, args.jobs, rt, &mut buf)?;
-    report::write_atomically(path, |f| Ok(std::io::Write::write_all(f, &buf)?))
+
+    /// Times one archive: here, with the thread CPU clock (the process clock
+    /// for the parallel writer, whose workers are other threads), or in the
+    /// peer, which reads the same clocks itself.
+    fn measure(&mut self, mode: Mode, s: &Scenario) -> Result<Measured> {
+        let (level, jobs) = (self.args.level, self.args.jobs);
+        if let Mode::SZipOwn(w) = mode {
+            return self.peer()?.run(w, level);
+        }
+        let clock: fn() -> Duration = if mode == Mode::Parallel {
+            clock::process_cpu
+        } else {
+            clock::thread_cpu
+        };
+        let rss0 = reset_peak_rss();
+        let (c0, w0) = (clock(), Instant::now());
+        let out_bytes = run_once(mode, s, level, jobs, &self.rt, &mut self.buf)?;
+        let wall = w0.elapsed();
+        let cpu = clock() - c0;
+        let rss_growth = stress::probe::status().hwm_bytes.saturating_sub(rss0);
+        Ok(Measured {
+            cpu,
+            wall,
+            out_bytes,
+            rss_growth,
+        })
+    }
+
+    /// Writes one more archive of `mode`, untimed, to `path` (`--keep`).
+    fn keep(&mut self, mode: Mode, s: &Scenario, path: &Path) -> Result<()> {
+        let (level, jobs) = (self.args.level, self.args.jobs);
+        if let Mode::SZipOwn(w) = mode {
+            return self.peer()?.save(w, level, path);
+        }
+        run_once(mode, s, level, jobs, &self.rt, &mut self.buf)?;
+        report::write_atomically(path, |f| Ok(std::io::Write::write_all(f, &self.buf)?))
+    }
 }
 
 /// Measures every scenario and returns the report (also used by `perfkit bench`).
@@ -342,7 +345,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
     // A peer that is missing or will not start (e.g. an older protocol)
     // leaves its rows out with a note saying why, as fix-bench does with
     // QuickFIX; one that fails after it started fails the bench.
-    let (mut peer, peer_note) = match perfkit::peer::locate(szip_peer::NAME) {
+    let (peer, peer_note) = match perfkit::peer::locate(szip_peer::NAME) {
         Some(p) => match SZipPeer::start(&p) {
             Ok(peer) => {
                 modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
@@ -368,7 +371,12 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
     if let Some(dir) = &args.keep {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut buf = Vec::new();
+    let mut archiver = Archiver {
+        args,
+        rt,
+        peer,
+        buf: Vec::new(),
+    };
     for compressible in [false, true] {
         let label = if compressible {
             "highly compressible"
@@ -378,7 +386,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         let section_index = report.sections.len();
         let mut rows = Vec::new();
         for s in scenarios(args, compressible)? {
-            if let Some(p) = peer.as_mut() {
+            if let Some(p) = archiver.peer.as_mut() {
                 p.load(&s.entries)?;
             }
             let mut t: Vec<Tally> = modes
@@ -394,14 +402,14 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                 .collect();
             for _ in 0..args.warmup {
                 for &m in &modes {
-                    measure_once(m, &s, args, &rt, peer.as_mut(), &mut buf)?;
+                    archiver.measure(m, &s)?;
                 }
             }
             let start = Instant::now();
             let mut iters = 0;
             while iters < args.iterations.max(1) && (iters < 2 || start.elapsed() < args.time) {
                 for (i, &m) in modes.iter().enumerate() {
-                    let x = measure_once(m, &s, args, &rt, peer.as_mut(), &mut buf)?;
+                    let x = archiver.measure(m, &s)?;
                     t[i].cpu += x.cpu;
                     t[i].peak_rss = t[i].peak_rss.max(x.rss_growth);
                     t[i].wall += x.wall;
@@ -418,7 +426,8 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
             for (i, &m) in modes.iter().enumerate() {
                 if let Some(dir) = &args.keep {
                     let path = dir.join(format!("s{section_index}-r{}.zip", rows.len()));
-                    keep(m, &s, args, &rt, peer.as_mut(), &path)
+                    archiver
+                        .keep(m, &s, &path)
                         .with_context(|| format!("writing {}", path.display()))?;
                 }
                 let x = &t[i];
