@@ -173,6 +173,20 @@ struct ReplayArgs {
     replays: usize,
 }
 
+impl ReplayArgs {
+    /// The benchmark's options: the search settings given, and these
+    /// replay settings.
+    fn options(&self, budget: u64, block: usize, warmup: usize) -> Options {
+        Options {
+            budget,
+            block,
+            warmup,
+            long_slice_ns: self.replay_over.as_nanos() as u64,
+            long_slices_kept: self.replay_top,
+        }
+    }
+}
+
 impl Default for ReplayArgs {
     fn default() -> Self {
         ReplayArgs {
@@ -201,13 +215,7 @@ pub fn run(args: BetreeArgs) -> Result<ExitCode> {
         BetreeCommand::Diff(a) => diff(a),
         BetreeCommand::Bench(a) => {
             let (index, events, build) = load(&a.input)?;
-            let opts = Options {
-                budget: a.budget,
-                block: a.block,
-                warmup: a.warmup,
-                long_slice_ns: a.replay.replay_over.as_nanos() as u64,
-                long_slices_kept: a.replay.replay_top,
-            };
+            let opts = a.replay.options(a.budget, a.block, a.warmup);
             let rep = bench_report(&index, &events, build, opts, a.replay.replays)?;
             super::emit(&rep, &a.report)
         }
@@ -378,20 +386,25 @@ fn diff(a: DiffArgs) -> Result<ExitCode> {
 struct Measured {
     run: BenchReport,
     cpu: SliceCpu,
+    /// [`control_loop`] against the CPU pass's slices.
+    control: hdrhistogram::Histogram<u64>,
     opts: Options,
     replays: usize,
     replayed: Vec<Replayed>,
 }
 
-/// Runs the benchmark, the CPU-clock pass and the replays.
+/// Runs the benchmark, the CPU-clock pass, the control loop and the
+/// replays.
 fn measure_all(index: &Index, events: &[Event], opts: Options, replays: usize) -> Result<Measured> {
     let run = measure::run(index, events, opts).context("running the benchmark")?;
     let cpu = slice_cpu(index, events, opts.budget)?;
+    let control = control_loop(&cpu.slices);
     let replayed = measure::replay(index, events, opts.budget, &run.long_slices, replays)
         .context("replaying the long slices")?;
     Ok(Measured {
         run,
         cpu,
+        control,
         opts,
         replays,
         replayed,
@@ -511,8 +524,7 @@ fn fill(rep: &mut Report, index: &Index, m: &Measured, build: Duration, prefix: 
             .latency(cpu.slices.clone()),
     );
     s.row(
-        Row::new("control: fixed CPU loop of the median slice's length")
-            .latency(control_loop(&cpu.slices)),
+        Row::new("control: fixed CPU loop of the median slice's length").latency(m.control.clone()),
     );
     let batch_eps = r.events as f64 / (r.batch_ns.max(1) as f64 / 1e9);
     s.row(
@@ -638,13 +650,7 @@ pub fn default_workload(rep: &mut Report) -> Result<()> {
         .map(|v| Event::from_bools(&schema, v))
         .collect::<betree::Result<Vec<_>>>()?;
     let replay = ReplayArgs::default();
-    let opts = Options {
-        budget: 2000,
-        block: 250,
-        warmup: 20,
-        long_slice_ns: replay.replay_over.as_nanos() as u64,
-        long_slices_kept: replay.replay_top,
-    };
+    let opts = replay.options(2000, 250, 20);
     let m = measure_all(&index, &events, opts, replay.replays)?;
     fill(rep, &index, &m, build, "betree: ");
     Ok(())
