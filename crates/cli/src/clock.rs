@@ -36,11 +36,21 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         let slept = thread_cpu() - t0;
         let t1 = thread_cpu();
+        // Bounded by the wall clock, so a stuck CPU clock fails the test
+        // instead of spinning for ever.
+        let wall = std::time::Instant::now();
         let mut x = 0u64;
-        while thread_cpu() - t1 < Duration::from_millis(5) {
+        while thread_cpu() - t1 < Duration::from_millis(5)
+            && wall.elapsed() < Duration::from_secs(10)
+        {
             x = x.wrapping_mul(31).wrapping_add(1);
         }
         std::hint::black_box(x);
+        let worked = thread_cpu() - t1;
+        assert!(
+            worked >= Duration::from_millis(5),
+            "10 s of spinning advanced the thread clock by only {worked:?}"
+        );
         assert!(
             slept < Duration::from_millis(20),
             "sleeping used {slept:?} of CPU"
