@@ -15,6 +15,25 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// The QuickFIX peer's file name in the peer directory: the C++ program
+/// built from `xtask/peers/quickfix/`, which `perfkit fix-bench` runs
+/// beside its own parse rows.
+pub const QUICKFIX: &str = "quickfix-parse";
+
+/// The FIX 4.4 dictionary installed beside [`QUICKFIX`], which the peer
+/// loads (`--dict`).
+pub const QUICKFIX_DICTIONARY: &str = "quickfix-FIX44.xml";
+
+/// The file written beside [`QUICKFIX`] holding the version of the QuickFIX
+/// package it was built against, one line (QuickFIX's headers carry no
+/// version macro, and its pkg-config file names an older release).
+pub const QUICKFIX_VERSION_FILE: &str = "quickfix-parse.version";
+
+/// The s-zip peer's file name in the peer directory: `xtask/peers/szip/`,
+/// s-zip on its own default backend, which `perfkit zip bench` runs beside
+/// its own writers.
+pub const SZIP: &str = "szip-peer";
+
 /// The environment variable that overrides the peer directory.
 pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";
 
@@ -342,12 +361,9 @@ mod tests {
     #[test]
     fn finds_only_built_files() {
         let d = tempfile::tempdir().unwrap();
-        assert_eq!(locate_in(d.path(), "quickfix-parse"), None);
-        std::fs::write(d.path().join("quickfix-parse"), b"").unwrap();
-        assert_eq!(
-            locate_in(d.path(), "quickfix-parse"),
-            Some(d.path().join("quickfix-parse"))
-        );
+        assert_eq!(locate_in(d.path(), QUICKFIX), None);
+        std::fs::write(d.path().join(QUICKFIX), b"").unwrap();
+        assert_eq!(locate_in(d.path(), QUICKFIX), Some(d.path().join(QUICKFIX)));
         std::fs::create_dir(d.path().join("dir")).unwrap();
         assert_eq!(locate_in(d.path(), "dir"), None);
     }

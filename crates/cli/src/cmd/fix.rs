@@ -302,7 +302,7 @@ fn add_parse(report: &mut Report, side: ParseSide) {
                 None => format!(
                     "QuickFIX (version not recorded: no {} beside the peer; `cargo xtask peers` \
                      writes it)",
-                    quickfix::VERSION_FILE
+                    perfkit::peer::QUICKFIX_VERSION_FILE
                 ),
             };
             section.note(format!(

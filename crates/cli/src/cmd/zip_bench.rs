@@ -264,7 +264,7 @@ fn run_once(
         })?,
         Mode::SZipOwn(_) => anyhow::bail!(
             "s-zip's own-backend rows are written by {}",
-            szip_peer::NAME
+            perfkit::peer::SZIP
         ),
     };
     let n = out.len() as u64;
@@ -345,7 +345,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
     // A peer that is missing or will not start (e.g. an older protocol)
     // leaves its rows out with a note saying why, as fix-bench does with
     // QuickFIX; one that fails after it started fails the bench.
-    let (peer, peer_note) = match perfkit::peer::locate(szip_peer::NAME) {
+    let (peer, peer_note) = match perfkit::peer::locate(perfkit::peer::SZIP) {
         Some(p) => match SZipPeer::start(&p) {
             Ok(peer) => {
                 modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
@@ -364,7 +364,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
             None,
             format!(
                 "s-zip on its own default backend (miniz_oxide) not measured: {}",
-                perfkit::peer::missing_note(szip_peer::NAME)
+                perfkit::peer::missing_note(perfkit::peer::SZIP)
             ),
         ),
     };

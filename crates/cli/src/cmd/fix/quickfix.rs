@@ -19,18 +19,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
-use perfkit::peer::{Process, Unavailable};
-
-/// The peer's file name in the peer directory.
-pub const NAME: &str = "quickfix-parse";
-
-/// The dictionary `cargo xtask peers` installs beside the peer.
-pub const DICTIONARY: &str = "quickfix-FIX44.xml";
-
-/// The file `cargo xtask peers` writes beside the peer with the version of
-/// the QuickFIX package it was built against (QuickFIX's headers carry no
-/// version macro, and its pkg-config file names an older release).
-pub const VERSION_FILE: &str = "quickfix-parse.version";
+use perfkit::peer::{
+    Process, QUICKFIX as NAME, QUICKFIX_DICTIONARY as DICTIONARY,
+    QUICKFIX_VERSION_FILE as VERSION_FILE, Unavailable,
+};
 
 /// How long the peer gets to read the messages, and then to load the
 /// dictionary and parse every message once before answering `ready`: a

@@ -15,10 +15,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use perfkit::peer::Process;
-
-/// The peer's file name in the peer directory (`perfkit::peer`).
-pub const NAME: &str = "szip-peer";
+use perfkit::peer::{Process, SZIP as NAME};
 
 /// The greeting this client speaks to: program name and protocol version.
 const HELLO_PREFIX: &str = "hello szip-peer 1 ";
