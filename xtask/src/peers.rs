@@ -22,19 +22,23 @@ struct Peer {
 
 const PEERS: &[Peer] = &[
     Peer {
-        name: "quickfix-parse",
+        name: perfkit::peer::QUICKFIX,
         what: "QuickFIX validated parse (fix-bench parse); needs g++ and libquickfix-dev",
         build: build_quickfix,
     },
     Peer {
-        name: "szip-peer",
+        name: perfkit::peer::SZIP,
         what: "s-zip 0.15.0 on its default backend, miniz_oxide (zip bench)",
         build: build_szip,
     },
 ];
 
-/// Where peers go: `peers/` in cargo's target directory.
+/// Where peers go: `$PERFKIT_PEERS_DIR` when set (where perfkit then looks
+/// for them too), else `peers/` in cargo's target directory.
 pub fn dir() -> PathBuf {
+    if let Some(d) = std::env::var_os(perfkit::peer::DIR_ENV) {
+        return PathBuf::from(d);
+    }
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("target"))
@@ -82,7 +86,7 @@ fn build_quickfix(out: &Path) -> Result<()> {
     // Compiled outside `out`: a half-written binary there is never found.
     let scratch = out.with_file_name("peers-build").join("quickfix");
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let built = scratch.join("quickfix-parse");
+    let built = scratch.join(perfkit::peer::QUICKFIX);
     super::run(
         Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
             .args([
@@ -101,12 +105,12 @@ fn build_quickfix(out: &Path) -> Result<()> {
     .context("compiling (apt-get install g++ libquickfix-dev)")?;
     install(
         Source::File(&src.join("FIX44-perfkit.xml")),
-        &out.join("quickfix-FIX44.xml"),
+        &out.join(perfkit::peer::QUICKFIX_DICTIONARY),
     )?;
     record_quickfix_version(out)?;
     // Installed last: perfkit finds the peer by its executable, so it never
     // finds one whose dictionary or version file is missing.
-    install(Source::File(&built), &out.join("quickfix-parse"))
+    install(Source::File(&built), &out.join(perfkit::peer::QUICKFIX))
 }
 
 /// What [`install`] puts in place.
@@ -162,7 +166,7 @@ fn install(src: Source<'_>, dst: &Path) -> Result<()> {
 /// file says 1.14.3 for the 1.15.1 package. Without dpkg (not Debian) the
 /// file is removed and fix-bench says the version was not recorded.
 fn record_quickfix_version(out: &Path) -> Result<()> {
-    let file = out.join("quickfix-parse.version");
+    let file = out.join(perfkit::peer::QUICKFIX_VERSION_FILE);
     let version = Command::new("dpkg-query")
         .args(["-W", "-f=${Version}", "libquickfix-dev"])
         .output()
@@ -240,7 +244,7 @@ fn build_szip(out: &Path) -> Result<()> {
     super::run(&mut release("build"))?;
     install(
         Source::File(&target.join("release/szip-peer")),
-        &out.join("szip-peer"),
+        &out.join(perfkit::peer::SZIP),
     )
 }
 
