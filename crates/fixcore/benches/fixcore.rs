@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 fn bench_scan(c: &mut Criterion) {
     let mut g = c.benchmark_group("scan");
-    let mut out = Vec::with_capacity(4096);
+    let mut out = scan::Positions::new();
     for (name, msg) in sample::all() {
         g.throughput(Throughput::Bytes(msg.len() as u64));
         for path in ScanPath::available() {

@@ -9,7 +9,7 @@ use std::time::Instant;
 fn main() {
     let msgs = sample::all();
     let nos = &msgs[0].1;
-    let mut out = Vec::with_capacity(4096);
+    let mut out = scan::Positions::new();
     let n = 5_000_000u32;
     let only_parse = std::env::args().nth(1).is_some();
     for path in ScanPath::available().into_iter().filter(|_| !only_parse) {

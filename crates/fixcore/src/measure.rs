@@ -191,7 +191,7 @@ pub fn scan(s: &Settings) -> Vec<Comparison> {
                 .into_iter()
                 .map(|path| {
                     let msg = msg.clone();
-                    let mut out = Vec::with_capacity(msg.len() + 128);
+                    let mut out = scan::Positions::for_messages_up_to(msg.len());
                     let op: Op<'_> = Box::new(move |n| {
                         timed(n, || {
                             let _ = scan::scan_with(path, black_box(&msg), &mut out);

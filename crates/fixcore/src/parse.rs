@@ -13,7 +13,7 @@
 //! (rare) larger top-level tags.
 
 use crate::dict::{DIRECT_TAGS, Dictionary, GroupDef};
-use crate::scan::{self, SOH_FLAG, ScanPath};
+use crate::scan::{self, Positions, SOH_FLAG, ScanPath};
 use crate::value::{self, Decimal, UtcTimestamp};
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -56,7 +56,7 @@ struct Field {
 pub struct Parser {
     dict: Arc<Dictionary>,
     path: ScanPath,
-    positions: Vec<u32>,
+    positions: Positions,
     fields: Vec<Field>,
     /// `table[tag]` = [`SLOW_BIT`] (static: a group count, or 10)
     /// `| generation << 16 | field index`; the index is valid only when the
@@ -96,7 +96,7 @@ impl Parser {
         Parser {
             dict,
             path: ScanPath::detect(),
-            positions: Vec::with_capacity(1024),
+            positions: Positions::new(),
             fields: Vec::with_capacity(256),
             table,
             generation: 0,

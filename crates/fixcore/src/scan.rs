@@ -22,7 +22,10 @@
 use crate::{Error, Result};
 use std::sync::OnceLock;
 
+mod positions;
 mod x86;
+
+pub use positions::Positions;
 
 /// The SOH field separator (0x01).
 pub const SOH: u8 = 0x01;
@@ -141,27 +144,28 @@ impl ScanPath {
 /// Records into `out` (cleared first) the offset of every `=` and SOH in
 /// `msg`, ascending, using the run-time selected path.
 ///
-/// `out` keeps its capacity, so a reused vector makes this allocation-free.
-pub fn scan_into(msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
+/// `out` keeps its capacity, so a reused one makes this allocation-free.
+pub fn scan_into(msg: &[u8], out: &mut Positions) -> Result<()> {
     scan_with(ScanPath::detect(), msg, out)
 }
 
 /// [`scan_into`] with an explicit path. Fails with
 /// [`Error::ScanPathUnavailable`] if the CPU cannot run `path`.
-pub fn scan_with(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<()> {
+#[inline]
+pub fn scan_with(path: ScanPath, msg: &[u8], out: &mut Positions) -> Result<()> {
     scan_impl::<false, false>(path, msg, out).map(|_| ())
 }
 
 /// [`scan_with`] that also returns the sum of all bytes, computed in the
 /// same pass (the parser derives the CheckSum from it).
-pub fn scan_and_sum(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
+pub fn scan_and_sum(path: ScanPath, msg: &[u8], out: &mut Positions) -> Result<u64> {
     scan_impl::<true, false>(path, msg, out)
 }
 
 /// [`scan_and_sum`] with [`SOH_FLAG`] set on the positions of SOH bytes.
 /// Takes messages shorter than 2 GiB (less [`SLACK`]), so positions leave
 /// the flag bit free.
-pub(crate) fn scan_tagged(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Result<u64> {
+pub(crate) fn scan_tagged(path: ScanPath, msg: &[u8], out: &mut Positions) -> Result<u64> {
     scan_impl::<true, true>(path, msg, out)
 }
 
@@ -171,7 +175,7 @@ pub(crate) fn scan_tagged(path: ScanPath, msg: &[u8], out: &mut Vec<u32>) -> Res
 fn scan_impl<const SUM: bool, const TAG: bool>(
     path: ScanPath,
     msg: &[u8],
-    out: &mut Vec<u32>,
+    out: &mut Positions,
 ) -> Result<u64> {
     let limit = if TAG { SOH_FLAG } else { u32::MAX } as usize - SLACK;
     if msg.len() > limit {
@@ -180,9 +184,7 @@ fn scan_impl<const SUM: bool, const TAG: bool>(
             limit,
         });
     }
-    out.clear();
-    out.reserve(msg.len() + SLACK);
-    let spare = out.spare_capacity_mut();
+    let spare = out.clear_for(msg.len() + SLACK);
     let n = match path {
         ScanPath::Scalar => Some(scalar::<SUM, TAG>(msg, spare)),
         ScanPath::Avx2 => x86::avx2::<SUM, TAG>(msg, spare),
@@ -193,8 +195,9 @@ fn scan_impl<const SUM: bool, const TAG: bool>(
         return Err(Error::ScanPathUnavailable { path: path.name() });
     };
     debug_assert!(n <= msg.len());
-    // SAFETY: every path initialised exactly the first `n` spare elements
-    // (and possibly more, which stay beyond `len`), and `n <= capacity`.
+    // SAFETY: every path initialised the first `n` elements of `spare`
+    // (and possibly more, which stay beyond `len`), and `n <= msg.len()`,
+    // less than the capacity `clear_for` made.
     unsafe { out.set_len(n) };
     Ok(total)
 }
@@ -244,20 +247,20 @@ mod tests {
                 _ => None,
             })
             .collect();
-        let mut out = Vec::new();
+        let mut out = Positions::new();
         let want_sum: u64 = msg.iter().map(|&b| u64::from(b)).sum();
         for path in ScanPath::available() {
             scan_with(path, msg, &mut out).unwrap();
-            assert_eq!(out, want, "path {path:?} on {msg:?}");
+            assert_eq!(*out, want, "path {path:?} on {msg:?}");
             let s = scan_and_sum(path, msg, &mut out).unwrap();
-            assert_eq!(out, want, "path {path:?} with sum on {msg:?}");
+            assert_eq!(*out, want, "path {path:?} with sum on {msg:?}");
             assert_eq!(s, want_sum, "sum on path {path:?}");
             let s = scan_tagged(path, msg, &mut out).unwrap();
-            assert_eq!(out, want_tagged, "path {path:?} tagged on {msg:?}");
+            assert_eq!(*out, want_tagged, "path {path:?} tagged on {msg:?}");
             assert_eq!(s, want_sum, "tagged sum on path {path:?}");
         }
         scan_into(msg, &mut out).unwrap();
-        assert_eq!(out, want, "detected path");
+        assert_eq!(*out, want, "detected path");
     }
 
     const NOS: &[u8] = b"8=FIX.4.4\x019=148\x0135=D\x0134=1080\x0149=TESTBUY1\x0152=20180920-18:14:19.508\x0156=TESTSELL1\x0111=636730640278898634\x0115=USD\x0121=2\x0138=7000\x0140=1\x0154=1\x0155=MSFT\x0160=20180920-18:14:19.492\x01100=NYSE\x01167=CS\x0110=092\x01";
@@ -294,7 +297,7 @@ mod tests {
 
     #[test]
     fn unavailable_path_is_an_error_not_a_crash() {
-        let mut out = Vec::new();
+        let mut out = Positions::new();
         for path in ScanPath::ALL {
             let r = scan_with(path, b"1=2\x01", &mut out);
             assert_eq!(r.is_ok(), path.is_available());

@@ -24,18 +24,21 @@ mod imp_none {
     pub fn has_avx512_vbmi2() -> bool {
         false
     }
+    #[inline]
     pub fn avx2<const SUM: bool, const TAG: bool>(
         _: &[u8],
         _: &mut [MaybeUninit<u32>],
     ) -> Option<(usize, u64)> {
         None
     }
+    #[inline]
     pub fn avx512<const SUM: bool, const TAG: bool>(
         _: &[u8],
         _: &mut [MaybeUninit<u32>],
     ) -> Option<(usize, u64)> {
         None
     }
+    #[inline]
     pub fn avx512_vbmi2<const SUM: bool, const TAG: bool>(
         _: &[u8],
         _: &mut [MaybeUninit<u32>],
