@@ -206,7 +206,7 @@ mod tests {
         assert!(p.is_empty());
         for n in [1, 80, 512, 513, 1024, 1025, 5000] {
             let spare = p.clear_for(n);
-            assert!(spare.len() >= n && (spare.len() + LEAD) % PAGE_ELEMS == 0);
+            assert!(spare.len() >= n && (spare.len() + LEAD).is_multiple_of(PAGE_ELEMS));
             assert_eq!(spare.as_ptr() as usize % PAGE, PAGE / 2);
             for (i, s) in spare.iter_mut().take(n).enumerate() {
                 s.write(i as u32);
