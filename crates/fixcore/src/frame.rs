@@ -9,7 +9,7 @@
 //! The framer only finds boundaries; run [`Parser`](crate::parse::Parser)
 //! on each frame to validate the checksum and fields.
 
-use crate::parse::{BEGIN_STRING, valid_begin_string};
+use crate::parse::{BEGIN_STRING, parse_tag, valid_begin_string};
 use crate::scan::SOH;
 use crate::{Error, Result};
 use std::io::Read;
@@ -149,20 +149,12 @@ impl Framer {
             return if rest.len() < MAX_LEN_FIELD && b"9=".starts_with(&rest[..rest.len().min(2)]) {
                 Header::NeedMore
             } else {
-                Header::Bad(Error::FieldOrder {
-                    pos: s1 + 1,
-                    tag: 0,
-                    why: "BodyLength(9) must follow BeginString(8)",
-                })
+                Header::Bad(not_body_length(rest, false, s1 + 1))
             };
         };
         let field = &rest[..s2];
         let Some(digits) = field.strip_prefix(b"9=") else {
-            return Header::Bad(Error::FieldOrder {
-                pos: s1 + 1,
-                tag: 0,
-                why: "BodyLength(9) must follow BeginString(8)",
-            });
+            return Header::Bad(not_body_length(field, true, s1 + 1));
         };
         let Some(body) = crate::value::parse_uint(digits) else {
             return Header::Bad(Error::BadValue {
@@ -248,6 +240,29 @@ fn find_trailer(body: &[u8]) -> Option<usize> {
     body.windows(TRAILER + 1)
         .position(|w| w[0] == SOH && is_trailer(&w[1..]))
         .map(|p| p + 1)
+}
+
+/// Why the second field at `pos` is not a BodyLength(9): the tag it has
+/// instead, or what makes it no field at all. `field` is the whole field
+/// when `complete`, else the bytes received from its start on.
+fn not_body_length(field: &[u8], complete: bool, pos: usize) -> Error {
+    // A tag has at most 9 digits, so its '=' is within the first 10 bytes.
+    let Some(eq) = field.iter().take(10).position(|&b| b == b'=') else {
+        return if complete && !field.contains(&b'=') {
+            Error::MissingEquals { pos }
+        } else {
+            Error::BadTag { pos }
+        };
+    };
+    match parse_tag(&field[..eq]) {
+        Ok(tag) => Error::FieldOrder {
+            pos,
+            tag,
+            why: "BodyLength(9) must follow BeginString(8)",
+        },
+        Err(true) => Error::EmptyTag { pos },
+        Err(false) => Error::BadTag { pos },
+    }
 }
 
 #[cfg(test)]
@@ -367,9 +382,28 @@ mod tests {
         let (frames, errs) = run(&[b"8=FIX.4.4\x019=999999999\x0135=D\x01"]);
         assert!(frames.is_empty());
         assert!(errs[0].contains("exceeds"), "{errs:?}");
-        let (frames, errs) = run(&[b"8=FIX.4.4\x0135=D\x019=5\x01"]);
-        assert!(frames.is_empty());
-        assert!(errs[0].contains("BodyLength"), "{errs:?}");
+        // The second field is not BodyLength(9): the error names what is
+        // there instead (a tag, or why it is no field).
+        const BAD_TAG: &str = "bad tag at byte 10: not 1-9 digits without a leading zero";
+        for (stream, want) in [
+            (
+                &b"8=FIX.4.4\x0135=D\x019=5\x01"[..],
+                "field order: tag 35 at byte 10: BodyLength(9) must follow BeginString(8)",
+            ),
+            (
+                // Longer than any BodyLength field: judged on its first bytes.
+                b"8=FIX.4.4\x01123456789=ABCDEFGH\x01",
+                "field order: tag 123456789 at byte 10: BodyLength(9) must follow BeginString(8)",
+            ),
+            (b"8=FIX.4.4\x011234567890123=D\x01", BAD_TAG),
+            (b"8=FIX.4.4\x01=5\x01", "empty tag at byte 10"),
+            (b"8=FIX.4.4\x01x9=5\x01", BAD_TAG),
+            (b"8=FIX.4.4\x0195\x01", "field at byte 10 has no '='"),
+        ] {
+            let (frames, errs) = run(&[stream]);
+            assert!(frames.is_empty());
+            assert_eq!(errs[0], format!("bad frame at stream byte 0: {want}"));
+        }
     }
 
     #[test]

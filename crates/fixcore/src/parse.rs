@@ -576,7 +576,7 @@ fn parse_short_tag(t: &[u8]) -> Option<u32> {
 /// tags are positive integers written without padding); `Err(true)` when
 /// empty. Tags of 1–4 digits (all but a few user-defined ones) go to
 /// [`parse_short_tag`].
-fn parse_tag(t: &[u8]) -> std::result::Result<u32, bool> {
+pub(crate) fn parse_tag(t: &[u8]) -> std::result::Result<u32, bool> {
     match t.len() {
         0 => Err(true),
         1..=4 => parse_short_tag(t).ok_or(false),
