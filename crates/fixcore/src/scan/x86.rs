@@ -24,21 +24,18 @@ mod imp_none {
     pub fn has_avx512_vbmi2() -> bool {
         false
     }
-    #[inline]
     pub fn avx2<const SUM: bool, const TAG: bool>(
         _: &[u8],
         _: &mut [MaybeUninit<u32>],
     ) -> Option<(usize, u64)> {
         None
     }
-    #[inline]
     pub fn avx512<const SUM: bool, const TAG: bool>(
         _: &[u8],
         _: &mut [MaybeUninit<u32>],
     ) -> Option<(usize, u64)> {
         None
     }
-    #[inline]
     pub fn avx512_vbmi2<const SUM: bool, const TAG: bool>(
         _: &[u8],
         _: &mut [MaybeUninit<u32>],
@@ -116,6 +113,7 @@ mod imp {
     }
 
     /// AVX2 scan; `None` if unavailable or `out` lacks slack.
+    #[inline]
     pub fn avx2<const SUM: bool, const TAG: bool>(
         msg: &[u8],
         out: &mut [MaybeUninit<u32>],
@@ -130,6 +128,7 @@ mod imp {
     }
 
     /// AVX-512 dword-compress scan; `None` if unavailable or short of slack.
+    #[inline]
     pub fn avx512<const SUM: bool, const TAG: bool>(
         msg: &[u8],
         out: &mut [MaybeUninit<u32>],
@@ -143,6 +142,7 @@ mod imp {
     }
 
     /// AVX-512 VBMI2 byte-compress scan; `None` if unavailable.
+    #[inline]
     pub fn avx512_vbmi2<const SUM: bool, const TAG: bool>(
         msg: &[u8],
         out: &mut [MaybeUninit<u32>],
