@@ -421,54 +421,56 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     let tsc = Tsc::calibrate();
     let spaced_dropped = std::rc::Rc::new(std::cell::Cell::new(0u64));
     let mut spaced_workers = Vec::new();
-    for gap_time in SPACED_GAPS.into_iter().filter(|_| tsc.is_some()) {
-        let Some(tsc) = tsc else { break };
-        let mut d2 = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
-        spaced_workers.push(format!("{} ns: {}", gap_time.as_nanos(), d2.placement()));
-        if let Some(e) = d2.pin_error() {
-            pin_notes.push(format!(
-                "{} ns row SPSC worker: {e}; it ran unpinned",
-                gap_time.as_nanos()
+    if let Some(tsc) = tsc {
+        for gap_time in SPACED_GAPS {
+            let mut d2 =
+                DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
+            spaced_workers.push(format!("{} ns: {}", gap_time.as_nanos(), d2.placement()));
+            if let Some(e) = d2.pin_error() {
+                pin_notes.push(format!(
+                    "{} ns row SPSC worker: {e}; it ran unpinned",
+                    gap_time.as_nanos()
+                ));
+            }
+            let gap = tsc.ticks(gap_time);
+            let dropped3 = spaced_dropped.clone();
+            let m4 = msg.clone();
+            ops.push((
+                format!(
+                    "deferred: SPSC ring submit, {} ns apart",
+                    gap_time.as_nanos()
+                ),
+                Box::new(move |n| {
+                    // A dead worker would leave the ring full: the refused
+                    // submits below then count it, rather than a hang here.
+                    let _ = d2.wait_drained();
+                    let mut ticks = 0u64;
+                    let mut next = tsc.now().saturating_add(gap);
+                    for _ in 0..n {
+                        while tsc.now() < next {
+                            std::hint::spin_loop();
+                        }
+                        let a = tsc.now();
+                        let ok = d2.try_submit(black_box(&m4));
+                        let b = tsc.now();
+                        if !ok {
+                            dropped3.set(dropped3.get() + 1);
+                        }
+                        // Saturating: the thread may be unpinned, and a counter
+                        // read on another core may be behind the first.
+                        ticks = ticks.saturating_add(b.saturating_sub(a));
+                        // Spaced from this call's end, not from a fixed
+                        // schedule: a late call must not be followed by ones
+                        // back to back while the schedule catches up.
+                        next = b.saturating_add(gap);
+                    }
+                    // One conversion for the batch, the read overhead
+                    // subtracted once per call from the sum: no per-call
+                    // rounding or clipping at zero.
+                    tsc.total_duration(n as u64, ticks)
+                }),
             ));
         }
-        let gap = tsc.ticks(gap_time);
-        let dropped3 = spaced_dropped.clone();
-        let m4 = msg.clone();
-        ops.push((
-            format!(
-                "deferred: SPSC ring submit, {} ns apart",
-                gap_time.as_nanos()
-            ),
-            Box::new(move |n| {
-                // A dead worker would leave the ring full: the refused
-                // submits below then count it, rather than a hang here.
-                let _ = d2.wait_drained();
-                let mut ticks = 0u64;
-                let mut next = tsc.now().saturating_add(gap);
-                for _ in 0..n {
-                    while tsc.now() < next {
-                        std::hint::spin_loop();
-                    }
-                    let a = tsc.now();
-                    let ok = d2.try_submit(black_box(&m4));
-                    let b = tsc.now();
-                    if !ok {
-                        dropped3.set(dropped3.get() + 1);
-                    }
-                    // Saturating: the thread may be unpinned, and a counter
-                    // read on another core may be behind the first.
-                    ticks = ticks.saturating_add(b.saturating_sub(a));
-                    // Spaced from this call's end, not from a fixed
-                    // schedule: a late call must not be followed by ones
-                    // back to back while the schedule catches up.
-                    next = b.saturating_add(gap);
-                }
-                // One conversion for the batch, the read overhead
-                // subtracted once per call from the sum: no per-call
-                // rounding or clipping at zero.
-                tsc.total_duration(n as u64, ticks)
-            }),
-        ));
     }
     // The baseline gets a consumer thread too, backing off like the worker,
     // so both hand-offs pay the same cross-core cache traffic.
