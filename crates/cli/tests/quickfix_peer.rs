@@ -94,6 +94,8 @@ fn peer_parses_the_bench_samples_with_their_groups() {
     let msgs: Vec<Vec<u8>> = samples.iter().map(|(_, m)| m.clone()).collect();
     let (code, lines) = peer_check(&exe, &msgs);
     assert_eq!(code, Some(0), "{lines:?}");
+    // One line per message: zip below stops at the shorter side.
+    assert_eq!(lines.len(), samples.len(), "{lines:?}");
     for ((name, m), line) in samples.iter().zip(&lines) {
         // Every field of the message, counted here by its SOH bytes, is a
         // field QuickFIX kept (the group's entries included).
