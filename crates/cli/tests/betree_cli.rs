@@ -384,7 +384,6 @@ fn bench_replays_the_long_slices_and_its_figures_agree() {
         f(least, "replayed_estimate_max_us"),
         min_max.max(unreplayed)
     );
-    assert!(f(least, "replayed_estimate_max_us") <= raw, "{least}");
     // The note says what that column is: 3 replays + the timed pass.
     let notes = doc["sections"]
         .as_array()
