@@ -53,8 +53,6 @@ pub struct SearchIter<'a> {
     index: &'a Index,
     event: &'a Event,
     selection: Selection,
-    mark: Vec<u64>,
-    cands: Vec<u32>,
     hits: Vec<u64>,
     lanes: LaneState,
     done: bool,
@@ -81,7 +79,7 @@ impl SearchIter<'_> {
     /// Number of candidate expressions selected so far (all of them once
     /// selection is over).
     pub fn candidates(&self) -> usize {
-        self.cands.len()
+        self.selection.cands().len()
     }
 
     /// The most reductions one call of [`Index::search_next`] can spend
@@ -97,21 +95,16 @@ impl SearchIter<'_> {
     fn finish(&mut self) -> Vec<Id> {
         self.done = true;
         let mut ids = Vec::new();
-        self.index.collect(&self.cands, &self.hits, &mut ids);
+        self.index
+            .collect(self.selection.cands(), &self.hits, &mut ids);
         ids
     }
 
     /// Advances the selection by units of one reduction until it is over
     /// (true) or `spent` reaches `budget` (false).
     fn select(&mut self, budget: u64, spent: &mut u64) -> bool {
-        self.selection.advance(
-            self.index,
-            self.event,
-            &mut self.cands,
-            &mut self.mark,
-            budget,
-            spent,
-        )
+        self.selection
+            .advance(self.index, self.event, budget, spent)
     }
 }
 
@@ -127,8 +120,6 @@ impl Index {
             index: self,
             event: ev,
             selection: Selection::default(),
-            mark: Vec::new(),
-            cands: Vec::new(),
             hits: Vec::new(),
             lanes: LaneState::default(),
             done: false,
@@ -153,9 +144,9 @@ impl Index {
         let mut spent = 0;
         it.select(u64::MAX, &mut spent);
         it.reductions += spent;
-        it.hits.resize(it.cands.len().div_ceil(64), 0);
+        it.hits.resize(it.selection.cands().len().div_ceil(64), 0);
         self.eval_many::<false>(
-            &it.cands,
+            it.selection.cands(),
             it.event,
             &mut it.memo,
             &mut it.hits,
@@ -190,12 +181,13 @@ impl Index {
         if !selected {
             return SearchStep::Continue;
         }
-        if it.hits.len() != it.cands.len().div_ceil(64) {
-            it.hits.resize(it.cands.len().div_ceil(64), 0);
+        let words = it.selection.cands().len().div_ceil(64);
+        if it.hits.len() != words {
+            it.hits.resize(words, 0);
         }
         // With the budget spent this only finds out whether anything is left.
         let (done, red) = self.eval_many::<true>(
-            &it.cands,
+            it.selection.cands(),
             it.event,
             &mut it.memo,
             &mut it.hits,

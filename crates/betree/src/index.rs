@@ -455,20 +455,13 @@ impl Index {
         Ok(())
     }
 
-    /// Selects the candidate slots for `ev` into `out`, in id order (so
-    /// results come out sorted without sorting them), in one go: the
-    /// cooperative search's selection ([`Selection`]) run without a budget.
-    /// `sel` is reusable scratch: it is reset here.
-    pub(crate) fn select(
-        &self,
-        ev: &Event,
-        sel: &mut Selection,
-        out: &mut Vec<u32>,
-        mark: &mut Vec<u64>,
-    ) {
-        out.clear();
+    /// Selects the candidate slots for `ev` into [`Selection::cands`], in
+    /// id order (so results come out sorted without sorting them), in one
+    /// go: the cooperative search's selection run without a budget. `sel`
+    /// is reusable scratch: it is reset here.
+    pub(crate) fn select(&self, ev: &Event, sel: &mut Selection) {
         sel.reset();
-        let done = sel.advance(self, ev, out, mark, u64::MAX, &mut 0);
+        let done = sel.advance(self, ev, u64::MAX, &mut 0);
         debug_assert!(done, "an unbounded selection finishes");
     }
 
@@ -485,24 +478,20 @@ impl Index {
     pub fn search_with(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) -> Result<()> {
         self.validate(ev)?;
         out.clear();
-        self.select(
-            ev,
-            &mut scratch.selection,
-            &mut scratch.cands,
-            &mut scratch.mark,
-        );
+        self.select(ev, &mut scratch.selection);
+        let cands = scratch.selection.cands();
         scratch.memo.reset(self.atoms.len());
         scratch.hits.clear();
-        scratch.hits.resize(scratch.cands.len().div_ceil(64), 0);
+        scratch.hits.resize(cands.len().div_ceil(64), 0);
         self.eval_many::<false>(
-            &scratch.cands,
+            cands,
             ev,
             &mut scratch.memo,
             &mut scratch.hits,
             &mut LaneState::default(),
             u64::MAX,
         );
-        self.collect(&scratch.cands, &scratch.hits, out);
+        self.collect(cands, &scratch.hits, out);
         Ok(())
     }
 
@@ -811,11 +800,10 @@ impl Default for LaneState {
 /// Reusable buffers for [`Index::search_with`].
 #[derive(Debug, Clone, Default)]
 pub struct Scratch {
-    /// The selection's own buffers (its sources and merge heap).
+    /// The selection, with its buffers (candidates, marks, sources, merge
+    /// heap).
     pub(crate) selection: Selection,
-    pub(crate) cands: Vec<u32>,
     pub(crate) hits: Vec<u64>,
-    pub(crate) mark: Vec<u64>,
     pub(crate) memo: Memo,
 }
 
@@ -913,9 +901,13 @@ mod tests {
             .bool("b", true)
             .unwrap()
             .build();
-        let mut cands = Vec::new();
-        index.select(&ev, &mut Selection::default(), &mut cands, &mut Vec::new());
-        let ids: Vec<Id> = cands.iter().map(|&c| index.slots[c as usize].id).collect();
+        let mut sel = Selection::default();
+        index.select(&ev, &mut sel);
+        let ids: Vec<Id> = sel
+            .cands()
+            .iter()
+            .map(|&c| index.slots[c as usize].id)
+            .collect();
         assert_eq!(ids, vec![2, 3, 4], "expression 1 is not even a candidate");
         assert_eq!(index.search(&ev).unwrap(), vec![2, 4]);
     }

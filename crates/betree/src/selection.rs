@@ -65,9 +65,11 @@ impl Source {
 /// scanned. Choosing how to reach id order looks at list lengths only and
 /// is free.
 ///
-/// Its buffers are kept by [`Selection::reset`], so a selection reused for
-/// search after search (the plain search keeps one in its
-/// [`crate::Scratch`]) allocates nothing once they have grown.
+/// It owns everything it works with: the candidates it selects
+/// ([`Selection::cands`]) and its scratch. Its buffers are kept by
+/// [`Selection::reset`], so a selection reused for search after search (the
+/// plain search keeps one in its [`crate::Scratch`]) allocates nothing once
+/// they have grown.
 #[derive(Debug, Clone)]
 pub(crate) struct Selection {
     stage: Stage,
@@ -76,6 +78,11 @@ pub(crate) struct Selection {
     /// per attribute).
     sources: Vec<Source>,
     heap: BinaryHeap<Reverse<(Id, usize, usize)>>,
+    /// The selected candidates so far: slots, in id order.
+    cands: Vec<u32>,
+    /// Scratch of the marking stages: one bit per slot, set for the slots
+    /// of every list; sized when marking starts.
+    mark: Vec<u64>,
 }
 
 impl Default for Selection {
@@ -85,6 +92,8 @@ impl Default for Selection {
             stage: Stage::Root,
             sources: Vec::new(),
             heap: BinaryHeap::new(),
+            cands: Vec::new(),
+            mark: Vec::new(),
         }
     }
 }
@@ -95,22 +104,28 @@ impl Selection {
         self.stage = Stage::Root;
         self.sources.clear();
         self.heap.clear();
+        self.cands.clear();
+        self.mark.clear();
+    }
+
+    /// The candidates selected so far: slots of the index, in id order (all
+    /// of them once [`Selection::advance`] has returned true).
+    #[inline]
+    pub(crate) fn cands(&self) -> &[u32] {
+        &self.cands
     }
 
     /// Advances the selection of `ev`'s candidates in `index`, appending
-    /// slots to `cands` in id order (`mark` is scratch for the marking
-    /// stages), by units of one reduction added to `spent`, until the
-    /// selection is over (true) or `spent` reaches `budget` (false). A
-    /// call never overruns: every unit is checked before it starts.
+    /// slots to [`Selection::cands`] in id order, by units of one reduction
+    /// added to `spent`, until the selection is over (true) or `spent`
+    /// reaches `budget` (false). A call never overruns: every unit is
+    /// checked before it starts.
     ///
-    /// `index`, `ev`, `cands` and `mark` must be the same on every call of
-    /// one selection; `cands` must start empty.
+    /// `index` and `ev` must be the same on every call of one selection.
     pub(crate) fn advance(
         &mut self,
         index: &Index,
         ev: &Event,
-        cands: &mut Vec<u32>,
-        mark: &mut Vec<u64>,
         budget: u64,
         spent: &mut u64,
     ) -> bool {
@@ -156,14 +171,14 @@ impl Selection {
                 }
                 Stage::Probe(_) => {
                     let total: usize = self.sources.iter().map(|s| s.list(index).len()).sum();
-                    cands.reserve(total);
+                    self.cands.reserve(total);
                     self.stage = if self.sources.len() <= 1 {
                         Stage::Copy(0)
                     } else if total * 8 > index.order.len() {
                         // Many candidates: marking them and scanning every
                         // slot in id order beats merging.
-                        mark.clear();
-                        mark.resize(index.slots.len().div_ceil(64), 0);
+                        // Empty since `reset`: all zero.
+                        self.mark.resize(index.slots.len().div_ceil(64), 0);
                         Stage::Mark { src: 0, at: 0 }
                     } else {
                         for (k, s) in self.sources.iter().enumerate() {
@@ -177,7 +192,7 @@ impl Selection {
                 Stage::Copy(at) => {
                     let src = self.sources.first().map_or(&[][..], |s| s.list(index));
                     let n = (src.len() - at).min(room);
-                    cands.extend_from_slice(&src[at..at + n]);
+                    self.cands.extend_from_slice(&src[at..at + n]);
                     *spent += n as u64;
                     self.stage = if at + n == src.len() {
                         Stage::Done
@@ -189,7 +204,7 @@ impl Selection {
                     let list = self.sources[src].list(index);
                     let n = (list.len() - at).min(room);
                     for &s in &list[at..at + n] {
-                        mark[s as usize / 64] |= 1 << (s % 64);
+                        self.mark[s as usize / 64] |= 1 << (s % 64);
                     }
                     *spent += n as u64;
                     self.stage = if at + n < list.len() {
@@ -205,8 +220,8 @@ impl Selection {
                 }
                 Stage::Filter(at) => {
                     let n = (index.order.len() - at).min(room);
-                    let marked = &*mark;
-                    cands.extend(
+                    let marked = &self.mark;
+                    self.cands.extend(
                         index.order[at..at + n]
                             .iter()
                             .copied()
@@ -227,7 +242,7 @@ impl Selection {
                         };
                         *spent += 1;
                         let list = self.sources[k].list(index);
-                        cands.push(list[at]);
+                        self.cands.push(list[at]);
                         if let Some(&s) = list.get(at + 1) {
                             self.heap
                                 .push(Reverse((index.slots[s as usize].id, k, at + 1)));
