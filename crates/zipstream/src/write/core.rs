@@ -321,6 +321,10 @@ impl Core {
     /// `crc` is `None` exactly when the entry keeps no CRC
     /// ([`EntryOptions::keeps_crc`]), so the caller need not hash the block.
     /// `whole` says this is the entire entry, so the header gets exact sizes.
+    ///
+    /// Crate-internal: the only caller (the parallel writer) decides whether
+    /// to hash a block by the same `keeps_crc` that decided `open.crc`, so
+    /// the two always agree; a mismatch is a bug here, not a caller's error.
     pub(crate) fn write_raw(
         &mut self,
         comp: &[u8],
@@ -331,17 +335,13 @@ impl Core {
         let Some(open) = self.open.as_mut() else {
             return Err(Error::State("write with no open entry"));
         };
-        match (open.crc.as_mut(), crc) {
-            (Some(running), Some(crc)) => {
-                running.combine(&Hasher::new_with_initial_len(crc, raw_len));
-            }
-            (None, None) => {}
-            (Some(_), None) => {
-                return Err(Error::State("raw block without the CRC its entry keeps"));
-            }
-            (None, Some(_)) => {
-                return Err(Error::State("raw block with a CRC its entry does not keep"));
-            }
+        debug_assert_eq!(
+            open.crc.is_some(),
+            crc.is_some(),
+            "a raw block carries a CRC exactly when its entry keeps one"
+        );
+        if let (Some(running), Some(crc)) = (open.crc.as_mut(), crc) {
+            running.combine(&Hasher::new_with_initial_len(crc, raw_len));
         }
         if !open.header_written {
             let mut open = self.open.take().expect("checked");
@@ -377,6 +377,7 @@ impl Core {
             open.comp += MAC_LEN as u64;
         }
         let open = self.open.as_ref().expect("still open");
+        let crc = open.stored_crc();
         if !open.sized_header {
             if let Some(hint) = open.opts.size_hint
                 && !open.zip64_local
@@ -388,7 +389,6 @@ impl Core {
                     actual: open.raw,
                 });
             }
-            let crc = open.stored_crc();
             if self.seekable {
                 let bytes = local_header(open, Some((crc, open.comp, open.raw)));
                 patch = Some(Patch {
@@ -410,7 +410,6 @@ impl Core {
             }
         }
         let open = self.open.take().expect("still open");
-        let crc = open.stored_crc();
         let (time, date) = dos_datetime(open.opts.mtime);
         let flags = entry_flags(&open);
         let mode = open.opts.file_mode();
