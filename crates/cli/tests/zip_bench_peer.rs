@@ -220,11 +220,14 @@ fn a_peer_that_dies_after_it_started_fails_the_bench_in_one_line() {
     // Greets like the real one, then exits before reading a scenario that
     // is larger than a pipe's buffer: perfkit's write meets a closed pipe.
     interop::fake_peer(dir.path(), "szip-peer", "echo 'hello szip-peer 1 fake'");
-    let out = perfkit()
-        .env("PERFKIT_PEERS_DIR", dir.path())
-        .args(["zip", "bench", "--quick", "--time", "1ms", "--json"])
-        .output()
-        .unwrap();
+    // Within a bound, or the test fails: a regression into a hang (a write
+    // blocked on the dead peer's pipe) must not hang the test.
+    let out = interop::output_within(
+        perfkit()
+            .env("PERFKIT_PEERS_DIR", dir.path())
+            .args(["zip", "bench", "--quick", "--time", "1ms", "--json"]),
+        60,
+    );
     let err = String::from_utf8(out.stderr).unwrap();
     // 1, not the quiet 141 of a closed stdout.
     assert_eq!(out.status.code(), Some(1), "{err}");
