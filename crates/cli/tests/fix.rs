@@ -3,7 +3,7 @@
 mod interop;
 mod schema;
 
-use interop::{fix_bench, perfkit};
+use interop::{fix_bench, ok, perfkit};
 use serde_json::Value;
 use std::io::Write;
 use std::process::Stdio;
@@ -77,16 +77,10 @@ fn check_json_prints_tag_objects_with_groups_as_arrays() {
 
 #[test]
 fn fix_bench_json_matches_the_report_schema() {
-    let out = fix_bench("", &["--iterations", "300", "--transport-iterations", "40"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    schema::assert_valid(&doc);
+    let doc = schema::report(&ok(&mut fix_bench(
+        "",
+        &["--iterations", "300", "--transport-iterations", "40"],
+    )));
     let names: Vec<&str> = doc["sections"]
         .as_array()
         .unwrap()
@@ -108,12 +102,7 @@ fn fix_bench_json_matches_the_report_schema() {
         );
     }
     // The transports are compared with tokio as well as with blocking I/O.
-    let transport = doc["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"].as_str().unwrap().starts_with("transport"))
-        .unwrap();
+    let transport = schema::section(&doc, "transport");
     let rows = transport["rows"].as_array().unwrap();
     let tokio = rows.iter().find(|r| r["name"] == "tokio").unwrap();
     assert_eq!(tokio["speedup_vs_tokio_x"], 1.0, "{tokio}");
@@ -153,37 +142,20 @@ fn unknown_fixcore_scan_is_an_error_not_a_panic() {
 #[test]
 fn fix_bench_pin_keeps_helper_threads_off_the_measuring_core() {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let out = fix_bench("affinity,deferred", &["--pin", "0"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = schema::report(&ok(&mut fix_bench("affinity,deferred", &["--pin", "0"])));
     let pinned = doc["run"]["pinned"].as_str().unwrap();
     assert!(
         pinned.starts_with("core 0 (the measuring thread"),
         "{pinned}"
     );
-    let section = |prefix: &str| {
-        doc["sections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"].as_str().unwrap().starts_with(prefix))
-            .unwrap()
-            .clone()
-    };
-    let aff = section("affinity");
+    let aff = schema::section(&doc, "affinity");
     let rows: Vec<&str> = aff["rows"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| r["name"].as_str().unwrap())
         .collect();
-    let deferred = section("deferred");
+    let deferred = schema::section(&doc, "deferred");
     let notes = deferred["notes"].to_string();
     if usable > 1 {
         assert_eq!(rows, ["not pinned", "pinned to core 0"], "{aff}");
@@ -272,13 +244,7 @@ fn fix_bench_without_io_uring_reports_it_and_measures_the_rest() {
         ],
     );
     without_io_uring(&mut cmd);
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = schema::report(&ok(&mut cmd));
     let section = &doc["sections"][0];
     let rows: Vec<&str> = section["rows"]
         .as_array()
@@ -380,7 +346,7 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
     let path = dir.path().join("msgs.fix");
     let good = soh(&framed("35=D|55=A|"));
     let bench = |path: &std::path::Path| {
-        fix_bench(
+        let mut cmd = fix_bench(
             "parse",
             &[
                 "--iterations",
@@ -392,26 +358,18 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
                 "--batch",
                 "5",
             ],
-        )
-        .arg("--input")
-        .arg(path)
-        .output()
-        .unwrap()
+        );
+        cmd.arg("--input").arg(path);
+        cmd
     };
     std::fs::write(&path, format!("{good}{good}\n")).unwrap();
-    let out = bench(&path);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = schema::report(&ok(&mut bench(&path)));
     let row = doc["sections"][0]["rows"][0]["name"].as_str().unwrap();
     assert!(row.starts_with("input: 2 messages"), "{row}");
 
     let bad = good.replacen("35=D", "35=X", 1);
     std::fs::write(&path, format!("{good}\n{bad}\n")).unwrap();
-    let out = bench(&path);
+    let out = bench(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("msgs.fix: line 2: CheckSum(10)"), "{err}");
@@ -423,7 +381,7 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
 /// many calls per row as the scan section.
 #[test]
 fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
-    let out = fix_bench(
+    let doc = schema::report(&ok(fix_bench(
         "scan,parse",
         &[
             "--iterations",
@@ -436,22 +394,9 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
             "2",
         ],
     )
-    .env(perfkit::peer::DIR_ENV, "/nonexistent")
-    .output()
-    .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    .env(perfkit::peer::DIR_ENV, "/nonexistent")));
     let counts = |prefix: &str| -> Vec<u64> {
-        doc["sections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"].as_str().unwrap().starts_with(prefix))
-            .unwrap_or_else(|| panic!("no {prefix} section"))["rows"]
+        schema::section(&doc, prefix)["rows"]
             .as_array()
             .unwrap()
             .iter()

@@ -115,32 +115,16 @@ fn peer_parses_the_bench_samples_with_their_groups() {
     }
 }
 
-fn parse_section(doc: &Value) -> &Value {
-    doc["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"].as_str().unwrap().starts_with("parse"))
-        .expect("a parse section")
-}
-
 #[test]
 fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
     if peer().is_none() {
         return;
     }
-    let out = fix_bench("parse", &["--iterations", "1000", "--warmup", "50"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    schema::assert_valid(&doc);
-
-    let section = parse_section(&doc);
+    let doc = schema::report(&interop::ok(&mut fix_bench(
+        "parse",
+        &["--iterations", "1000", "--warmup", "50"],
+    )));
+    let section = schema::section(&doc, "parse");
     let rows = section["rows"].as_array().unwrap();
     let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
     for (name, _) in fixcore::sample::all() {
@@ -183,17 +167,10 @@ fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
 #[test]
 fn fix_bench_without_the_peer_names_the_command_that_builds_it() {
     let empty = tempfile::tempdir().unwrap();
-    let out = fix_bench("parse", &[])
-        .env(perfkit::peer::DIR_ENV, empty.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let section = parse_section(&doc);
+    let doc = schema::report(&interop::ok(
+        fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, empty.path()),
+    ));
+    let section = schema::section(&doc, "parse");
     let rows = section["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3, "{rows:#?}");
     assert!(
@@ -213,17 +190,10 @@ fn a_peer_that_cannot_start_is_a_note_with_its_reason_not_a_failure() {
     // beside it: it exits at once with the reason on stderr.
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&exe, dir.path().join("quickfix-parse")).unwrap();
-    let out = fix_bench("parse", &[])
-        .env(perfkit::peer::DIR_ENV, dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let section = parse_section(&doc);
+    let doc = schema::report(&interop::ok(
+        fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, dir.path()),
+    ));
+    let section = schema::section(&doc, "parse");
     assert_eq!(section["rows"].as_array().unwrap().len(), 3, "{section}");
     let notes = section["notes"].to_string();
     assert!(notes.contains("QuickFIX not measured"), "{notes}");

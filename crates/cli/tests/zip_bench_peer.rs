@@ -9,7 +9,7 @@ mod schema;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use interop::{have, ok, perfkit};
 use serde_json::Value;
@@ -22,19 +22,13 @@ fn peer() -> Option<PathBuf> {
 /// A quick zip bench (small scenarios, two iterations) in JSON, with the
 /// given peer directory; checked against the report schema.
 fn quick_bench(peers: &Path, extra: &[&str]) -> Value {
-    report(ok(&mut quick_bench_cmd(peers, extra)))
+    schema::report(&ok(&mut quick_bench_cmd(peers, extra)))
 }
 
 /// [`quick_bench`] that fails the test if the bench runs longer than
 /// `secs`, instead of hanging it.
 fn quick_bench_within(peers: &Path, secs: u64) -> Value {
-    let out = interop::output_within(&mut quick_bench_cmd(peers, &[]), secs);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    report(out)
+    schema::report(&interop::ok_within(&mut quick_bench_cmd(peers, &[]), secs))
 }
 
 fn quick_bench_cmd(peers: &Path, extra: &[&str]) -> Command {
@@ -54,13 +48,6 @@ fn quick_bench_cmd(peers: &Path, extra: &[&str]) -> Command {
         ])
         .args(extra);
     cmd
-}
-
-/// The one JSON document on stdout, checked against the report schema.
-fn report(out: Output) -> Value {
-    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    schema::assert_valid(&doc);
-    doc
 }
 
 const OWN: [&str; 2] = [

@@ -37,6 +37,19 @@ pub fn have(program: &str, package: &str) -> bool {
 /// Runs a command and insists it succeeds.
 pub fn ok(cmd: &mut Command) -> Output {
     let out = cmd.output().expect("spawn");
+    succeeded(cmd, out)
+}
+
+/// [`ok`] through [`output_within`]: fails the test if `cmd` fails, or has
+/// not exited within `secs`.
+pub fn ok_within(cmd: &mut Command, secs: u64) -> Output {
+    let out = output_within(cmd, secs);
+    succeeded(cmd, out)
+}
+
+/// `out`, if `cmd` exited with success; else fails the test quoting its
+/// status and stderr.
+fn succeeded(cmd: &Command, out: Output) -> Output {
     assert!(
         out.status.success(),
         "{cmd:?} failed: {}\n{}",

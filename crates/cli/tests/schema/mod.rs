@@ -2,7 +2,10 @@
 //! document a subcommand prints must validate, and a failure lists each
 //! error with the place in the document it points at.
 
+#![allow(dead_code)] // each test file uses its own subset
+
 use serde_json::Value;
+use std::process::Output;
 
 /// A validator for `perfkit::report::SCHEMA`.
 pub fn validator() -> jsonschema::Validator {
@@ -18,4 +21,31 @@ pub fn assert_valid(doc: &Value) {
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
+}
+
+/// The one JSON document a `--json` run printed on stdout (nothing else,
+/// and nothing but whitespace after it), checked against the report schema.
+pub fn report(out: &Output) -> Value {
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON document on stdout ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    assert_valid(&doc);
+    doc
+}
+
+/// The first section of `doc` whose name starts with `prefix`; fails the
+/// test, naming the sections there are, if there is none.
+pub fn section<'a>(doc: &'a Value, prefix: &str) -> &'a Value {
+    let sections = doc["sections"].as_array().expect("a sections array");
+    let names: Vec<&str> = sections
+        .iter()
+        .map(|s| s["name"].as_str().expect("every section has a name"))
+        .collect();
+    match names.iter().position(|n| n.starts_with(prefix)) {
+        Some(i) => &sections[i],
+        None => panic!("no section named {prefix:?}…; the sections are {names:?}"),
+    }
 }
