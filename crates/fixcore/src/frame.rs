@@ -146,11 +146,7 @@ impl Framer {
         }
         let rest = &data[s1 + 1..];
         let Some(s2) = rest.iter().take(MAX_LEN_FIELD).position(|&b| b == SOH) else {
-            return if rest.len() < MAX_LEN_FIELD && b"9=".starts_with(&rest[..rest.len().min(2)]) {
-                Header::NeedMore
-            } else {
-                Header::Bad(not_body_length(rest, false, s1 + 1))
-            };
+            return unterminated_second_field(rest, s1 + 1);
         };
         let field = &rest[..s2];
         let Some(digits) = field.strip_prefix(b"9=") else {
@@ -242,9 +238,41 @@ fn find_trailer(body: &[u8]) -> Option<usize> {
         .map(|p| p + 1)
 }
 
+/// The verdict on a second field (at `pos`) whose bytes received so far,
+/// `rest`, hold no SOH within MAX_LEN_FIELD. It is given only once the
+/// bytes every split of the stream into reads must deliver have settled it,
+/// so a stream gets the same error however it arrives.
+fn unterminated_second_field(rest: &[u8], pos: usize) -> Header {
+    let full = rest.len() >= MAX_LEN_FIELD;
+    if rest.starts_with(b"9=") || b"9=".starts_with(rest) {
+        // Still a BodyLength until MAX_LEN_FIELD bytes pass without its SOH;
+        // then its value is too long to be one, and naming tag 9 as out of
+        // order would be wrong.
+        return if full {
+            Header::Bad(Error::BadValue {
+                tag: 9,
+                pos: pos + 2,
+                expected: "Length",
+            })
+        } else {
+            Header::NeedMore
+        };
+    }
+    // A '=' within the first 10 bytes fixes the tag whatever follows. Before
+    // one, the next bytes can still change the verdict ("35" becomes tag 35,
+    // "95<SOH>" has no '=', "x9=" is a bad tag), but only until MAX_LEN_FIELD
+    // bytes are in, which bounds the wait.
+    if full || rest.iter().take(10).any(|&b| b == b'=') {
+        Header::Bad(not_body_length(rest, false, pos))
+    } else {
+        Header::NeedMore
+    }
+}
+
 /// Why the second field at `pos` is not a BodyLength(9): the tag it has
 /// instead, or what makes it no field at all. `field` is the whole field
-/// when `complete`, else the bytes received from its start on.
+/// when `complete`, else its first bytes, enough to decide (see
+/// [`unterminated_second_field`]).
 fn not_body_length(field: &[u8], complete: bool, pos: usize) -> Error {
     // A tag has at most 9 digits, so its '=' is within the first 10 bytes.
     let Some(eq) = field.iter().take(10).position(|&b| b == b'=') else {
@@ -399,11 +427,42 @@ mod tests {
             (b"8=FIX.4.4\x01=5\x01", "empty tag at byte 10"),
             (b"8=FIX.4.4\x01x9=5\x01", BAD_TAG),
             (b"8=FIX.4.4\x0195\x01", "field at byte 10 has no '='"),
+            (
+                b"8=FIX.4.4\x011234567890\x01",
+                "field at byte 10 has no '='",
+            ),
+            (b"8=FIX.4.4\x011234567890=\x01", BAD_TAG),
+            (b"8=FIX.4.4\x0112345678901=5\x01", BAD_TAG),
+            (b"8=FIX.4.4\x019x=5\x01", BAD_TAG),
+            (b"8=FIX.4.4\x010=5\x01", BAD_TAG),
+            (
+                b"8=FIX.4.4\x019=1234567890\x01",
+                "tag 9 at byte 12: value is not a valid Length",
+            ),
         ] {
-            let (frames, errs) = run(&[stream]);
-            assert!(frames.is_empty());
-            assert_eq!(errs[0], format!("bad frame at stream byte 0: {want}"));
+            // The verdict is a property of the stream, not of how it was
+            // split into reads: every chunk size, down to one byte at a time
+            // as in `frames_byte_at_a_time`, must give the same error.
+            for size in 1..=stream.len() {
+                let chunks: Vec<&[u8]> = stream.chunks(size).collect();
+                let (frames, errs) = run(&chunks);
+                assert!(frames.is_empty());
+                assert_eq!(
+                    errs.first().map(String::as_str),
+                    Some(&*format!("bad frame at stream byte 0: {want}")),
+                    "stream {:?} in chunks of {size}",
+                    String::from_utf8_lossy(stream)
+                );
+            }
         }
+        // The reported split: tag 35 arriving as "3" then "5=D".
+        let (frames, errs) = run(&[b"8=FIX.4.4\x013", b"5=D\x019=5\x01"]);
+        assert!(frames.is_empty());
+        assert_eq!(
+            errs[0],
+            "bad frame at stream byte 0: field order: tag 35 at byte 10: \
+             BodyLength(9) must follow BeginString(8)"
+        );
     }
 
     #[test]
