@@ -167,12 +167,53 @@ fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
 #[test]
 fn fix_bench_without_the_peer_names_the_command_that_builds_it() {
     let empty = tempfile::tempdir().unwrap();
-    let doc = schema::report(&interop::ok(
-        fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, empty.path()),
+    let notes = bench_without_quickfix_rows(empty.path());
+    assert!(notes.contains("cargo xtask peers"), "{notes}");
+}
+
+#[test]
+fn a_peer_that_cannot_start_is_a_note_with_its_reason_not_a_failure() {
+    // Exits at once with a reason on stderr, as the real peer does without
+    // its dictionary: perfkit's handling, checked without the real peer.
+    let dir = tempfile::tempdir().unwrap();
+    interop::fake_peer(
+        dir.path(),
+        "quickfix-parse",
+        "echo 'cannot load quickfix-FIX44.xml' >&2; exit 1",
+    );
+    let notes = bench_without_quickfix_rows(dir.path());
+    assert!(notes.contains("cannot load quickfix-FIX44.xml"), "{notes}");
+}
+
+#[test]
+fn the_real_peer_without_its_dictionary_is_a_note_naming_it() {
+    let Some(exe) = peer() else { return };
+    // The peer alone, without the dictionary `cargo xtask peers` puts
+    // beside it: it exits at once with the reason on stderr, which must
+    // name the dictionary.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&exe, dir.path().join("quickfix-parse")).unwrap();
+    let notes = bench_without_quickfix_rows(dir.path());
+    assert!(notes.contains("quickfix-FIX44.xml"), "{notes}");
+}
+
+/// Runs fix-bench's parse section with the peer directory `dir` (within
+/// 60 s, or the test fails) and returns its schema-checked parse section.
+fn bench_with_peers(dir: &std::path::Path) -> Value {
+    let doc = schema::report(&interop::ok_within(
+        fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, dir),
+        60,
     ));
-    let section = schema::section(&doc, "parse");
+    schema::section(&doc, "parse").clone()
+}
+
+/// [`bench_with_peers`] where QuickFIX is not measured: checks the section
+/// has our row for each built-in sample and no QuickFIX row, and a note
+/// that says so; returns the notes.
+fn bench_without_quickfix_rows(dir: &std::path::Path) -> String {
+    let section = bench_with_peers(dir);
     let rows = section["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 3, "{rows:#?}");
+    assert_eq!(rows.len(), fixcore::sample::all().len(), "{rows:#?}");
     assert!(
         rows.iter()
             .all(|r| !r["name"].as_str().unwrap().contains("QuickFIX")),
@@ -180,24 +221,7 @@ fn fix_bench_without_the_peer_names_the_command_that_builds_it() {
     );
     let notes = section["notes"].to_string();
     assert!(notes.contains("QuickFIX not measured"), "{notes}");
-    assert!(notes.contains("cargo xtask peers"), "{notes}");
-}
-
-#[test]
-fn a_peer_that_cannot_start_is_a_note_with_its_reason_not_a_failure() {
-    let Some(exe) = peer() else { return };
-    // The peer alone, without the dictionary `cargo xtask peers` puts
-    // beside it: it exits at once with the reason on stderr.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(&exe, dir.path().join("quickfix-parse")).unwrap();
-    let doc = schema::report(&interop::ok(
-        fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, dir.path()),
-    ));
-    let section = schema::section(&doc, "parse");
-    assert_eq!(section["rows"].as_array().unwrap().len(), 3, "{section}");
-    let notes = section["notes"].to_string();
-    assert!(notes.contains("QuickFIX not measured"), "{notes}");
-    assert!(notes.contains("quickfix-FIX44.xml"), "{notes}");
+    notes
 }
 
 /// Runs fix-bench's parse section with the peer directory `dir` and
@@ -215,8 +239,13 @@ fn bench_fails_with_peers(dir: &std::path::Path, wants: &[&str]) {
     }
 }
 
-/// Greets like the real peer for the built-in samples (three sets).
-const READY: &str = "while read -r l; do [ \"$l\" = go ] && break; done; echo 'ready 3'";
+/// Greets like the real peer for the built-in samples (one set each).
+fn ready() -> String {
+    format!(
+        "while read -r l; do [ \"$l\" = go ] && break; done; echo 'ready {}'",
+        fixcore::sample::all().len()
+    )
+}
 
 #[test]
 fn a_peer_that_floods_garbage_mid_run_fails_in_one_line_without_hanging() {
@@ -227,7 +256,10 @@ fn a_peer_that_floods_garbage_mid_run_fails_in_one_line_without_hanging() {
     interop::fake_peer(
         dir.path(),
         "quickfix-parse",
-        &format!("{READY}\nread -r l\nwhile :; do echo 's 0 x 10'; echo noise >&2; done"),
+        &format!(
+            "{}\nread -r l\nwhile :; do echo 's 0 x 10'; echo noise >&2; done",
+            ready()
+        ),
     );
     bench_fails_with_peers(dir.path(), &["quickfix-parse", "not a number"]);
 }
@@ -238,7 +270,10 @@ fn a_peer_that_dies_mid_run_fails_in_one_line_quoting_its_stderr() {
     interop::fake_peer(
         dir.path(),
         "quickfix-parse",
-        &format!("{READY}\nread -r l\necho 's 0 5 10'\necho 'out of memory' >&2\nexit 3"),
+        &format!(
+            "{}\nread -r l\necho 's 0 5 10'\necho 'out of memory' >&2\nexit 3",
+            ready()
+        ),
     );
     bench_fails_with_peers(dir.path(), &["peer died", "out of memory"]);
 }
