@@ -56,6 +56,12 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// Measured operations per variant in each run: `iterations` spread
+    /// over `runs`, rounded up, as every comparison spreads them.
+    pub fn per_run(&self) -> usize {
+        self.iterations.div_ceil(self.runs.max(1))
+    }
+
     /// The timing method, in words, for reports.
     pub fn timing(&self) -> String {
         format!(
@@ -117,7 +123,19 @@ impl Comparison {
 type Op<'a> = Box<dyn FnMut(usize) -> Duration + 'a>;
 
 /// Runs the variants interleaved per [`Settings`].
-fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Comparison {
+fn interleave(s: &Settings, title: String, ops: Vec<(String, Op<'_>)>) -> Comparison {
+    interleave_with(s, title, ops, |_| Ok::<(), std::convert::Infallible>(()))
+        .unwrap_or_else(|never| match never {})
+}
+
+/// [`interleave`], calling `after_run(k)` (outside every timing) once run
+/// `k` of every variant is done; its first error ends the measurement.
+fn interleave_with<E>(
+    s: &Settings,
+    title: String,
+    mut ops: Vec<(String, Op<'_>)>,
+    mut after_run: impl FnMut(usize) -> std::result::Result<(), E>,
+) -> std::result::Result<Comparison, E> {
     let batch = s.batch.max(1);
     let runs = s.runs.max(1);
     let mut hs: Vec<(Histogram<u64>, Duration)> = ops
@@ -132,8 +150,8 @@ fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Co
             left -= n;
         }
     }
-    let per_run = s.iterations.div_ceil(runs);
-    for _ in 0..runs {
+    let per_run = s.per_run();
+    for run in 0..runs {
         for ((_, op), (h, el)) in ops.iter_mut().zip(&mut hs) {
             let mut left = per_run;
             let t = Instant::now();
@@ -150,8 +168,9 @@ fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Co
             }
             *el += t.elapsed();
         }
+        after_run(run)?;
     }
-    Comparison {
+    Ok(Comparison {
         title,
         variants: ops
             .into_iter()
@@ -166,7 +185,7 @@ fn interleave(s: &Settings, title: String, mut ops: Vec<(String, Op<'_>)>) -> Co
         notes: Vec::new(),
         compare: true,
         also_vs: None,
-    }
+    })
 }
 
 /// Gaps between the end of one call of a spaced deferred row and the start
@@ -213,10 +232,32 @@ pub fn scan(s: &Settings) -> Vec<Comparison> {
         .collect()
 }
 
-/// Full validated parse (scan, fields, BodyLength, CheckSum, tag table,
-/// groups) of each sample, or of `messages` when given.
-pub fn parse(s: &Settings, messages: Option<&[Vec<u8>]>) -> Result<Comparison> {
-    let set: Vec<(String, Vec<u8>)> = match messages {
+/// The rows of the parse comparison, each a name and the messages it
+/// parses in turn, every message checked valid: what [`parse_with`]
+/// measures, for a caller to hand the same messages to another parser.
+#[derive(Debug, Clone)]
+pub struct ParseSets {
+    names: Vec<String>,
+    messages: Vec<Vec<Vec<u8>>>,
+}
+
+impl ParseSets {
+    /// The row names, in row order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// Each row's messages, in row order.
+    pub fn messages(&self) -> &[Vec<Vec<u8>>] {
+        &self.messages
+    }
+}
+
+/// The parse rows: one per sample, or one row of all of `messages` when
+/// given, which must all be valid (timing rejections would measure a
+/// different, shorter path; callers report which one failed).
+pub fn parse_sets(messages: Option<&[Vec<u8>]>) -> Result<ParseSets> {
+    let (names, messages) = match messages {
         Some(ms) => {
             if ms.is_empty() {
                 return Err(Error::Truncated {
@@ -224,31 +265,46 @@ pub fn parse(s: &Settings, messages: Option<&[Vec<u8>]>) -> Result<Comparison> {
                     what: "no messages to benchmark",
                 });
             }
-            // Every message must be valid: timing rejections would measure
-            // a different (shorter) path. Callers report which one failed.
             let mut p = Parser::new();
             for m in ms {
                 p.parse(m)?;
             }
             let avg = ms.iter().map(Vec::len).sum::<usize>() / ms.len();
-            vec![(
-                format!("input: {} messages, mean {avg} B", ms.len()),
-                Vec::new(),
-            )]
+            (
+                vec![format!("input: {} messages, mean {avg} B", ms.len())],
+                vec![ms.to_vec()],
+            )
         }
         None => sample::all()
             .into_iter()
-            .map(|(n, m)| (format!("{n} ({} B)", m.len()), m))
-            .collect(),
+            .map(|(n, m)| (format!("{n} ({} B)", m.len()), vec![m]))
+            .unzip(),
     };
-    let ops = set
-        .into_iter()
-        .map(|(name, msg)| {
+    Ok(ParseSets { names, messages })
+}
+
+/// Full validated parse (scan, fields, BodyLength, CheckSum, tag table,
+/// groups) of each sample, or of `messages` when given.
+pub fn parse(s: &Settings, messages: Option<&[Vec<u8>]>) -> Result<Comparison> {
+    let sets = parse_sets(messages)?;
+    parse_with(s, &sets, |_| Ok(()))
+}
+
+/// The parse comparison of `sets`, one row per set, calling `after_run(k)`
+/// (untimed) once run `k` of every row is done, e.g. to run another parser
+/// on the same messages between fixcore's runs; its first error ends the
+/// measurement.
+pub fn parse_with<E>(
+    s: &Settings,
+    sets: &ParseSets,
+    after_run: impl FnMut(usize) -> std::result::Result<(), E>,
+) -> std::result::Result<Comparison, E> {
+    let ops = sets
+        .names
+        .iter()
+        .zip(&sets.messages)
+        .map(|(name, owned)| {
             let mut p = Parser::new();
-            let owned: Vec<Vec<u8>> = match messages {
-                Some(ms) => ms.to_vec(),
-                None => vec![msg],
-            };
             let mut k = 0usize;
             let op: Op<'_> = Box::new(move |n| {
                 timed(n, || {
@@ -264,14 +320,15 @@ pub fn parse(s: &Settings, messages: Option<&[Vec<u8>]>) -> Result<Comparison> {
                     }
                 })
             });
-            (name, op)
+            (name.clone(), op)
         })
         .collect();
-    let mut c = interleave(
+    let mut c = interleave_with(
         s,
         "parse (validated: 8/9/35 order, BodyLength, CheckSum, duplicates, groups)".into(),
         ops,
-    );
+        after_run,
+    )?;
     c.compare = false;
     // The peers (QuickFIX, NexusFIX) are the binary's business: it runs the
     // ones it can find beside these rows and says which it could not.
@@ -585,7 +642,7 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
     let msg = sample::all().swap_remove(0).1;
     let runs = s.runs.max(1);
     let per_run = Settings {
-        iterations: s.iterations.div_ceil(runs),
+        iterations: s.per_run(),
         runs: 1,
         ..*s
     };
@@ -807,5 +864,38 @@ mod tests {
         let good = sample::all().swap_remove(1).1;
         let c = parse(&s, Some(&[good])).unwrap();
         assert_eq!(c.variants.len(), 1);
+    }
+
+    #[test]
+    fn parse_with_runs_the_hook_after_each_run_on_the_rows_of_parse_sets() {
+        let s = tiny();
+        let sets = parse_sets(None).unwrap();
+        assert_eq!(sets.names().len(), sample::all().len());
+        assert_eq!(sets.messages().len(), sets.names().len());
+        let mut seen = Vec::new();
+        let c = parse_with(&s, &sets, |run| {
+            seen.push(run);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(seen, [0, 1]);
+        let names: Vec<&str> = c.variants.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, sets.names());
+        for v in &c.variants {
+            assert_eq!(v.histogram.len(), 200, "{}", v.name);
+        }
+        // The hook's first error ends the measurement with that error.
+        let mut calls = 0;
+        let e = parse_with(&s, &sets, |run| {
+            calls += 1;
+            if run == 0 { Err("stop") } else { Ok(()) }
+        })
+        .unwrap_err();
+        assert_eq!((e, calls), ("stop", 1));
+        // The input's row holds the input, once validated.
+        let good = sample::all().swap_remove(1).1;
+        let input = parse_sets(Some(&[good.clone(), good.clone()])).unwrap();
+        assert_eq!(input.messages(), [vec![good.clone(), good]]);
+        assert!(input.names()[0].starts_with("input: 2 messages"));
     }
 }

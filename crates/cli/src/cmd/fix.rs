@@ -201,62 +201,38 @@ struct QuickfixRows {
 
 /// The parse section: fixcore's parser on each sample (or the `--input`
 /// messages), and the QuickFIX peer on the same messages when it is built.
-/// Run k of ours is followed by run k of QuickFIX's, in one invocation, so
-/// a slow stretch of the machine hits both. Each run starts with `warmup`
-/// unmeasured calls per message on both sides, then measures
-/// `iterations.div_ceil(runs)` calls per message, as every other part of
-/// fix-bench (fixcore::measure) spreads its iterations. The sides do not construct
-/// alike: fixcore's measure::parse builds one Parser per row per run and
-/// reuses its tables for every call, which is how fixcore is meant to be
+/// fixcore validates the messages and names the rows
+/// ([`measure::parse_sets`]); the peer is fed exactly those, and runs
+/// between fixcore's runs ([`measure::parse_with`]): run k of ours is
+/// followed by run k of QuickFIX's, in one invocation, so a slow stretch of
+/// the machine hits both. Both sides make `warmup` unmeasured calls per row
+/// before the first run, then measure [`Settings::per_run`] calls per row in
+/// each run, as every other part of fix-bench spreads its iterations. The
+/// sides do not construct alike: fixcore's measure builds one Parser per row
+/// and reuses its tables for every call, which is how fixcore is meant to be
 /// used; QuickFIX constructs a new FIX::Message per call, which is what a
 /// QuickFIX session does with each message it reads. The report says so.
 fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<ParseSide> {
-    let sets: Vec<Vec<Vec<u8>>> = match input {
-        Some(ms) => vec![ms.to_vec()],
-        None => fixcore::sample::all()
-            .into_iter()
-            .map(|(_, m)| vec![m])
-            .collect(),
-    };
-    let mut peer = quickfix::locate().and_then(|exe| quickfix::Peer::start(&exe, &sets, s.pin));
+    let sets = measure::parse_sets(input).context("benchmarking the parser")?;
+    let mut peer =
+        quickfix::locate().and_then(|exe| quickfix::Peer::start(&exe, sets.messages(), s.pin));
     let mut theirs: Vec<quickfix::Measured> = sets
+        .messages()
         .iter()
         .map(|_| quickfix::Measured {
             histogram: perfkit::report::latency_histogram(),
             elapsed: Duration::ZERO,
         })
         .collect();
-    let runs = s.runs.max(1);
-    let one = Settings {
-        iterations: s.iterations.div_ceil(runs),
-        runs: 1,
-        ..*s
-    };
-    // Run k of ours, then run k of QuickFIX's.
-    let mut run = || -> Result<Comparison> {
-        let c = measure::parse(&one, input).context("benchmarking the parser")?;
+    // After run k of ours, run k of QuickFIX's.
+    let ours = measure::parse_with(s, &sets, |run| -> Result<()> {
         if let Ok(p) = &mut peer {
-            p.run(s.warmup, one.iterations, s.batch, &mut theirs)
+            let warmup = if run == 0 { s.warmup } else { 0 };
+            p.run(warmup, s.per_run(), s.batch, &mut theirs)
                 .context("measuring QuickFIX (the quickfix-parse peer)")?;
         }
-        Ok(c)
-    };
-    let mut ours = run()?;
-    for _ in 1..runs {
-        for (a, v) in ours.variants.iter_mut().zip(run()?.variants) {
-            a.histogram
-                .add(&v.histogram)
-                .context("merging parse runs")?;
-            a.elapsed += v.elapsed;
-        }
-    }
-    if ours.variants.len() != sets.len() {
-        bail!(
-            "fixcore measured {} parse rows for {} message sets",
-            ours.variants.len(),
-            sets.len()
-        );
-    }
+        Ok(())
+    })?;
     Ok(ParseSide {
         ours,
         quickfix: peer
@@ -315,12 +291,12 @@ fn add_parse(report: &mut Report, side: ParseSide) {
             ));
             section.note(format!(
                 "both timed alike, run k of perfkit then run k of QuickFIX, in one invocation: \
-                 per run and message, the warm-up calls untimed, then that run's share of \
-                 the {calls} calls per row in batches of --batch per clock read (perfkit: \
+                 the warm-up calls per row untimed before the first run, then per run that \
+                 run's share of the {calls} calls per row in batches of --batch per clock read (perfkit: \
                  std::time::Instant; QuickFIX: std::chrono::steady_clock; both \
                  clock_gettime(CLOCK_MONOTONIC)), each batch's mean per call rounded to 1 ns \
                  and recorded once per call; with --pin the peer is pinned to the same core. \
-                 One difference in what a call does: perfkit reuses one Parser per row and run \
+                 One difference in what a call does: perfkit reuses one Parser per row \
                  (its tables stay warm across calls, as fixcore is meant to be used), while \
                  QuickFIX constructs a new FIX::Message per call (as its sessions do)"
             ));
