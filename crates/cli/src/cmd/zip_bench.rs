@@ -26,7 +26,7 @@ use perfkit::clock;
 use perfkit::corpus::{self, Kind};
 use perfkit::report::{self, Report, ReportArgs, Row, RunInfo, Value};
 use perfkit::units::parse_duration;
-use szip_peer::{Measured, SZipPeer, Writer};
+use szip_peer::{Entries, Measured, SZipPeer, Writer};
 use zipstream::{
     AesStrength, AsyncZipWriter, EntryOptions, ParallelOptions, ParallelZipWriter, ZipWriter,
 };
@@ -66,7 +66,7 @@ pub struct ZipBenchArgs {
 
 struct Scenario {
     name: String,
-    entries: Vec<(String, Vec<u8>)>,
+    entries: Entries,
 }
 
 impl Scenario {
@@ -100,7 +100,7 @@ fn scenarios(args: &ZipBenchArgs, compressible: bool) -> Result<Vec<Scenario>> {
     let mut v = vec![
         Scenario {
             name: "100 KB in memory".into(),
-            entries: vec![("mem.bin".into(), data(100_000, 1)?)],
+            entries: [("mem.bin".into(), data(100_000, 1)?)].into(),
         },
         Scenario {
             name: "50 × 10 KB".into(),
@@ -114,24 +114,25 @@ fn scenarios(args: &ZipBenchArgs, compressible: bool) -> Result<Vec<Scenario>> {
                     };
                     Ok((format!("f{i}.{}", kind.name()), d))
                 })
-                .collect::<Result<_>>()?,
+                .collect::<Result<Vec<_>>>()?
+                .into(),
         },
         Scenario {
             name: "one 5 MB file".into(),
-            entries: vec![("five.bin".into(), data(5_000_000, 2)?)],
+            entries: [("five.bin".into(), data(5_000_000, 2)?)].into(),
         },
     ];
     if !args.quick {
         for mb in [10, 20] {
             v.push(Scenario {
                 name: format!("{mb} MB"),
-                entries: vec![("f.bin".into(), data(mb * 1_000_000, 3)?)],
+                entries: [("f.bin".into(), data(mb * 1_000_000, 3)?)].into(),
             });
         }
         if args.large {
             v.push(Scenario {
                 name: "200 MiB".into(),
-                entries: vec![("big.bin".into(), data(200 << 20, 4)?)],
+                entries: [("big.bin".into(), data(200 << 20, 4)?)].into(),
             });
         }
     }
@@ -211,21 +212,21 @@ fn run_once(
     let out = match mode {
         Mode::Sync | Mode::Aes => {
             let mut w = ZipWriter::new(out);
-            for (n, d) in &s.entries {
+            for (n, d) in s.entries.iter() {
                 w.add_bytes(opts(n), d)?;
             }
             w.finish()?
         }
         Mode::Async => rt.block_on(async {
             let mut w = AsyncZipWriter::new(out);
-            for (n, d) in &s.entries {
+            for (n, d) in s.entries.iter() {
                 w.add_bytes(opts(n), d).await?;
             }
             w.finish().await
         })?,
         Mode::Parallel => {
             let mut w = ParallelZipWriter::new(ZipWriter::new(out), ParallelOptions::new(jobs));
-            for (n, d) in &s.entries {
+            for (n, d) in s.entries.iter() {
                 w.add_bytes(opts(n), d)?;
             }
             w.finish()?
@@ -236,7 +237,7 @@ fn run_once(
             let o = zip::write::SimpleFileOptions::default()
                 .compression_method(zip::CompressionMethod::Deflated)
                 .compression_level(Some(i64::from(level)));
-            for (n, d) in &s.entries {
+            for (n, d) in s.entries.iter() {
                 w.start_file(n.as_str(), o)?;
                 w.write_all(d)?;
             }
@@ -247,7 +248,7 @@ fn run_once(
                 std::io::Cursor::new(out),
                 level,
             )?;
-            for (n, d) in &s.entries {
+            for (n, d) in s.entries.iter() {
                 w.add_entry(n, d)?;
             }
             w.finish()?.into_inner()
@@ -257,7 +258,7 @@ fn run_once(
                 std::io::Cursor::new(out),
                 level,
             );
-            for (n, d) in &s.entries {
+            for (n, d) in s.entries.iter() {
                 w.add_entry(n, d).await?;
             }
             anyhow::Ok(w.finish().await?.into_inner())

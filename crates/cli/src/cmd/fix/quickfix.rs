@@ -12,7 +12,6 @@
 //! answering `s <set> <ns per call> <calls>` per batch, `e <set> <elapsed
 //! ns>` per set and `done`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -109,7 +108,7 @@ impl Peer {
         // Written before the program has shown it reads: with a large
         // --input a program that does not would block the write for ever.
         process
-            .send_within(READY_TIMEOUT, records)
+            .send(READY_TIMEOUT, move |w| w.write_all(&records))
             .map_err(unavailable)?;
         let line = process
             .read_line_within(READY_TIMEOUT)
@@ -158,9 +157,11 @@ impl Peer {
         if into.len() != self.sets {
             bail!("{} histograms for {} sets", into.len(), self.sets);
         }
-        self.process
-            .send(|w| writeln!(w, "run {warmup} {iterations} {batch}"))?;
-        let deadline = Instant::now() + run_limit(warmup, iterations, self.sets);
+        let limit = run_limit(warmup, iterations, self.sets);
+        let deadline = Instant::now() + limit;
+        self.process.send(limit, move |w| {
+            writeln!(w, "run {warmup} {iterations} {batch}")
+        })?;
         let mut counted = vec![0usize; self.sets];
         loop {
             // A read that fails has killed the peer and named it already.

@@ -12,6 +12,7 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
@@ -23,6 +24,11 @@ const HELLO_PREFIX: &str = "hello szip-peer 1 ";
 /// How long the peer gets to greet: a program that is not the peer may
 /// neither greet nor exit, and zip bench must not hang on it.
 const GREETING_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long the peer gets to read one request (a scenario is up to 200 MiB)
+/// before it counts as stalled and is killed: a peer that greets and then
+/// stops reading must not hang zip bench on the write.
+const INPUT_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How long one reply (loading a scenario, or writing one archive of it)
 /// may take before the peer counts as stalled and is killed: generous, far
@@ -60,6 +66,10 @@ pub struct Measured {
     pub rss_growth: u64,
 }
 
+/// A scenario's entries, name and bytes: shared, so that loading them into
+/// the peer (on the thread that writes its stdin) copies nothing.
+pub type Entries = Arc<[(String, Vec<u8>)]>;
+
 /// A running peer. The process plumbing (pipes, stderr, timeouts, killing
 /// on failure or drop) is [`perfkit::peer::Process`]; this is the protocol.
 pub struct SZipPeer {
@@ -86,9 +96,9 @@ impl SZipPeer {
     /// any failure kill the peer (the stream may be out of step).
     fn request(
         &mut self,
-        write: impl FnOnce(&mut std::io::BufWriter<std::process::ChildStdin>) -> std::io::Result<()>,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()> + Send + 'static,
     ) -> Result<String> {
-        self.process.send(write)?;
+        self.process.send(INPUT_TIMEOUT, write)?;
         let reply = self.process.read_line_within(REPLY_TIMEOUT)?;
         if let Some(why) = reply.strip_prefix("err ") {
             return Err(self.process.fail(why));
@@ -104,16 +114,17 @@ impl SZipPeer {
     }
 
     /// Replaces the peer's entries with `entries`.
-    pub fn load(&mut self, entries: &[(String, Vec<u8>)]) -> Result<()> {
+    pub fn load(&mut self, entries: &Entries) -> Result<()> {
         if let Some((n, _)) = entries
             .iter()
             .find(|(n, _)| n.contains('\n') || n.is_empty())
         {
             bail!("entry name {n:?} cannot be sent to {NAME}");
         }
-        let reply = self.request(|w| {
-            writeln!(w, "load {}", entries.len())?;
-            for (n, d) in entries {
+        let sent = Arc::clone(entries);
+        let reply = self.request(move |w| {
+            writeln!(w, "load {}", sent.len())?;
+            for (n, d) in sent.iter() {
                 writeln!(w, "{} {n}", d.len())?;
                 w.write_all(d)?;
             }
@@ -131,7 +142,7 @@ impl SZipPeer {
 
     /// Has the peer write one archive in memory and returns its measurement.
     pub fn run(&mut self, writer: Writer, level: u32) -> Result<Measured> {
-        let reply = self.request(|w| writeln!(w, "run {} {level}", writer.word()))?;
+        let reply = self.request(move |w| writeln!(w, "run {} {level}", writer.word()))?;
         self.checked(&reply, |reply| {
             let f = fields(reply)?;
             Ok(Measured {
@@ -148,8 +159,9 @@ impl SZipPeer {
         let p = path
             .to_str()
             .filter(|p| !p.contains('\n'))
-            .with_context(|| format!("{} cannot be sent to {NAME}", path.display()))?;
-        let reply = self.request(|w| writeln!(w, "save {} {level} {p}", writer.word()))?;
+            .with_context(|| format!("{} cannot be sent to {NAME}", path.display()))?
+            .to_owned();
+        let reply = self.request(move |w| writeln!(w, "save {} {level} {p}", writer.word()))?;
         // The reply is checked as any other, though its size is not used.
         self.checked(&reply, |reply| get(&fields(reply)?, "out_bytes").map(drop))
     }
