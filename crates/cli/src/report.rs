@@ -305,7 +305,17 @@ pub fn write_atomically(
     path: &Path,
     f: impl FnOnce(&mut std::fs::File) -> Result<()>,
 ) -> Result<()> {
-    let mut out = Output::create(path, true)?;
+    write_atomically_with(path, true, f)
+}
+
+/// [`write_atomically`], refusing an existing regular file (or a symlink to
+/// one) unless `clobber`, as [`Output::create`] does.
+pub fn write_atomically_with(
+    path: &Path,
+    clobber: bool,
+    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
+    let mut out = Output::create(path, clobber)?;
     f(out.file_mut())?;
     out.commit()
 }

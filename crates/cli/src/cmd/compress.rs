@@ -495,12 +495,8 @@ fn train(args: &CompressArgs) -> Result<ExitCode> {
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from("dictionary"));
-    let mut file = perfkit::report::Output::create(&out, args.force)?;
-    (|| {
-        file.file_mut().write_all(&dict)?;
-        file.commit()
-    })()
-    .with_context(|| format!("writing dictionary {}", out.display()))?;
+    perfkit::report::write_atomically_with(&out, args.force, |f| Ok(f.write_all(&dict)?))
+        .with_context(|| format!("writing dictionary {}", out.display()))?;
     if args.stats {
         let _ = writeln!(
             io::stderr(),
