@@ -121,43 +121,42 @@ enum Source<'a> {
     Bytes(&'a [u8]),
 }
 
-/// Puts `src` at `dst` all at once: written to a temporary sibling, flushed
-/// to disk and renamed over `dst`. An interrupted or failed install leaves
-/// the previous `dst` (or none), never a truncated file beside a working
-/// peer, and no temporary file: a dropped `NamedTempFile` deletes itself.
+/// Puts `src` at `dst` all at once, through perfkit's `report::Output`:
+/// written to a temporary sibling, flushed to disk and renamed over `dst`.
+/// An interrupted or failed install leaves the previous `dst` (or none),
+/// never a truncated file beside a working peer, and no temporary file: an
+/// uncommitted `Output` deletes it.
 fn install(src: Source<'_>, dst: &Path) -> Result<()> {
-    let dir = dst
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = perfkit::report::temp_sibling(dir)
-        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
-    match src {
+    let mut out = perfkit::report::Output::create(dst, true)?;
+    let file = out.file_mut();
+    let perms = match src {
         Source::File(from) => {
             let mut f =
                 std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
-            std::io::copy(&mut f, tmp.as_file_mut())
-                .with_context(|| format!("copying {}", from.display()))?;
+            std::io::copy(&mut f, file).with_context(|| format!("copying {}", from.display()))?;
             let perms = f
                 .metadata()
                 .with_context(|| format!("reading {}", from.display()))?
                 .permissions();
-            tmp.as_file()
-                .set_permissions(perms)
-                .context("setting permissions")?;
+            Some(perms)
         }
-        Source::Bytes(bytes) => tmp
-            .as_file_mut()
-            .write_all(bytes)
-            .with_context(|| format!("writing {}", tmp.path().display()))?,
+        Source::Bytes(bytes) => {
+            file.write_all(bytes)
+                .with_context(|| format!("writing {}", dst.display()))?;
+            None
+        }
+    };
+    // A device or FIFO written in place keeps its own permissions and has
+    // nothing to sync.
+    if !out.is_in_place() {
+        let file = out.file_mut();
+        if let Some(perms) = perms {
+            file.set_permissions(perms).context("setting permissions")?;
+        }
+        file.sync_all()
+            .with_context(|| format!("writing {}", dst.display()))?;
     }
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("writing {}", tmp.path().display()))?;
-    tmp.persist(dst)
-        .map_err(|e| e.error)
-        .with_context(|| format!("renaming to {}", dst.display()))?;
-    Ok(())
+    out.commit()
 }
 
 /// Writes the version of the QuickFIX package the peer was built against

@@ -446,7 +446,7 @@ impl Output {
 /// A temporary file in `dir` for output that is renamed into place on
 /// success. It is created with mode 0666 less the umask (open(2) applies
 /// it), as a plain `File::create` would be, not tempfile's private 0600.
-pub fn temp_sibling(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+fn temp_sibling(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let mut b = tempfile::Builder::new();
     b.prefix(".perfkit-").suffix(".partial");
     #[cfg(unix)]
