@@ -98,6 +98,9 @@ fn ci() -> Result<()> {
         "-D",
         "warnings",
     ]))?;
+    // The s-zip peer is its own workspace: its fmt, clippy and tests run
+    // here, once; peers::build below only checks its backend and builds it.
+    peers::check_szip()?;
     tools::ensure()?;
     // The peer tests (QuickFIX beside fix-bench's parser) need the peers
     // built, from the libraries tools::ensure just installed.

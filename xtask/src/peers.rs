@@ -184,17 +184,26 @@ fn record_quickfix_version(out: &Path) -> Result<()> {
     }
 }
 
+/// The s-zip peer's package, its own workspace.
+const SZIP_MANIFEST: &str = "xtask/peers/szip/Cargo.toml";
+
+/// Where the s-zip peer is built: its own target directory beside the
+/// peers, outside ours.
+fn szip_target(out: &Path) -> PathBuf {
+    out.with_file_name("peers-build")
+}
+
 /// s-zip on its own default flate2 backend. It is a package with its own
 /// `[workspace]`, built into its own target directory: inside ours, cargo
 /// would unify flate2's features with zipstream's and hand it zlib-rs.
 ///
-/// The main workspace's fmt and clippy do not see it, so they run here,
-/// then its unit tests (the protocol perfkit drives it with, and its
-/// clocks); and the resolved graph is checked for the backend the rows are
-/// labelled with, so a dependency that turned zlib-rs on cannot go unnoticed.
+/// The resolved graph is checked for the backend the rows are labelled
+/// with, so a dependency that turned zlib-rs on cannot go unnoticed; then
+/// only the release build runs (fat LTO: one full link). Its fmt, clippy and
+/// tests are [`check_szip`]'s, which `cargo xtask ci` runs.
 fn build_szip(out: &Path) -> Result<()> {
-    let manifest = Path::new("xtask/peers/szip/Cargo.toml");
-    let target = out.with_file_name("peers-build");
+    let manifest = Path::new(SZIP_MANIFEST);
+    let target = szip_target(out);
     let tree = super::cargo()
         .args([
             "tree",
@@ -226,25 +235,40 @@ fn build_szip(out: &Path) -> Result<()> {
     }
     super::run(
         super::cargo()
+            .args(["build", "--release", "--manifest-path"])
+            .arg(manifest)
+            .arg("--target-dir")
+            .arg(&target),
+    )?;
+    install(
+        Source::File(&target.join("release/szip-peer")),
+        &out.join(perfkit::peer::SZIP),
+    )
+}
+
+/// The s-zip peer's fmt, clippy and unit tests (the protocol perfkit drives
+/// it with, and its clocks), for `cargo xtask ci`: the main workspace's fmt
+/// and clippy do not see it. Clippy and the tests use the dev profile, in
+/// the peer's own target directory, so they cost no second LTO link.
+pub fn check_szip() -> Result<()> {
+    let manifest = Path::new(SZIP_MANIFEST);
+    let target = szip_target(&dir());
+    super::run(
+        super::cargo()
             .args(["fmt", "--manifest-path"])
             .arg(manifest)
             .args(["--", "--check"]),
     )?;
-    let release = |step: &str| {
+    let dev = |step: &str| {
         let mut c = super::cargo();
-        c.args([step, "--release", "--manifest-path"])
+        c.args([step, "--manifest-path"])
             .arg(manifest)
             .arg("--target-dir")
             .arg(&target);
         c
     };
-    super::run(release("clippy").args(["--all-targets", "--", "-D", "warnings"]))?;
-    super::run(&mut release("test"))?;
-    super::run(&mut release("build"))?;
-    install(
-        Source::File(&target.join("release/szip-peer")),
-        &out.join(perfkit::peer::SZIP),
-    )
+    super::run(dev("clippy").args(["--all-targets", "--", "-D", "warnings"]))?;
+    super::run(&mut dev("test"))
 }
 
 #[cfg(test)]
