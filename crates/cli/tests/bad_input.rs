@@ -3,17 +3,8 @@
 
 mod interop;
 
-use interop::{ok, perfkit};
+use interop::{listing, ok, perfkit};
 use std::path::Path;
-
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
 
 fn fails_cleanly(dir: &Path, input: &str, expect: &[&str]) {
     let before = listing(dir);

@@ -8,13 +8,12 @@ use serde_json::Value;
 use std::io::Write;
 use std::process::Stdio;
 
-/// A message framed here, independently of fixcore: BodyLength and CheckSum
-/// computed by plain arithmetic over a `|`-separated body.
+/// [`interop::framed`] (framed independently of fixcore) with its SOH
+/// separators shown as `|`, as the pipe-separated logs `fix check` reads.
 fn framed(body: &str) -> String {
-    let b = body.replace('|', "\x01");
-    let head = format!("8=FIX.4.4\x019={}\x01{}", b.len(), b);
-    let sum: u32 = head.bytes().map(u32::from).sum();
-    format!("{head}10={:03}\x01", sum % 256).replace('\x01', "|")
+    String::from_utf8(interop::framed(body))
+        .unwrap()
+        .replace('\x01', "|")
 }
 
 fn run_check(input: &[u8], extra: &[&str]) -> (Option<i32>, String, String) {

@@ -5,7 +5,7 @@
 mod interop;
 mod schema;
 
-use interop::fix_bench;
+use interop::{fix_bench, framed};
 use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
@@ -14,15 +14,6 @@ use std::process::{Command, Stdio};
 /// The peer, or `None` (and a skip notice) outside CI.
 fn peer() -> Option<PathBuf> {
     interop::peer("quickfix-parse", " (needs g++ libquickfix-dev)")
-}
-
-/// A FIX 4.4 message framed here, independently of fixcore and QuickFIX:
-/// BodyLength and CheckSum by plain arithmetic over a `|`-separated body.
-fn framed(body: &str) -> Vec<u8> {
-    let b = body.replace('|', "\x01");
-    let head = format!("8=FIX.4.4\x019={}\x01{}", b.len(), b);
-    let sum: u32 = head.bytes().map(u32::from).sum();
-    format!("{head}10={:03}\x01", sum % 256).into_bytes()
 }
 
 /// Runs `quickfix-parse --check` on `messages`: exit code and one line per

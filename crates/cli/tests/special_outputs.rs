@@ -8,14 +8,25 @@ mod interop;
 
 use std::io::Read;
 use std::os::unix::fs::FileTypeExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use interop::{ok, perfkit};
+use interop::{listing, ok, perfkit};
 
 fn mkfifo(path: &Path) {
     let st = Command::new("mkfifo").arg(path).status().unwrap();
     assert!(st.success(), "mkfifo {}", path.display());
+}
+
+/// A temporary directory holding `in.txt` with `data`, and a FIFO
+/// `out.fifo`: (the directory, the input, the FIFO).
+fn fifo_fixture(data: &[u8]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let input = d.path().join("in.txt");
+    std::fs::write(&input, data).unwrap();
+    let fifo = d.path().join("out.fifo");
+    mkfifo(&fifo);
+    (d, input, fifo)
 }
 
 /// Runs `args` (which write to `fifo`) while a thread drains the FIFO;
@@ -53,14 +64,10 @@ fn through_fifo(fifo: &Path, args: &[&std::ffi::OsStr]) -> Vec<u8> {
 
 #[test]
 fn compress_to_a_fifo_writes_through_it_and_keeps_it() {
-    let d = tempfile::tempdir().unwrap();
-    let input = d.path().join("in.txt");
     let data: Vec<u8> = (0..50_000u32)
         .flat_map(|i| format!("{i}\n").into_bytes())
         .collect();
-    std::fs::write(&input, &data).unwrap();
-    let fifo = d.path().join("out.fifo");
-    mkfifo(&fifo);
+    let (d, input, fifo) = fifo_fixture(&data);
     let frame = through_fifo(
         &fifo,
         &[
@@ -72,11 +79,7 @@ fn compress_to_a_fifo_writes_through_it_and_keeps_it() {
     );
     assert_eq!(zstdkit::decompress(&frame).unwrap(), data);
     // No temporary file was left beside it either.
-    let names: Vec<_> = std::fs::read_dir(d.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(listing(d.path()), ["in.txt", "out.fifo"]);
 }
 
 #[test]
@@ -157,12 +160,8 @@ fn betree_search_output_to_a_fifo_keeps_it() {
 /// in place, and the link is still a link afterwards.
 #[test]
 fn compress_through_a_symlink_to_a_fifo_keeps_the_link() {
-    let d = tempfile::tempdir().unwrap();
-    let input = d.path().join("in.txt");
     let data = b"through a link to a pipe\n".repeat(2000);
-    std::fs::write(&input, &data).unwrap();
-    let fifo = d.path().join("out.fifo");
-    mkfifo(&fifo);
+    let (d, input, fifo) = fifo_fixture(&data);
     let link = d.path().join("out.link");
     std::os::unix::fs::symlink(&fifo, &link).unwrap();
     let frame = through_fifo(
@@ -264,12 +263,7 @@ fn outputs_through_a_symlink_to_a_file_keep_the_link() {
 
     // Nothing but the links and the files they name was left behind.
     for dir in [&real, &links] {
-        let mut names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        assert_eq!(names, ["out.hlog", "out.zip", "out.zst"], "{dir:?}");
+        assert_eq!(listing(dir), ["out.hlog", "out.zip", "out.zst"], "{dir:?}");
     }
 }
 
@@ -278,12 +272,8 @@ fn outputs_through_a_symlink_to_a_file_keep_the_link() {
 /// stays, as it does with stdout.
 #[test]
 fn rm_keeps_the_input_when_the_output_is_a_fifo() {
-    let d = tempfile::tempdir().unwrap();
-    let input = d.path().join("in.txt");
     let data = b"keep me\n".repeat(5000);
-    std::fs::write(&input, &data).unwrap();
-    let fifo = d.path().join("out.fifo");
-    mkfifo(&fifo);
+    let (d, input, fifo) = fifo_fixture(&data);
     let frame = through_fifo(
         &fifo,
         &[

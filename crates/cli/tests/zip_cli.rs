@@ -2,6 +2,8 @@
 //! stdout, stdin, parallel, AES, zstd), one-line errors, and no archive left
 //! behind by a failed zip.
 
+mod interop;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -158,15 +160,7 @@ fn failures_are_one_line_and_leave_nothing() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("missing"), "{err}");
-    let names: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(
-        names,
-        vec!["src".to_string()],
-        "no archive or temporary left"
-    );
+    assert_eq!(interop::listing(d), ["src"], "no archive or temporary left");
     // A corrupt archive: one line naming it, exit 1.
     std::fs::write(d.join("bad.zip"), b"PK\x03\x04 not really a zip").unwrap();
     let out = perfkit()

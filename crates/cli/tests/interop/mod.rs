@@ -89,6 +89,26 @@ pub fn peer(name: &str, needs: &str) -> Option<PathBuf> {
     found
 }
 
+/// A FIX 4.4 message framed here, independently of fixcore and QuickFIX:
+/// BodyLength and CheckSum by plain arithmetic over a `|`-separated body.
+/// The message is SOH-separated.
+pub fn framed(body: &str) -> Vec<u8> {
+    let b = body.replace('|', "\x01");
+    let head = format!("8=FIX.4.4\x019={}\x01{}", b.len(), b);
+    let sum: u32 = head.bytes().map(u32::from).sum();
+    format!("{head}10={:03}\x01", sum % 256).into_bytes()
+}
+
+/// The names in `dir`, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
 /// Writes an executable shell script `name` into `dir`: a fake peer.
 pub fn fake_peer(dir: &Path, name: &str, script: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
