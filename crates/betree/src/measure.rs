@@ -7,6 +7,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 use hdrhistogram::Histogram;
@@ -120,6 +121,84 @@ fn mode_order(i: usize) -> [usize; 3] {
     [i % 3, (i + 1) % 3, (i + 2) % 3]
 }
 
+/// A search [`run`] makes of each event: one of the three modes (see
+/// [`mode_order`]) timed whole, or the `next` mode's pass timed per slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    Timed(usize),
+    Sliced,
+}
+
+/// The searches [`run`] makes of event `i`, in the order it makes them: the
+/// three modes timed whole, then the sliced pass. [`replay`] repeats them
+/// to leave caches and predictors as `run` left them.
+fn passes(i: usize) -> [Pass; 4] {
+    let [a, b, c] = mode_order(i).map(Pass::Timed);
+    [a, b, c, Pass::Sliced]
+}
+
+/// One slice of a `next`-mode search (one `search_next` call), as
+/// [`each_slice`] saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slice {
+    /// Which call of the search, from 0.
+    no: usize,
+    /// Reductions the call spent.
+    reductions: u64,
+    /// Its time on the clock given to [`each_slice`].
+    ns: u64,
+}
+
+/// Steps the `next`-mode search of `ev` with `budget` one slice at a time,
+/// timing each on `clock` (nanoseconds), and hands each slice to `f`, which
+/// may stop the search with [`ControlFlow::Break`]. Returns the matching ids
+/// when the search finished, `None` when `f` stopped it before.
+///
+/// Every pass of this module that times slices steps the search here, so
+/// they all time the same thing: a slice runs from the clock read just
+/// before its `search_next` call to the one just after it, and slice 0 also
+/// counts `search_iter` (validating the event and sizing the memo), which is
+/// part of the work before the first yield, as in [`Index::search_async`].
+/// `f`, and so the measurement's own bookkeeping, runs between the two
+/// reads that end one slice and start the next.
+fn each_slice(
+    index: &Index,
+    ev: &Event,
+    budget: u64,
+    mut clock: impl FnMut() -> u64,
+    mut f: impl FnMut(Slice) -> ControlFlow<()>,
+) -> Result<Option<Vec<u64>>> {
+    let mut start = clock();
+    let mut it = index.search_iter(ev)?;
+    let mut no = 0;
+    let mut spent = 0;
+    loop {
+        let step = index.search_next(&mut it, budget);
+        let ns = clock().saturating_sub(start);
+        let flow = f(Slice {
+            no,
+            reductions: it.reductions() - spent,
+            ns,
+        });
+        if let SearchStep::Done(ids) = step {
+            return Ok(Some(ids));
+        }
+        if flow.is_break() {
+            return Ok(None);
+        }
+        spent = it.reductions();
+        no += 1;
+        start = clock();
+    }
+}
+
+/// Wall time in nanoseconds since the clock was made: the clock of the
+/// slices of [`run`] and [`replay`].
+fn wall_clock() -> impl FnMut() -> u64 {
+    let base = Instant::now();
+    move || base.elapsed().as_nanos() as u64
+}
+
 /// Searches `ev` in mode `m` (see [`mode_order`]), untimed.
 fn search_in(index: &Index, ev: &Event, m: usize, budget: u64) -> Result<Vec<u64>> {
     Ok(match m {
@@ -198,49 +277,43 @@ pub fn run(index: &Index, events: &[Event], opts: Options) -> Result<BenchReport
     let mut expected = Vec::with_capacity(events.len());
     for (i, ev) in events.iter().enumerate() {
         let mut results: [Option<Vec<u64>>; 3] = [None, None, None];
-        for m in mode_order(i) {
-            // The modes are timed bare: one clock pair around the whole
-            // search, as a caller that yields between slices would see it.
-            let t = Instant::now();
-            let ids = search_in(index, ev, m, budget)?;
-            let ns = t.elapsed().as_nanos() as u64;
-            let _ = modes[m].per_event.record(ns.max(1));
-            modes[m].total_ns += ns;
-            block_acc[m] += ns;
-            results[m] = Some(ids);
-        }
-        // The time between yields, in a pass of its own: two clock reads,
-        // a histogram record and the long-slice bookkeeping per slice are
-        // the measurement's cost, not the search's, and inside the timed
-        // `next` mode they would add ~1 % to its penalty. The first slice
-        // includes `search_iter`: it is part of the time before the first
-        // yield.
-        let sliced = {
-            let mut last = Instant::now();
-            let mut it = index.search_iter(ev)?;
-            let mut slice_no = 0;
-            let mut spent = 0;
-            loop {
-                let step = index.search_next(&mut it, budget);
-                let ns = last.elapsed().as_nanos() as u64;
-                modes[2].max_slice_ns = modes[2].max_slice_ns.max(ns);
-                let _ = modes[2].slices.record(ns.max(1));
-                longest.offer(LongSlice {
-                    event: i,
-                    slice: slice_no,
-                    reductions: it.reductions() - spent,
-                    ns,
-                });
-                spent = it.reductions();
-                slice_no += 1;
-                if let SearchStep::Done(ids) = step {
-                    break ids;
+        let mut sliced = None;
+        for pass in passes(i) {
+            match pass {
+                Pass::Timed(m) => {
+                    // The modes are timed bare: one clock pair around the
+                    // whole search, as a caller that yields between slices
+                    // would see it.
+                    let t = Instant::now();
+                    let ids = search_in(index, ev, m, budget)?;
+                    let ns = t.elapsed().as_nanos() as u64;
+                    let _ = modes[m].per_event.record(ns.max(1));
+                    modes[m].total_ns += ns;
+                    block_acc[m] += ns;
+                    results[m] = Some(ids);
                 }
-                // The next slice starts here, after this one's bookkeeping,
-                // as in `replay_one`: both time the `search_next` call alone.
-                last = Instant::now();
+                Pass::Sliced => {
+                    // The time between yields, in a pass of its own: two
+                    // clock reads, a histogram record and the long-slice
+                    // bookkeeping per slice are the measurement's cost, not
+                    // the search's, and inside the timed `next` mode they
+                    // would add ~1 % to its penalty.
+                    let next = &mut modes[2];
+                    sliced = each_slice(index, ev, budget, wall_clock(), |s| {
+                        next.max_slice_ns = next.max_slice_ns.max(s.ns);
+                        let _ = next.slices.record(s.ns.max(1));
+                        longest.offer(LongSlice {
+                            event: i,
+                            slice: s.no,
+                            reductions: s.reductions,
+                            ns: s.ns,
+                        });
+                        ControlFlow::Continue(())
+                    })?;
+                }
             }
-        };
+        }
+        let sliced = sliced.expect("the sliced pass runs to the end");
         if results[2].as_ref() != Some(&sliced) {
             return Err(Error::Event(format!(
                 "event {}: the sliced next pass disagrees with the timed one",
@@ -317,8 +390,9 @@ impl Replayed {
 }
 
 /// Runs each slice of `long` again `replays` times and times it the way
-/// [`run`] did (wall time from just before the `search_next` call, or
-/// before `search_iter` for slice 0, to just after it).
+/// [`run`] did (wall time, stepped by the same code: from just before the
+/// `search_next` call, or before `search_iter` for slice 0, to just after
+/// it).
 ///
 /// A slice's time is the search's own work plus whatever the machine did
 /// meanwhile (interrupts, preemption, a hypervisor's exits), and the second
@@ -363,50 +437,62 @@ fn replay_one(index: &Index, events: &[Event], budget: u64, s: &LongSlice) -> Re
     let ev = events.get(s.event).ok_or_else(|| {
         Error::Event(format!("replay: event {} of {}", s.event + 1, events.len()))
     })?;
-    // What `run` did before this slice: the previous event's three timed
-    // modes and its sliced pass, then this event's three timed modes.
+    // What `run` did before this slice: every search of the previous
+    // event, then this event's up to the sliced pass, whose earlier slices
+    // run as they did there.
     if let Some(prev) = s.event.checked_sub(1) {
-        for m in mode_order(prev).into_iter().chain([2]) {
-            search_in(index, &events[prev], m, budget)?;
+        for pass in passes(prev) {
+            match pass {
+                Pass::Timed(m) => drop(search_in(index, &events[prev], m, budget)?),
+                Pass::Sliced => drop(each_slice(
+                    index,
+                    &events[prev],
+                    budget,
+                    wall_clock(),
+                    |_| ControlFlow::Continue(()),
+                )?),
+            }
         }
     }
-    for m in mode_order(s.event) {
-        search_in(index, ev, m, budget)?;
-    }
-    // As in `run`, a slice starts when the previous call returned (slice 0:
-    // before `search_iter`).
-    let mut t = Instant::now();
-    let mut it = index.search_iter(ev)?;
-    for k in 0..s.slice {
-        if let SearchStep::Done(_) = index.search_next(&mut it, budget) {
-            return Err(Error::Event(format!(
-                "replay of event {}: the search finished at slice {k}, before slice {}",
-                s.event + 1,
-                s.slice
-            )));
+    let mut found = None;
+    let mut last = 0;
+    for pass in passes(s.event) {
+        match pass {
+            Pass::Timed(m) => drop(search_in(index, ev, m, budget)?),
+            Pass::Sliced => drop(each_slice(index, ev, budget, wall_clock(), |x| {
+                last = x.no;
+                if x.no < s.slice {
+                    return ControlFlow::Continue(());
+                }
+                found = Some(x);
+                ControlFlow::Break(())
+            })?),
         }
-        t = Instant::now();
     }
-    let before = it.reductions();
-    let _ = std::hint::black_box(index.search_next(&mut it, budget));
-    let ns = t.elapsed().as_nanos() as u64;
-    let spent = it.reductions() - before;
-    if spent != s.reductions {
+    let Some(x) = found else {
         return Err(Error::Event(format!(
-            "replay of event {} slice {}: {spent} reductions, the timed pass spent {}",
+            "replay of event {}: the search finished at slice {last}, before slice {}",
+            s.event + 1,
+            s.slice
+        )));
+    };
+    if x.reductions != s.reductions {
+        return Err(Error::Event(format!(
+            "replay of event {} slice {}: {} reductions, the timed pass spent {}",
             s.event + 1,
             s.slice,
+            x.reductions,
             s.reductions
         )));
     }
-    Ok(ns)
+    Ok(x.ns)
 }
 
 /// CPU time of the `next` mode's slices, from [`slice_cpu`].
 #[derive(Debug, Clone)]
 pub struct SliceCpu {
-    /// CPU time of the calling thread per slice (one `search_next` call),
-    /// nanoseconds.
+    /// CPU time of the calling thread per slice (one `search_next` call;
+    /// slice 0 also counts `search_iter`, as in [`run`]), nanoseconds.
     pub slices: Histogram<u64>,
     /// The longest.
     pub max_ns: u64,
@@ -432,17 +518,11 @@ pub fn slice_cpu(
     let mut slices = hist();
     let mut max_ns = 0;
     for ev in events {
-        let mut it = index.search_iter(ev)?;
-        loop {
-            let t = thread_cpu();
-            let step = index.search_next(&mut it, budget);
-            let ns = thread_cpu().saturating_sub(t);
-            max_ns = max_ns.max(ns);
-            let _ = slices.record(ns.max(1));
-            if let SearchStep::Done(_) = step {
-                break;
-            }
-        }
+        each_slice(index, ev, budget, &thread_cpu, |s| {
+            max_ns = max_ns.max(s.ns);
+            let _ = slices.record(s.ns.max(1));
+            ControlFlow::Continue(())
+        })?;
     }
     Ok(SliceCpu { slices, max_ns })
 }
@@ -504,18 +584,25 @@ mod tests {
         }
     }
 
-    /// Slice `slice` of `ev`'s search with `budget`, stepped here: its
-    /// reductions, or None when the search ends before it.
-    fn reductions_of(index: &Index, ev: &Event, budget: u64, slice: usize) -> Option<u64> {
-        let mut it = index.search_iter(ev).unwrap();
-        for _ in 0..slice {
-            if let SearchStep::Done(_) = index.search_next(&mut it, budget) {
-                return None;
-            }
-        }
-        let before = it.reductions();
-        index.search_next(&mut it, budget);
-        Some(it.reductions() - before)
+    /// The reductions of each slice of `ev`'s search with `budget`, as
+    /// [`each_slice`] steps it (on a clock that stands still), checking
+    /// that it numbers the slices in order from 0.
+    fn slice_reductions(index: &Index, ev: &Event, budget: u64) -> Vec<u64> {
+        let mut calls = Vec::new();
+        let ids = each_slice(
+            index,
+            ev,
+            budget,
+            || 7,
+            |s| {
+                assert_eq!((s.no, s.ns), (calls.len(), 0));
+                calls.push(s.reductions);
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        assert_eq!(ids, Some(index.search(ev).unwrap()));
+        calls
     }
 
     /// The whole search of `ev` in one unbudgeted `search_next` call: its
@@ -543,25 +630,27 @@ mod tests {
             "{} over 0 of {slices} slices, {at_most_1ns} of at most 1 ns",
             r.over_threshold
         );
-        let mut per_event = 0;
+        let mut per_event = Vec::new();
         for ev in &events {
-            // The recount below steps the search as `run` does; check it
-            // against the reductions of the search done in one call, which
-            // the budget must not change, and against the documented bound
-            // on one call.
+            // The recount steps the search as `run` does; check it against
+            // the reductions of the search done in one call, which the
+            // budget must not change, and against the documented bound on
+            // one call.
             let (total, bound) = one_call(&index, ev, 60);
-            let calls: Vec<u64> = (0..)
-                .map_while(|k| reductions_of(&index, ev, 60, k))
-                .collect();
+            let calls = slice_reductions(&index, ev, 60);
             assert_eq!(calls.iter().sum::<u64>(), total);
             // Every call but the last does some work (the last may only
             // find that nothing is left).
             let (_, earlier) = calls.split_last().unwrap();
             assert!(calls.iter().all(|&c| c <= bound), "{calls:?}");
             assert!(earlier.iter().all(|&c| c >= 1), "{calls:?}");
-            per_event += calls.len() as u64;
+            per_event.push(calls);
         }
-        assert_eq!(slices, per_event, "one slice per search_next call");
+        assert_eq!(
+            slices,
+            per_event.iter().map(Vec::len).sum::<usize>() as u64,
+            "one slice per search_next call"
+        );
         assert_eq!(r.long_slices.len(), 25);
         assert!(r.long_slices.is_sorted());
         let kept_min = r.long_slices.iter().map(|s| s.ns).min().unwrap();
@@ -570,8 +659,8 @@ mod tests {
         assert_eq!(kept_max.max(r.unkept_max_ns), r.modes[2].max_slice_ns);
         for s in &r.long_slices {
             assert_eq!(
-                reductions_of(&index, &events[s.event], 60, s.slice),
-                Some(s.reductions),
+                per_event[s.event].get(s.slice),
+                Some(&s.reductions),
                 "{s:?}"
             );
         }
@@ -595,8 +684,8 @@ mod tests {
             assert_eq!(x.slice, *s);
             assert_eq!(x.replays_ns.len(), 3);
             assert_eq!(
-                reductions_of(&index, &events[s.event], 60, s.slice),
-                Some(s.reductions),
+                slice_reductions(&index, &events[s.event], 60).get(s.slice),
+                Some(&s.reductions),
                 "{s:?}"
             );
         }
