@@ -82,9 +82,13 @@ fn cargo() -> Command {
 /// `+nightly` ("invoke `cargo` through `rustup` to handle `+toolchain`
 /// directives"); the `cargo` on `PATH` is rustup's proxy, which picks the
 /// nightly toolchain.
+const NIGHTLY_CARGO: [&str; 2] = ["cargo", "+nightly"];
+
+/// [`NIGHTLY_CARGO`] as a command.
 fn nightly_cargo() -> Command {
-    let mut c = Command::new("cargo");
-    c.arg("+nightly");
+    let [cargo, toolchain] = NIGHTLY_CARGO;
+    let mut c = Command::new(cargo);
+    c.arg(toolchain);
     c
 }
 
@@ -193,12 +197,10 @@ fn fuzz(seconds: u64) -> Result<()> {
             let corpus = Path::new("fuzz/corpus").join(target);
             std::fs::create_dir_all(crate_dir.join(&corpus))?;
             let seeds = Path::new("fuzz/seeds").join(target);
-            let mut fuzz = nightly_cargo();
-            fuzz.args(["fuzz", "run", target]);
             let mut cmd = Command::new("nice");
             cmd.args(["-n", "19"])
-                .arg(fuzz.get_program())
-                .args(fuzz.get_args())
+                .args(NIGHTLY_CARGO)
+                .args(["fuzz", "run", target])
                 .arg(&corpus)
                 .current_dir(crate_dir);
             // libFuzzer adds new inputs to the first directory only, so the
