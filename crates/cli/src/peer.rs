@@ -90,7 +90,12 @@ const MAX_LINE: u64 = 1 << 16;
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 /// How long a failing peer's stderr is waited for, to quote its last words.
-const STDERR_GRACE: Duration = Duration::from_millis(500);
+/// The wait ends when the draining thread reaches the end of stderr, which
+/// follows the child's exit at once unless a process it started holds the
+/// pipe; so this is only spent then, and is long enough for the draining
+/// thread to be scheduled on a loaded machine (500 ms was not: a dead
+/// peer's "out of memory" went unquoted).
+const STDERR_GRACE: Duration = Duration::from_secs(3);
 
 /// The last lines a peer wrote to stderr, filled by a draining thread (a
 /// peer blocked on a full stderr pipe would hang the bench).
