@@ -5,6 +5,7 @@
 //! keeps a private copy of the other's index so it only touches the shared
 //! line when the ring looks full (producer) or empty (consumer).
 
+use crate::scan::ScanPath;
 use crossbeam::utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::Arc;
@@ -19,6 +20,9 @@ struct Ring {
     buf: Box<[UnsafeCell<Line>]>,
     lines_per_slot: usize,
     max_len: usize,
+    /// Fill slots with [`fill_slot_avx512`]; true only where AVX-512 F+BW
+    /// are available.
+    avx512_fill: bool,
     mask: usize,
     head: CachePadded<AtomicUsize>,
     tail: CachePadded<AtomicUsize>,
@@ -70,6 +74,18 @@ pub struct Consumer {
 /// A ring of `capacity` (rounded up to a power of two) slots of up to
 /// `max_len` bytes each.
 pub fn channel(capacity: usize, max_len: usize) -> (Producer, Consumer) {
+    // Chosen by the scan path, not by what the CPU has, so that a
+    // FIXCORE_SCAN cap below avx512 (the suite's scalar and avx2 runs)
+    // takes the portable copy too.
+    let avx512_fill =
+        cfg!(all(target_arch = "x86_64", not(miri))) && ScanPath::detect() >= ScanPath::Avx512;
+    channel_with(capacity, max_len, avx512_fill)
+}
+
+/// [`channel`] with the slot copy given: the AVX-512 one if `avx512_fill`.
+fn channel_with(capacity: usize, max_len: usize, avx512_fill: bool) -> (Producer, Consumer) {
+    // `try_push` relies on this to run `fill_slot_avx512`.
+    assert!(!avx512_fill || ScanPath::Avx512.is_available());
     let cap = capacity.max(2).next_power_of_two();
     let lines_per_slot = (4 + max_len).div_ceil(64);
     let ring = Arc::new(Ring {
@@ -78,6 +94,7 @@ pub fn channel(capacity: usize, max_len: usize) -> (Producer, Consumer) {
             .collect(),
         lines_per_slot,
         max_len,
+        avx512_fill,
         mask: cap - 1,
         head: CachePadded::new(AtomicUsize::new(0)),
         tail: CachePadded::new(AtomicUsize::new(0)),
@@ -133,8 +150,9 @@ impl Producer {
         // aligned for the u32, and `msg.len() <= max_len` (checked above).
         // No one else touches the slot: the consumer has released it (tail
         // has passed it, checked above) and cannot see it before the Release
-        // store of `head` below.
-        unsafe { fill_slot(p, msg) };
+        // store of `head` below. `avx512_fill` implies AVX-512 F+BW
+        // (asserted in `channel_with`).
+        unsafe { fill_slot(p, msg, r.avx512_fill) };
         self.head += 1;
         r.head.store(self.head, Ordering::Release);
         true
@@ -146,23 +164,37 @@ impl Producer {
     }
 }
 
-/// Writes the slot at `p`: the length as a `u32`, then the bytes.
+/// Writes the slot at `p`: the length as a `u32`, then the bytes; with
+/// [`fill_slot_avx512`] if `avx512`, else [`fill_slot_portable`].
 ///
 /// # Safety
 /// `p` must be 64-byte aligned and valid for writes of `4 + msg.len()`
 /// bytes rounded up to a whole 64-byte line, and no one else may access
-/// those lines meanwhile.
+/// those lines meanwhile. If `avx512`, AVX-512 F and BW must be available.
 #[inline(always)]
-unsafe fn fill_slot(p: *mut u8, msg: &[u8]) {
+unsafe fn fill_slot(p: *mut u8, msg: &[u8], avx512: bool) {
     #[cfg(all(target_arch = "x86_64", not(miri)))]
-    if crate::scan::ScanPath::Avx512.is_available() {
-        // SAFETY: AVX-512 F+BW are available (checked just above); the
-        // caller's guarantees are `fill_slot_avx512`'s.
+    if avx512 {
+        // SAFETY: the caller guarantees AVX-512 F+BW when `avx512`, and the
+        // rest of `fill_slot_avx512`'s contract is this function's.
         unsafe { fill_slot_avx512(p, msg) };
         return;
     }
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    let _ = avx512;
+    // SAFETY: `fill_slot_portable`'s contract is this function's.
+    unsafe { fill_slot_portable(p, msg) };
+}
+
+/// [`fill_slot`] for any CPU.
+///
+/// # Safety
+/// `p` must be 4-byte aligned and valid for writes of `4 + msg.len()`
+/// bytes, and no one else may access them meanwhile.
+#[inline(always)]
+unsafe fn fill_slot_portable(p: *mut u8, msg: &[u8]) {
     // SAFETY: the caller guarantees `4 + msg.len()` writable bytes at the
-    // 64-byte aligned (so u32-aligned) `p`.
+    // u32-aligned `p`.
     unsafe {
         p.cast::<u32>().write(msg.len() as u32);
         std::ptr::copy_nonoverlapping(msg.as_ptr(), p.add(4), msg.len());
@@ -337,17 +369,41 @@ mod tests {
         i.to_le_bytes().repeat(1 + (i % 20) as usize)
     }
 
-    /// Every length up to a few lines, so the line-wise fill's first line,
-    /// full lines and masked tails all meet the consumer's byte-wise read.
+    /// Every length up to a few lines, through each slot copy this CPU
+    /// can run whatever FIXCORE_SCAN says, so the portable copy and the
+    /// line-wise one's first line, full lines and masked tails all meet the
+    /// consumer's byte-wise read.
     #[test]
     fn every_length_round_trips() {
         let max = if cfg!(miri) { 70 } else { 300 };
-        let (mut p, mut c) = channel(4, max);
-        for len in 0..=max {
-            let m: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
-            assert!(p.try_push(&m));
-            assert_eq!(c.try_pop(<[u8]>::to_vec), Some(m), "length {len}");
+        let avx512 =
+            cfg!(all(target_arch = "x86_64", not(miri))) && ScanPath::Avx512.is_available();
+        for fill in [false, true] {
+            if fill && !avx512 {
+                continue;
+            }
+            let (mut p, mut c) = channel_with(4, max, fill);
+            for len in 0..=max {
+                let m: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
+                assert!(p.try_push(&m));
+                assert_eq!(
+                    c.try_pop(<[u8]>::to_vec),
+                    Some(m),
+                    "length {len}, avx512 fill {fill}"
+                );
+            }
         }
+    }
+
+    /// A FIXCORE_SCAN cap below avx512 must reach the slot copy too, or the
+    /// capped suite runs never test the portable one.
+    #[test]
+    fn channel_fill_follows_the_scan_path() {
+        let (p, _c) = channel(4, 100);
+        assert_eq!(
+            p.ring.avx512_fill,
+            cfg!(all(target_arch = "x86_64", not(miri))) && ScanPath::detect() >= ScanPath::Avx512
+        );
     }
 
     #[test]
