@@ -141,8 +141,9 @@ impl Producer {
         // PREFETCH_AHEAD slots or fewer never prefetches.
         if self.head + PREFETCH_AHEAD - self.cached_tail <= r.mask {
             // Messages on one stream tend to be alike in size, so this one's
-            // length says how many lines the next ones will touch.
-            let lines = (4 + msg.len()).div_ceil(64).min(r.lines_per_slot);
+            // length says how many lines the next ones will touch (at most
+            // `lines_per_slot`, as `msg.len() <= max_len`).
+            let lines = (4 + msg.len()).div_ceil(64);
             prefetch_for_write(r, self.head + PREFETCH_AHEAD, lines);
         }
         // SAFETY: `p` covers the slot's `lines_per_slot * 64 >= 4 + max_len`
@@ -261,11 +262,14 @@ fn prefetch_for_write(r: &Ring, idx: usize, lines: usize) {
     {
         use std::arch::x86_64::{_MM_HINT_ET0, _mm_prefetch};
         let p = r.slot_ptr(idx);
-        for line in 0..lines.min(r.lines_per_slot) {
-            // SAFETY: prefetch is a hint with no architectural effect; the
-            // address is inside the ring's buffer: `line < lines_per_slot`,
-            // and the slot's `lines_per_slot` lines are (see `slot_ptr`).
-            unsafe { _mm_prefetch::<_MM_HINT_ET0>(p.add(line * 64).cast::<i8>()) };
+        for line in 0..lines {
+            // Wrapping, so that even a `lines` past the slot (which the
+            // debug_assert rules out) computes an address without undefined
+            // behaviour.
+            let a = p.wrapping_add(line * 64);
+            // SAFETY: prefetch is a hint with no architectural effect that
+            // never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_ET0>(a.cast::<i8>()) };
         }
     }
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
