@@ -1,78 +1,13 @@
 //! Backs the claim of [`Index::search_with`]: once its `Scratch` and output
 //! are warm, repeated searches do not allocate. A counting global allocator
-//! is the oracle (as in fixcore's `tests/no_alloc.rs`).
-//!
-//! Counts are per thread, so tests running in parallel (and the harness's
-//! own threads) do not disturb each other.
+//! is the oracle, the one fixcore's `tests/no_alloc.rs` uses (its counts are
+//! per thread, so tests running in parallel do not disturb each other).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::hint::black_box;
+#[path = "../../fixcore/tests/support/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::allocations;
 
 use betree::{AttrType, Domain, Event, EventBuilder, Index, Schema, Scratch};
-
-/// The system allocator, counting allocations and reallocations made by
-/// the current thread.
-struct Counting;
-
-thread_local! {
-    // Const-initialised and without a destructor: touching it from inside
-    // the allocator neither allocates nor registers anything.
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn bump() {
-    // `try_with` because the allocator may run while the thread's locals
-    // are being torn down.
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged; counting has no effect on the memory handed out.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded contract of `GlobalAlloc::alloc`.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded contract of `GlobalAlloc::alloc_zeroed`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded contract of `GlobalAlloc::realloc`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract of `GlobalAlloc::dealloc`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Allocations (and reallocations) made by this thread while running `f`.
-fn allocations(f: impl FnOnce()) -> u64 {
-    let before = ALLOCS.with(Cell::get);
-    f();
-    ALLOCS.with(Cell::get) - before
-}
-
-/// The counter itself works, so a zero below means something.
-#[test]
-fn the_counter_sees_allocations() {
-    assert_eq!(
-        allocations(|| drop(black_box(Vec::<u8>::with_capacity(64)))),
-        1
-    );
-    assert_eq!(allocations(|| black_box(())), 0);
-}
 
 /// An index whose events reach every selection path: no posting list
 /// (only the always-candidates: copied), one list, several lists with few
