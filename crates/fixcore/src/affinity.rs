@@ -92,13 +92,17 @@ pub fn place_current(core: Option<usize>) -> Result<Pinning> {
 /// it really runs, for the caller to report. (An unpin that fails is not
 /// reported: the thread runs where it can, and its placement says where.)
 pub fn place_current_or_unpin(core: Option<usize>) -> (Pinning, Option<Error>) {
-    match place_current(core) {
-        Ok(placed) => (placed, None),
-        Err(e) => {
+    let refused = match core {
+        None => {
             let _ = unpin_current();
-            (Pinning::current(), core.map(|_| e))
+            None
         }
-    }
+        Some(c) => pin_current(c).err().inspect(|_| {
+            // The thread may still hold a pin inherited from its spawner.
+            let _ = unpin_current();
+        }),
+    };
+    (Pinning::current(), refused)
 }
 
 /// The next core after `core` (cyclically) in the process's original mask,
