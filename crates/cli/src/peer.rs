@@ -69,6 +69,36 @@ fn locate_in(dir: &Path, name: &str) -> Option<PathBuf> {
 #[derive(Debug)]
 pub struct Unavailable(pub String);
 
+impl Unavailable {
+    /// The one wording of the note that replaces a peer's rows:
+    /// `{label} not measured: {why}`.
+    pub fn because(label: &str, why: impl std::fmt::Display) -> Unavailable {
+        Unavailable(format!("{label} not measured: {why}"))
+    }
+}
+
+/// The rule for a peer that cannot be measured: if peer program `name` has
+/// not been built, or `start` fails on it, the bench leaves the peer's rows
+/// out and prints the returned note instead, naming the peer by `label`.
+/// A missing peer's note is [`missing_note`] followed by `needs` (what
+/// building it requires; may be empty). Failures after the peer started
+/// are errors, not notes: they are the caller's.
+pub fn start_or_note<T>(
+    name: &str,
+    label: &str,
+    needs: &str,
+    start: impl FnOnce(&Path) -> anyhow::Result<T>,
+) -> Result<T, Unavailable> {
+    let Some(path) = locate(name) else {
+        let missing = missing_note(name);
+        return Err(Unavailable::because(
+            label,
+            format_args!("{missing}{needs}"),
+        ));
+    };
+    start(&path).map_err(|e| Unavailable::because(label, format_args!("{e:#}")))
+}
+
 /// The one wording for a peer that has not been built: where it was looked
 /// for and the command that builds it.
 pub fn missing_note(name: &str) -> String {

@@ -346,28 +346,22 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
     // A peer that is missing or will not start (e.g. an older protocol)
     // leaves its rows out with a note saying why, as fix-bench does with
     // QuickFIX; one that fails after it started fails the bench.
-    let (peer, peer_note) = match perfkit::peer::locate(perfkit::peer::SZIP) {
-        Some(p) => match SZipPeer::start(&p) {
-            Ok(peer) => {
-                modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
-                let note = format!(
-                    "s-zip (miniz_oxide, own binary): {}, s-zip 0.15.0 with its default features + async built on its own by `cargo xtask peers`; loaded with each scenario once, then asked for one archive at a time over a pipe in the same round-robin as the other rows; it times each archive itself with the same clocks (thread CPU, wall, VmHWM), so the pipe is not in its numbers",
-                    p.display()
-                );
-                (Some(peer), note)
-            }
-            Err(e) => (
-                None,
-                format!("s-zip on its own default backend (miniz_oxide) not measured: {e:#}"),
-            ),
-        },
-        None => (
-            None,
-            format!(
-                "s-zip on its own default backend (miniz_oxide) not measured: {}",
-                perfkit::peer::missing_note(perfkit::peer::SZIP)
-            ),
-        ),
+    let started = perfkit::peer::start_or_note(
+        perfkit::peer::SZIP,
+        "s-zip on its own default backend (miniz_oxide)",
+        "",
+        |p| Ok((SZipPeer::start(p)?, p.to_owned())),
+    );
+    let (peer, peer_note) = match started {
+        Ok((peer, p)) => {
+            modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
+            let note = format!(
+                "s-zip (miniz_oxide, own binary): {}, s-zip 0.15.0 with its default features + async built on its own by `cargo xtask peers`; loaded with each scenario once, then asked for one archive at a time over a pipe in the same round-robin as the other rows; it times each archive itself with the same clocks (thread CPU, wall, VmHWM), so the pipe is not in its numbers",
+                p.display()
+            );
+            (Some(peer), note)
+        }
+        Err(perfkit::peer::Unavailable(why)) => (None, why),
     };
     if let Some(dir) = &args.keep {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;

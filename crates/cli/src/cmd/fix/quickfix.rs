@@ -23,6 +23,12 @@ use perfkit::peer::{
     QUICKFIX_VERSION_FILE as VERSION_FILE, Unavailable,
 };
 
+/// How the notes name the peer when its rows are left out.
+const LABEL: &str = "QuickFIX";
+
+/// What building the peer requires, added to the note when it is missing.
+const NEEDS: &str = " (needs g++ and libquickfix-dev)";
+
 /// How long the peer gets to read the messages, and then to load the
 /// dictionary and parse every message once before answering `ready`: a
 /// program that never reads or answers is a note, not a hung bench.
@@ -68,14 +74,11 @@ fn records(sets: &[Vec<Vec<u8>>]) -> Vec<u8> {
     out
 }
 
-/// Where the peer is, or why it is not there.
+/// Where the peer is, or the note saying it has not been built: the first
+/// half of [`perfkit::peer::start_or_note`], whose second is
+/// [`Peer::start`].
 pub fn locate() -> std::result::Result<PathBuf, Unavailable> {
-    perfkit::peer::locate(NAME).ok_or_else(|| {
-        Unavailable(format!(
-            "QuickFIX not measured: {} (needs g++ and libquickfix-dev)",
-            perfkit::peer::missing_note(NAME)
-        ))
-    })
+    perfkit::peer::start_or_note(NAME, LABEL, NEEDS, |exe| Ok(exe.to_owned()))
 }
 
 /// The QuickFIX version recorded beside `exe`, if any.
@@ -88,13 +91,13 @@ fn recorded_version(exe: &Path) -> Option<String> {
 impl Peer {
     /// Starts the peer on `exe` with `sets` loaded, pinned to `pin` if
     /// given. A peer that cannot start, does not answer, or rejects a
-    /// message, is [`Unavailable`] with the reason.
+    /// message, is [`Unavailable`] with the reason, worded as
+    /// [`perfkit::peer::start_or_note`] words it.
     pub fn start(
         exe: &Path,
         sets: &[Vec<Vec<u8>>],
         pin: Option<usize>,
     ) -> std::result::Result<Peer, Unavailable> {
-        let unavailable = |e: anyhow::Error| Unavailable(format!("QuickFIX not measured: {e:#}"));
         let mut cmd = Command::new(exe);
         cmd.arg("--dict")
             .arg(exe.with_file_name(DICTIONARY))
@@ -102,23 +105,26 @@ impl Peer {
         if let Some(core) = pin {
             cmd.arg("--pin").arg(core.to_string());
         }
+        Peer::launch(cmd, sets, recorded_version(exe))
+            .map_err(|e| Unavailable::because(LABEL, format_args!("{e:#}")))
+    }
+
+    /// Runs `cmd` as the peer and hands it `sets`.
+    fn launch(cmd: Command, sets: &[Vec<Vec<u8>>], version: Option<String>) -> Result<Peer> {
+        let program = cmd.get_program().to_owned();
         let mut process = Process::spawn(cmd, b"quit\n")
-            .map_err(|e| unavailable(anyhow!("starting {}: {e}", exe.display())))?;
+            .with_context(|| format!("starting {}", program.to_string_lossy()))?;
         let records = records(sets);
         // Written before the program has shown it reads: with a large
         // --input a program that does not would block the write for ever.
-        process
-            .send(READY_TIMEOUT, move |w| w.write_all(&records))
-            .map_err(unavailable)?;
-        let line = process
-            .read_line_within(READY_TIMEOUT)
-            .map_err(unavailable)?;
+        process.send(READY_TIMEOUT, move |w| w.write_all(&records))?;
+        let line = process.read_line_within(READY_TIMEOUT)?;
         if line == format!("ready {}", sets.len()) {
             process.idle();
             return Ok(Peer {
                 process,
                 sets: sets.len(),
-                version: recorded_version(exe),
+                version,
             });
         }
         let what = match line.strip_prefix("invalid ") {
@@ -134,7 +140,7 @@ impl Peer {
             }
             None => format!("unexpected answer {line:?}"),
         };
-        Err(unavailable(process.fail(&what)))
+        Err(process.fail(&what))
     }
 
     /// The QuickFIX package version `cargo xtask peers` recorded, if any.
