@@ -3,52 +3,32 @@
 //! for every whole seed. The fuzz body's own test (in `src/fuzzing.rs`)
 //! only compares our two decoders with each other.
 //!
-//! Under `PERFKIT_INTEROP=1` (set by `cargo xtask ci`, which installs the
-//! program) a missing `zstd` is a failure; in a plain `cargo test` the test
-//! says it is skipped and why.
+//! Gated like every interoperability test (the workspace's one gating, in
+//! `crates/zipstream/tests/support/interop.rs`): under `PERFKIT_INTEROP=1`
+//! (set by `cargo xtask ci`, which installs the program) a missing `zstd` is
+//! a failure; in a plain `cargo test` the test says it is skipped and why.
+
+#[path = "../../zipstream/tests/support/interop.rs"]
+mod interop;
 
 use std::io::Read;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-fn have_zstd() -> bool {
-    let ok = Command::new("zstd")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        if std::env::var_os("PERFKIT_INTEROP").is_some() {
-            panic!("zstd is required by the interoperability tests: apt-get install zstd");
-        }
-        eprintln!(
-            "SKIPPED: zstd not installed (apt-get install zstd); `cargo xtask ci` installs it and runs this test"
-        );
-    }
-    ok
-}
-
+/// What `zstd -dc` makes of `path`; fails the test if zstd fails.
 fn zstd_dc(path: &Path) -> Vec<u8> {
-    let out = Command::new("zstd")
-        .args(["-d", "-c", "-q"])
-        .arg(path)
-        .stdin(Stdio::null())
-        .output()
-        .expect("spawn zstd");
-    assert!(
-        out.status.success(),
-        "zstd -dc {} failed: {}\n{}",
-        path.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    interop::ok(
+        Command::new("zstd")
+            .args(["-d", "-c", "-q"])
+            .arg(path)
+            .stdin(Stdio::null()),
+    )
+    .stdout
 }
 
 #[test]
 fn every_seed_decodes_as_the_zstd_cli_decodes_it() {
-    if !have_zstd() {
+    if !interop::have("zstd", "--version", "apt-get install zstd") {
         return;
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/decode");

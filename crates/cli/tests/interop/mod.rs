@@ -1,10 +1,17 @@
 //! Shared by the integration tests: run the `perfkit` binary, and decide
-//! whether an outside program is there.
+//! whether an outside program is there (the workspace's one gating, in
+//! `crates/zipstream/tests/support/interop.rs`).
 
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+
+// zip_s3.rs also loads it through moto.rs: a second copy, harmless.
+#[allow(clippy::duplicate_mod)]
+#[path = "../../../zipstream/tests/support/interop.rs"]
+mod shared;
+pub use shared::ok;
 
 /// The binary under test.
 pub fn perfkit() -> Command {
@@ -15,48 +22,14 @@ pub fn perfkit() -> Command {
 /// xtask ci`, which installs the programs) a missing one is a failure; in a
 /// plain `cargo test` the test says it is skipped and why.
 pub fn have(program: &str, package: &str) -> bool {
-    let ok = Command::new(program)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        if std::env::var_os("PERFKIT_INTEROP").is_some() {
-            panic!(
-                "{program} is required by the interoperability tests: apt-get install {package}"
-            );
-        }
-        eprintln!(
-            "SKIPPED: {program} not installed (apt-get install {package}); `cargo xtask ci` installs it and runs this test"
-        );
-    }
-    ok
-}
-
-/// Runs a command and insists it succeeds.
-pub fn ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("spawn");
-    succeeded(cmd, out)
+    shared::have(program, "--version", &format!("apt-get install {package}"))
 }
 
 /// [`ok`] through [`output_within`]: fails the test if `cmd` fails, or has
 /// not exited within `secs`.
 pub fn ok_within(cmd: &mut Command, secs: u64) -> Output {
     let out = output_within(cmd, secs);
-    succeeded(cmd, out)
-}
-
-/// `out`, if `cmd` exited with success; else fails the test quoting its
-/// status and stderr.
-fn succeeded(cmd: &Command, out: Output) -> Output {
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    shared::succeeded(cmd, out)
 }
 
 /// Writes the small corpus (and with `large`, the 64 MiB file) into `dir`

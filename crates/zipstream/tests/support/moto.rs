@@ -6,10 +6,18 @@
 //! download) are plain HTTP/1.0 with a dummy signature, independent of the
 //! client under test; moto does not check signatures.
 //!
-//! Gating follows the interop convention: with `PERFKIT_INTEROP` set a
-//! missing moto is a failure; without it the test says it is skipped.
+//! Gated by `support/interop.rs`, re-exported here as [`have`]: with
+//! `PERFKIT_INTEROP` set a missing moto is a failure; without it the test
+//! says it is skipped.
 
 #![allow(dead_code)] // each test file uses its own subset
+
+// crates/cli/tests/zip_s3.rs also loads it through its interop module: a
+// second copy, harmless.
+#[allow(clippy::duplicate_mod)]
+#[path = "interop.rs"]
+mod interop;
+pub use interop::have;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -47,37 +55,15 @@ fn moto_installed() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Whether `program --version`-style `probe` runs; under `PERFKIT_INTEROP` a
-/// missing one fails the test.
-pub fn have(program: &str, probe: &str, install: &str) -> bool {
-    let ok = Command::new(program)
-        .arg(probe)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("PERFKIT_INTEROP").is_none(),
-            "PERFKIT_INTEROP is set but {program} is missing: {install}"
-        );
-        eprintln!("SKIPPED: {program} not installed ({install}); `cargo xtask ci` installs it");
-    }
-    ok
-}
-
 impl Moto {
     /// Starts the server, or returns None (the test skips) when moto is not
     /// installed and `PERFKIT_INTEROP` is unset.
     pub fn start() -> Option<Moto> {
-        if !moto_installed() {
-            assert!(
-                std::env::var_os("PERFKIT_INTEROP").is_none(),
-                "PERFKIT_INTEROP is set but moto's server is missing: python3 -m pip install 'moto[server]'"
-            );
-            eprintln!(
-                "SKIPPED: moto not installed (python3 -m pip install 'moto[server]'); `cargo xtask ci` installs it"
-            );
+        if !interop::available(
+            moto_installed(),
+            "moto's server",
+            "python3 -m pip install 'moto[server]'",
+        ) {
             return None;
         }
         let mut child = Command::new("python3")
