@@ -122,11 +122,9 @@ impl Error {
     /// Recovers a zstdkit error that travelled through `std::io` (the
     /// `Read`/`Write` adapters wrap errors that way), or wraps the I/O error.
     pub fn from_io(err: std::io::Error) -> Error {
-        if err.get_ref().is_some_and(|inner| inner.is::<Error>()) {
-            let inner = err.into_inner().expect("checked above");
-            *inner.downcast::<Error>().expect("checked above")
-        } else {
-            Error::Io(err)
+        match err.downcast::<Error>() {
+            Ok(ours) => ours,
+            Err(err) => Error::Io(err),
         }
     }
 
