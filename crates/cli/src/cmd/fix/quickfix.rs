@@ -168,40 +168,88 @@ impl Peer {
         self.process.send(limit, move |w| {
             writeln!(w, "run {warmup} {iterations} {batch}")
         })?;
-        let mut counted = vec![0usize; self.sets];
+        let mut tally = Tally::new(self.sets);
         loop {
             // A read that fails has killed the peer and named it already.
             let line = self.process.read_line_by(deadline)?;
-            match take(&line, into, &mut counted) {
+            match take(&line, into, &mut tally) {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) => return Err(self.process.fail(&format!("{e:#}"))),
             }
         }
         self.process.idle();
-        if let Some(set) = counted.iter().position(|&c| c != iterations) {
+        if let Some(set) = tally.calls.iter().position(|&c| c != iterations) {
             bail!(
                 "{NAME}: set {set} measured {} calls, not {iterations}",
-                counted[set]
+                tally.calls[set]
             );
         }
         Ok(())
     }
 }
 
-/// Records one line of a run's answer into `into` and `counted`; true at
+/// What one run's answer has said so far, per set.
+struct Tally {
+    /// Calls measured.
+    calls: Vec<usize>,
+    /// Whether the elapsed time (`e` line) came.
+    elapsed: Vec<bool>,
+}
+
+impl Tally {
+    fn new(sets: usize) -> Tally {
+        Tally {
+            calls: vec![0; sets],
+            elapsed: vec![false; sets],
+        }
+    }
+}
+
+/// A run's answer whose `e` lines break the protocol: each set's elapsed
+/// time comes exactly once per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Elapsed {
+    /// A second `e` line for the set in one run.
+    Twice(usize),
+    /// `done` before the set's `e` line.
+    Missing(usize),
+    /// The set's elapsed times add up past what a `Duration` holds.
+    Overflow(usize),
+}
+
+impl std::fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Elapsed::Twice(set) => write!(f, "set {set}: a second elapsed time in one run"),
+            Elapsed::Missing(set) => write!(f, "set {set}: no elapsed time before done"),
+            Elapsed::Overflow(set) => {
+                write!(f, "set {set}: the elapsed times overflow the total")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+/// Records one line of a run's answer into `into` and `tally`; true at
 /// `done`.
-fn take(line: &str, into: &mut [Measured], counted: &mut [usize]) -> Result<bool> {
+fn take(line: &str, into: &mut [Measured], tally: &mut Tally) -> Result<bool> {
     let words: Vec<&str> = line.split_ascii_whitespace().collect();
     match words.as_slice() {
-        ["done"] => return Ok(true),
+        ["done"] => {
+            if let Some(set) = tally.elapsed.iter().position(|&seen| !seen) {
+                return Err(Elapsed::Missing(set).into());
+            }
+            return Ok(true);
+        }
         ["s", set, ns, calls] => {
             let (set, ns, calls) = (num(set)?, num(ns)?, num(calls)?);
             let m = into
                 .get_mut(set)
                 .ok_or_else(|| anyhow!("set {set} out of range"))?;
             // A hostile count must not overflow (a panic in debug builds).
-            let total = counted[set]
+            let total = tally.calls[set]
                 .checked_add(calls)
                 .ok_or_else(|| anyhow!("set {set}: {calls} more calls overflow the count"))?;
             // The peer's batch mean, recorded once per call, as fixcore's
@@ -209,14 +257,20 @@ fn take(line: &str, into: &mut [Measured], counted: &mut [usize]) -> Result<bool
             m.histogram
                 .record_n(ns.max(1) as u64, calls as u64)
                 .with_context(|| format!("recording {ns} ns"))?;
-            counted[set] = total;
+            tally.calls[set] = total;
         }
         ["e", set, ns] => {
             let (set, ns) = (num(set)?, num(ns)?);
             let m = into
                 .get_mut(set)
                 .ok_or_else(|| anyhow!("set {set} out of range"))?;
-            m.elapsed += Duration::from_nanos(ns as u64);
+            if std::mem::replace(&mut tally.elapsed[set], true) {
+                return Err(Elapsed::Twice(set).into());
+            }
+            m.elapsed = m
+                .elapsed
+                .checked_add(Duration::from_nanos(ns as u64))
+                .ok_or(Elapsed::Overflow(set))?;
         }
         _ => bail!("unexpected line {line:?}"),
     }
@@ -238,28 +292,102 @@ mod tests {
         assert_eq!(r, b"0 2\nab\n1 2\nc\n\n1 0\n\ngo\n");
     }
 
+    fn measured(sets: usize) -> Vec<Measured> {
+        (0..sets)
+            .map(|_| Measured {
+                histogram: perfkit::report::latency_histogram(),
+                elapsed: Duration::ZERO,
+            })
+            .collect()
+    }
+
     #[test]
     fn run_lines_are_recorded_or_refused() {
-        let mut into = vec![Measured {
-            histogram: perfkit::report::latency_histogram(),
-            elapsed: Duration::ZERO,
-        }];
-        let mut counted = vec![0];
-        assert!(!take("s 0 250 10", &mut into, &mut counted).unwrap());
-        assert!(!take("e 0 2500", &mut into, &mut counted).unwrap());
-        assert!(take("done", &mut into, &mut counted).unwrap());
-        assert_eq!(counted, [10]);
+        let mut into = measured(1);
+        let mut tally = Tally::new(1);
+        assert!(!take("s 0 250 10", &mut into, &mut tally).unwrap());
+        assert!(!take("e 0 2500", &mut into, &mut tally).unwrap());
+        assert!(take("done", &mut into, &mut tally).unwrap());
+        assert_eq!(tally.calls, [10]);
         assert_eq!(into[0].histogram.len(), 10);
         assert_eq!(into[0].elapsed, Duration::from_nanos(2500));
-        for bad in ["s 1 250 10", "s 0 x 10", "s 0 -1 10", "e 0", "ready 1", ""] {
-            assert!(take(bad, &mut into, &mut counted).is_err(), "{bad:?}");
+        for bad in [
+            "s 1 250 10",
+            "s 0 x 10",
+            "s 0 -1 10",
+            "e 0",
+            "e 1 5",
+            "ready 1",
+            "",
+        ] {
+            assert!(take(bad, &mut into, &mut tally).is_err(), "{bad:?}");
         }
         // Counts that add up past usize::MAX are refused, not a panic, and
         // leave the count as it was.
         let huge = format!("s 0 250 {}", usize::MAX);
-        let e = take(&huge, &mut into, &mut counted).unwrap_err();
+        let e = take(&huge, &mut into, &mut tally).unwrap_err();
         assert!(e.to_string().contains("overflow"), "{e}");
-        assert_eq!(counted, [10]);
+        assert_eq!(tally.calls, [10]);
+    }
+
+    #[test]
+    fn each_set_has_exactly_one_elapsed_time_per_run_without_overflow() {
+        let elapsed = |e: anyhow::Error| *e.downcast_ref::<Elapsed>().expect("an Elapsed error");
+        // A second `e` line for a set in the same run.
+        let (mut into, mut tally) = (measured(2), Tally::new(2));
+        take("e 1 5", &mut into, &mut tally).unwrap();
+        let e = take("e 1 5", &mut into, &mut tally).unwrap_err();
+        assert_eq!(elapsed(e), Elapsed::Twice(1));
+        // `done` before set 0's.
+        let e = take("done", &mut into, &mut tally).unwrap_err();
+        assert_eq!(elapsed(e), Elapsed::Missing(0));
+        // Times that add up past a Duration's range: refused, not a panic,
+        // and the total is left as it was.
+        let (mut into, mut tally) = (measured(1), Tally::new(1));
+        into[0].elapsed = Duration::MAX;
+        let e = take("e 0 1", &mut into, &mut tally).unwrap_err();
+        assert_eq!(elapsed(e), Elapsed::Overflow(0));
+        assert_eq!(into[0].elapsed, Duration::MAX);
+    }
+
+    #[test]
+    fn a_peer_whose_run_breaks_the_elapsed_rule_fails_the_run() {
+        // Loads one set, answers `ready`, then answers the run with the
+        // given lines and stays (it must be killed, not waited for).
+        let peer = |answer: &str| {
+            let script = format!(
+                "while read -r l; do [ \"$l\" = go ] && break; done; echo 'ready 1'; \
+                 read -r l; {answer}; exec sleep 30"
+            );
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c").arg(script);
+            Peer::launch(cmd, &[vec![b"8=FIX.4.4".to_vec()]], None).unwrap()
+        };
+        for (answer, want) in [
+            (
+                "echo 's 0 5 10'; echo 'e 0 100'; echo 'e 0 100'; echo done",
+                "set 0: a second elapsed time in one run",
+            ),
+            (
+                "echo 's 0 5 10'; echo done",
+                "set 0: no elapsed time before done",
+            ),
+        ] {
+            let t = Instant::now();
+            let mut p = peer(answer);
+            let mut into = measured(1);
+            let e = p.run(0, 10, 10, &mut into).unwrap_err().to_string();
+            // Named by the program, as every peer failure is.
+            assert!(e.starts_with("/bin/sh: "), "{answer}: {e}");
+            assert!(e.contains(want), "{answer}: {e}");
+            drop(p);
+            assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+        }
+        // The same peer answering by the rule is measured.
+        let mut p = peer("echo 's 0 5 10'; echo 'e 0 100'; echo done");
+        let mut into = measured(1);
+        p.run(0, 10, 10, &mut into).unwrap();
+        assert_eq!(into[0].elapsed, Duration::from_nanos(100));
     }
 
     #[test]
