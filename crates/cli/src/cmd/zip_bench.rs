@@ -405,9 +405,11 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
             while iters < args.iterations.max(1) && (iters < 2 || start.elapsed() < args.time) {
                 for (i, &m) in modes.iter().enumerate() {
                     let x = archiver.measure(m, &s)?;
-                    t[i].cpu += x.cpu;
+                    // Saturating: the peer's times are its word, and a
+                    // peer's word must not panic the bench.
+                    t[i].cpu = t[i].cpu.saturating_add(x.cpu);
                     t[i].peak_rss = t[i].peak_rss.max(x.rss_growth);
-                    t[i].wall += x.wall;
+                    t[i].wall = t[i].wall.saturating_add(x.wall);
                     t[i].out = x.out_bytes;
                     t[i].n += 1;
                     report::record(&mut t[i].hist, x.wall);
@@ -435,7 +437,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                         Value::num(mib * x.n as f64 / x.wall.as_secs_f64().max(1e-9), 1),
                     )
                     .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
-                    .col("out_bytes", Value::Int(x.out as i64))
+                    .col("out_bytes", Value::from(x.out))
                     .col(
                         "peak_rss_growth_mib",
                         Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),
