@@ -139,6 +139,7 @@ fn scenarios(args: &ZipBenchArgs, compressible: bool) -> Result<Vec<Scenario>> {
     Ok(v)
 }
 
+/// The writers this process runs (and times) itself.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Sync,
@@ -153,8 +154,6 @@ enum Mode {
     /// s-zip's async writer (`AsyncStreamingZipWriter`) on the same runtime
     /// as ours.
     SZipAsync,
-    /// s-zip's writers on its own default backend, in `szip-peer`.
-    SZipOwn(Writer),
 }
 
 impl Mode {
@@ -167,8 +166,25 @@ impl Mode {
             Mode::ZipCrate => "zip crate 9.4.1 (zlib-rs, its default)".into(),
             Mode::SZip => "s-zip 0.15.0 sync (zlib-rs, linked in)".into(),
             Mode::SZipAsync => "s-zip 0.15.0 async (zlib-rs, linked in)".into(),
-            Mode::SZipOwn(Writer::Sync) => "s-zip 0.15.0 sync (miniz_oxide, own binary)".into(),
-            Mode::SZipOwn(Writer::Async) => "s-zip 0.15.0 async (miniz_oxide, own binary)".into(),
+        }
+    }
+}
+
+/// What writes one row's archives: this process, or the peer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Contender {
+    /// One of the writers in this process.
+    Here(Mode),
+    /// s-zip's writers on its own default backend, in `szip-peer`.
+    Peer(Writer),
+}
+
+impl Contender {
+    fn name(self, jobs: usize) -> String {
+        match self {
+            Contender::Here(mode) => mode.name(jobs),
+            Contender::Peer(Writer::Sync) => "s-zip 0.15.0 sync (miniz_oxide, own binary)".into(),
+            Contender::Peer(Writer::Async) => "s-zip 0.15.0 async (miniz_oxide, own binary)".into(),
         }
     }
 }
@@ -263,10 +279,6 @@ fn run_once(
             }
             anyhow::Ok(w.finish().await?.into_inner())
         })?,
-        Mode::SZipOwn(_) => anyhow::bail!(
-            "s-zip's own-backend rows are written by {}",
-            perfkit::peer::SZIP
-        ),
     };
     let n = out.len() as u64;
     *buf = out;
@@ -284,7 +296,7 @@ struct Archiver<'a> {
 }
 
 impl Archiver<'_> {
-    /// The peer, for a mode that only it writes.
+    /// The peer, for the rows only it writes.
     fn peer(&mut self) -> Result<&mut SZipPeer> {
         self.peer
             .as_mut()
@@ -294,11 +306,12 @@ impl Archiver<'_> {
     /// Times one archive: here, with the thread CPU clock (the process clock
     /// for the parallel writer, whose workers are other threads), or in the
     /// peer, which reads the same clocks itself.
-    fn measure(&mut self, mode: Mode, s: &Scenario) -> Result<Measured> {
+    fn measure(&mut self, c: Contender, s: &Scenario) -> Result<Measured> {
         let (level, jobs) = (self.args.level, self.args.jobs);
-        if let Mode::SZipOwn(w) = mode {
-            return self.peer()?.run(w, level);
-        }
+        let mode = match c {
+            Contender::Here(mode) => mode,
+            Contender::Peer(w) => return self.peer()?.run(w, level),
+        };
         let clock: fn() -> Duration = if mode == Mode::Parallel {
             clock::process_cpu
         } else {
@@ -318,12 +331,13 @@ impl Archiver<'_> {
         })
     }
 
-    /// Writes one more archive of `mode`, untimed, to `path` (`--keep`).
-    fn keep(&mut self, mode: Mode, s: &Scenario, path: &Path) -> Result<()> {
+    /// Writes one more archive of `c`'s, untimed, to `path` (`--keep`).
+    fn keep(&mut self, c: Contender, s: &Scenario, path: &Path) -> Result<()> {
         let (level, jobs) = (self.args.level, self.args.jobs);
-        if let Mode::SZipOwn(w) = mode {
-            return self.peer()?.save(w, level, path);
-        }
+        let mode = match c {
+            Contender::Here(mode) => mode,
+            Contender::Peer(w) => return self.peer()?.save(w, level, path),
+        };
         run_once(mode, s, level, jobs, &self.rt, &mut self.buf)?;
         report::write_atomically(path, |f| Ok(std::io::Write::write_all(f, &self.buf)?))
     }
@@ -334,7 +348,8 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
     let rt = tokio::runtime::Builder::new_current_thread().build()?;
     let mut report = Report::new("zip bench");
     let mut max_iters = 0;
-    let mut modes = vec![
+    // Our sync writer first: the other rows' cpu_vs_sync divides by it.
+    let mut modes: Vec<Contender> = [
         Mode::Sync,
         Mode::Async,
         Mode::Aes,
@@ -342,7 +357,9 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
         Mode::ZipCrate,
         Mode::SZip,
         Mode::SZipAsync,
-    ];
+    ]
+    .map(Contender::Here)
+    .to_vec();
     // A peer that is missing or will not start (e.g. an older protocol)
     // leaves its rows out with a note saying why, as fix-bench does with
     // QuickFIX; one that fails after it started fails the bench.
@@ -354,7 +371,10 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
     );
     let (peer, peer_note) = match started {
         Ok((peer, p)) => {
-            modes.extend([Mode::SZipOwn(Writer::Sync), Mode::SZipOwn(Writer::Async)]);
+            modes.extend([
+                Contender::Peer(Writer::Sync),
+                Contender::Peer(Writer::Async),
+            ]);
             let note = format!(
                 "s-zip (miniz_oxide, own binary): {}, s-zip 0.15.0 with its default features + async built on its own by `cargo xtask peers`; loaded with each scenario once, then asked for one archive at a time over a pipe in the same round-robin as the other rows; it times each archive itself with the same clocks (thread CPU, wall, VmHWM), so the pipe is not in its numbers",
                 p.display()
@@ -443,7 +463,7 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                         Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),
                     )
                     .col("cpu_vs_sync", Value::num(per / sync_cpu, 3));
-                if m == Mode::Parallel {
+                if m == Contender::Here(Mode::Parallel) {
                     let speedup = t[0].wall.as_secs_f64()
                         / t[0].n as f64
                         / (x.wall.as_secs_f64() / x.n as f64);
