@@ -12,8 +12,10 @@
 mod probe;
 mod protocol;
 
+use std::fs::File;
 use std::io::{self, BufRead, Cursor, Read, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use protocol::{Mode, Request};
@@ -189,19 +191,44 @@ fn save(
     path: &str,
 ) -> Result<String, Error> {
     let out = write_archive(mode, level, entries, rt, Vec::new())?;
-    // Never leave a partial file under the requested name.
-    let tmp = format!("{path}.partial");
-    let written = std::fs::write(&tmp, &out)
+    // Never leave a partial file under the requested name: write a
+    // temporary of our own, then rename it over.
+    let (tmp, mut file) = create_temporary(path)?;
+    let written = file
+        .write_all(&out)
         .map_err(|e| format!("writing {tmp}: {e}"))
         .and_then(|()| {
+            drop(file);
             std::fs::rename(&tmp, path).map_err(|e| format!("renaming {tmp} to {path}: {e}"))
         });
     if let Err(e) = written {
-        // A full disk leaves part of the archive behind: remove it.
+        // A full disk leaves part of the archive behind: remove it (it is
+        // ours: created here, never an existing file).
         let _ = std::fs::remove_file(&tmp);
         return Err(e.into());
     }
     Ok(format!("ok out_bytes={}", out.len()))
+}
+
+/// Creates a new file beside `path` to write it through,
+/// `{path}.{pid}-{n}.partial`, and returns its name: never an existing
+/// file (which it would clobber), nor one another save, in this process or
+/// another, is writing.
+fn create_temporary(path: &str) -> Result<(String, File), Error> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let pid = std::process::id();
+    // Only names left behind (by a killed run whose pid was reused) are
+    // skipped, so a few tries suffice.
+    for _ in 0..64 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = format!("{path}.{pid}-{n}.partial");
+        match File::options().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("creating {tmp}: {e}").into()),
+        }
+    }
+    Err(format!("no free temporary name beside {path}").into())
 }
 
 #[cfg(test)]
@@ -281,23 +308,64 @@ mod tests {
         assert!(r.unwrap_err().contains("before entry 1 of 2"));
     }
 
+    /// A fresh directory for one test.
+    fn scratch(test: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("szip-peer-{test}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn listing(dir: &std::path::Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn a_failed_save_leaves_no_partial_file() {
-        let dir = std::env::temp_dir().join(format!("szip-peer-save-{}", std::process::id()));
+        let dir = scratch("failed-save");
         // A directory where the archive should go: the write of the
         // temporary file succeeds, the rename over a directory fails.
         let path = dir.join("a.zip");
         std::fs::create_dir_all(path.join("inside")).unwrap();
         let input = format!("load 1\n1 x\nysave sync 6 {}\n", path.display());
         let (r, out) = talk(input.as_bytes());
-        let partial = dir.join("a.zip.partial");
-        let left = partial.exists();
+        let left = listing(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(r, Ok(()));
         assert!(
             out.lines().nth(2).unwrap().starts_with("err renaming"),
             "{out}"
         );
-        assert!(!left, "{} was left behind", partial.display());
+        assert_eq!(left, ["a.zip"], "a temporary was left behind");
+    }
+
+    #[test]
+    fn a_save_writes_through_its_own_temporary_and_clobbers_no_other_file() {
+        let dir = scratch("own-temporary");
+        let path = dir.join("a.zip");
+        // The fixed name an earlier version used, holding someone's data.
+        let partial = dir.join("a.zip.partial");
+        std::fs::write(&partial, b"not ours").unwrap();
+        let input = format!("load 1\n1 x\nysave sync 6 {}\n", path.display());
+        let (r, out) = talk(input.as_bytes());
+        assert_eq!(r, Ok(()));
+        let saved = out.lines().nth(2).unwrap();
+        assert_eq!(
+            saved,
+            format!("ok out_bytes={}", std::fs::metadata(&path).unwrap().len())
+        );
+        assert_eq!(std::fs::read(&partial).unwrap(), b"not ours");
+        assert_eq!(listing(&dir), ["a.zip", "a.zip.partial"]);
+        // Two saves to the same path at once write different temporaries.
+        let p = path.to_str().unwrap();
+        let (one, _f1) = create_temporary(p).unwrap();
+        let (two, _f2) = create_temporary(p).unwrap();
+        assert_ne!(one, two);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
