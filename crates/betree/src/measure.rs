@@ -389,10 +389,11 @@ impl Replayed {
     }
 }
 
-/// Runs each slice of `long` again `replays` times and times it the way
-/// [`run`] did (wall time, stepped by the same code: from just before the
-/// `search_next` call, or before `search_iter` for slice 0, to just after
-/// it).
+/// Runs each of `run`'s long slices again `replays` times, with `run`'s
+/// budget (taking both from the report, so they cannot mismatch), and times
+/// it the way [`run`] did (wall time, stepped by the same code: from just
+/// before the `search_next` call, or before `search_iter` for slice 0, to
+/// just after it).
 ///
 /// A slice's time is the search's own work plus whatever the machine did
 /// meanwhile (interrupts, preemption, a hypervisor's exits), and the second
@@ -413,11 +414,12 @@ impl Replayed {
 pub fn replay(
     index: &Index,
     events: &[Event],
-    budget: u64,
-    long: &[LongSlice],
+    run: &BenchReport,
     replays: usize,
 ) -> Result<Vec<Replayed>> {
-    let mut out: Vec<Replayed> = long
+    let budget = run.budget;
+    let mut out: Vec<Replayed> = run
+        .long_slices
         .iter()
         .map(|&slice| Replayed {
             slice,
@@ -674,7 +676,7 @@ mod tests {
     fn replays_run_the_same_slices_and_refuse_other_work() {
         let (index, events) = workload();
         let r = run(&index, &events, opts(0, 12)).unwrap();
-        let out = replay(&index, &events, 60, &r.long_slices, 3).unwrap();
+        let out = replay(&index, &events, &r, 3).unwrap();
         assert_eq!(out.len(), 12);
         assert!(out.iter().all(|x| x.replays_ns.len() == 3));
         // A slice recorded with other reductions, or past the end of its
@@ -684,8 +686,12 @@ mod tests {
             reductions: s.reductions + 1,
             ..s
         };
+        let with = |s: LongSlice| BenchReport {
+            long_slices: vec![s],
+            ..r.clone()
+        };
         assert!(matches!(
-            replay(&index, &events, 60, &[wrong], 1),
+            replay(&index, &events, &with(wrong), 1),
             Err(Error::Event(m)) if m.contains("reductions")
         ));
         let past = LongSlice {
@@ -693,10 +699,10 @@ mod tests {
             ..s
         };
         assert!(matches!(
-            replay(&index, &events, 60, &[past], 1),
+            replay(&index, &events, &with(past), 1),
             Err(Error::Event(m)) if m.contains("finished")
         ));
-        let none = replay(&index, &events, 60, &r.long_slices, 0).unwrap();
+        let none = replay(&index, &events, &r, 0).unwrap();
         assert_eq!(none.len(), 12);
         assert!(
             none.iter()

@@ -399,8 +399,8 @@ fn measure_all(index: &Index, events: &[Event], opts: Options, replays: usize) -
     let run = measure::run(index, events, opts).context("running the benchmark")?;
     let cpu = slice_cpu(index, events, opts.budget)?;
     let control = control_loop(&cpu.slices);
-    let replayed = measure::replay(index, events, opts.budget, &run.long_slices, replays)
-        .context("replaying the long slices")?;
+    let replayed =
+        measure::replay(index, events, &run, replays).context("replaying the long slices")?;
     Ok(Measured {
         run,
         cpu,
