@@ -63,6 +63,13 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "libarchive-tools",
     },
+    // memory_growth: GNU time reads a command's peak RSS from a parent that
+    // is not the test harness (whose own peak would carry into the child's).
+    Program {
+        name: "time",
+        probe: &["--version"],
+        apt: "time",
+    },
     // The peer programs are C++ (`cargo xtask peers`).
     Program {
         name: "g++",
