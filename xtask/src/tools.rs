@@ -70,6 +70,12 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "time",
     },
+    // perfkit man: the generated page must render.
+    Program {
+        name: "man",
+        probe: &["--version"],
+        apt: "man-db",
+    },
     // The peer programs are C++ (`cargo xtask peers`).
     Program {
         name: "g++",

@@ -3,6 +3,7 @@
 //! - [`report`]: the one renderer (tables, `--json`, `--hlog`,
 //!   `--percentiles`, `--plot`) all measuring subcommands use;
 //! - [`corpus`]: the deterministic benchmark corpus;
+//! - [`child`]: a child process's wall, CPU and peak RSS from `wait4`;
 //! - [`clock`]: thread and process CPU-time clocks;
 //! - [`machine`]: the CPU model and core count every report states;
 //! - [`peer`]: where the separately built peer programs are found;
@@ -20,6 +21,7 @@
 //! assert!(report::render_text(&rep, false).contains("42.0 µs"));
 //! ```
 
+pub mod child;
 pub mod clock;
 pub mod corpus;
 pub mod machine;

@@ -6,11 +6,11 @@ mod cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 
 /// perfkit: latency-first tools for zstd, ZIP, BE-Tree, FIX and codec
 /// stress, each with HDR-histogram reports.
-#[derive(Debug, Parser)]
+#[derive(Debug, clap::Parser)]
 #[command(name = "perfkit", version, about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
@@ -40,10 +40,28 @@ enum Command {
     Unzip(cmd::zip::UnzipArgs),
     /// Producer/consumer codec stress test with interchangeable context pools.
     Stress(cmd::stress::StressArgs),
+    /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
+    Completions(cmd::manual::CompletionsArgs),
+    /// The manual page (roff), on stdout: `perfkit man | man -l -`.
+    Man,
+    /// Internal: run a program and write its wait4 usage to a file (the
+    /// launcher `perfkit bench`'s commands part measures children through).
+    #[command(hide = true)]
+    MeasureChild {
+        /// Where to write the usage line.
+        usage: std::path::PathBuf,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        argv: Vec<std::ffi::OsString>,
+    },
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    if let Err(err) = cmd::open_report_files(&matches) {
+        return cmd::fail(&err);
+    }
     let result = match cli.command {
         Command::Compress(args) => cmd::compress::run(args, false),
         Command::Decompress(args) => cmd::compress::run(args, true),
@@ -55,7 +73,13 @@ fn main() -> ExitCode {
         Command::Zip(args) => cmd::zip::run_zip(args),
         Command::Unzip(args) => cmd::zip::run_unzip(args),
         Command::Stress(args) => cmd::stress::run(args),
+        Command::Completions(args) => cmd::manual::completions(args, Cli::command()),
+        Command::Man => cmd::manual::man(Cli::command()),
+        Command::MeasureChild { usage, argv } => {
+            perfkit::child::measure_child(&usage, &argv).map(|()| std::process::ExitCode::SUCCESS)
+        }
     };
+    cmd::discard_report_files();
     match result {
         Ok(code) => code,
         Err(err) => cmd::fail(&err),

@@ -244,6 +244,44 @@ pub struct Report {
     pub run: RunInfo,
     /// The tables.
     pub sections: Vec<Section>,
+    /// Headline comparisons, one line each, printed after the tables.
+    pub summary: Vec<Comparison>,
+}
+
+/// One headline comparison of two rows measured in the same run:
+/// `subject` took `speedup` times less time than `peer` for the same work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// What perfkit ran, e.g. `"zstdkit fast compress"`.
+    pub subject: String,
+    /// What it is compared with, e.g. `"zstd CLI -1"`.
+    pub peer: String,
+    /// Peer time over subject time (or subject rate over peer rate): above
+    /// 1 the subject is faster.
+    pub speedup: f64,
+    /// Which measurement the ratio comes from, e.g. `"median wall time"`.
+    pub basis: String,
+}
+
+impl Comparison {
+    /// The summary line: `perfkit X is N× faster than PEER (basis)`.
+    pub fn line(&self) -> String {
+        if !(self.speedup.is_finite() && self.speedup > 0.0) {
+            return format!(
+                "perfkit {} could not be compared with {} ({}: no valid measurement)",
+                self.subject, self.peer, self.basis
+            );
+        }
+        let (factor, word) = if self.speedup >= 1.0 {
+            (self.speedup, "faster")
+        } else {
+            (1.0 / self.speedup, "slower")
+        };
+        format!(
+            "perfkit {} is {factor:.2}× {word} than {} ({})",
+            self.subject, self.peer, self.basis
+        )
+    }
 }
 
 impl Report {
@@ -254,6 +292,7 @@ impl Report {
             machine: Machine::detect(),
             run: RunInfo::default(),
             sections: Vec::new(),
+            summary: Vec::new(),
         }
     }
 
@@ -275,25 +314,80 @@ impl Report {
     }
 }
 
+/// The `--hlog` and `--plot` files of one run, opened (their temporary
+/// siblings created) before anything is measured, so an unwritable path
+/// fails at once instead of after the whole run.
+#[derive(Debug, Default)]
+pub struct ReportFiles {
+    hlog: Option<(PathBuf, Output)>,
+    plot: Option<(PathBuf, Output)>,
+}
+
+impl ReportFiles {
+    /// Opens the files `args` names, if any.
+    pub fn open(args: &ReportArgs) -> Result<ReportFiles> {
+        Self::open_paths(args.hlog.as_deref(), args.plot.as_deref())
+    }
+
+    /// Opens `hlog` and `plot` (either may be absent) through [`Output`].
+    pub fn open_paths(hlog: Option<&Path>, plot: Option<&Path>) -> Result<ReportFiles> {
+        let open = |path: &Path, what: &str| -> Result<(PathBuf, Output)> {
+            // A directory would only be refused at the final rename.
+            if path.is_dir() {
+                anyhow::bail!("{what} {} is a directory", path.display());
+            }
+            let out = Output::create(path, true)
+                .with_context(|| format!("opening {what} {}", path.display()))?;
+            Ok((path.to_path_buf(), out))
+        };
+        Ok(ReportFiles {
+            hlog: hlog.map(|p| open(p, "interval log")).transpose()?,
+            plot: plot.map(|p| open(p, "plot")).transpose()?,
+        })
+    }
+
+    /// Whether these are the files `args` names (the same paths, or none).
+    pub fn matches(&self, args: &ReportArgs) -> bool {
+        self.hlog.as_ref().map(|(p, _)| p.as_path()) == args.hlog.as_deref()
+            && self.plot.as_ref().map(|(p, _)| p.as_path()) == args.plot.as_deref()
+    }
+}
+
 /// Renders `report` as the args ask: JSON or tables on `out`, and the
 /// optional files. Files are written to a temporary sibling and renamed, so
 /// a failure never leaves a half-written file behind.
 pub fn emit(report: &Report, args: &ReportArgs, out: &mut dyn Write) -> Result<()> {
-    if args.json {
-        let doc = to_json(report);
-        serde_json::to_writer_pretty(&mut *out, &doc)?;
-        writeln!(out)?;
+    emit_to(report, args, out, ReportFiles::open(args)?)
+}
+
+/// [`emit`] into files opened earlier with [`ReportFiles::open`].
+pub fn emit_to(
+    report: &Report,
+    args: &ReportArgs,
+    out: &mut dyn Write,
+    files: ReportFiles,
+) -> Result<()> {
+    // Rendered whole first, then written with write_all: a reader that went
+    // away is then an io::Error (BrokenPipe) the caller recognises, where
+    // serde_json's writer would wrap it in its own error type.
+    let text = if args.json {
+        let mut doc = serde_json::to_string_pretty(&to_json(report))?;
+        doc.push('\n');
+        doc
     } else {
-        out.write_all(render_text(report, args.percentiles).as_bytes())?;
-    }
+        render_text(report, args.percentiles)
+    };
+    out.write_all(text.as_bytes())?;
     out.flush()?;
-    if let Some(path) = &args.hlog {
-        write_atomically(path, |w| write_hlog(report, w))
+    if let Some((path, mut file)) = files.hlog {
+        write_hlog(report, file.file_mut())
+            .and_then(|()| file.commit())
             .with_context(|| format!("writing interval log {}", path.display()))?;
     }
-    if let Some(path) = &args.plot {
-        let svg = render_svg(report)?;
-        write_atomically(path, |w| Ok(w.write_all(svg.as_bytes())?))
+    if let Some((path, mut file)) = files.plot {
+        render_svg(report)
+            .and_then(|svg| Ok(file.file_mut().write_all(svg.as_bytes())?))
+            .and_then(|()| file.commit())
             .with_context(|| format!("writing plot {}", path.display()))?;
     }
     Ok(())
@@ -484,6 +578,14 @@ pub fn format_ns(ns: f64) -> String {
 /// The summary quantiles every table and JSON row carries.
 const SUMMARY: [(&str, f64); 4] = [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p999", 0.999)];
 
+/// The fewest samples for which quantile `q` says more than the maximum:
+/// 1/(1-q), so p99 needs 100 samples and p99.9 needs 1000. The table shows
+/// `-` below it; JSON keeps the key (the histogram's value, which is then
+/// the maximum) so documents stay one shape, and `count` tells the reader.
+pub fn min_samples_for(q: f64) -> u64 {
+    (1.0 / (1.0 - q)).round() as u64
+}
+
 fn summary_json(h: &Histogram<u64>) -> Map<String, Json> {
     let mut m = Map::new();
     m.insert("count".into(), json!(h.len()));
@@ -527,7 +629,7 @@ pub fn to_json(report: &Report) -> Json {
             json!({ "name": s.name, "rows": rows, "notes": s.notes })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "schema": SCHEMA_ID,
         "tool": { "name": "perfkit", "version": env!("CARGO_PKG_VERSION") },
         "command": report.command,
@@ -544,7 +646,24 @@ pub fn to_json(report: &Report) -> Json {
             "timing": report.run.timing,
         },
         "sections": sections,
-    })
+    });
+    if !report.summary.is_empty() {
+        let summary: Vec<Json> = report
+            .summary
+            .iter()
+            .map(|c| {
+                json!({
+                    "line": c.line(),
+                    "subject": c.subject,
+                    "peer": c.peer,
+                    "speedup": if c.speedup.is_finite() { json!(c.speedup) } else { Json::Null },
+                    "basis": c.basis,
+                })
+            })
+            .collect();
+        doc["summary"] = Json::Array(summary);
+    }
+    doc
 }
 
 /// Renders the human tables.
@@ -570,6 +689,12 @@ pub fn render_text(report: &Report, percentiles: bool) -> String {
         s.push_str(&table(sec));
         for n in &sec.notes {
             let _ = writeln!(s, "  {n}");
+        }
+    }
+    if !report.summary.is_empty() {
+        let _ = writeln!(s, "\n== summary ==");
+        for c in &report.summary {
+            let _ = writeln!(s, "  {}", c.line());
         }
     }
     if percentiles {
@@ -608,7 +733,11 @@ fn table(sec: &Section) -> String {
                     line.push(format_ns(h.min() as f64));
                     line.push(format_ns(h.mean()));
                     for (_, q) in SUMMARY {
-                        line.push(format_ns(h.value_at_quantile(q) as f64));
+                        line.push(if h.len() >= min_samples_for(q) {
+                            format_ns(h.value_at_quantile(q) as f64)
+                        } else {
+                            "-".to_owned()
+                        });
                     }
                     line.push(format_ns(h.max() as f64));
                 }

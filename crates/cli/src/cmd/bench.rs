@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use ::stress as stress_lib;
 use anyhow::Result;
-use perfkit::report::{Report, ReportArgs};
+use hdrhistogram::Histogram;
+use perfkit::report::{Comparison, Report, ReportArgs, Row, Section, Value};
 
 use super::compress_bench::{self, CompressBenchArgs};
 use super::stress::{self, StressArgs};
@@ -14,14 +15,75 @@ use super::stress::{self, StressArgs};
 /// Arguments of `perfkit bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
+    /// Run only these parts (comma-separated), named as the report's
+    /// section prefixes; all of them by default.
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PART,...")]
+    only: Vec<Part>,
     #[command(flatten)]
     report: ReportArgs,
 }
 
-/// Runs every component benchmark and renders them as one report whose
-/// sections are prefixed by the component.
+/// A part of the main job: one component's benchmark, or the commands run
+/// as processes. The name is the prefix of the part's report sections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// zstdkit: recipes, the inline budget, the heartbeat experiment.
+    Zstd,
+    /// BE-Tree: std, iterator and cooperative search.
+    Betree,
+    /// fixcore: scan, parse, build, store, deferred, affinity, transport.
+    Fix,
+    /// zipstream writers against the zip crate and s-zip.
+    Zip,
+    /// The codec stress harness, every pool strategy.
+    Stress,
+    /// The user-facing commands as child processes, beside the library.
+    Commands,
+}
+
+impl Part {
+    fn wanted(self, only: &[Part]) -> bool {
+        only.is_empty() || only.contains(&self)
+    }
+}
+
+/// Runs the component benchmarks `--only` asks for (all by default) and
+/// renders them as one report whose sections are prefixed by the component,
+/// closed by a summary of the headline comparisons measured in this run.
 pub fn run(args: BenchArgs) -> Result<ExitCode> {
     let mut report = Report::new("bench");
+    let only = &args.only;
+    let mut failures = Vec::new();
+    if Part::Zstd.wanted(only) {
+        zstd(&mut report, &args.report)?;
+    }
+    if Part::Betree.wanted(only) {
+        super::betree::default_workload(&mut report)?;
+    }
+    if Part::Fix.wanted(only) {
+        fix(&mut report, &args.report)?;
+    }
+    if Part::Zip.wanted(only) {
+        zip(&mut report, &args.report)?;
+    }
+    if Part::Stress.wanted(only) {
+        let (stress, failed) = stress::measure(&short_stress(&args.report))?;
+        absorb(&mut report, "stress", stress);
+        failures = failed;
+    }
+    if Part::Commands.wanted(only) {
+        let commands = super::commands_bench::measure()?;
+        absorb(&mut report, "commands", commands);
+    }
+    report.summary = summarise(&report);
+    super::emit(&report, &args.report)?;
+    if !failures.is_empty() {
+        anyhow::bail!("stress failed: {}", failures.join("; "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn zstd(report: &mut Report, args: &ReportArgs) -> Result<()> {
     let compress = compress_bench::measure(&CompressBenchArgs {
         files: Vec::new(),
         recipes: Vec::new(),
@@ -33,18 +95,25 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         large: false,
         vs_zstd: false,
         runs: 1,
-        report: args.report.clone(),
+        report: args.clone(),
     })?;
-    absorb(&mut report, "zstd", compress);
-    super::betree::default_workload(&mut report)?;
-    let mut fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args.report.clone()))?;
+    absorb(report, "zstd", compress);
+    Ok(())
+}
+
+fn fix(report: &mut Report, args: &ReportArgs) -> Result<()> {
+    let mut fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args.clone()))?;
     // The combined report states one timing method; fixcore's differs
     // (batched clock reads), so its first section says so.
     let timing = format!("timing: {}", fix.run.timing);
     if let Some(first) = fix.sections.first_mut() {
         first.notes.insert(0, timing);
     }
-    absorb(&mut report, "fix", fix);
+    absorb(report, "fix", fix);
+    Ok(())
+}
+
+fn zip(report: &mut Report, args: &ReportArgs) -> Result<()> {
     let zip = super::zip_bench::measure(&super::zip_bench::ZipBenchArgs {
         time: Duration::from_millis(200),
         iterations: 20,
@@ -54,16 +123,10 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         large: false,
         quick: true,
         keep: None,
-        report: args.report.clone(),
+        report: args.clone(),
     })?;
-    absorb(&mut report, "zip", zip);
-    let (stress, failures) = stress::measure(&short_stress(&args.report))?;
-    absorb(&mut report, "stress", stress);
-    super::emit(&report, &args.report)?;
-    if !failures.is_empty() {
-        anyhow::bail!("stress failed: {}", failures.join("; "));
-    }
-    Ok(ExitCode::SUCCESS)
+    absorb(report, "zip", zip);
+    Ok(())
 }
 
 /// Every pool strategy, saturating, interleaved: two rounds of 300 ms per
@@ -109,4 +172,162 @@ fn absorb(into: &mut Report, component: &str, from: Report) {
         s.name = format!("{component}: {}", s.name);
         into.sections.push(s);
     }
+}
+
+/// The median of a row's histogram, if it has samples.
+fn p50(row: &Row) -> Option<f64> {
+    row.latency
+        .as_ref()
+        .filter(|h| !h.is_empty())
+        .map(|h: &Histogram<u64>| h.value_at_quantile(0.5) as f64)
+}
+
+fn num(row: &Row, column: &str) -> Option<f64> {
+    match row.get(column) {
+        Some(Value::Num { value, .. }) if value.is_finite() => Some(*value),
+        Some(Value::Int(i)) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+fn find<'a>(section: &'a Section, name: &str) -> Option<&'a Row> {
+    section.rows.iter().find(|r| r.name == name)
+}
+
+/// The geometric mean, the average that treats 2× faster and 2× slower
+/// symmetrically; `None` for no values.
+fn geomean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
+}
+
+/// The headline comparisons, each computed from rows of this report (a part
+/// that did not run, or a row that is missing, gives no line).
+pub fn summarise(report: &Report) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    let sections = |prefix: &'static str| {
+        report
+            .sections
+            .iter()
+            .filter(move |s| s.name.starts_with(prefix))
+    };
+    // zstd: a reused context against a fresh one per call, per corpus file.
+    let ratios: Vec<f64> = sections("zstd: ")
+        .filter_map(|s| {
+            let reused = p50(find(s, "balanced reused")?)?;
+            let fresh = p50(find(s, "balanced fresh")?)?;
+            Some(fresh / reused)
+        })
+        .collect();
+    if let Some(g) = geomean(&ratios) {
+        out.push(Comparison {
+            subject: "zstdkit balanced compress with a reused context".into(),
+            peer: "a fresh context per call".into(),
+            speedup: g,
+            basis: format!(
+                "median time per call, geometric mean over {} inputs",
+                ratios.len()
+            ),
+        });
+    }
+    // The zstd CLI against perfkit's own process, and the library against
+    // its own command (commands section).
+    for s in sections("commands: ") {
+        for r in &s.rows {
+            let subject = r.name.trim_start_matches("perfkit ").to_owned();
+            if let Some(v) = num(r, "vs_library") {
+                out.push(Comparison {
+                    subject: format!("{subject} (process)"),
+                    peer: "the same work by the library in-process".into(),
+                    speedup: v,
+                    basis: "median wall time".into(),
+                });
+            }
+            if let Some(v) = num(r, "vs_peer") {
+                out.push(Comparison {
+                    subject,
+                    peer: match r.get("peer") {
+                        Some(Value::Text(p)) => p.clone(),
+                        _ => "its peer".into(),
+                    },
+                    speedup: v,
+                    basis: "median wall time, both as processes".into(),
+                });
+            }
+        }
+    }
+    // betree: cooperative search against the plain one.
+    if let Some(next) = sections("betree: search per event")
+        .find_map(|s| find(s, "next (search_iter + search_next)"))
+        .and_then(|r| num(r, "vs_std"))
+    {
+        out.push(Comparison {
+            subject: "betree cooperative search (search_next)".into(),
+            peer: "plain search".into(),
+            speedup: 1.0 / next,
+            basis: "total time over the same events".into(),
+        });
+    }
+    // fix: each before/after section's best row against its baseline.
+    for s in sections("fix: ") {
+        let Some(base) = s.rows.first() else { continue };
+        let best = s
+            .rows
+            .iter()
+            .skip(1)
+            .filter_map(|r| num(r, "speedup_x").map(|x| (r, x)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((row, x)) = best {
+            let what = s.name.trim_start_matches("fix: ");
+            out.push(Comparison {
+                subject: format!("fixcore {what}: {}", row.name),
+                peer: base.name.clone(),
+                speedup: x,
+                basis: "median time per call".into(),
+            });
+        }
+    }
+    // zip: our sync writer against each peer writer, per workload set.
+    for s in sections("zip: ") {
+        for peer in ["zip crate", "s-zip"] {
+            let ratios: Vec<f64> = s
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let (workload, writer) = r.name.split_once(" · ")?;
+                    if !writer.starts_with(peer) || writer.contains("async") {
+                        return None;
+                    }
+                    let ours = find(s, &format!("{workload} · sync"))?;
+                    Some(p50(r)? / p50(ours)?)
+                })
+                .collect();
+            if let Some(g) = geomean(&ratios) {
+                out.push(Comparison {
+                    subject: format!(
+                        "zipstream sync writer ({})",
+                        s.name.trim_start_matches("zip: ")
+                    ),
+                    peer: format!("the {peer} writer"),
+                    speedup: g,
+                    basis: format!(
+                        "median time per archive, geometric mean over {} workloads",
+                        ratios.len()
+                    ),
+                });
+            }
+        }
+    }
+    // stress: the context pool against a fresh context per block.
+    for s in sections("stress: totals") {
+        let rate = |name| find(s, name).and_then(|r| num(r, "throughput_mb_s"));
+        if let (Some(pool), Some(fresh)) = (rate("pool"), rate("fresh")) {
+            out.push(Comparison {
+                subject: "stress with a context pool".into(),
+                peer: "a fresh context per block".into(),
+                speedup: pool / fresh,
+                basis: "throughput".into(),
+            });
+        }
+    }
+    out
 }

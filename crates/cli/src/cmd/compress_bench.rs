@@ -377,7 +377,7 @@ fn median(v: &mut [Duration]) -> Duration {
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
-fn compress_file(path: &Path, params: Params) -> Result<u64> {
+pub(crate) fn compress_file(path: &Path, params: Params) -> Result<u64> {
     let mut f = std::fs::File::open(path)?;
     let size = f.metadata()?.len();
     let mut enc = Encoder::new(CountSink(0), params)?;
@@ -393,7 +393,7 @@ fn compress_file(path: &Path, params: Params) -> Result<u64> {
     Ok(enc.finish()?.0)
 }
 
-fn decompress_file(path: &Path) -> Result<u64> {
+pub(crate) fn decompress_file(path: &Path) -> Result<u64> {
     let f = std::fs::File::open(path)?;
     let mut dec =
         Decoder::with_decompressor(BufReader::with_capacity(128 << 10, f), Decompressor::new()?);

@@ -2,16 +2,57 @@
 
 pub mod bench;
 pub mod betree;
+pub mod commands_bench;
 pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
 pub mod fix;
+pub mod manual;
 pub mod stress;
 pub mod zip;
 pub mod zip_bench;
 
 use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Mutex;
+
+use perfkit::report::ReportFiles;
+
+/// The `--hlog`/`--plot` files of this run, opened by [`open_report_files`]
+/// before the command measures anything and taken by [`emit`].
+static REPORT_FILES: Mutex<Option<ReportFiles>> = Mutex::new(None);
+
+/// Opens the `--hlog` and `--plot` files the parsed command line names
+/// (at whatever subcommand depth they were given), so an unwritable path
+/// fails in one line before a long run rather than after it.
+pub fn open_report_files(matches: &clap::ArgMatches) -> anyhow::Result<()> {
+    let mut hlog = None;
+    let mut plot = None;
+    let mut level = Some(matches);
+    while let Some(m) = level {
+        hlog = hlog.or_else(|| m.try_get_one::<PathBuf>("hlog").ok().flatten().cloned());
+        plot = plot.or_else(|| m.try_get_one::<PathBuf>("plot").ok().flatten().cloned());
+        level = m.subcommand().map(|(_, sub)| sub);
+    }
+    if hlog.is_none() && plot.is_none() {
+        return Ok(());
+    }
+    let files = ReportFiles::open_paths(hlog.as_deref(), plot.as_deref())?;
+    *REPORT_FILES.lock().unwrap_or_else(|p| p.into_inner()) = Some(files);
+    Ok(())
+}
+
+/// Deletes report files opened up front and never written (the command
+/// failed): a static is not dropped at exit, so this does it.
+pub fn discard_report_files() {
+    drop(
+        REPORT_FILES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take(),
+    );
+}
 
 /// Exit code for a write to a closed pipe (128 + SIGPIPE, as a shell reports
 /// a process killed by it): quiet, but not success.
@@ -45,9 +86,18 @@ pub fn emit(
     report: &perfkit::report::Report,
     args: &perfkit::report::ReportArgs,
 ) -> anyhow::Result<ExitCode> {
+    let opened = REPORT_FILES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .filter(|f| f.matches(args));
+    let files = match opened {
+        Some(f) => f,
+        None => ReportFiles::open(args)?,
+    };
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    perfkit::report::emit(report, args, &mut out)?;
+    perfkit::report::emit_to(report, args, &mut out, files)?;
     Ok(ExitCode::SUCCESS)
 }
 

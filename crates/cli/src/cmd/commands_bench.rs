@@ -1,0 +1,474 @@
+//! The main job's "commands" part: the user-facing commands run as child
+//! processes of this binary on built-in inputs, each beside the library
+//! doing the same work in this process and, where it is installed, the
+//! familiar program for the job, so the cost of the command around the
+//! library (start-up, parsing, I/O) stays visible.
+//!
+//! Every case runs [`RUNS`] times, the sides interleaved run by run; the
+//! rows report medians. Wall, CPU and peak RSS of a process come from
+//! `wait4` ([`perfkit::child`]); the library side is timed in-process.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use perfkit::child::{self, Usage};
+use perfkit::corpus;
+use perfkit::report::{Report, Row, RunInfo, Section, Value};
+use zstdkit::Recipe;
+
+/// Size of the corpus file the commands work on: a fourth of the 64 MiB
+/// corpus file, so the whole main job stays within about two minutes.
+pub const INPUT_SIZE: usize = 16 << 20;
+
+/// Interleaved runs per side; rows show the median.
+pub const RUNS: usize = 3;
+
+/// FIX messages in the generated `fix check` input.
+const FIX_MESSAGES: usize = 100_000;
+
+/// Expressions and events of the generated `betree search` workload (the
+/// reference generator's parameters, as `perfkit betree gen-*` writes).
+const BETREE_PARAMS: usize = 128;
+const BETREE_EXPRS: usize = 2000;
+const BETREE_EVENTS: usize = 500;
+
+/// One side of a comparison: `RUNS` measurements of the same work.
+#[derive(Default)]
+struct Side {
+    wall: Vec<Duration>,
+    cpu: Vec<Duration>,
+    rss: Vec<u64>,
+}
+
+impl Side {
+    fn push(&mut self, u: Usage) {
+        self.wall.push(u.wall);
+        self.cpu.push(u.cpu);
+        self.rss.push(u.peak_rss_bytes);
+    }
+
+    fn push_wall(&mut self, d: Duration) {
+        self.wall.push(d);
+    }
+
+    fn wall(&self) -> Duration {
+        median(&self.wall)
+    }
+}
+
+fn median<T: Copy + Ord + Default>(v: &[T]) -> T {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s.get(s.len() / 2).copied().unwrap_or_default()
+}
+
+/// What a case processes per run: bytes (rows show MB/s) or items (rows
+/// show items/s, named by `unit`).
+#[derive(Clone, Copy)]
+enum Work {
+    Bytes(u64),
+    Items(u64, &'static str),
+}
+
+impl Work {
+    fn rate_column(self) -> &'static str {
+        match self {
+            Work::Bytes(_) => "throughput_mb_s",
+            Work::Items(_, "events") => "events_per_s",
+            Work::Items(_, _) => "messages_per_s",
+        }
+    }
+
+    fn rate(self, wall: Duration) -> f64 {
+        let s = wall.as_secs_f64();
+        match self {
+            Work::Bytes(b) => b as f64 / 1e6 / s,
+            Work::Items(n, _) => n as f64 / s,
+        }
+    }
+}
+
+/// Runs a process side once and records it.
+fn process(side: &mut Side, cmd: &mut Command) -> Result<()> {
+    side.push(child::run_isolated(cmd)?);
+    Ok(())
+}
+
+/// Times one in-process call of the library.
+fn library(side: &mut Side, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    let t = Instant::now();
+    f()?;
+    side.push_wall(t.elapsed());
+    Ok(())
+}
+
+/// The rows of one case: the command, the library, and the peer (or a note
+/// saying it is missing).
+#[allow(clippy::too_many_arguments)]
+fn case(
+    section: &mut Section,
+    name: &str,
+    work: Work,
+    ours: &Side,
+    lib: Option<(&str, &Side)>,
+    peer: Option<(&str, &Side)>,
+) {
+    let wall = ours.wall();
+    let mut row = Row::new(format!("perfkit {name}"))
+        .col(work.rate_column(), Value::num(work.rate(wall), 1))
+        .col("wall_ms", Value::num(wall.as_secs_f64() * 1e3, 1))
+        .col(
+            "cpu_ms",
+            Value::num(median(&ours.cpu).as_secs_f64() * 1e3, 1),
+        )
+        .col(
+            "peak_rss_mib",
+            Value::num(median(&ours.rss) as f64 / (1 << 20) as f64, 1),
+        );
+    if let Some((_, l)) = lib {
+        // > 1: the command keeps up with the library; < 1: what it costs.
+        row = row.col(
+            "vs_library",
+            Value::num(l.wall().as_secs_f64() / wall.as_secs_f64(), 3),
+        );
+    }
+    if let Some((peer_name, p)) = peer {
+        row = row
+            .col(
+                "vs_peer",
+                Value::num(p.wall().as_secs_f64() / wall.as_secs_f64(), 3),
+            )
+            .col("peer", peer_name);
+    }
+    section.row(row);
+    if let Some((lib_name, l)) = lib {
+        let w = l.wall();
+        section.row(
+            Row::new(format!("library: {lib_name}"))
+                .col(work.rate_column(), Value::num(work.rate(w), 1))
+                .col("wall_ms", Value::num(w.as_secs_f64() * 1e3, 1)),
+        );
+    }
+    if let Some((peer_name, p)) = peer {
+        let w = p.wall();
+        section.row(
+            Row::new(format!("peer: {peer_name}"))
+                .col(work.rate_column(), Value::num(work.rate(w), 1))
+                .col("wall_ms", Value::num(w.as_secs_f64() * 1e3, 1))
+                .col("cpu_ms", Value::num(median(&p.cpu).as_secs_f64() * 1e3, 1))
+                .col(
+                    "peak_rss_mib",
+                    Value::num(median(&p.rss) as f64 / (1 << 20) as f64, 1),
+                ),
+        );
+    }
+}
+
+/// Whether `program` runs (`program --version` or `-v` exits at all).
+fn installed(program: &str) -> bool {
+    ["--version", "-v"].iter().any(|flag| {
+        Command::new(program)
+            .arg(flag)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok()
+    })
+}
+
+/// A FIX 4.4 NewOrderSingle framed by plain arithmetic (BodyLength and
+/// CheckSum), independently of fixcore.
+fn fix_message(seq: usize) -> Vec<u8> {
+    let body = format!(
+        "35=D\x0149=BUYSIDE\x0156=SELLSIDE\x0134={seq}\x0152=20260101-12:00:00.000\x0111=ORD{seq}\x0121=1\x0155=SYM{}\x0154={}\x0160=20260101-12:00:00.000\x0138={}\x0140=2\x0144={}.{:02}\x01",
+        seq % 97,
+        1 + seq % 2,
+        100 + seq % 900,
+        10 + seq % 90,
+        seq % 100
+    );
+    let head = format!("8=FIX.4.4\x019={}\x01{body}", body.len());
+    let sum: u32 = head.bytes().map(u32::from).sum();
+    format!("{head}10={:03}\x01\n", sum % 256).into_bytes()
+}
+
+/// Measures every command case into a report whose one section is
+/// "process vs library vs peer".
+pub fn measure() -> Result<Report> {
+    let exe = std::env::current_exe().context("finding this program to run its commands")?;
+    let dir = tempfile::tempdir().context("creating a scratch directory")?;
+    let d = dir.path();
+    let mut report = Report::new("bench commands");
+    let mut section = Section::new(format!(
+        "process vs library vs peer, {RUNS} interleaved runs, medians"
+    ));
+    let have_zstd = installed("zstd");
+    let have_zip = installed("zip") && installed("unzip");
+
+    // compress / decompress of the corpus file, recipe balanced.
+    let input = d.join("corpus.bin");
+    std::fs::write(&input, corpus::mixed(INPUT_SIZE)?).context("writing the corpus file")?;
+    let recipe = Recipe::Balanced;
+    let frame = d.join("corpus.bin.zst");
+    child::run(
+        Command::new(&exe)
+            .args(["compress", "-f", "--recipe", "balanced", "-o"])
+            .arg(&frame)
+            .arg(&input)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null()),
+    )?;
+    let zstd_args = |extra: &[&str], file: &Path| -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = extra.iter().map(Into::into).collect();
+        v.push(file.into());
+        v
+    };
+    let level = format!("-{}", recipe.level());
+    let strategy = format!("--zstd=strategy={}", recipe.strategy().id());
+    let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
+    for _ in 0..RUNS {
+        process(
+            &mut ours,
+            Command::new(&exe)
+                .args(["compress", "-c", "--recipe", "balanced"])
+                .arg(&input),
+        )?;
+        library(&mut lib, || {
+            super::compress_bench::compress_file(&input, recipe.params()).map(drop)
+        })?;
+        if have_zstd {
+            process(
+                &mut peer,
+                Command::new("zstd").args(zstd_args(
+                    &["-q", "-c", "--ultra", &level, &strategy, "--single-thread"],
+                    &input,
+                )),
+            )?;
+        }
+    }
+    let work = Work::Bytes(INPUT_SIZE as u64);
+    let zstd_name = format!("zstd {level} {strategy} --single-thread");
+    case(
+        &mut section,
+        "compress --recipe balanced",
+        work,
+        &ours,
+        Some(("zstdkit streaming encoder, recipe balanced", &lib)),
+        have_zstd.then_some((zstd_name.as_str(), &peer)),
+    );
+    let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
+    for _ in 0..RUNS {
+        process(
+            &mut ours,
+            Command::new(&exe).args(["decompress", "-c"]).arg(&frame),
+        )?;
+        library(&mut lib, || {
+            let n = super::compress_bench::decompress_file(&frame)?;
+            if n != INPUT_SIZE as u64 {
+                bail!("decompressed {n} bytes, expected {INPUT_SIZE}");
+            }
+            Ok(())
+        })?;
+        if have_zstd {
+            process(
+                &mut peer,
+                Command::new("zstd").args(zstd_args(&["-q", "-d", "-c"], &frame)),
+            )?;
+        }
+    }
+    case(
+        &mut section,
+        "decompress",
+        work,
+        &ours,
+        Some(("zstdkit streaming decoder", &lib)),
+        have_zstd.then_some(("zstd -d", &peer)),
+    );
+    if !have_zstd {
+        section.note(
+            "zstd not installed: compress/decompress have no peer row (apt-get install zstd)",
+        );
+    }
+
+    // fix check of generated messages.
+    let fix_file = d.join("orders.fix");
+    let fix_data: Vec<u8> = (1..=FIX_MESSAGES).flat_map(fix_message).collect();
+    std::fs::write(&fix_file, &fix_data).context("writing the FIX file")?;
+    let (mut ours, mut lib) = (Side::default(), Side::default());
+    for _ in 0..RUNS {
+        process(
+            &mut ours,
+            Command::new(&exe).args(["fix", "check"]).arg(&fix_file),
+        )?;
+        library(&mut lib, || {
+            let mut parser = fixcore::parse::Parser::new();
+            for m in fix_data.split_inclusive(|&b| b == b'\n') {
+                let m = m.strip_suffix(b"\n").unwrap_or(m);
+                parser
+                    .parse(m)
+                    .map_err(|e| anyhow::anyhow!("generated FIX message: {e}"))?;
+            }
+            Ok(())
+        })?;
+    }
+    case(
+        &mut section,
+        "fix check",
+        Work::Items(FIX_MESSAGES as u64, "messages"),
+        &ours,
+        Some(("fixcore Parser::parse per message", &lib)),
+        None,
+    );
+
+    // betree search of a generated workload.
+    let exprs = d.join("exprs.txt");
+    let events = d.join("events.txt");
+    let n = |x: usize| x.to_string();
+    child::run(
+        Command::new(&exe)
+            .args(["betree", "gen-exprs", "--params", &n(BETREE_PARAMS)])
+            .args(["--count", &n(BETREE_EXPRS), "-o"])
+            .arg(&exprs)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null()),
+    )?;
+    child::run(
+        Command::new(&exe)
+            .args(["betree", "gen-events", "--params", &n(BETREE_PARAMS)])
+            .args(["--count", &n(BETREE_EVENTS), "-o"])
+            .arg(&events)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null()),
+    )?;
+    let schema = betree::Schema::boolean_params(BETREE_PARAMS);
+    let mut index = betree::Index::new(schema.clone());
+    for (i, e) in betree::reference::random_expressions(BETREE_PARAMS, BETREE_EXPRS, 1)
+        .iter()
+        .enumerate()
+    {
+        index.insert(i as u64 + 1, e)?;
+    }
+    let evs = betree::reference::random_events(BETREE_PARAMS, BETREE_EVENTS, 2)
+        .iter()
+        .map(|v| betree::Event::from_bools(&schema, v))
+        .collect::<betree::Result<Vec<_>>>()?;
+    let (mut ours, mut lib) = (Side::default(), Side::default());
+    for _ in 0..RUNS {
+        process(
+            &mut ours,
+            Command::new(&exe)
+                .args(["betree", "search", "--exprs"])
+                .arg(&exprs)
+                .arg("--events")
+                .arg(&events)
+                .args(["-o", "/dev/null"]),
+        )?;
+        library(&mut lib, || {
+            for e in &evs {
+                std::hint::black_box(index.search(e)?);
+            }
+            Ok(())
+        })?;
+    }
+    case(
+        &mut section,
+        "betree search (std)",
+        Work::Items(BETREE_EVENTS as u64, "events"),
+        &ours,
+        Some(("betree Index::search, index built beforehand", &lib)),
+        None,
+    );
+
+    // zip and unzip -t of the corpus file.
+    let archive = d.join("corpus.zip");
+    let peer_archive = d.join("peer.zip");
+    let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
+    for _ in 0..RUNS {
+        process(
+            &mut ours,
+            Command::new(&exe)
+                .args(["zip", "-l", "6", "corpus.zip", "corpus.bin"])
+                .current_dir(d),
+        )?;
+        library(&mut lib, || zip_in_process(&input))?;
+        if have_zip {
+            let _ = std::fs::remove_file(&peer_archive);
+            process(
+                &mut peer,
+                Command::new("zip")
+                    .args(["-q", "-6", "-j"])
+                    .arg(&peer_archive)
+                    .arg(&input),
+            )?;
+        }
+    }
+    case(
+        &mut section,
+        "zip (deflate -6)",
+        work,
+        &ours,
+        Some(("zipstream ZipWriter, deflate 6, to memory", &lib)),
+        have_zip.then_some(("Info-ZIP zip -6", &peer)),
+    );
+    let (mut ours, mut peer) = (Side::default(), Side::default());
+    for _ in 0..RUNS {
+        process(
+            &mut ours,
+            Command::new(&exe).args(["unzip", "-t"]).arg(&archive),
+        )?;
+        if have_zip {
+            process(&mut peer, Command::new("unzip").args(["-tq"]).arg(&archive))?;
+        }
+    }
+    case(
+        &mut section,
+        "unzip -t",
+        work,
+        &ours,
+        None,
+        have_zip.then_some(("Info-ZIP unzip -t", &peer)),
+    );
+    if !have_zip {
+        section.note(
+            "Info-ZIP zip/unzip not installed: zip and unzip -t have no peer row (apt-get install zip unzip)",
+        );
+    }
+    section.note(format!(
+        "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
+        INPUT_SIZE >> 20
+    ));
+    section.note(
+        "perfkit and peer rows are child processes started by a small launcher (wall from spawn to exit, CPU and peak RSS from wait4, output to /dev/null; Linux counts the launcher's few MiB into a child's peak RSS); library rows are timed in this process on the same input",
+    );
+    section.note(
+        "vs_library = library wall / command wall (below 1: what the command adds to the library); vs_peer = peer wall / perfkit wall (above 1: perfkit faster)",
+    );
+    report.sections.push(section);
+    report.run = RunInfo {
+        iterations: RUNS as u64,
+        warmup: 0,
+        runs: RUNS as u64,
+        pinned: None,
+        timing: "wall from spawn to wait4 per child process; Instant around each library call"
+            .into(),
+    };
+    Ok(report)
+}
+
+/// The zip command's work done by the library in this process: the same
+/// file as one deflate-6 entry, written to memory.
+fn zip_in_process(input: &Path) -> Result<()> {
+    let data = std::fs::read(input)?;
+    let mut w = zipstream::ZipWriter::new(Vec::with_capacity(data.len() / 2));
+    w.add_bytes(
+        zipstream::EntryOptions::file("corpus.bin")
+            .mtime(1_700_000_000)
+            .level(6),
+        &data,
+    )?;
+    std::hint::black_box(w.finish()?);
+    Ok(())
+}
