@@ -161,68 +161,126 @@ fn compress_bench_columns(doc: &Value) {
 }
 
 /// Every histogram is drawn as a polyline through its percentile spectrum
-/// (many points, percentile rising left to right, latency never falling),
-/// followed by one two-point legend marker per series in the same order and
-/// colour, and a legend label naming it.
+/// (many points, percentile rising left to right, latency never falling,
+/// starting at the 0th percentile), in one panel per section titled with
+/// the section's name, and each has a legend marker of its colour (3 px,
+/// two points) and a legend label naming it. The latency axis is
+/// logarithmic: its tick labels are whole decades with a unit (1 µs,
+/// 10 µs, 100 µs, 1 ms...), ascending up the page.
 fn plot_has_a_line_per_histogram(svg: &str, expected: &[(String, u64, u64)]) {
     let tree = roxmltree::Document::parse(svg).expect("well-formed SVG");
     assert_eq!(tree.root_element().tag_name().name(), "svg");
-    // Axes and ticks are 1 px black lines; series and legend markers are 2 px.
-    let lines: Vec<(String, Vec<(f64, f64)>)> = tree
-        .descendants()
-        .filter(|n| n.tag_name().name() == "polyline" && n.attribute("stroke-width") == Some("2"))
-        .map(|n| {
-            let points = n
-                .attribute("points")
-                .unwrap()
-                .split_whitespace()
-                .map(|p| {
-                    let (x, y) = p.split_once(',').unwrap();
-                    (x.parse().unwrap(), y.parse().unwrap())
-                })
-                .collect();
-            (n.attribute("stroke").unwrap().to_owned(), points)
-        })
-        .collect();
+    let polylines = |width: &str| -> Vec<(String, Vec<(f64, f64)>)> {
+        tree.descendants()
+            .filter(|n| {
+                n.tag_name().name() == "polyline" && n.attribute("stroke-width") == Some(width)
+            })
+            .map(|n| {
+                let points = n
+                    .attribute("points")
+                    .unwrap()
+                    .split_whitespace()
+                    .map(|p| {
+                        let (x, y) = p.split_once(',').unwrap();
+                        (x.parse().unwrap(), y.parse().unwrap())
+                    })
+                    .collect();
+                (n.attribute("stroke").unwrap().to_owned(), points)
+            })
+            .collect()
+    };
+    // Fewer than ten series per section here, so every line is solid: one
+    // polyline each.
+    let series = polylines("2");
+    let markers = polylines("3");
     let n = expected.len();
-    assert_eq!(lines.len(), 2 * n, "a line and a legend marker per series");
-    let (series, markers) = lines.split_at(n);
-    let xs = || series.iter().flat_map(|(_, p)| p.iter().map(|(x, _)| *x));
-    let chart_width = xs().fold(f64::MIN, f64::max) - xs().fold(f64::MAX, f64::min);
-    for (((colour, pts), (marker_colour, marker)), (name, count, _)) in
-        series.iter().zip(markers).zip(expected)
+    assert_eq!(series.len(), n, "a line per series");
+    assert_eq!(markers.len(), n, "a legend marker per series");
+    let texts: Vec<&str> = tree
+        .descendants()
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    let mut panel_start = 0;
+    for (i, (((colour, pts), (marker_colour, marker)), (name, count, _))) in
+        series.iter().zip(&markers).zip(expected).enumerate()
     {
+        let section = name.rsplit_once('/').unwrap().0;
+        if i == 0 || expected[i - 1].0.rsplit_once('/').unwrap().0 != section {
+            panel_start = i;
+            assert!(texts.contains(&section), "a panel titled {section}");
+        }
         assert_eq!(marker.len(), 2, "legend marker of {name}");
         assert_eq!(
             colour, marker_colour,
             "{name}: line and legend share a colour"
         );
-        // One sample is a flat line from p0 to the top; two or more give
-        // several percentile steps.
+        if i > panel_start {
+            assert_ne!(
+                &series[i - 1].0,
+                colour,
+                "{name}: neighbouring series in a panel differ in colour"
+            );
+        }
         let least = if *count >= 2 { 6 } else { 2 };
         assert!(
             pts.len() >= least,
             "{name} ({count} samples): {} points",
             pts.len()
         );
-        // Every line runs from the 0th percentile to the far right, across
-        // the chart, unlike an 18 px legend marker.
-        let span = pts.last().unwrap().0 - pts[0].0;
-        assert!(
-            span >= 0.8 * chart_width,
-            "{name}: spans {span} of {chart_width} px"
-        );
+        // Every line in a panel starts at the same x: the 0th percentile.
+        let first_x = series[panel_start].1[0].0;
+        assert!((pts[0].0 - first_x).abs() < 1.0, "{name} starts at p0");
         for w in pts.windows(2) {
             // SVG y grows downwards: a higher latency is a smaller y.
             assert!(w[0].0 <= w[1].0 && w[0].1 >= w[1].1, "{name}: {w:?}");
         }
-    }
-    let texts: Vec<&str> = tree.descendants().filter_map(|n| n.text()).collect();
-    for (name, _, _) in expected {
         assert!(
-            texts.iter().any(|t| t.contains(name.as_str())),
+            texts
+                .iter()
+                .any(|t| t.contains(name.rsplit_once('/').unwrap().1)),
             "legend names {name}"
         );
+    }
+    // The y tick labels: every decade between the lowest and highest,
+    // each a 1, 10 or 100 of ns, µs, ms or s.
+    let decade = |t: &str| -> Option<f64> {
+        let (v, unit) = t.split_once(' ')?;
+        let v: f64 = v.parse().ok()?;
+        if ![1.0, 10.0, 100.0].contains(&v) {
+            return None;
+        }
+        let scale = match unit {
+            "ns" => 1.0,
+            "µs" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            _ => return None,
+        };
+        Some((v * scale).log10())
+    };
+    let ticks: Vec<(f64, f64)> = tree
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| {
+            let d = decade(n.text()?.trim())?;
+            Some((d, n.attribute("y")?.parse().ok()?))
+        })
+        .collect();
+    assert!(
+        ticks.len() >= 3,
+        "decade ticks on the latency axis: {ticks:?}"
+    );
+    // Within a panel the ticks run up the page one decade at a time; a new
+    // panel starts lower on the page again.
+    for w in ticks.windows(2) {
+        let ((d0, y0), (d1, y1)) = (w[0], w[1]);
+        if y1 < y0 {
+            assert!(
+                (d0 - d1 - 1.0).abs() < 1e-9 || (d1 - d0 - 1.0).abs() < 1e-9,
+                "{ticks:?}"
+            );
+        }
     }
 }
 
