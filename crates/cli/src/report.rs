@@ -136,6 +136,10 @@ pub struct Row {
     pub elapsed: Option<Duration>,
     /// Extra columns, in display order: snake_case names with units.
     pub columns: Vec<(String, Value)>,
+    /// Columns kept in JSON only: older names a newer column replaced in
+    /// the table, still written so scripts reading this schema id keep
+    /// working.
+    pub json_only: Vec<(String, Value)>,
 }
 
 impl Row {
@@ -146,6 +150,7 @@ impl Row {
             latency: None,
             elapsed: None,
             columns: Vec::new(),
+            json_only: Vec::new(),
         }
     }
 
@@ -164,6 +169,12 @@ impl Row {
     /// Appends an extra column.
     pub fn col(mut self, name: &str, v: impl Into<Value>) -> Row {
         self.columns.push((name.to_owned(), v.into()));
+        self
+    }
+
+    /// Appends a column written to JSON only (see [`Row::json_only`]).
+    pub fn json_col(mut self, name: &str, v: impl Into<Value>) -> Row {
+        self.json_only.push((name.to_owned(), v.into()));
         self
     }
 
@@ -620,7 +631,7 @@ pub fn to_json(report: &Report) -> Json {
                     if let Some(e) = r.elapsed {
                         m.insert("elapsed_ns".into(), json!(e.as_nanos() as u64));
                     }
-                    for (k, v) in &r.columns {
+                    for (k, v) in r.columns.iter().chain(&r.json_only) {
                         m.insert(k.clone(), v.to_json());
                     }
                     Json::Object(m)

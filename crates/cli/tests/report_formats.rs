@@ -143,6 +143,12 @@ fn compress_bench_columns(doc: &Value) {
                 ["yes", "no"].contains(&r["fits_p99"].as_str().unwrap()),
                 "{r}"
             );
+            // placement is verdict's new name; model_ok says whether the
+            // measured p99 agrees with it, independently derived here.
+            assert_eq!(r["placement"], r["verdict"], "{r}");
+            let agrees = (r["verdict"] == "inline") == (r["fits_p99"] == "yes");
+            let ok = r["model_ok"].as_str().unwrap();
+            assert_eq!(ok == "yes", agrees, "{r}");
             assert!(r["latency"]["count"].as_u64().unwrap() >= 3, "{r}");
             assert!(r["elapsed_ns"].as_u64().unwrap() > 0, "{r}");
         }

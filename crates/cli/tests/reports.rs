@@ -265,6 +265,61 @@ fn percentile_cells_need_the_samples_to_support_them() {
         rows += 1;
     }
     assert!(rows >= 4, "{text}");
+    // The placement columns are worded so a right offload does not read
+    // as a failure.
+    assert!(
+        header.contains("placement") && header.contains("model ok"),
+        "{header}"
+    );
+    assert!(
+        !header.contains("verdict") && !header.contains("fits p99"),
+        "{header}"
+    );
+}
+
+#[test]
+fn vs_zstd_times_perfkit_as_a_process_too() {
+    if !interop::have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(
+        &input,
+        b"perfkit against zstd, process for process\n".repeat(20_000),
+    )
+    .unwrap();
+    let out = ok(perfkit()
+        .args(["compress", "bench", "--recipes", "fast", "--time", "1ms"])
+        .args(["--heartbeat", "0s", "--vs-zstd", "--runs", "1", "--json"])
+        .arg(&input));
+    let doc = schema::report(&out);
+    let section = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().starts_with("vs zstd CLI"))
+        .expect("a vs zstd section");
+    let rows = section["rows"].as_array().unwrap();
+    let mut checked = 0;
+    for what in ["compress fast T1", "compress fast T2", "decompress fast"] {
+        let row = |side: &str| {
+            rows.iter()
+                .find(|r| r["name"] == format!("{what} {side}"))
+                .unwrap_or_else(|| panic!("no {what} {side} row: {rows:#?}"))
+        };
+        let (process, zstd) = (row("perfkit process"), row("zstd"));
+        row("perfkit");
+        // One run each: the ratio is the zstd time over the process time,
+        // recomputed here from the rows' histograms (0.1 % precision).
+        let want = p50(zstd) / p50(process);
+        let got = process["vs_zstd"].as_f64().unwrap();
+        assert!((got / want - 1.0).abs() < 0.01, "{what}: {got} vs {want}");
+        checked += 1;
+    }
+    assert_eq!(checked, 3);
+    let notes = section["notes"].to_string();
+    assert!(notes.contains("perfkit process"), "{notes}");
 }
 
 #[test]
