@@ -398,3 +398,95 @@ fn the_man_page_renders_and_documents_every_subcommand() {
         assert!(text.contains("--only"), "{text}");
     }
 }
+
+/// The rows of the `commands` part, by name.
+fn command_rows(doc: &Value) -> (Vec<Value>, String) {
+    let section = doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().starts_with("commands: "))
+        .expect("a commands section")
+        .clone();
+    (
+        section["rows"].as_array().unwrap().clone(),
+        section["notes"].to_string(),
+    )
+}
+
+#[test]
+fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
+    // Once with PATH emptied, so no peer can be found: the part must still
+    // succeed (a fresh machine has no zstd) and say what it left out.
+    let empty = tempfile::tempdir().unwrap();
+    let out = ok(perfkit()
+        .args(["bench", "--only", "commands", "--json"])
+        .env("PATH", empty.path()));
+    let doc = schema::report(&out);
+    let (rows, notes) = command_rows(&doc);
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    for cmd in [
+        "perfkit compress --recipe balanced",
+        "perfkit decompress",
+        "perfkit fix check",
+        "perfkit betree search (std)",
+        "perfkit zip (deflate -6)",
+        "perfkit unzip -t",
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r["name"] == cmd)
+            .unwrap_or_else(|| panic!("no {cmd} row in {names:?}"));
+        for col in ["wall_ms", "cpu_ms", "peak_rss_mib"] {
+            assert!(row[col].as_f64().unwrap() > 0.0, "{cmd} {col}: {row}");
+        }
+        assert!(
+            row.get("vs_peer").is_none(),
+            "{cmd}: no peer on an empty PATH"
+        );
+        // vs_library, recomputed from the library row that follows it.
+        if let Some(v) = row["vs_library"].as_f64() {
+            let i = names.iter().position(|n| *n == cmd).unwrap();
+            let lib = &rows[i + 1];
+            assert!(lib["name"].as_str().unwrap().starts_with("library: "));
+            let want = lib["wall_ms"].as_f64().unwrap() / row["wall_ms"].as_f64().unwrap();
+            // Both walls are rounded to 0.1 ms in the table only; JSON has
+            // the full values.
+            assert!((v / want - 1.0).abs() < 1e-9, "{cmd}: {v} vs {want}");
+        }
+    }
+    assert!(!names.iter().any(|n| n.starts_with("peer: ")), "{names:?}");
+    assert!(notes.contains("zstd not installed"), "{notes}");
+    assert!(
+        notes.contains("Info-ZIP zip/unzip not installed"),
+        "{notes}"
+    );
+
+    if !(interop::have("zstd", "zstd") && interop::have("zip", "zip")) {
+        return;
+    }
+    let doc = schema::report(&ok(
+        perfkit().args(["bench", "--only", "commands", "--json"])
+    ));
+    let (rows, _) = command_rows(&doc);
+    let summary = doc["summary"].as_array().unwrap();
+    for cmd in [
+        "perfkit compress --recipe balanced",
+        "perfkit zip (deflate -6)",
+    ] {
+        let row = rows.iter().find(|r| r["name"] == cmd).unwrap();
+        let peer_name = row["peer"].as_str().unwrap();
+        let peer = rows
+            .iter()
+            .find(|r| r["name"] == format!("peer: {peer_name}"))
+            .unwrap();
+        let want = peer["wall_ms"].as_f64().unwrap() / row["wall_ms"].as_f64().unwrap();
+        let got = row["vs_peer"].as_f64().unwrap();
+        assert!((got / want - 1.0).abs() < 1e-9, "{cmd}: {got} vs {want}");
+        let line = summary
+            .iter()
+            .find(|c| c["peer"] == peer_name)
+            .unwrap_or_else(|| panic!("no summary line against {peer_name}: {summary:#?}"));
+        assert_eq!(line["speedup"].as_f64().unwrap(), got);
+    }
+}
