@@ -134,7 +134,7 @@ pub fn measure(args: &CompressBenchArgs) -> Result<Report> {
             bar.inc(1);
         }
         section.note(format!(
-            "placement: inline on the executor when the model predicts ≤ {} per call, else offload to the blocking pool; model ok: the measured p99 agrees (offload and p99 over budget is a right decision); vs reused = p50 / p50 of the reused-context row",
+            "placement: inline on the executor when the model predicts ≤ {} per call, else offload to the blocking pool; model ok: the measured p99 agrees (offload with p99 over budget is a right decision; below 100 samples the p99 is the maximum); vs reused = p50 / p50 of the reused-context row",
             report::format_ns(args.budget.as_nanos() as f64)
         ));
         report.sections.push(section);
