@@ -60,6 +60,26 @@ fn a_reader_that_goes_away_is_a_quiet_exit_141_for_tables_and_json() {
         vec!["completions", "bash"],
         vec!["man"],
     ];
+    let dir = tempfile::tempdir().unwrap();
+    let fix = dir.path().join("one.fix");
+    std::fs::write(
+        &fix,
+        interop::framed("35=0|49=A|56=B|34=1|52=20260101-00:00:00|"),
+    )
+    .unwrap();
+    let fix = fix.to_str().unwrap().to_owned();
+    let corpus = dir.path().join("corpus");
+    let corpus = corpus.to_str().unwrap().to_owned();
+    let cases = [
+        cases,
+        vec![
+            // Not reports, but the same rule: fix check --json writes with
+            // serde_json, corpus lists what it wrote.
+            vec!["fix", "check", "--json", fix.as_str()],
+            vec!["corpus", "--small", corpus.as_str()],
+        ],
+    ]
+    .concat();
     for args in cases {
         let out = with_closed_stdout(&args);
         assert_eq!(

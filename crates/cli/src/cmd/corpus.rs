@@ -1,5 +1,6 @@
 //! `perfkit corpus DIR`: write the deterministic benchmark corpus.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,8 +18,12 @@ pub struct CorpusArgs {
 
 /// Writes the corpus and lists what it wrote.
 pub fn run(args: CorpusArgs) -> Result<ExitCode> {
+    // writeln, not println: a reader that went away is an error for
+    // cmd::fail (quiet exit 141), where println would panic.
+    let mut out = std::io::stdout().lock();
     for p in perfkit::corpus::write(&args.dir, !args.small)? {
-        println!("{}", p.display());
+        writeln!(out, "{}", p.display())?;
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

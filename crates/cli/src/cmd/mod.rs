@@ -69,6 +69,10 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
             || e.downcast_ref::<zstdkit::Error>().is_some_and(
                 |z| matches!(z, zstdkit::Error::Io(io) if io.kind() == io::ErrorKind::BrokenPipe),
             )
+            // serde_json wraps a writer's io::Error and does not expose it
+            // as its source.
+            || e.downcast_ref::<serde_json::Error>()
+                .is_some_and(|j| j.io_error_kind() == Some(io::ErrorKind::BrokenPipe))
     })
 }
 
@@ -119,5 +123,20 @@ pub fn progress(len: Option<u64>, json: bool) -> indicatif::ProgressBar {
             ProgressStyle::with_template("{spinner} {msg} {bytes} {bytes_per_sec}")
                 .expect("static template"),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_pipe_inside_a_serde_json_error_is_recognised() {
+        let pipe = io::Error::from(io::ErrorKind::BrokenPipe);
+        let err = anyhow::Error::from(serde_json::Error::io(pipe)).context("writing JSON");
+        assert!(is_broken_pipe(&err));
+        let other = io::Error::from(io::ErrorKind::PermissionDenied);
+        let err = anyhow::Error::from(serde_json::Error::io(other));
+        assert!(!is_broken_pipe(&err));
     }
 }
