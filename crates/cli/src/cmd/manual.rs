@@ -49,10 +49,19 @@ fn render_subcommands(cmd: &clap::Command, path: &str, page: &mut Vec<u8>) -> Re
         let name = format!("{path} {}", sub.get_name());
         writeln!(page, ".SH \"{}\"", roff_escape(&name.to_uppercase()))?;
         let man = clap_mangen::Man::new(sub.clone().bin_name(name.clone()));
-        man.render_synopsis_section(page)?;
-        man.render_description_section(page)?;
+        let mut body = Vec::new();
+        man.render_synopsis_section(&mut body)?;
+        man.render_description_section(&mut body)?;
         if sub.get_arguments().any(|a| !a.is_hide_set()) {
-            man.render_options_section(page)?;
+            man.render_options_section(&mut body)?;
+        }
+        // Inside a subcommand's section its parts are subsections, so the
+        // page keeps one NAME/SYNOPSIS/... outline.
+        for line in String::from_utf8_lossy(&body).lines() {
+            match line.strip_prefix(".SH ") {
+                Some(title) => writeln!(page, ".SS {title}")?,
+                None => writeln!(page, "{line}")?,
+            }
         }
         render_subcommands(sub, &name, page)?;
     }
