@@ -6,7 +6,9 @@
 //! (declared sizes are not trusted). Each file is written to a temporary
 //! sibling and renamed into place only after its CRC/MAC verified, so a
 //! corrupt entry never leaves a complete-looking file. Symlinks are created
-//! last, so no entry is ever written through one the archive made.
+//! last, so no entry is ever written through one the archive made, and
+//! their targets are resolved against the disk, through every link already
+//! there: a lexical check cannot see where `k/l/..` goes when `k/l` is a link.
 //!
 //! Streaming extraction sees only local headers, which carry no file type:
 //! there, symlink entries are written as regular files holding the target
@@ -218,6 +220,13 @@ impl<'a> Extractor<'a> {
         let target = self.dest.join(&rel);
         match e.kind() {
             EntryKind::Directory => {
+                // create_dir_all and chmod would follow a link left here.
+                if fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(Error::UnsafePath {
+                        name: e.name.clone(),
+                        reason: "directory is a symlink on disk",
+                    });
+                }
                 fs::create_dir_all(&target)?;
                 self.report.dirs += 1;
                 if self.opts.permissions
@@ -324,35 +333,141 @@ impl<'a> Extractor<'a> {
         Ok(n)
     }
 
-    /// Validates and creates the deferred symlinks.
+    /// Validates and creates the deferred symlinks, then checks every link
+    /// this run made against what is really on disk.
     fn finish(mut self) -> Result<ExtractReport> {
         let link_set: HashSet<PathBuf> = self.links.iter().map(|(_, r, _)| r.clone()).collect();
-        for (name, rel, target) in std::mem::take(&mut self.links) {
-            check_link_target(&name, &rel, &target, &link_set)?;
-            if !self.opts.symlinks {
-                continue;
-            }
-            let at = self.dest.join(&rel);
-            self.check_no_symlink_parents(&name, &rel)?;
-            if let Some(parent) = at.parent() {
-                fs::create_dir_all(parent)?;
-            }
-            if fs::symlink_metadata(&at).is_ok() {
-                if !self.opts.overwrite {
-                    return Err(Error::Exists { path: at });
+        let links = std::mem::take(&mut self.links);
+        let mut made: Vec<(String, PathBuf, String)> = Vec::new();
+        let res = (|| -> Result<()> {
+            for (name, rel, target) in links {
+                check_link_target(&name, &rel, &target, &link_set)?;
+                if !self.opts.symlinks {
+                    continue;
                 }
-                fs::remove_file(&at)?;
+                let at = self.dest.join(&rel);
+                self.check_no_symlink_parents(&name, &rel)?;
+                // The lexical check cannot see links already on disk (an
+                // earlier run's, or this run's): resolve through them.
+                if resolve_inside(&self.dest, &rel, &target) == Err(Unconfined::Leaves) {
+                    return Err(Error::SymlinkEscape { name, target });
+                }
+                if let Some(parent) = at.parent() {
+                    fs::create_dir_all(parent)?;
+                }
+                if fs::symlink_metadata(&at).is_ok() {
+                    if !self.opts.overwrite {
+                        return Err(Error::Exists { path: at });
+                    }
+                    fs::remove_file(&at)?;
+                }
+                make_symlink(&target, &at)?;
+                made.push((name, rel, target));
+                self.report.symlinks += 1;
             }
-            make_symlink(&target, &at)?;
-            self.report.symlinks += 1;
+            // A link made later can change where an earlier one leads
+            // (`a -> x/y/../..` before `x -> .`): re-resolve them all now
+            // that the tree is final.
+            for (name, rel, target) in &made {
+                if resolve_inside(&self.dest, rel, target) == Err(Unconfined::Leaves) {
+                    return Err(Error::SymlinkEscape {
+                        name: name.clone(),
+                        target: target.clone(),
+                    });
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = res {
+            // Never leave a link behind from a run that refused one.
+            for (_, rel, _) in &made {
+                let _ = fs::remove_file(self.dest.join(rel));
+            }
+            return Err(e);
         }
         Ok(self.report)
     }
 }
 
+/// Why a physical resolution failed.
+#[derive(Debug, PartialEq, Eq)]
+enum Unconfined {
+    /// The path leaves the root (`..` above it, or an absolute link).
+    Leaves,
+    /// More than [`MAX_HOPS`] links were followed: the kernel refuses to
+    /// resolve such a path too (ELOOP), so it reaches nothing.
+    Loop,
+}
+
+/// Links followed before a resolution is called a loop (Linux's own limit).
+const MAX_HOPS: usize = 40;
+
+/// Resolves the target of a link at `root/rel` the way the kernel would,
+/// following every link that exists on disk under `root`, and fails if the
+/// walk ever leaves `root`. Components that do not exist yet are taken
+/// lexically. Returns the resolved path relative to `root`.
+fn resolve_inside(
+    root: &Path,
+    rel: &Path,
+    target: &str,
+) -> std::result::Result<PathBuf, Unconfined> {
+    let mut at: Vec<std::ffi::OsString> = rel
+        .parent()
+        .map(|p| p.components().map(|c| c.as_os_str().to_owned()).collect())
+        .unwrap_or_default();
+    let mut todo: std::collections::VecDeque<std::ffi::OsString> =
+        std::collections::VecDeque::new();
+    push_front_target(&mut todo, target.as_ref())?;
+    let mut hops = 0usize;
+    while let Some(part) = todo.pop_front() {
+        if part == ".." {
+            at.pop().ok_or(Unconfined::Leaves)?;
+            continue;
+        }
+        at.push(part);
+        let here: PathBuf = std::iter::once(root.as_os_str())
+            .chain(at.iter().map(|s| s.as_os_str()))
+            .collect();
+        if let Ok(m) = fs::symlink_metadata(&here)
+            && m.file_type().is_symlink()
+        {
+            hops += 1;
+            if hops > MAX_HOPS {
+                return Err(Unconfined::Loop);
+            }
+            let t = fs::read_link(&here).map_err(|_| Unconfined::Leaves)?;
+            at.pop();
+            push_front_target(&mut todo, t.as_os_str())?;
+        }
+    }
+    Ok(at.iter().collect())
+}
+
+/// Queues a link target's components ahead of what is left to resolve;
+/// absolute targets leave the root by definition.
+fn push_front_target(
+    todo: &mut std::collections::VecDeque<std::ffi::OsString>,
+    target: &std::ffi::OsStr,
+) -> std::result::Result<(), Unconfined> {
+    use std::os::unix::ffi::OsStrExt;
+    let b = target.as_bytes();
+    if b.is_empty() || b[0] == b'/' || b[0] == b'\\' || b.contains(&0) {
+        return Err(Unconfined::Leaves);
+    }
+    let parts: Vec<&[u8]> = b
+        .split(|&c| c == b'/' || c == b'\\')
+        .filter(|p| !p.is_empty() && *p != b".")
+        .collect();
+    for p in parts.into_iter().rev() {
+        todo.push_front(std::ffi::OsStr::from_bytes(p).to_owned());
+    }
+    Ok(())
+}
+
 /// A link target must resolve, lexically, inside the destination, and may
 /// not step `..` out of another link the archive creates (whose real target
-/// lexical resolution cannot see).
+/// lexical resolution cannot see). [`resolve_inside`] then checks it against
+/// the disk.
 fn check_link_target(name: &str, rel: &Path, target: &str, links: &HashSet<PathBuf>) -> Result<()> {
     let escape = || Error::SymlinkEscape {
         name: name.to_owned(),
