@@ -56,6 +56,7 @@ impl<R: Read + Seek> ZipArchive<R> {
         let comment_len = usize::from(le16(e, 20));
         let comment = crate::entry::decode_name(&e[EOCD_LEN..EOCD_LEN + comment_len], true);
         let mut cd_end = eocd_at;
+        let mut zip64 = false;
         if eocd_at >= ZIP64_LOCATOR_LEN as u64 {
             let mut loc = [0u8; ZIP64_LOCATOR_LEN];
             read_exact_at(&mut src, eocd_at - ZIP64_LOCATOR_LEN as u64, &mut loc)?;
@@ -82,6 +83,7 @@ impl<R: Read + Seek> ZipArchive<R> {
                 cd_size = le64(&z, 40);
                 cd_off = le64(&z, 48);
                 cd_end = z_at;
+                zip64 = true;
             }
         }
         // Data prepended to the archive (self-extractors) shifts every offset.
@@ -90,16 +92,7 @@ impl<R: Read + Seek> ZipArchive<R> {
             what: format!("central directory ({cd_size} bytes at {cd_off}) does not fit before its end record"),
         })?;
         let cd_start = cd_off + shift;
-        let mut cd = vec![0u8; cd_size as usize];
-        read_exact_at(&mut src, cd_start, &mut cd)?;
-        let mut entries = Vec::with_capacity(count.min(cd_size / CENTRAL_LEN as u64) as usize);
-        let mut pos = 0usize;
-        for _ in 0..count {
-            let (mut entry, n) = parse_central(&cd[pos..], cd_start + pos as u64)?;
-            entry.header_offset += shift;
-            entries.push(entry);
-            pos += n;
-        }
+        let entries = read_central(&mut src, cd_start, cd_size, shift, count, zip64)?;
         check_overlap(&entries, cd_start)?;
         Ok(ZipArchive {
             src,
@@ -230,6 +223,76 @@ impl<R: Read + Seek> ZipArchive<R> {
     pub fn into_inner(self) -> R {
         self.src
     }
+}
+
+/// Walks the central directory record by record until its declared size is
+/// used up, reading it in small pieces (never all at once: its size comes
+/// from the file). The size and offset are trusted over the entry count: a
+/// writer that put more than 65,535 entries in an archive without ZIP64
+/// records stores the count modulo 65,536, and Info-ZIP and Python read
+/// every entry of such an archive, so this does too. Any other disagreement
+/// between the count and the records found is an error, never a subset.
+/// `shift` is the length of data prepended to the archive (self-extractors).
+fn read_central<R: Read + Seek>(
+    src: &mut R,
+    cd_start: u64,
+    cd_size: u64,
+    shift: u64,
+    count: u64,
+    zip64: bool,
+) -> Result<Vec<Entry>> {
+    src.seek(SeekFrom::Start(cd_start))?;
+    let mut r = std::io::BufReader::with_capacity(64 * 1024, src.by_ref().take(cd_size));
+    let mut entries = Vec::with_capacity(count.min(cd_size / CENTRAL_LEN as u64) as usize);
+    let mut rec = vec![0u8; CENTRAL_LEN];
+    let mut pos = 0u64;
+    while pos < cd_size {
+        let at = cd_start + pos;
+        let short = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::UnexpectedEof => Error::Malformed {
+                offset: at,
+                what: format!(
+                    "central directory record runs past the directory's declared size ({cd_size} bytes)"
+                ),
+            },
+            _ => e.into(),
+        };
+        rec.resize(CENTRAL_LEN, 0);
+        r.read_exact(&mut rec).map_err(short)?;
+        if le32(&rec, 0) != CENTRAL_SIG {
+            return Err(Error::Malformed {
+                offset: at,
+                what: format!(
+                    "expected a central directory header signature ({} of {cd_size} directory bytes read, {} entries found)",
+                    pos,
+                    entries.len()
+                ),
+            });
+        }
+        let var =
+            usize::from(le16(&rec, 28)) + usize::from(le16(&rec, 30)) + usize::from(le16(&rec, 32));
+        rec.resize(CENTRAL_LEN + var, 0);
+        r.read_exact(&mut rec[CENTRAL_LEN..]).map_err(short)?;
+        let (mut entry, n) = parse_central(&rec, at)?;
+        entry.header_offset = entry.header_offset.saturating_add(shift);
+        entries.push(entry);
+        pos += n as u64;
+    }
+    let found = entries.len() as u64;
+    let agrees = if zip64 {
+        found == count
+    } else {
+        found % 0x1_0000 == count
+    };
+    if !agrees {
+        return Err(Error::Malformed {
+            offset: cd_start,
+            what: format!(
+                "the end record lists {count} entries but its central directory ({cd_size} bytes) holds {found}"
+            ),
+        });
+    }
+    Ok(entries)
 }
 
 /// Rejects archives whose entries share bytes.
