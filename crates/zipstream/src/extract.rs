@@ -44,6 +44,12 @@ pub struct ExtractOptions {
     pub symlinks: bool,
     /// Apply Unix permission bits from the archive (never setuid/setgid/sticky).
     pub permissions: bool,
+    /// Leave existing files as they are and go on (`unzip -n`); takes
+    /// precedence over `overwrite`.
+    pub skip_existing: bool,
+    /// Write every file into the destination itself, dropping the
+    /// directories of its name (`unzip -j`); directory entries are skipped.
+    pub junk_paths: bool,
 }
 
 impl Default for ExtractOptions {
@@ -57,6 +63,8 @@ impl Default for ExtractOptions {
             ratio_floor: 1 << 20,
             symlinks: true,
             permissions: true,
+            skip_existing: false,
+            junk_paths: false,
         }
     }
 }
@@ -112,35 +120,30 @@ pub fn safe_path(name: &str) -> Result<PathBuf> {
     Ok(out)
 }
 
-/// Extraction state shared by the archive and stream front ends.
-struct Extractor<'a> {
-    dest: PathBuf,
+/// The one limit policy (entry count, total uncompressed size, ratio),
+/// applied as data is decoded by every reading path: extraction, and the
+/// [`read_archive_data`]/[`read_stream_data`] front ends behind `unzip -p`
+/// and `unzip -t`.
+struct Limiter<'a> {
     opts: &'a ExtractOptions,
-    seen: HashSet<PathBuf>,
-    links: Vec<(String, PathBuf, String)>,
-    report: ExtractReport,
     entries: u64,
-    tmp_counter: u64,
-    buf: Vec<u8>,
+    /// Uncompressed bytes of the entries finished so far.
+    bytes: u64,
 }
 
-impl<'a> Extractor<'a> {
-    fn new(dest: &Path, opts: &'a ExtractOptions) -> Result<Extractor<'a>> {
-        fs::create_dir_all(dest)?;
-        Ok(Extractor {
-            dest: dest.canonicalize()?,
+impl<'a> Limiter<'a> {
+    fn new(opts: &'a ExtractOptions) -> Limiter<'a> {
+        Limiter {
             opts,
-            seen: HashSet::new(),
-            links: Vec::new(),
-            report: ExtractReport::default(),
             entries: 0,
-            tmp_counter: 0,
-            buf: vec![0; 64 * 1024],
-        })
+            bytes: 0,
+        }
     }
 
-    /// Checks limits and path rules; returns the relative path.
-    fn admit(&mut self, e: &Entry) -> Result<PathBuf> {
+    /// Counts one more entry, and refuses it early if its declared size
+    /// alone would exceed the budget (declared sizes are not trusted
+    /// otherwise: [`Limiter::data`] checks what is really decoded).
+    fn entry(&mut self, e: &Entry, declared: bool) -> Result<()> {
         self.entries += 1;
         if self.entries > self.opts.max_entries {
             return Err(Error::Limit {
@@ -150,25 +153,129 @@ impl<'a> Extractor<'a> {
                 actual: self.entries,
             });
         }
-        let rel = safe_path(&e.name)?;
+        if declared && e.size > self.opts.max_total_bytes.saturating_sub(self.bytes) {
+            return Err(Error::Limit {
+                name: e.name.clone(),
+                what: "total uncompressed size",
+                limit: self.opts.max_total_bytes,
+                actual: self.bytes.saturating_add(e.size),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks an entry in progress: `n` bytes of it decoded so far, from
+    /// `consumed` compressed bytes producing `produced`.
+    fn data(&self, e: &Entry, n: u64, consumed: u64, produced: u64) -> Result<()> {
+        let total = self.bytes.saturating_add(n);
+        if total > self.opts.max_total_bytes {
+            return Err(Error::Limit {
+                name: e.name.clone(),
+                what: "total uncompressed size",
+                limit: self.opts.max_total_bytes,
+                actual: total,
+            });
+        }
+        if produced > self.opts.ratio_floor && produced / consumed.max(1) > self.opts.max_ratio {
+            return Err(Error::Limit {
+                name: e.name.clone(),
+                what: "compression ratio",
+                limit: self.opts.max_ratio,
+                actual: produced / consumed.max(1),
+            });
+        }
+        Ok(())
+    }
+
+    /// Records a finished entry of `n` bytes.
+    fn done(&mut self, n: u64) {
+        self.bytes = self.bytes.saturating_add(n);
+    }
+}
+
+/// Extraction state shared by the archive and stream front ends.
+struct Extractor<'a> {
+    dest: PathBuf,
+    opts: &'a ExtractOptions,
+    limits: Limiter<'a>,
+    seen: HashSet<PathBuf>,
+    links: Vec<(String, PathBuf, String)>,
+    report: ExtractReport,
+    tmp_counter: u64,
+    buf: Vec<u8>,
+    /// Directories known to exist as real directories (relative to `dest`),
+    /// so each is checked and created once, not once per file.
+    dirs: HashSet<PathBuf>,
+    /// What this run created, in order, so a failed run can remove it.
+    created: Vec<(PathBuf, bool)>,
+}
+
+impl<'a> Extractor<'a> {
+    fn new(dest: &Path, opts: &'a ExtractOptions) -> Result<Extractor<'a>> {
+        let mut created = Vec::new();
+        // Remember which of dest's own ancestors this run makes.
+        let mut missing = Vec::new();
+        let mut p = dest.to_path_buf();
+        while !p.as_os_str().is_empty() && fs::symlink_metadata(&p).is_err() {
+            missing.push(p.clone());
+            match p.parent() {
+                Some(q) => p = q.to_path_buf(),
+                None => break,
+            }
+        }
+        fs::create_dir_all(dest)?;
+        for m in missing.into_iter().rev() {
+            created.push((m, true));
+        }
+        Ok(Extractor {
+            dest: dest.canonicalize()?,
+            opts,
+            limits: Limiter::new(opts),
+            seen: HashSet::new(),
+            links: Vec::new(),
+            report: ExtractReport::default(),
+            tmp_counter: 0,
+            buf: vec![0; 64 * 1024],
+            dirs: HashSet::new(),
+            created,
+        })
+    }
+
+    /// Checks limits and path rules; returns the relative path, or `None`
+    /// for an entry this extraction leaves out (a directory under
+    /// `junk_paths`).
+    fn admit(&mut self, e: &Entry, declared: bool) -> Result<Option<PathBuf>> {
+        self.limits.entry(e, declared)?;
+        let mut rel = safe_path(&e.name)?;
         let kind = e.kind();
+        if self.opts.junk_paths {
+            if kind == EntryKind::Directory {
+                return Ok(None);
+            }
+            rel = PathBuf::from(rel.file_name().unwrap_or_default());
+        }
         if !self.seen.insert(rel.clone()) && kind != EntryKind::Directory {
             return Err(Error::Duplicate {
                 name: e.name.clone(),
             });
         }
         self.check_no_symlink_parents(&e.name, &rel)?;
-        Ok(rel)
+        Ok(Some(rel))
     }
 
     /// Refuses to write through any symlink already on disk inside `dest`.
     fn check_no_symlink_parents(&self, name: &str, rel: &Path) -> Result<()> {
         let mut p = self.dest.clone();
+        let mut sub = PathBuf::new();
         let mut comps = rel.components().peekable();
         while let Some(c) = comps.next() {
             p.push(c);
+            sub.push(c);
             if comps.peek().is_none() {
                 break;
+            }
+            if self.dirs.contains(&sub) {
+                continue;
             }
             if fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
                 return Err(Error::UnsafePath {
@@ -180,32 +287,46 @@ impl<'a> Extractor<'a> {
         Ok(())
     }
 
-    fn budget(&self) -> u64 {
-        self.opts.max_total_bytes.saturating_sub(self.report.bytes)
-    }
-
-    fn check_declared(&self, e: &Entry) -> Result<()> {
-        if e.size > self.budget() {
-            return Err(Error::Limit {
-                name: e.name.clone(),
-                what: "total uncompressed size",
-                limit: self.opts.max_total_bytes,
-                actual: self.report.bytes.saturating_add(e.size),
-            });
+    /// Creates `dest/rel` and its missing parents as real directories,
+    /// recording each one made; refuses a link or file in the way.
+    fn make_dirs(&mut self, name: &str, rel: &Path) -> Result<()> {
+        if rel.as_os_str().is_empty() || self.dirs.contains(rel) {
+            return Ok(());
         }
+        if let Some(parent) = rel.parent() {
+            self.make_dirs(name, parent)?;
+        }
+        let p = self.dest.join(rel);
+        match fs::create_dir(&p) {
+            Ok(()) => self.created.push((p, true)),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                let m = fs::symlink_metadata(&p)?;
+                if m.file_type().is_symlink() {
+                    return Err(Error::UnsafePath {
+                        name: name.to_owned(),
+                        reason: "directory is a symlink on disk",
+                    });
+                }
+                if !m.is_dir() {
+                    return Err(Error::Exists { path: p });
+                }
+            }
+            Err(err) => return Err(err.into()),
+        }
+        self.dirs.insert(rel.to_path_buf());
         Ok(())
     }
 
-    fn ratio_check(&self, e: &Entry, produced: u64, consumed: u64) -> Result<()> {
-        if produced > self.opts.ratio_floor && produced / consumed.max(1) > self.opts.max_ratio {
-            return Err(Error::Limit {
-                name: e.name.clone(),
-                what: "compression ratio",
-                limit: self.opts.max_ratio,
-                actual: produced / consumed.max(1),
-            });
+    /// Removes, newest first, what this run created: its files, then its
+    /// directories if they are empty. Called when the run fails.
+    fn undo(&mut self) {
+        for (p, is_dir) in std::mem::take(&mut self.created).into_iter().rev() {
+            let _ = if is_dir {
+                fs::remove_dir(&p)
+            } else {
+                fs::remove_file(&p)
+            };
         }
-        Ok(())
     }
 
     /// Writes one entry whose data comes from `read`. `counts` reports
@@ -220,14 +341,9 @@ impl<'a> Extractor<'a> {
         let target = self.dest.join(&rel);
         match e.kind() {
             EntryKind::Directory => {
-                // create_dir_all and chmod would follow a link left here.
-                if fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
-                    return Err(Error::UnsafePath {
-                        name: e.name.clone(),
-                        reason: "directory is a symlink on disk",
-                    });
-                }
-                fs::create_dir_all(&target)?;
+                // make_dirs refuses a link here: creating or chmodding
+                // through one would act outside the destination.
+                self.make_dirs(&e.name, &rel)?;
                 self.report.dirs += 1;
                 if self.opts.permissions
                     && let Some(m) = e.unix_mode
@@ -258,10 +374,27 @@ impl<'a> Extractor<'a> {
                 self.links.push((e.name.clone(), rel, t));
             }
             EntryKind::File => {
-                if let Some(parent) = target.parent() {
-                    fs::create_dir_all(parent)?;
+                if let Some(parent) = rel.parent() {
+                    self.make_dirs(&e.name, parent)?;
                 }
-                if !self.opts.overwrite && fs::symlink_metadata(&target).is_ok() {
+                let existed = fs::symlink_metadata(&target).is_ok();
+                if existed && self.opts.skip_existing {
+                    // `unzip -n`: leave it, but still read (and so verify
+                    // and count against the limits) what the archive holds.
+                    let mut n = 0u64;
+                    loop {
+                        let k = read(&mut self.buf)?;
+                        if k == 0 {
+                            break;
+                        }
+                        n += k as u64;
+                        let (c, p) = counts();
+                        self.limits.data(e, n, c, p)?;
+                    }
+                    self.limits.done(n);
+                    return Ok(());
+                }
+                if existed && !self.opts.overwrite {
                     return Err(Error::Exists { path: target });
                 }
                 self.tmp_counter += 1;
@@ -274,22 +407,16 @@ impl<'a> Extractor<'a> {
                     std::process::id(),
                     self.tmp_counter
                 ));
-                let res = self.write_file(e, &tmp, read, counts);
-                match res {
+                // Whatever fails (data, chmod, rename over a directory),
+                // the temporary goes.
+                match self.write_file(e, &tmp, &target, read, counts) {
                     Ok(n) => {
-                        if self.opts.permissions
-                            && let Some(m) = e.unix_mode
-                        {
-                            set_mode(&tmp, m & 0o777)?;
+                        if !existed {
+                            self.created.push((target, false));
                         }
-                        let mtime = std::time::UNIX_EPOCH
-                            + std::time::Duration::from_secs(e.mtime.max(0) as u64);
-                        if let Ok(f) = fs::File::options().write(true).open(&tmp) {
-                            let _ = f.set_modified(mtime);
-                        }
-                        fs::rename(&tmp, &target)?;
                         self.report.files += 1;
                         self.report.bytes += n;
+                        self.limits.done(n);
                     }
                     Err(err) => {
                         let _ = fs::remove_file(&tmp);
@@ -301,15 +428,17 @@ impl<'a> Extractor<'a> {
         Ok(())
     }
 
+    /// Writes `tmp`, sets its mode and time through the open handle, and
+    /// renames it to `target`; returns the bytes written.
     fn write_file(
         &mut self,
         e: &Entry,
         tmp: &Path,
+        target: &Path,
         read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
         counts: &dyn Fn() -> (u64, u64),
     ) -> Result<u64> {
         let mut f = fs::File::options().write(true).create_new(true).open(tmp)?;
-        let budget = self.budget();
         let mut n = 0u64;
         loop {
             let k = read(&mut self.buf)?;
@@ -317,19 +446,20 @@ impl<'a> Extractor<'a> {
                 break;
             }
             n += k as u64;
-            if n > budget {
-                return Err(Error::Limit {
-                    name: e.name.clone(),
-                    what: "total uncompressed size",
-                    limit: self.opts.max_total_bytes,
-                    actual: self.report.bytes + n,
-                });
-            }
             let (c, p) = counts();
-            self.ratio_check(e, p, c)?;
+            self.limits.data(e, n, c, p)?;
             f.write_all(&self.buf[..k])?;
         }
-        f.flush()?;
+        if self.opts.permissions
+            && let Some(m) = e.unix_mode
+        {
+            set_file_mode(&f, m & 0o777)?;
+        }
+        let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_secs(e.mtime.max(0) as u64);
+        // A time the file system cannot store is not worth failing over.
+        let _ = f.set_modified(mtime);
+        drop(f);
+        fs::rename(tmp, target)?;
         Ok(n)
     }
 
@@ -352,8 +482,8 @@ impl<'a> Extractor<'a> {
                 if resolve_inside(&self.dest, &rel, &target) == Err(Unconfined::Leaves) {
                     return Err(Error::SymlinkEscape { name, target });
                 }
-                if let Some(parent) = at.parent() {
-                    fs::create_dir_all(parent)?;
+                if let Some(parent) = rel.parent() {
+                    self.make_dirs(&name, parent)?;
                 }
                 if fs::symlink_metadata(&at).is_ok() {
                     if !self.opts.overwrite {
@@ -383,6 +513,7 @@ impl<'a> Extractor<'a> {
             for (_, rel, _) in &made {
                 let _ = fs::remove_file(self.dest.join(rel));
             }
+            self.undo();
             return Err(e);
         }
         Ok(self.report)
@@ -528,6 +659,18 @@ fn set_mode(_: &Path, _: u32) -> Result<()> {
 }
 
 #[cfg(unix)]
+fn set_file_mode(f: &fs::File, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    f.set_permissions(fs::Permissions::from_mode(mode))?;
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn set_file_mode(_: &fs::File, _: u32) -> Result<()> {
+    Ok(())
+}
+
+#[cfg(unix)]
 fn make_symlink(target: &str, at: &Path) -> Result<()> {
     std::os::unix::fs::symlink(target, at)?;
     Ok(())
@@ -544,21 +687,51 @@ pub fn extract_archive<R: Read + Seek>(
     dest: &Path,
     opts: &ExtractOptions,
 ) -> Result<ExtractReport> {
-    let mut x = Extractor::new(dest, opts)?;
+    extract_archive_selected(archive, dest, opts, &|_| true)
+}
+
+/// Extracts the entries of a random-access archive for which `select` is
+/// true (`unzip a.zip 'pattern'`) into `dest`. A run that fails removes
+/// the files, links and directories it created.
+pub fn extract_archive_selected<R: Read + Seek>(
+    archive: &mut ZipArchive<R>,
+    dest: &Path,
+    opts: &ExtractOptions,
+    select: &dyn Fn(&Entry) -> bool,
+) -> Result<ExtractReport> {
     // Validate every name before writing anything.
-    for e in archive.entries() {
+    for e in archive.entries().iter().filter(|e| select(e)) {
         safe_path(&e.name)?;
     }
-    for i in 0..archive.entries().len() {
-        let e = archive.entries()[i].clone();
-        let rel = x.admit(&e)?;
-        x.check_declared(&e)?;
-        let r = std::cell::RefCell::new(archive.open(i, opts.password.as_deref())?);
-        let counts = || r.borrow().counts();
-        let mut read = |b: &mut [u8]| r.borrow_mut().read_data(b);
-        x.place(&e, rel, &mut read, &counts)?;
+    let mut x = Extractor::new(dest, opts)?;
+    let res = (|| -> Result<()> {
+        for i in 0..archive.entries().len() {
+            let e = archive.entries()[i].clone();
+            if !select(&e) {
+                continue;
+            }
+            let Some(rel) = x.admit(&e, true)? else {
+                continue;
+            };
+            let pw = if e.encrypted {
+                opts.password.as_deref()
+            } else {
+                None
+            };
+            let r = std::cell::RefCell::new(archive.open(i, pw)?);
+            let counts = || r.borrow().counts();
+            let mut read = |b: &mut [u8]| r.borrow_mut().read_data(b);
+            x.place(&e, rel, &mut read, &counts)?;
+        }
+        Ok(())
+    })();
+    match res {
+        Ok(()) => x.finish(),
+        Err(e) => {
+            x.undo();
+            Err(e)
+        }
     }
-    x.finish()
 }
 
 /// Extracts a stream (e.g. stdin) into `dest`, entry by entry.
@@ -567,16 +740,160 @@ pub fn extract_stream<R: Read>(
     dest: &Path,
     opts: &ExtractOptions,
 ) -> Result<ExtractReport> {
+    extract_stream_selected(reader, dest, opts, &|_| true)
+}
+
+/// Extracts the entries of a stream for which `select` is true; entries
+/// left out are still read through (and verified), since a stream cannot
+/// skip. A run that fails removes what it created.
+pub fn extract_stream_selected<R: Read>(
+    reader: &mut ZipStreamReader<R>,
+    dest: &Path,
+    opts: &ExtractOptions,
+    select: &dyn Fn(&Entry) -> bool,
+) -> Result<ExtractReport> {
     let mut x = Extractor::new(dest, opts)?;
     reader.set_password(opts.password.as_deref());
-    while let Some(e) = reader.next_entry()? {
-        let rel = x.admit(&e)?;
-        let cell = std::cell::RefCell::new(&mut *reader);
-        let counts = || cell.borrow().current_counts().unwrap_or((0, 0));
-        let mut read = |b: &mut [u8]| cell.borrow_mut().read_data(b);
-        x.place(&e, rel, &mut read, &counts)?;
+    let res = (|| -> Result<()> {
+        while let Some(e) = reader.next_entry()? {
+            let rel = if select(&e) {
+                x.admit(&e, false)?
+            } else {
+                None
+            };
+            let cell = std::cell::RefCell::new(&mut *reader);
+            let counts = || cell.borrow().current_counts().unwrap_or((0, 0));
+            let mut read = |b: &mut [u8]| cell.borrow_mut().read_data(b);
+            match rel {
+                Some(rel) => x.place(&e, rel, &mut read, &counts)?,
+                None => {
+                    // Read through under the same limits, writing nothing.
+                    let mut buf = std::mem::take(&mut x.buf);
+                    let r = pass_data(
+                        &e,
+                        &mut x.limits,
+                        &mut buf,
+                        &mut |_, _| Ok(()),
+                        &mut read,
+                        &counts,
+                    );
+                    x.buf = buf;
+                    let n = r?;
+                    x.limits.done(n);
+                }
+            }
+        }
+        Ok(())
+    })();
+    match res {
+        Ok(()) => x.finish(),
+        Err(e) => {
+            x.undo();
+            Err(e)
+        }
     }
-    x.finish()
+}
+
+/// Decodes every entry of a random-access archive under the same limits
+/// as extraction (`opts`: password, size, ratio, count), handing each piece
+/// of data to `sink` with its entry; a failed check (CRC, MAC, size) is
+/// returned after the entry's last piece. This is `unzip -p` and `-t`.
+pub fn read_archive_data<R: Read + Seek>(
+    archive: &mut ZipArchive<R>,
+    opts: &ExtractOptions,
+    select: &dyn Fn(&Entry) -> bool,
+    sink: &mut dyn FnMut(&Entry, &[u8]) -> Result<()>,
+) -> Result<ExtractReport> {
+    let mut limits = Limiter::new(opts);
+    let mut report = ExtractReport::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    for i in 0..archive.entries().len() {
+        let e = archive.entries()[i].clone();
+        if !select(&e) {
+            continue;
+        }
+        limits.entry(&e, true)?;
+        let pw = if e.encrypted {
+            opts.password.as_deref()
+        } else {
+            None
+        };
+        let r = std::cell::RefCell::new(archive.open(i, pw)?);
+        let n = pass_data(
+            &e,
+            &mut limits,
+            &mut buf,
+            sink,
+            &mut |b| r.borrow_mut().read_data(b),
+            &|| r.borrow().counts(),
+        )?;
+        tally(&mut report, &e, n);
+        limits.done(n);
+    }
+    Ok(report)
+}
+
+/// The streaming counterpart of [`read_archive_data`] (`unzip -p -`):
+/// entries `select` leaves out are still read through, under the limits.
+pub fn read_stream_data<R: Read>(
+    reader: &mut ZipStreamReader<R>,
+    opts: &ExtractOptions,
+    select: &dyn Fn(&Entry) -> bool,
+    sink: &mut dyn FnMut(&Entry, &[u8]) -> Result<()>,
+) -> Result<ExtractReport> {
+    let mut limits = Limiter::new(opts);
+    let mut report = ExtractReport::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    reader.set_password(opts.password.as_deref());
+    while let Some(e) = reader.next_entry()? {
+        limits.entry(&e, false)?;
+        let chosen = select(&e);
+        let cell = std::cell::RefCell::new(&mut *reader);
+        let n = pass_data(
+            &e,
+            &mut limits,
+            &mut buf,
+            &mut |e, b| if chosen { sink(e, b) } else { Ok(()) },
+            &mut |b| cell.borrow_mut().read_data(b),
+            &|| cell.borrow().current_counts().unwrap_or((0, 0)),
+        )?;
+        if chosen {
+            tally(&mut report, &e, n);
+        }
+        limits.done(n);
+    }
+    Ok(report)
+}
+
+fn tally(report: &mut ExtractReport, e: &Entry, n: u64) {
+    match e.kind() {
+        EntryKind::File => report.files += 1,
+        EntryKind::Directory => report.dirs += 1,
+        EntryKind::Symlink => report.symlinks += 1,
+    }
+    report.bytes += n;
+}
+
+/// Reads one entry to its end through the limits, handing data to `sink`.
+fn pass_data(
+    e: &Entry,
+    limits: &mut Limiter<'_>,
+    buf: &mut [u8],
+    sink: &mut dyn FnMut(&Entry, &[u8]) -> Result<()>,
+    read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
+    counts: &dyn Fn() -> (u64, u64),
+) -> Result<u64> {
+    let mut n = 0u64;
+    loop {
+        let k = read(buf)?;
+        if k == 0 {
+            return Ok(n);
+        }
+        n += k as u64;
+        let (c, p) = counts();
+        limits.data(e, n, c, p)?;
+        sink(e, &buf[..k])?;
+    }
 }
 
 #[cfg(test)]

@@ -51,6 +51,90 @@ pub fn streaming(data: &[u8]) {
     }
 }
 
+/// A fresh scratch directory for one [`extract_confined`] run.
+fn scratch() -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "zipstream-fuzz-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// Everything under `root`: relative path, file type and, for files, bytes;
+/// for links, their target.
+fn snapshot(root: &std::path::Path) -> Vec<(std::path::PathBuf, String, Vec<u8>)> {
+    let mut v = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap_or(&p).to_path_buf();
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap_or_default();
+                v.push((rel, "link".into(), t.into_os_string().into_encoded_bytes()));
+            } else if m.is_dir() {
+                v.push((rel, "dir".into(), Vec::new()));
+                todo.push(p);
+            } else {
+                v.push((rel, "file".into(), std::fs::read(&p).unwrap_or_default()));
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// Extracts `data` (random-access, then streaming) into a scratch `out`
+/// directory that already holds a link from an "earlier run" to a sibling
+/// `outside` directory, and panics if anything outside `out` changed, or if
+/// any link left in `out` resolves (per the kernel) outside it.
+pub fn extract_confined(data: &[u8]) {
+    let root = scratch();
+    let out = root.join("out");
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&out).expect("scratch dir");
+    std::fs::create_dir_all(outside.join("d")).expect("scratch dir");
+    std::fs::write(outside.join("secret"), b"secret").expect("scratch file");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("../outside", out.join("pre")).expect("scratch link");
+    let before = snapshot(&outside);
+    let opts = crate::ExtractOptions {
+        max_total_bytes: MAX_OUT,
+        max_entries: 256,
+        overwrite: true,
+        ..Default::default()
+    };
+    if let Ok(mut a) = ZipArchive::new(Cursor::new(data)) {
+        let _ = crate::extract_archive(&mut a, &out, &opts);
+    }
+    let _ = crate::extract_stream(&mut ZipStreamReader::new(data), &out, &opts);
+    let after = snapshot(&outside);
+    let top: Vec<_> = std::fs::read_dir(&root)
+        .map(|r| r.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    let inside = out.canonicalize().expect("out exists");
+    let escaped: Vec<_> = snapshot(&out)
+        .into_iter()
+        .filter(|(rel, kind, _)| kind == "link" && rel != std::path::Path::new("pre"))
+        .filter_map(|(rel, _, _)| {
+            let real = out.join(&rel).canonicalize().ok()?;
+            (!real.starts_with(&inside)).then_some((rel, real))
+        })
+        .collect();
+    let _ = std::fs::remove_dir_all(&root);
+    assert_eq!(before, after, "extraction changed a directory outside -d");
+    assert_eq!(top.len(), 2, "extraction wrote beside -d: {top:?}");
+    assert!(escaped.is_empty(), "links leading outside -d: {escaped:?}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +185,7 @@ mod tests {
         for s in seeds() {
             random_access(&s);
             streaming(&s);
+            extract_confined(&s);
             let step = (s.len() / 97).max(1);
             for i in (0..s.len()).step_by(step) {
                 let mut m = s.clone();
@@ -225,6 +310,7 @@ mod tests {
         for (_, s) in &seeds {
             random_access(s);
             streaming(s);
+            extract_confined(s);
             for i in 0..s.len() {
                 random_access(&s[..i]);
                 streaming(&s[..i]);

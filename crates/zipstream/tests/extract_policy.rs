@@ -1,0 +1,201 @@
+//! What an extraction leaves behind, and the Info-ZIP-style choices
+//! (`-n`, `-j`, member selection): a failed run removes what it created and
+//! never leaves a temporary file; the read-only front ends (`unzip -p`,
+//! `-t`) apply the same limits as extraction. Expectations are file
+//! listings and byte counts written out here, not the extractor's report.
+
+use std::io::Cursor;
+use std::path::Path;
+
+use zipstream::*;
+
+fn archive(entries: &[(EntryOptions, &[u8])]) -> Vec<u8> {
+    let mut w = ZipWriter::new(Vec::new());
+    for (o, d) in entries {
+        w.add_bytes(o.clone(), d).unwrap();
+    }
+    w.finish().unwrap()
+}
+
+fn listing(root: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    fn walk(base: &Path, d: &Path, v: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            v.push(p.strip_prefix(base).unwrap().to_string_lossy().into_owned());
+            if std::fs::symlink_metadata(&p).unwrap().is_dir() {
+                walk(base, &p, v);
+            }
+        }
+    }
+    walk(root, root, &mut v);
+    v.sort();
+    v
+}
+
+fn open(z: &[u8]) -> ZipArchive<Cursor<Vec<u8>>> {
+    ZipArchive::new(Cursor::new(z.to_vec())).unwrap()
+}
+
+#[test]
+fn overwrite_onto_a_directory_leaves_no_temporary() {
+    let z = archive(&[(EntryOptions::file("Dup.txt"), b"x")]);
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("Dup.txt")).unwrap();
+    std::fs::write(root.path().join("Dup.txt/keep"), b"k").unwrap();
+    let opts = ExtractOptions {
+        overwrite: true,
+        ..Default::default()
+    };
+    assert!(extract_archive(&mut open(&z), root.path(), &opts).is_err());
+    assert!(extract_stream(&mut ZipStreamReader::new(&z[..]), root.path(), &opts).is_err());
+    assert_eq!(listing(root.path()), ["Dup.txt", "Dup.txt/keep"]);
+}
+
+#[test]
+fn a_failed_run_removes_the_directories_and_files_it_made() {
+    let z = archive(&[
+        (EntryOptions::directory("made/"), b""),
+        (EntryOptions::file("made/deep/plain.txt"), b"plain"),
+        (
+            EntryOptions::file("made/deep/secret.txt").encrypt(AesStrength::Aes256, "right"),
+            b"secret",
+        ),
+    ]);
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("before"), b"b").unwrap();
+    let opts = ExtractOptions {
+        password: Some(b"wrong".to_vec()),
+        ..Default::default()
+    };
+    let err = extract_archive(&mut open(&z), root.path(), &opts).unwrap_err();
+    assert!(matches!(err, Error::WrongPassword { .. }), "{err}");
+    assert_eq!(listing(root.path()), ["before"]);
+    let err = extract_stream(&mut ZipStreamReader::new(&z[..]), root.path(), &opts).unwrap_err();
+    assert!(matches!(err, Error::WrongPassword { .. }), "{err}");
+    assert_eq!(listing(root.path()), ["before"]);
+    // A destination the run created itself goes too.
+    let dest = root.path().join("new/dest");
+    assert!(extract_archive(&mut open(&z), &dest, &opts).is_err());
+    assert_eq!(listing(root.path()), ["before"]);
+}
+
+#[test]
+fn skip_existing_junk_paths_and_selection() {
+    let z = archive(&[
+        (EntryOptions::directory("a/"), b""),
+        (EntryOptions::file("a/b/x.txt"), b"new x"),
+        (EntryOptions::file("a/y.txt"), b"new y"),
+        (EntryOptions::file("top.bin"), b"top"),
+    ]);
+    // -n: existing files stay, the others are written.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("a/b")).unwrap();
+    std::fs::write(root.path().join("a/b/x.txt"), b"old x").unwrap();
+    let opts = ExtractOptions {
+        skip_existing: true,
+        overwrite: true,
+        ..Default::default()
+    };
+    extract_archive(&mut open(&z), root.path(), &opts).unwrap();
+    assert_eq!(
+        std::fs::read(root.path().join("a/b/x.txt")).unwrap(),
+        b"old x"
+    );
+    assert_eq!(
+        std::fs::read(root.path().join("a/y.txt")).unwrap(),
+        b"new y"
+    );
+    extract_stream(&mut ZipStreamReader::new(&z[..]), root.path(), &opts).unwrap();
+    assert_eq!(
+        std::fs::read(root.path().join("a/b/x.txt")).unwrap(),
+        b"old x"
+    );
+
+    // -j: every file in the destination itself, no directories.
+    let opts = ExtractOptions {
+        junk_paths: true,
+        ..Default::default()
+    };
+    let root = tempfile::tempdir().unwrap();
+    extract_archive(&mut open(&z), root.path(), &opts).unwrap();
+    assert_eq!(listing(root.path()), ["top.bin", "x.txt", "y.txt"]);
+    let root = tempfile::tempdir().unwrap();
+    extract_stream(&mut ZipStreamReader::new(&z[..]), root.path(), &opts).unwrap();
+    assert_eq!(listing(root.path()), ["top.bin", "x.txt", "y.txt"]);
+
+    // Selection: only the chosen entries.
+    let txt = |e: &Entry| e.name.ends_with(".txt");
+    let root = tempfile::tempdir().unwrap();
+    extract_archive_selected(&mut open(&z), root.path(), &ExtractOptions::default(), &txt).unwrap();
+    assert_eq!(listing(root.path()), ["a", "a/b", "a/b/x.txt", "a/y.txt"]);
+    let root = tempfile::tempdir().unwrap();
+    extract_stream_selected(
+        &mut ZipStreamReader::new(&z[..]),
+        root.path(),
+        &ExtractOptions::default(),
+        &txt,
+    )
+    .unwrap();
+    assert_eq!(listing(root.path()), ["a", "a/b", "a/b/x.txt", "a/y.txt"]);
+}
+
+#[test]
+fn reading_without_extracting_obeys_the_same_limits() {
+    // 3 MB of zeros deflate to a few KB: over 1 MiB total and over a ratio
+    // of 100.
+    let zeros = vec![0u8; 3 << 20];
+    let z = archive(&[(EntryOptions::file("zeros"), &zeros[..])]);
+    let all = |_: &Entry| true;
+    for (opts, what) in [
+        (
+            ExtractOptions {
+                max_total_bytes: 1 << 20,
+                ..Default::default()
+            },
+            "total uncompressed size",
+        ),
+        (
+            ExtractOptions {
+                max_ratio: 100,
+                ..Default::default()
+            },
+            "compression ratio",
+        ),
+    ] {
+        let mut out = 0u64;
+        let err = read_archive_data(&mut open(&z), &opts, &all, &mut |_, b| {
+            out += b.len() as u64;
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains(what), "{err}");
+        assert!(out <= (1 << 20) + (64 << 10), "{out} bytes handed out");
+        let mut out = 0u64;
+        let err = read_stream_data(
+            &mut ZipStreamReader::new(&z[..]),
+            &opts,
+            &all,
+            &mut |_, b| {
+                out += b.len() as u64;
+                Ok(())
+            },
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains(what), "{err}");
+        assert!(out <= (1 << 20) + (64 << 10), "{out} bytes handed out");
+    }
+    // Under the limits the data arrives whole.
+    let mut got = Vec::new();
+    read_archive_data(
+        &mut open(&z),
+        &ExtractOptions::default(),
+        &all,
+        &mut |_, b| {
+            got.extend_from_slice(b);
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!(got, zeros);
+}
