@@ -7,6 +7,7 @@
 //! - [`clock`]: thread and process CPU-time clocks;
 //! - [`machine`]: the CPU model and core count every report states;
 //! - [`peer`]: where the separately built peer programs are found;
+//! - [`printable`]: names (from archives, file systems) made safe to print;
 //! - [`units`]: durations and sizes on the command line.
 //!
 //! The subcommands themselves live in the binary (`src/cmd/`), one module
@@ -26,5 +27,6 @@ pub mod clock;
 pub mod corpus;
 pub mod machine;
 pub mod peer;
+pub mod printable;
 pub mod report;
 pub mod units;
