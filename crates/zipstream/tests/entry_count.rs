@@ -111,3 +111,27 @@ fn a_count_that_disagrees_with_the_directory_is_an_error() {
         );
     }
 }
+
+#[test]
+fn one_entry_running_past_the_directory_is_truncation_not_overlap() {
+    // One stored entry of 10 bytes whose central record claims 1,000: it
+    // overlaps nothing, its size runs past the central directory.
+    let mut w = ZipWriter::new(Vec::new());
+    w.add_bytes(
+        EntryOptions::file("x").method(Method::Stored),
+        b"0123456789",
+    )
+    .unwrap();
+    let mut z = w.finish().unwrap();
+    let eocd = z.len() - 22;
+    let cd = u32::from_le_bytes(z[eocd + 16..eocd + 20].try_into().unwrap()) as usize;
+    assert_eq!(&z[cd..cd + 4], b"PK\x01\x02");
+    z[cd + 20..cd + 24].copy_from_slice(&1000u32.to_le_bytes());
+    let err = match ZipArchive::new(Cursor::new(z)) {
+        Ok(_) => panic!("a size past the directory was accepted"),
+        Err(e) => e,
+    };
+    assert!(!matches!(err, Error::Overlap { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("truncated") && msg.contains("\"x\""), "{msg}");
+}

@@ -314,9 +314,14 @@ fn check_overlap(entries: &[Entry], cd_start: u64) -> Result<()> {
             .saturating_add(LOCAL_LEN as u64 + e.raw_name.len() as u64)
             .saturating_add(e.compressed_size);
         if prev_end > cd_start {
-            return Err(Error::Overlap {
-                name: e.name.clone(),
+            // One entry running into the directory shares no bytes with
+            // another: its data is cut short or its size is wrong.
+            return Err(Error::Malformed {
                 offset: e.header_offset,
+                what: format!(
+                    "entry {:?}: its {} compressed bytes run past the start of the central directory at offset {cd_start}: the entry is truncated or its size is wrong",
+                    e.name, e.compressed_size
+                ),
             });
         }
     }
