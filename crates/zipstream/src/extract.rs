@@ -208,6 +208,8 @@ struct Extractor<'a> {
     dirs: HashSet<PathBuf>,
     /// What this run created, in order, so a failed run can remove it.
     created: Vec<(PathBuf, bool)>,
+    /// This process's id, for temporary names (asked once, not per file).
+    pid: u32,
 }
 
 impl<'a> Extractor<'a> {
@@ -238,6 +240,7 @@ impl<'a> Extractor<'a> {
             buf: vec![0; 64 * 1024],
             dirs: HashSet::new(),
             created,
+            pid: std::process::id(),
         })
     }
 
@@ -404,7 +407,7 @@ impl<'a> Extractor<'a> {
                         .file_name()
                         .map(|f| f.to_string_lossy().into_owned())
                         .unwrap_or_default(),
-                    std::process::id(),
+                    self.pid,
                     self.tmp_counter
                 ));
                 // Whatever fails (data, chmod, rename over a directory),

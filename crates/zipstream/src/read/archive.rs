@@ -21,6 +21,12 @@ pub struct ZipArchive<R: Read + Seek> {
     src: R,
     entries: Vec<Entry>,
     comment: String,
+    /// Where `src` is, when known. Seeking is skipped when the next read
+    /// starts there: reading entries in order then never seeks, which
+    /// matters because a `BufReader` drops its buffer on every seek (one
+    /// 64 KiB refill per header and per entry, 13 GB of copying for 100,000
+    /// tiny files).
+    pos: Option<u64>,
 }
 
 fn read_exact_at<R: Read + Seek>(r: &mut R, at: u64, buf: &mut [u8]) -> Result<()> {
@@ -98,6 +104,7 @@ impl<R: Read + Seek> ZipArchive<R> {
             src,
             entries,
             comment,
+            pos: None,
         })
     }
 
@@ -125,7 +132,7 @@ impl<R: Read + Seek> ZipArchive<R> {
             .ok_or(Error::State("entry index out of range"))?
             .clone();
         let mut head = vec![0u8; LOCAL_LEN];
-        read_exact_at(&mut self.src, entry.header_offset, &mut head)?;
+        self.read_at(entry.header_offset, &mut head)?;
         let extra = usize::from(le16(&head, 26)) + usize::from(le16(&head, 28));
         head.resize(LOCAL_LEN + extra, 0);
         self.src
@@ -133,6 +140,7 @@ impl<R: Read + Seek> ZipArchive<R> {
             .map_err(|_| Error::Truncated {
                 offset: entry.header_offset,
             })?;
+        self.pos = Some(entry.header_offset + head.len() as u64);
         let local = parse_local(&head, entry.header_offset)?.ok_or(Error::Truncated {
             offset: entry.header_offset,
         })?;
@@ -155,8 +163,14 @@ impl<R: Read + Seek> ZipArchive<R> {
         if let (Some((strength, _)), Some(pw)) = (entry.aes, password) {
             self.authenticate(&entry, data_at, strength, pw)?;
         }
-        self.src.seek(SeekFrom::Start(data_at))?;
+        if self.pos != Some(data_at) {
+            self.src.seek(SeekFrom::Start(data_at))?;
+        }
+        // Known again once the reader is dropped (see its Drop).
+        self.pos = None;
         Ok(EntryReader {
+            pos: &mut self.pos,
+            data_end: data_at + entry.compressed_size,
             src: (&mut self.src).take(entry.compressed_size),
             inb: InBuf::new(data_at),
             state,
@@ -187,7 +201,9 @@ impl<R: Read + Seek> ZipArchive<R> {
             });
         }
         let mut h = vec![0u8; hl];
-        read_exact_at(&mut self.src, data_at, &mut h)?;
+        self.read_at(data_at, &mut h)?;
+        // The MAC pass below reads on without tracking; seek again after.
+        self.pos = None;
         let mut d = AesDecryptor::new(
             strength,
             pw,
@@ -216,6 +232,24 @@ impl<R: Read + Seek> ZipArchive<R> {
                 name: e.name.clone(),
             });
         }
+        Ok(())
+    }
+
+    /// Reads `buf.len()` bytes at `at`, seeking only if not already there.
+    fn read_at(&mut self, at: u64, buf: &mut [u8]) -> Result<()> {
+        if self.pos == Some(at) {
+            self.pos = None;
+            self.src.read_exact(buf).map_err(|e| match e.kind() {
+                std::io::ErrorKind::UnexpectedEof => Error::Truncated {
+                    offset: at + buf.len() as u64,
+                },
+                _ => e.into(),
+            })?;
+        } else {
+            self.pos = None;
+            read_exact_at(&mut self.src, at, buf)?;
+        }
+        self.pos = Some(at + buf.len() as u64);
         Ok(())
     }
 
@@ -330,6 +364,10 @@ fn check_overlap(entries: &[Entry], cd_start: u64) -> Result<()> {
 
 /// Reads one entry's data, verifying CRC-32 and sizes at the end.
 pub struct EntryReader<'a, R: Read + Seek> {
+    /// The archive's position slot, updated on drop.
+    pos: &'a mut Option<u64>,
+    /// Offset just past this entry's data.
+    data_end: u64,
     src: std::io::Take<&'a mut R>,
     inb: InBuf,
     state: DataState,
@@ -365,6 +403,14 @@ impl<R: Read + Seek> EntryReader<'_, R> {
                 Progress::Done => return Ok(0),
             }
         }
+    }
+}
+
+impl<R: Read + Seek> Drop for EntryReader<'_, R> {
+    fn drop(&mut self) {
+        // Take's limit is what it has not yet read from the source, so the
+        // source sits that far short of the data's end.
+        *self.pos = self.data_end.checked_sub(self.src.limit());
     }
 }
 
