@@ -151,3 +151,71 @@ fn compress_and_decompress_stay_flat() {
         (c, None)
     });
 }
+
+/// A deflated archive holding one entry of `units` copies of `chunk`,
+/// written by Python's zipfile (streamed into the archive, so the test
+/// itself stays small).
+fn py_zip_one_entry(zip: &Path, chunk_file: &Path, units: usize) {
+    let script = "import sys, zipfile\n\
+        chunk = open(sys.argv[2], 'rb').read()\n\
+        with zipfile.ZipFile(sys.argv[1], 'w', zipfile.ZIP_DEFLATED) as z:\n\
+        \x20   with z.open('big.txt', 'w', force_zip64=True) as f:\n\
+        \x20       for _ in range(int(sys.argv[3])):\n\
+        \x20           f.write(chunk)\n";
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(zip)
+        .arg(chunk_file)
+        .arg(units.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn unzip_stays_flat() {
+    if !interop::have("python3", "python3") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = dir.path().join("chunk.txt");
+    std::fs::write(&chunk, text_chunk(4 << 20)).unwrap();
+    for units in [1, SCALE] {
+        py_zip_one_entry(&dir.path().join(format!("in{units}.zip")), &chunk, units);
+    }
+    let zip = |units: usize| dir.path().join(format!("in{units}.zip"));
+    let dest = |what: &str, units: usize| {
+        let d = dir.path().join(format!("out-{what}-{units}"));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    };
+    assert_flat("unzip -p FILE", |units| {
+        let mut c = perfkit();
+        c.args(["unzip", "-p"]).arg(zip(units));
+        (c, None)
+    });
+    assert_flat("unzip -t FILE", |units| {
+        let mut c = perfkit();
+        c.args(["unzip", "-t"]).arg(zip(units));
+        (c, None)
+    });
+    assert_flat("unzip FILE -d DIR", |units| {
+        let mut c = perfkit();
+        c.arg("unzip")
+            .arg(zip(units))
+            .arg("-d")
+            .arg(dest("file", units));
+        (c, None)
+    });
+    assert_flat("unzip - -d DIR (stdin)", |units| {
+        let mut c = perfkit();
+        c.args(["unzip", "-", "-d"]).arg(dest("stdin", units));
+        (c, Some(zip(units)))
+    });
+    assert_flat("unzip -p - (stdin)", |units| {
+        let mut c = perfkit();
+        c.args(["unzip", "-p", "-"]);
+        (c, Some(zip(units)))
+    });
+}
