@@ -11,8 +11,9 @@
 //! there: a lexical check cannot see where `k/l/..` goes when `k/l` is a link.
 //!
 //! Streaming extraction sees only local headers, which carry no file type:
-//! there, symlink entries are written as regular files holding the target
-//! path (harmless), as other streaming extractors do.
+//! symlink entries are first written as regular files holding the target,
+//! and once the central directory at the stream's end says which entries
+//! were links, those files become links, confined like all the others.
 
 use std::collections::HashSet;
 use std::fs;
@@ -210,6 +211,9 @@ struct Extractor<'a> {
     created: Vec<(PathBuf, bool)>,
     /// This process's id, for temporary names (asked once, not per file).
     pid: u32,
+    /// Regular files this run wrote, by entry name: a stream learns which
+    /// were really symlinks only from the central directory at its end.
+    files: std::collections::HashMap<String, PathBuf>,
 }
 
 impl<'a> Extractor<'a> {
@@ -241,6 +245,7 @@ impl<'a> Extractor<'a> {
             dirs: HashSet::new(),
             created,
             pid: std::process::id(),
+            files: std::collections::HashMap::new(),
         })
     }
 
@@ -317,6 +322,34 @@ impl<'a> Extractor<'a> {
             Err(err) => return Err(err.into()),
         }
         self.dirs.insert(rel.to_path_buf());
+        Ok(())
+    }
+
+    /// Turns the files written for `names` (entries a stream's central
+    /// directory marks as symlinks) into deferred links; [`Self::finish`]
+    /// then confines and creates them like any other link.
+    fn relink(&mut self, names: &[String]) -> Result<()> {
+        for name in names {
+            let Some(rel) = self.files.remove(name) else {
+                continue;
+            };
+            let at = self.dest.join(&rel);
+            let t = fs::read(&at)?;
+            if t.len() > 4096 {
+                return Err(Error::UnsafePath {
+                    name: name.clone(),
+                    reason: "symlink target over 4 KiB",
+                });
+            }
+            let t = String::from_utf8(t).map_err(|_| Error::UnsafePath {
+                name: name.clone(),
+                reason: "symlink target is not UTF-8",
+            })?;
+            fs::remove_file(&at)?;
+            self.report.files -= 1;
+            self.report.bytes -= t.len() as u64;
+            self.links.push((name.clone(), rel, t));
+        }
         Ok(())
     }
 
@@ -417,6 +450,7 @@ impl<'a> Extractor<'a> {
                         if !existed {
                             self.created.push((target, false));
                         }
+                        self.files.insert(e.name.clone(), rel);
                         self.report.files += 1;
                         self.report.bytes += n;
                         self.limits.done(n);
@@ -786,7 +820,7 @@ pub fn extract_stream_selected<R: Read>(
                 }
             }
         }
-        Ok(())
+        x.relink(reader.directory_symlinks())
     })();
     match res {
         Ok(()) => x.finish(),

@@ -23,7 +23,9 @@
 //!
 //! **Limits.** Legacy ZipCrypto and PKWARE strong encryption are refused
 //! (typed error). The streaming reader sees only local headers, which carry
-//! no Unix mode, so streamed extraction writes symlinks as regular files.
+//! no Unix mode: streamed extraction applies no permission bits, and learns
+//! which entries are symlinks only from the central directory at the end
+//! (it then turns those files into links, confined as usual).
 //!
 //! ```
 //! use zipstream::{EntryOptions, ZipArchive, ZipWriter};

@@ -86,7 +86,40 @@ fn dotdot_through_an_archive_link_is_refused() {
             "a refused run left links: {:?}",
             links_under(&dest)
         );
+        // From a stream: the entries are files until the central directory
+        // says they are links, then confined the same way.
+        let err = extract_stream(
+            &mut ZipStreamReader::new(&z[..]),
+            &dest,
+            &ExtractOptions::default(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::SymlinkEscape { .. }), "{err}");
+        assert!(!dest.exists(), "a refused stream run left {dest:?}");
     }
+}
+
+#[test]
+fn a_stream_makes_its_links_as_links() {
+    let z = archive(&[
+        (EntryOptions::file("d/f.txt"), b"data"),
+        (EntryOptions::symlink("d/up"), b".."),
+        (EntryOptions::symlink("c"), b"d/up/d/f.txt"),
+    ]);
+    let root = tempfile::tempdir().unwrap();
+    let rep = extract_stream(
+        &mut ZipStreamReader::new(&z[..]),
+        root.path(),
+        &ExtractOptions::default(),
+    )
+    .unwrap();
+    assert_eq!((rep.files, rep.symlinks), (1, 2));
+    assert_eq!(
+        std::fs::read_link(root.path().join("c")).unwrap(),
+        Path::new("d/up/d/f.txt")
+    );
+    assert_eq!(std::fs::read(root.path().join("c")).unwrap(), b"data");
+    assert_confined(root.path());
 }
 
 #[test]

@@ -130,8 +130,8 @@ fn absolute_paths_are_refused() {
 
 #[test]
 fn escaping_symlinks_are_refused() {
-    // Streaming extraction cannot see file types (local headers carry none),
-    // so symlinks are a random-access concern; the stream writes plain files.
+    // Streaming extraction learns file types from the central directory at
+    // the stream's end, and refuses the same links.
     for z in [
         archive(&[(EntryOptions::symlink("d/link"), b"../../outside")]),
         archive(&[(EntryOptions::symlink("abs"), b"/etc")]),
@@ -143,17 +143,15 @@ fn escaping_symlinks_are_refused() {
         assert!(matches!(err, Error::SymlinkEscape { .. }), "{err}");
         let all = listing(root.path());
         assert!(all.iter().all(|p| p.starts_with("out")), "{all:?}");
-        extract_stream(
+        let err = extract_stream(
             &mut ZipStreamReader::new(&z[..]),
             &dest,
             &ExtractOptions::default(),
         )
-        .unwrap();
-        assert!(listing(&dest).iter().all(|p| {
-            !std::fs::symlink_metadata(dest.join(p))
-                .unwrap()
-                .is_symlink()
-        }));
+        .unwrap_err();
+        assert!(matches!(err, Error::SymlinkEscape { .. }), "{err}");
+        let all = listing(root.path());
+        assert!(all.is_empty(), "{all:?}");
     }
     // A symlink inside, then a file written "through" it: the file lands in
     // the real directory "d"; the link is created last so nothing goes through it.
@@ -361,32 +359,24 @@ fn good_archive_extracts_with_modes_and_links() {
         };
         use std::os::unix::fs::PermissionsExt;
         let m = std::fs::metadata(root.path().join("d/x.sh")).unwrap();
-        if streaming {
-            // No modes or types in local headers: the link is a file, modes default.
-            assert_eq!(
-                rep,
-                ExtractReport {
-                    files: 2,
-                    dirs: 1,
-                    symlinks: 0,
-                    bytes: 14
-                }
-            );
-        } else {
-            assert_eq!(
-                rep,
-                ExtractReport {
-                    files: 1,
-                    dirs: 1,
-                    symlinks: 1,
-                    bytes: 10
-                }
-            );
+        // Both report the link as a link: the stream learns it from the
+        // central directory at its end.
+        assert_eq!(
+            rep,
+            ExtractReport {
+                files: 1,
+                dirs: 1,
+                symlinks: 1,
+                bytes: 10
+            }
+        );
+        assert_eq!(
+            std::fs::read_link(root.path().join("d/l")).unwrap(),
+            Path::new("x.sh")
+        );
+        if !streaming {
+            // No modes in local headers: a stream leaves the default.
             assert_eq!(m.permissions().mode() & 0o777, 0o755);
-            assert_eq!(
-                std::fs::read_link(root.path().join("d/l")).unwrap(),
-                Path::new("x.sh")
-            );
         }
         assert_eq!(
             m.modified().unwrap(),

@@ -14,7 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::InBuf;
 use super::data::{DataState, Plan, Progress};
-use super::header::parse_local;
+use super::header::{parse_central, parse_local};
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::format::*;
@@ -34,6 +34,11 @@ struct Walker {
     ended: bool,
     scratch: Vec<u8>,
     seen: u64,
+    /// Central directory records read so far.
+    central: u64,
+    /// Names the central directory marks as symlinks (local headers carry
+    /// no file type), known once the stream has ended.
+    links: Vec<String>,
 }
 
 impl Walker {
@@ -45,6 +50,8 @@ impl Walker {
             ended: false,
             scratch: Vec::new(),
             seen: 0,
+            central: 0,
+            links: Vec::new(),
         }
     }
 
@@ -139,6 +146,15 @@ impl Walker {
                         return Ok(n);
                     }
                     let total = le16(d, 10);
+                    if self.central != self.seen {
+                        return Err(Error::Malformed {
+                            offset: at,
+                            what: format!(
+                                "the central directory lists {} entries but {} local headers were read",
+                                self.central, self.seen
+                            ),
+                        });
+                    }
                     if total != 0xFFFF && u64::from(total) != self.seen % 0x1_0000 {
                         return Err(Error::Malformed {
                             offset: at,
@@ -163,6 +179,16 @@ impl Walker {
                 return Ok(n);
             }
             let end = le32(d, 0) == EOCD_SIG;
+            if le32(d, 0) == CENTRAL_SIG {
+                self.central += 1;
+                // A record this reader cannot parse was not needed to read
+                // the data; it only loses the chance to see a link.
+                if let Ok((e, _)) = parse_central(&d[..len], at)
+                    && e.kind() == crate::entry::EntryKind::Symlink
+                {
+                    self.links.push(e.name);
+                }
+            }
             self.inb.consume(len);
             if end {
                 return Ok(Next::End);
@@ -237,6 +263,15 @@ impl<R: Read> ZipStreamReader<R> {
     /// Compressed and uncompressed bytes of the current entry so far.
     pub fn current_counts(&self) -> Option<(u64, u64)> {
         self.w.cur.as_ref().map(|s| (s.consumed(), s.produced()))
+    }
+
+    /// The entries the central directory marks as symlinks, by name. Local
+    /// headers carry no file type, so this is only known once
+    /// [`next_entry`](Self::next_entry) has returned `None`; extraction
+    /// uses it to turn those entries (written as files holding the target)
+    /// into links, under the same confinement as random-access extraction.
+    pub fn directory_symlinks(&self) -> &[String] {
+        &self.w.links
     }
 
     /// Advances to the next entry, skipping (and verifying) the rest of the
