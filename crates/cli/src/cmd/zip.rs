@@ -538,7 +538,15 @@ async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
 #[command(
     after_help = "Patterns: `*` matches any run of characters, `/` included; `?` one \
 character; `[abc]`, `[a-z]`, `[!a-z]` a set; anything else itself (case-sensitive), as Info-ZIP \
-matches them. Names are printed with control characters shown as ^J, ^[ ..."
+matches them. Names are printed with control characters shown as ^J, ^[ ...
+
+Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
+`--` before it); it never prompts: an existing file is an error unless -o or -n; extraction \
+prints nothing, so -q only shortens -t (-qq silences it); -l and -t print their own formats; a \
+MEMBER that matches nothing is an error, exit 1, before anything is written (Info-ZIP warns and \
+exits 11); every failure exits 1; --max-size and the compression-ratio limit apply to -p, -t, \
+extraction and stdin alike; a failed extraction removes what it created; symlinks are created \
+only when they resolve inside DIR."
 )]
 pub struct UnzipArgs {
     /// The archive, or `-` for stdin (streamed: local headers only).
