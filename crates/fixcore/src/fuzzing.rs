@@ -57,3 +57,12 @@ fn frame_with(p: &mut Parser, data: &[u8]) {
         }
     }
 }
+
+/// Reads `data` as a settings file; must not panic, and an accepted file
+/// has at least one session.
+pub fn settings_text(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(s) = crate::settings::Settings::parse(&text) {
+        assert!(!s.sessions.is_empty());
+    }
+}

@@ -1,0 +1,673 @@
+//! QuickFIX session settings files: `[DEFAULT]` and `[SESSION]` sections of
+//! `Key=Value` lines.
+//!
+//! A file QuickFIX accepts is read unchanged for the keys listed in
+//! [`KEYS`]; any other key is refused with its line number, because a
+//! silently ignored misspelling (`HeartbtInt`) would run a session with a
+//! setting its owner did not ask for. Each `[SESSION]` inherits every key of
+//! `[DEFAULT]` and may override it. Text is never printed here; the caller
+//! prefixes errors with the file name.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A settings file that cannot be used, with the 1-based line it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// A line is neither a comment, a section header nor `Key=Value`.
+    #[error("line {line}: expected '[SECTION]' or 'Key=Value', found {text:?}")]
+    Syntax {
+        /// Line number.
+        line: usize,
+        /// The line, trimmed.
+        text: String,
+    },
+    /// A section other than `[DEFAULT]` and `[SESSION]`.
+    #[error("line {line}: unknown section [{name}] (expected [DEFAULT] or [SESSION])")]
+    UnknownSection {
+        /// Line number.
+        line: usize,
+        /// The section name.
+        name: String,
+    },
+    /// A second `[DEFAULT]` section.
+    #[error("line {line}: second [DEFAULT] section")]
+    DuplicateDefault {
+        /// Line number.
+        line: usize,
+    },
+    /// `Key=Value` before any section header.
+    #[error("line {line}: key {key:?} outside any section")]
+    OutsideSection {
+        /// Line number.
+        line: usize,
+        /// The key.
+        key: String,
+    },
+    /// A key this engine does not support (or a misspelling of one).
+    #[error("line {line}: unsupported settings key {key:?}")]
+    UnknownKey {
+        /// Line number.
+        line: usize,
+        /// The key as written.
+        key: String,
+    },
+    /// A key given twice in one section.
+    #[error("line {line}: key {key:?} repeated in one section (first on line {first})")]
+    RepeatedKey {
+        /// Line number of the repetition.
+        line: usize,
+        /// Line number of the first occurrence.
+        first: usize,
+        /// The key.
+        key: String,
+    },
+    /// A value that does not fit its key.
+    #[error("line {line}: bad value {value:?} for {key}: {why}")]
+    BadValue {
+        /// Line number.
+        line: usize,
+        /// The key.
+        key: &'static str,
+        /// The value as written.
+        value: String,
+        /// What was expected.
+        why: &'static str,
+    },
+    /// A session lacks a key it needs (neither it nor `[DEFAULT]` sets it).
+    #[error("line {line}: [SESSION] has no {key}")]
+    Missing {
+        /// Line of the `[SESSION]` header.
+        line: usize,
+        /// The key.
+        key: &'static str,
+    },
+    /// Two sessions with the same BeginString, SenderCompID, TargetCompID
+    /// and SessionQualifier.
+    #[error("line {line}: session {id} already defined on line {first}")]
+    DuplicateSession {
+        /// Line of the second `[SESSION]` header.
+        line: usize,
+        /// Line of the first.
+        first: usize,
+        /// The session's identity.
+        id: String,
+    },
+    /// A file without any `[SESSION]`.
+    #[error("no [SESSION] section")]
+    NoSession,
+}
+
+/// Every key understood, as QuickFIX spells it.
+pub const KEYS: &[&str] = &[
+    "ConnectionType",
+    "BeginString",
+    "SenderCompID",
+    "TargetCompID",
+    "SessionQualifier",
+    "DefaultApplVerID",
+    "SocketAcceptPort",
+    "SocketConnectHost",
+    "SocketConnectPort",
+    "HeartBtInt",
+    "ReconnectInterval",
+    "UseDataDictionary",
+    "DataDictionary",
+    "TransportDataDictionary",
+    "AppDataDictionary",
+    "FileStorePath",
+    "ResetOnLogon",
+    "ResetOnLogout",
+    "ResetOnDisconnect",
+    "StartTime",
+    "EndTime",
+    "ValidateFieldsOutOfOrder",
+    "ValidateFieldsHaveValues",
+    "ValidateUserDefinedFields",
+    "AllowUnknownMsgFields",
+    "CheckLatency",
+    "MaxLatency",
+    "CheckCompID",
+    "EnableNextExpectedMsgSeqNum",
+    "LogonTimeout",
+    "LogoutTimeout",
+];
+
+/// Which side opens the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectionType {
+    /// Listens on `SocketAcceptPort`.
+    Acceptor,
+    /// Connects to `SocketConnectHost:SocketConnectPort`.
+    Initiator,
+}
+
+/// Session-layer protocol version (BeginString(8)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BeginString {
+    /// `FIX.4.0`
+    Fix40,
+    /// `FIX.4.1`
+    Fix41,
+    /// `FIX.4.2`
+    Fix42,
+    /// `FIX.4.3`
+    Fix43,
+    /// `FIX.4.4`
+    Fix44,
+    /// `FIXT.1.1` (application version from DefaultApplVerID).
+    Fixt11,
+}
+
+impl BeginString {
+    /// Reads the wire text, e.g. `FIX.4.4`.
+    pub fn from_wire(s: &str) -> Option<BeginString> {
+        Some(match s {
+            "FIX.4.0" => BeginString::Fix40,
+            "FIX.4.1" => BeginString::Fix41,
+            "FIX.4.2" => BeginString::Fix42,
+            "FIX.4.3" => BeginString::Fix43,
+            "FIX.4.4" => BeginString::Fix44,
+            "FIXT.1.1" => BeginString::Fixt11,
+            _ => return None,
+        })
+    }
+
+    /// The wire text.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BeginString::Fix40 => "FIX.4.0",
+            BeginString::Fix41 => "FIX.4.1",
+            BeginString::Fix42 => "FIX.4.2",
+            BeginString::Fix43 => "FIX.4.3",
+            BeginString::Fix44 => "FIX.4.4",
+            BeginString::Fixt11 => "FIXT.1.1",
+        }
+    }
+}
+
+/// Application version under FIXT.1.1 (ApplVerID(1128) values 7, 8, 9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ApplVerId {
+    /// `FIX.5.0`, ApplVerID 7.
+    Fix50,
+    /// `FIX.5.0SP1`, ApplVerID 8.
+    Fix50Sp1,
+    /// `FIX.5.0SP2`, ApplVerID 9.
+    Fix50Sp2,
+}
+
+impl ApplVerId {
+    /// Reads either spelling QuickFIX accepts: the version name
+    /// (`FIX.5.0SP2`) or the ApplVerID(1128) enum value (`9`).
+    pub fn parse(s: &str) -> Option<ApplVerId> {
+        Some(match s {
+            "FIX.5.0" | "7" => ApplVerId::Fix50,
+            "FIX.5.0SP1" | "8" => ApplVerId::Fix50Sp1,
+            "FIX.5.0SP2" | "9" => ApplVerId::Fix50Sp2,
+            _ => return None,
+        })
+    }
+
+    /// The ApplVerID(1128) wire value.
+    pub fn wire(self) -> &'static str {
+        match self {
+            ApplVerId::Fix50 => "7",
+            ApplVerId::Fix50Sp1 => "8",
+            ApplVerId::Fix50Sp2 => "9",
+        }
+    }
+}
+
+/// A time of day in UTC, seconds since midnight (StartTime / EndTime).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TimeOfDay(pub u32);
+
+impl TimeOfDay {
+    /// Reads `HH:MM:SS`.
+    fn parse(s: &str) -> Option<TimeOfDay> {
+        let b = s.as_bytes();
+        if b.len() != 8 || b[2] != b':' || b[5] != b':' {
+            return None;
+        }
+        let two = |i: usize| -> Option<u32> {
+            let (h, l) = (b[i], b[i + 1]);
+            (h.is_ascii_digit() && l.is_ascii_digit())
+                .then(|| u32::from(h - b'0') * 10 + u32::from(l - b'0'))
+        };
+        let (h, m, sec) = (two(0)?, two(3)?, two(6)?);
+        (h < 24 && m < 60 && sec < 60).then_some(TimeOfDay(h * 3600 + m * 60 + sec))
+    }
+}
+
+impl fmt::Display for TimeOfDay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.0;
+        write!(f, "{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    }
+}
+
+/// QuickFIX's data-dictionary validation switches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validation {
+    /// Reject header/body/trailer fields out of place (default on).
+    pub fields_out_of_order: bool,
+    /// Reject tags without a value (default on).
+    pub fields_have_values: bool,
+    /// Check user-defined tags (5000 and above) against the dictionary
+    /// (default on).
+    pub user_defined_fields: bool,
+    /// Let a message carry tags its type does not define (default off).
+    pub allow_unknown_msg_fields: bool,
+    /// Reject messages whose SendingTime is off by more than
+    /// `max_latency_secs` (default on).
+    pub check_latency: bool,
+    /// SendingTime tolerance in seconds (default 120).
+    pub max_latency_secs: u32,
+}
+
+impl Default for Validation {
+    fn default() -> Self {
+        // QuickFIX's defaults.
+        Validation {
+            fields_out_of_order: true,
+            fields_have_values: true,
+            user_defined_fields: true,
+            allow_unknown_msg_fields: false,
+            check_latency: true,
+            max_latency_secs: 120,
+        }
+    }
+}
+
+/// One `[SESSION]` with `[DEFAULT]` applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// Line of the `[SESSION]` header.
+    pub line: usize,
+    /// Acceptor or initiator.
+    pub connection_type: ConnectionType,
+    /// Session protocol.
+    pub begin_string: BeginString,
+    /// Our CompID.
+    pub sender_comp_id: String,
+    /// The counterparty's CompID.
+    pub target_comp_id: String,
+    /// Distinguishes sessions with the same CompIDs (may be empty).
+    pub session_qualifier: String,
+    /// Application version; set exactly when `begin_string` is FIXT.1.1.
+    pub default_appl_ver_id: Option<ApplVerId>,
+    /// Acceptor port.
+    pub socket_accept_port: Option<u16>,
+    /// Initiator target host.
+    pub socket_connect_host: Option<String>,
+    /// Initiator target port.
+    pub socket_connect_port: Option<u16>,
+    /// Heartbeat interval an initiator proposes (seconds).
+    pub heart_bt_int: Option<u32>,
+    /// Initiator reconnect delay in seconds (QuickFIX default 30).
+    pub reconnect_interval: u32,
+    /// Whether messages are validated against a dictionary (default on).
+    pub use_data_dictionary: bool,
+    /// Dictionary for FIX.4.x sessions.
+    pub data_dictionary: Option<String>,
+    /// FIXT.1.1 session-layer dictionary.
+    pub transport_data_dictionary: Option<String>,
+    /// FIXT.1.1 application dictionary.
+    pub app_data_dictionary: Option<String>,
+    /// Directory of the file store; `None` means the in-memory store.
+    pub file_store_path: Option<String>,
+    /// Reset sequence numbers at every Logon.
+    pub reset_on_logon: bool,
+    /// Reset sequence numbers after a Logout.
+    pub reset_on_logout: bool,
+    /// Reset sequence numbers when the connection drops.
+    pub reset_on_disconnect: bool,
+    /// Daily session start (UTC); `None` means always in session.
+    pub start_time: Option<TimeOfDay>,
+    /// Daily session end (UTC).
+    pub end_time: Option<TimeOfDay>,
+    /// Dictionary validation switches.
+    pub validation: Validation,
+    /// Check the counterparty's CompIDs on every message (default on).
+    pub check_comp_id: bool,
+    /// Send NextExpectedMsgSeqNum(789) on Logon (default off).
+    pub enable_next_expected_msg_seq_num: bool,
+    /// Seconds to wait for the Logon reply (default 10).
+    pub logon_timeout: u32,
+    /// Seconds to wait for the Logout reply (default 2).
+    pub logout_timeout: u32,
+}
+
+impl SessionSettings {
+    /// `BeginString:SenderCompID->TargetCompID[:Qualifier]`, QuickFIX's
+    /// notation for a session identity.
+    pub fn id(&self) -> String {
+        let mut s = format!(
+            "{}:{}->{}",
+            self.begin_string.as_str(),
+            self.sender_comp_id,
+            self.target_comp_id
+        );
+        if !self.session_qualifier.is_empty() {
+            s.push(':');
+            s.push_str(&self.session_qualifier);
+        }
+        s
+    }
+}
+
+/// A whole settings file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The sessions, in file order.
+    pub sessions: Vec<SessionSettings>,
+}
+
+/// A key's value and the line it was written on.
+type Entries = BTreeMap<&'static str, (String, usize)>;
+
+impl Settings {
+    /// Reads a settings file's text.
+    pub fn parse(text: &str) -> Result<Settings, SettingsError> {
+        let mut default: Option<Entries> = None;
+        // (header line, entries) for each [SESSION].
+        let mut sessions: Vec<(usize, Entries)> = Vec::new();
+        // Which section the next key goes to: None before any header,
+        // Some(None) = DEFAULT, Some(Some(i)) = sessions[i].
+        let mut current: Option<Option<usize>> = None;
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let t = raw.trim();
+            if t.is_empty() || t.starts_with('#') {
+                continue;
+            }
+            if let Some(rest) = t.strip_prefix('[') {
+                let Some(name) = rest.strip_suffix(']') else {
+                    return Err(SettingsError::Syntax {
+                        line,
+                        text: t.to_string(),
+                    });
+                };
+                // QuickFIX compares section names case-insensitively.
+                match name.trim().to_ascii_uppercase().as_str() {
+                    "DEFAULT" => {
+                        if default.is_some() {
+                            return Err(SettingsError::DuplicateDefault { line });
+                        }
+                        default = Some(Entries::new());
+                        current = Some(None);
+                    }
+                    "SESSION" => {
+                        sessions.push((line, Entries::new()));
+                        current = Some(Some(sessions.len() - 1));
+                    }
+                    _ => {
+                        return Err(SettingsError::UnknownSection {
+                            line,
+                            name: name.trim().to_string(),
+                        });
+                    }
+                }
+                continue;
+            }
+            let Some((k, v)) = t.split_once('=') else {
+                return Err(SettingsError::Syntax {
+                    line,
+                    text: t.to_string(),
+                });
+            };
+            let (k, v) = (k.trim(), v.trim());
+            if k.is_empty() {
+                return Err(SettingsError::Syntax {
+                    line,
+                    text: t.to_string(),
+                });
+            }
+            let Some(&key) = KEYS.iter().find(|&&known| known == k) else {
+                return Err(SettingsError::UnknownKey {
+                    line,
+                    key: k.to_string(),
+                });
+            };
+            let entries = match current {
+                None => {
+                    return Err(SettingsError::OutsideSection {
+                        line,
+                        key: k.to_string(),
+                    });
+                }
+                Some(None) => default.get_or_insert_with(Entries::new),
+                Some(Some(s)) => &mut sessions[s].1,
+            };
+            if let Some((_, first)) = entries.get(key) {
+                return Err(SettingsError::RepeatedKey {
+                    line,
+                    first: *first,
+                    key: key.to_string(),
+                });
+            }
+            entries.insert(key, (v.to_string(), line));
+        }
+        if sessions.is_empty() {
+            return Err(SettingsError::NoSession);
+        }
+        let default = default.unwrap_or_default();
+        let mut out: Vec<SessionSettings> = Vec::with_capacity(sessions.len());
+        for (line, own) in sessions {
+            let mut merged = default.clone();
+            merged.extend(own);
+            let s = resolve(line, &merged)?;
+            let id = s.id();
+            if let Some(prev) = out.iter().find(|p| p.id() == id) {
+                return Err(SettingsError::DuplicateSession {
+                    line,
+                    first: prev.line,
+                    id,
+                });
+            }
+            out.push(s);
+        }
+        Ok(Settings { sessions: out })
+    }
+}
+
+/// Typed reads of one session's merged entries.
+struct Reader<'a> {
+    header: usize,
+    e: &'a Entries,
+}
+
+impl Reader<'_> {
+    fn raw(&self, key: &'static str) -> Option<(&str, usize)> {
+        self.e.get(key).map(|(v, l)| (v.as_str(), *l))
+    }
+
+    fn bad(key: &'static str, v: &str, line: usize, why: &'static str) -> SettingsError {
+        SettingsError::BadValue {
+            line,
+            key,
+            value: v.to_string(),
+            why,
+        }
+    }
+
+    fn required(&self, key: &'static str) -> Result<(&str, usize), SettingsError> {
+        match self.raw(key) {
+            Some((v, l)) if !v.is_empty() => Ok((v, l)),
+            Some((v, l)) => Err(Self::bad(key, v, l, "must not be empty")),
+            None => Err(SettingsError::Missing {
+                line: self.header,
+                key,
+            }),
+        }
+    }
+
+    fn string(&self, key: &'static str) -> Option<String> {
+        self.raw(key).map(|(v, _)| v.to_string())
+    }
+
+    fn bool(&self, key: &'static str, default: bool) -> Result<bool, SettingsError> {
+        match self.raw(key) {
+            None => Ok(default),
+            // QuickFIX's BoolConvertor: exactly one character, Y or N.
+            Some(("Y", _)) => Ok(true),
+            Some(("N", _)) => Ok(false),
+            Some((v, l)) => Err(Self::bad(key, v, l, "expected Y or N")),
+        }
+    }
+
+    fn uint(&self, key: &'static str) -> Result<Option<u32>, SettingsError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some((v, l)) => {
+                if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(Self::bad(key, v, l, "expected a non-negative integer"));
+                }
+                v.parse()
+                    .map(Some)
+                    .map_err(|_| Self::bad(key, v, l, "number too large"))
+            }
+        }
+    }
+
+    fn port(&self, key: &'static str) -> Result<Option<u16>, SettingsError> {
+        match self.uint(key)? {
+            None => Ok(None),
+            Some(p) => match u16::try_from(p) {
+                Ok(p) if p > 0 => Ok(Some(p)),
+                _ => {
+                    let (v, l) = self.raw(key).unwrap_or(("", self.header));
+                    Err(Self::bad(key, v, l, "expected a port 1-65535"))
+                }
+            },
+        }
+    }
+
+    fn time(&self, key: &'static str) -> Result<Option<TimeOfDay>, SettingsError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some((v, l)) => TimeOfDay::parse(v)
+                .map(Some)
+                .ok_or_else(|| Self::bad(key, v, l, "expected HH:MM:SS")),
+        }
+    }
+}
+
+fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError> {
+    let r = Reader { header, e };
+    let (ct, l) = r.required("ConnectionType")?;
+    let connection_type = match ct {
+        "acceptor" => ConnectionType::Acceptor,
+        "initiator" => ConnectionType::Initiator,
+        _ => {
+            return Err(Reader::bad(
+                "ConnectionType",
+                ct,
+                l,
+                "expected acceptor or initiator",
+            ));
+        }
+    };
+    let (bs, l) = r.required("BeginString")?;
+    let begin_string = BeginString::from_wire(bs).ok_or_else(|| {
+        Reader::bad(
+            "BeginString",
+            bs,
+            l,
+            "expected FIX.4.0 ... FIX.4.4 or FIXT.1.1",
+        )
+    })?;
+    let sender_comp_id = r.required("SenderCompID")?.0.to_string();
+    let target_comp_id = r.required("TargetCompID")?.0.to_string();
+    let default_appl_ver_id = match (begin_string, r.raw("DefaultApplVerID")) {
+        (BeginString::Fixt11, None) => {
+            return Err(SettingsError::Missing {
+                line: header,
+                key: "DefaultApplVerID",
+            });
+        }
+        (BeginString::Fixt11, Some((v, l))) => Some(ApplVerId::parse(v).ok_or_else(|| {
+            Reader::bad(
+                "DefaultApplVerID",
+                v,
+                l,
+                "expected FIX.5.0, FIX.5.0SP1, FIX.5.0SP2 (or 7, 8, 9)",
+            )
+        })?),
+        // FIX.4.x carries its application version in BeginString.
+        (_, _) => None,
+    };
+    let socket_accept_port = r.port("SocketAcceptPort")?;
+    let socket_connect_host = r.string("SocketConnectHost");
+    let socket_connect_port = r.port("SocketConnectPort")?;
+    let heart_bt_int = r.uint("HeartBtInt")?;
+    match connection_type {
+        ConnectionType::Acceptor => {
+            r.required("SocketAcceptPort")?;
+        }
+        ConnectionType::Initiator => {
+            r.required("SocketConnectHost")?;
+            r.required("SocketConnectPort")?;
+            r.required("HeartBtInt")?;
+        }
+    }
+    let start_time = r.time("StartTime")?;
+    let end_time = r.time("EndTime")?;
+    if start_time.is_some() != end_time.is_some() {
+        return Err(SettingsError::Missing {
+            line: header,
+            key: if start_time.is_some() {
+                "EndTime"
+            } else {
+                "StartTime"
+            },
+        });
+    }
+    let use_data_dictionary = r.bool("UseDataDictionary", true)?;
+    let data_dictionary = r.string("DataDictionary");
+    let transport_data_dictionary = r.string("TransportDataDictionary");
+    let app_data_dictionary = r.string("AppDataDictionary");
+    let defaults = Validation::default();
+    let validation = Validation {
+        fields_out_of_order: r.bool("ValidateFieldsOutOfOrder", defaults.fields_out_of_order)?,
+        fields_have_values: r.bool("ValidateFieldsHaveValues", defaults.fields_have_values)?,
+        user_defined_fields: r.bool("ValidateUserDefinedFields", defaults.user_defined_fields)?,
+        allow_unknown_msg_fields: r
+            .bool("AllowUnknownMsgFields", defaults.allow_unknown_msg_fields)?,
+        check_latency: r.bool("CheckLatency", defaults.check_latency)?,
+        max_latency_secs: r.uint("MaxLatency")?.unwrap_or(defaults.max_latency_secs),
+    };
+    Ok(SessionSettings {
+        line: header,
+        connection_type,
+        begin_string,
+        sender_comp_id,
+        target_comp_id,
+        session_qualifier: r.string("SessionQualifier").unwrap_or_default(),
+        default_appl_ver_id,
+        socket_accept_port,
+        socket_connect_host,
+        socket_connect_port,
+        heart_bt_int,
+        reconnect_interval: r.uint("ReconnectInterval")?.unwrap_or(30),
+        use_data_dictionary,
+        data_dictionary,
+        transport_data_dictionary,
+        app_data_dictionary,
+        file_store_path: r.string("FileStorePath"),
+        reset_on_logon: r.bool("ResetOnLogon", false)?,
+        reset_on_logout: r.bool("ResetOnLogout", false)?,
+        reset_on_disconnect: r.bool("ResetOnDisconnect", false)?,
+        start_time,
+        end_time,
+        validation,
+        check_comp_id: r.bool("CheckCompID", true)?,
+        enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,
+        logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
+        logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,284 @@
+use super::*;
+
+/// A file in the shape of QuickFIX's own examples: comments, blank lines,
+/// spaces around '=', a DEFAULT inherited and overridden, three versions.
+const FILE: &str = "\
+# acceptor settings
+[DEFAULT]
+ConnectionType=acceptor
+SocketAcceptPort = 5001
+FileStorePath=store
+StartTime=00:00:00
+EndTime=23:59:59
+HeartBtInt=30
+ResetOnLogon=Y
+
+[SESSION]
+BeginString=FIX.4.2
+SenderCompID=ISLD
+TargetCompID=TW
+DataDictionary=spec/FIX42.xml
+
+[SESSION]
+BeginString=FIX.4.4
+SenderCompID=ISLD
+TargetCompID=TW
+ResetOnLogon=N
+ValidateFieldsOutOfOrder=N
+MaxLatency=5
+
+[session]
+ConnectionType=initiator
+BeginString=FIXT.1.1
+DefaultApplVerID=FIX.5.0SP2
+SenderCompID=TW
+TargetCompID=ISLD
+SocketConnectHost=127.0.0.1
+SocketConnectPort=5002
+TransportDataDictionary=spec/FIXT11.xml
+AppDataDictionary=spec/FIX50SP2.xml
+";
+
+#[test]
+fn quickfix_file_reads_with_defaults_inherited() {
+    let s = Settings::parse(FILE).unwrap();
+    assert_eq!(s.sessions.len(), 3);
+    let a = &s.sessions[0];
+    assert_eq!(a.line, 11);
+    assert_eq!(a.connection_type, ConnectionType::Acceptor);
+    assert_eq!(a.begin_string, BeginString::Fix42);
+    assert_eq!(a.id(), "FIX.4.2:ISLD->TW");
+    assert_eq!(a.socket_accept_port, Some(5001));
+    assert_eq!(a.heart_bt_int, Some(30));
+    assert!(a.reset_on_logon);
+    assert_eq!(a.start_time, Some(TimeOfDay(0)));
+    assert_eq!(a.end_time.unwrap().to_string(), "23:59:59");
+    assert_eq!(a.data_dictionary.as_deref(), Some("spec/FIX42.xml"));
+    assert_eq!(a.file_store_path.as_deref(), Some("store"));
+    assert_eq!(a.validation, Validation::default());
+    assert_eq!(a.default_appl_ver_id, None);
+
+    let b = &s.sessions[1];
+    assert_eq!(b.begin_string, BeginString::Fix44);
+    assert!(!b.reset_on_logon, "a session overrides DEFAULT");
+    assert!(!b.validation.fields_out_of_order);
+    assert_eq!(b.validation.max_latency_secs, 5);
+    assert_eq!(b.data_dictionary, None);
+
+    let c = &s.sessions[2];
+    assert_eq!(c.connection_type, ConnectionType::Initiator);
+    assert_eq!(c.begin_string, BeginString::Fixt11);
+    assert_eq!(c.default_appl_ver_id, Some(ApplVerId::Fix50Sp2));
+    assert_eq!(c.socket_connect_host.as_deref(), Some("127.0.0.1"));
+    assert_eq!(c.socket_connect_port, Some(5002));
+    assert_eq!(c.reconnect_interval, 30);
+    assert_eq!(c.app_data_dictionary.as_deref(), Some("spec/FIX50SP2.xml"));
+}
+
+fn err(text: &str) -> String {
+    Settings::parse(text).unwrap_err().to_string()
+}
+
+const ACC: &str = "[SESSION]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSenderCompID=A\nTargetCompID=B\nSocketAcceptPort=1\n";
+
+#[test]
+fn misspelled_key_is_named_with_its_line() {
+    let e = err(&format!("{ACC}HeartbtInt=30\n"));
+    assert_eq!(e, "line 7: unsupported settings key \"HeartbtInt\"");
+    // Keys are case-sensitive, as in QuickFIX.
+    let e = err(&format!("{ACC}resetonlogon=Y\n"));
+    assert_eq!(e, "line 7: unsupported settings key \"resetonlogon\"");
+}
+
+#[test]
+fn syntax_errors_name_the_line() {
+    assert_eq!(
+        err("[SESSION]\nConnectionType acceptor\n"),
+        "line 2: expected '[SECTION]' or 'Key=Value', found \"ConnectionType acceptor\""
+    );
+    assert_eq!(
+        err("[SESSION\n"),
+        "line 1: expected '[SECTION]' or 'Key=Value', found \"[SESSION\""
+    );
+    assert_eq!(
+        err("BeginString=FIX.4.4\n[SESSION]\n"),
+        "line 1: key \"BeginString\" outside any section"
+    );
+    assert_eq!(
+        err("[LOGGING]\n"),
+        "line 1: unknown section [LOGGING] (expected [DEFAULT] or [SESSION])"
+    );
+    assert_eq!(
+        err("[DEFAULT]\n[DEFAULT]\n"),
+        "line 2: second [DEFAULT] section"
+    );
+    assert_eq!(err("# nothing\n[DEFAULT]\n"), "no [SESSION] section");
+    assert_eq!(
+        err("[SESSION]\n=x\n"),
+        "line 2: expected '[SECTION]' or 'Key=Value', found \"=x\""
+    );
+}
+
+#[test]
+fn repeated_key_in_one_section_is_refused() {
+    assert_eq!(
+        err(&format!("{ACC}BeginString=FIX.4.2\n")),
+        "line 7: key \"BeginString\" repeated in one section (first on line 3)"
+    );
+}
+
+#[test]
+fn bad_values_are_refused() {
+    let cases = [
+        (
+            "ResetOnLogon=yes",
+            "line 7: bad value \"yes\" for ResetOnLogon: expected Y or N",
+        ),
+        (
+            "HeartBtInt=-1",
+            "line 7: bad value \"-1\" for HeartBtInt: expected a non-negative integer",
+        ),
+        (
+            "HeartBtInt=99999999999",
+            "line 7: bad value \"99999999999\" for HeartBtInt: number too large",
+        ),
+        (
+            "StartTime=25:00:00\nEndTime=00:00:00",
+            "line 7: bad value \"25:00:00\" for StartTime: expected HH:MM:SS",
+        ),
+        (
+            "StartTime=1:00:00\nEndTime=00:00:00",
+            "line 7: bad value \"1:00:00\" for StartTime: expected HH:MM:SS",
+        ),
+        (
+            "SocketConnectPort=70000",
+            "line 7: bad value \"70000\" for SocketConnectPort: expected a port 1-65535",
+        ),
+    ];
+    for (extra, want) in cases {
+        assert_eq!(err(&format!("{ACC}{extra}\n")), want, "{extra}");
+    }
+    assert_eq!(
+        err(&ACC.replace("acceptor", "server")),
+        "line 2: bad value \"server\" for ConnectionType: expected acceptor or initiator"
+    );
+    assert_eq!(
+        err(&ACC.replace("FIX.4.4", "FIX.4.5")),
+        "line 3: bad value \"FIX.4.5\" for BeginString: expected FIX.4.0 ... FIX.4.4 or FIXT.1.1"
+    );
+    assert_eq!(
+        err(&ACC.replace("SocketAcceptPort=1", "SocketAcceptPort=0")),
+        "line 6: bad value \"0\" for SocketAcceptPort: expected a port 1-65535"
+    );
+}
+
+#[test]
+fn required_keys_are_named_with_the_session_line() {
+    assert_eq!(
+        err(&ACC.replace("SocketAcceptPort=1\n", "")),
+        "line 1: [SESSION] has no SocketAcceptPort"
+    );
+    assert_eq!(
+        err(&ACC.replace("TargetCompID=B\n", "")),
+        "line 1: [SESSION] has no TargetCompID"
+    );
+    assert_eq!(
+        err(&ACC.replace("TargetCompID=B", "TargetCompID=")),
+        "line 5: bad value \"\" for TargetCompID: must not be empty"
+    );
+    assert_eq!(
+        err(&ACC.replace("FIX.4.4", "FIXT.1.1")),
+        "line 1: [SESSION] has no DefaultApplVerID"
+    );
+    assert_eq!(
+        err(&format!("{ACC}StartTime=08:00:00\n")),
+        "line 1: [SESSION] has no EndTime"
+    );
+    let init = "[SESSION]\nConnectionType=initiator\nBeginString=FIX.4.2\nSenderCompID=A\nTargetCompID=B\nSocketConnectHost=h\nSocketConnectPort=9\n";
+    assert_eq!(err(init), "line 1: [SESSION] has no HeartBtInt");
+    assert!(Settings::parse(&format!("{init}HeartBtInt=30\n")).is_ok());
+}
+
+#[test]
+fn appl_ver_id_takes_both_spellings() {
+    for (v, want) in [
+        ("FIX.5.0", ApplVerId::Fix50),
+        ("7", ApplVerId::Fix50),
+        ("FIX.5.0SP1", ApplVerId::Fix50Sp1),
+        ("8", ApplVerId::Fix50Sp1),
+        ("9", ApplVerId::Fix50Sp2),
+    ] {
+        let text = format!(
+            "{}DefaultApplVerID={v}\n",
+            ACC.replace("FIX.4.4", "FIXT.1.1")
+        );
+        let s = Settings::parse(&text).unwrap();
+        assert_eq!(s.sessions[0].default_appl_ver_id, Some(want), "{v}");
+    }
+    let text = format!(
+        "{}DefaultApplVerID=FIX.4.4\n",
+        ACC.replace("FIX.4.4", "FIXT.1.1")
+    );
+    assert!(err(&text).starts_with("line 7: bad value \"FIX.4.4\" for DefaultApplVerID"));
+}
+
+#[test]
+fn duplicate_session_identity_is_refused() {
+    let text = format!("{ACC}{ACC}");
+    assert_eq!(
+        err(&text),
+        "line 7: session FIX.4.4:A->B already defined on line 1"
+    );
+    // A qualifier tells them apart.
+    let text = format!("{ACC}{ACC}SessionQualifier=2\n");
+    let s = Settings::parse(&text).unwrap();
+    assert_eq!(s.sessions[1].id(), "FIX.4.4:A->B:2");
+}
+
+#[test]
+fn every_key_is_accepted_somewhere() {
+    // Each listed key, with a valid value, in one acceptor session: the
+    // key list and the resolver must agree.
+    let values = |k: &str| match k {
+        "ConnectionType" => "acceptor",
+        "BeginString" => "FIX.4.4",
+        "DefaultApplVerID" => "9",
+        "StartTime" | "EndTime" => "01:02:03",
+        "SocketConnectHost"
+        | "SenderCompID"
+        | "TargetCompID"
+        | "SessionQualifier"
+        | "DataDictionary"
+        | "TransportDataDictionary"
+        | "AppDataDictionary"
+        | "FileStorePath" => "x",
+        k if k.starts_with("Reset")
+            || k.starts_with("Validate")
+            || k.starts_with("Allow")
+            || k.starts_with("Use")
+            || k.starts_with("Check")
+            || k.starts_with("Enable") =>
+        {
+            "N"
+        }
+        _ => "7",
+    };
+    let mut text = String::from("[SESSION]\n");
+    for k in KEYS {
+        text.push_str(&format!("{k}={}\n", values(k)));
+    }
+    let s = Settings::parse(&text).unwrap();
+    let s = &s.sessions[0];
+    assert_eq!(s.logon_timeout, 7);
+    assert!(!s.check_comp_id && !s.use_data_dictionary);
+    assert!(!s.validation.check_latency);
+}
+
+#[test]
+fn fuzz_body_over_seeds() {
+    crate::fuzzing::settings_text(FILE.as_bytes());
+    for cut in 0..FILE.len() {
+        crate::fuzzing::settings_text(&FILE.as_bytes()[..cut]);
+    }
+    crate::fuzzing::settings_text(b"[SESSION]\n\xff\xfe=1\n");
+}
