@@ -49,6 +49,7 @@ pub mod fuzzing;
 pub mod measure;
 pub mod parse;
 pub mod sample;
+pub mod session;
 pub mod settings;
 pub mod store;
 pub mod transport;
