@@ -66,3 +66,14 @@ pub fn settings_text(data: &[u8]) {
         assert!(!s.sessions.is_empty());
     }
 }
+
+/// Reads `data` as a QuickFIX XML data dictionary; must not panic or hang,
+/// and every message it accepts is found again by its MsgType.
+pub fn dictionary_xml(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    if let Ok(d) = crate::dictionary::DataDictionary::parse(&text) {
+        for m in &d.messages {
+            assert!(d.message(&m.msg_type).is_some());
+        }
+    }
+}

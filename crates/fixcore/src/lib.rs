@@ -43,6 +43,7 @@ pub mod scan;
 pub use error::{Error, Result};
 pub mod build;
 pub mod dict;
+pub mod dictionary;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;

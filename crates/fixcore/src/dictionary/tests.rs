@@ -1,0 +1,212 @@
+use super::*;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The `spec/` folder of QuickFIX 1.15.1's source package from PyPI,
+/// fetched once with pip and cached under `target/` (never committed).
+/// `None` (the test is skipped, saying why) when pip cannot get it, unless
+/// `PERFKIT_INTEROP=1`, where that is a failure.
+fn spec_dir() -> Option<PathBuf> {
+    let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/quickfix-spec");
+    let spec = cache.join("quickfix-1.15.1/spec");
+    if spec.join("FIX44.xml").is_file() {
+        return Some(spec);
+    }
+    std::fs::create_dir_all(&cache).unwrap();
+    let got = Command::new("pip")
+        .args([
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "quickfix==1.15.1",
+            "-d",
+        ])
+        .arg(&cache)
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("tar")
+            .current_dir(&cache)
+            .args([
+                "xzf",
+                "quickfix-1.15.1.tar.gz",
+                "--wildcards",
+                "*/spec/*.xml",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+    if got {
+        return Some(spec);
+    }
+    assert!(
+        std::env::var_os("PERFKIT_INTEROP").is_none(),
+        "QuickFIX dictionaries unavailable: pip download quickfix==1.15.1 failed"
+    );
+    eprintln!("skipped: QuickFIX dictionaries unavailable (pip download quickfix==1.15.1 failed)");
+    None
+}
+
+const FILES: [(&str, &str); 9] = [
+    ("FIX40.xml", "FIX.4.0"),
+    ("FIX41.xml", "FIX.4.1"),
+    ("FIX42.xml", "FIX.4.2"),
+    ("FIX43.xml", "FIX.4.3"),
+    ("FIX44.xml", "FIX.4.4"),
+    ("FIXT11.xml", "FIXT.1.1"),
+    ("FIX50.xml", "FIX.5.0"),
+    ("FIX50SP1.xml", "FIX.5.0SP1"),
+    ("FIX50SP2.xml", "FIX.5.0SP2"),
+];
+
+/// Python's ElementTree, independent of roxmltree and of this reader:
+/// number of field definitions, then each message's MsgType in order.
+fn python_view(path: &std::path::Path) -> Option<(usize, Vec<String>)> {
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys, xml.etree.ElementTree as E\n\
+             r = E.parse(sys.argv[1]).getroot()\n\
+             print(len(r.findall('fields/field')))\n\
+             print(' '.join(m.get('msgtype') for m in r.findall('messages/message')))",
+        )
+        .arg(path)
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut lines = text.lines();
+    let n = lines.next()?.trim().parse().ok()?;
+    let types = lines
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    Some((n, types))
+}
+
+#[test]
+fn quickfix_dictionaries_read_and_agree_with_elementtree() {
+    let Some(spec) = spec_dir() else { return };
+    for (file, version) in FILES {
+        let path = spec.join(file);
+        let d = DataDictionary::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(d.version, version, "{file}");
+        let (n, types) = python_view(&path).expect("python3 reads the file");
+        assert_eq!(d.field_count(), n, "{file}");
+        let ours: Vec<_> = d.messages.iter().map(|m| m.msg_type.clone()).collect();
+        assert_eq!(ours, types, "{file}");
+    }
+}
+
+fn group(items: &[Item], tag: u32) -> &[Item] {
+    items
+        .iter()
+        .find_map(|i| match i {
+            Item::Group { tag: t, items, .. } if *t == tag => Some(&items[..]),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no group {tag}"))
+}
+
+fn required(items: &[Item], tag: u32) -> Option<bool> {
+    items.iter().find(|i| i.tag() == tag).map(|i| match i {
+        Item::Field { required, .. } | Item::Group { required, .. } => *required,
+    })
+}
+
+#[test]
+fn fix44_facts_from_the_fix_specification() {
+    let Some(spec) = spec_dir() else { return };
+    let d =
+        DataDictionary::parse(&std::fs::read_to_string(spec.join("FIX44.xml")).unwrap()).unwrap();
+    // Header: BeginString, BodyLength, MsgType first; CheckSum in trailer.
+    let head: Vec<u32> = d.header.iter().take(3).map(Item::tag).collect();
+    assert_eq!(head, [8, 9, 35]);
+    assert_eq!(required(&d.trailer, 10), Some(true));
+    let nos = d.message("D").unwrap();
+    assert_eq!(nos.name, "NewOrderSingle");
+    assert!(!nos.admin);
+    assert_eq!(required(&nos.items, 11), Some(true), "ClOrdID");
+    assert_eq!(required(&nos.items, 54), Some(true), "Side");
+    assert_eq!(required(&nos.items, 40), Some(true), "OrdType");
+    // Symbol comes in through the Instrument component, where QuickFIX's
+    // file marks it required='N'.
+    assert_eq!(required(&nos.items, 55), Some(false), "Symbol");
+    // Parties (optional component) brings NoPartyIDs(453), entries led by
+    // PartyID(448).
+    assert_eq!(required(&nos.items, 453), Some(false));
+    assert_eq!(group(&nos.items, 453)[0].tag(), 448);
+    let logon = d.message("A").unwrap();
+    assert!(logon.admin);
+    assert_eq!(required(&logon.items, 108), Some(true), "HeartBtInt");
+    let side = d.field(54).unwrap();
+    assert_eq!(side.name, "Side");
+    assert_eq!(side.kind, "CHAR");
+    assert!(side.values.iter().any(|v| v == "1") && side.values.iter().any(|v| v == "2"));
+}
+
+#[test]
+fn broken_dictionaries_are_typed_errors_with_lines() {
+    let cases: [(&str, &str); 7] = [
+        ("<fix", "not XML"),
+        (
+            "<fox major='4' minor='4'/>",
+            "line 1: root element is <fox>, expected <fix>",
+        ),
+        (
+            "<fix minor='4'/>",
+            "line 1: <fix> has no usable major attribute",
+        ),
+        (
+            "<fix major='4' minor='4'>\n<fields><field number='x' name='A' type='INT'/></fields></fix>",
+            "line 2: <field> has no usable number attribute",
+        ),
+        (
+            "<fix major='4' minor='4'><fields>\n<field number='1' name='A' type='INT'/>\n<field number='1' name='B' type='INT'/></fields></fix>",
+            "line 3: field 1 defined twice",
+        ),
+        (
+            "<fix major='4' minor='4'><messages>\n<message name='M' msgtype='Z'><field name='Nope' required='Y'/></message></messages><fields/></fix>",
+            "line 2: undefined field \"Nope\"",
+        ),
+        (
+            "<fix major='4' minor='4'><messages><message name='M' msgtype='Z'>\n<component name='C' required='Y'/></message></messages><components><component name='C'><component name='C' required='Y'/></component></components></fix>",
+            "component \"C\" nests or expands too far",
+        ),
+    ];
+    for (xml, want) in cases {
+        let e = DataDictionary::parse(xml).unwrap_err().to_string();
+        assert!(e.starts_with(want) || e.ends_with(want), "{xml}: {e}");
+    }
+}
+
+#[test]
+fn component_bomb_is_refused_quickly() {
+    // Each component uses the next one twice: 2^30 fields if expanded.
+    let mut xml = String::from(
+        "<fix major='4' minor='4'><fields><field number='1' name='F' type='INT'/></fields><messages><message name='M' msgtype='Z'><component name='C0' required='Y'/></message></messages><components>",
+    );
+    for i in 0..30 {
+        xml.push_str(&format!(
+            "<component name='C{i}'><component name='C{n}' required='Y'/><component name='C{n}' required='Y'/></component>",
+            n = i + 1
+        ));
+    }
+    xml.push_str(
+        "<component name='C30'><field name='F' required='Y'/></component></components></fix>",
+    );
+    let e = DataDictionary::parse(&xml).unwrap_err();
+    assert!(matches!(e, DictionaryError::TooLarge { .. }), "{e}");
+}
+
+#[test]
+fn fuzz_body_over_seeds() {
+    if let Some(spec) = spec_dir() {
+        let xml = std::fs::read(spec.join("FIX42.xml")).unwrap();
+        crate::fuzzing::dictionary_xml(&xml);
+        for cut in (0..xml.len()).step_by(997) {
+            crate::fuzzing::dictionary_xml(&xml[..cut]);
+        }
+    }
+    crate::fuzzing::dictionary_xml(b"<fix major='4' minor='2'><fields/></fix>");
+}
