@@ -264,6 +264,80 @@ impl DataDictionary {
     }
 }
 
+/// Why a field value fails its definition: QuickFIX's SessionRejectReason
+/// (373) and its text, for a Reject(3) with RefTagID(371).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldReject {
+    /// SessionRejectReason(373).
+    pub reason: u32,
+    /// The offending tag, for RefTagID(371).
+    pub tag: u32,
+    /// QuickFIX's text for the reason.
+    pub text: &'static str,
+}
+
+impl DataDictionary {
+    /// Checks one field against its definition: the tag is defined
+    /// (reason 0), the value is not empty (4), is one of the enum values
+    /// when the field has any (5) and has its type's format (6). Tags a
+    /// message type does not allow, required fields and groups are the
+    /// message-level checks, not done here.
+    pub fn check_field(&self, tag: u32, value: &[u8]) -> Result<(), FieldReject> {
+        let reject = |reason, text| Err(FieldReject { reason, tag, text });
+        let Some(def) = self.fields.get(&tag) else {
+            return reject(0, "Invalid tag number");
+        };
+        if value.is_empty() {
+            return reject(4, "Tag specified without a value");
+        }
+        if !well_formed(&def.kind, value) {
+            return reject(6, "Incorrect data format for value");
+        }
+        // MULTIPLEVALUESTRING / MULTIPLECHARVALUE list enum values
+        // separated by spaces; each must be one of them.
+        let multi = def.kind.starts_with("MULTIPLE");
+        let known = |v: &[u8]| def.values.iter().any(|e| e.as_bytes() == v);
+        let ok = def.values.is_empty()
+            || if multi {
+                value.split(|&b| b == b' ').all(known)
+            } else {
+                known(value)
+            };
+        if !ok {
+            return reject(5, "Value is incorrect (out of range) for this tag");
+        }
+        Ok(())
+    }
+}
+
+/// Whether `v` has the wire format of QuickFIX type `kind`; types without
+/// a format rule (STRING, DATA, ...) take any bytes.
+fn well_formed(kind: &str, v: &[u8]) -> bool {
+    let digits = |d: &[u8]| !d.is_empty() && d.iter().all(u8::is_ascii_digit);
+    let signed = |d: &[u8]| digits(d.strip_prefix(b"-").unwrap_or(d));
+    match kind {
+        "INT" | "LENGTH" | "NUMINGROUP" | "SEQNUM" | "TAGNUM" | "DAYOFMONTH" => signed(v),
+        "FLOAT" | "PRICE" | "QTY" | "AMT" | "PRICEOFFSET" | "PERCENTAGE" => {
+            let body = v.strip_prefix(b"-").unwrap_or(v);
+            let mut parts = body.splitn(2, |&b| b == b'.');
+            let int = parts.next().unwrap_or(b"");
+            match parts.next() {
+                None => digits(int),
+                // "1.", ".5" and "1.5" are all numbers to QuickFIX.
+                Some(frac) => {
+                    (int.is_empty() || digits(int))
+                        && (frac.is_empty() || digits(frac))
+                        && !(int.is_empty() && frac.is_empty())
+                }
+            }
+        }
+        "CHAR" => v.len() == 1,
+        "BOOLEAN" => v == b"Y" || v == b"N",
+        "UTCTIMESTAMP" => crate::value::UtcTimestamp::parse(v).is_some(),
+        _ => true,
+    }
+}
+
 /// 1-based line of an element's start.
 fn line_of(n: Node) -> u32 {
     n.document().text_pos_at(n.range().start).row

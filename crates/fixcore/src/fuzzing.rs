@@ -74,6 +74,9 @@ pub fn dictionary_xml(data: &[u8]) {
     if let Ok(d) = crate::dictionary::DataDictionary::parse(&text) {
         for m in &d.messages {
             assert!(d.message(&m.msg_type).is_some());
+            for i in &m.items {
+                let _ = d.check_field(i.tag(), data.get(..3).unwrap_or(b"1"));
+            }
         }
     }
 }

@@ -210,3 +210,53 @@ fn fuzz_body_over_seeds() {
     }
     crate::fuzzing::dictionary_xml(b"<fix major='4' minor='2'><fields/></fix>");
 }
+
+#[test]
+fn field_values_are_checked_with_quickfix_reasons() {
+    let xml = "<fix major='4' minor='4'><fields>\
+        <field number='54' name='Side' type='CHAR'><value enum='1' description='BUY'/><value enum='2' description='SELL'/></field>\
+        <field number='38' name='OrderQty' type='QTY'/>\
+        <field number='34' name='MsgSeqNum' type='SEQNUM'/>\
+        <field number='43' name='PossDupFlag' type='BOOLEAN'/>\
+        <field number='52' name='SendingTime' type='UTCTIMESTAMP'/>\
+        <field number='18' name='ExecInst' type='MULTIPLEVALUESTRING'><value enum='1' description='A'/><value enum='G' description='B'/></field>\
+        <field number='58' name='Text' type='STRING'/>\
+        </fields></fix>";
+    let d = DataDictionary::parse(xml).unwrap();
+    let reason = |tag, v: &str| {
+        d.check_field(tag, v.as_bytes())
+            .err()
+            .map(|r| (r.reason, r.tag, r.text))
+    };
+    for (tag, v) in [
+        (54, "1"),
+        (38, "100"),
+        (38, "-1.5"),
+        (38, "2."),
+        (38, ".5"),
+        (34, "7"),
+        (43, "Y"),
+        (52, "20260101-12:00:00.123"),
+        (18, "1 G"),
+        (58, "anything at all"),
+    ] {
+        assert_eq!(reason(tag, v), None, "{tag}={v}");
+    }
+    let out_of_range = "Value is incorrect (out of range) for this tag";
+    let format = "Incorrect data format for value";
+    for (tag, v, want) in [
+        (54, "3", (5, 54, out_of_range)),
+        (54, "12", (6, 54, format)),
+        (18, "1 X", (5, 18, out_of_range)),
+        (38, "1e3", (6, 38, format)),
+        (38, ".", (6, 38, format)),
+        (38, "--1", (6, 38, format)),
+        (34, "x", (6, 34, format)),
+        (43, "y", (6, 43, format)),
+        (52, "2026-01-01 12:00", (6, 52, format)),
+        (54, "", (4, 54, "Tag specified without a value")),
+        (9999, "1", (0, 9999, "Invalid tag number")),
+    ] {
+        assert_eq!(reason(tag, v), Some(want), "{tag}={v}");
+    }
+}
