@@ -151,6 +151,19 @@ pub enum Error {
         /// chains do not print it twice).
         reason: Box<Error>,
     },
+    /// BodyLength declares a message longer than the framer accepts.
+    #[error(
+        "BodyLength(9) at byte {pos} says {declared}: the message would run past the \
+         {limit}-byte message limit"
+    )]
+    BodyLengthTooLarge {
+        /// Offset of the BodyLength field.
+        pos: usize,
+        /// The declared body length.
+        declared: u64,
+        /// The framer's message limit in bytes.
+        limit: usize,
+    },
     /// Input longer than a configured or structural limit.
     #[error("input of {len} bytes exceeds the limit of {limit}")]
     TooLarge {

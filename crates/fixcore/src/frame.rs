@@ -68,6 +68,21 @@ impl Framer {
         }
     }
 
+    /// The bytes received but not yet returned as frames or skipped.
+    pub fn pending(&self) -> &[u8] {
+        &self.buf[self.head..]
+    }
+
+    /// The buffered bytes from stream offset `from` on, consumed or not, or
+    /// `None` when some of them were already dropped. Bytes consumed by
+    /// [`next_frame`](Framer::next_frame) stay buffered until the next
+    /// [`push`](Framer::push) or [`read_from`](Framer::read_from), so a
+    /// caller can look back at what a frame or a skip covered.
+    pub fn bytes_from(&self, from: u64) -> Option<&[u8]> {
+        let i = usize::try_from(from.checked_sub(self.base)?).ok()?;
+        self.buf.get(i..)
+    }
+
     /// Appends received bytes.
     pub fn push(&mut self, data: &[u8]) {
         self.compact();
@@ -162,8 +177,9 @@ impl Framer {
         let head_len = s1 + 1 + s2 + 1;
         let total = head_len as u64 + body + TRAILER as u64;
         if total > self.max_message as u64 {
-            return Header::Bad(Error::TooLarge {
-                len: total.min(usize::MAX as u64) as usize,
+            return Header::Bad(Error::BodyLengthTooLarge {
+                pos: s1 + 1,
+                declared: body,
                 limit: self.max_message,
             });
         }

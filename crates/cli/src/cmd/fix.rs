@@ -2,16 +2,15 @@
 //! run, and fixcore's parser beside QuickFIX's when the peer is built) and
 //! `perfkit fix check` (validate FIX messages from a file or stdin).
 
+mod input;
 mod quickfix;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use fixcore::Error;
-use fixcore::frame::Framer;
 use fixcore::measure::{self, Comparison, Settings};
 use fixcore::parse::{Node, Parser};
 use perfkit::report::{Report, ReportArgs, Row, RunInfo, Value};
@@ -373,52 +372,42 @@ fn snake(name: &str) -> String {
     out.trim_matches('_').to_owned()
 }
 
-/// Reads `path` (or stdin for `-`) whole.
-fn read_input(path: &std::path::Path) -> Result<Vec<u8>> {
-    let mut data = Vec::new();
+/// Opens `fix check`'s or `fix-bench --input`'s input (`-` is stdin) and
+/// hands every message or problem in it to `sink`, in bounded chunks.
+fn each_input_message(
+    path: &std::path::Path,
+    sink: impl FnMut(input::Origin, input::Found<'_>) -> Result<()>,
+) -> Result<()> {
+    let name = path.display().to_string();
     if path.as_os_str() == "-" {
-        io::stdin()
-            .lock()
-            .read_to_end(&mut data)
-            .context("reading stdin")?;
+        input::each_message(io::stdin().lock(), &name, sink)
     } else {
-        data = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    }
-    Ok(data)
-}
-
-/// One message of a line-oriented file, with `|` turned into SOH when the
-/// line has no SOH of its own.
-fn line_message(line: &[u8]) -> Vec<u8> {
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    if line.contains(&1) {
-        line.to_vec()
-    } else {
-        line.iter()
-            .map(|&b| if b == b'|' { 1 } else { b })
-            .collect()
+        let file = std::fs::File::open(path).with_context(|| format!("reading {name}"))?;
+        input::each_message(file, &name, sink)
     }
 }
 
 /// The messages of a `--input` file, found as `fix check` finds them; the
-/// first invalid one is an error.
+/// first invalid one is an error. The benchmark needs them all in memory;
+/// the file is not held beside them.
 fn read_messages(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
-    let data = read_input(path)?;
     let mut parser = Parser::new();
     let mut msgs = Vec::new();
-    for (origin, item) in find_messages(&data) {
-        let checked = item.and_then(|m| match parser.parse(&m) {
-            Ok(_) => Ok(m),
-            Err(e) => Err(e.to_string()),
-        });
+    each_input_message(path, |origin, found| {
+        let checked = found
+            .map_err(str::to_owned)
+            .and_then(|m| parser.parse(m).map(|_| m).map_err(|e| e.to_string()));
         match checked {
-            Ok(m) => msgs.push(m),
+            Ok(m) => {
+                msgs.push(m.to_vec());
+                Ok(())
+            }
             Err(e) => bail!(
                 "{}: {origin}: {e} (fix-bench --input needs valid messages; see `perfkit fix check`)",
                 path.display()
             ),
         }
-    }
+    })?;
     if msgs.is_empty() {
         bail!("{}: no messages", path.display());
     }
@@ -460,232 +449,57 @@ pub fn run_fix(args: FixArgs) -> Result<ExitCode> {
     }
 }
 
-/// Where a message came from, for messages about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Origin {
-    /// The start of a line (1-based).
-    Line(usize),
-    /// Inside a line: the line and the byte offset in the input.
-    LineOffset(usize, u64),
-    /// A byte offset in an input without line breaks.
-    Offset(u64),
-}
-
-impl std::fmt::Display for Origin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Origin::Line(l) => write!(f, "line {l}"),
-            Origin::LineOffset(l, o) => write!(f, "line {l}, offset {o}"),
-            Origin::Offset(o) => write!(f, "offset {o}"),
-        }
-    }
-}
-
-impl Origin {
-    /// The origin as JSON fields (`line` and/or `offset`).
-    fn json(self, m: &mut Map<String, Json>) {
-        match self {
-            Origin::Line(l) => {
-                m.insert("line".into(), l.into());
-            }
-            Origin::LineOffset(l, o) => {
-                m.insert("line".into(), l.into());
-                m.insert("offset".into(), o.into());
-            }
-            Origin::Offset(o) => {
-                m.insert("offset".into(), o.into());
-            }
-        }
-    }
-}
-
-/// Maps input offsets to line numbers.
-struct Lines {
-    /// Offset of every `\n`.
-    breaks: Vec<usize>,
-}
-
-impl Lines {
-    fn new(data: &[u8]) -> Lines {
-        Lines {
-            breaks: data
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| **b == b'\n')
-                .map(|(i, _)| i)
-                .collect(),
-        }
-    }
-
-    fn origin(&self, offset: u64) -> Origin {
-        if self.breaks.is_empty() {
-            return Origin::Offset(offset);
-        }
-        let at = usize::try_from(offset).unwrap_or(usize::MAX);
-        let line = self.breaks.partition_point(|&b| b < at);
-        let line_start = if line == 0 {
-            0
-        } else {
-            self.breaks[line - 1] + 1
-        };
-        if at == line_start {
-            Origin::Line(line + 1)
-        } else {
-            Origin::LineOffset(line + 1, offset)
-        }
-    }
-}
-
-/// One message found in the input, or why bytes were not one.
-type Item = (Origin, std::result::Result<Vec<u8>, String>);
-
-/// Splits a byte stream into messages with the framer (by BodyLength, so a
-/// value may even hold a line break). Line breaks and blanks between
-/// messages are not garbage; other bytes are reported once per stretch.
-/// `base` is the offset of `data` in the input.
-fn frame_all(data: &[u8], base: u64, lines: &Lines, items: &mut Vec<Item>) {
-    let mut framer = Framer::new(1 << 20);
-    framer.push(data);
-    loop {
-        let at = framer.position();
-        match framer.next_frame() {
-            Some(Ok(f)) => items.push((lines.origin(base + at), Ok(f.to_vec()))),
-            Some(Err(Error::BadFrame { reason, .. })) => {
-                items.push((lines.origin(base + at), Err(reason.to_string())))
-            }
-            Some(Err(Error::Garbage { skipped, .. })) => {
-                // Line breaks before the stray bytes are not part of them:
-                // report the stretch from its first visible byte, or not at
-                // all when it is only blanks between messages.
-                let stretch = &data[at as usize..at as usize + skipped];
-                let lead = stretch
-                    .iter()
-                    .take_while(|b| b.is_ascii_whitespace())
-                    .count();
-                if lead < stretch.len() {
-                    items.push((
-                        lines.origin(base + at + lead as u64),
-                        Err(format!(
-                            "garbage: {} bytes that are not a FIX message, skipped",
-                            stretch.len() - lead
-                        )),
-                    ));
-                }
-            }
-            Some(Err(e)) => items.push((lines.origin(base + at), Err(e.to_string()))),
-            None => break,
-        }
-    }
-    let at = framer.position();
-    let rest = &data[at as usize..];
-    if rest.iter().all(u8::is_ascii_whitespace) {
-        return;
-    }
-    // An incomplete last message: the parser says precisely what is wrong.
-    let trimmed = rest.trim_ascii_end();
-    let why = match Parser::new().parse(trimmed) {
-        Err(e) => e.to_string(),
-        Ok(_) => format!(
-            "{} trailing bytes do not form a complete message",
-            rest.len()
-        ),
-    };
-    items.push((lines.origin(base + at), Err(why)));
-}
-
-/// Whether a `|`-separated line holds more than one message start (`8=FIX`
-/// at its start or after a separator).
-fn several_messages(line: &[u8]) -> bool {
-    let starts = line
-        .windows(6)
-        .filter(|w| w[0] == b'|' && &w[1..] == b"8=FIX")
-        .count();
-    starts + usize::from(line.starts_with(b"8=FIX")) > 1
-}
-
-/// Finds the messages of `fix check`'s input. Input with SOH bytes is a
-/// byte stream (a capture, or a log with one message per line): the framer
-/// splits it, whatever line breaks it has. Input without SOH is the
-/// documented `|` form, one message per line, each parsed whole so errors
-/// are the parser's; a line holding several messages is framed instead.
-fn find_messages(data: &[u8]) -> Vec<Item> {
-    let lines = Lines::new(data);
-    let mut items = Vec::new();
-    if data.contains(&1) {
-        frame_all(data, 0, &lines, &mut items);
-        return items;
-    }
-    let mut offset = 0usize;
-    for (i, line) in data.split(|&b| b == b'\n').enumerate() {
-        let start = offset;
-        offset += line.len() + 1;
-        if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        if several_messages(line) {
-            frame_all(&line_message(line), start as u64, &lines, &mut items);
-        } else {
-            items.push((Origin::Line(i + 1), Ok(line_message(line))));
-        }
-    }
-    items
-}
-
 fn check(args: FixCheckArgs) -> Result<ExitCode> {
     fixcore::scan::ScanPath::configured()?;
-    let data = read_input(&args.input)?;
     let name = args.input.display().to_string();
-    let items = find_messages(&data);
     let mut parser = Parser::new();
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
-    let mut stderr = io::stderr().lock();
+    // Every message's verdict is written as it is met; the writer is
+    // buffered so that is not a system call per message.
+    let mut out = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
     let (mut valid, mut invalid) = (0usize, 0usize);
-    let mut problems = Vec::new();
-    for (origin, item) in &items {
-        let outcome = match item {
+    let mut reason = String::new();
+    each_input_message(&args.input, |origin, found| {
+        reason.clear();
+        match found {
             Ok(bytes) => match parser.parse(bytes) {
                 Ok(msg) => {
+                    valid += 1;
                     if args.json {
-                        let obj = nodes_json(&msg.nodes());
-                        serde_json::to_writer(&mut out, &obj)?;
-                        writeln!(out)?;
+                        serde_json::to_writer(&mut out, &nodes_json(&msg.nodes()))?;
+                        out.write_all(b"\n")?;
                     }
-                    Ok(())
+                    return Ok(());
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => {
+                    use std::fmt::Write as _;
+                    let _ = write!(reason, "{e}");
+                }
             },
-            Err(e) => Err(e.clone()),
-        };
-        match outcome {
-            Ok(()) => valid += 1,
-            Err(reason) => {
-                invalid += 1;
-                if args.json {
-                    // Every message gets a line of output, in input order.
-                    let mut obj = Map::new();
-                    origin.json(&mut obj);
-                    obj.insert("error".into(), Json::String(reason.clone()));
-                    serde_json::to_writer(&mut out, &Json::Object(obj))?;
-                    writeln!(out)?;
-                }
-                problems.push(format!("{name}: {origin}: {reason}"));
-            }
+            Err(why) => reason.push_str(why),
         }
-    }
-    if args.json {
-        for p in &problems {
-            writeln!(stderr, "perfkit: {p}")?;
+        invalid += 1;
+        if args.json {
+            // Every message gets a line of output, in input order; the
+            // problem also goes to stderr.
+            let mut obj = Map::new();
+            origin.json(&mut obj);
+            obj.insert("error".into(), Json::String(reason.clone()));
+            serde_json::to_writer(&mut out, &Json::Object(obj))?;
+            out.write_all(b"\n")?;
+            // Stdout first, so the two streams interleave in input order.
+            out.flush()?;
+            eprintln!("perfkit: {name}: {origin}: {reason}");
+        } else {
+            writeln!(out, "{name}: {origin}: {reason}")?;
         }
-    } else {
+        Ok(())
+    })?;
+    if !args.json {
         writeln!(out, "{name}: {valid} valid, {invalid} invalid")?;
-        for p in &problems {
-            writeln!(out, "{p}")?;
-        }
     }
     out.flush()?;
     if valid + invalid == 0 {
-        writeln!(stderr, "perfkit: {name}: no FIX messages found")?;
+        eprintln!("perfkit: {name}: no FIX messages found");
         return Ok(ExitCode::FAILURE);
     }
     Ok(if invalid > 0 {

@@ -1,0 +1,363 @@
+//! Finding the messages of `fix check`'s (and `fix-bench --input`'s) input
+//! in bounded chunks, from a file or stdin.
+//!
+//! Input whose first chunk holds an SOH byte is a byte stream (a capture, or
+//! a log with one message per line, prefixes allowed): the framer splits
+//! it by BodyLength, whatever line breaks it has. Input without SOH there is
+//! the documented `|` form, one message per line, each parsed whole so
+//! errors are the parser's; a line holding several messages is framed.
+//!
+//! Memory stays bounded whatever the input: the stream is read [`CHUNK`]
+//! bytes at a time, a message is at most [`MAX_MESSAGE`] bytes and a line
+//! at most [`MAX_LINE`]; longer ones are reported and skipped, not buffered.
+
+use std::io::{ErrorKind, Read};
+
+use anyhow::{Context, Result};
+use fixcore::Error;
+use fixcore::frame::Framer;
+use fixcore::parse::Parser;
+use serde_json::{Map, Value as Json};
+
+/// Bytes asked of each `read`.
+const CHUNK: usize = 256 << 10;
+/// Longest message the framer accepts.
+pub const MAX_MESSAGE: usize = 1 << 20;
+/// Longest `|`-separated line accepted.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Where a message came from, for messages about it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The start of a line (1-based).
+    Line(usize),
+    /// Inside a line: the line and the byte offset in the input.
+    LineOffset(usize, u64),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Line(l) => write!(f, "line {l}"),
+            Origin::LineOffset(l, o) => write!(f, "line {l}, offset {o}"),
+        }
+    }
+}
+
+impl Origin {
+    /// The origin as JSON fields (`line`, and `offset` inside a line).
+    pub fn json(self, m: &mut Map<String, Json>) {
+        match self {
+            Origin::Line(l) => {
+                m.insert("line".into(), l.into());
+            }
+            Origin::LineOffset(l, o) => {
+                m.insert("line".into(), l.into());
+                m.insert("offset".into(), o.into());
+            }
+        }
+    }
+}
+
+/// What the input holds at an [`Origin`]: a message's bytes (SOH
+/// separated, not yet validated) or why the bytes there are not one.
+pub type Found<'a> = std::result::Result<&'a [u8], &'a str>;
+
+/// Reads `r` to its end in bounded chunks and calls `sink` with every
+/// message or problem, in input order, as it is met. `sink`'s error stops
+/// the reading and is returned; so is a read error, with `name` in it.
+pub fn each_message<R: Read>(
+    mut r: R,
+    name: &str,
+    mut sink: impl FnMut(Origin, Found<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut framer = Framer::new(MAX_MESSAGE);
+    let mut eof = false;
+    // The first chunk decides the form, so read until it is full.
+    while framer.buffered() < CHUNK && !eof {
+        eof = read_some(&mut framer, &mut r, name)?;
+    }
+    if memchr::memchr(1, framer.pending()).is_some() {
+        let mut s = Stream::new(0, 1, 0);
+        loop {
+            s.drain(&mut framer, eof, &mut sink)?;
+            if eof {
+                return Ok(());
+            }
+            s.count_to(&framer, framer.position());
+            eof = read_some(&mut framer, &mut r, name)?;
+        }
+    }
+    let head = framer.pending().to_vec();
+    drop(framer);
+    each_line(head, eof, r, name, &mut sink)
+}
+
+/// One `read` into the framer; returns whether the input has ended.
+fn read_some<R: Read>(framer: &mut Framer, r: &mut R, name: &str) -> Result<bool> {
+    loop {
+        match framer.read_from(r, CHUNK) {
+            Ok(n) => return Ok(n == 0),
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).with_context(|| format!("reading {name}")),
+        }
+    }
+}
+
+/// The framing side: line numbers of framer positions, and garbage
+/// stretches merged across reads so one stretch is one report.
+struct Stream {
+    /// Added to framer positions to give input offsets.
+    base: u64,
+    /// Framer position up to which line breaks are counted.
+    counted: u64,
+    /// The line holding `counted` (1-based).
+    line: usize,
+    /// Framer position where that line starts.
+    line_start: u64,
+    /// A garbage stretch not yet reported: where it starts, its length.
+    garbage: Option<(Origin, u64)>,
+}
+
+impl Stream {
+    fn new(base: u64, line: usize, line_start: u64) -> Stream {
+        Stream {
+            base,
+            counted: 0,
+            line,
+            line_start,
+            garbage: None,
+        }
+    }
+
+    /// Counts the line breaks from `counted` to framer position `to`.
+    fn count_to(&mut self, framer: &Framer, to: u64) {
+        if to <= self.counted {
+            return;
+        }
+        let Some(bytes) = framer.bytes_from(self.counted) else {
+            return;
+        };
+        let span = &bytes[..usize::try_from(to - self.counted).unwrap_or(bytes.len())];
+        let breaks = memchr::memchr_iter(b'\n', span).count();
+        if breaks > 0 {
+            self.line += breaks;
+            let last = memchr::memrchr(b'\n', span).unwrap_or(0);
+            self.line_start = self.counted + last as u64 + 1;
+        }
+        self.counted = to;
+    }
+
+    /// The origin of framer position `at` (line breaks counted up to it).
+    fn origin(&mut self, framer: &Framer, at: u64) -> Origin {
+        self.count_to(framer, at);
+        if at == self.line_start {
+            Origin::Line(self.line)
+        } else {
+            Origin::LineOffset(self.line, self.base + at)
+        }
+    }
+
+    /// Reports the pending garbage stretch, if any.
+    fn flush_garbage(
+        &mut self,
+        sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
+    ) -> Result<()> {
+        if let Some((origin, n)) = self.garbage.take() {
+            sink(origin, Err(&garbage(n)))?;
+        }
+        Ok(())
+    }
+
+    /// Hands every complete frame (and every problem) buffered in `framer`
+    /// to `sink`; at `eof`, also what is left over.
+    fn drain(
+        &mut self,
+        framer: &mut Framer,
+        eof: bool,
+        sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
+    ) -> Result<()> {
+        loop {
+            let at = framer.position();
+            // Line breaks and blanks before stray bytes are not part of
+            // them: a stretch is reported from its first visible byte.
+            let lead = framer
+                .pending()
+                .iter()
+                .take_while(|b| b.is_ascii_whitespace())
+                .count() as u64;
+            let origin = self.origin(framer, at);
+            let visible = if lead > 0 {
+                self.origin(framer, at + lead)
+            } else {
+                origin
+            };
+            match framer.next_frame() {
+                Some(Ok(frame)) => {
+                    if let Some((o, n)) = self.garbage.take() {
+                        sink(o, Err(&garbage(n)))?;
+                    }
+                    sink(origin, Ok(frame))?;
+                }
+                Some(Err(Error::Garbage { skipped, .. })) => {
+                    let skipped = skipped as u64;
+                    match &mut self.garbage {
+                        Some((_, n)) => *n += skipped,
+                        None if lead < skipped => self.garbage = Some((visible, skipped - lead)),
+                        None => {}
+                    }
+                }
+                Some(Err(Error::BadFrame { reason, .. })) => {
+                    self.flush_garbage(sink)?;
+                    sink(origin, Err(&reason.to_string()))?;
+                }
+                Some(Err(e)) => {
+                    self.flush_garbage(sink)?;
+                    sink(origin, Err(&e.to_string()))?;
+                }
+                None => break,
+            }
+        }
+        if !eof {
+            return Ok(());
+        }
+        self.flush_garbage(sink)?;
+        let at = framer.position();
+        let rest = framer.pending();
+        if rest.iter().all(u8::is_ascii_whitespace) {
+            return Ok(());
+        }
+        // An incomplete last message: the parser says precisely what is
+        // wrong (the framer holds at most MAX_MESSAGE bytes of it).
+        let trimmed = rest.trim_ascii_end();
+        let why = match Parser::new().parse(trimmed) {
+            Err(Error::BodyLength { .. }) | Err(Error::Truncated { .. })
+                if trimmed.starts_with(b"8=FIX") =>
+            {
+                format!(
+                    "truncated message: the input ends {} bytes into it, before the end \
+                     its BodyLength(9) declares",
+                    rest.len()
+                )
+            }
+            Err(e) => e.to_string(),
+            Ok(_) => format!(
+                "{} trailing bytes do not form a complete message",
+                rest.len()
+            ),
+        };
+        let origin = self.origin(framer, at);
+        sink(origin, Err(&why))
+    }
+}
+
+/// Why a garbage stretch of `n` bytes is reported.
+fn garbage(n: u64) -> String {
+    format!("garbage: {n} bytes that are not a FIX message, skipped")
+}
+
+/// The `|` form: one message per line, read in bounded chunks. `head` is
+/// what was read already; `eof` whether that was all.
+fn each_line<R: Read>(
+    mut buf: Vec<u8>,
+    mut eof: bool,
+    mut r: R,
+    name: &str,
+    sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut start = 0usize;
+    // Input offset of buf[0], and the number of the next line.
+    let mut base = 0u64;
+    let mut line_no = 1usize;
+    // Inside an over-long line being skipped to its end.
+    let mut skipping = false;
+    let mut message = Vec::new();
+    loop {
+        if let Some(nl) = memchr::memchr(b'\n', &buf[start..]) {
+            if !skipping {
+                let line = &buf[start..start + nl];
+                one_line(line, line_no, base + start as u64, &mut message, sink)?;
+            }
+            skipping = false;
+            start += nl + 1;
+            line_no += 1;
+            continue;
+        }
+        if eof {
+            if start < buf.len() && !skipping {
+                let line = &buf[start..];
+                one_line(line, line_no, base + start as u64, &mut message, sink)?;
+            }
+            return Ok(());
+        }
+        if !skipping && buf.len() - start > MAX_LINE {
+            let why = format!(
+                "line longer than {MAX_LINE} bytes with no SOH and no line break: not a \
+                 message, skipped"
+            );
+            sink(Origin::Line(line_no), Err(&why))?;
+            skipping = true;
+        }
+        if skipping {
+            // Nothing of an over-long line is kept.
+            start = buf.len();
+        }
+        buf.drain(..start);
+        base += start as u64;
+        start = 0;
+        let old = buf.len();
+        buf.resize(old + CHUNK, 0);
+        let n = loop {
+            match r.read(&mut buf[old..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e).with_context(|| format!("reading {name}")),
+            }
+        };
+        buf.truncate(old + n);
+        eof = n == 0;
+    }
+}
+
+/// One line of the `|` form, starting at input offset `offset`; `message`
+/// is scratch space reused across lines.
+fn one_line(
+    line: &[u8],
+    line_no: usize,
+    offset: u64,
+    message: &mut Vec<u8>,
+    sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
+) -> Result<()> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    line_message(line, message);
+    if !several_messages(line) {
+        return sink(Origin::Line(line_no), Ok(message));
+    }
+    let mut framer = Framer::new(MAX_MESSAGE);
+    framer.push(message);
+    Stream::new(offset, line_no, 0).drain(&mut framer, true, sink)
+}
+
+/// One message of a line-oriented input into `out`, with `|` turned into
+/// SOH when the line has no SOH of its own.
+pub fn line_message(line: &[u8], out: &mut Vec<u8>) {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    out.clear();
+    if line.contains(&1) {
+        out.extend_from_slice(line);
+    } else {
+        out.extend(line.iter().map(|&b| if b == b'|' { 1 } else { b }));
+    }
+}
+
+/// Whether a `|`-separated line holds more than one message start (`8=FIX`
+/// at its start or after a separator).
+fn several_messages(line: &[u8]) -> bool {
+    let starts = line
+        .windows(6)
+        .filter(|w| w[0] == b'|' && &w[1..] == b"8=FIX")
+        .count();
+    starts + usize::from(line.starts_with(b"8=FIX")) > 1
+}
