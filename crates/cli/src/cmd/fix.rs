@@ -373,11 +373,8 @@ fn snake(name: &str) -> String {
 }
 
 /// Opens `fix check`'s or `fix-bench --input`'s input (`-` is stdin) and
-/// hands every message or problem in it to `sink`, in bounded chunks.
-fn each_input_message(
-    path: &std::path::Path,
-    sink: impl FnMut(input::Origin, input::Found<'_>) -> Result<()>,
-) -> Result<()> {
+/// hands every message and problem in it to `sink`, in bounded chunks.
+fn each_input_message(path: &std::path::Path, sink: impl input::Sink) -> Result<()> {
     let name = path.display().to_string();
     if path.as_os_str() == "-" {
         input::each_message(io::stdin().lock(), &name, sink)
@@ -387,31 +384,47 @@ fn each_input_message(
     }
 }
 
+/// Collects `fix-bench --input`'s messages; the first invalid one is an
+/// error.
+struct Collect<'p> {
+    path: &'p std::path::Path,
+    parser: Parser,
+    msgs: Vec<Vec<u8>>,
+}
+
+impl input::Sink for &mut Collect<'_> {
+    fn message(&mut self, bytes: &[u8]) -> Result<Option<String>> {
+        match self.parser.parse(bytes) {
+            Ok(_) => {
+                self.msgs.push(bytes.to_vec());
+                Ok(None)
+            }
+            Err(e) => Ok(Some(e.to_string())),
+        }
+    }
+
+    fn problem(&mut self, origin: input::Origin, why: &str) -> Result<()> {
+        bail!(
+            "{}: {origin}: {why} (fix-bench --input needs valid messages; see `perfkit fix check`)",
+            self.path.display()
+        )
+    }
+}
+
 /// The messages of a `--input` file, found as `fix check` finds them; the
 /// first invalid one is an error. The benchmark needs them all in memory;
 /// the file is not held beside them.
 fn read_messages(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
-    let mut parser = Parser::new();
-    let mut msgs = Vec::new();
-    each_input_message(path, |origin, found| {
-        let checked = found
-            .map_err(str::to_owned)
-            .and_then(|m| parser.parse(m).map(|_| m).map_err(|e| e.to_string()));
-        match checked {
-            Ok(m) => {
-                msgs.push(m.to_vec());
-                Ok(())
-            }
-            Err(e) => bail!(
-                "{}: {origin}: {e} (fix-bench --input needs valid messages; see `perfkit fix check`)",
-                path.display()
-            ),
-        }
-    })?;
-    if msgs.is_empty() {
+    let mut c = Collect {
+        path,
+        parser: Parser::new(),
+        msgs: Vec::new(),
+    };
+    each_input_message(path, &mut c)?;
+    if c.msgs.is_empty() {
         bail!("{}: no messages", path.display());
     }
-    Ok(msgs)
+    Ok(c.msgs)
 }
 
 /// Arguments of `perfkit fix`.
@@ -449,60 +462,74 @@ pub fn run_fix(args: FixArgs) -> Result<ExitCode> {
     }
 }
 
-fn check(args: FixCheckArgs) -> Result<ExitCode> {
-    fixcore::scan::ScanPath::configured()?;
-    let name = args.input.display().to_string();
-    let mut parser = Parser::new();
-    // Every message's verdict is written as it is met; the writer is
-    // buffered so that is not a system call per message.
-    let mut out = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
-    let (mut valid, mut invalid) = (0usize, 0usize);
-    let mut reason = String::new();
-    each_input_message(&args.input, |origin, found| {
-        reason.clear();
-        match found {
-            Ok(bytes) => match parser.parse(bytes) {
-                Ok(msg) => {
-                    valid += 1;
-                    if args.json {
-                        serde_json::to_writer(&mut out, &nodes_json(&msg.nodes()))?;
-                        out.write_all(b"\n")?;
-                    }
-                    return Ok(());
+/// `fix check`'s verdicts, written as they are met.
+struct Checker<W: Write> {
+    name: String,
+    json: bool,
+    parser: Parser,
+    out: W,
+    valid: usize,
+    invalid: usize,
+}
+
+impl<W: Write> input::Sink for &mut Checker<W> {
+    fn message(&mut self, bytes: &[u8]) -> Result<Option<String>> {
+        match self.parser.parse(bytes) {
+            Ok(msg) => {
+                self.valid += 1;
+                if self.json {
+                    serde_json::to_writer(&mut self.out, &nodes_json(&msg.nodes()))?;
+                    self.out.write_all(b"\n")?;
                 }
-                Err(e) => {
-                    use std::fmt::Write as _;
-                    let _ = write!(reason, "{e}");
-                }
-            },
-            Err(why) => reason.push_str(why),
+                Ok(None)
+            }
+            Err(e) => Ok(Some(e.to_string())),
         }
-        invalid += 1;
-        if args.json {
+    }
+
+    fn problem(&mut self, origin: input::Origin, why: &str) -> Result<()> {
+        self.invalid += 1;
+        let name = &self.name;
+        if self.json {
             // Every message gets a line of output, in input order; the
-            // problem also goes to stderr.
+            // problem also goes to stderr, after stdout is flushed so the
+            // two streams interleave in input order.
             let mut obj = Map::new();
             origin.json(&mut obj);
-            obj.insert("error".into(), Json::String(reason.clone()));
-            serde_json::to_writer(&mut out, &Json::Object(obj))?;
-            out.write_all(b"\n")?;
-            // Stdout first, so the two streams interleave in input order.
-            out.flush()?;
-            eprintln!("perfkit: {name}: {origin}: {reason}");
+            obj.insert("error".into(), Json::String(why.to_owned()));
+            serde_json::to_writer(&mut self.out, &Json::Object(obj))?;
+            self.out.write_all(b"\n")?;
+            self.out.flush()?;
+            eprintln!("perfkit: {name}: {origin}: {why}");
         } else {
-            writeln!(out, "{name}: {origin}: {reason}")?;
+            writeln!(self.out, "{name}: {origin}: {why}")?;
         }
         Ok(())
-    })?;
-    if !args.json {
-        writeln!(out, "{name}: {valid} valid, {invalid} invalid")?;
     }
-    out.flush()?;
-    if valid + invalid == 0 {
+}
+
+fn check(args: FixCheckArgs) -> Result<ExitCode> {
+    fixcore::scan::ScanPath::configured()?;
+    let mut c = Checker {
+        name: args.input.display().to_string(),
+        json: args.json,
+        parser: Parser::new(),
+        // Buffered, so a verdict is not a system call per message.
+        out: io::BufWriter::with_capacity(64 << 10, io::stdout().lock()),
+        valid: 0,
+        invalid: 0,
+    };
+    each_input_message(&args.input, &mut c)?;
+    let name = &c.name;
+    if !args.json {
+        writeln!(c.out, "{name}: {} valid, {} invalid", c.valid, c.invalid)?;
+    }
+    c.out.flush()?;
+    if c.valid + c.invalid == 0 {
         eprintln!("perfkit: {name}: no FIX messages found");
         return Ok(ExitCode::FAILURE);
     }
-    Ok(if invalid > 0 {
+    Ok(if c.invalid > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -59,18 +59,21 @@ impl Origin {
     }
 }
 
-/// What the input holds at an [`Origin`]: a message's bytes (SOH
-/// separated, not yet validated) or why the bytes there are not one.
-pub type Found<'a> = std::result::Result<&'a [u8], &'a str>;
+/// Where the messages and problems of an input go, in input order.
+pub trait Sink {
+    /// A message's bytes (SOH separated, not yet validated). Returns why it
+    /// is invalid, if it is; that is then reported through
+    /// [`problem`](Sink::problem) with its origin, which is only worked out
+    /// for the messages that need one.
+    fn message(&mut self, bytes: &[u8]) -> Result<Option<String>>;
+    /// Bytes at `origin` that are not a valid message, and why.
+    fn problem(&mut self, origin: Origin, why: &str) -> Result<()>;
+}
 
-/// Reads `r` to its end in bounded chunks and calls `sink` with every
-/// message or problem, in input order, as it is met. `sink`'s error stops
+/// Reads `r` to its end in bounded chunks and hands `sink` every message
+/// and problem, in input order, as it is met. `sink`'s error stops
 /// the reading and is returned; so is a read error, with `name` in it.
-pub fn each_message<R: Read>(
-    mut r: R,
-    name: &str,
-    mut sink: impl FnMut(Origin, Found<'_>) -> Result<()>,
-) -> Result<()> {
+pub fn each_message<R: Read>(mut r: R, name: &str, mut sink: impl Sink) -> Result<()> {
     let mut framer = Framer::new(MAX_MESSAGE);
     let mut eof = false;
     // The first chunk decides the form, so read until it is full.
@@ -159,24 +162,16 @@ impl Stream {
     }
 
     /// Reports the pending garbage stretch, if any.
-    fn flush_garbage(
-        &mut self,
-        sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
-    ) -> Result<()> {
+    fn flush_garbage(&mut self, sink: &mut impl Sink) -> Result<()> {
         if let Some((origin, n)) = self.garbage.take() {
-            sink(origin, Err(&garbage(n)))?;
+            sink.problem(origin, &garbage(n))?;
         }
         Ok(())
     }
 
     /// Hands every complete frame (and every problem) buffered in `framer`
     /// to `sink`; at `eof`, also what is left over.
-    fn drain(
-        &mut self,
-        framer: &mut Framer,
-        eof: bool,
-        sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
-    ) -> Result<()> {
+    fn drain(&mut self, framer: &mut Framer, eof: bool, sink: &mut impl Sink) -> Result<()> {
         loop {
             let at = framer.position();
             // Line breaks and blanks before stray bytes are not part of
@@ -186,34 +181,38 @@ impl Stream {
                 .iter()
                 .take_while(|b| b.is_ascii_whitespace())
                 .count() as u64;
-            let origin = self.origin(framer, at);
-            let visible = if lead > 0 {
-                self.origin(framer, at + lead)
-            } else {
-                origin
-            };
             match framer.next_frame() {
                 Some(Ok(frame)) => {
                     if let Some((o, n)) = self.garbage.take() {
-                        sink(o, Err(&garbage(n)))?;
+                        sink.problem(o, &garbage(n))?;
                     }
-                    sink(origin, Ok(frame))?;
+                    // Line breaks are only counted for the messages that
+                    // need an origin (and in bulk before each read).
+                    if let Some(why) = sink.message(frame)? {
+                        let origin = self.origin(framer, at);
+                        sink.problem(origin, &why)?;
+                    }
                 }
                 Some(Err(Error::Garbage { skipped, .. })) => {
                     let skipped = skipped as u64;
                     match &mut self.garbage {
                         Some((_, n)) => *n += skipped,
-                        None if lead < skipped => self.garbage = Some((visible, skipped - lead)),
+                        None if lead < skipped => {
+                            let visible = self.origin(framer, at + lead);
+                            self.garbage = Some((visible, skipped - lead));
+                        }
                         None => {}
                     }
                 }
                 Some(Err(Error::BadFrame { reason, .. })) => {
                     self.flush_garbage(sink)?;
-                    sink(origin, Err(&reason.to_string()))?;
+                    let origin = self.origin(framer, at);
+                    sink.problem(origin, &reason.to_string())?;
                 }
                 Some(Err(e)) => {
                     self.flush_garbage(sink)?;
-                    sink(origin, Err(&e.to_string()))?;
+                    let origin = self.origin(framer, at);
+                    sink.problem(origin, &e.to_string())?;
                 }
                 None => break,
             }
@@ -247,7 +246,7 @@ impl Stream {
             ),
         };
         let origin = self.origin(framer, at);
-        sink(origin, Err(&why))
+        sink.problem(origin, &why)
     }
 }
 
@@ -263,7 +262,7 @@ fn each_line<R: Read>(
     mut eof: bool,
     mut r: R,
     name: &str,
-    sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
+    sink: &mut impl Sink,
 ) -> Result<()> {
     let mut start = 0usize;
     // Input offset of buf[0], and the number of the next line.
@@ -295,7 +294,7 @@ fn each_line<R: Read>(
                 "line longer than {MAX_LINE} bytes with no SOH and no line break: not a \
                  message, skipped"
             );
-            sink(Origin::Line(line_no), Err(&why))?;
+            sink.problem(Origin::Line(line_no), &why)?;
             skipping = true;
         }
         if skipping {
@@ -326,14 +325,17 @@ fn one_line(
     line_no: usize,
     offset: u64,
     message: &mut Vec<u8>,
-    sink: &mut impl FnMut(Origin, Found<'_>) -> Result<()>,
+    sink: &mut impl Sink,
 ) -> Result<()> {
     if line.iter().all(u8::is_ascii_whitespace) {
         return Ok(());
     }
     line_message(line, message);
     if !several_messages(line) {
-        return sink(Origin::Line(line_no), Ok(message));
+        if let Some(why) = sink.message(message)? {
+            sink.problem(Origin::Line(line_no), &why)?;
+        }
+        return Ok(());
     }
     let mut framer = Framer::new(MAX_MESSAGE);
     framer.push(message);
