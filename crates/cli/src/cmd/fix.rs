@@ -471,7 +471,7 @@ struct Checker<W: Write> {
     valid: usize,
     invalid: usize,
     /// Scratch for [`write_nodes`].
-    order: Vec<usize>,
+    order: Vec<([u8; 10], usize)>,
 }
 
 impl<W: Write> input::Sink for &mut Checker<W> {
@@ -545,26 +545,35 @@ fn check(args: FixCheckArgs) -> Result<ExitCode> {
 /// building the map: `order` is scratch reused across messages (each
 /// level sorts its own stretch of it), so a message costs no allocation
 /// here.
-fn write_nodes<W: Write>(out: &mut W, nodes: &[Node<'_>], order: &mut Vec<usize>) -> Result<()> {
+fn write_nodes<W: Write>(
+    out: &mut W,
+    nodes: &[Node<'_>],
+    order: &mut Vec<([u8; 10], usize)>,
+) -> Result<()> {
     let tag = |n: &Node<'_>| match n {
         Node::Field(f) | Node::Group(f, _) => f.tag,
     };
     let from = order.len();
-    order.extend(0..nodes.len());
+    order.extend(nodes.iter().enumerate().map(|(i, n)| (decimal(tag(n)), i)));
     // Stable, so among equal keys the last one written is the last given.
-    order[from..].sort_by(|&a, &b| decimal(tag(&nodes[a])).cmp(&decimal(tag(&nodes[b]))));
+    // Digits padded with zero bytes order as the strings do.
+    order[from..].sort_by_key(|e| e.0);
+    let end = from + nodes.len();
     out.write_all(b"{")?;
     let mut first = true;
-    for k in from..from + nodes.len() {
-        let i = order[k];
-        if k + 1 < from + nodes.len() && tag(&nodes[order[k + 1]]) == tag(&nodes[i]) {
+    for k in from..end {
+        let (key, i) = order[k];
+        if k + 1 < end && order[k + 1].0 == key {
             continue;
         }
         if !first {
             out.write_all(b",")?;
         }
         first = false;
-        write!(out, "\"{}\":", tag(&nodes[i]))?;
+        let digits = key.iter().take_while(|&&b| b != 0).count();
+        out.write_all(b"\"")?;
+        out.write_all(&key[..digits])?;
+        out.write_all(b"\":")?;
         match &nodes[i] {
             Node::Field(f) => serde_json::to_writer(&mut *out, &String::from_utf8_lossy(f.value))?,
             Node::Group(_, entries) => {
@@ -584,8 +593,8 @@ fn write_nodes<W: Write>(out: &mut W, nodes: &[Node<'_>], order: &mut Vec<usize>
     Ok(())
 }
 
-/// A tag's decimal digits, for ordering tags as their strings order.
-fn decimal(tag: u32) -> ([u8; 10], usize) {
+/// A tag's decimal digits, padded with zero bytes.
+fn decimal(tag: u32) -> [u8; 10] {
     let mut buf = [0u8; 10];
     let mut n = tag;
     let mut i = buf.len();
@@ -597,10 +606,10 @@ fn decimal(tag: u32) -> ([u8; 10], usize) {
             break;
         }
     }
-    let len = buf.len() - i;
     buf.copy_within(i.., 0);
+    let len = buf.len() - i;
     buf[len..].fill(0);
-    (buf, len)
+    buf
 }
 
 #[cfg(test)]
