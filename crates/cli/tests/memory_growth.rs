@@ -219,3 +219,64 @@ fn unzip_stays_flat() {
         (c, Some(zip(units)))
     });
 }
+
+/// A FIX log chunk of about `len` bytes: SOH-separated messages framed
+/// here (BodyLength and CheckSum by plain arithmetic), one per line, every
+/// 50th with a wrong checksum so the problem path runs too.
+fn fix_log_chunk(len: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(len + 256);
+    let mut i = 0u64;
+    while v.len() < len {
+        let body = format!(
+            "35=D\x0149=BUYER\x0156=SELLER\x0134={i}\x0111=ORD{i}\x0155=SYM{}\x0154=1\x0138={}\x01",
+            i % 40,
+            100 + i % 900
+        );
+        let head = format!("8=FIX.4.4\x019={}\x01{body}", body.len());
+        let sum = head.bytes().map(u32::from).sum::<u32>() + u32::from(i.is_multiple_of(50));
+        v.extend_from_slice(format!("{head}10={:03}\x01\n", sum % 256).as_bytes());
+        i += 1;
+    }
+    v
+}
+
+/// Runs `fix check` (which exits 1 on the bad messages the inputs hold)
+/// with its exit code checked here, so the memory case sees success.
+fn fix_check_cmd(
+    args: &[&str],
+    input: &Path,
+    stdin: bool,
+) -> (Command, Option<std::path::PathBuf>) {
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg("\"$@\"; test $? = 1")
+        .arg("sh")
+        .arg(env!("CARGO_BIN_EXE_perfkit"))
+        .args(["fix", "check"])
+        .args(args);
+    if stdin {
+        c.arg("-");
+        (c, Some(input.to_path_buf()))
+    } else {
+        c.arg(input);
+        (c, None)
+    }
+}
+
+#[test]
+fn fix_check_stays_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = fix_log_chunk(2 << 20);
+    for units in [1, SCALE] {
+        repeat_into(&dir.path().join(format!("fix{units}.log")), &chunk, units);
+    }
+    let input = |units: usize| dir.path().join(format!("fix{units}.log"));
+    assert_flat("fix check FILE", |u| fix_check_cmd(&[], &input(u), false));
+    assert_flat("fix check (stdin)", |u| fix_check_cmd(&[], &input(u), true));
+    assert_flat("fix check --json FILE", |u| {
+        fix_check_cmd(&["--json"], &input(u), false)
+    });
+    assert_flat("fix check --json (stdin)", |u| {
+        fix_check_cmd(&["--json"], &input(u), true)
+    });
+}
