@@ -247,7 +247,7 @@ fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Res
 
 /// What the entry writers have in common for the tool.
 trait Sink {
-    fn add(&mut self, opts: EntryOptions, item: &Item, bar: &indicatif::ProgressBar) -> Result<()>;
+    fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()>;
 }
 
 struct Counting<'a, R> {
@@ -259,6 +259,41 @@ impl<R: Read> Read for Counting<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+/// A regular file read for an entry, checked at its end against the size
+/// and modification time seen when it was listed: a file that shrank, grew
+/// or was rewritten meanwhile would otherwise be stored as whatever part of
+/// it was read, under an archive that reports success.
+struct Unchanged {
+    file: fs::File,
+    listed_len: u64,
+    listed_mtime: Option<std::time::SystemTime>,
+    read: u64,
+}
+
+impl Read for Unchanged {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.read += n as u64;
+        if n == 0 && !buf.is_empty() {
+            let now = self.file.metadata()?;
+            if self.read != self.listed_len || now.len() != self.listed_len {
+                return Err(io::Error::other(format!(
+                    "file size changed while zipping ({} bytes when listed, {} read, {} now); not stored",
+                    self.listed_len,
+                    self.read,
+                    now.len()
+                )));
+            }
+            if now.modified().ok() != self.listed_mtime {
+                return Err(io::Error::other(
+                    "file modified while zipping (its modification time moved); not stored",
+                ));
+            }
+        }
         Ok(n)
     }
 }
@@ -277,47 +312,204 @@ fn open_item(item: &Item) -> Result<Box<dyn Read>> {
     if item.meta.is_dir() {
         return Ok(Box::new(io::empty()));
     }
-    let f =
+    let file =
         fs::File::open(&item.path).with_context(|| format!("opening {}", item.path.display()))?;
-    Ok(Box::new(f))
+    Ok(Box::new(Unchanged {
+        file,
+        listed_len: item.meta.len(),
+        listed_mtime: item.meta.modified().ok(),
+        read: 0,
+    }))
 }
 
 impl<W: Write> Sink for ZipWriter<W> {
-    fn add(&mut self, opts: EntryOptions, item: &Item, bar: &indicatif::ProgressBar) -> Result<()> {
-        let mut r = Counting {
-            inner: open_item(item)?,
-            bar,
-        };
-        self.add_reader(opts, &mut r)
-            .with_context(|| format!("adding {}", item.path.display()))?;
+    fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()> {
+        self.add_reader(opts, &mut { r })?;
         Ok(())
     }
 }
 
 impl<W: Write> Sink for ParallelZipWriter<W> {
-    fn add(&mut self, opts: EntryOptions, item: &Item, bar: &indicatif::ProgressBar) -> Result<()> {
-        let mut r = Counting {
-            inner: open_item(item)?,
-            bar,
-        };
-        self.add_reader(opts, &mut r)
-            .with_context(|| format!("adding {}", item.path.display()))?;
+    fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()> {
+        self.add_reader(opts, &mut { r })?;
         Ok(())
+    }
+}
+
+/// An existing archive being updated: its entries that no new item
+/// replaces are written again, in their places, ahead of the new ones.
+struct Update {
+    archive: ZipArchive<io::BufReader<fs::File>>,
+    /// Where the archive lives, for messages.
+    path: PathBuf,
+}
+
+/// One entry of the archive being written, in order.
+enum Step<'a> {
+    /// An entry of the archive being updated, kept as it was.
+    Kept(usize),
+    /// A file system item (new, or replacing a kept entry of its name).
+    Item(&'a Item),
+}
+
+/// The entries to write: an updated archive's entries in their order, each
+/// replaced in place by the item of the same name if there is one, then
+/// the remaining items (as Info-ZIP updates).
+fn plan<'a>(update: Option<&Update>, items: &'a [Item]) -> Vec<Step<'a>> {
+    let Some(u) = update else {
+        return items.iter().map(Step::Item).collect();
+    };
+    let by_name: std::collections::HashMap<&str, &Item> =
+        items.iter().map(|i| (i.name.as_str(), i)).collect();
+    let mut placed = std::collections::HashSet::new();
+    let mut steps = Vec::with_capacity(u.archive.entries().len() + items.len());
+    for (i, e) in u.archive.entries().iter().enumerate() {
+        let name = e.name.trim_end_matches('/');
+        match by_name.get(name) {
+            Some(item) if placed.insert(name.to_string()) => steps.push(Step::Item(item)),
+            // A second kept entry of a replaced name (an archive that
+            // already held duplicates) is dropped, not duplicated again.
+            Some(_) => {}
+            None => steps.push(Step::Kept(i)),
+        }
+    }
+    steps.extend(
+        items
+            .iter()
+            .filter(|i| !placed.contains(&i.name))
+            .map(Step::Item),
+    );
+    steps
+}
+
+/// The options that write a kept entry back as it was: name, kind, time,
+/// mode and method (the data is decompressed, its CRC checked, and
+/// compressed again, because zipstream's writers have no raw copy).
+fn kept_options(e: &zipstream::Entry, args: &ZipArgs) -> EntryOptions {
+    let o = match e.kind() {
+        EntryKind::Directory => EntryOptions::directory(e.name.trim_end_matches('/')),
+        EntryKind::Symlink => EntryOptions::symlink(&e.name),
+        EntryKind::File => EntryOptions::file(&e.name).size_hint(e.size),
+    };
+    let o = o
+        .mtime(e.mtime)
+        .unix_mode(e.unix_mode.map_or(0o644, |m| m & 0o7777))
+        .level(args.level);
+    match e.method {
+        0 => o.method(Method::Stored),
+        93 => o.method(Method::Zstd),
+        _ => o,
     }
 }
 
 fn write_all_items(
     sink: &mut dyn Sink,
-    items: &[Item],
+    steps: &[Step<'_>],
+    update: Option<&mut Update>,
     args: &ZipArgs,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
 ) -> Result<()> {
-    for item in items {
-        let opts = entry_options(item, args, pw)?;
-        sink.add(opts, item, bar)?;
+    let mut update = update;
+    for step in steps {
+        match step {
+            Step::Item(item) => {
+                let opts = entry_options(item, args, pw)?;
+                let mut r = Counting {
+                    inner: open_item(item)?,
+                    bar,
+                };
+                sink.add(opts, &mut r)
+                    .with_context(|| format!("adding {}", item.path.display()))?;
+            }
+            Step::Kept(i) => {
+                let u = update.as_deref_mut().ok_or_else(|| {
+                    anyhow!("internal: a kept entry without an archive to update")
+                })?;
+                let e = u.archive.entries()[*i].clone();
+                let what = || format!("{}: keeping entry {:?}", u.path.display(), e.name);
+                let opts = kept_options(&e, args);
+                let mut r = u.archive.open(*i, None).with_context(what)?;
+                let mut data = KeptReader(&mut r);
+                sink.add(opts, &mut data).with_context(what)?;
+            }
+        }
     }
     Ok(())
+}
+
+/// A kept entry's decoded data as a `Read`.
+struct KeptReader<'a, 'b>(&'a mut zipstream::EntryReader<'b, io::BufReader<fs::File>>);
+
+impl Read for KeptReader<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read_data(buf).map_err(io::Error::other)
+    }
+}
+
+/// Opens `archive` for update if it is an existing regular file: a ZIP
+/// archive is updated; anything else (arguments swapped, a typo) is
+/// refused and left untouched, as Info-ZIP refuses it.
+fn open_for_update(archive: &Path) -> Result<Option<Update>> {
+    let Ok(meta) = fs::metadata(archive) else {
+        return Ok(None);
+    };
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let name = archive.display();
+    let f = fs::File::open(archive).with_context(|| format!("opening {name}"))?;
+    let a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))
+        .map_err(|e| anyhow!("{name} exists and is not a ZIP archive ({e}); not replacing it"))?;
+    if let Some(e) = a.entries().iter().find(|e| e.encrypted) {
+        bail!(
+            "{name}: entry {:?} is encrypted; updating an archive with encrypted entries is not supported (write a new archive)",
+            e.name
+        );
+    }
+    Ok(Some(Update {
+        archive: a,
+        path: archive.to_path_buf(),
+    }))
+}
+
+/// Drops repeated items and refuses two different files under one name: an
+/// archive with duplicate names cannot be extracted faithfully. The same
+/// file named twice (`w/h1 ./w/h1`) is kept once, as Info-ZIP does.
+fn dedupe(items: Vec<Item>) -> Result<Vec<Item>, String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut seen: std::collections::HashMap<String, (PathBuf, u64, u64)> =
+        std::collections::HashMap::new();
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let id = (item.meta.dev(), item.meta.ino());
+        match seen.get(&item.name) {
+            Some((_, dev, ino)) if (*dev, *ino) == id && item.path.as_os_str() != "-" => {}
+            Some((first, ..)) => {
+                return Err(format!(
+                    "cannot repeat names in zip file: {} and {} would both be stored as {:?}",
+                    first.display(),
+                    item.path.display(),
+                    item.name
+                ));
+            }
+            None => {
+                seen.insert(item.name.clone(), (item.path.clone(), id.0, id.1));
+                out.push(item);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reports a usage error that parsing cannot see exactly as clap reports
+/// its own: `error: …`, the usage line, exit code 2.
+fn usage_error(message: &str) -> ExitCode {
+    use clap::Args;
+    let mut cmd = ZipArgs::augment_args(clap::Command::new("zip").bin_name("perfkit zip"));
+    let err = cmd.error(clap::error::ErrorKind::ArgumentConflict, message);
+    let _ = err.print();
+    ExitCode::from(err.exit_code().clamp(0, 255) as u8)
 }
 
 /// Runs `perfkit zip`.
@@ -328,14 +520,43 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
     let Some(archive) = args.archive.clone() else {
         bail!("usage: perfkit zip ARCHIVE|-|s3://BUCKET/KEY PATH... (see --help)");
     };
+    // A password is only ever used to encrypt; taking one without
+    // --encrypt would write in plain text what the user meant to protect.
+    if args.encrypt.is_none()
+        && (args.password.password_file.is_some() || args.password.password_env.is_some())
+    {
+        return Ok(usage_error(
+            "a password (--password-file/--password-env) needs --encrypt aes256|aes192|aes128; without it the archive would be written unencrypted",
+        ));
+    }
     // Anything starting with `s3:` is meant as an object URL (a local file of
     // that name is `./s3:…`), so a mistyped URL is an error, not a file.
     let object_url = match archive.to_str() {
         Some(s) if s.starts_with("s3:") => Some(ObjectUrl::parse(s)?),
         _ => None,
     };
+    let local = object_url.is_none() && archive.as_os_str() != "-";
+    // Before any input is read or output created: a non-ZIP file in the
+    // archive's place is refused untouched.
+    let mut update = if local {
+        open_for_update(&archive)?
+    } else {
+        None
+    };
     let pw = args.password.get(args.encrypt.is_some(), true)?;
-    let items = collect(&args)?;
+    let mut items = collect(&args)?;
+    if local {
+        // The archive never stores itself (`zip -r . ` from its directory).
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = fs::metadata(&archive) {
+            items.retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
+        }
+    }
+    let items = match dedupe(items) {
+        Ok(items) => items,
+        Err(msg) => return Ok(usage_error(&msg)),
+    };
+    let steps = plan(update.as_ref(), &items);
     let total: u64 = items
         .iter()
         .filter(|i| i.meta.is_file())
@@ -345,20 +566,21 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
     bar.set_message("zip");
     let popts = ParallelOptions::new(args.jobs);
     if let Some(url) = object_url {
-        zip_to_object(&url, &items, &args, &pw, &bar)?;
+        zip_to_object(&url, &steps, &args, &pw, &bar)?;
     } else if archive.as_os_str() == "-" {
-        stream_archive(io::stdout().lock(), &items, &args, &pw, &bar, popts)?;
+        stream_archive(io::stdout().lock(), &steps, &args, &pw, &bar, popts)?;
     } else {
         let mut out = perfkit::report::Output::create(&archive, true)?;
         if out.is_in_place() {
             // A device or FIFO (`/dev/null`, a named pipe): streamed like
             // stdout.
-            stream_archive(out.file_mut(), &items, &args, &pw, &bar, popts)?;
+            stream_archive(out.file_mut(), &steps, &args, &pw, &bar, popts)?;
         } else {
             let file = BufWriter::with_capacity(128 << 10, out.file_mut());
             write_archive(
                 ZipWriter::new_seekable(file)?,
-                &items,
+                &steps,
+                update.as_mut(),
                 &args,
                 &pw,
                 &bar,
@@ -366,8 +588,7 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
             )?
             .flush()?;
         }
-        out.commit()
-            .with_context(|| format!("writing {}", archive.display()))?;
+        out.commit()?;
     }
     bar.finish_and_clear();
     Ok(ExitCode::SUCCESS)
@@ -377,23 +598,24 @@ pub fn run_zip(args: ZipArgs) -> Result<ExitCode> {
 /// stdout, or a device or FIFO written in place.
 fn stream_archive(
     out: impl Write,
-    items: &[Item],
+    steps: &[Step<'_>],
     args: &ZipArgs,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
     popts: ParallelOptions,
 ) -> Result<()> {
     let out = BufWriter::with_capacity(128 << 10, out);
-    write_archive(ZipWriter::new(out), items, args, pw, bar, popts)?.flush()?;
+    write_archive(ZipWriter::new(out), steps, None, args, pw, bar, popts)?.flush()?;
     Ok(())
 }
 
-/// Adds every item to `w` (streamed or seekable), through a
+/// Adds every step to `w` (streamed or seekable), through a
 /// [`ParallelZipWriter`] when `--jobs` is above 1, and finishes the
 /// archive; returns the sink, for the caller to flush.
 fn write_archive<W: Write>(
     w: ZipWriter<W>,
-    items: &[Item],
+    steps: &[Step<'_>],
+    update: Option<&mut Update>,
     args: &ZipArgs,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
@@ -401,11 +623,11 @@ fn write_archive<W: Write>(
 ) -> Result<W> {
     if args.jobs > 1 {
         let mut w = ParallelZipWriter::new(w, popts);
-        write_all_items(&mut w, items, args, pw, bar)?;
+        write_all_items(&mut w, steps, update, args, pw, bar)?;
         Ok(w.finish()?)
     } else {
         let mut w = w;
-        write_all_items(&mut w, items, args, pw, bar)?;
+        write_all_items(&mut w, steps, update, args, pw, bar)?;
         Ok(w.finish()?)
     }
 }
@@ -416,7 +638,7 @@ fn write_archive<W: Write>(
 /// naming the URL.
 fn zip_to_object(
     url: &ObjectUrl,
-    items: &[Item],
+    steps: &[Step<'_>],
     args: &ZipArgs,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
@@ -454,13 +676,13 @@ fn zip_to_object(
             sink: &mut sink,
         };
         let mut w = ParallelZipWriter::new(ZipWriter::new(bridge), ParallelOptions::new(args.jobs));
-        write_all_items(&mut w, items, args, pw, bar)
+        write_all_items(&mut w, steps, None, args, pw, bar)
             .and_then(|()| Ok(w.finish()?.flush()?))
             .and_then(|()| Ok(rt.block_on(sink.finish())?))
     } else {
         rt.block_on(async {
             let mut w = AsyncZipWriter::new(&mut sink);
-            add_items_async(&mut w, items, args, pw, bar).await?;
+            add_items_async(&mut w, steps, args, pw, bar).await?;
             w.finish().await?;
             sink.finish().await?;
             Ok(())
@@ -497,12 +719,17 @@ impl Write for BlockingSink<'_> {
 /// slices on this thread.
 async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
     w: &mut AsyncZipWriter<W>,
-    items: &[Item],
+    steps: &[Step<'_>],
     args: &ZipArgs,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
 ) -> Result<()> {
     let mut buf = vec![0u8; 64 << 10];
+    // Only local archives are updated, so an object upload has items only.
+    let items = steps.iter().filter_map(|s| match s {
+        Step::Item(i) => Some(*i),
+        Step::Kept(_) => None,
+    });
     for item in items {
         let adding = || format!("adding {}", item.path.display());
         let opts = entry_options(item, args, pw)?;
@@ -896,5 +1123,55 @@ mod tests {
         assert!(m("*", ""));
         assert!(m("a*b*c", "aXXbYYc"));
         assert!(!m("a*b*c", "aXXbYY"));
+    }
+
+    /// Lists `path` as `collect` does, lets `change` alter the file, then
+    /// reads it as an entry would be read.
+    fn read_after(change: impl FnOnce(&Path)) -> io::Result<Vec<u8>> {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("f");
+        fs::write(&path, vec![7u8; 100_000]).unwrap();
+        let item = Item {
+            name: "f".into(),
+            meta: fs::symlink_metadata(&path).unwrap(),
+            path: path.clone(),
+        };
+        change(&path);
+        let mut v = Vec::new();
+        open_item(&item).unwrap().read_to_end(&mut v)?;
+        Ok(v)
+    }
+
+    #[test]
+    fn a_file_changed_while_zipping_is_an_error() {
+        assert_eq!(read_after(|_| {}).unwrap(), vec![7u8; 100_000]);
+        let shrunk = read_after(|p| {
+            fs::OpenOptions::new()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_len(10)
+                .unwrap()
+        });
+        let msg = shrunk.unwrap_err().to_string();
+        assert!(msg.contains("size changed while zipping"), "{msg}");
+        let grown = read_after(|p| {
+            fs::OpenOptions::new()
+                .append(true)
+                .open(p)
+                .unwrap()
+                .write_all(b"more")
+                .unwrap()
+        });
+        let msg = grown.unwrap_err().to_string();
+        assert!(msg.contains("size changed while zipping"), "{msg}");
+        // Same size, rewritten: only the modification time tells.
+        let rewritten = read_after(|p| {
+            let f = fs::OpenOptions::new().write(true).open(p).unwrap();
+            f.set_modified(UNIX_EPOCH + std::time::Duration::from_secs(1_000_000))
+                .unwrap()
+        });
+        let msg = rewritten.unwrap_err().to_string();
+        assert!(msg.contains("modified while zipping"), "{msg}");
     }
 }

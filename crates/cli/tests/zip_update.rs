@@ -1,0 +1,167 @@
+//! `perfkit zip` never loses data: an existing archive is updated (entries
+//! added or replaced, the rest kept), a file in the archive's place that is
+//! not a ZIP is refused untouched, two files are never stored under one
+//! name, and a password without `--encrypt` is a usage error. Contents and
+//! names are checked with Info-ZIP `unzip`.
+
+mod interop;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use interop::{have, perfkit};
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    perfkit()
+        .current_dir(dir)
+        .arg("zip")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn ok(dir: &Path, args: &[&str]) {
+    let out = run(dir, args);
+    assert!(
+        out.status.success(),
+        "zip {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The entry names as Info-ZIP lists them.
+fn names(zip: &Path) -> Vec<String> {
+    let out = Command::new("unzip").arg("-Z1").arg(zip).output().unwrap();
+    assert!(out.status.success(), "unzip -Z1 {}", zip.display());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// One entry's data as Info-ZIP extracts it.
+fn data(zip: &Path, name: &str) -> Vec<u8> {
+    let out = Command::new("unzip")
+        .arg("-p")
+        .arg(zip)
+        .arg(name)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "unzip -p {} {name}", zip.display());
+    out.stdout
+}
+
+#[test]
+fn an_existing_archive_is_updated_in_place_order() {
+    if !have("unzip", "unzip") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(d.join("a.txt"), b"first a").unwrap();
+    std::fs::write(d.join("b.bin"), &big).unwrap();
+    std::fs::create_dir(d.join("dir")).unwrap();
+    std::fs::write(d.join("dir/c"), b"c").unwrap();
+    ok(d, &["t.zip", "a.txt", "b.bin", "-r", "dir"]);
+    std::fs::write(d.join("a.txt"), b"second a, longer").unwrap();
+    std::fs::write(d.join("new.txt"), b"new").unwrap();
+    ok(d, &["t.zip", "a.txt", "new.txt"]);
+    let z = d.join("t.zip");
+    assert_eq!(
+        names(&z),
+        ["a.txt", "b.bin", "dir/", "dir/c", "new.txt"],
+        "kept entries stay in place, a replaced one in its slot, new ones last, no duplicates"
+    );
+    assert_eq!(data(&z, "a.txt"), b"second a, longer");
+    assert_eq!(data(&z, "b.bin"), big);
+    assert_eq!(data(&z, "dir/c"), b"c");
+    assert_eq!(data(&z, "new.txt"), b"new");
+    // Through the parallel writer and with a store-method entry kept.
+    ok(d, &["t.zip", "--jobs", "2", "--method", "store", "a.txt"]);
+    assert_eq!(names(&z).len(), 5);
+    assert_eq!(data(&z, "b.bin"), big);
+    let t = Command::new("unzip").arg("-tq").arg(&z).output().unwrap();
+    assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stdout));
+}
+
+#[test]
+fn a_file_that_is_not_a_zip_is_refused_untouched() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("notes.txt"), b"precious notes\n").unwrap();
+    std::fs::write(d.join("other.txt"), b"other").unwrap();
+    // Arguments swapped: the archive named first is a text file.
+    let out = run(d, &["notes.txt", "other.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("notes.txt") && err.contains("not a ZIP"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read(d.join("notes.txt")).unwrap(),
+        b"precious notes\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(d).unwrap().collect();
+    assert_eq!(left.len(), 2, "no temporary file left behind");
+}
+
+#[test]
+fn two_files_under_one_name_are_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir_all(d.join("x/w")).unwrap();
+    std::fs::create_dir_all(d.join("w")).unwrap();
+    std::fs::write(d.join("x/w/h1"), b"inner").unwrap();
+    std::fs::write(d.join("w/h1"), b"outer").unwrap();
+    let x = d.join("x");
+    let out = run(&x, &["t.zip", "../w/h1", "w/h1"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "Info-ZIP: invalid command arguments"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot repeat names"), "{err}");
+    assert!(!x.join("t.zip").exists());
+    // The same file named twice is stored once, as Info-ZIP does.
+    if have("unzip", "unzip") {
+        ok(&x, &["t.zip", "w/h1", "./w/h1"]);
+        assert_eq!(names(&x.join("t.zip")), ["w/h1"]);
+    }
+}
+
+#[test]
+fn a_password_without_encrypt_is_a_usage_error() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("secret.txt"), b"secret").unwrap();
+    let out = perfkit()
+        .current_dir(d)
+        .env("ZIPPW", "hunter2")
+        .args(["zip", "s.zip", "secret.txt", "--password-env", "ZIPPW"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--encrypt"), "{err}");
+    assert!(!d.join("s.zip").exists(), "no plain-text archive written");
+}
+
+#[test]
+fn the_archive_never_stores_itself() {
+    if !have("unzip", "unzip") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("a"), b"a").unwrap();
+    ok(d, &["t.zip", "a"]);
+    ok(d, &["-r", "t.zip", "."]);
+    assert_eq!(names(&d.join("t.zip")), ["a"]);
+}
