@@ -165,3 +165,52 @@ fn the_archive_never_stores_itself() {
     ok(d, &["-r", "t.zip", "."]);
     assert_eq!(names(&d.join("t.zip")), ["a"]);
 }
+
+#[test]
+fn an_exclude_glob_with_many_stars_is_fast() {
+    if !have("unzip", "unzip") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let name = "a".repeat(200);
+    std::fs::write(d.join(&name), b"kept").unwrap();
+    std::fs::write(d.join("aaaaaaab"), b"excluded").unwrap();
+    // Exponential in the stars before: 12 s with five, never ending with 8.
+    let out = interop::output_within(
+        perfkit().current_dir(d).args([
+            "zip",
+            "t.zip",
+            "-x",
+            "*a*a*a*a*a*a*a*b",
+            &name,
+            "aaaaaaab",
+        ]),
+        60,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(names(&d.join("t.zip")), [name]);
+}
+
+#[test]
+fn absurd_jobs_are_clamped_not_aborted() {
+    if !have("unzip", "unzip") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("a"), vec![b'x'; 3 << 20]).unwrap();
+    let out = run(d, &["t.zip", "--jobs", "20000", "a"]);
+    assert!(
+        out.status.success(),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("using"));
+    assert_eq!(data(&d.join("t.zip"), "a"), vec![b'x'; 3 << 20]);
+}
