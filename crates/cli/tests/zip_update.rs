@@ -214,3 +214,34 @@ fn absurd_jobs_are_clamped_not_aborted() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("using"));
     assert_eq!(data(&d.join("t.zip"), "a"), vec![b'x'; 3 << 20]);
 }
+
+#[test]
+fn fifos_are_skipped_with_a_note() {
+    if !have("unzip", "unzip") || !have("mkfifo", "coreutils") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::create_dir(d.join("dir")).unwrap();
+    std::fs::write(d.join("dir/f"), b"f").unwrap();
+    let made = Command::new("mkfifo")
+        .arg(d.join("dir/pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Before, reading the FIFO blocked forever.
+    let out = interop::output_within(
+        perfkit()
+            .current_dir(d)
+            .args(["zip", "-r", "t.zip", "dir", "dir/pipe"]),
+        60,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("skipping") && err.contains("FIFO"), "{err}");
+    assert_eq!(names(&d.join("t.zip")), ["dir/", "dir/f"]);
+}

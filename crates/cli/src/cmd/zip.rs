@@ -200,6 +200,22 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
         {
             continue;
         }
+        let ft = meta.file_type();
+        if !(ft.is_file() || ft.is_dir() || ft.is_symlink()) {
+            // Reading a FIFO blocks until a writer comes (forever, in a
+            // tree walk), and a device or socket has no file data: Info-ZIP
+            // skips them with a warning, named or found by -r.
+            use std::os::unix::fs::FileTypeExt;
+            let what = if ft.is_fifo() {
+                "a FIFO"
+            } else if ft.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            };
+            eprintln!("perfkit zip: skipping {} ({what})", p.display());
+            continue;
+        }
         if meta.is_dir() {
             if args.recurse {
                 let mut kids: Vec<PathBuf> = fs::read_dir(&p)
