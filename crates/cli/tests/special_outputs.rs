@@ -230,7 +230,11 @@ fn outputs_through_a_symlink_to_a_file_keep_the_link() {
 
     // zip LINK PATH
     let target = real.join("out.zip");
-    std::fs::write(&target, b"old").unwrap();
+    // An existing archive (an empty one: just the end record), which zip
+    // updates; a non-ZIP file there would be refused.
+    let mut empty_zip = b"PK\x05\x06".to_vec();
+    empty_zip.resize(22, 0);
+    std::fs::write(&target, &empty_zip).unwrap();
     let link = links.join("out.zip");
     std::os::unix::fs::symlink(&target, &link).unwrap();
     ok(perfkit().arg("zip").arg(&link).arg(&input));

@@ -254,3 +254,16 @@ fn fifos_are_skipped_with_a_note() {
     assert!(err.contains("skipping") && err.contains("FIFO"), "{err}");
     assert_eq!(names(&d.join("t.zip")), ["dir/", "dir/f"]);
 }
+
+#[test]
+fn a_bare_archive_name_gets_zip_appended() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("a"), b"a").unwrap();
+    ok(d, &["-q", "backup", "a"]);
+    assert!(d.join("backup.zip").is_file());
+    assert!(!d.join("backup").exists());
+    if have_unzip() {
+        assert_eq!(names(&d.join("backup.zip")), ["a"]);
+    }
+}

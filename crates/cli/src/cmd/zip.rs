@@ -37,6 +37,9 @@ pub struct ZipArgs {
     /// Recurse into directories.
     #[arg(short = 'r', long)]
     recurse: bool,
+    /// Quiet: no progress bar (as Info-ZIP's `-q`).
+    #[arg(short = 'q', long)]
+    quiet: bool,
     /// Read more paths from stdin, one per line (like Info-ZIP's `-@`).
     #[arg(short = '@', long = "names-stdin")]
     names_stdin: bool,
@@ -587,6 +590,16 @@ pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
         _ => None,
     };
     let local = object_url.is_none() && archive.as_os_str() != "-";
+    // Info-ZIP appends `.zip` to an archive name without an extension
+    // (`zip backup dir` writes backup.zip), unless a file of that very
+    // name exists.
+    let archive = if local && archive.extension().is_none() && !archive.exists() {
+        let mut s = archive.into_os_string();
+        s.push(".zip");
+        PathBuf::from(s)
+    } else {
+        archive
+    };
     // Before any input is read or output created: a non-ZIP file in the
     // archive's place is refused untouched.
     let mut update = if local {
@@ -613,7 +626,7 @@ pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
         .filter(|i| i.meta.is_file())
         .map(|i| i.meta.len())
         .sum();
-    let bar = super::progress(Some(total), false);
+    let bar = super::progress(Some(total), args.quiet);
     bar.set_message("zip");
     let popts = ParallelOptions::new(args.jobs);
     if let Some(url) = object_url {
