@@ -267,3 +267,29 @@ fn a_bare_archive_name_gets_zip_appended() {
         assert_eq!(names(&d.join("backup.zip")), ["a"]);
     }
 }
+
+#[test]
+fn s3_without_credentials_names_the_variables() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("f"), b"f").unwrap();
+    let mut cmd = perfkit();
+    for (k, _) in std::env::vars_os() {
+        if k.to_str().is_some_and(|k| k.starts_with("AWS_")) {
+            cmd.env_remove(k);
+        }
+    }
+    let out = interop::output_within(
+        cmd.current_dir(d)
+            .env("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+            .args(["zip", "s3://bucket/k.zip", "f"]),
+        60,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("AWS_ACCESS_KEY_ID") && err.contains("AWS_SECRET_ACCESS_KEY"),
+        "{err}"
+    );
+}
