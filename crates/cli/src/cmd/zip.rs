@@ -589,20 +589,6 @@ pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
         Some(s) if s.starts_with("s3:") => Some(ObjectUrl::parse(s)?),
         _ => None,
     };
-    if let Some(url) = &object_url {
-        // Without them the S3 client falls back to probing the instance
-        // metadata service and fails with a message about that probe.
-        let missing: Vec<&str> = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
-            .into_iter()
-            .filter(|v| std::env::var_os(v).is_none_or(|s| s.is_empty()))
-            .collect();
-        if !missing.is_empty() {
-            bail!(
-                "{url}: no credentials: set {} (with AWS_REGION, and AWS_ENDPOINT_URL for a server other than AWS)",
-                missing.join(" and ")
-            );
-        }
-    }
     let local = object_url.is_none() && archive.as_os_str() != "-";
     // Info-ZIP appends `.zip` to an archive name without an extension
     // (`zip backup dir` writes backup.zip), unless a file of that very
@@ -740,6 +726,20 @@ fn zip_to_object(
     let part_size = usize::try_from(args.part_size).unwrap_or(usize::MAX);
     let opts = UploadOptions::default().part_size(part_size);
     let mut sink = ObjectSink::s3_from_env(url, opts).map_err(|e| one_line(e.into()))?;
+    // Checked after the URL and part size (so their errors come first),
+    // before the first request.
+    // Without them the S3 client falls back to probing the instance
+    // metadata service and fails with a message about that probe.
+    let missing: Vec<&str> = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
+        .into_iter()
+        .filter(|v| std::env::var_os(v).is_none_or(|s| s.is_empty()))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "{url}: no credentials: set {} (with AWS_REGION, and AWS_ENDPOINT_URL for a server other than AWS)",
+            missing.join(" and ")
+        );
+    }
     // Part uploads run on the worker threads while this thread compresses.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
