@@ -157,12 +157,30 @@ pub fn expr_file(data: &[u8]) {
 }
 
 /// Reads an arbitrary reference event file; what reads must write back to
-/// a file that reads the same.
+/// a file that reads the same, and reading it a term at a time through
+/// [`reference::EventStream`] must accept exactly what the whole-text
+/// reader accepts, with the same events.
 pub fn event_file(data: &[u8]) {
+    let mut stream = reference::EventStream::new(std::io::BufReader::with_capacity(5, data));
+    let mut streamed = Vec::new();
+    let streamed = loop {
+        match stream.next_event() {
+            Ok(Some((_, e))) => streamed.push(e),
+            Ok(None) => break Ok(streamed),
+            Err(e) => break Err(e),
+        }
+    };
     let Ok(text) = std::str::from_utf8(data) else {
+        assert!(streamed.is_err(), "the stream accepted non-UTF-8 text");
         return;
     };
-    if let Ok(events) = reference::read_event_file(text) {
+    let whole = reference::read_event_file(text);
+    assert_eq!(
+        whole.as_ref().ok(),
+        streamed.as_ref().ok(),
+        "streamed and whole-text reads disagree"
+    );
+    if let Ok(events) = whole {
         let again = reference::read_event_file(&reference::write_event_file(&events))
             .expect("a written event file reads back");
         assert_eq!(again, events, "event file round trip");

@@ -150,6 +150,10 @@ pub enum Error {
         /// What is wrong.
         msg: String,
     },
+    /// Reading an input failed (the I/O error's text, so that the enum
+    /// stays `Clone` and `PartialEq`).
+    #[error("reading failed: {0}")]
+    Read(String),
 }
 
 /// Result with this crate's [`Error`].

@@ -478,30 +478,183 @@ pub fn read_event_file(text: &str) -> Result<Vec<Vec<bool>>> {
     let terms = read_terms(text, "event file")?;
     terms
         .into_iter()
-        .map(|(line, t)| {
-            let err = |msg: String| Error::Format {
-                what: "event file",
-                line,
-                col: 1,
-                msg,
-            };
-            let Term::List(items) = t else {
-                return Err(err("expected a list of 0/1 values".into()));
-            };
-            items
-                .iter()
-                .map(|v| match v {
-                    Term::Int(0) => Ok(false),
-                    Term::Int(1) => Ok(true),
-                    Term::Atom(a) if a == "false" => Ok(false),
-                    Term::Atom(a) if a == "true" => Ok(true),
-                    other => Err(err(format!(
-                        "expected 0, 1, true or false, found {other:?}"
-                    ))),
-                })
-                .collect()
+        .map(|(line, t)| event_values(line, &t))
+        .collect()
+}
+
+/// One event's values from its term (`line` is where the term starts).
+fn event_values(line: usize, t: &Term) -> Result<Vec<bool>> {
+    let err = |msg: String| Error::Format {
+        what: "event file",
+        line,
+        col: 1,
+        msg,
+    };
+    let Term::List(items) = t else {
+        return Err(err("expected a list of 0/1 values".into()));
+    };
+    items
+        .iter()
+        .map(|v| match v {
+            Term::Int(0) => Ok(false),
+            Term::Int(1) => Ok(true),
+            Term::Atom(a) if a == "false" => Ok(false),
+            Term::Atom(a) if a == "true" => Ok(true),
+            other => Err(err(format!(
+                "expected 0, 1, true or false, found {other:?}"
+            ))),
         })
         .collect()
+}
+
+/// Reads `.`-terminated terms one at a time from a reader, for inputs too
+/// large to hold: it keeps only the lines of the terms not yet returned.
+///
+/// Lines are gathered until one ends (outside quotes and comments) with the
+/// `.` that closes a term, then parsed with [`read_terms`]; so the memory
+/// held is the longest run of lines up to such a line (one event of a
+/// reference event file), and line numbers in errors are the file's own.
+pub struct TermStream<R> {
+    reader: R,
+    what: &'static str,
+    /// Lines read so far.
+    lines: usize,
+    /// Text of the terms not yet parsed, starting at line `buf_line`.
+    buf: Vec<u8>,
+    buf_line: usize,
+    ready: std::collections::VecDeque<(usize, Term)>,
+    /// Inside `"..."` or `'...'`: the quote, and whether a `\` precedes.
+    quote: Option<u8>,
+    escaped: bool,
+    /// The last byte outside quotes and comments that is not white space.
+    last: Option<u8>,
+    done: bool,
+}
+
+impl<R: std::io::BufRead> TermStream<R> {
+    /// Terms of `reader`; `what` names the input in errors (`"event file"`).
+    pub fn new(reader: R, what: &'static str) -> Self {
+        TermStream {
+            reader,
+            what,
+            lines: 0,
+            buf: Vec::new(),
+            buf_line: 1,
+            ready: std::collections::VecDeque::new(),
+            quote: None,
+            escaped: false,
+            last: None,
+            done: false,
+        }
+    }
+
+    /// The next term and its 1-based line, or `None` at the end.
+    pub fn next_term(&mut self) -> Result<Option<(usize, Term)>> {
+        loop {
+            if let Some(t) = self.ready.pop_front() {
+                return Ok(Some(t));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let start = self.buf.len();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| Error::Read(format!("{} line {}: {e}", self.what, self.lines + 1)))?;
+            if n == 0 {
+                self.done = true;
+                self.parse_buffered()?;
+                continue;
+            }
+            self.lines += 1;
+            self.scan(start);
+            if self.quote.is_none() && matches!(self.last, None | Some(b'.')) {
+                self.parse_buffered()?;
+            }
+        }
+    }
+
+    /// Follows quotes and comments over the line just read.
+    fn scan(&mut self, from: usize) {
+        let mut comment = false;
+        for &b in &self.buf[from..] {
+            if let Some(q) = self.quote {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == q {
+                    self.quote = None;
+                    self.last = Some(b);
+                }
+            } else if comment {
+            } else {
+                match b {
+                    b'%' => comment = true,
+                    b'"' | b'\'' => self.quote = Some(b),
+                    b' ' | b'\t' | b'\r' | b'\n' => {}
+                    _ => self.last = Some(b),
+                }
+            }
+        }
+    }
+
+    fn parse_buffered(&mut self) -> Result<()> {
+        let base = self.buf_line - 1;
+        let shift = |e: Error| match e {
+            Error::Format {
+                what,
+                line,
+                col,
+                msg,
+            } => Error::Format {
+                what,
+                line: line + base,
+                col,
+                msg,
+            },
+            e => e,
+        };
+        let text = std::str::from_utf8(&self.buf).map_err(|e| {
+            let line = self.buf[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            Error::Format {
+                what: self.what,
+                line: base + line + 1,
+                col: 1,
+                msg: "text is not UTF-8".into(),
+            }
+        })?;
+        for (line, t) in read_terms(text, self.what).map_err(shift)? {
+            self.ready.push_back((line + base, t));
+        }
+        self.buf.clear();
+        self.buf_line = self.lines + 1;
+        self.last = None;
+        Ok(())
+    }
+}
+
+/// Reads an event file one event at a time (see [`TermStream`] for what it
+/// holds in memory).
+pub struct EventStream<R>(TermStream<R>);
+
+impl<R: std::io::BufRead> EventStream<R> {
+    /// The events of `reader`.
+    pub fn new(reader: R) -> Self {
+        EventStream(TermStream::new(reader, "event file"))
+    }
+
+    /// The next event's values and its line, or `None` at the end.
+    pub fn next_event(&mut self) -> Result<Option<(usize, Vec<bool>)>> {
+        match self.0.next_term()? {
+            Some((line, t)) => Ok(Some((line, event_values(line, &t)?))),
+            None => Ok(None),
+        }
+    }
 }
 
 /// Writes one event as the reference tools do.
@@ -772,6 +925,58 @@ mod tests {
         assert!((0.45..0.55).contains(&share), "and share {share}");
         let per = nots as f64 / 200.0;
         assert!((13.0..19.0).contains(&per), "nots per expression {per}");
+    }
+
+    /// Every event of `text` read through [`EventStream`], its reader
+    /// buffer a few bytes so that lines arrive in pieces.
+    fn stream_events(text: impl AsRef<[u8]>) -> Result<Vec<(usize, Vec<bool>)>> {
+        let mut s = EventStream::new(std::io::BufReader::with_capacity(7, text.as_ref()));
+        let mut v = Vec::new();
+        while let Some(e) = s.next_event()? {
+            v.push(e);
+        }
+        Ok(v)
+    }
+
+    #[test]
+    fn event_stream_reads_the_generated_events_with_their_lines() {
+        let events = random_events(100, 50, 9);
+        let got = stream_events(write_event_file(&events)).unwrap();
+        // 100 values take 3 lines (38 per line) in the writer's layout.
+        let lines: Vec<usize> = got.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, (0..50).map(|k| 1 + 3 * k).collect::<Vec<_>>());
+        let values: Vec<Vec<bool>> = got.into_iter().map(|(_, v)| v).collect();
+        assert_eq!(values, events);
+    }
+
+    #[test]
+    fn event_stream_handles_terms_sharing_lines_comments_and_quotes() {
+        let text = "% header. with a dot.\n[0,1].[true,\n false]. % done.\n\n[1,\n% a comment line.\n 0].\n";
+        let got = stream_events(text).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (2, vec![false, true]),
+                (2, vec![true, false]),
+                (5, vec![true, false])
+            ]
+        );
+        // A `.` ending a line inside a quoted atom does not end the term:
+        // the whole term is read, then rejected as no event.
+        let err = stream_events("[0].\n['a.\nb'].\n").unwrap_err();
+        assert!(matches!(err, Error::Format { line: 2, .. }), "{err}");
+    }
+
+    #[test]
+    fn event_stream_errors_name_the_files_own_line() {
+        let text = "[0,1].\n[1,0].\n[1,\n 2].\n";
+        let err = stream_events(text).unwrap_err();
+        assert_eq!(err, read_event_file(text).unwrap_err());
+        assert!(matches!(err, Error::Format { line: 3, .. }), "{err}");
+        let err = stream_events("[0].\n[1\n").unwrap_err();
+        assert!(matches!(err, Error::Format { line: 3, .. }), "{err}");
+        let err = stream_events(b"[0].\n[\xff].\n").unwrap_err();
+        assert!(matches!(err, Error::Format { line: 2, .. }), "{err}");
     }
 
     proptest! {

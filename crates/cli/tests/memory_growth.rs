@@ -278,5 +278,48 @@ fn fix_check_stays_flat() {
     });
     assert_flat("fix check --json (stdin)", |u| {
         fix_check_cmd(&["--json"], &input(u), true)
+
+/// `betree search` reads events one batch at a time and writes each batch's
+/// lines before the next, in every mode, from a file and from stdin. The
+/// expression file is the same small one in both runs; the event files are
+/// 4,000 and 64,000 events (about 1 and 17 MB).
+#[test]
+fn betree_search_stays_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    let exprs = dir.path().join("exprs.txt");
+    let status = perfkit()
+        .args(["betree", "gen-exprs", "--params", "128", "--count", "200"])
+        .arg("-o")
+        .arg(&exprs)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = perfkit()
+        .args(["betree", "gen-events", "--params", "128", "--count", "4000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    for units in [1, SCALE] {
+        repeat_into(
+            &dir.path().join(format!("ev{units}.txt")),
+            &out.stdout,
+            units,
+        );
+    }
+    for mode in ["std", "all"] {
+        assert_flat(&format!("betree search --mode {mode} (file)"), |units| {
+            let mut c = perfkit();
+            c.args(["betree", "search", "--mode", mode, "--exprs"])
+                .arg(&exprs)
+                .arg("--events")
+                .arg(dir.path().join(format!("ev{units}.txt")));
+            (c, None)
+        });
+    }
+    assert_flat("betree search (stdin)", |units| {
+        let mut c = perfkit();
+        c.args(["betree", "search", "--events", "-", "--exprs"])
+            .arg(&exprs);
+        (c, Some(dir.path().join(format!("ev{units}.txt"))))
     });
 }

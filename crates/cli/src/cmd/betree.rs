@@ -2,7 +2,7 @@
 //! modes, compare outputs, and run the reference note's benchmark.
 
 use std::fs;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -71,7 +71,8 @@ struct GenEventsArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Mode {
-    /// `search`.
+    /// Each event's matches, as `search` returns them (computed with the
+    /// batch path, which gives the same ids faster).
     Std,
     /// `search_iter` + `search_all`.
     All,
@@ -246,8 +247,8 @@ fn write_output(path: &Path, data: &[u8]) -> Result<()> {
     }
 }
 
-/// Loads the expressions into an index (timing the build) and the events.
-fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
+/// Loads the expressions into an index, timing the build.
+fn load_index(input: &InputArgs) -> Result<(Index, Duration)> {
     let text = read_input(&input.exprs)?;
     let exprs_path = input.exprs.display().to_string();
     let mut terms = reference::read_terms(&text, "expression file")
@@ -291,64 +292,181 @@ fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
             .with_context(|| format!("{exprs_path} line {line} (expression {})", n + 1))?;
     }
     let build = t.elapsed();
-    let ev_text = read_input(&input.events)?;
-    let ev_path = input.events.display().to_string();
-    let events = match input.events_format {
-        EventsFormat::Ref => reference::read_event_file(&ev_text)
-            .with_context(|| format!("reading {ev_path}"))?
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                Event::from_bools(&schema, v).with_context(|| format!("{ev_path}: event {}", i + 1))
-            })
-            .collect::<Result<Vec<_>>>()?,
-        EventsFormat::Json => ev_text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| {
-                Event::from_json(&schema, l).with_context(|| format!("{ev_path} line {}", i + 1))
-            })
-            .collect::<Result<Vec<_>>>()?,
-    };
+    Ok((index, build))
+}
+
+/// Loads the expressions into an index (timing the build) and every event,
+/// for the benchmark, which replays them.
+fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
+    let (index, build) = load_index(input)?;
+    let mut events = Vec::new();
+    let mut stream = EventReader::open(input, index.schema())?;
+    while let Some(ev) = stream.next_event()? {
+        events.push(ev);
+    }
     Ok((index, events, build))
 }
 
-fn search(a: SearchArgs) -> Result<ExitCode> {
-    let (index, events, _) = load(&a.input)?;
-    let results: Vec<Vec<u64>> = match a.mode {
-        Mode::Batch => index.search_batch(&events)?,
-        mode => events
-            .iter()
-            .enumerate()
-            .map(|(i, ev)| {
-                let r = match mode {
-                    Mode::Std => index.search(ev),
-                    Mode::All => index.search_iter(ev).map(|it| index.search_all(it)),
-                    _ => index.search_iter(ev).map(|mut it| {
-                        loop {
-                            if let SearchStep::Done(ids) = index.search_next(&mut it, a.budget) {
-                                break ids;
-                            }
-                        }
-                    }),
-                };
-                r.with_context(|| format!("{}: event {}", a.input.events.display(), i + 1))
-            })
-            .collect::<Result<_>>()?,
-    };
-    let mut text = String::with_capacity(results.iter().map(|r| r.len() * 5 + 1).sum());
-    for ids in &results {
-        for (k, id) in ids.iter().enumerate() {
-            if k > 0 {
-                text.push(' ');
-            }
-            text.push_str(&id.to_string());
-        }
-        text.push('\n');
+/// Events read one at a time from the event file (or stdin), so a search
+/// holds one batch of them, never the file.
+struct EventReader<'a> {
+    schema: &'a Schema,
+    path: String,
+    source: EventSource,
+    /// Events read so far (their 1-based number in errors).
+    read: usize,
+}
+
+enum EventSource {
+    Ref(reference::EventStream<Box<dyn BufRead>>),
+    Json {
+        reader: Box<dyn BufRead>,
+        line: usize,
+        text: String,
+    },
+}
+
+impl<'a> EventReader<'a> {
+    fn open(input: &InputArgs, schema: &'a Schema) -> Result<Self> {
+        let path = input.events.display().to_string();
+        let reader: Box<dyn BufRead> = if input.events == Path::new("-") {
+            Box::new(io::stdin().lock())
+        } else {
+            let f = fs::File::open(&input.events).with_context(|| format!("reading {path}"))?;
+            Box::new(io::BufReader::with_capacity(1 << 16, f))
+        };
+        let source = match input.events_format {
+            EventsFormat::Ref => EventSource::Ref(reference::EventStream::new(reader)),
+            EventsFormat::Json => EventSource::Json {
+                reader,
+                line: 0,
+                text: String::new(),
+            },
+        };
+        Ok(EventReader {
+            schema,
+            path,
+            source,
+            read: 0,
+        })
     }
-    write_output(&a.output, text.as_bytes())?;
+
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        let path = &self.path;
+        let ev = match &mut self.source {
+            EventSource::Ref(stream) => {
+                let Some((_, values)) = stream
+                    .next_event()
+                    .with_context(|| format!("reading {path}"))?
+                else {
+                    return Ok(None);
+                };
+                Event::from_bools(self.schema, &values)
+                    .with_context(|| format!("{path}: event {}", self.read + 1))?
+            }
+            EventSource::Json { reader, line, text } => loop {
+                text.clear();
+                let n = reader
+                    .read_line(text)
+                    .with_context(|| format!("reading {path} line {}", *line + 1))?;
+                if n == 0 {
+                    return Ok(None);
+                }
+                *line += 1;
+                if !text.trim().is_empty() {
+                    break Event::from_json(self.schema, text.trim_end_matches(['\n', '\r']))
+                        .with_context(|| format!("{path} line {line}"))?;
+                }
+            },
+        };
+        self.read += 1;
+        Ok(Some(ev))
+    }
+}
+
+/// Events searched together: enough for the batch path's lanes to pay
+/// off, few enough that the batch and its results stay small.
+const SEARCH_BATCH: usize = 1024;
+
+fn search(a: SearchArgs) -> Result<ExitCode> {
+    let (index, _) = load_index(&a.input)?;
+    let mut events = EventReader::open(&a.input, index.schema())?;
+    let mut run = |out: &mut dyn Write| search_stream(&index, &mut events, &a, out);
+    if a.output == Path::new("-") {
+        let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+        run(&mut out)?;
+        out.flush()?;
+    } else {
+        report::write_atomically(&a.output, |f| {
+            let mut out = BufWriter::with_capacity(1 << 16, f);
+            run(&mut out)?;
+            Ok(out.flush()?)
+        })
+        .with_context(|| format!("writing {}", a.output.display()))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Searches the events in batches of [`SEARCH_BATCH`], writing each
+/// batch's lines before reading the next. `std` and `batch` both go
+/// through `search_batch`, which returns what `search` does per event
+/// (the benchmark checks it) several times faster.
+fn search_stream(
+    index: &Index,
+    events: &mut EventReader,
+    a: &SearchArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut batch = Vec::with_capacity(SEARCH_BATCH);
+    let mut first = 1usize;
+    let mut num = itoa::Buffer::new();
+    loop {
+        batch.clear();
+        while batch.len() < SEARCH_BATCH {
+            match events.next_event()? {
+                Some(ev) => batch.push(ev),
+                None => break,
+            }
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let at = |i: usize| format!("{}: event {}", a.input.events.display(), first + i);
+        let results: Vec<Vec<u64>> = match a.mode {
+            Mode::Std | Mode::Batch => index
+                .search_batch(&batch)
+                .with_context(|| format!("{}: events {first}..", a.input.events.display()))?,
+            mode => batch
+                .iter()
+                .enumerate()
+                .map(|(i, ev)| {
+                    let r = if mode == Mode::All {
+                        index.search_iter(ev).map(|it| index.search_all(it))
+                    } else {
+                        index.search_iter(ev).map(|mut it| {
+                            loop {
+                                if let SearchStep::Done(ids) = index.search_next(&mut it, a.budget)
+                                {
+                                    break ids;
+                                }
+                            }
+                        })
+                    };
+                    r.with_context(|| at(i))
+                })
+                .collect::<Result<_>>()?,
+        };
+        for ids in &results {
+            for (k, id) in ids.iter().enumerate() {
+                if k > 0 {
+                    out.write_all(b" ")?;
+                }
+                out.write_all(num.format(*id).as_bytes())?;
+            }
+            out.write_all(b"\n")?;
+        }
+        first += batch.len();
+    }
 }
 
 fn diff(a: DiffArgs) -> Result<ExitCode> {
