@@ -397,12 +397,24 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
         run(&mut out)?;
         out.flush()?;
     } else {
-        report::write_atomically(&a.output, |f| {
+        // An input or search error is reported as it is, not as a failure
+        // to write the output (the partial output is removed either way).
+        let mut input_err = None;
+        let written = report::write_atomically(&a.output, |f| {
             let mut out = BufWriter::with_capacity(1 << 16, f);
-            run(&mut out)?;
+            if let Err(e) = run(&mut out) {
+                if e.downcast_ref::<io::Error>().is_none() {
+                    input_err = Some(e);
+                    bail!("search failed");
+                }
+                return Err(e);
+            }
             Ok(out.flush()?)
-        })
-        .with_context(|| format!("writing {}", a.output.display()))?;
+        });
+        if let Some(e) = input_err {
+            return Err(e);
+        }
+        written.with_context(|| format!("writing {}", a.output.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -433,9 +445,17 @@ fn search_stream(
         }
         let at = |i: usize| format!("{}: event {}", a.input.events.display(), first + i);
         let results: Vec<Vec<u64>> = match a.mode {
-            Mode::Std | Mode::Batch => index
-                .search_batch(&batch)
-                .with_context(|| format!("{}: events {first}..", a.input.events.display()))?,
+            Mode::Std | Mode::Batch => match index.search_batch(&batch) {
+                Ok(r) => r,
+                // Name the event at fault: the batch path checks them all
+                // before it starts, the plain one each on its own.
+                Err(e) => {
+                    for (i, ev) in batch.iter().enumerate() {
+                        index.search(ev).with_context(|| at(i))?;
+                    }
+                    return Err(e).with_context(|| at(0));
+                }
+            },
             mode => batch
                 .iter()
                 .enumerate()
