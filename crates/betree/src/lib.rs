@@ -85,6 +85,7 @@ mod parse;
 mod program;
 pub mod reference;
 mod selection;
+pub mod workload;
 
 pub use coop::{SearchIter, SearchStep};
 pub use domain::{AttrId, AttrType, Bounds, Domain, Schema};

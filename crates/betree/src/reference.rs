@@ -424,18 +424,25 @@ pub fn write_expr_file(domains: &[Domain], exprs: &[String]) -> String {
     }
     s.push_str("].\n");
     for e in exprs {
-        s.push_str("<<\"");
-        for c in e.chars() {
-            match c {
-                '"' => s.push_str("\\\""),
-                '\\' => s.push_str("\\\\"),
-                '\n' => s.push_str("\\n"),
-                c => s.push(c),
-            }
-        }
-        s.push_str("\">>.\n");
+        push_expr_term(&mut s, e);
     }
     s
+}
+
+/// Appends one expression as an expression file's line, `<<"...">>.`,
+/// escaped so [`read_terms`] reads the same text back; streaming writers
+/// write the domain list with [`write_expr_file`] and then these lines.
+pub fn push_expr_term(s: &mut String, e: &str) {
+    s.push_str("<<\"");
+    for c in e.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            '\n' => s.push_str("\\n"),
+            c => s.push(c),
+        }
+    }
+    s.push_str("\">>.\n");
 }
 
 /// An atom as Erlang writes it: bare when it is a lowercase word, quoted

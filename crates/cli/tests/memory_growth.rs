@@ -322,4 +322,19 @@ fn betree_search_stays_flat() {
             .arg(&exprs);
         (c, Some(dir.path().join(format!("ev{units}.txt"))))
     });
+
+#[test]
+fn betree_adtech_generators_stay_flat() {
+    assert_flat("betree gen-exprs --profile adtech", |units| {
+        let mut c = perfkit();
+        c.args(["betree", "gen-exprs", "--profile", "adtech", "--count"])
+            .arg((10_000 * units).to_string());
+        (c, None)
+    });
+    assert_flat("betree gen-events --profile adtech", |units| {
+        let mut c = perfkit();
+        c.args(["betree", "gen-events", "--profile", "adtech", "--count"])
+            .arg((2_000 * units).to_string());
+        (c, None)
+    });
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use betree::measure::{self, BenchReport, Options, Replayed, SliceCpu};
 use betree::reference::{self, Term};
+use betree::workload::Adtech;
 use betree::{Event, Index, Schema, SearchStep};
 use perfkit::report::{self, Report, ReportArgs, Row, Value};
 use perfkit::units::parse_duration;
@@ -39,6 +40,9 @@ enum BetreeCommand {
 
 #[derive(Debug, clap::Args)]
 struct GenExprsArgs {
+    /// Workload: `boolean` (the reference benchmark's) or `adtech`.
+    #[arg(long, value_enum, default_value = "boolean")]
+    profile: Profile,
     /// Number of parameters (at least 1).
     #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     params: usize,
@@ -55,6 +59,9 @@ struct GenExprsArgs {
 
 #[derive(Debug, clap::Args)]
 struct GenEventsArgs {
+    /// Workload: `boolean` (the reference benchmark's) or `adtech`.
+    #[arg(long, value_enum, default_value = "boolean")]
+    profile: Profile,
     /// Number of parameters (at least 1).
     #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     params: usize,
@@ -67,6 +74,18 @@ struct GenEventsArgs {
     /// Output file (`-` for stdout).
     #[arg(short = 'o', long, default_value = "-")]
     output: PathBuf,
+}
+
+/// Which workload `gen-exprs`/`gen-events` write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Profile {
+    /// Random `and`/`or`/`not` trees over `--params` booleans, 0/1 events
+    /// (the reference benchmark's files).
+    Boolean,
+    /// Ad targeting: 200 attributes of mixed types, 3-10 predicates per
+    /// expression, Zipf popularity; JSON events (`--events-format json`);
+    /// `--params` is ignored.
+    Adtech,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -201,6 +220,16 @@ impl Default for ReplayArgs {
 /// Runs `perfkit betree`.
 pub fn run(args: BetreeArgs) -> Result<ExitCode> {
     match args.command {
+        BetreeCommand::GenExprs(a) if a.profile == Profile::Adtech => {
+            let w = Adtech::new();
+            stream_output(&a.output, |out| w.write_exprs(out, a.count, a.seed))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        BetreeCommand::GenEvents(a) if a.profile == Profile::Adtech => {
+            let w = Adtech::new();
+            stream_output(&a.output, |out| w.write_events(out, a.count, a.seed))?;
+            Ok(ExitCode::SUCCESS)
+        }
         BetreeCommand::GenExprs(a) => {
             let exprs = reference::random_expressions(a.params, a.count, a.seed);
             let text = reference::write_expr_file(&reference::params_domains(a.params), &exprs);
@@ -244,6 +273,28 @@ fn write_output(path: &Path, data: &[u8]) -> Result<()> {
     } else {
         report::write_atomically(path, |f| Ok(f.write_all(data)?))
             .with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+/// Streams generated output to `path` (`-`: stdout) through a buffer; a
+/// file is written to a temporary sibling and renamed when complete.
+fn stream_output(
+    path: &Path,
+    gen_into: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+        gen_into(&mut out)?;
+        out.flush()?;
+        Ok(())
+    } else {
+        report::write_atomically(path, |f| {
+            let mut out = BufWriter::with_capacity(1 << 16, f);
+            gen_into(&mut out)?;
+            out.flush()?;
+            Ok(())
+        })
+        .with_context(|| format!("writing {}", path.display()))
     }
 }
 
