@@ -278,6 +278,8 @@ fn fix_check_stays_flat() {
     });
     assert_flat("fix check --json (stdin)", |u| {
         fix_check_cmd(&["--json"], &input(u), true)
+    });
+}
 
 /// `betree search` reads events one batch at a time and writes each batch's
 /// lines before the next, in every mode, from a file and from stdin. The
@@ -322,6 +324,7 @@ fn betree_search_stays_flat() {
             .arg(&exprs);
         (c, Some(dir.path().join(format!("ev{units}.txt"))))
     });
+}
 
 #[test]
 fn betree_adtech_generators_stay_flat() {
