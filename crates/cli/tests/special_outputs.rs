@@ -305,3 +305,78 @@ fn rm_keeps_the_input_when_the_output_is_a_fifo() {
         data
     );
 }
+
+/// A FIFO's length is not its content's length: pledging it as the frame's
+/// source size made `compress -c <(echo hello)` fail ("Src size is
+/// incorrect"). The output must decode to what went into the FIFO.
+#[test]
+fn compress_reads_a_fifo_input_without_pledging_its_size() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("in.fifo");
+    mkfifo(&fifo);
+    let data = b"hello through a pipe\n".repeat(3000);
+    let (path, payload) = (fifo.clone(), data.clone());
+    let writer = std::thread::spawn(move || std::fs::write(path, payload).unwrap());
+    let out = perfkit()
+        .args(["compress", "-c"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(zstdkit::decompress(&out.stdout).unwrap(), data);
+}
+
+/// A device node as input: zstd refuses it when the output name would be
+/// derived from it ("is not a regular file -- ignored"), and `--rm` never
+/// removes it (as root, `compress --rm /dev/null` deleted /dev/null). A
+/// private copy of /dev/null's node stands in for the real one.
+#[test]
+fn compress_refuses_a_device_input_and_rm_never_removes_it() {
+    let d = tempfile::tempdir().unwrap();
+    let dev = d.path().join("null");
+    let made = Command::new("mknod")
+        .arg(&dev)
+        .args(["c", "1", "3"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        // mknod needs root (CAP_MKNOD); `cargo xtask ci` runs as root.
+        assert!(
+            std::env::var_os("PERFKIT_INTEROP").is_none(),
+            "mknod failed under PERFKIT_INTEROP=1"
+        );
+        eprintln!("skipped: cannot mknod a device here");
+        return;
+    }
+    let is_dev = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .map(|m| m.file_type().is_char_device())
+            .unwrap_or(false)
+    };
+    let out = perfkit()
+        .args(["compress", "--rm"])
+        .arg(&dev)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is not a regular file"), "{err}");
+    assert!(is_dev(&dev), "--rm removed the device node");
+    assert!(!d.path().join("null.zst").exists());
+    // With -o the device is read like a pipe, and still kept.
+    let zst = d.path().join("out.zst");
+    ok(perfkit()
+        .args(["compress", "--rm", "-o"])
+        .arg(&zst)
+        .arg(&dev));
+    assert!(is_dev(&dev), "--rm removed the device node");
+    assert_eq!(
+        zstdkit::decompress(&std::fs::read(&zst).unwrap()).unwrap(),
+        b""
+    );
+}

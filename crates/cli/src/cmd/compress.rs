@@ -6,6 +6,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Read, Write};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -278,17 +279,37 @@ impl Job<'_> {
 
     fn one(&self, input: &Path) -> Result<()> {
         let from_stdin = input == Path::new("-");
-        let (mut reader, size, perms): (Box<dyn Read>, Option<u64>, Option<std::fs::Permissions>) =
-            if from_stdin {
-                (Box::new(io::stdin().lock()), None, None)
-            } else {
-                let f = File::open(input).context("opening input")?;
-                let meta = f.metadata().context("reading input metadata")?;
-                if meta.is_dir() {
-                    bail!("is a directory");
-                }
-                (Box::new(f), Some(meta.len()), Some(meta.permissions()))
-            };
+        // A device or directory gives no name to derive an output from (zstd:
+        // "is not a regular file -- ignored"), but with -c or -o it is read
+        // like a pipe; FIFOs are accepted either way, as zstd does.
+        let derives_name = !from_stdin && self.args.output.is_none() && !self.args.stdout;
+        if derives_name && self.mode != Mode::Test {
+            let meta = std::fs::metadata(input).context("opening input")?;
+            let ft = meta.file_type();
+            if !(ft.is_file() || ft.is_fifo()) {
+                bail!("is not a regular file -- ignored");
+            }
+        }
+        let (mut reader, size, perms, regular): (
+            Box<dyn Read>,
+            Option<u64>,
+            Option<std::fs::Permissions>,
+            bool,
+        ) = if from_stdin {
+            (Box::new(io::stdin().lock()), None, None, false)
+        } else {
+            let f = File::open(input).context("opening input")?;
+            let meta = f.metadata().context("reading input metadata")?;
+            if meta.is_dir() {
+                bail!("is a directory");
+            }
+            // Only a regular file's length is its content's length: a FIFO
+            // or device reports 0 (or anything), and pledging that size
+            // makes zstd fail with "Src size is incorrect".
+            let regular = meta.is_file();
+            let size = regular.then(|| meta.len());
+            (Box::new(f), size, Some(meta.permissions()), regular)
+        };
         let sink = self.sink_for(input)?;
         let start = Instant::now();
         let bar = super::progress(size.filter(|&n| n > 16 << 20), false);
@@ -351,7 +372,15 @@ impl Job<'_> {
             );
         }
         if self.args.rm && !from_stdin {
-            if wrote_file {
+            if !regular {
+                // Deleting a device node or FIFO would break whatever else
+                // uses it (as root, `--rm /dev/null` removed /dev/null).
+                let _ = writeln!(
+                    io::stderr(),
+                    "perfkit: {}: kept: --rm refuses to remove a non-regular file",
+                    display(input)
+                );
+            } else if wrote_file {
                 std::fs::remove_file(input).context("removing input after success")?;
             } else if matches!(sink, Sink::File(_)) {
                 // A device or FIFO (`-o /dev/null`) keeps nothing: the
