@@ -226,3 +226,27 @@ fn impossible_combinations_are_usage_errors() {
     }
     assert_eq!(listing(d), ["a", "b"], "nothing written");
 }
+
+/// Levels zstd cannot use were accepted silently (23, -1000000) and
+/// compressed at some other level; now they are usage errors (exit 2) naming
+/// the value. Level 0 is zstd's "default level", as in zstd's own `-0`.
+#[test]
+fn out_of_range_levels_are_usage_errors() {
+    for level in ["23", "-1000000", "2147483647"] {
+        let out = interop::perfkit()
+            .args(["compress", "-c", "--level", level])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--level {level}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(level), "--level {level}: {err}");
+    }
+    let out = interop::perfkit()
+        .args(["compress", "-c", "--level", "0"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(zstdkit::decompress(&out.stdout).unwrap(), b"");
+}

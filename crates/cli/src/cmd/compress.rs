@@ -22,6 +22,9 @@ use super::compress_bench::CompressBenchArgs;
 /// `ZSTD_CStreamInSize`, one block).
 const CHUNK: usize = 128 << 10;
 
+/// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
+const MIN_LEVEL: i32 = -(1 << 17);
+
 /// Arguments of `perfkit compress` and `perfkit decompress`.
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -55,9 +58,12 @@ pub struct CompressArgs {
     /// A named recipe: fast, balanced (default), binary, text, structured_data, maximum.
     #[arg(long, value_parser = parse_recipe)]
     recipe: Option<Recipe>,
-    /// Compression level (1..=22, negative for zstd's fast levels); with
-    /// --recipe, overrides the recipe's level and keeps its strategy.
-    #[arg(short = 'l', long, allow_negative_numbers = true)]
+    /// Compression level (1..=22, negative for zstd's fast levels down to
+    /// -131072, 0 for zstd's default 3); with --recipe, overrides the
+    /// recipe's level and keeps its strategy. Out of range is a usage error
+    /// (zstd's CLI clamps with a warning instead).
+    #[arg(short = 'l', long, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
     level: Option<i32>,
     /// Compression threads (0: one per core). 1, the default, compresses in
     /// the calling thread.
