@@ -57,7 +57,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
+    let matches =
+        Cli::command().get_matches_from(cmd::compress::zstd_level_flags(std::env::args_os()));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Err(err) = cmd::open_report_files(&matches) {
         return cmd::fail(&err);

@@ -250,3 +250,49 @@ fn out_of_range_levels_are_usage_errors() {
     assert!(out.status.success());
     assert_eq!(zstdkit::decompress(&out.stdout).unwrap(), b"");
 }
+
+/// zstd's level habits parse: `-19` was refused by clap ("use '-- -19'"),
+/// `--fast=N` and `--ultra` were unknown. Each output decodes, and the
+/// levels really differ: -19 packs compressible text smaller than --fast=5.
+#[test]
+fn zstd_level_flags_parse() {
+    let text: Vec<u8> = (0..20000u32)
+        .flat_map(|i| format!("line {} of {}\n", i % 977, i % 13).into_bytes())
+        .collect();
+    let run = |args: &[&str]| {
+        use std::io::Write;
+        let mut child = interop::perfkit()
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(&text).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(zstdkit::decompress(&out.stdout).unwrap(), text, "{args:?}");
+        (
+            out.stdout.len(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (high, _) = run(&["compress", "-19", "-c"]);
+    let (fast, _) = run(&["compress", "--fast=5", "-c"]);
+    assert!(high < fast, "-19 gave {high} bytes, --fast=5 {fast}");
+    let (_, warned) = run(&["compress", "-22", "-c"]);
+    assert!(warned.contains("reduced to 19"), "{warned}");
+    let (_, quiet) = run(&["compress", "--ultra", "-22", "-c"]);
+    assert!(!quiet.contains("reduced"), "{quiet}");
+    run(&["compress", "--fast", "-c"]);
+    let bad = interop::perfkit()
+        .args(["compress", "--fast=0", "-c"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

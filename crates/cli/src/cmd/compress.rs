@@ -4,6 +4,7 @@
 //! failure (corrupt input, full disk, broken pipe) never leaves a file that
 //! looks complete.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufReader, IsTerminal, Read, Write};
 use std::os::unix::fs::FileTypeExt;
@@ -61,7 +62,8 @@ pub struct CompressArgs {
     /// Compression level (1..=22, negative for zstd's fast levels down to
     /// -131072, 0 for zstd's default 3); with --recipe, overrides the
     /// recipe's level and keeps its strategy. Out of range is a usage error
-    /// (zstd's CLI clamps with a warning instead).
+    /// (zstd's CLI clamps with a warning instead). zstd's `-1`..`-19`,
+    /// `--ultra -20`..`-22` and `--fast[=N]` are accepted too.
     #[arg(short = 'l', long, allow_negative_numbers = true,
           value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
     level: Option<i32>,
@@ -132,6 +134,66 @@ enum Mode {
     Compress,
     Decompress,
     Test,
+}
+
+/// Rewrites zstd's level habits in a `compress`/`decompress` command line
+/// into `--level=N` before clap sees them, since clap cannot parse `-#`
+/// flags: `-1`..`-19` (and `-20`..`-22` after `--ultra`, else reduced to 19
+/// with zstd's warning), `--fast` (level -1) and `--fast=N` (level -N).
+/// `--ultra` itself is consumed. Anything after `--` is left alone.
+pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let is_compress = matches!(
+        args.get(1).and_then(|a| a.to_str()),
+        Some("compress" | "decompress")
+    );
+    if !is_compress {
+        return args;
+    }
+    let ultra = args.iter().any(|a| a == "--ultra");
+    let mut out = Vec::with_capacity(args.len());
+    let mut rest = false;
+    for a in args {
+        if rest {
+            out.push(a);
+            continue;
+        }
+        let Some(s) = a.to_str() else {
+            out.push(a);
+            continue;
+        };
+        if s == "--" {
+            rest = true;
+            out.push(a);
+        } else if s == "--ultra" {
+        } else if s == "--fast" {
+            out.push("--level=-1".into());
+        } else if let Some(n) = s
+            .strip_prefix("--fast=")
+            .filter(|n| n.parse::<u32>().is_ok_and(|n| n > 0))
+        {
+            // --fast=0 (rejected by zstd too) stays as is, so clap refuses it.
+            out.push(format!("--level=-{n}").into());
+        } else if let Some(n) = s
+            .strip_prefix('-')
+            .filter(|n| !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            let level: i32 = n.parse().unwrap_or(0);
+            let level = if level > 19 && !ultra {
+                let _ = writeln!(
+                    io::stderr(),
+                    "Warning : compression level higher than max, reduced to 19"
+                );
+                19
+            } else {
+                level
+            };
+            out.push(format!("--level={level}").into());
+        } else {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// Runs the command over every input; a failed input is reported and the
@@ -313,7 +375,7 @@ impl Job<'_> {
             // or device reports 0 (or anything), and pledging that size
             // makes zstd fail with "Src size is incorrect".
             let regular = meta.is_file();
-            let size = regular.then(|| meta.len());
+            let size = regular.then_some(meta.len());
             (Box::new(f), size, Some(meta.permissions()), regular)
         };
         let sink = self.sink_for(input)?;
