@@ -380,3 +380,43 @@ fn compress_refuses_a_device_input_and_rm_never_removes_it() {
         b""
     );
 }
+
+/// zstd's `-q`: the note that --rm kept a non-regular input is not printed
+/// (before, `-q` was an unknown flag, exit 2), and the FIFO is still kept.
+#[test]
+fn quiet_silences_the_rm_note_and_keeps_the_fifo() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("in.fifo");
+    mkfifo(&fifo);
+    let data = b"quiet please\n".repeat(1000);
+    let (path, payload) = (fifo.clone(), data.clone());
+    let writer = std::thread::spawn(move || std::fs::write(path, payload).unwrap());
+    let zst = d.path().join("out.zst");
+    let out = perfkit()
+        .args(["compress", "-q", "--rm", "-o"])
+        .arg(&zst)
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert_eq!(
+        zstdkit::decompress(&std::fs::read(&zst).unwrap()).unwrap(),
+        data
+    );
+}

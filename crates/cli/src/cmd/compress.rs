@@ -89,6 +89,10 @@ pub struct CompressArgs {
     /// Largest dictionary --train may write (bytes, or 64K / 1M; at most 4G - 1).
     #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE, value_parser = parse_maxdict)]
     maxdict: usize,
+    /// Quiet: no notes on stderr (such as inputs --rm kept); errors still
+    /// print.
+    #[arg(short = 'q', long)]
+    quiet: bool,
     /// Print sizes, ratio and speed to stderr.
     #[arg(long)]
     stats: bool,
@@ -439,7 +443,11 @@ impl Job<'_> {
                 plain as f64 / 1e6 / secs.max(1e-9),
             );
         }
-        if self.args.rm && !from_stdin {
+        if self.args.rm && !from_stdin && self.args.quiet {
+            if regular && wrote_file {
+                std::fs::remove_file(input).context("removing input after success")?;
+            }
+        } else if self.args.rm && !from_stdin {
             if !regular {
                 // Deleting a device node or FIFO would break whatever else
                 // uses it (as root, `--rm /dev/null` removed /dev/null).
