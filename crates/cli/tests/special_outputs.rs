@@ -390,6 +390,8 @@ fn quiet_silences_the_rm_note_and_keeps_the_fifo() {
     mkfifo(&fifo);
     let data = b"quiet please\n".repeat(1000);
     let (path, payload) = (fifo.clone(), data.clone());
+    // Joined only once perfkit has succeeded (and so has read the FIFO to
+    // its end): joining first would hang the test if perfkit never opened it.
     let writer = std::thread::spawn(move || std::fs::write(path, payload).unwrap());
     let zst = d.path().join("out.zst");
     let out = perfkit()
@@ -418,4 +420,5 @@ fn quiet_silences_the_rm_note_and_keeps_the_fifo() {
         zstdkit::decompress(&std::fs::read(&zst).unwrap()).unwrap(),
         data
     );
+    writer.join().unwrap();
 }
