@@ -140,6 +140,23 @@ enum Mode {
     Test,
 }
 
+/// The options of `compress`/`decompress` written with their value as the
+/// next argument; [`zstd_level_flags`] leaves that argument alone.
+const TAKES_VALUE: &[&str] = &[
+    "-l",
+    "--level",
+    "-o",
+    "--output",
+    "-D",
+    "--dict",
+    "-T",
+    "--threads",
+    "-M",
+    "--memory",
+    "--maxdict",
+    "--recipe",
+];
+
 /// Rewrites zstd's level habits in a `compress`/`decompress` command line
 /// into `--level=N` before clap sees them, since clap cannot parse `-#`
 /// flags: `-1`..`-19` (and `-20`..`-22` after `--ultra`, else reduced to 19
@@ -157,8 +174,11 @@ pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
     let ultra = args.iter().any(|a| a == "--ultra");
     let mut out = Vec::with_capacity(args.len());
     let mut rest = false;
+    // The token after an option that takes a value is that value, never a
+    // level flag: `-l -5` is level -5, as clap reads it.
+    let mut value_next = false;
     for a in args {
-        if rest {
+        if rest || std::mem::take(&mut value_next) {
             out.push(a);
             continue;
         }
@@ -166,6 +186,7 @@ pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
             out.push(a);
             continue;
         };
+        value_next = TAKES_VALUE.contains(&s);
         if s == "--" {
             rest = true;
             out.push(a);
