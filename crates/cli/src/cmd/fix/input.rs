@@ -118,8 +118,47 @@ struct Stream {
     line: usize,
     /// Framer position where that line starts.
     line_start: u64,
-    /// A garbage stretch not yet reported: where it starts, its length.
-    garbage: Option<(Origin, u64)>,
+    /// A garbage stretch not yet reported.
+    garbage: Option<Stretch>,
+}
+
+/// Bytes between messages that are not a message.
+struct Stretch {
+    /// Where its first visible byte is.
+    origin: Origin,
+    /// Its length from there.
+    len: u64,
+    /// How many of its last bytes are white space (the line break before
+    /// the next message is no part of what is reported).
+    blank_tail: u64,
+    /// Whether it may be a log line's prefix (a timestamp, a direction): it
+    /// starts a line and holds no line break and no SOH. A prefix that the
+    /// next message follows on the same line is part of the log's format,
+    /// not a problem; anything else is reported.
+    prefix: bool,
+}
+
+impl Stretch {
+    fn report(self, sink: &mut impl Sink) -> Result<()> {
+        sink.problem(self.origin, &garbage(self.len - self.blank_tail))
+    }
+}
+
+/// How many of `bytes`' last bytes are white space (0 when they are no
+/// longer buffered).
+fn blank_tail(bytes: Option<&[u8]>) -> u64 {
+    bytes.map_or(0, |b| {
+        b.iter()
+            .rev()
+            .take_while(|c| c.is_ascii_whitespace())
+            .count() as u64
+    })
+}
+
+/// Whether `bytes` (`None`: no longer buffered) can be part of a log line's
+/// prefix: no line break, no SOH.
+fn prefix_bytes(bytes: Option<&[u8]>) -> bool {
+    bytes.is_some_and(|b| memchr::memchr2(b'\n', 1, b).is_none())
 }
 
 impl Stream {
@@ -163,10 +202,10 @@ impl Stream {
 
     /// Reports the pending garbage stretch, if any.
     fn flush_garbage(&mut self, sink: &mut impl Sink) -> Result<()> {
-        if let Some((origin, n)) = self.garbage.take() {
-            sink.problem(origin, &garbage(n))?;
+        match self.garbage.take() {
+            Some(g) => g.report(sink),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Hands every complete frame (and every problem) buffered in `framer`
@@ -183,8 +222,10 @@ impl Stream {
                 .count() as u64;
             match framer.next_frame() {
                 Some(Ok(frame)) => {
-                    if let Some((o, n)) = self.garbage.take() {
-                        sink.problem(o, &garbage(n))?;
+                    if let Some(g) = self.garbage.take()
+                        && !g.prefix
+                    {
+                        g.report(sink)?;
                     }
                     // Line breaks are only counted for the messages that
                     // need an origin (and in bulk before each read).
@@ -195,11 +236,32 @@ impl Stream {
                 }
                 Some(Err(Error::Garbage { skipped, .. })) => {
                     let skipped = skipped as u64;
+                    let span = |from: u64| {
+                        framer
+                            .bytes_from(from)
+                            .and_then(|b| b.get(..usize::try_from(at + skipped - from).ok()?))
+                    };
                     match &mut self.garbage {
-                        Some((_, n)) => *n += skipped,
+                        Some(g) => {
+                            let tail = blank_tail(span(at));
+                            g.blank_tail = if tail == skipped {
+                                g.blank_tail + tail
+                            } else {
+                                tail
+                            };
+                            g.len += skipped;
+                            g.prefix = g.prefix && prefix_bytes(span(at));
+                        }
                         None if lead < skipped => {
-                            let visible = self.origin(framer, at + lead);
-                            self.garbage = Some((visible, skipped - lead));
+                            let origin = self.origin(framer, at + lead);
+                            let prefix =
+                                matches!(origin, Origin::Line(_)) && prefix_bytes(span(at + lead));
+                            self.garbage = Some(Stretch {
+                                origin,
+                                len: skipped - lead,
+                                blank_tail: blank_tail(span(at + lead)),
+                                prefix,
+                            });
                         }
                         None => {}
                     }
