@@ -483,6 +483,7 @@ fn search_stream(
     let mut batch = Vec::with_capacity(SEARCH_BATCH);
     let mut first = 1usize;
     let mut num = itoa::Buffer::new();
+    let mut line = Vec::new();
     loop {
         batch.clear();
         while batch.len() < SEARCH_BATCH {
@@ -527,14 +528,19 @@ fn search_stream(
                 })
                 .collect::<Result<_>>()?,
         };
+        // Each line is formatted here and handed over whole: two calls
+        // through `dyn Write` per id cost more than the search itself on
+        // dense workloads (thousands of ids per event).
         for ids in &results {
+            line.clear();
             for (k, id) in ids.iter().enumerate() {
                 if k > 0 {
-                    out.write_all(b" ")?;
+                    line.push(b' ');
                 }
-                out.write_all(num.format(*id).as_bytes())?;
+                line.extend_from_slice(num.format(*id).as_bytes());
             }
-            out.write_all(b"\n")?;
+            line.push(b'\n');
+            out.write_all(&line)?;
         }
         first += batch.len();
     }
