@@ -26,8 +26,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             ));
         }
     };
-    Ok(Duration::from_nanos((value * ns_per_unit).round() as u64))
+    let ns = value * ns_per_unit;
+    // Durations are added to instants and multiplied by counts; a year
+    // bounds every product well inside what Instant and Duration hold.
+    if ns > MAX_DURATION.as_nanos() as f64 {
+        return Err(format!(
+            "'{s}' is longer than the longest duration taken (365 days)"
+        ));
+    }
+    Ok(Duration::from_nanos(ns.round() as u64))
 }
+
+/// The longest duration [`parse_duration`] takes: 365 days.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Parses a byte size: a number with an optional `K`, `M`, `G` (powers of
 /// 1024, with or without `iB`/`B`). For clap's `value_parser`.
@@ -73,6 +84,15 @@ mod tests {
             "unknown duration unit 'days' in '5 days' (use ns, us, ms, s, m)"
         );
         assert!(parse_duration("fast").is_err());
+        assert_eq!(
+            parse_duration("18446744073709551615s").unwrap_err(),
+            "'18446744073709551615s' is longer than the longest duration taken (365 days)"
+        );
+        assert_eq!(
+            parse_duration("365d").unwrap_err(),
+            "unknown duration unit 'd' in '365d' (use ns, us, ms, s, m)"
+        );
+        assert_eq!(parse_duration("525600m").unwrap(), MAX_DURATION);
     }
 
     #[test]

@@ -259,11 +259,149 @@ fn zero_parameters_is_a_usage_error() {
         assert_eq!(out.status.code(), Some(2), "{cmd}");
         let err = String::from_utf8(out.stderr).unwrap();
         assert!(
-            err.contains("invalid value '0' for '--params <PARAMS>': 0 is not in 1.."),
+            err.contains("invalid value '0' for '--params <PARAMS>': 0 is not in 1..=65536"),
             "{cmd}: {err}"
         );
         assert!(out.stdout.is_empty());
     }
+}
+
+/// Issue 13.6: sizes go to a bounded parser or a stream, never straight
+/// into an allocation: `--params 4294967295` aborted and `--count
+/// 18446744073709551615` panicked on capacity overflow.
+#[test]
+fn huge_sizes_are_refused_or_streamed_never_allocated() {
+    for cmd in ["gen-exprs", "gen-events"] {
+        for params in ["4294967295", "18446744073709551615", "65537"] {
+            let out = perfkit()
+                .args(["betree", cmd, "--params", params, "--count", "1"])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd} {params}");
+            let err = String::from_utf8(out.stderr).unwrap();
+            assert!(err.contains("is not in 1..=65536"), "{cmd}: {err}");
+        }
+        // A count no memory could hold streams: the reader takes what it
+        // wants and closes the pipe, and perfkit stops quietly (141).
+        let mut child = perfkit()
+            .args([
+                "betree",
+                cmd,
+                "--params",
+                "16",
+                "--count",
+                "18446744073709551615",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut head = vec![0u8; 1 << 20];
+        std::io::Read::read_exact(child.stdout.as_mut().unwrap(), &mut head).unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(141),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.stderr.is_empty(), "{cmd}");
+    }
+}
+
+/// The boolean generators stream the same bytes they wrote when they built
+/// the whole file first (the library's whole-file writers are the oracle).
+#[test]
+fn streamed_generators_write_the_reference_files() {
+    use betree::reference;
+    let exprs = ok(perfkit().args([
+        "betree",
+        "gen-exprs",
+        "--params",
+        "24",
+        "--count",
+        "300",
+        "--seed",
+        "7",
+    ]))
+    .stdout;
+    let want = reference::write_expr_file(
+        &reference::params_domains(24),
+        &reference::random_expressions(24, 300, 7),
+    );
+    assert_eq!(String::from_utf8(exprs).unwrap(), want);
+    let events = ok(perfkit().args([
+        "betree",
+        "gen-events",
+        "--params",
+        "70",
+        "--count",
+        "300",
+        "--seed",
+        "9",
+    ]))
+    .stdout;
+    let want = reference::write_event_file(&reference::random_events(70, 300, 9));
+    assert_eq!(String::from_utf8(events).unwrap(), want);
+}
+
+/// Issue 13.9: `search -o` naming one of the search's own inputs (directly,
+/// through a symlink or a hard link) is refused and the input kept.
+#[test]
+fn search_refuses_to_write_over_its_own_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(perfkit().current_dir(d).args([
+        "betree",
+        "gen-exprs",
+        "--params",
+        "8",
+        "--count",
+        "20",
+        "-o",
+        "e.txt",
+    ]));
+    ok(perfkit().current_dir(d).args([
+        "betree",
+        "gen-events",
+        "--params",
+        "8",
+        "--count",
+        "20",
+        "-o",
+        "v.txt",
+    ]));
+    std::os::unix::fs::symlink("e.txt", d.join("link")).unwrap();
+    std::fs::hard_link(d.join("v.txt"), d.join("hard")).unwrap();
+    let exprs = std::fs::read(d.join("e.txt")).unwrap();
+    let events = std::fs::read(d.join("v.txt")).unwrap();
+    for (out, what, names) in [
+        ("e.txt", "expression file", "e.txt"),
+        ("link", "expression file", "e.txt"),
+        ("v.txt", "event file", "v.txt"),
+        ("hard", "event file", "v.txt"),
+    ] {
+        let res = perfkit()
+            .current_dir(d)
+            .args([
+                "betree", "search", "--exprs", "e.txt", "--events", "v.txt", "-o", out,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(res.status.code(), Some(1), "{out}");
+        let err = String::from_utf8(res.stderr).unwrap();
+        assert_eq!(
+            err,
+            format!("perfkit: refusing to write {out}: it is the {what} {names}\n")
+        );
+        assert_eq!(std::fs::read(d.join("e.txt")).unwrap(), exprs);
+        assert_eq!(std::fs::read(d.join("v.txt")).unwrap(), events);
+    }
+    // A distinct output still works.
+    ok(perfkit().current_dir(d).args([
+        "betree", "search", "--exprs", "e.txt", "--events", "v.txt", "-o", "r.txt",
+    ]));
 }
 
 #[test]

@@ -38,17 +38,23 @@ enum BetreeCommand {
     Bench(BenchArgs),
 }
 
+/// The most `--params` the boolean generators take: every expression uses
+/// all of them (about 10 bytes each), so 65,536 already makes each
+/// expression over half a megabyte; far past that, one expression would
+/// not fit in memory.
+const MAX_PARAMS: u64 = 1 << 16;
+
 #[derive(Debug, clap::Args)]
 struct GenExprsArgs {
     /// Workload: `boolean` (the reference benchmark's) or `adtech`.
     #[arg(long, value_enum, default_value = "boolean")]
     profile: Profile,
-    /// Number of parameters (at least 1).
-    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Number of parameters (1..=65536).
+    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PARAMS))]
     params: usize,
-    /// Number of expressions.
+    /// Number of expressions (written one at a time: any count streams).
     #[arg(long, default_value_t = 5000)]
-    count: usize,
+    count: u64,
     /// Seed: the same seed gives the same file.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -62,12 +68,12 @@ struct GenEventsArgs {
     /// Workload: `boolean` (the reference benchmark's) or `adtech`.
     #[arg(long, value_enum, default_value = "boolean")]
     profile: Profile,
-    /// Number of parameters (at least 1).
-    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    /// Number of parameters (1..=65536).
+    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PARAMS))]
     params: usize,
-    /// Number of events.
+    /// Number of events (written one at a time: any count streams).
     #[arg(long, default_value_t = 10000)]
-    count: usize,
+    count: u64,
     /// Seed: the same seed gives the same file.
     #[arg(long, default_value_t = 2)]
     seed: u64,
@@ -222,23 +228,28 @@ pub fn run(args: BetreeArgs) -> Result<ExitCode> {
     match args.command {
         BetreeCommand::GenExprs(a) if a.profile == Profile::Adtech => {
             let w = Adtech::new();
-            stream_output(&a.output, |out| w.write_exprs(out, a.count, a.seed))?;
+            stream_output(&a.output, |out| {
+                w.write_exprs(out, usize::try_from(a.count).unwrap_or(usize::MAX), a.seed)
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         BetreeCommand::GenEvents(a) if a.profile == Profile::Adtech => {
             let w = Adtech::new();
-            stream_output(&a.output, |out| w.write_events(out, a.count, a.seed))?;
+            stream_output(&a.output, |out| {
+                w.write_events(out, usize::try_from(a.count).unwrap_or(usize::MAX), a.seed)
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         BetreeCommand::GenExprs(a) => {
-            let exprs = reference::random_expressions(a.params, a.count, a.seed);
-            let text = reference::write_expr_file(&reference::params_domains(a.params), &exprs);
-            write_output(&a.output, text.as_bytes())?;
+            stream_output(&a.output, |out| {
+                write_boolean_exprs(out, a.params, a.count, a.seed)
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         BetreeCommand::GenEvents(a) => {
-            let events = reference::random_events(a.params, a.count, a.seed);
-            write_output(&a.output, reference::write_event_file(&events).as_bytes())?;
+            stream_output(&a.output, |out| {
+                write_boolean_events(out, a.params, a.count, a.seed)
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         BetreeCommand::Search(a) => search(a),
@@ -264,18 +275,6 @@ fn read_input(path: &Path) -> Result<String> {
     }
 }
 
-fn write_output(path: &Path, data: &[u8]) -> Result<()> {
-    if path == Path::new("-") {
-        let mut out = io::stdout().lock();
-        out.write_all(data)?;
-        out.flush()?;
-        Ok(())
-    } else {
-        report::write_atomically(path, |f| Ok(f.write_all(data)?))
-            .with_context(|| format!("writing {}", path.display()))
-    }
-}
-
 /// Streams generated output to `path` (`-`: stdout) through a buffer; a
 /// file is written to a temporary sibling and renamed when complete.
 fn stream_output(
@@ -296,6 +295,48 @@ fn stream_output(
         })
         .with_context(|| format!("writing {}", path.display()))
     }
+}
+
+/// Writes the boolean profile's expression file one expression at a time
+/// (the same bytes as [`reference::write_expr_file`] over
+/// [`reference::random_expressions`]), so `--count` bounds time, not memory.
+fn write_boolean_exprs(
+    out: &mut dyn Write,
+    params: usize,
+    count: u64,
+    seed: u64,
+) -> io::Result<()> {
+    let header = reference::write_expr_file(&reference::params_domains(params), &[]);
+    out.write_all(header.as_bytes())?;
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut line = String::new();
+    for _ in 0..count {
+        line.clear();
+        reference::push_expr_term(&mut line, &reference::random_expression(&mut rng, params));
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes the boolean profile's event file one event at a time (the same
+/// bytes as [`reference::write_event_file`] over [`reference::random_events`]).
+fn write_boolean_events(
+    out: &mut dyn Write,
+    params: usize,
+    count: u64,
+    seed: u64,
+) -> io::Result<()> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut values = Vec::with_capacity(params);
+    let mut line = String::new();
+    for _ in 0..count {
+        values.clear();
+        values.extend((0..params).map(|_| rng.bool()));
+        line.clear();
+        reference::write_event(&mut line, &values);
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Loads the expressions into an index, timing the build.
@@ -440,6 +481,7 @@ impl<'a> EventReader<'a> {
 const SEARCH_BATCH: usize = 1024;
 
 fn search(a: SearchArgs) -> Result<ExitCode> {
+    refuse_output_over_input(&a.output, &a.input)?;
     let (index, _) = load_index(&a.input)?;
     let mut events = EventReader::open(&a.input, index.schema())?;
     let mut run = |out: &mut dyn Write| search_stream(&index, &mut events, &a, out);
@@ -468,6 +510,38 @@ fn search(a: SearchArgs) -> Result<ExitCode> {
         written.with_context(|| format!("writing {}", a.output.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses an output that is one of the input files (the same file by
+/// device and inode, so also through a symlink or a hard link): renaming
+/// the finished output over it would replace the user's expression, event
+/// or domain file with search results.
+fn refuse_output_over_input(output: &Path, input: &InputArgs) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    if output == Path::new("-") {
+        return Ok(());
+    }
+    let Ok(out) = fs::metadata(output) else {
+        return Ok(());
+    };
+    let inputs = [
+        ("expression file", Some(&input.exprs)),
+        ("event file", Some(&input.events)),
+        ("domain file", input.domains.as_ref()),
+    ];
+    for (what, path) in inputs {
+        let Some(path) = path.filter(|p| p.as_path() != Path::new("-")) else {
+            continue;
+        };
+        if fs::metadata(path).is_ok_and(|m| m.dev() == out.dev() && m.ino() == out.ino()) {
+            bail!(
+                "refusing to write {}: it is the {what} {}",
+                output.display(),
+                path.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Searches the events in batches of [`SEARCH_BATCH`], writing each

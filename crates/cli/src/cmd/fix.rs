@@ -27,14 +27,21 @@ const PARTS: [&str; 7] = [
     "transport",
 ];
 
+/// Iteration counts: up to 2^40, so adding a warm-up to a count, or
+/// multiplying it by a batch, cannot overflow (`--transport-iterations
+/// 18446744073709551615` panicked on the sum).
+fn count_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 40)
+}
+
 /// Arguments of `perfkit fix-bench`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct FixBenchArgs {
-    /// Measured operations per variant (summed over runs).
-    #[arg(long, default_value_t = 100_000)]
+    /// Measured operations per variant (summed over runs; at most 2^40).
+    #[arg(long, default_value_t = 100_000, value_parser = count_parser())]
     pub iterations: usize,
-    /// Unmeasured operations per variant first.
-    #[arg(long, default_value_t = 10_000)]
+    /// Unmeasured operations per variant first (at most 2^40).
+    #[arg(long, default_value_t = 10_000, value_parser = count_parser())]
     pub warmup: usize,
     /// Interleaved rounds: every variant measures a slice in each.
     #[arg(long, default_value_t = 5)]
@@ -47,11 +54,12 @@ pub struct FixBenchArgs {
     /// deferred, affinity, transport.
     #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(PARTS))]
     pub only: Vec<String>,
-    /// Calls per clock read in the batched timings.
-    #[arg(long, default_value_t = 100)]
+    /// Calls per clock read in the batched timings (1..=65536; each
+    /// batch's inputs are held at once).
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 16))]
     pub batch: usize,
-    /// Loopback round trips per transport (summed over runs).
-    #[arg(long, default_value_t = 20_000)]
+    /// Loopback round trips per transport (summed over runs; at most 2^40).
+    #[arg(long, default_value_t = 20_000, value_parser = count_parser())]
     pub transport_iterations: usize,
     /// Benchmark parsing of the messages in FILE (as `fix check` reads
     /// them: `|`-separated one per line, or SOH-separated) instead of the

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use perfkit::report::{Report, ReportArgs, Row, RunInfo, Section, Value};
-use perfkit::units::{parse_duration, parse_size};
+use perfkit::units::parse_duration;
 use stress::{Config, Fault, FaultKind, Outcome, PoolKind, Runtime, Sample, SoakLimits, Workload};
 use zstdkit::Recipe;
 
@@ -59,20 +59,21 @@ pub struct StressArgs {
     /// Context pool strategy: fresh, pool, chanpool or thread-local.
     #[arg(long, default_value = "pool", value_parser = parse_pool)]
     pub pool: PoolKind,
-    /// Producer tasks (or threads).
-    #[arg(long, default_value_t = 100)]
+    /// Producer tasks (or threads), 1..=100000 (1..=4096 with `--runtime
+    /// threads`).
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_TASKS))]
     pub producers: usize,
-    /// Consumer tasks (or threads).
-    #[arg(long, default_value_t = 100)]
+    /// Consumer tasks (or threads), as `--producers`.
+    #[arg(long, default_value_t = 100, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_TASKS))]
     pub consumers: usize,
     /// Pause after each block per producer; 0 saturates.
     #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     pub interval: Duration,
-    /// Smallest block (bytes; K/M suffixes allowed).
-    #[arg(long, default_value = "2048", value_parser = parse_size)]
+    /// Smallest block (bytes; K/M suffixes allowed; at most 1G).
+    #[arg(long, default_value = "2048", value_parser = parse_block_size)]
     pub min_size: u64,
-    /// Largest block (inclusive).
-    #[arg(long, default_value = "2048", value_parser = parse_size)]
+    /// Largest block (inclusive; at most 1G).
+    #[arg(long, default_value = "2048", value_parser = parse_block_size)]
     pub max_size: u64,
     /// How long producers run (per strategy with --compare).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
@@ -113,14 +114,14 @@ pub struct StressArgs {
     /// Sampling period of the series.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub sample_every: Duration,
-    /// Blocks the producer→consumer channel holds.
-    #[arg(long, default_value_t = 1000)]
+    /// Blocks the producer→consumer channel holds (1..=1048576).
+    #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
     pub channel: usize,
-    /// Contexts of each kind in chanpool [default: 4 per core].
-    #[arg(long, default_value_t = 0)]
+    /// Contexts of each kind in chanpool [default: 4 per core; at most 65536].
+    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 16))]
     pub chanpool_size: usize,
-    /// tokio worker threads [default: one per core].
-    #[arg(long, default_value_t = 0)]
+    /// tokio worker threads [default: one per core; at most 1024].
+    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
     pub workers: usize,
     /// Test hook: inject a fault, KIND@BLOCK with KIND corrupt-frame,
     /// corrupt-payload, drop, duplicate or leak-context (from BLOCK on)
@@ -153,6 +154,26 @@ fn parse_fault(s: &str) -> Result<Fault, String> {
     Ok(Fault { kind, block })
 }
 
+/// The most producers or consumers: tasks are cheap, but each holds
+/// blocks in flight, and past this the run measures the scheduler.
+const MAX_TASKS: u64 = 100_000;
+
+/// The most OS threads `--runtime threads` starts per side: each has its
+/// own stack, and spawning tens of thousands fails (or exhausts memory).
+const MAX_THREADS: usize = 4096;
+
+/// The largest block: every producer holds one, so a size near the
+/// address space aborted on its first allocation.
+const MAX_BLOCK: u64 = 1 << 30;
+
+fn parse_block_size(s: &str) -> Result<u64, String> {
+    let n = perfkit::units::parse_size(s)?;
+    if n > MAX_BLOCK {
+        return Err(format!("{s} is more than 1G, the largest block"));
+    }
+    Ok(n)
+}
+
 fn parse_recipe(s: &str) -> Result<Recipe, String> {
     s.parse().map_err(|e: zstdkit::Error| e.to_string())
 }
@@ -180,6 +201,21 @@ pub fn run(args: StressArgs) -> Result<ExitCode> {
 fn config(args: &StressArgs) -> Result<Config> {
     let min = usize::try_from(args.min_size).context("--min-size is too large")?;
     let max = usize::try_from(args.max_size).context("--max-size is too large")?;
+    anyhow::ensure!(
+        min <= max,
+        "--min-size ({min}) is more than --max-size ({max})"
+    );
+    if args.runtime == Runtime::Threads {
+        for (flag, n) in [
+            ("--producers", args.producers),
+            ("--consumers", args.consumers),
+        ] {
+            anyhow::ensure!(
+                n <= MAX_THREADS,
+                "{flag} {n} is more than {MAX_THREADS}, the most threads --runtime threads starts"
+            );
+        }
+    }
     let workload = match &args.input {
         None => Workload::uuids(min, max),
         Some(p) if p.as_os_str() == "-" => {

@@ -43,11 +43,11 @@ pub struct ZipBenchArgs {
     /// Warm-up iterations, excluded.
     #[arg(long, default_value_t = 1)]
     pub warmup: u64,
-    /// Deflate level.
-    #[arg(short = 'l', long, default_value_t = 6)]
+    /// Deflate level (0..=9).
+    #[arg(short = 'l', long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
     pub level: u32,
-    /// Workers for the parallel mode.
-    #[arg(short = 'j', long, default_value_t = 2)]
+    /// Workers for the parallel mode (1..=256).
+    #[arg(short = 'j', long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub jobs: usize,
     /// Add the 200 MiB single-file scenario.
     #[arg(long)]
