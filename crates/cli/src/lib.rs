@@ -4,6 +4,7 @@
 //!   `--percentiles`, `--plot`) all measuring subcommands use;
 //! - [`corpus`]: the deterministic benchmark corpus;
 //! - [`child`]: a child process's wall, CPU and peak RSS from `wait4`;
+//! - [`cleanup`]: temporaries deleted when a signal ends the process;
 //! - [`clock`]: thread and process CPU-time clocks;
 //! - [`machine`]: the CPU model and core count every report states;
 //! - [`peer`]: where the separately built peer programs are found;
@@ -23,6 +24,7 @@
 //! ```
 
 pub mod child;
+pub mod cleanup;
 pub mod clock;
 pub mod corpus;
 pub mod machine;

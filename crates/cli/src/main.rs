@@ -56,9 +56,39 @@ enum Command {
     },
 }
 
+/// Reports a command-line error as clap does, less its tip "to pass '-v'
+/// as a value, use '-- -v'": the flags users bring from zstd and Info-ZIP
+/// are options they expect to exist, and `-- -v` would name a file `-v`.
+fn exit_without_dash_dash_tip(e: clap::Error) -> ! {
+    use std::io::Write;
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut kept = String::new();
+    for l in text.lines() {
+        if l.trim_start().starts_with("tip: to pass") && l.contains("'-- ") {
+            continue;
+        }
+        // The tip stood between two blank lines; keep one.
+        if l.is_empty() && kept.ends_with("\n\n") {
+            continue;
+        }
+        kept.push_str(l);
+        kept.push('\n');
+    }
+    let _ = std::io::stderr().write_all(kept.as_bytes());
+    std::process::exit(e.exit_code());
+}
+
 fn main() -> ExitCode {
-    let matches =
-        Cli::command().get_matches_from(cmd::compress::zstd_level_flags(std::env::args_os()));
+    if let Err(err) = perfkit::cleanup::install() {
+        return cmd::fail(&anyhow::Error::from(err).context("installing signal handlers"));
+    }
+    let argv = cmd::zip::info_zip_level_flags(cmd::compress::zstd_level_flags(std::env::args_os()));
+    let matches = Cli::command()
+        .try_get_matches_from(argv)
+        .unwrap_or_else(|e| exit_without_dash_dash_tip(e));
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Err(err) = cmd::open_report_files(&matches) {
         return cmd::fail(&err);

@@ -462,6 +462,9 @@ enum OutputKind {
         tmp: tempfile::NamedTempFile,
         target: PathBuf,
         clobber: bool,
+        /// Lists `tmp` for deletion on a fatal signal until it is renamed
+        /// or deleted (declared after `tmp`, so unlisted after it goes).
+        _listed: crate::cleanup::Registration,
     },
 }
 
@@ -500,11 +503,13 @@ impl Output {
         };
         let tmp = temp_sibling(dir)
             .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+        let _listed = crate::cleanup::register(tmp.path().to_path_buf());
         Ok(Output {
             kind: OutputKind::Temp {
                 tmp,
                 target,
                 clobber,
+                _listed,
             },
         })
     }
@@ -532,6 +537,7 @@ impl Output {
                 mut tmp,
                 target,
                 clobber,
+                _listed,
             } => {
                 tmp.as_file_mut().flush()?;
                 let persisted = if clobber {

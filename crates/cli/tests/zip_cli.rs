@@ -76,7 +76,7 @@ fn round_trips_in_every_mode() {
         &[],
         &["--jobs", "2"],
         &["--method", "store"],
-        &["--method", "zstd", "-l", "3"],
+        &["--method", "zstd", "--level", "3"],
         &["--encrypt", "aes256", "--password-env", "ZIPPW"],
         &[
             "--encrypt",

@@ -80,7 +80,7 @@ fn zips_to_s3_small_and_multipart_sync_and_parallel() {
         let key = format!("small-{jobs}.zip");
         let out = ok(zip_cmd(&moto)
             .current_dir(d)
-            .args(["-r", "-j", jobs])
+            .args(["-r", "--jobs", jobs])
             .arg(format!("s3://perfkit-out/{key}"))
             .arg("src")
             .stdin(Stdio::null()));
@@ -95,7 +95,7 @@ fn zips_to_s3_small_and_multipart_sync_and_parallel() {
         let key = format!("deep/big-{jobs}.zip");
         ok(zip_cmd(&moto)
             .current_dir(d)
-            .args(["-j", jobs, "--part-size", "5MiB"])
+            .args(["--jobs", jobs, "--part-size", "5MiB"])
             .arg(format!("s3://perfkit-out/{key}"))
             .args(["big.bin", "src/a.txt"])
             .stdin(Stdio::null()));
@@ -137,7 +137,7 @@ fn failed_zip_to_s3_leaves_no_object_and_no_parts() {
         // after big.bin has been uploaded in parts.
         let out = zip_cmd(&moto)
             .current_dir(d)
-            .args(["-j", jobs, "--part-size", "5MiB"])
+            .args(["--jobs", jobs, "--part-size", "5MiB"])
             .args(["s3://perfkit-fail/broken.zip", "big.bin", "-"])
             .stdin(std::fs::File::open(d).unwrap())
             .output()

@@ -70,8 +70,9 @@ fn large_file_threads_long_mode_and_files_on_disk() {
     for flags in [
         &["--recipe", "fast"][..],
         &["--recipe", "balanced", "-T2"],
-        &["-l", "3", "--long"],
-        &["-l", "-5"],
+        &["--level", "3", "--long"],
+        &["--level", "-5"],
+        &["-5"],
     ] {
         let out = dir.path().join("big.zst");
         ok(perfkit()

@@ -390,7 +390,7 @@ pub fn measure() -> Result<Report> {
         process(
             &mut ours,
             Command::new(&exe)
-                .args(["zip", "-l", "6", "corpus.zip", "corpus.bin"])
+                .args(["zip", "-q", "-6", "corpus.zip", "corpus.bin"])
                 .current_dir(d),
         )?;
         library(&mut lib, || zip_in_process(&input))?;

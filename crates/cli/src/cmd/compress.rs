@@ -28,7 +28,19 @@ const MIN_LEVEL: i32 = -(1 << 17);
 
 /// Arguments of `perfkit compress` and `perfkit decompress`.
 #[derive(Debug, clap::Args)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
+-1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
+`-` for stdin.
+
+Differences from zstd: the level's long form is --level N (out of range is a usage error, \
+exit 2, where zstd clamps with a warning); -v prints one line of sizes, ratio and speed per \
+input (zstd's -v also prints its banner; -vv adds nothing); --list reads files, not stdin; \
+--stats is another name for -v; SIGINT, SIGTERM and SIGHUP all delete the partial output and \
+exit 128 + the signal's number (zstd handles SIGINT alone, exiting 2); -r, --format, --adapt, --rsyncable, -B, --patch-from, and \
+benchmark mode -b do not exist (`perfkit compress bench` measures recipes instead)."
+)]
 pub struct CompressArgs {
     #[command(subcommand)]
     sub: Option<CompressSub>,
@@ -63,8 +75,9 @@ pub struct CompressArgs {
     /// -131072, 0 for zstd's default 3); with --recipe, overrides the
     /// recipe's level and keeps its strategy. Out of range is a usage error
     /// (zstd's CLI clamps with a warning instead). zstd's `-1`..`-19`,
-    /// `--ultra -20`..`-22` and `--fast[=N]` are accepted too.
-    #[arg(short = 'l', long, allow_negative_numbers = true,
+    /// `--ultra -20`..`-22` and `--fast[=N]` are accepted too. Long only:
+    /// `-l` lists, as in zstd.
+    #[arg(long, allow_negative_numbers = true,
           value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
     level: Option<i32>,
     /// Compression threads (0: one per core). 1, the default, compresses in
@@ -93,9 +106,14 @@ pub struct CompressArgs {
     /// print.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Print sizes, ratio and speed to stderr.
-    #[arg(long)]
-    stats: bool,
+    /// Verbose: sizes, ratio and speed on stderr (`--stats` too); with
+    /// `--list`, each file's details as `zstd -lv` prints them.
+    #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// List what the frames of `.zst` files hold (frames, sizes, ratio,
+    /// checksum) from their headers, as `zstd -l`; writes nothing.
+    #[arg(short = 'l', long)]
+    list: bool,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -143,7 +161,6 @@ enum Mode {
 /// The options of `compress`/`decompress` written with their value as the
 /// next argument; [`zstd_level_flags`] leaves that argument alone.
 const TAKES_VALUE: &[&str] = &[
-    "-l",
     "--level",
     "-o",
     "--output",
@@ -227,6 +244,9 @@ pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
     if let Some(CompressSub::Bench(b)) = args.sub {
         return super::compress_bench::run(b);
     }
+    if args.list {
+        return super::frames::list(&args.files, args.verbose > 0);
+    }
     if args.train {
         if args.files.is_empty() {
             return Ok(usage_error(
@@ -273,7 +293,12 @@ pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
             if super::is_broken_pipe(&err) {
                 return Ok(ExitCode::from(super::EXIT_BROKEN_PIPE));
             }
-            let _ = writeln!(io::stderr(), "perfkit: {}: {err:#}", display(file));
+            let _ = writeln!(
+                io::stderr(),
+                "perfkit: {}: {}",
+                display(file),
+                super::one_line(&err)
+            );
             failed = true;
         }
     }
@@ -448,7 +473,7 @@ impl Job<'_> {
             }
         };
         bar.finish_and_clear();
-        if self.args.stats {
+        if self.args.verbose > 0 {
             let secs = start.elapsed().as_secs_f64();
             let (plain, packed) = if self.mode == Mode::Compress {
                 counts
@@ -623,7 +648,7 @@ fn train(args: &CompressArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from("dictionary"));
     perfkit::report::write_atomically_with(&out, args.force, |f| Ok(f.write_all(&dict)?))
         .with_context(|| format!("writing dictionary {}", out.display()))?;
-    if args.stats {
+    if args.verbose > 0 {
         let _ = writeln!(
             io::stderr(),
             "trained {} bytes from {} samples → {}",

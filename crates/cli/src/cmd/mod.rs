@@ -7,6 +7,7 @@ pub mod compress;
 pub mod compress_bench;
 pub mod corpus;
 pub mod fix;
+pub mod frames;
 pub mod manual;
 pub mod stress;
 pub mod zip;
@@ -76,12 +77,31 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
+/// An error and its causes in one line, `outer: inner: ...`, each text
+/// once: an error type that prints its source inside its own message (as
+/// zipstream's and zstdkit's `I/O error: {0}` do) would otherwise repeat
+/// it (`I/O error: File exists (os error 17): File exists (os error 17)`).
+pub fn one_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 /// Reports a failure in one line on stderr and picks the exit code.
 pub fn fail(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::from(EXIT_BROKEN_PIPE);
     }
-    let _ = writeln!(io::stderr(), "perfkit: {err:#}");
+    let _ = writeln!(io::stderr(), "perfkit: {}", one_line(err));
     ExitCode::FAILURE
 }
 
@@ -129,6 +149,18 @@ pub fn progress(len: Option<u64>, json: bool) -> indicatif::ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_line_prints_each_cause_once() {
+        let io = io::Error::from_raw_os_error(libc::EEXIST);
+        let err = anyhow::Error::from(zipstream::Error::Io(io)).context("extracting a.txt");
+        assert_eq!(
+            one_line(&err),
+            "extracting a.txt: I/O error: File exists (os error 17)"
+        );
+        let err = anyhow::anyhow!("inner").context("middle").context("outer");
+        assert_eq!(one_line(&err), "outer: middle: inner");
+    }
 
     #[test]
     fn a_broken_pipe_inside_a_serde_json_error_is_recognised() {

@@ -6,6 +6,7 @@
 //! extracts safely (no traversal, no escaping symlinks, size and ratio
 //! limits) and never overwrites without `--overwrite`.
 
+use std::ffi::OsString;
 use std::fs;
 use std::io::{self, BufRead, BufWriter, IsTerminal, Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -24,7 +25,22 @@ use super::zip_bench::ZipBenchArgs;
 
 /// Arguments of `perfkit zip`.
 #[derive(Debug, clap::Args)]
-#[command(args_conflicts_with_subcommands = true)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "Info-ZIP habits that work: -r, -q, -0..-9 (also in clusters such as -r9; -0 \
+stores), -j (junk paths), -x GLOB, -@, `-` for stdin data, an existing archive is updated (entries \
+replaced in place, new ones appended), a name without an extension gets .zip.
+
+Differences from Info-ZIP zip: --level is the long form of -0..-9 (Info-ZIP's -l converts line \
+ends, which perfkit does not do); --jobs N is long only; -x takes one glob per -x (Info-ZIP's takes \
+the rest of the list), matched with `*` spanning `/`; nothing is printed per file (no \
+\"adding:\" lines, a progress bar on a terminal instead, which -q hides); a password needs \
+--encrypt (WinZip AES, never ZipCrypto) and is read from --password-file, --password-env or a \
+prompt, never from -P; two inputs under one name are a usage error (exit 2), as is Info-ZIP's \
+'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; failures exit 1 or 2, \
+never Info-ZIP's other codes; -u/-f/-d/-m, -T, -y and -e do not exist (symlinks are always \
+stored as links)."
+)]
 pub struct ZipArgs {
     #[command(subcommand)]
     sub: Option<ZipSub>,
@@ -46,11 +62,17 @@ pub struct ZipArgs {
     /// Compression method.
     #[arg(long, default_value = "deflate", value_parser = ["deflate", "store", "zstd"])]
     method: String,
-    /// Level: deflate 0-9, zstd 1-22.
-    #[arg(short = 'l', long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=22))]
+    /// Level: deflate 0-9 (0 stores, as Info-ZIP's `-0`), zstd 1-22.
+    /// Info-ZIP's `-0`..`-9` are accepted too (`-r9` as well).
+    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=22))]
     level: u32,
-    /// Compression threads (entries and 1 MiB blocks in parallel); 1 compresses inline.
-    #[arg(short = 'j', long, default_value_t = 1)]
+    /// Junk paths: store each file under its name alone, and no directory
+    /// entries (Info-ZIP's `-j`).
+    #[arg(short = 'j', long = "junk-paths")]
+    junk_paths: bool,
+    /// Compression threads (entries and 1 MiB blocks in parallel); 1
+    /// compresses inline. Long only: Info-ZIP's `-j` junks paths.
+    #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Encrypt entries with WinZip AES.
     #[arg(long, value_parser = ["aes256", "aes192", "aes128"])]
@@ -195,6 +217,11 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
         }
         let meta = fs::symlink_metadata(&p).with_context(|| format!("reading {}", p.display()))?;
         let name = archive_name(&p);
+        let name = if args.junk_paths {
+            name.rsplit('/').next().unwrap_or_default().to_owned()
+        } else {
+            name
+        };
         if !name.is_empty()
             && args
                 .exclude
@@ -229,7 +256,8 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
                 kids.sort();
                 stack.extend(kids.into_iter().rev());
             }
-            if name.is_empty() {
+            // -j stores files only, as Info-ZIP's does.
+            if name.is_empty() || args.junk_paths {
                 continue;
             }
         }
@@ -269,6 +297,9 @@ fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Res
         .level(args.level);
     o = match args.method.as_str() {
         "store" => o.method(Method::Stored),
+        // Info-ZIP's -0 stores; a deflate stream at level 0 would only
+        // wrap the same bytes in block headers.
+        "deflate" if args.level == 0 => o.method(Method::Stored),
         "zstd" => o.method(Method::Zstd),
         _ => o,
     };
@@ -550,6 +581,67 @@ fn usage_error(message: &str) -> ExitCode {
     let err = cmd.error(clap::error::ErrorKind::ArgumentConflict, message);
     let _ = err.print();
     ExitCode::from(err.exit_code().clamp(0, 255) as u8)
+}
+
+/// Short flags of `perfkit zip` that take no value, which may share a
+/// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@";
+
+/// Rewrites Info-ZIP's level flags in a `zip` command line into
+/// `--level=N` before clap sees them (clap cannot parse `-#` flags):
+/// `-0`..`-9` alone or in a cluster of switches (`-r9` → `-r --level=9`).
+/// The value after `-x`, `--level` and the like, and anything after `--`,
+/// are left alone.
+pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
+    if args.get(1).and_then(|a| a.to_str()) != Some("zip") {
+        return args;
+    }
+    const TAKES_VALUE: &[&str] = &[
+        "-x",
+        "--exclude",
+        "--level",
+        "--jobs",
+        "--method",
+        "--encrypt",
+        "--password-file",
+        "--password-env",
+        "--part-size",
+    ];
+    let mut out = Vec::with_capacity(args.len());
+    let mut rest = false;
+    let mut value_next = false;
+    for a in args {
+        if rest || std::mem::take(&mut value_next) {
+            out.push(a);
+            continue;
+        }
+        let Some(s) = a.to_str() else {
+            out.push(a);
+            continue;
+        };
+        value_next = TAKES_VALUE.contains(&s);
+        rest = s == "--";
+        let cluster = s.strip_prefix('-').filter(|c| {
+            !c.is_empty()
+                && !c.starts_with('-')
+                && c.bytes().any(|b| b.is_ascii_digit())
+                && c.bytes()
+                    .all(|b| b.is_ascii_digit() || ZIP_SHORT_SWITCHES.contains(&b))
+        });
+        match cluster {
+            Some(c) => {
+                let switches: String = c.chars().filter(|ch| !ch.is_ascii_digit()).collect();
+                if !switches.is_empty() {
+                    out.push(format!("-{switches}").into());
+                }
+                // Info-ZIP takes the last level given.
+                let level = c.chars().rfind(char::is_ascii_digit).unwrap_or('6');
+                out.push(format!("--level={level}").into());
+            }
+            None => out.push(a),
+        }
+    }
+    out
 }
 
 /// The most compression threads `--jobs` gets, whatever the core count.
@@ -1030,6 +1122,15 @@ pub fn run_unzip(args: UnzipArgs) -> Result<ExitCode> {
     let raw_name = args.archive.display().to_string();
     let name = printable::name(&raw_name).into_owned();
     let sel = Selection::new(&args);
+    let extracting = !(args.list || args.test || args.pipe);
+    // An -d that exists but is no directory (a file, a dangling symlink)
+    // would only fail inside extraction, as a bare "File exists".
+    if extracting && fs::symlink_metadata(&args.dir).is_ok() && !args.dir.is_dir() {
+        bail!(
+            "{}: not a directory (the -d destination)",
+            printable::name(&args.dir.display().to_string())
+        );
+    }
     let opts_for = |pw: Option<Vec<u8>>| ExtractOptions {
         overwrite: args.overwrite,
         skip_existing: args.never_overwrite,

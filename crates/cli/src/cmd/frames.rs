@@ -1,0 +1,393 @@
+//! `perfkit compress --list` (zstd's `-l`): what the frames of `.zst` files
+//! hold, read from their headers and block headers without decompressing.
+//!
+//! The walk follows the frame format of RFC 8878: a zstd frame is a magic
+//! number, a header (descriptor, optional window descriptor, dictionary id
+//! and content size), blocks each led by a 3-byte header that gives its
+//! length, and an optional 4-byte checksum; a skippable frame is a magic
+//! number and a length. Only headers are read; block contents are skipped,
+//! so memory stays constant whatever the file's size.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+
+const ZSTD_MAGIC: u32 = 0xFD2F_B528;
+const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
+const SKIPPABLE_MASK: u32 = 0xFFFF_FFF0;
+
+/// What one file's frames add up to.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// zstd frames.
+    pub frames: u64,
+    /// Skippable frames.
+    pub skips: u64,
+    /// The file's size, every frame included.
+    pub compressed: u64,
+    /// The sum of the frames' content sizes; `None` when a frame does not
+    /// record its own.
+    pub decompressed: Option<u64>,
+    /// How many zstd frames carry a content checksum.
+    pub checked: u64,
+    /// The last frame's checksum (the low 32 bits of its XXH64).
+    pub last_checksum: Option<u32>,
+    /// The first frame's dictionary id (0: none).
+    pub dict_id: u32,
+    /// The first frame's window size (what `zstd -lv` shows).
+    pub window: u64,
+}
+
+impl Summary {
+    /// zstd's Check column: `XXH64` when every zstd frame carries a
+    /// checksum, `None` when none does.
+    fn check(&self) -> &'static str {
+        if self.frames > 0 && self.checked == self.frames {
+            "XXH64"
+        } else {
+            "None"
+        }
+    }
+}
+
+/// Reads the frames of one `.zst` stream.
+pub fn summarize(r: &mut impl Read) -> Result<Summary> {
+    let mut s = Summary {
+        decompressed: Some(0),
+        ..Summary::default()
+    };
+    let mut at = 0u64;
+    loop {
+        let mut magic = [0u8; 4];
+        let n = read_up_to(r, &mut magic)?;
+        if n == 0 && (s.frames + s.skips) > 0 {
+            break;
+        }
+        if n < 4 {
+            bail!("truncated zstd data: input ends inside a frame header at byte {at}");
+        }
+        let magic = u32::from_le_bytes(magic);
+        if magic & SKIPPABLE_MASK == SKIPPABLE_MAGIC {
+            let len = u64::from(u32::from_le_bytes(read_array(r, at)?));
+            skip(r, len, at)?;
+            s.skips += 1;
+            at += 8 + len;
+            continue;
+        }
+        if magic != ZSTD_MAGIC {
+            bail!("not zstd data: unknown frame header at byte {at}");
+        }
+        at += 4 + frame(r, &mut s, at)?;
+    }
+    s.compressed = at;
+    Ok(s)
+}
+
+/// Reads one zstd frame after its magic number, adding it to `s`; returns
+/// its length from the header on.
+fn frame(r: &mut impl Read, s: &mut Summary, start: u64) -> Result<u64> {
+    let [fhd] = read_array(r, start)?;
+    let fcs_flag = fhd >> 6;
+    let single_segment = fhd & 0x20 != 0;
+    if fhd & 0x08 != 0 {
+        bail!(
+            "corrupt zstd data near byte {}: reserved bit set",
+            start + 4
+        );
+    }
+    let has_checksum = fhd & 0x04 != 0;
+    let dict_len = [0, 1, 2, 4][usize::from(fhd & 3)];
+    let fcs_len = match (fcs_flag, single_segment) {
+        (0, false) => 0,
+        (0, true) => 1,
+        (1, _) => 2,
+        (2, _) => 4,
+        _ => 8,
+    };
+    let mut len = 1u64;
+    let window_descriptor = if single_segment {
+        None
+    } else {
+        len += 1;
+        Some(read_array::<1>(r, start)?[0])
+    };
+    let mut dict = [0u8; 4];
+    r.read_exact(&mut dict[..dict_len])
+        .map_err(|e| truncated(e, start))?;
+    let mut fcs = [0u8; 8];
+    r.read_exact(&mut fcs[..fcs_len])
+        .map_err(|e| truncated(e, start))?;
+    len += (dict_len + fcs_len) as u64;
+    let content = match fcs_len {
+        0 => None,
+        // A 2-byte field stores the size less 256.
+        2 => Some(u64::from(u16::from_le_bytes([fcs[0], fcs[1]])) + 256),
+        _ => Some(u64::from_le_bytes(fcs)),
+    };
+    let window = match window_descriptor {
+        Some(b) => {
+            let base = 1u64 << (10 + (b >> 3));
+            base + (base / 8) * u64::from(b & 7)
+        }
+        None => content.unwrap_or(0),
+    };
+    if s.frames == 0 {
+        s.dict_id = u32::from_le_bytes(dict);
+        s.window = window;
+    }
+    loop {
+        let h = read_array::<3>(r, start)?;
+        let h = u32::from(h[0]) | u32::from(h[1]) << 8 | u32::from(h[2]) << 16;
+        let last = h & 1 != 0;
+        let size = u64::from(h >> 3);
+        let payload = match (h >> 1) & 3 {
+            0 | 2 => size,
+            1 => 1,
+            _ => bail!(
+                "corrupt zstd data near byte {}: reserved block type",
+                start + 4 + len
+            ),
+        };
+        skip(r, payload, start)?;
+        len += 3 + payload;
+        if last {
+            break;
+        }
+    }
+    if has_checksum {
+        s.last_checksum = Some(u32::from_le_bytes(read_array(r, start)?));
+        s.checked += 1;
+        len += 4;
+    }
+    s.frames += 1;
+    s.decompressed = match (s.decompressed, content) {
+        (Some(a), Some(b)) => a.checked_add(b),
+        _ => None,
+    };
+    Ok(len)
+}
+
+fn truncated(e: io::Error, start: u64) -> anyhow::Error {
+    if e.kind() == io::ErrorKind::UnexpectedEof {
+        anyhow::anyhow!("truncated zstd data: input ends inside the frame at byte {start}")
+    } else {
+        anyhow::Error::from(e).context("reading")
+    }
+}
+
+fn read_array<const N: usize>(r: &mut impl Read, start: u64) -> Result<[u8; N]> {
+    let mut b = [0u8; N];
+    r.read_exact(&mut b).map_err(|e| truncated(e, start))?;
+    Ok(b)
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn skip(r: &mut impl Read, n: u64, start: u64) -> Result<()> {
+    let got = io::copy(&mut r.by_ref().take(n), &mut io::sink())?;
+    if got < n {
+        bail!("truncated zstd data: input ends inside the frame at byte {start}");
+    }
+    Ok(())
+}
+
+/// A size as zstd's `--list` writes it: binary units, three significant
+/// digits (`72.3 KiB`, `575 KiB`, `1.12 MiB`), bytes as `34   B`.
+pub fn human(size: u64) -> String {
+    const UNITS: [(u32, &str); 6] = [
+        (60, "EiB"),
+        (50, "PiB"),
+        (40, "TiB"),
+        (30, "GiB"),
+        (20, "MiB"),
+        (10, "KiB"),
+    ];
+    for (shift, unit) in UNITS {
+        if size >= 1u64 << shift {
+            let v = size as f64 / (1u64 << shift) as f64;
+            let digits = if v >= 100.0 {
+                0
+            } else if v >= 10.0 {
+                1
+            } else {
+                2
+            };
+            return format!("{v:.digits$} {unit}");
+        }
+    }
+    format!("{size}   B")
+}
+
+fn row(
+    frames: u64,
+    skips: u64,
+    compressed: u64,
+    decompressed: Option<u64>,
+    check: &str,
+    name: &str,
+) -> String {
+    let (unc, ratio) = match decompressed {
+        Some(d) if compressed > 0 => (human(d), format!("{:5.3}", d as f64 / compressed as f64)),
+        _ => (String::new(), String::new()),
+    };
+    format!(
+        "{frames:6}  {skips:5}  {:>10}  {unc:>12}  {ratio:>5}  {check:>5}  {name}",
+        human(compressed)
+    )
+}
+
+/// Lists `files` as `zstd -l` does (with `verbose`, as `zstd -lv`): one
+/// row per file and a total when there are several. A file that cannot be
+/// read is reported on stderr and the rest are still listed.
+pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
+    if files.iter().any(|f| f == Path::new("-")) || files.is_empty() {
+        bail!("--list reads files, not stdin (it needs to know where the input ends)");
+    }
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    let mut failed = false;
+    let mut total = Summary {
+        decompressed: Some(0),
+        ..Summary::default()
+    };
+    let mut listed = 0u64;
+    let mut checks = Vec::new();
+    if !verbose {
+        writeln!(
+            out,
+            "Frames  Skips  Compressed  Uncompressed  Ratio  Check  Filename"
+        )?;
+    }
+    for path in files {
+        let name = perfkit::printable::name(&path.to_string_lossy()).into_owned();
+        let s = File::open(path)
+            .with_context(|| format!("opening {name}"))
+            .and_then(|f| summarize(&mut BufReader::with_capacity(1 << 16, f)));
+        let s = match s {
+            Ok(s) => s,
+            Err(e) => {
+                out.flush()?;
+                let _ = writeln!(io::stderr(), "perfkit: {name}: {}", super::one_line(&e));
+                failed = true;
+                continue;
+            }
+        };
+        if verbose {
+            write_verbose(&mut out, &name, &s)?;
+        } else {
+            writeln!(
+                out,
+                "{}",
+                row(
+                    s.frames + s.skips, // zstd counts skippable frames here too
+                    s.skips,
+                    s.compressed,
+                    s.decompressed,
+                    s.check(),
+                    &name
+                )
+            )?;
+        }
+        listed += 1;
+        total.frames += s.frames;
+        total.skips += s.skips;
+        total.compressed += s.compressed;
+        total.decompressed = match (total.decompressed, s.decompressed) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            _ => None,
+        };
+        checks.push(s.check());
+    }
+    if listed > 1 && !verbose {
+        let check = if checks.iter().all(|c| *c == checks[0]) {
+            checks[0]
+        } else {
+            ""
+        };
+        writeln!(out, "{} ", "-".repeat(65))?;
+        writeln!(
+            out,
+            "{}",
+            row(
+                total.frames + total.skips,
+                total.skips,
+                total.compressed,
+                total.decompressed,
+                check,
+                &format!("{listed} files")
+            )
+        )?;
+    }
+    out.flush()?;
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_verbose(out: &mut impl Write, name: &str, s: &Summary) -> io::Result<()> {
+    let exact = |n: u64| format!("{} ({n} B)", human(n));
+    writeln!(out, "{name} ")?;
+    writeln!(out, "# Zstandard Frames: {}", s.frames)?;
+    if s.skips > 0 {
+        writeln!(out, "# Skippable Frames: {}", s.skips)?;
+    }
+    writeln!(out, "DictID: {}", s.dict_id)?;
+    if s.frames > 0 {
+        writeln!(out, "Window Size: {}", exact(s.window))?;
+    }
+    writeln!(out, "Compressed Size: {}", exact(s.compressed))?;
+    if let Some(d) = s.decompressed {
+        writeln!(out, "Decompressed Size: {}", exact(d))?;
+        if s.compressed > 0 {
+            writeln!(out, "Ratio: {:.4}", d as f64 / s.compressed as f64)?;
+        }
+    }
+    match (s.check(), s.last_checksum) {
+        ("XXH64", Some(c)) if s.frames == 1 => writeln!(out, "Check: XXH64 {c:08x}")?,
+        (check, _) => writeln!(out, "Check: {check}")?,
+    }
+    writeln!(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_read_as_zstd_prints_them() {
+        assert_eq!(human(34), "34   B");
+        assert_eq!(human(74081), "72.3 KiB");
+        assert_eq!(human(588_895), "575 KiB");
+        assert_eq!(human(148_162), "145 KiB");
+        assert_eq!(human(1_177_790), "1.12 MiB");
+    }
+
+    #[test]
+    fn a_skippable_frame_and_a_truncated_frame() {
+        let mut skippable = 0x184D_2A53u32.to_le_bytes().to_vec();
+        skippable.extend(3u32.to_le_bytes());
+        skippable.extend(b"abc");
+        let s = summarize(&mut skippable.as_slice()).unwrap();
+        assert_eq!((s.frames, s.skips, s.compressed), (0, 1, 11));
+        let cut = &skippable[..9];
+        assert!(summarize(&mut &cut[..]).is_err());
+        assert!(summarize(&mut &b""[..]).is_err());
+        assert!(summarize(&mut &b"PK\x03\x04"[..]).is_err());
+    }
+}

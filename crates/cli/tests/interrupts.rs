@@ -1,0 +1,181 @@
+//! Issue 13.8: a signal that ends perfkit mid-run (Ctrl-C, `kill`, a
+//! closed terminal) leaves no hidden `.perfkit-*.partial` temporary beside
+//! the output, and the exit status is 128 + the signal's number.
+//!
+//! Each case runs a real child whose input is a FIFO (or stdin) fed half
+//! its data and then held open, so the child is provably mid-run, with its
+//! temporary on disk, when the signal comes.
+
+mod interop;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use interop::{listing, ok, perfkit};
+
+fn temporaries(dir: &Path) -> Vec<String> {
+    listing(dir)
+        .into_iter()
+        .filter(|n| n.starts_with(".perfkit-"))
+        .collect()
+}
+
+/// Waits until `dir` holds a perfkit temporary (the child is writing).
+fn wait_for_temporary(dir: &Path, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while temporaries(dir).is_empty() {
+        if let Some(st) = child.try_wait().unwrap() {
+            panic!("perfkit exited ({st}) before writing a temporary");
+        }
+        assert!(Instant::now() < deadline, "no temporary appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` to `child` and checks it exits with 128 + signal within
+/// a minute, leaving no temporary and no output in `dir`.
+fn interrupt(mut child: Child, signal: i32, dir: &Path, output: &str) {
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not
+    // yet reaped, so the pid cannot have been reused.
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    assert_eq!(rc, 0);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("perfkit did not exit on signal {signal}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(128 + signal), "{status}");
+    assert_eq!(temporaries(dir), Vec::<String>::new(), "signal {signal}");
+    assert!(
+        !dir.join(output).exists(),
+        "{output} left after signal {signal}"
+    );
+}
+
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// Opens `fifo` for writing on a thread, writes `data` and holds the FIFO
+/// open until the returned sender is dropped.
+fn feed_and_hold(fifo: &Path, data: Vec<u8>) -> std::sync::mpsc::Sender<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let path = fifo.to_path_buf();
+    std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+        let _ = f.write_all(&data);
+        let _ = f.flush();
+        let _ = rx.recv();
+    });
+    tx
+}
+
+fn sample(len: usize) -> Vec<u8> {
+    (0..len as u64)
+        .flat_map(|i| format!("{} ", i.wrapping_mul(0x9E37_79B9) % 100_003).into_bytes())
+        .take(len)
+        .collect()
+}
+
+#[test]
+fn decompress_and_compress_from_a_slow_fifo_leave_no_temporary() {
+    for (signal, mode) in [
+        (libc::SIGINT, "decompress"),
+        (libc::SIGTERM, "decompress"),
+        (libc::SIGHUP, "compress"),
+        (libc::SIGTERM, "compress"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let plain = sample(4 << 20);
+        let data = if mode == "decompress" {
+            std::fs::write(d.join("p"), &plain).unwrap();
+            ok(perfkit()
+                .current_dir(d)
+                .args(["compress", "-q", "--rm", "p"]));
+            let z = std::fs::read(d.join("p.zst")).unwrap();
+            std::fs::remove_file(d.join("p.zst")).unwrap();
+            z[..z.len() / 2].to_vec()
+        } else {
+            plain[..plain.len() / 2].to_vec()
+        };
+        let fifo = d.join("in.fifo");
+        mkfifo(&fifo);
+        let hold = feed_and_hold(&fifo, data);
+        let mut child = perfkit()
+            .current_dir(d)
+            .args([mode, "in.fifo", "-o", "out"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_temporary(d, &mut child);
+        // Let it consume what the FIFO holds and write it out.
+        std::thread::sleep(Duration::from_millis(300));
+        interrupt(child, signal, d, "out");
+        drop(hold);
+        let left: Vec<String> = listing(d).into_iter().filter(|n| n != "in.fifo").collect();
+        assert_eq!(left, Vec::<String>::new(), "{mode} signal {signal}");
+    }
+}
+
+#[test]
+fn zip_and_betree_search_from_a_slow_stdin_leave_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    ok(perfkit().current_dir(d).args([
+        "betree",
+        "gen-exprs",
+        "--params",
+        "8",
+        "--count",
+        "50",
+        "-o",
+        "e.txt",
+    ]));
+    let events = ok(perfkit().current_dir(d).args([
+        "betree",
+        "gen-events",
+        "--params",
+        "8",
+        "--count",
+        "5000",
+    ]))
+    .stdout;
+    let cases: [(&[&str], &str, Vec<u8>); 2] = [
+        (&["zip", "-q", "out.zip", "-"], "out.zip", sample(1 << 20)),
+        (
+            &[
+                "betree", "search", "--exprs", "e.txt", "--events", "-", "-o", "out",
+            ],
+            "out",
+            events[..events.len() / 2].to_vec(),
+        ),
+    ];
+    for (args, output, data) in cases {
+        let mut child = perfkit()
+            .current_dir(d)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&data).unwrap();
+        stdin.flush().unwrap();
+        wait_for_temporary(d, &mut child);
+        std::thread::sleep(Duration::from_millis(300));
+        interrupt(child, libc::SIGINT, d, output);
+        drop(stdin);
+    }
+    assert_eq!(listing(d), vec!["e.txt".to_string()]);
+}
