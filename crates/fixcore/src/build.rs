@@ -204,6 +204,27 @@ impl MessageBuilder {
         self
     }
 
+    /// Appends a Length/Data pair, `length_tag=<len>` then `data_tag=v`
+    /// (RawDataLength(95) and RawData(96), ...). The data may hold any
+    /// byte, SOH and `=` included: a parser that knows the pair reads it by
+    /// its length (see [`Dictionary::data_pairs`](crate::dict::Dictionary::data_pairs)).
+    /// An empty `v` or equal tags make [`finish`](Self::finish) fail.
+    pub fn field_data(&mut self, length_tag: u32, data_tag: u32, v: &[u8]) -> &mut Self {
+        let mut b = [0u8; 24];
+        let n = format::uint(&mut b, v.len() as u64);
+        if length_tag == data_tag {
+            self.error = Some("a Length field and its data field need different tags");
+        } else if self.check(length_tag, &b[..n]) && self.check(data_tag, b"-") {
+            if v.is_empty() {
+                self.error = Some("empty value");
+            } else {
+                self.append(length_tag, &b[..n]);
+                self.append(data_tag, v);
+            }
+        }
+        self
+    }
+
     /// Appends a text body field.
     #[inline]
     pub fn field_str(&mut self, tag: u32, v: &str) -> &mut Self {

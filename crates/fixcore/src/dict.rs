@@ -1,11 +1,40 @@
-//! Repeating-group definitions: the only part of a FIX data dictionary the
-//! parser needs. Without them a repeated tag cannot be told apart from a
-//! duplicate.
+//! Repeating-group definitions and Length/Data field pairs: the parts of a
+//! FIX data dictionary the parser needs. Without the groups a repeated tag
+//! cannot be told apart from a duplicate; without the pairs a data value
+//! holding SOH or `=` cannot be told apart from the fields after it.
 
 use crate::{Error, Result};
 
 /// Tags below this bound are looked up by direct indexing.
 pub(crate) const DIRECT_TAGS: usize = 10_000;
+
+/// The Length/Data pairs of FIX 4.4, as (length tag, data tag): every
+/// field of type DATA in QuickFIX's `FIX44.xml` with the LENGTH field that
+/// precedes it. FIX 4.2 has the same pairs less the last two; FIX 5.0 adds
+/// more (read them from its dictionary with
+/// [`Dictionary::with_data_pairs`] and
+/// [`DataDictionary::data_pairs`](crate::dictionary::DataDictionary::data_pairs)).
+pub const STANDARD_DATA_PAIRS: [(u32, u32); 16] = [
+    (90, 91),   // SecureDataLen, SecureData
+    (93, 89),   // SignatureLength, Signature
+    (95, 96),   // RawDataLength, RawData
+    (212, 213), // XmlDataLen, XmlData
+    (348, 349), // EncodedIssuerLen, EncodedIssuer
+    (350, 351), // EncodedSecurityDescLen, EncodedSecurityDesc
+    (352, 353), // EncodedListExecInstLen, EncodedListExecInst
+    (354, 355), // EncodedTextLen, EncodedText
+    (356, 357), // EncodedSubjectLen, EncodedSubject
+    (358, 359), // EncodedHeadlineLen, EncodedHeadline
+    (360, 361), // EncodedAllocTextLen, EncodedAllocText
+    (362, 363), // EncodedUnderlyingIssuerLen, EncodedUnderlyingIssuer
+    (364, 365), // EncodedUnderlyingSecurityDescLen, EncodedUnderlyingSecurityDesc
+    (445, 446), // EncodedListStatusTextLen, EncodedListStatusText
+    (618, 619), // EncodedLegIssuerLen, EncodedLegIssuer
+    (621, 622), // EncodedLegSecurityDescLen, EncodedLegSecurityDesc
+];
+
+/// Largest tag the parser reads (9 digits).
+const MAX_TAG: u32 = 999_999_999;
 
 /// One repeating group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,10 +48,15 @@ pub struct GroupDef {
     pub members: Vec<u32>,
 }
 
-/// A set of repeating-group definitions, indexed by count tag.
+/// A set of repeating-group definitions, indexed by count tag, and the
+/// Length/Data field pairs.
 #[derive(Debug, Clone)]
 pub struct Dictionary {
     groups: Vec<GroupDef>,
+    /// (length tag, data tag), sorted by length tag; few enough that a
+    /// search costs less than a map, and only fields the parser's tag
+    /// table flags are looked up.
+    data: Vec<(u32, u32)>,
     /// Per group: (smallest member tag, `slot[tag - min]` = member index + 1
     /// or 0), so membership is one indexed load instead of a list search.
     members: Vec<(u32, Vec<u8>)>,
@@ -37,10 +71,12 @@ impl Default for Dictionary {
 }
 
 impl Dictionary {
-    /// No groups: every repeated tag is a duplicate.
+    /// No groups (every repeated tag is a duplicate) and no Length/Data
+    /// pairs (every value ends at the first SOH).
     pub fn empty() -> Dictionary {
         Dictionary {
             groups: Vec::new(),
+            data: Vec::new(),
             members: Vec::new(),
             by_count: vec![0; DIRECT_TAGS],
         }
@@ -50,7 +86,8 @@ impl Dictionary {
     /// (268), Parties (453) with nested PartySubIDs (802), RelatedSym (146),
     /// Allocs (78), MiscFees (136), ContraBrokers (382), MDReqGrp entry types
     /// (267), SecurityAltID (454), Events (864), LegSecurity (555),
-    /// NestedParties (539), Stipulations (232) and RoutingIDs (215).
+    /// NestedParties (539), Stipulations (232) and RoutingIDs (215); and
+    /// the [`STANDARD_DATA_PAIRS`].
     pub fn fix44() -> Dictionary {
         let defs: &[(u32, u32, &[u32])] = &[
             (
@@ -102,7 +139,48 @@ impl Dictionary {
                 })
                 .unwrap_or_else(|_| unreachable!("built-in group definitions are valid"));
         }
-        d
+        d.with_data_pairs(STANDARD_DATA_PAIRS)
+            .unwrap_or_else(|_| unreachable!("the standard data pairs are valid"))
+    }
+
+    /// Replaces the Length/Data pairs with `pairs` (length tag, data tag):
+    /// a data field's value is then read as exactly as many bytes as the
+    /// Length field just before it says, SOH and `=` included. Fails if a
+    /// tag is 0, above 999,999,999, a session tag (8, 9, 10, 35), a group
+    /// count, or in more than one pair (or both halves of one).
+    pub fn with_data_pairs(
+        mut self,
+        pairs: impl IntoIterator<Item = (u32, u32)>,
+    ) -> Result<Dictionary> {
+        let mut data: Vec<(u32, u32)> = pairs.into_iter().collect();
+        let mut tags: Vec<u32> = data.iter().flat_map(|&(l, d)| [l, d]).collect();
+        if tags.iter().any(|&t| t == 0 || t > MAX_TAG) {
+            return Err(Error::Build("data pair tags must be in 1..=999999999"));
+        }
+        if tags.iter().any(|t| matches!(t, 8 | 9 | 10 | 35)) {
+            return Err(Error::Build(
+                "tags 8, 9, 10 and 35 cannot be in a Length/Data pair",
+            ));
+        }
+        if tags.iter().any(|&t| self.group(t).is_some()) {
+            return Err(Error::Build(
+                "a repeating group's count tag cannot be in a Length/Data pair",
+            ));
+        }
+        tags.sort_unstable();
+        if tags.windows(2).any(|w| w[0] == w[1]) {
+            return Err(Error::Build(
+                "a tag may be in one Length/Data pair only, as one of its halves",
+            ));
+        }
+        data.sort_unstable();
+        self.data = data;
+        Ok(self)
+    }
+
+    /// The Length/Data pairs, (length tag, data tag), by length tag.
+    pub fn data_pairs(&self) -> &[(u32, u32)] {
+        &self.data
     }
 
     /// Adds (or replaces) a group. Fails if the count tag is not below
@@ -123,6 +201,11 @@ impl Dictionary {
         }
         if def.members.iter().any(|t| matches!(t, 8 | 9 | 10 | 35)) {
             return Err(Error::Build("tags 8, 9, 10 and 35 cannot be group members"));
+        }
+        if self.data_role(def.count_tag).is_some() {
+            return Err(Error::Build(
+                "a tag of a Length/Data pair cannot count a repeating group",
+            ));
         }
         let min = def.members.iter().copied().min().unwrap_or(0);
         let max = def.members.iter().copied().max().unwrap_or(0);
@@ -167,6 +250,27 @@ impl Dictionary {
     #[inline]
     pub(crate) fn def(&self, g: usize) -> &GroupDef {
         &self.groups[g]
+    }
+
+    /// The role of `tag` in a Length/Data pair: `Some(Ok(data tag))` for a
+    /// Length field, `Some(Err(length tag))` for a data field.
+    #[inline]
+    pub(crate) fn data_role(&self, tag: u32) -> Option<std::result::Result<u32, u32>> {
+        if let Some(&(_, d)) = self.data.iter().find(|&&(l, _)| l == tag) {
+            return Some(Ok(d));
+        }
+        self.data
+            .iter()
+            .find(|&&(_, d)| d == tag)
+            .map(|&(l, _)| Err(l))
+    }
+
+    /// Whether a Length/Data pair has a tag the parser's direct table does
+    /// not cover (so its split must look such tags up).
+    pub(crate) fn has_high_data_tags(&self) -> bool {
+        self.data
+            .iter()
+            .any(|&(l, d)| l.max(d) as usize >= DIRECT_TAGS)
     }
 
     /// Position of `tag` among group `g`'s members.

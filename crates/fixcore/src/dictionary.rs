@@ -262,6 +262,34 @@ impl DataDictionary {
     pub fn message(&self, msg_type: &str) -> Option<&MessageDef> {
         self.by_type.get(msg_type).map(|&i| &self.messages[i])
     }
+
+    /// The Length/Data pairs this dictionary declares, (length tag, data
+    /// tag), by data tag: each field of type DATA or XMLDATA with the
+    /// LENGTH field named after it (`RawData` and `RawDataLength`,
+    /// `XmlData` and `XmlDataLen`), or else the LENGTH field numbered just
+    /// before it, which is how every FIX version numbers them but
+    /// Signature(89), whose length is SignatureLength(93). A data field with
+    /// neither has no length to read it by and is left out. Give the result
+    /// to [`crate::dict::Dictionary::with_data_pairs`].
+    pub fn data_pairs(&self) -> Vec<(u32, u32)> {
+        let by_name: HashMap<&str, &FieldDef> =
+            self.fields.values().map(|f| (f.name.as_str(), f)).collect();
+        let length = |f: Option<&FieldDef>| f.filter(|l| l.kind == "LENGTH").map(|l| l.tag);
+        let mut out: Vec<(u32, u32)> = self
+            .fields
+            .values()
+            .filter(|f| f.kind == "DATA" || f.kind == "XMLDATA")
+            .filter_map(|f| {
+                let named = ["Len", "Length"].iter().find_map(|suffix| {
+                    length(by_name.get(format!("{}{suffix}", f.name).as_str()).copied())
+                });
+                let before = || length(f.tag.checked_sub(1).and_then(|t| self.fields.get(&t)));
+                named.or_else(before).map(|l| (l, f.tag))
+            })
+            .collect();
+        out.sort_unstable_by_key(|&(_, d)| d);
+        out
+    }
 }
 
 /// Why a field value fails its definition: QuickFIX's SessionRejectReason

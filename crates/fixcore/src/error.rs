@@ -38,6 +38,39 @@ pub enum Error {
         /// Offset of the field's first byte.
         pos: usize,
     },
+    /// A Length field (RawDataLength(95), ...) does not describe the data
+    /// field that must follow it: the next field is not that data field, or
+    /// no SOH ends the data where the declared length says.
+    #[error(
+        "Length field {tag} at byte {pos} declares {declared} bytes for data field {data_tag}: \
+         {why} at byte {at}"
+    )]
+    DataLength {
+        /// The Length field's tag.
+        tag: u32,
+        /// The data field's tag.
+        data_tag: u32,
+        /// Offset of the Length field's first byte.
+        pos: usize,
+        /// The declared length.
+        declared: usize,
+        /// Offset of the mismatch: the next field's start, or where the
+        /// data should end.
+        at: usize,
+        /// What does not match, e.g. "no SOH ends the data".
+        why: &'static str,
+    },
+    /// A data field (RawData(96), ...) without its Length field just
+    /// before it: nothing says where its value ends.
+    #[error("data field {tag} at byte {pos} does not follow its Length field {length_tag}")]
+    DataWithoutLength {
+        /// The data field's tag.
+        tag: u32,
+        /// The Length field's tag that must precede it.
+        length_tag: u32,
+        /// Offset of the data field's first byte.
+        pos: usize,
+    },
     /// A header/trailer field is not where FIX requires it.
     #[error("field order: tag {tag} at byte {pos}: {why}")]
     FieldOrder {

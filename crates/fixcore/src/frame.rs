@@ -350,6 +350,25 @@ mod tests {
         assert!(errs.is_empty(), "{errs:?}");
     }
 
+    /// The framer goes by BodyLength, so a data field (RawData(96)) whose
+    /// value holds SOH, a CheckSum-like field and a BeginString frames
+    /// whole, however the stream is split, and parses.
+    #[test]
+    fn data_fields_holding_delimiters_frame_whole() {
+        let a = msg("35=D|95=18|96=x|10=000|8=FIX.4.4|55=A|");
+        let b = msg("35=D|55=B|");
+        let stream = [a.clone(), b.clone(), a.clone()].concat();
+        for size in [1, 5, 19, stream.len()] {
+            let chunks: Vec<&[u8]> = stream.chunks(size).collect();
+            let (frames, errs) = run(&chunks);
+            assert_eq!(frames, vec![a.clone(), b.clone(), a.clone()], "{size}");
+            assert!(errs.is_empty(), "{errs:?}");
+        }
+        let mut p = crate::parse::Parser::new();
+        let m = p.parse(&a).unwrap();
+        assert_eq!(m.get(96), Some(&b"x\x0110=000\x018=FIX.4.4"[..]));
+    }
+
     #[test]
     fn garbage_between_messages_is_reported_and_sync_kept() {
         let a = msg("35=D|55=A|");

@@ -4,7 +4,13 @@
 //! message into fields, checks BeginString(8) first, BodyLength(9) second and
 //! equal to the real body length, MsgType(35) third, CheckSum(10) last with
 //! three digits and the right value, rejects duplicate tags and validates
-//! repeating groups against a [`Dictionary`]. The returned [`Message`]
+//! repeating groups against a [`Dictionary`].
+//!
+//! Data fields (RawData(96) and the other [`Dictionary::data_pairs`]) may
+//! hold any byte, SOH and `=` included: their value is exactly as long as
+//! the Length field just before them says. The scan still records the
+//! delimiters inside such a value; the split steps over them, and a Length
+//! that does not describe the data after it is an [`Error::DataLength`]. The returned [`Message`]
 //! borrows the input and the parser's reusable tables: nothing is copied and,
 //! once the parser's vectors have grown, nothing is allocated.
 //!
@@ -25,10 +31,16 @@ use std::sync::Arc;
 pub const MAX_FIELDS: usize = 0xFFFF;
 /// Table bit (static, set at construction) marking the tags whose field
 /// needs [`Parser::index_from`]: repeating-group counts, and CheckSum(10),
-/// whose right place depends on the number of fields.
+/// whose right place depends on the number of fields; and the tags of
+/// Length/Data pairs, whose data field the split reads by its length.
 const SLOW_BIT: u32 = 1 << 31;
-/// Generations live in bits 16..31 of a table entry.
-const GEN_MAX: u32 = 0x7FFF;
+/// Table bit (static, with [`SLOW_BIT`]) marking the tags of Length/Data
+/// pairs, so that the split asks the dictionary about these tags only.
+const DATA_BIT: u32 = 1 << 30;
+/// The static bits of a table entry.
+const STATIC_BITS: u32 = SLOW_BIT | DATA_BIT;
+/// Generations live in bits 16..29 of a table entry (below the static bits).
+const GEN_MAX: u32 = 0x3FFF;
 
 /// Largest capacity the map of high tags keeps from one message to the next.
 const HIGH_KEEP: usize = 1024;
@@ -58,10 +70,11 @@ pub struct Parser {
     path: ScanPath,
     positions: Positions,
     fields: Vec<Field>,
-    /// `table[tag]` = [`SLOW_BIT`] (static: a group count, or 10)
-    /// `| generation << 16 | field index`; the index is valid only when the
-    /// generation matches, so stale entries need no clearing. Keeping the
-    /// flag here saves a dictionary lookup per field.
+    /// `table[tag]` = [`SLOW_BIT`] (static: a group count, or 10; with
+    /// [`DATA_BIT`], a Length/Data tag) `| generation << 16 | field index`;
+    /// the index is valid only when the generation matches, so stale entries
+    /// need no clearing. Keeping the flags here saves a dictionary lookup
+    /// per field.
     table: Box<[u32; DIRECT_TAGS]>,
     generation: u32,
     /// Field index of each top-level tag >= DIRECT_TAGS. A map, not a
@@ -71,6 +84,9 @@ pub struct Parser {
     /// a peer cannot flood with colliding tags; this path is rare, so its
     /// speed matters little. [`Self::next_generation`] keeps it small.
     high: HashMap<u32, u32>,
+    /// Whether a Length/Data pair has a tag of [`DIRECT_TAGS`] or more
+    /// (the table cannot flag it).
+    high_data: bool,
 }
 
 impl Default for Parser {
@@ -85,7 +101,7 @@ impl Parser {
         Parser::with_dictionary(Arc::new(Dictionary::fix44()))
     }
 
-    /// A parser using `dict` for repeating groups.
+    /// A parser using `dict` for repeating groups and Length/Data pairs.
     pub fn with_dictionary(dict: Arc<Dictionary>) -> Parser {
         let mut table = Box::new([0; DIRECT_TAGS]);
         for (t, e) in (0u32..).zip(table.iter_mut()) {
@@ -93,7 +109,15 @@ impl Parser {
                 *e = SLOW_BIT;
             }
         }
+        for &(l, d) in dict.data_pairs() {
+            for t in [l, d] {
+                if let Some(e) = table.get_mut(t as usize) {
+                    *e = STATIC_BITS;
+                }
+            }
+        }
         Parser {
+            high_data: dict.has_high_data_tags(),
             dict,
             path: ScanPath::detect(),
             positions: Positions::new(),
@@ -145,12 +169,12 @@ impl Parser {
     }
 
     /// Starts a new message: entries stamped with older generations become
-    /// stale, so the table needs no clearing (except once per 32,767
+    /// stale, so the table needs no clearing (except once per 16,383
     /// messages, when the stamp wraps).
     fn next_generation(&mut self) {
         self.generation += 1;
         if self.generation > GEN_MAX {
-            self.table.iter_mut().for_each(|e| *e &= SLOW_BIT);
+            self.table.iter_mut().for_each(|e| *e &= STATIC_BITS);
             self.generation = 1;
         }
         // Clearing resets every control byte of the table, whatever its
@@ -202,6 +226,10 @@ impl Parser {
                 &mut self.table,
                 &mut self.high,
                 g,
+                DataPairs {
+                    dict: &self.dict,
+                    high: self.high_data,
+                },
             )
         }?;
         // SAFETY: `split_and_index_into` initialised `spare[..n]`, which are
@@ -234,13 +262,13 @@ impl Parser {
             }
             if let Some(slot) = self.table.get_mut(f.tag as usize) {
                 let e = *slot;
-                if e & !SLOW_BIT & 0xFFFF_0000 == g {
+                if e & !STATIC_BITS & 0xFFFF_0000 == g {
                     return Err(Error::DuplicateTag {
                         tag: f.tag,
                         pos: f.start as usize,
                     });
                 }
-                *slot = (e & SLOW_BIT) | g | i as u32;
+                *slot = (e & STATIC_BITS) | g | i as u32;
                 i = if e & SLOW_BIT == 0 {
                     i + 1
                 } else {
@@ -264,6 +292,135 @@ impl Parser {
     }
 }
 
+/// The Length/Data pairs as the split consults them.
+#[derive(Clone, Copy)]
+struct DataPairs<'a> {
+    dict: &'a Dictionary,
+    /// Whether some pair's tag is beyond the direct table.
+    high: bool,
+}
+
+/// A data field the split must read next, as its Length field declared it.
+#[derive(Clone, Copy)]
+struct DataSpec {
+    length_tag: u32,
+    data_tag: u32,
+    /// Offset of the Length field.
+    at: u32,
+    declared: usize,
+}
+
+impl DataPairs<'_> {
+    /// What field `f` (just split, not itself read as data) asks of the
+    /// next one: `Some` after a Length field; an error for a data field,
+    /// which only a Length field may introduce. One table load for the
+    /// usual field; only flagged tags reach [`Self::role`].
+    #[inline(always)]
+    fn after(self, buf: &[u8], table: &[u32; DIRECT_TAGS], f: &Field) -> Result<Option<DataSpec>> {
+        let flagged = match table.get(f.tag as usize) {
+            Some(e) => e & DATA_BIT != 0,
+            None => self.high,
+        };
+        if flagged { self.role(buf, f) } else { Ok(None) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn role(self, buf: &[u8], f: &Field) -> Result<Option<DataSpec>> {
+        match self.dict.data_role(f.tag) {
+            None => Ok(None),
+            Some(Err(length_tag)) => Err(Error::DataWithoutLength {
+                tag: f.tag,
+                length_tag,
+                pos: f.start as usize,
+            }),
+            Some(Ok(data_tag)) => {
+                let digits = &buf[f.val as usize..f.end as usize];
+                let declared = value::parse_uint(digits)
+                    .filter(|_| digits.len() == 1 || digits[0] != b'0')
+                    .and_then(|v| usize::try_from(v).ok());
+                let Some(declared) = declared else {
+                    return Err(Error::BadValue {
+                        tag: f.tag,
+                        pos: f.val as usize,
+                        expected: "Length (digits, no leading zero)",
+                    });
+                };
+                Ok(Some(DataSpec {
+                    length_tag: f.tag,
+                    data_tag,
+                    at: f.start,
+                    declared,
+                }))
+            }
+        }
+    }
+}
+
+/// Reads field number `i`, the data field `d` announces, which starts at
+/// `start` and whose `=` should be `pos[*k]`; its value is the declared
+/// number of bytes whatever they hold, so `k` moves past every delimiter
+/// inside it, to just after the SOH that ends it.
+#[inline(never)]
+fn data_field(
+    buf: &[u8],
+    pos: &[u32],
+    k: &mut usize,
+    start: usize,
+    i: usize,
+    d: DataSpec,
+) -> Result<Field> {
+    if i >= MAX_FIELDS {
+        return Err(Error::TooLarge {
+            len: i + 1,
+            limit: MAX_FIELDS,
+        });
+    }
+    let lie = |at: usize, why: &'static str| Error::DataLength {
+        tag: d.length_tag,
+        data_tag: d.data_tag,
+        pos: d.at as usize,
+        declared: d.declared,
+        at,
+        why,
+    };
+    // `pos[*k]` is the first delimiter at or after `start`: the data
+    // field's '=' if its tag is there.
+    let e = match pos.get(*k) {
+        Some(&e) if e & SOH_FLAG == 0 => e as usize,
+        _ => return Err(lie(start, "the next field is not the data field")),
+    };
+    if parse_tag(&buf[start..e]) != Ok(d.data_tag) {
+        return Err(lie(start, "the next field is not the data field"));
+    }
+    let val = e + 1;
+    let end = match val.checked_add(d.declared) {
+        Some(end) if end < buf.len() => end,
+        _ => return Err(lie(buf.len(), "the message ends before the data does")),
+    };
+    if buf[end] != scan::SOH {
+        return Err(lie(end, "no SOH ends the data where its length says"));
+    }
+    if d.declared == 0 {
+        return Err(Error::EmptyValue {
+            tag: d.data_tag,
+            pos: start,
+        });
+    }
+    // The SOH at `end` is in `pos` (the scan records every one), after the
+    // '=' at `pos[*k]`; the delimiters between are data.
+    let j = *k + 1 + pos[*k + 1..].partition_point(|&p| ((p & !SOH_FLAG) as usize) < end);
+    debug_assert_eq!(pos.get(j), Some(&(end as u32 | SOH_FLAG)));
+    *k = j + 1;
+    Ok(Field {
+        tag: d.data_tag,
+        start: start as u32,
+        val: val as u32,
+        end: end as u32,
+        span: 0,
+    })
+}
+
 /// [`Parser::split_and_index`] on disjoint borrows (so the compiler knows
 /// that table writes cannot change the field count or positions); returns
 /// how many fields it wrote to `out` and the first field left unindexed.
@@ -279,8 +436,12 @@ unsafe fn split_and_index_into(
     table: &mut [u32; DIRECT_TAGS],
     high: &mut HashMap<u32, u32>,
     g: u32,
+    data: DataPairs<'_>,
 ) -> Result<(usize, usize)> {
     let (mut k, mut start, mut i) = (0, 0, 0);
+    // The first loop indexes plain fields only: it stops at every flagged
+    // tag, Length and data tags included, so no field after a Length field
+    // is ever read by `next_field` there.
     let rest = loop {
         if start >= buf.len() {
             return Ok((i, i));
@@ -306,6 +467,7 @@ unsafe fn split_and_index_into(
                 }
                 *slot = g | i as u32;
             }
+            None if data.high && data.dict.data_role(tag).is_some() => break i,
             None => match high.entry(tag) {
                 hash_map::Entry::Occupied(_) => break i,
                 hash_map::Entry::Vacant(v) => {
@@ -317,17 +479,82 @@ unsafe fn split_and_index_into(
     };
     // Field `rest` is written but not indexed: split the others only.
     i += 1;
+    if start >= buf.len() {
+        // Usually so: CheckSum(10) ends the message and stops the loop.
+        // Unless that last field was a Length field, nothing is left.
+        // SAFETY: `out[rest]` was written just before the loop broke.
+        let tag = unsafe { out.get_unchecked(rest).assume_init_ref().tag };
+        let flagged = match table.get(tag as usize) {
+            Some(e) => e & DATA_BIT != 0,
+            None => data.high,
+        };
+        if !flagged {
+            return Ok((i, rest));
+        }
+    }
+    // SAFETY: `out` is as this function requires, `out[rest]` was written
+    // just before the loop broke, and `k`, `start` and `i` are where the
+    // split stands.
+    let n = unsafe { split_rest(buf, pos, out, table, data, k, start, i, rest) }?;
+    Ok((n, rest))
+}
+
+/// The split after field `rest` (often nothing: CheckSum(10) is last),
+/// reading each data field by the length its Length field declares, from
+/// field `i`, which starts at `start` and whose '=' should be `pos[k]`;
+/// returns the number of fields. Kept out of line: inlined, its data-field
+/// handling made the first loop of [`split_and_index_into`] slower.
+///
+/// # Safety
+/// `out` must be as [`split_and_index_into`] requires, with `out[rest]`
+/// written, and `i == rest + 1`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn split_rest(
+    buf: &[u8],
+    pos: &[u32],
+    out: &mut [MaybeUninit<Field>],
+    table: &[u32; DIRECT_TAGS],
+    data: DataPairs<'_>,
+    mut k: usize,
+    mut start: usize,
+    mut i: usize,
+    rest: usize,
+) -> Result<usize> {
+    debug_assert_eq!(i, rest + 1);
+    // SAFETY: the caller wrote `out[rest]`.
+    let last = unsafe { out.get_unchecked(rest).assume_init() };
+    let mut pending = data.after(buf, table, &last)?;
     while start < buf.len() {
-        let f = next_field(buf, pos, &mut k, start, i)?;
+        let f = match pending {
+            Some(d) => data_field(buf, pos, &mut k, start, i, d)?,
+            None => next_field(buf, pos, &mut k, start, i)?,
+        };
         start = f.end as usize + 1;
         debug_assert!(i < MAX_FIELDS && i < pos.len() / 2);
         debug_assert!(i < out.len());
-        // SAFETY: as in the first loop, `next_field` succeeded, so
-        // `i < MAX_FIELDS` and `i < pos.len() / 2`, both below `out.len()`.
+        // SAFETY: as in the first loop of `split_and_index_into`:
+        // `next_field` or `data_field` succeeded, so `i < MAX_FIELDS`, and
+        // each moved `k` by two or more (a data field's '=' and the SOH
+        // ending it), so `i < pos.len() / 2`; both are below `out.len()`.
         unsafe { out.get_unchecked_mut(i).write(f) };
         i += 1;
+        pending = match pending {
+            Some(_) => None,
+            None => data.after(buf, table, &f)?,
+        };
     }
-    Ok((i, rest))
+    if let Some(d) = pending {
+        return Err(Error::DataLength {
+            tag: d.length_tag,
+            data_tag: d.data_tag,
+            pos: d.at as usize,
+            declared: d.declared,
+            at: buf.len(),
+            why: "the message ends before the data field",
+        });
+    }
+    Ok(i)
 }
 
 /// Reads field number `i`, which starts at `start` (before the end of

@@ -260,3 +260,38 @@ fn field_values_are_checked_with_quickfix_reasons() {
         assert_eq!(reason(tag, v), Some(want), "{tag}={v}");
     }
 }
+
+/// The Length/Data pairs read from QuickFIX's files: FIX 4.4's are the
+/// parser's standard pairs; FIX 4.2 has those less the two leg pairs; FIX
+/// 5.0 SP2 adds its own, each data field paired by name.
+#[test]
+fn data_pairs_come_from_length_and_data_fields() {
+    let Some(spec) = spec_dir() else { return };
+    let read = |f: &str| DataDictionary::parse(&std::fs::read_to_string(spec.join(f)).unwrap());
+    let mut want = crate::dict::STANDARD_DATA_PAIRS.to_vec();
+    want.sort_unstable_by_key(|&(_, d)| d);
+    assert_eq!(read("FIX44.xml").unwrap().data_pairs(), want);
+    let fix42: Vec<(u32, u32)> = want
+        .iter()
+        .copied()
+        .filter(|&(l, _)| l != 618 && l != 621)
+        .collect();
+    assert_eq!(read("FIX42.xml").unwrap().data_pairs(), fix42);
+    let sp2 = read("FIX50SP2.xml").unwrap().data_pairs();
+    assert!(sp2.contains(&(1184, 1185)), "SecurityXMLLen/SecurityXML");
+    assert!(sp2.contains(&(1401, 1402)), "EncryptedPasswordLen");
+    assert!(sp2.contains(&(93, 89)), "SignatureLength/Signature");
+    // They make a parser dictionary that reads such a field by its length.
+    let dict = crate::dict::Dictionary::empty()
+        .with_data_pairs(sp2)
+        .unwrap();
+    let mut p = crate::parse::Parser::with_dictionary(std::sync::Arc::new(dict));
+    let body = "35=x\x011184=3\x011185=<\x01>\x01";
+    let head = format!("8=FIXT.1.1\x019={}\x01{body}", body.len());
+    let sum: u32 = head.bytes().map(u32::from).sum();
+    let m = format!("{head}10={:03}\x01", sum % 256);
+    assert_eq!(
+        p.parse(m.as_bytes()).unwrap().get(1185),
+        Some(&b"<\x01>"[..])
+    );
+}
