@@ -44,6 +44,11 @@ pub(crate) const BOOL_TERM: u32 = 1 << 31;
 /// Marks a conjunct that is a range predicate (by atom id), posted in its
 /// attribute's thresholds rather than under a term.
 pub(crate) const RANGE_TERM: u32 = 1 << 30;
+/// Marks a conjunct that is an equality or `in` on a scalar attribute (by
+/// atom id), posted in the key postings of each of its values: an event
+/// has one value there, so the conjunct is hit at most once, and the
+/// entries are read straight from the value's list.
+pub(crate) const KEY_TERM: u32 = 1 << 29;
 
 /// Bits of a posting entry holding the expression's number of indexed
 /// conjuncts; the slot sits above them.
@@ -310,6 +315,9 @@ pub(crate) struct Counting {
     /// Key lists: the atoms registered under one value; emptied ones are
     /// reused (positions in `free_lists`).
     pub(crate) lists: Vec<Vec<u32>>,
+    /// Per key list: the posting entries of the expressions with a
+    /// [`KEY_TERM`] conjunct registered under that value.
+    pub(crate) key_post: Vec<Vec<u32>>,
     free_lists: Vec<u32>,
     /// Per atom id: how evaluation decides it.
     pub(crate) decided: Vec<Decided>,
@@ -321,6 +329,9 @@ pub(crate) struct Counting {
     bool_attr: Vec<AttrId>,
     /// Slots of expressions with no indexed conjunct.
     pub(crate) scan: Vec<u32>,
+    /// Slots of expressions whose indexed conjuncts are all ranges: a
+    /// candidate unless a range conjunct is false.
+    pub(crate) gated: Vec<u32>,
 }
 
 impl Counting {
@@ -492,6 +503,14 @@ impl Counting {
                 }
                 Expr::Bool(slot) => Some(BOOL_TERM | slot),
                 Expr::Pred(p) if range_of(p).is_some() => atom_of(p).map(|a| RANGE_TERM | a),
+                Expr::Pred(
+                    p @ (Pred::IntCmp { .. }
+                    | Pred::StrCmp { .. }
+                    | Pred::IntIn { .. }
+                    | Pred::StrIn { .. }),
+                ) => atom_of(p)
+                    .filter(|&a| self.decided[a as usize] == Decided::Hit)
+                    .map(|a| KEY_TERM | a),
                 Expr::Pred(p) => atom_of(p).filter(|&a| self.decided[a as usize] == Decided::Hit),
                 _ => None,
             };
@@ -528,7 +547,11 @@ impl Counting {
             self.scan.push(s);
             return;
         }
-        let entry = (s << NEED_BITS) | terms.len() as u32;
+        let need = counted(terms);
+        if need == 0 {
+            self.gated.push(s);
+        }
+        let entry = (s << NEED_BITS) | need;
         for &t in terms {
             if t & RANGE_TERM != 0 {
                 let p = preds[(t & !RANGE_TERM) as usize]
@@ -540,6 +563,14 @@ impl Counting {
                     RangeSide::Float(th, v, strict) => th.add(v, strict, entry),
                 }
                 self.use_attr(attr);
+            } else if t & KEY_TERM != 0 {
+                let p = preds[(t & !KEY_TERM) as usize].as_ref().expect("live atom");
+                for l in self.key_lists(p) {
+                    if self.key_post.len() <= l as usize {
+                        self.key_post.resize(l as usize + 1, Vec::new());
+                    }
+                    self.key_post[l as usize].push(entry);
+                }
             } else if t & BOOL_TERM != 0 {
                 let slot = t & !BOOL_TERM;
                 if self.bool_post[slot as usize].is_empty() {
@@ -561,7 +592,13 @@ impl Counting {
             }
             return;
         }
-        let entry = (s << NEED_BITS) | terms.len() as u32;
+        let need = counted(terms);
+        if need == 0
+            && let Some(k) = self.gated.iter().position(|&x| x == s)
+        {
+            self.gated.swap_remove(k);
+        }
+        let entry = (s << NEED_BITS) | need;
         for &t in terms {
             if t & RANGE_TERM != 0 {
                 let p = preds[(t & !RANGE_TERM) as usize]
@@ -575,6 +612,13 @@ impl Counting {
                 self.unuse_attr(attr);
                 continue;
             }
+            if t & KEY_TERM != 0 {
+                let p = preds[(t & !KEY_TERM) as usize].as_ref().expect("live atom");
+                for l in self.key_lists(p) {
+                    self.key_post[l as usize].retain(|&x| x != entry);
+                }
+                continue;
+            }
             let post = if t & BOOL_TERM != 0 {
                 &mut self.bool_post[(t & !BOOL_TERM) as usize]
             } else {
@@ -586,6 +630,23 @@ impl Counting {
                 self.unuse_attr(attr);
             }
         }
+    }
+
+    /// The key lists of a registered predicate's values.
+    fn key_lists(&self, p: &Pred) -> Vec<u32> {
+        let Some((attr, keys, _)) = keys_of(p) else {
+            return Vec::new();
+        };
+        let k = &self.attrs[attr as usize];
+        let mut ls: Vec<u32> = match keys {
+            Keys::Ints(vs) => vs.iter().filter_map(|v| k.ints.get(v).copied()).collect(),
+            Keys::Strs(vs) => vs.iter().filter_map(|v| k.strs.get(*v).copied()).collect(),
+            _ => Vec::new(),
+        };
+        // A value written twice is one key: posted once, hit once.
+        ls.sort_unstable();
+        ls.dedup();
+        ls
     }
 
     /// The posting of a term.
@@ -603,12 +664,19 @@ impl Counting {
     /// (booleans) to `loose` and the entries of recent thresholds to
     /// `loose` too, as spans of entries. `elem` is the list element to look
     /// up for list values. One unit of work.
+    ///
+    /// Range conjuncts work the other way round: they are true for most
+    /// values, so what is pushed (to `kills`) is the entries of the
+    /// thresholds the value makes *false*, all of them when the attribute
+    /// is undefined.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn probe(
         &self,
         ev: &Event,
         attr: AttrId,
         elem: usize,
         spans: &mut Vec<Span>,
+        kills: &mut Vec<Span>,
         loose: &mut Vec<u32>,
         schema: &Schema,
     ) {
@@ -616,6 +684,16 @@ impl Counting {
         let keys = |l: Option<&u32>, spans: &mut Vec<Span>| {
             if let Some(&l) = l {
                 spans.push(Span::Keys(l));
+            }
+        };
+        // A scalar value: its atoms are only stamped (none posts under
+        // itself), and the expressions come from the value's entries.
+        let scalar = |l: Option<&u32>, spans: &mut Vec<Span>| {
+            if let Some(&l) = l {
+                spans.push(Span::Stamp(l));
+                if self.key_post.get(l as usize).is_some_and(|p| !p.is_empty()) {
+                    spans.push(Span::KeyEntries(l));
+                }
             }
         };
         match ev.get(attr) {
@@ -629,15 +707,23 @@ impl Counting {
                 }
             }
             Some(Value::Int(x)) => {
-                keys(k.ints.get(x), spans);
-                thresholds(&k.int_lo, *x, attr, 0, spans, loose);
-                thresholds(&k.int_hi, *x, attr, 1, spans, loose);
+                scalar(k.ints.get(x), spans);
+                thresholds(&k.int_lo, Some(*x), attr, 0, kills, loose);
+                thresholds(&k.int_hi, Some(*x), attr, 1, kills, loose);
             }
-            Some(Value::Float(x)) if !x.is_nan() => {
-                thresholds(&k.flt_lo, *x, attr, 2, spans, loose);
-                thresholds(&k.flt_hi, *x, attr, 3, spans, loose);
+            Some(Value::Float(x)) => {
+                // NaN satisfies no comparison.
+                let x = Some(*x).filter(|x| !x.is_nan());
+                thresholds(&k.flt_lo, x, attr, 2, kills, loose);
+                thresholds(&k.flt_hi, x, attr, 3, kills, loose);
             }
-            Some(Value::Str(s)) => keys(k.strs.get(s.as_str()), spans),
+            None => {
+                thresholds(&k.int_lo, None, attr, 0, kills, loose);
+                thresholds(&k.int_hi, None, attr, 1, kills, loose);
+                thresholds(&k.flt_lo, None, attr, 2, kills, loose);
+                thresholds(&k.flt_hi, None, attr, 3, kills, loose);
+            }
+            Some(Value::Str(s)) => scalar(k.strs.get(s.as_str()), spans),
             Some(Value::IntList(l)) => keys(l.get(elem).and_then(|x| k.ints.get(x)), spans),
             Some(Value::StrList(l)) => {
                 keys(l.get(elem).and_then(|x| k.strs.get(x.as_str())), spans)
@@ -651,6 +737,8 @@ impl Counting {
     pub(crate) fn span_terms<'a>(&'a self, span: Span, loose: &'a [u32]) -> SpanTerms<'a> {
         match span {
             Span::Keys(l) => SpanTerms::Atoms(&self.lists[l as usize]),
+            Span::Stamp(l) => SpanTerms::Stamp(&self.lists[l as usize]),
+            Span::KeyEntries(l) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::Loose(a, b) => SpanTerms::Atoms(&loose[a as usize..b as usize]),
             Span::LooseEntries(a, b) => SpanTerms::Entries(&loose[a as usize..b as usize]),
             Span::Run {
@@ -687,8 +775,8 @@ impl Counting {
         }
         n += self.probes.capacity() * 4 + vecs(&self.lists) + self.free_lists.capacity() * 4;
         n += self.decided.capacity() * size_of::<Decided>();
-        n += vecs(&self.atom_post) + vecs(&self.bool_post);
-        n += self.bool_attr.capacity() * 4 + self.scan.capacity() * 4;
+        n += vecs(&self.atom_post) + vecs(&self.bool_post) + vecs(&self.key_post);
+        n += self.bool_attr.capacity() * 4 + (self.scan.capacity() + self.gated.capacity()) * 4;
         n
     }
 
@@ -700,40 +788,50 @@ impl Counting {
     }
 }
 
+/// How many of `terms` are counted by hits (ranges are not: they are
+/// found false instead).
+fn counted(terms: &[u32]) -> u32 {
+    terms.iter().filter(|&&t| t & RANGE_TERM == 0).count() as u32
+}
+
 fn push_once(list: &mut Vec<u32>, atom: u32) {
     if list.last() != Some(&atom) {
         list.push(atom);
     }
 }
 
-/// Pushes the span of `th`'s run that `x` satisfies, and the entries of
-/// its pending thresholds that `x` satisfies one by one.
+/// Pushes the spans of `th`'s run that `x` does not satisfy (all of it
+/// for no value), and the entries of its pending thresholds that `x` does
+/// not satisfy one by one.
 fn thresholds<T: PartialOrd + Copy>(
     th: &Thresholds<T>,
-    x: T,
+    x: Option<T>,
     attr: AttrId,
     side: u8,
-    spans: &mut Vec<Span>,
+    kills: &mut Vec<Span>,
     loose: &mut Vec<u32>,
 ) {
-    let (start, end) = th.span(x);
-    if start < end {
-        spans.push(Span::Run {
-            attr,
-            side,
-            start,
-            end,
-        });
+    let len = th.run.len() as u32;
+    let (start, end) = x.map_or((0, 0), |x| th.span(x));
+    for (from, to) in [(0, start), (end, len)] {
+        if from < to {
+            kills.push(Span::Run {
+                attr,
+                side,
+                start: from,
+                end: to,
+            });
+        }
     }
-    let from = loose.len();
+    let at = loose.len();
     loose.extend(
         th.pending
             .iter()
-            .filter(|t| th.holds(t, x))
+            .filter(|t| x.is_none_or(|x| !th.holds(t, x)))
             .map(|t| t.entry),
     );
-    if loose.len() > from {
-        spans.push(Span::LooseEntries(from as u32, loose.len() as u32));
+    if loose.len() > at {
+        kills.push(Span::LooseEntries(at as u32, loose.len() as u32));
     }
 }
 
@@ -741,8 +839,12 @@ fn thresholds<T: PartialOrd + Copy>(
 /// reusable scratch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Span {
-    /// A key list.
+    /// A key list, whose atoms' postings are walked.
     Keys(u32),
+    /// A key list whose atoms are only stamped.
+    Stamp(u32),
+    /// The posting entries of a key list.
+    KeyEntries(u32),
     /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
     /// float lower/upper.
     Run {
@@ -761,6 +863,7 @@ pub(crate) enum Span {
 /// entries themselves.
 pub(crate) enum SpanTerms<'a> {
     Atoms(&'a [u32]),
+    Stamp(&'a [u32]),
     Entries(&'a [u32]),
     Ints(&'a [Threshold<i64>]),
     Floats(&'a [Threshold<f64>]),
@@ -771,7 +874,7 @@ impl SpanTerms<'_> {
     #[inline]
     pub(crate) fn len(&self) -> usize {
         match self {
-            SpanTerms::Atoms(a) | SpanTerms::Entries(a) => a.len(),
+            SpanTerms::Atoms(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
             SpanTerms::Ints(a) => a.len(),
             SpanTerms::Floats(a) => a.len(),
         }
@@ -781,7 +884,7 @@ impl SpanTerms<'_> {
     #[inline]
     pub(crate) fn each_entry(&self, from: usize, to: usize, mut f: impl FnMut(u32)) {
         match self {
-            SpanTerms::Atoms(_) => unreachable!("a span of terms"),
+            SpanTerms::Atoms(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
             SpanTerms::Entries(a) => a[from..to].iter().for_each(|&e| f(e)),
             SpanTerms::Ints(a) => a[from..to].iter().for_each(|t| f(t.entry)),
             SpanTerms::Floats(a) => a[from..to].iter().for_each(|t| f(t.entry)),
@@ -813,7 +916,8 @@ mod stats {
         let schema = Schema::from_domains(a.domains()).unwrap();
         let mut index = Index::new(schema.clone());
         let mut rng = fastrand::Rng::with_seed(1);
-        for i in 0..10000 {
+        let n: u64 = std::env::var("N").map_or(10000, |v| v.parse().unwrap());
+        for i in 0..n {
             index.insert(i, &a.expression(&mut rng)).unwrap();
         }
         let c = &index.counting;
@@ -824,11 +928,39 @@ mod stats {
         let mut rng = fastrand::Rng::with_seed(2);
         for _ in 0..5 {
             let ev = Event::from_json(&schema, &a.event_json(&mut rng)).unwrap();
-            let mut sel = crate::selection::Selection::default();
-            sel.reset();
-            let mut spent = 0;
-            sel.advance(&index, &ev, u64::MAX, &mut spent);
-            println!("units {spent}, cands {}", sel.cands().len());
+            let (mut bools, mut ranges, mut keyed, mut terms) = (0, 0, 0, 0);
+            let mut spans = Vec::new();
+            let mut kills = Vec::new();
+            let mut loose = Vec::new();
+            for &attr in &c.probes {
+                let units = match ev.get(attr) {
+                    Some(crate::Value::IntList(l)) => l.len(),
+                    Some(crate::Value::StrList(l)) => l.len(),
+                    _ => 1,
+                };
+                for elem in 0..units {
+                    c.probe(&ev, attr, elem, &mut spans, &mut kills, &mut loose, &schema);
+                }
+            }
+            for sp in &spans {
+                match c.span_terms(*sp, &loose) {
+                    super::SpanTerms::Atoms(ts) => {
+                        for &t in ts {
+                            terms += 1;
+                            if t & super::BOOL_TERM != 0 {
+                                bools += c.posting(t).len();
+                            } else {
+                                keyed += c.posting(t).len();
+                            }
+                        }
+                    }
+                    other => ranges += other.len(),
+                }
+            }
+            for sp in &kills {
+                ranges += c.span_terms(*sp, &loose).len();
+            }
+            println!("bools {bools} range kills {ranges} keyed {keyed} terms {terms}");
         }
     }
 }

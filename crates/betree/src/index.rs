@@ -707,8 +707,12 @@ mod tests {
         index.insert(5, "i >= 4 and i < 6 and b").unwrap();
         index.insert(6, "i > 5 and b").unwrap();
         index.insert(7, "i <= 5 and il one of (7, 8)").unwrap();
+        // Ranges alone: gated, a candidate unless a range is false.
+        index.insert(8, "i > 2 and i <= 9").unwrap();
+        index.insert(9, "i < 5").unwrap();
         assert_eq!(index.counting.scan, vec![index.by_id[&3]]);
-        assert_eq!(index.counting.threshold_count(0), 4);
+        assert_eq!(index.counting.gated.len(), 2);
+        assert_eq!(index.counting.threshold_count(0), 7);
         let s = index.schema().clone();
         let ev = EventBuilder::new(&s)
             .int("i", 5)
@@ -726,14 +730,24 @@ mod tests {
             .map(|&c| index.slots[c as usize].id)
             .collect();
         ids.sort_unstable();
-        assert_eq!(ids, vec![2, 3, 4, 5, 7], "1 and 6 miss a conjunct");
-        assert_eq!(index.search(&ev).unwrap(), vec![2, 4, 5, 7]);
+        assert_eq!(ids, vec![2, 3, 4, 5, 7, 8], "1, 6 and 9 miss a conjunct");
+        assert_eq!(index.search(&ev).unwrap(), vec![2, 4, 5, 7, 8]);
+        // With `i` undefined every range conjunct is false.
+        let ev = EventBuilder::new(&s).bool("b", true).unwrap().build();
+        index.select(&ev, &mut sel);
+        let mut ids: Vec<Id> = sel
+            .cands()
+            .iter()
+            .map(|&c| index.slots[c as usize].id)
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, vec![3, 4]);
         // Delete undoes every posting, key and threshold.
-        for id in 1..=7 {
+        for id in 1..=9 {
             index.delete(id).unwrap();
         }
         let c = &index.counting;
-        assert!(c.scan.is_empty() && c.probes.is_empty());
+        assert!(c.scan.is_empty() && c.gated.is_empty() && c.probes.is_empty());
         assert!(c.lists.iter().all(Vec::is_empty));
         assert!(c.bool_post.iter().all(Vec::is_empty));
         assert_eq!(c.threshold_count(0), 0);

@@ -20,6 +20,9 @@ enum Stage {
     /// Probing the attribute at position `at` of the probe list, list
     /// element `elem` for a list value.
     Probe { at: usize, elem: usize },
+    /// Marking the expressions with a false range conjunct: kill span
+    /// `span` from entry `at`.
+    Kill { span: usize, at: usize },
     /// Walking the terms the probes found: span `span`, its term `term`,
     /// that term's posting from entry `post` (`None` before the term is
     /// taken).
@@ -28,6 +31,9 @@ enum Stage {
         term: usize,
         post: Option<usize>,
     },
+    /// Taking the expressions gated by ranges alone that no range killed,
+    /// from this position.
+    Gated(usize),
     /// Copying the scan list from this position.
     Scan(usize),
     /// Candidates are all selected.
@@ -65,8 +71,10 @@ impl Seen {
 #[derive(Debug, Clone)]
 pub(crate) struct Selection {
     stage: Stage,
-    /// Runs of terms or posting entries the probes found.
+    /// Runs of terms the probes found true.
     spans: Vec<Span>,
+    /// Runs of range entries the probes found false.
+    kills: Vec<Span>,
     /// Single terms (booleans) and entries (of recent thresholds) the
     /// probes found.
     loose: Vec<u32>,
@@ -74,9 +82,10 @@ pub(crate) struct Selection {
     cands: Vec<u32>,
     /// Atoms hit, per atom id.
     seen: Seen,
-    /// Per slot: the generation (high half) and the number of its indexed
-    /// conjuncts hit so far (low half).
-    counts: Vec<u64>,
+    /// Per slot: the generation (above bit 8), whether a range conjunct
+    /// was found false (bit 7) and the number of its counted conjuncts hit
+    /// so far (bits 0-5). Four bytes a slot keep the array in cache.
+    counts: Vec<u32>,
 }
 
 impl Default for Selection {
@@ -85,6 +94,7 @@ impl Default for Selection {
         Selection {
             stage: Stage::Root,
             spans: Vec::new(),
+            kills: Vec::new(),
             loose: Vec::new(),
             cands: Vec::new(),
             seen: Seen {
@@ -95,6 +105,11 @@ impl Default for Selection {
         }
     }
 }
+
+/// The bit of a count cell marking a false range conjunct.
+const KILLED: u32 = 1 << 7;
+/// The bits of a count cell holding the number of hits.
+const COUNT: u32 = (1 << 6) - 1;
 
 /// Elements probed for a value: one per list element, one for anything
 /// else.
@@ -112,11 +127,13 @@ impl Selection {
     pub(crate) fn reset(&mut self) {
         self.stage = Stage::Root;
         self.spans.clear();
+        self.kills.clear();
         self.loose.clear();
         self.cands.clear();
-        self.seen.generation = self.seen.generation.wrapping_add(1);
-        if self.seen.generation == 0 {
-            // Stamps of 2^32 searches ago could look current: start over.
+        self.seen.generation += 1;
+        if self.seen.generation >= 1 << 24 {
+            // The counts hold 24 bits of generation: stamps of 2^24
+            // searches ago could look current, so start over.
             self.seen.stamps.iter_mut().for_each(|s| *s = 0);
             self.counts.iter_mut().for_each(|c| *c = 0);
             self.seen.generation = 1;
@@ -183,6 +200,7 @@ impl Selection {
                             attr,
                             elem,
                             &mut self.spans,
+                            &mut self.kills,
                             &mut self.loose,
                             &index.schema,
                         );
@@ -196,6 +214,33 @@ impl Selection {
                     *spent += n as u64;
                     self.stage = if at < c.probes.len() {
                         Stage::Probe { at, elem }
+                    } else {
+                        Stage::Kill { span: 0, at: 0 }
+                    };
+                }
+                Stage::Kill { mut span, mut at } => {
+                    // Before any counting, so that a count completing
+                    // later sees the mark.
+                    let mut n = 0;
+                    let counts = &mut self.counts[..];
+                    let dead = (generation << 8) | KILLED;
+                    while span < self.kills.len() && n < room {
+                        let entries = c.span_terms(self.kills[span], &self.loose);
+                        let end = entries.len().min(at.saturating_add(room - n));
+                        entries.each_entry(at, end, |e| {
+                            counts[entry_parts(e).0 as usize] = dead;
+                        });
+                        n += end - at;
+                        if end < entries.len() {
+                            at = end;
+                        } else {
+                            span += 1;
+                            at = 0;
+                        }
+                    }
+                    *spent += n as u64;
+                    self.stage = if span < self.kills.len() {
+                        Stage::Kill { span, at }
                     } else {
                         Stage::Count {
                             span: 0,
@@ -218,13 +263,14 @@ impl Selection {
                     let mut bump = |e: u32| {
                         let (slot, need) = entry_parts(e);
                         let cell = &mut counts[slot as usize];
-                        let got = if (*cell >> 32) as u32 == generation {
-                            *cell as u32 + 1
+                        let now = if *cell >> 8 == generation {
+                            *cell + 1
                         } else {
-                            1
+                            (generation << 8) | 1
                         };
-                        *cell = (u64::from(generation) << 32) | u64::from(got);
-                        if got == need {
+                        *cell = now;
+                        // A killed expression never matches `need`.
+                        if now & (KILLED | COUNT) == need {
                             cands.push(slot);
                         }
                     };
@@ -264,8 +310,19 @@ impl Selection {
                                 post = None;
                                 term += 1;
                             }
+                        } else if let SpanTerms::Stamp(atoms) = terms {
+                            // Atoms of a scalar value: one unit each.
+                            let end = atoms.len().min(term.saturating_add(room - n));
+                            for &a in &atoms[term..end] {
+                                stamps[a as usize] = generation;
+                            }
+                            n += end - term;
+                            if end < atoms.len() {
+                                term = end;
+                                break 'spans;
+                            }
                         } else {
-                            // Entries of range conjuncts: one unit each.
+                            // Posting entries: one unit each.
                             let end = terms.len().min(term.saturating_add(room - n));
                             terms.each_entry(term, end, &mut bump);
                             n += end - term;
@@ -281,7 +338,24 @@ impl Selection {
                     self.stage = if span < self.spans.len() {
                         Stage::Count { span, term, post }
                     } else {
+                        Stage::Gated(0)
+                    };
+                }
+                Stage::Gated(at) => {
+                    let n = (c.gated.len() - at).min(room);
+                    let counts = &self.counts;
+                    let dead = (generation << 8) | KILLED;
+                    self.cands.extend(
+                        c.gated[at..at + n]
+                            .iter()
+                            .copied()
+                            .filter(|&s| counts[s as usize] != dead),
+                    );
+                    *spent += n as u64;
+                    self.stage = if at + n == c.gated.len() {
                         Stage::Scan(0)
+                    } else {
+                        Stage::Gated(at + n)
                     };
                 }
                 Stage::Scan(at) => {
