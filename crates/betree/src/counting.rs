@@ -49,6 +49,14 @@ pub(crate) const RANGE_TERM: u32 = 1 << 30;
 /// has one value there, so the conjunct is hit at most once, and the
 /// entries are read straight from the value's list.
 pub(crate) const KEY_TERM: u32 = 1 << 29;
+/// Marks a conjunct that is membership or `one of` on a list attribute
+/// (by atom id), posted in the key postings of each of its values like a
+/// [`KEY_TERM`]; an event list can hit it through several elements, so a
+/// search counts it once per attribute (at most one such conjunct per
+/// expression and attribute is posted).
+pub(crate) const LIST_TERM: u32 = 1 << 28;
+/// The flags of a term.
+const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM;
 
 /// Bits of a posting entry holding the expression's number of indexed
 /// conjuncts; the slot sits above them.
@@ -321,8 +329,6 @@ pub(crate) struct Counting {
     free_lists: Vec<u32>,
     /// Per atom id: how evaluation decides it.
     pub(crate) decided: Vec<Decided>,
-    /// Per atom id: its posting (`slot << NEED_BITS | need`).
-    pub(crate) atom_post: Vec<Vec<u32>>,
     /// Per boolean slot: its posting.
     pub(crate) bool_post: Vec<Vec<u32>>,
     /// Per boolean slot: its attribute.
@@ -375,7 +381,6 @@ impl Counting {
         let a = atom as usize;
         if self.decided.len() <= a {
             self.decided.resize(a + 1, Decided::No);
-            self.atom_post.resize(a + 1, Vec::new());
         }
         // Ranges are posted per expression into the thresholds instead
         // (see `post`), and evaluated: a comparison costs no more than a
@@ -437,7 +442,6 @@ impl Counting {
     /// Undoes [`Counting::register`] for an atom being freed.
     pub(crate) fn unregister(&mut self, atom: u32, p: &Pred) {
         let a = atom as usize;
-        debug_assert!(self.atom_post[a].is_empty(), "no expression posts it");
         if self.decided[a] == Decided::No {
             return;
         }
@@ -493,6 +497,7 @@ impl Counting {
         atom_of: &mut dyn FnMut(&Pred) -> Option<u32>,
     ) -> Vec<u32> {
         let mut out = Vec::new();
+        let mut list_attrs = Vec::new();
         let mut stack = vec![e];
         while let Some(e) = stack.pop() {
             let t = match e {
@@ -511,6 +516,21 @@ impl Counting {
                 ) => atom_of(p)
                     .filter(|&a| self.decided[a as usize] == Decided::Hit)
                     .map(|a| KEY_TERM | a),
+                Expr::Pred(
+                    p @ (Pred::IntListHas { attr, .. }
+                    | Pred::StrListHas { attr, .. }
+                    | Pred::IntSet { attr, .. }
+                    | Pred::StrSet { attr, .. }),
+                ) => atom_of(p)
+                    .filter(|&a| self.decided[a as usize] == Decided::Hit)
+                    .filter(|_| {
+                        // One list conjunct per attribute: its hits are
+                        // deduplicated per attribute.
+                        let first = !list_attrs.contains(attr);
+                        list_attrs.push(*attr);
+                        first
+                    })
+                    .map(|a| LIST_TERM | a),
                 Expr::Pred(p) => atom_of(p).filter(|&a| self.decided[a as usize] == Decided::Hit),
                 _ => None,
             };
@@ -563,22 +583,23 @@ impl Counting {
                     RangeSide::Float(th, v, strict) => th.add(v, strict, entry),
                 }
                 self.use_attr(attr);
-            } else if t & KEY_TERM != 0 {
-                let p = preds[(t & !KEY_TERM) as usize].as_ref().expect("live atom");
+            } else if t & (KEY_TERM | LIST_TERM) != 0 {
+                let p = preds[(t & !TERM_FLAGS) as usize]
+                    .as_ref()
+                    .expect("live atom");
                 for l in self.key_lists(p) {
                     if self.key_post.len() <= l as usize {
                         self.key_post.resize(l as usize + 1, Vec::new());
                     }
                     self.key_post[l as usize].push(entry);
                 }
-            } else if t & BOOL_TERM != 0 {
+            } else {
+                debug_assert!(t & BOOL_TERM != 0, "every term is flagged");
                 let slot = t & !BOOL_TERM;
                 if self.bool_post[slot as usize].is_empty() {
                     self.use_attr(self.bool_attr[slot as usize]);
                 }
                 self.bool_post[slot as usize].push(entry);
-            } else {
-                self.atom_post[t as usize].push(entry);
             }
         }
     }
@@ -612,20 +633,18 @@ impl Counting {
                 self.unuse_attr(attr);
                 continue;
             }
-            if t & KEY_TERM != 0 {
-                let p = preds[(t & !KEY_TERM) as usize].as_ref().expect("live atom");
+            if t & (KEY_TERM | LIST_TERM) != 0 {
+                let p = preds[(t & !TERM_FLAGS) as usize]
+                    .as_ref()
+                    .expect("live atom");
                 for l in self.key_lists(p) {
                     self.key_post[l as usize].retain(|&x| x != entry);
                 }
                 continue;
             }
-            let post = if t & BOOL_TERM != 0 {
-                &mut self.bool_post[(t & !BOOL_TERM) as usize]
-            } else {
-                &mut self.atom_post[t as usize]
-            };
+            let post = &mut self.bool_post[(t & !BOOL_TERM) as usize];
             post.retain(|&x| x >> NEED_BITS != s);
-            if post.is_empty() && t & BOOL_TERM != 0 {
+            if post.is_empty() {
                 let attr = self.bool_attr[(t & !BOOL_TERM) as usize];
                 self.unuse_attr(attr);
             }
@@ -649,14 +668,10 @@ impl Counting {
         ls
     }
 
-    /// The posting of a term.
+    /// The posting of a boolean term.
     #[inline]
     pub(crate) fn posting(&self, t: u32) -> &[u32] {
-        if t & BOOL_TERM != 0 {
-            &self.bool_post[(t & !BOOL_TERM) as usize]
-        } else {
-            &self.atom_post[t as usize]
-        }
+        &self.bool_post[(t & !BOOL_TERM) as usize]
     }
 
     /// Finds what the value of attribute `attr` in `ev` makes true: pushes
@@ -679,11 +694,17 @@ impl Counting {
         kills: &mut Vec<Span>,
         loose: &mut Vec<u32>,
         schema: &Schema,
+        group: u32,
     ) {
         let k = &self.attrs[attr as usize];
+        // A list element: its atoms are stamped, and the expressions come
+        // from the value's entries, counted once per `group` (attribute).
         let keys = |l: Option<&u32>, spans: &mut Vec<Span>| {
             if let Some(&l) = l {
-                spans.push(Span::Keys(l));
+                spans.push(Span::Stamp(l));
+                if self.key_post.get(l as usize).is_some_and(|p| !p.is_empty()) {
+                    spans.push(Span::ListEntries(l, group));
+                }
             }
         };
         // A scalar value: its atoms are only stamped (none posts under
@@ -736,10 +757,10 @@ impl Counting {
     #[inline]
     pub(crate) fn span_terms<'a>(&'a self, span: Span, loose: &'a [u32]) -> SpanTerms<'a> {
         match span {
-            Span::Keys(l) => SpanTerms::Atoms(&self.lists[l as usize]),
             Span::Stamp(l) => SpanTerms::Stamp(&self.lists[l as usize]),
             Span::KeyEntries(l) => SpanTerms::Entries(&self.key_post[l as usize]),
-            Span::Loose(a, b) => SpanTerms::Atoms(&loose[a as usize..b as usize]),
+            Span::ListEntries(l, _) => SpanTerms::Entries(&self.key_post[l as usize]),
+            Span::Loose(a, b) => SpanTerms::Bools(&loose[a as usize..b as usize]),
             Span::LooseEntries(a, b) => SpanTerms::Entries(&loose[a as usize..b as usize]),
             Span::Run {
                 attr,
@@ -775,7 +796,7 @@ impl Counting {
         }
         n += self.probes.capacity() * 4 + vecs(&self.lists) + self.free_lists.capacity() * 4;
         n += self.decided.capacity() * size_of::<Decided>();
-        n += vecs(&self.atom_post) + vecs(&self.bool_post) + vecs(&self.key_post);
+        n += vecs(&self.bool_post) + vecs(&self.key_post);
         n += self.bool_attr.capacity() * 4 + (self.scan.capacity() + self.gated.capacity()) * 4;
         n
     }
@@ -839,12 +860,13 @@ fn thresholds<T: PartialOrd + Copy>(
 /// reusable scratch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Span {
-    /// A key list, whose atoms' postings are walked.
-    Keys(u32),
     /// A key list whose atoms are only stamped.
     Stamp(u32),
     /// The posting entries of a key list.
     KeyEntries(u32),
+    /// The posting entries of a key list of a list attribute, and the
+    /// search's number for that attribute's probe (see [`LIST_TERM`]).
+    ListEntries(u32, u32),
     /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
     /// float lower/upper.
     Run {
@@ -853,7 +875,7 @@ pub(crate) enum Span {
         start: u32,
         end: u32,
     },
-    /// Terms in the selection's `loose` list.
+    /// Boolean terms in the selection's `loose` list.
     Loose(u32, u32),
     /// Posting entries in the selection's `loose` list.
     LooseEntries(u32, u32),
@@ -862,7 +884,7 @@ pub(crate) enum Span {
 /// What a [`Span`] holds: terms, whose postings are walked, or posting
 /// entries themselves.
 pub(crate) enum SpanTerms<'a> {
-    Atoms(&'a [u32]),
+    Bools(&'a [u32]),
     Stamp(&'a [u32]),
     Entries(&'a [u32]),
     Ints(&'a [Threshold<i64>]),
@@ -874,7 +896,7 @@ impl SpanTerms<'_> {
     #[inline]
     pub(crate) fn len(&self) -> usize {
         match self {
-            SpanTerms::Atoms(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
+            SpanTerms::Bools(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
             SpanTerms::Ints(a) => a.len(),
             SpanTerms::Floats(a) => a.len(),
         }
@@ -884,7 +906,7 @@ impl SpanTerms<'_> {
     #[inline]
     pub(crate) fn each_entry(&self, from: usize, to: usize, mut f: impl FnMut(u32)) {
         match self {
-            SpanTerms::Atoms(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
+            SpanTerms::Bools(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
             SpanTerms::Entries(a) => a[from..to].iter().for_each(|&e| f(e)),
             SpanTerms::Ints(a) => a[from..to].iter().for_each(|t| f(t.entry)),
             SpanTerms::Floats(a) => a[from..to].iter().for_each(|t| f(t.entry)),
@@ -921,7 +943,7 @@ mod stats {
             index.insert(i, &a.expression(&mut rng)).unwrap();
         }
         let c = &index.counting;
-        let total: usize = c.atom_post.iter().map(Vec::len).sum::<usize>()
+        let total: usize = c.key_post.iter().map(Vec::len).sum::<usize>()
             + c.bool_post.iter().map(Vec::len).sum::<usize>();
         let bools: usize = c.bool_post.iter().map(Vec::len).sum::<usize>();
         println!("postings {total} (bools {bools}), scan {}", c.scan.len());
@@ -939,12 +961,14 @@ mod stats {
                     _ => 1,
                 };
                 for elem in 0..units {
-                    c.probe(&ev, attr, elem, &mut spans, &mut kills, &mut loose, &schema);
+                    c.probe(
+                        &ev, attr, elem, &mut spans, &mut kills, &mut loose, &schema, 0,
+                    );
                 }
             }
             for sp in &spans {
                 match c.span_terms(*sp, &loose) {
-                    super::SpanTerms::Atoms(ts) => {
+                    super::SpanTerms::Bools(ts) => {
                         for &t in ts {
                             terms += 1;
                             if t & super::BOOL_TERM != 0 {

@@ -8,7 +8,7 @@
 //! cannot drift apart in which candidates they select, in their order, or in
 //! what the cooperative search charges for them.
 
-use crate::counting::{BOOL_TERM, Span, SpanTerms, entry_parts};
+use crate::counting::{Span, SpanTerms, entry_parts};
 use crate::event::{Event, Value};
 use crate::index::Index;
 
@@ -86,6 +86,12 @@ pub(crate) struct Selection {
     /// was found false (bit 7) and the number of its counted conjuncts hit
     /// so far (bits 0-5). Four bytes a slot keep the array in cache.
     counts: Vec<u32>,
+    /// Per slot: the number of the list attribute probe that last counted
+    /// its list conjunct (see [`crate::counting::LIST_TERM`]).
+    marks: Vec<u32>,
+    /// The last number given to a list attribute's probe; never reused
+    /// while a mark may hold it.
+    group: u32,
 }
 
 impl Default for Selection {
@@ -102,6 +108,8 @@ impl Default for Selection {
                 stamps: Vec::new(),
             },
             counts: Vec::new(),
+            marks: Vec::new(),
+            group: 0,
         }
     }
 }
@@ -188,6 +196,7 @@ impl Selection {
                     }
                     if self.counts.len() < index.slots.len() {
                         self.counts.resize(index.slots.len(), 0);
+                        self.marks.resize(index.slots.len(), 0);
                     }
                     self.stage = Stage::Probe { at: 0, elem: 0 };
                 }
@@ -195,6 +204,15 @@ impl Selection {
                     let mut n = 0;
                     while n < room && at < c.probes.len() {
                         let attr = c.probes[at];
+                        if elem == 0 {
+                            self.group = self.group.wrapping_add(1);
+                            if self.group == 0 {
+                                // A mark of 2^32 probes ago could look
+                                // current: start over.
+                                self.marks.iter_mut().for_each(|m| *m = 0);
+                                self.group = 1;
+                            }
+                        }
                         c.probe(
                             ev,
                             attr,
@@ -203,6 +221,7 @@ impl Selection {
                             &mut self.kills,
                             &mut self.loose,
                             &index.schema,
+                            self.group,
                         );
                         n += 1;
                         elem += 1;
@@ -276,7 +295,7 @@ impl Selection {
                     };
                     'spans: while span < self.spans.len() {
                         let terms = c.span_terms(self.spans[span], &self.loose);
-                        if let SpanTerms::Atoms(terms) = terms {
+                        if let SpanTerms::Bools(terms) = terms {
                             while term < terms.len() {
                                 let t = terms[term];
                                 let at = match post {
@@ -286,16 +305,6 @@ impl Selection {
                                             break 'spans;
                                         }
                                         n += 1;
-                                        if t & BOOL_TERM == 0 {
-                                            let s = &mut stamps[t as usize];
-                                            if *s == generation {
-                                                // Already counted (another
-                                                // element of the same list).
-                                                term += 1;
-                                                continue;
-                                            }
-                                            *s = generation;
-                                        }
                                         0
                                     }
                                 };
@@ -318,6 +327,23 @@ impl Selection {
                             }
                             n += end - term;
                             if end < atoms.len() {
+                                term = end;
+                                break 'spans;
+                            }
+                        } else if let Span::ListEntries(_, group) = self.spans[span] {
+                            // Entries of list conjuncts, counted once per
+                            // attribute: one unit each.
+                            let marks = &mut self.marks[..];
+                            let end = terms.len().min(term.saturating_add(room - n));
+                            terms.each_entry(term, end, |e| {
+                                let m = &mut marks[entry_parts(e).0 as usize];
+                                if *m != group {
+                                    *m = group;
+                                    bump(e);
+                                }
+                            });
+                            n += end - term;
+                            if end < terms.len() {
                                 term = end;
                                 break 'spans;
                             }
