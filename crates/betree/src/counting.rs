@@ -55,8 +55,12 @@ pub(crate) const KEY_TERM: u32 = 1 << 29;
 /// search counts it once per attribute (at most one such conjunct per
 /// expression and attribute is posted).
 pub(crate) const LIST_TERM: u32 = 1 << 28;
+/// Marks a conjunct that is a negated form decided by value (`<>`, `not
+/// in`, `none of`, negated membership), by attribute: false whenever the
+/// attribute is undefined, so an event without it rules the expression out.
+pub(crate) const DEFINED_TERM: u32 = 1 << 27;
 /// The flags of a term.
-const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM;
+const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM | DEFINED_TERM;
 
 /// Bits of a posting entry holding the expression's number of indexed
 /// conjuncts; the slot sits above them.
@@ -214,6 +218,9 @@ pub(crate) struct AttrKeys {
     /// Float thresholds, lower and upper side.
     flt_lo: Thresholds<f64>,
     flt_hi: Thresholds<f64>,
+    /// Posting entries of the expressions with a [`DEFINED_TERM`] on this
+    /// attribute.
+    undef: Vec<u32>,
     /// Registered atoms and posted boolean terms of this attribute: while
     /// non-zero the attribute is probed.
     uses: usize,
@@ -228,6 +235,7 @@ impl Default for AttrKeys {
             int_hi: Thresholds::new(true),
             flt_lo: Thresholds::new(false),
             flt_hi: Thresholds::new(true),
+            undef: Vec::new(),
             uses: 0,
         }
     }
@@ -508,30 +516,26 @@ impl Counting {
                 }
                 Expr::Bool(slot) => Some(BOOL_TERM | slot),
                 Expr::Pred(p) if range_of(p).is_some() => atom_of(p).map(|a| RANGE_TERM | a),
-                Expr::Pred(
-                    p @ (Pred::IntCmp { .. }
-                    | Pred::StrCmp { .. }
-                    | Pred::IntIn { .. }
-                    | Pred::StrIn { .. }),
-                ) => atom_of(p)
-                    .filter(|&a| self.decided[a as usize] == Decided::Hit)
-                    .map(|a| KEY_TERM | a),
-                Expr::Pred(
-                    p @ (Pred::IntListHas { attr, .. }
-                    | Pred::StrListHas { attr, .. }
-                    | Pred::IntSet { attr, .. }
-                    | Pred::StrSet { attr, .. }),
-                ) => atom_of(p)
-                    .filter(|&a| self.decided[a as usize] == Decided::Hit)
-                    .filter(|_| {
-                        // One list conjunct per attribute: its hits are
-                        // deduplicated per attribute.
-                        let first = !list_attrs.contains(attr);
-                        list_attrs.push(*attr);
-                        first
-                    })
-                    .map(|a| LIST_TERM | a),
-                Expr::Pred(p) => atom_of(p).filter(|&a| self.decided[a as usize] == Decided::Hit),
+                Expr::Pred(p) => match atom_of(p).map(|a| (a, self.decided[a as usize])) {
+                    Some((_, Decided::Miss(attr))) => Some(DEFINED_TERM | attr),
+                    Some((a, Decided::Hit)) => Some(match p {
+                        Pred::IntCmp { .. }
+                        | Pred::StrCmp { .. }
+                        | Pred::IntIn { .. }
+                        | Pred::StrIn { .. } => KEY_TERM | a,
+                        _ => {
+                            // One list conjunct per attribute: its hits
+                            // are deduplicated per attribute.
+                            let attr = keys_of(p).expect("a registered predicate").0;
+                            if list_attrs.contains(&attr) {
+                                continue;
+                            }
+                            list_attrs.push(attr);
+                            LIST_TERM | a
+                        }
+                    }),
+                    _ => None,
+                },
                 _ => None,
             };
             if let Some(t) = t
@@ -583,6 +587,10 @@ impl Counting {
                     RangeSide::Float(th, v, strict) => th.add(v, strict, entry),
                 }
                 self.use_attr(attr);
+            } else if t & DEFINED_TERM != 0 {
+                let attr = t & !DEFINED_TERM;
+                self.attrs[attr as usize].undef.push(entry);
+                self.use_attr(attr);
             } else if t & (KEY_TERM | LIST_TERM) != 0 {
                 let p = preds[(t & !TERM_FLAGS) as usize]
                     .as_ref()
@@ -630,6 +638,12 @@ impl Counting {
                     RangeSide::Int(th, v, strict) => th.remove(v, strict, entry),
                     RangeSide::Float(th, v, strict) => th.remove(v, strict, entry),
                 }
+                self.unuse_attr(attr);
+                continue;
+            }
+            if t & DEFINED_TERM != 0 {
+                let attr = t & !DEFINED_TERM;
+                self.attrs[attr as usize].undef.retain(|&x| x != entry);
                 self.unuse_attr(attr);
                 continue;
             }
@@ -739,6 +753,9 @@ impl Counting {
                 thresholds(&k.flt_hi, x, attr, 3, kills, loose);
             }
             None => {
+                if !k.undef.is_empty() {
+                    kills.push(Span::Undefined(attr));
+                }
                 thresholds(&k.int_lo, None, attr, 0, kills, loose);
                 thresholds(&k.int_hi, None, attr, 1, kills, loose);
                 thresholds(&k.flt_lo, None, attr, 2, kills, loose);
@@ -760,6 +777,7 @@ impl Counting {
             Span::Stamp(l) => SpanTerms::Stamp(&self.lists[l as usize]),
             Span::KeyEntries(l) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::ListEntries(l, _) => SpanTerms::Entries(&self.key_post[l as usize]),
+            Span::Undefined(attr) => SpanTerms::Entries(&self.attrs[attr as usize].undef),
             Span::Loose(a, b) => SpanTerms::Bools(&loose[a as usize..b as usize]),
             Span::LooseEntries(a, b) => SpanTerms::Entries(&loose[a as usize..b as usize]),
             Span::Run {
@@ -791,7 +809,7 @@ impl Counting {
             n += k.ints.capacity() * (size_of::<(i64, u32)>() + 1);
             n += k.strs.capacity() * (size_of::<(Box<str>, u32)>() + 1);
             n += k.strs.keys().map(|s| s.len()).sum::<usize>();
-            n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes();
+            n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes() + k.undef.capacity() * 4;
             n += k.flt_lo.heap_bytes() + k.flt_hi.heap_bytes();
         }
         n += self.probes.capacity() * 4 + vecs(&self.lists) + self.free_lists.capacity() * 4;
@@ -812,7 +830,10 @@ impl Counting {
 /// How many of `terms` are counted by hits (ranges are not: they are
 /// found false instead).
 fn counted(terms: &[u32]) -> u32 {
-    terms.iter().filter(|&&t| t & RANGE_TERM == 0).count() as u32
+    terms
+        .iter()
+        .filter(|&&t| t & (RANGE_TERM | DEFINED_TERM) == 0)
+        .count() as u32
 }
 
 fn push_once(list: &mut Vec<u32>, atom: u32) {
@@ -877,6 +898,8 @@ pub(crate) enum Span {
     },
     /// Boolean terms in the selection's `loose` list.
     Loose(u32, u32),
+    /// The [`DEFINED_TERM`] entries of an undefined attribute.
+    Undefined(AttrId),
     /// Posting entries in the selection's `loose` list.
     LooseEntries(u32, u32),
 }
