@@ -8,7 +8,7 @@
 
 use crate::Result;
 use crate::event::Event;
-use crate::index::{Id, Index, key_of};
+use crate::index::{Id, Index};
 use crate::parse::MAX_DEPTH;
 use crate::program::{BATCH_ATOM, OP_SHIFT, OPERAND, bop};
 
@@ -30,6 +30,7 @@ struct Lanes {
     atom_done: Vec<bool>,
     stack: Vec<Lane>,
     cmask: Vec<Lane>,
+    selection: crate::selection::Selection,
 }
 
 #[inline(always)]
@@ -54,10 +55,6 @@ impl Index {
     }
 
     fn batch_chunk(&self, events: &[Event], out: &mut [Vec<Id>], lanes: &mut Lanes) {
-        let full: Lane = std::array::from_fn(|w| {
-            let n = events.len().saturating_sub(w * 64).min(64);
-            if n == 64 { u64::MAX } else { (1u64 << n) - 1 }
-        });
         lanes.words.clear();
         lanes
             .words
@@ -77,23 +74,14 @@ impl Index {
         lanes.atom_done.resize(self.atoms.len(), false);
         lanes.atom_words.resize(self.atoms.len(), [0; WORDS]);
 
-        // Candidate lanes per slot: `always` slots see every lane,
-        // partitioned slots only the lanes whose value selects them.
+        // Candidate lanes per slot: each event's selection (the counting
+        // index) marks its candidates' slots.
         lanes.cmask.clear();
         lanes.cmask.resize(self.slots.len(), [0; WORDS]);
-        for &s in &self.always {
-            lanes.cmask[s as usize] = full;
-        }
-        for (attr, part) in &self.partitions {
-            for (lane, ev) in events.iter().enumerate() {
-                let Some(key) = key_of(ev, *attr) else {
-                    continue;
-                };
-                if let Some(list) = part.get(key) {
-                    for &s in list {
-                        lanes.cmask[s as usize][lane / 64] |= 1 << (lane % 64);
-                    }
-                }
+        for (lane, ev) in events.iter().enumerate() {
+            self.select(ev, &mut lanes.selection);
+            for &s in lanes.selection.cands() {
+                lanes.cmask[s as usize][lane / 64] |= 1 << (lane % 64);
             }
         }
         // In id order, so every event's ids come out sorted.

@@ -146,7 +146,7 @@ impl Index {
         it.reductions += spent;
         it.hits.resize(it.selection.cands().len().div_ceil(64), 0);
         self.eval_many::<false>(
-            it.selection.cands(),
+            &it.selection,
             it.event,
             &mut it.memo,
             &mut it.hits,
@@ -187,7 +187,7 @@ impl Index {
         }
         // With the budget spent this only finds out whether anything is left.
         let (done, red) = self.eval_many::<true>(
-            it.selection.cands(),
+            &it.selection,
             it.event,
             &mut it.memo,
             &mut it.hits,

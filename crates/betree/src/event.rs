@@ -212,6 +212,13 @@ impl Event {
             .unwrap_or(0)
     }
 
+    /// Whether attribute `id` is defined (`id` must be of this event's
+    /// schema).
+    #[inline]
+    pub(crate) fn is_defined(&self, id: AttrId) -> bool {
+        self.defined[(id / 64) as usize] >> (id % 64) & 1 == 1
+    }
+
     /// The value of an attribute, `None` when undefined.
     pub fn get(&self, id: AttrId) -> Option<&Value> {
         self.values.get(id as usize).and_then(|v| v.as_ref())

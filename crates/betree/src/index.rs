@@ -1,59 +1,31 @@
-//! The index: expressions stored compiled, partitioned by an access predicate,
-//! with insert, delete and the plain and batch searches.
+//! The index: expressions stored compiled, selected through the counting
+//! index ([`crate::counting`]), with insert, delete and the plain and batch
+//! searches.
 //!
 //! # Structure
 //!
-//! Not a BE-Tree. An expression whose top-level conjunction contains an
-//! equality on a scalar attribute (`b`, `i = 3`, `s in ("a", "b")`) is stored
-//! in that attribute's posting list under the value(s), so an event reaches
-//! it only when its value matches; expressions with no such conjunct are
-//! always candidates. That is one level of partitioning where a BE-Tree
-//! builds a tree of attribute partitions and value clusters: on the
-//! reference benchmark (every expression names every attribute, joined by
-//! random `and`/`or`/`not`) deeper partitioning has nothing to prune, the
-//! time goes into evaluating candidates, and that is what the compiled form
-//! ([`crate::program`]) makes fast; this design measured far below the C
-//! BE-Tree's time per event there (see the crate documentation).
+//! Not a BE-Tree. Each expression posts its top-level conjuncts that only
+//! some values satisfy (booleans, equalities, sets, list membership,
+//! ranges); a search counts the hits per expression and evaluates only the
+//! expressions whose posted conjuncts were all hit, plus those with none.
+//! On the reference benchmark (every expression names every attribute,
+//! joined by random `and`/`or`/`not`) there is little to prune and the
+//! time goes into evaluating candidates, which the compiled form
+//! ([`crate::program`]) makes fast; on the ad-targeting profile the
+//! counting leaves few candidates beyond the matches.
 
 use std::collections::{HashMap, HashSet};
 
+use crate::counting::{Counting, Decided};
 use crate::domain::{AttrId, Bounds, Schema};
-use crate::event::{Event, Value};
+use crate::event::Event;
 use crate::expr::{Constants, Expr, Pred, compile_source};
 use crate::program::{ACCEPT, ATOM, Compiled, Memo, REJECT, Step, compile};
-use crate::selection::Selection;
+use crate::selection::{Seen, Selection};
 use crate::{Error, Result};
 
 /// An expression's id, chosen by the caller.
 pub type Id = u64;
-
-/// The value an access predicate requires.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum KeyVal {
-    True,
-    Int(i64),
-    Str(String),
-}
-
-impl KeyVal {
-    /// The same key, borrowed.
-    pub(crate) fn as_ref(&self) -> KeyRef<'_> {
-        match self {
-            KeyVal::True => KeyRef::True,
-            KeyVal::Int(i) => KeyRef::Int(*i),
-            KeyVal::Str(s) => KeyRef::Str(s),
-        }
-    }
-}
-
-/// A [`KeyVal`] borrowed, from an event or a stored key: what a search
-/// looks posting lists up by, without copying a string.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum KeyRef<'a> {
-    True,
-    Int(i64),
-    Str(&'a str),
-}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Slot {
@@ -66,7 +38,8 @@ pub(crate) struct Slot {
     pub tree_start: u32,
     pub tree_len: u32,
     pub atoms: Vec<u32>,
-    pub keys: Option<(AttrId, Vec<KeyVal>)>,
+    /// Terms the expression is posted under in the counting index.
+    pub terms: Vec<u32>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -78,11 +51,12 @@ pub(crate) struct Atoms {
 }
 
 impl Atoms {
-    fn intern(&mut self, p: &Pred) -> u32 {
+    /// The atom of `p`, and whether it is new.
+    fn intern(&mut self, p: &Pred) -> (u32, bool) {
         let key = format!("{p:?}");
         if let Some(&id) = self.by_key.get(&key) {
             self.refs[id as usize] += 1;
-            return id;
+            return (id, false);
         }
         let id = if let Some(id) = self.free.pop() {
             self.preds[id as usize] = Some(p.clone());
@@ -94,103 +68,24 @@ impl Atoms {
             self.preds.len() as u32 - 1
         };
         self.by_key.insert(key, id);
-        id
+        (id, true)
     }
 
-    fn release(&mut self, id: u32) {
+    /// Drops one reference; returns the predicate when the atom is freed.
+    fn release(&mut self, id: u32) -> Option<Pred> {
         let r = &mut self.refs[id as usize];
         *r -= 1;
         if *r == 0 {
             let p = self.preds[id as usize].take().expect("live atom");
             self.by_key.remove(&format!("{p:?}"));
             self.free.push(id);
+            return Some(p);
         }
+        None
     }
 
     pub(crate) fn len(&self) -> usize {
         self.preds.len()
-    }
-}
-
-/// Posting lists of one partitioning attribute.
-///
-/// The lists sit in a vector, found by value through one table per kind
-/// of value, so that a search can name a list by two positions (partition,
-/// list) in reusable scratch instead of holding a reference to it, and
-/// look a string up without copying it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Partition {
-    /// Position in `lists` of the list of `true`, of each integer and of
-    /// each string.
-    when_true: Option<u32>,
-    pub ints: HashMap<i64, u32>,
-    pub strs: HashMap<String, u32>,
-    /// Posting lists, each in id order; emptied ones are kept for reuse
-    /// (their positions in `free`).
-    pub lists: Vec<Vec<u32>>,
-    free: Vec<u32>,
-    pub count: usize,
-}
-
-impl Partition {
-    /// The position of the posting list of `key`, if any.
-    #[inline]
-    pub(crate) fn find(&self, key: KeyRef<'_>) -> Option<u32> {
-        match key {
-            KeyRef::True => self.when_true,
-            KeyRef::Int(i) => self.ints.get(&i).copied(),
-            KeyRef::Str(s) => self.strs.get(s).copied(),
-        }
-    }
-
-    /// The posting list of `key`, if any.
-    pub(crate) fn get(&self, key: KeyRef<'_>) -> Option<&[u32]> {
-        self.find(key).map(|l| &self.lists[l as usize][..])
-    }
-
-    /// The posting list of `key`, made empty if there is none.
-    fn entry(&mut self, key: KeyVal) -> &mut Vec<u32> {
-        let l = match self.find(key.as_ref()) {
-            Some(l) => l,
-            None => {
-                let l = self.free.pop().unwrap_or_else(|| {
-                    self.lists.push(Vec::new());
-                    self.lists.len() as u32 - 1
-                });
-                match key {
-                    KeyVal::True => self.when_true = Some(l),
-                    KeyVal::Int(i) => {
-                        self.ints.insert(i, l);
-                    }
-                    KeyVal::Str(s) => {
-                        self.strs.insert(s, l);
-                    }
-                }
-                l
-            }
-        };
-        &mut self.lists[l as usize]
-    }
-
-    /// Removes `s` from the posting list of `key`, dropping the key when
-    /// its list becomes empty.
-    fn remove(&mut self, key: &KeyVal, s: u32) {
-        if let Some(l) = self.find(key.as_ref()) {
-            let list = &mut self.lists[l as usize];
-            list.retain(|&x| x != s);
-            if list.is_empty() {
-                match key {
-                    KeyVal::True => self.when_true = None,
-                    KeyVal::Int(i) => {
-                        self.ints.remove(i);
-                    }
-                    KeyVal::Str(s) => {
-                        self.strs.remove(s);
-                    }
-                }
-                self.free.push(l);
-            }
-        }
     }
 }
 
@@ -216,11 +111,10 @@ pub struct Index {
     pub(crate) bcode: Vec<u32>,
     garbage: usize,
     pub(crate) atoms: Atoms,
-    /// Slots of expressions without an access predicate.
-    pub(crate) always: Vec<u32>,
     /// Every live slot, in id order.
     pub(crate) order: Vec<u32>,
-    pub(crate) partitions: Vec<(AttrId, Partition)>,
+    /// The counting index over the expressions' conjuncts.
+    pub(crate) counting: Counting,
     required: Vec<u64>,
     strings: HashMap<AttrId, HashSet<String>>,
     /// The most values in one expression's value set (`in`, `one of`, ...)
@@ -237,6 +131,7 @@ impl Index {
                 required[i / 64] |= 1 << (i % 64);
             }
         }
+        let counting = Counting::new(&schema);
         Index {
             schema,
             slots: Vec::new(),
@@ -246,9 +141,8 @@ impl Index {
             bcode: Vec::new(),
             garbage: 0,
             atoms: Atoms::default(),
-            always: Vec::new(),
             order: Vec::new(),
-            partitions: Vec::new(),
+            counting,
             required,
             strings: HashMap::new(),
             longest_set: 0,
@@ -287,14 +181,21 @@ impl Index {
         }
         let e = compile_source(&self.schema, expr, consts)?;
         self.check_strings(&e)?;
-        let keys = access_keys(&e, &self.schema);
         let mut atoms = Vec::new();
         let table = &mut self.atoms;
+        let counting = &mut self.counting;
         let c: Compiled = compile(&e, &mut |p| {
-            let a = table.intern(p);
+            let (a, new) = table.intern(p);
+            if new {
+                counting.register(a, p);
+            }
             atoms.push(a);
             a
         });
+        let by_key = &self.atoms.by_key;
+        let terms = self
+            .counting
+            .conjunct_terms(&e, &mut |p| by_key.get(&format!("{p:?}")).copied());
         let slot = Slot {
             id,
             live: true,
@@ -304,7 +205,7 @@ impl Index {
             tree_start: self.bcode.len() as u32,
             tree_len: c.batch.len() as u32,
             atoms,
-            keys: keys.clone(),
+            terms,
         };
         self.code.extend_from_slice(&c.steps);
         self.bcode.extend_from_slice(&c.batch);
@@ -321,23 +222,8 @@ impl Index {
         };
         self.by_id.insert(id, s);
         insert_sorted(&mut self.order, s, &self.slots);
-        match keys {
-            None => insert_sorted(&mut self.always, s, &self.slots),
-            Some((attr, vals)) => {
-                let p = match self.partitions.iter().position(|(a, _)| *a == attr) {
-                    Some(p) => p,
-                    None => {
-                        self.partitions.push((attr, Partition::default()));
-                        self.partitions.len() - 1
-                    }
-                };
-                let part = &mut self.partitions[p].1;
-                part.count += 1;
-                for v in vals {
-                    insert_sorted(part.entry(v), s, &self.slots);
-                }
-            }
-        }
+        self.counting
+            .post(s, &self.slots[s as usize].terms, &self.atoms.preds);
         Ok(())
     }
 
@@ -390,28 +276,13 @@ impl Index {
                 tree_start: 0,
                 tree_len: 0,
                 atoms: Vec::new(),
-                keys: None,
+                terms: Vec::new(),
             },
         );
+        self.counting.unpost(s, &slot.terms, &self.atoms.preds);
         for a in &slot.atoms {
-            self.atoms.release(*a);
-        }
-        match &slot.keys {
-            None => self.always.retain(|&x| x != s),
-            Some((attr, vals)) => {
-                let p = self
-                    .partitions
-                    .iter()
-                    .position(|(a, _)| a == attr)
-                    .expect("partition of a stored key");
-                let part = &mut self.partitions[p].1;
-                part.count -= 1;
-                for v in vals {
-                    part.remove(v, s);
-                }
-                if part.count == 0 {
-                    self.partitions.swap_remove(p);
-                }
+            if let Some(p) = self.atoms.release(*a) {
+                self.counting.unregister(*a, &p);
             }
         }
         self.free_slots.push(s);
@@ -484,7 +355,7 @@ impl Index {
         scratch.hits.clear();
         scratch.hits.resize(cands.len().div_ceil(64), 0);
         self.eval_many::<false>(
-            cands,
+            &scratch.selection,
             ev,
             &mut scratch.memo,
             &mut scratch.hits,
@@ -513,7 +384,7 @@ impl Index {
     /// candidate is decided and the reductions spent.
     pub(crate) fn eval_many<const COUNT: bool>(
         &self,
-        cands: &[u32],
+        sel: &Selection,
         ev: &Event,
         memo: &mut Memo,
         hits: &mut [u64],
@@ -521,6 +392,7 @@ impl Index {
         budget: u64,
     ) -> (bool, u64) {
         let bits = &ev.bits[..];
+        let (cands, seen) = (sel.cands(), sel.seen());
         let LaneState {
             pc,
             pos,
@@ -582,7 +454,7 @@ impl Index {
                     let v = if st.test < ATOM {
                         ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
                     } else {
-                        self.atom::<COUNT>(st.test & !ATOM, ev, memo, &mut red) as u32
+                        self.atom::<COUNT>(st.test & !ATOM, ev, seen, memo, &mut red) as u32
                     };
                     let pick = 0u32.wrapping_sub(v);
                     pc[k] = (st.on_true & pick) | (st.on_false & !pick);
@@ -611,8 +483,11 @@ impl Index {
         &self.code[start..start + slot.code_len as usize]
     }
 
-    /// Appends the ids of the candidates whose bit is set in `hits`.
+    /// Appends the ids of the candidates whose bit is set in `hits`, in
+    /// ascending order (candidates come in no particular order; the
+    /// matches are few, so sorting them is cheap).
     pub(crate) fn collect(&self, cands: &[u32], hits: &[u64], out: &mut Vec<Id>) {
+        let from = out.len();
         for (w, &word) in hits.iter().enumerate() {
             let mut m = word;
             while m != 0 {
@@ -621,10 +496,27 @@ impl Index {
                 m &= m - 1;
             }
         }
+        out[from..].sort_unstable();
     }
 
+    /// The value of atom `a` on `ev`. An atom the counting index decides
+    /// by value costs a stamp test (its lookup was charged to the
+    /// selection); any other is evaluated once per event and memoized,
+    /// charging its loop steps.
     #[inline(never)]
-    fn atom<const COUNT: bool>(&self, a: u32, ev: &Event, memo: &mut Memo, red: &mut u64) -> bool {
+    fn atom<const COUNT: bool>(
+        &self,
+        a: u32,
+        ev: &Event,
+        seen: &Seen,
+        memo: &mut Memo,
+        red: &mut u64,
+    ) -> bool {
+        match self.counting.decided[a as usize] {
+            Decided::Hit => return seen.hit(a),
+            Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
+            Decided::No => {}
+        }
         if let Some(v) = memo.get(a) {
             return v;
         }
@@ -653,21 +545,14 @@ impl Index {
         fn vec<T>(v: &Vec<T>) -> usize {
             v.capacity() * size_of::<T>()
         }
-        let key = |k: &KeyVal| match k {
-            KeyVal::Str(s) => s.capacity(),
-            _ => 0,
-        };
         let mut n = size_of::<Index>();
         n += vec(&self.code) + vec(&self.bcode);
         n += vec(&self.slots);
         for slot in &self.slots {
-            n += vec(&slot.atoms);
-            if let Some((_, keys)) = &slot.keys {
-                n += vec(keys) + keys.iter().map(key).sum::<usize>();
-            }
+            n += vec(&slot.atoms) + vec(&slot.terms);
         }
         n += map(&self.by_id) + vec(&self.free_slots);
-        n += vec(&self.always) + vec(&self.order) + vec(&self.required);
+        n += vec(&self.order) + vec(&self.required);
         let a = &self.atoms;
         n += vec(&a.preds) + vec(&a.refs) + vec(&a.free) + map(&a.by_key);
         n += a
@@ -677,13 +562,7 @@ impl Index {
             .map(Pred::heap_bytes)
             .sum::<usize>();
         n += a.by_key.keys().map(String::capacity).sum::<usize>();
-        n += vec(&self.partitions);
-        for (_, p) in &self.partitions {
-            n += map(&p.ints) + map(&p.strs);
-            n += p.strs.keys().map(String::capacity).sum::<usize>();
-            n += vec(&p.lists) + p.lists.iter().map(vec).sum::<usize>();
-            n += vec(&p.free);
-        }
+        n += self.counting.heap_bytes();
         n += map(&self.strings);
         for set in self.strings.values() {
             n += set.capacity() * (size_of::<String>() + 1);
@@ -693,81 +572,11 @@ impl Index {
     }
 }
 
-/// The partition key an event's value of `attr` selects.
-pub(crate) fn key_of(ev: &Event, attr: AttrId) -> Option<KeyRef<'_>> {
-    match ev.get(attr) {
-        Some(Value::Bool(true)) => Some(KeyRef::True),
-        Some(Value::Int(i)) => Some(KeyRef::Int(*i)),
-        Some(Value::Str(s)) => Some(KeyRef::Str(s)),
-        _ => None,
-    }
-}
-
 /// Keeps `list` in ascending id order.
 fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
     let id = slots[s as usize].id;
     let pos = list.partition_point(|&x| slots[x as usize].id < id);
     list.insert(pos, s);
-}
-
-/// Picks the access predicate: a top-level conjunct that an event can only
-/// satisfy with one of a few values of one scalar attribute.
-fn access_keys(e: &Expr, schema: &Schema) -> Option<(AttrId, Vec<KeyVal>)> {
-    let mut conj = Vec::new();
-    conjuncts(e, &mut conj);
-    let mut best: Option<(AttrId, Vec<KeyVal>)> = None;
-    for c in conj {
-        let k = match c {
-            Expr::Bool(slot) => {
-                let attr = (0..schema.len() as u32)
-                    .find(|&a| schema.bool_slot(a) == Some(*slot))
-                    .expect("slot of a declared boolean");
-                Some((attr, vec![KeyVal::True]))
-            }
-            Expr::Pred(Pred::IntCmp {
-                attr,
-                op: crate::parse::CmpOp::Eq,
-                v,
-            }) => Some((*attr, vec![KeyVal::Int(*v)])),
-            Expr::Pred(Pred::StrCmp { attr, eq: true, v }) => {
-                Some((*attr, vec![KeyVal::Str(v.clone())]))
-            }
-            Expr::Pred(Pred::IntIn {
-                attr,
-                negated: false,
-                set,
-            }) if set.len() <= 8 => Some((*attr, set.iter().map(|v| KeyVal::Int(*v)).collect())),
-            Expr::Pred(Pred::StrIn {
-                attr,
-                negated: false,
-                set,
-            }) if set.len() <= 8 => {
-                Some((*attr, set.iter().map(|v| KeyVal::Str(v.clone())).collect()))
-            }
-            _ => None,
-        };
-        if let Some(k) = k {
-            // Prefer value keys (selective) over a boolean `true`.
-            let better = match &best {
-                None => true,
-                Some((_, v)) => v == &[KeyVal::True] && k.1 != [KeyVal::True],
-            };
-            if better {
-                best = Some(k);
-            }
-        }
-    }
-    best
-}
-
-fn conjuncts<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    match e {
-        Expr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
-    }
 }
 
 /// Programs evaluated side by side, one leaf each per round.
@@ -845,17 +654,19 @@ mod tests {
             panic!()
         };
         assert_eq!(ids, vec![1, 2]);
-        // Expression 1 sits in the partition of `b`, 2 and 3 are always
-        // candidates. Selection: the root, one partition probe, then two
-        // lists to put in id order through the id-ordered slots: three
-        // candidates marked, three slots scanned.
-        let selection = 1 + 1 + 3 + 3;
+        // Expression 1 posts `b` and the set (it needs both); 2 (an `or`)
+        // and 3 (a `not`) have no indexed conjunct and are on the scan
+        // list. Selection: the root; four values probed (`i`, undefined;
+        // the list's two elements; `b`); two terms taken (the set, by the
+        // element 3, and `b`) with one posting entry each; two scan-list
+        // entries.
+        let selection = 1 + 4 + (2 + 2) + 2;
         // Evaluation: three candidates taken; expression 1 tests `b` first
         // (the cheaper operand: 2 + 1 for entering the `and`), then the set
-        // (2 + the merge's 3 steps); expression 2 enters its `or` at the set
-        // (2 + 1, memoized) and is decided; expression 3 enters its `not`
-        // at the set (2 + 1).
-        let evaluation = 3 + (3 + 2 + 3) + 3 + 3;
+        // (2; decided by the selection's hit, no loop steps); expression 2
+        // enters its `or` at the set (2 + 1) and is decided; expression 3
+        // enters its `not` at the set (2 + 1).
+        let evaluation = 3 + (3 + 2) + 3 + 3;
         assert_eq!(it.reductions(), selection + evaluation);
         for id in 1..=3 {
             index.delete(id).unwrap();
@@ -887,28 +698,59 @@ mod tests {
     }
 
     #[test]
-    fn equality_conjuncts_partition_the_index() {
+    fn every_indexable_conjunct_is_counted() {
         let mut index = Index::new(schema());
         index.insert(1, "i = 3 and b").unwrap();
         index.insert(2, "b and i in (4, 5)").unwrap();
         index.insert(3, "not b").unwrap();
         index.insert(4, "b").unwrap();
-        assert_eq!(index.always, vec![index.by_id[&3]]);
+        index.insert(5, "i >= 4 and i < 6 and b").unwrap();
+        index.insert(6, "i > 5 and b").unwrap();
+        index.insert(7, "i <= 5 and il one of (7, 8)").unwrap();
+        // Ranges alone: gated, a candidate unless a range is false.
+        index.insert(8, "i > 2 and i <= 9").unwrap();
+        index.insert(9, "i < 5").unwrap();
+        assert_eq!(index.counting.scan, vec![index.by_id[&3]]);
+        assert_eq!(index.counting.gated.len(), 2);
+        assert_eq!(index.counting.threshold_count(0), 7);
         let s = index.schema().clone();
         let ev = EventBuilder::new(&s)
             .int("i", 5)
             .unwrap()
             .bool("b", true)
             .unwrap()
+            .int_list("il", [1, 8])
+            .unwrap()
             .build();
         let mut sel = Selection::default();
         index.select(&ev, &mut sel);
-        let ids: Vec<Id> = sel
+        let mut ids: Vec<Id> = sel
             .cands()
             .iter()
             .map(|&c| index.slots[c as usize].id)
             .collect();
-        assert_eq!(ids, vec![2, 3, 4], "expression 1 is not even a candidate");
-        assert_eq!(index.search(&ev).unwrap(), vec![2, 4]);
+        ids.sort_unstable();
+        assert_eq!(ids, vec![2, 3, 4, 5, 7, 8], "1, 6 and 9 miss a conjunct");
+        assert_eq!(index.search(&ev).unwrap(), vec![2, 4, 5, 7, 8]);
+        // With `i` undefined every range conjunct is false.
+        let ev = EventBuilder::new(&s).bool("b", true).unwrap().build();
+        index.select(&ev, &mut sel);
+        let mut ids: Vec<Id> = sel
+            .cands()
+            .iter()
+            .map(|&c| index.slots[c as usize].id)
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, vec![3, 4]);
+        // Delete undoes every posting, key and threshold.
+        for id in 1..=9 {
+            index.delete(id).unwrap();
+        }
+        let c = &index.counting;
+        assert!(c.scan.is_empty() && c.gated.is_empty() && c.probes.is_empty());
+        assert!(c.lists.iter().all(Vec::is_empty));
+        assert!(c.bool_post.iter().all(Vec::is_empty));
+        assert_eq!(c.threshold_count(0), 0);
+        assert!(index.search(&ev).unwrap().is_empty());
     }
 }

@@ -69,6 +69,10 @@ pub struct BenchReport {
     pub batch_ns: u64,
     /// Total matches found (identical in every mode, checked).
     pub matches: u64,
+    /// Total candidates the selection chose for evaluation (counted in an
+    /// untimed search of every event): beside `matches`, how much the
+    /// index prunes.
+    pub candidates: u64,
     /// The `next` mode's slices longer than [`Options::long_slice_ns`], the
     /// longest [`Options::long_slices_kept`] of them, in event order.
     pub long_slices: Vec<LongSlice>,
@@ -215,6 +219,18 @@ fn search_in(index: &Index, ev: &Event, m: usize, budget: u64) -> Result<Vec<u64
     })
 }
 
+/// The candidates the selection chooses for `ev`, from a search of its own
+/// (untimed).
+fn candidates_of(index: &Index, ev: &Event) -> Result<u64> {
+    let mut it = index.search_iter(ev)?;
+    let step = index.search_next(&mut it, u64::MAX);
+    debug_assert!(
+        matches!(step, SearchStep::Done(_)),
+        "an unbounded step ends"
+    );
+    Ok(it.candidates() as u64)
+}
+
 /// The longest slices over a threshold, kept in a bounded min-heap.
 struct Longest {
     threshold_ns: u64,
@@ -274,6 +290,7 @@ pub fn run(index: &Index, events: &[Event], opts: Options) -> Result<BenchReport
     });
     let mut block_acc = [0u64; 3];
     let mut matches = 0u64;
+    let mut candidates = 0u64;
     let mut expected = Vec::with_capacity(events.len());
     for (i, ev) in events.iter().enumerate() {
         let mut results: [Option<Vec<u64>>; 3] = [None, None, None];
@@ -331,6 +348,7 @@ pub fn run(index: &Index, events: &[Event], opts: Options) -> Result<BenchReport
             )));
         }
         matches += a.len() as u64;
+        candidates += candidates_of(index, ev)?;
         expected.push(a);
         if (i + 1) % block == 0 || i + 1 == events.len() {
             for m in 0..3 {
@@ -355,6 +373,7 @@ pub fn run(index: &Index, events: &[Event], opts: Options) -> Result<BenchReport
         comparisons,
         batch_ns,
         matches,
+        candidates,
         long_slices,
         over_threshold: longest.over,
         unkept_max_ns: longest.unkept_max_ns,

@@ -1,5 +1,5 @@
-//! Candidate selection: the stored expressions an event can satisfy, in id
-//! order, found through the index's posting lists.
+//! Candidate selection: the stored expressions an event can satisfy, found
+//! by counting hits on their indexed conjuncts ([`crate::counting`]).
 //!
 //! One resumable stage machine serves both searches. The plain search runs
 //! it with no budget, in one call; the cooperative search
@@ -8,62 +8,60 @@
 //! cannot drift apart in which candidates they select, in their order, or in
 //! what the cooperative search charges for them.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
-use crate::event::Event;
-use crate::index::{Id, Index, key_of};
+use crate::counting::{Span, SpanTerms, entry_parts};
+use crate::event::{Event, Value};
+use crate::index::Index;
 
 /// Where the selection stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     /// Nothing done yet: the root is next.
     Root,
-    /// Probing the partition at this position.
-    Probe(usize),
-    /// One posting list (or none): copying it from this position.
-    Copy(usize),
-    /// Several lists, many candidates: marking list `src` from `at`.
-    Mark { src: usize, at: usize },
-    /// Then scanning the index's id-ordered slots from this position.
-    Filter(usize),
-    /// Several lists, few candidates: a k-way merge by id.
-    Merge,
+    /// Probing the attribute at position `at` of the probe list, list
+    /// element `elem` for a list value.
+    Probe { at: usize, elem: usize },
+    /// Marking the expressions with a false range conjunct: kill span
+    /// `span` from entry `at`.
+    Kill { span: usize, at: usize },
+    /// Walking the terms the probes found: span `span`, its term `term`,
+    /// that term's posting from entry `post` (`None` before the term is
+    /// taken).
+    Count {
+        span: usize,
+        term: usize,
+        post: Option<usize>,
+    },
+    /// Taking the expressions gated by ranges alone that no range killed,
+    /// from this position.
+    Gated(usize),
+    /// Copying the scan list from this position.
+    Scan(usize),
     /// Candidates are all selected.
     Done,
 }
 
-/// A posting list found by a probe, by position: `part` in the index's
-/// partitions (or [`ALWAYS`] for the always-candidates) and `list` in that
-/// partition's lists. Positions rather than references so that the
-/// selection's buffers can live in reusable scratch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Source {
-    part: u32,
-    list: u32,
+/// Which atoms a search found true by value, stamped with the search's
+/// generation so that starting a search forgets the last one in O(1).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Seen {
+    generation: u32,
+    stamps: Vec<u32>,
 }
 
-/// `Source::part` of the index's always-candidates.
-const ALWAYS: u32 = u32::MAX;
-
-impl Source {
+impl Seen {
+    /// Whether the current search hit `atom`.
     #[inline]
-    fn list(self, index: &Index) -> &[u32] {
-        if self.part == ALWAYS {
-            &index.always
-        } else {
-            &index.partitions[self.part as usize].1.lists[self.list as usize]
-        }
+    pub(crate) fn hit(&self, atom: u32) -> bool {
+        self.stamps[atom as usize] == self.generation
     }
 }
 
 /// A selection in progress for one event against one index.
 ///
-/// Each unit costs one reduction: the index root, one partition probed, one
-/// candidate taken from a posting list, and, when several lists must be
-/// brought into id order through the index's id-ordered slot list, one slot
-/// scanned. Choosing how to reach id order looks at list lengths only and
-/// is free.
+/// Each unit costs one reduction: the index root, one value probed (an
+/// attribute's value, or one element of a list value), one term taken from
+/// what the probes found, one posting entry counted (range conjuncts are
+/// found as entries directly), one scan-list entry copied.
 ///
 /// It owns everything it works with: the candidates it selects
 /// ([`Selection::cands`]) and its scratch. Its buffers are kept by
@@ -73,16 +71,27 @@ impl Source {
 #[derive(Debug, Clone)]
 pub(crate) struct Selection {
     stage: Stage,
-    /// Posting lists found by the probes; each is in id order and they are
-    /// disjoint (an expression sits in one partition, an event has one value
-    /// per attribute).
-    sources: Vec<Source>,
-    heap: BinaryHeap<Reverse<(Id, usize, usize)>>,
-    /// The selected candidates so far: slots, in id order.
+    /// Runs of terms the probes found true.
+    spans: Vec<Span>,
+    /// Runs of range entries the probes found false.
+    kills: Vec<Span>,
+    /// Single terms (booleans) and entries (of recent thresholds) the
+    /// probes found.
+    loose: Vec<u32>,
+    /// The selected candidates so far: slots, in no particular order.
     cands: Vec<u32>,
-    /// Scratch of the marking stages: one bit per slot, set for the slots
-    /// of every list; sized when marking starts.
-    mark: Vec<u64>,
+    /// Atoms hit, per atom id.
+    seen: Seen,
+    /// Per slot: the generation (above bit 8), whether a range conjunct
+    /// was found false (bit 7) and the number of its counted conjuncts hit
+    /// so far (bits 0-5). Four bytes a slot keep the array in cache.
+    counts: Vec<u32>,
+    /// Per slot: the number of the list attribute probe that last counted
+    /// its list conjunct (see [`crate::counting::LIST_TERM`]).
+    marks: Vec<u32>,
+    /// The last number given to a list attribute's probe; never reused
+    /// while a mark may hold it.
+    group: u32,
 }
 
 impl Default for Selection {
@@ -90,36 +99,75 @@ impl Default for Selection {
     fn default() -> Selection {
         Selection {
             stage: Stage::Root,
-            sources: Vec::new(),
-            heap: BinaryHeap::new(),
+            spans: Vec::new(),
+            kills: Vec::new(),
+            loose: Vec::new(),
             cands: Vec::new(),
-            mark: Vec::new(),
+            seen: Seen {
+                generation: 1,
+                stamps: Vec::new(),
+            },
+            counts: Vec::new(),
+            marks: Vec::new(),
+            group: 0,
         }
     }
 }
 
+/// The bit of a count cell marking a false range conjunct.
+const KILLED: u32 = 1 << 7;
+/// The bits of a count cell holding the number of hits.
+const COUNT: u32 = (1 << 6) - 1;
+
+/// Elements probed for a value: one per list element, one for anything
+/// else.
+fn probe_units(v: Option<&Value>) -> usize {
+    match v {
+        Some(Value::IntList(l)) => l.len(),
+        Some(Value::StrList(l)) => l.len(),
+        _ => 1,
+    }
+}
+
 impl Selection {
-    /// Makes this a selection that has not started, keeping its buffers.
+    /// Makes this a selection that has not started, keeping its buffers,
+    /// and forgets the atoms and counts of the last one.
     pub(crate) fn reset(&mut self) {
         self.stage = Stage::Root;
-        self.sources.clear();
-        self.heap.clear();
+        self.spans.clear();
+        self.kills.clear();
+        self.loose.clear();
         self.cands.clear();
-        self.mark.clear();
+        self.seen.generation += 1;
+        if self.seen.generation >= 1 << 24 {
+            // The counts hold 24 bits of generation: stamps of 2^24
+            // searches ago could look current, so start over.
+            self.seen.stamps.iter_mut().for_each(|s| *s = 0);
+            self.counts.iter_mut().for_each(|c| *c = 0);
+            self.seen.generation = 1;
+        }
     }
 
-    /// The candidates selected so far: slots of the index, in id order (all
-    /// of them once [`Selection::advance`] has returned true).
+    /// The candidates selected so far: slots of the index, in no
+    /// particular order (all of them once [`Selection::advance`] has
+    /// returned true).
     #[inline]
     pub(crate) fn cands(&self) -> &[u32] {
         &self.cands
     }
 
+    /// The atoms this selection found true by value (complete once
+    /// [`Selection::advance`] has returned true).
+    #[inline]
+    pub(crate) fn seen(&self) -> &Seen {
+        &self.seen
+    }
+
     /// Advances the selection of `ev`'s candidates in `index`, appending
-    /// slots to [`Selection::cands`] in id order, by units of one reduction
-    /// added to `spent`, until the selection is over (true) or `spent`
-    /// reaches `budget` (false). A call never overruns: every unit is
-    /// checked before it starts.
+    /// slots to [`Selection::cands`], by units of one reduction added to
+    /// `spent`, until the selection is over (true) or `spent` reaches
+    /// `budget` (false). A call never overruns: every unit is checked
+    /// before it starts.
     ///
     /// `index` and `ev` must be the same on every call of one selection.
     pub(crate) fn advance(
@@ -129,6 +177,8 @@ impl Selection {
         budget: u64,
         spent: &mut u64,
     ) -> bool {
+        let c = &index.counting;
+        let generation = self.seen.generation;
         loop {
             if self.stage == Stage::Done {
                 return true;
@@ -141,113 +191,208 @@ impl Selection {
             match self.stage {
                 Stage::Root => {
                     *spent += 1;
-                    // At most one allocation for the whole probe (none
-                    // once warm): at most one list per partition, plus the
-                    // always-candidates.
-                    self.sources.reserve(index.partitions.len() + 1);
-                    if !index.always.is_empty() {
-                        self.sources.push(Source {
-                            part: ALWAYS,
-                            list: 0,
+                    if self.seen.stamps.len() < index.atoms.len() {
+                        self.seen.stamps.resize(index.atoms.len(), 0);
+                    }
+                    if self.counts.len() < index.slots.len() {
+                        self.counts.resize(index.slots.len(), 0);
+                        self.marks.resize(index.slots.len(), 0);
+                    }
+                    self.stage = Stage::Probe { at: 0, elem: 0 };
+                }
+                Stage::Probe { mut at, mut elem } => {
+                    let mut n = 0;
+                    while n < room && at < c.probes.len() {
+                        let attr = c.probes[at];
+                        if elem == 0 {
+                            self.group = self.group.wrapping_add(1);
+                            if self.group == 0 {
+                                // A mark of 2^32 probes ago could look
+                                // current: start over.
+                                self.marks.iter_mut().for_each(|m| *m = 0);
+                                self.group = 1;
+                            }
+                        }
+                        c.probe(
+                            ev,
+                            attr,
+                            elem,
+                            &mut self.spans,
+                            &mut self.kills,
+                            &mut self.loose,
+                            &index.schema,
+                            self.group,
+                        );
+                        n += 1;
+                        elem += 1;
+                        if elem >= probe_units(ev.get(attr)) {
+                            at += 1;
+                            elem = 0;
+                        }
+                    }
+                    *spent += n as u64;
+                    self.stage = if at < c.probes.len() {
+                        Stage::Probe { at, elem }
+                    } else {
+                        Stage::Kill { span: 0, at: 0 }
+                    };
+                }
+                Stage::Kill { mut span, mut at } => {
+                    // Before any counting, so that a count completing
+                    // later sees the mark.
+                    let mut n = 0;
+                    let counts = &mut self.counts[..];
+                    let dead = (generation << 8) | KILLED;
+                    while span < self.kills.len() && n < room {
+                        let entries = c.span_terms(self.kills[span], &self.loose);
+                        let end = entries.len().min(at.saturating_add(room - n));
+                        entries.each_entry(at, end, |e| {
+                            counts[entry_parts(e).0 as usize] = dead;
                         });
+                        n += end - at;
+                        if end < entries.len() {
+                            at = end;
+                        } else {
+                            span += 1;
+                            at = 0;
+                        }
                     }
-                    self.stage = Stage::Probe(0);
+                    *spent += n as u64;
+                    self.stage = if span < self.kills.len() {
+                        Stage::Kill { span, at }
+                    } else {
+                        Stage::Count {
+                            span: 0,
+                            term: 0,
+                            post: None,
+                        }
+                    };
                 }
-                Stage::Probe(p) if p < index.partitions.len() => {
-                    // As many probes as the budget has room for in one turn
-                    // of the machine: the plain search probes every
-                    // partition here.
-                    let end = index.partitions.len().min(p.saturating_add(room));
-                    for (q, (attr, part)) in index.partitions.iter().enumerate().take(end).skip(p) {
-                        if let Some(list) = key_of(ev, *attr).and_then(|k| part.find(k)) {
-                            self.sources.push(Source {
-                                part: q as u32,
-                                list,
+                Stage::Count {
+                    mut span,
+                    mut term,
+                    mut post,
+                } => {
+                    let mut n = 0;
+                    let counts = &mut self.counts[..];
+                    let stamps = &mut self.seen.stamps[..];
+                    let cands = &mut self.cands;
+                    // Counts one hit of a posting entry's expression; the
+                    // hit that completes its count makes it a candidate.
+                    let mut bump = |e: u32| {
+                        let (slot, need) = entry_parts(e);
+                        let cell = &mut counts[slot as usize];
+                        let now = if *cell >> 8 == generation {
+                            *cell + 1
+                        } else {
+                            (generation << 8) | 1
+                        };
+                        *cell = now;
+                        // A killed expression never matches `need`.
+                        if now & (KILLED | COUNT) == need {
+                            cands.push(slot);
+                        }
+                    };
+                    'spans: while span < self.spans.len() {
+                        let terms = c.span_terms(self.spans[span], &self.loose);
+                        if let SpanTerms::Bools(terms) = terms {
+                            while term < terms.len() {
+                                let t = terms[term];
+                                let at = match post {
+                                    Some(at) => at,
+                                    None => {
+                                        if n >= room {
+                                            break 'spans;
+                                        }
+                                        n += 1;
+                                        0
+                                    }
+                                };
+                                let posting = c.posting(t);
+                                let end = posting.len().min(at.saturating_add(room - n));
+                                posting[at..end].iter().for_each(|&e| bump(e));
+                                n += end - at;
+                                if end < posting.len() {
+                                    post = Some(end);
+                                    break 'spans;
+                                }
+                                post = None;
+                                term += 1;
+                            }
+                        } else if let SpanTerms::Stamp(atoms) = terms {
+                            // Atoms of a scalar value: one unit each.
+                            let end = atoms.len().min(term.saturating_add(room - n));
+                            for &a in &atoms[term..end] {
+                                stamps[a as usize] = generation;
+                            }
+                            n += end - term;
+                            if end < atoms.len() {
+                                term = end;
+                                break 'spans;
+                            }
+                        } else if let Span::ListEntries(_, group) = self.spans[span] {
+                            // Entries of list conjuncts, counted once per
+                            // attribute: one unit each.
+                            let marks = &mut self.marks[..];
+                            let end = terms.len().min(term.saturating_add(room - n));
+                            terms.each_entry(term, end, |e| {
+                                let m = &mut marks[entry_parts(e).0 as usize];
+                                if *m != group {
+                                    *m = group;
+                                    bump(e);
+                                }
                             });
+                            n += end - term;
+                            if end < terms.len() {
+                                term = end;
+                                break 'spans;
+                            }
+                        } else {
+                            // Posting entries: one unit each.
+                            let end = terms.len().min(term.saturating_add(room - n));
+                            terms.each_entry(term, end, &mut bump);
+                            n += end - term;
+                            if end < terms.len() {
+                                term = end;
+                                break 'spans;
+                            }
                         }
-                    }
-                    *spent += (end - p) as u64;
-                    self.stage = Stage::Probe(end);
-                }
-                Stage::Probe(_) => {
-                    let total: usize = self.sources.iter().map(|s| s.list(index).len()).sum();
-                    self.cands.reserve(total);
-                    self.stage = if self.sources.len() <= 1 {
-                        Stage::Copy(0)
-                    } else if total * 8 > index.order.len() {
-                        // Many candidates: marking them and scanning every
-                        // slot in id order beats merging.
-                        // Empty since `reset`: all zero.
-                        self.mark.resize(index.slots.len().div_ceil(64), 0);
-                        Stage::Mark { src: 0, at: 0 }
-                    } else {
-                        for (k, s) in self.sources.iter().enumerate() {
-                            let first = s.list(index)[0];
-                            self.heap
-                                .push(Reverse((index.slots[first as usize].id, k, 0)));
-                        }
-                        Stage::Merge
-                    };
-                }
-                Stage::Copy(at) => {
-                    let src = self.sources.first().map_or(&[][..], |s| s.list(index));
-                    let n = (src.len() - at).min(room);
-                    self.cands.extend_from_slice(&src[at..at + n]);
-                    *spent += n as u64;
-                    self.stage = if at + n == src.len() {
-                        Stage::Done
-                    } else {
-                        Stage::Copy(at + n)
-                    };
-                }
-                Stage::Mark { src, at } => {
-                    let list = self.sources[src].list(index);
-                    let n = (list.len() - at).min(room);
-                    for &s in &list[at..at + n] {
-                        self.mark[s as usize / 64] |= 1 << (s % 64);
+                        span += 1;
+                        term = 0;
                     }
                     *spent += n as u64;
-                    self.stage = if at + n < list.len() {
-                        Stage::Mark { src, at: at + n }
-                    } else if src + 1 < self.sources.len() {
-                        Stage::Mark {
-                            src: src + 1,
-                            at: 0,
-                        }
+                    self.stage = if span < self.spans.len() {
+                        Stage::Count { span, term, post }
                     } else {
-                        Stage::Filter(0)
+                        Stage::Gated(0)
                     };
                 }
-                Stage::Filter(at) => {
-                    let n = (index.order.len() - at).min(room);
-                    let marked = &self.mark;
+                Stage::Gated(at) => {
+                    let n = (c.gated.len() - at).min(room);
+                    let counts = &self.counts;
+                    let dead = (generation << 8) | KILLED;
                     self.cands.extend(
-                        index.order[at..at + n]
+                        c.gated[at..at + n]
                             .iter()
                             .copied()
-                            .filter(|&s| marked[s as usize / 64] & (1 << (s % 64)) != 0),
+                            .filter(|&s| counts[s as usize] != dead),
                     );
                     *spent += n as u64;
-                    self.stage = if at + n == index.order.len() {
-                        Stage::Done
+                    self.stage = if at + n == c.gated.len() {
+                        Stage::Scan(0)
                     } else {
-                        Stage::Filter(at + n)
+                        Stage::Gated(at + n)
                     };
                 }
-                Stage::Merge => {
-                    for _ in 0..room {
-                        let Some(Reverse((_, k, at))) = self.heap.pop() else {
-                            self.stage = Stage::Done;
-                            break;
-                        };
-                        *spent += 1;
-                        let list = self.sources[k].list(index);
-                        self.cands.push(list[at]);
-                        if let Some(&s) = list.get(at + 1) {
-                            self.heap
-                                .push(Reverse((index.slots[s as usize].id, k, at + 1)));
-                        }
-                    }
+                Stage::Scan(at) => {
+                    let n = (c.scan.len() - at).min(room);
+                    self.cands.extend_from_slice(&c.scan[at..at + n]);
+                    *spent += n as u64;
+                    self.stage = if at + n == c.scan.len() {
+                        Stage::Done
+                    } else {
+                        Stage::Scan(at + n)
+                    };
                 }
                 Stage::Done => unreachable!("checked at the top of the loop"),
             }

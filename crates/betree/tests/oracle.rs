@@ -983,17 +983,19 @@ fn and_or_not_nodes_are_counted() {
         let (_, calls) = stepped(&index, &ev, u64::MAX);
         calls[0]
     };
-    // Selection: the root, then one candidate copied from `always`.
-    // Evaluation: one candidate taken, the leaf (node and test), the nots.
+    // Selection: the root, then one candidate copied from the scan list
+    // (a `not` posts nothing). Evaluation: one candidate taken, the leaf
+    // (node and test), the nots.
     assert_eq!(total("not par3"), 2 + 1 + 2 + 1);
     assert_eq!(total("not (not (not par3))"), 2 + 1 + 2 + 3);
     // `or` entered at its first operand; par3 is false, so par1 is tested.
     assert_eq!(total("par3 or par1"), 2 + 1 + (2 + 1) + 2);
-    // `par1 and par2` sits in par1's partition: the root, one probe, one
-    // candidate copied; then both leaves and the `and`.
-    assert_eq!(total("par1 and par2"), 3 + 1 + (2 + 1) + 2);
-    // A bare `par3` sits in par3's partition, and par3 is false: selection
-    // alone (the root, one probe) decides.
+    // `par1 and par2` posts both conjuncts: the root, two values probed,
+    // two terms taken with one posting entry each (the second completes
+    // the count); then one candidate taken, both leaves and the `and`.
+    assert_eq!(total("par1 and par2"), 1 + 2 + (2 + 2) + 1 + (2 + 1) + 2);
+    // A bare `par3` is posted under par3, which is false: selection alone
+    // (the root, one value probed) decides.
     assert_eq!(total("par3"), 2);
     // Constants are folded at compile time and cost nothing, but the
     // `and`/`or` above one is still entered...
@@ -1080,9 +1082,10 @@ fn search_async_yields_while_it_searches() {
 }
 
 #[test]
-fn selection_merges_few_candidates_by_id_in_budgeted_steps() {
-    // Two partitions (on `i` and on `s`) with many expressions each, so an
-    // event selects few candidates from two lists: the k-way merge path.
+fn selection_counts_conjuncts_in_budgeted_steps() {
+    // Odd ids post `i = v` and `b` (both needed), even ids post `s = w`
+    // (`not b` is not posted): an event's values hit a few postings of
+    // `i` and `s` and every posting of `b`.
     let schema = Schema::from_domains([
         Domain::new("i", AttrType::Int, true),
         Domain::new("s", AttrType::Str, true),
@@ -1122,20 +1125,23 @@ fn selection_merges_few_candidates_by_id_in_budgeted_steps() {
             let (ids, _) = stepped(&index, &ev, budget);
             assert_eq!(ids, want, "budget {budget}");
         }
-        // With budget 1 selection shows: the root and two probes, then one
-        // candidate per call, in id order, from the merge (a scan of the
-        // 120 id-ordered slots would take 120 calls to deliver them).
+        // With budget 1 selection shows, one reduction per call: the root,
+        // three values probed, then per term hit one for taking it and one
+        // per posting entry; candidates appear one at a time, when an
+        // expression's count completes.
+        let units =
+            1 + 3 + (1 + 3) + if s == "nope" { 0 } else { 1 + 4 } + if b { 1 + 60 } else { 0 };
+        let expect = if s == "nope" { 0 } else { 4 } + if b { 3 } else { 0 };
         let mut it = index.search_iter(&ev).unwrap();
-        for _ in 0..3 {
+        let mut last = 0;
+        while it.reductions() < units {
+            let before = it.reductions();
             assert_eq!(index.search_next(&mut it, 1), SearchStep::Continue);
+            assert_eq!(it.reductions(), before + 1);
+            assert!(it.candidates() - last <= 1);
+            last = it.candidates();
         }
-        assert_eq!(it.candidates(), 0);
-        let lists = if s == "nope" { 3 } else { 3 + 4 };
-        for n in 1..=lists {
-            assert_eq!(index.search_next(&mut it, 1), SearchStep::Continue);
-            assert_eq!(it.candidates(), n);
-        }
-        assert_eq!(it.reductions(), 3 + lists as u64);
+        assert_eq!(it.candidates(), expect);
     }
 }
 

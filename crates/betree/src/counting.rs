@@ -1,0 +1,1013 @@
+//! The counting index: which predicates an event makes true, found by
+//! value, and which expressions have every indexed conjunct among them.
+//!
+//! Two layers, both keyed by *terms* (an interned predicate, by atom id, or
+//! a boolean attribute, by bit slot with [`BOOL_TERM`] set):
+//!
+//! * **Truth by value.** Every predicate whose truth is a function of one
+//!   attribute's value through exact equality or order is registered under
+//!   the values that make it true: `=`/`<>`, `in`/`not in` and list
+//!   membership under each value of their set ([`Counting::keys`]), `one
+//!   of`/`none of` under each element, integer and float `<`, `<=`, `>`,
+//!   `>=` as a threshold in the attribute's sorted [`Thresholds`]. An
+//!   event's value then finds, with one hash probe per value (per element
+//!   for lists) and two binary searches per threshold side, exactly the
+//!   registered positive forms it satisfies. Those hits are stamped per
+//!   search, so evaluation decides every registered predicate with one
+//!   stamp test and, for the negated forms, the attribute's defined bit:
+//!   no string or set comparison remains for them in the hot loop.
+//! * **Counting.** Each expression posts its *indexed conjuncts*: the
+//!   distinct top-level conjuncts that are a boolean attribute or a
+//!   registered positive form (a negated form is true for most values and
+//!   would select nearly everything). The posting of term `t` lists every
+//!   expression with `t` as an indexed conjunct, packed with how many
+//!   indexed conjuncts that expression has. A search walks the postings of
+//!   the terms the event makes true, counting per expression; an
+//!   expression becomes a candidate when its count reaches its number, and
+//!   only candidates are evaluated. Expressions with no indexed conjunct
+//!   are on the scan list and always candidates.
+//!
+//! A conjunct of an `and` chain is necessary for the expression, so an
+//! expression that is true has every indexed conjunct's term hit: the
+//! counting never drops a match, and the full evaluation of each candidate
+//! keeps the C library's semantics exact.
+
+use std::collections::HashMap;
+
+use crate::domain::{AttrId, Schema};
+use crate::event::{Event, Value};
+use crate::expr::{Expr, Pred};
+use crate::parse::{CmpOp, SetOp};
+
+/// Marks a term that is a boolean bit slot rather than an atom.
+pub(crate) const BOOL_TERM: u32 = 1 << 31;
+/// Marks a conjunct that is a range predicate (by atom id), posted in its
+/// attribute's thresholds rather than under a term.
+pub(crate) const RANGE_TERM: u32 = 1 << 30;
+/// Marks a conjunct that is an equality or `in` on a scalar attribute (by
+/// atom id), posted in the key postings of each of its values: an event
+/// has one value there, so the conjunct is hit at most once, and the
+/// entries are read straight from the value's list.
+pub(crate) const KEY_TERM: u32 = 1 << 29;
+/// Marks a conjunct that is membership or `one of` on a list attribute
+/// (by atom id), posted in the key postings of each of its values like a
+/// [`KEY_TERM`]; an event list can hit it through several elements, so a
+/// search counts it once per attribute (at most one such conjunct per
+/// expression and attribute is posted).
+pub(crate) const LIST_TERM: u32 = 1 << 28;
+/// Marks a conjunct that is a negated form decided by value (`<>`, `not
+/// in`, `none of`, negated membership), by attribute: false whenever the
+/// attribute is undefined, so an event without it rules the expression out.
+pub(crate) const DEFINED_TERM: u32 = 1 << 27;
+/// The flags of a term.
+const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM | DEFINED_TERM;
+
+/// Bits of a posting entry holding the expression's number of indexed
+/// conjuncts; the slot sits above them.
+const NEED_BITS: u32 = 6;
+/// The most indexed conjuncts one expression posts.
+pub(crate) const MAX_NEED: usize = (1 << NEED_BITS) - 1;
+/// Slots at or above this cannot be packed in a posting entry; such
+/// expressions go to the scan list.
+pub(crate) const MAX_POSTED_SLOT: u32 = 1 << (32 - NEED_BITS);
+
+/// Thresholds added since the last merge, scanned linearly by a search;
+/// merged into the sorted run when there are this many.
+const PENDING_MAX: usize = 128;
+
+/// How evaluation decides an atom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Decided {
+    /// Not registered: the predicate is evaluated.
+    No,
+    /// True exactly when a search hit it.
+    Hit,
+    /// True exactly when its attribute is defined and a search did not hit
+    /// it (`<>`, `not in`, `none of`, negated membership).
+    Miss(AttrId),
+}
+
+/// A comparison threshold: the predicate `x > v`/`x >= v` (lower side) or
+/// `x < v`/`x <= v` (upper side) of one atom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Threshold<T> {
+    v: T,
+    strict: bool,
+    /// The posting entry of the expression with this range conjunct: the
+    /// span a value makes true is then read as one contiguous run of
+    /// entries, with no indirection through a term.
+    entry: u32,
+}
+
+/// The thresholds of one side of one attribute: a sorted run in which the
+/// atoms a value makes true are one contiguous span, and a short unsorted
+/// tail of recent insertions, so that inserting stays cheap and searching
+/// needs no mutation.
+#[derive(Debug, Clone)]
+pub(crate) struct Thresholds<T> {
+    upper: bool,
+    run: Vec<Threshold<T>>,
+    pending: Vec<Threshold<T>>,
+}
+
+impl<T: PartialOrd + Copy> Thresholds<T> {
+    fn new(upper: bool) -> Self {
+        Thresholds {
+            upper,
+            run: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Sort order of the run: by value; at equal values, the side's
+    /// weaker bound first, so that a value's true atoms stay contiguous
+    /// (non-strict before strict on the lower side, strict before
+    /// non-strict on the upper side).
+    fn before(&self, a: &Threshold<T>, b: &Threshold<T>) -> std::cmp::Ordering {
+        a.v.partial_cmp(&b.v)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(if self.upper {
+                b.strict.cmp(&a.strict)
+            } else {
+                a.strict.cmp(&b.strict)
+            })
+    }
+
+    /// Whether `x` satisfies `t`.
+    #[inline]
+    fn holds(&self, t: &Threshold<T>, x: T) -> bool {
+        if self.upper {
+            x < t.v || (x == t.v && !t.strict)
+        } else {
+            x > t.v || (x == t.v && !t.strict)
+        }
+    }
+
+    fn add(&mut self, v: T, strict: bool, entry: u32) {
+        self.pending.push(Threshold { v, strict, entry });
+        if self.pending.len() >= PENDING_MAX {
+            let mut p = std::mem::take(&mut self.pending);
+            p.sort_by(|a, b| self.before(a, b));
+            let mut run = Vec::with_capacity(self.run.len() + p.len());
+            let (mut i, mut j) = (0, 0);
+            while i < self.run.len() && j < p.len() {
+                if self.before(&p[j], &self.run[i]).is_lt() {
+                    run.push(p[j]);
+                    j += 1;
+                } else {
+                    run.push(self.run[i]);
+                    i += 1;
+                }
+            }
+            run.extend_from_slice(&self.run[i..]);
+            run.extend_from_slice(&p[j..]);
+            self.run = run;
+            p.clear();
+            self.pending = p;
+        }
+    }
+
+    fn remove(&mut self, v: T, strict: bool, entry: u32) {
+        let same = |t: &Threshold<T>| t.entry == entry && t.strict == strict && t.v == v;
+        if let Some(k) = self.pending.iter().position(same) {
+            self.pending.swap_remove(k);
+        } else {
+            let from = self.run.partition_point(|t| t.v < v);
+            if let Some(k) = self.run[from..].iter().position(same) {
+                self.run.remove(from + k);
+            }
+        }
+    }
+
+    /// The span of the run `x` makes true.
+    fn span(&self, x: T) -> (u32, u32) {
+        if self.upper {
+            // False first: below `x`, or equal and strict.
+            let at = self
+                .run
+                .partition_point(|t| t.v < x || (t.v == x && t.strict));
+            (at as u32, self.run.len() as u32)
+        } else {
+            let at = self
+                .run
+                .partition_point(|t| t.v < x || (t.v == x && !t.strict));
+            (0, at as u32)
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.run.len() + self.pending.len()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.run.capacity() + self.pending.capacity()) * std::mem::size_of::<Threshold<T>>()
+    }
+}
+
+/// The registered predicates of one attribute.
+#[derive(Debug, Clone)]
+pub(crate) struct AttrKeys {
+    /// Key list (in [`Counting::lists`]) of each integer value.
+    ints: HashMap<i64, u32>,
+    /// Key list of each string value.
+    strs: HashMap<Box<str>, u32>,
+    /// Integer thresholds, lower and upper side.
+    int_lo: Thresholds<i64>,
+    int_hi: Thresholds<i64>,
+    /// Float thresholds, lower and upper side.
+    flt_lo: Thresholds<f64>,
+    flt_hi: Thresholds<f64>,
+    /// Posting entries of the expressions with a [`DEFINED_TERM`] on this
+    /// attribute.
+    undef: Vec<u32>,
+    /// Registered atoms and posted boolean terms of this attribute: while
+    /// non-zero the attribute is probed.
+    uses: usize,
+}
+
+impl Default for AttrKeys {
+    fn default() -> Self {
+        AttrKeys {
+            ints: HashMap::new(),
+            strs: HashMap::new(),
+            int_lo: Thresholds::new(false),
+            int_hi: Thresholds::new(true),
+            flt_lo: Thresholds::new(false),
+            flt_hi: Thresholds::new(true),
+            undef: Vec::new(),
+            uses: 0,
+        }
+    }
+}
+
+/// What a registered predicate is keyed by.
+enum Keys<'a> {
+    Ints(&'a [i64]),
+    Strs(Vec<&'a str>),
+    Int { upper: bool, v: i64, strict: bool },
+    Float { upper: bool, v: f64, strict: bool },
+}
+
+/// The attribute and threshold of a range predicate, or `None`.
+fn range_of(p: &Pred) -> Option<(AttrId, Keys<'_>)> {
+    match keys_of(p) {
+        Some((attr, k @ (Keys::Int { .. } | Keys::Float { .. }), true)) => Some((attr, k)),
+        _ => None,
+    }
+}
+
+/// The attribute, keys and polarity of a predicate that can be decided by
+/// value, or `None`.
+fn keys_of(p: &Pred) -> Option<(AttrId, Keys<'_>, bool)> {
+    use CmpOp::*;
+    let side = |op: CmpOp| match op {
+        Lt => Some((true, true)),
+        Le => Some((true, false)),
+        Gt => Some((false, true)),
+        Ge => Some((false, false)),
+        Eq | Ne => None,
+    };
+    Some(match p {
+        Pred::IntCmp { attr, op, v } => match op {
+            Eq => (*attr, Keys::Ints(std::slice::from_ref(v)), true),
+            Ne => (*attr, Keys::Ints(std::slice::from_ref(v)), false),
+            _ => {
+                let (upper, strict) = side(*op)?;
+                (
+                    *attr,
+                    Keys::Int {
+                        upper,
+                        v: *v,
+                        strict,
+                    },
+                    true,
+                )
+            }
+        },
+        // `=` and `<>` on floats go through an epsilon (`feq`): evaluated.
+        Pred::FloatCmp { attr, op, v } if !v.is_nan() => {
+            let (upper, strict) = side(*op)?;
+            (
+                *attr,
+                Keys::Float {
+                    upper,
+                    v: *v,
+                    strict,
+                },
+                true,
+            )
+        }
+        Pred::StrCmp { attr, eq, v } => (*attr, Keys::Strs(vec![v.as_str()]), *eq),
+        Pred::IntIn { attr, negated, set } => (*attr, Keys::Ints(set), !negated),
+        Pred::StrIn { attr, negated, set } => (
+            *attr,
+            Keys::Strs(set.iter().map(String::as_str).collect()),
+            !negated,
+        ),
+        Pred::IntListHas { attr, negated, v } => {
+            (*attr, Keys::Ints(std::slice::from_ref(v)), !negated)
+        }
+        Pred::StrListHas { attr, negated, v } => (*attr, Keys::Strs(vec![v.as_str()]), !negated),
+        Pred::IntSet { attr, op, set } if *op != SetOp::AllOf => {
+            (*attr, Keys::Ints(set), *op == SetOp::OneOf)
+        }
+        Pred::StrSet { attr, op, set } if *op != SetOp::AllOf => (
+            *attr,
+            Keys::Strs(set.iter().map(String::as_str).collect()),
+            *op == SetOp::OneOf,
+        ),
+        _ => return None,
+    })
+}
+
+/// The counting index (see the module documentation).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counting {
+    /// Per attribute id.
+    pub(crate) attrs: Vec<AttrKeys>,
+    /// Attributes with `uses > 0`, ascending: what a search probes.
+    pub(crate) probes: Vec<AttrId>,
+    /// Key lists: the atoms registered under one value; emptied ones are
+    /// reused (positions in `free_lists`).
+    pub(crate) lists: Vec<Vec<u32>>,
+    /// Per key list: the posting entries of the expressions with a
+    /// [`KEY_TERM`] conjunct registered under that value.
+    pub(crate) key_post: Vec<Vec<u32>>,
+    free_lists: Vec<u32>,
+    /// Per atom id: how evaluation decides it.
+    pub(crate) decided: Vec<Decided>,
+    /// Per boolean slot: its posting.
+    pub(crate) bool_post: Vec<Vec<u32>>,
+    /// Per boolean slot: its attribute.
+    bool_attr: Vec<AttrId>,
+    /// Slots of expressions with no indexed conjunct.
+    pub(crate) scan: Vec<u32>,
+    /// Slots of expressions whose indexed conjuncts are all ranges: a
+    /// candidate unless a range conjunct is false.
+    pub(crate) gated: Vec<u32>,
+}
+
+impl Counting {
+    /// An empty counting index over `schema`.
+    pub(crate) fn new(schema: &Schema) -> Counting {
+        let mut bool_attr = vec![0; schema.bool_count() as usize];
+        for a in 0..schema.len() as AttrId {
+            if let Some(s) = schema.bool_slot(a) {
+                bool_attr[s as usize] = a;
+            }
+        }
+        Counting {
+            attrs: vec![AttrKeys::default(); schema.len()],
+            bool_post: vec![Vec::new(); schema.bool_count() as usize],
+            bool_attr,
+            ..Counting::default()
+        }
+    }
+
+    fn use_attr(&mut self, attr: AttrId) {
+        let a = &mut self.attrs[attr as usize];
+        a.uses += 1;
+        if a.uses == 1 {
+            let at = self.probes.partition_point(|&x| x < attr);
+            self.probes.insert(at, attr);
+        }
+    }
+
+    fn unuse_attr(&mut self, attr: AttrId) {
+        let a = &mut self.attrs[attr as usize];
+        a.uses -= 1;
+        if a.uses == 0 {
+            let at = self.probes.partition_point(|&x| x < attr);
+            self.probes.remove(at);
+        }
+    }
+
+    /// Registers atom `atom` (just interned) by value if its predicate can
+    /// be decided that way.
+    pub(crate) fn register(&mut self, atom: u32, p: &Pred) {
+        let a = atom as usize;
+        if self.decided.len() <= a {
+            self.decided.resize(a + 1, Decided::No);
+        }
+        // Ranges are posted per expression into the thresholds instead
+        // (see `post`), and evaluated: a comparison costs no more than a
+        // stamp test.
+        let Some((attr, keys, positive)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
+            self.decided[a] = Decided::No;
+            return;
+        };
+        self.decided[a] = if positive {
+            Decided::Hit
+        } else {
+            Decided::Miss(attr)
+        };
+        self.use_attr(attr);
+        let Counting {
+            attrs,
+            lists,
+            free_lists,
+            ..
+        } = self;
+        let k = &mut attrs[attr as usize];
+        let new_list = |lists: &mut Vec<Vec<u32>>, free_lists: &mut Vec<u32>| {
+            free_lists.pop().unwrap_or_else(|| {
+                lists.push(Vec::new());
+                lists.len() as u32 - 1
+            })
+        };
+        match keys {
+            Keys::Ints(vs) => {
+                for v in vs {
+                    let l = match k.ints.get(v) {
+                        Some(&l) => l,
+                        None => {
+                            let l = new_list(lists, free_lists);
+                            k.ints.insert(*v, l);
+                            l
+                        }
+                    };
+                    push_once(&mut lists[l as usize], atom);
+                }
+            }
+            Keys::Strs(vs) => {
+                for v in vs {
+                    let l = match k.strs.get(v) {
+                        Some(&l) => l,
+                        None => {
+                            let l = new_list(lists, free_lists);
+                            k.strs.insert(v.into(), l);
+                            l
+                        }
+                    };
+                    push_once(&mut lists[l as usize], atom);
+                }
+            }
+            Keys::Int { .. } | Keys::Float { .. } => unreachable!("ranges are not registered"),
+        }
+    }
+
+    /// Undoes [`Counting::register`] for an atom being freed.
+    pub(crate) fn unregister(&mut self, atom: u32, p: &Pred) {
+        let a = atom as usize;
+        if self.decided[a] == Decided::No {
+            return;
+        }
+        self.decided[a] = Decided::No;
+        let Some((attr, keys, _)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
+            return;
+        };
+        let Counting {
+            attrs,
+            lists,
+            free_lists,
+            ..
+        } = self;
+        let k = &mut attrs[attr as usize];
+        let mut drop_from = |l: u32| {
+            let list = &mut lists[l as usize];
+            list.retain(|&x| x != atom);
+            let empty = list.is_empty();
+            if empty {
+                free_lists.push(l);
+            }
+            empty
+        };
+        match keys {
+            Keys::Ints(vs) => {
+                for v in vs {
+                    if let Some(&l) = k.ints.get(v)
+                        && drop_from(l)
+                    {
+                        k.ints.remove(v);
+                    }
+                }
+            }
+            Keys::Strs(vs) => {
+                for v in vs {
+                    if let Some(&l) = k.strs.get(v)
+                        && drop_from(l)
+                    {
+                        k.strs.remove(v);
+                    }
+                }
+            }
+            Keys::Int { .. } | Keys::Float { .. } => unreachable!("ranges are not registered"),
+        }
+        self.unuse_attr(attr);
+    }
+
+    /// The indexed conjuncts of `e`, whose predicates' atoms `atom_of`
+    /// gives: distinct terms, at most [`MAX_NEED`].
+    pub(crate) fn conjunct_terms(
+        &self,
+        e: &Expr,
+        atom_of: &mut dyn FnMut(&Pred) -> Option<u32>,
+    ) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut list_attrs = Vec::new();
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            let t = match e {
+                Expr::And(a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                    continue;
+                }
+                Expr::Bool(slot) => Some(BOOL_TERM | slot),
+                Expr::Pred(p) if range_of(p).is_some() => atom_of(p).map(|a| RANGE_TERM | a),
+                Expr::Pred(p) => match atom_of(p).map(|a| (a, self.decided[a as usize])) {
+                    Some((_, Decided::Miss(attr))) => Some(DEFINED_TERM | attr),
+                    Some((a, Decided::Hit)) => Some(match p {
+                        Pred::IntCmp { .. }
+                        | Pred::StrCmp { .. }
+                        | Pred::IntIn { .. }
+                        | Pred::StrIn { .. } => KEY_TERM | a,
+                        _ => {
+                            // One list conjunct per attribute: its hits
+                            // are deduplicated per attribute.
+                            let attr = keys_of(p).expect("a registered predicate").0;
+                            if list_attrs.contains(&attr) {
+                                continue;
+                            }
+                            list_attrs.push(attr);
+                            LIST_TERM | a
+                        }
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(t) = t
+                && !out.contains(&t)
+                && out.len() < MAX_NEED
+            {
+                out.push(t);
+            }
+        }
+        out
+    }
+
+    /// The thresholds and bound of range conjunct `p`.
+    fn range_side(&mut self, p: &Pred) -> (AttrId, RangeSide<'_>) {
+        let (attr, keys) = range_of(p).expect("a range conjunct");
+        let k = &mut self.attrs[attr as usize];
+        let side = match keys {
+            Keys::Int { upper, v, strict } => {
+                RangeSide::Int(if upper { &mut k.int_hi } else { &mut k.int_lo }, v, strict)
+            }
+            Keys::Float { upper, v, strict } => {
+                RangeSide::Float(if upper { &mut k.flt_hi } else { &mut k.flt_lo }, v, strict)
+            }
+            _ => unreachable!("range_of gives thresholds"),
+        };
+        (attr, side)
+    }
+
+    /// Posts slot `s` under each of `terms`; `preds` are the index's atoms
+    /// (for range conjuncts).
+    pub(crate) fn post(&mut self, s: u32, terms: &[u32], preds: &[Option<Pred>]) {
+        if terms.is_empty() || s >= MAX_POSTED_SLOT {
+            self.scan.push(s);
+            return;
+        }
+        let need = counted(terms);
+        if need == 0 {
+            self.gated.push(s);
+        }
+        let entry = (s << NEED_BITS) | need;
+        for &t in terms {
+            if t & RANGE_TERM != 0 {
+                let p = preds[(t & !RANGE_TERM) as usize]
+                    .as_ref()
+                    .expect("live atom");
+                let (attr, side) = self.range_side(p);
+                match side {
+                    RangeSide::Int(th, v, strict) => th.add(v, strict, entry),
+                    RangeSide::Float(th, v, strict) => th.add(v, strict, entry),
+                }
+                self.use_attr(attr);
+            } else if t & DEFINED_TERM != 0 {
+                let attr = t & !DEFINED_TERM;
+                self.attrs[attr as usize].undef.push(entry);
+                self.use_attr(attr);
+            } else if t & (KEY_TERM | LIST_TERM) != 0 {
+                let p = preds[(t & !TERM_FLAGS) as usize]
+                    .as_ref()
+                    .expect("live atom");
+                for l in self.key_lists(p) {
+                    if self.key_post.len() <= l as usize {
+                        self.key_post.resize(l as usize + 1, Vec::new());
+                    }
+                    self.key_post[l as usize].push(entry);
+                }
+            } else {
+                debug_assert!(t & BOOL_TERM != 0, "every term is flagged");
+                let slot = t & !BOOL_TERM;
+                if self.bool_post[slot as usize].is_empty() {
+                    self.use_attr(self.bool_attr[slot as usize]);
+                }
+                self.bool_post[slot as usize].push(entry);
+            }
+        }
+    }
+
+    /// Removes slot `s`, posted under `terms` (before its atoms are
+    /// released: range conjuncts are found through `preds`).
+    pub(crate) fn unpost(&mut self, s: u32, terms: &[u32], preds: &[Option<Pred>]) {
+        if terms.is_empty() || s >= MAX_POSTED_SLOT {
+            if let Some(k) = self.scan.iter().position(|&x| x == s) {
+                self.scan.swap_remove(k);
+            }
+            return;
+        }
+        let need = counted(terms);
+        if need == 0
+            && let Some(k) = self.gated.iter().position(|&x| x == s)
+        {
+            self.gated.swap_remove(k);
+        }
+        let entry = (s << NEED_BITS) | need;
+        for &t in terms {
+            if t & RANGE_TERM != 0 {
+                let p = preds[(t & !RANGE_TERM) as usize]
+                    .as_ref()
+                    .expect("live atom");
+                let (attr, side) = self.range_side(p);
+                match side {
+                    RangeSide::Int(th, v, strict) => th.remove(v, strict, entry),
+                    RangeSide::Float(th, v, strict) => th.remove(v, strict, entry),
+                }
+                self.unuse_attr(attr);
+                continue;
+            }
+            if t & DEFINED_TERM != 0 {
+                let attr = t & !DEFINED_TERM;
+                self.attrs[attr as usize].undef.retain(|&x| x != entry);
+                self.unuse_attr(attr);
+                continue;
+            }
+            if t & (KEY_TERM | LIST_TERM) != 0 {
+                let p = preds[(t & !TERM_FLAGS) as usize]
+                    .as_ref()
+                    .expect("live atom");
+                for l in self.key_lists(p) {
+                    self.key_post[l as usize].retain(|&x| x != entry);
+                }
+                continue;
+            }
+            let post = &mut self.bool_post[(t & !BOOL_TERM) as usize];
+            post.retain(|&x| x >> NEED_BITS != s);
+            if post.is_empty() {
+                let attr = self.bool_attr[(t & !BOOL_TERM) as usize];
+                self.unuse_attr(attr);
+            }
+        }
+    }
+
+    /// The key lists of a registered predicate's values.
+    fn key_lists(&self, p: &Pred) -> Vec<u32> {
+        let Some((attr, keys, _)) = keys_of(p) else {
+            return Vec::new();
+        };
+        let k = &self.attrs[attr as usize];
+        let mut ls: Vec<u32> = match keys {
+            Keys::Ints(vs) => vs.iter().filter_map(|v| k.ints.get(v).copied()).collect(),
+            Keys::Strs(vs) => vs.iter().filter_map(|v| k.strs.get(*v).copied()).collect(),
+            _ => Vec::new(),
+        };
+        // A value written twice is one key: posted once, hit once.
+        ls.sort_unstable();
+        ls.dedup();
+        ls
+    }
+
+    /// The posting of a boolean term.
+    #[inline]
+    pub(crate) fn posting(&self, t: u32) -> &[u32] {
+        &self.bool_post[(t & !BOOL_TERM) as usize]
+    }
+
+    /// Finds what the value of attribute `attr` in `ev` makes true: pushes
+    /// whole key lists and threshold spans to `spans`, single terms
+    /// (booleans) to `loose` and the entries of recent thresholds to
+    /// `loose` too, as spans of entries. `elem` is the list element to look
+    /// up for list values. One unit of work.
+    ///
+    /// Range conjuncts work the other way round: they are true for most
+    /// values, so what is pushed (to `kills`) is the entries of the
+    /// thresholds the value makes *false*, all of them when the attribute
+    /// is undefined.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn probe(
+        &self,
+        ev: &Event,
+        attr: AttrId,
+        elem: usize,
+        spans: &mut Vec<Span>,
+        kills: &mut Vec<Span>,
+        loose: &mut Vec<u32>,
+        schema: &Schema,
+        group: u32,
+    ) {
+        let k = &self.attrs[attr as usize];
+        // A list element: its atoms are stamped, and the expressions come
+        // from the value's entries, counted once per `group` (attribute).
+        let keys = |l: Option<&u32>, spans: &mut Vec<Span>| {
+            if let Some(&l) = l {
+                spans.push(Span::Stamp(l));
+                if self.key_post.get(l as usize).is_some_and(|p| !p.is_empty()) {
+                    spans.push(Span::ListEntries(l, group));
+                }
+            }
+        };
+        // A scalar value: its atoms are only stamped (none posts under
+        // itself), and the expressions come from the value's entries.
+        let scalar = |l: Option<&u32>, spans: &mut Vec<Span>| {
+            if let Some(&l) = l {
+                spans.push(Span::Stamp(l));
+                if self.key_post.get(l as usize).is_some_and(|p| !p.is_empty()) {
+                    spans.push(Span::KeyEntries(l));
+                }
+            }
+        };
+        match ev.get(attr) {
+            Some(Value::Bool(true)) => {
+                let slot = schema
+                    .bool_slot(attr)
+                    .expect("a boolean attribute has a slot");
+                if !self.bool_post[slot as usize].is_empty() {
+                    spans.push(Span::Loose(loose.len() as u32, loose.len() as u32 + 1));
+                    loose.push(BOOL_TERM | slot);
+                }
+            }
+            Some(Value::Int(x)) => {
+                scalar(k.ints.get(x), spans);
+                thresholds(&k.int_lo, Some(*x), attr, 0, kills, loose);
+                thresholds(&k.int_hi, Some(*x), attr, 1, kills, loose);
+            }
+            Some(Value::Float(x)) => {
+                // NaN satisfies no comparison.
+                let x = Some(*x).filter(|x| !x.is_nan());
+                thresholds(&k.flt_lo, x, attr, 2, kills, loose);
+                thresholds(&k.flt_hi, x, attr, 3, kills, loose);
+            }
+            None => {
+                if !k.undef.is_empty() {
+                    kills.push(Span::Undefined(attr));
+                }
+                thresholds(&k.int_lo, None, attr, 0, kills, loose);
+                thresholds(&k.int_hi, None, attr, 1, kills, loose);
+                thresholds(&k.flt_lo, None, attr, 2, kills, loose);
+                thresholds(&k.flt_hi, None, attr, 3, kills, loose);
+            }
+            Some(Value::Str(s)) => scalar(k.strs.get(s.as_str()), spans),
+            Some(Value::IntList(l)) => keys(l.get(elem).and_then(|x| k.ints.get(x)), spans),
+            Some(Value::StrList(l)) => {
+                keys(l.get(elem).and_then(|x| k.strs.get(x.as_str())), spans)
+            }
+            _ => {}
+        }
+    }
+
+    /// The terms or posting entries of a span.
+    #[inline]
+    pub(crate) fn span_terms<'a>(&'a self, span: Span, loose: &'a [u32]) -> SpanTerms<'a> {
+        match span {
+            Span::Stamp(l) => SpanTerms::Stamp(&self.lists[l as usize]),
+            Span::KeyEntries(l) => SpanTerms::Entries(&self.key_post[l as usize]),
+            Span::ListEntries(l, _) => SpanTerms::Entries(&self.key_post[l as usize]),
+            Span::Undefined(attr) => SpanTerms::Entries(&self.attrs[attr as usize].undef),
+            Span::Loose(a, b) => SpanTerms::Bools(&loose[a as usize..b as usize]),
+            Span::LooseEntries(a, b) => SpanTerms::Entries(&loose[a as usize..b as usize]),
+            Span::Run {
+                attr,
+                side,
+                start,
+                end,
+            } => {
+                let k = &self.attrs[attr as usize];
+                let (s, e) = (start as usize, end as usize);
+                match side {
+                    0 => SpanTerms::Ints(&k.int_lo.run[s..e]),
+                    1 => SpanTerms::Ints(&k.int_hi.run[s..e]),
+                    2 => SpanTerms::Floats(&k.flt_lo.run[s..e]),
+                    _ => SpanTerms::Floats(&k.flt_hi.run[s..e]),
+                }
+            }
+        }
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let vecs = |v: &Vec<Vec<u32>>| {
+            v.capacity() * size_of::<Vec<u32>>() + v.iter().map(|x| x.capacity() * 4).sum::<usize>()
+        };
+        let mut n = self.attrs.capacity() * size_of::<AttrKeys>();
+        for k in &self.attrs {
+            n += k.ints.capacity() * (size_of::<(i64, u32)>() + 1);
+            n += k.strs.capacity() * (size_of::<(Box<str>, u32)>() + 1);
+            n += k.strs.keys().map(|s| s.len()).sum::<usize>();
+            n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes() + k.undef.capacity() * 4;
+            n += k.flt_lo.heap_bytes() + k.flt_hi.heap_bytes();
+        }
+        n += self.probes.capacity() * 4 + vecs(&self.lists) + self.free_lists.capacity() * 4;
+        n += self.decided.capacity() * size_of::<Decided>();
+        n += vecs(&self.bool_post) + vecs(&self.key_post);
+        n += self.bool_attr.capacity() * 4 + (self.scan.capacity() + self.gated.capacity()) * 4;
+        n
+    }
+
+    /// Registered thresholds of an attribute (for tests).
+    #[cfg(test)]
+    pub(crate) fn threshold_count(&self, attr: AttrId) -> usize {
+        let k = &self.attrs[attr as usize];
+        k.int_lo.len() + k.int_hi.len() + k.flt_lo.len() + k.flt_hi.len()
+    }
+}
+
+/// How many of `terms` are counted by hits (ranges are not: they are
+/// found false instead).
+fn counted(terms: &[u32]) -> u32 {
+    terms
+        .iter()
+        .filter(|&&t| t & (RANGE_TERM | DEFINED_TERM) == 0)
+        .count() as u32
+}
+
+fn push_once(list: &mut Vec<u32>, atom: u32) {
+    if list.last() != Some(&atom) {
+        list.push(atom);
+    }
+}
+
+/// Pushes the spans of `th`'s run that `x` does not satisfy (all of it
+/// for no value), and the entries of its pending thresholds that `x` does
+/// not satisfy one by one.
+fn thresholds<T: PartialOrd + Copy>(
+    th: &Thresholds<T>,
+    x: Option<T>,
+    attr: AttrId,
+    side: u8,
+    kills: &mut Vec<Span>,
+    loose: &mut Vec<u32>,
+) {
+    let len = th.run.len() as u32;
+    let (start, end) = x.map_or((0, 0), |x| th.span(x));
+    for (from, to) in [(0, start), (end, len)] {
+        if from < to {
+            kills.push(Span::Run {
+                attr,
+                side,
+                start: from,
+                end: to,
+            });
+        }
+    }
+    let at = loose.len();
+    loose.extend(
+        th.pending
+            .iter()
+            .filter(|t| x.is_none_or(|x| !th.holds(t, x)))
+            .map(|t| t.entry),
+    );
+    if loose.len() > at {
+        kills.push(Span::LooseEntries(at as u32, loose.len() as u32));
+    }
+}
+
+/// A run of terms a probe found, by position so that it can sit in
+/// reusable scratch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span {
+    /// A key list whose atoms are only stamped.
+    Stamp(u32),
+    /// The posting entries of a key list.
+    KeyEntries(u32),
+    /// The posting entries of a key list of a list attribute, and the
+    /// search's number for that attribute's probe (see [`LIST_TERM`]).
+    ListEntries(u32, u32),
+    /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
+    /// float lower/upper.
+    Run {
+        attr: AttrId,
+        side: u8,
+        start: u32,
+        end: u32,
+    },
+    /// Boolean terms in the selection's `loose` list.
+    Loose(u32, u32),
+    /// The [`DEFINED_TERM`] entries of an undefined attribute.
+    Undefined(AttrId),
+    /// Posting entries in the selection's `loose` list.
+    LooseEntries(u32, u32),
+}
+
+/// What a [`Span`] holds: terms, whose postings are walked, or posting
+/// entries themselves.
+pub(crate) enum SpanTerms<'a> {
+    Bools(&'a [u32]),
+    Stamp(&'a [u32]),
+    Entries(&'a [u32]),
+    Ints(&'a [Threshold<i64>]),
+    Floats(&'a [Threshold<f64>]),
+}
+
+impl SpanTerms<'_> {
+    /// Number of terms or entries.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            SpanTerms::Bools(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
+            SpanTerms::Ints(a) => a.len(),
+            SpanTerms::Floats(a) => a.len(),
+        }
+    }
+
+    /// Calls `f` on entries `from..to` (spans of entries only).
+    #[inline]
+    pub(crate) fn each_entry(&self, from: usize, to: usize, mut f: impl FnMut(u32)) {
+        match self {
+            SpanTerms::Bools(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
+            SpanTerms::Entries(a) => a[from..to].iter().for_each(|&e| f(e)),
+            SpanTerms::Ints(a) => a[from..to].iter().for_each(|t| f(t.entry)),
+            SpanTerms::Floats(a) => a[from..to].iter().for_each(|t| f(t.entry)),
+        }
+    }
+}
+
+/// One side of one attribute's thresholds, and a bound.
+enum RangeSide<'a> {
+    Int(&'a mut Thresholds<i64>, i64, bool),
+    Float(&'a mut Thresholds<f64>, f64, bool),
+}
+
+/// Splits a posting entry into slot and need.
+#[inline]
+pub(crate) fn entry_parts(e: u32) -> (u32, u32) {
+    (e >> NEED_BITS, e & ((1 << NEED_BITS) - 1))
+}
+
+#[cfg(test)]
+mod stats {
+    use crate::workload::Adtech;
+    use crate::{Event, Index, Schema};
+
+    #[test]
+    #[ignore]
+    fn print_stats() {
+        let a = Adtech::new();
+        let schema = Schema::from_domains(a.domains()).unwrap();
+        let mut index = Index::new(schema.clone());
+        let mut rng = fastrand::Rng::with_seed(1);
+        let n: u64 = std::env::var("N").map_or(10000, |v| v.parse().unwrap());
+        for i in 0..n {
+            index.insert(i, &a.expression(&mut rng)).unwrap();
+        }
+        let c = &index.counting;
+        let total: usize = c.key_post.iter().map(Vec::len).sum::<usize>()
+            + c.bool_post.iter().map(Vec::len).sum::<usize>();
+        let bools: usize = c.bool_post.iter().map(Vec::len).sum::<usize>();
+        println!("postings {total} (bools {bools}), scan {}", c.scan.len());
+        let mut rng = fastrand::Rng::with_seed(2);
+        for _ in 0..5 {
+            let ev = Event::from_json(&schema, &a.event_json(&mut rng)).unwrap();
+            let (mut bools, mut ranges, mut keyed, mut terms) = (0, 0, 0, 0);
+            let mut spans = Vec::new();
+            let mut kills = Vec::new();
+            let mut loose = Vec::new();
+            for &attr in &c.probes {
+                let units = match ev.get(attr) {
+                    Some(crate::Value::IntList(l)) => l.len(),
+                    Some(crate::Value::StrList(l)) => l.len(),
+                    _ => 1,
+                };
+                for elem in 0..units {
+                    c.probe(
+                        &ev, attr, elem, &mut spans, &mut kills, &mut loose, &schema, 0,
+                    );
+                }
+            }
+            for sp in &spans {
+                match c.span_terms(*sp, &loose) {
+                    super::SpanTerms::Bools(ts) => {
+                        for &t in ts {
+                            terms += 1;
+                            if t & super::BOOL_TERM != 0 {
+                                bools += c.posting(t).len();
+                            } else {
+                                keyed += c.posting(t).len();
+                            }
+                        }
+                    }
+                    other => ranges += other.len(),
+                }
+            }
+            for sp in &kills {
+                ranges += c.span_terms(*sp, &loose).len();
+            }
+            println!("bools {bools} range kills {ranges} keyed {keyed} terms {terms}");
+        }
+    }
+}
