@@ -387,6 +387,9 @@ pub fn measure() -> Result<Report> {
     let peer_archive = d.join("peer.zip");
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
     for _ in 0..RUNS {
+        // zip updates an archive that exists (as Info-ZIP does): every run
+        // writes a new one, like the peer's.
+        let _ = std::fs::remove_file(&archive);
         process(
             &mut ours,
             Command::new(&exe)
