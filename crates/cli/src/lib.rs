@@ -8,6 +8,8 @@
 //! - [`clock`]: thread and process CPU-time clocks;
 //! - [`machine`]: the CPU model and core count every report states;
 //! - [`peer`]: where the separately built peer programs are found;
+//! - [`pipeline`]: a read-ahead and a write-behind thread with bounded
+//!   buffers, so a command overlaps its I/O with its work;
 //! - [`printable`]: names (from archives, file systems) made safe to print;
 //! - [`units`]: durations and sizes on the command line.
 //!
@@ -29,6 +31,7 @@ pub mod clock;
 pub mod corpus;
 pub mod machine;
 pub mod peer;
+pub mod pipeline;
 pub mod printable;
 pub mod report;
 pub mod units;

@@ -166,6 +166,64 @@ fn a_closed_pipe_is_a_quiet_non_zero_exit() {
     assert!(err.is_empty(), "quiet: {err}");
 }
 
+/// The write-behind thread meets the closed pipe, not the decoder: the
+/// broken pipe must still come back as the quiet 141, from a file and from
+/// stdin.
+#[test]
+fn decompressing_into_a_closed_pipe_is_a_quiet_141() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let big: Vec<u8> = (0..32_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 28) as u8)
+        .collect();
+    std::fs::write(dir.path().join("big"), &big).unwrap();
+    ok(perfkit().current_dir(dir.path()).args(["compress", "big"]));
+    let frame = std::fs::read(dir.path().join("big.zst")).unwrap();
+    for from_stdin in [false, true] {
+        let mut cmd = perfkit();
+        cmd.current_dir(dir.path())
+            .args(["decompress", "-c"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if from_stdin {
+            cmd.arg("-").stdin(Stdio::piped());
+        } else {
+            cmd.arg("big.zst").stdin(Stdio::null());
+        }
+        let mut child = cmd.spawn().unwrap();
+        let feeder = child.stdin.take().map(|mut w| {
+            let frame = frame.clone();
+            // Ends with an error once perfkit stops reading: expected.
+            std::thread::spawn(move || {
+                let _ = w.write_all(&frame);
+            })
+        });
+        let mut first = [0u8; 16];
+        child
+            .stdout
+            .as_mut()
+            .unwrap()
+            .read_exact(&mut first)
+            .unwrap();
+        assert_eq!(first[..], big[..16]);
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        let status = child.wait().unwrap();
+        if let Some(f) = feeder {
+            f.join().unwrap();
+        }
+        assert_eq!(status.code(), Some(141), "stdin: {from_stdin}: {err}");
+        assert!(err.is_empty(), "quiet: {err}");
+    }
+}
+
 /// Flag values no run can use are usage errors (exit 2, clap's message),
 /// found before any work starts, never a panic later.
 #[test]

@@ -155,6 +155,76 @@ fn diff_reports_the_first_differing_event() {
     );
 }
 
+/// What `betree diff` printed when it read both files whole and split
+/// them with `str::lines` (the model its streaming must keep to).
+fn diff_model(a: &str, b: &str) -> (String, i32) {
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let show = |v: Option<&&str>| match v {
+        Some(&"") => "no match".to_string(),
+        Some(s) => format!("`{s}`"),
+        None => "no such event".to_string(),
+    };
+    for i in 0..la.len().max(lb.len()) {
+        if la.get(i) != lb.get(i) {
+            return (
+                format!(
+                    "event {} differs: A has {}, B has {}\n",
+                    i + 1,
+                    show(la.get(i)),
+                    show(lb.get(i))
+                ),
+                1,
+            );
+        }
+    }
+    (format!("identical: {} events\n", la.len()), 0)
+}
+
+#[test]
+fn diff_splits_lines_as_a_whole_file_read_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("1 2\n\n3\n", "1 2\r\n\r\n3\r\n"),
+        ("1\n2", "1\n2\n"),
+        ("1\n2\n", "1\n"),
+        ("", "\n"),
+        ("", ""),
+        ("1\n\n", "1\n7\n"),
+        ("5\r", "5\r\n"),
+        ("5\r\r\n", "5\r\n"),
+        ("9\n", "9\n\n"),
+    ];
+    for (x, y) in cases {
+        for (a, b) in [(x, y), (y, x)] {
+            std::fs::write(dir.path().join("A"), a).unwrap();
+            std::fs::write(dir.path().join("B"), b).unwrap();
+            let out = perfkit()
+                .current_dir(dir.path())
+                .args(["betree", "diff", "A", "B"])
+                .output()
+                .unwrap();
+            let (text, code) = diff_model(a, b);
+            assert_eq!(
+                String::from_utf8(out.stdout).unwrap(),
+                text,
+                "{a:?} vs {b:?}"
+            );
+            assert_eq!(out.status.code(), Some(code), "{a:?} vs {b:?}");
+        }
+    }
+    // Not UTF-8, after a difference or not, is still an error naming the file.
+    std::fs::write(dir.path().join("A"), b"1\n\xff\n").unwrap();
+    std::fs::write(dir.path().join("B"), b"1\n2\n").unwrap();
+    let out = perfkit()
+        .current_dir(dir.path())
+        .args(["betree", "diff", "A", "B"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("reading A") && err.contains("UTF-8"), "{err}");
+}
+
 #[test]
 fn bad_expression_names_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();

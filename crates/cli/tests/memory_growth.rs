@@ -341,3 +341,47 @@ fn betree_adtech_generators_stay_flat() {
         (c, None)
     });
 }
+
+/// `betree diff` reads both outputs a line at a time: two identical search
+/// outputs of about 4 and 64 MB (lines of ids as `betree search` writes
+/// them, some empty) are compared in the same memory.
+#[test]
+fn betree_diff_stays_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut chunk = Vec::with_capacity((4 << 20) + 64);
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    while chunk.len() < 4 << 20 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        for k in 0..x % 12 {
+            if k > 0 {
+                chunk.push(b' ');
+            }
+            chunk.extend_from_slice((x % 5000 + k).to_string().as_bytes());
+        }
+        chunk.push(b'\n');
+    }
+    for units in [1, SCALE] {
+        for side in ["a", "b"] {
+            repeat_into(
+                &dir.path().join(format!("{side}{units}.txt")),
+                &chunk,
+                units,
+            );
+        }
+    }
+    assert_flat("betree diff A B", |units| {
+        let mut c = perfkit();
+        c.args(["betree", "diff"])
+            .arg(dir.path().join(format!("a{units}.txt")))
+            .arg(dir.path().join(format!("b{units}.txt")));
+        (c, None)
+    });
+    assert_flat("betree diff - B (stdin)", |units| {
+        let mut c = perfkit();
+        c.args(["betree", "diff", "-"])
+            .arg(dir.path().join(format!("b{units}.txt")));
+        (c, Some(dir.path().join(format!("a{units}.txt"))))
+    });
+}

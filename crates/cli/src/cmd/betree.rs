@@ -620,23 +620,31 @@ fn search_stream(
     }
 }
 
+/// Compares two search outputs line by line, reading both as it goes
+/// (memory holds one line of each, whatever the files' length), and stops
+/// at the first difference.
 fn diff(a: DiffArgs) -> Result<ExitCode> {
-    let ta = read_input(&a.a)?;
-    let tb = read_input(&a.b)?;
-    let (la, lb): (Vec<&str>, Vec<&str>) = (ta.lines().collect(), tb.lines().collect());
+    let mut ra = DiffSide::open(&a.a, false)?;
+    // The same stdin twice: the first side reads it all, so the second
+    // sees it already at its end (as when each side was read whole).
+    let mut rb = DiffSide::open(&a.b, a.a == Path::new("-"))?;
     let mut out = BufWriter::new(io::stdout().lock());
-    for i in 0..la.len().max(lb.len()) {
-        let (x, y) = (la.get(i), lb.get(i));
+    let mut events = 0usize;
+    loop {
+        let (x, y) = (ra.next_line()?, rb.next_line()?);
+        if x.is_none() && y.is_none() {
+            break;
+        }
         if x != y {
-            let show = |v: Option<&&str>| match v {
-                Some(&"") => "no match".to_string(),
+            let show = |v: Option<&str>| match v {
+                Some("") => "no match".to_string(),
                 Some(s) => format!("`{s}`"),
                 None => "no such event".to_string(),
             };
             writeln!(
                 out,
                 "event {} differs: {} has {}, {} has {}",
-                i + 1,
+                events + 1,
                 a.a.display(),
                 show(x),
                 a.b.display(),
@@ -645,10 +653,65 @@ fn diff(a: DiffArgs) -> Result<ExitCode> {
             out.flush()?;
             return Ok(ExitCode::FAILURE);
         }
+        events += 1;
     }
-    writeln!(out, "identical: {} events", la.len())?;
+    writeln!(out, "identical: {events} events")?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One side of `betree diff`: its lines one at a time, split as
+/// [`str::lines`] splits (at `\n` or `\r\n`; a last line needs no end).
+struct DiffSide {
+    reader: Box<dyn BufRead>,
+    name: String,
+    line: String,
+}
+
+impl DiffSide {
+    /// Opens `path` (`-`: stdin; `exhausted`: stdin already read whole by
+    /// the other side, so nothing).
+    fn open(path: &Path, exhausted: bool) -> Result<Self> {
+        let (reader, name): (Box<dyn BufRead>, String) = if path == Path::new("-") {
+            let reader: Box<dyn BufRead> = if exhausted {
+                Box::new(io::empty())
+            } else {
+                Box::new(io::stdin().lock())
+            };
+            (reader, "stdin".into())
+        } else {
+            let f = fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+            (
+                Box::new(io::BufReader::with_capacity(1 << 16, f)),
+                path.display().to_string(),
+            )
+        };
+        Ok(DiffSide {
+            reader,
+            name,
+            line: String::new(),
+        })
+    }
+
+    /// The next line without its ending, or `None` at the end. Not UTF-8
+    /// is an error, as it is for a whole-file read.
+    fn next_line(&mut self) -> Result<Option<&str>> {
+        self.line.clear();
+        let n = self
+            .reader
+            .read_line(&mut self.line)
+            .with_context(|| format!("reading {}", self.name))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if self.line.ends_with('\n') {
+            self.line.pop();
+            if self.line.ends_with('\r') {
+                self.line.pop();
+            }
+        }
+        Ok(Some(&self.line))
+    }
 }
 
 /// Everything the benchmark measured, for [`fill`].

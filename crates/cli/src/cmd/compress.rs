@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufReader, IsTerminal, Read, Write};
+use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,13 +15,19 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::Args as _;
 use clap::error::ErrorKind;
+use perfkit::pipeline::{ReadAhead, WriteBehind};
 use zstdkit::{Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Recipe};
 
 use super::compress_bench::CompressBenchArgs;
 
-/// Read size for streaming, the size zstd's own CLI uses (its
-/// `ZSTD_CStreamInSize`, one block).
-const CHUNK: usize = 128 << 10;
+/// Buffers in each of the read-ahead and write-behind pools.
+const PIPE_BUFFERS: usize = 4;
+
+/// Size of each read-ahead buffer.
+const READ_SIZE: usize = 512 << 10;
+
+/// Size of each write-behind buffer.
+const WRITE_SIZE: usize = 512 << 10;
 
 /// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
 const MIN_LEVEL: i32 = -(1 << 17);
@@ -408,13 +414,13 @@ impl Job<'_> {
                 bail!("is not a regular file -- ignored");
             }
         }
-        let (mut reader, size, perms, regular): (
-            Box<dyn Read>,
+        let (reader, size, perms, regular): (
+            Box<dyn Read + Send>,
             Option<u64>,
             Option<std::fs::Permissions>,
             bool,
         ) = if from_stdin {
-            (Box::new(io::stdin().lock()), None, None, false)
+            (Box::new(io::stdin()), None, None, false)
         } else {
             let f = File::open(input).context("opening input")?;
             let meta = f.metadata().context("reading input metadata")?;
@@ -435,20 +441,17 @@ impl Job<'_> {
         // `wrote_file`: the output is a regular file that now holds the
         // data, the only case in which `--rm` may delete the input.
         let (counts, wrote_file) = match &sink {
-            Sink::Discard => (
-                self.transform(&mut reader, &mut io::sink(), size, &bar)?,
-                false,
-            ),
+            Sink::Discard => (self.transform(reader, None, size, &bar)?, false),
             Sink::Stdout => {
                 if self.mode == Mode::Compress && io::stdout().is_terminal() {
                     bail!(
                         "refusing to write compressed data to a terminal; use -o FILE or redirect stdout"
                     );
                 }
-                let mut out = io::BufWriter::with_capacity(CHUNK, io::stdout().lock());
-                let c = self.transform(&mut reader, &mut out, size, &bar)?;
-                out.flush()?;
-                (c, false)
+                (
+                    self.transform(reader, Some(stdout_sink()), size, &bar)?,
+                    false,
+                )
             }
             Sink::File(path) => {
                 if !from_stdin && !perfkit::report::is_special_file(path) && same_file(input, path)
@@ -456,13 +459,14 @@ impl Job<'_> {
                     bail!("input and output are the same file");
                 }
                 let mut out = perfkit::report::Output::create(path, self.args.force)?;
-                let c = {
-                    let mut w = io::BufWriter::with_capacity(CHUNK, out.file_mut());
-                    let c = self.transform(&mut reader, &mut w, size, &bar)?;
-                    w.flush()
-                        .with_context(|| format!("writing {}", path.display()))?;
-                    c
-                };
+                // The writer thread writes through its own handle on the
+                // same open file; `out` still owns the file's fate
+                // (renamed on commit, removed on drop).
+                let handle = out
+                    .file_mut()
+                    .try_clone()
+                    .with_context(|| format!("opening {}", path.display()))?;
+                let c = self.transform(reader, Some(Box::new(handle)), size, &bar)?;
                 let in_place = out.is_in_place();
                 if let (Some(p), false) = (perms, in_place) {
                     let _ = out.file_mut().set_permissions(p);
@@ -517,38 +521,53 @@ impl Job<'_> {
         Ok(())
     }
 
-    /// Streams input to output; returns (bytes read, bytes written).
+    /// Streams input to output (`None`: decode and discard, for --test)
+    /// with the input read ahead and the output written behind by their own
+    /// threads (see [`perfkit::pipeline`]), so that reading, the zstd work
+    /// and writing overlap; returns (bytes read, bytes written).
     fn transform(
         &self,
-        input: &mut dyn Read,
-        out: &mut dyn Write,
+        input: Box<dyn Read + Send>,
+        out: Option<Box<dyn Write + Send>>,
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
-        let mut out = Counting { inner: out, n: 0 };
-        let mut buf = vec![0u8; CHUNK];
-        let mut read = 0u64;
-        match self.mode {
+        let mut input =
+            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
+        let mut out = match out {
+            Some(sink) => Some(
+                WriteBehind::new(sink, PIPE_BUFFERS, WRITE_SIZE)
+                    .context("starting the output writer")?,
+            ),
+            None => None,
+        };
+        let (read, discarded) = match self.mode {
             Mode::Compress => {
                 let params = self.params();
                 let comp = match self.dict {
                     Some(d) => Compressor::with_dictionary(params, d)?,
                     None => Compressor::new(params)?,
                 };
-                let mut enc = Encoder::with_compressor(&mut out, comp);
+                let out = out.as_mut().context("compressing needs an output")?;
+                let mut enc = Encoder::with_compressor(out, comp);
                 if let Some(n) = size {
                     enc.pledge_size(n)?;
                 }
+                let mut read = 0u64;
                 loop {
-                    let n = read_some(input, &mut buf).context("reading input")?;
-                    if n == 0 {
+                    let data = input.fill_buf().context("reading input")?;
+                    if data.is_empty() {
                         break;
                     }
+                    let n = data.len();
+                    enc.write_with(data, FlushMode::Continue)
+                        .map_err(output_error)?;
+                    input.consume(n);
                     read += n as u64;
                     bar.inc(n as u64);
-                    enc.write_with(&buf[..n], FlushMode::Continue)?;
                 }
-                enc.finish()?;
+                enc.finish().map_err(output_error)?;
+                (read, 0)
             }
             Mode::Decompress | Mode::Test => {
                 let mut dec = match self.dict {
@@ -562,10 +581,19 @@ impl Job<'_> {
                     (None, Some(w)) => dec.set_window_log_max(w)?,
                     (None, None) => {}
                 }
-                let mut decoder =
-                    Decoder::with_decompressor(BufReader::with_capacity(CHUNK, input), dec);
+                let mut decoder = Decoder::with_decompressor(input, dec);
+                let mut scratch = Vec::new();
+                let mut discarded = 0u64;
                 loop {
-                    let n = match decoder.read(&mut buf) {
+                    // Decode straight into the writer's buffer: no copy.
+                    let room = match out.as_mut() {
+                        Some(w) => w.spare().context("writing output")?,
+                        None => {
+                            scratch.resize(WRITE_SIZE, 0);
+                            &mut scratch[..]
+                        }
+                    };
+                    let n = match decoder.read(room) {
                         Ok(n) => n,
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                         Err(e) => return Err(with_hint(zstdkit::Error::from_io(e))),
@@ -573,13 +601,29 @@ impl Job<'_> {
                     if n == 0 {
                         break;
                     }
-                    out.write_all(&buf[..n])?;
+                    match out.as_mut() {
+                        Some(w) => w.advance(n),
+                        None => discarded += n as u64,
+                    }
                     bar.set_position(decoder.consumed());
                 }
-                read = decoder.consumed();
+                (decoder.consumed(), discarded)
             }
-        }
-        Ok((read, out.n))
+        };
+        let written = match out {
+            Some(w) => w.finish().context("writing output")?,
+            None => discarded,
+        };
+        Ok((read, written))
+    }
+}
+
+/// The encoder's only I/O is its writer's, so an I/O error out of it is
+/// the output's (a full disk, a broken pipe), named as such.
+fn output_error(err: zstdkit::Error) -> anyhow::Error {
+    match err {
+        zstdkit::Error::Io(e) => anyhow::Error::new(e).context("writing output"),
+        other => other.into(),
     }
 }
 
@@ -598,41 +642,21 @@ fn with_hint(err: zstdkit::Error) -> anyhow::Error {
     }
 }
 
-fn read_some(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    // Fill the whole chunk when the source allows, so blocks are as large as
-    // with a file even when reading from a pipe.
-    let mut filled = 0;
-    while filled < buf.len() {
-        match r.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+/// Standard output for the writer thread: its own handle on descriptor 1,
+/// written without std's line buffering (which splits a block at its last
+/// newline). With descriptor 1 closed, std's stdout, which discards.
+fn stdout_sink() -> Box<dyn Write + Send> {
+    use std::os::fd::AsFd;
+    match io::stdout().as_fd().try_clone_to_owned() {
+        Ok(fd) => Box::new(File::from(fd)),
+        Err(_) => Box::new(io::stdout()),
     }
-    Ok(filled)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
-    }
-}
-
-struct Counting<'a> {
-    inner: &'a mut dyn Write,
-    n: u64,
-}
-
-impl Write for Counting<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.n += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
     }
 }
 
