@@ -1,36 +1,39 @@
 //! The counting index: which predicates an event makes true, found by
-//! value, and which expressions have every indexed conjunct among them.
-//!
-//! Two layers, both keyed by *terms* (an interned predicate, by atom id, or
-//! a boolean attribute, by bit slot with [`BOOL_TERM`] set):
+//! value, and which expressions have every posted conjunct satisfied.
 //!
 //! * **Truth by value.** Every predicate whose truth is a function of one
-//!   attribute's value through exact equality or order is registered under
-//!   the values that make it true: `=`/`<>`, `in`/`not in` and list
-//!   membership under each value of their set ([`Counting::keys`]), `one
-//!   of`/`none of` under each element, integer and float `<`, `<=`, `>`,
-//!   `>=` as a threshold in the attribute's sorted [`Thresholds`]. An
-//!   event's value then finds, with one hash probe per value (per element
-//!   for lists) and two binary searches per threshold side, exactly the
-//!   registered positive forms it satisfies. Those hits are stamped per
-//!   search, so evaluation decides every registered predicate with one
-//!   stamp test and, for the negated forms, the attribute's defined bit:
-//!   no string or set comparison remains for them in the hot loop.
-//! * **Counting.** Each expression posts its *indexed conjuncts*: the
-//!   distinct top-level conjuncts that are a boolean attribute or a
-//!   registered positive form (a negated form is true for most values and
-//!   would select nearly everything). The posting of term `t` lists every
-//!   expression with `t` as an indexed conjunct, packed with how many
-//!   indexed conjuncts that expression has. A search walks the postings of
-//!   the terms the event makes true, counting per expression; an
-//!   expression becomes a candidate when its count reaches its number, and
-//!   only candidates are evaluated. Expressions with no indexed conjunct
-//!   are on the scan list and always candidates.
+//!   attribute's value through exact equality is registered under the
+//!   values that make its positive form true: `=`/`<>`, `in`/`not in` and
+//!   list membership under each value of their set, `one of`/`none of`
+//!   under each element ([`Counting::lists`], one list of atoms per value).
+//!   An event's value finds them with one hash probe (one per element for
+//!   lists); the atoms found are stamped per search, and evaluation then
+//!   decides each registered predicate with one stamp test and, for the
+//!   negated forms, the attribute's defined bit: no string or set
+//!   comparison remains for them in the hot loop.
+//! * **Counting.** Each expression posts its distinct top-level conjuncts
+//!   of these kinds, as posting entries (slot and number of counted
+//!   conjuncts packed in a `u32`):
+//!   - a boolean, under the attribute ([`BOOL_TERM`]); an equality or `in`
+//!     on a scalar attribute, under each of its values ([`KEY_TERM`]); a
+//!     membership or `one of` on a list attribute, likewise, counted once
+//!     per attribute however many elements hit it ([`LIST_TERM`]). These
+//!     are *counted*: a search walks the entries of the values the event
+//!     holds, and an expression becomes a candidate when its count
+//!     reaches its number of counted conjuncts;
+//!   - an integer or float range, as a threshold in the attribute's sorted
+//!     [`Thresholds`] ([`RANGE_TERM`]), and a negated form, under the
+//!     attribute ([`DEFINED_TERM`]). These are true for most events, so
+//!     they work the other way round: the search walks the entries the
+//!     event makes *false* (the complement span of the thresholds, or every
+//!     entry of an undefined attribute) and marks those expressions killed
+//!     before counting. An expression whose posted conjuncts are all of
+//!     this kind is *gated*: a candidate unless killed.
 //!
-//! A conjunct of an `and` chain is necessary for the expression, so an
-//! expression that is true has every indexed conjunct's term hit: the
-//! counting never drops a match, and the full evaluation of each candidate
-//! keeps the C library's semantics exact.
+//!   Expressions with nothing to post are on the scan list and always
+//!   candidates. Every posted conjunct is necessary for the expression, so
+//!   a true expression is never left out, and the full evaluation of each
+//!   candidate keeps the C library's semantics exact.
 
 use std::collections::HashMap;
 
@@ -947,67 +950,4 @@ enum RangeSide<'a> {
 #[inline]
 pub(crate) fn entry_parts(e: u32) -> (u32, u32) {
     (e >> NEED_BITS, e & ((1 << NEED_BITS) - 1))
-}
-
-#[cfg(test)]
-mod stats {
-    use crate::workload::Adtech;
-    use crate::{Event, Index, Schema};
-
-    #[test]
-    #[ignore]
-    fn print_stats() {
-        let a = Adtech::new();
-        let schema = Schema::from_domains(a.domains()).unwrap();
-        let mut index = Index::new(schema.clone());
-        let mut rng = fastrand::Rng::with_seed(1);
-        let n: u64 = std::env::var("N").map_or(10000, |v| v.parse().unwrap());
-        for i in 0..n {
-            index.insert(i, &a.expression(&mut rng)).unwrap();
-        }
-        let c = &index.counting;
-        let total: usize = c.key_post.iter().map(Vec::len).sum::<usize>()
-            + c.bool_post.iter().map(Vec::len).sum::<usize>();
-        let bools: usize = c.bool_post.iter().map(Vec::len).sum::<usize>();
-        println!("postings {total} (bools {bools}), scan {}", c.scan.len());
-        let mut rng = fastrand::Rng::with_seed(2);
-        for _ in 0..5 {
-            let ev = Event::from_json(&schema, &a.event_json(&mut rng)).unwrap();
-            let (mut bools, mut ranges, mut keyed, mut terms) = (0, 0, 0, 0);
-            let mut spans = Vec::new();
-            let mut kills = Vec::new();
-            let mut loose = Vec::new();
-            for &attr in &c.probes {
-                let units = match ev.get(attr) {
-                    Some(crate::Value::IntList(l)) => l.len(),
-                    Some(crate::Value::StrList(l)) => l.len(),
-                    _ => 1,
-                };
-                for elem in 0..units {
-                    c.probe(
-                        &ev, attr, elem, &mut spans, &mut kills, &mut loose, &schema, 0,
-                    );
-                }
-            }
-            for sp in &spans {
-                match c.span_terms(*sp, &loose) {
-                    super::SpanTerms::Bools(ts) => {
-                        for &t in ts {
-                            terms += 1;
-                            if t & super::BOOL_TERM != 0 {
-                                bools += c.posting(t).len();
-                            } else {
-                                keyed += c.posting(t).len();
-                            }
-                        }
-                    }
-                    other => ranges += other.len(),
-                }
-            }
-            for sp in &kills {
-                ranges += c.span_terms(*sp, &loose).len();
-            }
-            println!("bools {bools} range kills {ranges} keyed {keyed} terms {terms}");
-        }
-    }
 }

@@ -207,7 +207,16 @@ impl Index {
             atoms,
             terms,
         };
-        self.code.extend_from_slice(&c.steps);
+        // Steps testing an atom decided by a hit carry the fact, so that
+        // evaluation tests the stamp without reading the atom's entry.
+        let decided = &self.counting.decided;
+        self.code.extend(c.steps.iter().map(|st| {
+            let mut st = *st;
+            if st.test & ATOM != 0 && decided[(st.test & !ATOM) as usize] == Decided::Hit {
+                st.test |= HIT_ATOM;
+            }
+            st
+        }));
         self.bcode.extend_from_slice(&c.batch);
         e.visit_preds(&mut |p| self.longest_set = self.longest_set.max(p.set_len()));
         let s = match self.free_slots.pop() {
@@ -512,6 +521,9 @@ impl Index {
         memo: &mut Memo,
         red: &mut u64,
     ) -> bool {
+        if a & HIT_ATOM != 0 {
+            return seen.hit(a & !HIT_ATOM);
+        }
         match self.counting.decided[a as usize] {
             Decided::Hit => return seen.hit(a),
             Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
@@ -578,6 +590,10 @@ fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
     let pos = list.partition_point(|&x| slots[x as usize].id < id);
     list.insert(pos, s);
 }
+
+/// Flag of a step's atom test (beside [`ATOM`]): the atom is decided by a
+/// hit of the selection ([`Decided::Hit`]). Atom ids stay below it.
+const HIT_ATOM: u32 = 1 << 30;
 
 /// Programs evaluated side by side, one leaf each per round.
 pub(crate) const LANES: usize = 4;

@@ -23,9 +23,9 @@ enum Stage {
     /// Marking the expressions with a false range conjunct: kill span
     /// `span` from entry `at`.
     Kill { span: usize, at: usize },
-    /// Walking the terms the probes found: span `span`, its term `term`,
-    /// that term's posting from entry `post` (`None` before the term is
-    /// taken).
+    /// Walking what the probes found true: span `span` from its term or
+    /// entry `term`; for a boolean term, its posting from entry `post`
+    /// (`None` before the term is taken).
     Count {
         span: usize,
         term: usize,

@@ -569,6 +569,11 @@ fn bench_replays_the_long_slices_and_its_figures_agree() {
         r[c].as_f64()
             .unwrap_or_else(|| panic!("{c} is a number in {r}"))
     };
+    // The index's pruning is shown: every match was a candidate, and no
+    // event has more candidates than the 200 expressions.
+    let sel = row(&doc, "selection", "candidates evaluated vs matches");
+    let (cands, matches) = (f(sel, "candidates_per_event"), f(sel, "matches_per_event"));
+    assert!(matches > 0.0 && cands >= matches && cands <= 200.0, "{sel}");
     let next = row(&doc, "search per event", "next (search_iter");
     let yields = row(&doc, "search per event", "next: time between yields");
     let least = row(&doc, "replayed", "least time of each replayed slice");

@@ -866,11 +866,23 @@ fn fill(rep: &mut Report, index: &Index, m: &Measured, build: Duration, prefix: 
             .col("vs_std", Value::num(r.batch_ns as f64 / std_total, 3)),
     );
     s.note(format!(
-        "{} events, {} matches in total, identical in every mode (checked)",
-        r.events, r.matches
+        "{} events, {} matches in total, identical in every mode (checked); {} candidates evaluated in total",
+        r.events, r.matches, r.candidates
     ));
     s.note("the slice rows and max_slice come from a further next pass per event that times every slice; the per-event and per-block times of the three modes are taken without that instrumentation (one clock pair per search), so its cost is not in the penalty");
     s.note("max_slice: longest wall time between two yields, which counts time the OS had the thread descheduled; max_slice_cpu: longest CPU time of one slice (thread CPU clock, a separate pass; in a VM it also counts time the hypervisor took); the control row is fixed work of the median slice's length, timed the same number of times: its tail is the machine's, not the search's");
+    let per_event = |n: u64| Value::num(n as f64 / r.events.max(1) as f64, 1);
+    let sel = rep.section(format!("{prefix}selection"));
+    sel.row(
+        Row::new("candidates evaluated vs matches, per event")
+            .col("candidates_per_event", per_event(r.candidates))
+            .col("matches_per_event", per_event(r.matches))
+            .col(
+                "candidates_per_match",
+                Value::num(r.candidates as f64 / r.matches.max(1) as f64, 2),
+            ),
+    );
+    sel.note("candidates: expressions the index selected for evaluation (counted in a further untimed search per event); the closer to matches, the more the index prunes");
     let s = rep.section(format!(
         "{prefix}relative difference per block of {} events vs std",
         r.block
