@@ -400,8 +400,21 @@ pub(crate) fn geo_distance_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64
     ((dx * dx + dy * dy + dz * dz).sqrt() / 2.0).asin() * 2.0 * EARTH_RADIUS
 }
 
+/// Longest expression text accepted. Parsing, checking and indexing take
+/// tens of bytes per byte of text (a long `or` chain of distinct
+/// predicates: ~30x), so without a bound one large expression exhausts the
+/// address space and aborts the process; 16 MiB keeps it under ~600 MB.
+pub(crate) const MAX_EXPR_BYTES: usize = 16 << 20;
+
 /// Parses and type-checks `src` against `schema`.
 pub(crate) fn compile_source(schema: &Schema, src: &str, consts: &Constants) -> Result<Expr> {
+    if src.len() > MAX_EXPR_BYTES {
+        return Err(Error::Parse {
+            col: 1,
+            expected: format!("an expression of at most {MAX_EXPR_BYTES} bytes"),
+            found: format!("{} bytes", src.len()),
+        });
+    }
     let ast = parse(src)?;
     Checker { schema, consts }.expr(&ast)
 }

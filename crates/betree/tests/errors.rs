@@ -537,3 +537,19 @@ fn erlang_domain_bounds_must_fit() {
         "domain list line 1, column 1: bounds of `a` do not fit its type boolean (integers or numbers min, max with min <= max; a count of strings)"
     );
 }
+
+/// One huge expression is refused by its size, a typed error, before it is
+/// parsed: parsed, it took ~30 bytes per byte and a 90 MB one aborted the
+/// process under a 4 GB address-space cap.
+#[test]
+fn an_expression_over_16_mib_is_an_error_not_an_abort() {
+    let big = "b or ".repeat((16 << 20) / 5 + 1) + "b";
+    assert_eq!(
+        err(&big),
+        format!(
+            "parse error at column 1: expected an expression of at most 16777216 bytes, \
+             found {} bytes",
+            big.len()
+        )
+    );
+}

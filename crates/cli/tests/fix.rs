@@ -429,3 +429,37 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
         assert_eq!(*c, 9, "scan {scan:?}, parse {parse:?}");
     }
 }
+
+/// A RawData(96) value holding SOH and '=' is one field whose length
+/// RawDataLength(95) gives; a RawDataLength that lies is named, with its
+/// position, as the reason the message is invalid.
+#[test]
+fn check_honours_length_prefixed_data_fields() {
+    let good = soh(&framed("35=D|55=A|95=10|96=a|b=c|10=1|38=5|"));
+    let (code, out, err) = run_check(format!("{good}{good}").as_bytes(), &[]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(out.contains("-: 2 valid, 0 invalid"), "{out}");
+    let (code, out, _) = run_check(good.as_bytes(), &["--json"]);
+    assert_eq!(code, Some(0));
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["96"], "a\u{1}b=c\u{1}10=1");
+    assert_eq!(v["38"], "5");
+
+    // The same bytes with RawDataLength 4: the data would end at 'c'.
+    let lie = soh(&framed("35=D|55=A|95=4|96=a|b=c|10=1|38=5|"));
+    let (code, out, _) = run_check(lie.as_bytes(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(out.contains("-: 0 valid, 1 invalid"), "{out}");
+    assert!(
+        out.contains("Length field 95 at byte 25 declares 4 bytes for data field 96"),
+        "{out}"
+    );
+    // RawData without its RawDataLength.
+    let lone = soh(&framed("35=D|96=ab|"));
+    let (code, out, _) = run_check(lone.as_bytes(), &[]);
+    assert_eq!(code, Some(1));
+    assert!(
+        out.contains("data field 96 at byte 20 does not follow its Length field 95"),
+        "{out}"
+    );
+}

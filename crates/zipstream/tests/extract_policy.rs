@@ -252,3 +252,56 @@ fn reading_entries_in_order_reads_the_archive_about_once() {
         z.len()
     );
 }
+
+/// Small files are written under their own name, created exclusively, and
+/// larger ones through a temporary: either way a link already at the name
+/// is neither followed nor replaced (unless asked to overwrite, which
+/// replaces the link itself), contents are exact on both sides of the
+/// 64 KiB buffer, and no temporary is left.
+#[test]
+fn small_and_large_files_never_follow_a_link_at_their_name() {
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let edge = vec![b'e'; 64 * 1024];
+    let z = archive(&[
+        (EntryOptions::file("small.txt"), b"tiny"),
+        (EntryOptions::file("big.bin"), &big),
+        (EntryOptions::file("edge.bin"), &edge),
+        (EntryOptions::file("empty"), b""),
+    ]);
+    let outside = tempfile::tempdir().unwrap();
+    for name in ["small.txt", "big.bin"] {
+        let root = tempfile::tempdir().unwrap();
+        let victim = outside.path().join(name);
+        std::os::unix::fs::symlink(&victim, root.path().join(name)).unwrap();
+        let err =
+            extract_archive(&mut open(&z), root.path(), &ExtractOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Exists { .. }), "{name}: {err}");
+        assert!(!victim.exists(), "{name}: wrote through the link");
+        assert_eq!(listing(root.path()), [name], "{name}");
+        let opts = ExtractOptions {
+            overwrite: true,
+            ..Default::default()
+        };
+        extract_archive(&mut open(&z), root.path(), &opts).unwrap();
+        assert!(!victim.exists(), "{name}: wrote through the link");
+        let m = std::fs::symlink_metadata(root.path().join(name)).unwrap();
+        assert!(m.file_type().is_file(), "{name}: the link was not replaced");
+        assert_eq!(
+            listing(root.path()),
+            ["big.bin", "edge.bin", "empty", "small.txt"]
+        );
+    }
+    let root = tempfile::tempdir().unwrap();
+    extract_archive(&mut open(&z), root.path(), &ExtractOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read(root.path().join("small.txt")).unwrap(),
+        b"tiny"
+    );
+    assert_eq!(std::fs::read(root.path().join("big.bin")).unwrap(), big);
+    assert_eq!(std::fs::read(root.path().join("edge.bin")).unwrap(), edge);
+    assert_eq!(std::fs::read(root.path().join("empty")).unwrap(), b"");
+    assert_eq!(
+        listing(root.path()),
+        ["big.bin", "edge.bin", "empty", "small.txt"]
+    );
+}

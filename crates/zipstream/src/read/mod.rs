@@ -23,8 +23,18 @@ pub(crate) const INBUF: usize = 64 * 1024;
 
 impl InBuf {
     pub(crate) fn new(offset: u64) -> InBuf {
+        InBuf::with_buffer(Vec::new(), offset)
+    }
+
+    /// An empty read-ahead over `buf`, a buffer an earlier reader used (its
+    /// bytes are stale, never read: `start..end` is empty), grown to
+    /// [`INBUF`] if smaller.
+    pub(crate) fn with_buffer(mut buf: Vec<u8>, offset: u64) -> InBuf {
+        if buf.len() < INBUF {
+            buf.resize(INBUF, 0);
+        }
         InBuf {
-            buf: vec![0; INBUF],
+            buf,
             start: 0,
             end: 0,
             offset,
