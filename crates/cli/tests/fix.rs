@@ -296,18 +296,22 @@ fn check_raw_stream_with_line_breaks_between_messages() {
 fn check_soh_log_names_lines() {
     let good = soh(&framed("35=D|55=A|"));
     let bad_cs = format!("{}999\x01", &good[..good.len() - 4]);
-    let input = format!("{good}\n{bad_cs}\nNOISE{good}\n");
+    // Line 2's text before its message is a log prefix (QuickFIX's file
+    // log writes a timestamp and " : "), not a problem; line 4 holds no
+    // message.
+    let input = format!("{good}\n20261123-08:00:00.000 : {good}\n{bad_cs}\nNOISE\n{good}\n");
     let (code, out, _) = run_check(input.as_bytes(), &[]);
     assert_eq!(code, Some(1));
     assert!(
         out.lines()
             .last()
             .unwrap_or("")
-            .starts_with("-: 2 valid, 2 invalid"),
+            .starts_with("-: 3 valid, 2 invalid"),
         "{out}"
     );
-    assert!(out.contains("-: line 2: CheckSum(10)"), "{out}");
-    assert!(out.contains("-: line 3: garbage: 5 bytes"), "{out}");
+    assert!(out.contains("-: line 3: CheckSum(10)"), "{out}");
+    assert!(out.contains("-: line 4: garbage: 5 bytes"), "{out}");
+    assert_eq!(out.lines().count(), 3, "{out}");
 }
 
 #[test]
