@@ -195,25 +195,10 @@ pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
         return args;
     }
     let ultra = args.iter().any(|a| a == "--ultra");
-    let mut out = Vec::with_capacity(args.len());
-    let mut rest = false;
     // The token after an option that takes a value is that value, never a
     // level flag: `-l -5` is level -5, as clap reads it.
-    let mut value_next = false;
-    for a in args {
-        if rest || std::mem::take(&mut value_next) {
-            out.push(a);
-            continue;
-        }
-        let Some(s) = a.to_str() else {
-            out.push(a);
-            continue;
-        };
-        value_next = TAKES_VALUE.contains(&s);
-        if s == "--" {
-            rest = true;
-            out.push(a);
-        } else if s == "--ultra" {
+    super::rewrite_options(args, TAKES_VALUE, |s, out| {
+        if s == "--ultra" {
         } else if s == "--fast" {
             out.push("--level=-1".into());
         } else if let Some(n) = s
@@ -238,10 +223,9 @@ pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
             };
             out.push(format!("--level={level}").into());
         } else {
-            out.push(a);
+            out.push(s.into());
         }
-    }
-    out
+    })
 }
 
 /// Runs the command over every input; a failed input is reported and the

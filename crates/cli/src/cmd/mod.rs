@@ -13,6 +13,7 @@ pub mod stress;
 pub mod zip;
 pub mod zip_bench;
 
+use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -144,6 +145,39 @@ pub fn progress(len: Option<u64>, json: bool) -> indicatif::ProgressBar {
                 .expect("static template"),
         ),
     }
+}
+
+/// Rewrites a command line's option tokens one at a time, for the flag
+/// habits of a peer program that clap cannot parse (`-19`, `-r9`). The
+/// token after an option named in `takes_value` is that option's value and
+/// stays as it is, as do tokens that are not UTF-8, `--` and everything
+/// after it; `rewrite` pushes onto `out` what every other token becomes.
+pub fn rewrite_options(
+    args: Vec<OsString>,
+    takes_value: &[&str],
+    mut rewrite: impl FnMut(&str, &mut Vec<OsString>),
+) -> Vec<OsString> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut rest = false;
+    let mut value_next = false;
+    for a in args {
+        if rest || std::mem::take(&mut value_next) {
+            out.push(a);
+            continue;
+        }
+        let Some(s) = a.to_str() else {
+            out.push(a);
+            continue;
+        };
+        value_next = takes_value.contains(&s);
+        if s == "--" {
+            rest = true;
+            out.push(a);
+        } else {
+            rewrite(s, &mut out);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

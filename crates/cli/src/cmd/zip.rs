@@ -607,20 +607,7 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         "--password-env",
         "--part-size",
     ];
-    let mut out = Vec::with_capacity(args.len());
-    let mut rest = false;
-    let mut value_next = false;
-    for a in args {
-        if rest || std::mem::take(&mut value_next) {
-            out.push(a);
-            continue;
-        }
-        let Some(s) = a.to_str() else {
-            out.push(a);
-            continue;
-        };
-        value_next = TAKES_VALUE.contains(&s);
-        rest = s == "--";
+    super::rewrite_options(args, TAKES_VALUE, |s, out| {
         let cluster = s.strip_prefix('-').filter(|c| {
             !c.is_empty()
                 && !c.starts_with('-')
@@ -638,10 +625,9 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
                 let level = c.chars().rfind(char::is_ascii_digit).unwrap_or('6');
                 out.push(format!("--level={level}").into());
             }
-            None => out.push(a),
+            None => out.push(s.into()),
         }
-    }
-    out
+    })
 }
 
 /// The most compression threads `--jobs` gets, whatever the core count.
