@@ -439,18 +439,7 @@ impl<'a> Extractor<'a> {
                 if existed && self.opts.skip_existing {
                     // `unzip -n`: leave it, but still read (and so verify
                     // and count against the limits) what the archive holds.
-                    let mut n = head as u64;
-                    if !whole {
-                        loop {
-                            let k = read(&mut self.buf)?;
-                            if k == 0 {
-                                break;
-                            }
-                            n += k as u64;
-                            let (c, p) = counts();
-                            self.limits.data(e, n, c, p)?;
-                        }
-                    }
+                    let n = self.rest_of_entry(e, head as u64, whole, read, counts, |_| Ok(()))?;
                     self.limits.done(n);
                     return Ok(());
                 }
@@ -517,6 +506,34 @@ impl<'a> Extractor<'a> {
     /// Writes `tmp` (the `head` bytes already in the buffer, then, unless
     /// they are the `whole` entry, the rest), sets its mode and time through
     /// the open handle, and renames it to `target`; returns the bytes
+    /// Reads the rest of entry `e` (past the `n` bytes already read; none
+    /// when `whole` says those were all of it) through the buffer, checking
+    /// the limits as it goes, and hands each piece to `sink`; returns the
+    /// entry's size.
+    fn rest_of_entry(
+        &mut self,
+        e: &Entry,
+        mut n: u64,
+        whole: bool,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
+        counts: &dyn Fn() -> (u64, u64),
+        mut sink: impl FnMut(&[u8]) -> Result<()>,
+    ) -> Result<u64> {
+        if whole {
+            return Ok(n);
+        }
+        loop {
+            let k = read(&mut self.buf)?;
+            if k == 0 {
+                return Ok(n);
+            }
+            n += k as u64;
+            let (c, p) = counts();
+            self.limits.data(e, n, c, p)?;
+            sink(&self.buf[..k])?;
+        }
+    }
+
     /// written.
     #[allow(clippy::too_many_arguments)]
     fn write_file(
@@ -531,19 +548,7 @@ impl<'a> Extractor<'a> {
     ) -> Result<u64> {
         let mut f = fs::File::options().write(true).create_new(true).open(tmp)?;
         f.write_all(&self.buf[..head])?;
-        let mut n = head as u64;
-        if !whole {
-            loop {
-                let k = read(&mut self.buf)?;
-                if k == 0 {
-                    break;
-                }
-                n += k as u64;
-                let (c, p) = counts();
-                self.limits.data(e, n, c, p)?;
-                f.write_all(&self.buf[..k])?;
-            }
-        }
+        let n = self.rest_of_entry(e, head as u64, whole, read, counts, |b| Ok(f.write_all(b)?))?;
         set_mode_and_time(self.opts, e, &f)?;
         drop(f);
         fs::rename(tmp, target)?;
