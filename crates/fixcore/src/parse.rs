@@ -571,22 +571,26 @@ fn next_field(buf: &[u8], pos: &[u32], k: &mut usize, start: usize, i: usize) ->
     } else {
         None
     };
-    // Merge the paths on the field's scalars, never on a `Result` the cold
-    // call fills through memory: that sent every common field through the
-    // stack, and its two 4-byte stores reloaded as one 8-byte load cannot
-    // be forwarded (the loop ran ~40 % slower).
-    let f = match common {
-        Some(f) => {
-            *k += 2;
-            f
-        }
+    // Merge the paths on the scalars that differ and build the field after
+    // the merge, never on a `Result` or a whole `Field`: LLVM then kept the
+    // common field in the stack, and its 4-byte stores reloaded as one
+    // 8-byte load (for the write to the field vector) cannot be forwarded.
+    // Each time this crept back the parse ran 35-40 % slower.
+    let (tag, val, end, next) = match common {
+        Some(f) => (f.tag, f.val, f.end, *k + 2),
         None => {
             let (f, next) = any_field(buf, pos, *k, start, i)?;
-            *k = next;
-            f
+            (f.tag, f.val, f.end, next)
         }
     };
-    Ok(f)
+    *k = next;
+    Ok(Field {
+        tag,
+        start: start as u32,
+        val,
+        end,
+        span: 0,
+    })
 }
 
 /// The common field, `tag=value<SOH>` with a tag of 1–4 digits and no
