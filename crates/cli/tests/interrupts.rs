@@ -1,6 +1,7 @@
 //! Issue 13.8: a signal that ends perfkit mid-run (Ctrl-C, `kill`, a
-//! closed terminal) leaves no hidden `.perfkit-*.partial` temporary beside
-//! the output, and the exit status is 128 + the signal's number.
+//! closed terminal) leaves no hidden temporary beside the output (the
+//! commands' `.perfkit-*.partial`, unzip's `.NAME.zipstream-*`), and the
+//! exit status is 128 + the signal's number.
 //!
 //! Each case runs a real child whose input is a FIFO (or stdin) fed half
 //! its data and then held open, so the child is provably mid-run, with its
@@ -15,10 +16,12 @@ use std::time::{Duration, Instant};
 
 use interop::{listing, ok, perfkit};
 
+/// The hidden files in `dir`: every temporary perfkit makes is one, and
+/// the tests put none there themselves.
 fn temporaries(dir: &Path) -> Vec<String> {
     listing(dir)
         .into_iter()
-        .filter(|n| n.starts_with(".perfkit-"))
+        .filter(|n| n.starts_with('.'))
         .collect()
 }
 
@@ -178,4 +181,37 @@ fn zip_and_betree_search_from_a_slow_stdin_leave_no_temporary() {
         drop(stdin);
     }
     assert_eq!(listing(d), vec!["e.txt".to_string()]);
+}
+
+#[test]
+fn unzip_from_a_slow_stdin_leaves_no_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Larger than extraction's 64 KiB buffer, so the entry is written to a
+    // temporary and renamed; stored, so half the archive is half the file.
+    std::fs::write(d.join("big.bin"), sample(4 << 20)).unwrap();
+    ok(perfkit()
+        .current_dir(d)
+        .args(["zip", "-q", "-0", "a.zip", "big.bin"]));
+    let archive = std::fs::read(d.join("a.zip")).unwrap();
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let out = d.join(format!("out{signal}"));
+        std::fs::create_dir(&out).unwrap();
+        let mut child = perfkit()
+            .current_dir(&out)
+            .args(["unzip", "-q", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(&archive[..archive.len() / 2]).unwrap();
+        stdin.flush().unwrap();
+        wait_for_temporary(&out, &mut child);
+        std::thread::sleep(Duration::from_millis(300));
+        interrupt(child, signal, &out, "big.bin");
+        drop(stdin);
+        assert_eq!(listing(&out), Vec::<String>::new(), "signal {signal}");
+    }
 }

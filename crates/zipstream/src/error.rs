@@ -119,6 +119,16 @@ pub enum Error {
         /// Existing path.
         path: PathBuf,
     },
+    /// Extraction could not create, write or put in place an entry's
+    /// file (a directory in the way, a full disk, no permission).
+    #[error("{}: {source}", path.display())]
+    Output {
+        /// The file the entry was to become.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// An extraction limit (total size, entry count, compression ratio) was exceeded.
     #[error("entry {name:?}: {what} limit exceeded ({actual} > {limit}); possible zip bomb")]
     Limit {

@@ -54,6 +54,45 @@ pub struct ExtractOptions {
     /// Write every file into the destination itself, dropping the
     /// directories of its name (`unzip -j`); directory entries are skipped.
     pub junk_paths: bool,
+    /// Told of each temporary file before it is created; see
+    /// [`TemporaryHook`].
+    pub on_temporary: Option<TemporaryHook>,
+}
+
+/// A caller's list of the temporary files an extraction has alive.
+///
+/// An entry too large for the buffer, or one replacing an existing file, is
+/// written to a hidden sibling and renamed into place. The extraction
+/// deletes that temporary on every error, but a signal that ends the
+/// process runs no destructor: a caller that must leave nothing behind
+/// then (a command-line tool on Ctrl-C) lists each path this hook is given
+/// and deletes the listed ones from its signal handling. The hook is
+/// called before the file is created; the value it returns is dropped once
+/// the temporary is renamed or deleted, which is when to unlist it.
+#[derive(Clone)]
+pub struct TemporaryHook(std::sync::Arc<TemporaryFn>);
+
+/// What a [`TemporaryHook`] calls.
+type TemporaryFn = dyn Fn(&Path) -> Box<dyn Send> + Send + Sync;
+
+impl TemporaryHook {
+    /// A hook calling `list` with each temporary's path; what `list`
+    /// returns is dropped when the temporary is gone.
+    pub fn new<G: Send + 'static>(list: impl Fn(&Path) -> G + Send + Sync + 'static) -> Self {
+        TemporaryHook(std::sync::Arc::new(move |p: &Path| -> Box<dyn Send> {
+            Box::new(list(p))
+        }))
+    }
+
+    fn listed(&self, path: &Path) -> Box<dyn Send> {
+        (self.0)(path)
+    }
+}
+
+impl std::fmt::Debug for TemporaryHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TemporaryHook")
+    }
 }
 
 impl Default for ExtractOptions {
@@ -69,6 +108,7 @@ impl Default for ExtractOptions {
             permissions: true,
             skip_existing: false,
             junk_paths: false,
+            on_temporary: None,
         }
     }
 }
@@ -431,7 +471,7 @@ impl<'a> Extractor<'a> {
                             return Ok(());
                         }
                         Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => true,
-                        Err(err) => return Err(err.into()),
+                        Err(err) => return Err(output(&target)(err)),
                     }
                 } else {
                     fs::symlink_metadata(&target).is_ok()
@@ -457,7 +497,9 @@ impl<'a> Extractor<'a> {
                     self.tmp_counter
                 ));
                 // Whatever fails (data, chmod, rename over a directory),
-                // the temporary goes.
+                // the temporary goes; the caller's listing of it lasts
+                // until then.
+                let _listed = self.opts.on_temporary.as_ref().map(|h| h.listed(&tmp));
                 match self.write_file(e, &tmp, &target, head, whole, read, counts) {
                     Ok(n) => self.placed(e, rel, target, existed, n),
                     Err(err) => {
@@ -503,9 +545,6 @@ impl<'a> Extractor<'a> {
         self.limits.done(n);
     }
 
-    /// Writes `tmp` (the `head` bytes already in the buffer, then, unless
-    /// they are the `whole` entry, the rest), sets its mode and time through
-    /// the open handle, and renames it to `target`; returns the bytes
     /// Reads the rest of entry `e` (past the `n` bytes already read; none
     /// when `whole` says those were all of it) through the buffer, checking
     /// the limits as it goes, and hands each piece to `sink`; returns the
@@ -534,6 +573,9 @@ impl<'a> Extractor<'a> {
         }
     }
 
+    /// Writes `tmp` (the `head` bytes already in the buffer, then, unless
+    /// they are the `whole` entry, the rest), sets its mode and time through
+    /// the open handle, and renames it to `target`; returns the bytes
     /// written.
     #[allow(clippy::too_many_arguments)]
     fn write_file(
@@ -546,12 +588,20 @@ impl<'a> Extractor<'a> {
         read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
         counts: &dyn Fn() -> (u64, u64),
     ) -> Result<u64> {
-        let mut f = fs::File::options().write(true).create_new(true).open(tmp)?;
-        f.write_all(&self.buf[..head])?;
-        let n = self.rest_of_entry(e, head as u64, whole, read, counts, |b| Ok(f.write_all(b)?))?;
+        // File system errors name the file the user will look for; errors
+        // from reading the archive stay as they are.
+        let mut f = fs::File::options()
+            .write(true)
+            .create_new(true)
+            .open(tmp)
+            .map_err(output(target))?;
+        f.write_all(&self.buf[..head]).map_err(output(target))?;
+        let n = self.rest_of_entry(e, head as u64, whole, read, counts, |b| {
+            f.write_all(b).map_err(output(target))
+        })?;
         set_mode_and_time(self.opts, e, &f)?;
         drop(f);
-        fs::rename(tmp, target)?;
+        fs::rename(tmp, target).map_err(output(target))?;
         Ok(n)
     }
 
@@ -755,6 +805,14 @@ fn create_whole(
         let _ = fs::remove_file(target);
     }
     res
+}
+
+/// Names `path` in a file system error met while writing it.
+fn output(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::Output {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Applies the entry's permission bits (if asked) and modification time

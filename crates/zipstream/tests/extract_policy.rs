@@ -305,3 +305,73 @@ fn small_and_large_files_never_follow_a_link_at_their_name() {
         ["big.bin", "edge.bin", "empty", "small.txt"]
     );
 }
+
+/// What a [`TemporaryHook`] saw: each path when listed and when unlisted,
+/// with whether it existed on disk at that moment.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, bool)>>>;
+
+struct Listed(std::path::PathBuf, Seen);
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        let name = self.0.file_name().unwrap().to_string_lossy().into_owned();
+        self.1
+            .lock()
+            .unwrap()
+            .push((format!("unlisted {name}"), self.0.exists()));
+    }
+}
+
+fn watching(seen: &Seen) -> TemporaryHook {
+    let seen = seen.clone();
+    TemporaryHook::new(move |p: &Path| {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        seen.lock()
+            .unwrap()
+            .push((format!("listed {name}"), p.exists()));
+        Listed(p.to_path_buf(), seen.clone())
+    })
+}
+
+#[test]
+fn the_temporary_hook_lists_each_temporary_before_it_exists_until_it_is_gone() {
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let mut bad = big.clone();
+    bad[150_000] = b'!';
+    let mut z = archive(&[
+        (EntryOptions::file("small.txt"), b"s"),
+        (EntryOptions::file("big.bin"), &big),
+        (EntryOptions::file("bad.bin").method(Method::Stored), &bad),
+    ]);
+    // Stored, so the '!' is in the archive: put the right byte back and
+    // the entry's CRC no longer matches, 150,000 bytes into its data.
+    let at = z.windows(bad.len()).position(|w| w == &bad[..]).unwrap() + 150_000;
+    z[at] = big[150_000];
+    let pid = std::process::id();
+    for streaming in [false, true] {
+        let root = tempfile::tempdir().unwrap();
+        let seen = Seen::default();
+        let opts = ExtractOptions {
+            on_temporary: Some(watching(&seen)),
+            ..Default::default()
+        };
+        let res = if streaming {
+            extract_stream(&mut ZipStreamReader::new(&z[..]), root.path(), &opts)
+        } else {
+            extract_archive(&mut open(&z), root.path(), &opts)
+        };
+        assert!(matches!(res, Err(Error::Crc { .. })), "{res:?}");
+        // The small file needs no temporary; the big one is listed before
+        // its temporary exists and unlisted once renamed; the bad one's is
+        // unlisted once the CRC failure has removed it.
+        let want: Vec<(String, bool)> = [
+            (format!("listed .big.bin.zipstream-{pid}-1"), false),
+            (format!("unlisted .big.bin.zipstream-{pid}-1"), false),
+            (format!("listed .bad.bin.zipstream-{pid}-2"), false),
+            (format!("unlisted .bad.bin.zipstream-{pid}-2"), false),
+        ]
+        .into();
+        assert_eq!(*seen.lock().unwrap(), want, "streaming: {streaming}");
+        assert_eq!(listing(root.path()), Vec::<String>::new());
+    }
+}

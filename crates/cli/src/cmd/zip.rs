@@ -18,7 +18,7 @@ use tokio::io::AsyncWriteExt;
 use zipstream::object::{ObjectSink, ObjectUrl, UploadOptions};
 use zipstream::{
     AesStrength, AsyncZipWriter, EntryKind, EntryOptions, ExtractOptions, Method, ParallelOptions,
-    ParallelZipWriter, ZipArchive, ZipStreamReader, ZipWriter,
+    ParallelZipWriter, TemporaryHook, ZipArchive, ZipStreamReader, ZipWriter,
 };
 
 use super::zip_bench::ZipBenchArgs;
@@ -1123,6 +1123,10 @@ pub fn run_unzip(args: UnzipArgs) -> Result<ExitCode> {
         junk_paths: args.junk_paths,
         password: pw,
         max_total_bytes: args.max_size,
+        // Listed, so that Ctrl-C or kill mid-entry deletes them too.
+        on_temporary: Some(TemporaryHook::new(|p| {
+            perfkit::cleanup::register(p.to_path_buf())
+        })),
         ..ExtractOptions::default()
     };
     let stdout = io::stdout();
