@@ -297,3 +297,31 @@ impl StdinBytes for Command {
         self.stdin(f)
     }
 }
+
+#[test]
+fn training_on_too_little_says_what_it_was_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one");
+    std::fs::write(&one, b"hello\n").unwrap();
+    // zstd itself refuses this input too (it says "nb of samples too low").
+    let theirs = Command::new("zstd")
+        .args(["-q", "--train"])
+        .arg(&one)
+        .arg("-o")
+        .arg(dir.path().join("theirs"))
+        .output()
+        .unwrap();
+    assert!(!theirs.status.success());
+    let out = perfkit()
+        .args(["compress", "--train"])
+        .arg(&one)
+        .arg("-o")
+        .arg(dir.path().join("ours"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("on 1 sample(s), 6 bytes in all"), "{err}");
+    assert!(!dir.path().join("ours").exists());
+}

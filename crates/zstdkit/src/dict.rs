@@ -32,9 +32,15 @@ pub fn train<S: AsRef<[u8]>>(samples: &[S], max_size: usize) -> Result<Vec<u8>> 
     // size comes from the caller, so an allocation failure is an error.
     let mut dict = Vec::new();
     dict.try_reserve_exact(max_size)
-        .map_err(|_| Error::Train("cannot allocate a buffer of the maximum dictionary size"))?;
-    zstd_safe::train_from_buffer(&mut dict, &joined, &sizes)
-        .map_err(|code| Error::Train(zstd_safe::get_error_name(code)))?;
+        .map_err(|_| Error::Parameter {
+            name: "max_dict_size",
+            detail: "cannot allocate a buffer of the maximum dictionary size",
+        })?;
+    zstd_safe::train_from_buffer(&mut dict, &joined, &sizes).map_err(|code| Error::Train {
+        why: zstd_safe::get_error_name(code),
+        samples: sizes.len(),
+        bytes: joined.len(),
+    })?;
     Ok(dict)
 }
 

@@ -78,8 +78,19 @@ pub enum Error {
         expected: String,
     },
     /// Dictionary training failed (too few or too small samples, usually).
-    #[error("dictionary training failed: {0}")]
-    Train(&'static str),
+    #[error(
+        "dictionary training failed on {samples} sample(s), {bytes} bytes in all: {why} \
+         (zstd's trainer wants many samples, one file each, together about 100 times \
+         the dictionary's size)"
+    )]
+    Train {
+        /// zstd's reason.
+        why: &'static str,
+        /// How many samples were given.
+        samples: usize,
+        /// Their total size.
+        bytes: usize,
+    },
     /// Any other error reported by zstd.
     #[error("zstd error: {0}")]
     Zstd(&'static str),
