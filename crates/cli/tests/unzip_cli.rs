@@ -413,3 +413,67 @@ fn errors_name_the_entry_once() {
         "a failed extract left its directory"
     );
 }
+
+#[test]
+fn a_directory_in_the_way_of_a_file_is_named_once() {
+    assert!(have_python(), "python3 is needed (apt-get install python3)");
+    let d = tempfile::tempdir().unwrap();
+    let zip = d.path().join("a.zip");
+    // One entry the buffer holds whole, one written through a temporary.
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+    py_zip(&zip, &[("small.txt", b"s".to_vec()), ("big.bin", big)]);
+    for (i, name) in ["small.txt", "big.bin"].into_iter().enumerate() {
+        let dest = d.path().join(format!("to{i}"));
+        std::fs::create_dir_all(dest.join(name)).unwrap();
+        std::fs::write(dest.join(name).join("keep"), b"k").unwrap();
+        let out = run(
+            perfkit()
+                .args(["unzip", "-o", "-q", "-d"])
+                .arg(&dest)
+                .arg(&zip)
+                .arg(name),
+            None,
+        );
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(err.matches(name).count(), 1, "{err}");
+        assert_eq!(err.matches("os error").count(), 1, "{err}");
+        assert!(err.contains("Is a directory"), "{err}");
+        // The directory and what it held are untouched; no temporary.
+        let left: Vec<_> = std::fs::read_dir(&dest)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, [name], "{err}");
+        assert_eq!(std::fs::read(dest.join(name).join("keep")).unwrap(), b"k");
+    }
+}
+
+#[test]
+fn a_file_in_the_way_of_a_directory_is_kept_even_with_overwrite() {
+    assert!(have_python(), "python3 is needed (apt-get install python3)");
+    let d = tempfile::tempdir().unwrap();
+    let zip = d.path().join("a.zip");
+    py_zip(&zip, &[("sub/b.txt", b"b".to_vec())]);
+    for (i, flags) in [&["-q"][..], &["-q", "-o"]].into_iter().enumerate() {
+        let dest = d.path().join(format!("to{i}"));
+        std::fs::create_dir(&dest).unwrap();
+        std::fs::write(dest.join("sub"), b"mine").unwrap();
+        let out = run(
+            perfkit()
+                .arg("unzip")
+                .args(flags)
+                .arg("-d")
+                .arg(&dest)
+                .arg(&zip),
+            None,
+        );
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("sub: exists and is not a directory"), "{err}");
+        assert!(!err.contains("allow overwriting"), "{err}");
+        assert_eq!(std::fs::read(dest.join("sub")).unwrap(), b"mine");
+    }
+}

@@ -120,7 +120,8 @@ pub enum Error {
         path: PathBuf,
     },
     /// Extraction could not create, write or put in place an entry's
-    /// file (a directory in the way, a full disk, no permission).
+    /// file or directory (a directory or file in the way, a full disk, no
+    /// permission).
     #[error("{}: {source}", path.display())]
     Output {
         /// The file the entry was to become.

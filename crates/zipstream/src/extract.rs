@@ -351,18 +351,23 @@ impl<'a> Extractor<'a> {
         match fs::create_dir(&p) {
             Ok(()) => self.created.push((p, true)),
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
-                let m = fs::symlink_metadata(&p)?;
+                let m = fs::symlink_metadata(&p).map_err(output(&p))?;
                 if m.file_type().is_symlink() {
                     return Err(Error::UnsafePath {
                         name: name.to_owned(),
                         reason: "directory is a symlink on disk",
                     });
                 }
+                // Never replaced, not even with overwriting allowed: it
+                // is not one of the archive's files (Info-ZIP refuses too).
                 if !m.is_dir() {
-                    return Err(Error::Exists { path: p });
+                    return Err(output(&p)(std::io::Error::new(
+                        std::io::ErrorKind::AlreadyExists,
+                        "exists and is not a directory",
+                    )));
                 }
             }
-            Err(err) => return Err(err.into()),
+            Err(err) => return Err(output(&p)(err)),
         }
         self.dirs.insert(rel.to_path_buf());
         Ok(())
