@@ -25,8 +25,14 @@ const MAX_HEADER: usize = 32;
 /// The session protocol version written as BeginString(8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FixVersion {
+    /// `FIX.4.0`
+    Fix40,
+    /// `FIX.4.1`
+    Fix41,
     /// `FIX.4.2`
     Fix42,
+    /// `FIX.4.3`
+    Fix43,
     /// `FIX.4.4`
     Fix44,
     /// `FIXT.1.1` (FIX 5.0 application messages; add ApplVerID(1128) to
@@ -38,7 +44,10 @@ impl FixVersion {
     /// The BeginString value.
     pub fn begin_string(self) -> &'static [u8] {
         match self {
+            FixVersion::Fix40 => b"FIX.4.0",
+            FixVersion::Fix41 => b"FIX.4.1",
             FixVersion::Fix42 => b"FIX.4.2",
+            FixVersion::Fix43 => b"FIX.4.3",
             FixVersion::Fix44 => b"FIX.4.4",
             FixVersion::Fixt11 => b"FIXT.1.1",
         }

@@ -1,0 +1,1250 @@
+//! The sans-I/O session state machine: framed messages and clock ticks in,
+//! bytes to send and application messages out. It owns no socket, thread
+//! or clock; the caller (a transport loop, or a test script) feeds it and
+//! carries out its [`Output`]s in order.
+//!
+//! Behaviour follows the FIX session-layer specification as QuickFIX
+//! implements it (its texts included): Logon with CompID and HeartBtInt,
+//! ResetSeqNumFlag and the Reset* settings; Heartbeat and TestRequest on
+//! silence and a disconnect when the peer stays silent; a MsgSeqNum too
+//! high asks for a resend and queues the message until the gap is filled;
+//! too low without PossDupFlag ends the session; resend requests are
+//! served from the [`SessionStore`] with admin messages replaced by
+//! SequenceReset-GapFill; SequenceReset in both modes; the Logout
+//! handshake; garbled messages dropped without consuming a number.
+
+use std::collections::BTreeMap;
+
+use super::reject::{self, Reason};
+use super::store::{SessionStore, StoreError};
+use crate::Error;
+use crate::build::{FixVersion, MessageBuilder, TimePrecision};
+use crate::parse::{Message, Parser};
+use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings};
+use crate::value::UtcTimestamp;
+
+const NANOS: i64 = 1_000_000_000;
+/// EndSeqNo(16) meaning "everything after BeginSeqNo" before FIX 4.2.
+const INFINITY_41: u64 = 999_999;
+
+/// Which side of the connection a session is.
+pub type Role = ConnectionType;
+
+/// What a session needs to know of its configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Acceptor or initiator.
+    pub role: Role,
+    /// The session protocol.
+    pub begin_string: BeginString,
+    /// Our CompID (SenderCompID on what we send).
+    pub sender_comp_id: String,
+    /// The counterparty's CompID.
+    pub target_comp_id: String,
+    /// Heartbeat interval an initiator proposes, in seconds (an acceptor
+    /// takes the Logon's).
+    pub heart_bt_int: u32,
+    /// Reset both sequence numbers at every Logon.
+    pub reset_on_logon: bool,
+    /// Reset them after a Logout.
+    pub reset_on_logout: bool,
+    /// Reset them when the connection drops.
+    pub reset_on_disconnect: bool,
+    /// Check SenderCompID/TargetCompID on every message.
+    pub check_comp_id: bool,
+    /// Check SendingTime against our clock.
+    pub check_latency: bool,
+    /// SendingTime tolerance in seconds.
+    pub max_latency_secs: u32,
+    /// FIXT.1.1: DefaultApplVerID(1137) sent on Logon.
+    pub default_appl_ver_id: Option<ApplVerId>,
+    /// Send NextExpectedMsgSeqNum(789) on Logon.
+    pub next_expected_msg_seq_num: bool,
+    /// Seconds to wait for a Logon reply.
+    pub logon_timeout_secs: u32,
+    /// Seconds to wait for a Logout reply.
+    pub logout_timeout_secs: u32,
+}
+
+impl Config {
+    /// The configuration a QuickFIX-style `[SESSION]` describes.
+    pub fn from_settings(s: &SessionSettings) -> Config {
+        Config {
+            role: s.connection_type,
+            begin_string: s.begin_string,
+            sender_comp_id: s.sender_comp_id.clone(),
+            target_comp_id: s.target_comp_id.clone(),
+            heart_bt_int: s.heart_bt_int.unwrap_or(30),
+            reset_on_logon: s.reset_on_logon,
+            reset_on_logout: s.reset_on_logout,
+            reset_on_disconnect: s.reset_on_disconnect,
+            check_comp_id: s.check_comp_id,
+            check_latency: s.validation.check_latency,
+            max_latency_secs: s.validation.max_latency_secs,
+            default_appl_ver_id: s.default_appl_ver_id,
+            next_expected_msg_seq_num: s.enable_next_expected_msg_seq_num,
+            logon_timeout_secs: s.logon_timeout,
+            logout_timeout_secs: s.logout_timeout,
+        }
+    }
+}
+
+/// What the caller must do, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Write these bytes (one complete message) to the connection.
+    Send(Vec<u8>),
+    /// An application message, received in sequence (resent or queued
+    /// ones in their sequence order too).
+    Deliver(Vec<u8>),
+    /// The session is logged on (both Logons exchanged).
+    LoggedOn,
+    /// The session is logged out (both Logouts exchanged, or ours timed
+    /// out); a [`Output::Disconnect`] follows.
+    LoggedOut,
+    /// Close the connection now.
+    Disconnect,
+    /// A line for the session's event log.
+    Log(String),
+}
+
+/// A session that cannot go on: its store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The message store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Where a session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No connection.
+    Disconnected,
+    /// Connected; an acceptor waits for the peer's Logon.
+    AwaitingLogon,
+    /// An initiator sent its Logon at this time and waits for the reply.
+    LogonSent(i64),
+    /// Logons exchanged.
+    LoggedOn,
+    /// We sent a Logout at this time and wait for the reply.
+    LogoutSent(i64),
+}
+
+/// The header and session fields of a received message, copied out of
+/// the parser so the session can answer while holding them.
+#[derive(Debug, Default)]
+struct Inbound {
+    msg_type: Vec<u8>,
+    seq: Option<u64>,
+    /// SenderCompID and TargetCompID are the session's, reversed.
+    comp_ids_ok: bool,
+    sending_time: Option<UtcTimestamp>,
+    poss_dup: bool,
+    orig_sending_time: Option<UtcTimestamp>,
+    /// Bad or missing required header field: (reason, tag).
+    header_problem: Option<(Reason, u32)>,
+    heart_bt_int: Option<u64>,
+    reset_seq_num: bool,
+    test_req_id: Option<Vec<u8>>,
+    begin_seq_no: Option<u64>,
+    end_seq_no: Option<u64>,
+    new_seq_no: Option<u64>,
+    gap_fill: bool,
+    text: Option<String>,
+}
+
+/// One FIX session: sequence numbers, timers, resend and gap handling.
+pub struct Session<S: SessionStore> {
+    cfg: Config,
+    store: S,
+    phase: Phase,
+    parser: Parser,
+    builder: MessageBuilder,
+    /// Heartbeat interval in force (seconds; 0 disables the timers).
+    heart_bt_int: u64,
+    last_sent: i64,
+    last_received: i64,
+    /// TestRequests sent since the peer was last heard from.
+    test_requests: u32,
+    /// The gap we asked to be resent: (first, last) sequence numbers.
+    resend_range: Option<(u64, u64)>,
+    /// Messages received ahead of the gap, by sequence number.
+    queue: BTreeMap<u64, Vec<u8>>,
+    /// We sent a Logon with ResetSeqNumFlag=Y and await the reply.
+    sent_reset: bool,
+    /// The peer's Logon arrived (logged on once ours is out too).
+    received_logon: bool,
+    /// Our Logon went out.
+    sent_logon: bool,
+    out: Vec<Output>,
+    scratch: Vec<u8>,
+}
+
+fn version(b: BeginString) -> FixVersion {
+    match b {
+        BeginString::Fix40 => FixVersion::Fix40,
+        BeginString::Fix41 => FixVersion::Fix41,
+        BeginString::Fix42 => FixVersion::Fix42,
+        BeginString::Fix43 => FixVersion::Fix43,
+        BeginString::Fix44 => FixVersion::Fix44,
+        BeginString::Fixt11 => FixVersion::Fixt11,
+    }
+}
+
+/// Whether `t` is an admin (session-level) message type.
+fn is_admin(t: &[u8]) -> bool {
+    matches!(t, b"0" | b"1" | b"2" | b"3" | b"4" | b"5" | b"A")
+}
+
+impl<S: SessionStore> Session<S> {
+    /// A disconnected session over `store`.
+    pub fn new(cfg: Config, store: S) -> Session<S> {
+        Session {
+            builder: MessageBuilder::new(version(cfg.begin_string)),
+            heart_bt_int: u64::from(cfg.heart_bt_int),
+            cfg,
+            store,
+            phase: Phase::Disconnected,
+            parser: Parser::new(),
+            last_sent: 0,
+            last_received: 0,
+            test_requests: 0,
+            resend_range: None,
+            queue: BTreeMap::new(),
+            sent_reset: false,
+            received_logon: false,
+            sent_logon: false,
+            out: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// Where the session stands.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The store (its sequence numbers are the session's).
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Whether both Logons have been exchanged.
+    pub fn is_logged_on(&self) -> bool {
+        matches!(self.phase, Phase::LoggedOn | Phase::LogoutSent(_))
+    }
+
+    /// Takes the outputs produced so far, oldest first.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, Output> {
+        self.out.drain(..)
+    }
+
+    fn log(&mut self, line: String) {
+        self.out.push(Output::Log(line));
+    }
+
+    /// A connection is up: an initiator sends its Logon, an acceptor waits
+    /// for one.
+    pub fn on_connect(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        let t = now.unix_nanos;
+        self.last_received = t;
+        self.last_sent = t;
+        self.test_requests = 0;
+        self.received_logon = false;
+        self.sent_logon = false;
+        self.resend_range = None;
+        self.queue.clear();
+        match self.cfg.role {
+            Role::Acceptor => self.phase = Phase::AwaitingLogon,
+            Role::Initiator => {
+                if self.cfg.reset_on_logon {
+                    self.store.reset()?;
+                }
+                self.heart_bt_int = u64::from(self.cfg.heart_bt_int);
+                let reset = self.cfg.reset_on_logon;
+                self.send_logon(reset, now)?;
+                self.phase = Phase::LogonSent(t);
+                self.log("Initiated logon request".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The connection is gone (closed by either side).
+    pub fn on_disconnect(&mut self) -> Result<(), SessionError> {
+        if self.phase != Phase::Disconnected {
+            self.log("Disconnecting".into());
+        }
+        self.phase = Phase::Disconnected;
+        self.received_logon = false;
+        self.sent_logon = false;
+        self.resend_range = None;
+        self.queue.clear();
+        if self.cfg.reset_on_disconnect {
+            self.store.reset()?;
+        }
+        Ok(())
+    }
+
+    fn disconnect(&mut self) -> Result<(), SessionError> {
+        if self.phase == Phase::Disconnected {
+            return Ok(());
+        }
+        self.out.push(Output::Disconnect);
+        self.on_disconnect()
+    }
+
+    /// Time passes: heartbeats, test requests and timeouts.
+    pub fn on_tick(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        let t = now.unix_nanos;
+        match self.phase {
+            Phase::Disconnected | Phase::AwaitingLogon => return Ok(()),
+            Phase::LogonSent(at) => {
+                if t - at >= i64::from(self.cfg.logon_timeout_secs) * NANOS {
+                    self.log("Timed out waiting for logon response".into());
+                    self.disconnect()?;
+                }
+                return Ok(());
+            }
+            Phase::LogoutSent(at) => {
+                if t - at >= i64::from(self.cfg.logout_timeout_secs) * NANOS {
+                    self.log("Timed out waiting for logout response".into());
+                    self.disconnect()?;
+                }
+                return Ok(());
+            }
+            Phase::LoggedOn => {}
+        }
+        if self.heart_bt_int == 0 {
+            return Ok(());
+        }
+        let hb = self.heart_bt_int as i64 * NANOS;
+        let quiet_in = t - self.last_received;
+        let quiet_out = t - self.last_sent;
+        if quiet_in < hb && quiet_out < hb {
+            return Ok(());
+        }
+        // QuickFIX's timings: silent for 2.4 intervals is dead; a
+        // TestRequest after 1.2 intervals (and 1.2 more for each
+        // unanswered one).
+        if quiet_in * 10 >= hb * 24 {
+            self.log("Timed out waiting for heartbeat".into());
+            return self.disconnect();
+        }
+        if quiet_in * 10 >= hb * 12 * (i64::from(self.test_requests) + 1) {
+            self.send_admin(b"1", now, |b| {
+                b.field_str(112, "TEST");
+            })?;
+            self.test_requests += 1;
+            self.log("Sent test request TEST".into());
+        } else if quiet_out >= hb && self.test_requests == 0 {
+            self.send_admin(b"0", now, |_| {})?;
+        }
+        Ok(())
+    }
+
+    /// Sends an application message of type `msg_type` whose body `body`
+    /// writes; the session adds the header. Refused (false) unless logged
+    /// on.
+    pub fn send_app(
+        &mut self,
+        msg_type: &[u8],
+        now: UtcTimestamp,
+        body: impl FnOnce(&mut MessageBuilder),
+    ) -> Result<bool, SessionError> {
+        if self.phase != Phase::LoggedOn {
+            return Ok(false);
+        }
+        self.send_message(msg_type, now, body)?;
+        Ok(true)
+    }
+
+    /// Starts the Logout handshake with an optional Text(58).
+    pub fn logout(&mut self, text: Option<&str>, now: UtcTimestamp) -> Result<(), SessionError> {
+        if !self.is_logged_on() {
+            return self.disconnect();
+        }
+        self.send_logout(text, now)?;
+        self.phase = Phase::LogoutSent(now.unix_nanos);
+        self.log("Initiated logout request".into());
+        Ok(())
+    }
+
+    fn header(&mut self, msg_type: &[u8], seq: u64, now: UtcTimestamp) {
+        let precision = if self.cfg.begin_string >= BeginString::Fix42 {
+            TimePrecision::Millis
+        } else {
+            TimePrecision::Seconds
+        };
+        let b = &mut self.builder;
+        b.begin(msg_type);
+        b.header_uint(34, seq)
+            .header_str(49, &self.cfg.sender_comp_id)
+            .header_timestamp(52, now, precision)
+            .header_str(56, &self.cfg.target_comp_id);
+    }
+
+    /// Builds, stores and emits the next message.
+    fn send_message(
+        &mut self,
+        msg_type: &[u8],
+        now: UtcTimestamp,
+        body: impl FnOnce(&mut MessageBuilder),
+    ) -> Result<u64, SessionError> {
+        let seq = self.store.next_sender_seq();
+        self.header(msg_type, seq, now);
+        body(&mut self.builder);
+        let bytes = match self.builder.finish() {
+            Ok(b) => b.to_vec(),
+            Err(e) => {
+                // The caller's body was unencodable: nothing is sent and
+                // no number is used.
+                self.log(format!("Message not sent: {e}"));
+                return Ok(seq);
+            }
+        };
+        self.store.save(seq, &bytes)?;
+        let target = self.store.next_target_seq();
+        self.store.set_seqs(seq + 1, target)?;
+        self.last_sent = now.unix_nanos;
+        self.out.push(Output::Send(bytes));
+        Ok(seq)
+    }
+
+    fn send_admin(
+        &mut self,
+        msg_type: &[u8],
+        now: UtcTimestamp,
+        body: impl FnOnce(&mut MessageBuilder),
+    ) -> Result<(), SessionError> {
+        self.send_message(msg_type, now, body).map(|_| ())
+    }
+
+    fn send_logon(&mut self, reset: bool, now: UtcTimestamp) -> Result<(), SessionError> {
+        if reset {
+            self.store.reset()?;
+            self.sent_reset = true;
+        }
+        let hb = self.heart_bt_int;
+        let appl = self.cfg.default_appl_ver_id;
+        let next = self
+            .cfg
+            .next_expected_msg_seq_num
+            .then(|| self.store.next_target_seq());
+        self.send_admin(b"A", now, |b| {
+            b.field_uint(98, 0).field_uint(108, hb);
+            if reset {
+                b.field_char(141, b'Y');
+            }
+            if let Some(n) = next {
+                b.field_uint(789, n);
+            }
+            if let Some(a) = appl {
+                b.field_str(1137, a.wire());
+            }
+        })?;
+        self.sent_logon = true;
+        Ok(())
+    }
+
+    fn send_logout(&mut self, text: Option<&str>, now: UtcTimestamp) -> Result<(), SessionError> {
+        self.send_admin(b"5", now, |b| {
+            if let Some(t) = text {
+                b.field_str(58, t);
+            }
+        })
+    }
+
+    /// A ResendRequest for `begin..` (the gap before `received`).
+    fn send_resend_request(
+        &mut self,
+        received: u64,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let begin = self.store.next_target_seq();
+        let end_wire = if self.cfg.begin_string >= BeginString::Fix42 {
+            0
+        } else {
+            INFINITY_41
+        };
+        self.send_admin(b"2", now, |b| {
+            b.field_uint(7, begin).field_uint(16, end_wire);
+        })?;
+        self.log(format!("Sent ResendRequest FROM: {begin} TO: {}", end_wire));
+        self.resend_range = Some((begin, received - 1));
+        Ok(())
+    }
+
+    /// A session-level Reject(3) of `m`, QuickFIX's way: RefSeqNum,
+    /// RefMsgType and SessionRejectReason where the version has them,
+    /// RefTagID or the tag in the text; the rejected message's number is
+    /// used up when it was the expected one.
+    fn reject(
+        &mut self,
+        m: &Inbound,
+        reason: Reason,
+        tag: u32,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let bs = self.cfg.begin_string;
+        let text = reason.text();
+        let seq = m.seq;
+        let msg_type = m.msg_type.clone();
+        self.send_admin(b"3", now, |b| {
+            if let Some(s) = seq {
+                b.field_uint(45, s);
+            }
+            if bs >= BeginString::Fix42 {
+                if !msg_type.is_empty() {
+                    b.field_bytes(372, &msg_type);
+                }
+                if bs > BeginString::Fix42 || reason.0 <= Reason::INVALID_MSG_TYPE.0 {
+                    b.field_uint(373, u64::from(reason.0));
+                }
+            }
+            match text {
+                Some(t) if tag != 0 || reason == Reason::INVALID_TAG_NUMBER => {
+                    if bs >= BeginString::Fix42 {
+                        b.field_uint(371, u64::from(tag));
+                        b.field_str(58, t);
+                    } else {
+                        b.field_str(58, &format!("{t} ({tag})"));
+                    }
+                }
+                Some(t) => {
+                    b.field_str(58, t);
+                }
+                None => {}
+            }
+        })?;
+        let shown = seq.map(|s| s.to_string()).unwrap_or_default();
+        let line = match text {
+            Some(t) if tag != 0 || reason == Reason::INVALID_TAG_NUMBER => {
+                format!("Message {shown} Rejected: {t}:{tag}")
+            }
+            Some(t) => format!("Message {shown} Rejected: {t}"),
+            None => format!("Message {shown} Rejected"),
+        };
+        self.log(line);
+        if !matches!(&m.msg_type[..], b"A" | b"4") && seq == Some(self.store.next_target_seq()) {
+            self.incr_target()?;
+        }
+        Ok(())
+    }
+
+    /// A BusinessMessageReject(j) of `m` with `reason` (FIX 4.2 and later).
+    fn business_reject(
+        &mut self,
+        m: &Inbound,
+        reason: u32,
+        tag: u32,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let seq = m.seq;
+        let msg_type = m.msg_type.clone();
+        let text = reject::business_text(reason);
+        self.send_admin(b"j", now, |b| {
+            if let Some(s) = seq {
+                b.field_uint(45, s);
+            }
+            b.field_bytes(372, &msg_type);
+            if tag != 0 {
+                b.field_uint(379, u64::from(tag));
+            }
+            b.field_uint(380, u64::from(reason));
+            if let Some(t) = text {
+                b.field_str(58, t);
+            }
+        })?;
+        let shown = seq.map(|s| s.to_string()).unwrap_or_default();
+        self.log(format!(
+            "Message {shown} Rejected: {}",
+            text.unwrap_or("business reject")
+        ));
+        if seq == Some(self.store.next_target_seq()) {
+            self.incr_target()?;
+        }
+        Ok(())
+    }
+
+    fn incr_target(&mut self) -> Result<(), SessionError> {
+        let (s, t) = (self.store.next_sender_seq(), self.store.next_target_seq());
+        self.store.set_seqs(s, t + 1)?;
+        Ok(())
+    }
+
+    fn set_target(&mut self, next: u64) -> Result<(), SessionError> {
+        let s = self.store.next_sender_seq();
+        self.store.set_seqs(s, next)?;
+        Ok(())
+    }
+
+    /// The application does not support delivered message `msg`'s type:
+    /// a BusinessMessageReject(j) with UnsupportedMessageType (FIX 4.2 and
+    /// later) or a Reject(3) "Invalid MsgType" (FIX 4.0, 4.1), as QuickFIX
+    /// answers an application's UnsupportedMessageType. The message's
+    /// number was used when it was delivered.
+    pub fn reject_unsupported(
+        &mut self,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let Ok(m) = inspect(&mut self.parser, msg, &self.cfg) else {
+            return Ok(());
+        };
+        if self.cfg.begin_string >= BeginString::Fix42 {
+            self.business_reject(&m, reject::UNSUPPORTED_MESSAGE_TYPE, 0, now)
+        } else {
+            self.reject(&m, Reason::INVALID_MSG_TYPE, 0, now)
+        }
+    }
+
+    /// One complete message from the connection (a frame as
+    /// [`crate::frame::Framer`] cuts it).
+    pub fn on_message(&mut self, msg: &[u8], now: UtcTimestamp) -> Result<(), SessionError> {
+        if self.phase == Phase::Disconnected {
+            return Ok(());
+        }
+        self.process(msg, now, false)?;
+        if self.phase != Phase::Disconnected {
+            self.drain_queue(now)?;
+        }
+        Ok(())
+    }
+
+    /// Processes one message; `queued`: it comes from the gap queue.
+    fn process(&mut self, msg: &[u8], now: UtcTimestamp, queued: bool) -> Result<(), SessionError> {
+        let m = match inspect(&mut self.parser, msg, &self.cfg) {
+            Ok(m) => m,
+            Err(Garbled(why)) => {
+                // Garbled: dropped, no number used, the peer will resend.
+                self.log(format!("Invalid message: {why}"));
+                return Ok(());
+            }
+        };
+        if m.msg_type != b"A" && !self.received_logon {
+            // Only a Logon may open a session.
+            let t = String::from_utf8_lossy(&m.msg_type).into_owned();
+            if m.msg_type == b"5" {
+                self.log("Received logout request before logon".into());
+            } else {
+                self.log(format!(
+                    "Logon state is not valid for message (MsgType={t})"
+                ));
+            }
+            return self.disconnect();
+        }
+        if let Some((reason, tag)) = m.header_problem {
+            if m.seq.is_none() {
+                // QuickFIX cannot reply without MsgSeqNum: it logs and drops.
+                self.log(format!(
+                    "Invalid message: {} ({tag})",
+                    reason.text().unwrap_or("bad header")
+                ));
+                return Ok(());
+            }
+            return self.reject(&m, reason, tag, now);
+        }
+        match &m.msg_type[..] {
+            b"A" => self.on_logon(&m, msg, now),
+            b"0" => self.on_heartbeat(&m, msg, now),
+            b"1" => self.on_test_request(&m, msg, now),
+            b"2" => self.on_resend_request(&m, msg, now),
+            b"3" => self.on_reject(&m, msg, now),
+            b"4" => self.on_sequence_reset(&m, msg, now),
+            b"5" => self.on_logout(&m, msg, now),
+            _ => {
+                if !self.verify(&m, msg, now, true, true, queued)? {
+                    return Ok(());
+                }
+                self.incr_target()?;
+                self.out.push(Output::Deliver(msg.to_vec()));
+                Ok(())
+            }
+        }
+    }
+
+    /// QuickFIX's `verify`: SendingTime, CompIDs, then the sequence
+    /// number; false when the message must not be processed further.
+    fn verify(
+        &mut self,
+        m: &Inbound,
+        msg: &[u8],
+        now: UtcTimestamp,
+        check_high: bool,
+        check_low: bool,
+        queued: bool,
+    ) -> Result<bool, SessionError> {
+        let Some(seq) = m.seq else {
+            self.log("Invalid message: MsgSeqNum(34) missing".into());
+            return Ok(false);
+        };
+        if self.cfg.check_latency && !queued {
+            let good = m.sending_time.is_some_and(|st| {
+                (now.unix_nanos - st.unix_nanos).abs()
+                    <= i64::from(self.cfg.max_latency_secs) * NANOS
+            });
+            if !good {
+                self.reject(m, Reason::SENDING_TIME_ACCURACY, 0, now)?;
+                self.send_logout(None, now)?;
+                self.phase = Phase::LogoutSent(now.unix_nanos);
+                return Ok(false);
+            }
+        }
+        if self.cfg.check_comp_id && !m.comp_ids_ok {
+            self.reject(m, Reason::COMPID_PROBLEM, 0, now)?;
+            self.send_logout(None, now)?;
+            self.phase = Phase::LogoutSent(now.unix_nanos);
+            return Ok(false);
+        }
+        let expected = self.store.next_target_seq();
+        if check_high && seq > expected {
+            self.too_high(msg, seq, now)?;
+            return Ok(false);
+        }
+        if check_low && seq < expected {
+            self.too_low(m, seq, expected, now)?;
+            return Ok(false);
+        }
+        if let Some((_, last)) = self.resend_range
+            && seq >= last
+        {
+            let (first, last) = self.resend_range.take().unwrap_or_default();
+            self.log(format!(
+                "ResendRequest for messages FROM: {first} TO: {last} has been satisfied."
+            ));
+        }
+        self.last_received = now.unix_nanos;
+        self.test_requests = 0;
+        Ok(true)
+    }
+
+    /// A message ahead of the expected number: kept for later, and the gap
+    /// asked for unless a request already covers it.
+    fn too_high(&mut self, msg: &[u8], seq: u64, now: UtcTimestamp) -> Result<(), SessionError> {
+        let expected = self.store.next_target_seq();
+        self.log(format!(
+            "MsgSeqNum too high, expecting {expected} but received {seq}"
+        ));
+        self.queue.insert(seq, msg.to_vec());
+        self.last_received = now.unix_nanos;
+        if let Some((first, last)) = self.resend_range
+            && seq >= first
+        {
+            self.log(format!(
+                "Already sent ResendRequest FROM: {first} TO: {last}.  Not sending another."
+            ));
+            return Ok(());
+        }
+        self.send_resend_request(seq, now)
+    }
+
+    /// A message below the expected number: a PossDup resend is checked
+    /// and ignored; anything else ends the session.
+    fn too_low(
+        &mut self,
+        m: &Inbound,
+        seq: u64,
+        expected: u64,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        if !m.poss_dup {
+            let text = format!("MsgSeqNum too low, expecting {expected} but received {seq}");
+            self.send_logout(Some(&text), now)?;
+            self.log(text);
+            return self.disconnect();
+        }
+        if m.msg_type != b"4" {
+            match m.orig_sending_time {
+                None => {
+                    self.reject(m, Reason::REQUIRED_TAG_MISSING, 122, now)?;
+                }
+                Some(orig) if m.sending_time.is_some_and(|st| orig > st) => {
+                    self.reject(m, Reason::SENDING_TIME_ACCURACY, 0, now)?;
+                    self.send_logout(None, now)?;
+                    self.phase = Phase::LogoutSent(now.unix_nanos);
+                }
+                Some(_) => {}
+            }
+        }
+        self.last_received = now.unix_nanos;
+        Ok(())
+    }
+
+    fn on_logon(&mut self, m: &Inbound, msg: &[u8], now: UtcTimestamp) -> Result<(), SessionError> {
+        if self.received_logon {
+            // A second Logon on a live session.
+            self.log("Received logon while already logged on".into());
+            return self.disconnect();
+        }
+        if self.cfg.role == Role::Initiator && !self.sent_logon {
+            self.log("Received logon response before sending request".into());
+            return self.disconnect();
+        }
+        if m.reset_seq_num {
+            self.log("Logon contains ResetSeqNumFlag=Y, reseting sequence numbers to 1".into());
+            if !self.sent_reset {
+                self.store.reset()?;
+            }
+        } else if self.cfg.role == Role::Acceptor && self.cfg.reset_on_logon {
+            self.store.reset()?;
+        }
+        if self.cfg.role == Role::Acceptor {
+            match m.heart_bt_int {
+                Some(h) => self.heart_bt_int = h,
+                None => {
+                    self.reject(m, Reason::REQUIRED_TAG_MISSING, 108, now)?;
+                    return self.disconnect();
+                }
+            }
+        }
+        let check_low = !m.reset_seq_num;
+        if !self.verify(m, msg, now, false, check_low, false)? {
+            return Ok(());
+        }
+        self.received_logon = true;
+        let seq = m.seq.unwrap_or(0);
+        match self.cfg.role {
+            Role::Acceptor => {
+                self.log("Received logon request".into());
+                let reset = m.reset_seq_num || self.cfg.reset_on_logon;
+                // The reset already happened when the Logon arrived.
+                self.sent_reset = false;
+                self.send_logon_reply(reset, now)?;
+                self.log("Responding to logon request".into());
+            }
+            Role::Initiator => self.log("Received logon response".into()),
+        }
+        self.sent_reset = false;
+        self.phase = Phase::LoggedOn;
+        self.out.push(Output::LoggedOn);
+        let expected = self.store.next_target_seq();
+        if seq > expected && !m.reset_seq_num {
+            self.too_high(msg, seq, now)?;
+        } else {
+            self.incr_target()?;
+        }
+        Ok(())
+    }
+
+    fn send_logon_reply(&mut self, reset: bool, now: UtcTimestamp) -> Result<(), SessionError> {
+        let hb = self.heart_bt_int;
+        let appl = self.cfg.default_appl_ver_id;
+        let next = self
+            .cfg
+            .next_expected_msg_seq_num
+            .then(|| self.store.next_target_seq() + 1);
+        self.send_admin(b"A", now, |b| {
+            b.field_uint(98, 0).field_uint(108, hb);
+            if reset {
+                b.field_char(141, b'Y');
+            }
+            if let Some(n) = next {
+                b.field_uint(789, n);
+            }
+            if let Some(a) = appl {
+                b.field_str(1137, a.wire());
+            }
+        })?;
+        self.sent_logon = true;
+        Ok(())
+    }
+
+    fn on_heartbeat(
+        &mut self,
+        m: &Inbound,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        if self.verify(m, msg, now, true, true, false)? {
+            self.incr_target()?;
+        }
+        Ok(())
+    }
+
+    fn on_test_request(
+        &mut self,
+        m: &Inbound,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        if !self.verify(m, msg, now, true, true, false)? {
+            return Ok(());
+        }
+        let id = m.test_req_id.clone();
+        self.send_admin(b"0", now, |b| {
+            if let Some(id) = &id {
+                b.field_bytes(112, id);
+            }
+        })?;
+        self.log("Received test request".into());
+        self.incr_target()
+    }
+
+    fn on_reject(
+        &mut self,
+        m: &Inbound,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        if self.verify(m, msg, now, false, true, false)? {
+            self.incr_target()?;
+        }
+        Ok(())
+    }
+
+    fn on_logout(
+        &mut self,
+        m: &Inbound,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        if !self.verify(m, msg, now, false, false, false)? {
+            return Ok(());
+        }
+        if let Phase::LogoutSent(_) = self.phase {
+            self.log("Received logout response".into());
+        } else {
+            self.send_logout(None, now)?;
+            self.log("Received logout request".into());
+            self.log("Sending logout response".into());
+        }
+        self.incr_target()?;
+        if self.cfg.reset_on_logout {
+            self.store.reset()?;
+        }
+        self.out.push(Output::LoggedOut);
+        self.disconnect()
+    }
+
+    fn on_sequence_reset(
+        &mut self,
+        m: &Inbound,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let gap_fill = m.gap_fill;
+        // A reset (not a gap fill) is honoured whatever its own number.
+        if !self.verify(m, msg, now, gap_fill, gap_fill, false)? {
+            return Ok(());
+        }
+        let Some(new) = m.new_seq_no else {
+            return self.reject(m, Reason::REQUIRED_TAG_MISSING, 36, now);
+        };
+        let expected = self.store.next_target_seq();
+        self.log(format!("Received SequenceReset FROM: {expected} TO: {new}"));
+        if new > expected {
+            self.set_target(new)?;
+        } else if new < expected {
+            self.reject(m, Reason::VALUE_INCORRECT, 36, now)?;
+        }
+        Ok(())
+    }
+
+    /// Serves a ResendRequest: application messages again with
+    /// PossDupFlag=Y and OrigSendingTime, runs of admin messages (and of
+    /// numbers the store no longer has) as one SequenceReset-GapFill.
+    fn on_resend_request(
+        &mut self,
+        m: &Inbound,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        if !self.verify(m, msg, now, false, false, false)? {
+            return Ok(());
+        }
+        let (Some(begin), Some(end)) = (m.begin_seq_no, m.end_seq_no) else {
+            let tag = if m.begin_seq_no.is_none() { 7 } else { 16 };
+            return self.reject(m, Reason::REQUIRED_TAG_MISSING, tag, now);
+        };
+        self.log(format!("Received ResendRequest FROM: {begin} TO: {end}"));
+        let next_out = self.store.next_sender_seq();
+        let infinite =
+            end == 0 || (self.cfg.begin_string <= BeginString::Fix41 && end == INFINITY_41);
+        let last = if infinite || end >= next_out {
+            next_out - 1
+        } else {
+            end
+        };
+        let mut gap_from: Option<u64> = None;
+        let mut seq = begin.max(1);
+        let mut stored = Vec::new();
+        while seq <= last {
+            stored.clear();
+            let resend = self.store.load(seq, &mut stored)? && self.prepare_resend(&stored, now);
+            if resend {
+                if let Some(from) = gap_from.take() {
+                    self.send_gap_fill(from, seq, now)?;
+                }
+                let bytes = self.builder_bytes();
+                self.last_sent = now.unix_nanos;
+                self.out.push(Output::Send(bytes));
+            } else if gap_from.is_none() {
+                gap_from = Some(seq);
+            }
+            seq += 1;
+        }
+        if let Some(from) = gap_from {
+            self.send_gap_fill(from, last + 1, now)?;
+        }
+        // Whatever the request's own number, it is counted once served.
+        let seq = m.seq.unwrap_or(0);
+        if seq == self.store.next_target_seq() {
+            self.incr_target()?;
+        } else if seq > self.store.next_target_seq() {
+            self.too_high(msg, seq, now)?;
+        }
+        Ok(())
+    }
+
+    fn builder_bytes(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.scratch)
+    }
+
+    /// Rebuilds stored message `stored` for a resend into `self.scratch`:
+    /// false for an admin message (gap-filled instead) or one that no
+    /// longer parses.
+    fn prepare_resend(&mut self, stored: &[u8], now: UtcTimestamp) -> bool {
+        let precision = if self.cfg.begin_string >= BeginString::Fix42 {
+            TimePrecision::Millis
+        } else {
+            TimePrecision::Seconds
+        };
+        let Ok(msg) = self.parser.parse(stored) else {
+            return false;
+        };
+        if is_admin(msg.msg_type()) {
+            return false;
+        }
+        let b = &mut self.builder;
+        b.begin(msg.msg_type());
+        let mut orig = None;
+        for f in msg.fields() {
+            match f.tag {
+                8 | 9 | 10 | 35 | 43 | 122 => {}
+                52 => {
+                    orig = Some(f.value);
+                    b.header_timestamp(52, now, precision);
+                }
+                t if is_header_tag(t) => {
+                    b.header_bytes(t, f.value);
+                }
+                t => {
+                    b.field_bytes(t, f.value);
+                }
+            }
+        }
+        b.header_bytes(43, b"Y");
+        if let Some(o) = orig {
+            b.header_bytes(122, o);
+        }
+        match b.finish() {
+            Ok(bytes) => {
+                self.scratch.clear();
+                self.scratch.extend_from_slice(bytes);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// SequenceReset-GapFill under number `from` (PossDupFlag=Y) moving the
+    /// peer on to `to`. Not stored: it stands in for stored messages.
+    fn send_gap_fill(&mut self, from: u64, to: u64, now: UtcTimestamp) -> Result<(), SessionError> {
+        let precision = if self.cfg.begin_string >= BeginString::Fix42 {
+            TimePrecision::Millis
+        } else {
+            TimePrecision::Seconds
+        };
+        let b = &mut self.builder;
+        b.begin(b"4");
+        b.header_uint(34, from)
+            .header_bytes(43, b"Y")
+            .header_str(49, &self.cfg.sender_comp_id)
+            .header_timestamp(52, now, precision)
+            .header_str(56, &self.cfg.target_comp_id)
+            .header_timestamp(122, now, precision);
+        b.field_char(123, b'Y').field_uint(36, to);
+        if let Ok(bytes) = b.finish() {
+            let bytes = bytes.to_vec();
+            self.last_sent = now.unix_nanos;
+            self.out.push(Output::Send(bytes));
+        }
+        Ok(())
+    }
+
+    /// Processes queued messages that are now in sequence.
+    fn drain_queue(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        loop {
+            let expected = self.store.next_target_seq();
+            // Older entries can no longer be processed: drop them.
+            while let Some((&s, _)) = self.queue.first_key_value() {
+                if s >= expected {
+                    break;
+                }
+                self.queue.pop_first();
+            }
+            let Some(msg) = self.queue.remove(&expected) else {
+                return Ok(());
+            };
+            self.log(format!("Processing QUEUED message: {expected}"));
+            // QuickFIX does not act on a queued Logon or ResendRequest
+            // again (both were handled when they arrived): it counts them.
+            if msg_type_of(&msg).is_some_and(|t| t == b"A" || t == b"2") {
+                self.incr_target()?;
+                continue;
+            }
+            self.process(&msg, now, true)?;
+            if self.phase == Phase::Disconnected {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// MsgType(35) of a framed message (the third field).
+fn msg_type_of(msg: &[u8]) -> Option<&[u8]> {
+    let mut fields = msg.split(|&b| b == 1);
+    let third = fields.nth(2)?;
+    third.strip_prefix(b"35=")
+}
+
+/// Tags QuickFIX places in the standard header.
+fn is_header_tag(t: u32) -> bool {
+    matches!(
+        t,
+        8 | 9
+            | 35
+            | 34
+            | 43
+            | 49
+            | 50
+            | 52
+            | 56
+            | 57
+            | 90
+            | 91
+            | 97
+            | 115
+            | 116
+            | 122
+            | 128
+            | 129
+            | 142
+            | 143
+            | 144
+            | 145
+            | 212
+            | 213
+            | 347
+            | 369
+            | 370
+            | 627
+            | 628
+            | 629
+            | 630
+            | 1128
+            | 1129
+            | 1156
+    )
+}
+
+/// Why a message is dropped as garbled.
+struct Garbled(String);
+
+/// Reads what the session needs from `msg`; a message the parser refuses
+/// for its framing (BeginString, BodyLength, CheckSum) is garbled.
+fn inspect(parser: &mut Parser, msg: &[u8], cfg: &Config) -> Result<Inbound, Garbled> {
+    let m: Message<'_> = match parser.parse(msg) {
+        Ok(m) => m,
+        Err(e) => return lenient(msg, e, cfg),
+    };
+    let mut i = Inbound {
+        msg_type: m.msg_type().to_vec(),
+        ..Inbound::default()
+    };
+    if m.begin_string() != cfg.begin_string.as_str().as_bytes() {
+        return Err(Garbled(format!(
+            "BeginString {} is not {}",
+            String::from_utf8_lossy(m.begin_string()),
+            cfg.begin_string.as_str()
+        )));
+    }
+    i.seq = m.uint(34).ok();
+    if m.get(34).is_some() && i.seq.is_none() {
+        i.header_problem = Some((Reason::INCORRECT_DATA_FORMAT, 34));
+    }
+    i.comp_ids_ok = m.get(49) == Some(cfg.target_comp_id.as_bytes())
+        && m.get(56) == Some(cfg.sender_comp_id.as_bytes());
+    i.sending_time = m.timestamp(52).ok();
+    if i.header_problem.is_none() {
+        if m.get(52).is_none() {
+            i.header_problem = Some((Reason::REQUIRED_TAG_MISSING, 52));
+        } else if i.sending_time.is_none() {
+            i.header_problem = Some((Reason::INCORRECT_DATA_FORMAT, 52));
+        } else if m.get(49).is_none() {
+            i.header_problem = Some((Reason::REQUIRED_TAG_MISSING, 49));
+        } else if m.get(56).is_none() {
+            i.header_problem = Some((Reason::REQUIRED_TAG_MISSING, 56));
+        }
+    }
+    i.poss_dup = m.get(43) == Some(b"Y");
+    i.orig_sending_time = m.timestamp(122).ok();
+    i.heart_bt_int = m.uint(108).ok();
+    i.reset_seq_num = m.get(141) == Some(b"Y");
+    i.test_req_id = m.get(112).map(<[u8]>::to_vec);
+    i.begin_seq_no = m.uint(7).ok();
+    i.end_seq_no = m.uint(16).ok();
+    i.new_seq_no = m.uint(36).ok();
+    i.gap_fill = m.get(123) == Some(b"Y");
+    i.text = m.str(58).ok().map(str::to_owned);
+    Ok(i)
+}
+
+/// A message the strict parser refused: garbled when its frame is wrong;
+/// otherwise (a repeated tag, a bad group) it is answered with a Reject,
+/// so the few header fields needed are read leniently.
+fn lenient(msg: &[u8], e: Error, cfg: &Config) -> Result<Inbound, Garbled> {
+    let reason = match e {
+        Error::DuplicateTag { .. } => Reason::TAG_APPEARS_MORE_THAN_ONCE,
+        Error::GroupCount { .. } | Error::GroupDelimiter { .. } => Reason::INCORRECT_NUM_IN_GROUP,
+        Error::EmptyValue { .. } => Reason::TAG_WITHOUT_VALUE,
+        _ => return Err(Garbled(e.to_string())),
+    };
+    let tag = match e {
+        Error::DuplicateTag { tag, .. } | Error::EmptyValue { tag, .. } => tag,
+        Error::GroupCount { tag, .. } | Error::GroupDelimiter { tag, .. } => tag,
+        _ => 0,
+    };
+    let mut i = Inbound::default();
+    let mut sender = None;
+    let mut target = None;
+    for f in msg.split(|&b| b == 1) {
+        let Some(eq) = f.iter().position(|&b| b == b'=') else {
+            continue;
+        };
+        let (t, v) = (&f[..eq], &f[eq + 1..]);
+        match t {
+            b"8" if v != cfg.begin_string.as_str().as_bytes() => {
+                return Err(Garbled(e.to_string()));
+            }
+            b"35" if i.msg_type.is_empty() => i.msg_type = v.to_vec(),
+            b"34" if i.seq.is_none() => i.seq = crate::value::parse_uint(v),
+            b"49" if sender.is_none() => sender = Some(v),
+            b"56" if target.is_none() => target = Some(v),
+            b"52" if i.sending_time.is_none() => i.sending_time = UtcTimestamp::parse(v),
+            b"43" => i.poss_dup = v == b"Y",
+            _ => {}
+        }
+    }
+    i.comp_ids_ok = sender == Some(cfg.target_comp_id.as_bytes())
+        && target == Some(cfg.sender_comp_id.as_bytes());
+    i.header_problem = Some((reason, tag));
+    Ok(i)
+}

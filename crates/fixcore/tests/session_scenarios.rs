@@ -1,0 +1,514 @@
+//! Session-layer scenarios scripted as wire messages, in the manner of
+//! QuickFIX's acceptance tests: "the counterparty sends this, the session
+//! must send exactly that".
+//!
+//! A script line is one step:
+//! - `connect` / `disconnect`: the connection comes up / goes down;
+//! - `> fields`: the counterparty sends a message. The script gives every
+//!   field but BodyLength(9) and CheckSum(10), which this file computes
+//!   itself (byte counting and summing written here, not the library's);
+//!   `52=NOW` is the clock's time, `52=NOW-200` 200 seconds before;
+//! - `< fields`: the session must send exactly these fields, in this order;
+//!   `TIME` matches any UTCTimestamp, and 9 and 10 are checked by the same
+//!   independent arithmetic;
+//! - `deliver N`: the application receives the message numbered N;
+//! - `logged-on`, `logged-out`, `disconnected`: those events, in order;
+//! - `wait S`: S seconds pass and the session's timer runs;
+//! - `seqs S T`: the store's next sender and target numbers;
+//! - `# ...`: a comment.
+//!
+//! After the last step no output may be left unchecked. `|` stands for SOH.
+
+use fixcore::session::machine::{Config, Output, Role, Session};
+use fixcore::session::store::{MemoryStore, SessionStore};
+use fixcore::settings::BeginString;
+use fixcore::value::UtcTimestamp;
+
+/// 2026-11-23 12:00:00 UTC, the scripts' clock at the start.
+const T0: i64 = 1_795_435_200 * 1_000_000_000;
+
+fn config(bs: BeginString, role: Role) -> Config {
+    let (ours, theirs) = match role {
+        Role::Acceptor => ("ISLD", "TW"),
+        Role::Initiator => ("TW", "ISLD"),
+    };
+    Config {
+        role,
+        begin_string: bs,
+        sender_comp_id: ours.into(),
+        target_comp_id: theirs.into(),
+        heart_bt_int: 30,
+        reset_on_logon: false,
+        reset_on_logout: false,
+        reset_on_disconnect: false,
+        check_comp_id: true,
+        check_latency: true,
+        max_latency_secs: 120,
+        default_appl_ver_id: None,
+        next_expected_msg_seq_num: false,
+        logon_timeout_secs: 10,
+        logout_timeout_secs: 2,
+    }
+}
+
+/// `YYYYMMDD-HH:MM:SS.sss` for a time in nanoseconds, written out here
+/// with the civil-from-days arithmetic (not the library's formatter).
+fn timestamp(nanos: i64) -> String {
+    let secs = nanos.div_euclid(1_000_000_000);
+    let ms = nanos.rem_euclid(1_000_000_000) / 1_000_000;
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}:{:02}:{:02}.{ms:03}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )
+}
+
+/// A complete message from the script's fields: BeginString first, then
+/// BodyLength and CheckSum computed here.
+fn frame(fields: &str, now: i64) -> Vec<u8> {
+    let mut parts: Vec<String> = fields
+        .split('|')
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            if let Some(rest) = f.strip_prefix("52=NOW") {
+                let back: i64 = rest.strip_prefix('-').map_or(0, |s| s.parse().unwrap());
+                format!("52={}", timestamp(now - back * 1_000_000_000))
+            } else if let Some(rest) = f.strip_prefix("122=NOW") {
+                let back: i64 = rest.strip_prefix('-').map_or(0, |s| s.parse().unwrap());
+                format!("122={}", timestamp(now - back * 1_000_000_000))
+            } else {
+                f.to_string()
+            }
+        })
+        .collect();
+    let begin = parts.remove(0);
+    let body: String = parts.iter().map(|p| format!("{p}\x01")).collect();
+    let mut msg = format!("{begin}\x019={}\x01{body}", body.len()).into_bytes();
+    let sum: u32 = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
+    msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
+    msg
+}
+
+/// The fields of a sent message after checking its BodyLength and
+/// CheckSum by hand.
+fn fields_of(msg: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8(msg.to_vec()).expect("ASCII message");
+    assert!(text.ends_with('\x01'), "{text:?} does not end with SOH");
+    let fields: Vec<&str> = text[..text.len() - 1].split('\x01').collect();
+    let (last, rest) = fields.split_last().unwrap();
+    let sum_at = text.len() - last.len() - 1;
+    let sum: u32 = msg[..sum_at].iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
+    assert_eq!(*last, format!("10={sum:03}"), "checksum of {text:?}");
+    let body_start = rest[0].len() + rest[1].len() + 2;
+    assert_eq!(
+        rest[1],
+        format!("9={}", sum_at - body_start),
+        "body length of {text:?}"
+    );
+    rest.iter()
+        .map(|f| {
+            let (t, v) = f.split_once('=').unwrap();
+            (t.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn is_timestamp(v: &str) -> bool {
+    let b = v.as_bytes();
+    (b.len() == 17 || b.len() == 21)
+        && b[8] == b'-'
+        && b[11] == b':'
+        && b[14] == b':'
+        && (b.len() == 17 || b[17] == b'.')
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 8 | 11 | 14 | 17) || c.is_ascii_digit())
+}
+
+struct Script {
+    session: Session<MemoryStore>,
+    now: i64,
+    pending: std::collections::VecDeque<Output>,
+    name: String,
+}
+
+impl Script {
+    fn new(name: &str, cfg: Config) -> Script {
+        Script {
+            session: Session::new(cfg, MemoryStore::default()),
+            now: T0,
+            pending: Default::default(),
+            name: name.into(),
+        }
+    }
+
+    fn now(&self) -> UtcTimestamp {
+        UtcTimestamp {
+            unix_nanos: self.now,
+        }
+    }
+
+    fn collect(&mut self) {
+        let outs: Vec<Output> = self.session.drain().collect();
+        self.pending
+            .extend(outs.into_iter().filter(|o| !matches!(o, Output::Log(_))));
+    }
+
+    fn next(&mut self, line: &str) -> Output {
+        self.collect();
+        match self.pending.pop_front() {
+            Some(o) => o,
+            None => panic!("{}: expected `{line}`, the session did nothing", self.name),
+        }
+    }
+
+    fn step(&mut self, line: &str) {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return;
+        }
+        let (cmd, arg) = line.split_once(' ').unwrap_or((line, ""));
+        match cmd {
+            "connect" => {
+                let now = self.now();
+                self.session.on_connect(now).unwrap();
+            }
+            "disconnect" => self.session.on_disconnect().unwrap(),
+            ">" => {
+                let msg = frame(arg, self.now);
+                let now = self.now();
+                self.session.on_message(&msg, now).unwrap();
+            }
+            "<" => {
+                let got = match self.next(line) {
+                    Output::Send(b) => b,
+                    other => panic!("{}: expected `{line}`, got {other:?}", self.name),
+                };
+                let got = fields_of(&got);
+                let want: Vec<(String, String)> = arg
+                    .split('|')
+                    .filter(|f| !f.is_empty())
+                    .map(|f| {
+                        let (t, v) = f.split_once('=').unwrap();
+                        (t.to_string(), v.to_string())
+                    })
+                    .collect();
+                let got_no_len: Vec<&(String, String)> =
+                    got.iter().filter(|(t, _)| t != "9").collect();
+                let ok = got_no_len.len() == want.len()
+                    && got_no_len.iter().zip(&want).all(|((gt, gv), (wt, wv))| {
+                        gt == wt && (gv == wv || (wv == "TIME" && is_timestamp(gv)))
+                    });
+                assert!(
+                    ok,
+                    "{}: expected\n  {arg}\ngot\n  {}",
+                    self.name,
+                    got_no_len
+                        .iter()
+                        .map(|(t, v)| format!("{t}={v}"))
+                        .collect::<Vec<_>>()
+                        .join("|")
+                );
+            }
+            "deliver" => {
+                let n: u64 = arg.parse().unwrap();
+                match self.next(line) {
+                    Output::Deliver(b) => {
+                        let f = fields_of(&b);
+                        let seq = f.iter().find(|(t, _)| t == "34").unwrap();
+                        assert_eq!(seq.1, n.to_string(), "{}: delivered", self.name);
+                    }
+                    other => panic!("{}: expected `{line}`, got {other:?}", self.name),
+                }
+            }
+            "logged-on" | "logged-out" | "disconnected" => {
+                let want = match cmd {
+                    "logged-on" => Output::LoggedOn,
+                    "logged-out" => Output::LoggedOut,
+                    _ => Output::Disconnect,
+                };
+                let got = self.next(line);
+                assert_eq!(got, want, "{}: `{line}`", self.name);
+            }
+            "wait" => {
+                let secs: i64 = arg.parse().unwrap();
+                self.now += secs * 1_000_000_000;
+                let now = self.now();
+                self.session.on_tick(now).unwrap();
+            }
+            "seqs" => {
+                self.collect();
+                let (s, t) = arg.split_once(' ').unwrap();
+                let st = self.session.store();
+                assert_eq!(
+                    (st.next_sender_seq(), st.next_target_seq()),
+                    (s.parse().unwrap(), t.parse().unwrap()),
+                    "{}: `{line}`",
+                    self.name
+                );
+            }
+            _ => panic!("{}: unknown step `{line}`", self.name),
+        }
+    }
+
+    fn run(mut self, steps: &str) {
+        for line in steps.lines() {
+            self.step(line);
+        }
+        self.collect();
+        assert!(
+            self.pending.is_empty(),
+            "{}: unexpected output after the script: {:?}",
+            self.name,
+            self.pending
+        );
+    }
+}
+
+/// Runs `steps` against an acceptor for each of `versions`; `{BS}` in the
+/// script is the BeginString.
+fn acceptor(name: &str, versions: &[BeginString], steps: &str) {
+    for &bs in versions {
+        let s = steps.replace("{BS}", bs.as_str());
+        Script::new(
+            &format!("{name} ({})", bs.as_str()),
+            config(bs, Role::Acceptor),
+        )
+        .run(&s);
+    }
+}
+
+const ALL: &[BeginString] = &[
+    BeginString::Fix40,
+    BeginString::Fix41,
+    BeginString::Fix42,
+    BeginString::Fix43,
+    BeginString::Fix44,
+    BeginString::Fixt11,
+];
+const FROM_42: &[BeginString] = &[
+    BeginString::Fix42,
+    BeginString::Fix43,
+    BeginString::Fix44,
+    BeginString::Fixt11,
+];
+
+/// The Logon every acceptor script starts with.
+const LOGON: &str = "
+connect
+> 8={BS}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|
+< 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|
+logged-on
+";
+
+#[test]
+fn valid_logon_is_answered_and_numbers_advance() {
+    acceptor("1a valid logon", ALL, &format!("{LOGON}\nseqs 2 2"));
+}
+
+#[test]
+fn a_first_message_that_is_not_a_logon_disconnects() {
+    acceptor(
+        "1e not a logon",
+        ALL,
+        "connect
+         > 8={BS}|35=0|34=1|49=TW|52=NOW|56=ISLD|
+         disconnected
+         seqs 1 1",
+    );
+}
+
+#[test]
+fn a_logon_with_the_wrong_comp_id_is_rejected_and_logged_out() {
+    acceptor(
+        "1c wrong CompID",
+        FROM_42,
+        "connect
+         > 8={BS}|35=A|34=1|49=TW|52=NOW|56=WRONG|98=0|108=30|
+         < 8={BS}|35=3|34=1|49=ISLD|52=TIME|56=TW|45=1|372=A|373=9|58=CompID problem|
+         < 8={BS}|35=5|34=2|49=ISLD|52=TIME|56=TW|",
+    );
+}
+
+#[test]
+fn heartbeats_flow_on_silence_and_a_test_request_is_answered() {
+    acceptor(
+        "2a heartbeat and test request",
+        ALL,
+        &format!(
+            "{LOGON}
+             wait 30
+             < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|
+             > 8={{BS}}|35=1|34=2|49=TW|52=NOW|56=ISLD|112=HELLO|
+             < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|112=HELLO|
+             seqs 4 3"
+        ),
+    );
+}
+
+#[test]
+fn a_silent_peer_gets_a_test_request_then_is_disconnected() {
+    acceptor(
+        "silent peer",
+        ALL,
+        &format!(
+            "{LOGON}
+             wait 30
+             < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|
+             wait 6
+             < 8={{BS}}|35=1|34=3|49=ISLD|52=TIME|56=TW|112=TEST|
+             wait 36
+             disconnected"
+        ),
+    );
+}
+
+#[test]
+fn a_gap_is_asked_for_and_queued_messages_follow_the_fill_in_order() {
+    acceptor(
+        "2b too high, queued, gap filled",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=D|34=4|49=TW|52=NOW|56=ISLD|11=C4|
+             < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=2|16=0|
+             > 8={{BS}}|35=D|34=5|49=TW|52=NOW|56=ISLD|11=C5|
+             > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|43=Y|122=NOW-1|11=C2|
+             deliver 2
+             > 8={{BS}}|35=4|34=3|49=TW|52=NOW|56=ISLD|43=Y|122=NOW-1|123=Y|36=4|
+             deliver 4
+             deliver 5
+             seqs 3 6"
+        ),
+    );
+}
+
+#[test]
+fn a_number_too_low_without_poss_dup_ends_the_session() {
+    acceptor(
+        "2c too low",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=0|34=1|49=TW|52=NOW|56=ISLD|
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|58=MsgSeqNum too low, expecting 2 but received 1|
+             disconnected"
+        ),
+    );
+}
+
+#[test]
+fn a_poss_dup_below_the_expected_number_is_ignored() {
+    acceptor(
+        "2e poss dup too low",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=D|34=1|49=TW|52=NOW|56=ISLD|43=Y|122=NOW-5|11=X|
+             seqs 2 2"
+        ),
+    );
+}
+
+#[test]
+fn a_resend_request_is_served_with_gap_fills_for_admin_messages() {
+    acceptor(
+        "8 resend request",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=2|34=2|49=TW|52=NOW|56=ISLD|7=1|16=0|
+             < 8={{BS}}|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|123=Y|36=2|
+             seqs 2 3"
+        ),
+    );
+}
+
+#[test]
+fn sequence_reset_moves_the_expected_number_and_never_back() {
+    acceptor(
+        "11 sequence reset",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=4|34=5|49=TW|52=NOW|56=ISLD|36=20|
+             seqs 2 20
+             > 8={{BS}}|35=4|34=20|49=TW|52=NOW|56=ISLD|36=10|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=20|372=4|373=5|371=36|58=Value is incorrect (out of range) for this tag|
+             seqs 3 20"
+        ),
+    );
+}
+
+#[test]
+fn the_logout_handshake_from_the_peer() {
+    acceptor(
+        "logout",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=5|34=2|49=TW|52=NOW|56=ISLD|
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|
+             logged-out
+             disconnected
+             seqs 3 3"
+        ),
+    );
+}
+
+#[test]
+fn a_garbled_message_is_dropped_without_using_a_number() {
+    acceptor(
+        "garbled",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             seqs 2 3"
+        ),
+    );
+    // The same heartbeat with a wrong checksum: nothing happens.
+    let mut s = Script::new(
+        "garbled checksum",
+        config(BeginString::Fix44, Role::Acceptor),
+    );
+    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+        s.step(l);
+    }
+    let mut msg = frame("8=FIX.4.4|35=0|34=2|49=TW|52=NOW|56=ISLD|", T0);
+    let n = msg.len();
+    msg[n - 2] = if msg[n - 2] == b'9' {
+        b'0'
+    } else {
+        msg[n - 2] + 1
+    };
+    let now = s.now();
+    s.session.on_message(&msg, now).unwrap();
+    s.step("seqs 2 2");
+    s.run("");
+}
+
+#[test]
+fn sending_time_far_from_the_clock_is_rejected() {
+    acceptor(
+        "sending time",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW-200|56=ISLD|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=0|373=10|58=SendingTime accuracy problem|
+             < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|"
+        ),
+    );
+}
