@@ -1116,7 +1116,7 @@ fn msg_type_of(msg: &[u8]) -> Option<&[u8]> {
 }
 
 /// Tags QuickFIX places in the standard header.
-fn is_header_tag(t: u32) -> bool {
+pub(crate) fn is_header_tag(t: u32) -> bool {
     matches!(
         t,
         8 | 9

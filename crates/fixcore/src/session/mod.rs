@@ -4,11 +4,19 @@
 //! - [`machine`]: the sans-I/O state machine ([`machine::Session`]): framed
 //!   messages and clock ticks in, bytes to send and application messages
 //!   out;
+//! - [`connection`]: runs a session over one blocking TCP connection,
+//!   with an [`connection::Application`] and a [`connection::Log`];
+//! - [`acceptor`]: many sessions on one port, each connection routed to
+//!   its session by the CompIDs of its first Logon;
+//! - [`app`]: the `echo` and `exec` applications;
 //! - [`reject`]: SessionRejectReason codes and QuickFIX's texts for them;
 //! - [`store`]: what a session must remember across connections and
 //!   restarts: its two sequence numbers and the messages it sent, for
 //!   serving ResendRequests.
 
+pub mod acceptor;
+pub mod app;
+pub mod connection;
 pub mod machine;
 pub mod reject;
 pub mod store;

@@ -316,3 +316,52 @@ impl SessionStore for FileStore {
 
 #[cfg(test)]
 mod tests;
+
+/// Either store, chosen at run time from the settings (`FileStorePath`
+/// or none).
+#[derive(Debug)]
+pub enum AnyStore {
+    /// In memory.
+    Memory(MemoryStore),
+    /// A journal file.
+    File(FileStore),
+}
+
+impl SessionStore for AnyStore {
+    fn next_sender_seq(&self) -> u64 {
+        match self {
+            AnyStore::Memory(s) => s.next_sender_seq(),
+            AnyStore::File(s) => s.next_sender_seq(),
+        }
+    }
+    fn next_target_seq(&self) -> u64 {
+        match self {
+            AnyStore::Memory(s) => s.next_target_seq(),
+            AnyStore::File(s) => s.next_target_seq(),
+        }
+    }
+    fn set_seqs(&mut self, sender: u64, target: u64) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.set_seqs(sender, target),
+            AnyStore::File(s) => s.set_seqs(sender, target),
+        }
+    }
+    fn save(&mut self, seq: u64, msg: &[u8]) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.save(seq, msg),
+            AnyStore::File(s) => s.save(seq, msg),
+        }
+    }
+    fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.load(seq, out),
+            AnyStore::File(s) => s.load(seq, out),
+        }
+    }
+    fn reset(&mut self) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.reset(),
+            AnyStore::File(s) => s.reset(),
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! The applications `perfkit fix acceptor --app` runs.
+//!
+//! - [`Echo`]: what QuickFIX's own acceptance tests run against: each
+//!   NewOrderSingle, SecurityDefinition and Email is sent back (a
+//!   NewOrderSingle with PossResend=Y whose ClOrdID was already seen is
+//!   not); any other type is answered as unsupported.
+//! - [`Exchange`]: an exchange simulator: each NewOrderSingle gets an
+//!   ExecutionReport for the new order, then one filling it.
+
+use std::collections::HashSet;
+
+use super::connection::Application;
+use super::machine::{Session, SessionError};
+use super::store::SessionStore;
+use crate::parse::Parser;
+use crate::settings::BeginString;
+use crate::value::UtcTimestamp;
+
+/// Header fields the session writes itself, never copied from a message
+/// being echoed (PossDupFlag and OrigSendingTime are a resend's).
+fn session_written(tag: u32) -> bool {
+    matches!(tag, 8 | 9 | 10 | 34 | 35 | 43 | 49 | 52 | 56 | 122)
+}
+
+/// See the [module docs](self).
+#[derive(Default)]
+pub struct Echo {
+    parser: Parser,
+    seen: HashSet<Vec<u8>>,
+}
+
+impl Application for Echo {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let Ok(m) = self.parser.parse(msg) else {
+            return Ok(());
+        };
+        let t = m.msg_type().to_vec();
+        match &t[..] {
+            b"D" => {
+                let clordid = m.get(11).unwrap_or_default().to_vec();
+                let poss_resend = m.get(97) == Some(b"Y");
+                if !self.seen.insert(clordid) && poss_resend {
+                    return Ok(());
+                }
+            }
+            b"d" | b"C" => {}
+            _ => return session.reject_unsupported(msg, now),
+        }
+        let fields: Vec<(u32, Vec<u8>, bool)> = m
+            .fields()
+            .filter(|f| !session_written(f.tag))
+            .map(|f| {
+                (
+                    f.tag,
+                    f.value.to_vec(),
+                    super::machine::is_header_tag(f.tag),
+                )
+            })
+            .collect();
+        session.send_app(&t, now, |b| {
+            for (tag, v, header) in &fields {
+                if *header {
+                    b.header_bytes(*tag, v);
+                } else {
+                    b.field_bytes(*tag, v);
+                }
+            }
+        })?;
+        Ok(())
+    }
+}
+
+/// See the [module docs](self).
+#[derive(Default)]
+pub struct Exchange {
+    parser: Parser,
+    orders: u64,
+}
+
+impl Application for Exchange {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let Ok(m) = self.parser.parse(msg) else {
+            return Ok(());
+        };
+        if m.msg_type() != b"D" {
+            return session.reject_unsupported(msg, now);
+        }
+        self.orders += 1;
+        let order_id = format!("O{}", self.orders);
+        let get = |t| m.get(t).unwrap_or(b"").to_vec();
+        let (clordid, symbol, side, qty) = (get(11), get(55), get(54), get(38));
+        let price = m.get(44).unwrap_or(b"0").to_vec();
+        let old = session.config().begin_string <= BeginString::Fix42;
+        for (n, (exec_type, status)) in [(b"0", b"0"), (b"2", b"2")].into_iter().enumerate() {
+            let filled = n == 1;
+            let exec_id = format!("E{}-{}", self.orders, n + 1);
+            session.send_app(b"8", now, |b| {
+                b.field_str(37, &order_id).field_str(17, &exec_id);
+                if old {
+                    b.field_char(20, b'0');
+                }
+                b.field_bytes(150, if filled && old { b"2" } else { exec_type })
+                    .field_bytes(39, status);
+                if !clordid.is_empty() {
+                    b.field_bytes(11, &clordid);
+                }
+                if !symbol.is_empty() {
+                    b.field_bytes(55, &symbol);
+                }
+                if !side.is_empty() {
+                    b.field_bytes(54, &side);
+                }
+                if !qty.is_empty() {
+                    b.field_bytes(38, &qty);
+                }
+                if filled {
+                    b.field_bytes(32, if qty.is_empty() { b"0" } else { &qty })
+                        .field_bytes(31, &price)
+                        .field_bytes(14, if qty.is_empty() { b"0" } else { &qty })
+                        .field_bytes(151, b"0")
+                        .field_bytes(6, &price);
+                } else {
+                    b.field_bytes(14, b"0")
+                        .field_bytes(151, if qty.is_empty() { b"0" } else { &qty })
+                        .field_bytes(6, b"0");
+                }
+            })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,185 @@
+//! Runs a [`Session`] over one blocking TCP connection: frames what
+//! arrives, feeds the session, hands delivered messages to an
+//! [`Application`], writes what the session sends and ticks its timers.
+//!
+//! One thread per connection keeps this simple and fair: a slow or
+//! hostile peer (half a message, then silence) stalls only its own
+//! thread, and the session's timers still run because every read has a
+//! short timeout.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::machine::{Output, Session, SessionError};
+use super::store::SessionStore;
+use crate::frame::Framer;
+use crate::value::UtcTimestamp;
+
+/// How often timers run when nothing arrives.
+const TICK: Duration = Duration::from_millis(100);
+
+/// What the application side of a session does with its messages.
+pub trait Application {
+    /// A message delivered in sequence; reply through `session`.
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError>;
+}
+
+/// Where a connection's traffic and events are written.
+pub trait Log {
+    /// A message received (`incoming`) or sent, as its raw bytes.
+    fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]);
+    /// A session event (logon, gap, reject, disconnect...).
+    fn event(&mut self, now: UtcTimestamp, text: &str);
+}
+
+/// The wall clock as a [`UtcTimestamp`].
+pub fn now() -> UtcTimestamp {
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    UtcTimestamp {
+        unix_nanos: i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+    }
+}
+
+/// Why a connection ended.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// The socket failed.
+    #[error("connection: {0}")]
+    Io(#[from] io::Error),
+    /// The session's store failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// Limits and signals of a connection.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// Longest message accepted; a longer one is garbled and skipped.
+    pub max_message: usize,
+    /// Set to log the session out (Ctrl-C): the Logout handshake runs and
+    /// the connection closes.
+    pub stop: &'a AtomicBool,
+}
+
+/// Runs `session` on `stream` until either side closes it. `initial`
+/// holds bytes already read from the stream (an acceptor reads the first
+/// Logon to choose the session). An acceptor's session must be
+/// disconnected; this connects it.
+pub fn run<S: SessionStore, A: Application, L: Log>(
+    mut stream: TcpStream,
+    initial: &[u8],
+    session: &mut Session<S>,
+    app: &mut A,
+    log: &mut L,
+    opts: Options<'_>,
+) -> Result<(), ConnectionError> {
+    stream.set_read_timeout(Some(TICK))?;
+    stream.set_nodelay(true)?;
+    let mut framer = Framer::new(opts.max_message);
+    framer.push(initial);
+    session.on_connect(now())?;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut stopping = false;
+    loop {
+        if !flush(&mut stream, session, app, log)? {
+            return Ok(());
+        }
+        while let Some(frame) = framer.next_frame() {
+            let t = now();
+            match frame {
+                Ok(msg) => {
+                    log.message(t, true, msg);
+                    session.on_message(msg, t)?;
+                }
+                Err(e) => log.event(t, &format!("Invalid message: {e}")),
+            }
+            if !flush(&mut stream, session, app, log)? {
+                return Ok(());
+            }
+        }
+        if opts.stop.load(Ordering::Relaxed) && !stopping {
+            stopping = true;
+            session.logout(None, now())?;
+            continue;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => {
+                log.event(now(), "Connection closed by the counterparty");
+                session.on_disconnect()?;
+                flush_logs(session, log);
+                return Ok(());
+            }
+            Ok(n) => framer.push(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                log.event(now(), &format!("Connection failed: {e}"));
+                session.on_disconnect()?;
+                flush_logs(session, log);
+                return Ok(());
+            }
+        }
+        session.on_tick(now())?;
+    }
+}
+
+/// Carries out the session's outputs; false once it asked to disconnect.
+fn flush<S: SessionStore, A: Application, L: Log>(
+    stream: &mut TcpStream,
+    session: &mut Session<S>,
+    app: &mut A,
+    log: &mut L,
+) -> Result<bool, ConnectionError> {
+    loop {
+        let outs: Vec<Output> = session.drain().collect();
+        if outs.is_empty() {
+            return Ok(true);
+        }
+        let t = now();
+        for o in outs {
+            match o {
+                Output::Send(bytes) => {
+                    log.message(t, false, &bytes);
+                    if let Err(e) = stream.write_all(&bytes) {
+                        log.event(t, &format!("Connection failed: {e}"));
+                        session.on_disconnect()?;
+                        flush_logs(session, log);
+                        return Ok(false);
+                    }
+                }
+                Output::Deliver(msg) => app.on_message(session, &msg, t)?,
+                Output::LoggedOn => log.event(t, "Logon complete"),
+                Output::LoggedOut => log.event(t, "Logout complete"),
+                Output::Disconnect => {
+                    flush_logs(session, log);
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    return Ok(false);
+                }
+                Output::Log(line) => log.event(t, &line),
+            }
+        }
+    }
+}
+
+/// Writes the event lines a disconnect left, dropping anything else.
+fn flush_logs<S: SessionStore, L: Log>(session: &mut Session<S>, log: &mut L) {
+    let t = now();
+    for o in session.drain() {
+        if let Output::Log(line) = o {
+            log.event(t, &line);
+        }
+    }
+}
