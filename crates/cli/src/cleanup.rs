@@ -11,12 +11,23 @@
 
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The temporaries alive now, each under the id its [`Registration`] holds.
 static LIVE: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
 /// The next id [`register`] hands out.
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A flag the first signal sets instead of ending the process: a
+/// long-running command (a FIX acceptor) then winds down by itself, and
+/// only a second signal ends it at once.
+static GRACEFUL: std::sync::OnceLock<&'static AtomicBool> = std::sync::OnceLock::new();
+
+/// Asks that the first SIGINT/SIGTERM/SIGHUP set `flag` rather than end
+/// the process; the next one ends it as usual.
+pub fn stop_gracefully(flag: &'static AtomicBool) {
+    let _ = GRACEFUL.set(flag);
+}
 
 /// The signals after which no temporary may be left behind.
 const SIGNALS: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
@@ -64,7 +75,12 @@ pub fn install() -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("cleanup".into())
         .spawn(move || {
-            if let Some(sig) = signals.forever().next() {
+            for sig in signals.forever() {
+                if let Some(flag) = GRACEFUL.get()
+                    && !flag.swap(true, Ordering::SeqCst)
+                {
+                    continue;
+                }
                 // Held until exit, so no temporary is listed (or renamed
                 // into place by a commit and then unlisted) in between.
                 let live = LIVE.lock().unwrap_or_else(|p| p.into_inner());

@@ -1,9 +1,11 @@
 //! `perfkit fix-bench` (the FIX hot path, before/after pairs measured in one
-//! run, and fixcore's parser beside QuickFIX's when the peer is built) and
-//! `perfkit fix check` (validate FIX messages from a file or stdin).
+//! run, and fixcore's parser beside QuickFIX's when the peer is built),
+//! `perfkit fix check` (validate FIX messages from a file or stdin) and
+//! `perfkit fix acceptor` / `initiator` (the session engine, [`session`]).
 
 mod input;
 mod quickfix;
+mod session;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -448,6 +450,12 @@ enum FixCommand {
     /// as a byte stream or a log, line breaks allowed); exit 1 if any is
     /// invalid.
     Check(FixCheckArgs),
+    /// Run the FIX acceptor sessions of a QuickFIX settings file (one
+    /// port, many sessions); Ctrl-C logs them out.
+    Acceptor(session::SessionArgs),
+    /// Run the FIX initiator sessions of a QuickFIX settings file,
+    /// reconnecting when a connection drops; Ctrl-C logs them out.
+    Initiator(session::SessionArgs),
 }
 
 /// Arguments of `perfkit fix check`.
@@ -467,6 +475,8 @@ pub struct FixCheckArgs {
 pub fn run_fix(args: FixArgs) -> Result<ExitCode> {
     match args.command {
         FixCommand::Check(a) => check(a),
+        FixCommand::Acceptor(a) => session::acceptor(a),
+        FixCommand::Initiator(a) => session::initiator(a),
     }
 }
 

@@ -1,0 +1,279 @@
+//! `perfkit fix acceptor` and `perfkit fix initiator`: fixcore's session
+//! engine from a QuickFIX settings file, with the `echo` or `exec`
+//! application. Events go to stderr; `--log FILE` also writes every
+//! message sent and received as `time : message` lines, which
+//! `perfkit fix check` reads.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use fixcore::build::TimePrecision;
+use fixcore::session::acceptor::Acceptor;
+use fixcore::session::app::{Echo, Exchange};
+use fixcore::session::connection::{self, Application, Log, Options};
+use fixcore::session::machine::{Config, Session, SessionError};
+use fixcore::session::store::{AnyStore, Durability, FileStore, MemoryStore, SessionStore};
+use fixcore::settings::{ConnectionType, SessionSettings, Settings};
+use fixcore::value::UtcTimestamp;
+
+/// Largest message a session accepts by default (a longer one is garbled).
+const MAX_MESSAGE: usize = 1 << 20;
+
+/// Which application answers the counterparty's messages.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum App {
+    /// Send back each NewOrderSingle, SecurityDefinition and Email (what
+    /// QuickFIX's acceptance tests expect); other types are unsupported.
+    Echo,
+    /// Answer each NewOrderSingle with ExecutionReports: new, then filled.
+    Exec,
+}
+
+/// Arguments of `perfkit fix acceptor` and `perfkit fix initiator`.
+#[derive(Debug, clap::Args)]
+pub struct SessionArgs {
+    /// A QuickFIX settings file; its sessions of this command's
+    /// ConnectionType are run.
+    pub settings: PathBuf,
+    /// The application.
+    #[arg(long, value_enum, default_value = "echo")]
+    pub app: App,
+    /// Also write every message sent and received to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Largest message accepted, in bytes.
+    #[arg(long, default_value_t = MAX_MESSAGE,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=1 << 30))]
+    pub max_message: usize,
+}
+
+/// The application chosen at run time.
+enum AnyApp {
+    Echo(Echo),
+    Exec(Exchange),
+}
+
+impl AnyApp {
+    fn new(app: App) -> AnyApp {
+        match app {
+            App::Echo => AnyApp::Echo(Echo::default()),
+            App::Exec => AnyApp::Exec(Exchange::default()),
+        }
+    }
+}
+
+impl Application for AnyApp {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        match self {
+            AnyApp::Echo(a) => a.on_message(session, msg, now),
+            AnyApp::Exec(a) => a.on_message(session, msg, now),
+        }
+    }
+}
+
+/// `YYYYMMDD-HH:MM:SS.sss`.
+fn stamp(t: UtcTimestamp) -> String {
+    let mut b = [0u8; 32];
+    let n = fixcore::build::format::timestamp(&mut b, t, TimePrecision::Millis).unwrap_or(0);
+    String::from_utf8_lossy(&b[..n]).into_owned()
+}
+
+/// Events to stderr, messages to the shared `--log` file.
+struct SessionLog {
+    id: String,
+    messages: Option<Arc<Mutex<BufWriter<File>>>>,
+}
+
+impl Log for SessionLog {
+    fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]) {
+        if let Some(f) = &self.messages {
+            let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+            let dir = if incoming { "<-" } else { "->" };
+            let _ = write!(f, "{} : {} {dir} ", stamp(now), self.id);
+            let _ = f.write_all(msg);
+            let _ = f.write_all(b"\n");
+            let _ = f.flush();
+        }
+    }
+    fn event(&mut self, now: UtcTimestamp, text: &str) {
+        eprintln!("{} : {} : {text}", stamp(now), self.id);
+    }
+}
+
+/// The sessions of `role` in the settings file, with their stores.
+fn sessions(
+    path: &Path,
+    role: ConnectionType,
+) -> Result<Vec<(SessionSettings, Session<AnyStore>)>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading settings {}", path.display()))?;
+    let settings =
+        Settings::parse(&text).with_context(|| format!("settings {}", path.display()))?;
+    let mut out = Vec::new();
+    for s in settings.sessions {
+        if s.connection_type != role {
+            continue;
+        }
+        let store = match &s.file_store_path {
+            Some(dir) => {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("creating FileStorePath {dir}"))?;
+                let name = s.id().replace(['>', ':'], "-");
+                let file = Path::new(dir).join(format!("{name}.journal"));
+                AnyStore::File(
+                    FileStore::open(&file, Durability::Process)
+                        .with_context(|| format!("opening the store of {}", s.id()))?,
+                )
+            }
+            None => AnyStore::Memory(MemoryStore::default()),
+        };
+        let session = Session::new(Config::from_settings(&s), store);
+        out.push((s, session));
+    }
+    if out.is_empty() {
+        bail!(
+            "{}: no session with ConnectionType={}",
+            path.display(),
+            match role {
+                ConnectionType::Acceptor => "acceptor",
+                ConnectionType::Initiator => "initiator",
+            }
+        );
+    }
+    Ok(out)
+}
+
+fn message_log(path: &Option<PathBuf>) -> Result<Option<Arc<Mutex<BufWriter<File>>>>> {
+    path.as_ref()
+        .map(|p| {
+            let f = File::options()
+                .create(true)
+                .append(true)
+                .open(p)
+                .with_context(|| format!("opening log {}", p.display()))?;
+            Ok(Arc::new(Mutex::new(BufWriter::new(f))))
+        })
+        .transpose()
+}
+
+/// The flag Ctrl-C sets: sessions log out, then the command exits.
+fn stop_flag() -> &'static AtomicBool {
+    let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    perfkit::cleanup::stop_gracefully(flag);
+    flag
+}
+
+/// Runs `perfkit fix acceptor`.
+pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
+    let sessions = sessions(&args.settings, ConnectionType::Acceptor)?;
+    let mut ports: Vec<u16> = sessions
+        .iter()
+        .filter_map(|(s, _)| s.socket_accept_port)
+        .collect();
+    ports.sort_unstable();
+    ports.dedup();
+    let [port] = ports[..] else {
+        bail!(
+            "{}: the acceptor sessions must share one SocketAcceptPort (found {ports:?})",
+            args.settings.display()
+        );
+    };
+    let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
+    let listener = TcpListener::bind(("0.0.0.0", port))
+        .with_context(|| format!("listening on port {port}"))?;
+    eprintln!(
+        "perfkit fix acceptor: {} session(s) on port {port}",
+        ids.len()
+    );
+    let messages = message_log(&args.log)?;
+    let stop = stop_flag();
+    let acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
+    let misc = |line: &str| eprintln!("{} : {line}", stamp(connection::now()));
+    acceptor
+        .serve(
+            &listener,
+            |_| AnyApp::new(args.app),
+            |i| SessionLog {
+                id: ids[i].clone(),
+                messages: messages.clone(),
+            },
+            &misc,
+            args.max_message,
+            stop,
+        )
+        .context("accepting connections")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `perfkit fix initiator`: each initiator session connects,
+/// reconnecting after ReconnectInterval when the connection drops, until
+/// Ctrl-C logs it out.
+pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
+    let sessions = sessions(&args.settings, ConnectionType::Initiator)?;
+    let messages = message_log(&args.log)?;
+    let stop = stop_flag();
+    std::thread::scope(|scope| -> Result<()> {
+        let mut handles = Vec::new();
+        for (s, mut session) in sessions {
+            let (Some(host), Some(port)) = (s.socket_connect_host.clone(), s.socket_connect_port)
+            else {
+                bail!(
+                    "{}: SocketConnectHost and SocketConnectPort are needed",
+                    s.id()
+                );
+            };
+            let mut log = SessionLog {
+                id: s.id(),
+                messages: messages.clone(),
+            };
+            let app = args.app;
+            let max_message = args.max_message;
+            let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
+            handles.push(scope.spawn(move || -> Result<()> {
+                while !stop.load(Ordering::Relaxed) {
+                    match TcpStream::connect((host.as_str(), port)) {
+                        Ok(stream) => {
+                            let mut a = AnyApp::new(app);
+                            connection::run(
+                                stream,
+                                &[],
+                                &mut session,
+                                &mut a,
+                                &mut log,
+                                Options { max_message, stop },
+                            )
+                            .with_context(|| format!("session {}", log.id))?;
+                        }
+                        Err(e) => log.event(
+                            connection::now(),
+                            &format!("connecting to {host}:{port}: {e}"),
+                        ),
+                    }
+                    let deadline = std::time::Instant::now() + retry;
+                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+                Ok(())
+            }));
+        }
+        for h in handles {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("a session thread panicked"))??;
+        }
+        Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

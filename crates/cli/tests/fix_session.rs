@@ -1,0 +1,206 @@
+//! `perfkit fix acceptor` as a process, driven by a client written here
+//! (its own framing and checksums): the exec application answers an order,
+//! Ctrl-C logs the session out, the message log passes `fix check`, and
+//! after `kill -9` a restarted acceptor resumes its sequence numbers from
+//! its file store and serves a ResendRequest from disk.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+fn perfkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_perfkit"))
+}
+
+/// A port nobody listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn sending_time() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let (days, sod) = (secs / 86_400, secs % 86_400);
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}:{:02}:{:02}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )
+}
+
+fn frame(fields: &str) -> Vec<u8> {
+    let body: String = fields
+        .split('|')
+        .filter(|f| !f.is_empty())
+        .map(|f| format!("{}\x01", f.replace("NOW", &sending_time())))
+        .collect();
+    let mut msg = format!("8=FIX.4.4\x019={}\x01{body}", body.len()).into_bytes();
+    let sum: u32 = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
+    msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
+    msg
+}
+
+/// One message as `tag=value` strings; `None` once the peer closed.
+fn read_message(s: &mut TcpStream) -> Option<Vec<String>> {
+    let mut bytes = Vec::new();
+    let mut b = [0u8; 1];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return None,
+            Ok(_) => bytes.push(b[0]),
+            Err(e) => panic!("read: {e}"),
+        }
+        if b[0] == 1 {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let fields: Vec<String> = text
+                .trim_end_matches('\x01')
+                .split('\x01')
+                .map(str::to_owned)
+                .collect();
+            if fields.last().is_some_and(|f| f.starts_with("10=")) {
+                return Some(fields);
+            }
+        }
+    }
+}
+
+fn has(fields: &[String], f: &str) -> bool {
+    fields.iter().any(|x| x == f)
+}
+
+fn start(dir: &Path, port: u16, reset: bool) -> Child {
+    std::fs::write(
+        dir.join("acceptor.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nSenderCompID=ISLD\n\
+             FileStorePath={}\nResetOnLogon={}\n\n[SESSION]\nBeginString=FIX.4.4\nTargetCompID=TW\n",
+            dir.join("store").display(),
+            if reset { "Y" } else { "N" }
+        ),
+    )
+    .unwrap();
+    perfkit()
+        .current_dir(dir)
+        .args([
+            "fix",
+            "acceptor",
+            "acceptor.cfg",
+            "--app",
+            "exec",
+            "--log",
+            "messages.log",
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+fn connect(port: u16) -> TcpStream {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => {
+                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                return s;
+            }
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => panic!("the acceptor never listened: {e}"),
+        }
+    }
+}
+
+#[test]
+fn exec_acceptor_answers_logs_out_on_ctrl_c_and_resumes_after_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let mut acceptor = start(d, port, false);
+    let mut c = connect(port);
+    c.write_all(&frame("35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
+        .unwrap();
+    let logon = read_message(&mut c).unwrap();
+    assert!(has(&logon, "35=A") && has(&logon, "34=1"), "{logon:?}");
+    c.write_all(&frame(
+        "35=D|34=2|49=TW|52=NOW|56=ISLD|11=ORD1|21=1|55=MSFT|54=1|60=NOW|40=2|44=10.5|38=100|",
+    ))
+    .unwrap();
+    let new = read_message(&mut c).unwrap();
+    let filled = read_message(&mut c).unwrap();
+    for (m, status, seq) in [(&new, "39=0", "34=2"), (&filled, "39=2", "34=3")] {
+        assert!(has(m, "35=8") && has(m, status) && has(m, seq), "{m:?}");
+        assert!(has(m, "11=ORD1") && has(m, "55=MSFT"), "{m:?}");
+    }
+    assert!(
+        has(&filled, "14=100") && has(&filled, "31=10.5"),
+        "{filled:?}"
+    );
+
+    // kill -9: no logout, nothing flushed by the process itself.
+    acceptor.kill().unwrap();
+    acceptor.wait().unwrap();
+    drop(c);
+    let mut acceptor = start(d, port, false);
+    let mut c = connect(port);
+    // The restarted acceptor expects 3 from us and sends 4 next; we ask
+    // for everything it sent from 2 on.
+    c.write_all(&frame("35=A|34=3|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
+        .unwrap();
+    let logon = read_message(&mut c).unwrap();
+    assert!(has(&logon, "35=A") && has(&logon, "34=4"), "{logon:?}");
+    c.write_all(&frame("35=2|34=4|49=TW|52=NOW|56=ISLD|7=2|16=0|"))
+        .unwrap();
+    let r2 = read_message(&mut c).unwrap();
+    let r3 = read_message(&mut c).unwrap();
+    let gap = read_message(&mut c).unwrap();
+    for (m, seq, status) in [(&r2, "34=2", "39=0"), (&r3, "34=3", "39=2")] {
+        assert!(has(m, "35=8") && has(m, seq) && has(m, status), "{m:?}");
+        assert!(
+            has(m, "43=Y") && m.iter().any(|f| f.starts_with("122=")),
+            "{m:?}"
+        );
+    }
+    // Its own Logon (4) is an admin message: gap-filled to 5.
+    assert!(
+        has(&gap, "35=4") && has(&gap, "34=4") && has(&gap, "123=Y") && has(&gap, "36=5"),
+        "{gap:?}"
+    );
+
+    // Ctrl-C: the acceptor logs out, we answer, it exits 0.
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    let logout = read_message(&mut c).unwrap();
+    assert!(has(&logout, "35=5") && has(&logout, "34=5"), "{logout:?}");
+    c.write_all(&frame("35=5|34=5|49=TW|52=NOW|56=ISLD|"))
+        .unwrap();
+    assert!(read_message(&mut c).is_none());
+    let status = acceptor.wait().unwrap();
+    assert!(status.success(), "{status}");
+
+    let check = perfkit()
+        .current_dir(d)
+        .args(["fix", "check", "messages.log"])
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "{check:?}");
+    let summary = String::from_utf8_lossy(&check.stdout);
+    assert!(summary.contains("0 invalid"), "{summary}");
+}
