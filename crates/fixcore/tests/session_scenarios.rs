@@ -512,3 +512,217 @@ fn sending_time_far_from_the_clock_is_rejected() {
         ),
     );
 }
+
+/// Runs `steps` against an initiator (we are TW, the peer ISLD).
+fn initiator(name: &str, versions: &[BeginString], steps: &str) {
+    for &bs in versions {
+        let s = steps.replace("{BS}", bs.as_str());
+        Script::new(
+            &format!("{name} ({})", bs.as_str()),
+            config(bs, Role::Initiator),
+        )
+        .run(&s);
+    }
+}
+
+#[test]
+fn an_initiator_logs_on_and_out() {
+    initiator(
+        "initiator logon",
+        ALL,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|
+         logged-on
+         seqs 2 2
+         > 8={BS}|35=D|34=2|49=ISLD|52=NOW|56=TW|11=A|
+         deliver 2",
+    );
+}
+
+#[test]
+fn an_initiator_gives_up_when_no_logon_reply_comes() {
+    initiator(
+        "logon timeout",
+        ALL,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|
+         wait 9
+         wait 1
+         disconnected",
+    );
+}
+
+#[test]
+fn a_logon_with_reset_seq_num_flag_starts_both_sides_at_one() {
+    acceptor(
+        "reset on logon flag",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|11=A|
+             deliver 3
+             seqs 2 4
+             disconnect
+             connect
+             > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|
+             < 8={{BS}}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|141=Y|
+             logged-on
+             seqs 2 2"
+        ),
+    );
+}
+
+#[test]
+fn a_logon_ahead_of_the_expected_number_is_answered_then_the_gap_asked_for() {
+    acceptor(
+        "logon too high",
+        FROM_42,
+        "connect
+         > 8={BS}|35=A|34=5|49=TW|52=NOW|56=ISLD|98=0|108=30|
+         < 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|
+         logged-on
+         < 8={BS}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=1|16=0|
+         > 8={BS}|35=4|34=1|49=TW|52=NOW|56=ISLD|43=Y|122=NOW-1|123=Y|36=6|
+         seqs 3 6",
+    );
+}
+
+#[test]
+fn before_fix_4_2_a_resend_request_runs_to_999999() {
+    acceptor(
+        "resend request 4.0/4.1",
+        &[BeginString::Fix40, BeginString::Fix41],
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|11=C3|
+             < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=2|16=999999|"
+        ),
+    );
+}
+
+#[test]
+fn before_fix_4_2_a_reject_names_the_tag_in_its_text() {
+    acceptor(
+        "reject 4.0/4.1",
+        &[BeginString::Fix40, BeginString::Fix41],
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=4|34=2|49=TW|52=NOW|56=ISLD|36=1|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Value is incorrect (out of range) for this tag (36)|"
+        ),
+    );
+}
+
+#[test]
+fn a_second_logon_on_a_live_session_disconnects() {
+    acceptor(
+        "logon twice",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=A|34=2|49=TW|52=NOW|56=ISLD|98=0|108=30|
+             disconnected"
+        ),
+    );
+}
+
+#[test]
+fn our_logout_waits_for_the_reply_then_times_out() {
+    let mut s = Script::new("logout timeout", config(BeginString::Fix44, Role::Acceptor));
+    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+        s.step(l);
+    }
+    let now = s.now();
+    s.session.logout(Some("bye"), now).unwrap();
+    s.run(
+        "< 8=FIX.4.4|35=5|34=2|49=ISLD|52=TIME|56=TW|58=bye|
+         wait 1
+         wait 1
+         disconnected",
+    );
+}
+
+#[test]
+fn our_logout_is_answered_and_the_session_ends() {
+    let mut s = Script::new(
+        "logout answered",
+        config(BeginString::Fix42, Role::Acceptor),
+    );
+    for l in LOGON.replace("{BS}", "FIX.4.2").lines() {
+        s.step(l);
+    }
+    let now = s.now();
+    s.session.logout(None, now).unwrap();
+    s.run(
+        "< 8=FIX.4.2|35=5|34=2|49=ISLD|52=TIME|56=TW|
+         > 8=FIX.4.2|35=5|34=2|49=TW|52=NOW|56=ISLD|
+         logged-out
+         disconnected
+         seqs 3 3",
+    );
+}
+
+#[test]
+fn application_messages_are_resent_with_poss_dup_and_their_original_time() {
+    let mut s = Script::new("resend app", config(BeginString::Fix44, Role::Acceptor));
+    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+        s.step(l);
+    }
+    let now = s.now();
+    let sent = s
+        .session
+        .send_app(b"8", now, |b| {
+            b.field_str(37, "O1").field_str(17, "E1");
+        })
+        .unwrap();
+    assert!(sent);
+    let first = match s.next("the ExecutionReport") {
+        Output::Send(b) => fields_of(&b),
+        other => panic!("{other:?}"),
+    };
+    let orig = first.iter().find(|(t, _)| t == "52").unwrap().1.clone();
+    s.now += 5_000_000_000;
+    s.run(&format!(
+        "> 8=FIX.4.4|35=2|34=2|49=TW|52=NOW|56=ISLD|7=1|16=0|
+         < 8=FIX.4.4|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|123=Y|36=2|
+         < 8=FIX.4.4|35=8|34=2|43=Y|49=ISLD|52=TIME|56=TW|122={orig}|37=O1|17=E1|
+         seqs 3 3"
+    ));
+}
+
+#[test]
+fn an_unsupported_application_message_gets_a_business_reject() {
+    let mut s = Script::new("unsupported", config(BeginString::Fix44, Role::Acceptor));
+    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+        s.step(l);
+    }
+    s.step("> 8=FIX.4.4|35=ZZ|34=2|49=TW|52=NOW|56=ISLD|");
+    let msg = match s.next("deliver") {
+        Output::Deliver(b) => b,
+        other => panic!("{other:?}"),
+    };
+    let now = s.now();
+    s.session.reject_unsupported(&msg, now).unwrap();
+    s.run(
+        "< 8=FIX.4.4|35=j|34=2|49=ISLD|52=TIME|56=TW|45=2|372=ZZ|380=3|58=Unsupported Message Type|
+         seqs 3 3",
+    );
+}
+
+#[test]
+fn without_a_dictionary_repeated_tags_and_unknown_groups_are_delivered() {
+    // A list order's NoOrders(73) group repeats ClOrdID(11): the session
+    // layer passes it on, as QuickFIX does when it has no dictionary.
+    acceptor(
+        "unknown group",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=E|34=2|49=TW|52=NOW|56=ISLD|66=L1|68=2|73=2|11=A|67=1|55=X|11=B|67=2|55=Y|
+             deliver 2
+             seqs 2 3"
+        ),
+    );
+}

@@ -19,7 +19,7 @@ use super::reject::{self, Reason};
 use super::store::{SessionStore, StoreError};
 use crate::Error;
 use crate::build::{FixVersion, MessageBuilder, TimePrecision};
-use crate::parse::{Message, Parser};
+use crate::parse::Parser;
 use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings};
 use crate::value::UtcTimestamp;
 
@@ -151,7 +151,6 @@ struct Inbound {
     end_seq_no: Option<u64>,
     new_seq_no: Option<u64>,
     gap_fill: bool,
-    text: Option<String>,
 }
 
 /// One FIX session: sequence numbers, timers, resend and gap handling.
@@ -1159,92 +1158,86 @@ pub(crate) fn is_header_tag(t: u32) -> bool {
 struct Garbled(String);
 
 /// Reads what the session needs from `msg`; a message the parser refuses
-/// for its framing (BeginString, BodyLength, CheckSum) is garbled.
+/// for its framing (BeginString, BodyLength, CheckSum, the order of 8, 9
+/// and 35) is garbled.
 fn inspect(parser: &mut Parser, msg: &[u8], cfg: &Config) -> Result<Inbound, Garbled> {
-    let m: Message<'_> = match parser.parse(msg) {
-        Ok(m) => m,
-        Err(e) => return lenient(msg, e, cfg),
-    };
-    let mut i = Inbound {
-        msg_type: m.msg_type().to_vec(),
-        ..Inbound::default()
-    };
-    if m.begin_string() != cfg.begin_string.as_str().as_bytes() {
+    match parser.parse(msg) {
+        Ok(m) => fill(|t| m.get(t), cfg),
+        // A repeated tag, a group the parser's table does not know, an
+        // empty value: well framed, so the session layer goes on (QuickFIX
+        // without a dictionary keeps such fields as they come); judging
+        // them is the data dictionary's part.
+        Err(
+            Error::DuplicateTag { .. }
+            | Error::GroupCount { .. }
+            | Error::GroupDelimiter { .. }
+            | Error::EmptyValue { .. }
+            | Error::BadValue { .. },
+        ) => {
+            let fields = split_fields(msg);
+            fill(
+                |t| fields.iter().find(|(ft, _)| *ft == t).map(|&(_, v)| v),
+                cfg,
+            )
+        }
+        Err(e) => Err(Garbled(e.to_string())),
+    }
+}
+
+/// A frame's fields in order, read without validation.
+fn split_fields(msg: &[u8]) -> Vec<(u32, &[u8])> {
+    msg.split(|&b| b == 1)
+        .filter_map(|f| {
+            let eq = f.iter().position(|&b| b == b'=')?;
+            let tag = std::str::from_utf8(&f[..eq]).ok()?.parse().ok()?;
+            Some((tag, &f[eq + 1..]))
+        })
+        .collect()
+}
+
+/// The session's view of a message whose fields `get` looks up (the
+/// first occurrence of a tag).
+fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbound, Garbled> {
+    let begin = get(8).unwrap_or_default();
+    if begin != cfg.begin_string.as_str().as_bytes() {
         return Err(Garbled(format!(
             "BeginString {} is not {}",
-            String::from_utf8_lossy(m.begin_string()),
+            String::from_utf8_lossy(begin),
             cfg.begin_string.as_str()
         )));
     }
-    i.seq = m.uint(34).ok();
-    if m.get(34).is_some() && i.seq.is_none() {
-        i.header_problem = Some((Reason::INCORRECT_DATA_FORMAT, 34));
-    }
-    i.comp_ids_ok = m.get(49) == Some(cfg.target_comp_id.as_bytes())
-        && m.get(56) == Some(cfg.sender_comp_id.as_bytes());
-    i.sending_time = m.timestamp(52).ok();
-    if i.header_problem.is_none() {
-        if m.get(52).is_none() {
-            i.header_problem = Some((Reason::REQUIRED_TAG_MISSING, 52));
-        } else if i.sending_time.is_none() {
-            i.header_problem = Some((Reason::INCORRECT_DATA_FORMAT, 52));
-        } else if m.get(49).is_none() {
-            i.header_problem = Some((Reason::REQUIRED_TAG_MISSING, 49));
-        } else if m.get(56).is_none() {
-            i.header_problem = Some((Reason::REQUIRED_TAG_MISSING, 56));
-        }
-    }
-    i.poss_dup = m.get(43) == Some(b"Y");
-    i.orig_sending_time = m.timestamp(122).ok();
-    i.heart_bt_int = m.uint(108).ok();
-    i.reset_seq_num = m.get(141) == Some(b"Y");
-    i.test_req_id = m.get(112).map(<[u8]>::to_vec);
-    i.begin_seq_no = m.uint(7).ok();
-    i.end_seq_no = m.uint(16).ok();
-    i.new_seq_no = m.uint(36).ok();
-    i.gap_fill = m.get(123) == Some(b"Y");
-    i.text = m.str(58).ok().map(str::to_owned);
-    Ok(i)
-}
-
-/// A message the strict parser refused: garbled when its frame is wrong;
-/// otherwise (a repeated tag, a bad group) it is answered with a Reject,
-/// so the few header fields needed are read leniently.
-fn lenient(msg: &[u8], e: Error, cfg: &Config) -> Result<Inbound, Garbled> {
-    let reason = match e {
-        Error::DuplicateTag { .. } => Reason::TAG_APPEARS_MORE_THAN_ONCE,
-        Error::GroupCount { .. } | Error::GroupDelimiter { .. } => Reason::INCORRECT_NUM_IN_GROUP,
-        Error::EmptyValue { .. } => Reason::TAG_WITHOUT_VALUE,
-        _ => return Err(Garbled(e.to_string())),
+    let uint = |t| get(t).and_then(crate::value::parse_uint);
+    let time = |t| get(t).and_then(UtcTimestamp::parse);
+    let mut i = Inbound {
+        msg_type: get(35).unwrap_or_default().to_vec(),
+        seq: uint(34),
+        comp_ids_ok: get(49) == Some(cfg.target_comp_id.as_bytes())
+            && get(56) == Some(cfg.sender_comp_id.as_bytes()),
+        sending_time: time(52),
+        poss_dup: get(43) == Some(b"Y"),
+        orig_sending_time: time(122),
+        header_problem: None,
+        heart_bt_int: uint(108),
+        reset_seq_num: get(141) == Some(b"Y"),
+        test_req_id: get(112).map(<[u8]>::to_vec),
+        begin_seq_no: uint(7),
+        end_seq_no: uint(16),
+        new_seq_no: uint(36),
+        gap_fill: get(123) == Some(b"Y"),
     };
-    let tag = match e {
-        Error::DuplicateTag { tag, .. } | Error::EmptyValue { tag, .. } => tag,
-        Error::GroupCount { tag, .. } | Error::GroupDelimiter { tag, .. } => tag,
-        _ => 0,
+    // The header fields the session needs, in QuickFIX's order of checks.
+    i.header_problem = if get(34).is_some() && i.seq.is_none() {
+        Some((Reason::INCORRECT_DATA_FORMAT, 34))
+    } else if get(52).is_none() {
+        Some((Reason::REQUIRED_TAG_MISSING, 52))
+    } else if i.sending_time.is_none() {
+        Some((Reason::INCORRECT_DATA_FORMAT, 52))
+    } else if get(49).is_none() {
+        Some((Reason::REQUIRED_TAG_MISSING, 49))
+    } else if get(56).is_none() {
+        Some((Reason::REQUIRED_TAG_MISSING, 56))
+    } else {
+        None
     };
-    let mut i = Inbound::default();
-    let mut sender = None;
-    let mut target = None;
-    for f in msg.split(|&b| b == 1) {
-        let Some(eq) = f.iter().position(|&b| b == b'=') else {
-            continue;
-        };
-        let (t, v) = (&f[..eq], &f[eq + 1..]);
-        match t {
-            b"8" if v != cfg.begin_string.as_str().as_bytes() => {
-                return Err(Garbled(e.to_string()));
-            }
-            b"35" if i.msg_type.is_empty() => i.msg_type = v.to_vec(),
-            b"34" if i.seq.is_none() => i.seq = crate::value::parse_uint(v),
-            b"49" if sender.is_none() => sender = Some(v),
-            b"56" if target.is_none() => target = Some(v),
-            b"52" if i.sending_time.is_none() => i.sending_time = UtcTimestamp::parse(v),
-            b"43" => i.poss_dup = v == b"Y",
-            _ => {}
-        }
-    }
-    i.comp_ids_ok = sender == Some(cfg.target_comp_id.as_bytes())
-        && target == Some(cfg.sender_comp_id.as_bytes());
-    i.header_problem = Some((reason, tag));
     Ok(i)
 }
