@@ -6,6 +6,9 @@
 //!   not); any other type is answered as unsupported.
 //! - [`Exchange`]: an exchange simulator: each NewOrderSingle gets an
 //!   ExecutionReport for the new order, then one filling it.
+//! - [`Orders`]: the initiator's side of that: sends a number of
+//!   NewOrderSingles, keeping a bounded window outstanding, and logs out
+//!   once each is filled.
 
 use std::collections::HashSet;
 
@@ -137,5 +140,95 @@ impl Application for Exchange {
             })?;
         }
         Ok(())
+    }
+}
+
+/// See the [module docs](self).
+pub struct Orders {
+    parser: Parser,
+    total: u64,
+    window: u64,
+    sent: u64,
+    filled: u64,
+    logging_out: bool,
+}
+
+impl Orders {
+    /// Sends `total` orders with at most `window` unfilled at a time.
+    pub fn new(total: u64, window: u64) -> Orders {
+        Orders {
+            parser: Parser::new(),
+            total,
+            window: window.max(1),
+            sent: 0,
+            filled: 0,
+            logging_out: false,
+        }
+    }
+
+    /// Orders filled so far.
+    pub fn filled(&self) -> u64 {
+        self.filled
+    }
+
+    fn top_up<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        while self.sent < self.total && self.sent - self.filled < self.window {
+            let id = (self.sent + 1).to_string();
+            let sent = session.send_app(b"D", now, |b| {
+                b.field_str(11, &id)
+                    .field_char(21, b'1')
+                    .field_str(55, "MSFT")
+                    .field_char(54, b'1')
+                    .field_timestamp(60, now, crate::build::TimePrecision::Millis)
+                    .field_uint(38, 100)
+                    .field_char(40, b'1');
+            })?;
+            if !sent {
+                break;
+            }
+            self.sent += 1;
+        }
+        if self.filled >= self.total && !self.logging_out {
+            self.logging_out = true;
+            session.logout(None, now)?;
+        }
+        Ok(())
+    }
+}
+
+impl Application for Orders {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let filled = match self.parser.parse(msg) {
+            Ok(m) => m.msg_type() == b"8" && m.get(39) == Some(b"2"),
+            Err(_) => false,
+        };
+        if filled {
+            self.filled += 1;
+            self.top_up(session, now)?;
+        }
+        Ok(())
+    }
+
+    fn on_logon<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        // After a reconnect, orders sent but unanswered were resent by
+        // the session layer or will be: only the rest go out.
+        self.top_up(session, now)
+    }
+
+    fn done(&self) -> bool {
+        self.filled >= self.total
     }
 }

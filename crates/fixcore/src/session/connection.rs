@@ -29,6 +29,21 @@ pub trait Application {
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError>;
+
+    /// The session has just logged on (send what waited for it).
+    fn on_logon<S: SessionStore>(
+        &mut self,
+        _session: &mut Session<S>,
+        _now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    /// Whether the application has finished its work, so an initiator
+    /// should not reconnect once the session ends.
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 /// Where a connection's traffic and events are written.
@@ -161,7 +176,10 @@ fn flush<S: SessionStore, A: Application, L: Log>(
                     }
                 }
                 Output::Deliver(msg) => app.on_message(session, &msg, t)?,
-                Output::LoggedOn => log.event(t, "Logon complete"),
+                Output::LoggedOn => {
+                    log.event(t, "Logon complete");
+                    app.on_logon(session, t)?;
+                }
                 Output::LoggedOut => log.event(t, "Logout complete"),
                 Output::Disconnect => {
                     flush_logs(session, log);

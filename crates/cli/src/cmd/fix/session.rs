@@ -16,7 +16,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use fixcore::build::TimePrecision;
 use fixcore::session::acceptor::Acceptor;
-use fixcore::session::app::{Echo, Exchange};
+use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, Application, Log, Options};
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{AnyStore, Durability, FileStore, MemoryStore, SessionStore};
@@ -48,6 +48,16 @@ pub struct SessionArgs {
     /// Also write every message sent and received to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Initiator: send N NewOrderSingles once logged on (at most
+    /// `--window` unfilled at a time), log out when each is filled, then
+    /// exit, printing `answered N` and the final `seqs SENDER TARGET`.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
+    pub orders: Option<u64>,
+    /// Unfilled orders allowed in flight with `--orders`.
+    #[arg(long, default_value_t = 100,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
+    pub window: u64,
     /// Largest message accepted, in bytes.
     #[arg(long, default_value_t = MAX_MESSAGE,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=1 << 30))]
@@ -58,6 +68,7 @@ pub struct SessionArgs {
 enum AnyApp {
     Echo(Echo),
     Exec(Exchange),
+    Orders(Orders),
 }
 
 impl AnyApp {
@@ -79,6 +90,25 @@ impl Application for AnyApp {
         match self {
             AnyApp::Echo(a) => a.on_message(session, msg, now),
             AnyApp::Exec(a) => a.on_message(session, msg, now),
+            AnyApp::Orders(a) => a.on_message(session, msg, now),
+        }
+    }
+
+    fn on_logon<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        match self {
+            AnyApp::Orders(a) => a.on_logon(session, now),
+            _ => Ok(()),
+        }
+    }
+
+    fn done(&self) -> bool {
+        match self {
+            AnyApp::Orders(a) => a.done(),
+            _ => false,
         }
     }
 }
@@ -238,14 +268,16 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
                 id: s.id(),
                 messages: messages.clone(),
             };
-            let app = args.app;
+            let mut a = match args.orders {
+                Some(n) => AnyApp::Orders(Orders::new(n, args.window)),
+                None => AnyApp::new(args.app),
+            };
             let max_message = args.max_message;
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
             handles.push(scope.spawn(move || -> Result<()> {
-                while !stop.load(Ordering::Relaxed) {
+                while !stop.load(Ordering::Relaxed) && !a.done() {
                     match TcpStream::connect((host.as_str(), port)) {
                         Ok(stream) => {
-                            let mut a = AnyApp::new(app);
                             connection::run(
                                 stream,
                                 &[],
@@ -255,16 +287,27 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
                                 Options { max_message, stop },
                             )
                             .with_context(|| format!("session {}", log.id))?;
+                            if a.done() {
+                                break;
+                            }
                         }
                         Err(e) => log.event(
                             connection::now(),
                             &format!("connecting to {host}:{port}: {e}"),
                         ),
                     }
+                    if a.done() {
+                        break;
+                    }
                     let deadline = std::time::Instant::now() + retry;
                     while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
                         std::thread::sleep(Duration::from_millis(50));
                     }
+                }
+                if let AnyApp::Orders(o) = &a {
+                    let st = session.store();
+                    println!("answered {}", o.filled());
+                    println!("seqs {} {}", st.next_sender_seq(), st.next_target_seq());
                 }
                 Ok(())
             }));

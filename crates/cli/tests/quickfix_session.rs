@@ -1,0 +1,341 @@
+//! Interop of the session engine with QuickFIX/C++ (Debian's
+//! libquickfix-dev, as `cargo xtask ci` installs it): QuickFIX initiator ->
+//! `perfkit fix acceptor`, and `perfkit fix initiator` -> QuickFIX
+//! acceptor. Each way: logon, 10,000 orders each answered (the filled
+//! ExecutionReport counted by the sender), the TCP connection cut in the
+//! middle of the stream by a proxy and re-established by the initiator with
+//! the gap recovered by resend, a clean logout, and both sides reporting
+//! the same sequence numbers at the end.
+//!
+//! The QuickFIX side is `xtask/peers/quickfix/quickfix_session.cpp`,
+//! compiled here with g++ into `target/` the first time. A missing
+//! compiler or library fails the test (set `PERFKIT_SKIP_INTEROP=1` to skip
+//! it on a machine without them; CI never does).
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+const ORDERS: u64 = 10_000;
+
+fn perfkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_perfkit"))
+}
+
+/// The QuickFIX peer, built once per source change.
+fn peer() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let src = root.join("xtask/peers/quickfix/quickfix_session.cpp");
+    let dir = root.join("target/quickfix-session-peer");
+    let bin = dir.join("quickfix-session");
+    let fresh = |b: &Path| {
+        let (Ok(b), Ok(s)) = (b.metadata(), src.metadata()) else {
+            return false;
+        };
+        b.modified().unwrap() >= s.modified().unwrap()
+    };
+    if !fresh(&bin) {
+        std::fs::create_dir_all(&dir).unwrap();
+        // Built beside the final name and renamed: parallel test binaries
+        // never run a half-written peer.
+        let tmp = dir.join(format!("quickfix-session.{}", std::process::id()));
+        let built = Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
+            .args(["-std=gnu++14", "-O2", "-DNDEBUG", "-Wno-deprecated"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&tmp)
+            .arg("-lquickfix")
+            .status()
+            .is_ok_and(|s| s.success());
+        if !built {
+            if std::env::var_os("PERFKIT_SKIP_INTEROP").is_some() {
+                eprintln!("skipped: cannot build the QuickFIX peer (PERFKIT_SKIP_INTEROP set)");
+                return None;
+            }
+            panic!(
+                "cannot build the QuickFIX session peer: apt-get install g++ libquickfix-dev \
+                 (or set PERFKIT_SKIP_INTEROP=1 to skip)"
+            );
+        }
+        std::fs::rename(&tmp, &bin).unwrap();
+    }
+    Some(bin)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A TCP proxy from `listen` to `target`: the first connection is cut
+/// (both directions shut down) once `cut_after` bytes have gone from the
+/// initiator to the acceptor; later connections are forwarded whole.
+/// Returns how many connections it has seen.
+fn proxy(listen: u16, target: u16, cut_after: usize) -> Arc<AtomicUsize> {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let listener = TcpListener::bind(("127.0.0.1", listen)).unwrap();
+    let count = Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { return };
+            let n = count.fetch_add(1, Ordering::SeqCst);
+            let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                continue;
+            };
+            let limit = if n == 0 { cut_after } else { usize::MAX };
+            let cut = Arc::new(AtomicBool::new(false));
+            let pipe =
+                |mut from: TcpStream, mut to: TcpStream, limit: usize, cut: Arc<AtomicBool>| {
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 4096];
+                        let mut sent = 0usize;
+                        loop {
+                            let k = match from.read(&mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(k) => k,
+                            };
+                            if cut.load(Ordering::SeqCst) {
+                                break;
+                            }
+                            let k = k.min(limit - sent);
+                            if to.write_all(&buf[..k]).is_err() {
+                                break;
+                            }
+                            sent += k;
+                            if sent >= limit {
+                                cut.store(true, Ordering::SeqCst);
+                                break;
+                            }
+                        }
+                        let _ = from.shutdown(Shutdown::Both);
+                        let _ = to.shutdown(Shutdown::Both);
+                    })
+                };
+            pipe(
+                client.try_clone().unwrap(),
+                server.try_clone().unwrap(),
+                limit,
+                Arc::clone(&cut),
+            );
+            pipe(server, client, usize::MAX, cut);
+        }
+    });
+    seen
+}
+
+/// `answered N` and `seqs S T` from a side's stdout.
+fn summary(out: &str) -> (u64, (u64, u64)) {
+    let mut answered = None;
+    let mut seqs = None;
+    for l in out.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        match w[..] {
+            ["answered", n] | ["orders", n] => answered = n.parse().ok(),
+            ["seqs", s, t] => seqs = Some((s.parse().unwrap(), t.parse().unwrap())),
+            _ => {}
+        }
+    }
+    (
+        answered.unwrap_or_else(|| panic!("no count in {out:?}")),
+        seqs.unwrap_or_else(|| panic!("no seqs in {out:?}")),
+    )
+}
+
+fn wait_with_timeout(mut child: Child, secs: u64, what: &str) -> std::process::Output {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "{what} did not finish in {secs} s: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn qf_settings(dir: &Path, role: &str, port: u16) -> PathBuf {
+    let (sender, target, socket) = match role {
+        "initiator" => (
+            "TW",
+            "ISLD",
+            format!("SocketConnectHost=127.0.0.1\nSocketConnectPort={port}\nReconnectInterval=1\n"),
+        ),
+        _ => ("ISLD", "TW", format!("SocketAcceptPort={port}\n")),
+    };
+    let path = dir.join(format!("qf-{role}.cfg"));
+    std::fs::write(
+        &path,
+        format!(
+            "[DEFAULT]\nConnectionType={role}\n{socket}HeartBtInt=30\nStartTime=00:00:00\n\
+             EndTime=00:00:00\nUseDataDictionary=N\n\n[SESSION]\nBeginString=FIX.4.4\n\
+             SenderCompID={sender}\nTargetCompID={target}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn perfkit_settings(dir: &Path, role: &str, port: u16) -> PathBuf {
+    let (sender, target, socket) = match role {
+        "initiator" => (
+            "TW",
+            "ISLD",
+            format!("SocketConnectHost=127.0.0.1\nSocketConnectPort={port}\nReconnectInterval=1\n"),
+        ),
+        _ => ("ISLD", "TW", format!("SocketAcceptPort={port}\n")),
+    };
+    let path = dir.join(format!("perfkit-{role}.cfg"));
+    std::fs::write(
+        &path,
+        format!(
+            "[DEFAULT]\nConnectionType={role}\n{socket}HeartBtInt=30\n\n[SESSION]\n\
+             BeginString=FIX.4.4\nSenderCompID={sender}\nTargetCompID={target}\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn quickfix_initiator_to_perfkit_acceptor_with_a_cut_connection() {
+    let Some(qf) = peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (acceptor_port, proxy_port) = (free_port(), free_port());
+    let cfg = perfkit_settings(dir.path(), "acceptor", acceptor_port);
+    let acceptor = perfkit()
+        .args(["fix", "acceptor"])
+        .arg(&cfg)
+        .args(["--app", "exec", "--log"])
+        .arg(dir.path().join("messages.log"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Cut about a third of the way into the orders.
+    let connections = proxy(proxy_port, acceptor_port, 500_000);
+    std::thread::sleep(Duration::from_millis(300));
+    let qf_cfg = qf_settings(dir.path(), "initiator", proxy_port);
+    let qf_run = Command::new(&qf)
+        .args(["initiator"])
+        .arg(&qf_cfg)
+        .arg(ORDERS.to_string())
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_with_timeout(qf_run, 180, "the QuickFIX initiator");
+    let qf_out = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{qf_out}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (answered, qf_seqs) = summary(&qf_out);
+    assert_eq!(answered, ORDERS);
+    assert!(
+        connections.load(Ordering::SeqCst) >= 2,
+        "the connection was never cut"
+    );
+
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    let out = wait_with_timeout(acceptor, 60, "perfkit fix acceptor");
+    let events = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{events}");
+    assert!(
+        events.contains("Sent ResendRequest") || events.contains("Received ResendRequest"),
+        "no gap was recovered: {events}"
+    );
+    // The acceptor's last numbers, from its message log: the highest
+    // MsgSeqNum it sent and received.
+    let log = std::fs::read(dir.path().join("messages.log")).unwrap();
+    let (mut sent, mut received) = (0u64, 0u64);
+    for line in log.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let text = String::from_utf8_lossy(line);
+        let seq: u64 = text
+            .split('\x01')
+            .find_map(|f| f.strip_prefix("34="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        if text.contains(" -> ") {
+            sent = sent.max(seq);
+        } else {
+            received = received.max(seq);
+        }
+    }
+    // QuickFIX's next sender number is one past what we received, and
+    // its next target one past what we sent.
+    assert_eq!(qf_seqs, (received + 1, sent + 1), "{qf_out}");
+}
+
+#[test]
+fn perfkit_initiator_to_quickfix_acceptor_with_a_cut_connection() {
+    let Some(qf) = peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (acceptor_port, proxy_port) = (free_port(), free_port());
+    let qf_cfg = qf_settings(dir.path(), "acceptor", acceptor_port);
+    let mut qf_run = Command::new(&qf)
+        .args(["acceptor"])
+        .arg(&qf_cfg)
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // "listening" once its socket is open.
+    let mut first = [0u8; 10];
+    qf_run
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    assert_eq!(&first, b"listening\n");
+    let connections = proxy(proxy_port, acceptor_port, 500_000);
+    let cfg = perfkit_settings(dir.path(), "initiator", proxy_port);
+    let ours = perfkit()
+        .args(["fix", "initiator"])
+        .arg(&cfg)
+        .args(["--orders", &ORDERS.to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_with_timeout(ours, 180, "perfkit fix initiator");
+    let our_out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let events = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{our_out}{events}");
+    let (answered, our_seqs) = summary(&our_out);
+    assert_eq!(answered, ORDERS, "{events}");
+    assert!(
+        connections.load(Ordering::SeqCst) >= 2,
+        "the connection was never cut"
+    );
+    assert!(
+        events.contains("ResendRequest"),
+        "no gap was recovered: {events}"
+    );
+
+    drop(qf_run.stdin.take());
+    let out = wait_with_timeout(qf_run, 60, "the QuickFIX acceptor");
+    let qf_out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (orders, qf_seqs) = summary(&qf_out);
+    assert!(orders >= ORDERS, "{qf_out}");
+    assert_eq!(qf_seqs, (our_seqs.1, our_seqs.0), "{qf_out} vs {our_out}");
+}
