@@ -99,16 +99,28 @@ impl Application for Exchange {
             return session.reject_unsupported(msg, now);
         }
         self.orders += 1;
-        let order_id = format!("O{}", self.orders);
+        // Ids written with the builder's integer formatter: `format!` per
+        // report was a visible part of an order's cost.
+        let mut digits = [0u8; 20];
+        let n_len = crate::build::format::uint(&mut digits, self.orders);
+        let mut order_id = [0u8; 21];
+        order_id[0] = b'O';
+        order_id[1..=n_len].copy_from_slice(&digits[..n_len]);
+        let order_id = &order_id[..=n_len];
         let get = |t| m.get(t).unwrap_or(b"").to_vec();
         let (clordid, symbol, side, qty) = (get(11), get(55), get(54), get(38));
         let price = m.get(44).unwrap_or(b"0").to_vec();
         let old = session.config().begin_string <= BeginString::Fix42;
         for (n, (exec_type, status)) in [(b"0", b"0"), (b"2", b"2")].into_iter().enumerate() {
             let filled = n == 1;
-            let exec_id = format!("E{}-{}", self.orders, n + 1);
+            let mut exec_id = [0u8; 23];
+            exec_id[0] = b'E';
+            exec_id[1..=n_len].copy_from_slice(&digits[..n_len]);
+            exec_id[n_len + 1] = b'-';
+            exec_id[n_len + 2] = b'1' + n as u8;
+            let exec_id = &exec_id[..n_len + 3];
             session.send_app(b"8", now, |b| {
-                b.field_str(37, &order_id).field_str(17, &exec_id);
+                b.field_bytes(37, order_id).field_bytes(17, exec_id);
                 if old {
                     b.field_char(20, b'0');
                 }

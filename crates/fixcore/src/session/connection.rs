@@ -103,12 +103,13 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     framer.push(initial);
     session.on_connect(now())?;
     let mut buf = vec![0u8; 64 << 10];
+    // What one round (a read's worth of messages) sends, written in one
+    // call: a write per message cost more than the session itself.
+    let mut out = Vec::with_capacity(64 << 10);
     let mut stopping = false;
     loop {
-        if !flush(&mut stream, session, app, log)? {
-            return Ok(());
-        }
-        while let Some(frame) = framer.next_frame() {
+        let mut open = pump(&mut out, session, app, log)?;
+        while open && let Some(frame) = framer.next_frame() {
             let t = now();
             match frame {
                 Ok(msg) => {
@@ -117,9 +118,22 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
                 }
                 Err(e) => log.event(t, &format!("Invalid message: {e}")),
             }
-            if !flush(&mut stream, session, app, log)? {
+            open = pump(&mut out, session, app, log)?;
+        }
+        if !out.is_empty() {
+            let res = stream.write_all(&out);
+            out.clear();
+            if let Err(e) = res {
+                log.event(now(), &format!("Connection failed: {e}"));
+                session.on_disconnect()?;
+                flush_logs(session, log);
                 return Ok(());
             }
+        }
+        if !open {
+            flush_logs(session, log);
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+            return Ok(());
         }
         if opts.stop.load(Ordering::Relaxed) && !stopping {
             stopping = true;
@@ -151,9 +165,11 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     }
 }
 
-/// Carries out the session's outputs; false once it asked to disconnect.
-fn flush<S: SessionStore, A: Application, L: Log>(
-    stream: &mut TcpStream,
+/// Carries out the session's outputs, appending what it sends to `out`;
+/// false once it asked to disconnect (`out` still holds what it sent
+/// before, which the caller writes first).
+fn pump<S: SessionStore, A: Application, L: Log>(
+    out: &mut Vec<u8>,
     session: &mut Session<S>,
     app: &mut A,
     log: &mut L,
@@ -168,12 +184,7 @@ fn flush<S: SessionStore, A: Application, L: Log>(
             match o {
                 Output::Send(bytes) => {
                     log.message(t, false, &bytes);
-                    if let Err(e) = stream.write_all(&bytes) {
-                        log.event(t, &format!("Connection failed: {e}"));
-                        session.on_disconnect()?;
-                        flush_logs(session, log);
-                        return Ok(false);
-                    }
+                    out.extend_from_slice(&bytes);
                 }
                 Output::Deliver(msg) => app.on_message(session, &msg, t)?,
                 Output::LoggedOn => {
@@ -181,11 +192,7 @@ fn flush<S: SessionStore, A: Application, L: Log>(
                     app.on_logon(session, t)?;
                 }
                 Output::LoggedOut => log.event(t, "Logout complete"),
-                Output::Disconnect => {
-                    flush_logs(session, log);
-                    let _ = stream.shutdown(std::net::Shutdown::Both);
-                    return Ok(false);
-                }
+                Output::Disconnect => return Ok(false),
                 Output::Log(line) => log.event(t, &line),
             }
         }
