@@ -7,6 +7,8 @@
 //! [`MAX_DEPTH`] or an expansion past [`MAX_ITEMS`] entries (a component
 //! "billion laughs") is an error, not a hang.
 
+pub mod validate;
+
 use roxmltree::{Document, Node};
 use std::collections::HashMap;
 

@@ -48,6 +48,7 @@ fn config(bs: BeginString, role: Role) -> Config {
         next_expected_msg_seq_num: false,
         logon_timeout_secs: 10,
         logout_timeout_secs: 2,
+        validator: None,
     }
 }
 
@@ -724,5 +725,165 @@ fn without_a_dictionary_repeated_tags_and_unknown_groups_are_delivered() {
              deliver 2
              seqs 2 3"
         ),
+    );
+}
+
+/// QuickFIX 1.15.1's `spec/` dictionaries, from its PyPI source package,
+/// cached under `target/` (the same place the dictionary reader's unit
+/// tests fetch them to). A machine where pip cannot get them fails here
+/// unless `PERFKIT_SKIP_INTEROP=1`.
+fn spec(file: &str) -> Option<std::sync::Arc<fixcore::dictionary::DataDictionary>> {
+    let cache =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/quickfix-spec");
+    let path = cache.join("quickfix-1.15.1/spec").join(file);
+    if !path.is_file() {
+        std::fs::create_dir_all(&cache).unwrap();
+        let ok = std::process::Command::new("pip")
+            .args([
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "quickfix==1.15.1",
+                "-d",
+            ])
+            .arg(&cache)
+            .status()
+            .is_ok_and(|s| s.success())
+            && std::process::Command::new("tar")
+                .current_dir(&cache)
+                .args([
+                    "xzf",
+                    "quickfix-1.15.1.tar.gz",
+                    "--wildcards",
+                    "*/spec/*.xml",
+                ])
+                .status()
+                .is_ok_and(|s| s.success());
+        if !ok {
+            assert!(
+                std::env::var_os("PERFKIT_SKIP_INTEROP").is_some(),
+                "QuickFIX dictionaries unavailable (pip download quickfix==1.15.1 failed)"
+            );
+            return None;
+        }
+    }
+    let xml = std::fs::read_to_string(path).unwrap();
+    Some(std::sync::Arc::new(
+        fixcore::dictionary::DataDictionary::parse(&xml).unwrap(),
+    ))
+}
+
+/// An acceptor validating with QuickFIX's own dictionary for `bs`.
+fn validating(name: &str, bs: BeginString, file: &str, steps: &str) {
+    let Some(dict) = spec(file) else { return };
+    let mut cfg = config(bs, Role::Acceptor);
+    cfg.validator = Some(std::sync::Arc::new(
+        fixcore::dictionary::validate::Validator::new(
+            dict.clone(),
+            dict,
+            fixcore::settings::Validation::default(),
+        ),
+    ));
+    let s = format!("{LOGON}{steps}").replace("{BS}", bs.as_str());
+    Script::new(&format!("{name} ({})", bs.as_str()), cfg).run(&s);
+}
+
+/// A NewOrderSingle body valid in FIX 4.2 and 4.4.
+const NOS: &str = "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|";
+
+#[test]
+fn dictionary_rejects_name_the_reason_and_tag_and_use_up_the_number() {
+    for (bs, file) in [
+        (BeginString::Fix44, "FIX44.xml"),
+        (BeginString::Fix42, "FIX42.xml"),
+    ] {
+        validating(
+            "valid order",
+            bs,
+            file,
+            &format!("> 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{NOS}\ndeliver 2"),
+        );
+        let cases: [(&str, &str, &str); 6] = [
+            (
+                "21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|",
+                "373=1|371=11|58=Required tag missing",
+                "1",
+            ),
+            (
+                "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|58=|",
+                "373=4|371=58|58=Tag specified without a value",
+                "4",
+            ),
+            (
+                "11=ID|21=1|55=MSFT|54=Z|60=20261123-12:00:00|38=100|40=1|",
+                "373=5|371=54|58=Value is incorrect (out of range) for this tag",
+                "5",
+            ),
+            (
+                "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=1x|40=1|",
+                "373=6|371=38|58=Incorrect data format for value",
+                "6",
+            ),
+            (
+                "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|7=1|",
+                "373=2|371=7|58=Tag not defined for this message type",
+                "2",
+            ),
+            (
+                "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|4999=1|",
+                "373=0|371=4999|58=Invalid tag number",
+                "0",
+            ),
+        ];
+        for (body, reject, name) in cases {
+            validating(
+                &format!("reject {name}"),
+                bs,
+                file,
+                &format!(
+                    "> 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{body}
+                     < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|{reject}|
+                     seqs 3 3"
+                ),
+            );
+        }
+    }
+}
+
+#[test]
+fn fix_4_2_rejects_carry_no_reason_above_11_but_fix_4_4_ones_do() {
+    let repeated = "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|11=ID|";
+    validating(
+        "repeated tag 4.2",
+        BeginString::Fix42,
+        "FIX42.xml",
+        &format!(
+            "> 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{repeated}
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|371=11|58=Tag appears more than once|"
+        ),
+    );
+    validating(
+        "repeated tag 4.4",
+        BeginString::Fix44,
+        "FIX44.xml",
+        &format!(
+            "> 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{repeated}
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|373=13|371=11|58=Tag appears more than once|"
+        ),
+    );
+    validating(
+        "group count 4.4",
+        BeginString::Fix44,
+        "FIX44.xml",
+        "> 8={BS}|35=D|34=2|49=TW|52=NOW|56=ISLD|11=ID|453=2|448=P|447=D|452=1|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|
+         < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|373=16|371=453|58=Incorrect NumInGroup count for repeating group|",
+    );
+    validating(
+        "invalid msg type 4.4",
+        BeginString::Fix44,
+        "FIX44.xml",
+        "> 8={BS}|35=ZZ|34=2|49=TW|52=NOW|56=ISLD|
+         < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=ZZ|373=11|58=Invalid MsgType|",
     );
 }

@@ -35,6 +35,7 @@ fn config(bs: BeginString, theirs: &str) -> Config {
         next_expected_msg_seq_num: false,
         logon_timeout_secs: 10,
         logout_timeout_secs: 2,
+        validator: None,
     }
 }
 

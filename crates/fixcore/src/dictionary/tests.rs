@@ -295,3 +295,104 @@ fn data_pairs_come_from_length_and_data_fields() {
         Some(&b"<\x01>"[..])
     );
 }
+
+/// `tag=value|...` as the validator takes it.
+fn fields(text: &str) -> Vec<(u32, Vec<u8>)> {
+    text.split('|')
+        .filter(|f| !f.is_empty())
+        .map(|f| {
+            let (t, v) = f.split_once('=').unwrap();
+            (t.parse().unwrap(), v.as_bytes().to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn whole_messages_are_judged_as_quickfix_judges_them() {
+    use crate::settings::Validation;
+    use validate::Validator;
+    let Some(spec) = spec_dir() else { return };
+    let xml = std::fs::read_to_string(spec.join("FIX44.xml")).unwrap();
+    let dict = std::sync::Arc::new(DataDictionary::parse(&xml).unwrap());
+    let v = Validator::new(dict.clone(), dict.clone(), Validation::default());
+    let header = "8=FIX.4.4|9=100|35=D|34=2|49=TW|52=20261123-12:00:00.000|56=ISLD|";
+    let order = "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|";
+    let check = |body: &str, trailer: &str| {
+        let f = fields(&format!("{header}{body}{trailer}"));
+        let refs: Vec<(u32, &[u8])> = f.iter().map(|(t, v)| (*t, &v[..])).collect();
+        v.check(&refs).map_err(|r| (r.reason, r.tag))
+    };
+    assert_eq!(check(order, "10=000|"), Ok(()));
+    // Expected (reason, tag), from the FIX 4.4 specification's rules.
+    let cases: [(&str, (u32, u32)); 9] = [
+        (
+            "21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|",
+            (1, 11),
+        ),
+        (
+            "11=ID|21=1|55=MSFT|54=Z|60=20261123-12:00:00.000|38=100|40=1|",
+            (5, 54),
+        ),
+        (
+            "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=abc|40=1|",
+            (6, 38),
+        ),
+        (
+            "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|58=|",
+            (4, 58),
+        ),
+        (
+            "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|4999=x|",
+            (0, 4999),
+        ),
+        (
+            "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|7=1|",
+            (2, 7),
+        ),
+        (
+            "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|11=ID|",
+            (13, 11),
+        ),
+        (
+            "11=ID|49=TW2|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|",
+            (14, 49),
+        ),
+        (
+            "11=ID|453=2|448=P1|447=D|452=1|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|",
+            (16, 453),
+        ),
+    ];
+    for (body, want) in cases {
+        assert_eq!(check(body, "10=000|"), Err(want), "{body}");
+    }
+    // Two whole Parties entries are fine.
+    let parties = "11=ID|453=2|448=P1|447=D|452=1|448=P2|447=D|452=3|21=1|55=MSFT|54=1|\
+                   60=20261123-12:00:00.000|38=100|40=1|";
+    assert_eq!(check(parties, "10=000|"), Ok(()));
+    // An unknown MsgType.
+    let f = fields("8=FIX.4.4|9=5|35=ZZ|34=2|49=TW|52=20261123-12:00:00.000|56=ISLD|10=000|");
+    let refs: Vec<(u32, &[u8])> = f.iter().map(|(t, v)| (*t, &v[..])).collect();
+    assert_eq!(v.check(&refs).map_err(|r| (r.reason, r.tag)), Err((11, 0)));
+    // The switches: empty values and unknown fields allowed when asked.
+    let lax = Validator::new(
+        dict.clone(),
+        dict,
+        Validation {
+            fields_have_values: false,
+            allow_unknown_msg_fields: true,
+            ..Validation::default()
+        },
+    );
+    for body in [
+        "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|58=|",
+        "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00.000|38=100|40=1|7=1|",
+    ] {
+        let f = fields(&format!("{header}{body}10=000|"));
+        let refs: Vec<(u32, &[u8])> = f.iter().map(|(t, v)| (*t, &v[..])).collect();
+        assert_eq!(
+            lax.check(&refs).map_err(|r| (r.reason, r.tag)),
+            Ok(()),
+            "{body}"
+        );
+    }
+}

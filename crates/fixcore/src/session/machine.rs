@@ -14,11 +14,13 @@
 //! handshake; garbled messages dropped without consuming a number.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::reject::{self, Reason};
 use super::store::{SessionStore, StoreError};
 use crate::Error;
 use crate::build::{FixVersion, MessageBuilder, TimePrecision};
+use crate::dictionary::validate::Validator;
 use crate::parse::Parser;
 use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings};
 use crate::value::UtcTimestamp;
@@ -64,6 +66,9 @@ pub struct Config {
     pub logon_timeout_secs: u32,
     /// Seconds to wait for a Logout reply.
     pub logout_timeout_secs: u32,
+    /// Validation of every incoming message against data dictionaries
+    /// (`UseDataDictionary`); `None`: the session layer's own checks only.
+    pub validator: Option<Arc<Validator>>,
 }
 
 impl Config {
@@ -85,6 +90,8 @@ impl Config {
             next_expected_msg_seq_num: s.enable_next_expected_msg_seq_num,
             logon_timeout_secs: s.logon_timeout,
             logout_timeout_secs: s.logout_timeout,
+            // The dictionaries are files: the caller loads them.
+            validator: None,
         }
     }
 }
@@ -649,6 +656,12 @@ impl<S: SessionStore> Session<S> {
                 return Ok(());
             }
             return self.reject(&m, reason, tag, now);
+        }
+        if let Some(v) = &self.cfg.validator
+            && let Err(r) = v.check(&split_fields(msg))
+        {
+            // QuickFIX validates before it looks at the sequence number.
+            return self.reject(&m, Reason(r.reason), r.tag, now);
         }
         match &m.msg_type[..] {
             b"A" => self.on_logon(&m, msg, now),

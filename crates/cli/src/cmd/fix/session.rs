@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use fixcore::build::TimePrecision;
+use fixcore::dictionary::DataDictionary;
+use fixcore::dictionary::validate::Validator;
 use fixcore::session::acceptor::Acceptor;
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, Application, Log, Options};
@@ -169,7 +171,9 @@ fn sessions(
             }
             None => AnyStore::Memory(MemoryStore::default()),
         };
-        let session = Session::new(Config::from_settings(&s), store);
+        let mut cfg = Config::from_settings(&s);
+        cfg.validator = validator(&s)?;
+        let session = Session::new(cfg, store);
         out.push((s, session));
     }
     if out.is_empty() {
@@ -183,6 +187,38 @@ fn sessions(
         );
     }
     Ok(out)
+}
+
+/// The session's dictionaries (`DataDictionary`, or FIXT.1.1's
+/// `TransportDataDictionary` and `AppDataDictionary`), when it uses them.
+fn validator(s: &SessionSettings) -> Result<Option<Arc<Validator>>> {
+    let load = |path: &str| -> Result<Arc<DataDictionary>> {
+        let xml = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: reading dictionary {path}", s.id()))?;
+        let dict = DataDictionary::parse(&xml)
+            .with_context(|| format!("{}: dictionary {path}", s.id()))?;
+        Ok(Arc::new(dict))
+    };
+    if !s.use_data_dictionary {
+        return Ok(None);
+    }
+    let (session, app) = match (
+        &s.data_dictionary,
+        &s.transport_data_dictionary,
+        &s.app_data_dictionary,
+    ) {
+        (Some(d), _, _) => {
+            let d = load(d)?;
+            (d.clone(), d)
+        }
+        (None, Some(t), Some(a)) => (load(t)?, load(a)?),
+        _ => return Ok(None),
+    };
+    Ok(Some(Arc::new(Validator::new(
+        session,
+        app,
+        s.validation.clone(),
+    ))))
 }
 
 fn message_log(path: &Option<PathBuf>) -> Result<Option<Arc<Mutex<BufWriter<File>>>>> {
