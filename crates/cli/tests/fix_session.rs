@@ -204,3 +204,75 @@ fn exec_acceptor_answers_logs_out_on_ctrl_c_and_resumes_after_kill_9() {
     let summary = String::from_utf8_lossy(&check.stdout);
     assert!(summary.contains("0 invalid"), "{summary}");
 }
+
+/// `frame` for session `n`'s CompIDs.
+fn frame_from(client: &str, fields: &str) -> Vec<u8> {
+    frame(&fields.replace("49=TW", &format!("49={client}")))
+}
+
+#[test]
+fn one_acceptor_serves_two_hundred_concurrent_sessions() {
+    const SESSIONS: usize = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let mut cfg = format!(
+        "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nSenderCompID=ISLD\n\
+         BeginString=FIX.4.4\nResetOnLogon=Y\n"
+    );
+    for n in 0..SESSIONS {
+        cfg.push_str(&format!("\n[SESSION]\nTargetCompID=C{n}\n"));
+    }
+    std::fs::write(d.join("many.cfg"), cfg).unwrap();
+    let mut acceptor = perfkit()
+        .current_dir(d)
+        .args(["fix", "acceptor", "many.cfg", "--app", "exec"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Every client logs on before any sends its order, so all 200 are
+    // connected at once.
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(SESSIONS));
+    let clients: Vec<_> = (0..SESSIONS)
+        .map(|n| {
+            let barrier = std::sync::Arc::clone(&barrier);
+            std::thread::spawn(move || {
+                let me = format!("C{n}");
+                let mut c = connect(port);
+                c.write_all(&frame_from(
+                    &me,
+                    "35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|",
+                ))
+                .unwrap();
+                let logon = read_message(&mut c).unwrap();
+                assert!(
+                    has(&logon, "35=A") && has(&logon, &format!("56={me}")),
+                    "{logon:?}"
+                );
+                barrier.wait();
+                c.write_all(&frame_from(
+                    &me,
+                    "35=D|34=2|49=TW|52=NOW|56=ISLD|11=X|21=1|55=MSFT|54=1|60=NOW|40=1|38=7|",
+                ))
+                .unwrap();
+                for status in ["39=0", "39=2"] {
+                    let er = read_message(&mut c).unwrap();
+                    assert!(has(&er, "35=8") && has(&er, status), "{me}: {er:?}");
+                    assert!(has(&er, &format!("56={me}")), "{me}: {er:?}");
+                }
+                c.write_all(&frame_from(&me, "35=5|34=3|49=TW|52=NOW|56=ISLD|"))
+                    .unwrap();
+                let logout = read_message(&mut c).unwrap();
+                assert!(has(&logout, "35=5"), "{me}: {logout:?}");
+                assert!(read_message(&mut c).is_none());
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    assert!(acceptor.wait().unwrap().success());
+}
