@@ -274,7 +274,7 @@ impl<S: SessionStore> Session<S> {
                 }
                 self.heart_bt_int = u64::from(self.cfg.heart_bt_int);
                 let reset = self.cfg.reset_on_logon;
-                self.send_logon(reset, now)?;
+                self.send_logon(reset, false, now)?;
                 self.phase = Phase::LogonSent(t);
                 self.log("Initiated logon request".into());
             }
@@ -382,12 +382,18 @@ impl<S: SessionStore> Session<S> {
         Ok(())
     }
 
-    fn header(&mut self, msg_type: &[u8], seq: u64, now: UtcTimestamp) {
-        let precision = if self.cfg.begin_string >= BeginString::Fix42 {
+    /// SendingTime's precision: milliseconds from FIX 4.2 on (earlier
+    /// versions define whole seconds only).
+    fn precision(&self) -> TimePrecision {
+        if self.cfg.begin_string >= BeginString::Fix42 {
             TimePrecision::Millis
         } else {
             TimePrecision::Seconds
-        };
+        }
+    }
+
+    fn header(&mut self, msg_type: &[u8], seq: u64, now: UtcTimestamp) {
+        let precision = self.precision();
         let b = &mut self.builder;
         b.begin(msg_type);
         b.header_uint(34, seq)
@@ -432,8 +438,16 @@ impl<S: SessionStore> Session<S> {
         self.send_message(msg_type, now, body).map(|_| ())
     }
 
-    fn send_logon(&mut self, reset: bool, now: UtcTimestamp) -> Result<(), SessionError> {
-        if reset {
+    /// Our Logon: the initiator's request (`reply` false, which resets
+    /// the store first when `reset`) or the acceptor's answer, whose
+    /// NextExpectedMsgSeqNum counts the Logon being answered.
+    fn send_logon(
+        &mut self,
+        reset: bool,
+        reply: bool,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        if reset && !reply {
             self.store.reset()?;
             self.sent_reset = true;
         }
@@ -442,7 +456,7 @@ impl<S: SessionStore> Session<S> {
         let next = self
             .cfg
             .next_expected_msg_seq_num
-            .then(|| self.store.next_target_seq());
+            .then(|| self.store.next_target_seq() + u64::from(reply));
         self.send_admin(b"A", now, |b| {
             b.field_uint(98, 0).field_uint(108, hb);
             if reset {
@@ -825,10 +839,9 @@ impl<S: SessionStore> Session<S> {
         match self.cfg.role {
             Role::Acceptor => {
                 self.log("Received logon request".into());
+                // The reset itself happened when the Logon arrived.
                 let reset = m.reset_seq_num || self.cfg.reset_on_logon;
-                // The reset already happened when the Logon arrived.
-                self.sent_reset = false;
-                self.send_logon_reply(reset, now)?;
+                self.send_logon(reset, true, now)?;
                 self.log("Responding to logon request".into());
             }
             Role::Initiator => self.log("Received logon response".into()),
@@ -842,29 +855,6 @@ impl<S: SessionStore> Session<S> {
         } else {
             self.incr_target()?;
         }
-        Ok(())
-    }
-
-    fn send_logon_reply(&mut self, reset: bool, now: UtcTimestamp) -> Result<(), SessionError> {
-        let hb = self.heart_bt_int;
-        let appl = self.cfg.default_appl_ver_id;
-        let next = self
-            .cfg
-            .next_expected_msg_seq_num
-            .then(|| self.store.next_target_seq() + 1);
-        self.send_admin(b"A", now, |b| {
-            b.field_uint(98, 0).field_uint(108, hb);
-            if reset {
-                b.field_char(141, b'Y');
-            }
-            if let Some(n) = next {
-                b.field_uint(789, n);
-            }
-            if let Some(a) = appl {
-                b.field_str(1137, a.wire());
-            }
-        })?;
-        self.sent_logon = true;
         Ok(())
     }
 
@@ -1023,11 +1013,7 @@ impl<S: SessionStore> Session<S> {
     /// false for an admin message (gap-filled instead) or one that no
     /// longer parses.
     fn prepare_resend(&mut self, stored: &[u8], now: UtcTimestamp) -> bool {
-        let precision = if self.cfg.begin_string >= BeginString::Fix42 {
-            TimePrecision::Millis
-        } else {
-            TimePrecision::Seconds
-        };
+        let precision = self.precision();
         let Ok(msg) = self.parser.parse(stored) else {
             return false;
         };
@@ -1069,11 +1055,7 @@ impl<S: SessionStore> Session<S> {
     /// SequenceReset-GapFill under number `from` (PossDupFlag=Y) moving the
     /// peer on to `to`. Not stored: it stands in for stored messages.
     fn send_gap_fill(&mut self, from: u64, to: u64, now: UtcTimestamp) -> Result<(), SessionError> {
-        let precision = if self.cfg.begin_string >= BeginString::Fix42 {
-            TimePrecision::Millis
-        } else {
-            TimePrecision::Seconds
-        };
+        let precision = self.precision();
         let b = &mut self.builder;
         b.begin(b"4");
         b.header_uint(34, from)
