@@ -44,7 +44,8 @@ fn config(bs: BeginString, role: Role) -> Config {
         check_comp_id: true,
         check_latency: true,
         max_latency_secs: 120,
-        default_appl_ver_id: None,
+        default_appl_ver_id: (bs == BeginString::Fixt11)
+            .then_some(fixcore::settings::ApplVerId::Fix50Sp2),
         next_expected_msg_seq_num: false,
         logon_timeout_secs: 10,
         logout_timeout_secs: 2,
@@ -277,11 +278,21 @@ impl Script {
     }
 }
 
-/// Runs `steps` against an acceptor for each of `versions`; `{BS}` in the
-/// script is the BeginString.
+/// `steps` for `bs`: `{BS}` is the BeginString, `{APPL}` the
+/// DefaultApplVerID field a FIXT.1.1 Logon must carry (nothing before).
+fn expand(steps: &str, bs: BeginString) -> String {
+    let appl = if bs == BeginString::Fixt11 {
+        "1137=9|"
+    } else {
+        ""
+    };
+    steps.replace("{BS}", bs.as_str()).replace("{APPL}", appl)
+}
+
+/// Runs `steps` against an acceptor for each of `versions`.
 fn acceptor(name: &str, versions: &[BeginString], steps: &str) {
     for &bs in versions {
-        let s = steps.replace("{BS}", bs.as_str());
+        let s = expand(steps, bs);
         Script::new(
             &format!("{name} ({})", bs.as_str()),
             config(bs, Role::Acceptor),
@@ -308,8 +319,8 @@ const FROM_42: &[BeginString] = &[
 /// The Logon every acceptor script starts with.
 const LOGON: &str = "
 connect
-> 8={BS}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|
-< 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|
+> 8={BS}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|{APPL}
+< 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|{APPL}
 logged-on
 ";
 
@@ -331,14 +342,16 @@ fn a_first_message_that_is_not_a_logon_disconnects() {
 }
 
 #[test]
-fn a_logon_with_the_wrong_comp_id_is_rejected_and_logged_out() {
+fn a_logon_with_the_wrong_comp_id_is_dropped_unanswered() {
     acceptor(
         "1c wrong CompID",
         FROM_42,
+        // QuickFIX sends no Reject before the Logon is accepted: it drops
+        // the connection (1c_InvalidTargetCompID).
         "connect
-         > 8={BS}|35=A|34=1|49=TW|52=NOW|56=WRONG|98=0|108=30|
-         < 8={BS}|35=3|34=1|49=ISLD|52=TIME|56=TW|45=1|372=A|373=9|58=CompID problem|
-         < 8={BS}|35=5|34=2|49=ISLD|52=TIME|56=TW|",
+         > 8={BS}|35=A|34=1|49=TW|52=NOW|56=WRONG|98=0|108=30|{APPL}
+         disconnected
+         seqs 1 1",
     );
 }
 
@@ -430,7 +443,7 @@ fn a_resend_request_is_served_with_gap_fills_for_admin_messages() {
         &format!(
             "{LOGON}
              > 8={{BS}}|35=2|34=2|49=TW|52=NOW|56=ISLD|7=1|16=0|
-             < 8={{BS}}|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|123=Y|36=2|
+             < 8={{BS}}|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=2|123=Y|
              seqs 2 3"
         ),
     );
@@ -446,7 +459,7 @@ fn sequence_reset_moves_the_expected_number_and_never_back() {
              > 8={{BS}}|35=4|34=5|49=TW|52=NOW|56=ISLD|36=20|
              seqs 2 20
              > 8={{BS}}|35=4|34=20|49=TW|52=NOW|56=ISLD|36=10|
-             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=20|372=4|373=5|371=36|58=Value is incorrect (out of range) for this tag|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=20|58=Value is incorrect (out of range) for this tag|372=4|373=5|
              seqs 3 20"
         ),
     );
@@ -484,7 +497,7 @@ fn a_garbled_message_is_dropped_without_using_a_number() {
         "garbled checksum",
         config(BeginString::Fix44, Role::Acceptor),
     );
-    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+    for l in expand(LOGON, BeginString::Fix44).lines() {
         s.step(l);
     }
     let mut msg = frame("8=FIX.4.4|35=0|34=2|49=TW|52=NOW|56=ISLD|", T0);
@@ -508,7 +521,7 @@ fn sending_time_far_from_the_clock_is_rejected() {
         &format!(
             "{LOGON}
              > 8={{BS}}|35=0|34=2|49=TW|52=NOW-200|56=ISLD|
-             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=0|373=10|58=SendingTime accuracy problem|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=SendingTime accuracy problem|372=0|373=10|
              < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|"
         ),
     );
@@ -517,12 +530,11 @@ fn sending_time_far_from_the_clock_is_rejected() {
 /// Runs `steps` against an initiator (we are TW, the peer ISLD).
 fn initiator(name: &str, versions: &[BeginString], steps: &str) {
     for &bs in versions {
-        let s = steps.replace("{BS}", bs.as_str());
         Script::new(
             &format!("{name} ({})", bs.as_str()),
             config(bs, Role::Initiator),
         )
-        .run(&s);
+        .run(&expand(steps, bs));
     }
 }
 
@@ -532,8 +544,8 @@ fn an_initiator_logs_on_and_out() {
         "initiator logon",
         ALL,
         "connect
-         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|
-         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
          logged-on
          seqs 2 2
          > 8={BS}|35=D|34=2|49=ISLD|52=NOW|56=TW|11=A|
@@ -547,7 +559,7 @@ fn an_initiator_gives_up_when_no_logon_reply_comes() {
         "logon timeout",
         ALL,
         "connect
-         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
          wait 9
          wait 1
          disconnected",
@@ -567,8 +579,8 @@ fn a_logon_with_reset_seq_num_flag_starts_both_sides_at_one() {
              seqs 2 4
              disconnect
              connect
-             > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|
-             < 8={{BS}}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|141=Y|
+             > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|{{APPL}}
+             < 8={{BS}}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|141=Y|{{APPL}}
              logged-on
              seqs 2 2"
         ),
@@ -581,8 +593,8 @@ fn a_logon_ahead_of_the_expected_number_is_answered_then_the_gap_asked_for() {
         "logon too high",
         FROM_42,
         "connect
-         > 8={BS}|35=A|34=5|49=TW|52=NOW|56=ISLD|98=0|108=30|
-         < 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|
+         > 8={BS}|35=A|34=5|49=TW|52=NOW|56=ISLD|98=0|108=30|{APPL}
+         < 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|{APPL}
          logged-on
          < 8={BS}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=1|16=0|
          > 8={BS}|35=4|34=1|49=TW|52=NOW|56=ISLD|43=Y|122=NOW-1|123=Y|36=6|
@@ -605,13 +617,16 @@ fn before_fix_4_2_a_resend_request_runs_to_999999() {
 
 #[test]
 fn before_fix_4_2_a_reject_names_the_tag_in_its_text() {
+    // A PossDup resend without OrigSendingTime(122): Reject, number kept.
     acceptor(
         "reject 4.0/4.1",
         &[BeginString::Fix40, BeginString::Fix41],
         &format!(
             "{LOGON}
-             > 8={{BS}}|35=4|34=2|49=TW|52=NOW|56=ISLD|36=1|
-             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Value is incorrect (out of range) for this tag (36)|"
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|43=Y|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Required tag missing (122)|
+             seqs 3 3"
         ),
     );
 }
@@ -623,7 +638,7 @@ fn a_second_logon_on_a_live_session_disconnects() {
         ALL,
         &format!(
             "{LOGON}
-             > 8={{BS}}|35=A|34=2|49=TW|52=NOW|56=ISLD|98=0|108=30|
+             > 8={{BS}}|35=A|34=2|49=TW|52=NOW|56=ISLD|98=0|108=30|{{APPL}}
              disconnected"
         ),
     );
@@ -632,7 +647,7 @@ fn a_second_logon_on_a_live_session_disconnects() {
 #[test]
 fn our_logout_waits_for_the_reply_then_times_out() {
     let mut s = Script::new("logout timeout", config(BeginString::Fix44, Role::Acceptor));
-    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+    for l in expand(LOGON, BeginString::Fix44).lines() {
         s.step(l);
     }
     let now = s.now();
@@ -651,7 +666,7 @@ fn our_logout_is_answered_and_the_session_ends() {
         "logout answered",
         config(BeginString::Fix42, Role::Acceptor),
     );
-    for l in LOGON.replace("{BS}", "FIX.4.2").lines() {
+    for l in expand(LOGON, BeginString::Fix42).lines() {
         s.step(l);
     }
     let now = s.now();
@@ -668,7 +683,7 @@ fn our_logout_is_answered_and_the_session_ends() {
 #[test]
 fn application_messages_are_resent_with_poss_dup_and_their_original_time() {
     let mut s = Script::new("resend app", config(BeginString::Fix44, Role::Acceptor));
-    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+    for l in expand(LOGON, BeginString::Fix44).lines() {
         s.step(l);
     }
     let now = s.now();
@@ -687,7 +702,7 @@ fn application_messages_are_resent_with_poss_dup_and_their_original_time() {
     s.now += 5_000_000_000;
     s.run(&format!(
         "> 8=FIX.4.4|35=2|34=2|49=TW|52=NOW|56=ISLD|7=1|16=0|
-         < 8=FIX.4.4|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|123=Y|36=2|
+         < 8=FIX.4.4|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=2|123=Y|
          < 8=FIX.4.4|35=8|34=2|43=Y|49=ISLD|52=TIME|56=TW|122={orig}|37=O1|17=E1|
          seqs 3 3"
     ));
@@ -696,7 +711,7 @@ fn application_messages_are_resent_with_poss_dup_and_their_original_time() {
 #[test]
 fn an_unsupported_application_message_gets_a_business_reject() {
     let mut s = Script::new("unsupported", config(BeginString::Fix44, Role::Acceptor));
-    for l in LOGON.replace("{BS}", "FIX.4.4").lines() {
+    for l in expand(LOGON, BeginString::Fix44).lines() {
         s.step(l);
     }
     s.step("> 8=FIX.4.4|35=ZZ|34=2|49=TW|52=NOW|56=ISLD|");
@@ -707,7 +722,7 @@ fn an_unsupported_application_message_gets_a_business_reject() {
     let now = s.now();
     s.session.reject_unsupported(&msg, now).unwrap();
     s.run(
-        "< 8=FIX.4.4|35=j|34=2|49=ISLD|52=TIME|56=TW|45=2|372=ZZ|380=3|58=Unsupported Message Type|
+        "< 8=FIX.4.4|35=j|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Unsupported Message Type|372=ZZ|380=3|
          seqs 3 3",
     );
 }
@@ -785,7 +800,7 @@ fn validating(name: &str, bs: BeginString, file: &str, steps: &str) {
             fixcore::settings::Validation::default(),
         ),
     ));
-    let s = format!("{LOGON}{steps}").replace("{BS}", bs.as_str());
+    let s = expand(&format!("{LOGON}{steps}"), bs);
     Script::new(&format!("{name} ({})", bs.as_str()), cfg).run(&s);
 }
 
@@ -807,32 +822,32 @@ fn dictionary_rejects_name_the_reason_and_tag_and_use_up_the_number() {
         let cases: [(&str, &str, &str); 6] = [
             (
                 "21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|",
-                "373=1|371=11|58=Required tag missing",
+                "58=Required tag missing|371=11|372=D|373=1",
                 "1",
             ),
             (
                 "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|58=|",
-                "373=4|371=58|58=Tag specified without a value",
+                "58=Tag specified without a value|371=58|372=D|373=4",
                 "4",
             ),
             (
                 "11=ID|21=1|55=MSFT|54=Z|60=20261123-12:00:00|38=100|40=1|",
-                "373=5|371=54|58=Value is incorrect (out of range) for this tag",
+                "58=Value is incorrect (out of range) for this tag|371=54|372=D|373=5",
                 "5",
             ),
             (
                 "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=1x|40=1|",
-                "373=6|371=38|58=Incorrect data format for value",
+                "58=Incorrect data format for value|371=38|372=D|373=6",
                 "6",
             ),
             (
                 "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|7=1|",
-                "373=2|371=7|58=Tag not defined for this message type",
+                "58=Tag not defined for this message type|371=7|372=D|373=2",
                 "2",
             ),
             (
                 "11=ID|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|4999=1|",
-                "373=0|371=4999|58=Invalid tag number",
+                "58=Invalid tag number|371=4999|372=D|373=0",
                 "0",
             ),
         ];
@@ -843,7 +858,7 @@ fn dictionary_rejects_name_the_reason_and_tag_and_use_up_the_number() {
                 file,
                 &format!(
                     "> 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{body}
-                     < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|{reject}|
+                     < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|{reject}|
                      seqs 3 3"
                 ),
             );
@@ -860,7 +875,7 @@ fn fix_4_2_rejects_carry_no_reason_above_11_but_fix_4_4_ones_do() {
         "FIX42.xml",
         &format!(
             "> 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{repeated}
-             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|371=11|58=Tag appears more than once|"
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Tag appears more than once|371=11|372=D|"
         ),
     );
     validating(
@@ -869,7 +884,7 @@ fn fix_4_2_rejects_carry_no_reason_above_11_but_fix_4_4_ones_do() {
         "FIX44.xml",
         &format!(
             "> 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{repeated}
-             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|373=13|371=11|58=Tag appears more than once|"
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Tag appears more than once|371=11|372=D|373=13|"
         ),
     );
     validating(
@@ -877,13 +892,203 @@ fn fix_4_2_rejects_carry_no_reason_above_11_but_fix_4_4_ones_do() {
         BeginString::Fix44,
         "FIX44.xml",
         "> 8={BS}|35=D|34=2|49=TW|52=NOW|56=ISLD|11=ID|453=2|448=P|447=D|452=1|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|
-         < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=D|373=16|371=453|58=Incorrect NumInGroup count for repeating group|",
+         < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Incorrect NumInGroup count for repeating group|371=453|372=D|373=16|",
     );
     validating(
         "invalid msg type 4.4",
         BeginString::Fix44,
         "FIX44.xml",
         "> 8={BS}|35=ZZ|34=2|49=TW|52=NOW|56=ISLD|
-         < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|372=ZZ|373=11|58=Invalid MsgType|",
+         < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Invalid MsgType|372=ZZ|373=11|",
     );
+}
+
+// Scenarios after QuickFIX's acceptance definitions (test/definitions/
+// server), expected messages in QuickFIX's field order.
+
+#[test]
+fn poss_dup_with_orig_sending_time_after_sending_time_is_rejected_and_logged_out() {
+    acceptor(
+        "2f OrigSendingTime too high",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|11=A|
+             deliver 2
+             > 8={{BS}}|35=D|34=2|49=TW|52=NOW-10|56=ISLD|43=Y|122=NOW|11=A|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=SendingTime accuracy problem|372=D|373=10|
+             < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|
+             wait 2
+             disconnected"
+        ),
+    );
+}
+
+#[test]
+fn poss_dup_without_orig_sending_time_is_rejected_and_the_number_kept() {
+    acceptor(
+        "2g no OrigSendingTime",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|11=A|
+             deliver 2
+             > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|43=Y|11=A|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Required tag missing|371=122|372=D|373=1|
+             > 8={{BS}}|35=1|34=3|49=TW|52=NOW|56=ISLD|112=T|
+             < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|112=T|
+             seqs 4 4"
+        ),
+    );
+}
+
+#[test]
+fn an_unexpected_begin_string_gets_a_logout_then_the_connection_ends() {
+    for (bs, other) in [
+        (BeginString::Fix42, "FIX.4.4"),
+        (BeginString::Fix44, "FIX.4.2"),
+    ] {
+        let steps = format!(
+            "{LOGON}
+             > 8={other}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|58=Incorrect BeginString|
+             wait 2
+             disconnected"
+        );
+        Script::new("2i BeginString", config(bs, Role::Acceptor)).run(&expand(&steps, bs));
+    }
+}
+
+#[test]
+fn a_comp_id_that_does_not_match_after_logon_is_rejected_and_logged_out() {
+    acceptor(
+        "2k CompID",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=D|34=2|49=EVE|52=NOW|56=ISLD|11=A|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=CompID problem|372=D|373=9|
+             < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|
+             > 8={{BS}}|35=5|34=3|49=TW|52=NOW|56=ISLD|
+             logged-out
+             disconnected"
+        ),
+    );
+}
+
+#[test]
+fn a_sequence_reset_lower_than_expected_is_rejected_without_a_tag() {
+    acceptor(
+        "11c NewSeqNo less",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             > 8={{BS}}|35=4|34=0|49=TW|52=NOW|56=ISLD|36=1|123=N|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=0|58=Value is incorrect (out of range) for this tag|372=4|373=5|
+             seqs 3 3"
+        ),
+    );
+}
+
+#[test]
+fn a_received_reject_only_uses_its_number() {
+    acceptor(
+        "7 receive Reject",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=3|34=2|49=TW|52=NOW|56=ISLD|45=1|
+             seqs 2 3"
+        ),
+    );
+}
+
+#[test]
+fn a_gap_fill_below_the_expected_number_is_ignored_with_poss_dup_and_ends_the_session_without() {
+    acceptor(
+        "10 MsgSeqNum less",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             > 8={{BS}}|35=4|34=1|49=TW|52=NOW|56=ISLD|43=Y|122=NOW|123=Y|36=2|
+             seqs 2 3
+             > 8={{BS}}|35=4|34=1|49=TW|52=NOW|56=ISLD|123=Y|36=2|
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|58=MsgSeqNum too low, expecting 3 but received 1|
+             disconnected"
+        ),
+    );
+}
+
+#[test]
+fn only_admin_messages_are_resent_as_one_gap_fill() {
+    acceptor(
+        "8 only admin",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             wait 30
+             < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             wait 30
+             < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|
+             > 8={{BS}}|35=0|34=3|49=TW|52=NOW|56=ISLD|
+             > 8={{BS}}|35=2|34=4|49=TW|52=NOW|56=ISLD|7=1|16=3|
+             < 8={{BS}}|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=4|123=Y|
+             > 8={{BS}}|35=2|34=5|49=TW|52=NOW|56=ISLD|7=2|16=0|
+             < 8={{BS}}|35=4|34=2|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=4|123=Y|
+             seqs 4 6"
+        ),
+    );
+}
+
+#[test]
+fn a_resend_request_out_of_sequence_is_served_and_not_counted() {
+    acceptor(
+        "resend request too high",
+        FROM_42,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=2|34=9|49=TW|52=NOW|56=ISLD|7=1|16=0|
+             < 8={{BS}}|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=2|123=Y|
+             seqs 2 2"
+        ),
+    );
+}
+
+#[test]
+fn a_group_count_of_zero_with_no_entries_is_valid() {
+    validating(
+        "21 group of zero",
+        BeginString::Fix44,
+        "FIX44.xml",
+        "> 8={BS}|35=D|34=2|49=TW|52=NOW|56=ISLD|11=ID|453=0|21=1|55=MSFT|54=1|60=20261123-12:00:00|38=100|40=1|
+         deliver 2",
+    );
+}
+
+#[test]
+fn before_the_logon_only_sequence_resets_and_rejects_are_taken() {
+    // QuickFIX's validLogonState: a Heartbeat first drops the connection,
+    // a Reject is taken (and numbered) before any Logon.
+    acceptor(
+        "logon state",
+        FROM_42,
+        "connect
+         > 8={BS}|35=3|34=1|49=TW|52=NOW|56=ISLD|45=1|
+         seqs 1 2
+         > 8={BS}|35=A|34=2|49=TW|52=NOW|56=ISLD|98=0|108=30|{APPL}
+         < 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|{APPL}
+         logged-on
+         seqs 2 3",
+    );
+}
+
+#[test]
+fn a_fixt_logon_without_default_appl_ver_id_is_dropped() {
+    let steps = "connect
+         > 8=FIXT.1.1|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|
+         disconnected";
+    Script::new("FIXT no 1137", config(BeginString::Fixt11, Role::Acceptor)).run(steps);
 }

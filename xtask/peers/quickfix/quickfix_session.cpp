@@ -8,7 +8,7 @@
 //       ExecutionReport (39=2), reconnecting if the connection drops, then
 //       logs out. Prints "answered <n>" and the final sequence numbers
 //       "seqs <next sender> <next target>", exits 0; exits 1 if the orders
-//       are not all answered within 120 s.
+//       are not all answered within 60 s.
 //   quickfix-session acceptor SETTINGS
 //       Answers each NewOrderSingle with two ExecutionReports (new, then
 //       filled) until stdin closes; prints "orders <n>" and
@@ -122,7 +122,7 @@ int run_initiator(const std::string& cfg, long orders) {
     FIX::MemoryStoreFactory store;
     FIX::SocketInitiator initiator(app, store, settings);
     initiator.start();
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!app.logged_on && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (!app.logged_on) {

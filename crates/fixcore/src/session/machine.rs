@@ -158,6 +158,8 @@ struct Inbound {
     end_seq_no: Option<u64>,
     new_seq_no: Option<u64>,
     gap_fill: bool,
+    /// BeginString is not the session's.
+    wrong_begin_string: bool,
 }
 
 /// One FIX session: sequence numbers, timers, resend and gap handling.
@@ -504,66 +506,91 @@ impl<S: SessionStore> Session<S> {
     /// A session-level Reject(3) of `m`, QuickFIX's way: RefSeqNum,
     /// RefMsgType and SessionRejectReason where the version has them,
     /// RefTagID or the tag in the text; the rejected message's number is
-    /// used up when it was the expected one.
+    /// used up when it was the expected one. Before the peer's Logon
+    /// nothing may be sent: the connection is dropped instead (false).
     fn reject(
         &mut self,
         m: &Inbound,
         reason: Reason,
         tag: u32,
         now: UtcTimestamp,
-    ) -> Result<(), SessionError> {
-        let bs = self.cfg.begin_string;
+    ) -> Result<bool, SessionError> {
         let text = reason.text();
+        let bs = self.cfg.begin_string;
+        // 4.0 and 4.1 have no RefTagID: the tag goes in the text.
+        let with_tag = text.is_some() && (tag != 0 || reason == Reason::INVALID_TAG_NUMBER);
+        let shown = match text {
+            Some(t) if with_tag && bs < BeginString::Fix42 => format!("{t} ({tag})"),
+            Some(t) => t.to_string(),
+            None => String::new(),
+        };
+        let line = match text {
+            Some(t) if with_tag => format!("{t}:{tag}"),
+            Some(t) => t.to_string(),
+            None => String::new(),
+        };
+        let reason_field = (bs > BeginString::Fix42
+            || (bs == BeginString::Fix42 && reason.0 <= Reason::INVALID_MSG_TYPE.0))
+            .then_some(reason.0);
+        let ref_tag = (with_tag && bs >= BeginString::Fix42).then_some(tag);
+        self.send_reject(m, &shown, &line, ref_tag, reason_field, now)
+    }
+
+    /// Sends Reject(3) for `m` with Text `text` (none if empty), RefTagID
+    /// and SessionRejectReason when given; fields in tag order, as QuickFIX
+    /// writes them; `line` is the event log's reason.
+    fn send_reject(
+        &mut self,
+        m: &Inbound,
+        text: &str,
+        line: &str,
+        ref_tag: Option<u32>,
+        reason: Option<u32>,
+        now: UtcTimestamp,
+    ) -> Result<bool, SessionError> {
+        if !self.received_logon {
+            self.log("Tried to send a reject while not logged on".into());
+            self.disconnect()?;
+            return Ok(false);
+        }
         let seq = m.seq;
-        let msg_type = m.msg_type.clone();
+        let msg_type = (self.cfg.begin_string >= BeginString::Fix42 && !m.msg_type.is_empty())
+            .then(|| m.msg_type.clone());
         self.send_admin(b"3", now, |b| {
             if let Some(s) = seq {
                 b.field_uint(45, s);
             }
-            if bs >= BeginString::Fix42 {
-                if !msg_type.is_empty() {
-                    b.field_bytes(372, &msg_type);
-                }
-                if bs > BeginString::Fix42 || reason.0 <= Reason::INVALID_MSG_TYPE.0 {
-                    b.field_uint(373, u64::from(reason.0));
-                }
+            if !text.is_empty() {
+                b.field_str(58, text);
             }
-            match text {
-                Some(t) if tag != 0 || reason == Reason::INVALID_TAG_NUMBER => {
-                    if bs >= BeginString::Fix42 {
-                        b.field_uint(371, u64::from(tag));
-                        b.field_str(58, t);
-                    } else {
-                        b.field_str(58, &format!("{t} ({tag})"));
-                    }
-                }
-                Some(t) => {
-                    b.field_str(58, t);
-                }
-                None => {}
+            if let Some(t) = ref_tag {
+                b.field_uint(371, u64::from(t));
+            }
+            if let Some(t) = &msg_type {
+                b.field_bytes(372, t);
+            }
+            if let Some(r) = reason {
+                b.field_uint(373, u64::from(r));
             }
         })?;
         let shown = seq.map(|s| s.to_string()).unwrap_or_default();
-        let line = match text {
-            Some(t) if tag != 0 || reason == Reason::INVALID_TAG_NUMBER => {
-                format!("Message {shown} Rejected: {t}:{tag}")
-            }
-            Some(t) => format!("Message {shown} Rejected: {t}"),
-            None => format!("Message {shown} Rejected"),
-        };
-        self.log(line);
+        self.log(if line.is_empty() {
+            format!("Message {shown} Rejected")
+        } else {
+            format!("Message {shown} Rejected: {line}")
+        });
         if !matches!(&m.msg_type[..], b"A" | b"4") && seq == Some(self.store.next_target_seq()) {
             self.incr_target()?;
         }
-        Ok(())
+        Ok(true)
     }
 
-    /// A BusinessMessageReject(j) of `m` with `reason` (FIX 4.2 and later).
+    /// A BusinessMessageReject(j) of `m` with `reason` (FIX 4.2 and
+    /// later), fields in tag order.
     fn business_reject(
         &mut self,
         m: &Inbound,
         reason: u32,
-        tag: u32,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
         let seq = m.seq;
@@ -573,14 +600,11 @@ impl<S: SessionStore> Session<S> {
             if let Some(s) = seq {
                 b.field_uint(45, s);
             }
-            b.field_bytes(372, &msg_type);
-            if tag != 0 {
-                b.field_uint(379, u64::from(tag));
-            }
-            b.field_uint(380, u64::from(reason));
             if let Some(t) = text {
                 b.field_str(58, t);
             }
+            b.field_bytes(372, &msg_type);
+            b.field_uint(380, u64::from(reason));
         })?;
         let shown = seq.map(|s| s.to_string()).unwrap_or_default();
         self.log(format!(
@@ -607,9 +631,9 @@ impl<S: SessionStore> Session<S> {
 
     /// The application does not support delivered message `msg`'s type:
     /// a BusinessMessageReject(j) with UnsupportedMessageType (FIX 4.2 and
-    /// later) or a Reject(3) "Invalid MsgType" (FIX 4.0, 4.1), as QuickFIX
-    /// answers an application's UnsupportedMessageType. The message's
-    /// number was used when it was delivered.
+    /// later) or a Reject(3) "Unsupported message type" (FIX 4.0, 4.1), as
+    /// QuickFIX answers an application's UnsupportedMessageType. The
+    /// message's number was used when it was delivered.
     pub fn reject_unsupported(
         &mut self,
         msg: &[u8],
@@ -619,9 +643,11 @@ impl<S: SessionStore> Session<S> {
             return Ok(());
         };
         if self.cfg.begin_string >= BeginString::Fix42 {
-            self.business_reject(&m, reject::UNSUPPORTED_MESSAGE_TYPE, 0, now)
+            self.business_reject(&m, reject::UNSUPPORTED_MESSAGE_TYPE, now)
         } else {
-            self.reject(&m, Reason::INVALID_MSG_TYPE, 0, now)
+            let text = "Unsupported message type";
+            self.send_reject(&m, text, text, None, None, now)
+                .map(|_| ())
         }
     }
 
@@ -643,22 +669,37 @@ impl<S: SessionStore> Session<S> {
         let m = match inspect(&mut self.parser, msg, &self.cfg) {
             Ok(m) => m,
             Err(Garbled(why)) => {
-                // Garbled: dropped, no number used, the peer will resend.
+                // Garbled: dropped, no number used, the peer will resend;
+                // a garbled Logon ends the connection.
                 self.log(format!("Invalid message: {why}"));
+                if !self.received_logon && msg_type_of(msg) == Some(b"A") {
+                    self.log("Logon message is not valid".into());
+                    return self.disconnect();
+                }
                 return Ok(());
             }
         };
-        if m.msg_type != b"A" && !self.received_logon {
-            // Only a Logon may open a session.
+        if !self.valid_logon_state(&m.msg_type) {
             let t = String::from_utf8_lossy(&m.msg_type).into_owned();
-            if m.msg_type == b"5" {
-                self.log("Received logout request before logon".into());
-            } else {
-                self.log(format!(
-                    "Logon state is not valid for message (MsgType={t})"
-                ));
-            }
+            self.log(format!(
+                "Logon state is not valid for message (MsgType={t})"
+            ));
             return self.disconnect();
+        }
+        if m.wrong_begin_string {
+            // A Logout is a Logout whatever its BeginString; anything else
+            // is answered with one.
+            if m.msg_type == b"5" && self.received_logon {
+                return self.on_logout(&m, msg, now);
+            }
+            if !self.received_logon {
+                self.log("Incorrect BeginString".into());
+                return self.disconnect();
+            }
+            self.send_logout(Some("Incorrect BeginString"), now)?;
+            self.phase = Phase::LogoutSent(now.unix_nanos);
+            self.log("Incorrect BeginString".into());
+            return self.incr_target();
         }
         if let Some((reason, tag)) = m.header_problem {
             if m.seq.is_none() {
@@ -669,13 +710,20 @@ impl<S: SessionStore> Session<S> {
                 ));
                 return Ok(());
             }
-            return self.reject(&m, reason, tag, now);
+            return self.reject(&m, reason, tag, now).map(|_| ());
+        }
+        if self.cfg.begin_string == BeginString::Fixt11
+            && m.msg_type == b"A"
+            && !fields_have(msg, 1137)
+        {
+            self.log("Required field missing from logon: DefaultApplVerID(1137)".into());
+            return self.disconnect();
         }
         if let Some(v) = &self.cfg.validator
             && let Err(r) = v.check(&split_fields(msg))
         {
             // QuickFIX validates before it looks at the sequence number.
-            return self.reject(&m, Reason(r.reason), r.tag, now);
+            return self.reject(&m, Reason(r.reason), r.tag, now).map(|_| ());
         }
         match &m.msg_type[..] {
             b"A" => self.on_logon(&m, msg, now),
@@ -694,6 +742,35 @@ impl<S: SessionStore> Session<S> {
                 Ok(())
             }
         }
+    }
+
+    /// QuickFIX's `validLogonState`: which message types the session takes
+    /// before, around and after the Logon exchange.
+    fn valid_logon_state(&self, msg_type: &[u8]) -> bool {
+        let logon = msg_type == b"A";
+        let logged_out = matches!(self.phase, Phase::LogoutSent(_));
+        (logon && (self.sent_reset || !self.received_logon))
+            || (!logon && self.received_logon)
+            || (msg_type == b"5" && self.sent_logon)
+            || (msg_type != b"5" && logged_out)
+            || msg_type == b"4"
+            || msg_type == b"3"
+    }
+
+    /// Rejects `m` for `reason`, then logs out (a bad SendingTime or
+    /// CompID); false either way, for `verify` to return.
+    fn reject_and_logout(
+        &mut self,
+        m: &Inbound,
+        reason: Reason,
+        tag: u32,
+        now: UtcTimestamp,
+    ) -> Result<bool, SessionError> {
+        if self.reject(m, reason, tag, now)? {
+            self.send_logout(None, now)?;
+            self.phase = Phase::LogoutSent(now.unix_nanos);
+        }
+        Ok(false)
     }
 
     /// QuickFIX's `verify`: SendingTime, CompIDs, then the sequence
@@ -717,17 +794,11 @@ impl<S: SessionStore> Session<S> {
                     <= i64::from(self.cfg.max_latency_secs) * NANOS
             });
             if !good {
-                self.reject(m, Reason::SENDING_TIME_ACCURACY, 0, now)?;
-                self.send_logout(None, now)?;
-                self.phase = Phase::LogoutSent(now.unix_nanos);
-                return Ok(false);
+                return self.reject_and_logout(m, Reason::SENDING_TIME_ACCURACY, 0, now);
             }
         }
         if self.cfg.check_comp_id && !m.comp_ids_ok {
-            self.reject(m, Reason::COMPID_PROBLEM, 0, now)?;
-            self.send_logout(None, now)?;
-            self.phase = Phase::LogoutSent(now.unix_nanos);
-            return Ok(false);
+            return self.reject_and_logout(m, Reason::COMPID_PROBLEM, 0, now);
         }
         let expected = self.store.next_target_seq();
         if check_high && seq > expected {
@@ -738,7 +809,10 @@ impl<S: SessionStore> Session<S> {
             self.too_low(m, seq, expected, now)?;
             return Ok(false);
         }
-        if let Some((_, last)) = self.resend_range
+        // Only a message whose number was checked can satisfy the gap (a
+        // ResendRequest or Logout far ahead must not end it).
+        if (check_high || check_low)
+            && let Some((_, last)) = self.resend_range
             && seq >= last
         {
             let (first, last) = self.resend_range.take().unwrap_or_default();
@@ -790,16 +864,18 @@ impl<S: SessionStore> Session<S> {
             match m.orig_sending_time {
                 None => {
                     self.reject(m, Reason::REQUIRED_TAG_MISSING, 122, now)?;
+                    return Ok(());
                 }
                 Some(orig) if m.sending_time.is_some_and(|st| orig > st) => {
-                    self.reject(m, Reason::SENDING_TIME_ACCURACY, 0, now)?;
-                    self.send_logout(None, now)?;
-                    self.phase = Phase::LogoutSent(now.unix_nanos);
+                    self.reject_and_logout(m, Reason::SENDING_TIME_ACCURACY, 0, now)?;
+                    return Ok(());
                 }
                 Some(_) => {}
             }
         }
+        // A duplicate of what arrived before: ignored.
         self.last_received = now.unix_nanos;
+        self.test_requests = 0;
         Ok(())
     }
 
@@ -809,7 +885,7 @@ impl<S: SessionStore> Session<S> {
             self.log("Received logon while already logged on".into());
             return self.disconnect();
         }
-        if self.cfg.role == Role::Initiator && !self.sent_logon {
+        if self.cfg.role == Role::Initiator && !self.sent_logon && !m.reset_seq_num {
             self.log("Received logon response before sending request".into());
             return self.disconnect();
         }
@@ -937,14 +1013,17 @@ impl<S: SessionStore> Session<S> {
             return Ok(());
         }
         let Some(new) = m.new_seq_no else {
-            return self.reject(m, Reason::REQUIRED_TAG_MISSING, 36, now);
+            return self
+                .reject(m, Reason::REQUIRED_TAG_MISSING, 36, now)
+                .map(|_| ());
         };
         let expected = self.store.next_target_seq();
         self.log(format!("Received SequenceReset FROM: {expected} TO: {new}"));
         if new > expected {
             self.set_target(new)?;
         } else if new < expected {
-            self.reject(m, Reason::VALUE_INCORRECT, 36, now)?;
+            // QuickFIX names no tag here (no RefTagID).
+            self.reject(m, Reason::VALUE_INCORRECT, 0, now)?;
         }
         Ok(())
     }
@@ -963,12 +1042,16 @@ impl<S: SessionStore> Session<S> {
         }
         let (Some(begin), Some(end)) = (m.begin_seq_no, m.end_seq_no) else {
             let tag = if m.begin_seq_no.is_none() { 7 } else { 16 };
-            return self.reject(m, Reason::REQUIRED_TAG_MISSING, tag, now);
+            return self
+                .reject(m, Reason::REQUIRED_TAG_MISSING, tag, now)
+                .map(|_| ());
         };
         self.log(format!("Received ResendRequest FROM: {begin} TO: {end}"));
         let next_out = self.store.next_sender_seq();
-        let infinite =
-            end == 0 || (self.cfg.begin_string <= BeginString::Fix41 && end == INFINITY_41);
+        // QuickFIX takes 999999 as "no end" up to FIX 4.2, and 0 from 4.2.
+        let bs = self.cfg.begin_string;
+        let infinite = (end == 0 && bs >= BeginString::Fix42)
+            || (end == INFINITY_41 && bs <= BeginString::Fix42);
         let last = if infinite || end >= next_out {
             next_out - 1
         } else {
@@ -987,6 +1070,7 @@ impl<S: SessionStore> Session<S> {
                 let bytes = self.builder_bytes();
                 self.last_sent = now.unix_nanos;
                 self.out.push(Output::Send(bytes));
+                self.log(format!("Resending Message: {seq}"));
             } else if gap_from.is_none() {
                 gap_from = Some(seq);
             }
@@ -995,12 +1079,10 @@ impl<S: SessionStore> Session<S> {
         if let Some(from) = gap_from {
             self.send_gap_fill(from, last + 1, now)?;
         }
-        // Whatever the request's own number, it is counted once served.
-        let seq = m.seq.unwrap_or(0);
-        if seq == self.store.next_target_seq() {
+        // Counted only when it was the expected number: QuickFIX serves
+        // a request out of sequence without looking for a gap.
+        if m.seq == Some(self.store.next_target_seq()) {
             self.incr_target()?;
-        } else if seq > self.store.next_target_seq() {
-            self.too_high(msg, seq, now)?;
         }
         Ok(())
     }
@@ -1064,11 +1146,12 @@ impl<S: SessionStore> Session<S> {
             .header_timestamp(52, now, precision)
             .header_str(56, &self.cfg.target_comp_id)
             .header_timestamp(122, now, precision);
-        b.field_char(123, b'Y').field_uint(36, to);
+        b.field_uint(36, to).field_char(123, b'Y');
         if let Ok(bytes) = b.finish() {
             let bytes = bytes.to_vec();
             self.last_sent = now.unix_nanos;
             self.out.push(Output::Send(bytes));
+            self.log(format!("Sent SequenceReset TO: {to}"));
         }
         Ok(())
     }
@@ -1100,6 +1183,11 @@ impl<S: SessionStore> Session<S> {
             }
         }
     }
+}
+
+/// Whether a framed message has a field `tag`.
+fn fields_have(msg: &[u8], tag: u32) -> bool {
+    split_fields(msg).iter().any(|&(t, _)| t == tag)
 }
 
 /// MsgType(35) of a framed message (the third field).
@@ -1193,14 +1281,6 @@ fn split_fields(msg: &[u8]) -> Vec<(u32, &[u8])> {
 /// The session's view of a message whose fields `get` looks up (the
 /// first occurrence of a tag).
 fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbound, Garbled> {
-    let begin = get(8).unwrap_or_default();
-    if begin != cfg.begin_string.as_str().as_bytes() {
-        return Err(Garbled(format!(
-            "BeginString {} is not {}",
-            String::from_utf8_lossy(begin),
-            cfg.begin_string.as_str()
-        )));
-    }
     let uint = |t| get(t).and_then(crate::value::parse_uint);
     let time = |t| get(t).and_then(UtcTimestamp::parse);
     let mut i = Inbound {
@@ -1219,6 +1299,7 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         end_seq_no: uint(16),
         new_seq_no: uint(36),
         gap_fill: get(123) == Some(b"Y"),
+        wrong_begin_string: get(8) != Some(cfg.begin_string.as_str().as_bytes()),
     };
     // The header fields the session needs, in QuickFIX's order of checks.
     i.header_problem = if get(34).is_some() && i.seq.is_none() {
