@@ -10,6 +10,31 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+/// A child process killed (and reaped) when the test ends, pass or fail: a
+/// failed assertion must not leave an acceptor listening, holding the
+/// test's output pipe open.
+struct Running(Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
 }
@@ -86,7 +111,7 @@ fn has(fields: &[String], f: &str) -> bool {
     fields.iter().any(|x| x == f)
 }
 
-fn start(dir: &Path, port: u16, reset: bool) -> Child {
+fn start(dir: &Path, port: u16, reset: bool) -> Running {
     std::fs::write(
         dir.join("acceptor.cfg"),
         format!(
@@ -109,8 +134,10 @@ fn start(dir: &Path, port: u16, reset: bool) -> Child {
             "messages.log",
         ])
         .stdin(Stdio::null())
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+        .map(Running)
         .unwrap()
 }
 
@@ -228,8 +255,10 @@ fn one_acceptor_serves_two_hundred_concurrent_sessions() {
         .current_dir(d)
         .args(["fix", "acceptor", "many.cfg", "--app", "exec"])
         .stdin(Stdio::null())
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
+        .map(Running)
         .unwrap();
     // Every client logs on before any sends its order, so all 200 are
     // connected at once.
@@ -271,6 +300,109 @@ fn one_acceptor_serves_two_hundred_concurrent_sessions() {
         .collect();
     for c in clients {
         c.join().unwrap();
+    }
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    assert!(acceptor.wait().unwrap().success());
+}
+
+/// QuickFIX 1.15.1's `spec/` folder, fetched from PyPI into `target/` when
+/// missing (as fixcore's dictionary tests do: a shared helper belongs in
+/// the test kit of issue 15).
+fn quickfix_spec() -> std::path::PathBuf {
+    let cache = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/quickfix-spec");
+    let spec = cache.join("quickfix-1.15.1/spec");
+    if !spec.join("FIX44.xml").is_file() {
+        std::fs::create_dir_all(&cache).unwrap();
+        let ok = Command::new("pip")
+            .args([
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "quickfix==1.15.1",
+                "-d",
+            ])
+            .arg(&cache)
+            .status()
+            .is_ok_and(|s| s.success())
+            && Command::new("tar")
+                .current_dir(&cache)
+                .args([
+                    "xzf",
+                    "quickfix-1.15.1.tar.gz",
+                    "--wildcards",
+                    "*/spec/*.xml",
+                ])
+                .status()
+                .is_ok_and(|s| s.success());
+        assert!(
+            ok,
+            "cannot fetch QuickFIX's dictionaries (pip download quickfix==1.15.1)"
+        );
+    }
+    spec
+}
+
+#[test]
+fn the_shipped_acceptance_settings_validate_as_their_sessions_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::os::unix::fs::symlink(quickfix_spec(), d.join("spec")).unwrap();
+    let port = free_port();
+    let shipped = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fix/acceptance.cfg"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("acceptance.cfg"),
+        shipped.replace("SocketAcceptPort=5001", &format!("SocketAcceptPort={port}")),
+    )
+    .unwrap();
+    let mut acceptor = perfkit()
+        .current_dir(d)
+        .args(["fix", "acceptor", "acceptance.cfg", "--app", "echo"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(Running)
+        .unwrap();
+    // An order with an empty Text(58): TW44 rejects it (reason 4),
+    // NO_CHECK_FIELDS_HAVE_VALUES echoes it.
+    for (me, empty_ok) in [("TW44", false), ("NO_CHECK_FIELDS_HAVE_VALUES", true)] {
+        let mut c = connect(port);
+        c.write_all(&frame_from(
+            me,
+            "35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|",
+        ))
+        .unwrap();
+        let logon = read_message(&mut c).unwrap();
+        assert!(
+            has(&logon, "35=A") && has(&logon, &format!("56={me}")),
+            "{logon:?}"
+        );
+        c.write_all(&frame_from(
+            me,
+            "35=D|34=2|49=TW|52=NOW|56=ISLD|11=X|21=1|55=MSFT|54=1|60=NOW|40=1|38=7|58=|",
+        ))
+        .unwrap();
+        let answer = read_message(&mut c).unwrap();
+        if empty_ok {
+            assert!(
+                has(&answer, "35=D") && has(&answer, "11=X"),
+                "{me}: {answer:?}"
+            );
+        } else {
+            assert!(
+                has(&answer, "35=3") && has(&answer, "373=4"),
+                "{me}: {answer:?}"
+            );
+            assert!(has(&answer, "371=58"), "{me}: {answer:?}");
+        }
+        c.write_all(&frame_from(me, "35=5|34=3|49=TW|52=NOW|56=ISLD|"))
+            .unwrap();
+        assert!(has(&read_message(&mut c).unwrap(), "35=5"));
     }
     // SAFETY: kill(2) on our own child, not yet reaped.
     assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);

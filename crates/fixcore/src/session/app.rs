@@ -28,7 +28,6 @@ fn session_written(tag: u32) -> bool {
 /// See the [module docs](self).
 #[derive(Default)]
 pub struct Echo {
-    parser: Parser,
     seen: HashSet<Vec<u8>>,
 }
 
@@ -39,14 +38,16 @@ impl Application for Echo {
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
-        let Ok(m) = self.parser.parse(msg) else {
-            return Ok(());
-        };
-        let t = m.msg_type().to_vec();
-        match &t[..] {
+        // Read leniently: the session delivers messages the strict parser
+        // refuses (an empty value when ValidateFieldsHaveValues=N, a
+        // group it does not know), and they are echoed as they came.
+        let fields = super::machine::split_fields(msg);
+        let get = |tag| fields.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
+        let msg_type = get(35).unwrap_or_default().to_vec();
+        match &msg_type[..] {
             b"D" => {
-                let clordid = m.get(11).unwrap_or_default().to_vec();
-                let poss_resend = m.get(97) == Some(b"Y");
+                let clordid = get(11).unwrap_or_default().to_vec();
+                let poss_resend = get(97) == Some(b"Y");
                 if !self.seen.insert(clordid) && poss_resend {
                     return Ok(());
                 }
@@ -54,23 +55,12 @@ impl Application for Echo {
             b"d" | b"C" => {}
             _ => return session.reject_unsupported(msg, now),
         }
-        let fields: Vec<(u32, Vec<u8>, bool)> = m
-            .fields()
-            .filter(|f| !session_written(f.tag))
-            .map(|f| {
-                (
-                    f.tag,
-                    f.value.to_vec(),
-                    super::machine::is_header_tag(f.tag),
-                )
-            })
-            .collect();
-        session.send_app(&t, now, |b| {
-            for (tag, v, header) in &fields {
-                if *header {
-                    b.header_bytes(*tag, v);
+        session.send_app(&msg_type, now, |b| {
+            for &(tag, v) in fields.iter().filter(|(t, _)| !session_written(*t)) {
+                if super::machine::is_header_tag(tag) {
+                    b.header_bytes(tag, v);
                 } else {
-                    b.field_bytes(*tag, v);
+                    b.field_bytes_or_empty(tag, v);
                 }
             }
         })?;

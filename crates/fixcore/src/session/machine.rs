@@ -1268,7 +1268,7 @@ fn inspect(parser: &mut Parser, msg: &[u8], cfg: &Config) -> Result<Inbound, Gar
 }
 
 /// A frame's fields in order, read without validation.
-fn split_fields(msg: &[u8]) -> Vec<(u32, &[u8])> {
+pub(crate) fn split_fields(msg: &[u8]) -> Vec<(u32, &[u8])> {
     msg.split(|&b| b == 1)
         .filter_map(|f| {
             let eq = f.iter().position(|&b| b == b'=')?;
