@@ -727,10 +727,10 @@ impl<S: SessionStore> Session<S> {
         }
         match &m.msg_type[..] {
             b"A" => self.on_logon(&m, msg, now),
-            b"0" => self.on_heartbeat(&m, msg, now),
+            b"0" => self.on_counted(&m, msg, now, true),
             b"1" => self.on_test_request(&m, msg, now),
             b"2" => self.on_resend_request(&m, msg, now),
-            b"3" => self.on_reject(&m, msg, now),
+            b"3" => self.on_counted(&m, msg, now, false),
             b"4" => self.on_sequence_reset(&m, msg, now),
             b"5" => self.on_logout(&m, msg, now),
             _ => {
@@ -934,13 +934,16 @@ impl<S: SessionStore> Session<S> {
         Ok(())
     }
 
-    fn on_heartbeat(
+    /// A Heartbeat (`check_high`) or a Reject (not): checked, then only
+    /// counted.
+    fn on_counted(
         &mut self,
         m: &Inbound,
         msg: &[u8],
         now: UtcTimestamp,
+        check_high: bool,
     ) -> Result<(), SessionError> {
-        if self.verify(m, msg, now, true, true, false)? {
+        if self.verify(m, msg, now, check_high, true, false)? {
             self.incr_target()?;
         }
         Ok(())
@@ -963,18 +966,6 @@ impl<S: SessionStore> Session<S> {
         })?;
         self.log("Received test request".into());
         self.incr_target()
-    }
-
-    fn on_reject(
-        &mut self,
-        m: &Inbound,
-        msg: &[u8],
-        now: UtcTimestamp,
-    ) -> Result<(), SessionError> {
-        if self.verify(m, msg, now, false, true, false)? {
-            self.incr_target()?;
-        }
-        Ok(())
     }
 
     fn on_logout(
