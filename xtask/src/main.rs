@@ -5,7 +5,8 @@
 //!   (apt-get / pip) when running as root and missing; otherwise it fails
 //!   with the list of what to install. It never skips silently. fixcore's
 //!   tests then run again with `FIXCORE_SCAN=avx512`, `avx2` and `scalar`.
-//! - `corpus DIR [--small]`: writes the deterministic benchmark corpus.
+//! - `corpus DIR [--small]`: writes the deterministic benchmark corpus
+//!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
 //!   each (nightly and cargo-fuzz; says what to install when missing).
 //! - `peers [NAME...]`: builds the peer programs benches compare with
@@ -29,11 +30,24 @@ fn main() -> Result<()> {
             let dir = args
                 .get(1)
                 .context("usage: cargo xtask corpus DIR [--small]")?;
-            let small = args.iter().any(|a| a == "--small");
-            for p in perfkit::corpus::write(Path::new(dir), !small)? {
-                println!("{}", p.display());
+            // `perfkit corpus` is the one generator; xtask runs it rather
+            // than linking perfkit, which would compile zstd and aws-lc
+            // before `ci` could run fmt.
+            let mut cmd = cargo();
+            cmd.args([
+                "run",
+                "--release",
+                "--quiet",
+                "-p",
+                "perfkit",
+                "--",
+                "corpus",
+                dir,
+            ]);
+            if args.iter().any(|a| a == "--small") {
+                cmd.arg("--small");
             }
-            Ok(())
+            run(&mut cmd)
         }
         Some("fuzz") => {
             let secs: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(60);

@@ -1,5 +1,6 @@
 //! `cargo xtask peers`: builds the peer programs perfkit's benches run
-//! beside their own code (see `perfkit::peer`) into `target/peers/`.
+//! beside their own code (see `perfkit::peer`; the names come from
+//! `perfkit-peers`) into `target/peers/`.
 //!
 //! Each peer is one entry in [`PEERS`] with its own build function, so a
 //! peer written in another language adds an entry, not a branch.
@@ -12,7 +13,7 @@ use anyhow::{Context, Result, bail};
 
 /// A peer program and how to build it.
 struct Peer {
-    /// The file name `perfkit::peer::locate` looks for.
+    /// The file name `perfkit_peers::locate` looks for.
     name: &'static str,
     /// What it is measured against, for the usage text.
     what: &'static str,
@@ -22,12 +23,12 @@ struct Peer {
 
 const PEERS: &[Peer] = &[
     Peer {
-        name: perfkit::peer::QUICKFIX,
+        name: perfkit_peers::QUICKFIX,
         what: "QuickFIX validated parse (fix-bench parse); needs g++ and libquickfix-dev",
         build: build_quickfix,
     },
     Peer {
-        name: perfkit::peer::SZIP,
+        name: perfkit_peers::SZIP,
         what: "s-zip 0.15.0 on its default backend, miniz_oxide (zip bench)",
         build: build_szip,
     },
@@ -36,7 +37,7 @@ const PEERS: &[Peer] = &[
 /// Where peers go: `$PERFKIT_PEERS_DIR` when set (where perfkit then looks
 /// for them too), else `peers/` in cargo's target directory.
 pub fn dir() -> PathBuf {
-    if let Some(d) = std::env::var_os(perfkit::peer::DIR_ENV) {
+    if let Some(d) = std::env::var_os(perfkit_peers::DIR_ENV) {
         return PathBuf::from(d);
     }
     std::env::var_os("CARGO_TARGET_DIR")
@@ -86,7 +87,7 @@ fn build_quickfix(out: &Path) -> Result<()> {
     // Compiled outside `out`: a half-written binary there is never found.
     let scratch = out.with_file_name("peers-build").join("quickfix");
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let built = scratch.join(perfkit::peer::QUICKFIX);
+    let built = scratch.join(perfkit_peers::QUICKFIX);
     super::run(
         Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
             .args([
@@ -105,12 +106,12 @@ fn build_quickfix(out: &Path) -> Result<()> {
     .context("compiling (apt-get install g++ libquickfix-dev)")?;
     install(
         Source::File(&src.join("FIX44-perfkit.xml")),
-        &out.join(perfkit::peer::QUICKFIX_DICTIONARY),
+        &out.join(perfkit_peers::QUICKFIX_DICTIONARY),
     )?;
     record_quickfix_version(out)?;
     // Installed last: perfkit finds the peer by its executable, so it never
     // finds one whose dictionary or version file is missing.
-    install(Source::File(&built), &out.join(perfkit::peer::QUICKFIX))
+    install(Source::File(&built), &out.join(perfkit_peers::QUICKFIX))
 }
 
 /// What [`install`] puts in place.
@@ -121,15 +122,32 @@ enum Source<'a> {
     Bytes(&'a [u8]),
 }
 
-/// Puts `src` at `dst` all at once, through perfkit's `report::Output`:
-/// written to a temporary sibling, flushed to disk and renamed over `dst`.
-/// An interrupted or failed install leaves the previous `dst` (or none),
-/// never a truncated file beside a working peer, and no temporary file: an
-/// uncommitted `Output` deletes it.
+/// Puts `src` at `dst` all at once: written to a temporary sibling, flushed
+/// to disk and renamed over `dst`. A failed install leaves the previous
+/// `dst` (or none), never a truncated file beside a working peer, and no
+/// temporary file (an unpersisted `NamedTempFile` deletes itself on drop).
+/// xtask does not link perfkit (whose `report::Output` also covers devices
+/// and fatal signals) so that it can run fmt and clippy before anything
+/// compiles C; a peer directory holds regular files only.
 fn install(src: Source<'_>, dst: &Path) -> Result<()> {
-    let mut out = perfkit::report::Output::create(dst, true)?;
-    let file = out.file_mut();
-    let perms = match src {
+    let dir = match dst.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".xtask-").suffix(".partial");
+    // A plain File::create's mode (0666 less the umask), not tempfile's
+    // private 0600: the dictionary and version file are read by others.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    let file = tmp.as_file_mut();
+    match src {
         Source::File(from) => {
             let mut f =
                 std::fs::File::open(from).with_context(|| format!("opening {}", from.display()))?;
@@ -138,25 +156,19 @@ fn install(src: Source<'_>, dst: &Path) -> Result<()> {
                 .metadata()
                 .with_context(|| format!("reading {}", from.display()))?
                 .permissions();
-            Some(perms)
+            file.set_permissions(perms).context("setting permissions")?;
         }
         Source::Bytes(bytes) => {
             file.write_all(bytes)
                 .with_context(|| format!("writing {}", dst.display()))?;
-            None
         }
-    };
-    // A device or FIFO written in place keeps its own permissions and has
-    // nothing to sync.
-    if !out.is_in_place() {
-        let file = out.file_mut();
-        if let Some(perms) = perms {
-            file.set_permissions(perms).context("setting permissions")?;
-        }
-        file.sync_all()
-            .with_context(|| format!("writing {}", dst.display()))?;
     }
-    out.commit()
+    file.sync_all()
+        .with_context(|| format!("writing {}", dst.display()))?;
+    tmp.persist(dst)
+        .map_err(|e| e.error)
+        .with_context(|| format!("writing {}", dst.display()))?;
+    Ok(())
 }
 
 /// Writes the version of the QuickFIX package the peer was built against
@@ -165,7 +177,7 @@ fn install(src: Source<'_>, dst: &Path) -> Result<()> {
 /// file says 1.14.3 for the 1.15.1 package. Without dpkg (not Debian) the
 /// file is removed and fix-bench says the version was not recorded.
 fn record_quickfix_version(out: &Path) -> Result<()> {
-    let file = out.join(perfkit::peer::QUICKFIX_VERSION_FILE);
+    let file = out.join(perfkit_peers::QUICKFIX_VERSION_FILE);
     let version = Command::new("dpkg-query")
         .args(["-W", "-f=${Version}", "libquickfix-dev"])
         .output()
@@ -242,7 +254,7 @@ fn build_szip(out: &Path) -> Result<()> {
     )?;
     install(
         Source::File(&target.join("release/szip-peer")),
-        &out.join(perfkit::peer::SZIP),
+        &out.join(perfkit_peers::SZIP),
     )
 }
 

@@ -15,27 +15,9 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, s
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-/// The QuickFIX peer's file name in the peer directory: the C++ program
-/// built from `xtask/peers/quickfix/`, which `perfkit fix-bench` runs
-/// beside its own parse rows.
-pub const QUICKFIX: &str = "quickfix-parse";
-
-/// The FIX 4.4 dictionary installed beside [`QUICKFIX`], which the peer
-/// loads (`--dict`).
-pub const QUICKFIX_DICTIONARY: &str = "quickfix-FIX44.xml";
-
-/// The file written beside [`QUICKFIX`] holding the version of the QuickFIX
-/// package it was built against, one line (QuickFIX's headers carry no
-/// version macro, and its pkg-config file names an older release).
-pub const QUICKFIX_VERSION_FILE: &str = "quickfix-parse.version";
-
-/// The s-zip peer's file name in the peer directory: `xtask/peers/szip/`,
-/// s-zip on its own default backend, which `perfkit zip bench` runs beside
-/// its own writers.
-pub const SZIP: &str = "szip-peer";
-
-/// The environment variable that overrides the peer directory.
-pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";
+// The names live in their own dependency-free crate so xtask shares them
+// without building this one.
+pub use perfkit_peers::{DIR_ENV, QUICKFIX, QUICKFIX_DICTIONARY, QUICKFIX_VERSION_FILE, SZIP};
 
 /// The directory peers are looked up in: `$PERFKIT_PEERS_DIR` if set, else
 /// `peers/` beside the profile directory of the running binary

@@ -400,7 +400,7 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
 }
 
 /// Every part of fix-bench spreads `--iterations` over `--runs` by one
-/// rule (ceil(iterations / runs) per run, fixcore::measure's): the parse
+/// rule (ceil(iterations / runs) per run, perfkit_bench::fix's): the parse
 /// section, which runs its runs one at a time beside QuickFIX's, measures as
 /// many calls per row as the scan section.
 #[test]

@@ -11,7 +11,6 @@
 //! - [`build`]: [`build::MessageBuilder`] for FIX 4.2, 4.4 and FIXT.1.1;
 //! - [`store`], [`deferred`], [`affinity`], [`transport`]: resend store,
 //!   SPSC hand-off to a worker, thread pinning, loopback echo transports;
-//! - [`measure`]: the before/after measurements behind `perfkit fix-bench`.
 //!
 //! Untrusted bytes never panic: every rejection is an [`Error`] naming the
 //! byte position. To run the tests on each scan path of this CPU:
@@ -47,7 +46,6 @@ pub mod dictionary;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod measure;
 pub mod parse;
 pub mod sample;
 pub mod session;

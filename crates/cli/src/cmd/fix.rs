@@ -13,9 +13,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use fixcore::measure::{self, Comparison, Settings};
 use fixcore::parse::{Node, Parser};
 use perfkit::report::{Report, ReportArgs, Row, RunInfo, Value};
+use perfkit_bench::fix::{self as measure, Comparison, Settings};
 use serde_json::{Map, Value as Json};
 
 /// The parts of `fix-bench` that can be selected with `--only`.

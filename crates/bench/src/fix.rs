@@ -11,16 +11,16 @@
 //! histogram's percentiles are percentiles of batch means. Loopback round
 //! trips are timed one by one.
 
-use crate::affinity::{self, Pinning};
-use crate::build::{FixVersion, MessageBuilder};
-use crate::deferred::{self, ArrayQueueSink, DeferredProcessor};
-use crate::parse::Parser;
-use crate::sample;
-use crate::scan::{self, ScanPath};
-use crate::store::{MessageStore, StoreKind};
-use crate::transport::{self, EchoConfig, Transport, latency_histogram};
-use crate::tsc::Tsc;
-use crate::{Error, Result};
+use fixcore::affinity::{self, Pinning};
+use fixcore::build::{FixVersion, MessageBuilder};
+use fixcore::deferred::{self, ArrayQueueSink, DeferredProcessor};
+use fixcore::parse::Parser;
+use fixcore::sample;
+use fixcore::scan::{self, ScanPath};
+use fixcore::store::{MessageStore, StoreKind};
+use fixcore::transport::{self, EchoConfig, Transport, latency_histogram};
+use fixcore::tsc::Tsc;
+use fixcore::{Error, Result};
 use hdrhistogram::Histogram;
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -1,0 +1,37 @@
+//! The names perfkit and `cargo xtask peers` agree on for the peer
+//! programs: the systems perfkit is measured against that cannot be linked
+//! into its binary. `xtask` installs the programs under these names and
+//! `perfkit`'s benches look them up by them.
+//!
+//! A crate of its own, with no dependencies, so that xtask can share the
+//! names without compiling the perfkit binary (and the C libraries it
+//! links) before it runs fmt and clippy.
+//!
+//! ```
+//! let dir = std::path::Path::new("target/peers");
+//! assert_eq!(dir.join(perfkit_peers::QUICKFIX), std::path::Path::new("target/peers/quickfix-parse"));
+//! ```
+
+#![forbid(unsafe_code)]
+
+/// The QuickFIX peer's file name in the peer directory: the C++ program
+/// built from `xtask/peers/quickfix/`, which `perfkit fix-bench` runs
+/// beside its own parse rows.
+pub const QUICKFIX: &str = "quickfix-parse";
+
+/// The FIX 4.4 dictionary installed beside [`QUICKFIX`], which the peer
+/// loads (`--dict`).
+pub const QUICKFIX_DICTIONARY: &str = "quickfix-FIX44.xml";
+
+/// The file written beside [`QUICKFIX`] holding the version of the QuickFIX
+/// package it was built against, one line (QuickFIX's headers carry no
+/// version macro, and its pkg-config file names an older release).
+pub const QUICKFIX_VERSION_FILE: &str = "quickfix-parse.version";
+
+/// The s-zip peer's file name in the peer directory: `xtask/peers/szip/`,
+/// s-zip on its own default backend, which `perfkit zip bench` runs beside
+/// its own writers.
+pub const SZIP: &str = "szip-peer";
+
+/// The environment variable that overrides the peer directory.
+pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";
