@@ -115,6 +115,91 @@ pub(crate) enum Pred {
     },
 }
 
+impl Pred {
+    /// Feeds the atom identity of `self` (see [`Pred::same_atom`]) to `h`.
+    pub(crate) fn hash_atom<H: std::hash::Hasher>(&self, h: &mut H) {
+        use std::hash::Hash;
+        std::mem::discriminant(self).hash(h);
+        match self {
+            Pred::IntCmp { attr, op, v } => (attr, op, v).hash(h),
+            Pred::FloatCmp { attr, op, v } => (attr, op, v.to_bits()).hash(h),
+            Pred::StrCmp { attr, eq, v } => (attr, eq, v).hash(h),
+            Pred::IntIn { attr, negated, set } => (attr, negated, set).hash(h),
+            Pred::StrIn { attr, negated, set } => (attr, negated, set).hash(h),
+            Pred::IntListHas { attr, negated, v } => (attr, negated, v).hash(h),
+            Pred::StrListHas { attr, negated, v } => (attr, negated, v).hash(h),
+            Pred::IntSet { attr, op, set } => (attr, op, set).hash(h),
+            Pred::StrSet { attr, op, set } => (attr, op, set).hash(h),
+            Pred::IsNull { attr, negated } | Pred::IsEmpty { attr, negated } => {
+                (attr, negated).hash(h)
+            }
+            Pred::Segment {
+                attr,
+                now,
+                before,
+                id,
+                seconds,
+            } => (attr, now, before, id, seconds).hash(h),
+            Pred::FreqCap {
+                attr,
+                now,
+                kind,
+                id,
+                ns,
+                value,
+                length,
+            } => (attr, now, kind, id, ns, value, length).hash(h),
+            Pred::Geo {
+                lat,
+                lon,
+                clat,
+                clon,
+                km,
+            } => (lat, lon, clat.to_bits(), clon.to_bits(), km.to_bits()).hash(h),
+            Pred::Str { attr, op, s } => (attr, op, s).hash(h),
+        }
+    }
+
+    /// Whether `self` and `other` are one atom: equal, with floats compared
+    /// bit for bit so that `-0.0` and `0.0` stay apart and a NaN finds
+    /// itself (the atom table must find every predicate it holds).
+    pub(crate) fn same_atom(&self, other: &Pred) -> bool {
+        match (self, other) {
+            (
+                Pred::FloatCmp { attr, op, v },
+                Pred::FloatCmp {
+                    attr: a2,
+                    op: o2,
+                    v: v2,
+                },
+            ) => attr == a2 && op == o2 && v.to_bits() == v2.to_bits(),
+            (
+                Pred::Geo {
+                    lat,
+                    lon,
+                    clat,
+                    clon,
+                    km,
+                },
+                Pred::Geo {
+                    lat: l2,
+                    lon: o2,
+                    clat: c2,
+                    clon: d2,
+                    km: k2,
+                },
+            ) => {
+                lat == l2
+                    && lon == o2
+                    && clat.to_bits() == c2.to_bits()
+                    && clon.to_bits() == d2.to_bits()
+                    && km.to_bits() == k2.to_bits()
+            }
+            _ => self == other,
+        }
+    }
+}
+
 /// A checked expression.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Expr {
