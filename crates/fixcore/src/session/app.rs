@@ -55,13 +55,28 @@ impl Application for Echo {
             b"d" | b"C" => {}
             _ => return session.reject_unsupported(msg, now),
         }
+        // QuickFIX writes a message's body in tag order (its field map is
+        // sorted); without a repeated tag there is no group whose entries
+        // would be torn apart by sorting, so the echo does the same.
+        let mut body: Vec<(u32, &[u8])> = fields
+            .iter()
+            .copied()
+            .filter(|&(t, _)| !session_written(t) && !super::machine::is_header_tag(t))
+            .collect();
+        let mut tags: Vec<u32> = body.iter().map(|&(t, _)| t).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        if tags.len() == body.len() {
+            body.sort_by_key(|&(t, _)| t);
+        }
         session.send_app(&msg_type, now, |b| {
             for &(tag, v) in fields.iter().filter(|(t, _)| !session_written(*t)) {
                 if super::machine::is_header_tag(tag) {
                     b.header_bytes(tag, v);
-                } else {
-                    b.field_bytes_or_empty(tag, v);
                 }
+            }
+            for &(tag, v) in &body {
+                b.field_bytes_or_empty(tag, v);
             }
         })?;
         Ok(())
