@@ -8,7 +8,12 @@
 //!   access, typed getters ([`value`]) and repeating groups ([`dict`]);
 //! - [`frame`]: splits a byte stream into messages, resynchronising after
 //!   garbage;
-//! - [`build`]: [`build::MessageBuilder`] for FIX 4.2, 4.4 and FIXT.1.1;
+//! - [`build`]: [`build::MessageBuilder`] for FIX 4.0–4.4 and FIXT.1.1;
+//! - [`session`]: the session layer — a sans-I/O state machine with
+//!   QuickFIX's behaviour, its stores, a TCP driver, a many-session
+//!   acceptor and the echo / exchange applications; [`settings`] and
+//!   [`dictionary`] read QuickFIX settings files and XML dictionaries
+//!   ([`dictionary::validate`] checks whole messages against them);
 //! - [`store`], [`deferred`], [`affinity`], [`transport`]: resend store,
 //!   SPSC hand-off to a worker, thread pinning, loopback echo transports;
 //!
