@@ -1092,3 +1092,32 @@ fn a_fixt_logon_without_default_appl_ver_id_is_dropped() {
          disconnected";
     Script::new("FIXT no 1137", config(BeginString::Fixt11, Role::Acceptor)).run(steps);
 }
+
+#[test]
+fn extreme_numbers_from_the_peer_are_handled_not_overflowed() {
+    // A HeartBtInt past any clock, a SendingTime in 1677, a SequenceReset
+    // to the last u64: each is answered by the rules, none panics.
+    acceptor(
+        "huge HeartBtInt",
+        &[BeginString::Fix44],
+        "connect
+         > 8={BS}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=18446744073709551615|
+         < 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=18446744073709551615|
+         logged-on
+         wait 100000
+         > 8={BS}|35=0|34=2|49=TW|52=16780101-00:00:00|56=ISLD|
+         < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=SendingTime accuracy problem|372=0|373=10|
+         < 8={BS}|35=5|34=3|49=ISLD|52=TIME|56=TW|",
+    );
+    acceptor(
+        "SequenceReset to u64::MAX",
+        &[BeginString::Fix44],
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=4|34=2|49=TW|52=NOW|56=ISLD|36=18446744073709551615|
+             seqs 2 18446744073709551615
+             > 8={{BS}}|35=0|34=18446744073709551615|49=TW|52=NOW|56=ISLD|
+             seqs 2 18446744073709551615"
+        ),
+    );
+}

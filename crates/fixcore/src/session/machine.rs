@@ -332,7 +332,11 @@ impl<S: SessionStore> Session<S> {
         if self.heart_bt_int == 0 {
             return Ok(());
         }
-        let hb = self.heart_bt_int as i64 * NANOS;
+        // HeartBtInt comes from the peer's Logon: any u64 must neither
+        // overflow nor wrap here.
+        let hb = i64::try_from(self.heart_bt_int)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(NANOS);
         let quiet_in = t - self.last_received;
         let quiet_out = t - self.last_sent;
         if quiet_in < hb && quiet_out < hb {
@@ -341,11 +345,12 @@ impl<S: SessionStore> Session<S> {
         // QuickFIX's timings: silent for 2.4 intervals is dead; a
         // TestRequest after 1.2 intervals (and 1.2 more for each
         // unanswered one).
-        if quiet_in * 10 >= hb * 24 {
+        if quiet_in.saturating_mul(10) >= hb.saturating_mul(24) {
             self.log("Timed out waiting for heartbeat".into());
             return self.disconnect();
         }
-        if quiet_in * 10 >= hb * 12 * (i64::from(self.test_requests) + 1) {
+        let patience = hb.saturating_mul(12 * (i64::from(self.test_requests) + 1));
+        if quiet_in.saturating_mul(10) >= patience {
             self.send_admin(b"1", now, |b| {
                 b.field_str(112, "TEST");
             })?;
@@ -425,7 +430,7 @@ impl<S: SessionStore> Session<S> {
         };
         self.store.save(seq, &bytes)?;
         let target = self.store.next_target_seq();
-        self.store.set_seqs(seq + 1, target)?;
+        self.store.set_seqs(seq.saturating_add(1), target)?;
         self.last_sent = now.unix_nanos;
         self.out.push(Output::Send(bytes));
         Ok(seq)
@@ -455,10 +460,11 @@ impl<S: SessionStore> Session<S> {
         }
         let hb = self.heart_bt_int;
         let appl = self.cfg.default_appl_ver_id;
-        let next = self
-            .cfg
-            .next_expected_msg_seq_num
-            .then(|| self.store.next_target_seq() + u64::from(reply));
+        let next = self.cfg.next_expected_msg_seq_num.then(|| {
+            self.store
+                .next_target_seq()
+                .saturating_add(u64::from(reply))
+        });
         self.send_admin(b"A", now, |b| {
             b.field_uint(98, 0).field_uint(108, hb);
             if reset {
@@ -619,7 +625,8 @@ impl<S: SessionStore> Session<S> {
 
     fn incr_target(&mut self) -> Result<(), SessionError> {
         let (s, t) = (self.store.next_sender_seq(), self.store.next_target_seq());
-        self.store.set_seqs(s, t + 1)?;
+        // A peer's SequenceReset can set the number to u64::MAX.
+        self.store.set_seqs(s, t.saturating_add(1))?;
         Ok(())
     }
 
@@ -789,10 +796,11 @@ impl<S: SessionStore> Session<S> {
             return Ok(false);
         };
         if self.cfg.check_latency && !queued {
-            let good = m.sending_time.is_some_and(|st| {
-                (now.unix_nanos - st.unix_nanos).abs()
-                    <= i64::from(self.cfg.max_latency_secs) * NANOS
-            });
+            // abs_diff: a SendingTime in 1677 is 1e19 ns away, past i64.
+            let limit = u64::from(self.cfg.max_latency_secs) * NANOS as u64;
+            let good = m
+                .sending_time
+                .is_some_and(|st| now.unix_nanos.abs_diff(st.unix_nanos) <= limit);
             if !good {
                 return self.reject_and_logout(m, Reason::SENDING_TIME_ACCURACY, 0, now);
             }
