@@ -178,7 +178,7 @@ pub struct Session<S: SessionStore> {
     /// The gap we asked to be resent: (first, last) sequence numbers.
     resend_range: Option<(u64, u64)>,
     /// Messages received ahead of the gap, by sequence number.
-    queue: BTreeMap<u64, Vec<u8>>,
+    queue: GapQueue,
     /// We sent a Logon with ResetSeqNumFlag=Y and await the reply.
     sent_reset: bool,
     /// The peer's Logon arrived (logged on once ours is out too).
@@ -219,7 +219,7 @@ impl<S: SessionStore> Session<S> {
             last_received: 0,
             test_requests: 0,
             resend_range: None,
-            queue: BTreeMap::new(),
+            queue: GapQueue::default(),
             sent_reset: false,
             received_logon: false,
             sent_logon: false,
@@ -840,7 +840,13 @@ impl<S: SessionStore> Session<S> {
         self.log(format!(
             "MsgSeqNum too high, expecting {expected} but received {seq}"
         ));
-        self.queue.insert(seq, msg.to_vec());
+        if !self.queue.insert(seq, msg) {
+            // Full: the message is asked for again once the gap before it
+            // is filled, so dropping it loses nothing but time.
+            self.log(format!(
+                "Queue of messages ahead of the gap is full; {seq} dropped"
+            ));
+        }
         self.last_received = now.unix_nanos;
         if let Some((first, last)) = self.resend_range
             && seq >= first
@@ -1159,14 +1165,7 @@ impl<S: SessionStore> Session<S> {
     fn drain_queue(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
         loop {
             let expected = self.store.next_target_seq();
-            // Older entries can no longer be processed: drop them.
-            while let Some((&s, _)) = self.queue.first_key_value() {
-                if s >= expected {
-                    break;
-                }
-                self.queue.pop_first();
-            }
-            let Some(msg) = self.queue.remove(&expected) else {
+            let Some(msg) = self.queue.take(expected) else {
                 return Ok(());
             };
             self.log(format!("Processing QUEUED message: {expected}"));
@@ -1187,6 +1186,51 @@ impl<S: SessionStore> Session<S> {
 /// Whether a framed message has a field `tag`.
 fn fields_have(msg: &[u8], tag: u32) -> bool {
     split_fields(msg).iter().any(|&(t, _)| t == tag)
+}
+
+/// Most bytes of messages kept ahead of a gap: beyond it a peer sending
+/// far-ahead numbers could grow the queue without bound.
+const MAX_QUEUED_BYTES: usize = 64 << 20;
+
+/// Messages received ahead of the expected number, by number, within
+/// [`MAX_QUEUED_BYTES`].
+#[derive(Debug, Default)]
+struct GapQueue {
+    map: BTreeMap<u64, Vec<u8>>,
+    bytes: usize,
+}
+
+impl GapQueue {
+    /// Keeps `msg` under `seq`; false (not kept) when that would pass the
+    /// byte budget.
+    fn insert(&mut self, seq: u64, msg: &[u8]) -> bool {
+        let old = self.map.get(&seq).map_or(0, Vec::len);
+        if self.bytes - old + msg.len() > MAX_QUEUED_BYTES {
+            return false;
+        }
+        self.bytes = self.bytes - old + msg.len();
+        self.map.insert(seq, msg.to_vec());
+        true
+    }
+
+    /// The message numbered `expected`, dropping older ones (they can no
+    /// longer be processed).
+    fn take(&mut self, expected: u64) -> Option<Vec<u8>> {
+        while let Some(entry) = self.map.first_entry() {
+            if *entry.key() >= expected {
+                break;
+            }
+            self.bytes -= entry.remove().len();
+        }
+        let msg = self.map.remove(&expected)?;
+        self.bytes -= msg.len();
+        Some(msg)
+    }
+
+    fn clear(&mut self) {
+        self.map.clear();
+        self.bytes = 0;
+    }
 }
 
 /// MsgType(35) of a framed message (the third field).
@@ -1315,4 +1359,26 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         None
     };
     Ok(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gap_queue_keeps_to_its_byte_budget() {
+        let mut q = GapQueue::default();
+        let big = vec![b'x'; 40 << 20];
+        assert!(q.insert(5, &big));
+        assert!(!q.insert(6, &big), "80 MiB is past the 64 MiB budget");
+        // Replacing a number counts the new size only.
+        assert!(q.insert(5, &big[..10 << 20]));
+        assert!(q.insert(6, &big));
+        assert_eq!(q.bytes, 50 << 20);
+        // Older numbers go when a later one is taken.
+        assert_eq!(q.take(6).map(|m| m.len()), Some(40 << 20));
+        assert_eq!(q.bytes, 0);
+        assert!(q.map.is_empty());
+        assert!(q.take(7).is_none());
+    }
 }
