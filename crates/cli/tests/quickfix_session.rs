@@ -164,7 +164,9 @@ fn wait_with_timeout(mut child: Child, secs: u64, what: &str) -> std::process::O
     child.wait_with_output().unwrap()
 }
 
-fn qf_settings(dir: &Path, role: &str, port: u16) -> PathBuf {
+/// One settings file for either engine: perfkit reads QuickFIX's own
+/// (the keys both understand), so the two sides are configured alike.
+fn settings(dir: &Path, engine: &str, role: &str, port: u16) -> PathBuf {
     let (sender, target, socket) = match role {
         "initiator" => (
             "TW",
@@ -173,7 +175,7 @@ fn qf_settings(dir: &Path, role: &str, port: u16) -> PathBuf {
         ),
         _ => ("ISLD", "TW", format!("SocketAcceptPort={port}\n")),
     };
-    let path = dir.join(format!("qf-{role}.cfg"));
+    let path = dir.join(format!("{engine}-{role}.cfg"));
     std::fs::write(
         &path,
         format!(
@@ -186,33 +188,12 @@ fn qf_settings(dir: &Path, role: &str, port: u16) -> PathBuf {
     path
 }
 
-fn perfkit_settings(dir: &Path, role: &str, port: u16) -> PathBuf {
-    let (sender, target, socket) = match role {
-        "initiator" => (
-            "TW",
-            "ISLD",
-            format!("SocketConnectHost=127.0.0.1\nSocketConnectPort={port}\nReconnectInterval=1\n"),
-        ),
-        _ => ("ISLD", "TW", format!("SocketAcceptPort={port}\n")),
-    };
-    let path = dir.join(format!("perfkit-{role}.cfg"));
-    std::fs::write(
-        &path,
-        format!(
-            "[DEFAULT]\nConnectionType={role}\n{socket}HeartBtInt=30\n\n[SESSION]\n\
-             BeginString=FIX.4.4\nSenderCompID={sender}\nTargetCompID={target}\n"
-        ),
-    )
-    .unwrap();
-    path
-}
-
 #[test]
 fn quickfix_initiator_to_perfkit_acceptor_with_a_cut_connection() {
     let Some(qf) = peer() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (acceptor_port, proxy_port) = (free_port(), free_port());
-    let cfg = perfkit_settings(dir.path(), "acceptor", acceptor_port);
+    let cfg = settings(dir.path(), "perfkit", "acceptor", acceptor_port);
     let acceptor = perfkit()
         .args(["fix", "acceptor"])
         .arg(&cfg)
@@ -228,7 +209,7 @@ fn quickfix_initiator_to_perfkit_acceptor_with_a_cut_connection() {
     // Cut about a third of the way into the orders.
     let connections = proxy(proxy_port, acceptor_port, 500_000);
     std::thread::sleep(Duration::from_millis(300));
-    let qf_cfg = qf_settings(dir.path(), "initiator", proxy_port);
+    let qf_cfg = settings(dir.path(), "quickfix", "initiator", proxy_port);
     let qf_run = Command::new(&qf)
         .args(["initiator"])
         .arg(&qf_cfg)
@@ -297,7 +278,7 @@ fn perfkit_initiator_to_quickfix_acceptor_with_a_cut_connection() {
     let Some(qf) = peer() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (acceptor_port, proxy_port) = (free_port(), free_port());
-    let qf_cfg = qf_settings(dir.path(), "acceptor", acceptor_port);
+    let qf_cfg = settings(dir.path(), "quickfix", "acceptor", acceptor_port);
     let mut qf_run = Command::new(&qf)
         .args(["acceptor"])
         .arg(&qf_cfg)
@@ -317,7 +298,7 @@ fn perfkit_initiator_to_quickfix_acceptor_with_a_cut_connection() {
         .unwrap();
     assert_eq!(&first, b"listening\n");
     let connections = proxy(proxy_port, acceptor_port, 500_000);
-    let cfg = perfkit_settings(dir.path(), "initiator", proxy_port);
+    let cfg = settings(dir.path(), "perfkit", "initiator", proxy_port);
     let ours = perfkit()
         .args(["fix", "initiator"])
         .arg(&cfg)
