@@ -19,6 +19,8 @@
 //!
 //! After the last step no output may be left unchecked. `|` stands for SOH.
 
+mod wire;
+
 use fixcore::session::machine::{Config, Output, Role, Session};
 use fixcore::session::store::{MemoryStore, SessionStore};
 use fixcore::settings::BeginString;
@@ -53,53 +55,25 @@ fn config(bs: BeginString, role: Role) -> Config {
     }
 }
 
-/// `YYYYMMDD-HH:MM:SS.sss` for a time in nanoseconds, written out here
-/// with the civil-from-days arithmetic (not the library's formatter).
-fn timestamp(nanos: i64) -> String {
-    let secs = nanos.div_euclid(1_000_000_000);
-    let ms = nanos.rem_euclid(1_000_000_000) / 1_000_000;
-    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}:{:02}:{:02}.{ms:03}",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    )
-}
-
-/// A complete message from the script's fields: BeginString first, then
-/// BodyLength and CheckSum computed here.
+/// A complete message from the script's fields (BeginString first):
+/// `NOW` / `NOW-n` in SendingTime and OrigSendingTime become the clock's
+/// time, n seconds back.
 fn frame(fields: &str, now: i64) -> Vec<u8> {
-    let mut parts: Vec<String> = fields
+    let parts: Vec<String> = fields
         .split('|')
         .filter(|f| !f.is_empty())
         .map(|f| {
-            if let Some(rest) = f.strip_prefix("52=NOW") {
-                let back: i64 = rest.strip_prefix('-').map_or(0, |s| s.parse().unwrap());
-                format!("52={}", timestamp(now - back * 1_000_000_000))
-            } else if let Some(rest) = f.strip_prefix("122=NOW") {
-                let back: i64 = rest.strip_prefix('-').map_or(0, |s| s.parse().unwrap());
-                format!("122={}", timestamp(now - back * 1_000_000_000))
-            } else {
-                f.to_string()
+            let (tag, value) = f.split_once('=').unwrap_or((f, ""));
+            match value.strip_prefix("NOW") {
+                Some(rest) if tag == "52" || tag == "122" => {
+                    let back: i64 = rest.strip_prefix('-').map_or(0, |s| s.parse().unwrap());
+                    format!("{tag}={}", wire::timestamp(now - back * 1_000_000_000))
+                }
+                _ => f.to_string(),
             }
         })
         .collect();
-    let begin = parts.remove(0);
-    let body: String = parts.iter().map(|p| format!("{p}\x01")).collect();
-    let mut msg = format!("{begin}\x019={}\x01{body}", body.len()).into_bytes();
-    let sum: u32 = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
-    msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
-    msg
+    wire::frame(&parts.join("|"))
 }
 
 /// The fields of a sent message after checking its BodyLength and

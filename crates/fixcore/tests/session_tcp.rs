@@ -4,6 +4,8 @@
 //! second connection for a live session are closed without disturbing it;
 //! the stop flag logs a live session out.
 
+mod wire;
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Mutex;
@@ -39,37 +41,10 @@ fn config(bs: BeginString, theirs: &str) -> Config {
     }
 }
 
-/// `YYYYMMDD-HH:MM:SS` of the wall clock, by the test's own arithmetic.
-fn sending_time() -> String {
-    let secs = now().unix_nanos / 1_000_000_000;
-    let (days, sod) = (secs / 86_400, secs % 86_400);
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}:{:02}:{:02}",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    )
-}
-
+/// A message of `bs` with `fields`, `NOW` being the wall clock.
 fn frame(bs: &str, fields: &str) -> Vec<u8> {
-    let body: String = fields
-        .split('|')
-        .filter(|f| !f.is_empty())
-        .map(|f| format!("{}\x01", f.replace("NOW", &sending_time())))
-        .collect();
-    let mut msg = format!("8={bs}\x019={}\x01{body}", body.len()).into_bytes();
-    let sum: u32 = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
-    msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
-    msg
+    let now = wire::timestamp(now().unix_nanos);
+    wire::frame(&format!("8={bs}|{}", fields.replace("NOW", &now)))
 }
 
 /// Reads one message (up to and including `10=xxx<SOH>`) as `tag=value`
