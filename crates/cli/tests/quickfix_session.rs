@@ -26,8 +26,15 @@ fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
 }
 
-/// The QuickFIX peer, built once per source change.
+/// The QuickFIX peer, built once per source change. The tests of this
+/// file run in parallel threads of one process: the first one builds, the
+/// others wait for it (two builds raced on one temporary name before).
 fn peer() -> Option<PathBuf> {
+    static PEER: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    PEER.get_or_init(build_peer).clone()
+}
+
+fn build_peer() -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let src = root.join("xtask/peers/quickfix/quickfix_session.cpp");
     let dir = root.join("target/quickfix-session-peer");
