@@ -24,7 +24,7 @@ struct Peer {
 const PEERS: &[Peer] = &[
     Peer {
         name: perfkit_peers::QUICKFIX,
-        what: "QuickFIX validated parse (fix-bench parse); needs g++ and libquickfix-dev",
+        what: "QuickFIX validated parse and session engine (fix-bench parse, session); needs g++ and libquickfix-dev",
         build: build_quickfix,
     },
     Peer {
@@ -73,8 +73,8 @@ pub fn usage() -> String {
         .collect()
 }
 
-/// The QuickFIX parse peer and the dictionary it loads (installed beside
-/// it, where perfkit looks for it).
+/// The QuickFIX parse and session peers and the dictionary the parse peer
+/// loads (installed beside it, where perfkit looks for it).
 ///
 /// Flags: `-O2` is what Debian builds libquickfix with, and nearly all the
 /// timed work happens inside that library, so our own flags matter little;
@@ -87,23 +87,32 @@ fn build_quickfix(out: &Path) -> Result<()> {
     // Compiled outside `out`: a half-written binary there is never found.
     let scratch = out.with_file_name("peers-build").join("quickfix");
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let built = scratch.join(perfkit_peers::QUICKFIX);
-    super::run(
-        Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
-            .args([
-                "-std=gnu++14",
-                "-O2",
-                "-DNDEBUG",
-                "-Wall",
-                "-Wextra",
-                "-Wno-deprecated",
-            ])
-            .arg(src.join("quickfix_parse.cpp"))
-            .arg("-o")
-            .arg(&built)
-            .arg("-lquickfix"),
-    )
-    .context("compiling (apt-get install g++ libquickfix-dev)")?;
+    let compile = |source: &str, name: &str| -> Result<PathBuf> {
+        let built = scratch.join(name);
+        super::run(
+            Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
+                .args([
+                    "-std=gnu++14",
+                    "-O2",
+                    "-DNDEBUG",
+                    "-Wall",
+                    "-Wextra",
+                    "-Wno-deprecated",
+                ])
+                .arg(src.join(source))
+                .arg("-o")
+                .arg(&built)
+                .arg("-lquickfix"),
+        )
+        .with_context(|| format!("compiling {source} (apt-get install g++ libquickfix-dev)"))?;
+        Ok(built)
+    };
+    let built = compile("quickfix_parse.cpp", perfkit_peers::QUICKFIX)?;
+    let session = compile("quickfix_session.cpp", perfkit_peers::QUICKFIX_SESSION)?;
+    install(
+        Source::File(&session),
+        &out.join(perfkit_peers::QUICKFIX_SESSION),
+    )?;
     install(
         Source::File(&src.join("FIX44-perfkit.xml")),
         &out.join(perfkit_peers::QUICKFIX_DICTIONARY),

@@ -17,7 +17,9 @@ use std::time::{Duration, Instant};
 
 // The names live in their own dependency-free crate so xtask shares them
 // without building this one.
-pub use perfkit_peers::{DIR_ENV, QUICKFIX, QUICKFIX_DICTIONARY, QUICKFIX_VERSION_FILE, SZIP};
+pub use perfkit_peers::{
+    DIR_ENV, QUICKFIX, QUICKFIX_DICTIONARY, QUICKFIX_SESSION, QUICKFIX_VERSION_FILE, SZIP,
+};
 
 /// The directory peers are looked up in: `$PERFKIT_PEERS_DIR` if set, else
 /// `peers/` beside the profile directory of the running binary

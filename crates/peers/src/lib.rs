@@ -19,6 +19,11 @@
 /// beside its own parse rows.
 pub const QUICKFIX: &str = "quickfix-parse";
 
+/// The QuickFIX session peer's file name: `quickfix_session.cpp` from
+/// `xtask/peers/quickfix/`, a QuickFIX initiator and acceptor that
+/// `perfkit fix-bench`'s session part runs beside perfkit's own.
+pub const QUICKFIX_SESSION: &str = "quickfix-session";
+
 /// The FIX 4.4 dictionary installed beside [`QUICKFIX`], which the peer
 /// loads (`--dict`).
 pub const QUICKFIX_DICTIONARY: &str = "quickfix-FIX44.xml";

@@ -2,13 +2,17 @@
 // engine interop tests and benchmarks.
 //
 // Usage:
-//   quickfix-session initiator SETTINGS ORDERS
+//   quickfix-session initiator SETTINGS ORDERS [WINDOW [LATENCIES]]
 //       Logs on, sends ORDERS NewOrderSingles (FIX.4.4, ClOrdID 1..ORDERS)
 //       after its first logon and waits until each has its filled
 //       ExecutionReport (39=2), reconnecting if the connection drops, then
-//       logs out. Prints "answered <n>" and the final sequence numbers
-//       "seqs <next sender> <next target>", exits 0; exits 1 if the orders
-//       are not all answered within 60 s.
+//       logs out. WINDOW (default 0: all at once) keeps at most that many
+//       orders unfilled: each fill sends the next order. LATENCIES names a
+//       file that gets, per order, the nanoseconds from sending it to
+//       receiving its first ExecutionReport, one number per line. Prints
+//       "answered <n>", "seconds <first order sent to last fill>" and the
+//       final sequence numbers "seqs <next sender> <next target>", exits 0;
+//       exits 1 if the orders are not all answered within 60 s.
 //   quickfix-session acceptor SETTINGS
 //       Answers each NewOrderSingle with two ExecutionReports (new, then
 //       filled) until stdin closes; prints "orders <n>" and
@@ -31,21 +35,36 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
+long now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 class App : public FIX::Application, public FIX::MessageCracker {
 public:
-    explicit App(long orders) : orders_(orders) {}
+    App(long orders, long window, bool timed)
+        : orders_(orders), window_(window), sent_at_(timed ? orders + 1 : 0) {
+        if (timed) latencies.reserve(orders);
+    }
 
     std::atomic<long> answered{0};
     std::atomic<long> received{0};
     std::atomic<bool> logged_on{false};
     FIX::SessionID session;
+    // Round trips in ns, appended on the session's thread only.
+    std::vector<long> latencies;
+    long first_sent = 0;
+    std::atomic<long> last_filled{0};
 
     void onCreate(const FIX::SessionID&) override {}
     void onLogon(const FIX::SessionID& id) override {
@@ -89,23 +108,49 @@ public:
     }
 
     void onMessage(const FIX44::ExecutionReport& m, const FIX::SessionID&) override {
+        long now = now_ns();
         FIX::OrdStatus status;
         m.get(status);
-        if (status == FIX::OrdStatus_FILLED) ++answered;
-    }
-
-    void send_orders() {
-        for (long i = 1; i <= orders_; ++i) {
-            FIX44::NewOrderSingle o(FIX::ClOrdID(std::to_string(i)), FIX::Side(FIX::Side_BUY),
-                                    FIX::TransactTime(), FIX::OrdType(FIX::OrdType_MARKET));
-            o.set(FIX::Symbol("MSFT"));
-            o.set(FIX::OrderQty(100));
-            FIX::Session::sendToTarget(o, session);
+        if (status == FIX::OrdStatus_NEW && !sent_at_.empty()) {
+            FIX::ClOrdID clordid;
+            m.get(clordid);
+            long id = std::atol(clordid.getValue().c_str());
+            if (id >= 1 && id <= orders_ && sent_at_[id] != 0) {
+                latencies.push_back(now - sent_at_[id]);
+                sent_at_[id] = 0;
+            }
+        }
+        if (status == FIX::OrdStatus_FILLED) {
+            ++answered;
+            last_filled = now;
+            if (window_ > 0) send_next();
         }
     }
 
+    // The first orders: all of them, or a window's worth.
+    void send_orders() {
+        first_sent = now_ns();
+        long first = window_ > 0 ? std::min(window_, orders_) : orders_;
+        for (long i = 0; i < first; ++i) send_next();
+    }
+
 private:
+    // Claims the next ClOrdID, if any is left, and sends that order.
+    void send_next() {
+        long id = ++next_;
+        if (id > orders_) return;
+        FIX44::NewOrderSingle o(FIX::ClOrdID(std::to_string(id)), FIX::Side(FIX::Side_BUY),
+                                FIX::TransactTime(), FIX::OrdType(FIX::OrdType_MARKET));
+        o.set(FIX::Symbol("MSFT"));
+        o.set(FIX::OrderQty(100));
+        if (!sent_at_.empty()) sent_at_[id] = now_ns();
+        FIX::Session::sendToTarget(o, session);
+    }
+
     long orders_;
+    long window_;
+    std::atomic<long> next_{0};
+    std::vector<long> sent_at_;
 };
 
 void print_seqs(const FIX::SessionID& id) {
@@ -116,9 +161,9 @@ void print_seqs(const FIX::SessionID& id) {
     }
 }
 
-int run_initiator(const std::string& cfg, long orders) {
+int run_initiator(const std::string& cfg, long orders, long window, const char* latencies) {
     FIX::SessionSettings settings(cfg);
-    App app(orders);
+    App app(orders, window, latencies != nullptr);
     FIX::MemoryStoreFactory store;
     FIX::SocketInitiator initiator(app, store, settings);
     initiator.start();
@@ -134,15 +179,24 @@ int run_initiator(const std::string& cfg, long orders) {
     while (app.answered < orders && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     std::cout << "answered " << app.answered << std::endl;
+    std::cout << "seconds " << (app.last_filled - app.first_sent) / 1e9 << std::endl;
     FIX::SessionID id = app.session;
     initiator.stop();
     print_seqs(id);
+    if (latencies) {
+        std::ofstream out(latencies);
+        for (long ns : app.latencies) out << ns << '\n';
+        if (!out) {
+            std::cerr << "quickfix-session: writing " << latencies << std::endl;
+            return 1;
+        }
+    }
     return app.answered == orders ? 0 : 1;
 }
 
 int run_acceptor(const std::string& cfg) {
     FIX::SessionSettings settings(cfg);
-    App app(0);
+    App app(0, 0, false);
     FIX::MemoryStoreFactory store;
     FIX::SocketAcceptor acceptor(app, store, settings);
     acceptor.start();
@@ -162,13 +216,16 @@ int run_acceptor(const std::string& cfg) {
 int main(int argc, char** argv) {
     try {
         std::string mode = argc > 1 ? argv[1] : "";
-        if (mode == "initiator" && argc == 4) return run_initiator(argv[2], std::atol(argv[3]));
+        if (mode == "initiator" && argc >= 4 && argc <= 6)
+            return run_initiator(argv[2], std::atol(argv[3]), argc >= 5 ? std::atol(argv[4]) : 0,
+                                 argc == 6 ? argv[5] : nullptr);
         if (mode == "acceptor" && argc == 3) return run_acceptor(argv[2]);
     } catch (std::exception& e) {
         std::cerr << "quickfix-session: " << e.what() << std::endl;
         return 2;
     }
-    std::cerr << "usage: quickfix-session initiator SETTINGS ORDERS | acceptor SETTINGS"
+    std::cerr << "usage: quickfix-session initiator SETTINGS ORDERS [WINDOW [LATENCIES]] | "
+                 "acceptor SETTINGS"
               << std::endl;
     return 2;
 }
