@@ -109,6 +109,7 @@ pub const KEYS: &[&str] = &[
     "SocketAcceptPort",
     "SocketConnectHost",
     "SocketConnectPort",
+    "SocketNodelay",
     "HeartBtInt",
     "ReconnectInterval",
     "UseDataDictionary",
@@ -337,6 +338,10 @@ pub struct SessionSettings {
     pub logon_timeout: u32,
     /// Seconds to wait for the Logout reply (default 2).
     pub logout_timeout: u32,
+    /// TCP_NODELAY on the session's socket (`SocketNodelay`). Default on,
+    /// unlike QuickFIX's off: an engine measured by its round trip should
+    /// not wait on Nagle's algorithm unless its user asks it to.
+    pub socket_nodelay: bool,
 }
 
 impl SessionSettings {
@@ -666,6 +671,7 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
         enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,
         logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
         logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
+        socket_nodelay: r.bool("SocketNodelay", true)?,
     })
 }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use fixcore::session::acceptor::Acceptor;
 use fixcore::session::app::Echo;
-use fixcore::session::connection::{Log, now};
+use fixcore::session::connection::{Log, Options, now};
 use fixcore::session::machine::{Config, Role, Session};
 use fixcore::session::store::MemoryStore;
 use fixcore::settings::BeginString;
@@ -107,8 +107,11 @@ fn echo_acceptor_serves_sessions_and_closes_strangers() {
                 |_| Echo::default(),
                 |_| Events(events),
                 &misc_log,
-                1 << 20,
-                stop,
+                Options {
+                    max_message: 1 << 20,
+                    stop,
+                    nodelay: true,
+                },
             )
             .unwrap();
     });

@@ -7,7 +7,7 @@
 use std::io::{self, Read};
 use std::net::{TcpListener, TcpStream};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::connection::{self, Application, Log, Options};
@@ -48,7 +48,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         }
     }
 
-    /// Accepts connections on `listener` until `stop` is set and every
+    /// Accepts connections on `listener` until `opts.stop` is set and every
     /// connection has ended (each logs its session out on `stop`).
     /// `app(i)` and `log(i)` make the application and log of session `i`
     /// for one connection; `misc` logs what belongs to no session.
@@ -58,8 +58,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         app: FA,
         log: FL,
         misc: &(dyn Fn(&str) + Sync),
-        max_message: usize,
-        stop: &AtomicBool,
+        opts: Options<'_>,
     ) -> io::Result<()>
     where
         A: Application,
@@ -69,14 +68,12 @@ impl<S: SessionStore + Send> Acceptor<S> {
     {
         listener.set_nonblocking(true)?;
         std::thread::scope(|scope| {
-            while !stop.load(Ordering::Relaxed) {
+            while !opts.stop.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((stream, peer)) => {
                         let (app, log) = (&app, &log);
                         scope.spawn(move || {
-                            if let Err(e) =
-                                self.connection(stream, app, log, misc, max_message, stop)
-                            {
+                            if let Err(e) = self.connection(stream, app, log, misc, opts) {
                                 misc(&format!("connection from {peer}: {e}"));
                             }
                         });
@@ -98,8 +95,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         app: &FA,
         log: &FL,
         misc: &(dyn Fn(&str) + Sync),
-        max_message: usize,
-        stop: &AtomicBool,
+        opts: Options<'_>,
     ) -> Result<(), connection::ConnectionError>
     where
         A: Application,
@@ -108,7 +104,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         FL: Fn(usize) -> L,
     {
         stream.set_nonblocking(false)?;
-        let Some((initial, key)) = first_message(&mut stream, max_message)? else {
+        let Some((initial, key)) = first_message(&mut stream, opts.max_message)? else {
             misc("connection closed before a first message");
             return Ok(());
         };
@@ -136,14 +132,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         };
         let mut a = app(i);
         let mut l = log(i);
-        let res = connection::run(
-            stream,
-            &initial,
-            &mut session,
-            &mut a,
-            &mut l,
-            Options { max_message, stop },
-        );
+        let res = connection::run(stream, &initial, &mut session, &mut a, &mut l, opts);
         *self.slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
         res
     }

@@ -8,9 +8,10 @@
 //!   ExecutionReport for the new order, then one filling it.
 //! - [`Orders`]: the initiator's side of that: sends a number of
 //!   NewOrderSingles, keeping a bounded window outstanding, and logs out
-//!   once each is filled.
+//!   once each is filled; optionally it times each order's round trip.
 
 use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use super::connection::Application;
 use super::machine::{Session, SessionError};
@@ -160,6 +161,10 @@ impl Application for Exchange {
     }
 }
 
+/// Called with each order's round trip: from handing the NewOrderSingle to
+/// the session to receiving its first ExecutionReport.
+pub type RoundTrip = Box<dyn FnMut(Duration) + Send>;
+
 /// See the [module docs](self).
 pub struct Orders {
     parser: Parser,
@@ -168,6 +173,13 @@ pub struct Orders {
     sent: u64,
     filled: u64,
     logging_out: bool,
+    /// When each unfilled order was sent, by ClOrdID modulo the window
+    /// (at most `window` orders are unfilled, so slots never collide);
+    /// empty unless round trips are timed.
+    sent_at: Vec<Option<Instant>>,
+    round_trip: Option<RoundTrip>,
+    first_sent: Option<Instant>,
+    last_filled: Option<Instant>,
 }
 
 impl Orders {
@@ -180,12 +192,31 @@ impl Orders {
             sent: 0,
             filled: 0,
             logging_out: false,
+            sent_at: Vec::new(),
+            round_trip: None,
+            first_sent: None,
+            last_filled: None,
         }
+    }
+
+    /// Times each order's round trip (to its first ExecutionReport) and
+    /// hands it to `sink`. An order answered only after a reconnect
+    /// reports the time across it.
+    pub fn time_round_trips(mut self, sink: RoundTrip) -> Orders {
+        // Bounded by the window, not the total: a slot per unfilled order.
+        self.sent_at = vec![None; self.window.min(self.total).max(1) as usize];
+        self.round_trip = Some(sink);
+        self
     }
 
     /// Orders filled so far.
     pub fn filled(&self) -> u64 {
         self.filled
+    }
+
+    /// From the first order sent to the last one filled, once any is.
+    pub fn elapsed(&self) -> Option<Duration> {
+        Some(self.last_filled? - self.first_sent?)
     }
 
     fn top_up<S: SessionStore>(
@@ -208,12 +239,25 @@ impl Orders {
                 break;
             }
             self.sent += 1;
+            if self.round_trip.is_some() || self.first_sent.is_none() {
+                let at = Instant::now();
+                self.first_sent.get_or_insert(at);
+                if let Some(slot) = self.slot(self.sent) {
+                    *slot = Some(at);
+                }
+            }
         }
         if self.filled >= self.total && !self.logging_out {
             self.logging_out = true;
             session.logout(None, now)?;
         }
         Ok(())
+    }
+
+    /// The send-time slot of the order with ClOrdID `id`, when timing.
+    fn slot(&mut self, id: u64) -> Option<&mut Option<Instant>> {
+        let n = self.sent_at.len() as u64;
+        (n > 0).then(|| &mut self.sent_at[(id % n) as usize])
     }
 }
 
@@ -224,12 +268,29 @@ impl Application for Orders {
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
-        let filled = match self.parser.parse(msg) {
-            Ok(m) => m.msg_type() == b"8" && m.get(39) == Some(b"2"),
-            Err(_) => false,
+        // OrdStatus as one byte: new b'0', filled b'2'.
+        let (status, id) = match self.parser.parse(msg) {
+            Ok(m) if m.msg_type() == b"8" => (
+                match m.get(39) {
+                    Some(&[b]) => b,
+                    _ => 0,
+                },
+                m.get(11).and_then(crate::value::parse_uint),
+            ),
+            _ => return Ok(()),
         };
+        let filled = status == b'2';
+        if status == b'0' && self.round_trip.is_some() {
+            let at = Instant::now();
+            if let Some(sent) = id.and_then(|id| self.slot(id)).and_then(Option::take)
+                && let Some(sink) = &mut self.round_trip
+            {
+                sink(at - sent);
+            }
+        }
         if filled {
             self.filled += 1;
+            self.last_filled = Some(Instant::now());
             self.top_up(session, now)?;
         }
         Ok(())

@@ -83,6 +83,10 @@ pub struct Options<'a> {
     /// Set to log the session out (Ctrl-C): the Logout handshake runs and
     /// the connection closes.
     pub stop: &'a AtomicBool,
+    /// TCP_NODELAY on the socket (QuickFIX's `SocketNodelay`): each round's
+    /// writes leave at once instead of waiting for the previous segment's
+    /// acknowledgement.
+    pub nodelay: bool,
 }
 
 /// Runs `session` on `stream` until either side closes it. `initial`
@@ -98,7 +102,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     opts: Options<'_>,
 ) -> Result<(), ConnectionError> {
     stream.set_read_timeout(Some(TICK))?;
-    stream.set_nodelay(true)?;
+    stream.set_nodelay(opts.nodelay)?;
     let mut framer = Framer::new(opts.max_message);
     framer.push(initial);
     session.on_connect(now())?;

@@ -244,6 +244,7 @@ fn every_key_is_accepted_somewhere() {
         "BeginString" => "FIX.4.4",
         "DefaultApplVerID" => "9",
         "StartTime" | "EndTime" => "01:02:03",
+        "SocketNodelay" => "N",
         "SocketConnectHost"
         | "SenderCompID"
         | "TargetCompID"
@@ -272,6 +273,14 @@ fn every_key_is_accepted_somewhere() {
     assert_eq!(s.logon_timeout, 7);
     assert!(!s.check_comp_id && !s.use_data_dictionary);
     assert!(!s.validation.check_latency);
+    assert!(!s.socket_nodelay);
+}
+
+/// SocketNodelay defaults to on (QuickFIX's default is off; see the field).
+#[test]
+fn socket_nodelay_defaults_to_on() {
+    let s = Settings::parse(FILE).unwrap();
+    assert!(s.sessions.iter().all(|s| s.socket_nodelay));
 }
 
 #[test]
