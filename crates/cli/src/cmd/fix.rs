@@ -6,6 +6,7 @@
 mod input;
 mod quickfix;
 mod session;
+mod session_bench;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -19,7 +20,7 @@ use perfkit_bench::fix::{self as measure, Comparison, Settings};
 use serde_json::{Map, Value as Json};
 
 /// The parts of `fix-bench` that can be selected with `--only`.
-const PARTS: [&str; 7] = [
+const PARTS: [&str; 8] = [
     "scan",
     "parse",
     "build",
@@ -27,6 +28,7 @@ const PARTS: [&str; 7] = [
     "deferred",
     "affinity",
     "transport",
+    "session",
 ];
 
 /// Iteration counts: up to 2^40, so adding a warm-up to a count, or
@@ -53,7 +55,7 @@ pub struct FixBenchArgs {
     #[arg(long, value_name = "CORE")]
     pub pin: Option<usize>,
     /// Only these parts (comma separated): scan, parse, build, store,
-    /// deferred, affinity, transport.
+    /// deferred, affinity, transport, session.
     #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(PARTS))]
     pub only: Vec<String>,
     /// Calls per clock read in the batched timings (1..=65536; each
@@ -68,6 +70,18 @@ pub struct FixBenchArgs {
     /// built-in samples.
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
+    /// Session part: orders per throughput phase (per pairing and run).
+    #[arg(long, default_value_t = 50_000,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
+    pub session_orders: u64,
+    /// Session part: orders per latency phase (one in flight).
+    #[arg(long, default_value_t = 10_000,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
+    pub session_latency_orders: u64,
+    /// Session part: unfilled orders in flight in the throughput phase.
+    #[arg(long, default_value_t = 100,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
+    pub session_window: u64,
     #[command(flatten)]
     pub report: ReportArgs,
 }
@@ -84,6 +98,9 @@ impl FixBenchArgs {
             batch: 100,
             transport_iterations: 2_000,
             input: None,
+            session_orders: 10_000,
+            session_latency_orders: 2_000,
+            session_window: 100,
             report,
         }
     }
@@ -170,6 +187,16 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
         let c = measure::transport(&s).context("loopback echo")?;
         parts.push(Part::Plain(c));
     }
+    if want("session") {
+        progress.set_message("session");
+        let load = session_bench::Load {
+            latency_orders: args.session_latency_orders,
+            orders: args.session_orders,
+            window: args.session_window,
+            runs: args.runs,
+        };
+        parts.push(Part::Session(session_bench::measure(load)?, load));
+    }
     progress.finish_and_clear();
     report.run = RunInfo {
         iterations: args.iterations as u64,
@@ -182,6 +209,7 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
         match p {
             Part::Plain(c) => add_comparison(&mut report, c),
             Part::Parse(side) => add_parse(&mut report, side),
+            Part::Session(m, load) => add_session(&mut report, m, load),
         }
     }
     Ok(report)
@@ -193,6 +221,8 @@ enum Part {
     Plain(Comparison),
     /// fixcore's parse rows with QuickFIX's beside them.
     Parse(ParseSide),
+    /// Whole engines over loopback.
+    Session(session_bench::Measured, session_bench::Load),
 }
 
 /// fixcore's parse rows, and QuickFIX's for the same messages (one per
@@ -321,6 +351,64 @@ fn add_parse(report: &mut Report, side: ParseSide) {
         section.note(n);
     }
     section.note("NexusFIX is not measured by this command: there is no peer for it");
+}
+
+/// The session section: a row per pairing (round trips as its latency
+/// columns), with orders/s and the acceptor's CPU per order as medians
+/// over the runs, and each ratio to QuickFIX ↔ QuickFIX when it ran.
+fn add_session(report: &mut Report, m: session_bench::Measured, load: session_bench::Load) {
+    let p50 = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let figures: Vec<(f64, f64, f64)> = m
+        .pairings
+        .iter()
+        .map(|p| {
+            let cpu: Vec<f64> = p.acceptor_cpu.iter().map(|d| d.as_nanos() as f64).collect();
+            (p50(&p.round_trips), median(&p.orders_per_s), median(&cpu))
+        })
+        .collect();
+    let reference = m.pairings.iter().position(|p| p.reference);
+    let section = report.section("session: NewOrderSingle → ExecutionReport over loopback");
+    for (p, &(rtt, rate, cpu)) in m.pairings.into_iter().zip(&figures) {
+        let mut row = Row::new(p.name)
+            .latency(p.round_trips)
+            .elapsed(p.latency_elapsed)
+            .col("orders_per_s", Value::num(rate, 0))
+            .col("acceptor_cpu_us_per_order", Value::num(cpu / 1e3, 2));
+        if let Some(r) = reference {
+            let (ref_rtt, ref_rate, _) = figures[r];
+            row = row
+                .col("p50_vs_quickfix_x", Value::num(rtt / ref_rtt.max(1.0), 2))
+                .col(
+                    "orders_per_s_vs_quickfix_x",
+                    Value::num(rate / ref_rate.max(1e-9), 2),
+                );
+        }
+        section.row(row);
+    }
+    section.note(format!(
+        "each run, per pairing: a fresh acceptor process (`--app exec`: an ExecutionReport new, \
+         then one filled, per order), then {} orders one at a time (the latency columns: \
+         NewOrderSingle sent to its first ExecutionReport, timed by the initiator process), then \
+         {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
+         acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
+         runs; FIX.4.4, in-memory stores, no data dictionary, TCP_NODELAY, both engines from the same \
+         QuickFIX settings files",
+        load.latency_orders, load.orders, load.window, load.runs
+    ));
+    if reference.is_some() {
+        section.note(
+            "p50_vs_quickfix_x = p50 round trip / QuickFIX ↔ QuickFIX's (< 1: faster); \
+             orders_per_s_vs_quickfix_x = orders/s / QuickFIX ↔ QuickFIX's (> 1: faster)",
+        );
+    }
+    if let Some(why) = m.missing {
+        section.note(why);
+    }
 }
 
 fn add_comparison(report: &mut Report, c: Comparison) {

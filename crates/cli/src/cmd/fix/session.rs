@@ -56,6 +56,12 @@ pub struct SessionArgs {
     #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
     pub orders: Option<u64>,
+    /// With `--orders`: write each order's round trip (nanoseconds from
+    /// sending it to receiving its first ExecutionReport) to FILE, one
+    /// number per line, and print `seconds S` (first order sent to last
+    /// filled).
+    #[arg(long, value_name = "FILE", requires = "orders")]
+    pub latencies: Option<PathBuf>,
     /// Unfilled orders allowed in flight with `--orders`.
     #[arg(long, default_value_t = 100,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
@@ -256,6 +262,14 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
             args.settings.display()
         );
     };
+    let mut nodelay: Vec<bool> = sessions.iter().map(|(s, _)| s.socket_nodelay).collect();
+    nodelay.dedup();
+    let [nodelay] = nodelay[..] else {
+        bail!(
+            "{}: the acceptor sessions of port {port} must agree on SocketNodelay",
+            args.settings.display()
+        );
+    };
     let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
     let listener = TcpListener::bind(("0.0.0.0", port))
         .with_context(|| format!("listening on port {port}"))?;
@@ -276,8 +290,11 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
                 messages: messages.clone(),
             },
             &misc,
-            args.max_message,
-            stop,
+            Options {
+                max_message: args.max_message,
+                stop,
+                nodelay,
+            },
         )
         .context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
@@ -289,6 +306,7 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
 pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
     let sessions = sessions(&args.settings, ConnectionType::Initiator)?;
     let messages = message_log(&args.log)?;
+    let latencies = latency_file(&args.latencies)?;
     let stop = stop_flag();
     std::thread::scope(|scope| -> Result<()> {
         let mut handles = Vec::new();
@@ -305,24 +323,21 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
                 messages: messages.clone(),
             };
             let mut a = match args.orders {
-                Some(n) => AnyApp::Orders(Orders::new(n, args.window)),
+                Some(n) => AnyApp::Orders(timed(Orders::new(n, args.window), &latencies)),
                 None => AnyApp::new(args.app),
             };
-            let max_message = args.max_message;
+            let opts = Options {
+                max_message: args.max_message,
+                stop,
+                nodelay: s.socket_nodelay,
+            };
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
             handles.push(scope.spawn(move || -> Result<()> {
                 while !stop.load(Ordering::Relaxed) && !a.done() {
                     match TcpStream::connect((host.as_str(), port)) {
                         Ok(stream) => {
-                            connection::run(
-                                stream,
-                                &[],
-                                &mut session,
-                                &mut a,
-                                &mut log,
-                                Options { max_message, stop },
-                            )
-                            .with_context(|| format!("session {}", log.id))?;
+                            connection::run(stream, &[], &mut session, &mut a, &mut log, opts)
+                                .with_context(|| format!("session {}", log.id))?;
                             if a.done() {
                                 break;
                             }
@@ -343,6 +358,9 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
                 if let AnyApp::Orders(o) = &a {
                     let st = session.store();
                     println!("answered {}", o.filled());
+                    if let Some(t) = o.elapsed() {
+                        println!("seconds {:.6}", t.as_secs_f64());
+                    }
                     println!("seqs {} {}", st.next_sender_seq(), st.next_target_seq());
                 }
                 Ok(())
@@ -354,5 +372,54 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
         }
         Ok(())
     })?;
+    if let (Some(f), Some(path)) = (latencies, &args.latencies) {
+        let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+        let flushed = f.out.flush();
+        if let Some(e) = f.failed.take() {
+            return Err(e).with_context(|| format!("writing {}", path.display()));
+        }
+        flushed.with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--latencies` file, shared by the sessions' threads, with the
+/// first write error (kept for the end: a round trip's callback cannot
+/// fail the session).
+struct Latencies {
+    out: BufWriter<File>,
+    failed: Option<std::io::Error>,
+}
+
+type LatencyFile = Arc<Mutex<Latencies>>;
+
+fn latency_file(path: &Option<PathBuf>) -> Result<Option<LatencyFile>> {
+    path.as_ref()
+        .map(|p| {
+            let f = File::create(p).with_context(|| format!("creating {}", p.display()))?;
+            Ok(Arc::new(Mutex::new(Latencies {
+                out: BufWriter::new(f),
+                failed: None,
+            })))
+        })
+        .transpose()
+}
+
+/// `orders`, timing each round trip into the `--latencies` file if one
+/// was asked for.
+fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
+    match file {
+        Some(f) => {
+            let f = f.clone();
+            orders.time_round_trips(Box::new(move |t| {
+                let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+                if f.failed.is_none()
+                    && let Err(e) = writeln!(f.out, "{}", t.as_nanos())
+                {
+                    f.failed = Some(e);
+                }
+            }))
+        }
+        None => orders,
+    }
 }

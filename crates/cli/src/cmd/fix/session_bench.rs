@@ -1,0 +1,437 @@
+//! `fix-bench`'s `session` part: whole FIX engines over loopback, each an
+//! initiator process sending NewOrderSingles to an acceptor process that
+//! answers each with ExecutionReports (new, then filled), the same way for
+//! every pairing of perfkit and QuickFIX/C++ (the `quickfix-session` peer
+//! that `cargo xtask peers` builds).
+//!
+//! Per pairing and round, against one acceptor process:
+//! - a latency phase: one order in flight at a time; each order's round
+//!   trip (sent to its first ExecutionReport, timed by the initiator) goes
+//!   into the pairing's histogram;
+//! - a throughput phase: `window` unfilled orders in flight; orders per
+//!   second from the first order sent to the last one filled (the
+//!   initiator's clock), and the acceptor's CPU time over the phase read
+//!   from its process CPU clock (every thread, exited ones included)
+//!   divided by the orders.
+//!
+//! Both engines run with in-memory stores, no data dictionary,
+//! ResetOnLogon and SocketNodelay, from the same QuickFIX settings files.
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use hdrhistogram::Histogram;
+use perfkit::peer::{QUICKFIX_SESSION, Unavailable};
+
+/// How the notes name the peer when its rows are left out.
+const LABEL: &str = "QuickFIX session engine";
+
+/// How long an acceptor gets to start listening.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many orders each phase sends, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Load {
+    /// Orders in the latency phase (one in flight).
+    pub latency_orders: u64,
+    /// Orders in the throughput phase.
+    pub orders: u64,
+    /// Unfilled orders in flight in the throughput phase.
+    pub window: u64,
+    /// Rounds; the pairings alternate their order from round to round.
+    pub runs: usize,
+}
+
+/// Which engine plays a side.
+#[derive(Debug, Clone)]
+enum Engine {
+    /// This `perfkit` binary.
+    Perfkit(PathBuf),
+    /// The QuickFIX peer program.
+    Quickfix(PathBuf),
+}
+
+impl Engine {
+    fn name(&self) -> &'static str {
+        match self {
+            Engine::Perfkit(_) => "perfkit",
+            Engine::Quickfix(_) => "QuickFIX",
+        }
+    }
+}
+
+/// One pairing's figures over every round.
+pub struct Pairing {
+    /// `initiator ↔ acceptor`.
+    pub name: String,
+    /// Whether both sides are QuickFIX (the reference row).
+    pub reference: bool,
+    /// Round trips of the latency phases, in ns.
+    pub round_trips: Histogram<u64>,
+    /// Wall time of the latency phases.
+    pub latency_elapsed: Duration,
+    /// Orders per second, one per round.
+    pub orders_per_s: Vec<f64>,
+    /// The acceptor's CPU per order, one per round.
+    pub acceptor_cpu: Vec<Duration>,
+}
+
+/// The session part's result: the pairings measured, and why QuickFIX's
+/// were left out if they were.
+pub struct Measured {
+    /// In the order perfkit↔perfkit, perfkit↔QuickFIX, QuickFIX↔perfkit,
+    /// QuickFIX↔QuickFIX (the last three only with the peer).
+    pub pairings: Vec<Pairing>,
+    /// The note replacing the QuickFIX pairings.
+    pub missing: Option<String>,
+}
+
+/// Runs every pairing `load.runs` times.
+pub fn measure(load: Load) -> Result<Measured> {
+    let me = std::env::current_exe().context("finding the perfkit binary")?;
+    let ours = Engine::Perfkit(me);
+    let peer = perfkit::peer::start_or_note(
+        QUICKFIX_SESSION,
+        LABEL,
+        " (needs g++ and libquickfix-dev)",
+        |exe| Ok(exe.to_owned()),
+    );
+    let mut sides = vec![(ours.clone(), ours.clone())];
+    let missing = match peer {
+        Ok(qf) => {
+            let qf = Engine::Quickfix(qf);
+            sides.push((ours.clone(), qf.clone()));
+            sides.push((qf.clone(), ours));
+            sides.push((qf.clone(), qf));
+            None
+        }
+        Err(Unavailable(why)) => Some(why),
+    };
+    let mut pairings: Vec<Pairing> = sides
+        .iter()
+        .map(|(i, a)| Pairing {
+            name: format!("{} initiator ↔ {} acceptor", i.name(), a.name()),
+            reference: matches!((i, a), (Engine::Quickfix(_), Engine::Quickfix(_))),
+            round_trips: perfkit::report::latency_histogram(),
+            latency_elapsed: Duration::ZERO,
+            orders_per_s: Vec::new(),
+            acceptor_cpu: Vec::new(),
+        })
+        .collect();
+    let dir = tempfile::tempdir().context("creating a directory for the session settings")?;
+    for run in 0..load.runs {
+        let mut order: Vec<usize> = (0..sides.len()).collect();
+        if run % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            let (initiator, acceptor) = &sides[i];
+            one_round(initiator, acceptor, load, dir.path(), &mut pairings[i])
+                .with_context(|| format!("session bench, {}", pairings[i].name))?;
+        }
+    }
+    Ok(Measured { pairings, missing })
+}
+
+/// One round of one pairing: a fresh acceptor, the latency phase, the
+/// throughput phase.
+fn one_round(
+    initiator: &Engine,
+    acceptor: &Engine,
+    load: Load,
+    dir: &Path,
+    into: &mut Pairing,
+) -> Result<()> {
+    let port = free_port()?;
+    let acc_cfg = settings(dir, "acceptor", port)?;
+    let ini_cfg = settings(dir, "initiator", port)?;
+    let server = Acceptor::start(acceptor, &acc_cfg, dir)?;
+    let latencies = dir.join("latencies");
+    let started = Instant::now();
+    run_initiator(initiator, &ini_cfg, load.latency_orders, 1, &latencies, dir)?;
+    into.latency_elapsed += started.elapsed();
+    let text = std::fs::read_to_string(&latencies)
+        .with_context(|| format!("reading {}", latencies.display()))?;
+    let mut n = 0u64;
+    for line in text.lines() {
+        let ns: u64 = line
+            .trim()
+            .parse()
+            .with_context(|| format!("a round trip of {line:?} ns"))?;
+        into.round_trips.saturating_record(ns.max(1));
+        n += 1;
+    }
+    if n != load.latency_orders {
+        bail!(
+            "the {} initiator timed {n} round trips of {} orders",
+            initiator.name(),
+            load.latency_orders
+        );
+    }
+    let before = server.cpu()?;
+    let seconds = run_initiator(
+        initiator,
+        &ini_cfg,
+        load.orders,
+        load.window,
+        &latencies,
+        dir,
+    )?;
+    let cpu = server.cpu()?.saturating_sub(before);
+    server.stop()?;
+    into.orders_per_s
+        .push(load.orders as f64 / seconds.max(1e-9));
+    into.acceptor_cpu
+        .push(cpu / u32::try_from(load.orders.max(1)).unwrap_or(u32::MAX));
+    Ok(())
+}
+
+/// A port nobody listens on now (the acceptor binds it right after).
+fn free_port() -> Result<u16> {
+    let l = TcpListener::bind(("127.0.0.1", 0)).context("finding a free port")?;
+    Ok(l.local_addr()?.port())
+}
+
+/// A QuickFIX settings file both engines read: one FIX.4.4 session, memory
+/// store, no dictionary, ResetOnLogon so each initiator run starts at 1,
+/// TCP_NODELAY (QuickFIX's default is off, which puts Nagle's algorithm
+/// and delayed acknowledgements, tens of ms, into its round trips).
+fn settings(dir: &Path, role: &str, port: u16) -> Result<PathBuf> {
+    let (sender, target, socket) = match role {
+        "initiator" => (
+            "BENCH",
+            "EXCH",
+            format!("SocketConnectHost=127.0.0.1\nSocketConnectPort={port}\nReconnectInterval=1\n"),
+        ),
+        _ => ("EXCH", "BENCH", format!("SocketAcceptPort={port}\n")),
+    };
+    let path = dir.join(format!("{role}.cfg"));
+    std::fs::write(
+        &path,
+        format!(
+            "[DEFAULT]\nConnectionType={role}\n{socket}HeartBtInt=30\nStartTime=00:00:00\n\
+             EndTime=00:00:00\nUseDataDictionary=N\nResetOnLogon=Y\nSocketNodelay=Y\n\n[SESSION]\n\
+             BeginString=FIX.4.4\nSenderCompID={sender}\nTargetCompID={target}\n"
+        ),
+    )
+    .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+/// A running acceptor process; dropped, it is killed and reaped.
+struct Acceptor {
+    child: Child,
+    engine: &'static str,
+    /// The process's CPU clock (every thread's time, exited ones too).
+    clock: libc::clockid_t,
+    log: PathBuf,
+}
+
+impl Acceptor {
+    /// Starts `engine`'s acceptor on `cfg` and waits until it listens:
+    /// perfkit says so on stderr, the QuickFIX peer on stdout.
+    fn start(engine: &Engine, cfg: &Path, dir: &Path) -> Result<Acceptor> {
+        let log = dir.join("acceptor.log");
+        let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let mut cmd = match engine {
+            Engine::Perfkit(exe) => {
+                let mut c = Command::new(exe);
+                c.args(["fix", "acceptor"]).arg(cfg).args(["--app", "exec"]);
+                c.stdout(Stdio::null()).stderr(out);
+                c
+            }
+            Engine::Quickfix(exe) => {
+                let mut c = Command::new(exe);
+                c.arg("acceptor").arg(cfg);
+                c.stdout(out.try_clone()?).stderr(out);
+                c
+            }
+        };
+        // QuickFIX's acceptor runs until its stdin closes.
+        cmd.stdin(Stdio::piped());
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("starting the {} acceptor", engine.name()))?;
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: `clock` is a valid out-pointer; the pid is our child's,
+        // which is not reaped before `Acceptor` is dropped.
+        let rc = unsafe { libc::clock_getcpuclockid(child.id() as libc::pid_t, &mut clock) };
+        let mut acceptor = Acceptor {
+            child,
+            engine: engine.name(),
+            clock,
+            log,
+        };
+        if rc != 0 {
+            bail!("reading the acceptor's CPU clock: error {rc}");
+        }
+        let ready = match engine {
+            Engine::Perfkit(_) => "session(s) on port",
+            Engine::Quickfix(_) => "listening",
+        };
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            let text = std::fs::read_to_string(&acceptor.log).unwrap_or_default();
+            if text.contains(ready) {
+                return Ok(acceptor);
+            }
+            if let Some(status) = acceptor.child.try_wait()? {
+                bail!(
+                    "the {} acceptor exited ({status}): {}",
+                    acceptor.engine,
+                    text.trim()
+                );
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "the {} acceptor did not listen within {READY_TIMEOUT:?}: {}",
+                    acceptor.engine,
+                    text.trim()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// CPU time the acceptor has used so far.
+    fn cpu(&self) -> Result<Duration> {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `t` is a valid out-pointer; the clock names a process
+        // that is alive (our unreaped child).
+        if unsafe { libc::clock_gettime(self.clock, &mut t) } != 0 {
+            bail!(
+                "reading the {} acceptor's CPU clock: {}",
+                self.engine,
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+    }
+
+    /// Ends the acceptor: end of stdin for QuickFIX's, SIGTERM (which
+    /// logs its sessions out) for perfkit's; killed if it lingers.
+    fn stop(mut self) -> Result<()> {
+        drop(self.child.stdin.take());
+        if self.engine == "perfkit" {
+            // SAFETY: signalling our own unreaped child by its pid.
+            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                if !status.success() {
+                    let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+                    bail!(
+                        "the {} acceptor failed ({status}): {}",
+                        self.engine,
+                        text.trim()
+                    );
+                }
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        bail!("the {} acceptor did not stop within 10 s", self.engine)
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs `engine`'s initiator for `orders` orders, `window` in flight, its
+/// round trips written to `latencies`; returns its `seconds` (first order
+/// sent to last filled).
+fn run_initiator(
+    engine: &Engine,
+    cfg: &Path,
+    orders: u64,
+    window: u64,
+    latencies: &Path,
+    dir: &Path,
+) -> Result<f64> {
+    let out_path = dir.join("initiator.out");
+    let err_path = dir.join("initiator.err");
+    let mut cmd = match engine {
+        Engine::Perfkit(exe) => {
+            let mut c = Command::new(exe);
+            c.args(["fix", "initiator"])
+                .arg(cfg)
+                .arg("--orders")
+                .arg(orders.to_string())
+                .arg("--window")
+                .arg(window.to_string())
+                .arg("--latencies")
+                .arg(latencies);
+            c
+        }
+        Engine::Quickfix(exe) => {
+            let mut c = Command::new(exe);
+            c.arg("initiator")
+                .arg(cfg)
+                .arg(orders.to_string())
+                .arg(window.to_string())
+                .arg(latencies);
+            c
+        }
+    };
+    cmd.stdin(Stdio::null())
+        .stdout(File::create(&out_path)?)
+        .stderr(File::create(&err_path)?);
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("starting the {} initiator", engine.name()))?;
+    // Generous: a minute, plus a millisecond an order.
+    let deadline = Instant::now() + Duration::from_secs(60) + Duration::from_millis(orders);
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "the {} initiator did not finish {orders} orders in time: {}",
+                engine.name(),
+                std::fs::read_to_string(&err_path)
+                    .unwrap_or_default()
+                    .trim()
+            );
+        }
+        // Coarse: the initiator times itself; this only notices the end.
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let out = std::fs::read_to_string(&out_path).unwrap_or_default();
+    if !status.success() {
+        bail!(
+            "the {} initiator failed ({status}): {} {}",
+            engine.name(),
+            out.trim(),
+            std::fs::read_to_string(&err_path)
+                .unwrap_or_default()
+                .trim()
+        );
+    }
+    let field = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
+    };
+    if field("answered ").as_deref() != Some(orders.to_string().as_str()) {
+        bail!("the {} initiator said {out:?}", engine.name());
+    }
+    field("seconds ")
+        .and_then(|v| v.parse::<f64>().ok())
+        .with_context(|| format!("no `seconds` from the {} initiator: {out:?}", engine.name()))
+}

@@ -1,0 +1,107 @@
+//! fix-bench's `session` part: whole engines as processes over loopback,
+//! perfkit and the `quickfix-session` peer (`cargo xtask peers` builds it)
+//! in every pairing, with round trips, orders/s and the acceptor's CPU.
+
+mod interop;
+mod schema;
+
+use interop::fix_bench;
+use serde_json::Value;
+
+const LATENCY_ORDERS: u64 = 200;
+const ORDERS: u64 = 600;
+const RUNS: u64 = 2;
+
+/// fix-bench's session section, run with `peers` as the peer directory
+/// when given (within 120 s, or the test fails).
+fn session_section(peers: Option<&std::path::Path>) -> Value {
+    let mut cmd = fix_bench(
+        "session",
+        &[
+            "--session-orders",
+            &ORDERS.to_string(),
+            "--session-latency-orders",
+            &LATENCY_ORDERS.to_string(),
+            "--session-window",
+            "50",
+        ],
+    );
+    if let Some(dir) = peers {
+        cmd.env(perfkit::peer::DIR_ENV, dir);
+    }
+    let doc = schema::report(&interop::ok_within(&mut cmd, 120));
+    schema::section(&doc, "session").clone()
+}
+
+/// Every row timed each latency-phase order of every run, and measured a
+/// rate and a CPU cost.
+fn check_row(r: &Value) {
+    assert_eq!(
+        r["latency"]["count"].as_u64(),
+        Some(LATENCY_ORDERS * RUNS),
+        "{r}"
+    );
+    assert!(r["latency"]["p50_ns"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["orders_per_s"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(
+        r["acceptor_cpu_us_per_order"].as_f64().unwrap() > 0.0,
+        "{r}"
+    );
+}
+
+#[test]
+fn every_pairing_of_perfkit_and_quickfix_is_measured_with_ratios_to_quickfix() {
+    if interop::peer("quickfix-session", " (needs g++ libquickfix-dev)").is_none() {
+        return;
+    }
+    let section = session_section(None);
+    let rows = section["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "perfkit initiator ↔ perfkit acceptor",
+            "perfkit initiator ↔ QuickFIX acceptor",
+            "QuickFIX initiator ↔ perfkit acceptor",
+            "QuickFIX initiator ↔ QuickFIX acceptor",
+        ]
+    );
+    let reference = &rows[3];
+    let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
+    let rate = |r: &Value| r["orders_per_s"].as_f64().unwrap();
+    for r in rows {
+        check_row(r);
+        // The ratios are the rows' own figures over QuickFIX ↔ QuickFIX's
+        // (to the two decimals the report keeps).
+        let want = p50(r) / p50(reference);
+        let got = r["p50_vs_quickfix_x"].as_f64().unwrap();
+        assert!((got - want).abs() <= 0.006, "{got} vs {want}: {r}");
+        let want = rate(r) / rate(reference);
+        let got = r["orders_per_s_vs_quickfix_x"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() <= 0.006 * want.max(1.0),
+            "{got} vs {want}: {r}"
+        );
+    }
+    assert!(
+        !section["notes"].to_string().contains("not measured"),
+        "{section}"
+    );
+}
+
+#[test]
+fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it() {
+    let empty = tempfile::tempdir().unwrap();
+    let section = session_section(Some(empty.path()));
+    let rows = section["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows[0]["name"], "perfkit initiator ↔ perfkit acceptor");
+    check_row(&rows[0]);
+    assert!(rows[0].get("p50_vs_quickfix_x").is_none(), "{}", rows[0]);
+    let notes = section["notes"].to_string();
+    assert!(
+        notes.contains("QuickFIX session engine not measured")
+            && notes.contains("cargo xtask peers"),
+        "{notes}"
+    );
+}
