@@ -104,18 +104,22 @@ impl Application for Exchange {
         if m.msg_type() != b"D" {
             return session.reject_unsupported(msg, now);
         }
-        self.orders += 1;
+        // Counted once the reports are built: `m` borrows the parser, so
+        // `self` is not touched while it lives.
+        let orders = self.orders + 1;
         // Ids written with the builder's integer formatter: `format!` per
         // report was a visible part of an order's cost.
         let mut digits = [0u8; 20];
-        let n_len = crate::build::format::uint(&mut digits, self.orders);
+        let n_len = crate::build::format::uint(&mut digits, orders);
         let mut order_id = [0u8; 21];
         order_id[0] = b'O';
         order_id[1..=n_len].copy_from_slice(&digits[..n_len]);
         let order_id = &order_id[..=n_len];
-        let get = |t| m.get(t).unwrap_or(b"").to_vec();
+        // Slices of the order itself, not copies: a copy per field was an
+        // allocation per field per order.
+        let get = |t| m.get(t).unwrap_or(b"");
         let (clordid, symbol, side, qty) = (get(11), get(55), get(54), get(38));
-        let price = m.get(44).unwrap_or(b"0").to_vec();
+        let price = m.get(44).unwrap_or(b"0");
         let old = session.config().begin_string <= BeginString::Fix42;
         for (n, (exec_type, status)) in [(b"0", b"0"), (b"2", b"2")].into_iter().enumerate() {
             let filled = n == 1;
@@ -133,30 +137,32 @@ impl Application for Exchange {
                 b.field_bytes(150, if filled && old { b"2" } else { exec_type })
                     .field_bytes(39, status);
                 if !clordid.is_empty() {
-                    b.field_bytes(11, &clordid);
+                    b.field_bytes(11, clordid);
                 }
                 if !symbol.is_empty() {
-                    b.field_bytes(55, &symbol);
+                    b.field_bytes(55, symbol);
                 }
                 if !side.is_empty() {
-                    b.field_bytes(54, &side);
+                    b.field_bytes(54, side);
                 }
                 if !qty.is_empty() {
-                    b.field_bytes(38, &qty);
+                    b.field_bytes(38, qty);
                 }
+                let qty_or_0 = if qty.is_empty() { b"0" } else { qty };
                 if filled {
-                    b.field_bytes(32, if qty.is_empty() { b"0" } else { &qty })
-                        .field_bytes(31, &price)
-                        .field_bytes(14, if qty.is_empty() { b"0" } else { &qty })
+                    b.field_bytes(32, qty_or_0)
+                        .field_bytes(31, price)
+                        .field_bytes(14, qty_or_0)
                         .field_bytes(151, b"0")
-                        .field_bytes(6, &price);
+                        .field_bytes(6, price);
                 } else {
                     b.field_bytes(14, b"0")
-                        .field_bytes(151, if qty.is_empty() { b"0" } else { &qty })
+                        .field_bytes(151, qty_or_0)
                         .field_bytes(6, b"0");
                 }
             })?;
         }
+        self.orders = orders;
         Ok(())
     }
 }

@@ -111,8 +111,10 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     // call: a write per message cost more than the session itself.
     let mut out = Vec::with_capacity(64 << 10);
     let mut stopping = false;
+    // The session's outputs, drained into one reused vector.
+    let mut outs = Vec::new();
     loop {
-        let mut open = pump(&mut out, session, app, log)?;
+        let mut open = pump(&mut out, &mut outs, session, app, log)?;
         while open && let Some(frame) = framer.next_frame() {
             let t = now();
             match frame {
@@ -122,7 +124,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
                 }
                 Err(e) => log.event(t, &format!("Invalid message: {e}")),
             }
-            open = pump(&mut out, session, app, log)?;
+            open = pump(&mut out, &mut outs, session, app, log)?;
         }
         if !out.is_empty() {
             let res = stream.write_all(&out);
@@ -171,20 +173,24 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
 
 /// Carries out the session's outputs, appending what it sends to `out`;
 /// false once it asked to disconnect (`out` still holds what it sent
-/// before, which the caller writes first).
+/// before, which the caller writes first). `outs` is scratch space, kept
+/// by the caller so that no call allocates it anew.
 fn pump<S: SessionStore, A: Application, L: Log>(
     out: &mut Vec<u8>,
+    outs: &mut Vec<Output>,
     session: &mut Session<S>,
     app: &mut A,
     log: &mut L,
 ) -> Result<bool, ConnectionError> {
     loop {
-        let outs: Vec<Output> = session.drain().collect();
+        // Collected first: the application needs the session back.
+        outs.clear();
+        outs.extend(session.drain());
         if outs.is_empty() {
             return Ok(true);
         }
         let t = now();
-        for o in outs {
+        for o in outs.drain(..) {
             match o {
                 Output::Send(bytes) => {
                     log.message(t, false, &bytes);
