@@ -467,3 +467,89 @@ fn check_honours_length_prefixed_data_fields() {
         "{out}"
     );
 }
+
+/// A FIX 4.4 dictionary in QuickFIX's XML format, written here: a
+/// NewOrderSingle needing ClOrdID and Side (enum 1 or 2), and a
+/// user-defined Length/Data pair 5001/5002 that no standard list knows.
+const SMALL_DICTIONARY: &str = r#"<fix type="FIX" major="4" minor="4" servicepack="0">
+  <header>
+    <field name="BeginString" required="Y"/>
+    <field name="BodyLength" required="Y"/>
+    <field name="MsgType" required="Y"/>
+    <field name="SenderCompID" required="Y"/>
+    <field name="TargetCompID" required="Y"/>
+    <field name="MsgSeqNum" required="Y"/>
+  </header>
+  <trailer>
+    <field name="CheckSum" required="Y"/>
+  </trailer>
+  <messages>
+    <message name="NewOrderSingle" msgtype="D" msgcat="app">
+      <field name="ClOrdID" required="Y"/>
+      <field name="Symbol" required="N"/>
+      <field name="Side" required="Y"/>
+      <field name="MyDataLen" required="N"/>
+      <field name="MyData" required="N"/>
+    </message>
+  </messages>
+  <components/>
+  <fields>
+    <field number="8" name="BeginString" type="STRING"/>
+    <field number="9" name="BodyLength" type="LENGTH"/>
+    <field number="10" name="CheckSum" type="STRING"/>
+    <field number="11" name="ClOrdID" type="STRING"/>
+    <field number="34" name="MsgSeqNum" type="SEQNUM"/>
+    <field number="35" name="MsgType" type="STRING"/>
+    <field number="49" name="SenderCompID" type="STRING"/>
+    <field number="54" name="Side" type="CHAR">
+      <value enum="1" description="BUY"/>
+      <value enum="2" description="SELL"/>
+    </field>
+    <field number="55" name="Symbol" type="STRING"/>
+    <field number="56" name="TargetCompID" type="STRING"/>
+    <field number="5001" name="MyDataLen" type="LENGTH"/>
+    <field number="5002" name="MyData" type="DATA"/>
+  </fields>
+</fix>
+"#;
+
+#[test]
+fn check_with_a_dictionary_validates_and_reads_its_data_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dict = dir.path().join("small.xml");
+    std::fs::write(&dict, SMALL_DICTIONARY).unwrap();
+    let dict = dict.to_str().unwrap();
+    // SOH stream; the data value holds SOH and '=' (3 bytes: a SOH =).
+    let good = interop::framed("35=D|49=A|56=B|34=1|11=X|55=MSFT|54=1|5001=3|5002=a\x01=|");
+    let no_clordid = interop::framed("35=D|49=A|56=B|34=2|55=MSFT|54=1|");
+    let bad_side = interop::framed("35=D|49=A|56=B|34=3|11=Y|55=MSFT|54=Z|");
+    let input = [good.clone(), no_clordid, bad_side].concat();
+
+    let (code, out, err) = run_check(&input, &["--dictionary", dict]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].contains("Required tag missing (tag 11, SessionRejectReason 1)"),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains(
+            "Value is incorrect (out of range) for this tag (tag 54, SessionRejectReason 5)"
+        ),
+        "{out}"
+    );
+    assert!(lines[2].ends_with("1 valid, 2 invalid"), "{out}");
+
+    // Without the dictionary, 5002 is not known to be data: its SOH ends
+    // the value and "=" alone is no field, so the first message fails.
+    let (code, out, _) = run_check(&good, &[]);
+    assert_eq!(code, Some(1), "{out}");
+    let (code, out, _) = run_check(&good, &["--dictionary", dict]);
+    assert_eq!(code, Some(0), "{out}");
+
+    let (code, _, err) = run_check(&good, &["--dictionary", "/nonexistent/dict.xml"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent/dict.xml"), "{err}");
+}

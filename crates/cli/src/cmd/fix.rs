@@ -11,9 +11,12 @@ mod session_bench;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use fixcore::dictionary::DataDictionary;
+use fixcore::dictionary::validate::Validator;
 use fixcore::parse::{Node, Parser};
 use perfkit::report::{Report, ReportArgs, Row, RunInfo, Value};
 use perfkit_bench::fix::{self as measure, Comparison, Settings};
@@ -557,6 +560,17 @@ pub struct FixCheckArgs {
     /// also listed on stderr.
     #[arg(long)]
     pub json: bool,
+    /// Also validate each message against a QuickFIX XML data dictionary
+    /// (required fields, tags the message type defines, enum values,
+    /// formats, field order, groups), as a QuickFIX session with
+    /// UseDataDictionary=Y would; its Length/Data pairs decide how data
+    /// fields are read. SendingTime is not compared with the clock.
+    #[arg(long, value_name = "XML")]
+    pub dictionary: Option<PathBuf>,
+    /// With --dictionary, a FIXT.1.1 input's application dictionary (e.g.
+    /// FIX50SP2.xml); --dictionary is then the transport one (FIXT11.xml).
+    #[arg(long, value_name = "XML", requires = "dictionary")]
+    pub app_dictionary: Option<PathBuf>,
 }
 
 /// Dispatches `perfkit fix ...`.
@@ -573,6 +587,8 @@ struct Checker<W: Write> {
     name: String,
     json: bool,
     parser: Parser,
+    /// `--dictionary`'s validation.
+    validator: Option<Validator>,
     out: W,
     valid: usize,
     invalid: usize,
@@ -584,6 +600,16 @@ impl<W: Write> input::Sink for &mut Checker<W> {
     fn message(&mut self, bytes: &[u8]) -> Result<Option<String>> {
         match self.parser.parse(bytes) {
             Ok(msg) => {
+                if let Some(v) = &self.validator {
+                    let fields: Vec<(u32, &[u8])> =
+                        msg.fields().map(|f| (f.tag, f.value)).collect();
+                    if let Err(r) = v.check(&fields) {
+                        return Ok(Some(format!(
+                            "{} (tag {}, SessionRejectReason {})",
+                            r.text, r.tag, r.reason
+                        )));
+                    }
+                }
                 self.valid += 1;
                 if self.json {
                     write_nodes(&mut self.out, &msg.nodes(), &mut self.order)?;
@@ -616,12 +642,50 @@ impl<W: Write> input::Sink for &mut Checker<W> {
     }
 }
 
+/// `--dictionary` (and `--app-dictionary`) read: the parser that honours
+/// their Length/Data pairs, and the validator.
+fn dictionaries(args: &FixCheckArgs) -> Result<(Parser, Option<Validator>)> {
+    let Some(path) = &args.dictionary else {
+        return Ok((Parser::new(), None));
+    };
+    let load = |p: &PathBuf| -> Result<Arc<DataDictionary>> {
+        let xml = std::fs::read_to_string(p)
+            .with_context(|| format!("reading dictionary {}", p.display()))?;
+        Ok(Arc::new(
+            DataDictionary::parse(&xml).with_context(|| format!("dictionary {}", p.display()))?,
+        ))
+    };
+    let session = load(path)?;
+    let app = match &args.app_dictionary {
+        Some(p) => load(p)?,
+        None => session.clone(),
+    };
+    let mut pairs = session.data_pairs();
+    pairs.extend(app.data_pairs());
+    pairs.sort_unstable();
+    pairs.dedup();
+    let groups = fixcore::dict::Dictionary::fix44()
+        .with_data_pairs(pairs)
+        .with_context(|| format!("the Length/Data pairs of {}", path.display()))?;
+    let opts = fixcore::settings::Validation {
+        // A file's messages were sent in the past.
+        check_latency: false,
+        ..Default::default()
+    };
+    Ok((
+        Parser::with_dictionary(Arc::new(groups)),
+        Some(Validator::new(session, app, opts)),
+    ))
+}
+
 fn check(args: FixCheckArgs) -> Result<ExitCode> {
     fixcore::scan::ScanPath::configured()?;
+    let (parser, validator) = dictionaries(&args)?;
     let mut c = Checker {
         name: args.input.display().to_string(),
         json: args.json,
-        parser: Parser::new(),
+        parser,
+        validator,
         // Buffered, so a verdict is not a system call per message.
         out: io::BufWriter::with_capacity(64 << 10, io::stdout().lock()),
         valid: 0,
