@@ -78,6 +78,11 @@ fn huge_and_zero_sizes_are_usage_errors_not_crashes() {
             "--transport-iterations",
         ),
         (&["fix-bench", "--iterations", MAX], "--iterations"),
+        (&["fix-bench", "--session-orders", MAX], "--session-orders"),
+        (
+            &["fix-bench", "--session-window", U32_MAX],
+            "--session-window",
+        ),
         (&["zip", "bench", "--jobs", MAX], "--jobs"),
         (&["zip", "bench", "--level", U32_MAX], "--level"),
         (

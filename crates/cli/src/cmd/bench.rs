@@ -286,6 +286,29 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
             });
         }
     }
+    // fix: the session engines, perfkit ↔ perfkit against QuickFIX ↔ QuickFIX.
+    for s in sections("fix: session") {
+        let Some(ours) = find(s, "perfkit initiator ↔ perfkit acceptor") else {
+            continue;
+        };
+        let peer = "QuickFIX ↔ QuickFIX".to_owned();
+        if let Some(x) = num(ours, "p50_vs_quickfix_x") {
+            out.push(Comparison {
+                subject: "perfkit ↔ perfkit FIX sessions".into(),
+                peer: peer.clone(),
+                speedup: 1.0 / x,
+                basis: "p50 NewOrderSingle → ExecutionReport round trip".into(),
+            });
+        }
+        if let Some(x) = num(ours, "orders_per_s_vs_quickfix_x") {
+            out.push(Comparison {
+                subject: "perfkit ↔ perfkit FIX sessions".into(),
+                peer,
+                speedup: x,
+                basis: "orders per second, a window of orders in flight".into(),
+            });
+        }
+    }
     // zip: our sync writer against each peer writer, per workload set.
     for s in sections("zip: ") {
         for peer in ["zip crate", "s-zip"] {
