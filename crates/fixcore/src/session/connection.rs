@@ -195,8 +195,12 @@ fn pump<S: SessionStore, A: Application, L: Log>(
                 Output::Send(bytes) => {
                     log.message(t, false, &bytes);
                     out.extend_from_slice(&bytes);
+                    session.recycle(bytes);
                 }
-                Output::Deliver(msg) => app.on_message(session, &msg, t)?,
+                Output::Deliver(msg) => {
+                    app.on_message(session, &msg, t)?;
+                    session.recycle(msg);
+                }
                 Output::LoggedOn => {
                     log.event(t, "Logon complete");
                     app.on_logon(session, t)?;

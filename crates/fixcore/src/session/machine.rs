@@ -187,7 +187,17 @@ pub struct Session<S: SessionStore> {
     sent_logon: bool,
     out: Vec<Output>,
     scratch: Vec<u8>,
+    /// Buffers of consumed [`Output::Send`] / [`Output::Deliver`] given
+    /// back by [`Session::recycle`], reused for the next ones: an
+    /// allocation per message was a visible share of an order's cost.
+    spare: Vec<Vec<u8>>,
 }
+
+/// Most buffers kept for reuse (more are dropped).
+const SPARE_BUFFERS: usize = 64;
+/// Largest buffer kept for reuse: one huge message must not pin its
+/// memory for the session's life.
+const SPARE_CAPACITY: usize = 64 << 10;
 
 fn version(b: BeginString) -> FixVersion {
     match b {
@@ -225,7 +235,25 @@ impl<S: SessionStore> Session<S> {
             sent_logon: false,
             out: Vec::new(),
             scratch: Vec::new(),
+            spare: Vec::new(),
         }
+    }
+
+    /// Gives back the buffer of a consumed [`Output::Send`] or
+    /// [`Output::Deliver`] for the session to reuse. Optional: a buffer
+    /// not given back is simply dropped.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.spare.len() < SPARE_BUFFERS && buf.capacity() <= SPARE_CAPACITY {
+            buf.clear();
+            self.spare.push(buf);
+        }
+    }
+
+    /// `bytes` in a reused buffer when one is spare.
+    fn owned(&mut self, bytes: &[u8]) -> Vec<u8> {
+        let mut v = self.spare.pop().unwrap_or_default();
+        v.extend_from_slice(bytes);
+        v
     }
 
     /// The configuration.
@@ -419,12 +447,14 @@ impl<S: SessionStore> Session<S> {
         let seq = self.store.next_sender_seq();
         self.header(msg_type, seq, now);
         body(&mut self.builder);
-        let bytes = match self.builder.finish() {
-            Ok(b) => b.to_vec(),
+        let mut bytes = self.spare.pop().unwrap_or_default();
+        match self.builder.finish() {
+            Ok(b) => bytes.extend_from_slice(b),
             Err(e) => {
                 // The caller's body was unencodable: nothing is sent and
                 // no number is used.
                 self.log(format!("Message not sent: {e}"));
+                self.spare.push(bytes);
                 return Ok(seq);
             }
         };
@@ -745,7 +775,8 @@ impl<S: SessionStore> Session<S> {
                     return Ok(());
                 }
                 self.incr_target()?;
-                self.out.push(Output::Deliver(msg.to_vec()));
+                let owned = self.owned(msg);
+                self.out.push(Output::Deliver(owned));
                 Ok(())
             }
         }
