@@ -6,8 +6,12 @@
 //! - `connect` / `disconnect`: the connection comes up / goes down;
 //! - `> fields`: the counterparty sends a message. The script gives every
 //!   field but BodyLength(9) and CheckSum(10), which this file computes
-//!   itself (byte counting and summing written here, not the library's);
-//!   `52=NOW` is the clock's time, `52=NOW-200` 200 seconds before;
+//!   itself (byte counting and summing written here, not the library's),
+//!   unless the script gives them (a wrong length or checksum on purpose);
+//!   a line not starting with BeginString is sent as it is. `52=NOW` is
+//!   the clock's time, `52=NOW-200` 200 seconds before, `NOW+200` after.
+//!   The bytes go through a [`Framer`] first, as on a connection: what it
+//!   cannot frame never reaches the session;
 //! - `< fields`: the session must send exactly these fields, in this order;
 //!   `TIME` matches any UTCTimestamp, and 9 and 10 are checked by the same
 //!   independent arithmetic;
@@ -18,9 +22,16 @@
 //! - `# ...`: a comment.
 //!
 //! After the last step no output may be left unchecked. `|` stands for SOH.
+//!
+//! Scripts run with [`Echo`] (`Script::echo`) hand each delivered message
+//! to the application QuickFIX's acceptance tests run against, as `perfkit
+//! fix acceptor --app echo` does, so its answers are checked with `<` too.
 
 mod wire;
 
+use fixcore::frame::Framer;
+use fixcore::session::app::Echo;
+use fixcore::session::connection::Application;
 use fixcore::session::machine::{Config, Output, Role, Session};
 use fixcore::session::store::{MemoryStore, SessionStore};
 use fixcore::settings::BeginString;
@@ -56,8 +67,10 @@ fn config(bs: BeginString, role: Role) -> Config {
 }
 
 /// A complete message from the script's fields (BeginString first):
-/// `NOW` / `NOW-n` in SendingTime and OrigSendingTime become the clock's
-/// time, n seconds back.
+/// `NOW` / `NOW-n` / `NOW+n` in SendingTime and OrigSendingTime become
+/// the clock's time, n seconds back or on. BodyLength and CheckSum are
+/// added unless the script gives them; a line that does not start with
+/// BeginString is taken as it is.
 fn frame(fields: &str, now: i64) -> Vec<u8> {
     let parts: Vec<String> = fields
         .split('|')
@@ -66,13 +79,46 @@ fn frame(fields: &str, now: i64) -> Vec<u8> {
             let (tag, value) = f.split_once('=').unwrap_or((f, ""));
             match value.strip_prefix("NOW") {
                 Some(rest) if tag == "52" || tag == "122" => {
-                    let back: i64 = rest.strip_prefix('-').map_or(0, |s| s.parse().unwrap());
-                    format!("{tag}={}", wire::timestamp(now - back * 1_000_000_000))
+                    let shift: i64 = match rest.split_at(rest.len().min(1)) {
+                        ("-", n) => -n.parse::<i64>().unwrap(),
+                        ("+", n) => n.parse().unwrap(),
+                        _ => 0,
+                    };
+                    format!("{tag}={}", wire::timestamp(now + shift * 1_000_000_000))
                 }
                 _ => f.to_string(),
             }
         })
         .collect();
+    let has_length = parts.iter().any(|p| p.starts_with("9="));
+    let has_sum = parts.last().is_some_and(|p| p.starts_with("10="));
+    if !parts[0].starts_with("8=") || (has_length && has_sum) {
+        return parts
+            .iter()
+            .map(|p| format!("{p}\x01"))
+            .collect::<String>()
+            .into_bytes();
+    }
+    if has_length {
+        // The script's own (wrong) BodyLength, a CheckSum counted here.
+        let mut msg: Vec<u8> = parts
+            .iter()
+            .map(|p| format!("{p}\x01"))
+            .collect::<String>()
+            .into_bytes();
+        let sum: u32 = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
+        msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
+        return msg;
+    }
+    if has_sum {
+        // A counted BodyLength, the script's own (wrong) CheckSum.
+        let (sum, rest) = parts.split_last().unwrap();
+        let mut msg = wire::frame(&rest.join("|"));
+        let at = msg.len() - 7;
+        msg.truncate(at);
+        msg.extend_from_slice(format!("{sum}\x01").as_bytes());
+        return msg;
+    }
     wire::frame(&parts.join("|"))
 }
 
@@ -117,6 +163,8 @@ struct Script {
     now: i64,
     pending: std::collections::VecDeque<Output>,
     name: String,
+    framer: Framer,
+    echo: Option<Echo>,
 }
 
 impl Script {
@@ -126,7 +174,15 @@ impl Script {
             now: T0,
             pending: Default::default(),
             name: name.into(),
+            framer: Framer::new(1 << 20),
+            echo: None,
         }
+    }
+
+    /// Delivered messages go to the echo application.
+    fn echo(mut self) -> Script {
+        self.echo = Some(Echo::default());
+        self
     }
 
     fn now(&self) -> UtcTimestamp {
@@ -136,9 +192,24 @@ impl Script {
     }
 
     fn collect(&mut self) {
-        let outs: Vec<Output> = self.session.drain().collect();
-        self.pending
-            .extend(outs.into_iter().filter(|o| !matches!(o, Output::Log(_))));
+        loop {
+            let outs: Vec<Output> = self.session.drain().collect();
+            if outs.is_empty() {
+                return;
+            }
+            for o in outs {
+                match (o, &mut self.echo) {
+                    (Output::Log(_), _) => {}
+                    (Output::Deliver(msg), Some(app)) => {
+                        let now = UtcTimestamp {
+                            unix_nanos: self.now,
+                        };
+                        app.on_message(&mut self.session, &msg, now).unwrap();
+                    }
+                    (o, _) => self.pending.push_back(o),
+                }
+            }
+        }
     }
 
     fn next(&mut self, line: &str) -> Output {
@@ -158,13 +229,21 @@ impl Script {
         match cmd {
             "connect" => {
                 let now = self.now();
+                self.framer = Framer::new(1 << 20);
                 self.session.on_connect(now).unwrap();
             }
             "disconnect" => self.session.on_disconnect().unwrap(),
             ">" => {
                 let msg = frame(arg, self.now);
                 let now = self.now();
-                self.session.on_message(&msg, now).unwrap();
+                self.framer.push(&msg);
+                // As the connection does: what cannot be framed is
+                // logged there and never reaches the session.
+                while let Some(frame) = self.framer.next_frame() {
+                    if let Ok(m) = frame {
+                        self.session.on_message(m, now).unwrap();
+                    }
+                }
             }
             "<" => {
                 let got = match self.next(line) {
@@ -699,6 +778,27 @@ fn an_unsupported_application_message_gets_a_business_reject() {
         "< 8=FIX.4.4|35=j|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Unsupported Message Type|372=ZZ|380=3|
          seqs 3 3",
     );
+}
+
+/// Before FIX 4.2 there is no BusinessMessageReject: the echo's
+/// unsupported type gets a Reject(3) whose Text says so, with no reason
+/// code (QuickFIX's generateReject(message, "Unsupported message type")).
+#[test]
+fn before_fix_4_2_an_unsupported_type_gets_a_reject_with_text() {
+    for bs in [BeginString::Fix40, BeginString::Fix41] {
+        let steps = expand(
+            &format!(
+                "{LOGON}
+                 > 8={{BS}}|35=8|34=2|49=TW|52=NOW|56=ISLD|37=id|17=id|20=0|39=0|55=WLRI|54=1|14=0|6=0.0|
+                 < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Unsupported message type|
+                 seqs 3 3"
+            ),
+            bs,
+        );
+        Script::new("unsupported 4.0/4.1", config(bs, Role::Acceptor))
+            .echo()
+            .run(&steps);
+    }
 }
 
 #[test]
