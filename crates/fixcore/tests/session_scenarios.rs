@@ -1195,3 +1195,393 @@ fn extreme_numbers_from_the_peer_are_handled_not_overflowed() {
         ),
     );
 }
+
+// Scenarios after more of QuickFIX 1.15.1's acceptance definitions
+// (test/definitions/server/{fix42,fix44,fix50sp2}), run as its acceptance
+// configuration runs them: ResetOnLogon=Y, the echo application, and
+// QuickFIX's dictionaries where the definition needs validation.
+
+/// The three protocols the issue names.
+const V3: &[BeginString] = &[BeginString::Fix42, BeginString::Fix44, BeginString::Fixt11];
+
+/// An order as the definitions send it, and as the echo returns it (in
+/// tag order, which it already is).
+const ORDER: &str = "11=ID|21=3|40=1|54=1|55=INTC|60=20261123-12:00:00|";
+
+/// The Logon exchange with HeartBtInt `hb`.
+fn logon(hb: u32) -> String {
+    format!(
+        "connect
+         > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108={hb}|{{APPL}}
+         < 8={{BS}}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108={hb}|{{APPL}}
+         logged-on
+"
+    )
+}
+
+/// The peer's Logout numbered `theirs`, answered with ours numbered
+/// `ours`, and the end of the connection.
+fn peer_logout(theirs: u64, ours: u64) -> String {
+    format!(
+        "> 8={{BS}}|35=5|34={theirs}|49=TW|52=NOW|56=ISLD|
+         < 8={{BS}}|35=5|34={ours}|49=ISLD|52=TIME|56=TW|
+         logged-out
+         disconnected
+"
+    )
+}
+
+/// The acceptance suite's session for `bs`: ResetOnLogon=Y.
+fn acceptance_config(bs: BeginString) -> Config {
+    let mut cfg = config(bs, Role::Acceptor);
+    cfg.reset_on_logon = true;
+    cfg
+}
+
+/// Runs `steps` against the acceptance suite's session with the echo
+/// application, for each of `versions`.
+fn echo_acceptor(name: &str, versions: &[BeginString], steps: &str) {
+    for &bs in versions {
+        Script::new(&format!("{name} ({})", bs.as_str()), acceptance_config(bs))
+            .echo()
+            .run(&expand(steps, bs));
+    }
+}
+
+/// QuickFIX's dictionaries for `bs`: the session one and the application
+/// one (the same file before FIXT.1.1).
+fn dictionaries(
+    bs: BeginString,
+) -> Option<(
+    std::sync::Arc<fixcore::dictionary::DataDictionary>,
+    std::sync::Arc<fixcore::dictionary::DataDictionary>,
+)> {
+    Some(match bs {
+        BeginString::Fixt11 => (spec("FIXT11.xml")?, spec("FIX50SP2.xml")?),
+        BeginString::Fix42 => (spec("FIX42.xml")?, spec("FIX42.xml")?),
+        BeginString::Fix44 => (spec("FIX44.xml")?, spec("FIX44.xml")?),
+        other => panic!("no dictionary set up for {}", other.as_str()),
+    })
+}
+
+/// `echo_acceptor` with QuickFIX's dictionaries validating every message.
+fn validating_echo(name: &str, versions: &[BeginString], steps: &str) {
+    for &bs in versions {
+        let Some((session, app)) = dictionaries(bs) else {
+            return;
+        };
+        let mut cfg = acceptance_config(bs);
+        cfg.validator = Some(std::sync::Arc::new(
+            fixcore::dictionary::validate::Validator::new(
+                session,
+                app,
+                fixcore::settings::Validation::default(),
+            ),
+        ));
+        Script::new(&format!("{name} ({})", bs.as_str()), cfg)
+            .echo()
+            .run(&expand(steps, bs));
+    }
+}
+
+/// 2a_MsgSeqNumCorrect.def: messages numbered in sequence are taken
+/// silently; the Logout is answered with the next number of ours.
+#[test]
+fn messages_numbered_in_sequence_are_taken_silently() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|35=0|34=3|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|35=0|34=4|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|35=0|34=5|49=TW|52=NOW|56=ISLD|
+         {}",
+        logon(30),
+        peer_logout(6, 2)
+    );
+    echo_acceptor("2a MsgSeqNum correct", ALL, &steps);
+}
+
+/// 2d_GarbledMessage.def: a garbled heartbeat and a garbled order are
+/// ignored without using a number; the order's number is then asked for
+/// and the order processed when it comes.
+#[test]
+fn garbled_messages_are_ignored_and_their_numbers_asked_for_again() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|9=52|35=0|34=2|4garbled9=TW|52=NOW|56=ISLD|10=0|
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|9=81|35=D|34=3|49garbled=TW|52=NOW|56=ISLD|11=ID|21=3|40=1|54=1|55=INTC|10=0|
+         > 8={{BS}}|35=0|34=4|49=TW|52=NOW|56=ISLD|
+         < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=3|16=0|
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|{ORDER}
+         {}",
+        logon(30),
+        peer_logout(5, 4)
+    );
+    echo_acceptor("2d garbled", V3, &steps);
+}
+
+/// 3c_GarbledMessage.def: the same with other garbling (a broken tag in
+/// the header), and the order resent with OrigSendingTime but without
+/// PossDupFlag.
+#[test]
+fn garbled_header_tags_are_ignored_like_garbled_frames() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|9=52|35=0|34=2|4garbled9=TW|52=NOW|56=ISLD|10=0|
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|9=81|35=D|34=3|49garbled=TW|52=NOW|56=ISLD|11=ID|21=3|40=1|54=1|55=INTC|10=0|
+         > 8={{BS}}|35=0|34=4|49=TW|52=NOW|56=ISLD|
+         < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=3|16=0|
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|122=NOW|11=ID|21=3|38=100|40=1|54=1|55=INTC|60=20261123-12:00:00|
+         < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|11=ID|21=3|38=100|40=1|54=1|55=INTC|60=20261123-12:00:00|
+         {}",
+        logon(30),
+        peer_logout(5, 4)
+    );
+    echo_acceptor("3c garbled", V3, &steps);
+}
+
+/// 3b_InvalidChecksum.def: a message whose CheckSum is wrong is ignored
+/// without using a number.
+#[test]
+fn a_wrong_checksum_is_ignored_without_using_a_number() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|10=256|
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|11=ID|21=3|40=1|54=1|55=INTC|10=256|
+         > 8={{BS}}|35=0|34=4|49=TW|52=NOW|56=ISLD|
+         < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=3|16=0|
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|{ORDER}
+         {}",
+        logon(30),
+        peer_logout(5, 4)
+    );
+    echo_acceptor("3b checksum", V3, &steps);
+}
+
+/// 2t_FirstThreeFieldsOutOfOrder.def: a message whose first three fields
+/// are not BeginString, BodyLength, MsgType is ignored, its number unused.
+#[test]
+fn a_message_whose_first_three_fields_are_out_of_order_is_ignored() {
+    let steps = format!(
+        "{}
+         > 35=0|8={{BS}}|9=29|34=2|49=TW|52=NOW|56=ISLD|10=121|
+         > 8={{BS}}|35=1|34=2|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=HELLO|
+         > 8={{BS}}|34=3|35=0|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|35=1|34=3|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|112=HELLO|
+         {}",
+        logon(30),
+        peer_logout(4, 4)
+    );
+    echo_acceptor("2t first three fields", V3, &steps);
+}
+
+/// 2o_SendingTimeValueOutOfRange.def: a SendingTime 121 seconds early, and
+/// (on a new connection) 121 seconds late, is rejected and the session
+/// logged out; the peer's Logout completes it.
+#[test]
+fn sending_time_two_minutes_early_or_late_is_rejected_and_logged_out() {
+    let mut steps = String::new();
+    for shift in ["-121", "+121"] {
+        steps += &format!(
+            "{}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW{shift}|56=ISLD|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=SendingTime accuracy problem|372=0|373=10|
+             < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|
+             > 8={{BS}}|35=5|34=3|49=TW|52=NOW|56=ISLD|
+             logged-out
+             disconnected
+             ",
+            logon(30)
+        );
+    }
+    echo_acceptor("2o sending time", V3, &steps);
+}
+
+/// 2q_MsgTypeNotValid.def: a MsgType the dictionary does not define is
+/// rejected with reason 11.
+#[test]
+fn an_invalid_msg_type_is_rejected_with_reason_11() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=*|34=2|49=TW|52=NOW|56=ISLD|
+         < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Invalid MsgType|372=*|373=11|
+         {}",
+        logon(30),
+        peer_logout(3, 3)
+    );
+    validating_echo("2q invalid MsgType", V3, &steps);
+}
+
+/// 4a_NoDataSentDuringHeartBtInt.def: with HeartBtInt=6 and nothing to
+/// send, a Heartbeat goes out every 6 seconds.
+#[test]
+fn a_quiet_session_sends_heartbeats_every_interval() {
+    let steps = format!(
+        "{}
+         wait 5
+         wait 1
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+         wait 6
+         < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|
+         > 8={{BS}}|35=0|34=3|49=TW|52=NOW|56=ISLD|
+         {}",
+        logon(6),
+        peer_logout(4, 4)
+    );
+    echo_acceptor("4a heartbeats", V3, &steps);
+}
+
+/// 4b_ReceivedTestRequest.def: a TestRequest is answered at once by a
+/// Heartbeat carrying its TestReqID.
+#[test]
+fn a_test_request_is_answered_with_its_id() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=1|34=2|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=HELLO|
+         {}",
+        logon(30),
+        peer_logout(3, 3)
+    );
+    echo_acceptor("4b test request", V3, &steps);
+}
+
+/// 6_SendTestRequest.def: HeartBtInt=6; heartbeats while the peer
+/// answers, a TestRequest "TEST" once it has been quiet for 1.2
+/// intervals, and a disconnect once quiet for 2.4.
+#[test]
+fn a_test_request_goes_out_after_1_2_intervals_and_2_4_disconnect() {
+    let steps = format!(
+        "{}
+         wait 6
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+         wait 6
+         < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|
+         wait 1
+         wait 1
+         < 8={{BS}}|35=1|34=4|49=ISLD|52=TIME|56=TW|112=TEST|
+         > 8={{BS}}|35=0|34=3|49=TW|52=NOW|56=ISLD|112=TEST|
+         wait 6
+         < 8={{BS}}|35=0|34=5|49=ISLD|52=TIME|56=TW|
+         > 8={{BS}}|35=0|34=4|49=TW|52=NOW|56=ISLD|
+         wait 6
+         < 8={{BS}}|35=0|34=6|49=ISLD|52=TIME|56=TW|
+         wait 1
+         wait 1
+         < 8={{BS}}|35=1|34=7|49=ISLD|52=TIME|56=TW|112=TEST|
+         wait 6
+         wait 1
+         wait 1
+         disconnected",
+        logon(6)
+    );
+    echo_acceptor("6 test request", V3, &steps);
+}
+
+/// The resend part of 8_AdminAndApplicationMessages.def: admin messages
+/// 2-4 and 7-8 become gap fills, application messages 5, 6 and 9 are sent
+/// again with PossDupFlag and OrigSendingTime, for every end the peer
+/// names (4, 6, 8, 9 and 0 for "all").
+#[test]
+fn a_resend_mixes_gap_fills_for_admin_runs_with_resent_orders() {
+    let order = |sym: &str| format!("11=ID|21=3|40=1|54=1|55={sym}|60=20261123-12:00:00|");
+    let (intc, cdg, ivp) = (order("INTC"), order("CDG"), order("IVP"));
+    let mut steps = logon(30);
+    for n in 2..=4 {
+        steps += &format!(
+            "> 8={{BS}}|35=1|34={n}|49=TW|52=NOW|56=ISLD|112=HELLO|
+             < 8={{BS}}|35=0|34={n}|49=ISLD|52=TIME|56=TW|112=HELLO|
+             "
+        );
+    }
+    for (n, o) in [(5, &intc), (6, &cdg)] {
+        steps += &format!(
+            "> 8={{BS}}|35=D|34={n}|49=TW|52=NOW|56=ISLD|{o}
+             < 8={{BS}}|35=D|34={n}|49=ISLD|52=TIME|56=TW|{o}
+             "
+        );
+    }
+    for n in 7..=8 {
+        steps += &format!(
+            "> 8={{BS}}|35=1|34={n}|49=TW|52=NOW|56=ISLD|112=HELLO|
+             < 8={{BS}}|35=0|34={n}|49=ISLD|52=TIME|56=TW|112=HELLO|
+             "
+        );
+    }
+    steps += &format!(
+        "> 8={{BS}}|35=D|34=9|49=TW|52=NOW|56=ISLD|{ivp}
+         < 8={{BS}}|35=D|34=9|49=ISLD|52=TIME|56=TW|{ivp}
+         "
+    );
+    let fill = |at: u64, to: u64| {
+        format!("< 8={{BS}}|35=4|34={at}|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36={to}|123=Y|\n")
+    };
+    let resent = |n: u64, o: &str| {
+        format!("< 8={{BS}}|35=D|34={n}|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|{o}\n")
+    };
+    for (seq, end) in [(10, 4), (11, 6), (12, 8), (13, 9), (14, 0)] {
+        steps += &format!("> 8={{BS}}|35=2|34={seq}|49=TW|52=NOW|56=ISLD|7=2|16={end}|\n");
+        steps += &fill(2, 5);
+        if end == 4 {
+            continue;
+        }
+        steps += &resent(5, &intc);
+        steps += &resent(6, &cdg);
+        if end == 6 {
+            continue;
+        }
+        steps += &fill(7, 9);
+        if end == 8 {
+            continue;
+        }
+        steps += &resent(9, &ivp);
+    }
+    steps += "> 8={BS}|35=1|34=15|49=TW|52=NOW|56=ISLD|112=HELLO|
+              < 8={BS}|35=0|34=10|49=ISLD|52=TIME|56=TW|112=HELLO|
+              ";
+    steps += &peer_logout(16, 11);
+    echo_acceptor("8 admin and application", V3, &steps);
+}
+
+/// 8_OnlyApplicationMessages.def: only orders in the range, all sent
+/// again; with EndSeqNo=0 the Heartbeat after them becomes a final gap
+/// fill.
+#[test]
+fn a_resend_of_orders_only_sends_them_all_again() {
+    let order = |sym: &str| format!("11=ID|21=3|40=1|54=1|55={sym}|60=20261123-12:00:00|");
+    let orders = [order("INTC"), order("CDG"), order("IVP")];
+    let mut steps = logon(30);
+    for (i, o) in orders.iter().enumerate() {
+        let n = i + 2;
+        steps += &format!(
+            "> 8={{BS}}|35=D|34={n}|49=TW|52=NOW|56=ISLD|{o}
+             < 8={{BS}}|35=D|34={n}|49=ISLD|52=TIME|56=TW|{o}
+             "
+        );
+    }
+    let resend_all = |steps: &mut String| {
+        for (i, o) in orders.iter().enumerate() {
+            let n = i + 2;
+            *steps += &format!("< 8={{BS}}|35=D|34={n}|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|{o}\n");
+        }
+    };
+    steps += "> 8={BS}|35=2|34=5|49=TW|52=NOW|56=ISLD|7=2|16=4|\n";
+    resend_all(&mut steps);
+    steps += "> 8={BS}|35=1|34=6|49=TW|52=NOW|56=ISLD|112=HELLO|
+              < 8={BS}|35=0|34=5|49=ISLD|52=TIME|56=TW|112=HELLO|
+              > 8={BS}|35=2|34=7|49=TW|52=NOW|56=ISLD|7=2|16=0|
+              ";
+    resend_all(&mut steps);
+    steps += "< 8={BS}|35=4|34=5|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=6|123=Y|\n";
+    steps += &peer_logout(8, 6);
+    echo_acceptor("8 only application", V3, &steps);
+}

@@ -929,9 +929,11 @@ impl<S: SessionStore> Session<S> {
         match self.cfg.role {
             Role::Acceptor => {
                 self.log("Received logon request".into());
-                // The reset itself happened when the Logon arrived.
-                let reset = m.reset_seq_num || self.cfg.reset_on_logon;
-                self.send_logon(reset, true, now)?;
+                // The reset itself happened when the Logon arrived; the
+                // reply says so only when the peer asked for it
+                // (QuickFIX's generateLogon(aLogon)): ResetOnLogon alone
+                // resets silently.
+                self.send_logon(m.reset_seq_num, true, now)?;
                 self.log("Responding to logon request".into());
             }
             Role::Initiator => self.log("Received logon response".into()),
