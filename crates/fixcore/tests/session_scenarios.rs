@@ -1585,3 +1585,30 @@ fn a_resend_of_orders_only_sends_them_all_again() {
     steps += &peer_logout(8, 6);
     echo_acceptor("8 only application", V3, &steps);
 }
+/// 2r_UnregisteredMsgType.def: an application message type the echo does
+/// not support gets a BusinessMessageReject (with DefaultApplVerID on
+/// FIXT.1.1), which uses up its number.
+#[test]
+fn an_unsupported_message_type_gets_a_business_reject() {
+    for bs in V3 {
+        let appl = if *bs == BeginString::Fixt11 {
+            "1137=9|"
+        } else {
+            ""
+        };
+        let old = if *bs == BeginString::Fix42 {
+            "20=0|"
+        } else {
+            ""
+        };
+        let steps = format!(
+            "{}
+             > 8={{BS}}|35=8|34=2|49=TW|52=NOW|56=ISLD|37=id|17=id|{old}150=0|39=0|55=WLRI|54=1|151=100|14=0|6=0.0|
+             < 8={{BS}}|35=j|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Unsupported Message Type|372=8|380=3|{appl}
+             {}",
+            logon(30),
+            peer_logout(3, 3)
+        );
+        echo_acceptor("2r unregistered type", &[*bs], &steps);
+    }
+}

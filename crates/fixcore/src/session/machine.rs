@@ -602,6 +602,12 @@ impl<S: SessionStore> Session<S> {
         let seq = m.seq;
         let msg_type = m.msg_type.clone();
         let text = reject::business_text(reason);
+        // FIXT.1.1: an application message names its version
+        // (QuickFIX's generateBusinessReject adds DefaultApplVerID).
+        let appl = self
+            .cfg
+            .default_appl_ver_id
+            .filter(|_| self.cfg.begin_string == BeginString::Fixt11);
         self.send_admin(b"j", now, |b| {
             if let Some(s) = seq {
                 b.field_uint(45, s);
@@ -611,6 +617,9 @@ impl<S: SessionStore> Session<S> {
             }
             b.field_bytes(372, &msg_type);
             b.field_uint(380, u64::from(reason));
+            if let Some(a) = appl {
+                b.field_str(1137, a.wire());
+            }
         })?;
         let shown = seq.map(|s| s.to_string()).unwrap_or_default();
         self.log(format!(
