@@ -1612,3 +1612,391 @@ fn an_unsupported_message_type_gets_a_business_reject() {
         echo_acceptor("2r unregistered type", &[*bs], &steps);
     }
 }
+
+/// A Heartbeat numbered `n` with `extra` fields, and the Reject(3) it must
+/// get: `why` is Text, RefTagID, RefMsgType and (where the version has it)
+/// SessionRejectReason.
+fn rejected(n: u64, msg: &str, reject: &str) -> String {
+    format!(
+        "> 8={{BS}}|35={msg}
+         < 8={{BS}}|35=3|34={n}|49=ISLD|52=TIME|56=TW|45={n}|{reject}
+         ",
+    )
+}
+
+/// SessionRejectReason `r` as FIX.4.2 writes it: only codes up to 11.
+fn reason(bs: BeginString, r: u32) -> String {
+    if bs == BeginString::Fix42 && r > 11 {
+        String::new()
+    } else {
+        format!("373={r}|")
+    }
+}
+
+/// 14b_RequiredFieldMissing.def: a Heartbeat without TargetCompID, an
+/// order without the first field its dictionary requires.
+#[test]
+fn missing_required_fields_are_rejected_naming_the_tag() {
+    for bs in V3 {
+        let (order, tag) = match bs {
+            BeginString::Fix42 => ("40=1|60=20261123-12:00:00|54=1|21=3|11=id|", 55),
+            BeginString::Fix44 => ("40=1|60=20261123-12:00:00|54=1|21=3|", 11),
+            _ => ("40=1|60=20261123-12:00:00|11=id|21=3|", 54),
+        };
+        let steps = format!(
+            "{}{}{}{}",
+            logon(2),
+            rejected(
+                2,
+                "0|34=2|49=TW|52=NOW|",
+                "58=Required tag missing|371=56|372=0|373=1|"
+            ),
+            rejected(
+                3,
+                &format!("D|49=TW|34=3|56=ISLD|52=NOW|{order}"),
+                &format!("58=Required tag missing|371={tag}|372=D|373=1|")
+            ),
+            peer_logout(4, 4)
+        );
+        validating_echo("14b required field missing", &[*bs], &steps);
+    }
+}
+
+/// 14c_TagNotDefinedForMsgType.def: a defined tag on a message type that
+/// does not have it.
+#[test]
+fn a_tag_not_defined_for_the_message_type_is_rejected() {
+    for bs in V3 {
+        let tag = if *bs == BeginString::Fixt11 {
+            "58=Text"
+        } else {
+            "55=MSFT"
+        };
+        let t = &tag[..2];
+        let steps = format!(
+            "{}{}{}",
+            logon(2),
+            rejected(
+                2,
+                &format!("0|34=2|49=TW|52=NOW|56=ISLD|{tag}|"),
+                &format!("58=Tag not defined for this message type|371={t}|372=0|373=2|")
+            ),
+            peer_logout(3, 3)
+        );
+        validating_echo("14c tag not defined", &[*bs], &steps);
+    }
+}
+
+/// 14d_TagSpecifiedWithoutValue.def: `56=` with no value.
+#[test]
+fn a_tag_without_a_value_is_rejected() {
+    let steps = format!(
+        "{}{}{}",
+        logon(2),
+        rejected(
+            2,
+            "0|34=2|49=TW|52=NOW|56=|",
+            "58=Tag specified without a value|371=56|372=0|373=4|"
+        ),
+        peer_logout(3, 3)
+    );
+    validating_echo("14d tag without value", V3, &steps);
+}
+
+/// 14e_IncorrectEnumValue.def: values outside a field's enumeration are
+/// rejected; a listed one goes through to the echo.
+#[test]
+fn values_outside_the_enumeration_are_rejected() {
+    for bs in V3 {
+        let good = if *bs == BeginString::Fix42 {
+            "FUT"
+        } else {
+            "CS"
+        };
+        let order = "11=ID|21=1|40=1|54=1|38=002000.00|55=INTC|60=20261123-12:00:00|";
+        let echoed = "11=ID|21=1|38=002000.00|40=1|54=1|55=INTC|60=20261123-12:00:00|";
+        let steps = format!(
+            "{}{}{}
+             > 8={{BS}}|35=D|34=4|49=TW|52=NOW|56=ISLD|{order}167={good}|
+             < 8={{BS}}|35=D|34=4|49=ISLD|52=TIME|56=TW|{echoed}167={good}|
+             {}",
+            logon(2),
+            rejected(
+                2,
+                "D|34=2|49=TW|52=NOW|56=ISLD|11=ID|21=4|40=1|54=1|38=002000.00|55=INTC|60=20261123-12:00:00|",
+                "58=Value is incorrect (out of range) for this tag|371=21|372=D|373=5|"
+            ),
+            rejected(
+                3,
+                &format!("D|34=3|49=TW|52=NOW|56=ISLD|{order}167=BOO|"),
+                "58=Value is incorrect (out of range) for this tag|371=167|372=D|373=5|"
+            ),
+            peer_logout(5, 5)
+        );
+        validating_echo("14e enum value", &[*bs], &steps);
+    }
+}
+
+/// 14f_IncorrectDataFormat.def: `38=+200.00` is not a Qty.
+#[test]
+fn a_value_in_the_wrong_format_is_rejected() {
+    let steps = format!(
+        "{}{}{}",
+        logon(2),
+        rejected(
+            2,
+            "D|34=2|49=TW|52=NOW|56=ISLD|11=ID|21=1|40=1|54=1|38=+200.00|55=INTC|60=20261123-12:00:00|",
+            "58=Incorrect data format for value|371=38|372=D|373=6|"
+        ),
+        peer_logout(3, 3)
+    );
+    validating_echo("14f data format", V3, &steps);
+}
+
+/// 14g_HeaderBodyTrailerFieldsOutOfOrder.def: header fields after body
+/// fields; FIX.4.2 has no SessionRejectReason 14 to send.
+#[test]
+fn header_fields_after_body_fields_are_rejected() {
+    for bs in V3 {
+        let why = format!(
+            "58=Tag specified out of required order|371=34|372=D|{}",
+            reason(*bs, 14)
+        );
+        let steps = format!(
+            "{}{}{}{}",
+            logon(2),
+            rejected(
+                2,
+                "D|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|34=2|49=TW|52=NOW|56=ISLD|",
+                &why
+            ),
+            rejected(
+                3,
+                "D|55=MSFT|34=3|49=TW|52=NOW|56=ISLD|11=id|21=3|40=1|54=1|60=20261123-12:00:00|",
+                &why
+            ),
+            peer_logout(4, 4)
+        );
+        validating_echo("14g out of order", &[*bs], &steps);
+    }
+}
+
+/// 14h_RepeatedTag.def: OrdType twice.
+#[test]
+fn a_repeated_tag_is_rejected() {
+    for bs in V3 {
+        let steps = format!(
+            "{}{}{}",
+            logon(2),
+            rejected(
+                2,
+                "D|34=2|49=TW|52=NOW|56=ISLD|11=ID|21=1|40=1|54=1|40=2|38=200.00|55=INTC|60=20261123-12:00:00|",
+                &format!(
+                    "58=Tag appears more than once|371=40|372=D|{}",
+                    reason(*bs, 13)
+                )
+            ),
+            peer_logout(3, 3)
+        );
+        validating_echo("14h repeated tag", &[*bs], &steps);
+    }
+}
+
+/// 15_HeaderAndBodyFieldsOrderedDifferently.def: header fields after 35
+/// and body fields in any order are accepted (and the echo comes back in
+/// tag order).
+#[test]
+fn header_and_body_fields_in_another_order_are_accepted() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         > 8={{BS}}|35=D|49=TW|34=3|56=ISLD|52=NOW|40=1|55=MSFT|60=20261123-12:00:00|54=1|21=3|11=id|
+         < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         {}",
+        logon(2),
+        peer_logout(4, 4)
+    );
+    validating_echo("15 fields ordered differently", V3, &steps);
+}
+
+/// 19a_PossResendMessageThatHAsAlreadyBeenSent.def: an order sent again
+/// with PossResend=Y whose ClOrdID the echo has seen is dropped (its
+/// number used).
+#[test]
+fn a_poss_resend_order_already_seen_is_dropped_by_the_echo() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|97=Y|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         {}",
+        logon(2),
+        peer_logout(4, 3)
+    );
+    echo_acceptor("19a PossResend seen", V3, &steps);
+}
+
+/// 19b_PossResendMessageThatHasNotBeenSent.def: a PossResend=Y order the
+/// echo has not seen is processed, PossResend echoed in the header.
+#[test]
+fn a_poss_resend_order_not_seen_is_processed() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|97=Y|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|97=Y|11=id|21=3|40=1|54=1|55=MSFT|60=20261123-12:00:00|
+         {}",
+        logon(2),
+        peer_logout(3, 3)
+    );
+    echo_acceptor("19b PossResend not seen", V3, &steps);
+}
+
+/// 20_SimultaneousResendRequest.def: while our ResendRequest is
+/// outstanding the peer asks for ours; both are served, and the Logout
+/// after the filled gap is answered in sequence.
+#[test]
+fn resend_requests_crossing_each_other_are_both_served() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|{ORDER}
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|{ORDER}
+         > 8={{BS}}|35=0|34=7|49=TW|52=NOW|56=ISLD|
+         < 8={{BS}}|35=2|34=4|49=ISLD|52=TIME|56=TW|7=4|16=0|
+         > 8={{BS}}|35=2|34=8|49=TW|52=NOW|56=ISLD|7=2|16=3|
+         < 8={{BS}}|35=D|34=2|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|{ORDER}
+         < 8={{BS}}|35=D|34=3|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|{ORDER}
+         > 8={{BS}}|35=0|34=4|43=Y|49=TW|52=NOW|122=NOW|56=ISLD|
+         > 8={{BS}}|35=0|34=5|43=Y|49=TW|52=NOW|122=NOW|56=ISLD|
+         > 8={{BS}}|35=0|34=6|43=Y|49=TW|52=NOW|122=NOW|56=ISLD|
+         {}",
+        logon(30),
+        peer_logout(7, 5)
+    );
+    echo_acceptor("20 simultaneous resend", V3, &steps);
+}
+
+/// 10_MsgSeqNumEqual.def: a gap fill numbered as expected moves the
+/// expected number on.
+#[test]
+fn a_gap_fill_numbered_as_expected_moves_the_number_on() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=4|34=2|49=TW|52=NOW|56=ISLD|36=20|123=Y|
+         > 8={{BS}}|35=1|34=20|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=HELLO|
+         {}",
+        logon(30),
+        peer_logout(3, 3)
+    );
+    echo_acceptor("10 gap fill equal", V3, &steps);
+}
+
+/// 10_MsgSeqNumGreater.def: a gap fill numbered above the expected number
+/// is a gap: it is queued and the gap asked for.
+#[test]
+fn a_gap_fill_numbered_above_the_expected_number_asks_for_the_gap() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=4|34=10|49=TW|52=NOW|56=ISLD|36=20|123=Y|
+         < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=2|16=0|
+         > 8={{BS}}|35=1|34=20|49=TW|52=NOW|56=ISLD|112=HELLO|
+         {}",
+        logon(30),
+        peer_logout(2, 3)
+    );
+    echo_acceptor("10 gap fill greater", V3, &steps);
+}
+
+/// 11a_NewSeqNoGreater.def: a SequenceReset in reset mode (123 absent or
+/// N) moves the expected number up, whatever its own MsgSeqNum.
+#[test]
+fn a_sequence_reset_moves_the_expected_number_up() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=4|34=0|49=TW|52=NOW|56=ISLD|36=25|
+         > 8={{BS}}|35=1|34=25|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=HELLO|
+         > 8={{BS}}|35=4|34=0|49=TW|52=NOW|56=ISLD|36=50|123=N|
+         > 8={{BS}}|35=1|34=50|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|112=HELLO|
+         {}",
+        logon(30),
+        peer_logout(51, 4)
+    );
+    echo_acceptor("11a NewSeqNo greater", V3, &steps);
+}
+
+/// 11b_NewSeqNoEqual.def: a SequenceReset to the expected number changes
+/// nothing.
+#[test]
+fn a_sequence_reset_to_the_expected_number_changes_nothing() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=4|34=0|49=TW|52=NOW|56=ISLD|36=2|
+         > 8={{BS}}|35=1|34=2|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=HELLO|
+         > 8={{BS}}|35=4|34=0|49=TW|52=NOW|56=ISLD|36=4|123=N|
+         > 8={{BS}}|35=1|34=4|49=TW|52=NOW|56=ISLD|112=HELLO|
+         < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|112=HELLO|
+         {}",
+        logon(30),
+        peer_logout(5, 4)
+    );
+    echo_acceptor("11b NewSeqNo equal", V3, &steps);
+}
+
+/// 2e_PossDupAlreadyReceived.def and 2e_PossDupNotReceived.def: a PossDup
+/// copy of a number already taken is ignored; a PossDup message with the
+/// expected number is processed like any other.
+#[test]
+fn poss_dup_is_ignored_when_already_received_and_processed_when_not() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+         > 8={{BS}}|35=0|34=2|49=TW|52=NOW|122=NOW|56=ISLD|43=Y|
+         > 8={{BS}}|35=0|34=3|49=TW|52=NOW|122=NOW|56=ISLD|43=Y|
+         seqs 2 4
+         {}",
+        logon(30),
+        peer_logout(4, 2)
+    );
+    echo_acceptor("2e PossDup", V3, &steps);
+}
+
+/// RejectResentMessage.def: a resent order that fails validation is
+/// rejected and its number used, and the TestRequest queued behind the
+/// gap is then answered before the next one.
+#[test]
+fn a_resent_message_that_fails_validation_is_rejected_and_the_queue_goes_on() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=1|34=3|49=TW|52=NOW|56=ISLD|112=HELLO1|
+         < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=2|16=0|
+         > 8={{BS}}|35=D|34=2|43=Y|49=TW|52=NOW|56=ISLD|122=NOW|11=ID|21=3|38=100|40=1|54=1|55=IVP|60=20261123-12:00:00|126=20040415|
+         < 8={{BS}}|35=3|34=3|49=ISLD|52=TIME|56=TW|45=2|58=Incorrect data format for value|371=126|372=D|373=6|
+         < 8={{BS}}|35=0|34=4|49=ISLD|52=TIME|56=TW|112=HELLO1|
+         > 8={{BS}}|35=1|34=4|49=TW|52=NOW|56=ISLD|112=HELLO2|
+         < 8={{BS}}|35=0|34=5|49=ISLD|52=TIME|56=TW|112=HELLO2|
+         {}",
+        logon(30),
+        peer_logout(11, 6)
+    );
+    validating_echo("reject resent message", &[BeginString::Fix44], &steps);
+}
+
+/// 1d_InvalidLogonBadSendingTime.def: a Logon whose SendingTime is years
+/// off is not answered: the connection is dropped.
+#[test]
+fn a_logon_with_a_bad_sending_time_is_dropped_unanswered() {
+    echo_acceptor(
+        "1d logon bad SendingTime",
+        V3,
+        "connect
+         > 8={BS}|35=A|34=1|49=TW|52=20010101-00:00:00|56=ISLD|98=0|108=30|{APPL}
+         disconnected
+         seqs 1 1",
+    );
+}
