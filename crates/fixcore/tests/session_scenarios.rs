@@ -2000,3 +2000,24 @@ fn a_logon_with_a_bad_sending_time_is_dropped_unanswered() {
          seqs 1 1",
     );
 }
+/// SessionReset.def: a Logon with ResetSeqNumFlag=Y on a live session
+/// resets both numbers to 1 and is answered with one.
+#[test]
+fn a_logon_with_reset_seq_num_flag_on_a_live_session_resets_it() {
+    let mut steps = logon(30);
+    for n in 2..=9 {
+        steps += &format!("> 8={{BS}}|35=0|34={n}|49=TW|52=NOW|56=ISLD|\n");
+    }
+    steps += &format!(
+        "> 8={{BS}}|35=1|34=10|49=TW|52=NOW|56=ISLD|112=1|
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=1|
+         > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|{{APPL}}
+         < 8={{BS}}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|141=Y|{{APPL}}
+         logged-on
+         > 8={{BS}}|35=1|34=2|49=TW|52=NOW|56=ISLD|112=1|
+         < 8={{BS}}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=1|
+         {}",
+        peer_logout(3, 3)
+    );
+    echo_acceptor("session reset", V3, &steps);
+}

@@ -695,7 +695,7 @@ impl<S: SessionStore> Session<S> {
                 return Ok(());
             }
         };
-        if !self.valid_logon_state(&m.msg_type) {
+        if !self.valid_logon_state(&m.msg_type, m.reset_seq_num) {
             let t = String::from_utf8_lossy(&m.msg_type).into_owned();
             self.log(format!(
                 "Logon state is not valid for message (MsgType={t})"
@@ -761,11 +761,12 @@ impl<S: SessionStore> Session<S> {
     }
 
     /// QuickFIX's `validLogonState`: which message types the session takes
-    /// before, around and after the Logon exchange.
-    fn valid_logon_state(&self, msg_type: &[u8]) -> bool {
+    /// before, around and after the Logon exchange (a Logon with
+    /// ResetSeqNumFlag=Y at any time: `reset`).
+    fn valid_logon_state(&self, msg_type: &[u8], reset: bool) -> bool {
         let logon = msg_type == b"A";
         let logged_out = matches!(self.phase, Phase::LogoutSent(_));
-        (logon && (self.sent_reset || !self.received_logon))
+        (logon && (self.sent_reset || reset || !self.received_logon))
             || (!logon && self.received_logon)
             || (msg_type == b"5" && self.sent_logon)
             || (msg_type != b"5" && logged_out)
@@ -903,8 +904,9 @@ impl<S: SessionStore> Session<S> {
     }
 
     fn on_logon(&mut self, m: &Inbound, msg: &[u8], now: UtcTimestamp) -> Result<(), SessionError> {
-        if self.received_logon {
-            // A second Logon on a live session.
+        if self.received_logon && !m.reset_seq_num {
+            // A second Logon on a live session (one with ResetSeqNumFlag=Y
+            // is the peer resetting it, below).
             self.log("Received logon while already logged on".into());
             return self.disconnect();
         }
@@ -916,11 +918,18 @@ impl<S: SessionStore> Session<S> {
             self.log("Logon contains ResetSeqNumFlag=Y, reseting sequence numbers to 1".into());
             if !self.sent_reset {
                 self.store.reset()?;
+                // Numbers start again: nothing asked for or kept under
+                // the old ones still applies.
+                self.resend_range = None;
+                self.queue.clear();
             }
         } else if self.cfg.role == Role::Acceptor && self.cfg.reset_on_logon {
             self.store.reset()?;
         }
-        if self.cfg.role == Role::Acceptor {
+        // Who answers: an acceptor, or an initiator whose peer reset the
+        // session without being asked (QuickFIX's nextLogon).
+        let respond = self.cfg.role == Role::Acceptor || (m.reset_seq_num && !self.sent_reset);
+        if respond {
             match m.heart_bt_int {
                 Some(h) => self.heart_bt_int = h,
                 None => {
@@ -935,17 +944,15 @@ impl<S: SessionStore> Session<S> {
         }
         self.received_logon = true;
         let seq = m.seq.unwrap_or(0);
-        match self.cfg.role {
-            Role::Acceptor => {
-                self.log("Received logon request".into());
-                // The reset itself happened when the Logon arrived; the
-                // reply says so only when the peer asked for it
-                // (QuickFIX's generateLogon(aLogon)): ResetOnLogon alone
-                // resets silently.
-                self.send_logon(m.reset_seq_num, true, now)?;
-                self.log("Responding to logon request".into());
-            }
-            Role::Initiator => self.log("Received logon response".into()),
+        if respond {
+            self.log("Received logon request".into());
+            // The reset itself happened when the Logon arrived; the
+            // reply says so only when the peer asked for it (QuickFIX's
+            // generateLogon(aLogon)): ResetOnLogon alone resets silently.
+            self.send_logon(m.reset_seq_num, true, now)?;
+            self.log("Responding to logon request".into());
+        } else {
+            self.log("Received logon response".into());
         }
         self.sent_reset = false;
         self.phase = Phase::LoggedOn;
