@@ -2021,3 +2021,24 @@ fn a_logon_with_reset_seq_num_flag_on_a_live_session_resets_it() {
     );
     echo_acceptor("session reset", V3, &steps);
 }
+/// 14i_RepeatingGroupCountNotEqual.def: NoTradingSessions(386)=3 with two
+/// entries.
+#[test]
+fn a_group_count_that_does_not_match_its_entries_is_rejected() {
+    for bs in V3 {
+        let steps = format!(
+            "{}{}{}",
+            logon(2),
+            rejected(
+                2,
+                "D|34=2|49=TW|52=NOW|56=ISLD|11=ID|21=1|40=1|54=1|38=200.00|55=INTC|386=3|336=PRE-OPEN|336=AFTER-HOURS|60=20261123-12:00:00|",
+                &format!(
+                    "58=Incorrect NumInGroup count for repeating group|371=386|372=D|{}",
+                    reason(*bs, 16)
+                )
+            ),
+            peer_logout(3, 3)
+        );
+        validating_echo("14i group count", &[*bs], &steps);
+    }
+}

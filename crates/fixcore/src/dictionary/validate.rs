@@ -162,7 +162,14 @@ impl Validator {
             if !seen.insert(tag) {
                 return Err(reject(13, tag));
             }
-            self.field(tag, value, body)?;
+            // QuickFIX 1.15.1 judges values (presence, format, enumeration,
+            // known tag) of the header, body and trailer only: its iterate
+            // does not descend into group entries, so a member's value
+            // never hides a wrong NumInGroup (14i_RepeatingGroupCountNotEqual
+            // under FIX 5.0SP2, whose TradingSessionID has an enumeration).
+            if top {
+                self.field(tag, value, body)?;
+            }
             let item = items.iter().find(|it| it.tag() == tag);
             if top
                 && item.is_none()
