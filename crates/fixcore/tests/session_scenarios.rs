@@ -2042,3 +2042,18 @@ fn a_group_count_that_does_not_match_its_entries_is_rejected() {
         validating_echo("14i group count", &[*bs], &steps);
     }
 }
+/// 14a_BadField.def: tags no dictionary defines (999, 0, -1 and the user
+/// range's 5000) are rejected as invalid tag numbers.
+#[test]
+fn undefined_tags_are_rejected_as_invalid_tag_numbers() {
+    let mut steps = logon(2);
+    for (n, tag) in [(2, "999"), (3, "0"), (4, "-1"), (5, "5000")] {
+        steps += &rejected(
+            n,
+            &format!("0|34={n}|49=TW|52=NOW|56=ISLD|{tag}=HI|"),
+            &format!("58=Invalid tag number|371={tag}|372=0|373=0|"),
+        );
+    }
+    steps += &peer_logout(6, 6);
+    validating_echo("14a bad field", V3, &steps);
+}

@@ -518,7 +518,7 @@ impl<S: SessionStore> Session<S> {
         &mut self,
         m: &Inbound,
         reason: Reason,
-        tag: u32,
+        tag: i64,
         now: UtcTimestamp,
     ) -> Result<bool, SessionError> {
         let text = reason.text();
@@ -550,7 +550,7 @@ impl<S: SessionStore> Session<S> {
         m: &Inbound,
         text: &str,
         line: &str,
-        ref_tag: Option<u32>,
+        ref_tag: Option<i64>,
         reason: Option<u32>,
         now: UtcTimestamp,
     ) -> Result<bool, SessionError> {
@@ -570,7 +570,7 @@ impl<S: SessionStore> Session<S> {
                 b.field_str(58, text);
             }
             if let Some(t) = ref_tag {
-                b.field_uint(371, u64::from(t));
+                b.field_int(371, t);
             }
             if let Some(t) = &msg_type {
                 b.field_bytes(372, t);
@@ -726,7 +726,7 @@ impl<S: SessionStore> Session<S> {
                 ));
                 return Ok(());
             }
-            return self.reject(&m, reason, tag, now).map(|_| ());
+            return self.reject(&m, reason, i64::from(tag), now).map(|_| ());
         }
         if self.cfg.begin_string == BeginString::Fixt11
             && m.msg_type == b"A"
@@ -735,11 +735,22 @@ impl<S: SessionStore> Session<S> {
             self.log("Required field missing from logon: DefaultApplVerID(1137)".into());
             return self.disconnect();
         }
-        if let Some(v) = &self.cfg.validator
-            && let Err(r) = v.check(&split_fields(msg))
-        {
-            // QuickFIX validates before it looks at the sequence number.
-            return self.reject(&m, Reason(r.reason), r.tag, now).map(|_| ());
+        if let Some(v) = &self.cfg.validator {
+            // A tag QuickFIX reads as a number (zero, negative) that no
+            // dictionary can define: the first field it would judge.
+            if v.checks_unknown_tags()
+                && let Some(tag) = non_positive_tag(msg)
+            {
+                return self
+                    .reject(&m, Reason::INVALID_TAG_NUMBER, tag, now)
+                    .map(|_| ());
+            }
+            if let Err(r) = v.check(&split_fields(msg)) {
+                // QuickFIX validates before it looks at the sequence number.
+                return self
+                    .reject(&m, Reason(r.reason), i64::from(r.tag), now)
+                    .map(|_| ());
+            }
         }
         match &m.msg_type[..] {
             b"A" => self.on_logon(&m, msg, now),
@@ -780,7 +791,7 @@ impl<S: SessionStore> Session<S> {
         &mut self,
         m: &Inbound,
         reason: Reason,
-        tag: u32,
+        tag: i64,
         now: UtcTimestamp,
     ) -> Result<bool, SessionError> {
         if self.reject(m, reason, tag, now)? {
@@ -1317,15 +1328,63 @@ fn inspect(parser: &mut Parser, msg: &[u8], cfg: &Config) -> Result<Inbound, Gar
             | Error::GroupDelimiter { .. }
             | Error::EmptyValue { .. }
             | Error::BadValue { .. },
-        ) => {
-            let fields = split_fields(msg);
-            fill(
-                |t| fields.iter().find(|(ft, _)| *ft == t).map(|&(_, v)| v),
-                cfg,
-            )
+        ) => tolerated(msg, cfg),
+        // A tag of zero or below (or with leading zeros) is still a
+        // number to QuickFIX, which frames and parses the message and
+        // leaves the tag to the dictionary; any other bad tag is garbage.
+        Err(Error::BadTag { .. })
+            if checksum_ok(msg) && split_tags(msg).all(|t| signed_tag(t).is_some()) =>
+        {
+            tolerated(msg, cfg)
         }
         Err(e) => Err(Garbled(e.to_string())),
     }
+}
+
+/// The session's view of a well-framed message the strict parser refused.
+fn tolerated(msg: &[u8], cfg: &Config) -> Result<Inbound, Garbled> {
+    let fields = split_fields(msg);
+    fill(
+        |t| fields.iter().find(|(ft, _)| *ft == t).map(|&(_, v)| v),
+        cfg,
+    )
+}
+
+/// Whether a frame's CheckSum(10) is the sum of the bytes before it (the
+/// parser's own check did not run when it stopped at an earlier field).
+fn checksum_ok(msg: &[u8]) -> bool {
+    let Some(body) = msg.strip_suffix(b"\x01") else {
+        return false;
+    };
+    let at = body.iter().rposition(|&b| b == 1).map_or(0, |p| p + 1);
+    let Some(sum) = body[at..].strip_prefix(b"10=") else {
+        return false;
+    };
+    let want = msg[..at].iter().fold(0u32, |a, &b| a + u32::from(b)) % 256;
+    crate::value::parse_uint(sum) == Some(u64::from(want))
+}
+
+/// The tag text of each field of a frame.
+fn split_tags(msg: &[u8]) -> impl Iterator<Item = &[u8]> {
+    msg.split(|&b| b == 1)
+        .filter(|f| !f.is_empty())
+        .map(|f| f.split(|&b| b == b'=').next().unwrap_or_default())
+}
+
+/// A tag as QuickFIX's integer conversion reads it: an optional minus
+/// and 1-9 digits.
+fn signed_tag(t: &[u8]) -> Option<i64> {
+    let digits = t.strip_prefix(b"-").unwrap_or(t);
+    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(t).ok()?.parse().ok()
+}
+
+/// The first tag of `msg` that is a number no dictionary defines (zero
+/// or negative).
+fn non_positive_tag(msg: &[u8]) -> Option<i64> {
+    split_tags(msg).find_map(|t| signed_tag(t).filter(|&n| n <= 0))
 }
 
 /// A frame's fields in order, read without validation.
