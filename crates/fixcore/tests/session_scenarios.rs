@@ -2057,3 +2057,56 @@ fn undefined_tags_are_rejected_as_invalid_tag_numbers() {
     steps += &peer_logout(6, 6);
     validating_echo("14a bad field", V3, &steps);
 }
+
+/// ReverseRoute.def: a Reject sends the routing fields back reversed:
+/// OnBehalfOf(Comp|Sub|Location)ID as DeliverTo..., and the other way.
+#[test]
+fn a_reject_reverses_the_routing_fields() {
+    let why = "58=Value is incorrect (out of range) for this tag|371=40|372=D|373=5|";
+    let order = "11=ID|21=3|38=100|40=w|54=1|55=INTC|60=20261123-12:00:00|";
+    let mut steps = logon(30);
+    for (n, route, back) in [
+        (2, "115=JCD|", "128=JCD|"),
+        (3, "128=JCD|", "115=JCD|"),
+        (4, "115=JCD|116=CS|", "128=JCD|129=CS|"),
+        (5, "128=JCD|129=CS|", "115=JCD|116=CS|"),
+        (6, "115=JCD|116=CS|144=CHI|", "128=JCD|129=CS|145=CHI|"),
+        (7, "128=JCD|129=CS|145=CHI|", "115=JCD|116=CS|144=CHI|"),
+    ] {
+        steps += &format!(
+            "> 8={{BS}}|35=D|34={n}|49=TW|52=NOW|56=ISLD|{route}{order}
+             < 8={{BS}}|35=3|34={n}|49=ISLD|52=TIME|56=TW|{back}45={n}|{why}
+             "
+        );
+    }
+    steps += &peer_logout(8, 8);
+    validating_echo("reverse route", V3, &steps);
+}
+
+/// ReverseRouteWithEmptyRoutingTags.def: an empty routing field is
+/// rejected for having no value and is not sent back.
+#[test]
+fn an_empty_routing_field_is_not_reversed() {
+    let why = |tag: u32| format!("58=Tag specified without a value|371={tag}|372=D|373=4|");
+    let order =
+        |ord: &str| format!("11=ID|21=3|38=100|40={ord}|54=1|55=INTC|60=20261123-12:00:00|");
+    let mut steps = logon(30);
+    for (n, route, back, tag, ord) in [
+        (2, "115=|", "", 115, "1"),
+        (3, "128=|", "", 128, "1"),
+        (4, "115=JCD|116=|", "128=JCD|", 116, "1"),
+        (5, "128=JCD|129=|", "115=JCD|", 129, "1"),
+        (6, "115=JCD|116=CS|144=|", "128=JCD|129=CS|", 144, "1"),
+        (7, "128=JCD|129=CS|145=|", "115=JCD|116=CS|", 145, "w"),
+    ] {
+        steps += &format!(
+            "> 8={{BS}}|35=D|34={n}|49=TW|52=NOW|56=ISLD|{route}{}
+             < 8={{BS}}|35=3|34={n}|49=ISLD|52=TIME|56=TW|{back}45={n}|{}
+             ",
+            order(ord),
+            why(tag)
+        );
+    }
+    steps += &peer_logout(8, 8);
+    validating_echo("reverse route, empty tags", V3, &steps);
+}

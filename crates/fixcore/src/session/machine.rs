@@ -160,6 +160,9 @@ struct Inbound {
     gap_fill: bool,
     /// BeginString is not the session's.
     wrong_begin_string: bool,
+    /// The routing fields a Reject sends back reversed: (tag on the
+    /// Reject, value), e.g. OnBehalfOfCompID(115) as DeliverToCompID(128).
+    reverse_route: Vec<(u32, Vec<u8>)>,
 }
 
 /// One FIX session: sequence numbers, timers, resend and gap handling.
@@ -562,7 +565,11 @@ impl<S: SessionStore> Session<S> {
         let seq = m.seq;
         let msg_type = (self.cfg.begin_string >= BeginString::Fix42 && !m.msg_type.is_empty())
             .then(|| m.msg_type.clone());
+        let route = &m.reverse_route;
         self.send_admin(b"3", now, |b| {
+            for (tag, v) in route {
+                b.header_bytes(*tag, v);
+            }
             if let Some(s) = seq {
                 b.field_uint(45, s);
             }
@@ -1420,7 +1427,26 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         new_seq_no: uint(36),
         gap_fill: get(123) == Some(b"Y"),
         wrong_begin_string: get(8) != Some(cfg.begin_string.as_str().as_bytes()),
+        reverse_route: Vec::new(),
     };
+    // QuickFIX's Message::reverseRoute: each non-empty routing field
+    // comes back as its counterpart (the location ids from FIX 4.1 on).
+    let with_location = get(8).is_some_and(|b| b >= b"FIX.4.1".as_slice());
+    for (from, to) in [
+        (115, 128),
+        (116, 129),
+        (128, 115),
+        (129, 116),
+        (144, 145),
+        (145, 144),
+    ] {
+        if from >= 144 && !with_location {
+            continue;
+        }
+        if let Some(v) = get(from).filter(|v| !v.is_empty()) {
+            i.reverse_route.push((to, v.to_vec()));
+        }
+    }
     // The header fields the session needs, in QuickFIX's order of checks.
     i.header_problem = if get(34).is_some() && i.seq.is_none() {
         Some((Reason::INCORRECT_DATA_FORMAT, 34))
