@@ -2110,3 +2110,96 @@ fn an_empty_routing_field_is_not_reversed() {
     steps += &peer_logout(8, 8);
     validating_echo("reverse route, empty tags", V3, &steps);
 }
+
+/// `initiator` with the Reset* settings `set` applies.
+fn initiator_with(name: &str, versions: &[BeginString], set: fn(&mut Config), steps: &str) {
+    for &bs in versions {
+        let mut cfg = config(bs, Role::Initiator);
+        set(&mut cfg);
+        Script::new(&format!("{name} ({})", bs.as_str()), cfg).run(&expand(steps, bs));
+    }
+}
+
+/// An initiator with ResetOnLogout=Y asks for a reset on its Logon while
+/// both numbers stand at 1 (QuickFIX's shouldSendReset, from FIX 4.1),
+/// and is back at 1 after the Logout handshake.
+#[test]
+fn an_initiator_with_reset_on_logout_asks_for_a_reset_and_starts_over() {
+    initiator_with(
+        "ResetOnLogout",
+        &ALL[1..],
+        |c| c.reset_on_logout = true,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|141=Y|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|141=Y|{APPL}
+         logged-on
+         > 8={BS}|35=0|34=2|49=ISLD|52=NOW|56=TW|
+         seqs 2 3
+         > 8={BS}|35=5|34=3|49=ISLD|52=NOW|56=TW|
+         < 8={BS}|35=5|34=2|49=TW|52=TIME|56=ISLD|
+         logged-out
+         disconnected
+         seqs 1 1
+         connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|141=Y|{APPL}",
+    );
+}
+
+/// FIX.4.0 has no ResetSeqNumFlag: an initiator with ResetOnLogon=Y
+/// resets its numbers but its Logon does not ask the peer to.
+#[test]
+fn a_fix_4_0_initiator_resets_without_asking() {
+    initiator_with(
+        "ResetOnLogon 4.0",
+        &ALL[..1],
+        |c| c.reset_on_logon = true,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|
+         logged-on
+         seqs 2 2",
+    );
+}
+
+/// ResetOnDisconnect=Y: the numbers go back to 1 when the connection
+/// drops, and the next Logon asks the peer for a reset too.
+#[test]
+fn reset_on_disconnect_starts_the_next_connection_at_one() {
+    initiator_with(
+        "ResetOnDisconnect",
+        V3,
+        |c| c.reset_on_disconnect = true,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|141=Y|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|141=Y|{APPL}
+         logged-on
+         > 8={BS}|35=1|34=2|49=ISLD|52=NOW|56=TW|112=X|
+         < 8={BS}|35=0|34=2|49=TW|52=TIME|56=ISLD|112=X|
+         seqs 3 3
+         disconnect
+         seqs 1 1
+         connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|141=Y|{APPL}",
+    );
+}
+
+/// Without a Reset* setting numbers survive a reconnect: the next Logon
+/// carries the next number and no reset.
+#[test]
+fn without_reset_settings_numbers_survive_a_reconnect() {
+    initiator(
+        "no reset",
+        V3,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
+         logged-on
+         disconnect
+         seqs 2 2
+         connect
+         < 8={BS}|35=A|34=2|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+         > 8={BS}|35=A|34=2|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
+         logged-on
+         seqs 3 3",
+    );
+}

@@ -278,7 +278,14 @@ impl<S: SessionStore> Session<S> {
                     self.store.reset()?;
                 }
                 self.heart_bt_int = u64::from(self.cfg.heart_bt_int);
-                let reset = self.cfg.reset_on_logon;
+                // QuickFIX's shouldSendReset: from FIX 4.1, with any Reset*
+                // setting, when both numbers stand at 1.
+                let reset = self.cfg.begin_string >= BeginString::Fix41
+                    && (self.cfg.reset_on_logon
+                        || self.cfg.reset_on_logout
+                        || self.cfg.reset_on_disconnect)
+                    && self.store.next_sender_seq() == 1
+                    && self.store.next_target_seq() == 1;
                 self.send_logon(reset, false, now)?;
                 self.phase = Phase::LogonSent(t);
                 self.log("Initiated logon request".into());
