@@ -174,7 +174,7 @@ impl Script {
             now: T0,
             pending: Default::default(),
             name: name.into(),
-            framer: Framer::new(1 << 20),
+            framer: Framer::new(1 << 20).session_cut(),
             echo: None,
         }
     }
@@ -229,7 +229,7 @@ impl Script {
         match cmd {
             "connect" => {
                 let now = self.now();
-                self.framer = Framer::new(1 << 20);
+                self.framer = Framer::new(1 << 20).session_cut();
                 self.session.on_connect(now).unwrap();
             }
             "disconnect" => self.session.on_disconnect().unwrap(),
@@ -2201,5 +2201,45 @@ fn without_reset_settings_numbers_survive_a_reconnect() {
          > 8={BS}|35=A|34=2|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
          logged-on
          seqs 3 3",
+    );
+}
+/// 2m_BodyLengthValueNotCorrect.def: a BodyLength too short drops the
+/// message; one too long swallows the message after it too (the frame
+/// runs to the next CheckSum), so both come again.
+#[test]
+fn a_wrong_body_length_drops_the_message_and_what_it_swallows() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|9=30|35=D|34=2|49=TW|52=NOW|56=ISLD|{ORDER}
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=2|16=0|
+         > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|122=NOW|{ORDER}
+         < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|{ORDER}
+         < 8={{BS}}|35=D|34=4|49=ISLD|52=TIME|56=TW|{ORDER}
+         > 8={{BS}}|9=111|35=D|34=4|49=TW|52=NOW|56=ISLD|{ORDER}
+         > 8={{BS}}|35=D|34=5|49=TW|52=NOW|56=ISLD|{ORDER}
+         > 8={{BS}}|35=D|34=4|49=TW|52=NOW|56=ISLD|{ORDER}
+         > 8={{BS}}|35=D|34=5|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=D|34=5|49=ISLD|52=TIME|56=TW|{ORDER}
+         < 8={{BS}}|35=D|34=6|49=ISLD|52=TIME|56=TW|{ORDER}
+         {}",
+        logon(30),
+        peer_logout(6, 7)
+    );
+    echo_acceptor("2m body length", V3, &steps);
+}
+
+/// 1d_InvalidLogonLengthInvalid.def: a Logon whose BodyLength is wrong
+/// reaches the session as a frame it cannot parse, and a Logon that is
+/// not valid ends the connection unanswered.
+#[test]
+fn a_logon_with_a_wrong_body_length_is_dropped_unanswered() {
+    echo_acceptor(
+        "1d logon bad BodyLength",
+        V3,
+        "connect
+         > 8={BS}|9=40|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|{APPL}
+         disconnected
+         seqs 1 1",
     );
 }
