@@ -2243,3 +2243,76 @@ fn a_logon_with_a_wrong_body_length_is_dropped_unanswered() {
          seqs 1 1",
     );
 }
+
+/// A Logon's NextExpectedMsgSeqNum(789) below our next number: once logged
+/// on, what the peer missed is sent again (orders with PossDupFlag, our
+/// admin messages as one gap fill), as QuickFIX does after 1.15.1.
+#[test]
+fn next_expected_msg_seq_num_below_ours_brings_a_retransmission() {
+    for &bs in V3 {
+        let steps = expand(
+            &format!(
+                "{LOGON}
+                 > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{ORDER}
+                 < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|{ORDER}
+                 > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|{ORDER}
+                 < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|{ORDER}
+                 disconnect
+                 connect
+                 > 8={{BS}}|35=A|34=4|49=TW|52=NOW|56=ISLD|98=0|108=30|789=2|{{APPL}}
+                 < 8={{BS}}|35=A|34=4|49=ISLD|52=TIME|56=TW|98=0|108=30|{{APPL}}
+                 logged-on
+                 < 8={{BS}}|35=D|34=2|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|{ORDER}
+                 < 8={{BS}}|35=D|34=3|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|{ORDER}
+                 < 8={{BS}}|35=4|34=4|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=5|123=Y|
+                 seqs 5 5"
+            ),
+            bs,
+        );
+        Script::new(
+            &format!("789 too low ({})", bs.as_str()),
+            config(bs, Role::Acceptor),
+        )
+        .echo()
+        .run(&steps);
+    }
+}
+
+/// A Logon's NextExpectedMsgSeqNum(789) above anything we sent: the peer
+/// expects messages that do not exist, so the session ends with a Logout
+/// saying so.
+#[test]
+fn next_expected_msg_seq_num_above_ours_ends_the_session() {
+    acceptor(
+        "789 too high",
+        V3,
+        "connect
+         > 8={BS}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|789=5|{APPL}
+         < 8={BS}|35=5|34=1|49=ISLD|52=TIME|56=TW|58=NextExpectedMsgSeqNum too high, expecting 1 but received 5|
+         disconnected",
+    );
+}
+
+/// With EnableNextExpectedMsgSeqNum=Y our Logon reply tells the peer where
+/// to start, so a Logon ahead of the expected number asks for nothing:
+/// the gap fills from the peer's own retransmission.
+#[test]
+fn with_next_expected_msg_seq_num_a_gap_at_logon_is_not_asked_for() {
+    for &bs in V3 {
+        let mut cfg = config(bs, Role::Acceptor);
+        cfg.next_expected_msg_seq_num = true;
+        let steps = expand(
+            "connect
+             > 8={BS}|35=A|34=3|49=TW|52=NOW|56=ISLD|98=0|108=30|789=1|{APPL}
+             < 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|789=2|{APPL}
+             logged-on
+             seqs 2 1
+             > 8={BS}|35=4|34=1|49=TW|52=NOW|56=ISLD|43=Y|122=NOW|36=3|123=Y|
+             seqs 2 4
+             > 8={BS}|35=1|34=4|49=TW|52=NOW|56=ISLD|112=T|
+             < 8={BS}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=T|",
+            bs,
+        );
+        Script::new(&format!("789 configured ({})", bs.as_str()), cfg).run(&steps);
+    }
+}

@@ -158,6 +158,8 @@ struct Inbound {
     end_seq_no: Option<u64>,
     new_seq_no: Option<u64>,
     gap_fill: bool,
+    /// NextExpectedMsgSeqNum(789) of a Logon.
+    next_expected: Option<u64>,
     /// BeginString is not the session's.
     wrong_begin_string: bool,
     /// The routing fields a Reject sends back reversed: (tag on the
@@ -968,6 +970,23 @@ impl<S: SessionStore> Session<S> {
             return Ok(());
         }
         self.received_logon = true;
+        // The peer's NextExpectedMsgSeqNum(789) (QuickFIX after 1.15.1):
+        // below our next number, what it missed is sent once logged on;
+        // above it, the peer expects messages we never sent.
+        let next_out = self.store.next_sender_seq();
+        let mut retransmit_from = None;
+        match m.next_expected {
+            Some(n) if n < next_out => retransmit_from = Some(n),
+            Some(n) if n > next_out => {
+                let text = format!(
+                    "NextExpectedMsgSeqNum too high, expecting {next_out} but received {n}"
+                );
+                self.log(text.clone());
+                self.send_logout(Some(&text), now)?;
+                return self.disconnect();
+            }
+            _ => {}
+        }
         let seq = m.seq.unwrap_or(0);
         if respond {
             self.log("Received logon request".into());
@@ -984,9 +1003,27 @@ impl<S: SessionStore> Session<S> {
         self.out.push(Output::LoggedOn);
         let expected = self.store.next_target_seq();
         if seq > expected && !m.reset_seq_num {
-            self.too_high(msg, seq, now)?;
+            if self.cfg.next_expected_msg_seq_num {
+                // Our Logon's 789 already told the peer where to start:
+                // no ResendRequest, the gap is expected to fill itself.
+                self.log(format!(
+                    "Expecting retransmits FROM: {expected} TO: {}",
+                    seq - 1
+                ));
+                self.queue.insert(seq, msg);
+                self.resend_range = Some((expected, seq - 1));
+            } else {
+                self.too_high(msg, seq, now)?;
+            }
         } else {
             self.incr_target()?;
+        }
+        if let Some(from) = retransmit_from {
+            let last = self.store.next_sender_seq() - 1;
+            self.log(format!(
+                "Sending retransmits due to received NextExpectedMsgSeqNum is too low. FROM: {from} TO: {last}"
+            ));
+            self.retransmit(from, last, now)?;
         }
         Ok(())
     }
@@ -1105,6 +1142,19 @@ impl<S: SessionStore> Session<S> {
         } else {
             end
         };
+        self.retransmit(begin, last, now)?;
+        // Counted only when it was the expected number: QuickFIX serves
+        // a request out of sequence without looking for a gap.
+        if m.seq == Some(self.store.next_target_seq()) {
+            self.incr_target()?;
+        }
+        Ok(())
+    }
+
+    /// Sends our messages `begin..=last` again: application messages with
+    /// PossDupFlag=Y and OrigSendingTime, runs of admin messages (and of
+    /// numbers the store no longer has) as one SequenceReset-GapFill.
+    fn retransmit(&mut self, begin: u64, last: u64, now: UtcTimestamp) -> Result<(), SessionError> {
         let mut gap_from: Option<u64> = None;
         let mut seq = begin.max(1);
         let mut stored = Vec::new();
@@ -1126,11 +1176,6 @@ impl<S: SessionStore> Session<S> {
         }
         if let Some(from) = gap_from {
             self.send_gap_fill(from, last + 1, now)?;
-        }
-        // Counted only when it was the expected number: QuickFIX serves
-        // a request out of sequence without looking for a gap.
-        if m.seq == Some(self.store.next_target_seq()) {
-            self.incr_target()?;
         }
         Ok(())
     }
@@ -1433,6 +1478,7 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         end_seq_no: uint(16),
         new_seq_no: uint(36),
         gap_fill: get(123) == Some(b"Y"),
+        next_expected: uint(789),
         wrong_begin_string: get(8) != Some(cfg.begin_string.as_str().as_bytes()),
         reverse_route: Vec::new(),
     };
