@@ -131,6 +131,8 @@ pub const KEYS: &[&str] = &[
     "EnableNextExpectedMsgSeqNum",
     "LogonTimeout",
     "LogoutTimeout",
+    "SendRedundantResendRequests",
+    "PersistMessages",
 ];
 
 /// Which side opens the connection.
@@ -337,6 +339,12 @@ pub struct SessionSettings {
     pub logon_timeout: u32,
     /// Seconds to wait for the Logout reply (default 2).
     pub logout_timeout: u32,
+    /// Send a ResendRequest for every gap seen, even one an outstanding
+    /// request already covers (`SendRedundantResendRequests`, default N).
+    pub send_redundant_resend_requests: bool,
+    /// Keep sent messages for resending (`PersistMessages`, default Y);
+    /// without them a ResendRequest is answered with one gap fill.
+    pub persist_messages: bool,
 }
 
 impl SessionSettings {
@@ -666,6 +674,8 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
         enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,
         logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
         logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
+        send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
+        persist_messages: r.bool("PersistMessages", true)?,
     })
 }
 

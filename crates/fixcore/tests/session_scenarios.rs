@@ -62,6 +62,8 @@ fn config(bs: BeginString, role: Role) -> Config {
         next_expected_msg_seq_num: false,
         logon_timeout_secs: 10,
         logout_timeout_secs: 2,
+        send_redundant_resend_requests: false,
+        persist_messages: true,
         validator: None,
     }
 }
@@ -2314,5 +2316,55 @@ fn with_next_expected_msg_seq_num_a_gap_at_logon_is_not_asked_for() {
             bs,
         );
         Script::new(&format!("789 configured ({})", bs.as_str()), cfg).run(&steps);
+    }
+}
+
+/// SendRedundantResendRequests=Y: a second message past the gap asks
+/// again, where by default one outstanding request is enough.
+#[test]
+fn redundant_resend_requests_are_sent_only_when_configured() {
+    for (redundant, again) in [
+        (false, ""),
+        (true, "< 8={BS}|35=2|34=3|49=ISLD|52=TIME|56=TW|7=2|16=0|"),
+    ] {
+        for &bs in V3 {
+            let mut cfg = config(bs, Role::Acceptor);
+            cfg.send_redundant_resend_requests = redundant;
+            let steps = expand(
+                &format!(
+                    "{LOGON}
+                     > 8={{BS}}|35=0|34=5|49=TW|52=NOW|56=ISLD|
+                     < 8={{BS}}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=2|16=0|
+                     > 8={{BS}}|35=0|34=6|49=TW|52=NOW|56=ISLD|
+                     {again}"
+                ),
+                bs,
+            );
+            Script::new(&format!("redundant={redundant} ({})", bs.as_str()), cfg).run(&steps);
+        }
+    }
+}
+
+/// PersistMessages=N: nothing sent is kept, so a ResendRequest is
+/// answered with one gap fill over the whole range (and counted).
+#[test]
+fn without_persisted_messages_a_resend_is_one_gap_fill() {
+    for &bs in V3 {
+        let mut cfg = config(bs, Role::Acceptor);
+        cfg.persist_messages = false;
+        let steps = expand(
+            &format!(
+                "{LOGON}
+                 > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{ORDER}
+                 < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|{ORDER}
+                 > 8={{BS}}|35=2|34=3|49=TW|52=NOW|56=ISLD|7=1|16=0|
+                 < 8={{BS}}|35=4|34=1|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|36=3|123=Y|
+                 seqs 3 4"
+            ),
+            bs,
+        );
+        Script::new(&format!("PersistMessages=N ({})", bs.as_str()), cfg)
+            .echo()
+            .run(&steps);
     }
 }

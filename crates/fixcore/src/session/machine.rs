@@ -66,6 +66,12 @@ pub struct Config {
     pub logon_timeout_secs: u32,
     /// Seconds to wait for a Logout reply.
     pub logout_timeout_secs: u32,
+    /// Ask for every gap seen, even one an outstanding ResendRequest
+    /// covers (`SendRedundantResendRequests`).
+    pub send_redundant_resend_requests: bool,
+    /// Keep sent messages for resending (`PersistMessages`); without them
+    /// a ResendRequest gets one SequenceReset-GapFill over the range.
+    pub persist_messages: bool,
     /// Validation of every incoming message against data dictionaries
     /// (`UseDataDictionary`); `None`: the session layer's own checks only.
     pub validator: Option<Arc<Validator>>,
@@ -90,6 +96,8 @@ impl Config {
             next_expected_msg_seq_num: s.enable_next_expected_msg_seq_num,
             logon_timeout_secs: s.logon_timeout,
             logout_timeout_secs: s.logout_timeout,
+            send_redundant_resend_requests: s.send_redundant_resend_requests,
+            persist_messages: s.persist_messages,
             // The dictionaries are files: the caller loads them.
             validator: None,
         }
@@ -440,7 +448,9 @@ impl<S: SessionStore> Session<S> {
                 return Ok(seq);
             }
         };
-        self.store.save(seq, &bytes)?;
+        if self.cfg.persist_messages {
+            self.store.save(seq, &bytes)?;
+        }
         let target = self.store.next_target_seq();
         self.store.set_seqs(seq.saturating_add(1), target)?;
         self.last_sent = now.unix_nanos;
@@ -887,6 +897,7 @@ impl<S: SessionStore> Session<S> {
         self.last_received = now.unix_nanos;
         if let Some((first, last)) = self.resend_range
             && seq >= first
+            && !self.cfg.send_redundant_resend_requests
         {
             self.log(format!(
                 "Already sent ResendRequest FROM: {first} TO: {last}.  Not sending another."
@@ -1142,7 +1153,12 @@ impl<S: SessionStore> Session<S> {
         } else {
             end
         };
-        self.retransmit(begin, last, now)?;
+        if self.cfg.persist_messages {
+            self.retransmit(begin, last, now)?;
+        } else {
+            // Nothing kept to send: the whole range is skipped at once.
+            self.send_gap_fill(begin, last + 1, now)?;
+        }
         // Counted only when it was the expected number: QuickFIX serves
         // a request out of sequence without looking for a gap.
         if m.seq == Some(self.store.next_target_seq()) {
