@@ -115,6 +115,7 @@ pub fn session_script(data: &[u8]) {
         logout_timeout_secs: 2,
         send_redundant_resend_requests: false,
         persist_messages: true,
+        session_time: None,
         validator: None,
     };
     let mut session = Session::new(cfg, MemoryStore::default());

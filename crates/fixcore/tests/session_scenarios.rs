@@ -64,6 +64,7 @@ fn config(bs: BeginString, role: Role) -> Config {
         logout_timeout_secs: 2,
         send_redundant_resend_requests: false,
         persist_messages: true,
+        session_time: None,
         validator: None,
     }
 }
@@ -2366,5 +2367,79 @@ fn without_persisted_messages_a_resend_is_one_gap_fill() {
         Script::new(&format!("PersistMessages=N ({})", bs.as_str()), cfg)
             .echo()
             .run(&steps);
+    }
+}
+
+/// `acceptor` whose session runs from `start` to `end` (seconds of the
+/// UTC day); the scripts' clock starts at 12:00:00.
+fn acceptor_in_hours(name: &str, start: u32, end: u32, steps: &str) {
+    use fixcore::settings::TimeOfDay;
+    for &bs in V3 {
+        let mut cfg = config(bs, Role::Acceptor);
+        cfg.session_time = Some((TimeOfDay(start), TimeOfDay(end)));
+        Script::new(&format!("{name} ({})", bs.as_str()), cfg).run(&expand(steps, bs));
+    }
+}
+
+/// StartTime/EndTime: when the window closes (EndTime inclusive) the
+/// session is logged out, disconnected and its numbers reset (QuickFIX's
+/// checkSessionTime and Session::reset). HeartBtInt=0 keeps the hour
+/// quiet.
+#[test]
+fn the_end_of_session_time_logs_out_and_resets_the_numbers() {
+    acceptor_in_hours(
+        "EndTime",
+        12 * 3600,
+        13 * 3600,
+        &format!(
+            "{}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             wait 3600
+             seqs 2 3
+             wait 1
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|
+             disconnected
+             seqs 1 1",
+            logon(0)
+        ),
+    );
+}
+
+/// A Logon outside session time is answered with a Logout and the
+/// connection closed; within the next window the numbers start at 1.
+#[test]
+fn a_logon_outside_session_time_is_logged_out() {
+    acceptor_in_hours(
+        "outside hours",
+        13 * 3600,
+        14 * 3600,
+        "connect
+         > 8={BS}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|{APPL}
+         < 8={BS}|35=5|34=1|49=ISLD|52=TIME|56=TW|
+         disconnected
+         seqs 1 1",
+    );
+}
+
+/// A window across midnight (22:00-06:00) does not hold midday: an
+/// initiator does not even log on. One from 06:00 to 05:00 does.
+#[test]
+fn an_overnight_window_is_one_window() {
+    use fixcore::settings::TimeOfDay;
+    for (start, end, steps) in [
+        (22, 6, "connect\ndisconnected"),
+        (
+            6,
+            5,
+            "connect
+             < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}",
+        ),
+    ] {
+        for &bs in V3 {
+            let mut cfg = config(bs, Role::Initiator);
+            cfg.session_time = Some((TimeOfDay(start * 3600), TimeOfDay(end * 3600)));
+            Script::new(&format!("overnight {start}-{end} ({})", bs.as_str()), cfg)
+                .run(&expand(steps, bs));
+        }
     }
 }

@@ -39,6 +39,7 @@ fn config(bs: BeginString, theirs: &str) -> Config {
         logout_timeout_secs: 2,
         send_redundant_resend_requests: false,
         persist_messages: true,
+        session_time: None,
         validator: None,
     }
 }

@@ -22,7 +22,7 @@ use crate::Error;
 use crate::build::{FixVersion, MessageBuilder, TimePrecision};
 use crate::dictionary::validate::Validator;
 use crate::parse::Parser;
-use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings};
+use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings, TimeOfDay};
 use crate::value::UtcTimestamp;
 
 const NANOS: i64 = 1_000_000_000;
@@ -72,6 +72,10 @@ pub struct Config {
     /// Keep sent messages for resending (`PersistMessages`); without them
     /// a ResendRequest gets one SequenceReset-GapFill over the range.
     pub persist_messages: bool,
+    /// `StartTime`/`EndTime` (UTC): the daily window the session runs in.
+    /// Outside it the session is logged out and its numbers reset, as
+    /// they are when a new window begins; `None`: always.
+    pub session_time: Option<(TimeOfDay, TimeOfDay)>,
     /// Validation of every incoming message against data dictionaries
     /// (`UseDataDictionary`); `None`: the session layer's own checks only.
     pub validator: Option<Arc<Validator>>,
@@ -98,6 +102,7 @@ impl Config {
             logout_timeout_secs: s.logout_timeout,
             send_redundant_resend_requests: s.send_redundant_resend_requests,
             persist_messages: s.persist_messages,
+            session_time: s.start_time.zip(s.end_time),
             // The dictionaries are files: the caller loads them.
             validator: None,
         }
@@ -200,6 +205,9 @@ pub struct Session<S: SessionStore> {
     sent_logon: bool,
     out: Vec<Output>,
     scratch: Vec<u8>,
+    /// Which instance of the session-time window the numbers belong to
+    /// (see [`Session::period_at`]); `None` until first seen in one.
+    period: Option<i64>,
 }
 
 fn version(b: BeginString) -> FixVersion {
@@ -238,6 +246,7 @@ impl<S: SessionStore> Session<S> {
             sent_logon: false,
             out: Vec::new(),
             scratch: Vec::new(),
+            period: None,
         }
     }
 
@@ -273,6 +282,18 @@ impl<S: SessionStore> Session<S> {
     /// A connection is up: an initiator sends its Logon, an acceptor waits
     /// for one.
     pub fn on_connect(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        // A new window begun while disconnected resets the numbers and
+        // the session goes on; outside any window an initiator does not
+        // log on (an acceptor answers the Logon with a Logout, as QuickFIX
+        // does).
+        if !self.check_session_time(now)?
+            && self.period.is_none()
+            && self.cfg.role == Role::Initiator
+        {
+            self.log("Connection outside of session time".into());
+            self.out.push(Output::Disconnect);
+            return Ok(());
+        }
         let t = now.unix_nanos;
         self.last_received = t;
         self.last_sent = t;
@@ -330,6 +351,9 @@ impl<S: SessionStore> Session<S> {
 
     /// Time passes: heartbeats, test requests and timeouts.
     pub fn on_tick(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        if !self.check_session_time(now)? {
+            return Ok(());
+        }
         let t = now.unix_nanos;
         match self.phase {
             Phase::Disconnected | Phase::AwaitingLogon => return Ok(()),
@@ -396,6 +420,56 @@ impl<S: SessionStore> Session<S> {
         }
         self.send_message(msg_type, now, body)?;
         Ok(true)
+    }
+
+    /// The instance of the StartTime/EndTime window `now` (Unix nanos)
+    /// falls in, `None` outside the window; `Some(0)` without one. As
+    /// QuickFIX's TimeRange counts them: a window within a day (or a
+    /// whole day, StartTime = EndTime) by UTC date, one across midnight
+    /// by the date it started.
+    fn period_at(&self, now: i64) -> Option<i64> {
+        let Some((TimeOfDay(start), TimeOfDay(end))) = self.cfg.session_time else {
+            return Some(0);
+        };
+        let secs = now.div_euclid(NANOS);
+        let day = secs.div_euclid(86_400);
+        let tod = u32::try_from(secs.rem_euclid(86_400)).unwrap_or(0);
+        if start == end {
+            Some(day)
+        } else if start < end {
+            (start <= tod && tod <= end).then_some(day)
+        } else if tod >= start {
+            Some(day)
+        } else {
+            (tod <= end).then_some(day - 1)
+        }
+    }
+
+    /// QuickFIX's checkSessionTime: true while `now` is in the window the
+    /// numbers belong to. Otherwise the session is reset (QuickFIX's
+    /// Session::reset): a Logout if connected, the connection closed, both
+    /// numbers back to 1; false.
+    fn check_session_time(&mut self, now: UtcTimestamp) -> Result<bool, SessionError> {
+        let current = self.period_at(now.unix_nanos);
+        match (current, self.period) {
+            (Some(c), Some(p)) if c == p => return Ok(true),
+            // The store's numbers are taken to be this window's (their
+            // creation time is not kept).
+            (Some(c), None) => {
+                self.period = Some(c);
+                return Ok(true);
+            }
+            (None, None) if self.phase == Phase::Disconnected => return Ok(false),
+            _ => {}
+        }
+        if self.phase != Phase::Disconnected {
+            self.log("Session time ended: logging out".into());
+            self.send_logout(None, now)?;
+            self.disconnect()?;
+        }
+        self.store.reset()?;
+        self.period = current;
+        Ok(false)
     }
 
     /// Starts the Logout handshake with an optional Text(58).
@@ -696,7 +770,7 @@ impl<S: SessionStore> Session<S> {
     /// One complete message from the connection (a frame as
     /// [`crate::frame::Framer`] cuts it).
     pub fn on_message(&mut self, msg: &[u8], now: UtcTimestamp) -> Result<(), SessionError> {
-        if self.phase == Phase::Disconnected {
+        if self.phase == Phase::Disconnected || !self.check_session_time(now)? {
             return Ok(());
         }
         self.process(msg, now, false)?;
