@@ -16,6 +16,7 @@
 //!   `TIME` matches any UTCTimestamp, and 9 and 10 are checked by the same
 //!   independent arithmetic;
 //! - `deliver N`: the application receives the message numbered N;
+//! - `app TYPE|fields`: our application sends a message of that type;
 //! - `logged-on`, `logged-out`, `disconnected`: those events, in order;
 //! - `wait S`: S seconds pass and the session's timer runs;
 //! - `seqs S T`: the store's next sender and target numbers;
@@ -298,6 +299,28 @@ impl Script {
                 };
                 let got = self.next(line);
                 assert_eq!(got, want, "{}: `{line}`", self.name);
+            }
+            "app" => {
+                // Our application sends a message: `app TYPE|fields`.
+                let (msg_type, body) = arg.split_once('|').unwrap_or((arg, ""));
+                let now = self.now();
+                let fields: Vec<(u32, String)> = body
+                    .split('|')
+                    .filter(|f| !f.is_empty())
+                    .map(|f| {
+                        let (t, v) = f.split_once('=').unwrap();
+                        (t.parse().unwrap(), v.to_string())
+                    })
+                    .collect();
+                let sent = self
+                    .session
+                    .send_app(msg_type.as_bytes(), now, |b| {
+                        for (t, v) in &fields {
+                            b.field_str(*t, v);
+                        }
+                    })
+                    .unwrap();
+                assert!(sent, "{}: `{line}` refused", self.name);
             }
             "wait" => {
                 let secs: i64 = arg.parse().unwrap();
@@ -2442,4 +2465,129 @@ fn an_overnight_window_is_one_window() {
                 .run(&expand(steps, bs));
         }
     }
+}
+
+/// A message without MsgSeqNum: the dictionary's required header field,
+/// rejected with no RefSeqNum to give and no number used.
+#[test]
+fn a_message_without_msg_seq_num_is_rejected_without_ref_seq_num() {
+    validating_echo(
+        "no MsgSeqNum",
+        V3,
+        &format!(
+            "{}
+             > 8={{BS}}|35=0|49=TW|52=NOW|56=ISLD|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|58=Required tag missing|371=34|372=0|373=1|
+             > 8={{BS}}|35=1|34=2|49=TW|52=NOW|56=ISLD|112=A|
+             < 8={{BS}}|35=0|34=3|49=ISLD|52=TIME|56=TW|112=A|
+             {}",
+            logon(30),
+            peer_logout(3, 4)
+        ),
+    );
+}
+
+/// A Logon numbered below what the session expects (numbers kept from the
+/// last connection, no reset asked) ends it: Logout "MsgSeqNum too low"
+/// and disconnect (QuickFIX's verify(logon, false, true)).
+#[test]
+fn a_logon_numbered_too_low_ends_the_session() {
+    acceptor(
+        "logon too low",
+        ALL,
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             disconnect
+             connect
+             > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|{{APPL}}
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|58=MsgSeqNum too low, expecting 3 but received 1|
+             disconnected"
+        ),
+    );
+}
+
+/// The initiator's side of the timers: Heartbeats at its own HeartBtInt,
+/// a TestRequest answered with its id, one sent when the acceptor goes
+/// quiet.
+#[test]
+fn an_initiator_keeps_the_heartbeat_it_proposed() {
+    initiator(
+        "initiator heartbeats",
+        V3,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
+         logged-on
+         wait 30
+         < 8={BS}|35=0|34=2|49=TW|52=TIME|56=ISLD|
+         > 8={BS}|35=1|34=2|49=ISLD|52=NOW|56=TW|112=PING|
+         < 8={BS}|35=0|34=3|49=TW|52=TIME|56=ISLD|112=PING|
+         wait 36
+         < 8={BS}|35=1|34=4|49=TW|52=TIME|56=ISLD|112=TEST|",
+    );
+}
+
+/// An initiator finding a gap asks for it, takes the acceptor's resent
+/// order (PossDupFlag) and gap fill, then the queued message, in order.
+#[test]
+fn an_initiator_recovers_a_gap_from_the_acceptor() {
+    initiator(
+        "initiator gap",
+        V3,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
+         logged-on
+         > 8={BS}|35=8|34=4|49=ISLD|52=NOW|56=TW|37=O|17=E4|
+         < 8={BS}|35=2|34=2|49=TW|52=TIME|56=ISLD|7=2|16=0|
+         > 8={BS}|35=8|34=2|43=Y|49=ISLD|52=NOW|56=TW|122=NOW-5|37=O|17=E2|
+         deliver 2
+         > 8={BS}|35=4|34=3|43=Y|49=ISLD|52=NOW|56=TW|122=NOW|36=4|123=Y|
+         deliver 4
+         seqs 3 5",
+    );
+}
+
+/// An initiator serves the acceptor's ResendRequest: its orders again with
+/// PossDupFlag and OrigSendingTime, its Logon as a gap fill.
+#[test]
+fn an_initiator_resends_its_orders_on_request() {
+    initiator(
+        "initiator resend",
+        V3,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
+         logged-on
+         app D|11=A|55=X|
+         < 8={BS}|35=D|34=2|49=TW|52=TIME|56=ISLD|11=A|55=X|
+         app D|11=B|55=Y|
+         < 8={BS}|35=D|34=3|49=TW|52=TIME|56=ISLD|11=B|55=Y|
+         > 8={BS}|35=2|34=2|49=ISLD|52=NOW|56=TW|7=1|16=0|
+         < 8={BS}|35=4|34=1|43=Y|49=TW|52=TIME|56=ISLD|122=TIME|36=2|123=Y|
+         < 8={BS}|35=D|34=2|43=Y|49=TW|52=TIME|56=ISLD|122=TIME|11=A|55=X|
+         < 8={BS}|35=D|34=3|43=Y|49=TW|52=TIME|56=ISLD|122=TIME|11=B|55=Y|
+         seqs 4 3",
+    );
+}
+
+/// Our application cannot send before the Logon exchange is complete.
+#[test]
+fn application_messages_wait_for_the_logon() {
+    let mut s = Script::new(
+        "send before logon",
+        config(BeginString::Fix44, Role::Initiator),
+    );
+    s.step("connect");
+    s.step("< 8=FIX.4.4|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|");
+    let now = s.now();
+    assert!(
+        !s.session
+            .send_app(b"D", now, |b| {
+                b.field_str(11, "A");
+            })
+            .unwrap()
+    );
+    s.run("seqs 2 1");
 }
