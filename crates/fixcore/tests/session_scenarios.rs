@@ -2591,3 +2591,55 @@ fn application_messages_wait_for_the_logon() {
     );
     s.run("seqs 2 1");
 }
+
+/// 21_RepeatingGroupSpecifierWithValueOfZero.def: a SecurityDefinition
+/// whose group counts are 0 with no entries is valid, and the echo sends
+/// it back in tag order.
+#[test]
+fn group_counts_of_zero_pass_validation_and_echo() {
+    for &bs in V3 {
+        let (groups, ty, session) = match bs {
+            BeginString::Fix42 => ("393=0|146=0|", "OPT", "336=ONE_MAIN|"),
+            BeginString::Fix44 => ("454=0|", "CS", "336=ONE_MAIN|"),
+            _ => ("454=0|", "CS", ""),
+        };
+        let echoed = match bs {
+            BeginString::Fix42 => format!(
+                "22=8|55=TBS|58=No Products found for this Class Symbol|146=0|167={ty}|320=JCD1091-20021011|322=1034356488676|323=6|{session}393=0|"
+            ),
+            _ => format!(
+                "22=8|55=TBS|58=No Products found for this Class Symbol|167={ty}|320=JCD1091-20021011|322=1034356488676|323=6|{session}454=0|"
+            ),
+        };
+        let steps = format!(
+            "{}
+             > 8={{BS}}|35=d|34=2|49=TW|56=ISLD|52=NOW|320=JCD1091-20021011|322=1034356488676|323=6|55=TBS|22=8|167={ty}|{session}58=No Products found for this Class Symbol|{groups}
+             < 8={{BS}}|35=d|34=2|49=ISLD|52=TIME|56=TW|{echoed}
+             {}",
+            logon(30),
+            peer_logout(3, 3)
+        );
+        validating_echo("21 group count zero", &[bs], &steps);
+    }
+}
+
+/// The acceptor resets a live session (Logon with ResetSeqNumFlag=Y the
+/// initiator did not ask for): the initiator starts over at 1 and answers
+/// with a Logon of its own, as QuickFIX's nextLogon does.
+#[test]
+fn an_initiator_answers_a_reset_it_did_not_ask_for() {
+    initiator(
+        "initiator reset by peer",
+        V3,
+        "connect
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
+         logged-on
+         > 8={BS}|35=0|34=2|49=ISLD|52=NOW|56=TW|
+         seqs 2 3
+         > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|141=Y|{APPL}
+         < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|141=Y|{APPL}
+         logged-on
+         seqs 2 2",
+    );
+}
