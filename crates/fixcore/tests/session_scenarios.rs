@@ -2643,3 +2643,94 @@ fn an_initiator_answers_a_reset_it_did_not_ask_for() {
          seqs 2 2",
     );
 }
+
+/// 2b_MsgSeqNumTooHigh.def as the acceptance suite runs it: heartbeats
+/// 5-9 fill the gap the ResendRequest asked for, the queued 10 follows,
+/// and the Logout numbered 11 is answered in sequence.
+#[test]
+fn a_gap_filled_by_plain_messages_releases_the_queue() {
+    let mut steps = logon(30);
+    for n in [2, 3, 4, 10] {
+        steps += &format!("> 8={{BS}}|35=0|34={n}|49=TW|52=NOW|56=ISLD|\n");
+    }
+    steps += "< 8={BS}|35=2|34=2|49=ISLD|52=TIME|56=TW|7=5|16=0|\n";
+    for n in 5..=9 {
+        steps += &format!("> 8={{BS}}|35=0|34={n}|49=TW|52=NOW|56=ISLD|\n");
+    }
+    steps += "seqs 3 11\n";
+    steps += &peer_logout(11, 3);
+    echo_acceptor("2b too high", V3, &steps);
+}
+
+/// 2k_CompIDDoesNotMatchProfile.def: a wrong SenderCompID, a wrong
+/// TargetCompID, both wrong: each a Reject "CompID problem" and a Logout,
+/// each on a new connection.
+#[test]
+fn any_comp_id_that_does_not_match_is_rejected_and_logged_out() {
+    let mut steps = String::new();
+    for ids in [
+        "49=WT|52=NOW|56=ISLD",
+        "49=TW|52=NOW|56=DLSI",
+        "49=WT|52=NOW|56=DLSI",
+    ] {
+        steps += &format!(
+            "{}
+             > 8={{BS}}|35=D|34=2|{ids}|{ORDER}
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=CompID problem|372=D|373=9|
+             < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|
+             > 8={{BS}}|35=5|34=3|49=TW|52=NOW|56=ISLD|
+             logged-out
+             disconnected
+             ",
+            logon(30)
+        );
+    }
+    echo_acceptor("2k CompID", V3, &steps);
+}
+
+/// 2f_PossDupOrigSendingTimeTooHigh.def as written: the duplicate is
+/// numbered below the expected number, its OrigSendingTime after its
+/// SendingTime: Reject, Logout, and the peer's Logout ends it.
+#[test]
+fn a_duplicate_sent_after_its_original_time_is_rejected() {
+    let steps = format!(
+        "{}
+         > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|{ORDER}
+         > 8={{BS}}|35=D|34=3|49=TW|52=NOW|56=ISLD|{ORDER}
+         < 8={{BS}}|35=D|34=3|49=ISLD|52=TIME|56=TW|{ORDER}
+         > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|43=Y|122=NOW+10|{ORDER}
+         < 8={{BS}}|35=3|34=4|49=ISLD|52=TIME|56=TW|45=2|58=SendingTime accuracy problem|372=D|373=10|
+         < 8={{BS}}|35=5|34=5|49=ISLD|52=TIME|56=TW|
+         > 8={{BS}}|35=5|34=4|49=TW|52=NOW|56=ISLD|
+         logged-out
+         disconnected",
+        logon(30)
+    );
+    echo_acceptor("2f OrigSendingTime after SendingTime", V3, &steps);
+}
+
+/// 2i_BeginStringValueUnexpected.def: a FIX.4.1 message on the session
+/// gets a Logout "Incorrect BeginString"; whether or not the peer answers
+/// it, the connection ends.
+#[test]
+fn a_message_of_another_version_is_answered_with_a_logout() {
+    let bad = "> 8=FIX.4.1|35=1|34=2|49=TW|52=NOW|56=ISLD|112=id|
+               < 8={BS}|35=5|34=2|49=ISLD|52=TIME|56=TW|58=Incorrect BeginString|";
+    let steps = format!(
+        "{}{bad}
+         > 8={{BS}}|35=5|34=3|49=TW|52=NOW|56=ISLD|
+         logged-out
+         disconnected
+         {}{bad}
+         wait 2
+         disconnected",
+        logon(30),
+        logon(30)
+    );
+    echo_acceptor(
+        "2i BeginString",
+        &[BeginString::Fix44, BeginString::Fixt11],
+        &steps,
+    );
+}
