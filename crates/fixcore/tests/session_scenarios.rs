@@ -2734,3 +2734,49 @@ fn a_message_of_another_version_is_answered_with_a_logout() {
         &steps,
     );
 }
+
+/// validate/CheckFieldsHaveValues.def (QuickFIX after 1.15.1, the session
+/// NO_CHECK_FIELDS_HAVE_VALUES of the acceptance configuration): a
+/// TestRequest with an empty TestReqID is rejected when values are
+/// checked, and answered with the same empty TestReqID when they are not.
+#[test]
+fn an_empty_test_req_id_is_rejected_or_echoed_as_configured() {
+    for (check, answer) in [
+        (
+            true,
+            "< 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=Tag specified without a value|371=112|372=1|373=4|",
+        ),
+        (false, "< 8={BS}|35=0|34=2|49=ISLD|52=TIME|56=TW|112=|"),
+    ] {
+        for &bs in V3 {
+            let Some((session, app)) = dictionaries(bs) else {
+                return;
+            };
+            let mut cfg = acceptance_config(bs);
+            cfg.validator = Some(std::sync::Arc::new(
+                fixcore::dictionary::validate::Validator::new(
+                    session,
+                    app,
+                    fixcore::settings::Validation {
+                        fields_have_values: check,
+                        ..fixcore::settings::Validation::default()
+                    },
+                ),
+            ));
+            let steps = format!(
+                "{}
+                 > 8={{BS}}|35=1|34=2|49=TW|52=NOW|56=ISLD|112=|
+                 {answer}
+                 {}",
+                logon(30),
+                peer_logout(3, 3)
+            );
+            Script::new(
+                &format!("empty TestReqID, check={check} ({})", bs.as_str()),
+                cfg,
+            )
+            .echo()
+            .run(&expand(&steps, bs));
+        }
+    }
+}

@@ -1139,8 +1139,10 @@ impl<S: SessionStore> Session<S> {
         }
         let id = m.test_req_id.clone();
         self.send_admin(b"0", now, |b| {
+            // An empty TestReqID (a session with ValidateFieldsHaveValues=N
+            // lets one through) comes back as it came.
             if let Some(id) = &id {
-                b.field_bytes(112, id);
+                b.field_bytes_or_empty(112, id);
             }
         })?;
         self.log("Received test request".into());
