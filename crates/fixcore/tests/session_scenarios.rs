@@ -2780,3 +2780,40 @@ fn an_empty_test_req_id_is_rejected_or_echoed_as_configured() {
         }
     }
 }
+
+/// On the NO_CHECK_FIELDS_HAVE_VALUES session an order with an empty Text
+/// is echoed with it, and a ResendRequest sends that echo again as it
+/// was, empty field and all (not a gap fill).
+#[test]
+fn an_echo_with_an_empty_field_is_resent_as_it_was() {
+    for &bs in V3 {
+        let Some((session, app)) = dictionaries(bs) else {
+            return;
+        };
+        let mut cfg = acceptance_config(bs);
+        cfg.validator = Some(std::sync::Arc::new(
+            fixcore::dictionary::validate::Validator::new(
+                session,
+                app,
+                fixcore::settings::Validation {
+                    fields_have_values: false,
+                    ..fixcore::settings::Validation::default()
+                },
+            ),
+        ));
+        let order = "11=ID|21=3|38=100|40=1|54=1|55=INTC|58=|60=20261123-12:00:00|";
+        let steps = format!(
+            "{}
+             > 8={{BS}}|35=D|34=2|49=TW|52=NOW|56=ISLD|{order}
+             < 8={{BS}}|35=D|34=2|49=ISLD|52=TIME|56=TW|{order}
+             > 8={{BS}}|35=2|34=3|49=TW|52=NOW|56=ISLD|7=2|16=0|
+             < 8={{BS}}|35=D|34=2|43=Y|49=ISLD|52=TIME|56=TW|122=TIME|{order}
+             {}",
+            logon(30),
+            peer_logout(4, 3)
+        );
+        Script::new(&format!("resend empty field ({})", bs.as_str()), cfg)
+            .echo()
+            .run(&expand(&steps, bs));
+    }
+}

@@ -1281,27 +1281,41 @@ impl<S: SessionStore> Session<S> {
     /// longer parses.
     fn prepare_resend(&mut self, stored: &[u8], now: UtcTimestamp) -> bool {
         let precision = self.precision();
-        let Ok(msg) = self.parser.parse(stored) else {
-            return false;
+        // What we sent may hold what the strict parser refuses but a lax
+        // session let through and the application echoed (an empty
+        // value, a repeated tag): read those fields as they are.
+        let fields: Vec<(u32, &[u8])> = match self.parser.parse(stored) {
+            Ok(msg) => msg.fields().map(|f| (f.tag, f.value)).collect(),
+            Err(
+                Error::DuplicateTag { .. }
+                | Error::GroupCount { .. }
+                | Error::GroupDelimiter { .. }
+                | Error::EmptyValue { .. },
+            ) => split_fields(stored),
+            Err(_) => return false,
         };
-        if is_admin(msg.msg_type()) {
+        let msg_type = fields
+            .iter()
+            .find(|(t, _)| *t == 35)
+            .map_or(&b""[..], |&(_, v)| v);
+        if msg_type.is_empty() || is_admin(msg_type) {
             return false;
         }
         let b = &mut self.builder;
-        b.begin(msg.msg_type());
+        b.begin(msg_type);
         let mut orig = None;
-        for f in msg.fields() {
-            match f.tag {
+        for &(tag, value) in &fields {
+            match tag {
                 8 | 9 | 10 | 35 | 43 | 122 => {}
                 52 => {
-                    orig = Some(f.value);
+                    orig = Some(value);
                     b.header_timestamp(52, now, precision);
                 }
                 t if is_header_tag(t) => {
-                    b.header_bytes(t, f.value);
+                    b.header_bytes(t, value);
                 }
                 t => {
-                    b.field_bytes(t, f.value);
+                    b.field_bytes_or_empty(t, value);
                 }
             }
         }
