@@ -1639,8 +1639,9 @@ fn an_unsupported_message_type_gets_a_business_reject() {
     }
 }
 
-/// A Heartbeat numbered `n` with `extra` fields, and the Reject(3) it must
-/// get: `why` is Text, RefTagID, RefMsgType and (where the version has it)
+/// The peer's message `msg` (its fields after BeginString, from MsgType
+/// on) numbered `n`, and the Reject(3) numbered `n` it must get: `reject`
+/// is Text, RefTagID, RefMsgType and (where the version has it)
 /// SessionRejectReason.
 fn rejected(n: u64, msg: &str, reject: &str) -> String {
     format!(
