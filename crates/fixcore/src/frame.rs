@@ -6,6 +6,13 @@
 //! them once and resynchronises on the next `8=FIX`, so one bad frame never
 //! costs the following good ones.
 //!
+//! A session connection cuts frames QuickFIX's way instead
+//! ([`Framer::session_cut`]): a BodyLength that misses the trailer makes a
+//! frame that runs to the next CheckSum field, returned for the parser to
+//! refuse. A counterparty's session tests count on it: a BodyLength too
+//! long swallows the next message (both must come again), and a Logon
+//! with a bad BodyLength reaches the session, which ends the connection.
+//!
 //! The framer only finds boundaries; run [`Parser`](crate::parse::Parser)
 //! on each frame to validate the checksum and fields.
 
@@ -31,6 +38,8 @@ pub struct Framer {
     /// Stream offset of `buf[0]`.
     base: u64,
     max_message: usize,
+    /// QuickFIX's cut (see [`Framer::session_cut`]).
+    session_cut: bool,
 }
 
 enum Header {
@@ -47,7 +56,20 @@ impl Framer {
             head: 0,
             base: 0,
             max_message: max_message.max(64),
+            session_cut: false,
         }
+    }
+
+    /// This framer, cutting as QuickFIX's session parser does when the
+    /// trailer is not where BodyLength says: the frame runs from its
+    /// BeginString to the end of the first `10=` field that starts at or
+    /// after the declared end (the SOH before it included), and is
+    /// returned as a frame, its BodyLength wrong. So a BodyLength too long
+    /// takes the next message into the frame with it, and a session sees
+    /// (and can answer) a message whose length is wrong.
+    pub fn session_cut(mut self) -> Framer {
+        self.session_cut = true;
+        self
     }
 
     /// Bytes received but not yet returned as frames or skipped.
@@ -187,6 +209,9 @@ impl Framer {
         if data.len() < total {
             return Header::NeedMore;
         }
+        if !is_trailer(&data[total - TRAILER..total]) && self.session_cut {
+            return self.cut_at_next_checksum(data, total - TRAILER - 1, s1 + 1, body as usize);
+        }
         if !is_trailer(&data[total - TRAILER..total]) {
             // Report the body's real length: up to the first CheckSum field
             // after the header, if one is buffered (tag 10 appears nowhere
@@ -207,6 +232,35 @@ impl Framer {
             return Header::Bad(reason);
         }
         Header::Total(total)
+    }
+
+    /// QuickFIX's cut: the frame ends after the first `<SOH>10=...<SOH>`
+    /// at or after `from` (the byte before where the trailer should be);
+    /// `pos` and `declared` are the BodyLength field's, for the error when
+    /// no CheckSum comes within the size limit.
+    fn cut_at_next_checksum(
+        &self,
+        data: &[u8],
+        from: usize,
+        pos: usize,
+        declared: usize,
+    ) -> Header {
+        let end = data.len().min(self.max_message);
+        let found = data[from..end]
+            .windows(4)
+            .position(|w| w == b"\x0110=")
+            .map(|p| from + p + 4)
+            .and_then(|v| {
+                data[v..end]
+                    .iter()
+                    .position(|&b| b == SOH)
+                    .map(|e| v + e + 1)
+            });
+        match found {
+            Some(total) => Header::Total(total),
+            None if data.len() < self.max_message => Header::NeedMore,
+            None => Header::Bad(Error::BodyLengthNoTrailer { pos, declared }),
+        }
     }
 
     /// Advances past `from` bytes and then to the next marker (or, if none is
@@ -320,6 +374,42 @@ mod tests {
         let sum: u32 = m.iter().map(|&b| u32::from(b)).sum();
         m.extend_from_slice(format!("10={:03}\x01", sum % 256).as_bytes());
         m
+    }
+
+    #[test]
+    fn the_session_cut_runs_a_bad_length_to_the_next_checksum() {
+        let a = msg("35=0|34=2|49=TW|56=ISLD|");
+        let b = msg("35=0|34=3|49=TW|56=ISLD|");
+        let long = String::from_utf8(a.clone())
+            .unwrap()
+            .replacen("9=24", "9=40", 1)
+            .into_bytes();
+        let short = String::from_utf8(a.clone())
+            .unwrap()
+            .replacen("9=24", "9=10", 1)
+            .into_bytes();
+        for split in [1, 7, usize::MAX] {
+            let frames = |first: &[u8]| {
+                let mut f = Framer::new(1 << 16).session_cut();
+                let stream = [first, &b[..], &a[..]].concat();
+                let mut out = Vec::new();
+                for chunk in stream.chunks(split.min(stream.len())) {
+                    f.push(chunk);
+                    while let Some(r) = f.next_frame() {
+                        out.push(r.unwrap().to_vec());
+                    }
+                }
+                out
+            };
+            // Too long: the next message goes with it; QuickFIX's
+            // 2m_BodyLengthValueNotCorrect counts on losing both.
+            assert_eq!(frames(&long), [[&long[..], &b[..]].concat(), a.clone()]);
+            // Too short: the frame is the message itself, length and all.
+            assert_eq!(frames(&short), [short.clone(), b.clone(), a.clone()]);
+        }
+        // The default framer skips the bad frame and keeps the next.
+        let (frames, errs) = run(&[&long, &b]);
+        assert_eq!((frames, errs.len()), (vec![b.clone()], 1));
     }
 
     /// Drives a framer over `chunks`; returns Ok frames and error count.

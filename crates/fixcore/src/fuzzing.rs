@@ -113,6 +113,9 @@ pub fn session_script(data: &[u8]) {
         next_expected_msg_seq_num: false,
         logon_timeout_secs: 10,
         logout_timeout_secs: 2,
+        send_redundant_resend_requests: false,
+        persist_messages: true,
+        session_time: None,
         validator: None,
     };
     let mut session = Session::new(cfg, MemoryStore::default());

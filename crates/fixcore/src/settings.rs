@@ -132,6 +132,8 @@ pub const KEYS: &[&str] = &[
     "EnableNextExpectedMsgSeqNum",
     "LogonTimeout",
     "LogoutTimeout",
+    "SendRedundantResendRequests",
+    "PersistMessages",
 ];
 
 /// Which side opens the connection.
@@ -342,6 +344,12 @@ pub struct SessionSettings {
     /// unlike QuickFIX's off: an engine measured by its round trip should
     /// not wait on Nagle's algorithm unless its user asks it to.
     pub socket_nodelay: bool,
+    /// Send a ResendRequest for every gap seen, even one an outstanding
+    /// request already covers (`SendRedundantResendRequests`, default N).
+    pub send_redundant_resend_requests: bool,
+    /// Keep sent messages for resending (`PersistMessages`, default Y);
+    /// without them a ResendRequest is answered with one gap fill.
+    pub persist_messages: bool,
 }
 
 impl SessionSettings {
@@ -672,6 +680,8 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
         logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
         logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
         socket_nodelay: r.bool("SocketNodelay", true)?,
+        send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
+        persist_messages: r.bool("PersistMessages", true)?,
     })
 }
 

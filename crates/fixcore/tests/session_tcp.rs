@@ -37,6 +37,9 @@ fn config(bs: BeginString, theirs: &str) -> Config {
         next_expected_msg_seq_num: false,
         logon_timeout_secs: 10,
         logout_timeout_secs: 2,
+        send_redundant_resend_requests: false,
+        persist_messages: true,
+        session_time: None,
         validator: None,
     }
 }

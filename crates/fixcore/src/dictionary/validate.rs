@@ -26,6 +26,16 @@ pub struct Validator {
     opts: Validation,
 }
 
+/// Which part of a message a level of fields belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The body; `app`: an application message's, whose fields the
+    /// application dictionary may define.
+    Body { app: bool },
+    /// The header or the trailer.
+    Other,
+}
+
 fn reject(reason: u32, tag: u32) -> FieldReject {
     let text = match reason {
         0 => "Invalid tag number",
@@ -60,6 +70,12 @@ impl Validator {
         tag == 10 || Self::in_items(&self.session.trailer, tag)
     }
 
+    /// Whether a tag no dictionary defines is rejected
+    /// (`AllowUnknownMsgFields=N`).
+    pub fn checks_unknown_tags(&self) -> bool {
+        !self.opts.allow_unknown_msg_fields
+    }
+
     /// Whether a tag is judged at all (QuickFIX's `shouldCheckTag`).
     fn should_check(&self, tag: u32) -> bool {
         if tag >= USER_MIN {
@@ -69,14 +85,13 @@ impl Validator {
         }
     }
 
-    /// The dictionary that defines `tag`'s field for this message.
+    /// The dictionary that defines `tag`'s field for this message: the
+    /// application one for the body of an application message (`body`).
     fn dict_for(&self, tag: u32, body: bool) -> &DataDictionary {
         if body && self.app.field(tag).is_some() {
             &self.app
-        } else if self.session.field(tag).is_some() {
-            &self.session
         } else {
-            &self.app
+            &self.session
         }
     }
 
@@ -123,9 +138,13 @@ impl Validator {
         self.required(&self.session.header, &header)?;
         self.required(&def.items, &body)?;
         self.required(&self.session.trailer, &trailer)?;
-        self.level(&header, &self.session.header, false, true)?;
-        self.level(&body, &def.items, true, true)?;
-        self.level(&trailer, &self.session.trailer, false, true)?;
+        // An admin message is the session dictionary's alone (QuickFIX
+        // validates it with that one only): under FIXT.1.1 a tag FIX 5.0
+        // defines is still no tag of a Heartbeat's.
+        let app = self.app.message(&msg_type).is_some();
+        self.level(&header, &self.session.header, Part::Other, true)?;
+        self.level(&body, &def.items, Part::Body { app }, true)?;
+        self.level(&trailer, &self.session.trailer, Part::Other, true)?;
         Ok(())
     }
 
@@ -152,9 +171,11 @@ impl Validator {
         &self,
         fields: &[(u32, &[u8])],
         items: &[Item],
-        body: bool,
+        part: Part,
         top: bool,
     ) -> Result<(), FieldReject> {
+        let body = matches!(part, Part::Body { .. });
+        let app = matches!(part, Part::Body { app: true });
         let mut seen = HashSet::new();
         let mut i = 0;
         while i < fields.len() {
@@ -162,7 +183,14 @@ impl Validator {
             if !seen.insert(tag) {
                 return Err(reject(13, tag));
             }
-            self.field(tag, value, body)?;
+            // QuickFIX 1.15.1 judges values (presence, format, enumeration,
+            // known tag) of the header, body and trailer only: its iterate
+            // does not descend into group entries, so a member's value
+            // never hides a wrong NumInGroup (14i_RepeatingGroupCountNotEqual
+            // under FIX 5.0SP2, whose TradingSessionID has an enumeration).
+            if top {
+                self.field(tag, value, app)?;
+            }
             let item = items.iter().find(|it| it.tag() == tag);
             if top
                 && item.is_none()
@@ -175,7 +203,7 @@ impl Validator {
             }
             i += 1;
             if let Some(Item::Group { items: members, .. }) = item {
-                i = self.group(tag, value, fields, i, members, body)?;
+                i = self.group(tag, value, fields, i, members, part)?;
             }
         }
         Ok(())
@@ -190,7 +218,7 @@ impl Validator {
         fields: &[(u32, &[u8])],
         from: usize,
         members: &[Item],
-        body: bool,
+        part: Part,
     ) -> Result<usize, FieldReject> {
         let declared = crate::value::parse_uint(value).unwrap_or(0);
         let Some(delimiter) = members.first().map(Item::tag) else {
@@ -210,7 +238,7 @@ impl Validator {
             }
             let entry = &fields[i..end];
             self.required(members, entry)?;
-            self.level(entry, members, body, false)?;
+            self.level(entry, members, part, false)?;
             entries += 1;
             i = end;
         }

@@ -147,7 +147,7 @@ fn first_message(
 ) -> io::Result<Option<(Vec<u8>, Route)>> {
     stream.set_read_timeout(Some(Duration::from_millis(100)))?;
     let start = Instant::now();
-    let mut framer = Framer::new(max_message);
+    let mut framer = Framer::new(max_message).session_cut();
     let mut all = Vec::new();
     let mut buf = [0u8; 4096];
     loop {

@@ -103,7 +103,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
 ) -> Result<(), ConnectionError> {
     stream.set_read_timeout(Some(TICK))?;
     stream.set_nodelay(opts.nodelay)?;
-    let mut framer = Framer::new(opts.max_message);
+    let mut framer = Framer::new(opts.max_message).session_cut();
     framer.push(initial);
     session.on_connect(now())?;
     let mut buf = vec![0u8; 64 << 10];

@@ -22,7 +22,7 @@ use crate::Error;
 use crate::build::{FixVersion, MessageBuilder, TimePrecision};
 use crate::dictionary::validate::Validator;
 use crate::parse::Parser;
-use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings};
+use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings, TimeOfDay};
 use crate::value::UtcTimestamp;
 
 const NANOS: i64 = 1_000_000_000;
@@ -66,6 +66,16 @@ pub struct Config {
     pub logon_timeout_secs: u32,
     /// Seconds to wait for a Logout reply.
     pub logout_timeout_secs: u32,
+    /// Ask for every gap seen, even one an outstanding ResendRequest
+    /// covers (`SendRedundantResendRequests`).
+    pub send_redundant_resend_requests: bool,
+    /// Keep sent messages for resending (`PersistMessages`); without them
+    /// a ResendRequest gets one SequenceReset-GapFill over the range.
+    pub persist_messages: bool,
+    /// `StartTime`/`EndTime` (UTC): the daily window the session runs in.
+    /// Outside it the session is logged out and its numbers reset, as
+    /// they are when a new window begins; `None`: always.
+    pub session_time: Option<(TimeOfDay, TimeOfDay)>,
     /// Validation of every incoming message against data dictionaries
     /// (`UseDataDictionary`); `None`: the session layer's own checks only.
     pub validator: Option<Arc<Validator>>,
@@ -90,6 +100,9 @@ impl Config {
             next_expected_msg_seq_num: s.enable_next_expected_msg_seq_num,
             logon_timeout_secs: s.logon_timeout,
             logout_timeout_secs: s.logout_timeout,
+            send_redundant_resend_requests: s.send_redundant_resend_requests,
+            persist_messages: s.persist_messages,
+            session_time: s.start_time.zip(s.end_time),
             // The dictionaries are files: the caller loads them.
             validator: None,
         }
@@ -158,8 +171,13 @@ struct Inbound {
     end_seq_no: Option<u64>,
     new_seq_no: Option<u64>,
     gap_fill: bool,
+    /// NextExpectedMsgSeqNum(789) of a Logon.
+    next_expected: Option<u64>,
     /// BeginString is not the session's.
     wrong_begin_string: bool,
+    /// The routing fields a Reject sends back reversed: (tag on the
+    /// Reject, value), e.g. OnBehalfOfCompID(115) as DeliverToCompID(128).
+    reverse_route: Vec<(u32, Vec<u8>)>,
 }
 
 /// One FIX session: sequence numbers, timers, resend and gap handling.
@@ -191,6 +209,9 @@ pub struct Session<S: SessionStore> {
     /// back by [`Session::recycle`], reused for the next ones: an
     /// allocation per message was a visible share of an order's cost.
     spare: Vec<Vec<u8>>,
+    /// Which instance of the session-time window the numbers belong to
+    /// (see [`Session::period_at`]); `None` until first seen in one.
+    period: Option<i64>,
 }
 
 /// Most buffers kept for reuse (more are dropped).
@@ -236,6 +257,7 @@ impl<S: SessionStore> Session<S> {
             out: Vec::new(),
             scratch: Vec::new(),
             spare: Vec::new(),
+            period: None,
         }
     }
 
@@ -288,6 +310,18 @@ impl<S: SessionStore> Session<S> {
     /// A connection is up: an initiator sends its Logon, an acceptor waits
     /// for one.
     pub fn on_connect(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        // A new window begun while disconnected resets the numbers and
+        // the session goes on; outside any window an initiator does not
+        // log on (an acceptor answers the Logon with a Logout, as QuickFIX
+        // does).
+        if !self.check_session_time(now)?
+            && self.period.is_none()
+            && self.cfg.role == Role::Initiator
+        {
+            self.log("Connection outside of session time".into());
+            self.out.push(Output::Disconnect);
+            return Ok(());
+        }
         let t = now.unix_nanos;
         self.last_received = t;
         self.last_sent = t;
@@ -303,7 +337,14 @@ impl<S: SessionStore> Session<S> {
                     self.store.reset()?;
                 }
                 self.heart_bt_int = u64::from(self.cfg.heart_bt_int);
-                let reset = self.cfg.reset_on_logon;
+                // QuickFIX's shouldSendReset: from FIX 4.1, with any Reset*
+                // setting, when both numbers stand at 1.
+                let reset = self.cfg.begin_string >= BeginString::Fix41
+                    && (self.cfg.reset_on_logon
+                        || self.cfg.reset_on_logout
+                        || self.cfg.reset_on_disconnect)
+                    && self.store.next_sender_seq() == 1
+                    && self.store.next_target_seq() == 1;
                 self.send_logon(reset, false, now)?;
                 self.phase = Phase::LogonSent(t);
                 self.log("Initiated logon request".into());
@@ -338,6 +379,9 @@ impl<S: SessionStore> Session<S> {
 
     /// Time passes: heartbeats, test requests and timeouts.
     pub fn on_tick(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        if !self.check_session_time(now)? {
+            return Ok(());
+        }
         let t = now.unix_nanos;
         match self.phase {
             Phase::Disconnected | Phase::AwaitingLogon => return Ok(()),
@@ -406,6 +450,56 @@ impl<S: SessionStore> Session<S> {
         Ok(true)
     }
 
+    /// The instance of the StartTime/EndTime window `now` (Unix nanos)
+    /// falls in, `None` outside the window; `Some(0)` without one. As
+    /// QuickFIX's TimeRange counts them: a window within a day (or a
+    /// whole day, StartTime = EndTime) by UTC date, one across midnight
+    /// by the date it started.
+    fn period_at(&self, now: i64) -> Option<i64> {
+        let Some((TimeOfDay(start), TimeOfDay(end))) = self.cfg.session_time else {
+            return Some(0);
+        };
+        let secs = now.div_euclid(NANOS);
+        let day = secs.div_euclid(86_400);
+        let tod = u32::try_from(secs.rem_euclid(86_400)).unwrap_or(0);
+        if start == end {
+            Some(day)
+        } else if start < end {
+            (start <= tod && tod <= end).then_some(day)
+        } else if tod >= start {
+            Some(day)
+        } else {
+            (tod <= end).then_some(day - 1)
+        }
+    }
+
+    /// QuickFIX's checkSessionTime: true while `now` is in the window the
+    /// numbers belong to. Otherwise the session is reset (QuickFIX's
+    /// Session::reset): a Logout if connected, the connection closed, both
+    /// numbers back to 1; false.
+    fn check_session_time(&mut self, now: UtcTimestamp) -> Result<bool, SessionError> {
+        let current = self.period_at(now.unix_nanos);
+        match (current, self.period) {
+            (Some(c), Some(p)) if c == p => return Ok(true),
+            // The store's numbers are taken to be this window's (their
+            // creation time is not kept).
+            (Some(c), None) => {
+                self.period = Some(c);
+                return Ok(true);
+            }
+            (None, None) if self.phase == Phase::Disconnected => return Ok(false),
+            _ => {}
+        }
+        if self.phase != Phase::Disconnected {
+            self.log("Session time ended: logging out".into());
+            self.send_logout(None, now)?;
+            self.disconnect()?;
+        }
+        self.store.reset()?;
+        self.period = current;
+        Ok(false)
+    }
+
     /// Starts the Logout handshake with an optional Text(58).
     pub fn logout(&mut self, text: Option<&str>, now: UtcTimestamp) -> Result<(), SessionError> {
         if !self.is_logged_on() {
@@ -458,7 +552,9 @@ impl<S: SessionStore> Session<S> {
                 return Ok(seq);
             }
         };
-        self.store.save(seq, &bytes)?;
+        if self.cfg.persist_messages {
+            self.store.save(seq, &bytes)?;
+        }
         let target = self.store.next_target_seq();
         self.store.set_seqs(seq.saturating_add(1), target)?;
         self.last_sent = now.unix_nanos;
@@ -548,7 +644,7 @@ impl<S: SessionStore> Session<S> {
         &mut self,
         m: &Inbound,
         reason: Reason,
-        tag: u32,
+        tag: i64,
         now: UtcTimestamp,
     ) -> Result<bool, SessionError> {
         let text = reason.text();
@@ -580,7 +676,7 @@ impl<S: SessionStore> Session<S> {
         m: &Inbound,
         text: &str,
         line: &str,
-        ref_tag: Option<u32>,
+        ref_tag: Option<i64>,
         reason: Option<u32>,
         now: UtcTimestamp,
     ) -> Result<bool, SessionError> {
@@ -592,7 +688,11 @@ impl<S: SessionStore> Session<S> {
         let seq = m.seq;
         let msg_type = (self.cfg.begin_string >= BeginString::Fix42 && !m.msg_type.is_empty())
             .then(|| m.msg_type.clone());
+        let route = &m.reverse_route;
         self.send_admin(b"3", now, |b| {
+            for (tag, v) in route {
+                b.header_bytes(*tag, v);
+            }
             if let Some(s) = seq {
                 b.field_uint(45, s);
             }
@@ -600,7 +700,7 @@ impl<S: SessionStore> Session<S> {
                 b.field_str(58, text);
             }
             if let Some(t) = ref_tag {
-                b.field_uint(371, u64::from(t));
+                b.field_int(371, t);
             }
             if let Some(t) = &msg_type {
                 b.field_bytes(372, t);
@@ -632,6 +732,12 @@ impl<S: SessionStore> Session<S> {
         let seq = m.seq;
         let msg_type = m.msg_type.clone();
         let text = reject::business_text(reason);
+        // FIXT.1.1: an application message names its version
+        // (QuickFIX's generateBusinessReject adds DefaultApplVerID).
+        let appl = self
+            .cfg
+            .default_appl_ver_id
+            .filter(|_| self.cfg.begin_string == BeginString::Fixt11);
         self.send_admin(b"j", now, |b| {
             if let Some(s) = seq {
                 b.field_uint(45, s);
@@ -641,6 +747,9 @@ impl<S: SessionStore> Session<S> {
             }
             b.field_bytes(372, &msg_type);
             b.field_uint(380, u64::from(reason));
+            if let Some(a) = appl {
+                b.field_str(1137, a.wire());
+            }
         })?;
         let shown = seq.map(|s| s.to_string()).unwrap_or_default();
         self.log(format!(
@@ -691,7 +800,7 @@ impl<S: SessionStore> Session<S> {
     /// One complete message from the connection (a frame as
     /// [`crate::frame::Framer`] cuts it).
     pub fn on_message(&mut self, msg: &[u8], now: UtcTimestamp) -> Result<(), SessionError> {
-        if self.phase == Phase::Disconnected {
+        if self.phase == Phase::Disconnected || !self.check_session_time(now)? {
             return Ok(());
         }
         self.process(msg, now, false)?;
@@ -716,7 +825,7 @@ impl<S: SessionStore> Session<S> {
                 return Ok(());
             }
         };
-        if !self.valid_logon_state(&m.msg_type) {
+        if !self.valid_logon_state(&m.msg_type, m.reset_seq_num) {
             let t = String::from_utf8_lossy(&m.msg_type).into_owned();
             self.log(format!(
                 "Logon state is not valid for message (MsgType={t})"
@@ -747,7 +856,7 @@ impl<S: SessionStore> Session<S> {
                 ));
                 return Ok(());
             }
-            return self.reject(&m, reason, tag, now).map(|_| ());
+            return self.reject(&m, reason, i64::from(tag), now).map(|_| ());
         }
         if self.cfg.begin_string == BeginString::Fixt11
             && m.msg_type == b"A"
@@ -756,11 +865,22 @@ impl<S: SessionStore> Session<S> {
             self.log("Required field missing from logon: DefaultApplVerID(1137)".into());
             return self.disconnect();
         }
-        if let Some(v) = &self.cfg.validator
-            && let Err(r) = v.check(&split_fields(msg))
-        {
-            // QuickFIX validates before it looks at the sequence number.
-            return self.reject(&m, Reason(r.reason), r.tag, now).map(|_| ());
+        if let Some(v) = &self.cfg.validator {
+            // A tag QuickFIX reads as a number (zero, negative) that no
+            // dictionary can define: the first field it would judge.
+            if v.checks_unknown_tags()
+                && let Some(tag) = non_positive_tag(msg)
+            {
+                return self
+                    .reject(&m, Reason::INVALID_TAG_NUMBER, tag, now)
+                    .map(|_| ());
+            }
+            if let Err(r) = v.check(&split_fields(msg)) {
+                // QuickFIX validates before it looks at the sequence number.
+                return self
+                    .reject(&m, Reason(r.reason), i64::from(r.tag), now)
+                    .map(|_| ());
+            }
         }
         match &m.msg_type[..] {
             b"A" => self.on_logon(&m, msg, now),
@@ -783,11 +903,12 @@ impl<S: SessionStore> Session<S> {
     }
 
     /// QuickFIX's `validLogonState`: which message types the session takes
-    /// before, around and after the Logon exchange.
-    fn valid_logon_state(&self, msg_type: &[u8]) -> bool {
+    /// before, around and after the Logon exchange (a Logon with
+    /// ResetSeqNumFlag=Y at any time: `reset`).
+    fn valid_logon_state(&self, msg_type: &[u8], reset: bool) -> bool {
         let logon = msg_type == b"A";
         let logged_out = matches!(self.phase, Phase::LogoutSent(_));
-        (logon && (self.sent_reset || !self.received_logon))
+        (logon && (self.sent_reset || reset || !self.received_logon))
             || (!logon && self.received_logon)
             || (msg_type == b"5" && self.sent_logon)
             || (msg_type != b"5" && logged_out)
@@ -801,7 +922,7 @@ impl<S: SessionStore> Session<S> {
         &mut self,
         m: &Inbound,
         reason: Reason,
-        tag: u32,
+        tag: i64,
         now: UtcTimestamp,
     ) -> Result<bool, SessionError> {
         if self.reject(m, reason, tag, now)? {
@@ -881,6 +1002,7 @@ impl<S: SessionStore> Session<S> {
         self.last_received = now.unix_nanos;
         if let Some((first, last)) = self.resend_range
             && seq >= first
+            && !self.cfg.send_redundant_resend_requests
         {
             self.log(format!(
                 "Already sent ResendRequest FROM: {first} TO: {last}.  Not sending another."
@@ -925,8 +1047,9 @@ impl<S: SessionStore> Session<S> {
     }
 
     fn on_logon(&mut self, m: &Inbound, msg: &[u8], now: UtcTimestamp) -> Result<(), SessionError> {
-        if self.received_logon {
-            // A second Logon on a live session.
+        if self.received_logon && !m.reset_seq_num {
+            // A second Logon on a live session (one with ResetSeqNumFlag=Y
+            // is the peer resetting it, below).
             self.log("Received logon while already logged on".into());
             return self.disconnect();
         }
@@ -938,11 +1061,18 @@ impl<S: SessionStore> Session<S> {
             self.log("Logon contains ResetSeqNumFlag=Y, reseting sequence numbers to 1".into());
             if !self.sent_reset {
                 self.store.reset()?;
+                // Numbers start again: nothing asked for or kept under
+                // the old ones still applies.
+                self.resend_range = None;
+                self.queue.clear();
             }
         } else if self.cfg.role == Role::Acceptor && self.cfg.reset_on_logon {
             self.store.reset()?;
         }
-        if self.cfg.role == Role::Acceptor {
+        // Who answers: an acceptor, or an initiator whose peer reset the
+        // session without being asked (QuickFIX's nextLogon).
+        let respond = self.cfg.role == Role::Acceptor || (m.reset_seq_num && !self.sent_reset);
+        if respond {
             match m.heart_bt_int {
                 Some(h) => self.heart_bt_int = h,
                 None => {
@@ -956,25 +1086,60 @@ impl<S: SessionStore> Session<S> {
             return Ok(());
         }
         self.received_logon = true;
-        let seq = m.seq.unwrap_or(0);
-        match self.cfg.role {
-            Role::Acceptor => {
-                self.log("Received logon request".into());
-                // The reset itself happened when the Logon arrived.
-                let reset = m.reset_seq_num || self.cfg.reset_on_logon;
-                self.send_logon(reset, true, now)?;
-                self.log("Responding to logon request".into());
+        // The peer's NextExpectedMsgSeqNum(789) (QuickFIX after 1.15.1):
+        // below our next number, what it missed is sent once logged on;
+        // above it, the peer expects messages we never sent.
+        let next_out = self.store.next_sender_seq();
+        let mut retransmit_from = None;
+        match m.next_expected {
+            Some(n) if n < next_out => retransmit_from = Some(n),
+            Some(n) if n > next_out => {
+                let text = format!(
+                    "NextExpectedMsgSeqNum too high, expecting {next_out} but received {n}"
+                );
+                self.log(text.clone());
+                self.send_logout(Some(&text), now)?;
+                return self.disconnect();
             }
-            Role::Initiator => self.log("Received logon response".into()),
+            _ => {}
+        }
+        let seq = m.seq.unwrap_or(0);
+        if respond {
+            self.log("Received logon request".into());
+            // The reset itself happened when the Logon arrived; the
+            // reply says so only when the peer asked for it (QuickFIX's
+            // generateLogon(aLogon)): ResetOnLogon alone resets silently.
+            self.send_logon(m.reset_seq_num, true, now)?;
+            self.log("Responding to logon request".into());
+        } else {
+            self.log("Received logon response".into());
         }
         self.sent_reset = false;
         self.phase = Phase::LoggedOn;
         self.out.push(Output::LoggedOn);
         let expected = self.store.next_target_seq();
         if seq > expected && !m.reset_seq_num {
-            self.too_high(msg, seq, now)?;
+            if self.cfg.next_expected_msg_seq_num {
+                // Our Logon's 789 already told the peer where to start:
+                // no ResendRequest, the gap is expected to fill itself.
+                self.log(format!(
+                    "Expecting retransmits FROM: {expected} TO: {}",
+                    seq - 1
+                ));
+                self.queue.insert(seq, msg);
+                self.resend_range = Some((expected, seq - 1));
+            } else {
+                self.too_high(msg, seq, now)?;
+            }
         } else {
             self.incr_target()?;
+        }
+        if let Some(from) = retransmit_from {
+            let last = self.store.next_sender_seq() - 1;
+            self.log(format!(
+                "Sending retransmits due to received NextExpectedMsgSeqNum is too low. FROM: {from} TO: {last}"
+            ));
+            self.retransmit(from, last, now)?;
         }
         Ok(())
     }
@@ -1005,8 +1170,10 @@ impl<S: SessionStore> Session<S> {
         }
         let id = m.test_req_id.clone();
         self.send_admin(b"0", now, |b| {
+            // An empty TestReqID (a session with ValidateFieldsHaveValues=N
+            // lets one through) comes back as it came.
             if let Some(id) = &id {
-                b.field_bytes(112, id);
+                b.field_bytes_or_empty(112, id);
             }
         })?;
         self.log("Received test request".into());
@@ -1093,6 +1260,24 @@ impl<S: SessionStore> Session<S> {
         } else {
             end
         };
+        if self.cfg.persist_messages {
+            self.retransmit(begin, last, now)?;
+        } else {
+            // Nothing kept to send: the whole range is skipped at once.
+            self.send_gap_fill(begin, last + 1, now)?;
+        }
+        // Counted only when it was the expected number: QuickFIX serves
+        // a request out of sequence without looking for a gap.
+        if m.seq == Some(self.store.next_target_seq()) {
+            self.incr_target()?;
+        }
+        Ok(())
+    }
+
+    /// Sends our messages `begin..=last` again: application messages with
+    /// PossDupFlag=Y and OrigSendingTime, runs of admin messages (and of
+    /// numbers the store no longer has) as one SequenceReset-GapFill.
+    fn retransmit(&mut self, begin: u64, last: u64, now: UtcTimestamp) -> Result<(), SessionError> {
         let mut gap_from: Option<u64> = None;
         let mut seq = begin.max(1);
         let mut stored = Vec::new();
@@ -1115,11 +1300,6 @@ impl<S: SessionStore> Session<S> {
         if let Some(from) = gap_from {
             self.send_gap_fill(from, last + 1, now)?;
         }
-        // Counted only when it was the expected number: QuickFIX serves
-        // a request out of sequence without looking for a gap.
-        if m.seq == Some(self.store.next_target_seq()) {
-            self.incr_target()?;
-        }
         Ok(())
     }
 
@@ -1132,27 +1312,41 @@ impl<S: SessionStore> Session<S> {
     /// longer parses.
     fn prepare_resend(&mut self, stored: &[u8], now: UtcTimestamp) -> bool {
         let precision = self.precision();
-        let Ok(msg) = self.parser.parse(stored) else {
-            return false;
+        // What we sent may hold what the strict parser refuses but a lax
+        // session let through and the application echoed (an empty
+        // value, a repeated tag): read those fields as they are.
+        let fields: Vec<(u32, &[u8])> = match self.parser.parse(stored) {
+            Ok(msg) => msg.fields().map(|f| (f.tag, f.value)).collect(),
+            Err(
+                Error::DuplicateTag { .. }
+                | Error::GroupCount { .. }
+                | Error::GroupDelimiter { .. }
+                | Error::EmptyValue { .. },
+            ) => split_fields(stored),
+            Err(_) => return false,
         };
-        if is_admin(msg.msg_type()) {
+        let msg_type = fields
+            .iter()
+            .find(|(t, _)| *t == 35)
+            .map_or(&b""[..], |&(_, v)| v);
+        if msg_type.is_empty() || is_admin(msg_type) {
             return false;
         }
         let b = &mut self.builder;
-        b.begin(msg.msg_type());
+        b.begin(msg_type);
         let mut orig = None;
-        for f in msg.fields() {
-            match f.tag {
+        for &(tag, value) in &fields {
+            match tag {
                 8 | 9 | 10 | 35 | 43 | 122 => {}
                 52 => {
-                    orig = Some(f.value);
+                    orig = Some(value);
                     b.header_timestamp(52, now, precision);
                 }
                 t if is_header_tag(t) => {
-                    b.header_bytes(t, f.value);
+                    b.header_bytes(t, value);
                 }
                 t => {
-                    b.field_bytes(t, f.value);
+                    b.field_bytes_or_empty(t, value);
                 }
             }
         }
@@ -1330,15 +1524,63 @@ fn inspect(parser: &mut Parser, msg: &[u8], cfg: &Config) -> Result<Inbound, Gar
             | Error::GroupDelimiter { .. }
             | Error::EmptyValue { .. }
             | Error::BadValue { .. },
-        ) => {
-            let fields = split_fields(msg);
-            fill(
-                |t| fields.iter().find(|(ft, _)| *ft == t).map(|&(_, v)| v),
-                cfg,
-            )
+        ) => tolerated(msg, cfg),
+        // A tag of zero or below (or with leading zeros) is still a
+        // number to QuickFIX, which frames and parses the message and
+        // leaves the tag to the dictionary; any other bad tag is garbage.
+        Err(Error::BadTag { .. })
+            if checksum_ok(msg) && split_tags(msg).all(|t| signed_tag(t).is_some()) =>
+        {
+            tolerated(msg, cfg)
         }
         Err(e) => Err(Garbled(e.to_string())),
     }
+}
+
+/// The session's view of a well-framed message the strict parser refused.
+fn tolerated(msg: &[u8], cfg: &Config) -> Result<Inbound, Garbled> {
+    let fields = split_fields(msg);
+    fill(
+        |t| fields.iter().find(|(ft, _)| *ft == t).map(|&(_, v)| v),
+        cfg,
+    )
+}
+
+/// Whether a frame's CheckSum(10) is the sum of the bytes before it (the
+/// parser's own check did not run when it stopped at an earlier field).
+fn checksum_ok(msg: &[u8]) -> bool {
+    let Some(body) = msg.strip_suffix(b"\x01") else {
+        return false;
+    };
+    let at = body.iter().rposition(|&b| b == 1).map_or(0, |p| p + 1);
+    let Some(sum) = body[at..].strip_prefix(b"10=") else {
+        return false;
+    };
+    let want = msg[..at].iter().fold(0u32, |a, &b| a + u32::from(b)) % 256;
+    crate::value::parse_uint(sum) == Some(u64::from(want))
+}
+
+/// The tag text of each field of a frame.
+fn split_tags(msg: &[u8]) -> impl Iterator<Item = &[u8]> {
+    msg.split(|&b| b == 1)
+        .filter(|f| !f.is_empty())
+        .map(|f| f.split(|&b| b == b'=').next().unwrap_or_default())
+}
+
+/// A tag as QuickFIX's integer conversion reads it: an optional minus
+/// and 1-9 digits.
+fn signed_tag(t: &[u8]) -> Option<i64> {
+    let digits = t.strip_prefix(b"-").unwrap_or(t);
+    if digits.is_empty() || digits.len() > 9 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(t).ok()?.parse().ok()
+}
+
+/// The first tag of `msg` that is a number no dictionary defines (zero
+/// or negative).
+fn non_positive_tag(msg: &[u8]) -> Option<i64> {
+    split_tags(msg).find_map(|t| signed_tag(t).filter(|&n| n <= 0))
 }
 
 /// A frame's fields in order, read without validation.
@@ -1373,8 +1615,28 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         end_seq_no: uint(16),
         new_seq_no: uint(36),
         gap_fill: get(123) == Some(b"Y"),
+        next_expected: uint(789),
         wrong_begin_string: get(8) != Some(cfg.begin_string.as_str().as_bytes()),
+        reverse_route: Vec::new(),
     };
+    // QuickFIX's Message::reverseRoute: each non-empty routing field
+    // comes back as its counterpart (the location ids from FIX 4.1 on).
+    let with_location = get(8).is_some_and(|b| b >= b"FIX.4.1".as_slice());
+    for (from, to) in [
+        (115, 128),
+        (116, 129),
+        (128, 115),
+        (129, 116),
+        (144, 145),
+        (145, 144),
+    ] {
+        if from >= 144 && !with_location {
+            continue;
+        }
+        if let Some(v) = get(from).filter(|v| !v.is_empty()) {
+            i.reverse_route.push((to, v.to_vec()));
+        }
+    }
     // The header fields the session needs, in QuickFIX's order of checks.
     i.header_problem = if get(34).is_some() && i.seq.is_none() {
         Some((Reason::INCORRECT_DATA_FORMAT, 34))

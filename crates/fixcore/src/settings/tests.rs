@@ -57,6 +57,7 @@ fn quickfix_file_reads_with_defaults_inherited() {
     assert_eq!(a.file_store_path.as_deref(), Some("store"));
     assert_eq!(a.validation, Validation::default());
     assert_eq!(a.default_appl_ver_id, None);
+    assert!(a.persist_messages && !a.send_redundant_resend_requests);
 
     let b = &s.sessions[1];
     assert_eq!(b.begin_string, BeginString::Fix44);
@@ -258,7 +259,9 @@ fn every_key_is_accepted_somewhere() {
             || k.starts_with("Allow")
             || k.starts_with("Use")
             || k.starts_with("Check")
-            || k.starts_with("Enable") =>
+            || k.starts_with("Enable")
+            || k.starts_with("Send")
+            || k.starts_with("Persist") =>
         {
             "N"
         }
@@ -274,6 +277,7 @@ fn every_key_is_accepted_somewhere() {
     assert!(!s.check_comp_id && !s.use_data_dictionary);
     assert!(!s.validation.check_latency);
     assert!(!s.socket_nodelay);
+    assert!(!s.persist_messages && !s.send_redundant_resend_requests);
 }
 
 /// SocketNodelay defaults to on (QuickFIX's default is off; see the field).
