@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use crate::domain::{AttrId, Schema};
 use crate::event::{Event, Value};
 use crate::expr::{Expr, Pred};
-use crate::parse::{CmpOp, SetOp};
+use crate::parse::{CmpOp, Node, SetOp};
 
 /// Marks a term that is a boolean bit slot rather than an atom.
 pub(crate) const BOOL_TERM: u32 = 1 << 31;
@@ -333,7 +333,7 @@ pub(crate) struct Counting {
     pub(crate) probes: Vec<AttrId>,
     /// Key lists: the atoms registered under one value; emptied ones are
     /// reused (positions in `free_lists`).
-    pub(crate) lists: Vec<Vec<u32>>,
+    pub(crate) lists: Vec<AtomList>,
     /// Per key list: the posting entries of the expressions with a
     /// [`KEY_TERM`] conjunct registered under that value.
     pub(crate) key_post: Vec<Vec<u32>>,
@@ -413,9 +413,9 @@ impl Counting {
             ..
         } = self;
         let k = &mut attrs[attr as usize];
-        let new_list = |lists: &mut Vec<Vec<u32>>, free_lists: &mut Vec<u32>| {
+        let new_list = |lists: &mut Vec<AtomList>, free_lists: &mut Vec<u32>| {
             free_lists.pop().unwrap_or_else(|| {
-                lists.push(Vec::new());
+                lists.push(AtomList::default());
                 lists.len() as u32 - 1
             })
         };
@@ -430,7 +430,7 @@ impl Counting {
                             l
                         }
                     };
-                    push_once(&mut lists[l as usize], atom);
+                    lists[l as usize].push_once(atom);
                 }
             }
             Keys::Strs(vs) => {
@@ -443,7 +443,7 @@ impl Counting {
                             l
                         }
                     };
-                    push_once(&mut lists[l as usize], atom);
+                    lists[l as usize].push_once(atom);
                 }
             }
             Keys::Int { .. } | Keys::Float { .. } => unreachable!("ranges are not registered"),
@@ -469,7 +469,7 @@ impl Counting {
         let k = &mut attrs[attr as usize];
         let mut drop_from = |l: u32| {
             let list = &mut lists[l as usize];
-            list.retain(|&x| x != atom);
+            list.remove(atom);
             let empty = list.is_empty();
             if empty {
                 free_lists.push(l);
@@ -500,45 +500,47 @@ impl Counting {
         self.unuse_attr(attr);
     }
 
-    /// The indexed conjuncts of `e`, whose predicates' atoms `atom_of`
-    /// gives: distinct terms, at most [`MAX_NEED`].
-    pub(crate) fn conjunct_terms(
-        &self,
-        e: &Expr,
-        atom_of: &mut dyn FnMut(&Pred) -> Option<u32>,
-    ) -> Vec<u32> {
+    /// The indexed conjuncts of `e`, whose predicate leaves are atoms of
+    /// `preds` (the atom table): distinct terms, at most [`MAX_NEED`].
+    pub(crate) fn conjunct_terms(&self, e: &Expr, preds: &[Option<Pred>]) -> Vec<u32> {
         let mut out = Vec::new();
         let mut list_attrs = Vec::new();
-        let mut stack = vec![e];
-        while let Some(e) = stack.pop() {
-            let t = match e {
-                Expr::And(a, b) => {
+        let mut stack = vec![e.root];
+        while let Some(r) = stack.pop() {
+            let t = match e.node(r) {
+                Node::And(a, b) => {
                     stack.push(b);
                     stack.push(a);
                     continue;
                 }
-                Expr::Bool(slot) => Some(BOOL_TERM | slot),
-                Expr::Pred(p) if range_of(p).is_some() => atom_of(p).map(|a| RANGE_TERM | a),
-                Expr::Pred(p) => match atom_of(p).map(|a| (a, self.decided[a as usize])) {
-                    Some((_, Decided::Miss(attr))) => Some(DEFINED_TERM | attr),
-                    Some((a, Decided::Hit)) => Some(match p {
-                        Pred::IntCmp { .. }
-                        | Pred::StrCmp { .. }
-                        | Pred::IntIn { .. }
-                        | Pred::StrIn { .. } => KEY_TERM | a,
-                        _ => {
-                            // One list conjunct per attribute: its hits
-                            // are deduplicated per attribute.
-                            let attr = keys_of(p).expect("a registered predicate").0;
-                            if list_attrs.contains(&attr) {
-                                continue;
-                            }
-                            list_attrs.push(attr);
-                            LIST_TERM | a
+                Node::Bool(slot) => Some(BOOL_TERM | slot),
+                Node::Pred(a) => {
+                    let p = preds[a as usize].as_ref().expect("live atom");
+                    if range_of(p).is_some() {
+                        Some(RANGE_TERM | a)
+                    } else {
+                        match self.decided[a as usize] {
+                            Decided::Miss(attr) => Some(DEFINED_TERM | attr),
+                            Decided::Hit => Some(match p {
+                                Pred::IntCmp { .. }
+                                | Pred::StrCmp { .. }
+                                | Pred::IntIn { .. }
+                                | Pred::StrIn { .. } => KEY_TERM | a,
+                                _ => {
+                                    // One list conjunct per attribute: its hits
+                                    // are deduplicated per attribute.
+                                    let attr = keys_of(p).expect("a registered predicate").0;
+                                    if list_attrs.contains(&attr) {
+                                        continue;
+                                    }
+                                    list_attrs.push(attr);
+                                    LIST_TERM | a
+                                }
+                            }),
+                            Decided::No => None,
                         }
-                    }),
-                    _ => None,
-                },
+                    }
+                }
                 _ => None,
             };
             if let Some(t) = t
@@ -777,7 +779,7 @@ impl Counting {
     #[inline]
     pub(crate) fn span_terms<'a>(&'a self, span: Span, loose: &'a [u32]) -> SpanTerms<'a> {
         match span {
-            Span::Stamp(l) => SpanTerms::Stamp(&self.lists[l as usize]),
+            Span::Stamp(l) => SpanTerms::Stamp(self.lists[l as usize].as_slice()),
             Span::KeyEntries(l) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::ListEntries(l, _) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::Undefined(attr) => SpanTerms::Entries(&self.attrs[attr as usize].undef),
@@ -815,7 +817,9 @@ impl Counting {
             n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes() + k.undef.capacity() * 4;
             n += k.flt_lo.heap_bytes() + k.flt_hi.heap_bytes();
         }
-        n += self.probes.capacity() * 4 + vecs(&self.lists) + self.free_lists.capacity() * 4;
+        n += self.lists.capacity() * size_of::<AtomList>();
+        n += self.lists.iter().map(AtomList::heap_bytes).sum::<usize>();
+        n += self.probes.capacity() * 4 + self.free_lists.capacity() * 4;
         n += self.decided.capacity() * size_of::<Decided>();
         n += vecs(&self.bool_post) + vecs(&self.key_post);
         n += self.bool_attr.capacity() * 4 + (self.scan.capacity() + self.gated.capacity()) * 4;
@@ -839,9 +843,63 @@ fn counted(terms: &[u32]) -> u32 {
         .count() as u32
 }
 
-fn push_once(list: &mut Vec<u32>, atom: u32) {
-    if list.last() != Some(&atom) {
-        list.push(atom);
+/// The atoms registered under one value. Most values have one (a long
+/// `or` of equalities has ~300,000 such values), held inline: a vector
+/// each cost its 24 bytes plus a 32-byte allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AtomList {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Default for AtomList {
+    fn default() -> Self {
+        AtomList::Many(Vec::new())
+    }
+}
+
+impl AtomList {
+    /// The atoms.
+    #[inline]
+    pub(crate) fn as_slice(&self) -> &[u32] {
+        match self {
+            AtomList::One(a) => std::slice::from_ref(a),
+            AtomList::Many(v) => v,
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.as_slice().is_empty()
+    }
+
+    /// Adds `atom` unless it was the last one added.
+    fn push_once(&mut self, atom: u32) {
+        match self {
+            AtomList::One(a) if *a == atom => {}
+            AtomList::One(a) => *self = AtomList::Many(vec![*a, atom]),
+            AtomList::Many(v) if v.is_empty() => *self = AtomList::One(atom),
+            AtomList::Many(v) => {
+                if v.last() != Some(&atom) {
+                    v.push(atom);
+                }
+            }
+        }
+    }
+
+    /// Removes every occurrence of `atom`.
+    fn remove(&mut self, atom: u32) {
+        match self {
+            AtomList::One(a) if *a == atom => *self = AtomList::default(),
+            AtomList::One(_) => {}
+            AtomList::Many(v) => v.retain(|&x| x != atom),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            AtomList::One(_) => 0,
+            AtomList::Many(v) => v.capacity() * 4,
+        }
     }
 }
 
