@@ -49,8 +49,6 @@ pub(crate) fn compile(e: &Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) -> u
     let mut stats = vec![(0.0, 0.0); e.nodes.len()];
     c.estimate(e.root, &mut stats);
     let base = code.len();
-    // Leaves are at most one more than the nodes (`not` has one operand).
-    code.reserve(e.nodes.len() + 1);
     let entry = c.jumps(&stats, e.root, ACCEPT, REJECT, code, base);
     drop(stats);
     // `jumps` emits the right operand before the left one, so the entry comes
