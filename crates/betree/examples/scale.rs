@@ -61,14 +61,17 @@ fn main() -> betree::Result<()> {
         index.memory_bytes() as f64 / (1 << 20) as f64
     );
     let (mut cands, mut matches) = (0usize, 0usize);
+    let mut red_total = 0u64;
     for ev in &events {
         let mut it = index.search_iter(ev)?;
         let betree::SearchStep::Done(ids) = index.search_next(&mut it, u64::MAX) else {
             unreachable!("an unbounded step finishes")
         };
         cands += it.candidates();
+        red_total += it.reductions();
         matches += ids.len();
     }
+    println!("reductions {red_total}");
     let mut scratch = betree::Scratch::default();
     let mut out = Vec::new();
     for round in 0..3 {
