@@ -37,7 +37,6 @@ pub(crate) struct Slot {
     /// Batch program (see [`crate::program::bop`]).
     pub tree_start: u32,
     pub tree_len: u32,
-    pub atoms: Vec<u32>,
     /// Terms the expression is posted under in the counting index.
     pub terms: Vec<u32>,
 }
@@ -225,7 +224,6 @@ impl Index {
                 return Err(err);
             }
         };
-        atoms.shrink_to_fit();
         for &a in &atoms {
             let p = self.atoms.preds[a as usize].as_ref().expect("live atom");
             self.longest_set = self.longest_set.max(p.set_len());
@@ -251,7 +249,6 @@ impl Index {
             entry,
             tree_start: tree_start as u32,
             tree_len: (self.bcode.len() - tree_start) as u32,
-            atoms,
             terms,
         };
         let s = match self.free_slots.pop() {
@@ -333,12 +330,20 @@ impl Index {
                 entry: REJECT,
                 tree_start: 0,
                 tree_len: 0,
-                atoms: Vec::new(),
                 terms: Vec::new(),
             },
         );
         self.counting.unpost(s, &slot.terms, &self.atoms.preds);
-        self.release(&slot.atoms);
+        // The expression's atoms, one per predicate leaf, are the atom tests
+        // of its jump program (every leaf has exactly one step), so the slot
+        // keeps no list of them.
+        let (cs, cl) = (slot.code_start as usize, slot.code_len as usize);
+        let atoms: Vec<u32> = self.code[cs..cs + cl]
+            .iter()
+            .filter(|st| st.test & ATOM != 0)
+            .map(|st| st.test & !(ATOM | HIT_ATOM))
+            .collect();
+        self.release(&atoms);
         self.free_slots.push(s);
         self.garbage += (slot.code_len + slot.tree_len) as usize;
         if self.garbage > 1024 && self.garbage * 2 > self.code.len() + self.bcode.len() {
@@ -606,7 +611,7 @@ impl Index {
         n += vec(&self.code) + vec(&self.bcode);
         n += vec(&self.slots);
         for slot in &self.slots {
-            n += vec(&slot.atoms) + vec(&slot.terms);
+            n += vec(&slot.terms);
         }
         n += map(&self.by_id) + vec(&self.free_slots);
         n += vec(&self.order) + vec(&self.required);
@@ -734,6 +739,34 @@ mod tests {
         }
         assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
         assert!(index.is_empty());
+    }
+
+    #[test]
+    fn a_failed_insert_leaves_no_atom_behind() {
+        let mut index = Index::new(schema());
+        index.insert(1, "i = 3").unwrap();
+        // Predicates are interned as they are read: a type error after
+        // two of them (one shared with expression 1), a syntax error after
+        // two, a type error after a set, a boolean and a list test.
+        for bad in [
+            "i = 3 and i = 4 and il = 5",
+            "i = 4 or i = 5 and (",
+            "i in (7, 8) or b or il one of (1) or i = \"x\"",
+        ] {
+            index.insert(2, bad).unwrap_err();
+            assert_eq!(index.atoms.preds.iter().flatten().count(), 1, "{bad}");
+            assert_eq!(index.atoms.refs.iter().sum::<u32>(), 1, "{bad}");
+            assert_eq!(index.counting.probes, vec![0], "{bad}");
+        }
+        // The shared atom has one reference left: deleting 1 frees it.
+        index.delete(1).unwrap();
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
+        assert!(index.counting.probes.is_empty());
+        assert!(index.counting.lists.iter().all(|l| l.is_empty()));
+        index.insert(2, "i = 4 or il one of (1)").unwrap();
+        let s = index.schema().clone();
+        let ev = EventBuilder::new(&s).int("i", 4).unwrap().build();
+        assert_eq!(index.search(&ev).unwrap(), vec![2]);
     }
 
     #[test]
