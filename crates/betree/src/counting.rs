@@ -333,7 +333,7 @@ pub(crate) struct Counting {
     pub(crate) probes: Vec<AttrId>,
     /// Key lists: the atoms registered under one value; emptied ones are
     /// reused (positions in `free_lists`).
-    pub(crate) lists: Vec<AtomList>,
+    pub(crate) lists: AtomLists,
     /// Per key list: the posting entries of the expressions with a
     /// [`KEY_TERM`] conjunct registered under that value.
     pub(crate) key_post: Vec<Vec<u32>>,
@@ -413,11 +413,8 @@ impl Counting {
             ..
         } = self;
         let k = &mut attrs[attr as usize];
-        let new_list = |lists: &mut Vec<AtomList>, free_lists: &mut Vec<u32>| {
-            free_lists.pop().unwrap_or_else(|| {
-                lists.push(AtomList::default());
-                lists.len() as u32 - 1
-            })
+        let new_list = |lists: &mut AtomLists, free_lists: &mut Vec<u32>| {
+            free_lists.pop().unwrap_or_else(|| lists.add())
         };
         match keys {
             Keys::Ints(vs) => {
@@ -430,7 +427,7 @@ impl Counting {
                             l
                         }
                     };
-                    lists[l as usize].push_once(atom);
+                    lists.push_once(l, atom);
                 }
             }
             Keys::Strs(vs) => {
@@ -443,7 +440,7 @@ impl Counting {
                             l
                         }
                     };
-                    lists[l as usize].push_once(atom);
+                    lists.push_once(l, atom);
                 }
             }
             Keys::Int { .. } | Keys::Float { .. } => unreachable!("ranges are not registered"),
@@ -468,9 +465,7 @@ impl Counting {
         } = self;
         let k = &mut attrs[attr as usize];
         let mut drop_from = |l: u32| {
-            let list = &mut lists[l as usize];
-            list.remove(atom);
-            let empty = list.is_empty();
+            let empty = lists.remove(l, atom);
             if empty {
                 free_lists.push(l);
             }
@@ -779,7 +774,7 @@ impl Counting {
     #[inline]
     pub(crate) fn span_terms<'a>(&'a self, span: Span, loose: &'a [u32]) -> SpanTerms<'a> {
         match span {
-            Span::Stamp(l) => SpanTerms::Stamp(self.lists[l as usize].as_slice()),
+            Span::Stamp(l) => SpanTerms::Stamp(self.lists.get(l)),
             Span::KeyEntries(l) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::ListEntries(l, _) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::Undefined(attr) => SpanTerms::Entries(&self.attrs[attr as usize].undef),
@@ -817,8 +812,7 @@ impl Counting {
             n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes() + k.undef.capacity() * 4;
             n += k.flt_lo.heap_bytes() + k.flt_hi.heap_bytes();
         }
-        n += self.lists.capacity() * size_of::<AtomList>();
-        n += self.lists.iter().map(AtomList::heap_bytes).sum::<usize>();
+        n += self.lists.heap_bytes();
         n += self.probes.capacity() * 4 + self.free_lists.capacity() * 4;
         n += self.decided.capacity() * size_of::<Decided>();
         n += vecs(&self.bool_post) + vecs(&self.key_post);
@@ -843,63 +837,99 @@ fn counted(terms: &[u32]) -> u32 {
         .count() as u32
 }
 
-/// The atoms registered under one value. Most values have one (a long
-/// `or` of equalities has ~300,000 such values), held inline: a vector
-/// each cost its 24 bytes plus a 32-byte allocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum AtomList {
-    One(u32),
-    Many(Vec<u32>),
+/// The key lists: per list, the atoms registered under one value. Most
+/// values have one atom (a long `or` of equalities has ~300,000 such
+/// values), held in the list's 4-byte word; a longer list's word points
+/// into `many`. A `Vec` per list cost 24 bytes plus a 32-byte allocation.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AtomLists {
+    /// Per list: an atom id, [`MANY`] | an index into `many`, or [`EMPTY`].
+    words: Vec<u32>,
+    many: Vec<Vec<u32>>,
+    /// Positions in `many` free for reuse.
+    free_many: Vec<u32>,
 }
 
-impl Default for AtomList {
-    fn default() -> Self {
-        AtomList::Many(Vec::new())
+/// Flag of a list word pointing into [`AtomLists::many`]; atom ids stay
+/// below it (they are below `HIT_ATOM`, `1 << 30`).
+const MANY: u32 = 1 << 31;
+/// The word of an empty list.
+const EMPTY: u32 = u32::MAX;
+
+impl AtomLists {
+    /// A new empty list.
+    fn add(&mut self) -> u32 {
+        self.words.push(EMPTY);
+        self.words.len() as u32 - 1
     }
-}
 
-impl AtomList {
-    /// The atoms.
+    /// The atoms of list `l`.
     #[inline]
-    pub(crate) fn as_slice(&self) -> &[u32] {
-        match self {
-            AtomList::One(a) => std::slice::from_ref(a),
-            AtomList::Many(v) => v,
+    pub(crate) fn get(&self, l: u32) -> &[u32] {
+        let w = &self.words[l as usize];
+        match *w {
+            EMPTY => &[],
+            m if m & MANY != 0 => &self.many[(m & !MANY) as usize],
+            _ => std::slice::from_ref(w),
         }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.as_slice().is_empty()
+    /// Adds `atom` to list `l` unless it was the last one added.
+    fn push_once(&mut self, l: u32, atom: u32) {
+        let w = self.words[l as usize];
+        if w == EMPTY {
+            self.words[l as usize] = atom;
+        } else if w & MANY != 0 {
+            let v = &mut self.many[(w & !MANY) as usize];
+            if v.last() != Some(&atom) {
+                v.push(atom);
+            }
+        } else if w != atom {
+            let pair = vec![w, atom];
+            let m = match self.free_many.pop() {
+                Some(m) => {
+                    self.many[m as usize] = pair;
+                    m
+                }
+                None => {
+                    self.many.push(pair);
+                    self.many.len() as u32 - 1
+                }
+            };
+            self.words[l as usize] = MANY | m;
+        }
     }
 
-    /// Adds `atom` unless it was the last one added.
-    fn push_once(&mut self, atom: u32) {
-        match self {
-            AtomList::One(a) if *a == atom => {}
-            AtomList::One(a) => *self = AtomList::Many(vec![*a, atom]),
-            AtomList::Many(v) if v.is_empty() => *self = AtomList::One(atom),
-            AtomList::Many(v) => {
-                if v.last() != Some(&atom) {
-                    v.push(atom);
-                }
+    /// Removes every occurrence of `atom` from list `l`; returns whether
+    /// the list is now empty.
+    fn remove(&mut self, l: u32, atom: u32) -> bool {
+        let w = self.words[l as usize];
+        if w & MANY == 0 {
+            if w == atom {
+                self.words[l as usize] = EMPTY;
+            }
+        } else if w != EMPTY {
+            let v = &mut self.many[(w & !MANY) as usize];
+            v.retain(|&x| x != atom);
+            if v.is_empty() {
+                *v = Vec::new();
+                self.free_many.push(w & !MANY);
+                self.words[l as usize] = EMPTY;
             }
         }
+        self.words[l as usize] == EMPTY
     }
 
-    /// Removes every occurrence of `atom`.
-    fn remove(&mut self, atom: u32) {
-        match self {
-            AtomList::One(a) if *a == atom => *self = AtomList::default(),
-            AtomList::One(_) => {}
-            AtomList::Many(v) => v.retain(|&x| x != atom),
-        }
+    /// Whether every list is empty.
+    #[cfg(test)]
+    pub(crate) fn all_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == EMPTY)
     }
 
     fn heap_bytes(&self) -> usize {
-        match self {
-            AtomList::One(_) => 0,
-            AtomList::Many(v) => v.capacity() * 4,
-        }
+        (self.words.capacity() + self.free_many.capacity()) * 4
+            + self.many.capacity() * size_of::<Vec<u32>>()
+            + self.many.iter().map(|v| v.capacity() * 4).sum::<usize>()
     }
 }
 

@@ -762,7 +762,7 @@ mod tests {
         index.delete(1).unwrap();
         assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
         assert!(index.counting.probes.is_empty());
-        assert!(index.counting.lists.iter().all(|l| l.is_empty()));
+        assert!(index.counting.lists.all_empty());
         index.insert(2, "i = 4 or il one of (1)").unwrap();
         let s = index.schema().clone();
         let ev = EventBuilder::new(&s).int("i", 4).unwrap().build();
@@ -843,7 +843,7 @@ mod tests {
         }
         let c = &index.counting;
         assert!(c.scan.is_empty() && c.gated.is_empty() && c.probes.is_empty());
-        assert!(c.lists.iter().all(|l| l.is_empty()));
+        assert!(c.lists.all_empty());
         assert!(c.bool_post.iter().all(Vec::is_empty));
         assert_eq!(c.threshold_count(0), 0);
         assert!(index.search(&ev).unwrap().is_empty());
