@@ -90,6 +90,17 @@ pub(crate) enum Decided {
     Miss(AttrId),
 }
 
+impl Decided {
+    /// The 4-byte word [`Counting::decided`] stores (an enum took 8).
+    fn word(self) -> u32 {
+        match self {
+            Decided::No => 0,
+            Decided::Hit => 1,
+            Decided::Miss(attr) => 2 | (attr << 2),
+        }
+    }
+}
+
 /// A comparison threshold: the predicate `x > v`/`x >= v` (lower side) or
 /// `x < v`/`x <= v` (upper side) of one atom.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -338,8 +349,8 @@ pub(crate) struct Counting {
     /// [`KEY_TERM`] conjunct registered under that value.
     pub(crate) key_post: Vec<Vec<u32>>,
     free_lists: Vec<u32>,
-    /// Per atom id: how evaluation decides it.
-    pub(crate) decided: Vec<Decided>,
+    /// Per atom id: how evaluation decides it, as [`Decided::word`]s.
+    decided: Vec<u32>,
     /// Per boolean slot: its posting.
     pub(crate) bool_post: Vec<Vec<u32>>,
     /// Per boolean slot: its attribute.
@@ -368,6 +379,17 @@ impl Counting {
         }
     }
 
+    /// How evaluation decides atom `a`.
+    #[inline]
+    pub(crate) fn decided(&self, a: u32) -> Decided {
+        let w = self.decided[a as usize];
+        match w & 3 {
+            0 => Decided::No,
+            1 => Decided::Hit,
+            _ => Decided::Miss(w >> 2),
+        }
+    }
+
     fn use_attr(&mut self, attr: AttrId) {
         let a = &mut self.attrs[attr as usize];
         a.uses += 1;
@@ -391,20 +413,21 @@ impl Counting {
     pub(crate) fn register(&mut self, atom: u32, p: &Pred) {
         let a = atom as usize;
         if self.decided.len() <= a {
-            self.decided.resize(a + 1, Decided::No);
+            self.decided.resize(a + 1, Decided::No.word());
         }
         // Ranges are posted per expression into the thresholds instead
         // (see `post`), and evaluated: a comparison costs no more than a
         // stamp test.
         let Some((attr, keys, positive)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
-            self.decided[a] = Decided::No;
+            self.decided[a] = Decided::No.word();
             return;
         };
         self.decided[a] = if positive {
             Decided::Hit
         } else {
             Decided::Miss(attr)
-        };
+        }
+        .word();
         self.use_attr(attr);
         let Counting {
             attrs,
@@ -450,10 +473,10 @@ impl Counting {
     /// Undoes [`Counting::register`] for an atom being freed.
     pub(crate) fn unregister(&mut self, atom: u32, p: &Pred) {
         let a = atom as usize;
-        if self.decided[a] == Decided::No {
+        if self.decided(atom) == Decided::No {
             return;
         }
-        self.decided[a] = Decided::No;
+        self.decided[a] = Decided::No.word();
         let Some((attr, keys, _)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
             return;
         };
@@ -514,7 +537,7 @@ impl Counting {
                     if range_of(p).is_some() {
                         Some(RANGE_TERM | a)
                     } else {
-                        match self.decided[a as usize] {
+                        match self.decided(a) {
                             Decided::Miss(attr) => Some(DEFINED_TERM | attr),
                             Decided::Hit => Some(match p {
                                 Pred::IntCmp { .. }
@@ -814,7 +837,7 @@ impl Counting {
         }
         n += self.lists.heap_bytes();
         n += self.probes.capacity() * 4 + self.free_lists.capacity() * 4;
-        n += self.decided.capacity() * size_of::<Decided>();
+        n += self.decided.capacity() * 4;
         n += vecs(&self.bool_post) + vecs(&self.key_post);
         n += self.bool_attr.capacity() * 4 + (self.scan.capacity() + self.gated.capacity()) * 4;
         n

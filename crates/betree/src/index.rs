@@ -235,9 +235,9 @@ impl Index {
         drop(e);
         // Steps testing an atom decided by a hit carry the fact, so that
         // evaluation tests the stamp without reading the atom's entry.
-        let decided = &self.counting.decided;
+        let counting = &self.counting;
         for st in &mut self.code[code_start..] {
-            if st.test & ATOM != 0 && decided[(st.test & !ATOM) as usize] == Decided::Hit {
+            if st.test & ATOM != 0 && counting.decided(st.test & !ATOM) == Decided::Hit {
                 st.test |= HIT_ATOM;
             }
         }
@@ -574,7 +574,7 @@ impl Index {
         if a & HIT_ATOM != 0 {
             return seen.hit(a & !HIT_ATOM);
         }
-        match self.counting.decided[a as usize] {
+        match self.counting.decided(a) {
             Decided::Hit => return seen.hit(a),
             Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
             Decided::No => {}
