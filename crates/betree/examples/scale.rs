@@ -2,8 +2,9 @@
 //! clock: `cargo run --release -p betree --example scale -- PROFILE
 //! EXPRESSIONS EVENTS`, PROFILE `adtech` (issue 14's ad-targeting
 //! workload) or `dense` (the reference 128-boolean benchmark). Prints the
-//! build time, the index's memory, events per CPU second of `search`, and
-//! candidates and matches per event.
+//! build time, the index's memory, the counted search's total reductions
+//! (a change means the programs or the selection changed), events per CPU
+//! second of `search`, and candidates and matches per event.
 use std::time::Instant;
 
 use betree::workload::Adtech;

@@ -490,10 +490,10 @@ pub(crate) fn geo_distance_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64
 }
 
 /// Longest expression text accepted. Parsing, checking and indexing take
-/// about 12 bytes per byte of text (a long `or` chain of distinct
-/// predicates: ~170 bytes a predicate), so without a bound one large
+/// about 11 bytes per byte of text (a long `or` chain of distinct
+/// predicates: ~155 bytes a predicate), so without a bound one large
 /// expression exhausts an address-space cap and aborts the process; 16 MiB
-/// keeps it near 200 MB.
+/// keeps it near 190 MB.
 pub(crate) const MAX_EXPR_BYTES: usize = 16 << 20;
 
 /// Parses and type-checks `src` against `schema`, handing each predicate
