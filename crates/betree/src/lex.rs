@@ -244,7 +244,13 @@ impl<'a> Lexer<'a> {
                         j += 1;
                     }
                     let word = &self.src[i..j];
-                    let tok = match KEYWORDS.iter().find(|k| **k == word) {
+                    // A pass that keeps nothing needs no keyword either.
+                    let kw = if self.keep {
+                        KEYWORDS.iter().find(|k| **k == word)
+                    } else {
+                        None
+                    };
+                    let tok = match kw {
                         Some(k) => Tok::Kw(k),
                         None if self.keep => Tok::Ident(word.to_string()),
                         None => Tok::Ident(String::new()),
