@@ -2,8 +2,9 @@
 //! clock: `cargo run --release -p betree --example scale -- PROFILE
 //! EXPRESSIONS EVENTS`, PROFILE `adtech` (issue 14's ad-targeting
 //! workload) or `dense` (the reference 128-boolean benchmark). Prints the
-//! build time, the index's memory, events per CPU second of `search`, and
-//! candidates and matches per event.
+//! build time, the index's memory, the counted search's total reductions
+//! (a change means the programs or the selection changed), events per CPU
+//! second of `search`, and candidates and matches per event.
 use std::time::Instant;
 
 use betree::workload::Adtech;
@@ -61,14 +62,17 @@ fn main() -> betree::Result<()> {
         index.memory_bytes() as f64 / (1 << 20) as f64
     );
     let (mut cands, mut matches) = (0usize, 0usize);
+    let mut red_total = 0u64;
     for ev in &events {
         let mut it = index.search_iter(ev)?;
         let betree::SearchStep::Done(ids) = index.search_next(&mut it, u64::MAX) else {
             unreachable!("an unbounded step finishes")
         };
         cands += it.candidates();
+        red_total += it.reductions();
         matches += ids.len();
     }
+    println!("reductions {red_total}");
     let mut scratch = betree::Scratch::default();
     let mut out = Vec::new();
     for round in 0..3 {

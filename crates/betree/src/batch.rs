@@ -19,6 +19,9 @@ const LANES: usize = WORDS * 64;
 
 type Lane = [u64; WORDS];
 
+/// An atom not evaluated yet in this chunk.
+const NOT_DONE: u32 = u32::MAX;
+
 /// Stack depth a batch program can reach: one entry per level of the tree
 /// (bounded by the parser's depth limit) plus the accumulator's first push.
 const MAX_STACK: usize = MAX_DEPTH + 2;
@@ -26,8 +29,13 @@ const MAX_STACK: usize = MAX_DEPTH + 2;
 #[derive(Debug, Default)]
 struct Lanes {
     words: Vec<Lane>,
+    /// Per atom, where its value sits in `atom_words` (`NOT_DONE` until
+    /// evaluated). Only atoms with several references are kept: one used
+    /// once is evaluated where it is used (a lane per atom of the index
+    /// cost 64 bytes each, the largest allocation of a one-event search
+    /// over one large expression).
+    atom_at: Vec<u32>,
     atom_words: Vec<Lane>,
-    atom_done: Vec<bool>,
     stack: Vec<Lane>,
     cmask: Vec<Lane>,
     selection: crate::selection::Selection,
@@ -70,9 +78,9 @@ impl Index {
                 }
             }
         }
-        lanes.atom_done.clear();
-        lanes.atom_done.resize(self.atoms.len(), false);
-        lanes.atom_words.resize(self.atoms.len(), [0; WORDS]);
+        lanes.atom_at.clear();
+        lanes.atom_at.resize(self.atoms.len(), NOT_DONE);
+        lanes.atom_words.clear();
 
         // Candidate lanes per slot: each event's selection (the counting
         // index) marks its candidates' slots.
@@ -101,8 +109,8 @@ impl Index {
         let code = &self.bcode[start..start + slot.tree_len as usize];
         let Lanes {
             words,
+            atom_at,
             atom_words,
-            atom_done,
             stack,
             ..
         } = lanes;
@@ -122,7 +130,7 @@ impl Index {
                 words[o as usize]
             } else {
                 let a = (o & OPERAND) as usize;
-                if !atom_done[a] {
+                let eval = || {
                     let p = self.atoms.preds[a]
                         .as_ref()
                         .expect("programs reference live atoms");
@@ -130,10 +138,17 @@ impl Index {
                     for (lane, ev) in events.iter().enumerate() {
                         w[lane / 64] |= (p.eval(ev).0 as u64) << (lane % 64);
                     }
-                    atom_words[a] = w;
-                    atom_done[a] = true;
+                    w
+                };
+                if self.atoms.refs[a] == 1 {
+                    eval()
+                } else {
+                    if atom_at[a] == NOT_DONE {
+                        atom_at[a] = atom_words.len() as u32;
+                        atom_words.push(eval());
+                    }
+                    atom_words[atom_at[a] as usize]
                 }
-                atom_words[a]
             };
             match op {
                 bop::PUSH => {

@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use crate::domain::{AttrId, Schema};
 use crate::event::{Event, Value};
 use crate::expr::{Expr, Pred};
-use crate::parse::{CmpOp, SetOp};
+use crate::parse::{CmpOp, Node, SetOp};
 
 /// Marks a term that is a boolean bit slot rather than an atom.
 pub(crate) const BOOL_TERM: u32 = 1 << 31;
@@ -88,6 +88,17 @@ pub(crate) enum Decided {
     /// True exactly when its attribute is defined and a search did not hit
     /// it (`<>`, `not in`, `none of`, negated membership).
     Miss(AttrId),
+}
+
+impl Decided {
+    /// The 4-byte word [`Counting::decided`] stores (an enum took 8).
+    fn word(self) -> u32 {
+        match self {
+            Decided::No => 0,
+            Decided::Hit => 1,
+            Decided::Miss(attr) => 2 | (attr << 2),
+        }
+    }
 }
 
 /// A comparison threshold: the predicate `x > v`/`x >= v` (lower side) or
@@ -333,13 +344,13 @@ pub(crate) struct Counting {
     pub(crate) probes: Vec<AttrId>,
     /// Key lists: the atoms registered under one value; emptied ones are
     /// reused (positions in `free_lists`).
-    pub(crate) lists: Vec<Vec<u32>>,
+    pub(crate) lists: AtomLists,
     /// Per key list: the posting entries of the expressions with a
     /// [`KEY_TERM`] conjunct registered under that value.
     pub(crate) key_post: Vec<Vec<u32>>,
     free_lists: Vec<u32>,
-    /// Per atom id: how evaluation decides it.
-    pub(crate) decided: Vec<Decided>,
+    /// Per atom id: how evaluation decides it, as [`Decided::word`]s.
+    decided: Vec<u32>,
     /// Per boolean slot: its posting.
     pub(crate) bool_post: Vec<Vec<u32>>,
     /// Per boolean slot: its attribute.
@@ -368,6 +379,17 @@ impl Counting {
         }
     }
 
+    /// How evaluation decides atom `a`.
+    #[inline]
+    pub(crate) fn decided(&self, a: u32) -> Decided {
+        let w = self.decided[a as usize];
+        match w & 3 {
+            0 => Decided::No,
+            1 => Decided::Hit,
+            _ => Decided::Miss(w >> 2),
+        }
+    }
+
     fn use_attr(&mut self, attr: AttrId) {
         let a = &mut self.attrs[attr as usize];
         a.uses += 1;
@@ -391,20 +413,21 @@ impl Counting {
     pub(crate) fn register(&mut self, atom: u32, p: &Pred) {
         let a = atom as usize;
         if self.decided.len() <= a {
-            self.decided.resize(a + 1, Decided::No);
+            self.decided.resize(a + 1, Decided::No.word());
         }
         // Ranges are posted per expression into the thresholds instead
         // (see `post`), and evaluated: a comparison costs no more than a
         // stamp test.
         let Some((attr, keys, positive)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
-            self.decided[a] = Decided::No;
+            self.decided[a] = Decided::No.word();
             return;
         };
         self.decided[a] = if positive {
             Decided::Hit
         } else {
             Decided::Miss(attr)
-        };
+        }
+        .word();
         self.use_attr(attr);
         let Counting {
             attrs,
@@ -413,11 +436,8 @@ impl Counting {
             ..
         } = self;
         let k = &mut attrs[attr as usize];
-        let new_list = |lists: &mut Vec<Vec<u32>>, free_lists: &mut Vec<u32>| {
-            free_lists.pop().unwrap_or_else(|| {
-                lists.push(Vec::new());
-                lists.len() as u32 - 1
-            })
+        let new_list = |lists: &mut AtomLists, free_lists: &mut Vec<u32>| {
+            free_lists.pop().unwrap_or_else(|| lists.add())
         };
         match keys {
             Keys::Ints(vs) => {
@@ -430,7 +450,7 @@ impl Counting {
                             l
                         }
                     };
-                    push_once(&mut lists[l as usize], atom);
+                    lists.push_once(l, atom);
                 }
             }
             Keys::Strs(vs) => {
@@ -443,7 +463,7 @@ impl Counting {
                             l
                         }
                     };
-                    push_once(&mut lists[l as usize], atom);
+                    lists.push_once(l, atom);
                 }
             }
             Keys::Int { .. } | Keys::Float { .. } => unreachable!("ranges are not registered"),
@@ -453,10 +473,10 @@ impl Counting {
     /// Undoes [`Counting::register`] for an atom being freed.
     pub(crate) fn unregister(&mut self, atom: u32, p: &Pred) {
         let a = atom as usize;
-        if self.decided[a] == Decided::No {
+        if self.decided(atom) == Decided::No {
             return;
         }
-        self.decided[a] = Decided::No;
+        self.decided[a] = Decided::No.word();
         let Some((attr, keys, _)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
             return;
         };
@@ -468,9 +488,7 @@ impl Counting {
         } = self;
         let k = &mut attrs[attr as usize];
         let mut drop_from = |l: u32| {
-            let list = &mut lists[l as usize];
-            list.retain(|&x| x != atom);
-            let empty = list.is_empty();
+            let empty = lists.remove(l, atom);
             if empty {
                 free_lists.push(l);
             }
@@ -500,45 +518,47 @@ impl Counting {
         self.unuse_attr(attr);
     }
 
-    /// The indexed conjuncts of `e`, whose predicates' atoms `atom_of`
-    /// gives: distinct terms, at most [`MAX_NEED`].
-    pub(crate) fn conjunct_terms(
-        &self,
-        e: &Expr,
-        atom_of: &mut dyn FnMut(&Pred) -> Option<u32>,
-    ) -> Vec<u32> {
+    /// The indexed conjuncts of `e`, whose predicate leaves are atoms of
+    /// `preds` (the atom table): distinct terms, at most [`MAX_NEED`].
+    pub(crate) fn conjunct_terms(&self, e: &Expr, preds: &[Option<Pred>]) -> Vec<u32> {
         let mut out = Vec::new();
         let mut list_attrs = Vec::new();
-        let mut stack = vec![e];
-        while let Some(e) = stack.pop() {
-            let t = match e {
-                Expr::And(a, b) => {
+        let mut stack = vec![e.root];
+        while let Some(r) = stack.pop() {
+            let t = match e.node(r) {
+                Node::And(a, b) => {
                     stack.push(b);
                     stack.push(a);
                     continue;
                 }
-                Expr::Bool(slot) => Some(BOOL_TERM | slot),
-                Expr::Pred(p) if range_of(p).is_some() => atom_of(p).map(|a| RANGE_TERM | a),
-                Expr::Pred(p) => match atom_of(p).map(|a| (a, self.decided[a as usize])) {
-                    Some((_, Decided::Miss(attr))) => Some(DEFINED_TERM | attr),
-                    Some((a, Decided::Hit)) => Some(match p {
-                        Pred::IntCmp { .. }
-                        | Pred::StrCmp { .. }
-                        | Pred::IntIn { .. }
-                        | Pred::StrIn { .. } => KEY_TERM | a,
-                        _ => {
-                            // One list conjunct per attribute: its hits
-                            // are deduplicated per attribute.
-                            let attr = keys_of(p).expect("a registered predicate").0;
-                            if list_attrs.contains(&attr) {
-                                continue;
-                            }
-                            list_attrs.push(attr);
-                            LIST_TERM | a
+                Node::Bool(slot) => Some(BOOL_TERM | slot),
+                Node::Pred(a) => {
+                    let p = preds[a as usize].as_ref().expect("live atom");
+                    if range_of(p).is_some() {
+                        Some(RANGE_TERM | a)
+                    } else {
+                        match self.decided(a) {
+                            Decided::Miss(attr) => Some(DEFINED_TERM | attr),
+                            Decided::Hit => Some(match p {
+                                Pred::IntCmp { .. }
+                                | Pred::StrCmp { .. }
+                                | Pred::IntIn { .. }
+                                | Pred::StrIn { .. } => KEY_TERM | a,
+                                _ => {
+                                    // One list conjunct per attribute: its hits
+                                    // are deduplicated per attribute.
+                                    let attr = keys_of(p).expect("a registered predicate").0;
+                                    if list_attrs.contains(&attr) {
+                                        continue;
+                                    }
+                                    list_attrs.push(attr);
+                                    LIST_TERM | a
+                                }
+                            }),
+                            Decided::No => None,
                         }
-                    }),
-                    _ => None,
-                },
+                    }
+                }
                 _ => None,
             };
             if let Some(t) = t
@@ -777,7 +797,7 @@ impl Counting {
     #[inline]
     pub(crate) fn span_terms<'a>(&'a self, span: Span, loose: &'a [u32]) -> SpanTerms<'a> {
         match span {
-            Span::Stamp(l) => SpanTerms::Stamp(&self.lists[l as usize]),
+            Span::Stamp(l) => SpanTerms::Stamp(self.lists.get(l)),
             Span::KeyEntries(l) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::ListEntries(l, _) => SpanTerms::Entries(&self.key_post[l as usize]),
             Span::Undefined(attr) => SpanTerms::Entries(&self.attrs[attr as usize].undef),
@@ -815,8 +835,9 @@ impl Counting {
             n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes() + k.undef.capacity() * 4;
             n += k.flt_lo.heap_bytes() + k.flt_hi.heap_bytes();
         }
-        n += self.probes.capacity() * 4 + vecs(&self.lists) + self.free_lists.capacity() * 4;
-        n += self.decided.capacity() * size_of::<Decided>();
+        n += self.lists.heap_bytes();
+        n += self.probes.capacity() * 4 + self.free_lists.capacity() * 4;
+        n += self.decided.capacity() * 4;
         n += vecs(&self.bool_post) + vecs(&self.key_post);
         n += self.bool_attr.capacity() * 4 + (self.scan.capacity() + self.gated.capacity()) * 4;
         n
@@ -839,9 +860,99 @@ fn counted(terms: &[u32]) -> u32 {
         .count() as u32
 }
 
-fn push_once(list: &mut Vec<u32>, atom: u32) {
-    if list.last() != Some(&atom) {
-        list.push(atom);
+/// The key lists: per list, the atoms registered under one value. Most
+/// values have one atom (a long `or` of equalities has ~300,000 such
+/// values), held in the list's 4-byte word; a longer list's word points
+/// into `many`. A `Vec` per list cost 24 bytes plus a 32-byte allocation.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AtomLists {
+    /// Per list: an atom id, [`MANY`] | an index into `many`, or [`EMPTY`].
+    words: Vec<u32>,
+    many: Vec<Vec<u32>>,
+    /// Positions in `many` free for reuse.
+    free_many: Vec<u32>,
+}
+
+/// Flag of a list word pointing into [`AtomLists::many`]; atom ids stay
+/// below it (they are below `HIT_ATOM`, `1 << 30`).
+const MANY: u32 = 1 << 31;
+/// The word of an empty list.
+const EMPTY: u32 = u32::MAX;
+
+impl AtomLists {
+    /// A new empty list.
+    fn add(&mut self) -> u32 {
+        self.words.push(EMPTY);
+        self.words.len() as u32 - 1
+    }
+
+    /// The atoms of list `l`.
+    #[inline]
+    pub(crate) fn get(&self, l: u32) -> &[u32] {
+        let w = &self.words[l as usize];
+        match *w {
+            EMPTY => &[],
+            m if m & MANY != 0 => &self.many[(m & !MANY) as usize],
+            _ => std::slice::from_ref(w),
+        }
+    }
+
+    /// Adds `atom` to list `l` unless it was the last one added.
+    fn push_once(&mut self, l: u32, atom: u32) {
+        let w = self.words[l as usize];
+        if w == EMPTY {
+            self.words[l as usize] = atom;
+        } else if w & MANY != 0 {
+            let v = &mut self.many[(w & !MANY) as usize];
+            if v.last() != Some(&atom) {
+                v.push(atom);
+            }
+        } else if w != atom {
+            let pair = vec![w, atom];
+            let m = match self.free_many.pop() {
+                Some(m) => {
+                    self.many[m as usize] = pair;
+                    m
+                }
+                None => {
+                    self.many.push(pair);
+                    self.many.len() as u32 - 1
+                }
+            };
+            self.words[l as usize] = MANY | m;
+        }
+    }
+
+    /// Removes every occurrence of `atom` from list `l`; returns whether
+    /// the list is now empty.
+    fn remove(&mut self, l: u32, atom: u32) -> bool {
+        let w = self.words[l as usize];
+        if w & MANY == 0 {
+            if w == atom {
+                self.words[l as usize] = EMPTY;
+            }
+        } else if w != EMPTY {
+            let v = &mut self.many[(w & !MANY) as usize];
+            v.retain(|&x| x != atom);
+            if v.is_empty() {
+                *v = Vec::new();
+                self.free_many.push(w & !MANY);
+                self.words[l as usize] = EMPTY;
+            }
+        }
+        self.words[l as usize] == EMPTY
+    }
+
+    /// Whether every list is empty.
+    #[cfg(test)]
+    pub(crate) fn all_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == EMPTY)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.words.capacity() + self.free_many.capacity()) * 4
+            + self.many.capacity() * size_of::<Vec<u32>>()
+            + self.many.iter().map(|v| v.capacity() * 4).sum::<usize>()
     }
 }
 

@@ -4,7 +4,7 @@
 
 use crate::domain::{AttrId, AttrType, Bounds, Schema};
 use crate::event::{Event, Value, article};
-use crate::parse::{Arg, Ast, AttrRef, CmpOp, Lit, PredAst, SetOp, parse};
+use crate::parse::{Arg, AttrRef, CmpOp, Lit, Node, PredAst, Ref, SetOp, parse};
 use crate::{Error, Result};
 
 /// Ids that `within_frequency_cap` needs from the expression's owner (the C
@@ -92,27 +92,41 @@ pub(crate) enum Pred {
         id: i64,
         seconds: i64,
     },
-    FreqCap {
-        attr: AttrId,
-        now: AttrId,
-        kind: String,
-        id: u32,
-        ns: String,
-        value: i64,
-        length: i64,
-    },
-    Geo {
-        lat: AttrId,
-        lon: AttrId,
-        clat: f64,
-        clon: f64,
-        km: f64,
-    },
+    /// Boxed, as the next: rare and the largest, they would make every
+    /// predicate of the atom table (~300,000 for a 4 MiB expression) 80
+    /// bytes instead of 32.
+    FreqCap(Box<CapTest>),
+    Geo(Box<GeoTest>),
     Str {
         attr: AttrId,
         op: StrOp,
         s: String,
     },
+}
+
+// The atom table holds one `Pred` per distinct predicate.
+const _: () = assert!(size_of::<Pred>() <= 32);
+
+/// `within_frequency_cap`'s test.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct CapTest {
+    attr: AttrId,
+    now: AttrId,
+    kind: String,
+    id: u32,
+    ns: String,
+    value: i64,
+    length: i64,
+}
+
+/// `geo_within_radius`'s test.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct GeoTest {
+    lat: AttrId,
+    lon: AttrId,
+    clat: f64,
+    clon: f64,
+    km: f64,
 }
 
 impl Pred {
@@ -140,22 +154,28 @@ impl Pred {
                 id,
                 seconds,
             } => (attr, now, before, id, seconds).hash(h),
-            Pred::FreqCap {
-                attr,
-                now,
-                kind,
-                id,
-                ns,
-                value,
-                length,
-            } => (attr, now, kind, id, ns, value, length).hash(h),
-            Pred::Geo {
-                lat,
-                lon,
-                clat,
-                clon,
-                km,
-            } => (lat, lon, clat.to_bits(), clon.to_bits(), km.to_bits()).hash(h),
+            Pred::FreqCap(c) => {
+                let CapTest {
+                    attr,
+                    now,
+                    kind,
+                    id,
+                    ns,
+                    value,
+                    length,
+                } = &**c;
+                (attr, now, kind, id, ns, value, length).hash(h)
+            }
+            Pred::Geo(g) => {
+                let GeoTest {
+                    lat,
+                    lon,
+                    clat,
+                    clon,
+                    km,
+                } = &**g;
+                (lat, lon, clat.to_bits(), clon.to_bits(), km.to_bits()).hash(h)
+            }
             Pred::Str { attr, op, s } => (attr, op, s).hash(h),
         }
     }
@@ -173,42 +193,40 @@ impl Pred {
                     v: v2,
                 },
             ) => attr == a2 && op == o2 && v.to_bits() == v2.to_bits(),
-            (
-                Pred::Geo {
-                    lat,
-                    lon,
-                    clat,
-                    clon,
-                    km,
-                },
-                Pred::Geo {
-                    lat: l2,
-                    lon: o2,
-                    clat: c2,
-                    clon: d2,
-                    km: k2,
-                },
-            ) => {
-                lat == l2
-                    && lon == o2
-                    && clat.to_bits() == c2.to_bits()
-                    && clon.to_bits() == d2.to_bits()
-                    && km.to_bits() == k2.to_bits()
+            (Pred::Geo(a), Pred::Geo(b)) => {
+                a.lat == b.lat
+                    && a.lon == b.lon
+                    && a.clat.to_bits() == b.clat.to_bits()
+                    && a.clon.to_bits() == b.clon.to_bits()
+                    && a.km.to_bits() == b.km.to_bits()
             }
             _ => self == other,
         }
     }
 }
 
-/// A checked expression.
+/// A checked expression, flat: its shape, `and`/`or`/`not` nodes whose
+/// operands are [`Ref`]s, 8 bytes a node (a tree of boxed nodes took ~100
+/// bytes per leaf). Its predicates are not in it: each was handed over as
+/// it was read, and the leaf holds the number given back (the index's
+/// atom id).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Expr {
-    Const(bool),
-    /// A bare boolean attribute, by boolean bit slot.
+pub(crate) struct Expr {
+    pub nodes: Vec<[Ref; 2]>,
+    pub root: Ref,
+}
+
+impl Expr {
+    /// What `r` is.
+    #[inline]
+    pub(crate) fn node(&self, r: Ref) -> Node {
+        r.node(&self.nodes)
+    }
+}
+
+/// A checked leaf.
+enum Leaf {
     Bool(u32),
-    Not(Box<Expr>),
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
     Pred(Pred),
 }
 
@@ -296,39 +314,25 @@ impl Pred {
                 }
                 _ => (false, 0),
             },
-            FreqCap {
-                attr,
-                now,
-                kind,
-                id,
-                ns,
-                value,
-                length,
-            } => match (ev.get(*attr), ev.get(*now)) {
+            FreqCap(c) => match (ev.get(c.attr), ev.get(c.now)) {
                 // C's `match_special_expr` answers true for an empty cap
                 // list before it even looks at `now`.
                 (Some(Value::FrequencyCaps(caps)), _) if caps.is_empty() => (true, 0),
                 (Some(Value::FrequencyCaps(caps)), Some(Value::Int(now))) => {
                     let pos = caps
                         .iter()
-                        .position(|c| c.id == *id && c.kind == *kind && c.namespace == *ns);
+                        .position(|f| f.id == c.id && f.kind == c.kind && f.namespace == c.ns);
                     let r = match pos {
                         None => true,
-                        Some(p) => within_cap(&caps[p], *value, *length, *now),
+                        Some(p) => within_cap(&caps[p], c.value, c.length, *now),
                     };
                     (r, steps(pos, caps.len()))
                 }
                 _ => (false, 0),
             },
-            Geo {
-                lat,
-                lon,
-                clat,
-                clon,
-                km,
-            } => match (ev.get(*lat), ev.get(*lon)) {
+            Geo(g) => match (ev.get(g.lat), ev.get(g.lon)) {
                 (Some(Value::Float(a)), Some(Value::Float(o))) => {
-                    (geo_distance_km(*clat, *clon, *a, *o) <= *km, 0)
+                    (geo_distance_km(g.clat, g.clon, *a, *o) <= g.km, 0)
                 }
                 _ => (false, 0),
             },
@@ -486,13 +490,21 @@ pub(crate) fn geo_distance_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64
 }
 
 /// Longest expression text accepted. Parsing, checking and indexing take
-/// tens of bytes per byte of text (a long `or` chain of distinct
-/// predicates: ~30x), so without a bound one large expression exhausts the
-/// address space and aborts the process; 16 MiB keeps it under ~600 MB.
+/// about 11 bytes per byte of text (a long `or` chain of distinct
+/// predicates: ~155 bytes a predicate), so without a bound one large
+/// expression exhausts an address-space cap and aborts the process; 16 MiB
+/// keeps it near 190 MB.
 pub(crate) const MAX_EXPR_BYTES: usize = 16 << 20;
 
-/// Parses and type-checks `src` against `schema`.
-pub(crate) fn compile_source(schema: &Schema, src: &str, consts: &Constants) -> Result<Expr> {
+/// Parses and type-checks `src` against `schema`, handing each predicate
+/// to `pred` in text order (until the first type error; nothing after a
+/// syntax error), whose returned number its leaf keeps.
+pub(crate) fn compile_source(
+    schema: &Schema,
+    src: &str,
+    consts: &Constants,
+    pred: &mut dyn FnMut(Pred) -> u32,
+) -> Result<Expr> {
     if src.len() > MAX_EXPR_BYTES {
         return Err(Error::Parse {
             col: 1,
@@ -500,8 +512,28 @@ pub(crate) fn compile_source(schema: &Schema, src: &str, consts: &Constants) -> 
             found: format!("{} bytes", src.len()),
         });
     }
-    let ast = parse(src)?;
-    Checker { schema, consts }.expr(&ast)
+    let checker = Checker { schema, consts };
+    // Type errors wait for the end of parsing: a syntax error anywhere
+    // comes first, and then the first type error in text order, as when
+    // the whole text was parsed before checking.
+    let mut type_error = None;
+    let (nodes, root) = parse(src, &mut |p| {
+        if type_error.is_some() {
+            return Ref::constant(false);
+        }
+        match checker.pred(&p) {
+            Ok(Leaf::Bool(slot)) => Ref::boolean(slot),
+            Ok(Leaf::Pred(p)) => Ref::pred(pred(p) as usize),
+            Err(e) => {
+                type_error = Some(e);
+                Ref::constant(false)
+            }
+        }
+    })?;
+    if let Some(e) = type_error {
+        return Err(e);
+    }
+    Ok(Expr { nodes, root })
 }
 
 struct Checker<'a> {
@@ -517,16 +549,6 @@ fn terr(col: usize, msg: impl Into<String>) -> Error {
 }
 
 impl Checker<'_> {
-    fn expr(&self, ast: &Ast) -> Result<Expr> {
-        Ok(match ast {
-            Ast::Const(b) => Expr::Const(*b),
-            Ast::Not(e) => Expr::Not(Box::new(self.expr(e)?)),
-            Ast::And(a, b) => Expr::And(Box::new(self.expr(a)?), Box::new(self.expr(b)?)),
-            Ast::Or(a, b) => Expr::Or(Box::new(self.expr(a)?), Box::new(self.expr(b)?)),
-            Ast::Pred(p) => self.pred(p)?,
-        })
-    }
-
     fn attr(&self, a: &AttrRef) -> Result<(AttrId, AttrType)> {
         let id = self
             .schema
@@ -595,9 +617,9 @@ impl Checker<'_> {
         )
     }
 
-    fn pred(&self, p: &PredAst) -> Result<Expr> {
+    fn pred(&self, p: &PredAst) -> Result<Leaf> {
         use AttrType as T;
-        Ok(Expr::Pred(match p {
+        Ok(Leaf::Pred(match p {
             PredAst::Bare(a) => {
                 let (id, ty) = self.attr(a)?;
                 if ty != T::Bool {
@@ -614,7 +636,7 @@ impl Checker<'_> {
                     .schema
                     .bool_slot(id)
                     .expect("boolean attributes have a slot");
-                return Ok(Expr::Bool(slot));
+                return Ok(Leaf::Bool(slot));
             }
             PredAst::Cmp(a, op, lit, col) => {
                 let (id, ty) = self.attr(a)?;
@@ -962,7 +984,7 @@ impl Checker<'_> {
                 };
                 let attr = self.named("frequency_caps", AttrType::FrequencyCaps, col, name)?;
                 let now = self.named("now", AttrType::Int, col, name)?;
-                Ok(Pred::FreqCap {
+                Ok(Pred::FreqCap(Box::new(CapTest {
                     attr,
                     now,
                     kind,
@@ -972,7 +994,7 @@ impl Checker<'_> {
                     // `size_t`: values it would wrap are refused here.
                     value: ranged(v, int(v, "value")?, "value", 0, u32::MAX.into())?,
                     length: ranged(len, int(len, "length")?, "length", 0, i64::MAX)?,
-                })
+                })))
             }
             "segment_within" | "segment_before" => {
                 let (attr, id, secs) = match args {
@@ -1017,13 +1039,13 @@ impl Checker<'_> {
                 let [la, lo, km] = args else {
                     return Err(arity("latitude, longitude, radius in km"));
                 };
-                Ok(Pred::Geo {
+                Ok(Pred::Geo(Box::new(GeoTest {
                     lat: self.named("latitude", AttrType::Float, col, name)?,
                     lon: self.named("longitude", AttrType::Float, col, name)?,
                     clat: num(la, "latitude")?,
                     clon: num(lo, "longitude")?,
                     km: num(km, "radius")?,
-                })
+                })))
             }
             _ => {
                 let op = match name {
@@ -1073,21 +1095,6 @@ fn arg_col(a: &Arg) -> usize {
     }
 }
 
-impl Expr {
-    /// Calls `f` for every predicate of the expression.
-    pub(crate) fn visit_preds(&self, f: &mut dyn FnMut(&Pred)) {
-        match self {
-            Expr::Const(_) | Expr::Bool(_) => {}
-            Expr::Not(e) => e.visit_preds(f),
-            Expr::And(a, b) | Expr::Or(a, b) => {
-                a.visit_preds(f);
-                b.visit_preds(f);
-            }
-            Expr::Pred(p) => f(p),
-        }
-    }
-}
-
 impl Pred {
     /// Heap bytes owned by the predicate (its strings and value sets).
     pub(crate) fn heap_bytes(&self) -> usize {
@@ -1102,7 +1109,8 @@ impl Pred {
             Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => strs(set),
             Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => v.capacity(),
             Pred::Str { s, .. } => s.capacity(),
-            Pred::FreqCap { kind, ns, .. } => kind.capacity() + ns.capacity(),
+            Pred::FreqCap(c) => size_of::<CapTest>() + c.kind.capacity() + c.ns.capacity(),
+            Pred::Geo(_) => size_of::<GeoTest>(),
             _ => 0,
         }
     }

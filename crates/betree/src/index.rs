@@ -19,8 +19,8 @@ use std::collections::{HashMap, HashSet};
 use crate::counting::{Counting, Decided};
 use crate::domain::{AttrId, Bounds, Schema};
 use crate::event::Event;
-use crate::expr::{Constants, Expr, Pred, compile_source};
-use crate::program::{ACCEPT, ATOM, Compiled, Memo, REJECT, Step, compile};
+use crate::expr::{Constants, Pred, compile_source};
+use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step, compile};
 use crate::selection::{Seen, Selection};
 use crate::{Error, Result};
 
@@ -37,7 +37,6 @@ pub(crate) struct Slot {
     /// Batch program (see [`crate::program::bop`]).
     pub tree_start: u32,
     pub tree_len: u32,
-    pub atoms: Vec<u32>,
     /// Terms the expression is posted under in the counting index.
     pub terms: Vec<u32>,
 }
@@ -72,22 +71,23 @@ impl Atoms {
     }
 
     /// The atom of `p`, and whether it is new.
-    fn intern(&mut self, p: &Pred) -> (u32, bool) {
-        if let Some(id) = self.find(p) {
+    fn intern(&mut self, p: Pred) -> (u32, bool) {
+        if let Some(id) = self.find(&p) {
             self.refs[id as usize] += 1;
             return (id, false);
         }
+        let hash = atom_hash(&p);
         let id = if let Some(id) = self.free.pop() {
-            self.preds[id as usize] = Some(p.clone());
+            self.preds[id as usize] = Some(p);
             self.refs[id as usize] = 1;
             id
         } else {
-            self.preds.push(Some(p.clone()));
+            self.preds.push(Some(p));
             self.refs.push(1);
             self.preds.len() as u32 - 1
         };
         let preds = &self.preds;
-        self.by_pred.insert_unique(atom_hash(p), id, |&i| {
+        self.by_pred.insert_unique(hash, id, |&i| {
             atom_hash(preds[i as usize].as_ref().expect("tabled atoms are live"))
         });
         (id, true)
@@ -203,44 +203,54 @@ impl Index {
         if self.by_id.contains_key(&id) {
             return Err(Error::DuplicateId(id));
         }
-        let e = compile_source(&self.schema, expr, consts)?;
-        self.check_strings(&e)?;
+        // Each predicate is interned as it is read, so the expression never
+        // holds a copy of its predicates beside the atom table's; a failed
+        // insert gives its atoms back.
         let mut atoms = Vec::new();
-        let table = &mut self.atoms;
-        let counting = &mut self.counting;
-        let c: Compiled = compile(&e, &mut |p| {
+        let (table, counting) = (&mut self.atoms, &mut self.counting);
+        let parsed = compile_source(&self.schema, expr, consts, &mut |p| {
             let (a, new) = table.intern(p);
             if new {
+                let p = table.preds[a as usize].as_ref().expect("just interned");
                 counting.register(a, p);
             }
             atoms.push(a);
             a
         });
-        let table = &self.atoms;
-        let terms = self.counting.conjunct_terms(&e, &mut |p| table.find(p));
+        let e = match parsed.and_then(|e| self.check_strings(&atoms).map(|()| e)) {
+            Ok(e) => e,
+            Err(err) => {
+                self.release(&atoms);
+                return Err(err);
+            }
+        };
+        for &a in &atoms {
+            let p = self.atoms.preds[a as usize].as_ref().expect("live atom");
+            self.longest_set = self.longest_set.max(p.set_len());
+        }
+        let code_start = self.code.len();
+        let tree_start = self.bcode.len();
+        let entry = compile(&e, &mut self.code, &mut self.bcode);
+        let terms = self.counting.conjunct_terms(&e, &self.atoms.preds);
+        drop(e);
+        // Steps testing an atom decided by a hit carry the fact, so that
+        // evaluation tests the stamp without reading the atom's entry.
+        let counting = &self.counting;
+        for st in &mut self.code[code_start..] {
+            if st.test & ATOM != 0 && counting.decided(st.test & !ATOM) == Decided::Hit {
+                st.test |= HIT_ATOM;
+            }
+        }
         let slot = Slot {
             id,
             live: true,
-            code_start: self.code.len() as u32,
-            code_len: c.steps.len() as u32,
-            entry: c.entry,
-            tree_start: self.bcode.len() as u32,
-            tree_len: c.batch.len() as u32,
-            atoms,
+            code_start: code_start as u32,
+            code_len: (self.code.len() - code_start) as u32,
+            entry,
+            tree_start: tree_start as u32,
+            tree_len: (self.bcode.len() - tree_start) as u32,
             terms,
         };
-        // Steps testing an atom decided by a hit carry the fact, so that
-        // evaluation tests the stamp without reading the atom's entry.
-        let decided = &self.counting.decided;
-        self.code.extend(c.steps.iter().map(|st| {
-            let mut st = *st;
-            if st.test & ATOM != 0 && decided[(st.test & !ATOM) as usize] == Decided::Hit {
-                st.test |= HIT_ATOM;
-            }
-            st
-        }));
-        self.bcode.extend_from_slice(&c.batch);
-        e.visit_preds(&mut |p| self.longest_set = self.longest_set.max(p.set_len()));
         let s = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s as usize] = slot;
@@ -258,13 +268,27 @@ impl Index {
         Ok(())
     }
 
-    fn check_strings(&mut self, e: &Expr) -> Result<()> {
+    /// Gives back one reference to each of `atoms`, unregistering those
+    /// freed.
+    fn release(&mut self, atoms: &[u32]) {
+        for &a in atoms {
+            if let Some(p) = self.atoms.release(a) {
+                self.counting.unregister(a, &p);
+            }
+        }
+    }
+
+    fn check_strings(&mut self, atoms: &[u32]) -> Result<()> {
         let mut err = None;
         let schema = &self.schema;
         let strings = &mut self.strings;
-        e.visit_preds(&mut |p| {
+        let preds = &self.atoms.preds;
+        for p in atoms
+            .iter()
+            .map(|&a| preds[a as usize].as_ref().expect("live atom"))
+        {
             if err.is_some() {
-                return;
+                break;
             }
             if let Some((attr, vals)) = p.strings() {
                 let d = schema.domain(attr);
@@ -283,7 +307,7 @@ impl Index {
                     }
                 }
             }
-        });
+        }
         err.map_or(Ok(()), Err)
     }
 
@@ -306,16 +330,20 @@ impl Index {
                 entry: REJECT,
                 tree_start: 0,
                 tree_len: 0,
-                atoms: Vec::new(),
                 terms: Vec::new(),
             },
         );
         self.counting.unpost(s, &slot.terms, &self.atoms.preds);
-        for a in &slot.atoms {
-            if let Some(p) = self.atoms.release(*a) {
-                self.counting.unregister(*a, &p);
-            }
-        }
+        // The expression's atoms, one per predicate leaf, are the atom tests
+        // of its jump program (every leaf has exactly one step), so the slot
+        // keeps no list of them.
+        let (cs, cl) = (slot.code_start as usize, slot.code_len as usize);
+        let atoms: Vec<u32> = self.code[cs..cs + cl]
+            .iter()
+            .filter(|st| st.test & ATOM != 0)
+            .map(|st| st.test & !(ATOM | HIT_ATOM))
+            .collect();
+        self.release(&atoms);
         self.free_slots.push(s);
         self.garbage += (slot.code_len + slot.tree_len) as usize;
         if self.garbage > 1024 && self.garbage * 2 > self.code.len() + self.bcode.len() {
@@ -546,7 +574,7 @@ impl Index {
         if a & HIT_ATOM != 0 {
             return seen.hit(a & !HIT_ATOM);
         }
-        match self.counting.decided[a as usize] {
+        match self.counting.decided(a) {
             Decided::Hit => return seen.hit(a),
             Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
             Decided::No => {}
@@ -583,7 +611,7 @@ impl Index {
         n += vec(&self.code) + vec(&self.bcode);
         n += vec(&self.slots);
         for slot in &self.slots {
-            n += vec(&slot.atoms) + vec(&slot.terms);
+            n += vec(&slot.terms);
         }
         n += map(&self.by_id) + vec(&self.free_slots);
         n += vec(&self.order) + vec(&self.required);
@@ -714,6 +742,34 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_insert_leaves_no_atom_behind() {
+        let mut index = Index::new(schema());
+        index.insert(1, "i = 3").unwrap();
+        // Predicates are interned as they are read: a type error after
+        // two of them (one shared with expression 1), a syntax error after
+        // two, a type error after a set, a boolean and a list test.
+        for bad in [
+            "i = 3 and i = 4 and il = 5",
+            "i = 4 or i = 5 and (",
+            "i in (7, 8) or b or il one of (1) or i = \"x\"",
+        ] {
+            index.insert(2, bad).unwrap_err();
+            assert_eq!(index.atoms.preds.iter().flatten().count(), 1, "{bad}");
+            assert_eq!(index.atoms.refs.iter().sum::<u32>(), 1, "{bad}");
+            assert_eq!(index.counting.probes, vec![0], "{bad}");
+        }
+        // The shared atom has one reference left: deleting 1 frees it.
+        index.delete(1).unwrap();
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
+        assert!(index.counting.probes.is_empty());
+        assert!(index.counting.lists.all_empty());
+        index.insert(2, "i = 4 or il one of (1)").unwrap();
+        let s = index.schema().clone();
+        let ev = EventBuilder::new(&s).int("i", 4).unwrap().build();
+        assert_eq!(index.search(&ev).unwrap(), vec![2]);
+    }
+
+    #[test]
     fn memory_counts_what_predicates_and_keys_hold() {
         let schema = Schema::from_domains([Domain::new("s", AttrType::Str, true)]).unwrap();
         let mut index = Index::new(schema);
@@ -787,7 +843,7 @@ mod tests {
         }
         let c = &index.counting;
         assert!(c.scan.is_empty() && c.gated.is_empty() && c.probes.is_empty());
-        assert!(c.lists.iter().all(Vec::is_empty));
+        assert!(c.lists.all_empty());
         assert!(c.bool_post.iter().all(Vec::is_empty));
         assert_eq!(c.threshold_count(0), 0);
         assert!(index.search(&ev).unwrap().is_empty());

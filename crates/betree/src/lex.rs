@@ -59,160 +59,215 @@ pub(crate) struct Token {
     pub col: usize,
 }
 
-/// Splits `src` into tokens, ending with [`Tok::Eof`].
-pub(crate) fn lex(src: &str) -> Result<Vec<Token>> {
-    let chars: Vec<char> = src.chars().collect();
-    let mut out = Vec::with_capacity(chars.len() / 3 + 1);
-    let mut i = 0;
-    let err = |col: usize, expected: &str, found: String| Error::Parse {
-        col,
-        expected: expected.to_string(),
-        found,
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let col = i + 1;
-        if c.is_whitespace() {
-            i += 1;
-            continue;
+/// A pull lexer over `src`: one token at a time, so that a long expression
+/// is never held as a vector of characters or of tokens (that took about
+/// 4 + 13 bytes per byte of text).
+pub(crate) struct Lexer<'a> {
+    src: &'a str,
+    /// Byte offset of the next character.
+    i: usize,
+    /// 1-based column (in characters) of the byte at `i`.
+    col: usize,
+    /// Whether identifiers and strings keep their text: a pass that only
+    /// looks for lexical errors builds none.
+    keep: bool,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `src`; `keep` as the field says.
+    pub(crate) fn new(src: &'a str, keep: bool) -> Self {
+        Lexer {
+            src,
+            i: 0,
+            col: 1,
+            keep,
         }
-        let two = |n: char| chars.get(i + 1) == Some(&n);
-        let (tok, len) = match c {
-            '(' => (Tok::LParen, 1),
-            ')' => (Tok::RParen, 1),
-            ',' => (Tok::Comma, 1),
-            '=' => (Tok::Eq, 1),
-            '<' if two('=') => (Tok::Le, 2),
-            '<' if two('>') => (Tok::Ne, 2),
-            '<' => (Tok::Lt, 1),
-            '>' if two('=') => (Tok::Ge, 2),
-            '>' => (Tok::Gt, 1),
-            '&' if two('&') => (Tok::AndAnd, 2),
-            '|' if two('|') => (Tok::OrOr, 2),
-            '&' => return Err(err(col, "`&&`", "`&`".into())),
-            '|' => return Err(err(col, "`||`", "`|`".into())),
-            '"' => {
-                let mut s = String::new();
-                let mut j = i + 1;
-                loop {
-                    match chars.get(j) {
-                        None => {
-                            return Err(err(
-                                j + 1,
-                                &format!("closing `\"` of the string started at column {col}"),
-                                "end of expression".into(),
-                            ));
-                        }
-                        Some('"') => break,
-                        Some('\\') => {
-                            match chars.get(j + 1) {
-                                Some('"') => s.push('"'),
-                                Some('\\') => s.push('\\'),
-                                Some('n') => s.push('\n'),
-                                Some('t') => s.push('\t'),
-                                Some(o) => {
-                                    return Err(err(
-                                        j + 2,
-                                        "an escape `\\\"`, `\\\\`, `\\n` or `\\t`",
-                                        format!("`\\{o}`"),
-                                    ));
-                                }
-                                None => {
-                                    return Err(err(
-                                        j + 2,
-                                        "an escaped character",
-                                        "end of expression".into(),
-                                    ));
-                                }
-                            }
-                            j += 2;
-                            continue;
-                        }
-                        Some(&ch) => s.push(ch),
-                    }
-                    j += 1;
-                }
-                (Tok::Str(s), j + 1 - i)
+    }
+
+    /// The first lexical error of the text, if any (tokens are discarded).
+    pub(crate) fn check(src: &str) -> Result<()> {
+        let mut l = Lexer::new(src, false);
+        while l.next_token()?.tok != Tok::Eof {}
+        Ok(())
+    }
+
+    /// The next token; [`Tok::Eof`] (again and again) at the end.
+    pub(crate) fn next_token(&mut self) -> Result<Token> {
+        let b = self.src.as_bytes();
+        let err = |col: usize, expected: &str, found: String| Error::Parse {
+            col,
+            expected: expected.to_string(),
+            found,
+        };
+        loop {
+            let i = self.i;
+            let Some(c) = self.src[i..].chars().next() else {
+                return Ok(Token {
+                    tok: Tok::Eof,
+                    col: self.col,
+                });
+            };
+            let col = self.col;
+            if c.is_whitespace() {
+                self.i += c.len_utf8();
+                self.col += 1;
+                continue;
             }
-            c if c.is_ascii_digit()
-                || (c == '-' && chars.get(i + 1).is_some_and(|d| d.is_ascii_digit())) =>
-            {
-                let mut j = i + 1;
-                while j < chars.len() && chars[j].is_ascii_digit() {
-                    j += 1;
+            let two = |n: u8| b.get(i + 1) == Some(&n);
+            // The token's length in bytes and in characters.
+            let (tok, len, chars) = match c {
+                '(' => (Tok::LParen, 1, 1),
+                ')' => (Tok::RParen, 1, 1),
+                ',' => (Tok::Comma, 1, 1),
+                '=' => (Tok::Eq, 1, 1),
+                '<' if two(b'=') => (Tok::Le, 2, 2),
+                '<' if two(b'>') => (Tok::Ne, 2, 2),
+                '<' => (Tok::Lt, 1, 1),
+                '>' if two(b'=') => (Tok::Ge, 2, 2),
+                '>' => (Tok::Gt, 1, 1),
+                '&' if two(b'&') => (Tok::AndAnd, 2, 2),
+                '|' if two(b'|') => (Tok::OrOr, 2, 2),
+                '&' => return Err(err(col, "`&&`", "`&`".into())),
+                '|' => return Err(err(col, "`||`", "`|`".into())),
+                '"' => {
+                    let mut s = String::new();
+                    // `j`: byte offset, `n`: characters from the opening quote.
+                    let (mut j, mut n) = (i + 1, 1usize);
+                    loop {
+                        let mut rest = self.src[j..].chars();
+                        match rest.next() {
+                            None => {
+                                return Err(err(
+                                    col + n,
+                                    &format!("closing `\"` of the string started at column {col}"),
+                                    "end of expression".into(),
+                                ));
+                            }
+                            Some('"') => break,
+                            Some('\\') => {
+                                let e = match rest.next() {
+                                    Some('"') => '"',
+                                    Some('\\') => '\\',
+                                    Some('n') => '\n',
+                                    Some('t') => '\t',
+                                    Some(o) => {
+                                        return Err(err(
+                                            col + n + 1,
+                                            "an escape `\\\"`, `\\\\`, `\\n` or `\\t`",
+                                            format!("`\\{o}`"),
+                                        ));
+                                    }
+                                    None => {
+                                        return Err(err(
+                                            col + n + 1,
+                                            "an escaped character",
+                                            "end of expression".into(),
+                                        ));
+                                    }
+                                };
+                                if self.keep {
+                                    s.push(e);
+                                }
+                                j += 2;
+                                n += 2;
+                                continue;
+                            }
+                            Some(ch) => {
+                                if self.keep {
+                                    s.push(ch);
+                                }
+                                j += ch.len_utf8();
+                            }
+                        }
+                        n += 1;
+                    }
+                    (Tok::Str(s), j + 1 - i, n + 1)
                 }
-                let mut is_float = false;
-                if chars.get(j) == Some(&'.')
-                    && chars.get(j + 1).is_some_and(|d| d.is_ascii_digit())
+                c if c.is_ascii_digit()
+                    || (c == '-' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) =>
                 {
-                    is_float = true;
-                    j += 1;
-                    while j < chars.len() && chars[j].is_ascii_digit() {
+                    // Numbers are ASCII: bytes and characters coincide.
+                    let digit = |j: usize| b.get(j).is_some_and(u8::is_ascii_digit);
+                    let mut j = i + 1;
+                    while digit(j) {
                         j += 1;
                     }
-                }
-                if matches!(chars.get(j), Some('e' | 'E')) {
-                    let mut k = j + 1;
-                    if matches!(chars.get(k), Some('+' | '-')) {
-                        k += 1;
-                    }
-                    if chars.get(k).is_some_and(|d| d.is_ascii_digit()) {
+                    let mut is_float = false;
+                    if b.get(j) == Some(&b'.') && digit(j + 1) {
                         is_float = true;
-                        j = k;
-                        while j < chars.len() && chars[j].is_ascii_digit() {
+                        j += 1;
+                        while digit(j) {
                             j += 1;
                         }
                     }
+                    if matches!(b.get(j), Some(b'e' | b'E')) {
+                        let mut k = j + 1;
+                        if matches!(b.get(k), Some(b'+' | b'-')) {
+                            k += 1;
+                        }
+                        if digit(k) {
+                            is_float = true;
+                            j = k;
+                            while digit(j) {
+                                j += 1;
+                            }
+                        }
+                    }
+                    if b.get(j)
+                        .is_some_and(|d| d.is_ascii_alphabetic() || *d == b'_')
+                    {
+                        return Err(err(
+                            col + (j - i),
+                            "an operator or `)` after a number",
+                            format!("`{}`", b[j] as char),
+                        ));
+                    }
+                    let text = &self.src[i..j];
+                    let tok = if is_float {
+                        Tok::Float(
+                            text.parse()
+                                .map_err(|_| err(col, "a float", format!("`{text}`")))?,
+                        )
+                    } else {
+                        Tok::Int(text.parse().map_err(|_| {
+                            err(col, "an integer that fits in 64 bits", format!("`{text}`"))
+                        })?)
+                    };
+                    (tok, j - i, j - i)
                 }
-                if chars
-                    .get(j)
-                    .is_some_and(|d| d.is_ascii_alphabetic() || *d == '_')
-                {
+                c if c.is_ascii_alphabetic() || c == '_' => {
+                    let mut j = i + 1;
+                    while b
+                        .get(j)
+                        .is_some_and(|d| d.is_ascii_alphanumeric() || *d == b'_')
+                    {
+                        j += 1;
+                    }
+                    let word = &self.src[i..j];
+                    // A pass that keeps nothing needs no keyword either.
+                    let kw = if self.keep {
+                        KEYWORDS.iter().find(|k| **k == word)
+                    } else {
+                        None
+                    };
+                    let tok = match kw {
+                        Some(k) => Tok::Kw(k),
+                        None if self.keep => Tok::Ident(word.to_string()),
+                        None => Tok::Ident(String::new()),
+                    };
+                    (tok, j - i, j - i)
+                }
+                other => {
                     return Err(err(
-                        j + 1,
-                        "an operator or `)` after a number",
-                        format!("`{}`", chars[j]),
+                        col,
+                        "an attribute, a literal, an operator or a parenthesis",
+                        format!("`{other}`"),
                     ));
                 }
-                let text: String = chars[i..j].iter().collect();
-                let tok = if is_float {
-                    Tok::Float(
-                        text.parse()
-                            .map_err(|_| err(col, "a float", format!("`{text}`")))?,
-                    )
-                } else {
-                    Tok::Int(text.parse().map_err(|_| {
-                        err(col, "an integer that fits in 64 bits", format!("`{text}`"))
-                    })?)
-                };
-                (tok, j - i)
-            }
-            c if c.is_ascii_alphabetic() || c == '_' => {
-                let mut j = i + 1;
-                while j < chars.len() && (chars[j].is_ascii_alphanumeric() || chars[j] == '_') {
-                    j += 1;
-                }
-                let word: String = chars[i..j].iter().collect();
-                let tok = match KEYWORDS.iter().find(|k| **k == word) {
-                    Some(k) => Tok::Kw(k),
-                    None => Tok::Ident(word),
-                };
-                (tok, j - i)
-            }
-            other => {
-                return Err(err(
-                    col,
-                    "an attribute, a literal, an operator or a parenthesis",
-                    format!("`{other}`"),
-                ));
-            }
-        };
-        out.push(Token { tok, col });
-        i += len;
+            };
+            self.i += len;
+            self.col += chars;
+            return Ok(Token { tok, col });
+        }
     }
-    out.push(Token {
-        tok: Tok::Eof,
-        col: chars.len() + 1,
-    });
-    Ok(out)
 }

@@ -1,8 +1,11 @@
-//! The expression parser: tokens to an untyped syntax tree.
+//! The expression parser: tokens to the expression's shape, a flat array
+//! of `and`/`or`/`not` nodes whose operands are [`Ref`]s, with each
+//! predicate handed to the caller as it is read (the type checker turns it
+//! into a leaf at once), so no tree of boxed nodes is ever built.
 //!
 //! Precedence is `not` > `and` > `or`; `and`/`or` associate to the left.
 
-use crate::lex::{Tok, Token, lex};
+use crate::lex::{Lexer, Tok, Token};
 use crate::{Error, Result};
 
 /// A literal value as written.
@@ -109,14 +112,82 @@ pub(crate) enum PredAst {
     },
 }
 
-/// An untyped expression.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Ast {
+/// An operand of the expression's shape: a leaf (constant, boolean bit
+/// slot, predicate by index) or a node (by index in the node array), its
+/// kind in the top bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ref(u32);
+
+/// A [`Ref`] decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Node {
     Const(bool),
-    Not(Box<Ast>),
-    And(Box<Ast>, Box<Ast>),
-    Or(Box<Ast>, Box<Ast>),
-    Pred(PredAst),
+    /// A bare boolean attribute, by boolean bit slot.
+    Bool(u32),
+    /// A predicate, by the number [`crate::expr::compile_source`]'s
+    /// caller gave it (the atom id).
+    Pred(u32),
+    Not(Ref),
+    And(Ref, Ref),
+    Or(Ref, Ref),
+}
+
+impl Ref {
+    const SHIFT: u32 = 29;
+    const INDEX: u32 = (1 << Ref::SHIFT) - 1;
+    const CONST: u32 = 0;
+    const BOOL: u32 = 1;
+    const PRED: u32 = 2;
+    const NOT: u32 = 3;
+    const AND: u32 = 4;
+    const OR: u32 = 5;
+
+    fn new(kind: u32, index: usize) -> Ref {
+        // Indices are bounded by the text's length (MAX_EXPR_BYTES) and
+        // the schema's size, far below 2^29.
+        debug_assert!(index <= Ref::INDEX as usize);
+        Ref((kind << Ref::SHIFT) | index as u32)
+    }
+
+    /// A constant leaf.
+    pub(crate) fn constant(b: bool) -> Ref {
+        Ref::new(Ref::CONST, b as usize)
+    }
+
+    /// A boolean-slot leaf.
+    pub(crate) fn boolean(slot: u32) -> Ref {
+        Ref::new(Ref::BOOL, slot as usize)
+    }
+
+    /// A predicate leaf, by index.
+    pub(crate) fn pred(index: usize) -> Ref {
+        Ref::new(Ref::PRED, index)
+    }
+
+    /// The index of `self` (a node's in the node array).
+    #[inline]
+    pub(crate) fn index(self) -> usize {
+        (self.0 & Ref::INDEX) as usize
+    }
+
+    /// What `self` is, its node's operands read from `nodes`.
+    #[inline]
+    pub(crate) fn node(self, nodes: &[[Ref; 2]]) -> Node {
+        let i = self.0 & Ref::INDEX;
+        match self.0 >> Ref::SHIFT {
+            Ref::CONST => Node::Const(i != 0),
+            Ref::BOOL => Node::Bool(i),
+            Ref::PRED => Node::Pred(i),
+            k => {
+                let [a, b] = nodes[i as usize];
+                match k {
+                    Ref::NOT => Node::Not(a),
+                    Ref::AND => Node::And(a, b),
+                    _ => Node::Or(a, b),
+                }
+            }
+        }
+    }
 }
 
 /// Names of the built-in functions.
@@ -134,59 +205,85 @@ pub(crate) const KEYWORDS: &[&str] = &[
     "and", "or", "not", "in", "is", "null", "empty", "one", "none", "all", "of", "true", "false",
 ];
 
-/// Parses an expression.
-pub(crate) fn parse(src: &str) -> Result<Ast> {
-    let toks = lex(src)?;
+/// Parses an expression, handing each predicate to `leaf` in text order
+/// (which returns the leaf standing for it); returns the nodes and the
+/// root. A lexical error anywhere in the text is reported before any
+/// syntax error, as when the whole text was tokenized first.
+pub(crate) fn parse(
+    src: &str,
+    leaf: &mut dyn FnMut(PredAst) -> Ref,
+) -> Result<(Vec<[Ref; 2]>, Ref)> {
+    Lexer::check(src)?;
+    let mut lex = Lexer::new(src, true);
+    let cur = lex.next_token()?;
     let mut p = Parser {
-        toks,
-        pos: 0,
+        lex,
+        cur,
+        ahead: None,
         parens: 0,
+        leaf,
+        nodes: Vec::new(),
     };
-    let (ast, _) = p.or()?;
-    let t = p.peek();
-    if t.tok != Tok::Eof {
+    let (root, _) = p.or()?;
+    if p.peek().tok != Tok::Eof {
         return Err(p.unexpected("`and`, `or` or end of expression"));
     }
-    Ok(ast)
-}
-
-/// Joins a chain `a op b op c ...` as a balanced tree: `and`/`or` are
-/// associative, the operands keep their left-to-right order, and a long flat
-/// chain stays shallow (so it is not refused by the depth limit).
-fn balance(mut items: Vec<(Ast, usize)>, mk: &dyn Fn(Box<Ast>, Box<Ast>) -> Ast) -> (Ast, usize) {
-    if items.len() == 1 {
-        return items.pop().expect("one item");
-    }
-    let right = items.split_off(items.len() / 2);
-    let (l, dl) = balance(items, mk);
-    let (r, dr) = balance(right, mk);
-    (mk(Box::new(l), Box::new(r)), dl.max(dr) + 1)
+    let mut nodes = p.nodes;
+    nodes.shrink_to_fit();
+    Ok((nodes, root))
 }
 
 /// The deepest expression tree accepted.
 pub(crate) const MAX_DEPTH: usize = 128;
 
-struct Parser {
-    toks: Vec<Token>,
-    pos: usize,
+struct Parser<'a, 'l> {
+    lex: Lexer<'a>,
+    /// The current token and, once looked at, the one after it.
+    cur: Token,
+    ahead: Option<Token>,
     parens: usize,
+    leaf: &'l mut dyn FnMut(PredAst) -> Ref,
+    nodes: Vec<[Ref; 2]>,
 }
 
-impl Parser {
+impl Parser<'_, '_> {
     fn peek(&self) -> &Token {
-        &self.toks[self.pos]
+        &self.cur
     }
 
-    fn peek_at(&self, n: usize) -> &Tok {
-        &self.toks[(self.pos + n).min(self.toks.len() - 1)].tok
-    }
-
-    fn bump(&mut self) -> Token {
-        let t = self.toks[self.pos].clone();
-        if self.pos + 1 < self.toks.len() {
-            self.pos += 1;
+    /// The token after the current one.
+    fn peek_next(&mut self) -> Result<&Tok> {
+        if self.ahead.is_none() {
+            self.ahead = Some(self.lex.next_token()?);
         }
-        t
+        Ok(&self.ahead.as_ref().expect("just filled").tok)
+    }
+
+    fn bump(&mut self) -> Result<Token> {
+        let next = match self.ahead.take() {
+            Some(t) => t,
+            None => self.lex.next_token()?,
+        };
+        Ok(std::mem::replace(&mut self.cur, next))
+    }
+
+    /// A new `and`/`or`/`not` node.
+    fn node(&mut self, kind: u32, a: Ref, b: Ref) -> Ref {
+        self.nodes.push([a, b]);
+        Ref::new(kind, self.nodes.len() - 1)
+    }
+
+    /// Joins a chain `a op b op c ...` as a balanced tree: `and`/`or` are
+    /// associative, the operands keep their left-to-right order, and a long
+    /// flat chain stays shallow (so it is not refused by the depth limit).
+    fn balance(&mut self, items: &[(Ref, usize)], kind: u32) -> (Ref, usize) {
+        if let [one] = items {
+            return *one;
+        }
+        let (left, right) = items.split_at(items.len() / 2);
+        let (l, dl) = self.balance(left, kind);
+        let (r, dr) = self.balance(right, kind);
+        (self.node(kind, l, r), dl.max(dr) + 1)
     }
 
     fn is_kw(&self, kw: &str) -> bool {
@@ -204,7 +301,7 @@ impl Parser {
 
     fn expect(&mut self, tok: Tok, expected: &str) -> Result<Token> {
         if self.peek().tok == tok {
-            Ok(self.bump())
+            self.bump()
         } else {
             Err(self.unexpected(expected))
         }
@@ -212,7 +309,7 @@ impl Parser {
 
     fn expect_kw(&mut self, kw: &str) -> Result<()> {
         if self.is_kw(kw) {
-            self.bump();
+            self.bump()?;
             Ok(())
         } else {
             Err(self.unexpected(&format!("`{kw}`")))
@@ -234,33 +331,33 @@ impl Parser {
         }
     }
 
-    fn or(&mut self) -> Result<(Ast, usize)> {
+    fn or(&mut self) -> Result<(Ref, usize)> {
         let mut items = vec![self.and()?];
         while self.is_kw("or") || self.peek().tok == Tok::OrOr {
-            self.bump();
+            self.bump()?;
             items.push(self.and()?);
         }
         let col = self.peek().col;
-        let (e, d) = balance(items, &|a, b| Ast::Or(a, b));
+        let (e, d) = self.balance(&items, Ref::OR);
         Ok((e, self.deep(d, col)?))
     }
 
-    fn and(&mut self) -> Result<(Ast, usize)> {
+    fn and(&mut self) -> Result<(Ref, usize)> {
         let mut items = vec![self.unary()?];
         while self.is_kw("and") || self.peek().tok == Tok::AndAnd {
-            self.bump();
+            self.bump()?;
             items.push(self.unary()?);
         }
         let col = self.peek().col;
-        let (e, d) = balance(items, &|a, b| Ast::And(a, b));
+        let (e, d) = self.balance(&items, Ref::AND);
         Ok((e, self.deep(d, col)?))
     }
 
-    fn unary(&mut self) -> Result<(Ast, usize)> {
+    fn unary(&mut self) -> Result<(Ref, usize)> {
         let mut nots = 0usize;
         let mut outer = self.peek().col;
         while self.is_kw("not") {
-            let col = self.bump().col;
+            let col = self.bump()?.col;
             if nots == 0 {
                 outer = col;
             }
@@ -269,65 +366,70 @@ impl Parser {
         }
         let (mut e, d) = self.primary()?;
         for _ in 0..nots {
-            e = Ast::Not(Box::new(e));
+            e = self.node(Ref::NOT, e, e);
         }
         // Too deep means the outermost `not` sits too high: name it.
         Ok((e, self.deep(d + nots, outer)?))
     }
 
-    fn primary(&mut self) -> Result<(Ast, usize)> {
+    fn primary(&mut self) -> Result<(Ref, usize)> {
         let col = self.peek().col;
-        match &self.toks[self.pos].tok {
+        let call = match &self.cur.tok {
+            Tok::Ident(s) if FUNCTIONS.contains(&s.as_str()) => *self.peek_next()? == Tok::LParen,
+            _ => false,
+        };
+        let pred = match &self.cur.tok {
             Tok::LParen => {
-                self.bump();
+                self.bump()?;
                 self.parens += 1;
                 self.deep(self.parens, col)?;
                 let e = self.or()?;
                 self.parens -= 1;
                 self.expect(Tok::RParen, "`)` or an operator (`and`, `or`)")?;
-                Ok(e)
+                return Ok(e);
             }
             Tok::Kw("true") => {
-                self.bump();
-                Ok((Ast::Const(true), 1))
+                self.bump()?;
+                return Ok((Ref::constant(true), 1));
             }
             Tok::Kw("false") => {
-                self.bump();
-                Ok((Ast::Const(false), 1))
+                self.bump()?;
+                return Ok((Ref::constant(false), 1));
             }
-            Tok::Ident(s) if FUNCTIONS.contains(&s.as_str()) && *self.peek_at(1) == Tok::LParen => {
-                Ok((self.call()?, 1))
+            Tok::Ident(_) if call => self.call()?,
+            Tok::Ident(_) => self.attr_predicate()?,
+            Tok::Int(_) | Tok::Float(_) | Tok::Str(_) => self.literal_predicate()?,
+            _ => {
+                return Err(self.unexpected(
+                    "an attribute, a literal, `not`, `true`, `false`, a function call or `(`",
+                ));
             }
-            Tok::Ident(_) => Ok((self.attr_predicate()?, 1)),
-            Tok::Int(_) | Tok::Float(_) | Tok::Str(_) => Ok((self.literal_predicate()?, 1)),
-            _ => Err(self.unexpected(
-                "an attribute, a literal, `not`, `true`, `false`, a function call or `(`",
-            )),
-        }
+        };
+        Ok(((self.leaf)(pred), 1))
     }
 
     fn attr(&mut self) -> Result<AttrRef> {
         let col = self.peek().col;
-        match &mut self.toks[self.pos].tok {
-            Tok::Ident(name) => {
-                // The token is consumed, so its text can be moved out.
-                let name = std::mem::take(name);
-                self.bump();
-                Ok(AttrRef { name, col })
-            }
-            _ => Err(self.unexpected("an attribute name")),
+        if !matches!(self.cur.tok, Tok::Ident(_)) {
+            return Err(self.unexpected("an attribute name"));
         }
+        let Tok::Ident(name) = self.bump()?.tok else {
+            unreachable!("the current token is an identifier")
+        };
+        Ok(AttrRef { name, col })
     }
 
     fn literal(&mut self) -> Result<(Lit, usize)> {
-        let t = self.peek().clone();
+        if !matches!(self.cur.tok, Tok::Int(_) | Tok::Float(_) | Tok::Str(_)) {
+            return Err(self.unexpected("a literal (integer, float or string)"));
+        }
+        let t = self.bump()?;
         let lit = match t.tok {
             Tok::Int(i) => Lit::Int(i),
             Tok::Float(f) => Lit::Float(f),
             Tok::Str(s) => Lit::Str(s),
-            _ => return Err(self.unexpected("a literal (integer, float or string)")),
+            _ => unreachable!("the current token is a literal"),
         };
-        self.bump();
         Ok((lit, t.col))
     }
 
@@ -337,11 +439,11 @@ impl Parser {
         loop {
             match self.peek().tok {
                 Tok::Comma => {
-                    self.bump();
+                    self.bump()?;
                     items.push(self.literal()?);
                 }
                 Tok::RParen => {
-                    self.bump();
+                    self.bump()?;
                     return Ok(items);
                 }
                 _ => return Err(self.unexpected("`,` or `)` in a list of values")),
@@ -361,31 +463,31 @@ impl Parser {
         })
     }
 
-    fn attr_predicate(&mut self) -> Result<Ast> {
+    fn attr_predicate(&mut self) -> Result<PredAst> {
         let attr = self.attr()?;
         if let Some(op) = self.cmp_op() {
-            self.bump();
+            self.bump()?;
             let (lit, col) = self.literal()?;
-            return Ok(Ast::Pred(PredAst::Cmp(attr, op, lit, col)));
+            return Ok(PredAst::Cmp(attr, op, lit, col));
         }
         if self.is_kw("in") {
-            self.bump();
+            self.bump()?;
             let items = self.literal_list()?;
-            return Ok(Ast::Pred(PredAst::In {
+            return Ok(PredAst::In {
                 attr,
                 negated: false,
                 items,
-            }));
+            });
         }
-        if self.is_kw("not") && *self.peek_at(1) == Tok::Kw("in") {
-            self.bump();
-            self.bump();
+        if self.is_kw("not") && *self.peek_next()? == Tok::Kw("in") {
+            self.bump()?;
+            self.bump()?;
             let items = self.literal_list()?;
-            return Ok(Ast::Pred(PredAst::In {
+            return Ok(PredAst::In {
                 attr,
                 negated: true,
                 items,
-            }));
+            });
         }
         for (kw, op) in [
             ("one", SetOp::OneOf),
@@ -393,27 +495,27 @@ impl Parser {
             ("all", SetOp::AllOf),
         ] {
             if self.is_kw(kw) {
-                self.bump();
+                self.bump()?;
                 self.expect_kw("of")?;
                 let items = self.literal_list()?;
-                return Ok(Ast::Pred(PredAst::Set { attr, op, items }));
+                return Ok(PredAst::Set { attr, op, items });
             }
         }
         if self.is_kw("is") {
-            self.bump();
+            self.bump()?;
             let negated = if self.is_kw("not") {
-                self.bump();
+                self.bump()?;
                 true
             } else {
                 false
             };
             if self.is_kw("null") {
-                self.bump();
-                return Ok(Ast::Pred(PredAst::IsNull(attr, negated)));
+                self.bump()?;
+                return Ok(PredAst::IsNull(attr, negated));
             }
             if self.is_kw("empty") {
-                self.bump();
-                return Ok(Ast::Pred(PredAst::IsEmpty(attr, negated)));
+                self.bump()?;
+                return Ok(PredAst::IsEmpty(attr, negated));
             }
             return Err(self.unexpected(if negated {
                 "`null` or `empty`"
@@ -421,23 +523,18 @@ impl Parser {
                 "`null`, `not` or `empty`"
             }));
         }
-        Ok(Ast::Pred(PredAst::Bare(attr)))
+        Ok(PredAst::Bare(attr))
     }
 
-    fn literal_predicate(&mut self) -> Result<Ast> {
+    fn literal_predicate(&mut self) -> Result<PredAst> {
         let (value, value_col) = self.literal()?;
         if let Some(op) = self.cmp_op() {
-            self.bump();
+            self.bump()?;
             let attr = self.attr()?;
-            return Ok(Ast::Pred(PredAst::Cmp(
-                attr,
-                op.flipped(),
-                value,
-                value_col,
-            )));
+            return Ok(PredAst::Cmp(attr, op.flipped(), value, value_col));
         }
         let negated = if self.is_kw("not") {
-            self.bump();
+            self.bump()?;
             true
         } else {
             false
@@ -449,18 +546,18 @@ impl Parser {
                 "a comparison (`<`, `<=`, `>`, `>=`, `=`, `<>`), `in` or `not in` after a literal"
             }));
         }
-        self.bump();
+        self.bump()?;
         let attr = self.attr()?;
-        Ok(Ast::Pred(PredAst::ListHas {
+        Ok(PredAst::ListHas {
             value,
             value_col,
             negated,
             attr,
-        }))
+        })
     }
 
-    fn call(&mut self) -> Result<Ast> {
-        let t = self.bump();
+    fn call(&mut self) -> Result<PredAst> {
+        let t = self.bump()?;
         let Tok::Ident(name) = t.tok else {
             unreachable!("call() is entered on an identifier")
         };
@@ -478,7 +575,7 @@ impl Parser {
                 args.push(a);
                 match self.peek().tok {
                     Tok::Comma => {
-                        self.bump();
+                        self.bump()?;
                     }
                     Tok::RParen => break,
                     _ => return Err(self.unexpected("`,` or `)` in the arguments")),
@@ -486,11 +583,11 @@ impl Parser {
             }
         }
         let close = self.expect(Tok::RParen, "`)`")?;
-        Ok(Ast::Pred(PredAst::Call {
+        Ok(PredAst::Call {
             name,
             col: t.col,
             args,
             close_col: close.col,
-        }))
+        })
     }
 }

@@ -8,12 +8,15 @@
 //!   disappear into the jump targets (`not` swaps them), so evaluating with
 //!   short-circuit visits only the leaves that decide the result, and a
 //!   boolean leaf costs one bit test on the event's bitset;
-//! * a *preorder tree* of [`TNode`] for many events at once: every value is
-//!   a `u64` word holding one bit per event (lane), and `and`/`or` skip their
-//!   right operand for the lanes the left one already decided.
+//! * a *batch program* (see [`bop`]) for many events at once: every value
+//!   is a `u64` word holding one bit per event (lane).
+//!
+//! Both are written straight into the index's arenas from the checked
+//! expression's flat shape ([`Expr`]); the only scratch is one pair of
+//! estimates per `and`/`or`/`not` node.
 
-use crate::expr::{Expr, Pred};
-use crate::parse::MAX_DEPTH;
+use crate::expr::Expr;
+use crate::parse::{MAX_DEPTH, Node, Ref};
 
 /// Tag of a [`Step::test`] that names an atom (a memoized predicate) rather
 /// than a boolean bit slot.
@@ -38,63 +41,30 @@ pub(crate) struct Step {
     pub weight: u32,
 }
 
-/// Node kinds of the preorder tree.
-pub(crate) mod kind {
-    pub const BOOL: u32 = 0;
-    pub const ATOM: u32 = 1;
-    pub const NOT: u32 = 2;
-    pub const AND: u32 = 3;
-    pub const OR: u32 = 4;
-    pub const TRUE: u32 = 5;
-    pub const FALSE: u32 = 6;
-}
-
-/// A preorder tree node: the left (or only) child follows its parent; `arg`
-/// is the bit slot, the atom id, or the right child's index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct TNode {
-    pub kind: u32,
-    pub arg: u32,
-}
-
-/// A compiled expression.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Compiled {
-    pub steps: Vec<Step>,
-    pub entry: u32,
-    pub tree: Vec<TNode>,
-    pub batch: Vec<u32>,
-}
-
-/// Compiles `e`; `atom` interns a predicate and returns its atom id.
-pub(crate) fn compile(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32) -> Compiled {
-    let mut c = Compiled::default();
-    tree(e, atom, &mut c.tree);
-    let mut stats = vec![(0.0, 0.0); c.tree.len()];
-    if !c.tree.is_empty() {
-        estimate(&c.tree, 0, &mut stats);
-    }
-    let mut rev = Vec::new();
-    let mut entered = Vec::new();
-    let entry = jumps(&c.tree, &stats, 0, ACCEPT, REJECT, &mut rev, &mut entered);
+/// Compiles `e` (its predicate leaves hold atom ids), appending its jump
+/// program to `code` and its batch program to `batch`; returns the
+/// program's entry, relative to its first step.
+pub(crate) fn compile(e: &Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) -> u32 {
+    let c = Compiler { e };
+    let mut stats = vec![(0.0, 0.0); e.nodes.len()];
+    c.estimate(e.root, &mut stats);
+    let base = code.len();
+    let entry = c.jumps(&stats, e.root, ACCEPT, REJECT, code, base);
+    drop(stats);
     // `jumps` emits the right operand before the left one, so the entry comes
-    // last; reversing puts execution in ascending memory order.
-    let n = rev.len() as u32;
+    // last; reversing puts execution in ascending memory order. While
+    // emitting, a step's weight field counts the nodes entered there.
+    let steps = &mut code[base..];
+    let n = steps.len() as u32;
     let fix = |t: u32| if t >= REJECT { t } else { n - 1 - t };
-    c.steps = rev
-        .iter()
-        .zip(&entered)
-        .rev()
-        .map(|(s, &e)| Step {
-            test: s.test,
-            on_true: fix(s.on_true),
-            on_false: fix(s.on_false),
-            weight: weight(e),
-        })
-        .collect();
-    c.entry = fix(entry);
-    postfix(&c.tree, 0, &mut c.batch);
-    c
+    steps.reverse();
+    for s in steps.iter_mut() {
+        s.on_true = fix(s.on_true);
+        s.on_false = fix(s.on_false);
+        s.weight = weight(s.weight);
+    }
+    c.postfix(e.root, batch);
+    fix(entry)
 }
 
 /// Batch (lane-parallel) instructions: `op << OP_SHIFT | operand`, where
@@ -133,134 +103,176 @@ pub(crate) const BATCH_ATOM: u32 = 1 << 26;
 /// Mask of the operand index.
 pub(crate) const OPERAND: u32 = BATCH_ATOM - 1;
 
-/// A leaf operand (possibly negated) of node `i`, if it is one.
-fn leaf(t: &[TNode], i: usize) -> Option<(u32, bool)> {
-    let n = t[i];
-    let operand = |n: TNode| match n.kind {
-        kind::BOOL => Some(n.arg),
-        kind::ATOM => Some(BATCH_ATOM | n.arg),
-        _ => None,
-    };
-    match n.kind {
-        kind::NOT => operand(t[i + 1]).map(|o| (o, true)),
-        _ => operand(n).map(|o| (o, false)),
-    }
+/// An expression being compiled.
+struct Compiler<'a> {
+    e: &'a Expr,
 }
 
-fn postfix(t: &[TNode], i: usize, out: &mut Vec<u32>) {
-    let ins = |op: u32, operand: u32| (op << OP_SHIFT) | operand;
-    if let Some((o, neg)) = leaf(t, i) {
-        out.push(ins(if neg { bop::PUSH_NOT } else { bop::PUSH }, o));
-        return;
-    }
-    let n = t[i];
-    match n.kind {
-        kind::TRUE => out.push(ins(bop::PUSH_TRUE, 0)),
-        kind::FALSE => out.push(ins(bop::PUSH_FALSE, 0)),
-        kind::NOT => {
-            postfix(t, i + 1, out);
-            out.push(ins(bop::NOT, 0));
+impl Compiler<'_> {
+    /// A leaf operand (possibly negated) at `r`, if it is one.
+    fn leaf(&self, r: Ref) -> Option<(u32, bool)> {
+        let operand = |r: Ref| match self.e.node(r) {
+            Node::Bool(slot) => Some(slot),
+            Node::Pred(a) => Some(BATCH_ATOM | a),
+            _ => None,
+        };
+        match self.e.node(r) {
+            Node::Not(x) => operand(x).map(|o| (o, true)),
+            _ => operand(r).map(|o| (o, false)),
         }
-        k => {
-            let (l, r) = (i + 1, n.arg as usize);
-            let and = k == kind::AND;
-            // `and`/`or` commute, so a leaf on either side can be folded.
-            let (first, folded) = match (leaf(t, l), leaf(t, r)) {
-                (_, Some(f)) => (l, Some(f)),
-                (Some(f), None) => (r, Some(f)),
-                (None, None) => (l, None),
-            };
-            postfix(t, first, out);
-            match folded {
-                Some((o, neg)) => {
-                    let op = match (and, neg) {
-                        (true, false) => bop::AND,
-                        (true, true) => bop::AND_NOT,
-                        (false, false) => bop::OR,
-                        (false, true) => bop::OR_NOT,
-                    };
-                    out.push(ins(op, o));
-                }
-                None => {
-                    postfix(t, r, out);
-                    out.push(ins(if and { bop::POP_AND } else { bop::POP_OR }, 0));
-                }
+    }
+
+    fn postfix(&self, r: Ref, out: &mut Vec<u32>) {
+        let ins = |op: u32, operand: u32| (op << OP_SHIFT) | operand;
+        if let Some((o, neg)) = self.leaf(r) {
+            out.push(ins(if neg { bop::PUSH_NOT } else { bop::PUSH }, o));
+            return;
+        }
+        let (l, r, and) = match self.e.node(r) {
+            Node::Const(true) => return out.push(ins(bop::PUSH_TRUE, 0)),
+            Node::Const(false) => return out.push(ins(bop::PUSH_FALSE, 0)),
+            Node::Not(x) => {
+                self.postfix(x, out);
+                return out.push(ins(bop::NOT, 0));
+            }
+            Node::And(l, r) => (l, r, true),
+            Node::Or(l, r) => (l, r, false),
+            Node::Bool(_) | Node::Pred(_) => unreachable!("leaves are handled above"),
+        };
+        // `and`/`or` commute, so a leaf on either side can be folded.
+        let (first, folded) = match (self.leaf(l), self.leaf(r)) {
+            (_, Some(f)) => (l, Some(f)),
+            (Some(f), None) => (r, Some(f)),
+            (None, None) => (l, None),
+        };
+        self.postfix(first, out);
+        match folded {
+            Some((o, neg)) => {
+                let op = match (and, neg) {
+                    (true, false) => bop::AND,
+                    (true, true) => bop::AND_NOT,
+                    (false, false) => bop::OR,
+                    (false, true) => bop::OR_NOT,
+                };
+                out.push(ins(op, o));
+            }
+            None => {
+                self.postfix(r, out);
+                out.push(ins(if and { bop::POP_AND } else { bop::POP_OR }, 0));
             }
         }
     }
-}
 
-fn tree(e: &Expr, atom: &mut dyn FnMut(&Pred) -> u32, out: &mut Vec<TNode>) {
-    match e {
-        Expr::Const(b) => out.push(TNode {
-            kind: if *b { kind::TRUE } else { kind::FALSE },
-            arg: 0,
-        }),
-        Expr::Bool(slot) => out.push(TNode {
-            kind: kind::BOOL,
-            arg: *slot,
-        }),
-        Expr::Pred(p) => {
-            let id = atom(p);
-            out.push(TNode {
-                kind: kind::ATOM,
-                arg: id,
-            })
-        }
-        Expr::Not(x) => {
-            out.push(TNode {
-                kind: kind::NOT,
-                arg: 0,
-            });
-            tree(x, atom, out);
-        }
-        Expr::And(a, b) | Expr::Or(a, b) => {
-            let at = out.len();
-            out.push(TNode {
-                kind: if matches!(e, Expr::And(..)) {
-                    kind::AND
-                } else {
-                    kind::OR
-                },
-                arg: 0,
-            });
-            tree(a, atom, out);
-            out[at].arg = out.len() as u32;
-            tree(b, atom, out);
+    /// The estimate of `r` (see [`Compiler::estimate`]): computed for a
+    /// leaf, looked up for a node.
+    fn stat(&self, st: &[(f64, f64)], r: Ref) -> (f64, f64) {
+        match self.e.node(r) {
+            Node::Const(true) => (1.0, 0.0),
+            Node::Const(false) => (0.0, 0.0),
+            Node::Bool(_) => (0.5, 1.0),
+            Node::Pred(_) => (0.5, 2.0),
+            _ => st[r.index()],
         }
     }
-}
 
-/// Estimates, for every subtree, the probability that it is true and the
-/// expected number of leaves a short-circuit evaluation visits, taking each
-/// leaf as an independent fair coin. Only the evaluation order depends on
-/// these guesses, never the result.
-fn estimate(t: &[TNode], i: usize, out: &mut [(f64, f64)]) -> (f64, f64) {
-    let n = t[i];
-    let r = match n.kind {
-        kind::TRUE => (1.0, 0.0),
-        kind::FALSE => (0.0, 0.0),
-        kind::BOOL => (0.5, 1.0),
-        kind::ATOM => (0.5, 2.0),
-        kind::NOT => {
-            let (p, c) = estimate(t, i + 1, out);
-            (1.0 - p, c)
-        }
-        k => {
-            let (pl, cl) = estimate(t, i + 1, out);
-            let (pr, cr) = estimate(t, n.arg as usize, out);
-            if k == kind::AND {
+    /// Estimates, for every subtree, the probability that it is true and
+    /// the expected number of leaves a short-circuit evaluation visits,
+    /// taking each leaf as an independent fair coin; a node's estimate is
+    /// stored at its index in `out`. Only the evaluation order depends on
+    /// these guesses, never the result.
+    fn estimate(&self, r: Ref, out: &mut [(f64, f64)]) -> (f64, f64) {
+        let v = match self.e.node(r) {
+            Node::Not(x) => {
+                let (p, c) = self.estimate(x, out);
+                (1.0 - p, c)
+            }
+            Node::And(a, b) => {
+                let (pl, cl) = self.estimate(a, out);
+                let (pr, cr) = self.estimate(b, out);
                 (pl * pr, (cl + pl * cr).min(cr + pr * cl))
-            } else {
+            }
+            Node::Or(a, b) => {
+                let (pl, cl) = self.estimate(a, out);
+                let (pr, cr) = self.estimate(b, out);
                 (
                     1.0 - (1.0 - pl) * (1.0 - pr),
                     (cl + (1.0 - pl) * cr).min(cr + (1.0 - pr) * cl),
                 )
             }
+            _ => return self.stat(out, r),
+        };
+        out[r.index()] = v;
+        v
+    }
+
+    /// Emits the steps of subtree `r` after `out[..base]` (targets
+    /// relative to `base`), returning its entry, and counts in each step's
+    /// weight field the `and`/`or`/`not` nodes it is the entry of. Of
+    /// `and`/`or` operands the one expected to decide sooner is tested
+    /// first.
+    fn jumps(
+        &self,
+        st: &[(f64, f64)],
+        r: Ref,
+        on_true: u32,
+        on_false: u32,
+        out: &mut Vec<Step>,
+        base: usize,
+    ) -> u32 {
+        let first_step = (out.len() - base) as u32;
+        let entry = match self.e.node(r) {
+            Node::Const(true) => return on_true,
+            Node::Const(false) => return on_false,
+            Node::Bool(slot) => return self.step(slot, on_true, on_false, out, base),
+            Node::Pred(a) => return self.step(ATOM | a, on_true, on_false, out, base),
+            Node::Not(x) => self.jumps(st, x, on_false, on_true, out, base),
+            n @ (Node::And(l, r) | Node::Or(l, r)) => {
+                let and = matches!(n, Node::And(..));
+                let ((pl, cl), (pr, cr)) = (self.stat(st, l), self.stat(st, r));
+                let (first, second) = if and {
+                    if cl + pl * cr <= cr + pr * cl {
+                        (l, r)
+                    } else {
+                        (r, l)
+                    }
+                } else if cl + (1.0 - pl) * cr <= cr + (1.0 - pr) * cl {
+                    (l, r)
+                } else {
+                    (r, l)
+                };
+                let then = self.jumps(st, second, on_true, on_false, out, base);
+                if and {
+                    self.jumps(st, first, then, on_false, out, base)
+                } else {
+                    self.jumps(st, first, on_true, then, out, base)
+                }
+            }
+        };
+        // An `and`/`or`/`not` node: charged to its entry step if that step is
+        // its own (a constant subtree jumps straight to a target outside it).
+        if (first_step..(out.len() - base) as u32).contains(&entry) {
+            out[base + entry as usize].weight += 1;
         }
-    };
-    out[i] = r;
-    r
+        entry
+    }
+
+    /// Emits one leaf step (no node entered yet); returns its position.
+    fn step(
+        &self,
+        test: u32,
+        on_true: u32,
+        on_false: u32,
+        out: &mut Vec<Step>,
+        base: usize,
+    ) -> u32 {
+        out.push(Step {
+            test,
+            on_true,
+            on_false,
+            weight: 0,
+        });
+        (out.len() - base - 1) as u32
+    }
 }
 
 /// The most reductions one leaf step of a compiled expression stands for,
@@ -281,69 +293,6 @@ pub const MAX_STEP_WEIGHT: u64 = 2 + MAX_DEPTH as u64;
 /// compile time and cost nothing.
 fn weight(entered: u32) -> u32 {
     2 + entered
-}
-
-/// Emits the steps of subtree `i`, returning its entry, and counts in
-/// `entered` (parallel to `out`) the `and`/`or`/`not` nodes each step is the
-/// entry of. Of `and`/`or` operands the one expected to decide sooner is
-/// tested first.
-fn jumps(
-    t: &[TNode],
-    st: &[(f64, f64)],
-    i: usize,
-    on_true: u32,
-    on_false: u32,
-    out: &mut Vec<Step>,
-    entered: &mut Vec<u32>,
-) -> u32 {
-    let n = t[i];
-    let first_step = out.len() as u32;
-    let entry = match n.kind {
-        kind::TRUE => return on_true,
-        kind::FALSE => return on_false,
-        kind::BOOL | kind::ATOM => {
-            out.push(Step {
-                test: if n.kind == kind::ATOM {
-                    ATOM | n.arg
-                } else {
-                    n.arg
-                },
-                on_true,
-                on_false,
-                weight: 0,
-            });
-            entered.push(0);
-            return out.len() as u32 - 1;
-        }
-        kind::NOT => jumps(t, st, i + 1, on_false, on_true, out, entered),
-        k => {
-            let (l, r) = (i + 1, n.arg as usize);
-            let ((pl, cl), (pr, cr)) = (st[l], st[r]);
-            let (first, second) = if k == kind::AND {
-                if cl + pl * cr <= cr + pr * cl {
-                    (l, r)
-                } else {
-                    (r, l)
-                }
-            } else if cl + (1.0 - pl) * cr <= cr + (1.0 - pr) * cl {
-                (l, r)
-            } else {
-                (r, l)
-            };
-            let then = jumps(t, st, second, on_true, on_false, out, entered);
-            if k == kind::AND {
-                jumps(t, st, first, then, on_false, out, entered)
-            } else {
-                jumps(t, st, first, on_true, then, out, entered)
-            }
-        }
-    };
-    // An `and`/`or`/`not` node: charged to its entry step if that step is
-    // its own (a constant subtree jumps straight to a target outside it).
-    if (first_step..out.len() as u32).contains(&entry) {
-        entered[entry as usize] += 1;
-    }
-    entry
 }
 
 /// Per-event memo of atom results, reset in O(1) by bumping a generation.

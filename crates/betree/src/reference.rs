@@ -751,32 +751,34 @@ pub fn params_domains(params: usize) -> Vec<Domain> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::{Ast, PredAst, parse};
+    use crate::expr::{Constants, Expr, compile_source};
+    use crate::parse::{Node, Ref};
     use proptest::prelude::*;
 
     /// Prints a tree the way the reference generator does, independently of
-    /// the generator: non-leaf operands parenthesised.
-    fn show(a: &Ast) -> String {
-        let wrap = |x: &Ast| match x {
-            Ast::Pred(_) => show(x),
-            _ => format!("({})", show(x)),
+    /// the generator: non-leaf operands parenthesised; `names` by boolean
+    /// slot.
+    fn show(e: &Expr, r: Ref, names: &[String]) -> String {
+        let wrap = |x: Ref| match e.node(x) {
+            Node::Bool(_) => show(e, x, names),
+            _ => format!("({})", show(e, x, names)),
         };
-        match a {
-            Ast::Pred(PredAst::Bare(r)) => r.name.clone(),
-            Ast::Not(x) => format!("not {}", wrap(x)),
-            Ast::And(l, r) => format!("{} and {}", wrap(l), wrap(r)),
-            Ast::Or(l, r) => format!("{} or {}", wrap(l), wrap(r)),
+        match e.node(r) {
+            Node::Bool(s) => names[s as usize].clone(),
+            Node::Not(x) => format!("not {}", wrap(x)),
+            Node::And(l, r) => format!("{} and {}", wrap(l), wrap(r)),
+            Node::Or(l, r) => format!("{} or {}", wrap(l), wrap(r)),
             other => panic!("unexpected node {other:?}"),
         }
     }
 
-    fn leaves(a: &Ast, out: &mut Vec<String>) {
-        match a {
-            Ast::Pred(PredAst::Bare(r)) => out.push(r.name.clone()),
-            Ast::Not(x) => leaves(x, out),
-            Ast::And(l, r) | Ast::Or(l, r) => {
-                leaves(l, out);
-                leaves(r, out);
+    fn leaves(e: &Expr, r: Ref, names: &[String], out: &mut Vec<String>) {
+        match e.node(r) {
+            Node::Bool(s) => out.push(names[s as usize].clone()),
+            Node::Not(x) => leaves(e, x, names, out),
+            Node::And(l, r) | Node::Or(l, r) => {
+                leaves(e, l, names, out);
+                leaves(e, r, names, out);
             }
             other => panic!("unexpected node {other:?}"),
         }
@@ -912,15 +914,20 @@ mod tests {
         );
         assert_eq!(random_events(20, 5, 3), random_events(20, 5, 3));
         let (mut ands, mut ors, mut nots) = (0usize, 0usize, 0usize);
+        let schema = Schema::boolean_params(64);
+        let mut names = vec![String::new(); 64];
+        for (id, d) in schema.domains().iter().enumerate() {
+            names[schema.bool_slot(id as u32).unwrap() as usize] = d.name.clone();
+        }
         for e in random_expressions(64, 200, 1) {
-            let ast = parse(&e).unwrap();
+            let ast = compile_source(&schema, &e, &Constants::default(), &mut |_| 0).unwrap();
             let mut l = Vec::new();
-            leaves(&ast, &mut l);
+            leaves(&ast, ast.root, &names, &mut l);
             l.sort();
             let mut want: Vec<String> = (1..=64).map(|i| format!("par{i}")).collect();
             want.sort();
             assert_eq!(l, want, "{e}");
-            assert_eq!(show(&ast), e, "parenthesisation");
+            assert_eq!(show(&ast, ast.root, &names), e, "parenthesisation");
             ands += e.matches(" and ").count();
             ors += e.matches(" or ").count();
             nots += e.matches("not ").count();

@@ -87,15 +87,15 @@ fn a_huge_expression_is_a_typed_error_under_an_address_space_cap() {
     assert_eq!(code, Some(0), "{stderr}");
 }
 
-/// Peak RSS against the text of one 4 MiB expression. The bound asserted
-/// is what holds today (~44x in a debug build, ~32x in release); the
-/// issue's target is 8x: `eight_times_the_text` checks that. The atom
-/// table's Debug-text keys are gone (d5e285c) and the ratio did not move,
-/// so the cost lies elsewhere (the size of `Pred`, held per atom and again
-/// in the expression tree, and the parse tree beside it: to be measured
-/// with massif).
+/// Peak RSS against the text of one 4 MiB expression (~307,000 distinct
+/// predicates). The bound asserted is what holds today: ~14.6x in a debug
+/// build (60 MB; it was ~44x before the parser built the expression flat
+/// and interned predicates as read, 18.6), of which ~12.5 MB (3x) is the
+/// debug binary's own resident pages before it reads anything (a one-term
+/// expression peaks at that). The issue's target is 8x:
+/// `eight_times_the_text` checks that.
 #[test]
-fn one_large_expression_stays_within_50_times_its_text() {
+fn one_large_expression_stays_within_20_times_its_text() {
     if !interop::have("time", "time") {
         return;
     }
@@ -106,12 +106,18 @@ fn one_large_expression_stays_within_50_times_its_text() {
     assert_eq!(code, Some(0), "{stderr}");
     let ratio = (rss * 1024) as f64 / len as f64;
     eprintln!("peak RSS {rss} KiB for a {len}-byte expression: {ratio:.1}x");
-    assert!(ratio < 50.0, "peak RSS {rss} KiB is {ratio:.1}x the text");
+    assert!(ratio < 20.0, "peak RSS {rss} KiB is {ratio:.1}x the text");
 }
 
-/// The issue's target (issue 18.6): at most 8x the expression text.
+/// The issue's target (issue 18.6): at most 8x the expression text. Not
+/// met: what remains is ~155 bytes per predicate (32 the interned
+/// predicate, ~37 its registration by value in the counting index: hash
+/// map entry, atom list word, decision word; 16 its jump step, ~6 its
+/// batch instruction, ~12 the atom table's hash and counts, ~14 the text
+/// itself, 24 the shape and estimates while compiling), plus the ~12.5 MB
+/// baseline.
 #[test]
-#[ignore = "not met yet: ~32-44x; the atom table's keys were not the cause"]
+#[ignore = "not met yet: ~14.6x in a debug build (~11.6x above the process's baseline)"]
 fn eight_times_the_text() {
     let dir = tempfile::tempdir().unwrap();
     let exprs = dir.path().join("chain.exprs");

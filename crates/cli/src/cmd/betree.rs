@@ -345,6 +345,9 @@ fn load_index(input: &InputArgs) -> Result<(Index, Duration)> {
     let exprs_path = input.exprs.display().to_string();
     let mut terms = reference::read_terms(&text, "expression file")
         .with_context(|| format!("reading {exprs_path}"))?;
+    // The terms own their text: the file's copy goes before the index is
+    // built (one large expression would otherwise be held twice).
+    drop(text);
     let mut domains = match terms.first() {
         Some((line, t @ Term::List(_))) => {
             let d = reference::domains_from_term(t, *line)
