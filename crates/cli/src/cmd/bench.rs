@@ -294,7 +294,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
         let peer = "QuickFIX ↔ QuickFIX".to_owned();
         if let Some(x) = num(ours, "p50_vs_quickfix_x") {
             out.push(Comparison {
-                subject: "perfkit ↔ perfkit FIX sessions".into(),
+                subject: "FIX session engine on both sides".into(),
                 peer: peer.clone(),
                 speedup: 1.0 / x,
                 basis: "p50 NewOrderSingle → ExecutionReport round trip".into(),
@@ -302,7 +302,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
         }
         if let Some(x) = num(ours, "orders_per_s_vs_quickfix_x") {
             out.push(Comparison {
-                subject: "perfkit ↔ perfkit FIX sessions".into(),
+                subject: "FIX session engine on both sides".into(),
                 peer,
                 speedup: x,
                 basis: "orders per second, a window of orders in flight".into(),
