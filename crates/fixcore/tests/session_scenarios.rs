@@ -28,6 +28,7 @@
 //! to the application QuickFIX's acceptance tests run against, as `perfkit
 //! fix acceptor --app echo` does, so its answers are checked with `<` too.
 
+mod spec;
 mod wire;
 
 use fixcore::frame::Framer;
@@ -843,46 +844,9 @@ fn without_a_dictionary_repeated_tags_and_unknown_groups_are_delivered() {
     );
 }
 
-/// QuickFIX 1.15.1's `spec/` dictionaries, from its PyPI source package,
-/// cached under `target/` (the same place the dictionary reader's unit
-/// tests fetch them to). A machine where pip cannot get them fails here
-/// unless `PERFKIT_SKIP_INTEROP=1`.
+/// QuickFIX 1.15.1's dictionary `file` (see [`spec::quickfix_spec`]).
 fn spec(file: &str) -> Option<std::sync::Arc<fixcore::dictionary::DataDictionary>> {
-    let cache =
-        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/quickfix-spec");
-    let path = cache.join("quickfix-1.15.1/spec").join(file);
-    if !path.is_file() {
-        std::fs::create_dir_all(&cache).unwrap();
-        let ok = std::process::Command::new("pip")
-            .args([
-                "download",
-                "--no-deps",
-                "--no-binary",
-                ":all:",
-                "quickfix==1.15.1",
-                "-d",
-            ])
-            .arg(&cache)
-            .status()
-            .is_ok_and(|s| s.success())
-            && std::process::Command::new("tar")
-                .current_dir(&cache)
-                .args([
-                    "xzf",
-                    "quickfix-1.15.1.tar.gz",
-                    "--wildcards",
-                    "*/spec/*.xml",
-                ])
-                .status()
-                .is_ok_and(|s| s.success());
-        if !ok {
-            assert!(
-                std::env::var_os("PERFKIT_SKIP_INTEROP").is_some(),
-                "QuickFIX dictionaries unavailable (pip download quickfix==1.15.1 failed)"
-            );
-            return None;
-        }
-    }
+    let path = spec::quickfix_spec()?.join(file);
     let xml = std::fs::read_to_string(path).unwrap();
     Some(std::sync::Arc::new(
         fixcore::dictionary::DataDictionary::parse(&xml).unwrap(),

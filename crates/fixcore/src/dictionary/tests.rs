@@ -1,50 +1,10 @@
 use super::*;
-use std::path::PathBuf;
 use std::process::Command;
 
-/// The `spec/` folder of QuickFIX 1.15.1's source package from PyPI,
-/// fetched once with pip and cached under `target/` (never committed).
-/// `None` (the test is skipped, saying why) when pip cannot get it, unless
-/// `PERFKIT_INTEROP=1`, where that is a failure.
-fn spec_dir() -> Option<PathBuf> {
-    let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/quickfix-spec");
-    let spec = cache.join("quickfix-1.15.1/spec");
-    if spec.join("FIX44.xml").is_file() {
-        return Some(spec);
-    }
-    std::fs::create_dir_all(&cache).unwrap();
-    let got = Command::new("pip")
-        .args([
-            "download",
-            "--no-deps",
-            "--no-binary",
-            ":all:",
-            "quickfix==1.15.1",
-            "-d",
-        ])
-        .arg(&cache)
-        .status()
-        .is_ok_and(|s| s.success())
-        && Command::new("tar")
-            .current_dir(&cache)
-            .args([
-                "xzf",
-                "quickfix-1.15.1.tar.gz",
-                "--wildcards",
-                "*/spec/*.xml",
-            ])
-            .status()
-            .is_ok_and(|s| s.success());
-    if got {
-        return Some(spec);
-    }
-    assert!(
-        std::env::var_os("PERFKIT_INTEROP").is_none(),
-        "QuickFIX dictionaries unavailable: pip download quickfix==1.15.1 failed"
-    );
-    eprintln!("skipped: QuickFIX dictionaries unavailable (pip download quickfix==1.15.1 failed)");
-    None
-}
+#[path = "../../tests/spec/mod.rs"]
+mod spec;
+
+use spec::quickfix_spec as spec_dir;
 
 const FILES: [(&str, &str); 9] = [
     ("FIX40.xml", "FIX.4.0"),
