@@ -226,6 +226,9 @@ fn settings(dir: &Path, role: &str, port: u16) -> Result<PathBuf> {
 struct Acceptor {
     child: Child,
     engine: &'static str,
+    /// perfkit's acceptor stops on SIGTERM; QuickFIX's peer when its stdin
+    /// closes.
+    stops_on_signal: bool,
     /// The process's CPU clock (every thread's time, exited ones too).
     clock: libc::clockid_t,
     log: PathBuf,
@@ -263,6 +266,7 @@ impl Acceptor {
         let mut acceptor = Acceptor {
             child,
             engine: engine.name(),
+            stops_on_signal: matches!(engine, Engine::Perfkit(_)),
             clock,
             log,
         };
@@ -319,7 +323,7 @@ impl Acceptor {
     /// logs its sessions out) for perfkit's; killed if it lingers.
     fn stop(mut self) -> Result<()> {
         drop(self.child.stdin.take());
-        if self.engine == "perfkit" {
+        if self.stops_on_signal {
             // SAFETY: signalling our own unreaped child by its pid.
             unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
         }
