@@ -157,6 +157,15 @@ impl Parser {
         Ok(self.message(buf))
     }
 
+    /// The message of the last successful [`Self::parse`] again, without
+    /// parsing: `buf` must hold exactly the bytes that parse was given
+    /// (a copy is fine). Other bytes make the view's accessors read the
+    /// wrong fields or panic, hence crate-private: the session guards it
+    /// (see `Session::lend_parser`).
+    pub(crate) fn view<'a>(&'a self, buf: &'a [u8]) -> Message<'a> {
+        self.message(buf)
+    }
+
     fn message<'a>(&'a self, buf: &'a [u8]) -> Message<'a> {
         Message {
             buf,

@@ -33,7 +33,7 @@ mod wire;
 
 use fixcore::frame::Framer;
 use fixcore::session::app::Echo;
-use fixcore::session::connection::Application;
+use fixcore::session::connection::{Application, Delivered};
 use fixcore::session::machine::{Config, Output, Role, Session};
 use fixcore::session::store::{MemoryStore, SessionStore};
 use fixcore::settings::BeginString;
@@ -209,7 +209,8 @@ impl Script {
                         let now = UtcTimestamp {
                             unix_nanos: self.now,
                         };
-                        app.on_message(&mut self.session, &msg, now).unwrap();
+                        app.on_message(&mut self.session, Delivered::new(&msg), now)
+                            .unwrap();
                     }
                     (o, _) => self.pending.push_back(o),
                 }

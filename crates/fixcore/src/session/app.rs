@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use super::connection::Application;
+use super::connection::{Application, Delivered};
 use super::machine::{Session, SessionError};
 use super::store::SessionStore;
 use crate::parse::Parser;
@@ -36,9 +36,10 @@ impl Application for Echo {
     fn on_message<S: SessionStore>(
         &mut self,
         session: &mut Session<S>,
-        msg: &[u8],
+        msg: Delivered<'_>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
+        let msg = msg.bytes();
         // Read leniently: the session delivers messages the strict parser
         // refuses (an empty value when ValidateFieldsHaveValues=N, a
         // group it does not know), and they are echoed as they came.
@@ -95,14 +96,18 @@ impl Application for Exchange {
     fn on_message<S: SessionStore>(
         &mut self,
         session: &mut Session<S>,
-        msg: &[u8],
+        msg: Delivered<'_>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
-        let Ok(m) = self.parser.parse(msg) else {
-            return Ok(());
+        let m = match msg.parsed() {
+            Some(m) => m,
+            None => match self.parser.parse(msg.bytes()) {
+                Ok(m) => m,
+                Err(_) => return Ok(()),
+            },
         };
         if m.msg_type() != b"D" {
-            return session.reject_unsupported(msg, now);
+            return session.reject_unsupported(msg.bytes(), now);
         }
         // Counted once the reports are built: `m` borrows the parser, so
         // `self` is not touched while it lives.
@@ -271,11 +276,15 @@ impl Application for Orders {
     fn on_message<S: SessionStore>(
         &mut self,
         session: &mut Session<S>,
-        msg: &[u8],
+        msg: Delivered<'_>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
+        let parsed = match msg.parsed() {
+            Some(m) => Ok(m),
+            None => self.parser.parse(msg.bytes()),
+        };
         // OrdStatus as one byte: new b'0', filled b'2'.
-        let (status, id) = match self.parser.parse(msg) {
+        let (status, id) = match parsed {
             Ok(m) if m.msg_type() == b"8" => (
                 match m.get(39) {
                     Some(&[b]) => b,

@@ -15,10 +15,42 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::machine::{Output, Session, SessionError};
 use super::store::SessionStore;
 use crate::frame::Framer;
+use crate::parse::Message;
 use crate::value::UtcTimestamp;
 
 /// How often timers run when nothing arrives.
 const TICK: Duration = Duration::from_millis(100);
+
+/// A message the session delivers in sequence: its bytes, and the
+/// session's own parse of them when it has one to share, so that the
+/// application need not parse every message a second time. A message only
+/// the lenient reading accepted (a repeated tag, an empty value...) comes
+/// without one.
+#[derive(Debug, Clone, Copy)]
+pub struct Delivered<'a> {
+    bytes: &'a [u8],
+    parsed: Option<Message<'a>>,
+}
+
+impl<'a> Delivered<'a> {
+    /// A delivery of `bytes` without a parse.
+    pub fn new(bytes: &'a [u8]) -> Delivered<'a> {
+        Delivered {
+            bytes,
+            parsed: None,
+        }
+    }
+
+    /// The whole message as received (a complete frame).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The strict parse of [`Self::bytes`], when the session has it.
+    pub fn parsed(&self) -> Option<Message<'a>> {
+        self.parsed
+    }
+}
 
 /// What the application side of a session does with its messages.
 pub trait Application {
@@ -26,7 +58,7 @@ pub trait Application {
     fn on_message<S: SessionStore>(
         &mut self,
         session: &mut Session<S>,
-        msg: &[u8],
+        msg: Delivered<'_>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError>;
 
@@ -198,7 +230,18 @@ fn pump<S: SessionStore, A: Application, L: Log>(
                     session.recycle(bytes);
                 }
                 Output::Deliver(msg) => {
-                    app.on_message(session, &msg, t)?;
+                    match session.lend_parser(&msg) {
+                        Some(parser) => {
+                            let delivered = Delivered {
+                                bytes: &msg,
+                                parsed: Some(parser.view(&msg)),
+                            };
+                            let res = app.on_message(session, delivered, t);
+                            session.give_back_parser(parser);
+                            res?;
+                        }
+                        None => app.on_message(session, Delivered::new(&msg), t)?,
+                    }
                     session.recycle(msg);
                 }
                 Output::LoggedOn => {

@@ -151,11 +151,12 @@ pub enum Phase {
     LogoutSent(i64),
 }
 
-/// The header and session fields of a received message, copied out of
-/// the parser so the session can answer while holding them.
+/// The header and session fields of a received message, read out of the
+/// parser (values borrow the message, not the parser) so the session can
+/// answer while holding them.
 #[derive(Debug, Default)]
-struct Inbound {
-    msg_type: Vec<u8>,
+struct Inbound<'a> {
+    msg_type: &'a [u8],
     seq: Option<u64>,
     /// SenderCompID and TargetCompID are the session's, reversed.
     comp_ids_ok: bool,
@@ -166,7 +167,7 @@ struct Inbound {
     header_problem: Option<(Reason, u32)>,
     heart_bt_int: Option<u64>,
     reset_seq_num: bool,
-    test_req_id: Option<Vec<u8>>,
+    test_req_id: Option<&'a [u8]>,
     begin_seq_no: Option<u64>,
     end_seq_no: Option<u64>,
     new_seq_no: Option<u64>,
@@ -177,7 +178,10 @@ struct Inbound {
     wrong_begin_string: bool,
     /// The routing fields a Reject sends back reversed: (tag on the
     /// Reject, value), e.g. OnBehalfOfCompID(115) as DeliverToCompID(128).
-    reverse_route: Vec<(u32, Vec<u8>)>,
+    reverse_route: Vec<(u32, &'a [u8])>,
+    /// The strict parser accepted the message (its parse is in the
+    /// session's parser until the next one).
+    parsed: bool,
 }
 
 /// One FIX session: sequence numbers, timers, resend and gap handling.
@@ -212,6 +216,14 @@ pub struct Session<S: SessionStore> {
     /// Which instance of the session-time window the numbers belong to
     /// (see [`Session::period_at`]); `None` until first seen in one.
     period: Option<i64>,
+    /// The [`Output::Deliver`] buffer (address, length) whose strict parse
+    /// `parser` still holds, so the application can read it without
+    /// parsing again (see [`Session::lend_parser`]). Cleared whenever the
+    /// parser is used again. The address is compared, never followed.
+    parsed_delivery: Option<(usize, usize)>,
+    /// The parser given back by the application, swapped in at the next
+    /// lend.
+    spare_parser: Option<Parser>,
 }
 
 /// Most buffers kept for reuse (more are dropped).
@@ -258,6 +270,8 @@ impl<S: SessionStore> Session<S> {
             scratch: Vec::new(),
             spare: Vec::new(),
             period: None,
+            parsed_delivery: None,
+            spare_parser: None,
         }
     }
 
@@ -269,6 +283,28 @@ impl<S: SessionStore> Session<S> {
             buf.clear();
             self.spare.push(buf);
         }
+    }
+
+    /// The session's parser holding the parse of `msg`, when `msg` is the
+    /// buffer of the latest [`Output::Deliver`] and it passed the strict
+    /// parse: the application reads it with [`Parser::view`] instead of
+    /// parsing every order a second time (that second parse was about a
+    /// sixth of an acceptor's instructions per order). The session carries
+    /// on with a spare parser; [`Self::give_back_parser`] returns this one.
+    pub(crate) fn lend_parser(&mut self, msg: &[u8]) -> Option<Parser> {
+        // The buffer is alive (the caller holds it), so no other buffer can
+        // share its address: equal address and length mean this delivery.
+        if self.parsed_delivery != Some((msg.as_ptr() as usize, msg.len())) {
+            return None;
+        }
+        self.parsed_delivery = None;
+        let spare = self.spare_parser.take().unwrap_or_default();
+        Some(std::mem::replace(&mut self.parser, spare))
+    }
+
+    /// Takes back a parser lent by [`Self::lend_parser`].
+    pub(crate) fn give_back_parser(&mut self, parser: Parser) {
+        self.spare_parser = Some(parser);
     }
 
     /// `bytes` in a reused buffer when one is spare.
@@ -642,7 +678,7 @@ impl<S: SessionStore> Session<S> {
     /// nothing may be sent: the connection is dropped instead (false).
     fn reject(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         reason: Reason,
         tag: i64,
         now: UtcTimestamp,
@@ -673,7 +709,7 @@ impl<S: SessionStore> Session<S> {
     /// writes them; `line` is the event log's reason.
     fn send_reject(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         text: &str,
         line: &str,
         ref_tag: Option<i64>,
@@ -687,7 +723,7 @@ impl<S: SessionStore> Session<S> {
         }
         let seq = m.seq;
         let msg_type = (self.cfg.begin_string >= BeginString::Fix42 && !m.msg_type.is_empty())
-            .then(|| m.msg_type.clone());
+            .then_some(m.msg_type);
         let route = &m.reverse_route;
         self.send_admin(b"3", now, |b| {
             for (tag, v) in route {
@@ -715,7 +751,7 @@ impl<S: SessionStore> Session<S> {
         } else {
             format!("Message {shown} Rejected: {line}")
         });
-        if !matches!(&m.msg_type[..], b"A" | b"4") && seq == Some(self.store.next_target_seq()) {
+        if !matches!(m.msg_type, b"A" | b"4") && seq == Some(self.store.next_target_seq()) {
             self.incr_target()?;
         }
         Ok(true)
@@ -725,12 +761,12 @@ impl<S: SessionStore> Session<S> {
     /// later), fields in tag order.
     fn business_reject(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         reason: u32,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
         let seq = m.seq;
-        let msg_type = m.msg_type.clone();
+        let msg_type = m.msg_type;
         let text = reject::business_text(reason);
         // FIXT.1.1: an application message names its version
         // (QuickFIX's generateBusinessReject adds DefaultApplVerID).
@@ -745,7 +781,7 @@ impl<S: SessionStore> Session<S> {
             if let Some(t) = text {
                 b.field_str(58, t);
             }
-            b.field_bytes(372, &msg_type);
+            b.field_bytes(372, msg_type);
             b.field_uint(380, u64::from(reason));
             if let Some(a) = appl {
                 b.field_str(1137, a.wire());
@@ -785,6 +821,7 @@ impl<S: SessionStore> Session<S> {
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
+        self.parsed_delivery = None;
         let Ok(m) = inspect(&mut self.parser, msg, &self.cfg) else {
             return Ok(());
         };
@@ -812,6 +849,7 @@ impl<S: SessionStore> Session<S> {
 
     /// Processes one message; `queued`: it comes from the gap queue.
     fn process(&mut self, msg: &[u8], now: UtcTimestamp, queued: bool) -> Result<(), SessionError> {
+        self.parsed_delivery = None;
         let m = match inspect(&mut self.parser, msg, &self.cfg) {
             Ok(m) => m,
             Err(Garbled(why)) => {
@@ -825,8 +863,8 @@ impl<S: SessionStore> Session<S> {
                 return Ok(());
             }
         };
-        if !self.valid_logon_state(&m.msg_type, m.reset_seq_num) {
-            let t = String::from_utf8_lossy(&m.msg_type).into_owned();
+        if !self.valid_logon_state(m.msg_type, m.reset_seq_num) {
+            let t = String::from_utf8_lossy(m.msg_type).into_owned();
             self.log(format!(
                 "Logon state is not valid for message (MsgType={t})"
             ));
@@ -882,7 +920,7 @@ impl<S: SessionStore> Session<S> {
                     .map(|_| ());
             }
         }
-        match &m.msg_type[..] {
+        match m.msg_type {
             b"A" => self.on_logon(&m, msg, now),
             b"0" => self.on_counted(&m, msg, now, true),
             b"1" => self.on_test_request(&m, msg, now),
@@ -896,6 +934,9 @@ impl<S: SessionStore> Session<S> {
                 }
                 self.incr_target()?;
                 let owned = self.owned(msg);
+                if m.parsed {
+                    self.parsed_delivery = Some((owned.as_ptr() as usize, owned.len()));
+                }
                 self.out.push(Output::Deliver(owned));
                 Ok(())
             }
@@ -920,7 +961,7 @@ impl<S: SessionStore> Session<S> {
     /// CompID); false either way, for `verify` to return.
     fn reject_and_logout(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         reason: Reason,
         tag: i64,
         now: UtcTimestamp,
@@ -936,7 +977,7 @@ impl<S: SessionStore> Session<S> {
     /// number; false when the message must not be processed further.
     fn verify(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         msg: &[u8],
         now: UtcTimestamp,
         check_high: bool,
@@ -1016,7 +1057,7 @@ impl<S: SessionStore> Session<S> {
     /// and ignored; anything else ends the session.
     fn too_low(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         seq: u64,
         expected: u64,
         now: UtcTimestamp,
@@ -1046,7 +1087,12 @@ impl<S: SessionStore> Session<S> {
         Ok(())
     }
 
-    fn on_logon(&mut self, m: &Inbound, msg: &[u8], now: UtcTimestamp) -> Result<(), SessionError> {
+    fn on_logon(
+        &mut self,
+        m: &Inbound<'_>,
+        msg: &[u8],
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
         if self.received_logon && !m.reset_seq_num {
             // A second Logon on a live session (one with ResetSeqNumFlag=Y
             // is the peer resetting it, below).
@@ -1148,7 +1194,7 @@ impl<S: SessionStore> Session<S> {
     /// counted.
     fn on_counted(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         msg: &[u8],
         now: UtcTimestamp,
         check_high: bool,
@@ -1161,14 +1207,14 @@ impl<S: SessionStore> Session<S> {
 
     fn on_test_request(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
         if !self.verify(m, msg, now, true, true, false)? {
             return Ok(());
         }
-        let id = m.test_req_id.clone();
+        let id = m.test_req_id;
         self.send_admin(b"0", now, |b| {
             // An empty TestReqID (a session with ValidateFieldsHaveValues=N
             // lets one through) comes back as it came.
@@ -1182,7 +1228,7 @@ impl<S: SessionStore> Session<S> {
 
     fn on_logout(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
@@ -1206,7 +1252,7 @@ impl<S: SessionStore> Session<S> {
 
     fn on_sequence_reset(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
@@ -1236,7 +1282,7 @@ impl<S: SessionStore> Session<S> {
     /// numbers the store no longer has) as one SequenceReset-GapFill.
     fn on_resend_request(
         &mut self,
-        m: &Inbound,
+        m: &Inbound<'_>,
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
@@ -1315,6 +1361,7 @@ impl<S: SessionStore> Session<S> {
         // What we sent may hold what the strict parser refuses but a lax
         // session let through and the application echoed (an empty
         // value, a repeated tag): read those fields as they are.
+        self.parsed_delivery = None;
         let fields: Vec<(u32, &[u8])> = match self.parser.parse(stored) {
             Ok(msg) => msg.fields().map(|f| (f.tag, f.value)).collect(),
             Err(
@@ -1511,9 +1558,13 @@ struct Garbled(String);
 /// Reads what the session needs from `msg`; a message the parser refuses
 /// for its framing (BeginString, BodyLength, CheckSum, the order of 8, 9
 /// and 35) is garbled.
-fn inspect(parser: &mut Parser, msg: &[u8], cfg: &Config) -> Result<Inbound, Garbled> {
+fn inspect<'m>(parser: &mut Parser, msg: &'m [u8], cfg: &Config) -> Result<Inbound<'m>, Garbled> {
     match parser.parse(msg) {
-        Ok(m) => fill(|t| m.get(t), cfg),
+        // The values are re-sliced from `msg` so that the result borrows
+        // the message alone and the parser is free again.
+        Ok(m) => {
+            fill(|t| m.get(t).map(|v| within(msg, v)), cfg).map(|i| Inbound { parsed: true, ..i })
+        }
         // A repeated tag, a group the parser's table does not know, an
         // empty value: well framed, so the session layer goes on (QuickFIX
         // without a dictionary keeps such fields as they come); judging
@@ -1538,7 +1589,7 @@ fn inspect(parser: &mut Parser, msg: &[u8], cfg: &Config) -> Result<Inbound, Gar
 }
 
 /// The session's view of a well-framed message the strict parser refused.
-fn tolerated(msg: &[u8], cfg: &Config) -> Result<Inbound, Garbled> {
+fn tolerated<'m>(msg: &'m [u8], cfg: &Config) -> Result<Inbound<'m>, Garbled> {
     let fields = split_fields(msg);
     fill(
         |t| fields.iter().find(|(ft, _)| *ft == t).map(|&(_, v)| v),
@@ -1596,11 +1647,17 @@ pub(crate) fn split_fields(msg: &[u8]) -> Vec<(u32, &[u8])> {
 
 /// The session's view of a message whose fields `get` looks up (the
 /// first occurrence of a tag).
-fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbound, Garbled> {
+/// `part`, a slice of `msg`'s bytes, as a slice of `msg` itself.
+fn within<'m>(msg: &'m [u8], part: &[u8]) -> &'m [u8] {
+    let at = (part.as_ptr() as usize).wrapping_sub(msg.as_ptr() as usize);
+    &msg[at..at + part.len()]
+}
+
+fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbound<'a>, Garbled> {
     let uint = |t| get(t).and_then(crate::value::parse_uint);
     let time = |t| get(t).and_then(UtcTimestamp::parse);
     let mut i = Inbound {
-        msg_type: get(35).unwrap_or_default().to_vec(),
+        msg_type: get(35).unwrap_or_default(),
         seq: uint(34),
         comp_ids_ok: get(49) == Some(cfg.target_comp_id.as_bytes())
             && get(56) == Some(cfg.sender_comp_id.as_bytes()),
@@ -1610,7 +1667,7 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         header_problem: None,
         heart_bt_int: uint(108),
         reset_seq_num: get(141) == Some(b"Y"),
-        test_req_id: get(112).map(<[u8]>::to_vec),
+        test_req_id: get(112),
         begin_seq_no: uint(7),
         end_seq_no: uint(16),
         new_seq_no: uint(36),
@@ -1618,6 +1675,7 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         next_expected: uint(789),
         wrong_begin_string: get(8) != Some(cfg.begin_string.as_str().as_bytes()),
         reverse_route: Vec::new(),
+        parsed: false,
     };
     // QuickFIX's Message::reverseRoute: each non-empty routing field
     // comes back as its counterpart (the location ids from FIX 4.1 on).
@@ -1634,7 +1692,7 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
             continue;
         }
         if let Some(v) = get(from).filter(|v| !v.is_empty()) {
-            i.reverse_route.push((to, v.to_vec()));
+            i.reverse_route.push((to, v));
         }
     }
     // The header fields the session needs, in QuickFIX's order of checks.
@@ -1673,5 +1731,98 @@ mod tests {
         assert_eq!(q.bytes, 0);
         assert!(q.map.is_empty());
         assert!(q.take(7).is_none());
+    }
+
+    /// A message from the counterparty (BENCH -> EXCH, FIX.4.4).
+    fn inbound(
+        b: &mut MessageBuilder,
+        msg_type: &[u8],
+        seq: u64,
+        body: &[(u32, &[u8])],
+    ) -> Vec<u8> {
+        b.begin(msg_type)
+            .header_uint(34, seq)
+            .header_str(49, "BENCH")
+            .header_timestamp(52, T, TimePrecision::Millis)
+            .header_str(56, "EXCH");
+        for &(tag, v) in body {
+            b.field_bytes(tag, v);
+        }
+        b.finish().unwrap().to_vec()
+    }
+
+    const T: UtcTimestamp = UtcTimestamp {
+        unix_nanos: 1_700_000_000_000_000_000,
+    };
+
+    /// The session lends its parse only for the latest delivery that the
+    /// strict parser accepted: two deliveries at once (a gap filled) lend
+    /// the second alone, and the lent view reads what a fresh parse reads.
+    #[test]
+    fn a_parse_is_lent_for_the_latest_strict_delivery_only() {
+        let cfg = Config {
+            role: Role::Acceptor,
+            begin_string: BeginString::Fix44,
+            sender_comp_id: "EXCH".into(),
+            target_comp_id: "BENCH".into(),
+            heart_bt_int: 30,
+            reset_on_logon: true,
+            reset_on_logout: false,
+            reset_on_disconnect: false,
+            check_comp_id: true,
+            check_latency: false,
+            max_latency_secs: 120,
+            default_appl_ver_id: None,
+            next_expected_msg_seq_num: false,
+            logon_timeout_secs: 10,
+            logout_timeout_secs: 2,
+            send_redundant_resend_requests: false,
+            persist_messages: true,
+            session_time: None,
+            validator: None,
+        };
+        let mut s = Session::new(cfg, crate::session::store::MemoryStore::default());
+        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        s.on_connect(T).unwrap();
+        let logon = inbound(&mut b, b"A", 1, &[(98, b"0"), (108, b"30"), (141, b"Y")]);
+        s.on_message(&logon, T).unwrap();
+        let later = inbound(&mut b, b"D", 3, &[(11, b"third"), (55, b"X")]);
+        s.on_message(&later, T).unwrap();
+        let gap = inbound(&mut b, b"D", 2, &[(11, b"second"), (55, b"X")]);
+        s.on_message(&gap, T).unwrap();
+        let delivered: Vec<Vec<u8>> = s
+            .drain()
+            .filter_map(|o| match o {
+                Output::Deliver(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(delivered.len(), 2);
+        assert!(s.lend_parser(&delivered[0]).is_none(), "not the latest");
+        // A copy of the latest is not the delivered buffer either.
+        assert!(s.lend_parser(&delivered[1].clone()).is_none());
+        let parser = s.lend_parser(&delivered[1]).expect("the latest is lent");
+        let view = parser.view(&delivered[1]);
+        let mut fresh = Parser::new();
+        let want = fresh.parse(&later).unwrap();
+        assert_eq!(view.get(11), Some(&b"third"[..]));
+        assert_eq!(
+            view.fields().map(|f| (f.tag, f.value)).collect::<Vec<_>>(),
+            want.fields().map(|f| (f.tag, f.value)).collect::<Vec<_>>()
+        );
+        s.give_back_parser(parser);
+        assert!(s.lend_parser(&delivered[1]).is_none(), "lent once");
+        // A repeated tag: delivered through the lenient reading, no parse.
+        let dup = inbound(&mut b, b"D", 4, &[(11, b"a"), (58, b"x"), (58, b"y")]);
+        s.on_message(&dup, T).unwrap();
+        let lenient: Vec<Vec<u8>> = s
+            .drain()
+            .filter_map(|o| match o {
+                Output::Deliver(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lenient.len(), 1);
+        assert!(s.lend_parser(&lenient[0]).is_none());
     }
 }

@@ -19,7 +19,7 @@ use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::session::acceptor::Acceptor;
 use fixcore::session::app::{Echo, Exchange, Orders};
-use fixcore::session::connection::{self, Application, Log, Options};
+use fixcore::session::connection::{self, Application, Delivered, Log, Options};
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{AnyStore, Durability, FileStore, MemoryStore, SessionStore};
 use fixcore::settings::{ConnectionType, SessionSettings, Settings};
@@ -92,7 +92,7 @@ impl Application for AnyApp {
     fn on_message<S: SessionStore>(
         &mut self,
         session: &mut Session<S>,
-        msg: &[u8],
+        msg: Delivered<'_>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
         match self {
