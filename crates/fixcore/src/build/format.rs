@@ -127,17 +127,24 @@ pub fn timestamp(out: &mut [u8], t: UtcTimestamp, p: TimePrecision) -> Option<us
     two(&mut out[12..14], sod / 60 % 60);
     out[14] = b':';
     two(&mut out[15..17], sod % 60);
+    Some(17 + fraction(&mut out[17..], nanos, p))
+}
+
+/// The part of a UTCTimestamp after the seconds: `.` and the fraction of
+/// `nanos` (below one second) at precision `p`, nothing for seconds; its
+/// length. `out` holds at least 10 bytes.
+pub fn fraction(out: &mut [u8], nanos: u64, p: TimePrecision) -> usize {
     let (digits, value) = match p {
-        TimePrecision::Seconds => return Some(17),
+        TimePrecision::Seconds => return 0,
         TimePrecision::Millis => (3, nanos / 1_000_000),
         TimePrecision::Micros => (6, nanos / 1_000),
         TimePrecision::Nanos => (9, nanos),
     };
-    out[17] = b'.';
-    out[18..18 + digits].fill(b'0');
+    out[0] = b'.';
+    out[1..1 + digits].fill(b'0');
     let nd = digit_count(value);
-    write_digits(&mut out[18 + digits - nd..18 + digits], value, nd);
-    Some(18 + digits)
+    write_digits(&mut out[1 + digits - nd..1 + digits], value, nd);
+    1 + digits
 }
 
 #[cfg(test)]
