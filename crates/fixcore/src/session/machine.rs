@@ -1655,31 +1655,36 @@ fn within<'m>(msg: &'m [u8], part: &[u8]) -> &'m [u8] {
 
 fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbound<'a>, Garbled> {
     let uint = |t| get(t).and_then(crate::value::parse_uint);
-    let time = |t| get(t).and_then(UtcTimestamp::parse);
+    let msg_type = get(35).unwrap_or_default();
+    let begin_string = get(8);
+    let (seq_text, sending_text) = (get(34), get(52));
+    let (sender, target) = (get(49), get(56));
     let mut i = Inbound {
-        msg_type: get(35).unwrap_or_default(),
-        seq: uint(34),
-        comp_ids_ok: get(49) == Some(cfg.target_comp_id.as_bytes())
-            && get(56) == Some(cfg.sender_comp_id.as_bytes()),
-        sending_time: time(52),
+        msg_type,
+        seq: seq_text.and_then(crate::value::parse_uint),
+        comp_ids_ok: sender == Some(cfg.target_comp_id.as_bytes())
+            && target == Some(cfg.sender_comp_id.as_bytes()),
+        sending_time: sending_text.and_then(UtcTimestamp::parse),
         poss_dup: get(43) == Some(b"Y"),
-        orig_sending_time: time(122),
-        header_problem: None,
-        heart_bt_int: uint(108),
-        reset_seq_num: get(141) == Some(b"Y"),
-        test_req_id: get(112),
-        begin_seq_no: uint(7),
-        end_seq_no: uint(16),
-        new_seq_no: uint(36),
-        gap_fill: get(123) == Some(b"Y"),
-        next_expected: uint(789),
-        wrong_begin_string: get(8) != Some(cfg.begin_string.as_str().as_bytes()),
-        reverse_route: Vec::new(),
-        parsed: false,
+        orig_sending_time: get(122).and_then(UtcTimestamp::parse),
+        wrong_begin_string: begin_string != Some(cfg.begin_string.as_str().as_bytes()),
+        ..Inbound::default()
     };
+    // The fields only session messages carry are read for those alone:
+    // an order is most of the traffic and has none of them.
+    if is_admin(msg_type) {
+        i.heart_bt_int = uint(108);
+        i.reset_seq_num = get(141) == Some(b"Y");
+        i.test_req_id = get(112);
+        i.begin_seq_no = uint(7);
+        i.end_seq_no = uint(16);
+        i.new_seq_no = uint(36);
+        i.gap_fill = get(123) == Some(b"Y");
+        i.next_expected = uint(789);
+    }
     // QuickFIX's Message::reverseRoute: each non-empty routing field
     // comes back as its counterpart (the location ids from FIX 4.1 on).
-    let with_location = get(8).is_some_and(|b| b >= b"FIX.4.1".as_slice());
+    let with_location = begin_string.is_some_and(|b| b >= b"FIX.4.1".as_slice());
     for (from, to) in [
         (115, 128),
         (116, 129),
@@ -1696,15 +1701,15 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         }
     }
     // The header fields the session needs, in QuickFIX's order of checks.
-    i.header_problem = if get(34).is_some() && i.seq.is_none() {
+    i.header_problem = if seq_text.is_some() && i.seq.is_none() {
         Some((Reason::INCORRECT_DATA_FORMAT, 34))
-    } else if get(52).is_none() {
+    } else if sending_text.is_none() {
         Some((Reason::REQUIRED_TAG_MISSING, 52))
     } else if i.sending_time.is_none() {
         Some((Reason::INCORRECT_DATA_FORMAT, 52))
-    } else if get(49).is_none() {
+    } else if sender.is_none() {
         Some((Reason::REQUIRED_TAG_MISSING, 49))
-    } else if get(56).is_none() {
+    } else if target.is_none() {
         Some((Reason::REQUIRED_TAG_MISSING, 56))
     } else {
         None
