@@ -354,3 +354,111 @@ fn the_shipped_acceptance_settings_validate_as_their_sessions_say() {
     assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
     assert!(acceptor.wait().unwrap().success());
 }
+
+/// A session with `Username`/`Password`: a flood of Logons with wrong
+/// passwords (and one with a CompID no session has) while a legitimate
+/// session is logged on. Each wrong Logon gets QuickFIX's RejectLogon
+/// answer (a Logout with the reason, then the connection closed) and a log
+/// line; the stranger is closed unanswered; the live session keeps
+/// trading throughout.
+#[test]
+fn a_flood_of_wrong_passwords_is_refused_without_disturbing_the_live_session() {
+    const FLOOD: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(
+        d.join("guarded.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nSenderCompID=ISLD\n\
+             BeginString=FIX.4.4\nResetOnLogon=Y\nUsername=trader1\nPassword=s3cret\n\n\
+             [SESSION]\nTargetCompID=TW\n\n[SESSION]\nTargetCompID=TX\n"
+        ),
+    )
+    .unwrap();
+    let mut acceptor = perfkit()
+        .current_dir(d)
+        .args(["fix", "acceptor", "guarded.cfg", "--app", "exec"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(d.join("events.log")).unwrap())
+        .spawn()
+        .map(Running)
+        .unwrap();
+    let mut live = connect(port);
+    live.write_all(&frame(
+        "35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|553=trader1|554=s3cret|",
+    ))
+    .unwrap();
+    let logon = read_message(&mut live).unwrap();
+    assert!(has(&logon, "35=A"), "{logon:?}");
+    assert!(
+        !logon.iter().any(|f| f.starts_with("554=")),
+        "the answer must not echo the password: {logon:?}"
+    );
+
+    // One connection per session at a time (a second one is closed, as
+    // QuickFIX's acceptor does), so the guesses on TX come one after the
+    // other, as fast as they are answered; the stranger comes beside them.
+    let flood: Vec<_> = (0..2)
+        .map(|kind| {
+            std::thread::spawn(move || {
+                if kind == 0 {
+                    // A CompID no session has: closed without a word.
+                    let mut c = connect(port);
+                    c.write_all(&frame_from(
+                        "NOBODY",
+                        "35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|553=trader1|554=s3cret|",
+                    ))
+                    .unwrap();
+                    assert!(read_message(&mut c).is_none());
+                    return;
+                }
+                for n in 1..FLOOD {
+                    let mut c = connect(port);
+                    c.write_all(&frame_from(
+                    "TX",
+                    &format!(
+                        "35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|553=trader1|554=guess{n}|"
+                    ),
+                ))
+                .unwrap();
+                    let logout = read_message(&mut c).unwrap();
+                    assert!(
+                        has(&logout, "35=5") && has(&logout, "58=Invalid username or password"),
+                        "{logout:?}"
+                    );
+                    assert!(read_message(&mut c).is_none(), "the connection stays open");
+                }
+            })
+        })
+        .collect();
+    // Orders on the live session while the flood runs.
+    for (i, seq) in (2..12).enumerate() {
+        live.write_all(&frame(&format!(
+            "35=D|34={seq}|49=TW|52=NOW|56=ISLD|11=L{i}|21=1|55=MSFT|54=1|60=NOW|40=1|38=5|"
+        )))
+        .unwrap();
+        for status in ["39=0", "39=2"] {
+            let er = read_message(&mut live).unwrap();
+            assert!(has(&er, "35=8") && has(&er, status), "{er:?}");
+            assert!(has(&er, &format!("11=L{i}")), "{er:?}");
+        }
+    }
+    for c in flood {
+        c.join().unwrap();
+    }
+    live.write_all(&frame("35=5|34=12|49=TW|52=NOW|56=ISLD|"))
+        .unwrap();
+    let logout = read_message(&mut live).unwrap();
+    assert!(has(&logout, "35=5"), "{logout:?}");
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    assert!(acceptor.wait().unwrap().success());
+    let events = std::fs::read_to_string(d.join("events.log")).unwrap();
+    let refused = events
+        .lines()
+        .filter(|l| l.contains("Logon rejected: Invalid username or password"))
+        .count();
+    assert_eq!(refused, FLOOD - 1, "{events}");
+}

@@ -117,6 +117,7 @@ pub fn session_script(data: &[u8]) {
         persist_messages: true,
         session_time: None,
         validator: None,
+        credentials: Default::default(),
     };
     let mut session = Session::new(cfg, MemoryStore::default());
     let mut now = UtcTimestamp {

@@ -134,6 +134,10 @@ pub const KEYS: &[&str] = &[
     "LogoutTimeout",
     "SendRedundantResendRequests",
     "PersistMessages",
+    // Not QuickFIX/C++ keys (its applications add the fields in toAdmin
+    // and check them in fromAdmin); QuickFIX/J reads the same two names.
+    "Username",
+    "Password",
 ];
 
 /// Which side opens the connection.
@@ -350,6 +354,11 @@ pub struct SessionSettings {
     /// Keep sent messages for resending (`PersistMessages`, default Y);
     /// without them a ResendRequest is answered with one gap fill.
     pub persist_messages: bool,
+    /// `Username`: sent as Username(553) on an initiator's Logon,
+    /// required on the Logon an acceptor receives.
+    pub username: Option<String>,
+    /// `Password`: Password(554), as `Username`.
+    pub password: Option<String>,
 }
 
 impl SessionSettings {
@@ -682,6 +691,8 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
         socket_nodelay: r.bool("SocketNodelay", true)?,
         send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
         persist_messages: r.bool("PersistMessages", true)?,
+        username: r.string("Username"),
+        password: r.string("Password"),
     })
 }
 

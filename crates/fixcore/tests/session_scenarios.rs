@@ -68,6 +68,7 @@ fn config(bs: BeginString, role: Role) -> Config {
         persist_messages: true,
         session_time: None,
         validator: None,
+        credentials: Default::default(),
     }
 }
 
@@ -2781,5 +2782,83 @@ fn an_echo_with_an_empty_field_is_resent_as_it_was() {
         Script::new(&format!("resend empty field ({})", bs.as_str()), cfg)
             .echo()
             .run(&expand(&steps, bs));
+    }
+}
+
+/// An acceptor given `Username`/`Password` for the session.
+fn guarded(bs: BeginString) -> Config {
+    let mut cfg = config(bs, Role::Acceptor);
+    cfg.credentials = fixcore::session::machine::Credentials {
+        username: Some("trader1".into()),
+        password: Some("s3cret".into()),
+    };
+    cfg
+}
+
+#[test]
+fn a_logon_with_the_right_credentials_is_answered_without_them() {
+    for &bs in ALL {
+        let steps = expand(
+            "connect
+             > 8={BS}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|553=trader1|554=s3cret|{APPL}
+             < 8={BS}|35=A|34=1|49=ISLD|52=TIME|56=TW|98=0|108=30|{APPL}
+             logged-on
+             seqs 2 2",
+            bs,
+        );
+        Script::new(&format!("credentials ok ({})", bs.as_str()), guarded(bs)).run(&steps);
+    }
+}
+
+/// QuickFIX's RejectLogon: a Logout with the reason, the connection
+/// closed, the Logon not counted; the same answer whichever field is
+/// wrong or missing.
+#[test]
+fn a_logon_with_wrong_or_missing_credentials_is_refused_with_a_logout() {
+    for creds in [
+        "553=trader1|554=guess|",
+        "553=trader2|554=s3cret|",
+        "553=trader1|",
+        "554=s3cret|",
+        "",
+        "553=trader1|554=s3cret0|",
+    ] {
+        for &bs in FROM_42 {
+            let steps = expand(
+                &format!(
+                    "connect
+                     > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|{creds}{{APPL}}
+                     < 8={{BS}}|35=5|34=1|49=ISLD|52=TIME|56=TW|58=Invalid username or password|
+                     disconnected
+                     seqs 2 1"
+                ),
+                bs,
+            );
+            Script::new(
+                &format!("credentials `{creds}` ({})", bs.as_str()),
+                guarded(bs),
+            )
+            .run(&steps);
+        }
+    }
+}
+
+#[test]
+fn an_initiator_sends_its_credentials_on_logon() {
+    for &bs in ALL {
+        let mut cfg = config(bs, Role::Initiator);
+        cfg.credentials = fixcore::session::machine::Credentials {
+            username: Some("trader1".into()),
+            password: Some("s3cret".into()),
+        };
+        let steps = expand(
+            "connect
+             < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|553=trader1|554=s3cret|{APPL}
+             > 8={BS}|35=A|34=1|49=ISLD|52=NOW|56=TW|98=0|108=30|{APPL}
+             logged-on
+             seqs 2 2",
+            bs,
+        );
+        Script::new(&format!("initiator credentials ({})", bs.as_str()), cfg).run(&steps);
     }
 }

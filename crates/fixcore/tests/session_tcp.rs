@@ -41,6 +41,7 @@ fn config(bs: BeginString, theirs: &str) -> Config {
         persist_messages: true,
         session_time: None,
         validator: None,
+        credentials: Default::default(),
     }
 }
 

@@ -132,8 +132,10 @@ impl<S: SessionStore + Send> Acceptor<S> {
         };
         let mut a = app(i);
         let mut l = log(i);
-        let res = connection::run(stream, &initial, &mut session, &mut a, &mut l, opts);
+        let res = connection::run(&mut stream, &initial, &mut session, &mut a, &mut l, opts);
         *self.slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
+        // Closed only now that the session is back in its slot (see `run`).
+        let _ = stream.shutdown(std::net::Shutdown::Both);
         res
     }
 }

@@ -124,9 +124,12 @@ pub struct Options<'a> {
 /// Runs `session` on `stream` until either side closes it. `initial`
 /// holds bytes already read from the stream (an acceptor reads the first
 /// Logon to choose the session). An acceptor's session must be
-/// disconnected; this connects it.
+/// disconnected; this connects it. When the session ends the connection,
+/// the stream is left open for the caller to close once the session is
+/// free again: a peer that reconnects the moment it sees the close must
+/// find the session available.
 pub fn run<S: SessionStore, A: Application, L: Log>(
-    mut stream: TcpStream,
+    stream: &mut TcpStream,
     initial: &[u8],
     session: &mut Session<S>,
     app: &mut A,
@@ -174,7 +177,6 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
         }
         if !open {
             flush_logs(session, log);
-            let _ = stream.shutdown(std::net::Shutdown::Both);
             return Ok(());
         }
         if opts.stop.load(Ordering::Relaxed) && !stopping {

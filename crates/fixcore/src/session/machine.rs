@@ -79,6 +79,43 @@ pub struct Config {
     /// Validation of every incoming message against data dictionaries
     /// (`UseDataDictionary`); `None`: the session layer's own checks only.
     pub validator: Option<Arc<Validator>>,
+    /// Username(553) and Password(554) (`Username`, `Password`): an
+    /// initiator sends those given on its Logon; an acceptor refuses a
+    /// Logon whose fields differ from those given, as a QuickFIX
+    /// application does by throwing RejectLogon (a Logout with the
+    /// reason, then the connection closed).
+    pub credentials: Credentials,
+}
+
+/// The Username(553) and Password(554) of a session's Logon; see
+/// [`Config::credentials`].
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Credentials {
+    /// Username(553), when required or sent.
+    pub username: Option<String>,
+    /// Password(554), when required or sent.
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for Credentials {
+    // Never the password itself: configurations end up in logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+impl Credentials {
+    /// Whether a Logon carrying `username` and `password` passes: each
+    /// field required here must be present and equal.
+    fn accept(&self, username: Option<&[u8]>, password: Option<&[u8]>) -> bool {
+        let ok = |want: &Option<String>, got: Option<&[u8]>| {
+            want.as_ref().is_none_or(|w| got == Some(w.as_bytes()))
+        };
+        ok(&self.username, username) && ok(&self.password, password)
+    }
 }
 
 impl Config {
@@ -105,6 +142,10 @@ impl Config {
             session_time: s.start_time.zip(s.end_time),
             // The dictionaries are files: the caller loads them.
             validator: None,
+            credentials: Credentials {
+                username: s.username.clone(),
+                password: s.password.clone(),
+            },
         }
     }
 }
@@ -182,6 +223,9 @@ struct Inbound<'a> {
     /// The strict parser accepted the message (its parse is in the
     /// session's parser until the next one).
     parsed: bool,
+    /// Username(553) and Password(554) of a Logon.
+    username: Option<&'a [u8]>,
+    password: Option<&'a [u8]>,
 }
 
 /// One FIX session: sequence numbers, timers, resend and gap handling.
@@ -627,10 +671,21 @@ impl<S: SessionStore> Session<S> {
                 .next_target_seq()
                 .saturating_add(u64::from(reply))
         });
+        // An initiator's request carries its credentials; an acceptor's
+        // answer never echoes them.
+        let creds = (!reply).then(|| self.cfg.credentials.clone());
         self.send_admin(b"A", now, |b| {
             b.field_uint(98, 0).field_uint(108, hb);
             if reset {
                 b.field_char(141, b'Y');
+            }
+            if let Some(c) = &creds {
+                if let Some(u) = &c.username {
+                    b.field_str(553, u);
+                }
+                if let Some(p) = &c.password {
+                    b.field_str(554, p);
+                }
             }
             if let Some(n) = next {
                 b.field_uint(789, n);
@@ -1130,6 +1185,16 @@ impl<S: SessionStore> Session<S> {
         let check_low = !m.reset_seq_num;
         if !self.verify(m, msg, now, false, check_low, false)? {
             return Ok(());
+        }
+        // Where QuickFIX hands the Logon to the application (the end of
+        // verify), which may refuse it with RejectLogon: the reason goes
+        // out in a Logout and the connection closes. Both fields get one
+        // answer, so a guesser learns nothing of which was wrong.
+        if self.cfg.role == Role::Acceptor && !self.cfg.credentials.accept(m.username, m.password) {
+            let text = "Invalid username or password";
+            self.log(format!("Logon rejected: {text}"));
+            self.send_logout(Some(text), now)?;
+            return self.disconnect();
         }
         self.received_logon = true;
         // The peer's NextExpectedMsgSeqNum(789) (QuickFIX after 1.15.1):
@@ -1681,6 +1746,8 @@ fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbou
         i.new_seq_no = uint(36);
         i.gap_fill = get(123) == Some(b"Y");
         i.next_expected = uint(789);
+        i.username = get(553);
+        i.password = get(554);
     }
     // QuickFIX's Message::reverseRoute: each non-empty routing field
     // comes back as its counterpart (the location ids from FIX 4.1 on).
@@ -1785,6 +1852,7 @@ mod tests {
             persist_messages: true,
             session_time: None,
             validator: None,
+            credentials: Default::default(),
         };
         let mut s = Session::new(cfg, crate::session::store::MemoryStore::default());
         let mut b = MessageBuilder::new(FixVersion::Fix44);

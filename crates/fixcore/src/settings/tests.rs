@@ -246,6 +246,8 @@ fn every_key_is_accepted_somewhere() {
         "DefaultApplVerID" => "9",
         "StartTime" | "EndTime" => "01:02:03",
         "SocketNodelay" => "N",
+        "Username" => "trader1",
+        "Password" => "s3cret",
         "SocketConnectHost"
         | "SenderCompID"
         | "TargetCompID"
@@ -278,6 +280,8 @@ fn every_key_is_accepted_somewhere() {
     assert!(!s.validation.check_latency);
     assert!(!s.socket_nodelay);
     assert!(!s.persist_messages && !s.send_redundant_resend_requests);
+    assert_eq!(s.username.as_deref(), Some("trader1"));
+    assert_eq!(s.password.as_deref(), Some("s3cret"));
 }
 
 /// SocketNodelay defaults to on (QuickFIX's default is off; see the field).

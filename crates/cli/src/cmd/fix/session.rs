@@ -335,9 +335,17 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
             handles.push(scope.spawn(move || -> Result<()> {
                 while !stop.load(Ordering::Relaxed) && !a.done() {
                     match TcpStream::connect((host.as_str(), port)) {
-                        Ok(stream) => {
-                            connection::run(stream, &[], &mut session, &mut a, &mut log, opts)
-                                .with_context(|| format!("session {}", log.id))?;
+                        Ok(mut stream) => {
+                            let res = connection::run(
+                                &mut stream,
+                                &[],
+                                &mut session,
+                                &mut a,
+                                &mut log,
+                                opts,
+                            );
+                            let _ = stream.shutdown(std::net::Shutdown::Both);
+                            res.with_context(|| format!("session {}", log.id))?;
                             if a.done() {
                                 break;
                             }
