@@ -97,27 +97,9 @@ pub fn session_script(data: &[u8]) {
     use crate::value::UtcTimestamp;
 
     let cfg = Config {
-        role: ConnectionType::Acceptor,
-        begin_string: BeginString::Fix44,
-        sender_comp_id: "ISLD".into(),
-        target_comp_id: "TW".into(),
-        heart_bt_int: 30,
-        reset_on_logon: false,
-        reset_on_logout: false,
-        reset_on_disconnect: false,
-        check_comp_id: true,
         // The script cannot know the clock: SendingTime is not judged.
         check_latency: false,
-        max_latency_secs: 120,
-        default_appl_ver_id: None,
-        next_expected_msg_seq_num: false,
-        logon_timeout_secs: 10,
-        logout_timeout_secs: 2,
-        send_redundant_resend_requests: false,
-        persist_messages: true,
-        session_time: None,
-        validator: None,
-        credentials: Default::default(),
+        ..Config::new(ConnectionType::Acceptor, BeginString::Fix44, "ISLD", "TW")
     };
     let mut session = Session::new(cfg, MemoryStore::default());
     let mut now = UtcTimestamp {

@@ -119,6 +119,35 @@ impl Credentials {
 }
 
 impl Config {
+    /// A session between `sender` (us) and `target` with QuickFIX's
+    /// defaults for everything else: HeartBtInt 30, CompIDs and
+    /// SendingTime checked (120 s), LogonTimeout 10, LogoutTimeout 2,
+    /// messages persisted, no resets, no session time, no dictionary.
+    pub fn new(role: Role, begin_string: BeginString, sender: &str, target: &str) -> Config {
+        Config {
+            role,
+            begin_string,
+            sender_comp_id: sender.into(),
+            target_comp_id: target.into(),
+            heart_bt_int: 30,
+            reset_on_logon: false,
+            reset_on_logout: false,
+            reset_on_disconnect: false,
+            check_comp_id: true,
+            check_latency: true,
+            max_latency_secs: 120,
+            default_appl_ver_id: None,
+            next_expected_msg_seq_num: false,
+            logon_timeout_secs: 10,
+            logout_timeout_secs: 2,
+            send_redundant_resend_requests: false,
+            persist_messages: true,
+            session_time: None,
+            validator: None,
+            credentials: Credentials::default(),
+        }
+    }
+
     /// The configuration a QuickFIX-style `[SESSION]` describes.
     pub fn from_settings(s: &SessionSettings) -> Config {
         Config {
@@ -1833,26 +1862,9 @@ mod tests {
     #[test]
     fn a_parse_is_lent_for_the_latest_strict_delivery_only() {
         let cfg = Config {
-            role: Role::Acceptor,
-            begin_string: BeginString::Fix44,
-            sender_comp_id: "EXCH".into(),
-            target_comp_id: "BENCH".into(),
-            heart_bt_int: 30,
             reset_on_logon: true,
-            reset_on_logout: false,
-            reset_on_disconnect: false,
-            check_comp_id: true,
             check_latency: false,
-            max_latency_secs: 120,
-            default_appl_ver_id: None,
-            next_expected_msg_seq_num: false,
-            logon_timeout_secs: 10,
-            logout_timeout_secs: 2,
-            send_redundant_resend_requests: false,
-            persist_messages: true,
-            session_time: None,
-            validator: None,
-            credentials: Default::default(),
+            ..Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "BENCH")
         };
         let mut s = Session::new(cfg, crate::session::store::MemoryStore::default());
         let mut b = MessageBuilder::new(FixVersion::Fix44);
