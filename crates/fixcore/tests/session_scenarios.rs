@@ -48,27 +48,9 @@ fn config(bs: BeginString, role: Role) -> Config {
         Role::Initiator => ("TW", "ISLD"),
     };
     Config {
-        role,
-        begin_string: bs,
-        sender_comp_id: ours.into(),
-        target_comp_id: theirs.into(),
-        heart_bt_int: 30,
-        reset_on_logon: false,
-        reset_on_logout: false,
-        reset_on_disconnect: false,
-        check_comp_id: true,
-        check_latency: true,
-        max_latency_secs: 120,
         default_appl_ver_id: (bs == BeginString::Fixt11)
             .then_some(fixcore::settings::ApplVerId::Fix50Sp2),
-        next_expected_msg_seq_num: false,
-        logon_timeout_secs: 10,
-        logout_timeout_secs: 2,
-        send_redundant_resend_requests: false,
-        persist_messages: true,
-        session_time: None,
-        validator: None,
-        credentials: Default::default(),
+        ..Config::new(role, bs, ours, theirs)
     }
 }
 

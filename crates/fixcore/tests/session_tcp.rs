@@ -22,26 +22,8 @@ use fixcore::value::UtcTimestamp;
 
 fn config(bs: BeginString, theirs: &str) -> Config {
     Config {
-        role: Role::Acceptor,
-        begin_string: bs,
-        sender_comp_id: "ISLD".into(),
-        target_comp_id: theirs.into(),
-        heart_bt_int: 30,
         reset_on_logon: true,
-        reset_on_logout: false,
-        reset_on_disconnect: false,
-        check_comp_id: true,
-        check_latency: true,
-        max_latency_secs: 120,
-        default_appl_ver_id: None,
-        next_expected_msg_seq_num: false,
-        logon_timeout_secs: 10,
-        logout_timeout_secs: 2,
-        send_redundant_resend_requests: false,
-        persist_messages: true,
-        session_time: None,
-        validator: None,
-        credentials: Default::default(),
+        ..Config::new(Role::Acceptor, bs, "ISLD", theirs)
     }
 }
 
