@@ -89,16 +89,28 @@ pub fn dictionary_xml(data: &[u8]) {
 /// checksums, `data` is a script: each line is `~N` (N seconds pass and
 /// the timers run), `!bytes` (sent raw), `+` (the connection drops and
 /// comes back) or `|`-separated fields that are sent with BeginString,
-/// BodyLength and CheckSum added.
+/// BodyLength and CheckSum added. A script starting with `P` plays to a
+/// session that requires Username(553) `u` and Password(554) `p`.
 pub fn session_script(data: &[u8]) {
-    use crate::session::machine::{Config, Output, Session};
+    use crate::session::machine::{Config, Credentials, Output, Session};
     use crate::session::store::MemoryStore;
     use crate::settings::{BeginString, ConnectionType};
     use crate::value::UtcTimestamp;
 
+    let (credentials, data) = match data.strip_prefix(b"P") {
+        Some(rest) => (
+            Credentials {
+                username: Some("u".into()),
+                password: Some("p".into()),
+            },
+            rest,
+        ),
+        None => (Credentials::default(), data),
+    };
     let cfg = Config {
         // The script cannot know the clock: SendingTime is not judged.
         check_latency: false,
+        credentials,
         ..Config::new(ConnectionType::Acceptor, BeginString::Fix44, "ISLD", "TW")
     };
     let mut session = Session::new(cfg, MemoryStore::default());
