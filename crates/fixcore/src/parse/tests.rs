@@ -1,6 +1,8 @@
 use super::*;
 use crate::build::{FixVersion, MessageBuilder};
+use crate::dict::GroupDef;
 use crate::scan::SOH;
+use crate::value::Decimal;
 use proptest::prelude::*;
 
 /// Frames a `|`-separated body (starting at 35=) with 8, 9 and 10 computed
