@@ -83,6 +83,8 @@
 //! # Ok::<(), betree::Error>(())
 //! ```
 
+#![forbid(unsafe_code)]
+
 mod batch;
 mod coop;
 mod counting;

@@ -43,6 +43,8 @@
 //! # }
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub(crate) mod codec;
 pub mod crypto;
 pub mod entry;
