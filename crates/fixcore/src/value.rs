@@ -4,8 +4,6 @@
 //! floating point cannot represent most prices and rounding them changes
 //! orders.
 
-use std::fmt;
-
 /// Parses a FIX `int`: optional `-`, then digits, within `i64` (so
 /// `i64::MIN`, whose magnitude exceeds `i64::MAX`, is accepted: the builder
 /// writes it).
@@ -107,14 +105,6 @@ impl Decimal {
     /// Nearest `f64` (for display and statistics, never for order logic).
     pub fn to_f64(self) -> f64 {
         self.mantissa as f64 / 10f64.powi(i32::from(self.scale))
-    }
-}
-
-impl fmt::Display for Decimal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut buf = [0u8; 24];
-        let n = crate::build::format::decimal(&mut buf, *self);
-        f.write_str(std::str::from_utf8(&buf[..n]).map_err(|_| fmt::Error)?)
     }
 }
 

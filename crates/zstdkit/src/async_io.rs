@@ -14,10 +14,11 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
 use zstd_safe::{CCtx, InBuffer};
 
+use crate::context::DecodeProgress;
 use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
 use crate::recipe::Params;
-use crate::stream::{DecodeProgress, FlushMode, compress_step, step_done};
+use crate::stream::{FlushMode, compress_step, step_done};
 
 /// An `AsyncWrite` that compresses into another `AsyncWrite`. Shut it down
 /// (`AsyncWriteExt::shutdown`) to end the frame; `flush` emits complete

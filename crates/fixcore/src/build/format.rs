@@ -90,6 +90,16 @@ pub fn decimal(out: &mut [u8], d: Decimal) -> usize {
     i + n + 1
 }
 
+/// A decimal's text is the wire's (the formatter above), so that `value`
+/// need not depend on `build`.
+impl std::fmt::Display for Decimal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut buf = [0u8; 24];
+        let n = decimal(&mut buf, *self);
+        f.write_str(std::str::from_utf8(&buf[..n]).map_err(|_| std::fmt::Error)?)
+    }
+}
+
 /// Fractional-second precision of a formatted UTCTimestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimePrecision {
