@@ -181,7 +181,7 @@ pub enum Error {
     /// The object store refused or failed a request (configuration,
     /// credentials, network, or the service's answer).
     #[cfg(feature = "s3")]
-    #[error("object storage: {}", crate::object::describe(.0))]
+    #[error("object storage: {}", describe(.0))]
     ObjectStore(#[from] object_store::Error),
 }
 
@@ -207,5 +207,78 @@ impl From<Error> for std::io::Error {
             Error::Io(io) => io,
             other => std::io::Error::other(other),
         }
+    }
+}
+
+/// One line for an object_store error: its message, then any cause deeper
+/// in the chain that the message does not already repeat (the actionable
+/// part is often last), with an S3 XML error document shortened to its
+/// `Code: Message`.
+#[cfg(feature = "s3")]
+fn describe(e: &object_store::Error) -> String {
+    let mut msg = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !msg.contains(&part) {
+            msg.push_str(": ");
+            msg.push_str(&part);
+        }
+        source = s.source();
+    }
+    let mut msg = shorten_xml_error(&msg);
+    if msg.contains("URL scheme is not allowed") {
+        msg.push_str(" (set AWS_ALLOW_HTTP=true for an http:// endpoint)");
+    }
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Replaces each `<?xml …><Error><Code>C</Code><Message>M</Message>…</Error>`
+/// in `msg` with `C: M`.
+#[cfg(feature = "s3")]
+fn shorten_xml_error(msg: &str) -> String {
+    let field = |doc: &str, tag: &str| -> Option<String> {
+        let start = doc.find(&format!("<{tag}>"))? + tag.len() + 2;
+        let len = doc[start..].find(&format!("</{tag}>"))?;
+        Some(doc[start..start + len].to_string())
+    };
+    let mut out = String::new();
+    let mut rest = msg;
+    while let Some(start) = rest.find("<?xml").or_else(|| rest.find("<Error>")) {
+        let Some(end) = rest[start..]
+            .find("</Error>")
+            .map(|e| start + e + "</Error>".len())
+        else {
+            break;
+        };
+        let doc = &rest[start..end];
+        out.push_str(&rest[..start]);
+        match (field(doc, "Code"), field(doc, "Message")) {
+            (Some(c), Some(m)) => out.push_str(&format!("{c}: {m}")),
+            (Some(c), None) => out.push_str(&c),
+            _ => out.push_str(doc),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(all(test, feature = "s3"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortens_s3_error_documents() {
+        let m = "PUT failed: 404 Not Found: <?xml version=\"1.0\"?>\n<Error><Code>NoSuchBucket</Code>\
+                 <Message>The specified bucket does not exist</Message><HostId>x</HostId></Error>";
+        assert_eq!(
+            shorten_xml_error(m),
+            "PUT failed: 404 Not Found: NoSuchBucket: The specified bucket does not exist"
+        );
+        assert_eq!(
+            shorten_xml_error("plain <Error> text"),
+            "plain <Error> text"
+        );
     }
 }
