@@ -295,16 +295,8 @@ fn an_independent_hdrhistogram_reads_the_log() {
     if !have("python3", "python3") {
         return;
     }
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import hdrh"])
-        .status()
-        .unwrap();
-    if !probe.success() {
-        assert!(
-            std::env::var_os("PERFKIT_INTEROP").is_none(),
-            "python module hdrh missing: pip install hdrhistogram"
-        );
-        eprintln!("SKIPPED: python module hdrh missing (pip install hdrhistogram)");
+    if !perfkit_testkit::interop::have_python_module("hdrh", "python3 -m pip install hdrhistogram")
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
