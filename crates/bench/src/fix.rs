@@ -833,9 +833,23 @@ mod tests {
             }
         }
         let t = transport(&s).unwrap();
+        // Unpinned (no --pin), both ends run on the mask this test thread
+        // has, and each row's note says how its transport was set up.
+        let here = fixcore::affinity::Pinning::current();
+        let placed = format!("; client {here}, server {here}");
         for v in &t.variants {
             assert_eq!(v.histogram.len(), 40, "{}", v.name);
-            assert!(v.note.is_some());
+            let note = v.note.as_deref().unwrap_or_default();
+            let setup = match v.name.as_str() {
+                "blocking" => "blocking std::net",
+                "tokio" => "tokio current-thread",
+                _ => "io_uring ",
+            };
+            assert!(
+                note.starts_with(setup) && note.ends_with(&placed),
+                "{}: {note:?}",
+                v.name
+            );
         }
         assert_eq!(t.also_vs, Some(1), "tokio");
         // Without io_uring the benchmark still runs, minus those rows.

@@ -1,11 +1,19 @@
 //! Backs the claim of [`Index::search_with`]: once its `Scratch` and output
 //! are warm, repeated searches do not allocate. A counting global allocator
-//! is the oracle, the one fixcore's `tests/no_alloc.rs` uses (its counts are
-//! per thread, so tests running in parallel do not disturb each other).
+//! is the oracle (`perfkit_testkit::alloc_count`, which fixcore's
+//! `tests/no_alloc.rs` uses too; its counts are per thread, so tests running
+//! in parallel do not disturb each other).
 
-#[path = "../../fixcore/tests/support/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::allocations;
+use perfkit_testkit::alloc_count::{self, Counting, allocations};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The allocator is this binary's, so a zero from it means something.
+#[test]
+fn the_counting_allocator_is_installed() {
+    assert!(alloc_count::installed());
+}
 
 use betree::{AttrType, Domain, Event, EventBuilder, Index, Schema, Scratch};
 

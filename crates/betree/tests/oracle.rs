@@ -11,6 +11,7 @@ use betree::{
     AttrType, Bounds, Constants, Domain, Event, EventBuilder, FrequencyCap, Index, Schema,
     SearchStep,
 };
+use perfkit_testkit::boolean_text::eval;
 use proptest::prelude::*;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -647,57 +648,12 @@ fn reference_workload_agrees_with_oracle() {
         let want: Vec<u64> = texts
             .iter()
             .enumerate()
-            .filter(|(_, t)| eval_text(t, vals))
+            .filter(|(_, t)| eval(t, vals))
             .map(|(i, _)| i as u64 + 1)
             .collect();
         assert_eq!(index.search(ev).unwrap(), want);
         assert_eq!(batch[k], want);
     }
-}
-
-/// Evaluates `parN`/`not`/`and`/`or`/parentheses text directly.
-fn eval_text(t: &str, vals: &[bool]) -> bool {
-    let toks: Vec<String> = t
-        .replace('(', " ( ")
-        .replace(')', " ) ")
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    fn or(t: &[String], i: &mut usize, v: &[bool]) -> bool {
-        let mut x = and(t, i, v);
-        while *i < t.len() && t[*i] == "or" {
-            *i += 1;
-            let y = and(t, i, v);
-            x = x || y;
-        }
-        x
-    }
-    fn and(t: &[String], i: &mut usize, v: &[bool]) -> bool {
-        let mut x = un(t, i, v);
-        while *i < t.len() && t[*i] == "and" {
-            *i += 1;
-            let y = un(t, i, v);
-            x = x && y;
-        }
-        x
-    }
-    fn un(t: &[String], i: &mut usize, v: &[bool]) -> bool {
-        let tok = t[*i].clone();
-        *i += 1;
-        match tok.as_str() {
-            "not" => !un(t, i, v),
-            "(" => {
-                let x = or(t, i, v);
-                *i += 1;
-                x
-            }
-            p => v[p.trim_start_matches("par").parse::<usize>().unwrap() - 1],
-        }
-    }
-    let mut i = 0;
-    let r = or(&toks, &mut i, vals);
-    assert_eq!(i, toks.len());
-    r
 }
 
 #[test]
@@ -738,7 +694,7 @@ fn batch_spans_several_lane_groups() {
         let want: Vec<u64> = texts
             .iter()
             .enumerate()
-            .filter(|(_, t)| eval_text(t, vals))
+            .filter(|(_, t)| eval(t, vals))
             .map(|(i, _)| i as u64 + 1)
             .collect();
         assert_eq!(batch[k], want, "event {k}");
@@ -1182,7 +1138,7 @@ fn erl_be_tree_format_fixtures() {
             .exprs
             .iter()
             .enumerate()
-            .filter(|(_, t)| eval_text(t, vals))
+            .filter(|(_, t)| eval(t, vals))
             .map(|(i, _)| i as u64 + 1)
             .collect();
         matched += want.len();

@@ -1,8 +1,9 @@
 //! The one report renderer every subcommand uses.
 //!
 //! A subcommand measures into [`Report`] (named HDR histograms of
-//! nanoseconds plus extra columns), then calls [`emit`] with the flattened
-//! [`ReportArgs`]. Output forms:
+//! nanoseconds plus extra columns), then calls [`emit`] with the
+//! [`ReportOptions`] its command line asked for (the binary's `--json`,
+//! `--hlog`, `--percentiles` and `--plot` flags). Output forms:
 //!
 //! - a human table per section: count, min, mean, p50, p90, p99, p99.9, max
 //!   with units chosen per value, then the extra columns;
@@ -46,20 +47,19 @@ pub fn record(h: &mut Histogram<u64>, d: Duration) {
     h.saturating_record(d.as_nanos().clamp(1, u64::MAX as u128) as u64);
 }
 
-/// The output options every measuring subcommand flattens into its args.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct ReportArgs {
-    /// Print one JSON document instead of tables (nothing else on stdout).
-    #[arg(long)]
+/// How a report is rendered: what the binary's `--json`, `--hlog`,
+/// `--percentiles` and `--plot` flags asked for. Plain data, so a caller
+/// without a command line (a test, another tool) renders the same way.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportOptions {
+    /// One JSON document instead of tables (nothing else on the output).
     pub json: bool,
-    /// Also write every histogram to FILE in HdrHistogram interval-log format.
-    #[arg(long, value_name = "FILE")]
+    /// Also write every histogram to this file in HdrHistogram
+    /// interval-log format.
     pub hlog: Option<PathBuf>,
     /// Also print the full HdrHistogram percentile distribution of each row.
-    #[arg(long)]
     pub percentiles: bool,
-    /// Also draw every row's latency percentile spectrum to an SVG file.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw every row's latency percentile spectrum to this SVG file.
     pub plot: Option<PathBuf>,
 }
 
@@ -335,9 +335,9 @@ pub struct ReportFiles {
 }
 
 impl ReportFiles {
-    /// Opens the files `args` names, if any.
-    pub fn open(args: &ReportArgs) -> Result<ReportFiles> {
-        Self::open_paths(args.hlog.as_deref(), args.plot.as_deref())
+    /// Opens the files `options` names, if any.
+    pub fn open(options: &ReportOptions) -> Result<ReportFiles> {
+        Self::open_paths(options.hlog.as_deref(), options.plot.as_deref())
     }
 
     /// Opens `hlog` and `plot` (either may be absent) through [`Output`].
@@ -357,36 +357,36 @@ impl ReportFiles {
         })
     }
 
-    /// Whether these are the files `args` names (the same paths, or none).
-    pub fn matches(&self, args: &ReportArgs) -> bool {
-        self.hlog.as_ref().map(|(p, _)| p.as_path()) == args.hlog.as_deref()
-            && self.plot.as_ref().map(|(p, _)| p.as_path()) == args.plot.as_deref()
+    /// Whether these are the files `options` names (the same paths, or none).
+    pub fn matches(&self, options: &ReportOptions) -> bool {
+        self.hlog.as_ref().map(|(p, _)| p.as_path()) == options.hlog.as_deref()
+            && self.plot.as_ref().map(|(p, _)| p.as_path()) == options.plot.as_deref()
     }
 }
 
-/// Renders `report` as the args ask: JSON or tables on `out`, and the
+/// Renders `report` as `options` ask: JSON or tables on `out`, and the
 /// optional files. Files are written to a temporary sibling and renamed, so
 /// a failure never leaves a half-written file behind.
-pub fn emit(report: &Report, args: &ReportArgs, out: &mut dyn Write) -> Result<()> {
-    emit_to(report, args, out, ReportFiles::open(args)?)
+pub fn emit(report: &Report, options: &ReportOptions, out: &mut dyn Write) -> Result<()> {
+    emit_to(report, options, out, ReportFiles::open(options)?)
 }
 
 /// [`emit`] into files opened earlier with [`ReportFiles::open`].
 pub fn emit_to(
     report: &Report,
-    args: &ReportArgs,
+    options: &ReportOptions,
     out: &mut dyn Write,
     files: ReportFiles,
 ) -> Result<()> {
     // Rendered whole first, then written with write_all: a reader that went
     // away is then an io::Error (BrokenPipe) the caller recognises, where
     // serde_json's writer would wrap it in its own error type.
-    let text = if args.json {
+    let text = if options.json {
         let mut doc = serde_json::to_string_pretty(&to_json(report))?;
         doc.push('\n');
         doc
     } else {
-        render_text(report, args.percentiles)
+        render_text(report, options.percentiles)
     };
     out.write_all(text.as_bytes())?;
     out.flush()?;

@@ -1,51 +1,13 @@
 //! `perfkit betree` end to end: generated 64/96/128-parameter data searched
 //! in every mode gives identical output, checked against an evaluator of the
-//! expression text written here; `diff` and bad input behave.
+//! expression text (`perfkit_testkit::boolean_text`); `diff` and bad input behave.
 
 mod interop;
 mod schema;
 
 use interop::{ok, perfkit};
+use perfkit_testkit::boolean_text::eval;
 use std::path::Path;
-
-/// Evaluates `parN`/`not`/`and`/`or`/parentheses text on 0/1 values.
-fn eval(text: &str, vals: &[bool]) -> bool {
-    let toks: Vec<String> = text
-        .replace('(', " ( ")
-        .replace(')', " ) ")
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
-    fn or(t: &[String], i: &mut usize, v: &[bool]) -> bool {
-        let mut x = and(t, i, v);
-        while *i < t.len() && t[*i] == "or" {
-            *i += 1;
-            x |= and(t, i, v);
-        }
-        x
-    }
-    fn and(t: &[String], i: &mut usize, v: &[bool]) -> bool {
-        let mut x = un(t, i, v);
-        while *i < t.len() && t[*i] == "and" {
-            *i += 1;
-            x &= un(t, i, v);
-        }
-        x
-    }
-    fn un(t: &[String], i: &mut usize, v: &[bool]) -> bool {
-        *i += 1;
-        match t[*i - 1].as_str() {
-            "not" => !un(t, i, v),
-            "(" => {
-                let x = or(t, i, v);
-                *i += 1;
-                x
-            }
-            p => v[p.trim_start_matches("par").parse::<usize>().unwrap() - 1],
-        }
-    }
-    or(&toks, &mut 0, vals)
-}
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap()

@@ -1,4 +1,5 @@
-//! `perfkit fix check` and `perfkit fix-bench` through the binary.
+//! `perfkit fix check` and `perfkit fix bench` (also run as `fix-bench`, its
+//! older name) through the binary.
 
 mod interop;
 mod schema;
@@ -122,6 +123,58 @@ fn fix_bench_json_matches_the_report_schema() {
         let got = r["speedup_vs_tokio_x"].as_f64().unwrap();
         assert!((got - want).abs() < 1e-9, "{}: {got} vs {want}", r["name"]);
     }
+}
+
+/// The keys of a JSON document, recursively, with their paths: the shape
+/// of a report without its measured values.
+fn shape(v: &Value, path: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push(format!("{path}/{k}"));
+                shape(x, &format!("{path}/{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                shape(x, &format!("{path}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn fix_bench_and_its_old_name_fix_dash_bench_give_the_same_report() {
+    let settings = [
+        "--json",
+        "--only",
+        "scan,build",
+        "--iterations",
+        "200",
+        "--warmup",
+        "10",
+        "--runs",
+        "2",
+        "--batch",
+        "10",
+    ];
+    let new = schema::report(&ok(perfkit().args(["fix", "bench"]).args(settings)));
+    let old = schema::report(&ok(perfkit().arg("fix-bench").args(settings)));
+    assert_eq!(new["command"], "fix-bench", "the report keeps its name");
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    shape(&new, "", &mut a);
+    shape(&old, "", &mut b);
+    assert_eq!(a, b);
+    // `fix bench` is the documented command; the old name still runs but
+    // is not advertised.
+    let top = String::from_utf8(ok(perfkit().arg("--help")).stdout).unwrap();
+    assert!(!top.contains("fix-bench"), "{top}");
+    let fix = String::from_utf8(ok(perfkit().args(["fix", "--help"])).stdout).unwrap();
+    assert!(
+        fix.lines().any(|l| l.trim_start().starts_with("bench ")),
+        "{fix}"
+    );
 }
 
 #[test]

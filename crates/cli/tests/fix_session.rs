@@ -1,13 +1,10 @@
 //! `perfkit fix acceptor` as a process, driven by a client written here
-//! (framed by fixcore's test oracle, `fixcore/tests/wire`, not by perfkit): the exec application answers an order,
+//! (framed by the tests' own oracle, `perfkit_testkit::fix_wire`, not by perfkit): the exec application answers an order,
 //! Ctrl-C logs the session out, the message log passes `fix check`, and
 //! after `kill -9` a restarted acceptor resumes its sequence numbers from
 //! its file store and serves a ResendRequest from disk.
 
-#[path = "../../fixcore/tests/spec/mod.rs"]
-mod spec;
-#[path = "../../fixcore/tests/wire/mod.rs"]
-mod wire;
+use perfkit_testkit::fix_wire::{self as wire, quickfix_spec};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -291,7 +288,7 @@ fn one_acceptor_serves_two_hundred_concurrent_sessions() {
 fn the_shipped_acceptance_settings_validate_as_their_sessions_say() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let Some(spec) = spec::quickfix_spec() else {
+    let Some(spec) = quickfix_spec() else {
         return;
     };
     std::os::unix::fs::symlink(spec, d.join("spec")).unwrap();

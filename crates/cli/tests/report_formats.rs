@@ -10,6 +10,11 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use interop::{have, ok, perfkit};
 use serde_json::Value;
 
+/// [`quick_bench`]'s `--budget`, in microseconds.
+const BUDGET_US: f64 = 100.0;
+/// [`quick_bench`]'s `--heartbeat`, in seconds.
+const HEARTBEAT_S: f64 = 0.05;
+
 fn quick_bench(dir: &std::path::Path, extra: &[&str]) -> Vec<u8> {
     ok(perfkit()
         .current_dir(dir)
@@ -20,6 +25,8 @@ fn quick_bench(dir: &std::path::Path, extra: &[&str]) -> Vec<u8> {
             "fast,balanced",
             "--time",
             "5ms",
+            "--budget",
+            "100us",
             "--heartbeat",
             "50ms",
         ])
@@ -116,6 +123,17 @@ fn compress_bench_columns(doc: &Value) {
         r[c].as_f64()
             .unwrap_or_else(|| panic!("{c} is a number in {r}"))
     };
+    // The section's input size, from its name "... (N bytes)".
+    let input_bytes = |s: &Value| -> u64 {
+        let name = s["name"].as_str().unwrap();
+        let open = name.rfind('(').unwrap();
+        name[open + 1..name.len() - " bytes)".len()]
+            .parse()
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    // (input bytes, row name, predicted_us) of every row, for the check
+    // across inputs below.
+    let mut predictions: Vec<(u64, String, f64)> = Vec::new();
     for s in inputs {
         let rows = s["rows"].as_array().unwrap();
         let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
@@ -126,10 +144,34 @@ fn compress_bench_columns(doc: &Value) {
             }
         }
         assert_eq!(names, want, "{}", s["name"]);
+        // The three compressing rows of a recipe are one operation on one
+        // input: one prediction.
+        for recipe in ["fast", "balanced"] {
+            let of = |mode: &str| {
+                let row = rows
+                    .iter()
+                    .find(|r| r["name"] == format!("{recipe} {mode}"))
+                    .unwrap();
+                number(row, "predicted_us")
+            };
+            assert_eq!(of("reused"), of("fresh"), "{}", s["name"]);
+            assert_eq!(of("reused"), of("stream 128K+flush"), "{}", s["name"]);
+        }
         for r in rows {
             assert!(number(r, "throughput_mb_s") > 0.0, "{r}");
             assert!(number(r, "vs_reused") > 0.0, "{r}");
-            assert!(number(r, "predicted_us") >= 0.0, "{r}");
+            // The model's prediction for the call: some time for any
+            // input, and the placement is the budget rule applied to it
+            // (inline when the prediction is within --budget).
+            let predicted = number(r, "predicted_us");
+            assert!(predicted > 0.0, "{r}");
+            let inline = predicted <= BUDGET_US;
+            assert_eq!(r["placement"] == "inline", inline, "{r}");
+            predictions.push((
+                input_bytes(s),
+                r["name"].as_str().unwrap().to_owned(),
+                predicted,
+            ));
             if r["name"].as_str().unwrap().ends_with("decompress") {
                 assert!(r["ratio"].is_null(), "no ratio for decompression: {r}");
             } else {
@@ -153,16 +195,43 @@ fn compress_bench_columns(doc: &Value) {
             assert!(r["elapsed_ns"].as_u64().unwrap() > 0, "{r}");
         }
     }
+    // A larger input is never predicted to take less time.
+    predictions.sort_by(|a, b| (&a.1, a.0).cmp(&(&b.1, b.0)));
+    for w in predictions.windows(2) {
+        if w[0].1 == w[1].1 {
+            assert!(w[0].2 <= w[1].2, "{w:?}");
+        }
+    }
     let heartbeat = sections
         .iter()
         .find(|s| s["name"].as_str().unwrap().starts_with("heartbeat"))
         .expect("a heartbeat section");
     let rows = heartbeat["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 4);
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "idle (no workload)",
+            "always inline",
+            "always offload",
+            "per-call budget"
+        ]
+    );
     for r in rows {
-        assert!(r["jobs"].as_u64().is_some(), "{r}");
-        assert!(number(r, "jobs_per_s") >= 0.0, "{r}");
-        assert!((0.0..=1.0).contains(&number(r, "inline_share")), "{r}");
+        let jobs = r["jobs"].as_u64().unwrap_or_else(|| panic!("jobs in {r}"));
+        // The idle row runs no job; every policy completes some in 50 ms.
+        assert_eq!(jobs == 0, r["name"] == "idle (no workload)", "{r}");
+        // The rate is the count over the --heartbeat time.
+        let want = jobs as f64 / HEARTBEAT_S;
+        let got = number(r, "jobs_per_s");
+        assert!((got - want).abs() <= 1e-9 * want.max(1.0), "{r}: {want}");
+        let share = number(r, "inline_share");
+        assert!((0.0..=1.0).contains(&share), "{r}");
+        match r["name"].as_str().unwrap() {
+            "always inline" => assert_eq!(share, 1.0, "{r}"),
+            "always offload" | "idle (no workload)" => assert_eq!(share, 0.0, "{r}"),
+            _ => {}
+        }
     }
 }
 
@@ -295,16 +364,8 @@ fn an_independent_hdrhistogram_reads_the_log() {
     if !have("python3", "python3") {
         return;
     }
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import hdrh"])
-        .status()
-        .unwrap();
-    if !probe.success() {
-        assert!(
-            std::env::var_os("PERFKIT_INTEROP").is_none(),
-            "python module hdrh missing: pip install hdrhistogram"
-        );
-        eprintln!("SKIPPED: python module hdrh missing (pip install hdrhistogram)");
+    if !perfkit_testkit::interop::have_python_module("hdrh", "python3 -m pip install hdrhistogram")
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -4,9 +4,7 @@
 //! with control characters made visible, one clear line per error. Archives
 //! come from Python's `zipfile` or Info-ZIP `zip`, not from perfkit.
 
-#[allow(clippy::duplicate_mod)]
-#[path = "../../zipstream/tests/support/interop.rs"]
-mod shared;
+use perfkit_testkit::interop;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,11 +15,11 @@ fn perfkit() -> Command {
 }
 
 fn have_python() -> bool {
-    shared::have("python3", "--version", "apt-get install python3")
+    interop::have("python3", "--version", "apt-get install python3")
 }
 
 fn have_unzip() -> bool {
-    shared::have("unzip", "-v", "apt-get install unzip")
+    interop::have("unzip", "-v", "apt-get install unzip")
 }
 
 /// Runs `cmd` with `stdin` fed to it.
@@ -130,7 +128,7 @@ fn sample(dir: &Path) -> PathBuf {
 
 #[test]
 fn info_zip_habits_match_info_zip() {
-    if !have_unzip() || !shared::have("zip", "-v", "apt-get install zip") {
+    if !have_unzip() || !interop::have("zip", "-v", "apt-get install zip") {
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -6,17 +6,13 @@
 
 mod interop;
 
-#[path = "../../zipstream/tests/support/moto.rs"]
-mod moto;
-#[path = "../../zipstream/tests/support/noise.rs"]
-mod noise;
-use noise::noise;
+use perfkit_testkit::noise::noise;
+use perfkit_testkit::s3::{self as moto, Moto};
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use interop::{ok, perfkit};
-use moto::Moto;
 
 /// `perfkit zip` with the environment pointing at `moto` and nothing else
 /// AWS-related inherited.
@@ -43,14 +39,15 @@ fn sample(dir: &Path) {
     std::fs::write(dir.join("src/empty"), b"").unwrap();
 }
 
-/// Downloads `key`, checks it with `perfkit unzip -t` (and Info-ZIP `unzip
-/// -t` when installed), extracts it and returns (extracted dir, ETag).
+/// Downloads `key`, checks it with `perfkit unzip -t` and Info-ZIP's `unzip
+/// -t` (gated like every outside program), extracts it and returns
+/// (extracted dir, ETag).
 fn fetch_and_extract(moto: &Moto, bucket: &str, key: &str, into: &Path) -> String {
     let (bytes, etag) = moto.get(bucket, key);
     let zip = into.with_extension("zip");
     std::fs::write(&zip, bytes).unwrap();
     ok(perfkit().arg("unzip").arg("-t").arg(&zip));
-    if moto::have("unzip", "-v", "apt-get install unzip") {
+    if perfkit_testkit::interop::have("unzip", "-v", "apt-get install unzip") {
         ok(Command::new("unzip").arg("-t").arg(&zip));
     }
     ok(perfkit().arg("unzip").arg("-d").arg(into).arg(&zip));

@@ -7,12 +7,8 @@
 mod interop;
 
 // Info-ZIP unzip has no --version (interop::have's probe); `-v` it has.
-#[allow(clippy::duplicate_mod)]
-#[path = "../../zipstream/tests/support/interop.rs"]
-mod gate;
-
 fn have_unzip() -> bool {
-    gate::have("unzip", "-v", "apt-get install unzip")
+    perfkit_testkit::interop::have("unzip", "-v", "apt-get install unzip")
 }
 
 use std::path::Path;

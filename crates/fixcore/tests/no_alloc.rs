@@ -1,13 +1,20 @@
 //! Backs the claim "no heap allocation per message in steady state" for the
 //! builder, the parser (with typed getters and repeating groups), the
 //! framer and the ring store: a counting global allocator
-//! (`support/counting_alloc.rs`) is the oracle. Its counts are per thread,
+//! (`perfkit_testkit::alloc_count`) is the oracle. Its counts are per thread,
 //! so tests running in parallel (and the harness's own threads) do not
 //! disturb each other.
 
-#[path = "support/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::allocations;
+use perfkit_testkit::alloc_count::{self, Counting, allocations};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The allocator is this binary's, so a zero from it means something.
+#[test]
+fn the_counting_allocator_is_installed() {
+    assert!(alloc_count::installed());
+}
 
 use fixcore::build::{FixVersion, MessageBuilder, TimePrecision};
 use fixcore::frame::Framer;

@@ -28,8 +28,7 @@
 //! to the application QuickFIX's acceptance tests run against, as `perfkit
 //! fix acceptor --app echo` does, so its answers are checked with `<` too.
 
-mod spec;
-mod wire;
+use perfkit_testkit::fix_wire::{self as wire, quickfix_spec};
 
 use fixcore::frame::Framer;
 use fixcore::session::app::Echo;
@@ -828,9 +827,9 @@ fn without_a_dictionary_repeated_tags_and_unknown_groups_are_delivered() {
     );
 }
 
-/// QuickFIX 1.15.1's dictionary `file` (see [`spec::quickfix_spec`]).
+/// QuickFIX 1.15.1's dictionary `file` (see [`quickfix_spec`]).
 fn spec(file: &str) -> Option<std::sync::Arc<fixcore::dictionary::DataDictionary>> {
-    let path = spec::quickfix_spec()?.join(file);
+    let path = quickfix_spec()?.join(file);
     let xml = std::fs::read_to_string(path).unwrap();
     Some(std::sync::Arc::new(
         fixcore::dictionary::DataDictionary::parse(&xml).unwrap(),

@@ -4,7 +4,7 @@
 //! second connection for a live session are closed without disturbing it;
 //! the stop flag logs a live session out.
 
-mod wire;
+use perfkit_testkit::fix_wire as wire;
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

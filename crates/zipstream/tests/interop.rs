@@ -3,8 +3,9 @@
 //! what we write and give back the original bytes, and we must read what they
 //! write.
 //!
-//! Gated by `PERFKIT_INTEROP`: unset → skipped with a message; set → every
-//! program must be installed, and the test fails listing the missing ones.
+//! Gated by `perfkit_testkit::interop`: every program must be installed,
+//! or the test fails naming the missing ones, unless
+//! `PERFKIT_SKIP_INTEROP=1` is set (then it says it is skipped).
 //! Debian packages: unzip zip 7zip libarchive-tools python3 python3-pip;
 //! pip package: pyzipper.
 
@@ -13,46 +14,29 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use perfkit_testkit::interop;
 use zipstream::*;
 
-#[path = "support/noise.rs"]
-mod noise;
-use noise::noise;
+use perfkit_testkit::noise::noise;
 
 type Files = BTreeMap<String, Vec<u8>>;
 
+/// Whether every program the tests here need is installed; fails the test
+/// naming each missing one, or skips under `PERFKIT_SKIP_INTEROP=1`.
 fn enabled() -> bool {
-    if std::env::var_os("PERFKIT_INTEROP").is_none() {
-        eprintln!(
-            "interop tests skipped: set PERFKIT_INTEROP=1 (needs unzip zip 7zz bsdtar python3 pyzipper)"
-        );
-        return false;
+    let mut found = true;
+    for (program, probe, package) in [
+        ("unzip", "-v", "unzip"),
+        ("zip", "-v", "zip"),
+        ("7zz", "i", "7zip"),
+        ("bsdtar", "--version", "libarchive-tools"),
+        ("python3", "--version", "python3"),
+    ] {
+        // Every program is probed, so a failure names the first missing
+        // one and a skip lists them all.
+        found &= interop::have(program, probe, &format!("apt-get install {package}"));
     }
-    let mut missing = Vec::new();
-    for p in ["unzip", "zip", "7zz", "bsdtar", "python3"] {
-        if Command::new("sh")
-            .arg("-c")
-            .arg(format!("command -v {p}"))
-            .output()
-            .map(|o| !o.status.success())
-            .unwrap_or(true)
-        {
-            missing.push(p.to_string());
-        }
-    }
-    if !Command::new("python3")
-        .args(["-c", "import pyzipper"])
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        missing.push("pyzipper (pip install pyzipper)".into());
-    }
-    assert!(
-        missing.is_empty(),
-        "PERFKIT_INTEROP is set but these programs are missing: {}",
-        missing.join(", ")
-    );
-    true
+    found && interop::have_python_module("pyzipper", "python3 -m pip install pyzipper")
 }
 
 fn run(cmd: &mut Command) -> Vec<u8> {

@@ -4,9 +4,7 @@ use std::io::{Cursor, Read};
 
 use zipstream::*;
 
-#[path = "support/noise.rs"]
-mod noise;
-use noise::noise;
+use perfkit_testkit::noise::noise;
 
 fn text(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;

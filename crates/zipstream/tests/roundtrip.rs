@@ -6,9 +6,7 @@ use std::io::{Cursor, Read};
 use proptest::prelude::*;
 use zipstream::*;
 
-#[path = "support/noise.rs"]
-mod noise;
-use noise::noise;
+use perfkit_testkit::noise::noise;
 
 /// Compressible text-like bytes.
 fn text(n: usize) -> Vec<u8> {

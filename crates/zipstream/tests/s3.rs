@@ -4,16 +4,15 @@
 //! neither an object nor an unfinished multipart upload.
 //!
 //! Needs feature `s3` (on in a workspace build, which the CLI's dependency
-//! turns on). Gated like the other interop tests: under `PERFKIT_INTEROP=1`
-//! moto, unzip and python3 must be installed (`cargo xtask ci` installs them).
+//! turns on). Gated like the other interop tests: moto, unzip and python3
+//! must be installed (`cargo xtask ci` installs them), or the test fails,
+//! unless `PERFKIT_SKIP_INTEROP=1` is set.
 
 #![cfg(feature = "s3")]
 
-#[path = "support/moto.rs"]
-mod moto;
-#[path = "support/noise.rs"]
-mod noise;
-use noise::noise;
+use perfkit_testkit::interop;
+use perfkit_testkit::noise::noise;
+use perfkit_testkit::s3::{self as moto, Moto};
 
 use std::io;
 use std::pin::Pin;
@@ -21,7 +20,6 @@ use std::process::Command;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use moto::Moto;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path;
 use tokio::io::{AsyncRead, AsyncWriteExt, ReadBuf};
@@ -55,8 +53,8 @@ fn text(n: usize) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multipart_archive_is_read_by_unzip_and_python() {
     let Some(moto) = Moto::start() else { return };
-    if !moto::have("unzip", "-v", "apt-get install unzip")
-        || !moto::have("python3", "--version", "apt-get install python3")
+    if !interop::have("unzip", "-v", "apt-get install unzip")
+        || !interop::have("python3", "--version", "apt-get install python3")
     {
         return;
     }

@@ -3,13 +3,11 @@
 //! for every whole seed. The fuzz body's own test (in `src/fuzzing.rs`)
 //! only compares our two decoders with each other.
 //!
-//! Gated like every interoperability test (the workspace's one gating, in
-//! `crates/zipstream/tests/support/interop.rs`): under `PERFKIT_INTEROP=1`
-//! (set by `cargo xtask ci`, which installs the program) a missing `zstd` is
-//! a failure; in a plain `cargo test` the test says it is skipped and why.
+//! Gated like every interoperability test (`perfkit_testkit::interop`): a
+//! missing `zstd` fails it, unless `PERFKIT_SKIP_INTEROP=1` is set (then it
+//! says it is skipped); `cargo xtask ci` installs the program.
 
-#[path = "../../zipstream/tests/support/interop.rs"]
-mod interop;
+use perfkit_testkit::interop;
 
 use std::io::Read;
 use std::path::Path;

@@ -4,10 +4,11 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::flags::ReportArgs;
 use ::stress as stress_lib;
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use perfkit::report::{Comparison, Report, ReportArgs, Row, Section, Value};
+use perfkit::report::{Comparison, Report, Row, Section, Value};
 
 use super::compress_bench::{self, CompressBenchArgs};
 use super::stress::{self, StressArgs};

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
 use betree::measure::{self, BenchReport, Options, Replayed, SliceCpu};
 use betree::reference::{self, Term};
 use betree::workload::Adtech;
 use betree::{Event, Index, Schema, SearchStep};
-use perfkit::report::{self, Report, ReportArgs, Row, Value};
+use perfkit::report::{self, Report, Row, Value};
 use perfkit::units::parse_duration;
 
 /// Arguments of `perfkit betree`.

@@ -11,10 +11,11 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 use perfkit::corpus;
-use perfkit::report::{self, Report, ReportArgs, Row, RunInfo, Section, Value};
+use perfkit::report::{self, Report, Row, RunInfo, Section, Value};
 use perfkit::units::parse_duration;
 use zstdkit::{
     Budget, Compressor, CostModel, Decoder, Decompressor, Encoder, FlushMode, Operation, Params,

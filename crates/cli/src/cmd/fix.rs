@@ -1,5 +1,6 @@
-//! `perfkit fix-bench` (the FIX hot path, before/after pairs measured in one
-//! run, and fixcore's parser beside QuickFIX's when the peer is built),
+//! `perfkit fix bench` (the FIX hot path, before/after pairs measured in one
+//! run, and fixcore's parser beside QuickFIX's when the peer is built; also
+//! reachable as `perfkit fix-bench`, its older name),
 //! `perfkit fix check` (validate FIX messages from a file or stdin) and
 //! `perfkit fix acceptor` / `initiator` (the session engine, [`session`]).
 
@@ -14,15 +15,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
 use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::parse::{Node, Parser};
-use perfkit::report::{Report, ReportArgs, Row, RunInfo, Value};
+use perfkit::report::{Report, Row, RunInfo, Value};
 use perfkit_bench::fix::{self as measure, Comparison, Settings};
 use serde_json::{Map, Value as Json};
 
-/// The parts of `fix-bench` that can be selected with `--only`.
+/// The parts of `fix bench` that can be selected with `--only`.
 const PARTS: [&str; 8] = [
     "scan",
     "parse",
@@ -41,7 +43,7 @@ fn count_parser() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 40)
 }
 
-/// Arguments of `perfkit fix-bench`.
+/// Arguments of `perfkit fix bench` (and of its alias `perfkit fix-bench`).
 #[derive(Debug, Clone, clap::Args)]
 pub struct FixBenchArgs {
     /// Measured operations per variant (summed over runs; at most 2^40).
@@ -109,8 +111,8 @@ impl FixBenchArgs {
     }
 }
 
-/// Runs the benchmark and renders it.
-pub fn run(args: FixBenchArgs) -> Result<ExitCode> {
+/// Runs the benchmark and renders it: `perfkit fix bench`.
+pub fn bench(args: FixBenchArgs) -> Result<ExitCode> {
     let report = measure(&args)?;
     super::emit(&report, &args.report)
 }
@@ -537,6 +539,10 @@ pub struct FixArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum FixCommand {
+    /// The FIX hot path: scan, parse, build, store, deferred, affinity,
+    /// transport and session, each as a before/after pair measured in one
+    /// run (`perfkit fix-bench` is the same command).
+    Bench(FixBenchArgs),
     /// Validate FIX messages (`|`-separated, one per line, or SOH-separated
     /// as a byte stream or a log, line breaks allowed); exit 1 if any is
     /// invalid.
@@ -574,8 +580,9 @@ pub struct FixCheckArgs {
 }
 
 /// Dispatches `perfkit fix ...`.
-pub fn run_fix(args: FixArgs) -> Result<ExitCode> {
+pub fn run(args: FixArgs) -> Result<ExitCode> {
     match args.command {
+        FixCommand::Bench(a) => bench(a),
         FixCommand::Check(a) => check(a),
         FixCommand::Acceptor(a) => session::acceptor(a),
         FixCommand::Initiator(a) => session::initiator(a),

@@ -106,23 +106,24 @@ pub fn fail(err: &anyhow::Error) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// Renders a report to stdout with the shared options.
+/// Renders a report to stdout as the shared output flags ask.
 pub fn emit(
     report: &perfkit::report::Report,
-    args: &perfkit::report::ReportArgs,
+    args: &crate::flags::ReportArgs,
 ) -> anyhow::Result<ExitCode> {
+    let options = args.options();
     let opened = REPORT_FILES
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .take()
-        .filter(|f| f.matches(args));
+        .filter(|f| f.matches(&options));
     let files = match opened {
         Some(f) => f,
-        None => ReportFiles::open(args)?,
+        None => ReportFiles::open(&options)?,
     };
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    perfkit::report::emit_to(report, args, &mut out, files)?;
+    perfkit::report::emit_to(report, &options, &mut out, files)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::flags::ReportArgs;
 use anyhow::{Context, Result};
-use perfkit::report::{Report, ReportArgs, Row, RunInfo, Section, Value};
+use perfkit::report::{Report, Row, RunInfo, Section, Value};
 use perfkit::units::parse_duration;
 use stress::{Config, Fault, FaultKind, Outcome, PoolKind, Runtime, Sample, SoakLimits, Workload};
 use zstdkit::Recipe;

@@ -21,10 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use crate::flags::ReportArgs;
 use anyhow::{Context, Result};
 use perfkit::clock;
 use perfkit::corpus::{self, Kind};
-use perfkit::report::{self, Report, ReportArgs, Row, RunInfo, Value};
+use perfkit::report::{self, Report, Row, RunInfo, Value};
 use perfkit::units::parse_duration;
 use szip_peer::{Entries, Measured, SZipPeer, Writer};
 use zipstream::{

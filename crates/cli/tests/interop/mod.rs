@@ -1,35 +1,32 @@
 //! Shared by the integration tests: run the `perfkit` binary, and decide
-//! whether an outside program is there (the workspace's one gating, in
-//! `crates/zipstream/tests/support/interop.rs`).
+//! whether an outside program is there (through the workspace's one gate,
+//! `perfkit_testkit::interop`).
 
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-// zip_s3.rs also loads it through moto.rs: a second copy, harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "../../../zipstream/tests/support/interop.rs"]
-mod shared;
-pub use shared::ok;
+use perfkit_testkit::interop as gate;
+pub use perfkit_testkit::interop::ok;
 
 /// The binary under test.
 pub fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
 }
 
-/// Whether `program` can be run. Under `PERFKIT_INTEROP=1` (set by `cargo
-/// xtask ci`, which installs the programs) a missing one is a failure; in a
-/// plain `cargo test` the test says it is skipped and why.
+/// Whether `program --version` runs: a missing program fails the test
+/// (`cargo xtask ci` installs them all), unless `PERFKIT_SKIP_INTEROP=1`
+/// is set, when the test says it is skipped and why.
 pub fn have(program: &str, package: &str) -> bool {
-    shared::have(program, "--version", &format!("apt-get install {package}"))
+    gate::have(program, "--version", &format!("apt-get install {package}"))
 }
 
 /// [`ok`] through [`output_within`]: fails the test if `cmd` fails, or has
 /// not exited within `secs`.
 pub fn ok_within(cmd: &mut Command, secs: u64) -> Output {
     let out = output_within(cmd, secs);
-    shared::succeeded(cmd, out)
+    gate::succeeded(cmd, out)
 }
 
 /// Writes the small corpus (and with `large`, the 64 MiB file) into `dir`
@@ -48,17 +45,17 @@ pub fn corpus(dir: &Path, large: bool) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// The peer program `name` that `cargo xtask peers` builds, or `None` (and
-/// a skip notice) outside CI; under `PERFKIT_INTEROP=1` a missing peer is a
-/// failure. `needs` names what its build needs besides cargo, if anything.
+/// The peer program `name` that `cargo xtask peers` builds. A missing peer
+/// fails the test like a missing outside program, or under
+/// `PERFKIT_SKIP_INTEROP=1` is `None` with a skip notice. `needs` names
+/// what its build needs besides cargo, if anything.
 pub fn peer(name: &str, needs: &str) -> Option<PathBuf> {
     let found = perfkit::peer::locate(name);
-    if found.is_none() {
-        if std::env::var_os("PERFKIT_INTEROP").is_some() {
-            panic!("{name} is required: cargo xtask peers{needs}");
-        }
-        eprintln!("SKIPPED: {name} not built; `cargo xtask peers` builds it");
-    }
+    gate::available(
+        found.is_some(),
+        &format!("the peer program {name}"),
+        &format!("cargo xtask peers{needs}"),
+    );
     found
 }
 

@@ -1,10 +1,7 @@
 use super::*;
 use std::process::Command;
 
-#[path = "../../tests/spec/mod.rs"]
-mod spec;
-
-use spec::quickfix_spec as spec_dir;
+use perfkit_testkit::fix_wire::quickfix_spec as spec_dir;
 
 const FILES: [(&str, &str); 9] = [
     ("FIX40.xml", "FIX.4.0"),

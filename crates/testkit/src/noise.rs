@@ -1,4 +1,4 @@
-//! Incompressible test data, shared by zipstream's and perfkit's S3 tests.
+//! Incompressible test data.
 
 /// `n` incompressible bytes (xorshift64*), different for each `seed`.
 pub fn noise(n: usize, seed: u64) -> Vec<u8> {

@@ -1,23 +1,14 @@
 //! A real S3-compatible server for the object storage tests: moto's server
 //! mode (PyPI `moto[server]`), started on 127.0.0.1 with a port the OS picks,
-//! killed when dropped. Also used by `crates/cli/tests/zip_s3.rs`.
+//! killed when dropped. Used by zipstream's `tests/s3.rs` and perfkit's
+//! `tests/zip_s3.rs`.
 //!
 //! Requests made here (create a bucket, list objects and multipart uploads,
 //! download) are plain HTTP/1.0 with a dummy signature, independent of the
 //! client under test; moto does not check signatures.
 //!
-//! Gated by `support/interop.rs`, re-exported here as [`have`]: with
-//! `PERFKIT_INTEROP` set a missing moto is a failure; without it the test
-//! says it is skipped.
-
-#![allow(dead_code)] // each test file uses its own subset
-
-// crates/cli/tests/zip_s3.rs also loads it through its interop module: a
-// second copy, harmless.
-#[allow(clippy::duplicate_mod)]
-#[path = "interop.rs"]
-mod interop;
-pub use interop::have;
+//! Gated by [`crate::interop`]: a missing moto fails the test unless
+//! `PERFKIT_SKIP_INTEROP=1` is set.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -46,22 +37,12 @@ pub struct Moto {
     addr: String,
 }
 
-fn moto_installed() -> bool {
-    Command::new("python3")
-        .args(["-c", "import moto.server"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 impl Moto {
-    /// Starts the server, or returns None (the test skips) when moto is not
-    /// installed and `PERFKIT_INTEROP` is unset.
+    /// Starts the server; fails the test when moto is not installed, or
+    /// returns None (the test skips) under `PERFKIT_SKIP_INTEROP=1`.
     pub fn start() -> Option<Moto> {
-        if !interop::available(
-            moto_installed(),
-            "moto's server",
+        if !crate::interop::have_python_module(
+            "moto.server",
             "python3 -m pip install 'moto[server]'",
         ) {
             return None;

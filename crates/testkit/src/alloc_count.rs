@@ -1,18 +1,24 @@
-//! A counting global allocator, the oracle of the no-allocation tests:
-//! `crates/fixcore/tests/no_alloc.rs` and `crates/betree/tests/no_alloc.rs`
-//! include this file as a module (`#[path]`); being under `tests/support/`,
-//! it is no test target of its own.
+//! A counting global allocator, the oracle of the no-allocation tests. A
+//! test binary installs it with
 //!
-//! Counts are per thread, so tests running in parallel (and the harness's
-//! own threads) do not disturb each other.
+//! ```ignore
+//! #[global_allocator]
+//! static GLOBAL: perfkit_testkit::alloc_count::Counting = perfkit_testkit::alloc_count::Counting;
+//! ```
+//!
+//! and measures a closure with [`allocations`]. Counts are per thread, so
+//! tests running in parallel (and the harness's own threads) do not disturb
+//! each other. Without the allocator installed, [`allocations`] is always 0:
+//! [`installed`] tells a test which case it is in.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::hint::black_box;
 
-/// The system allocator, counting allocations and reallocations made by
-/// the current thread.
-struct Counting;
+/// The system allocator, counting the allocations and reallocations each
+/// thread makes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counting;
 
 thread_local! {
     // Const-initialised and without a destructor: touching it from inside
@@ -53,9 +59,6 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
 /// Allocations (and reallocations) made by this thread while running `f`.
 pub fn allocations(f: impl FnOnce()) -> u64 {
     let before = ALLOCS.with(Cell::get);
@@ -63,12 +66,9 @@ pub fn allocations(f: impl FnOnce()) -> u64 {
     ALLOCS.with(Cell::get) - before
 }
 
-/// The counter itself works, so a zero from it means something.
-#[test]
-fn the_counter_sees_allocations() {
-    assert_eq!(
-        allocations(|| drop(black_box(Vec::<u8>::with_capacity(64)))),
-        1
-    );
-    assert_eq!(allocations(|| black_box(())), 0);
+/// Whether [`Counting`] is this process's allocator: one allocation is seen
+/// as one. A no-allocation test asserts this first, so a zero it reads
+/// means something.
+pub fn installed() -> bool {
+    allocations(|| drop(black_box(Vec::<u8>::with_capacity(64)))) == 1
 }

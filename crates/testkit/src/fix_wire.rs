@@ -1,0 +1,85 @@
+//! FIX on the wire as the tests' oracle side writes it, independently of
+//! fixcore: UTCTimestamp text by civil-date arithmetic, framing with
+//! BodyLength and CheckSum counted here, and QuickFIX's own data
+//! dictionaries (fetched once) for the tests that load them.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The `spec/` folder of QuickFIX 1.15.1's source package from PyPI,
+/// fetched once with pip and cached under `target/` (never committed).
+/// When pip cannot get it the calling test fails, unless
+/// `PERFKIT_SKIP_INTEROP=1`, where it is skipped (`None`) saying why.
+pub fn quickfix_spec() -> Option<PathBuf> {
+    let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/quickfix-spec");
+    let spec = cache.join("quickfix-1.15.1/spec");
+    if spec.join("FIX44.xml").is_file() {
+        return Some(spec);
+    }
+    std::fs::create_dir_all(&cache).unwrap();
+    let got = Command::new("pip")
+        .args([
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "quickfix==1.15.1",
+            "-d",
+        ])
+        .arg(&cache)
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new("tar")
+            .current_dir(&cache)
+            .args([
+                "xzf",
+                "quickfix-1.15.1.tar.gz",
+                "--wildcards",
+                "*/spec/*.xml",
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+    if got {
+        return Some(spec);
+    }
+    crate::interop::available(
+        false,
+        "QuickFIX 1.15.1's dictionaries",
+        "pip download quickfix==1.15.1 failed; pip and network access fetch them",
+    );
+    None
+}
+
+/// `YYYYMMDD-HH:MM:SS.sss` for a time in nanoseconds since the epoch.
+pub fn timestamp(nanos: i64) -> String {
+    let secs = nanos.div_euclid(1_000_000_000);
+    let ms = nanos.rem_euclid(1_000_000_000) / 1_000_000;
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}:{:02}:{:02}.{ms:03}",
+        sod / 3600,
+        sod / 60 % 60,
+        sod % 60
+    )
+}
+
+/// A complete message from `|`-separated fields, BeginString first:
+/// BodyLength after it and CheckSum at the end are added here.
+pub fn frame(fields: &str) -> Vec<u8> {
+    let mut parts = fields.split('|').filter(|f| !f.is_empty());
+    let begin = parts.next().expect("a BeginString field");
+    let body: String = parts.map(|p| format!("{p}\x01")).collect();
+    let mut msg = format!("{begin}\x019={}\x01{body}", body.len()).into_bytes();
+    let sum: u32 = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
+    msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
+    msg
+}
