@@ -35,7 +35,7 @@
 //!   a true expression is never left out, and the full evaluation of each
 //!   candidate keeps the C library's semantics exact.
 
-use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use crate::domain::{AttrId, Schema};
 use crate::event::{Event, Value};
@@ -222,10 +222,13 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
 /// The registered predicates of one attribute.
 #[derive(Debug, Clone)]
 pub(crate) struct AttrKeys {
-    /// Key list (in [`Counting::lists`]) of each integer value.
-    ints: HashMap<i64, u32>,
-    /// Key list of each string value.
-    strs: HashMap<Box<str>, u32>,
+    /// The key lists (in [`Counting::lists`]) of the attribute's values,
+    /// by the value's hash. The table holds list ids only: a list's value
+    /// is read off its first atom ([`Counting::list_key`]), so no value
+    /// (an `i64` and padding, or a copy of a string) is stored per key; a
+    /// map from value to list took 17 bytes a bucket, 29 a predicate for
+    /// one long chain of equalities.
+    keys: hashbrown::HashTable<u32>,
     /// Integer thresholds, lower and upper side.
     int_lo: Thresholds<i64>,
     int_hi: Thresholds<i64>,
@@ -243,8 +246,7 @@ pub(crate) struct AttrKeys {
 impl Default for AttrKeys {
     fn default() -> Self {
         AttrKeys {
-            ints: HashMap::new(),
-            strs: HashMap::new(),
+            keys: hashbrown::HashTable::new(),
             int_lo: Thresholds::new(false),
             int_hi: Thresholds::new(true),
             flt_lo: Thresholds::new(false),
@@ -255,12 +257,66 @@ impl Default for AttrKeys {
     }
 }
 
+/// One value a predicate is registered under.
+#[derive(Debug, Clone, Copy, PartialEq, Hash)]
+enum Key<'a> {
+    Int(i64),
+    Str(&'a str),
+}
+
+/// Value `i` of a registered predicate (in the order [`keys_of`] gives
+/// them), without building the list of them.
+fn key_at(p: &Pred, i: usize) -> Key<'_> {
+    match p {
+        Pred::IntCmp { v, .. } | Pred::IntListHas { v, .. } => Key::Int(*v),
+        Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => Key::Int(set[i]),
+        Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => Key::Str(v),
+        Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => Key::Str(&set[i]),
+        _ => unreachable!("only predicates decided by value are registered"),
+    }
+}
+
+/// Where value `k` sits among the values of registered predicate `p`
+/// (which has it).
+fn key_index(p: &Pred, k: Key<'_>) -> u32 {
+    let i = match (p, k) {
+        (Pred::IntIn { set, .. } | Pred::IntSet { set, .. }, Key::Int(v)) => set.binary_search(&v),
+        (Pred::StrIn { set, .. } | Pred::StrSet { set, .. }, Key::Str(v)) => {
+            set.binary_search_by(|x| (**x).cmp(v))
+        }
+        _ => Ok(0),
+    };
+    i.expect("a list's atoms are registered under its value") as u32
+}
+
 /// What a registered predicate is keyed by.
 enum Keys<'a> {
     Ints(&'a [i64]),
     Strs(Vec<&'a str>),
     Int { upper: bool, v: i64, strict: bool },
     Float { upper: bool, v: f64, strict: bool },
+}
+
+impl Keys<'_> {
+    /// How many values (none for a threshold).
+    fn len(&self) -> usize {
+        match self {
+            Keys::Ints(vs) => vs.len(),
+            Keys::Strs(vs) => vs.len(),
+            Keys::Int { .. } | Keys::Float { .. } => 0,
+        }
+    }
+}
+
+/// The value of key list `l` (not empty): its first atom's, at the
+/// recorded position.
+#[inline]
+fn list_key<'p>(lists: &AtomLists, l: u32, preds: &'p [Option<Pred>]) -> Key<'p> {
+    let atom = lists.get(l)[0];
+    let p = preds[atom as usize]
+        .as_ref()
+        .expect("listed atoms are live");
+    key_at(p, lists.first_key[l as usize] as usize)
 }
 
 /// The attribute and threshold of a range predicate, or `None`.
@@ -312,23 +368,23 @@ fn keys_of(p: &Pred) -> Option<(AttrId, Keys<'_>, bool)> {
                 true,
             )
         }
-        Pred::StrCmp { attr, eq, v } => (*attr, Keys::Strs(vec![v.as_str()]), *eq),
+        Pred::StrCmp { attr, eq, v } => (*attr, Keys::Strs(vec![&**v]), *eq),
         Pred::IntIn { attr, negated, set } => (*attr, Keys::Ints(set), !negated),
         Pred::StrIn { attr, negated, set } => (
             *attr,
-            Keys::Strs(set.iter().map(String::as_str).collect()),
+            Keys::Strs(set.iter().map(|s| &**s).collect()),
             !negated,
         ),
         Pred::IntListHas { attr, negated, v } => {
             (*attr, Keys::Ints(std::slice::from_ref(v)), !negated)
         }
-        Pred::StrListHas { attr, negated, v } => (*attr, Keys::Strs(vec![v.as_str()]), !negated),
+        Pred::StrListHas { attr, negated, v } => (*attr, Keys::Strs(vec![&**v]), !negated),
         Pred::IntSet { attr, op, set } if *op != SetOp::AllOf => {
             (*attr, Keys::Ints(set), *op == SetOp::OneOf)
         }
         Pred::StrSet { attr, op, set } if *op != SetOp::AllOf => (
             *attr,
-            Keys::Strs(set.iter().map(String::as_str).collect()),
+            Keys::Strs(set.iter().map(|s| &**s).collect()),
             *op == SetOp::OneOf,
         ),
         _ => return None,
@@ -351,6 +407,8 @@ pub(crate) struct Counting {
     free_lists: Vec<u32>,
     /// Per atom id: how evaluation decides it, as [`Decided::word`]s.
     decided: Vec<u32>,
+    /// Hashes the values of [`AttrKeys::keys`].
+    hasher: hashbrown::DefaultHashBuilder,
     /// Per boolean slot: its posting.
     pub(crate) bool_post: Vec<Vec<u32>>,
     /// Per boolean slot: its attribute.
@@ -408,13 +466,14 @@ impl Counting {
         }
     }
 
-    /// Registers atom `atom` (just interned) by value if its predicate can
-    /// be decided that way.
-    pub(crate) fn register(&mut self, atom: u32, p: &Pred) {
+    /// Registers atom `atom` (just interned; `preds` is the atom table) by
+    /// value if its predicate can be decided that way.
+    pub(crate) fn register(&mut self, atom: u32, preds: &[Option<Pred>]) {
         let a = atom as usize;
         if self.decided.len() <= a {
             self.decided.resize(a + 1, Decided::No.word());
         }
+        let p = preds[a].as_ref().expect("a registered atom is live");
         // Ranges are posted per expression into the thresholds instead
         // (see `post`), and evaluated: a comparison costs no more than a
         // stamp test.
@@ -433,50 +492,33 @@ impl Counting {
             attrs,
             lists,
             free_lists,
+            hasher,
             ..
         } = self;
-        let k = &mut attrs[attr as usize];
-        let new_list = |lists: &mut AtomLists, free_lists: &mut Vec<u32>| {
-            free_lists.pop().unwrap_or_else(|| lists.add())
-        };
-        match keys {
-            Keys::Ints(vs) => {
-                for v in vs {
-                    let l = match k.ints.get(v) {
-                        Some(&l) => l,
-                        None => {
-                            let l = new_list(lists, free_lists);
-                            k.ints.insert(*v, l);
-                            l
-                        }
-                    };
-                    lists.push_once(l, atom);
-                }
+        let table = &mut attrs[attr as usize].keys;
+        for i in 0..keys.len() {
+            let k = key_at(p, i);
+            let h = hasher.hash_one(k);
+            if let Some(&l) = table.find(h, |&l| list_key(lists, l, preds) == k) {
+                lists.push_once(l, atom);
+                continue;
             }
-            Keys::Strs(vs) => {
-                for v in vs {
-                    let l = match k.strs.get(v) {
-                        Some(&l) => l,
-                        None => {
-                            let l = new_list(lists, free_lists);
-                            k.strs.insert(v.into(), l);
-                            l
-                        }
-                    };
-                    lists.push_once(l, atom);
-                }
-            }
-            Keys::Int { .. } | Keys::Float { .. } => unreachable!("ranges are not registered"),
+            let l = free_lists.pop().unwrap_or_else(|| lists.add());
+            lists.push_once(l, atom);
+            lists.first_key[l as usize] = i as u32;
+            table.insert_unique(h, l, |&x| hasher.hash_one(list_key(lists, x, preds)));
         }
     }
 
-    /// Undoes [`Counting::register`] for an atom being freed.
-    pub(crate) fn unregister(&mut self, atom: u32, p: &Pred) {
+    /// Undoes [`Counting::register`] for an atom about to be freed (still
+    /// in `preds`).
+    pub(crate) fn unregister(&mut self, atom: u32, preds: &[Option<Pred>]) {
         let a = atom as usize;
         if self.decided(atom) == Decided::No {
             return;
         }
         self.decided[a] = Decided::No.word();
+        let p = preds[a].as_ref().expect("an atom being freed is live");
         let Some((attr, keys, _)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
             return;
         };
@@ -484,38 +526,43 @@ impl Counting {
             attrs,
             lists,
             free_lists,
+            hasher,
             ..
         } = self;
-        let k = &mut attrs[attr as usize];
-        let mut drop_from = |l: u32| {
-            let empty = lists.remove(l, atom);
-            if empty {
+        let table = &mut attrs[attr as usize].keys;
+        for i in 0..keys.len() {
+            let k = key_at(p, i);
+            let h = hasher.hash_one(k);
+            let Some(&l) = table.find(h, |&l| list_key(lists, l, preds) == k) else {
+                continue;
+            };
+            let was_first = lists.get(l)[0] == atom;
+            if lists.remove(l, atom) {
                 free_lists.push(l);
-            }
-            empty
-        };
-        match keys {
-            Keys::Ints(vs) => {
-                for v in vs {
-                    if let Some(&l) = k.ints.get(v)
-                        && drop_from(l)
-                    {
-                        k.ints.remove(v);
-                    }
+                if let Ok(e) = table.find_entry(h, |&x| x == l) {
+                    e.remove();
                 }
+            } else if was_first {
+                // The list's value is now read off its next atom.
+                let first = lists.get(l)[0];
+                let q = preds[first as usize]
+                    .as_ref()
+                    .expect("listed atoms are live");
+                lists.first_key[l as usize] = key_index(q, k);
             }
-            Keys::Strs(vs) => {
-                for v in vs {
-                    if let Some(&l) = k.strs.get(v)
-                        && drop_from(l)
-                    {
-                        k.strs.remove(v);
-                    }
-                }
-            }
-            Keys::Int { .. } | Keys::Float { .. } => unreachable!("ranges are not registered"),
         }
         self.unuse_attr(attr);
+    }
+
+    /// The key list of value `k` of attribute `attr`, if any atom is
+    /// registered under it.
+    #[inline]
+    fn find_list(&self, attr: AttrId, k: Key<'_>, preds: &[Option<Pred>]) -> Option<u32> {
+        let h = self.hasher.hash_one(k);
+        self.attrs[attr as usize]
+            .keys
+            .find(h, |&l| list_key(&self.lists, l, preds) == k)
+            .copied()
     }
 
     /// The indexed conjuncts of `e`, whose predicate leaves are atoms of
@@ -618,7 +665,7 @@ impl Counting {
                 let p = preds[(t & !TERM_FLAGS) as usize]
                     .as_ref()
                     .expect("live atom");
-                for l in self.key_lists(p) {
+                for l in self.key_lists(p, preds) {
                     if self.key_post.len() <= l as usize {
                         self.key_post.resize(l as usize + 1, Vec::new());
                     }
@@ -674,7 +721,7 @@ impl Counting {
                 let p = preds[(t & !TERM_FLAGS) as usize]
                     .as_ref()
                     .expect("live atom");
-                for l in self.key_lists(p) {
+                for l in self.key_lists(p, preds) {
                     self.key_post[l as usize].retain(|&x| x != entry);
                 }
                 continue;
@@ -689,16 +736,13 @@ impl Counting {
     }
 
     /// The key lists of a registered predicate's values.
-    fn key_lists(&self, p: &Pred) -> Vec<u32> {
+    fn key_lists(&self, p: &Pred, preds: &[Option<Pred>]) -> Vec<u32> {
         let Some((attr, keys, _)) = keys_of(p) else {
             return Vec::new();
         };
-        let k = &self.attrs[attr as usize];
-        let mut ls: Vec<u32> = match keys {
-            Keys::Ints(vs) => vs.iter().filter_map(|v| k.ints.get(v).copied()).collect(),
-            Keys::Strs(vs) => vs.iter().filter_map(|v| k.strs.get(*v).copied()).collect(),
-            _ => Vec::new(),
-        };
+        let mut ls: Vec<u32> = (0..keys.len())
+            .filter_map(|i| self.find_list(attr, key_at(p, i), preds))
+            .collect();
         // A value written twice is one key: posted once, hit once.
         ls.sort_unstable();
         ls.dedup();
@@ -732,12 +776,13 @@ impl Counting {
         loose: &mut Vec<u32>,
         schema: &Schema,
         group: u32,
+        preds: &[Option<Pred>],
     ) {
         let k = &self.attrs[attr as usize];
         // A list element: its atoms are stamped, and the expressions come
         // from the value's entries, counted once per `group` (attribute).
-        let keys = |l: Option<&u32>, spans: &mut Vec<Span>| {
-            if let Some(&l) = l {
+        let keys = |l: Option<u32>, spans: &mut Vec<Span>| {
+            if let Some(l) = l {
                 spans.push(Span::Stamp(l));
                 if self.key_post.get(l as usize).is_some_and(|p| !p.is_empty()) {
                     spans.push(Span::ListEntries(l, group));
@@ -746,8 +791,8 @@ impl Counting {
         };
         // A scalar value: its atoms are only stamped (none posts under
         // itself), and the expressions come from the value's entries.
-        let scalar = |l: Option<&u32>, spans: &mut Vec<Span>| {
-            if let Some(&l) = l {
+        let scalar = |l: Option<u32>, spans: &mut Vec<Span>| {
+            if let Some(l) = l {
                 spans.push(Span::Stamp(l));
                 if self.key_post.get(l as usize).is_some_and(|p| !p.is_empty()) {
                     spans.push(Span::KeyEntries(l));
@@ -765,7 +810,7 @@ impl Counting {
                 }
             }
             Some(Value::Int(x)) => {
-                scalar(k.ints.get(x), spans);
+                scalar(self.find_list(attr, Key::Int(*x), preds), spans);
                 thresholds(&k.int_lo, Some(*x), attr, 0, kills, loose);
                 thresholds(&k.int_hi, Some(*x), attr, 1, kills, loose);
             }
@@ -784,11 +829,17 @@ impl Counting {
                 thresholds(&k.flt_lo, None, attr, 2, kills, loose);
                 thresholds(&k.flt_hi, None, attr, 3, kills, loose);
             }
-            Some(Value::Str(s)) => scalar(k.strs.get(s.as_str()), spans),
-            Some(Value::IntList(l)) => keys(l.get(elem).and_then(|x| k.ints.get(x)), spans),
-            Some(Value::StrList(l)) => {
-                keys(l.get(elem).and_then(|x| k.strs.get(x.as_str())), spans)
-            }
+            Some(Value::Str(s)) => scalar(self.find_list(attr, Key::Str(s), preds), spans),
+            Some(Value::IntList(l)) => keys(
+                l.get(elem)
+                    .and_then(|x| self.find_list(attr, Key::Int(*x), preds)),
+                spans,
+            ),
+            Some(Value::StrList(l)) => keys(
+                l.get(elem)
+                    .and_then(|x| self.find_list(attr, Key::Str(x), preds)),
+                spans,
+            ),
             _ => {}
         }
     }
@@ -829,9 +880,7 @@ impl Counting {
         };
         let mut n = self.attrs.capacity() * size_of::<AttrKeys>();
         for k in &self.attrs {
-            n += k.ints.capacity() * (size_of::<(i64, u32)>() + 1);
-            n += k.strs.capacity() * (size_of::<(Box<str>, u32)>() + 1);
-            n += k.strs.keys().map(|s| s.len()).sum::<usize>();
+            n += k.keys.capacity() * (size_of::<u32>() + 1);
             n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes() + k.undef.capacity() * 4;
             n += k.flt_lo.heap_bytes() + k.flt_hi.heap_bytes();
         }
@@ -868,6 +917,9 @@ fn counted(terms: &[u32]) -> u32 {
 pub(crate) struct AtomLists {
     /// Per list: an atom id, [`MANY`] | an index into `many`, or [`EMPTY`].
     words: Vec<u32>,
+    /// Per list: where the list's value sits among the values of its
+    /// first atom (0 but for a set), so that the value is not stored.
+    first_key: Vec<u32>,
     many: Vec<Vec<u32>>,
     /// Positions in `many` free for reuse.
     free_many: Vec<u32>,
@@ -883,6 +935,7 @@ impl AtomLists {
     /// A new empty list.
     fn add(&mut self) -> u32 {
         self.words.push(EMPTY);
+        self.first_key.push(0);
         self.words.len() as u32 - 1
     }
 
@@ -950,7 +1003,7 @@ impl AtomLists {
     }
 
     fn heap_bytes(&self) -> usize {
-        (self.words.capacity() + self.free_many.capacity()) * 4
+        (self.words.capacity() + self.first_key.capacity() + self.free_many.capacity()) * 4
             + self.many.capacity() * size_of::<Vec<u32>>()
             + self.many.iter().map(|v| v.capacity() * 4).sum::<usize>()
     }

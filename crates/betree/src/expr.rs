@@ -2,6 +2,8 @@
 //! attributes resolved to ids and literals to the attribute's type. Also the
 //! evaluation of one predicate on one event.
 
+use std::borrow::Borrow;
+
 use crate::domain::{AttrId, AttrType, Bounds, Schema};
 use crate::event::{Event, Value, article};
 use crate::parse::{Arg, AttrRef, CmpOp, Lit, Node, PredAst, Ref, SetOp, parse};
@@ -45,17 +47,17 @@ pub(crate) enum Pred {
     StrCmp {
         attr: AttrId,
         eq: bool,
-        v: String,
+        v: Box<str>,
     },
     IntIn {
         attr: AttrId,
         negated: bool,
-        set: Vec<i64>,
+        set: Box<[i64]>,
     },
     StrIn {
         attr: AttrId,
         negated: bool,
-        set: Vec<String>,
+        set: Box<[Box<str>]>,
     },
     IntListHas {
         attr: AttrId,
@@ -65,17 +67,17 @@ pub(crate) enum Pred {
     StrListHas {
         attr: AttrId,
         negated: bool,
-        v: String,
+        v: Box<str>,
     },
     IntSet {
         attr: AttrId,
         op: SetOp,
-        set: Vec<i64>,
+        set: Box<[i64]>,
     },
     StrSet {
         attr: AttrId,
         op: SetOp,
-        set: Vec<String>,
+        set: Box<[Box<str>]>,
     },
     IsNull {
         attr: AttrId,
@@ -90,22 +92,26 @@ pub(crate) enum Pred {
         now: AttrId,
         before: bool,
         id: i64,
-        seconds: i64,
+        /// C takes it as `int32_t` (and so does the checker): 4 bytes keep
+        /// every predicate at 24.
+        seconds: i32,
     },
     /// Boxed, as the next: rare and the largest, they would make every
     /// predicate of the atom table (~300,000 for a 4 MiB expression) 80
-    /// bytes instead of 32.
+    /// bytes instead of 24.
     FreqCap(Box<CapTest>),
     Geo(Box<GeoTest>),
     Str {
         attr: AttrId,
         op: StrOp,
-        s: String,
+        s: Box<str>,
     },
 }
 
-// The atom table holds one `Pred` per distinct predicate.
-const _: () = assert!(size_of::<Pred>() <= 32);
+// The atom table holds one `Pred` per distinct predicate: strings and
+// sets are boxed slices (16 bytes, not a `String`/`Vec`'s 24), which keeps
+// the largest inline variant, and so every predicate, at 24 bytes.
+const _: () = assert!(size_of::<Pred>() <= 24);
 
 /// `within_frequency_cap`'s test.
 #[derive(Debug, Clone, PartialEq)]
@@ -253,7 +259,7 @@ impl Pred {
                 _ => (false, 0),
             },
             StrCmp { attr, eq, v } => match ev.get(*attr) {
-                Some(Value::Str(x)) => ((x == v) == *eq, 0),
+                Some(Value::Str(x)) => ((x.as_str() == &**v) == *eq, 0),
                 _ => (false, 0),
             },
             IntIn { attr, negated, set } => match ev.get(*attr) {
@@ -265,7 +271,7 @@ impl Pred {
             },
             StrIn { attr, negated, set } => match ev.get(*attr) {
                 Some(Value::Str(x)) => {
-                    let (found, n) = search(set, x);
+                    let (found, n) = search(set, x.as_str());
                     (found != *negated, n)
                 }
                 _ => (false, 0),
@@ -281,7 +287,7 @@ impl Pred {
             },
             StrListHas { attr, negated, v } => match ev.get(*attr) {
                 Some(Value::StrList(l)) => {
-                    let (found, n) = search(l, v);
+                    let (found, n) = search(l, &**v);
                     (found != *negated, n)
                 }
                 _ => (false, 0),
@@ -291,7 +297,7 @@ impl Pred {
                 _ => (false, 0),
             },
             StrSet { attr, op, set } => match ev.get(*attr) {
-                Some(Value::StrList(l)) => set_op(*op, l, set),
+                Some(Value::StrList(l)) => set_op::<_, _, str>(*op, l, set),
                 _ => (false, 0),
             },
             IsNull { attr, negated } => (ev.get(*attr).is_none() != *negated, 0),
@@ -310,7 +316,7 @@ impl Pred {
                 seconds,
             } => match (ev.get(*attr), ev.get(*now)) {
                 (Some(Value::Segments(segs)), Some(Value::Int(now))) => {
-                    segment(segs, *id, *seconds, *now, *before)
+                    segment(segs, *id, i64::from(*seconds), *now, *before)
                 }
                 _ => (false, 0),
             },
@@ -339,9 +345,9 @@ impl Pred {
             Str { attr, op, s } => match ev.get(*attr) {
                 Some(Value::Str(x)) => (
                     match op {
-                        StrOp::Contains => x.contains(s.as_str()),
-                        StrOp::StartsWith => x.starts_with(s.as_str()),
-                        StrOp::EndsWith => x.ends_with(s.as_str()),
+                        StrOp::Contains => x.contains(&**s),
+                        StrOp::StartsWith => x.starts_with(&**s),
+                        StrOp::EndsWith => x.ends_with(&**s),
                     },
                     0,
                 ),
@@ -353,12 +359,12 @@ impl Pred {
 
 /// Binary search counting its probes (C counts one per probe in
 /// `d64binary_search_counting`).
-fn search<T: Ord>(sorted: &[T], x: &T) -> (bool, u64) {
+fn search<T: Borrow<Q>, Q: Ord + ?Sized>(sorted: &[T], x: &Q) -> (bool, u64) {
     let (mut lo, mut hi, mut n) = (0usize, sorted.len(), 0u64);
     while lo < hi {
         n += 1;
         let mid = lo + (hi - lo) / 2;
-        match sorted[mid].cmp(x) {
+        match sorted[mid].borrow().cmp(x) {
             std::cmp::Ordering::Equal => return (true, n),
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
@@ -402,7 +408,12 @@ fn feq(a: f64, b: f64) -> bool {
 /// set, both sorted without duplicates: one merge pass, a reduction per
 /// step, as C's `match_not_all_of_*` and `match_all_of_*` (which also answer
 /// `all of` false at once when the set is longer than the list).
-fn set_op<T: Ord>(op: SetOp, list: &[T], set: &[T]) -> (bool, u64) {
+fn set_op<L, S, Q>(op: SetOp, list: &[L], set: &[S]) -> (bool, u64)
+where
+    L: Borrow<Q>,
+    S: Borrow<Q>,
+    Q: Ord + ?Sized,
+{
     use std::cmp::Ordering::*;
     if op == SetOp::AllOf && set.len() > list.len() {
         return (false, 0);
@@ -411,7 +422,7 @@ fn set_op<T: Ord>(op: SetOp, list: &[T], set: &[T]) -> (bool, u64) {
     let mut common = 0usize;
     while i < list.len() && j < set.len() {
         n += 1;
-        match list[i].cmp(&set[j]) {
+        match list[i].borrow().cmp(set[j].borrow()) {
             Less => i += 1,
             Greater if op == SetOp::AllOf => return (false, n),
             Greater => j += 1,
@@ -490,10 +501,10 @@ pub(crate) fn geo_distance_km(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64
 }
 
 /// Longest expression text accepted. Parsing, checking and indexing take
-/// about 11 bytes per byte of text (a long `or` chain of distinct
-/// predicates: ~155 bytes a predicate), so without a bound one large
-/// expression exhausts an address-space cap and aborts the process; 16 MiB
-/// keeps it near 190 MB.
+/// about 8 bytes per byte of text (a long `or` chain of distinct
+/// predicates: ~90 bytes a predicate, plus the allocator's slack), so
+/// without a bound one large expression exhausts an address-space cap and
+/// aborts the process; 16 MiB keeps it near 140 MB.
 pub(crate) const MAX_EXPR_BYTES: usize = 16 << 20;
 
 /// Parses and type-checks `src` against `schema`, handing each predicate
@@ -598,9 +609,9 @@ impl Checker<'_> {
         }
     }
 
-    fn str_lit(&self, a: &AttrRef, id: AttrId, lit: &Lit, col: usize) -> Result<String> {
+    fn str_lit(&self, a: &AttrRef, id: AttrId, lit: &Lit, col: usize) -> Result<Box<str>> {
         match lit {
-            Lit::Str(s) => Ok(s.clone()),
+            Lit::Str(s) => Ok(s.as_str().into()),
             other => Err(self.mismatch(a, id, other, col)),
         }
     }
@@ -715,7 +726,7 @@ impl Checker<'_> {
                         Pred::IntIn {
                             attr: id,
                             negated: *negated,
-                            set,
+                            set: set.into(),
                         }
                     }
                     T::Str => {
@@ -728,7 +739,7 @@ impl Checker<'_> {
                         Pred::StrIn {
                             attr: id,
                             negated: *negated,
-                            set,
+                            set: set.into(),
                         }
                     }
                     _ => {
@@ -759,7 +770,7 @@ impl Checker<'_> {
                     (T::StrList, Lit::Str(s)) => Pred::StrListHas {
                         attr: id,
                         negated: *negated,
-                        v: s.clone(),
+                        v: s.as_str().into(),
                     },
                     (T::IntList | T::StrList, _) => {
                         return Err(terr(
@@ -797,14 +808,14 @@ impl Checker<'_> {
                         Pred::IntSet {
                             attr: id,
                             op: *op,
-                            set,
+                            set: set.into(),
                         }
                     }
                     T::StrList => {
                         let mut set = items
                             .iter()
                             .map(|(l, c)| match l {
-                                Lit::Str(s) => Ok(s.clone()),
+                                Lit::Str(s) => Ok(Box::<str>::from(s.as_str())),
                                 other => Err(terr(
                                     *c,
                                     format!(
@@ -820,7 +831,7 @@ impl Checker<'_> {
                         Pred::StrSet {
                             attr: id,
                             op: *op,
-                            set,
+                            set: set.into(),
                         }
                     }
                     _ => {
@@ -1025,14 +1036,15 @@ impl Checker<'_> {
                     now,
                     before: name == "segment_before",
                     id: int(id, "segment id")?,
-                    // C's `segment_within` takes the seconds as `int32_t`.
+                    // C's `segment_within` takes the seconds as `int32_t`;
+                    // within that range the cast is exact.
                     seconds: ranged(
                         secs,
                         int(secs, "number of seconds")?,
                         "number of seconds",
                         i32::MIN.into(),
                         i32::MAX.into(),
-                    )?,
+                    )? as i32,
                 })
             }
             "geo_within_radius" => {
@@ -1080,7 +1092,7 @@ impl Checker<'_> {
                 Ok(Pred::Str {
                     attr,
                     op,
-                    s: string(s, "to look for")?,
+                    s: string(s, "to look for")?.into(),
                 })
             }
         }
@@ -1098,17 +1110,13 @@ fn arg_col(a: &Arg) -> usize {
 impl Pred {
     /// Heap bytes owned by the predicate (its strings and value sets).
     pub(crate) fn heap_bytes(&self) -> usize {
-        let strs = |v: &Vec<String>| {
-            v.capacity() * std::mem::size_of::<String>()
-                + v.iter().map(String::capacity).sum::<usize>()
-        };
+        let strs =
+            |v: &[Box<str>]| std::mem::size_of_val(v) + v.iter().map(|s| s.len()).sum::<usize>();
         match self {
-            Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => {
-                set.capacity() * std::mem::size_of::<i64>()
-            }
+            Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => std::mem::size_of_val(&**set),
             Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => strs(set),
-            Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => v.capacity(),
-            Pred::Str { s, .. } => s.capacity(),
+            Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => v.len(),
+            Pred::Str { s, .. } => s.len(),
             Pred::FreqCap(c) => size_of::<CapTest>() + c.kind.capacity() + c.ns.capacity(),
             Pred::Geo(_) => size_of::<GeoTest>(),
             _ => 0,
@@ -1129,10 +1137,10 @@ impl Pred {
     pub(crate) fn strings(&self) -> Option<(AttrId, Vec<&str>)> {
         match self {
             Pred::StrCmp { attr, v, .. } | Pred::StrListHas { attr, v, .. } => {
-                Some((*attr, vec![v.as_str()]))
+                Some((*attr, vec![&**v]))
             }
             Pred::StrIn { attr, set, .. } | Pred::StrSet { attr, set, .. } => {
-                Some((*attr, set.iter().map(String::as_str).collect()))
+                Some((*attr, set.iter().map(|s| &**s).collect()))
             }
             _ => None,
         }

@@ -236,6 +236,24 @@ pub(crate) fn parse(
 /// The deepest expression tree accepted.
 pub(crate) const MAX_DEPTH: usize = 128;
 
+/// The operands of one `and`/`or` chain as read, with their depths: 5
+/// bytes an operand (a `(Ref, usize)` pair took 16, the largest buffer
+/// while parsing one long chain).
+#[derive(Default)]
+struct Chain {
+    refs: Vec<Ref>,
+    /// Each operand's depth, at most [`MAX_DEPTH`] (checked as it is read).
+    depths: Vec<u8>,
+}
+
+impl Chain {
+    fn push(&mut self, (r, depth): (Ref, usize)) {
+        self.refs.push(r);
+        self.depths
+            .push(u8::try_from(depth).expect("operand depths are checked against MAX_DEPTH"));
+    }
+}
+
 struct Parser<'a, 'l> {
     lex: Lexer<'a>,
     /// The current token and, once looked at, the one after it.
@@ -276,13 +294,21 @@ impl Parser<'_, '_> {
     /// Joins a chain `a op b op c ...` as a balanced tree: `and`/`or` are
     /// associative, the operands keep their left-to-right order, and a long
     /// flat chain stays shallow (so it is not refused by the depth limit).
-    fn balance(&mut self, items: &[(Ref, usize)], kind: u32) -> (Ref, usize) {
-        if let [one] = items {
-            return *one;
+    fn balance(&mut self, items: &Chain, kind: u32) -> (Ref, usize) {
+        // A chain of n operands makes n - 1 nodes: reserved at once
+        // (amortized), a long chain does not double the node array.
+        self.nodes.reserve(items.refs.len() - 1);
+        self.balance_range(items, 0, items.refs.len(), kind)
+    }
+
+    /// [`Parser::balance`] of `items[from..to]`.
+    fn balance_range(&mut self, items: &Chain, from: usize, to: usize, kind: u32) -> (Ref, usize) {
+        if to - from == 1 {
+            return (items.refs[from], usize::from(items.depths[from]));
         }
-        let (left, right) = items.split_at(items.len() / 2);
-        let (l, dl) = self.balance(left, kind);
-        let (r, dr) = self.balance(right, kind);
+        let mid = from + (to - from) / 2;
+        let (l, dl) = self.balance_range(items, from, mid, kind);
+        let (r, dr) = self.balance_range(items, mid, to, kind);
         (self.node(kind, l, r), dl.max(dr) + 1)
     }
 
@@ -332,7 +358,8 @@ impl Parser<'_, '_> {
     }
 
     fn or(&mut self) -> Result<(Ref, usize)> {
-        let mut items = vec![self.and()?];
+        let mut items = Chain::default();
+        items.push(self.and()?);
         while self.is_kw("or") || self.peek().tok == Tok::OrOr {
             self.bump()?;
             items.push(self.and()?);
@@ -343,7 +370,8 @@ impl Parser<'_, '_> {
     }
 
     fn and(&mut self) -> Result<(Ref, usize)> {
-        let mut items = vec![self.unary()?];
+        let mut items = Chain::default();
+        items.push(self.unary()?);
         while self.is_kw("and") || self.peek().tok == Tok::AndAnd {
             self.bump()?;
             items.push(self.unary()?);

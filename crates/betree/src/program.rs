@@ -12,8 +12,8 @@
 //!   is a `u64` word holding one bit per event (lane).
 //!
 //! Both are written straight into the index's arenas from the checked
-//! expression's flat shape ([`Expr`]); the only scratch is one pair of
-//! estimates per `and`/`or`/`not` node.
+//! expression's flat shape ([`Expr`]), with no scratch per node: the
+//! evaluation order is settled by reordering the shape's operands.
 
 use crate::expr::Expr;
 use crate::parse::{MAX_DEPTH, Node, Ref};
@@ -43,14 +43,23 @@ pub(crate) struct Step {
 
 /// Compiles `e` (its predicate leaves hold atom ids), appending its jump
 /// program to `code` and its batch program to `batch`; returns the
-/// program's entry, relative to its first step.
-pub(crate) fn compile(e: &Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) -> u32 {
+/// program's entry, relative to its first step. The operands of `e`'s
+/// `and`/`or` nodes are left in evaluation order (the one to test first on
+/// the left).
+pub(crate) fn compile(e: &mut Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) -> u32 {
+    // The batch program is written in the text's operand order, before
+    // the jump program's order is settled. Each leaf takes at most one
+    // instruction and one step: reserving for them up front (amortized, so
+    // many small expressions do not copy the arenas each time) writes a
+    // large expression's programs without doubling the arenas step by step.
+    batch.reserve(e.nodes.len() + 1);
+    Compiler { e }.postfix(e.root, batch);
+    let mut leaves = 0;
+    order(e, e.root, &mut leaves);
+    code.reserve(leaves);
     let c = Compiler { e };
-    let mut stats = vec![(0.0, 0.0); e.nodes.len()];
-    c.estimate(e.root, &mut stats);
     let base = code.len();
-    let entry = c.jumps(&stats, e.root, ACCEPT, REJECT, code, base);
-    drop(stats);
+    let entry = c.jumps(e.root, ACCEPT, REJECT, code, base);
     // `jumps` emits the right operand before the left one, so the entry comes
     // last; reversing puts execution in ascending memory order. While
     // emitting, a step's weight field counts the nodes entered there.
@@ -63,8 +72,62 @@ pub(crate) fn compile(e: &Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) -> u
         s.on_false = fix(s.on_false);
         s.weight = weight(s.weight);
     }
-    c.postfix(e.root, batch);
     fix(entry)
+}
+
+/// The estimate of a leaf: the probability that it is true and the
+/// expected number of leaves a short-circuit evaluation visits, taking each
+/// leaf as an independent fair coin; `None` for a node.
+fn leaf_estimate(n: Node) -> Option<(f64, f64)> {
+    match n {
+        Node::Const(true) => Some((1.0, 0.0)),
+        Node::Const(false) => Some((0.0, 0.0)),
+        Node::Bool(_) => Some((0.5, 1.0)),
+        Node::Pred(_) => Some((0.5, 2.0)),
+        _ => None,
+    }
+}
+
+/// Estimates subtree `r` (see [`leaf_estimate`]) and puts the operands of
+/// each `and`/`or` in it in evaluation order: the one expected to decide
+/// sooner first. Only the evaluation order depends on these guesses, never
+/// the result. Deciding in place, bottom-up, keeps no estimate per node
+/// (a pair of `f64` per node was the largest buffer of compiling one large
+/// expression).
+/// `leaves` counts the boolean and predicate leaves (one step each).
+fn order(e: &mut Expr, r: Ref, leaves: &mut usize) -> (f64, f64) {
+    let n = e.node(r);
+    if let Some(v) = leaf_estimate(n) {
+        if matches!(n, Node::Bool(_) | Node::Pred(_)) {
+            *leaves += 1;
+        }
+        return v;
+    }
+    match n {
+        Node::Not(x) => {
+            let (p, c) = order(e, x, leaves);
+            (1.0 - p, c)
+        }
+        Node::And(l, rr) | Node::Or(l, rr) => {
+            let and = matches!(n, Node::And(..));
+            let (pl, cl) = order(e, l, leaves);
+            let (pr, cr) = order(e, rr, leaves);
+            // Swapped only when the right operand is strictly better, so
+            // that ties keep the text's order.
+            let (left_first, v) = if and {
+                let (a, b) = (cl + pl * cr, cr + pr * cl);
+                (a <= b, (pl * pr, a.min(b)))
+            } else {
+                let (a, b) = (cl + (1.0 - pl) * cr, cr + (1.0 - pr) * cl);
+                (a <= b, (1.0 - (1.0 - pl) * (1.0 - pr), a.min(b)))
+            };
+            if !left_first {
+                e.nodes[r.index()] = [rr, l];
+            }
+            v
+        }
+        _ => unreachable!("leaves are estimated above"),
+    }
 }
 
 /// Batch (lane-parallel) instructions: `op << OP_SHIFT | operand`, where
@@ -163,89 +226,26 @@ impl Compiler<'_> {
         }
     }
 
-    /// The estimate of `r` (see [`Compiler::estimate`]): computed for a
-    /// leaf, looked up for a node.
-    fn stat(&self, st: &[(f64, f64)], r: Ref) -> (f64, f64) {
-        match self.e.node(r) {
-            Node::Const(true) => (1.0, 0.0),
-            Node::Const(false) => (0.0, 0.0),
-            Node::Bool(_) => (0.5, 1.0),
-            Node::Pred(_) => (0.5, 2.0),
-            _ => st[r.index()],
-        }
-    }
-
-    /// Estimates, for every subtree, the probability that it is true and
-    /// the expected number of leaves a short-circuit evaluation visits,
-    /// taking each leaf as an independent fair coin; a node's estimate is
-    /// stored at its index in `out`. Only the evaluation order depends on
-    /// these guesses, never the result.
-    fn estimate(&self, r: Ref, out: &mut [(f64, f64)]) -> (f64, f64) {
-        let v = match self.e.node(r) {
-            Node::Not(x) => {
-                let (p, c) = self.estimate(x, out);
-                (1.0 - p, c)
-            }
-            Node::And(a, b) => {
-                let (pl, cl) = self.estimate(a, out);
-                let (pr, cr) = self.estimate(b, out);
-                (pl * pr, (cl + pl * cr).min(cr + pr * cl))
-            }
-            Node::Or(a, b) => {
-                let (pl, cl) = self.estimate(a, out);
-                let (pr, cr) = self.estimate(b, out);
-                (
-                    1.0 - (1.0 - pl) * (1.0 - pr),
-                    (cl + (1.0 - pl) * cr).min(cr + (1.0 - pr) * cl),
-                )
-            }
-            _ => return self.stat(out, r),
-        };
-        out[r.index()] = v;
-        v
-    }
-
     /// Emits the steps of subtree `r` after `out[..base]` (targets
     /// relative to `base`), returning its entry, and counts in each step's
     /// weight field the `and`/`or`/`not` nodes it is the entry of. Of
-    /// `and`/`or` operands the one expected to decide sooner is tested
-    /// first.
-    fn jumps(
-        &self,
-        st: &[(f64, f64)],
-        r: Ref,
-        on_true: u32,
-        on_false: u32,
-        out: &mut Vec<Step>,
-        base: usize,
-    ) -> u32 {
+    /// `and`/`or` operands the left one is tested first ([`order`] put
+    /// them so).
+    fn jumps(&self, r: Ref, on_true: u32, on_false: u32, out: &mut Vec<Step>, base: usize) -> u32 {
         let first_step = (out.len() - base) as u32;
         let entry = match self.e.node(r) {
             Node::Const(true) => return on_true,
             Node::Const(false) => return on_false,
             Node::Bool(slot) => return self.step(slot, on_true, on_false, out, base),
             Node::Pred(a) => return self.step(ATOM | a, on_true, on_false, out, base),
-            Node::Not(x) => self.jumps(st, x, on_false, on_true, out, base),
-            n @ (Node::And(l, r) | Node::Or(l, r)) => {
-                let and = matches!(n, Node::And(..));
-                let ((pl, cl), (pr, cr)) = (self.stat(st, l), self.stat(st, r));
-                let (first, second) = if and {
-                    if cl + pl * cr <= cr + pr * cl {
-                        (l, r)
-                    } else {
-                        (r, l)
-                    }
-                } else if cl + (1.0 - pl) * cr <= cr + (1.0 - pr) * cl {
-                    (l, r)
-                } else {
-                    (r, l)
-                };
-                let then = self.jumps(st, second, on_true, on_false, out, base);
-                if and {
-                    self.jumps(st, first, then, on_false, out, base)
-                } else {
-                    self.jumps(st, first, on_true, then, out, base)
-                }
+            Node::Not(x) => self.jumps(x, on_false, on_true, out, base),
+            Node::And(first, second) => {
+                let then = self.jumps(second, on_true, on_false, out, base);
+                self.jumps(first, then, on_false, out, base)
+            }
+            Node::Or(first, second) => {
+                let then = self.jumps(second, on_true, on_false, out, base);
+                self.jumps(first, on_true, then, out, base)
             }
         };
         // An `and`/`or`/`not` node: charged to its entry step if that step is

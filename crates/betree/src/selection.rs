@@ -222,6 +222,7 @@ impl Selection {
                             &mut self.loose,
                             &index.schema,
                             self.group,
+                            &index.atoms.preds,
                         );
                         n += 1;
                         elem += 1;

@@ -379,12 +379,14 @@ fn load_index(input: &InputArgs) -> Result<(Index, Duration)> {
     let schema = Schema::from_domains(domains).with_context(|| format!("reading {exprs_path}"))?;
     let t = Instant::now();
     let mut index = Index::new(schema.clone());
-    for (n, (line, term)) in terms.iter().enumerate() {
+    // Each text is handed over and dropped once parsed, before its
+    // expression is compiled.
+    for (n, (line, term)) in terms.into_iter().enumerate() {
         let (Term::Binary(e) | Term::Str(e)) = term else {
             bail!("{exprs_path} line {line}: expected <<\"expression\">>");
         };
         index
-            .insert(n as u64 + 1, e)
+            .insert_owned(n as u64 + 1, e)
             .with_context(|| format!("{exprs_path} line {line} (expression {})", n + 1))?;
     }
     let build = t.elapsed();
