@@ -262,7 +262,7 @@ pub struct Session<S: SessionStore> {
     cfg: Config,
     store: S,
     phase: Phase,
-    parser: Parser,
+    parser: SessionParser,
     builder: MessageBuilder,
     /// Heartbeat interval in force (seconds; 0 disables the timers).
     heart_bt_int: u64,
@@ -289,14 +289,32 @@ pub struct Session<S: SessionStore> {
     /// Which instance of the session-time window the numbers belong to
     /// (see [`Session::period_at`]); `None` until first seen in one.
     period: Option<i64>,
+}
+
+/// The session's parser, and which delivered message's parse it still
+/// holds. Every use goes through [`Self::get`], which forgets that
+/// message, so a lend can never hand out a parse of other bytes.
+#[derive(Default)]
+struct SessionParser {
+    parser: Parser,
     /// The [`Output::Deliver`] buffer (address, length) whose strict parse
-    /// `parser` still holds, so the application can read it without
-    /// parsing again (see [`Session::lend_parser`]). Cleared whenever the
-    /// parser is used again. The address is compared, never followed.
-    parsed_delivery: Option<(usize, usize)>,
-    /// The parser given back by the application, swapped in at the next
-    /// lend.
-    spare_parser: Option<Parser>,
+    /// `parser` holds. The address is compared, never followed.
+    delivered: Option<(usize, usize)>,
+    /// The parser given back after a lend, swapped in at the next one.
+    spare: Option<Parser>,
+}
+
+impl SessionParser {
+    /// The parser, for a new parse.
+    fn get(&mut self) -> &mut Parser {
+        self.delivered = None;
+        &mut self.parser
+    }
+
+    /// The last parse was of `buf`'s bytes, now delivered in `buf`.
+    fn mark_delivered(&mut self, buf: &[u8]) {
+        self.delivered = Some((buf.as_ptr() as usize, buf.len()));
+    }
 }
 
 /// Most buffers kept for reuse (more are dropped).
@@ -330,7 +348,7 @@ impl<S: SessionStore> Session<S> {
             cfg,
             store,
             phase: Phase::Disconnected,
-            parser: Parser::new(),
+            parser: SessionParser::default(),
             last_sent: 0,
             last_received: 0,
             test_requests: 0,
@@ -343,8 +361,6 @@ impl<S: SessionStore> Session<S> {
             scratch: Vec::new(),
             spare: Vec::new(),
             period: None,
-            parsed_delivery: None,
-            spare_parser: None,
         }
     }
 
@@ -367,17 +383,18 @@ impl<S: SessionStore> Session<S> {
     pub(crate) fn lend_parser(&mut self, msg: &[u8]) -> Option<Parser> {
         // The buffer is alive (the caller holds it), so no other buffer can
         // share its address: equal address and length mean this delivery.
-        if self.parsed_delivery != Some((msg.as_ptr() as usize, msg.len())) {
+        let p = &mut self.parser;
+        if p.delivered != Some((msg.as_ptr() as usize, msg.len())) {
             return None;
         }
-        self.parsed_delivery = None;
-        let spare = self.spare_parser.take().unwrap_or_default();
-        Some(std::mem::replace(&mut self.parser, spare))
+        p.delivered = None;
+        let spare = p.spare.take().unwrap_or_default();
+        Some(std::mem::replace(&mut p.parser, spare))
     }
 
     /// Takes back a parser lent by [`Self::lend_parser`].
     pub(crate) fn give_back_parser(&mut self, parser: Parser) {
-        self.spare_parser = Some(parser);
+        self.parser.spare = Some(parser);
     }
 
     /// `bytes` in a reused buffer when one is spare.
@@ -905,8 +922,7 @@ impl<S: SessionStore> Session<S> {
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
-        self.parsed_delivery = None;
-        let Ok(m) = inspect(&mut self.parser, msg, &self.cfg) else {
+        let Ok(m) = inspect(self.parser.get(), msg, &self.cfg) else {
             return Ok(());
         };
         if self.cfg.begin_string >= BeginString::Fix42 {
@@ -933,8 +949,7 @@ impl<S: SessionStore> Session<S> {
 
     /// Processes one message; `queued`: it comes from the gap queue.
     fn process(&mut self, msg: &[u8], now: UtcTimestamp, queued: bool) -> Result<(), SessionError> {
-        self.parsed_delivery = None;
-        let m = match inspect(&mut self.parser, msg, &self.cfg) {
+        let m = match inspect(self.parser.get(), msg, &self.cfg) {
             Ok(m) => m,
             Err(Garbled(why)) => {
                 // Garbled: dropped, no number used, the peer will resend;
@@ -1019,7 +1034,7 @@ impl<S: SessionStore> Session<S> {
                 self.incr_target()?;
                 let owned = self.owned(msg);
                 if m.parsed {
-                    self.parsed_delivery = Some((owned.as_ptr() as usize, owned.len()));
+                    self.parser.mark_delivered(&owned);
                 }
                 self.out.push(Output::Deliver(owned));
                 Ok(())
@@ -1455,8 +1470,7 @@ impl<S: SessionStore> Session<S> {
         // What we sent may hold what the strict parser refuses but a lax
         // session let through and the application echoed (an empty
         // value, a repeated tag): read those fields as they are.
-        self.parsed_delivery = None;
-        let fields: Vec<(u32, &[u8])> = match self.parser.parse(stored) {
+        let fields: Vec<(u32, &[u8])> = match self.parser.get().parse(stored) {
             Ok(msg) => msg.fields().map(|f| (f.tag, f.value)).collect(),
             Err(
                 Error::DuplicateTag { .. }
