@@ -664,6 +664,26 @@ proptest! {
     }
 }
 
+/// Every prefix of each input, and each input with one byte at a time
+/// replaced by SOH, `=`, `0`, `9` or `A`: the inputs the whole-message
+/// comparisons run over.
+fn prefixes_and_mutations(inputs: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for s in inputs {
+        for i in 0..=s.len() {
+            out.push(s[..i].to_vec());
+            if i < s.len() {
+                for b in [SOH, b'=', b'0', b'9', b'A'] {
+                    let mut m = s.clone();
+                    m[i] = b;
+                    out.push(m);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The fused pass on every sample, the seeds and their single-byte
 /// mutations and prefixes, against the separate passes.
 #[test]
@@ -674,25 +694,13 @@ fn fused_pass_agrees_on_samples_and_their_mutations() {
     inputs.extend(seeds());
     let mut checked = 0;
     let mut ok = 0;
-    for s in inputs {
-        for i in 0..=s.len() {
-            let mut variants = vec![s[..i].to_vec()];
-            for b in [SOH, b'=', b'0', b'9', b'A'] {
-                if i < s.len() {
-                    let mut m = s.clone();
-                    m[i] = b;
-                    variants.push(m);
-                }
-            }
-            for m in variants {
-                let got = outcome(fused.parse(&m));
-                let want = passes.parse_by_passes(&m);
-                ok += usize::from(want.is_ok());
-                let want = outcome(want);
-                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&m));
-                checked += 1;
-            }
-        }
+    for m in prefixes_and_mutations(&inputs) {
+        let got = outcome(fused.parse(&m));
+        let want = passes.parse_by_passes(&m);
+        ok += usize::from(want.is_ok());
+        let want = outcome(want);
+        assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&m));
+        checked += 1;
     }
     // The comparison must have covered both outcomes.
     assert!(checked > 5000 && ok > 4, "{checked} inputs, {ok} accepted");
@@ -1333,28 +1341,16 @@ fn parser_agrees_with_the_reference_on_samples_and_their_mutations() {
     inputs.extend(seeds());
     inputs.push(soh(NOS));
     let (mut checked, mut valid) = (0, 0);
-    for s in inputs {
-        for i in 0..=s.len() {
-            let mut variants = vec![s[..i].to_vec()];
-            for b in [SOH, b'=', b'0', b'9', b'A'] {
-                if i < s.len() {
-                    let mut m = s.clone();
-                    m[i] = b;
-                    variants.push(m);
-                }
-            }
-            for m in variants {
-                let want = reference_fields(&m, &pairs);
-                valid += usize::from(want.is_some());
-                assert_eq!(
-                    parsed_fields(&mut p, &m),
-                    want,
-                    "{:?}",
-                    String::from_utf8_lossy(&m)
-                );
-                checked += 1;
-            }
-        }
+    for m in prefixes_and_mutations(&inputs) {
+        let want = reference_fields(&m, &pairs);
+        valid += usize::from(want.is_some());
+        assert_eq!(
+            parsed_fields(&mut p, &m),
+            want,
+            "{:?}",
+            String::from_utf8_lossy(&m)
+        );
+        checked += 1;
     }
     assert!(
         checked > 5000 && valid > 4,
