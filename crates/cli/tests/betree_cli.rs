@@ -589,7 +589,9 @@ fn bench_replays_the_long_slices_and_its_figures_agree() {
     let event = worst["event"].as_u64().unwrap();
     assert!((1..=40).contains(&event), "{worst}");
     assert!(worst["slice"].as_u64().unwrap() >= 1);
-    assert!(worst["reductions"].as_u64().unwrap() >= 1);
+    // An event's last slice may spend no reductions (it only finds that
+    // nothing is left), and a preempted one can be the worst.
+    assert!(worst["reductions"].as_u64().is_some(), "{worst}");
 
     // Nothing over the threshold: nothing replayed, no worst row.
     let out = ok(&mut bench(&["--replay-over", "60s", "--json"]));
