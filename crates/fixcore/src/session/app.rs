@@ -114,12 +114,10 @@ impl Application for Exchange {
         let orders = self.orders + 1;
         // Ids written with the builder's integer formatter: `format!` per
         // report was a visible part of an order's cost.
-        let mut digits = [0u8; 20];
-        let n_len = crate::build::format::uint(&mut digits, orders);
-        let mut order_id = [0u8; 21];
-        order_id[0] = b'O';
-        order_id[1..=n_len].copy_from_slice(&digits[..n_len]);
-        let order_id = &order_id[..=n_len];
+        let mut id = [0u8; 24];
+        id[0] = b'O';
+        let n_len = crate::build::format::uint(&mut id[1..], orders);
+        let order_id = &id[..=n_len];
         // Slices of the order itself, not copies: a copy per field was an
         // allocation per field per order.
         let get = |t| m.get(t).unwrap_or(b"");
@@ -128,9 +126,10 @@ impl Application for Exchange {
         let old = session.config().begin_string <= BeginString::Fix42;
         for (n, (exec_type, status)) in [(b"0", b"0"), (b"2", b"2")].into_iter().enumerate() {
             let filled = n == 1;
-            let mut exec_id = [0u8; 23];
+            // A whole-array copy is a few moves; a copy of the digits
+            // alone was a `memcpy` call.
+            let mut exec_id = id;
             exec_id[0] = b'E';
-            exec_id[1..=n_len].copy_from_slice(&digits[..n_len]);
             exec_id[n_len + 1] = b'-';
             exec_id[n_len + 2] = b'1' + n as u8;
             let exec_id = &exec_id[..n_len + 3];

@@ -70,6 +70,36 @@ fn memory_store_keeps_numbers_and_messages() {
 }
 
 #[test]
+fn memory_store_chunks_keep_every_message_whole() {
+    // Sizes that fill chunks unevenly, cross their ends and exceed one,
+    // checked against a plain map of what was saved.
+    let mut s = MemoryStore::default();
+    let mut saved = std::collections::HashMap::new();
+    let sizes = [
+        1,
+        999,
+        CHUNK / 3,
+        CHUNK / 2,
+        CHUNK - 1,
+        CHUNK,
+        CHUNK + 7,
+        5,
+        3 * CHUNK,
+    ];
+    for (i, &n) in sizes.iter().cycle().take(40).enumerate() {
+        let seq = i as u64 + 1;
+        let msg: Vec<u8> = (0..n).map(|k| (k as u64 * 31 + seq) as u8).collect();
+        s.save(seq, &msg).unwrap();
+        saved.insert(seq, msg);
+    }
+    for (seq, msg) in &saved {
+        let mut out = Vec::new();
+        assert!(s.load(*seq, &mut out).unwrap());
+        assert!(out == *msg, "message {seq} of {} bytes", msg.len());
+    }
+}
+
+#[test]
 fn file_store_survives_reopen_and_reset() {
     let d = Scratch::new("reopen");
     let path = d.0.join("s.journal");
