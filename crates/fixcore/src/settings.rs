@@ -9,7 +9,9 @@
 //! prefixes errors with the file name.
 
 use std::collections::BTreeMap;
-use std::fmt;
+
+use crate::session::window::TimeWindow;
+pub use crate::session::window::{TimeOfDay, Weekday};
 
 /// A settings file that cannot be used, with the 1-based line it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -93,6 +95,14 @@ pub enum SettingsError {
         /// The session's identity.
         id: String,
     },
+    /// Keys that contradict each other (QuickFIX's texts).
+    #[error("line {line}: {why}")]
+    Inconsistent {
+        /// Line of the `[SESSION]` header.
+        line: usize,
+        /// Which rule is broken.
+        why: &'static str,
+    },
     /// A file without any `[SESSION]`.
     #[error("no [SESSION] section")]
     NoSession,
@@ -122,6 +132,15 @@ pub const KEYS: &[&str] = &[
     "ResetOnDisconnect",
     "StartTime",
     "EndTime",
+    "StartDay",
+    "EndDay",
+    "NonStopSession",
+    "LogonTime",
+    "LogoutTime",
+    "LogonDay",
+    "LogoutDay",
+    "UseLocalTime",
+    "RefreshOnLogon",
     "ValidateFieldsOutOfOrder",
     "ValidateFieldsHaveValues",
     "ValidateUserDefinedFields",
@@ -226,34 +245,6 @@ impl ApplVerId {
     }
 }
 
-/// A time of day in UTC, seconds since midnight (StartTime / EndTime).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TimeOfDay(pub u32);
-
-impl TimeOfDay {
-    /// Reads `HH:MM:SS`.
-    fn parse(s: &str) -> Option<TimeOfDay> {
-        let b = s.as_bytes();
-        if b.len() != 8 || b[2] != b':' || b[5] != b':' {
-            return None;
-        }
-        let two = |i: usize| -> Option<u32> {
-            let (h, l) = (b[i], b[i + 1]);
-            (h.is_ascii_digit() && l.is_ascii_digit())
-                .then(|| u32::from(h - b'0') * 10 + u32::from(l - b'0'))
-        };
-        let (h, m, sec) = (two(0)?, two(3)?, two(6)?);
-        (h < 24 && m < 60 && sec < 60).then_some(TimeOfDay(h * 3600 + m * 60 + sec))
-    }
-}
-
-impl fmt::Display for TimeOfDay {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = self.0;
-        write!(f, "{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    }
-}
-
 /// QuickFIX's data-dictionary validation switches.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Validation {
@@ -334,6 +325,25 @@ pub struct SessionSettings {
     pub start_time: Option<TimeOfDay>,
     /// Daily session end (UTC).
     pub end_time: Option<TimeOfDay>,
+    /// First day of a weekly session (with `end_day`); `None`: daily.
+    pub start_day: Option<Weekday>,
+    /// Last day of a weekly session.
+    pub end_day: Option<Weekday>,
+    /// When logons are accepted or sent (within the session time);
+    /// `None`: StartTime.
+    pub logon_time: Option<TimeOfDay>,
+    /// When a logged-on session logs out; `None`: EndTime.
+    pub logout_time: Option<TimeOfDay>,
+    /// First day of the weekly logon window; `None`: StartDay.
+    pub logon_day: Option<Weekday>,
+    /// Last day of the weekly logon window; `None`: EndDay.
+    pub logout_day: Option<Weekday>,
+    /// Read every time and day above in the machine's local time instead
+    /// of UTC.
+    pub use_local_time: bool,
+    /// Reload the store from disk at every Logon (a standby engine taking
+    /// over a session another process wrote).
+    pub refresh_on_logon: bool,
     /// Dictionary validation switches.
     pub validation: Validation,
     /// Check the counterparty's CompIDs on every message (default on).
@@ -566,6 +576,15 @@ impl Reader<'_> {
         }
     }
 
+    fn day(&self, key: &'static str) -> Result<Option<Weekday>, SettingsError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some((v, l)) => Weekday::parse(v)
+                .map(Some)
+                .ok_or_else(|| Self::bad(key, v, l, "expected a day (su, mo, tu, we, th, fr, sa)")),
+        }
+    }
+
     fn time(&self, key: &'static str) -> Result<Option<TimeOfDay>, SettingsError> {
         match self.raw(key) {
             None => Ok(None),
@@ -646,6 +665,61 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
             },
         });
     }
+    let (start_day, end_day) = (r.day("StartDay")?, r.day("EndDay")?);
+    if start_day.is_some() != end_day.is_some() {
+        return Err(SettingsError::Inconsistent {
+            line: header,
+            why: if start_day.is_some() {
+                "StartDay used without EndDay"
+            } else {
+                "EndDay used without StartDay"
+            },
+        });
+    }
+    if r.bool("NonStopSession", false)? && (start_time.is_some() || start_day.is_some()) {
+        return Err(SettingsError::Inconsistent {
+            line: header,
+            why: "NonStopSession used with StartTime/EndTime/StartDay/EndDay",
+        });
+    }
+    let (logon_time, logout_time) = (r.time("LogonTime")?, r.time("LogoutTime")?);
+    let (logon_day, logout_day) = (r.day("LogonDay")?, r.day("LogoutDay")?);
+    let use_local_time = r.bool("UseLocalTime", false)?;
+    if let Some((start, end)) = start_time.zip(end_time) {
+        // QuickFIX's SessionFactory checks: the logon window lies inside
+        // the session's.
+        let window = match start_day.zip(end_day) {
+            Some((sd, ed)) => TimeWindow::weekly(start, end, sd, ed),
+            None => TimeWindow::daily(start, end),
+        };
+        if !window.contains_time_on(logon_time.unwrap_or(start), logon_day.or(start_day)) {
+            return Err(SettingsError::Inconsistent {
+                line: header,
+                why: "LogonTime must be between StartTime and EndTime",
+            });
+        }
+        if !window.contains_time_on(logout_time.unwrap_or(end), logout_day.or(end_day)) {
+            return Err(SettingsError::Inconsistent {
+                line: header,
+                why: "LogoutTime must be between StartTime and EndTime",
+            });
+        }
+        if logon_day.or(start_day).is_some() != logout_day.or(end_day).is_some() {
+            return Err(SettingsError::Inconsistent {
+                line: header,
+                why: "LogonDay and LogoutDay go together (or with StartDay and EndDay)",
+            });
+        }
+    } else if logon_time.is_some()
+        || logout_time.is_some()
+        || logon_day.is_some()
+        || logout_day.is_some()
+    {
+        return Err(SettingsError::Inconsistent {
+            line: header,
+            why: "LogonTime/LogoutTime/LogonDay/LogoutDay need StartTime and EndTime",
+        });
+    }
     let use_data_dictionary = r.bool("UseDataDictionary", true)?;
     let data_dictionary = r.string("DataDictionary");
     let transport_data_dictionary = r.string("TransportDataDictionary");
@@ -683,6 +757,14 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
         reset_on_disconnect: r.bool("ResetOnDisconnect", false)?,
         start_time,
         end_time,
+        start_day,
+        end_day,
+        logon_time,
+        logout_time,
+        logon_day,
+        logout_day,
+        use_local_time,
+        refresh_on_logon: r.bool("RefreshOnLogon", false)?,
         validation,
         check_comp_id: r.bool("CheckCompID", true)?,
         enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,

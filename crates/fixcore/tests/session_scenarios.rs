@@ -35,7 +35,8 @@ use fixcore::session::app::Echo;
 use fixcore::session::connection::{Application, Delivered};
 use fixcore::session::machine::{Config, Output, Role, Session};
 use fixcore::session::store::{MemoryStore, SessionStore};
-use fixcore::settings::BeginString;
+use fixcore::session::window::TimeWindow;
+use fixcore::settings::{BeginString, TimeOfDay, Weekday};
 use fixcore::value::UtcTimestamp;
 
 /// 2026-11-23 12:00:00 UTC, the scripts' clock at the start.
@@ -2344,10 +2345,9 @@ fn without_persisted_messages_a_resend_is_one_gap_fill() {
 /// `acceptor` whose session runs from `start` to `end` (seconds of the
 /// UTC day); the scripts' clock starts at 12:00:00.
 fn acceptor_in_hours(name: &str, start: u32, end: u32, steps: &str) {
-    use fixcore::settings::TimeOfDay;
     for &bs in V3 {
         let mut cfg = config(bs, Role::Acceptor);
-        cfg.session_time = Some((TimeOfDay(start), TimeOfDay(end)));
+        cfg.session_time = Some(TimeWindow::daily(TimeOfDay(start), TimeOfDay(end)));
         Script::new(&format!("{name} ({})", bs.as_str()), cfg).run(&expand(steps, bs));
     }
 }
@@ -2396,7 +2396,6 @@ fn a_logon_outside_session_time_is_logged_out() {
 /// initiator does not even log on. One from 06:00 to 05:00 does.
 #[test]
 fn an_overnight_window_is_one_window() {
-    use fixcore::settings::TimeOfDay;
     for (start, end, steps) in [
         (22, 6, "connect\ndisconnected"),
         (
@@ -2408,9 +2407,157 @@ fn an_overnight_window_is_one_window() {
     ] {
         for &bs in V3 {
             let mut cfg = config(bs, Role::Initiator);
-            cfg.session_time = Some((TimeOfDay(start * 3600), TimeOfDay(end * 3600)));
+            cfg.session_time = Some(TimeWindow::daily(
+                TimeOfDay(start * 3600),
+                TimeOfDay(end * 3600),
+            ));
             Script::new(&format!("overnight {start}-{end} ({})", bs.as_str()), cfg)
                 .run(&expand(steps, bs));
+        }
+    }
+}
+
+/// LogonTime/LogoutTime inside the session's hours (11:00-20:00; the
+/// scripts start at 12:00): a Logon before 12:30 is refused without an
+/// answer ("Received logon outside of valid logon time"), one at 12:30 is
+/// taken, and the session logs itself out once 13:00 has passed, keeping
+/// its numbers (the session's hours have not ended).
+#[test]
+fn logon_time_gates_logons_and_ends_the_logged_on_session() {
+    for &bs in V3 {
+        let mut cfg = config(bs, Role::Acceptor);
+        cfg.session_time = Some(TimeWindow::daily(
+            TimeOfDay(11 * 3600),
+            TimeOfDay(20 * 3600),
+        ));
+        cfg.logon_time = Some(TimeWindow::daily(
+            TimeOfDay(12 * 3600 + 1800),
+            TimeOfDay(13 * 3600),
+        ));
+        let steps = format!(
+            "connect
+             > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=0|{{APPL}}
+             disconnected
+             seqs 1 1
+             wait 1800
+             {}
+             wait 1800
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             wait 1
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|
+             > 8={{BS}}|35=5|34=3|49=TW|52=NOW|56=ISLD|
+             logged-out
+             disconnected
+             seqs 3 4",
+            logon(0)
+        );
+        Script::new(&format!("logon time ({})", bs.as_str()), cfg).run(&expand(&steps, bs));
+    }
+}
+
+/// An initiator connected before its LogonTime sends nothing, and sends
+/// its Logon on the first tick inside it (QuickFIX's next()).
+#[test]
+fn an_initiator_waits_for_its_logon_time() {
+    for &bs in V3 {
+        let mut cfg = config(bs, Role::Initiator);
+        cfg.session_time = Some(TimeWindow::daily(
+            TimeOfDay(11 * 3600),
+            TimeOfDay(20 * 3600),
+        ));
+        cfg.logon_time = Some(TimeWindow::daily(
+            TimeOfDay(12 * 3600 + 10),
+            TimeOfDay(19 * 3600),
+        ));
+        let steps = "connect
+             wait 5
+             seqs 1 1
+             wait 5
+             < 8={BS}|35=A|34=1|49=TW|52=TIME|56=ISLD|98=0|108=30|{APPL}
+             seqs 2 1";
+        Script::new(&format!("waiting initiator ({})", bs.as_str()), cfg).run(&expand(steps, bs));
+    }
+}
+
+/// A weekly session (StartDay/EndDay, Monday 11:00 to Friday 17:00; the
+/// scripts start on Monday at 12:00) stays one session across the nights
+/// of the week and ends on Friday after 17:00: Logout, disconnect, both
+/// numbers back to 1; a Logon on Saturday is answered with a Logout.
+#[test]
+fn a_weekly_session_runs_from_its_start_day_to_its_end_day() {
+    let day = |n| Weekday::new(n).unwrap();
+    for &bs in V3 {
+        let mut cfg = config(bs, Role::Acceptor);
+        cfg.session_time = Some(TimeWindow::weekly(
+            TimeOfDay(11 * 3600),
+            TimeOfDay(17 * 3600),
+            day(2),
+            day(6),
+        ));
+        // Monday 12:00 + 4 days 5 hours = Friday 17:00, still inside.
+        let steps = format!(
+            "{}
+             wait 104400
+             > 8={{BS}}|35=0|34=2|49=TW|52=NOW|56=ISLD|
+             seqs 2 3
+             wait 259200
+             > 8={{BS}}|35=0|34=3|49=TW|52=NOW|56=ISLD|
+             seqs 2 4
+             wait 1
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|
+             disconnected
+             seqs 1 1
+             wait 86400
+             connect
+             > 8={{BS}}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=0|{{APPL}}
+             < 8={{BS}}|35=5|34=1|49=ISLD|52=TIME|56=TW|
+             disconnected
+             seqs 1 1",
+            logon(0)
+        );
+        Script::new(&format!("weekly ({})", bs.as_str()), cfg).run(&expand(&steps, bs));
+    }
+}
+
+/// RefreshOnLogon: a standby engine that opened the journal before the
+/// primary wrote to it reloads it when a Logon arrives, so it expects the
+/// primary's numbers; without the setting it expects its stale ones and
+/// asks for a resend.
+#[test]
+fn refresh_on_logon_reloads_the_journal_another_process_wrote() {
+    use fixcore::session::store::{Durability, FileStore};
+    let dir = tempfile::tempdir().unwrap();
+    for refresh in [true, false] {
+        let path = dir.path().join(format!("journal-{refresh}"));
+        let mut cfg = config(BeginString::Fix44, Role::Acceptor);
+        cfg.refresh_on_logon = refresh;
+        let mut standby = Session::new(cfg, FileStore::open(&path, Durability::Process).unwrap());
+        // The primary ran the session up to our number 5, theirs 7.
+        let mut primary = FileStore::open(&path, Durability::Process).unwrap();
+        primary.set_seqs(5, 7).unwrap();
+        drop(primary);
+        let now = UtcTimestamp { unix_nanos: T0 };
+        standby.on_connect(now).unwrap();
+        let logon = frame("8=FIX.4.4|35=A|34=7|49=TW|52=NOW|56=ISLD|98=0|108=30|", T0);
+        standby.on_message(&logon, now).unwrap();
+        let sent: Vec<Vec<(String, String)>> = standby
+            .drain()
+            .filter_map(|o| match o {
+                Output::Send(b) => Some(fields_of(&b)),
+                _ => None,
+            })
+            .collect();
+        let field = |m: &[(String, String)], t: &str| {
+            m.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone())
+        };
+        let types: Vec<_> = sent.iter().map(|m| field(m, "35").unwrap()).collect();
+        if refresh {
+            assert_eq!(types, ["A"], "the Logon answered, nothing missing");
+            assert_eq!(field(&sent[0], "34").as_deref(), Some("5"));
+            assert_eq!(standby.store().next_target_seq(), 8);
+        } else {
+            assert_eq!(types, ["A", "2"], "stale numbers: a gap from 1");
+            assert_eq!(field(&sent[0], "34").as_deref(), Some("1"));
         }
     }
 }

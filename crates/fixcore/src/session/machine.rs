@@ -22,7 +22,10 @@ use crate::Error;
 use crate::build::{FixVersion, MessageBuilder, TimePrecision};
 use crate::dictionary::validate::Validator;
 use crate::parse::Parser;
-use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings, TimeOfDay};
+use crate::session::window::TimeWindow;
+use crate::settings::{
+    ApplVerId, BeginString, ConnectionType, SessionSettings, TimeOfDay, Weekday,
+};
 use crate::value::UtcTimestamp;
 
 const NANOS: i64 = 1_000_000_000;
@@ -72,10 +75,18 @@ pub struct Config {
     /// Keep sent messages for resending (`PersistMessages`); without them
     /// a ResendRequest gets one SequenceReset-GapFill over the range.
     pub persist_messages: bool,
-    /// `StartTime`/`EndTime` (UTC): the daily window the session runs in.
-    /// Outside it the session is logged out and its numbers reset, as
-    /// they are when a new window begins; `None`: always.
-    pub session_time: Option<(TimeOfDay, TimeOfDay)>,
+    /// `StartTime`/`EndTime` (and `StartDay`/`EndDay`): the daily or
+    /// weekly window the session runs in. Outside it the session is
+    /// logged out and its numbers reset, as they are when a new window
+    /// begins; `None`: always.
+    pub session_time: Option<TimeWindow>,
+    /// `LogonTime`/`LogoutTime` (and `LogonDay`/`LogoutDay`): inside the
+    /// session's window, when a Logon may be sent or accepted; a session
+    /// logged on when it ends logs out. `None`: the session's window.
+    pub logon_time: Option<TimeWindow>,
+    /// `RefreshOnLogon`: reload the store (its numbers and messages) from
+    /// where it persists them at every Logon, sent or received.
+    pub refresh_on_logon: bool,
     /// Validation of every incoming message against data dictionaries
     /// (`UseDataDictionary`); `None`: the session layer's own checks only.
     pub validator: Option<Arc<Validator>>,
@@ -143,6 +154,8 @@ impl Config {
             send_redundant_resend_requests: false,
             persist_messages: true,
             session_time: None,
+            logon_time: None,
+            refresh_on_logon: false,
             validator: None,
             credentials: Credentials::default(),
         }
@@ -168,7 +181,15 @@ impl Config {
             logout_timeout_secs: s.logout_timeout,
             send_redundant_resend_requests: s.send_redundant_resend_requests,
             persist_messages: s.persist_messages,
-            session_time: s.start_time.zip(s.end_time),
+            session_time: window(s, s.start_time, s.end_time, s.start_day, s.end_day),
+            logon_time: window(
+                s,
+                s.logon_time.or(s.start_time),
+                s.logout_time.or(s.end_time),
+                s.logon_day.or(s.start_day),
+                s.logout_day.or(s.end_day),
+            ),
+            refresh_on_logon: s.refresh_on_logon,
             // The dictionaries are files: the caller loads them.
             validator: None,
             credentials: Credentials {
@@ -177,6 +198,27 @@ impl Config {
             },
         }
     }
+}
+
+/// The window from `start` to `end`, weekly with both days, daily with
+/// neither, in local time when `s` says so; `None` without times.
+fn window(
+    s: &SessionSettings,
+    start: Option<TimeOfDay>,
+    end: Option<TimeOfDay>,
+    start_day: Option<Weekday>,
+    end_day: Option<Weekday>,
+) -> Option<TimeWindow> {
+    let (start, end) = start.zip(end)?;
+    let w = match start_day.zip(end_day) {
+        Some((sd, ed)) => TimeWindow::weekly(start, end, sd, ed),
+        None => TimeWindow::daily(start, end),
+    };
+    Some(if s.use_local_time {
+        w.in_local_time()
+    } else {
+        w
+    })
 }
 
 /// What the caller must do, in order.
@@ -456,26 +498,35 @@ impl<S: SessionStore> Session<S> {
         self.sent_logon = false;
         self.resend_range = None;
         self.queue.clear();
-        match self.cfg.role {
-            Role::Acceptor => self.phase = Phase::AwaitingLogon,
-            Role::Initiator => {
-                if self.cfg.reset_on_logon {
-                    self.store.reset()?;
-                }
-                self.heart_bt_int = u64::from(self.cfg.heart_bt_int);
-                // QuickFIX's shouldSendReset: from FIX 4.1, with any Reset*
-                // setting, when both numbers stand at 1.
-                let reset = self.cfg.begin_string >= BeginString::Fix41
-                    && (self.cfg.reset_on_logon
-                        || self.cfg.reset_on_logout
-                        || self.cfg.reset_on_disconnect)
-                    && self.store.next_sender_seq() == 1
-                    && self.store.next_target_seq() == 1;
-                self.send_logon(reset, false, now)?;
-                self.phase = Phase::LogonSent(t);
-                self.log("Initiated logon request".into());
-            }
+        // An initiator outside its logon time waits, connected, and logs
+        // on from a tick once the time comes (QuickFIX's next()).
+        self.phase = Phase::AwaitingLogon;
+        if self.cfg.role == Role::Initiator && self.is_logon_time(now) {
+            self.initiate_logon(now)?;
         }
+        Ok(())
+    }
+
+    /// An initiator's Logon, the first message of a connection.
+    fn initiate_logon(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        if self.cfg.refresh_on_logon {
+            self.store.refresh()?;
+        }
+        if self.cfg.reset_on_logon {
+            self.store.reset()?;
+        }
+        self.heart_bt_int = u64::from(self.cfg.heart_bt_int);
+        // QuickFIX's shouldSendReset: from FIX 4.1, with any Reset*
+        // setting, when both numbers stand at 1.
+        let reset = self.cfg.begin_string >= BeginString::Fix41
+            && (self.cfg.reset_on_logon
+                || self.cfg.reset_on_logout
+                || self.cfg.reset_on_disconnect)
+            && self.store.next_sender_seq() == 1
+            && self.store.next_target_seq() == 1;
+        self.send_logon(reset, false, now)?;
+        self.phase = Phase::LogonSent(now.unix_nanos);
+        self.log("Initiated logon request".into());
         Ok(())
     }
 
@@ -508,8 +559,20 @@ impl<S: SessionStore> Session<S> {
         if !self.check_session_time(now)? {
             return Ok(());
         }
+        // Outside the logon time a logged-on session logs out, and one not
+        // logged on does nothing (QuickFIX's next()).
+        if !self.is_logon_time(now) {
+            match self.phase {
+                Phase::LoggedOn => return self.logout(None, now),
+                Phase::LogoutSent(_) => {}
+                _ => return Ok(()),
+            }
+        }
         let t = now.unix_nanos;
         match self.phase {
+            Phase::AwaitingLogon if self.cfg.role == Role::Initiator => {
+                return self.initiate_logon(now);
+            }
             Phase::Disconnected | Phase::AwaitingLogon => return Ok(()),
             Phase::LogonSent(at) => {
                 if t - at >= i64::from(self.cfg.logon_timeout_secs) * NANOS {
@@ -576,27 +639,23 @@ impl<S: SessionStore> Session<S> {
         Ok(true)
     }
 
-    /// The instance of the StartTime/EndTime window `now` (Unix nanos)
-    /// falls in, `None` outside the window; `Some(0)` without one. As
-    /// QuickFIX's TimeRange counts them: a window within a day (or a
-    /// whole day, StartTime = EndTime) by UTC date, one across midnight
-    /// by the date it started.
+    /// The occurrence of the session's window `now` (Unix nanos) falls
+    /// in, `None` outside the window; `Some(0)` without one (see
+    /// [`TimeWindow::instance`]).
     fn period_at(&self, now: i64) -> Option<i64> {
-        let Some((TimeOfDay(start), TimeOfDay(end))) = self.cfg.session_time else {
-            return Some(0);
-        };
-        let secs = now.div_euclid(NANOS);
-        let day = secs.div_euclid(86_400);
-        let tod = u32::try_from(secs.rem_euclid(86_400)).unwrap_or(0);
-        if start == end {
-            Some(day)
-        } else if start < end {
-            (start <= tod && tod <= end).then_some(day)
-        } else if tod >= start {
-            Some(day)
-        } else {
-            (tod <= end).then_some(day - 1)
+        match &self.cfg.session_time {
+            Some(w) => w.instance(now.div_euclid(NANOS)),
+            None => Some(0),
         }
+    }
+
+    /// QuickFIX's isLogonTime: whether a Logon may be sent or accepted at
+    /// `now`.
+    fn is_logon_time(&self, now: UtcTimestamp) -> bool {
+        self.cfg
+            .logon_time
+            .as_ref()
+            .is_none_or(|w| w.contains(now.unix_nanos.div_euclid(NANOS)))
     }
 
     /// QuickFIX's checkSessionTime: true while `now` is in the window the
@@ -1192,6 +1251,14 @@ impl<S: SessionStore> Session<S> {
         msg: &[u8],
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
+        // QuickFIX's nextLogon begins with these two.
+        if self.cfg.refresh_on_logon {
+            self.store.refresh()?;
+        }
+        if !self.is_logon_time(now) {
+            self.log("Received logon outside of valid logon time".into());
+            return self.disconnect();
+        }
         if self.received_logon && !m.reset_seq_num {
             // A second Logon on a live session (one with ResetSeqNumFlag=Y
             // is the peer resetting it, below).

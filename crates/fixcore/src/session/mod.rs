@@ -10,6 +10,8 @@
 //!   its session by the CompIDs of its first Logon;
 //! - [`app`]: the `echo` and `exec` applications;
 //! - [`reject`]: SessionRejectReason codes and QuickFIX's texts for them;
+//! - [`window`]: daily and weekly session and logon windows (QuickFIX's
+//!   `TimeRange`);
 //! - [`store`]: what a session must remember across connections and
 //!   restarts: its two sequence numbers and the messages it sent, for
 //!   serving ResendRequests.
@@ -20,3 +22,4 @@ pub mod connection;
 pub mod machine;
 pub mod reject;
 pub mod store;
+pub mod window;

@@ -71,6 +71,10 @@ pub trait SessionStore {
     fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError>;
     /// Forgets every message and sets both numbers back to 1.
     fn reset(&mut self) -> Result<(), StoreError>;
+    /// Reloads the numbers and messages from where they persist, for a
+    /// store another process may have written (`RefreshOnLogon`); a store
+    /// that persists nothing keeps what it has.
+    fn refresh(&mut self) -> Result<(), StoreError>;
 }
 
 /// The store of a session without `FileStorePath`.
@@ -182,6 +186,11 @@ impl SessionStore for MemoryStore {
     }
     fn reset(&mut self) -> Result<(), StoreError> {
         *self = MemoryStore::default();
+        Ok(())
+    }
+    fn refresh(&mut self) -> Result<(), StoreError> {
+        // Nothing outside this process to reload from (QuickFIX's
+        // MemoryStore does the same).
         Ok(())
     }
 }
@@ -374,6 +383,10 @@ impl SessionStore for FileStore {
         self.sent.clear();
         self.set_seqs(1, 1)
     }
+    fn refresh(&mut self) -> Result<(), StoreError> {
+        *self = FileStore::open(&self.path.clone(), self.durability)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -424,6 +437,12 @@ impl SessionStore for AnyStore {
         match self {
             AnyStore::Memory(s) => s.reset(),
             AnyStore::File(s) => s.reset(),
+        }
+    }
+    fn refresh(&mut self) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.refresh(),
+            AnyStore::File(s) => s.refresh(),
         }
     }
 }

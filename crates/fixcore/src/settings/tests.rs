@@ -244,7 +244,8 @@ fn every_key_is_accepted_somewhere() {
         "ConnectionType" => "acceptor",
         "BeginString" => "FIX.4.4",
         "DefaultApplVerID" => "9",
-        "StartTime" | "EndTime" => "01:02:03",
+        "StartTime" | "EndTime" | "LogonTime" | "LogoutTime" => "01:02:03",
+        "StartDay" | "EndDay" | "LogonDay" | "LogoutDay" => "Monday",
         "SocketNodelay" => "N",
         "Username" => "trader1",
         "Password" => "s3cret",
@@ -263,7 +264,9 @@ fn every_key_is_accepted_somewhere() {
             || k.starts_with("Check")
             || k.starts_with("Enable")
             || k.starts_with("Send")
-            || k.starts_with("Persist") =>
+            || k.starts_with("Persist")
+            || k.starts_with("Refresh")
+            || k.starts_with("NonStop") =>
         {
             "N"
         }
@@ -282,6 +285,72 @@ fn every_key_is_accepted_somewhere() {
     assert!(!s.persist_messages && !s.send_redundant_resend_requests);
     assert_eq!(s.username.as_deref(), Some("trader1"));
     assert_eq!(s.password.as_deref(), Some("s3cret"));
+}
+
+/// Weekly sessions, logon windows and the rules QuickFIX's SessionFactory
+/// enforces between them, with its texts.
+#[test]
+fn session_days_and_logon_windows_are_read_and_checked() {
+    let week = "StartTime=08:00:00\nEndTime=17:00:00\nStartDay=mo\nEndDay=Friday\n";
+    let s = Settings::parse(&format!(
+        "{ACC}{week}LogonTime=09:00:00\nLogonDay=tu\nUseLocalTime=Y\nRefreshOnLogon=Y\n"
+    ))
+    .unwrap();
+    let s = &s.sessions[0];
+    assert_eq!((s.start_day, s.end_day), (Weekday::new(2), Weekday::new(6)));
+    assert_eq!(
+        (s.logon_time, s.logout_time),
+        (Some(TimeOfDay(9 * 3600)), None)
+    );
+    assert_eq!((s.logon_day, s.logout_day), (Weekday::new(3), None));
+    assert!(s.use_local_time && s.refresh_on_logon);
+    for (extra, want) in [
+        (
+            "StartTime=08:00:00\nEndTime=17:00:00\nStartDay=mo\n",
+            "line 1: StartDay used without EndDay",
+        ),
+        (
+            "StartTime=08:00:00\nEndTime=17:00:00\nEndDay=mo\n",
+            "line 1: EndDay used without StartDay",
+        ),
+        (
+            "NonStopSession=Y\nStartTime=08:00:00\nEndTime=17:00:00\n",
+            "line 1: NonStopSession used with StartTime/EndTime/StartDay/EndDay",
+        ),
+        (
+            "StartTime=08:00:00\nEndTime=17:00:00\nLogonTime=07:59:59\n",
+            "line 1: LogonTime must be between StartTime and EndTime",
+        ),
+        (
+            "StartTime=22:00:00\nEndTime=06:00:00\nLogoutTime=12:00:00\n",
+            "line 1: LogoutTime must be between StartTime and EndTime",
+        ),
+        // Saturday is outside a Monday-Friday week.
+        (
+            &format!("{week}LogonDay=sa\n"),
+            "line 1: LogonTime must be between StartTime and EndTime",
+        ),
+        (
+            "LogonTime=09:00:00\n",
+            "line 1: LogonTime/LogoutTime/LogonDay/LogoutDay need StartTime and EndTime",
+        ),
+        (
+            "StartTime=08:00:00\nEndTime=17:00:00\nLogonDay=mo\n",
+            "line 1: LogonDay and LogoutDay go together (or with StartDay and EndDay)",
+        ),
+        (
+            "StartDay=xx\n",
+            "line 7: bad value \"xx\" for StartDay: expected a day (su, mo, tu, we, th, fr, sa)",
+        ),
+    ] {
+        assert_eq!(err(&format!("{ACC}{extra}")), want, "{extra}");
+    }
+    // Inside an overnight window: 23:00 and 05:00 are; a NonStopSession
+    // alone is the same as no hours.
+    let ok = "StartTime=22:00:00\nEndTime=06:00:00\nLogonTime=23:00:00\nLogoutTime=05:00:00\n";
+    assert!(Settings::parse(&format!("{ACC}{ok}")).is_ok());
+    let s = Settings::parse(&format!("{ACC}NonStopSession=Y\n")).unwrap();
+    assert_eq!(s.sessions[0].start_time, None);
 }
 
 /// SocketNodelay defaults to on (QuickFIX's default is off; see the field).
