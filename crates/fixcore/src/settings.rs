@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::build::TimePrecision;
 use crate::session::window::TimeWindow;
 pub use crate::session::window::{TimeOfDay, Weekday};
 
@@ -120,6 +121,7 @@ pub const KEYS: &[&str] = &[
     "SocketConnectHost",
     "SocketConnectPort",
     "SocketNodelay",
+    "SocketReuseAddress",
     "HeartBtInt",
     "ReconnectInterval",
     "UseDataDictionary",
@@ -141,6 +143,8 @@ pub const KEYS: &[&str] = &[
     "LogoutDay",
     "UseLocalTime",
     "RefreshOnLogon",
+    "TimestampPrecision",
+    "MillisecondsInTimeStamp",
     "ValidateFieldsOutOfOrder",
     "ValidateFieldsHaveValues",
     "ValidateUserDefinedFields",
@@ -344,6 +348,9 @@ pub struct SessionSettings {
     /// Reload the store from disk at every Logon (a standby engine taking
     /// over a session another process wrote).
     pub refresh_on_logon: bool,
+    /// Digits of SendingTime from FIX 4.2 on (`TimestampPrecision` 0, 3,
+    /// 6 or 9, or `MillisecondsInTimeStamp`); `None`: milliseconds.
+    pub timestamp_precision: Option<TimePrecision>,
     /// Dictionary validation switches.
     pub validation: Validation,
     /// Check the counterparty's CompIDs on every message (default on).
@@ -358,6 +365,10 @@ pub struct SessionSettings {
     /// unlike QuickFIX's off: an engine measured by its round trip should
     /// not wait on Nagle's algorithm unless its user asks it to.
     pub socket_nodelay: bool,
+    /// SO_REUSEADDR on an acceptor's listening socket (default on, as
+    /// in QuickFIX): a restarted acceptor can listen again while
+    /// connections of the last run linger in TIME_WAIT.
+    pub socket_reuse_address: bool,
     /// Send a ResendRequest for every gap seen, even one an outstanding
     /// request already covers (`SendRedundantResendRequests`, default N).
     pub send_redundant_resend_requests: bool,
@@ -576,6 +587,33 @@ impl Reader<'_> {
         }
     }
 
+    /// QuickFIX reads MillisecondsInTimeStamp, then lets
+    /// TimestampPrecision override it.
+    fn timestamp_precision(&self) -> Result<Option<TimePrecision>, SettingsError> {
+        if let Some((v, l)) = self.raw("TimestampPrecision") {
+            return match v {
+                "0" => Ok(Some(TimePrecision::Seconds)),
+                "3" => Ok(Some(TimePrecision::Millis)),
+                "6" => Ok(Some(TimePrecision::Micros)),
+                "9" => Ok(Some(TimePrecision::Nanos)),
+                _ => Err(Self::bad(
+                    "TimestampPrecision",
+                    v,
+                    l,
+                    "expected 0, 3, 6 or 9",
+                )),
+            };
+        }
+        Ok(match self.raw("MillisecondsInTimeStamp") {
+            None => None,
+            Some(_) => Some(if self.bool("MillisecondsInTimeStamp", true)? {
+                TimePrecision::Millis
+            } else {
+                TimePrecision::Seconds
+            }),
+        })
+    }
+
     fn day(&self, key: &'static str) -> Result<Option<Weekday>, SettingsError> {
         match self.raw(key) {
             None => Ok(None),
@@ -765,12 +803,14 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
         logout_day,
         use_local_time,
         refresh_on_logon: r.bool("RefreshOnLogon", false)?,
+        timestamp_precision: r.timestamp_precision()?,
         validation,
         check_comp_id: r.bool("CheckCompID", true)?,
         enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,
         logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
         logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
         socket_nodelay: r.bool("SocketNodelay", true)?,
+        socket_reuse_address: r.bool("SocketReuseAddress", true)?,
         send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
         persist_messages: r.bool("PersistMessages", true)?,
         username: r.string("Username"),

@@ -2562,6 +2562,51 @@ fn refresh_on_logon_reloads_the_journal_another_process_wrote() {
     }
 }
 
+/// TimestampPrecision: SendingTime carries the configured digits from
+/// FIX 4.2 on; FIX.4.0/4.1 define whole seconds only (QuickFIX's
+/// insertSendingTime).
+#[test]
+fn sending_time_has_the_configured_precision() {
+    use fixcore::build::TimePrecision;
+    for (bs, precision, digits) in [
+        (BeginString::Fix44, TimePrecision::Micros, 6),
+        (BeginString::Fix42, TimePrecision::Nanos, 9),
+        (BeginString::Fix44, TimePrecision::Seconds, 0),
+        (BeginString::Fix41, TimePrecision::Micros, 0),
+    ] {
+        let mut cfg = config(bs, Role::Acceptor);
+        cfg.timestamp_precision = precision;
+        let mut session = Session::new(cfg, MemoryStore::default());
+        let now = UtcTimestamp {
+            unix_nanos: T0 + 123_456_789,
+        };
+        session.on_connect(now).unwrap();
+        let logon = frame(
+            &format!(
+                "8={}|35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|",
+                bs.as_str()
+            ),
+            T0,
+        );
+        session.on_message(&logon, now).unwrap();
+        let reply = session
+            .drain()
+            .find_map(|o| match o {
+                Output::Send(b) => Some(fields_of(&b)),
+                _ => None,
+            })
+            .expect("the Logon is answered");
+        let sent = &reply.iter().find(|(t, _)| t == "52").unwrap().1;
+        let want = "20261123-12:00:00.123456789";
+        let want = if digits == 0 {
+            &want[..17]
+        } else {
+            &want[..18 + digits]
+        };
+        assert_eq!(sent, want, "{} {precision:?}", bs.as_str());
+    }
+}
+
 /// A message without MsgSeqNum: the dictionary's required header field,
 /// rejected with no RefSeqNum to give and no number used.
 #[test]

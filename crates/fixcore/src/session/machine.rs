@@ -87,6 +87,9 @@ pub struct Config {
     /// `RefreshOnLogon`: reload the store (its numbers and messages) from
     /// where it persists them at every Logon, sent or received.
     pub refresh_on_logon: bool,
+    /// SendingTime's (and OrigSendingTime's) digits from FIX 4.2 on
+    /// (`TimestampPrecision`); earlier versions define whole seconds.
+    pub timestamp_precision: TimePrecision,
     /// Validation of every incoming message against data dictionaries
     /// (`UseDataDictionary`); `None`: the session layer's own checks only.
     pub validator: Option<Arc<Validator>>,
@@ -156,6 +159,7 @@ impl Config {
             session_time: None,
             logon_time: None,
             refresh_on_logon: false,
+            timestamp_precision: TimePrecision::Millis,
             validator: None,
             credentials: Credentials::default(),
         }
@@ -190,6 +194,7 @@ impl Config {
                 s.logout_day.or(s.end_day),
             ),
             refresh_on_logon: s.refresh_on_logon,
+            timestamp_precision: s.timestamp_precision.unwrap_or(TimePrecision::Millis),
             // The dictionaries are files: the caller loads them.
             validator: None,
             credentials: Credentials {
@@ -696,11 +701,12 @@ impl<S: SessionStore> Session<S> {
         Ok(())
     }
 
-    /// SendingTime's precision: milliseconds from FIX 4.2 on (earlier
-    /// versions define whole seconds only).
+    /// SendingTime's precision: as configured from FIX 4.2 on (earlier
+    /// versions define whole seconds only), as QuickFIX's
+    /// insertSendingTime.
     fn precision(&self) -> TimePrecision {
         if self.cfg.begin_string >= BeginString::Fix42 {
-            TimePrecision::Millis
+            self.cfg.timestamp_precision
         } else {
             TimePrecision::Seconds
         }

@@ -246,7 +246,8 @@ fn every_key_is_accepted_somewhere() {
         "DefaultApplVerID" => "9",
         "StartTime" | "EndTime" | "LogonTime" | "LogoutTime" => "01:02:03",
         "StartDay" | "EndDay" | "LogonDay" | "LogoutDay" => "Monday",
-        "SocketNodelay" => "N",
+        "TimestampPrecision" => "6",
+        "SocketNodelay" | "SocketReuseAddress" => "N",
         "Username" => "trader1",
         "Password" => "s3cret",
         "SocketConnectHost"
@@ -266,7 +267,8 @@ fn every_key_is_accepted_somewhere() {
             || k.starts_with("Send")
             || k.starts_with("Persist")
             || k.starts_with("Refresh")
-            || k.starts_with("NonStop") =>
+            || k.starts_with("NonStop")
+            || k.starts_with("Milliseconds") =>
         {
             "N"
         }
@@ -281,7 +283,7 @@ fn every_key_is_accepted_somewhere() {
     assert_eq!(s.logon_timeout, 7);
     assert!(!s.check_comp_id && !s.use_data_dictionary);
     assert!(!s.validation.check_latency);
-    assert!(!s.socket_nodelay);
+    assert!(!s.socket_nodelay && !s.socket_reuse_address);
     assert!(!s.persist_messages && !s.send_redundant_resend_requests);
     assert_eq!(s.username.as_deref(), Some("trader1"));
     assert_eq!(s.password.as_deref(), Some("s3cret"));
@@ -351,6 +353,31 @@ fn session_days_and_logon_windows_are_read_and_checked() {
     assert!(Settings::parse(&format!("{ACC}{ok}")).is_ok());
     let s = Settings::parse(&format!("{ACC}NonStopSession=Y\n")).unwrap();
     assert_eq!(s.sessions[0].start_time, None);
+}
+
+/// TimestampPrecision overrides MillisecondsInTimeStamp, as in QuickFIX.
+#[test]
+fn timestamp_precision_is_read_as_quickfix_reads_it() {
+    let p = |extra: &str| {
+        Settings::parse(&format!("{ACC}{extra}")).map(|s| s.sessions[0].timestamp_precision)
+    };
+    assert_eq!(p("").unwrap(), None);
+    assert_eq!(
+        p("MillisecondsInTimeStamp=N\n").unwrap(),
+        Some(TimePrecision::Seconds)
+    );
+    assert_eq!(
+        p("MillisecondsInTimeStamp=Y\n").unwrap(),
+        Some(TimePrecision::Millis)
+    );
+    assert_eq!(
+        p("MillisecondsInTimeStamp=N\nTimestampPrecision=9\n").unwrap(),
+        Some(TimePrecision::Nanos)
+    );
+    assert_eq!(
+        err(&format!("{ACC}TimestampPrecision=4\n")),
+        "line 7: bad value \"4\" for TimestampPrecision: expected 0, 3, 6 or 9"
+    );
 }
 
 /// SocketNodelay defaults to on (QuickFIX's default is off; see the field).

@@ -227,6 +227,18 @@ fn validator(s: &SessionSettings) -> Result<Option<Arc<Validator>>> {
     ))))
 }
 
+/// A listener on every IPv4 address at `port`, with SO_REUSEADDR as
+/// `SocketReuseAddress` says (QuickFIX's default is on; std's `bind`
+/// always sets it, so the socket is made here).
+fn listen(port: u16, reuse_address: bool) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    socket.set_reuse_address(reuse_address)?;
+    socket.bind(&std::net::SocketAddr::from(([0, 0, 0, 0], port)).into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
 fn message_log(path: &Option<PathBuf>) -> Result<Option<Arc<Mutex<BufWriter<File>>>>> {
     path.as_ref()
         .map(|p| {
@@ -270,9 +282,19 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
             args.settings.display()
         );
     };
+    let mut reuse: Vec<bool> = sessions
+        .iter()
+        .map(|(s, _)| s.socket_reuse_address)
+        .collect();
+    reuse.dedup();
+    let [reuse] = reuse[..] else {
+        bail!(
+            "{}: the acceptor sessions of port {port} must agree on SocketReuseAddress",
+            args.settings.display()
+        );
+    };
     let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
-    let listener = TcpListener::bind(("0.0.0.0", port))
-        .with_context(|| format!("listening on port {port}"))?;
+    let listener = listen(port, reuse).with_context(|| format!("listening on port {port}"))?;
     eprintln!(
         "perfkit fix acceptor: {} session(s) on port {port}",
         ids.len()
@@ -429,5 +451,24 @@ fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
             }))
         }
         None => orders,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The listener's SO_REUSEADDR is what `SocketReuseAddress` asks for,
+    /// as the kernel reports it.
+    #[test]
+    fn the_listener_reuses_its_address_only_when_asked() {
+        for reuse in [true, false] {
+            let l = listen(0, reuse).unwrap();
+            assert_eq!(socket2::SockRef::from(&l).reuse_address().unwrap(), reuse);
+            // It listens: a connection to its port is accepted.
+            let port = l.local_addr().unwrap().port();
+            let _c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            l.accept().unwrap();
+        }
     }
 }
