@@ -42,6 +42,9 @@ enum Command {
     Zip(cmd::zip::ZipArgs),
     /// List, test or safely extract a ZIP archive (`-` for stdin).
     Unzip(cmd::zip::UnzipArgs),
+    /// Work on reports of other runs: `report merge` adds up HdrHistogram
+    /// interval logs from several machines into one report.
+    Report(cmd::report::ReportCmdArgs),
     /// Producer/consumer codec stress test with interchangeable context pools.
     Stress(cmd::stress::StressArgs),
     /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
@@ -108,6 +111,7 @@ fn main() -> ExitCode {
         Command::Zip(args) => cmd::zip::run_zip(args),
         Command::Unzip(args) => cmd::zip::run_unzip(args),
         Command::Stress(args) => cmd::stress::run(args),
+        Command::Report(args) => cmd::report::run(args),
         Command::Completions(args) => cmd::manual::completions(args, Cli::command()),
         Command::Man => cmd::manual::man(Cli::command()),
         Command::MeasureChild { usage, argv } => {

@@ -29,6 +29,8 @@ use serde_json::{Map, Value as Json, json};
 
 use crate::machine::Machine;
 
+pub mod merge;
+
 /// The identifier of the JSON document layout; bump when a field changes
 /// meaning or disappears.
 pub const SCHEMA_ID: &str = "perfkit-report/1";
@@ -355,6 +357,12 @@ impl ReportFiles {
             hlog: hlog.map(|p| open(p, "interval log")).transpose()?,
             plot: plot.map(|p| open(p, "plot")).transpose()?,
         })
+    }
+
+    /// Takes the interval log out, for a command that writes its own (the
+    /// merge of many logs); [`emit_to`] then writes no interval log.
+    pub fn take_hlog(&mut self) -> Option<(PathBuf, Output)> {
+        self.hlog.take()
     }
 
     /// Whether these are the files `options` names (the same paths, or none).
@@ -689,16 +697,25 @@ pub fn render_text(report: &Report, percentiles: bool) -> String {
     let r = &report.run;
     let _ = writeln!(
         s,
-        "perfkit {} — {} ({} cores), {} iterations + {} warm-up, {} run(s), threads {}",
+        "perfkit {} — {} ({} cores){}",
         report.command,
         report.machine.cpu_model,
         report.machine.cores,
-        r.iterations,
-        r.warmup,
-        r.runs,
-        r.pinned
-            .as_deref()
-            .map_or_else(|| "not pinned".to_owned(), |p| format!("pinned to {p}")),
+        // A report that measured nothing itself (a merge of logs) has no
+        // iterations or threads to state.
+        if r.iterations == 0 {
+            String::new()
+        } else {
+            format!(
+                ", {} iterations + {} warm-up, {} run(s), threads {}",
+                r.iterations,
+                r.warmup,
+                r.runs,
+                r.pinned
+                    .as_deref()
+                    .map_or_else(|| "not pinned".to_owned(), |p| format!("pinned to {p}"))
+            )
+        },
     );
     let _ = writeln!(s, "timing: {}", r.timing);
     for sec in &report.sections {

@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod fix;
 pub mod frames;
 pub mod manual;
+pub mod report;
 pub mod stress;
 pub mod zip;
 pub mod zip_bench;
@@ -112,19 +113,25 @@ pub fn emit(
     args: &crate::flags::ReportArgs,
 ) -> anyhow::Result<ExitCode> {
     let options = args.options();
-    let opened = REPORT_FILES
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .take()
-        .filter(|f| f.matches(&options));
-    let files = match opened {
-        Some(f) => f,
-        None => ReportFiles::open(&options)?,
-    };
+    let files = report_files(&options)?;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     perfkit::report::emit_to(report, &options, &mut out, files)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--hlog`/`--plot` files `options` name: those opened before the
+/// command ran, or opened now.
+pub fn report_files(options: &perfkit::report::ReportOptions) -> anyhow::Result<ReportFiles> {
+    let opened = REPORT_FILES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .filter(|f| f.matches(options));
+    match opened {
+        Some(f) => Ok(f),
+        None => ReportFiles::open(options),
+    }
 }
 
 /// A progress bar or spinner on stderr, only when stderr is a terminal and
