@@ -65,11 +65,16 @@ struct Interval {
 fn read_log(path: &Path) -> Result<(Option<SystemTime>, Vec<Interval>)> {
     let bytes =
         std::fs::read(path).with_context(|| format!("reading interval log {}", path.display()))?;
+    parse_log(path, &bytes)
+}
+
+/// [`read_log`] of bytes already read; `path` names them in errors.
+fn parse_log(path: &Path, bytes: &[u8]) -> Result<(Option<SystemTime>, Vec<Interval>)> {
     let mut start_time = None;
     let mut base_time = None;
     let mut raw = Vec::new();
     let mut decoder = Deserializer::new();
-    for entry in IntervalLogIterator::new(&bytes) {
+    for entry in IntervalLogIterator::new(bytes) {
         let entry = entry.map_err(|e| {
             anyhow::anyhow!(
                 "{}: not a valid HdrHistogram interval log: {e:?}",
@@ -134,7 +139,15 @@ fn read_log(path: &Path) -> Result<(Option<SystemTime>, Vec<Interval>)> {
             }
         })
         .collect();
-    let start_time = start_time.map(|s| UNIX_EPOCH + Duration::from_secs_f64(s.max(0.0)));
+    let start_time = match start_time {
+        None => None,
+        Some(s) => Some(
+            Duration::try_from_secs_f64(s)
+                .ok()
+                .and_then(|d| UNIX_EPOCH.checked_add(d))
+                .with_context(|| format!("{}: StartTime {s} is out of range", path.display()))?,
+        ),
+    };
     Ok((start_time, intervals))
 }
 
@@ -168,8 +181,7 @@ pub fn merge(paths: &[PathBuf], resolution: Option<Duration>) -> Result<Merged> 
     let resolution = match resolution {
         Some(r) if r.is_zero() => bail!("--interval must be above 0"),
         Some(r) => r,
-        None if shortest.is_finite() => Duration::from_secs_f64(shortest),
-        None => Duration::from_secs(1),
+        None => Duration::try_from_secs_f64(shortest).unwrap_or(Duration::from_secs(1)),
     };
     let width = resolution.as_secs_f64();
     let mut slots: BTreeMap<(u64, String), Histogram<u64>> = BTreeMap::new();
@@ -281,7 +293,11 @@ impl Merged {
                 .with_max_value_divisor(1e6)
                 .begin_log_with(&mut buf, &mut serializer)?;
             for ((slot, tag), h) in &self.slots {
-                let start = self.resolution.mul_f64(*slot as f64);
+                let start =
+                    Duration::try_from_secs_f64(self.resolution.as_secs_f64() * *slot as f64)
+                        .map_err(|_| {
+                            anyhow::anyhow!("slot {slot} lies beyond any time a log can hold")
+                        })?;
                 let tag = (tag != UNTAGGED).then(|| Tag::new(tag)).flatten();
                 writer
                     .write_histogram(h, start, self.resolution, tag)
@@ -290,5 +306,103 @@ impl Merged {
         }
         w.write_all(&buf)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A small valid log: a StartTime and two tagged intervals.
+    fn log() -> Vec<u8> {
+        use hdrhistogram::serialization::V2DeflateSerializer;
+        use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+        let mut h = empty();
+        for v in [1u64, 50, 5_000, 2_000_000] {
+            h.record(v).unwrap();
+        }
+        let mut buf = Vec::new();
+        let mut ser = V2DeflateSerializer::new();
+        let mut w = IntervalLogWriterBuilder::new()
+            .with_start_time(UNIX_EPOCH + Duration::from_secs(1_795_435_200))
+            .begin_log_with(&mut buf, &mut ser)
+            .unwrap();
+        for k in 0..2u64 {
+            w.write_histogram(
+                &h,
+                Duration::from_secs(k),
+                Duration::from_secs(1),
+                Tag::new("t"),
+            )
+            .unwrap();
+        }
+        drop(w);
+        buf
+    }
+
+    #[test]
+    fn the_sample_log_reads() {
+        let (start, intervals) = parse_log(Path::new("x"), &log()).unwrap();
+        assert!(start.is_some());
+        assert_eq!(intervals.len(), 2);
+        assert_eq!(intervals[1].start, 1.0);
+        assert_eq!(intervals[0].histogram.len(), 4);
+    }
+
+    /// Stamps and lengths near u64::MAX seconds on a valid histogram: an
+    /// error or a report, never an overflow panic, through the merge and
+    /// the writing of the merged log.
+    #[test]
+    fn extreme_stamps_are_refused_or_merged_without_panic() {
+        let text = String::from_utf8(log()).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Tag=t,1."))
+            .unwrap()
+            .to_string();
+        let histogram = line.rsplit(',').next().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for (start, length) in [
+            ("18446744073709551615.999", "1.0"),
+            ("1.0", "18446744073709551615.999"),
+            ("9999999999.0", "0.000"),
+        ] {
+            let path = dir.path().join("x.hlog");
+            let stamped = format!("Tag=t,{start},{length},1.0,{histogram}\n");
+            std::fs::write(&path, [text.as_str(), stamped.as_str()].concat()).unwrap();
+            if let Ok(m) = merge(&[path], None) {
+                let _ = m.report(true);
+                let _ = m.write_hlog(&mut Vec::new());
+            }
+        }
+    }
+
+    proptest! {
+        /// Untrusted bytes: a log cut anywhere, with bytes changed, or
+        /// lines of log-like characters, is read or refused, never a panic
+        /// (stamps near u64::MAX seconds included).
+        #[test]
+        fn damaged_logs_never_panic(
+            cut in 0usize..2_000,
+            edits in proptest::collection::vec((0usize..2_000, any::<u8>()), 0..8),
+            junk in "[0-9.,A-Za-z=#:\\[\\] \n]{0,200}",
+        ) {
+            let mut b = log();
+            b.truncate(cut.min(b.len()));
+            for (at, byte) in edits {
+                if !b.is_empty() {
+                    let n = b.len();
+                    b[at % n] = byte;
+                }
+            }
+            let _ = parse_log(Path::new("x"), &b);
+            let _ = parse_log(Path::new("x"), junk.as_bytes());
+            let huge = format!(
+                "#[StartTime: 99999999999999999999.5 (seconds since epoch), x]\n\
+                 Tag=t,18446744073709551615.999,18446744073709551615.0,1.0,{junk}\n"
+            );
+            let _ = parse_log(Path::new("x"), huge.as_bytes());
+        }
     }
 }
