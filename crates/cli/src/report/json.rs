@@ -1,0 +1,84 @@
+//! The `--json` document (schema `report.schema.json`).
+
+use super::text::SUMMARY;
+use super::*;
+
+fn summary_json(h: &Histogram<u64>) -> Map<String, Json> {
+    let mut m = Map::new();
+    m.insert("count".into(), json!(h.len()));
+    m.insert("min_ns".into(), json!(h.min()));
+    m.insert("mean_ns".into(), json!(h.mean()));
+    for (name, q) in SUMMARY {
+        m.insert(format!("{name}_ns"), json!(h.value_at_quantile(q)));
+    }
+    m.insert("max_ns".into(), json!(h.max()));
+    m.insert("stdev_ns".into(), json!(h.stdev()));
+    m
+}
+
+/// The JSON document for a report.
+pub fn to_json(report: &Report) -> Json {
+    let sections: Vec<Json> = report
+        .sections
+        .iter()
+        .map(|s| {
+            let rows: Vec<Json> = s
+                .rows
+                .iter()
+                .map(|r| {
+                    let mut m = Map::new();
+                    m.insert("name".into(), json!(r.name));
+                    m.insert(
+                        "latency".into(),
+                        r.latency
+                            .as_ref()
+                            .map_or(Json::Null, |h| Json::Object(summary_json(h))),
+                    );
+                    if let Some(e) = r.elapsed {
+                        m.insert("elapsed_ns".into(), json!(e.as_nanos() as u64));
+                    }
+                    for (k, v) in r.columns.iter().chain(&r.json_only) {
+                        m.insert(k.clone(), v.to_json());
+                    }
+                    Json::Object(m)
+                })
+                .collect();
+            json!({ "name": s.name, "rows": rows, "notes": s.notes })
+        })
+        .collect();
+    let mut doc = json!({
+        "schema": SCHEMA_ID,
+        "tool": { "name": "perfkit", "version": env!("CARGO_PKG_VERSION") },
+        "command": report.command,
+        "machine": {
+            "cpu_model": report.machine.cpu_model,
+            "cores": report.machine.cores,
+            "os": report.machine.os,
+        },
+        "run": {
+            "iterations": report.run.iterations,
+            "warmup": report.run.warmup,
+            "runs": report.run.runs,
+            "pinned": report.run.pinned,
+            "timing": report.run.timing,
+        },
+        "sections": sections,
+    });
+    if !report.summary.is_empty() {
+        let summary: Vec<Json> = report
+            .summary
+            .iter()
+            .map(|c| {
+                json!({
+                    "line": c.line(),
+                    "subject": c.subject,
+                    "peer": c.peer,
+                    "speedup": if c.speedup.is_finite() { json!(c.speedup) } else { Json::Null },
+                    "basis": c.basis,
+                })
+            })
+            .collect();
+        doc["summary"] = Json::Array(summary);
+    }
+    doc
+}

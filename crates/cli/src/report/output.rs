@@ -1,0 +1,169 @@
+//! Writing report files safely: a temporary sibling renamed into place,
+//! or in place for a device, FIFO or socket; never over a file the user
+//! did not name.
+
+use super::*;
+
+/// Writes a file through [`Output`]: a temporary sibling renamed into place
+/// on success, or in place for a device, FIFO or socket.
+pub fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
+    write_atomically_with(path, true, f)
+}
+
+/// [`write_atomically`], refusing an existing regular file (or a symlink to
+/// one) unless `clobber`, as [`Output::create`] does.
+pub fn write_atomically_with(
+    path: &Path,
+    clobber: bool,
+    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> Result<()> {
+    let mut out = Output::create(path, clobber)?;
+    f(out.file_mut())?;
+    out.commit()
+}
+
+/// Whether `path` names, through any symlinks, an existing device, FIFO or
+/// socket (`/dev/null`, a named pipe, `/dev/stdout` when stdout is a pipe):
+/// output to it is written in place. Renaming a temporary file over it
+/// would replace the node itself, and as root that turns `/dev/null` into
+/// a regular file for every program on the machine.
+pub fn is_special_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
+/// An output file being written; every command opens its output files
+/// here, so the rules below hold for all of them.
+///
+/// - A path that is, or is a symlink to, a device, FIFO or socket is
+///   opened and written **in place**: nothing is renamed, and a failure
+///   may leave partial data in the pipe or device (there is nothing else
+///   to do with one).
+/// - Anything else is written to a temporary file that [`Output::commit`]
+///   renames into place; dropping an uncommitted `Output` deletes it, so a
+///   failure leaves the directory as it was.
+/// - A symlink is never replaced. A path that is a symlink to a regular
+///   file is resolved first, and the temporary file is created beside the
+///   *resolved* target and renamed over that: the link stays a link and
+///   names the new data, and a failure leaves the old file as it was. `-o /dev/stdout` with stdout redirected to a file is this case:
+///   `/dev/stdout` → `/proc/self/fd/1` → that file, which is replaced.
+///   A symlink that cannot be resolved (dangling, a loop) is refused.
+#[derive(Debug)]
+pub struct Output {
+    kind: OutputKind,
+}
+
+#[derive(Debug)]
+enum OutputKind {
+    InPlace(std::fs::File),
+    Temp {
+        tmp: tempfile::NamedTempFile,
+        target: PathBuf,
+        clobber: bool,
+        /// Lists `tmp` for deletion on a fatal signal until it is renamed
+        /// or deleted (declared after `tmp`, so unlisted after it goes).
+        _listed: crate::cleanup::Registration,
+    },
+}
+
+impl Output {
+    /// Opens `path` for writing as the type doc describes. With `clobber`
+    /// false an existing regular file (or a symlink to one) is refused,
+    /// here and again, atomically, at [`Output::commit`]; devices and FIFOs
+    /// are written whatever `clobber` says.
+    pub fn create(path: &Path, clobber: bool) -> Result<Output> {
+        if is_special_file(path) {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("opening {}", path.display()))?;
+            return Ok(Output {
+                kind: OutputKind::InPlace(file),
+            });
+        }
+        let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let target = if is_link {
+            std::fs::canonicalize(path).with_context(|| {
+                format!(
+                    "{} is a symlink that cannot be resolved; refusing to replace it",
+                    path.display()
+                )
+            })?
+        } else {
+            path.to_path_buf()
+        };
+        if !clobber && target.exists() {
+            anyhow::bail!("{} already exists; use -f to overwrite", path.display());
+        }
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let tmp = temp_sibling(dir)
+            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+        let _listed = crate::cleanup::register(tmp.path().to_path_buf());
+        Ok(Output {
+            kind: OutputKind::Temp {
+                tmp,
+                target,
+                clobber,
+                _listed,
+            },
+        })
+    }
+
+    /// Whether this output is written in place (a device, FIFO or socket):
+    /// it cannot be seeked, renamed, or given permissions.
+    pub fn is_in_place(&self) -> bool {
+        matches!(self.kind, OutputKind::InPlace(_))
+    }
+
+    /// The file to write to.
+    pub fn file_mut(&mut self) -> &mut std::fs::File {
+        match &mut self.kind {
+            OutputKind::InPlace(f) => f,
+            OutputKind::Temp { tmp, .. } => tmp.as_file_mut(),
+        }
+    }
+
+    /// Flushes, and renames a temporary file into place (refusing an
+    /// existing target when created with `clobber` false).
+    pub fn commit(self) -> Result<()> {
+        match self.kind {
+            OutputKind::InPlace(mut f) => Ok(f.flush()?),
+            OutputKind::Temp {
+                mut tmp,
+                target,
+                clobber,
+                _listed,
+            } => {
+                tmp.as_file_mut().flush()?;
+                let persisted = if clobber {
+                    tmp.persist(&target)
+                } else {
+                    tmp.persist_noclobber(&target)
+                };
+                persisted
+                    .map_err(|e| e.error)
+                    .with_context(|| format!("writing {}", target.display()))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A temporary file in `dir` for output that is renamed into place on
+/// success. It is created with mode 0666 less the umask (open(2) applies
+/// it), as a plain `File::create` would be, not tempfile's private 0600.
+fn temp_sibling(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+    let mut b = tempfile::Builder::new();
+    b.prefix(".perfkit-").suffix(".partial");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        b.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    b.tempfile_in(dir)
+}

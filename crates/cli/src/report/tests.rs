@@ -1,0 +1,143 @@
+use super::*;
+use super::{svg::*, text::*};
+
+#[test]
+fn units_are_chosen_per_value() {
+    assert_eq!(format_ns(850.0), "850 ns");
+    assert_eq!(format_ns(12_345.0), "12.3 µs");
+    assert_eq!(format_ns(4_560_000.0), "4.56 ms");
+    assert_eq!(format_ns(2.5e9), "2.50 s");
+}
+
+#[test]
+fn column_titles_turn_unit_suffixes_into_units() {
+    assert_eq!(column_title("throughput_mb_s"), "throughput MB/s");
+    assert_eq!(column_title("predicted_us"), "predicted (µs)");
+    assert_eq!(column_title("ratio"), "ratio");
+}
+
+#[test]
+fn table_lists_quantiles_computed_from_the_samples() {
+    let mut h = latency_histogram();
+    for v in 1..=1000u64 {
+        h.record(v * 1000).unwrap(); // 1 µs .. 1 ms, uniform
+    }
+    let mut rep = Report::new("test");
+    rep.section("s").row(
+        Row::new("uniform")
+            .latency(h)
+            .col("ratio", Value::num(2.5, 2)),
+    );
+    let text = render_text(&rep, false);
+    let line = text.lines().find(|l| l.starts_with("uniform")).unwrap();
+    let cells: Vec<&str> = line
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    // Independent expectation: the p-th value of 1..=1000 µs is p·1000 µs
+    // (within the histogram's 0.1 % precision).
+    assert_eq!(
+        cells,
+        [
+            "uniform", "1000", "1.00 µs", "501 µs", "500 µs", "900 µs", "990 µs", "999 µs",
+            "1.00 ms", "2.50"
+        ]
+    );
+}
+
+fn row_cells(rep: &Report, name: &str) -> Vec<String> {
+    render_text(rep, false)
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap()
+        .split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn percentile_cells_appear_once_the_count_supports_them() {
+    let row = |n: u64| {
+        let mut h = latency_histogram();
+        for v in 1..=n {
+            h.record(v * 1000).unwrap();
+        }
+        Row::new(format!("n{n}")).latency(h)
+    };
+    let mut rep = Report::new("test");
+    rep.section("s")
+        .row(row(9))
+        .row(row(10))
+        .row(row(99))
+        .row(row(100))
+        .row(row(999));
+    // Columns: name, count, min, mean, p50, p90, p99, p99.9, max.
+    let q = |name: &str| row_cells(&rep, name)[4..8].to_vec();
+    let dash = |c: &String| c == "-";
+    assert_eq!(
+        q("n9 ").iter().map(dash).collect::<Vec<_>>(),
+        [false, true, true, true]
+    );
+    assert_eq!(
+        q("n10 ").iter().map(dash).collect::<Vec<_>>(),
+        [false, false, true, true]
+    );
+    assert_eq!(
+        q("n99 ").iter().map(dash).collect::<Vec<_>>(),
+        [false, false, true, true]
+    );
+    assert_eq!(
+        q("n100 ").iter().map(dash).collect::<Vec<_>>(),
+        [false, false, false, true]
+    );
+    assert_eq!(
+        q("n999 ").iter().map(dash).collect::<Vec<_>>(),
+        [false, false, false, true]
+    );
+    // JSON keeps every key whatever the count.
+    let doc = to_json(&rep);
+    let lat = &doc["sections"][0]["rows"][0]["latency"];
+    assert!(lat["p99_ns"].is_u64() && lat["p999_ns"].is_u64());
+}
+
+#[test]
+fn summary_lines_say_faster_or_slower_by_the_factor() {
+    let c = |speedup: f64| Comparison {
+        subject: "x".into(),
+        peer: "y".into(),
+        speedup,
+        basis: "b".into(),
+    };
+    assert_eq!(c(2.5).line(), "perfkit x is 2.50× faster than y (b)");
+    assert_eq!(c(0.5).line(), "perfkit x is 2.00× slower than y (b)");
+    assert!(c(f64::NAN).line().contains("could not be compared"));
+    assert!(c(0.0).line().contains("could not be compared"));
+    let mut rep = Report::new("t");
+    rep.summary.push(c(4.0));
+    assert!(render_text(&rep, false).contains("== summary ==\n  perfkit x is 4.00× faster"));
+    assert_eq!(to_json(&rep)["summary"][0]["speedup"], 4.0);
+    assert!(to_json(&Report::new("t")).get("summary").is_none());
+}
+
+#[test]
+fn tick_labels_carry_their_unit_and_no_spare_digits() {
+    assert_eq!(format_tick_ns(1.0), "1 ns");
+    assert_eq!(format_tick_ns(100.0), "100 ns");
+    assert_eq!(format_tick_ns(1e3), "1 µs");
+    assert_eq!(format_tick_ns(2.5e4), "25 µs");
+    assert_eq!(format_tick_ns(1e8), "100 ms");
+    assert_eq!(format_tick_ns(1e10), "10 s");
+}
+
+#[test]
+fn the_first_thirty_series_styles_are_all_different() {
+    let styles: Vec<_> = (0..30).map(series_style).collect();
+    for (i, a) in styles.iter().enumerate() {
+        for b in &styles[..i] {
+            assert_ne!(a, b);
+        }
+    }
+}
