@@ -89,14 +89,33 @@ pub fn dictionary_xml(data: &[u8]) {
 /// checksums, `data` is a script: each line is `~N` (N seconds pass and
 /// the timers run), `!bytes` (sent raw), `+` (the connection drops and
 /// comes back) or `|`-separated fields that are sent with BeginString,
-/// BodyLength and CheckSum added. A script starting with `P` plays to a
-/// session that requires Username(553) `u` and Password(554) `p`.
+/// BodyLength and CheckSum added. A script starting with `W` plays to a
+/// weekly session (Monday 12:30 to Friday 17:00; the clock starts on a
+/// Monday at 12:00) that takes Logons from 13:00 to 16:00 only; one
+/// starting (after that) with `P` to a session that requires
+/// Username(553) `u` and Password(554) `p`.
 pub fn session_script(data: &[u8]) {
     use crate::session::machine::{Config, Credentials, Output, Session};
     use crate::session::store::MemoryStore;
+    use crate::session::window::{TimeOfDay, TimeWindow, Weekday};
     use crate::settings::{BeginString, ConnectionType};
     use crate::value::UtcTimestamp;
 
+    let (windows, data) = match data.strip_prefix(b"W") {
+        Some(rest) => {
+            let (monday, friday) = (Weekday::new(2), Weekday::new(6));
+            let (monday, friday) = (monday.expect("a day"), friday.expect("a day"));
+            let hours = |h: u32, m: u32| TimeOfDay(h * 3600 + m * 60);
+            (
+                Some((
+                    TimeWindow::weekly(hours(12, 30), hours(17, 0), monday, friday),
+                    TimeWindow::daily(hours(13, 0), hours(16, 0)),
+                )),
+                rest,
+            )
+        }
+        None => (None, data),
+    };
     let (credentials, data) = match data.strip_prefix(b"P") {
         Some(rest) => (
             Credentials {
@@ -111,6 +130,8 @@ pub fn session_script(data: &[u8]) {
         // The script cannot know the clock: SendingTime is not judged.
         check_latency: false,
         credentials,
+        session_time: windows.map(|(s, _)| s),
+        logon_time: windows.map(|(_, l)| l),
         ..Config::new(ConnectionType::Acceptor, BeginString::Fix44, "ISLD", "TW")
     };
     let mut session = Session::new(cfg, MemoryStore::default());
