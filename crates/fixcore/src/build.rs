@@ -218,13 +218,12 @@ impl MessageBuilder {
     /// SOH test (as a call it was ~20 instructions per field).
     #[inline(always)]
     fn check(&mut self, tag: u32, v: &[u8]) -> bool {
-        if !self.started {
-            self.error = Some("begin() was not called");
-        } else if tag == 0 {
-            self.error = Some("tag 0");
-        } else if tag > MAX_TAG {
-            self.error = Some("tag above 999999999 (tags have at most 9 digits)");
-        } else if v.is_empty() {
+        if !self.started || tag == 0 || tag > MAX_TAG {
+            // Those faults come before the value's; `check_formatted`
+            // names them.
+            return self.check_formatted(tag);
+        }
+        if v.is_empty() {
             self.error = Some("empty value");
         } else if v.contains(&SOH) {
             self.error = Some("value contains SOH");
