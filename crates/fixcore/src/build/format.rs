@@ -143,6 +143,7 @@ pub fn timestamp(out: &mut [u8], t: UtcTimestamp, p: TimePrecision) -> Option<us
 /// The part of a UTCTimestamp after the seconds: `.` and the fraction of
 /// `nanos` (below one second) at precision `p`, nothing for seconds; its
 /// length. `out` holds at least 10 bytes.
+#[inline]
 pub fn fraction(out: &mut [u8], nanos: u64, p: TimePrecision) -> usize {
     let (digits, value) = match p {
         TimePrecision::Seconds => return 0,

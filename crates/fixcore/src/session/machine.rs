@@ -336,6 +336,10 @@ pub struct Session<S: SessionStore> {
     /// Which instance of the session-time window the numbers belong to
     /// (see [`Session::period_at`]); `None` until first seen in one.
     period: Option<i64>,
+    /// The second [`Session::check_session_window`] last found inside
+    /// `period`: within it the answer cannot change, and a read round
+    /// hands many messages the same time.
+    window_checked: Option<i64>,
 }
 
 /// The session's parser, and which delivered message's parse it still
@@ -408,6 +412,7 @@ impl<S: SessionStore> Session<S> {
             scratch: Vec::new(),
             spare: Vec::new(),
             period: None,
+            window_checked: None,
         }
     }
 
@@ -680,18 +685,27 @@ impl<S: SessionStore> Session<S> {
 
     /// [`Self::check_session_time`] for a session with a window.
     fn check_session_window(&mut self, now: UtcTimestamp) -> Result<bool, SessionError> {
+        let second = now.unix_nanos.div_euclid(NANOS);
+        if self.window_checked == Some(second) {
+            return Ok(true);
+        }
         let current = self.period_at(now.unix_nanos);
         match (current, self.period) {
-            (Some(c), Some(p)) if c == p => return Ok(true),
+            (Some(c), Some(p)) if c == p => {
+                self.window_checked = Some(second);
+                return Ok(true);
+            }
             // The store's numbers are taken to be this window's (their
             // creation time is not kept).
             (Some(c), None) => {
                 self.period = Some(c);
+                self.window_checked = Some(second);
                 return Ok(true);
             }
             (None, None) if self.phase == Phase::Disconnected => return Ok(false),
             _ => {}
         }
+        self.window_checked = None;
         if self.phase != Phase::Disconnected {
             self.log("Session time ended: logging out".into());
             self.send_logout(None, now)?;
