@@ -316,9 +316,16 @@ impl Index {
         // Steps testing an atom decided by a hit carry the fact, so that
         // evaluation tests the stamp without reading the atom's entry.
         let counting = &self.counting;
+        // Those not registered carry that, so that evaluation goes straight
+        // to the predicate (exact still if another expression registers
+        // the atom later).
         for st in &mut self.code[code_start..] {
-            if st.test & ATOM != 0 && counting.decided(st.test & !ATOM) == Decided::Hit {
-                st.test |= HIT_ATOM;
+            if st.test & ATOM != 0 {
+                match counting.decided(st.test & !ATOM) {
+                    Decided::Hit => st.test |= HIT_ATOM,
+                    Decided::No => st.test |= EVAL_ATOM,
+                    Decided::Miss(_) => {}
+                }
             }
         }
         let slot = Slot {
@@ -424,7 +431,7 @@ impl Index {
         let atoms: Vec<u32> = self.code[cs..cs + cl]
             .iter()
             .filter(|st| st.test & ATOM != 0)
-            .map(|st| st.test & !(ATOM | HIT_ATOM))
+            .map(|st| st.test & !(ATOM | HIT_ATOM | EVAL_ATOM))
             .collect();
         self.release(atoms);
         self.free_slots.push(s);
@@ -657,11 +664,15 @@ impl Index {
         if a & HIT_ATOM != 0 {
             return seen.hit(a & !HIT_ATOM);
         }
-        match self.counting.decided(a) {
-            Decided::Hit => return seen.hit(a),
-            Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
-            Decided::No => {}
-        }
+        let a = if a & EVAL_ATOM != 0 {
+            a & !EVAL_ATOM
+        } else {
+            match self.counting.decided(a) {
+                Decided::Hit => return seen.hit(a),
+                Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
+                Decided::No => a,
+            }
+        };
         if let Some(v) = memo.get(a) {
             return v;
         }
@@ -742,6 +753,11 @@ fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
 /// Flag of a step's atom test (beside [`ATOM`]): the atom is decided by a
 /// hit of the selection ([`Decided::Hit`]). Atom ids stay below it.
 const HIT_ATOM: u32 = 1 << 30;
+/// Flag of a step's atom test: the atom was not registered by value when
+/// the program was compiled, so it is evaluated (memoized per event)
+/// without reading its decision word. Atom ids stay below it (a shape's
+/// leaf holds 29 bits, [`crate::parse::Ref`]).
+const EVAL_ATOM: u32 = 1 << 29;
 
 /// Programs evaluated side by side, one leaf each per round.
 pub(crate) const LANES: usize = 4;
