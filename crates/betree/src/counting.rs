@@ -10,7 +10,11 @@
 //!   lists); the atoms found are stamped per search, and evaluation then
 //!   decides each registered predicate with one stamp test and, for the
 //!   negated forms, the attribute's defined bit: no string or set
-//!   comparison remains for them in the hot loop.
+//!   comparison remains for them in the hot loop. Every atom of a small
+//!   expression is registered; of a large one (see
+//!   `index::LARGE_EXPR_BYTES`) only the top-level conjuncts, which the
+//!   counting needs (the others are evaluated, so one long `or` costs no
+//!   key per predicate). An atom stays registered until it is freed.
 //! * **Counting.** Each expression posts its distinct top-level conjuncts
 //!   of these kinds, as posting entries (slot and number of counted
 //!   conjuncts packed in a `u32`):
@@ -440,7 +444,9 @@ impl Counting {
     /// How evaluation decides atom `a`.
     #[inline]
     pub(crate) fn decided(&self, a: u32) -> Decided {
-        let w = self.decided[a as usize];
+        // Sized up to the highest atom registered so far: atoms past it
+        // are not registered.
+        let w = self.decided.get(a as usize).copied().unwrap_or(0);
         match w & 3 {
             0 => Decided::No,
             1 => Decided::Hit,
@@ -466,21 +472,23 @@ impl Counting {
         }
     }
 
-    /// Registers atom `atom` (just interned; `preds` is the atom table) by
-    /// value if its predicate can be decided that way.
+    /// Registers atom `atom` (live in `preds`, the atom table) by value if
+    /// its predicate can be decided that way and it is not registered yet.
     pub(crate) fn register(&mut self, atom: u32, preds: &[Option<Pred>]) {
-        let a = atom as usize;
-        if self.decided.len() <= a {
-            self.decided.resize(a + 1, Decided::No.word());
+        if self.decided(atom) != Decided::No {
+            return;
         }
+        let a = atom as usize;
         let p = preds[a].as_ref().expect("a registered atom is live");
         // Ranges are posted per expression into the thresholds instead
         // (see `post`), and evaluated: a comparison costs no more than a
         // stamp test.
         let Some((attr, keys, positive)) = keys_of(p).filter(|_| range_of(p).is_none()) else {
-            self.decided[a] = Decided::No.word();
             return;
         };
+        if self.decided.len() <= a {
+            self.decided.resize(a + 1, Decided::No.word());
+        }
         self.decided[a] = if positive {
             Decided::Hit
         } else {

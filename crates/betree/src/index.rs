@@ -20,6 +20,7 @@ use crate::counting::{Counting, Decided};
 use crate::domain::{AttrId, Bounds, Schema};
 use crate::event::Event;
 use crate::expr::{Constants, Pred, compile_source};
+use crate::parse::Node;
 use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step, compile};
 use crate::selection::{Seen, Selection};
 use crate::{Error, Result};
@@ -70,13 +71,15 @@ impl Atoms {
             .copied()
     }
 
-    /// The atom of `p`, and whether it is new.
-    fn intern(&mut self, p: Pred) -> (u32, bool) {
-        if let Some(id) = self.find(&p) {
+    /// The atom of `p`: shared with every expression holding the same
+    /// predicate, or with `share` false a new one of its own, not in the
+    /// table.
+    fn intern(&mut self, p: Pred, share: bool) -> u32 {
+        if share && let Some(id) = self.find(&p) {
             self.refs[id as usize] += 1;
-            return (id, false);
+            return id;
         }
-        let hash = atom_hash(&p);
+        let hash = share.then(|| atom_hash(&p));
         let id = if let Some(id) = self.free.pop() {
             self.preds[id as usize] = Some(p);
             self.refs[id as usize] = 1;
@@ -86,14 +89,17 @@ impl Atoms {
             self.refs.push(1);
             self.preds.len() as u32 - 1
         };
-        let preds = &self.preds;
-        self.by_pred.insert_unique(hash, id, |&i| {
-            atom_hash(preds[i as usize].as_ref().expect("tabled atoms are live"))
-        });
-        (id, true)
+        if let Some(hash) = hash {
+            let preds = &self.preds;
+            self.by_pred.insert_unique(hash, id, |&i| {
+                atom_hash(preds[i as usize].as_ref().expect("tabled atoms are live"))
+            });
+        }
+        id
     }
 
-    /// Drops one reference, freeing the atom at the last.
+    /// Drops one reference, freeing the atom at the last (an atom of its
+    /// own is not in the table: nothing is found to remove).
     fn release(&mut self, id: u32) {
         let r = &mut self.refs[id as usize];
         *r -= 1;
@@ -108,6 +114,44 @@ impl Atoms {
 
     pub(crate) fn len(&self) -> usize {
         self.preds.len()
+    }
+}
+
+/// Text length above which an expression is *large*: its atoms are its
+/// own (not looked up in or added to the table of shared predicates) and
+/// only its top-level conjuncts are registered by value in the counting
+/// index. Sharing and registering cost ~8.5 and ~17 bytes a predicate
+/// (the table's bucket; the key, key list and value position) and buy
+/// one evaluation per event for a predicate held by several expressions
+/// and a stamp test instead of an evaluation: worth it for the many small
+/// expressions of a workload (the generated ones have a few hundred
+/// bytes), not for one expression of hundreds of thousands of distinct
+/// predicates, which is held to 8x its text (issue 18.6).
+const LARGE_EXPR_BYTES: usize = 16 << 10;
+
+/// The atoms one insert interned, in text order, as runs of consecutive
+/// ids: the atoms of new predicates take consecutive ids, so one long
+/// expression of distinct predicates is a few runs, not 4 bytes a
+/// predicate.
+#[derive(Default)]
+struct AtomRuns {
+    /// First id and length of each run.
+    runs: Vec<(u32, u32)>,
+}
+
+impl AtomRuns {
+    fn push(&mut self, a: u32) {
+        if let Some((first, n)) = self.runs.last_mut()
+            && *first + *n == a
+        {
+            *n += 1;
+            return;
+        }
+        self.runs.push((a, 1));
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.runs.iter().flat_map(|&(first, n)| first..first + n)
     }
 }
 
@@ -225,13 +269,11 @@ impl Index {
         // Each predicate is interned as it is read, so the expression never
         // holds a copy of its predicates beside the atom table's; a failed
         // insert gives its atoms back.
-        let mut atoms = Vec::new();
-        let (table, counting) = (&mut self.atoms, &mut self.counting);
+        let mut atoms = AtomRuns::default();
+        let table = &mut self.atoms;
+        let large = expr.as_str().len() > LARGE_EXPR_BYTES;
         let parsed = compile_source(&self.schema, expr.as_str(), consts, &mut |p| {
-            let (a, new) = table.intern(p);
-            if new {
-                counting.register(a, &table.preds);
-            }
+            let a = table.intern(p, !large);
             atoms.push(a);
             a
         });
@@ -239,14 +281,32 @@ impl Index {
         let mut e = match parsed.and_then(|e| self.check_strings(&atoms).map(|()| e)) {
             Ok(e) => e,
             Err(err) => {
-                self.release(&atoms);
+                self.release(atoms.iter());
                 return Err(err);
             }
         };
-        for &a in &atoms {
+        for a in atoms.iter() {
             let p = self.atoms.preds[a as usize].as_ref().expect("live atom");
             self.longest_set = self.longest_set.max(p.set_len());
         }
+        // A small expression registers every atom; a large one only its
+        // top-level conjuncts, which posting needs: its other atoms are
+        // evaluated (see `LARGE_EXPR_BYTES`).
+        if !large {
+            for a in atoms.iter() {
+                self.counting.register(a, &self.atoms.preds);
+            }
+        } else {
+            let mut stack = vec![e.root];
+            while let Some(r) = stack.pop() {
+                match e.node(r) {
+                    Node::And(a, b) => stack.extend([b, a]),
+                    Node::Pred(a) => self.counting.register(a, &self.atoms.preds),
+                    _ => {}
+                }
+            }
+        }
+        drop(atoms);
         // The conjuncts are read before compiling reorders the operands.
         let terms = self.counting.conjunct_terms(&e, &self.atoms.preds);
         let code_start = self.code.len();
@@ -256,9 +316,16 @@ impl Index {
         // Steps testing an atom decided by a hit carry the fact, so that
         // evaluation tests the stamp without reading the atom's entry.
         let counting = &self.counting;
+        // Those not registered carry that, so that evaluation goes straight
+        // to the predicate (exact still if another expression registers
+        // the atom later).
         for st in &mut self.code[code_start..] {
-            if st.test & ATOM != 0 && counting.decided(st.test & !ATOM) == Decided::Hit {
-                st.test |= HIT_ATOM;
+            if st.test & ATOM != 0 {
+                match counting.decided(st.test & !ATOM) {
+                    Decided::Hit => st.test |= HIT_ATOM,
+                    Decided::No => st.test |= EVAL_ATOM,
+                    Decided::Miss(_) => {}
+                }
             }
         }
         let slot = Slot {
@@ -290,8 +357,8 @@ impl Index {
 
     /// Gives back one reference to each of `atoms`, unregistering those
     /// freed.
-    fn release(&mut self, atoms: &[u32]) {
-        for &a in atoms {
+    fn release(&mut self, atoms: impl IntoIterator<Item = u32>) {
+        for a in atoms {
             // Unregistered while its predicate is still in the table: the
             // key tables read values off their lists' atoms.
             if self.atoms.refs[a as usize] == 1 {
@@ -301,14 +368,14 @@ impl Index {
         }
     }
 
-    fn check_strings(&mut self, atoms: &[u32]) -> Result<()> {
+    fn check_strings(&mut self, atoms: &AtomRuns) -> Result<()> {
         let mut err = None;
         let schema = &self.schema;
         let strings = &mut self.strings;
         let preds = &self.atoms.preds;
         for p in atoms
             .iter()
-            .map(|&a| preds[a as usize].as_ref().expect("live atom"))
+            .map(|a| preds[a as usize].as_ref().expect("live atom"))
         {
             if err.is_some() {
                 break;
@@ -364,9 +431,9 @@ impl Index {
         let atoms: Vec<u32> = self.code[cs..cs + cl]
             .iter()
             .filter(|st| st.test & ATOM != 0)
-            .map(|st| st.test & !(ATOM | HIT_ATOM))
+            .map(|st| st.test & !(ATOM | HIT_ATOM | EVAL_ATOM))
             .collect();
-        self.release(&atoms);
+        self.release(atoms);
         self.free_slots.push(s);
         self.garbage += (slot.code_len + slot.tree_len) as usize;
         if self.garbage > 1024 && self.garbage * 2 > self.code.len() + self.bcode.len() {
@@ -597,11 +664,15 @@ impl Index {
         if a & HIT_ATOM != 0 {
             return seen.hit(a & !HIT_ATOM);
         }
-        match self.counting.decided(a) {
-            Decided::Hit => return seen.hit(a),
-            Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
-            Decided::No => {}
-        }
+        let a = if a & EVAL_ATOM != 0 {
+            a & !EVAL_ATOM
+        } else {
+            match self.counting.decided(a) {
+                Decided::Hit => return seen.hit(a),
+                Decided::Miss(attr) => return ev.is_defined(attr) && !seen.hit(a),
+                Decided::No => a,
+            }
+        };
         if let Some(v) = memo.get(a) {
             return v;
         }
@@ -682,6 +753,11 @@ fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
 /// Flag of a step's atom test (beside [`ATOM`]): the atom is decided by a
 /// hit of the selection ([`Decided::Hit`]). Atom ids stay below it.
 const HIT_ATOM: u32 = 1 << 30;
+/// Flag of a step's atom test: the atom was not registered by value when
+/// the program was compiled, so it is evaluated (memoized per event)
+/// without reading its decision word. Atom ids stay below it (a shape's
+/// leaf holds 29 bits, [`crate::parse::Ref`]).
+const EVAL_ATOM: u32 = 1 << 29;
 
 /// Programs evaluated side by side, one leaf each per round.
 pub(crate) const LANES: usize = 4;
@@ -805,6 +881,89 @@ mod tests {
         let s = index.schema().clone();
         let ev = EventBuilder::new(&s).int("i", 4).unwrap().build();
         assert_eq!(index.search(&ev).unwrap(), vec![2]);
+    }
+
+    #[test]
+    fn a_large_expression_keeps_its_atoms_registers_its_conjuncts_and_searches_the_same() {
+        let schema = Schema::from_domains([
+            Domain::new("a", AttrType::Int, true),
+            Domain::new("b", AttrType::Int, true),
+            Domain::new("c", AttrType::Int, true),
+        ])
+        .unwrap();
+        // Over LARGE_EXPR_BYTES, repeating one predicate.
+        let n = 2000;
+        let chain = (0..n)
+            .map(|i| format!("a = {i}"))
+            .chain(["a = 5".to_string()])
+            .collect::<Vec<_>>()
+            .join(" or ");
+        assert!(chain.len() > LARGE_EXPR_BYTES);
+        let mut index = Index::new(schema.clone());
+        // 1: a conjunct (`b = 7`, posted) and a long `or`; 2: a small
+        // expression with one of the `or`'s predicates; 3: a long `or`
+        // with no conjunct (the scan list) and a range.
+        index.insert(1, &format!("b = 7 and ({chain})")).unwrap();
+        // Its own atoms, one per predicate leaf; only `b` is probed.
+        assert_eq!(index.atoms.by_pred.len(), 0);
+        assert_eq!(index.atoms.preds.iter().flatten().count(), n + 2);
+        assert_eq!(index.counting.probes, vec![1]);
+        index.insert(2, "a = 5 or c = 1").unwrap();
+        assert_eq!(index.atoms.by_pred.len(), 2);
+        assert_eq!(index.counting.probes, vec![0, 1, 2]);
+        index.insert(3, &format!("{chain} or c > 10")).unwrap();
+        let n = n as i64;
+        // Plain arithmetic on the event's values.
+        let expected = |live: &[Id], a: i64, b: i64, c: i64| -> Vec<Id> {
+            let m = [b == 7 && a < n, a == 5 || c == 1, a < n || c > 10];
+            live.iter()
+                .copied()
+                .filter(|&id| m[id as usize - 1])
+                .collect()
+        };
+        let check = |index: &Index, live: &[Id]| {
+            let mut events = Vec::new();
+            let mut want = Vec::new();
+            for a in [0, 5, 6, n - 1, n, n + 7] {
+                for b in [7, 8] {
+                    for c in [1, 5, 20] {
+                        events.push(
+                            EventBuilder::new(&schema)
+                                .int("a", a)
+                                .unwrap()
+                                .int("b", b)
+                                .unwrap()
+                                .int("c", c)
+                                .unwrap()
+                                .build(),
+                        );
+                        want.push(expected(live, a, b, c));
+                    }
+                }
+            }
+            for (ev, want) in events.iter().zip(&want) {
+                assert_eq!(&index.search(ev).unwrap(), want);
+                // The budgeted search, a few reductions at a time.
+                let mut it = index.search_iter(ev).unwrap();
+                let got = loop {
+                    if let SearchStep::Done(ids) = index.search_next(&mut it, 7) {
+                        break ids;
+                    }
+                };
+                assert_eq!(&got, want);
+            }
+            assert_eq!(index.search_batch(&events).unwrap(), want);
+        };
+        check(&index, &[1, 2, 3]);
+        index.delete(2).unwrap();
+        assert_eq!(index.counting.probes, vec![1]);
+        check(&index, &[1, 3]);
+        index.delete(1).unwrap();
+        check(&index, &[3]);
+        index.delete(3).unwrap();
+        assert!(index.counting.lists.all_empty());
+        assert!(index.counting.probes.is_empty());
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
     }
 
     #[test]

@@ -626,6 +626,82 @@ proptest! {
     }
 }
 
+/// `parts` joined by `and` (`or` unless) as a balanced tree, so that
+/// hundreds of them stay far below the depth limit.
+fn balanced(parts: &[TE], and: bool) -> TE {
+    if parts.len() == 1 {
+        return parts[0].clone();
+    }
+    let (l, r) = parts.split_at(parts.len() / 2);
+    let (l, r) = (Box::new(balanced(l, and)), Box::new(balanced(r, and)));
+    if and { TE::And(l, r) } else { TE::Or(l, r) }
+}
+
+/// Expressions over 16 KiB of text keep their atoms to themselves and
+/// register only their top-level conjuncts; beside small expressions
+/// sharing their predicates (the generator's pools are small), and
+/// through deletes and re-inserts, every search mode still agrees with
+/// the oracle.
+#[test]
+fn large_expressions_agree_with_oracle() {
+    let mut r = fastrand::Rng::with_seed(18);
+    let schema = schema();
+    let consts = Constants {
+        flight_id: Some(FLIGHT_ID),
+        campaign_id: Some(CAMPAIGN_ID),
+        ..Constants::default()
+    };
+    let mut index = Index::new(schema.clone());
+    let mut exprs = Vec::new();
+    let large = |r: &mut fastrand::Rng| {
+        // A few top-level conjuncts (some of them posted) and a long
+        // `or` of random subexpressions.
+        let (mut alts, mut len) = (Vec::new(), 0);
+        while len <= 17 << 10 {
+            let e = gen_expr(r, 3);
+            len += render(&e).len();
+            alts.push(e);
+        }
+        let mut conj: Vec<TE> = (0..r.usize(0..3)).map(|_| TE::Leaf(gen_pred(r))).collect();
+        conj.push(balanced(&alts, false));
+        balanced(&conj, true)
+    };
+    for id in 1..=40u64 {
+        let e = if id % 5 == 0 {
+            large(&mut r)
+        } else {
+            gen_expr(&mut r, 4)
+        };
+        let text = render(&e);
+        assert_eq!(text.len() > 16 << 10, id % 5 == 0);
+        index
+            .insert_with(id, &text, &consts)
+            .unwrap_or_else(|err| panic!("{err}: {text}"));
+        exprs.push((id, e));
+    }
+    let models: Vec<Model> = (0..24).map(|_| gen_model(&mut r)).collect();
+    let events: Vec<Event> = models.iter().map(|m| to_event(&schema, m)).collect();
+    check_all(&index, &exprs, &models, &events, 3);
+    let mut kept = Vec::new();
+    for (id, e) in exprs {
+        if r.bool() {
+            index.delete(id).unwrap();
+        } else {
+            kept.push((id, e));
+        }
+    }
+    for id in 100..110u64 {
+        let e = if id % 2 == 0 {
+            large(&mut r)
+        } else {
+            gen_expr(&mut r, 3)
+        };
+        index.insert_with(id, &render(&e), &consts).unwrap();
+        kept.push((id, e));
+    }
+    check_all(&index, &kept, &models, &events, 2);
+}
+
 #[test]
 fn reference_workload_agrees_with_oracle() {
     // The benchmark's shape: every expression uses every parameter once.
