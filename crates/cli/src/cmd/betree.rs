@@ -348,12 +348,20 @@ fn write_boolean_events(
 /// leave behind stays resident: ~6 MB, 1.5x the text, for one 4 MiB
 /// expression (issue 18.6). With the threshold fixed they grow in mmapped
 /// blocks (by `mremap`, without a copy) and freed ones go back at once.
+///
+/// Fixing one threshold also fixes glibc's trim threshold at its 128 KiB
+/// start, and the heap is then shrunk and grown again around every
+/// search's temporaries: 218 → 1,576 `brk` calls and 0.28 → 0.41 s of
+/// system time for 20,000 events against 5,000 expressions. A trim
+/// threshold of 64 MiB keeps that at 331 calls (0.06-0.08 s) without
+/// raising the large expression's peak (23.7 MB either way).
 fn fix_mmap_threshold() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets an allocator parameter (under the
+    // SAFETY: `mallopt` only sets allocator parameters (under the
     // allocator's own lock); no memory is touched.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 << 10);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
 }
 
