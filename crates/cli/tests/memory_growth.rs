@@ -385,3 +385,47 @@ fn betree_diff_stays_flat() {
         (c, Some(dir.path().join(format!("a{units}.txt"))))
     });
 }
+
+/// `report merge` reads its logs a line at a time and keeps only each
+/// tag's total: a log 16 times longer (the same intervals repeated) must
+/// not cost more memory.
+#[test]
+fn report_merge_stays_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let one = d.join("one.hlog");
+    interop::ok(
+        perfkit()
+            .args(["fix", "bench", "--only", "parse", "--iterations", "2000"])
+            .args(["--warmup", "100", "--runs", "1", "--hlog"])
+            .arg(&one),
+    );
+    let text = std::fs::read_to_string(&one).unwrap();
+    let (head, intervals): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| !l.starts_with("Tag="));
+    let mut chunk = String::new();
+    // ~2 MiB of intervals in the small log: the decoded histograms of the
+    // large one alone would be hundreds of MiB if they were all kept.
+    while chunk.len() < 2 << 20 {
+        for l in &intervals {
+            chunk.push_str(l);
+            chunk.push('\n');
+        }
+    }
+    assert_flat("report merge", |units| {
+        let path = d.join(format!("log-{units}.hlog"));
+        let mut f = std::fs::File::create(&path).unwrap();
+        writeln!(f, "{}", head.join("\n")).unwrap();
+        drop(f);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        for _ in 0..units {
+            f.write_all(chunk.as_bytes()).unwrap();
+        }
+        let mut c = perfkit();
+        c.args(["report", "merge", "--json"]).arg(&path);
+        (c, None)
+    });
+}

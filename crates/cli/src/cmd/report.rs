@@ -51,9 +51,11 @@ pub fn run(args: ReportCmdArgs) -> Result<ExitCode> {
 }
 
 fn merge(a: MergeArgs) -> Result<ExitCode> {
-    let merged = perfkit::report::merge::merge(&a.files, a.interval)?;
-    let report = merged.report(a.intervals);
     let options = a.report.options();
+    // Each slot's histograms are kept only when they are shown or written.
+    let keep_slots = a.intervals || options.hlog.is_some();
+    let merged = perfkit::report::merge::merge(&a.files, a.interval, keep_slots)?;
+    let report = merged.report(a.intervals);
     let mut files = super::report_files(&options)?;
     if let Some((path, mut out)) = files.take_hlog() {
         merged

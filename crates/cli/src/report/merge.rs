@@ -2,13 +2,14 @@
 //!
 //! A run that outgrows one load-generating machine runs on several, each
 //! writing an interval log; merging them is how their figures combine.
-//! Each log's timestamps are made relative to its own start (its BaseTime,
-//! else its StartTime), so the k-th interval of every log lands in the
-//! same slot whatever clock each machine had; intervals of one tag in one
-//! slot are added, and so are all of a tag's intervals for its total.
-//! The logs are read with the hdrhistogram crate's own reader.
+//! Each log's timestamps are made relative to its own start (its
+//! StartTime, else its first interval), so the k-th interval of every log
+//! lands in the same slot whatever clock each machine had; intervals of
+//! one tag in one slot are added, and so are all of a tag's intervals for
+//! its total. The logs are read a line at a time with the hdrhistogram
+//! crate's own reader, twice: stamps first, histograms second.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -44,111 +45,132 @@ pub struct Merged {
     pub logs: Vec<LogInfo>,
     /// The width of a slot.
     pub resolution: Duration,
-    /// (slot, tag) → the sum of the intervals that fell there.
+    /// (slot, tag) → the sum of the intervals that fell there; empty
+    /// unless asked for.
     pub slots: BTreeMap<(u64, String), Histogram<u64>>,
-    /// tag → the sum of all its intervals, and how many logs had it.
-    pub totals: BTreeMap<String, (Histogram<u64>, usize)>,
+    /// tag → everything added under it.
+    pub totals: BTreeMap<String, Total>,
 }
 
-/// One interval as read, before it is placed.
-struct Interval {
-    tag: String,
-    /// Seconds from the log's start.
-    start: f64,
-    length: f64,
-    histogram: Histogram<u64>,
+/// One tag's intervals, added up.
+#[derive(Debug)]
+pub struct Total {
+    /// The sum of its histograms.
+    pub histogram: Histogram<u64>,
+    /// How many logs held the tag.
+    pub logs: usize,
+    /// How many intervals were added.
+    pub intervals: usize,
 }
 
-/// Reads one log: its StartTime and intervals, timestamps relative to its
-/// start. Any entry the reader cannot parse, or a histogram it cannot
-/// decode, is an error naming the file.
-fn read_log(path: &Path) -> Result<(Option<SystemTime>, Vec<Interval>)> {
-    let bytes =
-        std::fs::read(path).with_context(|| format!("reading interval log {}", path.display()))?;
-    parse_log(path, &bytes)
-}
-
-/// [`read_log`] of bytes already read; `path` names them in errors.
-fn parse_log(path: &Path, bytes: &[u8]) -> Result<(Option<SystemTime>, Vec<Interval>)> {
-    let mut start_time = None;
-    let mut base_time = None;
-    let mut raw = Vec::new();
-    let mut decoder = Deserializer::new();
-    for entry in IntervalLogIterator::new(bytes) {
-        let entry = entry.map_err(|e| {
-            anyhow::anyhow!(
-                "{}: not a valid HdrHistogram interval log: {e:?}",
-                path.display()
-            )
-        })?;
-        match entry {
-            LogEntry::StartTime(t) => start_time = Some(t.as_secs_f64()),
-            LogEntry::BaseTime(t) => base_time = Some(t.as_secs_f64()),
-            LogEntry::Interval(i) => {
-                let start = i.start_timestamp().as_secs_f64();
-                let encoded = i.encoded_histogram();
-                let bytes = base64_decode(encoded).with_context(|| {
-                    format!(
-                        "{}: interval at {start} s: histogram is not base64",
-                        path.display()
-                    )
-                })?;
-                let histogram: Histogram<u64> =
-                    decoder.deserialize(&mut &bytes[..]).map_err(|e| {
-                        anyhow::anyhow!(
-                            "{}: interval at {start} s: bad histogram: {e:?}",
-                            path.display()
-                        )
-                    })?;
-                let tag = i
-                    .tag()
-                    .map_or(UNTAGGED.to_string(), |t| t.as_str().to_string());
-                raw.push((tag, start, i.duration().as_secs_f64(), histogram));
-            }
+/// Calls `f` with each entry of the log at `path`, read a line at a time
+/// (an interval log is one entry per line), so memory stays that of one
+/// line however long the log. An entry the crate's reader cannot parse is
+/// an error naming the file and line.
+fn for_each_entry(path: &Path, mut f: impl FnMut(LogEntry<'_>) -> Result<()>) -> Result<()> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("reading interval log {}", path.display()))?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    for number in 1.. {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .with_context(|| format!("reading interval log {}", path.display()))?;
+        if n == 0 {
+            return Ok(());
+        }
+        for entry in IntervalLogIterator::new(&line) {
+            let entry = entry.map_err(|e| {
+                anyhow::anyhow!(
+                    "{} line {number}: not a valid HdrHistogram interval log: {e:?}",
+                    path.display()
+                )
+            })?;
+            f(entry)?;
         }
     }
-    if raw.is_empty() && start_time.is_none() && base_time.is_none() {
-        bail!(
-            "{}: not an HdrHistogram interval log (no interval, no StartTime)",
-            path.display()
-        );
-    }
-    // Stamps are offsets from BaseTime when there is one, times since 1970
-    // when they are that large, else offsets from StartTime; every log is
-    // then placed against its StartTime (or, lacking one, its first
-    // interval), so that each starts at 0.
-    let absolute = |ts: f64| match base_time {
-        Some(b) => Some(b + ts),
-        None if ts >= ABSOLUTE_AFTER_SECS => Some(ts),
-        None => None,
-    };
-    let first = raw
-        .iter()
-        .filter_map(|(_, ts, _, _)| absolute(*ts))
-        .fold(f64::INFINITY, f64::min);
-    let origin = start_time.unwrap_or(first);
-    let intervals = raw
-        .into_iter()
-        .map(|(tag, start, length, histogram)| {
-            let start = absolute(start).map_or(start, |t| t - origin);
-            Interval {
-                tag,
-                start: start.max(0.0),
-                length,
-                histogram,
+    Ok(())
+}
+
+/// What a first pass over a log finds, before any histogram is decoded:
+/// where its intervals start, and its shortest interval.
+struct Layout {
+    start_time: Option<f64>,
+    base_time: Option<f64>,
+    /// The earliest interval start that is a time since 1970 (with
+    /// BaseTime or absolute stamps), for a log without StartTime.
+    first_absolute: f64,
+    shortest: f64,
+    intervals: usize,
+}
+
+impl Layout {
+    fn read(path: &Path) -> Result<Layout> {
+        let mut l = Layout {
+            start_time: None,
+            base_time: None,
+            first_absolute: f64::INFINITY,
+            shortest: f64::INFINITY,
+            intervals: 0,
+        };
+        for_each_entry(path, |e| {
+            match e {
+                LogEntry::StartTime(t) => l.start_time = Some(t.as_secs_f64()),
+                LogEntry::BaseTime(t) => l.base_time = Some(t.as_secs_f64()),
+                LogEntry::Interval(i) => {
+                    l.intervals += 1;
+                    let length = i.duration().as_secs_f64();
+                    if length > 0.0 {
+                        l.shortest = l.shortest.min(length);
+                    }
+                    l.first_absolute = l.first_absolute.min(i.start_timestamp().as_secs_f64());
+                }
             }
-        })
-        .collect();
-    let start_time = match start_time {
-        None => None,
-        Some(s) => Some(
-            Duration::try_from_secs_f64(s)
-                .ok()
-                .and_then(|d| UNIX_EPOCH.checked_add(d))
-                .with_context(|| format!("{}: StartTime {s} is out of range", path.display()))?,
-        ),
-    };
-    Ok((start_time, intervals))
+            Ok(())
+        })?;
+        if l.intervals == 0 && l.start_time.is_none() && l.base_time.is_none() {
+            bail!(
+                "{}: not an HdrHistogram interval log (no interval, no StartTime)",
+                path.display()
+            );
+        }
+        // Only stamps that are times since 1970 can stand for a start.
+        l.first_absolute = match l.base_time {
+            Some(b) => b + l.first_absolute,
+            None if l.first_absolute >= ABSOLUTE_AFTER_SECS => l.first_absolute,
+            None => f64::INFINITY,
+        };
+        Ok(l)
+    }
+
+    /// Seconds from the log's start to an interval stamped `ts`: stamps
+    /// are offsets from BaseTime when there is one, times since 1970 when
+    /// they are that large, else offsets from StartTime; every log is
+    /// placed against its StartTime (or, lacking one, its first interval),
+    /// so that each starts at 0.
+    fn offset(&self, ts: f64) -> f64 {
+        let absolute = match self.base_time {
+            Some(b) => Some(b + ts),
+            None if ts >= ABSOLUTE_AFTER_SECS => Some(ts),
+            None => None,
+        };
+        let origin = self.start_time.unwrap_or(self.first_absolute);
+        absolute.map_or(ts, |t| t - origin).max(0.0)
+    }
+
+    /// StartTime as a time, when the log has one in range.
+    fn start_time(&self, path: &Path) -> Result<Option<SystemTime>> {
+        self.start_time
+            .map(|s| {
+                Duration::try_from_secs_f64(s)
+                    .ok()
+                    .and_then(|d| UNIX_EPOCH.checked_add(d))
+                    .with_context(|| format!("{}: StartTime {s} is out of range", path.display()))
+            })
+            .transpose()
+    }
 }
 
 /// The standard base64 alphabet, decoded; the interval log's histograms
@@ -159,24 +181,19 @@ fn base64_decode(s: &str) -> Result<Vec<u8>> {
 }
 
 /// Reads and adds up `paths`. `resolution` is the width of a slot; by
-/// default the shortest interval any log holds.
-pub fn merge(paths: &[PathBuf], resolution: Option<Duration>) -> Result<Merged> {
-    let mut logs = Vec::new();
-    let mut all = Vec::new();
-    for path in paths {
-        let (start_time, intervals) = read_log(path)?;
-        logs.push(LogInfo {
-            path: path.clone(),
-            start_time,
-            intervals: intervals.len(),
-        });
-        all.push(intervals);
-    }
-    let shortest = all
+/// default the shortest interval any log holds. Each slot's histograms are
+/// kept only with `keep_slots` (for `--intervals` and the merged `--hlog`);
+/// otherwise memory is each tag's total and one decoded interval.
+pub fn merge(paths: &[PathBuf], resolution: Option<Duration>, keep_slots: bool) -> Result<Merged> {
+    // First pass: stamps and lengths only, so that the slot width is known
+    // before anything is added.
+    let layouts = paths
         .iter()
-        .flatten()
-        .map(|i| i.length)
-        .filter(|l| *l > 0.0)
+        .map(|p| Layout::read(p))
+        .collect::<Result<Vec<_>>>()?;
+    let shortest = layouts
+        .iter()
+        .map(|l| l.shortest)
         .fold(f64::INFINITY, f64::min);
     let resolution = match resolution {
         Some(r) if r.is_zero() => bail!("--interval must be above 0"),
@@ -184,23 +201,58 @@ pub fn merge(paths: &[PathBuf], resolution: Option<Duration>) -> Result<Merged> 
         None => Duration::try_from_secs_f64(shortest).unwrap_or(Duration::from_secs(1)),
     };
     let width = resolution.as_secs_f64();
+    let mut logs = Vec::new();
     let mut slots: BTreeMap<(u64, String), Histogram<u64>> = BTreeMap::new();
-    let mut totals: BTreeMap<String, (Histogram<u64>, usize)> = BTreeMap::new();
-    for (n, intervals) in all.into_iter().enumerate() {
-        for i in intervals {
+    let mut totals: BTreeMap<String, Total> = BTreeMap::new();
+    let mut decoder = Deserializer::new();
+    for (path, layout) in paths.iter().zip(&layouts) {
+        logs.push(LogInfo {
+            path: path.clone(),
+            start_time: layout.start_time(path)?,
+            intervals: layout.intervals,
+        });
+        let mut tags_here = BTreeSet::new();
+        for_each_entry(path, |e| {
+            let LogEntry::Interval(i) = e else {
+                return Ok(());
+            };
+            let ts = i.start_timestamp().as_secs_f64();
+            let bytes = base64_decode(i.encoded_histogram()).with_context(|| {
+                format!(
+                    "{}: interval at {ts} s: histogram is not base64",
+                    path.display()
+                )
+            })?;
+            let histogram: Histogram<u64> = decoder.deserialize(&mut &bytes[..]).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: interval at {ts} s: bad histogram: {e:?}",
+                    path.display()
+                )
+            })?;
+            let tag = i.tag().map_or(UNTAGGED, |t| t.as_str()).to_string();
             // Rounded to the nearest slot: two machines' "second 5" may
             // start a few milliseconds apart.
-            let slot = (i.start / width).round() as u64;
+            let slot = (layout.offset(ts) / width).round() as u64;
             let add = |h: &mut Histogram<u64>| {
-                h.add(&i.histogram)
-                    .with_context(|| format!("{}: adding an interval", paths[n].display()))
+                h.add(&histogram)
+                    .with_context(|| format!("{}: adding an interval", path.display()))
             };
-            add(slots.entry((slot, i.tag.clone())).or_insert_with(empty))?;
-            let total = totals.entry(i.tag).or_insert_with(|| (empty(), 0));
-            add(&mut total.0)?;
-            // Counted once per log: logs are read one after the other.
-            if total.1 < n + 1 {
-                total.1 = n + 1;
+            if keep_slots {
+                add(slots.entry((slot, tag.clone())).or_insert_with(empty))?;
+            }
+            let total = totals.entry(tag.clone()).or_insert_with(|| Total {
+                histogram: empty(),
+                logs: 0,
+                intervals: 0,
+            });
+            add(&mut total.histogram)?;
+            total.intervals += 1;
+            tags_here.insert(tag);
+            Ok(())
+        })?;
+        for tag in tags_here {
+            if let Some(total) = totals.get_mut(&tag) {
+                total.logs += 1;
             }
         }
     }
@@ -231,12 +283,12 @@ impl Merged {
             self.resolution
         );
         let section = report.section("merged");
-        for (tag, (h, logs)) in &self.totals {
-            let slots = self.slots.keys().filter(|(_, t)| t == tag).count();
+        for (tag, t) in &self.totals {
             let mut row = Row::new(tag.clone());
-            row.latency = Some(h.clone());
-            row.columns.push(("logs".into(), Value::Int(*logs as i64)));
-            row.columns.push(("slots".into(), Value::Int(slots as i64)));
+            row.latency = Some(t.histogram.clone());
+            row.columns.push(("logs".into(), Value::Int(t.logs as i64)));
+            row.columns
+                .push(("intervals".into(), Value::Int(t.intervals as i64)));
             section.rows.push(row);
         }
         for log in &self.logs {
@@ -341,13 +393,23 @@ mod tests {
         buf
     }
 
+    /// `bytes` as a log file in `dir`, merged alone (slots kept).
+    fn merge_bytes(dir: &Path, bytes: &[u8]) -> Result<Merged> {
+        let path = dir.join("x.hlog");
+        std::fs::write(&path, bytes).unwrap();
+        merge(&[path], None, true)
+    }
+
     #[test]
     fn the_sample_log_reads() {
-        let (start, intervals) = parse_log(Path::new("x"), &log()).unwrap();
-        assert!(start.is_some());
-        assert_eq!(intervals.len(), 2);
-        assert_eq!(intervals[1].start, 1.0);
-        assert_eq!(intervals[0].histogram.len(), 4);
+        let dir = tempfile::tempdir().unwrap();
+        let m = merge_bytes(dir.path(), &log()).unwrap();
+        assert!(m.logs[0].start_time.is_some());
+        assert_eq!(m.logs[0].intervals, 2);
+        assert_eq!(m.resolution, Duration::from_secs(1));
+        assert_eq!(m.slots.len(), 2);
+        assert_eq!(m.totals["t"].histogram.len(), 8);
+        assert_eq!((m.totals["t"].logs, m.totals["t"].intervals), (1, 2));
     }
 
     /// Stamps and lengths near u64::MAX seconds on a valid histogram: an
@@ -371,7 +433,7 @@ mod tests {
             let path = dir.path().join("x.hlog");
             let stamped = format!("Tag=t,{start},{length},1.0,{histogram}\n");
             std::fs::write(&path, [text.as_str(), stamped.as_str()].concat()).unwrap();
-            if let Ok(m) = merge(&[path], None) {
+            if let Ok(m) = merge(&[path], None, true) {
                 let _ = m.report(true);
                 let _ = m.write_hlog(&mut Vec::new());
             }
@@ -396,13 +458,14 @@ mod tests {
                     b[at % n] = byte;
                 }
             }
-            let _ = parse_log(Path::new("x"), &b);
-            let _ = parse_log(Path::new("x"), junk.as_bytes());
+            let dir = tempfile::tempdir().unwrap();
+            let _ = merge_bytes(dir.path(), &b);
+            let _ = merge_bytes(dir.path(), junk.as_bytes());
             let huge = format!(
                 "#[StartTime: 99999999999999999999.5 (seconds since epoch), x]\n\
                  Tag=t,18446744073709551615.999,18446744073709551615.0,1.0,{junk}\n"
             );
-            let _ = parse_log(Path::new("x"), huge.as_bytes());
+            let _ = merge_bytes(dir.path(), huge.as_bytes());
         }
     }
 }
