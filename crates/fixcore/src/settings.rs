@@ -383,6 +383,39 @@ pub struct SessionSettings {
 }
 
 impl SessionSettings {
+    /// The window the session runs in (StartTime/EndTime, weekly with
+    /// StartDay/EndDay, local with UseLocalTime); `None`: always.
+    pub fn session_window(&self) -> Option<TimeWindow> {
+        self.window(self.start_time, self.end_time, self.start_day, self.end_day)
+    }
+
+    /// The window Logons are sent and accepted in: LogonTime/LogoutTime
+    /// and LogonDay/LogoutDay, each defaulting to the session's.
+    pub fn logon_window(&self) -> Option<TimeWindow> {
+        self.window(
+            self.logon_time.or(self.start_time),
+            self.logout_time.or(self.end_time),
+            self.logon_day.or(self.start_day),
+            self.logout_day.or(self.end_day),
+        )
+    }
+
+    fn window(
+        &self,
+        start: Option<TimeOfDay>,
+        end: Option<TimeOfDay>,
+        start_day: Option<Weekday>,
+        end_day: Option<Weekday>,
+    ) -> Option<TimeWindow> {
+        let (start, end) = start.zip(end)?;
+        let w = TimeWindow::new(start, end, start_day.zip(end_day));
+        Some(if self.use_local_time {
+            w.in_local_time()
+        } else {
+            w
+        })
+    }
+
     /// `BeginString:SenderCompID->TargetCompID[:Qualifier]`, QuickFIX's
     /// notation for a session identity.
     pub fn id(&self) -> String {
@@ -726,10 +759,7 @@ fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError>
     if let Some((start, end)) = start_time.zip(end_time) {
         // QuickFIX's SessionFactory checks: the logon window lies inside
         // the session's.
-        let window = match start_day.zip(end_day) {
-            Some((sd, ed)) => TimeWindow::weekly(start, end, sd, ed),
-            None => TimeWindow::daily(start, end),
-        };
+        let window = TimeWindow::new(start, end, start_day.zip(end_day));
         if !window.contains_time_on(logon_time.unwrap_or(start), logon_day.or(start_day)) {
             return Err(SettingsError::Inconsistent {
                 line: header,

@@ -23,9 +23,7 @@ use crate::build::{FixVersion, MessageBuilder, TimePrecision};
 use crate::dictionary::validate::Validator;
 use crate::parse::Parser;
 use crate::session::window::TimeWindow;
-use crate::settings::{
-    ApplVerId, BeginString, ConnectionType, SessionSettings, TimeOfDay, Weekday,
-};
+use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings};
 use crate::value::UtcTimestamp;
 
 const NANOS: i64 = 1_000_000_000;
@@ -185,14 +183,8 @@ impl Config {
             logout_timeout_secs: s.logout_timeout,
             send_redundant_resend_requests: s.send_redundant_resend_requests,
             persist_messages: s.persist_messages,
-            session_time: window(s, s.start_time, s.end_time, s.start_day, s.end_day),
-            logon_time: window(
-                s,
-                s.logon_time.or(s.start_time),
-                s.logout_time.or(s.end_time),
-                s.logon_day.or(s.start_day),
-                s.logout_day.or(s.end_day),
-            ),
+            session_time: s.session_window(),
+            logon_time: s.logon_window(),
             refresh_on_logon: s.refresh_on_logon,
             timestamp_precision: s.timestamp_precision.unwrap_or(TimePrecision::Millis),
             // The dictionaries are files: the caller loads them.
@@ -203,27 +195,6 @@ impl Config {
             },
         }
     }
-}
-
-/// The window from `start` to `end`, weekly with both days, daily with
-/// neither, in local time when `s` says so; `None` without times.
-fn window(
-    s: &SessionSettings,
-    start: Option<TimeOfDay>,
-    end: Option<TimeOfDay>,
-    start_day: Option<Weekday>,
-    end_day: Option<Weekday>,
-) -> Option<TimeWindow> {
-    let (start, end) = start.zip(end)?;
-    let w = match start_day.zip(end_day) {
-        Some((sd, ed)) => TimeWindow::weekly(start, end, sd, ed),
-        None => TimeWindow::daily(start, end),
-    };
-    Some(if s.use_local_time {
-        w.in_local_time()
-    } else {
-        w
-    })
 }
 
 /// What the caller must do, in order.

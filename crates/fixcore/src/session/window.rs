@@ -116,17 +116,21 @@ impl TimeWindow {
         }
     }
 
+    /// Weekly from `start` on the first day to `end` on the second when
+    /// `days` are given, else daily.
+    pub fn new(start: TimeOfDay, end: TimeOfDay, days: Option<(Weekday, Weekday)>) -> TimeWindow {
+        match days {
+            Some((sd, ed)) => TimeWindow::weekly(start, end, sd, ed),
+            None => TimeWindow::daily(start, end),
+        }
+    }
+
     /// The same window read in the machine's local time instead of UTC.
     pub fn in_local_time(self) -> TimeWindow {
         TimeWindow {
             local: true,
             ..self
         }
-    }
-
-    /// Whether the window was read in the machine's local time.
-    pub fn is_local(&self) -> bool {
-        self.local
     }
 
     /// Whether `time_of_day` on `day` lies inside (QuickFIX checks that

@@ -306,6 +306,31 @@ fn session_days_and_logon_windows_are_read_and_checked() {
     );
     assert_eq!((s.logon_day, s.logout_day), (Weekday::new(3), None));
     assert!(s.use_local_time && s.refresh_on_logon);
+    // The windows the session runs by (in UTC without UseLocalTime):
+    // Monday 2026-11-23 12:00 is in the week but before Tuesday's 09:00
+    // logon time; Saturday is in neither.
+    let s = Settings::parse(&format!("{ACC}{week}LogonTime=09:00:00\nLogonDay=tu\n")).unwrap();
+    let s = &s.sessions[0];
+    let (session, logon) = (s.session_window().unwrap(), s.logon_window().unwrap());
+    let monday_noon = 1_795_435_200;
+    for (at, in_session, in_logon) in [
+        (monday_noon, true, false),
+        (monday_noon + 86_400 - 3 * 3600 - 1, true, false),
+        (monday_noon + 86_400 - 3 * 3600, true, true),
+        (monday_noon + 4 * 86_400 + 5 * 3600, true, true),
+        (monday_noon + 4 * 86_400 + 5 * 3600 + 1, false, false),
+        (monday_noon + 5 * 86_400, false, false),
+    ] {
+        assert_eq!(
+            (session.contains(at), logon.contains(at)),
+            (in_session, in_logon),
+            "{at}"
+        );
+    }
+    assert_eq!(
+        Settings::parse(ACC).unwrap().sessions[0].session_window(),
+        None
+    );
     for (extra, want) in [
         (
             "StartTime=08:00:00\nEndTime=17:00:00\nStartDay=mo\n",
