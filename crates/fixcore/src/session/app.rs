@@ -99,12 +99,8 @@ impl Application for Exchange {
         msg: Delivered<'_>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
-        let m = match msg.parsed() {
-            Some(m) => m,
-            None => match self.parser.parse(msg.bytes()) {
-                Ok(m) => m,
-                Err(_) => return Ok(()),
-            },
+        let Ok(m) = msg.parse_with(&mut self.parser) else {
+            return Ok(());
         };
         if m.msg_type() != b"D" {
             return session.reject_unsupported(msg.bytes(), now);
@@ -278,10 +274,7 @@ impl Application for Orders {
         msg: Delivered<'_>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
-        let parsed = match msg.parsed() {
-            Some(m) => Ok(m),
-            None => self.parser.parse(msg.bytes()),
-        };
+        let parsed = msg.parse_with(&mut self.parser);
         // OrdStatus as one byte: new b'0', filled b'2'.
         let (status, id) = match parsed {
             Ok(m) if m.msg_type() == b"8" => (

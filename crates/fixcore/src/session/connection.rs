@@ -15,7 +15,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::machine::{Output, Session, SessionError};
 use super::store::SessionStore;
 use crate::frame::Framer;
-use crate::parse::Message;
+use crate::parse::{Message, Parser};
 use crate::value::UtcTimestamp;
 
 /// How often timers run when nothing arrives.
@@ -49,6 +49,18 @@ impl<'a> Delivered<'a> {
     /// The strict parse of [`Self::bytes`], when the session has it.
     pub fn parsed(&self) -> Option<Message<'a>> {
         self.parsed
+    }
+
+    /// The session's parse when it has one, else `parser`'s parse of the
+    /// bytes.
+    pub fn parse_with<'p>(&self, parser: &'p mut Parser) -> crate::Result<Message<'p>>
+    where
+        'a: 'p,
+    {
+        match self.parsed {
+            Some(m) => Ok(m),
+            None => parser.parse(self.bytes),
+        }
     }
 }
 

@@ -337,6 +337,19 @@ impl SessionParser {
     fn mark_delivered(&mut self, buf: &[u8]) {
         self.delivered = Some((buf.as_ptr() as usize, buf.len()));
     }
+
+    /// The parser holding the parse of `msg` when `msg` is the delivered
+    /// buffer, replaced by the spare; see [`Session::lend_parser`].
+    fn lend(&mut self, msg: &[u8]) -> Option<Parser> {
+        // The buffer is alive (the caller holds it), so no other buffer can
+        // share its address: equal address and length mean this delivery.
+        if self.delivered != Some((msg.as_ptr() as usize, msg.len())) {
+            return None;
+        }
+        self.delivered = None;
+        let spare = self.spare.take().unwrap_or_default();
+        Some(std::mem::replace(&mut self.parser, spare))
+    }
 }
 
 /// Most buffers kept for reuse (more are dropped).
@@ -404,15 +417,7 @@ impl<S: SessionStore> Session<S> {
     /// sixth of an acceptor's instructions per order). The session carries
     /// on with a spare parser; [`Self::give_back_parser`] returns this one.
     pub(crate) fn lend_parser(&mut self, msg: &[u8]) -> Option<Parser> {
-        // The buffer is alive (the caller holds it), so no other buffer can
-        // share its address: equal address and length mean this delivery.
-        let p = &mut self.parser;
-        if p.delivered != Some((msg.as_ptr() as usize, msg.len())) {
-            return None;
-        }
-        p.delivered = None;
-        let spare = p.spare.take().unwrap_or_default();
-        Some(std::mem::replace(&mut p.parser, spare))
+        self.parser.lend(msg)
     }
 
     /// Takes back a parser lent by [`Self::lend_parser`].
@@ -1823,14 +1828,14 @@ pub(crate) fn split_fields(msg: &[u8]) -> Vec<(u32, &[u8])> {
         .collect()
 }
 
-/// The session's view of a message whose fields `get` looks up (the
-/// first occurrence of a tag).
 /// `part`, a slice of `msg`'s bytes, as a slice of `msg` itself.
 fn within<'m>(msg: &'m [u8], part: &[u8]) -> &'m [u8] {
     let at = (part.as_ptr() as usize).wrapping_sub(msg.as_ptr() as usize);
     &msg[at..at + part.len()]
 }
 
+/// The session's view of a message whose fields `get` looks up (the
+/// first occurrence of a tag).
 fn fill<'a>(get: impl Fn(u32) -> Option<&'a [u8]>, cfg: &Config) -> Result<Inbound<'a>, Garbled> {
     let uint = |t| get(t).and_then(crate::value::parse_uint);
     let msg_type = get(35).unwrap_or_default();
