@@ -17,28 +17,73 @@ fn hlog_tag(name: &str) -> String {
 
 /// Writes every histogram as one tagged interval, laid end to end in time.
 pub fn write_hlog(report: &Report, w: &mut dyn Write) -> Result<()> {
+    let comments = [
+        format!("perfkit {} on {}", report.command, report.machine.cpu_model),
+        "values in nanoseconds; one interval per report row, tagged section/row".to_string(),
+    ];
+    let mut start = Duration::ZERO;
+    let intervals = report.histograms().map(|(name, row, h)| {
+        let length = row.elapsed.unwrap_or(Duration::from_secs(1));
+        let interval = LogInterval {
+            start,
+            length,
+            tag: Some(hlog_tag(&name)),
+            histogram: h,
+        };
+        start += length;
+        Ok(interval)
+    });
+    write_intervals(w, &comments, Some(std::time::SystemTime::now()), intervals)
+}
+
+/// One interval of a log being written.
+pub(super) struct LogInterval<'h> {
+    /// From the log's StartTime.
+    pub start: Duration,
+    /// How long it covers.
+    pub length: Duration,
+    /// A valid tag (no `,` or whitespace), or none.
+    pub tag: Option<String>,
+    /// Its values, in nanoseconds.
+    pub histogram: &'h Histogram<u64>,
+}
+
+/// Writes an interval log: `comments`, the StartTime when given, then
+/// `intervals` in order, values in nanoseconds (the Interval_Max column in
+/// milliseconds).
+pub(super) fn write_intervals<'h>(
+    w: &mut dyn Write,
+    comments: &[String],
+    start_time: Option<std::time::SystemTime>,
+    intervals: impl IntoIterator<Item = Result<LogInterval<'h>>>,
+) -> Result<()> {
     use hdrhistogram::serialization::V2DeflateSerializer;
     use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
     let mut serializer = V2DeflateSerializer::new();
     let mut buf = Vec::new();
     {
-        let mut writer = IntervalLogWriterBuilder::new()
-            .add_comment(&format!(
-                "perfkit {} on {}",
-                report.command, report.machine.cpu_model
-            ))
-            .add_comment("values in nanoseconds; one interval per report row, tagged section/row")
-            .with_start_time(std::time::SystemTime::now())
+        let mut builder = IntervalLogWriterBuilder::new();
+        for c in comments {
+            builder.add_comment(c);
+        }
+        if let Some(t) = start_time {
+            builder.with_start_time(t);
+        }
+        let mut writer = builder
             .with_max_value_divisor(1e6)
             .begin_log_with(&mut buf, &mut serializer)?;
-        let mut start = Duration::ZERO;
-        for (name, row, h) in report.histograms() {
-            let tag = hlog_tag(&name);
-            let length = row.elapsed.unwrap_or(Duration::from_secs(1));
+        for interval in intervals {
+            let i = interval?;
+            let tag = i.tag.as_deref().and_then(Tag::new);
             writer
-                .write_histogram(h, start, length, Tag::new(&tag))
-                .map_err(|e| anyhow::anyhow!("serialising histogram {name}: {e}"))?;
-            start += length;
+                .write_histogram(i.histogram, i.start, i.length, tag)
+                .map_err(|e| {
+                    anyhow::anyhow!(
+                        "serialising the interval at {:?} ({}): {e:?}",
+                        i.start,
+                        i.tag.as_deref().unwrap_or("untagged")
+                    )
+                })?;
         }
     }
     w.write_all(&buf)?;

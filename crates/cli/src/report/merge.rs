@@ -18,6 +18,7 @@ use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
+use super::hlog::LogInterval;
 use super::{Report, Row, Value};
 
 /// The name given to intervals without a tag.
@@ -328,36 +329,24 @@ impl Merged {
     /// Writes the merged slots as an interval log: one interval per slot
     /// and tag, starting at the earliest StartTime of the inputs.
     pub fn write_hlog(&self, w: &mut dyn std::io::Write) -> Result<()> {
-        use hdrhistogram::serialization::V2DeflateSerializer;
-        use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-        let mut serializer = V2DeflateSerializer::new();
-        let mut buf = Vec::new();
-        {
-            let mut builder = IntervalLogWriterBuilder::new();
-            builder.add_comment(&format!(
-                "perfkit report merge of {} log(s); values as in the inputs",
-                self.logs.len()
-            ));
-            if let Some(t) = self.logs.iter().filter_map(|l| l.start_time).min() {
-                builder.with_start_time(t);
-            }
-            let mut writer = builder
-                .with_max_value_divisor(1e6)
-                .begin_log_with(&mut buf, &mut serializer)?;
-            for ((slot, tag), h) in &self.slots {
-                let start =
-                    Duration::try_from_secs_f64(self.resolution.as_secs_f64() * *slot as f64)
-                        .map_err(|_| {
-                            anyhow::anyhow!("slot {slot} lies beyond any time a log can hold")
-                        })?;
-                let tag = (tag != UNTAGGED).then(|| Tag::new(tag)).flatten();
-                writer
-                    .write_histogram(h, start, self.resolution, tag)
-                    .map_err(|e| anyhow::anyhow!("serialising slot {slot}: {e:?}"))?;
-            }
-        }
-        w.write_all(&buf)?;
-        Ok(())
+        let comments = [format!(
+            "perfkit report merge of {} log(s); values as in the inputs",
+            self.logs.len()
+        )];
+        let start_time = self.logs.iter().filter_map(|l| l.start_time).min();
+        let intervals = self.slots.iter().map(|((slot, tag), h)| {
+            let start = Duration::try_from_secs_f64(self.resolution.as_secs_f64() * *slot as f64)
+                .map_err(|_| {
+                anyhow::anyhow!("slot {slot} lies beyond any time a log can hold")
+            })?;
+            Ok(LogInterval {
+                start,
+                length: self.resolution,
+                tag: (tag != UNTAGGED).then(|| tag.clone()),
+                histogram: h,
+            })
+        });
+        super::hlog::write_intervals(w, &comments, start_time, intervals)
     }
 }
 

@@ -50,15 +50,7 @@ pub fn format_tick_ns(ns: f64) -> String {
     if !ns.is_finite() || ns <= 0.0 {
         return "-".into();
     }
-    let (v, unit) = if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
+    let (v, unit) = super::text::scale_ns(ns);
     let text = format!("{v:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text} {unit}")
