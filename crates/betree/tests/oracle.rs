@@ -281,6 +281,15 @@ fn render(e: &TE) -> String {
 const FLIGHT_ID: u32 = 10;
 const CAMPAIGN_ID: u32 = 30;
 
+/// The constants every generated expression may name.
+fn consts() -> Constants {
+    Constants {
+        flight_id: Some(FLIGHT_ID),
+        campaign_id: Some(CAMPAIGN_ID),
+        ..Constants::default()
+    }
+}
+
 /// The C library's great-circle distance (adgear/be-tree `special.c`):
 /// the chord between the two points on a sphere of radius 6372.8 km, turned
 /// into an arc, with C's `TO_RAD` of 3.1415926536 / 180. Computed here from
@@ -570,11 +579,7 @@ fn check_all(
 fn scenario(seed: u64, n_exprs: usize, n_events: usize, max_budget: u64) {
     let mut r = fastrand::Rng::with_seed(seed);
     let schema = schema();
-    let consts = Constants {
-        flight_id: Some(FLIGHT_ID),
-        campaign_id: Some(CAMPAIGN_ID),
-        ..Constants::default()
-    };
+    let consts = consts();
     let mut index = Index::new(schema.clone());
     let mut exprs = Vec::new();
     for id in 1..=n_exprs as u64 {
@@ -646,11 +651,7 @@ fn balanced(parts: &[TE], and: bool) -> TE {
 fn large_expressions_agree_with_oracle() {
     let mut r = fastrand::Rng::with_seed(18);
     let schema = schema();
-    let consts = Constants {
-        flight_id: Some(FLIGHT_ID),
-        campaign_id: Some(CAMPAIGN_ID),
-        ..Constants::default()
-    };
+    let consts = consts();
     let mut index = Index::new(schema.clone());
     let mut exprs = Vec::new();
     let large = |r: &mut fastrand::Rng| {
@@ -783,11 +784,7 @@ fn batch_spans_several_lane_groups() {
 #[test]
 fn c_library_semantics_by_example() {
     let schema = schema();
-    let consts = Constants {
-        flight_id: Some(FLIGHT_ID),
-        campaign_id: Some(CAMPAIGN_ID),
-        ..Constants::default()
-    };
+    let consts = consts();
     let cap = |value: i64, ts: &str| {
         format!(
             r#""frequency_caps": [{{"type": "flight", "id": 10, "namespace": "ns", "value": {value}, "timestamp": {ts}}}]"#
@@ -953,11 +950,7 @@ fn stepped(index: &Index, ev: &Event, budget: u64) -> (Vec<u64>, Vec<u64>) {
 fn every_budget_up_to_the_whole_search_gives_the_same_ids() {
     let mut r = fastrand::Rng::with_seed(99);
     let schema = schema();
-    let consts = Constants {
-        flight_id: Some(FLIGHT_ID),
-        campaign_id: Some(CAMPAIGN_ID),
-        ..Constants::default()
-    };
+    let consts = consts();
     let mut index = Index::new(schema.clone());
     let mut exprs = Vec::new();
     for id in 1..=24u64 {
