@@ -9,6 +9,8 @@
 //! - [`context`]: reusable [`Compressor`] / [`Decompressor`] and the
 //!   fresh-context one-shots [`compress`] / [`decompress`].
 //! - [`stream`]: [`Encoder`] (with [`FlushMode`]) and [`Decoder`] over `std::io`.
+//! - [`runway`]: [`RunwayEncoder`], which compresses a reader's stream in
+//!   place, read ahead by a thread, without copying it into zstd's ring.
 //! - [`async_io`]: [`AsyncEncoder`] / [`AsyncDecoder`] over tokio.
 //! - [`dict`]: dictionary training.
 //! - [`budget`]: the [`CostModel`] and the per-call [`Budget`] placement.
@@ -33,6 +35,7 @@ pub mod error;
 mod ffi;
 pub mod fuzzing;
 pub mod recipe;
+pub mod runway;
 pub mod stream;
 
 pub use async_io::{AsyncDecoder, AsyncEncoder};
@@ -40,6 +43,7 @@ pub use budget::{Budget, CostModel, DEFAULT_BUDGET, LinearCost, Operation, Place
 pub use context::{Compressor, DEFAULT_WINDOW_LOG_MAX, Decompressor, compress, decompress};
 pub use error::{Error, Result};
 pub use recipe::{Params, Recipe, Strategy};
+pub use runway::{Runway, RunwayEncoder};
 pub use stream::{Decoder, Encoder, FlushMode};
 
 /// The version of the bundled zstd library, e.g. `"1.5.7"`.

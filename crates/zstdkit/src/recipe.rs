@@ -306,25 +306,30 @@ impl Params {
         self.workers
     }
 
-    /// Applies every parameter to a compression context. The level goes
-    /// first because setting it resets the derived parameters that the
-    /// overrides then replace.
+    /// Every parameter as zstd takes it, with its name for errors, in the
+    /// order it must be set: the level first, because setting it resets the
+    /// derived parameters that the overrides then replace.
+    pub(crate) fn settings(&self) -> impl Iterator<Item = (&'static str, CParameter)> {
+        [
+            Some(("level", CParameter::CompressionLevel(self.level))),
+            self.strategy
+                .map(|s| ("strategy", CParameter::Strategy(s.to_zstd()))),
+            self.window_log
+                .map(|w| ("window_log", CParameter::WindowLog(w))),
+            Some((
+                "long",
+                CParameter::EnableLongDistanceMatching(self.long_distance),
+            )),
+            Some(("checksum", CParameter::ChecksumFlag(self.checksum))),
+            Some(("workers", CParameter::NbWorkers(self.workers))),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// Applies every parameter to a compression context.
     pub(crate) fn apply(&self, cctx: &mut CCtx<'_>) -> Result<()> {
-        set(cctx, "level", CParameter::CompressionLevel(self.level))?;
-        if let Some(s) = self.strategy {
-            set(cctx, "strategy", CParameter::Strategy(s.to_zstd()))?;
-        }
-        if let Some(w) = self.window_log {
-            set(cctx, "window_log", CParameter::WindowLog(w))?;
-        }
-        set(
-            cctx,
-            "long",
-            CParameter::EnableLongDistanceMatching(self.long_distance),
-        )?;
-        set(cctx, "checksum", CParameter::ChecksumFlag(self.checksum))?;
-        set(cctx, "workers", CParameter::NbWorkers(self.workers))?;
-        Ok(())
+        self.settings().try_for_each(|(name, p)| set(cctx, name, p))
     }
 }
 

@@ -1,0 +1,778 @@
+//! Compressing a stream in place: a reader thread lays the input down on a
+//! [`Runway`], one long contiguous range of address space, and a
+//! [`RunwayEncoder`] has zstd compress it there, without copying it.
+//!
+//! zstd's ordinary streaming copies its input into a ring of one window
+//! plus one block. The ring wraps every window, so nearly every block of a
+//! long stream is compressed in zstd's two-segment ("extDict") mode, which
+//! costs about a fifth more time than compressing from contiguous memory.
+//! Here zstd runs in stable-input mode over the runway: every block lies
+//! right after the one before it, as in a one-shot compression of the whole
+//! input, and no byte is copied on its way in.
+//!
+//! Memory stays bounded whatever the input's length: the reader commits
+//! pages only a few MiB ahead of the compressor, and the encoder gives back
+//! the pages that have fallen out of the frame's window (with a margin).
+//! Only address space grows, up to the reservation, which costs nothing
+//! until it is touched. A runway is reserved for a known input size (the
+//! frame records the size); for an input of unknown size the reservation is
+//! as large as the system grants (up to 1 TiB), and an input longer than it
+//! continues in a new frame at the runway's start — concatenated frames,
+//! which every zstd decoder reads as one stream.
+//!
+//! ```
+//! use std::io::Read;
+//! use zstdkit::runway::{Runway, RunwayEncoder};
+//! use zstdkit::Params;
+//!
+//! let text = b"a line of text, repeated. ".repeat(10_000);
+//! let runway = Runway::reserve(Some(text.len() as u64)).expect("address space");
+//! let source = Box::new(std::io::Cursor::new(text.clone()));
+//! let mut enc = RunwayEncoder::new(runway, Params::for_level(3), None, Some(text.len() as u64), source)?;
+//! let mut frame = Vec::new();
+//! enc.read_to_end(&mut frame)?;
+//! assert_eq!(zstdkit::decompress(&frame)?, text);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::{self, Read};
+use std::ptr::NonNull;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+use crate::error::{Error, Result};
+use crate::ffi::{self, FrameHeader, StableCCtx};
+use crate::recipe::Params;
+
+/// How far the reader may run ahead of the compressor.
+const LOOKAHEAD: usize = 2 << 20;
+
+/// The most the reader asks for in one `read` call.
+const READ_SIZE: usize = 1 << 20;
+
+/// Pages are committed and given back in steps of this many bytes.
+const STEP: usize = 2 << 20;
+
+/// zstd's largest block: the compressor waits for this much new input (or
+/// the end) before calling zstd, which compresses whole blocks only.
+const BLOCK: usize = 128 << 10;
+
+/// Kept beyond the frame's window before pages are given back: zstd holds
+/// up to a block back from the position it reports, and compresses a block
+/// ahead of it.
+const MARGIN: usize = 2 * BLOCK + STEP;
+
+/// zstd's code for "Src size is incorrect" (its error codes are negated
+/// enum values).
+const SIZE_WRONG: usize =
+    0usize.wrapping_sub(zstd_safe::zstd_sys::ZSTD_ErrorCode::ZSTD_error_srcSize_wrong as usize);
+
+/// The reservations tried for an input of unknown size, largest first.
+const UNKNOWN_SIZE_RESERVATIONS: [usize; 5] = [1 << 40, 1 << 36, 1 << 32, 1 << 30, 1 << 28];
+
+/// A reserved range of address space, committed a step at a time.
+///
+/// The range is mapped inaccessible and without swap accounting, so
+/// reserving it uses no memory; [`commit`](Runway::commit) makes a part
+/// writable and [`release`](Runway::release) returns a part's pages to the
+/// system while keeping the addresses reserved.
+pub struct Runway {
+    base: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the runway is plain memory. Its bytes are only reached through
+// raw pointers, by the reader thread (the range past what it has
+// published) and by zstd (the range before it), never the same bytes at
+// once; see `RunwayEncoder`.
+unsafe impl Send for Runway {}
+// SAFETY: as for Send; `commit` and `release` are system calls on disjoint
+// ranges.
+unsafe impl Sync for Runway {}
+
+impl Runway {
+    /// Reserves a runway for an input of `size` bytes (with room for the
+    /// reader's look-ahead), or for an input of unknown size (`None`): the
+    /// largest reservation the system grants. `None` when even the
+    /// smallest is refused (a tight `ulimit -v`).
+    pub fn reserve(size: Option<u64>) -> Option<Runway> {
+        match size {
+            Some(n) => {
+                let len = usize::try_from(n)
+                    .ok()?
+                    .checked_add(LOOKAHEAD + READ_SIZE + STEP)?
+                    .next_multiple_of(STEP);
+                Runway::map(len)
+            }
+            None => UNKNOWN_SIZE_RESERVATIONS
+                .iter()
+                .find_map(|&len| Runway::map(len)),
+        }
+    }
+
+    fn map(len: usize) -> Option<Runway> {
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's
+        // choosing touches no existing memory.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        // SAFETY: advice on our own fresh mapping; failure only means no
+        // huge pages.
+        unsafe { libc::madvise(p, len, libc::MADV_HUGEPAGE) };
+        Some(Runway {
+            base: NonNull::new(p.cast())?,
+            len,
+        })
+    }
+
+    /// Makes `start..end` readable and writable.
+    fn commit(&self, start: usize, end: usize) -> io::Result<()> {
+        debug_assert!(start.is_multiple_of(page_size()) && start <= end && end <= self.len);
+        // SAFETY: the range lies inside our own mapping (asserted above and
+        // ensured by the callers, which stay below `len`).
+        let rc = unsafe {
+            libc::mprotect(
+                self.base.as_ptr().add(start).cast(),
+                end - start,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// Gives `start..end`'s pages back to the system, keeping the addresses
+    /// reserved (inaccessible, so a stray read would fault, not read stale
+    /// data).
+    fn release(&self, start: usize, end: usize) -> io::Result<()> {
+        debug_assert!(start.is_multiple_of(page_size()) && start <= end && end <= self.len);
+        if start == end {
+            return Ok(());
+        }
+        // SAFETY: MAP_FIXED replaces only the given range, which lies inside
+        // our own mapping; nothing else lives there and no reference into it
+        // outlives this call (the encoder releases only bytes zstd no longer
+        // reads, and the reader never writes below what it has published).
+        let p = unsafe {
+            libc::mmap(
+                self.base.as_ptr().add(start).cast(),
+                end - start,
+                libc::PROT_NONE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl Drop for Runway {
+    fn drop(&mut self) {
+        // SAFETY: the whole mapping is ours and nothing refers into it any
+        // more: the reader thread holds an `Arc` to the runway, so this runs
+        // after it has stopped.
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+impl std::fmt::Debug for Runway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runway").field("len", &self.len).finish()
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the running system.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).unwrap_or(4096)
+}
+
+/// What the reader and the encoder know of each other, under one lock.
+#[derive(Debug, Default)]
+struct Feed {
+    /// Input bytes on the runway, from its start.
+    filled: usize,
+    /// Writable up to here (a multiple of STEP, or the runway's end).
+    committed: usize,
+    /// How far the encoder has taken input: the reader stays within
+    /// LOOKAHEAD of it.
+    taken: usize,
+    /// The source has ended.
+    ended: bool,
+    /// The source failed; taken by the encoder to report.
+    error: Option<io::Error>,
+    /// The encoder is gone: the reader stops.
+    stop: bool,
+}
+
+struct Shared {
+    feed: Mutex<Feed>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Feed> {
+        // A panic while holding the lock cannot leave `Feed` inconsistent
+        // (every update is a plain store), so a poisoned lock is used as is.
+        self.feed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'a>(&self, guard: MutexGuard<'a, Feed>) -> MutexGuard<'a, Feed> {
+        self.changed.wait(guard).unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The reader thread: lays the source down on the runway, committing pages
+/// as it goes, never more than LOOKAHEAD past what the encoder has taken,
+/// until the source ends, fails, or the encoder goes away.
+fn lay_down(mut source: Box<dyn Read + Send>, runway: &Runway, shared: &Shared) {
+    loop {
+        let (start, want, committed) = {
+            let mut feed = shared.lock();
+            let limit = loop {
+                if feed.stop {
+                    return;
+                }
+                let limit = (feed.taken + LOOKAHEAD).min(runway.len);
+                if feed.filled < limit {
+                    break limit;
+                }
+                feed = shared.wait(feed);
+            };
+            (
+                feed.filled,
+                (limit - feed.filled).min(READ_SIZE),
+                feed.committed,
+            )
+        };
+        // Only this thread raises `committed` and `filled`; the encoder
+        // resets them (starting a new frame) only while `filled` is the
+        // runway's length, which it is not here.
+        let end = start + want;
+        if end > committed {
+            let to = end.next_multiple_of(STEP).min(runway.len);
+            if let Err(e) = runway.commit(committed, to) {
+                return fail(shared, e);
+            }
+            shared.lock().committed = to;
+        }
+        // SAFETY: `start..end` is committed (above), inside the runway, and
+        // no one else touches it: zstd reads only below `filled`, which is
+        // `start` until this read is published.
+        let buf = unsafe { std::slice::from_raw_parts_mut(runway.base.as_ptr().add(start), want) };
+        let n = loop {
+            match source.read(buf) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return fail(shared, e),
+            }
+        };
+        let mut feed = shared.lock();
+        if n == 0 {
+            feed.ended = true;
+        } else {
+            feed.filled += n;
+        }
+        drop(feed);
+        shared.changed.notify_all();
+        if n == 0 {
+            return;
+        }
+    }
+}
+
+fn fail(shared: &Shared, e: io::Error) {
+    shared.lock().error = Some(e);
+    shared.changed.notify_all();
+}
+
+/// Where an encoder's frame stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Compressing; more input may come.
+    Running,
+    /// Every frame is complete.
+    Done,
+}
+
+/// A [`Read`] of compressed bytes: zstd frames of everything a source
+/// yields, compressed in place on a [`Runway`] (see the module docs).
+///
+/// Read errors of the source come out as they were (same kind), zstd's
+/// errors as [`Error::into_io`] wraps them ([`Error::from_io`] takes them
+/// back).
+pub struct RunwayEncoder {
+    cctx: StableCCtx,
+    runway: Arc<Runway>,
+    shared: Arc<Shared>,
+    reader: Option<JoinHandle<()>>,
+    /// zstd's input position on the runway.
+    pos: usize,
+    /// Pages below this offset have been given back.
+    released: usize,
+    /// The current frame's header bytes seen so far, to learn its window.
+    header: Vec<u8>,
+    /// The current frame's window, once its header is out.
+    window: Option<usize>,
+    /// The frame ends at the input's end (or at the runway's, for a new
+    /// frame to follow): the size zstd is finishing, fixed from then on.
+    ending: Option<usize>,
+    /// Input bytes compressed in earlier frames.
+    earlier: u64,
+    /// The input's size as declared to zstd, if it was.
+    declared: Option<u64>,
+    phase: Phase,
+}
+
+impl std::fmt::Debug for RunwayEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunwayEncoder")
+            .field("runway", &self.runway)
+            .field("pos", &self.pos)
+            .field("released", &self.released)
+            .field("window", &self.window)
+            .finish()
+    }
+}
+
+impl RunwayEncoder {
+    /// Starts the reader thread over `source` and a stable-input zstd
+    /// context with `params` (which must ask for no worker threads) and an
+    /// optional dictionary. `size`, when known, is recorded in the frame
+    /// header; an input of another size is an error, as in zstd.
+    pub fn new(
+        runway: Runway,
+        params: Params,
+        dictionary: Option<&[u8]>,
+        size: Option<u64>,
+        source: Box<dyn Read + Send>,
+    ) -> Result<Self> {
+        if params.worker_count() > 0 {
+            return Err(Error::Parameter {
+                name: "workers",
+                detail: "a runway encoder compresses in the calling thread",
+            });
+        }
+        let mut cctx = StableCCtx::new(&params, dictionary)?;
+        cctx.pledge(size)?;
+        let runway = Arc::new(runway);
+        let shared = Arc::new(Shared {
+            feed: Mutex::new(Feed::default()),
+            changed: Condvar::new(),
+        });
+        let reader = {
+            let (runway, shared) = (Arc::clone(&runway), Arc::clone(&shared));
+            std::thread::Builder::new()
+                .name("runway-reader".into())
+                .spawn(move || lay_down(source, &runway, &shared))?
+        };
+        Ok(RunwayEncoder {
+            cctx,
+            runway,
+            shared,
+            reader: Some(reader),
+            pos: 0,
+            released: 0,
+            header: Vec::new(),
+            window: None,
+            ending: None,
+            earlier: 0,
+            declared: size,
+            phase: Phase::Running,
+        })
+    }
+
+    /// Input bytes compressed so far.
+    pub fn consumed(&self) -> u64 {
+        self.earlier + self.pos as u64
+    }
+
+    /// Compresses into `out`; returns the bytes written, 0 once the last
+    /// frame is complete.
+    pub fn compress(&mut self, out: &mut [u8]) -> Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        while self.phase == Phase::Running {
+            let size = match self.ending {
+                Some(size) => size,
+                None => self.await_input()?,
+            };
+            let end = self.ending.is_some();
+            // SAFETY: `base` and `size` are this frame's (the same start
+            // every call, sizes never shrinking: `filled` only grows within
+            // a frame); `pos` is what zstd left; `base..size` is committed
+            // and published by the reader, which writes only beyond it; and
+            // pages are released only below the window (plus margin) behind
+            // `pos`, which zstd no longer reads.
+            let (written, remaining) = unsafe {
+                self.cctx
+                    .compress(out, self.runway.base.as_ptr(), size, &mut self.pos, end)
+            }?;
+            self.note_header(&out[..written]);
+            self.taken();
+            self.give_back()?;
+            if end && remaining == 0 {
+                self.frame_done()?;
+            }
+            if written > 0 {
+                return Ok(written);
+            }
+        }
+        Ok(0)
+    }
+
+    /// Waits for a block's worth of new input, the input's end, or a full
+    /// runway; returns the input size to compress up to, and sets `ending`
+    /// when the frame must close there.
+    fn await_input(&mut self) -> Result<usize> {
+        let mut feed = self.shared.lock();
+        loop {
+            if let Some(e) = feed.error.take() {
+                return Err(Error::Io(e));
+            }
+            if let Some(declared) = self.declared {
+                let have = self.earlier + feed.filled as u64;
+                // zstd checks this only when it has not seen all the input
+                // at once; a frame's first call with all of it overrides
+                // the pledge.
+                if have > declared || (feed.ended && have != declared) {
+                    return Err(Error::zstd(SIZE_WRONG));
+                }
+            }
+            let full = feed.filled == self.runway.len;
+            if feed.ended || full {
+                self.ending = Some(feed.filled);
+                return Ok(feed.filled);
+            }
+            if feed.filled >= self.pos + BLOCK {
+                return Ok(feed.filled);
+            }
+            feed = self.shared.wait(feed);
+        }
+    }
+
+    /// Tells the reader how far zstd has got, so it may read further.
+    fn taken(&self) {
+        self.shared.lock().taken = self.pos;
+        self.shared.changed.notify_all();
+    }
+
+    /// Learns the frame's window from its header, the first bytes of the
+    /// frame's output.
+    fn note_header(&mut self, written: &[u8]) {
+        if self.window.is_some() || written.is_empty() {
+            return;
+        }
+        self.header.extend_from_slice(written);
+        match ffi::frame_header(&self.header) {
+            FrameHeader::Frame { window_size, .. } => {
+                self.window = Some(usize::try_from(window_size).unwrap_or(usize::MAX));
+                self.header.clear();
+            }
+            FrameHeader::Incomplete { .. } => {}
+            // Our own output always starts with a frame header; should it
+            // not, nothing is given back (memory grows, output is right).
+            FrameHeader::Skippable | FrameHeader::Invalid => {
+                self.window = Some(usize::MAX);
+                self.header.clear();
+            }
+        }
+    }
+
+    /// Gives back the pages that have fallen out of the window.
+    fn give_back(&mut self) -> Result<()> {
+        let Some(window) = self.window else {
+            return Ok(());
+        };
+        let keep_from = self.pos.saturating_sub(window.saturating_add(MARGIN));
+        let to = keep_from - keep_from % STEP;
+        if to > self.released {
+            self.runway.release(self.released, to)?;
+            self.released = to;
+        }
+        Ok(())
+    }
+
+    /// After a frame's last bytes: done at the input's end, else (the
+    /// runway is full) a new frame from the runway's start.
+    fn frame_done(&mut self) -> Result<()> {
+        let feed = self.shared.lock();
+        if feed.ended {
+            self.phase = Phase::Done;
+            return Ok(());
+        }
+        drop(feed);
+        self.runway.release(self.released, self.runway.len)?;
+        self.earlier += self.pos as u64;
+        self.pos = 0;
+        self.released = 0;
+        self.window = None;
+        self.ending = None;
+        self.cctx.reset_session();
+        let mut feed = self.shared.lock();
+        feed.filled = 0;
+        feed.committed = 0;
+        feed.taken = 0;
+        drop(feed);
+        self.shared.changed.notify_all();
+        Ok(())
+    }
+}
+
+impl Read for RunwayEncoder {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.compress(out).map_err(Error::into_io)
+    }
+}
+
+impl Drop for RunwayEncoder {
+    fn drop(&mut self) {
+        self.shared.lock().stop = true;
+        self.shared.changed.notify_all();
+        // The reader may be blocked in a read of a terminal or an idle pipe:
+        // it is not waited for. Its `Arc` keeps the runway mapped until it
+        // ends, so its last read still lands in memory of ours.
+        drop(self.reader.take());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Cursor;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use perfkit_testkit::noise::noise;
+
+    use super::*;
+    use crate::{Decompressor, Strategy};
+
+    /// Stretches of noise, text with long repeats and zeros: every kind of
+    /// block, and matches that reach back across whole windows.
+    fn mixed(len: usize) -> Vec<u8> {
+        let mut v = Vec::with_capacity(len);
+        let mut seed = 1;
+        while v.len() < len {
+            v.extend_from_slice(&noise(100_000, seed));
+            let line = format!("record {seed} of a repetitive text, ");
+            v.extend_from_slice(line.repeat(3_000).as_bytes());
+            v.extend(std::iter::repeat_n(0u8, 50_000));
+            seed += 1;
+        }
+        v.truncate(len);
+        v
+    }
+
+    fn compress_all(mut enc: RunwayEncoder) -> (Vec<u8>, RunwayEncoder) {
+        let mut out = Vec::new();
+        // An odd buffer size splits frame headers and blocks across calls.
+        let mut buf = vec![0u8; 7_001];
+        loop {
+            let n = enc.compress(&mut buf).expect("compresses");
+            if n == 0 {
+                return (out, enc);
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+    }
+
+    fn frames(mut src: &[u8]) -> usize {
+        let mut n = 0;
+        while !src.is_empty() {
+            let len = zstd_safe::find_frame_compressed_size(src).expect("a whole frame");
+            src = &src[len..];
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn every_strategy_round_trips_while_pages_are_given_back() {
+        // A 1 KiB window: pages fall out of it as soon as the margin is
+        // passed, so a read behind the window would fault here.
+        let data = mixed(6 << 20);
+        for strategy in Strategy::ALL {
+            let params = Params::for_level(3)
+                .strategy(Some(strategy))
+                .window_log(Some(10));
+            let size = Some(data.len() as u64);
+            let runway = Runway::reserve(size).expect("address space");
+            let source = Box::new(Cursor::new(data.clone()));
+            let enc = RunwayEncoder::new(runway, params, None, size, source).unwrap();
+            let (frame, enc) = compress_all(enc);
+            assert!(enc.released > 0, "{strategy:?}: nothing was given back");
+            assert_eq!(enc.consumed(), data.len() as u64);
+            assert_eq!(frames(&frame), 1);
+            assert!(crate::decompress(&frame).unwrap() == data, "{strategy:?}");
+        }
+    }
+
+    #[test]
+    fn levels_and_long_mode_round_trip_from_an_unknown_size() {
+        let data = mixed(5 << 20);
+        for params in [
+            Params::for_level(-5),
+            Params::for_level(1),
+            Params::for_level(9),
+            Params::for_level(3).long(Some(20)).checksum(false),
+        ] {
+            let runway = Runway::reserve(None).expect("address space");
+            let source = Box::new(Cursor::new(data.clone()));
+            let (frame, _) =
+                compress_all(RunwayEncoder::new(runway, params, None, None, source).unwrap());
+            assert!(crate::decompress(&frame).unwrap() == data, "{params:?}");
+        }
+    }
+
+    #[test]
+    fn an_input_longer_than_the_runway_continues_in_new_frames() {
+        let data = mixed(21 << 20);
+        let runway = Runway::map(8 << 20).expect("address space");
+        let source = Box::new(Cursor::new(data.clone()));
+        let enc = RunwayEncoder::new(runway, Params::for_level(1), None, None, source).unwrap();
+        let (out, enc) = compress_all(enc);
+        assert_eq!(enc.consumed(), data.len() as u64);
+        assert_eq!(frames(&out), 3, "8 + 8 + 5 MiB");
+        assert!(crate::decompress(&out).unwrap() == data);
+    }
+
+    #[test]
+    fn a_dictionary_is_used_and_needed() {
+        let dict = b"record of a repetitive text, ".repeat(200);
+        let data = mixed(3 << 20);
+        let runway = Runway::reserve(None).expect("address space");
+        let source = Box::new(Cursor::new(data.clone()));
+        let params = Params::for_level(3);
+        let (frame, _) =
+            compress_all(RunwayEncoder::new(runway, params, Some(&dict), None, source).unwrap());
+        assert!(
+            crate::decompress(&frame).is_err(),
+            "decoded without its dictionary"
+        );
+        let mut d = Decompressor::with_dictionary(&dict).unwrap();
+        assert!(d.decompress(&frame).unwrap() == data);
+    }
+
+    #[test]
+    fn an_input_of_another_size_than_declared_is_an_error() {
+        let data = mixed(3 << 20);
+        for declared in [data.len() as u64 - 1, data.len() as u64 + 1] {
+            let runway = Runway::reserve(Some(declared)).expect("address space");
+            let source = Box::new(Cursor::new(data.clone()));
+            let mut enc =
+                RunwayEncoder::new(runway, Params::for_level(3), None, Some(declared), source)
+                    .unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            let err = loop {
+                match enc.compress(&mut buf) {
+                    Ok(0) => panic!("declared {declared}: finished a frame of the wrong size"),
+                    Ok(_) => {}
+                    Err(e) => break e,
+                }
+            };
+            assert!(matches!(err, Error::Zstd(_)), "{err:?}");
+        }
+    }
+
+    /// Yields `good` bytes of zeros, then fails.
+    struct FailsAfter(usize);
+
+    impl Read for FailsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            if self.0 == 0 {
+                return Err(io::Error::new(io::ErrorKind::PermissionDenied, "no more"));
+            }
+            let n = buf.len().min(self.0);
+            buf[..n].fill(0);
+            self.0 -= n;
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_read_error_comes_out_with_its_kind() {
+        let runway = Runway::reserve(None).expect("address space");
+        let source = Box::new(FailsAfter(3 << 20));
+        let enc = RunwayEncoder::new(runway, Params::for_level(3), None, None, source).unwrap();
+        let err = std::io::read_to_string(enc).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    /// An endless source that records when it is dropped.
+    struct Endless(Arc<AtomicBool>);
+
+    impl Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            buf.fill(b'x');
+            Ok(buf.len())
+        }
+    }
+
+    impl Drop for Endless {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn dropping_the_encoder_stops_its_reader() {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let runway = Runway::reserve(None).expect("address space");
+        let source = Box::new(Endless(Arc::clone(&dropped)));
+        let mut enc = RunwayEncoder::new(runway, Params::for_level(1), None, None, source).unwrap();
+        let mut buf = vec![0u8; 4096];
+        assert!(enc.compress(&mut buf).unwrap() > 0);
+        drop(enc);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !dropped.load(Ordering::SeqCst) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the reader kept reading"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn workers_are_refused() {
+        let runway = Runway::reserve(None).expect("address space");
+        let source = Box::new(Cursor::new(Vec::new()));
+        let err = RunwayEncoder::new(runway, Params::for_level(3).workers(2), None, None, source)
+            .unwrap_err();
+        assert!(matches!(
+            err,
+            Error::Parameter {
+                name: "workers",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn an_empty_input_is_one_empty_frame() {
+        let runway = Runway::reserve(Some(0)).expect("address space");
+        let source = Box::new(Cursor::new(Vec::new()));
+        let enc = RunwayEncoder::new(runway, Params::for_level(3), None, Some(0), source).unwrap();
+        let (frame, _) = compress_all(enc);
+        assert_eq!(frames(&frame), 1);
+        assert!(crate::decompress(&frame).unwrap().is_empty());
+    }
+}
