@@ -16,7 +16,9 @@ use anyhow::{Context, Result, bail};
 use clap::Args as _;
 use clap::error::ErrorKind;
 use perfkit::pipeline::{ReadAhead, WriteBehind};
-use zstdkit::{Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Recipe};
+use zstdkit::{
+    Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Recipe, Runway, RunwayEncoder,
+};
 
 use super::compress_bench::CompressBenchArgs;
 
@@ -516,8 +518,6 @@ impl Job<'_> {
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
-        let mut input =
-            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
         let mut out = match out {
             Some(sink) => Some(
                 WriteBehind::new(sink, PIPE_BUFFERS, WRITE_SIZE)
@@ -527,30 +527,20 @@ impl Job<'_> {
         };
         let (read, discarded) = match self.mode {
             Mode::Compress => {
-                let params = self.params();
-                let comp = match self.dict {
-                    Some(d) => Compressor::with_dictionary(params, d)?,
-                    None => Compressor::new(params)?,
-                };
                 let out = out.as_mut().context("compressing needs an output")?;
-                let mut enc = Encoder::with_compressor(out, comp);
-                if let Some(n) = size {
-                    enc.pledge_size(n)?;
-                }
-                let mut read = 0u64;
-                loop {
-                    let data = input.fill_buf().context("reading input")?;
-                    if data.is_empty() {
-                        break;
+                let params = self.params();
+                // zstd's own workers copy their input into jobs anyway; in
+                // the calling thread, compress in place when address space
+                // for a runway is granted.
+                let runway = (params.worker_count() == 0)
+                    .then(|| Runway::reserve(size))
+                    .flatten();
+                let read = match runway {
+                    Some(runway) => {
+                        self.compress_in_place(params, runway, input, out, size, bar)?
                     }
-                    let n = data.len();
-                    enc.write_with(data, FlushMode::Continue)
-                        .map_err(output_error)?;
-                    input.consume(n);
-                    read += n as u64;
-                    bar.inc(n as u64);
-                }
-                enc.finish().map_err(output_error)?;
+                    None => self.compress_streaming(params, input, out, size, bar)?,
+                };
                 (read, 0)
             }
             Mode::Decompress | Mode::Test => {
@@ -565,6 +555,8 @@ impl Job<'_> {
                     (None, Some(w)) => dec.set_window_log_max(w)?,
                     (None, None) => {}
                 }
+                let input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
+                    .context("starting the input reader")?;
                 let mut decoder = Decoder::with_decompressor(input, dec);
                 let mut scratch = Vec::new();
                 let mut discarded = 0u64;
@@ -599,6 +591,76 @@ impl Job<'_> {
             None => discarded,
         };
         Ok((read, written))
+    }
+
+    /// Compresses on a runway (see [`zstdkit::runway`]): a thread lays the
+    /// input down in one contiguous range and zstd compresses it there,
+    /// straight into the writer's buffers; returns the bytes read.
+    fn compress_in_place(
+        &self,
+        params: Params,
+        runway: Runway,
+        input: Box<dyn Read + Send>,
+        out: &mut WriteBehind,
+        size: Option<u64>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<u64> {
+        let mut enc = RunwayEncoder::new(runway, params, self.dict, size, input)?;
+        loop {
+            let room = out.spare().context("writing output")?;
+            let n = enc.compress(room).map_err(input_error)?;
+            if n == 0 {
+                return Ok(enc.consumed());
+            }
+            out.advance(n);
+            bar.set_position(enc.consumed());
+        }
+    }
+
+    /// Compresses through zstd's own streaming buffer, the input read
+    /// ahead by a thread; returns the bytes read.
+    fn compress_streaming(
+        &self,
+        params: Params,
+        input: Box<dyn Read + Send>,
+        out: &mut WriteBehind,
+        size: Option<u64>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<u64> {
+        let mut input =
+            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
+        let comp = match self.dict {
+            Some(d) => Compressor::with_dictionary(params, d)?,
+            None => Compressor::new(params)?,
+        };
+        let mut enc = Encoder::with_compressor(out, comp);
+        if let Some(n) = size {
+            enc.pledge_size(n)?;
+        }
+        let mut read = 0u64;
+        loop {
+            let data = input.fill_buf().context("reading input")?;
+            if data.is_empty() {
+                break;
+            }
+            let n = data.len();
+            enc.write_with(data, FlushMode::Continue)
+                .map_err(output_error)?;
+            input.consume(n);
+            read += n as u64;
+            bar.inc(n as u64);
+        }
+        enc.finish().map_err(output_error)?;
+        Ok(read)
+    }
+}
+
+/// A runway encoder's only I/O is its source's, so an I/O error out of it
+/// is the input's; zstd's own errors (a size that changed) pass as they are.
+fn input_error(err: zstdkit::Error) -> anyhow::Error {
+    match err {
+        zstdkit::Error::Io(e) => anyhow::Error::new(e).context("reading input"),
+        other => other.into(),
     }
 }
 
