@@ -221,6 +221,9 @@ struct Feed {
     error: Option<io::Error>,
     /// The encoder is gone: the reader stops.
     stop: bool,
+    /// Threads waiting for a change: a change with none skips the wake-up
+    /// (a system call).
+    waiting: u8,
 }
 
 struct Shared {
@@ -235,8 +238,20 @@ impl Shared {
         self.feed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn wait<'a>(&self, guard: MutexGuard<'a, Feed>) -> MutexGuard<'a, Feed> {
-        self.changed.wait(guard).unwrap_or_else(|e| e.into_inner())
+    fn wait<'a>(&self, mut guard: MutexGuard<'a, Feed>) -> MutexGuard<'a, Feed> {
+        guard.waiting += 1;
+        let mut guard = self.changed.wait(guard).unwrap_or_else(|e| e.into_inner());
+        guard.waiting -= 1;
+        guard
+    }
+
+    /// Unlocks after a change, waking the other side if it waits for one.
+    fn publish(&self, guard: MutexGuard<'_, Feed>) {
+        let wake = guard.waiting > 0;
+        drop(guard);
+        if wake {
+            self.changed.notify_all();
+        }
     }
 }
 
@@ -291,8 +306,7 @@ fn lay_down(mut source: Box<dyn Read + Send>, runway: &Runway, shared: &Shared) 
         } else {
             feed.filled += n;
         }
-        drop(feed);
-        shared.changed.notify_all();
+        shared.publish(feed);
         if n == 0 {
             return;
         }
@@ -300,8 +314,9 @@ fn lay_down(mut source: Box<dyn Read + Send>, runway: &Runway, shared: &Shared) 
 }
 
 fn fail(shared: &Shared, e: io::Error) {
-    shared.lock().error = Some(e);
-    shared.changed.notify_all();
+    let mut feed = shared.lock();
+    feed.error = Some(e);
+    shared.publish(feed);
 }
 
 /// Where an encoder's frame stands.
@@ -472,8 +487,9 @@ impl RunwayEncoder {
 
     /// Tells the reader how far zstd has got, so it may read further.
     fn taken(&self) {
-        self.shared.lock().taken = self.pos;
-        self.shared.changed.notify_all();
+        let mut feed = self.shared.lock();
+        feed.taken = self.pos;
+        self.shared.publish(feed);
     }
 
     /// Learns the frame's window from its header, the first bytes of the
@@ -532,8 +548,7 @@ impl RunwayEncoder {
         feed.filled = 0;
         feed.committed = 0;
         feed.taken = 0;
-        drop(feed);
-        self.shared.changed.notify_all();
+        self.shared.publish(feed);
         Ok(())
     }
 }
@@ -546,8 +561,9 @@ impl Read for RunwayEncoder {
 
 impl Drop for RunwayEncoder {
     fn drop(&mut self) {
-        self.shared.lock().stop = true;
-        self.shared.changed.notify_all();
+        let mut feed = self.shared.lock();
+        feed.stop = true;
+        self.shared.publish(feed);
         // The reader may be blocked in a read of a terminal or an idle pipe:
         // it is not waited for. Its `Arc` keeps the runway mapped until it
         // ends, so its last read still lands in memory of ours.

@@ -256,7 +256,7 @@ pub fn measure() -> Result<Report> {
         "compress --recipe balanced",
         work,
         &ours,
-        Some(("zstdkit streaming encoder, recipe balanced", &lib)),
+        Some(("zstdkit runway encoder, recipe balanced", &lib)),
         have_zstd.then_some((zstd_name.as_str(), &peer)),
     );
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());

@@ -19,7 +19,7 @@ use perfkit::report::{self, Report, Row, RunInfo, Section, Value};
 use perfkit::units::parse_duration;
 use zstdkit::{
     Budget, Compressor, CostModel, Decoder, Decompressor, Encoder, FlushMode, Operation, Params,
-    Placement, Policy, Recipe,
+    Placement, Policy, Recipe, Runway, RunwayEncoder,
 };
 
 /// Arguments of `perfkit compress bench`.
@@ -384,9 +384,26 @@ fn median(v: &mut [Duration]) -> Duration {
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
+/// Compresses a file in-process as `perfkit compress` does (on a runway
+/// in the calling thread when address space is granted, else through the
+/// streaming encoder, whose workers copy the input anyway); returns the
+/// compressed size.
 pub(crate) fn compress_file(path: &Path, params: Params) -> Result<u64> {
     let mut f = std::fs::File::open(path)?;
     let size = f.metadata()?.len();
+    if params.worker_count() == 0
+        && let Some(runway) = Runway::reserve(Some(size))
+    {
+        let mut enc = RunwayEncoder::new(runway, params, None, Some(size), Box::new(f))?;
+        let mut buf = vec![0u8; 512 << 10];
+        let mut total = 0u64;
+        loop {
+            match enc.compress(&mut buf)? {
+                0 => return Ok(total),
+                n => total += n as u64,
+            }
+        }
+    }
     let mut enc = Encoder::new(CountSink(0), params)?;
     enc.pledge_size(size)?;
     let mut buf = vec![0u8; 128 << 10];
