@@ -449,7 +449,7 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
         "perfkit compress --recipe balanced",
         "perfkit decompress",
         "perfkit fix check",
-        "perfkit betree search (std)",
+        "perfkit betree search, index build excluded",
         "perfkit zip (deflate -6)",
         "perfkit unzip -t",
     ] {

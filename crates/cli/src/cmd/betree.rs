@@ -510,7 +510,7 @@ impl<'a> EventReader<'a> {
 
 /// Events searched together: enough for the batch path's lanes to pay
 /// off, few enough that the batch and its results stay small.
-const SEARCH_BATCH: usize = 1024;
+pub(crate) const SEARCH_BATCH: usize = 1024;
 
 fn search(a: SearchArgs) -> Result<ExitCode> {
     refuse_output_over_input(&a.output, &a.input)?;
