@@ -36,6 +36,7 @@ mod ffi;
 pub mod fuzzing;
 pub mod recipe;
 pub mod runway;
+mod stable;
 pub mod stream;
 
 pub use async_io::{AsyncDecoder, AsyncEncoder};

@@ -41,8 +41,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::ffi::{self, FrameHeader, StableCCtx};
+use crate::ffi::{self, FrameHeader};
 use crate::recipe::Params;
+use crate::stable::StableCCtx;
 
 /// How far the reader may run ahead of the compressor.
 const LOOKAHEAD: usize = 2 << 20;
