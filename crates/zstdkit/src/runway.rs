@@ -74,9 +74,9 @@ const UNKNOWN_SIZE_RESERVATIONS: [usize; 5] = [1 << 40, 1 << 36, 1 << 32, 1 << 3
 /// A reserved range of address space, committed a step at a time.
 ///
 /// The range is mapped inaccessible and without swap accounting, so
-/// reserving it uses no memory; [`commit`](Runway::commit) makes a part
-/// writable and [`release`](Runway::release) returns a part's pages to the
-/// system while keeping the addresses reserved.
+/// reserving it uses no memory; committing makes a part writable, and
+/// releasing returns a part's pages to the system while keeping the
+/// addresses reserved.
 pub struct Runway {
     base: NonNull<u8>,
     len: usize,
