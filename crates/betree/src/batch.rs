@@ -51,15 +51,31 @@ impl Index {
     /// returns for `events[i]`. Much faster per event than one search per
     /// event when there are hundreds of events.
     pub fn search_batch(&self, events: &[Event]) -> Result<Vec<Vec<Id>>> {
-        for ev in events {
-            self.validate(ev)?;
+        let mut out = Vec::new();
+        self.search_batch_into(events, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Index::search_batch`] into `out`, whose vectors are reused: it
+    /// ends with one result per event, and the result lists keep their
+    /// capacity from one call to the next, so a stream searched batch by
+    /// batch does not allocate (and fault in) thousands of ids per event
+    /// each time. On an error `out` is left empty.
+    pub fn search_batch_into(&self, events: &[Event], out: &mut Vec<Vec<Id>>) -> Result<()> {
+        out.truncate(events.len());
+        for ids in out.iter_mut() {
+            ids.clear();
         }
-        let mut out = vec![Vec::new(); events.len()];
+        if let Err(e) = events.iter().try_for_each(|ev| self.validate(ev)) {
+            out.clear();
+            return Err(e);
+        }
+        out.resize_with(events.len(), Vec::new);
         let mut lanes = Lanes::default();
         for (chunk, outs) in events.chunks(LANES).zip(out.chunks_mut(LANES)) {
             self.batch_chunk(chunk, outs, &mut lanes);
         }
-        Ok(out)
+        Ok(())
     }
 
     fn batch_chunk(&self, events: &[Event], out: &mut [Vec<Id>], lanes: &mut Lanes) {

@@ -953,6 +953,12 @@ mod tests {
                 assert_eq!(&got, want);
             }
             assert_eq!(index.search_batch(&events).unwrap(), want);
+            // Reused result lists: longer and dirty before, then fewer events.
+            let mut out = vec![vec![99, 98]; want.len() + 3];
+            index.search_batch_into(&events, &mut out).unwrap();
+            assert_eq!(out, want);
+            index.search_batch_into(&events[..4], &mut out).unwrap();
+            assert_eq!(out, want[..4]);
         };
         check(&index, &[1, 2, 3]);
         index.delete(2).unwrap();

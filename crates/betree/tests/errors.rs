@@ -404,6 +404,15 @@ fn events_of_another_schema_are_refused_not_indexed() {
             .to_string(),
         msg
     );
+    let mut out = vec![vec![7u64]; 3];
+    let err = index
+        .search_batch_into(&[Event::from_json(&ints, r#"{"x": 1}"#).unwrap()], &mut out)
+        .unwrap_err();
+    assert_eq!(err.to_string(), msg);
+    assert!(
+        out.is_empty(),
+        "a failed batch leaves no stale results: {out:?}"
+    );
     // Setting through the wrong schema is refused the same way.
     let mut ev = Event::from_bools(&bools, &[true, true]).unwrap();
     assert_eq!(

@@ -590,6 +590,9 @@ fn search_stream(
     let mut first = 1usize;
     let mut num = itoa::Buffer::new();
     let mut line = Vec::new();
+    // Reused batch after batch: fresh lists of thousands of ids per event
+    // were a tenth of a dense run (allocation, growth and page faults).
+    let mut found: Vec<Vec<u64>> = Vec::new();
     loop {
         batch.clear();
         while batch.len() < SEARCH_BATCH {
@@ -602,9 +605,9 @@ fn search_stream(
             return Ok(());
         }
         let at = |i: usize| format!("{}: event {}", a.input.events.display(), first + i);
-        let results: Vec<Vec<u64>> = match a.mode {
-            Mode::Std | Mode::Batch => match index.search_batch(&batch) {
-                Ok(r) => r,
+        let results: &[Vec<u64>] = match a.mode {
+            Mode::Std | Mode::Batch => match index.search_batch_into(&batch, &mut found) {
+                Ok(()) => &found,
                 // Name the event at fault: the batch path checks them all
                 // before it starts, the plain one each on its own.
                 Err(e) => {
@@ -632,12 +635,16 @@ fn search_stream(
                     };
                     r.with_context(|| at(i))
                 })
-                .collect::<Result<_>>()?,
+                .collect::<Result<Vec<_>>>()
+                .map(|r| {
+                    found = r;
+                    &found[..]
+                })?,
         };
         // Each line is formatted here and handed over whole: two calls
         // through `dyn Write` per id cost more than the search itself on
         // dense workloads (thousands of ids per event).
-        for ids in &results {
+        for ids in results {
             line.clear();
             for (k, id) in ids.iter().enumerate() {
                 if k > 0 {
