@@ -327,6 +327,8 @@ enum Phase {
     Running,
     /// Every frame is complete.
     Done,
+    /// An error ended the stream (its I/O kind, for a later call).
+    Failed(io::ErrorKind),
 }
 
 /// A [`Read`] of compressed bytes: zstd frames of everything a source
@@ -398,7 +400,14 @@ impl RunwayEncoder {
             let (runway, shared) = (Arc::clone(&runway), Arc::clone(&shared));
             std::thread::Builder::new()
                 .name("runway-reader".into())
-                .spawn(move || lay_down(source, &runway, &shared))?
+                .spawn(move || {
+                    // A source whose read panics must not leave the encoder
+                    // waiting for input that will never come.
+                    let run = std::panic::AssertUnwindSafe(|| lay_down(source, &runway, &shared));
+                    if std::panic::catch_unwind(run).is_err() {
+                        fail(&shared, io::Error::other("the input reader panicked"));
+                    }
+                })?
         };
         Ok(RunwayEncoder {
             cctx,
@@ -422,11 +431,25 @@ impl RunwayEncoder {
     }
 
     /// Compresses into `out`; returns the bytes written, 0 once the last
-    /// frame is complete.
+    /// frame is complete (or when `out` is empty). After an error, every
+    /// later call fails too: the stream cannot continue.
     pub fn compress(&mut self, out: &mut [u8]) -> Result<usize> {
         if out.is_empty() {
             return Ok(0);
         }
+        if let Phase::Failed(kind) = self.phase {
+            return Err(Error::Io(io::Error::new(kind, "an earlier call failed")));
+        }
+        self.step(out).inspect_err(|e| {
+            let kind = match e {
+                Error::Io(e) => e.kind(),
+                _ => io::ErrorKind::InvalidData,
+            };
+            self.phase = Phase::Failed(kind);
+        })
+    }
+
+    fn step(&mut self, out: &mut [u8]) -> Result<usize> {
         while self.phase == Phase::Running {
             let size = match self.ending {
                 Some(size) => size,
@@ -731,6 +754,40 @@ mod tests {
         let enc = RunwayEncoder::new(runway, Params::for_level(3), None, None, source).unwrap();
         let err = std::io::read_to_string(enc).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+    }
+
+    #[test]
+    fn a_call_after_an_error_fails_again() {
+        let runway = Runway::reserve(None).expect("address space");
+        let source = Box::new(FailsAfter(1 << 20));
+        let mut enc = RunwayEncoder::new(runway, Params::for_level(3), None, None, source).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let first = loop {
+            if let Err(e) = enc.compress(&mut buf) {
+                break e;
+            }
+        };
+        assert!(matches!(first, Error::Io(ref e) if e.kind() == io::ErrorKind::PermissionDenied));
+        let again = enc.compress(&mut buf).unwrap_err();
+        assert!(matches!(again, Error::Io(ref e) if e.kind() == io::ErrorKind::PermissionDenied));
+    }
+
+    /// Panics on its first read.
+    struct Panics;
+
+    impl Read for Panics {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            panic!("a source that panics");
+        }
+    }
+
+    #[test]
+    fn a_reader_that_panics_is_an_error_not_a_hang() {
+        let runway = Runway::reserve(None).expect("address space");
+        let enc =
+            RunwayEncoder::new(runway, Params::for_level(3), None, None, Box::new(Panics)).unwrap();
+        let err = std::io::read_to_string(enc).unwrap_err();
+        assert!(err.to_string().contains("panicked"), "{err}");
     }
 
     /// An endless source that records when it is dropped.
