@@ -588,7 +588,7 @@ fn search_stream(
 ) -> Result<()> {
     let mut batch = Vec::with_capacity(SEARCH_BATCH);
     let mut first = 1usize;
-    let mut num = itoa::Buffer::new();
+    let ids_text = IdText::new();
     let mut line = Vec::new();
     // Reused batch after batch: fresh lists of thousands of ids per event
     // were a tenth of a dense run (allocation, growth and page faults).
@@ -645,17 +645,62 @@ fn search_stream(
         // through `dyn Write` per id cost more than the search itself on
         // dense workloads (thousands of ids per event).
         for ids in results {
-            line.clear();
-            for (k, id) in ids.iter().enumerate() {
-                if k > 0 {
-                    line.push(b' ');
-                }
-                line.extend_from_slice(num.format(*id).as_bytes());
-            }
-            line.push(b'\n');
-            out.write_all(&line)?;
+            out.write_all(ids_text.line(ids, &mut line))?;
         }
         first += batch.len();
+    }
+}
+
+/// Writes id lists as text fast: ids below [`IdText::TABLE`] (every id of
+/// most indexes) are copied from a table of " 1234" texts, eight bytes
+/// at a time, instead of being formatted one by one; a dense search prints
+/// thousands of ids per event, and formatting them was a tenth of its time.
+struct IdText {
+    /// Per id: a space, its digits, zero padding to eight bytes; and how
+    /// many bytes of that are text.
+    table: Vec<([u8; 8], u8)>,
+}
+
+impl IdText {
+    /// Ids with an entry: five digits at most, so space + digits fit.
+    const TABLE: u64 = 1 << 16;
+
+    fn new() -> IdText {
+        let mut num = itoa::Buffer::new();
+        let table = (0..IdText::TABLE)
+            .map(|id| {
+                let digits = num.format(id).as_bytes();
+                let mut text = [0u8; 8];
+                text[0] = b' ';
+                text[1..=digits.len()].copy_from_slice(digits);
+                (text, digits.len() as u8 + 1)
+            })
+            .collect();
+        IdText { table }
+    }
+
+    /// `ids` separated by spaces, then a newline, written in `line`.
+    fn line<'a>(&self, ids: &[u64], line: &'a mut Vec<u8>) -> &'a [u8] {
+        line.clear();
+        line.reserve(ids.len() * 8 + 1);
+        let mut num = itoa::Buffer::new();
+        for &id in ids {
+            match usize::try_from(id).ok().and_then(|i| self.table.get(i)) {
+                Some((text, len)) => {
+                    // The whole entry, then cut back to its text: a fixed
+                    // eight-byte copy instead of a variable-length one.
+                    line.extend_from_slice(text);
+                    line.truncate(line.len() - (8 - *len as usize));
+                }
+                None => {
+                    line.push(b' ');
+                    line.extend_from_slice(num.format(id).as_bytes());
+                }
+            }
+        }
+        line.push(b'\n');
+        // Every id wrote a separating space before it; the first has none.
+        &line[usize::from(!ids.is_empty())..]
     }
 }
 
@@ -1053,5 +1098,32 @@ mod domain_format_tests {
             "[{par1,bool,disallow_undefined}]. % trailing comment\n"
         ));
         assert!(!looks_like_json("% header\n[{age,int,allow_undefined}]."));
+    }
+}
+
+#[cfg(test)]
+mod id_text_tests {
+    use super::IdText;
+
+    #[test]
+    fn lines_are_the_ids_as_decimal_text() {
+        let t = IdText::new();
+        let mut buf = Vec::new();
+        let cases: [&[u64]; 6] = [
+            &[],
+            &[0],
+            &[1, 9, 10, 99, 100, 999, 1000, 9999, 10000],
+            &[65534, 65535, 65536, 65537],
+            &[u64::MAX, 7, u64::from(u32::MAX) + 1],
+            &[42; 3],
+        ];
+        for ids in cases {
+            // The oracle: std's formatting, joined.
+            let want: Vec<String> = ids.iter().map(u64::to_string).collect();
+            let want = format!("{}\n", want.join(" "));
+            // A dirty buffer from a longer line before must not leak in.
+            buf.extend_from_slice(b"leftover leftover");
+            assert_eq!(t.line(ids, &mut buf), want.as_bytes(), "{ids:?}");
+        }
     }
 }
