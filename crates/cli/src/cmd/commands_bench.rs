@@ -32,7 +32,7 @@ const FIX_MESSAGES: usize = 100_000;
 /// reference generator's parameters, as `perfkit betree gen-*` writes).
 const BETREE_PARAMS: usize = 128;
 const BETREE_EXPRS: usize = 2000;
-const BETREE_EVENTS: usize = 2000;
+const BETREE_EVENTS: usize = 10_000;
 
 /// One side of a comparison: `RUNS` measurements of the same work.
 #[derive(Default)]
