@@ -111,6 +111,15 @@ impl Runway {
         }
     }
 
+    /// [`Runway::reserve`] for compressing with `params`; `None` also when
+    /// they ask for zstd's worker threads, which copy their input into jobs
+    /// anyway (a [`RunwayEncoder`] refuses them).
+    pub fn reserve_for(params: &Params, size: Option<u64>) -> Option<Runway> {
+        (params.worker_count() == 0)
+            .then(|| Runway::reserve(size))
+            .flatten()
+    }
+
     fn map(len: usize) -> Option<Runway> {
         // SAFETY: a fresh anonymous mapping at an address of the kernel's
         // choosing touches no existing memory.

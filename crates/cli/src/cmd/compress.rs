@@ -529,13 +529,9 @@ impl Job<'_> {
             Mode::Compress => {
                 let out = out.as_mut().context("compressing needs an output")?;
                 let params = self.params();
-                // zstd's own workers copy their input into jobs anyway; in
-                // the calling thread, compress in place when address space
-                // for a runway is granted.
-                let runway = (params.worker_count() == 0)
-                    .then(|| Runway::reserve(size))
-                    .flatten();
-                let read = match runway {
+                // In place when the calling thread compresses and address
+                // space for a runway is granted.
+                let read = match Runway::reserve_for(&params, size) {
                     Some(runway) => {
                         self.compress_in_place(params, runway, input, out, size, bar)?
                     }

@@ -391,9 +391,7 @@ fn median(v: &mut [Duration]) -> Duration {
 pub(crate) fn compress_file(path: &Path, params: Params) -> Result<u64> {
     let mut f = std::fs::File::open(path)?;
     let size = f.metadata()?.len();
-    if params.worker_count() == 0
-        && let Some(runway) = Runway::reserve(Some(size))
-    {
+    if let Some(runway) = Runway::reserve_for(&params, Some(size)) {
         let mut enc = RunwayEncoder::new(runway, params, None, Some(size), Box::new(f))?;
         let mut buf = vec![0u8; 512 << 10];
         let mut total = 0u64;
