@@ -11,19 +11,23 @@
 //! histogram's percentiles are percentiles of batch means. Loopback round
 //! trips are timed one by one.
 
-use fixcore::affinity::{self, Pinning};
+pub mod sink;
+pub mod transport;
+
+use crate::harness::tsc::Tsc;
+use crate::harness::{self, Comparison, Op, Rounds, Variant, latency_histogram};
+use crate::{Error, Result};
+use fixcore::affinity::{self, PinError, Pinning};
 use fixcore::build::{FixVersion, MessageBuilder};
-use fixcore::deferred::{self, ArrayQueueSink, DeferredProcessor};
+use fixcore::deferred::{self, DeferredProcessor};
 use fixcore::parse::Parser;
 use fixcore::sample;
 use fixcore::scan::{self, ScanPath};
 use fixcore::store::{MessageStore, StoreKind};
-use fixcore::transport::{self, EchoConfig, Transport, latency_histogram};
-use fixcore::tsc::Tsc;
-use fixcore::{Error, Result};
-use hdrhistogram::Histogram;
+use sink::ArrayQueueSink;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
+use transport::{EchoConfig, Transport};
 
 /// How much to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +66,16 @@ impl Settings {
         self.iterations.div_ceil(self.runs.max(1))
     }
 
+    /// The interleaving these settings ask for.
+    pub fn rounds(&self) -> Rounds {
+        Rounds {
+            warmup: self.warmup,
+            runs: self.runs,
+            per_run: self.per_run(),
+            batch: self.batch,
+        }
+    }
+
     /// The timing method, in words, for reports.
     pub fn timing(&self) -> String {
         format!(
@@ -72,120 +86,9 @@ impl Settings {
     }
 }
 
-/// One measured variant.
-#[derive(Debug, Clone)]
-pub struct Variant {
-    /// Name, e.g. `avx512vbmi2`.
-    pub name: String,
-    /// Nanoseconds per operation.
-    pub histogram: Histogram<u64>,
-    /// Wall time spent measuring.
-    pub elapsed: Duration,
-    /// Extra facts (flags in effect, fallbacks, placement).
-    pub note: Option<String>,
-}
-
-/// A before/after (or A/B/C…) comparison.
-#[derive(Debug, Clone)]
-pub struct Comparison {
-    /// Section title, e.g. `scan NewOrderSingle (211 B)`.
-    pub title: String,
-    /// The variants, the baseline first.
-    pub variants: Vec<Variant>,
-    /// Free-text notes.
-    pub notes: Vec<String>,
-    /// Whether the variants are alternatives to compare with the first
-    /// (false when they are simply different inputs).
-    pub compare: bool,
-    /// A second variant every row is also compared with (e.g. tokio for
-    /// the transports, whose first variant is blocking I/O).
-    pub also_vs: Option<usize>,
-}
-
-impl Comparison {
-    /// Median of the baseline divided by the median of variant `i` (> 1
-    /// means variant `i` is faster).
-    pub fn speedup(&self, i: usize) -> f64 {
-        self.speedup_vs(0, i)
-    }
-
-    /// Median of variant `base` divided by the median of variant `i` (> 1
-    /// means variant `i` is faster).
-    pub fn speedup_vs(&self, base: usize, i: usize) -> f64 {
-        let b = self.variants[base].histogram.value_at_quantile(0.5) as f64;
-        let v = self.variants[i].histogram.value_at_quantile(0.5) as f64;
-        b / v.max(1.0)
-    }
-}
-
-/// A variant under measurement: runs `n` operations and returns the time
-/// spent on the operations proper (set-up between batches excluded).
-type Op<'a> = Box<dyn FnMut(usize) -> Duration + 'a>;
-
 /// Runs the variants interleaved per [`Settings`].
 fn interleave(s: &Settings, title: String, ops: Vec<(String, Op<'_>)>) -> Comparison {
-    interleave_with(s, title, ops, |_| Ok::<(), std::convert::Infallible>(()))
-        .unwrap_or_else(|never| match never {})
-}
-
-/// [`interleave`], calling `after_run(k)` (outside every timing) once run
-/// `k` of every variant is done; its first error ends the measurement.
-fn interleave_with<E>(
-    s: &Settings,
-    title: String,
-    mut ops: Vec<(String, Op<'_>)>,
-    mut after_run: impl FnMut(usize) -> std::result::Result<(), E>,
-) -> std::result::Result<Comparison, E> {
-    let batch = s.batch.max(1);
-    let runs = s.runs.max(1);
-    let mut hs: Vec<(Histogram<u64>, Duration)> = ops
-        .iter()
-        .map(|_| (latency_histogram(), Duration::ZERO))
-        .collect();
-    for (_, op) in &mut ops {
-        let mut left = s.warmup;
-        while left > 0 {
-            let n = left.min(batch);
-            op(n);
-            left -= n;
-        }
-    }
-    let per_run = s.per_run();
-    for run in 0..runs {
-        for ((_, op), (h, el)) in ops.iter_mut().zip(&mut hs) {
-            let mut left = per_run;
-            let t = Instant::now();
-            while left > 0 {
-                let n = left.min(batch);
-                let d = op(n);
-                // Rounded to the nearest ns (the histogram's unit), so
-                // sub-10 ns operations are not biased down by truncation.
-                let per = ((d.as_nanos() + n as u128 / 2) / n as u128).max(1) as u64;
-                h.saturating_record(per);
-                // saturating_record counted one; add the rest of the batch.
-                let _ = h.record_n(per, n as u64 - 1);
-                left -= n;
-            }
-            *el += t.elapsed();
-        }
-        after_run(run)?;
-    }
-    Ok(Comparison {
-        title,
-        variants: ops
-            .into_iter()
-            .zip(hs)
-            .map(|((name, _), (histogram, elapsed))| Variant {
-                name,
-                histogram,
-                elapsed,
-                note: None,
-            })
-            .collect(),
-        notes: Vec::new(),
-        compare: true,
-        also_vs: None,
-    })
+    harness::interleave(&s.rounds(), title, ops)
 }
 
 /// Gaps between the end of one call of a spaced deferred row and the start
@@ -260,10 +163,7 @@ pub fn parse_sets(messages: Option<&[Vec<u8>]>) -> Result<ParseSets> {
     let (names, messages) = match messages {
         Some(ms) => {
             if ms.is_empty() {
-                return Err(Error::Truncated {
-                    pos: 0,
-                    what: "no messages to benchmark",
-                });
+                return Err(Error::Nothing("no messages to benchmark"));
             }
             let mut p = Parser::new();
             for m in ms {
@@ -323,8 +223,8 @@ pub fn parse_with<E>(
             (name.clone(), op)
         })
         .collect();
-    let mut c = interleave_with(
-        s,
+    let mut c = harness::interleave_with(
+        &s.rounds(),
         "parse (validated: 8/9/35 order, BodyLength, CheckSum, duplicates, groups)".into(),
         ops,
         after_run,
@@ -533,7 +433,7 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     // so both hand-offs pay the same cross-core cache traffic.
     let (sink, queue) = ArrayQueueSink::new(batch * 2);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (placed_tx, placed) = std::sync::mpsc::sync_channel::<(Pinning, Option<Error>)>(1);
+    let (placed_tx, placed) = std::sync::mpsc::sync_channel::<(Pinning, Option<PinError>)>(1);
     let consumer = {
         let (queue, stop) = (queue.clone(), stop.clone());
         std::thread::spawn(move || {
@@ -635,10 +535,7 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
     let core = s
         .pin
         .or_else(|| usable.iter().copied().max())
-        .ok_or(Error::Affinity {
-            core: 0,
-            why: "no usable core reported",
-        })?;
+        .ok_or(Error::Nothing("no usable core reported"))?;
     let msg = sample::all().swap_remove(0).1;
     let runs = s.runs.max(1);
     let per_run = Settings {

@@ -3,7 +3,13 @@
 //! the `perfkit` binary to render. The component libraries keep their
 //! functionality; what times them lives here.
 //!
-//! - [`fix`]: the before/after comparisons behind `perfkit fix-bench`.
+//! - [`harness`]: what every measurement here shares — the latency
+//!   histogram, the interleaving runner and its [`harness::Comparison`]
+//!   model, checked CPU clocks and memory probes;
+//! - [`betree`]: the reference benchmark's three search modes timed per
+//!   event and per cooperative slice, and the long slices replayed;
+//! - [`fix`]: the before/after comparisons behind `perfkit fix bench`,
+//!   including the loopback transports (blocking, tokio, io_uring).
 //!
 //! ```
 //! use perfkit_bench::fix::{self, Settings};
@@ -13,6 +19,15 @@
 //! assert!(built.variants.iter().all(|v| v.histogram.len() > 0));
 //! ```
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_op_in_unsafe_fn)]
 
+#[cfg(feature = "betree")]
+pub mod betree;
+#[cfg(feature = "fix")]
+mod error;
+#[cfg(feature = "fix")]
 pub mod fix;
+pub mod harness;
+
+#[cfg(feature = "fix")]
+pub use error::{Error, Result};

@@ -50,8 +50,8 @@
 //!   budgeted steps.
 //! * [`Index::search_batch`]: 512 events per pass, one bit per event, over a
 //!   small accumulator bytecode.
-//! * [`reference`](mod@reference): the erl-be-tree benchmark files and a seeded generator;
-//!   [`measure`]: that benchmark as data.
+//! * [`reference`](mod@reference): the erl-be-tree benchmark files and a
+//!   seeded generator (the `perfkit-bench` crate times that benchmark).
 //!
 //! ```
 //! use betree::{AttrType, Domain, Event, EventBuilder, Index, Schema};
@@ -94,7 +94,6 @@ mod expr;
 pub mod fuzzing;
 mod index;
 mod lex;
-pub mod measure;
 mod parse;
 mod program;
 pub mod reference;

@@ -5,7 +5,6 @@
 //! - [`corpus`]: the deterministic benchmark corpus;
 //! - [`child`]: a child process's wall, CPU and peak RSS from `wait4`;
 //! - [`cleanup`]: temporaries deleted when a signal ends the process;
-//! - [`clock`]: thread and process CPU-time clocks;
 //! - [`machine`]: the CPU model and core count every report states;
 //! - [`peer`]: where the separately built peer programs are found;
 //! - [`pipeline`]: a read-ahead and a write-behind thread with bounded
@@ -27,7 +26,6 @@
 
 pub mod child;
 pub mod cleanup;
-pub mod clock;
 pub mod corpus;
 pub mod machine;
 pub mod peer;

@@ -53,11 +53,8 @@ pub const SCHEMA_ID: &str = "perfkit-report/1";
 /// The JSON schema for `--json` output, documented and tested.
 pub const SCHEMA: &str = include_str!("../report.schema.json");
 
-/// A new latency histogram in nanoseconds: 1 ns to 1 hour, 3 significant
-/// digits (0.1 % resolution), the HdrHistogram default precision.
-pub fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static bounds are valid")
-}
+/// The harness's one latency histogram, which every report renders.
+pub use perfkit_bench::harness::latency_histogram;
 
 /// Records a duration into a nanosecond histogram, saturating at the top.
 pub fn record(h: &mut Histogram<u64>, d: Duration) {
@@ -273,13 +270,13 @@ pub struct Report {
     /// The tables.
     pub sections: Vec<Section>,
     /// Headline comparisons, one line each, printed after the tables.
-    pub summary: Vec<Comparison>,
+    pub summary: Vec<Headline>,
 }
 
 /// One headline comparison of two rows measured in the same run:
 /// `subject` took `speedup` times less time than `peer` for the same work.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
+pub struct Headline {
     /// What perfkit ran, e.g. `"zstdkit fast compress"`.
     pub subject: String,
     /// What it is compared with, e.g. `"zstd CLI -1"`.
@@ -291,7 +288,7 @@ pub struct Comparison {
     pub basis: String,
 }
 
-impl Comparison {
+impl Headline {
     /// The summary line: `perfkit X is N× faster than PEER (basis)`.
     pub fn line(&self) -> String {
         if !(self.speedup.is_finite() && self.speedup > 0.0) {

@@ -9,7 +9,24 @@
 //! [`Pinning::current`] reads a thread's real mask for reports instead of
 //! trusting what was asked for.
 
-use crate::{Error, Result};
+/// Why a thread could not be placed.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    /// A core id outside the machine, or pinning refused by the OS.
+    #[error("cannot pin thread to core {core}: {why}")]
+    Refused {
+        /// Requested core.
+        core: usize,
+        /// Why.
+        why: &'static str,
+    },
+    /// The OS refused to give the thread its original mask back.
+    #[error("restoring the thread's original CPU affinity: {0}")]
+    Restore(#[source] std::io::Error),
+}
+
+/// Result with [`PinError`].
+pub type Result<T> = std::result::Result<T, PinError>;
 
 /// Core ids the calling thread may run on (its current mask: a single core
 /// once pinned).
@@ -53,7 +70,7 @@ pub fn remember_original() {
 pub fn pin_current(core: usize) -> Result<usize> {
     // core_affinity indexes a fixed-size cpu_set_t and panics beyond it.
     if core >= libc::CPU_SETSIZE as usize {
-        return Err(Error::Affinity {
+        return Err(PinError::Refused {
             core,
             why: "beyond CPU_SETSIZE",
         });
@@ -62,7 +79,7 @@ pub fn pin_current(core: usize) -> Result<usize> {
     if core_affinity::set_for_current(core_affinity::CoreId { id: core }) {
         Ok(core)
     } else {
-        Err(Error::Affinity {
+        Err(PinError::Refused {
             core,
             why: "the OS refused (no such core, or outside the allowed set)",
         })
@@ -91,7 +108,7 @@ pub fn place_current(core: Option<usize>) -> Result<Pinning> {
 /// the thread on the process's original mask and is returned beside where
 /// it really runs, for the caller to report. (An unpin that fails is not
 /// reported: the thread runs where it can, and its placement says where.)
-pub fn place_current_or_unpin(core: Option<usize>) -> (Pinning, Option<Error>) {
+pub fn place_current_or_unpin(core: Option<usize>) -> (Pinning, Option<PinError>) {
     let refused = match core {
         None => {
             let _ = unpin_current();
@@ -149,7 +166,7 @@ impl std::fmt::Display for Pinning {
 
 #[cfg(target_os = "linux")]
 mod sys {
-    use crate::{Error, Result};
+    use super::{PinError, Result};
     use std::sync::OnceLock;
 
     /// A thread affinity mask.
@@ -186,10 +203,7 @@ mod sys {
         if r == 0 {
             Ok(())
         } else {
-            Err(Error::Io {
-                context: "restoring the thread's original CPU affinity",
-                source: std::io::Error::last_os_error(),
-            })
+            Err(PinError::Restore(std::io::Error::last_os_error()))
         }
     }
 
@@ -206,7 +220,7 @@ mod sys {
 mod sys {
     //! Without sched_getaffinity there is no mask to restore; pinning still
     //! works through core_affinity.
-    use crate::Result;
+    use super::Result;
 
     pub struct Mask;
 
@@ -316,7 +330,7 @@ mod tests {
             for bad in [missing, beyond, 9999] {
                 assert!(matches!(
                     place_current(Some(bad)),
-                    Err(Error::Affinity { core, .. }) if core == bad
+                    Err(PinError::Refused { core, .. }) if core == bad
                 ));
                 assert_eq!(kernel_mask(), original, "unpinned thread, core {bad}");
             }
@@ -359,7 +373,7 @@ mod tests {
             for bad in [missing, libc::CPU_SETSIZE as usize + 1] {
                 pin_current(first).unwrap();
                 let (placed, refused) = place_current_or_unpin(Some(bad));
-                assert!(matches!(refused, Some(Error::Affinity { core, .. }) if core == bad));
+                assert!(matches!(refused, Some(PinError::Refused { core, .. }) if core == bad));
                 assert_eq!(kernel_mask(), original, "core {bad}");
                 assert_eq!(placed, unpinned);
             }

@@ -1,23 +1,42 @@
 //! Deferred processing: the hot path copies the raw message into a slot of
 //! an SPSC ring and returns; a background thread parses, validates and
 //! stores it.
-//!
-//! [`ArrayQueueSink`] is the same hand-off over crossbeam's `ArrayQueue`,
-//! kept as the benchmark baseline.
 
 pub mod inline;
 pub mod spsc;
 
 pub use inline::{INLINE_MAX, InlineMsg};
 
-use crate::affinity::{self, Pinning};
+use crate::affinity::{self, PinError, Pinning};
 use crate::parse::Parser;
 use crate::store::{MessageStore, RingStore};
-use crate::{Error, Result};
-use crossbeam::queue::ArrayQueue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
+
+/// Why the deferred processor could not start, take a message or finish.
+/// (Messages the worker finds invalid are counted in [`DeferredStats`],
+/// not returned.)
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The OS would not start the worker thread.
+    #[error("spawning deferred worker: {0}")]
+    Spawn(#[source] std::io::Error),
+    /// The worker ended, died or panicked.
+    #[error("background thread failed: {0}")]
+    Thread(&'static str),
+    /// A message longer than a slot of the ring.
+    #[error("message of {len} bytes exceeds the slot size of {limit}")]
+    TooLarge {
+        /// The message's length.
+        len: usize,
+        /// The ring's slot size.
+        limit: usize,
+    },
+}
+
+/// Result with [`WorkerError`].
+pub type Result<T> = std::result::Result<T, WorkerError>;
 
 /// What the background thread did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,11 +56,11 @@ pub struct DeferredProcessor {
     stop: Arc<AtomicBool>,
     worker: Option<JoinHandle<DeferredStats>>,
     placement: Pinning,
-    pin_error: Option<Error>,
+    pin_error: Option<PinError>,
 }
 
 /// What the worker sends back once it has taken its place.
-type Placed = (Pinning, Option<Error>);
+type Placed = (Pinning, Option<PinError>);
 
 impl DeferredProcessor {
     /// Starts the worker. `capacity` slots of `max_len` bytes; the worker
@@ -117,10 +136,10 @@ impl DeferredProcessor {
                     idle.wait();
                 }
             })
-            .map_err(Error::io("spawning deferred worker"))?;
+            .map_err(WorkerError::Spawn)?;
         let Ok((placement, pin_error)) = placed.recv() else {
             let _ = worker.join();
-            return Err(Error::Thread("deferred worker ended before starting"));
+            return Err(WorkerError::Thread("deferred worker ended before starting"));
         };
         Ok(DeferredProcessor {
             producer,
@@ -138,7 +157,7 @@ impl DeferredProcessor {
 
     /// Why the worker could not be pinned as asked (it then runs on the
     /// process's original mask); `None` if it was, or if no pin was asked.
-    pub fn pin_error(&self) -> Option<&Error> {
+    pub fn pin_error(&self) -> Option<&PinError> {
         self.pin_error.as_ref()
     }
 
@@ -159,14 +178,14 @@ impl DeferredProcessor {
     /// fit, or if the worker has died and will never make room.
     pub fn submit(&mut self, msg: &[u8]) -> Result<()> {
         if msg.len() > self.producer.max_len() {
-            return Err(Error::TooLarge {
+            return Err(WorkerError::TooLarge {
                 len: msg.len(),
                 limit: self.producer.max_len(),
             });
         }
         while !self.producer.try_push(msg) {
             if self.worker_dead() {
-                return Err(Error::Thread(
+                return Err(WorkerError::Thread(
                     "deferred worker died; nothing drains the ring",
                 ));
             }
@@ -185,7 +204,7 @@ impl DeferredProcessor {
     pub fn wait_drained(&self) -> Result<()> {
         while self.producer.pending() > 0 {
             if self.worker_dead() {
-                return Err(Error::Thread(
+                return Err(WorkerError::Thread(
                     "deferred worker died; nothing drains the ring",
                 ));
             }
@@ -203,10 +222,10 @@ impl DeferredProcessor {
         let worker = self
             .worker
             .take()
-            .ok_or(Error::Thread("worker already joined"))?;
+            .ok_or(WorkerError::Thread("worker already joined"))?;
         worker
             .join()
-            .map_err(|_| Error::Thread("deferred worker panicked"))
+            .map_err(|_| WorkerError::Thread("deferred worker panicked"))
     }
 }
 
@@ -249,29 +268,13 @@ impl Idle {
 
 /// Processes a message inline, as the deferred worker would: parse,
 /// validate, store. The "before" of the deferred comparison.
-pub fn process_inline(parser: &mut Parser, store: &mut dyn MessageStore, msg: &[u8]) -> Result<()> {
+pub fn process_inline(
+    parser: &mut Parser,
+    store: &mut dyn MessageStore,
+    msg: &[u8],
+) -> crate::Result<()> {
     let seq = parser.parse(msg)?.uint(34)?;
     store.insert(seq, msg)
-}
-
-/// Baseline hand-off: crossbeam `ArrayQueue<InlineMsg>`.
-pub struct ArrayQueueSink {
-    queue: Arc<ArrayQueue<InlineMsg>>,
-}
-
-impl ArrayQueueSink {
-    /// A queue of `capacity` messages; returns the sink and a handle for the
-    /// consumer.
-    pub fn new(capacity: usize) -> (ArrayQueueSink, Arc<ArrayQueue<InlineMsg>>) {
-        let q = Arc::new(ArrayQueue::new(capacity.max(1)));
-        (ArrayQueueSink { queue: q.clone() }, q)
-    }
-
-    /// Copies `msg` into the queue; `false` if full or longer than 256 bytes.
-    #[inline]
-    pub fn try_submit(&self, msg: &[u8]) -> bool {
-        InlineMsg::new(msg).is_some_and(|m| self.queue.push(m).is_ok())
-    }
 }
 
 #[cfg(test)]
@@ -362,17 +365,10 @@ mod tests {
     #[test]
     fn oversize_is_an_error() {
         let mut d = DeferredProcessor::spawn(4, 16, 4, None).unwrap();
-        assert!(matches!(d.submit(&[b'x'; 17]), Err(Error::TooLarge { .. })));
+        assert!(matches!(
+            d.submit(&[b'x'; 17]),
+            Err(WorkerError::TooLarge { .. })
+        ));
         assert!(!d.try_submit(&[b'x'; 17]));
-    }
-
-    #[test]
-    fn array_queue_baseline_carries_bytes() {
-        let (s, q) = ArrayQueueSink::new(2);
-        assert!(s.try_submit(b"abc"));
-        assert!(s.try_submit(b"de"));
-        assert!(!s.try_submit(b"f"));
-        assert_eq!(q.pop().unwrap().bytes(), b"abc");
-        assert!(!s.try_submit(&[0; 257]));
     }
 }

@@ -222,43 +222,7 @@ pub enum Error {
     /// A builder was given something it cannot encode.
     #[error("cannot build message: {0}")]
     Build(&'static str),
-    /// A core id outside the machine, or pinning refused by the OS.
-    #[error("cannot pin thread to core {core}: {why}")]
-    Affinity {
-        /// Requested core.
-        core: usize,
-        /// Why.
-        why: &'static str,
-    },
-    /// An I/O error from a transport (socket, io_uring).
-    #[error("{context}: {source}")]
-    Io {
-        /// What was being done.
-        context: &'static str,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A facility this kernel or platform does not offer (e.g. io_uring
-    /// when the syscall is missing or disabled).
-    #[error("{what} unavailable: {reason}")]
-    Unavailable {
-        /// The facility.
-        what: &'static str,
-        /// Why, as the OS said it.
-        reason: String,
-    },
-    /// A background thread of a deferred processor or transport panicked.
-    #[error("background thread failed: {0}")]
-    Thread(&'static str),
 }
 
 /// Result with [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
-
-impl Error {
-    /// Wraps an I/O error with what was being done.
-    pub(crate) fn io(context: &'static str) -> impl FnOnce(std::io::Error) -> Error {
-        move |source| Error::Io { context, source }
-    }
-}

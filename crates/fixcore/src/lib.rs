@@ -1,6 +1,6 @@
 //! fixcore: the FIX tag=value hot path — SIMD field scanner, zero-copy
 //! parser, builder, message store, deferred processor, core pinning and
-//! transports.
+//! the session engine. What times them lives in the `perfkit-bench` crate.
 //!
 //! - [`scan`]: every `=` and SOH offset in one pass (scalar / AVX2 /
 //!   AVX-512 / AVX-512 VBMI2, chosen at run time; `FIXCORE_SCAN` caps it);
@@ -14,8 +14,8 @@
 //!   acceptor and the echo / exchange applications; [`settings`] and
 //!   [`dictionary`] read QuickFIX settings files and XML dictionaries
 //!   ([`dictionary::validate`] checks whole messages against them);
-//! - [`store`], [`deferred`], [`affinity`], [`transport`]: resend store,
-//!   SPSC hand-off to a worker, thread pinning, loopback echo transports;
+//! - [`store`], [`deferred`], [`affinity`]: resend store, SPSC hand-off
+//!   to a worker, thread pinning;
 //!
 //! Untrusted bytes never panic: every rejection is an [`Error`] naming the
 //! byte position. To run the tests on each scan path of this CPU:
@@ -56,6 +56,4 @@ pub mod sample;
 pub mod session;
 pub mod settings;
 pub mod store;
-pub mod transport;
-pub mod tsc;
 pub mod value;

@@ -8,14 +8,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
+use perfkit_bench::harness::latency_histogram;
 
 /// Samples a worker holds before folding them into a shard.
 const BATCH: usize = 256;
-
-/// A new nanosecond histogram: 1 ns to 1 hour, 3 significant digits.
-pub fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("static bounds are valid")
-}
 
 /// One latency distribution, sharded.
 #[derive(Debug)]
@@ -28,7 +24,7 @@ impl Shared {
     pub fn new(shards: usize) -> Shared {
         Shared {
             shards: (0..shards.max(1))
-                .map(|_| Mutex::new(histogram()))
+                .map(|_| Mutex::new(latency_histogram()))
                 .collect(),
         }
     }
@@ -43,7 +39,7 @@ impl Shared {
 
     /// Everything recorded so far (recorders flush when dropped).
     pub fn merged(&self) -> Histogram<u64> {
-        let mut h = histogram();
+        let mut h = latency_histogram();
         for s in &self.shards {
             h.add(&*s.lock().unwrap_or_else(|p| p.into_inner()))
                 .expect("same bounds");

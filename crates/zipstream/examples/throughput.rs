@@ -50,12 +50,7 @@ fn realistic(n: usize) -> Vec<u8> {
 }
 
 fn cpu_secs() -> f64 {
-    // SAFETY: getrusage writes into the zeroed struct we pass; no aliasing.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: RUSAGE_SELF with a valid pointer is always defined.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-    t(ru.ru_utime) + t(ru.ru_stime)
+    perfkit_bench::harness::clock::process_cpu().as_secs_f64()
 }
 
 fn main() {

@@ -8,7 +8,7 @@ use crate::flags::ReportArgs;
 use ::stress as stress_lib;
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use perfkit::report::{Comparison, Report, Row, Section, Value};
+use perfkit::report::{Headline, Report, Row, Section, Value};
 
 use super::compress_bench::{self, CompressBenchArgs};
 use super::stress::{self, StressArgs};
@@ -203,7 +203,7 @@ fn geomean(v: &[f64]) -> Option<f64> {
 
 /// The headline comparisons, each computed from rows of this report (a part
 /// that did not run, or a row that is missing, gives no line).
-pub fn summarise(report: &Report) -> Vec<Comparison> {
+pub fn summarise(report: &Report) -> Vec<Headline> {
     let mut out = Vec::new();
     let sections = |prefix: &'static str| {
         report
@@ -220,7 +220,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
         })
         .collect();
     if let Some(g) = geomean(&ratios) {
-        out.push(Comparison {
+        out.push(Headline {
             subject: "zstdkit balanced compress with a reused context".into(),
             peer: "a fresh context per call".into(),
             speedup: g,
@@ -236,7 +236,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
         for r in &s.rows {
             let subject = r.name.trim_start_matches("perfkit ").to_owned();
             if let Some(v) = num(r, "vs_library") {
-                out.push(Comparison {
+                out.push(Headline {
                     subject: format!("{subject} (process)"),
                     peer: "the same work by the library in-process".into(),
                     speedup: v,
@@ -244,7 +244,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
                 });
             }
             if let Some(v) = num(r, "vs_peer") {
-                out.push(Comparison {
+                out.push(Headline {
                     subject,
                     peer: match r.get("peer") {
                         Some(Value::Text(p)) => p.clone(),
@@ -261,7 +261,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
         .find_map(|s| find(s, "next (search_iter + search_next)"))
         .and_then(|r| num(r, "vs_std"))
     {
-        out.push(Comparison {
+        out.push(Headline {
             subject: "betree cooperative search (search_next)".into(),
             peer: "plain search".into(),
             speedup: 1.0 / next,
@@ -279,7 +279,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((row, x)) = best {
             let what = s.name.trim_start_matches("fix: ");
-            out.push(Comparison {
+            out.push(Headline {
                 subject: format!("fixcore {what}: {}", row.name),
                 peer: base.name.clone(),
                 speedup: x,
@@ -294,7 +294,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
         };
         let peer = "QuickFIX ↔ QuickFIX".to_owned();
         if let Some(x) = num(ours, "p50_vs_quickfix_x") {
-            out.push(Comparison {
+            out.push(Headline {
                 subject: "FIX session engine on both sides".into(),
                 peer: peer.clone(),
                 speedup: 1.0 / x,
@@ -302,7 +302,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
             });
         }
         if let Some(x) = num(ours, "orders_per_s_vs_quickfix_x") {
-            out.push(Comparison {
+            out.push(Headline {
                 subject: "FIX session engine on both sides".into(),
                 peer,
                 speedup: x,
@@ -326,7 +326,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
                 })
                 .collect();
             if let Some(g) = geomean(&ratios) {
-                out.push(Comparison {
+                out.push(Headline {
                     subject: format!(
                         "zipstream sync writer ({})",
                         s.name.trim_start_matches("zip: ")
@@ -345,7 +345,7 @@ pub fn summarise(report: &Report) -> Vec<Comparison> {
     for s in sections("stress: totals") {
         let rate = |name| find(s, name).and_then(|r| num(r, "throughput_mb_s"));
         if let (Some(pool), Some(fresh)) = (rate("pool"), rate("fresh")) {
-            out.push(Comparison {
+            out.push(Headline {
                 subject: "stress with a context pool".into(),
                 peer: "a fresh context per block".into(),
                 speedup: pool / fresh,

@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
-use betree::measure::{self, BenchReport, Options, Replayed, SliceCpu};
 use betree::reference::{self, Term};
 use betree::workload::Adtech;
 use betree::{Event, Index, Schema, SearchStep};
 use perfkit::report::{self, Report, Row, Value};
 use perfkit::units::parse_duration;
+use perfkit_bench::betree::{self as measure, BenchReport, Options, Replayed, SliceCpu};
 
 /// Arguments of `perfkit betree`.
 #[derive(Debug, clap::Args)]
@@ -859,9 +859,12 @@ fn control_loop(slices: &hdrhistogram::Histogram<u64>) -> hdrhistogram::Histogra
         x
     };
     let probe = 100_000;
-    let t = perfkit::clock::thread_cpu();
+    let t = perfkit_bench::harness::clock::thread_cpu();
     std::hint::black_box(spin(probe));
-    let per = (perfkit::clock::thread_cpu() - t).as_nanos().max(1) as f64 / probe as f64;
+    let per = (perfkit_bench::harness::clock::thread_cpu() - t)
+        .as_nanos()
+        .max(1) as f64
+        / probe as f64;
     let n = ((target.as_nanos() as f64 / per) as u64).max(1);
     let mut h = report::latency_histogram();
     for _ in 0..slices.len() {
@@ -890,7 +893,7 @@ fn looks_like_json(text: &str) -> bool {
 
 /// The `next` mode's slices again, on the thread's CPU clock.
 fn slice_cpu(index: &Index, events: &[Event], budget: u64) -> Result<SliceCpu> {
-    let ns = || perfkit::clock::thread_cpu().as_nanos() as u64;
+    let ns = || perfkit_bench::harness::clock::thread_cpu().as_nanos() as u64;
     measure::slice_cpu(index, events, budget, ns).context("timing slices on the CPU clock")
 }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
+use perfkit_bench::harness::Repeat;
 use perfkit::corpus;
 use perfkit::report::{self, Report, Row, RunInfo, Section, Value};
 use perfkit::units::parse_duration;
@@ -194,10 +195,13 @@ fn measure_case(
     let mut hist: [Histogram<u64>; 4] = std::array::from_fn(|_| report::latency_histogram());
     let mut stream_comp = Some(Compressor::new(recipe)?);
     let mut sizes = [0usize; 3];
-    let mut iters = 0u64;
-    let mut spent = Duration::ZERO;
-    let mut round = 0u64;
-    while round < args.warmup || (iters < args.iterations && (spent < args.time || iters < 3)) {
+    let repeat = Repeat {
+        warmup: args.warmup,
+        rounds: args.iterations,
+        min_rounds: 3,
+        time: args.time,
+    };
+    let iters = repeat.run(|measured| -> Result<()> {
         let t = Instant::now();
         reused.compress_into(data, &mut frame)?;
         let t1 = Instant::now();
@@ -220,15 +224,13 @@ fn measure_case(
             bail!("round trip mismatch at recipe {recipe}");
         }
         sizes = [frame.len(), fresh.len(), stream_out.len()];
-        if round >= args.warmup {
+        if measured {
             for (h, d) in hist.iter_mut().zip([t1 - t, t2 - t1, t3 - t2, t4 - t3]) {
                 report::record(h, d);
             }
-            spent += t4 - t;
-            iters += 1;
         }
-        round += 1;
-    }
+        Ok(())
+    })?;
     let mb = data.len() as f64 / 1e6;
     let p50 = |h: &Histogram<u64>| h.value_at_quantile(0.5) as f64;
     let reused_p50 = p50(&hist[0]);

@@ -21,7 +21,8 @@ use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::parse::{Node, Parser};
 use perfkit::report::{Report, Row, RunInfo, Value};
-use perfkit_bench::fix::{self as measure, Comparison, Settings};
+use perfkit_bench::fix::{self as measure, Settings};
+use perfkit_bench::harness::Comparison;
 use serde_json::{Map, Value as Json};
 
 /// The parts of `fix bench` that can be selected with `--only`.

@@ -402,7 +402,7 @@ pub fn render(args: &StressArgs, cfg: &Config, outcomes: &[Outcome]) -> Report {
         totals.row(row.elapsed(o.measured));
     }
     totals.note(format!(
-        "MB = 10^6 uncompressed bytes verified after a {:?} warm-up; MB per CPU-second counts user+system time of the whole process (getrusage); RSS and threads from /proc/self/status",
+        "MB = 10^6 uncompressed bytes verified after a {:?} warm-up; MB per CPU-second counts user+system time of the whole process (CLOCK_PROCESS_CPUTIME_ID); RSS and threads from /proc/self/status",
         cfg.warmup
     ));
     let rounds = rounds(args);

@@ -23,10 +23,10 @@ use std::time::{Duration, Instant};
 
 use crate::flags::ReportArgs;
 use anyhow::{Context, Result};
-use perfkit::clock;
 use perfkit::corpus::{self, Kind};
 use perfkit::report::{self, Report, Row, RunInfo, Value};
 use perfkit::units::parse_duration;
+use perfkit_bench::harness::{Repeat, clock, memory};
 use szip_peer::{Entries, Measured, SZipPeer, Writer};
 use zipstream::{
     AesStrength, AsyncZipWriter, EntryOptions, ParallelOptions, ParallelZipWriter, ZipWriter,
@@ -200,14 +200,6 @@ struct Tally {
     peak_rss: u64,
 }
 
-/// Resets the kernel's peak-RSS mark (`VmHWM`) to the current RSS, so the
-/// next reading covers only what follows (Linux ≥ 4.0; elsewhere a no-op and
-/// the column reads 0).
-fn reset_peak_rss() -> u64 {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-    stress::probe::status().rss_bytes
-}
-
 fn run_once(
     mode: Mode,
     s: &Scenario,
@@ -318,12 +310,12 @@ impl Archiver<'_> {
         } else {
             clock::thread_cpu
         };
-        let rss0 = reset_peak_rss();
+        let rss0 = memory::reset_peak();
         let (c0, w0) = (clock(), Instant::now());
         let out_bytes = run_once(mode, s, level, jobs, &self.rt, &mut self.buf)?;
         let wall = w0.elapsed();
         let cpu = clock() - c0;
-        let rss_growth = stress::probe::status().hwm_bytes.saturating_sub(rss0);
+        let rss_growth = memory::status().hwm_bytes.saturating_sub(rss0);
         Ok(Measured {
             cpu,
             wall,
@@ -416,16 +408,18 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                     peak_rss: 0,
                 })
                 .collect();
-            for _ in 0..args.warmup {
-                for &m in &modes {
-                    archiver.measure(m, &s)?;
-                }
-            }
-            let start = Instant::now();
-            let mut iters = 0;
-            while iters < args.iterations.max(1) && (iters < 2 || start.elapsed() < args.time) {
+            let repeat = Repeat {
+                warmup: args.warmup,
+                rounds: args.iterations,
+                min_rounds: 2,
+                time: args.time,
+            };
+            let iters = repeat.run(|measured| -> Result<()> {
                 for (i, &m) in modes.iter().enumerate() {
                     let x = archiver.measure(m, &s)?;
+                    if !measured {
+                        continue;
+                    }
                     // Saturating: the peer's times are its word, and a
                     // peer's word must not panic the bench.
                     t[i].cpu = t[i].cpu.saturating_add(x.cpu);
@@ -435,8 +429,8 @@ pub fn measure(args: &ZipBenchArgs) -> Result<Report> {
                     t[i].n += 1;
                     report::record(&mut t[i].hist, x.wall);
                 }
-                iters += 1;
-            }
+                Ok(())
+            })?;
             max_iters = max_iters.max(iters);
             let mib = s.bytes() as f64 / (1 << 20) as f64;
             let cpu_rate = |x: &Tally| mib * x.n as f64 / x.cpu.as_secs_f64().max(1e-9);

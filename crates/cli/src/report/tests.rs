@@ -105,7 +105,7 @@ fn percentile_cells_appear_once_the_count_supports_them() {
 
 #[test]
 fn summary_lines_say_faster_or_slower_by_the_factor() {
-    let c = |speedup: f64| Comparison {
+    let c = |speedup: f64| Headline {
         subject: "x".into(),
         peer: "y".into(),
         speedup,

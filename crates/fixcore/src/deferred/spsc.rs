@@ -1,12 +1,11 @@
 //! Single-producer single-consumer ring of fixed-size byte slots. All the
 //! `unsafe` of the deferred processor lives here.
 //!
-//! Head and tail sit on their own cache lines (`CachePadded`), and each side
+//! Head and tail sit on their own cache lines (`OwnLine`), and each side
 //! keeps a private copy of the other's index so it only touches the shared
 //! line when the ring looks full (producer) or empty (consumer).
 
 use crate::scan::ScanPath;
-use crossbeam::utils::CachePadded;
 use std::cell::UnsafeCell;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,8 +23,8 @@ struct Ring {
     /// are available.
     avx512_fill: bool,
     mask: usize,
-    head: CachePadded<AtomicUsize>,
-    tail: CachePadded<AtomicUsize>,
+    head: OwnLine<AtomicUsize>,
+    tail: OwnLine<AtomicUsize>,
 }
 
 // SAFETY: slots are only written by the single producer while not visible to
@@ -35,6 +34,20 @@ struct Ring {
 unsafe impl Sync for Ring {}
 // SAFETY: the ring owns plain bytes and atomics.
 unsafe impl Send for Ring {}
+
+/// A value alone on its cache lines: 128 bytes, because x86's adjacent-line
+/// prefetcher pulls lines in pairs, so two hot indices 64 bytes apart would
+/// still contend. (fixcore keeps crossbeam out of its dependencies; this is
+/// the one thing it used from it.)
+#[repr(align(128))]
+struct OwnLine<T>(T);
+
+impl<T> std::ops::Deref for OwnLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
 
 impl Ring {
     /// Start of slot `idx`: `lines_per_slot` consecutive lines.
@@ -96,8 +109,8 @@ fn channel_with(capacity: usize, max_len: usize, avx512_fill: bool) -> (Producer
         max_len,
         avx512_fill,
         mask: cap - 1,
-        head: CachePadded::new(AtomicUsize::new(0)),
-        tail: CachePadded::new(AtomicUsize::new(0)),
+        head: OwnLine(AtomicUsize::new(0)),
+        tail: OwnLine(AtomicUsize::new(0)),
     });
     (
         Producer {

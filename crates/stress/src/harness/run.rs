@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::latency;
 use crate::ledger::{self, Ledger};
 use crate::pool::{ContextCounts, ContextPool};
-use crate::probe;
+use perfkit_bench::harness::{clock, memory};
 
 /// Runs the stress test described by `config`, calling `observe` with each
 /// sample as it is taken (for a live status line), and returns what was
@@ -220,7 +220,7 @@ impl Snapshot {
     fn take(shared: &Shared) -> Snapshot {
         Snapshot {
             at: Instant::now(),
-            cpu: probe::cpu_time(),
+            cpu: clock::process_cpu(),
             bytes: shared.consumed.bytes.load(Ordering::Relaxed),
             frame_bytes: shared.consumed.frame_bytes.load(Ordering::Relaxed),
             blocks: shared.consumed.verified.load(Ordering::Relaxed),
@@ -262,7 +262,7 @@ fn sample_until_done(shared: &Shared, observe: &mut dyn FnMut(&Sample)) -> Sampl
         let dt = (snap.at - prev.at).as_secs_f64().max(1e-9);
         let dcpu = (snap.cpu - prev.cpu).as_secs_f64().max(1e-9);
         let dbytes = snap.bytes.saturating_sub(prev.bytes) as f64;
-        let st = probe::status();
+        let st = memory::status();
         let counts = shared.pool.counts();
         let sample = Sample {
             at: snap.at - start,

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 use perfkit::peer::{QUICKFIX_SESSION, Unavailable};
+use perfkit_bench::harness::clock::{self, CpuClock};
 
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX session engine";
@@ -230,7 +231,7 @@ struct Acceptor {
     /// closes.
     stops_on_signal: bool,
     /// The process's CPU clock (every thread's time, exited ones too).
-    clock: libc::clockid_t,
+    clock: CpuClock,
     log: PathBuf,
 }
 
@@ -259,19 +260,18 @@ impl Acceptor {
         let child = cmd
             .spawn()
             .with_context(|| format!("starting the {} acceptor", engine.name()))?;
-        let mut clock: libc::clockid_t = 0;
-        // SAFETY: `clock` is a valid out-pointer; the pid is our child's,
-        // which is not reaped before `Acceptor` is dropped.
-        let rc = unsafe { libc::clock_getcpuclockid(child.id() as libc::pid_t, &mut clock) };
+        // The pid stays ours until `Acceptor` is dropped (the child is not
+        // reaped before), so the clock names this process throughout.
+        let clock = clock::of_process(child.id());
         let mut acceptor = Acceptor {
             child,
             engine: engine.name(),
             stops_on_signal: matches!(engine, Engine::Perfkit(_)),
-            clock,
+            clock: *clock.as_ref().unwrap_or(&CpuClock::Process),
             log,
         };
-        if rc != 0 {
-            bail!("reading the acceptor's CPU clock: error {rc}");
+        if let Err(e) = clock {
+            bail!("reading the acceptor's CPU clock: {e}");
         }
         let ready = match engine {
             Engine::Perfkit(_) => "session(s) on port",
@@ -303,20 +303,9 @@ impl Acceptor {
 
     /// CPU time the acceptor has used so far.
     fn cpu(&self) -> Result<Duration> {
-        let mut t = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `t` is a valid out-pointer; the clock names a process
-        // that is alive (our unreaped child).
-        if unsafe { libc::clock_gettime(self.clock, &mut t) } != 0 {
-            bail!(
-                "reading the {} acceptor's CPU clock: {}",
-                self.engine,
-                std::io::Error::last_os_error()
-            );
-        }
-        Ok(Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+        self.clock
+            .read()
+            .with_context(|| format!("reading the {} acceptor's CPU clock", self.engine))
     }
 
     /// Ends the acceptor: end of stdin for QuickFIX's, SIGTERM (which

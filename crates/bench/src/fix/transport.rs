@@ -11,10 +11,11 @@
 //! disabled) its variants fail with [`Error::Unavailable`] before any thread
 //! starts, so callers can report and skip them. Sockets bind 127.0.0.1 only.
 
-use crate::affinity::{self, Pinning};
-use crate::frame::Framer;
-use crate::parse::Parser;
+use crate::harness::latency_histogram;
 use crate::{Error, Result};
+use fixcore::affinity::{self, Pinning};
+use fixcore::frame::Framer;
+use fixcore::parse::Parser;
 use hdrhistogram::Histogram;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
@@ -132,12 +133,6 @@ pub struct EchoReport {
     pub server: Pinning,
 }
 
-/// A histogram for nanosecond latencies from 1 ns to one hour, 3 digits.
-pub fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 3_600_000_000_000, 3)
-        .unwrap_or_else(|_| unreachable!("constant bounds are valid"))
-}
-
 /// Runs one echo benchmark over loopback. An io_uring variant fails with
 /// [`Error::Unavailable`] up front when io_uring cannot be used here.
 pub fn echo(transport: Transport, cfg: &EchoConfig) -> Result<EchoReport> {
@@ -251,6 +246,17 @@ impl EchoLogic {
     }
 }
 
+/// The server hung up before its reply was whole.
+pub(super) fn closed_early() -> Error {
+    Error::Io {
+        context: "client read",
+        source: std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "server closed the connection early",
+        ),
+    }
+}
+
 fn serve_blocking(mut s: TcpStream, reply: &[u8]) -> Result<String> {
     let mut logic = EchoLogic::new();
     let mut buf = [0u8; 4096];
@@ -280,10 +286,7 @@ fn client_blocking(
         loop {
             let n = s.read(&mut buf).map_err(Error::io("client read"))?;
             if n == 0 {
-                return Err(Error::Truncated {
-                    pos: 0,
-                    what: "server closed the connection early",
-                });
+                return Err(closed_early());
             }
             if logic.reply_ready(&buf[..n])? {
                 break;
@@ -343,10 +346,7 @@ fn client_tokio(
             loop {
                 let n = s.read(&mut buf).await.map_err(Error::io("client read"))?;
                 if n == 0 {
-                    return Err(Error::Truncated {
-                        pos: 0,
-                        what: "server closed the connection early",
-                    });
+                    return Err(closed_early());
                 }
                 if logic.reply_ready(&buf[..n])? {
                     break;
@@ -361,8 +361,8 @@ fn client_tokio(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{FixVersion, MessageBuilder};
-    use crate::sample;
+    use fixcore::build::{FixVersion, MessageBuilder};
+    use fixcore::sample;
 
     #[test]
     fn every_transport_echoes_and_counts() {

@@ -1,4 +1,5 @@
-//! The reference note's benchmark as data: the plain, iterate-all and
+//! The measurements behind `perfkit betree bench`: the reference note's
+//! benchmark as data: the plain, iterate-all and
 //! iterate-next searches run interleaved on every event, timed per event
 //! and per block of events; a further `next` pass per event times each
 //! cooperative slice (kept out of the per-event times); then the longest slices
@@ -10,12 +11,10 @@ use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 use std::time::Instant;
 
+use betree::{Error, Event, Index, Result, SearchStep};
 use hdrhistogram::Histogram;
 
-use crate::coop::SearchStep;
-use crate::event::Event;
-use crate::index::Index;
-use crate::{Error, Result};
+use crate::harness::latency_histogram;
 
 /// Timings of one search mode.
 #[derive(Debug, Clone)]
@@ -37,7 +36,7 @@ pub struct ModeStats {
 /// The per-block relative difference of a mode against `std`
 /// (`(mode - std) / std`; negative is better).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Comparison {
+pub struct ModeDiff {
     /// Smallest relative difference.
     pub min: f64,
     /// Largest relative difference.
@@ -64,7 +63,7 @@ pub struct BenchReport {
     /// The three modes: `std`, `all`, `next`.
     pub modes: [ModeStats; 3],
     /// `all` and `next` against `std`.
-    pub comparisons: [Comparison; 2],
+    pub comparisons: [ModeDiff; 2],
     /// Wall time of `search_batch` over all events, nanoseconds.
     pub batch_ns: u64,
     /// Total matches found (identical in every mode, checked).
@@ -112,10 +111,6 @@ pub struct LongSlice {
     pub reductions: u64,
     /// Wall time of the slice in the timed pass, nanoseconds.
     pub ns: u64,
-}
-
-fn hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 60_000_000_000, 3).expect("valid histogram bounds")
 }
 
 /// The order of the three modes on event `i` (0 `std`, 1 `all`, 2
@@ -282,10 +277,10 @@ pub fn run(index: &Index, events: &[Event], opts: Options) -> Result<BenchReport
     let names = ["std", "all", "next"];
     let mut modes = names.map(|name| ModeStats {
         name,
-        per_event: hist(),
+        per_event: latency_histogram(),
         blocks_ns: Vec::new(),
         max_slice_ns: 0,
-        slices: hist(),
+        slices: latency_histogram(),
         total_ns: 0,
     });
     let mut block_acc = [0u64; 3];
@@ -536,7 +531,7 @@ pub fn slice_cpu(
     budget: u64,
     thread_cpu: impl Fn() -> u64,
 ) -> Result<SliceCpu> {
-    let mut slices = hist();
+    let mut slices = latency_histogram();
     let mut max_ns = 0;
     for ev in events {
         each_slice(index, ev, budget, &thread_cpu, |s| {
@@ -548,7 +543,7 @@ pub fn slice_cpu(
     Ok(SliceCpu { slices, max_ns })
 }
 
-fn compare(mode: &ModeStats, base: &ModeStats) -> Comparison {
+fn compare(mode: &ModeStats, base: &ModeStats) -> ModeDiff {
     let mut rel: Vec<f64> = mode
         .blocks_ns
         .iter()
@@ -563,7 +558,7 @@ fn compare(mode: &ModeStats, base: &ModeStats) -> Comparison {
             rel[((rel.len() - 1) as f64 * p).round() as usize]
         }
     };
-    Comparison {
+    ModeDiff {
         min: rel.first().copied().unwrap_or(0.0),
         max: rel.last().copied().unwrap_or(0.0),
         median: q(0.5),
@@ -580,7 +575,7 @@ fn compare(mode: &ModeStats, base: &ModeStats) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Schema, reference};
+    use betree::{Schema, reference};
 
     fn workload() -> (Index, Vec<Event>) {
         let schema = Schema::boolean_params(32);

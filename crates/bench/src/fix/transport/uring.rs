@@ -200,9 +200,9 @@ impl Ring {
             let sqe = opcode::Send::new(self.fd, rest.as_ptr(), rest.len() as u32).build();
             let n = self.run(sqe)?;
             if n == 0 {
-                return Err(Error::Truncated {
-                    pos: off,
-                    what: "io_uring send wrote nothing",
+                return Err(Error::Io {
+                    context: "io_uring send",
+                    source: std::io::Error::new(std::io::ErrorKind::WriteZero, "wrote nothing"),
                 });
             }
             off += n;
@@ -254,10 +254,7 @@ pub(super) fn client(
         loop {
             let n = ring.recv()?;
             if n == 0 {
-                return Err(Error::Truncated {
-                    pos: 0,
-                    what: "server closed the connection early",
-                });
+                return Err(super::closed_early());
             }
             if logic.reply_ready(&ring.rx[..n])? {
                 break;

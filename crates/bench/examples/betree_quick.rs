@@ -49,14 +49,14 @@ fn main() -> betree::Result<()> {
         }
         return Ok(());
     }
-    let opts = betree::measure::Options {
+    let opts = perfkit_bench::betree::Options {
         budget: 2000,
         block: 1000,
         warmup: 50,
         long_slice_ns: u64::MAX,
         long_slices_kept: 0,
     };
-    let r = betree::measure::run(&index, &events, opts)?;
+    let r = perfkit_bench::betree::run(&index, &events, opts)?;
     for m in &r.modes {
         println!(
             "{}: p50 {} us p99 {} us  ev/s {:.0} max slice {} us",

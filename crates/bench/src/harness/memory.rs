@@ -1,9 +1,8 @@
-//! Process-wide readings of the operating system's view: CPU time consumed,
-//! resident memory and live OS threads. They cover everything in the
-//! process (allocator, C contexts, runtime threads), which is the point: a
-//! language-level heap figure would miss C memory.
-
-use std::time::Duration;
+//! Process-wide readings of the operating system's view of memory: resident
+//! set, its peak, and live OS threads. They cover everything in the process
+//! (allocator, C contexts, runtime threads), which is the point: a
+//! language-level heap figure would miss C memory. CPU time is
+//! [`clock`](super::clock)'s.
 
 /// What `/proc/self/status` says about the process right now.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -47,31 +46,12 @@ pub fn parse_status(text: &str) -> ProcStatus {
     st
 }
 
-/// CPU time (user + system) the whole process has used so far.
-pub fn cpu_time() -> Duration {
-    rusage::self_cpu()
-}
-
-mod rusage {
-    use std::time::Duration;
-
-    pub(super) fn self_cpu() -> Duration {
-        let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-        // SAFETY: `ru` points to writable memory the size of a `rusage`;
-        // getrusage only writes it, and RUSAGE_SELF is always valid.
-        let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
-        if rc != 0 {
-            return Duration::ZERO;
-        }
-        // SAFETY: getrusage succeeded, so it initialised the struct (and
-        // `zeroed` had initialised it anyway).
-        let ru = unsafe { ru.assume_init() };
-        let tv = |t: libc::timeval| {
-            Duration::from_secs(t.tv_sec.max(0) as u64)
-                + Duration::from_micros(t.tv_usec.max(0) as u64)
-        };
-        tv(ru.ru_utime) + tv(ru.ru_stime)
-    }
+/// Resets the kernel's peak-RSS mark (`VmHWM`) to the current RSS, so the
+/// next [`status`] covers only what follows (Linux 4.0 and later; elsewhere
+/// nothing is reset), and returns the current RSS in bytes.
+pub fn reset_peak() -> u64 {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    status().rss_bytes
 }
 
 #[cfg(test)]
@@ -92,19 +72,18 @@ mod tests {
     }
 
     #[test]
-    fn live_readings_see_this_process() {
+    fn live_readings_see_this_process_and_its_peak_resets() {
         let st = status();
         assert!(st.threads >= 1);
         assert!(st.rss_bytes > 0);
-        // Burn a little CPU: the counter must move forward.
-        let before = cpu_time();
-        let mut x = 0u64;
-        while cpu_time() == before {
-            for i in 0..100_000u64 {
-                x = x.wrapping_mul(31).wrapping_add(i);
-            }
-            std::hint::black_box(x);
-        }
-        assert!(cpu_time() > before);
+        // 64 MiB touched and freed: the peak holds it, a reset forgets it.
+        let big = vec![1u8; 64 << 20];
+        std::hint::black_box(&big);
+        drop(big);
+        let high = status().hwm_bytes;
+        let now = reset_peak();
+        let after = status();
+        assert!(high >= now + (32 << 20), "peak {high} vs current {now}");
+        assert!(after.hwm_bytes < high, "the peak did not reset: {after:?}");
     }
 }
