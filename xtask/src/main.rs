@@ -12,6 +12,8 @@
 //! - `peers [NAME...]`: builds the peer programs benches compare with
 //!   (e.g. QuickFIX's parser) into `target/peers/`; `ci` builds them too.
 
+#![forbid(unsafe_code)]
+
 mod peers;
 mod tools;
 
