@@ -59,3 +59,4 @@ pub mod store;
 pub mod transport;
 pub mod tsc;
 pub mod value;
+pub mod window;

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use crate::build::TimePrecision;
-use crate::session::window::TimeWindow;
-pub use crate::session::window::{TimeOfDay, Weekday};
+use crate::window::TimeWindow;
+pub use crate::window::{TimeOfDay, Weekday};
 
 /// A settings file that cannot be used, with the 1-based line it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -22,9 +22,9 @@ use crate::Error;
 use crate::build::{FixVersion, MessageBuilder, TimePrecision};
 use crate::dictionary::validate::Validator;
 use crate::parse::Parser;
-use crate::session::window::TimeWindow;
 use crate::settings::{ApplVerId, BeginString, ConnectionType, SessionSettings};
 use crate::value::UtcTimestamp;
+use crate::window::TimeWindow;
 
 const NANOS: i64 = 1_000_000_000;
 /// EndSeqNo(16) meaning "everything after BeginSeqNo" before FIX 4.2.
