@@ -97,9 +97,9 @@ pub fn dictionary_xml(data: &[u8]) {
 pub fn session_script(data: &[u8]) {
     use crate::session::machine::{Config, Credentials, Output, Session};
     use crate::session::store::MemoryStore;
-    use crate::session::window::{TimeOfDay, TimeWindow, Weekday};
     use crate::settings::{BeginString, ConnectionType};
     use crate::value::UtcTimestamp;
+    use crate::window::{TimeOfDay, TimeWindow, Weekday};
 
     let (windows, data) = match data.strip_prefix(b"W") {
         Some(rest) => {

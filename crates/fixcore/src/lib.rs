@@ -57,3 +57,4 @@ pub mod session;
 pub mod settings;
 pub mod store;
 pub mod value;
+pub mod window;

@@ -35,9 +35,9 @@ use fixcore::session::app::Echo;
 use fixcore::session::connection::{Application, Delivered};
 use fixcore::session::machine::{Config, Output, Role, Session};
 use fixcore::session::store::{MemoryStore, SessionStore};
-use fixcore::session::window::TimeWindow;
 use fixcore::settings::{BeginString, TimeOfDay, Weekday};
 use fixcore::value::UtcTimestamp;
+use fixcore::window::TimeWindow;
 
 /// 2026-11-23 12:00:00 UTC, the scripts' clock at the start.
 const T0: i64 = 1_795_435_200 * 1_000_000_000;

@@ -11,7 +11,8 @@
 //! - [`app`]: the `echo` and `exec` applications;
 //! - [`reject`]: SessionRejectReason codes and QuickFIX's texts for them;
 //! - [`window`]: daily and weekly session and logon windows (QuickFIX's
-//!   `TimeRange`);
+//!   `TimeRange`), re-exported from [`crate::window`], where settings and
+//!   sessions both find it;
 //! - [`store`]: what a session must remember across connections and
 //!   restarts: its two sequence numbers and the messages it sent, for
 //!   serving ResendRequests.
@@ -22,4 +23,8 @@ pub mod connection;
 pub mod machine;
 pub mod reject;
 pub mod store;
-pub mod window;
+
+/// Session and logon windows, at home in [`crate::window`] (settings read
+/// them, sessions check them); re-exported here so
+/// `fixcore::session::window::TimeWindow` keeps working.
+pub use crate::window;

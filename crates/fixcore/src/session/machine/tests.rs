@@ -1,0 +1,74 @@
+use super::*;
+use crate::build::{FixVersion, TimePrecision};
+
+/// A message from the counterparty (BENCH -> EXCH, FIX.4.4).
+fn inbound(b: &mut MessageBuilder, msg_type: &[u8], seq: u64, body: &[(u32, &[u8])]) -> Vec<u8> {
+    b.begin(msg_type)
+        .header_uint(34, seq)
+        .header_str(49, "BENCH")
+        .header_timestamp(52, T, TimePrecision::Millis)
+        .header_str(56, "EXCH");
+    for &(tag, v) in body {
+        b.field_bytes(tag, v);
+    }
+    b.finish().unwrap().to_vec()
+}
+
+const T: UtcTimestamp = UtcTimestamp {
+    unix_nanos: 1_700_000_000_000_000_000,
+};
+
+/// The session lends its parse only for the latest delivery that the
+/// strict parser accepted: two deliveries at once (a gap filled) lend
+/// the second alone, and the lent view reads what a fresh parse reads.
+#[test]
+fn a_parse_is_lent_for_the_latest_strict_delivery_only() {
+    let cfg = Config {
+        reset_on_logon: true,
+        check_latency: false,
+        ..Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "BENCH")
+    };
+    let mut s = Session::new(cfg, crate::session::store::MemoryStore::default());
+    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    s.on_connect(T).unwrap();
+    let logon = inbound(&mut b, b"A", 1, &[(98, b"0"), (108, b"30"), (141, b"Y")]);
+    s.on_message(&logon, T).unwrap();
+    let later = inbound(&mut b, b"D", 3, &[(11, b"third"), (55, b"X")]);
+    s.on_message(&later, T).unwrap();
+    let gap = inbound(&mut b, b"D", 2, &[(11, b"second"), (55, b"X")]);
+    s.on_message(&gap, T).unwrap();
+    let delivered: Vec<Vec<u8>> = s
+        .drain()
+        .filter_map(|o| match o {
+            Output::Deliver(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(delivered.len(), 2);
+    assert!(s.lend_parser(&delivered[0]).is_none(), "not the latest");
+    // A copy of the latest is not the delivered buffer either.
+    assert!(s.lend_parser(&delivered[1].clone()).is_none());
+    let parser = s.lend_parser(&delivered[1]).expect("the latest is lent");
+    let view = parser.view(&delivered[1]);
+    let mut fresh = Parser::new();
+    let want = fresh.parse(&later).unwrap();
+    assert_eq!(view.get(11), Some(&b"third"[..]));
+    assert_eq!(
+        view.fields().map(|f| (f.tag, f.value)).collect::<Vec<_>>(),
+        want.fields().map(|f| (f.tag, f.value)).collect::<Vec<_>>()
+    );
+    s.give_back_parser(parser);
+    assert!(s.lend_parser(&delivered[1]).is_none(), "lent once");
+    // A repeated tag: delivered through the lenient reading, no parse.
+    let dup = inbound(&mut b, b"D", 4, &[(11, b"a"), (58, b"x"), (58, b"y")]);
+    s.on_message(&dup, T).unwrap();
+    let lenient: Vec<Vec<u8>> = s
+        .drain()
+        .filter_map(|o| match o {
+            Output::Deliver(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lenient.len(), 1);
+    assert!(s.lend_parser(&lenient[0]).is_none());
+}

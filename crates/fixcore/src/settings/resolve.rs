@@ -1,0 +1,310 @@
+//! One `[SESSION]`'s entries, `[DEFAULT]`'s merged in, read into a typed
+//! [`SessionSettings`]: required keys, Y/N flags, numbers, ports, days
+//! and times, each refused with its key, value and line.
+
+use super::{
+    ApplVerId, BeginString, ConnectionType, Entries, SessionSettings, SettingsError, TimeOfDay,
+    Validation, Weekday,
+};
+use crate::build::TimePrecision;
+use crate::window::TimeWindow;
+
+/// Typed reads of one session's merged entries.
+struct Reader<'a> {
+    header: usize,
+    e: &'a Entries,
+}
+
+impl Reader<'_> {
+    fn raw(&self, key: &'static str) -> Option<(&str, usize)> {
+        self.e.get(key).map(|(v, l)| (v.as_str(), *l))
+    }
+
+    fn bad(key: &'static str, v: &str, line: usize, why: &'static str) -> SettingsError {
+        SettingsError::BadValue {
+            line,
+            key,
+            value: v.to_string(),
+            why,
+        }
+    }
+
+    fn required(&self, key: &'static str) -> Result<(&str, usize), SettingsError> {
+        match self.raw(key) {
+            Some((v, l)) if !v.is_empty() => Ok((v, l)),
+            Some((v, l)) => Err(Self::bad(key, v, l, "must not be empty")),
+            None => Err(SettingsError::Missing {
+                line: self.header,
+                key,
+            }),
+        }
+    }
+
+    fn string(&self, key: &'static str) -> Option<String> {
+        self.raw(key).map(|(v, _)| v.to_string())
+    }
+
+    fn bool(&self, key: &'static str, default: bool) -> Result<bool, SettingsError> {
+        match self.raw(key) {
+            None => Ok(default),
+            // QuickFIX's BoolConvertor: exactly one character, Y or N.
+            Some(("Y", _)) => Ok(true),
+            Some(("N", _)) => Ok(false),
+            Some((v, l)) => Err(Self::bad(key, v, l, "expected Y or N")),
+        }
+    }
+
+    fn uint(&self, key: &'static str) -> Result<Option<u32>, SettingsError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some((v, l)) => {
+                if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(Self::bad(key, v, l, "expected a non-negative integer"));
+                }
+                v.parse()
+                    .map(Some)
+                    .map_err(|_| Self::bad(key, v, l, "number too large"))
+            }
+        }
+    }
+
+    fn port(&self, key: &'static str) -> Result<Option<u16>, SettingsError> {
+        match self.uint(key)? {
+            None => Ok(None),
+            Some(p) => match u16::try_from(p) {
+                Ok(p) if p > 0 => Ok(Some(p)),
+                _ => {
+                    let (v, l) = self.raw(key).unwrap_or(("", self.header));
+                    Err(Self::bad(key, v, l, "expected a port 1-65535"))
+                }
+            },
+        }
+    }
+
+    /// QuickFIX reads MillisecondsInTimeStamp, then lets
+    /// TimestampPrecision override it.
+    fn timestamp_precision(&self) -> Result<Option<TimePrecision>, SettingsError> {
+        if let Some((v, l)) = self.raw("TimestampPrecision") {
+            return match v {
+                "0" => Ok(Some(TimePrecision::Seconds)),
+                "3" => Ok(Some(TimePrecision::Millis)),
+                "6" => Ok(Some(TimePrecision::Micros)),
+                "9" => Ok(Some(TimePrecision::Nanos)),
+                _ => Err(Self::bad(
+                    "TimestampPrecision",
+                    v,
+                    l,
+                    "expected 0, 3, 6 or 9",
+                )),
+            };
+        }
+        Ok(match self.raw("MillisecondsInTimeStamp") {
+            None => None,
+            Some(_) => Some(if self.bool("MillisecondsInTimeStamp", true)? {
+                TimePrecision::Millis
+            } else {
+                TimePrecision::Seconds
+            }),
+        })
+    }
+
+    fn day(&self, key: &'static str) -> Result<Option<Weekday>, SettingsError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some((v, l)) => Weekday::parse(v)
+                .map(Some)
+                .ok_or_else(|| Self::bad(key, v, l, "expected a day (su, mo, tu, we, th, fr, sa)")),
+        }
+    }
+
+    fn time(&self, key: &'static str) -> Result<Option<TimeOfDay>, SettingsError> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some((v, l)) => TimeOfDay::parse(v)
+                .map(Some)
+                .ok_or_else(|| Self::bad(key, v, l, "expected HH:MM:SS")),
+        }
+    }
+}
+
+pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError> {
+    let r = Reader { header, e };
+    let (ct, l) = r.required("ConnectionType")?;
+    let connection_type = match ct {
+        "acceptor" => ConnectionType::Acceptor,
+        "initiator" => ConnectionType::Initiator,
+        _ => {
+            return Err(Reader::bad(
+                "ConnectionType",
+                ct,
+                l,
+                "expected acceptor or initiator",
+            ));
+        }
+    };
+    let (bs, l) = r.required("BeginString")?;
+    let begin_string = BeginString::from_wire(bs).ok_or_else(|| {
+        Reader::bad(
+            "BeginString",
+            bs,
+            l,
+            "expected FIX.4.0 ... FIX.4.4 or FIXT.1.1",
+        )
+    })?;
+    let sender_comp_id = r.required("SenderCompID")?.0.to_string();
+    let target_comp_id = r.required("TargetCompID")?.0.to_string();
+    let default_appl_ver_id = match (begin_string, r.raw("DefaultApplVerID")) {
+        (BeginString::Fixt11, None) => {
+            return Err(SettingsError::Missing {
+                line: header,
+                key: "DefaultApplVerID",
+            });
+        }
+        (BeginString::Fixt11, Some((v, l))) => Some(ApplVerId::parse(v).ok_or_else(|| {
+            Reader::bad(
+                "DefaultApplVerID",
+                v,
+                l,
+                "expected FIX.5.0, FIX.5.0SP1, FIX.5.0SP2 (or 7, 8, 9)",
+            )
+        })?),
+        // FIX.4.x carries its application version in BeginString.
+        (_, _) => None,
+    };
+    let socket_accept_port = r.port("SocketAcceptPort")?;
+    let socket_connect_host = r.string("SocketConnectHost");
+    let socket_connect_port = r.port("SocketConnectPort")?;
+    let heart_bt_int = r.uint("HeartBtInt")?;
+    match connection_type {
+        ConnectionType::Acceptor => {
+            r.required("SocketAcceptPort")?;
+        }
+        ConnectionType::Initiator => {
+            r.required("SocketConnectHost")?;
+            r.required("SocketConnectPort")?;
+            r.required("HeartBtInt")?;
+        }
+    }
+    let start_time = r.time("StartTime")?;
+    let end_time = r.time("EndTime")?;
+    if start_time.is_some() != end_time.is_some() {
+        return Err(SettingsError::Missing {
+            line: header,
+            key: if start_time.is_some() {
+                "EndTime"
+            } else {
+                "StartTime"
+            },
+        });
+    }
+    let (start_day, end_day) = (r.day("StartDay")?, r.day("EndDay")?);
+    if start_day.is_some() != end_day.is_some() {
+        return Err(SettingsError::Inconsistent {
+            line: header,
+            why: if start_day.is_some() {
+                "StartDay used without EndDay"
+            } else {
+                "EndDay used without StartDay"
+            },
+        });
+    }
+    if r.bool("NonStopSession", false)? && (start_time.is_some() || start_day.is_some()) {
+        return Err(SettingsError::Inconsistent {
+            line: header,
+            why: "NonStopSession used with StartTime/EndTime/StartDay/EndDay",
+        });
+    }
+    let (logon_time, logout_time) = (r.time("LogonTime")?, r.time("LogoutTime")?);
+    let (logon_day, logout_day) = (r.day("LogonDay")?, r.day("LogoutDay")?);
+    let use_local_time = r.bool("UseLocalTime", false)?;
+    if let Some((start, end)) = start_time.zip(end_time) {
+        // QuickFIX's SessionFactory checks: the logon window lies inside
+        // the session's.
+        let window = TimeWindow::new(start, end, start_day.zip(end_day));
+        if !window.contains_time_on(logon_time.unwrap_or(start), logon_day.or(start_day)) {
+            return Err(SettingsError::Inconsistent {
+                line: header,
+                why: "LogonTime must be between StartTime and EndTime",
+            });
+        }
+        if !window.contains_time_on(logout_time.unwrap_or(end), logout_day.or(end_day)) {
+            return Err(SettingsError::Inconsistent {
+                line: header,
+                why: "LogoutTime must be between StartTime and EndTime",
+            });
+        }
+        if logon_day.or(start_day).is_some() != logout_day.or(end_day).is_some() {
+            return Err(SettingsError::Inconsistent {
+                line: header,
+                why: "LogonDay and LogoutDay go together (or with StartDay and EndDay)",
+            });
+        }
+    } else if logon_time.is_some()
+        || logout_time.is_some()
+        || logon_day.is_some()
+        || logout_day.is_some()
+    {
+        return Err(SettingsError::Inconsistent {
+            line: header,
+            why: "LogonTime/LogoutTime/LogonDay/LogoutDay need StartTime and EndTime",
+        });
+    }
+    let use_data_dictionary = r.bool("UseDataDictionary", true)?;
+    let data_dictionary = r.string("DataDictionary");
+    let transport_data_dictionary = r.string("TransportDataDictionary");
+    let app_data_dictionary = r.string("AppDataDictionary");
+    let defaults = Validation::default();
+    let validation = Validation {
+        fields_out_of_order: r.bool("ValidateFieldsOutOfOrder", defaults.fields_out_of_order)?,
+        fields_have_values: r.bool("ValidateFieldsHaveValues", defaults.fields_have_values)?,
+        user_defined_fields: r.bool("ValidateUserDefinedFields", defaults.user_defined_fields)?,
+        allow_unknown_msg_fields: r
+            .bool("AllowUnknownMsgFields", defaults.allow_unknown_msg_fields)?,
+        check_latency: r.bool("CheckLatency", defaults.check_latency)?,
+        max_latency_secs: r.uint("MaxLatency")?.unwrap_or(defaults.max_latency_secs),
+    };
+    Ok(SessionSettings {
+        line: header,
+        connection_type,
+        begin_string,
+        sender_comp_id,
+        target_comp_id,
+        session_qualifier: r.string("SessionQualifier").unwrap_or_default(),
+        default_appl_ver_id,
+        socket_accept_port,
+        socket_connect_host,
+        socket_connect_port,
+        heart_bt_int,
+        reconnect_interval: r.uint("ReconnectInterval")?.unwrap_or(30),
+        use_data_dictionary,
+        data_dictionary,
+        transport_data_dictionary,
+        app_data_dictionary,
+        file_store_path: r.string("FileStorePath"),
+        reset_on_logon: r.bool("ResetOnLogon", false)?,
+        reset_on_logout: r.bool("ResetOnLogout", false)?,
+        reset_on_disconnect: r.bool("ResetOnDisconnect", false)?,
+        start_time,
+        end_time,
+        start_day,
+        end_day,
+        logon_time,
+        logout_time,
+        logon_day,
+        logout_day,
+        use_local_time,
+        refresh_on_logon: r.bool("RefreshOnLogon", false)?,
+        timestamp_precision: r.timestamp_precision()?,
+        validation,
+        check_comp_id: r.bool("CheckCompID", true)?,
+        enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,
+        logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
+        logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
+        socket_nodelay: r.bool("SocketNodelay", true)?,
+        socket_reuse_address: r.bool("SocketReuseAddress", true)?,
+        send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
+        persist_messages: r.bool("PersistMessages", true)?,
+        username: r.string("Username"),
+        password: r.string("Password"),
+    })
+}
