@@ -14,6 +14,8 @@
 //!   acceptor and the echo / exchange applications; [`settings`] and
 //!   [`dictionary`] read QuickFIX settings files and XML dictionaries
 //!   ([`dictionary::validate`] checks whole messages against them);
+//!   [`window`] is QuickFIX's daily and weekly session and logon times,
+//!   which both read;
 //! - [`store`], [`deferred`], [`affinity`]: resend store, SPSC hand-off
 //!   to a worker, thread pinning;
 //!
