@@ -167,7 +167,8 @@ impl Repeat {
         }
         let start = Instant::now();
         let mut n = 0;
-        while n < self.rounds.max(1) && (n < self.min_rounds || start.elapsed() < self.time) {
+        while n < self.rounds.max(1) && (n < self.min_rounds.max(1) || start.elapsed() < self.time)
+        {
             round(true)?;
             n += 1;
         }
@@ -204,11 +205,17 @@ mod tests {
             time,
         };
         // Plenty of time: the round count stops it.
-        assert_eq!(count(r(5, 1, Duration::from_secs(60)), Duration::ZERO), (2, 5, 5));
+        assert_eq!(
+            count(r(5, 1, Duration::from_secs(60)), Duration::ZERO),
+            (2, 5, 5)
+        );
         // No time at all: the minimum still runs.
         assert_eq!(count(r(100, 3, Duration::ZERO), Duration::ZERO), (2, 3, 3));
         // 5 ms rounds, 30 ms of time: stopped by the clock, well before 100.
-        let (_, m, _) = count(r(100, 1, Duration::from_millis(30)), Duration::from_millis(5));
+        let (_, m, _) = count(
+            r(100, 1, Duration::from_millis(30)),
+            Duration::from_millis(5),
+        );
         assert!((1..=8).contains(&m), "{m}");
         // At least one measured round even when none is asked for.
         assert_eq!(count(r(0, 0, Duration::ZERO), Duration::ZERO), (2, 1, 1));
@@ -240,7 +247,11 @@ mod tests {
         };
         let slow: Op<'_> = Box::new(|n| Duration::from_nanos(500 * n as u64));
         let fast: Op<'_> = Box::new(|n| Duration::from_nanos(100 * n as u64));
-        let c = interleave(&r, "t".into(), vec![("slow".into(), slow), ("fast".into(), fast)]);
+        let c = interleave(
+            &r,
+            "t".into(),
+            vec![("slow".into(), slow), ("fast".into(), fast)],
+        );
         assert_eq!(c.variants.len(), 2);
         assert!(c.variants.iter().all(|v| v.histogram.len() == 120));
         assert_eq!(c.variants[0].histogram.value_at_quantile(0.5), 500);

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
-use perfkit_bench::harness::Repeat;
 use perfkit::corpus;
 use perfkit::report::{self, Report, Row, RunInfo, Section, Value};
 use perfkit::units::parse_duration;
+use perfkit_bench::harness::Repeat;
 use zstdkit::{
     Budget, Compressor, CostModel, Decoder, Decompressor, Encoder, FlushMode, Operation, Params,
     Placement, Policy, Recipe, Runway, RunwayEncoder,

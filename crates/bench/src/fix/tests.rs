@@ -1,0 +1,127 @@
+use super::*;
+
+fn tiny() -> Settings {
+    Settings {
+        iterations: 200,
+        warmup: 10,
+        runs: 2,
+        batch: 10,
+        transport_iterations: 40,
+        pin: None,
+    }
+}
+
+#[test]
+fn every_measurement_fills_its_histograms() {
+    let s = tiny();
+    let mut all = scan(&s);
+    all.push(parse(&s, None).unwrap());
+    all.push(build(&s));
+    all.extend(store(&s));
+    let d = deferred(&s).unwrap();
+    // The spaced row (there when the TSC is usable) reports its own
+    // refused submits and its own worker's placement.
+    let spaced = d.variants.iter().any(|v| v.name.ends_with("ns apart"));
+    let noted = |prefix: &str| d.notes.iter().any(|n| n.starts_with(prefix));
+    assert!(noted("SPSC submits refused (ring full): "), "{:?}", d.notes);
+    assert_eq!(
+        noted("spaced-row SPSC submits refused (ring full): "),
+        spaced,
+        "{:?}",
+        d.notes
+    );
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.starts_with("placement: ")
+                && n.contains("; spaced-row SPSC workers ") == spaced),
+        "{:?}",
+        d.notes
+    );
+    all.push(d);
+    all.push(affinity(&s).unwrap());
+    for c in &all {
+        for v in &c.variants {
+            assert_eq!(v.histogram.len(), 200, "{} / {}", c.title, v.name);
+        }
+    }
+    let t = transport(&s).unwrap();
+    // Unpinned (no --pin), both ends run on the mask this test thread
+    // has, and each row's note says how its transport was set up.
+    let here = fixcore::affinity::Pinning::current();
+    let placed = format!("; client {here}, server {here}");
+    for v in &t.variants {
+        assert_eq!(v.histogram.len(), 40, "{}", v.name);
+        let note = v.note.as_deref().unwrap_or_default();
+        let setup = match v.name.as_str() {
+            "blocking" => "blocking std::net",
+            "tokio" => "tokio current-thread",
+            _ => "io_uring ",
+        };
+        assert!(
+            note.starts_with(setup) && note.ends_with(&placed),
+            "{}: {note:?}",
+            v.name
+        );
+    }
+    assert_eq!(t.also_vs, Some(1), "tokio");
+    // Without io_uring the benchmark still runs, minus those rows.
+    match transport::io_uring_available() {
+        Ok(()) => {
+            assert_eq!(t.variants.len(), 4);
+        }
+        Err(_) => {
+            assert_eq!(t.variants.len(), 2);
+            assert!(
+                t.notes
+                    .iter()
+                    .any(|n| n.starts_with("io_uring unavailable: ")),
+                "{:?}",
+                t.notes
+            );
+        }
+    }
+}
+
+#[test]
+fn parse_of_input_rejects_bad_messages() {
+    let s = tiny();
+    assert!(parse(&s, Some(&[b"8=FIX.4.4\x01".to_vec()])).is_err());
+    assert!(parse(&s, Some(&[])).is_err());
+    let good = sample::all().swap_remove(1).1;
+    let c = parse(&s, Some(&[good])).unwrap();
+    assert_eq!(c.variants.len(), 1);
+}
+
+#[test]
+fn parse_with_runs_the_hook_after_each_run_on_the_rows_of_parse_sets() {
+    let s = tiny();
+    let sets = parse_sets(None).unwrap();
+    assert_eq!(sets.names().len(), sample::all().len());
+    assert_eq!(sets.messages().len(), sets.names().len());
+    let mut seen = Vec::new();
+    let c = parse_with(&s, &sets, |run| {
+        seen.push(run);
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    assert_eq!(seen, [0, 1]);
+    let names: Vec<&str> = c.variants.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(names, sets.names());
+    for v in &c.variants {
+        assert_eq!(v.histogram.len(), 200, "{}", v.name);
+    }
+    // The hook's first error ends the measurement with that error.
+    let mut calls = 0;
+    let e = parse_with(&s, &sets, |run| {
+        calls += 1;
+        if run == 0 { Err("stop") } else { Ok(()) }
+    })
+    .unwrap_err();
+    assert_eq!((e, calls), ("stop", 1));
+    // The input's row holds the input, once validated.
+    let good = sample::all().swap_remove(1).1;
+    let input = parse_sets(Some(&[good.clone(), good.clone()])).unwrap();
+    assert_eq!(input.messages(), [vec![good.clone(), good]]);
+    assert!(input.names()[0].starts_with("input: 2 messages"));
+}
