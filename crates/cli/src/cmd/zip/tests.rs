@@ -1,3 +1,4 @@
+use super::unzip::{fmt_time, wildcard};
 use super::*;
 
 /// The exponential recursive matcher, kept as the brute-force oracle.

@@ -1,0 +1,282 @@
+//! `perfkit betree bench`: the reference benchmark measured by
+//! `perfkit_bench::betree` and rendered into the report.
+
+use super::*;
+
+/// Everything the benchmark measured, for [`fill`].
+pub(super) struct Measured {
+    run: BenchReport,
+    cpu: SliceCpu,
+    /// [`control_loop`] against the CPU pass's slices.
+    control: hdrhistogram::Histogram<u64>,
+    opts: Options,
+    replays: usize,
+    replayed: Vec<Replayed>,
+}
+
+/// Runs the benchmark, the CPU-clock pass, the control loop and the
+/// replays.
+pub(super) fn measure_all(
+    index: &Index,
+    events: &[Event],
+    opts: Options,
+    replays: usize,
+) -> Result<Measured> {
+    let run = measure::run(index, events, opts).context("running the benchmark")?;
+    let cpu = slice_cpu(index, events, opts.budget)?;
+    let control = control_loop(&cpu.slices);
+    let replayed =
+        measure::replay(index, events, &run, replays).context("replaying the long slices")?;
+    Ok(Measured {
+        run,
+        cpu,
+        control,
+        opts,
+        replays,
+        replayed,
+    })
+}
+
+/// Builds the report of the reference benchmark.
+pub(super) fn bench_report(
+    index: &Index,
+    events: &[Event],
+    build: Duration,
+    opts: Options,
+    replays: usize,
+) -> Result<Report> {
+    let m = measure_all(index, events, opts, replays)?;
+    let mut rep = Report::new("betree bench");
+    rep.run.iterations = m.run.events as u64;
+    rep.run.warmup = opts.warmup.min(events.len()) as u64;
+    rep.run.timing = "std::time::Instant around each search and each search_next step".into();
+    fill(&mut rep, index, &m, build, "");
+    Ok(rep)
+}
+
+/// The machine's own stalls: a loop of fixed work as long as the median
+/// slice, run as many times as there were slices. Its tail (interrupts,
+/// hypervisor exits, preemption) is what any code of that length sees
+/// here, so the slices' tail is read against it.
+pub(super) fn control_loop(slices: &hdrhistogram::Histogram<u64>) -> hdrhistogram::Histogram<u64> {
+    let target = Duration::from_nanos(slices.value_at_quantile(0.5).max(1));
+    // Calibrate the work per loop on the thread's CPU clock.
+    let spin = |n: u64| {
+        let mut x = 1u64;
+        for i in 0..n {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+        }
+        x
+    };
+    let probe = 100_000;
+    let t = perfkit_bench::harness::clock::thread_cpu();
+    std::hint::black_box(spin(probe));
+    let per = (perfkit_bench::harness::clock::thread_cpu() - t)
+        .as_nanos()
+        .max(1) as f64
+        / probe as f64;
+    let n = ((target.as_nanos() as f64 / per) as u64).max(1);
+    let mut h = report::latency_histogram();
+    for _ in 0..slices.len() {
+        let t = Instant::now();
+        std::hint::black_box(spin(n));
+        report::record(&mut h, t.elapsed());
+    }
+    h
+}
+
+/// The `next` mode's slices again, on the thread's CPU clock.
+pub(super) fn slice_cpu(index: &Index, events: &[Event], budget: u64) -> Result<SliceCpu> {
+    let ns = || perfkit_bench::harness::clock::thread_cpu().as_nanos() as u64;
+    measure::slice_cpu(index, events, budget, ns).context("timing slices on the CPU clock")
+}
+
+/// Adds the benchmark's sections to `rep`, names prefixed by `prefix`.
+pub(super) fn fill(rep: &mut Report, index: &Index, m: &Measured, build: Duration, prefix: &str) {
+    let (r, cpu) = (&m.run, &m.cpu);
+    let std_total = r.modes[0].total_ns.max(1) as f64;
+    let s = rep.section(format!("{prefix}index"));
+    s.row(
+        Row::new("build")
+            .elapsed(build)
+            .col("build_ms", Value::num(build.as_secs_f64() * 1e3, 1))
+            .col("expressions", index.len())
+            .col("attributes", index.schema().len())
+            .col(
+                "index_mib",
+                Value::num(index.memory_bytes() as f64 / (1 << 20) as f64, 1),
+            ),
+    );
+    let s = rep.section(format!("{prefix}search per event"));
+    for (k, m) in r.modes.iter().enumerate() {
+        let name = [
+            "std (search)",
+            "all (search_iter + search_all)",
+            "next (search_iter + search_next)",
+        ][k];
+        let mut row = Row::new(name)
+            .latency(m.per_event.clone())
+            .col(
+                "events_per_s",
+                Value::num(r.events as f64 / (m.total_ns.max(1) as f64 / 1e9), 0),
+            )
+            .col("vs_std", Value::num(m.total_ns as f64 / std_total, 3));
+        if k == 2 {
+            row = row
+                .col("max_slice_us", Value::num(m.max_slice_ns as f64 / 1e3, 1))
+                .col("max_slice_cpu_us", Value::num(cpu.max_ns as f64 / 1e3, 1));
+        }
+        s.row(row);
+    }
+    s.row(
+        Row::new(format!("next: time between yields (budget {})", r.budget))
+            .latency(r.modes[2].slices.clone()),
+    );
+    s.row(
+        Row::new(format!("next: CPU time per slice (budget {})", r.budget))
+            .latency(cpu.slices.clone()),
+    );
+    s.row(
+        Row::new("control: fixed CPU loop of the median slice's length").latency(m.control.clone()),
+    );
+    let batch_eps = r.events as f64 / (r.batch_ns.max(1) as f64 / 1e9);
+    s.row(
+        Row::new("batch (search_batch, all events)")
+            .elapsed(Duration::from_nanos(r.batch_ns))
+            .col("events_per_s", Value::num(batch_eps, 0))
+            .col("vs_std", Value::num(r.batch_ns as f64 / std_total, 3)),
+    );
+    s.note(format!(
+        "{} events, {} matches in total, identical in every mode (checked); {} candidates evaluated in total",
+        r.events, r.matches, r.candidates
+    ));
+    s.note("the slice rows and max_slice come from a further next pass per event that times every slice; the per-event and per-block times of the three modes are taken without that instrumentation (one clock pair per search), so its cost is not in the penalty");
+    s.note("max_slice: longest wall time between two yields, which counts time the OS had the thread descheduled; max_slice_cpu: longest CPU time of one slice (thread CPU clock, a separate pass; in a VM it also counts time the hypervisor took); the control row is fixed work of the median slice's length, timed the same number of times: its tail is the machine's, not the search's");
+    let per_event = |n: u64| Value::num(n as f64 / r.events.max(1) as f64, 1);
+    let sel = rep.section(format!("{prefix}selection"));
+    sel.row(
+        Row::new("candidates evaluated vs matches, per event")
+            .col("candidates_per_event", per_event(r.candidates))
+            .col("matches_per_event", per_event(r.matches))
+            .col(
+                "candidates_per_match",
+                Value::num(r.candidates as f64 / r.matches.max(1) as f64, 2),
+            ),
+    );
+    sel.note("candidates: expressions the index selected for evaluation (counted in a further untimed search per event); the closer to matches, the more the index prunes");
+    let s = rep.section(format!(
+        "{prefix}relative difference per block of {} events vs std",
+        r.block
+    ));
+    for (k, c) in r.comparisons.iter().enumerate() {
+        s.row(
+            Row::new(["all", "next"][k])
+                .col("min_pct", Value::num(c.min * 100.0, 2))
+                .col("max_pct", Value::num(c.max * 100.0, 2))
+                .col("median_pct", Value::num(c.median * 100.0, 2))
+                .col("p99_pct", Value::num(c.p99 * 100.0, 2))
+                .col("better_pct", Value::num(c.better_share * 100.0, 0))
+                .col("total_ratio", Value::num(c.total_ratio, 3)),
+        );
+    }
+    s.note("negative = faster than std; better_pct = share of blocks faster than std");
+    fill_replays(rep, m, prefix);
+}
+
+/// The replay section: how long the longest slices take once the machine's
+/// stalls are taken out.
+pub(super) fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
+    let r = &m.run;
+    let us = |ns: u64| Value::num(ns as f64 / 1e3, 1);
+    let mut least = report::latency_histogram();
+    for x in &m.replayed {
+        report::record(&mut least, Duration::from_nanos(x.min_ns()));
+    }
+    let min_max = m.replayed.iter().map(Replayed::min_ns).max().unwrap_or(0);
+    let median_max = m
+        .replayed
+        .iter()
+        .map(Replayed::median_ns)
+        .max()
+        .unwrap_or(0);
+    let s = rep.section(format!(
+        "{prefix}next: slices over {} replayed (budget {})",
+        report::format_ns(m.opts.long_slice_ns as f64),
+        r.budget
+    ));
+    s.row(
+        Row::new(format!(
+            "least time of each replayed slice (timed pass + {} replays)",
+            m.replays
+        ))
+        .latency(least)
+        .col("threshold_us", us(m.opts.long_slice_ns))
+        .col("slices", r.modes[2].slices.len())
+        .col("over_threshold", r.over_threshold)
+        .col("replayed", m.replayed.len())
+        .col("replays_each", m.replays)
+        .col("raw_max_us", us(r.modes[2].max_slice_ns))
+        .col("replay_min_max_us", us(min_max))
+        .col("replay_median_max_us", us(median_max))
+        .col("unreplayed_max_us", us(r.unkept_max_ns))
+        .col("replayed_estimate_max_us", us(min_max.max(r.unkept_max_ns))),
+    );
+    // The slice whose least time is the longest: its replays show whether
+    // that least time was one lucky run or what the slice always takes.
+    if let Some(w) = m.replayed.iter().max_by_key(|x| (x.min_ns(), x.slice.ns)) {
+        let mut h = report::latency_histogram();
+        for &ns in &w.replays_ns {
+            report::record(&mut h, Duration::from_nanos(ns));
+        }
+        s.row(
+            Row::new(format!(
+                "worst replayed slice: its {} replays",
+                w.replays_ns.len()
+            ))
+            .latency(h)
+            .col("event", w.slice.event + 1)
+            .col("slice", w.slice.slice + 1)
+            .col("reductions", w.slice.reductions)
+            .col("raw_us", us(w.slice.ns))
+            .col("min_us", us(w.min_ns()))
+            .col("median_us", us(w.median_ns())),
+        );
+    }
+    s.note(format!(
+        "every slice of the next mode over {} in the timed pass (the longest {} at most) is run again {} times: same event, same budget, same slice number, and each replay checks it spends the same reductions (it does, or the run fails)",
+        report::format_ns(m.opts.long_slice_ns as f64),
+        m.opts.long_slices_kept,
+        m.replays
+    ));
+    s.note("why it is fair: the work is deterministic and the machine's stalls (interrupts, preemption, hypervisor exits) only add time, so the least of several runs of the same work estimates the work; each replay first repeats what ran before the slice in the timed pass (the previous event's three timed modes and its sliced next pass, this event's three timed modes, next's earlier slices), so caches and predictors hold what they held then, and the replays go round-robin over all slices, so one slice's runs are spread over the phase, not back to back under the same stall");
+    s.note("replay_min_max: the longest least time (timed pass and replays) of any replayed slice; replay_median_max: the longest median of replays; unreplayed_max: the longest slice not replayed");
+    s.note(format!(
+        "replayed_estimate_max = max(replay_min_max, unreplayed_max): the longest slice once each replayed slice counts at the least of its {} runs (timed pass and {} replays) and every other slice at its raw time; a best-of-{} estimate, not a bound: it leans optimistic, since the least run can be a lucky one below what the slice usually takes (replay_median_max shows the typical), and raw_max is what the timed pass really saw",
+        m.replays + 1,
+        m.replays,
+        m.replays + 1
+    ));
+}
+
+/// The betree part of `perfkit bench`: the reference workload generated in
+/// process (5,000 expressions × 128 parameters, 1,000 events).
+pub fn default_workload(rep: &mut Report) -> Result<()> {
+    let params = 128;
+    let exprs = reference::random_expressions(params, 5000, 1);
+    let schema = Schema::boolean_params(params);
+    let t = Instant::now();
+    let mut index = Index::new(schema.clone());
+    for (i, e) in exprs.iter().enumerate() {
+        index.insert(i as u64 + 1, e)?;
+    }
+    let build = t.elapsed();
+    let events = reference::random_events(params, 1000, 2)
+        .iter()
+        .map(|v| Event::from_bools(&schema, v))
+        .collect::<betree::Result<Vec<_>>>()?;
+    let replay = ReplayArgs::default();
+    let opts = replay.options(2000, 250, 20);
+    let m = measure_all(&index, &events, opts, replay.replays)?;
+    fill(rep, &index, &m, build, "betree: ");
+    Ok(())
+}
