@@ -4,8 +4,8 @@
 
 use std::borrow::Borrow;
 
-use crate::domain::{AttrId, AttrType, Bounds, Schema};
-use crate::event::{Event, Value, article};
+use crate::domain::{AttrId, AttrType, Bounds, Schema, article};
+use crate::event::{Event, Value};
 use crate::parse::{Arg, AttrRef, CmpOp, Lit, Node, PredAst, Ref, SetOp, parse};
 use crate::{Error, Result};
 
