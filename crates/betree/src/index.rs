@@ -22,7 +22,7 @@ use crate::event::Event;
 use crate::expr::{Constants, Pred, compile_source};
 use crate::parse::Node;
 use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step, compile};
-use crate::selection::{Seen, Selection};
+use crate::selection::{Seen, Selection, Source};
 use crate::{Error, Result};
 
 /// An expression's id, chosen by the caller.
@@ -475,13 +475,23 @@ impl Index {
         Ok(())
     }
 
+    /// What a selection in this index reads.
+    pub(crate) fn source(&self) -> Source<'_> {
+        Source {
+            counting: &self.counting,
+            schema: &self.schema,
+            preds: &self.atoms.preds,
+            slots: self.slots.len(),
+        }
+    }
+
     /// Selects the candidate slots for `ev` into [`Selection::cands`], in
     /// id order (so results come out sorted without sorting them), in one
     /// go: the cooperative search's selection run without a budget. `sel`
     /// is reusable scratch: it is reset here.
     pub(crate) fn select(&self, ev: &Event, sel: &mut Selection) {
         sel.reset();
-        let done = sel.advance(self, ev, u64::MAX, &mut 0);
+        let done = sel.advance(self.source(), ev, u64::MAX, &mut 0);
         debug_assert!(done, "an unbounded selection finishes");
     }
 
