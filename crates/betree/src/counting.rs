@@ -82,13 +82,22 @@ pub(crate) const DEFINED_TERM: u32 = 1 << 27;
 const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM | DEFINED_TERM;
 
 /// Bits of a posting entry holding the expression's number of indexed
-/// conjuncts; the slot sits above them.
+/// conjuncts; [`PROVEN_BIT`] sits above them, the slot above it.
 const NEED_BITS: u32 = 6;
+/// The bit of a posting entry set when the expression's selection proves
+/// it (its jump program is constant `true`, see [`Counting::proven`]).
+const PROVEN_BIT: u32 = 1 << NEED_BITS;
+/// Where the slot starts in a posting entry.
+const SLOT_SHIFT: u32 = NEED_BITS + 1;
 /// The most indexed conjuncts one expression posts.
 pub(crate) const MAX_NEED: usize = (1 << NEED_BITS) - 1;
 /// Slots at or above this cannot be packed in a posting entry; such
 /// expressions go to the scan list.
-pub(crate) const MAX_POSTED_SLOT: u32 = 1 << (32 - NEED_BITS);
+pub(crate) const MAX_POSTED_SLOT: u32 = 1 << (32 - SLOT_SHIFT);
+/// Flag of a candidate (in [`Counting::gated`] and a selection's
+/// candidates) that its selection proves: it matches with no evaluation.
+/// Slots stay below it.
+pub(crate) const PROVEN: u32 = 1 << 31;
 
 /// How evaluation decides an atom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -382,6 +391,34 @@ impl Counting {
         out
     }
 
+    /// Whether slot `s`, with conjunct terms `terms`, is posted (counted or
+    /// gated) rather than on the scan list.
+    pub(crate) fn posts(s: u32, terms: &[u32]) -> bool {
+        !terms.is_empty() && s < MAX_POSTED_SLOT
+    }
+
+    /// Whether top-level conjunct `n` of a posted expression with
+    /// `terms` is true on every event that makes the expression a
+    /// candidate, so that evaluation need not test it again: a boolean, an
+    /// equality or `in` on a scalar, or the list conjunct of its attribute
+    /// (each counted, and a hit is exactly the predicate being true), or an
+    /// integer range (not killed means true). Float ranges are tested again
+    /// (a NaN value satisfies no threshold yet kills none of the upper
+    /// side), and so are the negated forms (posted only to be killed when
+    /// their attribute is undefined).
+    pub(crate) fn proven(n: Node, terms: &[u32], preds: &[Option<Pred>]) -> bool {
+        match n {
+            Node::Bool(slot) => terms.contains(&(BOOL_TERM | slot)),
+            Node::Pred(a) => {
+                terms.contains(&(KEY_TERM | a))
+                    || terms.contains(&(LIST_TERM | a))
+                    || (terms.contains(&(RANGE_TERM | a))
+                        && matches!(preds[a as usize], Some(Pred::IntCmp { .. })))
+            }
+            _ => false,
+        }
+    }
+
     /// The thresholds and bound of range conjunct `p`.
     fn range_side(&mut self, p: &Pred) -> (AttrId, RangeSide<'_>) {
         let (attr, keys) = range_of(p).expect("a range conjunct");
@@ -399,17 +436,18 @@ impl Counting {
     }
 
     /// Posts slot `s` under each of `terms`; `preds` are the index's atoms
-    /// (for range conjuncts).
-    pub(crate) fn post(&mut self, s: u32, terms: &[u32], preds: &[Option<Pred>]) {
-        if terms.is_empty() || s >= MAX_POSTED_SLOT {
+    /// (for range conjuncts). `proven`: being a candidate proves the
+    /// expression true (every conjunct is [`Counting::proven`]).
+    pub(crate) fn post(&mut self, s: u32, terms: &[u32], proven: bool, preds: &[Option<Pred>]) {
+        if !Counting::posts(s, terms) {
             self.scan.push(s);
             return;
         }
         let need = counted(terms);
         if need == 0 {
-            self.gated.push(s);
+            self.gated.push(if proven { s | PROVEN } else { s });
         }
-        let entry = (s << NEED_BITS) | need;
+        let entry = make_entry(s, need, proven);
         for &t in terms {
             if t & RANGE_TERM != 0 {
                 let p = preds[(t & !RANGE_TERM) as usize]
@@ -446,10 +484,10 @@ impl Counting {
         }
     }
 
-    /// Removes slot `s`, posted under `terms` (before its atoms are
-    /// released: range conjuncts are found through `preds`).
-    pub(crate) fn unpost(&mut self, s: u32, terms: &[u32], preds: &[Option<Pred>]) {
-        if terms.is_empty() || s >= MAX_POSTED_SLOT {
+    /// Removes slot `s`, posted under `terms` with `proven` (before its
+    /// atoms are released: range conjuncts are found through `preds`).
+    pub(crate) fn unpost(&mut self, s: u32, terms: &[u32], proven: bool, preds: &[Option<Pred>]) {
+        if !Counting::posts(s, terms) {
             if let Some(k) = self.scan.iter().position(|&x| x == s) {
                 self.scan.swap_remove(k);
             }
@@ -457,11 +495,11 @@ impl Counting {
         }
         let need = counted(terms);
         if need == 0
-            && let Some(k) = self.gated.iter().position(|&x| x == s)
+            && let Some(k) = self.gated.iter().position(|&x| x & !PROVEN == s)
         {
             self.gated.swap_remove(k);
         }
-        let entry = (s << NEED_BITS) | need;
+        let entry = make_entry(s, need, proven);
         for &t in terms {
             if t & RANGE_TERM != 0 {
                 let p = preds[(t & !RANGE_TERM) as usize]
@@ -491,7 +529,7 @@ impl Counting {
                 continue;
             }
             let post = &mut self.bool_post[(t & !BOOL_TERM) as usize];
-            post.retain(|&x| x >> NEED_BITS != s);
+            post.retain(|&x| x != entry);
             if post.is_empty() {
                 let attr = self.bool_attr[(t & !BOOL_TERM) as usize];
                 self.unuse_attr(attr);
@@ -742,5 +780,17 @@ enum RangeSide<'a> {
 /// Splits a posting entry into slot and need.
 #[inline]
 pub(crate) fn entry_parts(e: u32) -> (u32, u32) {
-    (e >> NEED_BITS, e & ((1 << NEED_BITS) - 1))
+    (e >> SLOT_SHIFT, e & ((1 << NEED_BITS) - 1))
+}
+
+/// The candidate a posting entry's count completes: its slot, flagged
+/// [`PROVEN`] when the selection proves it.
+#[inline]
+pub(crate) fn entry_candidate(e: u32) -> u32 {
+    (e >> SLOT_SHIFT) | ((e & PROVEN_BIT) << (31 - NEED_BITS))
+}
+
+/// The posting entry of slot `s` with `need` counted conjuncts.
+fn make_entry(s: u32, need: u32, proven: bool) -> u32 {
+    (s << SLOT_SHIFT) | if proven { PROVEN_BIT } else { 0 } | need
 }

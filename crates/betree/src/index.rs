@@ -22,7 +22,7 @@ use crate::domain::{AttrId, Bounds, Schema};
 use crate::event::Event;
 use crate::expr::{Constants, Pred, compile_source};
 use crate::parse::Node;
-use crate::program::{ATOM, Memo, REJECT, Step, compile};
+use crate::program::{ACCEPT, ATOM, BATCH_ATOM, Memo, OPERAND, REJECT, Step, compile};
 use crate::selection::{Selection, Source};
 use crate::{Error, Result};
 
@@ -314,9 +314,18 @@ impl Index {
         drop(atoms);
         // The conjuncts are read before compiling reorders the operands.
         let terms = self.counting.conjunct_terms(&e, &self.atoms.preds);
+        let s = match self.free_slots.last() {
+            Some(&s) => s,
+            None => self.slots.len() as u32,
+        };
+        // The conjuncts the selection proves true are not evaluated again
+        // (none when the expression is not posted: it is on the scan list).
+        let posted = Counting::posts(s, &terms);
+        let preds = &self.atoms.preds;
+        let proven = |n: Node| posted && Counting::proven(n, &terms, preds);
         let code_start = self.code.len();
         let tree_start = self.bcode.len();
-        let entry = compile(&mut e, &mut self.code, &mut self.bcode);
+        let entry = compile(&mut e, &mut self.code, &mut self.bcode, &proven);
         drop(e);
         // Steps testing an atom decided by a hit carry the fact, so that
         // evaluation tests the stamp without reading the atom's entry.
@@ -343,20 +352,21 @@ impl Index {
             tree_len: (self.bcode.len() - tree_start) as u32,
             terms,
         };
-        let s = match self.free_slots.pop() {
-            Some(s) => {
+        match self.free_slots.pop() {
+            Some(f) => {
+                debug_assert_eq!(f, s);
                 self.slots[s as usize] = slot;
-                s
             }
-            None => {
-                self.slots.push(slot);
-                self.slots.len() as u32 - 1
-            }
-        };
+            None => self.slots.push(slot),
+        }
         self.by_id.insert(id, s);
         insert_sorted(&mut self.order, s, &self.slots);
-        self.counting
-            .post(s, &self.slots[s as usize].terms, &self.atoms.preds);
+        self.counting.post(
+            s,
+            &self.slots[s as usize].terms,
+            entry == ACCEPT,
+            &self.atoms.preds,
+        );
         Ok(())
     }
 
@@ -428,15 +438,17 @@ impl Index {
                 terms: Vec::new(),
             },
         );
-        self.counting.unpost(s, &slot.terms, &self.atoms.preds);
-        // The expression's atoms, one per predicate leaf, are the atom tests
-        // of its jump program (every leaf has exactly one step), so the slot
-        // keeps no list of them.
-        let (cs, cl) = (slot.code_start as usize, slot.code_len as usize);
-        let atoms: Vec<u32> = self.code[cs..cs + cl]
+        self.counting
+            .unpost(s, &slot.terms, slot.entry == ACCEPT, &self.atoms.preds);
+        // The expression's atoms, one per predicate leaf, are the atom
+        // operands of its batch program (every leaf has exactly one
+        // instruction; the jump program leaves out proven conjuncts), so the
+        // slot keeps no list of them.
+        let (ts, tl) = (slot.tree_start as usize, slot.tree_len as usize);
+        let atoms: Vec<u32> = self.bcode[ts..ts + tl]
             .iter()
-            .filter(|st| st.test & ATOM != 0)
-            .map(|st| st.test & !(ATOM | HIT_ATOM | EVAL_ATOM))
+            .filter(|&&ins| ins & BATCH_ATOM != 0)
+            .map(|&ins| ins & OPERAND)
             .collect();
         self.release(atoms);
         self.free_slots.push(s);

@@ -8,7 +8,7 @@
 //! cannot drift apart in which candidates they select, in their order, or in
 //! what the cooperative search charges for them.
 
-use crate::counting::{Counting, Span, SpanTerms, entry_parts};
+use crate::counting::{Counting, PROVEN, Span, SpanTerms, entry_candidate, entry_parts};
 use crate::domain::Schema;
 use crate::event::{Event, Value};
 use crate::expr::Pred;
@@ -91,7 +91,8 @@ pub(crate) struct Selection {
     /// Single terms (booleans) and entries (of recent thresholds) the
     /// probes found.
     loose: Vec<u32>,
-    /// The selected candidates so far: slots, in no particular order.
+    /// The selected candidates so far: slots, flagged `PROVEN` when the
+    /// selection proves them, in no particular order.
     cands: Vec<u32>,
     /// Atoms hit, per atom id.
     seen: Seen,
@@ -161,9 +162,10 @@ impl Selection {
         }
     }
 
-    /// The candidates selected so far: slots of the index, in no
-    /// particular order (all of them once [`Selection::advance`] has
-    /// returned true).
+    /// The candidates selected so far: slots of the index, flagged
+    /// [`PROVEN`] when the selection proves them (they match with no
+    /// evaluation), in no particular order (all of them once
+    /// [`Selection::advance`] has returned true).
     #[inline]
     pub(crate) fn cands(&self) -> &[u32] {
         &self.cands
@@ -304,7 +306,7 @@ impl Selection {
                         *cell = now;
                         // A killed expression never matches `need`.
                         if now & (KILLED | COUNT) == need {
-                            cands.push(slot);
+                            cands.push(entry_candidate(e));
                         }
                     };
                     'spans: while span < self.spans.len() {
@@ -389,7 +391,7 @@ impl Selection {
                         c.gated[at..at + n]
                             .iter()
                             .copied()
-                            .filter(|&s| counts[s as usize] != dead),
+                            .filter(|&s| counts[(s & !PROVEN) as usize] != dead),
                     );
                     *spent += n as u64;
                     self.stage = if at + n == c.gated.len() {

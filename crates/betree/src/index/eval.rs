@@ -2,7 +2,7 @@
 //! side by side, and the matches collected.
 
 use super::{EVAL_ATOM, HIT_ATOM, Id, Index, Slot};
-use crate::counting::Decided;
+use crate::counting::{Decided, PROVEN};
 use crate::event::Event;
 use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step};
 use crate::selection::{Seen, Selection};
@@ -89,8 +89,14 @@ impl Index {
                         red += 1;
                     }
                     let i = *next;
-                    let slot = &self.slots[cands[i] as usize];
                     *next += 1;
+                    if cands[i] & PROVEN != 0 {
+                        // Matches with no evaluation, and without reading
+                        // its slot.
+                        hits[i / 64] |= 1 << (i % 64);
+                        continue;
+                    }
+                    let slot = &self.slots[cands[i] as usize];
                     if slot.entry < REJECT {
                         code[$k] = self.program(slot);
                         pc[$k] = slot.entry;
@@ -161,7 +167,7 @@ impl Index {
             let mut m = word;
             while m != 0 {
                 let i = w * 64 + m.trailing_zeros() as usize;
-                out.push(self.slots[cands[i] as usize].id);
+                out.push(self.slots[(cands[i] & !PROVEN) as usize].id);
                 m &= m - 1;
             }
         }

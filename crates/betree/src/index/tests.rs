@@ -41,12 +41,12 @@ fn shared_predicates_are_one_atom_evaluated_once_per_event() {
     // element 3, and `b`) with one posting entry each; two scan-list
     // entries.
     let selection = 1 + 4 + (2 + 2) + 2;
-    // Evaluation: three candidates taken; expression 1 tests `b` first
-    // (the cheaper operand: 2 + 1 for entering the `and`), then the set
-    // (2; decided by the selection's hit, no loop steps); expression 2
-    // enters its `or` at the set (2 + 1) and is decided; expression 3
-    // enters its `not` at the set (2 + 1).
-    let evaluation = 3 + (3 + 2) + 3 + 3;
+    // Evaluation: three candidates taken; expression 1 is decided by its
+    // selection (both its conjuncts were counted, so its jump program is
+    // the constant `true`: no step); expression 2 enters its `or` at the
+    // set (2 + 1; decided by the selection's hit, no loop steps) and is
+    // decided; expression 3 enters its `not` at the set (2 + 1).
+    let evaluation = 3 + 3 + 3;
     assert_eq!(it.reductions(), selection + evaluation);
     for id in 1..=3 {
         index.delete(id).unwrap();
@@ -266,7 +266,7 @@ fn every_indexable_conjunct_is_counted() {
     let mut ids: Vec<Id> = sel
         .cands()
         .iter()
-        .map(|&c| index.slots[c as usize].id)
+        .map(|&c| index.slots[(c & !crate::counting::PROVEN) as usize].id)
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, vec![2, 3, 4, 5, 7, 8], "1, 6 and 9 miss a conjunct");
@@ -277,7 +277,7 @@ fn every_indexable_conjunct_is_counted() {
     let mut ids: Vec<Id> = sel
         .cands()
         .iter()
-        .map(|&c| index.slots[c as usize].id)
+        .map(|&c| index.slots[(c & !crate::counting::PROVEN) as usize].id)
         .collect();
     ids.sort_unstable();
     assert_eq!(ids, vec![3, 4]);
@@ -291,4 +291,40 @@ fn every_indexable_conjunct_is_counted() {
     assert!(c.bool_post.iter().all(Vec::is_empty));
     assert_eq!(c.threshold_count(0), 0);
     assert!(index.search(&ev).unwrap().is_empty());
+}
+
+#[test]
+fn conjuncts_proven_by_the_selection_are_not_evaluated_again_but_float_ranges_are() {
+    let schema = Schema::from_domains([
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("f", AttrType::Float, true),
+        Domain::new("b", AttrType::Bool, true),
+    ])
+    .unwrap();
+    let mut index = Index::new(schema.clone());
+    index.insert(1, "i >= 3 and b").unwrap();
+    index.insert(2, "f < 1.0").unwrap();
+    index.insert(3, "f >= 0.5 and i < 9 and not b").unwrap();
+    // Expression 1's conjuncts are all proven by its selection: its jump
+    // program is the constant `true`; 2's float range stays (a NaN value
+    // kills no upper threshold yet satisfies none).
+    let entry = |id: Id| index.slots[index.by_id[&id] as usize].entry;
+    assert_eq!(entry(1), crate::program::ACCEPT);
+    assert!(entry(2) < REJECT);
+    let search = |f: f64, i: i64, b: bool| {
+        let ev = EventBuilder::new(&schema)
+            .float("f", f)
+            .unwrap()
+            .int("i", i)
+            .unwrap()
+            .bool("b", b)
+            .unwrap()
+            .build();
+        index.search(&ev).unwrap()
+    };
+    assert_eq!(search(f64::NAN, 5, true), vec![1]);
+    assert_eq!(search(f64::NAN, 5, false), Vec::<Id>::new());
+    assert_eq!(search(0.7, 5, false), vec![2, 3]);
+    assert_eq!(search(0.7, 2, true), vec![2]);
+    assert_eq!(search(1.5, 9, false), Vec::<Id>::new());
 }
