@@ -1,7 +1,7 @@
 //! The evaluation of the selected candidates: their jump programs run
 //! side by side, and the matches collected.
 
-use super::{EVAL_ATOM, HIT_ATOM, Id, Index, Slot};
+use super::{EVAL_ATOM, HIT_ATOM, Hot, Id, Index};
 use crate::counting::{Decided, PROVEN};
 use crate::event::Event;
 use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step};
@@ -71,7 +71,7 @@ impl Index {
         let mut code: [&[Step]; LANES] = [&[]; LANES];
         for k in 0..LANES {
             if pc[k] < REJECT {
-                code[k] = self.program(&self.slots[cands[pos[k]] as usize]);
+                code[k] = self.program(self.hot[cands[pos[k]] as usize]);
             }
         }
         let mut red = 0u64;
@@ -96,7 +96,7 @@ impl Index {
                         hits[i / 64] |= 1 << (i % 64);
                         continue;
                     }
-                    let slot = &self.slots[cands[i] as usize];
+                    let slot = self.hot[cands[i] as usize];
                     if slot.entry < REJECT {
                         code[$k] = self.program(slot);
                         pc[$k] = slot.entry;
@@ -151,11 +151,11 @@ impl Index {
         (true, red)
     }
 
-    /// The jump program of `slot` (offsets added in `usize`).
+    /// The jump program of `slot` (offsets added in `usize`), and the
+    /// programs after it: its steps jump within it.
     #[inline]
-    fn program(&self, slot: &Slot) -> &[Step] {
-        let start = slot.code_start as usize;
-        &self.code[start..start + slot.code_len as usize]
+    fn program(&self, slot: Hot) -> &[Step] {
+        &self.code[slot.code_start as usize..]
     }
 
     /// Appends the ids of the candidates whose bit is set in `hits`, in
@@ -167,7 +167,7 @@ impl Index {
             let mut m = word;
             while m != 0 {
                 let i = w * 64 + m.trailing_zeros() as usize;
-                out.push(self.slots[(cands[i] & !PROVEN) as usize].id);
+                out.push(self.hot[(cands[i] & !PROVEN) as usize].id);
                 m &= m - 1;
             }
         }
