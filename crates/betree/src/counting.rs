@@ -391,6 +391,14 @@ impl Counting {
         out
     }
 
+    /// Whether top-level conjunct `a` of a posted expression with `terms`
+    /// is a negated form (decided by a miss) whose attribute is defined on
+    /// every event that makes the expression a candidate (its
+    /// [`DEFINED_TERM`] was posted: an undefined attribute kills it).
+    pub(crate) fn defined_proven(&self, a: u32, terms: &[u32]) -> bool {
+        matches!(self.decided(a), Decided::Miss(attr) if terms.contains(&(DEFINED_TERM | attr)))
+    }
+
     /// Whether slot `s`, with conjunct terms `terms`, is posted (counted or
     /// gated) rather than on the scan list.
     pub(crate) fn posts(s: u32, terms: &[u32]) -> bool {

@@ -15,13 +15,13 @@
 //! counting leaves few candidates beyond the matches. The evaluation of the
 //! candidates is in [`eval`].
 
-use std::collections::{HashMap, HashSet};
+use hashbrown::{HashMap, HashSet};
 
 use crate::counting::{Counting, Decided};
 use crate::domain::{AttrId, Bounds, Schema};
 use crate::event::Event;
 use crate::expr::{Constants, Pred, compile_source};
-use crate::parse::Node;
+use crate::parse::{Node, Ref};
 use crate::program::{ACCEPT, ATOM, BATCH_ATOM, Memo, OPERAND, REJECT, Step, compile};
 use crate::selection::{Selection, Source};
 use crate::{Error, Result};
@@ -337,7 +337,17 @@ impl Index {
         // (none when the expression is not posted: it is on the scan list).
         let posted = Counting::posts(s, &terms);
         let preds = &self.atoms.preds;
-        let proven = |n: Node| posted && Counting::proven(n, &terms, preds);
+        let counting = &self.counting;
+        let proven = |n: Node| match n {
+            _ if !posted => None,
+            _ if Counting::proven(n, &terms, preds) => Some(Ref::constant(true)),
+            // A negated form whose attribute the selection proves defined
+            // is the selection's miss alone.
+            Node::Pred(a) if counting.defined_proven(a, &terms) => {
+                Some(Ref::pred((a | MISS_ATOM) as usize))
+            }
+            _ => None,
+        };
         let code_start = self.code.len();
         let tree_start = self.bcode.len();
         let entry = compile(&mut e, &mut self.code, &mut self.bcode, &proven);
@@ -349,7 +359,7 @@ impl Index {
         // to the predicate (exact still if another expression registers
         // the atom later).
         for st in &mut self.code[code_start..] {
-            if st.test & ATOM != 0 {
+            if st.test & ATOM != 0 && st.test & MISS_ATOM == 0 {
                 match counting.decided(st.test & !ATOM) {
                     Decided::Hit => st.test |= HIT_ATOM,
                     Decided::No => st.test |= EVAL_ATOM,
@@ -415,6 +425,9 @@ impl Index {
                 let d = schema.domain(attr);
                 if let Bounds::MaxStrings(max) = d.bounds {
                     let set = strings.entry(attr).or_default();
+                    if vals.iter().all(|v| set.contains(*v)) {
+                        continue;
+                    }
                     let new: HashSet<&str> =
                         vals.iter().copied().filter(|v| !set.contains(*v)).collect();
                     if set.len() + new.len() > max {
@@ -647,6 +660,11 @@ const HIT_ATOM: u32 = 1 << 30;
 /// without reading its decision word. Atom ids stay below it (a shape's
 /// leaf holds 29 bits, [`crate::parse::Ref`]).
 const EVAL_ATOM: u32 = 1 << 29;
+/// Flag of a step's atom test: the atom, a negated form decided by a miss
+/// ([`Decided::Miss`]), is a top-level conjunct whose attribute the
+/// selection proves defined, so the miss alone decides it. Atom ids stay
+/// below it (they stay below [`BATCH_ATOM`]).
+const MISS_ATOM: u32 = 1 << 28;
 
 /// Reusable buffers for [`Index::search_with`].
 #[derive(Debug, Clone, Default)]

@@ -47,17 +47,17 @@ pub(crate) struct Step {
 /// `and`/`or` nodes are left in evaluation order (the one to test first on
 /// the left).
 ///
-/// The jump program evaluates only the candidates of a search, so it
-/// leaves out the top-level conjuncts that being a candidate already
-/// proves true (`proven`; a conjunct that is the whole expression
-/// included): they become constant `true`. The batch program, which runs
-/// on events for which the expression need not be a candidate, keeps
-/// them.
+/// The jump program evaluates only the candidates of a search, so
+/// `proven` may replace the top-level conjuncts (a conjunct that is the
+/// whole expression included) with what being a candidate leaves of them:
+/// constant `true` for one it proves, a cheaper leaf for one it half
+/// proves. The batch program, which runs on events for which the
+/// expression need not be a candidate, keeps them.
 pub(crate) fn compile(
     e: &mut Expr,
     code: &mut Vec<Step>,
     batch: &mut Vec<u32>,
-    proven: &dyn Fn(Node) -> bool,
+    proven: &dyn Fn(Node) -> Option<Ref>,
 ) -> u32 {
     // The batch program is written in the text's operand order, before
     // the jump program's order is settled. Each leaf takes at most one
@@ -88,11 +88,11 @@ pub(crate) fn compile(
     fix(entry)
 }
 
-/// Replaces the top-level conjuncts of `e` that `proven` holds true with
-/// constant `true`.
-fn drop_proven(e: &mut Expr, proven: &dyn Fn(Node) -> bool) {
-    if proven(e.node(e.root)) {
-        e.root = Ref::constant(true);
+/// Replaces the top-level conjuncts of `e` for which `proven` gives a
+/// replacement.
+fn drop_proven(e: &mut Expr, proven: &dyn Fn(Node) -> Option<Ref>) {
+    if let Some(r) = proven(e.node(e.root)) {
+        e.root = r;
         return;
     }
     let mut stack = vec![e.root];
@@ -102,8 +102,11 @@ fn drop_proven(e: &mut Expr, proven: &dyn Fn(Node) -> bool) {
                 let x = e.nodes[r.index()][side];
                 match e.node(x) {
                     Node::And(..) => stack.push(x),
-                    n if proven(n) => e.nodes[r.index()][side] = Ref::constant(true),
-                    _ => {}
+                    n => {
+                        if let Some(y) = proven(n) {
+                            e.nodes[r.index()][side] = y;
+                        }
+                    }
                 }
             }
         }

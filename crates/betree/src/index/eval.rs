@@ -1,7 +1,7 @@
 //! The evaluation of the selected candidates: their jump programs run
 //! side by side, and the matches collected.
 
-use super::{EVAL_ATOM, HIT_ATOM, Hot, Id, Index};
+use super::{EVAL_ATOM, HIT_ATOM, Hot, Id, Index, MISS_ATOM};
 use crate::counting::{Decided, PROVEN};
 use crate::event::Event;
 use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step};
@@ -189,6 +189,9 @@ impl Index {
     ) -> bool {
         if a & HIT_ATOM != 0 {
             return seen.hit(a & !HIT_ATOM);
+        }
+        if a & MISS_ATOM != 0 {
+            return !seen.hit(a & !MISS_ATOM);
         }
         let a = if a & EVAL_ATOM != 0 {
             a & !EVAL_ATOM
