@@ -573,6 +573,7 @@ impl Index {
         self.validate(ev)?;
         out.clear();
         self.select(ev, &mut scratch.selection);
+        scratch.selection.sort_cands();
         let cands = scratch.selection.cands();
         scratch.memo.reset(self.atoms.len());
         scratch.hits.clear();

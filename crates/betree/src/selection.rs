@@ -171,6 +171,12 @@ impl Selection {
         &self.cands
     }
 
+    /// Puts the candidates in slot order (the proven ones last), so that
+    /// evaluation walks the slot and program arrays in one direction.
+    pub(crate) fn sort_cands(&mut self) {
+        self.cands.sort_unstable();
+    }
+
     /// The atoms this selection found true by value (complete once
     /// [`Selection::advance`] has returned true).
     #[inline]
