@@ -40,8 +40,8 @@
 //!   candidate keeps the C library's semantics exact.
 //!
 //! The values a predicate is registered under are read off it by [`keys`];
-//! [`lists`] holds the atoms per value, [`thresholds`] the range
-//! conjuncts' sorted thresholds.
+//! [`lists`] holds the atoms per value, [`thresholds`](mod@thresholds) the range
+//! conjuncts' sorted thresholds, [`span`] what a probe found.
 
 use std::hash::BuildHasher;
 
@@ -52,11 +52,13 @@ use crate::parse::Node;
 
 mod keys;
 mod lists;
+mod span;
 mod thresholds;
 
 use keys::{Key, Keys, key_at, key_index, keys_of, list_key, range_of};
 pub(crate) use lists::AtomLists;
-use thresholds::{Threshold, Thresholds, thresholds};
+pub(crate) use span::{Span, SpanTerms};
+use thresholds::{Thresholds, thresholds};
 
 /// Marks a term that is a boolean bit slot rather than an atom.
 pub(crate) const BOOL_TERM: u32 = 1 << 31;
@@ -717,66 +719,6 @@ fn counted(terms: &[u32]) -> u32 {
         .iter()
         .filter(|&&t| t & (RANGE_TERM | DEFINED_TERM) == 0)
         .count() as u32
-}
-
-/// A run of terms a probe found, by position so that it can sit in
-/// reusable scratch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Span {
-    /// A key list whose atoms are only stamped.
-    Stamp(u32),
-    /// The posting entries of a key list.
-    KeyEntries(u32),
-    /// The posting entries of a key list of a list attribute, and the
-    /// search's number for that attribute's probe (see [`LIST_TERM`]).
-    ListEntries(u32, u32),
-    /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
-    /// float lower/upper.
-    Run {
-        attr: AttrId,
-        side: u8,
-        start: u32,
-        end: u32,
-    },
-    /// Boolean terms in the selection's `loose` list.
-    Loose(u32, u32),
-    /// The [`DEFINED_TERM`] entries of an undefined attribute.
-    Undefined(AttrId),
-    /// Posting entries in the selection's `loose` list.
-    LooseEntries(u32, u32),
-}
-
-/// What a [`Span`] holds: terms, whose postings are walked, or posting
-/// entries themselves.
-pub(crate) enum SpanTerms<'a> {
-    Bools(&'a [u32]),
-    Stamp(&'a [u32]),
-    Entries(&'a [u32]),
-    Ints(&'a [Threshold<i64>]),
-    Floats(&'a [Threshold<f64>]),
-}
-
-impl SpanTerms<'_> {
-    /// Number of terms or entries.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            SpanTerms::Bools(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
-            SpanTerms::Ints(a) => a.len(),
-            SpanTerms::Floats(a) => a.len(),
-        }
-    }
-
-    /// Calls `f` on entries `from..to` (spans of entries only).
-    #[inline]
-    pub(crate) fn each_entry(&self, from: usize, to: usize, mut f: impl FnMut(u32)) {
-        match self {
-            SpanTerms::Bools(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
-            SpanTerms::Entries(a) => a[from..to].iter().for_each(|&e| f(e)),
-            SpanTerms::Ints(a) => a[from..to].iter().for_each(|t| f(t.entry)),
-            SpanTerms::Floats(a) => a[from..to].iter().for_each(|t| f(t.entry)),
-        }
-    }
 }
 
 /// One side of one attribute's thresholds, and a bound.
