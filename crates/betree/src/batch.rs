@@ -7,6 +7,7 @@
 //! disagree), but every instruction does 512 events' work.
 
 use crate::Result;
+use crate::counting::PROVEN;
 use crate::event::Event;
 use crate::index::{Id, Index};
 use crate::parse::MAX_DEPTH;
@@ -105,7 +106,7 @@ impl Index {
         for (lane, ev) in events.iter().enumerate() {
             self.select(ev, &mut lanes.selection);
             for &s in lanes.selection.cands() {
-                lanes.cmask[s as usize][lane / 64] |= 1 << (lane % 64);
+                lanes.cmask[(s & !PROVEN) as usize][lane / 64] |= 1 << (lane % 64);
             }
         }
         // In id order, so every event's ids come out sorted.

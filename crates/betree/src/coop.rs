@@ -104,7 +104,7 @@ impl SearchIter<'_> {
     /// (true) or `spent` reaches `budget` (false).
     fn select(&mut self, budget: u64, spent: &mut u64) -> bool {
         self.selection
-            .advance(self.index, self.event, budget, spent)
+            .advance(self.index.source(), self.event, budget, spent)
     }
 }
 

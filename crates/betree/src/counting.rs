@@ -38,13 +38,27 @@
 //!   candidates. Every posted conjunct is necessary for the expression, so
 //!   a true expression is never left out, and the full evaluation of each
 //!   candidate keeps the C library's semantics exact.
+//!
+//! The values a predicate is registered under are read off it by [`keys`];
+//! [`lists`] holds the atoms per value, [`thresholds`](mod@thresholds) the range
+//! conjuncts' sorted thresholds, [`span`] what a probe found.
 
 use std::hash::BuildHasher;
 
 use crate::domain::{AttrId, Schema};
 use crate::event::{Event, Value};
 use crate::expr::{Expr, Pred};
-use crate::parse::{CmpOp, Node, SetOp};
+use crate::parse::Node;
+
+mod keys;
+mod lists;
+mod span;
+mod thresholds;
+
+use keys::{Key, Keys, key_at, key_index, keys_of, list_key, range_of};
+pub(crate) use lists::AtomLists;
+pub(crate) use span::{Span, SpanTerms};
+use thresholds::{Thresholds, thresholds};
 
 /// Marks a term that is a boolean bit slot rather than an atom.
 pub(crate) const BOOL_TERM: u32 = 1 << 31;
@@ -70,17 +84,22 @@ pub(crate) const DEFINED_TERM: u32 = 1 << 27;
 const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM | DEFINED_TERM;
 
 /// Bits of a posting entry holding the expression's number of indexed
-/// conjuncts; the slot sits above them.
+/// conjuncts; [`PROVEN_BIT`] sits above them, the slot above it.
 const NEED_BITS: u32 = 6;
+/// The bit of a posting entry set when the expression's selection proves
+/// it (its jump program is constant `true`, see [`Counting::proven`]).
+const PROVEN_BIT: u32 = 1 << NEED_BITS;
+/// Where the slot starts in a posting entry.
+const SLOT_SHIFT: u32 = NEED_BITS + 1;
 /// The most indexed conjuncts one expression posts.
 pub(crate) const MAX_NEED: usize = (1 << NEED_BITS) - 1;
 /// Slots at or above this cannot be packed in a posting entry; such
 /// expressions go to the scan list.
-pub(crate) const MAX_POSTED_SLOT: u32 = 1 << (32 - NEED_BITS);
-
-/// Thresholds added since the last merge, scanned linearly by a search;
-/// merged into the sorted run when there are this many.
-const PENDING_MAX: usize = 128;
+pub(crate) const MAX_POSTED_SLOT: u32 = 1 << (32 - SLOT_SHIFT);
+/// Flag of a candidate (in [`Counting::gated`] and a selection's
+/// candidates) that its selection proves: it matches with no evaluation.
+/// Slots stay below it.
+pub(crate) const PROVEN: u32 = 1 << 31;
 
 /// How evaluation decides an atom.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,130 +124,12 @@ impl Decided {
     }
 }
 
-/// A comparison threshold: the predicate `x > v`/`x >= v` (lower side) or
-/// `x < v`/`x <= v` (upper side) of one atom.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Threshold<T> {
-    v: T,
-    strict: bool,
-    /// The posting entry of the expression with this range conjunct: the
-    /// span a value makes true is then read as one contiguous run of
-    /// entries, with no indirection through a term.
-    entry: u32,
-}
-
-/// The thresholds of one side of one attribute: a sorted run in which the
-/// atoms a value makes true are one contiguous span, and a short unsorted
-/// tail of recent insertions, so that inserting stays cheap and searching
-/// needs no mutation.
-#[derive(Debug, Clone)]
-pub(crate) struct Thresholds<T> {
-    upper: bool,
-    run: Vec<Threshold<T>>,
-    pending: Vec<Threshold<T>>,
-}
-
-impl<T: PartialOrd + Copy> Thresholds<T> {
-    fn new(upper: bool) -> Self {
-        Thresholds {
-            upper,
-            run: Vec::new(),
-            pending: Vec::new(),
-        }
-    }
-
-    /// Sort order of the run: by value; at equal values, the side's
-    /// weaker bound first, so that a value's true atoms stay contiguous
-    /// (non-strict before strict on the lower side, strict before
-    /// non-strict on the upper side).
-    fn before(&self, a: &Threshold<T>, b: &Threshold<T>) -> std::cmp::Ordering {
-        a.v.partial_cmp(&b.v)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(if self.upper {
-                b.strict.cmp(&a.strict)
-            } else {
-                a.strict.cmp(&b.strict)
-            })
-    }
-
-    /// Whether `x` satisfies `t`.
-    #[inline]
-    fn holds(&self, t: &Threshold<T>, x: T) -> bool {
-        if self.upper {
-            x < t.v || (x == t.v && !t.strict)
-        } else {
-            x > t.v || (x == t.v && !t.strict)
-        }
-    }
-
-    fn add(&mut self, v: T, strict: bool, entry: u32) {
-        self.pending.push(Threshold { v, strict, entry });
-        if self.pending.len() >= PENDING_MAX {
-            let mut p = std::mem::take(&mut self.pending);
-            p.sort_by(|a, b| self.before(a, b));
-            let mut run = Vec::with_capacity(self.run.len() + p.len());
-            let (mut i, mut j) = (0, 0);
-            while i < self.run.len() && j < p.len() {
-                if self.before(&p[j], &self.run[i]).is_lt() {
-                    run.push(p[j]);
-                    j += 1;
-                } else {
-                    run.push(self.run[i]);
-                    i += 1;
-                }
-            }
-            run.extend_from_slice(&self.run[i..]);
-            run.extend_from_slice(&p[j..]);
-            self.run = run;
-            p.clear();
-            self.pending = p;
-        }
-    }
-
-    fn remove(&mut self, v: T, strict: bool, entry: u32) {
-        let same = |t: &Threshold<T>| t.entry == entry && t.strict == strict && t.v == v;
-        if let Some(k) = self.pending.iter().position(same) {
-            self.pending.swap_remove(k);
-        } else {
-            let from = self.run.partition_point(|t| t.v < v);
-            if let Some(k) = self.run[from..].iter().position(same) {
-                self.run.remove(from + k);
-            }
-        }
-    }
-
-    /// The span of the run `x` makes true.
-    fn span(&self, x: T) -> (u32, u32) {
-        if self.upper {
-            // False first: below `x`, or equal and strict.
-            let at = self
-                .run
-                .partition_point(|t| t.v < x || (t.v == x && t.strict));
-            (at as u32, self.run.len() as u32)
-        } else {
-            let at = self
-                .run
-                .partition_point(|t| t.v < x || (t.v == x && !t.strict));
-            (0, at as u32)
-        }
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.run.len() + self.pending.len()
-    }
-
-    fn heap_bytes(&self) -> usize {
-        (self.run.capacity() + self.pending.capacity()) * std::mem::size_of::<Threshold<T>>()
-    }
-}
-
 /// The registered predicates of one attribute.
 #[derive(Debug, Clone)]
 pub(crate) struct AttrKeys {
     /// The key lists (in [`Counting::lists`]) of the attribute's values,
     /// by the value's hash. The table holds list ids only: a list's value
-    /// is read off its first atom ([`Counting::list_key`]), so no value
+    /// is read off its first atom ([`keys::list_key`]), so no value
     /// (an `i64` and padding, or a copy of a string) is stored per key; a
     /// map from value to list took 17 bytes a bucket, 29 a predicate for
     /// one long chain of equalities.
@@ -259,140 +160,6 @@ impl Default for AttrKeys {
             uses: 0,
         }
     }
-}
-
-/// One value a predicate is registered under.
-#[derive(Debug, Clone, Copy, PartialEq, Hash)]
-enum Key<'a> {
-    Int(i64),
-    Str(&'a str),
-}
-
-/// Value `i` of a registered predicate (in the order [`keys_of`] gives
-/// them), without building the list of them.
-fn key_at(p: &Pred, i: usize) -> Key<'_> {
-    match p {
-        Pred::IntCmp { v, .. } | Pred::IntListHas { v, .. } => Key::Int(*v),
-        Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => Key::Int(set[i]),
-        Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => Key::Str(v),
-        Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => Key::Str(&set[i]),
-        _ => unreachable!("only predicates decided by value are registered"),
-    }
-}
-
-/// Where value `k` sits among the values of registered predicate `p`
-/// (which has it).
-fn key_index(p: &Pred, k: Key<'_>) -> u32 {
-    let i = match (p, k) {
-        (Pred::IntIn { set, .. } | Pred::IntSet { set, .. }, Key::Int(v)) => set.binary_search(&v),
-        (Pred::StrIn { set, .. } | Pred::StrSet { set, .. }, Key::Str(v)) => {
-            set.binary_search_by(|x| (**x).cmp(v))
-        }
-        _ => Ok(0),
-    };
-    i.expect("a list's atoms are registered under its value") as u32
-}
-
-/// What a registered predicate is keyed by.
-enum Keys<'a> {
-    Ints(&'a [i64]),
-    Strs(Vec<&'a str>),
-    Int { upper: bool, v: i64, strict: bool },
-    Float { upper: bool, v: f64, strict: bool },
-}
-
-impl Keys<'_> {
-    /// How many values (none for a threshold).
-    fn len(&self) -> usize {
-        match self {
-            Keys::Ints(vs) => vs.len(),
-            Keys::Strs(vs) => vs.len(),
-            Keys::Int { .. } | Keys::Float { .. } => 0,
-        }
-    }
-}
-
-/// The value of key list `l` (not empty): its first atom's, at the
-/// recorded position.
-#[inline]
-fn list_key<'p>(lists: &AtomLists, l: u32, preds: &'p [Option<Pred>]) -> Key<'p> {
-    let atom = lists.get(l)[0];
-    let p = preds[atom as usize]
-        .as_ref()
-        .expect("listed atoms are live");
-    key_at(p, lists.first_key[l as usize] as usize)
-}
-
-/// The attribute and threshold of a range predicate, or `None`.
-fn range_of(p: &Pred) -> Option<(AttrId, Keys<'_>)> {
-    match keys_of(p) {
-        Some((attr, k @ (Keys::Int { .. } | Keys::Float { .. }), true)) => Some((attr, k)),
-        _ => None,
-    }
-}
-
-/// The attribute, keys and polarity of a predicate that can be decided by
-/// value, or `None`.
-fn keys_of(p: &Pred) -> Option<(AttrId, Keys<'_>, bool)> {
-    use CmpOp::*;
-    let side = |op: CmpOp| match op {
-        Lt => Some((true, true)),
-        Le => Some((true, false)),
-        Gt => Some((false, true)),
-        Ge => Some((false, false)),
-        Eq | Ne => None,
-    };
-    Some(match p {
-        Pred::IntCmp { attr, op, v } => match op {
-            Eq => (*attr, Keys::Ints(std::slice::from_ref(v)), true),
-            Ne => (*attr, Keys::Ints(std::slice::from_ref(v)), false),
-            _ => {
-                let (upper, strict) = side(*op)?;
-                (
-                    *attr,
-                    Keys::Int {
-                        upper,
-                        v: *v,
-                        strict,
-                    },
-                    true,
-                )
-            }
-        },
-        // `=` and `<>` on floats go through an epsilon (`feq`): evaluated.
-        Pred::FloatCmp { attr, op, v } if !v.is_nan() => {
-            let (upper, strict) = side(*op)?;
-            (
-                *attr,
-                Keys::Float {
-                    upper,
-                    v: *v,
-                    strict,
-                },
-                true,
-            )
-        }
-        Pred::StrCmp { attr, eq, v } => (*attr, Keys::Strs(vec![&**v]), *eq),
-        Pred::IntIn { attr, negated, set } => (*attr, Keys::Ints(set), !negated),
-        Pred::StrIn { attr, negated, set } => (
-            *attr,
-            Keys::Strs(set.iter().map(|s| &**s).collect()),
-            !negated,
-        ),
-        Pred::IntListHas { attr, negated, v } => {
-            (*attr, Keys::Ints(std::slice::from_ref(v)), !negated)
-        }
-        Pred::StrListHas { attr, negated, v } => (*attr, Keys::Strs(vec![&**v]), !negated),
-        Pred::IntSet { attr, op, set } if *op != SetOp::AllOf => {
-            (*attr, Keys::Ints(set), *op == SetOp::OneOf)
-        }
-        Pred::StrSet { attr, op, set } if *op != SetOp::AllOf => (
-            *attr,
-            Keys::Strs(set.iter().map(|s| &**s).collect()),
-            *op == SetOp::OneOf,
-        ),
-        _ => return None,
-    })
 }
 
 /// The counting index (see the module documentation).
@@ -626,6 +393,42 @@ impl Counting {
         out
     }
 
+    /// Whether top-level conjunct `a` of a posted expression with `terms`
+    /// is a negated form (decided by a miss) whose attribute is defined on
+    /// every event that makes the expression a candidate (its
+    /// [`DEFINED_TERM`] was posted: an undefined attribute kills it).
+    pub(crate) fn defined_proven(&self, a: u32, terms: &[u32]) -> bool {
+        matches!(self.decided(a), Decided::Miss(attr) if terms.contains(&(DEFINED_TERM | attr)))
+    }
+
+    /// Whether slot `s`, with conjunct terms `terms`, is posted (counted or
+    /// gated) rather than on the scan list.
+    pub(crate) fn posts(s: u32, terms: &[u32]) -> bool {
+        !terms.is_empty() && s < MAX_POSTED_SLOT
+    }
+
+    /// Whether top-level conjunct `n` of a posted expression with
+    /// `terms` is true on every event that makes the expression a
+    /// candidate, so that evaluation need not test it again: a boolean, an
+    /// equality or `in` on a scalar, or the list conjunct of its attribute
+    /// (each counted, and a hit is exactly the predicate being true), or an
+    /// integer range (not killed means true). Float ranges are tested again
+    /// (a NaN value satisfies no threshold yet kills none of the upper
+    /// side), and so are the negated forms (posted only to be killed when
+    /// their attribute is undefined).
+    pub(crate) fn proven(n: Node, terms: &[u32], preds: &[Option<Pred>]) -> bool {
+        match n {
+            Node::Bool(slot) => terms.contains(&(BOOL_TERM | slot)),
+            Node::Pred(a) => {
+                terms.contains(&(KEY_TERM | a))
+                    || terms.contains(&(LIST_TERM | a))
+                    || (terms.contains(&(RANGE_TERM | a))
+                        && matches!(preds[a as usize], Some(Pred::IntCmp { .. })))
+            }
+            _ => false,
+        }
+    }
+
     /// The thresholds and bound of range conjunct `p`.
     fn range_side(&mut self, p: &Pred) -> (AttrId, RangeSide<'_>) {
         let (attr, keys) = range_of(p).expect("a range conjunct");
@@ -643,17 +446,18 @@ impl Counting {
     }
 
     /// Posts slot `s` under each of `terms`; `preds` are the index's atoms
-    /// (for range conjuncts).
-    pub(crate) fn post(&mut self, s: u32, terms: &[u32], preds: &[Option<Pred>]) {
-        if terms.is_empty() || s >= MAX_POSTED_SLOT {
+    /// (for range conjuncts). `proven`: being a candidate proves the
+    /// expression true (every conjunct is [`Counting::proven`]).
+    pub(crate) fn post(&mut self, s: u32, terms: &[u32], proven: bool, preds: &[Option<Pred>]) {
+        if !Counting::posts(s, terms) {
             self.scan.push(s);
             return;
         }
         let need = counted(terms);
         if need == 0 {
-            self.gated.push(s);
+            self.gated.push(if proven { s | PROVEN } else { s });
         }
-        let entry = (s << NEED_BITS) | need;
+        let entry = make_entry(s, need, proven);
         for &t in terms {
             if t & RANGE_TERM != 0 {
                 let p = preds[(t & !RANGE_TERM) as usize]
@@ -690,10 +494,10 @@ impl Counting {
         }
     }
 
-    /// Removes slot `s`, posted under `terms` (before its atoms are
-    /// released: range conjuncts are found through `preds`).
-    pub(crate) fn unpost(&mut self, s: u32, terms: &[u32], preds: &[Option<Pred>]) {
-        if terms.is_empty() || s >= MAX_POSTED_SLOT {
+    /// Removes slot `s`, posted under `terms` with `proven` (before its
+    /// atoms are released: range conjuncts are found through `preds`).
+    pub(crate) fn unpost(&mut self, s: u32, terms: &[u32], proven: bool, preds: &[Option<Pred>]) {
+        if !Counting::posts(s, terms) {
             if let Some(k) = self.scan.iter().position(|&x| x == s) {
                 self.scan.swap_remove(k);
             }
@@ -701,11 +505,11 @@ impl Counting {
         }
         let need = counted(terms);
         if need == 0
-            && let Some(k) = self.gated.iter().position(|&x| x == s)
+            && let Some(k) = self.gated.iter().position(|&x| x & !PROVEN == s)
         {
             self.gated.swap_remove(k);
         }
-        let entry = (s << NEED_BITS) | need;
+        let entry = make_entry(s, need, proven);
         for &t in terms {
             if t & RANGE_TERM != 0 {
                 let p = preds[(t & !RANGE_TERM) as usize]
@@ -735,7 +539,7 @@ impl Counting {
                 continue;
             }
             let post = &mut self.bool_post[(t & !BOOL_TERM) as usize];
-            post.retain(|&x| x >> NEED_BITS != s);
+            post.retain(|&x| x != entry);
             if post.is_empty() {
                 let attr = self.bool_attr[(t & !BOOL_TERM) as usize];
                 self.unuse_attr(attr);
@@ -917,201 +721,6 @@ fn counted(terms: &[u32]) -> u32 {
         .count() as u32
 }
 
-/// The key lists: per list, the atoms registered under one value. Most
-/// values have one atom (a long `or` of equalities has ~300,000 such
-/// values), held in the list's 4-byte word; a longer list's word points
-/// into `many`. A `Vec` per list cost 24 bytes plus a 32-byte allocation.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct AtomLists {
-    /// Per list: an atom id, [`MANY`] | an index into `many`, or [`EMPTY`].
-    words: Vec<u32>,
-    /// Per list: where the list's value sits among the values of its
-    /// first atom (0 but for a set), so that the value is not stored.
-    first_key: Vec<u32>,
-    many: Vec<Vec<u32>>,
-    /// Positions in `many` free for reuse.
-    free_many: Vec<u32>,
-}
-
-/// Flag of a list word pointing into [`AtomLists::many`]; atom ids stay
-/// below it (they are below `HIT_ATOM`, `1 << 30`).
-const MANY: u32 = 1 << 31;
-/// The word of an empty list.
-const EMPTY: u32 = u32::MAX;
-
-impl AtomLists {
-    /// A new empty list.
-    fn add(&mut self) -> u32 {
-        self.words.push(EMPTY);
-        self.first_key.push(0);
-        self.words.len() as u32 - 1
-    }
-
-    /// The atoms of list `l`.
-    #[inline]
-    pub(crate) fn get(&self, l: u32) -> &[u32] {
-        let w = &self.words[l as usize];
-        match *w {
-            EMPTY => &[],
-            m if m & MANY != 0 => &self.many[(m & !MANY) as usize],
-            _ => std::slice::from_ref(w),
-        }
-    }
-
-    /// Adds `atom` to list `l` unless it was the last one added.
-    fn push_once(&mut self, l: u32, atom: u32) {
-        let w = self.words[l as usize];
-        if w == EMPTY {
-            self.words[l as usize] = atom;
-        } else if w & MANY != 0 {
-            let v = &mut self.many[(w & !MANY) as usize];
-            if v.last() != Some(&atom) {
-                v.push(atom);
-            }
-        } else if w != atom {
-            let pair = vec![w, atom];
-            let m = match self.free_many.pop() {
-                Some(m) => {
-                    self.many[m as usize] = pair;
-                    m
-                }
-                None => {
-                    self.many.push(pair);
-                    self.many.len() as u32 - 1
-                }
-            };
-            self.words[l as usize] = MANY | m;
-        }
-    }
-
-    /// Removes every occurrence of `atom` from list `l`; returns whether
-    /// the list is now empty.
-    fn remove(&mut self, l: u32, atom: u32) -> bool {
-        let w = self.words[l as usize];
-        if w & MANY == 0 {
-            if w == atom {
-                self.words[l as usize] = EMPTY;
-            }
-        } else if w != EMPTY {
-            let v = &mut self.many[(w & !MANY) as usize];
-            v.retain(|&x| x != atom);
-            if v.is_empty() {
-                *v = Vec::new();
-                self.free_many.push(w & !MANY);
-                self.words[l as usize] = EMPTY;
-            }
-        }
-        self.words[l as usize] == EMPTY
-    }
-
-    /// Whether every list is empty.
-    #[cfg(test)]
-    pub(crate) fn all_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == EMPTY)
-    }
-
-    fn heap_bytes(&self) -> usize {
-        (self.words.capacity() + self.first_key.capacity() + self.free_many.capacity()) * 4
-            + self.many.capacity() * size_of::<Vec<u32>>()
-            + self.many.iter().map(|v| v.capacity() * 4).sum::<usize>()
-    }
-}
-
-/// Pushes the spans of `th`'s run that `x` does not satisfy (all of it
-/// for no value), and the entries of its pending thresholds that `x` does
-/// not satisfy one by one.
-fn thresholds<T: PartialOrd + Copy>(
-    th: &Thresholds<T>,
-    x: Option<T>,
-    attr: AttrId,
-    side: u8,
-    kills: &mut Vec<Span>,
-    loose: &mut Vec<u32>,
-) {
-    let len = th.run.len() as u32;
-    let (start, end) = x.map_or((0, 0), |x| th.span(x));
-    for (from, to) in [(0, start), (end, len)] {
-        if from < to {
-            kills.push(Span::Run {
-                attr,
-                side,
-                start: from,
-                end: to,
-            });
-        }
-    }
-    let at = loose.len();
-    loose.extend(
-        th.pending
-            .iter()
-            .filter(|t| x.is_none_or(|x| !th.holds(t, x)))
-            .map(|t| t.entry),
-    );
-    if loose.len() > at {
-        kills.push(Span::LooseEntries(at as u32, loose.len() as u32));
-    }
-}
-
-/// A run of terms a probe found, by position so that it can sit in
-/// reusable scratch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Span {
-    /// A key list whose atoms are only stamped.
-    Stamp(u32),
-    /// The posting entries of a key list.
-    KeyEntries(u32),
-    /// The posting entries of a key list of a list attribute, and the
-    /// search's number for that attribute's probe (see [`LIST_TERM`]).
-    ListEntries(u32, u32),
-    /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
-    /// float lower/upper.
-    Run {
-        attr: AttrId,
-        side: u8,
-        start: u32,
-        end: u32,
-    },
-    /// Boolean terms in the selection's `loose` list.
-    Loose(u32, u32),
-    /// The [`DEFINED_TERM`] entries of an undefined attribute.
-    Undefined(AttrId),
-    /// Posting entries in the selection's `loose` list.
-    LooseEntries(u32, u32),
-}
-
-/// What a [`Span`] holds: terms, whose postings are walked, or posting
-/// entries themselves.
-pub(crate) enum SpanTerms<'a> {
-    Bools(&'a [u32]),
-    Stamp(&'a [u32]),
-    Entries(&'a [u32]),
-    Ints(&'a [Threshold<i64>]),
-    Floats(&'a [Threshold<f64>]),
-}
-
-impl SpanTerms<'_> {
-    /// Number of terms or entries.
-    #[inline]
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            SpanTerms::Bools(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
-            SpanTerms::Ints(a) => a.len(),
-            SpanTerms::Floats(a) => a.len(),
-        }
-    }
-
-    /// Calls `f` on entries `from..to` (spans of entries only).
-    #[inline]
-    pub(crate) fn each_entry(&self, from: usize, to: usize, mut f: impl FnMut(u32)) {
-        match self {
-            SpanTerms::Bools(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
-            SpanTerms::Entries(a) => a[from..to].iter().for_each(|&e| f(e)),
-            SpanTerms::Ints(a) => a[from..to].iter().for_each(|t| f(t.entry)),
-            SpanTerms::Floats(a) => a[from..to].iter().for_each(|t| f(t.entry)),
-        }
-    }
-}
-
 /// One side of one attribute's thresholds, and a bound.
 enum RangeSide<'a> {
     Int(&'a mut Thresholds<i64>, i64, bool),
@@ -1121,5 +730,17 @@ enum RangeSide<'a> {
 /// Splits a posting entry into slot and need.
 #[inline]
 pub(crate) fn entry_parts(e: u32) -> (u32, u32) {
-    (e >> NEED_BITS, e & ((1 << NEED_BITS) - 1))
+    (e >> SLOT_SHIFT, e & ((1 << NEED_BITS) - 1))
+}
+
+/// The candidate a posting entry's count completes: its slot, flagged
+/// [`PROVEN`] when the selection proves it.
+#[inline]
+pub(crate) fn entry_candidate(e: u32) -> u32 {
+    (e >> SLOT_SHIFT) | ((e & PROVEN_BIT) << (31 - NEED_BITS))
+}
+
+/// The posting entry of slot `s` with `need` counted conjuncts.
+fn make_entry(s: u32, need: u32, proven: bool) -> u32 {
+    (s << SLOT_SHIFT) | if proven { PROVEN_BIT } else { 0 } | need
 }

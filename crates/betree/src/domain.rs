@@ -84,6 +84,15 @@ impl fmt::Display for AttrType {
     }
 }
 
+/// The type's name with its indefinite article ("an integer", "a string"),
+/// for messages.
+pub(crate) fn article(ty: AttrType) -> String {
+    match ty {
+        AttrType::IntList | AttrType::IntEnum | AttrType::Int => format!("an {ty}"),
+        _ => format!("a {ty}"),
+    }
+}
+
 /// Optional bounds of a domain.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Bounds {
@@ -355,7 +364,7 @@ fn domain_from_json(n: usize, d: &serde_json::Value) -> Result<Domain> {
                     _ => {
                         return Err(err(format!(
                             "the bounds of {} attribute must be integers",
-                            crate::event::article(ty)
+                            article(ty)
                         )));
                     }
                 }
@@ -370,7 +379,7 @@ fn domain_from_json(n: usize, d: &serde_json::Value) -> Result<Domain> {
             _ => {
                 return Err(err(format!(
                     "{} attribute takes no \"min\"/\"max\"",
-                    crate::event::article(ty)
+                    article(ty)
                 )));
             }
         },
@@ -383,7 +392,7 @@ fn domain_from_json(n: usize, d: &serde_json::Value) -> Result<Domain> {
             _ => {
                 return Err(err(format!(
                     "{} attribute takes no \"max_strings\"",
-                    crate::event::article(ty)
+                    article(ty)
                 )));
             }
         },

@@ -1,7 +1,7 @@
 //! Events: the attribute values one search matches expressions against, built
 //! with a typed builder or read from a JSON object.
 
-use crate::domain::{AttrId, AttrType, Bounds, Schema};
+use crate::domain::{AttrId, AttrType, Bounds, Schema, article};
 use crate::{Error, Result};
 
 /// One frequency-cap counter carried by an event.
@@ -351,13 +351,6 @@ fn short_json(v: &serde_json::Value) -> String {
         format!("{}...", &s[..s.floor_char_boundary(40)])
     } else {
         s
-    }
-}
-
-pub(crate) fn article(ty: AttrType) -> String {
-    match ty {
-        AttrType::IntList | AttrType::IntEnum | AttrType::Int => format!("an {ty}"),
-        _ => format!("a {ty}"),
     }
 }
 

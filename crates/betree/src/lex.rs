@@ -2,8 +2,12 @@
 
 use std::fmt;
 
-use crate::parse::KEYWORDS;
 use crate::{Error, Result};
+
+/// The reserved words, lexed as [`Tok::Kw`].
+pub(crate) const KEYWORDS: &[&str] = &[
+    "and", "or", "not", "in", "is", "null", "empty", "one", "none", "all", "of", "true", "false",
+];
 
 /// A token kind.
 #[derive(Debug, Clone, PartialEq)]

@@ -124,8 +124,8 @@ pub(crate) enum Node {
     Const(bool),
     /// A bare boolean attribute, by boolean bit slot.
     Bool(u32),
-    /// A predicate, by the number [`crate::expr::compile_source`]'s
-    /// caller gave it (the atom id).
+    /// A predicate, by the number the caller of `expr::compile_source`
+    /// gave it (the atom id).
     Pred(u32),
     Not(Ref),
     And(Ref, Ref),
@@ -199,10 +199,6 @@ pub(crate) const FUNCTIONS: &[&str] = &[
     "contains",
     "starts_with",
     "ends_with",
-];
-
-pub(crate) const KEYWORDS: &[&str] = &[
-    "and", "or", "not", "in", "is", "null", "empty", "one", "none", "all", "of", "true", "false",
 ];
 
 /// Parses an expression, handing each predicate to `leaf` in text order

@@ -46,7 +46,19 @@ pub(crate) struct Step {
 /// program's entry, relative to its first step. The operands of `e`'s
 /// `and`/`or` nodes are left in evaluation order (the one to test first on
 /// the left).
-pub(crate) fn compile(e: &mut Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) -> u32 {
+///
+/// The jump program evaluates only the candidates of a search, so
+/// `proven` may replace the top-level conjuncts (a conjunct that is the
+/// whole expression included) with what being a candidate leaves of them:
+/// constant `true` for one it proves, a cheaper leaf for one it half
+/// proves. The batch program, which runs on events for which the
+/// expression need not be a candidate, keeps them.
+pub(crate) fn compile(
+    e: &mut Expr,
+    code: &mut Vec<Step>,
+    batch: &mut Vec<u32>,
+    proven: &dyn Fn(Node) -> Option<Ref>,
+) -> u32 {
     // The batch program is written in the text's operand order, before
     // the jump program's order is settled. Each leaf takes at most one
     // instruction and one step: reserving for them up front (amortized, so
@@ -54,6 +66,7 @@ pub(crate) fn compile(e: &mut Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) 
     // large expression's programs without doubling the arenas step by step.
     batch.reserve(e.nodes.len() + 1);
     Compiler { e }.postfix(e.root, batch);
+    drop_proven(e, proven);
     let mut leaves = 0;
     order(e, e.root, &mut leaves);
     code.reserve(leaves);
@@ -73,6 +86,31 @@ pub(crate) fn compile(e: &mut Expr, code: &mut Vec<Step>, batch: &mut Vec<u32>) 
         s.weight = weight(s.weight);
     }
     fix(entry)
+}
+
+/// Replaces the top-level conjuncts of `e` for which `proven` gives a
+/// replacement.
+fn drop_proven(e: &mut Expr, proven: &dyn Fn(Node) -> Option<Ref>) {
+    if let Some(r) = proven(e.node(e.root)) {
+        e.root = r;
+        return;
+    }
+    let mut stack = vec![e.root];
+    while let Some(r) = stack.pop() {
+        if let Node::And(..) = e.node(r) {
+            for side in 0..2 {
+                let x = e.nodes[r.index()][side];
+                match e.node(x) {
+                    Node::And(..) => stack.push(x),
+                    n => {
+                        if let Some(y) = proven(n) {
+                            e.nodes[r.index()][side] = y;
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The estimate of a leaf: the probability that it is true and the

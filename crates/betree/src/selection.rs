@@ -3,14 +3,27 @@
 //!
 //! One resumable stage machine serves both searches. The plain search runs
 //! it with no budget, in one call; the cooperative search
-//! ([`crate::coop::SearchIter`]) runs it in units of one reduction, stopping
+//! (`SearchIter`) runs it in units of one reduction, stopping
 //! wherever its budget runs out. Keeping one implementation means the two
 //! cannot drift apart in which candidates they select, in their order, or in
 //! what the cooperative search charges for them.
 
-use crate::counting::{Span, SpanTerms, entry_parts};
+use crate::counting::{Counting, PROVEN, Span, SpanTerms, entry_candidate, entry_parts};
+use crate::domain::Schema;
 use crate::event::{Event, Value};
-use crate::index::Index;
+use crate::expr::Pred;
+
+/// What a selection reads from the index it selects in: its counting
+/// index, schema and atoms, and how many slots it has.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Source<'a> {
+    pub(crate) counting: &'a Counting,
+    pub(crate) schema: &'a Schema,
+    /// The predicates by atom id.
+    pub(crate) preds: &'a [Option<Pred>],
+    /// The number of slots (the counts are kept per slot).
+    pub(crate) slots: usize,
+}
 
 /// Where the selection stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +91,8 @@ pub(crate) struct Selection {
     /// Single terms (booleans) and entries (of recent thresholds) the
     /// probes found.
     loose: Vec<u32>,
-    /// The selected candidates so far: slots, in no particular order.
+    /// The selected candidates so far: slots, flagged `PROVEN` when the
+    /// selection proves them, in no particular order.
     cands: Vec<u32>,
     /// Atoms hit, per atom id.
     seen: Seen,
@@ -148,12 +162,19 @@ impl Selection {
         }
     }
 
-    /// The candidates selected so far: slots of the index, in no
-    /// particular order (all of them once [`Selection::advance`] has
-    /// returned true).
+    /// The candidates selected so far: slots of the index, flagged
+    /// [`PROVEN`] when the selection proves them (they match with no
+    /// evaluation), in no particular order (all of them once
+    /// [`Selection::advance`] has returned true).
     #[inline]
     pub(crate) fn cands(&self) -> &[u32] {
         &self.cands
+    }
+
+    /// Puts the candidates in slot order (the proven ones last), so that
+    /// evaluation walks the slot and program arrays in one direction.
+    pub(crate) fn sort_cands(&mut self) {
+        self.cands.sort_unstable();
     }
 
     /// The atoms this selection found true by value (complete once
@@ -172,12 +193,12 @@ impl Selection {
     /// `index` and `ev` must be the same on every call of one selection.
     pub(crate) fn advance(
         &mut self,
-        index: &Index,
+        index: Source<'_>,
         ev: &Event,
         budget: u64,
         spent: &mut u64,
     ) -> bool {
-        let c = &index.counting;
+        let c = index.counting;
         let generation = self.seen.generation;
         loop {
             if self.stage == Stage::Done {
@@ -191,12 +212,12 @@ impl Selection {
             match self.stage {
                 Stage::Root => {
                     *spent += 1;
-                    if self.seen.stamps.len() < index.atoms.len() {
-                        self.seen.stamps.resize(index.atoms.len(), 0);
+                    if self.seen.stamps.len() < index.preds.len() {
+                        self.seen.stamps.resize(index.preds.len(), 0);
                     }
-                    if self.counts.len() < index.slots.len() {
-                        self.counts.resize(index.slots.len(), 0);
-                        self.marks.resize(index.slots.len(), 0);
+                    if self.counts.len() < index.slots {
+                        self.counts.resize(index.slots, 0);
+                        self.marks.resize(index.slots, 0);
                     }
                     self.stage = Stage::Probe { at: 0, elem: 0 };
                 }
@@ -220,9 +241,9 @@ impl Selection {
                             &mut self.spans,
                             &mut self.kills,
                             &mut self.loose,
-                            &index.schema,
+                            index.schema,
                             self.group,
-                            &index.atoms.preds,
+                            index.preds,
                         );
                         n += 1;
                         elem += 1;
@@ -291,7 +312,7 @@ impl Selection {
                         *cell = now;
                         // A killed expression never matches `need`.
                         if now & (KILLED | COUNT) == need {
-                            cands.push(slot);
+                            cands.push(entry_candidate(e));
                         }
                     };
                     'spans: while span < self.spans.len() {
@@ -376,7 +397,7 @@ impl Selection {
                         c.gated[at..at + n]
                             .iter()
                             .copied()
-                            .filter(|&s| counts[s as usize] != dead),
+                            .filter(|&s| counts[(s & !PROVEN) as usize] != dead),
                     );
                     *spent += n as u64;
                     self.stage = if at + n == c.gated.len() {

@@ -1017,8 +1017,16 @@ fn and_or_not_nodes_are_counted() {
     assert_eq!(total("par3 or par1"), 2 + 1 + (2 + 1) + 2);
     // `par1 and par2` posts both conjuncts: the root, two values probed,
     // two terms taken with one posting entry each (the second completes
-    // the count); then one candidate taken, both leaves and the `and`.
-    assert_eq!(total("par1 and par2"), 1 + 2 + (2 + 2) + 1 + (2 + 1) + 2);
+    // the count); then one candidate taken, which the count proved: its
+    // conjuncts are not tested again.
+    assert_eq!(total("par1 and par2"), 1 + 2 + (2 + 2) + 1);
+    // `par1 and not par3` posts par1 alone (one value probed, one term
+    // taken, one posting entry): the `not` is still tested, and the `not`
+    // and the `and` are entered there.
+    assert_eq!(
+        total("par1 and not par3"),
+        1 + 1 + (1 + 1) + 1 + (2 + 1 + 1)
+    );
     // A bare `par3` is posted under par3, which is false: selection alone
     // (the root, one value probed) decides.
     assert_eq!(total("par3"), 2);

@@ -1,0 +1,64 @@
+//! What a probe found: runs of terms or posting entries, by position.
+
+use super::thresholds::Threshold;
+use crate::domain::AttrId;
+
+/// A run of terms a probe found, by position so that it can sit in
+/// reusable scratch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span {
+    /// A key list whose atoms are only stamped.
+    Stamp(u32),
+    /// The posting entries of a key list.
+    KeyEntries(u32),
+    /// The posting entries of a key list of a list attribute, and the
+    /// search's number for that attribute's probe (see [`LIST_TERM`](super::LIST_TERM)).
+    ListEntries(u32, u32),
+    /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
+    /// float lower/upper.
+    Run {
+        attr: AttrId,
+        side: u8,
+        start: u32,
+        end: u32,
+    },
+    /// Boolean terms in the selection's `loose` list.
+    Loose(u32, u32),
+    /// The [`DEFINED_TERM`](super::DEFINED_TERM) entries of an undefined attribute.
+    Undefined(AttrId),
+    /// Posting entries in the selection's `loose` list.
+    LooseEntries(u32, u32),
+}
+
+/// What a [`Span`] holds: terms, whose postings are walked, or posting
+/// entries themselves.
+pub(crate) enum SpanTerms<'a> {
+    Bools(&'a [u32]),
+    Stamp(&'a [u32]),
+    Entries(&'a [u32]),
+    Ints(&'a [Threshold<i64>]),
+    Floats(&'a [Threshold<f64>]),
+}
+
+impl SpanTerms<'_> {
+    /// Number of terms or entries.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            SpanTerms::Bools(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
+            SpanTerms::Ints(a) => a.len(),
+            SpanTerms::Floats(a) => a.len(),
+        }
+    }
+
+    /// Calls `f` on entries `from..to` (spans of entries only).
+    #[inline]
+    pub(crate) fn each_entry(&self, from: usize, to: usize, mut f: impl FnMut(u32)) {
+        match self {
+            SpanTerms::Bools(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
+            SpanTerms::Entries(a) => a[from..to].iter().for_each(|&e| f(e)),
+            SpanTerms::Ints(a) => a[from..to].iter().for_each(|t| f(t.entry)),
+            SpanTerms::Floats(a) => a[from..to].iter().for_each(|t| f(t.entry)),
+        }
+    }
+}

@@ -1,0 +1,330 @@
+use super::*;
+use crate::SearchStep;
+use crate::domain::{AttrType, Domain};
+use crate::event::EventBuilder;
+
+fn schema() -> Schema {
+    Schema::from_domains([
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("il", AttrType::IntList, true),
+        Domain::new("b", AttrType::Bool, true),
+    ])
+    .unwrap()
+}
+
+#[test]
+fn shared_predicates_are_one_atom_evaluated_once_per_event() {
+    let mut index = Index::new(schema());
+    index.insert(1, "il one of (1, 2, 3) and b").unwrap();
+    index.insert(2, "il one of (3, 2, 1) or i = 4").unwrap();
+    index.insert(3, "not il one of (1, 2, 3)").unwrap();
+    // The set is normalised, so all three share one atom; `i = 4` is another.
+    assert_eq!(index.atoms.preds.iter().flatten().count(), 2);
+    let s = index.schema().clone();
+    let ev = EventBuilder::new(&s)
+        .int_list("il", [9, 9, 9, 9, 3])
+        .unwrap()
+        .bool("b", true)
+        .unwrap()
+        .build();
+    // The event's list is stored as the set [3, 9]; with memoization only
+    // the first use pays the merge against (1, 2, 3): three steps.
+    let mut it = index.search_iter(&ev).unwrap();
+    let SearchStep::Done(ids) = index.search_next(&mut it, u64::MAX) else {
+        panic!()
+    };
+    assert_eq!(ids, vec![1, 2]);
+    // Expression 1 posts `b` and the set (it needs both); 2 (an `or`)
+    // and 3 (a `not`) have no indexed conjunct and are on the scan
+    // list. Selection: the root; four values probed (`i`, undefined;
+    // the list's two elements; `b`); two terms taken (the set, by the
+    // element 3, and `b`) with one posting entry each; two scan-list
+    // entries.
+    let selection = 1 + 4 + (2 + 2) + 2;
+    // Evaluation: three candidates taken; expression 1 is decided by its
+    // selection (both its conjuncts were counted, so its jump program is
+    // the constant `true`: no step); expression 2 enters its `or` at the
+    // set (2 + 1; decided by the selection's hit, no loop steps) and is
+    // decided; expression 3 enters its `not` at the set (2 + 1).
+    let evaluation = 3 + 3 + 3;
+    assert_eq!(it.reductions(), selection + evaluation);
+    for id in 1..=3 {
+        index.delete(id).unwrap();
+    }
+    assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
+    assert!(index.is_empty());
+}
+
+#[test]
+fn a_failed_insert_leaves_no_atom_behind() {
+    let mut index = Index::new(schema());
+    index.insert(1, "i = 3").unwrap();
+    // Predicates are interned as they are read: a type error after
+    // two of them (one shared with expression 1), a syntax error after
+    // two, a type error after a set, a boolean and a list test.
+    for bad in [
+        "i = 3 and i = 4 and il = 5",
+        "i = 4 or i = 5 and (",
+        "i in (7, 8) or b or il one of (1) or i = \"x\"",
+    ] {
+        index.insert(2, bad).unwrap_err();
+        assert_eq!(index.atoms.preds.iter().flatten().count(), 1, "{bad}");
+        assert_eq!(index.atoms.refs.iter().sum::<u32>(), 1, "{bad}");
+        assert_eq!(index.counting.probes, vec![0], "{bad}");
+    }
+    // The shared atom has one reference left: deleting 1 frees it.
+    index.delete(1).unwrap();
+    assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
+    assert!(index.counting.probes.is_empty());
+    assert!(index.counting.lists.all_empty());
+    index.insert(2, "i = 4 or il one of (1)").unwrap();
+    let s = index.schema().clone();
+    let ev = EventBuilder::new(&s).int("i", 4).unwrap().build();
+    assert_eq!(index.search(&ev).unwrap(), vec![2]);
+}
+
+#[test]
+fn a_large_expression_keeps_its_atoms_registers_its_conjuncts_and_searches_the_same() {
+    let schema = Schema::from_domains([
+        Domain::new("a", AttrType::Int, true),
+        Domain::new("b", AttrType::Int, true),
+        Domain::new("c", AttrType::Int, true),
+    ])
+    .unwrap();
+    // Over LARGE_EXPR_BYTES, repeating one predicate.
+    let n = 2000;
+    let chain = (0..n)
+        .map(|i| format!("a = {i}"))
+        .chain(["a = 5".to_string()])
+        .collect::<Vec<_>>()
+        .join(" or ");
+    assert!(chain.len() > LARGE_EXPR_BYTES);
+    let mut index = Index::new(schema.clone());
+    // 1: a conjunct (`b = 7`, posted) and a long `or`; 2: a small
+    // expression with one of the `or`'s predicates; 3: a long `or`
+    // with no conjunct (the scan list) and a range.
+    index.insert(1, &format!("b = 7 and ({chain})")).unwrap();
+    // Its own atoms, one per predicate leaf; only `b` is probed.
+    assert_eq!(index.atoms.by_pred.len(), 0);
+    assert_eq!(index.atoms.preds.iter().flatten().count(), n + 2);
+    assert_eq!(index.counting.probes, vec![1]);
+    index.insert(2, "a = 5 or c = 1").unwrap();
+    assert_eq!(index.atoms.by_pred.len(), 2);
+    assert_eq!(index.counting.probes, vec![0, 1, 2]);
+    index.insert(3, &format!("{chain} or c > 10")).unwrap();
+    let n = n as i64;
+    // Plain arithmetic on the event's values.
+    let expected = |live: &[Id], a: i64, b: i64, c: i64| -> Vec<Id> {
+        let m = [b == 7 && a < n, a == 5 || c == 1, a < n || c > 10];
+        live.iter()
+            .copied()
+            .filter(|&id| m[id as usize - 1])
+            .collect()
+    };
+    let check = |index: &Index, live: &[Id]| {
+        let mut events = Vec::new();
+        let mut want = Vec::new();
+        for a in [0, 5, 6, n - 1, n, n + 7] {
+            for b in [7, 8] {
+                for c in [1, 5, 20] {
+                    events.push(
+                        EventBuilder::new(&schema)
+                            .int("a", a)
+                            .unwrap()
+                            .int("b", b)
+                            .unwrap()
+                            .int("c", c)
+                            .unwrap()
+                            .build(),
+                    );
+                    want.push(expected(live, a, b, c));
+                }
+            }
+        }
+        for (ev, want) in events.iter().zip(&want) {
+            assert_eq!(&index.search(ev).unwrap(), want);
+            // The budgeted search, a few reductions at a time.
+            let mut it = index.search_iter(ev).unwrap();
+            let got = loop {
+                if let SearchStep::Done(ids) = index.search_next(&mut it, 7) {
+                    break ids;
+                }
+            };
+            assert_eq!(&got, want);
+        }
+        assert_eq!(index.search_batch(&events).unwrap(), want);
+        // Reused result lists: longer and dirty before, then fewer events.
+        let mut out = vec![vec![99, 98]; want.len() + 3];
+        index.search_batch_into(&events, &mut out).unwrap();
+        assert_eq!(out, want);
+        index.search_batch_into(&events[..4], &mut out).unwrap();
+        assert_eq!(out, want[..4]);
+    };
+    check(&index, &[1, 2, 3]);
+    index.delete(2).unwrap();
+    assert_eq!(index.counting.probes, vec![1]);
+    check(&index, &[1, 3]);
+    index.delete(1).unwrap();
+    check(&index, &[3]);
+    index.delete(3).unwrap();
+    assert!(index.counting.lists.all_empty());
+    assert!(index.counting.probes.is_empty());
+    assert_eq!(index.atoms.preds.iter().flatten().count(), 0);
+}
+
+#[test]
+fn a_value_shared_by_sets_outlives_the_atom_it_was_read_from() {
+    let schema = Schema::from_domains([
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("s", AttrType::Str, true),
+    ])
+    .unwrap();
+    let mut index = Index::new(schema.clone());
+    // The key lists of 2 and "b" are first made by sets, where the
+    // value is not the set's first one; deleting those sets leaves the
+    // lists to atoms holding the value elsewhere.
+    index
+        .insert(1, r#"i in (1, 2, 3) or s in ("a", "b")"#)
+        .unwrap();
+    index
+        .insert(2, r#"i in (2, 5) or s in ("b", "c")"#)
+        .unwrap();
+    index.insert(3, r#"i = 2 or s = "b""#).unwrap();
+    let ev = |i: i64, s: &str| {
+        EventBuilder::new(&schema)
+            .int("i", i)
+            .unwrap()
+            .str("s", s)
+            .unwrap()
+            .build()
+    };
+    assert_eq!(index.search(&ev(2, "z")).unwrap(), vec![1, 2, 3]);
+    index.delete(1).unwrap();
+    assert_eq!(index.search(&ev(2, "z")).unwrap(), vec![2, 3]);
+    assert_eq!(index.search(&ev(9, "b")).unwrap(), vec![2, 3]);
+    assert_eq!(index.search(&ev(3, "a")).unwrap(), Vec::<Id>::new());
+    assert_eq!(index.search(&ev(5, "z")).unwrap(), vec![2]);
+    index.delete(2).unwrap();
+    assert_eq!(index.search(&ev(2, "z")).unwrap(), vec![3]);
+    assert_eq!(index.search(&ev(9, "b")).unwrap(), vec![3]);
+    assert_eq!(index.search(&ev(5, "c")).unwrap(), Vec::<Id>::new());
+    index.delete(3).unwrap();
+    assert!(index.counting.lists.all_empty());
+}
+
+#[test]
+fn memory_counts_what_predicates_and_keys_hold() {
+    let schema = Schema::from_domains([Domain::new("s", AttrType::Str, true)]).unwrap();
+    let mut index = Index::new(schema);
+    let before = index.memory_bytes();
+    let words: Vec<String> = (0..200)
+        .map(|i| format!("\"{}{i:03}\"", "w".repeat(100)))
+        .collect();
+    index
+        .insert(1, &format!("s in ({})", words.join(", ")))
+        .unwrap();
+    // The 200 strings of ~103 bytes are held at least by the interned
+    // predicate (the atom table keeps only ids, no key text).
+    let grown = index.memory_bytes() - before;
+    assert!(grown >= 200 * 103, "grew by {grown}");
+    // A string is held once: the counting index's key table finds its
+    // value through the predicate and keeps no copy of its own.
+    let before = index.memory_bytes();
+    let long = "k".repeat(5000);
+    index.insert(2, &format!("s = \"{long}\"")).unwrap();
+    let grown = index.memory_bytes() - before;
+    assert!((5000..2 * 5000).contains(&grown), "grew by {grown}");
+}
+
+#[test]
+fn every_indexable_conjunct_is_counted() {
+    let mut index = Index::new(schema());
+    index.insert(1, "i = 3 and b").unwrap();
+    index.insert(2, "b and i in (4, 5)").unwrap();
+    index.insert(3, "not b").unwrap();
+    index.insert(4, "b").unwrap();
+    index.insert(5, "i >= 4 and i < 6 and b").unwrap();
+    index.insert(6, "i > 5 and b").unwrap();
+    index.insert(7, "i <= 5 and il one of (7, 8)").unwrap();
+    // Ranges alone: gated, a candidate unless a range is false.
+    index.insert(8, "i > 2 and i <= 9").unwrap();
+    index.insert(9, "i < 5").unwrap();
+    assert_eq!(index.counting.scan, vec![index.by_id[&3]]);
+    assert_eq!(index.counting.gated.len(), 2);
+    assert_eq!(index.counting.threshold_count(0), 7);
+    let s = index.schema().clone();
+    let ev = EventBuilder::new(&s)
+        .int("i", 5)
+        .unwrap()
+        .bool("b", true)
+        .unwrap()
+        .int_list("il", [1, 8])
+        .unwrap()
+        .build();
+    let mut sel = Selection::default();
+    index.select(&ev, &mut sel);
+    let mut ids: Vec<Id> = sel
+        .cands()
+        .iter()
+        .map(|&c| index.slots[(c & !crate::counting::PROVEN) as usize].id)
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, vec![2, 3, 4, 5, 7, 8], "1, 6 and 9 miss a conjunct");
+    assert_eq!(index.search(&ev).unwrap(), vec![2, 4, 5, 7, 8]);
+    // With `i` undefined every range conjunct is false.
+    let ev = EventBuilder::new(&s).bool("b", true).unwrap().build();
+    index.select(&ev, &mut sel);
+    let mut ids: Vec<Id> = sel
+        .cands()
+        .iter()
+        .map(|&c| index.slots[(c & !crate::counting::PROVEN) as usize].id)
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, vec![3, 4]);
+    // Delete undoes every posting, key and threshold.
+    for id in 1..=9 {
+        index.delete(id).unwrap();
+    }
+    let c = &index.counting;
+    assert!(c.scan.is_empty() && c.gated.is_empty() && c.probes.is_empty());
+    assert!(c.lists.all_empty());
+    assert!(c.bool_post.iter().all(Vec::is_empty));
+    assert_eq!(c.threshold_count(0), 0);
+    assert!(index.search(&ev).unwrap().is_empty());
+}
+
+#[test]
+fn conjuncts_proven_by_the_selection_are_not_evaluated_again_but_float_ranges_are() {
+    let schema = Schema::from_domains([
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("f", AttrType::Float, true),
+        Domain::new("b", AttrType::Bool, true),
+    ])
+    .unwrap();
+    let mut index = Index::new(schema.clone());
+    index.insert(1, "i >= 3 and b").unwrap();
+    index.insert(2, "f < 1.0").unwrap();
+    index.insert(3, "f >= 0.5 and i < 9 and not b").unwrap();
+    // Expression 1's conjuncts are all proven by its selection: its jump
+    // program is the constant `true`; 2's float range stays (a NaN value
+    // kills no upper threshold yet satisfies none).
+    let entry = |id: Id| index.slots[index.by_id[&id] as usize].entry;
+    assert_eq!(entry(1), crate::program::ACCEPT);
+    assert!(entry(2) < REJECT);
+    let search = |f: f64, i: i64, b: bool| {
+        let ev = EventBuilder::new(&schema)
+            .float("f", f)
+            .unwrap()
+            .int("i", i)
+            .unwrap()
+            .bool("b", b)
+            .unwrap()
+            .build();
+        index.search(&ev).unwrap()
+    };
+    assert_eq!(search(f64::NAN, 5, true), vec![1]);
+    assert_eq!(search(f64::NAN, 5, false), Vec::<Id>::new());
+    assert_eq!(search(0.7, 5, false), vec![2, 3]);
+    assert_eq!(search(0.7, 2, true), vec![2]);
+    assert_eq!(search(1.5, 9, false), Vec::<Id>::new());
+}
