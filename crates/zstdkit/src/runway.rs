@@ -63,6 +63,9 @@ const BLOCK: usize = 128 << 10;
 /// ahead of it.
 const MARGIN: usize = 2 * BLOCK + STEP;
 
+/// The longest zstd frame header, as zstd defines it.
+const FRAME_HEADER_MAX: usize = zstd_safe::zstd_sys::ZSTD_FRAMEHEADERSIZE_MAX as usize;
+
 /// zstd's code for "Src size is incorrect" (its error codes are negated
 /// enum values).
 const SIZE_WRONG: usize =
@@ -526,21 +529,26 @@ impl RunwayEncoder {
     }
 
     /// Learns the frame's window from its header, the first bytes of the
-    /// frame's output.
+    /// frame's output. Only the header's bytes are kept (at most
+    /// [`FRAME_HEADER_MAX`]), not the first output call's whole block.
     fn note_header(&mut self, written: &[u8]) {
         if self.window.is_some() || written.is_empty() {
             return;
         }
-        self.header.extend_from_slice(written);
+        let want = FRAME_HEADER_MAX.saturating_sub(self.header.len());
+        self.header
+            .extend_from_slice(&written[..written.len().min(want)]);
         match ffi::frame_header(&self.header) {
             FrameHeader::Frame { window_size, .. } => {
                 self.window = Some(usize::try_from(window_size).unwrap_or(usize::MAX));
                 self.header.clear();
             }
-            FrameHeader::Incomplete { .. } => {}
+            // A header is never longer than FRAME_HEADER_MAX; more bytes
+            // will come only while it is shorter.
+            FrameHeader::Incomplete { .. } if self.header.len() < FRAME_HEADER_MAX => {}
             // Our own output always starts with a frame header; should it
             // not, nothing is given back (memory grows, output is right).
-            FrameHeader::Skippable | FrameHeader::Invalid => {
+            FrameHeader::Incomplete { .. } | FrameHeader::Skippable | FrameHeader::Invalid => {
                 self.window = Some(usize::MAX);
                 self.header.clear();
             }
