@@ -257,22 +257,26 @@ impl Acceptor {
         };
         // QuickFIX's acceptor runs until its stdin closes.
         cmd.stdin(Stdio::piped());
-        let child = cmd
+        let mut child = cmd
             .spawn()
             .with_context(|| format!("starting the {} acceptor", engine.name()))?;
         // The pid stays ours until `Acceptor` is dropped (the child is not
         // reaped before), so the clock names this process throughout.
-        let clock = clock::of_process(child.id());
+        let clock = match clock::of_process(child.id()) {
+            Ok(clock) => clock,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!("reading the {} acceptor's CPU clock: {e}", engine.name());
+            }
+        };
         let mut acceptor = Acceptor {
             child,
             engine: engine.name(),
             stops_on_signal: matches!(engine, Engine::Perfkit(_)),
-            clock: *clock.as_ref().unwrap_or(&CpuClock::Process),
+            clock,
             log,
         };
-        if let Err(e) = clock {
-            bail!("reading the acceptor's CPU clock: {e}");
-        }
         let ready = match engine {
             Engine::Perfkit(_) => "session(s) on port",
             Engine::Quickfix(_) => "listening",
