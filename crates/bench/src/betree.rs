@@ -9,12 +9,12 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use betree::{Error, Event, Index, Result, SearchStep};
+use betree::{Error, Event, Index, Result, Schema, SearchStep, reference};
 use hdrhistogram::Histogram;
 
-use crate::harness::latency_histogram;
+use crate::harness::{clock, latency_histogram, record};
 
 /// Timings of one search mode.
 #[derive(Debug, Clone)]
@@ -541,6 +541,111 @@ pub fn slice_cpu(
         })?;
     }
     Ok(SliceCpu { slices, max_ns })
+}
+
+/// Everything the reference benchmark measures: [`run`], [`slice_cpu`],
+/// [`control_loop`] and [`replay`] together.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The three modes, per event and per slice.
+    pub run: BenchReport,
+    /// The `next` mode's slices on the thread's CPU clock.
+    pub cpu: SliceCpu,
+    /// [`control_loop`] against the CPU pass's slices.
+    pub control: Histogram<u64>,
+    /// The options it ran with.
+    pub opts: Options,
+    /// How many times each long slice was replayed.
+    pub replays: usize,
+    /// The long slices, replayed.
+    pub replayed: Vec<Replayed>,
+}
+
+/// Runs the benchmark, the CPU-clock pass, the control loop and the
+/// replays.
+pub fn measure_all(
+    index: &Index,
+    events: &[Event],
+    opts: Options,
+    replays: usize,
+) -> Result<Measured> {
+    let run = run(index, events, opts)?;
+    let cpu = slice_cpu(index, events, opts.budget, || {
+        clock::thread_cpu().as_nanos() as u64
+    })?;
+    let control = control_loop(&cpu.slices);
+    let replayed = replay(index, events, &run, replays)?;
+    Ok(Measured {
+        run,
+        cpu,
+        control,
+        opts,
+        replays,
+        replayed,
+    })
+}
+
+/// The machine's own stalls: a loop of fixed work as long as the median
+/// slice, run as many times as there were slices. Its tail (interrupts,
+/// hypervisor exits, preemption) is what any code of that length sees
+/// here, so the slices' tail is read against it.
+pub fn control_loop(slices: &Histogram<u64>) -> Histogram<u64> {
+    let target = Duration::from_nanos(slices.value_at_quantile(0.5).max(1));
+    // Calibrate the work per loop on the thread's CPU clock.
+    let spin = |n: u64| {
+        let mut x = 1u64;
+        for i in 0..n {
+            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
+        }
+        x
+    };
+    let probe = 100_000;
+    let t = clock::thread_cpu();
+    std::hint::black_box(spin(probe));
+    let per = (clock::thread_cpu() - t).as_nanos().max(1) as f64 / probe as f64;
+    let n = ((target.as_nanos() as f64 / per) as u64).max(1);
+    let mut h = latency_histogram();
+    for _ in 0..slices.len() {
+        let t = Instant::now();
+        std::hint::black_box(spin(n));
+        record(&mut h, t.elapsed());
+    }
+    h
+}
+
+/// The reference workload of `perfkit bench`'s betree part, generated in
+/// process: 5,000 expressions over 128 boolean parameters, 1,000 events.
+pub struct Reference {
+    /// The expressions, indexed.
+    pub index: Index,
+    /// The events.
+    pub events: Vec<Event>,
+    /// How long building the index took.
+    pub build: Duration,
+}
+
+impl Reference {
+    /// Generates the workload and times the index build.
+    pub fn build() -> Result<Reference> {
+        let params = 128;
+        let exprs = reference::random_expressions(params, 5000, 1);
+        let schema = Schema::boolean_params(params);
+        let t = Instant::now();
+        let mut index = Index::new(schema.clone());
+        for (i, e) in exprs.iter().enumerate() {
+            index.insert(i as u64 + 1, e)?;
+        }
+        let build = t.elapsed();
+        let events = reference::random_events(params, 1000, 2)
+            .iter()
+            .map(|v| Event::from_bools(&schema, v))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Reference {
+            index,
+            events,
+            build,
+        })
+    }
 }
 
 fn compare(mode: &ModeStats, base: &ModeStats) -> ModeDiff {

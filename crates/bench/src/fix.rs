@@ -1,5 +1,7 @@
-//! The measurements behind `perfkit fix-bench`, returned as data (HDR
-//! histograms of nanoseconds per operation) for the binary to render.
+//! The measurements behind `perfkit fix bench`, returned as data (HDR
+//! histograms of nanoseconds per operation) for the binary to render:
+//! fixcore's hot path here, fixcore's parser beside QuickFIX's in
+//! [`quickfix`], whole session engines over loopback in [`session`].
 //!
 //! Every comparison runs its variants interleaved in one process: each of
 //! `runs` rounds measures a slice of the iterations of every variant in
@@ -11,6 +13,8 @@
 //! histogram's percentiles are percentiles of batch means. Loopback round
 //! trips are timed one by one.
 
+pub mod quickfix;
+pub mod session;
 pub mod sink;
 pub mod transport;
 

@@ -14,14 +14,21 @@
 //! - [`memory`]: resident set, its peak (resettable) and thread count from
 //!   `/proc/self/status`;
 //! - [`tsc`]: the time-stamp counter, calibrated, for timings shorter than
-//!   a clock read.
+//!   a clock read;
+//! - [`child`]: a child process run to completion, with the wall time, CPU
+//!   time and peak RSS the kernel accounts to it;
+//! - [`machine`]: the CPU model and core count every report states.
 
+pub mod child;
 pub mod clock;
 mod interleave;
+pub mod machine;
 pub mod memory;
 pub mod tsc;
 
 pub use interleave::{Comparison, Op, Repeat, Rounds, Variant, interleave, interleave_with};
+
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
@@ -33,6 +40,12 @@ pub const LATENCY_MAX_NS: u64 = 3_600_000_000_000;
 /// significant digits (0.1 % resolution at every magnitude).
 pub fn latency_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, LATENCY_MAX_NS, 3).expect("static bounds are valid")
+}
+
+/// Records a duration into a nanosecond histogram: below 1 ns counts as
+/// 1 ns, above [`LATENCY_MAX_NS`] as the top.
+pub fn record(h: &mut Histogram<u64>, d: Duration) {
+    h.saturating_record(d.as_nanos().clamp(1, u64::MAX as u128) as u64);
 }
 
 #[cfg(test)]

@@ -23,11 +23,21 @@
 
 #[cfg(feature = "betree")]
 pub mod betree;
+#[cfg(feature = "commands")]
+pub mod commands;
+#[cfg(feature = "zstd")]
+pub mod corpus;
 #[cfg(feature = "fix")]
 mod error;
 #[cfg(feature = "fix")]
 pub mod fix;
 pub mod harness;
+pub mod peer;
+pub mod report;
+#[cfg(feature = "zip")]
+pub mod zip;
+#[cfg(feature = "zstd")]
+pub mod zstd;
 
 #[cfg(feature = "fix")]
 pub use error::{Error, Result};

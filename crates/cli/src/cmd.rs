@@ -2,7 +2,6 @@
 
 pub mod bench;
 pub mod betree;
-pub mod commands_bench;
 pub mod compress;
 pub mod compress_bench;
 pub mod corpus;

@@ -115,7 +115,8 @@ fn main() -> ExitCode {
         Command::Completions(args) => cmd::manual::completions(args, Cli::command()),
         Command::Man => cmd::manual::man(Cli::command()),
         Command::MeasureChild { usage, argv } => {
-            perfkit::child::measure_child(&usage, &argv).map(|()| std::process::ExitCode::SUCCESS)
+            perfkit_bench::harness::child::measure_child(&usage, &argv)
+                .map(|()| std::process::ExitCode::SUCCESS)
         }
     };
     cmd::discard_report_files();

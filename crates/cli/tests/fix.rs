@@ -471,7 +471,7 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
             "2",
         ],
     )
-    .env(perfkit::peer::DIR_ENV, "/nonexistent")));
+    .env(perfkit_bench::peer::DIR_ENV, "/nonexistent")));
     let counts = |prefix: &str| -> Vec<u64> {
         schema::section(&doc, prefix)["rows"]
             .as_array()

@@ -192,7 +192,7 @@ fn the_real_peer_without_its_dictionary_is_a_note_naming_it() {
 /// 60 s, or the test fails) and returns its schema-checked parse section.
 fn bench_with_peers(dir: &std::path::Path) -> Value {
     let doc = schema::report(&interop::ok_within(
-        fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, dir),
+        fix_bench("parse", &[]).env(perfkit_bench::peer::DIR_ENV, dir),
         60,
     ));
     schema::section(&doc, "parse").clone()
@@ -220,7 +220,10 @@ fn bench_without_quickfix_rows(dir: &std::path::Path) -> String {
 /// line on stderr containing each of `wants`. A bench that does not end
 /// within 60 s fails the test instead of hanging it.
 fn bench_fails_with_peers(dir: &std::path::Path, wants: &[&str]) {
-    let out = interop::output_within(fix_bench("parse", &[]).env(perfkit::peer::DIR_ENV, dir), 60);
+    let out = interop::output_within(
+        fix_bench("parse", &[]).env(perfkit_bench::peer::DIR_ENV, dir),
+        60,
+    );
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(out.stdout.is_empty(), "no report from a failed bench");

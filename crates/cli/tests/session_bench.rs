@@ -27,7 +27,7 @@ fn session_section(peers: Option<&std::path::Path>) -> Value {
         ],
     );
     if let Some(dir) = peers {
-        cmd.env(perfkit::peer::DIR_ENV, dir);
+        cmd.env(perfkit_bench::peer::DIR_ENV, dir);
     }
     let doc = schema::report(&interop::ok_within(&mut cmd, 120));
     schema::section(&doc, "session").clone()

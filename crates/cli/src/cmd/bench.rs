@@ -73,7 +73,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         failures = failed;
     }
     if Part::Commands.wanted(only) {
-        let commands = super::commands_bench::measure()?;
+        let commands = perfkit_bench::commands::measure(super::betree::SEARCH_BATCH)?;
         absorb(&mut report, "commands", commands);
     }
     report.summary = summarise(&report);

@@ -14,7 +14,7 @@ use betree::workload::Adtech;
 use betree::{Event, Index, Schema, SearchStep};
 use perfkit::report::{self, Report, Row, Value};
 use perfkit::units::parse_duration;
-use perfkit_bench::betree::{self as measure, BenchReport, Options, Replayed, SliceCpu};
+use perfkit_bench::betree::{self as measure, Measured, Options, Replayed};
 
 mod bench;
 mod search;

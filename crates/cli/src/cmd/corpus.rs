@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use perfkit::report::write_atomically;
+use perfkit_bench::corpus::{self, Entry};
 
 /// Arguments of `perfkit corpus`.
 #[derive(Debug, clap::Args)]
@@ -16,13 +18,27 @@ pub struct CorpusArgs {
     small: bool,
 }
 
-/// Writes the corpus and lists what it wrote.
+/// Writes the corpus into the directory (created if needed), each file
+/// through a temporary sibling renamed into place, and lists each file as
+/// it is written.
 pub fn run(args: CorpusArgs) -> Result<ExitCode> {
+    let dir = &args.dir;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut entries = corpus::small()?;
+    if !args.small {
+        entries.push(Entry {
+            name: corpus::LARGE_NAME.into(),
+            data: corpus::mixed(corpus::LARGE_SIZE)?,
+        });
+    }
     // writeln, not println: a reader that went away is an error for
     // cmd::fail (quiet exit 141), where println would panic.
     let mut out = std::io::stdout().lock();
-    for p in perfkit::corpus::write(&args.dir, !args.small)? {
-        writeln!(out, "{}", p.display())?;
+    for e in entries {
+        let path = dir.join(&e.name);
+        write_atomically(&path, |f| Ok(f.write_all(&e.data)?))
+            .with_context(|| format!("writing {}", path.display()))?;
+        writeln!(out, "{}", path.display())?;
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

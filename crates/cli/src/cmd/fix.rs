@@ -5,15 +5,12 @@
 //! `perfkit fix acceptor` / `initiator` (the session engine, [`session`]).
 
 mod input;
-mod quickfix;
 mod session;
-mod session_bench;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
@@ -21,6 +18,8 @@ use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::parse::{Node, Parser};
 use perfkit::report::{Report, Row, RunInfo, Value};
+use perfkit_bench::fix::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
+use perfkit_bench::fix::session as session_bench;
 use perfkit_bench::fix::{self as measure, Settings};
 use perfkit_bench::harness::Comparison;
 use serde_json::{Map, Value as Json};
@@ -231,64 +230,6 @@ enum Part {
     Session(session_bench::Measured, session_bench::Load),
 }
 
-/// fixcore's parse rows, and QuickFIX's for the same messages (one per
-/// row, same order) or why there are none.
-struct ParseSide {
-    ours: Comparison,
-    quickfix: std::result::Result<QuickfixRows, String>,
-}
-
-/// What the QuickFIX peer measured, and the QuickFIX version it recorded.
-struct QuickfixRows {
-    measured: Vec<quickfix::Measured>,
-    version: Option<String>,
-}
-
-/// The parse section: fixcore's parser on each sample (or the `--input`
-/// messages), and the QuickFIX peer on the same messages when it is built.
-/// fixcore validates the messages and names the rows
-/// ([`measure::parse_sets`]); the peer is fed exactly those, and runs
-/// between fixcore's runs ([`measure::parse_with`]): run k of ours is
-/// followed by run k of QuickFIX's, in one invocation, so a slow stretch of
-/// the machine hits both. Both sides make `warmup` unmeasured calls per row
-/// before the first run, then measure [`Settings::per_run`] calls per row in
-/// each run, as every other part of fix-bench spreads its iterations. The
-/// sides do not construct alike: fixcore's measure builds one Parser per row
-/// and reuses its tables for every call, which is how fixcore is meant to be
-/// used; QuickFIX constructs a new FIX::Message per call, which is what a
-/// QuickFIX session does with each message it reads. The report says so.
-fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<ParseSide> {
-    let sets = measure::parse_sets(input).context("benchmarking the parser")?;
-    let mut peer =
-        quickfix::locate().and_then(|exe| quickfix::Peer::start(&exe, sets.messages(), s.pin));
-    let mut theirs: Vec<quickfix::Measured> = sets
-        .messages()
-        .iter()
-        .map(|_| quickfix::Measured {
-            histogram: perfkit::report::latency_histogram(),
-            elapsed: Duration::ZERO,
-        })
-        .collect();
-    // After run k of ours, run k of QuickFIX's.
-    let ours = measure::parse_with(s, &sets, |run| -> Result<()> {
-        if let Ok(p) = &mut peer {
-            let warmup = if run == 0 { s.warmup } else { 0 };
-            p.run(warmup, s.per_run(), s.batch, &mut theirs)
-                .context("measuring QuickFIX (the quickfix-parse peer)")?;
-        }
-        Ok(())
-    })?;
-    Ok(ParseSide {
-        ours,
-        quickfix: peer
-            .map(|p| QuickfixRows {
-                measured: theirs,
-                version: p.version().map(str::to_owned),
-            })
-            .map_err(|perfkit::peer::Unavailable(why)| why),
-    })
-}
-
 /// The ratio column on QuickFIX rows.
 const QUICKFIX_RATIO: &str = "quickfix_over_perfkit_x";
 
@@ -323,7 +264,7 @@ fn add_parse(report: &mut Report, side: ParseSide) {
                 None => format!(
                     "QuickFIX (version not recorded: no {} beside the peer; `cargo xtask peers` \
                      writes it)",
-                    perfkit::peer::QUICKFIX_VERSION_FILE
+                    perfkit_bench::peer::QUICKFIX_VERSION_FILE
                 ),
             };
             section.note(format!(

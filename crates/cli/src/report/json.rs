@@ -38,7 +38,7 @@ pub fn to_json(report: &Report) -> Json {
                         m.insert("elapsed_ns".into(), json!(e.as_nanos() as u64));
                     }
                     for (k, v) in r.columns.iter().chain(&r.json_only) {
-                        m.insert(k.clone(), v.to_json());
+                        m.insert(k.clone(), value_json(v));
                     }
                     Json::Object(m)
                 })
@@ -81,4 +81,15 @@ pub fn to_json(report: &Report) -> Json {
         doc["summary"] = Json::Array(summary);
     }
     doc
+}
+
+/// A column's value in JSON: a number that is not finite is `null`, so a
+/// numeric column stays numeric for a reader.
+fn value_json(v: &Value) -> Json {
+    match v {
+        Value::Num { value, .. } if value.is_finite() => json!(value),
+        Value::Num { .. } => Json::Null,
+        Value::Int(i) => json!(i),
+        Value::Text(s) => json!(s),
+    }
 }

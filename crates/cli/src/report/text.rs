@@ -133,7 +133,7 @@ fn table(sec: &Section) -> String {
             }
         }
         for k in &extra {
-            line.push(r.get(k).map_or_else(|| "-".to_owned(), Value::to_cell));
+            line.push(r.get(k).map_or_else(|| "-".to_owned(), cell));
         }
         cells.push(line);
     }
@@ -229,4 +229,15 @@ pub fn percentile_distribution(h: &Histogram<u64>, scale: f64) -> String {
         h.distinct_values()
     );
     s
+}
+
+/// A column's value as the table shows it: numbers to their decimals, and
+/// `-` for a number that is not finite (JSON shows `null` there).
+fn cell(v: &Value) -> String {
+    match v {
+        Value::Num { value, decimals } if value.is_finite() => format!("{value:.decimals$}"),
+        Value::Num { .. } => "-".into(),
+        Value::Int(i) => i.to_string(),
+        Value::Text(s) => s.clone(),
+    }
 }

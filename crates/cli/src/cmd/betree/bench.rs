@@ -3,40 +3,6 @@
 
 use super::*;
 
-/// Everything the benchmark measured, for [`fill`].
-pub(super) struct Measured {
-    run: BenchReport,
-    cpu: SliceCpu,
-    /// [`control_loop`] against the CPU pass's slices.
-    control: hdrhistogram::Histogram<u64>,
-    opts: Options,
-    replays: usize,
-    replayed: Vec<Replayed>,
-}
-
-/// Runs the benchmark, the CPU-clock pass, the control loop and the
-/// replays.
-pub(super) fn measure_all(
-    index: &Index,
-    events: &[Event],
-    opts: Options,
-    replays: usize,
-) -> Result<Measured> {
-    let run = measure::run(index, events, opts).context("running the benchmark")?;
-    let cpu = slice_cpu(index, events, opts.budget)?;
-    let control = control_loop(&cpu.slices);
-    let replayed =
-        measure::replay(index, events, &run, replays).context("replaying the long slices")?;
-    Ok(Measured {
-        run,
-        cpu,
-        control,
-        opts,
-        replays,
-        replayed,
-    })
-}
-
 /// Builds the report of the reference benchmark.
 pub(super) fn bench_report(
     index: &Index,
@@ -45,50 +11,14 @@ pub(super) fn bench_report(
     opts: Options,
     replays: usize,
 ) -> Result<Report> {
-    let m = measure_all(index, events, opts, replays)?;
+    let m =
+        measure::measure_all(index, events, opts, replays).context("measuring the benchmark")?;
     let mut rep = Report::new("betree bench");
     rep.run.iterations = m.run.events as u64;
     rep.run.warmup = opts.warmup.min(events.len()) as u64;
     rep.run.timing = "std::time::Instant around each search and each search_next step".into();
     fill(&mut rep, index, &m, build, "");
     Ok(rep)
-}
-
-/// The machine's own stalls: a loop of fixed work as long as the median
-/// slice, run as many times as there were slices. Its tail (interrupts,
-/// hypervisor exits, preemption) is what any code of that length sees
-/// here, so the slices' tail is read against it.
-pub(super) fn control_loop(slices: &hdrhistogram::Histogram<u64>) -> hdrhistogram::Histogram<u64> {
-    let target = Duration::from_nanos(slices.value_at_quantile(0.5).max(1));
-    // Calibrate the work per loop on the thread's CPU clock.
-    let spin = |n: u64| {
-        let mut x = 1u64;
-        for i in 0..n {
-            x = std::hint::black_box(x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i));
-        }
-        x
-    };
-    let probe = 100_000;
-    let t = perfkit_bench::harness::clock::thread_cpu();
-    std::hint::black_box(spin(probe));
-    let per = (perfkit_bench::harness::clock::thread_cpu() - t)
-        .as_nanos()
-        .max(1) as f64
-        / probe as f64;
-    let n = ((target.as_nanos() as f64 / per) as u64).max(1);
-    let mut h = report::latency_histogram();
-    for _ in 0..slices.len() {
-        let t = Instant::now();
-        std::hint::black_box(spin(n));
-        report::record(&mut h, t.elapsed());
-    }
-    h
-}
-
-/// The `next` mode's slices again, on the thread's CPU clock.
-pub(super) fn slice_cpu(index: &Index, events: &[Event], budget: u64) -> Result<SliceCpu> {
-    let ns = || perfkit_bench::harness::clock::thread_cpu().as_nanos() as u64;
-    measure::slice_cpu(index, events, budget, ns).context("timing slices on the CPU clock")
 }
 
 /// Adds the benchmark's sections to `rep`, names prefixed by `prefix`.
@@ -261,22 +191,11 @@ pub(super) fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
 /// The betree part of `perfkit bench`: the reference workload generated in
 /// process (5,000 expressions × 128 parameters, 1,000 events).
 pub fn default_workload(rep: &mut Report) -> Result<()> {
-    let params = 128;
-    let exprs = reference::random_expressions(params, 5000, 1);
-    let schema = Schema::boolean_params(params);
-    let t = Instant::now();
-    let mut index = Index::new(schema.clone());
-    for (i, e) in exprs.iter().enumerate() {
-        index.insert(i as u64 + 1, e)?;
-    }
-    let build = t.elapsed();
-    let events = reference::random_events(params, 1000, 2)
-        .iter()
-        .map(|v| Event::from_bools(&schema, v))
-        .collect::<betree::Result<Vec<_>>>()?;
+    let w = measure::Reference::build().context("building the reference workload")?;
     let replay = ReplayArgs::default();
     let opts = replay.options(2000, 250, 20);
-    let m = measure_all(&index, &events, opts, replay.replays)?;
-    fill(rep, &index, &m, build, "betree: ");
+    let m = measure::measure_all(&w.index, &w.events, opts, replay.replays)
+        .context("measuring the reference workload")?;
+    fill(rep, &w.index, &m, w.build, "betree: ");
     Ok(())
 }

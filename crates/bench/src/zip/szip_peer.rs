@@ -15,8 +15,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::peer::{Process, SZIP as NAME};
 use anyhow::{Context, Result, bail};
-use perfkit::peer::{Process, SZIP as NAME};
 
 /// The greeting this client speaks to: program name and protocol version.
 const HELLO_PREFIX: &str = "hello szip-peer 1 ";
@@ -71,7 +71,7 @@ pub struct Measured {
 pub type Entries = Arc<[(String, Vec<u8>)]>;
 
 /// A running peer. The process plumbing (pipes, stderr, timeouts, killing
-/// on failure or drop) is [`perfkit::peer::Process`]; this is the protocol.
+/// on failure or drop) is [`crate::peer::Process`]; this is the protocol.
 pub struct SZipPeer {
     process: Process,
 }

@@ -4,9 +4,8 @@
 //! machine benchmarks the same bytes.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// The kinds of data in the corpus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,27 +319,6 @@ pub fn mixed(size: usize) -> Result<Vec<u8>> {
 
 /// Name of the large mixed file.
 pub const LARGE_NAME: &str = "mixed-64MiB.bin";
-
-/// Writes the corpus into `dir` (created if needed); with `large`, also the
-/// 64 MiB mixed file. Returns the paths written.
-pub fn write(dir: &Path, large: bool) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut entries = small()?;
-    if large {
-        entries.push(Entry {
-            name: LARGE_NAME.into(),
-            data: mixed(LARGE_SIZE)?,
-        });
-    }
-    let mut paths = Vec::new();
-    for e in entries {
-        let path = dir.join(&e.name);
-        crate::report::write_atomically(&path, |f| Ok(f.write_all(&e.data)?))
-            .with_context(|| format!("writing {}", path.display()))?;
-        paths.push(path);
-    }
-    Ok(paths)
-}
 
 #[cfg(test)]
 mod tests {

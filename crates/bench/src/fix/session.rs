@@ -1,4 +1,4 @@
-//! `fix-bench`'s `session` part: whole FIX engines over loopback, each an
+//! The `session` part of `perfkit fix bench`: whole FIX engines over loopback, each an
 //! initiator process sending NewOrderSingles to an acceptor process that
 //! answers each with ExecutionReports (new, then filled), the same way for
 //! every pairing of perfkit and QuickFIX/C++ (the `quickfix-session` peer
@@ -25,8 +25,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
-use perfkit::peer::{QUICKFIX_SESSION, Unavailable};
-use perfkit_bench::harness::clock::{self, CpuClock};
+
+use crate::harness::clock::{self, CpuClock};
+use crate::harness::latency_histogram;
+use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
 
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX session engine";
@@ -95,7 +97,7 @@ pub struct Measured {
 pub fn measure(load: Load) -> Result<Measured> {
     let me = std::env::current_exe().context("finding the perfkit binary")?;
     let ours = Engine::Perfkit(me);
-    let peer = perfkit::peer::start_or_note(
+    let peer = peer::start_or_note(
         QUICKFIX_SESSION,
         LABEL,
         " (needs g++ and libquickfix-dev)",
@@ -117,7 +119,7 @@ pub fn measure(load: Load) -> Result<Measured> {
         .map(|(i, a)| Pairing {
             name: format!("{} initiator ↔ {} acceptor", i.name(), a.name()),
             reference: matches!((i, a), (Engine::Quickfix(_), Engine::Quickfix(_))),
-            round_trips: perfkit::report::latency_histogram(),
+            round_trips: latency_histogram(),
             latency_elapsed: Duration::ZERO,
             orders_per_s: Vec::new(),
             acceptor_cpu: Vec::new(),

@@ -6,17 +6,18 @@
 //!
 //! Every case runs [`RUNS`] times, the sides interleaved run by run; the
 //! rows report medians. Wall, CPU and peak RSS of a process come from
-//! `wait4` ([`perfkit::child`]); the library side is timed in-process.
+//! `wait4` ([`crate::harness::child`]); the library side is timed in-process.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use perfkit::child::{self, Usage};
-use perfkit::corpus;
-use perfkit::report::{Report, Row, RunInfo, Section, Value};
 use zstdkit::Recipe;
+
+use crate::corpus;
+use crate::harness::child::{self, Usage};
+use crate::report::{Report, Row, RunInfo, Section, Value};
 
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
 /// corpus file, so the whole main job stays within about two minutes.
@@ -209,8 +210,9 @@ fn fix_message(seq: usize) -> Vec<u8> {
 }
 
 /// Measures every command case into a report whose one section is
-/// "process vs library vs peer".
-pub fn measure() -> Result<Report> {
+/// "process vs library vs peer". `search_batch` is the batch size of
+/// `perfkit betree search`, so the library side searches as the command does.
+pub fn measure(search_batch: usize) -> Result<Report> {
     let exe = std::env::current_exe().context("finding this program to run its commands")?;
     let dir = tempfile::tempdir().context("creating a scratch directory")?;
     let d = dir.path();
@@ -250,7 +252,7 @@ pub fn measure() -> Result<Report> {
                 .arg(&input),
         )?;
         library(&mut lib, || {
-            super::compress_bench::compress_file(&input, recipe.params()).map(drop)
+            crate::zstd::compress_file(&input, recipe.params()).map(drop)
         })?;
         if have_zstd {
             process(
@@ -279,7 +281,7 @@ pub fn measure() -> Result<Report> {
             Command::new(&exe).args(["decompress", "-c"]).arg(&frame),
         )?;
         library(&mut lib, || {
-            let n = super::compress_bench::decompress_file(&frame)?;
+            let n = crate::zstd::decompress_file(&frame)?;
             if n != INPUT_SIZE as u64 {
                 bail!("decompressed {n} bytes, expected {INPUT_SIZE}");
             }
@@ -388,7 +390,7 @@ pub fn measure() -> Result<Report> {
         process(&mut build, &mut search(&no_events))?;
         // As the command searches: in batches of its batch size.
         library(&mut lib, || {
-            for batch in evs.chunks(super::betree::SEARCH_BATCH) {
+            for batch in evs.chunks(search_batch) {
                 std::hint::black_box(index.search_batch(batch)?);
             }
             Ok(())

@@ -3,7 +3,7 @@
 //! same messages with QuickFIX and times them the way fixcore's parse rows
 //! are timed, driven run by run so fix-bench can alternate it with its own
 //! runs. The process plumbing (pipes, stderr, timeouts, killing) is
-//! [`perfkit::peer::Process`]; this module is the protocol.
+//! [`crate::peer::Process`]; this module is the protocol.
 //!
 //! Protocol (stdin/stdout, text): the messages go first as records
 //! `"<set> <length>\n" bytes "\n"` and a `go` line; the peer parses each
@@ -18,8 +18,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
-use perfkit::peer::{
-    Process, QUICKFIX as NAME, QUICKFIX_DICTIONARY as DICTIONARY,
+
+use super::{self as measure, Comparison, Settings};
+use crate::harness::latency_histogram;
+use crate::peer::{
+    self, Process, QUICKFIX as NAME, QUICKFIX_DICTIONARY as DICTIONARY,
     QUICKFIX_VERSION_FILE as VERSION_FILE, Unavailable,
 };
 
@@ -75,10 +78,10 @@ fn records(sets: &[Vec<Vec<u8>>]) -> Vec<u8> {
 }
 
 /// Where the peer is, or the note saying it has not been built: the first
-/// half of [`perfkit::peer::start_or_note`], whose second is
+/// half of [`crate::peer::start_or_note`], whose second is
 /// [`Peer::start`].
 pub fn locate() -> std::result::Result<PathBuf, Unavailable> {
-    perfkit::peer::start_or_note(NAME, LABEL, NEEDS, |exe| Ok(exe.to_owned()))
+    peer::start_or_note(NAME, LABEL, NEEDS, |exe| Ok(exe.to_owned()))
 }
 
 /// The QuickFIX version recorded beside `exe`, if any.
@@ -92,7 +95,7 @@ impl Peer {
     /// Starts the peer on `exe` with `sets` loaded, pinned to `pin` if
     /// given. A peer that cannot start, does not answer, or rejects a
     /// message, is [`Unavailable`] with the reason, worded as
-    /// [`perfkit::peer::start_or_note`] words it.
+    /// [`crate::peer::start_or_note`] words it.
     pub fn start(
         exe: &Path,
         sets: &[Vec<Vec<u8>>],
@@ -282,6 +285,67 @@ fn num(word: &str) -> Result<usize> {
         .with_context(|| format!("not a number: {word:?}"))
 }
 
+/// fixcore's parse rows, and QuickFIX's for the same messages (one per
+/// row, same order) or why there are none.
+pub struct ParseSide {
+    /// fixcore's rows.
+    pub ours: Comparison,
+    /// QuickFIX's rows, or the note saying why there are none.
+    pub quickfix: std::result::Result<QuickfixRows, String>,
+}
+
+/// What the QuickFIX peer measured, and the QuickFIX version it recorded.
+pub struct QuickfixRows {
+    /// One per row of ours, in the same order.
+    pub measured: Vec<Measured>,
+    /// The QuickFIX version the peer's build recorded.
+    pub version: Option<String>,
+}
+
+/// The parse section: fixcore's parser on each sample (or the `--input`
+/// messages), and the QuickFIX peer on the same messages when it is built.
+/// fixcore validates the messages and names the rows
+/// ([`measure::parse_sets`]); the peer is fed exactly those, and runs
+/// between fixcore's runs ([`measure::parse_with`]): run k of ours is
+/// followed by run k of QuickFIX's, in one invocation, so a slow stretch of
+/// the machine hits both. Both sides make `warmup` unmeasured calls per row
+/// before the first run, then measure [`Settings::per_run`] calls per row in
+/// each run, as every other part of fix-bench spreads its iterations. The
+/// sides do not construct alike: fixcore's measure builds one Parser per row
+/// and reuses its tables for every call, which is how fixcore is meant to be
+/// used; QuickFIX constructs a new FIX::Message per call, which is what a
+/// QuickFIX session does with each message it reads. The report says so.
+pub fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<ParseSide> {
+    let sets = measure::parse_sets(input).context("benchmarking the parser")?;
+    let mut peer = locate().and_then(|exe| Peer::start(&exe, sets.messages(), s.pin));
+    let mut theirs: Vec<Measured> = sets
+        .messages()
+        .iter()
+        .map(|_| Measured {
+            histogram: latency_histogram(),
+            elapsed: Duration::ZERO,
+        })
+        .collect();
+    // After run k of ours, run k of QuickFIX's.
+    let ours = measure::parse_with(s, &sets, |run| -> Result<()> {
+        if let Ok(p) = &mut peer {
+            let warmup = if run == 0 { s.warmup } else { 0 };
+            p.run(warmup, s.per_run(), s.batch, &mut theirs)
+                .context("measuring QuickFIX (the quickfix-parse peer)")?;
+        }
+        Ok(())
+    })?;
+    Ok(ParseSide {
+        ours,
+        quickfix: peer
+            .map(|p| QuickfixRows {
+                measured: theirs,
+                version: p.version().map(str::to_owned),
+            })
+            .map_err(|Unavailable(why)| why),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,7 +359,7 @@ mod tests {
     fn measured(sets: usize) -> Vec<Measured> {
         (0..sets)
             .map(|_| Measured {
-                histogram: perfkit::report::latency_histogram(),
+                histogram: latency_histogram(),
                 elapsed: Duration::ZERO,
             })
             .collect()

@@ -1,0 +1,271 @@
+//! The report model: what a measurement returns for the binary to render.
+//!
+//! A [`Report`] is the machine it ran on, how it was measured
+//! ([`RunInfo`]), [`Section`]s of [`Row`]s (a name, an optional HDR
+//! histogram of nanoseconds, extra columns of [`Value`]s) and headline
+//! comparisons ([`Headline`]). It is plain data: the renderers (tables,
+//! JSON, interval logs, plots) live in the `perfkit` binary's `report`
+//! module, so a measurement here never decides how it is shown.
+//!
+//! Column names are snake_case with the unit in the name (`throughput_mb_s`,
+//! `p99_ns`); the binary's table derives its headers from them.
+//!
+//! ```
+//! use perfkit_bench::harness::{latency_histogram, record};
+//! use perfkit_bench::report::{Report, Row, Value};
+//! let mut h = latency_histogram();
+//! record(&mut h, std::time::Duration::from_micros(42));
+//! let mut rep = Report::new("example");
+//! rep.section("demo").row(Row::new("call").latency(h).col("ratio", Value::num(3.0, 2)));
+//! assert_eq!(rep.histograms().count(), 1);
+//! ```
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::harness::machine::Machine;
+
+/// A value in an extra column.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A measured or derived number; `decimals` is for the table only.
+    Num {
+        /// The value.
+        value: f64,
+        /// Digits after the point in the table.
+        decimals: usize,
+    },
+    /// A count.
+    Int(i64),
+    /// A word such as a verdict.
+    Text(String),
+}
+
+impl Value {
+    /// A number shown with `decimals` digits in the table.
+    pub fn num(value: f64, decimals: usize) -> Value {
+        Value::Num { value, decimals }
+    }
+}
+
+impl From<&str> for Value {
+    fn from(s: &str) -> Self {
+        Value::Text(s.to_owned())
+    }
+}
+impl From<String> for Value {
+    fn from(s: String) -> Self {
+        Value::Text(s)
+    }
+}
+impl From<u64> for Value {
+    fn from(i: u64) -> Self {
+        Value::Int(i64::try_from(i).unwrap_or(i64::MAX))
+    }
+}
+impl From<usize> for Value {
+    fn from(i: usize) -> Self {
+        Value::from(i as u64)
+    }
+}
+
+/// One measured thing: an optional latency histogram plus extra columns.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The row's name (unique within its section).
+    pub name: String,
+    /// Per-operation latency in nanoseconds, warm-up excluded.
+    pub latency: Option<Histogram<u64>>,
+    /// Wall time the histogram covers (for the interval log).
+    pub elapsed: Option<Duration>,
+    /// Extra columns, in display order: snake_case names with units.
+    pub columns: Vec<(String, Value)>,
+    /// Columns kept in JSON only: older names a newer column replaced in
+    /// the table, still written so scripts reading this schema id keep
+    /// working.
+    pub json_only: Vec<(String, Value)>,
+}
+
+impl Row {
+    /// A row with no data yet.
+    pub fn new(name: impl Into<String>) -> Row {
+        Row {
+            name: name.into(),
+            latency: None,
+            elapsed: None,
+            columns: Vec::new(),
+            json_only: Vec::new(),
+        }
+    }
+
+    /// Sets the latency histogram.
+    pub fn latency(mut self, h: Histogram<u64>) -> Row {
+        self.latency = Some(h);
+        self
+    }
+
+    /// Sets the wall time the histogram covers.
+    pub fn elapsed(mut self, d: Duration) -> Row {
+        self.elapsed = Some(d);
+        self
+    }
+
+    /// Appends an extra column.
+    pub fn col(mut self, name: &str, v: impl Into<Value>) -> Row {
+        self.columns.push((name.to_owned(), v.into()));
+        self
+    }
+
+    /// Appends a column written to JSON only (see [`Row::json_only`]).
+    pub fn json_col(mut self, name: &str, v: impl Into<Value>) -> Row {
+        self.json_only.push((name.to_owned(), v.into()));
+        self
+    }
+
+    /// The value of a column, if present.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+/// A titled group of rows shown as one table.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// The section title.
+    pub name: String,
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// Free-text lines printed under the table (and kept in JSON).
+    pub notes: Vec<String>,
+}
+
+impl Section {
+    /// An empty section.
+    pub fn new(name: impl Into<String>) -> Section {
+        Section {
+            name: name.into(),
+            ..Section::default()
+        }
+    }
+
+    /// Appends a row.
+    pub fn row(&mut self, row: Row) -> &mut Section {
+        self.rows.push(row);
+        self
+    }
+
+    /// Appends a note.
+    pub fn note(&mut self, note: impl Into<String>) -> &mut Section {
+        self.notes.push(note.into());
+        self
+    }
+}
+
+/// How a run was made: what every report states.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// Measured iterations per row (the largest, when rows differ).
+    pub iterations: u64,
+    /// Warm-up iterations per row, excluded from the histograms.
+    pub warmup: u64,
+    /// Repetitions of the whole measurement.
+    pub runs: u64,
+    /// Where threads were pinned, or `None` when they were not.
+    pub pinned: Option<String>,
+    /// How time was taken (e.g. "Instant per call").
+    pub timing: String,
+}
+
+impl Default for RunInfo {
+    fn default() -> Self {
+        RunInfo {
+            iterations: 0,
+            warmup: 0,
+            runs: 1,
+            pinned: None,
+            timing: "std::time::Instant around each call".into(),
+        }
+    }
+}
+
+/// A whole report: what was run, on what, and the sections.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The command that produced it, e.g. `"compress bench"`.
+    pub command: String,
+    /// The machine it ran on.
+    pub machine: Machine,
+    /// How it was measured.
+    pub run: RunInfo,
+    /// The tables.
+    pub sections: Vec<Section>,
+    /// Headline comparisons, one line each, printed after the tables.
+    pub summary: Vec<Headline>,
+}
+
+/// One headline comparison of two rows measured in the same run:
+/// `subject` took `speedup` times less time than `peer` for the same work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Headline {
+    /// What perfkit ran, e.g. `"zstdkit fast compress"`.
+    pub subject: String,
+    /// What it is compared with, e.g. `"zstd CLI -1"`.
+    pub peer: String,
+    /// Peer time over subject time (or subject rate over peer rate): above
+    /// 1 the subject is faster.
+    pub speedup: f64,
+    /// Which measurement the ratio comes from, e.g. `"median wall time"`.
+    pub basis: String,
+}
+
+impl Headline {
+    /// The summary line: `perfkit X is N× faster than PEER (basis)`.
+    pub fn line(&self) -> String {
+        if !(self.speedup.is_finite() && self.speedup > 0.0) {
+            return format!(
+                "perfkit {} could not be compared with {} ({}: no valid measurement)",
+                self.subject, self.peer, self.basis
+            );
+        }
+        let (factor, word) = if self.speedup >= 1.0 {
+            (self.speedup, "faster")
+        } else {
+            (1.0 / self.speedup, "slower")
+        };
+        format!(
+            "perfkit {} is {factor:.2}× {word} than {} ({})",
+            self.subject, self.peer, self.basis
+        )
+    }
+}
+
+impl Report {
+    /// An empty report for `command` on this machine.
+    pub fn new(command: impl Into<String>) -> Report {
+        Report {
+            command: command.into(),
+            machine: Machine::detect(),
+            run: RunInfo::default(),
+            sections: Vec::new(),
+            summary: Vec::new(),
+        }
+    }
+
+    /// Appends a section and returns it for filling.
+    pub fn section(&mut self, name: impl Into<String>) -> &mut Section {
+        self.sections.push(Section::new(name));
+        self.sections.last_mut().expect("just pushed")
+    }
+
+    /// Every row with a histogram, named `section/row`.
+    pub fn histograms(&self) -> impl Iterator<Item = (String, &Row, &Histogram<u64>)> {
+        self.sections.iter().flat_map(|s| {
+            s.rows.iter().filter_map(move |r| {
+                r.latency
+                    .as_ref()
+                    .map(|h| (format!("{}/{}", s.name, r.name), r, h))
+            })
+        })
+    }
+}
