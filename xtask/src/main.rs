@@ -135,13 +135,14 @@ fn ci() -> Result<()> {
     // above only exercised this CPU's best one. Capping the pick runs the
     // parser, framer and builder tests on each slower path as well (the
     // capped pick never exceeds what the CPU has, so on a CPU without
-    // AVX-512 a cap repeats the run above; fixcore rejects unknown names).
+    // AVX-512 a cap repeats the run above; fixcore rejects unknown names). Only
+    // the scan-cap-env feature makes fixcore read the variable.
     // Selecting fixcore alone re-resolves its dev-dependencies' features, so
     // the first capped run rebuilds a few of them (about a minute); the
     // other two reuse that build.
     for cap in ["avx512", "avx2", "scalar"] {
         run(cargo()
-            .args(["test", "-p", "fixcore"])
+            .args(["test", "-p", "fixcore", "--features", "scan-cap-env"])
             .env("FIXCORE_SCAN", cap)
             .env_remove("PERFKIT_SKIP_INTEROP"))?;
     }

@@ -211,14 +211,6 @@ pub enum Error {
         /// Path name.
         path: &'static str,
     },
-    /// `FIXCORE_SCAN` is set to something that is not a scan path name.
-    #[error(
-        "FIXCORE_SCAN={value:?} names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)"
-    )]
-    UnknownScanPath {
-        /// The variable's value (lossily decoded).
-        value: String,
-    },
     /// A builder was given something it cannot encode.
     #[error("cannot build message: {0}")]
     Build(&'static str),

@@ -3,7 +3,8 @@
 //! the session engine. What times them lives in the `perfkit-bench` crate.
 //!
 //! - [`scan`]: every `=` and SOH offset in one pass (scalar / AVX2 /
-//!   AVX-512 / AVX-512 VBMI2, chosen at run time; `FIXCORE_SCAN` caps it);
+//!   AVX-512 / AVX-512 VBMI2, chosen at run time; [`scan::ScanPath::cap`]
+//!   caps it);
 //! - [`parse`]: validating zero-copy [`parse::Message`] with O(1) tag
 //!   access, typed getters ([`value`]) and repeating groups ([`dict`]);
 //! - [`frame`]: splits a byte stream into messages, resynchronising after
@@ -21,7 +22,8 @@
 //!
 //! Untrusted bytes never panic: every rejection is an [`Error`] naming the
 //! byte position. To run the tests on each scan path of this CPU:
-//! `FIXCORE_SCAN=scalar cargo test -p fixcore` (and `avx2`, `avx512`); the
+//! `FIXCORE_SCAN=scalar cargo test -p fixcore --features scan-cap-env` (and
+//! `avx2`, `avx512`); the
 //! property tests also compare every available path with a plain filter
 //! in-process.
 //!

@@ -9,15 +9,14 @@
 //! the variant that marks each SOH position with a flag bit so that it can
 //! tell the two delimiters apart without loading the bytes again.
 //!
-//! The path is chosen at run time ([`ScanPath::detect`]). Setting the
-//! environment variable `FIXCORE_SCAN` to `scalar`, `avx2`, `avx512` or
-//! `avx512vbmi2` caps the detected path (it never enables an instruction set
-//! the CPU lacks), so the whole test suite can be run on each path
-//! (`cargo xtask ci` does). Any other non-empty value caps nothing here
-//! ([`ScanPath::detect`] takes the fastest path: a library does not panic
-//! over its environment), but [`ScanPath::configured`] reports it as an
-//! error, which `perfkit` and fixcore's own tests check, so a typo cannot
-//! quietly test the fastest path instead.
+//! The path is chosen at run time ([`ScanPath::detect`]), once per process.
+//! An application may cap it first with [`ScanPath::cap`] (it never enables
+//! an instruction set the CPU lacks); `perfkit` does so from its
+//! `FIXCORE_SCAN` variable, to benchmark each path. The library itself
+//! reads no environment, except with the `scan-cap-env` feature, which test
+//! runs turn on so that the whole suite runs once per path with
+//! `FIXCORE_SCAN=scalar`, `avx2`, `avx512` or `avx512vbmi2` (`cargo xtask
+//! ci` does).
 
 use crate::{Error, Result};
 use std::sync::OnceLock;
@@ -95,49 +94,56 @@ impl ScanPath {
             .collect()
     }
 
-    /// The cap set by the environment variable `FIXCORE_SCAN`: `None` when
-    /// it is unset or empty, an error when it names no path (a typo must
-    /// not silently test the fastest path instead of the one asked for).
-    pub fn configured() -> Result<Option<ScanPath>> {
-        ScanPath::cap_from(std::env::var_os("FIXCORE_SCAN").as_deref())
+    /// The fastest path this CPU can run.
+    fn best() -> ScanPath {
+        ScanPath::ALL
+            .into_iter()
+            .rev()
+            .find(|p| p.is_available())
+            .unwrap_or(ScanPath::Scalar)
     }
 
-    /// [`ScanPath::configured`] for a given variable value.
-    fn cap_from(value: Option<&std::ffi::OsStr>) -> Result<Option<ScanPath>> {
-        let Some(raw) = value else {
-            return Ok(None);
-        };
-        let text = raw.to_str().unwrap_or("");
-        if raw.is_empty() {
-            return Ok(None);
-        }
-        ScanPath::from_name(text)
-            .map(Some)
-            .ok_or_else(|| Error::UnknownScanPath {
-                value: raw.to_string_lossy().into_owned(),
-            })
+    /// Caps the path [`ScanPath::detect`] picks at `cap`, for the rest of
+    /// the process. The pick is made once, at the first scan, so call this
+    /// before anything is scanned. Returns the path now in use: `Ok` with
+    /// the capped pick, or `Err` with the path an earlier scan already
+    /// fixed when that one differs.
+    pub fn cap(cap: ScanPath) -> std::result::Result<ScanPath, ScanPath> {
+        let want = ScanPath::best().min(cap);
+        let got = *DETECTED.get_or_init(|| want);
+        if got == want { Ok(got) } else { Err(got) }
     }
 
-    /// The fastest available path, capped by `FIXCORE_SCAN` when set.
-    /// Computed once per process.
-    ///
-    /// A `FIXCORE_SCAN` that names no path caps nothing here: a library
-    /// must not panic over its environment. [`ScanPath::configured`] reports
-    /// the bad value; `perfkit` checks it at start and refuses to run, and
-    /// fixcore's own tests fail on it.
+    /// The fastest available path, or the capped one after
+    /// [`ScanPath::cap`]. Computed once per process.
     pub fn detect() -> ScanPath {
-        static DETECTED: OnceLock<ScanPath> = OnceLock::new();
         *DETECTED.get_or_init(|| {
-            let best = ScanPath::ALL
-                .into_iter()
-                .rev()
-                .find(|p| p.is_available())
-                .unwrap_or(ScanPath::Scalar);
-            match ScanPath::configured() {
-                Ok(Some(cap)) => best.min(cap),
-                Ok(None) | Err(_) => best,
+            let best = ScanPath::best();
+            #[cfg(feature = "scan-cap-env")]
+            if let Some(cap) = env_cap(std::env::var_os("FIXCORE_SCAN").as_deref()) {
+                return best.min(cap);
             }
+            best
         })
+    }
+}
+
+/// The path every scan without an explicit one uses, fixed at the first.
+static DETECTED: OnceLock<ScanPath> = OnceLock::new();
+
+/// The `scan-cap-env` feature's cap: `FIXCORE_SCAN`'s value, `None` when
+/// unset or empty. A value naming no path panics: the feature is for test
+/// runs, where a typo must fail the run instead of quietly testing the
+/// fastest path.
+#[cfg(any(test, feature = "scan-cap-env"))]
+fn env_cap(value: Option<&std::ffi::OsStr>) -> Option<ScanPath> {
+    let raw = value.filter(|v| !v.is_empty())?;
+    match raw.to_str().and_then(ScanPath::from_name) {
+        Some(p) => Some(p),
+        None => panic!(
+            "FIXCORE_SCAN={:?} names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)",
+            raw.to_string_lossy()
+        ),
     }
 }
 
@@ -313,30 +319,39 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fixcore_scan_values_are_errors() {
+    fn fixcore_scan_values_name_paths() {
         use std::ffi::OsStr;
-        assert_eq!(ScanPath::cap_from(None).unwrap(), None);
-        assert_eq!(ScanPath::cap_from(Some(OsStr::new(""))).unwrap(), None);
+        assert_eq!(env_cap(None), None);
+        assert_eq!(env_cap(Some(OsStr::new(""))), None);
+        assert_eq!(env_cap(Some(OsStr::new("AVX2"))), Some(ScanPath::Avx2));
+        let e = std::panic::catch_unwind(|| env_cap(Some(OsStr::new("avx-512")))).unwrap_err();
         assert_eq!(
-            ScanPath::cap_from(Some(OsStr::new("AVX2"))).unwrap(),
-            Some(ScanPath::Avx2)
-        );
-        let e = ScanPath::cap_from(Some(OsStr::new("avx-512"))).unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "FIXCORE_SCAN=\"avx-512\" names no scan path \
-             (expected scalar, avx2, avx512 or avx512vbmi2)"
+            e.downcast_ref::<String>().map(String::as_str),
+            Some(
+                "FIXCORE_SCAN=\"avx-512\" names no scan path \
+                 (expected scalar, avx2, avx512 or avx512vbmi2)"
+            )
         );
     }
 
-    /// The suite is run once per `FIXCORE_SCAN` value (`cargo xtask ci`);
-    /// this makes sure each such run really uses the path it names.
+    /// The suite is run once per `FIXCORE_SCAN` value with the
+    /// `scan-cap-env` feature (`cargo xtask ci`); this makes sure each such
+    /// run really uses the path it names, and that a cap asked for later
+    /// reports the path in use.
     #[test]
-    fn detected_path_honours_the_environment_cap() {
+    fn detected_path_honours_the_cap() {
         let best = *ScanPath::available().last().unwrap();
-        match ScanPath::configured().unwrap() {
-            Some(cap) => assert_eq!(ScanPath::detect(), best.min(cap)),
-            None => assert_eq!(ScanPath::detect(), best),
+        let want = if cfg!(feature = "scan-cap-env") {
+            env_cap(std::env::var_os("FIXCORE_SCAN").as_deref()).map_or(best, |c| best.min(c))
+        } else {
+            best
+        };
+        assert_eq!(ScanPath::detect(), want);
+        // Uncapped again: accepted only when that is what is in use.
+        let again = ScanPath::cap(ScanPath::Avx512Vbmi2);
+        assert_eq!(again, if best == want { Ok(want) } else { Err(want) });
+        if want != ScanPath::Scalar {
+            assert_eq!(ScanPath::cap(ScanPath::Scalar), Err(want));
         }
     }
 

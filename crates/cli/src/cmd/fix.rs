@@ -130,8 +130,7 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
         transport_iterations: args.transport_iterations.max(1),
         pin: args.pin,
     };
-    // A bad FIXCORE_SCAN is an error here rather than a panic in the scanner.
-    fixcore::scan::ScanPath::configured()?;
+    cap_scan_path()?;
     let want = |p: &str| args.only.is_empty() || args.only.iter().any(|o| o == p);
     // Before pinning: the machine's core count is read from this thread's
     // affinity mask, which pinning shrinks to one core.
@@ -521,13 +520,38 @@ pub struct FixCheckArgs {
     pub app_dictionary: Option<PathBuf>,
 }
 
+/// Applies `FIXCORE_SCAN` (`scalar`, `avx2`, `avx512` or `avx512vbmi2`):
+/// fixcore's scanner is capped at that path for this process, so each path
+/// can be benchmarked and checked. Unset or empty caps nothing; a value
+/// naming no path is an error, so a typo cannot quietly measure the
+/// fastest path instead of the one asked for.
+fn cap_scan_path() -> Result<()> {
+    use fixcore::scan::ScanPath;
+    let Some(raw) = std::env::var_os("FIXCORE_SCAN").filter(|v| !v.is_empty()) else {
+        return Ok(());
+    };
+    let Some(cap) = raw.to_str().and_then(ScanPath::from_name) else {
+        bail!(
+            "FIXCORE_SCAN={:?} names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)",
+            raw.to_string_lossy()
+        );
+    };
+    ScanPath::cap(cap).map(drop).map_err(|in_use| {
+        anyhow::anyhow!(
+            "FIXCORE_SCAN={}: the scan path was already fixed at {}",
+            cap.name(),
+            in_use.name()
+        )
+    })
+}
+
 /// Dispatches `perfkit fix ...`.
 pub fn run(args: FixArgs) -> Result<ExitCode> {
     match args.command {
         FixCommand::Bench(a) => bench(a),
         FixCommand::Check(a) => check(a),
-        FixCommand::Acceptor(a) => session::acceptor(a),
-        FixCommand::Initiator(a) => session::initiator(a),
+        FixCommand::Acceptor(a) => cap_scan_path().and_then(|()| session::acceptor(a)),
+        FixCommand::Initiator(a) => cap_scan_path().and_then(|()| session::initiator(a)),
     }
 }
 
@@ -628,7 +652,7 @@ fn dictionaries(args: &FixCheckArgs) -> Result<(Parser, Option<Validator>)> {
 }
 
 fn check(args: FixCheckArgs) -> Result<ExitCode> {
-    fixcore::scan::ScanPath::configured()?;
+    cap_scan_path()?;
     let (parser, validator) = dictionaries(&args)?;
     let mut c = Checker {
         name: args.input.display().to_string(),
