@@ -6,10 +6,9 @@
 //! once per bench, loads each scenario's entries into it, and asks for one
 //! archive at a time between its own, which keeps the comparison interleaved
 //! iteration by iteration. Each archive is timed here, in this process, with
-//! the same clocks perfkit uses for its own writers, so the pipe costs
-//! nothing that is reported. See [`protocol`] for the requests.
+//! the same clocks perfkit uses for its own writers (perfkit-bench's
+//! harness, linked here), so the pipe costs nothing that is reported. See [`protocol`] for the requests.
 
-mod probe;
 mod protocol;
 
 use std::fs::File;
@@ -18,6 +17,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use perfkit_bench::harness::{clock::CpuClock, memory};
 use protocol::{Mode, Request};
 
 type Error = Box<dyn std::error::Error>;
@@ -168,12 +168,12 @@ fn run(
 ) -> Result<String, Error> {
     // The same order of readings as perfkit's own loop: RSS mark, clocks,
     // the archive, clocks, RSS peak.
-    let rss0 = probe::reset_peak_rss();
-    let (c0, w0) = (probe::thread_cpu()?, Instant::now());
+    let rss0 = memory::reset_peak();
+    let (c0, w0) = (CpuClock::Thread.read()?, Instant::now());
     let out = write_archive(mode, level, entries, rt, std::mem::take(buf))?;
     let wall = w0.elapsed();
-    let cpu = probe::thread_cpu()? - c0;
-    let grew = probe::peak_rss().saturating_sub(rss0);
+    let cpu = CpuClock::Thread.read()? - c0;
+    let grew = memory::status().hwm_bytes.saturating_sub(rss0);
     let n = out.len();
     *buf = out;
     Ok(format!(
