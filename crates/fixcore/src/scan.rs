@@ -86,7 +86,7 @@ impl ScanPath {
         }
     }
 
-    /// Every path this CPU can run, slowest first (ignores `FIXCORE_SCAN`).
+    /// Every path this CPU can run, slowest first (ignores any cap).
     pub fn available() -> Vec<ScanPath> {
         ScanPath::ALL
             .into_iter()
