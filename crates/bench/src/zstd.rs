@@ -22,7 +22,7 @@ use zstdkit::{
 
 use crate::corpus;
 use crate::harness::{Repeat, latency_histogram, record};
-use crate::report::{Report, Row, RunInfo, Section, Value};
+use crate::report::{Report, Row, RunInfo, Section, Value, format_ns};
 
 /// What `perfkit compress bench` measures, and for how long.
 #[derive(Debug, Clone)]
@@ -116,8 +116,8 @@ pub fn measure(args: &Settings, bar: &ProgressBar) -> Result<Report> {
             bar.inc(1);
         }
         section.note(format!(
-            "placement: inline on the executor when the model predicts ≤ {:?} per call, else offload to the blocking pool; model ok: the measured p99 agrees (offload with p99 over budget is a right decision; below 100 samples the p99 is the maximum); vs reused = p50 / p50 of the reused-context row",
-            args.budget
+            "placement: inline on the executor when the model predicts ≤ {} per call, else offload to the blocking pool; model ok: the measured p99 agrees (offload with p99 over budget is a right decision; below 100 samples the p99 is the maximum); vs reused = p50 / p50 of the reused-context row",
+            format_ns(args.budget.as_nanos() as f64)
         ));
         report.sections.push(section);
     }
