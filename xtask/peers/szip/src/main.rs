@@ -9,6 +9,8 @@
 //! the same clocks perfkit uses for its own writers (perfkit-bench's
 //! harness, linked here), so the pipe costs nothing that is reported. See [`protocol`] for the requests.
 
+#![forbid(unsafe_code)]
+
 mod protocol;
 
 use std::fs::File;
