@@ -7,7 +7,8 @@
 //! archive at a time between its own, which keeps the comparison interleaved
 //! iteration by iteration. Each archive is timed here, in this process, with
 //! the same clocks perfkit uses for its own writers (perfkit-bench's
-//! harness, linked here), so the pipe costs nothing that is reported. See [`protocol`] for the requests.
+//! harness, linked here), so the pipe costs nothing that is reported. See
+//! [`protocol`] for the requests.
 
 #![forbid(unsafe_code)]
 
