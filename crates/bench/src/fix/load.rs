@@ -1,0 +1,364 @@
+//! The FIX load generator behind `perfkit fix bench --connect`: initiator
+//! sessions that send NewOrderSingles on a fixed schedule (open loop) and
+//! time each order to its first ExecutionReport, matched by ClOrdID.
+//!
+//! Every order has an intended send time: order `g` of the whole run (the
+//! sessions take turns) is due `g / rate` seconds after the start. When the
+//! generator falls behind — its window of unanswered orders is full because
+//! the engine stalled, or it could not keep up — the late orders go out as
+//! soon as it can, and their latency is counted from when they *should*
+//! have gone (the corrected histogram, as wrk2 does against coordinated
+//! omission) as well as from when they did (the uncorrected one, beside it).
+//!
+//! Per session, a sender thread owns the schedule and every write to the
+//! socket, and a receiver thread reads, feeds the session state machine and
+//! records each answer; the two share the [`Session`] under a lock held only
+//! to build or to process messages. Bytes the receiver's work produces
+//! (heartbeats, resends) join an outbox that the sender writes in the
+//! order the session numbered them, so no write ever happens under the
+//! session lock and a blocked write cannot stop answers from being read.
+
+mod link;
+mod slots;
+
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context, Result, bail};
+use fixcore::session::machine::Session;
+use fixcore::session::store::SessionStore;
+use hdrhistogram::Histogram;
+
+use crate::harness::clock::CpuClock;
+use crate::harness::latency_histogram;
+use link::{Link, Receiver, Sender};
+
+/// What to send, how fast and for how long.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Orders per second over all sessions together.
+    pub rate: f64,
+    /// The measured part of the run.
+    pub duration: Duration,
+    /// Orders sent before the measured part, at the same rate, not recorded.
+    pub warmup: Duration,
+    /// The width of each reported interval.
+    pub interval: Duration,
+    /// Most unanswered orders per session; a full window holds the sender
+    /// back, and the orders it delays count from their intended time.
+    pub window: u64,
+    /// The NewOrderSingle's body fields besides ClOrdID (11) and
+    /// TransactTime (60), which every order gets.
+    pub template: Vec<(u32, Vec<u8>)>,
+    /// How long to wait for the last answers once every order is sent.
+    pub grace: Duration,
+    /// How long each session may take to log on.
+    pub logon_timeout: Duration,
+}
+
+impl Plan {
+    /// The body fields of a plain limit-less buy: HandlInst 1, Symbol MSFT,
+    /// Side buy, OrderQty 100, OrdType market.
+    pub fn default_template() -> Vec<(u32, Vec<u8>)> {
+        [(21, "1"), (55, "MSFT"), (54, "1"), (38, "100"), (40, "1")]
+            .into_iter()
+            .map(|(t, v)| (t, v.as_bytes().to_vec()))
+            .collect()
+    }
+}
+
+/// One initiator session to run: where it connects and its state machine
+/// (built from the settings file, disconnected).
+pub struct Target<S: SessionStore> {
+    /// `SenderCompID->TargetCompID`, for messages.
+    pub name: String,
+    /// SocketConnectHost.
+    pub host: String,
+    /// SocketConnectPort.
+    pub port: u16,
+    /// The session.
+    pub session: Session<S>,
+}
+
+/// One reported interval of the measured part.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    /// Intended send time to first ExecutionReport, for the answers that
+    /// arrived in this interval.
+    pub corrected: Histogram<u64>,
+    /// Actual send time to first ExecutionReport, same answers.
+    pub uncorrected: Histogram<u64>,
+    /// Orders sent in this interval.
+    pub sent: u64,
+    /// Of those, sent more than [`LATE`] after their intended time.
+    pub late: u64,
+}
+
+impl Interval {
+    fn new() -> Interval {
+        Interval {
+            corrected: latency_histogram(),
+            uncorrected: latency_histogram(),
+            sent: 0,
+            late: 0,
+        }
+    }
+
+    fn add(&mut self, other: &Interval) -> Result<()> {
+        self.corrected.add(&other.corrected)?;
+        self.uncorrected.add(&other.uncorrected)?;
+        self.sent += other.sent;
+        self.late += other.late;
+        Ok(())
+    }
+}
+
+/// How late a send may be and still count as on time.
+pub const LATE: Duration = Duration::from_millis(1);
+
+/// What a run measured. Counts cover the measured part only.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// When the measured part began (the interval log's StartTime).
+    pub started: SystemTime,
+    /// The interval width.
+    pub interval: Duration,
+    /// By the time each answer arrived (and each order was sent), from the
+    /// start of the measured part; answers in the grace period land in the
+    /// intervals after it.
+    pub intervals: Vec<Interval>,
+    /// Every interval together.
+    pub total: Interval,
+    /// Orders answered (a first ExecutionReport, a rejection included).
+    pub answered: u64,
+    /// Orders sent and never answered.
+    pub unanswered: u64,
+    /// ExecutionReports with OrdStatus rejected, business rejects and
+    /// session-level Rejects received.
+    pub rejects: u64,
+    /// Sessions that lost their connection before the end.
+    pub disconnects: u64,
+    /// The largest lag of a send behind its intended time.
+    pub max_lag: Duration,
+    /// CPU time of this whole process over the measured part.
+    pub cpu: Duration,
+    /// Wall time of the measured part (first to last scheduled order).
+    pub measured: Duration,
+    /// How the sessions talk to the sockets.
+    pub transport: &'static str,
+    /// Sessions run.
+    pub sessions: usize,
+    /// The last event line of each session that disconnected, for the
+    /// caller's error message.
+    pub events: Vec<String>,
+}
+
+impl Outcome {
+    /// Orders sent in the measured part.
+    pub fn sent(&self) -> u64 {
+        self.total.sent
+    }
+
+    /// The generator's CPU per order sent in the measured part.
+    pub fn cpu_per_order(&self) -> Duration {
+        self.cpu / u32::try_from(self.sent().max(1)).unwrap_or(u32::MAX)
+    }
+
+    /// Orders per second actually sent in the measured part.
+    pub fn achieved_rate(&self) -> f64 {
+        self.sent() as f64 / self.measured.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Logs every target on, runs the plan, logs them out and returns what was
+/// measured. `progress` is called about once per interval with a line for
+/// a status display.
+///
+/// An unreachable host or a Logon that is refused or unanswered is an
+/// error before anything is measured. Orders left unanswered, rejects and
+/// disconnects during the run are counted in the outcome, not errors: the
+/// caller reports them.
+pub fn run<S: SessionStore + Send + 'static>(
+    targets: Vec<Target<S>>,
+    plan: &Plan,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Outcome> {
+    if !(plan.rate.is_finite() && plan.rate > 0.0) {
+        bail!("the rate must be a positive number of orders per second");
+    }
+    if targets.is_empty() {
+        bail!("no initiator session to run");
+    }
+    let k = targets.len();
+    let mut links = Vec::with_capacity(k);
+    for t in targets {
+        let stream = TcpStream::connect((t.host.as_str(), t.port))
+            .with_context(|| format!("{}: connecting to {}:{}", t.name, t.host, t.port))?;
+        links.push(Link::connect(t.name, stream, t.session, plan)?);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let cpu0 = OnceLock::new();
+    let schedule_cell = OnceLock::new();
+    let outcome = std::thread::scope(|scope| -> Result<Outcome> {
+        // Receivers first: they read the Logon answers.
+        let mut receivers = Vec::new();
+        for (i, l) in links.iter().enumerate() {
+            let r = Receiver::new(l, &schedule_cell);
+            let stop = &stop;
+            receivers.push(
+                std::thread::Builder::new()
+                    .name(format!("fix-load-recv-{i}"))
+                    .spawn_scoped(scope, move || r.run(stop))?,
+            );
+        }
+        if let Err(e) = links
+            .iter()
+            .try_for_each(|l| l.await_logon(plan.logon_timeout))
+        {
+            stop.store(true, Ordering::Relaxed);
+            links.iter().for_each(Link::close);
+            return Err(e);
+        }
+        let start = Instant::now() + Duration::from_millis(10);
+        let measure_from = start + plan.warmup;
+        let end = measure_from + plan.duration;
+        let schedule = link::Schedule {
+            start,
+            measure_from,
+            end,
+            rate: plan.rate,
+            sessions: k as u64,
+            interval: plan.interval,
+        };
+        let _ = schedule_cell.set(schedule);
+        let mut senders = Vec::new();
+        for (i, l) in links.iter().enumerate() {
+            let s = Sender::new(l, i as u64, schedule, plan);
+            senders.push(
+                std::thread::Builder::new()
+                    .name(format!("fix-load-send-{i}"))
+                    .spawn_scoped(scope, move || s.run())?,
+            );
+        }
+        // The process CPU clock, read when measuring starts and when the
+        // last measured order is due.
+        let clock = CpuClock::Process;
+        let started = loop {
+            let now = Instant::now();
+            if now >= measure_from {
+                cpu0.get_or_init(|| clock.read());
+                break SystemTime::now() - (now - measure_from);
+            }
+            std::thread::sleep((measure_from - now).min(Duration::from_millis(1)));
+        };
+        let mut last_line = Instant::now();
+        while Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(5));
+            if last_line.elapsed() >= plan.interval {
+                last_line = Instant::now();
+                let sent: u64 = links.iter().map(|l| l.sent()).sum();
+                let answered: u64 = links.iter().map(|l| l.answered()).sum();
+                progress(&format!(
+                    "{:.0} s: {sent} sent, {answered} answered",
+                    (Instant::now() - start).as_secs_f64()
+                ));
+            }
+        }
+        let cpu1 = clock.read();
+        let measured_wall = end - measure_from;
+        let mut sent_side = Vec::new();
+        for h in senders {
+            sent_side.push(
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("a sender thread panicked"))??,
+            );
+        }
+        // Wait for the answers still out, then log out.
+        let deadline = Instant::now() + plan.grace;
+        while Instant::now() < deadline && links.iter().any(|l| l.outstanding() > 0 && l.is_open())
+        {
+            for l in &links {
+                l.flush_if_free();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        for l in &links {
+            l.logout();
+        }
+        let bye = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < bye && links.iter().any(Link::is_open) {
+            for l in &links {
+                l.flush_if_free();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        stop.store(true, Ordering::Relaxed);
+        for l in &links {
+            l.close();
+        }
+        let mut recv_side = Vec::new();
+        for h in receivers {
+            recv_side.push(
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("a receiver thread panicked"))??,
+            );
+        }
+        let cpu0 = match cpu0.get() {
+            Some(Ok(c)) => *c,
+            Some(Err(e)) => bail!("reading the process CPU clock: {e}"),
+            None => bail!("the measured part never started"),
+        };
+        let cpu = cpu1
+            .context("reading the process CPU clock")?
+            .saturating_sub(cpu0);
+        let mut intervals: Vec<Interval> = Vec::new();
+        let mut max_lag = Duration::ZERO;
+        let mut put = |i: usize, x: &Interval| -> Result<()> {
+            while intervals.len() <= i {
+                intervals.push(Interval::new());
+            }
+            intervals[i].add(x)
+        };
+        for s in &sent_side {
+            max_lag = max_lag.max(s.max_lag);
+            for (i, x) in s.intervals.iter().enumerate() {
+                put(i, x)?;
+            }
+        }
+        let mut rejects = 0;
+        for r in &recv_side {
+            rejects += r.rejects;
+            for (i, x) in r.intervals.iter().enumerate() {
+                put(i, x)?;
+            }
+        }
+        let mut total = Interval::new();
+        for x in &intervals {
+            total.add(x)?;
+        }
+        let answered = total.corrected.len();
+        let events: Vec<String> = links.iter().filter_map(Link::lost).collect();
+        Ok(Outcome {
+            started,
+            interval: plan.interval,
+            intervals,
+            answered,
+            unanswered: total.sent.saturating_sub(answered),
+            total,
+            rejects,
+            disconnects: events.len() as u64,
+            max_lag,
+            cpu,
+            measured: measured_wall,
+            transport: "std (blocking sockets: a sender and a receiver thread per session)",
+            sessions: k,
+            events,
+        })
+    })?;
+    Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests;

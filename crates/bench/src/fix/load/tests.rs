@@ -1,0 +1,241 @@
+use super::*;
+
+use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
+
+use fixcore::session::app::Exchange;
+use fixcore::session::connection::{self, Application, Delivered, Log, Options};
+use fixcore::session::machine::{Config, Role, SessionError};
+use fixcore::session::store::MemoryStore;
+use fixcore::settings::BeginString;
+use fixcore::value::UtcTimestamp;
+
+struct NoLog;
+impl Log for NoLog {
+    fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
+    fn event(&mut self, _: UtcTimestamp, _: &str) {}
+}
+
+/// The exchange simulator, stalled once for `stall` at order `at` (the
+/// acceptor's one thread does nothing else meanwhile, as an engine in a
+/// long GC pause or a blocked disk write would), or never answering.
+struct Engine {
+    inner: Exchange,
+    seen: u64,
+    at: u64,
+    stall: Duration,
+    silent: bool,
+}
+
+impl Application for Engine {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: Delivered<'_>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        self.seen += 1;
+        if self.seen == self.at {
+            std::thread::sleep(self.stall);
+        }
+        if self.silent {
+            return Ok(());
+        }
+        self.inner.on_message(session, msg, now)
+    }
+}
+
+/// An acceptor for one connection on a free loopback port, running
+/// `engine`; returns the port.
+fn acceptor(engine: Engine) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let cfg = Config {
+            reset_on_logon: true,
+            ..Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "LOAD")
+        };
+        let mut session = Session::new(cfg, MemoryStore::default());
+        let mut engine = engine;
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let opts = Options {
+            max_message: 1 << 20,
+            stop: &STOP,
+            nodelay: true,
+        };
+        let _ = connection::run(
+            &mut stream,
+            &[],
+            &mut session,
+            &mut engine,
+            &mut NoLog,
+            opts,
+        );
+    });
+    port
+}
+
+fn target(port: u16) -> Target<MemoryStore> {
+    let cfg = Config {
+        reset_on_logon: true,
+        ..Config::new(Role::Initiator, BeginString::Fix44, "LOAD", "EXCH")
+    };
+    Target {
+        name: "LOAD->EXCH".into(),
+        host: "127.0.0.1".into(),
+        port,
+        session: Session::new(cfg, MemoryStore::default()),
+    }
+}
+
+fn plan(rate: f64, duration: Duration, window: u64) -> Plan {
+    Plan {
+        rate,
+        duration,
+        warmup: Duration::from_millis(200),
+        interval: Duration::from_secs(1),
+        window,
+        template: Plan::default_template(),
+        grace: Duration::from_secs(2),
+        logon_timeout: Duration::from_secs(5),
+    }
+}
+
+fn engine(at: u64, stall: Duration) -> Engine {
+    Engine {
+        inner: Exchange::default(),
+        seen: 0,
+        at,
+        stall,
+        silent: false,
+    }
+}
+
+/// Issue 17.5: at 1,000 orders/s with one 200 ms stall of the engine, the
+/// corrected p99.9 shows the stall (the orders held back behind it count
+/// from when they were due) while the uncorrected one, which times each
+/// order from when it was actually sent, does not: only the one order in
+/// flight during the stall saw it.
+#[test]
+fn a_stall_shows_in_the_corrected_latency_and_not_in_the_uncorrected() {
+    // Order 1,200 is 1 s into the measured part (after 200 warm-up orders).
+    let port = acceptor(engine(1_200, Duration::from_millis(200)));
+    let o = run(
+        vec![target(port)],
+        &plan(1_000.0, Duration::from_secs(3), 1),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(o.sent(), 3_000, "every scheduled order is sent");
+    assert_eq!(o.unanswered, 0);
+    assert_eq!(o.disconnects, 0, "{:?}", o.events);
+    let corrected = o.total.corrected.value_at_quantile(0.999);
+    let uncorrected = o.total.uncorrected.value_at_quantile(0.999);
+    assert!(corrected >= 100_000_000, "corrected p99.9 {corrected} ns");
+    assert!(
+        uncorrected < 100_000_000,
+        "uncorrected p99.9 {uncorrected} ns"
+    );
+    // About 200 orders were due during the stall: each waited from its due
+    // time, so roughly 100 of them (5 % of the run) waited over 100 ms.
+    let over = o.total.corrected.count_between(100_000_000, u64::MAX);
+    assert!(
+        (60..=250).contains(&over),
+        "{over} corrected samples over 100 ms"
+    );
+    // The sender fell behind by about the stall.
+    assert!(o.max_lag >= Duration::from_millis(150), "{:?}", o.max_lag);
+    assert!(o.total.late >= 150, "{} late sends", o.total.late);
+}
+
+/// Without a stall, the run keeps its schedule: every order on time and
+/// the two histograms close (each answer is a loopback round trip).
+#[test]
+fn an_engine_that_keeps_up_is_measured_on_schedule() {
+    let port = acceptor(engine(u64::MAX, Duration::ZERO));
+    let o = run(
+        vec![target(port)],
+        &plan(2_000.0, Duration::from_secs(1), 100),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(o.sent(), 2_000);
+    assert_eq!(o.answered, 2_000);
+    assert_eq!(o.rejects, 0);
+    assert!(o.total.late * 20 <= o.sent(), "{} late", o.total.late);
+    assert_eq!(o.total.corrected.len(), o.total.uncorrected.len());
+    assert!(o.total.corrected.min() >= o.total.uncorrected.min());
+    assert!(o.cpu > Duration::ZERO);
+}
+
+/// An engine that never answers: the run ends after the grace period with
+/// every order counted as unanswered, not hung and not dropped.
+#[test]
+fn unanswered_orders_are_counted() {
+    let mut e = engine(u64::MAX, Duration::ZERO);
+    e.silent = true;
+    let port = acceptor(e);
+    let mut p = plan(500.0, Duration::from_millis(500), 1_000);
+    p.grace = Duration::from_millis(300);
+    let o = run(vec![target(port)], &p, &|_| {}).unwrap();
+    assert_eq!(o.sent(), 250);
+    assert_eq!(o.answered, 0);
+    assert_eq!(o.unanswered, 250);
+}
+
+#[test]
+fn an_unreachable_host_is_an_error_before_anything_is_measured() {
+    // A port just freed: nothing listens there.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = run(
+        vec![target(port)],
+        &plan(100.0, Duration::from_secs(1), 1),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(
+        format!("{e:#}").starts_with(&format!("LOAD->EXCH: connecting to 127.0.0.1:{port}")),
+        "{e:#}"
+    );
+}
+
+#[test]
+fn a_refused_logon_is_an_error() {
+    // An acceptor for another pair of CompIDs refuses our Logon.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let cfg = Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "SOMEONE");
+        let mut session = Session::new(cfg, MemoryStore::default());
+        static STOP: AtomicBool = AtomicBool::new(false);
+        let opts = Options {
+            max_message: 1 << 20,
+            stop: &STOP,
+            nodelay: true,
+        };
+        let _ = connection::run(
+            &mut stream,
+            &[],
+            &mut session,
+            &mut engine(u64::MAX, Duration::ZERO),
+            &mut NoLog,
+            opts,
+        );
+    });
+    let e = run(
+        vec![target(port)],
+        &plan(100.0, Duration::from_secs(1), 1),
+        &|_| {},
+    )
+    .unwrap_err();
+    assert!(
+        format!("{e:#}").starts_with("LOAD->EXCH: Logon refused"),
+        "{e:#}"
+    );
+}
