@@ -79,6 +79,10 @@ pub struct Row {
     pub latency: Option<Histogram<u64>>,
     /// Wall time the histogram covers (for the interval log).
     pub elapsed: Option<Duration>,
+    /// When the histogram's time began, from [`Report::started`], for a row
+    /// that is one interval of a time series (the interval log places it
+    /// there); rows without it are laid end to end.
+    pub start: Option<Duration>,
     /// Extra columns, in display order: snake_case names with units.
     pub columns: Vec<(String, Value)>,
     /// Columns kept in JSON only: older names a newer column replaced in
@@ -94,6 +98,7 @@ impl Row {
             name: name.into(),
             latency: None,
             elapsed: None,
+            start: None,
             columns: Vec::new(),
             json_only: Vec::new(),
         }
@@ -108,6 +113,12 @@ impl Row {
     /// Sets the wall time the histogram covers.
     pub fn elapsed(mut self, d: Duration) -> Row {
         self.elapsed = Some(d);
+        self
+    }
+
+    /// Places the row's histogram at `d` after [`Report::started`].
+    pub fn start(mut self, d: Duration) -> Row {
+        self.start = Some(d);
         self
     }
 
@@ -202,6 +213,10 @@ pub struct Report {
     pub sections: Vec<Section>,
     /// Headline comparisons, one line each, printed after the tables.
     pub summary: Vec<Headline>,
+    /// When the measurement began, for a report whose rows are intervals
+    /// of a time series (the interval log's StartTime); `None` for the
+    /// time the report is written.
+    pub started: Option<std::time::SystemTime>,
 }
 
 /// One headline comparison of two rows measured in the same run:
@@ -249,6 +264,7 @@ impl Report {
             run: RunInfo::default(),
             sections: Vec::new(),
             summary: Vec::new(),
+            started: None,
         }
     }
 

@@ -5,12 +5,14 @@
 //! `perfkit fix acceptor` / `initiator` (the session engine, [`session`]).
 
 mod input;
+mod load;
 mod session;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
@@ -18,6 +20,7 @@ use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::parse::{Node, Parser};
 use perfkit::report::{Report, Row, RunInfo, Value};
+use perfkit::units::parse_duration;
 use perfkit_bench::fix::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
 use perfkit_bench::fix::session as session_bench;
 use perfkit_bench::fix::{self as measure, Settings};
@@ -49,9 +52,11 @@ pub struct FixBenchArgs {
     /// Measured operations per variant (summed over runs; at most 2^40).
     #[arg(long, default_value_t = 100_000, value_parser = count_parser())]
     pub iterations: usize,
-    /// Unmeasured operations per variant first (at most 2^40).
-    #[arg(long, default_value_t = 10_000, value_parser = count_parser())]
-    pub warmup: usize,
+    /// Unmeasured operations per variant first (at most 2^40; default
+    /// 10000); with --connect, a duration of orders sent before measuring
+    /// (default 1s).
+    #[arg(long, value_parser = parse_warmup)]
+    pub warmup: Option<Warmup>,
     /// Interleaved rounds: every variant measures a slice in each.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
@@ -87,16 +92,90 @@ pub struct FixBenchArgs {
     #[arg(long, default_value_t = 100,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
     pub session_window: u64,
+    /// Run the open-loop load generator against the initiator sessions of
+    /// this QuickFIX settings file (SocketConnectHost/Port) instead of the
+    /// micro benchmarks.
+    #[arg(long, value_name = "SETTINGS")]
+    pub connect: Option<PathBuf>,
+    /// With --connect: orders per second over all sessions (50000, 50k,
+    /// 50k/s); a comma-separated list runs each in turn (a sweep).
+    #[arg(long, value_delimiter = ',', value_parser = load::parse_rate, requires = "connect")]
+    pub rate: Vec<f64>,
+    /// With --connect: how long each rate is measured.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// With --connect: run only the first K initiator sessions of the file.
+    #[arg(long, value_name = "K", requires = "connect",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
+    pub sessions: Option<usize>,
+    /// With --connect: most unanswered orders per session; a full window
+    /// holds the sender back (those orders count from their intended time).
+    #[arg(long, default_value_t = 100,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
+    pub window: u64,
+    /// With --connect: the width of each reported interval.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// With --connect: how long to wait for the last answers.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// With --connect: the NewOrderSingle's fields (tag=value, separated by
+    /// `|`, SOH or lines) instead of 21=1|55=MSFT|54=1|38=100|40=1.
+    #[arg(long, value_name = "FILE", requires = "connect")]
+    pub order_template: Option<PathBuf>,
     #[command(flatten)]
     pub report: ReportArgs,
 }
 
+/// `--warmup`: a count of operations for the micro benchmarks, a duration
+/// (with its unit) for the load generator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Warmup {
+    /// Operations.
+    Count(usize),
+    /// Time.
+    Time(Duration),
+}
+
+fn parse_warmup(s: &str) -> Result<Warmup, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        return match t.parse::<usize>() {
+            Ok(n) if n <= 1 << 40 => Ok(Warmup::Count(n)),
+            _ => Err(format!("{t} is not in 0..=1099511627776")),
+        };
+    }
+    parse_duration(t).map(Warmup::Time)
+}
+
 impl FixBenchArgs {
+    /// The micro benchmarks' warm-up count.
+    fn warmup_count(&self) -> Result<usize> {
+        match self.warmup {
+            None => Ok(10_000),
+            Some(Warmup::Count(n)) => Ok(n),
+            Some(Warmup::Time(_)) => {
+                bail!("--warmup takes a number of operations here (a duration is for --connect)")
+            }
+        }
+    }
+
+    /// The load generator's warm-up, when given.
+    fn warmup_for_load(&self) -> Result<Option<Duration>> {
+        match self.warmup {
+            None => Ok(None),
+            Some(Warmup::Time(d)) => Ok(Some(d)),
+            Some(Warmup::Count(_)) => {
+                bail!("--warmup with --connect takes a duration (e.g. 2s)")
+            }
+        }
+    }
+
     /// Short settings for `perfkit bench`.
     pub fn quick(report: ReportArgs) -> FixBenchArgs {
         FixBenchArgs {
             iterations: 20_000,
-            warmup: 2_000,
+            warmup: Some(Warmup::Count(2_000)),
             runs: 3,
             pin: None,
             only: Vec::new(),
@@ -106,6 +185,14 @@ impl FixBenchArgs {
             session_orders: 10_000,
             session_latency_orders: 2_000,
             session_window: 100,
+            connect: None,
+            rate: Vec::new(),
+            duration: Duration::from_secs(10),
+            sessions: None,
+            window: 100,
+            interval: Duration::from_secs(1),
+            grace: Duration::from_secs(5),
+            order_template: None,
             report,
         }
     }
@@ -113,6 +200,15 @@ impl FixBenchArgs {
 
 /// Runs the benchmark and renders it: `perfkit fix bench`.
 pub fn bench(args: FixBenchArgs) -> Result<ExitCode> {
+    if let Some(settings) = &args.connect {
+        cap_scan_path()?;
+        let (report, problems) = load::measure(&args, settings)?;
+        super::emit(&report, &args.report)?;
+        if !problems.is_empty() {
+            bail!("{}", problems.join("; "));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = measure(&args)?;
     super::emit(&report, &args.report)
 }
@@ -124,7 +220,7 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
     }
     let s = Settings {
         iterations: args.iterations,
-        warmup: args.warmup,
+        warmup: args.warmup_count()?,
         runs: args.runs,
         batch: args.batch,
         transport_iterations: args.transport_iterations.max(1),
@@ -204,7 +300,7 @@ pub fn measure(args: &FixBenchArgs) -> Result<Report> {
     progress.finish_and_clear();
     report.run = RunInfo {
         iterations: args.iterations as u64,
-        warmup: args.warmup as u64,
+        warmup: args.warmup_count()? as u64,
         runs: args.runs as u64,
         pinned,
         timing: s.timing(),
@@ -482,8 +578,9 @@ pub struct FixArgs {
 enum FixCommand {
     /// The FIX hot path: scan, parse, build, store, deferred, affinity,
     /// transport and session, each as a before/after pair measured in one
-    /// run (`perfkit fix-bench` is the same command).
-    Bench(FixBenchArgs),
+    /// run (`perfkit fix-bench` is the same command); with --connect, the
+    /// open-loop load generator against a FIX engine.
+    Bench(Box<FixBenchArgs>),
     /// Validate FIX messages (`|`-separated, one per line, or SOH-separated
     /// as a byte stream or a log, line breaks allowed); exit 1 if any is
     /// invalid.
@@ -548,7 +645,7 @@ fn cap_scan_path() -> Result<()> {
 /// Dispatches `perfkit fix ...`.
 pub fn run(args: FixArgs) -> Result<ExitCode> {
     match args.command {
-        FixCommand::Bench(a) => bench(a),
+        FixCommand::Bench(a) => bench(*a),
         FixCommand::Check(a) => check(a),
         FixCommand::Acceptor(a) => cap_scan_path().and_then(|()| session::acceptor(a)),
         FixCommand::Initiator(a) => cap_scan_path().and_then(|()| session::initiator(a)),

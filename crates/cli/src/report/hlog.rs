@@ -21,19 +21,22 @@ pub fn write_hlog(report: &Report, w: &mut dyn Write) -> Result<()> {
         format!("perfkit {} on {}", report.command, report.machine.cpu_model),
         "values in nanoseconds; one interval per report row, tagged section/row".to_string(),
     ];
-    let mut start = Duration::ZERO;
+    // Rows placed in time keep their place; the others follow one another
+    // from the end of the latest so far.
+    let mut cursor = Duration::ZERO;
     let intervals = report.histograms().map(|(name, row, h)| {
         let length = row.elapsed.unwrap_or(Duration::from_secs(1));
-        let interval = LogInterval {
+        let start = row.start.unwrap_or(cursor);
+        cursor = cursor.max(start + length);
+        Ok(LogInterval {
             start,
             length,
             tag: Some(hlog_tag(&name)),
             histogram: h,
-        };
-        start += length;
-        Ok(interval)
+        })
     });
-    write_intervals(w, &comments, Some(std::time::SystemTime::now()), intervals)
+    let started = report.started.unwrap_or_else(std::time::SystemTime::now);
+    write_intervals(w, &comments, Some(started), intervals)
 }
 
 /// One interval of a log being written.

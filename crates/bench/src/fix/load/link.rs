@@ -301,10 +301,13 @@ impl<'l, S: SessionStore> Sender<'l, S> {
                     break;
                 }
                 link.flush_if_free();
+                // Sleep to within the timer's slack (~50 µs), then spin:
+                // spinning the whole wait would be most of the generator's
+                // CPU at low rates.
                 let left = due - now;
-                if left > Duration::from_micros(200) {
+                if left > Duration::from_micros(80) {
                     std::thread::sleep(
-                        (left - Duration::from_micros(100)).min(Duration::from_millis(1)),
+                        (left - Duration::from_micros(60)).min(Duration::from_millis(1)),
                     );
                 } else {
                     std::hint::spin_loop();

@@ -151,7 +151,7 @@ impl Log for SessionLog {
 }
 
 /// The sessions of `role` in the settings file, with their stores.
-fn sessions(
+pub(super) fn sessions(
     path: &Path,
     role: ConnectionType,
 ) -> Result<Vec<(SessionSettings, Session<AnyStore>)>> {

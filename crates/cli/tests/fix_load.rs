@@ -1,0 +1,233 @@
+//! `perfkit fix bench --connect`: the load generator as a user runs it,
+//! against `perfkit fix acceptor` processes. The figures are checked
+//! against what the schedule says must have happened (orders per step,
+//! every order answered once), not against the generator's own arithmetic.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+mod schema;
+
+fn perfkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_perfkit"))
+}
+
+/// A child killed and reaped when the test ends, pass or fail.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+const COMMON: &str = "BeginString=FIX.4.4\nStartTime=00:00:00\nEndTime=00:00:00\nHeartBtInt=30\nResetOnLogon=Y\nUseDataDictionary=N\n";
+
+/// An acceptor for LOAD1 and LOAD2 on `port`, running `app`, once it listens.
+fn acceptor(dir: &Path, port: u16, app: &str) -> Running {
+    let cfg = dir.join("acceptor.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n{COMMON}\
+             [SESSION]\nSenderCompID=EXCH\nTargetCompID=LOAD1\n\
+             [SESSION]\nSenderCompID=EXCH\nTargetCompID=LOAD2\n"
+        ),
+    )
+    .unwrap();
+    let child = perfkit()
+        .args(["fix", "acceptor"])
+        .arg(&cfg)
+        .args(["--app", app])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = Running(child);
+    let until = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "the acceptor never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The probe connection sent nothing; the acceptor drops it.
+    running
+}
+
+/// Initiator settings for LOAD1 and LOAD2 connecting to `port`.
+fn initiator(dir: &Path, port: u16) -> std::path::PathBuf {
+    let cfg = dir.join("initiator.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\nSocketConnectPort={port}\n{COMMON}\
+             [SESSION]\nSenderCompID=LOAD1\nTargetCompID=EXCH\n\
+             [SESSION]\nSenderCompID=LOAD2\nTargetCompID=EXCH\n"
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.stdin(Stdio::null()).output().unwrap()
+}
+
+fn section<'d>(doc: &'d Value, name: &str) -> &'d Value {
+    doc["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no section {name}: {doc:#}"))
+}
+
+#[test]
+fn a_sweep_against_the_exec_acceptor_sends_every_scheduled_order_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _acc = acceptor(dir.path(), port, "exec");
+    let ini = initiator(dir.path(), port);
+    let hlog = dir.path().join("load.hlog");
+    let out = run(perfkit()
+        .args(["fix", "bench", "--connect"])
+        .arg(&ini)
+        .args([
+            "--rate",
+            "400,1k",
+            "--duration",
+            "1s",
+            "--warmup",
+            "200ms",
+            "--json",
+            "--hlog",
+        ])
+        .arg(&hlog));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = schema::report(&out);
+    let sweep = section(&doc, "load: latency vs throughput")["rows"]
+        .as_array()
+        .unwrap();
+    assert_eq!(sweep.len(), 2);
+    // 1 s at each rate: exactly rate × 1 s orders are due in the measured
+    // part, spread over the two sessions, and each is answered once.
+    for (rate, name) in [
+        (400, "load 400/s over 2 session(s)"),
+        (1000, "load 1000/s over 2 session(s)"),
+    ] {
+        let rows = section(&doc, name)["rows"].as_array().unwrap();
+        let corrected = &rows[0];
+        assert_eq!(corrected["sent"], rate, "{name}");
+        assert_eq!(corrected["answered"], rate, "{name}");
+        assert_eq!(corrected["unanswered"], 0, "{name}");
+        assert_eq!(corrected["latency"]["count"], rate, "{name}");
+        assert_eq!(rows[1]["latency"]["count"], rate, "{name}");
+        // Corrected latency counts from the intended time, which never
+        // follows the actual send: no sample of it is below the least
+        // uncorrected one.
+        assert!(
+            corrected["latency"]["min_ns"].as_f64().unwrap()
+                >= rows[1]["latency"]["min_ns"].as_f64().unwrap()
+        );
+    }
+    // The interval log holds the intervals at their place in time.
+    let text = std::fs::read_to_string(&hlog).unwrap();
+    assert!(text.contains("#[StartTime: "), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("Tag=load_400/s_over_2_session_s_:_intervals/0.0-1.0s,"))
+    );
+}
+
+#[test]
+fn an_acceptor_that_never_executes_orders_gives_the_report_and_a_failure() {
+    // `echo` sends each NewOrderSingle back: no ExecutionReport ever comes.
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _acc = acceptor(dir.path(), port, "echo");
+    let ini = initiator(dir.path(), port);
+    let out = run(perfkit()
+        .args(["fix", "bench", "--connect"])
+        .arg(&ini)
+        .args([
+            "--rate",
+            "200",
+            "--duration",
+            "500ms",
+            "--warmup",
+            "0s",
+            "--grace",
+            "300ms",
+            "--json",
+        ]));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("100 order(s) unanswered"), "{stderr}");
+    let doc = schema::report(&out);
+    let rows = section(&doc, "load 200/s over 2 session(s)")["rows"]
+        .as_array()
+        .unwrap();
+    assert_eq!(rows[0]["sent"], 100);
+    assert_eq!(rows[0]["unanswered"], 100);
+}
+
+#[test]
+fn an_unreachable_engine_is_a_one_line_error_and_no_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let ini = initiator(dir.path(), free_port());
+    let out = run(perfkit()
+        .args(["fix", "bench", "--connect"])
+        .arg(&ini)
+        .args(["--rate", "100", "--duration", "1s"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("LOAD1->EXCH: connecting to 127.0.0.1:"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn load_flags_need_connect_and_a_duration_warmup() {
+    let out = run(perfkit().args(["fix", "bench", "--rate", "5"]));
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(perfkit().args(["fix", "bench", "--only", "build", "--warmup", "2s"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a duration is for --connect"));
+    let dir = tempfile::tempdir().unwrap();
+    let ini = initiator(dir.path(), free_port());
+    for (flag, value, msg) in [
+        ("--rate", "fast", "is not a rate"),
+        ("--warmup", "100", "takes a duration"),
+        ("--sessions", "3", "the file has 2 initiator session(s)"),
+    ] {
+        let mut cmd = perfkit();
+        cmd.args(["fix", "bench", "--connect"]).arg(&ini);
+        if flag != "--rate" {
+            cmd.args(["--rate", "100"]);
+        }
+        let out = run(cmd.args([flag, value]));
+        assert_ne!(out.status.code(), Some(0), "{flag} {value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(msg), "{flag} {value}: {stderr}");
+    }
+}
