@@ -4,6 +4,7 @@
 //! `perfkit fix check` (validate FIX messages from a file or stdin) and
 //! `perfkit fix acceptor` / `initiator` (the session engine, [`session`]).
 
+mod check;
 mod input;
 mod load;
 mod session;
@@ -584,37 +585,13 @@ enum FixCommand {
     /// Validate FIX messages (`|`-separated, one per line, or SOH-separated
     /// as a byte stream or a log, line breaks allowed); exit 1 if any is
     /// invalid.
-    Check(FixCheckArgs),
+    Check(check::FixCheckArgs),
     /// Run the FIX acceptor sessions of a QuickFIX settings file (one
     /// port, many sessions); Ctrl-C logs them out.
     Acceptor(session::SessionArgs),
     /// Run the FIX initiator sessions of a QuickFIX settings file,
     /// reconnecting when a connection drops; Ctrl-C logs them out.
     Initiator(session::SessionArgs),
-}
-
-/// Arguments of `perfkit fix check`.
-#[derive(Debug, clap::Args)]
-pub struct FixCheckArgs {
-    /// The input, or `-` for stdin.
-    pub input: PathBuf,
-    /// Print every message as a JSON object, one per line in input order:
-    /// a valid one as tag -> value (groups as arrays of objects), an
-    /// invalid one as {"line"/"offset": where, "error": why}; problems are
-    /// also listed on stderr.
-    #[arg(long)]
-    pub json: bool,
-    /// Also validate each message against a QuickFIX XML data dictionary
-    /// (required fields, tags the message type defines, enum values,
-    /// formats, field order, groups), as a QuickFIX session with
-    /// UseDataDictionary=Y would; its Length/Data pairs decide how data
-    /// fields are read. SendingTime is not compared with the clock.
-    #[arg(long, value_name = "XML")]
-    pub dictionary: Option<PathBuf>,
-    /// With --dictionary, a FIXT.1.1 input's application dictionary (e.g.
-    /// FIX50SP2.xml); --dictionary is then the transport one (FIXT11.xml).
-    #[arg(long, value_name = "XML", requires = "dictionary")]
-    pub app_dictionary: Option<PathBuf>,
 }
 
 /// Applies `FIXCORE_SCAN` (`scalar`, `avx2`, `avx512` or `avx512vbmi2`):
@@ -646,210 +623,10 @@ fn cap_scan_path() -> Result<()> {
 pub fn run(args: FixArgs) -> Result<ExitCode> {
     match args.command {
         FixCommand::Bench(a) => bench(*a),
-        FixCommand::Check(a) => check(a),
+        FixCommand::Check(a) => check::check(a),
         FixCommand::Acceptor(a) => cap_scan_path().and_then(|()| session::acceptor(a)),
         FixCommand::Initiator(a) => cap_scan_path().and_then(|()| session::initiator(a)),
     }
-}
-
-/// `fix check`'s verdicts, written as they are met.
-struct Checker<W: Write> {
-    name: String,
-    json: bool,
-    parser: Parser,
-    /// `--dictionary`'s validation.
-    validator: Option<Validator>,
-    out: W,
-    valid: usize,
-    invalid: usize,
-    /// Scratch for [`write_nodes`].
-    order: Vec<([u8; 10], usize)>,
-}
-
-impl<W: Write> input::Sink for &mut Checker<W> {
-    fn message(&mut self, bytes: &[u8]) -> Result<Option<String>> {
-        match self.parser.parse(bytes) {
-            Ok(msg) => {
-                if let Some(v) = &self.validator {
-                    let fields: Vec<(u32, &[u8])> =
-                        msg.fields().map(|f| (f.tag, f.value)).collect();
-                    if let Err(r) = v.check(&fields) {
-                        return Ok(Some(format!(
-                            "{} (tag {}, SessionRejectReason {})",
-                            r.text, r.tag, r.reason
-                        )));
-                    }
-                }
-                self.valid += 1;
-                if self.json {
-                    write_nodes(&mut self.out, &msg.nodes(), &mut self.order)?;
-                    self.out.write_all(b"\n")?;
-                }
-                Ok(None)
-            }
-            Err(e) => Ok(Some(e.to_string())),
-        }
-    }
-
-    fn problem(&mut self, origin: input::Origin, why: &str) -> Result<()> {
-        self.invalid += 1;
-        let name = &self.name;
-        if self.json {
-            // Every message gets a line of output, in input order; the
-            // problem also goes to stderr, after stdout is flushed so the
-            // two streams interleave in input order.
-            let mut obj = Map::new();
-            origin.json(&mut obj);
-            obj.insert("error".into(), Json::String(why.to_owned()));
-            serde_json::to_writer(&mut self.out, &Json::Object(obj))?;
-            self.out.write_all(b"\n")?;
-            self.out.flush()?;
-            eprintln!("perfkit: {name}: {origin}: {why}");
-        } else {
-            writeln!(self.out, "{name}: {origin}: {why}")?;
-        }
-        Ok(())
-    }
-}
-
-/// `--dictionary` (and `--app-dictionary`) read: the parser that honours
-/// their Length/Data pairs, and the validator.
-fn dictionaries(args: &FixCheckArgs) -> Result<(Parser, Option<Validator>)> {
-    let Some(path) = &args.dictionary else {
-        return Ok((Parser::new(), None));
-    };
-    let load = |p: &PathBuf| -> Result<Arc<DataDictionary>> {
-        let xml = std::fs::read_to_string(p)
-            .with_context(|| format!("reading dictionary {}", p.display()))?;
-        Ok(Arc::new(
-            DataDictionary::parse(&xml).with_context(|| format!("dictionary {}", p.display()))?,
-        ))
-    };
-    let session = load(path)?;
-    let app = match &args.app_dictionary {
-        Some(p) => load(p)?,
-        None => session.clone(),
-    };
-    let mut pairs = session.data_pairs();
-    pairs.extend(app.data_pairs());
-    pairs.sort_unstable();
-    pairs.dedup();
-    let groups = fixcore::dict::Dictionary::fix44()
-        .with_data_pairs(pairs)
-        .with_context(|| format!("the Length/Data pairs of {}", path.display()))?;
-    let opts = fixcore::settings::Validation {
-        // A file's messages were sent in the past.
-        check_latency: false,
-        ..Default::default()
-    };
-    Ok((
-        Parser::with_dictionary(Arc::new(groups)),
-        Some(Validator::new(session, app, opts)),
-    ))
-}
-
-fn check(args: FixCheckArgs) -> Result<ExitCode> {
-    cap_scan_path()?;
-    let (parser, validator) = dictionaries(&args)?;
-    let mut c = Checker {
-        name: args.input.display().to_string(),
-        json: args.json,
-        parser,
-        validator,
-        // Buffered, so a verdict is not a system call per message.
-        out: io::BufWriter::with_capacity(64 << 10, io::stdout().lock()),
-        valid: 0,
-        invalid: 0,
-        order: Vec::new(),
-    };
-    each_input_message(&args.input, &mut c)?;
-    let name = &c.name;
-    if !args.json {
-        writeln!(c.out, "{name}: {} valid, {} invalid", c.valid, c.invalid)?;
-    }
-    c.out.flush()?;
-    if c.valid + c.invalid == 0 {
-        eprintln!("perfkit: {name}: no FIX messages found");
-        return Ok(ExitCode::FAILURE);
-    }
-    Ok(if c.invalid > 0 {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// Writes `nodes` as one JSON object, byte for byte what serializing a
-/// `serde_json::Map` of tag -> value (groups as arrays of objects) gives —
-/// keys sorted as strings, a repeated key's last value kept — without
-/// building the map: `order` is scratch reused across messages (each
-/// level sorts its own stretch of it), so a message costs no allocation
-/// here.
-fn write_nodes<W: Write>(
-    out: &mut W,
-    nodes: &[Node<'_>],
-    order: &mut Vec<([u8; 10], usize)>,
-) -> Result<()> {
-    let tag = |n: &Node<'_>| match n {
-        Node::Field(f) | Node::Group(f, _) => f.tag,
-    };
-    let from = order.len();
-    order.extend(nodes.iter().enumerate().map(|(i, n)| (decimal(tag(n)), i)));
-    // Stable, so among equal keys the last one written is the last given.
-    // Digits padded with zero bytes order as the strings do.
-    order[from..].sort_by_key(|e| e.0);
-    let end = from + nodes.len();
-    out.write_all(b"{")?;
-    let mut first = true;
-    for k in from..end {
-        let (key, i) = order[k];
-        if k + 1 < end && order[k + 1].0 == key {
-            continue;
-        }
-        if !first {
-            out.write_all(b",")?;
-        }
-        first = false;
-        let digits = key.iter().take_while(|&&b| b != 0).count();
-        out.write_all(b"\"")?;
-        out.write_all(&key[..digits])?;
-        out.write_all(b"\":")?;
-        match &nodes[i] {
-            Node::Field(f) => serde_json::to_writer(&mut *out, &String::from_utf8_lossy(f.value))?,
-            Node::Group(_, entries) => {
-                out.write_all(b"[")?;
-                for (j, e) in entries.iter().enumerate() {
-                    if j > 0 {
-                        out.write_all(b",")?;
-                    }
-                    write_nodes(out, e, order)?;
-                }
-                out.write_all(b"]")?;
-            }
-        }
-    }
-    order.truncate(from);
-    out.write_all(b"}")?;
-    Ok(())
-}
-
-/// A tag's decimal digits, padded with zero bytes.
-fn decimal(tag: u32) -> [u8; 10] {
-    let mut buf = [0u8; 10];
-    let mut n = tag;
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.copy_within(i.., 0);
-    let len = buf.len() - i;
-    buf[len..].fill(0);
-    buf
 }
 
 #[cfg(test)]

@@ -1,3 +1,4 @@
+use super::check::write_nodes;
 use super::*;
 use serde_json::{Map, Value as Json};
 
