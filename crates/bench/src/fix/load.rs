@@ -142,6 +142,9 @@ pub struct Outcome {
     pub disconnects: u64,
     /// The largest lag of a send behind its intended time.
     pub max_lag: Duration,
+    /// Times a full window of unanswered orders held a sender back (the
+    /// engine's answers, not the generator, set the pace then).
+    pub window_full: u64,
     /// CPU time of this whole process over the measured part.
     pub cpu: Duration,
     /// Wall time of the measured part (first to last scheduled order).
@@ -315,6 +318,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             .saturating_sub(cpu0);
         let mut intervals: Vec<Interval> = Vec::new();
         let mut max_lag = Duration::ZERO;
+        let window_full = sent_side.iter().map(|s| s.window_full).sum();
         let mut put = |i: usize, x: &Interval| -> Result<()> {
             while intervals.len() <= i {
                 intervals.push(Interval::new());
@@ -350,6 +354,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             rejects,
             disconnects: events.len() as u64,
             max_lag,
+            window_full,
             cpu,
             measured: measured_wall,
             transport: "std (blocking sockets: a sender and a receiver thread per session)",

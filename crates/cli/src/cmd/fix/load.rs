@@ -106,7 +106,8 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
                 .col("on_time_share", on_time(&o))
                 .col("uncorrected_p99_us", p_us(&o.total.uncorrected, 0.99))
                 .col("unanswered", o.unanswered)
-                .col("held", if holds { "yes" } else { "no" }),
+                .col("held", if holds { "yes" } else { "no" })
+                .col("limited_by", limit(&o, holds)),
         );
         report
             .sections
@@ -226,6 +227,21 @@ fn on_time(o: &Outcome) -> Value {
     Value::num((o.sent() - o.total.late) as f64 / o.sent() as f64, 4)
 }
 
+/// Why a step did not hold its rate: orders left unanswered, the engine's
+/// pace (a full window of unanswered orders held the sender back), or the
+/// generator itself (late without a full window).
+fn limit(o: &Outcome, holds: bool) -> &'static str {
+    if holds {
+        "-"
+    } else if o.unanswered > 0 {
+        "unanswered orders"
+    } else if o.window_full > 0 {
+        "engine (window full)"
+    } else {
+        "generator (sends late)"
+    }
+}
+
 /// One row per interval: the corrected histogram, with what was sent then.
 fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
     let mut s = Section::new(format!("{name}: intervals"));
@@ -270,7 +286,8 @@ fn totals(name: &str, o: &Outcome) -> Section {
         .col(
             "max_lag_us",
             Value::num(o.max_lag.as_nanos() as f64 / 1e3, 1),
-        ),
+        )
+        .col("window_full", o.window_full),
     );
     s.row(
         counts(
