@@ -254,3 +254,21 @@ proptest! {
         prop_assert_eq!(msg.decimal(44).unwrap(), Decimal::new(px.0, px.1));
     }
 }
+
+/// `has_soh` agrees with a byte-by-byte search at every length its word
+/// loads distinguish, with an SOH at every position or none, among every
+/// other byte value (the borrow trick must not confuse 0, 2 or 0x81 with it).
+#[test]
+fn soh_search_agrees_with_contains() {
+    for n in 0..=40usize {
+        for fill in (0..=255u8).filter(|&b| b != 1) {
+            let mut v = vec![fill; n];
+            assert_eq!(super::has_soh(&v), v.contains(&1), "n={n} fill={fill}");
+            for at in 0..n {
+                v[at] = 1;
+                assert!(super::has_soh(&v), "n={n} fill={fill} SOH at {at}");
+                v[at] = fill;
+            }
+        }
+    }
+}
