@@ -550,9 +550,9 @@ impl Index {
     }
 
     /// Selects the candidate slots for `ev` into [`Selection::cands`], in
-    /// id order (so results come out sorted without sorting them), in one
-    /// go: the cooperative search's selection run without a budget. `sel`
-    /// is reusable scratch: it is reset here.
+    /// no particular order (the matches' ids are sorted when collected), in
+    /// one go: the cooperative search's selection run without a budget.
+    /// `sel` is reusable scratch: it is reset here.
     pub(crate) fn select(&self, ev: &Event, sel: &mut Selection) {
         sel.reset();
         let done = sel.advance(self.source(), ev, u64::MAX, &mut 0);
@@ -578,7 +578,7 @@ impl Index {
         // the slots) are walked as selected: sorting them costs more than
         // the few misses it saves.
         if scratch.selection.cands().len() * SORT_BELOW < self.slots.len() {
-            scratch.selection.sort_cands();
+            scratch.selection.sort_cands(self.slots.len());
         }
         let cands = scratch.selection.cands();
         scratch.memo.reset(self.atoms.len());
