@@ -29,8 +29,9 @@
 //!     [`Thresholds`] ([`RANGE_TERM`]), and a negated form, under the
 //!     attribute ([`DEFINED_TERM`]). These are true for most events, so
 //!     they work the other way round: the search walks the entries the
-//!     event makes *false* (the complement span of the thresholds, or every
-//!     entry of an undefined attribute) and marks those expressions killed
+//!     event makes *false* (the complement span of the thresholds; for an
+//!     undefined attribute, its list of the expressions with such a
+//!     conjunct on it, one entry each) and marks those expressions killed
 //!     before counting. An expression whose posted conjuncts are all of
 //!     this kind is *gated*: a candidate unless killed.
 //!
@@ -140,8 +141,11 @@ pub(crate) struct AttrKeys {
     /// Float thresholds, lower and upper side.
     flt_lo: Thresholds<f64>,
     flt_hi: Thresholds<f64>,
-    /// Posting entries of the expressions with a [`DEFINED_TERM`] on this
-    /// attribute.
+    /// Posting entries, one per expression, of the expressions with a
+    /// [`RANGE_TERM`] or [`DEFINED_TERM`] on this attribute: an event that
+    /// leaves the attribute undefined kills exactly these. Walking the
+    /// thresholds instead met a two-sided range twice, and ~70 % of the
+    /// kills on the ad-targeting profile are for undefined attributes.
     undef: Vec<u32>,
     /// Registered atoms and posted boolean terms of this attribute: while
     /// non-zero the attribute is probed.
@@ -458,6 +462,7 @@ impl Counting {
             self.gated.push(if proven { s | PROVEN } else { s });
         }
         let entry = make_entry(s, need, proven);
+        let mut undef_attrs: Vec<AttrId> = Vec::new();
         for &t in terms {
             if t & RANGE_TERM != 0 {
                 let p = preds[(t & !RANGE_TERM) as usize]
@@ -469,10 +474,15 @@ impl Counting {
                     RangeSide::Float(th, v, strict) => th.add(v, strict, entry),
                 }
                 self.use_attr(attr);
+                if !undef_attrs.contains(&attr) {
+                    undef_attrs.push(attr);
+                }
             } else if t & DEFINED_TERM != 0 {
                 let attr = t & !DEFINED_TERM;
-                self.attrs[attr as usize].undef.push(entry);
                 self.use_attr(attr);
+                if !undef_attrs.contains(&attr) {
+                    undef_attrs.push(attr);
+                }
             } else if t & (KEY_TERM | LIST_TERM) != 0 {
                 let p = preds[(t & !TERM_FLAGS) as usize]
                     .as_ref()
@@ -491,6 +501,9 @@ impl Counting {
                 }
                 self.bool_post[slot as usize].push(entry);
             }
+        }
+        for attr in undef_attrs {
+            self.attrs[attr as usize].undef.push(entry);
         }
     }
 
@@ -520,6 +533,9 @@ impl Counting {
                     RangeSide::Int(th, v, strict) => th.remove(v, strict, entry),
                     RangeSide::Float(th, v, strict) => th.remove(v, strict, entry),
                 }
+                // Removes its one entry, if another conjunct on the
+                // attribute did not already.
+                self.attrs[attr as usize].undef.retain(|&x| x != entry);
                 self.unuse_attr(attr);
                 continue;
             }
@@ -575,8 +591,9 @@ impl Counting {
     ///
     /// Range conjuncts work the other way round: they are true for most
     /// values, so what is pushed (to `kills`) is the entries of the
-    /// thresholds the value makes *false*, all of them when the attribute
-    /// is undefined.
+    /// thresholds the value makes *false*; when the attribute is
+    /// undefined, its expressions with a range or negated conjunct on it,
+    /// once each.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn probe(
         &self,
@@ -632,15 +649,9 @@ impl Counting {
                 thresholds(&k.flt_lo, x, attr, 2, kills, loose);
                 thresholds(&k.flt_hi, x, attr, 3, kills, loose);
             }
-            None => {
-                if !k.undef.is_empty() {
-                    kills.push(Span::Undefined(attr));
-                }
-                thresholds(&k.int_lo, None, attr, 0, kills, loose);
-                thresholds(&k.int_hi, None, attr, 1, kills, loose);
-                thresholds(&k.flt_lo, None, attr, 2, kills, loose);
-                thresholds(&k.flt_hi, None, attr, 3, kills, loose);
-            }
+            // Every range and negated conjunct on the attribute is false:
+            // their expressions, once each.
+            None if !k.undef.is_empty() => kills.push(Span::Undefined(attr)),
             Some(Value::Str(s)) => scalar(self.find_list(attr, Key::Str(s), preds), spans),
             Some(Value::IntList(l)) => keys(
                 l.get(elem)
@@ -673,13 +684,13 @@ impl Counting {
                 end,
             } => {
                 let k = &self.attrs[attr as usize];
-                let (s, e) = (start as usize, end as usize);
-                match side {
-                    0 => SpanTerms::Ints(&k.int_lo.run[s..e]),
-                    1 => SpanTerms::Ints(&k.int_hi.run[s..e]),
-                    2 => SpanTerms::Floats(&k.flt_lo.run[s..e]),
-                    _ => SpanTerms::Floats(&k.flt_hi.run[s..e]),
-                }
+                let entries = match side {
+                    0 => &k.int_lo.entries,
+                    1 => &k.int_hi.entries,
+                    2 => &k.flt_lo.entries,
+                    _ => &k.flt_hi.entries,
+                };
+                SpanTerms::Entries(&entries[start as usize..end as usize])
             }
         }
     }

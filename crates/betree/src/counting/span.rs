@@ -1,6 +1,5 @@
 //! What a probe found: runs of terms or posting entries, by position.
 
-use super::thresholds::Threshold;
 use crate::domain::AttrId;
 
 /// A run of terms a probe found, by position so that it can sit in
@@ -36,8 +35,6 @@ pub(crate) enum SpanTerms<'a> {
     Bools(&'a [u32]),
     Stamp(&'a [u32]),
     Entries(&'a [u32]),
-    Ints(&'a [Threshold<i64>]),
-    Floats(&'a [Threshold<f64>]),
 }
 
 impl SpanTerms<'_> {
@@ -46,8 +43,6 @@ impl SpanTerms<'_> {
     pub(crate) fn len(&self) -> usize {
         match self {
             SpanTerms::Bools(a) | SpanTerms::Stamp(a) | SpanTerms::Entries(a) => a.len(),
-            SpanTerms::Ints(a) => a.len(),
-            SpanTerms::Floats(a) => a.len(),
         }
     }
 
@@ -57,8 +52,6 @@ impl SpanTerms<'_> {
         match self {
             SpanTerms::Bools(_) | SpanTerms::Stamp(_) => unreachable!("a span of terms"),
             SpanTerms::Entries(a) => a[from..to].iter().for_each(|&e| f(e)),
-            SpanTerms::Ints(a) => a[from..to].iter().for_each(|t| f(t.entry)),
-            SpanTerms::Floats(a) => a[from..to].iter().for_each(|t| f(t.entry)),
         }
     }
 }

@@ -4,38 +4,54 @@
 use super::Span;
 use crate::domain::AttrId;
 
-/// Thresholds added since the last merge, scanned linearly by a search;
-/// merged into the sorted run when there are this many.
-const PENDING_MAX: usize = 128;
+/// Thresholds added since the last merge, scanned linearly by a search,
+/// are merged into the sorted run when there are this many, or the square
+/// root of the run's length if more. A merge copies the whole run, so a
+/// fixed tail made adding `n` thresholds cost `n² / 256` copies; a tail of
+/// `√n` keeps it near `n^1.5`, while a search scans at most `√n` pending
+/// thresholds beside its binary search.
+const PENDING_MIN: usize = 128;
 
-/// A comparison threshold: the predicate `x > v`/`x >= v` (lower side) or
-/// `x < v`/`x <= v` (upper side) of one atom.
+/// A comparison bound: `x > v`/`x >= v` (lower side) or `x < v`/`x <= v`
+/// (upper side), `strict` for `>`/`<`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Threshold<T> {
+struct Bound<T> {
     v: T,
     strict: bool,
-    /// The posting entry of the expression with this range conjunct: the
-    /// span a value makes true is then read as one contiguous run of
-    /// entries, with no indirection through a term.
-    pub(super) entry: u32,
+}
+
+/// A threshold not merged yet: its bound and posting entry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pending<T> {
+    bound: Bound<T>,
+    entry: u32,
 }
 
 /// The thresholds of one side of one attribute: a sorted run in which the
 /// atoms a value makes true are one contiguous span, and a short unsorted
 /// tail of recent insertions, so that inserting stays cheap and searching
 /// needs no mutation.
+///
+/// The run keeps its bounds and its posting entries in two arrays in the
+/// same order: a search binary-searches the bounds and then walks a span
+/// of entries alone, 4 bytes an entry where a combined array read 16.
 #[derive(Debug, Clone)]
 pub(crate) struct Thresholds<T> {
     upper: bool,
-    pub(super) run: Vec<Threshold<T>>,
-    pending: Vec<Threshold<T>>,
+    bounds: Vec<Bound<T>>,
+    /// The posting entry of the expression with each range conjunct of
+    /// the run: the span a value makes false is one contiguous run of
+    /// entries, with no indirection through a term.
+    pub(super) entries: Vec<u32>,
+    pending: Vec<Pending<T>>,
 }
 
 impl<T: PartialOrd + Copy> Thresholds<T> {
     pub(super) fn new(upper: bool) -> Self {
         Thresholds {
             upper,
-            run: Vec::new(),
+            bounds: Vec::new(),
+            entries: Vec::new(),
             pending: Vec::new(),
         }
     }
@@ -44,7 +60,7 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
     /// weaker bound first, so that a value's true atoms stay contiguous
     /// (non-strict before strict on the lower side, strict before
     /// non-strict on the upper side).
-    fn before(&self, a: &Threshold<T>, b: &Threshold<T>) -> std::cmp::Ordering {
+    fn before(&self, a: &Bound<T>, b: &Bound<T>) -> std::cmp::Ordering {
         a.v.partial_cmp(&b.v)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(if self.upper {
@@ -56,7 +72,7 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
 
     /// Whether `x` satisfies `t`.
     #[inline]
-    fn holds(&self, t: &Threshold<T>, x: T) -> bool {
+    fn holds(&self, t: &Bound<T>, x: T) -> bool {
         if self.upper {
             x < t.v || (x == t.v && !t.strict)
         } else {
@@ -65,37 +81,54 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
     }
 
     pub(super) fn add(&mut self, v: T, strict: bool, entry: u32) {
-        self.pending.push(Threshold { v, strict, entry });
-        if self.pending.len() >= PENDING_MAX {
+        self.pending.push(Pending {
+            bound: Bound { v, strict },
+            entry,
+        });
+        if self.pending.len() >= PENDING_MIN.max(self.bounds.len().isqrt()) {
             let mut p = std::mem::take(&mut self.pending);
-            p.sort_by(|a, b| self.before(a, b));
-            let mut run = Vec::with_capacity(self.run.len() + p.len());
+            p.sort_by(|a, b| self.before(&a.bound, &b.bound));
+            let n = self.bounds.len() + p.len();
+            let mut bounds = Vec::with_capacity(n);
+            let mut entries = Vec::with_capacity(n);
             let (mut i, mut j) = (0, 0);
-            while i < self.run.len() && j < p.len() {
-                if self.before(&p[j], &self.run[i]).is_lt() {
-                    run.push(p[j]);
+            while i < self.bounds.len() && j < p.len() {
+                if self.before(&p[j].bound, &self.bounds[i]).is_lt() {
+                    bounds.push(p[j].bound);
+                    entries.push(p[j].entry);
                     j += 1;
                 } else {
-                    run.push(self.run[i]);
+                    bounds.push(self.bounds[i]);
+                    entries.push(self.entries[i]);
                     i += 1;
                 }
             }
-            run.extend_from_slice(&self.run[i..]);
-            run.extend_from_slice(&p[j..]);
-            self.run = run;
+            bounds.extend_from_slice(&self.bounds[i..]);
+            entries.extend_from_slice(&self.entries[i..]);
+            bounds.extend(p[j..].iter().map(|t| t.bound));
+            entries.extend(p[j..].iter().map(|t| t.entry));
+            self.bounds = bounds;
+            self.entries = entries;
             p.clear();
             self.pending = p;
         }
     }
 
     pub(super) fn remove(&mut self, v: T, strict: bool, entry: u32) {
-        let same = |t: &Threshold<T>| t.entry == entry && t.strict == strict && t.v == v;
-        if let Some(k) = self.pending.iter().position(same) {
+        let bound = Bound { v, strict };
+        if let Some(k) = self
+            .pending
+            .iter()
+            .position(|t| t.entry == entry && t.bound == bound)
+        {
             self.pending.swap_remove(k);
         } else {
-            let from = self.run.partition_point(|t| t.v < v);
-            if let Some(k) = self.run[from..].iter().position(same) {
-                self.run.remove(from + k);
+            let from = self.bounds.partition_point(|t| t.v < v);
+            if let Some(k) = (from..self.bounds.len())
+                .find(|&k| self.entries[k] == entry && self.bounds[k] == bound)
+            {
+                self.bounds.remove(k);
+                self.entries.remove(k);
             }
         }
     }
@@ -105,12 +138,12 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
         if self.upper {
             // False first: below `x`, or equal and strict.
             let at = self
-                .run
+                .bounds
                 .partition_point(|t| t.v < x || (t.v == x && t.strict));
-            (at as u32, self.run.len() as u32)
+            (at as u32, self.bounds.len() as u32)
         } else {
             let at = self
-                .run
+                .bounds
                 .partition_point(|t| t.v < x || (t.v == x && !t.strict));
             (0, at as u32)
         }
@@ -118,11 +151,13 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
 
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.run.len() + self.pending.len()
+        self.bounds.len() + self.pending.len()
     }
 
     pub(super) fn heap_bytes(&self) -> usize {
-        (self.run.capacity() + self.pending.capacity()) * std::mem::size_of::<Threshold<T>>()
+        self.bounds.capacity() * std::mem::size_of::<Bound<T>>()
+            + self.entries.capacity() * 4
+            + self.pending.capacity() * std::mem::size_of::<Pending<T>>()
     }
 }
 
@@ -137,7 +172,7 @@ pub(super) fn thresholds<T: PartialOrd + Copy>(
     kills: &mut Vec<Span>,
     loose: &mut Vec<u32>,
 ) {
-    let len = th.run.len() as u32;
+    let len = th.bounds.len() as u32;
     let (start, end) = x.map_or((0, 0), |x| th.span(x));
     for (from, to) in [(0, start), (end, len)] {
         if from < to {
@@ -153,7 +188,7 @@ pub(super) fn thresholds<T: PartialOrd + Copy>(
     loose.extend(
         th.pending
             .iter()
-            .filter(|t| x.is_none_or(|x| !th.holds(t, x)))
+            .filter(|t| x.is_none_or(|x| !th.holds(&t.bound, x)))
             .map(|t| t.entry),
     );
     if loose.len() > at {
