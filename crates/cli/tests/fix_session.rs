@@ -5,49 +5,16 @@
 //! its file store and serves a ResendRequest from disk.
 
 use perfkit_testkit::fix_wire::{self as wire, quickfix_spec};
+use perfkit_testkit::process::{Running, free_port};
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// A child process killed (and reaped) when the test ends, pass or fail: a
-/// failed assertion must not leave an acceptor listening, holding the
-/// test's output pipe open.
-struct Running(Child);
-
-impl std::ops::Deref for Running {
-    type Target = Child;
-    fn deref(&self) -> &Child {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Running {
-    fn deref_mut(&mut self) -> &mut Child {
-        &mut self.0
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
-}
-
-/// A port nobody listens on now.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A FIX.4.4 message from `|`-separated fields, `NOW` replaced by the

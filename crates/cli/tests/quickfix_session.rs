@@ -12,6 +12,7 @@
 //! compiler or library fails the test (set `PERFKIT_SKIP_INTEROP=1` to skip
 //! it on a machine without them; CI never does).
 
+use perfkit_testkit::process::free_port;
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -71,14 +72,6 @@ fn build_peer() -> Option<PathBuf> {
         std::fs::rename(&tmp, &bin).unwrap();
     }
     Some(bin)
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A TCP proxy from `listen` to `target`: the first connection is cut

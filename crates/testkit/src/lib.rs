@@ -12,7 +12,9 @@
 //! - [`fix_wire`]: FIX framing and timestamps computed by plain arithmetic,
 //!   and QuickFIX's own dictionaries fetched once;
 //! - [`alloc_count`]: a counting global allocator, the oracle of the
-//!   no-allocation tests.
+//!   no-allocation tests;
+//! - [`process`]: a child process killed when the test ends, and a free
+//!   loopback port, for tests that run servers.
 //!
 //! A dev-dependency only; nothing here ships in the binary.
 //!
@@ -27,4 +29,5 @@ pub mod boolean_text;
 pub mod fix_wire;
 pub mod interop;
 pub mod noise;
+pub mod process;
 pub mod s3;

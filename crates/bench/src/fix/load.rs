@@ -22,8 +22,8 @@ mod link;
 mod slots;
 
 use std::net::TcpStream;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result, bail};
@@ -201,10 +201,15 @@ pub fn run<S: SessionStore + Send + 'static>(
             .with_context(|| format!("{}: connecting to {}:{}", t.name, t.host, t.port))?;
         links.push(Link::connect(t.name, stream, t.session, plan)?);
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let cpu0 = OnceLock::new();
+    let stop = AtomicBool::new(false);
     let schedule_cell = OnceLock::new();
     let outcome = std::thread::scope(|scope| -> Result<Outcome> {
+        // However this closure ends, the receivers must see it end, or
+        // the scope would wait for them for ever.
+        let _wind = WindDown {
+            links: &links,
+            stop: &stop,
+        };
         // Receivers first: they read the Logon answers.
         let mut receivers = Vec::new();
         for (i, l) in links.iter().enumerate() {
@@ -216,14 +221,9 @@ pub fn run<S: SessionStore + Send + 'static>(
                     .spawn_scoped(scope, move || r.run(stop))?,
             );
         }
-        if let Err(e) = links
+        links
             .iter()
-            .try_for_each(|l| l.await_logon(plan.logon_timeout))
-        {
-            stop.store(true, Ordering::Relaxed);
-            links.iter().for_each(Link::close);
-            return Err(e);
-        }
+            .try_for_each(|l| l.await_logon(plan.logon_timeout))?;
         let start = Instant::now() + Duration::from_millis(10);
         let measure_from = start + plan.warmup;
         let end = measure_from + plan.duration;
@@ -248,11 +248,10 @@ pub fn run<S: SessionStore + Send + 'static>(
         // The process CPU clock, read when measuring starts and when the
         // last measured order is due.
         let clock = CpuClock::Process;
-        let started = loop {
+        let (started, cpu0) = loop {
             let now = Instant::now();
             if now >= measure_from {
-                cpu0.get_or_init(|| clock.read());
-                break SystemTime::now() - (now - measure_from);
+                break (SystemTime::now() - (now - measure_from), clock.read());
             }
             std::thread::sleep((measure_from - now).min(Duration::from_millis(1)));
         };
@@ -308,11 +307,7 @@ pub fn run<S: SessionStore + Send + 'static>(
                     .map_err(|_| anyhow::anyhow!("a receiver thread panicked"))??,
             );
         }
-        let cpu0 = match cpu0.get() {
-            Some(Ok(c)) => *c,
-            Some(Err(e)) => bail!("reading the process CPU clock: {e}"),
-            None => bail!("the measured part never started"),
-        };
+        let cpu0 = cpu0.context("reading the process CPU clock")?;
         let cpu = cpu1
             .context("reading the process CPU clock")?
             .saturating_sub(cpu0);
@@ -363,6 +358,19 @@ pub fn run<S: SessionStore + Send + 'static>(
         })
     })?;
     Ok(outcome)
+}
+
+/// Stops the receivers and closes every connection when dropped.
+struct WindDown<'a, S: SessionStore> {
+    links: &'a [Link<S>],
+    stop: &'a AtomicBool,
+}
+
+impl<S: SessionStore> Drop for WindDown<'_, S> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.links.iter().for_each(Link::close);
+    }
 }
 
 #[cfg(test)]

@@ -46,15 +46,15 @@ impl Application for Engine {
 }
 
 /// An acceptor for one connection on a free loopback port, running
-/// `engine`; returns the port.
-fn acceptor(engine: Engine) -> u16 {
+/// `engine` for the session EXCH->`theirs`; returns the port.
+fn acceptor_for(engine: Engine, theirs: &'static str) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
         let cfg = Config {
             reset_on_logon: true,
-            ..Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "LOAD")
+            ..Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", theirs)
         };
         let mut session = Session::new(cfg, MemoryStore::default());
         let mut engine = engine;
@@ -74,6 +74,11 @@ fn acceptor(engine: Engine) -> u16 {
         );
     });
     port
+}
+
+/// [`acceptor_for`] our sessions.
+fn acceptor(engine: Engine) -> u16 {
+    acceptor_for(engine, "LOAD")
 }
 
 fn target(port: u16) -> Target<MemoryStore> {
@@ -137,20 +142,21 @@ fn a_stall_shows_in_the_corrected_latency_and_not_in_the_uncorrected() {
         uncorrected < 100_000_000,
         "uncorrected p99.9 {uncorrected} ns"
     );
-    // About 200 orders were due during the stall: each waited from its due
-    // time, so roughly 100 of them (5 % of the run) waited over 100 ms.
+    // The orders due in the stall's first 100 ms (about 100) were all
+    // answered after it ended, so each waited over 100 ms from its due time
+    // however fast the machine is; a loaded machine adds more (the catch-up
+    // after the stall takes longer), never fewer.
     let over = o.total.corrected.count_between(100_000_000, u64::MAX);
-    assert!(
-        (60..=250).contains(&over),
-        "{over} corrected samples over 100 ms"
-    );
+    assert!(over >= 80, "{over} corrected samples over 100 ms");
     // The sender fell behind by about the stall.
     assert!(o.max_lag >= Duration::from_millis(150), "{:?}", o.max_lag);
     assert!(o.total.late >= 150, "{} late sends", o.total.late);
 }
 
-/// Without a stall, the run keeps its schedule: every order on time and
-/// the two histograms close (each answer is a loopback round trip).
+/// Without a stall, every scheduled order is sent and answered once, and
+/// no order is timed from before its due time. (How many go out late
+/// depends on the machine's load: that is a benchmark's figure, not this
+/// test's.)
 #[test]
 fn an_engine_that_keeps_up_is_measured_on_schedule() {
     let port = acceptor(engine(u64::MAX, Duration::ZERO));
@@ -163,7 +169,6 @@ fn an_engine_that_keeps_up_is_measured_on_schedule() {
     assert_eq!(o.sent(), 2_000);
     assert_eq!(o.answered, 2_000);
     assert_eq!(o.rejects, 0);
-    assert!(o.total.late * 20 <= o.sent(), "{} late", o.total.late);
     assert_eq!(o.total.corrected.len(), o.total.uncorrected.len());
     assert!(o.total.corrected.min() >= o.total.uncorrected.min());
     assert!(o.cpu > Duration::ZERO);
@@ -207,27 +212,7 @@ fn an_unreachable_host_is_an_error_before_anything_is_measured() {
 #[test]
 fn a_refused_logon_is_an_error() {
     // An acceptor for another pair of CompIDs refuses our Logon.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        let cfg = Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "SOMEONE");
-        let mut session = Session::new(cfg, MemoryStore::default());
-        static STOP: AtomicBool = AtomicBool::new(false);
-        let opts = Options {
-            max_message: 1 << 20,
-            stop: &STOP,
-            nodelay: true,
-        };
-        let _ = connection::run(
-            &mut stream,
-            &[],
-            &mut session,
-            &mut engine(u64::MAX, Duration::ZERO),
-            &mut NoLog,
-            opts,
-        );
-    });
+    let port = acceptor_for(engine(u64::MAX, Duration::ZERO), "SOMEONE");
     let e = run(
         vec![target(port)],
         &plan(100.0, Duration::from_secs(1), 1),

@@ -1,0 +1,39 @@
+//! Processes and ports of the tests that run servers: a child that is
+//! always killed, and a loopback port nobody listens on.
+
+use std::net::TcpListener;
+use std::process::Child;
+
+/// A child process killed (and reaped) when the test ends, pass or fail: a
+/// failed assertion must not leave a server listening, holding the test's
+/// output pipe open.
+pub struct Running(pub Child);
+
+impl std::ops::Deref for Running {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Running {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port nobody listens on now (one the kernel just gave out
+/// and took back).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("binding a loopback port")
+}
