@@ -147,7 +147,10 @@ pub struct Outcome {
     pub window_full: u64,
     /// CPU time of this whole process over the measured part.
     pub cpu: Duration,
-    /// Wall time of the measured part (first to last scheduled order).
+    /// Wall time of the measured part: from its start to the end of its
+    /// schedule, or to the last of its orders sent if that was later (a
+    /// sender held back sends after the schedule ends), so the achieved
+    /// rate is what was really sent per second.
     pub measured: Duration,
     /// How the sessions talk to the sockets.
     pub transport: &'static str,
@@ -246,7 +249,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             );
         }
         // The process CPU clock, read when measuring starts and when the
-        // last measured order is due.
+        // last measured order has gone out.
         let clock = CpuClock::Process;
         let (started, cpu0) = loop {
             let now = Instant::now();
@@ -268,8 +271,6 @@ pub fn run<S: SessionStore + Send + 'static>(
                 ));
             }
         }
-        let cpu1 = clock.read();
-        let measured_wall = end - measure_from;
         let mut sent_side = Vec::new();
         for h in senders {
             sent_side.push(
@@ -277,6 +278,9 @@ pub fn run<S: SessionStore + Send + 'static>(
                     .map_err(|_| anyhow::anyhow!("a sender thread panicked"))??,
             );
         }
+        // After the senders: a sender held back sends its last orders
+        // after the schedule's end, and that work is the run's too.
+        let cpu1 = clock.read();
         // Wait for the answers still out, then log out.
         let deadline = Instant::now() + plan.grace;
         while Instant::now() < deadline && links.iter().any(|l| l.outstanding() > 0 && l.is_open())
@@ -313,6 +317,8 @@ pub fn run<S: SessionStore + Send + 'static>(
             .saturating_sub(cpu0);
         let mut intervals: Vec<Interval> = Vec::new();
         let mut max_lag = Duration::ZERO;
+        let last_send = sent_side.iter().filter_map(|s| s.last_send).max();
+        let measured_wall = last_send.map_or(end, |l| l.max(end)) - measure_from;
         let window_full = sent_side.iter().map(|s| s.window_full).sum();
         let mut put = |i: usize, x: &Interval| -> Result<()> {
             while intervals.len() <= i {

@@ -258,6 +258,9 @@ pub struct Sent {
     pub intervals: Vec<Interval>,
     /// The largest lag behind schedule.
     pub max_lag: Duration,
+    /// When the last order of the measured part went out (late orders go
+    /// out after the schedule's end).
+    pub last_send: Option<Instant>,
     /// Times a full window held the sender back.
     pub window_full: u64,
 }
@@ -290,6 +293,7 @@ impl<'l, S: SessionStore> Sender<'l, S> {
         let mut out = Sent {
             intervals: Vec::new(),
             max_lag: Duration::ZERO,
+            last_send: None,
             window_full: 0,
         };
         // This session's i-th order is order i·K + turn of the run.
@@ -368,6 +372,7 @@ impl<'l, S: SessionStore> Sender<'l, S> {
                         }
                         out.intervals[k].sent += 1;
                         out.intervals[k].late += u64::from(lag > LATE);
+                        out.last_send = Some(out.last_send.map_or(at, |l: Instant| l.max(at)));
                     }
                     n += 1;
                 }
