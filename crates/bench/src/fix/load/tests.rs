@@ -224,3 +224,25 @@ fn a_refused_logon_is_an_error() {
         "{e:#}"
     );
 }
+
+/// A stall at the end of the schedule: the orders it held back go out after
+/// the schedule's end, and the achieved rate counts the time they took
+/// (3,000 orders over about 3.45 s, not over the scheduled 3 s).
+#[test]
+fn orders_sent_after_the_schedule_lower_the_achieved_rate() {
+    // Order 3,150 is due 3.15 s in, 50 ms before the schedule ends.
+    let port = acceptor(engine(3_150, Duration::from_millis(500)));
+    let o = run(
+        vec![target(port)],
+        &plan(1_000.0, Duration::from_secs(3), 1),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(o.sent(), 3_000);
+    assert!(
+        o.measured >= Duration::from_millis(3_400),
+        "{:?}",
+        o.measured
+    );
+    assert!(o.achieved_rate() < 900.0, "{}", o.achieved_rate());
+}
