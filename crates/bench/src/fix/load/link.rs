@@ -125,7 +125,7 @@ impl<S: SessionStore> Link<S> {
         };
         {
             let mut s = lock(&link.session);
-            link.drain(&mut s, &mut |_| {});
+            link.drain(&mut s, &mut Vec::new(), &mut |_| {});
         }
         link.flush()?;
         Ok(link)
@@ -188,7 +188,7 @@ impl<S: SessionStore> Link<S> {
         }
         let mut s = lock(&self.session);
         if s.logout(None, now()).is_ok() {
-            self.drain(&mut s, &mut |_| {});
+            self.drain(&mut s, &mut Vec::new(), &mut |_| {});
         }
         drop(s);
         self.flush_if_free();
@@ -202,10 +202,12 @@ impl<S: SessionStore> Link<S> {
 
     /// Carries out the session's outputs: sends go to the outbox (in the
     /// session's order: this runs under its lock), deliveries to `deliver`.
-    fn drain(&self, s: &mut Session<S>, deliver: &mut dyn FnMut(&[u8])) {
-        let outs: Vec<Output> = s.drain().collect();
+    /// `outs` is the caller's scratch space, reused from call to call (the
+    /// outputs are collected first because recycling needs the session).
+    fn drain(&self, s: &mut Session<S>, outs: &mut Vec<Output>, deliver: &mut dyn FnMut(&[u8])) {
+        outs.extend(s.drain());
         let mut outbox = lock(&self.outbox);
-        for o in outs {
+        for o in outs.drain(..) {
             match o {
                 Output::Send(b) => {
                     outbox.extend_from_slice(&b);
@@ -223,31 +225,37 @@ impl<S: SessionStore> Link<S> {
         }
     }
 
-    /// Writes the outbox; the writer lock keeps the bytes in order.
-    fn flush(&self) -> Result<()> {
-        let mut w = lock(&self.writer);
+    /// Writes the outbox through `w`, the writer held: taking the outbox
+    /// under the writer lock keeps the bytes in the session's order. The
+    /// buffer goes back for the next round when nothing was queued meanwhile.
+    fn write_outbox(&self, w: &mut TcpStream) -> std::io::Result<()> {
         let bytes = std::mem::take(&mut *lock(&self.outbox));
         if bytes.is_empty() {
             return Ok(());
         }
         let res = w.write_all(&bytes);
-        // Keep the allocation for the next round.
         let mut outbox = lock(&self.outbox);
         if outbox.is_empty() {
             *outbox = bytes;
             outbox.clear();
         }
-        res.with_context(|| format!("{}: writing", self.name))
+        res
+    }
+
+    /// Writes the outbox, waiting for another writer to finish.
+    fn flush(&self) -> Result<()> {
+        self.write_outbox(&mut lock(&self.writer))
+            .with_context(|| format!("{}: writing", self.name))
     }
 
     /// [`Self::flush`] unless another thread is writing (it would block);
-    /// what is left goes out with that thread's next flush.
+    /// what is left goes out with that thread's next flush. A failed write
+    /// closes the link.
     pub fn flush_if_free(&self) {
-        if let Ok(mut w) = self.writer.try_lock() {
-            let bytes = std::mem::take(&mut *lock(&self.outbox));
-            if !bytes.is_empty() && w.write_all(&bytes).is_err() {
-                self.open.store(false, Ordering::Release);
-            }
+        if let Ok(mut w) = self.writer.try_lock()
+            && self.write_outbox(&mut w).is_err()
+        {
+            self.open.store(false, Ordering::Release);
         }
     }
 }
@@ -299,6 +307,7 @@ impl<'l, S: SessionStore> Sender<'l, S> {
         // This session's i-th order is order i·K + turn of the run.
         let mut i: u64 = 0;
         let mut id_buf = [0u8; 20];
+        let mut outs = Vec::new();
         loop {
             let due = sch.start + sch.due(i * sch.sessions + self.turn);
             if due >= sch.end || !link.is_open() {
@@ -376,7 +385,7 @@ impl<'l, S: SessionStore> Sender<'l, S> {
                     }
                     n += 1;
                 }
-                link.drain(&mut s, &mut |_| {});
+                link.drain(&mut s, &mut outs, &mut |_| {});
                 link.sent.fetch_add(n, Ordering::Release);
                 built_at = n;
             }
@@ -427,6 +436,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
         };
         let mut framer = Framer::new(MAX_MESSAGE).session_cut();
         let mut buf = vec![0u8; 256 << 10];
+        let mut outs = Vec::new();
         let mut got = Received {
             intervals: Vec::new(),
             rejects: 0,
@@ -467,14 +477,14 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                     got.rejects += 1;
                 }
                 s.on_message(msg, t)?;
-                link.drain(&mut s, &mut |m| {
+                link.drain(&mut s, &mut outs, &mut |m| {
                     self.answer(m, arrived, &mut got);
                 });
             }
             if last_tick.elapsed() >= TICK {
                 last_tick = Instant::now();
                 s.on_tick(t)?;
-                link.drain(&mut s, &mut |m| {
+                link.drain(&mut s, &mut outs, &mut |m| {
                     self.answer(m, arrived, &mut got);
                 });
             }
