@@ -115,6 +115,17 @@ impl Interval {
     }
 }
 
+/// The most intervals a run keeps. Each holds two latency histograms per
+/// session (about 0.5 MB), so memory stays bounded however long the run.
+pub const MAX_INTERVALS: usize = 3_600;
+
+/// The intervals `plan` keeps: the run and its grace period, plus one for
+/// what arrives later still.
+fn intervals_kept(plan: &Plan) -> usize {
+    let n = (plan.duration + plan.grace).as_nanos() / plan.interval.as_nanos().max(1);
+    usize::try_from(n).unwrap_or(usize::MAX).saturating_add(2)
+}
+
 /// How late a send may be and still count as on time.
 pub const LATE: Duration = Duration::from_millis(1);
 
@@ -197,6 +208,17 @@ pub fn run<S: SessionStore + Send + 'static>(
     if targets.is_empty() {
         bail!("no initiator session to run");
     }
+    if plan.interval < Duration::from_millis(1) {
+        bail!("the interval must be at least 1 ms");
+    }
+    if intervals_kept(plan) > MAX_INTERVALS {
+        bail!(
+            "{:?} of run and grace in intervals of {:?} is {} intervals; at most {MAX_INTERVALS} are kept (two histograms per session each): give a longer interval",
+            plan.duration + plan.grace,
+            plan.interval,
+            intervals_kept(plan)
+        );
+    }
     let k = targets.len();
     let mut links = Vec::with_capacity(k);
     for t in targets {
@@ -237,6 +259,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             rate: plan.rate,
             sessions: k as u64,
             interval: plan.interval,
+            last_interval: intervals_kept(plan) - 1,
         };
         let _ = schedule_cell.set(schedule);
         let mut senders = Vec::new();
@@ -326,17 +349,21 @@ pub fn run<S: SessionStore + Send + 'static>(
             }
             intervals[i].add(x)
         };
-        for s in &sent_side {
-            max_lag = max_lag.max(s.max_lag);
-            for (i, x) in s.intervals.iter().enumerate() {
-                put(i, x)?;
-            }
-        }
         let mut rejects = 0;
         for r in &recv_side {
             rejects += r.rejects;
             for (i, x) in r.intervals.iter().enumerate() {
                 put(i, x)?;
+            }
+        }
+        for s in &sent_side {
+            max_lag = max_lag.max(s.max_lag);
+            if intervals.len() < s.intervals.len() {
+                intervals.resize_with(s.intervals.len(), Interval::new);
+            }
+            for (x, c) in intervals.iter_mut().zip(&s.intervals) {
+                x.sent += c.sent;
+                x.late += c.late;
             }
         }
         let mut total = Interval::new();

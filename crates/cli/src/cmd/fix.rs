@@ -114,7 +114,8 @@ pub struct FixBenchArgs {
     #[arg(long, default_value_t = 100,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
     pub window: u64,
-    /// With --connect: the width of each reported interval.
+    /// With --connect: the width of each reported interval (at least 1ms;
+    /// a run plus its grace may span at most 3600 of them).
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
     /// With --connect: how long to wait for the last answers.

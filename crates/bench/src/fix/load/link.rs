@@ -48,6 +48,10 @@ pub struct Schedule {
     pub sessions: u64,
     /// Interval width.
     pub interval: Duration,
+    /// The last interval kept: answers later still (after the grace
+    /// period, during the Logout) count in it, so the intervals held stay
+    /// bounded by the plan.
+    pub last_interval: usize,
 }
 
 impl Schedule {
@@ -60,7 +64,12 @@ impl Schedule {
     /// `None` before it.
     fn interval_of(&self, at: Instant) -> Option<usize> {
         let d = at.checked_duration_since(self.measure_from)?;
-        Some((d.as_nanos() / self.interval.as_nanos().max(1)) as usize)
+        let i = d.as_nanos() / self.interval.as_nanos().max(1);
+        Some(
+            usize::try_from(i)
+                .unwrap_or(usize::MAX)
+                .min(self.last_interval),
+        )
     }
 
     fn nanos(&self, at: Instant) -> u64 {
@@ -260,10 +269,19 @@ impl<S: SessionStore> Link<S> {
     }
 }
 
+/// Orders sent in one interval: how many, and how many of them late.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendCounts {
+    /// Orders due in the interval and sent.
+    pub sent: u64,
+    /// Of those, sent more than [`LATE`] after their due time.
+    pub late: u64,
+}
+
 /// What a sender measured.
 pub struct Sent {
-    /// Orders sent per interval (only `sent` and `late` are filled).
-    pub intervals: Vec<Interval>,
+    /// Orders sent per interval.
+    pub intervals: Vec<SendCounts>,
     /// The largest lag behind schedule.
     pub max_lag: Duration,
     /// When the last order of the measured part went out (late orders go
@@ -376,8 +394,8 @@ impl<'l, S: SessionStore> Sender<'l, S> {
                     let lag = at.saturating_duration_since(due_n);
                     out.max_lag = out.max_lag.max(lag);
                     if let Some(k) = sch.interval_of(due_n) {
-                        while out.intervals.len() <= k {
-                            out.intervals.push(Interval::new());
+                        if out.intervals.len() <= k {
+                            out.intervals.resize(k + 1, SendCounts::default());
                         }
                         out.intervals[k].sent += 1;
                         out.intervals[k].late += u64::from(lag > LATE);

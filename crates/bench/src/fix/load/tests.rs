@@ -246,3 +246,17 @@ fn orders_sent_after_the_schedule_lower_the_achieved_rate() {
     );
     assert!(o.achieved_rate() < 900.0, "{}", o.achieved_rate());
 }
+
+/// Each interval holds histograms per session, so a plan whose run is too
+/// many intervals long is refused before anything connects, as is an
+/// interval too short to mean anything.
+#[test]
+fn plans_with_unbounded_intervals_are_refused() {
+    let mut p = plan(100.0, Duration::from_secs(2 * 3600), 1);
+    let e = run(vec![target(1)], &p, &|_| {}).unwrap_err().to_string();
+    assert!(e.contains("intervals; at most 3600 are kept"), "{e}");
+    p.duration = Duration::from_secs(1);
+    p.interval = Duration::from_micros(10);
+    let e = run(vec![target(1)], &p, &|_| {}).unwrap_err().to_string();
+    assert_eq!(e, "the interval must be at least 1 ms");
+}
