@@ -55,7 +55,13 @@ fn main() -> Result<()> {
             let secs: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(60);
             fuzz(secs)
         }
-        Some("peers") => peers::build(&args[1..]),
+        Some("peers") => {
+            // The peers compile against g++ and libquickfix-dev; install
+            // them first (as root) or say what to install, rather than
+            // failing on a missing header.
+            tools::ensure()?;
+            peers::build(&args[1..])
+        }
         _ => bail!(
             "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | peers [NAME...]\npeers:{}",
             peers::usage()
