@@ -83,6 +83,14 @@ fn huge_and_zero_sizes_are_usage_errors_not_crashes() {
             &["fix-bench", "--session-window", U32_MAX],
             "--session-window",
         ),
+        (
+            &["fix", "acceptor", "no-such.cfg", "--spin", "11ms"],
+            "--spin",
+        ),
+        (
+            &["fix", "initiator", "no-such.cfg", "--spin", "1h"],
+            "--spin",
+        ),
         (&["zip", "bench", "--jobs", MAX], "--jobs"),
         (&["zip", "bench", "--level", U32_MAX], "--level"),
         (

@@ -99,6 +99,7 @@ fn echo_acceptor_serves_sessions_and_closes_strangers() {
                     max_message: 1 << 20,
                     stop,
                     nodelay: true,
+                    spin: Duration::ZERO,
                 },
             )
             .unwrap();
@@ -261,6 +262,17 @@ fn field<'a>(msg: &'a [String], tag: &str) -> &'a str {
 /// checked here by hand).
 #[test]
 fn a_batch_of_orders_is_answered_whole_and_in_order() {
+    batch_of_orders(Duration::ZERO);
+}
+
+/// The same with the acceptor busy-polling its socket: it reads the batch
+/// in the pieces it lands in, and must answer exactly as when it blocks.
+#[test]
+fn a_spinning_acceptor_answers_the_same_batch_the_same_way() {
+    batch_of_orders(Duration::from_millis(5));
+}
+
+fn batch_of_orders(spin: Duration) {
     const ORDERS: usize = 2_000;
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -281,6 +293,7 @@ fn a_batch_of_orders_is_answered_whole_and_in_order() {
                     max_message: 1 << 20,
                     stop,
                     nodelay: true,
+                    spin,
                 },
             )
             .unwrap();

@@ -441,8 +441,13 @@ fn add_session(report: &mut Report, m: session_bench::Measured, load: session_be
          {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
          acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
          runs; FIX.4.4, in-memory stores, no data dictionary, TCP_NODELAY, both engines from the same \
-         QuickFIX settings files",
-        load.latency_orders, load.orders, load.window, load.runs
+         QuickFIX settings files; the perfkit initiator busy-polls its socket for up to {} before \
+         blocking (`--spin`), the acceptors block at once",
+        load.latency_orders,
+        load.orders,
+        load.window,
+        load.runs,
+        perfkit_bench::fix::session::INITIATOR_SPIN
     ));
     if reference.is_some() {
         section.note(

@@ -63,6 +63,7 @@ fn acceptor_for(engine: Engine, theirs: &'static str) -> u16 {
             max_message: 1 << 20,
             stop: &STOP,
             nodelay: true,
+            spin: Duration::ZERO,
         };
         let _ = connection::run(
             &mut stream,
