@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod interop;
 mod schema;
 
 fn perfkit() -> Command {
@@ -51,16 +52,20 @@ fn acceptor(dir: &Path, port: u16, app: &str) -> Running {
 
 /// Initiator settings for LOAD1 and LOAD2 connecting to `port`.
 fn initiator(dir: &Path, port: u16) -> std::path::PathBuf {
-    let cfg = dir.join("initiator.cfg");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\nSocketConnectPort={port}\n{COMMON}\
-             [SESSION]\nSenderCompID=LOAD1\nTargetCompID=EXCH\n\
-             [SESSION]\nSenderCompID=LOAD2\nTargetCompID=EXCH\n"
-        ),
-    )
-    .unwrap();
+    initiator_of(dir, port, &["LOAD1", "LOAD2"])
+}
+
+/// Initiator settings for the sessions `names` (each to EXCH) connecting
+/// to `port`, in a file named after the first.
+fn initiator_of(dir: &Path, port: u16, names: &[&str]) -> std::path::PathBuf {
+    let cfg = dir.join(format!("{}.cfg", names[0]));
+    let mut text = format!(
+        "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\nSocketConnectPort={port}\n{COMMON}"
+    );
+    for name in names {
+        text += &format!("[SESSION]\nSenderCompID={name}\nTargetCompID=EXCH\n");
+    }
+    std::fs::write(&cfg, text).unwrap();
     cfg
 }
 
@@ -213,4 +218,127 @@ fn load_flags_need_connect_and_a_duration_warmup() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(msg), "{flag} {value}: {stderr}");
     }
+}
+
+/// Reads interval logs with Python's `hdrh` and prints, for the tag in
+/// argv[1], the buckets of all intervals of the logs in argv[2:-1] added
+/// together ("union") and of the log in argv[-1] ("merged").
+const UNION: &str = r#"
+import json, sys
+from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader
+tag = sys.argv[1]
+def total(paths):
+    acc = HdrHistogram(1, 3600 * 10**9, 3)
+    for path in paths:
+        reader = HistogramLogReader(path, HdrHistogram(1, 3600 * 10**9, 3))
+        while True:
+            h = reader.get_next_interval_histogram()
+            if h is None:
+                break
+            if h.get_tag() == tag:
+                acc.add(h)
+    return {"count": acc.get_total_count(),
+            "buckets": [[v.value_iterated_to, v.count_at_value_iterated_to]
+                        for v in acc.get_recorded_iterator()]}
+print(json.dumps({"union": total(sys.argv[2:-1]), "merged": total(sys.argv[-1:])}))
+"#;
+
+/// Issue 17.4, scaling out: two generators run at the same time against
+/// one engine, one session each, as two machines would, each writing its
+/// own interval log. `report merge` of the two logs must give one
+/// histogram of every order either run measured: its count is the runs'
+/// orders together, its p50 and p99 are true percentiles of Python's own
+/// sum of the two logs, and the merged log it writes holds exactly those
+/// buckets when Python reads it back.
+#[test]
+fn logs_of_two_concurrent_runs_merge_into_one_histogram_of_their_orders() {
+    if !interop::have("python3", "python3")
+        || !perfkit_testkit::interop::have_python_module(
+            "hdrh",
+            "python3 -m pip install hdrhistogram",
+        )
+    {
+        return;
+    }
+    const RATE: u64 = 500;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let _acc = acceptor(d, port, "exec");
+    let runs: Vec<_> = ["LOAD1", "LOAD2"]
+        .iter()
+        .map(|name| {
+            let hlog = d.join(format!("{name}.hlog"));
+            let child = perfkit()
+                .args(["fix", "bench", "--connect"])
+                .arg(initiator_of(d, port, &[name]))
+                .args(["--rate", &RATE.to_string()])
+                .args(["--duration", "2s", "--warmup", "200ms", "--json", "--hlog"])
+                .arg(&hlog)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (child, hlog)
+        })
+        .collect();
+    let mut logs = Vec::new();
+    for (child, hlog) in runs {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = schema::report(&out);
+        let rows = section(&doc, &format!("load {RATE}/s over 1 session(s)"))["rows"]
+            .as_array()
+            .unwrap();
+        // The schedule's count: RATE orders a second for 2 s.
+        assert_eq!(rows[0]["latency"]["count"], 2 * RATE, "{}", hlog.display());
+        logs.push(hlog);
+    }
+    let merged = d.join("merged.hlog");
+    let out = run(perfkit()
+        .args(["report", "merge", "--json", "--hlog"])
+        .arg(&merged)
+        .args(&logs));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = schema::report(&out);
+    let tag = format!(
+        "load_{RATE}/s_over_1_session_s_/corrected__intended_send___first_ExecutionReport_"
+    );
+    let row = doc["sections"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == tag.as_str())
+        .unwrap_or_else(|| panic!("no row {tag}: {doc:#}"));
+    assert_eq!(row["logs"], 2, "both runs' logs share the tag");
+    let out = interop::ok(
+        Command::new("python3")
+            .args(["-c", UNION, &tag])
+            .args(&logs)
+            .arg(&merged),
+    )
+    .stdout;
+    let python: Value = serde_json::from_slice(&out).unwrap();
+    let union = &python["union"];
+    assert_eq!(union["count"], 4 * RATE, "every order of both runs");
+    assert_eq!(row["latency"]["count"], union["count"]);
+    let buckets = union["buckets"].as_array().unwrap();
+    for (q, key) in [(50.0, "p50_ns"), (99.0, "p99_ns")] {
+        let v = row["latency"][key].as_u64().unwrap();
+        assert!(
+            interop::is_percentile(buckets, v, q),
+            "{key} {v} is not a p{q} of the two runs' samples"
+        );
+    }
+    assert_eq!(python["merged"], *union, "the merged log, read by Python");
 }

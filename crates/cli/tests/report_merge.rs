@@ -4,7 +4,7 @@
 
 mod interop;
 
-use interop::{have, ok, perfkit};
+use interop::{have, is_percentile, ok, perfkit};
 use serde_json::Value;
 
 /// Writes three logs of the same 5 one-second intervals under the three
@@ -67,26 +67,6 @@ while True:
                             for v in h.get_recorded_iterator()]})
 print(json.dumps(got))
 "#;
-
-/// Whether `value` is a true `q`-th percentile of `buckets` at histogram
-/// precision: at most q % of the samples lie in lower buckets, and at
-/// least q % at or below its own.
-fn is_percentile(buckets: &[Value], value: u64, q: f64) -> bool {
-    let total: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
-    let below: u64 = buckets
-        .iter()
-        .filter(|b| b[0].as_u64().unwrap() < value)
-        .map(|b| b[1].as_u64().unwrap())
-        .sum();
-    let at_or_below = below
-        + buckets
-            .iter()
-            .filter(|b| b[0].as_u64().unwrap() == value)
-            .map(|b| b[1].as_u64().unwrap())
-            .sum::<u64>();
-    let want = q / 100.0 * total as f64;
-    below as f64 <= want && want <= at_or_below as f64
-}
 
 #[test]
 fn merged_logs_match_an_independent_union_of_their_samples() {

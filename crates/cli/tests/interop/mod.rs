@@ -151,3 +151,23 @@ pub fn output_within(cmd: &mut Command, secs: u64) -> Output {
         stderr: err.join().unwrap(),
     }
 }
+
+/// Whether `value` is a true `q`-th percentile of `buckets` at histogram
+/// precision: at most q % of the samples lie in lower buckets, and at
+/// least q % at or below its own.
+pub fn is_percentile(buckets: &[serde_json::Value], value: u64, q: f64) -> bool {
+    let total: u64 = buckets.iter().map(|b| b[1].as_u64().unwrap()).sum();
+    let below: u64 = buckets
+        .iter()
+        .filter(|b| b[0].as_u64().unwrap() < value)
+        .map(|b| b[1].as_u64().unwrap())
+        .sum();
+    let at_or_below = below
+        + buckets
+            .iter()
+            .filter(|b| b[0].as_u64().unwrap() == value)
+            .map(|b| b[1].as_u64().unwrap())
+            .sum::<u64>();
+    let want = q / 100.0 * total as f64;
+    below as f64 <= want && want <= at_or_below as f64
+}
