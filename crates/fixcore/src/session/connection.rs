@@ -205,7 +205,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             session.logout(None, t)?;
             continue;
         }
-        let got = match wait_readable(stream, opts.spin) {
+        let got = match wait_readable(stream, opts.spin, TICK) {
             Ok(true) => stream.read(&mut buf),
             Ok(false) => Err(io::ErrorKind::TimedOut.into()),
             Err(e) => Err(e),
@@ -236,10 +236,11 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     }
 }
 
-/// Waits until `stream` has something to read, polling it without
-/// blocking for up to `spin` first, then blocking for up to [`TICK`];
-/// false when the time ran out.
-fn wait_readable(stream: &TcpStream, spin: Duration) -> io::Result<bool> {
+/// Waits until `stream` has something to read (or its peer closed it),
+/// polling it without blocking for up to `spin` first, then blocking for
+/// up to `timeout`; false when the time ran out. See [`readable`] for why
+/// a reader should wait here rather than inside a blocking `recv`.
+pub fn wait_readable(stream: &TcpStream, spin: Duration, timeout: Duration) -> io::Result<bool> {
     if !spin.is_zero() {
         let until = Instant::now() + spin;
         loop {
@@ -252,7 +253,7 @@ fn wait_readable(stream: &TcpStream, spin: Duration) -> io::Result<bool> {
             std::hint::spin_loop();
         }
     }
-    readable(stream, TICK)
+    readable(stream, timeout)
 }
 
 /// Waits until `stream` has something to read, or its peer closed it, for
