@@ -31,13 +31,98 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A step of the sweep holds its rate when it sent at least this share of
-/// the rate, and at least [`ON_TIME`] of its orders within 1 ms of their
-/// intended time.
+/// The engine kept up with a step when at least this share of the rate
+/// was sent, the window never filled and every order was answered.
 const HELD: f64 = 0.99;
 
-/// See [`HELD`].
+/// The generator kept its schedule in a step when at least this share of
+/// the orders went out within 1 ms of their intended time.
 const ON_TIME: f64 = 0.999;
+
+/// What one step of a sweep shows, apart: whether the engine kept up, and
+/// whether the generator kept its schedule. They are judged apart because
+/// the saturation point is the engine's: a generator running late on a
+/// busy machine adds to the corrected latencies but does not mean the
+/// engine fell behind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Verdict {
+    /// Every order answered, no order held back by a full window, and at
+    /// least [`HELD`] of the rate sent.
+    kept_up: bool,
+    /// At least [`ON_TIME`] of the orders sent within 1 ms of their time.
+    on_time: bool,
+    /// Why the step did not hold, `-` when it did.
+    limit: &'static str,
+}
+
+impl Verdict {
+    fn of(o: &Outcome, rate: f64) -> Verdict {
+        let sent_enough = o.achieved_rate() >= HELD * rate;
+        let kept_up = sent_enough && o.window_full == 0 && o.unanswered == 0;
+        let on_time = (o.sent() - o.total.late) as f64 >= ON_TIME * o.sent() as f64;
+        let limit = if kept_up && on_time {
+            "-"
+        } else if o.unanswered > 0 {
+            "unanswered orders"
+        } else if o.window_full > 0 {
+            "engine (window full)"
+        } else if !sent_enough {
+            "generator (rate not sent)"
+        } else {
+            "generator (sends late)"
+        };
+        Verdict {
+            kept_up,
+            on_time,
+            limit,
+        }
+    }
+
+    /// The engine kept up and the generator kept its schedule.
+    fn held(&self) -> bool {
+        self.kept_up && self.on_time
+    }
+}
+
+/// The sweep's conclusion: the engine's saturation point (the highest rate
+/// of the unbroken run of steps, from the lowest rate up, at which it kept
+/// up) and the rates at which the generator kept its schedule.
+fn saturation(steps: &[(f64, Verdict)]) -> String {
+    let mut sorted = steps.to_vec();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let first_miss = sorted.iter().position(|(_, v)| !v.kept_up);
+    let engine = match first_miss {
+        None => format!(
+            "saturation: above {:.0} orders/s, the engine kept up at every rate of the sweep",
+            sorted.last().map_or(0.0, |s| s.0)
+        ),
+        Some(0) => format!(
+            "saturation: below {:.0} orders/s, the sweep's lowest rate, where the engine did not keep up ({})",
+            sorted[0].0, sorted[0].1.limit
+        ),
+        Some(k) => format!(
+            "saturation: {:.0} orders/s, the highest rate the engine kept up with; at {:.0}/s it did not ({})",
+            sorted[k - 1].0,
+            sorted[k].0,
+            sorted[k].1.limit
+        ),
+    };
+    let on_time: Vec<String> = sorted
+        .iter()
+        .filter(|(_, v)| v.on_time)
+        .map(|(r, _)| format!("{r:.0}/s"))
+        .collect();
+    let generator = if on_time.is_empty() {
+        "at no rate: there its own lateness is part of the corrected latencies".to_string()
+    } else {
+        format!("at {}", on_time.join(", "))
+    };
+    format!(
+        "{engine} (kept up: every order answered, the window never full, ≥ {:.0} % of the rate sent); the generator sent ≥ {:.1} % of orders within 1 ms of their intended time {generator}; latency = intended send time → first ExecutionReport",
+        HELD * 100.0,
+        ON_TIME * 100.0
+    )
+}
 
 /// Runs every rate of `args.rate` against `settings` into one report, and
 /// the problems a run met (unanswered orders, rejects, lost sessions),
@@ -57,7 +142,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
     let mut report = Report::new("fix-bench load");
     let mut problems = Vec::new();
     let mut sweep = Section::new("load: latency vs throughput");
-    let mut held = None;
+    let mut steps = Vec::new();
     let bar = super::super::progress(None, args.report.json);
     for &rate in &args.rate {
         let plan = Plan {
@@ -91,12 +176,8 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
         }
         let name = format!("load {rate:.0}/s over {sessions} session(s)");
         problems.extend(problems_of(&o, &name));
-        let holds = o.achieved_rate() >= HELD * rate
-            && (o.sent() - o.total.late) as f64 >= ON_TIME * o.sent() as f64
-            && o.unanswered == 0;
-        if holds {
-            held = Some(rate);
-        }
+        let verdict = Verdict::of(&o, rate);
+        steps.push((rate, verdict));
         sweep.row(
             Row::new(format!("{rate:.0}/s"))
                 .latency(o.total.corrected.clone())
@@ -106,8 +187,9 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
                 .col("on_time_share", on_time(&o))
                 .col("uncorrected_p99_us", p_us(&o.total.uncorrected, 0.99))
                 .col("unanswered", o.unanswered)
-                .col("held", if holds { "yes" } else { "no" })
-                .col("limited_by", limit(&o, holds)),
+                .col("engine_kept_up", yes_no(verdict.kept_up))
+                .col("held", yes_no(verdict.held()))
+                .col("limited_by", verdict.limit),
         );
         report
             .sections
@@ -116,14 +198,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
     }
     bar.finish_and_clear();
     if args.rate.len() > 1 {
-        sweep.note(match held {
-            Some(r) => format!(
-                "saturation: the highest rate held was {r:.0} orders/s (held: ≥ {:.0} % of the rate sent, ≥ {:.1} % of orders sent within 1 ms of their intended time, every order answered); latency = intended send time → first ExecutionReport",
-                HELD * 100.0,
-                ON_TIME * 100.0
-            ),
-            None => "saturation: no rate of the sweep was held".into(),
-        });
+        sweep.note(saturation(&steps));
         report.sections.insert(0, sweep);
     }
     report.run = RunInfo {
@@ -227,19 +302,8 @@ fn on_time(o: &Outcome) -> Value {
     Value::num((o.sent() - o.total.late) as f64 / o.sent() as f64, 4)
 }
 
-/// Why a step did not hold its rate: orders left unanswered, the engine's
-/// pace (a full window of unanswered orders held the sender back), or the
-/// generator itself (late without a full window).
-fn limit(o: &Outcome, holds: bool) -> &'static str {
-    if holds {
-        "-"
-    } else if o.unanswered > 0 {
-        "unanswered orders"
-    } else if o.window_full > 0 {
-        "engine (window full)"
-    } else {
-        "generator (sends late)"
-    }
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
 }
 
 /// One row per interval: the corrected histogram, with what was sent then.
@@ -359,5 +423,62 @@ mod tests {
             let e = read_template(&p).unwrap_err().to_string();
             assert!(e.contains(msg), "{text}: {e}");
         }
+    }
+
+    fn v(kept_up: bool, on_time: bool, limit: &'static str) -> Verdict {
+        Verdict {
+            kept_up,
+            on_time,
+            limit,
+        }
+    }
+
+    #[test]
+    fn the_saturation_point_is_the_engines_not_the_generators() {
+        let late = "generator (sends late)";
+        let full = "engine (window full)";
+        // Given out of order; the generator late everywhere, the engine
+        // keeping up to 10k: the point is 10k, and the lateness is said
+        // apart.
+        let steps = [
+            (20_000.0, v(false, false, full)),
+            (5_000.0, v(true, false, late)),
+            (10_000.0, v(true, false, late)),
+            (40_000.0, v(false, false, full)),
+        ];
+        let note = saturation(&steps);
+        assert!(
+            note.starts_with(
+                "saturation: 10000 orders/s, the highest rate the engine kept up with; at 20000/s it did not (engine (window full))"
+            ),
+            "{note}"
+        );
+        assert!(
+            note.contains("within 1 ms of their intended time at no rate"),
+            "{note}"
+        );
+        // A step that keeps up again above the first miss does not count:
+        // the run from the bottom is broken.
+        let steps = [
+            (1_000.0, v(true, true, "-")),
+            (2_000.0, v(false, true, "unanswered orders")),
+            (3_000.0, v(true, true, "-")),
+        ];
+        let note = saturation(&steps);
+        assert!(note.starts_with("saturation: 1000 orders/s,"), "{note}");
+        assert!(
+            note.contains("intended time at 1000/s, 2000/s, 3000/s;"),
+            "{note}"
+        );
+        let all = saturation(&[
+            (1_000.0, v(true, true, "-")),
+            (2_000.0, v(true, false, late)),
+        ]);
+        assert!(all.starts_with("saturation: above 2000 orders/s"), "{all}");
+        let none = saturation(&[(7_000.0, v(false, true, full))]);
+        assert!(
+            none.starts_with("saturation: below 7000 orders/s, the sweep's lowest rate, where the engine did not keep up (engine (window full))"),
+            "{none}"
+        );
     }
 }
