@@ -99,6 +99,8 @@ fn a_sweep_against_the_exec_acceptor_sends_every_scheduled_order_once() {
             "1s",
             "--warmup",
             "200ms",
+            "--pin",
+            "0",
             "--json",
             "--hlog",
         ])
@@ -109,6 +111,11 @@ fn a_sweep_against_the_exec_acceptor_sends_every_scheduled_order_once() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc = schema::report(&out);
+    let pinned = doc["run"]["pinned"].as_str().unwrap();
+    assert!(
+        pinned.starts_with("senders on core 0, receivers on core "),
+        "{pinned}"
+    );
     let sweep = section(&doc, "load: latency vs throughput")["rows"]
         .as_array()
         .unwrap();
@@ -190,6 +197,18 @@ fn an_unreachable_engine_is_a_one_line_error_and_no_report() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains("LOAD1->EXCH: connecting to 127.0.0.1:"),
+        "{stderr}"
+    );
+    // A core the process may not run on is refused before connecting.
+    let out = run(perfkit()
+        .args(["fix", "bench", "--connect"])
+        .arg(&ini)
+        .args(["--rate", "100", "--duration", "1s", "--pin", "100000"]));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("--pin 100000: this process may run on cores"),
         "{stderr}"
     );
 }

@@ -56,6 +56,10 @@ pub struct Plan {
     pub grace: Duration,
     /// How long each session may take to log on.
     pub logon_timeout: Duration,
+    /// Pin every sender thread to this core and every receiver thread to
+    /// the next one the process may use (the same core when it has only
+    /// one); `None` leaves them to the scheduler.
+    pub pin: Option<usize>,
 }
 
 impl Plan {
@@ -189,6 +193,22 @@ impl Outcome {
     }
 }
 
+/// The cores of the senders and of the receivers for [`Plan::pin`].
+pub fn cores(pin: Option<usize>) -> (Option<usize>, Option<usize>) {
+    match pin {
+        None => (None, None),
+        Some(c) => (Some(c), Some(fixcore::affinity::other_core(c).unwrap_or(c))),
+    }
+}
+
+/// Pins the calling thread to `core` when one is given.
+fn pin(core: Option<usize>) -> Result<()> {
+    if let Some(c) = core {
+        fixcore::affinity::pin_current(c).with_context(|| format!("pinning to core {c}"))?;
+    }
+    Ok(())
+}
+
 /// Logs every target on, runs the plan, logs them out and returns what was
 /// measured. `progress` is called about once per interval with a line for
 /// a status display.
@@ -207,6 +227,14 @@ pub fn run<S: SessionStore + Send + 'static>(
     }
     if targets.is_empty() {
         bail!("no initiator session to run");
+    }
+    // Checked before connecting: a thread that failed to pin would show
+    // up only as a session that never logged on.
+    if let Some(c) = plan.pin {
+        let usable = fixcore::affinity::usable();
+        if !usable.contains(&c) {
+            bail!("--pin {c}: this process may run on cores {usable:?} only");
+        }
     }
     if plan.interval < Duration::from_millis(1) {
         bail!("the interval must be at least 1 ms");
@@ -235,6 +263,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             links: &links,
             stop: &stop,
         };
+        let (send_core, recv_core) = cores(plan.pin);
         // Receivers first: they read the Logon answers.
         let mut receivers = Vec::new();
         for (i, l) in links.iter().enumerate() {
@@ -243,7 +272,10 @@ pub fn run<S: SessionStore + Send + 'static>(
             receivers.push(
                 std::thread::Builder::new()
                     .name(format!("fix-load-recv-{i}"))
-                    .spawn_scoped(scope, move || r.run(stop))?,
+                    .spawn_scoped(scope, move || {
+                        pin(recv_core)?;
+                        r.run(stop)
+                    })?,
             );
         }
         links
@@ -268,7 +300,10 @@ pub fn run<S: SessionStore + Send + 'static>(
             senders.push(
                 std::thread::Builder::new()
                     .name(format!("fix-load-send-{i}"))
-                    .spawn_scoped(scope, move || s.run())?,
+                    .spawn_scoped(scope, move || {
+                        pin(send_core)?;
+                        s.run()
+                    })?,
             );
         }
         // The process CPU clock, read when measuring starts and when the

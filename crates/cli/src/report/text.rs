@@ -27,9 +27,12 @@ pub fn render_text(report: &Report, percentiles: bool) -> String {
         report.machine.cpu_model,
         report.machine.cores,
         // A report that measured nothing itself (a merge of logs) has no
-        // iterations or threads to state.
+        // iterations or threads to state; a load run has no iterations,
+        // but may have pinned its threads.
         if r.iterations == 0 {
-            String::new()
+            r.pinned
+                .as_deref()
+                .map_or_else(String::new, |p| format!(", threads pinned: {p}"))
         } else {
             format!(
                 ", {} iterations + {} warm-up, {} run(s), threads {}",

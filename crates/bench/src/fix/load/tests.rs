@@ -105,6 +105,7 @@ fn plan(rate: f64, duration: Duration, window: u64) -> Plan {
         template: Plan::default_template(),
         grace: Duration::from_secs(2),
         logon_timeout: Duration::from_secs(5),
+        pin: None,
     }
 }
 

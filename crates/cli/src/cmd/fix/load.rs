@@ -154,6 +154,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
             template: template.clone(),
             grace: args.grace,
             logon_timeout: Duration::from_secs(10),
+            pin: args.pin,
         };
         let targets = targets(settings, args.sessions)?;
         let sessions = targets.len();
@@ -205,7 +206,12 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
         iterations: 0,
         warmup: 0,
         runs: args.rate.len() as u64,
-        pinned: None,
+        pinned: match load::cores(args.pin) {
+            (Some(send), Some(recv)) => Some(format!(
+                "senders on core {send}, receivers on core {recv}"
+            )),
+            _ => None,
+        },
         timing: "open loop: every order has an intended send time; latency from it (corrected) and from the actual send (uncorrected), to the first ExecutionReport, Instant".into(),
     };
     Ok((report, problems))
