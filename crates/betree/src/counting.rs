@@ -81,6 +81,8 @@ pub(crate) const LIST_TERM: u32 = 1 << 28;
 /// in`, `none of`, negated membership), by attribute: false whenever the
 /// attribute is undefined, so an event without it rules the expression out.
 pub(crate) const DEFINED_TERM: u32 = 1 << 27;
+/// Key lists at or above this are not kept in a decision word.
+const ONE_LIST_MAX: u32 = (1 << 30) - 1;
 /// The flags of a term.
 const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM | DEFINED_TERM;
 
@@ -115,7 +117,10 @@ pub(crate) enum Decided {
 }
 
 impl Decided {
-    /// The 4-byte word [`Counting::decided`] stores (an enum took 8).
+    /// The 4-byte word [`Counting::decided`] stores (an enum took 8). A
+    /// `Hit` word of an atom with one value has that value's key list + 1
+    /// in its upper 30 bits (0: look the values up), set by
+    /// [`Counting::register`].
     fn word(self) -> u32 {
         match self {
             Decided::No => 0,
@@ -275,17 +280,27 @@ impl Counting {
             ..
         } = self;
         let table = &mut attrs[attr as usize].keys;
+        // The one key list of an atom with one value, kept in its
+        // decision word (see `Decided::word`).
+        let mut one = None;
         for i in 0..keys.len() {
             let k = key_at(p, i);
             let h = hasher.hash_one(k);
             if let Some(&l) = table.find(h, |&l| list_key(lists, l, preds) == k) {
                 lists.push_once(l, atom);
+                one = Some(l);
                 continue;
             }
             let l = free_lists.pop().unwrap_or_else(|| lists.add());
             lists.push_once(l, atom);
             lists.first_key[l as usize] = i as u32;
             table.insert_unique(h, l, |&x| hasher.hash_one(list_key(lists, x, preds)));
+            one = Some(l);
+        }
+        if let Some(l) = one.filter(|_| positive && keys.len() == 1)
+            && l < ONE_LIST_MAX
+        {
+            self.decided[a] |= (l + 1) << 2;
         }
     }
 
@@ -484,10 +499,7 @@ impl Counting {
                     undef_attrs.push(attr);
                 }
             } else if t & (KEY_TERM | LIST_TERM) != 0 {
-                let p = preds[(t & !TERM_FLAGS) as usize]
-                    .as_ref()
-                    .expect("live atom");
-                for l in self.key_lists(p, preds) {
+                for l in self.key_lists(t & !TERM_FLAGS, preds) {
                     if self.key_post.len() <= l as usize {
                         self.key_post.resize(l as usize + 1, Vec::new());
                     }
@@ -546,10 +558,7 @@ impl Counting {
                 continue;
             }
             if t & (KEY_TERM | LIST_TERM) != 0 {
-                let p = preds[(t & !TERM_FLAGS) as usize]
-                    .as_ref()
-                    .expect("live atom");
-                for l in self.key_lists(p, preds) {
+                for l in self.key_lists(t & !TERM_FLAGS, preds) {
                     self.key_post[l as usize].retain(|&x| x != entry);
                 }
                 continue;
@@ -563,8 +572,18 @@ impl Counting {
         }
     }
 
-    /// The key lists of a registered predicate's values.
-    fn key_lists(&self, p: &Pred, preds: &[Option<Pred>]) -> Vec<u32> {
+    /// The key lists of registered atom `atom`'s values, distinct.
+    /// Posting an expression needs them for each of its counted
+    /// conjuncts, most of them atoms with one value shared with earlier
+    /// expressions: those read the list off the atom's decision word;
+    /// looking the value up again read the list's first atom and its
+    /// value (a string compare), ~6 % of a 1M-expression build.
+    fn key_lists(&self, atom: u32, preds: &[Option<Pred>]) -> Vec<u32> {
+        let w = self.decided[atom as usize];
+        if w & 3 == 1 && w >> 2 != 0 {
+            return vec![(w >> 2) - 1];
+        }
+        let p = preds[atom as usize].as_ref().expect("live atom");
         let Some((attr, keys, _)) = keys_of(p) else {
             return Vec::new();
         };
