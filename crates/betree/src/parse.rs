@@ -170,6 +170,13 @@ impl Ref {
         (self.0 & Ref::INDEX) as usize
     }
 
+    /// What `self` is if it is a leaf (constant, boolean, predicate),
+    /// read with no node array.
+    #[inline]
+    pub(crate) fn leaf(self) -> Option<Node> {
+        (self.0 >> Ref::SHIFT <= Ref::PRED).then(|| self.node(&[]))
+    }
+
     /// What `self` is, its node's operands read from `nodes`.
     #[inline]
     pub(crate) fn node(self, nodes: &[[Ref; 2]]) -> Node {
