@@ -94,11 +94,11 @@ impl Atoms {
 
     /// The atom of `p`: shared with every expression holding the same
     /// predicate, or with `share` false a new one of its own, not in the
-    /// table.
-    fn intern(&mut self, p: Pred, share: bool) -> u32 {
+    /// table. The flag tells whether the atom is new.
+    fn intern(&mut self, p: Pred, share: bool) -> (u32, bool) {
         if share && let Some(id) = self.find(&p) {
             self.refs[id as usize] += 1;
-            return id;
+            return (id, false);
         }
         let hash = share.then(|| atom_hash(&p));
         let id = if let Some(id) = self.free.pop() {
@@ -116,7 +116,7 @@ impl Atoms {
                 atom_hash(preds[i as usize].as_ref().expect("tabled atoms are live"))
             });
         }
-        id
+        (id, true)
     }
 
     /// Drops one reference, freeing the atom at the last (an atom of its
@@ -294,22 +294,31 @@ impl Index {
         // holds a copy of its predicates beside the atom table's; a failed
         // insert gives its atoms back.
         let mut atoms = AtomRuns::default();
+        // The atoms new with this insert: an atom shared with a stored
+        // expression had its strings checked, its set length counted and
+        // its values registered when it was new (registered atoms stay so
+        // until freed), so only these are read again below; reading them
+        // all was three cache misses a predicate at 1M expressions.
+        let mut fresh = AtomRuns::default();
         let table = &mut self.atoms;
         let large = expr.as_str().len() > LARGE_EXPR_BYTES;
         let parsed = compile_source(&self.schema, expr.as_str(), consts, &mut |p| {
-            let a = table.intern(p, !large);
+            let (a, new) = table.intern(p, !large);
             atoms.push(a);
+            if new {
+                fresh.push(a);
+            }
             a
         });
         drop(expr);
-        let mut e = match parsed.and_then(|e| self.check_strings(&atoms).map(|()| e)) {
+        let mut e = match parsed.and_then(|e| self.check_strings(&fresh).map(|()| e)) {
             Ok(e) => e,
             Err(err) => {
                 self.release(atoms.iter());
                 return Err(err);
             }
         };
-        for a in atoms.iter() {
+        for a in fresh.iter() {
             let p = self.atoms.preds[a as usize].as_ref().expect("live atom");
             self.longest_set = self.longest_set.max(p.set_len());
         }
@@ -317,7 +326,7 @@ impl Index {
         // top-level conjuncts, which posting needs: its other atoms are
         // evaluated (see `LARGE_EXPR_BYTES`).
         if !large {
-            for a in atoms.iter() {
+            for a in fresh.iter() {
                 self.counting.register(a, &self.atoms.preds);
             }
         } else {
@@ -330,7 +339,7 @@ impl Index {
                 }
             }
         }
-        drop(atoms);
+        drop((atoms, fresh));
         // The conjuncts are read before compiling reorders the operands.
         let terms = self.counting.conjunct_terms(&e, &self.atoms.preds);
         let s = match self.free_slots.last() {
@@ -345,6 +354,7 @@ impl Index {
         let proven = |n: Node| match n {
             _ if !posted => None,
             _ if Counting::proven(n, &terms, preds) => Some(Ref::constant(true)),
+            Node::Pred(a) if counting.miss_proven(a, &terms) => Some(Ref::constant(true)),
             // A negated form whose attribute the selection proves defined
             // is the selection's miss alone.
             Node::Pred(a) if counting.defined_proven(a, &terms) => {

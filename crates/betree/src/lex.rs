@@ -105,11 +105,16 @@ impl<'a> Lexer<'a> {
         };
         loop {
             let i = self.i;
-            let Some(c) = self.src[i..].chars().next() else {
-                return Ok(Token {
-                    tok: Tok::Eof,
-                    col: self.col,
-                });
+            // ASCII, nearly all of any text, needs no UTF-8 decoding.
+            let c = match b.get(i) {
+                Some(&x) if x.is_ascii() => x as char,
+                Some(_) => self.src[i..].chars().next().expect("not at the end"),
+                None => {
+                    return Ok(Token {
+                        tok: Tok::Eof,
+                        col: self.col,
+                    });
+                }
             };
             let col = self.col;
             if c.is_whitespace() {
@@ -133,6 +138,22 @@ impl<'a> Lexer<'a> {
                 '|' if two(b'|') => (Tok::OrOr, 2, 2),
                 '&' => return Err(err(col, "`&&`", "`&`".into())),
                 '|' => return Err(err(col, "`||`", "`|`".into())),
+                '"' if let Some(k) = b[i + 1..]
+                    .iter()
+                    .position(|&x| x == b'"' || x == b'\\')
+                    .filter(|&k| b[i + 1 + k] == b'"') =>
+                {
+                    // No escape: the text between the quotes, copied once
+                    // (a push per character reallocated as it grew).
+                    let text = &self.src[i + 1..i + 1 + k];
+                    let n = text.bytes().filter(|&x| !is_continuation(x)).count();
+                    let s = if self.keep {
+                        text.to_string()
+                    } else {
+                        String::new()
+                    };
+                    (Tok::Str(s), k + 2, n + 2)
+                }
                 '"' => {
                     let mut s = String::new();
                     // `j`: byte offset, `n`: characters from the opening quote.
@@ -248,8 +269,12 @@ impl<'a> Lexer<'a> {
                         j += 1;
                     }
                     let word = &self.src[i..j];
-                    // A pass that keeps nothing needs no keyword either.
-                    let kw = if self.keep {
+                    // A pass that keeps nothing needs no keyword either;
+                    // every keyword is 2 to 5 lowercase letters.
+                    let kw = if self.keep
+                        && (2..=5).contains(&word.len())
+                        && b[i].is_ascii_lowercase()
+                    {
                         KEYWORDS.iter().find(|k| **k == word)
                     } else {
                         None
@@ -274,4 +299,10 @@ impl<'a> Lexer<'a> {
             return Ok(Token { tok, col });
         }
     }
+}
+
+/// Whether `x` continues a UTF-8 character (is not its first byte).
+#[inline]
+fn is_continuation(x: u8) -> bool {
+    x & 0xc0 == 0x80
 }

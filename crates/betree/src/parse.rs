@@ -170,6 +170,13 @@ impl Ref {
         (self.0 & Ref::INDEX) as usize
     }
 
+    /// What `self` is if it is a leaf (constant, boolean, predicate),
+    /// read with no node array.
+    #[inline]
+    pub(crate) fn leaf(self) -> Option<Node> {
+        (self.0 >> Ref::SHIFT <= Ref::PRED).then(|| self.node(&[]))
+    }
+
     /// What `self` is, its node's operands read from `nodes`.
     #[inline]
     pub(crate) fn node(self, nodes: &[[Ref; 2]]) -> Node {
@@ -209,7 +216,13 @@ pub(crate) fn parse(
     src: &str,
     leaf: &mut dyn FnMut(PredAst) -> Ref,
 ) -> Result<(Vec<[Ref; 2]>, Ref)> {
-    Lexer::check(src)?;
+    // A text that parses was lexed whole, so it has no lexical error: the
+    // pass looking for one runs only when parsing fails (run on every
+    // text, the two passes were a third of a build's instructions).
+    parse_text(src, leaf).map_err(|e| Lexer::check(src).err().unwrap_or(e))
+}
+
+fn parse_text(src: &str, leaf: &mut dyn FnMut(PredAst) -> Ref) -> Result<(Vec<[Ref; 2]>, Ref)> {
     let mut lex = Lexer::new(src, true);
     let cur = lex.next_token()?;
     let mut p = Parser {

@@ -1008,11 +1008,16 @@ fn and_or_not_nodes_are_counted() {
         let (_, calls) = stepped(&index, &ev, u64::MAX);
         calls[0]
     };
-    // Selection: the root, then one candidate copied from the scan list
-    // (a `not` posts nothing). Evaluation: one candidate taken, the leaf
-    // (node and test), the nots.
-    assert_eq!(total("not par3"), 2 + 1 + 2 + 1);
+    // A `not` of a node posts nothing. Selection: the root, then one
+    // candidate copied from the scan list. Evaluation: one candidate
+    // taken, the leaf (node and test), the nots.
     assert_eq!(total("not (not (not par3))"), 2 + 1 + 2 + 3);
+    // `not par3` evaluated so, from the scan list.
+    let scanned_not = 2 + 1 + 2 + 1;
+    // A top-level `not par3` is gated under par3, killed when par3 is
+    // true: the root, one value probed (par3, false: no kill), one gated
+    // entry; one candidate taken, which not being killed proved.
+    assert_eq!(total("not par3"), 1 + 1 + 1 + 1);
     // `or` entered at its first operand; par3 is false, so par1 is tested.
     assert_eq!(total("par3 or par1"), 2 + 1 + (2 + 1) + 2);
     // `par1 and par2` posts both conjuncts: the root, two values probed,
@@ -1020,20 +1025,17 @@ fn and_or_not_nodes_are_counted() {
     // the count); then one candidate taken, which the count proved: its
     // conjuncts are not tested again.
     assert_eq!(total("par1 and par2"), 1 + 2 + (2 + 2) + 1);
-    // `par1 and not par3` posts par1 alone (one value probed, one term
-    // taken, one posting entry): the `not` is still tested, and the `not`
-    // and the `and` are entered there.
-    assert_eq!(
-        total("par1 and not par3"),
-        1 + 1 + (1 + 1) + 1 + (2 + 1 + 1)
-    );
+    // `par1 and not par3` counts par1 and gates on par3 (two values
+    // probed, one term taken, one posting entry): both conjuncts are
+    // proven, so the candidate is taken and not evaluated.
+    assert_eq!(total("par1 and not par3"), 1 + 2 + (1 + 1) + 1);
     // A bare `par3` is posted under par3, which is false: selection alone
     // (the root, one value probed) decides.
     assert_eq!(total("par3"), 2);
     // Constants are folded at compile time and cost nothing, but the
     // `and`/`or` above one is still entered...
-    assert_eq!(total("not par3 or false"), total("not par3") + 1);
-    assert_eq!(total("not (par3 and true)"), total("not par3") + 1);
+    assert_eq!(total("not par3 or false"), scanned_not + 1);
+    assert_eq!(total("not (par3 and true)"), scanned_not + 1);
     // ...unless the constant decides it: then no step is left at all.
     assert_eq!(total("not par3 or true"), 2 + 1);
 }
@@ -1117,8 +1119,8 @@ fn search_async_yields_while_it_searches() {
 #[test]
 fn selection_counts_conjuncts_in_budgeted_steps() {
     // Odd ids post `i = v` and `b` (both needed), even ids post `s = w`
-    // (`not b` is not posted): an event's values hit a few postings of
-    // `i` and `s` and every posting of `b`.
+    // and `not b` (killed when `b` is true): an event's values hit a few
+    // postings of `i` and `s` and every posting of `b`.
     let schema = Schema::from_domains([
         Domain::new("i", AttrType::Int, true),
         Domain::new("s", AttrType::Str, true),
@@ -1159,12 +1161,18 @@ fn selection_counts_conjuncts_in_budgeted_steps() {
             assert_eq!(ids, want, "budget {budget}");
         }
         // With budget 1 selection shows, one reduction per call: the root,
-        // three values probed, then per term hit one for taking it and one
-        // per posting entry; candidates appear one at a time, when an
-        // expression's count completes.
-        let units =
-            1 + 3 + (1 + 3) + if s == "nope" { 0 } else { 1 + 4 } + if b { 1 + 60 } else { 0 };
-        let expect = if s == "nope" { 0 } else { 4 } + if b { 3 } else { 0 };
+        // three values probed, one per expression killed (the 60 with
+        // `not b` when `b` is true), then per term hit one for taking it
+        // and one per posting entry; candidates appear one at a time, when
+        // an expression's count completes (a killed one never does).
+        let kills = if b { 60 } else { 0 };
+        let units = 1
+            + 3
+            + kills
+            + (1 + 3)
+            + if s == "nope" { 0 } else { 1 + 4 }
+            + if b { 1 + 60 } else { 0 };
+        let expect = if s == "nope" || b { 0 } else { 4 } + if b { 3 } else { 0 };
         let mut it = index.search_iter(&ev).unwrap();
         let mut last = 0;
         while it.reductions() < units {

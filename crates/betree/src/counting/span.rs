@@ -25,6 +25,12 @@ pub(crate) enum Span {
     Loose(u32, u32),
     /// The [`DEFINED_TERM`](super::DEFINED_TERM) entries of an undefined attribute.
     Undefined(AttrId),
+    /// The [`NOT_TERM`](super::NOT_TERM) entries of a key list the event
+    /// hit: their negated conjuncts are false.
+    KeyKills(u32),
+    /// The [`NOT_TERM`](super::NOT_TERM) entries of a boolean slot the
+    /// event sets true.
+    BoolKills(u32),
     /// Posting entries in the selection's `loose` list.
     LooseEntries(u32, u32),
 }

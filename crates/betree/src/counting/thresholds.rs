@@ -86,32 +86,45 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
             entry,
         });
         if self.pending.len() >= PENDING_MIN.max(self.bounds.len().isqrt()) {
-            let mut p = std::mem::take(&mut self.pending);
-            p.sort_by(|a, b| self.before(&a.bound, &b.bound));
-            let n = self.bounds.len() + p.len();
-            let mut bounds = Vec::with_capacity(n);
-            let mut entries = Vec::with_capacity(n);
-            let (mut i, mut j) = (0, 0);
-            while i < self.bounds.len() && j < p.len() {
-                if self.before(&p[j].bound, &self.bounds[i]).is_lt() {
-                    bounds.push(p[j].bound);
-                    entries.push(p[j].entry);
-                    j += 1;
-                } else {
-                    bounds.push(self.bounds[i]);
-                    entries.push(self.entries[i]);
-                    i += 1;
-                }
-            }
-            bounds.extend_from_slice(&self.bounds[i..]);
-            entries.extend_from_slice(&self.entries[i..]);
-            bounds.extend(p[j..].iter().map(|t| t.bound));
-            entries.extend(p[j..].iter().map(|t| t.entry));
-            self.bounds = bounds;
-            self.entries = entries;
-            p.clear();
-            self.pending = p;
+            self.merge_pending();
         }
+    }
+
+    /// Merges the pending thresholds into the run, in place: each pending
+    /// one, from the greatest down, finds its place by binary search, and
+    /// the run's elements above it move up in one block. A merge element
+    /// by element into new arrays took ~11 % of a 1M-expression build:
+    /// a compare and branch per element of the whole run, and fresh
+    /// pages for each copy; a block move runs at memory speed.
+    fn merge_pending(&mut self) {
+        let mut p = std::mem::take(&mut self.pending);
+        p.sort_by(|a, b| self.before(&a.bound, &b.bound));
+        let n = self.bounds.len();
+        let fill = Bound {
+            v: p[0].bound.v,
+            strict: false,
+        };
+        // Exact: the run is most of the index's range memory, and a
+        // doubling capacity held up to twice that (growing a large block
+        // in place is cheap: the allocator remaps its pages).
+        self.bounds.reserve_exact(p.len());
+        self.entries.reserve_exact(p.len());
+        self.bounds.resize(n + p.len(), fill);
+        self.entries.resize(n + p.len(), 0);
+        // `end`: the run's elements at or above it are placed already.
+        let mut end = n;
+        for (j, t) in p.iter().enumerate().rev() {
+            // After every run element not ordered after it (as the
+            // element-wise merge placed them).
+            let at = self.bounds[..end].partition_point(|r| !self.before(&t.bound, r).is_lt());
+            self.bounds.copy_within(at..end, at + j + 1);
+            self.entries.copy_within(at..end, at + j + 1);
+            self.bounds[at + j] = t.bound;
+            self.entries[at + j] = t.entry;
+            end = at;
+        }
+        p.clear();
+        self.pending = p;
     }
 
     pub(super) fn remove(&mut self, v: T, strict: bool, entry: u32) {

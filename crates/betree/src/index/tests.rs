@@ -34,19 +34,20 @@ fn shared_predicates_are_one_atom_evaluated_once_per_event() {
         panic!()
     };
     assert_eq!(ids, vec![1, 2]);
-    // Expression 1 posts `b` and the set (it needs both); 2 (an `or`)
-    // and 3 (a `not`) have no indexed conjunct and are on the scan
-    // list. Selection: the root; four values probed (`i`, undefined;
-    // the list's two elements; `b`); two terms taken (the set, by the
-    // element 3, and `b`) with one posting entry each; two scan-list
-    // entries.
-    let selection = 1 + 4 + (2 + 2) + 2;
-    // Evaluation: three candidates taken; expression 1 is decided by its
+    // Expression 1 posts `b` and the set (it needs both); 3 (a `not` of
+    // the set) is gated, killed by a hit on the set; 2 (an `or`) has no
+    // indexed conjunct and is on the scan list. Selection: the root; four
+    // values probed (`i`, undefined; the list's two elements; `b`); one
+    // kill (3, by the element 3); two terms taken (the set, by the
+    // element 3, and `b`) with one posting entry each; one gated entry;
+    // one scan-list entry.
+    let selection = 1 + 4 + 1 + (2 + 2) + 1 + 1;
+    // Evaluation: two candidates taken; expression 1 is decided by its
     // selection (both its conjuncts were counted, so its jump program is
     // the constant `true`: no step); expression 2 enters its `or` at the
     // set (2 + 1; decided by the selection's hit, no loop steps) and is
-    // decided; expression 3 enters its `not` at the set (2 + 1).
-    let evaluation = 3 + 3 + 3;
+    // decided.
+    let evaluation = 2 + 3;
     assert_eq!(it.reductions(), selection + evaluation);
     for id in 1..=3 {
         index.delete(id).unwrap();
@@ -249,8 +250,9 @@ fn every_indexable_conjunct_is_counted() {
     // Ranges alone: gated, a candidate unless a range is false.
     index.insert(8, "i > 2 and i <= 9").unwrap();
     index.insert(9, "i < 5").unwrap();
-    assert_eq!(index.counting.scan, vec![index.by_id[&3]]);
-    assert_eq!(index.counting.gated.len(), 2);
+    // `not b`: gated, killed when `b` is true.
+    assert!(index.counting.scan.is_empty());
+    assert_eq!(index.counting.gated.len(), 3);
     assert_eq!(index.counting.threshold_count(0), 7);
     let s = index.schema().clone();
     let ev = EventBuilder::new(&s)
@@ -269,7 +271,7 @@ fn every_indexable_conjunct_is_counted() {
         .map(|&c| index.slots[(c & !crate::counting::PROVEN) as usize].id)
         .collect();
     ids.sort_unstable();
-    assert_eq!(ids, vec![2, 3, 4, 5, 7, 8], "1, 6 and 9 miss a conjunct");
+    assert_eq!(ids, vec![2, 4, 5, 7, 8], "1, 3, 6 and 9 miss a conjunct");
     assert_eq!(index.search(&ev).unwrap(), vec![2, 4, 5, 7, 8]);
     // With `i` undefined every range conjunct is false.
     let ev = EventBuilder::new(&s).bool("b", true).unwrap().build();
@@ -280,7 +282,7 @@ fn every_indexable_conjunct_is_counted() {
         .map(|&c| index.slots[(c & !crate::counting::PROVEN) as usize].id)
         .collect();
     ids.sort_unstable();
-    assert_eq!(ids, vec![3, 4]);
+    assert_eq!(ids, vec![4]);
     // Delete undoes every posting, key and threshold.
     for id in 1..=9 {
         index.delete(id).unwrap();
@@ -289,6 +291,7 @@ fn every_indexable_conjunct_is_counted() {
     assert!(c.scan.is_empty() && c.gated.is_empty() && c.probes.is_empty());
     assert!(c.lists.all_empty());
     assert!(c.bool_post.iter().all(Vec::is_empty));
+    assert!(c.bool_kill.iter().all(Vec::is_empty) && c.key_kill.iter().all(Vec::is_empty));
     assert_eq!(c.threshold_count(0), 0);
     assert!(index.search(&ev).unwrap().is_empty());
 }
@@ -327,4 +330,56 @@ fn conjuncts_proven_by_the_selection_are_not_evaluated_again_but_float_ranges_ar
     assert_eq!(search(0.7, 5, false), vec![2, 3]);
     assert_eq!(search(0.7, 2, true), vec![2]);
     assert_eq!(search(1.5, 9, false), Vec::<Id>::new());
+}
+
+#[test]
+fn negated_conjuncts_are_killed_by_a_hit_and_keep_undefined_semantics() {
+    let mut index = Index::new(schema());
+    // `not` of a boolean or of a hit is true on an undefined attribute;
+    // the negated forms (`<>`, `none of`) are false there.
+    index.insert(1, "not b").unwrap();
+    index.insert(2, "not (i = 3)").unwrap();
+    index.insert(3, "i <> 3").unwrap();
+    index.insert(4, "not (il one of (1, 2))").unwrap();
+    index.insert(5, "il none of (1, 2)").unwrap();
+    index
+        .insert(6, "i in (3, 4) and not b and il none of (2)")
+        .unwrap();
+    // Every one is gated: nothing is left on the scan list.
+    assert!(index.counting.scan.is_empty());
+    let s = index.schema().clone();
+    let none = EventBuilder::new(&s).build();
+    assert_eq!(index.search(&none).unwrap(), vec![1, 2, 4]);
+    let hit = EventBuilder::new(&s)
+        .int("i", 3)
+        .unwrap()
+        .bool("b", true)
+        .unwrap()
+        .int_list("il", [2, 7])
+        .unwrap()
+        .build();
+    assert!(index.search(&hit).unwrap().is_empty());
+    let miss = EventBuilder::new(&s)
+        .int("i", 4)
+        .unwrap()
+        .bool("b", false)
+        .unwrap()
+        .int_list("il", [5])
+        .unwrap()
+        .build();
+    assert_eq!(index.search(&miss).unwrap(), vec![1, 2, 3, 4, 5, 6]);
+    // Not killed proves each of these conjuncts: no candidate is evaluated.
+    let mut sel = Selection::default();
+    index.select(&miss, &mut sel);
+    assert!(
+        sel.cands()
+            .iter()
+            .all(|&c| c & crate::counting::PROVEN != 0)
+    );
+    for id in 1..=6 {
+        index.delete(id).unwrap();
+    }
+    let c = &index.counting;
+    assert!(c.gated.is_empty() && c.probes.is_empty());
+    assert!(c.bool_kill.iter().all(Vec::is_empty) && c.key_kill.iter().all(Vec::is_empty));
 }
