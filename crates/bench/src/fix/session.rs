@@ -16,10 +16,11 @@
 //!
 //! Both engines run with in-memory stores, no data dictionary,
 //! ResetOnLogon and SocketNodelay, from the same QuickFIX settings files.
-//! The perfkit initiator busy-polls its socket for up to
-//! [`INITIATOR_SPIN`] before blocking (`--spin`), as a latency-bound
+//! In the latency phase the perfkit initiator busy-polls its socket for
+//! up to [`INITIATOR_SPIN`] before blocking (`--spin`), as a latency-bound
 //! client of a perfkit engine would be set up; QuickFIX has no such
-//! setting. The acceptors, whose CPU is measured, block at once.
+//! setting. In the throughput phase it blocks, and the acceptors, whose
+//! CPU is measured, always block at once.
 
 use std::fs::File;
 use std::net::TcpListener;
@@ -37,7 +38,7 @@ use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX session engine";
 
-/// The perfkit initiator's `--spin`: on this kind of virtual machine a
+/// The perfkit initiator's `--spin` in the latency phase: on this kind of virtual machine a
 /// thread blocked in `poll` takes tens of microseconds to wake when its CPU
 /// sits idle, which was most of a one-at-a-time round trip. 100 µs covers
 /// the acceptor's answer, so the initiator's own wake-up drops out.
@@ -383,8 +384,13 @@ fn run_initiator(
                 .arg("--window")
                 .arg(window.to_string())
                 .arg("--latencies")
-                .arg(latencies)
-                .args(["--spin", INITIATOR_SPIN]);
+                .arg(latencies);
+            // One order at a time is latency-bound; a flood is not, and a
+            // spinning reader would shrink its batches (and take a core
+            // from the acceptor whose CPU is measured).
+            if window == 1 {
+                c.args(["--spin", INITIATOR_SPIN]);
+            }
             c
         }
         Engine::Quickfix(exe) => {

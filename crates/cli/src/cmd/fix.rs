@@ -442,8 +442,8 @@ fn add_session(report: &mut Report, m: session_bench::Measured, load: session_be
          {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
          acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
          runs; FIX.4.4, in-memory stores, no data dictionary, TCP_NODELAY, both engines from the same \
-         QuickFIX settings files; the perfkit initiator busy-polls its socket for up to {} before \
-         blocking (`--spin`), the acceptors block at once",
+         QuickFIX settings files; in the one-at-a-time phase the perfkit initiator busy-polls its \
+         socket for up to {} before blocking (`--spin`); otherwise every engine blocks at once",
         load.latency_orders,
         load.orders,
         load.window,
