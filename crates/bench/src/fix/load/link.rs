@@ -14,6 +14,7 @@ use fixcore::frame::Framer;
 use fixcore::session::connection::{now, wait_readable};
 use fixcore::session::machine::{Output, Session};
 use fixcore::session::store::SessionStore;
+use memchr::memmem::Finder;
 
 use super::slots::Slots;
 use super::{Interval, LATE, Plan};
@@ -438,12 +439,44 @@ pub struct Receiver<'l, S: SessionStore> {
     link: &'l Link<S>,
     /// Set once every session has logged on and the schedule is known.
     schedule: &'l OnceLock<Schedule>,
+    fields: AnswerFields,
+}
+
+/// Searchers for the start of each field an answer is read for: SOH, the
+/// tag, `=`. A match is a whole tag, since the byte before it is SOH and
+/// the one after is `=`.
+struct AnswerFields {
+    msg_type: Finder<'static>,
+    status: Finder<'static>,
+    clordid: Finder<'static>,
+    reject_ref: Finder<'static>,
+}
+
+impl AnswerFields {
+    fn new() -> AnswerFields {
+        AnswerFields {
+            msg_type: Finder::new(b"\x0135="),
+            status: Finder::new(b"\x0139="),
+            clordid: Finder::new(b"\x0111="),
+            reject_ref: Finder::new(b"\x01379="),
+        }
+    }
+}
+
+/// The value of the first field `key` finds in `m`, up to the next SOH.
+fn value_of<'m>(m: &'m [u8], key: &Finder<'_>) -> Option<&'m [u8]> {
+    let rest = &m[key.find(m)? + key.needle().len()..];
+    Some(&rest[..memchr::memchr(1, rest).unwrap_or(rest.len())])
 }
 
 impl<'l, S: SessionStore> Receiver<'l, S> {
     /// The receiver of `link`.
     pub fn new(link: &'l Link<S>, schedule: &'l OnceLock<Schedule>) -> Self {
-        Receiver { link, schedule }
+        Receiver {
+            link,
+            schedule,
+            fields: AnswerFields::new(),
+        }
     }
 
     /// Runs until the connection closes or `stop` is set.
@@ -522,23 +555,17 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
     /// Records an application message: an ExecutionReport's ClOrdID ends
     /// that order's flight; rejections are counted.
     fn answer(&self, m: &[u8], at: Instant, got: &mut Received) {
-        // The session has validated the message; three fields are read
-        // from it without a second whole parse (which was a sixth of the
-        // generator's CPU).
-        let (mut msg_type, mut status, mut clordid, mut reject_ref) = (None, None, None, None);
-        for f in m.split(|&b| b == 1) {
-            let Some(eq) = f.iter().position(|&b| b == b'=') else {
-                continue;
-            };
-            let (tag, value) = (&f[..eq], &f[eq + 1..]);
-            match tag {
-                b"35" => msg_type = Some(value),
-                b"39" => status = Some(value),
-                b"11" => clordid = Some(value),
-                b"379" => reject_ref = Some(value),
-                _ => {}
-            }
-        }
+        // The session has validated the message; four fields are found
+        // in it by SIMD substring search instead of a second whole parse
+        // (a sixth of the generator's CPU) or a byte-by-byte split (a
+        // tenth).
+        let f = &self.fields;
+        let (msg_type, status, clordid, reject_ref) = (
+            value_of(m, &f.msg_type),
+            value_of(m, &f.status),
+            value_of(m, &f.clordid),
+            value_of(m, &f.reject_ref),
+        );
         let id = match msg_type {
             Some(b"8") => {
                 if status == Some(b"8") {
@@ -588,4 +615,23 @@ fn is_type(msg: &[u8], t: &[u8]) -> bool {
         .nth(2)
         .and_then(|f| f.strip_prefix(b"35="))
         == Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answer_fields_match_whole_tags_only() {
+        let f = AnswerFields::new();
+        // 111 and 1379 hold the searched tags' digits inside longer tags;
+        // 11 comes after them and last, 379 is absent.
+        let m = b"8=FIX.4.4\x019=60\x0135=8\x01111=x\x011379=y\x0139=2\x0111=42\x01";
+        assert_eq!(value_of(m, &f.msg_type), Some(&b"8"[..]));
+        assert_eq!(value_of(m, &f.status), Some(&b"2"[..]));
+        assert_eq!(value_of(m, &f.clordid), Some(&b"42"[..]));
+        assert_eq!(value_of(m, &f.reject_ref), None);
+        // A value running to the end of the bytes, without a final SOH.
+        assert_eq!(value_of(b"8=FIX.4.4\x0111=7", &f.clordid), Some(&b"7"[..]));
+    }
 }
