@@ -39,6 +39,10 @@ const HELD: f64 = 0.99;
 /// the orders went out within 1 ms of their intended time.
 const ON_TIME: f64 = 0.999;
 
+/// A step's limit when the generator sent under [`HELD`] of the rate with
+/// no full window: the engine was not what held it back.
+const GENERATOR_SHORT: &str = "generator (rate not sent)";
+
 /// What one step of a sweep shows, apart: whether the engine kept up, and
 /// whether the generator kept its schedule. They are judged apart because
 /// the saturation point is the engine's: a generator running late on a
@@ -67,7 +71,7 @@ impl Verdict {
         } else if o.window_full > 0 {
             "engine (window full)"
         } else if !sent_enough {
-            "generator (rate not sent)"
+            GENERATOR_SHORT
         } else {
             "generator (sends late)"
         };
@@ -95,6 +99,17 @@ fn saturation(steps: &[(f64, Verdict)]) -> String {
         None => format!(
             "saturation: above {:.0} orders/s, the engine kept up at every rate of the sweep",
             sorted.last().map_or(0.0, |s| s.0)
+        ),
+        Some(0) if sorted[0].1.limit == GENERATOR_SHORT => format!(
+            "saturation: not found: at {:.0} orders/s, the sweep's lowest rate, the generator could not send the rate",
+            sorted[0].0
+        ),
+        // The generator could not offer the next rate: the engine's limit
+        // was not reached, only this machine's.
+        Some(k) if sorted[k].1.limit == GENERATOR_SHORT => format!(
+            "saturation: not found: the engine kept up to {:.0} orders/s, and at {:.0}/s the generator could not send the rate",
+            sorted[k - 1].0,
+            sorted[k].0
         ),
         Some(0) => format!(
             "saturation: below {:.0} orders/s, the sweep's lowest rate, where the engine did not keep up ({})",
@@ -481,6 +496,20 @@ mod tests {
             (2_000.0, v(true, false, late)),
         ]);
         assert!(all.starts_with("saturation: above 2000 orders/s"), "{all}");
+        // A generator that cannot send the rate finds no saturation point.
+        let short = saturation(&[
+            (1_000.0, v(true, true, "-")),
+            (9_000.0, v(false, true, GENERATOR_SHORT)),
+        ]);
+        assert!(
+            short.starts_with("saturation: not found: the engine kept up to 1000 orders/s, and at 9000/s the generator could not send the rate"),
+            "{short}"
+        );
+        let short = saturation(&[(9_000.0, v(false, true, GENERATOR_SHORT))]);
+        assert!(
+            short.starts_with("saturation: not found: at 9000 orders/s"),
+            "{short}"
+        );
         let none = saturation(&[(7_000.0, v(false, true, full))]);
         assert!(
             none.starts_with("saturation: below 7000 orders/s, the sweep's lowest rate, where the engine did not keep up (engine (window full))"),
