@@ -39,9 +39,34 @@ const HELD: f64 = 0.99;
 /// the orders went out within 1 ms of their intended time.
 const ON_TIME: f64 = 0.999;
 
-/// A step's limit when the generator sent under [`HELD`] of the rate with
-/// no full window: the engine was not what held it back.
-const GENERATOR_SHORT: &str = "generator (rate not sent)";
+/// What held a step back, in the order it is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// Nothing: the engine kept up and the generator kept its schedule.
+    None,
+    /// Orders were still unanswered at the end.
+    Unanswered,
+    /// A full window of unanswered orders held a sender back: the
+    /// engine's answers set the pace.
+    WindowFull,
+    /// The generator sent under [`HELD`] of the rate with the window never
+    /// full: the engine was not what held it back.
+    RateNotSent,
+    /// Everything was sent and answered, but over 0.1 % of it late.
+    SendsLate,
+}
+
+impl Limit {
+    fn as_str(self) -> &'static str {
+        match self {
+            Limit::None => "-",
+            Limit::Unanswered => "unanswered orders",
+            Limit::WindowFull => "engine (window full)",
+            Limit::RateNotSent => "generator (rate not sent)",
+            Limit::SendsLate => "generator (sends late)",
+        }
+    }
+}
 
 /// What one step of a sweep shows, apart: whether the engine kept up, and
 /// whether the generator kept its schedule. They are judged apart because
@@ -50,41 +75,39 @@ const GENERATOR_SHORT: &str = "generator (rate not sent)";
 /// engine fell behind.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Verdict {
-    /// Every order answered, no order held back by a full window, and at
-    /// least [`HELD`] of the rate sent.
-    kept_up: bool,
-    /// At least [`ON_TIME`] of the orders sent within 1 ms of their time.
+    /// What held the step back.
+    limit: Limit,
+    /// At least [`ON_TIME`] of the orders sent within 1 ms of their time
+    /// (judged apart: a step limited by the engine may be late too).
     on_time: bool,
-    /// Why the step did not hold, `-` when it did.
-    limit: &'static str,
 }
 
 impl Verdict {
     fn of(o: &Outcome, rate: f64) -> Verdict {
-        let sent_enough = o.achieved_rate() >= HELD * rate;
-        let kept_up = sent_enough && o.window_full == 0 && o.unanswered == 0;
         let on_time = (o.sent() - o.total.late) as f64 >= ON_TIME * o.sent() as f64;
-        let limit = if kept_up && on_time {
-            "-"
-        } else if o.unanswered > 0 {
-            "unanswered orders"
+        let limit = if o.unanswered > 0 {
+            Limit::Unanswered
         } else if o.window_full > 0 {
-            "engine (window full)"
-        } else if !sent_enough {
-            GENERATOR_SHORT
+            Limit::WindowFull
+        } else if o.achieved_rate() < HELD * rate {
+            Limit::RateNotSent
+        } else if !on_time {
+            Limit::SendsLate
         } else {
-            "generator (sends late)"
+            Limit::None
         };
-        Verdict {
-            kept_up,
-            on_time,
-            limit,
-        }
+        Verdict { limit, on_time }
+    }
+
+    /// Every order answered, no order held back by a full window, and at
+    /// least [`HELD`] of the rate sent.
+    fn kept_up(&self) -> bool {
+        matches!(self.limit, Limit::None | Limit::SendsLate)
     }
 
     /// The engine kept up and the generator kept its schedule.
     fn held(&self) -> bool {
-        self.kept_up && self.on_time
+        self.limit == Limit::None
     }
 }
 
@@ -94,32 +117,33 @@ impl Verdict {
 fn saturation(steps: &[(f64, Verdict)]) -> String {
     let mut sorted = steps.to_vec();
     sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let first_miss = sorted.iter().position(|(_, v)| !v.kept_up);
+    let first_miss = sorted.iter().position(|(_, v)| !v.kept_up());
     let engine = match first_miss {
         None => format!(
             "saturation: above {:.0} orders/s, the engine kept up at every rate of the sweep",
             sorted.last().map_or(0.0, |s| s.0)
         ),
-        Some(0) if sorted[0].1.limit == GENERATOR_SHORT => format!(
+        Some(0) if sorted[0].1.limit == Limit::RateNotSent => format!(
             "saturation: not found: at {:.0} orders/s, the sweep's lowest rate, the generator could not send the rate",
             sorted[0].0
         ),
         // The generator could not offer the next rate: the engine's limit
         // was not reached, only this machine's.
-        Some(k) if sorted[k].1.limit == GENERATOR_SHORT => format!(
+        Some(k) if sorted[k].1.limit == Limit::RateNotSent => format!(
             "saturation: not found: the engine kept up to {:.0} orders/s, and at {:.0}/s the generator could not send the rate",
             sorted[k - 1].0,
             sorted[k].0
         ),
         Some(0) => format!(
             "saturation: below {:.0} orders/s, the sweep's lowest rate, where the engine did not keep up ({})",
-            sorted[0].0, sorted[0].1.limit
+            sorted[0].0,
+            sorted[0].1.limit.as_str()
         ),
         Some(k) => format!(
             "saturation: {:.0} orders/s, the highest rate the engine kept up with; at {:.0}/s it did not ({})",
             sorted[k - 1].0,
             sorted[k].0,
-            sorted[k].1.limit
+            sorted[k].1.limit.as_str()
         ),
     };
     let on_time: Vec<String> = sorted
@@ -203,9 +227,9 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
                 .col("on_time_share", on_time(&o))
                 .col("uncorrected_p99_us", p_us(&o.total.uncorrected, 0.99))
                 .col("unanswered", o.unanswered)
-                .col("engine_kept_up", yes_no(verdict.kept_up))
+                .col("engine_kept_up", yes_no(verdict.kept_up()))
                 .col("held", yes_no(verdict.held()))
-                .col("limited_by", verdict.limit),
+                .col("limited_by", verdict.limit.as_str()),
         );
         report
             .sections
@@ -446,26 +470,77 @@ mod tests {
         }
     }
 
-    fn v(kept_up: bool, on_time: bool, limit: &'static str) -> Verdict {
-        Verdict {
-            kept_up,
-            on_time,
-            limit,
+    fn v(limit: Limit, on_time: bool) -> Verdict {
+        Verdict { limit, on_time }
+    }
+
+    /// An outcome of `sent` orders over `secs`, `late` of them late.
+    fn outcome(sent: u64, late: u64, secs: f64, unanswered: u64, window_full: u64) -> Outcome {
+        let interval = || load::Interval {
+            corrected: perfkit_bench::harness::latency_histogram(),
+            uncorrected: perfkit_bench::harness::latency_histogram(),
+            sent,
+            late,
+        };
+        Outcome {
+            started: std::time::SystemTime::UNIX_EPOCH,
+            interval: Duration::from_secs(1),
+            intervals: vec![interval()],
+            total: interval(),
+            answered: sent - unanswered,
+            unanswered,
+            rejects: 0,
+            disconnects: 0,
+            max_lag: Duration::ZERO,
+            window_full,
+            cpu: Duration::ZERO,
+            measured: Duration::from_secs_f64(secs),
+            transport: "test",
+            sessions: 1,
+            events: Vec::new(),
         }
     }
 
     #[test]
+    fn a_step_is_judged_on_the_engines_side_and_the_generators_apart() {
+        let judge = |o: Outcome| {
+            let v = Verdict::of(&o, 1_000.0);
+            (v.limit, v.kept_up(), v.on_time, v.held())
+        };
+        // 1,000 orders in 1 s, one late: 99.9 % on time exactly.
+        assert_eq!(
+            judge(outcome(1_000, 1, 1.0, 0, 0)),
+            (Limit::None, true, true, true)
+        );
+        assert_eq!(
+            judge(outcome(1_000, 2, 1.0, 0, 0)),
+            (Limit::SendsLate, true, false, false)
+        );
+        // 989 orders in 1 s is under 99 % of the rate.
+        assert_eq!(
+            judge(outcome(989, 0, 1.0, 0, 0)),
+            (Limit::RateNotSent, false, true, false)
+        );
+        assert_eq!(
+            judge(outcome(1_000, 500, 1.0, 0, 1)),
+            (Limit::WindowFull, false, false, false)
+        );
+        assert_eq!(
+            judge(outcome(1_000, 0, 1.0, 1, 1)),
+            (Limit::Unanswered, false, true, false)
+        );
+    }
+
+    #[test]
     fn the_saturation_point_is_the_engines_not_the_generators() {
-        let late = "generator (sends late)";
-        let full = "engine (window full)";
         // Given out of order; the generator late everywhere, the engine
         // keeping up to 10k: the point is 10k, and the lateness is said
         // apart.
         let steps = [
-            (20_000.0, v(false, false, full)),
-            (5_000.0, v(true, false, late)),
-            (10_000.0, v(true, false, late)),
-            (40_000.0, v(false, false, full)),
+            (20_000.0, v(Limit::WindowFull, false)),
+            (5_000.0, v(Limit::SendsLate, false)),
+            (10_000.0, v(Limit::SendsLate, false)),
+            (40_000.0, v(Limit::WindowFull, false)),
         ];
         let note = saturation(&steps);
         assert!(
@@ -481,9 +556,9 @@ mod tests {
         // A step that keeps up again above the first miss does not count:
         // the run from the bottom is broken.
         let steps = [
-            (1_000.0, v(true, true, "-")),
-            (2_000.0, v(false, true, "unanswered orders")),
-            (3_000.0, v(true, true, "-")),
+            (1_000.0, v(Limit::None, true)),
+            (2_000.0, v(Limit::Unanswered, true)),
+            (3_000.0, v(Limit::None, true)),
         ];
         let note = saturation(&steps);
         assert!(note.starts_with("saturation: 1000 orders/s,"), "{note}");
@@ -492,25 +567,25 @@ mod tests {
             "{note}"
         );
         let all = saturation(&[
-            (1_000.0, v(true, true, "-")),
-            (2_000.0, v(true, false, late)),
+            (1_000.0, v(Limit::None, true)),
+            (2_000.0, v(Limit::SendsLate, false)),
         ]);
         assert!(all.starts_with("saturation: above 2000 orders/s"), "{all}");
         // A generator that cannot send the rate finds no saturation point.
         let short = saturation(&[
-            (1_000.0, v(true, true, "-")),
-            (9_000.0, v(false, true, GENERATOR_SHORT)),
+            (1_000.0, v(Limit::None, true)),
+            (9_000.0, v(Limit::RateNotSent, true)),
         ]);
         assert!(
             short.starts_with("saturation: not found: the engine kept up to 1000 orders/s, and at 9000/s the generator could not send the rate"),
             "{short}"
         );
-        let short = saturation(&[(9_000.0, v(false, true, GENERATOR_SHORT))]);
+        let short = saturation(&[(9_000.0, v(Limit::RateNotSent, true))]);
         assert!(
             short.starts_with("saturation: not found: at 9000 orders/s"),
             "{short}"
         );
-        let none = saturation(&[(7_000.0, v(false, true, full))]);
+        let none = saturation(&[(7_000.0, v(Limit::WindowFull, true))]);
         assert!(
             none.starts_with("saturation: below 7000 orders/s, the sweep's lowest rate, where the engine did not keep up (engine (window full))"),
             "{none}"
