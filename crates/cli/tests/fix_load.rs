@@ -226,6 +226,8 @@ fn load_flags_need_connect_and_a_duration_warmup() {
         ("--rate", "fast", "is not a rate"),
         ("--warmup", "100", "takes a duration"),
         ("--sessions", "3", "the file has 2 initiator session(s)"),
+        ("--coalesce", "11ms", "longer than 10ms"),
+        ("--io", "epoll", "possible values: auto, std, io-uring"),
     ] {
         let mut cmd = perfkit();
         cmd.args(["fix", "bench", "--connect"]).arg(&ini);

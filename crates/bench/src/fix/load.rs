@@ -10,16 +10,22 @@
 //! have gone (the corrected histogram, as wrk2 does against coordinated
 //! omission) as well as from when they did (the uncorrected one, beside it).
 //!
-//! Per session, a sender thread owns the schedule and every write to the
-//! socket, and a receiver thread reads, feeds the session state machine and
-//! records each answer; the two share the [`Session`] under a lock held only
-//! to build or to process messages. Bytes the receiver's work produces
-//! (heartbeats, resends) join an outbox that the sender writes in the
-//! order the session numbered them, so no write ever happens under the
-//! session lock and a blocked write cannot stop answers from being read.
+//! Two threads do the work whatever the number of sessions: the sender
+//! ([`send`]) keeps the schedule of every session and writes, the receiver
+//! ([`receive`]) reads every connection, feeds the session state machines
+//! and times the answers. Each session's state ([`link::Link`]) is shared
+//! under a lock held only to build or to process messages. On this kind
+//! of machine a thread's wake from sleep costs more CPU than an order, so
+//! the thread count, not the session count, sets the generator's cost.
+//!
+//! The two talk to the sockets through std calls or through one io_uring
+//! each ([`uring`]), chosen at run time ([`Io`]) and named in the outcome.
 
 mod link;
+mod receive;
+mod send;
 mod slots;
+mod uring;
 
 use std::net::TcpStream;
 use std::sync::OnceLock;
@@ -33,7 +39,9 @@ use hdrhistogram::Histogram;
 
 use crate::harness::clock::CpuClock;
 use crate::harness::latency_histogram;
-use link::{Link, Receiver, Sender};
+use link::Link;
+use receive::{Reader, Receiver};
+use send::{Sender, Writer};
 
 /// What to send, how fast and for how long.
 #[derive(Debug, Clone)]
@@ -56,10 +64,43 @@ pub struct Plan {
     pub grace: Duration,
     /// How long each session may take to log on.
     pub logon_timeout: Duration,
-    /// Pin every sender thread to this core and every receiver thread to
-    /// the next one the process may use (the same core when it has only
-    /// one); `None` leaves them to the scheduler.
+    /// Pin the sender thread to this core and the receiver thread to the
+    /// next one the process may use (the same core when it has only one);
+    /// `None` leaves them to the scheduler.
     pub pin: Option<usize>,
+    /// Orders due within this of the sender's last round wait for the next
+    /// one: at high rates the orders of each window go out in one write per
+    /// session, each up to the window late (timed from when it was due).
+    /// Longer windows cost fewer wakes, and so less CPU per order.
+    pub coalesce: Duration,
+    /// How the sender and the receiver talk to the sockets.
+    pub io: Io,
+}
+
+/// How the load generator's threads talk to the sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Io {
+    /// io_uring where the kernel has it (with a timed wait, Linux 5.11),
+    /// std calls otherwise.
+    Auto,
+    /// `send`/`recv`/`poll`.
+    Std,
+    /// One io_uring for the sender and one for the receiver; an error where
+    /// the kernel has none.
+    Uring,
+}
+
+/// The transport `io` comes to here, and its description for the report.
+fn choose(io: Io) -> Result<(bool, String)> {
+    const STD: &str = "std (send/recv/poll: one sender and one receiver thread for all sessions)";
+    const URING: &str =
+        "io_uring (one ring for the sender's SENDs, one for the receiver's RECVs; one thread each)";
+    match (io, uring::probe()) {
+        (Io::Std, _) => Ok((false, STD.into())),
+        (Io::Uring | Io::Auto, Ok(())) => Ok((true, URING.into())),
+        (Io::Uring, Err(why)) => bail!("--io io-uring: io_uring is not available here: {why}"),
+        (Io::Auto, Err(why)) => Ok((false, format!("{STD}; io_uring not available: {why}"))),
+    }
 }
 
 impl Plan {
@@ -167,8 +208,12 @@ pub struct Outcome {
     /// sender held back sends after the schedule ends), so the achieved
     /// rate is what was really sent per second.
     pub measured: Duration,
-    /// How the sessions talk to the sockets.
-    pub transport: &'static str,
+    /// How the threads talk to the sockets.
+    pub transport: String,
+    /// Times the sender woke and sent, over the whole run.
+    pub send_rounds: u64,
+    /// Times the receiver woke with bytes to read, over the whole run.
+    pub receive_wakes: u64,
     /// Sessions run.
     pub sessions: usize,
     /// The last event line of each session that disconnected, for the
@@ -193,7 +238,7 @@ impl Outcome {
     }
 }
 
-/// The cores of the senders and of the receivers for [`Plan::pin`].
+/// The cores of the sender and of the receiver for [`Plan::pin`].
 pub fn cores(pin: Option<usize>) -> (Option<usize>, Option<usize>) {
     match pin {
         None => (None, None),
@@ -247,6 +292,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             intervals_kept(plan)
         );
     }
+    let (use_uring, transport) = choose(plan.io)?;
     let k = targets.len();
     let mut links = Vec::with_capacity(k);
     for t in targets {
@@ -254,30 +300,30 @@ pub fn run<S: SessionStore + Send + 'static>(
             .with_context(|| format!("{}: connecting to {}:{}", t.name, t.host, t.port))?;
         links.push(Link::connect(t.name, stream, t.session, plan)?);
     }
+    let links = &links[..];
     let stop = AtomicBool::new(false);
     let schedule_cell = OnceLock::new();
-    let outcome = std::thread::scope(|scope| -> Result<Outcome> {
-        // However this closure ends, the receivers must see it end, or
-        // the scope would wait for them for ever.
-        let _wind = WindDown {
-            links: &links,
-            stop: &stop,
-        };
+    std::thread::scope(|scope| -> Result<Outcome> {
+        // However this closure ends, the receiver must see it end, or the
+        // scope would wait for it for ever.
+        let _wind = WindDown { links, stop: &stop };
         let (send_core, recv_core) = cores(plan.pin);
-        // Receivers first: they read the Logon answers.
-        let mut receivers = Vec::new();
-        for (i, l) in links.iter().enumerate() {
-            let r = Receiver::new(l, &schedule_cell);
-            let stop = &stop;
-            receivers.push(
-                std::thread::Builder::new()
-                    .name(format!("fix-load-recv-{i}"))
-                    .spawn_scoped(scope, move || {
-                        pin(recv_core)?;
-                        r.run(stop)
-                    })?,
-            );
-        }
+        // The receiver first: it reads the Logon answers.
+        let receiver = Receiver::new(links, &schedule_cell);
+        let stop_r = &stop;
+        let receiver = std::thread::Builder::new()
+            .name("fix-load-recv".into())
+            .spawn_scoped(scope, move || -> Result<receive::Received> {
+                pin(recv_core)?;
+                let mut reader = if use_uring {
+                    Reader::Uring(Box::new(
+                        uring::RecvRing::new(k).context("creating the receiver's io_uring")?,
+                    ))
+                } else {
+                    Reader::Std
+                };
+                receiver.run(&mut reader, stop_r)
+            })?;
         links
             .iter()
             .try_for_each(|l| l.await_logon(plan.logon_timeout))?;
@@ -294,18 +340,21 @@ pub fn run<S: SessionStore + Send + 'static>(
             last_interval: intervals_kept(plan) - 1,
         };
         let _ = schedule_cell.set(schedule);
-        let mut senders = Vec::new();
-        for (i, l) in links.iter().enumerate() {
-            let s = Sender::new(l, i as u64, schedule, plan);
-            senders.push(
-                std::thread::Builder::new()
-                    .name(format!("fix-load-send-{i}"))
-                    .spawn_scoped(scope, move || {
-                        pin(send_core)?;
-                        s.run()
-                    })?,
-            );
-        }
+        let sender = Sender::new(links, schedule, plan);
+        let sender = std::thread::Builder::new()
+            .name("fix-load-send".into())
+            .spawn_scoped(scope, move || -> Result<send::Sent> {
+                pin(send_core)?;
+                send::tighten_timer();
+                let mut writer = if use_uring {
+                    Writer::Uring(Box::new(
+                        uring::SendRing::new(k).context("creating the sender's io_uring")?,
+                    ))
+                } else {
+                    Writer::Std
+                };
+                sender.run(&mut writer)
+            })?;
         // The process CPU clock, read when measuring starts and when the
         // last measured order has gone out.
         let clock = CpuClock::Process;
@@ -314,92 +363,56 @@ pub fn run<S: SessionStore + Send + 'static>(
             if now >= measure_from {
                 break (SystemTime::now() - (now - measure_from), clock.read());
             }
-            std::thread::sleep((measure_from - now).min(Duration::from_millis(1)));
+            std::thread::sleep(measure_from - now);
         };
-        let mut last_line = Instant::now();
-        while Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(5));
-            if last_line.elapsed() >= plan.interval {
-                last_line = Instant::now();
-                let sent: u64 = links.iter().map(|l| l.sent()).sum();
-                let answered: u64 = links.iter().map(|l| l.answered()).sum();
-                progress(&format!(
-                    "{:.0} s: {sent} sent, {answered} answered",
-                    (Instant::now() - start).as_secs_f64()
-                ));
-            }
+        // This thread wakes once per interval, for the progress line: its
+        // wakes are CPU the generator's figure includes.
+        while Instant::now() < end && !sender.is_finished() {
+            std::thread::sleep(plan.interval.min(end - Instant::now()));
+            let sent: u64 = links.iter().map(Link::sent).sum();
+            let answered: u64 = links.iter().map(Link::answered).sum();
+            progress(&format!(
+                "{:.0} s: {sent} sent, {answered} answered",
+                (Instant::now() - start).as_secs_f64()
+            ));
         }
-        let mut sent_side = Vec::new();
-        for h in senders {
-            sent_side.push(
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("a sender thread panicked"))??,
-            );
-        }
-        // After the senders: a sender held back sends its last orders
-        // after the schedule's end, and that work is the run's too.
+        let sent_side = sender
+            .join()
+            .map_err(|_| anyhow::anyhow!("the sender thread panicked"))??;
+        // After the sender: held back, it sends its last orders after the
+        // schedule's end, and that work is the run's too.
         let cpu1 = clock.read();
-        // Wait for the answers still out, then log out.
+        // Wait for the answers still out, then log out. The sender has
+        // ended, so this thread writes now.
         let deadline = Instant::now() + plan.grace;
         while Instant::now() < deadline && links.iter().any(|l| l.outstanding() > 0 && l.is_open())
         {
-            for l in &links {
-                l.flush_if_free();
-            }
+            links.iter().for_each(Link::flush);
             std::thread::sleep(Duration::from_millis(2));
         }
-        for l in &links {
-            l.logout();
-        }
+        links.iter().for_each(Link::logout);
         let bye = Instant::now() + Duration::from_secs(2);
         while Instant::now() < bye && links.iter().any(Link::is_open) {
-            for l in &links {
-                l.flush_if_free();
-            }
+            links.iter().for_each(Link::flush);
             std::thread::sleep(Duration::from_millis(2));
         }
         stop.store(true, Ordering::Relaxed);
-        for l in &links {
-            l.close();
-        }
-        let mut recv_side = Vec::new();
-        for h in receivers {
-            recv_side.push(
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("a receiver thread panicked"))??,
-            );
-        }
+        links.iter().for_each(Link::close);
+        let recv_side = receiver
+            .join()
+            .map_err(|_| anyhow::anyhow!("the receiver thread panicked"))??;
         let cpu0 = cpu0.context("reading the process CPU clock")?;
         let cpu = cpu1
             .context("reading the process CPU clock")?
             .saturating_sub(cpu0);
-        let mut intervals: Vec<Interval> = Vec::new();
-        let mut max_lag = Duration::ZERO;
-        let last_send = sent_side.iter().filter_map(|s| s.last_send).max();
-        let measured_wall = last_send.map_or(end, |l| l.max(end)) - measure_from;
-        let window_full = sent_side.iter().map(|s| s.window_full).sum();
-        let mut put = |i: usize, x: &Interval| -> Result<()> {
-            while intervals.len() <= i {
-                intervals.push(Interval::new());
-            }
-            intervals[i].add(x)
-        };
-        let mut rejects = 0;
-        for r in &recv_side {
-            rejects += r.rejects;
-            for (i, x) in r.intervals.iter().enumerate() {
-                put(i, x)?;
-            }
+        let mut intervals = recv_side.intervals;
+        let measured_wall = sent_side.last_send.map_or(end, |l| l.max(end)) - measure_from;
+        if intervals.len() < sent_side.intervals.len() {
+            intervals.resize_with(sent_side.intervals.len(), Interval::new);
         }
-        for s in &sent_side {
-            max_lag = max_lag.max(s.max_lag);
-            if intervals.len() < s.intervals.len() {
-                intervals.resize_with(s.intervals.len(), Interval::new);
-            }
-            for (x, c) in intervals.iter_mut().zip(&s.intervals) {
-                x.sent += c.sent;
-                x.late += c.late;
-            }
+        for (x, c) in intervals.iter_mut().zip(&sent_side.intervals) {
+            x.sent += c.sent;
+            x.late += c.late;
         }
         let mut total = Interval::new();
         for x in &intervals {
@@ -414,18 +427,19 @@ pub fn run<S: SessionStore + Send + 'static>(
             answered,
             unanswered: total.sent.saturating_sub(answered),
             total,
-            rejects,
+            rejects: recv_side.rejects,
             disconnects: events.len() as u64,
-            max_lag,
-            window_full,
+            max_lag: sent_side.max_lag,
+            window_full: sent_side.window_full,
             cpu,
             measured: measured_wall,
-            transport: "std (blocking sockets: a sender and a receiver thread per session)",
+            transport,
+            send_rounds: sent_side.rounds,
+            receive_wakes: recv_side.wakes,
             sessions: k,
             events,
         })
-    })?;
-    Ok(outcome)
+    })
 }
 
 /// Stops the receivers and closes every connection when dropped.

@@ -122,6 +122,17 @@ pub struct FixBenchArgs {
     /// With --connect: how long to wait for the last answers.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub grace: Duration,
+    /// With --connect: orders due within DURATION (at most 10ms) of the
+    /// sender's last round wait for its next one, so at high rates they go
+    /// out together, each up to DURATION late (and timed from when it was
+    /// due). Longer windows wake the sender less often: less CPU per order.
+    #[arg(long, value_name = "DURATION", default_value = "250us", value_parser = parse_coalesce)]
+    pub coalesce: Duration,
+    /// With --connect: how the generator talks to the sockets: io-uring
+    /// where the kernel has it (auto), or always std calls, or always
+    /// io-uring (an error where it is missing).
+    #[arg(long, default_value = "auto", value_parser = ["auto", "std", "io-uring"])]
+    pub io: String,
     /// With --connect: the NewOrderSingle's fields (tag=value, separated by
     /// `|`, SOH or lines) instead of 21=1|55=MSFT|54=1|38=100|40=1.
     #[arg(long, value_name = "FILE", requires = "connect")]
@@ -138,6 +149,15 @@ pub enum Warmup {
     Count(usize),
     /// Time.
     Time(Duration),
+}
+
+/// `--coalesce`: a duration up to 10 ms.
+fn parse_coalesce(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > Duration::from_millis(10) {
+        return Err(format!("{s} is longer than 10ms"));
+    }
+    Ok(d)
 }
 
 fn parse_warmup(s: &str) -> Result<Warmup, String> {
@@ -196,6 +216,8 @@ impl FixBenchArgs {
             interval: Duration::from_secs(1),
             grace: Duration::from_secs(5),
             order_template: None,
+            coalesce: Duration::from_micros(250),
+            io: "auto".into(),
             report,
         }
     }

@@ -106,6 +106,8 @@ fn plan(rate: f64, duration: Duration, window: u64) -> Plan {
         grace: Duration::from_secs(2),
         logon_timeout: Duration::from_secs(5),
         pin: None,
+        coalesce: Duration::from_micros(250),
+        io: Io::Auto,
     }
 }
 
@@ -174,6 +176,46 @@ fn an_engine_that_keeps_up_is_measured_on_schedule() {
     assert_eq!(o.total.corrected.len(), o.total.uncorrected.len());
     assert!(o.total.corrected.min() >= o.total.uncorrected.min());
     assert!(o.cpu > Duration::ZERO);
+}
+
+/// Both transports, two sessions: every scheduled order goes out once, on
+/// the session whose turn it is, and is matched to its own answer once.
+/// The oracle is the schedule (rate × duration, alternating sessions) and
+/// the exchange's one ExecutionReport per order. Where the kernel has no
+/// io_uring, asking for it is an error and `Auto` falls back to std, which
+/// is checked instead of skipping the ring.
+#[test]
+fn both_transports_send_and_match_every_order_of_every_session() {
+    for io in [Io::Std, Io::Uring, Io::Auto] {
+        let targets = vec![
+            target(acceptor(engine(u64::MAX, Duration::ZERO))),
+            target(acceptor(engine(u64::MAX, Duration::ZERO))),
+        ];
+        let mut p = plan(4_000.0, Duration::from_millis(500), 100);
+        p.io = io;
+        let r = run(targets, &p, &|_| {});
+        let o = match (io, uring::probe()) {
+            (Io::Uring, Err(why)) => {
+                let e = r.expect_err("io_uring asked for where the kernel has none");
+                assert!(format!("{e:#}").contains(&why), "{e:#}");
+                continue;
+            }
+            _ => r.unwrap(),
+        };
+        let want = if io == Io::Std || uring::probe().is_err() {
+            "std"
+        } else {
+            "io_uring"
+        };
+        assert!(o.transport.starts_with(want), "{io:?}: {}", o.transport);
+        assert_eq!(o.sessions, 2);
+        assert_eq!(o.sent(), 2_000, "{io:?}");
+        assert_eq!(o.answered, 2_000, "{io:?}");
+        assert_eq!(o.unanswered, 0, "{io:?}");
+        assert_eq!(o.rejects, 0, "{io:?}");
+        assert_eq!(o.disconnects, 0, "{io:?}: {:?}", o.events);
+        assert!(o.total.corrected.min() >= o.total.uncorrected.min());
+    }
 }
 
 /// An engine that never answers: the run ends after the grace period with

@@ -194,6 +194,12 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
             grace: args.grace,
             logon_timeout: Duration::from_secs(10),
             pin: args.pin,
+            coalesce: args.coalesce,
+            io: match args.io.as_str() {
+                "std" => load::Io::Std,
+                "io-uring" => load::Io::Uring,
+                _ => load::Io::Auto,
+            },
         };
         let targets = targets(settings, args.sessions)?;
         let sessions = targets.len();
@@ -411,6 +417,12 @@ fn totals(name: &str, o: &Outcome) -> Section {
         ),
     );
     s.note(format!("transport: {}", o.transport));
+    let secs = o.measured.as_secs_f64().max(1e-9);
+    s.note(format!(
+        "wakes: the sender woke {:.0} times/s, the receiver {:.0} times/s over the measured part (a wake from sleep costs CPU; on a VM often more than an order)",
+        o.send_rounds as f64 / secs,
+        o.receive_wakes as f64 / secs
+    ));
     s.note("generator CPU: this process's CPU time over the measured part (every thread) / orders sent in it");
     s
 }
@@ -495,7 +507,9 @@ mod tests {
             window_full,
             cpu: Duration::ZERO,
             measured: Duration::from_secs_f64(secs),
-            transport: "test",
+            transport: "test".into(),
+            send_rounds: 0,
+            receive_wakes: 0,
             sessions: 1,
             events: Vec::new(),
         }

@@ -1,0 +1,268 @@
+//! The sender: one thread keeps every session's share of the schedule,
+//! builds the orders that are due and writes them.
+//!
+//! It sleeps between rounds, never spins: on this kind of machine a wake
+//! from sleep costs tens of microseconds of CPU, far more than an order.
+//! A round sends every order due by the time it woke, and the next round
+//! starts no sooner than [`Plan::coalesce`] after it unless the sender is
+//! behind, so at high rates the orders of a coalescing window go out in one
+//! write per session, each up to the window late (and timed from when it
+//! was due).
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use fixcore::build::TimePrecision;
+use fixcore::session::connection::now;
+use fixcore::session::store::SessionStore;
+
+use super::link::{Link, Schedule};
+use super::uring::SendRing;
+use super::{LATE, Plan};
+
+/// Most orders one round builds per session before writing, so a sender far
+/// behind still writes (and lets answers flow) in bounded pieces.
+const BATCH: u64 = 256;
+
+/// The longest sleep: queued bytes (heartbeats, resends) wait at most this
+/// long for the sender to write them.
+const MAX_SLEEP: Duration = Duration::from_millis(10);
+
+/// Orders sent in one interval: how many, and how many of them late.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendCounts {
+    /// Orders due in the interval and sent.
+    pub sent: u64,
+    /// Of those, sent more than [`LATE`] after their due time.
+    pub late: u64,
+}
+
+/// What the sender measured.
+pub struct Sent {
+    /// Orders sent per interval.
+    pub intervals: Vec<SendCounts>,
+    /// The largest lag behind schedule.
+    pub max_lag: Duration,
+    /// When the last order of the measured part went out (late orders go
+    /// out after the schedule's end).
+    pub last_send: Option<Instant>,
+    /// Times a full window held a session's orders back.
+    pub window_full: u64,
+    /// Rounds in the measured part: times the sender woke and sent.
+    pub rounds: u64,
+}
+
+/// How the sender writes: through each socket, or through an io_uring.
+pub enum Writer {
+    /// `send` on each socket, without blocking.
+    Std,
+    /// One SEND per session in flight on the sender's own ring.
+    Uring(Box<SendRing>),
+}
+
+impl Writer {
+    /// Writes what every session has queued, as far as the sockets take it.
+    fn write<S: SessionStore>(&mut self, links: &[Link<S>]) {
+        match self {
+            Writer::Std => links.iter().filter(|l| l.is_open()).for_each(Link::flush),
+            Writer::Uring(ring) => ring.write(links),
+        }
+    }
+
+    /// Waits for the writes still in flight and gives back what was not
+    /// sent, so another thread may write after the sender.
+    fn finish<S: SessionStore>(&mut self, links: &[Link<S>]) {
+        if let Writer::Uring(ring) = self {
+            ring.finish(links);
+        }
+    }
+}
+
+/// Keeps every session's share of the schedule: session `j` of `K` sends
+/// orders `j`, `K + j`, `2K + j`... of the run.
+pub struct Sender<'l, S: SessionStore> {
+    links: &'l [Link<S>],
+    schedule: Schedule,
+    template: &'l [(u32, Vec<u8>)],
+    coalesce: Duration,
+}
+
+impl<'l, S: SessionStore> Sender<'l, S> {
+    /// The sender of `links` for `plan`.
+    pub fn new(links: &'l [Link<S>], schedule: Schedule, plan: &'l Plan) -> Self {
+        Sender {
+            links,
+            schedule,
+            template: &plan.template,
+            coalesce: plan.coalesce,
+        }
+    }
+
+    /// Sends every order due until the schedule ends or every connection
+    /// has closed.
+    pub fn run(self, writer: &mut Writer) -> Result<Sent> {
+        let r = self.rounds(writer);
+        writer.finish(self.links);
+        r
+    }
+
+    fn rounds(&self, writer: &mut Writer) -> Result<Sent> {
+        let sch = self.schedule;
+        let k = self.links.len();
+        let mut out = Sent {
+            intervals: Vec::new(),
+            max_lag: Duration::ZERO,
+            last_send: None,
+            window_full: 0,
+            rounds: 0,
+        };
+        // Session j's next order is its next[j]-th.
+        let mut next = vec![0u64; k];
+        let mut held = vec![false; k];
+        let mut outs = Vec::new();
+        let mut last_round: Option<Instant> = None;
+        loop {
+            // When the next round is due: the earliest order due of a
+            // session with room in its window; a session whose window is
+            // full is looked at again after a coalescing window.
+            let now_i = Instant::now();
+            let mut earliest: Option<Instant> = None;
+            let mut left = false;
+            for (j, l) in self.links.iter().enumerate() {
+                let due = sch.due(next[j] * sch.sessions + j as u64);
+                if due >= sch.end || !l.is_open() {
+                    continue;
+                }
+                left = true;
+                let due = if l.outstanding() >= l.window {
+                    now_i + self.coalesce
+                } else {
+                    due
+                };
+                earliest = Some(earliest.map_or(due, |e: Instant| e.min(due)));
+            }
+            let Some(mut wake) = earliest.filter(|_| left) else {
+                break;
+            };
+            // No sooner than a coalescing window after the last round,
+            // unless the sender is behind by more than a window (a round
+            // takes time, so at high rates the next order is always due by
+            // the end of one): then at once.
+            if let Some(last) = last_round
+                && wake + self.coalesce > now_i
+            {
+                wake = wake.max(last + self.coalesce);
+            }
+            if wake > now_i {
+                std::thread::sleep((wake - now_i).min(MAX_SLEEP));
+                if Instant::now() < wake {
+                    writer.write(self.links);
+                    continue;
+                }
+            }
+            let at = Instant::now();
+            last_round = Some(at);
+            if at >= sch.measure_from && at < sch.end {
+                out.rounds += 1;
+            }
+            for (j, l) in self.links.iter().enumerate() {
+                if !l.is_open() {
+                    continue;
+                }
+                let room = l.window.saturating_sub(l.outstanding());
+                let first_due = sch.due(next[j] * sch.sessions + j as u64);
+                if first_due > at || first_due >= sch.end {
+                    continue;
+                }
+                if room == 0 {
+                    if !held[j] {
+                        held[j] = true;
+                        out.window_full += 1;
+                    }
+                    continue;
+                }
+                held[j] = false;
+                let n = self.build(l, j as u64, next[j], room, at, &mut out, &mut outs)?;
+                if n == 0 && !l.is_logged_on() {
+                    // Logged out under us: nothing more can be sent.
+                    l.fail("logged out during the run".into());
+                }
+                next[j] += n;
+            }
+            writer.write(self.links);
+        }
+        Ok(out)
+    }
+
+    /// Builds session `j`'s orders from its `i`-th on that are due by `at`,
+    /// at most `room` and [`BATCH`]; returns how many.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        &self,
+        l: &Link<S>,
+        j: u64,
+        i: u64,
+        room: u64,
+        at: Instant,
+        out: &mut Sent,
+        outs: &mut Vec<fixcore::session::machine::Output>,
+    ) -> Result<u64> {
+        let sch = &self.schedule;
+        let t = now();
+        let mut id_buf = [0u8; 20];
+        let n = l.with_session(
+            |s| {
+                let mut n = 0;
+                while n < BATCH.min(room) {
+                    let g = (i + n) * sch.sessions + j;
+                    let due = sch.due(g);
+                    if due >= sch.end || due > at {
+                        break;
+                    }
+                    // ClOrdIDs count from 1 per session.
+                    let id = i + n + 1;
+                    let len = fixcore::build::format::uint(&mut id_buf, id);
+                    let clordid = &id_buf[..len];
+                    l.slots.put(id, sch.nanos(due), sch.nanos(at));
+                    let ok = s.send_app(b"D", t, |b| {
+                        b.field_bytes(11, clordid);
+                        for (tag, v) in self.template {
+                            b.field_bytes(*tag, v);
+                        }
+                        b.field_timestamp(60, t, TimePrecision::Millis);
+                    })?;
+                    if !ok {
+                        break;
+                    }
+                    let lag = at.saturating_duration_since(due);
+                    out.max_lag = out.max_lag.max(lag);
+                    if let Some(k) = sch.interval_of(due) {
+                        if out.intervals.len() <= k {
+                            out.intervals.resize(k + 1, SendCounts::default());
+                        }
+                        out.intervals[k].sent += 1;
+                        out.intervals[k].late += u64::from(lag > LATE);
+                        out.last_send = Some(out.last_send.map_or(at, |x: Instant| x.max(at)));
+                    }
+                    n += 1;
+                }
+                Ok(n)
+            },
+            outs,
+            &mut |_| {},
+        )?;
+        l.add_sent(n);
+        Ok(n)
+    }
+}
+
+/// Makes the calling thread's sleeps end on time: Linux lets a sleep of a
+/// normal thread overrun by up to 50 µs by default (its timer slack), which
+/// at high rates would add to every order's lag.
+pub fn tighten_timer() {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer and touches no memory of
+    // ours; a failure only leaves the default slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
