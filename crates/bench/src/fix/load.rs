@@ -210,10 +210,15 @@ pub struct Outcome {
     pub measured: Duration,
     /// How the threads talk to the sockets.
     pub transport: String,
-    /// Times the sender woke and sent, over the whole run.
+    /// Times the sender woke and sent in the measured part.
     pub send_rounds: u64,
-    /// Times the receiver woke with bytes to read, over the whole run.
+    /// Times the receiver woke with bytes to read in the measured part.
     pub receive_wakes: u64,
+    /// How late the OS woke the sender behind the time it asked for, per
+    /// round of the measured part.
+    pub wake_late: Histogram<u64>,
+    /// How long each round of the sender took in the measured part.
+    pub round_time: Histogram<u64>,
     /// Sessions run.
     pub sessions: usize,
     /// The last event line of each session that disconnected, for the
@@ -436,6 +441,8 @@ pub fn run<S: SessionStore + Send + 'static>(
             transport,
             send_rounds: sent_side.rounds,
             receive_wakes: recv_side.wakes,
+            wake_late: sent_side.wake_late,
+            round_time: sent_side.round_time,
             sessions: k,
             events,
         })

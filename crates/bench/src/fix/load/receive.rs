@@ -21,6 +21,9 @@ use crate::harness::record;
 /// Longest message a load session accepts.
 const MAX_MESSAGE: usize = 1 << 20;
 
+/// Most messages processed under one hold of a session's lock.
+const LOCK_SPAN: usize = 64;
+
 /// How often the sessions' timers run (heartbeats, test requests).
 pub const TICK: Duration = Duration::from_millis(100);
 
@@ -209,25 +212,35 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
         let fields = &self.fields;
         let got = &mut self.got;
         let schedule = self.schedule.get();
-        // Session-level Rejects are counted here, answers in `answer`.
-        let session_rejects = l.with_session(
-            |s| {
-                let mut n = 0;
-                while let Some(frame) = framer.next_frame() {
-                    let Ok(msg) = frame else { continue };
-                    if value_of(msg, &fields.msg_type) == Some(b"3") {
-                        n += 1;
+        // The session lock is let go every LOCK_SPAN messages: a read that
+        // brings thousands (the receiver was kept off the CPU) must not keep
+        // the sender from building the next orders for as long.
+        loop {
+            // Session-level Rejects are counted here, answers in `answer`.
+            let (rejects, more) = l.with_session(
+                |s| {
+                    let mut n = 0;
+                    for _ in 0..LOCK_SPAN {
+                        let Some(frame) = framer.next_frame() else {
+                            return Ok((n, false));
+                        };
+                        let Ok(msg) = frame else { continue };
+                        if value_of(msg, &fields.msg_type) == Some(b"3") {
+                            n += 1;
+                        }
+                        s.on_message(msg, t)?;
                     }
-                    s.on_message(msg, t)?;
-                }
-                Ok(n)
-            },
-            &mut self.outs,
-            // The messages the session delivered, after the whole read.
-            &mut |m| answer(fields, l, schedule, m, at, got),
-        )?;
-        self.got.rejects += session_rejects;
-        Ok(())
+                    Ok((n, true))
+                },
+                &mut self.outs,
+                // The messages the session delivered, after the span.
+                &mut |m| answer(fields, l, schedule, m, at, got),
+            )?;
+            got.rejects += rejects;
+            if !more {
+                return Ok(());
+            }
+        }
     }
 }
 

@@ -15,10 +15,12 @@ use anyhow::Result;
 use fixcore::build::TimePrecision;
 use fixcore::session::connection::now;
 use fixcore::session::store::SessionStore;
+use hdrhistogram::Histogram;
 
 use super::link::{Link, Schedule};
 use super::uring::SendRing;
 use super::{LATE, Plan};
+use crate::harness::{latency_histogram, record};
 
 /// Most orders one round builds per session before writing, so a sender far
 /// behind still writes (and lets answers flow) in bounded pieces.
@@ -50,6 +52,13 @@ pub struct Sent {
     pub window_full: u64,
     /// Rounds in the measured part: times the sender woke and sent.
     pub rounds: u64,
+    /// How late the sender woke for each round of the measured part that
+    /// it slept before, behind the time it asked to wake at: lateness the
+    /// OS adds, which no work of the generator's can avoid.
+    pub wake_late: Histogram<u64>,
+    /// How long each round of the measured part took, from its wake to
+    /// the end of its writes: time in which the next orders fall due.
+    pub round_time: Histogram<u64>,
 }
 
 /// How the sender writes: through each socket, or through an io_uring.
@@ -115,6 +124,8 @@ impl<'l, S: SessionStore> Sender<'l, S> {
             last_send: None,
             window_full: 0,
             rounds: 0,
+            wake_late: latency_histogram(),
+            round_time: latency_histogram(),
         };
         // Session j's next order is its next[j]-th.
         let mut next = vec![0u64; k];
@@ -153,7 +164,8 @@ impl<'l, S: SessionStore> Sender<'l, S> {
             {
                 wake = wake.max(last + self.coalesce);
             }
-            if wake > now_i {
+            let slept = wake > now_i;
+            if slept {
                 std::thread::sleep((wake - now_i).min(MAX_SLEEP));
                 if Instant::now() < wake {
                     writer.write(self.links);
@@ -162,8 +174,12 @@ impl<'l, S: SessionStore> Sender<'l, S> {
             }
             let at = Instant::now();
             last_round = Some(at);
-            if at >= sch.measure_from && at < sch.end {
+            let measured = at >= sch.measure_from && at < sch.end;
+            if measured {
                 out.rounds += 1;
+                if slept {
+                    record(&mut out.wake_late, at - wake);
+                }
             }
             for (j, l) in self.links.iter().enumerate() {
                 if !l.is_open() {
@@ -190,6 +206,9 @@ impl<'l, S: SessionStore> Sender<'l, S> {
                 next[j] += n;
             }
             writer.write(self.links);
+            if measured {
+                record(&mut out.round_time, at.elapsed());
+            }
         }
         Ok(out)
     }

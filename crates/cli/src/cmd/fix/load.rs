@@ -240,7 +240,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
         report
             .sections
             .push(intervals(&name, &o, report_offset(&report, &o)));
-        report.sections.push(totals(&name, &o));
+        report.sections.push(totals(&name, &o, rate, verdict));
     }
     bar.finish_and_clear();
     if args.rate.len() > 1 {
@@ -357,6 +357,56 @@ fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
+/// Whether a run held its rate, and if not, what held it back and what the
+/// generator saw of why.
+fn explain(o: &Outcome, rate: f64, v: Verdict) -> String {
+    let share = (o.sent() - o.total.late) as f64 * 100.0 / o.sent().max(1) as f64;
+    let ms = |h: &hdrhistogram::Histogram<u64>| {
+        format!(
+            "p50 {:.0} µs, p99.9 {:.0} µs, max {:.2} ms",
+            h.value_at_quantile(0.5) as f64 / 1e3,
+            h.value_at_quantile(0.999) as f64 / 1e3,
+            h.max() as f64 / 1e6
+        )
+    };
+    // Orders go late when the sender wakes late (the OS's doing) or a
+    // round runs long (preempted, or waiting for a session's lock).
+    let wakes = if o.wake_late.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; the sender woke behind the time it asked for by {}, and its rounds took {}",
+            ms(&o.wake_late),
+            ms(&o.round_time)
+        )
+    };
+    let why = match v.limit {
+        Limit::None => {
+            return format!(
+                "verdict: held {rate:.0}/s: every order answered, the window never full, {share:.2} % of orders sent within 1 ms of their intended time{wakes}"
+            );
+        }
+        Limit::Unanswered => format!("{} order(s) never answered", o.unanswered),
+        Limit::WindowFull => format!(
+            "the engine's answers fell behind: a full window held orders back {} time(s)",
+            o.window_full
+        ),
+        Limit::RateNotSent => format!(
+            "the generator sent {:.0}/s: it could not send faster ({} ns of CPU per order)",
+            o.achieved_rate(),
+            o.cpu_per_order().as_nanos()
+        ),
+        Limit::SendsLate => format!(
+            "{share:.2} % of orders sent within 1 ms of their intended time, under {:.1} %",
+            ON_TIME * 100.0
+        ),
+    };
+    format!(
+        "verdict: {rate:.0}/s not held ({}): {why}{wakes}",
+        v.limit.as_str()
+    )
+}
+
 /// One row per interval: the corrected histogram, with what was sent then.
 fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
     let mut s = Section::new(format!("{name}: intervals"));
@@ -383,7 +433,7 @@ fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
 }
 
 /// The totals of one run: both histograms and the counts.
-fn totals(name: &str, o: &Outcome) -> Section {
+fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict) -> Section {
     let mut s = Section::new(name.to_owned());
     let counts = |r: Row| {
         r.elapsed(o.measured)
@@ -416,6 +466,7 @@ fn totals(name: &str, o: &Outcome) -> Section {
             Value::num(o.cpu_per_order().as_nanos() as f64, 0),
         ),
     );
+    s.note(explain(o, rate, verdict));
     s.note(format!("transport: {}", o.transport));
     let secs = o.measured.as_secs_f64().max(1e-9);
     s.note(format!(
@@ -510,6 +561,8 @@ mod tests {
             transport: "test".into(),
             send_rounds: 0,
             receive_wakes: 0,
+            wake_late: perfkit_bench::harness::latency_histogram(),
+            round_time: perfkit_bench::harness::latency_histogram(),
             sessions: 1,
             events: Vec::new(),
         }
