@@ -113,7 +113,7 @@ fn a_sweep_against_the_exec_acceptor_sends_every_scheduled_order_once() {
     let doc = schema::report(&out);
     let pinned = doc["run"]["pinned"].as_str().unwrap();
     assert!(
-        pinned.starts_with("senders on core 0, receivers on core "),
+        pinned.starts_with("sender on core 0, receiver on core "),
         "{pinned}"
     );
     let sweep = section(&doc, "load: latency vs throughput")["rows"]

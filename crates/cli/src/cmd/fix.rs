@@ -62,8 +62,8 @@ pub struct FixBenchArgs {
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
     /// Pin the measuring thread to CORE (and the echo client; the server
-    /// gets another core). With `--connect`: the senders to CORE, the
-    /// receivers to the next core.
+    /// gets another core). With `--connect`: the load generator's
+    /// sender to CORE, its receiver to the next core.
     #[arg(long, value_name = "CORE")]
     pub pin: Option<usize>,
     /// Only these parts (comma separated): scan, parse, build, store,

@@ -253,7 +253,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
         runs: args.rate.len() as u64,
         pinned: match load::cores(args.pin) {
             (Some(send), Some(recv)) => Some(format!(
-                "senders on core {send}, receivers on core {recv}"
+                "sender on core {send}, receiver on core {recv}"
             )),
             _ => None,
         },
