@@ -60,7 +60,9 @@ pub struct Plan {
     /// The NewOrderSingle's body fields besides ClOrdID (11) and
     /// TransactTime (60), which every order gets.
     pub template: Vec<(u32, Vec<u8>)>,
-    /// How long to wait for the last answers once every order is sent.
+    /// How long to wait for the last answers once every order is sent; also
+    /// how long after the schedule's end a full window may still hold the
+    /// sender back (the orders it holds then are never sent).
     pub grace: Duration,
     /// How long each session may take to log on.
     pub logon_timeout: Duration,

@@ -30,6 +30,10 @@ const BATCH: u64 = 256;
 /// long for the sender to write them.
 const MAX_SLEEP: Duration = Duration::from_millis(10);
 
+/// How soon a session held back by its full window is looked at again
+/// when the coalescing window is shorter (a zero window must not spin).
+const HELD_RECHECK: Duration = Duration::from_micros(50);
+
 /// Orders sent in one interval: how many, and how many of them late.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SendCounts {
@@ -94,6 +98,10 @@ pub struct Sender<'l, S: SessionStore> {
     schedule: Schedule,
     template: &'l [(u32, Vec<u8>)],
     coalesce: Duration,
+    /// Orders a full window still holds back this long after the schedule's
+    /// end are never sent: an engine that stopped answering must not keep
+    /// the run going for ever.
+    grace: Duration,
 }
 
 impl<'l, S: SessionStore> Sender<'l, S> {
@@ -104,6 +112,7 @@ impl<'l, S: SessionStore> Sender<'l, S> {
             schedule,
             template: &plan.template,
             coalesce: plan.coalesce,
+            grace: plan.grace,
         }
     }
 
@@ -137,22 +146,23 @@ impl<'l, S: SessionStore> Sender<'l, S> {
             // session with room in its window; a session whose window is
             // full is looked at again after a coalescing window.
             let now_i = Instant::now();
+            if now_i >= sch.end + self.grace {
+                break;
+            }
             let mut earliest: Option<Instant> = None;
-            let mut left = false;
             for (j, l) in self.links.iter().enumerate() {
                 let due = sch.due(next[j] * sch.sessions + j as u64);
                 if due >= sch.end || !l.is_open() {
                     continue;
                 }
-                left = true;
                 let due = if l.outstanding() >= l.window {
-                    now_i + self.coalesce
+                    now_i + self.coalesce.max(HELD_RECHECK)
                 } else {
                     due
                 };
                 earliest = Some(earliest.map_or(due, |e: Instant| e.min(due)));
             }
-            let Some(mut wake) = earliest.filter(|_| left) else {
+            let Some(mut wake) = earliest else {
                 break;
             };
             // No sooner than a coalescing window after the last round,

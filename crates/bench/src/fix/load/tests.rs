@@ -233,6 +233,25 @@ fn unanswered_orders_are_counted() {
     assert_eq!(o.unanswered, 250);
 }
 
+/// An engine that stops answering with a small window: the window holds the
+/// sender back, and the run still ends (the held orders are given up a
+/// grace period after the schedule) with what was sent counted unanswered
+/// and the rate it could not send showing in the achieved rate.
+#[test]
+fn a_window_held_full_to_the_end_does_not_hang_the_run() {
+    let mut e = engine(u64::MAX, Duration::ZERO);
+    e.silent = true;
+    let port = acceptor(e);
+    let mut p = plan(1_000.0, Duration::from_millis(500), 10);
+    p.warmup = Duration::ZERO;
+    p.grace = Duration::from_millis(200);
+    let o = run(vec![target(port)], &p, &|_| {}).unwrap();
+    assert_eq!(o.sent(), 10);
+    assert_eq!(o.unanswered, 10);
+    assert!(o.window_full >= 1);
+    assert!(o.achieved_rate() < 100.0, "{}", o.achieved_rate());
+}
+
 #[test]
 fn an_unreachable_host_is_an_error_before_anything_is_measured() {
     // A port just freed: nothing listens there.
