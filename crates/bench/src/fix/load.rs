@@ -162,8 +162,8 @@ impl Interval {
     }
 }
 
-/// The most intervals a run keeps. Each holds two latency histograms per
-/// session (about 0.5 MB), so memory stays bounded however long the run.
+/// The most intervals a run keeps. Each holds two latency histograms
+/// (about 0.5 MB), so memory stays bounded however long the run.
 pub const MAX_INTERVALS: usize = 3_600;
 
 /// The intervals `plan` keeps: the run and its grace period, plus one for
@@ -293,7 +293,7 @@ pub fn run<S: SessionStore + Send + 'static>(
     }
     if intervals_kept(plan) > MAX_INTERVALS {
         bail!(
-            "{:?} of run and grace in intervals of {:?} is {} intervals; at most {MAX_INTERVALS} are kept (two histograms per session each): give a longer interval",
+            "{:?} of run and grace in intervals of {:?} is {} intervals; at most {MAX_INTERVALS} are kept (two histograms each): give a longer interval",
             plan.duration + plan.grace,
             plan.interval,
             intervals_kept(plan)

@@ -310,7 +310,7 @@ fn orders_sent_after_the_schedule_lower_the_achieved_rate() {
     assert!(o.achieved_rate() < 900.0, "{}", o.achieved_rate());
 }
 
-/// Each interval holds histograms per session, so a plan whose run is too
+/// Each interval holds two histograms, so a plan whose run is too
 /// many intervals long is refused before anything connects, as is an
 /// interval too short to mean anything.
 #[test]
