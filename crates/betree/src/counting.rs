@@ -214,8 +214,9 @@ pub(crate) struct Counting {
     bool_attr: Vec<AttrId>,
     /// Slots of expressions with no indexed conjunct.
     pub(crate) scan: Vec<u32>,
-    /// Slots of expressions whose indexed conjuncts are all ranges: a
-    /// candidate unless a range conjunct is false.
+    /// Slots of expressions none of whose indexed conjuncts is counted by
+    /// a hit (ranges, definedness, kills): a candidate unless one of them
+    /// is found false.
     pub(crate) gated: Vec<u32>,
 }
 
@@ -456,14 +457,6 @@ impl Counting {
         matches!(self.decided(a), Decided::Miss(attr) if terms.contains(&(DEFINED_TERM | attr)))
     }
 
-    /// Whether top-level conjunct `a`, a negated form decided by a miss,
-    /// is true on every event that makes the expression a candidate: an
-    /// undefined attribute kills it ([`DEFINED_TERM`]) and so does a hit
-    /// ([`NOT_TERM`]).
-    pub(crate) fn miss_proven(&self, a: u32, terms: &[u32]) -> bool {
-        a < NOT_TERM && terms.contains(&(NOT_TERM | a)) && self.defined_proven(a, terms)
-    }
-
     /// Whether slot `s`, with conjunct terms `terms`, is posted (counted or
     /// gated) rather than on the scan list.
     pub(crate) fn posts(s: u32, terms: &[u32]) -> bool {
@@ -475,17 +468,24 @@ impl Counting {
     /// candidate, so that evaluation need not test it again: a boolean, an
     /// equality or `in` on a scalar, or the list conjunct of its attribute
     /// (each counted, and a hit is exactly the predicate being true), or an
-    /// integer range (not killed means true). Float ranges are tested again
-    /// (a NaN value satisfies no threshold yet kills none of the upper
-    /// side), and so are the negated forms (posted only to be killed when
-    /// their attribute is undefined).
-    pub(crate) fn proven(n: Node, terms: &[u32], preds: &[Option<Pred>]) -> bool {
+    /// integer range (not killed means true), the negation of an atom
+    /// decided by a hit (not killed: not hit), or a negated form decided by
+    /// a miss whose attribute is defined and whose hit kills (true exactly
+    /// then). Float ranges are tested again: a NaN value satisfies no
+    /// threshold yet kills none of the upper side.
+    pub(crate) fn proven(&self, n: Node, terms: &[u32], preds: &[Option<Pred>]) -> bool {
         match n {
             Node::Bool(slot) => terms.contains(&(BOOL_TERM | slot)),
-            // Not killed: the boolean is not true, the atom not hit.
+            // Not killed: the boolean is not true, the atom not hit. The
+            // kill term of an atom decided by a miss means the opposite
+            // (the negated form is true), so only a hit atom's counts here.
             Node::Not(x) => match x.leaf() {
                 Some(Node::Bool(slot)) => terms.contains(&(NOT_TERM | BOOL_TERM | slot)),
-                Some(Node::Pred(a)) => a < NOT_TERM && terms.contains(&(NOT_TERM | a)),
+                Some(Node::Pred(a)) => {
+                    a < NOT_TERM
+                        && self.decided(a) == Decided::Hit
+                        && terms.contains(&(NOT_TERM | a))
+                }
                 _ => false,
             },
             Node::Pred(a) => {
@@ -493,6 +493,9 @@ impl Counting {
                     || terms.contains(&(LIST_TERM | a))
                     || (terms.contains(&(RANGE_TERM | a))
                         && matches!(preds[a as usize], Some(Pred::IntCmp { .. })))
+                    || (a < NOT_TERM
+                        && terms.contains(&(NOT_TERM | a))
+                        && self.defined_proven(a, terms))
             }
             _ => false,
         }
@@ -831,8 +834,8 @@ impl Counting {
     }
 }
 
-/// How many of `terms` are counted by hits (ranges are not: they are
-/// found false instead).
+/// How many of `terms` are counted by hits (ranges, definedness and kills
+/// are not: they are found false instead).
 fn counted(terms: &[u32]) -> u32 {
     terms
         .iter()

@@ -353,8 +353,7 @@ impl Index {
         let counting = &self.counting;
         let proven = |n: Node| match n {
             _ if !posted => None,
-            _ if Counting::proven(n, &terms, preds) => Some(Ref::constant(true)),
-            Node::Pred(a) if counting.miss_proven(a, &terms) => Some(Ref::constant(true)),
+            _ if counting.proven(n, &terms, preds) => Some(Ref::constant(true)),
             // A negated form whose attribute the selection proves defined
             // is the selection's miss alone.
             Node::Pred(a) if counting.defined_proven(a, &terms) => {
