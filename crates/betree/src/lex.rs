@@ -146,7 +146,7 @@ impl<'a> Lexer<'a> {
                     // No escape: the text between the quotes, copied once
                     // (a push per character reallocated as it grew).
                     let text = &self.src[i + 1..i + 1 + k];
-                    let n = text.bytes().filter(|&x| !is_continuation(x)).count();
+                    let n = text.chars().count();
                     let s = if self.keep {
                         text.to_string()
                     } else {
@@ -299,10 +299,4 @@ impl<'a> Lexer<'a> {
             return Ok(Token { tok, col });
         }
     }
-}
-
-/// Whether `x` continues a UTF-8 character (is not its first byte).
-#[inline]
-fn is_continuation(x: u8) -> bool {
-    x & 0xc0 == 0x80
 }
