@@ -37,6 +37,20 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_nanos(ns.round() as u64))
 }
 
+/// A [`parse_duration`] that refuses durations over `max`, for a flag
+/// whose value bounds a busy or waiting loop.
+pub fn parse_duration_up_to(
+    max: Duration,
+) -> impl Fn(&str) -> Result<Duration, String> + Clone + Send + Sync + 'static {
+    move |s| {
+        let d = parse_duration(s)?;
+        if d > max {
+            return Err(format!("'{}' is longer than {max:?}", s.trim()));
+        }
+        Ok(d)
+    }
+}
+
 /// The longest duration [`parse_duration`] takes: 365 days.
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 

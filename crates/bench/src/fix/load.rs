@@ -234,6 +234,11 @@ impl Outcome {
         self.total.sent
     }
 
+    /// Orders of the measured part sent within [`LATE`] of their time.
+    pub fn on_time(&self) -> u64 {
+        self.sent() - self.total.late
+    }
+
     /// The generator's CPU per order sent in the measured part.
     pub fn cpu_per_order(&self) -> Duration {
         self.cpu / u32::try_from(self.sent().max(1)).unwrap_or(u32::MAX)

@@ -126,13 +126,13 @@ pub struct FixBenchArgs {
     /// sender's last round wait for its next one, so at high rates they go
     /// out together, each up to DURATION late (and timed from when it was
     /// due). Longer windows wake the sender less often: less CPU per order.
-    #[arg(long, value_name = "DURATION", default_value = "250us", value_parser = parse_coalesce)]
+    #[arg(long, value_name = "DURATION", default_value = "250us", value_parser = perfkit::units::parse_duration_up_to(MAX_COALESCE))]
     pub coalesce: Duration,
     /// With --connect: how the generator talks to the sockets: io-uring
     /// where the kernel has it (auto), or always std calls, or always
     /// io-uring (an error where it is missing).
-    #[arg(long, default_value = "auto", value_parser = ["auto", "std", "io-uring"])]
-    pub io: String,
+    #[arg(long, value_enum, default_value_t = IoArg::Auto)]
+    pub io: IoArg,
     /// With --connect: the NewOrderSingle's fields (tag=value, separated by
     /// `|`, SOH or lines) instead of 21=1|55=MSFT|54=1|38=100|40=1.
     #[arg(long, value_name = "FILE", requires = "connect")]
@@ -151,13 +151,29 @@ pub enum Warmup {
     Time(Duration),
 }
 
-/// `--coalesce`: a duration up to 10 ms.
-fn parse_coalesce(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
-    if d > Duration::from_millis(10) {
-        return Err(format!("{s} is longer than 10ms"));
+/// Longest `--coalesce`: a window is what orders may wait, so much over a
+/// millisecond makes every order late.
+const MAX_COALESCE: Duration = Duration::from_millis(10);
+
+/// `--io`: how the load generator reaches the sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum IoArg {
+    /// io_uring where the kernel has it, std calls otherwise.
+    Auto,
+    /// `send`/`recv`/`poll`.
+    Std,
+    /// io_uring, or an error.
+    IoUring,
+}
+
+impl From<IoArg> for perfkit_bench::fix::load::Io {
+    fn from(a: IoArg) -> Self {
+        match a {
+            IoArg::Auto => Self::Auto,
+            IoArg::Std => Self::Std,
+            IoArg::IoUring => Self::Uring,
+        }
     }
-    Ok(d)
 }
 
 fn parse_warmup(s: &str) -> Result<Warmup, String> {
@@ -217,7 +233,7 @@ impl FixBenchArgs {
             grace: Duration::from_secs(5),
             order_template: None,
             coalesce: Duration::from_micros(250),
-            io: "auto".into(),
+            io: IoArg::Auto,
             report,
         }
     }

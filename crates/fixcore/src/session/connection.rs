@@ -240,7 +240,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
 /// polling it without blocking for up to `spin` first, then blocking for
 /// up to `timeout`; false when the time ran out. See `readable` for why
 /// a reader should wait here rather than inside a blocking `recv`.
-pub fn wait_readable(stream: &TcpStream, spin: Duration, timeout: Duration) -> io::Result<bool> {
+fn wait_readable(stream: &TcpStream, spin: Duration, timeout: Duration) -> io::Result<bool> {
     if !spin.is_zero() {
         let until = Instant::now() + spin;
         loop {

@@ -92,7 +92,7 @@ pub struct Link<S: SessionStore> {
 
 /// Locks `m`. A thread that panicked holding a lock has already failed the
 /// run; the data is still usable for winding down.
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 

@@ -194,7 +194,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
     }
 
     /// Runs every open session's timers.
-    pub fn tick(&mut self) -> Result<()> {
+    fn tick(&mut self) -> Result<()> {
         let t = now();
         for l in self.links.iter().filter(|l| l.is_open()) {
             l.with_session(|s| Ok(s.on_tick(t)?), &mut self.outs, &mut |_| {})?;
@@ -204,7 +204,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
 
     /// Takes `bytes` read from session `j` at `at`: frames them, feeds each
     /// message to the session and records the answers among them.
-    pub fn take(&mut self, j: usize, bytes: &[u8], at: Instant) -> Result<()> {
+    fn take(&mut self, j: usize, bytes: &[u8], at: Instant) -> Result<()> {
         let l = &self.links[j];
         let framer = &mut self.framers[j];
         framer.push(bytes);

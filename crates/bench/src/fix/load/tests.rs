@@ -111,6 +111,14 @@ fn plan(rate: f64, duration: Duration, window: u64) -> Plan {
     }
 }
 
+/// An engine that logs on and never answers an order.
+fn silent() -> Engine {
+    Engine {
+        silent: true,
+        ..engine(u64::MAX, Duration::ZERO)
+    }
+}
+
 fn engine(at: u64, stall: Duration) -> Engine {
     Engine {
         inner: Exchange::default(),
@@ -222,9 +230,7 @@ fn both_transports_send_and_match_every_order_of_every_session() {
 /// every order counted as unanswered, not hung and not dropped.
 #[test]
 fn unanswered_orders_are_counted() {
-    let mut e = engine(u64::MAX, Duration::ZERO);
-    e.silent = true;
-    let port = acceptor(e);
+    let port = acceptor(silent());
     let mut p = plan(500.0, Duration::from_millis(500), 1_000);
     p.grace = Duration::from_millis(300);
     let o = run(vec![target(port)], &p, &|_| {}).unwrap();
@@ -239,9 +245,7 @@ fn unanswered_orders_are_counted() {
 /// and the rate it could not send showing in the achieved rate.
 #[test]
 fn a_window_held_full_to_the_end_does_not_hang_the_run() {
-    let mut e = engine(u64::MAX, Duration::ZERO);
-    e.silent = true;
-    let port = acceptor(e);
+    let port = acceptor(silent());
     let mut p = plan(1_000.0, Duration::from_millis(500), 10);
     p.warmup = Duration::ZERO;
     p.grace = Duration::from_millis(200);

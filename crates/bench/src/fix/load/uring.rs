@@ -40,8 +40,9 @@ pub fn probe() -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// A ring with one operation slot per session; what both rings share.
-struct Slots {
+/// A ring with one operation in flight at most per session; what both
+/// rings share.
+struct Ops {
     ring: IoUring,
     /// Per session, whether its operation is in flight (its buffer the
     /// kernel's until the completion is reaped).
@@ -50,10 +51,10 @@ struct Slots {
     done: Vec<(usize, i32)>,
 }
 
-impl Slots {
-    fn new(sessions: usize) -> io::Result<Slots> {
+impl Ops {
+    fn new(sessions: usize) -> io::Result<Ops> {
         let entries = (sessions * 2).max(8).next_power_of_two();
-        Ok(Slots {
+        Ok(Ops {
             ring: IoUring::new(u32::try_from(entries).unwrap_or(1 << 15))?,
             inflight: vec![false; sessions],
             done: Vec::with_capacity(sessions),
@@ -139,7 +140,7 @@ impl Slots {
 /// up; that session's next bytes wait until it completes, so they go out in
 /// order.
 pub struct SendRing {
-    slots: Slots,
+    slots: Ops,
     /// Per session: the bytes being sent, owned here until their completion.
     bufs: Vec<Vec<u8>>,
 }
@@ -148,7 +149,7 @@ impl SendRing {
     /// A ring for `sessions` sessions, built on the thread that uses it.
     pub fn new(sessions: usize) -> io::Result<SendRing> {
         Ok(SendRing {
-            slots: Slots::new(sessions)?,
+            slots: Ops::new(sessions)?,
             bufs: (0..sessions)
                 .map(|_| Vec::with_capacity(64 << 10))
                 .collect(),
@@ -262,7 +263,7 @@ pub type Take<'a> = dyn FnMut(usize, &[u8], Instant) -> Result<()> + 'a;
 /// The receiver's ring: one RECV per open session in flight, each into
 /// its session's buffer.
 pub struct RecvRing {
-    slots: Slots,
+    slots: Ops,
     bufs: Vec<Box<[u8]>>,
 }
 
@@ -270,7 +271,7 @@ impl RecvRing {
     /// A ring for `sessions` sessions, built on the thread that uses it.
     pub fn new(sessions: usize) -> io::Result<RecvRing> {
         Ok(RecvRing {
-            slots: Slots::new(sessions)?,
+            slots: Ops::new(sessions)?,
             bufs: (0..sessions)
                 .map(|_| vec![0u8; RX].into_boxed_slice())
                 .collect(),
@@ -352,11 +353,12 @@ mod tests {
     use fixcore::settings::BeginString;
     use std::net::{TcpListener, TcpStream};
 
-    /// A session's link to a peer that reads nothing and answers nothing.
+    /// A session's link to a peer that has read its Logon and answers
+    /// nothing.
     fn quiet_link() -> (Link<MemoryStore>, TcpStream) {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let s = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (peer, _) = l.accept().unwrap();
+        let (mut peer, _) = l.accept().unwrap();
         let cfg = Config::new(Role::Initiator, BeginString::Fix44, "LOAD", "EXCH");
         let plan = Plan {
             rate: 1.0,
@@ -378,6 +380,11 @@ mod tests {
             &plan,
         )
         .unwrap();
+        // The peer reads the Logon, so what follows on the wire is the
+        // test's (and closing it ends the stream instead of resetting it).
+        let mut logon = [0u8; 512];
+        let n = std::io::Read::read(&mut peer, &mut logon).unwrap();
+        assert!(logon[..n].starts_with(b"8=FIX.4.4\x01"));
         (link, peer)
     }
 
@@ -411,10 +418,6 @@ mod tests {
         let (link, mut peer) = quiet_link();
         let links = [link];
         let mut ring = RecvRing::new(1).unwrap();
-        // Read the Logon first: closing with unread bytes would reset the
-        // connection instead of ending it.
-        let mut logon = [0u8; 512];
-        assert!(std::io::Read::read(&mut peer, &mut logon).unwrap() > 0);
         let sent: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
         std::io::Write::write_all(&mut peer, &sent).unwrap();
         drop(peer);
@@ -440,10 +443,6 @@ mod tests {
         let (link, mut peer) = quiet_link();
         let links = [link];
         let mut ring = SendRing::new(1).unwrap();
-        // The Logon went out at connect; what follows is ours.
-        let mut logon = [0u8; 512];
-        let n = std::io::Read::read(&mut peer, &mut logon).unwrap();
-        assert!(logon[..n].starts_with(b"8=FIX.4.4\x01"));
         let reader = std::thread::spawn(move || {
             let mut all = Vec::new();
             std::io::Read::read_to_end(&mut peer, &mut all).unwrap();

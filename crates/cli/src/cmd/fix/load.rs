@@ -84,7 +84,7 @@ struct Verdict {
 
 impl Verdict {
     fn of(o: &Outcome, rate: f64) -> Verdict {
-        let on_time = (o.sent() - o.total.late) as f64 >= ON_TIME * o.sent() as f64;
+        let on_time = o.on_time() as f64 >= ON_TIME * o.sent() as f64;
         let limit = if o.unanswered > 0 {
             Limit::Unanswered
         } else if o.window_full > 0 {
@@ -195,11 +195,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
             logon_timeout: Duration::from_secs(10),
             pin: args.pin,
             coalesce: args.coalesce,
-            io: match args.io.as_str() {
-                "std" => load::Io::Std,
-                "io-uring" => load::Io::Uring,
-                _ => load::Io::Auto,
-            },
+            io: args.io.into(),
         };
         let targets = targets(settings, args.sessions)?;
         let sessions = targets.len();
@@ -350,7 +346,7 @@ fn on_time(o: &Outcome) -> Value {
     if o.sent() == 0 {
         return Value::num(f64::NAN, 4);
     }
-    Value::num((o.sent() - o.total.late) as f64 / o.sent() as f64, 4)
+    Value::num(o.on_time() as f64 / o.sent() as f64, 4)
 }
 
 fn yes_no(b: bool) -> &'static str {
@@ -360,7 +356,7 @@ fn yes_no(b: bool) -> &'static str {
 /// Whether a run held its rate, and if not, what held it back and what the
 /// generator saw of why.
 fn explain(o: &Outcome, rate: f64, v: Verdict) -> String {
-    let share = (o.sent() - o.total.late) as f64 * 100.0 / o.sent().max(1) as f64;
+    let share = o.on_time() as f64 * 100.0 / o.sent().max(1) as f64;
     let ms = |h: &hdrhistogram::Histogram<u64>| {
         format!(
             "p50 {:.0} µs, p99.9 {:.0} µs, max {:.2} ms",

@@ -73,21 +73,13 @@ pub struct SessionArgs {
     /// Busy-poll each socket for up to DURATION (at most 10ms) before
     /// blocking when it has nothing to read: lower round-trip latency for
     /// a core kept busy. 0 (the default) blocks at once.
-    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = parse_spin)]
+    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = perfkit::units::parse_duration_up_to(MAX_SPIN))]
     pub spin: Duration,
 }
 
 /// Longest `--spin`: the session's timers run between waits, and a spin
 /// much longer than a round trip buys nothing.
 const MAX_SPIN: Duration = Duration::from_millis(10);
-
-fn parse_spin(s: &str) -> Result<Duration, String> {
-    let d = perfkit::units::parse_duration(s)?;
-    if d > MAX_SPIN {
-        return Err(format!("a spin of {s} is over the {MAX_SPIN:?} allowed"));
-    }
-    Ok(d)
-}
 
 /// The application chosen at run time.
 enum AnyApp {
