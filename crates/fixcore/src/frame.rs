@@ -30,6 +30,28 @@ const MAX_LEN_FIELD: usize = 12;
 /// `10=ddd<SOH>`.
 const TRAILER: usize = 7;
 
+/// Whether `msg` is one FIX message whose CheckSum(10) holds: it starts
+/// with `8=` and ends with `10=NNN` and SOH, NNN being the sum of the
+/// bytes before it modulo 256.
+pub fn checksum_holds(msg: &[u8]) -> bool {
+    if msg.len() < 2 + TRAILER || !msg.starts_with(b"8=") || msg[msg.len() - 1] != 1 {
+        return false;
+    }
+    let (head, trailer) = msg.split_at(msg.len() - TRAILER);
+    if head[head.len() - 1] != 1 || &trailer[..3] != b"10=" {
+        return false;
+    }
+    let digits = &trailer[3..6];
+    if !digits.iter().all(u8::is_ascii_digit) {
+        return false;
+    }
+    let want = digits
+        .iter()
+        .fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
+    let sum = head.iter().fold(0u32, |s, &b| s + u32::from(b)) % 256;
+    want == sum
+}
+
 /// Incremental stream framer. See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct Framer {

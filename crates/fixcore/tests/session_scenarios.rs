@@ -1157,15 +1157,48 @@ fn extreme_numbers_from_the_peer_are_handled_not_overflowed() {
          < 8={BS}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=SendingTime accuracy problem|372=0|373=10|
          < 8={BS}|35=5|34=3|49=ISLD|52=TIME|56=TW|",
     );
+    // A number at the top of the range is refused, never counted past:
+    // Reject (value out of range) and Logout, nothing delivered.
+    let top = u64::MAX;
+    let max = u64::MAX - 1;
     acceptor(
         "SequenceReset to u64::MAX",
         &[BeginString::Fix44],
         &format!(
             "{LOGON}
-             > 8={{BS}}|35=4|34=2|49=TW|52=NOW|56=ISLD|36=18446744073709551615|
-             seqs 2 18446744073709551615
-             > 8={{BS}}|35=0|34=18446744073709551615|49=TW|52=NOW|56=ISLD|
-             seqs 2 18446744073709551615"
+             > 8={{BS}}|35=4|34=2|49=TW|52=NOW|56=ISLD|36={top}|
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45=2|58=NewSeqNo(36) {top} is above {max}, the largest sequence number this session records|371=36|372=4|373=5|
+             < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|58=NewSeqNo(36) {top} is above {max}, the largest sequence number this session records|
+             disconnected
+             seqs 4 2"
+        ),
+    );
+    acceptor(
+        "MsgSeqNum u64::MAX",
+        &[BeginString::Fix44],
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=D|34={top}|49=TW|52=NOW|56=ISLD|{NOS}
+             < 8={{BS}}|35=3|34=2|49=ISLD|52=TIME|56=TW|45={top}|58=MsgSeqNum(34) {top} is above {max}, the largest sequence number this session records|371=34|372=D|373=5|
+             < 8={{BS}}|35=5|34=3|49=ISLD|52=TIME|56=TW|58=MsgSeqNum(34) {top} is above {max}, the largest sequence number this session records|
+             disconnected
+             seqs 4 2"
+        ),
+    );
+    // Reset to the largest number: the first order there is delivered,
+    // the next two (numbered the same) are too low. One delivery at most.
+    acceptor(
+        "SequenceReset to the largest number, then three orders under it",
+        &[BeginString::Fix44],
+        &format!(
+            "{LOGON}
+             > 8={{BS}}|35=4|34=2|49=TW|52=NOW|56=ISLD|36={max}|
+             seqs 2 {max}
+             > 8={{BS}}|35=D|34={max}|49=TW|52=NOW|56=ISLD|{NOS}
+             deliver {max}
+             > 8={{BS}}|35=D|34={max}|49=TW|52=NOW|56=ISLD|{NOS}
+             < 8={{BS}}|35=5|34=2|49=ISLD|52=TIME|56=TW|58=MsgSeqNum too low, expecting {top} but received {max}|
+             disconnected"
         ),
     );
 }
@@ -2528,7 +2561,7 @@ fn refresh_on_logon_reloads_the_journal_another_process_wrote() {
     use fixcore::session::store::{Durability, FileStore};
     let dir = tempfile::tempdir().unwrap();
     for refresh in [true, false] {
-        let path = dir.path().join(format!("journal-{refresh}"));
+        let path = dir.path().join(format!("FIX.4.4-ISLD-TW-{refresh}"));
         let mut cfg = config(BeginString::Fix44, Role::Acceptor);
         cfg.refresh_on_logon = refresh;
         let mut standby = Session::new(cfg, FileStore::open(&path, Durability::Process).unwrap());

@@ -95,12 +95,7 @@ fn echo_acceptor_serves_sessions_and_closes_strangers() {
                 |_| Echo::default(),
                 |_| Events(events),
                 &misc_log,
-                Options {
-                    max_message: 1 << 20,
-                    stop,
-                    nodelay: true,
-                    spin: Duration::ZERO,
-                },
+                Options::new(stop),
             )
             .unwrap();
     });
@@ -290,10 +285,8 @@ fn batch_of_orders(spin: Duration) {
                 |_| Events(events),
                 &|_: &str| {},
                 Options {
-                    max_message: 1 << 20,
-                    stop,
-                    nodelay: true,
                     spin,
+                    ..Options::new(stop)
                 },
             )
             .unwrap();

@@ -178,6 +178,10 @@ pub struct Orders {
     window: u64,
     sent: u64,
     filled: u64,
+    /// ClOrdIDs sent and not yet filled. After a counterparty's crash an
+    /// order may be answered twice (it asked for the order again, at
+    /// least once); only its first fill counts.
+    open: std::collections::HashSet<u64>,
     logging_out: bool,
     /// When each unfilled order was sent, by ClOrdID modulo the window
     /// (at most `window` orders are unfilled, so slots never collide);
@@ -197,6 +201,7 @@ impl Orders {
             window: window.max(1),
             sent: 0,
             filled: 0,
+            open: std::collections::HashSet::new(),
             logging_out: false,
             sent_at: Vec::new(),
             round_trip: None,
@@ -245,6 +250,7 @@ impl Orders {
                 break;
             }
             self.sent += 1;
+            self.open.insert(self.sent);
             if self.round_trip.is_some() || self.first_sent.is_none() {
                 let at = Instant::now();
                 self.first_sent.get_or_insert(at);
@@ -295,7 +301,7 @@ impl Application for Orders {
                 sink(at - sent);
             }
         }
-        if filled {
+        if filled && id.is_some_and(|id| self.open.remove(&id)) {
             self.filled += 1;
             self.last_filled = Some(Instant::now());
             self.top_up(session, now)?;

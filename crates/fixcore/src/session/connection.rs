@@ -2,10 +2,11 @@
 //! arrives, feeds the session, hands delivered messages to an
 //! [`Application`], writes what the session sends and ticks its timers.
 //!
-//! One thread per connection keeps this simple and fair: a slow or
-//! hostile peer (half a message, then silence) stalls only its own
-//! thread, and the session's timers still run because every read has a
-//! short timeout.
+//! One thread per logged-on connection keeps this simple and fair: a
+//! slow or hostile peer stalls only its own thread, and the socket is
+//! non-blocking both ways, so the session's timers and the stop signal
+//! run whatever the peer does (reads wait in `poll` for at most a
+//! tick, 100 ms; writes the peer does not take wait in a bounded queue).
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -123,6 +124,7 @@ pub enum ConnectionError {
 #[derive(Debug, Clone, Copy)]
 pub struct Options<'a> {
     /// Longest message accepted; a longer one is garbled and skipped.
+    /// An acceptor applies it before the Logon too.
     pub max_message: usize,
     /// Set to log the session out (Ctrl-C): the Logout handshake runs and
     /// the connection closes.
@@ -139,6 +141,84 @@ pub struct Options<'a> {
     /// batches (a spinning reader takes each message as it lands), so it
     /// suits latency-bound sessions, not floods.
     pub spin: Duration,
+    /// Most bytes kept waiting for a counterparty that does not read;
+    /// past it the connection is dropped. Reading stops well before
+    /// (at [`READ_PAUSE`] queued), so only one round's answers or an
+    /// application's burst can approach it.
+    pub max_send_queue: usize,
+    /// How long an acceptor's connection may take to send a valid Logon
+    /// (QuickFIX's `LogonTimeout`).
+    pub logon_timeout: Duration,
+    /// Most connections an acceptor holds before their Logon; more are
+    /// closed as they arrive.
+    pub max_unauthenticated: usize,
+}
+
+impl<'a> Options<'a> {
+    /// The defaults: 1 MiB messages, TCP_NODELAY, no spinning, a 64 MiB
+    /// send queue, a 10 s logon timeout and 256 connections awaiting
+    /// their Logon.
+    pub fn new(stop: &'a AtomicBool) -> Options<'a> {
+        Options {
+            max_message: 1 << 20,
+            stop,
+            nodelay: true,
+            spin: Duration::ZERO,
+            max_send_queue: 64 << 20,
+            logon_timeout: Duration::from_secs(10),
+            max_unauthenticated: 256,
+        }
+    }
+}
+
+/// Queued bytes past which a connection stops reading from its
+/// counterparty until the queue drains: a peer that sends without
+/// reading gets no more answers made for it.
+pub const READ_PAUSE: usize = 1 << 20;
+
+/// Bytes written but not yet taken by the socket.
+struct SendQueue {
+    bytes: Vec<u8>,
+    /// Where the unsent part begins.
+    head: usize,
+    /// Since when the queue has waited without the socket taking a byte.
+    stalled: Option<Instant>,
+}
+
+impl SendQueue {
+    fn len(&self) -> usize {
+        self.bytes.len() - self.head
+    }
+
+    /// Writes what the socket takes without blocking; an error only when
+    /// the connection failed.
+    fn write(&mut self, stream: &mut TcpStream) -> io::Result<()> {
+        while self.len() > 0 {
+            match stream.write(&self.bytes[self.head..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.head += n;
+                    self.stalled = None;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if self.len() == 0 {
+            self.bytes.clear();
+            self.head = 0;
+        } else {
+            if self.head > (1 << 20) && self.head * 2 > self.bytes.len() {
+                // Keep the buffer from only growing while the peer reads
+                // slowly.
+                self.bytes.drain(..self.head);
+                self.head = 0;
+            }
+            self.stalled.get_or_insert_with(Instant::now);
+        }
+        Ok(())
+    }
 }
 
 /// Runs `session` on `stream` until either side closes it. `initial`
@@ -148,6 +228,13 @@ pub struct Options<'a> {
 /// the stream is left open for the caller to close once the session is
 /// free again: a peer that reconnects the moment it sees the close must
 /// find the session available.
+///
+/// The socket never blocks the session: writes that the peer does not
+/// take wait in a queue while timers and `opts.stop` keep running, and a
+/// peer that leaves more than `opts.max_send_queue` bytes unread, or
+/// reads nothing for two heartbeat intervals, is disconnected. The store
+/// is flushed after each round's deliveries and before its bytes are
+/// written (see [`super::store`]).
 pub fn run<S: SessionStore, A: Application, L: Log>(
     stream: &mut TcpStream,
     initial: &[u8],
@@ -156,15 +243,20 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     log: &mut L,
     opts: Options<'_>,
 ) -> Result<(), ConnectionError> {
-    stream.set_read_timeout(Some(TICK))?;
     stream.set_nodelay(opts.nodelay)?;
+    stream.set_nonblocking(true)?;
     let mut framer = Framer::new(opts.max_message).session_cut();
     framer.push(initial);
     session.on_connect(now())?;
     let mut buf = vec![0u8; 64 << 10];
-    // What one round (a read's worth of messages) sends, written in one
-    // call: a write per message cost more than the session itself.
+    // What one round (a read's worth of messages) sends, queued in one
+    // piece: a write per message cost more than the session itself.
     let mut out = Vec::with_capacity(64 << 10);
+    let mut queue = SendQueue {
+        bytes: Vec::with_capacity(64 << 10),
+        head: 0,
+        stalled: None,
+    };
     let mut stopping = false;
     // The session's outputs, drained into one reused vector.
     let mut outs = Vec::new();
@@ -175,7 +267,16 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     let mut t = now();
     loop {
         let mut open = pump(&mut out, &mut outs, session, app, log, t)?;
-        while open && let Some(frame) = framer.next_frame() {
+        if open && session.resend_pending() && queue.len() + out.len() < READ_PAUSE {
+            session.continue_resend(t)?;
+            open = pump(&mut out, &mut outs, session, app, log, t)?;
+        }
+        // A resend goes out whole before anything new is read.
+        while open
+            && !session.resend_pending()
+            && queue.len() + out.len() < READ_PAUSE
+            && let Some(frame) = framer.next_frame()
+        {
             match frame {
                 Ok(msg) => {
                     log.message(t, true, msg);
@@ -186,18 +287,46 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             open = pump(&mut out, &mut outs, session, app, log, t)?;
         }
         if !out.is_empty() {
-            let res = stream.write_all(&out);
+            // Stored before sent; counted once the application took it.
+            session.flush_store()?;
+            queue.bytes.extend_from_slice(&out);
             out.clear();
-            if let Err(e) = res {
-                log.event(now(), &format!("Connection failed: {e}"));
-                session.on_disconnect()?;
-                flush_logs(session, log);
-                return Ok(());
-            }
+        }
+        if let Err(e) = queue.write(stream) {
+            log.event(now(), &format!("Connection failed: {e}"));
+            return end(session, log);
         }
         if !open {
+            // Give the last words (a Logout, a Reject) a moment to leave.
+            linger(stream, &mut queue);
             flush_logs(session, log);
             return Ok(());
+        }
+        let hb = session.heartbeat_interval();
+        let stall_limit = Duration::from_secs(if hb == 0 { 30 } else { hb.saturating_mul(2) });
+        if queue.len() > opts.max_send_queue {
+            log.event(
+                now(),
+                &format!(
+                    "Disconnecting: {} bytes wait for a counterparty that is not reading (limit {})",
+                    queue.len(),
+                    opts.max_send_queue
+                ),
+            );
+            return end(session, log);
+        }
+        if let Some(since) = queue.stalled
+            && since.elapsed() >= stall_limit
+        {
+            log.event(
+                now(),
+                &format!(
+                    "Disconnecting: the counterparty has read nothing for {} s ({} bytes waiting)",
+                    stall_limit.as_secs(),
+                    queue.len()
+                ),
+            );
+            return end(session, log);
         }
         if opts.stop.load(Ordering::Relaxed) && !stopping {
             stopping = true;
@@ -205,30 +334,32 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             session.logout(None, t)?;
             continue;
         }
-        let got = match wait_readable(stream, opts.spin, TICK) {
-            Ok(true) => stream.read(&mut buf),
-            Ok(false) => Err(io::ErrorKind::TimedOut.into()),
-            Err(e) => Err(e),
-        };
-        match got {
-            Ok(0) => {
-                log.event(now(), "Connection closed by the counterparty");
-                session.on_disconnect()?;
-                flush_logs(session, log);
-                return Ok(());
-            }
-            Ok(n) => framer.push(&buf[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                log.event(now(), &format!("Connection failed: {e}"));
-                session.on_disconnect()?;
-                flush_logs(session, log);
-                return Ok(());
+        let want_read = queue.len() < READ_PAUSE && !session.resend_pending();
+        if session.resend_pending() && queue.len() < READ_PAUSE {
+            // More of the resend to send at once.
+            t = now();
+            session.on_tick(t)?;
+            continue;
+        }
+        let (readable, _) = wait(stream, want_read, queue.len() > 0, opts.spin, TICK)?;
+        if readable && want_read {
+            match stream.read(&mut buf) {
+                Ok(0) => {
+                    log.event(now(), "Connection closed by the counterparty");
+                    return end(session, log);
+                }
+                Ok(n) => framer.push(&buf[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => {
+                    log.event(now(), &format!("Connection failed: {e}"));
+                    return end(session, log);
+                }
             }
         }
         t = now();
@@ -236,16 +367,64 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     }
 }
 
-/// Waits until `stream` has something to read (or its peer closed it),
-/// polling it without blocking for up to `spin` first, then blocking for
-/// up to `timeout`; false when the time ran out. See `readable` for why
-/// a reader should wait here rather than inside a blocking `recv`.
-fn wait_readable(stream: &TcpStream, spin: Duration, timeout: Duration) -> io::Result<bool> {
-    if !spin.is_zero() {
+/// The connection is gone: the session learns it, and its last event
+/// lines are written.
+fn end<S: SessionStore, L: Log>(
+    session: &mut Session<S>,
+    log: &mut L,
+) -> Result<(), ConnectionError> {
+    session.on_disconnect()?;
+    flush_logs(session, log);
+    Ok(())
+}
+
+/// Tries for a short while to hand the queue's last bytes to the socket.
+fn linger(stream: &mut TcpStream, queue: &mut SendQueue) {
+    let until = Instant::now() + Duration::from_millis(500);
+    while queue.len() > 0 && Instant::now() < until {
+        if queue.write(stream).is_err() {
+            return;
+        }
+        if queue.len() > 0
+            && wait(
+                stream,
+                false,
+                true,
+                Duration::ZERO,
+                Duration::from_millis(50),
+            )
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Waits until `stream` can be read (`read`) or written (`write`), busy
+/// polling for up to `spin` first, then blocking for up to `timeout`:
+/// (readable, writable).
+///
+/// Why not a blocking `recv`: on loopback the writer's send wakes the
+/// reader while the kernel still holds the reader socket's lock, and a
+/// reader asleep inside `recv` takes that lock again the moment it wakes.
+/// In this VM that contention (paravirtual spinlock waits) was a third of
+/// an idle acceptor's CPU. Woken in `poll`, the reader goes back to user
+/// space first, and the `recv` that follows finds the data ready and,
+/// mostly, the lock free.
+fn wait(
+    stream: &TcpStream,
+    read: bool,
+    write: bool,
+    spin: Duration,
+    timeout: Duration,
+) -> io::Result<(bool, bool)> {
+    let events = if read { libc::POLLIN } else { 0 } | if write { libc::POLLOUT } else { 0 };
+    if !spin.is_zero() && read {
         let until = Instant::now() + spin;
         loop {
-            if readable(stream, Duration::ZERO)? {
-                return Ok(true);
+            let r = poll_one(stream, events, Duration::ZERO)?;
+            if r.0 || r.1 {
+                return Ok(r);
             }
             if Instant::now() >= until {
                 break;
@@ -253,42 +432,39 @@ fn wait_readable(stream: &TcpStream, spin: Duration, timeout: Duration) -> io::R
             std::hint::spin_loop();
         }
     }
-    readable(stream, timeout)
+    poll_one(stream, events, timeout)
 }
 
-/// Waits until `stream` has something to read, or its peer closed it, for
-/// at most `timeout`; false when the time ran out.
-///
-/// Why not a blocking `recv` alone: on loopback the writer's send wakes
-/// the reader while the kernel still holds the reader socket's lock, and
-/// a reader asleep inside `recv` takes that lock again the moment it
-/// wakes. In this VM that contention (paravirtual spinlock waits) was a
-/// third of an idle acceptor's CPU. Woken in `poll`, the reader goes back
-/// to user space first, and the `recv` that follows finds the data ready
-/// and, mostly, the lock free.
-fn readable(stream: &TcpStream, timeout: Duration) -> io::Result<bool> {
+/// One `poll` of `stream` for `events`: (readable or closed, writable).
+fn poll_one(
+    stream: &TcpStream,
+    events: libc::c_short,
+    timeout: Duration,
+) -> io::Result<(bool, bool)> {
     use std::os::fd::AsRawFd;
     let mut fd = libc::pollfd {
         fd: stream.as_raw_fd(),
-        events: libc::POLLIN,
+        events,
         revents: 0,
     };
     let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
     // SAFETY: `fd` is one valid pollfd that outlives the call, and its
     // descriptor belongs to `stream`, which is borrowed (open) throughout.
     let n = unsafe { libc::poll(&mut fd, 1, ms) };
-    match n {
-        0 => Ok(false),
-        n if n > 0 => Ok(true),
-        _ => {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                Ok(false)
-            } else {
-                Err(e)
-            }
-        }
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok((false, false))
+        } else {
+            Err(e)
+        };
     }
+    let r = fd.revents;
+    let gone = r & (libc::POLLHUP | libc::POLLERR) != 0;
+    Ok((
+        r & libc::POLLIN != 0 || gone,
+        r & libc::POLLOUT != 0 || gone,
+    ))
 }
 
 /// Carries out the session's outputs at time `t`, appending what it sends to `out`;

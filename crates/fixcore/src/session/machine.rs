@@ -42,6 +42,18 @@ const NANOS: i64 = 1_000_000_000;
 /// EndSeqNo(16) meaning "everything after BeginSeqNo" before FIX 4.2.
 const INFINITY_41: u64 = 999_999;
 
+/// Most numbers one call of [`Session::continue_resend`] sends.
+pub const RESEND_BATCH: u64 = 512;
+
+/// A resend in progress: the next number to look at, the last, and where
+/// a run of numbers to gap-fill began.
+#[derive(Debug, Clone, Copy)]
+struct Resend {
+    next: u64,
+    last: u64,
+    gap_from: Option<u64>,
+}
+
 /// Which side of the connection a session is.
 pub type Role = ConnectionType;
 
@@ -104,6 +116,8 @@ pub struct Session<S: SessionStore> {
     resend_range: Option<(u64, u64)>,
     /// Messages received ahead of the gap, by sequence number.
     queue: GapQueue,
+    /// Our resend still going out, batch by batch.
+    resend: Option<Resend>,
     /// We sent a Logon with ResetSeqNumFlag=Y and await the reply.
     sent_reset: bool,
     /// The peer's Logon arrived (logged on once ours is out too).
@@ -201,6 +215,7 @@ impl<S: SessionStore> Session<S> {
             test_requests: 0,
             resend_range: None,
             queue: GapQueue::default(),
+            resend: None,
             sent_reset: false,
             received_logon: false,
             sent_logon: false,
@@ -259,6 +274,21 @@ impl<S: SessionStore> Session<S> {
         &self.store
     }
 
+    /// The heartbeat interval in force, in seconds (the peer's, once its
+    /// Logon arrived); 0 when heartbeats are off.
+    pub fn heartbeat_interval(&self) -> u64 {
+        self.heart_bt_int
+    }
+
+    /// Makes what the store holds back persist ([`SessionStore::flush`]).
+    /// A driver calls it after the application took the round's
+    /// delivered messages and before writing the round's bytes: stored
+    /// before sent, counted only once taken.
+    pub fn flush_store(&mut self) -> Result<(), SessionError> {
+        self.store.flush()?;
+        Ok(())
+    }
+
     /// Whether both Logons have been exchanged.
     pub fn is_logged_on(&self) -> bool {
         matches!(self.phase, Phase::LoggedOn | Phase::LogoutSent(_))
@@ -296,6 +326,7 @@ impl<S: SessionStore> Session<S> {
         self.sent_logon = false;
         self.resend_range = None;
         self.queue.clear();
+        self.resend = None;
         // An initiator outside its logon time waits, connected, and logs
         // on from a tick once the time comes (QuickFIX's next()).
         self.phase = Phase::AwaitingLogon;
@@ -338,6 +369,7 @@ impl<S: SessionStore> Session<S> {
         self.sent_logon = false;
         self.resend_range = None;
         self.queue.clear();
+        self.resend = None;
         if self.cfg.reset_on_disconnect {
             self.store.reset()?;
         }

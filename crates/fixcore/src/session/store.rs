@@ -1,52 +1,58 @@
 //! Session stores: the next sequence numbers in both directions and every
 //! message sent, by sequence number.
 //!
-//! [`MemoryStore`] lives as long as the process. [`FileStore`] is one
-//! append-only journal file per session, so a session killed at any point
-//! (`kill -9`) resumes its numbers and can still resend what it sent:
+//! [`MemoryStore`] lives as long as the process. [`FileStore`] keeps them
+//! in QuickFIX's file-store layout (see [`file`]), so a session killed at
+//! any point (`kill -9`) resumes its numbers and can still resend what it
+//! sent, and a store QuickFIX wrote is read as it is. [`journal`] converts
+//! the single-file journal earlier versions wrote.
 //!
-//! - a record is `M seq:u64le len:u32le bytes` (a sent message) or
-//!   `N sender:u64le target:u64le` (next sequence numbers);
-//! - each record reaches the kernel in one `write` before the call returns,
-//!   so it survives the process dying; [`Durability::Fsync`] also
-//!   `fdatasync`s it, so it survives the machine dying (at one disk flush
-//!   per record). The default, [`Durability::Process`], does not;
-//! - on open the journal is replayed; a record cut short at the end (the
-//!   process died inside a `write`) is truncated away, while garbage before
-//!   the end is a [`StoreError::Corrupt`] naming the offset, never skipped;
-//! - a reset truncates the journal to one `N 1 1` record.
-//!
-//! The file store keeps only offsets in memory and reads a resent message
-//! back from the file.
+//! The delivery guarantee rests on one rule every driver keeps: the store
+//! is flushed ([`SessionStore::flush`]) after the application has taken
+//! the round's delivered messages and before the round's bytes are
+//! written to the socket. So a message is stored before it is sent, and
+//! an inbound number is counted on disk only once its message was taken:
+//! after a crash, anything not taken is asked for again (at least once,
+//! PossDupFlag=Y on the copies).
 
-use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::Read;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+pub mod file;
+pub mod journal;
+
+pub use file::{FileStore, Recovery};
+
+use std::path::PathBuf;
 
 /// A store that cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The operating system refused an operation on the journal.
+    /// The operating system refused an operation on a store file.
     #[error("{path}: {op}: {source}")]
     Io {
-        /// The journal file.
+        /// The file.
         path: PathBuf,
         /// What was being done.
         op: &'static str,
         /// The OS error.
         source: std::io::Error,
     },
-    /// The journal holds bytes that are not a record.
-    #[error("{path}: corrupt journal at byte {offset}: {why}")]
+    /// A store file holds what no record can be: the session must not
+    /// start on it (see [`FileStore::recover`]).
+    #[error("{path}: damaged store at byte {offset} ({record}): {why}")]
     Corrupt {
-        /// The journal file.
+        /// The damaged file.
         path: PathBuf,
-        /// Offset of the bad record.
+        /// Offset of the bad record in it.
         offset: u64,
+        /// Which record (entry number, sequence number).
+        record: String,
         /// What is wrong.
-        why: &'static str,
+        why: String,
+    },
+    /// A sequence number larger than the store can hold.
+    #[error("sequence number {seq} is above {max}, the largest this store holds", max = file::MAX_SEQ)]
+    OutOfRange {
+        /// The number.
+        seq: u64,
     },
     /// A message longer than a record can describe.
     #[error("message of {len} bytes is too long to store")]
@@ -75,6 +81,17 @@ pub trait SessionStore {
     /// store another process may have written (`RefreshOnLogon`); a store
     /// that persists nothing keeps what it has.
     fn refresh(&mut self) -> Result<(), StoreError>;
+    /// Makes everything recorded so far persist. A store may hold records
+    /// back until then; see the [module docs](self) for when a driver
+    /// calls it.
+    fn flush(&mut self) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// The largest sequence number the store can record; a session never
+    /// accepts a number beyond it.
+    fn max_seq(&self) -> u64 {
+        u64::MAX - 1
+    }
 }
 
 /// The store of a session without `FileStorePath`.
@@ -195,198 +212,15 @@ impl SessionStore for MemoryStore {
     }
 }
 
-/// How far a [`FileStore`] record must get before the call returns.
+/// How far a [`FileStore`] record must get before
+/// [`SessionStore::flush`] returns (QuickFIX's `FileStoreSync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Durability {
     /// Into the kernel: survives the process being killed, not a power cut.
     #[default]
     Process,
-    /// Onto the disk (`fdatasync` per record).
+    /// Onto the disk (`fdatasync` of each file written, per flush).
     Fsync,
-}
-
-const MSG: u8 = b'M';
-const SEQS: u8 = b'N';
-const MSG_HEAD: usize = 1 + 8 + 4;
-const SEQS_LEN: usize = 1 + 8 + 8;
-
-/// A session's append-only journal file.
-#[derive(Debug)]
-pub struct FileStore {
-    path: PathBuf,
-    file: File,
-    durability: Durability,
-    /// End of the last whole record: where the next one goes.
-    end: u64,
-    sender: u64,
-    target: u64,
-    /// seq -> (offset of the message bytes, length).
-    sent: HashMap<u64, (u64, u32)>,
-    /// One record being assembled, reused so a save allocates nothing
-    /// once warm.
-    record: Vec<u8>,
-}
-
-impl FileStore {
-    /// Opens (creating if absent) the journal at `path` and replays it.
-    pub fn open(path: &Path, durability: Durability) -> Result<FileStore, StoreError> {
-        let io = |op| {
-            let path = path.to_path_buf();
-            move |source| StoreError::Io { path, op, source }
-        };
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .map_err(io("open"))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes).map_err(io("read"))?;
-        let mut store = FileStore {
-            path: path.to_path_buf(),
-            file,
-            durability,
-            end: 0,
-            sender: 1,
-            target: 1,
-            sent: HashMap::new(),
-            record: Vec::new(),
-        };
-        store.replay(&bytes)?;
-        if store.end != bytes.len() as u64 {
-            // A record cut short by a death mid-write: it was never
-            // acknowledged to the caller, so dropping it loses nothing.
-            store.file.set_len(store.end).map_err(io("truncate"))?;
-        }
-        Ok(store)
-    }
-
-    fn replay(&mut self, b: &[u8]) -> Result<(), StoreError> {
-        let mut at = 0usize;
-        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
-        while at < b.len() {
-            let corrupt = |why| StoreError::Corrupt {
-                path: self.path.clone(),
-                offset: at as u64,
-                why,
-            };
-            match b[at] {
-                MSG => {
-                    if b.len() - at < MSG_HEAD {
-                        break;
-                    }
-                    let seq = u64_at(at + 1);
-                    let len = u32::from_le_bytes(b[at + 9..at + 13].try_into().expect("4 bytes"));
-                    let body = at + MSG_HEAD;
-                    if b.len() - body < len as usize {
-                        break;
-                    }
-                    if seq == 0 {
-                        return Err(corrupt("message with sequence number 0"));
-                    }
-                    self.sent.insert(seq, (body as u64, len));
-                    at = body + len as usize;
-                }
-                SEQS => {
-                    if b.len() - at < SEQS_LEN {
-                        break;
-                    }
-                    let (s, t) = (u64_at(at + 1), u64_at(at + 9));
-                    if s == 0 || t == 0 {
-                        return Err(corrupt("sequence number 0"));
-                    }
-                    self.sender = s;
-                    self.target = t;
-                    at += SEQS_LEN;
-                }
-                _ => return Err(corrupt("unknown record type")),
-            }
-            self.end = at as u64;
-        }
-        Ok(())
-    }
-
-    /// Writes `self.record` at the end in one call, then syncs if asked.
-    fn append(&mut self) -> Result<u64, StoreError> {
-        let at = self.end;
-        let io = |op| {
-            let path = self.path.clone();
-            move |source| StoreError::Io { path, op, source }
-        };
-        self.file
-            .write_all_at(&self.record, at)
-            .map_err(io("write"))?;
-        if self.durability == Durability::Fsync {
-            self.file.sync_data().map_err(io("fdatasync"))?;
-        }
-        self.end += self.record.len() as u64;
-        Ok(at)
-    }
-
-    /// The journal's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl SessionStore for FileStore {
-    fn next_sender_seq(&self) -> u64 {
-        self.sender
-    }
-    fn next_target_seq(&self) -> u64 {
-        self.target
-    }
-    fn set_seqs(&mut self, sender: u64, target: u64) -> Result<(), StoreError> {
-        self.record.clear();
-        self.record.push(SEQS);
-        self.record.extend_from_slice(&sender.to_le_bytes());
-        self.record.extend_from_slice(&target.to_le_bytes());
-        self.append()?;
-        self.sender = sender;
-        self.target = target;
-        Ok(())
-    }
-    fn save(&mut self, seq: u64, msg: &[u8]) -> Result<(), StoreError> {
-        let len = u32::try_from(msg.len()).map_err(|_| StoreError::TooLong { len: msg.len() })?;
-        self.record.clear();
-        self.record.push(MSG);
-        self.record.extend_from_slice(&seq.to_le_bytes());
-        self.record.extend_from_slice(&len.to_le_bytes());
-        self.record.extend_from_slice(msg);
-        let at = self.append()?;
-        self.sent.insert(seq, (at + MSG_HEAD as u64, len));
-        Ok(())
-    }
-    fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
-        let Some(&(at, len)) = self.sent.get(&seq) else {
-            return Ok(false);
-        };
-        let start = out.len();
-        out.resize(start + len as usize, 0);
-        self.file
-            .read_exact_at(&mut out[start..], at)
-            .map_err(|source| StoreError::Io {
-                path: self.path.clone(),
-                op: "read",
-                source,
-            })?;
-        Ok(true)
-    }
-    fn reset(&mut self) -> Result<(), StoreError> {
-        self.file.set_len(0).map_err(|source| StoreError::Io {
-            path: self.path.clone(),
-            op: "truncate",
-            source,
-        })?;
-        self.end = 0;
-        self.sent.clear();
-        self.set_seqs(1, 1)
-    }
-    fn refresh(&mut self) -> Result<(), StoreError> {
-        *self = FileStore::open(&self.path.clone(), self.durability)?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -398,7 +232,7 @@ mod tests;
 pub enum AnyStore {
     /// In memory.
     Memory(MemoryStore),
-    /// A journal file.
+    /// QuickFIX's files.
     File(FileStore),
 }
 
@@ -443,6 +277,18 @@ impl SessionStore for AnyStore {
         match self {
             AnyStore::Memory(s) => s.refresh(),
             AnyStore::File(s) => s.refresh(),
+        }
+    }
+    fn flush(&mut self) -> Result<(), StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.flush(),
+            AnyStore::File(s) => s.flush(),
+        }
+    }
+    fn max_seq(&self) -> u64 {
+        match self {
+            AnyStore::Memory(s) => s.max_seq(),
+            AnyStore::File(s) => s.max_seq(),
         }
     }
 }

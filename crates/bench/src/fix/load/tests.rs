@@ -59,12 +59,7 @@ fn acceptor_for(engine: Engine, theirs: &'static str) -> u16 {
         let mut session = Session::new(cfg, MemoryStore::default());
         let mut engine = engine;
         static STOP: AtomicBool = AtomicBool::new(false);
-        let opts = Options {
-            max_message: 1 << 20,
-            stop: &STOP,
-            nodelay: true,
-            spin: Duration::ZERO,
-        };
+        let opts = Options::new(&STOP);
         let _ = connection::run(
             &mut stream,
             &[],

@@ -260,7 +260,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
 
 /// The initiator sessions of the settings file, the first `k` when given.
 fn targets(settings: &Path, k: Option<usize>) -> Result<Vec<Target<AnyStore>>> {
-    let mut all = super::session::sessions(settings, ConnectionType::Initiator)?;
+    let mut all = super::session::sessions(settings, ConnectionType::Initiator, false)?;
     if let Some(k) = k {
         if k > all.len() {
             bail!(

@@ -21,7 +21,9 @@ use fixcore::session::acceptor::Acceptor;
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, Application, Delivered, Log, Options};
 use fixcore::session::machine::{Config, Session, SessionError};
-use fixcore::session::store::{AnyStore, Durability, FileStore, MemoryStore, SessionStore};
+use fixcore::session::store::{
+    AnyStore, Durability, FileStore, MemoryStore, SessionStore, journal,
+};
 use fixcore::settings::{ConnectionType, SessionSettings, Settings};
 use fixcore::value::UtcTimestamp;
 
@@ -75,6 +77,27 @@ pub struct SessionArgs {
     /// a core kept busy. 0 (the default) blocks at once.
     #[arg(long, value_name = "DURATION", default_value = "0", value_parser = perfkit::units::parse_duration_up_to(MAX_SPIN))]
     pub spin: Duration,
+    /// Most bytes kept for a counterparty that does not read (suffixes
+    /// K, M, G); past it the connection is dropped. A counterparty that
+    /// reads nothing at all is also dropped after two heartbeat
+    /// intervals.
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = send_queue_limit)]
+    pub send_queue_limit: usize,
+    /// Start on a damaged FileStorePath store: cut it at its last good
+    /// record (what follows can no longer be resent and is gap-filled)
+    /// and warn, instead of refusing to start. Sequence numbers already
+    /// sent are never reused.
+    #[arg(long)]
+    pub recover_store: bool,
+}
+
+/// `--send-queue-limit`: a size of at least 64 KiB.
+fn send_queue_limit(s: &str) -> std::result::Result<usize, String> {
+    let n = perfkit::units::parse_size(s)?;
+    if n < 64 << 10 {
+        return Err(format!("{s} is below 64K"));
+    }
+    usize::try_from(n).map_err(|_| format!("{s} is too large"))
 }
 
 /// Longest `--spin`: the session's timers run between waits, and a spin
@@ -159,10 +182,51 @@ impl Log for SessionLog {
     }
 }
 
-/// The sessions of `role` in the settings file, with their stores.
+/// The file store of session `s` in `dir`, in QuickFIX's layout. A
+/// journal an earlier perfkit left there is converted first (kept as
+/// `.journal.bak`). With `recover`, a damaged store is repaired as far as
+/// it can be, each repair a warning on stderr; without, it is an error.
+fn file_store(s: &SessionSettings, dir: &Path, recover: bool) -> Result<FileStore> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("creating FileStorePath {}", dir.display()))?;
+    let prefix = FileStore::prefix_in(
+        dir,
+        s.begin_string.as_str(),
+        &s.sender_comp_id,
+        &s.target_comp_id,
+        &s.session_qualifier,
+    );
+    let journal = dir.join(format!("{}.journal", s.id().replace(['>', ':'], "-")));
+    let mut seqnums = prefix.as_os_str().to_owned();
+    seqnums.push(".seqnums");
+    if journal.exists() && !Path::new(&seqnums).exists() {
+        let (store, bak) = journal::convert(&journal, &prefix, Durability::Process)?;
+        eprintln!(
+            "perfkit: {}: store converted to QuickFIX's file layout at {}.*; the journal is kept as {}",
+            s.id(),
+            prefix.display(),
+            bak.display()
+        );
+        return Ok(store);
+    }
+    if !recover {
+        return FileStore::open(&prefix, Durability::Process).map_err(|e| {
+            anyhow::anyhow!("{e}\n(--recover-store cuts the store at its last good record)")
+        });
+    }
+    let (store, recovery) = FileStore::recover(&prefix, Durability::Process)?;
+    for line in &recovery.repairs {
+        eprintln!("perfkit: warning: {}: store repaired: {line}", s.id());
+    }
+    Ok(store)
+}
+
+/// The sessions of `role` in the settings file, with their stores (a
+/// damaged file store repaired when `recover`).
 pub(super) fn sessions(
     path: &Path,
     role: ConnectionType,
+    recover: bool,
 ) -> Result<Vec<(SessionSettings, Session<AnyStore>)>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading settings {}", path.display()))?;
@@ -174,16 +238,10 @@ pub(super) fn sessions(
             continue;
         }
         let store = match &s.file_store_path {
-            Some(dir) => {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating FileStorePath {dir}"))?;
-                let name = s.id().replace(['>', ':'], "-");
-                let file = Path::new(dir).join(format!("{name}.journal"));
-                AnyStore::File(
-                    FileStore::open(&file, Durability::Process)
-                        .with_context(|| format!("opening the store of {}", s.id()))?,
-                )
-            }
+            Some(dir) => AnyStore::File(
+                file_store(&s, Path::new(dir), recover)
+                    .with_context(|| format!("opening the store of {}", s.id()))?,
+            ),
             None => AnyStore::Memory(MemoryStore::default()),
         };
         let mut cfg = Config::from_settings(&s);
@@ -270,7 +328,7 @@ fn stop_flag() -> &'static AtomicBool {
 
 /// Runs `perfkit fix acceptor`.
 pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
-    let sessions = sessions(&args.settings, ConnectionType::Acceptor)?;
+    let sessions = sessions(&args.settings, ConnectionType::Acceptor, args.recover_store)?;
     let mut ports: Vec<u16> = sessions
         .iter()
         .filter_map(|(s, _)| s.socket_accept_port)
@@ -303,6 +361,13 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
         );
     };
     let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
+    // One wait for every connection's Logon, before it is known which
+    // session it is for: the longest any session allows.
+    let logon_timeout = sessions
+        .iter()
+        .map(|(s, _)| s.logon_timeout)
+        .max()
+        .unwrap_or(10);
     let listener = listen(port, reuse).with_context(|| format!("listening on port {port}"))?;
     eprintln!(
         "perfkit fix acceptor: {} session(s) on port {port}",
@@ -323,9 +388,11 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
             &misc,
             Options {
                 max_message: args.max_message,
-                stop,
                 nodelay,
                 spin: args.spin,
+                max_send_queue: args.send_queue_limit,
+                logon_timeout: Duration::from_secs(u64::from(logon_timeout)),
+                ..Options::new(stop)
             },
         )
         .context("accepting connections")?;
@@ -336,7 +403,11 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
 /// reconnecting after ReconnectInterval when the connection drops, until
 /// Ctrl-C logs it out.
 pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
-    let sessions = sessions(&args.settings, ConnectionType::Initiator)?;
+    let sessions = sessions(
+        &args.settings,
+        ConnectionType::Initiator,
+        args.recover_store,
+    )?;
     let messages = message_log(&args.log)?;
     let latencies = latency_file(&args.latencies)?;
     let stop = stop_flag();
@@ -360,14 +431,15 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
             };
             let opts = Options {
                 max_message: args.max_message,
-                stop,
                 nodelay: s.socket_nodelay,
                 spin: args.spin,
+                max_send_queue: args.send_queue_limit,
+                ..Options::new(stop)
             };
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
             handles.push(scope.spawn(move || -> Result<()> {
                 while !stop.load(Ordering::Relaxed) && !a.done() {
-                    match TcpStream::connect((host.as_str(), port)) {
+                    match connect(&host, port, stop) {
                         Ok(mut stream) => {
                             let res = connection::run(
                                 &mut stream,
@@ -422,6 +494,23 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
         flushed.with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Connects to `host:port`, each address for at most a few seconds, so
+/// that Ctrl-C is seen while a host does not answer.
+fn connect(host: &str, port: u16, stop: &AtomicBool) -> std::io::Result<TcpStream> {
+    use std::net::ToSocketAddrs;
+    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
+    for addr in (host, port).to_socket_addrs()? {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        match TcpStream::connect_timeout(&addr, Duration::from_secs(3)) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
 }
 
 /// The `--latencies` file, shared by the sessions' threads, with the

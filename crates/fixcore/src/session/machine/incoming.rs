@@ -171,6 +171,10 @@ impl<S: SessionStore> Session<S> {
             self.log("Invalid message: MsgSeqNum(34) missing".into());
             return Ok(false);
         };
+        if seq > self.store.max_seq() {
+            self.out_of_range(m, 34, seq, now)?;
+            return Ok(false);
+        }
         if self.cfg.check_latency && !queued {
             // abs_diff: a SendingTime in 1677 is 1e19 ns away, past i64.
             let limit = u64::from(self.cfg.max_latency_secs) * NANOS as u64;
@@ -472,6 +476,9 @@ impl<S: SessionStore> Session<S> {
                 .reject(m, Reason::REQUIRED_TAG_MISSING, 36, now)
                 .map(|_| ());
         };
+        if new > self.store.max_seq() {
+            return self.out_of_range(m, 36, new, now);
+        }
         let expected = self.store.next_target_seq();
         self.log(format!("Received SequenceReset FROM: {expected} TO: {new}"));
         if new > expected {
@@ -502,6 +509,46 @@ impl<S: SessionStore> Session<S> {
                 return Ok(());
             }
         }
+    }
+
+    /// A MsgSeqNum(34) or NewSeqNo(36) above the largest number the store
+    /// records. The specification defines SeqNum as a positive integer
+    /// without naming a largest value, and a message with a value out of
+    /// range for its tag gets a session Reject (SessionRejectReason 5,
+    /// "Value is incorrect (out of range) for this tag"). Such a number
+    /// cannot be counted past, so the session also logs out: the message
+    /// is never delivered, and no number is ever delivered twice.
+    fn out_of_range(
+        &mut self,
+        m: &Inbound<'_>,
+        tag: u32,
+        value: u64,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let text = format!(
+            "{} {value} is above {}, the largest sequence number this session records",
+            if tag == 34 {
+                "MsgSeqNum(34)"
+            } else {
+                "NewSeqNo(36)"
+            },
+            self.store.max_seq()
+        );
+        self.log(text.clone());
+        if self.received_logon {
+            // Not counted: RefSeqNum names it, and the reject must not
+            // move the expected number up to it.
+            self.send_reject(
+                m,
+                &text,
+                &text,
+                Some(i64::from(tag)),
+                Some(Reason::VALUE_INCORRECT.0),
+                now,
+            )?;
+            self.send_logout(Some(&text), now)?;
+        }
+        self.disconnect()
     }
 
     pub(super) fn incr_target(&mut self) -> Result<(), SessionError> {

@@ -3,7 +3,7 @@
 //! skipped with SequenceReset-GapFill.
 
 use super::inspect::{Inbound, is_header_tag, split_fields};
-use super::{INFINITY_41, Output, Session, SessionError, is_admin};
+use super::{INFINITY_41, Output, RESEND_BATCH, Resend, Session, SessionError, is_admin};
 use crate::Error;
 use crate::session::reject::Reason;
 use crate::session::store::SessionStore;
@@ -57,33 +57,63 @@ impl<S: SessionStore> Session<S> {
     /// Sends our messages `begin..=last` again: application messages with
     /// PossDupFlag=Y and OrigSendingTime, runs of admin messages (and of
     /// numbers the store no longer has) as one SequenceReset-GapFill.
+    /// Only the first [`RESEND_BATCH`] numbers go out now; the driver asks
+    /// for the rest with [`Session::continue_resend`] as the connection
+    /// takes them, so a resend of millions of messages starts at once and
+    /// holds one batch in memory.
     pub(super) fn retransmit(
         &mut self,
         begin: u64,
         last: u64,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
-        let mut gap_from: Option<u64> = None;
-        let mut seq = begin.max(1);
+        self.resend = Some(Resend {
+            next: begin.max(1),
+            last,
+            gap_from: None,
+        });
+        self.continue_resend(now)
+    }
+
+    /// Whether a resend has numbers still to send (see
+    /// [`Session::continue_resend`]).
+    pub fn resend_pending(&self) -> bool {
+        self.resend.is_some()
+    }
+
+    /// Sends the next batch of a resend in progress, if any. A driver
+    /// calls it when [`Session::resend_pending`] and its connection has
+    /// room, before reading more from the peer.
+    pub fn continue_resend(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
+        let Some(mut r) = self.resend.take() else {
+            return Ok(());
+        };
         let mut stored = Vec::new();
-        while seq <= last {
+        let stop = r
+            .next
+            .saturating_add(RESEND_BATCH)
+            .min(r.last.saturating_add(1));
+        while r.next < stop {
+            let seq = r.next;
             stored.clear();
             let resend = self.store.load(seq, &mut stored)? && self.prepare_resend(&stored, now);
             if resend {
-                if let Some(from) = gap_from.take() {
+                if let Some(from) = r.gap_from.take() {
                     self.send_gap_fill(from, seq, now)?;
                 }
                 let bytes = self.builder_bytes();
                 self.last_sent = now.unix_nanos;
                 self.out.push(Output::Send(bytes));
                 self.log(format!("Resending Message: {seq}"));
-            } else if gap_from.is_none() {
-                gap_from = Some(seq);
+            } else if r.gap_from.is_none() {
+                r.gap_from = Some(seq);
             }
-            seq += 1;
+            r.next += 1;
         }
-        if let Some(from) = gap_from {
-            self.send_gap_fill(from, last + 1, now)?;
+        if r.next <= r.last {
+            self.resend = Some(r);
+        } else if let Some(from) = r.gap_from {
+            self.send_gap_fill(from, r.last.saturating_add(1), now)?;
         }
         Ok(())
     }

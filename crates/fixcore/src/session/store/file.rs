@@ -1,0 +1,933 @@
+//! [`FileStore`]: QuickFIX's file-store layout, read and written.
+//!
+//! A session's store is four files beside each other, named as QuickFIX
+//! names them (`FIX.4.4-EXEC-BANZAI.body` and so on; the prefix is
+//! BeginString-SenderCompID-TargetCompID, then `-qualifier` if any):
+//!
+//! - `.body`: every stored message, end to end;
+//! - `.header`: one `seq,offset,size ` text entry per stored message, in
+//!   the order they were stored; this is the on-disk index;
+//! - `.seqnums`: `SSSSSSSSSS : TTTTTTTTTT`, the next sender and target
+//!   numbers (QuickFIX 1.15.1 writes ten digits, later versions twenty;
+//!   both are read, ten are written, so 1.15.1 reads what we leave);
+//! - `.session`: the store's creation time, `YYYYMMDD-HH:MM:SS`.
+//!
+//! What it guarantees, and how:
+//!
+//! - **Records are buffered until [`SessionStore::flush`]**, which writes
+//!   the body, then the header, then the numbers. The session's driver
+//!   flushes before it writes to the socket, so a message is stored
+//!   before it is sent, and an inbound number is counted on disk only
+//!   after the application took the message (the flush comes after the
+//!   round's deliveries). A process killed at any point leaves at worst
+//!   body bytes no entry names (never read) or entries the numbers do not
+//!   count yet (the next sender number is taken past them at open).
+//! - **A damaged store is refused**, never cut silently: at open every
+//!   entry is parsed and checked against the body (in bounds, after the
+//!   previous one, and the bytes it names are one FIX message whose
+//!   CheckSum holds), and the numbers must parse. The only thing dropped
+//!   without a word is an entry cut short at the very end of the header,
+//!   which a death mid-write leaves and which no number counts.
+//!   [`FileStore::recover`] instead cuts at the first bad entry, says so,
+//!   and never reuses a number the body shows was sent.
+//! - **Memory does not grow with the store**: open streams both files
+//!   through fixed buffers, and lookups go through the header on disk
+//!   with a sparse index (one position per [`STRIDE`] entries) and a
+//!   cursor, so a resend of a long range reads the header once, in order.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::{Durability, SessionStore, StoreError};
+
+/// The largest sequence number the store writes: QuickFIX 1.15.1 reads
+/// the numbers as a C `int`, so a larger one would come back wrapped.
+pub const MAX_SEQ: u64 = i32::MAX as u64;
+
+/// One entry in every this many keeps its header position in memory.
+pub const STRIDE: u64 = 1024;
+
+/// Bytes read from a file at a time while scanning it.
+const SCAN: usize = 64 << 10;
+
+/// One of the four files.
+#[derive(Debug)]
+struct Part {
+    path: PathBuf,
+    file: File,
+}
+
+impl Part {
+    fn open(prefix: &Path, ext: &str) -> Result<Part, StoreError> {
+        let mut name = prefix.as_os_str().to_owned();
+        name.push(".");
+        name.push(ext);
+        let path = PathBuf::from(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|source| StoreError::Io {
+                path: path.clone(),
+                op: "open",
+                source,
+            })?;
+        Ok(Part { path, file })
+    }
+
+    fn io(&self, op: &'static str) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+        move |source| StoreError::Io {
+            path: self.path.clone(),
+            op,
+            source,
+        }
+    }
+
+    fn len(&self) -> Result<u64, StoreError> {
+        Ok(self.file.metadata().map_err(self.io("stat"))?.len())
+    }
+
+    fn write_at(&self, bytes: &[u8], at: u64) -> Result<(), StoreError> {
+        self.file.write_all_at(bytes, at).map_err(self.io("write"))
+    }
+
+    fn read_at(&self, buf: &mut [u8], at: u64) -> Result<usize, StoreError> {
+        loop {
+            match self.file.read_at(buf, at) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                r => return r.map_err(self.io("read")),
+            }
+        }
+    }
+
+    fn truncate(&self, len: u64) -> Result<(), StoreError> {
+        self.file.set_len(len).map_err(self.io("truncate"))
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        self.file.sync_data().map_err(self.io("fdatasync"))
+    }
+
+    fn corrupt(&self, offset: u64, record: String, why: String) -> StoreError {
+        StoreError::Corrupt {
+            path: self.path.clone(),
+            offset,
+            record,
+            why,
+        }
+    }
+}
+
+/// One `.header` entry: message `seq` is `size` bytes at `offset` of the
+/// body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry {
+    seq: u64,
+    offset: u64,
+    size: u64,
+}
+
+/// How one entry at the start of some bytes reads.
+enum Parsed {
+    /// A whole entry, and the bytes it took.
+    Entry(Entry, usize),
+    /// The bytes end inside an entry that is well formed so far.
+    Short,
+    /// Not an entry: why.
+    Bad(&'static str),
+}
+
+/// Reads one `seq,offset,size ` entry at the start of `b`.
+fn parse_entry(b: &[u8]) -> Parsed {
+    let mut nums = [0u64; 3];
+    let mut at = 0;
+    for (k, n) in nums.iter_mut().enumerate() {
+        let start = at;
+        while at < b.len() && b[at].is_ascii_digit() {
+            if at - start >= 19 {
+                return Parsed::Bad("a number of more than 19 digits");
+            }
+            *n = *n * 10 + u64::from(b[at] - b'0');
+            at += 1;
+        }
+        if at == b.len() {
+            return Parsed::Short;
+        }
+        if at == start {
+            return Parsed::Bad("a digit expected");
+        }
+        let sep = if k == 2 { b' ' } else { b',' };
+        if b[at] != sep {
+            return Parsed::Bad(if k == 2 {
+                "a space expected after the size"
+            } else {
+                "a comma expected"
+            });
+        }
+        at += 1;
+    }
+    let [seq, offset, size] = nums;
+    Parsed::Entry(Entry { seq, offset, size }, at)
+}
+
+/// Where the flushed entries are found.
+#[derive(Debug)]
+enum Index {
+    /// Entries in rising sequence order (the normal case): every
+    /// [`STRIDE`]th entry's (seq, header offset), and where the last
+    /// lookup stopped (the next entry's seq and header offset), so a
+    /// resend reading numbers in order continues instead of searching.
+    Sorted {
+        sparse: Vec<(u64, u64)>,
+        count: u64,
+        last_seq: u64,
+        cursor: Cell<Option<(u64, u64)>>,
+    },
+    /// A number stored again below the last one (a session whose numbers
+    /// were set back without a reset): QuickFIX reads the later entry, so
+    /// the whole header is held in a map, as QuickFIX holds it.
+    Map(HashMap<u64, (u64, u64)>),
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Index::Sorted {
+            sparse: Vec::new(),
+            count: 0,
+            last_seq: 0,
+            cursor: Cell::new(None),
+        }
+    }
+}
+
+/// What [`FileStore::recover`] had to do to open a damaged store, one line
+/// per repair, for the operator.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// The repairs made; empty when the store was whole.
+    pub repairs: Vec<String>,
+}
+
+/// A session's store in QuickFIX's file layout; see the [module
+/// docs](self).
+#[derive(Debug)]
+pub struct FileStore {
+    prefix: PathBuf,
+    body: Part,
+    header: Part,
+    seqnums: Part,
+    session: Part,
+    durability: Durability,
+    sender: u64,
+    target: u64,
+    /// The numbers the `.seqnums` file holds now.
+    written: (u64, u64),
+    /// Flushed lengths of the body and header: where the next bytes go.
+    body_end: u64,
+    header_end: u64,
+    /// Records waiting for [`SessionStore::flush`], and their entries.
+    body_buf: Vec<u8>,
+    header_buf: Vec<u8>,
+    pending: Vec<Entry>,
+    index: Index,
+    /// The `.session` file's text.
+    creation: String,
+}
+
+/// What a scan of the header and body found.
+struct Scan {
+    index: Index,
+    /// Highest sequence number an entry names.
+    max_seq: u64,
+    /// End of the last good entry in the header.
+    header_end: u64,
+    /// Where the first bad entry is, and why, when there is one.
+    bad: Option<StoreError>,
+    /// The header ends in an entry cut short: where, and its number when
+    /// that much was written.
+    torn: Option<(u64, Option<u64>)>,
+}
+
+impl FileStore {
+    /// Opens (creating if absent) the store whose files are `prefix`
+    /// followed by `.body`, `.header`, `.seqnums` and `.session`. A damaged
+    /// store is a [`StoreError::Corrupt`] naming the file, the byte and
+    /// the entry; nothing is changed on disk then.
+    pub fn open(prefix: &Path, durability: Durability) -> Result<FileStore, StoreError> {
+        Self::open_with(prefix, durability, false).map(|(s, _)| s)
+    }
+
+    /// Opens the store at `prefix` as [`Self::open`] does, but repairs
+    /// what it must instead of refusing: the header is cut before its
+    /// first bad entry (the messages from there on can no longer be
+    /// resent, and are gap-filled), unreadable numbers are rebuilt, and
+    /// the next sender number is put past every number the body shows
+    /// was stored, so none is sent twice. Says what it did.
+    pub fn recover(
+        prefix: &Path,
+        durability: Durability,
+    ) -> Result<(FileStore, Recovery), StoreError> {
+        Self::open_with(prefix, durability, true)
+    }
+
+    /// The file name prefix QuickFIX gives a session's store in `dir`:
+    /// `BeginString-SenderCompID-TargetCompID`, then `-qualifier`.
+    pub fn prefix_in(
+        dir: &Path,
+        begin_string: &str,
+        sender: &str,
+        target: &str,
+        qualifier: &str,
+    ) -> PathBuf {
+        let mut id = format!("{begin_string}-{sender}-{target}");
+        if !qualifier.is_empty() {
+            id.push('-');
+            id.push_str(qualifier);
+        }
+        dir.join(id)
+    }
+
+    /// The path every file's name starts with.
+    pub fn prefix(&self) -> &Path {
+        &self.prefix
+    }
+
+    /// The store's creation time as the `.session` file holds it.
+    pub fn creation_time(&self) -> &str {
+        &self.creation
+    }
+
+    fn open_with(
+        prefix: &Path,
+        durability: Durability,
+        repair: bool,
+    ) -> Result<(FileStore, Recovery), StoreError> {
+        let mut recovery = Recovery::default();
+        let body = Part::open(prefix, "body")?;
+        let header = Part::open(prefix, "header")?;
+        let seqnums = Part::open(prefix, "seqnums")?;
+        let session = Part::open(prefix, "session")?;
+        let body_len = body.len()?;
+        let scan = scan(&header, &body, body_len)?;
+        let mut header_end = scan.header_end;
+        let mut max_seq = scan.max_seq;
+        if let Some(e) = scan.bad {
+            if !repair {
+                return Err(e);
+            }
+            recovery
+                .repairs
+                .push(format!("{e}; the header is cut there"));
+            // Entries past the cut may name numbers above every good one;
+            // the body still shows them.
+            let shown = highest_seq_in(&body, 0, body_len)?;
+            if shown > max_seq {
+                max_seq = shown;
+            }
+        }
+        let (sender, target) = match read_seqnums(&seqnums)? {
+            Ok(n) => n,
+            Err(e) if repair => {
+                recovery.repairs.push(format!(
+                    "{e}; the next target number is set to 1, so the counterparty is asked to resend"
+                ));
+                (1, 1)
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some((at, Some(seq))) = scan.torn
+            && seq < sender
+        {
+            // A death mid-write leaves an entry no number counts yet;
+            // this one was counted, so the header lost its end.
+            let e = header.corrupt(
+                at,
+                format!("message {seq}, the last entry"),
+                format!("cut short, though the next sender number {sender} counts it"),
+            );
+            if !repair {
+                return Err(e);
+            }
+            recovery.repairs.push(format!("{e}; it is dropped"));
+        }
+        if scan.torn.is_some() || header_end != header.len()? {
+            // Only the unfinished last entry, or the damage reported.
+            header.truncate(header_end)?;
+        }
+        // Messages stored but not yet counted (a death between the
+        // header's write and the numbers'): never sent, yet their numbers
+        // are not given out again.
+        let sender = sender.max(max_seq.saturating_add(1));
+        let creation = match read_session(&session)? {
+            Some(t) => t,
+            None => {
+                let t = creation_stamp();
+                session.truncate(0)?;
+                session.write_at(t.as_bytes(), 0)?;
+                t
+            }
+        };
+        header_end = header_end.min(header.len()?);
+        let mut store = FileStore {
+            prefix: prefix.to_path_buf(),
+            body,
+            header,
+            seqnums,
+            session,
+            durability,
+            sender,
+            target,
+            written: (0, 0),
+            body_end: body_len,
+            header_end,
+            body_buf: Vec::new(),
+            header_buf: Vec::new(),
+            pending: Vec::new(),
+            index: scan.index,
+            creation,
+        };
+        store.rewrite_seqnums()?;
+        Ok((store, recovery))
+    }
+
+    /// Writes the numbers as QuickFIX 1.15.1 does, replacing a file of
+    /// another shape (twenty digits, or repaired) whole through a rename,
+    /// so a death midway leaves the old one or the new one.
+    fn rewrite_seqnums(&mut self) -> Result<(), StoreError> {
+        let text = seqnums_text(self.sender, self.target)?;
+        let mut current = Vec::new();
+        let len = self.seqnums.len()?;
+        if len <= 64 {
+            current.resize(len as usize, 0);
+            let n = self.seqnums.read_at(&mut current, 0)?;
+            current.truncate(n);
+        }
+        if current != text.as_bytes() {
+            let tmp = self.seqnums.path.with_extension("seqnums.tmp");
+            let io = |op| {
+                let path = tmp.clone();
+                move |source| StoreError::Io { path, op, source }
+            };
+            std::fs::write(&tmp, &text).map_err(io("write"))?;
+            std::fs::rename(&tmp, &self.seqnums.path).map_err(io("rename"))?;
+            self.seqnums = Part::open(&self.prefix, "seqnums")?;
+        }
+        self.written = (self.sender, self.target);
+        Ok(())
+    }
+
+    /// The entry for `seq` among the flushed ones.
+    fn find(&self, seq: u64) -> Result<Option<Entry>, StoreError> {
+        let (sparse, count, cursor) = match &self.index {
+            Index::Map(map) => {
+                return Ok(map
+                    .get(&seq)
+                    .map(|&(offset, size)| Entry { seq, offset, size }));
+            }
+            Index::Sorted {
+                sparse,
+                count,
+                cursor,
+                ..
+            } => (sparse, *count, cursor),
+        };
+        if count == 0 {
+            return Ok(None);
+        }
+        let i = sparse.partition_point(|&(s, _)| s <= seq);
+        if i == 0 {
+            return Ok(None);
+        }
+        let mut from = sparse[i - 1].1;
+        if let Some((s, at)) = cursor.get()
+            && s <= seq
+            && at > from
+        {
+            from = at;
+        }
+        let mut buf = [0u8; 4096];
+        let mut have = 0usize;
+        let mut at = from;
+        while at < self.header_end {
+            let want = ((self.header_end - at) as usize).min(buf.len() - have);
+            let n = self
+                .header
+                .read_at(&mut buf[have..have + want], at + have as u64)?;
+            if n == 0 {
+                break;
+            }
+            have += n;
+            let mut used = 0;
+            loop {
+                match parse_entry(&buf[used..have]) {
+                    Parsed::Entry(e, took) => {
+                        used += took;
+                        if e.seq >= seq {
+                            let next = at + used as u64;
+                            cursor.set((next < self.header_end).then(|| {
+                                // The next entry's number is unknown until
+                                // read: the cursor is good for any number
+                                // above this one.
+                                (e.seq + 1, next)
+                            }));
+                            return Ok((e.seq == seq).then_some(e));
+                        }
+                    }
+                    Parsed::Short => break,
+                    Parsed::Bad(why) => {
+                        return Err(self.header.corrupt(
+                            at + used as u64,
+                            format!("entry after message {seq}'s search start"),
+                            why.to_string(),
+                        ));
+                    }
+                }
+            }
+            buf.copy_within(used..have, 0);
+            at += used as u64;
+            have -= used;
+        }
+        Ok(None)
+    }
+
+    /// Records `e`, whose header entry now lies at `header_at`, in the
+    /// index.
+    fn index_entry(&mut self, e: Entry, header_at: u64) -> Result<(), StoreError> {
+        if let Index::Sorted {
+            sparse,
+            count,
+            last_seq,
+            cursor,
+        } = &mut self.index
+        {
+            if *count == 0 || e.seq > *last_seq {
+                if *count % STRIDE == 0 {
+                    sparse.push((e.seq, header_at));
+                }
+                *count += 1;
+                *last_seq = e.seq;
+                return Ok(());
+            }
+            cursor.set(None);
+            // Out of order: from now on a map, built from the header.
+            let map = map_of(&self.header, header_at)?;
+            self.index = Index::Map(map);
+        }
+        if let Index::Map(map) = &mut self.index {
+            map.insert(e.seq, (e.offset, e.size));
+        }
+        Ok(())
+    }
+}
+
+/// `%010d : %010d`, refusing what 1.15.1 could not read back.
+fn seqnums_text(sender: u64, target: u64) -> Result<String, StoreError> {
+    for n in [sender, target] {
+        if n > MAX_SEQ {
+            return Err(StoreError::OutOfRange { seq: n });
+        }
+    }
+    Ok(format!("{sender:010} : {target:010}"))
+}
+
+/// Now as `YYYYMMDD-HH:MM:SS`, QuickFIX's creation-time format.
+fn creation_stamp() -> String {
+    let now = crate::session::connection::now();
+    let mut b = [0u8; 32];
+    let n = crate::build::format::timestamp(&mut b, now, crate::build::TimePrecision::Seconds)
+        .unwrap_or(0);
+    String::from_utf8_lossy(&b[..n]).into_owned()
+}
+
+/// The `.seqnums` numbers: `Ok(Err(..))` when the file is damaged (for
+/// [`FileStore::recover`] to decide), (1, 1) when it is empty.
+fn read_seqnums(part: &Part) -> Result<Result<(u64, u64), StoreError>, StoreError> {
+    let len = part.len()?;
+    if len == 0 {
+        return Ok(Ok((1, 1)));
+    }
+    let bad = |why: &str| {
+        Ok(Err(part.corrupt(
+            0,
+            "the sequence numbers".into(),
+            why.to_string(),
+        )))
+    };
+    if len > 64 {
+        return bad("longer than two numbers");
+    }
+    let mut b = vec![0u8; len as usize];
+    let n = part.read_at(&mut b, 0)?;
+    b.truncate(n);
+    let Ok(text) = std::str::from_utf8(&b) else {
+        return bad("not text");
+    };
+    let Some((s, t)) = text.trim().split_once(':') else {
+        return bad("no ':' between the two numbers");
+    };
+    let num = |v: &str| -> Option<u64> {
+        let v = v.trim();
+        (!v.is_empty() && v.len() <= 20 && v.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| v.parse().ok())
+            .flatten()
+            .filter(|&n| n > 0)
+    };
+    match (num(s), num(t)) {
+        (Some(s), Some(t)) if s <= MAX_SEQ && t <= MAX_SEQ => Ok(Ok((s, t))),
+        (Some(_), Some(_)) => bad("a number above 2147483647"),
+        _ => bad("not two positive numbers"),
+    }
+}
+
+/// The `.session` creation time, `None` when the file is empty.
+fn read_session(part: &Part) -> Result<Option<String>, StoreError> {
+    let len = part.len()?;
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut b = vec![0u8; len.min(64) as usize];
+    let n = part.read_at(&mut b, 0)?;
+    b.truncate(n);
+    let text = String::from_utf8_lossy(&b).trim().to_string();
+    let ok = text.len() >= 17
+        && text.as_bytes()[8] == b'-'
+        && crate::value::UtcTimestamp::parse(text.as_bytes()).is_some();
+    if !ok {
+        return Err(part.corrupt(
+            0,
+            "the creation time".into(),
+            "not a YYYYMMDD-HH:MM:SS time".into(),
+        ));
+    }
+    Ok(Some(text))
+}
+
+/// Reads the header through, checking each entry against the body.
+fn scan(header: &Part, body: &Part, body_len: u64) -> Result<Scan, StoreError> {
+    let header_len = header.len()?;
+    let mut out = Scan {
+        index: Index::default(),
+        max_seq: 0,
+        header_end: 0,
+        bad: None,
+        torn: None,
+    };
+    let mut sorted = true;
+    let (mut sparse, mut count, mut last_seq) = (Vec::new(), 0u64, 0u64);
+    let mut buf = vec![0u8; SCAN];
+    let mut have = 0usize;
+    let mut at = 0u64; // header offset of buf[0]
+    let mut body_at = 0u64; // end of the previous entry's bytes
+    let mut msg = Vec::new();
+    let mut entry_no = 0u64;
+    'read: loop {
+        let n = header.read_at(&mut buf[have..], at + have as u64)?;
+        have += n;
+        let end = n == 0 || at + have as u64 >= header_len;
+        let mut used = 0;
+        loop {
+            let here = at + used as u64;
+            match parse_entry(&buf[used..have]) {
+                Parsed::Entry(e, took) => {
+                    entry_no += 1;
+                    let record = || format!("entry {entry_no}, message {}", e.seq);
+                    let why = if e.seq == 0 {
+                        Some("sequence number 0".to_string())
+                    } else if e.seq > MAX_SEQ {
+                        Some(format!("sequence number {} above 2147483647", e.seq))
+                    } else if e.offset < body_at {
+                        Some(format!(
+                            "its message starts at body byte {}, inside the one before (ending at {body_at})",
+                            e.offset
+                        ))
+                    } else if e.offset.checked_add(e.size).is_none_or(|x| x > body_len) {
+                        Some(format!(
+                            "its message ({} bytes at {}) runs past the body's end ({body_len} bytes)",
+                            e.size, e.offset
+                        ))
+                    } else if e.size > (1 << 30) {
+                        Some(format!("a message of {} bytes", e.size))
+                    } else {
+                        msg.resize(e.size as usize, 0);
+                        let got = body.read_at(&mut msg, e.offset)?;
+                        (got != msg.len() || !crate::frame::checksum_holds(&msg)).then(|| {
+                            format!(
+                                "the {} body bytes at {} are not one FIX message with a good CheckSum",
+                                e.size, e.offset
+                            )
+                        })
+                    };
+                    if let Some(why) = why {
+                        out.bad = Some(header.corrupt(here, record(), why));
+                        break 'read;
+                    }
+                    used += took;
+                    body_at = e.offset + e.size;
+                    out.max_seq = out.max_seq.max(e.seq);
+                    if sorted && count > 0 && e.seq <= last_seq {
+                        sorted = false;
+                    }
+                    if sorted {
+                        if count % STRIDE == 0 {
+                            sparse.push((e.seq, here));
+                        }
+                        count += 1;
+                        last_seq = e.seq;
+                    }
+                    out.header_end = at + used as u64;
+                }
+                Parsed::Short if !end => break,
+                Parsed::Short => {
+                    // The header ends inside an entry: a death mid-write.
+                    if used < have {
+                        let rest = &buf[used..have];
+                        let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+                        let seq = (digits < rest.len())
+                            .then(|| crate::value::parse_uint(&rest[..digits]))
+                            .flatten();
+                        out.torn = Some((here, seq));
+                    }
+                    break 'read;
+                }
+                Parsed::Bad(why) => {
+                    out.bad = Some(header.corrupt(
+                        here,
+                        format!("entry {}", entry_no + 1),
+                        why.to_string(),
+                    ));
+                    break 'read;
+                }
+            }
+        }
+        if end {
+            break;
+        }
+        buf.copy_within(used..have, 0);
+        at += used as u64;
+        have -= used;
+    }
+    out.index = if sorted {
+        Index::Sorted {
+            sparse,
+            count,
+            last_seq,
+            cursor: Cell::new(None),
+        }
+    } else {
+        Index::Map(map_of(header, out.header_end)?)
+    };
+    Ok(out)
+}
+
+/// Every entry of the header's first `end` bytes, later ones winning.
+fn map_of(header: &Part, end: u64) -> Result<HashMap<u64, (u64, u64)>, StoreError> {
+    let mut map = HashMap::new();
+    let mut buf = vec![0u8; SCAN];
+    let (mut at, mut have) = (0u64, 0usize);
+    while at + (have as u64) < end {
+        let want = ((end - at) as usize - have).min(buf.len() - have);
+        let n = header.read_at(&mut buf[have..have + want], at + have as u64)?;
+        if n == 0 {
+            break;
+        }
+        have += n;
+        let mut used = 0;
+        while let Parsed::Entry(e, took) = parse_entry(&buf[used..have]) {
+            map.insert(e.seq, (e.offset, e.size));
+            used += took;
+        }
+        buf.copy_within(used..have, 0);
+        at += used as u64;
+        have -= used;
+    }
+    Ok(map)
+}
+
+/// The highest MsgSeqNum(34) of any message in the body's bytes
+/// `from..to` (damaged or not), read as `SOH 34=digits SOH`.
+fn highest_seq_in(body: &Part, from: u64, to: u64) -> Result<u64, StoreError> {
+    let mut best = 0u64;
+    let mut buf = vec![0u8; SCAN];
+    let mut at = from;
+    // Overlap chunks so a field across a boundary is seen whole.
+    const KEEP: usize = 32;
+    while at < to {
+        let want = ((to - at) as usize).min(buf.len());
+        let n = body.read_at(&mut buf[..want], at)?;
+        if n == 0 {
+            break;
+        }
+        let b = &buf[..n];
+        for i in memchr::memmem::find_iter(b, b"\x0134=") {
+            let digits = &b[i + 4..];
+            let len = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+            if len > 0 && len < digits.len() && len <= 19 && digits[len] == 1 {
+                let v: u64 = std::str::from_utf8(&digits[..len])
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .unwrap_or(0);
+                best = best.max(v.min(MAX_SEQ));
+            }
+        }
+        if n < want || at + (n as u64) >= to {
+            break;
+        }
+        at += (n - KEEP.min(n)) as u64;
+    }
+    Ok(best)
+}
+
+impl SessionStore for FileStore {
+    fn next_sender_seq(&self) -> u64 {
+        self.sender
+    }
+    fn next_target_seq(&self) -> u64 {
+        self.target
+    }
+    fn set_seqs(&mut self, sender: u64, target: u64) -> Result<(), StoreError> {
+        for n in [sender, target] {
+            if n > MAX_SEQ {
+                return Err(StoreError::OutOfRange { seq: n });
+            }
+        }
+        self.sender = sender;
+        self.target = target;
+        Ok(())
+    }
+    fn save(&mut self, seq: u64, msg: &[u8]) -> Result<(), StoreError> {
+        if seq == 0 {
+            return Ok(());
+        }
+        if seq > MAX_SEQ {
+            return Err(StoreError::OutOfRange { seq });
+        }
+        let e = Entry {
+            seq,
+            offset: self.body_end + self.body_buf.len() as u64,
+            size: msg.len() as u64,
+        };
+        self.body_buf.extend_from_slice(msg);
+        let mut n = itoa::Buffer::new();
+        for (v, sep) in [(e.seq, b','), (e.offset, b','), (e.size, b' ')] {
+            self.header_buf.extend_from_slice(n.format(v).as_bytes());
+            self.header_buf.push(sep);
+        }
+        self.pending.push(e);
+        Ok(())
+    }
+    fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
+        // The latest record of a number wins, as in QuickFIX's map.
+        if let Some(e) = self.pending.iter().rev().find(|e| e.seq == seq) {
+            let at = (e.offset - self.body_end) as usize;
+            out.extend_from_slice(&self.body_buf[at..at + e.size as usize]);
+            return Ok(true);
+        }
+        let Some(e) = self.find(seq)? else {
+            return Ok(false);
+        };
+        let start = out.len();
+        out.resize(start + e.size as usize, 0);
+        let n = self.body.read_at(&mut out[start..], e.offset)?;
+        if n != e.size as usize {
+            out.truncate(start);
+            return Err(self.body.corrupt(
+                e.offset,
+                format!("message {seq}"),
+                "the body ends inside it".into(),
+            ));
+        }
+        Ok(true)
+    }
+    fn flush(&mut self) -> Result<(), StoreError> {
+        let sync = self.durability == Durability::Fsync;
+        if !self.body_buf.is_empty() {
+            self.body.write_at(&self.body_buf, self.body_end)?;
+            if sync {
+                self.body.sync()?;
+            }
+            self.body_end += self.body_buf.len() as u64;
+            self.body_buf.clear();
+        }
+        if !self.header_buf.is_empty() {
+            self.header.write_at(&self.header_buf, self.header_end)?;
+            if sync {
+                self.header.sync()?;
+            }
+            let mut at = self.header_end;
+            let pending = std::mem::take(&mut self.pending);
+            let mut n = itoa::Buffer::new();
+            for e in &pending {
+                self.index_entry(*e, at)?;
+                at += [e.seq, e.offset, e.size]
+                    .iter()
+                    .map(|v| n.format(*v).len() as u64 + 1)
+                    .sum::<u64>();
+            }
+            self.pending = pending;
+            self.pending.clear();
+            self.header_end += self.header_buf.len() as u64;
+            self.header_buf.clear();
+        }
+        if self.written != (self.sender, self.target) {
+            let text = seqnums_text(self.sender, self.target)?;
+            self.seqnums.write_at(text.as_bytes(), 0)?;
+            if sync {
+                self.seqnums.sync()?;
+            }
+            self.written = (self.sender, self.target);
+        }
+        Ok(())
+    }
+    fn reset(&mut self) -> Result<(), StoreError> {
+        self.body_buf.clear();
+        self.header_buf.clear();
+        self.pending.clear();
+        // A death part way leaves the files emptied so far: open reads
+        // the old numbers beside fewer messages (the reset undone, and
+        // done again by the Logon that asked for it), or 1 and 1 beside
+        // none.
+        self.sender = 1;
+        self.target = 1;
+        self.header.truncate(0)?;
+        self.body.truncate(0)?;
+        self.body_end = 0;
+        self.header_end = 0;
+        self.index = Index::default();
+        let text = seqnums_text(1, 1)?;
+        self.seqnums.write_at(text.as_bytes(), 0)?;
+        self.written = (1, 1);
+        self.creation = creation_stamp();
+        self.session.truncate(0)?;
+        self.session.write_at(self.creation.as_bytes(), 0)?;
+        if self.durability == Durability::Fsync {
+            for p in [&self.body, &self.header, &self.seqnums, &self.session] {
+                p.sync()?;
+            }
+        }
+        Ok(())
+    }
+    fn refresh(&mut self) -> Result<(), StoreError> {
+        self.flush()?;
+        *self = FileStore::open(&self.prefix.clone(), self.durability)?;
+        Ok(())
+    }
+    fn max_seq(&self) -> u64 {
+        MAX_SEQ
+    }
+}
+
+impl Drop for FileStore {
+    fn drop(&mut self) {
+        // What was stored is kept even if never sent: storing more than
+        // was sent is safe, the other way round is not.
+        let _ = self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests;
