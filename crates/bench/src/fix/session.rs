@@ -114,21 +114,31 @@ pub fn measure(load: Load) -> Result<Measured> {
         " (needs g++ and libquickfix-dev)",
         |exe| Ok(exe.to_owned()),
     );
-    let mut sides = vec![(ours.clone(), ours.clone())];
+    // (initiator, acceptor, whether the acceptor keeps a FileStorePath
+    // store: what a session that must survive a restart pays).
+    let mut sides = vec![
+        (ours.clone(), ours.clone(), false),
+        (ours.clone(), ours.clone(), true),
+    ];
     let missing = match peer {
         Ok(qf) => {
             let qf = Engine::Quickfix(qf);
-            sides.push((ours.clone(), qf.clone()));
-            sides.push((qf.clone(), ours));
-            sides.push((qf.clone(), qf));
+            sides.push((ours.clone(), qf.clone(), false));
+            sides.push((qf.clone(), ours, false));
+            sides.push((qf.clone(), qf, false));
             None
         }
         Err(Unavailable(why)) => Some(why),
     };
     let mut pairings: Vec<Pairing> = sides
         .iter()
-        .map(|(i, a)| Pairing {
-            name: format!("{} initiator ↔ {} acceptor", i.name(), a.name()),
+        .map(|(i, a, file)| Pairing {
+            name: format!(
+                "{} initiator ↔ {} acceptor{}",
+                i.name(),
+                a.name(),
+                if *file { ", FileStorePath" } else { "" }
+            ),
             reference: matches!((i, a), (Engine::Quickfix(_), Engine::Quickfix(_))),
             round_trips: latency_histogram(),
             latency_elapsed: Duration::ZERO,
@@ -143,8 +153,8 @@ pub fn measure(load: Load) -> Result<Measured> {
             order.reverse();
         }
         for i in order {
-            let (initiator, acceptor) = &sides[i];
-            one_round(initiator, acceptor, load, dir.path(), &mut pairings[i])
+            let (initiator, acceptor, file) = &sides[i];
+            one_round(initiator, acceptor, *file, load, dir.path(), &mut pairings[i])
                 .with_context(|| format!("session bench, {}", pairings[i].name))?;
         }
     }
@@ -156,13 +166,15 @@ pub fn measure(load: Load) -> Result<Measured> {
 fn one_round(
     initiator: &Engine,
     acceptor: &Engine,
+    file_store: bool,
     load: Load,
     dir: &Path,
     into: &mut Pairing,
 ) -> Result<()> {
     let port = free_port()?;
-    let acc_cfg = settings(dir, "acceptor", port)?;
-    let ini_cfg = settings(dir, "initiator", port)?;
+    let store = file_store.then(|| dir.join(format!("store-{port}")));
+    let acc_cfg = settings(dir, "acceptor", port, store.as_deref())?;
+    let ini_cfg = settings(dir, "initiator", port, None)?;
     let server = Acceptor::start(acceptor, &acc_cfg, dir)?;
     let latencies = dir.join("latencies");
     let started = Instant::now();
@@ -210,11 +222,11 @@ fn free_port() -> Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-/// A QuickFIX settings file both engines read: one FIX.4.4 session, memory
-/// store, no dictionary, ResetOnLogon so each initiator run starts at 1,
+/// A QuickFIX settings file both engines read: one FIX.4.4 session, a
+/// memory store unless `store` names a FileStorePath, no dictionary, ResetOnLogon so each initiator run starts at 1,
 /// TCP_NODELAY (QuickFIX's default is off, which puts Nagle's algorithm
 /// and delayed acknowledgements, tens of ms, into its round trips).
-fn settings(dir: &Path, role: &str, port: u16) -> Result<PathBuf> {
+fn settings(dir: &Path, role: &str, port: u16, store: Option<&Path>) -> Result<PathBuf> {
     let (sender, target, socket) = match role {
         "initiator" => (
             "BENCH",
@@ -222,6 +234,10 @@ fn settings(dir: &Path, role: &str, port: u16) -> Result<PathBuf> {
             format!("SocketConnectHost=127.0.0.1\nSocketConnectPort={port}\nReconnectInterval=1\n"),
         ),
         _ => ("EXCH", "BENCH", format!("SocketAcceptPort={port}\n")),
+    };
+    let socket = match store {
+        Some(d) => format!("{socket}FileStorePath={}\n", d.display()),
+        None => socket,
     };
     let path = dir.join(format!("{role}.cfg"));
     std::fs::write(
