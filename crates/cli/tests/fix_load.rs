@@ -241,6 +241,38 @@ fn load_flags_need_connect_and_a_duration_warmup() {
     }
 }
 
+/// Issue 30: a rate under 1/s (alone or in a list) and a zero measured
+/// duration are refused as usage errors, exit 2, before anything
+/// connects (nothing listens on the port); a zero warm-up is not one.
+#[test]
+fn a_rate_under_one_per_second_and_a_zero_duration_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ini = initiator(dir.path(), free_port());
+    for (args, msg) in [
+        (&["--rate", "0.5"][..], "'0.5' is not a rate"),
+        (&["--rate", "100,0.5k,0.9/s"], "'0.9/s' is not a rate"),
+        (
+            &["--rate", "100", "--duration", "0s"],
+            "'0s' measures nothing",
+        ),
+        (
+            &["--rate", "100", "--duration", "0ms", "--warmup", "0s"],
+            "'0ms' measures nothing",
+        ),
+    ] {
+        let out = run(perfkit()
+            .args(["fix", "bench", "--connect"])
+            .arg(&ini)
+            .args(args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        assert!(errors[0].contains(msg), "{args:?}: {stderr}");
+    }
+}
+
 /// Reads interval logs with Python's `hdrh` and prints, for the tag in
 /// argv[1], the buckets of all intervals of the logs in argv[2:-1] added
 /// together ("union") and of the log in argv[-1] ("merged").

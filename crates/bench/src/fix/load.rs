@@ -282,6 +282,9 @@ pub fn run<S: SessionStore + Send + 'static>(
     if !(plan.rate.is_finite() && plan.rate > 0.0) {
         bail!("the rate must be a positive number of orders per second");
     }
+    if plan.duration.is_zero() {
+        bail!("the measured duration must be over zero");
+    }
     if targets.is_empty() {
         bail!("no initiator session to run");
     }

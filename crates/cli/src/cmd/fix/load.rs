@@ -15,7 +15,10 @@ use perfkit_bench::fix::load::{self, Outcome, Plan, Target};
 
 use super::FixBenchArgs;
 
-/// A `--rate` value: orders per second, with an optional `k`/`M` and `/s`.
+/// A `--rate` value: orders per second, with an optional `k`/`M` and `/s`;
+/// each element of a list is parsed on its own. At least 1/s: the rate is
+/// shown to the order per second (a step of 0.5/s would be named "0/s"),
+/// and a run of a few seconds below it sends hardly an order.
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     let t = s.trim().trim_end_matches("/s");
     let (num, scale) = match t.as_bytes().last() {
@@ -24,11 +27,24 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
         _ => (t, 1.0),
     };
     match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 1e8 => Ok(v * scale),
+        Ok(v) if v.is_finite() && v * scale >= 1.0 && v * scale <= 1e8 => Ok(v * scale),
         _ => Err(format!(
-            "'{s}' is not a rate (orders per second up to 100M, e.g. 50000, 50k or 50k/s)"
+            "'{s}' is not a rate (orders per second from 1 to 100M, e.g. 50000, 50k or 50k/s)"
         )),
     }
+}
+
+/// A `--duration` value: how long each rate is measured, over zero (a
+/// zero-length measured part would report an empty run as a result).
+pub fn parse_measured(s: &str) -> Result<Duration, String> {
+    let d = perfkit::units::parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!(
+            "'{}' measures nothing: give a duration over zero (e.g. 10s)",
+            s.trim()
+        ));
+    }
+    Ok(d)
 }
 
 /// The engine kept up with a step when at least this share of the rate
@@ -499,9 +515,23 @@ mod tests {
         assert_eq!(parse_rate("50k"), Ok(50_000.0));
         assert_eq!(parse_rate("2.5k/s"), Ok(2_500.0));
         assert_eq!(parse_rate("1M/s"), Ok(1_000_000.0));
-        for bad in ["", "0", "-5", "fast", "1e300", "10q"] {
+        assert_eq!(parse_rate("1"), Ok(1.0));
+        assert_eq!(parse_rate("0.5k"), Ok(500.0));
+        for bad in [
+            "", "0", "0.5", "0.999/s", "0.0001k", "-5", "fast", "1e300", "10q",
+        ] {
             assert!(parse_rate(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_measured_duration_is_over_zero() {
+        assert_eq!(parse_measured("2s"), Ok(Duration::from_secs(2)));
+        for zero in ["0s", "0", "0ms", "0.1ns"] {
+            let e = parse_measured(zero).unwrap_err();
+            assert!(e.contains("measures nothing"), "{zero}: {e}");
+        }
+        assert!(parse_measured("fast").is_err());
     }
 
     #[test]
