@@ -196,7 +196,8 @@ pub struct Outcome {
     /// ExecutionReports with OrdStatus rejected, business rejects and
     /// session-level Rejects received.
     pub rejects: u64,
-    /// Sessions that lost their connection before the end.
+    /// Sessions lost before the run logged them out: [`Outcome::lost`]
+    /// counted.
     pub disconnects: u64,
     /// The largest lag of a send behind its intended time.
     pub max_lag: Duration,
@@ -223,9 +224,34 @@ pub struct Outcome {
     pub round_time: Histogram<u64>,
     /// Sessions run.
     pub sessions: usize,
-    /// The last event line of each session that disconnected, for the
-    /// caller's error message.
-    pub events: Vec<String>,
+    /// Each session that ended before the run logged it out (the engine
+    /// closed the connection or logged it out, the session disconnected,
+    /// a read or write failed), with when and why.
+    pub lost: Vec<Lost>,
+}
+
+/// A session that ended before the run logged it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lost {
+    /// `SenderCompID->TargetCompID`.
+    pub session: String,
+    /// When, from the start of the run (the warm-up's first order; zero
+    /// for a session lost while the others logged on).
+    pub at: Duration,
+    /// What ended it, as the generator saw it.
+    pub why: String,
+}
+
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "session {} lost at {:.2} s: {}",
+            self.session,
+            self.at.as_secs_f64(),
+            self.why
+        )
+    }
 }
 
 impl Outcome {
@@ -272,8 +298,8 @@ fn pin(core: Option<usize>) -> Result<()> {
 ///
 /// An unreachable host or a Logon that is refused or unanswered is an
 /// error before anything is measured. Orders left unanswered, rejects and
-/// disconnects during the run are counted in the outcome, not errors: the
-/// caller reports them.
+/// sessions lost during the run are counted in the outcome, not errors:
+/// the caller reports them.
 pub fn run<S: SessionStore + Send + 'static>(
     targets: Vec<Target<S>>,
     plan: &Plan,
@@ -434,7 +460,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             total.add(x)?;
         }
         let answered = total.corrected.len();
-        let events: Vec<String> = links.iter().filter_map(Link::lost).collect();
+        let lost: Vec<Lost> = links.iter().filter_map(|l| l.lost(start)).collect();
         Ok(Outcome {
             started,
             interval: plan.interval,
@@ -443,7 +469,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             unanswered: total.sent.saturating_sub(answered),
             total,
             rejects: recv_side.rejects,
-            disconnects: events.len() as u64,
+            disconnects: lost.len() as u64,
             max_lag: sent_side.max_lag,
             window_full: sent_side.window_full,
             cpu,
@@ -454,7 +480,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             wake_late: sent_side.wake_late,
             round_time: sent_side.round_time,
             sessions: k,
-            events,
+            lost,
         })
     })
 }

@@ -65,6 +65,7 @@ struct AnswerFields {
     status: Finder<'static>,
     clordid: Finder<'static>,
     reject_ref: Finder<'static>,
+    text: Finder<'static>,
 }
 
 impl AnswerFields {
@@ -74,6 +75,7 @@ impl AnswerFields {
             status: Finder::new(b"\x0139="),
             clordid: Finder::new(b"\x0111="),
             reject_ref: Finder::new(b"\x01379="),
+            text: Finder::new(b"\x0158="),
         }
     }
 }
@@ -180,7 +182,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
             }
             let l = &self.links[j];
             match recv_now(l.stream(), buf) {
-                Ok(0) => l.fail("Connection closed by the counterparty".into()),
+                Ok(0) => l.fail("connection closed by the engine".into()),
                 Ok(k) => self.take(j, &buf[..k], at)?,
                 Err(e)
                     if matches!(
@@ -225,8 +227,14 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                             return Ok((n, false));
                         };
                         let Ok(msg) = frame else { continue };
-                        if value_of(msg, &fields.msg_type) == Some(b"3") {
-                            n += 1;
+                        match value_of(msg, &fields.msg_type) {
+                            Some(b"3") => n += 1,
+                            // Not ours to answer: the disconnect it brings
+                            // is put down to the engine.
+                            Some(b"5") if !l.is_logging_out() => {
+                                l.engine_logout(value_of(msg, &fields.text));
+                            }
+                            _ => {}
                         }
                         s.on_message(msg, t)?;
                     }

@@ -146,7 +146,7 @@ fn a_stall_shows_in_the_corrected_latency_and_not_in_the_uncorrected() {
     .unwrap();
     assert_eq!(o.sent(), 3_000, "every scheduled order is sent");
     assert_eq!(o.unanswered, 0);
-    assert_eq!(o.disconnects, 0, "{:?}", o.events);
+    assert_eq!(o.disconnects, 0, "{:?}", o.lost);
     let corrected = o.total.corrected.value_at_quantile(0.999);
     let uncorrected = o.total.uncorrected.value_at_quantile(0.999);
     assert!(corrected >= 100_000_000, "corrected p99.9 {corrected} ns");
@@ -221,7 +221,7 @@ fn both_transports_send_and_match_every_order_of_every_session() {
         assert_eq!(o.answered, 2_000, "{io:?}");
         assert_eq!(o.unanswered, 0, "{io:?}");
         assert_eq!(o.rejects, 0, "{io:?}");
-        assert_eq!(o.disconnects, 0, "{io:?}: {:?}", o.events);
+        assert_eq!(o.disconnects, 0, "{io:?}: {:?}", o.lost);
         assert!(o.total.corrected.min() >= o.total.uncorrected.min());
     }
 }

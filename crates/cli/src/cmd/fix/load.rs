@@ -60,6 +60,9 @@ const ON_TIME: f64 = 0.999;
 enum Limit {
     /// Nothing: the engine kept up and the generator kept its schedule.
     None,
+    /// A session ended before the run logged it out: what was not sent
+    /// or answered after it is the lost session's, not the generator's.
+    SessionLost,
     /// Orders were still unanswered at the end.
     Unanswered,
     /// A full window of unanswered orders held a sender back: the
@@ -76,6 +79,7 @@ impl Limit {
     fn as_str(self) -> &'static str {
         match self {
             Limit::None => "-",
+            Limit::SessionLost => "session lost",
             Limit::Unanswered => "unanswered orders",
             Limit::WindowFull => "engine (window full)",
             Limit::RateNotSent => "generator (rate not sent)",
@@ -101,7 +105,9 @@ struct Verdict {
 impl Verdict {
     fn of(o: &Outcome, rate: f64) -> Verdict {
         let on_time = o.on_time() as f64 >= ON_TIME * o.sent() as f64;
-        let limit = if o.unanswered > 0 {
+        let limit = if !o.lost.is_empty() {
+            Limit::SessionLost
+        } else if o.unanswered > 0 {
             Limit::Unanswered
         } else if o.window_full > 0 {
             Limit::WindowFull
@@ -398,6 +404,12 @@ fn explain(o: &Outcome, rate: f64, v: Verdict) -> String {
                 "verdict: held {rate:.0}/s: every order answered, the window never full, {share:.2} % of orders sent within 1 ms of their intended time{wakes}"
             );
         }
+        Limit::SessionLost => o
+            .lost
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; "),
         Limit::Unanswered => format!("{} order(s) never answered", o.unanswered),
         Limit::WindowFull => format!(
             "the engine's answers fell behind: a full window held orders back {} time(s)",
@@ -499,8 +511,8 @@ fn problems_of(o: &Outcome, name: &str) -> Vec<String> {
     if o.rejects > 0 {
         v.push(format!("{name}: {} reject(s)", o.rejects));
     }
-    for e in &o.events {
-        v.push(format!("{name}: session lost: {e}"));
+    for lost in &o.lost {
+        v.push(format!("{name}: {lost}"));
     }
     v
 }
@@ -590,7 +602,7 @@ mod tests {
             wake_late: perfkit_bench::harness::latency_histogram(),
             round_time: perfkit_bench::harness::latency_histogram(),
             sessions: 1,
-            events: Vec::new(),
+            lost: Vec::new(),
         }
     }
 
@@ -621,6 +633,37 @@ mod tests {
         assert_eq!(
             judge(outcome(1_000, 0, 1.0, 1, 1)),
             (Limit::Unanswered, false, true, false)
+        );
+    }
+
+    /// Issue 30: a session the engine dropped is judged before anything
+    /// it left unsent or unanswered, named in the verdict with when and
+    /// why, and is one of the run's problems (exit 1); the generator is
+    /// not blamed for the rate it could not send over a closed connection.
+    #[test]
+    fn a_lost_session_is_the_verdict_and_a_problem() {
+        let mut o = outcome(300, 0, 1.0, 2, 0);
+        o.lost = vec![load::Lost {
+            session: "LOAD1->EXCH".into(),
+            at: Duration::from_millis(1_234),
+            why: "connection closed by the engine".into(),
+        }];
+        o.disconnects = 1;
+        let v = Verdict::of(&o, 1_000.0);
+        assert_eq!(v.limit, Limit::SessionLost);
+        assert!(!v.kept_up());
+        let line = explain(&o, 1_000.0, v);
+        assert_eq!(
+            line,
+            "verdict: 1000/s not held (session lost): session LOAD1->EXCH lost at 1.23 s: connection closed by the engine"
+        );
+        let problems = problems_of(&o, "load 1000/s");
+        assert!(
+            problems.contains(
+                &"load 1000/s: session LOAD1->EXCH lost at 1.23 s: connection closed by the engine"
+                    .to_string()
+            ),
+            "{problems:?}"
         );
     }
 
