@@ -284,6 +284,10 @@ enum Hostile {
     Close,
     /// Sends a Logout 300 ms later, reading on.
     Logout,
+    /// Reads nothing more, and 200 ms later (the window full of orders)
+    /// sends `n` ResendRequests 1..0, each asking for every message the
+    /// session sent.
+    ResendFlood(u64),
 }
 
 /// One message from EXCH to `to`, numbered `seq`, sent now.
@@ -343,8 +347,10 @@ fn serve_hostile(mut s: TcpStream, act: fn(&str) -> Hostile) {
     let ok = fix_msg(b"A", 1, &who, &[(98, "0"), (108, "30"), (141, "Y")]);
     s.write_all(&ok).unwrap();
     let act = act(&who);
-    let mut r = s.try_clone().unwrap();
-    std::thread::spawn(move || while matches!(r.read(&mut buf), Ok(1..)) {});
+    if !matches!(act, Hostile::ResendFlood(_)) {
+        let mut r = s.try_clone().unwrap();
+        std::thread::spawn(move || while matches!(r.read(&mut buf), Ok(1..)) {});
+    }
     match act {
         Hostile::Close => {
             std::thread::sleep(Duration::from_millis(300));
@@ -354,8 +360,17 @@ fn serve_hostile(mut s: TcpStream, act: fn(&str) -> Hostile) {
             std::thread::sleep(Duration::from_millis(300));
             let _ = s.write_all(&fix_msg(b"5", 2, &who, &[(58, "going away")]));
         }
+        Hostile::ResendFlood(n) => {
+            std::thread::sleep(Duration::from_millis(200));
+            let mut all = Vec::new();
+            for seq in 2..2 + n {
+                all.extend(fix_msg(b"2", seq, &who, &[(7, "1"), (16, "0")]));
+            }
+            let _ = s.write_all(&all);
+        }
     }
-    // Held open until the generator ends it.
+    // Held open (a flood's engine reading nothing) until the generator
+    // ends it.
     std::thread::sleep(Duration::from_secs(60));
 }
 
@@ -363,7 +378,8 @@ fn serve_hostile(mut s: TcpStream, act: fn(&str) -> Hostile) {
 /// closed, LOAD2 logged out) fails the run, exit 1, with each lost session
 /// named with when and why, counted in `disconnects` and named by the
 /// verdict instead of the generator. Both transports: each has its own
-/// end-of-stream path.
+/// end-of-stream path. A run ends once every session is lost, long
+/// before the 5 s scheduled.
 #[test]
 fn sessions_the_engine_ends_mid_run_are_lost_and_fail_the_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -379,7 +395,7 @@ fn sessions_the_engine_ends_mid_run_are_lost_and_fail_the_run() {
         let out = run(perfkit()
             .args(["fix", "bench", "--connect"])
             .arg(&ini)
-            .args(["--rate", "200", "--duration", "1s", "--warmup", "0s"])
+            .args(["--rate", "200", "--duration", "5s", "--warmup", "0s"])
             .args(["--grace", "200ms", "--json", "--io", io]));
         let stderr = String::from_utf8_lossy(&out.stderr);
         if io == "io-uring" && stderr.contains("io_uring is not available") {
@@ -407,6 +423,53 @@ fn sessions_the_engine_ends_mid_run_are_lost_and_fail_the_run() {
         );
         assert!(!verdict.contains("generator"), "{io}: {verdict}");
     }
+}
+
+/// Issue 30: an engine that reads nothing and floods ResendRequests 1..0
+/// makes the generator's session queue every message again for each; the
+/// queue stops at the default bound (64 MiB) with the session dropped,
+/// named in the verdict, exit 1, instead of growing for as long as the
+/// flood lasts. Orders of 16 KB (a long Text field) reach the bound in some
+/// hundred resends of the orders sent in the first 200 ms. The run ends
+/// once its one session is lost, well before the 5 s scheduled (a slow
+/// machine has that long to reach the bound).
+#[test]
+fn an_engine_flooding_resend_requests_hits_the_unsent_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("big.tpl");
+    std::fs::write(
+        &template,
+        format!("55=MSFT|54=1|38=100|40=1|58={}", "x".repeat(16_000)),
+    )
+    .unwrap();
+    let port = hostile(|_| Hostile::ResendFlood(600));
+    let ini = initiator_of(dir.path(), port, &["LOAD1"]);
+    let out = run(perfkit()
+        .args(["fix", "bench", "--connect"])
+        .arg(&ini)
+        .args(["--rate", "200", "--duration", "5s", "--warmup", "0s"])
+        .args(["--grace", "200ms", "--json", "--order-template"])
+        .arg(&template));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("session FIX.4.4:LOAD1->EXCH lost at "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(" s: unsent queue over 67108864 bytes ("),
+        "{stderr}"
+    );
+    let doc = schema::report(&out);
+    let totals = section(&doc, "load 200/s over 1 session(s)");
+    assert_eq!(totals["rows"][1]["disconnects"], 1);
+    let verdict = totals["notes"][0].as_str().unwrap();
+    assert!(
+        verdict.starts_with(
+            "verdict: 200/s not held (session lost): session FIX.4.4:LOAD1->EXCH lost at "
+        ) && verdict.contains("unsent queue over 67108864 bytes"),
+        "{verdict}"
+    );
 }
 
 /// Reads interval logs with Python's `hdrh` and prints, for the tag in

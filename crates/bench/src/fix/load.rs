@@ -77,7 +77,29 @@ pub struct Plan {
     pub coalesce: Duration,
     /// How the sender and the receiver talk to the sockets.
     pub io: Io,
+    /// Most bytes a session may have produced and not yet written (see
+    /// [`DEFAULT_MAX_UNSENT`]); a session that would queue more is
+    /// dropped and counted as lost. Keep it well above a round's batch of
+    /// orders (up to 256 per session), or a sender that falls behind drops
+    /// its own session.
+    pub max_unsent: usize,
 }
+
+/// The default [`Plan::max_unsent`]: 64 MiB per session.
+///
+/// A healthy run queues little: the orders of one round (a write per
+/// session), or at most a window of them when the engine stops reading
+/// (the default 100 orders are about 20 KB), and a few session messages.
+/// What grows without bound is the engine's doing: fixcore's session
+/// answers each ResendRequest with every message asked for, at once, so an
+/// engine asking for 1..0 after every order grows the queue with the square
+/// of the orders sent (2 GB in 13 s). A fixed bound rather than one derived
+/// from window × order size: a resend's size follows from the orders sent
+/// so far, not the window, and a bound near the window's size would drop a
+/// session whose engine only paused reading. 64 MiB is far above any
+/// healthy queue (a full window of 100,000 orders of 600 bytes), and costs
+/// nothing until used.
+pub const DEFAULT_MAX_UNSENT: usize = 64 << 20;
 
 /// How the load generator's threads talk to the sockets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -68,12 +68,17 @@ impl Schedule {
 /// writes them: the sender while it runs, the thread that runs the whole
 /// load before and after it. The receiver never writes, so a socket that
 /// cannot take more bytes never stops answers from being read.
+///
+/// The queue is bounded by [`Plan::max_unsent`]: a session whose queue
+/// would grow past it is dropped (see [`Link::with_session`]).
 pub struct Link<S: SessionStore> {
     /// `SenderCompID->TargetCompID`.
     pub name: String,
     session: Mutex<Session<S>>,
     /// Bytes the session produced, in its numbering order, not yet written.
     out: Mutex<Vec<u8>>,
+    /// Most bytes `out` may hold.
+    max_unsent: usize,
     /// Blocking, so that io_uring operations on it wait for readiness; the
     /// std paths never block on it ([`send_now`], [`recv_now`]).
     stream: TcpStream,
@@ -119,6 +124,7 @@ impl<S: SessionStore> Link<S> {
             name,
             session: Mutex::new(session),
             out: Mutex::new(Vec::with_capacity(64 << 10)),
+            max_unsent: plan.max_unsent,
             stream,
             slots: Slots::new(plan.window),
             window: plan.window.max(1),
@@ -243,6 +249,15 @@ impl<S: SessionStore> Link<S> {
     /// its lock), deliveries go to `deliver`. `outs` is the caller's scratch
     /// space, reused from call to call (the outputs are collected first
     /// because recycling needs the session).
+    ///
+    /// When the sends would take `out` past [`Plan::max_unsent`], none of
+    /// them is queued: `out` is emptied, the connection shut and the
+    /// session lost with the reason "unsent queue over N bytes". fixcore's
+    /// session answers a ResendRequest with every message asked for in one
+    /// go, so one drain may exceed the bound by itself; what the generator
+    /// keeps after it stays bounded. (A writer that has taken the queue
+    /// into its own buffer while a send is in flight holds at most one
+    /// more queue's worth.)
     pub fn with_session<T>(
         &self,
         f: impl FnOnce(&mut Session<S>) -> Result<T>,
@@ -253,11 +268,33 @@ impl<S: SessionStore> Link<S> {
         let r = f(&mut s);
         outs.extend(s.drain());
         let mut out = lock(&self.out);
+        let produced: usize = outs
+            .iter()
+            .map(|o| match o {
+                Output::Send(b) => b.len(),
+                _ => 0,
+            })
+            .sum();
+        let over = out.len().saturating_add(produced) > self.max_unsent;
+        if over {
+            let why = format!(
+                "unsent queue over {} bytes ({} waiting to be written, {produced} more produced at once)",
+                self.max_unsent,
+                out.len()
+            );
+            // Given back, not just cleared: the point is the memory.
+            *out = Vec::new();
+            self.fail(why);
+            // The engine sees the session end; nothing more is written.
+            let _ = self.stream.shutdown(Shutdown::Both);
+        }
         let mut logged_out = false;
         for o in outs.drain(..) {
             match o {
                 Output::Send(b) => {
-                    out.extend_from_slice(&b);
+                    if !over {
+                        out.extend_from_slice(&b);
+                    }
                     s.recycle(b);
                 }
                 Output::Deliver(m) => {

@@ -218,6 +218,11 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
         // brings thousands (the receiver was kept off the CPU) must not keep
         // the sender from building the next orders for as long.
         loop {
+            // A session dropped (by its unsent bound, or the engine) takes
+            // no more: each further ResendRequest would be served in vain.
+            if !l.is_open() {
+                return Ok(());
+            }
             // Session-level Rejects are counted here, answers in `answer`.
             let (rejects, more) = l.with_session(
                 |s| {
@@ -227,8 +232,10 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                             return Ok((n, false));
                         };
                         let Ok(msg) = frame else { continue };
+                        let mut resend = false;
                         match value_of(msg, &fields.msg_type) {
                             Some(b"3") => n += 1,
+                            Some(b"2") => resend = true,
                             // Not ours to answer: the disconnect it brings
                             // is put down to the engine.
                             Some(b"5") if !l.is_logging_out() => {
@@ -237,6 +244,12 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                             _ => {}
                         }
                         s.on_message(msg, t)?;
+                        // A ResendRequest's answer is drained (and checked
+                        // against the unsent bound) on its own: a span of
+                        // them would hold every answer at once.
+                        if resend {
+                            return Ok((n, true));
+                        }
                     }
                     Ok((n, true))
                 },

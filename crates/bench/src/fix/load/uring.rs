@@ -372,6 +372,7 @@ mod tests {
             pin: None,
             coalesce: Duration::ZERO,
             io: crate::fix::load::Io::Uring,
+            max_unsent: crate::fix::load::DEFAULT_MAX_UNSENT,
         };
         let link = Link::connect(
             "t".into(),

@@ -218,6 +218,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
             pin: args.pin,
             coalesce: args.coalesce,
             io: args.io.into(),
+            max_unsent: load::DEFAULT_MAX_UNSENT,
         };
         let targets = targets(settings, args.sessions)?;
         let sessions = targets.len();
