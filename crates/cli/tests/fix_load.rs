@@ -3,8 +3,10 @@
 //! against what the schedule says must have happened (orders per step,
 //! every order answered once), not against the generator's own arithmetic.
 
+use fixcore::build::{FixVersion, MessageBuilder, TimePrecision};
 use perfkit_testkit::process::{Running, free_port};
-use std::net::TcpStream;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -239,6 +241,235 @@ fn load_flags_need_connect_and_a_duration_warmup() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(msg), "{flag} {value}: {stderr}");
     }
+}
+
+/// Issue 30: a rate under 1/s (alone or in a list) and a zero measured
+/// duration are refused as usage errors, exit 2, before anything
+/// connects (nothing listens on the port); a zero warm-up is not one.
+#[test]
+fn a_rate_under_one_per_second_and_a_zero_duration_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ini = initiator(dir.path(), free_port());
+    for (args, msg) in [
+        (&["--rate", "0.5"][..], "'0.5' is not a rate"),
+        (&["--rate", "100,0.5k,0.9/s"], "'0.9/s' is not a rate"),
+        (
+            &["--rate", "100", "--duration", "0s"],
+            "'0s' measures nothing",
+        ),
+        (
+            &["--rate", "100", "--duration", "0ms", "--warmup", "0s"],
+            "'0ms' measures nothing",
+        ),
+    ] {
+        let out = run(perfkit()
+            .args(["fix", "bench", "--connect"])
+            .arg(&ini)
+            .args(args));
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{args:?}: {stderr}");
+        assert!(errors[0].contains(msg), "{args:?}: {stderr}");
+    }
+}
+
+/// What a hostile engine ([`hostile`]) does with a session once it has
+/// answered its Logon.
+#[derive(Debug, Clone, Copy)]
+enum Hostile {
+    /// Closes its side of the connection 300 ms later (reading on, so the
+    /// generator sees an orderly end, not a reset).
+    Close,
+    /// Sends a Logout 300 ms later, reading on.
+    Logout,
+    /// Reads nothing more, and 200 ms later (the window full of orders)
+    /// sends `n` ResendRequests 1..0, each asking for every message the
+    /// session sent.
+    ResendFlood(u64),
+}
+
+/// One message from EXCH to `to`, numbered `seq`, sent now.
+fn fix_msg(msg_type: &[u8], seq: u64, to: &str, body: &[(u32, &str)]) -> Vec<u8> {
+    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    b.begin(msg_type)
+        .header_str(49, "EXCH")
+        .header_str(56, to)
+        .header_uint(34, seq)
+        .header_timestamp(
+            52,
+            fixcore::session::connection::now(),
+            TimePrecision::Millis,
+        );
+    for (tag, v) in body {
+        b.field_str(*tag, v);
+    }
+    b.finish().unwrap().to_vec()
+}
+
+/// A FIX engine on a free loopback port that answers each Logon and then
+/// does what `act` says for the session (by its SenderCompID); a thread per
+/// connection, left to end with the test process.
+fn hostile(act: fn(&str) -> Hostile) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(s) = conn else { return };
+            std::thread::spawn(move || serve_hostile(s, act));
+        }
+    });
+    port
+}
+
+fn serve_hostile(mut s: TcpStream, act: fn(&str) -> Hostile) {
+    // The Logon: up to its CheckSum field's end.
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = loop {
+        let Ok(n @ 1..) = s.read(&mut buf) else {
+            return;
+        };
+        got.extend_from_slice(&buf[..n]);
+        if let Some(i) = got.windows(4).position(|w| w == b"\x0110=")
+            && let Some(j) = got[i + 1..].iter().position(|&b| b == 1)
+        {
+            break i + 1 + j;
+        }
+    };
+    let logon = String::from_utf8_lossy(&got[..end]).into_owned();
+    let who = logon
+        .split('\x01')
+        .find_map(|f| f.strip_prefix("49="))
+        .unwrap()
+        .to_owned();
+    let ok = fix_msg(b"A", 1, &who, &[(98, "0"), (108, "30"), (141, "Y")]);
+    s.write_all(&ok).unwrap();
+    let act = act(&who);
+    if !matches!(act, Hostile::ResendFlood(_)) {
+        let mut r = s.try_clone().unwrap();
+        std::thread::spawn(move || while matches!(r.read(&mut buf), Ok(1..)) {});
+    }
+    match act {
+        Hostile::Close => {
+            std::thread::sleep(Duration::from_millis(300));
+            let _ = s.shutdown(Shutdown::Write);
+        }
+        Hostile::Logout => {
+            std::thread::sleep(Duration::from_millis(300));
+            let _ = s.write_all(&fix_msg(b"5", 2, &who, &[(58, "going away")]));
+        }
+        Hostile::ResendFlood(n) => {
+            std::thread::sleep(Duration::from_millis(200));
+            let mut all = Vec::new();
+            for seq in 2..2 + n {
+                all.extend(fix_msg(b"2", seq, &who, &[(7, "1"), (16, "0")]));
+            }
+            let _ = s.write_all(&all);
+        }
+    }
+    // Held open (a flood's engine reading nothing) until the generator
+    // ends it.
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+/// Issue 30: an engine that ends sessions mid-run (LOAD1's connection
+/// closed, LOAD2 logged out) fails the run, exit 1, with each lost session
+/// named with when and why, counted in `disconnects` and named by the
+/// verdict instead of the generator. Both transports: each has its own
+/// end-of-stream path. A run ends once every session is lost, long
+/// before the 5 s scheduled.
+#[test]
+fn sessions_the_engine_ends_mid_run_are_lost_and_fail_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    for io in ["std", "io-uring"] {
+        let port = hostile(|who| {
+            if who == "LOAD1" {
+                Hostile::Close
+            } else {
+                Hostile::Logout
+            }
+        });
+        let ini = initiator(dir.path(), port);
+        let out = run(perfkit()
+            .args(["fix", "bench", "--connect"])
+            .arg(&ini)
+            .args(["--rate", "200", "--duration", "5s", "--warmup", "0s"])
+            .args(["--grace", "200ms", "--json", "--io", io]));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if io == "io-uring" && stderr.contains("io_uring is not available") {
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(1), "{io}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{io}: {stderr}");
+        for want in [
+            "session FIX.4.4:LOAD1->EXCH lost at ",
+            "s: connection closed by the engine",
+            "session FIX.4.4:LOAD2->EXCH lost at ",
+            "s: logged out by the engine (Text: going away)",
+        ] {
+            assert!(stderr.contains(want), "{io}: {want}: {stderr}");
+        }
+        let doc = schema::report(&out);
+        let totals = section(&doc, "load 200/s over 2 session(s)");
+        assert_eq!(totals["rows"][1]["disconnects"], 2, "{io}");
+        let verdict = totals["notes"][0].as_str().unwrap();
+        assert!(
+            verdict.starts_with(
+                "verdict: 200/s not held (session lost): session FIX.4.4:LOAD1->EXCH lost at "
+            ),
+            "{io}: {verdict}"
+        );
+        assert!(!verdict.contains("generator"), "{io}: {verdict}");
+    }
+}
+
+/// Issue 30: an engine that reads nothing and floods ResendRequests 1..0
+/// makes the generator's session queue every message again for each; the
+/// queue stops at the default bound (64 MiB) with the session dropped,
+/// named in the verdict, exit 1, instead of growing for as long as the
+/// flood lasts. Orders of 16 KB (a long Text field) reach the bound in some
+/// hundred resends of the orders sent in the first 200 ms. The run ends
+/// once its one session is lost, well before the 5 s scheduled (a slow
+/// machine has that long to reach the bound).
+#[test]
+fn an_engine_flooding_resend_requests_hits_the_unsent_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("big.tpl");
+    std::fs::write(
+        &template,
+        format!("55=MSFT|54=1|38=100|40=1|58={}", "x".repeat(16_000)),
+    )
+    .unwrap();
+    let port = hostile(|_| Hostile::ResendFlood(600));
+    let ini = initiator_of(dir.path(), port, &["LOAD1"]);
+    let out = run(perfkit()
+        .args(["fix", "bench", "--connect"])
+        .arg(&ini)
+        .args(["--rate", "200", "--duration", "5s", "--warmup", "0s"])
+        .args(["--grace", "200ms", "--json", "--order-template"])
+        .arg(&template));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("session FIX.4.4:LOAD1->EXCH lost at "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(" s: unsent queue over 67108864 bytes ("),
+        "{stderr}"
+    );
+    let doc = schema::report(&out);
+    let totals = section(&doc, "load 200/s over 1 session(s)");
+    assert_eq!(totals["rows"][1]["disconnects"], 1);
+    let verdict = totals["notes"][0].as_str().unwrap();
+    assert!(
+        verdict.starts_with(
+            "verdict: 200/s not held (session lost): session FIX.4.4:LOAD1->EXCH lost at "
+        ) && verdict.contains("unsent queue over 67108864 bytes"),
+        "{verdict}"
+    );
 }
 
 /// Reads interval logs with Python's `hdrh` and prints, for the tag in

@@ -77,7 +77,29 @@ pub struct Plan {
     pub coalesce: Duration,
     /// How the sender and the receiver talk to the sockets.
     pub io: Io,
+    /// Most bytes a session may have produced and not yet written (see
+    /// [`DEFAULT_MAX_UNSENT`]); a session that would queue more is
+    /// dropped and counted as lost. Keep it well above a round's batch of
+    /// orders (up to 256 per session), or a sender that falls behind drops
+    /// its own session.
+    pub max_unsent: usize,
 }
+
+/// The default [`Plan::max_unsent`]: 64 MiB per session.
+///
+/// A healthy run queues little: the orders of one round (a write per
+/// session), or at most a window of them when the engine stops reading
+/// (the default 100 orders are about 20 KB), and a few session messages.
+/// What grows without bound is the engine's doing: fixcore's session
+/// answers each ResendRequest with every message asked for, at once, so an
+/// engine asking for 1..0 after every order grows the queue with the square
+/// of the orders sent (2 GB in 13 s). A fixed bound rather than one derived
+/// from window × order size: a resend's size follows from the orders sent
+/// so far, not the window, and a bound near the window's size would drop a
+/// session whose engine only paused reading. 64 MiB is far above any
+/// healthy queue (a full window of 100,000 orders of 600 bytes), and costs
+/// nothing until used.
+pub const DEFAULT_MAX_UNSENT: usize = 64 << 20;
 
 /// How the load generator's threads talk to the sockets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,7 +218,8 @@ pub struct Outcome {
     /// ExecutionReports with OrdStatus rejected, business rejects and
     /// session-level Rejects received.
     pub rejects: u64,
-    /// Sessions that lost their connection before the end.
+    /// Sessions lost before the run logged them out: [`Outcome::lost`]
+    /// counted.
     pub disconnects: u64,
     /// The largest lag of a send behind its intended time.
     pub max_lag: Duration,
@@ -223,9 +246,34 @@ pub struct Outcome {
     pub round_time: Histogram<u64>,
     /// Sessions run.
     pub sessions: usize,
-    /// The last event line of each session that disconnected, for the
-    /// caller's error message.
-    pub events: Vec<String>,
+    /// Each session that ended before the run logged it out (the engine
+    /// closed the connection or logged it out, the session disconnected,
+    /// a read or write failed), with when and why.
+    pub lost: Vec<Lost>,
+}
+
+/// A session that ended before the run logged it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lost {
+    /// `SenderCompID->TargetCompID`.
+    pub session: String,
+    /// When, from the start of the run (the warm-up's first order; zero
+    /// for a session lost while the others logged on).
+    pub at: Duration,
+    /// What ended it, as the generator saw it.
+    pub why: String,
+}
+
+impl std::fmt::Display for Lost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "session {} lost at {:.2} s: {}",
+            self.session,
+            self.at.as_secs_f64(),
+            self.why
+        )
+    }
 }
 
 impl Outcome {
@@ -272,8 +320,8 @@ fn pin(core: Option<usize>) -> Result<()> {
 ///
 /// An unreachable host or a Logon that is refused or unanswered is an
 /// error before anything is measured. Orders left unanswered, rejects and
-/// disconnects during the run are counted in the outcome, not errors: the
-/// caller reports them.
+/// sessions lost during the run are counted in the outcome, not errors:
+/// the caller reports them.
 pub fn run<S: SessionStore + Send + 'static>(
     targets: Vec<Target<S>>,
     plan: &Plan,
@@ -281,6 +329,9 @@ pub fn run<S: SessionStore + Send + 'static>(
 ) -> Result<Outcome> {
     if !(plan.rate.is_finite() && plan.rate > 0.0) {
         bail!("the rate must be a positive number of orders per second");
+    }
+    if plan.duration.is_zero() {
+        bail!("the measured duration must be over zero");
     }
     if targets.is_empty() {
         bail!("no initiator session to run");
@@ -431,7 +482,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             total.add(x)?;
         }
         let answered = total.corrected.len();
-        let events: Vec<String> = links.iter().filter_map(Link::lost).collect();
+        let lost: Vec<Lost> = links.iter().filter_map(|l| l.lost(start)).collect();
         Ok(Outcome {
             started,
             interval: plan.interval,
@@ -440,7 +491,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             unanswered: total.sent.saturating_sub(answered),
             total,
             rejects: recv_side.rejects,
-            disconnects: events.len() as u64,
+            disconnects: lost.len() as u64,
             max_lag: sent_side.max_lag,
             window_full: sent_side.window_full,
             cpu,
@@ -451,7 +502,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             wake_late: sent_side.wake_late,
             round_time: sent_side.round_time,
             sessions: k,
-            events,
+            lost,
         })
     })
 }

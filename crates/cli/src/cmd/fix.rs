@@ -103,8 +103,8 @@ pub struct FixBenchArgs {
     /// 50k/s); a comma-separated list runs each in turn (a sweep).
     #[arg(long, value_delimiter = ',', value_parser = load::parse_rate, requires = "connect")]
     pub rate: Vec<f64>,
-    /// With --connect: how long each rate is measured.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    /// With --connect: how long each rate is measured (over zero).
+    #[arg(long, default_value = "10s", value_parser = load::parse_measured)]
     pub duration: Duration,
     /// With --connect: run only the first K initiator sessions of the file.
     #[arg(long, value_name = "K", requires = "connect",

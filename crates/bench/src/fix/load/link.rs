@@ -12,8 +12,8 @@ use fixcore::session::connection::now;
 use fixcore::session::machine::{Output, Session};
 use fixcore::session::store::SessionStore;
 
-use super::Plan;
 use super::slots::Slots;
+use super::{Lost, Plan};
 
 /// When each order is due, shared by the sender and the receiver.
 #[derive(Debug, Clone, Copy)]
@@ -68,12 +68,17 @@ impl Schedule {
 /// writes them: the sender while it runs, the thread that runs the whole
 /// load before and after it. The receiver never writes, so a socket that
 /// cannot take more bytes never stops answers from being read.
+///
+/// The queue is bounded by [`Plan::max_unsent`]: a session whose queue
+/// would grow past it is dropped (see [`Link::with_session`]).
 pub struct Link<S: SessionStore> {
     /// `SenderCompID->TargetCompID`.
     pub name: String,
     session: Mutex<Session<S>>,
     /// Bytes the session produced, in its numbering order, not yet written.
     out: Mutex<Vec<u8>>,
+    /// Most bytes `out` may hold.
+    max_unsent: usize,
     /// Blocking, so that io_uring operations on it wait for readiness; the
     /// std paths never block on it ([`send_now`], [`recv_now`]).
     stream: TcpStream,
@@ -86,8 +91,15 @@ pub struct Link<S: SessionStore> {
     logged_on: AtomicBool,
     open: AtomicBool,
     logging_out: AtomicBool,
-    /// The last event the session logged, for an error message.
+    /// The last event the session logged: why it disconnected, when it
+    /// did so on its own.
     last_event: Mutex<String>,
+    /// The Text(58) of a Logout the engine sent, when it sent one.
+    engine_logout: Mutex<Option<String>>,
+    /// When and why the connection ended, when that was before the run
+    /// logged the session out: the first cause only (a session that
+    /// disconnects then sees its socket fail too).
+    lost: Mutex<Option<(Instant, String)>>,
 }
 
 /// Locks `m`. A thread that panicked holding a lock has already failed the
@@ -112,6 +124,7 @@ impl<S: SessionStore> Link<S> {
             name,
             session: Mutex::new(session),
             out: Mutex::new(Vec::with_capacity(64 << 10)),
+            max_unsent: plan.max_unsent,
             stream,
             slots: Slots::new(plan.window),
             window: plan.window.max(1),
@@ -121,6 +134,8 @@ impl<S: SessionStore> Link<S> {
             open: AtomicBool::new(true),
             logging_out: AtomicBool::new(false),
             last_event: Mutex::new(String::new()),
+            engine_logout: Mutex::new(None),
+            lost: Mutex::new(None),
         };
         link.with_session(|_| Ok(()), &mut Vec::new(), &mut |_| {})?;
         link.flush();
@@ -138,7 +153,9 @@ impl<S: SessionStore> Link<S> {
         let until = Instant::now() + timeout;
         while !self.logged_on.load(Ordering::Acquire) {
             if !self.is_open() {
-                let why = lock(&self.last_event).clone();
+                let why = lock(&self.lost)
+                    .as_ref()
+                    .map_or_else(|| lock(&self.last_event).clone(), |(_, why)| why.clone());
                 bail!("{}: Logon refused ({why})", self.name);
             }
             if Instant::now() >= until {
@@ -185,25 +202,30 @@ impl<S: SessionStore> Link<S> {
         self.logging_out.load(Ordering::Relaxed)
     }
 
-    /// Ends the connection because of `why` (kept for the error message
-    /// unless the run was logging out anyway).
+    /// Ends the connection because of `why`. The session counts as lost
+    /// (with `why` and the time) when it was open and the run was not
+    /// logging it out: that is the engine's doing or a failure, not the
+    /// run's end. Only the first cause is kept.
     pub fn fail(&self, why: String) {
-        if !self.is_logging_out() {
-            *lock(&self.last_event) = why;
+        if self.open.swap(false, Ordering::AcqRel) && !self.is_logging_out() {
+            *lock(&self.lost) = Some((Instant::now(), why));
         }
-        self.open.store(false, Ordering::Release);
     }
 
-    /// The event that ended the connection, when it ended before the run
-    /// logged out.
-    pub fn lost(&self) -> Option<String> {
-        (!self.is_open() && !self.is_logging_out()).then(|| {
-            let e = lock(&self.last_event);
-            format!(
-                "{}: {}",
-                self.name,
-                if e.is_empty() { "connection lost" } else { &e }
-            )
+    /// Notes a Logout the engine sent, with its Text(58) if any, so that
+    /// the disconnect that follows is put down to it.
+    pub fn engine_logout(&self, text: Option<&[u8]>) {
+        *lock(&self.engine_logout) =
+            Some(text.map_or_else(String::new, |t| String::from_utf8_lossy(t).into_owned()));
+    }
+
+    /// The session, when it was lost before the run logged it out, with
+    /// the time counted from `since`.
+    pub fn lost(&self, since: Instant) -> Option<Lost> {
+        lock(&self.lost).as_ref().map(|(at, why)| Lost {
+            session: self.name.clone(),
+            at: at.saturating_duration_since(since),
+            why: why.clone(),
         })
     }
 
@@ -227,6 +249,15 @@ impl<S: SessionStore> Link<S> {
     /// its lock), deliveries go to `deliver`. `outs` is the caller's scratch
     /// space, reused from call to call (the outputs are collected first
     /// because recycling needs the session).
+    ///
+    /// When the sends would take `out` past [`Plan::max_unsent`], none of
+    /// them is queued: `out` is emptied, the connection shut and the
+    /// session lost with the reason "unsent queue over N bytes". fixcore's
+    /// session answers a ResendRequest with every message asked for in one
+    /// go, so one drain may exceed the bound by itself; what the generator
+    /// keeps after it stays bounded. (A writer that has taken the queue
+    /// into its own buffer while a send is in flight holds at most one
+    /// more queue's worth.)
     pub fn with_session<T>(
         &self,
         f: impl FnOnce(&mut Session<S>) -> Result<T>,
@@ -237,10 +268,33 @@ impl<S: SessionStore> Link<S> {
         let r = f(&mut s);
         outs.extend(s.drain());
         let mut out = lock(&self.out);
+        let produced: usize = outs
+            .iter()
+            .map(|o| match o {
+                Output::Send(b) => b.len(),
+                _ => 0,
+            })
+            .sum();
+        let over = out.len().saturating_add(produced) > self.max_unsent;
+        if over {
+            let why = format!(
+                "unsent queue over {} bytes ({} waiting to be written, {produced} more produced at once)",
+                self.max_unsent,
+                out.len()
+            );
+            // Given back, not just cleared: the point is the memory.
+            *out = Vec::new();
+            self.fail(why);
+            // The engine sees the session end; nothing more is written.
+            let _ = self.stream.shutdown(Shutdown::Both);
+        }
+        let mut logged_out = false;
         for o in outs.drain(..) {
             match o {
                 Output::Send(b) => {
-                    out.extend_from_slice(&b);
+                    if !over {
+                        out.extend_from_slice(&b);
+                    }
                     s.recycle(b);
                 }
                 Output::Deliver(m) => {
@@ -248,8 +302,24 @@ impl<S: SessionStore> Link<S> {
                     s.recycle(m);
                 }
                 Output::LoggedOn => self.logged_on.store(true, Ordering::Release),
-                Output::LoggedOut => {}
-                Output::Disconnect => self.open.store(false, Ordering::Release),
+                Output::LoggedOut => logged_out = true,
+                Output::Disconnect => {
+                    // Lost unless the run is logging out (then `fail`
+                    // keeps nothing): say who ended it.
+                    let why = match lock(&self.engine_logout).take() {
+                        Some(text) if logged_out && text.is_empty() => {
+                            "logged out by the engine".to_string()
+                        }
+                        Some(text) if logged_out => {
+                            format!("logged out by the engine (Text: {text})")
+                        }
+                        _ => format!(
+                            "the session disconnected: {}",
+                            lock(&self.last_event).as_str()
+                        ),
+                    };
+                    self.fail(why);
+                }
                 Output::Log(line) => *lock(&self.last_event) = line,
             }
         }

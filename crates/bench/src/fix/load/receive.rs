@@ -65,6 +65,7 @@ struct AnswerFields {
     status: Finder<'static>,
     clordid: Finder<'static>,
     reject_ref: Finder<'static>,
+    text: Finder<'static>,
 }
 
 impl AnswerFields {
@@ -74,6 +75,7 @@ impl AnswerFields {
             status: Finder::new(b"\x0139="),
             clordid: Finder::new(b"\x0111="),
             reject_ref: Finder::new(b"\x01379="),
+            text: Finder::new(b"\x0158="),
         }
     }
 }
@@ -180,7 +182,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
             }
             let l = &self.links[j];
             match recv_now(l.stream(), buf) {
-                Ok(0) => l.fail("Connection closed by the counterparty".into()),
+                Ok(0) => l.fail("connection closed by the engine".into()),
                 Ok(k) => self.take(j, &buf[..k], at)?,
                 Err(e)
                     if matches!(
@@ -216,6 +218,11 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
         // brings thousands (the receiver was kept off the CPU) must not keep
         // the sender from building the next orders for as long.
         loop {
+            // A session dropped (by its unsent bound, or the engine) takes
+            // no more: each further ResendRequest would be served in vain.
+            if !l.is_open() {
+                return Ok(());
+            }
             // Session-level Rejects are counted here, answers in `answer`.
             let (rejects, more) = l.with_session(
                 |s| {
@@ -225,10 +232,24 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                             return Ok((n, false));
                         };
                         let Ok(msg) = frame else { continue };
-                        if value_of(msg, &fields.msg_type) == Some(b"3") {
-                            n += 1;
+                        let mut resend = false;
+                        match value_of(msg, &fields.msg_type) {
+                            Some(b"3") => n += 1,
+                            Some(b"2") => resend = true,
+                            // Not ours to answer: the disconnect it brings
+                            // is put down to the engine.
+                            Some(b"5") if !l.is_logging_out() => {
+                                l.engine_logout(value_of(msg, &fields.text));
+                            }
+                            _ => {}
                         }
                         s.on_message(msg, t)?;
+                        // A ResendRequest's answer is drained (and checked
+                        // against the unsent bound) on its own: a span of
+                        // them would hold every answer at once.
+                        if resend {
+                            return Ok((n, true));
+                        }
                     }
                     Ok((n, true))
                 },

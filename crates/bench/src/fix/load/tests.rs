@@ -45,9 +45,28 @@ impl Application for Engine {
     }
 }
 
+/// An engine that answers every order with a ResendRequest for everything
+/// (BeginSeqNo 1, EndSeqNo 0): the generator's session sends every message
+/// again, at once, each time.
+struct ResendAll;
+
+impl Application for ResendAll {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        _: Delivered<'_>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        session.send_app(b"2", now, |b| {
+            b.field_uint(7, 1).field_uint(16, 0);
+        })?;
+        Ok(())
+    }
+}
+
 /// An acceptor for one connection on a free loopback port, running
 /// `engine` for the session EXCH->`theirs`; returns the port.
-fn acceptor_for(engine: Engine, theirs: &'static str) -> u16 {
+fn acceptor_for<A: Application + Send + 'static>(engine: A, theirs: &'static str) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -103,6 +122,7 @@ fn plan(rate: f64, duration: Duration, window: u64) -> Plan {
         pin: None,
         coalesce: Duration::from_micros(250),
         io: Io::Auto,
+        max_unsent: DEFAULT_MAX_UNSENT,
     }
 }
 
@@ -141,7 +161,7 @@ fn a_stall_shows_in_the_corrected_latency_and_not_in_the_uncorrected() {
     .unwrap();
     assert_eq!(o.sent(), 3_000, "every scheduled order is sent");
     assert_eq!(o.unanswered, 0);
-    assert_eq!(o.disconnects, 0, "{:?}", o.events);
+    assert_eq!(o.disconnects, 0, "{:?}", o.lost);
     let corrected = o.total.corrected.value_at_quantile(0.999);
     let uncorrected = o.total.uncorrected.value_at_quantile(0.999);
     assert!(corrected >= 100_000_000, "corrected p99.9 {corrected} ns");
@@ -216,7 +236,7 @@ fn both_transports_send_and_match_every_order_of_every_session() {
         assert_eq!(o.answered, 2_000, "{io:?}");
         assert_eq!(o.unanswered, 0, "{io:?}");
         assert_eq!(o.rejects, 0, "{io:?}");
-        assert_eq!(o.disconnects, 0, "{io:?}: {:?}", o.events);
+        assert_eq!(o.disconnects, 0, "{io:?}: {:?}", o.lost);
         assert!(o.total.corrected.min() >= o.total.uncorrected.min());
     }
 }
@@ -249,6 +269,32 @@ fn a_window_held_full_to_the_end_does_not_hang_the_run() {
     assert_eq!(o.unanswered, 10);
     assert!(o.window_full >= 1);
     assert!(o.achieved_rate() < 100.0, "{}", o.achieved_rate());
+}
+
+/// Issue 30: an engine answering every order with a ResendRequest 1..0
+/// makes each answer a resend of the whole session so far, produced in one
+/// go. Once one is over the unsent bound, the session is dropped with that
+/// reason (counted lost) and sends nothing more, instead of the queue
+/// growing with the square of the orders sent. (Orders of ~180 bytes: a
+/// resend passes 32 KiB after some 180 orders, well before the 1,500 due;
+/// the run ends once its one session is lost.)
+#[test]
+fn a_resend_over_the_unsent_bound_drops_the_session() {
+    let port = acceptor_for(ResendAll, "LOAD");
+    let mut p = plan(500.0, Duration::from_secs(3), 2_000);
+    p.warmup = Duration::ZERO;
+    p.grace = Duration::from_millis(200);
+    p.max_unsent = 32 << 10;
+    let o = run(vec![target(port)], &p, &|_| {}).unwrap();
+    assert_eq!(o.disconnects, 1, "{:?}", o.lost);
+    assert_eq!(o.lost[0].session, "LOAD->EXCH");
+    assert!(
+        o.lost[0].why.starts_with("unsent queue over 32768 bytes ("),
+        "{}",
+        o.lost[0]
+    );
+    assert!(o.sent() < 1_500, "{} sent after the drop", o.sent());
+    assert_eq!(o.answered, 0);
 }
 
 #[test]

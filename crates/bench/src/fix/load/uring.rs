@@ -319,7 +319,7 @@ impl RecvRing {
                         r = take(j, &self.bufs[j][..(n as usize).min(RX)], at);
                     }
                 }
-                0 => links[j].fail("Connection closed by the counterparty".into()),
+                0 => links[j].fail("connection closed by the engine".into()),
                 e if e == -libc::EAGAIN || e == -libc::EINTR => {}
                 e => links[j].fail(format!("reading: {}", io::Error::from_raw_os_error(-e))),
             }
@@ -372,6 +372,7 @@ mod tests {
             pin: None,
             coalesce: Duration::ZERO,
             io: crate::fix::load::Io::Uring,
+            max_unsent: crate::fix::load::DEFAULT_MAX_UNSENT,
         };
         let link = Link::connect(
             "t".into(),
@@ -431,8 +432,8 @@ mod tests {
             .unwrap();
         }
         assert_eq!(got, sent);
-        let lost = links[0].lost().unwrap();
-        assert!(lost.contains("closed by the counterparty"), "{lost}");
+        let lost = links[0].lost(Instant::now()).unwrap();
+        assert_eq!(lost.why, "connection closed by the engine");
     }
 
     /// The sender's ring writes every queued byte in order, across rounds,

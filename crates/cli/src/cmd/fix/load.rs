@@ -15,7 +15,10 @@ use perfkit_bench::fix::load::{self, Outcome, Plan, Target};
 
 use super::FixBenchArgs;
 
-/// A `--rate` value: orders per second, with an optional `k`/`M` and `/s`.
+/// A `--rate` value: orders per second, with an optional `k`/`M` and `/s`;
+/// each element of a list is parsed on its own. At least 1/s: the rate is
+/// shown to the order per second (a step of 0.5/s would be named "0/s"),
+/// and a run of a few seconds below it sends hardly an order.
 pub fn parse_rate(s: &str) -> Result<f64, String> {
     let t = s.trim().trim_end_matches("/s");
     let (num, scale) = match t.as_bytes().last() {
@@ -24,11 +27,24 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
         _ => (t, 1.0),
     };
     match num.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 && v * scale <= 1e8 => Ok(v * scale),
+        Ok(v) if v.is_finite() && v * scale >= 1.0 && v * scale <= 1e8 => Ok(v * scale),
         _ => Err(format!(
-            "'{s}' is not a rate (orders per second up to 100M, e.g. 50000, 50k or 50k/s)"
+            "'{s}' is not a rate (orders per second from 1 to 100M, e.g. 50000, 50k or 50k/s)"
         )),
     }
+}
+
+/// A `--duration` value: how long each rate is measured, over zero (a
+/// zero-length measured part would report an empty run as a result).
+pub fn parse_measured(s: &str) -> Result<Duration, String> {
+    let d = perfkit::units::parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!(
+            "'{}' measures nothing: give a duration over zero (e.g. 10s)",
+            s.trim()
+        ));
+    }
+    Ok(d)
 }
 
 /// The engine kept up with a step when at least this share of the rate
@@ -44,6 +60,9 @@ const ON_TIME: f64 = 0.999;
 enum Limit {
     /// Nothing: the engine kept up and the generator kept its schedule.
     None,
+    /// A session ended before the run logged it out: what was not sent
+    /// or answered after it is the lost session's, not the generator's.
+    SessionLost,
     /// Orders were still unanswered at the end.
     Unanswered,
     /// A full window of unanswered orders held a sender back: the
@@ -60,6 +79,7 @@ impl Limit {
     fn as_str(self) -> &'static str {
         match self {
             Limit::None => "-",
+            Limit::SessionLost => "session lost",
             Limit::Unanswered => "unanswered orders",
             Limit::WindowFull => "engine (window full)",
             Limit::RateNotSent => "generator (rate not sent)",
@@ -85,7 +105,9 @@ struct Verdict {
 impl Verdict {
     fn of(o: &Outcome, rate: f64) -> Verdict {
         let on_time = o.on_time() as f64 >= ON_TIME * o.sent() as f64;
-        let limit = if o.unanswered > 0 {
+        let limit = if !o.lost.is_empty() {
+            Limit::SessionLost
+        } else if o.unanswered > 0 {
             Limit::Unanswered
         } else if o.window_full > 0 {
             Limit::WindowFull
@@ -196,6 +218,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
             pin: args.pin,
             coalesce: args.coalesce,
             io: args.io.into(),
+            max_unsent: load::DEFAULT_MAX_UNSENT,
         };
         let targets = targets(settings, args.sessions)?;
         let sessions = targets.len();
@@ -382,6 +405,12 @@ fn explain(o: &Outcome, rate: f64, v: Verdict) -> String {
                 "verdict: held {rate:.0}/s: every order answered, the window never full, {share:.2} % of orders sent within 1 ms of their intended time{wakes}"
             );
         }
+        Limit::SessionLost => o
+            .lost
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; "),
         Limit::Unanswered => format!("{} order(s) never answered", o.unanswered),
         Limit::WindowFull => format!(
             "the engine's answers fell behind: a full window held orders back {} time(s)",
@@ -483,8 +512,8 @@ fn problems_of(o: &Outcome, name: &str) -> Vec<String> {
     if o.rejects > 0 {
         v.push(format!("{name}: {} reject(s)", o.rejects));
     }
-    for e in &o.events {
-        v.push(format!("{name}: session lost: {e}"));
+    for lost in &o.lost {
+        v.push(format!("{name}: {lost}"));
     }
     v
 }
@@ -499,9 +528,23 @@ mod tests {
         assert_eq!(parse_rate("50k"), Ok(50_000.0));
         assert_eq!(parse_rate("2.5k/s"), Ok(2_500.0));
         assert_eq!(parse_rate("1M/s"), Ok(1_000_000.0));
-        for bad in ["", "0", "-5", "fast", "1e300", "10q"] {
+        assert_eq!(parse_rate("1"), Ok(1.0));
+        assert_eq!(parse_rate("0.5k"), Ok(500.0));
+        for bad in [
+            "", "0", "0.5", "0.999/s", "0.0001k", "-5", "fast", "1e300", "10q",
+        ] {
             assert!(parse_rate(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_measured_duration_is_over_zero() {
+        assert_eq!(parse_measured("2s"), Ok(Duration::from_secs(2)));
+        for zero in ["0s", "0", "0ms", "0.1ns"] {
+            let e = parse_measured(zero).unwrap_err();
+            assert!(e.contains("measures nothing"), "{zero}: {e}");
+        }
+        assert!(parse_measured("fast").is_err());
     }
 
     #[test]
@@ -560,7 +603,7 @@ mod tests {
             wake_late: perfkit_bench::harness::latency_histogram(),
             round_time: perfkit_bench::harness::latency_histogram(),
             sessions: 1,
-            events: Vec::new(),
+            lost: Vec::new(),
         }
     }
 
@@ -591,6 +634,37 @@ mod tests {
         assert_eq!(
             judge(outcome(1_000, 0, 1.0, 1, 1)),
             (Limit::Unanswered, false, true, false)
+        );
+    }
+
+    /// Issue 30: a session the engine dropped is judged before anything
+    /// it left unsent or unanswered, named in the verdict with when and
+    /// why, and is one of the run's problems (exit 1); the generator is
+    /// not blamed for the rate it could not send over a closed connection.
+    #[test]
+    fn a_lost_session_is_the_verdict_and_a_problem() {
+        let mut o = outcome(300, 0, 1.0, 2, 0);
+        o.lost = vec![load::Lost {
+            session: "LOAD1->EXCH".into(),
+            at: Duration::from_millis(1_234),
+            why: "connection closed by the engine".into(),
+        }];
+        o.disconnects = 1;
+        let v = Verdict::of(&o, 1_000.0);
+        assert_eq!(v.limit, Limit::SessionLost);
+        assert!(!v.kept_up());
+        let line = explain(&o, 1_000.0, v);
+        assert_eq!(
+            line,
+            "verdict: 1000/s not held (session lost): session LOAD1->EXCH lost at 1.23 s: connection closed by the engine"
+        );
+        let problems = problems_of(&o, "load 1000/s");
+        assert!(
+            problems.contains(
+                &"load 1000/s: session LOAD1->EXCH lost at 1.23 s: connection closed by the engine"
+                    .to_string()
+            ),
+            "{problems:?}"
         );
     }
 
