@@ -225,7 +225,10 @@ pub fn store_files(data: &[u8]) {
             drop(s);
             let s = FileStore::open(&prefix, Durability::Process).expect("a repaired store opens");
             let mut out = Vec::new();
-            assert!(s.load(seq, &mut out).expect("the message just stored reads"));
+            assert!(
+                s.load(seq, &mut out)
+                    .expect("the message just stored reads")
+            );
             assert_eq!(out, msg);
         }
     }

@@ -154,8 +154,15 @@ pub fn measure(load: Load) -> Result<Measured> {
         }
         for i in order {
             let (initiator, acceptor, file) = &sides[i];
-            one_round(initiator, acceptor, *file, load, dir.path(), &mut pairings[i])
-                .with_context(|| format!("session bench, {}", pairings[i].name))?;
+            one_round(
+                initiator,
+                acceptor,
+                *file,
+                load,
+                dir.path(),
+                &mut pairings[i],
+            )
+            .with_context(|| format!("session bench, {}", pairings[i].name))?;
         }
     }
     Ok(Measured { pairings, missing })

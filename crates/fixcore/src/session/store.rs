@@ -232,8 +232,9 @@ mod tests;
 pub enum AnyStore {
     /// In memory.
     Memory(MemoryStore),
-    /// QuickFIX's files.
-    File(FileStore),
+    /// QuickFIX's files (boxed: the store is large and the memory store
+    /// is the common case).
+    File(Box<FileStore>),
 }
 
 impl SessionStore for AnyStore {

@@ -238,10 +238,10 @@ pub(super) fn sessions(
             continue;
         }
         let store = match &s.file_store_path {
-            Some(dir) => AnyStore::File(
+            Some(dir) => AnyStore::File(Box::new(
                 file_store(&s, Path::new(dir), recover)
                     .with_context(|| format!("opening the store of {}", s.id()))?,
-            ),
+            )),
             None => AnyStore::Memory(MemoryStore::default()),
         };
         let mut cfg = Config::from_settings(&s);
