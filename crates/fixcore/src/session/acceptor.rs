@@ -53,9 +53,10 @@ impl<S: SessionStore + Send> Acceptor<S> {
     ///
     /// Until its Logon arrives a connection holds no session and no
     /// thread: this thread polls them all, at most
-    /// `opts.max_unauthenticated` at once (more are closed as they
-    /// arrive), each for at most `opts.logon_timeout` and
-    /// `opts.max_message` bytes. The first message must be a Logon whose
+    /// `opts.max_unauthenticated` at once (a newcomer past that closes the
+    /// one that has waited longest), each for at most `opts.logon_timeout` and
+    /// [`MAX_LOGON`] bytes (or `opts.max_message`, if smaller). The first
+    /// message must be a Logon whose
     /// CheckSum holds, for a configured session that is free; anything
     /// else closes the connection without an answer, as QuickFIX does.
     /// Only then does the connection take its session, on a thread of
@@ -89,7 +90,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
                 // (ready[0] is the listener; new arrivals have none yet).
                 for i in (0..waiting.len()).rev() {
                     let verdict = if ready.get(i + 1).copied().unwrap_or(false) {
-                        waiting[i].read(opts.max_message)
+                        waiting[i].read(logon_limit(opts))
                     } else if now.duration_since(waiting[i].since) > opts.logon_timeout {
                         Some(Err(format!(
                             "no Logon within {} s",
@@ -124,10 +125,15 @@ impl<S: SessionStore + Send> Acceptor<S> {
         loop {
             match listener.accept() {
                 Ok((stream, peer)) => {
-                    if waiting.len() >= opts.max_unauthenticated {
+                    if waiting.len() >= opts.max_unauthenticated.max(1) {
+                        // The longest waiting goes, not the newcomer: a
+                        // flood of idle connections must not keep a real
+                        // counterparty, which logs on at once, out.
+                        let oldest = (0..waiting.len())
+                            .min_by_key(|&i| waiting[i].since)
+                            .unwrap_or(0);
+                        waiting.swap_remove(oldest);
                         refused.count += 1;
-                        drop(stream);
-                        continue;
                     }
                     if let Err(e) = stream.set_nonblocking(true) {
                         misc(&format!("connection from {peer}: {e}"));
@@ -136,7 +142,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
                     waiting.push(Waiting {
                         stream,
                         peer,
-                        framer: Framer::new(opts.max_message).session_cut(),
+                        framer: Framer::new(logon_limit(opts)).session_cut(),
                         all: Vec::new(),
                         since: Instant::now(),
                     });
@@ -214,6 +220,17 @@ impl<S: SessionStore + Send> Acceptor<S> {
     }
 }
 
+/// The longest first message a connection may send: a Logon is a few
+/// hundred bytes, and this bounds what the connections awaiting theirs
+/// hold together (256 of them, 16 MiB, where the 1 MiB message limit would
+/// allow 256 MiB).
+pub const MAX_LOGON: usize = 64 << 10;
+
+/// The size limit for a connection's first message.
+fn logon_limit(opts: Options<'_>) -> usize {
+    opts.max_message.min(MAX_LOGON)
+}
+
 /// How long the acceptor's thread waits in one poll.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -282,8 +299,8 @@ fn logon_route(msg: &[u8]) -> Result<Route, String> {
     Ok(key)
 }
 
-/// Connections closed at once because too many awaited their Logon,
-/// reported at most once a second.
+/// Connections closed because too many awaited their Logon, reported at
+/// most once a second.
 #[derive(Default)]
 struct Refused {
     count: u64,
@@ -300,7 +317,7 @@ impl Refused {
             return;
         }
         misc(&format!(
-            "{} connection(s) closed on arrival: too many awaiting their Logon",
+            "{} connection(s) closed: too many awaiting their Logon",
             self.count
         ));
         self.count = 0;

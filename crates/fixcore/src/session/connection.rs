@@ -149,8 +149,8 @@ pub struct Options<'a> {
     /// How long an acceptor's connection may take to send a valid Logon
     /// (QuickFIX's `LogonTimeout`).
     pub logon_timeout: Duration,
-    /// Most connections an acceptor holds before their Logon; more are
-    /// closed as they arrive.
+    /// Most connections an acceptor holds before their Logon; a newcomer
+    /// past it closes the one that has waited longest.
     pub max_unauthenticated: usize,
 }
 

@@ -91,10 +91,12 @@ fn a_long_resend_goes_out_in_batches() {
     let n = 5 * RESEND_BATCH + 7;
     for i in 0..n {
         let id = i.to_string();
-        assert!(s.send_app(b"8", T, |b| {
-            b.field_str(11, &id);
-        })
-        .unwrap());
+        assert!(
+            s.send_app(b"8", T, |b| {
+                b.field_str(11, &id);
+            })
+            .unwrap()
+        );
     }
     s.drain().for_each(drop);
     let request = inbound(&mut b, b"2", 2, &[(7, b"1"), (16, b"0")]);
@@ -109,7 +111,11 @@ fn a_long_resend_goes_out_in_batches() {
                 _ => None,
             })
             .collect();
-        assert!(sent.len() as u64 <= RESEND_BATCH + 1, "{} at once", sent.len());
+        assert!(
+            sent.len() as u64 <= RESEND_BATCH + 1,
+            "{} at once",
+            sent.len()
+        );
         let mut p = Parser::new();
         for m in &sent {
             let m = p.parse(m).unwrap();
