@@ -61,12 +61,13 @@ fn every_pairing_of_perfkit_and_quickfix_is_measured_with_ratios_to_quickfix() {
         names,
         [
             "perfkit initiator ↔ perfkit acceptor",
+            "perfkit initiator ↔ perfkit acceptor, FileStorePath",
             "perfkit initiator ↔ QuickFIX acceptor",
             "QuickFIX initiator ↔ perfkit acceptor",
             "QuickFIX initiator ↔ QuickFIX acceptor",
         ]
     );
-    let reference = &rows[3];
+    let reference = &rows[4];
     let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
     let rate = |r: &Value| r["orders_per_s"].as_f64().unwrap();
     for r in rows {
@@ -94,10 +95,16 @@ fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it(
     let empty = tempfile::tempdir().unwrap();
     let section = session_section(Some(empty.path()));
     let rows = section["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 1, "{rows:#?}");
+    assert_eq!(rows.len(), 2, "{rows:#?}");
     assert_eq!(rows[0]["name"], "perfkit initiator ↔ perfkit acceptor");
-    check_row(&rows[0]);
-    assert!(rows[0].get("p50_vs_quickfix_x").is_none(), "{}", rows[0]);
+    assert_eq!(
+        rows[1]["name"],
+        "perfkit initiator ↔ perfkit acceptor, FileStorePath"
+    );
+    for r in rows {
+        check_row(r);
+        assert!(r.get("p50_vs_quickfix_x").is_none(), "{r}");
+    }
     let notes = section["notes"].to_string();
     assert!(
         notes.contains("QuickFIX session engine not measured")

@@ -14,7 +14,8 @@
 //!   from its process CPU clock (every thread, exited ones included)
 //!   divided by the orders.
 //!
-//! Both engines run with in-memory stores, no data dictionary,
+//! Both engines run with in-memory stores (but for one perfkit ↔
+//! perfkit row whose acceptor keeps a `FileStorePath` store), no data dictionary,
 //! ResetOnLogon and SocketNodelay, from the same QuickFIX settings files.
 //! In the latency phase the perfkit initiator busy-polls its socket for
 //! up to [`INITIATOR_SPIN`] before blocking (`--spin`), as a latency-bound
@@ -97,8 +98,9 @@ pub struct Pairing {
 /// The session part's result: the pairings measured, and why QuickFIX's
 /// were left out if they were.
 pub struct Measured {
-    /// In the order perfkit↔perfkit, perfkit↔QuickFIX, QuickFIX↔perfkit,
-    /// QuickFIX↔QuickFIX (the last three only with the peer).
+    /// In the order perfkit↔perfkit, perfkit↔perfkit with the acceptor on
+    /// a file store, perfkit↔QuickFIX, QuickFIX↔perfkit, QuickFIX↔QuickFIX
+    /// (the last three only with the peer).
     pub pairings: Vec<Pairing>,
     /// The note replacing the QuickFIX pairings.
     pub missing: Option<String>,

@@ -479,7 +479,7 @@ fn add_session(report: &mut Report, m: session_bench::Measured, load: session_be
          NewOrderSingle sent to its first ExecutionReport, timed by the initiator process), then \
          {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
          acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
-         runs; FIX.4.4, in-memory stores, no data dictionary, TCP_NODELAY, both engines from the same \
+         runs; FIX.4.4, in-memory stores (the FileStorePath row: the acceptor on a QuickFIX-layout file store), no data dictionary, TCP_NODELAY, both engines from the same \
          QuickFIX settings files; in the one-at-a-time phase the perfkit initiator busy-polls its \
          socket for up to {} before blocking (`--spin`); otherwise every engine blocks at once",
         load.latency_orders,
