@@ -252,9 +252,9 @@ impl<S: SessionStore> Link<S> {
     ///
     /// When the sends would take `out` past [`Plan::max_unsent`], none of
     /// them is queued: `out` is emptied, the connection shut and the
-    /// session lost with the reason "unsent queue over N bytes". fixcore's
-    /// session answers a ResendRequest with every message asked for in one
-    /// go, so one drain may exceed the bound by itself; what the generator
+    /// session lost with the reason "unsent queue over N bytes". A resend
+    /// is taken batch by batch until it is whole or past the bound, so a
+    /// drain exceeds the bound by at most one batch; what the generator
     /// keeps after it stays bounded. (A writer that has taken the queue
     /// into its own buffer while a send is in flight holds at most one
     /// more queue's worth.)
@@ -267,14 +267,24 @@ impl<S: SessionStore> Link<S> {
         let mut s = lock(&self.session);
         let r = f(&mut s);
         outs.extend(s.drain());
+        let sent = |outs: &[Output]| -> usize {
+            outs.iter()
+                .map(|o| match o {
+                    Output::Send(b) => b.len(),
+                    _ => 0,
+                })
+                .sum()
+        };
+        // fixcore sends a long resend batch by batch as its driver asks;
+        // the generator takes it whole, up to the unsent bound.
+        while s.resend_pending() && lock(&self.out).len() + sent(outs) <= self.max_unsent {
+            if let Err(e) = s.continue_resend(fixcore::session::connection::now()) {
+                return Err(e.into());
+            }
+            outs.extend(s.drain());
+        }
         let mut out = lock(&self.out);
-        let produced: usize = outs
-            .iter()
-            .map(|o| match o {
-                Output::Send(b) => b.len(),
-                _ => 0,
-            })
-            .sum();
+        let produced = sent(outs);
         let over = out.len().saturating_add(produced) > self.max_unsent;
         if over {
             let why = format!(
