@@ -297,6 +297,9 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             return end(session, log);
         }
         if !open {
+            // What the last round changed without sending (a Logout's
+            // number counted) persists too.
+            session.flush_store()?;
             // Give the last words (a Logout, a Reject) a moment to leave.
             linger(stream, &mut queue);
             flush_logs(session, log);
@@ -374,6 +377,7 @@ fn end<S: SessionStore, L: Log>(
     log: &mut L,
 ) -> Result<(), ConnectionError> {
     session.on_disconnect()?;
+    session.flush_store()?;
     flush_logs(session, log);
     Ok(())
 }
