@@ -4,26 +4,17 @@
 //! bounded, and signals work in every state. Messages are framed by the
 //! tests' own oracle (`perfkit_testkit::fix_wire`), not by perfkit.
 
-use perfkit_testkit::fix_wire as wire;
+use perfkit_testkit::fix_wire::frame_now as frame;
 use perfkit_testkit::process::{Running, free_port};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
-}
-
-fn frame(fields: &str) -> Vec<u8> {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64;
-    let now = wire::timestamp(nanos);
-    wire::frame(&format!("8=FIX.4.4|{}", fields.replace("NOW", &now)))
 }
 
 fn acceptor(dir: &Path, port: u16, extra: &str) -> Running {

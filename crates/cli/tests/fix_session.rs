@@ -4,28 +4,18 @@
 //! after `kill -9` a restarted acceptor resumes its sequence numbers from
 //! its file store and serves a ResendRequest from disk.
 
-use perfkit_testkit::fix_wire::{self as wire, quickfix_spec};
+use perfkit_testkit::fix_wire::frame_now as frame;
+use perfkit_testkit::fix_wire::quickfix_spec;
 use perfkit_testkit::process::{Running, free_port};
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
-}
-
-/// A FIX.4.4 message from `|`-separated fields, `NOW` replaced by the
-/// current time, framed by fixcore's test oracle (not by perfkit).
-fn frame(fields: &str) -> Vec<u8> {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as i64;
-    let now = wire::timestamp(nanos);
-    wire::frame(&format!("8=FIX.4.4|{}", fields.replace("NOW", &now)))
 }
 
 /// One message as `tag=value` strings; `None` once the peer closed.

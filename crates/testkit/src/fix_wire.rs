@@ -72,6 +72,19 @@ pub fn timestamp(nanos: i64) -> String {
     )
 }
 
+/// A FIX.4.4 message from `|`-separated fields after BeginString, each
+/// `NOW` replaced by the current time (for SendingTime), framed by
+/// [`frame`].
+pub fn frame_now(fields: &str) -> Vec<u8> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    frame(&format!(
+        "8=FIX.4.4|{}",
+        fields.replace("NOW", &timestamp(nanos))
+    ))
+}
+
 /// A complete message from `|`-separated fields, BeginString first:
 /// BodyLength after it and CheckSum at the end are added here.
 pub fn frame(fields: &str) -> Vec<u8> {

@@ -14,15 +14,9 @@ fn inbound(b: &mut MessageBuilder, msg_type: &[u8], seq: u64, body: &[(u32, &[u8
     b.finish().unwrap().to_vec()
 }
 
-const T: UtcTimestamp = UtcTimestamp {
-    unix_nanos: 1_700_000_000_000_000_000,
-};
-
-/// The session lends its parse only for the latest delivery that the
-/// strict parser accepted: two deliveries at once (a gap filled) lend
-/// the second alone, and the lent view reads what a fresh parse reads.
-#[test]
-fn a_parse_is_lent_for_the_latest_strict_delivery_only() {
+/// An acceptor session (EXCH, FIX.4.4, memory store) logged on by
+/// BENCH, and a builder for BENCH's next messages.
+fn logged_on() -> (Session<crate::session::store::MemoryStore>, MessageBuilder) {
     let cfg = Config {
         reset_on_logon: true,
         check_latency: false,
@@ -33,6 +27,19 @@ fn a_parse_is_lent_for_the_latest_strict_delivery_only() {
     s.on_connect(T).unwrap();
     let logon = inbound(&mut b, b"A", 1, &[(98, b"0"), (108, b"30"), (141, b"Y")]);
     s.on_message(&logon, T).unwrap();
+    (s, b)
+}
+
+const T: UtcTimestamp = UtcTimestamp {
+    unix_nanos: 1_700_000_000_000_000_000,
+};
+
+/// The session lends its parse only for the latest delivery that the
+/// strict parser accepted: two deliveries at once (a gap filled) lend
+/// the second alone, and the lent view reads what a fresh parse reads.
+#[test]
+fn a_parse_is_lent_for_the_latest_strict_delivery_only() {
+    let (mut s, mut b) = logged_on();
     let later = inbound(&mut b, b"D", 3, &[(11, b"third"), (55, b"X")]);
     s.on_message(&later, T).unwrap();
     let gap = inbound(&mut b, b"D", 2, &[(11, b"second"), (55, b"X")]);
@@ -78,16 +85,7 @@ fn a_parse_is_lent_for_the_latest_strict_delivery_only() {
 /// exactly once, in order, the admin ones gap-filled.
 #[test]
 fn a_long_resend_goes_out_in_batches() {
-    let cfg = Config {
-        reset_on_logon: true,
-        check_latency: false,
-        ..Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "BENCH")
-    };
-    let mut s = Session::new(cfg, crate::session::store::MemoryStore::default());
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
-    s.on_connect(T).unwrap();
-    let logon = inbound(&mut b, b"A", 1, &[(98, b"0"), (108, b"30"), (141, b"Y")]);
-    s.on_message(&logon, T).unwrap();
+    let (mut s, mut b) = logged_on();
     let n = 5 * RESEND_BATCH + 7;
     for i in 0..n {
         let id = i.to_string();
