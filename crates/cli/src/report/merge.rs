@@ -55,6 +55,24 @@ pub const MAX_SLOTS: usize = 10_000;
 /// keeps whatever mix of tags, slots and value ranges a log has.
 pub const MAX_COUNTERS: usize = 64 << 20;
 
+/// The caps a merge runs under: the constants above, in one value so that
+/// tests can reach each cap with small inputs.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    tags: usize,
+    slots: usize,
+    counters: usize,
+}
+
+impl Limits {
+    /// [`MAX_TAGS`], [`MAX_SLOTS`], [`MAX_COUNTERS`].
+    const DEFAULT: Limits = Limits {
+        tags: MAX_TAGS,
+        slots: MAX_SLOTS,
+        counters: MAX_COUNTERS,
+    };
+}
+
 /// Timestamps below this many seconds are offsets from the log's start;
 /// above it they are times since 1970 (as the Java reader decides).
 const ABSOLUTE_AFTER_SECS: f64 = 365.0 * 86_400.0;
@@ -140,7 +158,7 @@ pub enum MergeError {
         file: String,
         /// The line.
         line: u64,
-        /// [`MAX_COUNTERS`] in MiB of counters.
+        /// The cap ([`MAX_COUNTERS`]) in MiB of counters.
         mib: usize,
     },
 }
@@ -332,9 +350,20 @@ pub fn merge(paths: &[PathBuf], resolution: Option<Duration>, keep_slots: bool) 
 /// merge bytes in memory through it.
 pub fn merge_from<R: BufRead>(
     paths: &[PathBuf],
+    open: impl FnMut(&Path) -> Result<R>,
+    resolution: Option<Duration>,
+    keep_slots: bool,
+) -> Result<Merged> {
+    merge_within(paths, open, resolution, keep_slots, Limits::DEFAULT)
+}
+
+/// [`merge_from`] under `limits`.
+fn merge_within<R: BufRead>(
+    paths: &[PathBuf],
     mut open: impl FnMut(&Path) -> Result<R>,
     resolution: Option<Duration>,
     keep_slots: bool,
+    limits: Limits,
 ) -> Result<Merged> {
     // First pass: stamps and lengths only, so that the slot width is known
     // before anything is added.
@@ -387,11 +416,11 @@ pub fn merge_from<R: BufRead>(
             if slot < 0 {
                 before_start += 1;
             }
-            if !totals.contains_key(tag) && totals.len() >= MAX_TAGS {
+            if !totals.contains_key(tag) && totals.len() >= limits.tags {
                 return Err(MergeError::TooManyTags {
                     file: file.clone(),
                     line,
-                    limit: MAX_TAGS,
+                    limit: limits.tags,
                 }
                 .into());
             }
@@ -402,11 +431,11 @@ pub fn merge_from<R: BufRead>(
                 what,
             };
             if keep_slots {
-                if !slot_times.contains(&slot) && slot_times.len() >= MAX_SLOTS {
+                if !slot_times.contains(&slot) && slot_times.len() >= limits.slots {
                     return Err(MergeError::TooManySlots {
                         file: file.clone(),
                         line,
-                        limit: MAX_SLOTS,
+                        limit: limits.slots,
                     }
                     .into());
                 }
@@ -424,11 +453,11 @@ pub fn merge_from<R: BufRead>(
             add_counted(&mut total.histogram, &interval, &mut counters)
                 .ok_or_else(|| overflow("its total"))?;
             total.intervals += 1;
-            if counters > MAX_COUNTERS {
+            if counters > limits.counters {
                 return Err(MergeError::TooMuchMemory {
                     file: file.clone(),
                     line,
-                    mib: (MAX_COUNTERS * 8) >> 20,
+                    mib: (limits.counters * 8) >> 20,
                 }
                 .into());
             }
@@ -667,6 +696,76 @@ mod tests {
                 let _ = m.write_hlog(&mut Vec::new());
             }
         }
+    }
+
+    /// One line of `tag` at second `k`, holding one sample of `value`.
+    fn line(tag: &str, k: u64, value: u64) -> String {
+        use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+        let mut h = empty();
+        h.record(value).unwrap();
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new().serialize(&h, &mut buf).unwrap();
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&buf);
+        format!("Tag={tag},{k}.000,1.000,1.000,{b64}\n")
+    }
+
+    /// Each cap is reached and named by a merge under small limits: the
+    /// counters cap by values that grow one histogram, the others by
+    /// counting (report_merge.rs reaches the real tag and slot caps).
+    #[test]
+    fn each_cap_is_a_typed_error_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.hlog");
+        let run = |text: &str, limits: Limits| {
+            std::fs::write(&path, text).unwrap();
+            merge_within(std::slice::from_ref(&path), open_file, None, true, limits)
+                .unwrap_err()
+                .downcast::<MergeError>()
+                .unwrap()
+        };
+        let small = Limits {
+            tags: 2,
+            slots: 2,
+            counters: 1 << 20,
+        };
+        let tags = [line("a", 0, 5), line("b", 0, 5), line("c", 0, 5)].concat();
+        assert!(matches!(
+            run(&tags, small),
+            MergeError::TooManyTags {
+                line: 3,
+                limit: 2,
+                ..
+            }
+        ));
+        let slots = [line("a", 0, 5), line("a", 1, 5), line("a", 2, 5)].concat();
+        assert!(matches!(
+            run(&slots, small),
+            MergeError::TooManySlots {
+                line: 3,
+                limit: 2,
+                ..
+            }
+        ));
+        // A tag's total and its slot start at 2,048 counters each; a value
+        // near 2^60 grows both past 50,000.
+        let wide = [line("a", 0, 5), line("a", 0, 1 << 60)].concat();
+        let tight = Limits {
+            counters: 50_000,
+            ..small
+        };
+        assert!(matches!(
+            run(&wide, tight),
+            MergeError::TooMuchMemory { line: 2, .. }
+        ));
+        // A line past MAX_LINE_BYTES, without its newline.
+        let long = vec![b'#'; MAX_LINE_BYTES + 10];
+        std::fs::write(&path, long).unwrap();
+        let err = merge(std::slice::from_ref(&path), None, false).unwrap_err();
+        assert!(matches!(
+            err.downcast::<MergeError>().unwrap(),
+            MergeError::LineTooLong { line: 1, .. }
+        ));
     }
 
     proptest! {
