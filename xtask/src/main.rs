@@ -283,6 +283,9 @@ fn fuzz_max_len(target: &str) -> usize {
         "frame" => 8 * 1024,
         // A reference expression file with its domain list and some rules.
         "expr_file" => 8 * 1024,
+        // An interval log: its header and a handful of compressed
+        // histograms, a few hundred bytes of base64 each.
+        "hlog_merge" => 8 * 1024,
         // One FIX message, one expression, one event or domain list.
         _ => 4 * 1024,
     }

@@ -23,6 +23,8 @@
 //! ```
 
 pub mod cleanup;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod pipeline;
 pub mod printable;
 pub mod report;

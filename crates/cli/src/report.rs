@@ -20,7 +20,8 @@
 //!
 //! This module holds the model and [`emit`]; each output form has its own
 //! module (`text`, `json`, `hlog`, `svg`), `output` writes files without
-//! ever leaving a half-written one, and [`merge`] adds up interval logs.
+//! ever leaving a half-written one, [`merge`] adds up interval logs and
+//! [`encoded`] decodes their histograms within bounds.
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -31,6 +32,7 @@ use anyhow::{Context, Result};
 use hdrhistogram::Histogram;
 use serde_json::{Map, Value as Json, json};
 
+pub mod encoded;
 mod hlog;
 mod json;
 pub mod merge;

@@ -158,6 +158,75 @@ fn a_password_without_encrypt_is_a_usage_error() {
     assert!(!d.join("s.zip").exists(), "no plain-text archive written");
 }
 
+/// An empty password, from any of the ways one arrives, is refused before
+/// anything is written: an empty key protects nothing.
+#[test]
+fn an_empty_password_is_a_usage_error() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("secret.txt"), b"secret").unwrap();
+    std::fs::write(d.join("empty-pw"), b"").unwrap();
+    std::fs::write(d.join("blank-first-line"), b"\nhunter2\n").unwrap();
+    let ways: &[&[&str]] = &[
+        &["--password-env", "EMPTYPW"],
+        &["--password-file", "empty-pw"],
+        &["--password-file", "blank-first-line"],
+    ];
+    for way in ways {
+        let out = perfkit()
+            .current_dir(d)
+            .env("EMPTYPW", "")
+            .args(["zip", "s.zip", "secret.txt", "--encrypt", "aes256"])
+            .args(*way)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{way:?}: {err}");
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.starts_with("error:"))
+                .collect::<Vec<_>>(),
+            [
+                "error: --encrypt needs a non-empty password (the one given by --password-file, --password-env or the prompt is empty)"
+            ],
+            "{way:?}"
+        );
+        assert!(!d.join("s.zip").exists(), "{way:?}: no archive written");
+    }
+    // The prompt: Enter twice on a terminal (`script` gives the child one).
+    if have("script", "util-linux") {
+        let perfkit = env!("CARGO_BIN_EXE_perfkit");
+        let mut child = Command::new("script")
+            .current_dir(d)
+            .args(["-qec"])
+            .arg(format!(
+                "{perfkit} zip s.zip secret.txt --encrypt aes256; echo exit=$?"
+            ))
+            .arg("/dev/null")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            // One Enter per prompt, a moment apart so each prompt reads its own.
+            for _ in 0..2 {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                let _ = stdin.write_all(b"\r");
+                let _ = stdin.flush();
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("non-empty password"), "{text}");
+        assert!(text.contains("exit=2"), "{text}");
+        assert!(!d.join("s.zip").exists(), "prompt: no archive written");
+    }
+}
+
 #[test]
 fn the_archive_never_stores_itself() {
     if !have_unzip() {

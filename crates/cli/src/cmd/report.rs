@@ -55,6 +55,10 @@ fn merge(a: MergeArgs) -> Result<ExitCode> {
     // Each slot's histograms are kept only when they are shown or written.
     let keep_slots = a.intervals || options.hlog.is_some();
     let merged = perfkit::report::merge::merge(&a.files, a.interval, keep_slots)?;
+    // Read, but worth saying: one line each, before the report.
+    for w in &merged.warnings {
+        eprintln!("perfkit: {w}");
+    }
     let report = merged.report(a.intervals);
     let mut files = super::report_files(&options)?;
     if let Some((path, mut out)) = files.take_hlog() {

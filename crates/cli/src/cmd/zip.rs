@@ -692,6 +692,14 @@ pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
         None
     };
     let pw = args.password.get(args.encrypt.is_some(), true)?;
+    // An empty password (an empty --password-file or first line, an empty
+    // --password-env variable, Enter at the prompt) encrypts with a key
+    // anyone derives at once: the archive would only look protected.
+    if args.encrypt.is_some() && pw.as_ref().is_some_and(|p| p.is_empty()) {
+        return Ok(usage_error(
+            "--encrypt needs a non-empty password (the one given by --password-file, --password-env or the prompt is empty)",
+        ));
+    }
     let mut items = collect(&args)?;
     if local {
         // The archive never stores itself (`zip -r . ` from its directory).

@@ -7,26 +7,161 @@
 //! lands in the same slot whatever clock each machine had; intervals of
 //! one tag in one slot are added, and so are all of a tag's intervals for
 //! its total. The logs are read a line at a time with the hdrhistogram
-//! crate's own reader, twice: stamps first, histograms second.
+//! crate's own line parser, twice: stamps first, histograms second.
+//!
+//! Logs come from other machines and other tools, so nothing in one is
+//! trusted to be small: a line is at most [`MAX_LINE_BYTES`], its
+//! histogram is decoded within what the line and its declared range can
+//! hold ([`super::encoded`]), and what the merge keeps is capped:
+//! [`MAX_TAGS`] tags, [`MAX_SLOTS`] time slots and [`MAX_COUNTERS`]
+//! histogram counters in all. Going past any of them, or past 2^64 − 1
+//! samples in a sum, is a [`MergeError`] naming the file and line.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 
+use super::encoded::{Decoder, HistogramError};
 use super::hlog::LogInterval;
 use super::{Report, Row, Value};
 
 /// The name given to intervals without a tag.
 pub const UNTAGGED: &str = "(untagged)";
 
+/// The longest line a log may have. A line is one interval; its histogram
+/// of a few KiB (a few hundred KiB for a dense 5-digit one) fits many
+/// times over, and a log without newlines cannot make the reader hold it
+/// whole.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// The most distinct tags a merge keeps. Each tag holds a total histogram
+/// (up to 440 KiB at 3 digits over the whole u64 range), so this bounds
+/// the totals to under 512 MiB even at worst, while runs tag by operation
+/// or phase, a few dozen at most.
+pub const MAX_TAGS: usize = 1_024;
+
+/// The most time slots kept for `--intervals` and `--hlog`: ten thousand
+/// is 2 h 46 min of one-second slots, more sections than anyone reads; a
+/// longer run merges with a wider `--interval`.
+pub const MAX_SLOTS: usize = 10_000;
+
+/// The most histogram counters (8 bytes each, 512 MiB in all) the tags'
+/// totals and the kept slots may hold together: the cap on what the merge
+/// keeps whatever mix of tags, slots and value ranges a log has.
+pub const MAX_COUNTERS: usize = 64 << 20;
+
+/// The caps a merge runs under: the constants above, in one value so that
+/// tests can reach each cap with small inputs.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    tags: usize,
+    slots: usize,
+    counters: usize,
+}
+
+impl Limits {
+    /// [`MAX_TAGS`], [`MAX_SLOTS`], [`MAX_COUNTERS`].
+    const DEFAULT: Limits = Limits {
+        tags: MAX_TAGS,
+        slots: MAX_SLOTS,
+        counters: MAX_COUNTERS,
+    };
+}
+
 /// Timestamps below this many seconds are offsets from the log's start;
 /// above it they are times since 1970 (as the Java reader decides).
 const ABSOLUTE_AFTER_SECS: f64 = 365.0 * 86_400.0;
+
+/// Why a log was refused: each names the file and line (1-based) and what
+/// in it went past which bound.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    /// A line longer than [`MAX_LINE_BYTES`].
+    #[error("{file} line {line}: line is longer than {limit} bytes")]
+    LineTooLong {
+        /// The log.
+        file: String,
+        /// The line.
+        line: u64,
+        /// [`MAX_LINE_BYTES`].
+        limit: usize,
+    },
+    /// A line the crate's parser refuses.
+    #[error("{file} line {line}: not a valid HdrHistogram interval log: {detail}")]
+    Syntax {
+        /// The log.
+        file: String,
+        /// The line.
+        line: u64,
+        /// The parser's complaint.
+        detail: String,
+    },
+    /// An interval whose histogram cannot be decoded within bounds.
+    #[error("{file} line {line}: {error}")]
+    Histogram {
+        /// The log.
+        file: String,
+        /// The line.
+        line: u64,
+        /// What was wrong with it.
+        error: HistogramError,
+    },
+    /// The first tag past [`MAX_TAGS`].
+    #[error(
+        "{file} line {line}: more than {limit} distinct tags (report merge keeps at most {limit})"
+    )]
+    TooManyTags {
+        /// The log.
+        file: String,
+        /// The line.
+        line: u64,
+        /// [`MAX_TAGS`].
+        limit: usize,
+    },
+    /// The first slot past [`MAX_SLOTS`].
+    #[error(
+        "{file} line {line}: more than {limit} time slots to keep for --intervals/--hlog; \
+         use a wider --interval"
+    )]
+    TooManySlots {
+        /// The log.
+        file: String,
+        /// The line.
+        line: u64,
+        /// [`MAX_SLOTS`].
+        limit: usize,
+    },
+    /// A tag's total or slot passing 2^64 − 1 samples.
+    #[error("{file} line {line}: tag {tag}: {what} passes 2^64 - 1 samples")]
+    CountOverflow {
+        /// The log.
+        file: String,
+        /// The line.
+        line: u64,
+        /// The tag whose sum overflowed.
+        tag: String,
+        /// Which sum: its total or a slot.
+        what: &'static str,
+    },
+    /// The kept histograms past [`MAX_COUNTERS`].
+    #[error(
+        "{file} line {line}: the merged histograms would take more than {mib} MiB; \
+         merge fewer tags, or use a wider --interval with --intervals/--hlog"
+    )]
+    TooMuchMemory {
+        /// The log.
+        file: String,
+        /// The line.
+        line: u64,
+        /// The cap ([`MAX_COUNTERS`]) in MiB of counters.
+        mib: usize,
+    },
+}
 
 /// What one input log held.
 #[derive(Debug, Clone)]
@@ -37,6 +172,9 @@ pub struct LogInfo {
     pub start_time: Option<SystemTime>,
     /// How many intervals it held.
     pub intervals: usize,
+    /// How many of them start a slot or more before its StartTime: they
+    /// are placed at their own (negative) times, not folded into slot 0.
+    pub before_start: usize,
 }
 
 /// The logs, added up.
@@ -47,10 +185,14 @@ pub struct Merged {
     /// The width of a slot.
     pub resolution: Duration,
     /// (slot, tag) → the sum of the intervals that fell there; empty
-    /// unless asked for.
-    pub slots: BTreeMap<(u64, String), Histogram<u64>>,
+    /// unless asked for. Slots count from the logs' starts; intervals
+    /// stamped before their log's StartTime have negative slots.
+    pub slots: BTreeMap<(i64, String), Histogram<u64>>,
     /// tag → everything added under it.
     pub totals: BTreeMap<String, Total>,
+    /// One line each, for stderr: what was read but deserves notice
+    /// (intervals before a StartTime).
+    pub warnings: Vec<String>,
 }
 
 /// One tag's intervals, added up.
@@ -64,32 +206,43 @@ pub struct Total {
     pub intervals: usize,
 }
 
-/// Calls `f` with each entry of the log at `path`, read a line at a time
-/// (an interval log is one entry per line), so memory stays that of one
-/// line however long the log. An entry the crate's reader cannot parse is
-/// an error naming the file and line.
-fn for_each_entry(path: &Path, mut f: impl FnMut(LogEntry<'_>) -> Result<()>) -> Result<()> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("reading interval log {}", path.display()))?;
-    let mut reader = std::io::BufReader::new(file);
+/// Calls `f` with each entry of the log `reader` holds and its line
+/// number, read a line at a time (an interval log is one entry per line)
+/// and never more than [`MAX_LINE_BYTES`] of one, so memory stays that of
+/// one line however long the log. An entry the crate's reader cannot
+/// parse is an error naming the file and line.
+fn for_each_entry(
+    path: &Path,
+    mut reader: impl BufRead,
+    mut f: impl FnMut(u64, LogEntry<'_>) -> Result<()>,
+) -> Result<()> {
+    use std::io::Read;
+    let file = || path.display().to_string();
     let mut line = Vec::new();
     for number in 1.. {
         line.clear();
-        let n = reader
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
             .read_until(b'\n', &mut line)
             .with_context(|| format!("reading interval log {}", path.display()))?;
         if n == 0 {
             return Ok(());
         }
+        if line.len() > MAX_LINE_BYTES {
+            return Err(MergeError::LineTooLong {
+                file: file(),
+                line: number,
+                limit: MAX_LINE_BYTES,
+            }
+            .into());
+        }
         for entry in IntervalLogIterator::new(&line) {
-            let entry = entry.map_err(|e| {
-                anyhow::anyhow!(
-                    "{} line {number}: not a valid HdrHistogram interval log: {e:?}",
-                    path.display()
-                )
+            let entry = entry.map_err(|e| MergeError::Syntax {
+                file: file(),
+                line: number,
+                detail: format!("{e:?}"),
             })?;
-            f(entry)?;
+            f(number, entry)?;
         }
     }
     Ok(())
@@ -108,7 +261,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn read(path: &Path) -> Result<Layout> {
+    fn read(path: &Path, reader: impl BufRead) -> Result<Layout> {
         let mut l = Layout {
             start_time: None,
             base_time: None,
@@ -116,7 +269,7 @@ impl Layout {
             shortest: f64::INFINITY,
             intervals: 0,
         };
-        for_each_entry(path, |e| {
+        for_each_entry(path, reader, |_, e| {
             match e {
                 LogEntry::StartTime(t) => l.start_time = Some(t.as_secs_f64()),
                 LogEntry::BaseTime(t) => l.base_time = Some(t.as_secs_f64()),
@@ -150,7 +303,9 @@ impl Layout {
     /// are offsets from BaseTime when there is one, times since 1970 when
     /// they are that large, else offsets from StartTime; every log is
     /// placed against its StartTime (or, lacking one, its first interval),
-    /// so that each starts at 0.
+    /// so that each starts at 0. An interval stamped before its log's
+    /// StartTime comes out negative: it keeps its own time rather than
+    /// being folded into the first slot.
     fn offset(&self, ts: f64) -> f64 {
         let absolute = match self.base_time {
             Some(b) => Some(b + ts),
@@ -158,7 +313,7 @@ impl Layout {
             None => None,
         };
         let origin = self.start_time.unwrap_or(self.first_absolute);
-        absolute.map_or(ts, |t| t - origin).max(0.0)
+        absolute.map_or(ts, |t| t - origin)
     }
 
     /// StartTime as a time, when the log has one in range.
@@ -174,23 +329,47 @@ impl Layout {
     }
 }
 
-/// The standard base64 alphabet, decoded; the interval log's histograms
-/// are written in it (the crate's reader hands them over still encoded).
-fn base64_decode(s: &str) -> Result<Vec<u8>> {
-    use base64::Engine;
-    Ok(base64::engine::general_purpose::STANDARD.decode(s.trim())?)
+/// Opens a log for [`merge`]: the file, buffered.
+fn open_file(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("reading interval log {}", path.display()))?;
+    Ok(std::io::BufReader::new(file))
 }
 
-/// Reads and adds up `paths`. `resolution` is the width of a slot; by
-/// default the shortest interval any log holds. Each slot's histograms are
-/// kept only with `keep_slots` (for `--intervals` and the merged `--hlog`);
-/// otherwise memory is each tag's total and one decoded interval.
+/// Reads and adds up the logs at `paths`. `resolution` is the width of a
+/// slot; by default the shortest interval any log holds. Each slot's
+/// histograms are kept only with `keep_slots` (for `--intervals` and the
+/// merged `--hlog`); otherwise memory is each tag's total, one line and
+/// one decoded interval.
 pub fn merge(paths: &[PathBuf], resolution: Option<Duration>, keep_slots: bool) -> Result<Merged> {
+    merge_from(paths, open_file, resolution, keep_slots)
+}
+
+/// [`merge`] over logs `open` reads (each is opened twice: stamps first,
+/// histograms second); `paths` only name them. The fuzz target and tests
+/// merge bytes in memory through it.
+pub fn merge_from<R: BufRead>(
+    paths: &[PathBuf],
+    open: impl FnMut(&Path) -> Result<R>,
+    resolution: Option<Duration>,
+    keep_slots: bool,
+) -> Result<Merged> {
+    merge_within(paths, open, resolution, keep_slots, Limits::DEFAULT)
+}
+
+/// [`merge_from`] under `limits`.
+fn merge_within<R: BufRead>(
+    paths: &[PathBuf],
+    mut open: impl FnMut(&Path) -> Result<R>,
+    resolution: Option<Duration>,
+    keep_slots: bool,
+    limits: Limits,
+) -> Result<Merged> {
     // First pass: stamps and lengths only, so that the slot width is known
     // before anything is added.
     let layouts = paths
         .iter()
-        .map(|p| Layout::read(p))
+        .map(|p| Layout::read(p, open(p)?))
         .collect::<Result<Vec<_>>>()?;
     let shortest = layouts
         .iter()
@@ -199,56 +378,92 @@ pub fn merge(paths: &[PathBuf], resolution: Option<Duration>, keep_slots: bool) 
     let resolution = match resolution {
         Some(r) if r.is_zero() => bail!("--interval must be above 0"),
         Some(r) => r,
-        None => Duration::try_from_secs_f64(shortest).unwrap_or(Duration::from_secs(1)),
+        None => Duration::try_from_secs_f64(shortest)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .unwrap_or(Duration::from_secs(1)),
     };
     let width = resolution.as_secs_f64();
     let mut logs = Vec::new();
-    let mut slots: BTreeMap<(u64, String), Histogram<u64>> = BTreeMap::new();
+    let mut warnings = Vec::new();
+    let mut slots: BTreeMap<(i64, String), Histogram<u64>> = BTreeMap::new();
+    let mut slot_times: BTreeSet<i64> = BTreeSet::new();
     let mut totals: BTreeMap<String, Total> = BTreeMap::new();
-    let mut decoder = Deserializer::new();
+    // Counters held by `totals` and `slots` together, against MAX_COUNTERS.
+    let mut counters: usize = 0;
+    let mut decoder = Decoder::new();
+    let mut interval = empty();
     for (path, layout) in paths.iter().zip(&layouts) {
-        logs.push(LogInfo {
-            path: path.clone(),
-            start_time: layout.start_time(path)?,
-            intervals: layout.intervals,
-        });
+        let file = path.display().to_string();
+        let mut before_start = 0;
         let mut tags_here = BTreeSet::new();
-        for_each_entry(path, |e| {
+        for_each_entry(path, open(path)?, |line, e| {
             let LogEntry::Interval(i) = e else {
                 return Ok(());
             };
-            let ts = i.start_timestamp().as_secs_f64();
-            let bytes = base64_decode(i.encoded_histogram()).with_context(|| {
-                format!(
-                    "{}: interval at {ts} s: histogram is not base64",
-                    path.display()
-                )
-            })?;
-            let histogram: Histogram<u64> = decoder.deserialize(&mut &bytes[..]).map_err(|e| {
-                anyhow::anyhow!(
-                    "{}: interval at {ts} s: bad histogram: {e:?}",
-                    path.display()
-                )
-            })?;
-            let tag = i.tag().map_or(UNTAGGED, |t| t.as_str()).to_string();
+            decoder
+                .decode(i.encoded_histogram(), &mut interval)
+                .map_err(|error| MergeError::Histogram {
+                    file: file.clone(),
+                    line,
+                    error,
+                })?;
+            let tag = i.tag().map_or(UNTAGGED, |t| t.as_str());
             // Rounded to the nearest slot: two machines' "second 5" may
-            // start a few milliseconds apart.
-            let slot = (layout.offset(ts) / width).round() as u64;
-            let add = |h: &mut Histogram<u64>| {
-                h.add(&histogram)
-                    .with_context(|| format!("{}: adding an interval", path.display()))
+            // start a few milliseconds apart. Saturates for stamps no
+            // slot can hold; those are refused when written.
+            let slot = (layout.offset(i.start_timestamp().as_secs_f64()) / width).round() as i64;
+            if slot < 0 {
+                before_start += 1;
+            }
+            if !totals.contains_key(tag) && totals.len() >= limits.tags {
+                return Err(MergeError::TooManyTags {
+                    file: file.clone(),
+                    line,
+                    limit: limits.tags,
+                }
+                .into());
+            }
+            let overflow = |what| MergeError::CountOverflow {
+                file: file.clone(),
+                line,
+                tag: tag.to_string(),
+                what,
             };
             if keep_slots {
-                add(slots.entry((slot, tag.clone())).or_insert_with(empty))?;
+                if !slot_times.contains(&slot) && slot_times.len() >= limits.slots {
+                    return Err(MergeError::TooManySlots {
+                        file: file.clone(),
+                        line,
+                        limit: limits.slots,
+                    }
+                    .into());
+                }
+                slot_times.insert(slot);
+                let h = slots
+                    .entry((slot, tag.to_string()))
+                    .or_insert_with(empty_counted(&mut counters));
+                add_counted(h, &interval, &mut counters).ok_or_else(|| overflow("a slot"))?;
             }
-            let total = totals.entry(tag.clone()).or_insert_with(|| Total {
-                histogram: empty(),
+            let total = totals.entry(tag.to_string()).or_insert_with(|| Total {
+                histogram: empty_counted(&mut counters)(),
                 logs: 0,
                 intervals: 0,
             });
-            add(&mut total.histogram)?;
+            add_counted(&mut total.histogram, &interval, &mut counters)
+                .ok_or_else(|| overflow("its total"))?;
             total.intervals += 1;
-            tags_here.insert(tag);
+            if counters > limits.counters {
+                return Err(MergeError::TooMuchMemory {
+                    file: file.clone(),
+                    line,
+                    mib: (limits.counters * 8) >> 20,
+                }
+                .into());
+            }
+            if !tags_here.contains(tag) {
+                tags_here.insert(tag.to_string());
+            }
             Ok(())
         })?;
         for tag in tags_here {
@@ -256,13 +471,48 @@ pub fn merge(paths: &[PathBuf], resolution: Option<Duration>, keep_slots: bool) 
                 total.logs += 1;
             }
         }
+        if before_start > 0 {
+            warnings.push(format!(
+                "{file}: {before_start} interval(s) start before its StartTime; \
+                 placed at their own times, before the merge's start"
+            ));
+        }
+        logs.push(LogInfo {
+            path: path.clone(),
+            start_time: layout.start_time(path)?,
+            intervals: layout.intervals,
+            before_start,
+        });
     }
     Ok(Merged {
         logs,
         resolution,
         slots,
         totals,
+        warnings,
     })
+}
+
+/// A maker of [`empty`] histograms that counts their counters into
+/// `counters`.
+fn empty_counted(counters: &mut usize) -> impl FnOnce() -> Histogram<u64> + '_ {
+    move || {
+        let h = empty();
+        *counters += h.distinct_values();
+        h
+    }
+}
+
+/// Adds `src` into `dst`, counting any growth of `dst`'s counters into
+/// `counters`; `None` when the sum would pass 2^64 − 1 samples (the crate
+/// saturates instead). No single counter can overflow while the total,
+/// which is at least as large, does not.
+fn add_counted(dst: &mut Histogram<u64>, src: &Histogram<u64>, counters: &mut usize) -> Option<()> {
+    dst.len().checked_add(src.len())?;
+    let before = dst.distinct_values();
+    dst.add(src).ok()?;
+    *counters += dst.distinct_values().saturating_sub(before);
+    Some(())
 }
 
 /// A histogram that grows to whatever it is given, at the precision
@@ -301,8 +551,12 @@ impl Merged {
                         .as_secs_f64()
                 )
             });
+            let early = match log.before_start {
+                0 => String::new(),
+                n => format!(", {n} before its StartTime"),
+            };
             section.notes.push(format!(
-                "{}: {} interval(s), {start}",
+                "{}: {} interval(s){early}, {start}",
                 log.path.display(),
                 log.intervals
             ));
@@ -327,18 +581,33 @@ impl Merged {
     }
 
     /// Writes the merged slots as an interval log: one interval per slot
-    /// and tag, starting at the earliest StartTime of the inputs.
+    /// and tag, starting at the earliest StartTime of the inputs (moved
+    /// back to the earliest slot when intervals lie before it, since a
+    /// log's intervals cannot start before its StartTime).
     pub fn write_hlog(&self, w: &mut dyn std::io::Write) -> Result<()> {
         let comments = [format!(
             "perfkit report merge of {} log(s); values as in the inputs",
             self.logs.len()
         )];
-        let start_time = self.logs.iter().filter_map(|l| l.start_time).min();
+        let width = self.resolution.as_secs_f64();
+        // The map is ordered by slot first.
+        let first = self.slots.keys().next().map_or(0, |(slot, _)| *slot).min(0);
+        let mut start_time = self.logs.iter().filter_map(|l| l.start_time).min();
+        if first < 0 {
+            start_time = start_time
+                .map(|t| {
+                    Duration::try_from_secs_f64(width * -(first as f64))
+                        .ok()
+                        .and_then(|back| t.checked_sub(back))
+                        .with_context(|| {
+                            format!("slot {first} lies before any time a log can hold")
+                        })
+                })
+                .transpose()?;
+        }
         let intervals = self.slots.iter().map(|((slot, tag), h)| {
-            let start = Duration::try_from_secs_f64(self.resolution.as_secs_f64() * *slot as f64)
-                .map_err(|_| {
-                anyhow::anyhow!("slot {slot} lies beyond any time a log can hold")
-            })?;
+            let start = Duration::try_from_secs_f64(width * (*slot as f64 - first as f64))
+                .map_err(|_| anyhow::anyhow!("slot {slot} lies beyond any time a log can hold"))?;
             Ok(LogInterval {
                 start,
                 length: self.resolution,
@@ -427,6 +696,76 @@ mod tests {
                 let _ = m.write_hlog(&mut Vec::new());
             }
         }
+    }
+
+    /// One line of `tag` at second `k`, holding one sample of `value`.
+    fn line(tag: &str, k: u64, value: u64) -> String {
+        use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+        let mut h = empty();
+        h.record(value).unwrap();
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new().serialize(&h, &mut buf).unwrap();
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&buf);
+        format!("Tag={tag},{k}.000,1.000,1.000,{b64}\n")
+    }
+
+    /// Each cap is reached and named by a merge under small limits: the
+    /// counters cap by values that grow one histogram, the others by
+    /// counting (report_merge.rs reaches the real tag and slot caps).
+    #[test]
+    fn each_cap_is_a_typed_error_at_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.hlog");
+        let run = |text: &str, limits: Limits| {
+            std::fs::write(&path, text).unwrap();
+            merge_within(std::slice::from_ref(&path), open_file, None, true, limits)
+                .unwrap_err()
+                .downcast::<MergeError>()
+                .unwrap()
+        };
+        let small = Limits {
+            tags: 2,
+            slots: 2,
+            counters: 1 << 20,
+        };
+        let tags = [line("a", 0, 5), line("b", 0, 5), line("c", 0, 5)].concat();
+        assert!(matches!(
+            run(&tags, small),
+            MergeError::TooManyTags {
+                line: 3,
+                limit: 2,
+                ..
+            }
+        ));
+        let slots = [line("a", 0, 5), line("a", 1, 5), line("a", 2, 5)].concat();
+        assert!(matches!(
+            run(&slots, small),
+            MergeError::TooManySlots {
+                line: 3,
+                limit: 2,
+                ..
+            }
+        ));
+        // A tag's total and its slot start at 2,048 counters each; a value
+        // near 2^60 grows both past 50,000.
+        let wide = [line("a", 0, 5), line("a", 0, 1 << 60)].concat();
+        let tight = Limits {
+            counters: 50_000,
+            ..small
+        };
+        assert!(matches!(
+            run(&wide, tight),
+            MergeError::TooMuchMemory { line: 2, .. }
+        ));
+        // A line past MAX_LINE_BYTES, without its newline.
+        let long = vec![b'#'; MAX_LINE_BYTES + 10];
+        std::fs::write(&path, long).unwrap();
+        let err = merge(std::slice::from_ref(&path), None, false).unwrap_err();
+        assert!(matches!(
+            err.downcast::<MergeError>().unwrap(),
+            MergeError::LineTooLong { line: 1, .. }
+        ));
     }
 
     proptest! {
