@@ -312,6 +312,47 @@ fn journal_converts_to_quickfix_layout() {
     }
 }
 
+/// A damaged length in the middle of a journal (four bytes changed) is
+/// refused, never taken as the journal's end; one cut short at the very
+/// end is.
+#[test]
+fn journal_with_a_damaged_length_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let journal = d.path().join("j.journal");
+    let mut bytes = Vec::new();
+    let mut lengths = Vec::new();
+    for seq in 1..=50u64 {
+        let m = message(seq);
+        lengths.push(bytes.len() + 9);
+        bytes.push(b'M');
+        bytes.extend_from_slice(&seq.to_le_bytes());
+        bytes.extend_from_slice(&(m.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&m);
+    }
+    let mut damaged = bytes.clone();
+    damaged[lengths[20]..lengths[20] + 4].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
+    std::fs::write(&journal, &damaged).unwrap();
+    let e =
+        match crate::session::store::journal::convert(&journal, &prefix(&d), Durability::Process) {
+            Ok(_) => panic!("a damaged journal converted"),
+            Err(e) => e,
+        };
+    assert!(e.to_string().contains("runs past later records"), "{e}");
+    assert!(journal.exists(), "the journal is kept");
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["j.journal"], "a failed conversion left files behind");
+    // A last record cut short converts without it.
+    std::fs::write(&journal, &bytes[..bytes.len() - 10]).unwrap();
+    let (s, _) =
+        crate::session::store::journal::convert(&journal, &prefix(&d), Durability::Process)
+            .unwrap();
+    assert!(s.load(49, &mut Vec::new()).unwrap());
+    assert!(!s.load(50, &mut Vec::new()).unwrap());
+}
+
 const CHILD: &str = "FIXCORE_STORE_KILL_CHILD";
 
 /// Not a test on its own: the writer `killed_writer_resumes_from_disk`
