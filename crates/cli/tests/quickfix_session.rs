@@ -330,3 +330,207 @@ fn perfkit_initiator_to_quickfix_acceptor_with_a_cut_connection() {
     assert!(orders >= ORDERS, "{qf_out}");
     assert_eq!(qf_seqs, (our_seqs.1, our_seqs.0), "{qf_out} vs {our_out}");
 }
+
+/// Settings for the store round trip: both acceptors read the same file
+/// and so keep their session in the same `FileStorePath`; `extra` adds
+/// keys.
+fn store_settings(dir: &Path, role: &str, port: u16, extra: &str) -> PathBuf {
+    let path = settings(dir, "store", role, port);
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "\n\n[SESSION]",
+        &format!(
+            "\nFileStorePath={}\n{extra}\n[SESSION]",
+            dir.join(format!("{role}-store")).display()
+        ),
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// QuickFIX's acceptor on `cfg`, once it listens.
+fn quickfix_acceptor(qf: &Path, cfg: &Path) -> Child {
+    let mut run = Command::new(qf)
+        .arg("acceptor")
+        .arg(cfg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 10];
+    run.stdout.as_mut().unwrap().read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"listening\n");
+    run
+}
+
+/// `perfkit fix acceptor` on `cfg`, once it listens.
+fn perfkit_acceptor(cfg: &Path, port: u16, err: &Path) -> Child {
+    let run = perfkit()
+        .args(["fix", "acceptor"])
+        .arg(cfg)
+        .args(["--app", "exec"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(err).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "perfkit never listened"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    run
+}
+
+/// `perfkit fix initiator` on `cfg` sending `orders`, to the end.
+fn perfkit_orders(cfg: &Path, orders: u64) {
+    let out = perfkit()
+        .args(["fix", "initiator"])
+        .arg(cfg)
+        .args(["--orders", &orders.to_string(), "--window", "50"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_with_timeout(out, 120, "perfkit fix initiator");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(summary(&text).0, orders, "{text}");
+}
+
+/// Logs on as the initiator with MsgSeqNum `seq`, asks for everything
+/// again (ResendRequest 1..0) and logs out: the acceptor's Logon number
+/// and the ClOrdIDs of the ExecutionReports it resent (PossDupFlag=Y).
+fn resume(port: u16, seq: u64) -> (u64, Vec<String>) {
+    use perfkit_testkit::fix_wire::frame_now;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(1500)))
+        .unwrap();
+    s.write_all(&frame_now(&format!(
+        "35=A|34={seq}|49=TW|52=NOW|56=ISLD|98=0|108=30|"
+    )))
+    .unwrap();
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut asked = false;
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(_) if !asked => {}
+            // Quiet for a while after the request: the resend is over.
+            Err(_) => break,
+        }
+        if !asked && got.windows(6).any(|w| w == b"\x0135=A\x01") {
+            asked = true;
+            s.write_all(&frame_now(&format!(
+                "35=2|34={}|49=TW|52=NOW|56=ISLD|7=1|16=0|",
+                seq + 1
+            )))
+            .unwrap();
+        }
+    }
+    let _ = s.write_all(&frame_now(&format!(
+        "35=5|34={}|49=TW|52=NOW|56=ISLD|",
+        seq + 2
+    )));
+    let text = String::from_utf8_lossy(&got).into_owned();
+    let mut logon = None;
+    let mut resent = Vec::new();
+    // Messages end in "10=NNN" and SOH; fields are split at SOH.
+    let mut fields: Vec<&str> = Vec::new();
+    for f in text.split('\x01') {
+        fields.push(f);
+        if !f.starts_with("10=") {
+            continue;
+        }
+        let get = |tag: &str| {
+            fields
+                .iter()
+                .find_map(|x| x.strip_prefix(tag))
+                .map(str::to_owned)
+        };
+        match get("35=").as_deref() {
+            Some("A") => logon = get("34=").map(|v| v.parse().unwrap()),
+            Some("8") if get("43=").as_deref() == Some("Y") => resent.push(get("11=").unwrap()),
+            _ => {}
+        }
+        fields.clear();
+    }
+    (logon.expect("no Logon answered"), resent)
+}
+
+/// The two numbers of a QuickFIX `.seqnums` file.
+fn seqnums(dir: &Path) -> (u64, u64) {
+    let text = std::fs::read_to_string(dir.join("acceptor-store/FIX.4.4-ISLD-TW.seqnums")).unwrap();
+    let (s, t) = text.split_once(':').unwrap();
+    (s.trim().parse().unwrap(), t.trim().parse().unwrap())
+}
+
+/// Each of the ids `1..=n` twice (new, then filled), in any order.
+fn every_order_twice(mut ids: Vec<String>, n: u64) {
+    ids.sort_by_key(|i| i.parse::<u64>().unwrap());
+    let want: Vec<String> = (1..=n)
+        .flat_map(|i| [i.to_string(), i.to_string()])
+        .collect();
+    assert_eq!(ids, want);
+}
+
+/// QuickFIX/C++'s FileStore and perfkit's read each other's files: a
+/// QuickFIX acceptor exchanges 1,000 orders and stops; perfkit's acceptor
+/// resumes on the same FileStorePath with the next numbers and resends
+/// every ExecutionReport QuickFIX stored; then perfkit's acceptor
+/// exchanges 1,000 orders of its own, and QuickFIX's resumes on what
+/// perfkit left and resends those.
+#[test]
+fn quickfix_and_perfkit_take_over_each_others_file_store() {
+    const N: u64 = 1000;
+    let Some(qf) = peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let acc = store_settings(d, "acceptor", port, "");
+    let ini = store_settings(d, "initiator", port, "");
+
+    let mut quickfix = quickfix_acceptor(&qf, &acc);
+    perfkit_orders(&ini, N);
+    drop(quickfix.stdin.take());
+    let out = wait_with_timeout(quickfix, 60, "the QuickFIX acceptor");
+    let (orders, (qf_sender, qf_target)) = summary(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(orders, N);
+
+    let mut ours = perfkit_acceptor(&acc, port, &d.join("perfkit-1.err"));
+    let (logon, resent) = resume(port, qf_target);
+    assert_eq!(
+        logon, qf_sender,
+        "perfkit did not resume QuickFIX's numbers"
+    );
+    every_order_twice(resent, N);
+    let _ = ours.kill();
+    let _ = ours.wait();
+
+    // perfkit's own orders, from numbers 1 (both sides reset at the Logon).
+    let ini_reset = store_settings(d, "initiator", port, "ResetOnLogon=Y\n");
+    let mut ours = perfkit_acceptor(&acc, port, &d.join("perfkit-2.err"));
+    perfkit_orders(&ini_reset, N);
+    // SAFETY: kill(2) on our own child, not yet reaped.
+    assert_eq!(unsafe { libc::kill(ours.id() as i32, libc::SIGINT) }, 0);
+    let out = wait_with_timeout(ours, 60, "perfkit fix acceptor");
+    assert!(out.status.success());
+    let (sender, target) = seqnums(d);
+
+    let mut quickfix = quickfix_acceptor(&qf, &acc);
+    let (logon, resent) = resume(port, target);
+    assert_eq!(logon, sender, "QuickFIX did not resume perfkit's numbers");
+    every_order_twice(resent, N);
+    drop(quickfix.stdin.take());
+    wait_with_timeout(quickfix, 60, "the QuickFIX acceptor");
+}

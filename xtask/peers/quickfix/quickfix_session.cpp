@@ -18,6 +18,9 @@
 //       filled) until stdin closes; prints "orders <n>" and
 //       "seqs <next sender> <next target>" per session, exits 0.
 //
+// Either side keeps its sessions in QuickFIX's FileStore when the settings
+// name a FileStorePath, in its MemoryStore otherwise.
+//
 // Built with the same flags as quickfix-parse (see xtask/src/peers.rs):
 // QuickFIX 1.15.1's headers need -std=gnu++14.
 
@@ -37,6 +40,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -153,6 +157,17 @@ private:
     std::vector<long> sent_at_;
 };
 
+// QuickFIX's own FileStore when any session of the settings names a
+// FileStorePath (the store interop tests run both engines on one
+// directory), its MemoryStore otherwise.
+std::unique_ptr<FIX::MessageStoreFactory> store_for(const FIX::SessionSettings& settings) {
+    for (const FIX::SessionID& id : settings.getSessions()) {
+        if (settings.get(id).has(FIX::FILE_STORE_PATH))
+            return std::unique_ptr<FIX::MessageStoreFactory>(new FIX::FileStoreFactory(settings));
+    }
+    return std::unique_ptr<FIX::MessageStoreFactory>(new FIX::MemoryStoreFactory());
+}
+
 void print_seqs(const FIX::SessionID& id) {
     FIX::Session* s = FIX::Session::lookupSession(id);
     if (s) {
@@ -164,8 +179,8 @@ void print_seqs(const FIX::SessionID& id) {
 int run_initiator(const std::string& cfg, long orders, long window, const char* latencies) {
     FIX::SessionSettings settings(cfg);
     App app(orders, window, latencies != nullptr);
-    FIX::MemoryStoreFactory store;
-    FIX::SocketInitiator initiator(app, store, settings);
+    std::unique_ptr<FIX::MessageStoreFactory> store = store_for(settings);
+    FIX::SocketInitiator initiator(app, *store, settings);
     initiator.start();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!app.logged_on && std::chrono::steady_clock::now() < deadline)
@@ -197,8 +212,8 @@ int run_initiator(const std::string& cfg, long orders, long window, const char* 
 int run_acceptor(const std::string& cfg) {
     FIX::SessionSettings settings(cfg);
     App app(0, 0, false);
-    FIX::MemoryStoreFactory store;
-    FIX::SocketAcceptor acceptor(app, store, settings);
+    std::unique_ptr<FIX::MessageStoreFactory> store = store_for(settings);
+    FIX::SocketAcceptor acceptor(app, *store, settings);
     acceptor.start();
     std::cout << "listening" << std::endl;
     std::string line;
