@@ -519,7 +519,7 @@ fn quickfix_and_perfkit_take_over_each_others_file_store() {
 
     // perfkit's own orders, from numbers 1 (both sides reset at the Logon).
     let ini_reset = store_settings(d, "initiator", port, "ResetOnLogon=Y\n");
-    let mut ours = perfkit_acceptor(&acc, port, &d.join("perfkit-2.err"));
+    let ours = perfkit_acceptor(&acc, port, &d.join("perfkit-2.err"));
     perfkit_orders(&ini_reset, N);
     // SAFETY: kill(2) on our own child, not yet reaped.
     assert_eq!(unsafe { libc::kill(ours.id() as i32, libc::SIGINT) }, 0);
