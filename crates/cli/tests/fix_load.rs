@@ -299,7 +299,7 @@ fn fix_msg(msg_type: &[u8], seq: u64, to: &str, body: &[(u32, &str)]) -> Vec<u8>
         .header_uint(34, seq)
         .header_timestamp(
             52,
-            fixcore::session::connection::now(),
+            fixcore::value::UtcTimestamp::now(),
             TimePrecision::Millis,
         );
     for (tag, v) in body {

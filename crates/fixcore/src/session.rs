@@ -5,7 +5,7 @@
 //!   messages and clock ticks in, bytes to send and application messages
 //!   out;
 //! - [`connection`]: runs a session over one blocking TCP connection,
-//!   with an [`connection::Application`] and a [`connection::Log`];
+//!   with an [`app::Application`] and an [`app::Log`];
 //! - [`acceptor`]: many sessions on one port, each connection routed to
 //!   its session by the CompIDs of its first Logon;
 //! - [`app`]: the `echo` and `exec` applications;

@@ -162,6 +162,16 @@ fn digits<const N: usize>(v: &[u8]) -> Option<u32> {
 }
 
 impl UtcTimestamp {
+    /// The wall clock now.
+    pub fn now() -> UtcTimestamp {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        UtcTimestamp {
+            unix_nanos: i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        }
+    }
+
     /// Parses `YYYYMMDD-HH:MM:SS` with optional `.` and 3, 6 or 9 digits.
     /// Years outside 1677..=2262 (the `i64` nanosecond range) are refused.
     /// Leap second 60 is accepted as FIX allows it.

@@ -32,7 +32,7 @@ use perfkit_testkit::fix_wire::{self as wire, quickfix_spec};
 
 use fixcore::frame::Framer;
 use fixcore::session::app::Echo;
-use fixcore::session::connection::{Application, Delivered};
+use fixcore::session::app::{Application, Delivered};
 use fixcore::session::machine::{Config, Output, Role, Session};
 use fixcore::session::store::{MemoryStore, SessionStore};
 use fixcore::settings::{BeginString, TimeOfDay, Weekday};

@@ -15,8 +15,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use fixcore::session::acceptor::Acceptor;
+use fixcore::session::app::Log;
 use fixcore::session::app::{Echo, Exchange};
-use fixcore::session::connection::{Log, Options, now};
+use fixcore::session::connection::Options;
 use fixcore::session::machine::{Config, Role, Session};
 use fixcore::session::store::MemoryStore;
 use fixcore::settings::BeginString;
@@ -31,7 +32,7 @@ fn config(bs: BeginString, theirs: &str) -> Config {
 
 /// A message of `bs` with `fields`, `NOW` being the wall clock.
 fn frame(bs: &str, fields: &str) -> Vec<u8> {
-    let now = wire::timestamp(now().unix_nanos);
+    let now = wire::timestamp(UtcTimestamp::now().unix_nanos);
     wire::frame(&format!("8={bs}|{}", fields.replace("NOW", &now)))
 }
 

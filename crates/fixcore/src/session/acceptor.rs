@@ -11,7 +11,8 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::connection::{self, Application, Log, Options};
+use super::app::{Application, Log};
+use super::connection::{self, Options};
 use super::machine::Session;
 use super::store::SessionStore;
 use crate::frame::Framer;

@@ -1,4 +1,9 @@
-//! The applications `perfkit fix acceptor --app` runs.
+//! The application side of a session: the [`Application`] trait a
+//! driver hands delivered messages to, what it hands them as
+//! ([`Delivered`]), where traffic and events are written ([`Log`]), and
+//! the applications `perfkit fix acceptor --app` runs. Nothing here
+//! touches a socket, so socket-free drivers (the scenario scripts) use it
+//! as the TCP connection does.
 //!
 //! - [`Echo`]: what QuickFIX's own acceptance tests run against: each
 //!   NewOrderSingle, SecurityDefinition and Email is sent back (a
@@ -13,12 +18,96 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use super::connection::{Application, Delivered};
 use super::machine::{Session, SessionError};
 use super::store::SessionStore;
-use crate::parse::Parser;
+use crate::parse::{Message, Parser};
 use crate::settings::BeginString;
 use crate::value::UtcTimestamp;
+
+/// A message the session delivers in sequence: its bytes, and the
+/// session's own parse of them when it has one to share, so that the
+/// application need not parse every message a second time. A message only
+/// the lenient reading accepted (a repeated tag, an empty value...) comes
+/// without one.
+#[derive(Debug, Clone, Copy)]
+pub struct Delivered<'a> {
+    bytes: &'a [u8],
+    parsed: Option<Message<'a>>,
+}
+
+impl<'a> Delivered<'a> {
+    /// A delivery of `bytes` without a parse.
+    pub fn new(bytes: &'a [u8]) -> Delivered<'a> {
+        Delivered {
+            bytes,
+            parsed: None,
+        }
+    }
+
+    /// A delivery of `bytes` with the session's strict parse of them.
+    pub(crate) fn with_parse(bytes: &'a [u8], parsed: Message<'a>) -> Delivered<'a> {
+        Delivered {
+            bytes,
+            parsed: Some(parsed),
+        }
+    }
+
+    /// The whole message as received (a complete frame).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The strict parse of [`Self::bytes`], when the session has it.
+    pub fn parsed(&self) -> Option<Message<'a>> {
+        self.parsed
+    }
+
+    /// The session's parse when it has one, else `parser`'s parse of the
+    /// bytes.
+    pub fn parse_with<'p>(&self, parser: &'p mut Parser) -> crate::Result<Message<'p>>
+    where
+        'a: 'p,
+    {
+        match self.parsed {
+            Some(m) => Ok(m),
+            None => parser.parse(self.bytes),
+        }
+    }
+}
+
+/// What the application side of a session does with its messages.
+pub trait Application {
+    /// A message delivered in sequence; reply through `session`.
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: Delivered<'_>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError>;
+
+    /// The session has just logged on (send what waited for it).
+    fn on_logon<S: SessionStore>(
+        &mut self,
+        _session: &mut Session<S>,
+        _now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        Ok(())
+    }
+
+    /// Whether the application has finished its work, so an initiator
+    /// should not reconnect once the session ends.
+    fn done(&self) -> bool {
+        false
+    }
+}
+
+/// Where a connection's traffic and events are written.
+pub trait Log {
+    /// A message received (`incoming`) or sent, as its raw bytes.
+    fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]);
+    /// A session event (logon, gap, reject, disconnect...).
+    fn event(&mut self, now: UtcTimestamp, text: &str);
+}
 
 /// Header fields the session writes itself, never copied from a message
 /// being echoed (PossDupFlag and OrigSendingTime are a resend's).

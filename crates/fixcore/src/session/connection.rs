@@ -11,103 +11,16 @@
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use super::app::{Application, Delivered, Log};
 use super::machine::{Output, Session, SessionError};
 use super::store::SessionStore;
 use crate::frame::Framer;
-use crate::parse::{Message, Parser};
 use crate::value::UtcTimestamp;
 
 /// How often timers run when nothing arrives.
 const TICK: Duration = Duration::from_millis(100);
-
-/// A message the session delivers in sequence: its bytes, and the
-/// session's own parse of them when it has one to share, so that the
-/// application need not parse every message a second time. A message only
-/// the lenient reading accepted (a repeated tag, an empty value...) comes
-/// without one.
-#[derive(Debug, Clone, Copy)]
-pub struct Delivered<'a> {
-    bytes: &'a [u8],
-    parsed: Option<Message<'a>>,
-}
-
-impl<'a> Delivered<'a> {
-    /// A delivery of `bytes` without a parse.
-    pub fn new(bytes: &'a [u8]) -> Delivered<'a> {
-        Delivered {
-            bytes,
-            parsed: None,
-        }
-    }
-
-    /// The whole message as received (a complete frame).
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-
-    /// The strict parse of [`Self::bytes`], when the session has it.
-    pub fn parsed(&self) -> Option<Message<'a>> {
-        self.parsed
-    }
-
-    /// The session's parse when it has one, else `parser`'s parse of the
-    /// bytes.
-    pub fn parse_with<'p>(&self, parser: &'p mut Parser) -> crate::Result<Message<'p>>
-    where
-        'a: 'p,
-    {
-        match self.parsed {
-            Some(m) => Ok(m),
-            None => parser.parse(self.bytes),
-        }
-    }
-}
-
-/// What the application side of a session does with its messages.
-pub trait Application {
-    /// A message delivered in sequence; reply through `session`.
-    fn on_message<S: SessionStore>(
-        &mut self,
-        session: &mut Session<S>,
-        msg: Delivered<'_>,
-        now: UtcTimestamp,
-    ) -> Result<(), SessionError>;
-
-    /// The session has just logged on (send what waited for it).
-    fn on_logon<S: SessionStore>(
-        &mut self,
-        _session: &mut Session<S>,
-        _now: UtcTimestamp,
-    ) -> Result<(), SessionError> {
-        Ok(())
-    }
-
-    /// Whether the application has finished its work, so an initiator
-    /// should not reconnect once the session ends.
-    fn done(&self) -> bool {
-        false
-    }
-}
-
-/// Where a connection's traffic and events are written.
-pub trait Log {
-    /// A message received (`incoming`) or sent, as its raw bytes.
-    fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]);
-    /// A session event (logon, gap, reject, disconnect...).
-    fn event(&mut self, now: UtcTimestamp, text: &str);
-}
-
-/// The wall clock as a [`UtcTimestamp`].
-pub fn now() -> UtcTimestamp {
-    let d = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    UtcTimestamp {
-        unix_nanos: i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
-    }
-}
 
 /// Why a connection ended.
 #[derive(Debug, thiserror::Error)]
@@ -247,7 +160,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     stream.set_nonblocking(true)?;
     let mut framer = Framer::new(opts.max_message).session_cut();
     framer.push(initial);
-    session.on_connect(now())?;
+    session.on_connect(UtcTimestamp::now())?;
     let mut buf = vec![0u8; 64 << 10];
     // What one round (a read's worth of messages) sends, queued in one
     // piece: a write per message cost more than the session itself.
@@ -264,7 +177,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
     // the time it arrived (three readings per order were ~3 % of an
     // acceptor's time; a round takes microseconds, well inside the
     // milliseconds a SendingTime shows).
-    let mut t = now();
+    let mut t = UtcTimestamp::now();
     loop {
         let mut open = pump(&mut out, &mut outs, session, app, log, t)?;
         if open && session.resend_pending() && queue.len() + out.len() < READ_PAUSE {
@@ -293,7 +206,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             out.clear();
         }
         if let Err(e) = queue.write(stream) {
-            log.event(now(), &format!("Connection failed: {e}"));
+            log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
             return end(session, log);
         }
         if !open {
@@ -309,7 +222,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
         let stall_limit = Duration::from_secs(if hb == 0 { 30 } else { hb.saturating_mul(2) });
         if queue.len() > opts.max_send_queue {
             log.event(
-                now(),
+                UtcTimestamp::now(),
                 &format!(
                     "Disconnecting: {} bytes wait for a counterparty that is not reading (limit {})",
                     queue.len(),
@@ -322,7 +235,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             && since.elapsed() >= stall_limit
         {
             log.event(
-                now(),
+                UtcTimestamp::now(),
                 &format!(
                     "Disconnecting: the counterparty has read nothing for {} s ({} bytes waiting)",
                     stall_limit.as_secs(),
@@ -333,14 +246,14 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
         }
         if opts.stop.load(Ordering::Relaxed) && !stopping {
             stopping = true;
-            t = now();
+            t = UtcTimestamp::now();
             session.logout(None, t)?;
             continue;
         }
         let want_read = queue.len() < READ_PAUSE && !session.resend_pending();
         if session.resend_pending() && queue.len() < READ_PAUSE {
             // More of the resend to send at once.
-            t = now();
+            t = UtcTimestamp::now();
             session.on_tick(t)?;
             continue;
         }
@@ -348,7 +261,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
         if readable && want_read {
             match stream.read(&mut buf) {
                 Ok(0) => {
-                    log.event(now(), "Connection closed by the counterparty");
+                    log.event(UtcTimestamp::now(), "Connection closed by the counterparty");
                     return end(session, log);
                 }
                 Ok(n) => framer.push(&buf[..n]),
@@ -360,12 +273,12 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
                             | io::ErrorKind::Interrupted
                     ) => {}
                 Err(e) => {
-                    log.event(now(), &format!("Connection failed: {e}"));
+                    log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
                     return end(session, log);
                 }
             }
         }
-        t = now();
+        t = UtcTimestamp::now();
         session.on_tick(t)?;
     }
 }
@@ -500,10 +413,7 @@ fn pump<S: SessionStore, A: Application, L: Log>(
                 Output::Deliver(msg) => {
                     match session.lend_parser(&msg) {
                         Some(parser) => {
-                            let delivered = Delivered {
-                                bytes: &msg,
-                                parsed: Some(parser.view(&msg)),
-                            };
+                            let delivered = Delivered::with_parse(&msg, parser.view(&msg));
                             let res = app.on_message(session, delivered, t);
                             session.give_back_parser(parser);
                             res?;
@@ -526,7 +436,7 @@ fn pump<S: SessionStore, A: Application, L: Log>(
 
 /// Writes the event lines a disconnect left, dropping anything else.
 fn flush_logs<S: SessionStore, L: Log>(session: &mut Session<S>, log: &mut L) {
-    let t = now();
+    let t = UtcTimestamp::now();
     for o in session.drain() {
         if let Output::Log(line) = o {
             log.event(t, &line);

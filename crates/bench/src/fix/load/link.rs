@@ -8,9 +8,9 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use fixcore::session::connection::now;
 use fixcore::session::machine::{Output, Session};
 use fixcore::session::store::SessionStore;
+use fixcore::value::UtcTimestamp;
 
 use super::slots::Slots;
 use super::{Lost, Plan};
@@ -118,7 +118,7 @@ impl<S: SessionStore> Link<S> {
     ) -> Result<Link<S>> {
         stream.set_nodelay(true)?;
         session
-            .on_connect(now())
+            .on_connect(UtcTimestamp::now())
             .with_context(|| format!("{name}: starting the session"))?;
         let link = Link {
             name,
@@ -235,7 +235,11 @@ impl<S: SessionStore> Link<S> {
         if !self.is_open() {
             return;
         }
-        let _ = self.with_session(|s| Ok(s.logout(None, now())?), &mut Vec::new(), &mut |_| {});
+        let _ = self.with_session(
+            |s| Ok(s.logout(None, UtcTimestamp::now())?),
+            &mut Vec::new(),
+            &mut |_| {},
+        );
     }
 
     /// Closes the socket, which ends the receiver's reads.
@@ -278,7 +282,7 @@ impl<S: SessionStore> Link<S> {
         // fixcore sends a long resend batch by batch as its driver asks;
         // the generator takes it whole, up to the unsent bound.
         while s.resend_pending() && lock(&self.out).len() + sent(outs) <= self.max_unsent {
-            if let Err(e) = s.continue_resend(fixcore::session::connection::now()) {
+            if let Err(e) = s.continue_resend(UtcTimestamp::now()) {
                 return Err(e.into());
             }
             outs.extend(s.drain());

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use fixcore::frame::Framer;
-use fixcore::session::connection::now;
 use fixcore::session::machine::Output;
 use fixcore::session::store::SessionStore;
+use fixcore::value::UtcTimestamp;
 use memchr::memmem::Finder;
 
 use super::Interval;
@@ -197,7 +197,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
 
     /// Runs every open session's timers.
     fn tick(&mut self) -> Result<()> {
-        let t = now();
+        let t = UtcTimestamp::now();
         for l in self.links.iter().filter(|l| l.is_open()) {
             l.with_session(|s| Ok(s.on_tick(t)?), &mut self.outs, &mut |_| {})?;
         }
@@ -210,7 +210,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
         let l = &self.links[j];
         let framer = &mut self.framers[j];
         framer.push(bytes);
-        let t = now();
+        let t = UtcTimestamp::now();
         let fields = &self.fields;
         let got = &mut self.got;
         let schedule = self.schedule.get();

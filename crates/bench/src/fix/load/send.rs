@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use fixcore::build::TimePrecision;
-use fixcore::session::connection::now;
 use fixcore::session::store::SessionStore;
+use fixcore::value::UtcTimestamp;
 use hdrhistogram::Histogram;
 
 use super::link::{Link, Schedule};
@@ -237,7 +237,7 @@ impl<'l, S: SessionStore> Sender<'l, S> {
         outs: &mut Vec<fixcore::session::machine::Output>,
     ) -> Result<u64> {
         let sch = &self.schedule;
-        let t = now();
+        let t = UtcTimestamp::now();
         let mut id_buf = [0u8; 20];
         let n = l.with_session(
             |s| {

@@ -4,7 +4,8 @@ use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 
 use fixcore::session::app::Exchange;
-use fixcore::session::connection::{self, Application, Delivered, Log, Options};
+use fixcore::session::app::{Application, Delivered, Log};
+use fixcore::session::connection::{self, Options};
 use fixcore::session::machine::{Config, Role, SessionError};
 use fixcore::session::store::MemoryStore;
 use fixcore::settings::BeginString;

@@ -18,8 +18,9 @@ use fixcore::build::TimePrecision;
 use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::session::acceptor::Acceptor;
+use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
-use fixcore::session::connection::{self, Application, Delivered, Log, Options};
+use fixcore::session::connection::{self, Options};
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{
     AnyStore, Durability, FileStore, MemoryStore, SessionStore, journal,
@@ -376,7 +377,7 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
     let messages = message_log(&args.log)?;
     let stop = stop_flag();
     let acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
-    let misc = |line: &str| eprintln!("{} : {line}", stamp(connection::now()));
+    let misc = |line: &str| eprintln!("{} : {line}", stamp(UtcTimestamp::now()));
     acceptor
         .serve(
             &listener,
@@ -456,7 +457,7 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
                             }
                         }
                         Err(e) => log.event(
-                            connection::now(),
+                            UtcTimestamp::now(),
                             &format!("connecting to {host}:{port}: {e}"),
                         ),
                     }

@@ -537,7 +537,7 @@ fn seqnums_text(sender: u64, target: u64) -> Result<String, StoreError> {
 
 /// Now as `YYYYMMDD-HH:MM:SS`, QuickFIX's creation-time format.
 fn creation_stamp() -> String {
-    let now = crate::session::connection::now();
+    let now = crate::value::UtcTimestamp::now();
     let mut b = [0u8; 32];
     let n = crate::build::format::timestamp(&mut b, now, crate::build::TimePrecision::Seconds)
         .unwrap_or(0);
