@@ -23,7 +23,7 @@ use crate::harness::tsc::Tsc;
 use crate::harness::{self, Comparison, Op, Rounds, Variant, latency_histogram};
 use crate::{Error, Result};
 use fixcore::affinity::{self, PinError, Pinning};
-use fixcore::build::{FixVersion, MessageBuilder};
+use fixcore::build::{BeginString, MessageBuilder};
 use fixcore::deferred::{self, DeferredProcessor};
 use fixcore::parse::Parser;
 use fixcore::sample;
@@ -252,7 +252,7 @@ pub fn build(s: &Settings) -> Comparison {
         ),
         ("ExecutionReport", sample::write_execution_report),
     ] {
-        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        let mut b = MessageBuilder::new(BeginString::Fix44);
         let mut seq = 0u64;
         ops.push((
             name.to_string(),
@@ -614,7 +614,7 @@ pub fn affinity(s: &Settings) -> Result<Comparison> {
 /// NewOrderSingle → ExecutionReport echo over 127.0.0.1 with every
 /// transport, interleaved by run.
 pub fn transport(s: &Settings) -> Result<Comparison> {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     let request = sample::new_order_single(&mut b, 1);
     let reply = sample::execution_report(&mut b, 1);
     let runs = s.runs.max(1);

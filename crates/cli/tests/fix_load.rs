@@ -3,7 +3,7 @@
 //! against what the schedule says must have happened (orders per step,
 //! every order answered once), not against the generator's own arithmetic.
 
-use fixcore::build::{FixVersion, MessageBuilder, TimePrecision};
+use fixcore::build::{BeginString, MessageBuilder, TimePrecision};
 use perfkit_testkit::process::{Running, free_port};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -292,7 +292,7 @@ enum Hostile {
 
 /// One message from EXCH to `to`, numbered `seq`, sent now.
 fn fix_msg(msg_type: &[u8], seq: u64, to: &str, body: &[(u32, &str)]) -> Vec<u8> {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     b.begin(msg_type)
         .header_str(49, "EXCH")
         .header_str(56, to)

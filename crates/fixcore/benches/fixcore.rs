@@ -2,7 +2,7 @@
 //! never asserted; run with `cargo bench -p fixcore --bench fixcore`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use fixcore::build::{FixVersion, MessageBuilder};
+use fixcore::build::{BeginString, MessageBuilder};
 use fixcore::parse::Parser;
 use fixcore::sample;
 use fixcore::scan::{self, ScanPath};
@@ -41,7 +41,7 @@ fn bench_parse(c: &mut Criterion) {
 
 fn bench_build(c: &mut Criterion) {
     let mut g = c.benchmark_group("build");
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     let mut seq = 0u64;
     g.bench_function("NewOrderSingle", |bn| {
         bn.iter(|| {

@@ -121,42 +121,14 @@ pub(crate) fn has_soh(v: &[u8]) -> bool {
     }
 }
 
-/// The session protocol version written as BeginString(8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FixVersion {
-    /// `FIX.4.0`
-    Fix40,
-    /// `FIX.4.1`
-    Fix41,
-    /// `FIX.4.2`
-    Fix42,
-    /// `FIX.4.3`
-    Fix43,
-    /// `FIX.4.4`
-    Fix44,
-    /// `FIXT.1.1` (FIX 5.0 application messages; add ApplVerID(1128) to
-    /// the header when the counterparty needs it).
-    Fixt11,
-}
-
-impl FixVersion {
-    /// The BeginString value.
-    pub fn begin_string(self) -> &'static [u8] {
-        match self {
-            FixVersion::Fix40 => b"FIX.4.0",
-            FixVersion::Fix41 => b"FIX.4.1",
-            FixVersion::Fix42 => b"FIX.4.2",
-            FixVersion::Fix43 => b"FIX.4.3",
-            FixVersion::Fix44 => b"FIX.4.4",
-            FixVersion::Fixt11 => b"FIXT.1.1",
-        }
-    }
-}
+/// The protocol version the builder writes, also read by the settings
+/// and the session: one type, [`crate::version::BeginString`].
+pub use crate::version::BeginString;
 
 /// Reusable FIX message writer. See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct MessageBuilder {
-    version: FixVersion,
+    version: BeginString,
     buf: Vec<u8>,
     /// (tag, offset) of each header field after 35, ascending by tag.
     header: [(u32, u32); MAX_HEADER],
@@ -180,7 +152,7 @@ pub struct MessageBuilder {
 
 impl MessageBuilder {
     /// A builder for `version`.
-    pub fn new(version: FixVersion) -> MessageBuilder {
+    pub fn new(version: BeginString) -> MessageBuilder {
         MessageBuilder {
             version,
             buf: Vec::with_capacity(1024),
@@ -229,7 +201,7 @@ impl MessageBuilder {
     }
 
     /// The version written as BeginString.
-    pub fn version(&self) -> FixVersion {
+    pub fn version(&self) -> BeginString {
         self.version
     }
 
@@ -559,7 +531,7 @@ impl MessageBuilder {
         }
         self.started = false;
         let body_len = self.buf.len() - RESERVE;
-        let bs = self.version.begin_string();
+        let bs = self.version.as_bytes();
         let mut lenbuf = [0u8; 20];
         let ln = format::uint(&mut lenbuf, body_len as u64);
         let prefix = 2 + bs.len() + 1 + 2 + ln + 1;

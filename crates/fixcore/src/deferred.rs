@@ -280,12 +280,12 @@ pub fn process_inline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{FixVersion, MessageBuilder};
+    use crate::build::{BeginString, MessageBuilder};
     use crate::sample;
 
     #[test]
     fn every_message_is_processed_once() {
-        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        let mut b = MessageBuilder::new(BeginString::Fix44);
         let mut d = DeferredProcessor::spawn(64, 512, 1024, None).unwrap();
         for seq in 1..=5000 {
             let m = sample::new_order_single(&mut b, seq);
@@ -301,7 +301,7 @@ mod tests {
     fn a_refused_pin_runs_unpinned_and_says_why() {
         // Beyond CPU_SETSIZE, and (below it) a core no machine here has.
         for core in [100_000, 1000] {
-            let mut b = MessageBuilder::new(FixVersion::Fix44);
+            let mut b = MessageBuilder::new(BeginString::Fix44);
             let mut d = DeferredProcessor::spawn(8, 512, 64, Some(core)).unwrap();
             let why = d.pin_error().expect("pin refused").to_string();
             assert!(

@@ -28,9 +28,9 @@
 //! in-process.
 //!
 //! ```
-//! use fixcore::{build::{MessageBuilder, FixVersion}, parse::Parser};
+//! use fixcore::{build::{MessageBuilder, BeginString}, parse::Parser};
 //!
-//! let mut b = MessageBuilder::new(FixVersion::Fix44);
+//! let mut b = MessageBuilder::new(BeginString::Fix44);
 //! b.begin(b"D");
 //! b.header_str(49, "BUYER").header_str(56, "SELLER").header_uint(34, 7);
 //! b.field_str(55, "MSFT").field_char(54, b'1').field_int(38, 100);
@@ -61,4 +61,5 @@ pub mod session;
 pub mod settings;
 pub mod store;
 pub mod value;
+pub mod version;
 pub mod window;

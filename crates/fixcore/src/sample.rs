@@ -3,7 +3,7 @@
 //! ExecutionReport and a ~1 KB MarketDataSnapshotFullRefresh with a
 //! repeating group.
 
-use crate::build::{FixVersion, MessageBuilder, TimePrecision};
+use crate::build::{BeginString, MessageBuilder, TimePrecision};
 use crate::value::{Decimal, UtcTimestamp};
 
 /// 2026-01-02T14:30:00.123Z, fixed so the samples are reproducible.
@@ -93,7 +93,7 @@ pub fn market_data_snapshot(b: &mut MessageBuilder, seq: u64) -> Vec<u8> {
 
 /// The three samples, FIX 4.4, with names.
 pub fn all() -> Vec<(&'static str, Vec<u8>)> {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     vec![
         ("NewOrderSingle", new_order_single(&mut b, 1)),
         ("ExecutionReport", execution_report(&mut b, 2)),

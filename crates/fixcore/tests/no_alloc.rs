@@ -16,7 +16,7 @@ fn the_counting_allocator_is_installed() {
     assert!(alloc_count::installed());
 }
 
-use fixcore::build::{FixVersion, MessageBuilder, TimePrecision};
+use fixcore::build::{BeginString, MessageBuilder, TimePrecision};
 use fixcore::frame::Framer;
 use fixcore::parse::Parser;
 use fixcore::sample;
@@ -47,7 +47,7 @@ fn write_snapshot(b: &mut MessageBuilder, seq: u64) {
 
 #[test]
 fn builder_allocates_nothing_once_warm() {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     let mut total = 0usize;
     let mut round = |b: &mut MessageBuilder, seq: u64| {
         sample::write_new_order_single(b, seq);
@@ -72,7 +72,7 @@ fn builder_allocates_nothing_once_warm() {
 #[test]
 fn parser_allocates_nothing_once_warm() {
     let msgs: Vec<Vec<u8>> = sample::all().into_iter().map(|(_, m)| m).collect();
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     write_snapshot(&mut b, 7);
     // Top-level tags >= 10,000 take the parser's other index (a map), which
     // must not allocate once warm either.

@@ -361,12 +361,12 @@ fn client_tokio(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fixcore::build::{FixVersion, MessageBuilder};
+    use fixcore::build::{BeginString, MessageBuilder};
     use fixcore::sample;
 
     #[test]
     fn every_transport_echoes_and_counts() {
-        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        let mut b = MessageBuilder::new(BeginString::Fix44);
         let cfg = EchoConfig {
             iterations: 200,
             warmup: 20,

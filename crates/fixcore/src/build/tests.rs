@@ -20,7 +20,7 @@ fn cached_timestamps_match_the_formatter() {
         i64::MAX,
         base,
     ];
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     for p in [
         TimePrecision::Seconds,
         TimePrecision::Millis,
@@ -50,7 +50,7 @@ fn cached_timestamps_match_the_formatter() {
 #[test]
 fn fields_are_written_byte_for_byte_at_every_length() {
     let tags = [1u32, 2, 11, 99, 100, 999, 1000, 9999, 12345, 999_999_999];
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     for &tag in &tags {
         for len in 1..=40usize {
             let value: Vec<u8> = (0..len).map(|i| b'a' + (i * 7 % 26) as u8).collect();
@@ -99,7 +99,7 @@ fn oracle(msg: &[u8]) -> (usize, u32, usize, u32) {
 
 #[test]
 fn header_order_is_quickfix_order() {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     b.begin(b"D");
     b.field_str(55, "IBM");
     b.header_str(56, "T")
@@ -124,9 +124,9 @@ fn header_order_is_quickfix_order() {
 #[test]
 fn versions() {
     for (v, s) in [
-        (FixVersion::Fix42, "FIX.4.2"),
-        (FixVersion::Fix44, "FIX.4.4"),
-        (FixVersion::Fixt11, "FIXT.1.1"),
+        (BeginString::Fix42, "FIX.4.2"),
+        (BeginString::Fix44, "FIX.4.4"),
+        (BeginString::Fixt11, "FIXT.1.1"),
     ] {
         let mut b = MessageBuilder::new(v);
         b.begin(b"0").header_str(49, "A");
@@ -139,7 +139,7 @@ fn versions() {
 
 #[test]
 fn rejects_unencodable_fields() {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     assert!(b.finish().is_err());
     b.begin(b"D").field_str(58, "a\x01b");
     assert!(matches!(b.finish(), Err(Error::Build(_))));
@@ -154,7 +154,7 @@ fn rejects_unencodable_fields() {
 }
 
 fn build_err(f: impl FnOnce(&mut MessageBuilder)) -> String {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     f(&mut b);
     match b.finish() {
         Ok(m) => panic!("built {:?}", String::from_utf8_lossy(m)),
@@ -189,7 +189,7 @@ fn rejects_bad_msg_types_and_tags_the_parser_would_refuse() {
         "cannot build message: tag above 999999999 (tags have at most 9 digits)"
     );
     // A later begin() clears the error; the largest tag round-trips.
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     b.begin(b"");
     b.begin(b"AE").field_str(999_999_999, "x");
     let m = b.finish().unwrap().to_vec();
@@ -203,7 +203,7 @@ fn rejects_bad_msg_types_and_tags_the_parser_would_refuse() {
 /// renderings must parse back.
 #[test]
 fn extreme_numbers_round_trip() {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     b.begin(b"D")
         .field_int(5001, i64::MIN)
         .field_int(5002, i64::MAX)
@@ -225,7 +225,7 @@ fn extreme_numbers_round_trip() {
 proptest! {
     #[test]
     fn output_parses_back_and_agrees_with_oracle(
-        version in prop_oneof![Just(FixVersion::Fix42), Just(FixVersion::Fix44), Just(FixVersion::Fixt11)],
+        version in prop_oneof![Just(BeginString::Fix42), Just(BeginString::Fix44), Just(BeginString::Fixt11)],
         seq in any::<u64>(),
         // Body tags from a range free of header, group and session tags.
         body in proptest::collection::btree_map(5000u32..6000, "[!-~]{1,40}", 0..40),

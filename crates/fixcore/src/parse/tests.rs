@@ -1,5 +1,5 @@
 use super::*;
-use crate::build::{FixVersion, MessageBuilder};
+use crate::build::{BeginString, MessageBuilder};
 use crate::dict::GroupDef;
 use crate::scan::SOH;
 use crate::value::Decimal;
@@ -290,7 +290,7 @@ fn many_messages_reuse_tables_correctly() {
 
 /// Seeds for the fuzz bodies run under `cargo test`.
 pub(crate) fn seeds() -> Vec<Vec<u8>> {
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     b.begin(b"W")
         .header_str(49, "A")
         .header_str(56, "B")

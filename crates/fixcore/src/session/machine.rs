@@ -20,7 +20,7 @@
 //! `gap` the messages it keeps ahead of a gap.
 
 use super::store::{SessionStore, StoreError};
-use crate::build::{FixVersion, MessageBuilder};
+use crate::build::MessageBuilder;
 use crate::parse::Parser;
 use crate::settings::{BeginString, ConnectionType};
 use crate::value::UtcTimestamp;
@@ -184,17 +184,6 @@ const SPARE_BUFFERS: usize = 64;
 /// memory for the session's life.
 const SPARE_CAPACITY: usize = 64 << 10;
 
-fn version(b: BeginString) -> FixVersion {
-    match b {
-        BeginString::Fix40 => FixVersion::Fix40,
-        BeginString::Fix41 => FixVersion::Fix41,
-        BeginString::Fix42 => FixVersion::Fix42,
-        BeginString::Fix43 => FixVersion::Fix43,
-        BeginString::Fix44 => FixVersion::Fix44,
-        BeginString::Fixt11 => FixVersion::Fixt11,
-    }
-}
-
 /// Whether `t` is an admin (session-level) message type.
 fn is_admin(t: &[u8]) -> bool {
     matches!(t, b"0" | b"1" | b"2" | b"3" | b"4" | b"5" | b"A")
@@ -204,7 +193,7 @@ impl<S: SessionStore> Session<S> {
     /// A disconnected session over `store`.
     pub fn new(cfg: Config, store: S) -> Session<S> {
         Session {
-            builder: MessageBuilder::new(version(cfg.begin_string)),
+            builder: MessageBuilder::new(cfg.begin_string),
             heart_bt_int: u64::from(cfg.heart_bt_int),
             cfg,
             store,

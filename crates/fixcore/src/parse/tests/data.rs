@@ -200,7 +200,7 @@ proptest! {
         before in "[A-Z]{1,8}",
     ) {
         let (l, d) = crate::dict::STANDARD_DATA_PAIRS[pair];
-        let mut b = MessageBuilder::new(FixVersion::Fix44);
+        let mut b = MessageBuilder::new(BeginString::Fix44);
         b.begin(b"D").field_str(55, &before).field_data(l, d, &data).field_int(38, 5);
         let built = b.finish().unwrap().to_vec();
         let mut body = format!("35=D\x0155={before}\x01{l}={}\x01{d}=", data.len()).into_bytes();

@@ -1,5 +1,5 @@
 use super::*;
-use crate::build::{FixVersion, TimePrecision};
+use crate::build::{BeginString, TimePrecision};
 
 /// A message from the counterparty (BENCH -> EXCH, FIX.4.4).
 fn inbound(b: &mut MessageBuilder, msg_type: &[u8], seq: u64, body: &[(u32, &[u8])]) -> Vec<u8> {
@@ -23,7 +23,7 @@ fn logged_on() -> (Session<crate::session::store::MemoryStore>, MessageBuilder) 
         ..Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "BENCH")
     };
     let mut s = Session::new(cfg, crate::session::store::MemoryStore::default());
-    let mut b = MessageBuilder::new(FixVersion::Fix44);
+    let mut b = MessageBuilder::new(BeginString::Fix44);
     s.on_connect(T).unwrap();
     let logon = inbound(&mut b, b"A", 1, &[(98, b"0"), (108, b"30"), (141, b"Y")]);
     s.on_message(&logon, T).unwrap();
