@@ -108,45 +108,21 @@ pub fn dos_datetime(unix: i64) -> (u16, u16) {
     let t = unix.clamp(MIN, MAX);
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = civil::civil_from_days(days);
     let time = ((secs / 3600) << 11) | (((secs % 3600) / 60) << 5) | ((secs % 60) / 2);
-    let date = ((y - 1980) << 9) | (m << 5) | d;
+    let date = ((y - 1980) << 9) | (i64::from(m) << 5) | i64::from(d);
     (time as u16, date as u16)
 }
 
 /// Converts an MS-DOS (time, date) pair, taken as UTC, to Unix seconds.
 pub fn unix_from_dos(time: u16, date: u16) -> i64 {
     let y = 1980 + i64::from(date >> 9);
-    let m = i64::from((date >> 5) & 0xF).clamp(1, 12);
-    let d = i64::from(date & 0x1F).max(1);
+    let m = u32::from((date >> 5) & 0xF).clamp(1, 12);
+    let d = u32::from(date & 0x1F).max(1);
     let secs = i64::from(time >> 11) * 3600
         + i64::from((time >> 5) & 0x3F) * 60
         + i64::from(time & 0x1F) * 2;
-    days_from_civil(y, m, d) * 86_400 + secs
-}
-
-// Howard Hinnant's civil calendar algorithms (proleptic Gregorian).
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    civil::days_from_civil(y, m, d) * 86_400 + secs
 }
 
 /// Iterates `(id, data)` over an extra field block, stopping at the first
