@@ -15,6 +15,8 @@
 #![forbid(unsafe_code)]
 
 mod peers;
+#[cfg(test)]
+mod tidy;
 mod tools;
 
 use std::path::{Path, PathBuf};

@@ -15,7 +15,7 @@
 //! 128 booleans, each naming every attribute) there is little to prune and
 //! the time goes into evaluation, which the compiled form makes fast: about
 //! 0.2–0.3 ms per event on this project's machine (`cargo run --release -p
-//! betree --example quick`), against the 13.3 ms per event issue 4 quotes
+//! perfkit-bench --example betree_quick`), against the 13.3 ms per event issue 4 quotes
 //! for the C BE-Tree on the same workload. On the ad-targeting profile
 //! ([`workload`]) the counting cuts the expressions evaluated to about the
 //! ones that match (`cargo run --release -p betree --example scale`).
