@@ -378,9 +378,14 @@ mod tests {
         for t in Transport::ALL {
             let r = match echo(t, &cfg) {
                 Ok(r) => r,
-                // Reported, not failed: the kernel decides, not the code.
+                // The kernel decides, not the code: through the interop
+                // gate, a failure unless PERFKIT_SKIP_INTEROP asks to skip.
                 Err(e @ Error::Unavailable { .. }) if t.is_io_uring() => {
-                    eprintln!("{}: {e}", t.name());
+                    perfkit_testkit::interop::available(
+                        false,
+                        &format!("{}: {e}", t.name()),
+                        "a Linux kernel with io_uring enabled (kernel.io_uring_disabled=0)",
+                    );
                     continue;
                 }
                 Err(e) => panic!("{}: {e}", t.name()),

@@ -1,7 +1,5 @@
 use super::*;
 use crate::session::store::tests::{exercise, framed, message};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
 
 fn prefix(d: &tempfile::TempDir) -> PathBuf {
     FileStore::prefix_in(d.path(), "FIX.4.4", "EXEC", "BANZAI", "")
@@ -351,63 +349,4 @@ fn journal_with_a_damaged_length_is_refused() {
             .unwrap();
     assert!(s.load(49, &mut Vec::new()).unwrap());
     assert!(!s.load(50, &mut Vec::new()).unwrap());
-}
-
-const CHILD: &str = "FIXCORE_STORE_KILL_CHILD";
-
-/// Not a test on its own: the writer `killed_writer_resumes_from_disk`
-/// runs in a child process and kills. It sends forever, printing each
-/// sequence number once its records are flushed.
-#[test]
-fn store_writer_child() {
-    let Some(path) = std::env::var_os(CHILD) else {
-        return;
-    };
-    let mut s = FileStore::open(Path::new(&path), Durability::Process).unwrap();
-    let mut out = std::io::stdout().lock();
-    for seq in 1.. {
-        s.save(seq, &message(seq)).unwrap();
-        s.set_seqs(seq + 1, 1).unwrap();
-        s.flush().unwrap();
-        writeln!(out, "{seq}").unwrap();
-        out.flush().unwrap();
-    }
-}
-
-#[test]
-fn killed_writer_resumes_from_disk() {
-    let d = tempfile::tempdir().unwrap();
-    let p = prefix(&d);
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "session::store::file::tests::store_writer_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(CHILD, &p)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut acked = 0u64;
-    while acked < 300 {
-        let line = lines.next().expect("child stopped early").unwrap();
-        if let Ok(n) = line.trim().parse() {
-            acked = n;
-        }
-    }
-    // SIGKILL while it keeps writing: no destructor, no flush.
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let s = FileStore::open(&p, Durability::Process).unwrap();
-    let next = s.next_sender_seq();
-    assert!(next > acked, "acknowledged {acked}, resumed at {next}");
-    let mut out = Vec::new();
-    for seq in 1..next {
-        out.clear();
-        assert!(s.load(seq, &mut out).unwrap(), "seq {seq} lost");
-        assert_eq!(out, message(seq), "seq {seq}");
-    }
 }
