@@ -5,12 +5,15 @@
 //! ExecutionReport counted by the sender), the TCP connection cut in the
 //! middle of the stream by a proxy and re-established by the initiator with
 //! the gap recovered by resend, a clean logout, and both sides reporting
-//! the same sequence numbers at the end.
+//! the same sequence numbers at the end. And the file store both ways:
+//! each engine resumes on the `FileStorePath` the other left.
 //!
-//! The QuickFIX side is `xtask/peers/quickfix/quickfix_session.cpp`,
-//! compiled here with g++ into `target/` the first time. A missing
-//! compiler or library fails the test (set `PERFKIT_SKIP_INTEROP=1` to skip
-//! it on a machine without them; CI never does).
+//! The QuickFIX side is `xtask/peers/quickfix/quickfix_session.cpp`, as
+//! `cargo xtask peers` builds it. A missing peer fails the test (set
+//! `PERFKIT_SKIP_INTEROP=1` to skip it on a machine without one; CI never
+//! does).
+
+mod interop;
 
 use perfkit_testkit::process::free_port;
 use std::io::{Read, Write};
@@ -27,51 +30,11 @@ fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
 }
 
-/// The QuickFIX peer, built once per source change. The tests of this
-/// file run in parallel threads of one process: the first one builds, the
-/// others wait for it (two builds raced on one temporary name before).
+/// The QuickFIX peer `cargo xtask peers` builds (as `cargo xtask ci`
+/// does before the tests), through the interop gate: missing, it fails
+/// the test naming the command, unless PERFKIT_SKIP_INTEROP asks to skip.
 fn peer() -> Option<PathBuf> {
-    static PEER: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    PEER.get_or_init(build_peer).clone()
-}
-
-fn build_peer() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let src = root.join("xtask/peers/quickfix/quickfix_session.cpp");
-    let dir = root.join("target/quickfix-session-peer");
-    let bin = dir.join("quickfix-session");
-    let fresh = |b: &Path| {
-        let (Ok(b), Ok(s)) = (b.metadata(), src.metadata()) else {
-            return false;
-        };
-        b.modified().unwrap() >= s.modified().unwrap()
-    };
-    if !fresh(&bin) {
-        std::fs::create_dir_all(&dir).unwrap();
-        // Built beside the final name and renamed: parallel test binaries
-        // never run a half-written peer.
-        let tmp = dir.join(format!("quickfix-session.{}", std::process::id()));
-        let built = Command::new(std::env::var("CXX").unwrap_or_else(|_| "g++".into()))
-            .args(["-std=gnu++14", "-O2", "-DNDEBUG", "-Wno-deprecated"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&tmp)
-            .arg("-lquickfix")
-            .status()
-            .is_ok_and(|s| s.success());
-        if !built {
-            if std::env::var_os("PERFKIT_SKIP_INTEROP").is_some() {
-                eprintln!("skipped: cannot build the QuickFIX peer (PERFKIT_SKIP_INTEROP set)");
-                return None;
-            }
-            panic!(
-                "cannot build the QuickFIX session peer: apt-get install g++ libquickfix-dev \
-                 (or set PERFKIT_SKIP_INTEROP=1 to skip)"
-            );
-        }
-        std::fs::rename(&tmp, &bin).unwrap();
-    }
-    Some(bin)
+    interop::peer("quickfix-session", " (needs g++ libquickfix-dev)")
 }
 
 /// A TCP proxy from `listen` to `target`: the first connection is cut

@@ -263,34 +263,8 @@ mod tests {
     #[test]
     fn session_script_over_seeds_and_mutations() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/session");
-        let mut seeds = Vec::new();
-        for e in std::fs::read_dir(&dir).unwrap() {
-            seeds.push(std::fs::read(e.unwrap().path()).unwrap());
-        }
-        assert!(seeds.len() >= 2, "seeds missing in {}", dir.display());
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for seed in &seeds {
-            super::session_script(seed);
-            let lines: Vec<&[u8]> = seed.split(|&b| b == b'\n').collect();
-            for _ in 0..1500 {
-                let mut out: Vec<u8> = Vec::new();
-                for _ in 0..lines.len() {
-                    let l = lines[(next() as usize) % lines.len()];
-                    out.extend_from_slice(l);
-                    out.push(b'\n');
-                }
-                if !out.is_empty() && next() % 2 == 0 {
-                    let at = (next() as usize) % out.len();
-                    out[at] = next() as u8;
-                }
-                super::session_script(&out);
-            }
+        for seed in perfkit_testkit::mutation::seeds(&dir, 2) {
+            perfkit_testkit::mutation::line_mutations(&seed, 1500, super::session_script);
         }
     }
 }

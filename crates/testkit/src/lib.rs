@@ -28,6 +28,7 @@ pub mod alloc_count;
 pub mod boolean_text;
 pub mod fix_wire;
 pub mod interop;
+pub mod mutation;
 pub mod noise;
 pub mod process;
 pub mod s3;
