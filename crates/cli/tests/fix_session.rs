@@ -6,9 +6,10 @@
 
 use perfkit_testkit::fix_wire::frame_now as frame;
 use perfkit_testkit::fix_wire::quickfix_spec;
+use perfkit_testkit::fix_wire::{has, read_message};
 use perfkit_testkit::process::{Running, free_port};
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -16,34 +17,6 @@ use std::time::{Duration, Instant};
 
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
-}
-
-/// One message as `tag=value` strings; `None` once the peer closed.
-fn read_message(s: &mut TcpStream) -> Option<Vec<String>> {
-    let mut bytes = Vec::new();
-    let mut b = [0u8; 1];
-    loop {
-        match s.read(&mut b) {
-            Ok(0) => return None,
-            Ok(_) => bytes.push(b[0]),
-            Err(e) => panic!("read: {e}"),
-        }
-        if b[0] == 1 {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let fields: Vec<String> = text
-                .trim_end_matches('\x01')
-                .split('\x01')
-                .map(str::to_owned)
-                .collect();
-            if fields.last().is_some_and(|f| f.starts_with("10=")) {
-                return Some(fields);
-            }
-        }
-    }
-}
-
-fn has(fields: &[String], f: &str) -> bool {
-    fields.iter().any(|x| x == f)
 }
 
 fn start(dir: &Path, port: u16, reset: bool) -> Running {

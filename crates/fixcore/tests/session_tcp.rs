@@ -7,6 +7,7 @@
 //! reads as the kernel gives it) is answered whole and in order.
 
 use perfkit_testkit::fix_wire as wire;
+use perfkit_testkit::fix_wire::{has, read_message};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -34,36 +35,6 @@ fn config(bs: BeginString, theirs: &str) -> Config {
 fn frame(bs: &str, fields: &str) -> Vec<u8> {
     let now = wire::timestamp(UtcTimestamp::now().unix_nanos);
     wire::frame(&format!("8={bs}|{}", fields.replace("NOW", &now)))
-}
-
-/// Reads one message (up to and including `10=xxx<SOH>`) as `tag=value`
-/// strings; `None` when the acceptor closed the connection.
-fn read_message(s: &mut TcpStream) -> Option<Vec<String>> {
-    let mut bytes = Vec::new();
-    let mut b = [0u8; 1];
-    loop {
-        match s.read(&mut b) {
-            Ok(0) => return None,
-            Ok(_) => bytes.push(b[0]),
-            Err(e) => panic!("read: {e}"),
-        }
-        if b[0] == 1 {
-            let text = String::from_utf8_lossy(&bytes);
-            let last = text.trim_end_matches('\x01').rsplit('\x01').next().unwrap();
-            if last.starts_with("10=") {
-                let fields: Vec<String> = text
-                    .trim_end_matches('\x01')
-                    .split('\x01')
-                    .map(str::to_owned)
-                    .collect();
-                return Some(fields);
-            }
-        }
-    }
-}
-
-fn has(fields: &[String], f: &str) -> bool {
-    fields.iter().any(|x| x == f)
 }
 
 /// Collects the event lines of every session.

@@ -72,6 +72,39 @@ pub fn timestamp(nanos: i64) -> String {
     )
 }
 
+/// Reads one message from `s` (up to and including `10=xxx` and SOH), a
+/// byte at a time so nothing of the next message is taken, as its
+/// `tag=value` fields; `None` once the peer closed. A read error panics:
+/// the tests using it set a read timeout as their bound.
+pub fn read_message(s: &mut impl std::io::Read) -> Option<Vec<String>> {
+    let mut bytes = Vec::new();
+    let mut b = [0u8; 1];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return None,
+            Ok(_) => bytes.push(b[0]),
+            Err(e) => panic!("read: {e}"),
+        }
+        if b[0] == 1 {
+            let text = String::from_utf8_lossy(&bytes);
+            let fields: Vec<String> = text
+                .trim_end_matches('\x01')
+                .split('\x01')
+                .map(str::to_owned)
+                .collect();
+            if fields.last().is_some_and(|f| f.starts_with("10=")) {
+                return Some(fields);
+            }
+        }
+    }
+}
+
+/// Whether `fields` (as [`read_message`] returns them) hold `field`
+/// (`tag=value`) exactly.
+pub fn has(fields: &[String], field: &str) -> bool {
+    fields.iter().any(|x| x == field)
+}
+
 /// A FIX.4.4 message from `|`-separated fields after BeginString, each
 /// `NOW` replaced by the current time (for SendingTime), framed by
 /// [`frame`].
