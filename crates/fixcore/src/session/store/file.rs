@@ -822,12 +822,21 @@ impl SessionStore for FileStore {
     }
     fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
         // The latest record of a number wins, as in QuickFIX's map.
-        if let Some(e) = self.pending.iter().rev().find(|e| e.seq == seq) {
-            let at = (e.offset - self.body_end) as usize;
+        let pending = self.pending.iter().rev().find(|e| e.seq == seq).copied();
+        if let Some(e) = pending
+            && let Some(at) = e.offset.checked_sub(self.body_end)
+        {
+            let at = at as usize;
             out.extend_from_slice(&self.body_buf[at..at + e.size as usize]);
             return Ok(true);
         }
-        let Some(e) = self.find(seq)? else {
+        // Flushed, or its bytes flushed by a flush that failed before its
+        // entry was: read from the body either way.
+        let found = match pending {
+            Some(e) => Some(e),
+            None => self.find(seq)?,
+        };
+        let Some(e) = found else {
             return Ok(false);
         };
         let start = out.len();
@@ -868,6 +877,7 @@ impl SessionStore for FileStore {
                     .map(|v| n.format(*v).len() as u64 + 1)
                     .sum::<u64>();
             }
+            // Given back emptied, keeping its allocation for the next round.
             self.pending = pending;
             self.pending.clear();
             self.header_end += self.header_buf.len() as u64;
