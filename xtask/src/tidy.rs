@@ -28,13 +28,6 @@ const ARCHITECTURE_MAX_LINES: usize = 250;
 /// The measurement crate, which no library should depend on.
 const BENCH: &str = "perfkit-bench";
 
-/// Libraries that depend on `perfkit-bench` today, and must be the only
-/// ones: `stress` for its harness (CPU/RSS probes, the latency histogram)
-/// and `zipstream` as a dev-dependency of its tests and benches. The crate
-/// split (a measurement foundation apart from the comparisons) removes
-/// both; when one goes, delete it here, or this check fails.
-const LIBRARIES_ON_BENCH_TODAY: &[&str] = &["stress", "zipstream"];
-
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -175,27 +168,17 @@ fn relative_links_in_the_docs_name_files_that_exist() {
 }
 
 #[test]
-fn no_new_library_depends_on_the_bench_crate() {
+fn no_library_depends_on_the_bench_crate() {
     let packages = packages();
-    let mut on_bench: Vec<&str> = packages
+    let on_bench: Vec<&str> = packages
         .iter()
         .filter(|p| is_library(p) && name(p) != BENCH && depends_on(p, BENCH))
         .map(name)
         .collect();
-    on_bench.sort_unstable();
-    let mut allowed = LIBRARIES_ON_BENCH_TODAY.to_vec();
-    allowed.sort_unstable();
-    let new: Vec<&&str> = on_bench.iter().filter(|n| !allowed.contains(n)).collect();
     assert!(
-        new.is_empty(),
-        "libraries must not depend on {BENCH} (measurement is the binary's and the bench \
-         crate's business): {new:?}"
-    );
-    let gone: Vec<&&str> = allowed.iter().filter(|n| !on_bench.contains(n)).collect();
-    assert!(
-        gone.is_empty(),
-        "{gone:?} no longer depend on {BENCH}: remove them from LIBRARIES_ON_BENCH_TODAY \
-         in xtask/src/tidy.rs (and the debt note in ARCHITECTURE.md)"
+        on_bench.is_empty(),
+        "libraries must not depend on {BENCH}, in any dependency section (its probes are \
+         perfkit-measure's): {on_bench:?}"
     );
 }
 

@@ -31,7 +31,9 @@ pub mod corpus;
 mod error;
 #[cfg(feature = "fix")]
 pub mod fix;
-pub mod harness;
+/// The measurement foundation, its own crate so that libraries can use
+/// its probes without depending on the comparisons here.
+pub use perfkit_measure as harness;
 pub mod peer;
 pub mod report;
 #[cfg(feature = "zip")]

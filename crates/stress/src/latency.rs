@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use perfkit_bench::harness::latency_histogram;
+use perfkit_measure::latency_histogram;
 
 /// Samples a worker holds before folding them into a shard.
 const BATCH: usize = 256;

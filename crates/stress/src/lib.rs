@@ -6,7 +6,7 @@
 //! from a [`ContextPool`] and send them over a bounded channel; consumers
 //! decompress each block and compare it with its original. The caller's
 //! thread samples throughput, CPU, resident memory, threads and contexts
-//! once per period (`perfkit_bench::harness`'s probes), and per-block latencies go into HDR
+//! once per period (`perfkit_measure`'s probes), and per-block latencies go into HDR
 //! histograms ([`latency`]). A soak run fits the memory and context series
 //! to a line ([`trend`]) to detect leaks. The library measures and returns
 //! data; rendering belongs to the caller.

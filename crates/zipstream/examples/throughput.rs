@@ -50,7 +50,7 @@ fn realistic(n: usize) -> Vec<u8> {
 }
 
 fn cpu_secs() -> f64 {
-    perfkit_bench::harness::clock::process_cpu().as_secs_f64()
+    perfkit_measure::clock::process_cpu().as_secs_f64()
 }
 
 fn main() {

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::latency;
 use crate::ledger::{self, Ledger};
 use crate::pool::{ContextCounts, ContextPool};
-use perfkit_bench::harness::{clock, memory};
+use perfkit_measure::{clock, memory};
 
 /// Runs the stress test described by `config`, calling `observe` with each
 /// sample as it is taken (for a live status line), and returns what was

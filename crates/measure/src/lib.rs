@@ -1,6 +1,16 @@
 //! The one measurement harness every component's benchmark uses: the
 //! latency histogram, the interleaving runner and its comparison model,
-//! and the checked probes of CPU time and memory.
+//! and the checked probes of CPU time and memory. A crate of its own so
+//! that libraries (stress's harness, zipstream's example) use the probes
+//! without depending on `perfkit-bench`'s comparisons, which re-exports
+//! it as `perfkit_bench::harness`.
+//!
+//! ```
+//! let mut h = perfkit_measure::latency_histogram();
+//! let cpu = perfkit_measure::clock::thread_cpu();
+//! perfkit_measure::record(&mut h, cpu);
+//! assert_eq!(h.len(), 1);
+//! ```
 //!
 //! - [`latency_histogram`]: nanoseconds from 1 ns to one hour, 3
 //!   significant digits, for every latency this crate (and the binary's
