@@ -30,26 +30,29 @@ const MAX_LEN_FIELD: usize = 12;
 /// `10=ddd<SOH>`.
 const TRAILER: usize = 7;
 
-/// Whether `msg` is one FIX message whose CheckSum(10) holds: it starts
-/// with `8=` and ends with `10=NNN` and SOH, NNN being the sum of the
-/// bytes before it modulo 256.
+/// Whether `msg` ends in a CheckSum(10) field whose value (digits as
+/// QuickFIX reads them, any count) is the sum of the bytes before that
+/// field, modulo 256.
+pub fn checksum_matches(msg: &[u8]) -> bool {
+    let Some(body) = msg.strip_suffix(b"\x01") else {
+        return false;
+    };
+    let at = body.iter().rposition(|&b| b == 1).map_or(0, |p| p + 1);
+    let Some(sum) = body[at..].strip_prefix(b"10=") else {
+        return false;
+    };
+    crate::value::parse_uint(sum) == Some(u64::from(crate::parse::checksum(&msg[..at])))
+}
+
+/// Whether `msg` is one whole FIX message as a writer makes it: it starts
+/// with `8=`, ends with `10=NNN` and SOH (exactly three digits), and its
+/// CheckSum holds ([`checksum_matches`]).
 pub fn checksum_holds(msg: &[u8]) -> bool {
-    if msg.len() < 2 + TRAILER || !msg.starts_with(b"8=") || msg[msg.len() - 1] != 1 {
-        return false;
-    }
-    let (head, trailer) = msg.split_at(msg.len() - TRAILER);
-    if head[head.len() - 1] != 1 || &trailer[..3] != b"10=" {
-        return false;
-    }
-    let digits = &trailer[3..6];
-    if !digits.iter().all(u8::is_ascii_digit) {
-        return false;
-    }
-    let want = digits
-        .iter()
-        .fold(0u32, |n, d| n * 10 + u32::from(d - b'0'));
-    let sum = head.iter().fold(0u32, |s, &b| s + u32::from(b)) % 256;
-    want == sum
+    msg.starts_with(b"8=")
+        && msg.len() >= 2 + TRAILER
+        && msg[msg.len() - TRAILER - 1] == 1
+        && msg[msg.len() - TRAILER..].starts_with(b"10=")
+        && checksum_matches(msg)
 }
 
 /// Incremental stream framer. See the [module docs](self).

@@ -129,7 +129,8 @@ pub(super) fn inspect<'m>(
         // number to QuickFIX, which frames and parses the message and
         // leaves the tag to the dictionary; any other bad tag is garbage.
         Err(Error::BadTag { .. })
-            if checksum_ok(msg) && split_tags(msg).all(|t| signed_tag(t).is_some()) =>
+            if crate::frame::checksum_matches(msg)
+                && split_tags(msg).all(|t| signed_tag(t).is_some()) =>
         {
             tolerated(msg, cfg)
         }
@@ -144,20 +145,6 @@ fn tolerated<'m>(msg: &'m [u8], cfg: &Config) -> Result<Inbound<'m>, Garbled> {
         |t| fields.iter().find(|(ft, _)| *ft == t).map(|&(_, v)| v),
         cfg,
     )
-}
-
-/// Whether a frame's CheckSum(10) is the sum of the bytes before it (the
-/// parser's own check did not run when it stopped at an earlier field).
-fn checksum_ok(msg: &[u8]) -> bool {
-    let Some(body) = msg.strip_suffix(b"\x01") else {
-        return false;
-    };
-    let at = body.iter().rposition(|&b| b == 1).map_or(0, |p| p + 1);
-    let Some(sum) = body[at..].strip_prefix(b"10=") else {
-        return false;
-    };
-    let want = msg[..at].iter().fold(0u32, |a, &b| a + u32::from(b)) % 256;
-    crate::value::parse_uint(sum) == Some(u64::from(want))
 }
 
 /// The tag text of each field of a frame.

@@ -230,10 +230,11 @@ pub struct FileStore {
     /// Flushed lengths of the body and header: where the next bytes go.
     body_end: u64,
     header_end: u64,
-    /// Records waiting for [`SessionStore::flush`], and their entries.
+    /// Records waiting for [`SessionStore::flush`], and their entries
+    /// with where each will lie in the header.
     body_buf: Vec<u8>,
     header_buf: Vec<u8>,
-    pending: Vec<Entry>,
+    pending: Vec<(Entry, u64)>,
     index: Index,
     /// The `.session` file's text.
     creation: String,
@@ -570,13 +571,7 @@ fn read_seqnums(part: &Part) -> Result<Result<(u64, u64), StoreError>, StoreErro
     let Some((s, t)) = text.trim().split_once(':') else {
         return bad("no ':' between the two numbers");
     };
-    let num = |v: &str| -> Option<u64> {
-        let v = v.trim();
-        (!v.is_empty() && v.len() <= 20 && v.bytes().all(|c| c.is_ascii_digit()))
-            .then(|| v.parse().ok())
-            .flatten()
-            .filter(|&n| n > 0)
-    };
+    let num = |v: &str| crate::value::parse_uint(v.trim().as_bytes()).filter(|&n| n > 0);
     match (num(s), num(t)) {
         (Some(s), Some(t)) if s <= MAX_SEQ && t <= MAX_SEQ => Ok(Ok((s, t))),
         (Some(_), Some(_)) => bad("a number above 2147483647"),
@@ -766,11 +761,8 @@ fn highest_seq_in(body: &Part, from: u64, to: u64) -> Result<u64, StoreError> {
         for i in memchr::memmem::find_iter(b, b"\x0134=") {
             let digits = &b[i + 4..];
             let len = digits.iter().take_while(|c| c.is_ascii_digit()).count();
-            if len > 0 && len < digits.len() && len <= 19 && digits[len] == 1 {
-                let v: u64 = std::str::from_utf8(&digits[..len])
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(0);
+            if len < digits.len() && digits[len] == 1 {
+                let v = crate::value::parse_uint(&digits[..len]).unwrap_or(0);
                 best = best.max(v.min(MAX_SEQ));
             }
         }
@@ -812,17 +804,23 @@ impl SessionStore for FileStore {
             size: msg.len() as u64,
         };
         self.body_buf.extend_from_slice(msg);
+        let header_at = self.header_end + self.header_buf.len() as u64;
         let mut n = itoa::Buffer::new();
         for (v, sep) in [(e.seq, b','), (e.offset, b','), (e.size, b' ')] {
             self.header_buf.extend_from_slice(n.format(v).as_bytes());
             self.header_buf.push(sep);
         }
-        self.pending.push(e);
+        self.pending.push((e, header_at));
         Ok(())
     }
     fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
         // The latest record of a number wins, as in QuickFIX's map.
-        let pending = self.pending.iter().rev().find(|e| e.seq == seq).copied();
+        let pending = self
+            .pending
+            .iter()
+            .rev()
+            .map(|&(e, _)| e)
+            .find(|e| e.seq == seq);
         if let Some(e) = pending
             && let Some(at) = e.offset.checked_sub(self.body_end)
         {
@@ -867,15 +865,9 @@ impl SessionStore for FileStore {
             if sync {
                 self.header.sync()?;
             }
-            let mut at = self.header_end;
             let pending = std::mem::take(&mut self.pending);
-            let mut n = itoa::Buffer::new();
-            for e in &pending {
-                self.index_entry(*e, at)?;
-                at += [e.seq, e.offset, e.size]
-                    .iter()
-                    .map(|v| n.format(*v).len() as u64 + 1)
-                    .sum::<u64>();
+            for &(e, at) in &pending {
+                self.index_entry(e, at)?;
             }
             // Given back emptied, keeping its allocation for the next round.
             self.pending = pending;
