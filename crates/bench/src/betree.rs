@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use betree::{Error, Event, Index, Result, Schema, SearchStep, reference};
 use hdrhistogram::Histogram;
 
-use crate::harness::{clock, latency_histogram, record};
+use perfkit_measure::{clock, latency_histogram, record};
 
 /// Timings of one search mode.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 //!
 //! Every case runs [`RUNS`] times, the sides interleaved run by run; the
 //! rows report medians. Wall, CPU and peak RSS of a process come from
-//! `wait4` ([`crate::harness::child`]); the library side is timed in-process.
+//! `wait4` ([`perfkit_measure::child`]); the library side is timed in-process.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -16,8 +16,8 @@ use anyhow::{Context, Result, bail};
 use zstdkit::Recipe;
 
 use crate::corpus;
-use crate::harness::child::{self, Usage};
-use crate::report::{Report, Row, RunInfo, Section, Value};
+use perfkit_measure::child::{self, Usage};
+use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
 
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
 /// corpus file, so the whole main job stays within about two minutes.

@@ -19,8 +19,6 @@ pub mod session;
 pub mod sink;
 pub mod transport;
 
-use crate::harness::tsc::Tsc;
-use crate::harness::{self, Comparison, Op, Rounds, Variant, latency_histogram};
 use crate::{Error, Result};
 use fixcore::affinity::{self, PinError, Pinning};
 use fixcore::build::{BeginString, MessageBuilder};
@@ -29,6 +27,8 @@ use fixcore::parse::Parser;
 use fixcore::sample;
 use fixcore::scan::{self, ScanPath};
 use fixcore::store::{MessageStore, StoreKind};
+use perfkit_measure::tsc::Tsc;
+use perfkit_measure::{self, Comparison, Op, Rounds, Variant, latency_histogram};
 use sink::ArrayQueueSink;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -93,7 +93,7 @@ impl Settings {
 
 /// Runs the variants interleaved per [`Settings`].
 fn interleave(s: &Settings, title: String, ops: Vec<(String, Op<'_>)>) -> Comparison {
-    harness::interleave(&s.rounds(), title, ops)
+    perfkit_measure::interleave(&s.rounds(), title, ops)
 }
 
 /// Gaps between the end of one call of a spaced deferred row and the start
@@ -228,7 +228,7 @@ pub fn parse_with<E>(
             (name.clone(), op)
         })
         .collect();
-    let mut c = harness::interleave_with(
+    let mut c = perfkit_measure::interleave_with(
         &s.rounds(),
         "parse (validated: 8/9/35 order, BodyLength, CheckSum, duplicates, groups)".into(),
         ops,

@@ -3,9 +3,10 @@
 //! the `perfkit` binary to render. The component libraries keep their
 //! functionality; what times them lives here.
 //!
-//! - [`harness`]: what every measurement here shares — the latency
-//!   histogram, the interleaving runner and its [`harness::Comparison`]
-//!   model, checked CPU clocks and memory probes;
+//! What every measurement here shares (the latency histogram, the
+//! interleaving runner, CPU clocks, memory probes and the report model)
+//! is `perfkit-measure`'s, which libraries use too.
+//!
 //! - [`betree`]: the reference benchmark's three search modes timed per
 //!   event and per cooperative slice, and the long slices replayed;
 //! - [`fix`]: the before/after comparisons behind `perfkit fix bench`,
@@ -31,11 +32,7 @@ pub mod corpus;
 mod error;
 #[cfg(feature = "fix")]
 pub mod fix;
-/// The measurement foundation, its own crate so that libraries can use
-/// its probes without depending on the comparisons here.
-pub use perfkit_measure as harness;
 pub mod peer;
-pub mod report;
 #[cfg(feature = "zip")]
 pub mod zip;
 #[cfg(feature = "zstd")]

@@ -27,9 +27,9 @@ use zipstream::{
 };
 
 use crate::corpus::{self, Kind};
-use crate::harness::{Repeat, clock, latency_histogram, memory, record};
 use crate::peer;
-use crate::report::{Report, Row, RunInfo, Value};
+use perfkit_measure::report::{Report, Row, RunInfo, Value};
+use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
 
 /// What `perfkit zip bench` measures, and for how long.
 #[derive(Debug, Clone)]

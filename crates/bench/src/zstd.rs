@@ -21,8 +21,8 @@ use zstdkit::{
 };
 
 use crate::corpus;
-use crate::harness::{Repeat, latency_histogram, record};
-use crate::report::{Report, Row, RunInfo, Section, Value, format_ns};
+use perfkit_measure::report::{Report, Row, RunInfo, Section, Value, format_ns};
+use perfkit_measure::{Repeat, latency_histogram, record};
 
 /// What `perfkit compress bench` measures, and for how long.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //!
 //! - [`report`]: the one renderer (tables, `--json`, `--hlog`,
 //!   `--percentiles`, `--plot`) all measuring subcommands use, over the
-//!   report model of `perfkit_bench::report`;
+//!   report model of `perfkit_measure::report`;
 //! - [`cleanup`]: temporaries deleted when a signal ends the process;
 //! - [`pipeline`]: a read-ahead and a write-behind thread with bounded
 //!   buffers, so a command overlaps its I/O with its work;

@@ -115,7 +115,7 @@ fn main() -> ExitCode {
         Command::Completions(args) => cmd::manual::completions(args, Cli::command()),
         Command::Man => cmd::manual::man(Cli::command()),
         Command::MeasureChild { usage, argv } => {
-            perfkit_bench::harness::child::measure_child(&usage, &argv)
+            perfkit_measure::child::measure_child(&usage, &argv)
                 .map(|()| std::process::ExitCode::SUCCESS)
         }
     };

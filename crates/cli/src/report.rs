@@ -53,8 +53,8 @@ pub const SCHEMA_ID: &str = "perfkit-report/1";
 /// The JSON schema for `--json` output, documented and tested.
 pub const SCHEMA: &str = include_str!("../report.schema.json");
 
-pub use perfkit_bench::harness::{latency_histogram, record};
-pub use perfkit_bench::report::{Headline, Report, Row, RunInfo, Section, Value};
+pub use perfkit_measure::report::{Headline, Report, Row, RunInfo, Section, Value};
+pub use perfkit_measure::{latency_histogram, record};
 
 /// How a report is rendered: what the binary's `--json`, `--hlog`,
 /// `--percentiles` and `--plot` flags asked for. Plain data, so a caller

@@ -37,9 +37,9 @@ use fixcore::session::machine::Session;
 use fixcore::session::store::SessionStore;
 use hdrhistogram::Histogram;
 
-use crate::harness::clock::CpuClock;
-use crate::harness::latency_histogram;
 use link::Link;
+use perfkit_measure::clock::CpuClock;
+use perfkit_measure::latency_histogram;
 use receive::{Reader, Receiver};
 use send::{Sender, Writer};
 

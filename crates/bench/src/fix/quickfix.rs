@@ -20,11 +20,11 @@ use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
 
 use super::{self as measure, Comparison, Settings};
-use crate::harness::latency_histogram;
 use crate::peer::{
     self, Process, QUICKFIX as NAME, QUICKFIX_DICTIONARY as DICTIONARY,
     QUICKFIX_VERSION_FILE as VERSION_FILE, Unavailable,
 };
+use perfkit_measure::latency_histogram;
 
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX";

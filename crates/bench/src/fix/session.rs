@@ -32,9 +32,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 
-use crate::harness::clock::{self, CpuClock};
-use crate::harness::latency_histogram;
 use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
+use perfkit_measure::clock::{self, CpuClock};
+use perfkit_measure::latency_histogram;
 
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX session engine";

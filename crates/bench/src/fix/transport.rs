@@ -11,12 +11,12 @@
 //! disabled) its variants fail with [`Error::Unavailable`] before any thread
 //! starts, so callers can report and skip them. Sockets bind 127.0.0.1 only.
 
-use crate::harness::latency_histogram;
 use crate::{Error, Result};
 use fixcore::affinity::{self, Pinning};
 use fixcore::frame::Framer;
 use fixcore::parse::Parser;
 use hdrhistogram::Histogram;
+use perfkit_measure::latency_histogram;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::time::Instant;

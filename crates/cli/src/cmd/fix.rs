@@ -25,7 +25,7 @@ use perfkit::units::parse_duration;
 use perfkit_bench::fix::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
 use perfkit_bench::fix::session as session_bench;
 use perfkit_bench::fix::{self as measure, Settings};
-use perfkit_bench::harness::Comparison;
+use perfkit_measure::Comparison;
 use serde_json::{Map, Value as Json};
 
 /// The parts of `fix bench` that can be selected with `--only`.

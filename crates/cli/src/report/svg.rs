@@ -50,7 +50,7 @@ pub fn format_tick_ns(ns: f64) -> String {
     if !ns.is_finite() || ns <= 0.0 {
         return "-".into();
     }
-    let (v, unit) = perfkit_bench::report::scale_ns(ns);
+    let (v, unit) = perfkit_measure::report::scale_ns(ns);
     let text = format!("{v:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text} {unit}")

@@ -2,7 +2,7 @@
 //! the JSON document.
 
 use super::*;
-pub use perfkit_bench::report::format_ns;
+pub use perfkit_measure::report::format_ns;
 
 /// The summary quantiles every table and JSON row carries.
 pub(super) const SUMMARY: [(&str, f64); 4] =

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use perfkit_bench::harness::{clock::CpuClock, memory};
+use perfkit_measure::{clock::CpuClock, memory};
 use protocol::{Mode, Request};
 
 type Error = Box<dyn std::error::Error>;

@@ -16,7 +16,7 @@ use memchr::memmem::Finder;
 use super::Interval;
 use super::link::{Link, Schedule, recv_now};
 use super::uring::RecvRing;
-use crate::harness::record;
+use perfkit_measure::record;
 
 /// Longest message a load session accepts.
 const MAX_MESSAGE: usize = 1 << 20;

@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 use super::link::{Link, Schedule};
 use super::uring::SendRing;
 use super::{LATE, Plan};
-use crate::harness::{latency_histogram, record};
+use perfkit_measure::{latency_histogram, record};
 
 /// Most orders one round builds per session before writing, so a sender far
 /// behind still writes (and lets answers flow) in bounded pieces.

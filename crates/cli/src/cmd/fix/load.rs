@@ -579,8 +579,8 @@ mod tests {
     /// An outcome of `sent` orders over `secs`, `late` of them late.
     fn outcome(sent: u64, late: u64, secs: f64, unanswered: u64, window_full: u64) -> Outcome {
         let interval = || load::Interval {
-            corrected: perfkit_bench::harness::latency_histogram(),
-            uncorrected: perfkit_bench::harness::latency_histogram(),
+            corrected: perfkit_measure::latency_histogram(),
+            uncorrected: perfkit_measure::latency_histogram(),
             sent,
             late,
         };
@@ -600,8 +600,8 @@ mod tests {
             transport: "test".into(),
             send_rounds: 0,
             receive_wakes: 0,
-            wake_late: perfkit_bench::harness::latency_histogram(),
-            round_time: perfkit_bench::harness::latency_histogram(),
+            wake_late: perfkit_measure::latency_histogram(),
+            round_time: perfkit_measure::latency_histogram(),
             sessions: 1,
             lost: Vec::new(),
         }

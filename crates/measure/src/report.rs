@@ -11,8 +11,8 @@
 //! `p99_ns`); the binary's table derives its headers from them.
 //!
 //! ```
-//! use perfkit_bench::harness::{latency_histogram, record};
-//! use perfkit_bench::report::{Report, Row, Value};
+//! use perfkit_measure::{latency_histogram, record};
+//! use perfkit_measure::report::{Report, Row, Value};
 //! let mut h = latency_histogram();
 //! record(&mut h, std::time::Duration::from_micros(42));
 //! let mut rep = Report::new("example");
@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::harness::machine::Machine;
+use crate::machine::Machine;
 
 /// A value in an extra column.
 #[derive(Debug, Clone, PartialEq)]
