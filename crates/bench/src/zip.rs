@@ -53,6 +53,35 @@ pub struct Settings {
     pub keep: Option<Keep>,
 }
 
+impl Default for Settings {
+    /// What `perfkit zip bench` measures when given no flags.
+    fn default() -> Settings {
+        Settings {
+            time: Duration::from_secs(1),
+            iterations: 200,
+            warmup: 1,
+            level: 6,
+            jobs: 2,
+            large: false,
+            quick: false,
+            keep: None,
+        }
+    }
+}
+
+impl Settings {
+    /// The short run `perfkit bench` makes: the small scenarios, 200 ms
+    /// each.
+    pub fn quick() -> Settings {
+        Settings {
+            time: Duration::from_millis(200),
+            iterations: 20,
+            quick: true,
+            ..Settings::default()
+        }
+    }
+}
+
 /// Where and how kept archives are written: DIR/s<section>-r<row>.zip
 /// (indexes of the report's sections and rows, from 0), each of ours
 /// through `write`, which the binary gives its own safe-output rules

@@ -50,6 +50,39 @@ pub struct Settings {
     pub runs: u64,
 }
 
+impl Default for Settings {
+    /// What `perfkit compress bench` measures when given no flags.
+    fn default() -> Settings {
+        Settings {
+            files: Vec::new(),
+            recipes: Vec::new(),
+            budget: zstdkit::DEFAULT_BUDGET,
+            time: Duration::from_millis(200),
+            iterations: 2000,
+            warmup: 2,
+            heartbeat: Duration::from_secs(1),
+            large: false,
+            vs_zstd: false,
+            runs: 5,
+        }
+    }
+}
+
+impl Settings {
+    /// The short run `perfkit bench` makes: every recipe on the built-in
+    /// inputs for 40 ms each, and a 400 ms heartbeat experiment.
+    pub fn quick() -> Settings {
+        Settings {
+            time: Duration::from_millis(40),
+            iterations: 500,
+            warmup: 1,
+            heartbeat: Duration::from_millis(400),
+            runs: 1,
+            ..Settings::default()
+        }
+    }
+}
+
 struct Input {
     name: String,
     data: Vec<u8>,

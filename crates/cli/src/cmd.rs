@@ -3,15 +3,12 @@
 pub mod bench;
 pub mod betree;
 pub mod compress;
-pub mod compress_bench;
 pub mod corpus;
 pub mod fix;
-pub mod frames;
 pub mod manual;
 pub mod report;
 pub mod stress;
 pub mod zip;
-pub mod zip_bench;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
@@ -106,16 +103,15 @@ pub fn fail(err: &anyhow::Error) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// Renders a report to stdout as the shared output flags ask.
+/// Renders a report to stdout as the shared output flags asked.
 pub fn emit(
     report: &perfkit::report::Report,
-    args: &crate::flags::ReportArgs,
+    options: &perfkit::report::ReportOptions,
 ) -> anyhow::Result<ExitCode> {
-    let options = args.options();
-    let files = report_files(&options)?;
+    let files = report_files(options)?;
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    perfkit::report::emit_to(report, &options, &mut out, files)?;
+    perfkit::report::emit_to(report, options, &mut out, files)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -101,16 +101,16 @@ fn main() -> ExitCode {
         return cmd::fail(&err);
     }
     let result = match cli.command {
-        Command::Compress(args) => cmd::compress::run(args, false),
-        Command::Decompress(args) => cmd::compress::run(args, true),
-        Command::Bench(args) => cmd::bench::run(args),
+        Command::Compress(args) => args.into_task(false).map_or_else(Ok, cmd::compress::run),
+        Command::Decompress(args) => args.into_task(true).map_or_else(Ok, cmd::compress::run),
+        Command::Bench(args) => cmd::bench::run(args.job()),
         Command::Corpus(args) => cmd::corpus::run(args),
         Command::Betree(args) => cmd::betree::run(args),
         Command::Fix(args) => cmd::fix::run(args),
         Command::FixBench(args) => cmd::fix::bench(args),
-        Command::Zip(args) => cmd::zip::run_zip(args),
-        Command::Unzip(args) => cmd::zip::run_unzip(args),
-        Command::Stress(args) => cmd::stress::run(args),
+        Command::Zip(args) => args.into_task().map_or_else(Ok, cmd::zip::run_zip),
+        Command::Unzip(args) => cmd::zip::run_unzip(args.options()),
+        Command::Stress(args) => args.task().and_then(cmd::stress::run),
         Command::Report(args) => cmd::report::run(args),
         Command::Completions(args) => cmd::manual::completions(args, Cli::command()),
         Command::Man => cmd::manual::man(Cli::command()),

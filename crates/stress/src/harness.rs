@@ -6,11 +6,13 @@
 
 mod config;
 mod outcome;
+mod plan;
 mod run;
 mod workers;
 
 pub use config::{Config, Fault, FaultKind, MIN_SOAK_SAMPLES, Runtime, SoakLimits};
 pub use outcome::{Growth, Outcome, Sample, Totals};
+pub use plan::{Plan, Progress};
 pub use run::run;
 
 #[cfg(test)]

@@ -43,8 +43,8 @@ pub mod workload;
 
 pub use error::{Error, Result};
 pub use harness::{
-    Config, Fault, FaultKind, Growth, MIN_SOAK_SAMPLES, Outcome, Runtime, Sample, SoakLimits,
-    Totals, run,
+    Config, Fault, FaultKind, Growth, MIN_SOAK_SAMPLES, Outcome, Plan, Progress, Runtime, Sample,
+    SoakLimits, Totals, run,
 };
 pub use pool::{ContextCounts, ContextPool, PoolKind};
 pub use workload::{BlockSource, Content, Workload};

@@ -266,7 +266,7 @@ pub fn run(args: BetreeArgs) -> Result<ExitCode> {
             let (index, events, build) = load(&a.input)?;
             let opts = a.replay.options(a.budget, a.block, a.warmup);
             let rep = bench_report(&index, &events, build, opts, a.replay.replays)?;
-            super::emit(&rep, &a.report)
+            super::emit(&rep, &a.report.options())
         }
     }
 }

@@ -244,14 +244,14 @@ pub fn bench(args: FixBenchArgs) -> Result<ExitCode> {
     if let Some(settings) = &args.connect {
         cap_scan_path()?;
         let (report, problems) = load::measure(&args, settings)?;
-        super::emit(&report, &args.report)?;
+        super::emit(&report, &args.report.options())?;
         if !problems.is_empty() {
             bail!("{}", problems.join("; "));
         }
         return Ok(ExitCode::SUCCESS);
     }
     let report = measure(&args)?;
-    super::emit(&report, &args.report)
+    super::emit(&report, &args.report.options())
 }
 
 /// Measures everything asked for into a report.

@@ -11,7 +11,7 @@ use zipstream::object::{ObjectSink, UploadOptions};
 pub(super) fn zip_to_object(
     url: &ObjectUrl,
     steps: &[Step<'_>],
-    args: &ZipArgs,
+    opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
 ) -> Result<()> {
@@ -31,9 +31,9 @@ pub(super) fn zip_to_object(
         }
         anyhow!(msg.split_whitespace().collect::<Vec<_>>().join(" "))
     };
-    let part_size = usize::try_from(args.part_size).unwrap_or(usize::MAX);
-    let opts = UploadOptions::default().part_size(part_size);
-    let mut sink = ObjectSink::s3_from_env(url, opts).map_err(|e| one_line(e.into()))?;
+    let part_size = usize::try_from(opts.part_size).unwrap_or(usize::MAX);
+    let upload = UploadOptions::default().part_size(part_size);
+    let mut sink = ObjectSink::s3_from_env(url, upload).map_err(|e| one_line(e.into()))?;
     // Checked after the URL and part size (so their errors come first),
     // before the first request.
     // Without them the S3 client falls back to probing the instance
@@ -54,21 +54,21 @@ pub(super) fn zip_to_object(
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let written = if args.jobs > 1 {
+    let written = if opts.jobs > 1 {
         // The parallel writer is synchronous: it writes through a bridge
         // that runs each write on the runtime.
         let bridge = BlockingSink {
             rt: &rt,
             sink: &mut sink,
         };
-        let mut w = ParallelZipWriter::new(ZipWriter::new(bridge), ParallelOptions::new(args.jobs));
-        write_all_items(&mut w, steps, None, args, pw, bar)
+        let mut w = ParallelZipWriter::new(ZipWriter::new(bridge), ParallelOptions::new(opts.jobs));
+        write_all_items(&mut w, steps, None, opts, pw, bar)
             .and_then(|()| Ok(w.finish()?.flush()?))
             .and_then(|()| Ok(rt.block_on(sink.finish())?))
     } else {
         rt.block_on(async {
             let mut w = AsyncZipWriter::new(&mut sink);
-            add_items_async(&mut w, steps, args, pw, bar).await?;
+            add_items_async(&mut w, steps, opts, pw, bar).await?;
             w.finish().await?;
             sink.finish().await?;
             Ok(())
@@ -106,7 +106,7 @@ impl Write for BlockingSink<'_> {
 async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
     w: &mut AsyncZipWriter<W>,
     steps: &[Step<'_>],
-    args: &ZipArgs,
+    opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
 ) -> Result<()> {
@@ -118,12 +118,12 @@ async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
     });
     for item in items {
         let adding = || format!("adding {}", item.path.display());
-        let opts = entry_options(item, args, pw)?;
+        let entry = entry_options(item, opts, pw)?;
         let mut r = Counting {
             inner: open_item(item)?,
             bar,
         };
-        w.start_entry(opts).await.with_context(adding)?;
+        w.start_entry(entry).await.with_context(adding)?;
         loop {
             let n = r.read(&mut buf).with_context(adding)?;
             if n == 0 {

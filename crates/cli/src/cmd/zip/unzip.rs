@@ -3,70 +3,35 @@
 
 use super::*;
 
-/// Arguments of `perfkit unzip`.
-///
-/// Info-ZIP's habits: `unzip a.zip 'd/*' -x '*.log' -d out`, `-n`, `-o`,
-/// `-j`, `-q`, `-p a.zip member`, `-l`, `-t`. Where perfkit differs: it
-/// never prompts (an existing file is an error unless `-o` or `-n`);
-/// extraction prints nothing (no "inflating:" lines, so `-q` only quiets
-/// `-t`'s summary and `-qq` removes it); `-l` and `-t` print their own
-/// formats; a pattern that matches nothing is an error, exit 1 (Info-ZIP
-/// warns and exits 11), checked before anything is written; failures exit
-/// 1, never Info-ZIP's other codes; and `--max-size` and the ratio limit
-/// apply to every mode (`-p`, `-t`, `-l`'s entry count, extraction, stdin).
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Patterns: `*` matches any run of characters, `/` included; `?` one \
-character; `[abc]`, `[a-z]`, `[!a-z]` a set; anything else itself (case-sensitive), as Info-ZIP \
-matches them. Names are printed with control characters shown as ^J, ^[ ...
-
-Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
-`--` before it); it never prompts: an existing file is an error unless -o or -n; extraction \
-prints nothing, so -q only shortens -t (-qq silences it); -l and -t print their own formats; a \
-MEMBER that matches nothing is an error, exit 1, before anything is written (Info-ZIP warns and \
-exits 11); every failure exits 1; --max-size and the compression-ratio limit apply to -p, -t, \
-extraction and stdin alike; a failed extraction removes what it created; symlinks are created \
-only when they resolve inside DIR."
-)]
-pub struct UnzipArgs {
+/// How `perfkit unzip` was asked to run.
+#[derive(Debug)]
+pub struct UnzipOptions {
     /// The archive, or `-` for stdin (streamed: local headers only).
-    archive: PathBuf,
-    /// Only these members (names or patterns); all when none are given.
-    #[arg(value_name = "MEMBER")]
-    members: Vec<String>,
-    /// Leave out members matching these patterns (the rest of the command
-    /// line up to the next option, as in Info-ZIP).
-    #[arg(short = 'x', num_args = 1.., value_name = "PATTERN")]
-    exclude: Vec<String>,
-    /// Extract into DIR.
-    #[arg(short = 'd', long, default_value = ".")]
-    dir: PathBuf,
+    pub archive: PathBuf,
+    /// Only members matching these names or patterns; all when empty.
+    pub members: Vec<String>,
+    /// Leave out members matching these patterns.
+    pub exclude: Vec<String>,
+    /// Extract into this directory.
+    pub dir: PathBuf,
     /// List entries instead of extracting.
-    #[arg(short = 'l', long)]
-    list: bool,
-    /// Test entries (decode and verify CRC/MAC) instead of extracting.
-    #[arg(short = 't', long)]
-    test: bool,
+    pub list: bool,
+    /// Test entries (decode, verify CRC/MAC) instead of extracting.
+    pub test: bool,
     /// Extract file data to stdout.
-    #[arg(short = 'p', long)]
-    pipe: bool,
+    pub pipe: bool,
     /// Replace existing files.
-    #[arg(short = 'o', long)]
-    overwrite: bool,
-    /// Never overwrite: skip existing files quietly.
-    #[arg(short = 'n', long = "never-overwrite", conflicts_with = "overwrite")]
-    never_overwrite: bool,
-    /// Junk paths: write every file into DIR itself, without its directories.
-    #[arg(short = 'j', long = "junk-paths")]
-    junk_paths: bool,
-    /// Quieter: `-q` keeps only `-t`'s summary line, `-qq` prints nothing.
-    #[arg(short = 'q', long, action = clap::ArgAction::Count)]
-    quiet: u8,
-    /// Largest total uncompressed size to accept (zip bomb limit), in every mode.
-    #[arg(long, default_value = "64GiB", value_parser = perfkit::units::parse_size)]
-    max_size: u64,
-    #[command(flatten)]
-    password: PasswordArgs,
+    pub overwrite: bool,
+    /// Skip existing files quietly.
+    pub never_overwrite: bool,
+    /// Write every file into `dir` itself, without its directories.
+    pub junk_paths: bool,
+    /// 1 keeps only `-t`'s summary line, 2 prints nothing.
+    pub quiet: u8,
+    /// Largest total uncompressed size to accept, in every mode.
+    pub max_size: u64,
+    /// Where the password comes from.
+    pub password: Password,
 }
 
 /// Info-ZIP's wildcard match: `*` any run (including `/`), `?` one
@@ -142,12 +107,12 @@ struct Selection {
 }
 
 impl Selection {
-    fn new(args: &UnzipArgs) -> Selection {
+    fn new(options: &UnzipOptions) -> Selection {
         let chars = |v: &[String]| v.iter().map(|p| p.chars().collect()).collect();
         Selection {
-            include: chars(&args.members),
-            exclude: chars(&args.exclude),
-            matched: std::cell::RefCell::new(vec![false; args.members.len()]),
+            include: chars(&options.members),
+            exclude: chars(&options.exclude),
+            matched: std::cell::RefCell::new(vec![false; options.members.len()]),
         }
     }
 
@@ -189,27 +154,27 @@ pub(super) fn fmt_time(unix: i64) -> String {
 }
 
 /// Runs `perfkit unzip`.
-pub fn run_unzip(args: UnzipArgs) -> Result<ExitCode> {
+pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     use perfkit::printable;
-    let stdin = args.archive.as_os_str() == "-";
-    let raw_name = args.archive.display().to_string();
+    let stdin = options.archive.as_os_str() == "-";
+    let raw_name = options.archive.display().to_string();
     let name = printable::name(&raw_name).into_owned();
-    let sel = Selection::new(&args);
-    let extracting = !(args.list || args.test || args.pipe);
+    let sel = Selection::new(&options);
+    let extracting = !(options.list || options.test || options.pipe);
     // An -d that exists but is no directory (a file, a dangling symlink)
     // would only fail inside extraction, as a bare "File exists".
-    if extracting && fs::symlink_metadata(&args.dir).is_ok() && !args.dir.is_dir() {
+    if extracting && fs::symlink_metadata(&options.dir).is_ok() && !options.dir.is_dir() {
         bail!(
             "{}: not a directory (the -d destination)",
-            printable::name(&args.dir.display().to_string())
+            printable::name(&options.dir.display().to_string())
         );
     }
     let opts_for = |pw: Option<Vec<u8>>| ExtractOptions {
-        overwrite: args.overwrite,
-        skip_existing: args.never_overwrite,
-        junk_paths: args.junk_paths,
+        overwrite: options.overwrite,
+        skip_existing: options.never_overwrite,
+        junk_paths: options.junk_paths,
         password: pw,
-        max_total_bytes: args.max_size,
+        max_total_bytes: options.max_size,
         // Listed, so that Ctrl-C or kill mid-entry deletes them too.
         on_temporary: Some(TemporaryHook::new(|p| {
             perfkit::cleanup::register(p.to_path_buf())
@@ -219,11 +184,11 @@ pub fn run_unzip(args: UnzipArgs) -> Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     if stdin {
-        let pw = args.password.get(false, false)?;
+        let pw = options.password.get(false, false)?;
         let mut r =
             ZipStreamReader::new(io::BufReader::with_capacity(128 << 10, io::stdin().lock()));
         let opts = opts_for(pw);
-        if args.list {
+        if options.list {
             r.set_password(opts.password.as_deref());
             let mut count = 0u64;
             let mut buf = vec![0u8; 64 << 10];
@@ -248,29 +213,31 @@ pub fn run_unzip(args: UnzipArgs) -> Result<ExitCode> {
                     > 0
                 {}
             }
-        } else if args.test || args.pipe {
+        } else if options.test || options.pipe {
             let rep =
                 zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
-                    if args.pipe && e.kind() == EntryKind::File {
+                    if options.pipe && e.kind() == EntryKind::File {
                         out.write_all(b)?;
                     }
                     Ok(())
                 })
                 .with_context(|| format!("reading {name}"))?;
             sel.check_all_matched(&raw_name)?;
-            if args.test && args.quiet < 2 {
+            if options.test && options.quiet < 2 {
                 let n = rep.files + rep.dirs + rep.symlinks;
                 writeln!(out, "No errors detected in {name} ({n} entries).")?;
             }
         } else {
-            zipstream::extract_stream_selected(&mut r, &args.dir, &opts, &|e| sel.wants(&e.name))
-                .with_context(|| format!("extracting {name}"))?;
+            zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
+                sel.wants(&e.name)
+            })
+            .with_context(|| format!("extracting {name}"))?;
         }
         sel.check_all_matched(&raw_name)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let f = fs::File::open(&args.archive).with_context(|| format!("opening {name}"))?;
+    let f = fs::File::open(&options.archive).with_context(|| format!("opening {name}"))?;
     let mut a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))
         .with_context(|| format!("reading {name}"))?;
     let chosen: Vec<bool> = a.entries().iter().map(|e| sel.wants(&e.name)).collect();
@@ -281,7 +248,7 @@ pub fn run_unzip(args: UnzipArgs) -> Result<ExitCode> {
         .iter()
         .zip(&chosen)
         .any(|(e, &c)| c && e.encrypted);
-    if args.list {
+    if options.list {
         let limit = ExtractOptions::default().max_entries;
         if a.entries().len() as u64 > limit {
             bail!("{name}: {} entries, more than {limit}", a.entries().len());
@@ -321,25 +288,25 @@ pub fn run_unzip(args: UnzipArgs) -> Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let pw = args.password.get(encrypted, false)?;
+    let pw = options.password.get(encrypted, false)?;
     let opts = opts_for(pw);
     let select = |e: &zipstream::Entry| sel.wants(&e.name);
-    if args.test || args.pipe {
+    if options.test || options.pipe {
         let rep = zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
-            if args.pipe && e.kind() == EntryKind::File {
+            if options.pipe && e.kind() == EntryKind::File {
                 out.write_all(b)?;
             }
             Ok(())
         })
         .with_context(|| format!("reading {name}"))?;
-        if args.test && args.quiet < 2 {
+        if options.test && options.quiet < 2 {
             let n = rep.files + rep.dirs + rep.symlinks;
             writeln!(out, "No errors detected in {name} ({n} entries).")?;
         }
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    zipstream::extract_archive_selected(&mut a, &args.dir, &opts, &select)
+    zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
         .with_context(|| format!("extracting {name}"))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -281,7 +281,11 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
             Ok(s) => s,
             Err(e) => {
                 out.flush()?;
-                let _ = writeln!(io::stderr(), "perfkit: {name}: {}", super::one_line(&e));
+                let _ = writeln!(
+                    io::stderr(),
+                    "perfkit: {name}: {}",
+                    crate::cmd::one_line(&e)
+                );
                 failed = true;
                 continue;
             }

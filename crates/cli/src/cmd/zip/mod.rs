@@ -6,7 +6,6 @@
 //! extracts safely (no traversal, no escaping symlinks, size and ratio
 //! limits) and never overwrites without `--overwrite`.
 
-use std::ffi::OsString;
 use std::fs;
 use std::io::{self, BufRead, BufWriter, IsTerminal, Read, Write};
 use std::path::{Component, Path, PathBuf};
@@ -21,108 +20,89 @@ use zipstream::{
     ParallelZipWriter, TemporaryHook, ZipArchive, ZipStreamReader, ZipWriter,
 };
 
-use super::zip_bench::ZipBenchArgs;
-
+mod args;
+mod bench;
 mod object;
 mod unzip;
 
+use args::usage_error;
+pub use args::{UnzipArgs, ZipArgs, info_zip_level_flags};
 use object::zip_to_object;
-pub use unzip::{UnzipArgs, run_unzip};
+pub use unzip::run_unzip;
 
-/// Arguments of `perfkit zip`.
-#[derive(Debug, clap::Args)]
-#[command(
-    args_conflicts_with_subcommands = true,
-    after_help = "Info-ZIP habits that work: -r, -q, -0..-9 (also in clusters such as -r9; -0 \
-stores), -j (junk paths), -x GLOB, -@, `-` for stdin data, an existing archive is updated (entries \
-replaced in place, new ones appended), a name without an extension gets .zip.
-
-Differences from Info-ZIP zip: --level is the long form of -0..-9 (Info-ZIP's -l converts line \
-ends, which perfkit does not do); --jobs N is long only; -x takes one glob per -x (Info-ZIP's takes \
-the rest of the list), matched with `*` spanning `/`; nothing is printed per file (no \
-\"adding:\" lines, a progress bar on a terminal instead, which -q hides); a password needs \
---encrypt (WinZip AES, never ZipCrypto) and is read from --password-file, --password-env or a \
-prompt, never from -P; two inputs under one name are a usage error (exit 2), as is Info-ZIP's \
-'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; failures exit 1 or 2, \
-never Info-ZIP's other codes; -u/-f/-d/-m, -T, -y and -e do not exist (symlinks are always \
-stored as links)."
-)]
-pub struct ZipArgs {
-    #[command(subcommand)]
-    sub: Option<ZipSub>,
-    /// The archive to write: a file, `-` for stdout, or `s3://bucket/key`
-    /// (S3-compatible storage configured by AWS_ENDPOINT_URL, AWS_REGION,
-    /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ALLOW_HTTP).
-    archive: Option<PathBuf>,
-    /// Files and directories to add; `-` adds stdin as an entry named `-`.
-    paths: Vec<PathBuf>,
-    /// Recurse into directories.
-    #[arg(short = 'r', long)]
-    recurse: bool,
-    /// Quiet: no progress bar (as Info-ZIP's `-q`).
-    #[arg(short = 'q', long)]
-    quiet: bool,
-    /// Read more paths from stdin, one per line (like Info-ZIP's `-@`).
-    #[arg(short = '@', long = "names-stdin")]
-    names_stdin: bool,
-    /// Compression method.
-    #[arg(long, default_value = "deflate", value_parser = ["deflate", "store", "zstd"])]
-    method: String,
-    /// Level: deflate 0-9 (0 stores, as Info-ZIP's `-0`), zstd 1-22.
-    /// Info-ZIP's `-0`..`-9` are accepted too (`-r9` as well).
-    #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=22))]
-    level: u32,
-    /// Junk paths: store each file under its name alone, and no directory
-    /// entries (Info-ZIP's `-j`).
-    #[arg(short = 'j', long = "junk-paths")]
-    junk_paths: bool,
-    /// Compression threads (entries and 1 MiB blocks in parallel); 1
-    /// compresses inline. Long only: Info-ZIP's `-j` junks paths.
-    #[arg(long, default_value_t = 1)]
-    jobs: usize,
-    /// Encrypt entries with WinZip AES.
-    #[arg(long, value_parser = ["aes256", "aes192", "aes128"])]
-    encrypt: Option<String>,
-    #[command(flatten)]
-    password: PasswordArgs,
-    /// Leave out paths matching this glob (`*`, `?`; repeatable).
-    #[arg(short = 'x', long, value_name = "GLOB")]
-    exclude: Vec<String>,
-    /// Part size of an s3:// multipart upload (5MiB to 5GiB; S3 allows
-    /// 10,000 parts, so this bounds the archive size at 10,000 × SIZE).
-    #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = perfkit::units::parse_size)]
-    part_size: u64,
+/// What `perfkit zip` was asked to do, the flags resolved.
+#[derive(Debug)]
+pub enum Task {
+    /// `zip bench`: measure the writers and render the report.
+    Bench {
+        /// What to measure.
+        settings: perfkit_bench::zip::Settings,
+        /// How to render it.
+        report: perfkit::report::ReportOptions,
+    },
+    /// Write (or update) an archive.
+    Write(Options),
 }
 
-#[derive(Debug, clap::Subcommand)]
-enum ZipSub {
-    /// Measure sync vs async vs parallel writing, AES cost, and the ratio.
-    Bench(ZipBenchArgs),
+/// How to write an archive.
+#[derive(Debug)]
+pub struct Options {
+    /// A file, `-` for stdout, or `s3://bucket/key`; none is a usage error
+    /// reported when the command runs.
+    pub archive: Option<PathBuf>,
+    /// Files and directories to add; `-` adds stdin as an entry.
+    pub paths: Vec<PathBuf>,
+    /// Recurse into directories.
+    pub recurse: bool,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Read more paths from stdin, one per line.
+    pub names_stdin: bool,
+    /// `deflate`, `store` or `zstd`.
+    pub method: String,
+    /// The method's level (deflate 0 stores).
+    pub level: u32,
+    /// Store each file under its name alone, without directory entries.
+    pub junk_paths: bool,
+    /// Compression threads; 1 compresses inline.
+    pub jobs: usize,
+    /// `aes256`, `aes192` or `aes128`: encrypt with WinZip AES.
+    pub encrypt: Option<String>,
+    /// Where the password comes from.
+    pub password: Password,
+    /// Globs of paths to leave out.
+    pub exclude: Vec<String>,
+    /// Part size of an `s3://` multipart upload.
+    pub part_size: u64,
 }
 
 /// Where a password comes from.
-#[derive(Debug, Clone, clap::Args)]
-pub struct PasswordArgs {
-    /// Read the password from the first line of FILE.
-    #[arg(long, value_name = "FILE")]
-    password_file: Option<PathBuf>,
-    /// Read the password from environment variable VAR.
-    #[arg(long, value_name = "VAR", conflicts_with = "password_file")]
-    password_env: Option<String>,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Password {
+    /// The first line of this file.
+    File(PathBuf),
+    /// This environment variable.
+    Env(String),
+    /// A prompt on the terminal, when one is needed.
+    Prompt,
 }
 
-impl PasswordArgs {
+impl Password {
     /// The password if one was given, else a prompt when stdin is a terminal
     /// and `needed`; otherwise None.
     fn get(&self, needed: bool, confirm: bool) -> Result<Option<Vec<u8>>> {
-        if let Some(f) = &self.password_file {
-            let s = fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-            return Ok(Some(s.lines().next().unwrap_or("").as_bytes().to_vec()));
-        }
-        if let Some(v) = &self.password_env {
-            let s =
-                std::env::var(v).with_context(|| format!("environment variable {v} is not set"))?;
-            return Ok(Some(s.into_bytes()));
+        match self {
+            Password::File(f) => {
+                let s =
+                    fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+                return Ok(Some(s.lines().next().unwrap_or("").as_bytes().to_vec()));
+            }
+            Password::Env(v) => {
+                let s = std::env::var(v)
+                    .with_context(|| format!("environment variable {v} is not set"))?;
+                return Ok(Some(s.into_bytes()));
+            }
+            Password::Prompt => {}
         }
         if !needed {
             return Ok(None);
@@ -191,9 +171,9 @@ struct Item {
     meta: fs::Metadata,
 }
 
-fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
-    let mut roots = args.paths.clone();
-    if args.names_stdin {
+fn collect(opts: &Options) -> Result<Vec<Item>> {
+    let mut roots = opts.paths.clone();
+    if opts.names_stdin {
         for line in io::stdin().lock().lines() {
             let line = line.context("reading names from stdin")?;
             if !line.is_empty() {
@@ -210,7 +190,7 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
         if p.as_os_str() == "-" {
             // Data from stdin, stored as "-" like Info-ZIP; its size is
             // unknown, so a large stream gets the ZIP64 streaming layout.
-            if args.names_stdin {
+            if opts.names_stdin {
                 bail!("`-` (data from stdin) cannot be combined with -@ (names from stdin)");
             }
             let meta = fs::metadata("/dev/stdin").context("reading stdin")?;
@@ -223,13 +203,13 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
         }
         let meta = fs::symlink_metadata(&p).with_context(|| format!("reading {}", p.display()))?;
         let name = archive_name(&p);
-        let name = if args.junk_paths {
+        let name = if opts.junk_paths {
             name.rsplit('/').next().unwrap_or_default().to_owned()
         } else {
             name
         };
         if !name.is_empty()
-            && args
+            && opts
                 .exclude
                 .iter()
                 .any(|g| glob(g.as_bytes(), name.as_bytes()))
@@ -253,7 +233,7 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
             continue;
         }
         if meta.is_dir() {
-            if args.recurse {
+            if opts.recurse {
                 let mut kids: Vec<PathBuf> = fs::read_dir(&p)
                     .with_context(|| format!("listing {}", p.display()))?
                     .map(|e| e.map(|e| e.path()))
@@ -263,7 +243,7 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
                 stack.extend(kids.into_iter().rev());
             }
             // -j stores files only, as Info-ZIP's does.
-            if name.is_empty() || args.junk_paths {
+            if name.is_empty() || opts.junk_paths {
                 continue;
             }
         }
@@ -276,7 +256,7 @@ fn collect(args: &ZipArgs) -> Result<Vec<Item>> {
     Ok(out)
 }
 
-fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Result<EntryOptions> {
+fn entry_options(item: &Item, opts: &Options, password: &Option<Vec<u8>>) -> Result<EntryOptions> {
     use std::os::unix::fs::MetadataExt;
     let m = &item.meta;
     let mtime = m
@@ -300,16 +280,16 @@ fn entry_options(item: &Item, args: &ZipArgs, password: &Option<Vec<u8>>) -> Res
         } else {
             0o644
         })
-        .level(args.level);
-    o = match args.method.as_str() {
+        .level(opts.level);
+    o = match opts.method.as_str() {
         "store" => o.method(Method::Stored),
         // Info-ZIP's -0 stores; a deflate stream at level 0 would only
         // wrap the same bytes in block headers.
-        "deflate" if args.level == 0 => o.method(Method::Stored),
+        "deflate" if opts.level == 0 => o.method(Method::Stored),
         "zstd" => o.method(Method::Zstd),
         _ => o,
     };
-    if let (Some(enc), Some(pw)) = (&args.encrypt, password)
+    if let (Some(enc), Some(pw)) = (&opts.encrypt, password)
         && !m.is_dir()
     {
         let s = match enc.as_str() {
@@ -462,7 +442,7 @@ fn plan<'a>(update: Option<&Update>, items: &'a [Item]) -> Vec<Step<'a>> {
 /// The options that write a kept entry back as it was: name, kind, time,
 /// mode and method (the data is decompressed, its CRC checked, and
 /// compressed again, because zipstream's writers have no raw copy).
-fn kept_options(e: &zipstream::Entry, args: &ZipArgs) -> EntryOptions {
+fn kept_options(e: &zipstream::Entry, opts: &Options) -> EntryOptions {
     let o = match e.kind() {
         EntryKind::Directory => EntryOptions::directory(e.name.trim_end_matches('/')),
         EntryKind::Symlink => EntryOptions::symlink(&e.name),
@@ -471,7 +451,7 @@ fn kept_options(e: &zipstream::Entry, args: &ZipArgs) -> EntryOptions {
     let o = o
         .mtime(e.mtime)
         .unix_mode(e.unix_mode.map_or(0o644, |m| m & 0o7777))
-        .level(args.level);
+        .level(opts.level);
     match e.method {
         0 => o.method(Method::Stored),
         93 => o.method(Method::Zstd),
@@ -483,7 +463,7 @@ fn write_all_items(
     sink: &mut dyn Sink,
     steps: &[Step<'_>],
     update: Option<&mut Update>,
-    args: &ZipArgs,
+    opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
 ) -> Result<()> {
@@ -491,12 +471,12 @@ fn write_all_items(
     for step in steps {
         match step {
             Step::Item(item) => {
-                let opts = entry_options(item, args, pw)?;
+                let entry = entry_options(item, opts, pw)?;
                 let mut r = Counting {
                     inner: open_item(item)?,
                     bar,
                 };
-                sink.add(opts, &mut r)
+                sink.add(entry, &mut r)
                     .with_context(|| format!("adding {}", item.path.display()))?;
             }
             Step::Kept(i) => {
@@ -505,10 +485,10 @@ fn write_all_items(
                 })?;
                 let e = u.archive.entries()[*i].clone();
                 let what = || format!("{}: keeping entry {:?}", u.path.display(), e.name);
-                let opts = kept_options(&e, args);
+                let entry = kept_options(&e, opts);
                 let mut r = u.archive.open(*i, None).with_context(what)?;
                 let mut data = KeptReader(&mut r);
-                sink.add(opts, &mut data).with_context(what)?;
+                sink.add(entry, &mut data).with_context(what)?;
             }
         }
     }
@@ -579,93 +559,28 @@ fn dedupe(items: Vec<Item>) -> Result<Vec<Item>, String> {
     Ok(out)
 }
 
-/// Reports a usage error that parsing cannot see exactly as clap reports
-/// its own: `error: …`, the usage line, exit code 2.
-fn usage_error(message: &str) -> ExitCode {
-    use clap::Args;
-    let mut cmd = ZipArgs::augment_args(clap::Command::new("zip").bin_name("perfkit zip"));
-    let err = cmd.error(clap::error::ErrorKind::ArgumentConflict, message);
-    let _ = err.print();
-    ExitCode::from(err.exit_code().clamp(0, 255) as u8)
-}
-
-/// Short flags of `perfkit zip` that take no value, which may share a
-/// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@";
-
-/// Rewrites Info-ZIP's level flags in a `zip` command line into
-/// `--level=N` before clap sees them (clap cannot parse `-#` flags):
-/// `-0`..`-9` alone or in a cluster of switches (`-r9` → `-r --level=9`).
-/// The value after `-x`, `--level` and the like, and anything after `--`,
-/// are left alone.
-pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
-    if args.get(1).and_then(|a| a.to_str()) != Some("zip") {
-        return args;
-    }
-    const TAKES_VALUE: &[&str] = &[
-        "-x",
-        "--exclude",
-        "--level",
-        "--jobs",
-        "--method",
-        "--encrypt",
-        "--password-file",
-        "--password-env",
-        "--part-size",
-    ];
-    super::rewrite_options(args, TAKES_VALUE, |s, out| {
-        let cluster = s.strip_prefix('-').filter(|c| {
-            !c.is_empty()
-                && !c.starts_with('-')
-                && c.bytes().any(|b| b.is_ascii_digit())
-                && c.bytes()
-                    .all(|b| b.is_ascii_digit() || ZIP_SHORT_SWITCHES.contains(&b))
-        });
-        match cluster {
-            Some(c) => {
-                let switches: String = c.chars().filter(|ch| !ch.is_ascii_digit()).collect();
-                if !switches.is_empty() {
-                    out.push(format!("-{switches}").into());
-                }
-                // Info-ZIP takes the last level given.
-                let level = c.chars().rfind(char::is_ascii_digit).unwrap_or('6');
-                out.push(format!("--level={level}").into());
-            }
-            None => out.push(s.into()),
-        }
-    })
-}
-
 /// The most compression threads `--jobs` gets, whatever the core count.
 const MAX_JOBS: usize = 256;
 
 /// Runs `perfkit zip`.
-pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
-    if let Some(ZipSub::Bench(b)) = args.sub {
-        return super::zip_bench::run(b);
-    }
-    let Some(archive) = args.archive.clone() else {
+pub fn run_zip(task: Task) -> Result<ExitCode> {
+    let mut opts = match task {
+        Task::Bench { settings, report } => return bench::run(&settings, &report),
+        Task::Write(opts) => opts,
+    };
+    let Some(archive) = opts.archive.clone() else {
         bail!("usage: perfkit zip ARCHIVE|-|s3://BUCKET/KEY PATH... (see --help)");
     };
-    // A password is only ever used to encrypt; taking one without
-    // --encrypt would write in plain text what the user meant to protect.
-    if args.encrypt.is_none()
-        && (args.password.password_file.is_some() || args.password.password_env.is_some())
-    {
-        return Ok(usage_error(
-            "a password (--password-file/--password-env) needs --encrypt aes256|aes192|aes128; without it the archive would be written unencrypted",
-        ));
-    }
     // Thousands of threads gain nothing over a few per core and exhaust
     // memory for their stacks (`--jobs 20000` aborted on a guard page).
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let max_jobs = (4 * cores).min(MAX_JOBS);
-    if args.jobs > max_jobs {
+    if opts.jobs > max_jobs {
         eprintln!(
             "perfkit zip: --jobs {} is more than {max_jobs} (4 per core, at most {MAX_JOBS}); using {max_jobs}",
-            args.jobs
+            opts.jobs
         );
-        args.jobs = max_jobs;
+        opts.jobs = max_jobs;
     }
     // Anything starting with `s3:` is meant as an object URL (a local file of
     // that name is `./s3:…`), so a mistyped URL is an error, not a file.
@@ -691,16 +606,16 @@ pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    let pw = args.password.get(args.encrypt.is_some(), true)?;
+    let pw = opts.password.get(opts.encrypt.is_some(), true)?;
     // An empty password (an empty --password-file or first line, an empty
     // --password-env variable, Enter at the prompt) encrypts with a key
     // anyone derives at once: the archive would only look protected.
-    if args.encrypt.is_some() && pw.as_ref().is_some_and(|p| p.is_empty()) {
+    if opts.encrypt.is_some() && pw.as_ref().is_some_and(|p| p.is_empty()) {
         return Ok(usage_error(
             "--encrypt needs a non-empty password (the one given by --password-file, --password-env or the prompt is empty)",
         ));
     }
-    let mut items = collect(&args)?;
+    let mut items = collect(&opts)?;
     if local {
         // The archive never stores itself (`zip -r . ` from its directory).
         use std::os::unix::fs::MetadataExt;
@@ -718,26 +633,26 @@ pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
         .filter(|i| i.meta.is_file())
         .map(|i| i.meta.len())
         .sum();
-    let bar = super::progress(Some(total), args.quiet);
+    let bar = super::progress(Some(total), opts.quiet);
     bar.set_message("zip");
-    let popts = ParallelOptions::new(args.jobs);
+    let popts = ParallelOptions::new(opts.jobs);
     if let Some(url) = object_url {
-        zip_to_object(&url, &steps, &args, &pw, &bar)?;
+        zip_to_object(&url, &steps, &opts, &pw, &bar)?;
     } else if archive.as_os_str() == "-" {
-        stream_archive(io::stdout().lock(), &steps, &args, &pw, &bar, popts)?;
+        stream_archive(io::stdout().lock(), &steps, &opts, &pw, &bar, popts)?;
     } else {
         let mut out = perfkit::report::Output::create(&archive, true)?;
         if out.is_in_place() {
             // A device or FIFO (`/dev/null`, a named pipe): streamed like
             // stdout.
-            stream_archive(out.file_mut(), &steps, &args, &pw, &bar, popts)?;
+            stream_archive(out.file_mut(), &steps, &opts, &pw, &bar, popts)?;
         } else {
             let file = BufWriter::with_capacity(128 << 10, out.file_mut());
             write_archive(
                 ZipWriter::new_seekable(file)?,
                 &steps,
                 update.as_mut(),
-                &args,
+                &opts,
                 &pw,
                 &bar,
                 popts,
@@ -755,13 +670,13 @@ pub fn run_zip(mut args: ZipArgs) -> Result<ExitCode> {
 fn stream_archive(
     out: impl Write,
     steps: &[Step<'_>],
-    args: &ZipArgs,
+    opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
     popts: ParallelOptions,
 ) -> Result<()> {
     let out = BufWriter::with_capacity(128 << 10, out);
-    write_archive(ZipWriter::new(out), steps, None, args, pw, bar, popts)?.flush()?;
+    write_archive(ZipWriter::new(out), steps, None, opts, pw, bar, popts)?.flush()?;
     Ok(())
 }
 
@@ -772,18 +687,18 @@ fn write_archive<W: Write>(
     w: ZipWriter<W>,
     steps: &[Step<'_>],
     update: Option<&mut Update>,
-    args: &ZipArgs,
+    opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
     popts: ParallelOptions,
 ) -> Result<W> {
-    if args.jobs > 1 {
+    if opts.jobs > 1 {
         let mut w = ParallelZipWriter::new(w, popts);
-        write_all_items(&mut w, steps, update, args, pw, bar)?;
+        write_all_items(&mut w, steps, update, opts, pw, bar)?;
         Ok(w.finish()?)
     } else {
         let mut w = w;
-        write_all_items(&mut w, steps, update, args, pw, bar)?;
+        write_all_items(&mut w, steps, update, opts, pw, bar)?;
         Ok(w.finish()?)
     }
 }

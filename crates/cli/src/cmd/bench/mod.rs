@@ -2,31 +2,28 @@
 //! built-in workloads with short settings and prints one report.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
-use crate::flags::ReportArgs;
-use ::stress as stress_lib;
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use perfkit::report::{Headline, Report, Row, Section, Value};
+use perfkit::report::{Headline, Report, ReportOptions, Row, Section, Value};
+use perfkit_bench::zstd::Settings;
 
-use super::compress_bench::{self, CompressBenchArgs};
-use super::stress::{self, StressArgs};
+mod args;
 
-/// Arguments of `perfkit bench`.
-#[derive(Debug, clap::Args)]
-pub struct BenchArgs {
-    /// Run only these parts (comma-separated), named as the report's
-    /// section prefixes; all of them by default.
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "PART,...")]
-    only: Vec<Part>,
-    #[command(flatten)]
-    report: ReportArgs,
+pub use args::BenchArgs;
+
+/// What `perfkit bench` was asked to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The parts to run; all of them when empty.
+    pub only: Vec<Part>,
+    /// How to render the report.
+    pub report: ReportOptions,
 }
 
 /// A part of the main job: one component's benchmark, or the commands run
 /// as processes. The name is the prefix of the part's report sections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
     /// zstdkit: recipes, the inline budget, the heartbeat experiment.
     Zstd,
@@ -51,24 +48,30 @@ impl Part {
 /// Runs the component benchmarks `--only` asks for (all by default) and
 /// renders them as one report whose sections are prefixed by the component,
 /// closed by a summary of the headline comparisons measured in this run.
-pub fn run(args: BenchArgs) -> Result<ExitCode> {
+pub fn run(job: Job) -> Result<ExitCode> {
     let mut report = Report::new("bench");
-    let only = &args.only;
+    let only = &job.only;
     let mut failures = Vec::new();
     if Part::Zstd.wanted(only) {
-        zstd(&mut report, &args.report)?;
+        let zstd = perfkit_bench::zstd::measure(
+            &Settings::quick(),
+            &super::progress(None, job.report.json),
+        )?;
+        absorb(&mut report, "zstd", zstd);
     }
     if Part::Betree.wanted(only) {
         super::betree::default_workload(&mut report)?;
     }
     if Part::Fix.wanted(only) {
-        fix(&mut report, &args.report)?;
+        fix(&mut report, &job.report)?;
     }
     if Part::Zip.wanted(only) {
-        zip(&mut report, &args.report)?;
+        let zip = perfkit_bench::zip::measure(&perfkit_bench::zip::Settings::quick())?;
+        absorb(&mut report, "zip", zip);
     }
     if Part::Stress.wanted(only) {
-        let (stress, failed) = stress::measure(&short_stress(&args.report))?;
+        let (stress, failed) =
+            super::stress::measure(&super::stress::Task::quick(job.report.clone()))?;
         absorb(&mut report, "stress", stress);
         failures = failed;
     }
@@ -77,33 +80,21 @@ pub fn run(args: BenchArgs) -> Result<ExitCode> {
         absorb(&mut report, "commands", commands);
     }
     report.summary = summarise(&report);
-    super::emit(&report, &args.report)?;
+    super::emit(&report, &job.report)?;
     if !failures.is_empty() {
         anyhow::bail!("stress failed: {}", failures.join("; "));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn zstd(report: &mut Report, args: &ReportArgs) -> Result<()> {
-    let compress = compress_bench::measure(&CompressBenchArgs {
-        files: Vec::new(),
-        recipes: Vec::new(),
-        budget: zstdkit::DEFAULT_BUDGET,
-        time: Duration::from_millis(40),
-        iterations: 500,
-        warmup: 1,
-        heartbeat: Duration::from_millis(400),
-        large: false,
-        vs_zstd: false,
-        runs: 1,
-        report: args.clone(),
-    })?;
-    absorb(report, "zstd", compress);
-    Ok(())
-}
-
-fn fix(report: &mut Report, args: &ReportArgs) -> Result<()> {
-    let mut fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args.clone()))?;
+fn fix(report: &mut Report, options: &ReportOptions) -> Result<()> {
+    let args = crate::flags::ReportArgs {
+        json: options.json,
+        hlog: options.hlog.clone(),
+        percentiles: options.percentiles,
+        plot: options.plot.clone(),
+    };
+    let mut fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args))?;
     // The combined report states one timing method; fixcore's differs
     // (batched clock reads), so its first section says so.
     let timing = format!("timing: {}", fix.run.timing);
@@ -114,55 +105,6 @@ fn fix(report: &mut Report, args: &ReportArgs) -> Result<()> {
     Ok(())
 }
 
-fn zip(report: &mut Report, args: &ReportArgs) -> Result<()> {
-    let zip = super::zip_bench::measure(&super::zip_bench::ZipBenchArgs {
-        time: Duration::from_millis(200),
-        iterations: 20,
-        warmup: 1,
-        level: 6,
-        jobs: 2,
-        large: false,
-        quick: true,
-        keep: None,
-        report: args.clone(),
-    })?;
-    absorb(report, "zip", zip);
-    Ok(())
-}
-
-/// Every pool strategy, saturating, interleaved: two rounds of 300 ms per
-/// strategy, the first 100 ms of each a warm-up (400 ms measured per
-/// strategy), about 2.5 s in all.
-fn short_stress(report: &ReportArgs) -> StressArgs {
-    StressArgs {
-        recipe: zstdkit::Recipe::Fast,
-        checksum: false,
-        pool: stress_lib::PoolKind::Pool,
-        producers: 100,
-        consumers: 100,
-        interval: Duration::ZERO,
-        min_size: 2048,
-        max_size: 2048,
-        duration: Duration::from_millis(600),
-        runtime: stress_lib::Runtime::Tokio,
-        input: None,
-        replay: false,
-        compare: true,
-        rounds: Some(2),
-        soak: false,
-        soak_rss_mib_per_min: 1.0,
-        soak_contexts_per_min: 1.0,
-        warmup: Some(Duration::from_millis(100)),
-        sample_every: Duration::from_millis(100),
-        channel: 1000,
-        chanpool_size: 0,
-        workers: 0,
-        fault: Vec::new(),
-        report: report.clone(),
-    }
-}
-
-/// Moves a component's sections into the combined report.
 fn absorb(into: &mut Report, component: &str, from: Report) {
     into.run.iterations = into.run.iterations.max(from.run.iterations);
     into.run.warmup = into.run.warmup.max(from.run.warmup);

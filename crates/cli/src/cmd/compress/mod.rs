@@ -4,7 +4,6 @@
 //! failure (corrupt input, full disk, broken pipe) never leaves a file that
 //! looks complete.
 
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::os::unix::fs::FileTypeExt;
@@ -13,14 +12,17 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use clap::Args as _;
-use clap::error::ErrorKind;
 use perfkit::pipeline::{ReadAhead, WriteBehind};
+use perfkit::report::ReportOptions;
 use zstdkit::{
-    Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Recipe, Runway, RunwayEncoder,
+    Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Runway, RunwayEncoder,
 };
 
-use super::compress_bench::CompressBenchArgs;
+mod args;
+mod bench;
+mod frames;
+
+pub use args::{CompressArgs, zstd_level_flags};
 
 /// Buffers in each of the read-ahead and write-behind pools.
 const PIPE_BUFFERS: usize = 4;
@@ -31,256 +33,116 @@ const READ_SIZE: usize = 512 << 10;
 /// Size of each write-behind buffer.
 const WRITE_SIZE: usize = 512 << 10;
 
-/// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
-const MIN_LEVEL: i32 = -(1 << 17);
-
-/// Arguments of `perfkit compress` and `perfkit decompress`.
-#[derive(Debug, clap::Args)]
-#[command(
-    args_conflicts_with_subcommands = true,
-    after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
--1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
-`-` for stdin.
-
-Differences from zstd: the level's long form is --level N (out of range is a usage error, \
-exit 2, where zstd clamps with a warning); -v prints one line of sizes, ratio and speed per \
-input (zstd's -v also prints its banner; -vv adds nothing); --list reads files, not stdin; \
---stats is another name for -v; SIGINT, SIGTERM and SIGHUP all delete the partial output and \
-exit 128 + the signal's number (zstd handles SIGINT alone, exiting 2); -r, --format, --adapt, --rsyncable, -B, --patch-from, and \
-benchmark mode -b do not exist (`perfkit compress bench` measures recipes instead)."
-)]
-pub struct CompressArgs {
-    #[command(subcommand)]
-    sub: Option<CompressSub>,
-    /// Files to process; none or `-` means stdin to stdout.
-    files: Vec<PathBuf>,
-    /// Write to stdout.
-    #[arg(short = 'c', long = "stdout")]
-    stdout: bool,
-    /// Write to FILE (one input only).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
-    /// Decompress.
-    #[arg(short = 'd', long)]
-    decompress: bool,
-    /// Overwrite existing outputs.
-    #[arg(short = 'f', long)]
-    force: bool,
-    /// Remove each input after it was written successfully to a regular
-    /// file (never after writing to stdout, a device or a FIFO).
-    #[arg(long)]
-    rm: bool,
-    /// Keep inputs (the default).
-    #[arg(short = 'k', long, conflicts_with = "rm")]
-    keep: bool,
-    /// Test the integrity of compressed inputs; write nothing.
-    #[arg(short = 't', long)]
-    test: bool,
-    /// A named recipe: fast, balanced (default), binary, text, structured_data, maximum.
-    #[arg(long, value_parser = parse_recipe)]
-    recipe: Option<Recipe>,
-    /// Compression level (1..=22, negative for zstd's fast levels down to
-    /// -131072, 0 for zstd's default 3); with --recipe, overrides the
-    /// recipe's level and keeps its strategy. Out of range is a usage error
-    /// (zstd's CLI clamps with a warning instead). zstd's `-1`..`-19`,
-    /// `--ultra -20`..`-22` and `--fast[=N]` are accepted too. Long only:
-    /// `-l` lists, as in zstd.
-    #[arg(long, allow_negative_numbers = true,
-          value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
-    level: Option<i32>,
-    /// Compression threads (0: one per core). 1, the default, compresses in
-    /// the calling thread.
-    #[arg(short = 'T', long, default_value_t = 1)]
-    threads: u32,
-    /// Long-distance matching with a window of 2^WLOG (default 27); when
-    /// decompressing, allow windows up to 2^WLOG (as --memory=2^WLOG).
-    #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27",
-          value_parser = clap::value_parser!(u32).range(10..=31))]
-    long: Option<u32>,
-    /// When decompressing, refuse frames whose window exceeds LIMIT bytes
-    /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
-    #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
-    memory: Option<u64>,
-    /// Use a dictionary.
-    #[arg(short = 'D', long = "dict", value_name = "FILE")]
-    dict: Option<PathBuf>,
-    /// Train a dictionary from the input files (write it with -o, default `dictionary`).
-    #[arg(long)]
-    train: bool,
-    /// Largest dictionary --train may write (bytes, or 64K / 1M; at most 4G - 1).
-    #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE, value_parser = parse_maxdict)]
-    maxdict: usize,
-    /// Quiet: no notes on stderr (such as inputs --rm kept); errors still
-    /// print.
-    #[arg(short = 'q', long)]
-    quiet: bool,
-    /// Verbose: sizes, ratio and speed on stderr (`--stats` too); with
-    /// `--list`, each file's details as `zstd -lv` prints them.
-    #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
-    verbose: u8,
-    /// List what the frames of `.zst` files hold (frames, sizes, ratio,
-    /// checksum) from their headers, as `zstd -l`; writes nothing.
-    #[arg(short = 'l', long)]
-    list: bool,
+/// What `compress`/`decompress` were asked to do, the flags resolved.
+#[derive(Debug)]
+pub enum Task {
+    /// `compress bench`: measure the recipes and render the report.
+    Bench {
+        /// What to measure.
+        settings: perfkit_bench::zstd::Settings,
+        /// How to render it.
+        report: ReportOptions,
+    },
+    /// `--list`: what the frames of these files hold (`verbose`: `-lv`).
+    List {
+        /// The `.zst` files.
+        files: Vec<PathBuf>,
+        /// Each file's details, as `zstd -lv`.
+        verbose: bool,
+    },
+    /// `--train`: a dictionary from sample files.
+    Train(Train),
+    /// Compress, decompress or test every input.
+    Code(Options),
 }
 
-#[derive(Debug, clap::Subcommand)]
-enum CompressSub {
-    /// Measure every recipe: reused vs fresh context, streaming, decompression,
-    /// the inline budget, and (with --vs-zstd) the zstd CLI side by side.
-    Bench(CompressBenchArgs),
-}
-
-fn parse_recipe(s: &str) -> Result<Recipe, String> {
-    s.parse().map_err(|e: zstdkit::Error| e.to_string())
-}
-
-fn parse_memory(s: &str) -> Result<u64, String> {
-    let n = perfkit::units::parse_size(s)?;
-    if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&n) {
-        Ok(n)
-    } else {
-        Err(format!(
-            "{s} is outside 1K..=2G, the windows zstd can decode"
-        ))
-    }
-}
-
-fn parse_maxdict(s: &str) -> Result<usize, String> {
-    let n = perfkit::units::parse_size(s)?;
-    usize::try_from(n)
-        .ok()
-        .filter(|&n| n <= zstdkit::dict::MAX_DICT_SIZE)
-        .ok_or_else(|| {
-            format!(
-                "{s} is above {}, the largest dictionary zstd can train",
-                zstdkit::dict::MAX_DICT_SIZE
-            )
-        })
-}
-
+/// Whether inputs are compressed, decompressed, or only checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub enum Mode {
+    /// `FILE` → `FILE.zst`.
     Compress,
+    /// `FILE.zst` → `FILE`.
     Decompress,
+    /// Decompress and discard, to check integrity (`-t`).
     Test,
 }
 
-/// The options of `compress`/`decompress` written with their value as the
-/// next argument; [`zstd_level_flags`] leaves that argument alone.
-const TAKES_VALUE: &[&str] = &[
-    "--level",
-    "-o",
-    "--output",
-    "-D",
-    "--dict",
-    "-T",
-    "--threads",
-    "-M",
-    "--memory",
-    "--maxdict",
-    "--recipe",
-];
-
-/// Rewrites zstd's level habits in a `compress`/`decompress` command line
-/// into `--level=N` before clap sees them, since clap cannot parse `-#`
-/// flags: `-1`..`-19` (and `-20`..`-22` after `--ultra`, else reduced to 19
-/// with zstd's warning), `--fast` (level -1) and `--fast=N` (level -N).
-/// `--ultra` itself is consumed. Anything after `--` is left alone.
-pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
-    let args: Vec<OsString> = args.into_iter().collect();
-    let is_compress = matches!(
-        args.get(1).and_then(|a| a.to_str()),
-        Some("compress" | "decompress")
-    );
-    if !is_compress {
-        return args;
-    }
-    let ultra = args.iter().any(|a| a == "--ultra");
-    // The token after an option that takes a value is that value, never a
-    // level flag: `-l -5` is level -5, as clap reads it.
-    super::rewrite_options(args, TAKES_VALUE, |s, out| {
-        if s == "--ultra" {
-        } else if s == "--fast" {
-            out.push("--level=-1".into());
-        } else if let Some(n) = s
-            .strip_prefix("--fast=")
-            .filter(|n| n.parse::<u32>().is_ok_and(|n| n > 0))
-        {
-            // --fast=0 (rejected by zstd too) stays as is, so clap refuses it.
-            out.push(format!("--level=-{n}").into());
-        } else if let Some(n) = s
-            .strip_prefix('-')
-            .filter(|n| !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()))
-        {
-            let level: i32 = n.parse().unwrap_or(0);
-            let level = if level > 19 && !ultra {
-                let _ = writeln!(
-                    io::stderr(),
-                    "Warning : compression level higher than max, reduced to 19"
-                );
-                19
-            } else {
-                level
-            };
-            out.push(format!("--level={level}").into());
-        } else {
-            out.push(s.into());
-        }
-    })
+/// The largest window decompression accepts, by zstd's precedence:
+/// `--memory` wins over `--long`'s window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowLimit {
+    /// zstdkit's default (128 MiB).
+    Default,
+    /// At most this many bytes (`-M`).
+    Bytes(u64),
+    /// At most 2^log bytes (`--long=log`).
+    Log(u32),
 }
 
-/// Runs the command over every input; a failed input is reported and the
-/// rest still run, and the exit code says whether any failed.
-pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
-    if let Some(CompressSub::Bench(b)) = args.sub {
-        return super::compress_bench::run(b);
-    }
-    if args.list {
-        return super::frames::list(&args.files, args.verbose > 0);
-    }
-    if args.train {
-        if args.files.is_empty() {
-            return Ok(usage_error(
-                decompress,
-                ErrorKind::MissingRequiredArgument,
-                "--train needs sample files",
-            ));
-        }
-        return train(&args);
-    }
-    let mode = if args.test {
-        Mode::Test
-    } else if args.decompress || decompress {
-        Mode::Decompress
-    } else {
-        Mode::Compress
+/// How to code the inputs.
+#[derive(Debug)]
+pub struct Options {
+    /// The inputs, `-` for stdin; never empty.
+    pub files: Vec<PathBuf>,
+    /// What to do with them.
+    pub mode: Mode,
+    /// Write every output to stdout.
+    pub stdout: bool,
+    /// Write the (one) output here; `-` is stdout.
+    pub output: Option<PathBuf>,
+    /// Replace existing outputs.
+    pub force: bool,
+    /// Remove each input once its output is safely in a regular file.
+    pub remove_input: bool,
+    /// The compression parameters (level, strategy, window, workers).
+    pub params: Params,
+    /// The decompression window limit.
+    pub window: WindowLimit,
+    /// A dictionary file for both directions.
+    pub dict: Option<PathBuf>,
+    /// No notes on stderr.
+    pub quiet: bool,
+    /// One line of sizes, ratio and speed per input on stderr.
+    pub verbose: bool,
+}
+
+/// How to train a dictionary.
+#[derive(Debug)]
+pub struct Train {
+    /// The sample files.
+    pub samples: Vec<PathBuf>,
+    /// The largest dictionary to write, in bytes.
+    pub max_size: usize,
+    /// Where to write it.
+    pub output: PathBuf,
+    /// Replace an existing output.
+    pub force: bool,
+    /// Say what was trained on stderr.
+    pub verbose: bool,
+}
+
+/// Runs what the flags asked for: measure, list, train, or code every
+/// input (a failed input is reported and the rest still run; the exit
+/// code says whether any failed).
+pub fn run(task: Task) -> Result<ExitCode> {
+    let options = match task {
+        Task::Bench { settings, report } => return bench::run(&settings, &report),
+        Task::List { files, verbose } => return frames::list(&files, verbose),
+        Task::Train(t) => return train(&t),
+        Task::Code(o) => o,
     };
-    let files = if args.files.is_empty() {
-        vec![PathBuf::from("-")]
-    } else {
-        args.files.clone()
-    };
-    if args.output.is_some() && files.len() > 1 {
-        return Ok(usage_error(
-            decompress,
-            ErrorKind::ArgumentConflict,
-            &format!("-o takes exactly one input, {} given", files.len()),
-        ));
-    }
-    let dict = match &args.dict {
+    let dict = match &options.dict {
         Some(p) => {
             Some(std::fs::read(p).with_context(|| format!("reading dictionary {}", p.display()))?)
         }
         None => None,
     };
     let job = Job {
-        args: &args,
-        mode,
+        options: &options,
         dict: dict.as_deref(),
     };
     let mut failed = false;
-    for file in &files {
+    for file in &options.files {
         if let Err(err) = job.one(file) {
             if super::is_broken_pipe(&err) {
                 return Ok(ExitCode::from(super::EXIT_BROKEN_PIPE));
@@ -301,18 +163,6 @@ pub fn run(args: CompressArgs, decompress: bool) -> Result<ExitCode> {
     })
 }
 
-/// Reports a usage error that parsing cannot see (it depends on how many
-/// inputs there are) exactly as clap reports its own: `error: …`, the usage
-/// line, exit code 2.
-fn usage_error(decompress: bool, kind: ErrorKind, message: &str) -> ExitCode {
-    let name = if decompress { "decompress" } else { "compress" };
-    let mut cmd =
-        CompressArgs::augment_args(clap::Command::new(name).bin_name(format!("perfkit {name}")));
-    let err = cmd.error(kind, message);
-    let _ = err.print();
-    ExitCode::from(err.exit_code().clamp(0, 255) as u8)
-}
-
 fn display(p: &Path) -> String {
     if p == Path::new("-") {
         "stdin".into()
@@ -322,8 +172,7 @@ fn display(p: &Path) -> String {
 }
 
 struct Job<'a> {
-    args: &'a CompressArgs,
-    mode: Mode,
+    options: &'a Options,
     dict: Option<&'a [u8]>,
 }
 
@@ -334,43 +183,22 @@ enum Sink {
 }
 
 impl Job<'_> {
-    fn params(&self) -> Params {
-        let a = self.args;
-        let mut p = match (a.recipe, a.level) {
-            (Some(r), Some(l)) => r.params().level(l),
-            (Some(r), None) => r.params(),
-            (None, Some(l)) => Params::for_level(l),
-            (None, None) => Recipe::default().params(),
-        };
-        if let Some(w) = a.long {
-            p = p.long(Some(w));
-        }
-        let threads = if a.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-        } else {
-            a.threads
-        };
-        // One thread means "in the calling thread": zstd's single worker
-        // would add a hand-off without adding parallelism.
-        p.workers(if threads <= 1 { 0 } else { threads })
-    }
-
     fn sink_for(&self, input: &Path) -> Result<Sink> {
-        if self.mode == Mode::Test {
+        if self.options.mode == Mode::Test {
             return Ok(Sink::Discard);
         }
-        if let Some(o) = &self.args.output {
+        if let Some(o) = &self.options.output {
             return Ok(if o == Path::new("-") {
                 Sink::Stdout
             } else {
                 Sink::File(o.clone())
             });
         }
-        if self.args.stdout || input == Path::new("-") {
+        if self.options.stdout || input == Path::new("-") {
             return Ok(Sink::Stdout);
         }
         let name = input.as_os_str().to_string_lossy();
-        Ok(Sink::File(match self.mode {
+        Ok(Sink::File(match self.options.mode {
             Mode::Compress => PathBuf::from(format!("{name}.zst")),
             _ => {
                 if let Some(stem) = name
@@ -392,8 +220,8 @@ impl Job<'_> {
         // A device or directory gives no name to derive an output from (zstd:
         // "is not a regular file -- ignored"), but with -c or -o it is read
         // like a pipe; FIFOs are accepted either way, as zstd does.
-        let derives_name = !from_stdin && self.args.output.is_none() && !self.args.stdout;
-        if derives_name && self.mode != Mode::Test {
+        let derives_name = !from_stdin && self.options.output.is_none() && !self.options.stdout;
+        if derives_name && self.options.mode != Mode::Test {
             let meta = std::fs::metadata(input).context("opening input")?;
             let ft = meta.file_type();
             if !(ft.is_file() || ft.is_fifo()) {
@@ -429,7 +257,7 @@ impl Job<'_> {
         let (counts, wrote_file) = match &sink {
             Sink::Discard => (self.transform(reader, None, size, &bar)?, false),
             Sink::Stdout => {
-                if self.mode == Mode::Compress && io::stdout().is_terminal() {
+                if self.options.mode == Mode::Compress && io::stdout().is_terminal() {
                     bail!(
                         "refusing to write compressed data to a terminal; use -o FILE or redirect stdout"
                     );
@@ -444,7 +272,7 @@ impl Job<'_> {
                 {
                     bail!("input and output are the same file");
                 }
-                let mut out = perfkit::report::Output::create(path, self.args.force)?;
+                let mut out = perfkit::report::Output::create(path, self.options.force)?;
                 // The writer thread writes through its own handle on the
                 // same open file; `out` still owns the file's fate
                 // (renamed on commit, removed on drop).
@@ -463,9 +291,9 @@ impl Job<'_> {
             }
         };
         bar.finish_and_clear();
-        if self.args.verbose > 0 {
+        if self.options.verbose {
             let secs = start.elapsed().as_secs_f64();
-            let (plain, packed) = if self.mode == Mode::Compress {
+            let (plain, packed) = if self.options.mode == Mode::Compress {
                 counts
             } else {
                 (counts.1, counts.0)
@@ -479,11 +307,11 @@ impl Job<'_> {
                 plain as f64 / 1e6 / secs.max(1e-9),
             );
         }
-        if self.args.rm && !from_stdin && self.args.quiet {
+        if self.options.remove_input && !from_stdin && self.options.quiet {
             if regular && wrote_file {
                 std::fs::remove_file(input).context("removing input after success")?;
             }
-        } else if self.args.rm && !from_stdin {
+        } else if self.options.remove_input && !from_stdin {
             if !regular {
                 // Deleting a device node or FIFO would break whatever else
                 // uses it (as root, `--rm /dev/null` removed /dev/null).
@@ -525,10 +353,10 @@ impl Job<'_> {
             ),
             None => None,
         };
-        let (read, discarded) = match self.mode {
+        let (read, discarded) = match self.options.mode {
             Mode::Compress => {
                 let out = out.as_mut().context("compressing needs an output")?;
-                let params = self.params();
+                let params = self.options.params;
                 // In place when the calling thread compresses and address
                 // space for a runway is granted.
                 let read = match Runway::reserve_for(&params, size) {
@@ -546,10 +374,10 @@ impl Job<'_> {
                 };
                 // zstd's precedence: --memory, else --long's window, else
                 // the default.
-                match (self.args.memory, self.args.long) {
-                    (Some(limit), _) => dec.set_memory_limit(limit)?,
-                    (None, Some(w)) => dec.set_window_log_max(w)?,
-                    (None, None) => {}
+                match self.options.window {
+                    WindowLimit::Bytes(limit) => dec.set_memory_limit(limit)?,
+                    WindowLimit::Log(w) => dec.set_window_log_max(w)?,
+                    WindowLimit::Default => {}
                 }
                 let input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
                     .context("starting the input reader")?;
@@ -702,19 +530,16 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn train(args: &CompressArgs) -> Result<ExitCode> {
-    let mut samples = Vec::with_capacity(args.files.len());
-    for f in &args.files {
+fn train(t: &Train) -> Result<ExitCode> {
+    let mut samples = Vec::with_capacity(t.samples.len());
+    for f in &t.samples {
         samples.push(std::fs::read(f).with_context(|| format!("reading sample {}", f.display()))?);
     }
-    let dict = zstdkit::dict::train(&samples, args.maxdict)?;
-    let out = args
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("dictionary"));
-    perfkit::report::write_atomically_with(&out, args.force, |f| Ok(f.write_all(&dict)?))
+    let dict = zstdkit::dict::train(&samples, t.max_size)?;
+    let out = &t.output;
+    perfkit::report::write_atomically_with(out, t.force, |f| Ok(f.write_all(&dict)?))
         .with_context(|| format!("writing dictionary {}", out.display()))?;
-    if args.verbose > 0 {
+    if t.verbose {
         let _ = writeln!(
             io::stderr(),
             "trained {} bytes from {} samples → {}",

@@ -1,0 +1,370 @@
+//! The flags of `perfkit compress` and `perfkit decompress` (and `compress
+//! bench`), and their conversion into a [`Task`]: clap's types end here.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args as _;
+use clap::error::ErrorKind;
+use perfkit::units::parse_duration;
+use perfkit_bench::zstd::Settings;
+use zstdkit::{Params, Recipe};
+
+use super::{Mode, Options, Task, Train, WindowLimit};
+use crate::flags::ReportArgs;
+
+/// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
+const MIN_LEVEL: i32 = -(1 << 17);
+
+/// Arguments of `perfkit compress` and `perfkit decompress`.
+#[derive(Debug, clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
+-1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
+`-` for stdin.
+
+Differences from zstd: the level's long form is --level N (out of range is a usage error, \
+exit 2, where zstd clamps with a warning); -v prints one line of sizes, ratio and speed per \
+input (zstd's -v also prints its banner; -vv adds nothing); --list reads files, not stdin; \
+--stats is another name for -v; SIGINT, SIGTERM and SIGHUP all delete the partial output and \
+exit 128 + the signal's number (zstd handles SIGINT alone, exiting 2); -r, --format, --adapt, --rsyncable, -B, --patch-from, and \
+benchmark mode -b do not exist (`perfkit compress bench` measures recipes instead)."
+)]
+pub struct CompressArgs {
+    #[command(subcommand)]
+    sub: Option<CompressSub>,
+    /// Files to process; none or `-` means stdin to stdout.
+    files: Vec<PathBuf>,
+    /// Write to stdout.
+    #[arg(short = 'c', long = "stdout")]
+    stdout: bool,
+    /// Write to FILE (one input only).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Decompress.
+    #[arg(short = 'd', long)]
+    decompress: bool,
+    /// Overwrite existing outputs.
+    #[arg(short = 'f', long)]
+    force: bool,
+    /// Remove each input after it was written successfully to a regular
+    /// file (never after writing to stdout, a device or a FIFO).
+    #[arg(long)]
+    rm: bool,
+    /// Keep inputs (the default).
+    #[arg(short = 'k', long, conflicts_with = "rm")]
+    keep: bool,
+    /// Test the integrity of compressed inputs; write nothing.
+    #[arg(short = 't', long)]
+    test: bool,
+    /// A named recipe: fast, balanced (default), binary, text, structured_data, maximum.
+    #[arg(long, value_parser = parse_recipe)]
+    recipe: Option<Recipe>,
+    /// Compression level (1..=22, negative for zstd's fast levels down to
+    /// -131072, 0 for zstd's default 3); with --recipe, overrides the
+    /// recipe's level and keeps its strategy. Out of range is a usage error
+    /// (zstd's CLI clamps with a warning instead). zstd's `-1`..`-19`,
+    /// `--ultra -20`..`-22` and `--fast[=N]` are accepted too. Long only:
+    /// `-l` lists, as in zstd.
+    #[arg(long, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
+    level: Option<i32>,
+    /// Compression threads (0: one per core). 1, the default, compresses in
+    /// the calling thread.
+    #[arg(short = 'T', long, default_value_t = 1)]
+    threads: u32,
+    /// Long-distance matching with a window of 2^WLOG (default 27); when
+    /// decompressing, allow windows up to 2^WLOG (as --memory=2^WLOG).
+    #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27",
+          value_parser = clap::value_parser!(u32).range(10..=31))]
+    long: Option<u32>,
+    /// When decompressing, refuse frames whose window exceeds LIMIT bytes
+    /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
+    #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
+    memory: Option<u64>,
+    /// Use a dictionary.
+    #[arg(short = 'D', long = "dict", value_name = "FILE")]
+    dict: Option<PathBuf>,
+    /// Train a dictionary from the input files (write it with -o, default `dictionary`).
+    #[arg(long)]
+    train: bool,
+    /// Largest dictionary --train may write (bytes, or 64K / 1M; at most 4G - 1).
+    #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE, value_parser = parse_maxdict)]
+    maxdict: usize,
+    /// Quiet: no notes on stderr (such as inputs --rm kept); errors still
+    /// print.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Verbose: sizes, ratio and speed on stderr (`--stats` too); with
+    /// `--list`, each file's details as `zstd -lv` prints them.
+    #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// List what the frames of `.zst` files hold (frames, sizes, ratio,
+    /// checksum) from their headers, as `zstd -l`; writes nothing.
+    #[arg(short = 'l', long)]
+    list: bool,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum CompressSub {
+    /// Measure every recipe: reused vs fresh context, streaming, decompression,
+    /// the inline budget, and (with --vs-zstd) the zstd CLI side by side.
+    Bench(CompressBenchArgs),
+}
+
+fn parse_recipe(s: &str) -> Result<Recipe, String> {
+    s.parse().map_err(|e: zstdkit::Error| e.to_string())
+}
+
+fn parse_memory(s: &str) -> Result<u64, String> {
+    let n = perfkit::units::parse_size(s)?;
+    if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{s} is outside 1K..=2G, the windows zstd can decode"
+        ))
+    }
+}
+
+fn parse_maxdict(s: &str) -> Result<usize, String> {
+    let n = perfkit::units::parse_size(s)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= zstdkit::dict::MAX_DICT_SIZE)
+        .ok_or_else(|| {
+            format!(
+                "{s} is above {}, the largest dictionary zstd can train",
+                zstdkit::dict::MAX_DICT_SIZE
+            )
+        })
+}
+
+/// Arguments of `perfkit compress bench`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CompressBenchArgs {
+    /// Inputs; default: the built-in corpus (one file of each kind).
+    pub files: Vec<PathBuf>,
+    /// Recipes to measure (comma separated); default: all.
+    #[arg(long, value_delimiter = ',', value_parser = parse_recipe)]
+    pub recipes: Vec<Recipe>,
+    /// Inline budget per call for the verdict column and the per-call policy.
+    #[arg(long, default_value = "100us", value_parser = parse_duration)]
+    pub budget: Duration,
+    /// Measuring time per recipe × input (all four modes together).
+    #[arg(long, default_value = "200ms", value_parser = parse_duration)]
+    pub time: Duration,
+    /// At most this many measured iterations per case.
+    #[arg(long, default_value_t = 2000)]
+    pub iterations: u64,
+    /// Warm-up iterations per case, excluded from the histograms.
+    #[arg(long, default_value_t = 2)]
+    pub warmup: u64,
+    /// How long each policy of the heartbeat experiment runs (0 to skip it).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub heartbeat: Duration,
+    /// Also add the 64 MiB mixed file to the built-in inputs.
+    #[arg(long)]
+    pub large: bool,
+    /// Compare with the `zstd` CLI on every input: single-threaded and -T2
+    /// compression and decompression, interleaved, medians of --runs.
+    #[arg(long)]
+    pub vs_zstd: bool,
+    /// Runs per side for --vs-zstd (at least 1: the report is their median).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: u64,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+impl CompressBenchArgs {
+    /// The measurement's plain settings.
+    pub fn settings(&self) -> Settings {
+        Settings {
+            files: self.files.clone(),
+            recipes: self.recipes.clone(),
+            budget: self.budget,
+            time: self.time,
+            iterations: self.iterations,
+            warmup: self.warmup,
+            heartbeat: self.heartbeat,
+            large: self.large,
+            vs_zstd: self.vs_zstd,
+            runs: self.runs,
+        }
+    }
+}
+
+impl CompressArgs {
+    /// The task these flags ask for. A combination parsing cannot refuse
+    /// (it depends on how many inputs there are) is a usage error, printed
+    /// as clap prints its own; the `Err` is the exit code to leave with.
+    pub fn into_task(self, decompress: bool) -> Result<Task, ExitCode> {
+        if let Some(CompressSub::Bench(b)) = self.sub {
+            return Ok(Task::Bench {
+                settings: b.settings(),
+                report: b.report.options(),
+            });
+        }
+        if self.list {
+            return Ok(Task::List {
+                files: self.files,
+                verbose: self.verbose > 0,
+            });
+        }
+        if self.train {
+            if self.files.is_empty() {
+                return Err(usage_error(
+                    decompress,
+                    ErrorKind::MissingRequiredArgument,
+                    "--train needs sample files",
+                ));
+            }
+            return Ok(Task::Train(Train {
+                samples: self.files,
+                max_size: self.maxdict,
+                output: self.output.unwrap_or_else(|| PathBuf::from("dictionary")),
+                force: self.force,
+                verbose: self.verbose > 0,
+            }));
+        }
+        let mode = if self.test {
+            Mode::Test
+        } else if self.decompress || decompress {
+            Mode::Decompress
+        } else {
+            Mode::Compress
+        };
+        let files = if self.files.is_empty() {
+            vec![PathBuf::from("-")]
+        } else {
+            self.files.clone()
+        };
+        if self.output.is_some() && files.len() > 1 {
+            return Err(usage_error(
+                decompress,
+                ErrorKind::ArgumentConflict,
+                &format!("-o takes exactly one input, {} given", files.len()),
+            ));
+        }
+        Ok(Task::Code(Options {
+            files,
+            mode,
+            params: self.params(),
+            window: match (self.memory, self.long) {
+                (Some(limit), _) => WindowLimit::Bytes(limit),
+                (None, Some(w)) => WindowLimit::Log(w),
+                (None, None) => WindowLimit::Default,
+            },
+            stdout: self.stdout,
+            output: self.output,
+            force: self.force,
+            remove_input: self.rm,
+            dict: self.dict,
+            quiet: self.quiet,
+            verbose: self.verbose > 0,
+        }))
+    }
+
+    /// The compression parameters: the recipe, the level over it, the
+    /// long window, and the workers.
+    fn params(&self) -> Params {
+        let mut p = match (self.recipe, self.level) {
+            (Some(r), Some(l)) => r.params().level(l),
+            (Some(r), None) => r.params(),
+            (None, Some(l)) => Params::for_level(l),
+            (None, None) => Recipe::default().params(),
+        };
+        if let Some(w) = self.long {
+            p = p.long(Some(w));
+        }
+        let threads = if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+        } else {
+            self.threads
+        };
+        // One thread means "in the calling thread": zstd's single worker
+        // would add a hand-off without adding parallelism.
+        p.workers(if threads <= 1 { 0 } else { threads })
+    }
+}
+
+/// Reports a usage error that parsing cannot see (it depends on how many
+/// inputs there are) exactly as clap reports its own: `error: …`, the usage
+/// line, exit code 2.
+fn usage_error(decompress: bool, kind: ErrorKind, message: &str) -> ExitCode {
+    let name = if decompress { "decompress" } else { "compress" };
+    let mut cmd =
+        CompressArgs::augment_args(clap::Command::new(name).bin_name(format!("perfkit {name}")));
+    let err = cmd.error(kind, message);
+    let _ = err.print();
+    ExitCode::from(err.exit_code().clamp(0, 255) as u8)
+}
+
+/// The options of `compress`/`decompress` written with their value as the
+/// next argument; [`zstd_level_flags`] leaves that argument alone.
+const TAKES_VALUE: &[&str] = &[
+    "--level",
+    "-o",
+    "--output",
+    "-D",
+    "--dict",
+    "-T",
+    "--threads",
+    "-M",
+    "--memory",
+    "--maxdict",
+    "--recipe",
+];
+
+/// Rewrites zstd's level habits in a `compress`/`decompress` command line
+/// into `--level=N` before clap sees them, since clap cannot parse `-#`
+/// flags: `-1`..`-19` (and `-20`..`-22` after `--ultra`, else reduced to 19
+/// with zstd's warning), `--fast` (level -1) and `--fast=N` (level -N).
+/// `--ultra` itself is consumed. Anything after `--` is left alone.
+pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let args: Vec<OsString> = args.into_iter().collect();
+    let is_compress = matches!(
+        args.get(1).and_then(|a| a.to_str()),
+        Some("compress" | "decompress")
+    );
+    if !is_compress {
+        return args;
+    }
+    let ultra = args.iter().any(|a| a == "--ultra");
+    // The token after an option that takes a value is that value, never a
+    // level flag: `-l -5` is level -5, as clap reads it.
+    crate::cmd::rewrite_options(args, TAKES_VALUE, |s, out| {
+        if s == "--ultra" {
+        } else if s == "--fast" {
+            out.push("--level=-1".into());
+        } else if let Some(n) = s
+            .strip_prefix("--fast=")
+            .filter(|n| n.parse::<u32>().is_ok_and(|n| n > 0))
+        {
+            // --fast=0 (rejected by zstd too) stays as is, so clap refuses it.
+            out.push(format!("--level=-{n}").into());
+        } else if let Some(n) = s
+            .strip_prefix('-')
+            .filter(|n| !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            let level: i32 = n.parse().unwrap_or(0);
+            let level = if level > 19 && !ultra {
+                let _ = writeln!(
+                    io::stderr(),
+                    "Warning : compression level higher than max, reduced to 19"
+                );
+                19
+            } else {
+                level
+            };
+            out.push(format!("--level={level}").into());
+        } else {
+            out.push(s.into());
+        }
+    })
+}
