@@ -8,8 +8,11 @@
 //! - every relative link in README.md, ARCHITECTURE.md and docs/*.md names
 //!   a file or directory that exists;
 //! - no library crate depends on `perfkit-bench` in any dependency
-//!   section, apart from the known exceptions in
-//!   [`LIBRARIES_ON_BENCH_TODAY`].
+//!   section;
+//! - in the binary, clap is named only by the flag modules (`main.rs`,
+//!   `flags/`, and one `args.rs` per command folder), and no function
+//!   outside them takes an `*Args`: flags become settings before any work
+//!   starts.
 //!
 //! The workspace's packages come from `cargo metadata --no-deps`, so a new
 //! crate is checked without this file changing.
@@ -186,4 +189,64 @@ fn no_library_depends_on_the_bench_crate() {
 fn link_targets_are_read_from_markdown() {
     let text = "see [a](docs/a.md) and [b](b.md#x \"title\"), not [c] (d) or ](https://e/f)";
     assert_eq!(link_targets(text), ["docs/a.md", "b.md#x", "https://e/f"]);
+}
+
+/// Whether a file of the binary's `src/` (a path relative to it) is a flag
+/// module, where clap's types may be named.
+fn is_flag_module(rel: &Path) -> bool {
+    rel == Path::new("main.rs")
+        || rel.starts_with("flags")
+        || (rel.starts_with("cmd") && rel.file_name().is_some_and(|f| f == "args.rs"))
+}
+
+/// Every `.rs` file under `dir`, recursively.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn clap_stays_in_the_flag_modules() {
+    let src = root().join("crates/cli/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut outside = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(&src).expect("under src").to_path_buf();
+        if is_flag_module(&rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a readable source file");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            let names_clap = code.contains("clap::") || code.contains("clap_complete");
+            let takes_args = code.contains("fn ") && code.contains("Args");
+            if names_clap || takes_args {
+                outside.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "clap types belong in main.rs, flags/ or a command's args.rs, converted to settings \
+         there; these lines are elsewhere:\n{}",
+        outside.join("\n")
+    );
+}
+
+#[test]
+fn flag_modules_are_recognised_by_path() {
+    assert!(is_flag_module(Path::new("main.rs")));
+    assert!(is_flag_module(Path::new("flags/manual.rs")));
+    assert!(is_flag_module(Path::new("cmd/zip/args.rs")));
+    assert!(!is_flag_module(Path::new("cmd/zip/mod.rs")));
+    assert!(!is_flag_module(Path::new("cmd.rs")));
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use zstdkit::Recipe;
 
-use crate::corpus;
+use perfkit_corpus as corpus;
 use perfkit_measure::child::{self, Usage};
 use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
 

@@ -26,8 +26,6 @@
 pub mod betree;
 #[cfg(feature = "commands")]
 pub mod commands;
-#[cfg(feature = "zstd")]
-pub mod corpus;
 #[cfg(feature = "fix")]
 mod error;
 #[cfg(feature = "fix")]

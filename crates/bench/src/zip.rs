@@ -26,8 +26,8 @@ use zipstream::{
     AesStrength, AsyncZipWriter, EntryOptions, ParallelOptions, ParallelZipWriter, ZipWriter,
 };
 
-use crate::corpus::{self, Kind};
 use crate::peer;
+use perfkit_corpus::{self as corpus, Kind};
 use perfkit_measure::report::{Report, Row, RunInfo, Value};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
 

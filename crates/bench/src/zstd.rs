@@ -20,7 +20,7 @@ use zstdkit::{
     Placement, Policy, Recipe, Runway, RunwayEncoder,
 };
 
-use crate::corpus;
+use perfkit_corpus as corpus;
 use perfkit_measure::report::{Report, Row, RunInfo, Section, Value, format_ns};
 use perfkit_measure::{Repeat, latency_histogram, record};
 

@@ -56,15 +56,15 @@ fn zstd_cli(args: &[&str]) {
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join(perfkit_bench::corpus::LARGE_NAME);
+    let file = dir.path().join(perfkit_corpus::LARGE_NAME);
     std::fs::write(
         &file,
-        perfkit_bench::corpus::mixed(perfkit_bench::corpus::LARGE_SIZE).unwrap(),
+        perfkit_corpus::mixed(perfkit_corpus::LARGE_SIZE).unwrap(),
     )
     .unwrap();
     let f = file.to_str().unwrap();
     let mut g = c.benchmark_group("zstd_64MiB");
-    g.throughput(Throughput::Bytes(perfkit_bench::corpus::LARGE_SIZE as u64))
+    g.throughput(Throughput::Bytes(perfkit_corpus::LARGE_SIZE as u64))
         .sample_size(10);
     for recipe in [Recipe::Fast, Recipe::Balanced] {
         let level = format!("-{}", recipe.level());

@@ -5,14 +5,13 @@ pub mod betree;
 pub mod compress;
 pub mod corpus;
 pub mod fix;
-pub mod manual;
 pub mod report;
 pub mod stress;
 pub mod zip;
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
@@ -22,22 +21,14 @@ use perfkit::report::ReportFiles;
 /// before the command measures anything and taken by [`emit`].
 static REPORT_FILES: Mutex<Option<ReportFiles>> = Mutex::new(None);
 
-/// Opens the `--hlog` and `--plot` files the parsed command line names
-/// (at whatever subcommand depth they were given), so an unwritable path
-/// fails in one line before a long run rather than after it.
-pub fn open_report_files(matches: &clap::ArgMatches) -> anyhow::Result<()> {
-    let mut hlog = None;
-    let mut plot = None;
-    let mut level = Some(matches);
-    while let Some(m) = level {
-        hlog = hlog.or_else(|| m.try_get_one::<PathBuf>("hlog").ok().flatten().cloned());
-        plot = plot.or_else(|| m.try_get_one::<PathBuf>("plot").ok().flatten().cloned());
-        level = m.subcommand().map(|(_, sub)| sub);
-    }
+/// Opens the `--hlog` and `--plot` files given (at whatever subcommand
+/// depth), so an unwritable path fails in one line before a long run
+/// rather than after it; [`emit`] takes them.
+pub fn open_report_files(hlog: Option<&Path>, plot: Option<&Path>) -> anyhow::Result<()> {
     if hlog.is_none() && plot.is_none() {
         return Ok(());
     }
-    let files = ReportFiles::open_paths(hlog.as_deref(), plot.as_deref())?;
+    let files = ReportFiles::open_paths(hlog, plot)?;
     *REPORT_FILES.lock().unwrap_or_else(|p| p.into_inner()) = Some(files);
     Ok(())
 }

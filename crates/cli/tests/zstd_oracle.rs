@@ -64,7 +64,7 @@ fn large_file_threads_long_mode_and_files_on_disk() {
     let files = corpus(dir.path(), true);
     let big = files
         .iter()
-        .find(|p| p.ends_with(perfkit_bench::corpus::LARGE_NAME))
+        .find(|p| p.ends_with(perfkit_corpus::LARGE_NAME))
         .unwrap();
     let original = std::fs::read(big).unwrap();
     for flags in [

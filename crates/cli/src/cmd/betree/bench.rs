@@ -192,9 +192,7 @@ pub(super) fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
 /// process (5,000 expressions × 128 parameters, 1,000 events).
 pub fn default_workload(rep: &mut Report) -> Result<()> {
     let w = measure::Reference::build().context("building the reference workload")?;
-    let replay = ReplayArgs::default();
-    let opts = replay.options(2000, 250, 20);
-    let m = measure::measure_all(&w.index, &w.events, opts, replay.replays)
+    let m = measure::measure_all(&w.index, &w.events, Options::quick(), measure::REPLAYS)
         .context("measuring the reference workload")?;
     fill(rep, &w.index, &m, w.build, "betree: ");
     Ok(())

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn search(a: SearchArgs) -> Result<ExitCode> {
+pub(super) fn search(a: Search) -> Result<ExitCode> {
     refuse_output_over_input(&a.output, &a.input)?;
     let (index, _) = load_index(&a.input)?;
     let mut events = EventReader::open(&a.input, index.schema())?;
@@ -39,7 +39,7 @@ pub(super) fn search(a: SearchArgs) -> Result<ExitCode> {
 /// device and inode, so also through a symlink or a hard link): renaming
 /// the finished output over it would replace the user's expression, event
 /// or domain file with search results.
-pub(super) fn refuse_output_over_input(output: &Path, input: &InputArgs) -> Result<()> {
+pub(super) fn refuse_output_over_input(output: &Path, input: &Input) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     if output == Path::new("-") {
         return Ok(());
@@ -74,7 +74,7 @@ pub(super) fn refuse_output_over_input(output: &Path, input: &InputArgs) -> Resu
 pub(super) fn search_stream(
     index: &Index,
     events: &mut EventReader,
-    a: &SearchArgs,
+    a: &Search,
     out: &mut dyn Write,
 ) -> Result<()> {
     let mut batch = Vec::with_capacity(SEARCH_BATCH);

@@ -1,7 +1,14 @@
 //! The deterministic benchmark corpus: text, source code, JSON, binary and
 //! already-compressed data at ~98 KB, 128 KB and ~500 KB, plus a 64 MiB
 //! mixed file. Generated from fixed seeds, never downloaded, so every
-//! machine benchmarks the same bytes.
+//! machine benchmarks the same bytes. `perfkit corpus DIR` writes it out;
+//! `perfkit bench`'s comparisons read it in memory.
+//!
+//! ```
+//! let json = perfkit_corpus::generate(perfkit_corpus::Kind::Json, 4096, 7).unwrap();
+//! assert_eq!(json.len(), 4096);
+//! assert_eq!(json, perfkit_corpus::generate(perfkit_corpus::Kind::Json, 4096, 7).unwrap());
+//! ```
 
 use std::io::Write;
 

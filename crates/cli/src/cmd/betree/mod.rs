@@ -7,266 +7,166 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use crate::flags::ReportArgs;
 use anyhow::{Context, Result, bail};
 use betree::reference::{self, Term};
 use betree::workload::Adtech;
 use betree::{Event, Index, Schema, SearchStep};
-use perfkit::report::{self, Report, Row, Value};
-use perfkit::units::parse_duration;
+use perfkit::report::{self, Report, ReportOptions, Row, Value};
 use perfkit_bench::betree::{self as measure, Measured, Options, Replayed};
 
+mod args;
 mod bench;
 mod search;
+
+pub use args::BetreeArgs;
 
 use bench::bench_report;
 pub use bench::default_workload;
 use search::search;
 
-/// Arguments of `perfkit betree`.
-#[derive(Debug, clap::Args)]
-pub struct BetreeArgs {
-    #[command(subcommand)]
-    command: BetreeCommand,
+/// What `perfkit betree` was asked to do.
+#[derive(Debug)]
+pub enum Task {
+    /// Write generated expressions or events.
+    Generate(Generate),
+    /// Search every event.
+    Search(Search),
+    /// Compare two search outputs.
+    Diff {
+        /// The first output.
+        a: PathBuf,
+        /// The second.
+        b: PathBuf,
+    },
+    /// The reference benchmark.
+    Bench(Bench),
 }
 
-#[derive(Debug, clap::Subcommand)]
-enum BetreeCommand {
-    /// Write random expressions over `par1..parP` in the reference format.
-    GenExprs(GenExprsArgs),
-    /// Write random 0/1 events in the reference format.
-    GenEvents(GenEventsArgs),
-    /// Search every event; one line per event with the matching ids
-    /// (1-based positions in the expression file), ascending.
-    Search(SearchArgs),
-    /// Compare two search outputs; report the first differing event.
-    Diff(DiffArgs),
-    /// The reference note's benchmark: std, iterator+all and iterator+next
-    /// interleaved, per-block comparison, per-event latency, yields, batch.
-    Bench(BenchArgs),
-}
-
-/// The most `--params` the boolean generators take: every expression uses
-/// all of them (about 10 bytes each), so 65,536 already makes each
-/// expression over half a megabyte; far past that, one expression would
-/// not fit in memory.
-const MAX_PARAMS: u64 = 1 << 16;
-
-#[derive(Debug, clap::Args)]
-struct GenExprsArgs {
-    /// Workload: `boolean` (the reference benchmark's) or `adtech`.
-    #[arg(long, value_enum, default_value = "boolean")]
-    profile: Profile,
-    /// Number of parameters (1..=65536).
-    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PARAMS))]
-    params: usize,
-    /// Number of expressions (written one at a time: any count streams).
-    #[arg(long, default_value_t = 5000)]
-    count: u64,
-    /// Seed: the same seed gives the same file.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Output file (`-` for stdout).
-    #[arg(short = 'o', long, default_value = "-")]
-    output: PathBuf,
-}
-
-#[derive(Debug, clap::Args)]
-struct GenEventsArgs {
-    /// Workload: `boolean` (the reference benchmark's) or `adtech`.
-    #[arg(long, value_enum, default_value = "boolean")]
-    profile: Profile,
-    /// Number of parameters (1..=65536).
-    #[arg(long, default_value_t = 128, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_PARAMS))]
-    params: usize,
-    /// Number of events (written one at a time: any count streams).
-    #[arg(long, default_value_t = 10000)]
-    count: u64,
-    /// Seed: the same seed gives the same file.
-    #[arg(long, default_value_t = 2)]
-    seed: u64,
-    /// Output file (`-` for stdout).
-    #[arg(short = 'o', long, default_value = "-")]
-    output: PathBuf,
+/// Which file a generator writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generated {
+    /// Expressions.
+    Exprs,
+    /// Events.
+    Events,
 }
 
 /// Which workload `gen-exprs`/`gen-events` write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Profile {
-    /// Random `and`/`or`/`not` trees over `--params` booleans, 0/1 events
-    /// (the reference benchmark's files).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Profile {
+    /// Random `and`/`or`/`not` trees over booleans, 0/1 events (the
+    /// reference benchmark's files).
     Boolean,
-    /// Ad targeting: 200 attributes of mixed types, 3-10 predicates per
-    /// expression, Zipf popularity; JSON events (`--events-format json`);
-    /// `--params` is ignored.
+    /// Ad targeting: 200 attributes of mixed types, JSON events.
     Adtech,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Mode {
+/// A generator's run.
+#[derive(Debug)]
+pub struct Generate {
+    /// Expressions or events.
+    pub what: Generated,
+    /// The workload.
+    pub profile: Profile,
+    /// Parameters of the boolean profile.
+    pub params: usize,
+    /// How many to write.
+    pub count: u64,
+    /// The same seed gives the same file.
+    pub seed: u64,
+    /// Where (`-`: stdout).
+    pub output: PathBuf,
+}
+
+/// How `search` searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
     /// Each event's matches, as `search` returns them (computed with the
     /// batch path, which gives the same ids faster).
     Std,
     /// `search_iter` + `search_all`.
     All,
-    /// `search_iter` + `search_next` with `--budget`.
+    /// `search_iter` + `search_next` with a budget.
     Next,
     /// `search_batch` over all events.
     Batch,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum EventsFormat {
+/// The format of an event file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventsFormat {
     /// Erlang lists of 0/1 (or false/true), one per event.
     Ref,
     /// One JSON object per line.
     Json,
 }
 
-#[derive(Debug, clap::Args)]
-struct InputArgs {
-    /// Expression file (Erlang terms: domain list, then `<<"expr">>.` lines).
-    #[arg(long)]
-    exprs: PathBuf,
-    /// Event file (`-` for stdin).
-    #[arg(long)]
-    events: PathBuf,
-    /// Format of the event file.
-    #[arg(long, value_enum, default_value = "ref")]
-    events_format: EventsFormat,
-    /// Domains as a JSON array (`[{"name": "age", "type": "integer",
-    /// "allow_undefined": false, "min": 0, "max": 120}]`; name, type and
-    /// allow_undefined required, bounds optional: min/max or max_strings)
-    /// or an Erlang term list; replaces the expression file's own list,
-    /// which may then be omitted.
-    #[arg(long)]
-    domains: Option<PathBuf>,
+/// The files a search or benchmark reads.
+#[derive(Debug)]
+pub struct Input {
+    /// The expression file.
+    pub exprs: PathBuf,
+    /// The event file (`-`: stdin).
+    pub events: PathBuf,
+    /// Its format.
+    pub events_format: EventsFormat,
+    /// Domains replacing the expression file's own list.
+    pub domains: Option<PathBuf>,
 }
 
-#[derive(Debug, clap::Args)]
-struct SearchArgs {
-    #[command(flatten)]
-    input: InputArgs,
-    /// Search mode.
-    #[arg(long, value_enum, default_value = "std")]
-    mode: Mode,
+/// A search's run.
+#[derive(Debug)]
+pub struct Search {
+    /// What to read.
+    pub input: Input,
+    /// How to search.
+    pub mode: Mode,
     /// Reductions per step in `next` mode.
-    #[arg(long, default_value_t = 2000)]
-    budget: u64,
-    /// Output file (`-` for stdout).
-    #[arg(short = 'o', long, default_value = "-")]
-    output: PathBuf,
+    pub budget: u64,
+    /// Where to write (`-`: stdout).
+    pub output: PathBuf,
 }
 
-#[derive(Debug, clap::Args)]
-struct DiffArgs {
-    /// First search output.
-    a: PathBuf,
-    /// Second search output.
-    b: PathBuf,
-}
-
-#[derive(Debug, clap::Args)]
-struct BenchArgs {
-    #[command(flatten)]
-    input: InputArgs,
-    /// Reductions per step of the cooperative mode.
-    #[arg(long, default_value_t = 2000)]
-    budget: u64,
-    /// Events per block of the comparison table.
-    #[arg(long, default_value_t = 1000)]
-    block: usize,
-    /// Events searched unrecorded first.
-    #[arg(long, default_value_t = 50)]
-    warmup: usize,
-    #[command(flatten)]
-    replay: ReplayArgs,
-    #[command(flatten)]
-    report: ReportArgs,
-}
-
-/// Defaults of [`ReplayArgs`], shared by the command line and `perfkit
-/// bench`: room for every slice over the threshold in a 5,000-event run on
-/// the 2-vCPU development VM under load (570-670 were), and enough replays
-/// that their least is stable (one slice's replays spread by about 30 %).
-const REPLAY_OVER: &str = "50us";
-const REPLAY_TOP: usize = 1000;
-const REPLAYS: usize = 5;
-
-/// Which slices of the cooperative mode are replayed, and how often.
-#[derive(Debug, Clone, Copy, clap::Args)]
-struct ReplayArgs {
-    /// Replay the cooperative mode's slices longer than this (wall time).
-    #[arg(long, default_value = REPLAY_OVER, value_parser = parse_duration)]
-    replay_over: Duration,
-    /// Replay at most this many of them, the longest.
-    #[arg(long, default_value_t = REPLAY_TOP)]
-    replay_top: usize,
-    /// Replays of each (at least 1).
-    #[arg(long, default_value_t = REPLAYS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
-    replays: usize,
-}
-
-impl ReplayArgs {
-    /// The benchmark's options: the search settings given, and these
-    /// replay settings.
-    fn options(&self, budget: u64, block: usize, warmup: usize) -> Options {
-        Options {
-            budget,
-            block,
-            warmup,
-            long_slice_ns: self.replay_over.as_nanos() as u64,
-            long_slices_kept: self.replay_top,
-        }
-    }
-}
-
-impl Default for ReplayArgs {
-    fn default() -> Self {
-        ReplayArgs {
-            replay_over: parse_duration(REPLAY_OVER).expect("a valid constant"),
-            replay_top: REPLAY_TOP,
-            replays: REPLAYS,
-        }
-    }
+/// A benchmark's run.
+#[derive(Debug)]
+pub struct Bench {
+    /// What to read.
+    pub input: Input,
+    /// What the benchmark does.
+    pub options: Options,
+    /// Replays of each long slice.
+    pub replays: usize,
+    /// How to render the report.
+    pub report: ReportOptions,
 }
 
 /// Runs `perfkit betree`.
-pub fn run(args: BetreeArgs) -> Result<ExitCode> {
-    match args.command {
-        BetreeCommand::GenExprs(a) if a.profile == Profile::Adtech => {
-            let w = Adtech::new();
-            stream_output(&a.output, |out| {
-                w.write_exprs(out, usize::try_from(a.count).unwrap_or(usize::MAX), a.seed)
+pub fn run(task: Task) -> Result<ExitCode> {
+    match task {
+        Task::Generate(g) => {
+            let count = usize::try_from(g.count).unwrap_or(usize::MAX);
+            stream_output(&g.output, |out| match (g.profile, g.what) {
+                (Profile::Adtech, Generated::Exprs) => {
+                    Adtech::new().write_exprs(out, count, g.seed)
+                }
+                (Profile::Adtech, Generated::Events) => {
+                    Adtech::new().write_events(out, count, g.seed)
+                }
+                (Profile::Boolean, Generated::Exprs) => {
+                    write_boolean_exprs(out, g.params, g.count, g.seed)
+                }
+                (Profile::Boolean, Generated::Events) => {
+                    write_boolean_events(out, g.params, g.count, g.seed)
+                }
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        BetreeCommand::GenEvents(a) if a.profile == Profile::Adtech => {
-            let w = Adtech::new();
-            stream_output(&a.output, |out| {
-                w.write_events(out, usize::try_from(a.count).unwrap_or(usize::MAX), a.seed)
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        BetreeCommand::GenExprs(a) => {
-            stream_output(&a.output, |out| {
-                write_boolean_exprs(out, a.params, a.count, a.seed)
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        BetreeCommand::GenEvents(a) => {
-            stream_output(&a.output, |out| {
-                write_boolean_events(out, a.params, a.count, a.seed)
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        BetreeCommand::Search(a) => search(a),
-        BetreeCommand::Diff(a) => diff(a),
-        BetreeCommand::Bench(a) => {
-            let (index, events, build) = load(&a.input)?;
-            let opts = a.replay.options(a.budget, a.block, a.warmup);
-            let rep = bench_report(&index, &events, build, opts, a.replay.replays)?;
-            super::emit(&rep, &a.report.options())
+        Task::Search(s) => search(s),
+        Task::Diff { a, b } => diff(&a, &b),
+        Task::Bench(b) => {
+            let (index, events, build) = load(&b.input)?;
+            let rep = bench_report(&index, &events, build, b.options, b.replays)?;
+            super::emit(&rep, &b.report)
         }
     }
 }
@@ -373,7 +273,7 @@ fn fix_mmap_threshold() {
 }
 
 /// Loads the expressions into an index, timing the build.
-fn load_index(input: &InputArgs) -> Result<(Index, Duration)> {
+fn load_index(input: &Input) -> Result<(Index, Duration)> {
     fix_mmap_threshold();
     let text = read_input(&input.exprs)?;
     let exprs_path = input.exprs.display().to_string();
@@ -428,7 +328,7 @@ fn load_index(input: &InputArgs) -> Result<(Index, Duration)> {
 
 /// Loads the expressions into an index (timing the build) and every event,
 /// for the benchmark, which replays them.
-fn load(input: &InputArgs) -> Result<(Index, Vec<Event>, Duration)> {
+fn load(input: &Input) -> Result<(Index, Vec<Event>, Duration)> {
     let (index, build) = load_index(input)?;
     let mut events = Vec::new();
     let mut stream = EventReader::open(input, index.schema())?;
@@ -458,7 +358,7 @@ enum EventSource {
 }
 
 impl<'a> EventReader<'a> {
-    fn open(input: &InputArgs, schema: &'a Schema) -> Result<Self> {
+    fn open(input: &Input, schema: &'a Schema) -> Result<Self> {
         let path = input.events.display().to_string();
         let reader: Box<dyn BufRead> = if input.events == Path::new("-") {
             Box::new(io::stdin().lock())
@@ -522,11 +422,11 @@ pub(crate) const SEARCH_BATCH: usize = 1024;
 /// Compares two search outputs line by line, reading both as it goes
 /// (memory holds one line of each, whatever the files' length), and stops
 /// at the first difference.
-fn diff(a: DiffArgs) -> Result<ExitCode> {
-    let mut ra = DiffSide::open(&a.a, false)?;
+fn diff(a: &Path, b: &Path) -> Result<ExitCode> {
+    let mut ra = DiffSide::open(a, false)?;
     // The same stdin twice: the first side reads it all, so the second
     // sees it already at its end (as when each side was read whole).
-    let mut rb = DiffSide::open(&a.b, a.a == Path::new("-"))?;
+    let mut rb = DiffSide::open(b, a == Path::new("-"))?;
     let mut out = BufWriter::new(io::stdout().lock());
     let mut events = 0usize;
     loop {
@@ -544,9 +444,9 @@ fn diff(a: DiffArgs) -> Result<ExitCode> {
                 out,
                 "event {} differs: {} has {}, {} has {}",
                 events + 1,
-                a.a.display(),
+                a.display(),
                 show(x),
-                a.b.display(),
+                b.display(),
                 show(y)
             )?;
             out.flush()?;

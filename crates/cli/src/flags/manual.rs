@@ -13,15 +13,15 @@ use clap_complete::Shell;
 pub struct CompletionsArgs {
     /// The shell to write completions for.
     #[arg(value_enum)]
-    shell: Shell,
+    pub shell: Shell,
 }
 
 /// Writes the completion script for the shell to stdout.
-pub fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> Result<ExitCode> {
+pub fn completions(shell: Shell, mut cmd: clap::Command) -> Result<ExitCode> {
     // Rendered whole, then written: a closed pipe is one io::Error that
     // `cmd::fail` turns into a quiet exit 141.
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut cmd, "perfkit", &mut script);
+    clap_complete::generate(shell, &mut cmd, "perfkit", &mut script);
     let mut out = io::stdout().lock();
     out.write_all(&script)?;
     out.flush()?;

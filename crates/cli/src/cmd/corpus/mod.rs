@@ -1,4 +1,5 @@
-//! `perfkit corpus DIR`: write the deterministic benchmark corpus.
+//! `perfkit corpus DIR`: write the deterministic benchmark corpus
+//! (`perfkit-corpus`).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -6,26 +7,29 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use perfkit::report::write_atomically;
-use perfkit_bench::corpus::{self, Entry};
+use perfkit_corpus::{self as corpus, Entry};
 
-/// Arguments of `perfkit corpus`.
-#[derive(Debug, clap::Args)]
-pub struct CorpusArgs {
-    /// Directory to write into (created if missing).
-    dir: PathBuf,
-    /// Leave out the 64 MiB mixed file.
-    #[arg(long)]
-    small: bool,
+mod args;
+
+pub use args::CorpusArgs;
+
+/// What `perfkit corpus` was asked to write.
+#[derive(Debug)]
+pub struct Job {
+    /// The directory to write into (created if missing).
+    pub dir: PathBuf,
+    /// Also write the 64 MiB mixed file.
+    pub large: bool,
 }
 
 /// Writes the corpus into the directory (created if needed), each file
 /// through a temporary sibling renamed into place, and lists each file as
 /// it is written.
-pub fn run(args: CorpusArgs) -> Result<ExitCode> {
-    let dir = &args.dir;
+pub fn run(job: Job) -> Result<ExitCode> {
+    let dir = &job.dir;
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut entries = corpus::small()?;
-    if !args.small {
+    if job.large {
         entries.push(Entry {
             name: corpus::LARGE_NAME.into(),
             data: corpus::mixed(corpus::LARGE_SIZE)?,

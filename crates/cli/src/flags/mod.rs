@@ -1,0 +1,161 @@
+//! The command line: clap parses it here (and in each command folder's
+//! `args.rs`), and every subcommand's flags are converted into plain
+//! settings before the subcommand runs. Neither the commands' work nor
+//! the libraries see a clap type.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Subcommand};
+use perfkit::report::ReportOptions;
+
+use crate::cmd;
+
+mod manual;
+
+/// The output flags every measuring subcommand flattens into its args.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportArgs {
+    /// Print one JSON document instead of tables (nothing else on stdout).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write every histogram to FILE in HdrHistogram interval-log format.
+    #[arg(long, value_name = "FILE")]
+    pub hlog: Option<PathBuf>,
+    /// Also print the full HdrHistogram percentile distribution of each row.
+    #[arg(long)]
+    pub percentiles: bool,
+    /// Also draw every row's latency percentile spectrum to an SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// The rendering these flags ask for.
+    pub fn options(&self) -> ReportOptions {
+        ReportOptions {
+            json: self.json,
+            hlog: self.hlog.clone(),
+            percentiles: self.percentiles,
+            plot: self.plot.clone(),
+        }
+    }
+}
+
+/// perfkit: latency-first tools for zstd, ZIP, BE-Tree, FIX and codec
+/// stress, each with HDR-histogram reports.
+#[derive(Debug, clap::Parser)]
+#[command(name = "perfkit", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compress files with zstd (`FILE` → `FILE.zst`); `compress bench` measures recipes.
+    Compress(cmd::compress::CompressArgs),
+    /// Decompress `.zst` files (the same as `compress -d`).
+    Decompress(cmd::compress::CompressArgs),
+    /// The main job: every component's benchmark on built-in workloads.
+    Bench(cmd::bench::BenchArgs),
+    /// BE-Tree boolean-expression index: generate, search, diff, bench.
+    Betree(cmd::betree::BetreeArgs),
+    /// Write the deterministic benchmark corpus to a directory.
+    Corpus(cmd::corpus::CorpusArgs),
+    /// FIX tools: `fix bench` measures the hot path and the session engine,
+    /// `fix check FILE|-` validates messages, `fix acceptor`/`initiator`
+    /// run sessions.
+    Fix(cmd::fix::FixArgs),
+    /// `perfkit fix bench` under its older name, kept so scripts and
+    /// habits that call it still work.
+    #[command(hide = true)]
+    FixBench(cmd::fix::FixBenchArgs),
+    /// Write a ZIP archive (`-` for stdout); `zip bench` measures the writers.
+    Zip(cmd::zip::ZipArgs),
+    /// List, test or safely extract a ZIP archive (`-` for stdin).
+    Unzip(cmd::zip::UnzipArgs),
+    /// Work on reports of other runs: `report merge` adds up HdrHistogram
+    /// interval logs from several machines into one report.
+    Report(cmd::report::ReportCmdArgs),
+    /// Producer/consumer codec stress test with interchangeable context pools.
+    Stress(cmd::stress::StressArgs),
+    /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
+    Completions(manual::CompletionsArgs),
+    /// The manual page (roff), on stdout: `perfkit man | man -l -`.
+    Man,
+    /// Internal: run a program and write its wait4 usage to a file (the
+    /// launcher `perfkit bench`'s commands part measures children through).
+    #[command(hide = true)]
+    MeasureChild {
+        /// Where to write the usage line.
+        usage: std::path::PathBuf,
+        /// The program and its arguments.
+        #[arg(last = true, required = true)]
+        argv: Vec<std::ffi::OsString>,
+    },
+}
+
+/// Reports a command-line error as clap does, less its tip "to pass '-v'
+/// as a value, use '-- -v'": the flags users bring from zstd and Info-ZIP
+/// are options they expect to exist, and `-- -v` would name a file `-v`.
+pub fn exit_without_dash_dash_tip(e: clap::Error) -> ! {
+    use std::io::Write;
+    if e.kind() != clap::error::ErrorKind::UnknownArgument {
+        e.exit();
+    }
+    let text = e.render().to_string();
+    let mut kept = String::new();
+    for l in text.lines() {
+        if l.trim_start().starts_with("tip: to pass") && l.contains("'-- ") {
+            continue;
+        }
+        // The tip stood between two blank lines; keep one.
+        if l.is_empty() && kept.ends_with("\n\n") {
+            continue;
+        }
+        kept.push_str(l);
+        kept.push('\n');
+    }
+    let _ = std::io::stderr().write_all(kept.as_bytes());
+    std::process::exit(e.exit_code());
+}
+
+/// The `--hlog` and `--plot` paths the parsed command line names, at
+/// whatever subcommand depth they were given.
+pub fn report_paths(matches: &clap::ArgMatches) -> (Option<PathBuf>, Option<PathBuf>) {
+    let mut hlog = None;
+    let mut plot = None;
+    let mut level = Some(matches);
+    while let Some(m) = level {
+        hlog = hlog.or_else(|| m.try_get_one::<PathBuf>("hlog").ok().flatten().cloned());
+        plot = plot.or_else(|| m.try_get_one::<PathBuf>("plot").ok().flatten().cloned());
+        level = m.subcommand().map(|(_, sub)| sub);
+    }
+    (hlog, plot)
+}
+
+impl Command {
+    /// Converts the subcommand's flags into its settings and runs it.
+    pub fn run(self) -> anyhow::Result<ExitCode> {
+        match self {
+            Command::Compress(args) => args.into_task(false).map_or_else(Ok, cmd::compress::run),
+            Command::Decompress(args) => args.into_task(true).map_or_else(Ok, cmd::compress::run),
+            Command::Bench(args) => cmd::bench::run(args.job()),
+            Command::Corpus(args) => cmd::corpus::run(args.job()),
+            Command::Betree(args) => cmd::betree::run(args.task()),
+            Command::Fix(args) => cmd::fix::run(args),
+            Command::FixBench(args) => cmd::fix::bench(args),
+            Command::Zip(args) => args.into_task().map_or_else(Ok, cmd::zip::run_zip),
+            Command::Unzip(args) => cmd::zip::run_unzip(args.options()),
+            Command::Stress(args) => args.task().and_then(cmd::stress::run),
+            Command::Report(args) => cmd::report::run(args.task()),
+            Command::Completions(args) => manual::completions(args.shell, Cli::command()),
+            Command::Man => manual::man(Cli::command()),
+            Command::MeasureChild { usage, argv } => {
+                perfkit_measure::child::measure_child(&usage, &argv)
+                    .map(|()| std::process::ExitCode::SUCCESS)
+            }
+        }
+    }
+}
