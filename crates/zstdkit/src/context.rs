@@ -504,7 +504,9 @@ impl DecodeProgress {
         }
         self.header.clear();
         self.hint = hint;
-        self.at_frame_start = false;
+        // An empty skippable frame ends with its header: the next byte then
+        // starts another frame, whose header must be admitted in turn.
+        self.at_frame_start = hint == 0;
         Ok(Some(used))
     }
 
