@@ -14,9 +14,9 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
 use zstd_safe::{CCtx, InBuffer};
 
-use crate::context::DecodeProgress;
 use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
+use crate::raw::DecodeProgress;
 use crate::recipe::Params;
 use crate::stream::{FlushMode, compress_step, step_done};
 

@@ -34,6 +34,7 @@ pub mod dict;
 pub mod error;
 mod ffi;
 pub mod fuzzing;
+mod raw;
 pub mod recipe;
 pub mod runway;
 mod stable;

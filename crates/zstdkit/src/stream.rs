@@ -6,8 +6,9 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, InBuffer, OutBuffer};
 
-use crate::context::{Compressor, DecodeProgress, Decompressor};
+use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
+use crate::raw::DecodeProgress;
 use crate::recipe::Params;
 
 /// What an [`Encoder`] does with the data it has after a write.
