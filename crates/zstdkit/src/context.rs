@@ -298,8 +298,9 @@ impl Decompressor {
             }
             let start = dst.len();
             let mut out = OutBuffer::around_pos(dst, start);
-            let used = progress.step_into(self, &src[pos..], &mut out)?;
-            let (produced, filled) = (out.pos() - start, out.pos() == out.capacity());
+            let step = progress.step_into(self, &src[pos..], &mut out)?;
+            let (used, produced) = (step.consumed, step.produced);
+            let filled = out.pos() == out.capacity();
             pos += used;
             // With room left in the output, a call that neither reads nor
             // writes has nothing more to give: the input is exhausted
