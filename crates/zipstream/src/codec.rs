@@ -4,6 +4,7 @@
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 use crate::entry::Method;
+use crate::error::Error;
 
 /// How much spare room to give the encoder per call; large enough that
 /// zlib-rs works on long runs, small enough to keep memory flat.
@@ -314,15 +315,35 @@ pub(crate) struct Step {
     pub done: bool,
 }
 
+/// Why a decoder step failed.
+#[derive(Debug)]
+pub(crate) enum DecodeError {
+    /// inflate's message.
+    Deflate(String),
+    /// zstdkit's error, positioned in the entry's compressed data.
+    Zstd(zstdkit::Error),
+}
+
+impl DecodeError {
+    /// The crate error for this failure in entry `name`.
+    pub(crate) fn in_entry(self, name: String) -> Error {
+        match self {
+            DecodeError::Deflate(detail) => Error::Corrupt { name, detail },
+            DecodeError::Zstd(source) => Error::Zstd { name, source },
+        }
+    }
+}
+
 /// A streaming decompressor.
 pub(crate) enum Decoder {
     /// Copies input; the caller bounds it by the compressed size.
     Store,
     /// Raw inflate.
     Deflate(Box<Decompress>),
-    /// zstd frames (zstdkit's streaming step is crate-private, so the
-    /// sans-I/O step uses the same zstd-safe context type directly).
-    Zstd(Box<zstd_safe::DCtx<'static>>),
+    /// zstd through zstdkit's sans-I/O step, with zstdkit's default memory
+    /// limit (a 128 MiB window, as the `zstd` CLI's), checked on every
+    /// frame before it is decoded.
+    Zstd(Box<zstdkit::RawDecoder>),
 }
 
 impl Decoder {
@@ -333,12 +354,9 @@ impl Decoder {
             crate::format::METHOD_DEFLATE => {
                 Some(Decoder::Deflate(Box::new(Decompress::new(false))))
             }
+            // zstdkit fails here only when it cannot allocate a context.
             crate::format::METHOD_ZSTD => {
-                let mut d = zstd_safe::DCtx::try_create()?;
-                // The memory limit zstdkit applies too: windows up to 2^27.
-                d.set_parameter(zstd_safe::DParameter::WindowLogMax(27))
-                    .ok()?;
-                Some(Decoder::Zstd(Box::new(d)))
+                Some(Decoder::Zstd(Box::new(zstdkit::RawDecoder::new().ok()?)))
             }
             _ => None,
         }
@@ -349,8 +367,8 @@ impl Decoder {
         !matches!(self, Decoder::Store)
     }
 
-    /// Decodes from `input` into `out`. Errors are the decoder's message.
-    pub(crate) fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<Step, String> {
+    /// Decodes from `input` into `out`.
+    pub(crate) fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<Step, DecodeError> {
         match self {
             Decoder::Store => {
                 let n = input.len().min(out.len());
@@ -365,7 +383,7 @@ impl Decoder {
                 let (i0, o0) = (d.total_in(), d.total_out());
                 let st = d
                     .decompress(input, out, FlushDecompress::None)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| DecodeError::Deflate(e.to_string()))?;
                 Ok(Step {
                     consumed: (d.total_in() - i0) as usize,
                     produced: (d.total_out() - o0) as usize,
@@ -373,16 +391,15 @@ impl Decoder {
                 })
             }
             Decoder::Zstd(d) => {
-                let mut ib = zstd_safe::InBuffer::around(input);
-                let mut ob = zstd_safe::OutBuffer::around(out);
-                let hint = d
-                    .decompress_stream(&mut ob, &mut ib)
-                    .map_err(|c| zstd_safe::get_error_name(c).to_owned())?;
-                // 0: a frame just ended and everything is flushed.
+                let step = d.decode(input, out).map_err(DecodeError::Zstd)?;
+                // The entry's data ends with its first frame (once all of
+                // its output is out), as it always has; what follows is read
+                // as whatever follows entry data (a data descriptor, or a
+                // compressed-size mismatch).
                 Ok(Step {
-                    consumed: ib.pos(),
-                    produced: ob.pos(),
-                    done: hint == 0,
+                    consumed: step.consumed,
+                    produced: step.produced,
+                    done: step.frame_ended,
                 })
             }
         }

@@ -51,13 +51,26 @@ pub enum Error {
         /// Size actually found.
         actual: u64,
     },
-    /// The compressed stream is corrupt.
+    /// The compressed stream is corrupt (deflate data, or any method's data
+    /// ending early; zstd's own failures are [`Error::Zstd`]).
     #[error("entry {name:?}: corrupt compressed data: {detail}")]
     Corrupt {
         /// Entry name.
         name: String,
         /// Decoder message.
         detail: String,
+    },
+    /// The entry's zstd data cannot be decoded: it is corrupt or cut short,
+    /// or a frame needs a larger window than the decoder's memory limit
+    /// (128 MiB, the `zstd` CLI's default). Positions in `source` count
+    /// from the start of the entry's compressed data (after any AES header).
+    #[error("entry {name:?}: compressed data: {source}")]
+    Zstd {
+        /// Entry name.
+        name: String,
+        /// What zstdkit found, and where.
+        #[source]
+        source: zstdkit::Error,
     },
     /// The entry uses a compression or encryption method this crate does not implement.
     #[error("entry {name:?}: unsupported {what} {id}")]

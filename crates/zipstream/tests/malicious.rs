@@ -6,6 +6,8 @@ use std::path::Path;
 
 use zipstream::*;
 
+mod support;
+
 fn archive(entries: &[(EntryOptions, &[u8])]) -> Vec<u8> {
     let mut w = ZipWriter::new(Vec::new());
     for (o, d) in entries {
@@ -381,6 +383,118 @@ fn good_archive_extracts_with_modes_and_links() {
         assert_eq!(
             m.modified().unwrap(),
             std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000)
+        );
+    }
+}
+
+/// Reads entry 0 of `z` on every reading path (streaming, random access,
+/// async streaming, and extraction both ways), each of which must fail;
+/// returns each path's error.
+fn read_failures(z: &[u8]) -> Vec<(&'static str, Error)> {
+    fn drain(mut read: impl FnMut(&mut [u8]) -> Result<usize>) -> Error {
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match read(&mut buf) {
+                Ok(0) => panic!("read to the end"),
+                Ok(_) => {}
+                Err(e) => return e,
+            }
+        }
+    }
+    let mut stream = ZipStreamReader::new(z);
+    stream.next_entry().unwrap().unwrap();
+    let streamed = drain(|b| stream.read_data(b));
+    let random = ZipArchive::new(Cursor::new(z.to_vec()))
+        .unwrap()
+        .read_to_vec(0, None)
+        .unwrap_err();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let asynchronous = rt.block_on(async {
+        let mut r = AsyncZipStreamReader::new(z);
+        r.next_entry().await.unwrap().unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            match r.read_data(&mut buf).await {
+                Ok(0) => panic!("read to the end"),
+                Ok(_) => {}
+                Err(e) => return e,
+            }
+        }
+    });
+    let (extracted, extracted_stream) = both(z, &ExtractOptions::default());
+    vec![
+        ("stream", streamed),
+        ("random access", random),
+        ("async stream", asynchronous),
+        ("extraction", extracted),
+        ("stream extraction", extracted_stream),
+    ]
+}
+
+/// zstd failures are zstdkit's typed errors, carried as the source, with
+/// zstdkit's position in the entry's compressed data. The window limit
+/// holds even where zstd would skip its own check: this frame declares 300
+/// bytes, which every reader's output buffer holds.
+#[test]
+fn zstd_errors_are_typed_on_every_reading_path() {
+    // A hand-built frame: 300 bytes declared, a 2^28 window (256 MiB, over
+    // the 128 MiB limit), and one last RLE block of `b'a'`.
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0x80, (28 - 10) << 3];
+    frame.extend_from_slice(&300u32.to_le_bytes());
+    frame.extend_from_slice(&((300u32 << 3) | (1 << 1) | 1).to_le_bytes()[..3]);
+    frame.push(b'a');
+    let z = support::one_entry_zip("w.txt", 93, &frame, &[b'a'; 300]);
+    for (path, e) in read_failures(&z) {
+        assert!(
+            matches!(
+                &e,
+                Error::Zstd {
+                    name,
+                    source: zstdkit::Error::WindowTooLarge {
+                        offset: 0,
+                        window: Some(0x1000_0000),
+                        limit: 0x800_0000,
+                    },
+                } if name == "w.txt"
+            ),
+            "{path}: {e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "entry \"w.txt\": compressed data: frame window of 268435456 bytes exceeds \
+             the memory limit of 134217728 bytes at byte 0",
+            "{path}"
+        );
+        let source = std::error::Error::source(&e).expect("a source");
+        assert!(source.is::<zstdkit::Error>(), "{path}");
+    }
+
+    // The writer's own zstd entry, its frame's magic number damaged.
+    let text = b"zstd through zstdkit ".repeat(100);
+    let mut z = archive(&[(EntryOptions::file("z.txt").method(Method::Zstd), &text)]);
+    assert_eq!(
+        ZipArchive::new(Cursor::new(z.clone()))
+            .unwrap()
+            .read_to_vec(0, None)
+            .unwrap(),
+        text
+    );
+    let data_at = 30
+        + usize::from(u16::from_le_bytes([z[26], z[27]]))
+        + usize::from(u16::from_le_bytes([z[28], z[29]]));
+    z[data_at] ^= 0xff;
+    for (path, e) in read_failures(&z) {
+        assert!(
+            matches!(
+                &e,
+                Error::Zstd {
+                    source: zstdkit::Error::UnknownFormat { offset: 0 },
+                    ..
+                }
+            ),
+            "{path}: {e:?}"
         );
     }
 }

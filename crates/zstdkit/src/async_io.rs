@@ -14,9 +14,9 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncBufRead, AsyncRead, AsyncWrite, ReadBuf};
 use zstd_safe::{CCtx, InBuffer};
 
-use crate::context::DecodeProgress;
 use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
+use crate::raw::RawDecoder;
 use crate::recipe::Params;
 use crate::stream::{FlushMode, compress_step, step_done};
 
@@ -139,8 +139,7 @@ impl<W: AsyncWrite + Unpin> AsyncWrite for AsyncEncoder<W> {
 /// guarantees as the sync [`Decoder`](crate::Decoder).
 pub struct AsyncDecoder<R> {
     inner: R,
-    decompressor: Decompressor,
-    progress: DecodeProgress,
+    raw: RawDecoder,
 }
 
 impl<R: AsyncBufRead + Unpin> AsyncDecoder<R> {
@@ -150,12 +149,10 @@ impl<R: AsyncBufRead + Unpin> AsyncDecoder<R> {
     }
 
     /// A decoder reusing a context.
-    pub fn with_decompressor(inner: R, mut decompressor: Decompressor) -> Self {
-        decompressor.reset();
+    pub fn with_decompressor(inner: R, decompressor: Decompressor) -> Self {
         AsyncDecoder {
             inner,
-            decompressor,
-            progress: DecodeProgress::default(),
+            raw: RawDecoder::with_decompressor(decompressor),
         }
     }
 }
@@ -174,17 +171,14 @@ impl<R: AsyncBufRead + Unpin> AsyncRead for AsyncDecoder<R> {
             let input = ready!(Pin::new(&mut this.inner).poll_fill_buf(cx))?;
             let eof = input.is_empty();
             let out = buf.initialize_unfilled();
-            let (used, produced) = this
-                .progress
-                .step(&mut this.decompressor, input, out)
-                .map_err(Error::into_io)?;
-            Pin::new(&mut this.inner).consume(used);
-            if produced > 0 {
-                buf.advance(produced);
+            let step = this.raw.decode(input, out).map_err(Error::into_io)?;
+            Pin::new(&mut this.inner).consume(step.consumed);
+            if step.produced > 0 {
+                buf.advance(step.produced);
                 return Poll::Ready(Ok(()));
             }
             if eof {
-                this.progress.at_eof().map_err(Error::into_io)?;
+                this.raw.finish().map_err(Error::into_io)?;
                 return Poll::Ready(Ok(()));
             }
         }

@@ -8,6 +8,8 @@
 //!   overrides (level, strategy, window log, long mode, checksum, workers).
 //! - [`context`]: reusable [`Compressor`] / [`Decompressor`] and the
 //!   fresh-context one-shots [`compress`] / [`decompress`].
+//! - [`raw`]: [`RawDecoder`], the sans-I/O decoding step (slice in, slice
+//!   out) that every decoder runs on.
 //! - [`stream`]: [`Encoder`] (with [`FlushMode`]) and [`Decoder`] over `std::io`.
 //! - [`runway`]: [`RunwayEncoder`], which compresses a reader's stream in
 //!   place, read ahead by a thread, without copying it into zstd's ring.
@@ -34,6 +36,7 @@ pub mod dict;
 pub mod error;
 mod ffi;
 pub mod fuzzing;
+pub mod raw;
 pub mod recipe;
 pub mod runway;
 mod stable;
@@ -43,6 +46,7 @@ pub use async_io::{AsyncDecoder, AsyncEncoder};
 pub use budget::{Budget, CostModel, DEFAULT_BUDGET, LinearCost, Operation, Placement, Policy};
 pub use context::{Compressor, DEFAULT_WINDOW_LOG_MAX, Decompressor, compress, decompress};
 pub use error::{Error, Result};
+pub use raw::{DecodeStep, RawDecoder};
 pub use recipe::{Params, Recipe, Strategy};
 pub use runway::{Runway, RunwayEncoder};
 pub use stream::{Decoder, Encoder, FlushMode};

@@ -6,8 +6,9 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, InBuffer, OutBuffer};
 
-use crate::context::{Compressor, DecodeProgress, Decompressor};
+use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
+use crate::raw::RawDecoder;
 use crate::recipe::Params;
 
 /// What an [`Encoder`] does with the data it has after a write.
@@ -156,8 +157,7 @@ impl<W: Write> Write for Encoder<W> {
 /// error) when the input ends inside a frame, or holds no frame at all.
 pub struct Decoder<R: BufRead> {
     reader: R,
-    decompressor: Decompressor,
-    progress: DecodeProgress,
+    raw: RawDecoder,
 }
 
 impl<R: Read> Decoder<BufReader<R>> {
@@ -172,23 +172,21 @@ impl<R: Read> Decoder<BufReader<R>> {
 impl<R: BufRead> Decoder<R> {
     /// A decoder over a buffered reader, reusing a context (its memory limit
     /// and dictionary apply).
-    pub fn with_decompressor(reader: R, mut decompressor: Decompressor) -> Self {
-        decompressor.reset();
+    pub fn with_decompressor(reader: R, decompressor: Decompressor) -> Self {
         Decoder {
             reader,
-            decompressor,
-            progress: DecodeProgress::default(),
+            raw: RawDecoder::with_decompressor(decompressor),
         }
     }
 
     /// Compressed bytes consumed so far.
     pub fn consumed(&self) -> u64 {
-        self.progress.consumed
+        self.raw.consumed()
     }
 
     /// Returns the reader and the context.
     pub fn into_parts(self) -> (R, Decompressor) {
-        (self.reader, self.decompressor)
+        (self.reader, self.raw.into_decompressor())
     }
 }
 
@@ -200,16 +198,13 @@ impl<R: BufRead> Read for Decoder<R> {
         loop {
             let input = self.reader.fill_buf()?;
             let eof = input.is_empty();
-            let (used, produced) = self
-                .progress
-                .step(&mut self.decompressor, input, out)
-                .map_err(Error::into_io)?;
-            self.reader.consume(used);
-            if produced > 0 {
-                return Ok(produced);
+            let step = self.raw.decode(input, out).map_err(Error::into_io)?;
+            self.reader.consume(step.consumed);
+            if step.produced > 0 {
+                return Ok(step.produced);
             }
             if eof {
-                self.progress.at_eof().map_err(Error::into_io)?;
+                self.raw.finish().map_err(Error::into_io)?;
                 return Ok(0);
             }
         }

@@ -333,6 +333,67 @@ fn the_window_limit_holds_on_every_decoding_path() {
     );
 }
 
+/// A `BufRead` that hands out its input in pieces of the given sizes, then
+/// the rest at once: how a socket or a pipe delivers a stream.
+struct Pieces<'a> {
+    data: &'a [u8],
+    sizes: Vec<usize>,
+}
+
+impl std::io::Read for Pieces<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::io::BufRead::fill_buf(self)?.len().min(out.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        std::io::BufRead::consume(self, n);
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for Pieces<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        let n = self.sizes.first().map_or(self.data.len(), |&n| n);
+        Ok(&self.data[..n.min(self.data.len())])
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.data = &self.data[n..];
+        if let Some(first) = self.sizes.first_mut() {
+            *first -= n.min(*first);
+            if *first == 0 {
+                self.sizes.remove(0);
+            }
+        }
+    }
+}
+
+/// An empty skippable frame whose header arrives a byte at a time ends at
+/// its header; the frame after it is still checked against the limit, even
+/// when it arrives whole into an output buffer that holds all of it (where
+/// zstd skips its own check).
+#[test]
+fn the_window_limit_holds_after_a_skippable_frame_read_in_pieces() {
+    let mut src = vec![0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0];
+    src.extend_from_slice(&rle_frame(28, 300));
+    let reader = Pieces {
+        data: &src,
+        sizes: vec![1; 8],
+    };
+    let mut d = Decoder::with_decompressor(reader, Decompressor::new().unwrap());
+    let mut out = vec![0u8; 1 << 20];
+    let e = Error::from_io(d.read(&mut out).unwrap_err());
+    assert!(
+        matches!(
+            e,
+            Error::WindowTooLarge {
+                offset: 8,
+                window: Some(0x1000_0000),
+                limit: 0x800_0000,
+            }
+        ),
+        "{e}"
+    );
+}
+
 /// `--memory`-style limits need not be powers of two: a 160 MiB window
 /// (2^27 x 1.25) fits a 200 MiB limit, a 256 MiB one does not; the window
 /// log form is the special case 2^log.

@@ -296,10 +296,7 @@ impl DataState {
         } else {
             self.decoder
                 .step(&inb.data()[..avail], out)
-                .map_err(|detail| Error::Corrupt {
-                    name: self.name.clone(),
-                    detail,
-                })?
+                .map_err(|e| e.in_entry(self.name.clone()))?
         };
         inb.consume(step.consumed);
         self.plain_ahead -= step.consumed.min(self.plain_ahead);
