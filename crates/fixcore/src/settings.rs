@@ -1,12 +1,15 @@
 //! QuickFIX session settings files: `[DEFAULT]` and `[SESSION]` sections of
 //! `Key=Value` lines.
 //!
-//! A file QuickFIX accepts is read unchanged for the keys listed in
-//! [`KEYS`]; any other key is refused with its line number, because a
-//! silently ignored misspelling (`HeartbtInt`) would run a session with a
-//! setting its owner did not ask for. Each `[SESSION]` inherits every key of
-//! `[DEFAULT]` and may override it. Text is never printed here; the caller
-//! prefixes errors with the file name.
+//! Every key QuickFIX/C++ or QuickFIX/J knows is known here ([`KEYS`],
+//! with where the names come from); each is either acted on or accepted
+//! with a [`SettingsWarning`] that says why it has no effect, so a
+//! QuickFIX shop's file starts. Any other key is refused with its line
+//! number and the closest known name, because a silently ignored
+//! misspelling (`HeartbtInt`) would run a session with a setting its
+//! owner did not ask for. Each `[SESSION]` inherits every key of
+//! `[DEFAULT]` and may override it. Text is never printed here; the
+//! caller prefixes errors and warnings with the file name.
 
 use std::collections::BTreeMap;
 
@@ -14,8 +17,10 @@ use crate::build::TimePrecision;
 use crate::window::TimeWindow;
 pub use crate::window::{TimeOfDay, Weekday};
 
+pub mod keys;
 mod resolve;
 
+pub use keys::{KEYS, Key, Treatment};
 use resolve::resolve;
 
 /// A settings file that cannot be used, with the 1-based line it concerns.
@@ -51,13 +56,20 @@ pub enum SettingsError {
         /// The key.
         key: String,
     },
-    /// A key this engine does not support (or a misspelling of one).
-    #[error("line {line}: unsupported settings key {key:?}")]
+    /// A key neither QuickFIX nor perfkit knows: a misspelling, most
+    /// likely.
+    #[error(
+        "line {line}: unknown settings key {key:?}{}",
+        did_you_mean(suggestion)
+    )]
     UnknownKey {
         /// Line number.
         line: usize,
         /// The key as written.
         key: String,
+        /// The known key it is closest to, if one is close
+        /// ([`keys::suggest`]).
+        suggestion: Option<String>,
     },
     /// A key given twice in one section.
     #[error("line {line}: key {key:?} repeated in one section (first on line {first})")]
@@ -113,59 +125,45 @@ pub enum SettingsError {
     NoSession,
 }
 
-/// Every key understood, as QuickFIX spells it.
-pub const KEYS: &[&str] = &[
-    "ConnectionType",
-    "BeginString",
-    "SenderCompID",
-    "TargetCompID",
-    "SessionQualifier",
-    "DefaultApplVerID",
-    "SocketAcceptPort",
-    "SocketConnectHost",
-    "SocketConnectPort",
-    "SocketNodelay",
-    "SocketReuseAddress",
-    "HeartBtInt",
-    "ReconnectInterval",
-    "UseDataDictionary",
-    "DataDictionary",
-    "TransportDataDictionary",
-    "AppDataDictionary",
-    "FileStorePath",
-    "ResetOnLogon",
-    "ResetOnLogout",
-    "ResetOnDisconnect",
-    "StartTime",
-    "EndTime",
-    "StartDay",
-    "EndDay",
-    "NonStopSession",
-    "LogonTime",
-    "LogoutTime",
-    "LogonDay",
-    "LogoutDay",
-    "UseLocalTime",
-    "RefreshOnLogon",
-    "TimestampPrecision",
-    "MillisecondsInTimeStamp",
-    "ValidateFieldsOutOfOrder",
-    "ValidateFieldsHaveValues",
-    "ValidateUserDefinedFields",
-    "AllowUnknownMsgFields",
-    "CheckLatency",
-    "MaxLatency",
-    "CheckCompID",
-    "EnableNextExpectedMsgSeqNum",
-    "LogonTimeout",
-    "LogoutTimeout",
-    "SendRedundantResendRequests",
-    "PersistMessages",
-    // Not QuickFIX/C++ keys (its applications add the fields in toAdmin
-    // and check them in fromAdmin); QuickFIX/J reads the same two names.
-    "Username",
-    "Password",
-];
+/// `, did you mean K?` for an [`SettingsError::UnknownKey`] with a
+/// suggestion.
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map(|k| format!(" (did you mean {k}?)"))
+        .unwrap_or_default()
+}
+
+/// A known key that perfkit accepts but does not act on: one per key
+/// name, however many lines and sections set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsWarning {
+    /// The first line that sets it.
+    pub line: usize,
+    /// The other lines that set it, in file order.
+    pub more_lines: Vec<usize>,
+    /// The key as written.
+    pub key: String,
+    /// Why it does nothing: [`Treatment::NoEffect`] or
+    /// [`Treatment::NotYet`], never [`Treatment::Honoured`].
+    pub treatment: Treatment,
+}
+
+impl std::fmt::Display for SettingsWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, why) = match self.treatment {
+            Treatment::NoEffect(why) => ("has no effect", why),
+            Treatment::NotYet(why) => ("is not supported yet", why),
+            Treatment::Honoured => ("is honoured", ""),
+        };
+        write!(f, "line {}: {} {what}: {why}", self.line, self.key)?;
+        if !self.more_lines.is_empty() {
+            let lines: Vec<String> = self.more_lines.iter().map(usize::to_string).collect();
+            write!(f, " (also set on line {})", lines.join(", "))?;
+        }
+        Ok(())
+    }
+}
 
 /// Which side opens the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -400,15 +398,22 @@ impl SessionSettings {
 pub struct Settings {
     /// The sessions, in file order.
     pub sessions: Vec<SessionSettings>,
+    /// The known keys the file sets that perfkit does not act on, one per
+    /// key, in the order of their first line: a caller shows each at
+    /// start-up.
+    pub warnings: Vec<SettingsWarning>,
 }
 
-/// A key's value and the line it was written on.
-type Entries = BTreeMap<&'static str, (String, usize)>;
+/// Each key's value and the line it was written on, by the key as
+/// written (a numbered family's members, `SocketConnectHost2`, are
+/// keys of their own).
+type Entries = BTreeMap<String, (String, usize)>;
 
 impl Settings {
     /// Reads a settings file's text.
     pub fn parse(text: &str) -> Result<Settings, SettingsError> {
         let mut default: Option<Entries> = None;
+        let mut warnings: Vec<SettingsWarning> = Vec::new();
         // (header line, entries) for each [SESSION].
         let mut sessions: Vec<(usize, Entries)> = Vec::new();
         // Which section the next key goes to: None before any header,
@@ -462,10 +467,11 @@ impl Settings {
                     text: t.to_string(),
                 });
             }
-            let Some(&key) = KEYS.iter().find(|&&known| known == k) else {
+            let Some(known) = keys::find(k) else {
                 return Err(SettingsError::UnknownKey {
                     line,
                     key: k.to_string(),
+                    suggestion: keys::suggest(k),
                 });
             };
             let entries = match current {
@@ -478,14 +484,25 @@ impl Settings {
                 Some(None) => default.get_or_insert_with(Entries::new),
                 Some(Some(s)) => &mut sessions[s].1,
             };
-            if let Some((_, first)) = entries.get(key) {
+            if let Some((_, first)) = entries.get(k) {
                 return Err(SettingsError::RepeatedKey {
                     line,
                     first: *first,
-                    key: key.to_string(),
+                    key: k.to_string(),
                 });
             }
-            entries.insert(key, (v.to_string(), line));
+            entries.insert(k.to_string(), (v.to_string(), line));
+            if known.treatment != Treatment::Honoured {
+                match warnings.iter_mut().find(|w| w.key == k) {
+                    Some(w) => w.more_lines.push(line),
+                    None => warnings.push(SettingsWarning {
+                        line,
+                        more_lines: Vec::new(),
+                        key: k.to_string(),
+                        treatment: known.treatment,
+                    }),
+                }
+            }
         }
         if sessions.is_empty() {
             return Err(SettingsError::NoSession);
@@ -506,7 +523,10 @@ impl Settings {
             }
             out.push(s);
         }
-        Ok(Settings { sessions: out })
+        Ok(Settings {
+            sessions: out,
+            warnings,
+        })
     }
 }
 

@@ -81,22 +81,74 @@ impl Reader<'_> {
         }
     }
 
-    /// QuickFIX reads MillisecondsInTimeStamp, then lets
-    /// TimestampPrecision override it.
+    /// A flag QuickFIX/C++ and QuickFIX/J spell differently: either name
+    /// sets it, and both may only if they agree.
+    fn bool_either(
+        &self,
+        ours: &'static str,
+        theirs: &'static str,
+        default: bool,
+        disagree: &'static str,
+    ) -> Result<bool, SettingsError> {
+        let a = self.bool(ours, default)?;
+        let b = self.bool(theirs, default)?;
+        match (self.raw(ours).is_some(), self.raw(theirs).is_some()) {
+            (true, true) if a != b => Err(SettingsError::Inconsistent {
+                line: self.header,
+                why: disagree,
+            }),
+            (false, true) => Ok(b),
+            _ => Ok(a),
+        }
+    }
+
+    /// QuickFIX/C++ reads MillisecondsInTimeStamp, then lets
+    /// TimestampPrecision override it; QuickFIX/J spells the latter
+    /// TimeStampPrecision, with names for values.
     fn timestamp_precision(&self) -> Result<Option<TimePrecision>, SettingsError> {
-        if let Some((v, l)) = self.raw("TimestampPrecision") {
-            return match v {
-                "0" => Ok(Some(TimePrecision::Seconds)),
-                "3" => Ok(Some(TimePrecision::Millis)),
-                "6" => Ok(Some(TimePrecision::Micros)),
-                "9" => Ok(Some(TimePrecision::Nanos)),
-                _ => Err(Self::bad(
-                    "TimestampPrecision",
-                    v,
-                    l,
-                    "expected 0, 3, 6 or 9",
-                )),
-            };
+        let cpp = match self.raw("TimestampPrecision") {
+            None => None,
+            Some((v, l)) => Some(match v {
+                "0" => TimePrecision::Seconds,
+                "3" => TimePrecision::Millis,
+                "6" => TimePrecision::Micros,
+                "9" => TimePrecision::Nanos,
+                _ => {
+                    return Err(Self::bad(
+                        "TimestampPrecision",
+                        v,
+                        l,
+                        "expected 0, 3, 6 or 9",
+                    ));
+                }
+            }),
+        };
+        let java = match self.raw("TimeStampPrecision") {
+            None => None,
+            Some((v, l)) => Some(match v {
+                "SECONDS" => TimePrecision::Seconds,
+                "MILLIS" => TimePrecision::Millis,
+                "MICROS" => TimePrecision::Micros,
+                "NANOS" => TimePrecision::Nanos,
+                _ => {
+                    return Err(Self::bad(
+                        "TimeStampPrecision",
+                        v,
+                        l,
+                        "expected SECONDS, MILLIS, MICROS or NANOS",
+                    ));
+                }
+            }),
+        };
+        match (cpp, java) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(SettingsError::Inconsistent {
+                    line: self.header,
+                    why: "TimestampPrecision and TimeStampPrecision disagree",
+                });
+            }
+            (Some(p), _) | (None, Some(p)) => return Ok(Some(p)),
+            (None, None) => {}
         }
         Ok(match self.raw("MillisecondsInTimeStamp") {
             None => None,
@@ -297,10 +349,20 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         timestamp_precision: r.timestamp_precision()?,
         validation,
         check_comp_id: r.bool("CheckCompID", true)?,
-        enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,
+        enable_next_expected_msg_seq_num: r.bool_either(
+            "EnableNextExpectedMsgSeqNum",
+            "SendNextExpectedMsgSeqNum",
+            false,
+            "EnableNextExpectedMsgSeqNum and SendNextExpectedMsgSeqNum disagree",
+        )?,
         logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
         logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
-        socket_nodelay: r.bool("SocketNodelay", true)?,
+        socket_nodelay: r.bool_either(
+            "SocketNodelay",
+            "SocketTcpNoDelay",
+            true,
+            "SocketNodelay and SocketTcpNoDelay disagree",
+        )?,
         socket_reuse_address: r.bool("SocketReuseAddress", true)?,
         send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
         persist_messages: r.bool("PersistMessages", true)?,

@@ -233,6 +233,9 @@ pub(super) fn sessions(
         .with_context(|| format!("reading settings {}", path.display()))?;
     let settings =
         Settings::parse(&text).with_context(|| format!("settings {}", path.display()))?;
+    for w in &settings.warnings {
+        eprintln!("perfkit: warning: {}: {w}", path.display());
+    }
     let mut out = Vec::new();
     for s in settings.sessions {
         if s.connection_type != role {
