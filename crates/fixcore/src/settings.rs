@@ -86,8 +86,8 @@ pub enum SettingsError {
     BadValue {
         /// Line number.
         line: usize,
-        /// The key.
-        key: &'static str,
+        /// The key as written.
+        key: String,
         /// The value as written.
         value: String,
         /// What was expected.
@@ -99,7 +99,7 @@ pub enum SettingsError {
         /// Line of the `[SESSION]` header.
         line: usize,
         /// The key.
-        key: &'static str,
+        key: String,
     },
     /// Two sessions with the same BeginString, SenderCompID, TargetCompID
     /// and SessionQualifier.
@@ -340,9 +340,78 @@ pub struct SessionSettings {
     pub username: Option<String>,
     /// `Password`: Password(554), as `Username`.
     pub password: Option<String>,
+    /// `SocketAcceptAddress`: the host name or address an acceptor
+    /// listens on; `None`: every IPv4 address.
+    pub socket_accept_address: Option<String>,
+    /// `SocketSendBufferSize`: SO_SNDBUF in bytes; `None` (or 0, as in
+    /// QuickFIX): the system's default.
+    pub socket_send_buffer_size: Option<u32>,
+    /// `SocketReceiveBufferSize`: SO_RCVBUF in bytes, as above.
+    pub socket_receive_buffer_size: Option<u32>,
+    /// `AllowedRemoteAddresses`: the host names or addresses an acceptor
+    /// session takes a connection from; empty: any.
+    pub allowed_remote_addresses: Vec<String>,
+    /// `ValidateLengthAndChecksum` (default Y): `N` takes a message whose
+    /// BodyLength or CheckSum is wrong instead of dropping it as garbled.
+    pub validate_length_and_checksum: bool,
+    /// QuickFIX/J's `ValidateChecksum` (default Y): `N` takes a message
+    /// whose CheckSum alone is wrong.
+    pub validate_checksum: bool,
+    /// Where an initiator connects: `SocketConnectHost`/`Port` first,
+    /// then `SocketConnectHost1`/`Port1`, 2... (each with its source
+    /// address, if one is given); empty for an acceptor.
+    pub connect_targets: Vec<ConnectTarget>,
+    /// `HostSelectionPolicy`: the order an initiator tries its targets in.
+    pub host_selection: HostSelection,
+    /// `FileStoreSync` (default N): `Y` makes the file store fsync what
+    /// each flush wrote before the session goes on.
+    pub file_store_sync: bool,
+}
+
+/// One place an initiator connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectTarget {
+    /// `SocketConnectHost<n>`: a host name or address.
+    pub host: String,
+    /// `SocketConnectPort<n>`.
+    pub port: u16,
+    /// `SocketConnectSourceHost<n>` (QuickFIX/J: `SocketLocalHost`): the
+    /// local address to connect from; `None`: the system's choice.
+    pub source_host: Option<String>,
+    /// `SocketConnectSourcePort<n>` (QuickFIX/J: `SocketLocalPort`): the
+    /// local port to connect from; `None`: the system's choice.
+    pub source_port: Option<u16>,
+}
+
+/// The order an initiator tries its [`ConnectTarget`]s in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostSelection {
+    /// QuickFIX's default: each attempt takes the next target, back to the
+    /// first after the last.
+    InTurn,
+    /// `HostSelectionPolicy=PRIORITY`: as `InTurn`, but an attempt that
+    /// comes `start_over_secs` or more after the one before starts again
+    /// from the first target
+    /// (`HostSelectionPolicyPriorityStartOverInterval`, default 120):
+    /// after a connection that lasted, the primary is tried first.
+    Priority {
+        /// Seconds between attempts after which the first target is
+        /// tried again.
+        start_over_secs: u32,
+    },
 }
 
 impl SessionSettings {
+    /// How far the file store's flushes go (`FileStoreSync`): to the
+    /// disk, or into the kernel.
+    pub fn store_durability(&self) -> crate::session::store::Durability {
+        if self.file_store_sync {
+            crate::session::store::Durability::Fsync
+        } else {
+            crate::session::store::Durability::Process
+        }
+    }
+
     /// The window the session runs in (StartTime/EndTime, weekly with
     /// StartDay/EndDay, local with UseLocalTime); `None`: always.
     pub fn session_window(&self) -> Option<TimeWindow> {
@@ -519,6 +588,23 @@ impl Settings {
                     line,
                     first: prev.line,
                     id,
+                });
+            }
+            // One listener serves every acceptor session of a port, so
+            // they must agree on how it is made.
+            if s.connection_type == ConnectionType::Acceptor
+                && let Some(first) = out.iter().find(|p| {
+                    p.connection_type == ConnectionType::Acceptor
+                        && p.socket_accept_port == s.socket_accept_port
+                })
+                && (first.socket_accept_address != s.socket_accept_address
+                    || first.socket_send_buffer_size != s.socket_send_buffer_size
+                    || first.socket_receive_buffer_size != s.socket_receive_buffer_size)
+            {
+                return Err(SettingsError::Inconsistent {
+                    line,
+                    why: "the acceptor sessions of one SocketAcceptPort must agree on \
+                          SocketAcceptAddress, SocketSendBufferSize and SocketReceiveBufferSize",
                 });
             }
             out.push(s);

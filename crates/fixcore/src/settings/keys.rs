@@ -161,20 +161,10 @@ const CLOSED_RESEND: Treatment =
 const WEEKDAYS: Treatment = Treatment::NotYet(
     "a session window is daily, or weekly with StartDay and EndDay; not on chosen weekdays",
 );
-const LOCAL_ADDRESS: Treatment =
-    Treatment::NotYet("an initiator connects from whatever address and port the system picks");
-const FAILOVER: Treatment = Treatment::NotYet(
-    "an initiator connects to SocketConnectHost and SocketConnectPort only (no failover)",
-);
 const SCREEN_LOG: Treatment =
     Treatment::NotYet("events go to stderr and messages only to --log FILE");
-const ANY_PEER: Treatment = Treatment::NotYet("the acceptor takes connections from any address");
 const TIME_ZONE: Treatment =
     Treatment::NotYet("session times are read in UTC, or in local time with UseLocalTime=Y");
-const ANY_ADDRESS: Treatment =
-    Treatment::NotYet("the acceptor listens on every IPv4 address of the machine");
-const NO_FSYNC: Treatment =
-    Treatment::NotYet("the file store hands each write to the kernel but never calls fsync");
 
 /// Every known key, in the order of the lists above: QuickFIX/C++
 /// master's header (1.15.1's with six names added), then the names only
@@ -211,15 +201,15 @@ pub const KEYS: &[Key] = &[
     key("SocketReuseAddress", C | M | J, HONOURED),
     key("SocketConnectHost", C | M | J, HONOURED),
     key("SocketConnectPort", C | M | J, HONOURED),
-    key("SocketConnectSourceHost", C | M, LOCAL_ADDRESS),
-    key("SocketConnectSourcePort", C | M, LOCAL_ADDRESS),
+    key("SocketConnectSourceHost", C | M, HONOURED),
+    key("SocketConnectSourcePort", C | M, HONOURED),
     key("SocketNodelay", C | M, HONOURED),
-    key("SocketSendBufferSize", C | M | J, SOCKET_DEFAULT),
-    key("SocketReceiveBufferSize", C | M | J, SOCKET_DEFAULT),
-    key("HostSelectionPolicy", M, FAILOVER),
-    key("HostSelectionPolicyPriorityStartOverInterval", M, FAILOVER),
+    key("SocketSendBufferSize", C | M | J, HONOURED),
+    key("SocketReceiveBufferSize", C | M | J, HONOURED),
+    key("HostSelectionPolicy", M, HONOURED),
+    key("HostSelectionPolicyPriorityStartOverInterval", M, HONOURED),
     key("ReconnectInterval", C | M | J, HONOURED),
-    key("ValidateLengthAndChecksum", C | M, DEFAULT_ONLY),
+    key("ValidateLengthAndChecksum", C | M, HONOURED),
     key("ValidateFieldsOutOfOrder", C | M | J, HONOURED),
     key("ValidateFieldsHaveValues", C | M | J, HONOURED),
     key("ValidateUserDefinedFields", C | M | J, HONOURED),
@@ -289,7 +279,7 @@ pub const KEYS: &[Key] = &[
     key("CertificateRevocationListFile", C | M, TLS),
     key("CertificateRevocationListDirectory", C | M, TLS),
     key("CertificateVerifyLevel", C | M, TLS),
-    key("AllowedRemoteAddresses", M | J, ANY_PEER),
+    key("AllowedRemoteAddresses", M | J, HONOURED),
     key("SSLProtocol", C | M, TLS),
     key("SSLCipherSuite", C | M, TLS),
     key("TLSCipherSuites", M, TLS),
@@ -304,18 +294,18 @@ pub const KEYS: &[Key] = &[
     key("ValidateUnorderedGroupFields", J, DEFAULT_ONLY),
     key("ValidateIncomingMessage", J, DEFAULT_ONLY),
     key("ValidateSequenceNumbers", J, DEFAULT_ONLY),
-    key("ValidateChecksum", J, DEFAULT_ONLY),
+    key("ValidateChecksum", J, HONOURED),
     key("RejectGarbledMessage", J, DEFAULT_ONLY),
     key("RejectInvalidMessage", J, DEFAULT_ONLY),
     key("RejectMessageOnUnhandledException", J, BUILT_IN_APPS),
     key("RequiresOrigSendingTime", J, DEFAULT_ONLY),
     key("SocketConnectProtocol", J, VM_PIPE),
-    key("SocketConnectPort<n>", J, FAILOVER),
-    key("SocketConnectHost<n>", J, FAILOVER),
-    key("SocketLocalPort", J, LOCAL_ADDRESS),
-    key("SocketLocalHost", J, LOCAL_ADDRESS),
+    key("SocketConnectPort<n>", J, HONOURED),
+    key("SocketConnectHost<n>", J, HONOURED),
+    key("SocketLocalPort", J, HONOURED),
+    key("SocketLocalHost", J, HONOURED),
     key("DynamicSession", J, DYNAMIC),
-    key("SocketAcceptAddress", J, ANY_ADDRESS),
+    key("SocketAcceptAddress", J, HONOURED),
     key("SocketAcceptProtocol", J, VM_PIPE),
     key("AcceptorTemplate", J, DYNAMIC),
     key("SocketUseSSL", J, TLS),
@@ -350,7 +340,7 @@ pub const KEYS: &[Key] = &[
     key("SocketSynchronousWriteTimeout", J, MINA),
     key("MaxScheduledWriteRequests", J, MINA),
     key("FileStoreMaxCachedMsgs", J, CACHE),
-    key("FileStoreSync", J, NO_FSYNC),
+    key("FileStoreSync", J, HONOURED),
     key("JdbcDataSourceName", J, DATABASE),
     key("JdbcDriver", J, DATABASE),
     key("JdbcURL", J, DATABASE),
@@ -390,8 +380,8 @@ pub const KEYS: &[Key] = &[
     key("ForceResendWhenCorruptedStore", J, DAMAGED_STORE),
     key("Username", P, HONOURED),
     key("Password", P, HONOURED),
-    key("SocketConnectSourceHost<n>", P, LOCAL_ADDRESS),
-    key("SocketConnectSourcePort<n>", P, LOCAL_ADDRESS),
+    key("SocketConnectSourceHost<n>", P, HONOURED),
+    key("SocketConnectSourcePort<n>", P, HONOURED),
 ];
 
 /// The known key `written` is, numbered families included.

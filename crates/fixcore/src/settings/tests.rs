@@ -327,6 +327,9 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         "StartDay" | "EndDay" | "LogonDay" | "LogoutDay" => "Monday",
         "TimestampPrecision" => "6",
         "TimeStampPrecision" => "MICROS",
+        "HostSelectionPolicy" => "PRIORITY",
+        "FileStoreSync" => "Y",
+        "AllowedRemoteAddresses" | "SocketAcceptAddress" => "127.0.0.1",
         "SocketNodelay" | "SocketTcpNoDelay" | "SocketReuseAddress" => "N",
         "Username" => "trader1",
         "Password" => "s3cret",
@@ -373,6 +376,101 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
     assert!(!s.persist_messages && !s.send_redundant_resend_requests);
     assert_eq!(s.username.as_deref(), Some("trader1"));
     assert_eq!(s.password.as_deref(), Some("s3cret"));
+    assert_eq!(s.socket_accept_address.as_deref(), Some("127.0.0.1"));
+    assert_eq!(s.allowed_remote_addresses, ["127.0.0.1"]);
+    assert_eq!(s.socket_send_buffer_size, Some(7));
+    assert!(!s.validate_length_and_checksum && !s.validate_checksum);
+    assert_eq!(
+        s.store_durability(),
+        crate::session::store::Durability::Fsync
+    );
+}
+
+const INI: &str = "[SESSION]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=A\nTargetCompID=B\nHeartBtInt=30\nSocketConnectHost=h0\nSocketConnectPort=1000\n";
+
+/// `SocketConnectHost<n>`/`SocketConnectPort<n>` with their source
+/// addresses, in order; numbers must run 1, 2, 3... and come in pairs.
+#[test]
+fn an_initiators_targets_are_read_in_order() {
+    let s = Settings::parse(&format!(
+        "{INI}SocketLocalHost=10.0.0.9\nSocketConnectHost2=h2\nSocketConnectPort2=1002\n\
+         SocketConnectHost1=h1\nSocketConnectPort1=1001\nSocketConnectSourcePort1=7001\n\
+         HostSelectionPolicy=PRIORITY\n"
+    ))
+    .unwrap();
+    let s = &s.sessions[0];
+    let t: Vec<(&str, u16, Option<&str>, Option<u16>)> = s
+        .connect_targets
+        .iter()
+        .map(|t| {
+            (
+                t.host.as_str(),
+                t.port,
+                t.source_host.as_deref(),
+                t.source_port,
+            )
+        })
+        .collect();
+    assert_eq!(
+        t,
+        [
+            ("h0", 1000, Some("10.0.0.9"), None),
+            ("h1", 1001, None, Some(7001)),
+            ("h2", 1002, None, None)
+        ]
+    );
+    assert_eq!(
+        s.host_selection,
+        HostSelection::Priority {
+            start_over_secs: 120
+        }
+    );
+    for (extra, why) in [
+        (
+            "SocketConnectHost2=h2\nSocketConnectPort2=2\n",
+            "line 9: SocketConnectHost<n> and SocketConnectPort<n> must be numbered 1, 2, 3... without a gap",
+        ),
+        (
+            "SocketConnectHost1=h1\n",
+            "line 1: [SESSION] has no SocketConnectPort1",
+        ),
+        (
+            "HostSelectionPolicy=RANDOM\n",
+            "line 9: bad value \"RANDOM\" for HostSelectionPolicy: expected PRIORITY (leave it out to try the hosts in turn)",
+        ),
+        (
+            "SocketConnectSourceHost=a\nSocketLocalHost=b\n",
+            "line 1: SocketConnectSourceHost and SocketLocalHost disagree",
+        ),
+        (
+            "SocketSendBufferSize=4294967295\n",
+            "line 9: bad value \"4294967295\" for SocketSendBufferSize: at most 2147483647 bytes",
+        ),
+    ] {
+        assert_eq!(err(&format!("{INI}{extra}")), why, "{extra}");
+    }
+}
+
+/// One listener serves a port's acceptor sessions: they must agree on
+/// its address and buffers.
+#[test]
+fn acceptor_sessions_of_one_port_agree_on_its_socket() {
+    let two = |a: &str, b: &str| format!("{ACC}{a}\n{ACC}SessionQualifier=2\n{b}\n");
+    assert!(Settings::parse(&two("SocketAcceptAddress=h", "SocketAcceptAddress=h")).is_ok());
+    for (a, b) in [
+        ("SocketAcceptAddress=h", ""),
+        ("SocketSendBufferSize=1000", "SocketSendBufferSize=2000"),
+        ("", "SocketReceiveBufferSize=1000"),
+    ] {
+        assert_eq!(
+            err(&two(a, b)),
+            "line 8: the acceptor sessions of one SocketAcceptPort must agree on \
+             SocketAcceptAddress, SocketSendBufferSize and SocketReceiveBufferSize",
+            "{a} / {b}"
+        );
+    }
+    // 0 is the system's size, as when unset.
+    assert!(Settings::parse(&two("SocketSendBufferSize=0", "")).is_ok());
 }
 
 /// Weekly sessions, logon windows and the rules QuickFIX's SessionFactory
