@@ -273,3 +273,74 @@ fn a_misspelled_key_stops_the_acceptor_with_the_key_meant() {
     // Nothing listened.
     assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
 }
+
+/// The binary wires the socket keys through: an acceptor listens on its
+/// `SocketAcceptAddress` only, and an initiator whose first host refuses
+/// logs on at `SocketConnectHost1`, from `SocketConnectSourceHost1`.
+#[test]
+fn the_commands_listen_and_connect_where_the_settings_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(
+        d.join("acceptor.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n\
+             SocketAcceptAddress=127.0.0.2\n\n[SESSION]\nBeginString=FIX.4.4\n\
+             SenderCompID=ISLD\nTargetCompID=TW\n"
+        ),
+    )
+    .unwrap();
+    let acceptor = start(d, "acceptor.cfg");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.2", port)).is_err() {
+        assert!(Instant::now() < deadline, "the acceptor never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let refused = TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    drop(acceptor);
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = listener.local_addr().unwrap().port();
+    std::fs::write(
+        d.join("initiator.cfg"),
+        format!(
+            "[SESSION]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=TW\n\
+             TargetCompID=ISLD\nHeartBtInt=30\nReconnectInterval=1\n\
+             SocketConnectHost=127.0.0.1\nSocketConnectPort={}\n\
+             SocketConnectHost1=127.0.0.1\nSocketConnectPort1={up}\n\
+             SocketConnectSourceHost1=127.0.0.3\n",
+            free_port()
+        ),
+    )
+    .unwrap();
+    let _initiator = perfkit()
+        .current_dir(d)
+        .args(["fix", "initiator", "initiator.cfg"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(Running)
+        .unwrap();
+    // Polled, so that an initiator that never comes fails the test
+    // instead of hanging it.
+    listener.set_nonblocking(true).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut c, peer) = loop {
+        match listener.accept() {
+            Ok(accepted) => break accepted,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(Instant::now() < deadline, "the initiator never connected");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    };
+    assert_eq!(peer.ip().to_string(), "127.0.0.3");
+    c.set_nonblocking(false).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let logon = read_message(&mut c).unwrap();
+    assert!(has(&logon, "35=A") && has(&logon, "49=TW"), "{logon:?}");
+}
