@@ -1,12 +1,15 @@
 //! QuickFIX session settings files: `[DEFAULT]` and `[SESSION]` sections of
 //! `Key=Value` lines.
 //!
-//! A file QuickFIX accepts is read unchanged for the keys listed in
-//! [`KEYS`]; any other key is refused with its line number, because a
-//! silently ignored misspelling (`HeartbtInt`) would run a session with a
-//! setting its owner did not ask for. Each `[SESSION]` inherits every key of
-//! `[DEFAULT]` and may override it. Text is never printed here; the caller
-//! prefixes errors with the file name.
+//! Every key QuickFIX/C++ or QuickFIX/J knows is known here ([`KEYS`],
+//! with where the names come from); each is either acted on or accepted
+//! with a [`SettingsWarning`] that says why it has no effect, so a
+//! QuickFIX shop's file starts. Any other key is refused with its line
+//! number and the closest known name, because a silently ignored
+//! misspelling (`HeartbtInt`) would run a session with a setting its
+//! owner did not ask for. Each `[SESSION]` inherits every key of
+//! `[DEFAULT]` and may override it. Text is never printed here; the
+//! caller prefixes errors and warnings with the file name.
 
 use std::collections::BTreeMap;
 
@@ -14,8 +17,10 @@ use crate::build::TimePrecision;
 use crate::window::TimeWindow;
 pub use crate::window::{TimeOfDay, Weekday};
 
+pub mod keys;
 mod resolve;
 
+pub use keys::{KEYS, Key, Treatment};
 use resolve::resolve;
 
 /// A settings file that cannot be used, with the 1-based line it concerns.
@@ -51,13 +56,20 @@ pub enum SettingsError {
         /// The key.
         key: String,
     },
-    /// A key this engine does not support (or a misspelling of one).
-    #[error("line {line}: unsupported settings key {key:?}")]
+    /// A key neither QuickFIX nor perfkit knows: a misspelling, most
+    /// likely.
+    #[error(
+        "line {line}: unknown settings key {key:?}{}",
+        did_you_mean(suggestion)
+    )]
     UnknownKey {
         /// Line number.
         line: usize,
         /// The key as written.
         key: String,
+        /// The known key it is closest to, if one is close
+        /// ([`keys::suggest`]).
+        suggestion: Option<String>,
     },
     /// A key given twice in one section.
     #[error("line {line}: key {key:?} repeated in one section (first on line {first})")]
@@ -74,8 +86,8 @@ pub enum SettingsError {
     BadValue {
         /// Line number.
         line: usize,
-        /// The key.
-        key: &'static str,
+        /// The key as written.
+        key: String,
         /// The value as written.
         value: String,
         /// What was expected.
@@ -87,7 +99,7 @@ pub enum SettingsError {
         /// Line of the `[SESSION]` header.
         line: usize,
         /// The key.
-        key: &'static str,
+        key: String,
     },
     /// Two sessions with the same BeginString, SenderCompID, TargetCompID
     /// and SessionQualifier.
@@ -113,59 +125,45 @@ pub enum SettingsError {
     NoSession,
 }
 
-/// Every key understood, as QuickFIX spells it.
-pub const KEYS: &[&str] = &[
-    "ConnectionType",
-    "BeginString",
-    "SenderCompID",
-    "TargetCompID",
-    "SessionQualifier",
-    "DefaultApplVerID",
-    "SocketAcceptPort",
-    "SocketConnectHost",
-    "SocketConnectPort",
-    "SocketNodelay",
-    "SocketReuseAddress",
-    "HeartBtInt",
-    "ReconnectInterval",
-    "UseDataDictionary",
-    "DataDictionary",
-    "TransportDataDictionary",
-    "AppDataDictionary",
-    "FileStorePath",
-    "ResetOnLogon",
-    "ResetOnLogout",
-    "ResetOnDisconnect",
-    "StartTime",
-    "EndTime",
-    "StartDay",
-    "EndDay",
-    "NonStopSession",
-    "LogonTime",
-    "LogoutTime",
-    "LogonDay",
-    "LogoutDay",
-    "UseLocalTime",
-    "RefreshOnLogon",
-    "TimestampPrecision",
-    "MillisecondsInTimeStamp",
-    "ValidateFieldsOutOfOrder",
-    "ValidateFieldsHaveValues",
-    "ValidateUserDefinedFields",
-    "AllowUnknownMsgFields",
-    "CheckLatency",
-    "MaxLatency",
-    "CheckCompID",
-    "EnableNextExpectedMsgSeqNum",
-    "LogonTimeout",
-    "LogoutTimeout",
-    "SendRedundantResendRequests",
-    "PersistMessages",
-    // Not QuickFIX/C++ keys (its applications add the fields in toAdmin
-    // and check them in fromAdmin); QuickFIX/J reads the same two names.
-    "Username",
-    "Password",
-];
+/// `, did you mean K?` for an [`SettingsError::UnknownKey`] with a
+/// suggestion.
+fn did_you_mean(suggestion: &Option<String>) -> String {
+    suggestion
+        .as_ref()
+        .map(|k| format!(" (did you mean {k}?)"))
+        .unwrap_or_default()
+}
+
+/// A known key that perfkit accepts but does not act on: one per key
+/// name, however many lines and sections set it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingsWarning {
+    /// The first line that sets it.
+    pub line: usize,
+    /// The other lines that set it, in file order.
+    pub more_lines: Vec<usize>,
+    /// The key as written.
+    pub key: String,
+    /// Why it does nothing: [`Treatment::NoEffect`] or
+    /// [`Treatment::NotYet`], never [`Treatment::Honoured`].
+    pub treatment: Treatment,
+}
+
+impl std::fmt::Display for SettingsWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, why) = match self.treatment {
+            Treatment::NoEffect(why) => ("has no effect", why),
+            Treatment::NotYet(why) => ("is not supported yet", why),
+            Treatment::Honoured => ("is honoured", ""),
+        };
+        write!(f, "line {}: {} {what}: {why}", self.line, self.key)?;
+        if !self.more_lines.is_empty() {
+            let lines: Vec<String> = self.more_lines.iter().map(usize::to_string).collect();
+            write!(f, " (also set on line {})", lines.join(", "))?;
+        }
+        Ok(())
+    }
+}
 
 /// Which side opens the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,9 +340,78 @@ pub struct SessionSettings {
     pub username: Option<String>,
     /// `Password`: Password(554), as `Username`.
     pub password: Option<String>,
+    /// `SocketAcceptAddress`: the host name or address an acceptor
+    /// listens on; `None`: every IPv4 address.
+    pub socket_accept_address: Option<String>,
+    /// `SocketSendBufferSize`: SO_SNDBUF in bytes; `None` (or 0, as in
+    /// QuickFIX): the system's default.
+    pub socket_send_buffer_size: Option<u32>,
+    /// `SocketReceiveBufferSize`: SO_RCVBUF in bytes, as above.
+    pub socket_receive_buffer_size: Option<u32>,
+    /// `AllowedRemoteAddresses`: the host names or addresses an acceptor
+    /// session takes a connection from; empty: any.
+    pub allowed_remote_addresses: Vec<String>,
+    /// `ValidateLengthAndChecksum` (default Y): `N` takes a message whose
+    /// BodyLength or CheckSum is wrong instead of dropping it as garbled.
+    pub validate_length_and_checksum: bool,
+    /// QuickFIX/J's `ValidateChecksum` (default Y): `N` takes a message
+    /// whose CheckSum alone is wrong.
+    pub validate_checksum: bool,
+    /// Where an initiator connects: `SocketConnectHost`/`Port` first,
+    /// then `SocketConnectHost1`/`Port1`, 2... (each with its source
+    /// address, if one is given); empty for an acceptor.
+    pub connect_targets: Vec<ConnectTarget>,
+    /// `HostSelectionPolicy`: the order an initiator tries its targets in.
+    pub host_selection: HostSelection,
+    /// `FileStoreSync` (default N): `Y` makes the file store fsync what
+    /// each flush wrote before the session goes on.
+    pub file_store_sync: bool,
+}
+
+/// One place an initiator connects to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectTarget {
+    /// `SocketConnectHost<n>`: a host name or address.
+    pub host: String,
+    /// `SocketConnectPort<n>`.
+    pub port: u16,
+    /// `SocketConnectSourceHost<n>` (QuickFIX/J: `SocketLocalHost`): the
+    /// local address to connect from; `None`: the system's choice.
+    pub source_host: Option<String>,
+    /// `SocketConnectSourcePort<n>` (QuickFIX/J: `SocketLocalPort`): the
+    /// local port to connect from; `None`: the system's choice.
+    pub source_port: Option<u16>,
+}
+
+/// The order an initiator tries its [`ConnectTarget`]s in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostSelection {
+    /// QuickFIX's default: each attempt takes the next target, back to the
+    /// first after the last.
+    InTurn,
+    /// `HostSelectionPolicy=PRIORITY`: as `InTurn`, but an attempt that
+    /// comes `start_over_secs` or more after the one before starts again
+    /// from the first target
+    /// (`HostSelectionPolicyPriorityStartOverInterval`, default 120):
+    /// after a connection that lasted, the primary is tried first.
+    Priority {
+        /// Seconds between attempts after which the first target is
+        /// tried again.
+        start_over_secs: u32,
+    },
 }
 
 impl SessionSettings {
+    /// How far the file store's flushes go (`FileStoreSync`): to the
+    /// disk, or into the kernel.
+    pub fn store_durability(&self) -> crate::session::store::Durability {
+        if self.file_store_sync {
+            crate::session::store::Durability::Fsync
+        } else {
+            crate::session::store::Durability::Process
+        }
+    }
+
     /// The window the session runs in (StartTime/EndTime, weekly with
     /// StartDay/EndDay, local with UseLocalTime); `None`: always.
     pub fn session_window(&self) -> Option<TimeWindow> {
@@ -400,15 +467,22 @@ impl SessionSettings {
 pub struct Settings {
     /// The sessions, in file order.
     pub sessions: Vec<SessionSettings>,
+    /// The known keys the file sets that perfkit does not act on, one per
+    /// key, in the order of their first line: a caller shows each at
+    /// start-up.
+    pub warnings: Vec<SettingsWarning>,
 }
 
-/// A key's value and the line it was written on.
-type Entries = BTreeMap<&'static str, (String, usize)>;
+/// Each key's value and the line it was written on, by the key as
+/// written (a numbered family's members, `SocketConnectHost2`, are
+/// keys of their own).
+type Entries = BTreeMap<String, (String, usize)>;
 
 impl Settings {
     /// Reads a settings file's text.
     pub fn parse(text: &str) -> Result<Settings, SettingsError> {
         let mut default: Option<Entries> = None;
+        let mut warnings: Vec<SettingsWarning> = Vec::new();
         // (header line, entries) for each [SESSION].
         let mut sessions: Vec<(usize, Entries)> = Vec::new();
         // Which section the next key goes to: None before any header,
@@ -462,10 +536,11 @@ impl Settings {
                     text: t.to_string(),
                 });
             }
-            let Some(&key) = KEYS.iter().find(|&&known| known == k) else {
+            let Some(known) = keys::find(k) else {
                 return Err(SettingsError::UnknownKey {
                     line,
                     key: k.to_string(),
+                    suggestion: keys::suggest(k),
                 });
             };
             let entries = match current {
@@ -478,14 +553,25 @@ impl Settings {
                 Some(None) => default.get_or_insert_with(Entries::new),
                 Some(Some(s)) => &mut sessions[s].1,
             };
-            if let Some((_, first)) = entries.get(key) {
+            if let Some((_, first)) = entries.get(k) {
                 return Err(SettingsError::RepeatedKey {
                     line,
                     first: *first,
-                    key: key.to_string(),
+                    key: k.to_string(),
                 });
             }
-            entries.insert(key, (v.to_string(), line));
+            entries.insert(k.to_string(), (v.to_string(), line));
+            if known.treatment != Treatment::Honoured {
+                match warnings.iter_mut().find(|w| w.key == k) {
+                    Some(w) => w.more_lines.push(line),
+                    None => warnings.push(SettingsWarning {
+                        line,
+                        more_lines: Vec::new(),
+                        key: k.to_string(),
+                        treatment: known.treatment,
+                    }),
+                }
+            }
         }
         if sessions.is_empty() {
             return Err(SettingsError::NoSession);
@@ -504,9 +590,29 @@ impl Settings {
                     id,
                 });
             }
+            // One listener serves every acceptor session of a port, so
+            // they must agree on how it is made.
+            if s.connection_type == ConnectionType::Acceptor
+                && let Some(first) = out.iter().find(|p| {
+                    p.connection_type == ConnectionType::Acceptor
+                        && p.socket_accept_port == s.socket_accept_port
+                })
+                && (first.socket_accept_address != s.socket_accept_address
+                    || first.socket_send_buffer_size != s.socket_send_buffer_size
+                    || first.socket_receive_buffer_size != s.socket_receive_buffer_size)
+            {
+                return Err(SettingsError::Inconsistent {
+                    line,
+                    why: "the acceptor sessions of one SocketAcceptPort must agree on \
+                          SocketAcceptAddress, SocketSendBufferSize and SocketReceiveBufferSize",
+                });
+            }
             out.push(s);
         }
-        Ok(Settings { sessions: out })
+        Ok(Settings {
+            sessions: out,
+            warnings,
+        })
     }
 }
 

@@ -6,7 +6,7 @@
 //! live session is never disturbed.
 
 use std::io::{self, Read};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -16,6 +16,7 @@ use super::connection::{self, Options};
 use super::machine::Session;
 use super::store::SessionStore;
 use crate::frame::Framer;
+use crate::settings::SessionSettings;
 
 /// BeginString, SenderCompID and TargetCompID as a message carries them.
 type Route = (String, String, String);
@@ -25,6 +26,17 @@ pub struct Acceptor<S: SessionStore> {
     slots: Vec<Mutex<Option<Session<S>>>>,
     /// (BeginString, our CompID, theirs) of each slot.
     keys: Vec<Route>,
+    /// What each slot asks of a connection before its Logon is taken.
+    rules: Vec<Rules>,
+}
+
+/// A session's conditions for taking a connection.
+struct Rules {
+    /// Whether the Logon's CheckSum must hold (`ValidateLengthAndChecksum`,
+    /// `ValidateChecksum`).
+    checksum: bool,
+    /// `AllowedRemoteAddresses` as written; empty: any address.
+    allowed: Vec<String>,
 }
 
 impl<S: SessionStore + Send> Acceptor<S> {
@@ -41,9 +53,17 @@ impl<S: SessionStore + Send> Acceptor<S> {
                 )
             })
             .collect();
+        let rules = sessions
+            .iter()
+            .map(|s| Rules {
+                checksum: s.config().validate_checksum,
+                allowed: s.config().allowed_remote_addresses.clone(),
+            })
+            .collect();
         Acceptor {
             slots: sessions.into_iter().map(|s| Mutex::new(Some(s))).collect(),
             keys,
+            rules,
         }
     }
 
@@ -77,13 +97,14 @@ impl<S: SessionStore + Send> Acceptor<S> {
         FL: Fn(usize) -> L + Sync,
     {
         listener.set_nonblocking(true)?;
+        let allowed = self.allowed_addresses()?;
         let mut waiting: Vec<Waiting> = Vec::new();
         let mut refused = Refused::default();
         std::thread::scope(|scope| {
             while !opts.stop.load(Ordering::Relaxed) {
                 let ready = poll_all(listener, &waiting, POLL)?;
                 if ready[0] {
-                    self.accept_all(listener, &mut waiting, &mut refused, misc, opts)?;
+                    self.accept_all(listener, &mut waiting, &mut refused, &allowed, misc, opts)?;
                 }
                 let now = Instant::now();
                 // From the end, so that swap_remove only moves entries
@@ -103,7 +124,9 @@ impl<S: SessionStore + Send> Acceptor<S> {
                     if let Some(outcome) = verdict {
                         let w = waiting.swap_remove(i);
                         match outcome {
-                            Ok(route) => self.start(scope, w, route, &app, &log, misc, opts),
+                            Ok(logon) => {
+                                self.start(scope, w, logon, &allowed, &app, &log, misc, opts)
+                            }
                             Err(why) => misc(&format!("connection from {}: {why}; closed", w.peer)),
                         }
                     }
@@ -114,18 +137,45 @@ impl<S: SessionStore + Send> Acceptor<S> {
         })
     }
 
-    /// Accepts every connection waiting on `listener`.
+    /// Each slot's `AllowedRemoteAddresses`, resolved once at start-up
+    /// (empty: any); a name that does not resolve is an error.
+    fn allowed_addresses(&self) -> io::Result<Vec<Vec<IpAddr>>> {
+        self.rules
+            .iter()
+            .map(|r| {
+                let mut ips = Vec::new();
+                for name in &r.allowed {
+                    let found = (name.as_str(), 0).to_socket_addrs().map_err(|e| {
+                        io::Error::new(e.kind(), format!("AllowedRemoteAddresses {name}: {e}"))
+                    })?;
+                    ips.extend(found.map(|a| a.ip().to_canonical()));
+                }
+                Ok(ips)
+            })
+            .collect()
+    }
+
+    /// Accepts every connection waiting on `listener`. A peer that no
+    /// session's `AllowedRemoteAddresses` lets in is closed at once,
+    /// before it can send anything.
     fn accept_all(
         &self,
         listener: &TcpListener,
         waiting: &mut Vec<Waiting>,
         refused: &mut Refused,
+        allowed: &[Vec<IpAddr>],
         misc: &(dyn Fn(&str) + Sync),
         opts: Options<'_>,
     ) -> io::Result<()> {
         loop {
             match listener.accept() {
                 Ok((stream, peer)) => {
+                    if !allowed.iter().any(|a| admits(a, peer.ip())) {
+                        misc(&format!(
+                            "connection from {peer}: not in any session's AllowedRemoteAddresses; closed"
+                        ));
+                        continue;
+                    }
                     if waiting.len() >= opts.max_unauthenticated.max(1) {
                         // The longest waiting goes, not the newcomer: a
                         // flood of idle connections must not keep a real
@@ -162,13 +212,16 @@ impl<S: SessionStore + Send> Acceptor<S> {
     }
 
     /// Gives a connection whose Logon arrived its session, on a thread of
-    /// its own; refuses it when the session is unknown or taken.
+    /// its own; refuses it when the session is unknown or taken, when its
+    /// CheckSum is wrong and the session checks it, or when the session's
+    /// `AllowedRemoteAddresses` leave the peer out.
     #[allow(clippy::too_many_arguments)]
     fn start<'scope, 'env, A, L, FA, FL>(
         &'env self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
         w: Waiting,
-        key: Route,
+        logon: Logon,
+        allowed: &[Vec<IpAddr>],
         app: &'env FA,
         log: &'env FL,
         misc: &'env (dyn Fn(&str) + Sync),
@@ -179,6 +232,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         FA: Fn(usize) -> A + Sync,
         FL: Fn(usize) -> L + Sync,
     {
+        let key = logon.route;
         let Some(i) = self
             .keys
             .iter()
@@ -190,6 +244,20 @@ impl<S: SessionStore + Send> Acceptor<S> {
             ));
             return;
         };
+        if !logon.checksum_holds && self.rules[i].checksum {
+            misc(&format!(
+                "connection from {}: first message has a bad CheckSum; closed",
+                w.peer
+            ));
+            return;
+        }
+        if !admits(&allowed[i], w.peer.ip()) {
+            misc(&format!(
+                "connection from {}: not in the AllowedRemoteAddresses of {}:{}->{}; closed",
+                w.peer, key.0, key.2, key.1
+            ));
+            return;
+        }
         let taken = self.slots[i]
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -221,6 +289,57 @@ impl<S: SessionStore + Send> Acceptor<S> {
     }
 }
 
+/// A listener for the acceptor sessions of `s`'s port, made as their
+/// settings say: on `SocketAcceptAddress` (every IPv4 address when it is
+/// unset) at `SocketAcceptPort`, with SO_REUSEADDR as
+/// `SocketReuseAddress` says (std's `bind` always sets it, hence socket2)
+/// and the `SocketSendBufferSize`/`SocketReceiveBufferSize` buffers, which
+/// the connections it accepts inherit. (Settings::parse has checked that
+/// every acceptor session of the port agrees on these.)
+pub fn listen(s: &SessionSettings) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let port = s
+        .socket_accept_port
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no SocketAcceptPort"))?;
+    let addr = match &s.socket_accept_address {
+        None => SocketAddr::from(([0, 0, 0, 0], port)),
+        Some(host) => (host.as_str(), port)
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("SocketAcceptAddress {host} has no address"),
+                )
+            })?,
+    };
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_address(s.socket_reuse_address)?;
+    set_buffers(
+        &socket,
+        s.socket_send_buffer_size,
+        s.socket_receive_buffer_size,
+    )?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
+/// SO_SNDBUF and SO_RCVBUF, where given (`None`: the system's).
+pub(crate) fn set_buffers(
+    socket: &socket2::Socket,
+    send: Option<u32>,
+    receive: Option<u32>,
+) -> io::Result<()> {
+    if let Some(n) = send {
+        socket.set_send_buffer_size(n as usize)?;
+    }
+    if let Some(n) = receive {
+        socket.set_recv_buffer_size(n as usize)?;
+    }
+    Ok(())
+}
+
 /// The longest first message a connection may send: a Logon is a few
 /// hundred bytes, and this bounds what the connections awaiting theirs
 /// hold together (256 of them, 16 MiB, where the 1 MiB message limit would
@@ -247,9 +366,9 @@ struct Waiting {
 
 impl Waiting {
     /// Reads what arrived: `None` while the first message is incomplete,
-    /// its route once it is a good Logon, why the connection goes when it
-    /// cannot be one.
-    fn read(&mut self, max_message: usize) -> Option<Result<Route, String>> {
+    /// the Logon once it is one, why the connection goes when it cannot
+    /// be one.
+    fn read(&mut self, max_message: usize) -> Option<Result<Logon, String>> {
         let mut buf = [0u8; 4096];
         loop {
             match self.stream.read(&mut buf) {
@@ -278,13 +397,18 @@ impl Waiting {
     }
 }
 
-/// The route of `msg` if it is a Logon whose CheckSum holds; otherwise
-/// why it cannot open a session.
-fn logon_route(msg: &[u8]) -> Result<Route, String> {
-    if !crate::frame::checksum_holds(msg) {
-        return Err("first message has a bad CheckSum".into());
-    }
-    let key = routing(msg);
+/// A connection's first message, a Logon.
+struct Logon {
+    route: Route,
+    /// Whether its CheckSum holds; the session it is for decides whether
+    /// that matters.
+    checksum_holds: bool,
+}
+
+/// `msg` as a Logon, if it is one; otherwise why it cannot open a
+/// session.
+fn logon_route(msg: &[u8]) -> Result<Logon, String> {
+    let route = routing(msg);
     // MsgType is the third field; anything else before a Logon takes no
     // session.
     let msg_type = msg
@@ -297,7 +421,16 @@ fn logon_route(msg: &[u8]) -> Result<Route, String> {
             String::from_utf8_lossy(msg_type.unwrap_or(b"missing"))
         ));
     }
-    Ok(key)
+    Ok(Logon {
+        route,
+        checksum_holds: crate::frame::checksum_holds(msg),
+    })
+}
+
+/// Whether `allowed` (empty: any) lets `peer` in; an IPv4 peer reached
+/// through an IPv6 socket counts as its IPv4 address.
+fn admits(allowed: &[IpAddr], peer: IpAddr) -> bool {
+    allowed.is_empty() || allowed.contains(&peer.to_canonical())
 }
 
 /// Connections closed because too many awaited their Logon, reported at

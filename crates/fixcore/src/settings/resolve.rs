@@ -3,8 +3,8 @@
 //! and times, each refused with its key, value and line.
 
 use super::{
-    ApplVerId, BeginString, ConnectionType, Entries, SessionSettings, SettingsError, TimeOfDay,
-    Validation, Weekday,
+    ApplVerId, BeginString, ConnectTarget, ConnectionType, Entries, HostSelection, SessionSettings,
+    SettingsError, TimeOfDay, Validation, Weekday,
 };
 use crate::build::TimePrecision;
 use crate::window::TimeWindow;
@@ -16,35 +16,35 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
-    fn raw(&self, key: &'static str) -> Option<(&str, usize)> {
+    fn raw(&self, key: &str) -> Option<(&str, usize)> {
         self.e.get(key).map(|(v, l)| (v.as_str(), *l))
     }
 
-    fn bad(key: &'static str, v: &str, line: usize, why: &'static str) -> SettingsError {
+    fn bad(key: &str, v: &str, line: usize, why: &'static str) -> SettingsError {
         SettingsError::BadValue {
             line,
-            key,
+            key: key.to_string(),
             value: v.to_string(),
             why,
         }
     }
 
-    fn required(&self, key: &'static str) -> Result<(&str, usize), SettingsError> {
+    fn required(&self, key: &str) -> Result<(&str, usize), SettingsError> {
         match self.raw(key) {
             Some((v, l)) if !v.is_empty() => Ok((v, l)),
             Some((v, l)) => Err(Self::bad(key, v, l, "must not be empty")),
             None => Err(SettingsError::Missing {
                 line: self.header,
-                key,
+                key: key.to_string(),
             }),
         }
     }
 
-    fn string(&self, key: &'static str) -> Option<String> {
+    fn string(&self, key: &str) -> Option<String> {
         self.raw(key).map(|(v, _)| v.to_string())
     }
 
-    fn bool(&self, key: &'static str, default: bool) -> Result<bool, SettingsError> {
+    fn bool(&self, key: &str, default: bool) -> Result<bool, SettingsError> {
         match self.raw(key) {
             None => Ok(default),
             // QuickFIX's BoolConvertor: exactly one character, Y or N.
@@ -54,7 +54,7 @@ impl Reader<'_> {
         }
     }
 
-    fn uint(&self, key: &'static str) -> Result<Option<u32>, SettingsError> {
+    fn uint(&self, key: &str) -> Result<Option<u32>, SettingsError> {
         match self.raw(key) {
             None => Ok(None),
             Some((v, l)) => {
@@ -68,7 +68,7 @@ impl Reader<'_> {
         }
     }
 
-    fn port(&self, key: &'static str) -> Result<Option<u16>, SettingsError> {
+    fn port(&self, key: &str) -> Result<Option<u16>, SettingsError> {
         match self.uint(key)? {
             None => Ok(None),
             Some(p) => match u16::try_from(p) {
@@ -81,22 +81,74 @@ impl Reader<'_> {
         }
     }
 
-    /// QuickFIX reads MillisecondsInTimeStamp, then lets
-    /// TimestampPrecision override it.
+    /// A flag QuickFIX/C++ and QuickFIX/J spell differently: either name
+    /// sets it, and both may only if they agree.
+    fn bool_either(
+        &self,
+        ours: &'static str,
+        theirs: &'static str,
+        default: bool,
+        disagree: &'static str,
+    ) -> Result<bool, SettingsError> {
+        let a = self.bool(ours, default)?;
+        let b = self.bool(theirs, default)?;
+        match (self.raw(ours).is_some(), self.raw(theirs).is_some()) {
+            (true, true) if a != b => Err(SettingsError::Inconsistent {
+                line: self.header,
+                why: disagree,
+            }),
+            (false, true) => Ok(b),
+            _ => Ok(a),
+        }
+    }
+
+    /// QuickFIX/C++ reads MillisecondsInTimeStamp, then lets
+    /// TimestampPrecision override it; QuickFIX/J spells the latter
+    /// TimeStampPrecision, with names for values.
     fn timestamp_precision(&self) -> Result<Option<TimePrecision>, SettingsError> {
-        if let Some((v, l)) = self.raw("TimestampPrecision") {
-            return match v {
-                "0" => Ok(Some(TimePrecision::Seconds)),
-                "3" => Ok(Some(TimePrecision::Millis)),
-                "6" => Ok(Some(TimePrecision::Micros)),
-                "9" => Ok(Some(TimePrecision::Nanos)),
-                _ => Err(Self::bad(
-                    "TimestampPrecision",
-                    v,
-                    l,
-                    "expected 0, 3, 6 or 9",
-                )),
-            };
+        let cpp = match self.raw("TimestampPrecision") {
+            None => None,
+            Some((v, l)) => Some(match v {
+                "0" => TimePrecision::Seconds,
+                "3" => TimePrecision::Millis,
+                "6" => TimePrecision::Micros,
+                "9" => TimePrecision::Nanos,
+                _ => {
+                    return Err(Self::bad(
+                        "TimestampPrecision",
+                        v,
+                        l,
+                        "expected 0, 3, 6 or 9",
+                    ));
+                }
+            }),
+        };
+        let java = match self.raw("TimeStampPrecision") {
+            None => None,
+            Some((v, l)) => Some(match v {
+                "SECONDS" => TimePrecision::Seconds,
+                "MILLIS" => TimePrecision::Millis,
+                "MICROS" => TimePrecision::Micros,
+                "NANOS" => TimePrecision::Nanos,
+                _ => {
+                    return Err(Self::bad(
+                        "TimeStampPrecision",
+                        v,
+                        l,
+                        "expected SECONDS, MILLIS, MICROS or NANOS",
+                    ));
+                }
+            }),
+        };
+        match (cpp, java) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(SettingsError::Inconsistent {
+                    line: self.header,
+                    why: "TimestampPrecision and TimeStampPrecision disagree",
+                });
+            }
+            (Some(p), _) | (None, Some(p)) => return Ok(Some(p)),
+            (None, None) => {}
         }
         Ok(match self.raw("MillisecondsInTimeStamp") {
             None => None,
@@ -108,7 +160,153 @@ impl Reader<'_> {
         })
     }
 
-    fn day(&self, key: &'static str) -> Result<Option<Weekday>, SettingsError> {
+    /// A string QuickFIX/C++ and QuickFIX/J name differently: either
+    /// name, both only if they agree.
+    fn string_either(
+        &self,
+        ours: &str,
+        theirs: &str,
+        disagree: &'static str,
+    ) -> Result<Option<String>, SettingsError> {
+        match (self.raw(ours), self.raw(theirs)) {
+            (Some((a, _)), Some((b, _))) if a != b => Err(SettingsError::Inconsistent {
+                line: self.header,
+                why: disagree,
+            }),
+            (Some((v, _)), _) | (None, Some((v, _))) => Ok(Some(v.to_string())),
+            (None, None) => Ok(None),
+        }
+    }
+
+    /// A socket buffer size in bytes; 0 means the system's, as in
+    /// QuickFIX.
+    fn buffer_size(&self, key: &str) -> Result<Option<u32>, SettingsError> {
+        let size = self.uint(key)?.filter(|&n| n > 0);
+        match size {
+            // setsockopt takes an int.
+            Some(n) if n > i32::MAX as u32 => {
+                let (v, l) = self.raw(key).unwrap_or(("", self.header));
+                Err(Self::bad(key, v, l, "at most 2147483647 bytes"))
+            }
+            _ => Ok(size),
+        }
+    }
+
+    /// A local port to connect from: 0 is the system's choice.
+    fn source_port(&self, key: &str) -> Result<Option<u16>, SettingsError> {
+        match self.uint(key)? {
+            None | Some(0) => Ok(None),
+            Some(p) => u16::try_from(p).map(Some).map_err(|_| {
+                let (v, l) = self.raw(key).unwrap_or(("", self.header));
+                Self::bad(key, v, l, "expected a port 0-65535")
+            }),
+        }
+    }
+
+    /// An initiator's targets: the unnumbered pair, then `<n>` = 1, 2...
+    /// up to the first number neither host nor port has. A host without
+    /// its port (or the reverse), or a number past a gap, is refused:
+    /// such a target would never be tried.
+    fn connect_targets(&self) -> Result<Vec<ConnectTarget>, SettingsError> {
+        let mut out = Vec::new();
+        let Some((host, _)) = self.raw("SocketConnectHost") else {
+            return Ok(out);
+        };
+        let Some(port) = self.port("SocketConnectPort")? else {
+            return Ok(out);
+        };
+        out.push(ConnectTarget {
+            host: host.to_string(),
+            port,
+            source_host: self.string_either(
+                "SocketConnectSourceHost",
+                "SocketLocalHost",
+                "SocketConnectSourceHost and SocketLocalHost disagree",
+            )?,
+            source_port: match (
+                self.source_port("SocketConnectSourcePort")?,
+                self.source_port("SocketLocalPort")?,
+            ) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(SettingsError::Inconsistent {
+                        line: self.header,
+                        why: "SocketConnectSourcePort and SocketLocalPort disagree",
+                    });
+                }
+                (a, b) => a.or(b),
+            },
+        });
+        for n in 1.. {
+            let host_key = format!("SocketConnectHost{n}");
+            let port_key = format!("SocketConnectPort{n}");
+            let (host, port) = match (self.raw(&host_key), self.port(&port_key)?) {
+                (None, None) => break,
+                (Some((h, _)), Some(p)) => (h.to_string(), p),
+                (Some(_), None) => {
+                    return Err(SettingsError::Missing {
+                        line: self.header,
+                        key: port_key,
+                    });
+                }
+                (None, Some(_)) => {
+                    return Err(SettingsError::Missing {
+                        line: self.header,
+                        key: host_key,
+                    });
+                }
+            };
+            out.push(ConnectTarget {
+                host,
+                port,
+                source_host: self.string(&format!("SocketConnectSourceHost{n}")),
+                source_port: self.source_port(&format!("SocketConnectSourcePort{n}"))?,
+            });
+        }
+        let numbered = out.len() - 1;
+        let stray = self.e.iter().find(|(k, _)| {
+            [
+                "SocketConnectHost",
+                "SocketConnectPort",
+                "SocketConnectSourceHost",
+                "SocketConnectSourcePort",
+            ]
+            .iter()
+            .any(|stem| {
+                k.strip_prefix(stem)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .is_some_and(|n| n > numbered)
+            })
+        });
+        if let Some((k, (_, l))) = stray {
+            return Err(SettingsError::Inconsistent {
+                line: *l,
+                why: if k.contains("Source") {
+                    "a SocketConnectSourceHost<n> or SocketConnectSourcePort<n> has no SocketConnectHost<n>"
+                } else {
+                    "SocketConnectHost<n> and SocketConnectPort<n> must be numbered 1, 2, 3... without a gap"
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    fn host_selection(&self) -> Result<HostSelection, SettingsError> {
+        let start_over_secs = self
+            .uint("HostSelectionPolicyPriorityStartOverInterval")?
+            .unwrap_or(120);
+        match self.raw("HostSelectionPolicy") {
+            None => Ok(HostSelection::InTurn),
+            Some(("PRIORITY", _)) => Ok(HostSelection::Priority { start_over_secs }),
+            Some((v, l)) => Err(Self::bad(
+                "HostSelectionPolicy",
+                v,
+                l,
+                "expected PRIORITY (leave it out to try the hosts in turn)",
+            )),
+        }
+    }
+
+    fn day(&self, key: &str) -> Result<Option<Weekday>, SettingsError> {
         match self.raw(key) {
             None => Ok(None),
             Some((v, l)) => Weekday::parse(v)
@@ -117,7 +315,7 @@ impl Reader<'_> {
         }
     }
 
-    fn time(&self, key: &'static str) -> Result<Option<TimeOfDay>, SettingsError> {
+    fn time(&self, key: &str) -> Result<Option<TimeOfDay>, SettingsError> {
         match self.raw(key) {
             None => Ok(None),
             Some((v, l)) => TimeOfDay::parse(v)
@@ -157,7 +355,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         (BeginString::Fixt11, None) => {
             return Err(SettingsError::Missing {
                 line: header,
-                key: "DefaultApplVerID",
+                key: "DefaultApplVerID".into(),
             });
         }
         (BeginString::Fixt11, Some((v, l))) => Some(ApplVerId::parse(v).ok_or_else(|| {
@@ -194,7 +392,8 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
                 "EndTime"
             } else {
                 "StartTime"
-            },
+            }
+            .into(),
         });
     }
     let (start_day, end_day) = (r.day("StartDay")?, r.day("EndDay")?);
@@ -297,14 +496,45 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         timestamp_precision: r.timestamp_precision()?,
         validation,
         check_comp_id: r.bool("CheckCompID", true)?,
-        enable_next_expected_msg_seq_num: r.bool("EnableNextExpectedMsgSeqNum", false)?,
+        enable_next_expected_msg_seq_num: r.bool_either(
+            "EnableNextExpectedMsgSeqNum",
+            "SendNextExpectedMsgSeqNum",
+            false,
+            "EnableNextExpectedMsgSeqNum and SendNextExpectedMsgSeqNum disagree",
+        )?,
         logon_timeout: r.uint("LogonTimeout")?.unwrap_or(10),
         logout_timeout: r.uint("LogoutTimeout")?.unwrap_or(2),
-        socket_nodelay: r.bool("SocketNodelay", true)?,
+        socket_nodelay: r.bool_either(
+            "SocketNodelay",
+            "SocketTcpNoDelay",
+            true,
+            "SocketNodelay and SocketTcpNoDelay disagree",
+        )?,
         socket_reuse_address: r.bool("SocketReuseAddress", true)?,
         send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
         persist_messages: r.bool("PersistMessages", true)?,
         username: r.string("Username"),
         password: r.string("Password"),
+        socket_accept_address: r.string("SocketAcceptAddress"),
+        socket_send_buffer_size: r.buffer_size("SocketSendBufferSize")?,
+        socket_receive_buffer_size: r.buffer_size("SocketReceiveBufferSize")?,
+        allowed_remote_addresses: r
+            .string("AllowedRemoteAddresses")
+            .map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        validate_length_and_checksum: r.bool("ValidateLengthAndChecksum", true)?,
+        validate_checksum: r.bool("ValidateChecksum", true)?,
+        connect_targets: match connection_type {
+            ConnectionType::Initiator => r.connect_targets()?,
+            ConnectionType::Acceptor => Vec::new(),
+        },
+        host_selection: r.host_selection()?,
+        file_store_sync: r.bool("FileStoreSync", false)?,
     })
 }

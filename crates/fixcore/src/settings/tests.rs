@@ -83,12 +83,90 @@ fn err(text: &str) -> String {
 const ACC: &str = "[SESSION]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSenderCompID=A\nTargetCompID=B\nSocketAcceptPort=1\n";
 
 #[test]
-fn misspelled_key_is_named_with_its_line() {
+fn misspelled_key_is_named_with_its_line_and_the_key_meant() {
     let e = err(&format!("{ACC}HeartbtInt=30\n"));
-    assert_eq!(e, "line 7: unsupported settings key \"HeartbtInt\"");
+    assert_eq!(
+        e,
+        "line 7: unknown settings key \"HeartbtInt\" (did you mean HeartBtInt?)"
+    );
     // Keys are case-sensitive, as in QuickFIX.
     let e = err(&format!("{ACC}resetonlogon=Y\n"));
-    assert_eq!(e, "line 7: unsupported settings key \"resetonlogon\"");
+    assert_eq!(
+        e,
+        "line 7: unknown settings key \"resetonlogon\" (did you mean ResetOnLogon?)"
+    );
+    let e = err(&format!("[DEFAULT]\nFileLogPth=log\n{ACC}"));
+    assert_eq!(
+        e,
+        "line 2: unknown settings key \"FileLogPth\" (did you mean FileLogPath?)"
+    );
+    // Nothing near it: no guess.
+    let e = err(&format!("{ACC}Colour=blue\n"));
+    assert_eq!(e, "line 7: unknown settings key \"Colour\"");
+}
+
+/// A known key perfkit does not act on starts the session, with one
+/// warning per key naming its first line, the others, and why.
+#[test]
+fn keys_without_effect_are_accepted_with_one_warning_each() {
+    let text = format!(
+        "[DEFAULT]\nMySQLStoreHost=db\nSocketUseSSL=N\n{ACC}MySQLStoreHost=db2\n\
+         {ACC}SessionQualifier=2\nMySQLStoreHost=db3\n"
+    );
+    let s = Settings::parse(&text).unwrap();
+    assert_eq!(s.sessions.len(), 2);
+    let lines: Vec<String> = s.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        lines,
+        [
+            "line 2: MySQLStoreHost has no effect: perfkit has no database store; a session \
+             keeps its FileStorePath files, or memory (also set on line 10, 18)",
+            "line 3: SocketUseSSL is not supported yet: connections are plain TCP",
+        ]
+    );
+    assert_eq!(s.warnings[0].more_lines, [10, 18]);
+    // A file of honoured keys only warns of nothing.
+    assert!(Settings::parse(FILE).unwrap().warnings.is_empty());
+}
+
+/// QuickFIX/J's names for settings QuickFIX/C++ spells otherwise set the
+/// same thing; both may be given only when they agree.
+#[test]
+fn quickfix_j_spellings_are_read_too() {
+    let s = |extra: &str| Settings::parse(&format!("{ACC}{extra}"));
+    let one =
+        s("SocketTcpNoDelay=N\nSendNextExpectedMsgSeqNum=Y\nTimeStampPrecision=MICROS\n").unwrap();
+    let one = &one.sessions[0];
+    assert!(!one.socket_nodelay && one.enable_next_expected_msg_seq_num);
+    assert_eq!(one.timestamp_precision, Some(TimePrecision::Micros));
+    let both =
+        s("SocketNodelay=N\nSocketTcpNoDelay=N\nTimestampPrecision=9\nTimeStampPrecision=NANOS\n")
+            .unwrap();
+    assert!(!both.sessions[0].socket_nodelay);
+    assert_eq!(
+        both.sessions[0].timestamp_precision,
+        Some(TimePrecision::Nanos)
+    );
+    for (extra, why) in [
+        (
+            "SocketNodelay=N\nSocketTcpNoDelay=Y\n",
+            "line 1: SocketNodelay and SocketTcpNoDelay disagree",
+        ),
+        (
+            "EnableNextExpectedMsgSeqNum=Y\nSendNextExpectedMsgSeqNum=N\n",
+            "line 1: EnableNextExpectedMsgSeqNum and SendNextExpectedMsgSeqNum disagree",
+        ),
+        (
+            "TimestampPrecision=3\nTimeStampPrecision=NANOS\n",
+            "line 1: TimestampPrecision and TimeStampPrecision disagree",
+        ),
+        (
+            "TimeStampPrecision=6\n",
+            "line 7: bad value \"6\" for TimeStampPrecision: expected SECONDS, MILLIS, MICROS or NANOS",
+        ),
+    ] {
+        assert_eq!(s(extra).unwrap_err().to_string(), why, "{extra}");
+    }
 }
 
 #[test]
@@ -237,9 +315,10 @@ fn duplicate_session_identity_is_refused() {
 }
 
 #[test]
-fn every_key_is_accepted_somewhere() {
-    // Each listed key, with a valid value, in one acceptor session: the
-    // key list and the resolver must agree.
+fn every_known_key_is_accepted_and_the_honoured_ones_read() {
+    // Each known key (a numbered family's first member), with a valid
+    // value, in one acceptor session: the key table and the resolver must
+    // agree, and each key not acted on warns once.
     let values = |k: &str| match k {
         "ConnectionType" => "acceptor",
         "BeginString" => "FIX.4.4",
@@ -247,7 +326,11 @@ fn every_key_is_accepted_somewhere() {
         "StartTime" | "EndTime" | "LogonTime" | "LogoutTime" => "01:02:03",
         "StartDay" | "EndDay" | "LogonDay" | "LogoutDay" => "Monday",
         "TimestampPrecision" => "6",
-        "SocketNodelay" | "SocketReuseAddress" => "N",
+        "TimeStampPrecision" => "MICROS",
+        "HostSelectionPolicy" => "PRIORITY",
+        "FileStoreSync" => "Y",
+        "AllowedRemoteAddresses" | "SocketAcceptAddress" => "127.0.0.1",
+        "SocketNodelay" | "SocketTcpNoDelay" | "SocketReuseAddress" => "N",
         "Username" => "trader1",
         "Password" => "s3cret",
         "SocketConnectHost"
@@ -276,9 +359,15 @@ fn every_key_is_accepted_somewhere() {
     };
     let mut text = String::from("[SESSION]\n");
     for k in KEYS {
-        text.push_str(&format!("{k}={}\n", values(k)));
+        let name = k.name.replace("<n>", "1");
+        text.push_str(&format!("{name}={}\n", values(&name)));
     }
     let s = Settings::parse(&text).unwrap();
+    let unread = KEYS
+        .iter()
+        .filter(|k| k.treatment != Treatment::Honoured)
+        .count();
+    assert_eq!(s.warnings.len(), unread);
     let s = &s.sessions[0];
     assert_eq!(s.logon_timeout, 7);
     assert!(!s.check_comp_id && !s.use_data_dictionary);
@@ -287,6 +376,101 @@ fn every_key_is_accepted_somewhere() {
     assert!(!s.persist_messages && !s.send_redundant_resend_requests);
     assert_eq!(s.username.as_deref(), Some("trader1"));
     assert_eq!(s.password.as_deref(), Some("s3cret"));
+    assert_eq!(s.socket_accept_address.as_deref(), Some("127.0.0.1"));
+    assert_eq!(s.allowed_remote_addresses, ["127.0.0.1"]);
+    assert_eq!(s.socket_send_buffer_size, Some(7));
+    assert!(!s.validate_length_and_checksum && !s.validate_checksum);
+    assert_eq!(
+        s.store_durability(),
+        crate::session::store::Durability::Fsync
+    );
+}
+
+const INI: &str = "[SESSION]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=A\nTargetCompID=B\nHeartBtInt=30\nSocketConnectHost=h0\nSocketConnectPort=1000\n";
+
+/// `SocketConnectHost<n>`/`SocketConnectPort<n>` with their source
+/// addresses, in order; numbers must run 1, 2, 3... and come in pairs.
+#[test]
+fn an_initiators_targets_are_read_in_order() {
+    let s = Settings::parse(&format!(
+        "{INI}SocketLocalHost=10.0.0.9\nSocketConnectHost2=h2\nSocketConnectPort2=1002\n\
+         SocketConnectHost1=h1\nSocketConnectPort1=1001\nSocketConnectSourcePort1=7001\n\
+         HostSelectionPolicy=PRIORITY\n"
+    ))
+    .unwrap();
+    let s = &s.sessions[0];
+    let t: Vec<(&str, u16, Option<&str>, Option<u16>)> = s
+        .connect_targets
+        .iter()
+        .map(|t| {
+            (
+                t.host.as_str(),
+                t.port,
+                t.source_host.as_deref(),
+                t.source_port,
+            )
+        })
+        .collect();
+    assert_eq!(
+        t,
+        [
+            ("h0", 1000, Some("10.0.0.9"), None),
+            ("h1", 1001, None, Some(7001)),
+            ("h2", 1002, None, None)
+        ]
+    );
+    assert_eq!(
+        s.host_selection,
+        HostSelection::Priority {
+            start_over_secs: 120
+        }
+    );
+    for (extra, why) in [
+        (
+            "SocketConnectHost2=h2\nSocketConnectPort2=2\n",
+            "line 9: SocketConnectHost<n> and SocketConnectPort<n> must be numbered 1, 2, 3... without a gap",
+        ),
+        (
+            "SocketConnectHost1=h1\n",
+            "line 1: [SESSION] has no SocketConnectPort1",
+        ),
+        (
+            "HostSelectionPolicy=RANDOM\n",
+            "line 9: bad value \"RANDOM\" for HostSelectionPolicy: expected PRIORITY (leave it out to try the hosts in turn)",
+        ),
+        (
+            "SocketConnectSourceHost=a\nSocketLocalHost=b\n",
+            "line 1: SocketConnectSourceHost and SocketLocalHost disagree",
+        ),
+        (
+            "SocketSendBufferSize=4294967295\n",
+            "line 9: bad value \"4294967295\" for SocketSendBufferSize: at most 2147483647 bytes",
+        ),
+    ] {
+        assert_eq!(err(&format!("{INI}{extra}")), why, "{extra}");
+    }
+}
+
+/// One listener serves a port's acceptor sessions: they must agree on
+/// its address and buffers.
+#[test]
+fn acceptor_sessions_of_one_port_agree_on_its_socket() {
+    let two = |a: &str, b: &str| format!("{ACC}{a}\n{ACC}SessionQualifier=2\n{b}\n");
+    assert!(Settings::parse(&two("SocketAcceptAddress=h", "SocketAcceptAddress=h")).is_ok());
+    for (a, b) in [
+        ("SocketAcceptAddress=h", ""),
+        ("SocketSendBufferSize=1000", "SocketSendBufferSize=2000"),
+        ("", "SocketReceiveBufferSize=1000"),
+    ] {
+        assert_eq!(
+            err(&two(a, b)),
+            "line 8: the acceptor sessions of one SocketAcceptPort must agree on \
+             SocketAcceptAddress, SocketSendBufferSize and SocketReceiveBufferSize",
+            "{a} / {b}"
+        );
+    }
+    // 0 is the system's size, as when unset.
+    assert!(Settings::parse(&two("SocketSendBufferSize=0", "")).is_ok());
 }
 
 /// Weekly sessions, logon windows and the rules QuickFIX's SessionFactory

@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,9 +21,7 @@ use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, Options};
 use fixcore::session::machine::{Config, Session, SessionError};
-use fixcore::session::store::{
-    AnyStore, Durability, FileStore, MemoryStore, SessionStore, journal,
-};
+use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
 use fixcore::settings::{ConnectionType, SessionSettings, Settings};
 use fixcore::value::UtcTimestamp;
 
@@ -201,7 +198,7 @@ fn file_store(s: &SessionSettings, dir: &Path, recover: bool) -> Result<FileStor
     let mut seqnums = prefix.as_os_str().to_owned();
     seqnums.push(".seqnums");
     if journal.exists() && !Path::new(&seqnums).exists() {
-        let (store, bak) = journal::convert(&journal, &prefix, Durability::Process)?;
+        let (store, bak) = journal::convert(&journal, &prefix, s.store_durability())?;
         eprintln!(
             "perfkit: {}: store converted to QuickFIX's file layout at {}.*; the journal is kept as {}",
             s.id(),
@@ -211,11 +208,11 @@ fn file_store(s: &SessionSettings, dir: &Path, recover: bool) -> Result<FileStor
         return Ok(store);
     }
     if !recover {
-        return FileStore::open(&prefix, Durability::Process).map_err(|e| {
+        return FileStore::open(&prefix, s.store_durability()).map_err(|e| {
             anyhow::anyhow!("{e}\n(--recover-store cuts the store at its last good record)")
         });
     }
-    let (store, recovery) = FileStore::recover(&prefix, Durability::Process)?;
+    let (store, recovery) = FileStore::recover(&prefix, s.store_durability())?;
     for line in &recovery.repairs {
         eprintln!("perfkit: warning: {}: store repaired: {line}", s.id());
     }
@@ -233,6 +230,9 @@ pub(super) fn sessions(
         .with_context(|| format!("reading settings {}", path.display()))?;
     let settings =
         Settings::parse(&text).with_context(|| format!("settings {}", path.display()))?;
+    for w in &settings.warnings {
+        eprintln!("perfkit: warning: {}: {w}", path.display());
+    }
     let mut out = Vec::new();
     for s in settings.sessions {
         if s.connection_type != role {
@@ -295,18 +295,6 @@ fn validator(s: &SessionSettings) -> Result<Option<Arc<Validator>>> {
     ))))
 }
 
-/// A listener on every IPv4 address at `port`, with SO_REUSEADDR as
-/// `SocketReuseAddress` says (QuickFIX's default is on; std's `bind`
-/// always sets it, so the socket is made here).
-fn listen(port: u16, reuse_address: bool) -> std::io::Result<TcpListener> {
-    use socket2::{Domain, Socket, Type};
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, None)?;
-    socket.set_reuse_address(reuse_address)?;
-    socket.bind(&std::net::SocketAddr::from(([0, 0, 0, 0], port)).into())?;
-    socket.listen(1024)?;
-    Ok(socket.into())
-}
-
 fn message_log(path: &Option<PathBuf>) -> Result<Option<Arc<Mutex<BufWriter<File>>>>> {
     path.as_ref()
         .map(|p| {
@@ -355,7 +343,7 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
         .map(|(s, _)| s.socket_reuse_address)
         .collect();
     reuse.dedup();
-    let [reuse] = reuse[..] else {
+    let [_] = reuse[..] else {
         bail!(
             "{}: the acceptor sessions of port {port} must agree on SocketReuseAddress",
             args.settings.display()
@@ -369,7 +357,8 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
         .map(|(s, _)| s.logon_timeout)
         .max()
         .unwrap_or(10);
-    let listener = listen(port, reuse).with_context(|| format!("listening on port {port}"))?;
+    let listener = fixcore::session::acceptor::listen(&sessions[0].0)
+        .with_context(|| format!("listening on port {port}"))?;
     eprintln!(
         "perfkit fix acceptor: {} session(s) on port {port}",
         ids.len()
@@ -415,8 +404,7 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
     std::thread::scope(|scope| -> Result<()> {
         let mut handles = Vec::new();
         for (s, mut session) in sessions {
-            let (Some(host), Some(port)) = (s.socket_connect_host.clone(), s.socket_connect_port)
-            else {
+            let Some(mut targets) = connection::Targets::new(&s) else {
                 bail!(
                     "{}: SocketConnectHost and SocketConnectPort are needed",
                     s.id()
@@ -440,7 +428,8 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
             handles.push(scope.spawn(move || -> Result<()> {
                 while !stop.load(Ordering::Relaxed) && !a.done() {
-                    match connect(&host, port, stop) {
+                    let target = targets.next(std::time::Instant::now()).clone();
+                    match connection::connect(&target, stop) {
                         Ok(mut stream) => {
                             let res = connection::run(
                                 &mut stream,
@@ -458,7 +447,7 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
                         }
                         Err(e) => log.event(
                             UtcTimestamp::now(),
-                            &format!("connecting to {host}:{port}: {e}"),
+                            &format!("connecting to {}:{}: {e}", target.host, target.port),
                         ),
                     }
                     if a.done() {
@@ -495,23 +484,6 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
         flushed.with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Connects to `host:port`, each address for at most a few seconds, so
-/// that Ctrl-C is seen while a host does not answer.
-fn connect(host: &str, port: u16, stop: &AtomicBool) -> std::io::Result<TcpStream> {
-    use std::net::ToSocketAddrs;
-    let mut last = std::io::Error::new(std::io::ErrorKind::NotFound, "no address");
-    for addr in (host, port).to_socket_addrs()? {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        match TcpStream::connect_timeout(&addr, Duration::from_secs(3)) {
-            Ok(s) => return Ok(s),
-            Err(e) => last = e,
-        }
-    }
-    Err(last)
 }
 
 /// The `--latencies` file, shared by the sessions' threads, with the
@@ -552,24 +524,5 @@ fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
             }))
         }
         None => orders,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The listener's SO_REUSEADDR is what `SocketReuseAddress` asks for,
-    /// as the kernel reports it.
-    #[test]
-    fn the_listener_reuses_its_address_only_when_asked() {
-        for reuse in [true, false] {
-            let l = listen(0, reuse).unwrap();
-            assert_eq!(socket2::SockRef::from(&l).reuse_address().unwrap(), reuse);
-            // It listens: a connection to its port is accepted.
-            let port = l.local_addr().unwrap().port();
-            let _c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-            l.accept().unwrap();
-        }
     }
 }

@@ -74,6 +74,23 @@ pub struct Config {
     /// application does by throwing RejectLogon (a Logout with the
     /// reason, then the connection closed).
     pub credentials: Credentials,
+    /// Drop a message whose BodyLength or CheckSum is wrong as garbled
+    /// (`ValidateLengthAndChecksum`, default on); off, it is processed.
+    pub validate_length: bool,
+    /// Drop a message whose CheckSum is wrong as garbled (off when
+    /// `ValidateLengthAndChecksum` or QuickFIX/J's `ValidateChecksum` is
+    /// N).
+    pub validate_checksum: bool,
+    /// SO_SNDBUF for the session's connections (`SocketSendBufferSize`);
+    /// `None`: the system's.
+    pub send_buffer_size: Option<u32>,
+    /// SO_RCVBUF for the session's connections
+    /// (`SocketReceiveBufferSize`); `None`: the system's.
+    pub receive_buffer_size: Option<u32>,
+    /// The addresses an acceptor session takes a connection from
+    /// (`AllowedRemoteAddresses`, host names or IP addresses); empty:
+    /// any.
+    pub allowed_remote_addresses: Vec<String>,
 }
 
 /// The Username(553) and Password(554) of a session's Logon; see
@@ -137,6 +154,11 @@ impl Config {
             timestamp_precision: TimePrecision::Millis,
             validator: None,
             credentials: Credentials::default(),
+            validate_length: true,
+            validate_checksum: true,
+            send_buffer_size: None,
+            receive_buffer_size: None,
+            allowed_remote_addresses: Vec::new(),
         }
     }
 
@@ -170,6 +192,11 @@ impl Config {
                 username: s.username.clone(),
                 password: s.password.clone(),
             },
+            validate_length: s.validate_length_and_checksum,
+            validate_checksum: s.validate_length_and_checksum && s.validate_checksum,
+            send_buffer_size: s.socket_send_buffer_size,
+            receive_buffer_size: s.socket_receive_buffer_size,
+            allowed_remote_addresses: s.allowed_remote_addresses.clone(),
         }
     }
 }

@@ -134,6 +134,11 @@ pub(super) fn inspect<'m>(
         {
             tolerated(msg, cfg)
         }
+        // QuickFIX's ValidateLengthAndChecksum=N (and QuickFIX/J's
+        // ValidateChecksum=N): a frame whose numbers are wrong is still a
+        // message.
+        Err(Error::BodyLength { .. }) if !cfg.validate_length => tolerated(msg, cfg),
+        Err(Error::CheckSum { .. }) if !cfg.validate_checksum => tolerated(msg, cfg),
         Err(e) => Err(Garbled(e.to_string())),
     }
 }

@@ -1,0 +1,346 @@
+//! A QuickFIX/C++ shop's settings file starts `perfkit fix acceptor` as
+//! it is: every key of QuickFIX/C++ 1.15.1's `SessionSettings.h`, its
+//! certificate and SSL keys included, with values such a shop would
+//! write. The keys perfkit does not act on each warn once on stderr and
+//! the acceptor serves its session; a misspelled key stops it with the
+//! line and the key meant.
+
+use perfkit_testkit::fix_wire::frame_now as frame;
+use perfkit_testkit::fix_wire::{has, read_message};
+use perfkit_testkit::process::{Running, free_port};
+
+use std::io::Write;
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Every name QuickFIX/C++ 1.15.1's `src/C++/SessionSettings.h` declares
+/// (107, in its order), with a plausible value for an acceptor session;
+/// `{port}` is the port the test picked.
+const QUICKFIX_1_15_1: &[(&str, &str)] = &[
+    ("BeginString", "FIX.4.4"),
+    ("SenderCompID", "ISLD"),
+    ("TargetCompID", "TW"),
+    ("SessionQualifier", "main"),
+    ("DefaultApplVerID", "FIX.5.0SP2"),
+    ("ConnectionType", "acceptor"),
+    ("UseDataDictionary", "N"),
+    ("SendResetSeqNumFlag", "N"),
+    ("SendRedundantResendRequests", "N"),
+    ("DataDictionary", "spec/FIX44.xml"),
+    ("TransportDataDictionary", "spec/FIXT11.xml"),
+    ("AppDataDictionary", "spec/FIX50SP2.xml"),
+    ("UseLocalTime", "N"),
+    ("StartTime", "00:00:00"),
+    ("EndTime", "00:00:00"),
+    ("StartDay", "sun"),
+    ("EndDay", "sun"),
+    ("LogonTime", "00:00:00"),
+    ("LogoutTime", "00:00:00"),
+    ("LogonDay", "sun"),
+    ("LogoutDay", "sun"),
+    ("CheckCompID", "Y"),
+    ("CheckLatency", "Y"),
+    ("MaxLatency", "120"),
+    ("HeartBtInt", "30"),
+    ("SocketAcceptPort", "{port}"),
+    ("SocketReuseAddress", "Y"),
+    ("SocketConnectHost", "127.0.0.1"),
+    ("SocketConnectPort", "{port}"),
+    ("SocketConnectSourceHost", "127.0.0.1"),
+    ("SocketConnectSourcePort", "0"),
+    ("SocketNodelay", "Y"),
+    ("SocketSendBufferSize", "262144"),
+    ("SocketReceiveBufferSize", "262144"),
+    ("ReconnectInterval", "30"),
+    ("ValidateLengthAndChecksum", "Y"),
+    ("ValidateFieldsOutOfOrder", "Y"),
+    ("ValidateFieldsHaveValues", "Y"),
+    ("ValidateUserDefinedFields", "Y"),
+    ("AllowUnknownMsgFields", "N"),
+    ("PreserveMessageFieldsOrder", "N"),
+    ("LogonTimeout", "10"),
+    ("LogoutTimeout", "2"),
+    ("FileStorePath", "store"),
+    ("MySQLStoreUseConnectionPool", "N"),
+    ("MySQLStoreDatabase", "quickfix"),
+    ("MySQLStoreUser", "fix"),
+    ("MySQLStorePassword", "secret"),
+    ("MySQLStoreHost", "localhost"),
+    ("MySQLStorePort", "3306"),
+    ("PostgreSQLStoreUseConnectionPool", "N"),
+    ("PostgreSQLStoreDatabase", "quickfix"),
+    ("PostgreSQLStoreUser", "fix"),
+    ("PostgreSQLStorePassword", "secret"),
+    ("PostgreSQLStoreHost", "localhost"),
+    ("PostgreSQLStorePort", "5432"),
+    ("OdbcStoreUser", "fix"),
+    ("OdbcStorePassword", "secret"),
+    ("OdbcStoreConnectionString", "DSN=quickfix;"),
+    ("FileLogPath", "log"),
+    ("FileLogBackupPath", "log/backup"),
+    ("ScreenLogShowIncoming", "N"),
+    ("ScreenLogShowOutgoing", "N"),
+    ("ScreenLogShowEvents", "Y"),
+    ("MySQLLogUseConnectionPool", "N"),
+    ("MySQLLogDatabase", "quickfix"),
+    ("MySQLLogUser", "fix"),
+    ("MySQLLogPassword", "secret"),
+    ("MySQLLogHost", "localhost"),
+    ("MySQLLogPort", "3306"),
+    ("MySQLLogIncomingTable", "messages_log"),
+    ("MySQLLogOutgoingTable", "messages_log"),
+    ("MySQLLogEventTable", "event_log"),
+    ("PostgreSQLLogUseConnectionPool", "N"),
+    ("PostgreSQLLogDatabase", "quickfix"),
+    ("PostgreSQLLogUser", "fix"),
+    ("PostgreSQLLogPassword", "secret"),
+    ("PostgreSQLLogHost", "localhost"),
+    ("PostgreSQLLogPort", "5432"),
+    ("PostgreSQLLogIncomingTable", "messages_log"),
+    ("PostgreSQLLogOutgoingTable", "messages_log"),
+    ("PostgreSQLLogEventTable", "event_log"),
+    ("OdbcLogUser", "fix"),
+    ("OdbcLogPassword", "secret"),
+    ("OdbcLogConnectionString", "DSN=quickfix;"),
+    ("OdbcLogIncomingTable", "messages_log"),
+    ("OdbcLogOutgoingTable", "messages_log"),
+    ("OdbcLogEventTable", "event_log"),
+    ("ResetOnLogon", "N"),
+    ("ResetOnLogout", "N"),
+    ("ResetOnDisconnect", "N"),
+    ("RefreshOnLogon", "N"),
+    ("MillisecondsInTimeStamp", "Y"),
+    ("TimestampPrecision", "3"),
+    ("HttpAcceptPort", "9911"),
+    ("PersistMessages", "Y"),
+    ("ServerCertificateFile", "certs/server.pem"),
+    ("ServerCertificateKeyFile", "certs/server.key"),
+    ("ClientCertificateFile", "certs/client.pem"),
+    ("ClientCertificateKeyFile", "certs/client.key"),
+    ("CertificationAuthoritiesFile", "certs/ca.pem"),
+    ("CertificationAuthoritiesDirectory", "certs/ca"),
+    ("CertificateRevocationListFile", "certs/crl.pem"),
+    ("CertificateRevocationListDirectory", "certs/crl"),
+    ("CertificateVerifyLevel", "0"),
+    ("SSLProtocol", "all -SSLv2 -SSLv3"),
+    ("SSLCipherSuite", "HIGH:!aNULL:!MD5"),
+];
+
+fn perfkit() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_perfkit"))
+}
+
+/// The file: the session's identity and connection in `[SESSION]`, the
+/// rest in `[DEFAULT]`, as QuickFIX's examples lay a file out.
+fn every_key_file(port: u16) -> String {
+    let session = [
+        "BeginString",
+        "SenderCompID",
+        "TargetCompID",
+        "SessionQualifier",
+    ];
+    let line = |(k, v): &(&str, &str)| format!("{k}={}\n", v.replace("{port}", &port.to_string()));
+    let mut text = String::from("# every key of QuickFIX/C++ 1.15.1\n[DEFAULT]\n");
+    for kv in QUICKFIX_1_15_1.iter().filter(|(k, _)| !session.contains(k)) {
+        text.push_str(&line(kv));
+    }
+    text.push_str("\n[SESSION]\n");
+    for kv in QUICKFIX_1_15_1.iter().filter(|(k, _)| session.contains(k)) {
+        text.push_str(&line(kv));
+    }
+    text
+}
+
+fn connect(port: u16) -> TcpStream {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => {
+                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+                return s;
+            }
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => panic!("the acceptor never listened: {e}"),
+        }
+    }
+}
+
+fn start(dir: &Path, file: &str) -> Running {
+    perfkit()
+        .current_dir(dir)
+        .args(["fix", "acceptor", file])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+        .spawn()
+        .map(Running)
+        .unwrap()
+}
+
+#[test]
+fn every_quickfix_1_15_1_key_starts_an_acceptor_with_warnings() {
+    assert_eq!(QUICKFIX_1_15_1.len(), 107);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(d.join("every.cfg"), every_key_file(port)).unwrap();
+    let mut acceptor = start(d, "every.cfg");
+
+    // It serves the session.
+    let mut c = connect(port);
+    c.write_all(&frame("35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
+        .unwrap();
+    let logon = read_message(&mut c).unwrap();
+    assert!(has(&logon, "35=A") && has(&logon, "34=1"), "{logon:?}");
+    // Ctrl-C logs it out and ends the command cleanly.
+    // SAFETY: kill(2) on the child's pid; no memory is involved.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    let logout = read_message(&mut c).unwrap();
+    assert!(has(&logout, "35=5"), "{logout:?}");
+    drop(c);
+    assert!(acceptor.wait().unwrap().success());
+
+    let stderr = std::fs::read_to_string(d.join("stderr")).unwrap();
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("perfkit: warning: every.cfg: line "))
+        .collect();
+    assert!(!stderr.to_lowercase().contains("error"), "{stderr}");
+    // One line for each key the file sets that perfkit does not act on,
+    // naming it; none for a key it honours.
+    for (key, _) in QUICKFIX_1_15_1 {
+        let honoured = fixcore::settings::keys::find(key).unwrap().treatment
+            == fixcore::settings::Treatment::Honoured;
+        let named: Vec<&&str> = warnings
+            .iter()
+            .filter(|w| {
+                w.contains(&format!(": {key} has no effect: "))
+                    || w.contains(&format!(": {key} is not supported yet: "))
+            })
+            .collect();
+        assert_eq!(named.len(), usize::from(!honoured), "{key}: {stderr}");
+    }
+    for key in [
+        "SSLProtocol",
+        "ServerCertificateFile",
+        "MySQLStoreHost",
+        "HttpAcceptPort",
+    ] {
+        assert!(warnings.iter().any(|w| w.contains(key)), "{key}: {stderr}");
+    }
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.ends_with("SSLProtocol is not supported yet: connections are plain TCP")),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_misspelled_key_stops_the_acceptor_with_the_key_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(
+        d.join("typo.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nFileLogPth=log\n\n\
+             [SESSION]\nBeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n"
+        ),
+    )
+    .unwrap();
+    let out = perfkit()
+        .current_dir(d)
+        .args(["fix", "acceptor", "typo.cfg"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let named: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("FileLogPth"))
+        .collect();
+    assert_eq!(named.len(), 1, "{stderr}");
+    assert!(
+        named[0].contains(
+            "typo.cfg: line 4: unknown settings key \"FileLogPth\" (did you mean FileLogPath?)"
+        ),
+        "{stderr}"
+    );
+    // Nothing listened.
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+}
+
+/// The binary wires the socket keys through: an acceptor listens on its
+/// `SocketAcceptAddress` only, and an initiator whose first host refuses
+/// logs on at `SocketConnectHost1`, from `SocketConnectSourceHost1`.
+#[test]
+fn the_commands_listen_and_connect_where_the_settings_say() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(
+        d.join("acceptor.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n\
+             SocketAcceptAddress=127.0.0.2\n\n[SESSION]\nBeginString=FIX.4.4\n\
+             SenderCompID=ISLD\nTargetCompID=TW\n"
+        ),
+    )
+    .unwrap();
+    let acceptor = start(d, "acceptor.cfg");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while TcpStream::connect(("127.0.0.2", port)).is_err() {
+        assert!(Instant::now() < deadline, "the acceptor never listened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let refused = TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    drop(acceptor);
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = listener.local_addr().unwrap().port();
+    std::fs::write(
+        d.join("initiator.cfg"),
+        format!(
+            "[SESSION]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=TW\n\
+             TargetCompID=ISLD\nHeartBtInt=30\nReconnectInterval=1\n\
+             SocketConnectHost=127.0.0.1\nSocketConnectPort={}\n\
+             SocketConnectHost1=127.0.0.1\nSocketConnectPort1={up}\n\
+             SocketConnectSourceHost1=127.0.0.3\n",
+            free_port()
+        ),
+    )
+    .unwrap();
+    let _initiator = perfkit()
+        .current_dir(d)
+        .args(["fix", "initiator", "initiator.cfg"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map(Running)
+        .unwrap();
+    // Polled, so that an initiator that never comes fails the test
+    // instead of hanging it.
+    listener.set_nonblocking(true).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (mut c, peer) = loop {
+        match listener.accept() {
+            Ok(accepted) => break accepted,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(Instant::now() < deadline, "the initiator never connected");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    };
+    assert_eq!(peer.ip().to_string(), "127.0.0.3");
+    c.set_nonblocking(false).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let logon = read_message(&mut c).unwrap();
+    assert!(has(&logon, "35=A") && has(&logon, "49=TW"), "{logon:?}");
+}
