@@ -13,7 +13,6 @@
 //! histogram's percentiles are percentiles of batch means. Loopback round
 //! trips are timed one by one.
 
-pub mod load;
 pub mod quickfix;
 pub mod session;
 pub mod sink;

@@ -166,7 +166,7 @@ pub enum IoArg {
     IoUring,
 }
 
-impl From<IoArg> for perfkit_bench::fix::load::Io {
+impl From<IoArg> for fixload::Io {
     fn from(a: IoArg) -> Self {
         match a {
             IoArg::Auto => Self::Auto,

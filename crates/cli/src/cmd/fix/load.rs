@@ -1,5 +1,5 @@
 //! `perfkit fix bench --connect SETTINGS --rate N[,N...]`: the open-loop
-//! load generator ([`perfkit_bench::fix::load`]) against the initiator
+//! load generator ([`fixload`]) against the initiator
 //! sessions of a QuickFIX settings file, one run per rate, rendered as
 //! per-interval and total rows and, for a sweep, a latency-vs-throughput
 //! table with the saturation point.
@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use fixcore::session::store::AnyStore;
 use fixcore::settings::ConnectionType;
+use fixload::{self as load, Outcome, Plan, Target};
 use perfkit::report::{Report, Row, RunInfo, Section, Value};
-use perfkit_bench::fix::load::{self, Outcome, Plan, Target};
 
 use super::FixBenchArgs;
 
@@ -225,6 +225,7 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
         let run = load::run(targets, &plan, &|line| {
             bar.set_message(format!("{rate:.0}/s {line}"))
         })
+        .map_err(in_flag_terms)
         .with_context(|| format!("load at {rate:.0} orders/s"));
         // A step that fails after others ran ends the sweep; what the
         // earlier steps measured is still reported.
@@ -279,6 +280,20 @@ pub fn measure(args: &FixBenchArgs, settings: &Path) -> Result<(Report, Vec<Stri
         timing: "open loop: every order has an intended send time; latency from it (corrected) and from the actual send (uncorrected), to the first ExecutionReport, Instant".into(),
     };
     Ok((report, problems))
+}
+
+/// `e`, with the flag named when a flag's value is what the generator
+/// refused.
+fn in_flag_terms(e: load::Error) -> anyhow::Error {
+    match e {
+        load::Error::CoreNotUsable { core, usable } => {
+            anyhow::anyhow!("--pin {core}: this process may run on cores {usable:?} only")
+        }
+        load::Error::UringUnavailable(why) => {
+            anyhow::anyhow!("--io io-uring: io_uring is not available here: {why}")
+        }
+        e => e.into(),
+    }
 }
 
 /// The initiator sessions of the settings file, the first `k` when given.
