@@ -1,4 +1,5 @@
-//! The crate's error type: why a load run could not be made or finished.
+//! The crate's error type: why a load run could not be made or finished,
+//! or a rate or an order template could not be read.
 //!
 //! What an engine does wrong during a run (orders left unanswered,
 //! rejects, sessions it drops) is not an error: it is counted in the
@@ -11,7 +12,7 @@ use std::time::Duration;
 use fixcore::affinity::PinError;
 use fixcore::session::machine::SessionError;
 
-/// Why a load run could not be made.
+/// Why a load run could not be made, or its settings read.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The plan cannot be run as given (a rate, duration or interval out
@@ -101,6 +102,18 @@ pub enum Error {
     /// Histograms of different bounds were added together.
     #[error(transparent)]
     Histogram(#[from] hdrhistogram::AdditionError),
+    /// A rate that is not a number of orders per second from 1 to 100M.
+    #[error("'{0}' is not a rate (orders per second from 1 to 100M, e.g. 50000, 50k or 50k/s)")]
+    Rate(String),
+    /// An order template field that is not `tag=value`.
+    #[error("'{0}' is not a tag=value field")]
+    TemplateField(String),
+    /// An order template field the session or the generator writes.
+    #[error("tag {0} is written by the session or the generator, not the template")]
+    TemplateTag(u32),
+    /// An order template field with an empty value.
+    #[error("tag {0} has an empty value")]
+    TemplateEmpty(u32),
 }
 
 /// Result with [`Error`].

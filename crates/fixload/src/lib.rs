@@ -24,7 +24,64 @@
 //! ([`Io`]) and named in the outcome.
 //!
 //! - [`run`]: one [`Plan`] against a list of [`Target`]s, into an
-//!   [`Outcome`] (latencies by interval, counts, the sessions it lost).
+//!   [`Outcome`] (latencies by interval, counts, the sessions it lost);
+//! - [`Settings`]: a sweep, the same plan at several rates, as a user
+//!   chooses it ([`parse_rate`] and [`parse_template`] read what they
+//!   write);
+//! - [`verdict`]: whether each run held its rate, what held it back (the
+//!   engine or the generator), and the sweep's saturation point;
+//! - [`report`]: a sweep's runs as a `perfkit_measure` report, with the
+//!   problems to fail on.
+//!
+//! A run of 300 ms at 1,000 orders/s against an exchange on loopback
+//! (fixcore's, which fills every order; its set-up is hidden):
+//!
+//! ```
+//! # use std::net::TcpListener;
+//! # use std::sync::atomic::AtomicBool;
+//! # use fixcore::session::app::{Exchange, Log};
+//! # use fixcore::session::connection::{self, Options};
+//! # use fixcore::session::machine::{Config, Role, Session};
+//! # use fixcore::session::store::MemoryStore;
+//! # use fixcore::settings::BeginString;
+//! # use fixcore::value::UtcTimestamp;
+//! # struct Quiet;
+//! # impl Log for Quiet {
+//! #     fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
+//! #     fn event(&mut self, _: UtcTimestamp, _: &str) {}
+//! # }
+//! # let listener = TcpListener::bind("127.0.0.1:0")?;
+//! # let port = listener.local_addr()?.port();
+//! # std::thread::spawn(move || {
+//! #     static STOP: AtomicBool = AtomicBool::new(false);
+//! #     let (mut stream, _) = listener.accept().unwrap();
+//! #     let cfg = Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "LOAD");
+//! #     let mut session = Session::new(cfg, MemoryStore::default());
+//! #     let opts = Options::new(&STOP);
+//! #     let app = &mut Exchange::default();
+//! #     let _ = connection::run(&mut stream, &[], &mut session, app, &mut Quiet, opts);
+//! # });
+//! use std::time::Duration;
+//! use fixload::{Settings, Target, Verdict};
+//!
+//! let config = Config::new(Role::Initiator, BeginString::Fix44, "LOAD", "EXCH");
+//! let target = Target {
+//!     name: "LOAD->EXCH".into(),
+//!     host: "127.0.0.1".into(),
+//!     port,
+//!     session: Session::new(config, MemoryStore::default()),
+//! };
+//! let mut settings = Settings::new(vec![fixload::parse_rate("1k/s")?]);
+//! settings.warmup = Duration::ZERO;
+//! settings.duration = Duration::from_millis(300);
+//! let plan = settings.plan(settings.rates[0]);
+//! let outcome = fixload::run(vec![target], &plan, &|_progress| {})?;
+//! assert_eq!(outcome.sent(), 300);
+//! assert_eq!(outcome.unanswered, 0);
+//! let verdict = Verdict::of(&outcome, plan.rate);
+//! println!("{}", verdict.explain(&outcome, plan.rate));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! Nothing here prints or exits: errors are [`Error`]s, and what an engine
 //! does wrong during a run (unanswered orders, rejects, dropped sessions)
@@ -34,14 +91,22 @@ mod error;
 mod link;
 mod outcome;
 mod plan;
+mod rate;
 mod receive;
+pub mod report;
 mod send;
 mod slots;
+mod template;
 mod uring;
+pub mod verdict;
 
 pub use error::{Error, Result};
 pub use outcome::{Interval, LATE, Lost, MAX_INTERVALS, Outcome};
-pub use plan::{DEFAULT_MAX_UNSENT, Io, Plan};
+pub use plan::{DEFAULT_MAX_UNSENT, Io, Plan, Settings};
+pub use rate::parse_rate;
+pub use report::{Sweep, Swept};
+pub use template::parse_template;
+pub use verdict::{Limit, Verdict};
 
 use std::net::TcpStream;
 use std::sync::OnceLock;

@@ -1,5 +1,6 @@
-//! What one run sends, how fast and for how long ([`Plan`]), and how its
-//! threads reach the sockets ([`Io`]).
+//! What one run sends, how fast and for how long ([`Plan`]), how its
+//! threads reach the sockets ([`Io`]), and a sweep's settings: the same
+//! plan at several rates ([`Settings`]).
 
 use std::time::Duration;
 
@@ -82,5 +83,73 @@ impl Plan {
             .into_iter()
             .map(|(t, v)| (t, v.as_bytes().to_vec()))
             .collect()
+    }
+}
+
+/// A sweep: one run per rate, in the order given, each with the same plan
+/// otherwise. What a user chooses; [`Settings::plan`] makes each run's
+/// [`Plan`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Orders per second over all sessions, one run each.
+    pub rates: Vec<f64>,
+    /// [`Plan::duration`].
+    pub duration: Duration,
+    /// [`Plan::warmup`].
+    pub warmup: Duration,
+    /// [`Plan::interval`].
+    pub interval: Duration,
+    /// [`Plan::window`].
+    pub window: u64,
+    /// [`Plan::template`].
+    pub template: Vec<(u32, Vec<u8>)>,
+    /// [`Plan::grace`].
+    pub grace: Duration,
+    /// [`Plan::pin`].
+    pub pin: Option<usize>,
+    /// [`Plan::coalesce`].
+    pub coalesce: Duration,
+    /// [`Plan::io`].
+    pub io: Io,
+}
+
+impl Settings {
+    /// A sweep of `rates` with every other setting at its default: 10 s
+    /// measured after 1 s of warm-up, in 1 s intervals; 100 unanswered
+    /// orders per session at most; [`Plan::default_template`]; 5 s of
+    /// grace; threads unpinned; 250 µs coalescing; io_uring where the
+    /// kernel has it.
+    pub fn new(rates: Vec<f64>) -> Settings {
+        Settings {
+            rates,
+            duration: Duration::from_secs(10),
+            warmup: Duration::from_secs(1),
+            interval: Duration::from_secs(1),
+            window: 100,
+            template: Plan::default_template(),
+            grace: Duration::from_secs(5),
+            pin: None,
+            coalesce: Duration::from_micros(250),
+            io: Io::Auto,
+        }
+    }
+
+    /// The run at `rate`: these settings, 10 s for each Logon and the
+    /// [`DEFAULT_MAX_UNSENT`] bound.
+    pub fn plan(&self, rate: f64) -> Plan {
+        Plan {
+            rate,
+            duration: self.duration,
+            warmup: self.warmup,
+            interval: self.interval,
+            window: self.window,
+            template: self.template.clone(),
+            grace: self.grace,
+            logon_timeout: Duration::from_secs(10),
+            pin: self.pin,
+            coalesce: self.coalesce,
+            io: self.io,
+            max_unsent: DEFAULT_MAX_UNSENT,
+        }
     }
 }

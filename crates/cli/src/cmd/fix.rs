@@ -101,10 +101,10 @@ pub struct FixBenchArgs {
     pub connect: Option<PathBuf>,
     /// With --connect: orders per second over all sessions (50000, 50k,
     /// 50k/s); a comma-separated list runs each in turn (a sweep).
-    #[arg(long, value_delimiter = ',', value_parser = load::parse_rate, requires = "connect")]
+    #[arg(long, value_delimiter = ',', value_parser = fixload::parse_rate, requires = "connect")]
     pub rate: Vec<f64>,
     /// With --connect: how long each rate is measured (over zero).
-    #[arg(long, default_value = "10s", value_parser = load::parse_measured)]
+    #[arg(long, default_value = "10s", value_parser = parse_measured)]
     pub duration: Duration,
     /// With --connect: run only the first K initiator sessions of the file.
     #[arg(long, value_name = "K", requires = "connect",
@@ -176,6 +176,19 @@ impl From<IoArg> for fixload::Io {
     }
 }
 
+/// A `--duration` value: how long each rate is measured, over zero (a
+/// zero-length measured part would report an empty run as a result).
+fn parse_measured(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err(format!(
+            "'{}' measures nothing: give a duration over zero (e.g. 10s)",
+            s.trim()
+        ));
+    }
+    Ok(d)
+}
+
 fn parse_warmup(s: &str) -> Result<Warmup, String> {
     let t = s.trim();
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
@@ -210,6 +223,34 @@ impl FixBenchArgs {
         }
     }
 
+    /// The load sweep `--connect SETTINGS` asks for.
+    fn load(&self, settings: &std::path::Path) -> Result<(load::Connect, fixload::Settings)> {
+        if self.rate.is_empty() {
+            bail!("--connect needs --rate (orders per second; a list sweeps)");
+        }
+        let mut sweep = fixload::Settings {
+            duration: self.duration,
+            interval: self.interval,
+            window: self.window,
+            grace: self.grace,
+            pin: self.pin,
+            coalesce: self.coalesce,
+            io: self.io.into(),
+            ..fixload::Settings::new(self.rate.clone())
+        };
+        if let Some(d) = self.warmup_for_load()? {
+            sweep.warmup = d;
+        }
+        if let Some(path) = &self.order_template {
+            sweep.template = load::read_template(path)?;
+        }
+        let engine = load::Connect {
+            settings: settings.to_owned(),
+            sessions: self.sessions,
+        };
+        Ok((engine, sweep))
+    }
+
     /// Short settings for `perfkit bench`.
     pub fn quick(report: ReportArgs) -> FixBenchArgs {
         FixBenchArgs {
@@ -242,11 +283,11 @@ impl FixBenchArgs {
 /// Runs the benchmark and renders it: `perfkit fix bench`.
 pub fn bench(args: FixBenchArgs) -> Result<ExitCode> {
     if let Some(settings) = &args.connect {
-        cap_scan_path()?;
-        let (report, problems) = load::measure(&args, settings)?;
-        super::emit(&report, &args.report.options())?;
-        if !problems.is_empty() {
-            bail!("{}", problems.join("; "));
+        let (engine, sweep) = args.load(settings)?;
+        let swept = load::measure(&engine, &sweep, args.report.json)?;
+        super::emit(&swept.report, &args.report.options())?;
+        if !swept.problems.is_empty() {
+            bail!("{}", swept.problems.join("; "));
         }
         return Ok(ExitCode::SUCCESS);
     }

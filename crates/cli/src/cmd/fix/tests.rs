@@ -50,3 +50,13 @@ fn write_nodes_matches_a_serde_json_map_byte_for_byte() {
         assert!(order.is_empty());
     }
 }
+
+#[test]
+fn a_measured_duration_is_over_zero() {
+    assert_eq!(parse_measured("2s"), Ok(Duration::from_secs(2)));
+    for zero in ["0s", "0", "0ms", "0.1ns"] {
+        let e = parse_measured(zero).unwrap_err();
+        assert!(e.contains("measures nothing"), "{zero}: {e}");
+    }
+    assert!(parse_measured("fast").is_err());
+}
