@@ -20,25 +20,12 @@ use anyhow::{Context, Result, bail};
 use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::parse::{Node, Parser};
-use perfkit::report::{Report, Row, RunInfo, Value};
+use perfkit::report::Report;
 use perfkit::units::parse_duration;
-use perfkit_bench::fix::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
+use perfkit_bench::fix::Settings;
 use perfkit_bench::fix::session as session_bench;
-use perfkit_bench::fix::{self as measure, Settings};
-use perfkit_measure::Comparison;
+use perfkit_bench::fix::suite::{Part, Suite};
 use serde_json::{Map, Value as Json};
-
-/// The parts of `fix bench` that can be selected with `--only`.
-const PARTS: [&str; 8] = [
-    "scan",
-    "parse",
-    "build",
-    "store",
-    "deferred",
-    "affinity",
-    "transport",
-    "session",
-];
 
 /// Iteration counts: up to 2^40, so adding a warm-up to a count, or
 /// multiplying it by a batch, cannot overflow (`--transport-iterations
@@ -68,7 +55,7 @@ pub struct FixBenchArgs {
     pub pin: Option<usize>,
     /// Only these parts (comma separated): scan, parse, build, store,
     /// deferred, affinity, transport, session.
-    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(PARTS))]
+    #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(Part::ALL.map(Part::name)))]
     pub only: Vec<String>,
     /// Calls per clock read in the batched timings (1..=65536; each
     /// batch's inputs are held at once).
@@ -251,32 +238,37 @@ impl FixBenchArgs {
         Ok((engine, sweep))
     }
 
-    /// Short settings for `perfkit bench`.
-    pub fn quick(report: ReportArgs) -> FixBenchArgs {
-        FixBenchArgs {
-            iterations: 20_000,
-            warmup: Some(Warmup::Count(2_000)),
-            runs: 3,
-            pin: None,
-            only: Vec::new(),
-            batch: 100,
-            transport_iterations: 2_000,
-            input: None,
-            session_orders: 10_000,
-            session_latency_orders: 2_000,
-            session_window: 100,
-            connect: None,
-            rate: Vec::new(),
-            duration: Duration::from_secs(10),
-            sessions: None,
-            window: 100,
-            interval: Duration::from_secs(1),
-            grace: Duration::from_secs(5),
-            order_template: None,
-            coalesce: Duration::from_micros(250),
-            io: IoArg::Auto,
-            report,
+    /// The suite the micro benchmarks ask for.
+    fn suite(&self) -> Result<Suite> {
+        if self.iterations == 0 || self.runs == 0 || self.batch == 0 {
+            bail!("--iterations, --runs and --batch must be at least 1");
         }
+        let input = match &self.input {
+            Some(path) => Some(read_messages(path)?),
+            None => None,
+        };
+        Ok(Suite {
+            settings: Settings {
+                iterations: self.iterations,
+                warmup: self.warmup_count()?,
+                runs: self.runs,
+                batch: self.batch,
+                transport_iterations: self.transport_iterations.max(1),
+                pin: self.pin,
+            },
+            parts: self
+                .only
+                .iter()
+                .filter_map(|o| Part::from_name(o))
+                .collect(),
+            input,
+            session: session_bench::Load {
+                latency_orders: self.session_latency_orders,
+                orders: self.session_orders,
+                window: self.session_window,
+                runs: self.runs,
+            },
+        })
     }
 }
 
@@ -291,312 +283,20 @@ pub fn bench(args: FixBenchArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let report = measure(&args)?;
+    let report = measure(&args.suite()?, args.report.json)?;
     super::emit(&report, &args.report.options())
 }
 
-/// Measures everything asked for into a report.
-pub fn measure(args: &FixBenchArgs) -> Result<Report> {
-    if args.iterations == 0 || args.runs == 0 || args.batch == 0 {
-        bail!("--iterations, --runs and --batch must be at least 1");
-    }
-    let s = Settings {
-        iterations: args.iterations,
-        warmup: args.warmup_count()?,
-        runs: args.runs,
-        batch: args.batch,
-        transport_iterations: args.transport_iterations.max(1),
-        pin: args.pin,
-    };
+/// Measures `suite` into a report (also for `perfkit bench`), showing
+/// each part's name on a terminal unless `json`.
+pub fn measure(suite: &Suite, json: bool) -> Result<Report> {
     cap_scan_path()?;
-    let want = |p: &str| args.only.is_empty() || args.only.iter().any(|o| o == p);
-    // Before pinning: the machine's core count is read from this thread's
-    // affinity mask, which pinning shrinks to one core.
-    let mut report = Report::new("fix-bench");
-    // Threads inherit their spawner's pin, so fixcore remembers the mask
-    // the process started with before the first pin and gives it back to
-    // every thread meant to run unpinned; reports read placements back.
-    fixcore::affinity::remember_original();
-    let pinned = match args.pin {
-        Some(core) => {
-            fixcore::affinity::pin_current(core)
-                .with_context(|| format!("pinning the measuring thread to core {core}"))?;
-            Some(format!(
-                "core {core} (the measuring thread; helper threads run on another core or on \
-                 the process's original {}-core mask, as each section's notes say)",
-                fixcore::affinity::usable().len()
-            ))
-        }
-        None if want("affinity") => {
-            Some("no thread but the affinity section's pinned row".to_owned())
-        }
-        None => None,
-    };
-    let input = match &args.input {
-        Some(path) => Some(read_messages(path)?),
-        None => None,
-    };
-    let progress = super::progress(None, args.report.json);
-    let mut parts: Vec<Part> = Vec::new();
-    if want("scan") {
-        progress.set_message("scan");
-        parts.extend(measure::scan(&s).into_iter().map(Part::Plain));
-    }
-    if want("parse") {
-        progress.set_message("parse");
-        parts.push(Part::Parse(parse_beside_quickfix(&s, input.as_deref())?));
-    }
-    if want("build") {
-        progress.set_message("build");
-        parts.push(Part::Plain(measure::build(&s)));
-    }
-    if want("store") {
-        progress.set_message("store");
-        parts.extend(measure::store(&s).into_iter().map(Part::Plain));
-    }
-    if want("deferred") {
-        progress.set_message("deferred");
-        let c = measure::deferred(&s).context("deferred processor")?;
-        parts.push(Part::Plain(c));
-    }
-    if want("affinity") {
-        progress.set_message("affinity");
-        let c = measure::affinity(&s).context("pinning threads")?;
-        parts.push(Part::Plain(c));
-    }
-    if want("transport") {
-        progress.set_message("transport");
-        let c = measure::transport(&s).context("loopback echo")?;
-        parts.push(Part::Plain(c));
-    }
-    if want("session") {
-        progress.set_message("session");
-        let load = session_bench::Load {
-            latency_orders: args.session_latency_orders,
-            orders: args.session_orders,
-            window: args.session_window,
-            runs: args.runs,
-        };
-        parts.push(Part::Session(session_bench::measure(load)?, load));
-    }
+    let progress = super::progress(None, json);
+    let report = perfkit_bench::fix::suite::measure(suite, &|part| {
+        progress.set_message(part.to_owned());
+    });
     progress.finish_and_clear();
-    report.run = RunInfo {
-        iterations: args.iterations as u64,
-        warmup: args.warmup_count()? as u64,
-        runs: args.runs as u64,
-        pinned,
-        timing: s.timing(),
-    };
-    for p in parts {
-        match p {
-            Part::Plain(c) => add_comparison(&mut report, c),
-            Part::Parse(side) => add_parse(&mut report, side),
-            Part::Session(m, load) => add_session(&mut report, m, load),
-        }
-    }
-    Ok(report)
-}
-
-/// A measured part of fix-bench, in report order.
-enum Part {
-    /// Rendered by [`add_comparison`].
-    Plain(Comparison),
-    /// fixcore's parse rows with QuickFIX's beside them.
-    Parse(ParseSide),
-    /// Whole engines over loopback.
-    Session(session_bench::Measured, session_bench::Load),
-}
-
-/// The ratio column on QuickFIX rows.
-const QUICKFIX_RATIO: &str = "quickfix_over_perfkit_x";
-
-fn add_parse(report: &mut Report, side: ParseSide) {
-    let ParseSide { ours, quickfix } = side;
-    // Every measured call is recorded once: the count is the histogram's.
-    let calls = ours.variants.first().map_or(0, |v| v.histogram.len());
-    let section = report.section(ours.title);
-    let median = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
-    match quickfix {
-        Ok(QuickfixRows {
-            measured: theirs,
-            version,
-        }) => {
-            for (v, q) in ours.variants.into_iter().zip(theirs) {
-                let ratio = median(&q.histogram) / median(&v.histogram).max(1.0);
-                let name = format!("QuickFIX {}", v.name);
-                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
-                section.row(
-                    Row::new(name)
-                        .latency(q.histogram)
-                        .elapsed(q.elapsed)
-                        .col(QUICKFIX_RATIO, Value::num(ratio, 2)),
-                );
-            }
-            section.note(format!(
-                "{QUICKFIX_RATIO} = median of the QuickFIX row / median of the perfkit row above \
-                 it (> 1: perfkit's parse is faster)"
-            ));
-            let version = match version {
-                Some(v) => format!("QuickFIX from Debian libquickfix-dev {v}"),
-                None => format!(
-                    "QuickFIX (version not recorded: no {} beside the peer; `cargo xtask peers` \
-                     writes it)",
-                    perfkit_bench::peer::QUICKFIX_VERSION_FILE
-                ),
-            };
-            section.note(format!(
-                "QuickFIX rows: {version} in the quickfix-parse peer (g++ -O2): a new \
-                 FIX::Message(string, dictionary, validate=true) per call, what a QuickFIX \
-                 session does with each message it reads: 8/9/35 order, BodyLength, CheckSum, \
-                 header/body/trailer and groups by a FIX 4.4 dictionary written for these \
-                 messages (Debian ships none); it accepts duplicate tags, and neither side \
-                 checks types or required fields (DataDictionary::validate is not included)"
-            ));
-            section.note(format!(
-                "both timed alike, run k of perfkit then run k of QuickFIX, in one invocation: \
-                 the warm-up calls per row untimed before the first run, then per run that \
-                 run's share of the {calls} calls per row in batches of --batch per clock read (perfkit: \
-                 std::time::Instant; QuickFIX: std::chrono::steady_clock; both \
-                 clock_gettime(CLOCK_MONOTONIC)), each batch's mean per call rounded to 1 ns \
-                 and recorded once per call; with --pin the peer is pinned to the same core. \
-                 One difference in what a call does: perfkit reuses one Parser per row \
-                 (its tables stay warm across calls, as fixcore is meant to be used), while \
-                 QuickFIX constructs a new FIX::Message per call (as its sessions do)"
-            ));
-        }
-        Err(why) => {
-            for v in ours.variants {
-                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
-            }
-            section.note(why);
-        }
-    }
-    for n in ours.notes {
-        section.note(n);
-    }
-    section.note("NexusFIX is not measured by this command: there is no peer for it");
-}
-
-/// The session section: a row per pairing (round trips as its latency
-/// columns), with orders/s and the acceptor's CPU per order as medians
-/// over the runs, and each ratio to QuickFIX ↔ QuickFIX when it ran.
-fn add_session(report: &mut Report, m: session_bench::Measured, load: session_bench::Load) {
-    let p50 = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    };
-    let figures: Vec<(f64, f64, f64)> = m
-        .pairings
-        .iter()
-        .map(|p| {
-            let cpu: Vec<f64> = p.acceptor_cpu.iter().map(|d| d.as_nanos() as f64).collect();
-            (p50(&p.round_trips), median(&p.orders_per_s), median(&cpu))
-        })
-        .collect();
-    let reference = m.pairings.iter().position(|p| p.reference);
-    let section = report.section("session: NewOrderSingle → ExecutionReport over loopback");
-    for (p, &(rtt, rate, cpu)) in m.pairings.into_iter().zip(&figures) {
-        let mut row = Row::new(p.name)
-            .latency(p.round_trips)
-            .elapsed(p.latency_elapsed)
-            .col("orders_per_s", Value::num(rate, 0))
-            .col("acceptor_cpu_us_per_order", Value::num(cpu / 1e3, 2));
-        if let Some(r) = reference {
-            let (ref_rtt, ref_rate, _) = figures[r];
-            row = row
-                .col("p50_vs_quickfix_x", Value::num(rtt / ref_rtt.max(1.0), 2))
-                .col(
-                    "orders_per_s_vs_quickfix_x",
-                    Value::num(rate / ref_rate.max(1e-9), 2),
-                );
-        }
-        section.row(row);
-    }
-    section.note(format!(
-        "each run, per pairing: a fresh acceptor process (`--app exec`: an ExecutionReport new, \
-         then one filled, per order), then {} orders one at a time (the latency columns: \
-         NewOrderSingle sent to its first ExecutionReport, timed by the initiator process), then \
-         {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
-         acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
-         runs; FIX.4.4, in-memory stores (the FileStorePath row: the acceptor on a QuickFIX-layout file store), no data dictionary, TCP_NODELAY, both engines from the same \
-         QuickFIX settings files; in the one-at-a-time phase the perfkit initiator busy-polls its \
-         socket for up to {} before blocking (`--spin`); otherwise every engine blocks at once",
-        load.latency_orders,
-        load.orders,
-        load.window,
-        load.runs,
-        perfkit_bench::fix::session::INITIATOR_SPIN
-    ));
-    if reference.is_some() {
-        section.note(
-            "p50_vs_quickfix_x = p50 round trip / QuickFIX ↔ QuickFIX's (< 1: faster); \
-             orders_per_s_vs_quickfix_x = orders/s / QuickFIX ↔ QuickFIX's (> 1: faster)",
-        );
-    }
-    if let Some(why) = m.missing {
-        section.note(why);
-    }
-}
-
-fn add_comparison(report: &mut Report, c: Comparison) {
-    let speedups: Vec<f64> = (0..c.variants.len()).map(|i| c.speedup(i)).collect();
-    let baseline = c
-        .variants
-        .first()
-        .map(|v| v.name.clone())
-        .unwrap_or_default();
-    // A second reference, e.g. tokio for the transports: its ratio column.
-    let second = c.also_vs.filter(|&j| c.compare && j < c.variants.len());
-    let second_ratios: Vec<f64> = match second {
-        Some(j) => (0..c.variants.len()).map(|i| c.speedup_vs(j, i)).collect(),
-        None => Vec::new(),
-    };
-    let second_name = second.map(|j| c.variants[j].name.clone());
-    let second_col = second_name
-        .as_deref()
-        .map(|n| format!("speedup_vs_{}_x", snake(n)));
-    let section = report.section(c.title);
-    for (i, v) in c.variants.into_iter().enumerate() {
-        let mut row = Row::new(v.name).latency(v.histogram).elapsed(v.elapsed);
-        if c.compare {
-            row = row.col("speedup_x", Value::num(speedups[i], 2));
-        }
-        if let Some(col) = &second_col {
-            row = row.col(col, Value::num(second_ratios[i], 2));
-        }
-        if let Some(note) = v.note {
-            row = row.col("note", note);
-        }
-        section.row(row);
-    }
-    if c.compare {
-        section.note(format!(
-            "speedup_x = median of {baseline} / median of the row (> 1: faster than {baseline})"
-        ));
-    }
-    if let (Some(col), Some(name)) = (&second_col, &second_name) {
-        section.note(format!(
-            "{col} = median of {name} / median of the row (> 1: faster than {name})"
-        ));
-    }
-    for n in c.notes {
-        section.note(n);
-    }
-}
-
-/// `io_uring+defer_taskrun` → `io_uring_defer_taskrun`, for column names.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for ch in name.chars() {
-        if ch.is_ascii_alphanumeric() {
-            out.push(ch.to_ascii_lowercase());
-        } else if !out.ends_with('_') {
-            out.push('_');
-        }
-    }
-    out.trim_matches('_').to_owned()
+    report
 }
 
 /// Opens `fix check`'s or `fix-bench --input`'s input (`-` is stdin) and
