@@ -1,5 +1,5 @@
 use super::check::write_nodes;
-use super::*;
+use fixcore::parse::{Node, Parser};
 use serde_json::{Map, Value as Json};
 
 /// The reference: the map `fix check --json` printed before it wrote
@@ -49,14 +49,4 @@ fn write_nodes_matches_a_serde_json_map_byte_for_byte() {
         );
         assert!(order.is_empty());
     }
-}
-
-#[test]
-fn a_measured_duration_is_over_zero() {
-    assert_eq!(parse_measured("2s"), Ok(Duration::from_secs(2)));
-    for zero in ["0s", "0", "0ms", "0.1ns"] {
-        let e = parse_measured(zero).unwrap_err();
-        assert!(e.contains("measures nothing"), "{zero}: {e}");
-    }
-    assert!(parse_measured("fast").is_err());
 }
