@@ -1,7 +1,8 @@
 //! The measurements behind `perfkit fix bench`, returned as data (HDR
 //! histograms of nanoseconds per operation) for the binary to render:
 //! fixcore's hot path here, fixcore's parser beside QuickFIX's in
-//! [`quickfix`], whole session engines over loopback in [`session`].
+//! [`quickfix`], whole session engines over loopback in [`session`], and
+//! the whole command's parts into one report in [`suite`].
 //!
 //! Every comparison runs its variants interleaved in one process: each of
 //! `runs` rounds measures a slice of the iterations of every variant in
@@ -13,10 +14,10 @@
 //! histogram's percentiles are percentiles of batch means. Loopback round
 //! trips are timed one by one.
 
-pub mod load;
 pub mod quickfix;
 pub mod session;
 pub mod sink;
+pub mod suite;
 pub mod transport;
 
 use crate::{Error, Result};

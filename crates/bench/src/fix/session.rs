@@ -49,7 +49,7 @@ pub const INITIATOR_SPIN: &str = "100us";
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many orders each phase sends, and how.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Load {
     /// Orders in the latency phase (one in flight).
     pub latency_orders: u64,

@@ -88,13 +88,7 @@ pub fn run(job: Job) -> Result<ExitCode> {
 }
 
 fn fix(report: &mut Report, options: &ReportOptions) -> Result<()> {
-    let args = crate::flags::ReportArgs {
-        json: options.json,
-        hlog: options.hlog.clone(),
-        percentiles: options.percentiles,
-        plot: options.plot.clone(),
-    };
-    let mut fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args))?;
+    let mut fix = super::fix::measure(&perfkit_bench::fix::suite::Suite::quick(), options.json)?;
     // The combined report states one timing method; fixcore's differs
     // (batched clock reads), so its first section says so.
     let timing = format!("timing: {}", fix.run.timing);

@@ -2,29 +2,32 @@
 //! found in bounded reads by [`super::input`], with a verdict per message
 //! (and, with `--json`, every message as an object of tag → value).
 
-use super::*;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
 
-/// Arguments of `perfkit fix check`.
-#[derive(Debug, clap::Args)]
-pub struct FixCheckArgs {
+use anyhow::{Context, Result};
+use fixcore::dictionary::DataDictionary;
+use fixcore::dictionary::validate::Validator;
+use fixcore::parse::{Node, Parser};
+use serde_json::{Map, Value as Json};
+
+use super::{cap_scan_path, each_input_message, input};
+
+/// What `fix check` checks: the input, how verdicts are written, and the
+/// dictionaries to validate against.
+#[derive(Debug, Clone)]
+pub struct Check {
     /// The input, or `-` for stdin.
     pub input: PathBuf,
-    /// Print every message as a JSON object, one per line in input order:
-    /// a valid one as tag -> value (groups as arrays of objects), an
-    /// invalid one as {"line"/"offset": where, "error": why}; problems are
-    /// also listed on stderr.
-    #[arg(long)]
+    /// Every message as a JSON object, one per line in input order,
+    /// instead of the problems and a count.
     pub json: bool,
-    /// Also validate each message against a QuickFIX XML data dictionary
-    /// (required fields, tags the message type defines, enum values,
-    /// formats, field order, groups), as a QuickFIX session with
-    /// UseDataDictionary=Y would; its Length/Data pairs decide how data
-    /// fields are read. SendingTime is not compared with the clock.
-    #[arg(long, value_name = "XML")]
+    /// A QuickFIX XML data dictionary to validate each message against.
     pub dictionary: Option<PathBuf>,
-    /// With --dictionary, a FIXT.1.1 input's application dictionary (e.g.
-    /// FIX50SP2.xml); --dictionary is then the transport one (FIXT11.xml).
-    #[arg(long, value_name = "XML", requires = "dictionary")]
+    /// With `dictionary` (then FIXT.1.1's transport one), the application
+    /// dictionary.
     pub app_dictionary: Option<PathBuf>,
 }
 
@@ -90,8 +93,8 @@ impl<W: Write> input::Sink for &mut Checker<W> {
 
 /// `--dictionary` (and `--app-dictionary`) read: the parser that honours
 /// their Length/Data pairs, and the validator.
-fn dictionaries(args: &FixCheckArgs) -> Result<(Parser, Option<Validator>)> {
-    let Some(path) = &args.dictionary else {
+fn dictionaries(job: &Check) -> Result<(Parser, Option<Validator>)> {
+    let Some(path) = &job.dictionary else {
         return Ok((Parser::new(), None));
     };
     let load = |p: &PathBuf| -> Result<Arc<DataDictionary>> {
@@ -102,7 +105,7 @@ fn dictionaries(args: &FixCheckArgs) -> Result<(Parser, Option<Validator>)> {
         ))
     };
     let session = load(path)?;
-    let app = match &args.app_dictionary {
+    let app = match &job.app_dictionary {
         Some(p) => load(p)?,
         None => session.clone(),
     };
@@ -124,12 +127,14 @@ fn dictionaries(args: &FixCheckArgs) -> Result<(Parser, Option<Validator>)> {
     ))
 }
 
-pub(super) fn check(args: FixCheckArgs) -> Result<ExitCode> {
+/// Runs `perfkit fix check`: a verdict per message, then the counts;
+/// failure when any message is invalid or none was found.
+pub fn check(job: Check) -> Result<ExitCode> {
     cap_scan_path()?;
-    let (parser, validator) = dictionaries(&args)?;
+    let (parser, validator) = dictionaries(&job)?;
     let mut c = Checker {
-        name: args.input.display().to_string(),
-        json: args.json,
+        name: job.input.display().to_string(),
+        json: job.json,
         parser,
         validator,
         // Buffered, so a verdict is not a system call per message.
@@ -138,9 +143,9 @@ pub(super) fn check(args: FixCheckArgs) -> Result<ExitCode> {
         invalid: 0,
         order: Vec::new(),
     };
-    each_input_message(&args.input, &mut c)?;
+    each_input_message(&job.input, &mut c)?;
     let name = &c.name;
-    if !args.json {
+    if !job.json {
         writeln!(c.out, "{name}: {} valid, {} invalid", c.valid, c.invalid)?;
     }
     c.out.flush()?;

@@ -25,11 +25,8 @@ use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, jo
 use fixcore::settings::{ConnectionType, SessionSettings, Settings};
 use fixcore::value::UtcTimestamp;
 
-/// Largest message a session accepts by default (a longer one is garbled).
-const MAX_MESSAGE: usize = 1 << 20;
-
 /// Which application answers the counterparty's messages.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy)]
 pub enum App {
     /// Send back each NewOrderSingle, SecurityDefinition and Email (what
     /// QuickFIX's acceptance tests expect); other types are unsupported.
@@ -38,69 +35,37 @@ pub enum App {
     Exec,
 }
 
-/// Arguments of `perfkit fix acceptor` and `perfkit fix initiator`.
-#[derive(Debug, clap::Args)]
-pub struct SessionArgs {
-    /// A QuickFIX settings file; its sessions of this command's
+/// The session engine to run: which sessions, with which application,
+/// what it writes besides, and its limits.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    /// A QuickFIX settings file; its sessions of the command's
     /// ConnectionType are run.
     pub settings: PathBuf,
     /// The application.
-    #[arg(long, value_enum, default_value = "echo")]
     pub app: App,
-    /// Also write every message sent and received to FILE.
-    #[arg(long, value_name = "FILE")]
+    /// Also write every message sent and received here.
     pub log: Option<PathBuf>,
-    /// Initiator: send N NewOrderSingles once logged on (at most
-    /// `--window` unfilled at a time), log out when each is filled, then
+    /// Initiator: send this many NewOrderSingles once logged on (at most
+    /// `window` unfilled at a time), log out when each is filled, then
     /// exit, printing `answered N` and the final `seqs SENDER TARGET`.
-    #[arg(long, value_name = "N",
-          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
     pub orders: Option<u64>,
-    /// With `--orders`: write each order's round trip (nanoseconds from
-    /// sending it to receiving its first ExecutionReport) to FILE, one
-    /// number per line, and print `seconds S` (first order sent to last
-    /// filled).
-    #[arg(long, value_name = "FILE", requires = "orders")]
+    /// With `orders`: write each order's round trip (nanoseconds) here,
+    /// one number per line, and print `seconds S`.
     pub latencies: Option<PathBuf>,
-    /// Unfilled orders allowed in flight with `--orders`.
-    #[arg(long, default_value_t = 100,
-          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
+    /// Unfilled orders allowed in flight with `orders`.
     pub window: u64,
     /// Largest message accepted, in bytes.
-    #[arg(long, default_value_t = MAX_MESSAGE,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=1 << 30))]
     pub max_message: usize,
-    /// Busy-poll each socket for up to DURATION (at most 10ms) before
-    /// blocking when it has nothing to read: lower round-trip latency for
-    /// a core kept busy. 0 (the default) blocks at once.
-    #[arg(long, value_name = "DURATION", default_value = "0", value_parser = perfkit::units::parse_duration_up_to(MAX_SPIN))]
+    /// How long to busy-poll a socket before blocking when it has nothing
+    /// to read (zero blocks at once).
     pub spin: Duration,
-    /// Most bytes kept for a counterparty that does not read (suffixes
-    /// K, M, G); past it the connection is dropped. A counterparty that
-    /// reads nothing at all is also dropped after two heartbeat
-    /// intervals.
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = send_queue_limit)]
+    /// Most bytes kept for a counterparty that does not read.
     pub send_queue_limit: usize,
-    /// Start on a damaged FileStorePath store: cut it at its last good
-    /// record (what follows can no longer be resent and is gap-filled)
-    /// and warn, instead of refusing to start. Sequence numbers already
-    /// sent are never reused.
-    #[arg(long)]
+    /// Start on a damaged FileStorePath store by cutting it at its last
+    /// good record, instead of refusing to start.
     pub recover_store: bool,
 }
-
-/// `--send-queue-limit`: a size of at least 64 KiB.
-fn send_queue_limit(s: &str) -> std::result::Result<usize, String> {
-    let n = perfkit::units::parse_size(s)?;
-    if n < 64 << 10 {
-        return Err(format!("{s} is below 64K"));
-    }
-    usize::try_from(n).map_err(|_| format!("{s} is too large"))
-}
-
-/// Longest `--spin`: the session's timers run between waits, and a spin
-/// much longer than a round trip buys nothing.
-const MAX_SPIN: Duration = Duration::from_millis(10);
 
 /// The application chosen at run time.
 enum AnyApp {
@@ -316,8 +281,13 @@ fn stop_flag() -> &'static AtomicBool {
 }
 
 /// Runs `perfkit fix acceptor`.
-pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
-    let sessions = sessions(&args.settings, ConnectionType::Acceptor, args.recover_store)?;
+pub fn acceptor(engine: Engine) -> Result<ExitCode> {
+    super::cap_scan_path()?;
+    let sessions = sessions(
+        &engine.settings,
+        ConnectionType::Acceptor,
+        engine.recover_store,
+    )?;
     let mut ports: Vec<u16> = sessions
         .iter()
         .filter_map(|(s, _)| s.socket_accept_port)
@@ -327,7 +297,7 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
     let [port] = ports[..] else {
         bail!(
             "{}: the acceptor sessions must share one SocketAcceptPort (found {ports:?})",
-            args.settings.display()
+            engine.settings.display()
         );
     };
     let mut nodelay: Vec<bool> = sessions.iter().map(|(s, _)| s.socket_nodelay).collect();
@@ -335,7 +305,7 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
     let [nodelay] = nodelay[..] else {
         bail!(
             "{}: the acceptor sessions of port {port} must agree on SocketNodelay",
-            args.settings.display()
+            engine.settings.display()
         );
     };
     let mut reuse: Vec<bool> = sessions
@@ -346,7 +316,7 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
     let [_] = reuse[..] else {
         bail!(
             "{}: the acceptor sessions of port {port} must agree on SocketReuseAddress",
-            args.settings.display()
+            engine.settings.display()
         );
     };
     let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
@@ -363,24 +333,24 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
         "perfkit fix acceptor: {} session(s) on port {port}",
         ids.len()
     );
-    let messages = message_log(&args.log)?;
+    let messages = message_log(&engine.log)?;
     let stop = stop_flag();
     let acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
     let misc = |line: &str| eprintln!("{} : {line}", stamp(UtcTimestamp::now()));
     acceptor
         .serve(
             &listener,
-            |_| AnyApp::new(args.app),
+            |_| AnyApp::new(engine.app),
             |i| SessionLog {
                 id: ids[i].clone(),
                 messages: messages.clone(),
             },
             &misc,
             Options {
-                max_message: args.max_message,
+                max_message: engine.max_message,
                 nodelay,
-                spin: args.spin,
-                max_send_queue: args.send_queue_limit,
+                spin: engine.spin,
+                max_send_queue: engine.send_queue_limit,
                 logon_timeout: Duration::from_secs(u64::from(logon_timeout)),
                 ..Options::new(stop)
             },
@@ -392,14 +362,15 @@ pub fn acceptor(args: SessionArgs) -> Result<ExitCode> {
 /// Runs `perfkit fix initiator`: each initiator session connects,
 /// reconnecting after ReconnectInterval when the connection drops, until
 /// Ctrl-C logs it out.
-pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
+pub fn initiator(engine: Engine) -> Result<ExitCode> {
+    super::cap_scan_path()?;
     let sessions = sessions(
-        &args.settings,
+        &engine.settings,
         ConnectionType::Initiator,
-        args.recover_store,
+        engine.recover_store,
     )?;
-    let messages = message_log(&args.log)?;
-    let latencies = latency_file(&args.latencies)?;
+    let messages = message_log(&engine.log)?;
+    let latencies = latency_file(&engine.latencies)?;
     let stop = stop_flag();
     std::thread::scope(|scope| -> Result<()> {
         let mut handles = Vec::new();
@@ -414,15 +385,15 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
                 id: s.id(),
                 messages: messages.clone(),
             };
-            let mut a = match args.orders {
-                Some(n) => AnyApp::Orders(timed(Orders::new(n, args.window), &latencies)),
-                None => AnyApp::new(args.app),
+            let mut a = match engine.orders {
+                Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
+                None => AnyApp::new(engine.app),
             };
             let opts = Options {
-                max_message: args.max_message,
+                max_message: engine.max_message,
                 nodelay: s.socket_nodelay,
-                spin: args.spin,
-                max_send_queue: args.send_queue_limit,
+                spin: engine.spin,
+                max_send_queue: engine.send_queue_limit,
                 ..Options::new(stop)
             };
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
@@ -475,7 +446,7 @@ pub fn initiator(args: SessionArgs) -> Result<ExitCode> {
         }
         Ok(())
     })?;
-    if let (Some(f), Some(path)) = (latencies, &args.latencies) {
+    if let (Some(f), Some(path)) = (latencies, &engine.latencies) {
         let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
         let flushed = f.out.flush();
         if let Some(e) = f.failed.take() {

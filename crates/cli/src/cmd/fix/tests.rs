@@ -1,5 +1,5 @@
 use super::check::write_nodes;
-use super::*;
+use fixcore::parse::{Node, Parser};
 use serde_json::{Map, Value as Json};
 
 /// The reference: the map `fix check --json` printed before it wrote

@@ -34,7 +34,7 @@ impl Application for Engine {
         session: &mut Session<S>,
         msg: Delivered<'_>,
         now: UtcTimestamp,
-    ) -> Result<(), SessionError> {
+    ) -> std::result::Result<(), SessionError> {
         self.seen += 1;
         if self.seen == self.at {
             std::thread::sleep(self.stall);
@@ -57,7 +57,7 @@ impl Application for ResendAll {
         session: &mut Session<S>,
         _: Delivered<'_>,
         now: UtcTimestamp,
-    ) -> Result<(), SessionError> {
+    ) -> std::result::Result<(), SessionError> {
         session.send_app(b"2", now, |b| {
             b.field_uint(7, 1).field_uint(16, 0);
         })?;

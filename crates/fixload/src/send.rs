@@ -11,15 +11,14 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
 use fixcore::build::TimePrecision;
 use fixcore::session::store::SessionStore;
 use fixcore::value::UtcTimestamp;
 use hdrhistogram::Histogram;
 
-use super::link::{Link, Schedule};
-use super::uring::SendRing;
-use super::{LATE, Plan};
+use crate::link::{Link, Schedule};
+use crate::uring::SendRing;
+use crate::{LATE, Plan, Result};
 use perfkit_measure::{latency_histogram, record};
 
 /// Most orders one round builds per session before writing, so a sender far

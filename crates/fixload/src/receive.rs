@@ -6,16 +6,15 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
 use fixcore::frame::Framer;
 use fixcore::session::machine::Output;
 use fixcore::session::store::SessionStore;
 use fixcore::value::UtcTimestamp;
 use memchr::memmem::Finder;
 
-use super::Interval;
-use super::link::{Link, Schedule, recv_now};
-use super::uring::RecvRing;
+use crate::link::{Link, Schedule, recv_now};
+use crate::uring::RecvRing;
+use crate::{Error, Interval, Result};
 use perfkit_measure::record;
 
 /// Longest message a load session accepts.
@@ -170,7 +169,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 return Ok(false);
             }
-            return Err(anyhow::Error::new(e).context("poll"));
+            return Err(Error::os("poll")(e));
         }
         if n == 0 {
             return Ok(false);

@@ -14,11 +14,11 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
 use fixcore::session::store::SessionStore;
 use io_uring::{IoUring, opcode, types};
 
-use super::link::Link;
+use crate::Result;
+use crate::link::Link;
 
 /// `user_data` of a cancellation (a session's operation is its index).
 const CANCEL: u64 = u64::MAX;
@@ -347,7 +347,7 @@ impl Drop for RecvRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fix::load::Plan;
+    use crate::{DEFAULT_MAX_UNSENT, Io, Plan};
     use fixcore::session::machine::{Config, Role, Session};
     use fixcore::session::store::MemoryStore;
     use fixcore::settings::BeginString;
@@ -371,8 +371,8 @@ mod tests {
             logon_timeout: Duration::from_secs(1),
             pin: None,
             coalesce: Duration::ZERO,
-            io: crate::fix::load::Io::Uring,
-            max_unsent: crate::fix::load::DEFAULT_MAX_UNSENT,
+            io: Io::Uring,
+            max_unsent: DEFAULT_MAX_UNSENT,
         };
         let link = Link::connect(
             "t".into(),

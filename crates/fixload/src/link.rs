@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
 use fixcore::session::machine::{Output, Session};
 use fixcore::session::store::SessionStore;
 use fixcore::value::UtcTimestamp;
 
-use super::slots::Slots;
-use super::{Lost, Plan};
+use crate::slots::Slots;
+use crate::{Error, Lost, Plan, Result};
 
 /// When each order is due, shared by the sender and the receiver.
 #[derive(Debug, Clone, Copy)]
@@ -117,9 +116,12 @@ impl<S: SessionStore> Link<S> {
         plan: &Plan,
     ) -> Result<Link<S>> {
         stream.set_nodelay(true)?;
-        session
-            .on_connect(UtcTimestamp::now())
-            .with_context(|| format!("{name}: starting the session"))?;
+        if let Err(source) = session.on_connect(UtcTimestamp::now()) {
+            return Err(Error::Start {
+                session: name,
+                source,
+            });
+        }
         let link = Link {
             name,
             session: Mutex::new(session),
@@ -156,10 +158,16 @@ impl<S: SessionStore> Link<S> {
                 let why = lock(&self.lost)
                     .as_ref()
                     .map_or_else(|| lock(&self.last_event).clone(), |(_, why)| why.clone());
-                bail!("{}: Logon refused ({why})", self.name);
+                return Err(Error::LogonRefused {
+                    session: self.name.clone(),
+                    why,
+                });
             }
             if Instant::now() >= until {
-                bail!("{}: no Logon answer within {timeout:?}", self.name);
+                return Err(Error::LogonTimeout {
+                    session: self.name.clone(),
+                    timeout,
+                });
             }
             self.flush();
             std::thread::sleep(Duration::from_millis(1));

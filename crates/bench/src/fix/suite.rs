@@ -1,0 +1,457 @@
+//! The whole of `perfkit fix bench`: the parts it runs ([`Part`]), in
+//! order, with what they measure ([`Suite`]), into one report
+//! ([`measure`]), each part a section in perfkit-measure's report model.
+
+use anyhow::{Context, Result, bail};
+use perfkit_measure::Comparison;
+use perfkit_measure::report::{Report, Row, RunInfo, Value};
+
+use super::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
+use super::{Settings, session};
+
+/// A part of the suite, in the order they run and are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The structural scan, per SIMD path ([`super::scan`]).
+    Scan,
+    /// The validated parse, beside QuickFIX's when its peer is built
+    /// ([`parse_beside_quickfix`]).
+    Parse,
+    /// Building messages ([`super::build`]).
+    Build,
+    /// The message stores ([`super::store`]).
+    Store,
+    /// The deferred hot path ([`super::deferred`]).
+    Deferred,
+    /// Pinned vs unpinned ([`super::affinity`]).
+    Affinity,
+    /// Loopback round trips per transport ([`super::transport`]).
+    Transport,
+    /// Whole engines over loopback ([`session`]).
+    Session,
+}
+
+impl Part {
+    /// Every part, in the order they run.
+    pub const ALL: [Part; 8] = [
+        Part::Scan,
+        Part::Parse,
+        Part::Build,
+        Part::Store,
+        Part::Deferred,
+        Part::Affinity,
+        Part::Transport,
+        Part::Session,
+    ];
+
+    /// The part's name, as `--only` takes it and progress shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Scan => "scan",
+            Part::Parse => "parse",
+            Part::Build => "build",
+            Part::Store => "store",
+            Part::Deferred => "deferred",
+            Part::Affinity => "affinity",
+            Part::Transport => "transport",
+            Part::Session => "session",
+        }
+    }
+
+    /// The part named `name`.
+    pub fn from_name(name: &str) -> Option<Part> {
+        Part::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+/// What `perfkit fix bench` measures: the parts, how much of each, and on
+/// which messages.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// Counts for every comparison, and the measuring thread's core.
+    pub settings: Settings,
+    /// The parts to run; empty runs them all.
+    pub parts: Vec<Part>,
+    /// Messages to parse instead of the built-in samples, every one valid
+    /// (the parse part refuses the first invalid one).
+    pub input: Option<Vec<Vec<u8>>>,
+    /// The session part's orders, window and rounds.
+    pub session: session::Load,
+}
+
+impl Default for Suite {
+    /// What `perfkit fix bench` measures by default: every part, with
+    /// [`Settings::default`], and per session pairing and run 10,000
+    /// orders one at a time, then 50,000 with 100 in flight.
+    fn default() -> Suite {
+        let settings = Settings::default();
+        Suite {
+            settings,
+            parts: Vec::new(),
+            input: None,
+            session: session::Load {
+                latency_orders: 10_000,
+                orders: 50_000,
+                window: 100,
+                runs: settings.runs,
+            },
+        }
+    }
+}
+
+impl Suite {
+    /// The short run `perfkit bench` makes of every part.
+    pub fn quick() -> Suite {
+        let settings = Settings {
+            iterations: 20_000,
+            warmup: 2_000,
+            runs: 3,
+            batch: 100,
+            transport_iterations: 2_000,
+            pin: None,
+        };
+        Suite {
+            settings,
+            parts: Vec::new(),
+            input: None,
+            session: session::Load {
+                latency_orders: 2_000,
+                orders: 10_000,
+                window: 100,
+                runs: settings.runs,
+            },
+        }
+    }
+
+    /// Whether `part` runs.
+    pub fn wants(&self, part: Part) -> bool {
+        self.parts.is_empty() || self.parts.contains(&part)
+    }
+}
+
+/// Measures every part `suite` asks for, in [`Part::ALL`]'s order, into
+/// one report. `progress` is told each part's name as it starts.
+///
+/// With [`Settings::pin`] the calling thread is pinned for the rest of its
+/// life (threads it spawns that are meant to run unpinned get the mask the
+/// process started with back; see `fixcore::affinity`).
+pub fn measure(suite: &Suite, progress: &dyn Fn(&str)) -> Result<Report> {
+    let s = &suite.settings;
+    if s.iterations == 0 || s.runs == 0 || s.batch == 0 {
+        bail!("iterations, runs and batch must be at least 1");
+    }
+    // Before pinning: the machine's core count is read from this thread's
+    // affinity mask, which pinning shrinks to one core.
+    let mut report = Report::new("fix-bench");
+    // Threads inherit their spawner's pin, so fixcore remembers the mask
+    // the process started with before the first pin and gives it back to
+    // every thread meant to run unpinned; reports read placements back.
+    fixcore::affinity::remember_original();
+    let pinned = match s.pin {
+        Some(core) => {
+            fixcore::affinity::pin_current(core)
+                .with_context(|| format!("pinning the measuring thread to core {core}"))?;
+            Some(format!(
+                "core {core} (the measuring thread; helper threads run on another core or on \
+                 the process's original {}-core mask, as each section's notes say)",
+                fixcore::affinity::usable().len()
+            ))
+        }
+        None if suite.wants(Part::Affinity) => {
+            Some("no thread but the affinity section's pinned row".to_owned())
+        }
+        None => None,
+    };
+    let mut parts: Vec<Measured> = Vec::new();
+    for part in Part::ALL.into_iter().filter(|&p| suite.wants(p)) {
+        progress(part.name());
+        match part {
+            Part::Scan => parts.extend(super::scan(s).into_iter().map(Measured::Plain)),
+            Part::Parse => parts.push(Measured::Parse(parse_beside_quickfix(
+                s,
+                suite.input.as_deref(),
+            )?)),
+            Part::Build => parts.push(Measured::Plain(super::build(s))),
+            Part::Store => parts.extend(super::store(s).into_iter().map(Measured::Plain)),
+            Part::Deferred => {
+                let c = super::deferred(s).context("deferred processor")?;
+                parts.push(Measured::Plain(c));
+            }
+            Part::Affinity => {
+                let c = super::affinity(s).context("pinning threads")?;
+                parts.push(Measured::Plain(c));
+            }
+            Part::Transport => {
+                let c = super::transport(s).context("loopback echo")?;
+                parts.push(Measured::Plain(c));
+            }
+            Part::Session => {
+                let load = suite.session;
+                parts.push(Measured::Session(session::measure(load)?, load));
+            }
+        }
+    }
+    report.run = RunInfo {
+        iterations: s.iterations as u64,
+        warmup: s.warmup as u64,
+        runs: s.runs as u64,
+        pinned,
+        timing: s.timing(),
+    };
+    for p in parts {
+        match p {
+            Measured::Plain(c) => add_comparison(&mut report, c),
+            Measured::Parse(side) => add_parse(&mut report, side),
+            Measured::Session(m, load) => add_session(&mut report, m, load),
+        }
+    }
+    Ok(report)
+}
+
+/// A measured part, in report order.
+enum Measured {
+    /// Rendered by [`add_comparison`].
+    Plain(Comparison),
+    /// fixcore's parse rows with QuickFIX's beside them.
+    Parse(ParseSide),
+    /// Whole engines over loopback.
+    Session(session::Measured, session::Load),
+}
+
+/// The ratio column on QuickFIX rows.
+const QUICKFIX_RATIO: &str = "quickfix_over_perfkit_x";
+
+fn add_parse(report: &mut Report, side: ParseSide) {
+    let ParseSide { ours, quickfix } = side;
+    // Every measured call is recorded once: the count is the histogram's.
+    let calls = ours.variants.first().map_or(0, |v| v.histogram.len());
+    let section = report.section(ours.title);
+    let median = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
+    match quickfix {
+        Ok(QuickfixRows {
+            measured: theirs,
+            version,
+        }) => {
+            for (v, q) in ours.variants.into_iter().zip(theirs) {
+                let ratio = median(&q.histogram) / median(&v.histogram).max(1.0);
+                let name = format!("QuickFIX {}", v.name);
+                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
+                section.row(
+                    Row::new(name)
+                        .latency(q.histogram)
+                        .elapsed(q.elapsed)
+                        .col(QUICKFIX_RATIO, Value::num(ratio, 2)),
+                );
+            }
+            section.note(format!(
+                "{QUICKFIX_RATIO} = median of the QuickFIX row / median of the perfkit row above \
+                 it (> 1: perfkit's parse is faster)"
+            ));
+            let version = match version {
+                Some(v) => format!("QuickFIX from Debian libquickfix-dev {v}"),
+                None => format!(
+                    "QuickFIX (version not recorded: no {} beside the peer; `cargo xtask peers` \
+                     writes it)",
+                    crate::peer::QUICKFIX_VERSION_FILE
+                ),
+            };
+            section.note(format!(
+                "QuickFIX rows: {version} in the quickfix-parse peer (g++ -O2): a new \
+                 FIX::Message(string, dictionary, validate=true) per call, what a QuickFIX \
+                 session does with each message it reads: 8/9/35 order, BodyLength, CheckSum, \
+                 header/body/trailer and groups by a FIX 4.4 dictionary written for these \
+                 messages (Debian ships none); it accepts duplicate tags, and neither side \
+                 checks types or required fields (DataDictionary::validate is not included)"
+            ));
+            section.note(format!(
+                "both timed alike, run k of perfkit then run k of QuickFIX, in one invocation: \
+                 the warm-up calls per row untimed before the first run, then per run that \
+                 run's share of the {calls} calls per row in batches of --batch per clock read (perfkit: \
+                 std::time::Instant; QuickFIX: std::chrono::steady_clock; both \
+                 clock_gettime(CLOCK_MONOTONIC)), each batch's mean per call rounded to 1 ns \
+                 and recorded once per call; with --pin the peer is pinned to the same core. \
+                 One difference in what a call does: perfkit reuses one Parser per row \
+                 (its tables stay warm across calls, as fixcore is meant to be used), while \
+                 QuickFIX constructs a new FIX::Message per call (as its sessions do)"
+            ));
+        }
+        Err(why) => {
+            for v in ours.variants {
+                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
+            }
+            section.note(why);
+        }
+    }
+    for n in ours.notes {
+        section.note(n);
+    }
+    section.note("NexusFIX is not measured by this command: there is no peer for it");
+}
+
+/// The session section: a row per pairing (round trips as its latency
+/// columns), with orders/s and the acceptor's CPU per order as medians
+/// over the runs, and each ratio to QuickFIX ↔ QuickFIX when it ran.
+fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
+    let p50 = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(0.0)
+    };
+    let figures: Vec<(f64, f64, f64)> = m
+        .pairings
+        .iter()
+        .map(|p| {
+            let cpu: Vec<f64> = p.acceptor_cpu.iter().map(|d| d.as_nanos() as f64).collect();
+            (p50(&p.round_trips), median(&p.orders_per_s), median(&cpu))
+        })
+        .collect();
+    let reference = m.pairings.iter().position(|p| p.reference);
+    let section = report.section("session: NewOrderSingle → ExecutionReport over loopback");
+    for (p, &(rtt, rate, cpu)) in m.pairings.into_iter().zip(&figures) {
+        let mut row = Row::new(p.name)
+            .latency(p.round_trips)
+            .elapsed(p.latency_elapsed)
+            .col("orders_per_s", Value::num(rate, 0))
+            .col("acceptor_cpu_us_per_order", Value::num(cpu / 1e3, 2));
+        if let Some(r) = reference {
+            let (ref_rtt, ref_rate, _) = figures[r];
+            row = row
+                .col("p50_vs_quickfix_x", Value::num(rtt / ref_rtt.max(1.0), 2))
+                .col(
+                    "orders_per_s_vs_quickfix_x",
+                    Value::num(rate / ref_rate.max(1e-9), 2),
+                );
+        }
+        section.row(row);
+    }
+    section.note(format!(
+        "each run, per pairing: a fresh acceptor process (`--app exec`: an ExecutionReport new, \
+         then one filled, per order), then {} orders one at a time (the latency columns: \
+         NewOrderSingle sent to its first ExecutionReport, timed by the initiator process), then \
+         {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
+         acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
+         runs; FIX.4.4, in-memory stores (the FileStorePath row: the acceptor on a QuickFIX-layout file store), no data dictionary, TCP_NODELAY, both engines from the same \
+         QuickFIX settings files; in the one-at-a-time phase the perfkit initiator busy-polls its \
+         socket for up to {} before blocking (`--spin`); otherwise every engine blocks at once",
+        load.latency_orders,
+        load.orders,
+        load.window,
+        load.runs,
+        session::INITIATOR_SPIN
+    ));
+    if reference.is_some() {
+        section.note(
+            "p50_vs_quickfix_x = p50 round trip / QuickFIX ↔ QuickFIX's (< 1: faster); \
+             orders_per_s_vs_quickfix_x = orders/s / QuickFIX ↔ QuickFIX's (> 1: faster)",
+        );
+    }
+    if let Some(why) = m.missing {
+        section.note(why);
+    }
+}
+
+fn add_comparison(report: &mut Report, c: Comparison) {
+    let speedups: Vec<f64> = (0..c.variants.len()).map(|i| c.speedup(i)).collect();
+    let baseline = c
+        .variants
+        .first()
+        .map(|v| v.name.clone())
+        .unwrap_or_default();
+    // A second reference, e.g. tokio for the transports: its ratio column.
+    let second = c.also_vs.filter(|&j| c.compare && j < c.variants.len());
+    let second_ratios: Vec<f64> = match second {
+        Some(j) => (0..c.variants.len()).map(|i| c.speedup_vs(j, i)).collect(),
+        None => Vec::new(),
+    };
+    let second_name = second.map(|j| c.variants[j].name.clone());
+    let second_col = second_name
+        .as_deref()
+        .map(|n| format!("speedup_vs_{}_x", snake(n)));
+    let section = report.section(c.title);
+    for (i, v) in c.variants.into_iter().enumerate() {
+        let mut row = Row::new(v.name).latency(v.histogram).elapsed(v.elapsed);
+        if c.compare {
+            row = row.col("speedup_x", Value::num(speedups[i], 2));
+        }
+        if let Some(col) = &second_col {
+            row = row.col(col, Value::num(second_ratios[i], 2));
+        }
+        if let Some(note) = v.note {
+            row = row.col("note", note);
+        }
+        section.row(row);
+    }
+    if c.compare {
+        section.note(format!(
+            "speedup_x = median of {baseline} / median of the row (> 1: faster than {baseline})"
+        ));
+    }
+    if let (Some(col), Some(name)) = (&second_col, &second_name) {
+        section.note(format!(
+            "{col} = median of {name} / median of the row (> 1: faster than {name})"
+        ));
+    }
+    for n in c.notes {
+        section.note(n);
+    }
+}
+
+/// `io_uring+defer_taskrun` → `io_uring_defer_taskrun`, for column names.
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for ch in name.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_matches('_').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[test]
+    fn every_part_is_found_by_its_name() {
+        for p in Part::ALL {
+            assert_eq!(Part::from_name(p.name()), Some(p));
+        }
+        assert_eq!(Part::from_name("Scan"), None);
+    }
+
+    /// The parts asked for run in the suite's order, not the order asked,
+    /// and only their sections are reported.
+    #[test]
+    fn only_the_parts_asked_for_are_measured_and_reported() {
+        let suite = Suite {
+            settings: Settings {
+                iterations: 200,
+                warmup: 10,
+                runs: 2,
+                batch: 10,
+                transport_iterations: 40,
+                pin: None,
+            },
+            parts: vec![Part::Build, Part::Scan],
+            ..Suite::quick()
+        };
+        let seen = RefCell::new(Vec::new());
+        let report = measure(&suite, &|p| seen.borrow_mut().push(p.to_owned())).unwrap();
+        assert_eq!(*seen.borrow(), ["scan", "build"]);
+        assert!(report.sections.iter().any(|s| s.name.starts_with("build")));
+        assert!(
+            report
+                .sections
+                .iter()
+                .all(|s| s.name.starts_with("scan") || s.name.starts_with("build")),
+            "{:?}",
+            report.sections.iter().map(|s| &s.name).collect::<Vec<_>>()
+        );
+        assert_eq!((report.run.iterations, report.run.runs), (200, 2));
+        assert_eq!(report.run.pinned, None, "no pin, no affinity part");
+    }
+}

@@ -1,0 +1,114 @@
+//! `perfkit fix bench`: the suite of micro benchmarks
+//! ([`perfkit_bench::fix::suite`]) and the `--input` messages it may
+//! parse instead of the samples, or with `--connect` the load sweep
+//! ([`super::load`]).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use fixcore::parse::Parser;
+use perfkit::report::{Report, ReportOptions};
+use perfkit_bench::fix::suite::Suite;
+
+use super::{input, load};
+
+/// What `perfkit fix bench` was asked to do, the flags resolved.
+#[derive(Debug)]
+pub enum Task {
+    /// The micro benchmarks.
+    Suite {
+        /// What to measure.
+        suite: Suite,
+        /// How to render it.
+        report: ReportOptions,
+    },
+    /// The load generator against an engine's sessions.
+    Load {
+        /// The engine and which of its sessions.
+        engine: load::Connect,
+        /// The rates and the plan for each.
+        sweep: fixload::Settings,
+        /// How to render it.
+        report: ReportOptions,
+    },
+}
+
+/// Runs `perfkit fix bench`: measures and renders; a load sweep whose
+/// runs met problems (orders unanswered, rejects, sessions lost) fails
+/// with them in one line after its report.
+pub fn run(task: Task) -> Result<ExitCode> {
+    match task {
+        Task::Suite { suite, report } => {
+            let measured = measure(&suite, report.json)?;
+            super::super::emit(&measured, &report)
+        }
+        Task::Load {
+            engine,
+            sweep,
+            report,
+        } => {
+            let swept = load::measure(&engine, &sweep, report.json)?;
+            super::super::emit(&swept.report, &report)?;
+            if !swept.problems.is_empty() {
+                bail!("{}", swept.problems.join("; "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Measures `suite` into a report (also for `perfkit bench`), showing
+/// each part's name on a terminal unless `json`.
+pub fn measure(suite: &Suite, json: bool) -> Result<Report> {
+    super::cap_scan_path()?;
+    let progress = super::super::progress(None, json);
+    let report = perfkit_bench::fix::suite::measure(suite, &|part| {
+        progress.set_message(part.to_owned());
+    });
+    progress.finish_and_clear();
+    report
+}
+
+/// Collects `fix-bench --input`'s messages; the first invalid one is an
+/// error.
+struct Collect<'p> {
+    path: &'p Path,
+    parser: Parser,
+    msgs: Vec<Vec<u8>>,
+}
+
+impl input::Sink for &mut Collect<'_> {
+    fn message(&mut self, bytes: &[u8]) -> Result<Option<String>> {
+        match self.parser.parse(bytes) {
+            Ok(_) => {
+                self.msgs.push(bytes.to_vec());
+                Ok(None)
+            }
+            Err(e) => Ok(Some(e.to_string())),
+        }
+    }
+
+    fn problem(&mut self, origin: input::Origin, why: &str) -> Result<()> {
+        bail!(
+            "{}: {origin}: {why} (fix-bench --input needs valid messages; see `perfkit fix check`)",
+            self.path.display()
+        )
+    }
+}
+
+/// The messages of a `--input` file, found as `fix check` finds them; the
+/// first invalid one is an error. The benchmark needs them all in memory;
+/// the file is not held beside them.
+pub fn read_messages(path: &Path) -> Result<Vec<Vec<u8>>> {
+    let mut c = Collect {
+        path,
+        parser: Parser::new(),
+        msgs: Vec::new(),
+    };
+    super::each_input_message(path, &mut c)?;
+    if c.msgs.is_empty() {
+        bail!("{}: no messages", path.display());
+    }
+    Ok(c.msgs)
+}

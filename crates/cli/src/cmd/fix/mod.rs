@@ -1,0 +1,64 @@
+//! `perfkit fix`, one module per subcommand, each shaped the same way:
+//! [`args`] holds every flag and converts it into the settings the
+//! subcommand's module runs on.
+//!
+//! - `fix bench` ([`bench`](mod@bench)): the FIX hot path, before/after pairs
+//!   measured in one run, and fixcore's parser beside QuickFIX's when the
+//!   peer is built (also reachable as `perfkit fix-bench`, its older
+//!   name); with `--connect`, the load generator ([`load`]);
+//! - `fix check` ([`check`]): validate FIX messages from a file or stdin;
+//! - `fix acceptor` / `initiator` ([`session`]): the session engine.
+
+mod args;
+mod bench;
+mod check;
+mod input;
+mod load;
+mod session;
+
+pub use args::{FixArgs, FixBenchArgs, bench, run};
+pub use bench::measure;
+
+use std::io;
+
+use anyhow::{Context, Result, bail};
+
+/// Opens `fix check`'s or `fix-bench --input`'s input (`-` is stdin) and
+/// hands every message and problem in it to `sink`, in bounded chunks.
+fn each_input_message(path: &std::path::Path, sink: impl input::Sink) -> Result<()> {
+    let name = path.display().to_string();
+    if path.as_os_str() == "-" {
+        input::each_message(io::stdin().lock(), &name, sink)
+    } else {
+        let file = std::fs::File::open(path).with_context(|| format!("reading {name}"))?;
+        input::each_message(file, &name, sink)
+    }
+}
+
+/// Applies `FIXCORE_SCAN` (`scalar`, `avx2`, `avx512` or `avx512vbmi2`):
+/// fixcore's scanner is capped at that path for this process, so each path
+/// can be benchmarked and checked. Unset or empty caps nothing; a value
+/// naming no path is an error, so a typo cannot quietly measure the
+/// fastest path instead of the one asked for.
+fn cap_scan_path() -> Result<()> {
+    use fixcore::scan::ScanPath;
+    let Some(raw) = std::env::var_os("FIXCORE_SCAN").filter(|v| !v.is_empty()) else {
+        return Ok(());
+    };
+    let Some(cap) = raw.to_str().and_then(ScanPath::from_name) else {
+        bail!(
+            "FIXCORE_SCAN={:?} names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)",
+            raw.to_string_lossy()
+        );
+    };
+    ScanPath::cap(cap).map(drop).map_err(|in_use| {
+        anyhow::anyhow!(
+            "FIXCORE_SCAN={}: the scan path was already fixed at {}",
+            cap.name(),
+            in_use.name()
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,393 @@
+//! The FIX load generator: initiator sessions that send NewOrderSingles
+//! to an engine on a fixed schedule (open loop) and time each order to its
+//! first ExecutionReport, matched by ClOrdID; `perfkit fix bench --connect`
+//! runs it.
+//!
+//! Every order has an intended send time: order `g` of the whole run (the
+//! sessions take turns) is due `g / rate` seconds after the start. When the
+//! generator falls behind — its window of unanswered orders is full because
+//! the engine stalled, or it could not keep up — the late orders go out as
+//! soon as it can, and their latency is counted from when they *should*
+//! have gone (the corrected histogram, as wrk2 does against coordinated
+//! omission) as well as from when they did (the uncorrected one, beside it).
+//!
+//! Two threads do the work whatever the number of sessions: the sender
+//! (`send`) keeps the schedule of every session and writes, the receiver
+//! (`receive`) reads every connection, feeds the session state machines
+//! and times the answers. Each session's state (`link::Link`) is shared
+//! under a lock held only to build or to process messages. On this kind
+//! of machine a thread's wake from sleep costs more CPU than an order, so
+//! the thread count, not the session count, sets the generator's cost.
+//!
+//! The two talk to the sockets through std calls or through one io_uring
+//! each (`uring`, where all the rings' `unsafe` is), chosen at run time
+//! ([`Io`]) and named in the outcome.
+//!
+//! - [`run`]: one [`Plan`] against a list of [`Target`]s, into an
+//!   [`Outcome`] (latencies by interval, counts, the sessions it lost);
+//! - [`Settings`]: a sweep, the same plan at several rates, as a user
+//!   chooses it ([`parse_rate`] and [`parse_template`] read what they
+//!   write);
+//! - [`verdict`]: whether each run held its rate, what held it back (the
+//!   engine or the generator), and the sweep's saturation point;
+//! - [`report`]: a sweep's runs as a `perfkit_measure` report, with the
+//!   problems to fail on.
+//!
+//! A run of 300 ms at 1,000 orders/s against an exchange on loopback
+//! (fixcore's, which fills every order; its set-up is hidden):
+//!
+//! ```
+//! # use std::net::TcpListener;
+//! # use std::sync::atomic::AtomicBool;
+//! # use fixcore::session::app::{Exchange, Log};
+//! # use fixcore::session::connection::{self, Options};
+//! # use fixcore::session::machine::{Config, Role, Session};
+//! # use fixcore::session::store::MemoryStore;
+//! # use fixcore::settings::BeginString;
+//! # use fixcore::value::UtcTimestamp;
+//! # struct Quiet;
+//! # impl Log for Quiet {
+//! #     fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
+//! #     fn event(&mut self, _: UtcTimestamp, _: &str) {}
+//! # }
+//! # let listener = TcpListener::bind("127.0.0.1:0")?;
+//! # let port = listener.local_addr()?.port();
+//! # std::thread::spawn(move || {
+//! #     static STOP: AtomicBool = AtomicBool::new(false);
+//! #     let (mut stream, _) = listener.accept().unwrap();
+//! #     let cfg = Config::new(Role::Acceptor, BeginString::Fix44, "EXCH", "LOAD");
+//! #     let mut session = Session::new(cfg, MemoryStore::default());
+//! #     let opts = Options::new(&STOP);
+//! #     let app = &mut Exchange::default();
+//! #     let _ = connection::run(&mut stream, &[], &mut session, app, &mut Quiet, opts);
+//! # });
+//! use std::time::Duration;
+//! use fixload::{Settings, Target, Verdict};
+//!
+//! let config = Config::new(Role::Initiator, BeginString::Fix44, "LOAD", "EXCH");
+//! let target = Target {
+//!     name: "LOAD->EXCH".into(),
+//!     host: "127.0.0.1".into(),
+//!     port,
+//!     session: Session::new(config, MemoryStore::default()),
+//! };
+//! let mut settings = Settings::new(vec![fixload::parse_rate("1k/s")?]);
+//! settings.warmup = Duration::ZERO;
+//! settings.duration = Duration::from_millis(300);
+//! let plan = settings.plan(settings.rates[0]);
+//! let outcome = fixload::run(vec![target], &plan, &|_progress| {})?;
+//! assert_eq!(outcome.sent(), 300);
+//! assert_eq!(outcome.unanswered, 0);
+//! let verdict = Verdict::of(&outcome, plan.rate);
+//! println!("{}", verdict.explain(&outcome, plan.rate));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Nothing here prints or exits: errors are [`Error`]s, and what an engine
+//! does wrong during a run (unanswered orders, rejects, dropped sessions)
+//! is counted in the outcome for the caller to report.
+
+mod error;
+mod link;
+mod outcome;
+mod plan;
+mod rate;
+mod receive;
+pub mod report;
+mod send;
+mod slots;
+mod template;
+mod uring;
+pub mod verdict;
+
+pub use error::{Error, Result};
+pub use outcome::{Interval, LATE, Lost, MAX_INTERVALS, Outcome};
+pub use plan::{DEFAULT_MAX_UNSENT, Io, Plan, Settings};
+pub use rate::parse_rate;
+pub use report::{Sweep, Swept};
+pub use template::parse_template;
+pub use verdict::{Limit, Verdict};
+
+use std::net::TcpStream;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use fixcore::session::machine::Session;
+use fixcore::session::store::SessionStore;
+
+use link::Link;
+use perfkit_measure::clock::CpuClock;
+use receive::{Reader, Receiver};
+use send::{Sender, Writer};
+
+/// The transport `io` comes to here, and its description for the report.
+fn choose(io: Io) -> Result<(bool, String)> {
+    const STD: &str = "std (send/recv/poll: one sender and one receiver thread for all sessions)";
+    const URING: &str =
+        "io_uring (one ring for the sender's SENDs, one for the receiver's RECVs; one thread each)";
+    match (io, uring::probe()) {
+        (Io::Std, _) => Ok((false, STD.into())),
+        (Io::Uring | Io::Auto, Ok(())) => Ok((true, URING.into())),
+        (Io::Uring, Err(why)) => Err(Error::UringUnavailable(why)),
+        (Io::Auto, Err(why)) => Ok((false, format!("{STD}; io_uring not available: {why}"))),
+    }
+}
+
+/// One initiator session to run: where it connects and its state machine
+/// (built from the settings file, disconnected).
+pub struct Target<S: SessionStore> {
+    /// `SenderCompID->TargetCompID`, for messages.
+    pub name: String,
+    /// SocketConnectHost.
+    pub host: String,
+    /// SocketConnectPort.
+    pub port: u16,
+    /// The session.
+    pub session: Session<S>,
+}
+
+/// The intervals `plan` keeps: the run and its grace period, plus one for
+/// what arrives later still.
+fn intervals_kept(plan: &Plan) -> usize {
+    let n = (plan.duration + plan.grace).as_nanos() / plan.interval.as_nanos().max(1);
+    usize::try_from(n).unwrap_or(usize::MAX).saturating_add(2)
+}
+
+/// The cores of the sender and of the receiver for [`Plan::pin`].
+pub fn cores(pin: Option<usize>) -> (Option<usize>, Option<usize>) {
+    match pin {
+        None => (None, None),
+        Some(c) => (Some(c), Some(fixcore::affinity::other_core(c).unwrap_or(c))),
+    }
+}
+
+/// Pins the calling thread to `core` when one is given.
+fn pin(core: Option<usize>) -> Result<()> {
+    if let Some(c) = core {
+        fixcore::affinity::pin_current(c).map_err(|source| Error::Pin { core: c, source })?;
+    }
+    Ok(())
+}
+
+/// Logs every target on, runs the plan, logs them out and returns what was
+/// measured. `progress` is called about once per interval with a line for
+/// a status display.
+///
+/// An unreachable host or a Logon that is refused or unanswered is an
+/// error before anything is measured. Orders left unanswered, rejects and
+/// sessions lost during the run are counted in the outcome, not errors:
+/// the caller reports them.
+pub fn run<S: SessionStore + Send + 'static>(
+    targets: Vec<Target<S>>,
+    plan: &Plan,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Outcome> {
+    let refuse = |why: &str| Err(Error::Plan(why.into()));
+    if !(plan.rate.is_finite() && plan.rate > 0.0) {
+        return refuse("the rate must be a positive number of orders per second");
+    }
+    if plan.duration.is_zero() {
+        return refuse("the measured duration must be over zero");
+    }
+    if targets.is_empty() {
+        return refuse("no initiator session to run");
+    }
+    // Checked before connecting: a thread that failed to pin would show
+    // up only as a session that never logged on.
+    if let Some(c) = plan.pin {
+        let usable = fixcore::affinity::usable();
+        if !usable.contains(&c) {
+            return Err(Error::CoreNotUsable { core: c, usable });
+        }
+    }
+    if plan.interval < Duration::from_millis(1) {
+        return refuse("the interval must be at least 1 ms");
+    }
+    if intervals_kept(plan) > MAX_INTERVALS {
+        return refuse(&format!(
+            "{:?} of run and grace in intervals of {:?} is {} intervals; at most {MAX_INTERVALS} are kept (two histograms each): give a longer interval",
+            plan.duration + plan.grace,
+            plan.interval,
+            intervals_kept(plan)
+        ));
+    }
+    let (use_uring, transport) = choose(plan.io)?;
+    let k = targets.len();
+    let mut links = Vec::with_capacity(k);
+    for t in targets {
+        let stream = match TcpStream::connect((t.host.as_str(), t.port)) {
+            Ok(s) => s,
+            Err(source) => {
+                return Err(Error::Connect {
+                    session: t.name,
+                    host: t.host,
+                    port: t.port,
+                    source,
+                });
+            }
+        };
+        links.push(Link::connect(t.name, stream, t.session, plan)?);
+    }
+    let links = &links[..];
+    let stop = AtomicBool::new(false);
+    let schedule_cell = OnceLock::new();
+    std::thread::scope(|scope| -> Result<Outcome> {
+        // However this closure ends, the receiver must see it end, or the
+        // scope would wait for it for ever.
+        let _wind = WindDown { links, stop: &stop };
+        let (send_core, recv_core) = cores(plan.pin);
+        // The receiver first: it reads the Logon answers.
+        let receiver = Receiver::new(links, &schedule_cell);
+        let stop_r = &stop;
+        let receiver = std::thread::Builder::new()
+            .name("fix-load-recv".into())
+            .spawn_scoped(scope, move || -> Result<receive::Received> {
+                pin(recv_core)?;
+                let mut reader = if use_uring {
+                    Reader::Uring(Box::new(
+                        uring::RecvRing::new(k)
+                            .map_err(Error::os("creating the receiver's io_uring"))?,
+                    ))
+                } else {
+                    Reader::Std
+                };
+                receiver.run(&mut reader, stop_r)
+            })?;
+        links
+            .iter()
+            .try_for_each(|l| l.await_logon(plan.logon_timeout))?;
+        let start = Instant::now() + Duration::from_millis(10);
+        let measure_from = start + plan.warmup;
+        let end = measure_from + plan.duration;
+        let schedule = link::Schedule {
+            start,
+            measure_from,
+            end,
+            rate: plan.rate,
+            sessions: k as u64,
+            interval: plan.interval,
+            last_interval: intervals_kept(plan) - 1,
+        };
+        let _ = schedule_cell.set(schedule);
+        let sender = Sender::new(links, schedule, plan);
+        let sender = std::thread::Builder::new()
+            .name("fix-load-send".into())
+            .spawn_scoped(scope, move || -> Result<send::Sent> {
+                pin(send_core)?;
+                send::tighten_timer();
+                let mut writer = if use_uring {
+                    Writer::Uring(Box::new(
+                        uring::SendRing::new(k)
+                            .map_err(Error::os("creating the sender's io_uring"))?,
+                    ))
+                } else {
+                    Writer::Std
+                };
+                sender.run(&mut writer)
+            })?;
+        // The process CPU clock, read when measuring starts and when the
+        // last measured order has gone out.
+        let clock = CpuClock::Process;
+        let (started, cpu0) = loop {
+            let now = Instant::now();
+            if now >= measure_from {
+                break (SystemTime::now() - (now - measure_from), clock.read());
+            }
+            std::thread::sleep(measure_from - now);
+        };
+        // This thread wakes once per interval, for the progress line: its
+        // wakes are CPU the generator's figure includes.
+        while Instant::now() < end && !sender.is_finished() {
+            std::thread::sleep(plan.interval.min(end - Instant::now()));
+            let sent: u64 = links.iter().map(Link::sent).sum();
+            let answered: u64 = links.iter().map(Link::answered).sum();
+            progress(&format!(
+                "{:.0} s: {sent} sent, {answered} answered",
+                (Instant::now() - start).as_secs_f64()
+            ));
+        }
+        let sent_side = sender
+            .join()
+            .map_err(|_| Error::Thread("the sender thread panicked"))??;
+        // After the sender: held back, it sends its last orders after the
+        // schedule's end, and that work is the run's too.
+        let cpu1 = clock.read();
+        // Wait for the answers still out, then log out. The sender has
+        // ended, so this thread writes now.
+        let deadline = Instant::now() + plan.grace;
+        while Instant::now() < deadline && links.iter().any(|l| l.outstanding() > 0 && l.is_open())
+        {
+            links.iter().for_each(Link::flush);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        links.iter().for_each(Link::logout);
+        let bye = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < bye && links.iter().any(Link::is_open) {
+            links.iter().for_each(Link::flush);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        stop.store(true, Ordering::Relaxed);
+        links.iter().for_each(Link::close);
+        let recv_side = receiver
+            .join()
+            .map_err(|_| Error::Thread("the receiver thread panicked"))??;
+        let clock_read = Error::os("reading the process CPU clock");
+        let cpu = match (cpu0, cpu1) {
+            (Ok(a), Ok(b)) => b.saturating_sub(a),
+            (Err(e), _) | (_, Err(e)) => return Err(clock_read(e)),
+        };
+        let mut intervals = recv_side.intervals;
+        let measured_wall = sent_side.last_send.map_or(end, |l| l.max(end)) - measure_from;
+        if intervals.len() < sent_side.intervals.len() {
+            intervals.resize_with(sent_side.intervals.len(), Interval::new);
+        }
+        for (x, c) in intervals.iter_mut().zip(&sent_side.intervals) {
+            x.sent += c.sent;
+            x.late += c.late;
+        }
+        let mut total = Interval::new();
+        for x in &intervals {
+            total.add(x)?;
+        }
+        let answered = total.corrected.len();
+        let lost: Vec<Lost> = links.iter().filter_map(|l| l.lost(start)).collect();
+        Ok(Outcome {
+            started,
+            interval: plan.interval,
+            intervals,
+            answered,
+            unanswered: total.sent.saturating_sub(answered),
+            total,
+            rejects: recv_side.rejects,
+            disconnects: lost.len() as u64,
+            max_lag: sent_side.max_lag,
+            window_full: sent_side.window_full,
+            cpu,
+            measured: measured_wall,
+            transport,
+            send_rounds: sent_side.rounds,
+            receive_wakes: recv_side.wakes,
+            wake_late: sent_side.wake_late,
+            round_time: sent_side.round_time,
+            sessions: k,
+            lost,
+        })
+    })
+}
+
+/// Stops the receivers and closes every connection when dropped.
+struct WindDown<'a, S: SessionStore> {
+    links: &'a [Link<S>],
+    stop: &'a AtomicBool,
+}
+
+impl<S: SessionStore> Drop for WindDown<'_, S> {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.links.iter().for_each(Link::close);
+    }
+}
+
+#[cfg(test)]
+mod tests;

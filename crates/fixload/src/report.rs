@@ -1,0 +1,233 @@
+//! A sweep's report, in perfkit-measure's report model: per rate, a
+//! section of intervals (placed at their time, so interval logs of runs on
+//! several machines add up) and one of totals with the verdict; for
+//! several rates, a latency-vs-throughput table first, with the
+//! saturation point. Data only: the caller renders it.
+
+use std::time::Duration;
+
+use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
+
+use crate::verdict::{Verdict, saturation};
+use crate::{Outcome, Settings, cores};
+
+/// A sweep's report as its runs come in: [`Sweep::step`] adds each run,
+/// [`Sweep::finish`] concludes.
+///
+/// ```
+/// let settings = fixload::Settings::new(vec![1_000.0, 2_000.0]);
+/// let sweep = fixload::Sweep::new("fix load", &settings);
+/// assert!(sweep.is_empty());
+/// let done = sweep.finish();
+/// assert_eq!(done.report.run.runs, 2);
+/// assert!(done.problems.is_empty());
+/// ```
+#[derive(Debug)]
+pub struct Sweep {
+    report: Report,
+    /// The latency-vs-throughput table: a row per run.
+    table: Section,
+    /// Each run's rate and verdict, for the saturation point.
+    steps: Vec<(f64, Verdict)>,
+    problems: Vec<String>,
+    /// Rates the sweep was asked for (it may end before the last).
+    rates: usize,
+    pin: Option<usize>,
+}
+
+/// A finished sweep: its report, and the problems its runs met (orders
+/// unanswered, rejects, sessions lost, a run that failed part-way), one
+/// line each, for the caller to print after the report and fail on.
+#[derive(Debug)]
+pub struct Swept {
+    /// What was measured.
+    pub report: Report,
+    /// What went wrong, one line each.
+    pub problems: Vec<String>,
+}
+
+impl Sweep {
+    /// An empty sweep of `settings`, its report named after `command`.
+    pub fn new(command: &str, settings: &Settings) -> Sweep {
+        Sweep {
+            report: Report::new(command),
+            table: Section::new("load: latency vs throughput"),
+            steps: Vec::new(),
+            problems: Vec::new(),
+            rates: settings.rates.len(),
+            pin: settings.pin,
+        }
+    }
+
+    /// Whether no run has been added yet.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// Adds `o`, the run at `rate`: its verdict, its row of the table, its
+    /// sections, and its problems.
+    pub fn step(&mut self, rate: f64, o: &Outcome) {
+        let report = &mut self.report;
+        let started = *report.started.get_or_insert(o.started);
+        // Where this run's intervals sit from the report's start (the
+        // first run's).
+        let offset = o.started.duration_since(started).unwrap_or_default();
+        let name = format!("load {rate:.0}/s over {} session(s)", o.sessions);
+        self.problems.extend(problems(o, &name));
+        let verdict = Verdict::of(o, rate);
+        self.steps.push((rate, verdict));
+        self.table.row(
+            Row::new(format!("{rate:.0}/s"))
+                .latency(o.total.corrected.clone())
+                .elapsed(o.measured)
+                .col("target_per_s", Value::num(rate, 0))
+                .col("achieved_per_s", Value::num(o.achieved_rate(), 0))
+                .col("on_time_share", on_time(o))
+                .col("uncorrected_p99_us", p_us(&o.total.uncorrected, 0.99))
+                .col("unanswered", o.unanswered)
+                .col("engine_kept_up", yes_no(verdict.kept_up()))
+                .col("held", yes_no(verdict.held()))
+                .col("limited_by", verdict.limit.as_str()),
+        );
+        report.sections.push(intervals(&name, o, offset));
+        report.sections.push(totals(&name, o, rate, verdict));
+    }
+
+    /// Ends the sweep early: a run failed after others were measured,
+    /// which are still reported; `why` joins the problems.
+    pub fn cut_short(&mut self, why: String) {
+        self.problems.push(why);
+    }
+
+    /// The report (the table and saturation point first when the sweep
+    /// was asked for several rates) and the problems.
+    pub fn finish(self) -> Swept {
+        let mut report = self.report;
+        let mut table = self.table;
+        if self.rates > 1 {
+            table.note(saturation(&self.steps));
+            report.sections.insert(0, table);
+        }
+        report.run = RunInfo {
+            iterations: 0,
+            warmup: 0,
+            runs: self.rates as u64,
+            pinned: match cores(self.pin) {
+                (Some(send), Some(recv)) => Some(format!(
+                    "sender on core {send}, receiver on core {recv}"
+                )),
+                _ => None,
+            },
+            timing: "open loop: every order has an intended send time; latency from it (corrected) and from the actual send (uncorrected), to the first ExecutionReport, Instant".into(),
+        };
+        Swept {
+            report,
+            problems: self.problems,
+        }
+    }
+}
+
+fn p_us(h: &hdrhistogram::Histogram<u64>, q: f64) -> Value {
+    if h.is_empty() {
+        Value::num(f64::NAN, 1)
+    } else {
+        Value::num(h.value_at_quantile(q) as f64 / 1e3, 1)
+    }
+}
+
+fn on_time(o: &Outcome) -> Value {
+    if o.sent() == 0 {
+        return Value::num(f64::NAN, 4);
+    }
+    Value::num(o.on_time() as f64 / o.sent() as f64, 4)
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+/// One row per interval: the corrected histogram, with what was sent then.
+fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
+    let mut s = Section::new(format!("{name}: intervals"));
+    let w = o.interval;
+    for (i, x) in o.intervals.iter().enumerate() {
+        let from = w * i as u32;
+        s.row(
+            Row::new(format!(
+                "{:.1}-{:.1}s",
+                from.as_secs_f64(),
+                (from + w).as_secs_f64()
+            ))
+            .latency(x.corrected.clone())
+            .elapsed(w)
+            .start(offset + from)
+            .col("sent_per_s", Value::num(x.sent as f64 / w.as_secs_f64(), 0))
+            .col("late", x.late)
+            .col("uncorrected_p50_us", p_us(&x.uncorrected, 0.5))
+            .col("uncorrected_p99_us", p_us(&x.uncorrected, 0.99)),
+        );
+    }
+    s.note("latency: intended send time → first ExecutionReport (corrected), by the interval the answer arrived in; sent and late (> 1 ms behind schedule) by the interval the order was due in; intervals past the run's end hold answers of the grace period");
+    s
+}
+
+/// The totals of one run: both histograms and the counts.
+fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict) -> Section {
+    let mut s = Section::new(name.to_owned());
+    let counts = |r: Row| {
+        r.elapsed(o.measured)
+            .col("sent", o.sent())
+            .col("answered", o.answered)
+            .col("unanswered", o.unanswered)
+            .col("achieved_per_s", Value::num(o.achieved_rate(), 0))
+    };
+    s.row(
+        counts(
+            Row::new("corrected (intended send → first ExecutionReport)")
+                .latency(o.total.corrected.clone()),
+        )
+        .col("on_time_share", on_time(o))
+        .col(
+            "max_lag_us",
+            Value::num(o.max_lag.as_nanos() as f64 / 1e3, 1),
+        )
+        .col("window_full", o.window_full),
+    );
+    s.row(
+        counts(
+            Row::new("uncorrected (actual send → first ExecutionReport)")
+                .latency(o.total.uncorrected.clone()),
+        )
+        .col("rejects", o.rejects)
+        .col("disconnects", o.disconnects)
+        .col(
+            "generator_cpu_per_order_ns",
+            Value::num(o.cpu_per_order().as_nanos() as f64, 0),
+        ),
+    );
+    s.note(verdict.explain(o, rate));
+    s.note(format!("transport: {}", o.transport));
+    let secs = o.measured.as_secs_f64().max(1e-9);
+    s.note(format!(
+        "wakes: the sender woke {:.0} times/s, the receiver {:.0} times/s over the measured part (a wake from sleep costs CPU; on a VM often more than an order)",
+        o.send_rounds as f64 / secs,
+        o.receive_wakes as f64 / secs
+    ));
+    s.note("generator CPU: this process's CPU time over the measured part (every thread) / orders sent in it");
+    s
+}
+
+/// The problems of one run, each a line for after the report.
+pub(crate) fn problems(o: &Outcome, name: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    if o.unanswered > 0 {
+        v.push(format!("{name}: {} order(s) unanswered", o.unanswered));
+    }
+    if o.rejects > 0 {
+        v.push(format!("{name}: {} reject(s)", o.rejects));
+    }
+    for lost in &o.lost {
+        v.push(format!("{name}: {lost}"));
+    }
+    v
+}
