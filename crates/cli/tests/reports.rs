@@ -380,6 +380,8 @@ fn subcommands() -> Vec<String> {
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| l.starts_with("  "))
+        // A wrapped description is indented deeper than a name.
+        .filter(|l| !l[2..].starts_with(' '))
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .filter(|c| c != "help")
         .collect();
