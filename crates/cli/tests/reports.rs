@@ -266,6 +266,8 @@ fn percentile_cells_need_the_samples_to_support_them() {
         "1ms",
         "--heartbeat",
         "0s",
+        // Every column, so the placement columns' titles are in the header.
+        "--wide",
     ]));
     let text = String::from_utf8(out.stdout).unwrap();
     let header = text

@@ -28,6 +28,10 @@ pub struct ReportArgs {
     /// Also draw every row's latency percentile spectrum to an SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Tables with every column, one line per row, however wide (by default they fit 100
+    /// columns and list the columns left out).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl ReportArgs {
@@ -38,6 +42,7 @@ impl ReportArgs {
             hlog: self.hlog.clone(),
             percentiles: self.percentiles,
             plot: self.plot.clone(),
+            wide: self.wide,
         }
     }
 }

@@ -93,6 +93,7 @@ fn fix(report: &mut Report, options: &ReportOptions) -> Result<()> {
         hlog: options.hlog.clone(),
         percentiles: options.percentiles,
         plot: options.plot.clone(),
+        wide: options.wide,
     };
     let mut fix = super::fix::measure(&super::fix::FixBenchArgs::quick(args))?;
     // The combined report states one timing method; fixcore's differs
