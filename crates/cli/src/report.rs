@@ -42,7 +42,7 @@ mod output;
 mod svg;
 mod text;
 
-pub use hlog::write_hlog;
+pub use hlog::{hlog_tags, write_hlog};
 pub use json::to_json;
 pub use output::{Output, is_special_file, write_atomically, write_atomically_with};
 pub use svg::{format_tick_ns, render_svg};

@@ -83,6 +83,41 @@ fn default_tables_fit_the_width_and_wide_ones_keep_every_column() {
 }
 
 #[test]
+fn hlog_tags_are_short_readable_and_unique() {
+    let h = || {
+        let mut h = latency_histogram();
+        h.record(1000).unwrap();
+        h
+    };
+    let mut rep = Report::new("t");
+    rep.section("load 1000/s over 1 session(s)")
+        .row(Row::new("corrected (intended send → first ExecutionReport)").latency(h()))
+        .row(Row::new("corrected (another aside)").latency(h()))
+        .row(Row::new("no histogram"));
+    let mut merged = Row::new("anything").latency(h());
+    merged.tag = Some("kept.as-is".into());
+    rep.section("m").row(merged);
+    let tags = hlog_tags(&rep);
+    assert_eq!(
+        tags,
+        [
+            vec![
+                Some("load_1000_per_s_over_1_session.corrected".to_owned()),
+                Some("load_1000_per_s_over_1_session.corrected_2".to_owned()),
+                None
+            ],
+            vec![Some("kept.as-is".to_owned())]
+        ]
+    );
+    let doc = to_json(&rep);
+    assert_eq!(
+        doc["sections"][0]["rows"][1]["hlog_tag"],
+        "load_1000_per_s_over_1_session.corrected_2"
+    );
+    assert!(doc["sections"][0]["rows"][2].get("hlog_tag").is_none());
+}
+
+#[test]
 fn table_lists_quantiles_computed_from_the_samples() {
     let mut h = latency_histogram();
     for v in 1..=1000u64 {
