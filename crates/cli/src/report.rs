@@ -96,18 +96,18 @@ impl ReportFiles {
 
     /// Opens `hlog` and `plot` (either may be absent) through [`Output`].
     pub fn open_paths(hlog: Option<&Path>, plot: Option<&Path>) -> Result<ReportFiles> {
-        let open = |path: &Path, what: &str| -> Result<(PathBuf, Output)> {
+        let open = |path: &Path, what: &str, flag: &str| -> Result<(PathBuf, Output)> {
             // A directory would only be refused at the final rename.
             if path.is_dir() {
                 anyhow::bail!("{what} {} is a directory", path.display());
             }
-            let out = Output::create(path, true)
-                .with_context(|| format!("opening {what} {}", path.display()))?;
+            // Output::create's errors name the path; this says what it is for.
+            let out = Output::create(path, true).with_context(|| format!("--{flag}"))?;
             Ok((path.to_path_buf(), out))
         };
         Ok(ReportFiles {
-            hlog: hlog.map(|p| open(p, "interval log")).transpose()?,
-            plot: plot.map(|p| open(p, "plot")).transpose()?,
+            hlog: hlog.map(|p| open(p, "interval log", "hlog")).transpose()?,
+            plot: plot.map(|p| open(p, "plot", "plot")).transpose()?,
         })
     }
 
