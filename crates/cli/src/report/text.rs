@@ -25,6 +25,9 @@ pub const TEXT_WIDTH: usize = 100;
 /// width: DESIGN.md's count, min, mean, p50, p90, p99, p99.9, max.
 const LATENCY_TITLES: [&str; 8] = ["count", "min", "mean", "p50", "p90", "p99", "p99.9", "max"];
 
+/// The column key a table keeps before any other extra column.
+const VERDICT: &str = "verdict";
+
 /// A row name shorter than this never moves to a line of its own to make
 /// room for an extra column.
 const NAME_ROOM: usize = 24;
@@ -164,19 +167,27 @@ fn table(sec: &Section, wide: bool) -> Table {
         .max()
         .unwrap_or(0);
     // Extra columns join in order while the latency columns, the extras so
-    // far and a name of reasonable length fit; the rest wait for --wide.
+    // far and a name of reasonable length fit; the rest wait for --wide. A
+    // verdict (pass/FAIL, inline/offload) is what a reader looks for
+    // first, so it is considered first.
+    let mut order: Vec<usize> = (fixed..columns.len()).collect();
+    order.sort_by_key(|&c| extra[c - fixed] != VERDICT);
     let mut shown: Vec<usize> = (0..fixed).collect();
     let mut used: usize = shown.iter().map(|&c| width(&columns[c]) + 2).sum();
-    let mut hidden = Vec::new();
-    for c in fixed..columns.len() {
+    let mut full = false;
+    for c in order {
         let w = width(&columns[c]) + 2;
-        if wide || hidden.is_empty() && used + w + name_width.min(NAME_ROOM) <= TEXT_WIDTH {
+        full = full || !wide && used + w + name_width.min(NAME_ROOM) > TEXT_WIDTH;
+        if !full {
             shown.push(c);
             used += w;
-        } else {
-            hidden.push(columns[c][0].clone());
         }
     }
+    shown.sort_unstable();
+    let hidden: Vec<String> = (fixed..columns.len())
+        .filter(|c| !shown.contains(c))
+        .map(|c| columns[c][0].clone())
+        .collect();
     let name_width = if wide {
         name_width
     } else {
