@@ -90,8 +90,25 @@ pub fn fail(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::from(EXIT_BROKEN_PIPE);
     }
-    let _ = writeln!(io::stderr(), "perfkit: {}", one_line(err));
+    let mut line = one_line(err);
+    if let Some(hint) = flag_hint(err) {
+        line.push_str("; ");
+        line.push_str(hint);
+    }
+    let _ = writeln!(io::stderr(), "perfkit: {line}");
     ExitCode::FAILURE
+}
+
+/// The flag that changes the outcome, for an error a library reports in
+/// its own terms: zipstream knows overwriting was off, not that `unzip -o`
+/// turns it on.
+fn flag_hint(err: &anyhow::Error) -> Option<&'static str> {
+    err.chain().find_map(|cause| match cause.downcast_ref() {
+        Some(zipstream::Error::Exists { .. }) => {
+            Some("use -o to overwrite it, or -n to skip existing files")
+        }
+        _ => None,
+    })
 }
 
 /// Renders a report to stdout as the shared output flags asked.

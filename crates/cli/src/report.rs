@@ -6,7 +6,9 @@
 //! `--hlog`, `--percentiles` and `--plot` flags). Output forms:
 //!
 //! - a human table per section: count, min, mean, p50, p90, p99, p99.9, max
-//!   with units chosen per value, then the extra columns;
+//!   with units chosen per value, then the extra columns that fit in
+//!   [`TEXT_WIDTH`] columns (`--wide`: all of them), notes as numbered
+//!   footnotes;
 //! - `--json`: one JSON document (schema `report.schema.json` beside this
 //!   crate's manifest, `"schema": "perfkit-report/1"`), nothing else on stdout;
 //! - `--hlog FILE`: the HdrHistogram interval-log format, one tagged
@@ -40,11 +42,13 @@ mod output;
 mod svg;
 mod text;
 
-pub use hlog::write_hlog;
+pub use hlog::{hlog_tags, write_hlog};
 pub use json::to_json;
 pub use output::{Output, is_special_file, write_atomically, write_atomically_with};
 pub use svg::{format_tick_ns, render_svg};
-pub use text::{format_ns, min_samples_for, percentile_distribution, render_text};
+pub use text::{
+    TEXT_WIDTH, format_ns, min_samples_for, percentile_distribution, render_text, render_text_as,
+};
 
 /// The identifier of the JSON document layout; bump when a field changes
 /// meaning or disappears.
@@ -70,6 +74,9 @@ pub struct ReportOptions {
     pub percentiles: bool,
     /// Also draw every row's latency percentile spectrum to this SVG file.
     pub plot: Option<PathBuf>,
+    /// Tables with every column and one line per row, however wide,
+    /// instead of fitted to [`TEXT_WIDTH`] columns.
+    pub wide: bool,
 }
 
 /// The `--hlog` and `--plot` files of one run, opened (their temporary
@@ -89,18 +96,18 @@ impl ReportFiles {
 
     /// Opens `hlog` and `plot` (either may be absent) through [`Output`].
     pub fn open_paths(hlog: Option<&Path>, plot: Option<&Path>) -> Result<ReportFiles> {
-        let open = |path: &Path, what: &str| -> Result<(PathBuf, Output)> {
+        let open = |path: &Path, what: &str, flag: &str| -> Result<(PathBuf, Output)> {
             // A directory would only be refused at the final rename.
             if path.is_dir() {
                 anyhow::bail!("{what} {} is a directory", path.display());
             }
-            let out = Output::create(path, true)
-                .with_context(|| format!("opening {what} {}", path.display()))?;
+            // Output::create's errors name the path; this says what it is for.
+            let out = Output::create(path, true).with_context(|| format!("--{flag}"))?;
             Ok((path.to_path_buf(), out))
         };
         Ok(ReportFiles {
-            hlog: hlog.map(|p| open(p, "interval log")).transpose()?,
-            plot: plot.map(|p| open(p, "plot")).transpose()?,
+            hlog: hlog.map(|p| open(p, "interval log", "hlog")).transpose()?,
+            plot: plot.map(|p| open(p, "plot", "plot")).transpose()?,
         })
     }
 
@@ -139,7 +146,7 @@ pub fn emit_to(
         doc.push('\n');
         doc
     } else {
-        render_text(report, options.percentiles)
+        render_text_as(report, options.percentiles, options.wide)
     };
     out.write_all(text.as_bytes())?;
     out.flush()?;

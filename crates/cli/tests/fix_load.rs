@@ -148,7 +148,7 @@ fn a_sweep_against_the_exec_acceptor_sends_every_scheduled_order_once() {
     assert!(text.contains("#[StartTime: "), "{text}");
     assert!(
         text.lines()
-            .any(|l| l.starts_with("Tag=load_400/s_over_2_session_s_:_intervals/0.0-1.0s,"))
+            .any(|l| l.starts_with("Tag=load_400_per_s_over_2_session.0.0-1.0s,"))
     );
 }
 
@@ -563,9 +563,7 @@ fn logs_of_two_concurrent_runs_merge_into_one_histogram_of_their_orders() {
         String::from_utf8_lossy(&out.stderr)
     );
     let doc = schema::report(&out);
-    let tag = format!(
-        "load_{RATE}/s_over_1_session_s_/corrected__intended_send___first_ExecutionReport_"
-    );
+    let tag = format!("load_{RATE}_per_s_over_1_session.corrected");
     let row = doc["sections"][0]["rows"]
         .as_array()
         .unwrap()

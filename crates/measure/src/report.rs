@@ -83,6 +83,10 @@ pub struct Row {
     /// that is one interval of a time series (the interval log places it
     /// there); rows without it are laid end to end.
     pub start: Option<Duration>,
+    /// The interval-log tag of the row's histogram, for a row that stands
+    /// for a tag some log already had (a merge of logs); `None` lets the
+    /// renderer derive a short one from the section and row names.
+    pub tag: Option<String>,
     /// Extra columns, in display order: snake_case names with units.
     pub columns: Vec<(String, Value)>,
     /// Columns kept in JSON only: older names a newer column replaced in
@@ -99,6 +103,7 @@ impl Row {
             latency: None,
             elapsed: None,
             start: None,
+            tag: None,
             columns: Vec::new(),
             json_only: Vec::new(),
         }

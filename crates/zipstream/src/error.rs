@@ -127,7 +127,7 @@ pub enum Error {
         name: String,
     },
     /// The output file already exists and overwriting was not requested.
-    #[error("{}: already exists (allow overwriting to replace it)", path.display())]
+    #[error("{}: already exists", path.display())]
     Exists {
         /// Existing path.
         path: PathBuf,

@@ -28,6 +28,10 @@ pub struct ReportArgs {
     /// Also draw every row's latency percentile spectrum to an SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Tables with every column, one line per row, however wide (by default they fit 100
+    /// columns and list the columns left out).
+    #[arg(long)]
+    pub wide: bool,
 }
 
 impl ReportArgs {
@@ -38,6 +42,7 @@ impl ReportArgs {
             hlog: self.hlog.clone(),
             percentiles: self.percentiles,
             plot: self.plot.clone(),
+            wide: self.wide,
         }
     }
 }
@@ -82,8 +87,8 @@ pub enum Command {
     Stress(cmd::stress::StressArgs),
     /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
     Completions(manual::CompletionsArgs),
-    /// The manual page (roff), on stdout: `perfkit man | man -l -`.
-    Man,
+    /// Manual pages (roff): `perfkit man [COMMAND] | man -l -`, or every page with `--dir DIR`.
+    Man(manual::ManArgs),
     /// Internal: run a program and write its wait4 usage to a file (the
     /// launcher `perfkit bench`'s commands part measures children through).
     #[command(hide = true)]
@@ -151,7 +156,7 @@ impl Command {
             Command::Stress(args) => args.task().and_then(cmd::stress::run),
             Command::Report(args) => cmd::report::run(args.task()),
             Command::Completions(args) => manual::completions(args.shell, Cli::command()),
-            Command::Man => manual::man(Cli::command()),
+            Command::Man(args) => manual::man(args, Cli::command()),
             Command::MeasureChild { usage, argv } => {
                 perfkit_measure::child::measure_child(&usage, &argv)
                     .map(|()| std::process::ExitCode::SUCCESS)

@@ -18,16 +18,24 @@ fn summary_json(h: &Histogram<u64>) -> Map<String, Json> {
 
 /// The JSON document for a report.
 pub fn to_json(report: &Report) -> Json {
+    let tags = super::hlog::hlog_tags(report);
     let sections: Vec<Json> = report
         .sections
         .iter()
-        .map(|s| {
+        .zip(&tags)
+        .map(|(s, tags)| {
             let rows: Vec<Json> = s
                 .rows
                 .iter()
-                .map(|r| {
+                .zip(tags)
+                .map(|(r, tag)| {
                     let mut m = Map::new();
                     m.insert("name".into(), json!(r.name));
+                    // The row's tag in the `--hlog` file, which is short:
+                    // this maps it back to the row.
+                    if let Some(tag) = tag {
+                        m.insert("hlog_tag".into(), json!(tag));
+                    }
                     m.insert(
                         "latency".into(),
                         r.latency

@@ -536,6 +536,7 @@ impl Merged {
         let section = report.section("merged");
         for (tag, t) in &self.totals {
             let mut row = Row::new(tag.clone());
+            row.tag = (tag != UNTAGGED).then(|| tag.clone());
             row.latency = Some(t.histogram.clone());
             row.columns.push(("logs".into(), Value::Int(t.logs as i64)));
             row.columns
@@ -572,6 +573,7 @@ impl Merged {
                     None => report.section(name),
                 };
                 let mut row = Row::new(tag.clone());
+                row.tag = (tag != UNTAGGED).then(|| tag.clone());
                 row.latency = Some(h.clone());
                 row.elapsed = Some(self.resolution);
                 section.rows.push(row);

@@ -101,8 +101,11 @@ impl Output {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        // The error names the path the user gave, never the hidden
+        // temporary (which tempfile's own message would).
         let tmp = temp_sibling(dir)
-            .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+            .map_err(without_path)
+            .with_context(|| format!("writing {}", path.display()))?;
         let _listed = crate::cleanup::register(tmp.path().to_path_buf());
         Ok(Output {
             kind: OutputKind::Temp {
@@ -151,6 +154,16 @@ impl Output {
                 Ok(())
             }
         }
+    }
+}
+
+/// `e` without the path tempfile adds to its message ("… at path
+/// ro/.perfkit-5HTrCP.partial"): the OS error alone, for a context that
+/// names the output the user asked for.
+fn without_path(e: std::io::Error) -> std::io::Error {
+    match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code),
+        None => std::io::Error::from(e.kind()),
     }
 }
 

@@ -8,6 +8,8 @@ use super::*;
 struct Series {
     name: String,
     points: Vec<(f64, f64)>,
+    /// Too few samples for a curve: drawn as points.
+    sparse: bool,
 }
 
 /// A section's series, drawn as one panel.
@@ -16,21 +18,60 @@ struct Panel {
     series: Vec<Series>,
 }
 
-/// Qualitative colours that stay apart from each other and readable on
-/// white (Tableau 10 with its pale yellow and grey darkened); past ten
-/// series the colours repeat with dashed, then dotted lines.
+/// Qualitative colours chosen to be told apart, also with the common
+/// colour-vision deficiencies, and to read on white: Paul Tol's "muted"
+/// scheme (nine colours) and black. Past ten series the colours repeat
+/// with dashed, then dotted lines.
 const PALETTE: [(u8, u8, u8); 10] = [
-    (0x4E, 0x79, 0xA7),
-    (0xF2, 0x8E, 0x2B),
-    (0xE1, 0x57, 0x59),
-    (0x76, 0xB7, 0xB2),
-    (0x59, 0xA1, 0x4F),
-    (0xB6, 0x99, 0x2D),
-    (0xB0, 0x7A, 0xA1),
-    (0xFF, 0x9D, 0xA7),
-    (0x9C, 0x75, 0x5F),
-    (0x79, 0x70, 0x6E),
+    (0x33, 0x22, 0x88),
+    (0xCC, 0x66, 0x77),
+    (0x11, 0x77, 0x33),
+    (0x88, 0xCC, 0xEE),
+    (0x88, 0x22, 0x55),
+    (0xDD, 0xCC, 0x77),
+    (0x44, 0xAA, 0x99),
+    (0x99, 0x99, 0x33),
+    (0xAA, 0x44, 0x99),
+    (0x00, 0x00, 0x00),
 ];
+
+/// Below this many samples a row is drawn as points: a curve through a
+/// handful of samples would suggest a distribution that was not measured.
+const CURVE_SAMPLES: u64 = 100;
+
+/// A histogram's percentile spectrum as (log10(1/(1-p)), log10 ns)
+/// points, five per halving of the distance to 100 %. Percentiles beyond
+/// 1 - 1/count are the maximum repeated, not information: it stops there.
+fn spectrum(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let last = 1.0 - 1.0 / h.len().max(2) as f64;
+    h.iter_quantiles(5)
+        .map(|v| v.quantile_iterated_to().min(last))
+        .map(|q| {
+            (
+                (1.0 / (1.0 - q)).log10(),
+                (h.value_at_quantile(q).max(1) as f64).log10(),
+            )
+        })
+        .collect()
+}
+
+/// One point per sample: the k-th smallest of n at percentile (k-1)/n, so
+/// the smallest sits at 0 % and the largest at 1 - 1/n, where a curve
+/// would stop.
+fn sample_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let n = h.len() as f64;
+    let mut below = 0u64;
+    let mut points = Vec::new();
+    for v in h.iter_recorded() {
+        let value = (v.value_iterated_to().max(1) as f64).log10();
+        for _ in 0..v.count_at_value() {
+            let p = below as f64 / n;
+            points.push(((1.0 / (1.0 - p)).log10(), value));
+            below += 1;
+        }
+    }
+    points
+}
 
 /// How series `i` is drawn: a palette colour and a dash pattern (none,
 /// dashed, dotted) as (dash length, gap) in pixels.
@@ -56,21 +97,21 @@ pub fn format_tick_ns(ns: f64) -> String {
     format!("{text} {unit}")
 }
 
-/// Shortens `s` to `max` characters with an ellipsis, for legend entries
-/// and panel titles that must fit their box.
-fn fit(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_owned()
-    } else {
-        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
-        t.push('…');
-        t
-    }
+/// `s` wrapped at spaces into lines of at most `max` characters (a word
+/// longer than that keeps a line of its own, whole), for legend entries
+/// and panel titles: nothing is cut.
+fn wrap(s: &str, max: usize) -> Vec<String> {
+    textwrap::wrap(s, textwrap::Options::new(max).break_words(false))
+        .into_iter()
+        .map(|l| l.into_owned())
+        .collect()
 }
 
 /// Width of the whole plot, and of each panel's legend column.
 const PLOT_WIDTH: u32 = 1100;
 const LEGEND_WIDTH: u32 = 360;
+/// Characters of a legend line at its 13 px font in [`LEGEND_WIDTH`].
+const LEGEND_CHARS: usize = 44;
 /// Height of one legend entry, and the least height of a panel.
 const LEGEND_LINE: u32 = 17;
 const PANEL_MIN_HEIGHT: u32 = 330;
@@ -94,19 +135,14 @@ pub fn render_svg(report: &Report) -> Result<String> {
                 .filter(|(_, h)| !h.is_empty())
                 .map(|(r, h)| Series {
                     name: r.name.clone(),
+                    sparse: h.len() < CURVE_SAMPLES,
                     // Percentiles beyond 1 - 1/count are the maximum
                     // repeated, not information: the line stops there.
-                    points: h
-                        .iter_quantiles(5)
-                        .map(|v| v.quantile_iterated_to())
-                        .map(|q| q.min(1.0 - 1.0 / h.len().max(2) as f64))
-                        .map(|q| {
-                            (
-                                (1.0 / (1.0 - q)).log10(),
-                                (h.value_at_quantile(q).max(1) as f64).log10(),
-                            )
-                        })
-                        .collect(),
+                    points: if h.len() < CURVE_SAMPLES {
+                        sample_points(h)
+                    } else {
+                        spectrum(h)
+                    },
                 })
                 .collect(),
         })
@@ -114,8 +150,25 @@ pub fn render_svg(report: &Report) -> Result<String> {
         .collect();
     let heights: Vec<u32> = panels
         .iter()
-        .map(|p| PANEL_MIN_HEIGHT.max(60 + LEGEND_LINE * p.series.len() as u32))
+        .map(|p| {
+            // The note on dots takes up to three lines.
+            let lines: usize = p
+                .series
+                .iter()
+                .map(|s| legend_lines(s).len())
+                .sum::<usize>()
+                + 3;
+            PANEL_MIN_HEIGHT.max(60 + LEGEND_LINE * (lines + p.series.len()) as u32)
+        })
         .collect();
+    // One percentile axis for every panel, so panels compare at a glance:
+    // up to the deepest percentile any row has the samples for.
+    let x_max = panels
+        .iter()
+        .flat_map(|p| p.series.iter().flat_map(|s| s.points.iter()))
+        .map(|p| p.0)
+        .fold(1.0f64, f64::max)
+        .ceil();
     let total = TITLE_HEIGHT + heights.iter().sum::<u32>().max(PANEL_MIN_HEIGHT);
     let err = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("plot: {e}");
     let mut svg = String::new();
@@ -143,7 +196,7 @@ pub fn render_svg(report: &Report) -> Result<String> {
         for (panel, height) in panels.iter().zip(&heights) {
             let area = root.clone().shrink((0, top), (PLOT_WIDTH, *height));
             top += height;
-            draw_panel(&area, panel)?;
+            draw_panel(&area, panel, x_max)?;
         }
         root.present().map_err(err)?;
     }
@@ -153,12 +206,12 @@ pub fn render_svg(report: &Report) -> Result<String> {
 fn draw_panel<DB: plotters::prelude::DrawingBackend>(
     area: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
     panel: &Panel,
+    x_max: f64,
 ) -> Result<()> {
     use plotters::prelude::*;
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("plot: {e}");
     let (chart_area, legend_area) = area.split_horizontally(PLOT_WIDTH - LEGEND_WIDTH);
     let all = || panel.series.iter().flat_map(|s| s.points.iter());
-    let x_max = all().map(|p| p.0).fold(1.0f64, f64::max).ceil();
     // Whole decades, at least two, so every y tick is 1, 10 or 100 of a
     // unit.
     let y_lo = all().map(|p| p.1).fold(f64::INFINITY, f64::min).floor();
@@ -167,7 +220,7 @@ fn draw_panel<DB: plotters::prelude::DrawingBackend>(
         y_hi = y_lo + 2.0;
     }
     let mut chart = ChartBuilder::on(&chart_area)
-        .caption(fit(&panel.title, 90), ("sans-serif", 17))
+        .caption(&panel.title, ("sans-serif", 17))
         .margin(10)
         .x_label_area_size(36)
         .y_label_area_size(72)
@@ -194,6 +247,16 @@ fn draw_panel<DB: plotters::prelude::DrawingBackend>(
         let (color, dash) = series_style(i);
         let style = color.stroke_width(2);
         let pts = s.points.iter().copied();
+        if s.sparse {
+            // Past ten series the dots change shape, as lines change dash.
+            match (i / PALETTE.len()) % 3 {
+                0 => chart.draw_series(pts.map(|p| Circle::new(p, 3, color.filled()))),
+                1 => chart.draw_series(pts.map(|p| TriangleMarker::new(p, 4, color.filled()))),
+                _ => chart.draw_series(pts.map(|p| Cross::new(p, 3, color.stroke_width(2)))),
+            }
+            .map_err(err)?;
+            continue;
+        }
         match dash {
             None => chart
                 .draw_series(LineSeries::new(pts, style))
@@ -203,18 +266,25 @@ fn draw_panel<DB: plotters::prelude::DrawingBackend>(
                 .map_err(err)?,
         };
     }
-    // The legend: its own column, one entry per series, so it never
-    // covers the lines and always fits (the panel grows with it).
+    // The legend: its own column, one entry per series, its name whole on
+    // as many lines as it takes, so it never covers the lines and always
+    // fits (the panel grows with it).
     let font = ("sans-serif", 13).into_font();
+    let mut y = 48i32;
     for (i, s) in panel.series.iter().enumerate() {
         let (color, dash) = series_style(i);
-        let y = 48 + (i as u32 * LEGEND_LINE) as i32;
         let style = color.stroke_width(3);
-        match dash {
-            None => legend_area
+        match (s.sparse, dash) {
+            (true, _) => match (i / PALETTE.len()) % 3 {
+                0 => legend_area.draw(&Circle::new((24, y), 4, color.filled())),
+                1 => legend_area.draw(&TriangleMarker::new((24, y), 5, color.filled())),
+                _ => legend_area.draw(&Cross::new((24, y), 4, color.stroke_width(2))),
+            }
+            .map_err(err)?,
+            (false, None) => legend_area
                 .draw(&PathElement::new(vec![(8, y), (40, y)], style))
                 .map_err(err)?,
-            Some((len, gap)) => {
+            (false, Some((len, gap))) => {
                 let mut x = 8;
                 while x < 40 {
                     let end = (x + len as i32).min(40);
@@ -225,9 +295,30 @@ fn draw_panel<DB: plotters::prelude::DrawingBackend>(
                 }
             }
         }
-        legend_area
-            .draw(&Text::new(fit(&s.name, 44), (48, y - 7), font.clone()))
-            .map_err(err)?;
+        for line in legend_lines(s) {
+            legend_area
+                .draw(&Text::new(line, (48, y - 7), font.clone()))
+                .map_err(err)?;
+            y += LEGEND_LINE as i32;
+        }
+        // A little space between entries, so wrapped names stay apart.
+        y += (LEGEND_LINE / 2) as i32;
+    }
+    if panel.series.iter().any(|s| s.sparse) {
+        for line in wrap(SPARSE_NOTE, LEGEND_CHARS) {
+            legend_area
+                .draw(&Text::new(line, (8, y), font.clone()))
+                .map_err(err)?;
+            y += LEGEND_LINE as i32;
+        }
     }
     Ok(())
+}
+
+/// Said under a legend with rows drawn as markers.
+const SPARSE_NOTE: &str = "markers without a line: a row with under 100 samples, one marker per sample (too few for a curve)";
+
+/// A series' legend text: its name whole, wrapped to the legend column.
+fn legend_lines(s: &Series) -> Vec<String> {
+    wrap(&s.name, LEGEND_CHARS)
 }

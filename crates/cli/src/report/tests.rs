@@ -10,10 +10,111 @@ fn units_are_chosen_per_value() {
 }
 
 #[test]
-fn column_titles_turn_unit_suffixes_into_units() {
-    assert_eq!(column_title("throughput_mb_s"), "throughput MB/s");
-    assert_eq!(column_title("predicted_us"), "predicted (µs)");
-    assert_eq!(column_title("ratio"), "ratio");
+fn column_titles_put_the_unit_in_parentheses() {
+    for (key, title) in [
+        ("throughput_mb_s", "throughput (MB/s)"),
+        ("predicted_us", "predicted (µs)"),
+        ("ratio", "ratio"),
+        ("mb_per_cpu_s", "MB/CPU s"),
+        ("cpu_mib_s", "CPU (MiB/s)"),
+        ("orders_per_s", "orders (per s)"),
+        ("rss_slope_mib_per_min", "RSS slope (MiB/min)"),
+        ("acceptor_cpu_us_per_order", "acceptor CPU (µs/order)"),
+        ("peak_rss_mib", "peak RSS (MiB)"),
+        ("speedup_x", "speedup (×)"),
+        ("p99_pct", "p99 (%)"),
+        ("vs_zstd", "vs zstd"),
+    ] {
+        assert_eq!(column_title(key), title, "{key}");
+    }
+}
+
+/// A section too wide for [`TEXT_WIDTH`]: long names, many columns, a
+/// long note.
+fn wide_report() -> Report {
+    let mut rep = Report::new("test");
+    let sec = rep.section("wide");
+    for i in 0..3u64 {
+        let mut h = latency_histogram();
+        for v in 1..=1000 {
+            h.record(v * 1000 * (i + 1)).unwrap();
+        }
+        let mut row = Row::new(format!(
+            "a row whose name is long, number {i}, and longer still"
+        ))
+        .latency(h);
+        for c in 0..12 {
+            row = row.col(&format!("column_{c}_mb_s"), Value::num(1234.5, 1));
+        }
+        sec.row(row);
+    }
+    sec.row(Row::new("short").col("column_0_mb_s", Value::num(1.0, 1)));
+    sec.note("a note ".repeat(40));
+    sec.note("another");
+    rep
+}
+
+#[test]
+fn default_tables_fit_the_width_and_wide_ones_keep_every_column() {
+    let rep = wide_report();
+    let text = render_text(&rep, false);
+    for line in text.lines() {
+        assert!(line.chars().count() <= TEXT_WIDTH, "{line}\n{text}");
+    }
+    for title in ["count", "min", "mean", "p50", "p90", "p99", "p99.9", "max"] {
+        assert!(text.contains(title), "{title}: {text}");
+    }
+    // The long names keep a line of their own, whole.
+    assert!(
+        text.contains("\na row whose name is long, number 0, and longer still\n"),
+        "{text}"
+    );
+    assert!(text.contains("--wide adds"), "{text}");
+    assert!(text.contains("\n[1] a note a note"), "{text}");
+    assert!(text.contains("\n[2] another\n"), "{text}");
+    let wide = render_text_as(&rep, false, true);
+    assert!(wide.contains("column 11 (MB/s)"), "{wide}");
+    assert!(!wide.contains("--wide adds"), "{wide}");
+    let row = wide
+        .lines()
+        .find(|l| l.starts_with("a row whose name"))
+        .unwrap();
+    assert!(row.contains("1234.5"), "values on the name's line: {row}");
+}
+
+#[test]
+fn hlog_tags_are_short_readable_and_unique() {
+    let h = || {
+        let mut h = latency_histogram();
+        h.record(1000).unwrap();
+        h
+    };
+    let mut rep = Report::new("t");
+    rep.section("load 1000/s over 1 session(s)")
+        .row(Row::new("corrected (intended send → first ExecutionReport)").latency(h()))
+        .row(Row::new("corrected (another aside)").latency(h()))
+        .row(Row::new("no histogram"));
+    let mut merged = Row::new("anything").latency(h());
+    merged.tag = Some("kept.as-is".into());
+    rep.section("m").row(merged);
+    let tags = hlog_tags(&rep);
+    assert_eq!(
+        tags,
+        [
+            vec![
+                Some("load_1000_per_s_over_1_session.corrected".to_owned()),
+                Some("load_1000_per_s_over_1_session.corrected_2".to_owned()),
+                None
+            ],
+            vec![Some("kept.as-is".to_owned())]
+        ]
+    );
+    let doc = to_json(&rep);
+    assert_eq!(
+        doc["sections"][0]["rows"][1]["hlog_tag"],
+        "load_1000_per_s_over_1_session.corrected_2"
+    );
+    assert!(doc["sections"][0]["rows"][2].get("hlog_tag").is_none());
 }
 
 #[test]

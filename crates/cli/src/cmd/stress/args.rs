@@ -112,10 +112,12 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 1000, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
     pub channel: usize,
     /// Contexts of each kind in chanpool [default: 4 per core; at most 65536].
-    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 16))]
+    // 0 stands for the per-core default; showing it too would contradict
+    // the default the text states.
+    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 16))]
     pub chanpool_size: usize,
     /// tokio worker threads [default: one per core; at most 1024].
-    #[arg(long, default_value_t = 0, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
+    #[arg(long, default_value_t = 0, hide_default_value = true, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
     pub workers: usize,
     /// Test hook: inject a fault, KIND@BLOCK with KIND corrupt-frame,
     /// corrupt-payload, drop, duplicate or leak-context (from BLOCK on)

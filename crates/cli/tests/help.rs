@@ -1,0 +1,90 @@
+//! Issue 34.3: every command's help fits 100 columns when stdout is not a
+//! terminal (clap wraps it to the terminal otherwise), and no flag shows
+//! two defaults that contradict each other.
+
+mod interop;
+
+use interop::{ok, perfkit};
+
+/// The width clap wraps help to when it cannot ask a terminal.
+const WIDTH: usize = 100;
+
+/// `perfkit PATH… ARGS…` with no terminal width to inherit: clap reads
+/// `COLUMNS` when stdout is not a terminal, and a test must not depend on
+/// the shell that started it.
+fn help(path: &[String], flag: &str) -> String {
+    let out = ok(perfkit()
+        .args(path)
+        .arg(flag)
+        .env_remove("COLUMNS")
+        .env_remove("LINES"));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The subcommands a help text lists under "Commands:" (less `help`).
+fn listed(help: &str) -> Vec<String> {
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  ") || l.is_empty())
+        // A wrapped description is indented deeper than a name.
+        .filter(|l| l.len() > 2 && !l[2..].starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect()
+}
+
+/// Every visible command path, the top level (empty path) included.
+fn every_command() -> Vec<Vec<String>> {
+    let mut all = Vec::new();
+    let mut todo = vec![Vec::new()];
+    while let Some(path) = todo.pop() {
+        for sub in listed(&help(&path, "--help")) {
+            let mut p = path.clone();
+            p.push(sub);
+            todo.push(p);
+        }
+        all.push(path);
+    }
+    all
+}
+
+#[test]
+fn every_help_line_fits_100_columns_and_shows_one_default_per_flag() {
+    let commands = every_command();
+    assert!(commands.len() >= 25, "{commands:?}");
+    let mut long = Vec::new();
+    let mut doubled = Vec::new();
+    for path in &commands {
+        for flag in ["--help", "-h"] {
+            let text = help(path, flag);
+            for line in text.lines() {
+                if line.chars().count() > WIDTH {
+                    long.push(format!("perfkit {} {flag}: {line}", path.join(" ")));
+                }
+            }
+            // With --help each flag is a paragraph of its own; with -h one
+            // flag may wrap onto the lines after it. Either way a flag's
+            // text ends before the next line that starts a flag.
+            let mut flag_text = String::new();
+            for line in text.lines().chain(["  -"]) {
+                let starts_flag =
+                    line.trim_start().starts_with('-') && line.len() - line.trim_start().len() <= 6;
+                if starts_flag || line.is_empty() {
+                    if flag_text.matches("[default:").count() > 1 {
+                        doubled.push(format!("perfkit {}: {flag_text}", path.join(" ")));
+                    }
+                    flag_text.clear();
+                }
+                flag_text.push_str(line);
+                flag_text.push(' ');
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "lines over {WIDTH} columns:\n{}",
+        long.join("\n")
+    );
+    assert!(doubled.is_empty(), "two defaults:\n{}", doubled.join("\n"));
+}

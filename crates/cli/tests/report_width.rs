@@ -1,0 +1,152 @@
+//! Issue 34.5: the default text report of every measuring command fits
+//! 100 columns (extra columns wait for `--wide`, notes are numbered
+//! footnotes), and `--wide` shows what the default left out. Tiny runs:
+//! the layout is the subject, not the figures.
+
+mod interop;
+
+use std::path::Path;
+use std::process::Command;
+
+use interop::{ok, perfkit};
+
+const WIDTH: usize = 100;
+
+/// The lines of `out`'s stdout wider than [`WIDTH`].
+fn too_wide(out: &std::process::Output) -> Vec<String> {
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .filter(|l| l.chars().count() > WIDTH)
+        .map(str::to_owned)
+        .collect()
+}
+
+fn betree_inputs(d: &Path) {
+    for (cmd, n) in [("gen-exprs", "200"), ("gen-events", "40")] {
+        ok(perfkit()
+            .current_dir(d)
+            .args(["betree", cmd, "--params", "128", "--count", n, "-o", cmd]));
+    }
+}
+
+#[test]
+fn default_reports_fit_100_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    betree_inputs(d);
+    let runs: [(&str, Vec<&str>); 6] = [
+        (
+            "compress bench",
+            vec![
+                "compress",
+                "bench",
+                "--recipes",
+                "fast",
+                "--time",
+                "10ms",
+                "--heartbeat",
+                "0",
+            ],
+        ),
+        (
+            "zip bench",
+            vec![
+                "zip",
+                "bench",
+                "--quick",
+                "--time",
+                "10ms",
+                "--iterations",
+                "3",
+            ],
+        ),
+        (
+            "stress",
+            vec![
+                "stress",
+                "--duration",
+                "300ms",
+                "--sample-every",
+                "100ms",
+                "--producers",
+                "4",
+            ],
+        ),
+        (
+            "betree bench",
+            vec![
+                "betree",
+                "bench",
+                "--exprs",
+                "gen-exprs",
+                "--events",
+                "gen-events",
+                "--budget",
+                "100",
+                "--block",
+                "10",
+                "--warmup",
+                "5",
+                "--replay-top",
+                "3",
+            ],
+        ),
+        (
+            "fix bench",
+            vec![
+                "fix",
+                "bench",
+                "--only",
+                "scan,parse",
+                "--iterations",
+                "200",
+                "--runs",
+                "1",
+            ],
+        ),
+        ("bench", vec!["bench", "--only", "stress"]),
+    ];
+    let mut failures = Vec::new();
+    for (what, args) in &runs {
+        let out = ok(perfkit().current_dir(d).args(args));
+        let wide = too_wide(&out);
+        if !wide.is_empty() {
+            failures.push(format!("{what}:\n{}", wide.join("\n")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn wide_shows_the_columns_the_default_leaves_out() {
+    let run = |extra: &[&str]| {
+        let out = ok(Command::new(env!("CARGO_BIN_EXE_perfkit"))
+            .args(["compress", "bench", "--recipes", "fast", "--time", "10ms"])
+            .args(["--heartbeat", "0"])
+            .args(extra));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let narrow = run(&[]);
+    let wide = run(&["--wide"]);
+    assert!(
+        narrow.contains("--wide adds"),
+        "a table left columns out:\n{narrow}"
+    );
+    assert!(!wide.contains("--wide adds"), "{wide}");
+    // Every column of a --wide table is in the default report: in its
+    // table, or named in the line that says what --wide adds (which may
+    // wrap, hence whitespace made single).
+    let flat = narrow.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lines: Vec<&str> = wide.lines().collect();
+    let mut titles = 0;
+    for pair in lines.windows(2) {
+        if !pair[1].is_empty() && pair[1].chars().all(|c| c == '-') {
+            for title in pair[0].split("  ").map(str::trim).filter(|t| !t.is_empty()) {
+                assert!(flat.contains(title), "{title} is only in --wide:\n{narrow}");
+                titles += 1;
+            }
+        }
+    }
+    assert!(titles > 10, "{wide}");
+}
