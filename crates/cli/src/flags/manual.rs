@@ -52,20 +52,20 @@ pub fn completions(shell: Shell, mut cmd: clap::Command) -> Result<ExitCode> {
 }
 
 /// `perfkit man`: one page on stdout, or every page into `--dir`.
-pub fn man(args: ManArgs, cmd: clap::Command) -> Result<ExitCode> {
+pub fn man(dir: Option<&Path>, command: &[String], cmd: clap::Command) -> Result<ExitCode> {
     let pages = pages(cmd)?;
-    if let Some(dir) = args.dir {
-        write_pages(&dir, &pages)?;
+    if let Some(dir) = dir {
+        write_pages(dir, &pages)?;
         return Ok(ExitCode::SUCCESS);
     }
     let wanted = std::iter::once("perfkit")
-        .chain(args.command.iter().map(String::as_str))
+        .chain(command.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join("-");
     let Some((_, page)) = pages.iter().find(|(name, _)| *name == wanted) else {
         bail!(
             "no manual page for `perfkit {}` (see `perfkit --help` for the commands)",
-            args.command.join(" ")
+            command.join(" ")
         );
     };
     let mut out = io::stdout().lock();

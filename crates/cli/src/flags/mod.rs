@@ -149,14 +149,14 @@ impl Command {
             Command::Bench(args) => cmd::bench::run(args.job()),
             Command::Corpus(args) => cmd::corpus::run(args.job()),
             Command::Betree(args) => cmd::betree::run(args.task()),
-            Command::Fix(args) => cmd::fix::run(args),
-            Command::FixBench(args) => cmd::fix::bench(args),
+            Command::Fix(args) => args.task().and_then(cmd::fix::run),
+            Command::FixBench(args) => args.task().and_then(cmd::fix::bench),
             Command::Zip(args) => args.into_task().map_or_else(Ok, cmd::zip::run_zip),
             Command::Unzip(args) => cmd::zip::run_unzip(args.options()),
             Command::Stress(args) => args.task().and_then(cmd::stress::run),
             Command::Report(args) => cmd::report::run(args.task()),
             Command::Completions(args) => manual::completions(args.shell, Cli::command()),
-            Command::Man(args) => manual::man(args, Cli::command()),
+            Command::Man(args) => manual::man(args.dir.as_deref(), &args.command, Cli::command()),
             Command::MeasureChild { usage, argv } => {
                 perfkit_measure::child::measure_child(&usage, &argv)
                     .map(|()| std::process::ExitCode::SUCCESS)

@@ -5,7 +5,6 @@
 //! the subcommand's module.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
@@ -43,20 +42,17 @@ enum FixCommand {
     Initiator(SessionArgs),
 }
 
-/// Dispatches `perfkit fix ...`: each subcommand's flags become its
-/// settings, which its module runs.
-pub fn run(args: FixArgs) -> Result<ExitCode> {
-    match args.command {
-        FixCommand::Bench(a) => bench(*a),
-        FixCommand::Check(a) => check::check(a.into()),
-        FixCommand::Acceptor(a) => session::acceptor(a.into()),
-        FixCommand::Initiator(a) => session::initiator(a.into()),
+impl FixArgs {
+    /// What these flags ask `perfkit fix` to do, each subcommand's flags
+    /// converted into its settings.
+    pub fn task(self) -> Result<super::Task> {
+        Ok(match self.command {
+            FixCommand::Bench(a) => super::Task::Bench(a.task()?),
+            FixCommand::Check(a) => super::Task::Check(a.into()),
+            FixCommand::Acceptor(a) => super::Task::Acceptor(a.into()),
+            FixCommand::Initiator(a) => super::Task::Initiator(a.into()),
+        })
     }
-}
-
-/// Runs `perfkit fix bench` (and `perfkit fix-bench`, the same flags).
-pub fn bench(args: FixBenchArgs) -> Result<ExitCode> {
-    super::bench::run(args.task()?)
 }
 
 /// Iteration counts: up to 2^40, so adding a warm-up to a count, or
@@ -222,7 +218,7 @@ fn parse_warmup(s: &str) -> Result<Warmup, String> {
 impl FixBenchArgs {
     /// What these flags ask `fix bench` to do: the micro benchmarks'
     /// suite, or with `--connect` the load sweep.
-    fn task(&self) -> Result<Task> {
+    pub fn task(&self) -> Result<Task> {
         let report = self.report.options();
         Ok(match &self.connect {
             Some(settings) => {

@@ -16,12 +16,36 @@ mod input;
 mod load;
 mod session;
 
-pub use args::{FixArgs, FixBenchArgs, bench, run};
-pub use bench::measure;
+pub use args::{FixArgs, FixBenchArgs};
+pub use bench::{measure, run as bench};
 
 use std::io;
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+
+/// What `perfkit fix` was asked to do, the flags resolved.
+#[derive(Debug)]
+pub enum Task {
+    /// `fix bench`: measure, or with `--connect` run the load generator.
+    Bench(bench::Task),
+    /// `fix check`: validate messages.
+    Check(check::Check),
+    /// `fix acceptor`: serve the acceptor sessions of a settings file.
+    Acceptor(session::Engine),
+    /// `fix initiator`: run the initiator sessions of a settings file.
+    Initiator(session::Engine),
+}
+
+/// Runs what `perfkit fix` was asked to do.
+pub fn run(task: Task) -> Result<ExitCode> {
+    match task {
+        Task::Bench(t) => bench::run(t),
+        Task::Check(c) => check::check(c),
+        Task::Acceptor(e) => session::acceptor(e),
+        Task::Initiator(e) => session::initiator(e),
+    }
+}
 
 /// Opens `fix check`'s or `fix-bench --input`'s input (`-` is stdin) and
 /// hands every message and problem in it to `sink`, in bounded chunks.
