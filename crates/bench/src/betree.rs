@@ -16,6 +16,10 @@ use hdrhistogram::Histogram;
 
 use perfkit_measure::{clock, latency_histogram, record};
 
+mod throughput;
+
+pub use throughput::{BATCH, CommandPath, Throughput, ThroughputRow, throughput};
+
 /// Timings of one search mode.
 #[derive(Debug, Clone)]
 pub struct ModeStats {

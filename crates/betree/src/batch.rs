@@ -37,6 +37,10 @@ struct Lanes {
     /// over one large expression).
     atom_at: Vec<u32>,
     atom_words: Vec<Lane>,
+    /// Per kept atom, the lanes `atom_words` holds its value for: an atom
+    /// is evaluated only on the lanes of the events that selected the
+    /// expression using it, so another expression may need more of them.
+    atom_done: Vec<Lane>,
     stack: Vec<Lane>,
     cmask: Vec<Lane>,
     selection: crate::selection::Selection,
@@ -98,6 +102,7 @@ impl Index {
         lanes.atom_at.clear();
         lanes.atom_at.resize(self.atoms.len(), NOT_DONE);
         lanes.atom_words.clear();
+        lanes.atom_done.clear();
 
         // Candidate lanes per slot: each event's selection (the counting
         // index) marks its candidates' slots.
@@ -115,12 +120,19 @@ impl Index {
             if m == [0; WORDS] {
                 continue;
             }
-            let r = self.run_batch(s, lanes, events);
+            let r = self.run_batch(s, m, lanes, events);
             push_lanes(map2(r, m, |a, b| a & b), self.slots[s as usize].id, out);
         }
     }
 
-    fn run_batch(&self, s: u32, lanes: &mut Lanes, events: &[Event]) -> Lane {
+    /// Runs slot `s`'s batch program for the lanes in `cands` (the events
+    /// that selected it). Boolean slots are read for every lane, a word at
+    /// a time; other atoms are evaluated only on `cands`' lanes: on a
+    /// sparse workload an expression is a candidate of a few events of the
+    /// chunk, and evaluating its atoms on all 512 made the batch path
+    /// slower than one search per event. Lanes outside `cands` come out
+    /// unspecified.
+    fn run_batch(&self, s: u32, cands: Lane, lanes: &mut Lanes, events: &[Event]) -> Lane {
         let slot = &self.slots[s as usize];
         let start = slot.tree_start as usize;
         let code = &self.bcode[start..start + slot.tree_len as usize];
@@ -128,6 +140,7 @@ impl Index {
             words,
             atom_at,
             atom_words,
+            atom_done,
             stack,
             ..
         } = lanes;
@@ -147,24 +160,36 @@ impl Index {
                 words[o as usize]
             } else {
                 let a = (o & OPERAND) as usize;
-                let eval = || {
+                let eval = |want: Lane| {
                     let p = self.atoms.preds[a]
                         .as_ref()
                         .expect("programs reference live atoms");
                     let mut w = [0u64; WORDS];
-                    for (lane, ev) in events.iter().enumerate() {
-                        w[lane / 64] |= (p.eval(ev).0 as u64) << (lane % 64);
+                    for (k, &word) in want.iter().enumerate() {
+                        let mut m = word;
+                        while m != 0 {
+                            let b = m.trailing_zeros() as usize;
+                            w[k] |= (p.eval(&events[k * 64 + b]).0 as u64) << b;
+                            m &= m - 1;
+                        }
                     }
                     w
                 };
                 if self.atoms.refs[a] == 1 {
-                    eval()
+                    eval(cands)
                 } else {
                     if atom_at[a] == NOT_DONE {
                         atom_at[a] = atom_words.len() as u32;
-                        atom_words.push(eval());
+                        atom_words.push([0; WORDS]);
+                        atom_done.push([0; WORDS]);
                     }
-                    atom_words[atom_at[a] as usize]
+                    let at = atom_at[a] as usize;
+                    let need = map2(cands, atom_done[at], |c, d| c & !d);
+                    if need != [0; WORDS] {
+                        atom_words[at] = map2(atom_words[at], eval(need), |x, y| x | y);
+                        atom_done[at] = map2(atom_done[at], need, |x, y| x | y);
+                    }
+                    atom_words[at]
                 }
             };
             match op {

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use betree::{
-    AttrType, Bounds, Constants, Domain, Event, EventBuilder, FrequencyCap, Index, Schema,
+    AttrType, Bounds, Constants, Domain, Event, EventBuilder, FrequencyCap, Index, Schema, Scratch,
     SearchStep,
 };
 use perfkit_testkit::boolean_text::eval;
@@ -535,6 +535,10 @@ fn check_all(
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
+    // One scratch through every event, left each time by a search
+    // abandoned part way, so that no state of one search leaks into the
+    // next.
+    let mut scratch = Scratch::default();
     for (k, (m, ev)) in models.iter().zip(events).enumerate() {
         let want: Vec<u64> = exprs
             .iter()
@@ -555,6 +559,15 @@ fn check_all(
             "search_all"
         );
         assert_eq!(batch[k], want, "search_batch");
+        let it = index.search_iter_in(ev, &mut scratch).unwrap();
+        assert_eq!(
+            index.search_all_in(it, &mut scratch),
+            want,
+            "search_all_in on a reused scratch"
+        );
+        let mut it = index.search_iter_in(ev, &mut scratch).unwrap();
+        let _ = index.search_next(&mut it, 3);
+        scratch = it.into_scratch();
         assert_eq!(
             rt.block_on(index.search_async(ev, 3)).unwrap(),
             want,

@@ -91,8 +91,7 @@ enum ProfileArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ModeArg {
-    /// Each event's matches, as `search` returns them (computed with the
-    /// batch path, which gives the same ids faster).
+    /// Each event's matches, as `search` returns them.
     Std,
     /// `search_iter` + `search_all`.
     All,
@@ -166,6 +165,10 @@ struct BenchArgs {
     /// Events searched unrecorded first.
     #[arg(long, default_value_t = 50)]
     warmup: usize,
+    /// Rounds of the CPU throughput rows (library modes and the command's
+    /// own path; the median is reported).
+    #[arg(long, default_value_t = 5, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    rounds: usize,
     #[command(flatten)]
     replay: ReplayArgs,
     #[command(flatten)]
@@ -225,6 +228,7 @@ impl BetreeArgs {
                     long_slices_kept: b.replay.replay_top,
                 },
                 replays: b.replay.replays,
+                rounds: b.rounds,
                 report: b.report.options(),
                 input: b.input.into(),
             }),

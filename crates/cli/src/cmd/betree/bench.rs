@@ -1,16 +1,18 @@
 //! `perfkit betree bench`: the reference benchmark measured by
 //! `perfkit_bench::betree` and rendered into the report.
 
+use super::search::search_stream;
 use super::*;
 
-/// Builds the report of the reference benchmark.
+/// Builds the report of the reference benchmark, with the CPU throughput
+/// of the library's modes beside the command's own path.
 pub(super) fn bench_report(
     index: &Index,
     events: &[Event],
     build: Duration,
-    opts: Options,
-    replays: usize,
+    b: &Bench,
 ) -> Result<Report> {
+    let (opts, replays) = (b.options, b.replays);
     let m =
         measure::measure_all(index, events, opts, replays).context("measuring the benchmark")?;
     let mut rep = Report::new("betree bench");
@@ -18,7 +20,56 @@ pub(super) fn bench_report(
     rep.run.warmup = opts.warmup.min(events.len()) as u64;
     rep.run.timing = "std::time::Instant around each search and each search_next step".into();
     fill(&mut rep, index, &m, build, "");
+    let t = command_throughput(index, events, &b.input, b.rounds)?;
+    fill_throughput(&mut rep, &t, "");
     Ok(rep)
+}
+
+/// The library's modes and `perfkit betree search`'s own path (events read
+/// again from their file and parsed, searched in `std` mode, every line
+/// formatted; written to nowhere), on the CPU clock. An event file read
+/// from stdin cannot be read again: then only the library's modes run.
+fn command_throughput(
+    index: &Index,
+    events: &[Event],
+    input: &Input,
+    rounds: usize,
+) -> Result<measure::Throughput> {
+    let mut command = || -> Result<u64> {
+        let mut reader = EventReader::open(input, index.schema())?;
+        search_stream(index, &mut reader, Mode::Std, 0, &mut io::sink())
+    };
+    let command: Option<measure::CommandPath<'_, anyhow::Error>> =
+        (input.events != Path::new("-")).then_some(&mut command);
+    measure::throughput(index, events, rounds, command).context("measuring the throughput")
+}
+
+/// The throughput section: events per CPU second of every row, and the
+/// command's ratio to the fastest library mode.
+pub(super) fn fill_throughput(rep: &mut Report, t: &measure::Throughput, prefix: &str) {
+    let fastest = t.fastest_library().map_or(1, |r| r.median_ns()).max(1) as f64;
+    let s = rep.section(format!("{prefix}throughput (CPU)"));
+    for r in &t.rows {
+        s.row(
+            Row::new(r.name.clone())
+                .col("events_per_s", Value::num(r.events_per_s(t.events), 0))
+                .col("median_cpu_ms", Value::num(r.median_ns() as f64 / 1e6, 1))
+                .col(
+                    "vs_fastest_library",
+                    Value::num(fastest / r.median_ns().max(1) as f64, 3),
+                ),
+        );
+    }
+    s.note(format!(
+        "{} events, {} matches per round; CPU time (user + system) of the thread, median of {} rounds after a warm-up round, the rows in turn in an order rotating per round",
+        t.events, t.matches, t.rounds
+    ));
+    s.note("library modes: events parsed beforehand; search reuses its scratch, search_batch gets batches of 1,024; the command's row reads and parses every event from the file again, searches in std mode (512 events at a time) and formats every output line (written nowhere)");
+    if let Some(ratio) = t.command_ratio() {
+        s.note(format!(
+            "the command runs at {ratio:.3} x the fastest library mode"
+        ));
+    }
 }
 
 /// Adds the benchmark's sections to `rep`, names prefixed by `prefix`.

@@ -7,7 +7,8 @@ pub(super) fn search(a: Search) -> Result<ExitCode> {
     refuse_output_over_input(&a.output, &a.input)?;
     let (index, _) = load_index(&a.input)?;
     let mut events = EventReader::open(&a.input, index.schema())?;
-    let mut run = |out: &mut dyn Write| search_stream(&index, &mut events, &a, out);
+    let mut run =
+        |out: &mut dyn Write| search_stream(&index, &mut events, a.mode, a.budget, out).map(drop);
     if a.output == Path::new("-") {
         let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
         run(&mut out)?;
@@ -68,22 +69,28 @@ pub(super) fn refuse_output_over_input(output: &Path, input: &Input) -> Result<(
 }
 
 /// Searches the events in batches of [`SEARCH_BATCH`], writing each
-/// batch's lines before reading the next. `std` and `batch` both go
-/// through `search_batch`, which returns what `search` does per event
-/// (the benchmark checks it) several times faster.
+/// batch's lines before reading the next; returns how many ids it wrote.
+/// `std` and `batch` both go through `search_batch`, which returns what
+/// `search` does per event (the benchmark checks it): chosen by `betree
+/// bench`'s CPU rows, where it was 5.5x `search_with` on the dense
+/// reference profile and 0.94x on adtech (100,000 expressions).
+/// `betree bench` times this function as the command's own path.
 pub(super) fn search_stream(
     index: &Index,
     events: &mut EventReader,
-    a: &Search,
+    mode: Mode,
+    budget: u64,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<u64> {
     let mut batch = Vec::with_capacity(SEARCH_BATCH);
     let mut first = 1usize;
     let ids_text = IdText::new();
     let mut line = Vec::new();
+    let mut written = 0u64;
     // Reused batch after batch: fresh lists of thousands of ids per event
     // were a tenth of a dense run (allocation, growth and page faults).
     let mut found: Vec<Vec<u64>> = Vec::new();
+    let mut scratch = Scratch::default();
     loop {
         batch.clear();
         while batch.len() < SEARCH_BATCH {
@@ -93,10 +100,11 @@ pub(super) fn search_stream(
             }
         }
         if batch.is_empty() {
-            return Ok(());
+            return Ok(written);
         }
-        let at = |i: usize| format!("{}: event {}", a.input.events.display(), first + i);
-        let results: &[Vec<u64>] = match a.mode {
+        let path = &events.path;
+        let at = |i: usize| format!("{path}: event {}", first + i);
+        let results: &[Vec<u64>] = match mode {
             Mode::Std | Mode::Batch => match index.search_batch_into(&batch, &mut found) {
                 Ok(()) => &found,
                 // Name the event at fault: the batch path checks them all
@@ -108,35 +116,35 @@ pub(super) fn search_stream(
                     return Err(e).with_context(|| at(0));
                 }
             },
-            mode => batch
-                .iter()
-                .enumerate()
-                .map(|(i, ev)| {
-                    let r = if mode == Mode::All {
-                        index.search_iter(ev).map(|it| index.search_all(it))
+            mode => {
+                found.resize_with(batch.len(), Vec::new);
+                for (i, ev) in batch.iter().enumerate() {
+                    // One scratch for the whole stream: a fresh memo and
+                    // selection per event cost more than the search.
+                    let mut it = index
+                        .search_iter_in(ev, &mut scratch)
+                        .with_context(|| at(i))?;
+                    found[i] = if mode == Mode::All {
+                        index.search_all_in(it, &mut scratch)
                     } else {
-                        index.search_iter(ev).map(|mut it| {
-                            loop {
-                                if let SearchStep::Done(ids) = index.search_next(&mut it, a.budget)
-                                {
-                                    break ids;
-                                }
+                        let ids = loop {
+                            if let SearchStep::Done(ids) = index.search_next(&mut it, budget) {
+                                break ids;
                             }
-                        })
+                        };
+                        scratch = it.into_scratch();
+                        ids
                     };
-                    r.with_context(|| at(i))
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(|r| {
-                    found = r;
-                    &found[..]
-                })?,
+                }
+                &found[..batch.len()]
+            }
         };
         // Each line is formatted here and handed over whole: two calls
         // through `dyn Write` per id cost more than the search itself on
         // dense workloads (thousands of ids per event).
         for ids in results {
             out.write_all(ids_text.line(ids, &mut line))?;
+            written += ids.len() as u64;
         }
         first += batch.len();
     }
