@@ -344,3 +344,88 @@ fn the_commands_listen_and_connect_where_the_settings_say() {
     let logon = read_message(&mut c).unwrap();
     assert!(has(&logon, "35=A") && has(&logon, "49=TW"), "{logon:?}");
 }
+
+/// The lines a run of the acceptor printed on stderr for session
+/// ISLD→TW: (messages received, messages sent, events).
+fn screen_lines(screen_keys: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(
+        d.join("screen.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n{screen_keys}\
+             \n[SESSION]\nBeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n"
+        ),
+    )
+    .unwrap();
+    let mut acceptor = start(d, "screen.cfg");
+    let mut c = connect(port);
+    c.write_all(&frame("35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
+        .unwrap();
+    assert!(has(&read_message(&mut c).unwrap(), "35=A"));
+    // A Heartbeat, then a TestRequest whose answer shows both were taken.
+    c.write_all(&frame("35=0|34=2|49=TW|52=NOW|56=ISLD|"))
+        .unwrap();
+    c.write_all(&frame("35=1|34=3|49=TW|52=NOW|56=ISLD|112=ping|"))
+        .unwrap();
+    assert!(has(&read_message(&mut c).unwrap(), "112=ping"));
+    // SAFETY: kill(2) on the child's pid; no memory is involved.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    let _ = read_message(&mut c);
+    drop(c);
+    assert!(acceptor.wait().unwrap().success());
+    let stderr = std::fs::read_to_string(d.join("stderr")).unwrap();
+    let of_session = |l: &&str| l.contains("ISLD") && l.contains("TW");
+    let pick = |mark: &str| -> Vec<String> {
+        stderr
+            .lines()
+            .filter(of_session)
+            .filter(|l| l.contains(mark))
+            .map(str::to_owned)
+            .collect()
+    };
+    let events = stderr
+        .lines()
+        .filter(of_session)
+        .filter(|l| !l.contains(" <- ") && !l.contains(" -> ") && !l.starts_with("perfkit"))
+        .map(str::to_owned)
+        .collect();
+    (pick(" <- "), pick(" -> "), events)
+}
+
+#[test]
+fn the_screen_log_keys_choose_what_goes_to_stderr() {
+    // By default: the session's events, no messages.
+    let (received, sent, events) = screen_lines("");
+    assert!(
+        received.is_empty() && sent.is_empty(),
+        "{received:?} {sent:?}"
+    );
+    assert!(!events.is_empty());
+
+    // Messages received without heartbeats, and no events.
+    let (received, sent, events) = screen_lines(
+        "ScreenLogShowIncoming=Y\nScreenLogShowOutgoing=N\nScreenLogShowEvents=N\n\
+         ScreenLogShowHeartBeats=N\n",
+    );
+    assert!(sent.is_empty() && events.is_empty(), "{sent:?} {events:?}");
+    let types: Vec<&str> = received
+        .iter()
+        .map(|l| {
+            let at = l.find("\u{1}35=").expect("a whole message on the line") + 4;
+            &l[at..at + l[at..].find('\u{1}').unwrap()]
+        })
+        .collect();
+    // The Logon and the TestRequest; not the Heartbeat between them.
+    assert_eq!(types, ["A", "1"], "{received:?}");
+
+    // Messages sent, heartbeats included.
+    let (received, sent, _) = screen_lines("ScreenLogShowOutgoing=Y\n");
+    assert!(received.is_empty(), "{received:?}");
+    assert!(
+        sent.iter()
+            .any(|l| l.contains("\u{1}35=0\u{1}") && l.contains("112=ping")),
+        "{sent:?}"
+    );
+}

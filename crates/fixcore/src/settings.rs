@@ -325,6 +325,8 @@ pub struct SessionSettings {
     /// unlike QuickFIX's off: an engine measured by its round trip should
     /// not wait on Nagle's algorithm unless its user asks it to.
     pub socket_nodelay: bool,
+    /// What a session shows on the screen (the binary's stderr).
+    pub screen_log: ScreenLog,
     /// SO_REUSEADDR on an acceptor's listening socket (default on, as
     /// in QuickFIX): a restarted acceptor can listen again while
     /// connections of the last run linger in TIME_WAIT.
@@ -460,6 +462,54 @@ impl SessionSettings {
         }
         s
     }
+}
+
+/// What a session shows on the screen, QuickFIX's `ScreenLogShow*` keys.
+/// perfkit's stderr is its screen log; unlike a QuickFIX application that
+/// picks a `ScreenLogFactory`, it shows only events unless messages are
+/// asked for, since every message on a terminal would slow a busy session
+/// to the terminal's pace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScreenLog {
+    /// Messages received (`ScreenLogShowIncoming`, default `N`).
+    pub incoming: bool,
+    /// Messages sent (`ScreenLogShowOutgoing`, default `N`).
+    pub outgoing: bool,
+    /// Session events: logons, resends, disconnects
+    /// (`ScreenLogShowEvents`, default `Y`).
+    pub events: bool,
+    /// Heartbeats among the messages shown (QuickFIX/J's
+    /// `ScreenLogShowHeartBeats`, default `Y`).
+    pub heartbeats: bool,
+}
+
+impl Default for ScreenLog {
+    fn default() -> ScreenLog {
+        ScreenLog {
+            incoming: false,
+            outgoing: false,
+            events: true,
+            heartbeats: true,
+        }
+    }
+}
+
+impl ScreenLog {
+    /// Whether a message (whole, as on the wire) is shown.
+    pub fn shows(&self, incoming: bool, message: &[u8]) -> bool {
+        let wanted = if incoming {
+            self.incoming
+        } else {
+            self.outgoing
+        };
+        wanted && (self.heartbeats || !is_heartbeat(message))
+    }
+}
+
+/// Whether a whole message is a Heartbeat: MsgType(35) `0`, which follows
+/// BeginString and BodyLength.
+fn is_heartbeat(message: &[u8]) -> bool {
+    message.windows(6).any(|w| w == b"\x0135=0\x01")
 }
 
 /// A whole settings file.

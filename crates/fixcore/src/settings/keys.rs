@@ -161,8 +161,6 @@ const CLOSED_RESEND: Treatment =
 const WEEKDAYS: Treatment = Treatment::NotYet(
     "a session window is daily, or weekly with StartDay and EndDay; not on chosen weekdays",
 );
-const SCREEN_LOG: Treatment =
-    Treatment::NotYet("events go to stderr and messages only to --log FILE");
 const TIME_ZONE: Treatment =
     Treatment::NotYet("session times are read in UTC, or in local time with UseLocalTime=Y");
 
@@ -235,9 +233,9 @@ pub const KEYS: &[Key] = &[
     key("OdbcStoreConnectionString", C | M, DATABASE),
     key("FileLogPath", C | M | J, FILE_LOG),
     key("FileLogBackupPath", C | M, FILE_LOG),
-    key("ScreenLogShowIncoming", C | M | J, SCREEN_LOG),
-    key("ScreenLogShowOutgoing", C | M | J, SCREEN_LOG),
-    key("ScreenLogShowEvents", C | M | J, SCREEN_LOG),
+    key("ScreenLogShowIncoming", C | M | J, HONOURED),
+    key("ScreenLogShowOutgoing", C | M | J, HONOURED),
+    key("ScreenLogShowEvents", C | M | J, HONOURED),
     key("MySQLLogUseConnectionPool", C | M, DATABASE_LOG),
     key("MySQLLogDatabase", C | M, DATABASE_LOG),
     key("MySQLLogUser", C | M, DATABASE_LOG),
@@ -365,7 +363,7 @@ pub const KEYS: &[Key] = &[
     key("SLF4JLogOutgoingMessageCategory", J, SLF4J),
     key("SLF4JLogPrependSessionID", J, SLF4J),
     key("SLF4JLogHeartbeats", J, SLF4J),
-    key("ScreenLogShowHeartBeats", J, SCREEN_LOG),
+    key("ScreenLogShowHeartBeats", J, HONOURED),
     key("LogonTag", J, LOGON_TAG),
     key("LogonTag<n>", J, LOGON_TAG),
     key("ResetOnError", J, DEFAULT_ONLY),

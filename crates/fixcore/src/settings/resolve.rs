@@ -3,8 +3,8 @@
 //! and times, each refused with its key, value and line.
 
 use super::{
-    ApplVerId, BeginString, ConnectTarget, ConnectionType, Entries, HostSelection, SessionSettings,
-    SettingsError, TimeOfDay, Validation, Weekday,
+    ApplVerId, BeginString, ConnectTarget, ConnectionType, Entries, HostSelection, ScreenLog,
+    SessionSettings, SettingsError, TimeOfDay, Validation, Weekday,
 };
 use crate::build::TimePrecision;
 use crate::window::TimeWindow;
@@ -511,6 +511,15 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
             "SocketNodelay and SocketTcpNoDelay disagree",
         )?,
         socket_reuse_address: r.bool("SocketReuseAddress", true)?,
+        screen_log: {
+            let shown = ScreenLog::default();
+            ScreenLog {
+                incoming: r.bool("ScreenLogShowIncoming", shown.incoming)?,
+                outgoing: r.bool("ScreenLogShowOutgoing", shown.outgoing)?,
+                events: r.bool("ScreenLogShowEvents", shown.events)?,
+                heartbeats: r.bool("ScreenLogShowHeartBeats", shown.heartbeats)?,
+            }
+        },
         send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
         persist_messages: r.bool("PersistMessages", true)?,
         username: r.string("Username"),

@@ -331,6 +331,8 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         "FileStoreSync" => "Y",
         "AllowedRemoteAddresses" | "SocketAcceptAddress" => "127.0.0.1",
         "SocketNodelay" | "SocketTcpNoDelay" | "SocketReuseAddress" => "N",
+        "ScreenLogShowIncoming" | "ScreenLogShowOutgoing" => "Y",
+        "ScreenLogShowEvents" | "ScreenLogShowHeartBeats" => "N",
         "Username" => "trader1",
         "Password" => "s3cret",
         "SocketConnectHost"
@@ -376,6 +378,15 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
     assert!(!s.persist_messages && !s.send_redundant_resend_requests);
     assert_eq!(s.username.as_deref(), Some("trader1"));
     assert_eq!(s.password.as_deref(), Some("s3cret"));
+    assert_eq!(
+        s.screen_log,
+        crate::settings::ScreenLog {
+            incoming: true,
+            outgoing: true,
+            events: false,
+            heartbeats: false,
+        }
+    );
     assert_eq!(s.socket_accept_address.as_deref(), Some("127.0.0.1"));
     assert_eq!(s.allowed_remote_addresses, ["127.0.0.1"]);
     assert_eq!(s.socket_send_buffer_size, Some(7));
@@ -603,4 +614,26 @@ fn fuzz_body_over_seeds() {
         crate::fuzzing::settings_text(&FILE.as_bytes()[..cut]);
     }
     crate::fuzzing::settings_text(b"[SESSION]\n\xff\xfe=1\n");
+}
+
+#[test]
+fn the_screen_log_shows_what_its_keys_ask() {
+    use crate::settings::ScreenLog;
+    let heartbeat = b"8=FIX.4.4\x019=5\x0135=0\x0110=000\x01";
+    let order = b"8=FIX.4.4\x019=5\x0135=D\x0158=35=0\x0110=000\x01";
+    let default = ScreenLog::default();
+    assert!(default.events && !default.shows(true, order) && !default.shows(false, order));
+    let incoming = ScreenLog {
+        incoming: true,
+        heartbeats: false,
+        ..default
+    };
+    assert!(incoming.shows(true, order) && !incoming.shows(false, order));
+    assert!(!incoming.shows(true, heartbeat));
+    let all = ScreenLog {
+        incoming: true,
+        outgoing: true,
+        ..default
+    };
+    assert!(all.shows(true, heartbeat) && all.shows(false, heartbeat));
 }

@@ -22,7 +22,7 @@ use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, Options};
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
-use fixcore::settings::{ConnectionType, SessionSettings, Settings};
+use fixcore::settings::{ConnectionType, ScreenLog, SessionSettings, Settings};
 use fixcore::value::UtcTimestamp;
 
 /// Which application answers the counterparty's messages.
@@ -127,21 +127,33 @@ fn stamp(t: UtcTimestamp) -> String {
 struct SessionLog {
     id: String,
     messages: Option<Arc<Mutex<BufWriter<File>>>>,
+    /// What the session's `ScreenLogShow*` keys put on stderr.
+    screen: ScreenLog,
 }
 
 impl Log for SessionLog {
     fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]) {
+        let dir = if incoming { "<-" } else { "->" };
         if let Some(f) = &self.messages {
             let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
-            let dir = if incoming { "<-" } else { "->" };
             let _ = write!(f, "{} : {} {dir} ", stamp(now), self.id);
             let _ = f.write_all(msg);
             let _ = f.write_all(b"\n");
             let _ = f.flush();
         }
+        if self.screen.shows(incoming, msg) {
+            // One write of the whole line, so lines of sessions on other
+            // threads do not interleave within it.
+            let mut line = format!("{} : {} {dir} ", stamp(now), self.id).into_bytes();
+            line.extend_from_slice(msg);
+            line.push(b'\n');
+            let _ = std::io::stderr().write_all(&line);
+        }
     }
     fn event(&mut self, now: UtcTimestamp, text: &str) {
-        eprintln!("{} : {} : {text}", stamp(now), self.id);
+        if self.screen.events {
+            eprintln!("{} : {} : {text}", stamp(now), self.id);
+        }
     }
 }
 
@@ -335,6 +347,7 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     );
     let messages = message_log(&engine.log)?;
     let stop = stop_flag();
+    let screens: Vec<ScreenLog> = sessions.iter().map(|(s, _)| s.screen_log).collect();
     let acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
     let misc = |line: &str| eprintln!("{} : {line}", stamp(UtcTimestamp::now()));
     acceptor
@@ -344,6 +357,7 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
             |i| SessionLog {
                 id: ids[i].clone(),
                 messages: messages.clone(),
+                screen: screens[i],
             },
             &misc,
             Options {
@@ -384,6 +398,7 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
             let mut log = SessionLog {
                 id: s.id(),
                 messages: messages.clone(),
+                screen: s.screen_log,
             };
             let mut a = match engine.orders {
                 Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
