@@ -88,3 +88,23 @@ fn every_help_line_fits_100_columns_and_shows_one_default_per_flag() {
     );
     assert!(doubled.is_empty(), "two defaults:\n{}", doubled.join("\n"));
 }
+
+/// An initiator's order flags are not the acceptor's: its help does not
+/// list them, and giving one is a usage error, never silently ignored.
+#[test]
+fn the_acceptor_takes_no_initiator_flags() {
+    let path = ["fix".to_owned(), "acceptor".to_owned()];
+    let acceptor = help(&path, "--help");
+    let initiator = help(&["fix".to_owned(), "initiator".to_owned()], "--help");
+    for flag in ["--orders", "--latencies", "--window"] {
+        assert!(!acceptor.contains(flag), "{flag}:\n{acceptor}");
+        assert!(initiator.contains(flag), "{flag}:\n{initiator}");
+    }
+    let out = perfkit()
+        .args(["fix", "acceptor", "a.cfg", "--orders", "10"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unexpected argument '--orders'"), "{err}");
+}

@@ -39,7 +39,7 @@ enum FixCommand {
     Acceptor(SessionArgs),
     /// Run the FIX initiator sessions of a QuickFIX settings file,
     /// reconnecting when a connection drops; Ctrl-C logs them out.
-    Initiator(SessionArgs),
+    Initiator(InitiatorArgs),
 }
 
 impl FixArgs {
@@ -377,7 +377,8 @@ impl From<AppArg> for session::App {
     }
 }
 
-/// Arguments of `perfkit fix acceptor` and `perfkit fix initiator`.
+/// Arguments of `perfkit fix acceptor`, and those `perfkit fix initiator`
+/// shares with it.
 #[derive(Debug, clap::Args)]
 pub struct SessionArgs {
     /// A QuickFIX settings file; its sessions of this command's
@@ -389,22 +390,6 @@ pub struct SessionArgs {
     /// Also write every message sent and received to FILE.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
-    /// Initiator: send N NewOrderSingles once logged on (at most
-    /// `--window` unfilled at a time), log out when each is filled, then
-    /// exit, printing `answered N` and the final `seqs SENDER TARGET`.
-    #[arg(long, value_name = "N",
-          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
-    pub orders: Option<u64>,
-    /// With `--orders`: write each order's round trip (nanoseconds from
-    /// sending it to receiving its first ExecutionReport) to FILE, one
-    /// number per line, and print `seconds S` (first order sent to last
-    /// filled).
-    #[arg(long, value_name = "FILE", requires = "orders")]
-    pub latencies: Option<PathBuf>,
-    /// Unfilled orders allowed in flight with `--orders`.
-    #[arg(long, default_value_t = 100,
-          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
-    pub window: u64,
     /// Largest message accepted, in bytes.
     #[arg(long, default_value_t = MAX_MESSAGE,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(64..=1 << 30))]
@@ -428,6 +413,33 @@ pub struct SessionArgs {
     pub recover_store: bool,
 }
 
+/// Arguments of `perfkit fix initiator`: the acceptor's, and the orders it
+/// may send (flags an acceptor has no use for, so they are not its).
+#[derive(Debug, clap::Args)]
+pub struct InitiatorArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Send N NewOrderSingles once logged on (at most
+    /// `--window` unfilled at a time), log out when each is filled, then
+    /// exit, printing `answered N` and the final `seqs SENDER TARGET`.
+    #[arg(long, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
+    pub orders: Option<u64>,
+    /// With `--orders`: write each order's round trip (nanoseconds from
+    /// sending it to receiving its first ExecutionReport) to FILE, one
+    /// number per line, and print `seconds S` (first order sent to last
+    /// filled).
+    #[arg(long, value_name = "FILE", requires = "orders")]
+    pub latencies: Option<PathBuf>,
+    /// Unfilled orders allowed in flight with `--orders`.
+    #[arg(long, default_value_t = ORDERS_WINDOW,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
+    pub window: u64,
+}
+
+/// Unfilled orders allowed in flight with `--orders`, by default.
+const ORDERS_WINDOW: u64 = 100;
+
 /// `--send-queue-limit`: a size of at least 64 KiB.
 fn send_queue_limit(s: &str) -> std::result::Result<usize, String> {
     let n = perfkit::units::parse_size(s)?;
@@ -447,13 +459,24 @@ impl From<SessionArgs> for session::Engine {
             settings: a.settings,
             app: a.app.into(),
             log: a.log,
-            orders: a.orders,
-            latencies: a.latencies,
-            window: a.window,
+            orders: None,
+            latencies: None,
+            window: ORDERS_WINDOW,
             max_message: a.max_message,
             spin: a.spin,
             send_queue_limit: a.send_queue_limit,
             recover_store: a.recover_store,
+        }
+    }
+}
+
+impl From<InitiatorArgs> for session::Engine {
+    fn from(a: InitiatorArgs) -> Self {
+        session::Engine {
+            orders: a.orders,
+            latencies: a.latencies,
+            window: a.window,
+            ..a.session.into()
         }
     }
 }
