@@ -6,14 +6,12 @@
 
 use perfkit_testkit::fix_wire::frame_now as frame;
 use perfkit_testkit::fix_wire::quickfix_spec;
-use perfkit_testkit::fix_wire::{has, read_message};
+use perfkit_testkit::fix_wire::{connect, has, read_message};
 use perfkit_testkit::process::{Running, free_port};
 
 use std::io::Write;
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
@@ -47,20 +45,6 @@ fn start(dir: &Path, port: u16, reset: bool) -> Running {
         .spawn()
         .map(Running)
         .unwrap()
-}
-
-fn connect(port: u16) -> TcpStream {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match TcpStream::connect(("127.0.0.1", port)) {
-            Ok(s) => {
-                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-                return s;
-            }
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => panic!("the acceptor never listened: {e}"),
-        }
-    }
 }
 
 #[test]

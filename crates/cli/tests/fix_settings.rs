@@ -6,7 +6,7 @@
 //! line and the key meant.
 
 use perfkit_testkit::fix_wire::frame_now as frame;
-use perfkit_testkit::fix_wire::{has, read_message};
+use perfkit_testkit::fix_wire::{connect, has, read_message};
 use perfkit_testkit::process::{Running, free_port};
 
 use std::io::Write;
@@ -151,20 +151,6 @@ fn every_key_file(port: u16) -> String {
         text.push_str(&line(kv));
     }
     text
-}
-
-fn connect(port: u16) -> TcpStream {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match TcpStream::connect(("127.0.0.1", port)) {
-            Ok(s) => {
-                s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-                return s;
-            }
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => panic!("the acceptor never listened: {e}"),
-        }
-    }
 }
 
 fn start(dir: &Path, file: &str) -> Running {

@@ -129,3 +129,22 @@ pub fn frame(fields: &str) -> Vec<u8> {
     msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
     msg
 }
+
+/// A connection to an engine's port on 127.0.0.1, retried for up to 30 s
+/// while the process starts listening, with a 20 s read timeout so a
+/// silent engine fails the test instead of hanging it.
+pub fn connect(port: u16) -> std::net::TcpStream {
+    use std::time::{Duration, Instant};
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match std::net::TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => {
+                s.set_read_timeout(Some(Duration::from_secs(20)))
+                    .expect("a read timeout");
+                return s;
+            }
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+            Err(e) => panic!("the engine never listened on port {port}: {e}"),
+        }
+    }
+}
