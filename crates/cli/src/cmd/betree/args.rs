@@ -269,3 +269,27 @@ impl From<ModeArg> for Mode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        betree: BetreeArgs,
+    }
+
+    /// The flags' defaults are the library's: `betree bench` with no
+    /// options measures with `Options::default()` and `REPLAYS`.
+    #[test]
+    fn bench_flag_defaults_are_the_options_defaults() {
+        let argv = ["betree", "bench", "--exprs", "e", "--events", "v"];
+        let Task::Bench(b) = Cli::try_parse_from(argv).unwrap().betree.task() else {
+            panic!("not a bench task");
+        };
+        assert_eq!(b.options, Options::default());
+        assert_eq!(b.replays, REPLAYS);
+    }
+}

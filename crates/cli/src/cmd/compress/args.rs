@@ -368,3 +368,26 @@ pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: CompressBenchArgs,
+    }
+
+    /// The flags' defaults are the library's: `compress bench` with no
+    /// flags measures exactly `Settings::default()`.
+    #[test]
+    fn bench_flag_defaults_are_the_settings_defaults() {
+        let cli = Cli::try_parse_from(["bench"]).unwrap();
+        assert_eq!(
+            format!("{:?}", cli.bench.settings()),
+            format!("{:?}", Settings::default())
+        );
+    }
+}

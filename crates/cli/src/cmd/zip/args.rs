@@ -342,3 +342,26 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: ZipBenchArgs,
+    }
+
+    /// The flags' defaults are the library's: `zip bench` with no flags
+    /// measures exactly `Settings::default()`.
+    #[test]
+    fn bench_flag_defaults_are_the_settings_defaults() {
+        let cli = Cli::try_parse_from(["bench"]).unwrap();
+        assert_eq!(
+            format!("{:?}", cli.bench.settings()),
+            format!("{:?}", Settings::default())
+        );
+    }
+}
