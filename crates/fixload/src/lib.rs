@@ -72,8 +72,8 @@
 //!     session: Session::new(config, MemoryStore::default()),
 //! };
 //! let mut settings = Settings::new(vec![fixload::parse_rate("1k/s")?]);
-//! settings.warmup = Duration::ZERO;
-//! settings.duration = Duration::from_millis(300);
+//! settings.run.warmup = Duration::ZERO;
+//! settings.run.duration = Duration::from_millis(300);
 //! let plan = settings.plan(settings.rates[0]);
 //! let outcome = fixload::run(vec![target], &plan, &|_progress| {})?;
 //! assert_eq!(outcome.sent(), 300);

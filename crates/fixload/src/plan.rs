@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 /// What to send, how fast and for how long.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     /// Orders per second over all sessions together.
     pub rate: f64,
@@ -93,63 +93,48 @@ impl Plan {
 pub struct Settings {
     /// Orders per second over all sessions, one run each.
     pub rates: Vec<f64>,
-    /// [`Plan::duration`].
-    pub duration: Duration,
-    /// [`Plan::warmup`].
-    pub warmup: Duration,
-    /// [`Plan::interval`].
-    pub interval: Duration,
-    /// [`Plan::window`].
-    pub window: u64,
-    /// [`Plan::template`].
-    pub template: Vec<(u32, Vec<u8>)>,
-    /// [`Plan::grace`].
-    pub grace: Duration,
-    /// [`Plan::pin`].
-    pub pin: Option<usize>,
-    /// [`Plan::coalesce`].
-    pub coalesce: Duration,
-    /// [`Plan::io`].
-    pub io: Io,
+    /// Every run's plan; its `rate` is replaced by each of `rates` in turn.
+    pub run: Plan,
 }
 
-impl Settings {
-    /// A sweep of `rates` with every other setting at its default: 10 s
-    /// measured after 1 s of warm-up, in 1 s intervals; 100 unanswered
-    /// orders per session at most; [`Plan::default_template`]; 5 s of
-    /// grace; threads unpinned; 250 µs coalescing; io_uring where the
-    /// kernel has it.
-    pub fn new(rates: Vec<f64>) -> Settings {
-        Settings {
-            rates,
+impl Default for Plan {
+    /// No orders (a rate of 0 until one is set), 10 s measured after 1 s
+    /// of warm-up, in 1 s intervals; 100 unanswered orders per session at
+    /// most; [`Plan::default_template`]; 5 s of grace and 10 s for each
+    /// Logon; threads unpinned; 250 µs coalescing; io_uring where the
+    /// kernel has it; the [`DEFAULT_MAX_UNSENT`] bound.
+    fn default() -> Plan {
+        Plan {
+            rate: 0.0,
             duration: Duration::from_secs(10),
             warmup: Duration::from_secs(1),
             interval: Duration::from_secs(1),
             window: 100,
             template: Plan::default_template(),
             grace: Duration::from_secs(5),
+            logon_timeout: Duration::from_secs(10),
             pin: None,
             coalesce: Duration::from_micros(250),
             io: Io::Auto,
+            max_unsent: DEFAULT_MAX_UNSENT,
+        }
+    }
+}
+
+impl Settings {
+    /// A sweep of `rates`, every run at [`Plan::default`].
+    pub fn new(rates: Vec<f64>) -> Settings {
+        Settings {
+            rates,
+            run: Plan::default(),
         }
     }
 
-    /// The run at `rate`: these settings, 10 s for each Logon and the
-    /// [`DEFAULT_MAX_UNSENT`] bound.
+    /// The run at `rate`.
     pub fn plan(&self, rate: f64) -> Plan {
         Plan {
             rate,
-            duration: self.duration,
-            warmup: self.warmup,
-            interval: self.interval,
-            window: self.window,
-            template: self.template.clone(),
-            grace: self.grace,
-            logon_timeout: Duration::from_secs(10),
-            pin: self.pin,
-            coalesce: self.coalesce,
-            io: self.io,
-            max_unsent: DEFAULT_MAX_UNSENT,
+            ..self.run.clone()
         }
     }
 }

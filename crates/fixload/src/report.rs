@@ -55,7 +55,7 @@ impl Sweep {
             steps: Vec::new(),
             problems: Vec::new(),
             rates: settings.rates.len(),
-            pin: settings.pin,
+            pin: settings.run.pin,
         }
     }
 

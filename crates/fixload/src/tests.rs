@@ -115,15 +115,10 @@ fn plan(rate: f64, duration: Duration, window: u64) -> Plan {
         rate,
         duration,
         warmup: Duration::from_millis(200),
-        interval: Duration::from_secs(1),
         window,
-        template: Plan::default_template(),
         grace: Duration::from_secs(2),
         logon_timeout: Duration::from_secs(5),
-        pin: None,
-        coalesce: Duration::from_micros(250),
-        io: Io::Auto,
-        max_unsent: DEFAULT_MAX_UNSENT,
+        ..Plan::default()
     }
 }
 

@@ -263,7 +263,8 @@ impl FixBenchArgs {
         if self.rate.is_empty() {
             bail!("--connect needs --rate (orders per second; a list sweeps)");
         }
-        let mut sweep = fixload::Settings {
+        let mut sweep = fixload::Settings::new(self.rate.clone());
+        sweep.run = fixload::Plan {
             duration: self.duration,
             interval: self.interval,
             window: self.window,
@@ -271,13 +272,13 @@ impl FixBenchArgs {
             pin: self.pin,
             coalesce: self.coalesce,
             io: self.io.into(),
-            ..fixload::Settings::new(self.rate.clone())
+            ..sweep.run
         };
         if let Some(d) = self.warmup_for_load()? {
-            sweep.warmup = d;
+            sweep.run.warmup = d;
         }
         if let Some(path) = &self.order_template {
-            sweep.template = load::read_template(path)?;
+            sweep.run.template = load::read_template(path)?;
         }
         let engine = load::Connect {
             settings: settings.to_owned(),
