@@ -428,14 +428,7 @@ mod tests {
     #[test]
     fn only_the_parts_asked_for_are_measured_and_reported() {
         let suite = Suite {
-            settings: Settings {
-                iterations: 200,
-                warmup: 10,
-                runs: 2,
-                batch: 10,
-                transport_iterations: 40,
-                pin: None,
-            },
+            settings: crate::fix::tests::tiny(),
             parts: vec![Part::Build, Part::Scan],
             ..Suite::quick()
         };

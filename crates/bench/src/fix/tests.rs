@@ -1,6 +1,7 @@
 use super::*;
 
-fn tiny() -> Settings {
+/// Settings small enough for a unit test to measure every part quickly.
+pub(super) fn tiny() -> Settings {
     Settings {
         iterations: 200,
         warmup: 10,
