@@ -506,10 +506,15 @@ impl ScreenLog {
     }
 }
 
-/// Whether a whole message is a Heartbeat: MsgType(35) `0`, which follows
-/// BeginString and BodyLength.
+/// Whether a whole message is a Heartbeat: its MsgType(35), the first
+/// field after BeginString and BodyLength, is `0`. Only the first `35=` is
+/// looked at, so a data field that happens to hold those bytes later in
+/// the body cannot make an order look like a heartbeat.
 fn is_heartbeat(message: &[u8]) -> bool {
-    message.windows(6).any(|w| w == b"\x0135=0\x01")
+    message
+        .windows(4)
+        .position(|w| w == b"\x0135=")
+        .is_some_and(|at| message[at + 4..].starts_with(b"0\x01"))
 }
 
 /// A whole settings file.
