@@ -9,6 +9,7 @@
 //! - [`acceptor`]: many sessions on one port, each connection routed to
 //!   its session by the CompIDs of its first Logon;
 //! - [`app`]: the `echo` and `exec` applications;
+//! - [`file_log`]: the message and event logs in QuickFIX's file layout;
 //! - [`reject`]: SessionRejectReason codes and QuickFIX's texts for them;
 //! - [`window`]: daily and weekly session and logon windows (QuickFIX's
 //!   `TimeRange`), re-exported from [`crate::window`], where settings and
@@ -20,6 +21,7 @@
 pub mod acceptor;
 pub mod app;
 pub mod connection;
+pub mod file_log;
 pub mod machine;
 pub mod reject;
 pub mod store;

@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 
 use crate::build::TimePrecision;
+use crate::session::file_log::FileLogSettings;
 use crate::window::TimeWindow;
 pub use crate::window::{TimeOfDay, Weekday};
 
@@ -327,6 +328,10 @@ pub struct SessionSettings {
     pub socket_nodelay: bool,
     /// What a session shows on the screen (the binary's stderr).
     pub screen_log: ScreenLog,
+    /// The session's message and event logs in QuickFIX's file layout
+    /// (`FileLogPath`, `FileLogBackupPath`, `FileLogHeartbeats`); `None`
+    /// without `FileLogPath`.
+    pub file_log: Option<FileLogSettings>,
     /// SO_REUSEADDR on an acceptor's listening socket (default on, as
     /// in QuickFIX): a restarted acceptor can listen again while
     /// connections of the last run linger in TIME_WAIT.
@@ -462,6 +467,20 @@ impl SessionSettings {
         }
         s
     }
+
+    /// `BeginString-SenderCompID-TargetCompID[-Qualifier]`, what the
+    /// names of the session's store and log files start with, as in
+    /// QuickFIX.
+    pub fn file_prefix(&self) -> String {
+        let dir = crate::session::store::FileStore::prefix_in(
+            std::path::Path::new(""),
+            self.begin_string.as_str(),
+            &self.sender_comp_id,
+            &self.target_comp_id,
+            &self.session_qualifier,
+        );
+        dir.to_string_lossy().into_owned()
+    }
 }
 
 /// What a session shows on the screen, QuickFIX's `ScreenLogShow*` keys.
@@ -526,6 +545,11 @@ pub struct Settings {
     /// key, in the order of their first line: a caller shows each at
     /// start-up.
     pub warnings: Vec<SettingsWarning>,
+    /// The engine's own log, of what belongs to no session (a connection
+    /// refused before its Logon), when the `[DEFAULT]` section has a
+    /// `FileLogPath`: QuickFIX's `GLOBAL.event.current.log` and
+    /// `GLOBAL.messages.current.log` there.
+    pub global_log: Option<FileLogSettings>,
 }
 
 /// Each key's value and the line it was written on, by the key as
@@ -632,6 +656,11 @@ impl Settings {
             return Err(SettingsError::NoSession);
         }
         let default = default.unwrap_or_default();
+        let global_log = default.get("FileLogPath").map(|(path, _)| FileLogSettings {
+            path: path.into(),
+            backup_path: default.get("FileLogBackupPath").map(|(b, _)| b.into()),
+            heartbeats: true,
+        });
         let mut out: Vec<SessionSettings> = Vec::with_capacity(sessions.len());
         for (line, own) in sessions {
             let mut merged = default.clone();
@@ -667,6 +696,7 @@ impl Settings {
         Ok(Settings {
             sessions: out,
             warnings,
+            global_log,
         })
     }
 }

@@ -847,7 +847,7 @@ impl Run<'_> {
             }
             for o in outs {
                 match (o, &mut self.echo) {
-                    (Output::Log(_), _) => {}
+                    (Output::Log(_) | Output::Reset, _) => {}
                     (Output::Deliver(msg), Some(app)) => {
                         let now = UtcTimestamp {
                             unix_nanos: self.now,

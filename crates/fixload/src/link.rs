@@ -343,6 +343,8 @@ impl<S: SessionStore> Link<S> {
                     self.fail(why);
                 }
                 Output::Log(line) => *lock(&self.last_event) = line,
+                // The generator keeps no log to start anew.
+                Output::Reset => {}
             }
         }
         r

@@ -107,6 +107,15 @@ pub trait Log {
     fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]);
     /// A session event (logon, gap, reject, disconnect...).
     fn event(&mut self, now: UtcTimestamp, text: &str);
+    /// The end of a round: what was logged may be written out now. A
+    /// driver calls it once per batch of messages, so a log can buffer
+    /// rather than write each line.
+    fn flush(&mut self) {}
+    /// Both sequence numbers went back to 1 ([`Output::Reset`]): a log
+    /// that keeps one run of numbers per file starts a new one.
+    ///
+    /// [`Output::Reset`]: super::machine::Output::Reset
+    fn reset(&mut self, _now: UtcTimestamp) {}
 }
 
 /// Header fields the session writes itself, never copied from a message

@@ -214,6 +214,7 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             queue.bytes.extend_from_slice(&out);
             out.clear();
         }
+        log.flush();
         if let Err(e) = queue.write(stream) {
             log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
             return end(session, log);
@@ -527,6 +528,7 @@ fn pump<S: SessionStore, A: Application, L: Log>(
                 Output::LoggedOut => log.event(t, "Logout complete"),
                 Output::Disconnect => return Ok(false),
                 Output::Log(line) => log.event(t, &line),
+                Output::Reset => log.reset(t),
             }
         }
     }
@@ -536,8 +538,11 @@ fn pump<S: SessionStore, A: Application, L: Log>(
 fn flush_logs<S: SessionStore, L: Log>(session: &mut Session<S>, log: &mut L) {
     let t = UtcTimestamp::now();
     for o in session.drain() {
-        if let Output::Log(line) = o {
-            log.event(t, &line);
+        match o {
+            Output::Log(line) => log.event(t, &line),
+            Output::Reset => log.reset(t),
+            _ => {}
         }
     }
+    log.flush();
 }

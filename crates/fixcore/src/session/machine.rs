@@ -74,6 +74,10 @@ pub enum Output {
     Disconnect,
     /// A line for the session's event log.
     Log(String),
+    /// Both sequence numbers were reset to 1 and the sent messages
+    /// forgotten (a Reset* setting, ResetSeqNumFlag, a new session
+    /// period): what follows is a new run of numbers.
+    Reset,
 }
 
 /// A session that cannot go on: its store failed.
@@ -292,6 +296,13 @@ impl<S: SessionStore> Session<S> {
         self.out.push(Output::Log(line));
     }
 
+    /// Resets the store (both numbers to 1, nothing kept) and says so.
+    fn reset_store(&mut self) -> Result<(), SessionError> {
+        self.store.reset()?;
+        self.out.push(Output::Reset);
+        Ok(())
+    }
+
     /// A connection is up: an initiator sends its Logon, an acceptor waits
     /// for one.
     pub fn on_connect(&mut self, now: UtcTimestamp) -> Result<(), SessionError> {
@@ -331,7 +342,7 @@ impl<S: SessionStore> Session<S> {
             self.store.refresh()?;
         }
         if self.cfg.reset_on_logon {
-            self.store.reset()?;
+            self.reset_store()?;
         }
         self.heart_bt_int = u64::from(self.cfg.heart_bt_int);
         // QuickFIX's shouldSendReset: from FIX 4.1, with any Reset*
@@ -360,7 +371,7 @@ impl<S: SessionStore> Session<S> {
         self.queue.clear();
         self.resend = None;
         if self.cfg.reset_on_disconnect {
-            self.store.reset()?;
+            self.reset_store()?;
         }
         Ok(())
     }
@@ -520,7 +531,7 @@ impl<S: SessionStore> Session<S> {
             self.send_logout(None, now)?;
             self.disconnect()?;
         }
-        self.store.reset()?;
+        self.reset_store()?;
         self.period = current;
         Ok(false)
     }

@@ -109,14 +109,14 @@ const TLS: Treatment = Treatment::NotYet("connections are plain TCP");
 const DATABASE: Treatment = Treatment::NoEffect(
     "perfkit has no database store; a session keeps its FileStorePath files, or memory",
 );
-const DATABASE_LOG: Treatment = Treatment::NoEffect(
-    "perfkit logs to no database; events go to stderr and messages to --log FILE",
-);
+const DATABASE_LOG: Treatment =
+    Treatment::NoEffect("perfkit logs to no database; FileLogPath writes QuickFIX's file logs");
 const SLF4J: Treatment = Treatment::NoEffect(
-    "SLF4J is QuickFIX/J's Java logging; events go to stderr and messages to --log FILE",
+    "SLF4J is QuickFIX/J's Java logging; FileLogPath writes QuickFIX's file logs",
 );
-const FILE_LOG: Treatment =
-    Treatment::NotYet("there is no file log per session; --log FILE writes every message");
+const QFJ_LOG_FORMAT: Treatment = Treatment::NoEffect(
+    "the file log writes QuickFIX/C++'s lines, each with a nanosecond timestamp",
+);
 const SUB_IDS: Treatment = Treatment::NotYet(
     "sub and location IDs are neither sent nor checked, and do not tell sessions apart",
 );
@@ -231,8 +231,8 @@ pub const KEYS: &[Key] = &[
     key("OdbcStoreUser", C | M, DATABASE),
     key("OdbcStorePassword", C | M, DATABASE),
     key("OdbcStoreConnectionString", C | M, DATABASE),
-    key("FileLogPath", C | M | J, FILE_LOG),
-    key("FileLogBackupPath", C | M, FILE_LOG),
+    key("FileLogPath", C | M | J, HONOURED),
+    key("FileLogBackupPath", C | M, HONOURED),
     key("ScreenLogShowIncoming", C | M | J, HONOURED),
     key("ScreenLogShowOutgoing", C | M | J, HONOURED),
     key("ScreenLogShowEvents", C | M | J, HONOURED),
@@ -355,9 +355,9 @@ pub const KEYS: &[Key] = &[
     key("JdbcMaxActiveTime", J, DATABASE),
     key("JdbcMaxConnectionLifeTime", J, DATABASE),
     key("JdbcSimultaneousBuildThrottle", J, DATABASE),
-    key("FileLogHeartbeats", J, FILE_LOG),
-    key("FileIncludeMilliseconds", J, FILE_LOG),
-    key("FileIncludeTimeStampForMessages", J, FILE_LOG),
+    key("FileLogHeartbeats", J, HONOURED),
+    key("FileIncludeMilliseconds", J, QFJ_LOG_FORMAT),
+    key("FileIncludeTimeStampForMessages", J, QFJ_LOG_FORMAT),
     key("SLF4JLogEventCategory", J, SLF4J),
     key("SLF4JLogIncomingMessageCategory", J, SLF4J),
     key("SLF4JLogOutgoingMessageCategory", J, SLF4J),

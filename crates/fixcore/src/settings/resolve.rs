@@ -7,6 +7,7 @@ use super::{
     SessionSettings, SettingsError, TimeOfDay, Validation, Weekday,
 };
 use crate::build::TimePrecision;
+use crate::session::file_log::FileLogSettings;
 use crate::window::TimeWindow;
 
 /// Typed reads of one session's merged entries.
@@ -519,6 +520,14 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
                 events: r.bool("ScreenLogShowEvents", shown.events)?,
                 heartbeats: r.bool("ScreenLogShowHeartBeats", shown.heartbeats)?,
             }
+        },
+        file_log: match r.string("FileLogPath") {
+            None => None,
+            Some(path) => Some(FileLogSettings {
+                path: path.into(),
+                backup_path: r.string("FileLogBackupPath").map(Into::into),
+                heartbeats: r.bool("FileLogHeartbeats", true)?,
+            }),
         },
         send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
         persist_messages: r.bool("PersistMessages", true)?,

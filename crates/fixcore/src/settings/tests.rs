@@ -332,7 +332,9 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         "AllowedRemoteAddresses" | "SocketAcceptAddress" => "127.0.0.1",
         "SocketNodelay" | "SocketTcpNoDelay" | "SocketReuseAddress" => "N",
         "ScreenLogShowIncoming" | "ScreenLogShowOutgoing" => "Y",
-        "ScreenLogShowEvents" | "ScreenLogShowHeartBeats" => "N",
+        "ScreenLogShowEvents" | "ScreenLogShowHeartBeats" | "FileLogHeartbeats" => "N",
+        "FileLogPath" => "log",
+        "FileLogBackupPath" => "log/old",
         "Username" => "trader1",
         "Password" => "s3cret",
         "SocketConnectHost"
@@ -394,6 +396,14 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
     assert_eq!(
         s.store_durability(),
         crate::session::store::Durability::Fsync
+    );
+    assert_eq!(
+        s.file_log,
+        Some(crate::session::file_log::FileLogSettings {
+            path: "log".into(),
+            backup_path: Some("log/old".into()),
+            heartbeats: false,
+        })
     );
 }
 
@@ -637,4 +647,15 @@ fn the_screen_log_shows_what_its_keys_ask() {
         ..default
     };
     assert!(all.shows(true, heartbeat) && all.shows(false, heartbeat));
+}
+
+#[test]
+fn only_a_default_file_log_path_gives_the_global_log() {
+    let session = INI;
+    let s = Settings::parse(&format!("[DEFAULT]\nFileLogPath=log\n{session}")).unwrap();
+    let global = s.global_log.expect("a GLOBAL log in log/");
+    assert_eq!(global.path, std::path::Path::new("log"));
+    assert_eq!(s.sessions[0].file_log.as_ref().unwrap().path, global.path);
+    let s = Settings::parse(&format!("{session}FileLogPath=log\n")).unwrap();
+    assert!(s.global_log.is_none() && s.sessions[0].file_log.is_some());
 }

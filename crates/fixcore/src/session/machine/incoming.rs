@@ -306,14 +306,14 @@ impl<S: SessionStore> Session<S> {
         if m.reset_seq_num {
             self.log("Logon contains ResetSeqNumFlag=Y, reseting sequence numbers to 1".into());
             if !self.sent_reset {
-                self.store.reset()?;
+                self.reset_store()?;
                 // Numbers start again: nothing asked for or kept under
                 // the old ones still applies.
                 self.resend_range = None;
                 self.queue.clear();
             }
         } else if self.cfg.role == Role::Acceptor && self.cfg.reset_on_logon {
-            self.store.reset()?;
+            self.reset_store()?;
         }
         // Who answers: an acceptor, or an initiator whose peer reset the
         // session without being asked (QuickFIX's nextLogon).
@@ -454,7 +454,7 @@ impl<S: SessionStore> Session<S> {
         }
         self.incr_target()?;
         if self.cfg.reset_on_logout {
-            self.store.reset()?;
+            self.reset_store()?;
         }
         self.out.push(Output::LoggedOut);
         self.disconnect()

@@ -82,7 +82,7 @@ impl<S: SessionStore> Session<S> {
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
         if reset && !reply {
-            self.store.reset()?;
+            self.reset_store()?;
             self.sent_reset = true;
         }
         let hb = self.heart_bt_int;
