@@ -415,3 +415,67 @@ fn the_screen_log_keys_choose_what_goes_to_stderr() {
         "{sent:?}"
     );
 }
+
+/// The MsgTypes of a QuickFIX message log's lines.
+fn logged_types(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| {
+            let at = l.find("\u{1}35=").expect("a whole message on the line") + 4;
+            l[at..at + l[at..].find('\u{1}').unwrap()].to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn file_log_path_keeps_quickfixs_logs_per_session_and_global() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(
+        d.join("logs.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nFileLogPath=log\n\
+             FileLogHeartbeats=N\n\n[SESSION]\nBeginString=FIX.4.4\nSenderCompID=ISLD\n\
+             TargetCompID=TW\n"
+        ),
+    )
+    .unwrap();
+    let mut acceptor = start(d, "logs.cfg");
+    // A connection whose first message is no Logon belongs to no session:
+    // the GLOBAL event log says why it was closed.
+    let mut stray = connect(port);
+    stray
+        .write_all(&frame("35=0|34=1|49=TW|52=NOW|56=ISLD|"))
+        .unwrap();
+    assert!(read_message(&mut stray).is_none());
+    let mut c = connect(port);
+    c.write_all(&frame("35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
+        .unwrap();
+    assert!(has(&read_message(&mut c).unwrap(), "35=A"));
+    c.write_all(&frame("35=0|34=2|49=TW|52=NOW|56=ISLD|"))
+        .unwrap();
+    c.write_all(&frame("35=1|34=3|49=TW|52=NOW|56=ISLD|112=ping|"))
+        .unwrap();
+    assert!(has(&read_message(&mut c).unwrap(), "112=ping"));
+    // SAFETY: kill(2) on the child's pid; no memory is involved.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    let _ = read_message(&mut c);
+    drop(c);
+    assert!(acceptor.wait().unwrap().success());
+
+    let log = d.join("log");
+    // Both Logons, the TestRequest and the Logout sent at Ctrl-C; no
+    // Heartbeat either way (FileLogHeartbeats=N).
+    assert_eq!(
+        logged_types(&log.join("FIX.4.4-ISLD-TW.messages.current.log")),
+        ["A", "A", "1", "5"]
+    );
+    let events = std::fs::read_to_string(log.join("FIX.4.4-ISLD-TW.event.current.log")).unwrap();
+    assert!(events.contains(" : Logon complete\n"), "{events}");
+    let global = std::fs::read_to_string(log.join("GLOBAL.event.current.log")).unwrap();
+    assert_eq!(global.lines().count(), 1, "{global}");
+    assert!(global.contains("connection from 127.0.0.1:"), "{global}");
+    assert!(log.join("GLOBAL.messages.current.log").exists());
+}

@@ -497,3 +497,134 @@ fn quickfix_and_perfkit_take_over_each_others_file_store() {
     drop(quickfix.stdin.take());
     wait_with_timeout(quickfix, 60, "the QuickFIX acceptor");
 }
+
+/// The lines of a QuickFIX-style log: each split at its first ` : ` into
+/// the timestamp's shape (digits as `d`) and the rest.
+fn log_lines(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            let (stamp, rest) = l
+                .split_once(" : ")
+                .unwrap_or_else(|| panic!("{}: no ` : ` in {l:?}", path.display()));
+            let shape = stamp
+                .chars()
+                .map(|c| if c.is_ascii_digit() { 'd' } else { c })
+                .collect();
+            (shape, rest.to_string())
+        })
+        .collect()
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn perfkit_writes_the_file_logs_quickfix_writes() {
+    const N: u64 = 300;
+    let Some(qf) = peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let with_log = |engine: &str, role: &str, extra: &str| {
+        let path = settings(d, engine, role, port);
+        let text = std::fs::read_to_string(&path).unwrap().replace(
+            "\n\n[SESSION]",
+            &format!(
+                "\nFileLogPath={}\n{extra}\n[SESSION]",
+                d.join(format!("{engine}-log")).display()
+            ),
+        );
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let backups = d.join("perfkit-old");
+    let backup_key = format!("FileLogBackupPath={}\n", backups.display());
+    let acc = with_log("quickfix", "acceptor", "");
+    let ini = with_log("perfkit", "initiator", &backup_key);
+
+    let mut quickfix = quickfix_acceptor(&qf, &acc);
+    perfkit_orders(&ini, N);
+    drop(quickfix.stdin.take());
+    wait_with_timeout(quickfix, 60, "the QuickFIX acceptor");
+
+    // QuickFIX's names, each engine under its own session ID, and the
+    // engine's GLOBAL pair beside them.
+    let names = |id: &str| {
+        [
+            format!("FIX.4.4-{id}.event.current.log"),
+            format!("FIX.4.4-{id}.messages.current.log"),
+            "GLOBAL.event.current.log".into(),
+            "GLOBAL.messages.current.log".into(),
+        ]
+    };
+    assert_eq!(file_names(&d.join("quickfix-log")), names("ISLD-TW"));
+    assert_eq!(file_names(&d.join("perfkit-log")), names("TW-ISLD"));
+    // QuickFIX's line format, and the same messages: each side logged
+    // what it sent and what it received, so the two logs hold the same
+    // bytes (in an order that may interleave differently).
+    let theirs = log_lines(&d.join("quickfix-log/FIX.4.4-ISLD-TW.messages.current.log"));
+    let pk_messages = d.join("perfkit-log/FIX.4.4-TW-ISLD.messages.current.log");
+    let ours = log_lines(&pk_messages);
+    let stamp = &theirs[0].0;
+    for (shape, _) in ours.iter().chain(&theirs) {
+        assert_eq!(shape, stamp, "a timestamp unlike QuickFIX's");
+    }
+    let sorted = |lines: &[(String, String)]| {
+        let mut m: Vec<String> = lines.iter().map(|(_, m)| m.clone()).collect();
+        m.sort();
+        m
+    };
+    assert_eq!(sorted(&ours), sorted(&theirs));
+    let orders = ours
+        .iter()
+        .filter(|(_, m)| m.contains("\u{1}35=D\u{1}"))
+        .count();
+    assert_eq!(orders as u64, N);
+    for (shape, _) in log_lines(&d.join("perfkit-log/FIX.4.4-TW-ISLD.event.current.log")) {
+        assert_eq!(&shape, stamp, "an event timestamp unlike QuickFIX's");
+    }
+
+    // `fix check` reads the message log as it is.
+    let check = perfkit()
+        .args(["fix", "check"])
+        .arg(&pk_messages)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert!(check.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("{} valid, 0 invalid", ours.len())),
+        "{said}"
+    );
+
+    // A reset moves the run's logs to FileLogBackupPath and starts anew.
+    let first_run = std::fs::read(&pk_messages).unwrap();
+    let ini = with_log(
+        "perfkit",
+        "initiator",
+        &format!("{backup_key}ResetOnLogon=Y\n"),
+    );
+    let mut quickfix = quickfix_acceptor(&qf, &acc);
+    perfkit_orders(&ini, 10);
+    drop(quickfix.stdin.take());
+    wait_with_timeout(quickfix, 60, "the QuickFIX acceptor");
+    assert_eq!(
+        std::fs::read(backups.join("FIX.4.4-TW-ISLD.messages.backup.1.log")).unwrap(),
+        first_run
+    );
+    assert!(backups.join("FIX.4.4-TW-ISLD.event.backup.1.log").exists());
+    let second = log_lines(&pk_messages);
+    assert!(second[0].1.contains("\u{1}34=1\u{1}"), "{:?}", second[0]);
+    let orders = second
+        .iter()
+        .filter(|(_, m)| m.contains("\u{1}35=D\u{1}"))
+        .count();
+    assert_eq!(orders, 10);
+}

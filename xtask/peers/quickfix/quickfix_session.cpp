@@ -25,6 +25,7 @@
 // QuickFIX 1.15.1's headers need -std=gnu++14.
 
 #include <quickfix/Application.h>
+#include <quickfix/FileLog.h>
 #include <quickfix/FileStore.h>
 #include <quickfix/MessageStore.h>
 #include <quickfix/MessageCracker.h>
@@ -168,6 +169,16 @@ std::unique_ptr<FIX::MessageStoreFactory> store_for(const FIX::SessionSettings& 
     return std::unique_ptr<FIX::MessageStoreFactory>(new FIX::MemoryStoreFactory());
 }
 
+// QuickFIX's own FileLog when any session names a FileLogPath (the log
+// interop test compares its lines with perfkit's), no log otherwise.
+std::unique_ptr<FIX::LogFactory> log_for(const FIX::SessionSettings& settings) {
+    for (const FIX::SessionID& id : settings.getSessions()) {
+        if (settings.get(id).has(FIX::FILE_LOG_PATH))
+            return std::unique_ptr<FIX::LogFactory>(new FIX::FileLogFactory(settings));
+    }
+    return nullptr;
+}
+
 void print_seqs(const FIX::SessionID& id) {
     FIX::Session* s = FIX::Session::lookupSession(id);
     if (s) {
@@ -180,7 +191,11 @@ int run_initiator(const std::string& cfg, long orders, long window, const char* 
     FIX::SessionSettings settings(cfg);
     App app(orders, window, latencies != nullptr);
     std::unique_ptr<FIX::MessageStoreFactory> store = store_for(settings);
-    FIX::SocketInitiator initiator(app, *store, settings);
+    std::unique_ptr<FIX::LogFactory> log = log_for(settings);
+    std::unique_ptr<FIX::SocketInitiator> running(
+        log ? new FIX::SocketInitiator(app, *store, settings, *log)
+            : new FIX::SocketInitiator(app, *store, settings));
+    FIX::SocketInitiator& initiator = *running;
     initiator.start();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!app.logged_on && std::chrono::steady_clock::now() < deadline)
@@ -213,7 +228,11 @@ int run_acceptor(const std::string& cfg) {
     FIX::SessionSettings settings(cfg);
     App app(0, 0, false);
     std::unique_ptr<FIX::MessageStoreFactory> store = store_for(settings);
-    FIX::SocketAcceptor acceptor(app, *store, settings);
+    std::unique_ptr<FIX::LogFactory> log = log_for(settings);
+    std::unique_ptr<FIX::SocketAcceptor> running(
+        log ? new FIX::SocketAcceptor(app, *store, settings, *log)
+            : new FIX::SocketAcceptor(app, *store, settings));
+    FIX::SocketAcceptor& acceptor = *running;
     acceptor.start();
     std::cout << "listening" << std::endl;
     std::string line;

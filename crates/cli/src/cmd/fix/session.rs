@@ -1,8 +1,9 @@
 //! `perfkit fix acceptor` and `perfkit fix initiator`: fixcore's session
 //! engine from a QuickFIX settings file, with the `echo` or `exec`
 //! application. Events go to stderr; `--log FILE` also writes every
-//! message sent and received as `time : message` lines, which
-//! `perfkit fix check` reads.
+//! message sent and received as `time : message` lines, and a session
+//! with `FileLogPath` keeps QuickFIX's file logs; `perfkit fix check`
+//! reads both.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -20,6 +21,7 @@ use fixcore::session::acceptor::Acceptor;
 use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, Options};
+use fixcore::session::file_log::FileLog;
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
 use fixcore::settings::{ConnectionType, ScreenLog, SessionSettings, Settings};
@@ -123,16 +125,45 @@ fn stamp(t: UtcTimestamp) -> String {
     String::from_utf8_lossy(&b[..n]).into_owned()
 }
 
-/// Events to stderr, messages to the shared `--log` file.
+/// Events to stderr, messages to the shared `--log` file, both to the
+/// session's QuickFIX file logs when it has `FileLogPath`. A clone
+/// writes to the same files (an acceptor's connections of one session).
+#[derive(Clone)]
 struct SessionLog {
     id: String,
     messages: Option<Arc<Mutex<BufWriter<File>>>>,
     /// What the session's `ScreenLogShow*` keys put on stderr.
     screen: ScreenLog,
+    /// The session's file logs, shared by its connections (one at a time).
+    file: Option<Arc<Mutex<FileLog>>>,
+}
+
+impl SessionLog {
+    fn new(
+        s: &SessionSettings,
+        messages: &Option<Arc<Mutex<BufWriter<File>>>>,
+        file: &Option<Arc<Mutex<FileLog>>>,
+    ) -> SessionLog {
+        SessionLog {
+            id: s.id(),
+            messages: messages.clone(),
+            screen: s.screen_log,
+            file: file.clone(),
+        }
+    }
+
+    fn file(&self) -> Option<std::sync::MutexGuard<'_, FileLog>> {
+        self.file
+            .as_ref()
+            .map(|f| f.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 impl Log for SessionLog {
     fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]) {
+        if let Some(mut f) = self.file() {
+            f.message(now, incoming, msg);
+        }
         let dir = if incoming { "<-" } else { "->" };
         if let Some(f) = &self.messages {
             let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
@@ -151,10 +182,45 @@ impl Log for SessionLog {
         }
     }
     fn event(&mut self, now: UtcTimestamp, text: &str) {
+        if let Some(mut f) = self.file() {
+            f.event(now, text);
+        }
         if self.screen.events {
             eprintln!("{} : {} : {text}", stamp(now), self.id);
         }
     }
+
+    fn flush(&mut self) {
+        let failed = self.file().and_then(|mut f| f.flush().err());
+        if let Some(e) = failed {
+            // Logs are the record, not the session: it goes on.
+            eprintln!("perfkit: warning: {}: file log: {e}", self.id);
+        }
+    }
+
+    fn reset(&mut self, now: UtcTimestamp) {
+        let moved = self.file().map(|mut f| f.backup());
+        match moved {
+            Some(Err(e)) => eprintln!("perfkit: warning: {}: file log: {e}", self.id),
+            Some(Ok(Some(to))) if self.screen.events => eprintln!(
+                "{} : {} : sequence numbers reset: the logs so far are in {}",
+                stamp(now),
+                self.id,
+                to.display()
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// The file logs of session `s` when it has `FileLogPath`.
+fn file_log(s: &SessionSettings) -> Result<Option<Arc<Mutex<FileLog>>>> {
+    let Some(settings) = &s.file_log else {
+        return Ok(None);
+    };
+    let log = FileLog::open(settings, &s.file_prefix())
+        .with_context(|| format!("opening the file log of {}", s.id()))?;
+    Ok(Some(Arc::new(Mutex::new(log))))
 }
 
 /// The file store of session `s` in `dir`, in QuickFIX's layout. A
@@ -196,22 +262,31 @@ fn file_store(s: &SessionSettings, dir: &Path, recover: bool) -> Result<FileStor
     Ok(store)
 }
 
+/// A session of the file, with its store opened.
+type Opened = (SessionSettings, Session<AnyStore>);
+
 /// The sessions of `role` in the settings file, with their stores (a
 /// damaged file store repaired when `recover`).
-pub(super) fn sessions(
+pub(super) fn sessions(path: &Path, role: ConnectionType, recover: bool) -> Result<Vec<Opened>> {
+    Ok(engine_sessions(path, role, recover)?.0)
+}
+
+/// [`sessions`], with the engine's own `GLOBAL` file log when the
+/// file's `[DEFAULT]` has a `FileLogPath`.
+fn engine_sessions(
     path: &Path,
     role: ConnectionType,
     recover: bool,
-) -> Result<Vec<(SessionSettings, Session<AnyStore>)>> {
+) -> Result<(Vec<Opened>, Option<FileLog>)> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading settings {}", path.display()))?;
-    let settings =
+    let mut settings =
         Settings::parse(&text).with_context(|| format!("settings {}", path.display()))?;
     for w in &settings.warnings {
         eprintln!("perfkit: warning: {}: {w}", path.display());
     }
     let mut out = Vec::new();
-    for s in settings.sessions {
+    for s in std::mem::take(&mut settings.sessions) {
         if s.connection_type != role {
             continue;
         }
@@ -237,7 +312,11 @@ pub(super) fn sessions(
             }
         );
     }
-    Ok(out)
+    let global = match &settings.global_log {
+        Some(s) => Some(FileLog::open(s, "GLOBAL").context("opening the GLOBAL file log")?),
+        None => None,
+    };
+    Ok((out, global))
 }
 
 /// The session's dictionaries (`DataDictionary`, or FIXT.1.1's
@@ -295,7 +374,7 @@ fn stop_flag() -> &'static AtomicBool {
 /// Runs `perfkit fix acceptor`.
 pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     super::cap_scan_path()?;
-    let sessions = sessions(
+    let (sessions, global) = engine_sessions(
         &engine.settings,
         ConnectionType::Acceptor,
         engine.recover_store,
@@ -347,18 +426,28 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     );
     let messages = message_log(&engine.log)?;
     let stop = stop_flag();
-    let screens: Vec<ScreenLog> = sessions.iter().map(|(s, _)| s.screen_log).collect();
+    let logs = sessions
+        .iter()
+        .map(|(s, _)| Ok(SessionLog::new(s, &messages, &file_log(s)?)))
+        .collect::<Result<Vec<_>>>()?;
     let acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
-    let misc = |line: &str| eprintln!("{} : {line}", stamp(UtcTimestamp::now()));
+    let global = global.map(Mutex::new);
+    let misc = |line: &str| {
+        let now = UtcTimestamp::now();
+        if let Some(g) = &global {
+            let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
+            g.event(now, line);
+            if let Err(e) = g.flush() {
+                eprintln!("perfkit: warning: GLOBAL file log: {e}");
+            }
+        }
+        eprintln!("{} : {line}", stamp(now));
+    };
     acceptor
         .serve(
             &listener,
             |_| AnyApp::new(engine.app),
-            |i| SessionLog {
-                id: ids[i].clone(),
-                messages: messages.clone(),
-                screen: screens[i],
-            },
+            |i| logs[i].clone(),
             &misc,
             Options {
                 max_message: engine.max_message,
@@ -378,7 +467,9 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
 /// Ctrl-C logs it out.
 pub fn initiator(engine: Engine) -> Result<ExitCode> {
     super::cap_scan_path()?;
-    let sessions = sessions(
+    // The GLOBAL log stays open, empty, as QuickFIX's initiator leaves
+    // it: no initiator event is outside a session.
+    let (sessions, _global) = engine_sessions(
         &engine.settings,
         ConnectionType::Initiator,
         engine.recover_store,
@@ -395,11 +486,7 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
                     s.id()
                 );
             };
-            let mut log = SessionLog {
-                id: s.id(),
-                messages: messages.clone(),
-                screen: s.screen_log,
-            };
+            let mut log = SessionLog::new(&s, &messages, &file_log(&s)?);
             let mut a = match engine.orders {
                 Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
                 None => AnyApp::new(engine.app),
