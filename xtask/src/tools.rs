@@ -91,6 +91,12 @@ const LIBRARIES: &[Library] = &[
         header: "/usr/include/quickfix/Message.h",
         apt: "libquickfix-dev",
     },
+    // fixcore's TimeZone setting reads the system's tz database; its tests
+    // name zones such as America/New_York.
+    Library {
+        header: "/usr/share/zoneinfo/America/New_York",
+        apt: "tzdata",
+    },
 ];
 
 const PY_MODULES: &[PyModule] = &[

@@ -130,7 +130,7 @@ pub fn session_script(data: &[u8]) {
         // The script cannot know the clock: SendingTime is not judged.
         check_latency: false,
         credentials,
-        session_time: windows.map(|(s, _)| s),
+        session_time: windows.clone().map(|(s, _)| s),
         logon_time: windows.map(|(_, l)| l),
         ..Config::new(ConnectionType::Acceptor, BeginString::Fix44, "ISLD", "TW")
     };

@@ -306,6 +306,9 @@ pub struct SessionSettings {
     /// Read every time and day above in the machine's local time instead
     /// of UTC.
     pub use_local_time: bool,
+    /// Read them in this zone instead (QuickFIX/J's `TimeZone`, or a
+    /// zone named after StartTime or EndTime).
+    pub time_zone: Option<jiff::tz::TimeZone>,
     /// Reload the store from disk at every Logon (a standby engine taking
     /// over a session another process wrote).
     pub refresh_on_logon: bool,
@@ -445,10 +448,10 @@ impl SessionSettings {
     ) -> Option<TimeWindow> {
         let (start, end) = start.zip(end)?;
         let w = TimeWindow::new(start, end, start_day.zip(end_day));
-        Some(if self.use_local_time {
-            w.in_local_time()
-        } else {
-            w
+        Some(match &self.time_zone {
+            Some(zone) => w.in_zone(zone.clone()),
+            None if self.use_local_time => w.in_local_time(),
+            None => w,
         })
     }
 

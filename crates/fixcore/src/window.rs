@@ -1,13 +1,15 @@
 //! Session and logon windows: QuickFIX's `TimeRange`.
 //!
 //! A [`TimeWindow`] is daily (`StartTime`/`EndTime`) or weekly (with
-//! `StartDay`/`EndDay`), in UTC or in the machine's local time
-//! (`UseLocalTime`). A session asks two things of it: is this instant
+//! `StartDay`/`EndDay`), in UTC, in the machine's local time
+//! (`UseLocalTime`) or in a named zone (QuickFIX/J's `TimeZone`). A session asks two things of it: is this instant
 //! inside ([`TimeWindow::contains`]), and which occurrence of the window
 //! is it ([`TimeWindow::instance`]): sequence numbers belong to one
 //! occurrence and are reset when the next one begins.
 
 use std::fmt;
+
+use jiff::tz::TimeZone;
 
 const DAY: i64 = 86_400;
 
@@ -73,13 +75,23 @@ impl Weekday {
     }
 }
 
+/// The clock a window's times and days are read on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Zone {
+    Utc,
+    /// The machine's (`TZ`, else `/etc/localtime`).
+    Local,
+    /// A named zone, with its daylight saving rules.
+    Named(TimeZone),
+}
+
 /// A daily or weekly window of time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TimeWindow {
     start: u32,
     end: u32,
     days: Option<(Weekday, Weekday)>,
-    local: bool,
+    zone: Zone,
 }
 
 impl TimeWindow {
@@ -90,7 +102,7 @@ impl TimeWindow {
             start: start.0,
             end: end.0,
             days: None,
-            local: false,
+            zone: Zone::Utc,
         }
     }
 
@@ -112,7 +124,7 @@ impl TimeWindow {
             start: start.0,
             end: end.0,
             days: Some((start_day, end_day)),
-            local: false,
+            zone: Zone::Utc,
         }
     }
 
@@ -128,7 +140,17 @@ impl TimeWindow {
     /// The same window read in the machine's local time instead of UTC.
     pub fn in_local_time(self) -> TimeWindow {
         TimeWindow {
-            local: true,
+            zone: Zone::Local,
+            ..self
+        }
+    }
+
+    /// The same window read in `zone` (QuickFIX/J's `TimeZone`):
+    /// `09:00` in `America/New_York` is 14:00 UTC in winter and 13:00 in
+    /// summer.
+    pub fn in_zone(self, zone: TimeZone) -> TimeWindow {
+        TimeWindow {
+            zone: Zone::Named(zone),
             ..self
         }
     }
@@ -185,11 +207,14 @@ impl TimeWindow {
     /// (day since 1970, second of the day) of `unix_secs` in the window's
     /// time.
     fn split(&self, unix_secs: i64) -> (i64, u32) {
-        let t = if self.local {
-            unix_secs.saturating_add(local_offset(unix_secs))
-        } else {
-            unix_secs
+        let offset = match &self.zone {
+            Zone::Utc => 0,
+            Zone::Local => local_offset(unix_secs),
+            Zone::Named(tz) => jiff::Timestamp::from_second(unix_secs)
+                .map(|t| i64::from(tz.to_offset(t).seconds()))
+                .unwrap_or(0),
         };
+        let t = unix_secs.saturating_add(offset);
         // In 0..86_400, so it fits.
         (t.div_euclid(DAY), t.rem_euclid(DAY) as u32)
     }

@@ -340,7 +340,7 @@ fn setting(line: usize, name: &str, args: &[&str]) -> Result<Option<Setting>, Pa
         ("no-persist-messages", []) => Box::new(|c| c.persist_messages = false),
         ("session-time", [start, end]) => {
             let w = TimeWindow::daily(time_of_day(line, start)?, time_of_day(line, end)?);
-            Box::new(move |c| c.session_time = Some(w))
+            Box::new(move |c| c.session_time = Some(w.clone()))
         }
         ("session-time", [start, end, first, last]) => {
             let w = TimeWindow::weekly(
@@ -349,11 +349,11 @@ fn setting(line: usize, name: &str, args: &[&str]) -> Result<Option<Setting>, Pa
                 weekday(line, first)?,
                 weekday(line, last)?,
             );
-            Box::new(move |c| c.session_time = Some(w))
+            Box::new(move |c| c.session_time = Some(w.clone()))
         }
         ("logon-time", [start, end]) => {
             let w = TimeWindow::daily(time_of_day(line, start)?, time_of_day(line, end)?);
-            Box::new(move |c| c.logon_time = Some(w))
+            Box::new(move |c| c.logon_time = Some(w.clone()))
         }
         ("credentials", [username, password]) => {
             let credentials = Credentials {

@@ -161,8 +161,6 @@ const CLOSED_RESEND: Treatment =
 const WEEKDAYS: Treatment = Treatment::NotYet(
     "a session window is daily, or weekly with StartDay and EndDay; not on chosen weekdays",
 );
-const TIME_ZONE: Treatment =
-    Treatment::NotYet("session times are read in UTC, or in local time with UseLocalTime=Y");
 
 /// Every known key, in the order of the lists above: QuickFIX/C++
 /// master's header (1.15.1's with six names added), then the names only
@@ -285,7 +283,7 @@ pub const KEYS: &[Key] = &[
     key("SenderLocationID", J, SUB_IDS),
     key("TargetSubID", J, SUB_IDS),
     key("TargetLocationID", J, SUB_IDS),
-    key("TimeZone", J, TIME_ZONE),
+    key("TimeZone", J, HONOURED),
     key("Weekdays", J, WEEKDAYS),
     key("TimeStampPrecision", J, HONOURED),
     key("ClosedResendInterval", J, CLOSED_RESEND),

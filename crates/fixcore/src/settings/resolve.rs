@@ -9,6 +9,7 @@ use super::{
 use crate::build::TimePrecision;
 use crate::session::file_log::FileLogSettings;
 use crate::window::TimeWindow;
+use jiff::tz::TimeZone;
 
 /// Typed reads of one session's merged entries.
 struct Reader<'a> {
@@ -316,6 +317,21 @@ impl Reader<'_> {
         }
     }
 
+    /// A time of day that may name its zone after it, as QuickFIX/J
+    /// allows on StartTime and EndTime (`09:00:00 America/New_York`).
+    fn zoned_time(&self, key: &str) -> Result<Option<(TimeOfDay, Option<Zone>)>, SettingsError> {
+        let Some((v, l)) = self.raw(key) else {
+            return Ok(None);
+        };
+        let (time, zone) = match v.split_once(char::is_whitespace) {
+            Some((t, z)) => (t, Some(zone(key, z.trim(), l)?)),
+            None => (v, None),
+        };
+        let time =
+            TimeOfDay::parse(time).ok_or_else(|| Self::bad(key, v, l, "expected HH:MM:SS"))?;
+        Ok(Some((time, zone)))
+    }
+
     fn time(&self, key: &str) -> Result<Option<TimeOfDay>, SettingsError> {
         match self.raw(key) {
             None => Ok(None),
@@ -323,6 +339,22 @@ impl Reader<'_> {
                 .map(Some)
                 .ok_or_else(|| Self::bad(key, v, l, "expected HH:MM:SS")),
         }
+    }
+}
+
+/// A time zone and the line that named it.
+type Zone = (TimeZone, usize);
+
+/// The IANA zone `name`, as `key` on `line` names it.
+fn zone(key: &str, name: &str, line: usize) -> Result<Zone, SettingsError> {
+    match TimeZone::get(name) {
+        Ok(tz) => Ok((tz, line)),
+        Err(_) => Err(Reader::bad(
+            key,
+            name,
+            line,
+            "not a time zone this machine knows (an IANA name such as America/New_York)",
+        )),
     }
 }
 
@@ -384,8 +416,26 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
             r.required("HeartBtInt")?;
         }
     }
-    let start_time = r.time("StartTime")?;
-    let end_time = r.time("EndTime")?;
+    let start = r.zoned_time("StartTime")?;
+    let end = r.zoned_time("EndTime")?;
+    let (start_time, end_time) = (start.as_ref().map(|t| t.0), end.as_ref().map(|t| t.0));
+    let named = match r.raw("TimeZone") {
+        Some((v, l)) => Some(zone("TimeZone", v, l)?),
+        None => None,
+    };
+    let zones: Vec<Zone> = [start.and_then(|t| t.1), end.and_then(|t| t.1), named]
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some((first, _)) = zones.first()
+        && let Some((_, line)) = zones.iter().find(|(z, _)| z != first)
+    {
+        return Err(SettingsError::Inconsistent {
+            line: *line,
+            why: "StartTime, EndTime and TimeZone name different time zones",
+        });
+    }
+    let time_zone = zones.into_iter().next().map(|(z, _)| z);
     if start_time.is_some() != end_time.is_some() {
         return Err(SettingsError::Missing {
             line: header,
@@ -417,6 +467,12 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
     let (logon_time, logout_time) = (r.time("LogonTime")?, r.time("LogoutTime")?);
     let (logon_day, logout_day) = (r.day("LogonDay")?, r.day("LogoutDay")?);
     let use_local_time = r.bool("UseLocalTime", false)?;
+    if use_local_time && time_zone.is_some() {
+        return Err(SettingsError::Inconsistent {
+            line: header,
+            why: "UseLocalTime=Y and a TimeZone both say which clock session times are read on",
+        });
+    }
     if let Some((start, end)) = start_time.zip(end_time) {
         // QuickFIX's SessionFactory checks: the logon window lies inside
         // the session's.
@@ -493,6 +549,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         logon_day,
         logout_day,
         use_local_time,
+        time_zone,
         refresh_on_logon: r.bool("RefreshOnLogon", false)?,
         timestamp_precision: r.timestamp_precision()?,
         validation,

@@ -1,4 +1,5 @@
 use super::*;
+use jiff::tz::TimeZone;
 
 /// A file in the shape of QuickFIX's own examples: comments, blank lines,
 /// spaces around '=', a DEFAULT inherited and overridden, three versions.
@@ -334,6 +335,7 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         "ScreenLogShowIncoming" | "ScreenLogShowOutgoing" => "Y",
         "ScreenLogShowEvents" | "ScreenLogShowHeartBeats" | "FileLogHeartbeats" => "N",
         "FileLogPath" => "log",
+        "TimeZone" => "Europe/London",
         "FileLogBackupPath" => "log/old",
         "Username" => "trader1",
         "Password" => "s3cret",
@@ -658,4 +660,32 @@ fn only_a_default_file_log_path_gives_the_global_log() {
     assert_eq!(s.sessions[0].file_log.as_ref().unwrap().path, global.path);
     let s = Settings::parse(&format!("{session}FileLogPath=log\n")).unwrap();
     assert!(s.global_log.is_none() && s.sessions[0].file_log.is_some());
+}
+
+#[test]
+fn time_zone_names_the_clock_of_the_session_times() {
+    let with = |keys: &str| Settings::parse(&format!("{INI}StartTime=09:30:00\n{keys}"));
+    // 13:45 UTC on a November Monday is 08:45 in New York: outside.
+    let at = 1_795_392_000 + 13 * 3600 + 45 * 60;
+    let s = with("EndTime=16:00:00\nTimeZone=America/New_York\n").unwrap();
+    assert!(!s.sessions[0].session_window().unwrap().contains(at));
+    assert!(
+        with("EndTime=16:00:00\n").unwrap().sessions[0]
+            .session_window()
+            .unwrap()
+            .contains(at)
+    );
+    // QuickFIX/J's other spelling: the zone after the time.
+    let s = with("EndTime=16:00:00 America/New_York\n").unwrap();
+    assert_eq!(
+        s.sessions[0].time_zone,
+        TimeZone::get("America/New_York").ok()
+    );
+    let e = with("EndTime=16:00:00\nTimeZone=Mars/Olympus\n").unwrap_err();
+    assert!(e.to_string().contains("TimeZone"), "{e}");
+    assert!(e.to_string().contains("Mars/Olympus"), "{e}");
+    let e = with("EndTime=16:00:00 Europe/London\nTimeZone=America/New_York\n").unwrap_err();
+    assert!(e.to_string().contains("different time zones"), "{e}");
+    let e = with("EndTime=16:00:00\nTimeZone=UTC\nUseLocalTime=Y\n").unwrap_err();
+    assert!(e.to_string().contains("UseLocalTime"), "{e}");
 }

@@ -159,9 +159,34 @@ fn local_time_shifts_the_window_by_the_machine_offset() {
         assert_eq!(local_offset(at), sign * (h * 3600 + m * 60), "{z} at {at}");
     }
     let w = TimeWindow::daily(t(9), t(17));
-    let local = w.in_local_time();
+    let local = w.clone().in_local_time();
     for h in 0..48 {
         let at = MONDAY + h * 3600;
         assert_eq!(local.contains(at), w.contains(at + local_offset(at)), "{h}");
+    }
+}
+
+#[test]
+fn a_named_zone_reads_the_window_on_that_zones_clock() {
+    // The oracle is `date` with TZ set, the C library's reading of the
+    // same tz database, for a winter day and a summer day.
+    let zone = TimeZone::get("America/New_York").expect("tzdata's America/New_York");
+    let w = TimeWindow::daily(TimeOfDay(9 * H + 30 * 60), t(16)).in_zone(zone);
+    for first in [MONDAY, MONDAY - 150 * 86_400] {
+        for half_hours in 0..96 {
+            let at = first + half_hours * 1800;
+            let out = std::process::Command::new("date")
+                .env("TZ", "America/New_York")
+                .args(["-d", &format!("@{at}"), "+%H%M"])
+                .output()
+                .expect("the date program");
+            let hhmm: u32 = String::from_utf8(out.stdout)
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            let inside = (930..=1600).contains(&hhmm);
+            assert_eq!(w.contains(at), inside, "at {at} ({hhmm} in New York)");
+        }
     }
 }
