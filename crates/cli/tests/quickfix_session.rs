@@ -628,3 +628,93 @@ fn perfkit_writes_the_file_logs_quickfix_writes() {
         .count();
     assert_eq!(orders, 10);
 }
+
+/// Each way of damaging a file of a QuickFIX store: (file, what is done).
+const DAMAGE: &[(&str, &str)] = &[
+    ("body", "truncated"),
+    ("body", "a byte changed"),
+    ("header", "truncated"),
+    ("header", "a byte changed"),
+    ("seqnums", "truncated"),
+    ("seqnums", "a byte changed"),
+    ("session", "truncated"),
+    ("session", "a byte changed"),
+];
+
+fn damage(path: &Path, how: &str) {
+    let mut bytes = std::fs::read(path).unwrap();
+    if how == "truncated" {
+        bytes.truncate(bytes.len() / 2);
+    } else {
+        // A separator or a digit turned into a letter: no reading of the
+        // file can take it for what was written.
+        let at = bytes
+            .iter()
+            .position(|&b| b == b':' || b == b',')
+            .unwrap_or(bytes.len() / 2);
+        let at = if path.extension().unwrap() == "body" {
+            bytes.len() / 2
+        } else {
+            at
+        };
+        bytes[at] = if bytes[at] == b'Q' { b'R' } else { b'Q' };
+    }
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn a_damaged_quickfix_store_is_refused_in_one_line_and_left_as_it_was() {
+    let Some(qf) = peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let acc = store_settings(d, "acceptor", port, "");
+    let ini = settings(d, "perfkit", "initiator", port);
+    let mut quickfix = quickfix_acceptor(&qf, &acc);
+    perfkit_orders(&ini, 100);
+    drop(quickfix.stdin.take());
+    wait_with_timeout(quickfix, 60, "the QuickFIX acceptor");
+    let store = d.join("acceptor-store");
+    let pristine = d.join("pristine");
+    std::fs::rename(&store, &pristine).unwrap();
+
+    for &(file, how) in DAMAGE {
+        let _ = std::fs::remove_dir_all(&store);
+        std::fs::create_dir(&store).unwrap();
+        for name in file_names(&pristine) {
+            std::fs::copy(pristine.join(&name), store.join(&name)).unwrap();
+        }
+        let damaged = store.join(format!("FIX.4.4-ISLD-TW.{file}"));
+        damage(&damaged, how);
+        let before: Vec<Vec<u8>> = file_names(&store)
+            .iter()
+            .map(|n| std::fs::read(store.join(n)).unwrap())
+            .collect();
+        let run = perfkit()
+            .args(["fix", "acceptor"])
+            .arg(&acc)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = wait_with_timeout(run, 30, "perfkit fix acceptor on a damaged store");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let what = format!("{file} {how}");
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        assert_eq!(err.lines().count(), 1, "{what}: {err}");
+        assert!(
+            err.contains(&format!("FIX.4.4-ISLD-TW.{file}")),
+            "{what}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        let after: Vec<Vec<u8>> = file_names(&store)
+            .iter()
+            .map(|n| std::fs::read(store.join(n)).unwrap())
+            .collect();
+        assert!(
+            before == after,
+            "{what}: the refused start changed the store"
+        );
+    }
+}

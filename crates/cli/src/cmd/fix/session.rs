@@ -252,7 +252,7 @@ fn file_store(s: &SessionSettings, dir: &Path, recover: bool) -> Result<FileStor
     }
     if !recover {
         return FileStore::open(&prefix, s.store_durability()).map_err(|e| {
-            anyhow::anyhow!("{e}\n(--recover-store cuts the store at its last good record)")
+            anyhow::anyhow!("{e}; --recover-store cuts the store at its last good record")
         });
     }
     let (store, recovery) = FileStore::recover(&prefix, s.store_durability())?;

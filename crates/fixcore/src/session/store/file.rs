@@ -642,8 +642,10 @@ fn scan(header: &Part, body: &Part, body_len: u64) -> Result<Scan, StoreError> {
                         ))
                     } else if e.offset.checked_add(e.size).is_none_or(|x| x > body_len) {
                         Some(format!(
-                            "its message ({} bytes at {}) runs past the body's end ({body_len} bytes)",
-                            e.size, e.offset
+                            "its message ({} bytes at {}) runs past the end of {} ({body_len} bytes)",
+                            e.size,
+                            e.offset,
+                            body.path.file_name().unwrap_or_default().to_string_lossy()
                         ))
                     } else if e.size > (1 << 30) {
                         Some(format!("a message of {} bytes", e.size))
@@ -652,8 +654,10 @@ fn scan(header: &Part, body: &Part, body_len: u64) -> Result<Scan, StoreError> {
                         let got = body.read_at(&mut msg, e.offset)?;
                         (got != msg.len() || !crate::frame::checksum_holds(&msg)).then(|| {
                             format!(
-                                "the {} body bytes at {} are not one FIX message with a good CheckSum",
-                                e.size, e.offset
+                                "the {} bytes at {} of {} are not one FIX message with a good CheckSum",
+                                e.size,
+                                e.offset,
+                                body.path.file_name().unwrap_or_default().to_string_lossy()
                             )
                         })
                     };
