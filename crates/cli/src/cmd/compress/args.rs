@@ -95,12 +95,13 @@ pub struct CompressArgs {
     /// Largest dictionary --train may write (bytes, or 64K / 1M; at most 4G - 1).
     #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE, value_parser = parse_maxdict)]
     maxdict: usize,
-    /// Quiet: no notes on stderr (such as inputs --rm kept); errors still
-    /// print.
+    /// Quiet: no ratio lines and no notes on stderr (such as inputs --rm
+    /// kept); errors still print.
     #[arg(short = 'q', long)]
     quiet: bool,
-    /// Verbose: sizes, ratio and speed on stderr (`--stats` too); with
-    /// `--list`, each file's details as `zstd -lv` prints them.
+    /// Verbose: each input's ratio line even among several, and a line of
+    /// sizes, ratio and speed (`--stats` too); with `--list`, each file's
+    /// details as `zstd -lv` prints them.
     #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
     verbose: u8,
     /// List what the frames of `.zst` files hold (frames, sizes, ratio,

@@ -21,6 +21,7 @@ use zstdkit::{
 mod args;
 mod bench;
 mod frames;
+mod summary;
 
 pub use args::{CompressArgs, zstd_level_flags};
 
@@ -142,19 +143,51 @@ pub fn run(task: Task) -> Result<ExitCode> {
         dict: dict.as_deref(),
     };
     let mut failed = false;
+    // zstd's lines: each input's when there is one (or with -v), the
+    // totals when there are several; never for what went to stdout.
+    let several = options.files.len() > 1;
+    let (mut done, mut read, mut written) = (0usize, 0u64, 0u64);
     for file in &options.files {
-        if let Err(err) = job.one(file) {
-            if super::is_broken_pipe(&err) {
-                return Ok(ExitCode::from(super::EXIT_BROKEN_PIPE));
+        match job.one(file) {
+            Ok(Done {
+                read: r,
+                written: w,
+                output,
+            }) => {
+                let Some(output) = output else { continue };
+                done += 1;
+                read += r;
+                written += w;
+                if options.quiet || (several && !options.verbose) {
+                    continue;
+                }
+                let name = summary::name(file);
+                let line = match options.mode {
+                    Mode::Compress => summary::compressed(&name, r, w, &output),
+                    Mode::Decompress | Mode::Test => summary::decompressed(&name, w),
+                };
+                let _ = writeln!(io::stderr(), "{line}");
             }
-            let _ = writeln!(
-                io::stderr(),
-                "perfkit: {}: {}",
-                display(file),
-                super::one_line(&err)
-            );
-            failed = true;
+            Err(err) => {
+                if super::is_broken_pipe(&err) {
+                    return Ok(ExitCode::from(super::EXIT_BROKEN_PIPE));
+                }
+                let _ = writeln!(
+                    io::stderr(),
+                    "perfkit: {}: {}",
+                    display(file),
+                    super::one_line(&err)
+                );
+                failed = true;
+            }
         }
+    }
+    if several && done > 0 && !options.quiet {
+        let line = match options.mode {
+            Mode::Compress => summary::compressed_total(done, read, written),
+            Mode::Decompress | Mode::Test => summary::decompressed_total(done, written),
+        };
+        let _ = writeln!(io::stderr(), "{line}");
     }
     Ok(if failed {
         ExitCode::FAILURE
@@ -169,6 +202,14 @@ fn display(p: &Path) -> String {
     } else {
         p.display().to_string()
     }
+}
+
+/// One input done: bytes read and written, and where they went (`None`:
+/// stdout, which zstd's lines leave out).
+struct Done {
+    read: u64,
+    written: u64,
+    output: Option<String>,
 }
 
 struct Job<'a> {
@@ -215,7 +256,7 @@ impl Job<'_> {
         }))
     }
 
-    fn one(&self, input: &Path) -> Result<()> {
+    fn one(&self, input: &Path) -> Result<Done> {
         let from_stdin = input == Path::new("-");
         // A device or directory gives no name to derive an output from (zstd:
         // "is not a regular file -- ignored"), but with -c or -o it is read
@@ -307,6 +348,15 @@ impl Job<'_> {
                 plain as f64 / 1e6 / secs.max(1e-9),
             );
         }
+        let done = Done {
+            read: counts.0,
+            written: counts.1,
+            output: match &sink {
+                Sink::Stdout => None,
+                Sink::Discard => Some(String::new()),
+                Sink::File(p) => Some(p.display().to_string()),
+            },
+        };
         if self.options.remove_input && !from_stdin && self.options.quiet {
             if regular && wrote_file {
                 std::fs::remove_file(input).context("removing input after success")?;
@@ -332,7 +382,7 @@ impl Job<'_> {
                 );
             }
         }
-        Ok(())
+        Ok(done)
     }
 
     /// Streams input to output (`None`: decode and discard, for --test)
