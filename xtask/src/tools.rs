@@ -76,6 +76,12 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "man-db",
     },
+    // Prompts and terminal checks are tested on a pseudo-terminal.
+    Program {
+        name: "script",
+        probe: &["--version"],
+        apt: "bsdutils",
+    },
     // The peer programs are C++ (`cargo xtask peers`).
     Program {
         name: "g++",

@@ -107,3 +107,35 @@ fn the_ratio_lines_are_zstds() {
         ]
     );
 }
+
+/// `script` runs `command` on a pseudo-terminal (its stdin a terminal);
+/// the transcript and the command's own exit status.
+fn on_a_terminal(command: &str, dir: &Path) -> (String, Option<i32>) {
+    let out = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).replace('\r', ""),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn a_terminal_on_stdin_is_refused_as_zstd_refuses_it() {
+    if !have("zstd", "zstd") || !have("script", "bsdutils") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pk = env!("CARGO_BIN_EXE_perfkit");
+    for args in ["", "-d", "-c", "-"] {
+        let (theirs, their_code) = on_a_terminal(&format!("zstd {args}"), dir.path());
+        let (ours, our_code) = on_a_terminal(&format!("{pk} compress {args}"), dir.path());
+        assert_eq!(theirs, "stdin is a console, aborting\n", "{args}");
+        assert_eq!(ours, "perfkit: stdin is a console, aborting\n", "{args}");
+        assert_eq!(our_code, their_code, "{args}");
+    }
+    assert!(listing(dir.path()).is_empty());
+}

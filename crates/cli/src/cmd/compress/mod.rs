@@ -138,6 +138,11 @@ pub fn run(task: Task) -> Result<ExitCode> {
         }
         None => None,
     };
+    // As zstd: a terminal is no input; waiting on one looks like a hang.
+    if options.files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
+        let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
+        return Ok(ExitCode::FAILURE);
+    }
     let job = Job {
         options: &options,
         dict: dict.as_deref(),
