@@ -139,3 +139,103 @@ fn a_terminal_on_stdin_is_refused_as_zstd_refuses_it() {
     }
     assert!(listing(dir.path()).is_empty());
 }
+
+/// A small tree: text at two depths, a file already compressed, a `.gz`,
+/// and a symbolic link (which -r skips).
+fn tree(root: &Path) {
+    std::fs::create_dir_all(root.join("sub/deep")).unwrap();
+    std::fs::write(root.join("a.txt"), "alpha\n".repeat(500)).unwrap();
+    std::fs::write(root.join("sub/b.txt"), "beta\n".repeat(900)).unwrap();
+    std::fs::write(root.join("sub/deep/c.gz"), random(2000, 3)).unwrap();
+    std::fs::write(root.join("sub/deep/d.zst"), random(100, 5)).unwrap();
+    std::os::unix::fs::symlink("../a.txt", root.join("sub/link.txt")).unwrap();
+}
+
+/// Every path under `root` (relative, sorted), with each file's bytes
+/// decompressed when it is a `.zst` (so frames of two libraries compare
+/// by what they hold).
+fn contents(root: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+                out.push((rel, Vec::new()));
+            } else if meta.file_type().is_symlink() {
+                out.push((rel, b"link".to_vec()));
+            } else if rel.ends_with(".zst") {
+                let plain = Command::new("zstd")
+                    .args(["-d", "-c", "-q"])
+                    .arg(&p)
+                    .output()
+                    .unwrap();
+                out.push((rel, plain.stdout));
+            } else {
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn recursion_and_exclude_compressed_follow_zstd() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for args in [
+        &["-r", "-q"][..],
+        &["-r", "-q", "--exclude-compressed"],
+        &["-q", "--exclude-compressed", "a.txt", "sub/deep/c.gz"],
+    ] {
+        let (theirs, ours) = (d.join("theirs"), d.join("ours"));
+        for t in [&theirs, &ours] {
+            let _ = std::fs::remove_dir_all(t);
+            tree(t);
+        }
+        let dirs: &[&str] = if args.contains(&"-r") { &["."] } else { &[] };
+        let t = run(Command::new("zstd").args(args).args(dirs), &theirs);
+        let o = run(perfkit().arg("compress").args(args).args(dirs), &ours);
+        assert_eq!(o.status.code(), t.status.code(), "{args:?}: {}", stderr(&o));
+        assert_eq!(contents(&ours), contents(&theirs), "{args:?}");
+        // And back: each tool decompresses its own tree's frames (the
+        // inputs are still there, so -f).
+        if args.contains(&"-r") {
+            for t in [&theirs, &ours] {
+                for e in std::fs::read_dir(t).unwrap() {
+                    let p = e.unwrap().path();
+                    if p.extension().is_some_and(|x| x == "txt") {
+                        std::fs::remove_file(p).unwrap();
+                    }
+                }
+            }
+            let t = run(
+                Command::new("zstd").args(["-d", "-r", "-q", "-f", "."]),
+                &theirs,
+            );
+            let o = run(perfkit().args(["decompress", "-r", "-q", "-f", "."]), &ours);
+            assert_eq!(
+                o.status.code(),
+                t.status.code(),
+                "-d {args:?}: {}",
+                stderr(&o)
+            );
+            assert_eq!(contents(&ours), contents(&theirs), "-d {args:?}");
+        }
+    }
+    // One output for several inputs is refused, the tree untouched.
+    let before = contents(&d.join("ours"));
+    let o = run(
+        perfkit().args(["compress", "-r", "-o", "x.zst", "."]),
+        &d.join("ours"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(contents(&d.join("ours")), before);
+}

@@ -61,6 +61,14 @@ pub struct CompressArgs {
     /// Test the integrity of compressed inputs; write nothing.
     #[arg(short = 't', long)]
     test: bool,
+    /// Process every file under the directories given, recursively;
+    /// symbolic links met on the way are skipped, as zstd skips them.
+    #[arg(short = 'r', long)]
+    recursive: bool,
+    /// When compressing, skip inputs that already are (.zst, .tzst, .gz,
+    /// .tgz, .lzma, .xz, .txz, .lz4, .tlz4), as zstd does.
+    #[arg(long)]
+    exclude_compressed: bool,
     /// A named recipe: fast, balanced (default), binary, text, structured_data, maximum.
     #[arg(long, value_parser = parse_recipe)]
     recipe: Option<Recipe>,
@@ -261,6 +269,8 @@ impl CompressArgs {
                 (None, Some(w)) => WindowLimit::Log(w),
                 (None, None) => WindowLimit::Default,
             },
+            recursive: self.recursive,
+            exclude_compressed: self.exclude_compressed,
             stdout: self.stdout,
             output: self.output,
             force: self.force,

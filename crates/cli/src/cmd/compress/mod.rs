@@ -87,6 +87,10 @@ pub struct Options {
     pub files: Vec<PathBuf>,
     /// What to do with them.
     pub mode: Mode,
+    /// Expand directories into the files under them (`-r`).
+    pub recursive: bool,
+    /// Leave out inputs already compressed, when compressing.
+    pub exclude_compressed: bool,
     /// Write every output to stdout.
     pub stdout: bool,
     /// Write the (one) output here; `-` is stdout.
@@ -138,8 +142,12 @@ pub fn run(task: Task) -> Result<ExitCode> {
         }
         None => None,
     };
+    let files = inputs(&options);
+    if options.output.is_some() && files.len() > 1 {
+        bail!("-o takes exactly one input, {} found", files.len());
+    }
     // As zstd: a terminal is no input; waiting on one looks like a hang.
-    if options.files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
+    if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
         let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
         return Ok(ExitCode::FAILURE);
     }
@@ -150,9 +158,9 @@ pub fn run(task: Task) -> Result<ExitCode> {
     let mut failed = false;
     // zstd's lines: each input's when there is one (or with -v), the
     // totals when there are several; never for what went to stdout.
-    let several = options.files.len() > 1;
+    let several = files.len() > 1;
     let (mut done, mut read, mut written) = (0usize, 0u64, 0u64);
-    for file in &options.files {
+    for file in &files {
         match job.one(file) {
             Ok(Done {
                 read: r,
@@ -199,6 +207,51 @@ pub fn run(task: Task) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The suffixes zstd counts as compressed already (`--exclude-compressed`).
+const COMPRESSED: &[&str] = &[
+    ".zst", ".tzst", ".gz", ".tgz", ".lzma", ".xz", ".txz", ".lz4", ".tlz4",
+];
+
+/// The inputs to process: the files given, each directory expanded into
+/// the regular files under it with `-r` (a symbolic link met on the way is
+/// skipped with zstd's warning), less those already compressed with
+/// `--exclude-compressed` when compressing.
+fn inputs(options: &Options) -> Vec<PathBuf> {
+    let mut out = Vec::with_capacity(options.files.len());
+    for f in &options.files {
+        if !(options.recursive && f.is_dir()) {
+            out.push(f.clone());
+            continue;
+        }
+        let walk = walkdir::WalkDir::new(f).sort_by_file_name();
+        for entry in walk.into_iter() {
+            match entry {
+                Ok(e) if e.file_type().is_symlink() => {
+                    if !options.quiet {
+                        let _ = writeln!(
+                            io::stderr(),
+                            "Warning : {} is a symbolic link, ignoring",
+                            e.path().display()
+                        );
+                    }
+                }
+                Ok(e) if e.file_type().is_dir() => {}
+                Ok(e) => out.push(e.into_path()),
+                // Unreadable: named as an input, so its error is reported
+                // like any other input's.
+                Err(e) => out.push(e.path().map(Path::to_path_buf).unwrap_or_else(|| f.clone())),
+            }
+        }
+    }
+    if options.exclude_compressed && options.mode == Mode::Compress {
+        out.retain(|f| {
+            let name = f.as_os_str().to_string_lossy();
+            !COMPRESSED.iter().any(|s| name.ends_with(s))
+        });
+    }
+    out
 }
 
 fn display(p: &Path) -> String {
