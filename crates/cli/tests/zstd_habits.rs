@@ -239,3 +239,75 @@ fn recursion_and_exclude_compressed_follow_zstd() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert_eq!(contents(&d.join("ours")), before);
 }
+
+#[test]
+fn gzip_format_both_ways_as_zstd_and_gzip_read_it() {
+    if !have("zstd", "zstd") || !have("gzip", "gzip") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "gzip habits\n".repeat(3000);
+    for side in ["theirs", "ours"] {
+        std::fs::create_dir(d.join(side)).unwrap();
+        std::fs::write(d.join(side).join("a.txt"), &text).unwrap();
+        std::fs::write(d.join(side).join("b.bin"), random(5000, 11)).unwrap();
+    }
+    let t = run(
+        Command::new("zstd").args(["--format=gzip", "-q", "a.txt", "b.bin"]),
+        &d.join("theirs"),
+    );
+    let o = run(
+        perfkit().args(["compress", "--format=gzip", "-q", "a.txt", "b.bin"]),
+        &d.join("ours"),
+    );
+    assert_eq!(o.status.code(), t.status.code(), "{}", stderr(&o));
+    assert_eq!(listing(&d.join("ours")), listing(&d.join("theirs")));
+    // gzip reads what we wrote.
+    for name in ["a.txt", "b.bin"] {
+        let plain = Command::new("gzip")
+            .args(["-d", "-c"])
+            .arg(d.join("ours").join(format!("{name}.gz")))
+            .output()
+            .unwrap();
+        assert!(plain.status.success());
+        assert_eq!(
+            plain.stdout,
+            std::fs::read(d.join("ours").join(name)).unwrap()
+        );
+    }
+    // We read what gzip wrote, two members end to end included, into the
+    // name zstd derives.
+    let member = Command::new("gzip")
+        .args(["-c", "-n"])
+        .arg(d.join("ours/a.txt"))
+        .output()
+        .unwrap();
+    std::fs::write(
+        d.join("two.gz"),
+        [member.stdout.clone(), member.stdout].concat(),
+    )
+    .unwrap();
+    let o = run(perfkit().args(["decompress", "-q", "two.gz"]), d);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(d.join("two")).unwrap(),
+        text.repeat(2)
+    );
+    // A cut gzip stream fails in one line, exit 1, and leaves no output.
+    let whole = std::fs::read(d.join("ours/a.txt.gz")).unwrap();
+    for side in ["theirs", "ours"] {
+        std::fs::write(d.join(side).join("cut.gz"), &whole[..whole.len() / 2]).unwrap();
+    }
+    let t = run(
+        Command::new("zstd").args(["-d", "-q", "cut.gz"]),
+        &d.join("theirs"),
+    );
+    let o = run(
+        perfkit().args(["decompress", "-q", "cut.gz"]),
+        &d.join("ours"),
+    );
+    assert_eq!(o.status.code(), t.status.code(), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert_eq!(listing(&d.join("ours")), listing(&d.join("theirs")));
+}

@@ -13,7 +13,7 @@ use perfkit::units::parse_duration;
 use perfkit_bench::zstd::Settings;
 use zstdkit::{Params, Recipe};
 
-use super::{Mode, Options, Task, Train, WindowLimit};
+use super::{Format, Mode, Options, Task, Train, WindowLimit};
 use crate::flags::ReportArgs;
 
 /// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
@@ -65,6 +65,11 @@ pub struct CompressArgs {
     /// symbolic links met on the way are skipped, as zstd skips them.
     #[arg(short = 'r', long)]
     recursive: bool,
+    /// The format written when compressing: zstd (`.zst`) or gzip (`.gz`,
+    /// at gzip's level nearest the zstd level: 3 by default, 9 at most).
+    /// Decompression reads both whatever this says.
+    #[arg(long, value_enum, default_value = "zstd", value_name = "FORMAT")]
+    format: FormatArg,
     /// When compressing, skip inputs that already are (.zst, .tzst, .gz,
     /// .tgz, .lzma, .xz, .txz, .lz4, .tlz4), as zstd does.
     #[arg(long)]
@@ -116,6 +121,15 @@ pub struct CompressArgs {
     /// checksum) from their headers, as `zstd -l`; writes nothing.
     #[arg(short = 'l', long)]
     list: bool,
+}
+
+/// `--format`'s values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum FormatArg {
+    /// Zstandard frames.
+    Zstd,
+    /// gzip members (RFC 1952), which gzip reads.
+    Gzip,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -268,6 +282,15 @@ impl CompressArgs {
                 (Some(limit), _) => WindowLimit::Bytes(limit),
                 (None, Some(w)) => WindowLimit::Log(w),
                 (None, None) => WindowLimit::Default,
+            },
+            format: match self.format {
+                FormatArg::Zstd => Format::Zstd,
+                // zstd's mapping: its level, up to gzip's highest; its
+                // fast levels and 0 mean its default, 3.
+                FormatArg::Gzip => Format::Gzip(match self.level {
+                    Some(l) if l > 0 => l.min(9) as u32,
+                    _ => 3,
+                }),
             },
             recursive: self.recursive,
             exclude_compressed: self.exclude_compressed,

@@ -68,6 +68,15 @@ pub enum Mode {
     Test,
 }
 
+/// What compressing writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Zstandard frames, `.zst`.
+    Zstd,
+    /// gzip at this level (1..=9), `.gz`.
+    Gzip(u32),
+}
+
 /// The largest window decompression accepts, by zstd's precedence:
 /// `--memory` wins over `--long`'s window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +96,8 @@ pub struct Options {
     pub files: Vec<PathBuf>,
     /// What to do with them.
     pub mode: Mode,
+    /// What compressing writes.
+    pub format: Format,
     /// Expand directories into the files under them (`-r`).
     pub recursive: bool,
     /// Leave out inputs already compressed, when compressing.
@@ -297,18 +308,22 @@ impl Job<'_> {
             return Ok(Sink::Stdout);
         }
         let name = input.as_os_str().to_string_lossy();
-        Ok(Sink::File(match self.options.mode {
-            Mode::Compress => PathBuf::from(format!("{name}.zst")),
+        Ok(Sink::File(match (self.options.mode, self.options.format) {
+            (Mode::Compress, Format::Zstd) => PathBuf::from(format!("{name}.zst")),
+            (Mode::Compress, Format::Gzip(_)) => PathBuf::from(format!("{name}.gz")),
             _ => {
-                if let Some(stem) = name
-                    .strip_suffix(".zst")
-                    .or_else(|| name.strip_suffix(".zstd"))
+                if let Some(stem) = [".zst", ".zstd", ".gz"]
+                    .iter()
+                    .find_map(|s| name.strip_suffix(s))
                 {
                     PathBuf::from(stem)
-                } else if let Some(stem) = name.strip_suffix(".tzst") {
+                } else if let Some(stem) = name
+                    .strip_suffix(".tzst")
+                    .or_else(|| name.strip_suffix(".tgz"))
+                {
                     PathBuf::from(format!("{stem}.tar"))
                 } else {
-                    bail!("unknown suffix (expected .zst); use -o FILE or -c")
+                    bail!("unknown suffix (expected .zst or .gz); use -o FILE or -c")
                 }
             }
         }))
@@ -462,6 +477,10 @@ impl Job<'_> {
             None => None,
         };
         let (read, discarded) = match self.options.mode {
+            Mode::Compress if matches!(self.options.format, Format::Gzip(_)) => {
+                let out = out.as_mut().context("compressing needs an output")?;
+                (self.compress_gzip(input, out, bar)?, 0)
+            }
             Mode::Compress => {
                 let out = out.as_mut().context("compressing needs an output")?;
                 let params = self.options.params;
@@ -487,8 +506,17 @@ impl Job<'_> {
                     WindowLimit::Log(w) => dec.set_window_log_max(w)?,
                     WindowLimit::Default => {}
                 }
-                let input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
+                let mut input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
                     .context("starting the input reader")?;
+                // gzip's magic, as zstd checks it: a .gz decodes whatever
+                // --format says.
+                if input
+                    .fill_buf()
+                    .context("reading input")?
+                    .starts_with(&[0x1f, 0x8b])
+                {
+                    return self.decompress_gzip(input, out, bar);
+                }
                 let mut decoder = Decoder::with_decompressor(input, dec);
                 let mut scratch = Vec::new();
                 let mut discarded = 0u64;
@@ -523,6 +551,71 @@ impl Job<'_> {
             None => discarded,
         };
         Ok((read, written))
+    }
+
+    /// Writes the input as one gzip member; returns the bytes read.
+    fn compress_gzip(
+        &self,
+        input: Box<dyn Read + Send>,
+        out: &mut WriteBehind,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<u64> {
+        let Format::Gzip(level) = self.options.format else {
+            bail!("not writing gzip");
+        };
+        let mut input =
+            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
+        let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
+        let mut read = 0u64;
+        loop {
+            let data = input.fill_buf().context("reading input")?;
+            if data.is_empty() {
+                break;
+            }
+            let n = data.len();
+            enc.write_all(data).context("writing output")?;
+            input.consume(n);
+            read += n as u64;
+            bar.inc(n as u64);
+        }
+        enc.try_finish().context("writing output")?;
+        Ok(read)
+    }
+
+    /// Decodes gzip members (every one, as gzip does) into `out` (`None`:
+    /// discard, for --test); returns (bytes read, bytes written).
+    fn decompress_gzip(
+        &self,
+        input: ReadAhead,
+        out: Option<WriteBehind>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(u64, u64)> {
+        let counted = Counted {
+            inner: input,
+            read: 0,
+        };
+        let mut dec = flate2::bufread::MultiGzDecoder::new(counted);
+        let mut out = out;
+        let mut buf = vec![0u8; WRITE_SIZE];
+        let mut decoded = 0u64;
+        loop {
+            let n = match dec.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(anyhow::Error::new(e).context("not a valid gzip stream")),
+            };
+            if let Some(w) = out.as_mut() {
+                w.write_all(&buf[..n]).context("writing output")?;
+            }
+            decoded += n as u64;
+            bar.set_position(dec.get_ref().read);
+        }
+        let written = match out {
+            Some(w) => w.finish().context("writing output")?,
+            None => decoded,
+        };
+        Ok((dec.get_ref().read, written))
     }
 
     /// Compresses on a runway (see [`zstdkit::runway`]): a thread lays the
@@ -584,6 +677,31 @@ impl Job<'_> {
         }
         enc.finish().map_err(output_error)?;
         Ok(read)
+    }
+}
+
+/// A reader that counts what was taken from it, for the sizes a gzip
+/// input reports.
+struct Counted<R> {
+    inner: R,
+    read: u64,
+}
+
+impl<R: BufRead> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, n: usize) {
+        self.read += n as u64;
+        self.inner.consume(n);
     }
 }
 
