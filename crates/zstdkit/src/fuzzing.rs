@@ -24,6 +24,23 @@ pub fn decode(data: &[u8]) {
     }
 }
 
+/// Untrusted bytes as a patch, against a fixed reference: applying it
+/// must never panic, whatever the frame (the first byte picks how long a
+/// reference the frame is applied to).
+///
+/// # Panics
+/// When applying a patch panics inside zstdkit; that is what is under test.
+pub fn patch(data: &[u8]) {
+    let Some((&cut, frame)) = data.split_first() else {
+        return;
+    };
+    let reference = PATCH_REFERENCE.repeat(usize::from(cut) % 8);
+    let _ = crate::patch::apply(&reference, frame);
+}
+
+/// The reference [`patch`] applies untrusted frames to.
+pub const PATCH_REFERENCE: &[u8] = b"perfkit patch reference: the quick brown fox. ";
+
 #[cfg(test)]
 mod tests {
     /// The seed frames `cargo xtask fuzz` starts from (zstd CLI output: no
@@ -43,5 +60,25 @@ mod tests {
             n += 1;
         }
         assert!(n >= 3, "seed directory read");
+    }
+
+    /// A real patch, whole, cut at every length and with every byte
+    /// flipped, through the patch body.
+    #[test]
+    fn patch_body_survives_a_real_patch_mangled() {
+        let reference = super::PATCH_REFERENCE.repeat(3);
+        let mut target = reference.clone();
+        target.extend_from_slice(b"and a new ending");
+        let frame = crate::patch::diff(&reference, &target, crate::Recipe::Balanced).unwrap();
+        assert_eq!(crate::patch::apply(&reference, &frame).unwrap(), target);
+        let input = [&[3u8][..], &frame].concat();
+        for cut in 0..=input.len() {
+            super::patch(&input[..cut]);
+        }
+        for i in 1..input.len() {
+            let mut bad = input.clone();
+            bad[i] ^= 0x41;
+            super::patch(&bad);
+        }
     }
 }

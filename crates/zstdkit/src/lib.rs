@@ -15,6 +15,7 @@
 //!   place, read ahead by a thread, without copying it into zstd's ring.
 //! - [`async_io`]: [`AsyncEncoder`] / [`AsyncDecoder`] over tokio.
 //! - [`dict`]: dictionary training.
+//! - [`patch`]: a target compressed against a reference file (`--patch-from`).
 //! - [`budget`]: the [`CostModel`] and the per-call [`Budget`] placement.
 //!
 //! ```
@@ -36,6 +37,7 @@ pub mod dict;
 pub mod error;
 mod ffi;
 pub mod fuzzing;
+pub mod patch;
 pub mod raw;
 pub mod recipe;
 pub mod runway;

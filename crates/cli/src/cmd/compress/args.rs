@@ -102,6 +102,11 @@ pub struct CompressArgs {
     /// Use a dictionary.
     #[arg(short = 'D', long = "dict", value_name = "FILE")]
     dict: Option<PathBuf>,
+    /// Compress each input as a patch against FILE (an earlier version of
+    /// it), or decompress such a patch; as zstd's, both files are held in
+    /// memory.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dict", "train"])]
+    patch_from: Option<PathBuf>,
     /// Train a dictionary from the input files (write it with -o, default `dictionary`).
     #[arg(long)]
     train: bool,
@@ -299,6 +304,7 @@ impl CompressArgs {
             force: self.force,
             remove_input: self.rm,
             dict: self.dict,
+            patch_from: self.patch_from,
             quiet: self.quiet,
             verbose: self.verbose > 0,
         }))
@@ -353,6 +359,7 @@ const TAKES_VALUE: &[&str] = &[
     "--memory",
     "--maxdict",
     "--recipe",
+    "--patch-from",
 ];
 
 /// Rewrites zstd's level habits in a `compress`/`decompress` command line

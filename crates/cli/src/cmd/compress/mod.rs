@@ -116,6 +116,8 @@ pub struct Options {
     pub window: WindowLimit,
     /// A dictionary file for both directions.
     pub dict: Option<PathBuf>,
+    /// The reference each input is a patch against (`--patch-from`).
+    pub patch_from: Option<PathBuf>,
     /// No notes on stderr.
     pub quiet: bool,
     /// One line of sizes, ratio and speed per input on stderr.
@@ -476,6 +478,9 @@ impl Job<'_> {
             ),
             None => None,
         };
+        if let Some(reference) = &self.options.patch_from {
+            return self.patch(reference, input, out);
+        }
         let (read, discarded) = match self.options.mode {
             Mode::Compress if matches!(self.options.format, Format::Gzip(_)) => {
                 let out = out.as_mut().context("compressing needs an output")?;
@@ -551,6 +556,40 @@ impl Job<'_> {
             None => discarded,
         };
         Ok((read, written))
+    }
+
+    /// `--patch-from`: the whole input against the whole reference, both
+    /// in memory, into one frame or out of one; returns (bytes read, bytes
+    /// written).
+    fn patch(
+        &self,
+        reference: &Path,
+        mut input: Box<dyn Read + Send>,
+        out: Option<WriteBehind>,
+    ) -> Result<(u64, u64)> {
+        let base = std::fs::read(reference)
+            .with_context(|| format!("reading --patch-from {}", reference.display()))?;
+        let mut data = Vec::new();
+        input.read_to_end(&mut data).context("reading input")?;
+        let result = match self.options.mode {
+            Mode::Compress => zstdkit::patch::diff(&base, &data, self.options.params)?,
+            Mode::Decompress | Mode::Test => {
+                zstdkit::patch::apply(&base, &data).with_context(|| {
+                    format!(
+                        "is {} the file this patch was made from?",
+                        reference.display()
+                    )
+                })?
+            }
+        };
+        let written = match out {
+            Some(mut w) => {
+                w.write_all(&result).context("writing output")?;
+                w.finish().context("writing output")?
+            }
+            None => result.len() as u64,
+        };
+        Ok((data.len() as u64, written))
     }
 
     /// Writes the input as one gzip member; returns the bytes read.
