@@ -20,6 +20,8 @@ use zstdkit::{
     Placement, Policy, Recipe, Runway, RunwayEncoder,
 };
 
+pub mod levels;
+
 use perfkit_corpus as corpus;
 use perfkit_measure::report::{Report, Row, RunInfo, Section, Value, format_ns};
 use perfkit_measure::{Repeat, latency_histogram, record};

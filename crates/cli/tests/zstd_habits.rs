@@ -380,3 +380,51 @@ fn patches_cross_between_zstd_and_perfkit() {
     );
     assert!(!d.join("y").exists());
 }
+
+#[test]
+fn benchmark_mode_gives_each_level_a_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("t.txt"), "benchmark me\n".repeat(5000)).unwrap();
+    let o = run(
+        perfkit().args(["compress", "-b1", "-e4", "-i0", "--json", "t.txt"]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = doc["sections"][0]["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["level 1", "level 2", "level 3", "level 4"]);
+    for (level, r) in (1..).zip(rows) {
+        // Each row's size is that of the file's frame at that level, as
+        // the file tool writes it.
+        let frame = run(
+            perfkit().args(["compress", &format!("-{level}"), "-c", "t.txt"]),
+            d,
+        );
+        assert_eq!(
+            r["compressed_bytes"].as_f64(),
+            Some(frame.stdout.len() as f64),
+            "{r}"
+        );
+        let ratio = 65_000.0 / frame.stdout.len() as f64;
+        assert!((r["ratio"].as_f64().unwrap() - ratio).abs() < 0.01, "{r}");
+    }
+    // -b alone is zstd's level 3; the report flags belong to -b only.
+    let o = run(
+        perfkit().args(["compress", "-b", "-i0", "--json", "t.txt"]),
+        d,
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["sections"][0]["rows"][0]["name"], "level 3");
+    let o = run(perfkit().args(["compress", "--json", "t.txt"]), d);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("--json applies to benchmark mode (-b#) only"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.join("t.txt.zst").exists());
+    let o = run(perfkit().args(["compress", "-e3", "t.txt"]), d);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -45,6 +45,20 @@ impl ReportArgs {
             wide: self.wide,
         }
     }
+
+    /// The first of these flags given, for a command that takes them only
+    /// in one of its modes to refuse them in the others.
+    pub fn first_given(&self) -> Option<&'static str> {
+        [
+            (self.json, "--json"),
+            (self.hlog.is_some(), "--hlog"),
+            (self.percentiles, "--percentiles"),
+            (self.plot.is_some(), "--plot"),
+            (self.wide, "--wide"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name))
+    }
 }
 
 /// perfkit: latency-first tools for zstd, ZIP, BE-Tree, FIX and codec

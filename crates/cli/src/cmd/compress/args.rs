@@ -11,6 +11,7 @@ use clap::Args as _;
 use clap::error::ErrorKind;
 use perfkit::units::parse_duration;
 use perfkit_bench::zstd::Settings;
+use perfkit_bench::zstd::levels::Levels;
 use zstdkit::{Params, Recipe};
 
 use super::{Format, Mode, Options, Task, Train, WindowLimit};
@@ -122,6 +123,28 @@ pub struct CompressArgs {
     /// details as `zstd -lv` prints them.
     #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Benchmark mode, from level # (zstd's default 3 when # is left out;
+    /// `-b1`): compress and decompress the files (or the built-in corpus)
+    /// at each level up to -e#, one report row per level.
+    #[arg(short = 'b', value_name = "#", num_args = 0..=1, default_missing_value = "3",
+          allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
+    bench_first: Option<i32>,
+    /// Benchmark mode's last level (`-e19`; default: the first).
+    #[arg(short = 'e', value_name = "#", requires = "bench_first", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
+    bench_last: Option<i32>,
+    /// Benchmark mode's least time per level, in seconds, for compression
+    /// and again for decompression (`-i1`; zstd's default 3; 0: once).
+    #[arg(
+        short = 'i',
+        value_name = "#",
+        requires = "bench_first",
+        default_value_t = 3
+    )]
+    bench_seconds: u64,
+    #[command(flatten)]
+    bench_report: ReportArgs,
     /// List what the frames of `.zst` files hold (frames, sizes, ratio,
     /// checksum) from their headers, as `zstd -l`; writes nothing.
     #[arg(short = 'l', long)]
@@ -237,6 +260,24 @@ impl CompressArgs {
                 settings: b.settings(),
                 report: b.report.options(),
             });
+        }
+        if let Some(first) = self.bench_first {
+            return Ok(Task::Levels {
+                levels: Levels {
+                    files: self.files,
+                    first,
+                    last: self.bench_last.unwrap_or(first),
+                    min_time: Duration::from_secs(self.bench_seconds),
+                },
+                report: self.bench_report.options(),
+            });
+        }
+        if let Some(flag) = self.bench_report.first_given() {
+            return Err(usage_error(
+                decompress,
+                ErrorKind::ArgumentConflict,
+                &format!("{flag} applies to benchmark mode (-b#) only"),
+            ));
         }
         if self.list {
             return Ok(Task::List {

@@ -14,3 +14,13 @@ pub fn run(settings: &Settings, report: &ReportOptions) -> Result<ExitCode> {
     let measured = perfkit_bench::zstd::measure(settings, &bar)?;
     crate::cmd::emit(&measured, report)
 }
+
+/// Runs zstd's benchmark mode (`-b#`) and renders it.
+pub fn levels(
+    levels: &perfkit_bench::zstd::levels::Levels,
+    report: &ReportOptions,
+) -> Result<ExitCode> {
+    let bar = crate::cmd::progress(None, report.json);
+    let measured = perfkit_bench::zstd::levels::measure(levels, &bar)?;
+    crate::cmd::emit(&measured, report)
+}

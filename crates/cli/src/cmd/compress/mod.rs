@@ -44,6 +44,13 @@ pub enum Task {
         /// How to render it.
         report: ReportOptions,
     },
+    /// `-b#`/`-e#`/`-i#`: zstd's benchmark mode, a row per level.
+    Levels {
+        /// What to measure.
+        levels: perfkit_bench::zstd::levels::Levels,
+        /// How to render it.
+        report: ReportOptions,
+    },
     /// `--list`: what the frames of these files hold (`verbose`: `-lv`).
     List {
         /// The `.zst` files.
@@ -145,6 +152,7 @@ pub struct Train {
 pub fn run(task: Task) -> Result<ExitCode> {
     let options = match task {
         Task::Bench { settings, report } => return bench::run(&settings, &report),
+        Task::Levels { levels, report } => return bench::levels(&levels, &report),
         Task::List { files, verbose } => return frames::list(&files, verbose),
         Task::Train(t) => return train(&t),
         Task::Code(o) => o,
