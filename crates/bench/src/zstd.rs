@@ -1,4 +1,4 @@
-//! The measurements behind `perfkit compress bench`: per recipe × input,
+//! The measurements behind `perfkit bench --only zstd`: per recipe × input,
 //! the latency of one-shot calls on a reused and on a fresh context, of
 //! streaming in 128 KiB chunks with a flush per chunk, and of
 //! decompression — interleaved, so the ratios compare like with like —
@@ -26,7 +26,7 @@ use perfkit_corpus as corpus;
 use perfkit_measure::report::{Report, Row, RunInfo, Section, Value, format_ns};
 use perfkit_measure::{Repeat, latency_histogram, record};
 
-/// What `perfkit compress bench` measures, and for how long.
+/// What `perfkit bench --only zstd` measures, and for how long.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Inputs; empty: the built-in corpus (one file of each kind).
@@ -53,7 +53,7 @@ pub struct Settings {
 }
 
 impl Default for Settings {
-    /// What `perfkit compress bench` measures when given no flags.
+    /// What the recipe benchmark measures when given no flags.
     fn default() -> Settings {
         Settings {
             files: Vec::new(),
@@ -135,7 +135,7 @@ pub fn measure(args: &Settings, bar: &ProgressBar) -> Result<Report> {
     let inputs = inputs(args)?;
     let model = Arc::new(CostModel::calibrate()?);
     let budget = Budget::new(model.clone(), Policy::Budgeted(args.budget));
-    let mut report = Report::new("compress bench");
+    let mut report = Report::new("zstd recipes");
     let mut max_iters = 0;
     let total: u64 = (inputs.len() * recipes.len()) as u64;
     bar.set_length(total);

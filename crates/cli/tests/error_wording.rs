@@ -30,10 +30,12 @@ fn an_output_that_cannot_be_created_is_named_not_its_temporary() {
         let out = perfkit()
             .current_dir(d)
             .args([
-                "compress",
                 "bench",
+                "--only",
+                "zstd",
+                "--zstd-input",
                 "in",
-                "--time",
+                "--zstd-time",
                 "1ms",
                 "--heartbeat",
                 "0",

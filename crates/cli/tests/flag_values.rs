@@ -94,8 +94,14 @@ fn huge_and_zero_sizes_are_usage_errors_not_crashes() {
         (&["zip", "bench", "--jobs", MAX], "--jobs"),
         (&["zip", "bench", "--level", U32_MAX], "--level"),
         (
-            &["compress", "bench", "--time", "18446744073709551615s"],
-            "--time",
+            &[
+                "bench",
+                "--only",
+                "zstd",
+                "--zstd-time",
+                "18446744073709551615s",
+            ],
+            "--zstd-time",
         ),
         (
             &[

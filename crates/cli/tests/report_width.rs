@@ -37,13 +37,14 @@ fn default_reports_fit_100_columns() {
     betree_inputs(d);
     let runs: [(&str, Vec<&str>); 6] = [
         (
-            "compress bench",
+            "bench --only zstd",
             vec![
-                "compress",
                 "bench",
+                "--only",
+                "zstd",
                 "--recipes",
                 "fast",
-                "--time",
+                "--zstd-time",
                 "10ms",
                 "--heartbeat",
                 "0",
@@ -122,7 +123,15 @@ fn default_reports_fit_100_columns() {
 fn wide_shows_the_columns_the_default_leaves_out() {
     let run = |extra: &[&str]| {
         let out = ok(Command::new(env!("CARGO_BIN_EXE_perfkit"))
-            .args(["compress", "bench", "--recipes", "fast", "--time", "10ms"])
+            .args([
+                "bench",
+                "--only",
+                "zstd",
+                "--recipes",
+                "fast",
+                "--zstd-time",
+                "10ms",
+            ])
             .args(["--heartbeat", "0"])
             .args(extra));
         String::from_utf8(out.stdout).unwrap()

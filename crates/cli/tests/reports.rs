@@ -13,13 +13,15 @@ use std::time::{Duration, Instant};
 use interop::{ok, perfkit};
 use serde_json::Value;
 
-/// A short `compress bench` (two recipes, 5 ms each, no heartbeat run).
-const QUICK_COMPRESS: [&str; 8] = [
-    "compress",
+/// A short zstd part of `perfkit bench` (two recipes, 5 ms each, a short
+/// heartbeat run).
+const QUICK_COMPRESS: [&str; 9] = [
     "bench",
+    "--only",
+    "zstd",
     "--recipes",
     "fast,balanced",
-    "--time",
+    "--zstd-time",
     "5ms",
     "--heartbeat",
     "50ms",
@@ -142,7 +144,8 @@ fn a_command_that_fails_after_opening_its_report_files_leaves_none_behind() {
     let d = dir.path();
     let out = perfkit()
         .current_dir(d)
-        .args(["compress", "bench", "missing-input", "--hlog", "run.hlog"])
+        .args(["bench", "--only", "zstd", "--zstd-input", "missing-input"])
+        .args(["--hlog", "run.hlog"])
         .args(["--plot", "run.svg"])
         .output()
         .unwrap();
@@ -254,15 +257,16 @@ fn bench_only_runs_the_named_parts_and_summarises_from_their_rows() {
 
 #[test]
 fn percentile_cells_need_the_samples_to_support_them() {
-    // compress bench with a tiny --iterations: 3 samples per row.
+    // The zstd part with a tiny --zstd-iterations: 3 samples per row.
     let out = ok(perfkit().args([
-        "compress",
         "bench",
+        "--only",
+        "zstd",
         "--recipes",
         "fast",
-        "--iterations",
+        "--zstd-iterations",
         "3",
-        "--time",
+        "--zstd-time",
         "1ms",
         "--heartbeat",
         "0s",
@@ -317,15 +321,31 @@ fn vs_zstd_times_perfkit_as_a_process_too() {
     )
     .unwrap();
     let out = ok(perfkit()
-        .args(["compress", "bench", "--recipes", "fast", "--time", "1ms"])
-        .args(["--heartbeat", "0s", "--vs-zstd", "--runs", "1", "--json"])
+        .args([
+            "bench",
+            "--only",
+            "zstd",
+            "--recipes",
+            "fast",
+            "--zstd-time",
+            "1ms",
+        ])
+        .args([
+            "--heartbeat",
+            "0s",
+            "--vs-zstd",
+            "--zstd-runs",
+            "1",
+            "--json",
+        ])
+        .arg("--zstd-input")
         .arg(&input));
     let doc = schema::report(&out);
     let section = doc["sections"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|s| s["name"].as_str().unwrap().starts_with("vs zstd CLI"))
+        .find(|s| s["name"].as_str().unwrap().starts_with("zstd: vs zstd CLI"))
         .expect("a vs zstd section");
     let rows = section["rows"].as_array().unwrap();
     let mut checked = 0;
@@ -409,7 +429,7 @@ fn man_pages_one_per_command_render_without_warnings() {
         [
             "perfkit.1",
             "perfkit-fix-acceptor.1",
-            "perfkit-compress-bench.1",
+            "perfkit-betree-search.1",
             "perfkit-report-merge.1",
         ]
         .map(String::from),

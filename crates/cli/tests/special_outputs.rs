@@ -250,11 +250,12 @@ fn outputs_through_a_symlink_to_a_file_keep_the_link() {
     std::os::unix::fs::symlink(&target, &link).unwrap();
     ok(perfkit()
         .args([
-            "compress",
             "bench",
+            "--only",
+            "zstd",
             "--recipes",
             "fast",
-            "--time",
+            "--zstd-time",
             "5ms",
             "--heartbeat",
             "50ms",

@@ -289,7 +289,7 @@ pub fn small() -> Result<Vec<Entry>> {
     Ok(entries)
 }
 
-/// One entry of each kind, the default workload of `perfkit compress bench`
+/// One entry of each kind, the default workload of `perfkit bench --only zstd`
 /// (sizes vary by kind so all three sizes are covered).
 pub fn bench_set() -> Result<Vec<Entry>> {
     let picks = [

@@ -208,7 +208,7 @@ impl Default for RunInfo {
 /// A whole report: what was run, on what, and the sections.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// The command that produced it, e.g. `"compress bench"`.
+    /// The command that produced it, e.g. `"fix bench"`.
     pub command: String,
     /// The machine it ran on.
     pub machine: Machine,

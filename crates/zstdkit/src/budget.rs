@@ -17,7 +17,7 @@
 //! The probe is prose-like text, and the line is straight; a prediction is
 //! only as good as your data is like that text and your sizes are like the
 //! probe's. Measured p50 over predicted on the built-in corpus (100 KB to
-//! 500 KB per file; one run of `perfkit compress bench` on a shared 2-core
+//! 500 KB per file; one run of `perfkit bench --only zstd` on a shared 2-core
 //! Xeon):
 //!
 //! | data | `fast`, `balanced`, `binary` | `text`, `structured_data`, `maximum` |
@@ -32,7 +32,7 @@
 //! data 50x) faster than predicted, which errs towards offloading. The
 //! slow recipes' cost grows faster than linearly past the 64 KiB probe and
 //! can take about twice the prediction on inputs of hundreds of kilobytes.
-//! `perfkit compress bench` prints predicted against measured for every
+//! `perfkit bench --only zstd` prints predicted against measured for every
 //! recipe and input, so the error on your own files is a command away, and
 //! [`CostModel::calibrate_with`] fits the lines from timings on your data.
 //! Offloading a call that would have fit costs a thread hand-off (a few

@@ -25,7 +25,7 @@ pub const MIN_RESERVATION: u64 = 1 << 20;
 
 /// A compression context with its parameters applied once, reused for every
 /// call. Reuse saves the context allocation and table initialisation that a
-/// fresh context pays on each call (see `perfkit compress bench`).
+/// fresh context pays on each call (see `perfkit bench --only zstd`).
 pub struct Compressor {
     cctx: CCtx<'static>,
     params: Params,

@@ -271,7 +271,7 @@ const ENVIRONMENT: &[(&str, &str, &str)] = &[
         "Where the peer programs are looked up.",
     ),
     (
-        "perfkit compress bench",
+        "perfkit bench",
         "PERFKIT_PEERS_DIR",
         "Where the peer programs are looked up.",
     ),
@@ -330,14 +330,11 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "perfkit compress -l *.zst",
                 "List frames, sizes and ratio, as zstd -l does.",
             ),
+            (
+                "perfkit compress -b1 -e19 -i1 big.log",
+                "Benchmark levels 1 to 19 on big.log, a report row per level, as zstd -b1 -e19.",
+            ),
         ],
-    ),
-    (
-        "perfkit compress bench",
-        &[(
-            "perfkit compress bench --recipes fast,balanced c/json-500000.json",
-            "Measure two recipes on one file, beside the zstd CLI when it is installed.",
-        )],
     ),
     (
         "perfkit decompress",
@@ -353,19 +350,16 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
-        "perfkit decompress bench",
-        &[(
-            "perfkit decompress bench --recipes fast c/json-500000.json",
-            "The same measurement as perfkit compress bench.",
-        )],
-    ),
-    (
         "perfkit bench",
         &[
             ("perfkit bench", "Every part, as tables."),
             (
                 "perfkit bench --only zstd,fix --json",
                 "Two parts, as one JSON document.",
+            ),
+            (
+                "perfkit bench --only zstd --recipes fast,balanced --zstd-input c.json --vs-zstd",
+                "Two recipes on one file, beside the zstd CLI.",
             ),
         ],
     ),

@@ -72,10 +72,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Compress files with zstd (`FILE` → `FILE.zst`); `compress bench` measures recipes.
+    /// Compress files with zstd (`FILE` → `FILE.zst`); `-b#` benchmarks levels, as zstd's.
     Compress(cmd::compress::CompressArgs),
     /// Decompress `.zst` files (the same as `compress -d`).
-    Decompress(cmd::compress::CompressArgs),
+    Decompress(cmd::compress::DecompressArgs),
     /// The main job: every component's benchmark on built-in workloads.
     Bench(cmd::bench::BenchArgs),
     /// BE-Tree boolean-expression index: generate, search, diff, bench.
@@ -158,9 +158,9 @@ impl Command {
     /// Converts the subcommand's flags into its settings and runs it.
     pub fn run(self) -> anyhow::Result<ExitCode> {
         match self {
-            Command::Compress(args) => args.into_task(false).map_or_else(Ok, cmd::compress::run),
-            Command::Decompress(args) => args.into_task(true).map_or_else(Ok, cmd::compress::run),
-            Command::Bench(args) => cmd::bench::run(args.job()),
+            Command::Compress(args) => args.into_task().map_or_else(Ok, cmd::compress::run),
+            Command::Decompress(args) => args.into_task().map_or_else(Ok, cmd::compress::run),
+            Command::Bench(args) => args.job().map_or_else(Ok, cmd::bench::run),
             Command::Corpus(args) => cmd::corpus::run(args.job()),
             Command::Betree(args) => cmd::betree::run(args.task()),
             Command::Fix(args) => args.task().and_then(cmd::fix::run),

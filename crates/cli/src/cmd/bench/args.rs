@@ -1,6 +1,15 @@
 //! The flags of `perfkit bench` and their conversion into a [`Job`]:
 //! clap's types end here.
 
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::error::ErrorKind;
+use perfkit::units::parse_duration;
+use perfkit_bench::zstd::Settings as ZstdSettings;
+use zstdkit::Recipe;
+
 use super::{Job, Part};
 use crate::flags::ReportArgs;
 
@@ -12,7 +21,88 @@ pub struct BenchArgs {
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PART,...")]
     only: Vec<PartArg>,
     #[command(flatten)]
+    zstd: ZstdPartArgs,
+    #[command(flatten)]
     report: ReportArgs,
+}
+
+/// The zstd part's own settings (what `compress bench` took); each
+/// defaults to the main job's short run.
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "The zstd part")]
+pub struct ZstdPartArgs {
+    /// Measure these files instead of the built-in corpus (repeat the flag
+    /// for more).
+    #[arg(long = "zstd-input", value_name = "FILE")]
+    inputs: Vec<PathBuf>,
+    /// Recipes to measure (comma separated); default: all.
+    #[arg(long, value_delimiter = ',', value_parser = parse_recipe, value_name = "RECIPE,...")]
+    recipes: Vec<Recipe>,
+    /// Inline budget per call for the placement column and the per-call
+    /// policy (default 100us).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    budget: Option<Duration>,
+    /// Measuring time per recipe and input, all modes together (default
+    /// 40ms).
+    #[arg(long = "zstd-time", value_parser = parse_duration, value_name = "DURATION")]
+    time: Option<Duration>,
+    /// At most this many measured iterations per case (default 500).
+    #[arg(long = "zstd-iterations", value_name = "N")]
+    iterations: Option<u64>,
+    /// Warm-up iterations per case, left out of the histograms (default 1).
+    #[arg(long = "zstd-warmup", value_name = "N")]
+    warmup: Option<u64>,
+    /// How long each policy of the heartbeat experiment runs; 0 skips it
+    /// (default 400ms).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    heartbeat: Option<Duration>,
+    /// Also measure the 64 MiB mixed file.
+    #[arg(long)]
+    large: bool,
+    /// Compare with the zstd CLI on every input: single-threaded and -T2,
+    /// both directions, interleaved, medians of --zstd-runs.
+    #[arg(long)]
+    vs_zstd: bool,
+    /// Runs per side for --vs-zstd (at least 1; default 1).
+    #[arg(long = "zstd-runs", value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    runs: Option<u64>,
+}
+
+fn parse_recipe(s: &str) -> Result<Recipe, String> {
+    s.parse().map_err(|e: zstdkit::Error| e.to_string())
+}
+
+impl ZstdPartArgs {
+    /// The zstd part's settings: the short run, with what was given.
+    fn settings(&self) -> ZstdSettings {
+        let quick = ZstdSettings::quick();
+        ZstdSettings {
+            files: self.inputs.clone(),
+            recipes: self.recipes.clone(),
+            budget: self.budget.unwrap_or(quick.budget),
+            time: self.time.unwrap_or(quick.time),
+            iterations: self.iterations.unwrap_or(quick.iterations),
+            warmup: self.warmup.unwrap_or(quick.warmup),
+            heartbeat: self.heartbeat.unwrap_or(quick.heartbeat),
+            large: self.large,
+            vs_zstd: self.vs_zstd,
+            runs: self.runs.unwrap_or(quick.runs),
+        }
+    }
+
+    /// Whether any flag of the part was given.
+    fn given(&self) -> bool {
+        !self.inputs.is_empty()
+            || !self.recipes.is_empty()
+            || self.budget.is_some()
+            || self.time.is_some()
+            || self.iterations.is_some()
+            || self.warmup.is_some()
+            || self.heartbeat.is_some()
+            || self.large
+            || self.vs_zstd
+            || self.runs.is_some()
+    }
 }
 
 /// A part of the main job: one component's benchmark, or the commands run
@@ -47,11 +137,23 @@ impl From<PartArg> for Part {
 }
 
 impl BenchArgs {
-    /// The job these flags ask for.
-    pub fn job(&self) -> Job {
-        Job {
-            only: self.only.iter().map(|&p| p.into()).collect(),
-            report: self.report.options(),
+    /// The job these flags ask for; the zstd part's flags without that
+    /// part in `--only` are a usage error (the `Err` is the exit code,
+    /// the error printed as clap prints its own).
+    pub fn job(&self) -> Result<Job, ExitCode> {
+        let only: Vec<Part> = self.only.iter().map(|&p| p.into()).collect();
+        if self.zstd.given() && !Part::Zstd.wanted(&only) {
+            let err = clap::Error::raw(
+                ErrorKind::ArgumentConflict,
+                "the zstd part's flags need the zstd part (--only zstd,...)\n",
+            );
+            let _ = err.print();
+            return Err(ExitCode::from(2));
         }
+        Ok(Job {
+            only,
+            zstd: self.zstd.settings(),
+            report: self.report.options(),
+        })
     }
 }

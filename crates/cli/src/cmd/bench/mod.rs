@@ -17,6 +17,8 @@ pub use args::BenchArgs;
 pub struct Job {
     /// The parts to run; all of them when empty.
     pub only: Vec<Part>,
+    /// What the zstd part measures.
+    pub zstd: Settings,
     /// How to render the report.
     pub report: ReportOptions,
 }
@@ -40,7 +42,7 @@ pub enum Part {
 }
 
 impl Part {
-    fn wanted(self, only: &[Part]) -> bool {
+    pub(crate) fn wanted(self, only: &[Part]) -> bool {
         only.is_empty() || only.contains(&self)
     }
 }
@@ -53,10 +55,8 @@ pub fn run(job: Job) -> Result<ExitCode> {
     let only = &job.only;
     let mut failures = Vec::new();
     if Part::Zstd.wanted(only) {
-        let zstd = perfkit_bench::zstd::measure(
-            &Settings::quick(),
-            &super::progress(None, job.report.json),
-        )?;
+        let zstd =
+            perfkit_bench::zstd::measure(&job.zstd, &super::progress(None, job.report.json))?;
         absorb(&mut report, "zstd", zstd);
     }
     if Part::Betree.wanted(only) {

@@ -3,14 +3,12 @@
 
 use std::ffi::OsString;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args as _;
 use clap::error::ErrorKind;
-use perfkit::units::parse_duration;
-use perfkit_bench::zstd::Settings;
 use perfkit_bench::zstd::levels::Levels;
 use zstdkit::{Params, Recipe};
 
@@ -23,21 +21,42 @@ const MIN_LEVEL: i32 = -(1 << 17);
 /// Arguments of `perfkit compress` and `perfkit decompress`.
 #[derive(Debug, clap::Args)]
 #[command(
-    args_conflicts_with_subcommands = true,
     after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
 -1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
-`-` for stdin.
+-r, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i#, `-` for stdin, and \
+zstd's ratio lines on stderr.
 
 Differences from zstd: the level's long form is --level N (out of range is a usage error, \
-exit 2, where zstd clamps with a warning); -v prints one line of sizes, ratio and speed per \
+exit 2, where zstd clamps with a warning); -v adds a line of sizes, ratio and speed per \
 input (zstd's -v also prints its banner; -vv adds nothing); --list reads files, not stdin; \
 --stats is another name for -v; SIGINT, SIGTERM and SIGHUP all delete the partial output and \
-exit 128 + the signal's number (zstd handles SIGINT alone, exiting 2); -r, --format, --adapt, --rsyncable, -B, --patch-from, and \
-benchmark mode -b do not exist (`perfkit compress bench` measures recipes instead)."
+exit 128 + the signal's number (zstd handles SIGINT alone, exiting 2); -b# prints a report \
+(--json and the other report flags apply) rather than zstd's lines; --format takes no xz, \
+lzma or lz4; --adapt, --rsyncable and -B do not exist. The recipe benchmark is \
+`perfkit bench --only zstd`."
 )]
 pub struct CompressArgs {
-    #[command(subcommand)]
-    sub: Option<CompressSub>,
+    #[command(flatten)]
+    io: FileArgs,
+    #[command(flatten)]
+    enc: EncodeArgs,
+}
+
+/// Arguments of `perfkit decompress`: the file flags alone, which are
+/// all that apply to decoding.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The same as perfkit compress -d; see perfkit compress --help for the zstd habits \
+that work and the differences from zstd."
+)]
+pub struct DecompressArgs {
+    #[command(flatten)]
+    io: FileArgs,
+}
+
+/// The flags both directions take: inputs, outputs and what is said.
+#[derive(Debug, clap::Args)]
+struct FileArgs {
     /// Files to process; none or `-` means stdin to stdout.
     files: Vec<PathBuf>,
     /// Write to stdout.
@@ -46,9 +65,6 @@ pub struct CompressArgs {
     /// Write to FILE (one input only).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Decompress.
-    #[arg(short = 'd', long)]
-    decompress: bool,
     /// Overwrite existing outputs.
     #[arg(short = 'f', long)]
     force: bool,
@@ -66,6 +82,44 @@ pub struct CompressArgs {
     /// symbolic links met on the way are skipped, as zstd skips them.
     #[arg(short = 'r', long)]
     recursive: bool,
+    /// Long-distance matching with a window of 2^WLOG (default 27); when
+    /// decompressing, allow windows up to 2^WLOG (as --memory=2^WLOG).
+    #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27",
+          value_parser = clap::value_parser!(u32).range(10..=31))]
+    long: Option<u32>,
+    /// When decompressing, refuse frames whose window exceeds LIMIT bytes
+    /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
+    #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
+    memory: Option<u64>,
+    /// Use a dictionary.
+    #[arg(short = 'D', long = "dict", value_name = "FILE")]
+    dict: Option<PathBuf>,
+    /// Compress each input as a patch against FILE (an earlier version of
+    /// it), or decompress such a patch; as zstd's, both files are held in
+    /// memory.
+    #[arg(long, value_name = "FILE", conflicts_with = "dict")]
+    patch_from: Option<PathBuf>,
+    /// Quiet: no ratio lines and no notes on stderr (such as inputs --rm
+    /// kept); errors still print.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// Verbose: each input's ratio line even among several, and a line of
+    /// sizes, ratio and speed (`--stats` too); with `--list`, each file's
+    /// details as `zstd -lv` prints them.
+    #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// List what the frames of `.zst` files hold (frames, sizes, ratio,
+    /// checksum) from their headers, as `zstd -l`; writes nothing.
+    #[arg(short = 'l', long)]
+    list: bool,
+}
+
+/// The flags of compressing alone (and of benchmark mode).
+#[derive(Debug, clap::Args)]
+struct EncodeArgs {
+    /// Decompress.
+    #[arg(short = 'd', long)]
+    decompress: bool,
     /// The format written when compressing: zstd (`.zst`) or gzip (`.gz`,
     /// at gzip's level nearest the zstd level: 3 by default, 9 at most).
     /// Decompression reads both whatever this says.
@@ -91,38 +145,12 @@ pub struct CompressArgs {
     /// the calling thread.
     #[arg(short = 'T', long, default_value_t = 1)]
     threads: u32,
-    /// Long-distance matching with a window of 2^WLOG (default 27); when
-    /// decompressing, allow windows up to 2^WLOG (as --memory=2^WLOG).
-    #[arg(long, value_name = "WLOG", num_args = 0..=1, require_equals = true, default_missing_value = "27",
-          value_parser = clap::value_parser!(u32).range(10..=31))]
-    long: Option<u32>,
-    /// When decompressing, refuse frames whose window exceeds LIMIT bytes
-    /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
-    #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
-    memory: Option<u64>,
-    /// Use a dictionary.
-    #[arg(short = 'D', long = "dict", value_name = "FILE")]
-    dict: Option<PathBuf>,
-    /// Compress each input as a patch against FILE (an earlier version of
-    /// it), or decompress such a patch; as zstd's, both files are held in
-    /// memory.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["dict", "train"])]
-    patch_from: Option<PathBuf>,
     /// Train a dictionary from the input files (write it with -o, default `dictionary`).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "patch_from")]
     train: bool,
     /// Largest dictionary --train may write (bytes, or 64K / 1M; at most 4G - 1).
     #[arg(long, default_value_t = zstdkit::dict::DEFAULT_DICT_SIZE, value_parser = parse_maxdict)]
     maxdict: usize,
-    /// Quiet: no ratio lines and no notes on stderr (such as inputs --rm
-    /// kept); errors still print.
-    #[arg(short = 'q', long)]
-    quiet: bool,
-    /// Verbose: each input's ratio line even among several, and a line of
-    /// sizes, ratio and speed (`--stats` too); with `--list`, each file's
-    /// details as `zstd -lv` prints them.
-    #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
-    verbose: u8,
     /// Benchmark mode, from level # (zstd's default 3 when # is left out;
     /// `-b1`): compress and decompress the files (or the built-in corpus)
     /// at each level up to -e#, one report row per level.
@@ -145,10 +173,6 @@ pub struct CompressArgs {
     bench_seconds: u64,
     #[command(flatten)]
     bench_report: ReportArgs,
-    /// List what the frames of `.zst` files hold (frames, sizes, ratio,
-    /// checksum) from their headers, as `zstd -l`; writes nothing.
-    #[arg(short = 'l', long)]
-    list: bool,
 }
 
 /// `--format`'s values.
@@ -158,13 +182,6 @@ enum FormatArg {
     Zstd,
     /// gzip members (RFC 1952), which gzip reads.
     Gzip,
-}
-
-#[derive(Debug, clap::Subcommand)]
-enum CompressSub {
-    /// Measure every recipe: reused vs fresh context, streaming, decompression,
-    /// the inline budget, and (with --vs-zstd) the zstd CLI side by side.
-    Bench(CompressBenchArgs),
 }
 
 fn parse_recipe(s: &str) -> Result<Recipe, String> {
@@ -195,123 +212,127 @@ fn parse_maxdict(s: &str) -> Result<usize, String> {
         })
 }
 
-/// Arguments of `perfkit compress bench`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct CompressBenchArgs {
-    /// Inputs; default: the built-in corpus (one file of each kind).
-    pub files: Vec<PathBuf>,
-    /// Recipes to measure (comma separated); default: all.
-    #[arg(long, value_delimiter = ',', value_parser = parse_recipe)]
-    pub recipes: Vec<Recipe>,
-    /// Inline budget per call for the verdict column and the per-call policy.
-    #[arg(long, default_value = "100us", value_parser = parse_duration)]
-    pub budget: Duration,
-    /// Measuring time per recipe × input (all four modes together).
-    #[arg(long, default_value = "200ms", value_parser = parse_duration)]
-    pub time: Duration,
-    /// At most this many measured iterations per case.
-    #[arg(long, default_value_t = 2000)]
-    pub iterations: u64,
-    /// Warm-up iterations per case, excluded from the histograms.
-    #[arg(long, default_value_t = 2)]
-    pub warmup: u64,
-    /// How long each policy of the heartbeat experiment runs (0 to skip it).
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
-    pub heartbeat: Duration,
-    /// Also add the 64 MiB mixed file to the built-in inputs.
-    #[arg(long)]
-    pub large: bool,
-    /// Compare with the `zstd` CLI on every input: single-threaded and -T2
-    /// compression and decompression, interleaved, medians of --runs.
-    #[arg(long)]
-    pub vs_zstd: bool,
-    /// Runs per side for --vs-zstd (at least 1: the report is their median).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..))]
-    pub runs: u64,
-    #[command(flatten)]
-    pub report: ReportArgs,
-}
-
-impl CompressBenchArgs {
-    /// The measurement's plain settings.
-    pub fn settings(&self) -> Settings {
-        Settings {
-            files: self.files.clone(),
-            recipes: self.recipes.clone(),
-            budget: self.budget,
-            time: self.time,
-            iterations: self.iterations,
-            warmup: self.warmup,
-            heartbeat: self.heartbeat,
-            large: self.large,
-            vs_zstd: self.vs_zstd,
-            runs: self.runs,
-        }
-    }
-}
-
 impl CompressArgs {
     /// The task these flags ask for. A combination parsing cannot refuse
     /// (it depends on how many inputs there are) is a usage error, printed
     /// as clap prints its own; the `Err` is the exit code to leave with.
-    pub fn into_task(self, decompress: bool) -> Result<Task, ExitCode> {
-        if let Some(CompressSub::Bench(b)) = self.sub {
-            return Ok(Task::Bench {
-                settings: b.settings(),
-                report: b.report.options(),
-            });
-        }
-        if let Some(first) = self.bench_first {
+    pub fn into_task(self) -> Result<Task, ExitCode> {
+        let (io, enc) = (self.io, self.enc);
+        io.no_bench_subcommand(false)?;
+        if let Some(first) = enc.bench_first {
             return Ok(Task::Levels {
                 levels: Levels {
-                    files: self.files,
+                    files: io.files,
                     first,
-                    last: self.bench_last.unwrap_or(first),
-                    min_time: Duration::from_secs(self.bench_seconds),
+                    last: enc.bench_last.unwrap_or(first),
+                    min_time: Duration::from_secs(enc.bench_seconds),
                 },
-                report: self.bench_report.options(),
+                report: enc.bench_report.options(),
             });
         }
-        if let Some(flag) = self.bench_report.first_given() {
+        if let Some(flag) = enc.bench_report.first_given() {
             return Err(usage_error(
-                decompress,
+                false,
                 ErrorKind::ArgumentConflict,
                 &format!("{flag} applies to benchmark mode (-b#) only"),
             ));
         }
-        if self.list {
-            return Ok(Task::List {
-                files: self.files,
-                verbose: self.verbose > 0,
-            });
+        if io.list {
+            return Ok(io.list_task());
         }
-        if self.train {
-            if self.files.is_empty() {
+        if enc.train {
+            if io.files.is_empty() {
                 return Err(usage_error(
-                    decompress,
+                    false,
                     ErrorKind::MissingRequiredArgument,
                     "--train needs sample files",
                 ));
             }
             return Ok(Task::Train(Train {
-                samples: self.files,
-                max_size: self.maxdict,
-                output: self.output.unwrap_or_else(|| PathBuf::from("dictionary")),
-                force: self.force,
-                verbose: self.verbose > 0,
+                samples: io.files,
+                max_size: enc.maxdict,
+                output: io.output.unwrap_or_else(|| PathBuf::from("dictionary")),
+                force: io.force,
+                verbose: io.verbose > 0,
             }));
         }
-        let mode = if self.test {
+        let mode = if io.test {
             Mode::Test
-        } else if self.decompress || decompress {
+        } else if enc.decompress {
             Mode::Decompress
         } else {
             Mode::Compress
         };
+        let format = match enc.format {
+            FormatArg::Zstd => Format::Zstd,
+            // zstd's mapping: its level, up to gzip's highest; its fast
+            // levels and 0 mean its default, 3.
+            FormatArg::Gzip => Format::Gzip(match enc.level {
+                Some(l) if l > 0 => l.min(9) as u32,
+                _ => 3,
+            }),
+        };
+        let params = enc.params(io.long);
+        io.code(mode, params, format, enc.exclude_compressed, false)
+    }
+}
+
+impl DecompressArgs {
+    /// The task these flags ask for, as [`CompressArgs::into_task`] with
+    /// `-d`.
+    pub fn into_task(self) -> Result<Task, ExitCode> {
+        let io = self.io;
+        io.no_bench_subcommand(true)?;
+        if io.list {
+            return Ok(io.list_task());
+        }
+        let mode = if io.test {
+            Mode::Test
+        } else {
+            Mode::Decompress
+        };
+        io.code(mode, Recipe::default().params(), Format::Zstd, false, true)
+    }
+}
+
+impl FileArgs {
+    /// `compress bench` was a subcommand; the file tools take none now, so
+    /// `bench` names a file, and when there is none the new spellings are
+    /// what the user wants to hear.
+    fn no_bench_subcommand(&self, decompress: bool) -> Result<(), ExitCode> {
+        if self.files.first().is_some_and(|f| f == Path::new("bench"))
+            && !Path::new("bench").exists()
+        {
+            return Err(usage_error(
+                decompress,
+                ErrorKind::InvalidSubcommand,
+                "no file named bench; the recipe benchmark is `perfkit bench --only zstd`, \
+                 zstd's level benchmark `perfkit compress -b#`",
+            ));
+        }
+        Ok(())
+    }
+
+    fn list_task(self) -> Task {
+        Task::List {
+            files: self.files,
+            verbose: self.verbose > 0,
+        }
+    }
+
+    /// Code every input in `mode`.
+    fn code(
+        self,
+        mode: Mode,
+        params: Params,
+        format: Format,
+        exclude_compressed: bool,
+        decompress: bool,
+    ) -> Result<Task, ExitCode> {
         let files = if self.files.is_empty() {
             vec![PathBuf::from("-")]
         } else {
-            self.files.clone()
+            self.files
         };
         if self.output.is_some() && files.len() > 1 {
             return Err(usage_error(
@@ -323,23 +344,15 @@ impl CompressArgs {
         Ok(Task::Code(Options {
             files,
             mode,
-            params: self.params(),
+            params,
             window: match (self.memory, self.long) {
                 (Some(limit), _) => WindowLimit::Bytes(limit),
                 (None, Some(w)) => WindowLimit::Log(w),
                 (None, None) => WindowLimit::Default,
             },
-            format: match self.format {
-                FormatArg::Zstd => Format::Zstd,
-                // zstd's mapping: its level, up to gzip's highest; its
-                // fast levels and 0 mean its default, 3.
-                FormatArg::Gzip => Format::Gzip(match self.level {
-                    Some(l) if l > 0 => l.min(9) as u32,
-                    _ => 3,
-                }),
-            },
+            format,
             recursive: self.recursive,
-            exclude_compressed: self.exclude_compressed,
+            exclude_compressed,
             stdout: self.stdout,
             output: self.output,
             force: self.force,
@@ -350,17 +363,19 @@ impl CompressArgs {
             verbose: self.verbose > 0,
         }))
     }
+}
 
+impl EncodeArgs {
     /// The compression parameters: the recipe, the level over it, the
     /// long window, and the workers.
-    fn params(&self) -> Params {
+    fn params(&self, long: Option<u32>) -> Params {
         let mut p = match (self.recipe, self.level) {
             (Some(r), Some(l)) => r.params().level(l),
             (Some(r), None) => r.params(),
             (None, Some(l)) => Params::for_level(l),
             (None, None) => Recipe::default().params(),
         };
-        if let Some(w) = self.long {
+        if let Some(w) = long {
             p = p.long(Some(w));
         }
         let threads = if self.threads == 0 {
@@ -379,8 +394,12 @@ impl CompressArgs {
 /// line, exit code 2.
 fn usage_error(decompress: bool, kind: ErrorKind, message: &str) -> ExitCode {
     let name = if decompress { "decompress" } else { "compress" };
-    let mut cmd =
-        CompressArgs::augment_args(clap::Command::new(name).bin_name(format!("perfkit {name}")));
+    let cmd = clap::Command::new(name).bin_name(format!("perfkit {name}"));
+    let mut cmd = if decompress {
+        DecompressArgs::augment_args(cmd)
+    } else {
+        CompressArgs::augment_args(cmd)
+    };
     let err = cmd.error(kind, message);
     let _ = err.print();
     ExitCode::from(err.exit_code().clamp(0, 255) as u8)
@@ -410,10 +429,7 @@ const TAKES_VALUE: &[&str] = &[
 /// `--ultra` itself is consumed. Anything after `--` is left alone.
 pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
     let args: Vec<OsString> = args.into_iter().collect();
-    let is_compress = matches!(
-        args.get(1).and_then(|a| a.to_str()),
-        Some("compress" | "decompress")
-    );
+    let is_compress = matches!(args.get(1).and_then(|a| a.to_str()), Some("compress"));
     if !is_compress {
         return args;
     }
@@ -449,27 +465,4 @@ pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
             out.push(s.into());
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        bench: CompressBenchArgs,
-    }
-
-    /// The flags' defaults are the library's: `compress bench` with no
-    /// flags measures exactly `Settings::default()`.
-    #[test]
-    fn bench_flag_defaults_are_the_settings_defaults() {
-        let cli = Cli::try_parse_from(["bench"]).unwrap();
-        assert_eq!(
-            format!("{:?}", cli.bench.settings()),
-            format!("{:?}", Settings::default())
-        );
-    }
 }

@@ -1,19 +1,11 @@
-//! `perfkit compress bench`: [`perfkit_bench::zstd`] measures what the
-//! settings ask for, with a progress bar on a terminal, and
+//! `perfkit compress -b#`: [`perfkit_bench::zstd::levels`] measures the
+//! levels asked for, with a progress bar on a terminal, and
 //! [`crate::cmd::emit`] renders it.
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 use perfkit::report::ReportOptions;
-use perfkit_bench::zstd::Settings;
-
-/// Runs the benchmark and renders it.
-pub fn run(settings: &Settings, report: &ReportOptions) -> Result<ExitCode> {
-    let bar = crate::cmd::progress(None, report.json);
-    let measured = perfkit_bench::zstd::measure(settings, &bar)?;
-    crate::cmd::emit(&measured, report)
-}
 
 /// Runs zstd's benchmark mode (`-b#`) and renders it.
 pub fn levels(

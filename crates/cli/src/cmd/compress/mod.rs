@@ -23,7 +23,7 @@ mod bench;
 mod frames;
 mod summary;
 
-pub use args::{CompressArgs, zstd_level_flags};
+pub use args::{CompressArgs, DecompressArgs, zstd_level_flags};
 
 /// Buffers in each of the read-ahead and write-behind pools.
 const PIPE_BUFFERS: usize = 4;
@@ -37,13 +37,6 @@ const WRITE_SIZE: usize = 512 << 10;
 /// What `compress`/`decompress` were asked to do, the flags resolved.
 #[derive(Debug)]
 pub enum Task {
-    /// `compress bench`: measure the recipes and render the report.
-    Bench {
-        /// What to measure.
-        settings: perfkit_bench::zstd::Settings,
-        /// How to render it.
-        report: ReportOptions,
-    },
     /// `-b#`/`-e#`/`-i#`: zstd's benchmark mode, a row per level.
     Levels {
         /// What to measure.
@@ -151,7 +144,6 @@ pub struct Train {
 /// code says whether any failed).
 pub fn run(task: Task) -> Result<ExitCode> {
     let options = match task {
-        Task::Bench { settings, report } => return bench::run(&settings, &report),
         Task::Levels { levels, report } => return bench::levels(&levels, &report),
         Task::List { files, verbose } => return frames::list(&files, verbose),
         Task::Train(t) => return train(&t),
