@@ -343,10 +343,12 @@ fn fix_load_reports_its_floor_and_the_ratio_to_it() {
         );
         assert_eq!(row["cpu_over_floor_x"], rows[1]["generator_over_floor_x"]);
         let notes = totals["notes"].as_array().unwrap();
+        let has = |start: &str| notes.iter().any(|n| n.as_str().unwrap().starts_with(start));
+        assert!(has("floor: run right after"), "{notes:?}");
         assert!(
-            notes
-                .iter()
-                .any(|n| n.as_str().unwrap().starts_with("floor: run right after")),
+            has(&format!(
+                "CPU per order: the generator {gen_ns:.0} ns, its floor {floor_ns:.0} ns: "
+            )),
             "{notes:?}"
         );
     }

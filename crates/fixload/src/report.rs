@@ -242,7 +242,13 @@ fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict, floor: Option<&F
     s.note("generator CPU: this process's CPU time over the measured part (every thread) / orders sent in it");
     if let Some(f) = floor {
         s.note(format!(
-            "floor: run right after, at the same rate, warm-up, duration and {:?} coalescing over {} loopback connection(s): a C sender waking with clock_nanosleep(TIMER_ABSTIME) writes {}-byte orders (this run's mean NewOrderSingle), a receiver in poll + read takes two {}-byte answers per order (its mean ExecutionReport) from a forked counterparty; its CPU is getrusage of its own process over the measured part / orders, woke {:.0}/s (sender) and {:.0}/s (receiver)",
+            "CPU per order: the generator {:.0} ns, its floor {:.0} ns: {:.2}× the floor",
+            o.cpu_per_order().as_nanos() as f64,
+            f.cpu_per_order().as_nanos() as f64,
+            f.ratio(o)
+        ));
+        s.note(format!(
+            "floor: run right after, at the same rate, warm-up, duration and {:?} coalescing over {} loopback connection(s): a C sender waking with clock_nanosleep(TIMER_ABSTIME) writes {}-byte orders (this run's mean NewOrderSingle), a receiver in poll + read takes two {}-byte answers per order (its mean ExecutionReport) from a forked counterparty (a thread per connection, as engines serve sessions); its CPU is getrusage of its own process over the measured part / orders, woke {:.0}/s (sender) and {:.0}/s (receiver)",
             f.coalesce,
             o.sessions,
             f.order_size,
