@@ -28,6 +28,11 @@ const PEERS: &[Peer] = &[
         build: build_quickfix,
     },
     Peer {
+        name: perfkit_peers::LOAD_FLOOR,
+        what: "the FIX load generator's I/O in C, no FIX work (fix load's floor); needs a C compiler",
+        build: build_floor,
+    },
+    Peer {
         name: perfkit_peers::SZIP,
         what: "s-zip 0.15.0 on its default backend, miniz_oxide (zip bench)",
         build: build_szip,
@@ -121,6 +126,31 @@ fn build_quickfix(out: &Path) -> Result<()> {
     // Installed last: perfkit finds the peer by its executable, so it never
     // finds one whose dictionary or version file is missing.
     install(Source::File(&built), &out.join(perfkit_peers::QUICKFIX))
+}
+
+/// The load generator's floor, one C file. `-O2` as the QuickFIX peers;
+/// its timed work is system calls, so flags matter little either way.
+fn build_floor(out: &Path) -> Result<()> {
+    let src = Path::new("xtask/peers/floor/fixload_floor.c");
+    let scratch = out.with_file_name("peers-build").join("floor");
+    std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let built = scratch.join(perfkit_peers::LOAD_FLOOR);
+    super::run(
+        Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args([
+                "-std=gnu11",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-pthread",
+            ])
+            .arg(src)
+            .arg("-o")
+            .arg(&built),
+    )
+    .with_context(|| "compiling fixload_floor.c (apt-get install gcc)".to_string())?;
+    install(Source::File(&built), &out.join(perfkit_peers::LOAD_FLOOR))
 }
 
 /// What [`install`] puts in place.

@@ -82,7 +82,8 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "bsdutils",
     },
-    // The peer programs are C++ (`cargo xtask peers`).
+    // The peer programs are C++ and C (`cargo xtask peers`); Debian's g++
+    // brings gcc, whose `cc` builds the load generator's floor.
     Program {
         name: "g++",
         probe: &["--version"],

@@ -1,7 +1,9 @@
-//! `perfkit fix bench --connect`: the load generator as a user runs it,
-//! against `perfkit fix acceptor` processes. The figures are checked
-//! against what the schedule says must have happened (orders per step,
-//! every order answered once), not against the generator's own arithmetic.
+//! `perfkit fix load` (and its hidden alias `fix bench --connect`): the
+//! load generator as a user runs it, against `perfkit fix acceptor`
+//! processes, with its floor (the `fixload-floor` peer `cargo xtask peers`
+//! builds). The figures are checked against what the schedule says must
+//! have happened (orders per step, every order answered once), not against
+//! the generator's own arithmetic.
 
 use fixcore::build::{BeginString, MessageBuilder, TimePrecision};
 use perfkit_testkit::process::{Running, free_port};
@@ -18,6 +20,13 @@ mod schema;
 
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
+}
+
+/// `perfkit fix load`, its settings file to follow.
+fn load() -> Command {
+    let mut c = perfkit();
+    c.args(["fix", "load"]);
+    c
 }
 
 const COMMON: &str = "BeginString=FIX.4.4\nStartTime=00:00:00\nEndTime=00:00:00\nHeartBtInt=30\nResetOnLogon=Y\nUseDataDictionary=N\n";
@@ -91,8 +100,7 @@ fn a_sweep_against_the_exec_acceptor_sends_every_scheduled_order_once() {
     let _acc = acceptor(dir.path(), port, "exec");
     let ini = initiator(dir.path(), port);
     let hlog = dir.path().join("load.hlog");
-    let out = run(perfkit()
-        .args(["fix", "bench", "--connect"])
+    let out = run(load()
         .arg(&ini)
         .args([
             "--rate",
@@ -159,20 +167,17 @@ fn an_acceptor_that_never_executes_orders_gives_the_report_and_a_failure() {
     let port = free_port();
     let _acc = acceptor(dir.path(), port, "echo");
     let ini = initiator(dir.path(), port);
-    let out = run(perfkit()
-        .args(["fix", "bench", "--connect"])
-        .arg(&ini)
-        .args([
-            "--rate",
-            "200",
-            "--duration",
-            "500ms",
-            "--warmup",
-            "0s",
-            "--grace",
-            "300ms",
-            "--json",
-        ]));
+    let out = run(load().arg(&ini).args([
+        "--rate",
+        "200",
+        "--duration",
+        "500ms",
+        "--warmup",
+        "0s",
+        "--grace",
+        "300ms",
+        "--json",
+    ]));
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -189,10 +194,7 @@ fn an_acceptor_that_never_executes_orders_gives_the_report_and_a_failure() {
 fn an_unreachable_engine_is_a_one_line_error_and_no_report() {
     let dir = tempfile::tempdir().unwrap();
     let ini = initiator(dir.path(), free_port());
-    let out = run(perfkit()
-        .args(["fix", "bench", "--connect"])
-        .arg(&ini)
-        .args(["--rate", "100", "--duration", "1s"]));
+    let out = run(load().arg(&ini).args(["--rate", "100", "--duration", "1s"]));
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -202,8 +204,7 @@ fn an_unreachable_engine_is_a_one_line_error_and_no_report() {
         "{stderr}"
     );
     // A core the process may not run on is refused before connecting.
-    let out = run(perfkit()
-        .args(["fix", "bench", "--connect"])
+    let out = run(load()
         .arg(&ini)
         .args(["--rate", "100", "--duration", "1s", "--pin", "100000"]));
     assert_eq!(out.status.code(), Some(1));
@@ -215,24 +216,30 @@ fn an_unreachable_engine_is_a_one_line_error_and_no_report() {
     );
 }
 
+/// `fix load`'s flags are its own: --rate is required (a usage error
+/// without it) and bad values are named; `fix bench` takes none of them
+/// without --connect, and its --warmup stays a count.
 #[test]
-fn load_flags_need_connect_and_a_duration_warmup() {
+fn load_flags_are_checked_and_bench_keeps_its_own() {
     let out = run(perfkit().args(["fix", "bench", "--rate", "5"]));
     assert_eq!(out.status.code(), Some(2));
     let out = run(perfkit().args(["fix", "bench", "--only", "build", "--warmup", "2s"]));
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("a duration is for --connect"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("a duration is for `fix load`"));
     let dir = tempfile::tempdir().unwrap();
     let ini = initiator(dir.path(), free_port());
+    let out = run(load().arg(&ini));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--rate"));
     for (flag, value, msg) in [
         ("--rate", "fast", "is not a rate"),
-        ("--warmup", "100", "takes a duration"),
+        ("--warmup", "a while", "is not a duration"),
         ("--sessions", "3", "the file has 2 initiator session(s)"),
         ("--coalesce", "11ms", "longer than 10ms"),
         ("--io", "epoll", "possible values: auto, std, io-uring"),
     ] {
-        let mut cmd = perfkit();
-        cmd.args(["fix", "bench", "--connect"]).arg(&ini);
+        let mut cmd = load();
+        cmd.arg(&ini);
         if flag != "--rate" {
             cmd.args(["--rate", "100"]);
         }
@@ -240,6 +247,110 @@ fn load_flags_need_connect_and_a_duration_warmup() {
         assert_ne!(out.status.code(), Some(0), "{flag} {value}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(msg), "{flag} {value}: {stderr}");
+    }
+}
+
+/// Issue 32.5: `fix bench --connect`, the hidden alias, still runs the
+/// generator, with one line on stderr naming `fix load`, and is not in
+/// `fix bench --help`. Without the floor program (an empty peer
+/// directory) the report says so where its row would be.
+#[test]
+fn the_hidden_alias_runs_fix_load_and_names_it() {
+    let help = run(perfkit().args(["fix", "bench", "--help"]));
+    assert!(!String::from_utf8_lossy(&help.stdout).contains("--connect"));
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _acc = acceptor(dir.path(), port, "exec");
+    let ini = initiator(dir.path(), port);
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(perfkit()
+        .args(["fix", "bench", "--connect"])
+        .arg(&ini)
+        .args(["--rate", "300", "--duration", "300ms", "--warmup", "0s"])
+        .arg("--json")
+        .env("PERFKIT_PEERS_DIR", empty.path()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr,
+        "perfkit: `fix bench --connect SETTINGS` is now `perfkit fix load SETTINGS`\n"
+    );
+    let doc = schema::report(&out);
+    let totals = section(&doc, "load 300/s over 2 session(s)");
+    assert_eq!(totals["rows"][0]["sent"], 90);
+    assert_eq!(totals["rows"].as_array().unwrap().len(), 2);
+    let notes = totals["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("floor not measured: no fixload-floor in ")),
+        "{notes:?}"
+    );
+}
+
+/// Issue 32.5: each rate of `fix load` is followed by its floor, the C
+/// program doing the same I/O with no FIX work, at the same schedule: the
+/// totals carry the floor's row (the schedule's count of orders, a CPU
+/// per order over zero) and the generator's CPU per order as a ratio to
+/// it, and the sweep's table the ratio per rate. A missing floor program
+/// fails the test (`cargo xtask peers` builds it) unless
+/// PERFKIT_SKIP_INTEROP=1.
+#[test]
+fn fix_load_reports_its_floor_and_the_ratio_to_it() {
+    if interop::peer(perfkit_peers::LOAD_FLOOR, " (and a C compiler)").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _acc = acceptor(dir.path(), port, "exec");
+    let ini = initiator(dir.path(), port);
+    let out = run(load()
+        .arg(&ini)
+        .args(["--rate", "500,1k", "--duration", "1s", "--warmup", "200ms"])
+        .arg("--json"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = schema::report(&out);
+    let table = section(&doc, "load: latency vs throughput")["rows"]
+        .as_array()
+        .unwrap();
+    for (row, rate) in table.iter().zip([500, 1000]) {
+        let x = row["cpu_over_floor_x"].as_f64().unwrap();
+        assert!(x > 0.0, "{rate}: {row}");
+        let totals = section(&doc, &format!("load {rate}/s over 2 session(s)"));
+        let rows = totals["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 3, "{rate}: {rows:?}");
+        let floor = &rows[2];
+        assert!(
+            floor["name"]
+                .as_str()
+                .unwrap()
+                .starts_with("floor (fixload-floor"),
+            "{floor}"
+        );
+        assert_eq!(floor["sent"], rate, "the floor's schedule is the run's");
+        let floor_ns = floor["floor_cpu_per_order_ns"].as_f64().unwrap();
+        let gen_ns = rows[1]["generator_cpu_per_order_ns"].as_f64().unwrap();
+        assert!(floor_ns > 0.0 && gen_ns > 0.0, "{rows:?}");
+        let ratio = rows[1]["generator_over_floor_x"].as_f64().unwrap();
+        assert!(
+            (ratio - gen_ns / floor_ns).abs() <= 0.01 + ratio * 0.01,
+            "{ratio} vs {gen_ns} / {floor_ns}"
+        );
+        assert_eq!(row["cpu_over_floor_x"], rows[1]["generator_over_floor_x"]);
+        let notes = totals["notes"].as_array().unwrap();
+        let has = |start: &str| notes.iter().any(|n| n.as_str().unwrap().starts_with(start));
+        assert!(has("floor: run right after"), "{notes:?}");
+        assert!(
+            has(&format!(
+                "CPU per order: the generator {gen_ns:.0} ns, its floor {floor_ns:.0} ns: "
+            )),
+            "{notes:?}"
+        );
     }
 }
 
@@ -262,10 +373,7 @@ fn a_rate_under_one_per_second_and_a_zero_duration_are_usage_errors() {
             "'0ms' measures nothing",
         ),
     ] {
-        let out = run(perfkit()
-            .args(["fix", "bench", "--connect"])
-            .arg(&ini)
-            .args(args));
+        let out = run(load().arg(&ini).args(args));
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -392,8 +500,7 @@ fn sessions_the_engine_ends_mid_run_are_lost_and_fail_the_run() {
             }
         });
         let ini = initiator(dir.path(), port);
-        let out = run(perfkit()
-            .args(["fix", "bench", "--connect"])
+        let out = run(load()
             .arg(&ini)
             .args(["--rate", "200", "--duration", "5s", "--warmup", "0s"])
             .args(["--grace", "200ms", "--json", "--io", io]));
@@ -444,8 +551,7 @@ fn an_engine_flooding_resend_requests_hits_the_unsent_bound() {
     .unwrap();
     let port = hostile(|_| Hostile::ResendFlood(600));
     let ini = initiator_of(dir.path(), port, &["LOAD1"]);
-    let out = run(perfkit()
-        .args(["fix", "bench", "--connect"])
+    let out = run(load()
         .arg(&ini)
         .args(["--rate", "200", "--duration", "5s", "--warmup", "0s"])
         .args(["--grace", "200ms", "--json", "--order-template"])
@@ -522,8 +628,7 @@ fn logs_of_two_concurrent_runs_merge_into_one_histogram_of_their_orders() {
         .iter()
         .map(|name| {
             let hlog = d.join(format!("{name}.hlog"));
-            let child = perfkit()
-                .args(["fix", "bench", "--connect"])
+            let child = load()
                 .arg(initiator_of(d, port, &[name]))
                 .args(["--rate", &RATE.to_string()])
                 .args(["--duration", "2s", "--warmup", "200ms", "--json", "--hlog"])

@@ -3,7 +3,7 @@
 //! ⌈q·n⌉-th smallest sample (at least the first), reported as the highest
 //! value its bucket stands for. Checked by reading the `--hlog` the same
 //! run wrote and recomputing each row's p50, p90, p99 and p99.9 here, with
-//! exact integer ranks, for `stress`, `fix bench`, `fix bench --connect`
+//! exact integer ranks, for `stress`, `fix bench`, `fix load`
 //! (the load generator) and `report merge` of their logs.
 
 mod interop;
@@ -173,13 +173,13 @@ fn every_printed_percentile_is_the_reference_one_of_the_runs_own_log() {
     .unwrap();
     let load = d.join("load.hlog");
     let out = ok(Command::new(env!("CARGO_BIN_EXE_perfkit"))
-        .args(["fix", "bench", "--connect"])
+        .args(["fix", "load"])
         .arg(&ini)
         .args(["--rate", "2k", "--duration", "500ms", "--warmup", "100ms"])
         .args(["--json", "--hlog"])
         .arg(&load)
         .stdin(Stdio::null()));
-    check("fix bench --connect", &json(&out), &load);
+    check("fix load", &json(&out), &load);
 
     let merged = d.join("merged.hlog");
     let out = ok(perfkit()

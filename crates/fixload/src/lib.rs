@@ -1,7 +1,6 @@
 //! The FIX load generator: initiator sessions that send NewOrderSingles
 //! to an engine on a fixed schedule (open loop) and time each order to its
-//! first ExecutionReport, matched by ClOrdID; `perfkit fix bench --connect`
-//! runs it.
+//! first ExecutionReport, matched by ClOrdID; `perfkit fix load` runs it.
 //!
 //! Every order has an intended send time: order `g` of the whole run (the
 //! sessions take turns) is due `g / rate` seconds after the start. When the
@@ -30,6 +29,8 @@
 //!   write);
 //! - [`verdict`]: whether each run held its rate, what held it back (the
 //!   engine or the generator), and the sweep's saturation point;
+//! - [`floor`]: the same I/O in C with no FIX work (a peer program), run
+//!   with a run's shape, for the generator's CPU per order as a ratio;
 //! - [`report`]: a sweep's runs as a `perfkit_measure` report, with the
 //!   problems to fail on.
 //!
@@ -88,6 +89,7 @@
 //! is counted in the outcome for the caller to report.
 
 mod error;
+pub mod floor;
 mod link;
 mod outcome;
 mod plan;
@@ -101,6 +103,7 @@ mod uring;
 pub mod verdict;
 
 pub use error::{Error, Result};
+pub use floor::Floor;
 pub use outcome::{Interval, LATE, Lost, MAX_INTERVALS, Outcome};
 pub use plan::{DEFAULT_MAX_UNSENT, Io, Plan, Settings};
 pub use rate::parse_rate;
@@ -371,9 +374,16 @@ pub fn run<S: SessionStore + Send + 'static>(
             wake_late: sent_side.wake_late,
             round_time: sent_side.round_time,
             sessions: k,
+            order_size: mean(sent_side.built_bytes, sent_side.built),
+            report_size: mean(recv_side.report_bytes, recv_side.reports),
             lost,
         })
     })
+}
+
+/// `total / count` rounded, 0 for no count.
+fn mean(total: u64, count: u64) -> u64 {
+    (total + count / 2).checked_div(count).unwrap_or(0)
 }
 
 /// Stops the receivers and closes every connection when dropped.

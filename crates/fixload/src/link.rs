@@ -87,6 +87,9 @@ pub struct Link<S: SessionStore> {
     pub window: u64,
     sent: AtomicU64,
     answered: AtomicU64,
+    /// Bytes the session has queued for writing, all told: the sender
+    /// reads it around its builds for the size of an order.
+    queued: AtomicU64,
     logged_on: AtomicBool,
     open: AtomicBool,
     logging_out: AtomicBool,
@@ -132,6 +135,7 @@ impl<S: SessionStore> Link<S> {
             window: plan.window.max(1),
             sent: AtomicU64::new(0),
             answered: AtomicU64::new(0),
+            queued: AtomicU64::new(0),
             logged_on: AtomicBool::new(false),
             open: AtomicBool::new(true),
             logging_out: AtomicBool::new(false),
@@ -183,6 +187,12 @@ impl<S: SessionStore> Link<S> {
     /// Counts `n` more orders sent.
     pub fn add_sent(&self, n: u64) {
         self.sent.fetch_add(n, Ordering::Release);
+    }
+
+    /// Bytes the session has queued for writing so far (orders, and the
+    /// session's own messages).
+    pub fn queued(&self) -> u64 {
+        self.queued.load(Ordering::Relaxed)
     }
 
     /// Orders answered so far.
@@ -309,6 +319,9 @@ impl<S: SessionStore> Link<S> {
             self.fail(why);
             // The engine sees the session end; nothing more is written.
             let _ = self.stream.shutdown(Shutdown::Both);
+        }
+        if !over {
+            self.queued.fetch_add(produced as u64, Ordering::Relaxed);
         }
         let mut logged_out = false;
         for o in outs.drain(..) {

@@ -96,6 +96,12 @@ pub struct Outcome {
     pub round_time: Histogram<u64>,
     /// Sessions run.
     pub sessions: usize,
+    /// The mean size of a NewOrderSingle this run wrote, in bytes (0 when
+    /// none was built).
+    pub order_size: u64,
+    /// The mean size of an ExecutionReport this run read, in bytes (0 when
+    /// none came).
+    pub report_size: u64,
     /// Each session that ended before the run logged it out (the engine
     /// closed the connection or logged it out, the session disconnected,
     /// a read or write failed), with when and why.

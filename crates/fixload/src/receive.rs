@@ -34,6 +34,11 @@ pub struct Received {
     pub rejects: u64,
     /// Times the receiver woke with bytes to read in the measured part.
     pub wakes: u64,
+    /// ExecutionReports received over the whole run, and their bytes: the
+    /// size of an answer on the wire, for the floor.
+    pub reports: u64,
+    /// See [`Received::reports`].
+    pub report_bytes: u64,
 }
 
 /// How the receiver reads: `poll` and `read` on the sockets, or one RECV
@@ -101,6 +106,8 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                 intervals: Vec::new(),
                 rejects: 0,
                 wakes: 0,
+                reports: 0,
+                report_bytes: 0,
             },
         }
     }
@@ -281,6 +288,8 @@ fn answer<S: SessionStore>(
     // search for an absent tag reads the whole message.
     let id = match value_of(m, &f.msg_type) {
         Some(b"8") => {
+            got.reports += 1;
+            got.report_bytes += m.len() as u64;
             if value_of(m, &f.status) == Some(b"8") {
                 got.rejects += 1;
             }

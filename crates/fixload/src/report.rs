@@ -9,7 +9,7 @@ use std::time::Duration;
 use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
 
 use crate::verdict::{Verdict, saturation};
-use crate::{Outcome, Settings, cores};
+use crate::{Floor, Outcome, Settings, cores};
 
 /// A sweep's report as its runs come in: [`Sweep::step`] adds each run,
 /// [`Sweep::finish`] concludes.
@@ -65,8 +65,10 @@ impl Sweep {
     }
 
     /// Adds `o`, the run at `rate`: its verdict, its row of the table, its
-    /// sections, and its problems.
-    pub fn step(&mut self, rate: f64, o: &Outcome) {
+    /// sections, and its problems; with `floor` (measured right after it,
+    /// see [`crate::floor`]), the floor's row and the generator's CPU per
+    /// order as a ratio to it.
+    pub fn step(&mut self, rate: f64, o: &Outcome, floor: Option<&Floor>) {
         let report = &mut self.report;
         let started = *report.started.get_or_insert(o.started);
         // Where this run's intervals sit from the report's start (the
@@ -76,9 +78,12 @@ impl Sweep {
         self.problems.extend(problems(o, &name));
         let verdict = Verdict::of(o, rate);
         self.steps.push((rate, verdict));
+        let mut row = Row::new(format!("{rate:.0}/s"));
+        if let Some(f) = floor {
+            row = row.col("cpu_over_floor_x", Value::num(f.ratio(o), 2));
+        }
         self.table.row(
-            Row::new(format!("{rate:.0}/s"))
-                .latency(o.total.corrected.clone())
+            row.latency(o.total.corrected.clone())
                 .elapsed(o.measured)
                 .col("target_per_s", Value::num(rate, 0))
                 .col("achieved_per_s", Value::num(o.achieved_rate(), 0))
@@ -90,7 +95,15 @@ impl Sweep {
                 .col("limited_by", verdict.limit.as_str()),
         );
         report.sections.push(intervals(&name, o, offset));
-        report.sections.push(totals(&name, o, rate, verdict));
+        report.sections.push(totals(&name, o, rate, verdict, floor));
+    }
+
+    /// Says in the last run's totals why it has no floor row (the floor
+    /// program is missing, or failed).
+    pub fn no_floor(&mut self, why: &str) {
+        if let Some(s) = self.report.sections.last_mut() {
+            s.note(format!("floor not measured: {why}"));
+        }
     }
 
     /// Ends the sweep early: a run failed after others were measured,
@@ -172,7 +185,7 @@ fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
 }
 
 /// The totals of one run: both histograms and the counts.
-fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict) -> Section {
+fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict, floor: Option<&Floor>) -> Section {
     let mut s = Section::new(name.to_owned());
     let counts = |r: Row| {
         r.elapsed(o.measured)
@@ -193,18 +206,31 @@ fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict) -> Section {
         )
         .col("window_full", o.window_full),
     );
-    s.row(
-        counts(
-            Row::new("uncorrected (actual send → first ExecutionReport)")
-                .latency(o.total.uncorrected.clone()),
-        )
-        .col("rejects", o.rejects)
-        .col("disconnects", o.disconnects)
-        .col(
-            "generator_cpu_per_order_ns",
-            Value::num(o.cpu_per_order().as_nanos() as f64, 0),
-        ),
+    let mut uncorrected = counts(
+        Row::new("uncorrected (actual send → first ExecutionReport)")
+            .latency(o.total.uncorrected.clone()),
+    )
+    .col("rejects", o.rejects)
+    .col("disconnects", o.disconnects)
+    .col(
+        "generator_cpu_per_order_ns",
+        Value::num(o.cpu_per_order().as_nanos() as f64, 0),
     );
+    if let Some(f) = floor {
+        uncorrected = uncorrected.col("generator_over_floor_x", Value::num(f.ratio(o), 2));
+    }
+    s.row(uncorrected);
+    if let Some(f) = floor {
+        s.row(
+            Row::new("floor (fixload-floor: the same I/O in C, no FIX work)")
+                .elapsed(f.measured)
+                .col("sent", f.sent)
+                .col(
+                    "floor_cpu_per_order_ns",
+                    Value::num(f.cpu_per_order().as_nanos() as f64, 0),
+                ),
+        );
+    }
     s.note(verdict.explain(o, rate));
     s.note(format!("transport: {}", o.transport));
     let secs = o.measured.as_secs_f64().max(1e-9);
@@ -214,6 +240,23 @@ fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict) -> Section {
         o.receive_wakes as f64 / secs
     ));
     s.note("generator CPU: this process's CPU time over the measured part (every thread) / orders sent in it");
+    if let Some(f) = floor {
+        s.note(format!(
+            "CPU per order: the generator {:.0} ns, its floor {:.0} ns: {:.2}× the floor",
+            o.cpu_per_order().as_nanos() as f64,
+            f.cpu_per_order().as_nanos() as f64,
+            f.ratio(o)
+        ));
+        s.note(format!(
+            "floor: run right after, at the same rate, warm-up, duration and {:?} coalescing over {} loopback connection(s): a C sender waking with clock_nanosleep(TIMER_ABSTIME) writes {}-byte orders (this run's mean NewOrderSingle), a receiver in poll + read takes two {}-byte answers per order (its mean ExecutionReport) from a forked counterparty (a thread per connection, as engines serve sessions); its CPU is getrusage of its own process over the measured part / orders, woke {:.0}/s (sender) and {:.0}/s (receiver)",
+            f.coalesce,
+            o.sessions,
+            f.order_size,
+            f.report_size,
+            f.send_rounds as f64 / f.measured.as_secs_f64().max(1e-9),
+            f.receive_wakes as f64 / f.measured.as_secs_f64().max(1e-9),
+        ));
+    }
     s
 }
 

@@ -62,6 +62,11 @@ pub struct Sent {
     /// How long each round of the measured part took, from its wake to
     /// the end of its writes: time in which the next orders fall due.
     pub round_time: Histogram<u64>,
+    /// Orders built over the whole run, and the bytes their sessions queued
+    /// meanwhile: the size of an order on the wire, for the floor.
+    pub built: u64,
+    /// See [`Sent::built`].
+    pub built_bytes: u64,
 }
 
 /// How the sender writes: through each socket, or through an io_uring.
@@ -134,6 +139,8 @@ impl<'l, S: SessionStore> Sender<'l, S> {
             rounds: 0,
             wake_late: latency_histogram(),
             round_time: latency_histogram(),
+            built: 0,
+            built_bytes: 0,
         };
         // Session j's next order is its next[j]-th.
         let mut next = vec![0u64; k];
@@ -238,6 +245,9 @@ impl<'l, S: SessionStore> Sender<'l, S> {
         let sch = &self.schedule;
         let t = UtcTimestamp::now();
         let mut id_buf = [0u8; 20];
+        // The session lock is held from the build to the queueing, so
+        // what the receiver queues (a heartbeat) rarely falls in between.
+        let queued = l.queued();
         let n = l.with_session(
             |s| {
                 let mut n = 0;
@@ -280,6 +290,8 @@ impl<'l, S: SessionStore> Sender<'l, S> {
             &mut |_| {},
         )?;
         l.add_sent(n);
+        out.built += n;
+        out.built_bytes += l.queued() - queued;
         Ok(n)
     }
 }

@@ -238,6 +238,8 @@ mod tests {
             wake_late: perfkit_measure::latency_histogram(),
             round_time: perfkit_measure::latency_histogram(),
             sessions: 1,
+            order_size: 0,
+            report_size: 0,
             lost: Vec::new(),
         }
     }

@@ -38,5 +38,10 @@ pub const QUICKFIX_VERSION_FILE: &str = "quickfix-parse.version";
 /// its own writers.
 pub const SZIP: &str = "szip-peer";
 
+/// The load generator's floor: `xtask/peers/floor/fixload_floor.c`, the
+/// generator's I/O in C with no FIX work, which `perfkit fix load` runs
+/// after each rate for the ratio of its CPU per order to the floor's.
+pub const LOAD_FLOOR: &str = "fixload-floor";
+
 /// The environment variable that overrides the peer directory.
 pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";

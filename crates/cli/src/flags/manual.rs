@@ -227,9 +227,7 @@ fn failure(words: &str) -> Option<&'static str> {
              growing"
         }
         "perfkit fix check" => "any message is invalid, or the input cannot be read",
-        "perfkit fix bench" => {
-            "with --connect, orders are unanswered after --grace, rejected, or a session is lost"
-        }
+        "perfkit fix load" => "orders are unanswered after --grace, rejected, or a session is lost",
         "perfkit fix acceptor" | "perfkit fix initiator" => {
             "the settings are refused, a store is damaged (without --recover-store), or the port \
              cannot be opened"
@@ -257,7 +255,7 @@ const ENVIRONMENT: &[(&str, &str, &str)] = &[
     (
         "perfkit fix",
         "PERFKIT_PEERS_DIR",
-        "Where the QuickFIX peer programs are looked up.",
+        "Where the peer programs are looked up (QuickFIX's, and fix load's floor).",
     ),
     (
         "perfkit fix",
@@ -421,14 +419,22 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
     ),
     (
         "perfkit fix bench",
+        &[(
+            "perfkit fix bench --only scan,parse --json",
+            "Two parts of the hot path, as JSON.",
+        )],
+    ),
+    (
+        "perfkit fix load",
         &[
             (
-                "perfkit fix bench --only scan,parse --json",
-                "Two parts of the hot path, as JSON.",
+                "perfkit fix load initiator.cfg --rate 10k,20k --hlog load.hlog",
+                "Load an acceptor at two rates, each beside the generator's floor, and keep the \
+                 histograms.",
             ),
             (
-                "perfkit fix bench --connect initiator.cfg --rate 10k,20k --hlog load.hlog",
-                "Load an acceptor at two rates and keep the histograms.",
+                "perfkit fix load initiator.cfg --rate 50k --coalesce 1ms --pin 2",
+                "Fewer sender wakes at a high rate, the generator's threads on cores 2 and 3.",
             ),
         ],
     ),

@@ -83,8 +83,8 @@ pub enum Command {
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
     /// FIX tools: `fix bench` measures the hot path and the session engine,
-    /// `fix check FILE|-` validates messages, `fix acceptor`/`initiator`
-    /// run sessions.
+    /// `fix load` puts an engine under open-loop load, `fix check FILE|-`
+    /// validates messages, `fix acceptor`/`initiator` run sessions.
     Fix(cmd::fix::FixArgs),
     /// `perfkit fix bench` under its older name, kept so scripts and
     /// habits that call it still work.

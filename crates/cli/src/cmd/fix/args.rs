@@ -27,9 +27,13 @@ pub struct FixArgs {
 enum FixCommand {
     /// The FIX hot path: scan, parse, build, store, deferred, affinity,
     /// transport and session, each as a before/after pair measured in one
-    /// run (`perfkit fix-bench` is the same command); with --connect, the
-    /// open-loop load generator against a FIX engine.
+    /// run (`perfkit fix-bench` is the same command).
     Bench(Box<FixBenchArgs>),
+    /// Open-loop load against a FIX engine: NewOrderSingles on a fixed
+    /// schedule over the initiator sessions of a QuickFIX settings file,
+    /// each timed to its first ExecutionReport; the generator's CPU per
+    /// order beside its floor, measured in the same run.
+    Load(Box<FixLoadArgs>),
     /// Validate FIX messages (`|`-separated, one per line, or SOH-separated
     /// as a byte stream or a log, line breaks allowed); exit 1 if any is
     /// invalid.
@@ -48,6 +52,7 @@ impl FixArgs {
     pub fn task(self) -> Result<super::Task> {
         Ok(match self.command {
             FixCommand::Bench(a) => super::Task::Bench(a.task()?),
+            FixCommand::Load(a) => super::Task::Load(a.task()?),
             FixCommand::Check(a) => super::Task::Check(a.into()),
             FixCommand::Acceptor(a) => super::Task::Acceptor(a.into()),
             FixCommand::Initiator(a) => super::Task::Initiator(a.into()),
@@ -69,16 +74,14 @@ pub struct FixBenchArgs {
     #[arg(long, default_value_t = 100_000, value_parser = count_parser())]
     pub iterations: usize,
     /// Unmeasured operations per variant first (at most 2^40; default
-    /// 10000); with --connect, a duration of orders sent before measuring
-    /// (default 1s).
+    /// 10000).
     #[arg(long, value_parser = parse_warmup)]
     pub warmup: Option<Warmup>,
     /// Interleaved rounds: every variant measures a slice in each.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
     /// Pin the measuring thread to CORE (and the echo client; the server
-    /// gets another core). With `--connect`: the load generator's
-    /// sender to CORE, its receiver to the next core.
+    /// gets another core).
     #[arg(long, value_name = "CORE")]
     pub pin: Option<usize>,
     /// Only these parts (comma separated): scan, parse, build, store,
@@ -109,51 +112,136 @@ pub struct FixBenchArgs {
     #[arg(long, default_value_t = 100,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
     pub session_window: u64,
-    /// Run the open-loop load generator against the initiator sessions of
-    /// this QuickFIX settings file (SocketConnectHost/Port) instead of the
-    /// micro benchmarks.
-    #[arg(long, value_name = "SETTINGS")]
+    /// The hidden alias of `fix load SETTINGS` (its older spelling): the
+    /// load generator instead of the micro benchmarks, with the flags
+    /// below; `--warmup` is then a duration and `--pin` the sender's core.
+    #[arg(long, hide = true, value_name = "SETTINGS")]
     pub connect: Option<PathBuf>,
     /// With --connect: orders per second over all sessions (50000, 50k,
     /// 50k/s); a comma-separated list runs each in turn (a sweep).
-    #[arg(long, value_delimiter = ',', value_parser = fixload::parse_rate, requires = "connect")]
+    #[arg(long, hide = true, value_delimiter = ',', value_parser = fixload::parse_rate, requires = "connect")]
     pub rate: Vec<f64>,
     /// With --connect: how long each rate is measured (over zero).
-    #[arg(long, default_value = "10s", value_parser = parse_measured)]
+    #[arg(long, hide = true, default_value = "10s", value_parser = parse_measured)]
     pub duration: Duration,
     /// With --connect: run only the first K initiator sessions of the file.
-    #[arg(long, value_name = "K", requires = "connect",
+    #[arg(long, hide = true, value_name = "K", requires = "connect",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
     pub sessions: Option<usize>,
     /// With --connect: most unanswered orders per session; a full window
     /// holds the sender back (those orders count from their intended time).
-    #[arg(long, default_value_t = 100,
+    #[arg(long, hide = true, default_value_t = 100,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
     pub window: u64,
     /// With --connect: the width of each reported interval (at least 1ms;
     /// a run plus its grace may span at most 3600 of them).
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    #[arg(long, hide = true, default_value = "1s", value_parser = parse_duration)]
     pub interval: Duration,
     /// With --connect: how long to wait for the last answers.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    #[arg(long, hide = true, default_value = "5s", value_parser = parse_duration)]
     pub grace: Duration,
     /// With --connect: orders due within DURATION (at most 10ms) of the
     /// sender's last round wait for its next one, so at high rates they go
     /// out together, each up to DURATION late (and timed from when it was
     /// due). Longer windows wake the sender less often: less CPU per order.
-    #[arg(long, value_name = "DURATION", default_value = "250us", value_parser = perfkit::units::parse_duration_up_to(MAX_COALESCE))]
+    #[arg(long, hide = true, value_name = "DURATION", default_value = "250us", value_parser = perfkit::units::parse_duration_up_to(MAX_COALESCE))]
     pub coalesce: Duration,
     /// With --connect: how the generator talks to the sockets: io-uring
     /// where the kernel has it (auto), or always std calls, or always
     /// io-uring (an error where it is missing).
-    #[arg(long, value_enum, default_value_t = IoArg::Auto)]
+    #[arg(long, hide = true, value_enum, default_value_t = IoArg::Auto)]
     pub io: IoArg,
     /// With --connect: the NewOrderSingle's fields (tag=value, separated by
     /// `|`, SOH or lines) instead of 21=1|55=MSFT|54=1|38=100|40=1.
-    #[arg(long, value_name = "FILE", requires = "connect")]
+    #[arg(long, hide = true, value_name = "FILE", requires = "connect")]
     pub order_template: Option<PathBuf>,
     #[command(flatten)]
     pub report: ReportArgs,
+}
+
+/// Arguments of `perfkit fix load`: each flag has one meaning.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FixLoadArgs {
+    /// A QuickFIX settings file: its initiator sessions (SocketConnectHost
+    /// and SocketConnectPort) carry the load.
+    #[arg(value_name = "SETTINGS")]
+    pub settings: PathBuf,
+    /// Orders per second over all sessions (50000, 50k, 50k/s); a
+    /// comma-separated list runs each in turn (a sweep).
+    #[arg(long, required = true, value_delimiter = ',', value_parser = fixload::parse_rate)]
+    pub rate: Vec<f64>,
+    /// How long each rate is measured (over zero).
+    #[arg(long, default_value = "10s", value_parser = parse_measured)]
+    pub duration: Duration,
+    /// How long orders go out at the rate before measuring starts.
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub warmup: Duration,
+    /// Run only the first K initiator sessions of the file.
+    #[arg(long, value_name = "K",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=4096))]
+    pub sessions: Option<usize>,
+    /// Most unanswered orders per session; a full window holds the sender
+    /// back (those orders count from their intended time).
+    #[arg(long, default_value_t = 100,
+          value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
+    pub window: u64,
+    /// The width of each reported interval (at least 1ms; a run plus its
+    /// grace may span at most 3600 of them).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// How long to wait for the last answers.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub grace: Duration,
+    /// Orders due within DURATION (at most 10ms) of the sender's last round
+    /// wait for its next one, so at high rates they go out together, each
+    /// up to DURATION late (and timed from when it was due). Longer windows
+    /// wake the sender less often: less CPU per order.
+    #[arg(long, value_name = "DURATION", default_value = "250us", value_parser = perfkit::units::parse_duration_up_to(MAX_COALESCE))]
+    pub coalesce: Duration,
+    /// How the generator talks to the sockets: io-uring where the kernel
+    /// has it (auto), or always std calls, or always io-uring (an error
+    /// where it is missing).
+    #[arg(long, value_enum, default_value_t = IoArg::Auto)]
+    pub io: IoArg,
+    /// The NewOrderSingle's fields (tag=value, separated by `|`, SOH or
+    /// lines) instead of 21=1|55=MSFT|54=1|38=100|40=1.
+    #[arg(long, value_name = "FILE")]
+    pub order_template: Option<PathBuf>,
+    /// Pin the generator's sender to CORE and its receiver to the next core
+    /// (the floor's two threads likewise).
+    #[arg(long, value_name = "CORE")]
+    pub pin: Option<usize>,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+impl FixLoadArgs {
+    /// The sweep these flags ask for, against the file's sessions.
+    pub fn task(&self) -> Result<load::Task> {
+        let mut sweep = fixload::Settings::new(self.rate.clone());
+        sweep.run = fixload::Plan {
+            duration: self.duration,
+            warmup: self.warmup,
+            interval: self.interval,
+            window: self.window,
+            grace: self.grace,
+            pin: self.pin,
+            coalesce: self.coalesce,
+            io: self.io.into(),
+            ..sweep.run
+        };
+        if let Some(path) = &self.order_template {
+            sweep.run.template = load::read_template(path)?;
+        }
+        Ok(load::Task {
+            engine: load::Connect {
+                settings: self.settings.clone(),
+                sessions: self.sessions,
+            },
+            sweep,
+            report: self.report.options(),
+        })
+    }
 }
 
 /// `--warmup`: a count of operations for the micro benchmarks, a duration
@@ -217,21 +305,13 @@ fn parse_warmup(s: &str) -> Result<Warmup, String> {
 
 impl FixBenchArgs {
     /// What these flags ask `fix bench` to do: the micro benchmarks'
-    /// suite, or with `--connect` the load sweep.
+    /// suite, or with `--connect` (the hidden alias) the load sweep.
     pub fn task(&self) -> Result<Task> {
-        let report = self.report.options();
         Ok(match &self.connect {
-            Some(settings) => {
-                let (engine, sweep) = self.load(settings)?;
-                Task::Load {
-                    engine,
-                    sweep,
-                    report,
-                }
-            }
+            Some(settings) => Task::Load(self.as_load(settings)?.task()?),
             None => Task::Suite {
                 suite: self.suite()?,
-                report,
+                report: self.report.options(),
             },
         })
     }
@@ -242,49 +322,36 @@ impl FixBenchArgs {
             None => Ok(10_000),
             Some(Warmup::Count(n)) => Ok(n),
             Some(Warmup::Time(_)) => {
-                bail!("--warmup takes a number of operations here (a duration is for --connect)")
+                bail!("--warmup takes a number of operations here (a duration is for `fix load`)")
             }
         }
     }
 
-    /// The load generator's warm-up, when given.
-    fn warmup_for_load(&self) -> Result<Option<Duration>> {
-        match self.warmup {
-            None => Ok(None),
-            Some(Warmup::Time(d)) => Ok(Some(d)),
-            Some(Warmup::Count(_)) => {
-                bail!("--warmup with --connect takes a duration (e.g. 2s)")
-            }
-        }
-    }
-
-    /// The load sweep `--connect SETTINGS` asks for.
-    fn load(&self, settings: &Path) -> Result<(load::Connect, fixload::Settings)> {
+    /// `fix bench --connect SETTINGS …` spelt as `fix load SETTINGS …`.
+    fn as_load(&self, settings: &Path) -> Result<FixLoadArgs> {
         if self.rate.is_empty() {
             bail!("--connect needs --rate (orders per second; a list sweeps)");
         }
-        let mut sweep = fixload::Settings::new(self.rate.clone());
-        sweep.run = fixload::Plan {
-            duration: self.duration,
-            interval: self.interval,
-            window: self.window,
-            grace: self.grace,
-            pin: self.pin,
-            coalesce: self.coalesce,
-            io: self.io.into(),
-            ..sweep.run
+        let warmup = match self.warmup {
+            None => fixload::Plan::default().warmup,
+            Some(Warmup::Time(d)) => d,
+            Some(Warmup::Count(_)) => bail!("--warmup with --connect takes a duration (e.g. 2s)"),
         };
-        if let Some(d) = self.warmup_for_load()? {
-            sweep.run.warmup = d;
-        }
-        if let Some(path) = &self.order_template {
-            sweep.run.template = load::read_template(path)?;
-        }
-        let engine = load::Connect {
+        Ok(FixLoadArgs {
             settings: settings.to_owned(),
+            rate: self.rate.clone(),
+            duration: self.duration,
+            warmup,
             sessions: self.sessions,
-        };
-        Ok((engine, sweep))
+            window: self.window,
+            interval: self.interval,
+            grace: self.grace,
+            coalesce: self.coalesce,
+            io: self.io,
+            order_template: self.order_template.clone(),
+            pin: self.pin,
+            report: self.report.clone(),
+        })
     }
 
     /// The suite the micro benchmarks ask for.
@@ -502,6 +569,30 @@ mod tests {
         }
     }
 
+    fn load_args(argv: &[&str]) -> FixLoadArgs {
+        let cli = Cli::try_parse_from([&["fix", "load"], argv].concat()).unwrap();
+        match cli.fix.command {
+            FixCommand::Load(a) => *a,
+            _ => unreachable!("parsed as fix load"),
+        }
+    }
+
+    /// `fix load`'s --warmup is a duration and its --pin the sender's
+    /// core, whatever `fix bench` makes of the same flags.
+    #[test]
+    fn load_flags_have_one_meaning() {
+        let task = load_args(&["x.cfg", "--rate", "1k", "--warmup", "2s", "--pin", "3"])
+            .task()
+            .unwrap();
+        assert_eq!(task.sweep.run.warmup, Duration::from_secs(2));
+        assert_eq!(task.sweep.run.pin, Some(3));
+        let seven = load_args(&["x.cfg", "--rate", "1k", "--warmup", "7"])
+            .task()
+            .unwrap();
+        assert_eq!(seven.sweep.run.warmup, Duration::from_secs(7));
+        assert!(Cli::try_parse_from(["fix", "load", "x.cfg"]).is_err());
+    }
+
     #[test]
     fn a_measured_duration_is_over_zero() {
         assert_eq!(parse_measured("2s"), Ok(Duration::from_secs(2)));
@@ -522,12 +613,17 @@ mod tests {
         assert_eq!(suite.session, default.session);
         assert_eq!(suite.parts, default.parts);
         assert!(suite.input.is_none());
-        let (engine, sweep) = bench_args(&["--connect", "x.cfg", "--rate", "5k,10k"])
-            .load(Path::new("x.cfg"))
-            .unwrap();
-        assert_eq!(sweep, fixload::Settings::new(vec![5_000.0, 10_000.0]));
-        assert_eq!(engine.settings, Path::new("x.cfg"));
-        assert_eq!(engine.sessions, None);
+        for load in [
+            load_args(&["x.cfg", "--rate", "5k,10k"]),
+            bench_args(&["--connect", "x.cfg", "--rate", "5k,10k"])
+                .as_load(Path::new("x.cfg"))
+                .unwrap(),
+        ] {
+            let task = load.task().unwrap();
+            assert_eq!(task.sweep, fixload::Settings::new(vec![5_000.0, 10_000.0]));
+            assert_eq!(task.engine.settings, Path::new("x.cfg"));
+            assert_eq!(task.engine.sessions, None);
+        }
     }
 
     #[test]

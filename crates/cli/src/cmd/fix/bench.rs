@@ -1,7 +1,7 @@
 //! `perfkit fix bench`: the suite of micro benchmarks
 //! ([`perfkit_bench::fix::suite`]) and the `--input` messages it may
-//! parse instead of the samples, or with `--connect` the load sweep
-//! ([`super::load`]).
+//! parse instead of the samples, or with `--connect` (a hidden alias of
+//! `fix load`) the load sweep ([`super::load`]).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -23,37 +23,26 @@ pub enum Task {
         /// How to render it.
         report: ReportOptions,
     },
-    /// The load generator against an engine's sessions.
-    Load {
-        /// The engine and which of its sessions.
-        engine: load::Connect,
-        /// The rates and the plan for each.
-        sweep: fixload::Settings,
-        /// How to render it.
-        report: ReportOptions,
-    },
+    /// `--connect`, the hidden alias: `fix load`'s sweep.
+    Load(load::Task),
 }
 
-/// Runs `perfkit fix bench`: measures and renders; a load sweep whose
-/// runs met problems (orders unanswered, rejects, sessions lost) fails
-/// with them in one line after its report.
+/// What the alias prints on stderr before it runs: the command it stands
+/// for.
+pub const CONNECT_ALIAS: &str =
+    "perfkit: `fix bench --connect SETTINGS` is now `perfkit fix load SETTINGS`";
+
+/// Runs `perfkit fix bench`: measures and renders, or under `--connect`
+/// names the new command on stderr and runs `fix load`.
 pub fn run(task: Task) -> Result<ExitCode> {
     match task {
         Task::Suite { suite, report } => {
             let measured = measure(&suite, report.json)?;
             super::super::emit(&measured, &report)
         }
-        Task::Load {
-            engine,
-            sweep,
-            report,
-        } => {
-            let swept = load::measure(&engine, &sweep, report.json)?;
-            super::super::emit(&swept.report, &report)?;
-            if !swept.problems.is_empty() {
-                bail!("{}", swept.problems.join("; "));
-            }
-            Ok(ExitCode::SUCCESS)
+        Task::Load(t) => {
+            eprintln!("{CONNECT_ALIAS}");
+            load::run(t)
         }
     }
 }

@@ -1,17 +1,45 @@
-//! `perfkit fix bench --connect SETTINGS --rate N[,N...]`: the open-loop
-//! load generator ([`fixload`]) against the initiator sessions of a
-//! QuickFIX settings file, one run per rate, into fixload's sweep report
-//! (per-interval and total rows and, for a sweep, a latency-vs-throughput
-//! table with the saturation point). What is left here is the file's
-//! side: the sessions it names, the order template it points at, and the
-//! flags behind what the generator refuses.
+//! `perfkit fix load SETTINGS --rate N[,N...]` (and its hidden alias
+//! `fix bench --connect`): the open-loop load generator ([`fixload`])
+//! against the initiator sessions of a QuickFIX settings file, one run per
+//! rate, each followed by the generator's floor at the same shape
+//! ([`fixload::floor`], the `fixload-floor` peer program), into fixload's
+//! sweep report (per-interval and total rows and, for a sweep, a
+//! latency-vs-throughput table with the saturation point). What is left
+//! here is the file's side: the sessions it names, the order template it
+//! points at, where the floor program is, and the flags behind what the
+//! generator refuses.
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use fixcore::session::store::AnyStore;
 use fixcore::settings::ConnectionType;
 use fixload::{Settings, Sweep, Swept, Target};
+use perfkit::report::ReportOptions;
+
+/// What `perfkit fix load` was asked to do, the flags resolved.
+#[derive(Debug)]
+pub struct Task {
+    /// The engine and which of its sessions.
+    pub engine: Connect,
+    /// The rates and the plan for each.
+    pub sweep: Settings,
+    /// How to render it.
+    pub report: ReportOptions,
+}
+
+/// Runs `task` and renders its report; a sweep whose runs met problems
+/// (orders unanswered, rejects, sessions lost) fails with them in one line
+/// after its report.
+pub fn run(task: Task) -> Result<ExitCode> {
+    let swept = measure(&task.engine, &task.sweep, task.report.json)?;
+    super::super::emit(&swept.report, &task.report)?;
+    if !swept.problems.is_empty() {
+        bail!("{}", swept.problems.join("; "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
 
 /// The engine under load: the initiator sessions of a QuickFIX settings
 /// file, which say where to connect.
@@ -23,18 +51,22 @@ pub struct Connect {
     pub sessions: Option<usize>,
 }
 
-/// Runs every rate of `load` against `engine` into one report, with the
-/// problems the runs met (unanswered orders, rejects, lost sessions),
-/// which the caller prints after the report and exits non-zero for. The
-/// progress line shows on a terminal unless `json`.
+/// Runs every rate of `load` against `engine` into one report, each run
+/// followed by the floor's, with the problems the runs met (unanswered
+/// orders, rejects, lost sessions), which the caller prints after the
+/// report and exits non-zero for. A floor that could not be measured (its
+/// program not built, or failing) is a note in the report instead of its
+/// row. The progress line shows on a terminal unless `json`.
 pub fn measure(engine: &Connect, load: &Settings, json: bool) -> Result<Swept> {
     super::cap_scan_path()?;
-    let mut sweep = Sweep::new("fix-bench load", load);
+    let mut sweep = Sweep::new("fix load", load);
     let bar = super::super::progress(None, json);
+    let floor_program = perfkit_bench::peer::locate(perfkit_peers::LOAD_FLOOR);
     for &rate in &load.rates {
         // Fresh sessions for each run: each logs on anew.
         let targets = targets(&engine.settings, engine.sessions)?;
-        let run = fixload::run(targets, &load.plan(rate), &|line| {
+        let plan = load.plan(rate);
+        let run = fixload::run(targets, &plan, &|line| {
             bar.set_message(format!("{rate:.0}/s {line}"))
         })
         .map_err(in_flag_terms)
@@ -42,7 +74,17 @@ pub fn measure(engine: &Connect, load: &Settings, json: bool) -> Result<Swept> {
         // A step that fails after others ran ends the sweep; what the
         // earlier steps measured is still reported.
         match run {
-            Ok(o) => sweep.step(rate, &o),
+            Ok(o) => {
+                bar.set_message(format!("{rate:.0}/s: the floor"));
+                let floor = match &floor_program {
+                    Some(p) => fixload::floor::measure(p, &plan, &o).map_err(|e| e.to_string()),
+                    None => Err(perfkit_bench::peer::missing_note(perfkit_peers::LOAD_FLOOR)),
+                };
+                sweep.step(rate, &o, floor.as_ref().ok());
+                if let Err(why) = &floor {
+                    sweep.no_floor(why);
+                }
+            }
             Err(e) if !sweep.is_empty() => {
                 sweep.cut_short(format!("{e:#}"));
                 break;

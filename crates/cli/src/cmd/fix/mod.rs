@@ -5,7 +5,9 @@
 //! - `fix bench` ([`bench`](mod@bench)): the FIX hot path, before/after pairs
 //!   measured in one run, and fixcore's parser beside QuickFIX's when the
 //!   peer is built (also reachable as `perfkit fix-bench`, its older
-//!   name); with `--connect`, the load generator ([`load`]);
+//!   name);
+//! - `fix load` ([`load`]): the open-loop load generator and its floor
+//!   (`fix bench --connect` is its hidden alias);
 //! - `fix check` ([`check`]): validate FIX messages from a file or stdin;
 //! - `fix acceptor` / `initiator` ([`session`]): the session engine.
 
@@ -29,6 +31,8 @@ use anyhow::{Context, Result, bail};
 pub enum Task {
     /// `fix bench`: measure, or with `--connect` run the load generator.
     Bench(bench::Task),
+    /// `fix load`: the load generator and its floor.
+    Load(load::Task),
     /// `fix check`: validate messages.
     Check(check::Check),
     /// `fix acceptor`: serve the acceptor sessions of a settings file.
@@ -41,6 +45,7 @@ pub enum Task {
 pub fn run(task: Task) -> Result<ExitCode> {
     match task {
         Task::Bench(t) => bench::run(t),
+        Task::Load(t) => load::run(t),
         Task::Check(c) => check::check(c),
         Task::Acceptor(e) => session::acceptor(e),
         Task::Initiator(e) => session::initiator(e),
