@@ -697,3 +697,50 @@ fn logs_of_two_concurrent_runs_merge_into_one_histogram_of_their_orders() {
     }
     assert_eq!(python["merged"], *union, "the merged log, read by Python");
 }
+
+/// The generator's peak resident set (KiB, from GNU time) over a run of
+/// `secs` seconds at 20,000 orders/s, without the floor (no peers there).
+fn load_peak_rss(dir: &Path, ini: &Path, secs: u32) -> u64 {
+    let empty = dir.join("no-peers");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = Command::new("time")
+        .args(["-f", "%M"])
+        .arg(env!("CARGO_BIN_EXE_perfkit"))
+        .args(["fix", "load"])
+        .arg(ini)
+        .args([
+            "--rate",
+            "20k",
+            "--duration",
+            &format!("{secs}s"),
+            "--warmup",
+            "200ms",
+        ])
+        .arg("--json")
+        .env("PERFKIT_PEERS_DIR", &empty)
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    err.lines().last().unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn a_longer_run_does_not_grow_the_generators_memory() {
+    if !interop::have("time", "time") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let _acc = acceptor(dir.path(), port, "exec");
+    let ini = initiator(dir.path(), port);
+    // Six times the orders: a generator that keeps each sent order (for
+    // resends it will not make) grows by megabytes here.
+    let short = load_peak_rss(dir.path(), &ini, 1);
+    let long = load_peak_rss(dir.path(), &ini, 6);
+    assert!(
+        (long as f64) < short as f64 * 1.3,
+        "peak RSS {short} KiB over 1 s, {long} KiB over 6 s"
+    );
+}

@@ -14,7 +14,6 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use fixcore::session::store::AnyStore;
-use fixcore::settings::ConnectionType;
 use fixload::{Settings, Sweep, Swept, Target};
 use perfkit::report::ReportOptions;
 
@@ -112,7 +111,7 @@ fn in_flag_terms(e: fixload::Error) -> anyhow::Error {
 
 /// The initiator sessions of the settings file, the first `k` when given.
 fn targets(settings: &Path, k: Option<usize>) -> Result<Vec<Target<AnyStore>>> {
-    let mut all = super::session::sessions(settings, ConnectionType::Initiator, false)?;
+    let mut all = super::session::load_sessions(settings)?;
     if let Some(k) = k {
         if k > all.len() {
             bail!(
