@@ -551,6 +551,13 @@ fn an_engine_flooding_resend_requests_hits_the_unsent_bound() {
     .unwrap();
     let port = hostile(|_| Hostile::ResendFlood(600));
     let ini = initiator_of(dir.path(), port, &["LOAD1"]);
+    // Sent orders are kept for resending only in a file store: without
+    // one, each ResendRequest would get one small gap fill.
+    let text = std::fs::read_to_string(&ini).unwrap().replace(
+        "[SESSION]",
+        &format!("FileStorePath={}\n[SESSION]", dir.path().join("store").display()),
+    );
+    std::fs::write(&ini, text).unwrap();
     let out = run(load()
         .arg(&ini)
         .args(["--rate", "200", "--duration", "5s", "--warmup", "0s"])
