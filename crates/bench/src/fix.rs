@@ -14,6 +14,7 @@
 //! histogram's percentiles are percentiles of batch means. Loopback round
 //! trips are timed one by one.
 
+pub mod floor;
 pub mod quickfix;
 pub mod session;
 pub mod sink;

@@ -555,7 +555,10 @@ fn an_engine_flooding_resend_requests_hits_the_unsent_bound() {
     // one, each ResendRequest would get one small gap fill.
     let text = std::fs::read_to_string(&ini).unwrap().replace(
         "[SESSION]",
-        &format!("FileStorePath={}\n[SESSION]", dir.path().join("store").display()),
+        &format!(
+            "FileStorePath={}\n[SESSION]",
+            dir.path().join("store").display()
+        ),
     );
     std::fs::write(&ini, text).unwrap();
     let out = run(load()

@@ -99,10 +99,6 @@ pub enum Error {
     /// A thread of the generator panicked.
     #[error("{0}")]
     Thread(&'static str),
-    /// The floor program (see [`crate::floor`]) could not be run or
-    /// failed: the text names it and why.
-    #[error("the generator's floor: {0}")]
-    Floor(String),
     /// Histograms of different bounds were added together.
     #[error(transparent)]
     Histogram(#[from] hdrhistogram::AdditionError),

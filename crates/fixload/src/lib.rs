@@ -29,8 +29,9 @@
 //!   write);
 //! - [`verdict`]: whether each run held its rate, what held it back (the
 //!   engine or the generator), and the sweep's saturation point;
-//! - [`floor`]: the same I/O in C with no FIX work (a peer program), run
-//!   with a run's shape, for the generator's CPU per order as a ratio;
+//! - [`floor`]: what the same I/O cost with no FIX work (measured by
+//!   `perfkit_bench::fix::floor`), for the generator's CPU per order as a
+//!   ratio;
 //! - [`report`]: a sweep's runs as a `perfkit_measure` report, with the
 //!   problems to fail on.
 //!

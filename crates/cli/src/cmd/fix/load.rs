@@ -76,7 +76,8 @@ pub fn measure(engine: &Connect, load: &Settings, json: bool) -> Result<Swept> {
             Ok(o) => {
                 bar.set_message(format!("{rate:.0}/s: the floor"));
                 let floor = match &floor_program {
-                    Some(p) => fixload::floor::measure(p, &plan, &o).map_err(|e| e.to_string()),
+                    Some(p) => perfkit_bench::fix::floor::measure(p, &plan, &o)
+                        .map_err(|e| format!("{e:#}")),
                     None => Err(perfkit_bench::peer::missing_note(perfkit_peers::LOAD_FLOOR)),
                 };
                 sweep.step(rate, &o, floor.as_ref().ok());
