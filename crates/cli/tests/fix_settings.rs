@@ -333,6 +333,26 @@ fn the_commands_listen_and_connect_where_the_settings_say() {
 
 /// The lines a run of the acceptor printed on stderr for session
 /// ISLD→TW: (messages received, messages sent, events).
+/// Logs on to the acceptor's TW session, sends a Heartbeat and then a
+/// TestRequest whose answer shows both were taken, and stops the
+/// acceptor with Ctrl-C (it logs the session out and exits cleanly).
+fn logon_ping_and_stop(port: u16, mut acceptor: Running) {
+    let mut c = connect(port);
+    c.write_all(&frame("35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
+        .unwrap();
+    assert!(has(&read_message(&mut c).unwrap(), "35=A"));
+    c.write_all(&frame("35=0|34=2|49=TW|52=NOW|56=ISLD|"))
+        .unwrap();
+    c.write_all(&frame("35=1|34=3|49=TW|52=NOW|56=ISLD|112=ping|"))
+        .unwrap();
+    assert!(has(&read_message(&mut c).unwrap(), "112=ping"));
+    // SAFETY: kill(2) on the child's pid; no memory is involved.
+    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
+    let _ = read_message(&mut c);
+    drop(c);
+    assert!(acceptor.wait().unwrap().success());
+}
+
 fn screen_lines(screen_keys: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -345,22 +365,8 @@ fn screen_lines(screen_keys: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
         ),
     )
     .unwrap();
-    let mut acceptor = start(d, "screen.cfg");
-    let mut c = connect(port);
-    c.write_all(&frame("35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
-        .unwrap();
-    assert!(has(&read_message(&mut c).unwrap(), "35=A"));
-    // A Heartbeat, then a TestRequest whose answer shows both were taken.
-    c.write_all(&frame("35=0|34=2|49=TW|52=NOW|56=ISLD|"))
-        .unwrap();
-    c.write_all(&frame("35=1|34=3|49=TW|52=NOW|56=ISLD|112=ping|"))
-        .unwrap();
-    assert!(has(&read_message(&mut c).unwrap(), "112=ping"));
-    // SAFETY: kill(2) on the child's pid; no memory is involved.
-    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
-    let _ = read_message(&mut c);
-    drop(c);
-    assert!(acceptor.wait().unwrap().success());
+    let acceptor = start(d, "screen.cfg");
+    logon_ping_and_stop(port, acceptor);
     let stderr = std::fs::read_to_string(d.join("stderr")).unwrap();
     let of_session = |l: &&str| l.contains("ISLD") && l.contains("TW");
     let pick = |mark: &str| -> Vec<String> {
@@ -442,7 +448,7 @@ fn file_log_path_keeps_quickfixs_logs_per_session_and_global() {
         ),
     )
     .unwrap();
-    let mut acceptor = start(d, "logs.cfg");
+    let acceptor = start(d, "logs.cfg");
     // A connection whose first message is no Logon belongs to no session:
     // the GLOBAL event log says why it was closed.
     let mut stray = connect(port);
@@ -450,20 +456,7 @@ fn file_log_path_keeps_quickfixs_logs_per_session_and_global() {
         .write_all(&frame("35=0|34=1|49=TW|52=NOW|56=ISLD|"))
         .unwrap();
     assert!(read_message(&mut stray).is_none());
-    let mut c = connect(port);
-    c.write_all(&frame("35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|"))
-        .unwrap();
-    assert!(has(&read_message(&mut c).unwrap(), "35=A"));
-    c.write_all(&frame("35=0|34=2|49=TW|52=NOW|56=ISLD|"))
-        .unwrap();
-    c.write_all(&frame("35=1|34=3|49=TW|52=NOW|56=ISLD|112=ping|"))
-        .unwrap();
-    assert!(has(&read_message(&mut c).unwrap(), "112=ping"));
-    // SAFETY: kill(2) on the child's pid; no memory is involved.
-    assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
-    let _ = read_message(&mut c);
-    drop(c);
-    assert!(acceptor.wait().unwrap().success());
+    logon_ping_and_stop(port, acceptor);
 
     let log = d.join("log");
     // Both Logons, the TestRequest and the Logout sent at Ctrl-C; no

@@ -21,15 +21,7 @@ fn stderr(o: &Output) -> String {
 /// Random bytes: stored as raw blocks by either library, so both tools'
 /// frames have the same size and their lines must match byte for byte.
 fn random(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
+    perfkit_testkit::noise::noise(len, seed)
 }
 
 #[test]
