@@ -420,3 +420,51 @@ fn benchmark_mode_gives_each_level_a_row() {
     let o = run(perfkit().args(["compress", "-e3", "t.txt"]), d);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn seekable_files_are_plain_zstd_to_zstd() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data: Vec<u8> = "a seekable line of text\n".repeat(40_000).into_bytes();
+    std::fs::write(d.join("in"), &data).unwrap();
+    // From a file, and from a pipe (the table is written at the end).
+    let o = run(
+        perfkit().args(["compress", "-q", "--seekable", "--frame-size", "100K", "in"]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(
+        Command::new("sh").args([
+            "-c",
+            &format!(
+                "{} compress -q --seekable --no-check --frame-size 64K < in > piped.zst",
+                env!("CARGO_BIN_EXE_perfkit")
+            ),
+        ]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // zstd -l counts the table's skippable frame among the frames too.
+    for (file, frames) in [("in.zst", 11), ("piped.zst", 16)] {
+        let plain = run(Command::new("zstd").args(["-d", "-c", file]), d);
+        assert!(plain.status.success(), "{file}: {}", stderr(&plain));
+        assert!(plain.stdout == data, "{file}");
+        let list = run(Command::new("zstd").args(["-l", file]), d);
+        let line = String::from_utf8_lossy(&list.stdout)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_string();
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            (cols[0], cols[1]),
+            (&*frames.to_string(), "1"),
+            "{file}: {line}"
+        );
+    }
+    let o = run(perfkit().args(["compress", "--frame-size", "1M", "in"]), d);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -17,6 +17,14 @@ pub enum Error {
         /// Input position of the unrecognised header.
         offset: u64,
     },
+    /// A seekable file's seek table is absent, cut short or lies.
+    #[error("seek table at byte {offset}: {why}")]
+    SeekTable {
+        /// Where the table starts in the file (0 when not found).
+        offset: u64,
+        /// What is wrong.
+        why: String,
+    },
     /// The input is a zstd frame but its contents are invalid.
     #[error("corrupt zstd data near byte {offset}: {detail}")]
     Corrupt {

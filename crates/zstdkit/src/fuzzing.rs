@@ -38,6 +38,24 @@ pub fn patch(data: &[u8]) {
     let _ = crate::patch::apply(&reference, frame);
 }
 
+/// Untrusted bytes as a seekable file's tail: reading its seek table must
+/// never panic, and a table read must encode back to the bytes it came
+/// from (no field is lost or invented).
+///
+/// # Panics
+/// When reading panics, or a table read does not encode back.
+pub fn seek_table(data: &[u8]) {
+    if let Ok(table) = crate::seekable::SeekTable::parse_with_len(data, None) {
+        let encoded = table.encode();
+        let mut tail = data[data.len() - encoded.len()..].to_vec();
+        // The descriptor's two unused bits are not kept.
+        let descriptor = tail.len() - 5;
+        tail[descriptor] &= !0x03;
+        assert!(tail == encoded, "a table read does not encode back");
+    }
+    let _ = crate::seekable::SeekTable::parse(data);
+}
+
 /// The reference [`patch`] applies untrusted frames to.
 pub const PATCH_REFERENCE: &[u8] = b"perfkit patch reference: the quick brown fox. ";
 
@@ -60,6 +78,27 @@ mod tests {
             n += 1;
         }
         assert!(n >= 3, "seed directory read");
+    }
+
+    /// A real seekable file, cut at every length and with every byte of
+    /// its table changed, through the seek table body.
+    #[test]
+    fn seek_table_body_survives_a_real_table_mangled() {
+        use std::io::Write;
+        let mut w =
+            crate::seekable::SeekableWriter::new(Vec::new(), crate::Recipe::Fast, 100, true)
+                .unwrap();
+        w.write_all(&[7u8; 1000]).unwrap();
+        let file = w.finish().unwrap();
+        for cut in 0..=file.len() {
+            super::seek_table(&file[cut..]);
+            super::seek_table(&file[..cut]);
+        }
+        for i in file.len() - 140..file.len() {
+            let mut bad = file.clone();
+            bad[i] ^= 0x5A;
+            super::seek_table(&bad);
+        }
     }
 
     /// A real patch, whole, cut at every length and with every byte

@@ -16,6 +16,7 @@
 //! - [`async_io`]: [`AsyncEncoder`] / [`AsyncDecoder`] over tokio.
 //! - [`dict`]: dictionary training.
 //! - [`patch`]: a target compressed against a reference file (`--patch-from`).
+//! - [`seekable`]: zstd's seekable format, independent frames and a seek table.
 //! - [`budget`]: the [`CostModel`] and the per-call [`Budget`] placement.
 //!
 //! ```
@@ -41,6 +42,7 @@ pub mod patch;
 pub mod raw;
 pub mod recipe;
 pub mod runway;
+pub mod seekable;
 mod stable;
 pub mod stream;
 

@@ -12,7 +12,7 @@ use clap::error::ErrorKind;
 use perfkit_bench::zstd::levels::Levels;
 use zstdkit::{Params, Recipe};
 
-use super::{Format, Mode, Options, Task, Train, WindowLimit};
+use super::{Format, Mode, Options, Seekable, Task, Train, WindowLimit};
 use crate::flags::ReportArgs;
 
 /// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
@@ -125,6 +125,18 @@ struct EncodeArgs {
     /// Decompression reads both whatever this says.
     #[arg(long, value_enum, default_value = "zstd", value_name = "FORMAT")]
     format: FormatArg,
+    /// Write zstd's seekable format: independent frames of --frame-size
+    /// input bytes each and a seek table at the end, which every zstd
+    /// decoder reads as plain zstd.
+    #[arg(long, conflicts_with_all = ["patch_from", "dict"])]
+    seekable: bool,
+    /// With --seekable, the input bytes per frame (1 to 1G; default 1M).
+    #[arg(long, value_name = "SIZE", requires = "seekable", value_parser = parse_frame_size)]
+    frame_size: Option<usize>,
+    /// With --seekable, leave the per-frame checksums out of the seek table
+    /// (zstd's --no-check).
+    #[arg(long, requires = "seekable")]
+    no_check: bool,
     /// When compressing, skip inputs that already are (.zst, .tzst, .gz,
     /// .tgz, .lzma, .xz, .txz, .lz4, .tlz4), as zstd does.
     #[arg(long)]
@@ -182,6 +194,14 @@ enum FormatArg {
     Zstd,
     /// gzip members (RFC 1952), which gzip reads.
     Gzip,
+}
+
+fn parse_frame_size(s: &str) -> Result<usize, String> {
+    let n = perfkit::units::parse_size(s)?;
+    usize::try_from(n)
+        .ok()
+        .filter(|n| (1..=zstdkit::seekable::MAX_FRAME_SIZE).contains(n))
+        .ok_or_else(|| format!("{s} is not a frame size from 1 byte to 1G"))
 }
 
 fn parse_recipe(s: &str) -> Result<Recipe, String> {
@@ -272,8 +292,16 @@ impl CompressArgs {
                 _ => 3,
             }),
         };
-        let params = enc.params(io.long);
-        io.code(mode, params, format, enc.exclude_compressed, false)
+        let how = Encoding {
+            params: enc.params(io.long),
+            format,
+            exclude_compressed: enc.exclude_compressed,
+            seekable: enc.seekable.then(|| Seekable {
+                frame_size: enc.frame_size.unwrap_or(1 << 20),
+                checksums: !enc.no_check,
+            }),
+        };
+        io.code(mode, how, false)
     }
 }
 
@@ -291,8 +319,23 @@ impl DecompressArgs {
         } else {
             Mode::Decompress
         };
-        io.code(mode, Recipe::default().params(), Format::Zstd, false, true)
+        let how = Encoding {
+            params: Recipe::default().params(),
+            format: Format::Zstd,
+            exclude_compressed: false,
+            seekable: None,
+        };
+        io.code(mode, how, true)
     }
+}
+
+/// How compressing encodes, from the compress-only flags (decompression's
+/// task carries the defaults).
+struct Encoding {
+    params: Params,
+    format: Format,
+    exclude_compressed: bool,
+    seekable: Option<Seekable>,
 }
 
 impl FileArgs {
@@ -320,15 +363,8 @@ impl FileArgs {
         }
     }
 
-    /// Code every input in `mode`.
-    fn code(
-        self,
-        mode: Mode,
-        params: Params,
-        format: Format,
-        exclude_compressed: bool,
-        decompress: bool,
-    ) -> Result<Task, ExitCode> {
+    /// Code every input in `mode`, compressing as `how` says.
+    fn code(self, mode: Mode, how: Encoding, decompress: bool) -> Result<Task, ExitCode> {
         let files = if self.files.is_empty() {
             vec![PathBuf::from("-")]
         } else {
@@ -344,21 +380,22 @@ impl FileArgs {
         Ok(Task::Code(Options {
             files,
             mode,
-            params,
+            params: how.params,
             window: match (self.memory, self.long) {
                 (Some(limit), _) => WindowLimit::Bytes(limit),
                 (None, Some(w)) => WindowLimit::Log(w),
                 (None, None) => WindowLimit::Default,
             },
-            format,
+            format: how.format,
             recursive: self.recursive,
-            exclude_compressed,
+            exclude_compressed: how.exclude_compressed,
             stdout: self.stdout,
             output: self.output,
             force: self.force,
             remove_input: self.rm,
             dict: self.dict,
             patch_from: self.patch_from,
+            seekable: how.seekable,
             quiet: self.quiet,
             verbose: self.verbose > 0,
         }))

@@ -68,6 +68,15 @@ pub enum Mode {
     Test,
 }
 
+/// How `--seekable` cuts its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seekable {
+    /// Input bytes per frame.
+    pub frame_size: usize,
+    /// Per-frame checksums in the seek table.
+    pub checksums: bool,
+}
+
 /// What compressing writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -118,6 +127,8 @@ pub struct Options {
     pub dict: Option<PathBuf>,
     /// The reference each input is a patch against (`--patch-from`).
     pub patch_from: Option<PathBuf>,
+    /// Write zstd's seekable format (`--seekable`).
+    pub seekable: Option<Seekable>,
     /// No notes on stderr.
     pub quiet: bool,
     /// One line of sizes, ratio and speed per input on stderr.
@@ -482,6 +493,10 @@ impl Job<'_> {
             return self.patch(reference, input, out);
         }
         let (read, discarded) = match self.options.mode {
+            Mode::Compress if self.options.seekable.is_some() => {
+                let out = out.as_mut().context("compressing needs an output")?;
+                (self.compress_seekable(input, out, bar)?, 0)
+            }
             Mode::Compress if matches!(self.options.format, Format::Gzip(_)) => {
                 let out = out.as_mut().context("compressing needs an output")?;
                 (self.compress_gzip(input, out, bar)?, 0)
@@ -590,6 +605,41 @@ impl Job<'_> {
             None => result.len() as u64,
         };
         Ok((data.len() as u64, written))
+    }
+
+    /// Writes the input in zstd's seekable format: a frame per
+    /// `frame_size` bytes, then the seek table; returns the bytes read.
+    fn compress_seekable(
+        &self,
+        input: Box<dyn Read + Send>,
+        out: &mut WriteBehind,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<u64> {
+        let Some(s) = self.options.seekable else {
+            bail!("not writing the seekable format");
+        };
+        let mut input =
+            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
+        let mut w = zstdkit::seekable::SeekableWriter::new(
+            out,
+            self.options.params,
+            s.frame_size,
+            s.checksums,
+        )?;
+        let mut read = 0u64;
+        loop {
+            let data = input.fill_buf().context("reading input")?;
+            if data.is_empty() {
+                break;
+            }
+            let n = data.len();
+            w.write_all(data).context("writing output")?;
+            input.consume(n);
+            read += n as u64;
+            bar.inc(n as u64);
+        }
+        w.finish().context("writing output")?;
+        Ok(read)
     }
 
     /// Writes the input as one gzip member; returns the bytes read.

@@ -1,0 +1,303 @@
+//! zstd's seekable format (`contrib/seekable_format` in the zstd
+//! repository): independent frames, each of a bounded amount of input,
+//! followed by a seek table in a skippable frame, so that a reader can
+//! find and decompress any byte range without the frames before it, and
+//! frames can be decompressed in parallel. Every zstd decoder reads the
+//! file as ordinary multi-frame zstd (the table is a skippable frame).
+//!
+//! - [`SeekTable`]: the table, encoded ([`SeekTable::encode`]) and read
+//!   back from a file's tail ([`SeekTable::parse`]), sans-I/O;
+//! - [`SeekableWriter`]: a `Write` that cuts its input into frames of
+//!   [`SeekableWriter::frame_size`] bytes and ends with the table.
+//!
+//! ```
+//! use std::io::Write;
+//! let mut w = zstdkit::seekable::SeekableWriter::new(Vec::new(), zstdkit::Recipe::Fast, 1 << 10, true)?;
+//! w.write_all(&b"seekable ".repeat(1000))?;
+//! let file = w.finish()?;
+//! let table = zstdkit::seekable::SeekTable::parse(&file)?;
+//! assert_eq!(table.entries.len(), 9);
+//! assert_eq!(zstdkit::decompress(&file)?, b"seekable ".repeat(1000));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::{self, Write};
+
+use crate::context::Compressor;
+use crate::error::{Error, Result};
+use crate::recipe::Params;
+
+/// The skippable frame magic the seek table's frame uses.
+pub const SKIPPABLE_MAGIC: u32 = 0x184D_2A5E;
+/// The magic that ends every seekable file.
+pub const SEEKABLE_MAGIC: u32 = 0x8F92_EAB1;
+/// The footer's length: frame count, descriptor, magic.
+pub const FOOTER_LEN: usize = 9;
+/// The descriptor bit that says entries carry checksums.
+const CHECKSUM_FLAG: u8 = 0x80;
+/// The descriptor bits a reader must find clear.
+const RESERVED_BITS: u8 = 0x7C;
+
+/// One frame of a seekable file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// The frame's size in the file.
+    pub compressed: u32,
+    /// The size of what it decompresses to.
+    pub decompressed: u32,
+    /// The low 32 bits of the XXH64 of what it decompresses to.
+    pub checksum: Option<u32>,
+}
+
+/// A seekable file's seek table: its frames in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeekTable {
+    /// The frames, first to last.
+    pub entries: Vec<Entry>,
+    /// Whether every entry has a checksum.
+    pub checksums: bool,
+}
+
+/// Little-endian `u32` at `at` (the caller checked the length).
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// A damaged or absent seek table: what is wrong, where.
+fn bad(offset: u64, why: impl Into<String>) -> Error {
+    Error::SeekTable {
+        offset,
+        why: why.into(),
+    }
+}
+
+impl SeekTable {
+    /// The whole skippable frame: header, entries, footer.
+    pub fn encode(&self) -> Vec<u8> {
+        let per = if self.checksums { 12 } else { 8 };
+        let body = self.entries.len() * per + FOOTER_LEN;
+        let mut out = Vec::with_capacity(8 + body);
+        out.extend_from_slice(&SKIPPABLE_MAGIC.to_le_bytes());
+        out.extend_from_slice(&(body as u32).to_le_bytes());
+        for e in &self.entries {
+            out.extend_from_slice(&e.compressed.to_le_bytes());
+            out.extend_from_slice(&e.decompressed.to_le_bytes());
+            if self.checksums {
+                out.extend_from_slice(&e.checksum.unwrap_or(0).to_le_bytes());
+            }
+        }
+        out.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
+        out.push(if self.checksums { CHECKSUM_FLAG } else { 0 });
+        out.extend_from_slice(&SEEKABLE_MAGIC.to_le_bytes());
+        out
+    }
+
+    /// How many bytes at a file's end the table of `tail`'s footer
+    /// occupies: read the last [`FOOTER_LEN`] bytes, then this many.
+    pub fn len_from_footer(footer: &[u8]) -> Result<usize> {
+        if footer.len() < FOOTER_LEN {
+            return Err(bad(0, "no seek table: the file is shorter than its footer"));
+        }
+        let f = &footer[footer.len() - FOOTER_LEN..];
+        if le32(f, 5) != SEEKABLE_MAGIC {
+            return Err(bad(
+                0,
+                "no seek table: the file does not end with the seekable magic",
+            ));
+        }
+        let per = if f[4] & CHECKSUM_FLAG != 0 { 12 } else { 8 };
+        (le32(f, 0) as usize)
+            .checked_mul(per)
+            .and_then(|n| n.checked_add(8 + FOOTER_LEN))
+            .ok_or_else(|| bad(0, "a seek table too large to hold"))
+    }
+
+    /// Reads the table at the end of `tail` (the whole file, or at least
+    /// its last [`SeekTable::len_from_footer`] bytes). `file_len` checks:
+    /// the frames the table lists must fill the file up to the table;
+    /// `None` leaves that to the caller.
+    pub fn parse_with_len(tail: &[u8], file_len: Option<u64>) -> Result<SeekTable> {
+        let len = SeekTable::len_from_footer(tail)?;
+        let table_at = file_len.map_or(0, |n| n.saturating_sub(len as u64));
+        if tail.len() < len {
+            return Err(bad(table_at, "the seek table is cut short"));
+        }
+        let t = &tail[tail.len() - len..];
+        if le32(t, 0) != SKIPPABLE_MAGIC {
+            return Err(bad(
+                table_at,
+                "the seek table's frame has no skippable-frame magic",
+            ));
+        }
+        if le32(t, 4) as usize != len - 8 {
+            return Err(bad(
+                table_at,
+                format!(
+                    "the seek table's frame says {} bytes, its footer {}",
+                    le32(t, 4),
+                    len - 8
+                ),
+            ));
+        }
+        let footer = &t[len - FOOTER_LEN..];
+        let descriptor = footer[4];
+        if descriptor & RESERVED_BITS != 0 {
+            return Err(bad(
+                table_at,
+                "reserved bits set in the seek table's descriptor",
+            ));
+        }
+        let checksums = descriptor & CHECKSUM_FLAG != 0;
+        let per = if checksums { 12 } else { 8 };
+        let entries: Vec<Entry> = t[8..len - FOOTER_LEN]
+            .chunks_exact(per)
+            .map(|e| Entry {
+                compressed: le32(e, 0),
+                decompressed: le32(e, 4),
+                checksum: checksums.then(|| le32(e, 8)),
+            })
+            .collect();
+        let table = SeekTable { entries, checksums };
+        if file_len.is_some() {
+            let frames = table.compressed_len();
+            if frames != table_at {
+                return Err(bad(
+                    table_at,
+                    format!(
+                        "the seek table's frames add up to {frames} bytes, but {table_at} precede it"
+                    ),
+                ));
+            }
+        }
+        Ok(table)
+    }
+
+    /// [`SeekTable::parse_with_len`] on a whole file.
+    pub fn parse(file: &[u8]) -> Result<SeekTable> {
+        SeekTable::parse_with_len(file, Some(file.len() as u64))
+    }
+
+    /// The bytes the frames take, the table excluded.
+    pub fn compressed_len(&self) -> u64 {
+        self.entries.iter().map(|e| u64::from(e.compressed)).sum()
+    }
+
+    /// The size of the decompressed data.
+    pub fn decompressed_len(&self) -> u64 {
+        self.entries.iter().map(|e| u64::from(e.decompressed)).sum()
+    }
+}
+
+/// A checksum as the seekable format keeps it.
+pub fn checksum(data: &[u8]) -> u32 {
+    xxhash_rust::xxh64::xxh64(data, 0) as u32
+}
+
+/// A `Write` that compresses into seekable frames: every `frame_size`
+/// bytes of input become one frame, and [`SeekableWriter::finish`] adds
+/// the seek table. Memory is one frame's input and its output.
+pub struct SeekableWriter<W: Write> {
+    out: W,
+    compressor: Compressor,
+    frame_size: usize,
+    pending: Vec<u8>,
+    frame: Vec<u8>,
+    table: SeekTable,
+}
+
+impl<W: Write> std::fmt::Debug for SeekableWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeekableWriter")
+            .field("frame_size", &self.frame_size)
+            .field("frames", &self.table.entries.len())
+            .finish()
+    }
+}
+
+/// The largest frame input: its size must fit the table's 32 bits, and
+/// its compressed size (at most a little over it) too.
+pub const MAX_FRAME_SIZE: usize = 1 << 30;
+
+impl<W: Write> SeekableWriter<W> {
+    /// A writer into `out` with `params`, `frame_size` bytes of input per
+    /// frame (1 to [`MAX_FRAME_SIZE`]), and checksums in the table when
+    /// `checksums`.
+    pub fn new(
+        out: W,
+        params: impl Into<Params>,
+        frame_size: usize,
+        checksums: bool,
+    ) -> Result<Self> {
+        if !(1..=MAX_FRAME_SIZE).contains(&frame_size) {
+            return Err(Error::Zstd("a seekable frame size is 1 byte to 1 GiB"));
+        }
+        Ok(SeekableWriter {
+            out,
+            compressor: Compressor::new(params)?,
+            frame_size,
+            pending: Vec::new(),
+            frame: Vec::new(),
+            table: SeekTable {
+                entries: Vec::new(),
+                checksums,
+            },
+        })
+    }
+
+    /// The input bytes each frame holds.
+    pub fn frame_size(&self) -> usize {
+        self.frame_size
+    }
+
+    /// Compresses what is pending as one frame and writes it.
+    fn cut(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.compressor
+            .compress_into(&self.pending, &mut self.frame)
+            .map_err(io::Error::other)?;
+        let compressed = u32::try_from(self.frame.len()).map_err(io::Error::other)?;
+        self.table.entries.push(Entry {
+            compressed,
+            decompressed: self.pending.len() as u32,
+            checksum: self.table.checksums.then(|| checksum(&self.pending)),
+        });
+        self.out.write_all(&self.frame)?;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Writes the last frame and the seek table; returns the output and
+    /// the table.
+    pub fn finish_with_table(mut self) -> io::Result<(W, SeekTable)> {
+        self.cut()?;
+        self.out.write_all(&self.table.encode())?;
+        self.out.flush()?;
+        Ok((self.out, self.table))
+    }
+
+    /// Writes the last frame and the seek table; returns the output.
+    pub fn finish(self) -> io::Result<W> {
+        Ok(self.finish_with_table()?.0)
+    }
+}
+
+impl<W: Write> Write for SeekableWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let room = self.frame_size - self.pending.len();
+        let n = buf.len().min(room);
+        self.pending.extend_from_slice(&buf[..n]);
+        if self.pending.len() == self.frame_size {
+            self.cut()?;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests;

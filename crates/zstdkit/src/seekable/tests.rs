@@ -1,0 +1,129 @@
+use super::*;
+use std::io::Write;
+
+fn text(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| b"seekable frames, "[i % 17] ^ (i / 4096) as u8)
+        .collect()
+}
+
+fn ours(data: &[u8], frame: usize, checksums: bool) -> Vec<u8> {
+    let mut w = SeekableWriter::new(Vec::new(), crate::Recipe::Fast, frame, checksums).unwrap();
+    w.write_all(data).unwrap();
+    w.finish().unwrap()
+}
+
+/// zstd's reference seekable reader (zstd-safe's `seekable` feature, C
+/// from zstd's contrib/) reads our table and any range through it.
+#[test]
+fn the_reference_reader_reads_our_files() {
+    let data = text(300_000);
+    for checksums in [true, false] {
+        let file = ours(&data, 64 << 10, checksums);
+        let mut reference = zstd_safe::seekable::Seekable::create();
+        reference.init_buff(&file).unwrap();
+        assert_eq!(reference.num_frames(), 5);
+        let ours = SeekTable::parse(&file).unwrap();
+        for (i, e) in ours.entries.iter().enumerate() {
+            let i = i as u32;
+            assert_eq!(
+                reference.frame_compressed_size(i).unwrap(),
+                e.compressed as usize
+            );
+            assert_eq!(
+                reference.frame_decompressed_size(i).unwrap(),
+                e.decompressed as usize
+            );
+        }
+        for (start, len) in [(0usize, 10usize), (65_000, 2_000), (299_990, 10)] {
+            let mut out = vec![0u8; len];
+            let n = reference.decompress(&mut out[..], start as u64).unwrap();
+            assert_eq!(&out[..n], &data[start..start + len]);
+        }
+        // And every decoder reads it as plain zstd.
+        assert_eq!(crate::decompress(&file).unwrap(), data);
+    }
+}
+
+/// Our table reader reads the reference writer's files.
+#[test]
+fn we_read_the_reference_writers_tables() {
+    let data = text(200_000);
+    let mut cs = zstd_safe::seekable::SeekableCStream::create();
+    cs.init(3, true, 50_000).unwrap();
+    let mut file: Vec<u8> = Vec::with_capacity(300_000);
+    let mut input = zstd_safe::InBuffer::around(&data);
+    while input.pos() < data.len() {
+        let len = file.len();
+        file.reserve(1 << 16);
+        let mut out = zstd_safe::OutBuffer::around_pos(&mut file, len);
+        cs.compress_stream(&mut out, &mut input).unwrap();
+    }
+    loop {
+        let len = file.len();
+        file.reserve(1 << 16);
+        let mut out = zstd_safe::OutBuffer::around_pos(&mut file, len);
+        if cs.end_stream(&mut out).unwrap() == 0 {
+            break;
+        }
+    }
+    let table = SeekTable::parse(&file).unwrap();
+    assert!(table.checksums);
+    // 50,000 bytes a frame at most (the reference may end with an empty one).
+    assert!(table.entries.len() >= 4);
+    assert!(table.entries.iter().all(|e| e.decompressed <= 50_000));
+    assert_eq!(table.decompressed_len(), data.len() as u64);
+    let mut at = 0usize;
+    for e in &table.entries {
+        let chunk = &data[at..at + e.decompressed as usize];
+        assert_eq!(e.checksum, Some(checksum(chunk)));
+        at += e.decompressed as usize;
+    }
+}
+
+#[test]
+fn a_table_that_lies_is_refused_naming_where() {
+    let file = ours(&text(100_000), 30_000, true);
+    let t = SeekTable::parse(&file).unwrap();
+    let table_at = file.len() - t.encode().len();
+    // A frame size one off: the frames no longer fill up to the table.
+    let mut lie = file.clone();
+    lie[table_at + 8] ^= 1;
+    let e = SeekTable::parse(&lie).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("byte {table_at}")) && e.contains("add up"),
+        "{e}"
+    );
+    // A frame count larger than the table.
+    let mut lie = file.clone();
+    let n = lie.len();
+    lie[n - FOOTER_LEN] = 200;
+    assert!(SeekTable::parse(&lie).is_err());
+    // Cut short, and no table at all.
+    assert!(SeekTable::parse(&file[..file.len() - 3]).is_err());
+    assert!(SeekTable::parse(&file[10..]).is_err());
+    assert!(SeekTable::parse(&crate::compress(b"plain", crate::Recipe::Fast).unwrap()).is_err());
+    // Reserved bits.
+    let mut lie = file.clone();
+    lie[n - 5] |= 0x04;
+    assert!(
+        SeekTable::parse(&lie)
+            .unwrap_err()
+            .to_string()
+            .contains("reserved")
+    );
+}
+
+#[test]
+fn frames_are_cut_at_the_frame_size_whatever_the_writes() {
+    let data = text(10_000);
+    let mut w = SeekableWriter::new(Vec::new(), crate::Recipe::Fast, 1000, false).unwrap();
+    for chunk in data.chunks(333) {
+        w.write_all(chunk).unwrap();
+    }
+    let (file, table) = w.finish_with_table().unwrap();
+    assert_eq!(table.entries.len(), 10);
+    assert!(table.entries.iter().all(|e| e.decompressed == 1000));
+    assert_eq!(SeekTable::parse(&file).unwrap(), table);
+    assert!(SeekableWriter::new(Vec::new(), crate::Recipe::Fast, 0, false).is_err());
+}
