@@ -9,6 +9,8 @@
 //! - [`acceptor`]: many sessions on one port, each connection routed to
 //!   its session by the CompIDs of its first Logon;
 //! - [`app`]: the `echo` and `exec` applications;
+//! - [`tls`]: QuickFIX's certificate keys as rustls configurations, and
+//!   the TLS stream a connection runs over when they are on;
 //! - [`reject`]: SessionRejectReason codes and QuickFIX's texts for them;
 //! - [`window`]: daily and weekly session and logon windows (QuickFIX's
 //!   `TimeRange`), re-exported from [`crate::window`], where settings and
@@ -23,6 +25,7 @@ pub mod connection;
 pub mod machine;
 pub mod reject;
 pub mod store;
+pub mod tls;
 
 /// Session and logon windows, at home in [`crate::window`] (settings read
 /// them, sessions check them); re-exported here so
