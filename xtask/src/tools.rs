@@ -82,6 +82,12 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "g++",
     },
+    // fixcore's TLS tests make their certificates at test time.
+    Program {
+        name: "openssl",
+        probe: &["version"],
+        apt: "openssl",
+    },
 ];
 
 const LIBRARIES: &[Library] = &[
@@ -90,6 +96,12 @@ const LIBRARIES: &[Library] = &[
     Library {
         header: "/usr/include/quickfix/Message.h",
         apt: "libquickfix-dev",
+    },
+    // quickfix-session's SSL modes link QuickFIX's SSL classes against
+    // OpenSSL.
+    Library {
+        header: "/usr/include/openssl/ssl.h",
+        apt: "libssl-dev",
     },
 ];
 
