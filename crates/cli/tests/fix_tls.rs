@@ -2,10 +2,10 @@
 //! each other, as processes, on certificates made at test time: orders
 //! answered over TLS with a client certificate required; bad
 //! certificates (a CA nobody trusts, a name the certificate does not
-//! carry, an expired one, none at all) and a plain FIX peer refused, each
-//! with one line and no panic, while the acceptor goes on serving; a peer
-//! that stalls mid-handshake or never reads holds nothing and is closed
-//! at the Logon timeout.
+//! carry, an expired one, a revoked one, none at all) and a plain FIX
+//! peer refused, each with one line and no panic, while the acceptor goes
+//! on serving; a peer that stalls mid-handshake holds nothing and is
+//! closed at the Logon timeout.
 
 mod certs;
 mod interop;
@@ -251,6 +251,44 @@ fn an_expired_certificate_is_refused() {
         line.contains("invalid peer certificate: certificate expired"),
         "{line}"
     );
+}
+
+#[test]
+fn a_revoked_client_certificate_is_refused_by_the_crl() {
+    if !certs::have_openssl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    certs::standard(d);
+    certs::signed(d, "ca", "revoked", 2);
+    certs::revoke(d, "ca", "revoked");
+    let port = free_port();
+    let _acc = acceptor(
+        d,
+        port,
+        "server",
+        "CertificateVerifyLevel=1\nCertificateRevocationListFile=ca-crl.pem",
+    );
+    initiator_cfg(
+        d,
+        "revoked.cfg",
+        "127.0.0.1",
+        port,
+        "CertificationAuthoritiesFile=ca.pem\nClientCertificateFile=revoked.pem\n\
+         ClientCertificateKeyFile=revoked.key\n",
+    );
+    initiator_until(
+        d,
+        "revoked.cfg",
+        &["--tls"],
+        "revoked.err",
+        "CertificateRevoked",
+    );
+    let line = wait_for_line(d, "acceptor.err", "invalid peer certificate: Revoked", 10);
+    assert!(line.ends_with("; closed"), "{line}");
+    // A certificate the CRL does not name still gets in.
+    good_initiator(d, port, 100);
 }
 
 /// Whether the acceptor closed `s` within `limit`, reading nothing else.

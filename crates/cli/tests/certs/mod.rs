@@ -109,3 +109,26 @@ pub fn standard(dir: &Path) {
     ca(dir, "rogue");
     signed(dir, "rogue", "impostor", 2);
 }
+
+/// Revokes certificate `name` of CA `ca` (made by [`ca`] in `dir`) and
+/// writes the CA's CRL: `ca-crl.pem`.
+pub fn revoke(dir: &Path, ca: &str, name: &str) -> PathBuf {
+    std::fs::write(dir.join(format!("{ca}-index.txt")), "").unwrap();
+    std::fs::write(dir.join(format!("{ca}-crlnumber")), "01\n").unwrap();
+    std::fs::write(
+        dir.join(format!("{ca}.cnf")),
+        format!(
+            "[ca]\ndefault_ca=this\n[this]\ndatabase={ca}-index.txt\ncrlnumber={ca}-crlnumber\n\
+             default_md=sha256\ndefault_crl_days=2\ncertificate={ca}.pem\nprivate_key={ca}.key\n"
+        ),
+    )
+    .unwrap();
+    let cnf = format!("{ca}.cnf");
+    openssl(
+        dir,
+        &["ca", "-config", &cnf, "-revoke", &format!("{name}.pem")],
+    );
+    let crl = format!("{ca}-crl.pem");
+    openssl(dir, &["ca", "-config", &cnf, "-gencrl", "-out", &crl]);
+    dir.join(crl)
+}
