@@ -19,7 +19,7 @@ use fixcore::dictionary::validate::Validator;
 use fixcore::session::acceptor::Acceptor;
 use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
-use fixcore::session::connection::{self, Options, Transport};
+use fixcore::session::connection::{self, ConnectionError, Options, Transport};
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
 use fixcore::session::tls::{ClientTls, ServerTls};
@@ -417,6 +417,20 @@ fn tls_for<T, E: std::fmt::Display>(
     Ok(Some(tls))
 }
 
+/// Runs `session` over `stream` until the connection ends, then closes
+/// it.
+fn run_on<T: Transport>(
+    mut stream: T,
+    session: &mut Session<AnyStore>,
+    app: &mut AnyApp,
+    log: &mut SessionLog,
+    opts: Options<'_>,
+) -> std::result::Result<(), ConnectionError> {
+    let res = connection::run(&mut stream, &[], session, app, log, opts);
+    stream.close();
+    res
+}
+
 /// Runs `perfkit fix initiator`: each initiator session connects,
 /// reconnecting after ReconnectInterval when the connection drops, until
 /// Ctrl-C logs it out.
@@ -460,40 +474,15 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
             handles.push(scope.spawn(move || -> Result<()> {
                 while !stop.load(Ordering::Relaxed) && !a.done() {
                     let target = targets.next(std::time::Instant::now()).clone();
-                    let connected = connection::connect(&target, stop).and_then(|s| {
-                        tls.as_ref()
-                            .map(|t| t.connect(s.try_clone()?, &target.host))
-                            .transpose()
-                            .map(|t| (s, t))
-                    });
-                    match connected {
-                        Ok((mut stream, tls_stream)) => {
+                    match connection::connect(&target, stop) {
+                        Ok(stream) => {
                             // One `run` per transport, each compiled for it.
-                            let res = match tls_stream {
-                                None => {
-                                    let res = connection::run(
-                                        &mut stream,
-                                        &[],
-                                        &mut session,
-                                        &mut a,
-                                        &mut log,
-                                        opts,
-                                    );
-                                    stream.close();
-                                    res
-                                }
-                                Some(mut t) => {
-                                    let res = connection::run(
-                                        &mut t,
-                                        &[],
-                                        &mut session,
-                                        &mut a,
-                                        &mut log,
-                                        opts,
-                                    );
-                                    t.close();
-                                    res
-                                }
+                            let res = match &tls {
+                                None => run_on(stream, &mut session, &mut a, &mut log, opts),
+                                Some(t) => t
+                                    .connect(stream, &target.host)
+                                    .map_err(ConnectionError::from)
+                                    .and_then(|t| run_on(t, &mut session, &mut a, &mut log, opts)),
                             };
                             res.with_context(|| format!("session {}", log.id))?;
                             if a.done() {
