@@ -103,13 +103,17 @@ fn build_quickfix(out: &Path) -> Result<()> {
                     "-Wall",
                     "-Wextra",
                     "-Wno-deprecated",
+                    // QuickFIX's SSL classes (Debian builds it with OpenSSL).
+                    "-DHAVE_SSL=1",
                 ])
                 .arg(src.join(source))
                 .arg("-o")
                 .arg(&built)
-                .arg("-lquickfix"),
+                .args(["-lquickfix", "-lssl", "-lcrypto"]),
         )
-        .with_context(|| format!("compiling {source} (apt-get install g++ libquickfix-dev)"))?;
+        .with_context(|| {
+            format!("compiling {source} (apt-get install g++ libquickfix-dev libssl-dev)")
+        })?;
         Ok(built)
     };
     let built = compile("quickfix_parse.cpp", perfkit_peers::QUICKFIX)?;

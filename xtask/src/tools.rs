@@ -89,6 +89,12 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "g++",
     },
+    // fixcore's TLS tests make their certificates at test time.
+    Program {
+        name: "openssl",
+        probe: &["version"],
+        apt: "openssl",
+    },
 ];
 
 const LIBRARIES: &[Library] = &[
@@ -103,6 +109,12 @@ const LIBRARIES: &[Library] = &[
     Library {
         header: "/usr/share/zoneinfo/America/New_York",
         apt: "tzdata",
+    },
+    // quickfix-session's SSL modes link QuickFIX's SSL classes against
+    // OpenSSL.
+    Library {
+        header: "/usr/include/openssl/ssl.h",
+        apt: "libssl-dev",
     },
 ];
 

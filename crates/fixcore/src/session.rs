@@ -10,6 +10,8 @@
 //!   its session by the CompIDs of its first Logon;
 //! - [`app`]: the `echo` and `exec` applications;
 //! - [`file_log`]: the message and event logs in QuickFIX's file layout;
+//! - [`tls`]: QuickFIX's certificate keys as rustls configurations, and
+//!   the TLS stream a connection runs over when they are on;
 //! - [`reject`]: SessionRejectReason codes and QuickFIX's texts for them;
 //! - [`window`]: daily and weekly session and logon windows (QuickFIX's
 //!   `TimeRange`), re-exported from [`crate::window`], where settings and
@@ -25,6 +27,7 @@ pub mod file_log;
 pub mod machine;
 pub mod reject;
 pub mod store;
+pub mod tls;
 
 /// Session and logon windows, at home in [`crate::window`] (settings read
 /// them, sessions check them); re-exported here so

@@ -20,9 +20,11 @@ pub use crate::window::{TimeOfDay, Weekday};
 
 pub mod keys;
 mod resolve;
+pub mod tls;
 
 pub use keys::{KEYS, Key, Treatment};
 use resolve::resolve;
+pub use tls::TlsSettings;
 
 /// A settings file that cannot be used, with the 1-based line it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -376,6 +378,8 @@ pub struct SessionSettings {
     /// `FileStoreSync` (default N): `Y` makes the file store fsync what
     /// each flush wrote before the session goes on.
     pub file_store_sync: bool,
+    /// `SocketUseSSL` and QuickFIX/C++'s certificate keys.
+    pub tls: TlsSettings,
 }
 
 /// One place an initiator connects to.
@@ -686,12 +690,14 @@ impl Settings {
                 })
                 && (first.socket_accept_address != s.socket_accept_address
                     || first.socket_send_buffer_size != s.socket_send_buffer_size
-                    || first.socket_receive_buffer_size != s.socket_receive_buffer_size)
+                    || first.socket_receive_buffer_size != s.socket_receive_buffer_size
+                    || first.tls != s.tls)
             {
                 return Err(SettingsError::Inconsistent {
                     line,
                     why: "the acceptor sessions of one SocketAcceptPort must agree on \
-                          SocketAcceptAddress, SocketSendBufferSize and SocketReceiveBufferSize",
+                          SocketAcceptAddress, SocketSendBufferSize, SocketReceiveBufferSize \
+                          and their TLS keys",
                 });
             }
             out.push(s);

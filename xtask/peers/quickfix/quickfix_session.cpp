@@ -17,12 +17,17 @@
 //       Answers each NewOrderSingle with two ExecutionReports (new, then
 //       filled) until stdin closes; prints "orders <n>" and
 //       "seqs <next sender> <next target>" per session, exits 0.
+//   quickfix-session ssl-initiator ... | ssl-acceptor SETTINGS
+//       The same over QuickFIX's SSLSocketInitiator/SSLSocketAcceptor
+//       (OpenSSL), whose certificate keys (ServerCertificateFile,
+//       CertificationAuthoritiesFile...) QuickFIX reads from [DEFAULT].
 //
 // Either side keeps its sessions in QuickFIX's FileStore when the settings
 // name a FileStorePath, in its MemoryStore otherwise.
 //
 // Built with the same flags as quickfix-parse (see xtask/src/peers.rs):
-// QuickFIX 1.15.1's headers need -std=gnu++14.
+// QuickFIX 1.15.1's headers need -std=gnu++14, and its SSL classes
+// -DHAVE_SSL=1 and OpenSSL's libraries.
 
 #include <quickfix/Application.h>
 #include <quickfix/FileLog.h>
@@ -33,6 +38,8 @@
 #include <quickfix/SessionSettings.h>
 #include <quickfix/SocketAcceptor.h>
 #include <quickfix/SocketInitiator.h>
+#include <quickfix/SSLSocketAcceptor.h>
+#include <quickfix/SSLSocketInitiator.h>
 #include <quickfix/fix44/ExecutionReport.h>
 #include <quickfix/fix44/NewOrderSingle.h>
 
@@ -187,15 +194,22 @@ void print_seqs(const FIX::SessionID& id) {
     }
 }
 
-int run_initiator(const std::string& cfg, long orders, long window, const char* latencies) {
+int run_initiator(const std::string& cfg, long orders, long window, const char* latencies,
+                  bool ssl) {
     FIX::SessionSettings settings(cfg);
     App app(orders, window, latencies != nullptr);
     std::unique_ptr<FIX::MessageStoreFactory> store = store_for(settings);
     std::unique_ptr<FIX::LogFactory> log = log_for(settings);
-    std::unique_ptr<FIX::SocketInitiator> running(
-        log ? new FIX::SocketInitiator(app, *store, settings, *log)
-            : new FIX::SocketInitiator(app, *store, settings));
-    FIX::SocketInitiator& initiator = *running;
+    // QuickFIX/C++ picks TLS by class; its certificate keys come from the
+    // settings' [DEFAULT].
+    std::unique_ptr<FIX::Initiator> engine;
+    if (ssl)
+        engine.reset(log ? new FIX::SSLSocketInitiator(app, *store, settings, *log)
+                         : new FIX::SSLSocketInitiator(app, *store, settings));
+    else
+        engine.reset(log ? new FIX::SocketInitiator(app, *store, settings, *log)
+                         : new FIX::SocketInitiator(app, *store, settings));
+    FIX::Initiator& initiator = *engine;
     initiator.start();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!app.logged_on && std::chrono::steady_clock::now() < deadline)
@@ -224,15 +238,19 @@ int run_initiator(const std::string& cfg, long orders, long window, const char* 
     return app.answered == orders ? 0 : 1;
 }
 
-int run_acceptor(const std::string& cfg) {
+int run_acceptor(const std::string& cfg, bool ssl) {
     FIX::SessionSettings settings(cfg);
     App app(0, 0, false);
     std::unique_ptr<FIX::MessageStoreFactory> store = store_for(settings);
     std::unique_ptr<FIX::LogFactory> log = log_for(settings);
-    std::unique_ptr<FIX::SocketAcceptor> running(
-        log ? new FIX::SocketAcceptor(app, *store, settings, *log)
-            : new FIX::SocketAcceptor(app, *store, settings));
-    FIX::SocketAcceptor& acceptor = *running;
+    std::unique_ptr<FIX::Acceptor> engine;
+    if (ssl)
+        engine.reset(log ? new FIX::SSLSocketAcceptor(app, *store, settings, *log)
+                         : new FIX::SSLSocketAcceptor(app, *store, settings));
+    else
+        engine.reset(log ? new FIX::SocketAcceptor(app, *store, settings, *log)
+                         : new FIX::SocketAcceptor(app, *store, settings));
+    FIX::Acceptor& acceptor = *engine;
     acceptor.start();
     std::cout << "listening" << std::endl;
     std::string line;
@@ -250,16 +268,20 @@ int run_acceptor(const std::string& cfg) {
 int main(int argc, char** argv) {
     try {
         std::string mode = argc > 1 ? argv[1] : "";
+        // `ssl-initiator` and `ssl-acceptor`: the same over QuickFIX's
+        // OpenSSL classes.
+        bool ssl = mode.rfind("ssl-", 0) == 0;
+        if (ssl) mode = mode.substr(4);
         if (mode == "initiator" && argc >= 4 && argc <= 6)
             return run_initiator(argv[2], std::atol(argv[3]), argc >= 5 ? std::atol(argv[4]) : 0,
-                                 argc == 6 ? argv[5] : nullptr);
-        if (mode == "acceptor" && argc == 3) return run_acceptor(argv[2]);
+                                 argc == 6 ? argv[5] : nullptr, ssl);
+        if (mode == "acceptor" && argc == 3) return run_acceptor(argv[2], ssl);
     } catch (std::exception& e) {
         std::cerr << "quickfix-session: " << e.what() << std::endl;
         return 2;
     }
-    std::cerr << "usage: quickfix-session initiator SETTINGS ORDERS [WINDOW [LATENCIES]] | "
-                 "acceptor SETTINGS"
+    std::cerr << "usage: quickfix-session [ssl-]initiator SETTINGS ORDERS [WINDOW [LATENCIES]] | "
+                 "[ssl-]acceptor SETTINGS"
               << std::endl;
     return 2;
 }

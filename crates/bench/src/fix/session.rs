@@ -15,7 +15,9 @@
 //!   divided by the orders.
 //!
 //! Both engines run with in-memory stores (but for one perfkit ↔
-//! perfkit row whose acceptor keeps a `FileStorePath` store), no data dictionary,
+//! perfkit row whose acceptor keeps a `FileStorePath` store, and one
+//! whose sessions run over TLS, `SocketUseSSL=Y`, on certificates the
+//! `openssl` CLI makes for the run), no data dictionary,
 //! ResetOnLogon and SocketNodelay, from the same QuickFIX settings files.
 //! In the latency phase the perfkit initiator busy-polls its socket for
 //! up to [`INITIATOR_SPIN`] before blocking (`--spin`), as a latency-bound
@@ -79,6 +81,18 @@ impl Engine {
     }
 }
 
+/// What a pairing's sessions run on besides the two engines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// Plain TCP, in-memory stores.
+    Plain,
+    /// The acceptor keeps a `FileStorePath` store: what a session that
+    /// must survive a restart pays.
+    FileStore,
+    /// TLS both ways (rustls on each side): what encryption costs.
+    Tls,
+}
+
 /// One pairing's figures over every round.
 pub struct Pairing {
     /// `initiator ↔ acceptor`.
@@ -104,6 +118,9 @@ pub struct Measured {
     pub pairings: Vec<Pairing>,
     /// The note replacing the QuickFIX pairings.
     pub missing: Option<String>,
+    /// The note replacing the TLS pairing (no `openssl` to make its
+    /// certificates).
+    pub tls_missing: Option<String>,
 }
 
 /// Runs every pairing `load.runs` times.
@@ -116,30 +133,41 @@ pub fn measure(load: Load) -> Result<Measured> {
         " (needs g++ and libquickfix-dev)",
         |exe| Ok(exe.to_owned()),
     );
-    // (initiator, acceptor, whether the acceptor keeps a FileStorePath
-    // store: what a session that must survive a restart pays).
+    let dir = tempfile::tempdir().context("creating a directory for the session settings")?;
+    // (initiator, acceptor, variant).
     let mut sides = vec![
-        (ours.clone(), ours.clone(), false),
-        (ours.clone(), ours.clone(), true),
+        (ours.clone(), ours.clone(), Variant::Plain),
+        (ours.clone(), ours.clone(), Variant::FileStore),
     ];
+    let tls_missing = match certificates(dir.path()) {
+        Ok(()) => {
+            sides.push((ours.clone(), ours.clone(), Variant::Tls));
+            None
+        }
+        Err(e) => Some(format!("perfkit ↔ perfkit over TLS not measured: {e:#}")),
+    };
     let missing = match peer {
         Ok(qf) => {
             let qf = Engine::Quickfix(qf);
-            sides.push((ours.clone(), qf.clone(), false));
-            sides.push((qf.clone(), ours, false));
-            sides.push((qf.clone(), qf, false));
+            sides.push((ours.clone(), qf.clone(), Variant::Plain));
+            sides.push((qf.clone(), ours, Variant::Plain));
+            sides.push((qf.clone(), qf, Variant::Plain));
             None
         }
         Err(Unavailable(why)) => Some(why),
     };
     let mut pairings: Vec<Pairing> = sides
         .iter()
-        .map(|(i, a, file)| Pairing {
+        .map(|(i, a, variant)| Pairing {
             name: format!(
                 "{} initiator ↔ {} acceptor{}",
                 i.name(),
                 a.name(),
-                if *file { ", FileStorePath" } else { "" }
+                match variant {
+                    Variant::Plain => "",
+                    Variant::FileStore => ", FileStorePath",
+                    Variant::Tls => ", TLS",
+                }
             ),
             reference: matches!((i, a), (Engine::Quickfix(_), Engine::Quickfix(_))),
             round_trips: latency_histogram(),
@@ -148,18 +176,17 @@ pub fn measure(load: Load) -> Result<Measured> {
             acceptor_cpu: Vec::new(),
         })
         .collect();
-    let dir = tempfile::tempdir().context("creating a directory for the session settings")?;
     for run in 0..load.runs {
         let mut order: Vec<usize> = (0..sides.len()).collect();
         if run % 2 == 1 {
             order.reverse();
         }
         for i in order {
-            let (initiator, acceptor, file) = &sides[i];
+            let (initiator, acceptor, variant) = &sides[i];
             one_round(
                 initiator,
                 acceptor,
-                *file,
+                *variant,
                 load,
                 dir.path(),
                 &mut pairings[i],
@@ -167,7 +194,87 @@ pub fn measure(load: Load) -> Result<Measured> {
             .with_context(|| format!("session bench, {}", pairings[i].name))?;
         }
     }
-    Ok(Measured { pairings, missing })
+    Ok(Measured {
+        pairings,
+        missing,
+        tls_missing,
+    })
+}
+
+/// Makes the TLS pairing's certificates in `dir` with the `openssl` CLI:
+/// a CA (`ca.pem`) and a certificate for 127.0.0.1 it signs
+/// (`server.pem`, `server.key`), P-256 keys.
+fn certificates(dir: &Path) -> Result<()> {
+    let run = |args: &[&str]| -> Result<()> {
+        let out = Command::new("openssl")
+            .current_dir(dir)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .context("running openssl")?;
+        if !out.status.success() {
+            bail!(
+                "openssl {}: {}",
+                args[0],
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(())
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+    ];
+    run(&[
+        &["req", "-x509"][..],
+        &ec,
+        &[
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=perfkit bench CA",
+        ],
+    ]
+    .concat())?;
+    run(&[
+        &["req"][..],
+        &ec,
+        &[
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ],
+    ]
+    .concat())?;
+    std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1\n")
+        .context("writing server.ext")?;
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+    ])
 }
 
 /// One round of one pairing: a fresh acceptor, the latency phase, the
@@ -175,15 +282,14 @@ pub fn measure(load: Load) -> Result<Measured> {
 fn one_round(
     initiator: &Engine,
     acceptor: &Engine,
-    file_store: bool,
+    variant: Variant,
     load: Load,
     dir: &Path,
     into: &mut Pairing,
 ) -> Result<()> {
     let port = free_port()?;
-    let store = file_store.then(|| dir.join(format!("store-{port}")));
-    let acc_cfg = settings(dir, "acceptor", port, store.as_deref())?;
-    let ini_cfg = settings(dir, "initiator", port, None)?;
+    let acc_cfg = settings(dir, "acceptor", port, variant)?;
+    let ini_cfg = settings(dir, "initiator", port, variant)?;
     let server = Acceptor::start(acceptor, &acc_cfg, dir)?;
     let latencies = dir.join("latencies");
     let started = Instant::now();
@@ -232,10 +338,14 @@ fn free_port() -> Result<u16> {
 }
 
 /// A QuickFIX settings file both engines read: one FIX.4.4 session, a
-/// memory store unless `store` names a FileStorePath, no dictionary, ResetOnLogon so each initiator run starts at 1,
-/// TCP_NODELAY (QuickFIX's default is off, which puts Nagle's algorithm
-/// and delayed acknowledgements, tens of ms, into its round trips).
-fn settings(dir: &Path, role: &str, port: u16, store: Option<&Path>) -> Result<PathBuf> {
+/// memory store (an acceptor's `FileStorePath` in `dir` for
+/// [`Variant::FileStore`]), no dictionary, ResetOnLogon so each initiator
+/// run starts at 1, TCP_NODELAY (QuickFIX's default is off, which puts
+/// Nagle's algorithm and delayed acknowledgements, tens of ms, into its
+/// round trips); for [`Variant::Tls`], `SocketUseSSL=Y` with the acceptor
+/// presenting `server.pem` and the initiator checking it against
+/// `ca.pem`.
+fn settings(dir: &Path, role: &str, port: u16, variant: Variant) -> Result<PathBuf> {
     let (sender, target, socket) = match role {
         "initiator" => (
             "BENCH",
@@ -244,9 +354,17 @@ fn settings(dir: &Path, role: &str, port: u16, store: Option<&Path>) -> Result<P
         ),
         _ => ("EXCH", "BENCH", format!("SocketAcceptPort={port}\n")),
     };
-    let socket = match store {
-        Some(d) => format!("{socket}FileStorePath={}\n", d.display()),
-        None => socket,
+    let socket = match (variant, role) {
+        (Variant::FileStore, "acceptor") => format!(
+            "{socket}FileStorePath={}\n",
+            dir.join(format!("store-{port}")).display()
+        ),
+        (Variant::Tls, _) => format!(
+            "{socket}SocketUseSSL=Y\nServerCertificateFile={0}/server.pem\n\
+             ServerCertificateKeyFile={0}/server.key\nCertificationAuthoritiesFile={0}/ca.pem\n",
+            dir.display()
+        ),
+        _ => socket,
     };
     let path = dir.join(format!("{role}.cfg"));
     std::fs::write(

@@ -307,6 +307,7 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         })
         .collect();
     let reference = m.pairings.iter().position(|p| p.reference);
+    let names: Vec<String> = m.pairings.iter().map(|p| p.name.clone()).collect();
     let section = report.section("session: NewOrderSingle → ExecutionReport over loopback");
     for (p, &(rtt, rate, cpu)) in m.pairings.into_iter().zip(&figures) {
         let mut row = Row::new(p.name)
@@ -331,7 +332,7 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
          NewOrderSingle sent to its first ExecutionReport, timed by the initiator process), then \
          {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
          acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
-         runs; FIX.4.4, in-memory stores (the FileStorePath row: the acceptor on a QuickFIX-layout file store), no data dictionary, TCP_NODELAY, both engines from the same \
+         runs; FIX.4.4, in-memory stores (the FileStorePath row: the acceptor on a QuickFIX-layout file store), plain TCP (the TLS row: SocketUseSSL=Y both ways, P-256 certificates), no data dictionary, TCP_NODELAY, both engines from the same \
          QuickFIX settings files; in the one-at-a-time phase the perfkit initiator busy-polls its \
          socket for up to {} before blocking (`--spin`); otherwise every engine blocks at once",
         load.latency_orders,
@@ -345,6 +346,25 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             "p50_vs_quickfix_x = p50 round trip / QuickFIX ↔ QuickFIX's (< 1: faster); \
              orders_per_s_vs_quickfix_x = orders/s / QuickFIX ↔ QuickFIX's (> 1: faster)",
         );
+    }
+    // TLS beside plain TCP: what encryption adds to the acceptor's CPU.
+    let cpu_of = |suffix: &str| {
+        names
+            .iter()
+            .position(|n| n == &format!("perfkit initiator ↔ perfkit acceptor{suffix}"))
+            .map(|i| figures[i].2)
+    };
+    if let (Some(plain), Some(tls)) = (cpu_of(""), cpu_of(", TLS")) {
+        section.note(format!(
+            "TLS (rustls, aws-lc-rs, both sides): the perfkit acceptor's CPU per order is {:.2} µs \
+             over TLS against {:.2} µs over plain TCP ({:.2}x)",
+            tls / 1e3,
+            plain / 1e3,
+            tls / plain.max(1e-9)
+        ));
+    }
+    if let Some(why) = m.tls_missing {
+        section.note(why);
     }
     if let Some(why) = m.missing {
         section.note(why);

@@ -5,16 +5,17 @@
 //! is not a good Logon is closed without an answer, as QuickFIX does; the
 //! live session is never disturbed.
 
-use std::io::{self, Read};
+use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::app::{Application, Log};
-use super::connection::{self, Options};
+use super::connection::{self, Options, Transport};
 use super::machine::Session;
 use super::store::SessionStore;
+use super::tls::{ServerTls, TlsStream};
 use crate::frame::Framer;
 use crate::settings::SessionSettings;
 
@@ -28,6 +29,8 @@ pub struct Acceptor<S: SessionStore> {
     keys: Vec<Route>,
     /// What each slot asks of a connection before its Logon is taken.
     rules: Vec<Rules>,
+    /// TLS on every connection of the port, when set.
+    tls: Option<ServerTls>,
 }
 
 /// A session's conditions for taking a connection.
@@ -64,7 +67,17 @@ impl<S: SessionStore + Send> Acceptor<S> {
             slots: sessions.into_iter().map(|s| Mutex::new(Some(s))).collect(),
             keys,
             rules,
+            tls: None,
         }
+    }
+
+    /// Runs every connection over TLS: its handshake happens while the
+    /// connection waits for its Logon, inside the same time and size
+    /// limits, so a peer that stalls mid-handshake holds no thread and is
+    /// closed at the Logon timeout.
+    pub fn with_tls(mut self, tls: ServerTls) -> Acceptor<S> {
+        self.tls = Some(tls);
+        self
     }
 
     /// Accepts connections on `listener` until `opts.stop` is set and every
@@ -115,7 +128,11 @@ impl<S: SessionStore + Send> Acceptor<S> {
                         waiting[i].read(logon_limit(opts))
                     } else if now.duration_since(waiting[i].since) > opts.logon_timeout {
                         Some(Err(format!(
-                            "no Logon within {} s",
+                            "{} within {} s",
+                            match &waiting[i].stream {
+                                Stream::Tls(t) if !t.handshake_done() => "no TLS handshake",
+                                _ => "no Logon",
+                            },
                             opts.logon_timeout.as_secs_f64()
                         )))
                     } else {
@@ -190,6 +207,16 @@ impl<S: SessionStore + Send> Acceptor<S> {
                         misc(&format!("connection from {peer}: {e}"));
                         continue;
                     }
+                    let stream = match &self.tls {
+                        None => Stream::Plain(stream),
+                        Some(tls) => match tls.accept(stream) {
+                            Ok(t) => Stream::Tls(Box::new(t)),
+                            Err(e) => {
+                                misc(&format!("connection from {peer}: TLS: {e}; closed"));
+                                continue;
+                            }
+                        },
+                    };
                     waiting.push(Waiting {
                         stream,
                         peer,
@@ -270,18 +297,25 @@ impl<S: SessionStore + Send> Acceptor<S> {
             return;
         };
         let Waiting {
-            mut stream,
-            peer,
-            all,
-            ..
+            stream, peer, all, ..
         } = w;
         scope.spawn(move || {
             let mut a = app(i);
             let mut l = log(i);
-            let res = connection::run(&mut stream, &all, &mut session, &mut a, &mut l, opts);
+            // One `run` per transport, each compiled for it.
+            let (res, mut stream) = match stream {
+                Stream::Plain(mut s) => (
+                    connection::run(&mut s, &all, &mut session, &mut a, &mut l, opts),
+                    Stream::Plain(s),
+                ),
+                Stream::Tls(mut t) => (
+                    connection::run(&mut *t, &all, &mut session, &mut a, &mut l, opts),
+                    Stream::Tls(t),
+                ),
+            };
             *self.slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
             // Closed only now that the session is back in its slot (see `run`).
-            let _ = stream.shutdown(std::net::Shutdown::Both);
+            stream.close();
             if let Err(e) = res {
                 misc(&format!("connection from {peer}: {e}"));
             }
@@ -354,9 +388,38 @@ fn logon_limit(opts: Options<'_>) -> usize {
 /// How long the acceptor's thread waits in one poll.
 const POLL: Duration = Duration::from_millis(50);
 
+/// An accepted connection, plain or TLS.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream>),
+}
+
+impl Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => Transport::read(s, buf),
+            Stream::Tls(t) => t.read(buf),
+        }
+    }
+
+    fn socket(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(t) => t.socket(),
+        }
+    }
+
+    fn close(&mut self) {
+        match self {
+            Stream::Plain(s) => s.close(),
+            Stream::Tls(t) => t.close(),
+        }
+    }
+}
+
 /// A connection that has not sent its Logon yet.
 struct Waiting {
-    stream: TcpStream,
+    stream: Stream,
     peer: SocketAddr,
     framer: Framer,
     /// Every byte read, handed to the session with the connection.
@@ -476,7 +539,7 @@ fn poll_all(
 ) -> io::Result<Vec<bool>> {
     use std::os::fd::AsRawFd;
     let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
-        .chain(waiting.iter().map(|w| w.stream.as_raw_fd()))
+        .chain(waiting.iter().map(|w| w.stream.socket().as_raw_fd()))
         .map(|fd| libc::pollfd {
             fd,
             events: libc::POLLIN,

@@ -90,6 +90,52 @@ impl<'a> Options<'a> {
 /// reading gets no more answers made for it.
 pub const READ_PAUSE: usize = 1 << 20;
 
+/// What a connection runs over: the socket itself, or TLS on it
+/// ([`super::tls::TlsStream`]). Reads and writes never block; `run` waits
+/// in `poll` on [`Transport::socket`]. Generic rather than boxed, so the
+/// plain path is the socket calls it always was.
+pub trait Transport {
+    /// The non-blocking socket underneath.
+    fn socket(&self) -> &TcpStream;
+    /// Reads what has arrived (`WouldBlock` when nothing has; 0 when the
+    /// counterparty closed).
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Writes what the transport takes now (`WouldBlock` when nothing).
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
+    /// Hands the socket what the transport holds back (TLS records made
+    /// but not yet taken); never blocks.
+    fn flush_pending(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether bytes wait in the transport for the socket to take them.
+    fn has_pending_output(&self) -> bool {
+        false
+    }
+    /// Whether input is ready without the socket saying so (TLS holds
+    /// decrypted bytes not yet read).
+    fn has_buffered_input(&self) -> bool {
+        false
+    }
+    /// Ends the connection (TLS says goodbye first).
+    fn close(&mut self) {
+        let _ = self.socket().shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Transport for TcpStream {
+    fn socket(&self) -> &TcpStream {
+        self
+    }
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Read::read(self, buf)
+    }
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Write::write(self, buf)
+    }
+}
+
 /// Bytes written but not yet taken by the socket.
 struct SendQueue {
     bytes: Vec<u8>,
@@ -106,7 +152,8 @@ impl SendQueue {
 
     /// Writes what the socket takes without blocking; an error only when
     /// the connection failed.
-    fn write(&mut self, stream: &mut TcpStream) -> io::Result<()> {
+    fn write<T: Transport>(&mut self, stream: &mut T) -> io::Result<()> {
+        stream.flush_pending()?;
         while self.len() > 0 {
             match stream.write(&self.bytes[self.head..]) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -149,21 +196,21 @@ impl SendQueue {
 /// reads nothing for two heartbeat intervals, is disconnected. The store
 /// is flushed after each round's deliveries and before its bytes are
 /// written (see [`super::store`]).
-pub fn run<S: SessionStore, A: Application, L: Log>(
-    stream: &mut TcpStream,
+pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
+    stream: &mut T,
     initial: &[u8],
     session: &mut Session<S>,
     app: &mut A,
     log: &mut L,
     opts: Options<'_>,
 ) -> Result<(), ConnectionError> {
-    stream.set_nodelay(opts.nodelay)?;
-    stream.set_nonblocking(true)?;
+    stream.socket().set_nodelay(opts.nodelay)?;
+    stream.socket().set_nonblocking(true)?;
     // An acceptor's connection has these from its listener already; an
     // initiator's gets them here.
     let cfg = session.config();
     super::acceptor::set_buffers(
-        &socket2::SockRef::from(&*stream),
+        &socket2::SockRef::from(stream.socket()),
         cfg.send_buffer_size,
         cfg.receive_buffer_size,
     )?;
@@ -267,7 +314,12 @@ pub fn run<S: SessionStore, A: Application, L: Log>(
             session.on_tick(t)?;
             continue;
         }
-        let (readable, _) = wait(stream, want_read, queue.len() > 0, opts.spin, TICK)?;
+        let (readable, _) = if want_read && stream.has_buffered_input() {
+            (true, false)
+        } else {
+            let writing = queue.len() > 0 || stream.has_pending_output();
+            wait(stream.socket(), want_read, writing, opts.spin, TICK)?
+        };
         if readable && want_read {
             match stream.read(&mut buf) {
                 Ok(0) => {
@@ -395,15 +447,15 @@ fn end<S: SessionStore, L: Log>(
 }
 
 /// Tries for a short while to hand the queue's last bytes to the socket.
-fn linger(stream: &mut TcpStream, queue: &mut SendQueue) {
+fn linger<T: Transport>(stream: &mut T, queue: &mut SendQueue) {
     let until = Instant::now() + Duration::from_millis(500);
-    while queue.len() > 0 && Instant::now() < until {
+    while (queue.len() > 0 || stream.has_pending_output()) && Instant::now() < until {
         if queue.write(stream).is_err() {
             return;
         }
-        if queue.len() > 0
+        if (queue.len() > 0 || stream.has_pending_output())
             && wait(
-                stream,
+                stream.socket(),
                 false,
                 true,
                 Duration::ZERO,

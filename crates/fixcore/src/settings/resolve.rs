@@ -2,6 +2,7 @@
 //! [`SessionSettings`]: required keys, Y/N flags, numbers, ports, days
 //! and times, each refused with its key, value and line.
 
+use super::tls::{Protocols, TlsSettings};
 use super::{
     ApplVerId, BeginString, ConnectTarget, ConnectionType, Entries, HostSelection, ScreenLog,
     SessionSettings, SettingsError, TimeOfDay, Validation, Weekday,
@@ -40,6 +41,47 @@ impl Reader<'_> {
                 key: key.to_string(),
             }),
         }
+    }
+
+    /// `SocketUseSSL` and the certificate keys (see [`TlsSettings`]).
+    fn tls(&self) -> Result<TlsSettings, SettingsError> {
+        let verify_level = match self.raw("CertificateVerifyLevel") {
+            None => None,
+            Some((v, l)) => Some(TlsSettings::parse_verify_level(v).ok_or_else(|| {
+                Self::bad("CertificateVerifyLevel", v, l, "expected 0, 1, 2 or 3")
+            })?),
+        };
+        let protocols = match self.raw("SSLProtocol") {
+            None => None,
+            Some((v, l)) => Some((
+                Protocols::parse(v).ok_or_else(|| {
+                    Self::bad(
+                        "SSLProtocol",
+                        v,
+                        l,
+                        "expected words such as all, -SSLv3, +TLSv1_2 (SSLv2, SSLv3, TLSv1, \
+                         TLSv1_1, TLSv1_2, TLSv1_3, all)",
+                    )
+                })?,
+                l,
+            )),
+        };
+        let lined = |key: &str| self.raw(key).map(|(v, l)| (v.to_string(), l));
+        Ok(TlsSettings {
+            enabled: self.bool("SocketUseSSL", false)?,
+            server_certificate_file: self.string("ServerCertificateFile"),
+            server_certificate_key_file: self.string("ServerCertificateKeyFile"),
+            client_certificate_file: self.string("ClientCertificateFile"),
+            client_certificate_key_file: self.string("ClientCertificateKeyFile"),
+            ca_file: self.string("CertificationAuthoritiesFile"),
+            ca_directory: self.string("CertificationAuthoritiesDirectory"),
+            crl_file: self.string("CertificateRevocationListFile"),
+            crl_directory: self.string("CertificateRevocationListDirectory"),
+            verify_level,
+            protocols,
+            cipher_suite: lined("SSLCipherSuite"),
+            tls13_cipher_suites: lined("TLSCipherSuites"),
+        })
     }
 
     fn string(&self, key: &str) -> Option<String> {
@@ -611,5 +653,6 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         },
         host_selection: r.host_selection()?,
         file_store_sync: r.bool("FileStoreSync", false)?,
+        tls: r.tls()?,
     })
 }

@@ -111,7 +111,7 @@ fn misspelled_key_is_named_with_its_line_and_the_key_meant() {
 #[test]
 fn keys_without_effect_are_accepted_with_one_warning_each() {
     let text = format!(
-        "[DEFAULT]\nMySQLStoreHost=db\nSocketUseSSL=N\n{ACC}MySQLStoreHost=db2\n\
+        "[DEFAULT]\nMySQLStoreHost=db\nSocketKeyStore=ks\n{ACC}MySQLStoreHost=db2\n\
          {ACC}SessionQualifier=2\nMySQLStoreHost=db3\n"
     );
     let s = Settings::parse(&text).unwrap();
@@ -122,7 +122,9 @@ fn keys_without_effect_are_accepted_with_one_warning_each() {
         [
             "line 2: MySQLStoreHost has no effect: perfkit has no database store; a session \
              keeps its FileStorePath files, or memory (also set on line 10, 18)",
-            "line 3: SocketUseSSL is not supported yet: connections are plain TCP",
+            "line 3: SocketKeyStore has no effect: Java key stores and trust managers are \
+             QuickFIX/J's; perfkit reads QuickFIX/C++'s PEM certificate keys \
+             (ServerCertificateFile, CertificationAuthoritiesFile...)",
         ]
     );
     assert_eq!(s.warnings[0].more_lines, [10, 18]);
@@ -339,6 +341,9 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         "FileLogBackupPath" => "log/old",
         "Username" => "trader1",
         "Password" => "s3cret",
+        "SocketUseSSL" => "Y",
+        "CertificateVerifyLevel" => "1",
+        "SSLProtocol" => "-all +TLSv1_3",
         "SocketConnectHost"
         | "SenderCompID"
         | "TargetCompID"
@@ -380,6 +385,13 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
     assert!(!s.validation.check_latency);
     assert!(!s.socket_nodelay && !s.socket_reuse_address);
     assert!(!s.persist_messages && !s.send_redundant_resend_requests);
+    assert!(s.tls.enabled);
+    assert_eq!(s.tls.verify_level, Some(super::tls::VerifyLevel::Require));
+    assert_eq!(
+        s.tls.protocols.map(|(p, _)| p),
+        Some(super::tls::Protocols::TLSV1_3)
+    );
+    assert_eq!(s.tls.server_certificate_file.as_deref(), Some("7"));
     assert_eq!(s.username.as_deref(), Some("trader1"));
     assert_eq!(s.password.as_deref(), Some("s3cret"));
     assert_eq!(
@@ -484,11 +496,14 @@ fn acceptor_sessions_of_one_port_agree_on_its_socket() {
         ("SocketAcceptAddress=h", ""),
         ("SocketSendBufferSize=1000", "SocketSendBufferSize=2000"),
         ("", "SocketReceiveBufferSize=1000"),
+        ("SocketUseSSL=Y", ""),
+        ("ServerCertificateFile=a.pem", "ServerCertificateFile=b.pem"),
     ] {
         assert_eq!(
             err(&two(a, b)),
             "line 8: the acceptor sessions of one SocketAcceptPort must agree on \
-             SocketAcceptAddress, SocketSendBufferSize and SocketReceiveBufferSize",
+             SocketAcceptAddress, SocketSendBufferSize, SocketReceiveBufferSize and their TLS \
+             keys",
             "{a} / {b}"
         );
     }
@@ -688,4 +703,31 @@ fn time_zone_names_the_clock_of_the_session_times() {
     assert!(e.to_string().contains("different time zones"), "{e}");
     let e = with("EndTime=16:00:00\nTimeZone=UTC\nUseLocalTime=Y\n").unwrap_err();
     assert!(e.to_string().contains("UseLocalTime"), "{e}");
+}
+
+/// QuickFIX's SSLProtocol grammar: a bare word replaces the set, `+`
+/// adds, `-` removes, `all` is every version; an unknown word is refused
+/// with its line, as is a CertificateVerifyLevel outside 0-3.
+#[test]
+fn tls_protocol_words_and_verify_levels_read_as_quickfix_reads_them() {
+    use super::tls::Protocols;
+    let p = |t: &str| Protocols::parse(t);
+    assert_eq!(p("TLSv1_2"), Some(Protocols::TLSV1_2));
+    let modern = p("all -SSLv2 -SSLv3 -tlsv1 -TLSv1_1").unwrap();
+    assert!(modern.contains(Protocols::TLSV1_2) && modern.contains(Protocols::TLSV1_3));
+    assert!(!modern.contains(Protocols::TLSV1) && !modern.contains(Protocols::SSLV3));
+    let d = Protocols::quickfix_default();
+    assert!(d.contains(Protocols::SSLV3) && !d.contains(Protocols::SSLV2));
+    assert_eq!(p("TLSv1 +TLSv1_1"), p("-all +TLSv1 +TLSv1_1"));
+    assert_eq!(p("TLSv2"), None);
+    assert_eq!(p("+"), None);
+    assert_eq!(
+        err(&format!("{INI}SSLProtocol=all -QUIC\n")),
+        "line 9: bad value \"all -QUIC\" for SSLProtocol: expected words such as all, -SSLv3, \
+         +TLSv1_2 (SSLv2, SSLv3, TLSv1, TLSv1_1, TLSv1_2, TLSv1_3, all)"
+    );
+    assert_eq!(
+        err(&format!("{INI}CertificateVerifyLevel=4\n")),
+        "line 9: bad value \"4\" for CertificateVerifyLevel: expected 0, 1, 2 or 3"
+    );
 }

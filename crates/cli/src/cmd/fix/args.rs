@@ -479,6 +479,12 @@ pub struct SessionArgs {
     /// sent are never reused.
     #[arg(long)]
     pub recover_store: bool,
+    /// Run every session over TLS, as QuickFIX/C++'s SSL acceptor and
+    /// initiator classes do (QuickFIX/J's `SocketUseSSL=Y` turns it on
+    /// per session). The certificates come from the settings file's
+    /// `ServerCertificateFile`, `CertificationAuthoritiesFile`... keys.
+    #[arg(long)]
+    pub tls: bool,
 }
 
 /// Arguments of `perfkit fix initiator`: the acceptor's, and the orders it
@@ -534,6 +540,7 @@ impl From<SessionArgs> for session::Engine {
             spin: a.spin,
             send_queue_limit: a.send_queue_limit,
             recover_store: a.recover_store,
+            tls: a.tls,
         }
     }
 }

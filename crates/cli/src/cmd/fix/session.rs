@@ -20,10 +20,11 @@ use fixcore::dictionary::validate::Validator;
 use fixcore::session::acceptor::Acceptor;
 use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
-use fixcore::session::connection::{self, Options};
+use fixcore::session::connection::{self, ConnectionError, Options, Transport};
 use fixcore::session::file_log::FileLog;
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
+use fixcore::session::tls::{ClientTls, ServerTls};
 use fixcore::settings::{ConnectionType, ScreenLog, SessionSettings, Settings};
 use fixcore::value::UtcTimestamp;
 
@@ -67,6 +68,9 @@ pub struct Engine {
     /// Start on a damaged FileStorePath store by cutting it at its last
     /// good record, instead of refusing to start.
     pub recover_store: bool,
+    /// Run every session over TLS (`--tls`); a session's own
+    /// `SocketUseSSL=Y` does the same for it alone.
+    pub tls: bool,
 }
 
 /// The application chosen at run time.
@@ -428,11 +432,15 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         .map(|(s, _)| s.logon_timeout)
         .max()
         .unwrap_or(10);
+    // Settings::parse has checked that the port's sessions agree on
+    // their TLS keys.
+    let tls = tls_for(&engine, &sessions[0].0, ServerTls::new)?;
     let listener = fixcore::session::acceptor::listen(&sessions[0].0)
         .with_context(|| format!("listening on port {port}"))?;
     eprintln!(
-        "perfkit fix acceptor: {} session(s) on port {port}",
-        ids.len()
+        "perfkit fix acceptor: {} session(s) on port {port}{}",
+        ids.len(),
+        if tls.is_some() { " (TLS)" } else { "" }
     );
     let messages = message_log(&engine.log)?;
     let stop = stop_flag();
@@ -440,7 +448,10 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         .iter()
         .map(|(s, _)| Ok(SessionLog::new(s, &messages, &file_log(s)?)))
         .collect::<Result<Vec<_>>>()?;
-    let acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
+    let mut acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
+    if let Some(tls) = tls {
+        acceptor = acceptor.with_tls(tls);
+    }
     let global = global.map(Mutex::new);
     let misc = |line: &str| {
         let now = UtcTimestamp::now();
@@ -470,6 +481,53 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         )
         .context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The TLS of session `s`, made by `make` from its keys, when `--tls` or
+/// its `SocketUseSSL=Y` asks for it; each thing rustls cannot do as the
+/// keys ask is one warning line. With TLS off, certificate keys that
+/// would go unused are one warning too.
+fn tls_for<T, E: std::fmt::Display>(
+    engine: &Engine,
+    s: &SessionSettings,
+    make: impl FnOnce(&fixcore::settings::TlsSettings) -> Result<(T, Vec<String>), E>,
+) -> Result<Option<T>> {
+    let file = engine.settings.display();
+    if !(engine.tls || s.tls.enabled) {
+        let t = &s.tls;
+        if t.server_certificate_file.is_some()
+            || t.client_certificate_file.is_some()
+            || t.ca_file.is_some()
+            || t.ca_directory.is_some()
+        {
+            eprintln!(
+                "perfkit: warning: {file}: {}: certificate keys are set but TLS is off (neither \
+                 --tls nor SocketUseSSL=Y): the connection is plain TCP",
+                s.id()
+            );
+        }
+        return Ok(None);
+    }
+    let (tls, warnings) =
+        make(&s.tls).map_err(|e| anyhow::anyhow!("{file}: {}: TLS: {e}", s.id()))?;
+    for w in warnings {
+        eprintln!("perfkit: warning: {file}: {}: TLS: {w}", s.id());
+    }
+    Ok(Some(tls))
+}
+
+/// Runs `session` over `stream` until the connection ends, then closes
+/// it.
+fn run_on<T: Transport>(
+    mut stream: T,
+    session: &mut Session<AnyStore>,
+    app: &mut AnyApp,
+    log: &mut SessionLog,
+    opts: Options<'_>,
+) -> std::result::Result<(), ConnectionError> {
+    let res = connection::run(&mut stream, &[], session, app, log, opts);
+    stream.close();
+    res
 }
 
 /// Runs `perfkit fix initiator`: each initiator session connects,
@@ -509,21 +567,21 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
                 max_send_queue: engine.send_queue_limit,
                 ..Options::new(stop)
             };
+            let tls = tls_for(&engine, &s, ClientTls::new)?;
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
             handles.push(scope.spawn(move || -> Result<()> {
                 while !stop.load(Ordering::Relaxed) && !a.done() {
                     let target = targets.next(std::time::Instant::now()).clone();
                     match connection::connect(&target, stop) {
-                        Ok(mut stream) => {
-                            let res = connection::run(
-                                &mut stream,
-                                &[],
-                                &mut session,
-                                &mut a,
-                                &mut log,
-                                opts,
-                            );
-                            let _ = stream.shutdown(std::net::Shutdown::Both);
+                        Ok(stream) => {
+                            // One `run` per transport, each compiled for it.
+                            let res = match &tls {
+                                None => run_on(stream, &mut session, &mut a, &mut log, opts),
+                                Some(t) => t
+                                    .connect(stream, &target.host)
+                                    .map_err(ConnectionError::from)
+                                    .and_then(|t| run_on(t, &mut session, &mut a, &mut log, opts)),
+                            };
                             res.with_context(|| format!("session {}", log.id))?;
                             if a.done() {
                                 break;

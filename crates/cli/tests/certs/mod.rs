@@ -1,0 +1,134 @@
+//! Certificates made at test time with the `openssl` CLI (none is
+//! committed): a CA, certificates it signs, and a second CA nobody
+//! trusts. RSA keys, which QuickFIX/C++ 1.15.1's SSL classes read (it
+//! knows no EC keys).
+
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether `openssl` runs: a missing one fails the test (`cargo xtask
+/// ci` installs it), unless `PERFKIT_SKIP_INTEROP=1` asks to skip.
+pub fn have_openssl() -> bool {
+    perfkit_testkit::interop::have("openssl", "version", "apt-get install openssl")
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("running openssl");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A self-signed CA `name` in `dir`: `name.pem` and `name.key`.
+pub fn ca(dir: &Path, name: &str) -> PathBuf {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.pem"),
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN={name}"),
+        ],
+    );
+    dir.join(format!("{name}.pem"))
+}
+
+/// A certificate `name` for `localhost` and 127.0.0.1, signed by CA
+/// `ca`, valid for `days` (0: expired a second after it is made):
+/// (`name.pem`, `name.key`).
+pub fn signed(dir: &Path, ca: &str, name: &str, days: u32) -> (PathBuf, PathBuf) {
+    std::fs::write(
+        dir.join(format!("{name}.ext")),
+        "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+    )
+    .unwrap();
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.csr"),
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &format!("{name}.csr"),
+            "-CA",
+            &format!("{ca}.pem"),
+            "-CAkey",
+            &format!("{ca}.key"),
+            "-CAcreateserial",
+            "-out",
+            &format!("{name}.pem"),
+            "-days",
+            &days.to_string(),
+            "-extfile",
+            &format!("{name}.ext"),
+        ],
+    );
+    (
+        dir.join(format!("{name}.pem")),
+        dir.join(format!("{name}.key")),
+    )
+}
+
+/// The usual set in `dir`: CA `ca` with `server` and `client` signed by
+/// it, and a stranger CA `rogue` with its own `impostor`.
+pub fn standard(dir: &Path) {
+    ca(dir, "ca");
+    signed(dir, "ca", "server", 2);
+    signed(dir, "ca", "client", 2);
+    ca(dir, "rogue");
+    signed(dir, "rogue", "impostor", 2);
+}
+
+/// Revokes certificate `name` of CA `ca` (made by [`ca`] in `dir`) and
+/// writes the CA's CRL: `ca-crl.pem`.
+pub fn revoke(dir: &Path, ca: &str, name: &str) -> PathBuf {
+    std::fs::write(dir.join(format!("{ca}-index.txt")), "").unwrap();
+    std::fs::write(dir.join(format!("{ca}-crlnumber")), "01\n").unwrap();
+    std::fs::write(
+        dir.join(format!("{ca}.cnf")),
+        format!(
+            "[ca]\ndefault_ca=this\n[this]\ndatabase={ca}-index.txt\ncrlnumber={ca}-crlnumber\n\
+             default_md=sha256\ndefault_crl_days=2\ncertificate={ca}.pem\nprivate_key={ca}.key\n"
+        ),
+    )
+    .unwrap();
+    let cnf = format!("{ca}.cnf");
+    openssl(
+        dir,
+        &["ca", "-config", &cnf, "-revoke", &format!("{name}.pem")],
+    );
+    let crl = format!("{ca}-crl.pem");
+    openssl(dir, &["ca", "-config", &cnf, "-gencrl", "-out", &crl]);
+    dir.join(crl)
+}
