@@ -11,6 +11,11 @@ pub struct BenchArgs {
     /// section prefixes; all of them by default.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PART,...")]
     only: Vec<PartArg>,
+    /// With the zip part: also write one archive per zip row, made after
+    /// the timed ones, to DIR/s<section>-r<row>.zip (indexes of the zip
+    /// part's sections and rows, from 0), to check them with other tools.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<std::path::PathBuf>,
     #[command(flatten)]
     report: ReportArgs,
 }
@@ -51,6 +56,7 @@ impl BenchArgs {
     pub fn job(&self) -> Job {
         Job {
             only: self.only.iter().map(|&p| p.into()).collect(),
+            keep: self.keep.clone(),
             report: self.report.options(),
         }
     }
