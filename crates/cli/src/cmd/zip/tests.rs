@@ -1,5 +1,12 @@
-use super::unzip::{fmt_time, wildcard};
+use super::pattern::wildcard;
+use super::unzip::fmt_time;
 use super::*;
+
+/// The one matcher over bytes (ASCII here).
+fn glob(pat: &[u8], s: &[u8]) -> bool {
+    let chars = |b: &[u8]| b.iter().map(|&c| c as char).collect::<Vec<_>>();
+    wildcard(&chars(pat), &chars(s))
+}
 
 /// The exponential recursive matcher, kept as the brute-force oracle.
 fn glob_reference(pat: &[u8], s: &[u8]) -> bool {
