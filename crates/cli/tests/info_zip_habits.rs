@@ -366,6 +366,47 @@ fn unzip_listings_match_info_zip() {
             );
         }
     }
+    // A streamed archive (data descriptors) listed from stdin, where sizes
+    // and CRCs come after the data, against Info-ZIP on the file.
+    let streamed = run(perfkit().current_dir(&p.theirs).args([
+        "zip",
+        "-q",
+        "-",
+        "-r",
+        "d",
+        "tiny.txt",
+        "zeros.bin",
+    ]));
+    assert!(streamed.status.success());
+    std::fs::write(p.theirs.join("streamed.zip"), &streamed.stdout).unwrap();
+    for flag in ["-l", "-v"] {
+        let mut ours = perfkit()
+            .current_dir(&p.theirs)
+            .args(["unzip", flag, "-"])
+            .env("TZ", "UTC")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        ours.stdin
+            .take()
+            .unwrap()
+            .write_all(&streamed.stdout)
+            .unwrap();
+        let ours = ours.wait_with_output().unwrap();
+        let theirs = run(Command::new("unzip")
+            .current_dir(&p.theirs)
+            .args([flag, "streamed.zip"]));
+        // The first line names the archive: `-` here, the file there.
+        let body = |o: &Output| {
+            text(&o.stdout)
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(body(&ours), body(&theirs), "unzip {flag} - (streamed)");
+    }
     let v = run(perfkit()
         .current_dir(&p.theirs)
         .args(["unzip", "-v", "plain.zip"]));

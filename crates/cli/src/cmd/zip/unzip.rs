@@ -137,20 +137,37 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             let mut list = Listing::start(kind, &name, &mut out)?;
             let mut count = 0u64;
             let mut buf = vec![0u8; 64 << 10];
-            while let Some(e) = r.next_entry().with_context(|| format!("reading {name}"))? {
+            while let Some(mut e) = r.next_entry().with_context(|| format!("reading {name}"))? {
                 count += 1;
                 if count > opts.max_entries {
                     bail!("{name}: more than {} entries", opts.max_entries);
                 }
+                // A streamed entry's sizes and CRC may come only after its
+                // data (a data descriptor): read through it, counting.
+                let mut crc = flate2::Crc::new();
+                let mut counts = r.current_counts();
+                loop {
+                    let n = r
+                        .read_data(&mut buf)
+                        .with_context(|| format!("reading {name}"))?;
+                    if n == 0 {
+                        break;
+                    }
+                    crc.update(&buf[..n]);
+                    counts = r.current_counts().or(counts);
+                }
+                if e.flags & 0x08 != 0 {
+                    if let Some((consumed, produced)) = counts {
+                        (e.compressed_size, e.size) = (consumed, produced);
+                    }
+                    // AE-2 entries carry no CRC (0), as their headers say.
+                    if e.aes.is_none() {
+                        e.crc32 = crc.sum();
+                    }
+                }
                 if sel.wants(&e.name) {
                     list.entry(&e, &mut out)?;
                 }
-                // A stream's sizes come after the data: read through it.
-                while r
-                    .read_data(&mut buf)
-                    .with_context(|| format!("reading {name}"))?
-                    > 0
-                {}
             }
             list.finish(&mut out)?;
         } else if options.test || options.pipe {
