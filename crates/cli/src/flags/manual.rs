@@ -214,7 +214,7 @@ fn failure(words: &str) -> Option<&'static str> {
         "perfkit zip" => {
             "an input changed while it was read, a file that is not a ZIP archive is in the \
              archive's place, -u, -f or -d has nothing to do, -T finds the new archive damaged, \
-             S3 credentials are missing, or writing fails"
+             -e's two passwords differ, S3 credentials are missing, or writing fails"
         }
         "perfkit unzip" => {
             "an entry is unsafe, damaged or over a limit, or a pattern matches nothing"
