@@ -34,7 +34,7 @@ const PEERS: &[Peer] = &[
     },
     Peer {
         name: perfkit_peers::SZIP,
-        what: "s-zip 0.15.0 on its default backend, miniz_oxide (zip bench)",
+        what: "s-zip 0.15.0 on its default backend, miniz_oxide (perfkit bench --only zip)",
         build: build_szip,
     },
 ];

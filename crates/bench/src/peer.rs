@@ -433,7 +433,7 @@ mod tests {
             // Never reads: killing it ends the blocked write.
             ("exec sleep 30", None),
             // Greets as a peer does, then stops reading (szip-peer's case:
-            // zip bench loads a scenario of up to 200 MiB after the hello).
+            // the zip bench loads a scenario of up to 200 MiB after the hello).
             ("echo hello; exec sleep 30", Some("hello")),
             // The background sleep inherits stdin (and stderr) and outlives
             // the kill of the shell, so the blocked write does not end when
@@ -446,7 +446,7 @@ mod tests {
                 assert_eq!(p.read_line_within(Duration::from_secs(30)).unwrap(), g);
             }
             // Far more than a pipe holds, owned by the writing thread and
-            // shared with this one, as zip bench shares a scenario.
+            // shared with this one, as the zip bench shares a scenario.
             let big: Arc<[u8]> = vec![b'x'; 4 << 20].into();
             let mine = Arc::clone(&big);
             let limit = Duration::from_millis(300);

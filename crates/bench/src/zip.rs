@@ -1,4 +1,4 @@
-//! The measurements behind `perfkit zip bench`: writing archives with the sync writer, the async
+//! The measurements behind `perfkit bench --only zip` (once `zip bench`): writing archives with the sync writer, the async
 //! writer (same core, tokio current-thread runtime), AES-256 and the
 //! parallel writer, beside the peers — the `zip` crate and `s-zip` (sync
 //! and async) — interleaved iteration by iteration on each scenario, on
@@ -31,7 +31,7 @@ use perfkit_corpus::{self as corpus, Kind};
 use perfkit_measure::report::{Report, Row, RunInfo, Value};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
 
-/// What `perfkit zip bench` measures, and for how long.
+/// What the zip part of `perfkit bench` measures, and for how long.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Measuring time per scenario (all modes together).
@@ -54,7 +54,7 @@ pub struct Settings {
 }
 
 impl Default for Settings {
-    /// What `perfkit zip bench` measures when given no flags.
+    /// The full measurement (the quick one is [`Settings::quick`]).
     fn default() -> Settings {
         Settings {
             time: Duration::from_secs(1),

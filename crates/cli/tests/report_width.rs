@@ -50,18 +50,8 @@ fn default_reports_fit_100_columns() {
                 "0",
             ],
         ),
-        (
-            "zip bench",
-            vec![
-                "zip",
-                "bench",
-                "--quick",
-                "--time",
-                "10ms",
-                "--iterations",
-                "3",
-            ],
-        ),
+        // `zip bench` is now this part of `perfkit bench`.
+        ("bench --only zip", vec!["bench", "--only", "zip"]),
         (
             "stress",
             vec![

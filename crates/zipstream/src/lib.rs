@@ -69,5 +69,6 @@ pub use extract::{
 pub use parallel::{ParallelOptions, ParallelZipWriter};
 pub use read::archive::{EntryReader, ZipArchive};
 pub use read::stream::{AsyncZipStreamReader, ZipStreamReader};
+pub use write::Written;
 pub use write::nonblocking::AsyncZipWriter;
 pub use write::sync::ZipWriter;

@@ -192,6 +192,18 @@ impl<W: Write> ParallelZipWriter<W> {
         self.add_reader(opts, &mut &data[..]).map(|_| ())
     }
 
+    /// Waits until every entry added so far is written, so that
+    /// [`written`](Self::written) knows them all.
+    pub fn settle(&mut self) -> Result<()> {
+        self.pump(true)
+    }
+
+    /// The finished entry number `index` (from 0, in the order added), or
+    /// None if its compression has not finished yet.
+    pub fn written(&self, index: usize) -> Option<crate::Written> {
+        self.inner.as_ref()?.written(index)
+    }
+
     /// Writes completed work in order; with `all`, waits for everything.
     fn pump(&mut self, all: bool) -> Result<()> {
         while let Some(front) = self.queue.front() {

@@ -4,6 +4,8 @@ pub(crate) mod core;
 pub mod nonblocking;
 pub mod sync;
 
+pub use self::core::Written;
+
 /// Output is handed to the sink once this much is buffered (or at entry and
 /// archive boundaries), which keeps sink calls large and memory flat.
 pub(crate) const DRAIN_AT: usize = 64 * 1024;

@@ -90,3 +90,56 @@ fn parallel_archives_round_trip() {
         }
     }
 }
+
+/// What both writers say they wrote (`written`) is what a reader finds in
+/// the central directory: name, method, sizes, AES.
+#[test]
+fn written_agrees_with_the_central_directory() {
+    let inputs: Vec<(EntryOptions, Vec<u8>)> = vec![
+        (EntryOptions::file("text").level(6), text(2_500_000, 7)),
+        (EntryOptions::file("noise"), noise(100_000, 8)),
+        (EntryOptions::file("empty"), Vec::new()),
+        (
+            EntryOptions::file("aes").encrypt(AesStrength::Aes256, "pw"),
+            text(200_000, 9),
+        ),
+        (
+            EntryOptions::file("zstd").method(Method::Zstd),
+            text(50_000, 10),
+        ),
+    ];
+    for jobs in [1, 3] {
+        let mut seen = Vec::new();
+        let bytes = if jobs == 1 {
+            let mut w = ZipWriter::new(Vec::new());
+            for (o, d) in &inputs {
+                w.add_bytes(o.clone(), d).unwrap();
+            }
+            seen.extend((0..inputs.len()).map(|i| w.written(i).unwrap()));
+            assert!(w.written(inputs.len()).is_none());
+            w.finish().unwrap()
+        } else {
+            let mut w =
+                ParallelZipWriter::new(ZipWriter::new(Vec::new()), ParallelOptions::new(jobs));
+            for (o, d) in &inputs {
+                w.add_bytes(o.clone(), d).unwrap();
+            }
+            w.settle().unwrap();
+            seen.extend((0..inputs.len()).map(|i| w.written(i).unwrap()));
+            w.finish().unwrap()
+        };
+        let archive = ZipArchive::new(Cursor::new(bytes)).unwrap();
+        assert_eq!(archive.entries().len(), seen.len());
+        for (w, e) in seen.iter().zip(archive.entries()) {
+            assert_eq!(w.name, e.name, "jobs {jobs}");
+            assert_eq!(w.method, e.method, "{} jobs {jobs}", e.name);
+            assert_eq!(
+                w.compressed_size, e.compressed_size,
+                "{} jobs {jobs}",
+                e.name
+            );
+            assert_eq!(w.size, e.size, "{} jobs {jobs}", e.name);
+            assert_eq!(w.aes, e.aes.map(|(s, _)| s), "{} jobs {jobs}", e.name);
+        }
+    }
+}

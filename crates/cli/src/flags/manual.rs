@@ -213,7 +213,8 @@ fn failure(words: &str) -> Option<&'static str> {
         }
         "perfkit zip" => {
             "an input changed while it was read, a file that is not a ZIP archive is in the \
-             archive's place, S3 credentials are missing, or writing fails"
+             archive's place, -u, -f or -d has nothing to do, -T finds the new archive damaged, \
+             -e's two passwords differ, S3 credentials are missing, or writing fails"
         }
         "perfkit unzip" => {
             "an entry is unsafe, damaged or over a limit, or a pattern matches nothing"
@@ -262,16 +263,6 @@ const ENVIRONMENT: &[(&str, &str, &str)] = &[
         "FIXCORE_SCAN",
         "Caps the FIX field scanner at one path: scalar, avx2, avx512 or avx512vbmi2. \
          A value naming no path is an error.",
-    ),
-    (
-        "perfkit zip bench",
-        "PERFKIT_PEERS_DIR",
-        "Where the peer programs are looked up.",
-    ),
-    (
-        "perfkit bench",
-        "PERFKIT_PEERS_DIR",
-        "Where the peer programs are looked up.",
     ),
 ];
 
@@ -474,14 +465,16 @@ const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
                 "perfkit zip s3://bucket/site.zip -r site/",
                 "Upload to S3-compatible storage in parts.",
             ),
+            (
+                "perfkit zip -u -T out.zip -r src/",
+                "Add new and newer files, test, then replace out.zip.",
+            ),
+            ("perfkit zip -d out.zip 'src/*.o'", "Delete entries."),
+            (
+                "perfkit zip -e secret.zip notes.txt",
+                "Encrypt with AES-256 (prompts twice).",
+            ),
         ],
-    ),
-    (
-        "perfkit zip bench",
-        &[(
-            "perfkit zip bench --json",
-            "Measure the writers, as one JSON document.",
-        )],
     ),
     (
         "perfkit unzip",

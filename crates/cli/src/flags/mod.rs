@@ -90,7 +90,7 @@ pub enum Command {
     /// habits that call it still work.
     #[command(hide = true)]
     FixBench(cmd::fix::FixBenchArgs),
-    /// Write a ZIP archive (`-` for stdout); `zip bench` measures the writers.
+    /// Write, update or delete from a ZIP archive (`-` for stdout), as Info-ZIP zip.
     Zip(cmd::zip::ZipArgs),
     /// List, test or safely extract a ZIP archive (`-` for stdin).
     Unzip(cmd::zip::UnzipArgs),

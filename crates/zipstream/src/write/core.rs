@@ -37,6 +37,23 @@ pub(crate) struct Patch {
     pub bytes: Vec<u8>,
 }
 
+/// What a writer tells about an entry it finished, for a caller that
+/// reports each entry as Info-ZIP's `zip` does (`adding: a.txt (deflated 62%)`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The entry's name as stored.
+    pub name: String,
+    /// The compression method's id (0 stored, 8 deflate, 93 zstd), the real
+    /// one under AES (whose header says 99).
+    pub method: u16,
+    /// Bytes stored for the data, AES salt and MAC included.
+    pub compressed_size: u64,
+    /// Bytes of data before compression.
+    pub size: u64,
+    /// The WinZip AES strength, if the entry is encrypted.
+    pub aes: Option<AesStrength>,
+}
+
 /// What the central directory needs about a finished entry.
 struct Record {
     name: Vec<u8>,
@@ -132,6 +149,17 @@ impl Core {
 
     pub(crate) fn entries(&self) -> usize {
         self.records.len()
+    }
+
+    pub(crate) fn written(&self, index: usize) -> Option<Written> {
+        let r = self.records.get(index)?;
+        Some(Written {
+            name: String::from_utf8_lossy(&r.name).into_owned(),
+            method: r.aes.map_or(r.method, |(_, m)| m),
+            compressed_size: r.csize,
+            size: r.usize,
+            aes: r.aes.map(|(strength, _)| strength),
+        })
     }
 
     fn emit(&mut self, bytes: &[u8]) {

@@ -10,7 +10,7 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::DRAIN_AT;
-use super::core::Core;
+use super::core::{Core, Written};
 use crate::entry::EntryOptions;
 use crate::error::{Error, Result};
 
@@ -106,6 +106,12 @@ impl<W: AsyncWrite + Unpin> AsyncZipWriter<W> {
     /// Number of finished entries.
     pub fn entries(&self) -> usize {
         self.core.entries()
+    }
+
+    /// The finished entry number `index` (from 0, in the order written),
+    /// or None if it is not finished yet.
+    pub fn written(&self, index: usize) -> Option<Written> {
+        self.core.written(index)
     }
 
     /// Writes the central directory, flushes, and returns the sink.

@@ -3,7 +3,7 @@
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use super::DRAIN_AT;
-use super::core::{Core, Patch};
+use super::core::{Core, Patch, Written};
 use crate::entry::EntryOptions;
 use crate::error::Result;
 
@@ -130,6 +130,12 @@ impl<W: Write> ZipWriter<W> {
     /// Number of finished entries.
     pub fn entries(&self) -> usize {
         self.core.entries()
+    }
+
+    /// The finished entry number `index` (from 0, in the order written),
+    /// or None if it is not finished yet.
+    pub fn written(&self, index: usize) -> Option<Written> {
+        self.core.written(index)
     }
 
     /// Writes the central directory and returns the sink (flushed).

@@ -1,5 +1,5 @@
 //! `szip-peer`: s-zip 0.15.0 on its own default flate2 backend
-//! (miniz_oxide), driven by `perfkit zip bench` over stdin/stdout.
+//! (miniz_oxide), driven by `perfkit bench --only zip` over stdin/stdout.
 //!
 //! perfkit cannot link this beside its own code: one binary links one
 //! flate2 backend, and perfkit's is zlib-rs. So perfkit starts this program

@@ -1,4 +1,4 @@
-//! The conversation between `perfkit zip bench` and this peer: short text
+//! The conversation between `perfkit bench --only zip` and this peer: short text
 //! lines, plus raw entry bytes after a `load`.
 //!
 //! ```text

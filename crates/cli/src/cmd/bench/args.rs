@@ -20,6 +20,11 @@ pub struct BenchArgs {
     /// section prefixes; all of them by default.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PART,...")]
     only: Vec<PartArg>,
+    /// With the zip part: also write one archive per zip row, made after
+    /// the timed ones, to DIR/s<section>-r<row>.zip (indexes of the zip
+    /// part's sections and rows, from 0), to check them with other tools.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<std::path::PathBuf>,
     #[command(flatten)]
     zstd: ZstdPartArgs,
     #[command(flatten)]
@@ -150,9 +155,18 @@ impl BenchArgs {
             let _ = err.print();
             return Err(ExitCode::from(2));
         }
+        if self.keep.is_some() && !Part::Zip.wanted(&only) {
+            let err = clap::Error::raw(
+                ErrorKind::ArgumentConflict,
+                "--keep needs the zip part (--only zip,...)\n",
+            );
+            let _ = err.print();
+            return Err(ExitCode::from(2));
+        }
         Ok(Job {
             only,
             zstd: self.zstd.settings(),
+            keep: self.keep.clone(),
             report: self.report.options(),
         })
     }

@@ -19,6 +19,8 @@ pub struct Job {
     pub only: Vec<Part>,
     /// What the zstd part measures.
     pub zstd: Settings,
+    /// Where the zip part keeps one archive per row, if anywhere.
+    pub keep: Option<std::path::PathBuf>,
     /// How to render the report.
     pub report: ReportOptions,
 }
@@ -66,7 +68,17 @@ pub fn run(job: Job) -> Result<ExitCode> {
         fix(&mut report, &job.report)?;
     }
     if Part::Zip.wanted(only) {
-        let zip = perfkit_bench::zip::measure(&perfkit_bench::zip::Settings::quick())?;
+        let settings = perfkit_bench::zip::Settings {
+            keep: job.keep.clone().map(|dir| perfkit_bench::zip::Keep {
+                dir,
+                write: |path, bytes| {
+                    use std::io::Write;
+                    perfkit::report::write_atomically(path, |f| Ok(f.write_all(bytes)?))
+                },
+            }),
+            ..perfkit_bench::zip::Settings::quick()
+        };
+        let zip = perfkit_bench::zip::measure(&settings)?;
         absorb(&mut report, "zip", zip);
     }
     if Part::Stress.wanted(only) {

@@ -1,42 +1,42 @@
-//! The flags of `perfkit zip` (and `zip bench`) and `perfkit unzip`, and
+//! The flags of `perfkit zip` and `perfkit unzip`, and
 //! their conversion into the plain options the commands run on: clap's
 //! types end here.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args as _;
-use perfkit::units::parse_duration;
-use perfkit_bench::zip::{Keep, Settings};
 
 use super::unzip::UnzipOptions;
-use super::{Options, Password, Task};
-use crate::flags::ReportArgs;
+use super::{Mode, Options, Password, Task};
 
 /// Arguments of `perfkit zip`.
 #[derive(Debug, clap::Args)]
 #[command(
-    args_conflicts_with_subcommands = true,
     after_help = "Info-ZIP habits that work: -r, -q, -0..-9 (also in clusters such as -r9; -0 \
-stores), -j (junk paths), -x GLOB, -@, `-` for stdin data, an existing archive is updated (entries \
-replaced in place, new ones appended), a name without an extension gets .zip.
+stores), -j (junk paths), -x and -i GLOB, -@, -u (update: add new, replace older), -f (freshen: \
+replace older only), -d (delete entries), -m (move: delete the originals once the archive is \
+written, and tested with -T), -T (test before the archive replaces anything), -e and -P, \
+\"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
+them), `-` for stdin data, an existing archive is updated (entries replaced in place, new ones \
+appended), a name without an extension gets .zip.
+
+Patterns (-x, -i, -d): Info-ZIP's rules: `*` any run of characters, `/` included; `?` one \
+character; `[abc]`, `[a-z]`, `[!a-z]` a set; directories are matched with their trailing `/`.
+
+Encryption: -e (prompts twice, no echo) and -P PASSWORD write WinZip AES-256, not Info-ZIP's \
+ZipCrypto (broken): Info-ZIP unzip 6.0 cannot read them, 7-Zip and perfkit unzip can. -P shows \
+the password to other users (ps), so it warns; --password-file and --password-env do not.
 
 Differences from Info-ZIP zip: --level is the long form of -0..-9 (Info-ZIP's -l converts line \
-ends, which perfkit does not do); --jobs N is long only; -x takes one glob per -x (Info-ZIP's takes \
-the rest of the list), matched with `*` spanning `/`; nothing is printed per file (no \
-\"adding:\" lines, a progress bar on a terminal instead, which -q hides); a password needs \
---encrypt (WinZip AES, never ZipCrypto) and is read from --password-file, --password-env or a \
-prompt, never from -P; two inputs under one name are a usage error (exit 2), as is Info-ZIP's \
-'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; failures exit 1 or 2, \
-never Info-ZIP's other codes; -u/-f/-d/-m, -T, -y and -e do not exist (symlinks are always \
-stored as links)."
+ends, which perfkit does not do); --jobs N is long only; -x and -i take one glob each (Info-ZIP's \
+take the rest of the list); two inputs under one name are a usage error (exit 2), as is \
+Info-ZIP's 'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; \
+\"nothing to do\" (-u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
+-y does not exist (symlinks are always stored as links)."
 )]
 pub struct ZipArgs {
-    #[command(subcommand)]
-    sub: Option<ZipSub>,
     /// The archive to write: a file, `-` for stdout, or `s3://bucket/key`
     /// (S3-compatible storage configured by AWS_ENDPOINT_URL, AWS_REGION,
     /// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ALLOW_HTTP).
@@ -46,7 +46,7 @@ pub struct ZipArgs {
     /// Recurse into directories.
     #[arg(short = 'r', long)]
     recurse: bool,
-    /// Quiet: no progress bar (as Info-ZIP's `-q`).
+    /// Quiet: no "adding:" lines and no progress bar (as Info-ZIP's `-q`).
     #[arg(short = 'q', long)]
     quiet: bool,
     /// Read more paths from stdin, one per line (like Info-ZIP's `-@`).
@@ -71,20 +71,39 @@ pub struct ZipArgs {
     #[arg(long, value_parser = ["aes256", "aes192", "aes128"])]
     encrypt: Option<String>,
     #[command(flatten)]
-    password: PasswordArgs,
-    /// Leave out paths matching this glob (`*`, `?`; repeatable).
+    password_from: PasswordArgs,
+    /// Leave out paths matching this glob (Info-ZIP's patterns; repeatable).
     #[arg(short = 'x', long, value_name = "GLOB")]
     exclude: Vec<String>,
+    /// Add only paths matching this glob (Info-ZIP's patterns; repeatable).
+    #[arg(short = 'i', long, value_name = "GLOB")]
+    include: Vec<String>,
+    /// Update: add new files, replace entries only by newer files.
+    #[arg(short = 'u', long, conflicts_with_all = ["freshen", "delete"])]
+    update: bool,
+    /// Freshen: replace entries by newer files; add nothing new.
+    #[arg(short = 'f', long, conflicts_with = "delete")]
+    freshen: bool,
+    /// Delete the entries matching the PATHS (patterns) from the archive.
+    #[arg(short = 'd', long)]
+    delete: bool,
+    /// Move: delete the originals once the archive is written (and tested).
+    #[arg(short = 'm', long = "move", conflicts_with = "delete")]
+    move_files: bool,
+    /// Test the new archive before it replaces anything (`test of … OK`).
+    #[arg(short = 'T', long = "test")]
+    test: bool,
+    /// Encrypt with AES-256 (not ZipCrypto), prompting twice for the password.
+    #[arg(short = 'e', conflicts_with_all = ["password", "password_file", "password_env"])]
+    encrypt_prompt: bool,
+    /// Encrypt with AES-256 using PASSWORD (visible to other users: warns).
+    #[arg(short = 'P', long = "password", value_name = "PASSWORD",
+        conflicts_with_all = ["password_file", "password_env"])]
+    password: Option<String>,
     /// Part size of an s3:// multipart upload (5MiB to 5GiB; S3 allows
     /// 10,000 parts, so this bounds the archive size at 10,000 × SIZE).
     #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = perfkit::units::parse_size)]
     part_size: u64,
-}
-
-#[derive(Debug, clap::Subcommand)]
-enum ZipSub {
-    /// Measure sync vs async vs parallel writing, AES cost, and the ratio.
-    Bench(ZipBenchArgs),
 }
 
 /// Where a password comes from.
@@ -104,20 +123,23 @@ pub struct PasswordArgs {
 /// `-j`, `-q`, `-p a.zip member`, `-l`, `-t`. Where perfkit differs: it
 /// never prompts (an existing file is an error unless `-o` or `-n`);
 /// extraction prints nothing (no "inflating:" lines, so `-q` only quiets
-/// `-t`'s summary and `-qq` removes it); `-l` and `-t` print their own
-/// formats; a pattern that matches nothing is an error, exit 1 (Info-ZIP
+/// `-t`'s summary and `-qq` removes it); `-t` prints its own
+/// summary; a pattern that matches nothing is an error, exit 1 (Info-ZIP
 /// warns and exits 11), checked before anything is written; failures exit
 /// 1, never Info-ZIP's other codes; and `--max-size` and the ratio limit
 /// apply to every mode (`-p`, `-t`, `-l`'s entry count, extraction, stdin).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Patterns: `*` matches any run of characters, `/` included; `?` one \
+    after_help = "-l and -v list as Info-ZIP's unzip does, column for column, with its totals.
+
+Patterns: `*` matches any run of characters, `/` included; `?` one \
 character; `[abc]`, `[a-z]`, `[!a-z]` a set; anything else itself (case-sensitive), as Info-ZIP \
 matches them. Names are printed with control characters shown as ^J, ^[ ...
 
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
 `--` before it); it never prompts: an existing file is an error unless -o or -n; extraction \
-prints nothing, so -q only shortens -t (-qq silences it); -l and -t print their own formats; a \
+prints nothing, so -q only shortens -t (-qq silences it); -t prints its own summary; -l and -v \
+print times in UTC (Info-ZIP: local time); a \
 MEMBER that matches nothing is an error, exit 1, before anything is written (Info-ZIP warns and \
 exits 11); every failure exits 1; --max-size and the compression-ratio limit apply to -p, -t, \
 extraction and stdin alike; a failed extraction removes what it created; symlinks are created \
@@ -136,9 +158,12 @@ pub struct UnzipArgs {
     /// Extract into DIR.
     #[arg(short = 'd', long, default_value = ".")]
     dir: PathBuf,
-    /// List entries instead of extracting.
+    /// List entries instead of extracting (Info-ZIP's columns and totals).
     #[arg(short = 'l', long)]
     list: bool,
+    /// List verbosely: method, compressed size, ratio, CRC-32 (Info-ZIP's `-v`).
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Test entries (decode and verify CRC/MAC) instead of extracting.
     #[arg(short = 't', long)]
     test: bool,
@@ -164,61 +189,6 @@ pub struct UnzipArgs {
     password: PasswordArgs,
 }
 
-/// Arguments of `perfkit zip bench`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ZipBenchArgs {
-    /// Measuring time per scenario (all modes together).
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
-    pub time: Duration,
-    /// At most this many measured iterations per scenario.
-    #[arg(long, default_value_t = 200)]
-    pub iterations: u64,
-    /// Warm-up iterations, excluded.
-    #[arg(long, default_value_t = 1)]
-    pub warmup: u64,
-    /// Deflate level (0..=9).
-    #[arg(short = 'l', long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=9))]
-    pub level: u32,
-    /// Workers for the parallel mode (1..=256).
-    #[arg(short = 'j', long, default_value_t = 2, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
-    pub jobs: usize,
-    /// Add the 200 MiB single-file scenario.
-    #[arg(long)]
-    pub large: bool,
-    /// Only the small scenarios (used by `perfkit bench`).
-    #[arg(long)]
-    pub quick: bool,
-    /// Also write one archive per row, made after the timed ones, to
-    /// DIR/s<section>-r<row>.zip (indexes of the report's sections and
-    /// rows, from 0), so they can be checked with other tools.
-    #[arg(long, value_name = "DIR")]
-    pub keep: Option<PathBuf>,
-    #[command(flatten)]
-    pub report: ReportArgs,
-}
-
-impl ZipBenchArgs {
-    /// The measurement's plain options.
-    pub fn settings(&self) -> Settings {
-        Settings {
-            time: self.time,
-            iterations: self.iterations,
-            warmup: self.warmup,
-            level: self.level,
-            jobs: self.jobs,
-            large: self.large,
-            quick: self.quick,
-            keep: self.keep.clone().map(|dir| Keep {
-                dir,
-                write: |path, bytes| {
-                    perfkit::report::write_atomically(path, |f| Ok(f.write_all(bytes)?))
-                },
-            }),
-        }
-    }
-}
-
-/// Measures what the flags ask for (also used by `perfkit bench`).
 impl PasswordArgs {
     /// Where these flags say the password comes from.
     fn source(&self) -> Password {
@@ -234,18 +204,53 @@ impl ZipArgs {
     /// The task these flags ask for, or the exit code of a usage error
     /// parsing cannot see, already printed as clap prints its own.
     pub fn into_task(self) -> Result<Task, ExitCode> {
-        if let Some(ZipSub::Bench(b)) = self.sub {
-            return Ok(Task::Bench {
-                settings: b.settings(),
-                report: b.report.options(),
-            });
+        // `zip bench` moved to `perfkit bench --only zip`; a file or
+        // archive really named `bench` is still an archive.
+        if self.archive.as_deref() == Some(std::path::Path::new("bench"))
+            && !std::path::Path::new("bench").exists()
+            && !std::path::Path::new("bench.zip").exists()
+        {
+            eprintln!(
+                "perfkit zip: `zip bench` is now `perfkit bench --only zip` (to write bench.zip, name it bench.zip)"
+            );
+            return Err(ExitCode::from(2));
         }
-        let password = self.password.source();
+        // `-e` and `-P` are Info-ZIP's spellings of "encrypt": here with
+        // AES-256, the only choice that is not broken.
+        let mut encrypt = self.encrypt;
+        let password = match self.password {
+            Some(p) => {
+                eprintln!(
+                    "perfkit zip: warning: -P puts the password on the command line, where other users can see it (ps); -e prompts for it"
+                );
+                Password::Given(p.into_bytes())
+            }
+            None => self.password_from.source(),
+        };
+        if self.encrypt_prompt || matches!(password, Password::Given(_)) {
+            encrypt.get_or_insert_with(|| "aes256".into());
+        }
         // A password is only ever used to encrypt; taking one without
         // --encrypt would write in plain text what the user meant to protect.
-        if self.encrypt.is_none() && password != Password::Prompt {
+        if encrypt.is_none() && password != Password::Prompt {
             return Err(usage_error(
                 "a password (--password-file/--password-env) needs --encrypt aes256|aes192|aes128; without it the archive would be written unencrypted",
+            ));
+        }
+        let mode = if self.delete {
+            Mode::Delete
+        } else if self.freshen {
+            Mode::Freshen
+        } else if self.update {
+            Mode::Update
+        } else {
+            Mode::Add
+        };
+        if self.archive.as_deref() == Some(std::path::Path::new("-"))
+            && (mode != Mode::Add || self.move_files || self.test)
+        {
+            return Err(usage_error(
+                "-u, -f, -d, -m and -T need an archive file, not `-` (stdout cannot be read back)",
             ));
         }
         Ok(Task::Write(Options {
@@ -258,9 +263,13 @@ impl ZipArgs {
             level: self.level,
             junk_paths: self.junk_paths,
             jobs: self.jobs,
-            encrypt: self.encrypt,
+            encrypt,
             password,
             exclude: self.exclude,
+            include: self.include,
+            mode,
+            move_files: self.move_files,
+            test: self.test,
             part_size: self.part_size,
         }))
     }
@@ -276,6 +285,7 @@ impl UnzipArgs {
             exclude: self.exclude,
             dir: self.dir,
             list: self.list,
+            verbose: self.verbose,
             test: self.test,
             pipe: self.pipe,
             overwrite: self.overwrite,
@@ -298,7 +308,7 @@ pub(super) fn usage_error(message: &str) -> ExitCode {
 
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTe";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):
@@ -319,6 +329,10 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         "--password-file",
         "--password-env",
         "--part-size",
+        "-i",
+        "--include",
+        "-P",
+        "--password",
     ];
     crate::cmd::rewrite_options(args, TAKES_VALUE, |s, out| {
         let cluster = s.strip_prefix('-').filter(|c| {
@@ -341,27 +355,4 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
             None => out.push(s.into()),
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        bench: ZipBenchArgs,
-    }
-
-    /// The flags' defaults are the library's: `zip bench` with no flags
-    /// measures exactly `Settings::default()`.
-    #[test]
-    fn bench_flag_defaults_are_the_settings_defaults() {
-        let cli = Cli::try_parse_from(["bench"]).unwrap();
-        assert_eq!(
-            format!("{:?}", cli.bench.settings()),
-            format!("{:?}", Settings::default())
-        );
-    }
 }

@@ -17,13 +17,18 @@ use tokio::io::AsyncWriteExt;
 use zipstream::object::ObjectUrl;
 use zipstream::{
     AesStrength, AsyncZipWriter, EntryKind, EntryOptions, ExtractOptions, Method, ParallelOptions,
-    ParallelZipWriter, TemporaryHook, ZipArchive, ZipStreamReader, ZipWriter,
+    ParallelZipWriter, TemporaryHook, Written, ZipArchive, ZipStreamReader, ZipWriter,
 };
 
+mod announce;
 mod args;
-mod bench;
+mod listing;
 mod object;
+mod pattern;
 mod unzip;
+
+use announce::Announcer;
+use pattern::Pattern;
 
 use args::usage_error;
 pub use args::{UnzipArgs, ZipArgs, info_zip_level_flags};
@@ -33,13 +38,6 @@ pub use unzip::run_unzip;
 /// What `perfkit zip` was asked to do, the flags resolved.
 #[derive(Debug)]
 pub enum Task {
-    /// `zip bench`: measure the writers and render the report.
-    Bench {
-        /// What to measure.
-        settings: perfkit_bench::zip::Settings,
-        /// How to render it.
-        report: perfkit::report::ReportOptions,
-    },
     /// Write (or update) an archive.
     Write(Options),
 }
@@ -72,13 +70,36 @@ pub struct Options {
     pub password: Password,
     /// Globs of paths to leave out.
     pub exclude: Vec<String>,
+    /// Globs of the only paths to add (all when empty).
+    pub include: Vec<String>,
+    /// Add, update, freshen, or delete entries.
+    pub mode: Mode,
+    /// Delete the originals once the archive is written (and tested).
+    pub move_files: bool,
+    /// Test the new archive before it replaces anything.
+    pub test: bool,
     /// Part size of an `s3://` multipart upload.
     pub part_size: u64,
+}
+
+/// What `perfkit zip` does with the archive's entries (Info-ZIP's modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Add the paths; entries of the same names are replaced.
+    Add,
+    /// `-u`: add new paths, replace entries only by newer files.
+    Update,
+    /// `-f`: replace entries by newer files, add nothing.
+    Freshen,
+    /// `-d`: delete the entries the paths (patterns) match.
+    Delete,
 }
 
 /// Where a password comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Password {
+    /// Given on the command line (`-P`).
+    Given(Vec<u8>),
     /// The first line of this file.
     File(PathBuf),
     /// This environment variable.
@@ -102,6 +123,7 @@ impl Password {
                     .with_context(|| format!("environment variable {v} is not set"))?;
                 return Ok(Some(s.into_bytes()));
             }
+            Password::Given(p) => return Ok(Some(p.clone())),
             Password::Prompt => {}
         }
         if !needed {
@@ -112,44 +134,20 @@ impl Password {
                 "a password is needed: use --password-file or --password-env (no terminal to prompt on)"
             );
         }
-        let p = rpassword::prompt_password("password: ").context("reading the password")?;
-        if confirm && rpassword::prompt_password("again: ").context("reading the password")? != p {
-            bail!("the passwords differ");
+        // Info-ZIP zip's prompts when writing (confirm), a plain one when reading.
+        let first = if confirm {
+            "Enter password: "
+        } else {
+            "password: "
+        };
+        let p = rpassword::prompt_password(first).context("reading the password")?;
+        if confirm
+            && rpassword::prompt_password("Verify password: ").context("reading the password")? != p
+        {
+            bail!("password verification failed (the two entries differ); nothing written");
         }
         Ok(Some(p.into_bytes()))
     }
-}
-
-/// A minimal glob: `*` any run (including `/`), `?` one byte. Matched
-/// without backtracking past the last `*` (each `*` only ever grows its run
-/// once), so time is at most pattern length × name length; the recursive
-/// matcher this replaces was exponential in the number of stars.
-fn glob(pat: &[u8], s: &[u8]) -> bool {
-    let (mut p, mut i) = (0, 0);
-    // The last `*` seen and where in `s` its run currently ends.
-    let mut star: Option<(usize, usize)> = None;
-    while i < s.len() {
-        match pat.get(p) {
-            Some(b'*') => {
-                star = Some((p, i));
-                p += 1;
-            }
-            Some(&c) if c == b'?' || c == s[i] => {
-                p += 1;
-                i += 1;
-            }
-            _ => match star {
-                // Let the last star take one more byte and retry after it.
-                Some((sp, end)) => {
-                    star = Some((sp, end + 1));
-                    p = sp + 1;
-                    i = end + 1;
-                }
-                None => return false,
-            },
-        }
-    }
-    pat[p..].iter().all(|&c| c == b'*')
 }
 
 /// The archive name of a path: relative, `/`-separated, without leading
@@ -184,6 +182,8 @@ fn collect(opts: &Options) -> Result<Vec<Item>> {
     if roots.is_empty() {
         bail!("nothing to add: give paths or -@");
     }
+    let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect::<Vec<_>>();
+    let (include, exclude) = (compile(&opts.include), compile(&opts.exclude));
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = roots.into_iter().rev().collect();
     while let Some(p) = stack.pop() {
@@ -208,12 +208,16 @@ fn collect(opts: &Options) -> Result<Vec<Item>> {
         } else {
             name
         };
-        if !name.is_empty()
-            && opts
-                .exclude
-                .iter()
-                .any(|g| glob(g.as_bytes(), name.as_bytes()))
-        {
+        // Patterns see directories with their trailing `/`, and a
+        // directory left out is still walked, as in Info-ZIP.
+        let shown = if meta.is_dir() {
+            format!("{name}/")
+        } else {
+            name.clone()
+        };
+        let wanted = (include.is_empty() || pattern::any(&include, &shown))
+            && !pattern::any(&exclude, &shown);
+        if !meta.is_dir() && !wanted {
             continue;
         }
         let ft = meta.file_type();
@@ -243,7 +247,7 @@ fn collect(opts: &Options) -> Result<Vec<Item>> {
                 stack.extend(kids.into_iter().rev());
             }
             // -j stores files only, as Info-ZIP's does.
-            if name.is_empty() || opts.junk_paths {
+            if name.is_empty() || opts.junk_paths || !wanted {
                 continue;
             }
         }
@@ -305,6 +309,10 @@ fn entry_options(item: &Item, opts: &Options, password: &Option<Vec<u8>>) -> Res
 /// What the entry writers have in common for the tool.
 trait Sink {
     fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()>;
+    /// What the writer knows of finished entry `index`.
+    fn written(&self, index: usize) -> Option<Written>;
+    /// Waits until every entry added is finished.
+    fn settle(&mut self) -> Result<()>;
 }
 
 struct Counting<'a, R> {
@@ -384,12 +392,28 @@ impl<W: Write> Sink for ZipWriter<W> {
         self.add_reader(opts, &mut { r })?;
         Ok(())
     }
+
+    fn written(&self, index: usize) -> Option<Written> {
+        ZipWriter::written(self, index)
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl<W: Write> Sink for ParallelZipWriter<W> {
     fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()> {
         self.add_reader(opts, &mut { r })?;
         Ok(())
+    }
+
+    fn written(&self, index: usize) -> Option<Written> {
+        ParallelZipWriter::written(self, index)
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        Ok(ParallelZipWriter::settle(self)?)
     }
 }
 
@@ -466,9 +490,11 @@ fn write_all_items(
     opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
+    announcer: &mut Announcer,
 ) -> Result<()> {
     let mut update = update;
     for step in steps {
+        announcer.catch_up(bar, |i| sink.written(i));
         match step {
             Step::Item(item) => {
                 let entry = entry_options(item, opts, pw)?;
@@ -492,6 +518,8 @@ fn write_all_items(
             }
         }
     }
+    sink.settle()?;
+    announcer.catch_up(bar, |i| sink.written(i));
     Ok(())
 }
 
@@ -564,10 +592,7 @@ const MAX_JOBS: usize = 256;
 
 /// Runs `perfkit zip`.
 pub fn run_zip(task: Task) -> Result<ExitCode> {
-    let mut opts = match task {
-        Task::Bench { settings, report } => return bench::run(&settings, &report),
-        Task::Write(opts) => opts,
-    };
+    let Task::Write(mut opts) = task;
     let Some(archive) = opts.archive.clone() else {
         bail!("usage: perfkit zip ARCHIVE|-|s3://BUCKET/KEY PATH... (see --help)");
     };
@@ -589,16 +614,23 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         _ => None,
     };
     let local = object_url.is_none() && archive.as_os_str() != "-";
+    if !local && (opts.mode != Mode::Add || opts.test) {
+        return Ok(usage_error(
+            "-u, -f, -d and -T need a local archive file (an upload or stdout cannot be read back)",
+        ));
+    }
     // Info-ZIP appends `.zip` to an archive name without an extension
-    // (`zip backup dir` writes backup.zip), unless a file of that very
-    // name exists.
-    let archive = if local && archive.extension().is_none() && !archive.exists() {
+    // (`zip backup dir` writes backup.zip, even beside a file `backup`);
+    // a device or FIFO (`/dev/null`) is written as named.
+    let special = fs::metadata(&archive).is_ok_and(|m| !m.is_file());
+    let archive = if local && archive.extension().is_none() && !special {
         let mut s = archive.into_os_string();
         s.push(".zip");
         PathBuf::from(s)
     } else {
         archive
     };
+    let shown = perfkit::printable::name(&archive.display().to_string()).into_owned();
     // Before any input is read or output created: a non-ZIP file in the
     // archive's place is refused untouched.
     let mut update = if local {
@@ -606,6 +638,42 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     } else {
         None
     };
+    if update.is_none() && matches!(opts.mode, Mode::Freshen | Mode::Delete) {
+        bail!("{shown}: no such archive (-f and -d change an existing one)");
+    }
+    let (steps, labels, items);
+    if opts.mode == Mode::Delete {
+        let u = update.as_ref().expect("checked above");
+        let (kept, deleted) = deletion(u, &opts)?;
+        if !opts.quiet {
+            for name in &deleted {
+                println!("deleting: {}", perfkit::printable::name(name));
+            }
+        }
+        items = Vec::new();
+        labels = vec![None; kept.len()];
+        steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
+    } else {
+        let mut found = collect(&opts)?;
+        if local {
+            // The archive never stores itself (`zip -r . ` from its directory).
+            use std::os::unix::fs::MetadataExt;
+            if let Ok(m) = fs::metadata(&archive) {
+                found.retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
+            }
+        }
+        items = match dedupe(found) {
+            Ok(items) => newer_only(items, update.as_ref(), opts.mode),
+            Err(msg) => return Ok(usage_error(&msg)),
+        };
+        if items.is_empty() && opts.mode != Mode::Add {
+            bail!(
+                "nothing to do: {shown} is up to date (no newer files for -u/-f); left as it was"
+            );
+        }
+        steps = plan(update.as_ref(), &items);
+        labels = step_labels(&steps, update.as_ref(), opts.mode);
+    }
     let pw = opts.password.get(opts.encrypt.is_some(), true)?;
     // An empty password (an empty --password-file or first line, an empty
     // --password-env variable, Enter at the prompt) encrypts with a key
@@ -615,19 +683,6 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             "--encrypt needs a non-empty password (the one given by --password-file, --password-env or the prompt is empty)",
         ));
     }
-    let mut items = collect(&opts)?;
-    if local {
-        // The archive never stores itself (`zip -r . ` from its directory).
-        use std::os::unix::fs::MetadataExt;
-        if let Ok(m) = fs::metadata(&archive) {
-            items.retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
-        }
-    }
-    let items = match dedupe(items) {
-        Ok(items) => items,
-        Err(msg) => return Ok(usage_error(&msg)),
-    };
-    let steps = plan(update.as_ref(), &items);
     let total: u64 = items
         .iter()
         .filter(|i| i.meta.is_file())
@@ -635,17 +690,39 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         .sum();
     let bar = super::progress(Some(total), opts.quiet);
     bar.set_message("zip");
+    let mut announcer = Announcer::new(labels, opts.quiet, archive.as_os_str() == "-");
     let popts = ParallelOptions::new(opts.jobs);
     if let Some(url) = object_url {
-        zip_to_object(&url, &steps, &opts, &pw, &bar)?;
+        zip_to_object(&url, &steps, &opts, &pw, &bar, &mut announcer)?;
     } else if archive.as_os_str() == "-" {
-        stream_archive(io::stdout().lock(), &steps, &opts, &pw, &bar, popts)?;
+        stream_archive(
+            io::stdout().lock(),
+            &steps,
+            &opts,
+            &pw,
+            &bar,
+            popts,
+            &mut announcer,
+        )?;
     } else {
         let mut out = perfkit::report::Output::create(&archive, true)?;
         if out.is_in_place() {
+            if opts.test || opts.move_files {
+                return Ok(usage_error(
+                    "-T and -m need an archive file (a device or FIFO cannot be read back)",
+                ));
+            }
             // A device or FIFO (`/dev/null`, a named pipe): streamed like
             // stdout.
-            stream_archive(out.file_mut(), &steps, &opts, &pw, &bar, popts)?;
+            stream_archive(
+                out.file_mut(),
+                &steps,
+                &opts,
+                &pw,
+                &bar,
+                popts,
+                &mut announcer,
+            )?;
         } else {
             let file = BufWriter::with_capacity(128 << 10, out.file_mut());
             write_archive(
@@ -656,13 +733,185 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
                 &pw,
                 &bar,
                 popts,
+                &mut announcer,
             )?
             .flush()?;
+            if opts.test {
+                // Before the rename: a failed test leaves the old archive
+                // (or none) and every original in place.
+                test_written(out.file_mut(), &pw)
+                    .with_context(|| format!("test of {shown} FAILED; nothing was changed"))?;
+                if !opts.quiet {
+                    println!("test of {shown} OK");
+                }
+            }
         }
         out.commit()?;
     }
     bar.finish_and_clear();
+    if let Some(what) = announcer.unreadable_by_info_zip() {
+        let name = if archive.as_os_str() == "-" {
+            "the archive on stdout"
+        } else {
+            &shown
+        };
+        eprintln!(
+            "perfkit zip: Info-ZIP unzip 6.0 cannot read {name} ({what}); 7-Zip and perfkit can"
+        );
+    }
+    if opts.move_files {
+        remove_originals(&items)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-d`: the indexes of the entries kept and the names of those deleted;
+/// fails, changing nothing, when no pattern matches (Info-ZIP's "Nothing
+/// to do!"), and warns of each pattern that matches nothing.
+fn deletion(u: &Update, opts: &Options) -> Result<(Vec<usize>, Vec<String>)> {
+    if opts.paths.is_empty() {
+        bail!("-d needs the names (or patterns) of the entries to delete");
+    }
+    let patterns: Vec<Pattern> = opts
+        .paths
+        .iter()
+        .map(|p| Pattern::new(&p.to_string_lossy()))
+        .collect();
+    let mut hit = vec![false; patterns.len()];
+    let (mut kept, mut deleted) = (Vec::new(), Vec::new());
+    for (i, e) in u.archive.entries().iter().enumerate() {
+        let mut matched = false;
+        for (k, p) in patterns.iter().enumerate() {
+            if p.matches(&e.name) {
+                hit[k] = true;
+                matched = true;
+            }
+        }
+        if matched {
+            deleted.push(e.name.clone());
+        } else {
+            kept.push(i);
+        }
+    }
+    for (p, _) in patterns.iter().zip(&hit).filter(|(_, h)| !**h) {
+        eprintln!(
+            "perfkit zip: warning: name not matched: {}",
+            perfkit::printable::name(&p.text())
+        );
+    }
+    if deleted.is_empty() {
+        bail!(
+            "nothing to do: no entry of {} matches; left as it was",
+            perfkit::printable::name(&u.path.display().to_string())
+        );
+    }
+    Ok((kept, deleted))
+}
+
+/// The items `-u` and `-f` write: a file whose entry is not older (in the
+/// 2-second steps of a ZIP's DOS time, as Info-ZIP compares) is left out,
+/// as is an existing directory; `-f` also leaves out what is new.
+fn newer_only(items: Vec<Item>, update: Option<&Update>, mode: Mode) -> Vec<Item> {
+    if !matches!(mode, Mode::Update | Mode::Freshen) {
+        return items;
+    }
+    let existing: std::collections::HashMap<&str, &zipstream::Entry> = update
+        .map(|u| {
+            u.archive
+                .entries()
+                .iter()
+                .map(|e| (e.name.trim_end_matches('/'), e))
+                .collect()
+        })
+        .unwrap_or_default();
+    items
+        .into_iter()
+        .filter(|i| match existing.get(i.name.as_str()) {
+            None => mode == Mode::Update,
+            Some(_) if i.meta.is_dir() => false,
+            Some(e) => {
+                let mtime = i
+                    .meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_secs() as i64);
+                mtime.div_euclid(2) > e.mtime.div_euclid(2)
+            }
+        })
+        .collect()
+}
+
+/// Info-ZIP's verb for each entry written: `adding` for a new name,
+/// `updating` (or `freshening` under `-f`) for a replaced one; kept
+/// entries print nothing.
+fn step_labels(
+    steps: &[Step<'_>],
+    update: Option<&Update>,
+    mode: Mode,
+) -> Vec<Option<&'static str>> {
+    let existing: std::collections::HashSet<&str> = update
+        .map(|u| {
+            u.archive
+                .entries()
+                .iter()
+                .map(|e| e.name.trim_end_matches('/'))
+                .collect()
+        })
+        .unwrap_or_default();
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Kept(_) => None,
+            Step::Item(i) if !existing.contains(i.name.as_str()) => Some("adding"),
+            Step::Item(_) if mode == Mode::Freshen => Some("freshening"),
+            Step::Item(_) => Some("updating"),
+        })
+        .collect()
+}
+
+/// `-T`: reads the archive just written back from its start and checks
+/// every entry (CRC, AES authentication), as `unzip -t` would.
+fn test_written(file: &mut fs::File, pw: &Option<Vec<u8>>) -> Result<()> {
+    use std::io::Seek;
+    let mut f = file.try_clone()?;
+    f.seek(io::SeekFrom::Start(0))?;
+    let mut a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))?;
+    let opts = ExtractOptions {
+        password: pw.clone(),
+        // Our own archive, just written from these files: the zip-bomb
+        // limits guard against strangers' archives, not this one.
+        max_total_bytes: u64::MAX,
+        max_entries: u64::MAX,
+        max_ratio: u64::MAX,
+        ..ExtractOptions::default()
+    };
+    zipstream::read_archive_data(&mut a, &opts, &|_| true, &mut |_, _| Ok(()))?;
+    Ok(())
+}
+
+/// `-m`: deletes what was stored, once the archive is in place: files and
+/// links first, then the directories stored, deepest first, where they
+/// are empty now (Info-ZIP leaves a directory that still holds something).
+fn remove_originals(items: &[Item]) -> Result<()> {
+    let mut dirs = Vec::new();
+    for i in items {
+        if i.path.as_os_str() == "-" {
+            continue;
+        }
+        if i.meta.is_dir() {
+            dirs.push(&i.path);
+        } else {
+            fs::remove_file(&i.path).with_context(|| {
+                format!("-m: removing {} (it is in the archive)", i.path.display())
+            })?;
+        }
+    }
+    dirs.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
+    for d in dirs {
+        let _ = fs::remove_dir(d);
+    }
+    Ok(())
 }
 
 /// Writes the archive as a stream (data descriptors, no seeking) to `out`:
@@ -674,15 +923,27 @@ fn stream_archive(
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
     popts: ParallelOptions,
+    announcer: &mut Announcer,
 ) -> Result<()> {
     let out = BufWriter::with_capacity(128 << 10, out);
-    write_archive(ZipWriter::new(out), steps, None, opts, pw, bar, popts)?.flush()?;
+    write_archive(
+        ZipWriter::new(out),
+        steps,
+        None,
+        opts,
+        pw,
+        bar,
+        popts,
+        announcer,
+    )?
+    .flush()?;
     Ok(())
 }
 
 /// Adds every step to `w` (streamed or seekable), through a
 /// [`ParallelZipWriter`] when `--jobs` is above 1, and finishes the
 /// archive; returns the sink, for the caller to flush.
+#[allow(clippy::too_many_arguments)] // one call site each, all of them needed
 fn write_archive<W: Write>(
     w: ZipWriter<W>,
     steps: &[Step<'_>],
@@ -691,14 +952,15 @@ fn write_archive<W: Write>(
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
     popts: ParallelOptions,
+    announcer: &mut Announcer,
 ) -> Result<W> {
     if opts.jobs > 1 {
         let mut w = ParallelZipWriter::new(w, popts);
-        write_all_items(&mut w, steps, update, opts, pw, bar)?;
+        write_all_items(&mut w, steps, update, opts, pw, bar, announcer)?;
         Ok(w.finish()?)
     } else {
         let mut w = w;
-        write_all_items(&mut w, steps, update, opts, pw, bar)?;
+        write_all_items(&mut w, steps, update, opts, pw, bar, announcer)?;
         Ok(w.finish()?)
     }
 }

@@ -14,6 +14,7 @@ pub(super) fn zip_to_object(
     opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
+    announcer: &mut Announcer,
 ) -> Result<()> {
     // The chain down to the library's error, whose message is already
     // complete (object storage errors repeat their causes), on one line.
@@ -62,13 +63,13 @@ pub(super) fn zip_to_object(
             sink: &mut sink,
         };
         let mut w = ParallelZipWriter::new(ZipWriter::new(bridge), ParallelOptions::new(opts.jobs));
-        write_all_items(&mut w, steps, None, opts, pw, bar)
+        write_all_items(&mut w, steps, None, opts, pw, bar, announcer)
             .and_then(|()| Ok(w.finish()?.flush()?))
             .and_then(|()| Ok(rt.block_on(sink.finish())?))
     } else {
         rt.block_on(async {
             let mut w = AsyncZipWriter::new(&mut sink);
-            add_items_async(&mut w, steps, opts, pw, bar).await?;
+            add_items_async(&mut w, steps, opts, pw, bar, announcer).await?;
             w.finish().await?;
             sink.finish().await?;
             Ok(())
@@ -109,6 +110,7 @@ async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
     opts: &Options,
     pw: &Option<Vec<u8>>,
     bar: &indicatif::ProgressBar,
+    announcer: &mut Announcer,
 ) -> Result<()> {
     let mut buf = vec![0u8; 64 << 10];
     // Only local archives are updated, so an object upload has items only.
@@ -132,6 +134,7 @@ async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
             w.write_data(&buf[..n]).await.with_context(adding)?;
         }
         w.finish_entry().await.with_context(adding)?;
+        announcer.catch_up(bar, |i| w.written(i));
     }
     Ok(())
 }

@@ -1,6 +1,8 @@
 //! `perfkit unzip`: listing, testing, printing and extracting members
 //! selected by Info-ZIP's patterns.
 
+use super::listing::{Kind, Listing};
+use super::pattern::{self, Pattern};
 use super::*;
 
 /// How `perfkit unzip` was asked to run.
@@ -16,6 +18,8 @@ pub struct UnzipOptions {
     pub dir: PathBuf,
     /// List entries instead of extracting.
     pub list: bool,
+    /// List verbosely (`-v`): method, sizes, ratio, CRC-32.
+    pub verbose: bool,
     /// Test entries (decode, verify CRC/MAC) instead of extracting.
     pub test: bool,
     /// Extract file data to stdout.
@@ -34,105 +38,40 @@ pub struct UnzipOptions {
     pub password: Password,
 }
 
-/// Info-ZIP's wildcard match: `*` any run (including `/`), `?` one
-/// character, `[...]` a set with ranges and `!`/`^` negation.
-pub(super) fn wildcard(pat: &[char], s: &[char]) -> bool {
-    let (mut p, mut i) = (0usize, 0usize);
-    let mut star: Option<(usize, usize)> = None;
-    while i < s.len() {
-        let step = match pat.get(p) {
-            Some('*') => {
-                star = Some((p, i));
-                p += 1;
-                continue;
-            }
-            Some('?') => Some(p + 1),
-            Some('[') => match set_match(&pat[p..], s[i]) {
-                Some((true, len)) => Some(p + len),
-                Some((false, _)) => None,
-                // An unclosed `[` is a literal.
-                None => (s[i] == '[').then_some(p + 1),
-            },
-            Some(&c) => (c == s[i]).then_some(p + 1),
-            None => None,
-        };
-        match (step, star) {
-            (Some(np), _) => {
-                p = np;
-                i += 1;
-            }
-            (None, Some((sp, si))) => {
-                p = sp + 1;
-                i = si + 1;
-                star = Some((sp, si + 1));
-            }
-            (None, None) => return false,
-        }
-    }
-    pat[p..].iter().all(|&c| c == '*')
-}
-
-/// Matches `c` against the set at the start of `pat` (`[...]`); returns
-/// whether it matched and the set's length, or None if it is not closed.
-fn set_match(pat: &[char], c: char) -> Option<(bool, usize)> {
-    let mut k = 1;
-    let negate = matches!(pat.get(1), Some('!') | Some('^'));
-    if negate {
-        k += 1;
-    }
-    let mut hit = false;
-    let mut first = true;
-    while k < pat.len() {
-        if pat[k] == ']' && !first {
-            return Some((hit != negate, k + 1));
-        }
-        first = false;
-        if k + 2 < pat.len() && pat[k + 1] == '-' && pat[k + 2] != ']' {
-            hit |= pat[k] <= c && c <= pat[k + 2];
-            k += 3;
-        } else {
-            hit |= pat[k] == c;
-            k += 1;
-        }
-    }
-    None
-}
-
 /// Which members a command acts on: the MEMBER patterns (all when none)
 /// less the `-x` ones; remembers which MEMBER patterns matched.
 struct Selection {
-    include: Vec<Vec<char>>,
-    exclude: Vec<Vec<char>>,
+    include: Vec<Pattern>,
+    exclude: Vec<Pattern>,
     matched: std::cell::RefCell<Vec<bool>>,
 }
 
 impl Selection {
     fn new(options: &UnzipOptions) -> Selection {
-        let chars = |v: &[String]| v.iter().map(|p| p.chars().collect()).collect();
+        let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect();
         Selection {
-            include: chars(&options.members),
-            exclude: chars(&options.exclude),
+            include: compile(&options.members),
+            exclude: compile(&options.exclude),
             matched: std::cell::RefCell::new(vec![false; options.members.len()]),
         }
     }
 
     fn wants(&self, name: &str) -> bool {
-        let n: Vec<char> = name.chars().collect();
         let mut inc = self.include.is_empty();
         for (k, p) in self.include.iter().enumerate() {
-            if wildcard(p, &n) {
+            if p.matches(name) {
                 self.matched.borrow_mut()[k] = true;
                 inc = true;
             }
         }
-        inc && !self.exclude.iter().any(|p| wildcard(p, &n))
+        inc && !pattern::any(&self.exclude, name)
     }
 
     /// Fails naming the first MEMBER pattern that matched nothing.
     fn check_all_matched(&self, archive: &str) -> Result<()> {
         let m = self.matched.borrow();
         if let Some(k) = m.iter().position(|&hit| !hit) {
-            let p: String = self.include[k].iter().collect();
+            let p = self.include[k].text();
             bail!(
                 "{}: filename not matched: {}",
                 perfkit::printable::name(archive),
@@ -160,7 +99,12 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     let raw_name = options.archive.display().to_string();
     let name = printable::name(&raw_name).into_owned();
     let sel = Selection::new(&options);
-    let extracting = !(options.list || options.test || options.pipe);
+    let listing = match (options.verbose, options.list) {
+        (true, _) => Some(Kind::Verbose),
+        (false, true) => Some(Kind::Short),
+        _ => None,
+    };
+    let extracting = !(listing.is_some() || options.test || options.pipe);
     // An -d that exists but is no directory (a file, a dangling symlink)
     // would only fail inside extraction, as a bare "File exists".
     if extracting && fs::symlink_metadata(&options.dir).is_ok() && !options.dir.is_dir() {
@@ -188,31 +132,44 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         let mut r =
             ZipStreamReader::new(io::BufReader::with_capacity(128 << 10, io::stdin().lock()));
         let opts = opts_for(pw);
-        if options.list {
+        if let Some(kind) = listing {
             r.set_password(opts.password.as_deref());
+            let mut list = Listing::start(kind, &name, &mut out)?;
             let mut count = 0u64;
             let mut buf = vec![0u8; 64 << 10];
-            while let Some(e) = r.next_entry().with_context(|| format!("reading {name}"))? {
+            while let Some(mut e) = r.next_entry().with_context(|| format!("reading {name}"))? {
                 count += 1;
                 if count > opts.max_entries {
                     bail!("{name}: more than {} entries", opts.max_entries);
                 }
-                if sel.wants(&e.name) {
-                    writeln!(
-                        out,
-                        "{:>12}  {}  {}",
-                        e.size,
-                        fmt_time(e.mtime),
-                        printable::name(&e.name)
-                    )?;
+                // A streamed entry's sizes and CRC may come only after its
+                // data (a data descriptor): read through it, counting.
+                let mut crc = flate2::Crc::new();
+                let mut counts = r.current_counts();
+                loop {
+                    let n = r
+                        .read_data(&mut buf)
+                        .with_context(|| format!("reading {name}"))?;
+                    if n == 0 {
+                        break;
+                    }
+                    crc.update(&buf[..n]);
+                    counts = r.current_counts().or(counts);
                 }
-                // A stream's sizes come after the data: read through it.
-                while r
-                    .read_data(&mut buf)
-                    .with_context(|| format!("reading {name}"))?
-                    > 0
-                {}
+                if e.flags & 0x08 != 0 {
+                    if let Some((consumed, produced)) = counts {
+                        (e.compressed_size, e.size) = (consumed, produced);
+                    }
+                    // AE-2 entries carry no CRC (0), as their headers say.
+                    if e.aes.is_none() {
+                        e.crc32 = crc.sum();
+                    }
+                }
+                if sel.wants(&e.name) {
+                    list.entry(&e, &mut out)?;
+                }
             }
+            list.finish(&mut out)?;
         } else if options.test || options.pipe {
             let rep =
                 zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
@@ -248,43 +205,16 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         .iter()
         .zip(&chosen)
         .any(|(e, &c)| c && e.encrypted);
-    if options.list {
+    if let Some(kind) = listing {
         let limit = ExtractOptions::default().max_entries;
         if a.entries().len() as u64 > limit {
             bail!("{name}: {} entries, more than {limit}", a.entries().len());
         }
-        writeln!(
-            out,
-            "{:>12}  {:>12}  {:<7}  {:<16}  name",
-            "size", "compressed", "method", "modified"
-        )?;
+        let mut list = Listing::start(kind, &name, &mut out)?;
         for (e, _) in a.entries().iter().zip(&chosen).filter(|(_, c)| **c) {
-            let method = match (e.method, e.aes) {
-                (0, None) => "store".to_string(),
-                (8, None) => "deflate".to_string(),
-                (93, None) => "zstd".to_string(),
-                (m, Some(_)) => format!(
-                    "{}+aes",
-                    if m == 8 {
-                        "deflate"
-                    } else if m == 0 {
-                        "store"
-                    } else {
-                        "?"
-                    }
-                ),
-                (m, None) => format!("m{m}"),
-            };
-            writeln!(
-                out,
-                "{:>12}  {:>12}  {:<7}  {:<16}  {}",
-                e.size,
-                e.compressed_size,
-                method,
-                fmt_time(e.mtime),
-                printable::name(&e.name)
-            )?;
+            list.entry(e, &mut out)?;
         }
+        list.finish(&mut out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -1,0 +1,580 @@
+//! Info-ZIP's habits in `perfkit zip`/`unzip`, each run beside Info-ZIP's
+//! own zip 3.0 / unzip 6.00 (7-Zip where Info-ZIP cannot read the result)
+//! on identical copies of the same input: the lines printed, the exit
+//! status, the entries written and what is left on disk are compared.
+//!
+//! Listings run under `TZ=UTC` (perfkit prints UTC, Info-ZIP local time).
+//! Entries added by `-r` are compared as sorted lists: Info-ZIP walks a
+//! directory in the file system's order, perfkit in name order.
+
+mod interop;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, SystemTime};
+
+use interop::perfkit;
+
+fn have_info_zip() -> bool {
+    perfkit_testkit::interop::have("zip", "-v", "apt-get install zip")
+        && perfkit_testkit::interop::have("unzip", "-v", "apt-get install unzip")
+}
+
+fn have_7zz() -> bool {
+    perfkit_testkit::interop::have("7zz", "i", "apt-get install 7zip")
+}
+
+/// A fixed time, so that both copies of an input look alike to `-u`/`-f`.
+fn at(secs: u64) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+const T0: u64 = 1_700_000_000;
+
+/// Writes `data` to `dir/name` with modification time `secs`.
+fn put(dir: &Path, name: &str, data: &[u8], secs: u64) {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, data).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&p)
+        .unwrap()
+        .set_modified(at(secs))
+        .unwrap();
+}
+
+/// The same small tree in `dir`: an empty file, a tiny one (stored by
+/// both), zeros (deflated 100% by both), text in a directory.
+fn inputs(dir: &Path) {
+    put(dir, "empty.txt", b"", T0);
+    put(dir, "tiny.txt", b"hi\n", T0);
+    put(dir, "zeros.bin", &vec![0u8; 200_000], T0);
+    put(dir, "d/x1", b"x\n", T0);
+    put(dir, "d/y", b"y\n", T0);
+    put(dir, "d/sub/z.txt", &vec![0u8; 100_000], T0);
+}
+
+/// Two directories with the same inputs: one for perfkit, one for
+/// Info-ZIP.
+struct Pair {
+    _t: tempfile::TempDir,
+    ours: PathBuf,
+    theirs: PathBuf,
+}
+
+impl Pair {
+    fn new() -> Pair {
+        let t = tempfile::tempdir().unwrap();
+        let (ours, theirs) = (t.path().join("ours"), t.path().join("theirs"));
+        for d in [&ours, &theirs] {
+            std::fs::create_dir(d).unwrap();
+            inputs(d);
+        }
+        Pair {
+            _t: t,
+            ours,
+            theirs,
+        }
+    }
+
+    /// Applies `f` to both directories.
+    fn both(&self, f: impl Fn(&Path)) {
+        f(&self.ours);
+        f(&self.theirs);
+    }
+
+    /// `perfkit zip ARGS` and `zip ARGS`, each in its directory.
+    fn zip(&self, args: &[&str]) -> (Output, Output) {
+        let ours = run(perfkit().current_dir(&self.ours).arg("zip").args(args));
+        let theirs = run(Command::new("zip").current_dir(&self.theirs).args(args));
+        (ours, theirs)
+    }
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.env("TZ", "UTC").stdin(Stdio::null()).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Lines, sorted (directory walks differ in order, see the file's doc).
+fn sorted_lines(b: &[u8]) -> Vec<String> {
+    let mut v: Vec<String> = text(b).lines().map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+/// The entry names as Info-ZIP's unzip lists them, sorted.
+fn names(zip: &Path) -> Vec<String> {
+    let out = run(Command::new("unzip").arg("-Z1").arg(zip));
+    assert!(out.status.success(), "unzip -Z1 {}", zip.display());
+    sorted_lines(&out.stdout)
+}
+
+/// Each entry's data as Info-ZIP's unzip extracts it.
+fn data(zip: &Path, name: &str) -> Vec<u8> {
+    let out = run(Command::new("unzip").arg("-p").arg(zip).arg(name));
+    assert!(out.status.success(), "unzip -p {} {name}", zip.display());
+    out.stdout
+}
+
+/// What is in a directory, relative paths sorted (directories with `/`).
+fn on_disk(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, d: &Path, v: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                v.push(format!("{rel}/"));
+                walk(base, &p, v);
+            } else {
+                v.push(rel);
+            }
+        }
+    }
+    let mut v = Vec::new();
+    walk(dir, dir, &mut v);
+    v.sort();
+    v
+}
+
+fn assert_same_success(what: &str, ours: &Output, theirs: &Output) {
+    assert!(
+        ours.status.success() == theirs.status.success(),
+        "{what}: perfkit {:?} ({}), Info-ZIP {:?} ({})",
+        ours.status,
+        text(&ours.stderr),
+        theirs.status,
+        text(&theirs.stdout)
+    );
+}
+
+#[test]
+fn adding_and_updating_lines_match_info_zip() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    let args = ["-r", "t.zip", "empty.txt", "tiny.txt", "zeros.bin", "d"];
+    let (ours, theirs) = p.zip(&args);
+    assert_same_success("zip -r", &ours, &theirs);
+    assert_eq!(sorted_lines(&ours.stdout), sorted_lines(&theirs.stdout));
+    assert!(text(&ours.stdout).contains("  adding: zeros.bin (deflated 100%)"));
+    assert_eq!(names(&p.ours.join("t.zip")), names(&p.theirs.join("t.zip")));
+    // Named again: replaced entries say "updating:", new ones "adding:".
+    p.both(|d| put(d, "tiny.txt", b"ho\n", T0 + 100));
+    p.both(|d| put(d, "new.txt", b"", T0));
+    let (ours, theirs) = p.zip(&["t.zip", "tiny.txt", "new.txt"]);
+    assert_same_success("zip again", &ours, &theirs);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert_eq!(
+        text(&ours.stdout),
+        "updating: tiny.txt (stored 0%)\n  adding: new.txt (stored 0%)\n"
+    );
+    // -q: nothing at all on stdout, from either.
+    let (ours, theirs) = p.zip(&["-q", "q.zip", "tiny.txt"]);
+    assert_same_success("zip -q", &ours, &theirs);
+    assert_eq!(
+        (text(&ours.stdout), text(&theirs.stdout)),
+        (String::new(), String::new())
+    );
+    // Writing to stdout, the lines go to stderr. (Data that deflate cannot
+    // shrink differs here: Info-ZIP, unable to seek back on a pipe, keeps
+    // it deflated, `deflated -66%`; perfkit decides from a 64 KiB sample
+    // first and stores it.)
+    let ours = run(perfkit()
+        .current_dir(&p.ours)
+        .args(["zip", "-", "zeros.bin"]));
+    let theirs = run(Command::new("zip")
+        .current_dir(&p.theirs)
+        .args(["-", "zeros.bin"]));
+    assert_eq!(text(&ours.stderr), text(&theirs.stderr));
+    assert_eq!(text(&ours.stderr), "  adding: zeros.bin (deflated 100%)\n");
+}
+
+#[test]
+fn update_freshen_and_delete_match_info_zip() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    let (ours, theirs) = p.zip(&["-q", "t.zip", "tiny.txt", "empty.txt", "d/x1"]);
+    assert_same_success("create", &ours, &theirs);
+    // Nothing newer: both do nothing, fail, and leave the archive as it was.
+    let before = std::fs::read(p.ours.join("t.zip")).unwrap();
+    let (ours, theirs) = p.zip(&["-u", "t.zip", "tiny.txt", "empty.txt"]);
+    assert_same_success("-u, nothing newer", &ours, &theirs);
+    assert!(!ours.status.success());
+    assert_eq!(std::fs::read(p.ours.join("t.zip")).unwrap(), before);
+    // One file newer, one new: -u updates the first, adds the second.
+    p.both(|d| put(d, "tiny.txt", b"newer\n", T0 + 10));
+    p.both(|d| put(d, "d/y", b"y2\n", T0 + 10));
+    let (ours, theirs) = p.zip(&["-u", "t.zip", "tiny.txt", "empty.txt", "d/y"]);
+    assert_same_success("-u", &ours, &theirs);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert_eq!(names(&p.ours.join("t.zip")), names(&p.theirs.join("t.zip")));
+    assert_eq!(data(&p.ours.join("t.zip"), "tiny.txt"), b"newer\n");
+    // -f: only what is in the archive and newer; new files are not added.
+    p.both(|d| put(d, "d/x1", b"x2\n", T0 + 20));
+    p.both(|d| put(d, "fresh.txt", b"f\n", T0 + 20));
+    let (ours, theirs) = p.zip(&["-f", "t.zip", "d/x1", "fresh.txt", "empty.txt"]);
+    assert_same_success("-f", &ours, &theirs);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert_eq!(text(&ours.stdout), "freshening: d/x1 (stored 0%)\n");
+    assert_eq!(names(&p.ours.join("t.zip")), names(&p.theirs.join("t.zip")));
+    assert_eq!(data(&p.ours.join("t.zip"), "d/x1"), b"x2\n");
+    // -d with a pattern: the same entries go, with the same lines.
+    let (ours, theirs) = p.zip(&["-d", "t.zip", "d/*"]);
+    assert_same_success("-d", &ours, &theirs);
+    assert_eq!(sorted_lines(&ours.stdout), sorted_lines(&theirs.stdout));
+    assert_eq!(names(&p.ours.join("t.zip")), ["empty.txt", "tiny.txt"]);
+    assert_eq!(names(&p.ours.join("t.zip")), names(&p.theirs.join("t.zip")));
+    // -d matching nothing: both fail and change nothing.
+    let before = std::fs::read(p.ours.join("t.zip")).unwrap();
+    let (ours, theirs) = p.zip(&["-d", "t.zip", "nothere"]);
+    assert_same_success("-d, no match", &ours, &theirs);
+    assert!(!ours.status.success());
+    assert!(text(&ours.stderr).contains("name not matched: nothere"));
+    assert_eq!(std::fs::read(p.ours.join("t.zip")).unwrap(), before);
+}
+
+#[test]
+fn move_and_test_match_info_zip() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    // -T: tested before it is kept, Info-ZIP's line; -m: originals go.
+    let (ours, theirs) = p.zip(&["-m", "-T", "-r", "m.zip", "d", "tiny.txt"]);
+    assert_same_success("-mT", &ours, &theirs);
+    assert!(ours.status.success());
+    let last = |o: &Output| text(&o.stdout).lines().last().map(str::to_string);
+    assert_eq!(last(&ours), last(&theirs));
+    assert_eq!(last(&ours).as_deref(), Some("test of m.zip OK"));
+    assert_eq!(on_disk(&p.ours), on_disk(&p.theirs));
+    assert_eq!(on_disk(&p.ours), ["empty.txt", "m.zip", "zeros.bin"]);
+    assert_eq!(names(&p.ours.join("m.zip")), names(&p.theirs.join("m.zip")));
+    // A failed write deletes nothing: a file that is not a ZIP in the
+    // archive's place is refused by both, and every original stays.
+    p.both(|d| put(d, "notzip.zip", b"not a zip", T0));
+    let (ours, theirs) = p.zip(&["-m", "notzip.zip", "empty.txt"]);
+    assert_same_success("-m onto a non-ZIP", &ours, &theirs);
+    assert!(!ours.status.success());
+    assert_eq!(on_disk(&p.ours), on_disk(&p.theirs));
+    assert!(p.ours.join("empty.txt").exists());
+    assert_eq!(
+        std::fs::read(p.ours.join("notzip.zip")).unwrap(),
+        b"not a zip"
+    );
+}
+
+#[test]
+fn include_and_exclude_patterns_match_info_zip() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    for (k, case) in [
+        &["-x", "d/[x]*"][..],
+        &["-x", "d/"],
+        &["-x", "*/y"],
+        &["-x", "d/?1"],
+        &["-i", "d/[x]*"],
+        &["-i", "*.txt"],
+        &["-i", "d/[!x]*"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let zip = format!("p{k}.zip");
+        // Info-ZIP's -x/-i take the rest of the line: patterns go last.
+        let mut args = vec!["-r", &zip, "d", "tiny.txt"];
+        args.extend_from_slice(case);
+        let (ours, theirs) = p.zip(&args);
+        assert_same_success(&format!("{case:?}"), &ours, &theirs);
+        assert_eq!(
+            sorted_lines(&ours.stdout),
+            sorted_lines(&theirs.stdout),
+            "{case:?}"
+        );
+        assert_eq!(
+            names(&p.ours.join(&zip)),
+            names(&p.theirs.join(&zip)),
+            "{case:?}"
+        );
+    }
+    // unzip selects with the same rules.
+    let ours = run(perfkit()
+        .current_dir(&p.ours)
+        .args(["unzip", "-l", "p2.zip", "-x", "d/[x]*"]));
+    let theirs = run(Command::new("unzip")
+        .current_dir(&p.theirs)
+        .args(["-l", "p2.zip", "-x", "d/[x]*"]));
+    assert_eq!(
+        text(&ours.stdout).lines().count(),
+        text(&theirs.stdout).lines().count()
+    );
+}
+
+#[test]
+fn unzip_listings_match_info_zip() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    // Archives written by Info-ZIP (deflate, stored, ZipCrypto) and by
+    // perfkit (AES, zstd), listed by both.
+    let iz = |args: &[&str]| {
+        let out = run(Command::new("zip").current_dir(&p.theirs).args(args));
+        assert!(out.status.success(), "zip {args:?}");
+    };
+    iz(&[
+        "-q",
+        "-r",
+        "plain.zip",
+        "d",
+        "tiny.txt",
+        "zeros.bin",
+        "empty.txt",
+    ]);
+    iz(&["-q", "-P", "pw", "crypt.zip", "zeros.bin", "tiny.txt"]);
+    let pk = |args: &[&str]| {
+        let out = run(perfkit().current_dir(&p.theirs).arg("zip").args(args));
+        assert!(
+            out.status.success(),
+            "perfkit zip {args:?}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stderr)
+    };
+    let aes = pk(&["-q", "-P", "pw", "aes.zip", "zeros.bin", "tiny.txt"]);
+    let zstd = pk(&["-q", "--method", "zstd", "zstd.zip", "zeros.bin", "d/x1"]);
+    // The one line written with them, and that it is true: Info-ZIP's
+    // unzip cannot test them, 7-Zip can.
+    for (zip, said, why) in [
+        ("aes.zip", &aes, "AES encryption"),
+        ("zstd.zip", &zstd, "zstd compression"),
+    ] {
+        let line = format!(
+            "perfkit zip: Info-ZIP unzip 6.0 cannot read {zip} ({why}); 7-Zip and perfkit can\n"
+        );
+        assert!(said.ends_with(&line), "{said:?}");
+        let theirs = run(Command::new("unzip")
+            .current_dir(&p.theirs)
+            .args(["-t", "-P", "pw", zip]));
+        assert!(!theirs.status.success(), "Info-ZIP read {zip}");
+        if have_7zz() {
+            let seven = run(Command::new("7zz")
+                .current_dir(&p.theirs)
+                .args(["t", "-ppw", zip]));
+            assert!(seven.status.success(), "7-Zip: {}", text(&seven.stdout));
+        }
+    }
+    for zip in ["plain.zip", "crypt.zip", "aes.zip", "zstd.zip"] {
+        for flag in ["-l", "-v"] {
+            let ours = run(perfkit().current_dir(&p.theirs).args(["unzip", flag, zip]));
+            let theirs = run(Command::new("unzip")
+                .current_dir(&p.theirs)
+                .args([flag, zip]));
+            assert_same_success(&format!("unzip {flag} {zip}"), &ours, &theirs);
+            assert_eq!(
+                text(&ours.stdout),
+                text(&theirs.stdout),
+                "unzip {flag} {zip}"
+            );
+        }
+    }
+    // A streamed archive (data descriptors) listed from stdin, where sizes
+    // and CRCs come after the data, against Info-ZIP on the file.
+    let streamed = run(perfkit().current_dir(&p.theirs).args([
+        "zip",
+        "-q",
+        "-",
+        "-r",
+        "d",
+        "tiny.txt",
+        "zeros.bin",
+    ]));
+    assert!(streamed.status.success());
+    std::fs::write(p.theirs.join("streamed.zip"), &streamed.stdout).unwrap();
+    for flag in ["-l", "-v"] {
+        let mut ours = perfkit()
+            .current_dir(&p.theirs)
+            .args(["unzip", flag, "-"])
+            .env("TZ", "UTC")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        ours.stdin
+            .take()
+            .unwrap()
+            .write_all(&streamed.stdout)
+            .unwrap();
+        let ours = ours.wait_with_output().unwrap();
+        let theirs = run(Command::new("unzip")
+            .current_dir(&p.theirs)
+            .args([flag, "streamed.zip"]));
+        // The first line names the archive: `-` here, the file there.
+        let body = |o: &Output| {
+            text(&o.stdout)
+                .lines()
+                .skip(1)
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(body(&ours), body(&theirs), "unzip {flag} - (streamed)");
+    }
+    let v = run(perfkit()
+        .current_dir(&p.theirs)
+        .args(["unzip", "-v", "plain.zip"]));
+    assert!(text(&v.stdout).ends_with("files\n"), "{}", text(&v.stdout));
+}
+
+/// Runs `command` (a shell command line) on a pseudo-terminal through
+/// script(1), typing each of `answers` after the next "password: " prompt;
+/// returns what the terminal showed and the exit status.
+fn on_terminal(dir: &Path, command: &str, answers: &[&str]) -> (String, bool) {
+    let mut child = Command::new("script")
+        .args(["-qfec", command, "/dev/null"])
+        .current_dir(dir)
+        .env("TZ", "UTC")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script(1) runs (util-linux)");
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = Vec::new();
+    let mut typed = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while let Ok(chunk) = rx.recv_timeout(deadline - std::time::Instant::now()) {
+        seen.extend_from_slice(&chunk);
+        let prompts = text(&seen).matches("password: ").count();
+        while typed < answers.len() && typed < prompts {
+            // The prompt is written before echo is turned off.
+            std::thread::sleep(Duration::from_millis(300));
+            stdin
+                .write_all(format!("{}\n", answers[typed]).as_bytes())
+                .unwrap();
+            typed += 1;
+        }
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    (text(&seen), status.success())
+}
+
+#[test]
+fn encryption_prompts_like_info_zip_and_7zip_reads_it() {
+    if !have_info_zip() || !have_7zz() {
+        return;
+    }
+    let p = Pair::new();
+    let bin = env!("CARGO_BIN_EXE_perfkit");
+    // -e: the same two prompts, the password never shown.
+    let (ours, ok) = on_terminal(
+        &p.ours,
+        &format!("{bin} zip -e e.zip tiny.txt"),
+        &["s3cret", "s3cret"],
+    );
+    assert!(ok, "{ours}");
+    let (theirs, their_ok) = on_terminal(&p.theirs, "zip -e e.zip tiny.txt", &["s3cret", "s3cret"]);
+    assert!(their_ok, "{theirs}");
+    let prompts = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.contains("password:"))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    assert_eq!(prompts(&ours), prompts(&theirs));
+    assert_eq!(prompts(&ours), ["Enter password:", "Verify password:"]);
+    assert!(!ours.contains("s3cret"), "echoed: {ours}");
+    assert!(ours.contains("cannot read e.zip (AES encryption); 7-Zip and perfkit can"));
+    // 7-Zip reads it with the password, and only with it: it is AES-256.
+    let tested = run(Command::new("7zz")
+        .current_dir(&p.ours)
+        .args(["t", "-ps3cret", "e.zip"]));
+    assert!(tested.status.success(), "{}", text(&tested.stdout));
+    let wrong = run(Command::new("7zz")
+        .current_dir(&p.ours)
+        .args(["t", "-pwrong", "e.zip"]));
+    assert!(!wrong.status.success());
+    let tech = run(Command::new("7zz")
+        .current_dir(&p.ours)
+        .args(["l", "-slt", "-ps3cret", "e.zip"]));
+    assert!(
+        text(&tech.stdout).contains("AES-256"),
+        "{}",
+        text(&tech.stdout)
+    );
+    let x = run(Command::new("7zz")
+        .current_dir(&p.ours)
+        .args(["x", "-so", "-ps3cret", "e.zip"]));
+    assert_eq!(x.stdout, b"hi\n");
+    // Two different answers: both refuse, and neither leaves an archive.
+    let (ours, ok) = on_terminal(
+        &p.ours,
+        &format!("{bin} zip -e f.zip tiny.txt"),
+        &["one", "two"],
+    );
+    let (theirs, their_ok) = on_terminal(&p.theirs, "zip -e f.zip tiny.txt", &["one", "two"]);
+    assert_eq!((ok, their_ok), (false, false), "{ours}\n{theirs}");
+    assert!(ours.contains("password verification failed"), "{ours}");
+    assert!(!p.ours.join("f.zip").exists() && !p.theirs.join("f.zip").exists());
+    // -P: a warning that others can see it, the same AES-256 archive.
+    let ours = run(perfkit()
+        .current_dir(&p.ours)
+        .args(["zip", "-P", "pw", "p.zip", "zeros.bin"]));
+    let theirs =
+        run(Command::new("zip")
+            .current_dir(&p.theirs)
+            .args(["-P", "pw", "p.zip", "zeros.bin"]));
+    assert_same_success("-P", &ours, &theirs);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    let err = text(&ours.stderr);
+    assert!(err.contains("other users can see it"), "{err}");
+    let x = run(Command::new("7zz")
+        .current_dir(&p.ours)
+        .args(["x", "-so", "-ppw", "p.zip"]));
+    assert!(x.status.success());
+    assert_eq!(x.stdout, vec![0u8; 200_000]);
+}
+
+#[test]
+fn zip_bench_is_gone_but_files_named_bench_or_help_are_archived() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    let out = run(perfkit().current_dir(&p.ours).args(["zip", "bench"]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("perfkit bench --only zip"), "{err}");
+    p.both(|d| put(d, "bench", b"b\n", T0));
+    p.both(|d| put(d, "help", b"h\n", T0));
+    let (ours, theirs) = p.zip(&["out.zip", "bench", "help"]);
+    assert_same_success("zip out.zip bench help", &ours, &theirs);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert_eq!(names(&p.ours.join("out.zip")), ["bench", "help"]);
+    // A file named bench is an archive name like any other.
+    let (ours, theirs) = p.zip(&["bench", "tiny.txt"]);
+    assert_same_success("zip bench tiny.txt", &ours, &theirs);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert_eq!(on_disk(&p.ours), on_disk(&p.theirs));
+}
