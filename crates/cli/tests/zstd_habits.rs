@@ -468,3 +468,80 @@ fn seekable_files_are_plain_zstd_to_zstd() {
     let o = run(perfkit().args(["compress", "--frame-size", "1M", "in"]), d);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn a_range_of_a_seekable_file_reads_only_its_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data: Vec<u8> = (0..2_000_000u32)
+        .flat_map(|i| (i / 7).to_le_bytes())
+        .collect();
+    std::fs::write(d.join("big"), &data).unwrap();
+    let o = run(
+        perfkit().args(["compress", "-q", "--seekable", "--frame-size", "64K", "big"]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(
+        perfkit().args(["decompress", "-v", "--range", "1M..1M", "big.zst"]),
+        d,
+    );
+    assert!(o.status.success() && o.stdout.is_empty(), "{}", stderr(&o));
+    let o = run(
+        perfkit().args(["decompress", "-v", "--range", "4000000..4100000", "big.zst"]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout == data[4_000_000..4_100_000]);
+    // 100,000 bytes span at most 3 frames of 64 KiB: what was read is a
+    // few frames and the table, never the file.
+    let said = stderr(&o);
+    let read: u64 = said
+        .split(", ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    let whole = std::fs::metadata(d.join("big.zst")).unwrap().len();
+    assert!(read * 10 < whole, "{read} of {whole}: {said}");
+    let o = run(
+        perfkit().args(["decompress", "--range", "1K..2K", "-o", "part", "big.zst"]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(d.join("part")).unwrap() == data[1024..2048]);
+    // Past the end, from a pipe, a file without a table: one line each,
+    // exit 1, nothing written.
+    for (args, what) in [
+        (
+            vec!["decompress", "--range", "7M..9M", "-o", "x", "big.zst"],
+            "past the data's end",
+        ),
+        (
+            vec!["decompress", "--range", "0..1", "-o", "x", "big"],
+            "not seekable",
+        ),
+    ] {
+        let o = run(perfkit().args(&args), d);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(what), "{}", stderr(&o));
+        assert!(!d.join("x").exists());
+    }
+    let o = run(
+        Command::new("sh").args([
+            "-c",
+            &format!(
+                "{} decompress --range 0..1 < big.zst",
+                env!("CARGO_BIN_EXE_perfkit")
+            ),
+        ]),
+        d,
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("needs a regular file"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -8,7 +8,9 @@
 //! - [`SeekTable`]: the table, encoded ([`SeekTable::encode`]) and read
 //!   back from a file's tail ([`SeekTable::parse`]), sans-I/O;
 //! - [`SeekableWriter`]: a `Write` that cuts its input into frames of
-//!   [`SeekableWriter::frame_size`] bytes and ends with the table.
+//!   [`SeekableWriter::frame_size`] bytes and ends with the table;
+//! - [`SeekableReader`]: `Read + Seek` over a seekable file, which
+//!   decompresses only the frames a read touches.
 //!
 //! ```
 //! use std::io::Write;
@@ -21,9 +23,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 
-use crate::context::Compressor;
+use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
 use crate::recipe::Params;
 
@@ -296,6 +298,178 @@ impl<W: Write> Write for SeekableWriter<W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// `Read + Seek` over a seekable file: the table is read once, from the
+/// source's end; a read decompresses only the frame under the position
+/// (kept until the position leaves it), and checks its checksum when the
+/// table has one. Reading a frame reads exactly its bytes of the source.
+pub struct SeekableReader<R: Read + Seek> {
+    source: R,
+    table: SeekTable,
+    /// Where each frame starts: (in the file, in the data), and one past
+    /// the last.
+    starts: Vec<(u64, u64)>,
+    decompressor: Decompressor,
+    /// The frame decoded last, and its index.
+    frame: Vec<u8>,
+    current: Option<usize>,
+    compressed: Vec<u8>,
+    /// The position in the decompressed data.
+    pos: u64,
+    /// Bytes of the source read so far (the table included).
+    source_read: u64,
+}
+
+impl<R: Read + Seek> std::fmt::Debug for SeekableReader<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SeekableReader")
+            .field("frames", &self.table.entries.len())
+            .field("pos", &self.pos)
+            .finish()
+    }
+}
+
+impl<R: Read + Seek> SeekableReader<R> {
+    /// Reads the seek table at the end of `source`. A file without one,
+    /// or whose table does not describe it, is an [`Error::SeekTable`].
+    pub fn new(mut source: R) -> Result<Self> {
+        let len = source.seek(SeekFrom::End(0)).map_err(Error::Io)?;
+        let footer_at = len
+            .checked_sub(FOOTER_LEN as u64)
+            .ok_or_else(|| bad(0, "no seek table: the file is shorter than its footer"))?;
+        let mut footer = [0u8; FOOTER_LEN];
+        source.seek(SeekFrom::Start(footer_at)).map_err(Error::Io)?;
+        source.read_exact(&mut footer).map_err(Error::Io)?;
+        let table_len = SeekTable::len_from_footer(&footer)? as u64;
+        let table_at = len
+            .checked_sub(table_len)
+            .ok_or_else(|| bad(0, "the seek table is longer than the file"))?;
+        let mut tail = vec![0u8; table_len as usize];
+        source.seek(SeekFrom::Start(table_at)).map_err(Error::Io)?;
+        source.read_exact(&mut tail).map_err(Error::Io)?;
+        let table = SeekTable::parse_with_len(&tail, Some(len))?;
+        let mut starts = Vec::with_capacity(table.entries.len() + 1);
+        let (mut c, mut d) = (0u64, 0u64);
+        for e in &table.entries {
+            starts.push((c, d));
+            c += u64::from(e.compressed);
+            d += u64::from(e.decompressed);
+        }
+        starts.push((c, d));
+        Ok(SeekableReader {
+            source,
+            table,
+            starts,
+            decompressor: Decompressor::new()?,
+            frame: Vec::new(),
+            current: None,
+            compressed: Vec::new(),
+            pos: 0,
+            source_read: FOOTER_LEN as u64 + table_len,
+        })
+    }
+
+    /// The seek table.
+    pub fn table(&self) -> &SeekTable {
+        &self.table
+    }
+
+    /// The decompressed data's length.
+    pub fn len(&self) -> u64 {
+        self.starts.last().map_or(0, |s| s.1)
+    }
+
+    /// Whether the data is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of the source read so far, the table included: what a
+    /// range cost.
+    pub fn source_read(&self) -> u64 {
+        self.source_read
+    }
+
+    /// The frame holding decompressed offset `pos` (< len).
+    fn frame_of(&self, pos: u64) -> usize {
+        // The last frame starting at or before pos; empty frames are
+        // skipped by taking the last such start.
+        self.starts.partition_point(|s| s.1 <= pos) - 1
+    }
+
+    /// Decodes frame `i` into `self.frame`, checking its size and
+    /// checksum against the table.
+    fn load(&mut self, i: usize) -> Result<()> {
+        if self.current == Some(i) {
+            return Ok(());
+        }
+        let e = self.table.entries[i];
+        let (at, _) = self.starts[i];
+        self.compressed.resize(e.compressed as usize, 0);
+        self.source.seek(SeekFrom::Start(at)).map_err(Error::Io)?;
+        self.source
+            .read_exact(&mut self.compressed)
+            .map_err(Error::Io)?;
+        self.source_read += u64::from(e.compressed);
+        self.current = None;
+        let frame_err = |why: String| Error::SeekTable {
+            offset: at,
+            why: format!("frame {i}: {why}"),
+        };
+        self.decompressor
+            .decompress_into(&self.compressed, &mut self.frame)
+            .map_err(|e| frame_err(e.to_string()))?;
+        if self.frame.len() != e.decompressed as usize {
+            return Err(frame_err(format!(
+                "decodes to {} bytes, the table says {}",
+                self.frame.len(),
+                e.decompressed
+            )));
+        }
+        if let Some(sum) = e.checksum
+            && checksum(&self.frame) != sum
+        {
+            return Err(frame_err("its checksum does not match the table's".into()));
+        }
+        self.current = Some(i);
+        Ok(())
+    }
+}
+
+impl<R: Read + Seek> Read for SeekableReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() || self.pos >= self.len() {
+            return Ok(0);
+        }
+        let i = self.frame_of(self.pos);
+        self.load(i).map_err(io::Error::other)?;
+        let within = (self.pos - self.starts[i].1) as usize;
+        let n = buf.len().min(self.frame.len() - within);
+        buf[..n].copy_from_slice(&self.frame[within..within + n]);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: Read + Seek> Seek for SeekableReader<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.len().checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        match target {
+            Some(p) => {
+                self.pos = p;
+                Ok(p)
+            }
+            None => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a seek to before the start",
+            )),
+        }
     }
 }
 

@@ -127,3 +127,63 @@ fn frames_are_cut_at_the_frame_size_whatever_the_writes() {
     assert_eq!(SeekTable::parse(&file).unwrap(), table);
     assert!(SeekableWriter::new(Vec::new(), crate::Recipe::Fast, 0, false).is_err());
 }
+
+#[test]
+fn the_reader_reads_any_range_decoding_only_the_frames_under_it() {
+    use std::io::{Cursor, Read, Seek, SeekFrom};
+    let data = text(500_000);
+    let file = ours(&data, 50_000, true);
+    let table_len = SeekTable::parse(&file).unwrap().encode().len() as u64;
+    let mut r = SeekableReader::new(Cursor::new(&file)).unwrap();
+    assert_eq!(r.len(), data.len() as u64);
+    // A range inside one frame reads that frame and the table, no more.
+    r.seek(SeekFrom::Start(260_000)).unwrap();
+    let mut got = vec![0u8; 1000];
+    r.read_exact(&mut got).unwrap();
+    assert_eq!(got, &data[260_000..261_000]);
+    let frame5 = u64::from(r.table().entries[5].compressed);
+    // (The footer is read twice: alone, then with the table it sizes.)
+    assert_eq!(r.source_read(), FOOTER_LEN as u64 + table_len + frame5);
+    // Ranges across frames, from the end, and past it.
+    for (start, len) in [
+        (0usize, 10usize),
+        (49_990, 30),
+        (99_999, 100_002),
+        (499_000, 1000),
+    ] {
+        r.seek(SeekFrom::Start(start as u64)).unwrap();
+        let mut got = vec![0u8; len];
+        r.read_exact(&mut got).unwrap();
+        assert_eq!(got, &data[start..start + len], "{start}+{len}");
+    }
+    r.seek(SeekFrom::End(-5)).unwrap();
+    let mut tail = Vec::new();
+    r.read_to_end(&mut tail).unwrap();
+    assert_eq!(tail, &data[data.len() - 5..]);
+    r.seek(SeekFrom::Start(10_000_000)).unwrap();
+    assert_eq!(r.read(&mut got).unwrap(), 0);
+    assert!(r.seek(SeekFrom::Current(-20_000_000)).is_err());
+}
+
+#[test]
+fn the_reader_names_the_frame_a_damaged_byte_is_in() {
+    use std::io::{Cursor, Read, Seek, SeekFrom};
+    let data = text(200_000);
+    let file = ours(&data, 50_000, true);
+    let table = SeekTable::parse(&file).unwrap();
+    let frame2_at = u64::from(table.entries[0].compressed) + u64::from(table.entries[1].compressed);
+    let mut bad = file.clone();
+    bad[frame2_at as usize + 100] ^= 0x20;
+    let mut r = SeekableReader::new(Cursor::new(&bad)).unwrap();
+    // Frames before it read fine.
+    let mut got = vec![0u8; 1000];
+    r.read_exact(&mut got).unwrap();
+    r.seek(SeekFrom::Start(120_000)).unwrap();
+    let e = r.read(&mut got).unwrap_err().to_string();
+    assert!(
+        e.contains("frame 2") && e.contains(&format!("byte {frame2_at}")),
+        "{e}"
+    );
+    // Not seekable at all: one error, no panic.
+    assert!(SeekableReader::new(Cursor::new(&data[..100])).is_err());
+}

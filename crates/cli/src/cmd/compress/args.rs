@@ -108,6 +108,12 @@ struct FileArgs {
     /// details as `zstd -lv` prints them.
     #[arg(short = 'v', long = "verbose", visible_alias = "stats", action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Decompress only the bytes START..END of a seekable file's data
+    /// (offsets in the decompressed data, with K, M or G: `1G..1G+1M` is
+    /// not taken, `1024M..1025M` is), reading only the frames that hold
+    /// them; to -o FILE or stdout. Needs a regular file.
+    #[arg(long, value_name = "START..END", value_parser = parse_range)]
+    range: Option<(u64, u64)>,
     /// List what the frames of `.zst` files hold (frames, sizes, ratio,
     /// checksum) from their headers, as `zstd -l`; writes nothing.
     #[arg(short = 'l', long)]
@@ -194,6 +200,20 @@ enum FormatArg {
     Zstd,
     /// gzip members (RFC 1952), which gzip reads.
     Gzip,
+}
+
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("{s} is not START..END (e.g. 10M..11M)"))?;
+    let (start, end) = (
+        perfkit::units::parse_size(a)?,
+        perfkit::units::parse_size(b)?,
+    );
+    if start > end {
+        return Err(format!("{s}: START is after END"));
+    }
+    Ok((start, end))
 }
 
 fn parse_frame_size(s: &str) -> Result<usize, String> {
@@ -396,6 +416,7 @@ impl FileArgs {
             dict: self.dict,
             patch_from: self.patch_from,
             seekable: how.seekable,
+            range: self.range,
             quiet: self.quiet,
             verbose: self.verbose > 0,
         }))

@@ -5,7 +5,7 @@
 //! looks complete.
 
 use std::fs::File;
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, BufRead, IsTerminal, Read, Seek, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -129,6 +129,8 @@ pub struct Options {
     pub patch_from: Option<PathBuf>,
     /// Write zstd's seekable format (`--seekable`).
     pub seekable: Option<Seekable>,
+    /// Decompress only these bytes of a seekable file's data (`--range`).
+    pub range: Option<(u64, u64)>,
     /// No notes on stderr.
     pub quiet: bool,
     /// One line of sizes, ratio and speed per input on stderr.
@@ -166,6 +168,9 @@ pub fn run(task: Task) -> Result<ExitCode> {
         }
         None => None,
     };
+    if let Some(range) = options.range {
+        return ranged(&options, range);
+    }
     let files = inputs(&options);
     if options.output.is_some() && files.len() > 1 {
         bail!("-o takes exactly one input, {} found", files.len());
@@ -231,6 +236,62 @@ pub fn run(task: Task) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--range START..END`: those bytes of a seekable file's data, through
+/// its seek table, decoding only the frames that hold them.
+fn ranged(options: &Options, (start, end): (u64, u64)) -> Result<ExitCode> {
+    let [file] = &options.files[..] else {
+        bail!("--range takes one file, {} given", options.files.len());
+    };
+    if options.mode == Mode::Compress {
+        bail!("--range reads a seekable file: use it with -d or decompress");
+    }
+    let is_file = std::fs::metadata(file).is_ok_and(|m| m.is_file());
+    if file == Path::new("-") || !is_file {
+        bail!(
+            "{}: --range needs a regular file (it seeks to the frames)",
+            display(file)
+        );
+    }
+    let source = File::open(file).with_context(|| format!("opening {}", file.display()))?;
+    let mut reader = zstdkit::seekable::SeekableReader::new(source)
+        .with_context(|| format!("{}: not seekable", file.display()))?;
+    if end > reader.len() {
+        bail!(
+            "{}: the range ends at {end}, past the data's end ({} bytes)",
+            file.display(),
+            reader.len()
+        );
+    }
+    reader.seek(io::SeekFrom::Start(start)).context("seeking")?;
+    let mut part = reader.by_ref().take(end - start);
+    let copy = |out: &mut dyn Write, part: &mut dyn Read| -> Result<u64> {
+        io::copy(part, out).map_err(|e| match e.get_ref() {
+            Some(inner) => anyhow::anyhow!("{}: {inner}", file.display()),
+            None => anyhow::Error::new(e).context("writing output"),
+        })
+    };
+    let written = match &options.output {
+        Some(o) if o != Path::new("-") => {
+            let mut out = perfkit::report::Output::create(o, options.force)?;
+            let n = copy(out.file_mut(), &mut part)?;
+            out.commit()
+                .with_context(|| format!("writing {}", o.display()))?;
+            n
+        }
+        _ => copy(&mut io::stdout().lock(), &mut part)?,
+    };
+    if options.verbose {
+        let _ = writeln!(
+            io::stderr(),
+            "{}: {written} bytes of {}..{end}, {} bytes of the file read",
+            display(file),
+            start,
+            reader.source_read()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The suffixes zstd counts as compressed already (`--exclude-compressed`).
