@@ -53,6 +53,14 @@ struct Lanes {
     selection: crate::selection::Selection,
 }
 
+/// Whether no lane is set. An OR of the words: `== [0; WORDS]` compiled
+/// to a call of `memcmp` (1.2 % of `perfkit betree search`'s samples on the
+/// adtech profile, where every slot's candidate mask is tested).
+#[inline(always)]
+fn is_empty(l: Lane) -> bool {
+    l.iter().fold(0, |a, &w| a | w) == 0
+}
+
 #[inline(always)]
 fn map2(a: Lane, b: Lane, f: impl Fn(u64, u64) -> u64) -> Lane {
     std::array::from_fn(|i| f(a[i], b[i]))
@@ -143,7 +151,7 @@ impl Index {
         // In id order, so every event's ids come out sorted.
         for &s in &self.order {
             let m = lanes.cmask[s as usize];
-            if m == [0; WORDS] {
+            if is_empty(m) {
                 continue;
             }
             let r = self.run_batch(s, m, lanes, events);
@@ -234,7 +242,7 @@ impl Index {
                     }
                     let at = atom_at[a] as usize;
                     let need = map2(cands, atom_done[at], |c, d| c & !d);
-                    if need != [0; WORDS] {
+                    if !is_empty(need) {
                         atom_words[at] = map2(atom_words[at], eval(need), |x, y| x | y);
                         atom_done[at] = map2(atom_done[at], need, |x, y| x | y);
                     }
