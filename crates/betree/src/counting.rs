@@ -21,7 +21,10 @@
 //!   - a boolean, under the attribute ([`BOOL_TERM`]); an equality or `in`
 //!     on a scalar attribute, under each of its values ([`KEY_TERM`]); a
 //!     membership or `one of` on a list attribute, likewise, counted once
-//!     per attribute however many elements hit it ([`LIST_TERM`]). These
+//!     per attribute however many elements hit it ([`LIST_TERM`]); an `or`
+//!     of equalities and `in` sets on scalar attributes, under every
+//!     branch's values, counted once ([`OR_TERM`]; a double hit can only
+//!     make a candidate early). These
 //!     are *counted*: a search walks the entries of the values the event
 //!     holds, and an expression becomes a candidate when its count
 //!     reaches its number of counted conjuncts;
