@@ -21,7 +21,10 @@
 //!   - a boolean, under the attribute ([`BOOL_TERM`]); an equality or `in`
 //!     on a scalar attribute, under each of its values ([`KEY_TERM`]); a
 //!     membership or `one of` on a list attribute, likewise, counted once
-//!     per attribute however many elements hit it ([`LIST_TERM`]). These
+//!     per attribute however many elements hit it ([`LIST_TERM`]); an `or`
+//!     of equalities and `in` sets on scalar attributes, under every
+//!     branch's values, counted once ([`OR_TERM`]; a double hit can only
+//!     make a candidate early). These
 //!     are *counted*: a search walks the entries of the values the event
 //!     holds, and an expression becomes a candidate when its count
 //!     reaches its number of counted conjuncts;
@@ -94,10 +97,35 @@ pub(crate) const DEFINED_TERM: u32 = 1 << 27;
 /// evaluated again. On the ad-targeting profile at 100k expressions this
 /// took the candidates per event from 4,962 to 3,951 (2,124 matches).
 pub(crate) const NOT_TERM: u32 = 1 << 26;
+/// Marks a branch of a top-level `or` conjunct whose branches are all
+/// equalities or `in` sets on scalar attributes decided by a hit (by atom):
+/// the expression is posted in the key postings of every branch's values,
+/// like a [`KEY_TERM`], and the conjunct counted once, on its first
+/// branch; the others carry [`OR_MORE`] and are not counted. An event
+/// hitting two branches counts the conjunct twice, which can only make the
+/// expression a candidate early (it is evaluated, and never
+/// [`PROVEN_BIT`]), never leave a true one out. Without it an expression
+/// `(p or q)` alone was on the scan list, a candidate of every event: on
+/// the workload grid's points with 2-4 predicates, most of the candidates
+/// that did not match.
+pub(crate) const OR_TERM: u32 = 1 << 25;
+/// Marks an [`OR_TERM`] branch after the first: posted, not counted.
+pub(crate) const OR_MORE: u32 = 1 << 24;
+/// The most branches of an `or` conjunct posted as [`OR_TERM`]s.
+const OR_BRANCHES: usize = 4;
 /// Key lists at or above this are not kept in a decision word.
 const ONE_LIST_MAX: u32 = (1 << 30) - 1;
 /// The flags of a term.
 const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM | DEFINED_TERM | NOT_TERM;
+
+/// The atom of an [`OR_TERM`] and whether it is an [`OR_MORE`], or `None`
+/// for a term of another kind. Those carry one of [`TERM_FLAGS`] above
+/// their atom or slot, which may be as high as [`OR_TERM`]'s bit; an `or`
+/// branch carries none of them (its atoms are below [`OR_MORE`]).
+fn or_term(t: u32) -> Option<(u32, bool)> {
+    (t & TERM_FLAGS == 0 && t & OR_TERM != 0)
+        .then_some((t & !(OR_TERM | OR_MORE), t & OR_MORE != 0))
+}
 
 /// Bits of a posting entry holding the expression's number of indexed
 /// conjuncts; [`PROVEN_BIT`] sits above them, the slot above it.
@@ -394,6 +422,16 @@ impl Counting {
                     continue;
                 }
                 Node::Bool(slot) => Some(BOOL_TERM | slot),
+                Node::Or(..) => {
+                    if let Some(branches) = self.or_branches(e, r, preds)
+                        && out.len() + branches.len() <= MAX_NEED
+                        && !branches.iter().any(|&a| out.contains(&(OR_TERM | a)))
+                    {
+                        out.push(OR_TERM | branches[0]);
+                        out.extend(branches[1..].iter().map(|&a| OR_TERM | OR_MORE | a));
+                    }
+                    continue;
+                }
                 Node::Not(x) => match x.leaf() {
                     Some(Node::Bool(slot)) => Some(NOT_TERM | BOOL_TERM | slot),
                     Some(Node::Pred(a)) if a < NOT_TERM && self.decided(a) == Decided::Hit => {
@@ -449,6 +487,41 @@ impl Counting {
         out
     }
 
+    /// The atoms of the `or` tree at `r`, if every leaf is an equality or
+    /// `in` set on a scalar attribute decided by a hit (each event hits it
+    /// through its attribute's one value at most once), distinct, and
+    /// there are at most [`OR_BRANCHES`].
+    fn or_branches(
+        &self,
+        e: &Expr,
+        r: crate::parse::Ref,
+        preds: &[Option<Pred>],
+    ) -> Option<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut stack = vec![r];
+        while let Some(r) = stack.pop() {
+            match e.node(r) {
+                Node::Or(a, b) => stack.extend([b, a]),
+                Node::Pred(a) if a < OR_MORE && self.decided(a) == Decided::Hit => {
+                    let p = preds[a as usize].as_ref().expect("live atom");
+                    let scalar = matches!(
+                        p,
+                        Pred::IntCmp { .. }
+                            | Pred::StrCmp { .. }
+                            | Pred::IntIn { .. }
+                            | Pred::StrIn { .. }
+                    );
+                    if !scalar || out.contains(&a) || out.len() == OR_BRANCHES {
+                        return None;
+                    }
+                    out.push(a);
+                }
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
     /// Whether top-level conjunct `a` of a posted expression with `terms`
     /// is a negated form (decided by a miss) whose attribute is defined on
     /// every event that makes the expression a candidate (its
@@ -473,9 +546,14 @@ impl Counting {
     /// a miss whose attribute is defined and whose hit kills (true exactly
     /// then). Float ranges are tested again: a NaN value satisfies no
     /// threshold yet kills none of the upper side.
+    ///
+    /// An expression with an [`OR_TERM`] can reach its count with a
+    /// counted conjunct missed (an `or` hit twice), so none of its counted
+    /// conjuncts is proven; its kills and ranges still are.
     pub(crate) fn proven(&self, n: Node, terms: &[u32], preds: &[Option<Pred>]) -> bool {
+        let counted_proven = !terms.iter().any(|&t| or_term(t).is_some());
         match n {
-            Node::Bool(slot) => terms.contains(&(BOOL_TERM | slot)),
+            Node::Bool(slot) => counted_proven && terms.contains(&(BOOL_TERM | slot)),
             // Not killed: the boolean is not true, the atom not hit. The
             // kill term of an atom decided by a miss means the opposite
             // (the negated form is true), so only a hit atom's counts here.
@@ -489,8 +567,8 @@ impl Counting {
                 _ => false,
             },
             Node::Pred(a) => {
-                terms.contains(&(KEY_TERM | a))
-                    || terms.contains(&(LIST_TERM | a))
+                (counted_proven
+                    && (terms.contains(&(KEY_TERM | a)) || terms.contains(&(LIST_TERM | a))))
                     || (terms.contains(&(RANGE_TERM | a))
                         && matches!(preds[a as usize], Some(Pred::IntCmp { .. })))
                     || (a < NOT_TERM
@@ -564,6 +642,13 @@ impl Counting {
                 if !undef_attrs.contains(&attr) {
                     undef_attrs.push(attr);
                 }
+            } else if let Some((a, _)) = or_term(t) {
+                for l in self.key_lists(a, preds) {
+                    if self.key_post.len() <= l as usize {
+                        self.key_post.resize(l as usize + 1, Vec::new());
+                    }
+                    self.key_post[l as usize].push(entry);
+                }
             } else if t & (KEY_TERM | LIST_TERM) != 0 {
                 for l in self.key_lists(t & !TERM_FLAGS, preds) {
                     if self.key_post.len() <= l as usize {
@@ -633,6 +718,12 @@ impl Counting {
                 let attr = t & !DEFINED_TERM;
                 self.attrs[attr as usize].undef.retain(|&x| x != entry);
                 self.unuse_attr(attr);
+                continue;
+            }
+            if let Some((a, _)) = or_term(t) {
+                for l in self.key_lists(a, preds) {
+                    self.key_post[l as usize].retain(|&x| x != entry);
+                }
                 continue;
             }
             if t & (KEY_TERM | LIST_TERM) != 0 {
@@ -839,7 +930,10 @@ impl Counting {
 fn counted(terms: &[u32]) -> u32 {
     terms
         .iter()
-        .filter(|&&t| t & (RANGE_TERM | DEFINED_TERM | NOT_TERM) == 0)
+        .filter(|&&t| {
+            t & (RANGE_TERM | DEFINED_TERM | NOT_TERM) == 0
+                && !matches!(or_term(t), Some((_, true)))
+        })
         .count() as u32
 }
 

@@ -168,6 +168,10 @@ pub enum Error {
     /// stays `Clone` and `PartialEq`).
     #[error("reading failed: {0}")]
     Read(String),
+    /// A generated workload's parameters are out of range
+    /// ([`workload::Shape::check`]).
+    #[error("invalid workload shape: {0}")]
+    Shape(String),
 }
 
 /// Result with this crate's [`Error`].

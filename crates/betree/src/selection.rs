@@ -213,6 +213,17 @@ impl Selection {
         std::mem::swap(&mut self.cands, out);
     }
 
+    /// The key lists whose atoms this selection stamped as hit (complete
+    /// once [`Selection::advance`] has returned true): the batch path reads
+    /// an event's hits from them, since one selection's stamps are gone
+    /// when the next event's selection starts.
+    pub(crate) fn stamped_lists(&self) -> impl Iterator<Item = u32> + '_ {
+        self.spans.iter().filter_map(|s| match *s {
+            Span::Stamp(l) => Some(l),
+            _ => None,
+        })
+    }
+
     /// The atoms this selection found true by value (complete once
     /// [`Selection::advance`] has returned true).
     #[inline]

@@ -351,3 +351,36 @@ fn dense_boolean_matches_brute_force_with_deletes() {
         .collect();
     run(schema, exprs, events, models);
 }
+
+/// Every point of issue 33's workload grid, on a small instance: each
+/// search mode gives brute force's ids, before and after deletes and
+/// re-inserts (the sweep times the same shapes on larger instances).
+#[test]
+fn every_grid_point_matches_brute_force_with_deletes() {
+    let grid = betree::workload::grid();
+    assert_eq!(grid.len(), 24);
+    for (k, shape) in grid.into_iter().enumerate() {
+        let a = Adtech::with_shape(shape.clone()).unwrap();
+        let schema = Schema::from_domains(a.domains()).unwrap();
+        let exprs = a.expressions(150, 100 + k as u64);
+        let mut rng = fastrand::Rng::with_seed(200 + k as u64);
+        let lines: Vec<String> = (0..16).map(|_| a.event_json(&mut rng)).collect();
+        let events: Vec<Event> = lines
+            .iter()
+            .map(|l| Event::from_json(&schema, l).unwrap())
+            .collect();
+        let models: Vec<HashMap<String, V>> = lines.iter().map(|l| model_of_json(l)).collect();
+        // A point whose instance matches nothing would check little.
+        let matched: usize = events
+            .iter()
+            .zip(&models)
+            .map(|(_, m)| exprs.iter().filter(|e| brute(e, m)).count())
+            .sum();
+        assert!(
+            matched > 0,
+            "grid point {} ({shape}) matches nothing",
+            k + 1
+        );
+        run(schema, exprs, events, models);
+    }
+}

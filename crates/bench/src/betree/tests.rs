@@ -194,3 +194,28 @@ fn least_and_median_of_replays() {
     let x = of(vec![]);
     assert_eq!((x.min_ns(), x.median_ns()), (50, 50));
 }
+
+/// One grid point on a tiny instance: counted candidates cover the
+/// matches, every library mode found the same matches (checked by
+/// `throughput`), and the sweep's median is of the points given.
+#[test]
+fn a_grid_point_is_measured() {
+    let shape = betree::workload::grid().swap_remove(5);
+    let settings = sweep::Settings {
+        expressions: 300,
+        events: 10,
+        rounds: 1,
+    };
+    let p = sweep::measure_point(&shape, settings).unwrap();
+    assert_eq!(p.shape, shape);
+    assert_eq!((p.expressions, p.events), (300, 10));
+    assert!(p.matches > 0, "{shape} matched nothing");
+    assert!(p.candidates >= p.matches);
+    assert_eq!(p.throughput.matches, p.matches);
+    assert!(p.index_bytes > 0);
+    let s = sweep::Sweep {
+        settings,
+        points: vec![p.clone(), p],
+    };
+    assert!(s.median_candidates_per_match() >= 1.0);
+}

@@ -4,10 +4,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use betree::workload::{self, Shape};
 use perfkit::units::parse_duration;
+use perfkit_bench::betree::sweep::Settings as SweepSettings;
 use perfkit_bench::betree::{Options, REPLAYS};
 
-use super::{Bench, EventsFormat, Generate, Generated, Input, Mode, Profile, Search, Task};
+use super::{Bench, EventsFormat, Generate, Generated, Input, Mode, Profile, Search, Sweep, Task};
 use crate::flags::ReportArgs;
 
 /// Arguments of `perfkit betree`.
@@ -56,6 +58,8 @@ struct GenExprsArgs {
     /// Output file (`-` for stdout).
     #[arg(short = 'o', long, default_value = "-")]
     output: PathBuf,
+    #[command(flatten)]
+    shape: ShapeArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -75,6 +79,166 @@ struct GenEventsArgs {
     /// Output file (`-` for stdout).
     #[arg(short = 'o', long, default_value = "-")]
     output: PathBuf,
+    #[command(flatten)]
+    shape: ShapeArgs,
+}
+
+/// The adtech generator's parameters (`--profile adtech` only); unset ones
+/// keep the profile's values, or the grid point's with `--grid-point`.
+/// Expressions and events fit together when generated with the same ones.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "Workload shape (--profile adtech)")]
+struct ShapeArgs {
+    /// Start from point N (1-24) of `betree bench --sweep`'s grid.
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=24))]
+    grid_point: Option<usize>,
+    /// Attributes in the schema (adtech: 200).
+    #[arg(long, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=workload::MAX_ATTRS as u64))]
+    attributes: Option<usize>,
+    /// Zipf exponent of attribute and value popularity (adtech: 0.8 and 1.0).
+    #[arg(long, value_name = "S")]
+    zipf: Option<f64>,
+    /// Zipf exponent of value popularity alone.
+    #[arg(long, value_name = "S")]
+    value_zipf: Option<f64>,
+    /// Predicates per expression, LO-HI (adtech: 3-10).
+    #[arg(long, value_name = "LO-HI", value_parser = parse_range)]
+    predicates: Option<(usize, usize)>,
+    /// Share of predicates negated, `40%` or `0.4`: `not (…)` over
+    /// always-defined attributes, `<>`/`not in`/`none of` elsewhere
+    /// (adtech: its own mix).
+    #[arg(long, value_name = "SHARE", value_parser = parse_share)]
+    negation: Option<f64>,
+    /// Distinct values of string attributes, comma-separated (adtech:
+    /// 10,100,1000,10000).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',')]
+    str_cards: Option<Vec<usize>>,
+    /// Attributes per event, LO-HI (adtech: 40-120).
+    #[arg(long, value_name = "LO-HI", value_parser = parse_range)]
+    event_attrs: Option<(usize, usize)>,
+    /// The most popular attributes, defined by every event (adtech: 0).
+    #[arg(long, value_name = "N")]
+    always_defined: Option<usize>,
+    /// Target share of (expression, event) pairs that match, `2%` or
+    /// `0.02`, met by calibration (adtech: none, about 2 %).
+    #[arg(long, value_name = "SHARE", value_parser = parse_share)]
+    match_rate: Option<f64>,
+    /// Values of a string `in (…)` set, LO-HI (adtech: 2-6).
+    #[arg(long, value_name = "LO-HI", value_parser = parse_range)]
+    in_set: Option<(usize, usize)>,
+    /// Values of a list's `one of (…)` set, LO-HI (adtech: 2-5).
+    #[arg(long, value_name = "LO-HI", value_parser = parse_range)]
+    one_of: Option<(usize, usize)>,
+    /// Values of a `not in`/`none of` set, LO-HI (adtech: 1-3).
+    #[arg(long, value_name = "LO-HI", value_parser = parse_range)]
+    negated_set: Option<(usize, usize)>,
+    /// Values of a list attribute in an event, LO-HI (adtech: 1-6).
+    #[arg(long, value_name = "LO-HI", value_parser = parse_range)]
+    event_lists: Option<(usize, usize)>,
+}
+
+impl ShapeArgs {
+    /// Whether any shape flag was given.
+    fn given(&self) -> bool {
+        self.grid_point.is_some()
+            || self.attributes.is_some()
+            || self.zipf.is_some()
+            || self.value_zipf.is_some()
+            || self.predicates.is_some()
+            || self.negation.is_some()
+            || self.str_cards.is_some()
+            || self.event_attrs.is_some()
+            || self.always_defined.is_some()
+            || self.match_rate.is_some()
+            || self.in_set.is_some()
+            || self.one_of.is_some()
+            || self.negated_set.is_some()
+            || self.event_lists.is_some()
+    }
+
+    /// The shape these flags describe (checked when the generator is
+    /// built).
+    fn shape(self) -> Shape {
+        let mut s = match self.grid_point {
+            Some(n) => workload::grid().swap_remove(n - 1),
+            None => Shape::default(),
+        };
+        if let Some(v) = self.attributes {
+            s.attributes = v;
+        }
+        if let Some(v) = self.zipf {
+            s.attr_zipf = v;
+            s.value_zipf = v;
+        }
+        if let Some(v) = self.value_zipf {
+            s.value_zipf = v;
+        }
+        if let Some(v) = self.predicates {
+            s.predicates = v;
+        }
+        if self.negation.is_some() {
+            s.negation = self.negation;
+        }
+        if let Some(v) = self.str_cards {
+            s.str_cards = v;
+        }
+        if let Some(v) = self.event_attrs {
+            s.event_attrs = v;
+        }
+        if let Some(v) = self.always_defined {
+            s.always_defined = v;
+        }
+        if self.match_rate.is_some() {
+            s.match_rate = self.match_rate;
+        }
+        if let Some(v) = self.in_set {
+            s.lists.in_set = v;
+        }
+        if let Some(v) = self.one_of {
+            s.lists.one_of = v;
+        }
+        if let Some(v) = self.negated_set {
+            s.lists.negated = v;
+        }
+        if let Some(v) = self.event_lists {
+            s.lists.event = v;
+        }
+        s
+    }
+}
+
+/// `LO-HI` (or one number for both) as an inclusive range.
+fn parse_range(s: &str) -> Result<(usize, usize), String> {
+    let num = |t: &str| {
+        t.trim()
+            .parse::<usize>()
+            .map_err(|_| format!("`{t}` is not a whole number"))
+    };
+    let (lo, hi) = match s.split_once('-') {
+        Some((a, b)) => (num(a)?, num(b)?),
+        None => (num(s)?, num(s)?),
+    };
+    if hi < lo {
+        return Err(format!("{lo}-{hi}: the low end is above the high end"));
+    }
+    Ok((lo, hi))
+}
+
+/// A share as `40%` or `0.4`, 0 to 1.
+fn parse_share(s: &str) -> Result<f64, String> {
+    let (t, scale) = match s.strip_suffix('%') {
+        Some(t) => (t, 100.0),
+        None => (s, 1.0),
+    };
+    let v = t
+        .trim()
+        .parse::<f64>()
+        .map_err(|_| format!("`{s}` is not a share (`40%` or `0.4`)"))?
+        / scale;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!("`{s}` is not between 0 and 1 (0% and 100%)"));
+    }
+    Ok(v)
 }
 
 /// Which workload `gen-exprs`/`gen-events` write.
@@ -129,6 +293,23 @@ struct InputArgs {
     domains: Option<PathBuf>,
 }
 
+/// `betree bench`'s input: as [`InputArgs`], but not needed by `--sweep`.
+#[derive(Debug, clap::Args)]
+struct BenchInputArgs {
+    /// Expression file (Erlang terms: domain list, then `<<"expr">>.` lines).
+    #[arg(long, required_unless_present = "sweep", conflicts_with = "sweep")]
+    exprs: Option<PathBuf>,
+    /// Event file (`-` for stdin).
+    #[arg(long, required_unless_present = "sweep", conflicts_with = "sweep")]
+    events: Option<PathBuf>,
+    /// Format of the event file.
+    #[arg(long, value_enum, default_value = "ref")]
+    events_format: EventsFormatArg,
+    /// Domains as a JSON array or an Erlang term list (see `search`).
+    #[arg(long)]
+    domains: Option<PathBuf>,
+}
+
 #[derive(Debug, clap::Args)]
 struct SearchArgs {
     #[command(flatten)]
@@ -155,7 +336,17 @@ struct DiffArgs {
 #[derive(Debug, clap::Args)]
 struct BenchArgs {
     #[command(flatten)]
-    input: InputArgs,
+    input: BenchInputArgs,
+    /// Instead of one file pair, run the fixed grid of 24 generated
+    /// workload shapes (attributes {50, 200, 400} x Zipf {0.6, 1.4} x
+    /// predicates {2-4, 8-15} x negation {0%, 40%}) and print each point's
+    /// events/s (CPU), candidates per match and index memory, worst first.
+    #[arg(long)]
+    sweep: bool,
+    /// With `--sweep`: small instances (2,000 expressions, 40 events per
+    /// point, one round) instead of 20,000 and 300.
+    #[arg(long, requires = "sweep")]
+    quick: bool,
     /// Reductions per step of the cooperative mode.
     #[arg(long, default_value_t = 2000)]
     budget: u64,
@@ -203,6 +394,8 @@ impl BetreeArgs {
                 count: g.count,
                 seed: g.seed,
                 output: g.output,
+                shaped: g.shape.given(),
+                shape: g.shape.shape(),
             }),
             BetreeCommand::GenEvents(g) => Task::Generate(Generate {
                 what: Generated::Events,
@@ -211,6 +404,8 @@ impl BetreeArgs {
                 count: g.count,
                 seed: g.seed,
                 output: g.output,
+                shaped: g.shape.given(),
+                shape: g.shape.shape(),
             }),
             BetreeCommand::Search(s) => Task::Search(Search {
                 input: s.input.into(),
@@ -219,6 +414,17 @@ impl BetreeArgs {
                 output: s.output,
             }),
             BetreeCommand::Diff(d) => Task::Diff { a: d.a, b: d.b },
+            BetreeCommand::Bench(b) if b.sweep => Task::Sweep(Sweep {
+                settings: SweepSettings {
+                    rounds: if b.quick { 1 } else { b.rounds },
+                    ..if b.quick {
+                        SweepSettings::quick()
+                    } else {
+                        SweepSettings::default()
+                    }
+                },
+                report: b.report.options(),
+            }),
             BetreeCommand::Bench(b) => Task::Bench(Bench {
                 options: Options {
                     budget: b.budget,
@@ -233,6 +439,19 @@ impl BetreeArgs {
                 input: b.input.into(),
             }),
         }
+    }
+}
+
+impl From<BenchInputArgs> for Input {
+    fn from(i: BenchInputArgs) -> Input {
+        InputArgs {
+            // clap requires both without `--sweep`, the only way here.
+            exprs: i.exprs.unwrap_or_default(),
+            events: i.events.unwrap_or_default(),
+            events_format: i.events_format,
+            domains: i.domains,
+        }
+        .into()
     }
 }
 
@@ -291,5 +510,62 @@ mod tests {
         };
         assert_eq!(b.options, Options::default());
         assert_eq!(b.replays, REPLAYS);
+    }
+
+    /// `bench --sweep` measures with the sweep's default settings (its
+    /// rounds the `--rounds` default), `--quick` with `quick()`.
+    #[test]
+    fn sweep_flag_defaults_are_the_settings_defaults() {
+        let task = |argv: &[&str]| Cli::try_parse_from(argv).unwrap().betree.task();
+        let Task::Sweep(s) = task(&["betree", "bench", "--sweep"]) else {
+            panic!("not a sweep task");
+        };
+        assert_eq!(s.settings, SweepSettings::default());
+        let Task::Sweep(s) = task(&["betree", "bench", "--sweep", "--quick"]) else {
+            panic!("not a sweep task");
+        };
+        assert_eq!(s.settings, SweepSettings::quick());
+        assert!(Cli::try_parse_from(["betree", "bench", "--quick"]).is_err());
+        assert!(Cli::try_parse_from(["betree", "bench", "--sweep", "--exprs", "e"]).is_err());
+    }
+
+    /// The shape flags start from the grid point or the adtech profile and
+    /// override what they name; none given is the profile itself.
+    #[test]
+    fn shape_flags_become_a_shape() {
+        let generate = |argv: &[&str]| match Cli::try_parse_from(argv).unwrap().betree.task() {
+            Task::Generate(g) => g,
+            _ => panic!("not a generator task"),
+        };
+        let g = generate(&["betree", "gen-exprs", "--profile", "adtech"]);
+        assert!(!g.shaped);
+        assert_eq!(g.shape, Shape::default());
+        let g = generate(&[
+            "betree",
+            "gen-events",
+            "--profile",
+            "adtech",
+            "--grid-point",
+            "3",
+            "--negation",
+            "25%",
+            "--predicates",
+            "5-6",
+        ]);
+        assert!(g.shaped);
+        let want = Shape {
+            negation: Some(0.25),
+            predicates: (5, 6),
+            ..workload::grid()[2].clone()
+        };
+        assert_eq!(g.shape, want);
+        for bad in [
+            ["--negation", "140%"],
+            ["--predicates", "6-5"],
+            ["--match-rate", "x"],
+        ] {
+            let argv = ["betree", "gen-exprs", "--profile", "adtech", bad[0], bad[1]];
+            assert!(Cli::try_parse_from(argv).is_err(), "{bad:?}");
+        }
     }
 }

@@ -248,3 +248,69 @@ pub fn default_workload(rep: &mut Report) -> Result<()> {
     fill(rep, &w.index, &m, w.build, "betree: ");
     Ok(())
 }
+
+/// `betree bench --sweep`: every grid point's instance generated, indexed
+/// and measured (`perfkit_bench::betree::sweep`), one row per point, the
+/// worst (most candidates per match) first.
+pub(super) fn sweep_report(task: &Sweep) -> Result<Report> {
+    use std::io::IsTerminal;
+    let bar = if task.report.json || !io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::with_draw_target(Some(24), indicatif::ProgressDrawTarget::stderr())
+    };
+    let sweep = measure::sweep::sweep(task.settings, &mut |_, p| {
+        bar.set_message(p.shape.to_string());
+        bar.inc(1);
+    })
+    .context("measuring the workload grid")?;
+    bar.finish_and_clear();
+    let st = sweep.settings;
+    let mut rep = Report::new("betree bench --sweep");
+    rep.run.iterations = (st.events * sweep.points.len()) as u64;
+    rep.run.timing = "CPU time (user + system) of the thread".into();
+    let s = rep.section("workload grid (worst first)");
+    for p in &sweep.points {
+        let (eps, mode) = p.events_per_s();
+        let per_event = |n: u64| Value::num(n as f64 / p.events.max(1) as f64, 1);
+        s.row(
+            Row::new(p.shape.to_string())
+                .col("events_per_s", Value::num(eps, 0))
+                .col("fastest_mode", mode)
+                .col(
+                    "candidates_per_match",
+                    Value::num(p.candidates_per_match(), 2),
+                )
+                .col("candidates_per_event", per_event(p.candidates))
+                .col("matches_per_event", per_event(p.matches))
+                .col("match_rate_pct", Value::num(p.match_rate() * 100.0, 2))
+                .col(
+                    "index_mib",
+                    Value::num(p.index_bytes as f64 / (1 << 20) as f64, 1),
+                )
+                .col("build_cpu_ms", Value::num(p.build_cpu_ns as f64 / 1e6, 0))
+                .col("looseness", Value::num(p.looseness, 3)),
+        );
+    }
+    let worst = sweep.points.first();
+    s.note(format!(
+        "{} expressions and {} events per point from fixed seeds (expressions {}, events {}); events_per_s: the fastest library mode (search, search_all, search_batch), CPU median of {} rounds",
+        st.expressions,
+        st.events,
+        measure::sweep::EXPR_SEED,
+        measure::sweep::EVENT_SEED,
+        st.rounds
+    ));
+    s.note(format!(
+        "candidates per match: median {:.2}, worst {:.2} at {} (issue 33's bar: at most 2 at the median, 2.5 everywhere)",
+        sweep.median_candidates_per_match(),
+        worst.map_or(0.0, |p| p.candidates_per_match()),
+        worst.map_or_else(String::new, |p| p.shape.to_string()),
+    ));
+    s.note(format!(
+        "other parameters at the adtech profile's values; every event defines the {} most popular attributes; looseness: the share of predicates drawn wide over them so that the point matches about {} % of pairs; `perfkit betree gen-exprs --profile adtech --grid-point N` writes a point's files",
+        betree::workload::GRID_ALWAYS_DEFINED,
+        betree::workload::GRID_MATCH_RATE * 100.0
+    ));
+    Ok(rep)
+}

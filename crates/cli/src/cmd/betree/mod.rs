@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use betree::reference::{self, Term};
-use betree::workload::Adtech;
+use betree::workload::{Adtech, Shape};
 use betree::{Event, Index, Schema, Scratch, SearchStep};
 use perfkit::report::{self, Report, ReportOptions, Row, Value};
 use perfkit_bench::betree::{self as measure, Measured, Options, Replayed};
@@ -20,8 +20,8 @@ mod search;
 
 pub use args::BetreeArgs;
 
-use bench::bench_report;
 pub use bench::default_workload;
+use bench::{bench_report, sweep_report};
 use search::search;
 
 /// What `perfkit betree` was asked to do.
@@ -40,6 +40,8 @@ pub enum Task {
     },
     /// The reference benchmark.
     Bench(Bench),
+    /// The workload grid.
+    Sweep(Sweep),
 }
 
 /// Which file a generator writes.
@@ -76,6 +78,19 @@ pub struct Generate {
     pub seed: u64,
     /// Where (`-`: stdout).
     pub output: PathBuf,
+    /// The adtech profile's parameters.
+    pub shape: Shape,
+    /// Whether any were given (the boolean profile takes none).
+    pub shaped: bool,
+}
+
+/// `betree bench --sweep`'s run.
+#[derive(Debug)]
+pub struct Sweep {
+    /// How big each point's instance is.
+    pub settings: measure::sweep::Settings,
+    /// How to render the report.
+    pub report: ReportOptions,
 }
 
 /// How `search` searches.
@@ -147,19 +162,18 @@ pub fn run(task: Task) -> Result<ExitCode> {
     match task {
         Task::Generate(g) => {
             let count = usize::try_from(g.count).unwrap_or(usize::MAX);
-            stream_output(&g.output, |out| match (g.profile, g.what) {
-                (Profile::Adtech, Generated::Exprs) => {
-                    Adtech::new().write_exprs(out, count, g.seed)
-                }
-                (Profile::Adtech, Generated::Events) => {
-                    Adtech::new().write_events(out, count, g.seed)
-                }
-                (Profile::Boolean, Generated::Exprs) => {
-                    write_boolean_exprs(out, g.params, g.count, g.seed)
-                }
-                (Profile::Boolean, Generated::Events) => {
-                    write_boolean_events(out, g.params, g.count, g.seed)
-                }
+            if g.shaped && g.profile != Profile::Adtech {
+                bail!("the workload shape flags need --profile adtech");
+            }
+            let adtech = match g.profile {
+                Profile::Adtech => Some(Adtech::with_shape(g.shape)?),
+                Profile::Boolean => None,
+            };
+            stream_output(&g.output, |out| match (&adtech, g.what) {
+                (Some(a), Generated::Exprs) => a.write_exprs(out, count, g.seed),
+                (Some(a), Generated::Events) => a.write_events(out, count, g.seed),
+                (None, Generated::Exprs) => write_boolean_exprs(out, g.params, g.count, g.seed),
+                (None, Generated::Events) => write_boolean_events(out, g.params, g.count, g.seed),
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -169,6 +183,10 @@ pub fn run(task: Task) -> Result<ExitCode> {
             let (index, events, build) = load(&b.input)?;
             let rep = bench_report(&index, &events, build, &b)?;
             super::emit(&rep, &b.report)
+        }
+        Task::Sweep(s) => {
+            let rep = sweep_report(&s)?;
+            super::emit(&rep, &s.report)
         }
     }
 }
