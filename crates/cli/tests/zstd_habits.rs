@@ -545,3 +545,21 @@ fn a_range_of_a_seekable_file_reads_only_its_frames() {
         stderr(&o)
     );
 }
+
+#[test]
+fn flags_that_cannot_combine_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("f"), b"some bytes").unwrap();
+    for args in [
+        &["compress", "--format=gzip", "--patch-from=f", "f"][..],
+        &["compress", "--format=gzip", "--seekable", "f"],
+        &["decompress", "--range", "0..1", "-r", "f"],
+        &["decompress", "--range", "0..1", "-t", "f"],
+        &["decompress", "--range", "0..1", "--patch-from=f", "f"],
+    ] {
+        let o = run(perfkit().args(args), d);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+    assert_eq!(listing(d), ["f"]);
+}

@@ -112,7 +112,8 @@ struct FileArgs {
     /// (offsets in the decompressed data, with K, M or G: `1G..1G+1M` is
     /// not taken, `1024M..1025M` is), reading only the frames that hold
     /// them; to -o FILE or stdout. Needs a regular file.
-    #[arg(long, value_name = "START..END", value_parser = parse_range)]
+    #[arg(long, value_name = "START..END", value_parser = parse_range,
+          conflicts_with_all = ["recursive", "patch_from", "list", "test", "dict"])]
     range: Option<(u64, u64)>,
     /// List what the frames of `.zst` files hold (frames, sizes, ratio,
     /// checksum) from their headers, as `zstd -l`; writes nothing.
@@ -129,7 +130,8 @@ struct EncodeArgs {
     /// The format written when compressing: zstd (`.zst`) or gzip (`.gz`,
     /// at gzip's level nearest the zstd level: 3 by default, 9 at most).
     /// Decompression reads both whatever this says.
-    #[arg(long, value_enum, default_value = "zstd", value_name = "FORMAT")]
+    #[arg(long, value_enum, default_value = "zstd", value_name = "FORMAT",
+          conflicts_with_all = ["patch_from", "seekable", "dict"])]
     format: FormatArg,
     /// Write zstd's seekable format: independent frames of --frame-size
     /// input bytes each and a seek table at the end, which every zstd
