@@ -679,7 +679,7 @@ impl Job<'_> {
         let Some(s) = self.options.seekable else {
             bail!("not writing the seekable format");
         };
-        let mut input =
+        let input =
             ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
         let mut w = zstdkit::seekable::SeekableWriter::new(
             out,
@@ -687,18 +687,7 @@ impl Job<'_> {
             s.frame_size,
             s.checksums,
         )?;
-        let mut read = 0u64;
-        loop {
-            let data = input.fill_buf().context("reading input")?;
-            if data.is_empty() {
-                break;
-            }
-            let n = data.len();
-            w.write_all(data).context("writing output")?;
-            input.consume(n);
-            read += n as u64;
-            bar.inc(n as u64);
-        }
+        let read = pump(input, &mut w, bar)?;
         w.finish().context("writing output")?;
         Ok(read)
     }
@@ -713,21 +702,10 @@ impl Job<'_> {
         let Format::Gzip(level) = self.options.format else {
             bail!("not writing gzip");
         };
-        let mut input =
+        let input =
             ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
         let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
-        let mut read = 0u64;
-        loop {
-            let data = input.fill_buf().context("reading input")?;
-            if data.is_empty() {
-                break;
-            }
-            let n = data.len();
-            enc.write_all(data).context("writing output")?;
-            input.consume(n);
-            read += n as u64;
-            bar.inc(n as u64);
-        }
+        let read = pump(input, &mut enc, bar)?;
         enc.try_finish().context("writing output")?;
         Ok(read)
     }
@@ -827,6 +805,23 @@ impl Job<'_> {
         }
         enc.finish().map_err(output_error)?;
         Ok(read)
+    }
+}
+
+/// Copies everything `input` reads ahead into `out`, counting it on `bar`;
+/// returns the bytes read. Errors say which side failed.
+fn pump(mut input: ReadAhead, out: &mut dyn Write, bar: &indicatif::ProgressBar) -> Result<u64> {
+    let mut read = 0u64;
+    loop {
+        let data = input.fill_buf().context("reading input")?;
+        if data.is_empty() {
+            return Ok(read);
+        }
+        let n = data.len();
+        out.write_all(data).context("writing output")?;
+        input.consume(n);
+        read += n as u64;
+        bar.inc(n as u64);
     }
 }
 
