@@ -465,6 +465,17 @@ fn seekable_files_are_plain_zstd_to_zstd() {
             "{file}: {line}"
         );
     }
+    // perfkit's listing adds what the seek table says.
+    let list = run(perfkit().args(["compress", "-l", "in.zst", "piped.zst"]), d);
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(
+        text.contains("  seekable: 10 frames of 102400 bytes, checksums in the seek table\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  seekable: 15 frames of 65536 bytes\n"),
+        "{text}"
+    );
     let o = run(perfkit().args(["compress", "--frame-size", "1M", "in"]), d);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }

@@ -250,9 +250,26 @@ fn row(
     )
 }
 
+/// The line under a seekable file: its frame count and the input each
+/// frame holds (the last may hold less).
+fn seekable_line(t: &zstdkit::seekable::SeekTable) -> String {
+    let size = t.entries.first().map_or(0, |e| e.decompressed);
+    format!(
+        "  seekable: {} frames of {} bytes{}",
+        t.entries.len(),
+        size,
+        if t.checksums {
+            ", checksums in the seek table"
+        } else {
+            ""
+        }
+    )
+}
+
 /// Lists `files` as `zstd -l` does (with `verbose`, as `zstd -lv`): one
 /// row per file and a total when there are several. A file that cannot be
-/// read is reported on stderr and the rest are still listed.
+/// read is reported on stderr and the rest are still listed. A
+/// seekable file gets a line of what its seek table says.
 pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
     if files.iter().any(|f| f == Path::new("-")) || files.is_empty() {
         bail!("--list reads files, not stdin (it needs to know where the input ends)");
@@ -290,6 +307,11 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
                 continue;
             }
         };
+        // A seekable file's table says what zstd's listing does not.
+        let seekable = File::open(path)
+            .ok()
+            .and_then(|f| zstdkit::seekable::SeekableReader::new(f).ok())
+            .map(|r| r.table().clone());
         if verbose {
             write_verbose(&mut out, &name, &s)?;
         } else {
@@ -305,6 +327,9 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
                     &name
                 )
             )?;
+        }
+        if let Some(t) = seekable {
+            writeln!(out, "{}", seekable_line(&t))?;
         }
         listed += 1;
         total.frames += s.frames;
