@@ -142,7 +142,7 @@ pub fn measure(suite: &Suite, progress: &dyn Fn(&str)) -> Result<Report> {
     }
     // Before pinning: the machine's core count is read from this thread's
     // affinity mask, which pinning shrinks to one core.
-    let mut report = Report::new("fix-bench");
+    let mut report = Report::new("fix bench");
     // Threads inherit their spawner's pin, so fixcore remembers the mask
     // the process started with before the first pin and gives it back to
     // every thread meant to run unpinned; reports read placements back.
