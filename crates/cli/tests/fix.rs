@@ -161,7 +161,10 @@ fn fix_bench_and_its_old_name_fix_dash_bench_give_the_same_report() {
     ];
     let new = schema::report(&ok(perfkit().args(["fix", "bench"]).args(settings)));
     let old = schema::report(&ok(perfkit().arg("fix-bench").args(settings)));
-    assert_eq!(new["command"], "fix bench", "the report is named as the command");
+    assert_eq!(
+        new["command"], "fix bench",
+        "the report is named as the command"
+    );
     let (mut a, mut b) = (Vec::new(), Vec::new());
     shape(&new, "", &mut a);
     shape(&old, "", &mut b);
