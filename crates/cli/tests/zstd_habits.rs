@@ -568,6 +568,9 @@ fn flags_that_cannot_combine_are_usage_errors() {
         &["decompress", "--range", "0..1", "-r", "f"],
         &["decompress", "--range", "0..1", "-t", "f"],
         &["decompress", "--range", "0..1", "--patch-from=f", "f"],
+        // A part's flags without the part: refused before anything runs.
+        &["bench", "--only", "fix", "--recipes", "fast"],
+        &["bench", "--only", "zstd", "--keep", "kept"],
     ] {
         let o = run(perfkit().args(args), d);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));

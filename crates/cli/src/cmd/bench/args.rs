@@ -147,21 +147,17 @@ impl BenchArgs {
     /// the error printed as clap prints its own).
     pub fn job(&self) -> Result<Job, ExitCode> {
         let only: Vec<Part> = self.only.iter().map(|&p| p.into()).collect();
-        if self.zstd.given() && !Part::Zstd.wanted(&only) {
-            let err = clap::Error::raw(
-                ErrorKind::ArgumentConflict,
-                "the zstd part's flags need the zstd part (--only zstd,...)\n",
-            );
+        // A part's flags without the part would be silently ignored.
+        let refuse = |what: &str| {
+            let err = clap::Error::raw(ErrorKind::ArgumentConflict, format!("{what}\n"));
             let _ = err.print();
-            return Err(ExitCode::from(2));
+            Err(ExitCode::from(2))
+        };
+        if self.zstd.given() && !Part::Zstd.wanted(&only) {
+            return refuse("the zstd part's flags need the zstd part (--only zstd,...)");
         }
         if self.keep.is_some() && !Part::Zip.wanted(&only) {
-            let err = clap::Error::raw(
-                ErrorKind::ArgumentConflict,
-                "--keep needs the zip part (--only zip,...)\n",
-            );
-            let _ = err.print();
-            return Err(ExitCode::from(2));
+            return refuse("--keep needs the zip part (--only zip,...)");
         }
         Ok(Job {
             only,

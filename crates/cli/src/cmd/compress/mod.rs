@@ -553,16 +553,20 @@ impl Job<'_> {
         if let Some(reference) = &self.options.patch_from {
             return self.patch(reference, input, out);
         }
-        let (read, discarded) = match self.options.mode {
-            Mode::Compress if self.options.seekable.is_some() => {
+        let (read, discarded) = match (
+            self.options.mode,
+            self.options.seekable,
+            self.options.format,
+        ) {
+            (Mode::Compress, Some(seekable), _) => {
                 let out = out.as_mut().context("compressing needs an output")?;
-                (self.compress_seekable(input, out, bar)?, 0)
+                (self.compress_seekable(seekable, input, out, bar)?, 0)
             }
-            Mode::Compress if matches!(self.options.format, Format::Gzip(_)) => {
+            (Mode::Compress, None, Format::Gzip(level)) => {
                 let out = out.as_mut().context("compressing needs an output")?;
-                (self.compress_gzip(input, out, bar)?, 0)
+                (compress_gzip(level, input, out, bar)?, 0)
             }
-            Mode::Compress => {
+            (Mode::Compress, ..) => {
                 let out = out.as_mut().context("compressing needs an output")?;
                 let params = self.options.params;
                 // In place when the calling thread compresses and address
@@ -575,7 +579,7 @@ impl Job<'_> {
                 };
                 (read, 0)
             }
-            Mode::Decompress | Mode::Test => {
+            (Mode::Decompress | Mode::Test, ..) => {
                 let mut dec = match self.dict {
                     Some(d) => Decompressor::with_dictionary(d)?,
                     None => Decompressor::new()?,
@@ -672,13 +676,11 @@ impl Job<'_> {
     /// `frame_size` bytes, then the seek table; returns the bytes read.
     fn compress_seekable(
         &self,
+        s: Seekable,
         input: Box<dyn Read + Send>,
         out: &mut WriteBehind,
         bar: &indicatif::ProgressBar,
     ) -> Result<u64> {
-        let Some(s) = self.options.seekable else {
-            bail!("not writing the seekable format");
-        };
         let input =
             ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
         let mut w = zstdkit::seekable::SeekableWriter::new(
@@ -689,24 +691,6 @@ impl Job<'_> {
         )?;
         let read = pump(input, &mut w, bar)?;
         w.finish().context("writing output")?;
-        Ok(read)
-    }
-
-    /// Writes the input as one gzip member; returns the bytes read.
-    fn compress_gzip(
-        &self,
-        input: Box<dyn Read + Send>,
-        out: &mut WriteBehind,
-        bar: &indicatif::ProgressBar,
-    ) -> Result<u64> {
-        let Format::Gzip(level) = self.options.format else {
-            bail!("not writing gzip");
-        };
-        let input =
-            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
-        let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
-        let read = pump(input, &mut enc, bar)?;
-        enc.try_finish().context("writing output")?;
         Ok(read)
     }
 
@@ -806,6 +790,21 @@ impl Job<'_> {
         enc.finish().map_err(output_error)?;
         Ok(read)
     }
+}
+
+/// Writes the input as one gzip member at `level`; returns the bytes read.
+fn compress_gzip(
+    level: u32,
+    input: Box<dyn Read + Send>,
+    out: &mut WriteBehind,
+    bar: &indicatif::ProgressBar,
+) -> Result<u64> {
+    let input =
+        ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
+    let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
+    let read = pump(input, &mut enc, bar)?;
+    enc.try_finish().context("writing output")?;
+    Ok(read)
 }
 
 /// Copies everything `input` reads ahead into `out`, counting it on `bar`;
