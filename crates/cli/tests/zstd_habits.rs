@@ -577,3 +577,88 @@ fn flags_that_cannot_combine_are_usage_errors() {
     }
     assert_eq!(listing(d), ["f"]);
 }
+
+/// Text-like runs between noise: frames that cost different times, so
+/// workers finish out of order.
+fn mixed(len: usize) -> Vec<u8> {
+    let noise = random(len, 7);
+    (0..len)
+        .map(|i| {
+            if (i / 50_000) % 3 == 0 {
+                noise[i]
+            } else {
+                b"several frames, one order\n"[i % 26]
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn several_frames_decode_on_two_threads_from_pzstd_seekable_and_concatenated_files() {
+    if !have("zstd", "zstd") || !have("pzstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = mixed(6 << 20);
+    std::fs::write(d.join("in"), &data).unwrap();
+    // Seekable frames compressed on three threads: the same bytes as on one.
+    for (threads, out) in [("1", "one.zst"), ("3", "three.zst")] {
+        let o = run(
+            perfkit()
+                .args(["compress", "-q", "--seekable", "--frame-size", "256K"])
+                .args(["-T", threads, "in", "-o", out]),
+            d,
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let seekable = std::fs::read(d.join("three.zst")).unwrap();
+    assert!(seekable == std::fs::read(d.join("one.zst")).unwrap());
+    // pzstd's own output, which must hold several frames for the test to
+    // mean anything (zstd -l counts its skippable frames too).
+    let o = run(
+        Command::new("pzstd").args(["-q", "-p", "2", "-1", "in", "-o", "p.zst"]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let list = run(Command::new("zstd").args(["-l", "p.zst"]), d);
+    let frames: u64 = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    assert!(frames >= 4, "pzstd wrote {frames} frames");
+    // Two .zst files end to end.
+    let mut cat = zstdkit::compress(&data[..1 << 20], zstdkit::Recipe::Fast).unwrap();
+    cat.extend(zstdkit::compress(&data[1 << 20..], zstdkit::Recipe::Fast).unwrap());
+    std::fs::write(d.join("cat.zst"), &cat).unwrap();
+    for file in ["three.zst", "p.zst", "cat.zst"] {
+        let o = run(perfkit().args(["decompress", "-T", "2", "-c", file]), d);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        assert!(o.stdout == data, "{file}");
+        let o = run(perfkit().args(["decompress", "-T", "2", "-t", file]), d);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+    }
+    // A damaged frame: one line naming it and where it starts, exit 1, and
+    // no output file left behind.
+    let table = zstdkit::seekable::SeekTable::parse(&seekable).unwrap();
+    let at: u64 = table.entries[..9]
+        .iter()
+        .map(|e| u64::from(e.compressed))
+        .sum();
+    let mut bad = seekable.clone();
+    let mid = at as usize + table.entries[9].compressed as usize / 2;
+    for b in &mut bad[mid..mid + 8] {
+        *b ^= 0x5A;
+    }
+    std::fs::write(d.join("bad.zst"), &bad).unwrap();
+    let o = run(
+        perfkit().args(["decompress", "-T", "2", "bad.zst", "-o", "bad"]),
+        d,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains(&format!("frame 9 at byte {at}")), "{said}");
+    assert!(!d.join("bad").exists());
+}

@@ -102,6 +102,18 @@ pub enum Error {
     /// Any other error reported by zstd.
     #[error("zstd error: {0}")]
     Zstd(&'static str),
+    /// A frame of a multi-frame input failed to decode: which one (counted
+    /// from 0, skippable frames included) and where it starts, around
+    /// what went wrong in it (whose offsets count from the frame's start).
+    #[error("frame {index} at byte {offset}: {source}")]
+    InFrame {
+        /// The frame's number in the input.
+        index: u64,
+        /// Where it starts in the input.
+        offset: u64,
+        /// What went wrong.
+        source: Box<Error>,
+    },
     /// An I/O error from the underlying reader or writer.
     #[error(transparent)]
     Io(#[from] std::io::Error),

@@ -17,6 +17,8 @@
 //! - [`dict`]: dictionary training.
 //! - [`patch`]: a target compressed against a reference file (`--patch-from`).
 //! - [`seekable`]: zstd's seekable format, independent frames and a seek table.
+//! - [`frame`]: walking a stream frame by frame without decoding it.
+//! - [`parallel`]: the frames of one input decoded on several threads, in order.
 //! - [`budget`]: the [`CostModel`] and the per-call [`Budget`] placement.
 //!
 //! ```
@@ -37,7 +39,9 @@ pub mod context;
 pub mod dict;
 pub mod error;
 mod ffi;
+pub mod frame;
 pub mod fuzzing;
+pub mod parallel;
 pub mod patch;
 pub mod raw;
 pub mod recipe;

@@ -27,6 +27,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use crate::context::{Compressor, Decompressor};
 use crate::error::{Error, Result};
+use crate::parallel::Pool;
 use crate::recipe::Params;
 
 /// The skippable frame magic the seek table's frame uses.
@@ -197,14 +198,53 @@ pub fn checksum(data: &[u8]) -> u32 {
 
 /// A `Write` that compresses into seekable frames: every `frame_size`
 /// bytes of input become one frame, and [`SeekableWriter::finish`] adds
-/// the seek table. Memory is one frame's input and its output.
+/// the seek table. Memory is one frame's input and its output, or with
+/// [`workers`](SeekableWriter::workers) `N`, at most `2N + 1` of each.
 pub struct SeekableWriter<W: Write> {
     out: W,
-    compressor: Compressor,
+    engine: Engine,
     frame_size: usize,
     pending: Vec<u8>,
-    frame: Vec<u8>,
     table: SeekTable,
+}
+
+/// One frame's input and the buffer its compressed bytes go to.
+type FrameJob = (Vec<u8>, Vec<u8>);
+
+/// What a worker gives back: the frame's table entry (or why not), its
+/// input buffer and its compressed bytes.
+type FrameDone = (Result<Entry>, Vec<u8>, Vec<u8>);
+
+/// Who compresses the frames.
+enum Engine {
+    /// The calling thread, into one reused buffer.
+    Inline {
+        compressor: Compressor,
+        frame: Vec<u8>,
+    },
+    /// Worker threads; buffers of written frames are reused.
+    Pool {
+        pool: Pool<FrameJob, FrameDone>,
+        spare: Vec<FrameJob>,
+    },
+}
+
+/// Compresses `input` as one frame into `frame` and says what the table
+/// records for it.
+fn compress_frame(
+    compressor: &mut Compressor,
+    input: &[u8],
+    frame: &mut Vec<u8>,
+    checksums: bool,
+) -> Result<Entry> {
+    compressor.compress_into(input, frame)?;
+    let compressed = u32::try_from(frame.len())
+        .map_err(|_| Error::Zstd("a seekable frame compressed to over 4 GiB"))?;
+    Ok(Entry {
+        compressed,
+        decompressed: input.len() as u32,
+        checksum: checksums.then(|| checksum(input)),
+    })
 }
 
 impl<W: Write> std::fmt::Debug for SeekableWriter<W> {
@@ -235,10 +275,12 @@ impl<W: Write> SeekableWriter<W> {
         }
         Ok(SeekableWriter {
             out,
-            compressor: Compressor::new(params)?,
+            engine: Engine::Inline {
+                compressor: Compressor::new(params)?,
+                frame: Vec::new(),
+            },
             frame_size,
             pending: Vec::new(),
-            frame: Vec::new(),
             table: SeekTable {
                 entries: Vec::new(),
                 checksums,
@@ -251,29 +293,88 @@ impl<W: Write> SeekableWriter<W> {
         self.frame_size
     }
 
-    /// Compresses what is pending as one frame and writes it.
+    /// Compresses frames on `n` threads (1: on the calling thread), up to
+    /// `2n` of them in flight; the output is the same bytes either way.
+    /// Call before writing.
+    pub fn workers(mut self, n: usize) -> Result<Self> {
+        let Engine::Inline { compressor, .. } = &self.engine else {
+            return Ok(self);
+        };
+        if n <= 1 {
+            return Ok(self);
+        }
+        // Each frame is compressed by one thread: zstd's own workers in
+        // every context would only add hand-offs.
+        let params = compressor.params().workers(0);
+        let states = (0..n)
+            .map(|_| Compressor::new(params))
+            .collect::<Result<Vec<_>>>()?;
+        let checksums = self.table.checksums;
+        let pool = Pool::new(
+            states,
+            move |c: &mut Compressor, (input, mut frame): FrameJob| {
+                let entry = compress_frame(c, &input, &mut frame, checksums);
+                (entry, input, frame)
+            },
+        )?;
+        self.engine = Engine::Pool {
+            pool,
+            spare: Vec::new(),
+        };
+        Ok(self)
+    }
+
+    /// Compresses what is pending as one frame and writes it (with
+    /// workers: hands it out, writing what is done once `2N` are in
+    /// flight).
     fn cut(&mut self) -> io::Result<()> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.compressor
-            .compress_into(&self.pending, &mut self.frame)
-            .map_err(io::Error::other)?;
-        let compressed = u32::try_from(self.frame.len()).map_err(io::Error::other)?;
-        self.table.entries.push(Entry {
-            compressed,
-            decompressed: self.pending.len() as u32,
-            checksum: self.table.checksums.then(|| checksum(&self.pending)),
-        });
-        self.out.write_all(&self.frame)?;
-        self.pending.clear();
+        match &mut self.engine {
+            Engine::Inline { compressor, frame } => {
+                let entry = compress_frame(compressor, &self.pending, frame, self.table.checksums)
+                    .map_err(io::Error::other)?;
+                self.table.entries.push(entry);
+                self.out.write_all(frame)?;
+                self.pending.clear();
+            }
+            Engine::Pool { pool, spare } => {
+                let (mut next, frame) = spare.pop().unwrap_or_default();
+                next.clear();
+                let input = std::mem::replace(&mut self.pending, next);
+                pool.submit((input, frame)).map_err(io::Error::other)?;
+            }
+        }
+        while self.pool_full() && self.write_done()? {}
         Ok(())
+    }
+
+    /// Whether workers hold as many frames as they may (`2N`).
+    fn pool_full(&self) -> bool {
+        matches!(&self.engine, Engine::Pool { pool, .. } if pool.in_flight() >= 2 * pool.workers() as u64)
+    }
+
+    /// Writes the oldest frame a worker has (or will have) finished;
+    /// false when none is in flight.
+    fn write_done(&mut self) -> io::Result<bool> {
+        let Engine::Pool { pool, spare } = &mut self.engine else {
+            return Ok(false);
+        };
+        let Some((entry, input, frame)) = pool.next().map_err(io::Error::other)? else {
+            return Ok(false);
+        };
+        self.table.entries.push(entry.map_err(io::Error::other)?);
+        self.out.write_all(&frame)?;
+        spare.push((input, frame));
+        Ok(true)
     }
 
     /// Writes the last frame and the seek table; returns the output and
     /// the table.
     pub fn finish_with_table(mut self) -> io::Result<(W, SeekTable)> {
         self.cut()?;
+        while self.write_done()? {}
         self.out.write_all(&self.table.encode())?;
         self.out.flush()?;
         Ok((self.out, self.table))

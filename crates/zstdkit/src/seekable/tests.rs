@@ -187,3 +187,23 @@ fn the_reader_names_the_frame_a_damaged_byte_is_in() {
     // Not seekable at all: one error, no panic.
     assert!(SeekableReader::new(Cursor::new(&data[..100])).is_err());
 }
+
+#[test]
+fn workers_write_the_same_bytes_as_the_calling_thread() {
+    use std::io::Write;
+    let data = text(1_000_003);
+    for checksums in [true, false] {
+        let inline = ours(&data, 30_000, checksums);
+        for n in [2, 3, 5] {
+            let mut w = SeekableWriter::new(Vec::new(), crate::Recipe::Fast, 30_000, checksums)
+                .unwrap()
+                .workers(n)
+                .unwrap();
+            // Writes of odd sizes, so frames are cut mid-write.
+            for chunk in data.chunks(7_777) {
+                w.write_all(chunk).unwrap();
+            }
+            assert_eq!(w.finish().unwrap(), inline, "{n} workers");
+        }
+    }
+}

@@ -91,6 +91,12 @@ struct FileArgs {
     /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
     #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
     memory: Option<u64>,
+    /// Threads (0: one per core; 1, the default: the calling thread).
+    /// Compressing, zstd's workers; with --seekable, frames compressed in
+    /// parallel. Decompressing, the frames of an input made of several
+    /// (seekable, pzstd's, concatenated) decoded in parallel, as pzstd -p.
+    #[arg(short = 'T', long, default_value_t = 1)]
+    threads: u32,
     /// Use a dictionary.
     #[arg(short = 'D', long = "dict", value_name = "FILE")]
     dict: Option<PathBuf>,
@@ -161,10 +167,6 @@ struct EncodeArgs {
     #[arg(long, allow_negative_numbers = true,
           value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
     level: Option<i32>,
-    /// Compression threads (0: one per core). 1, the default, compresses in
-    /// the calling thread.
-    #[arg(short = 'T', long, default_value_t = 1)]
-    threads: u32,
     /// Train a dictionary from the input files (write it with -o, default `dictionary`).
     #[arg(long, conflicts_with = "patch_from")]
     train: bool,
@@ -315,7 +317,7 @@ impl CompressArgs {
             }),
         };
         let how = Encoding {
-            params: enc.params(io.long),
+            params: enc.params(io.long, io.threads()),
             format,
             exclude_compressed: enc.exclude_compressed,
             seekable: enc.seekable.then(|| Seekable {
@@ -361,6 +363,15 @@ struct Encoding {
 }
 
 impl FileArgs {
+    /// `-T`, with 0 read as one per core.
+    fn threads(&self) -> u32 {
+        if self.threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+        } else {
+            self.threads
+        }
+    }
+
     /// `compress bench` was a subcommand; the file tools take none now, so
     /// `bench` names a file, and when there is none the new spellings are
     /// what the user wants to hear.
@@ -387,6 +398,7 @@ impl FileArgs {
 
     /// Code every input in `mode`, compressing as `how` says.
     fn code(self, mode: Mode, how: Encoding, decompress: bool) -> Result<Task, ExitCode> {
+        let threads = self.threads() as usize;
         let files = if self.files.is_empty() {
             vec![PathBuf::from("-")]
         } else {
@@ -409,6 +421,7 @@ impl FileArgs {
                 (None, None) => WindowLimit::Default,
             },
             format: how.format,
+            threads,
             recursive: self.recursive,
             exclude_compressed: how.exclude_compressed,
             stdout: self.stdout,
@@ -428,7 +441,7 @@ impl FileArgs {
 impl EncodeArgs {
     /// The compression parameters: the recipe, the level over it, the
     /// long window, and the workers.
-    fn params(&self, long: Option<u32>) -> Params {
+    fn params(&self, long: Option<u32>, threads: u32) -> Params {
         let mut p = match (self.recipe, self.level) {
             (Some(r), Some(l)) => r.params().level(l),
             (Some(r), None) => r.params(),
@@ -438,11 +451,6 @@ impl EncodeArgs {
         if let Some(w) = long {
             p = p.long(Some(w));
         }
-        let threads = if self.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
-        } else {
-            self.threads
-        };
         // One thread means "in the calling thread": zstd's single worker
         // would add a hand-off without adding parallelism.
         p.workers(if threads <= 1 { 0 } else { threads })

@@ -1,12 +1,9 @@
 //! `perfkit compress --list` (zstd's `-l`): what the frames of `.zst` files
 //! hold, read from their headers and block headers without decompressing.
 //!
-//! The walk follows the frame format of RFC 8878: a zstd frame is a magic
-//! number, a header (descriptor, optional window descriptor, dictionary id
-//! and content size), blocks each led by a 3-byte header that gives its
-//! length, and an optional 4-byte checksum; a skippable frame is a magic
-//! number and a length. Only headers are read; block contents are skipped,
-//! so memory stays constant whatever the file's size.
+//! The walk is zstdkit's ([`zstdkit::frame`]): only headers are read and
+//! block contents are skipped, so memory stays constant whatever the
+//! file's size.
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
@@ -14,10 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-
-const ZSTD_MAGIC: u32 = 0xFD2F_B528;
-const SKIPPABLE_MAGIC: u32 = 0x184D_2A50;
-const SKIPPABLE_MASK: u32 = 0xFFFF_FFF0;
+use zstdkit::frame::{FrameWalker, Unit};
 
 /// What one file's frames add up to.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -53,156 +47,41 @@ impl Summary {
     }
 }
 
-/// Reads the frames of one `.zst` stream.
+/// Reads the frames of one `.zst` stream, through zstdkit's frame walker
+/// (headers only).
 pub fn summarize(r: &mut impl Read) -> Result<Summary> {
     let mut s = Summary {
         decompressed: Some(0),
         ..Summary::default()
     };
-    let mut at = 0u64;
-    loop {
-        let mut magic = [0u8; 4];
-        let n = read_up_to(r, &mut magic)?;
-        if n == 0 && (s.frames + s.skips) > 0 {
-            break;
-        }
-        if n < 4 {
-            bail!("truncated zstd data: input ends inside a frame header at byte {at}");
-        }
-        let magic = u32::from_le_bytes(magic);
-        if magic & SKIPPABLE_MASK == SKIPPABLE_MAGIC {
-            let len = u64::from(u32::from_le_bytes(read_array(r, at)?));
-            skip(r, len, at)?;
-            s.skips += 1;
-            at += 8 + len;
-            continue;
-        }
-        if magic != ZSTD_MAGIC {
-            bail!("not zstd data: unknown frame header at byte {at}");
-        }
-        at += 4 + frame(r, &mut s, at)?;
-    }
-    s.compressed = at;
-    Ok(s)
-}
-
-/// Reads one zstd frame after its magic number, adding it to `s`; returns
-/// its length from the header on.
-fn frame(r: &mut impl Read, s: &mut Summary, start: u64) -> Result<u64> {
-    let [fhd] = read_array(r, start)?;
-    let fcs_flag = fhd >> 6;
-    let single_segment = fhd & 0x20 != 0;
-    if fhd & 0x08 != 0 {
-        bail!(
-            "corrupt zstd data near byte {}: reserved bit set",
-            start + 4
-        );
-    }
-    let has_checksum = fhd & 0x04 != 0;
-    let dict_len = [0, 1, 2, 4][usize::from(fhd & 3)];
-    let fcs_len = match (fcs_flag, single_segment) {
-        (0, false) => 0,
-        (0, true) => 1,
-        (1, _) => 2,
-        (2, _) => 4,
-        _ => 8,
-    };
-    let mut len = 1u64;
-    let window_descriptor = if single_segment {
-        None
-    } else {
-        len += 1;
-        Some(read_array::<1>(r, start)?[0])
-    };
-    let mut dict = [0u8; 4];
-    r.read_exact(&mut dict[..dict_len])
-        .map_err(|e| truncated(e, start))?;
-    let mut fcs = [0u8; 8];
-    r.read_exact(&mut fcs[..fcs_len])
-        .map_err(|e| truncated(e, start))?;
-    len += (dict_len + fcs_len) as u64;
-    let content = match fcs_len {
-        0 => None,
-        // A 2-byte field stores the size less 256.
-        2 => Some(u64::from(u16::from_le_bytes([fcs[0], fcs[1]])) + 256),
-        _ => Some(u64::from_le_bytes(fcs)),
-    };
-    let window = match window_descriptor {
-        Some(b) => {
-            let base = 1u64 << (10 + (b >> 3));
-            base + (base / 8) * u64::from(b & 7)
-        }
-        None => content.unwrap_or(0),
-    };
-    if s.frames == 0 {
-        s.dict_id = u32::from_le_bytes(dict);
-        s.window = window;
-    }
-    loop {
-        let h = read_array::<3>(r, start)?;
-        let h = u32::from(h[0]) | u32::from(h[1]) << 8 | u32::from(h[2]) << 16;
-        let last = h & 1 != 0;
-        let size = u64::from(h >> 3);
-        let payload = match (h >> 1) & 3 {
-            0 | 2 => size,
-            1 => 1,
-            _ => bail!(
-                "corrupt zstd data near byte {}: reserved block type",
-                start + 4 + len
-            ),
+    let mut walker = FrameWalker::new(r);
+    while let Some(walked) = walker.take(None)? {
+        let h = match walked.unit {
+            Unit::Skippable { .. } => {
+                s.skips += 1;
+                continue;
+            }
+            Unit::Frame(h) => h,
         };
-        skip(r, payload, start)?;
-        len += 3 + payload;
-        if last {
-            break;
+        if s.frames == 0 {
+            s.dict_id = h.dict_id;
+            s.window = h.window;
         }
-    }
-    if has_checksum {
-        s.last_checksum = Some(u32::from_le_bytes(read_array(r, start)?));
-        s.checked += 1;
-        len += 4;
-    }
-    s.frames += 1;
-    s.decompressed = match (s.decompressed, content) {
-        (Some(a), Some(b)) => a.checked_add(b),
-        _ => None,
-    };
-    Ok(len)
-}
-
-fn truncated(e: io::Error, start: u64) -> anyhow::Error {
-    if e.kind() == io::ErrorKind::UnexpectedEof {
-        anyhow::anyhow!("truncated zstd data: input ends inside the frame at byte {start}")
-    } else {
-        anyhow::Error::from(e).context("reading")
-    }
-}
-
-fn read_array<const N: usize>(r: &mut impl Read, start: u64) -> Result<[u8; N]> {
-    let mut b = [0u8; N];
-    r.read_exact(&mut b).map_err(|e| truncated(e, start))?;
-    Ok(b)
-}
-
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        if h.checksum {
+            s.last_checksum = walked.checksum;
+            s.checked += 1;
         }
+        s.frames += 1;
+        s.decompressed = match (s.decompressed, h.content_size) {
+            (Some(a), Some(b)) => a.checked_add(b),
+            _ => None,
+        };
     }
-    Ok(n)
-}
-
-fn skip(r: &mut impl Read, n: u64, start: u64) -> Result<()> {
-    let got = io::copy(&mut r.by_ref().take(n), &mut io::sink())?;
-    if got < n {
-        bail!("truncated zstd data: input ends inside the frame at byte {start}");
+    if walker.taken() == 0 {
+        bail!("truncated zstd data: the input holds no frame");
     }
-    Ok(())
+    s.compressed = walker.offset();
+    Ok(s)
 }
 
 /// A size as zstd's `--list` writes it: binary units, three significant

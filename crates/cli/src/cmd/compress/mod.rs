@@ -107,6 +107,10 @@ pub struct Options {
     pub mode: Mode,
     /// What compressing writes.
     pub format: Format,
+    /// Threads: `--seekable`'s frames are compressed, and an input of
+    /// several frames decoded, on this many (zstd's own workers are in
+    /// `params`).
+    pub threads: usize,
     /// Expand directories into the files under them (`-r`).
     pub recursive: bool,
     /// Leave out inputs already compressed, when compressing.
@@ -543,99 +547,133 @@ impl Job<'_> {
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
-        let mut out = match out {
-            Some(sink) => Some(
-                WriteBehind::new(sink, PIPE_BUFFERS, WRITE_SIZE)
-                    .context("starting the output writer")?,
-            ),
-            None => None,
-        };
+        if self.options.mode != Mode::Compress && self.options.patch_from.is_none() {
+            let mut input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
+                .context("starting the input reader")?;
+            if self.options.threads > 1
+                && zstdkit::parallel::splits(input.fill_buf().context("reading input")?)
+            {
+                return self.decompress_parallel(input, out, bar);
+            }
+            return self.decompress(input, behind(out)?, bar);
+        }
+        let out = behind(out)?;
         if let Some(reference) = &self.options.patch_from {
             return self.patch(reference, input, out);
         }
-        let (read, discarded) = match (
-            self.options.mode,
-            self.options.seekable,
-            self.options.format,
-        ) {
-            (Mode::Compress, Some(seekable), _) => {
-                let out = out.as_mut().context("compressing needs an output")?;
-                (self.compress_seekable(seekable, input, out, bar)?, 0)
-            }
-            (Mode::Compress, None, Format::Gzip(level)) => {
-                let out = out.as_mut().context("compressing needs an output")?;
-                (compress_gzip(level, input, out, bar)?, 0)
-            }
-            (Mode::Compress, ..) => {
-                let out = out.as_mut().context("compressing needs an output")?;
+        let mut out = out.context("compressing needs an output")?;
+        let read = match (self.options.seekable, self.options.format) {
+            (Some(seekable), _) => self.compress_seekable(seekable, input, &mut out, bar)?,
+            (None, Format::Gzip(level)) => compress_gzip(level, input, &mut out, bar)?,
+            (None, Format::Zstd) => {
                 let params = self.options.params;
                 // In place when the calling thread compresses and address
                 // space for a runway is granted.
-                let read = match Runway::reserve_for(&params, size) {
+                match Runway::reserve_for(&params, size) {
                     Some(runway) => {
-                        self.compress_in_place(params, runway, input, out, size, bar)?
+                        self.compress_in_place(params, runway, input, &mut out, size, bar)?
                     }
-                    None => self.compress_streaming(params, input, out, size, bar)?,
-                };
-                (read, 0)
-            }
-            (Mode::Decompress | Mode::Test, ..) => {
-                let mut dec = match self.dict {
-                    Some(d) => Decompressor::with_dictionary(d)?,
-                    None => Decompressor::new()?,
-                };
-                // zstd's precedence: --memory, else --long's window, else
-                // the default.
-                match self.options.window {
-                    WindowLimit::Bytes(limit) => dec.set_memory_limit(limit)?,
-                    WindowLimit::Log(w) => dec.set_window_log_max(w)?,
-                    WindowLimit::Default => {}
+                    None => self.compress_streaming(params, input, &mut out, size, bar)?,
                 }
-                let mut input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
-                    .context("starting the input reader")?;
-                // gzip's magic, as zstd checks it: a .gz decodes whatever
-                // --format says.
-                if input
-                    .fill_buf()
-                    .context("reading input")?
-                    .starts_with(&[0x1f, 0x8b])
-                {
-                    return self.decompress_gzip(input, out, bar);
-                }
-                let mut decoder = Decoder::with_decompressor(input, dec);
-                let mut scratch = Vec::new();
-                let mut discarded = 0u64;
-                loop {
-                    // Decode straight into the writer's buffer: no copy.
-                    let room = match out.as_mut() {
-                        Some(w) => w.spare().context("writing output")?,
-                        None => {
-                            scratch.resize(WRITE_SIZE, 0);
-                            &mut scratch[..]
-                        }
-                    };
-                    let n = match decoder.read(room) {
-                        Ok(n) => n,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(with_hint(zstdkit::Error::from_io(e))),
-                    };
-                    if n == 0 {
-                        break;
-                    }
-                    match out.as_mut() {
-                        Some(w) => w.advance(n),
-                        None => discarded += n as u64,
-                    }
-                    bar.set_position(decoder.consumed());
-                }
-                (decoder.consumed(), discarded)
             }
         };
+        let written = out.finish().context("writing output")?;
+        Ok((read, written))
+    }
+
+    /// A decompressor as the flags configure it: the dictionary, and
+    /// zstd's precedence for the window limit (--memory, else --long's
+    /// window, else the default).
+    fn decompressor(&self) -> zstdkit::Result<Decompressor> {
+        let mut dec = match self.dict {
+            Some(d) => Decompressor::with_dictionary(d)?,
+            None => Decompressor::new()?,
+        };
+        match self.options.window {
+            WindowLimit::Bytes(limit) => dec.set_memory_limit(limit)?,
+            WindowLimit::Log(w) => dec.set_window_log_max(w)?,
+            WindowLimit::Default => {}
+        }
+        Ok(dec)
+    }
+
+    /// Decodes `input` (zstd frames, or gzip members) into `out` (`None`:
+    /// discard, for --test) on this thread, streaming; returns (bytes
+    /// read, bytes written).
+    fn decompress(
+        &self,
+        mut input: ReadAhead,
+        mut out: Option<WriteBehind>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(u64, u64)> {
+        // gzip's magic, as zstd checks it: a .gz decodes whatever
+        // --format says.
+        if input
+            .fill_buf()
+            .context("reading input")?
+            .starts_with(&[0x1f, 0x8b])
+        {
+            return self.decompress_gzip(input, out, bar);
+        }
+        let mut decoder = Decoder::with_decompressor(input, self.decompressor()?);
+        let mut scratch = Vec::new();
+        let mut discarded = 0u64;
+        loop {
+            // Decode straight into the writer's buffer: no copy.
+            let room = match out.as_mut() {
+                Some(w) => w.spare().context("writing output")?,
+                None => {
+                    scratch.resize(WRITE_SIZE, 0);
+                    &mut scratch[..]
+                }
+            };
+            let n = match decoder.read(room) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(with_hint(zstdkit::Error::from_io(e))),
+            };
+            if n == 0 {
+                break;
+            }
+            match out.as_mut() {
+                Some(w) => w.advance(n),
+                None => discarded += n as u64,
+            }
+            bar.set_position(decoder.consumed());
+        }
+        let read = decoder.consumed();
         let written = match out {
             Some(w) => w.finish().context("writing output")?,
             None => discarded,
         };
         Ok((read, written))
+    }
+
+    /// `-T N` on an input of several frames: each frame decoded by one of
+    /// N threads, written in order straight to `out` (the workers' buffers
+    /// are the write-behind); returns (bytes read, bytes written).
+    fn decompress_parallel(
+        &self,
+        input: ReadAhead,
+        out: Option<Box<dyn Write + Send>>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(u64, u64)> {
+        let mut sink: Box<dyn Write + Send> = out.unwrap_or_else(|| Box::new(io::sink()));
+        let done = zstdkit::parallel::decode(
+            input,
+            &mut *sink,
+            self.options.threads,
+            || self.decompressor(),
+            |at| bar.set_position(at),
+        )
+        .map_err(|e| match e {
+            zstdkit::Error::Io(e) => {
+                anyhow::Error::new(e).context("reading input or writing output")
+            }
+            e => with_hint(e),
+        })?;
+        sink.flush().context("writing output")?;
+        Ok((done.read, done.written))
     }
 
     /// `--patch-from`: the whole input against the whole reference, both
@@ -673,7 +711,8 @@ impl Job<'_> {
     }
 
     /// Writes the input in zstd's seekable format: a frame per
-    /// `frame_size` bytes, then the seek table; returns the bytes read.
+    /// `frame_size` bytes (compressed on `-T` threads), then the seek
+    /// table; returns the bytes read.
     fn compress_seekable(
         &self,
         s: Seekable,
@@ -688,7 +727,8 @@ impl Job<'_> {
             self.options.params,
             s.frame_size,
             s.checksums,
-        )?;
+        )?
+        .workers(self.options.threads)?;
         let read = pump(input, &mut w, bar)?;
         w.finish().context("writing output")?;
         Ok(read)
@@ -880,6 +920,14 @@ fn with_hint(err: zstdkit::Error) -> anyhow::Error {
         }
         other => other.into(),
     }
+}
+
+/// A write-behind thread in front of `sink`, if there is one.
+fn behind(sink: Option<Box<dyn Write + Send>>) -> Result<Option<WriteBehind>> {
+    sink.map(|s| {
+        WriteBehind::new(s, PIPE_BUFFERS, WRITE_SIZE).context("starting the output writer")
+    })
+    .transpose()
 }
 
 /// Standard output for the writer thread: its own handle on descriptor 1,

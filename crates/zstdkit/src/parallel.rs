@@ -1,0 +1,327 @@
+//! Independent frames coded on several threads, in order: the decoding
+//! that `pzstd` does and `zstd -d` does not, for any input made of several
+//! frames (seekable files, `pzstd` output, concatenated `.zst` files).
+//!
+//! [`decode`] walks the input frame by frame ([`crate::frame`]) on the
+//! calling thread, hands each frame to one of `N` workers, and writes
+//! their output in input order. Memory is bounded: at most `2N` frames are
+//! in flight (compressed and decompressed), and a frame is handed out only
+//! when its header says it decompresses to at most
+//! [`MAX_PARALLEL_FRAME`] bytes. A larger frame, or one that does not say,
+//! is streamed in order on the calling thread once the frames before it
+//! are written, exactly as a single-threaded decoder would.
+//!
+//! ```
+//! let mut input = Vec::new();
+//! for part in [&b"first "[..], b"second ", b"third"] {
+//!     input.extend(zstdkit::compress(part, zstdkit::Recipe::Fast)?);
+//! }
+//! let mut out = Vec::new();
+//! let done = zstdkit::parallel::decode(&input[..], &mut out, 2, zstdkit::Decompressor::new, |_| {})?;
+//! assert_eq!(out, b"first second third");
+//! assert_eq!(done.frames, 3);
+//! # Ok::<(), zstdkit::Error>(())
+//! ```
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam::channel::{Receiver, Sender};
+
+use crate::context::Decompressor;
+use crate::error::{Error, Result};
+use crate::frame::{FrameWalker, Unit};
+use crate::raw::RawDecoder;
+
+/// The largest frame (by its declared decompressed size) handed to a
+/// worker; larger ones stream on the calling thread. pzstd's frames at
+/// level 19 are 32 MiB, the seekable format's default 1 MiB.
+pub const MAX_PARALLEL_FRAME: u64 = 32 << 20;
+
+/// Jobs numbered in submission order, worked on by one thread per state,
+/// their results taken back in that same order.
+pub(crate) struct Pool<In: Send + 'static, Out: Send + 'static> {
+    jobs: Option<Sender<(u64, In)>>,
+    done: Receiver<(u64, Out)>,
+    /// Results that came back before an earlier one.
+    waiting: BTreeMap<u64, Out>,
+    submitted: u64,
+    delivered: u64,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl<In: Send + 'static, Out: Send + 'static> Pool<In, Out> {
+    /// One worker thread per state, each running `work` on its state.
+    pub(crate) fn new<S, F>(states: Vec<S>, work: F) -> Result<Self>
+    where
+        S: Send + 'static,
+        F: Fn(&mut S, In) -> Out + Send + Sync + 'static,
+    {
+        let (jobs, queue) = crossbeam::channel::bounded::<(u64, In)>(states.len());
+        let (results, done) = crossbeam::channel::unbounded();
+        let work = Arc::new(work);
+        let mut threads = Vec::with_capacity(states.len());
+        for mut state in states {
+            let (queue, results, work) = (queue.clone(), results.clone(), Arc::clone(&work));
+            let t = std::thread::Builder::new()
+                .name("zstdkit-frames".into())
+                .spawn(move || {
+                    for (i, job) in queue {
+                        if results.send((i, work(&mut state, job))).is_err() {
+                            break;
+                        }
+                    }
+                })
+                .map_err(Error::Io)?;
+            threads.push(t);
+        }
+        Ok(Pool {
+            jobs: Some(jobs),
+            done,
+            waiting: BTreeMap::new(),
+            submitted: 0,
+            delivered: 0,
+            threads,
+        })
+    }
+
+    /// The number of workers.
+    pub(crate) fn workers(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// Queues a job (blocking while every worker is busy and the queue is
+    /// full).
+    pub(crate) fn submit(&mut self, job: In) -> Result<()> {
+        let jobs = self
+            .jobs
+            .as_ref()
+            .ok_or(Error::Zstd("a frame worker stopped"))?;
+        jobs.send((self.submitted, job))
+            .map_err(|_| Error::Zstd("a frame worker stopped"))?;
+        self.submitted += 1;
+        Ok(())
+    }
+
+    /// Jobs submitted whose results were not taken yet.
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.submitted - self.delivered
+    }
+
+    /// The result of the oldest job not yet taken, waiting for it; `None`
+    /// when nothing is in flight.
+    pub(crate) fn next(&mut self) -> Result<Option<Out>> {
+        if self.in_flight() == 0 {
+            return Ok(None);
+        }
+        loop {
+            if let Some(out) = self.waiting.remove(&self.delivered) {
+                self.delivered += 1;
+                return Ok(Some(out));
+            }
+            let (i, out) = self
+                .done
+                .recv()
+                .map_err(|_| Error::Zstd("a frame worker stopped"))?;
+            self.waiting.insert(i, out);
+        }
+    }
+}
+
+impl<In: Send + 'static, Out: Send + 'static> Drop for Pool<In, Out> {
+    fn drop(&mut self) {
+        // Closing the queue ends each worker's loop once it has drained.
+        self.jobs = None;
+        while self.done.try_recv().is_ok() {}
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What [`decode`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Decoded {
+    /// Compressed bytes read.
+    pub read: u64,
+    /// Decompressed bytes written.
+    pub written: u64,
+    /// Frames, skippable ones included.
+    pub frames: u64,
+    /// Frames streamed on the calling thread (too large, or of unknown
+    /// size, to hand out).
+    pub streamed: u64,
+}
+
+/// Whether `head`, the first bytes of a stream, begins (past any skippable
+/// frames it holds whole) with a zstd frame [`decode`] would hand to a
+/// worker. A stream that does not is better decoded the ordinary way: its
+/// first frame would stream on one thread anyway.
+pub fn splits(head: &[u8]) -> bool {
+    let mut at = 0usize;
+    loop {
+        match Unit::parse(&head[at..], at as u64) {
+            Ok(Some(Unit::Skippable { len })) => {
+                at = match at.checked_add(8 + len as usize) {
+                    Some(n) if n < head.len() => n,
+                    _ => return true,
+                }
+            }
+            Ok(Some(Unit::Frame(h))) => {
+                return h.content_size.is_some_and(|n| n <= MAX_PARALLEL_FRAME);
+            }
+            // Too short to tell, or not zstd: the ordinary path says why.
+            Ok(None) | Err(_) => return false,
+        }
+    }
+}
+
+/// One frame's work: its compressed bytes in, its output buffer (reused).
+type Job = (Vec<u8>, Vec<u8>);
+
+/// A worker's answer: the decoded size (or why not) and the job's buffers.
+type JobDone = (Result<usize>, Vec<u8>, Vec<u8>);
+
+/// Decodes the frames of `input` on `workers` threads (each with a
+/// decompressor from `make`, whose memory limit and dictionary apply) into
+/// `out`, in order; `progress` hears the compressed bytes read so far
+/// after each frame. An error names the frame and where it starts
+/// ([`Error::InFrame`]); output before the failing frame has been written.
+pub fn decode<R: Read, W: Write + ?Sized>(
+    input: R,
+    out: &mut W,
+    workers: usize,
+    make: impl Fn() -> Result<Decompressor>,
+    mut progress: impl FnMut(u64),
+) -> Result<Decoded> {
+    let states = (0..workers.max(1))
+        .map(|_| make())
+        .collect::<Result<Vec<_>>>()?;
+    let mut pool = Pool::new(states, |d: &mut Decompressor, (frame, mut buf): Job| {
+        let r = d.decompress_into(&frame, &mut buf);
+        (r, frame, buf)
+    })?;
+    let mut streamer = Some(make()?);
+    let mut walker = FrameWalker::new(input);
+    // The frames in flight: their number and offset, oldest first.
+    let mut flight: VecDeque<(u64, u64)> = VecDeque::new();
+    let mut spare: Vec<Job> = Vec::new();
+    let mut done = Decoded::default();
+    let limit = 2 * pool.workers() as u64;
+
+    // Writes the oldest frame in flight.
+    let write_next = |pool: &mut Pool<Job, JobDone>,
+                      flight: &mut VecDeque<(u64, u64)>,
+                      spare: &mut Vec<Job>,
+                      out: &mut W,
+                      done: &mut Decoded|
+     -> Result<()> {
+        let Some((r, frame, buf)) = pool.next()? else {
+            return Ok(());
+        };
+        let (index, offset) = flight.pop_front().unwrap_or_default();
+        let n = r.map_err(|e| in_frame(index, offset, e))?;
+        out.write_all(&buf[..n]).map_err(Error::Io)?;
+        done.written += n as u64;
+        spare.push((frame, buf));
+        Ok(())
+    };
+
+    loop {
+        let (index, offset) = (walker.taken(), walker.offset());
+        let unit = walker.peek().map_err(|e| in_frame(index, offset, e))?;
+        match unit {
+            None => break,
+            Some(Unit::Frame(h)) if h.content_size.is_none_or(|n| n > MAX_PARALLEL_FRAME) => {
+                while pool.in_flight() > 0 {
+                    write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+                }
+                let d = match streamer.take() {
+                    Some(d) => d,
+                    None => make()?,
+                };
+                let (d, n) =
+                    stream_frame(&mut walker, d, out).map_err(|e| in_frame(index, offset, e))?;
+                streamer = Some(d);
+                done.written += n;
+                done.streamed += 1;
+            }
+            Some(Unit::Frame(_)) => {
+                let (mut frame, buf) = spare.pop().unwrap_or_default();
+                frame.clear();
+                walker
+                    .take(Some(&mut frame))
+                    .map_err(|e| in_frame(index, offset, e))?;
+                pool.submit((frame, buf))?;
+                flight.push_back((index, offset));
+                while pool.in_flight() >= limit {
+                    write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+                }
+            }
+            Some(Unit::Skippable { .. }) => {
+                walker.take(None).map_err(|e| in_frame(index, offset, e))?;
+            }
+        }
+        progress(walker.offset());
+    }
+    while pool.in_flight() > 0 {
+        write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+    }
+    if walker.taken() == 0 {
+        // As every decoder here: an input with no frame is not an empty one.
+        return Err(Error::Truncated { offset: 0 });
+    }
+    done.read = walker.offset();
+    done.frames = walker.taken();
+    Ok(done)
+}
+
+/// `e`, said to have happened in frame `index` at `offset`.
+fn in_frame(index: u64, offset: u64, e: Error) -> Error {
+    match e {
+        // The writer's errors are the output's, not the frame's.
+        Error::Io(e) => Error::Io(e),
+        e => Error::InFrame {
+            index,
+            offset,
+            source: Box::new(e),
+        },
+    }
+}
+
+/// Decodes the zstd frame at the walker's position on this thread,
+/// straight into `out`; returns the decompressor for reuse and the bytes
+/// written.
+fn stream_frame<R: Read, W: Write + ?Sized>(
+    walker: &mut FrameWalker<R>,
+    d: Decompressor,
+    out: &mut W,
+) -> Result<(Decompressor, u64)> {
+    let mut raw = RawDecoder::with_decompressor(d);
+    let mut buf = vec![0u8; 1 << 17];
+    let mut written = 0u64;
+    loop {
+        let (step, ended_input) = {
+            let data = walker.buffered()?;
+            (raw.decode(data, &mut buf)?, data.is_empty())
+        };
+        walker.consume(step.consumed);
+        out.write_all(&buf[..step.produced]).map_err(Error::Io)?;
+        written += step.produced as u64;
+        if step.frame_ended {
+            break;
+        }
+        if ended_input && step.produced == 0 {
+            return Err(Error::Truncated {
+                offset: raw.consumed(),
+            });
+        }
+    }
+    walker.count_streamed();
+    Ok((raw.into_decompressor(), written))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,157 @@
+use super::*;
+use crate::{Compressor, Encoder, Recipe};
+
+/// Data that differs at every offset, so a frame written out of order
+/// cannot compare equal.
+fn data(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Half text-like runs, half noise: frames of different costs.
+            if (i / 4096) % 2 == 0 {
+                b'a' + (i % 7) as u8
+            } else {
+                x as u8
+            }
+        })
+        .collect()
+}
+
+/// `parts` compressed one frame each, concatenated.
+fn frames(parts: &[Vec<u8>]) -> Vec<u8> {
+    let mut c = Compressor::new(Recipe::Fast).unwrap();
+    parts.iter().flat_map(|p| c.compress(p).unwrap()).collect()
+}
+
+fn decode_all(input: &[u8], workers: usize) -> Result<(Vec<u8>, Decoded)> {
+    let mut out = Vec::new();
+    let done = decode(input, &mut out, workers, Decompressor::new, |_| {})?;
+    Ok((out, done))
+}
+
+#[test]
+fn frames_of_every_size_come_out_in_order() {
+    let parts: Vec<Vec<u8>> = (0..40)
+        .map(|i| data([0, 1, 100, 70_000, 300_000][i % 5], i as u64))
+        .collect();
+    let input = frames(&parts);
+    for workers in [1, 2, 3, 8] {
+        let (out, done) = decode_all(&input, workers).unwrap();
+        assert_eq!(out, parts.concat(), "{workers} workers");
+        assert_eq!(done.frames, 40);
+        assert_eq!(done.read, input.len() as u64);
+        assert_eq!(done.written, out.len() as u64);
+        assert_eq!(done.streamed, 0);
+    }
+}
+
+#[test]
+fn frames_of_unknown_size_stream_between_the_others() {
+    // A streaming encoder without a pledged size writes no content size.
+    let mut unsized_frame = Encoder::new(Vec::new(), Recipe::Fast).unwrap();
+    let middle = data(200_000, 9);
+    std::io::Write::write_all(&mut unsized_frame, &middle).unwrap();
+    let unsized_frame = unsized_frame.finish().unwrap();
+    let (a, c) = (data(50_000, 1), data(60_000, 2));
+    let mut input = frames(std::slice::from_ref(&a));
+    input.extend(&unsized_frame);
+    input.extend(frames(std::slice::from_ref(&c)));
+    assert!(splits(&input));
+    assert!(!splits(&unsized_frame));
+    let (out, done) = decode_all(&input, 2).unwrap();
+    assert_eq!(out, [a, middle, c].concat());
+    assert_eq!((done.frames, done.streamed), (3, 1));
+}
+
+#[test]
+fn skippable_frames_are_passed_over_as_pzstd_writes_them() {
+    let parts = [data(10_000, 3), data(20_000, 4)];
+    let mut c = Compressor::new(Recipe::Fast).unwrap();
+    let mut input = Vec::new();
+    for p in &parts {
+        let f = c.compress(p).unwrap();
+        // pzstd's skippable frame before each frame: its compressed size.
+        input.extend(0x184D_2A50u32.to_le_bytes());
+        input.extend(4u32.to_le_bytes());
+        input.extend((f.len() as u32).to_le_bytes());
+        input.extend(f);
+    }
+    assert!(splits(&input));
+    let (out, done) = decode_all(&input, 2).unwrap();
+    assert_eq!(out, parts.concat());
+    assert_eq!(done.frames, 4);
+}
+
+#[test]
+fn a_damaged_frame_is_named_with_its_offset_after_the_frames_before_it() {
+    let parts: Vec<Vec<u8>> = (0..6).map(|i| data(30_000, i)).collect();
+    let mut c = Compressor::new(Recipe::Fast).unwrap();
+    let encoded: Vec<Vec<u8>> = parts.iter().map(|p| c.compress(p).unwrap()).collect();
+    let at: usize = encoded[..3].iter().map(Vec::len).sum();
+    let mut input = encoded.concat();
+    // Inside frame 3's first block, past its headers.
+    let mid = at + encoded[3].len() / 2;
+    input[mid] ^= 0xA5;
+    input[mid + 1] ^= 0x5A;
+    let mut out = Vec::new();
+    let err = decode(&input[..], &mut out, 2, Decompressor::new, |_| {}).unwrap_err();
+    match err {
+        Error::InFrame { index, offset, .. } => assert_eq!((index, offset), (3, at as u64)),
+        other => panic!("{other}"),
+    }
+    assert_eq!(out, parts[..3].concat());
+}
+
+#[test]
+fn cut_empty_and_foreign_inputs_are_errors() {
+    let input = frames(&[data(5000, 1), data(5000, 2)]);
+    let first = frames(&[data(5000, 1)]).len();
+    let err = decode_all(&input[..input.len() - 3], 2).unwrap_err();
+    match err {
+        Error::InFrame {
+            index: 1,
+            offset,
+            source,
+        } => {
+            assert_eq!(offset, first as u64);
+            assert!(matches!(*source, Error::Truncated { .. }), "{source}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(matches!(
+        decode_all(b"", 2),
+        Err(Error::Truncated { offset: 0 })
+    ));
+    assert!(matches!(
+        decode_all(b"PK\x03\x04 not zstd at all", 2),
+        Err(Error::InFrame {
+            index: 0,
+            offset: 0,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn the_window_limit_holds_on_every_worker() {
+    let big_window = crate::compress(
+        &data(3 << 20, 5),
+        crate::Params::from(Recipe::Fast).window_log(Some(22)),
+    )
+    .unwrap();
+    let input = [frames(&[data(1000, 6)]), big_window].concat();
+    let limited = || {
+        let mut d = Decompressor::new()?;
+        d.set_memory_limit(1 << 20)?;
+        Ok(d)
+    };
+    let mut out = Vec::new();
+    let err = decode(&input[..], &mut out, 2, limited, |_| {}).unwrap_err();
+    assert!(
+        matches!(&err, Error::InFrame { index: 1, source, .. } if matches!(**source, Error::WindowTooLarge { .. })),
+        "{err}"
+    );
+}
