@@ -56,6 +56,36 @@ pub fn seek_table(data: &[u8]) {
     let _ = crate::seekable::SeekTable::parse(data);
 }
 
+/// Untrusted bytes as an input of several frames: the parallel decoder
+/// ([`crate::parallel::decode`], two workers) must never panic, and when
+/// the one-shot decoder decodes the input, it must decode it too, to the
+/// same bytes. The frame walker must pass over exactly the bytes it was
+/// given when it reaches the end.
+///
+/// # Panics
+/// When a decoder panics, or the two disagree.
+pub fn frames(data: &[u8]) {
+    let mut out = Vec::new();
+    let parallel = crate::parallel::decode(data, &mut out, 2, crate::Decompressor::new, |_| {});
+    if let Ok(whole) = crate::decompress(data) {
+        assert!(
+            parallel.is_ok(),
+            "one-shot decoded, parallel failed: {parallel:?}"
+        );
+        assert!(whole == out, "the decoders disagree");
+    }
+    let mut walker = crate::frame::FrameWalker::new(data);
+    let mut walked = 0u64;
+    while let Ok(Some(w)) = walker.take(None) {
+        assert_eq!(w.offset, walked, "units follow each other");
+        walked += w.len;
+    }
+    assert!(
+        walked <= data.len() as u64,
+        "the walker passed over more than it was given"
+    );
+}
+
 /// The reference [`patch`] applies untrusted frames to.
 pub const PATCH_REFERENCE: &[u8] = b"perfkit patch reference: the quick brown fox. ";
 
@@ -78,6 +108,27 @@ mod tests {
             n += 1;
         }
         assert!(n >= 3, "seed directory read");
+    }
+
+    /// Real multi-frame inputs (a seekable file, frames behind skippable
+    /// ones), cut at every length and with bytes flipped, through the
+    /// frames body.
+    #[test]
+    fn frames_body_survives_real_frames_mangled() {
+        use std::io::Write;
+        let mut w =
+            crate::seekable::SeekableWriter::new(Vec::new(), crate::Recipe::Fast, 300, true)
+                .unwrap();
+        w.write_all(&b"several frames ".repeat(60)).unwrap();
+        let file = w.finish().unwrap();
+        for cut in (0..=file.len()).step_by(3) {
+            super::frames(&file[..cut]);
+        }
+        for i in (0..file.len()).step_by(5) {
+            let mut bad = file.clone();
+            bad[i] ^= 0x5A;
+            super::frames(&bad);
+        }
     }
 
     /// A real seekable file, cut at every length and with every byte of
