@@ -636,8 +636,17 @@ fn several_frames_decode_on_two_threads_from_pzstd_seekable_and_concatenated_fil
         let o = run(perfkit().args(["decompress", "-T", "2", "-c", file]), d);
         assert!(o.status.success(), "{file}: {}", stderr(&o));
         assert!(o.stdout == data, "{file}");
-        let o = run(perfkit().args(["decompress", "-T", "2", "-t", file]), d);
+        // Every frame went to a worker: none was too large to hold.
+        let o = run(
+            perfkit().args(["decompress", "-v", "-T", "2", "-t", file]),
+            d,
+        );
         assert!(o.status.success(), "{file}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(" frames decoded on 2 threads, 0 of them in order"),
+            "{file}: {}",
+            stderr(&o)
+        );
     }
     // A damaged frame: one line naming it and where it starts, exit 1, and
     // no output file left behind.

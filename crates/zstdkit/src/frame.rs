@@ -156,6 +156,9 @@ pub struct Walked {
     pub len: u64,
     /// A zstd frame's content checksum (the low 32 bits of its XXH64).
     pub checksum: Option<u32>,
+    /// The most its blocks can decode to, from their headers (what a
+    /// frame that does not declare its size is bounded by).
+    pub max_output: u64,
 }
 
 /// Reads a zstd stream unit by unit: [`peek`](Self::peek) says what comes
@@ -299,23 +302,53 @@ impl<R: Read> FrameWalker<R> {
 
     /// Passes over the next unit, appending its bytes to `keep` when
     /// given; `None` at the end of the stream.
-    pub fn take(&mut self, mut keep: Option<&mut Vec<u8>>) -> Result<Option<Walked>> {
+    pub fn take(&mut self, keep: Option<&mut Vec<u8>>) -> Result<Option<Walked>> {
+        Ok(self.walk(keep, u64::MAX)?.map(|(w, _)| w))
+    }
+
+    /// As [`take`](Self::take), but stops inside a zstd frame as soon as
+    /// its blocks could decode to more than `limit` bytes: then the bytes
+    /// passed so far are in `keep`, the rest of the frame is still to be
+    /// read, and the answer is [`Taken::Partial`].
+    pub fn take_within(&mut self, keep: &mut Vec<u8>, limit: u64) -> Result<Option<Taken>> {
+        Ok(self.walk(Some(keep), limit)?.map(|(w, whole)| {
+            if whole {
+                Taken::Whole(w)
+            } else {
+                Taken::Partial(w)
+            }
+        }))
+    }
+
+    /// Passes over the next unit, or over a zstd frame's first blocks
+    /// until their most output passes `limit`; says whether it passed
+    /// over the whole unit.
+    fn walk(
+        &mut self,
+        mut keep: Option<&mut Vec<u8>>,
+        limit: u64,
+    ) -> Result<Option<(Walked, bool)>> {
         let Some(unit) = self.peek()? else {
             return Ok(None);
         };
         let offset = self.at;
         let mut checksum = None;
+        let mut max_output = 0u64;
         match unit {
             Unit::Skippable { len } => self.pass(8 + u64::from(len), keep)?,
             Unit::Frame(h) => {
+                // A compressed block decodes to at most this (RFC 8878
+                // §3.1.1.2.3); raw and RLE blocks say their size.
+                let block_max = h.window.min(128 << 10);
                 self.pass(h.header_len as u64, keep.as_deref_mut())?;
                 loop {
                     let b = self.array::<3>(keep.as_deref_mut())?;
                     let b = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
                     let size = u64::from(b >> 3);
-                    let payload = match (b >> 1) & 3 {
-                        0 | 2 => size,
-                        1 => 1, // RLE: one byte, repeated
+                    let (payload, output) = match (b >> 1) & 3 {
+                        0 => (size, size),
+                        1 => (1, size), // RLE: one byte, repeated
+                        2 => (size, block_max),
                         _ => {
                             return Err(Error::Corrupt {
                                 offset: self.at - 3,
@@ -324,8 +357,19 @@ impl<R: Read> FrameWalker<R> {
                         }
                     };
                     self.pass(payload, keep.as_deref_mut())?;
+                    max_output = max_output.saturating_add(output);
                     if b & 1 != 0 {
                         break;
+                    }
+                    if max_output > limit {
+                        let w = Walked {
+                            unit,
+                            offset,
+                            len: self.at - offset,
+                            checksum: None,
+                            max_output,
+                        };
+                        return Ok(Some((w, false)));
                     }
                 }
                 if h.checksum {
@@ -334,13 +378,25 @@ impl<R: Read> FrameWalker<R> {
             }
         }
         self.taken += 1;
-        Ok(Some(Walked {
+        let w = Walked {
             unit,
             offset,
             len: self.at - offset,
             checksum,
-        }))
+            max_output,
+        };
+        Ok(Some((w, true)))
     }
+}
+
+/// What [`FrameWalker::take_within`] passed over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Taken {
+    /// The whole unit.
+    Whole(Walked),
+    /// A zstd frame's header and first blocks (`len` bytes): the rest may
+    /// decode to more than the limit.
+    Partial(Walked),
 }
 
 #[cfg(test)]

@@ -32,7 +32,7 @@ use crossbeam::channel::{Receiver, Sender};
 
 use crate::context::Decompressor;
 use crate::error::{Error, Result};
-use crate::frame::{FrameWalker, Unit};
+use crate::frame::{FrameWalker, Taken, Unit};
 use crate::raw::RawDecoder;
 
 /// The largest frame (by its declared decompressed size) handed to a
@@ -156,8 +156,9 @@ pub struct Decoded {
 }
 
 /// Whether `head`, the first bytes of a stream, begins (past any skippable
-/// frames it holds whole) with a zstd frame [`decode`] would hand to a
-/// worker. A stream that does not is better decoded the ordinary way: its
+/// frames it holds whole) with a zstd frame [`decode`] may hand to a
+/// worker: one that declares at most [`MAX_PARALLEL_FRAME`] bytes, or no
+/// size. A stream that does not is better decoded the ordinary way: its
 /// first frame would stream on one thread anyway.
 pub fn splits(head: &[u8]) -> bool {
     let mut at = 0usize;
@@ -169,8 +170,10 @@ pub fn splits(head: &[u8]) -> bool {
                     _ => return true,
                 }
             }
+            // A frame that does not declare its size (pzstd's) is bounded
+            // by its block headers once walked.
             Ok(Some(Unit::Frame(h))) => {
-                return h.content_size.is_some_and(|n| n <= MAX_PARALLEL_FRAME);
+                return h.content_size.is_none_or(|n| n <= MAX_PARALLEL_FRAME);
             }
             // Too short to tell, or not zstd: the ordinary path says why.
             Ok(None) | Err(_) => return false,
@@ -209,7 +212,7 @@ pub fn decode<R: Read, W: Write + ?Sized>(
     let mut flight: VecDeque<(u64, u64)> = VecDeque::new();
     let mut spare: Vec<Job> = Vec::new();
     let mut done = Decoded::default();
-    let limit = 2 * pool.workers() as u64;
+    let limit_in_flight = 2 * pool.workers() as u64;
 
     // Writes the oldest frame in flight.
     let write_next = |pool: &mut Pool<Job, JobDone>,
@@ -234,30 +237,45 @@ pub fn decode<R: Read, W: Write + ?Sized>(
         let unit = walker.peek().map_err(|e| in_frame(index, offset, e))?;
         match unit {
             None => break,
-            Some(Unit::Frame(h)) if h.content_size.is_none_or(|n| n > MAX_PARALLEL_FRAME) => {
-                while pool.in_flight() > 0 {
-                    write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
-                }
-                let d = match streamer.take() {
-                    Some(d) => d,
-                    None => make()?,
-                };
-                let (d, n) =
-                    stream_frame(&mut walker, d, out).map_err(|e| in_frame(index, offset, e))?;
-                streamer = Some(d);
-                done.written += n;
-                done.streamed += 1;
-            }
-            Some(Unit::Frame(_)) => {
+            Some(Unit::Frame(h)) => {
                 let (mut frame, buf) = spare.pop().unwrap_or_default();
                 frame.clear();
-                walker
-                    .take(Some(&mut frame))
-                    .map_err(|e| in_frame(index, offset, e))?;
-                pool.submit((frame, buf))?;
-                flight.push_back((index, offset));
-                while pool.in_flight() >= limit {
-                    write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+                // A declared size is zstd's to enforce; without one, the
+                // block headers bound what the frame can decode to.
+                let limit = match h.content_size {
+                    Some(n) if n > MAX_PARALLEL_FRAME => 0,
+                    Some(_) => u64::MAX,
+                    None => MAX_PARALLEL_FRAME,
+                };
+                let taken = if limit == 0 {
+                    None
+                } else {
+                    walker
+                        .take_within(&mut frame, limit)
+                        .map_err(|e| in_frame(index, offset, e))?
+                };
+                if let Some(Taken::Whole(_)) = taken {
+                    pool.submit((frame, buf))?;
+                    flight.push_back((index, offset));
+                    while pool.in_flight() >= limit_in_flight {
+                        write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+                    }
+                } else {
+                    // Too large to hold: in order, on this thread, from
+                    // what was passed over so far on.
+                    while pool.in_flight() > 0 {
+                        write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+                    }
+                    let d = match streamer.take() {
+                        Some(d) => d,
+                        None => make()?,
+                    };
+                    let (d, n) = stream_frame(&mut walker, &frame, d, out)
+                        .map_err(|e| in_frame(index, offset, e))?;
+                    streamer = Some(d);
+                    done.written += n;
+                    done.streamed += 1;
+                    spare.push((frame, buf));
                 }
             }
             Some(Unit::Skippable { .. }) => {
@@ -291,23 +309,32 @@ fn in_frame(index: u64, offset: u64, e: Error) -> Error {
     }
 }
 
-/// Decodes the zstd frame at the walker's position on this thread,
-/// straight into `out`; returns the decompressor for reuse and the bytes
-/// written.
+/// Decodes the zstd frame whose first bytes are `passed` (already taken
+/// from the walker) and whose rest is at the walker's position, on this
+/// thread, straight into `out`; returns the decompressor for reuse and the
+/// bytes written.
 fn stream_frame<R: Read, W: Write + ?Sized>(
     walker: &mut FrameWalker<R>,
+    passed: &[u8],
     d: Decompressor,
     out: &mut W,
 ) -> Result<(Decompressor, u64)> {
     let mut raw = RawDecoder::with_decompressor(d);
     let mut buf = vec![0u8; 1 << 17];
     let mut written = 0u64;
+    let mut passed = passed;
     loop {
-        let (step, ended_input) = {
+        let (step, ended_input) = if passed.is_empty() {
             let data = walker.buffered()?;
-            (raw.decode(data, &mut buf)?, data.is_empty())
+            let step = raw.decode(data, &mut buf)?;
+            let ended = data.is_empty();
+            walker.consume(step.consumed);
+            (step, ended)
+        } else {
+            let step = raw.decode(passed, &mut buf)?;
+            passed = &passed[step.consumed..];
+            (step, false)
         };
-        walker.consume(step.consumed);
         out.write_all(&buf[..step.produced]).map_err(Error::Io)?;
         written += step.produced as u64;
         if step.frame_ended {

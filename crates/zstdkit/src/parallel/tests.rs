@@ -48,22 +48,52 @@ fn frames_of_every_size_come_out_in_order() {
     }
 }
 
+/// A frame that does not declare its size, as a streaming encoder
+/// without a pledged size (or pzstd) writes it.
+fn unsized_frame(data: &[u8]) -> Vec<u8> {
+    let mut e = Encoder::new(Vec::new(), Recipe::Fast).unwrap();
+    std::io::Write::write_all(&mut e, data).unwrap();
+    let frame = e.finish().unwrap();
+    assert_eq!(
+        crate::frame::Unit::parse(&frame, 0)
+            .unwrap()
+            .unwrap()
+            .content_size(),
+        None
+    );
+    frame
+}
+
 #[test]
-fn frames_of_unknown_size_stream_between_the_others() {
-    // A streaming encoder without a pledged size writes no content size.
-    let mut unsized_frame = Encoder::new(Vec::new(), Recipe::Fast).unwrap();
-    let middle = data(200_000, 9);
-    std::io::Write::write_all(&mut unsized_frame, &middle).unwrap();
-    let unsized_frame = unsized_frame.finish().unwrap();
-    let (a, c) = (data(50_000, 1), data(60_000, 2));
+fn frames_of_unknown_size_go_to_workers_when_their_blocks_bound_them() {
+    let (a, middle, c) = (data(50_000, 1), data(200_000, 9), data(60_000, 2));
     let mut input = frames(std::slice::from_ref(&a));
-    input.extend(&unsized_frame);
+    input.extend(unsized_frame(&middle));
     input.extend(frames(std::slice::from_ref(&c)));
-    assert!(splits(&input));
-    assert!(!splits(&unsized_frame));
+    assert!(splits(&input) && splits(&unsized_frame(&middle)));
     let (out, done) = decode_all(&input, 2).unwrap();
     assert_eq!(out, [a, middle, c].concat());
-    assert_eq!((done.frames, done.streamed), (3, 1));
+    assert_eq!((done.frames, done.streamed), (3, 0));
+}
+
+#[test]
+fn frames_too_large_to_hold_stream_in_order_between_the_others() {
+    let huge = data(MAX_PARALLEL_FRAME as usize + (1 << 20), 4);
+    let small = data(70_000, 5);
+    // Too large by its declared size, and by its blocks.
+    let declared = crate::compress(&huge, Recipe::Fast).unwrap();
+    for big in [declared, unsized_frame(&huge)] {
+        let mut input = frames(std::slice::from_ref(&small));
+        input.extend(&big);
+        input.extend(frames(std::slice::from_ref(&small)));
+        let (out, done) = decode_all(&input, 2).unwrap();
+        assert!(out == [&small[..], &huge, &small].concat());
+        assert_eq!((done.frames, done.streamed), (3, 1));
+        // Cut inside the large frame: truncated, named as frame 1.
+        let cut = &input[..input.len() - frames(std::slice::from_ref(&small)).len() - 100];
+        let err = decode_all(cut, 2).unwrap_err();
+        assert!(matches!(err, Error::InFrame { index: 1, .. }), "{err}");
+    }
 }
 
 #[test]

@@ -673,6 +673,15 @@ impl Job<'_> {
             e => with_hint(e),
         })?;
         sink.flush().context("writing output")?;
+        if self.options.verbose {
+            let _ = writeln!(
+                io::stderr(),
+                "{} frames decoded on {} threads, {} of them in order on one (too large to hold)",
+                done.frames,
+                self.options.threads,
+                done.streamed
+            );
+        }
         Ok((done.read, done.written))
     }
 
