@@ -671,3 +671,49 @@ fn several_frames_decode_on_two_threads_from_pzstd_seekable_and_concatenated_fil
     assert!(said.contains(&format!("frame 9 at byte {at}")), "{said}");
     assert!(!d.join("bad").exists());
 }
+
+#[test]
+fn a_seek_table_that_lies_about_boundaries_or_sizes_is_named_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = mixed(300_000);
+    std::fs::write(d.join("in"), &data).unwrap();
+    let o = run(
+        perfkit().args(["compress", "-q", "--seekable", "--frame-size", "64K", "in"]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let file = std::fs::read(d.join("in.zst")).unwrap();
+    let table = zstdkit::seekable::SeekTable::parse(&file).unwrap();
+    let entries_at = file.len() - table.encode().len() + 8;
+    let frame1_at = u64::from(table.entries[0].compressed);
+    let field = |entry: usize, at: usize| entries_at + entry * 12 + at;
+    let add = |bytes: &mut Vec<u8>, at: usize, delta: i32| {
+        let v = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        bytes[at..at + 4].copy_from_slice(&v.wrapping_add_signed(delta).to_le_bytes());
+    };
+    // Boundaries moved by a byte (the sizes still add up to the file), and
+    // a decompressed size one too large.
+    let mut moved = file.clone();
+    add(&mut moved, field(0, 0), 1);
+    add(&mut moved, field(1, 0), -1);
+    let mut grown = file.clone();
+    add(&mut grown, field(1, 4), 1);
+    for (name, bytes, frame) in [("moved.zst", moved, 0), ("grown.zst", grown, 1)] {
+        std::fs::write(d.join(name), &bytes).unwrap();
+        // From the start, so the frames before the lie are written first.
+        let o = run(
+            perfkit().args(["decompress", "--range", "0..200000", "-o", "x", name]),
+            d,
+        );
+        let said = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{name}: {said}");
+        assert_eq!(said.lines().count(), 1, "{name}: {said}");
+        let at = if frame == 0 { 0 } else { frame1_at };
+        assert!(
+            said.contains(&format!("frame {frame}")) && said.contains(&format!("byte {at}")),
+            "{name}: {said}"
+        );
+        assert!(!d.join("x").exists(), "{name}: partial output left");
+    }
+}

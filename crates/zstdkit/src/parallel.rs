@@ -181,11 +181,24 @@ pub fn splits(head: &[u8]) -> bool {
     }
 }
 
-/// One frame's work: its compressed bytes in, its output buffer (reused).
-type Job = (Vec<u8>, Vec<u8>);
+/// One frame's work: its compressed bytes in, its output buffer (reused),
+/// and the most it can decode to when its header does not say.
+type Job = (Vec<u8>, Vec<u8>, Option<u64>);
+
+/// A written frame's compressed and output buffers, for the next frame.
+type Buffers = (Vec<u8>, Vec<u8>);
 
 /// A worker's answer: the decoded size (or why not) and the job's buffers.
 type JobDone = (Result<usize>, Vec<u8>, Vec<u8>);
+
+/// A worker's task: one frame into its buffer.
+fn decode_job(d: &mut Decompressor, (frame, mut buf, bound): Job) -> JobDone {
+    let r = match bound {
+        Some(b) => d.decompress_frame_within(&frame, &mut buf, b),
+        None => d.decompress_into(&frame, &mut buf),
+    };
+    (r, frame, buf)
+}
 
 /// Decodes the frames of `input` on `workers` threads (each with a
 /// decompressor from `make`, whose memory limit and dictionary apply) into
@@ -202,22 +215,19 @@ pub fn decode<R: Read, W: Write + ?Sized>(
     let states = (0..workers.max(1))
         .map(|_| make())
         .collect::<Result<Vec<_>>>()?;
-    let mut pool = Pool::new(states, |d: &mut Decompressor, (frame, mut buf): Job| {
-        let r = d.decompress_into(&frame, &mut buf);
-        (r, frame, buf)
-    })?;
+    let mut pool = Pool::new(states, decode_job)?;
     let mut streamer = Some(make()?);
     let mut walker = FrameWalker::new(input);
     // The frames in flight: their number and offset, oldest first.
     let mut flight: VecDeque<(u64, u64)> = VecDeque::new();
-    let mut spare: Vec<Job> = Vec::new();
+    let mut spare: Vec<Buffers> = Vec::new();
     let mut done = Decoded::default();
     let limit_in_flight = 2 * pool.workers() as u64;
 
     // Writes the oldest frame in flight.
     let write_next = |pool: &mut Pool<Job, JobDone>,
                       flight: &mut VecDeque<(u64, u64)>,
-                      spare: &mut Vec<Job>,
+                      spare: &mut Vec<Buffers>,
                       out: &mut W,
                       done: &mut Decoded|
      -> Result<()> {
@@ -254,8 +264,9 @@ pub fn decode<R: Read, W: Write + ?Sized>(
                         .take_within(&mut frame, limit)
                         .map_err(|e| in_frame(index, offset, e))?
                 };
-                if let Some(Taken::Whole(_)) = taken {
-                    pool.submit((frame, buf))?;
+                if let Some(Taken::Whole(w)) = taken {
+                    let bound = h.content_size.is_none().then_some(w.max_output);
+                    pool.submit((frame, buf, bound))?;
                     flight.push_back((index, offset));
                     while pool.in_flight() >= limit_in_flight {
                         write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;

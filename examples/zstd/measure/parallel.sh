@@ -23,12 +23,16 @@ fi
 [ -s in.pzst ] || pzstd -q -3 -p 2 in -o in.pzst
 
 # run NAME COMMAND...: one timed run, appended to NAME.times as
-# "wall cpu rss_kib".
+# "wall_s cpu_s rss_kib" (wall from the shell's nanosecond clock: GNU
+# time's is in hundredths; CPU is user + sys, in hundredths).
 run() {
     name=$1; shift
-    /usr/bin/time -f '%e %U %S %M' -o t.out "$@" > /dev/null 2> err.out || {
+    t0=$(date +%s%N)
+    /usr/bin/time -f '%U %S %M' -o t.out "$@" > /dev/null 2> err.out || {
         echo "$name failed:" >&2; cat err.out >&2; exit 1; }
-    awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' t.out >> "$name.times"
+    t1=$(date +%s%N)
+    awk -v us=$(( (t1 - t0) / 1000 )) '{ printf "%.4f %.2f %s\n", us / 1e6, $1 + $2, $3 }' \
+        t.out >> "$name.times"
 }
 rm -f ./*.times
 i=0

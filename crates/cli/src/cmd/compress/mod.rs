@@ -34,6 +34,11 @@ const READ_SIZE: usize = 512 << 10;
 /// Size of each write-behind buffer.
 const WRITE_SIZE: usize = 512 << 10;
 
+/// What `-T` reads before it decides how to decode: enough for a frame
+/// header behind pzstd's skippable frame, and below the frame walker's
+/// reads, which then bypass it.
+const HEAD_SIZE: usize = 64 << 10;
+
 /// What `compress`/`decompress` were asked to do, the flags resolved.
 #[derive(Debug)]
 pub enum Task {
@@ -548,13 +553,20 @@ impl Job<'_> {
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
         if self.options.mode != Mode::Compress && self.options.patch_from.is_none() {
-            let mut input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
-                .context("starting the input reader")?;
-            if self.options.threads > 1
-                && zstdkit::parallel::splits(input.fill_buf().context("reading input")?)
-            {
-                return self.decompress_parallel(input, out, bar);
+            let mut input = input;
+            if self.options.threads > 1 {
+                // A look at the first frame header decides. Past it, the
+                // frame walker's large reads bypass this small buffer: the
+                // frames go from the kernel to the walker with no reader
+                // thread's copy between.
+                let mut head = io::BufReader::with_capacity(HEAD_SIZE, input);
+                if zstdkit::parallel::splits(head.fill_buf().context("reading input")?) {
+                    return self.decompress_parallel(head, out, bar);
+                }
+                input = Box::new(head);
             }
+            let input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
+                .context("starting the input reader")?;
             return self.decompress(input, behind(out)?, bar);
         }
         let out = behind(out)?;
@@ -654,7 +666,7 @@ impl Job<'_> {
     /// are the write-behind); returns (bytes read, bytes written).
     fn decompress_parallel(
         &self,
-        input: ReadAhead,
+        input: impl Read,
         out: Option<Box<dyn Write + Send>>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
