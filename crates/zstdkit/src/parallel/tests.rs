@@ -2,19 +2,16 @@ use super::*;
 use crate::{Compressor, Encoder, Recipe};
 
 /// Data that differs at every offset, so a frame written out of order
-/// cannot compare equal.
+/// cannot compare equal: text-like runs between noise, frames of
+/// different costs.
 fn data(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
+    let noise = perfkit_testkit::noise::noise(len, seed);
     (0..len)
         .map(|i| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            // Half text-like runs, half noise: frames of different costs.
             if (i / 4096) % 2 == 0 {
                 b'a' + (i % 7) as u8
             } else {
-                x as u8
+                noise[i]
             }
         })
         .collect()
