@@ -314,6 +314,11 @@ pub struct SessionSettings {
     /// Reload the store from disk at every Logon (a standby engine taking
     /// over a session another process wrote).
     pub refresh_on_logon: bool,
+    /// A template, not a session (QuickFIX/J's `AcceptorTemplate=Y`): a
+    /// Logon that no session takes but whose CompIDs match this one's
+    /// (`*` matches any) gets a session of its own made from it, with its
+    /// own store. Acceptors only.
+    pub acceptor_template: bool,
     /// Digits of SendingTime from FIX 4.2 on (`TimestampPrecision` 0, 3,
     /// 6 or 9, or `MillisecondsInTimeStamp`); `None`: milliseconds.
     pub timestamp_precision: Option<TimePrecision>,

@@ -1,14 +1,16 @@
 //! Many sessions on one port: connections wait for their Logon together
 //! on the acceptor's thread, and each one whose Logon names a configured,
-//! free session runs on its own thread from then on. A connection for no
-//! configured session, for one already connected, or whose first message
-//! is not a good Logon is closed without an answer, as QuickFIX does; the
-//! live session is never disturbed.
+//! free session runs on its own thread from then on. A Logon for no
+//! configured session may match a [`Template`] (QuickFIX/J's
+//! `AcceptorTemplate`), which makes its session then. A connection for no
+//! session, for one already connected, or whose first message is not a
+//! good Logon is closed without an answer, as QuickFIX does; the live
+//! session is never disturbed.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::app::{Application, Log};
@@ -24,22 +26,84 @@ type Route = (String, String, String);
 
 /// The sessions an acceptor serves.
 pub struct Acceptor<S: SessionStore> {
-    slots: Vec<Mutex<Option<Session<S>>>>,
-    /// (BeginString, our CompID, theirs) of each slot.
-    keys: Vec<Route>,
-    /// What each slot asks of a connection before its Logon is taken.
-    rules: Vec<Rules>,
+    /// The sessions, configured first, then those made from templates.
+    table: RwLock<Table<S>>,
+    /// Templates for sessions made at a Logon, tried in order.
+    templates: Vec<Template<S>>,
     /// TLS on every connection of the port, when set.
     tls: Option<ServerTls>,
 }
 
+/// The sessions, by slot number: a session waits in its slot while no
+/// connection has it.
+struct Table<S: SessionStore> {
+    slots: Vec<Arc<Mutex<Option<Session<S>>>>>,
+    /// (BeginString, our CompID, theirs) of each slot.
+    keys: Vec<Route>,
+    /// What each slot asks of a connection before its Logon is taken.
+    rules: Vec<Rules>,
+}
+
+/// Makes the session of a Logon a template matched: given the slot number
+/// it will have and the CompIDs (ours, theirs), the session with its own
+/// store, or why it cannot be made.
+pub type MakeSession<S> = dyn Fn(usize, &str, &str) -> Result<Session<S>, String> + Send + Sync;
+
+/// A template session, as QuickFIX/J's `AcceptorTemplate=Y`: a Logon for
+/// no session of the acceptor whose BeginString is the template's and
+/// whose CompIDs match the template's (`*` matches any) gets a session of
+/// its own, made by [`MakeSession`] and kept for that counterparty's later
+/// connections. Its conditions (`ValidateChecksum`,
+/// `AllowedRemoteAddresses`) are the template's.
+pub struct Template<S: SessionStore> {
+    route: Route,
+    rules: Rules,
+    make: Box<MakeSession<S>>,
+}
+
+impl<S: SessionStore> Template<S> {
+    /// A template with the settings of `config` (whose CompIDs may be
+    /// `*`), making sessions with `make`.
+    pub fn new(
+        config: &super::machine::Config,
+        make: impl Fn(usize, &str, &str) -> Result<Session<S>, String> + Send + Sync + 'static,
+    ) -> Template<S> {
+        Template {
+            route: (
+                config.begin_string.as_str().to_string(),
+                config.sender_comp_id.clone(),
+                config.target_comp_id.clone(),
+            ),
+            rules: Rules::of(config),
+            make: Box::new(make),
+        }
+    }
+
+    /// Whether a Logon routed as `key` (BeginString, its sender = our
+    /// counterparty, its target = us) is for this template.
+    fn matches(&self, key: &Route) -> bool {
+        let field = |pattern: &str, value: &str| pattern == "*" || pattern == value;
+        self.route.0 == key.0 && field(&self.route.2, &key.1) && field(&self.route.1, &key.2)
+    }
+}
+
 /// A session's conditions for taking a connection.
+#[derive(Clone)]
 struct Rules {
     /// Whether the Logon's CheckSum must hold (`ValidateLengthAndChecksum`,
     /// `ValidateChecksum`).
     checksum: bool,
     /// `AllowedRemoteAddresses` as written; empty: any address.
     allowed: Vec<String>,
+}
+
+impl Rules {
+    fn of(c: &super::machine::Config) -> Rules {
+        Rules {
+            checksum: c.validate_checksum,
+            allowed: c.allowed_remote_addresses.clone(),
+        }
+    }
 }
 
 impl<S: SessionStore + Send> Acceptor<S> {
@@ -56,19 +120,23 @@ impl<S: SessionStore + Send> Acceptor<S> {
                 )
             })
             .collect();
-        let rules = sessions
-            .iter()
-            .map(|s| Rules {
-                checksum: s.config().validate_checksum,
-                allowed: s.config().allowed_remote_addresses.clone(),
-            })
+        let rules = sessions.iter().map(|s| Rules::of(s.config())).collect();
+        let slots = sessions
+            .into_iter()
+            .map(|s| Arc::new(Mutex::new(Some(s))))
             .collect();
         Acceptor {
-            slots: sessions.into_iter().map(|s| Mutex::new(Some(s))).collect(),
-            keys,
-            rules,
+            table: RwLock::new(Table { slots, keys, rules }),
+            templates: Vec::new(),
             tls: None,
         }
+    }
+
+    /// Adds templates: a Logon no session takes is offered to each in
+    /// turn (see [`Template`]).
+    pub fn with_templates(mut self, templates: Vec<Template<S>>) -> Acceptor<S> {
+        self.templates.extend(templates);
+        self
     }
 
     /// Runs every connection over TLS: its handshake happens while the
@@ -110,14 +178,20 @@ impl<S: SessionStore + Send> Acceptor<S> {
         FL: Fn(usize) -> L + Sync,
     {
         listener.set_nonblocking(true)?;
-        let allowed = self.allowed_addresses()?;
+        let (mut allowed, template_allowed) = self.allowed_addresses()?;
         let mut waiting: Vec<Waiting> = Vec::new();
         let mut refused = Refused::default();
         std::thread::scope(|scope| {
             while !opts.stop.load(Ordering::Relaxed) {
                 let ready = poll_all(listener, &waiting, POLL)?;
                 if ready[0] {
-                    self.accept_all(listener, &mut waiting, &mut refused, &allowed, misc, opts)?;
+                    let admitted = |ip: IpAddr| {
+                        allowed
+                            .iter()
+                            .chain(&template_allowed)
+                            .any(|a| admits(a, ip))
+                    };
+                    self.accept_all(listener, &mut waiting, &mut refused, &admitted, misc, opts)?;
                 }
                 let now = Instant::now();
                 // From the end, so that swap_remove only moves entries
@@ -141,9 +215,16 @@ impl<S: SessionStore + Send> Acceptor<S> {
                     if let Some(outcome) = verdict {
                         let w = waiting.swap_remove(i);
                         match outcome {
-                            Ok(logon) => {
-                                self.start(scope, w, logon, &allowed, &app, &log, misc, opts)
-                            }
+                            Ok(logon) => self.start(
+                                scope,
+                                w,
+                                logon,
+                                (&mut allowed, &template_allowed),
+                                &app,
+                                &log,
+                                misc,
+                                opts,
+                            ),
                             Err(why) => misc(&format!("connection from {}: {why}; closed", w.peer)),
                         }
                     }
@@ -154,22 +235,74 @@ impl<S: SessionStore + Send> Acceptor<S> {
         })
     }
 
-    /// Each slot's `AllowedRemoteAddresses`, resolved once at start-up
-    /// (empty: any); a name that does not resolve is an error.
-    fn allowed_addresses(&self) -> io::Result<Vec<Vec<IpAddr>>> {
-        self.rules
+    /// Each slot's and each template's `AllowedRemoteAddresses`, resolved
+    /// once at start-up (empty: any); a name that does not resolve is an
+    /// error.
+    #[allow(clippy::type_complexity)]
+    fn allowed_addresses(&self) -> io::Result<(Vec<Vec<IpAddr>>, Vec<Vec<IpAddr>>)> {
+        let resolve = |r: &Rules| -> io::Result<Vec<IpAddr>> {
+            let mut ips = Vec::new();
+            for name in &r.allowed {
+                let found = (name.as_str(), 0).to_socket_addrs().map_err(|e| {
+                    io::Error::new(e.kind(), format!("AllowedRemoteAddresses {name}: {e}"))
+                })?;
+                ips.extend(found.map(|a| a.ip().to_canonical()));
+            }
+            Ok(ips)
+        };
+        let table = self.table.read().unwrap_or_else(|p| p.into_inner());
+        let slots = table.rules.iter().map(resolve).collect::<io::Result<_>>()?;
+        let templates = self
+            .templates
             .iter()
-            .map(|r| {
-                let mut ips = Vec::new();
-                for name in &r.allowed {
-                    let found = (name.as_str(), 0).to_socket_addrs().map_err(|e| {
-                        io::Error::new(e.kind(), format!("AllowedRemoteAddresses {name}: {e}"))
-                    })?;
-                    ips.extend(found.map(|a| a.ip().to_canonical()));
-                }
-                Ok(ips)
-            })
-            .collect()
+            .map(|t| resolve(&t.rules))
+            .collect::<io::Result<_>>()?;
+        Ok((slots, templates))
+    }
+
+    /// The slot of the session a Logon routed as `key` is for: a
+    /// configured one, one a template made earlier, or one made now from
+    /// the first template that matches (its addresses added to
+    /// `allowed`). The error is the line saying why there is none.
+    fn slot_for(
+        &self,
+        key: &Route,
+        (allowed, template_allowed): (&mut Vec<Vec<IpAddr>>, &[Vec<IpAddr>]),
+    ) -> Result<usize, String> {
+        let found = |t: &Table<S>| {
+            t.keys
+                .iter()
+                .position(|(bs, ours, theirs)| key.0 == *bs && key.1 == *theirs && key.2 == *ours)
+        };
+        if let Some(i) = found(&self.table.read().unwrap_or_else(|p| p.into_inner())) {
+            return Ok(i);
+        }
+        let unknown = || {
+            format!(
+                "Unknown session: {}:{}->{}, connection closed",
+                key.0, key.2, key.1
+            )
+        };
+        let t = self
+            .templates
+            .iter()
+            .position(|t| t.matches(key))
+            .ok_or_else(unknown)?;
+        let mut table = self.table.write().unwrap_or_else(|p| p.into_inner());
+        let i = table.slots.len();
+        let session = (self.templates[t].make)(i, &key.2, &key.1).map_err(|e| {
+            format!(
+                "Session {}:{}->{} from a template: {e}; connection closed",
+                key.0, key.2, key.1
+            )
+        })?;
+        table.slots.push(Arc::new(Mutex::new(Some(session))));
+        table
+            .keys
+            .push((key.0.clone(), key.2.clone(), key.1.clone()));
+        table.rules.push(self.templates[t].rules.clone());
+        allowed.push(template_allowed[t].clone());
+        Ok(i)
     }
 
     /// Accepts every connection waiting on `listener`. A peer that no
@@ -180,14 +313,14 @@ impl<S: SessionStore + Send> Acceptor<S> {
         listener: &TcpListener,
         waiting: &mut Vec<Waiting>,
         refused: &mut Refused,
-        allowed: &[Vec<IpAddr>],
+        admitted: &dyn Fn(IpAddr) -> bool,
         misc: &(dyn Fn(&str) + Sync),
         opts: Options<'_>,
     ) -> io::Result<()> {
         loop {
             match listener.accept() {
                 Ok((stream, peer)) => {
-                    if !allowed.iter().any(|a| admits(a, peer.ip())) {
+                    if !admitted(peer.ip()) {
                         misc(&format!(
                             "connection from {peer}: not in any session's AllowedRemoteAddresses; closed"
                         ));
@@ -238,17 +371,18 @@ impl<S: SessionStore + Send> Acceptor<S> {
         }
     }
 
-    /// Gives a connection whose Logon arrived its session, on a thread of
-    /// its own; refuses it when the session is unknown or taken, when its
-    /// CheckSum is wrong and the session checks it, or when the session's
-    /// `AllowedRemoteAddresses` leave the peer out.
+    /// Gives a connection whose Logon arrived its session (made from a
+    /// template if need be), on a thread of its own; refuses it when the
+    /// session is unknown or taken, when its CheckSum is wrong and the
+    /// session checks it, or when the session's `AllowedRemoteAddresses`
+    /// leave the peer out.
     #[allow(clippy::too_many_arguments)]
     fn start<'scope, 'env, A, L, FA, FL>(
         &'env self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
         w: Waiting,
         logon: Logon,
-        allowed: &[Vec<IpAddr>],
+        (allowed, template_allowed): (&mut Vec<Vec<IpAddr>>, &[Vec<IpAddr>]),
         app: &'env FA,
         log: &'env FL,
         misc: &'env (dyn Fn(&str) + Sync),
@@ -260,18 +394,15 @@ impl<S: SessionStore + Send> Acceptor<S> {
         FL: Fn(usize) -> L + Sync,
     {
         let key = logon.route;
-        let Some(i) = self
-            .keys
-            .iter()
-            .position(|(bs, ours, theirs)| key.0 == *bs && key.1 == *theirs && key.2 == *ours)
-        else {
-            misc(&format!(
-                "Unknown session: {}:{}->{}, connection closed",
-                key.0, key.2, key.1
-            ));
-            return;
+        let i = match self.slot_for(&key, (allowed, template_allowed)) {
+            Ok(i) => i,
+            Err(line) => return misc(&line),
         };
-        if !logon.checksum_holds && self.rules[i].checksum {
+        let (slot, checksum) = {
+            let table = self.table.read().unwrap_or_else(|p| p.into_inner());
+            (Arc::clone(&table.slots[i]), table.rules[i].checksum)
+        };
+        if !logon.checksum_holds && checksum {
             misc(&format!(
                 "connection from {}: first message has a bad CheckSum; closed",
                 w.peer
@@ -285,10 +416,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
             ));
             return;
         }
-        let taken = self.slots[i]
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(mut session) = taken else {
             misc(&format!(
                 "Session {}:{}->{} is already connected; new connection closed",
@@ -313,7 +441,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
                     Stream::Tls(t),
                 ),
             };
-            *self.slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
             // Closed only now that the session is back in its slot (see `run`).
             stream.close();
             if let Err(e) = res {

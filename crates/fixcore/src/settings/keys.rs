@@ -130,8 +130,9 @@ const HEARTBEAT_TIMING: Treatment = Treatment::NotYet(
     "as in QuickFIX/C++, a TestRequest follows 1.2 heartbeat intervals of silence and the \
      connection is dropped after 2.4",
 );
-const DYNAMIC: Treatment =
-    Treatment::NotYet("every session is a [SESSION] of the file; none is made at run time");
+const DYNAMIC_INITIATOR: Treatment = Treatment::NotYet(
+    "initiator sessions come from the file; QuickFIX/J makes these from its API at run time",
+);
 const LOGON_TAG: Treatment =
     Treatment::NotYet("the Logon carries no extra fields (Username and Password are supported)");
 const SOCKET_DEFAULT: Treatment = Treatment::NotYet("the socket keeps the system's default");
@@ -303,10 +304,10 @@ pub const KEYS: &[Key] = &[
     key("SocketConnectHost<n>", J, HONOURED),
     key("SocketLocalPort", J, HONOURED),
     key("SocketLocalHost", J, HONOURED),
-    key("DynamicSession", J, DYNAMIC),
+    key("DynamicSession", J, DYNAMIC_INITIATOR),
     key("SocketAcceptAddress", J, HONOURED),
     key("SocketAcceptProtocol", J, VM_PIPE),
-    key("AcceptorTemplate", J, DYNAMIC),
+    key("AcceptorTemplate", J, HONOURED),
     key("SocketUseSSL", J, HONOURED),
     key("SocketKeyStore", J, JAVA_TLS),
     key("SocketKeyStorePassword", J, JAVA_TLS),

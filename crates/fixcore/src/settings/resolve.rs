@@ -448,9 +448,16 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
     let socket_connect_host = r.string("SocketConnectHost");
     let socket_connect_port = r.port("SocketConnectPort")?;
     let heart_bt_int = r.uint("HeartBtInt")?;
+    let acceptor_template = r.bool("AcceptorTemplate", false)?;
     match connection_type {
         ConnectionType::Acceptor => {
             r.required("SocketAcceptPort")?;
+        }
+        ConnectionType::Initiator if acceptor_template => {
+            return Err(SettingsError::Inconsistent {
+                line: r.header,
+                why: "AcceptorTemplate=Y makes acceptor sessions; this one is an initiator",
+            });
         }
         ConnectionType::Initiator => {
             r.required("SocketConnectHost")?;
@@ -593,6 +600,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         use_local_time,
         time_zone,
         refresh_on_logon: r.bool("RefreshOnLogon", false)?,
+        acceptor_template,
         timestamp_precision: r.timestamp_precision()?,
         validation,
         check_comp_id: r.bool("CheckCompID", true)?,

@@ -17,7 +17,7 @@ use anyhow::{Context, Result, bail};
 use fixcore::build::TimePrecision;
 use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
-use fixcore::session::acceptor::Acceptor;
+use fixcore::session::acceptor::{Acceptor, Template};
 use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, ConnectionError, Options, Transport};
@@ -275,19 +275,47 @@ type Opened = (SessionSettings, Session<AnyStore>);
 /// as with `PersistMessages=N`): a generator's memory must not grow with
 /// every order it sends (at 50k/s that was 7.5 MB/s).
 pub(super) fn load_sessions(path: &Path) -> Result<Vec<Opened>> {
-    Ok(engine_sessions(path, ConnectionType::Initiator, false, false)?.0)
+    Ok(engine_sessions(path, ConnectionType::Initiator, false, false)?.sessions)
 }
 
-/// The sessions of `role` in the settings file, with their stores (a
-/// damaged file store repaired when `recover`; sent messages kept in a
-/// memory store only when `keep_sent`), and the engine's own `GLOBAL`
-/// file log when the file's `[DEFAULT]` has a `FileLogPath`.
+/// What a settings file gives an engine of one role.
+struct EngineSessions {
+    /// The sessions, each with its store opened.
+    sessions: Vec<Opened>,
+    /// The acceptor templates (`AcceptorTemplate=Y`), whose sessions are
+    /// made at their Logon.
+    templates: Vec<SessionSettings>,
+    /// The engine's own `GLOBAL` file log, when the file's `[DEFAULT]`
+    /// has a `FileLogPath`.
+    global: Option<FileLog>,
+}
+
+/// Session `s` with its store (a damaged file store repaired when
+/// `recover`; sent messages kept in a memory store only when `keep_sent`).
+fn open_session(s: &SessionSettings, recover: bool, keep_sent: bool) -> Result<Session<AnyStore>> {
+    let store = match &s.file_store_path {
+        Some(dir) => AnyStore::File(Box::new(
+            file_store(s, Path::new(dir), recover)
+                .with_context(|| format!("opening the store of {}", s.id()))?,
+        )),
+        None => AnyStore::Memory(MemoryStore::default()),
+    };
+    let mut cfg = Config::from_settings(s);
+    cfg.validator = validator(s)?;
+    if !keep_sent && s.file_store_path.is_none() {
+        cfg.persist_messages = false;
+    }
+    Ok(Session::new(cfg, store))
+}
+
+/// The sessions and templates of `role` in the settings file, each
+/// session opened as [`open_session`] says.
 fn engine_sessions(
     path: &Path,
     role: ConnectionType,
     recover: bool,
     keep_sent: bool,
-) -> Result<(Vec<Opened>, Option<FileLog>)> {
+) -> Result<EngineSessions> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading settings {}", path.display()))?;
     let mut settings =
@@ -296,26 +324,22 @@ fn engine_sessions(
         eprintln!("perfkit: warning: {}: {w}", path.display());
     }
     let mut out = Vec::new();
+    let mut templates = Vec::new();
     for s in std::mem::take(&mut settings.sessions) {
         if s.connection_type != role {
             continue;
         }
-        let store = match &s.file_store_path {
-            Some(dir) => AnyStore::File(Box::new(
-                file_store(&s, Path::new(dir), recover)
-                    .with_context(|| format!("opening the store of {}", s.id()))?,
-            )),
-            None => AnyStore::Memory(MemoryStore::default()),
-        };
-        let mut cfg = Config::from_settings(&s);
-        cfg.validator = validator(&s)?;
-        if !keep_sent && s.file_store_path.is_none() {
-            cfg.persist_messages = false;
+        if s.acceptor_template {
+            // Validated now, so a template that cannot work fails at
+            // start-up rather than at its first Logon.
+            validator(&s)?;
+            templates.push(s);
+            continue;
         }
-        let session = Session::new(cfg, store);
+        let session = open_session(&s, recover, keep_sent)?;
         out.push((s, session));
     }
-    if out.is_empty() {
+    if out.is_empty() && templates.is_empty() {
         bail!(
             "{}: no session with ConnectionType={}",
             path.display(),
@@ -329,7 +353,11 @@ fn engine_sessions(
         Some(s) => Some(FileLog::open(s, "GLOBAL").context("opening the GLOBAL file log")?),
         None => None,
     };
-    Ok((out, global))
+    Ok(EngineSessions {
+        sessions: out,
+        templates,
+        global,
+    })
 }
 
 /// The session's dictionaries (`DataDictionary`, or FIXT.1.1's
@@ -387,16 +415,19 @@ fn stop_flag() -> &'static AtomicBool {
 /// Runs `perfkit fix acceptor`.
 pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     super::cap_scan_path()?;
-    let (sessions, global) = engine_sessions(
+    let EngineSessions {
+        sessions,
+        templates,
+        global,
+    } = engine_sessions(
         &engine.settings,
         ConnectionType::Acceptor,
         engine.recover_store,
         true,
     )?;
-    let mut ports: Vec<u16> = sessions
-        .iter()
-        .filter_map(|(s, _)| s.socket_accept_port)
-        .collect();
+    // Templates listen on the same port, under the same rules.
+    let all: Vec<&SessionSettings> = sessions.iter().map(|(s, _)| s).chain(&templates).collect();
+    let mut ports: Vec<u16> = all.iter().filter_map(|s| s.socket_accept_port).collect();
     ports.sort_unstable();
     ports.dedup();
     let [port] = ports[..] else {
@@ -405,7 +436,7 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
             engine.settings.display()
         );
     };
-    let mut nodelay: Vec<bool> = sessions.iter().map(|(s, _)| s.socket_nodelay).collect();
+    let mut nodelay: Vec<bool> = all.iter().map(|s| s.socket_nodelay).collect();
     nodelay.dedup();
     let [nodelay] = nodelay[..] else {
         bail!(
@@ -413,10 +444,7 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
             engine.settings.display()
         );
     };
-    let mut reuse: Vec<bool> = sessions
-        .iter()
-        .map(|(s, _)| s.socket_reuse_address)
-        .collect();
+    let mut reuse: Vec<bool> = all.iter().map(|s| s.socket_reuse_address).collect();
     reuse.dedup();
     let [_] = reuse[..] else {
         bail!(
@@ -427,19 +455,19 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
     // One wait for every connection's Logon, before it is known which
     // session it is for: the longest any session allows.
-    let logon_timeout = sessions
-        .iter()
-        .map(|(s, _)| s.logon_timeout)
-        .max()
-        .unwrap_or(10);
+    let logon_timeout = all.iter().map(|s| s.logon_timeout).max().unwrap_or(10);
     // Settings::parse has checked that the port's sessions agree on
     // their TLS keys.
-    let tls = tls_for(&engine, &sessions[0].0, ServerTls::new)?;
-    let listener = fixcore::session::acceptor::listen(&sessions[0].0)
+    let tls = tls_for(&engine, all[0], ServerTls::new)?;
+    let listener = fixcore::session::acceptor::listen(all[0])
         .with_context(|| format!("listening on port {port}"))?;
     eprintln!(
-        "perfkit fix acceptor: {} session(s) on port {port}{}",
+        "perfkit fix acceptor: {} session(s){} on port {port}{}",
         ids.len(),
+        match templates.len() {
+            0 => String::new(),
+            n => format!(" and {n} template(s)"),
+        },
         if tls.is_some() { " (TLS)" } else { "" }
     );
     let messages = message_log(&engine.log)?;
@@ -448,7 +476,13 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         .iter()
         .map(|(s, _)| Ok(SessionLog::new(s, &messages, &file_log(s)?)))
         .collect::<Result<Vec<_>>>()?;
-    let mut acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect());
+    let logs = Arc::new(Mutex::new(logs));
+    let templates = templates
+        .into_iter()
+        .map(|t| template(t, engine.recover_store, &messages, &logs))
+        .collect();
+    let mut acceptor =
+        Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect()).with_templates(templates);
     if let Some(tls) = tls {
         acceptor = acceptor.with_tls(tls);
     }
@@ -468,7 +502,7 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         .serve(
             &listener,
             |_| AnyApp::new(engine.app),
-            |i| logs[i].clone(),
+            |i| logs.lock().unwrap_or_else(|p| p.into_inner())[i].clone(),
             &misc,
             Options {
                 max_message: engine.max_message,
@@ -481,6 +515,39 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         )
         .context("accepting connections")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The acceptor template `t`: each session it makes is `t` under the
+/// Logon's CompIDs, with its own store (under those CompIDs, as any
+/// session's) and its own logs, pushed onto `logs` at its slot number.
+fn template(
+    t: SessionSettings,
+    recover: bool,
+    messages: &Option<Arc<Mutex<BufWriter<File>>>>,
+    logs: &Arc<Mutex<Vec<SessionLog>>>,
+) -> Template<AnyStore> {
+    let (messages, logs) = (messages.clone(), Arc::clone(logs));
+    let config = Config::from_settings(&t);
+    Template::new(&config, move |i, ours, theirs| {
+        let mut s = t.clone();
+        s.sender_comp_id = ours.to_string();
+        s.target_comp_id = theirs.to_string();
+        s.acceptor_template = false;
+        let made = open_session(&s, recover, true)
+            .and_then(|session| Ok((session, SessionLog::new(&s, &messages, &file_log(&s)?))));
+        let (session, log) = made.map_err(|e| crate::cmd::one_line(&e))?;
+        let mut logs = logs.lock().unwrap_or_else(|p| p.into_inner());
+        if logs.len() != i {
+            return Err(format!("slot {i} is not the next of {} logs", logs.len()));
+        }
+        logs.push(log);
+        eprintln!(
+            "{} : {}: session made from the template",
+            stamp(UtcTimestamp::now()),
+            s.id()
+        );
+        Ok(session)
+    })
 }
 
 /// The TLS of session `s`, made by `make` from its keys, when `--tls` or
@@ -537,12 +604,13 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
     super::cap_scan_path()?;
     // The GLOBAL log stays open, empty, as QuickFIX's initiator leaves
     // it: no initiator event is outside a session.
-    let (sessions, _global) = engine_sessions(
+    let sessions = engine_sessions(
         &engine.settings,
         ConnectionType::Initiator,
         engine.recover_store,
         true,
-    )?;
+    )?
+    .sessions;
     let messages = message_log(&engine.log)?;
     let latencies = latency_file(&engine.latencies)?;
     let stop = stop_flag();
