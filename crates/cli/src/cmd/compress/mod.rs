@@ -931,15 +931,23 @@ fn output_error(err: zstdkit::Error) -> anyhow::Error {
 /// A refused window gets the flags that would admit it, as zstd's message
 /// has.
 fn with_hint(err: zstdkit::Error) -> anyhow::Error {
-    match err {
-        zstdkit::Error::WindowTooLarge {
-            window: Some(w), ..
-        } if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&w) => {
+    use zstdkit::Error::{InFrame, WindowTooLarge};
+    let window = match &err {
+        WindowTooLarge { window, .. } => *window,
+        // -T's frames: the same refusal, named by frame.
+        InFrame { source, .. } => match **source {
+            WindowTooLarge { window, .. } => window,
+            _ => None,
+        },
+        _ => None,
+    };
+    match window {
+        Some(w) if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&w) => {
             let mib = w.div_ceil(1 << 20);
             let log = 64 - (w - 1).leading_zeros();
             anyhow::anyhow!("{err}; allow it with --memory={mib}MiB or --long={log}")
         }
-        other => other.into(),
+        _ => err.into(),
     }
 }
 
