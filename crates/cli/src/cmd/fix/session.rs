@@ -628,7 +628,22 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
                                     .map_err(ConnectionError::from)
                                     .and_then(|t| run_on(t, &mut session, &mut a, &mut log, opts)),
                             };
-                            res.with_context(|| format!("session {}", log.id))?;
+                            match res {
+                                // A store that is away (a database
+                                // restarting) ends this connection, not
+                                // the session: it connects again, and
+                                // the Logon reloads what it needs.
+                                Err(ConnectionError::Session(SessionError::Store(e)))
+                                    if e.is_transient() =>
+                                {
+                                    log.event(
+                                        UtcTimestamp::now(),
+                                        &format!("Disconnected: {e}; connecting again"),
+                                    );
+                                    log.flush();
+                                }
+                                res => res.with_context(|| format!("session {}", log.id))?,
+                            }
                             if a.done() {
                                 break;
                             }
