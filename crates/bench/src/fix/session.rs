@@ -15,7 +15,10 @@
 //!   divided by the orders.
 //!
 //! Both engines run with in-memory stores (but for one perfkit ↔
-//! perfkit row whose acceptor keeps a `FileStorePath` store, and one
+//! perfkit row whose acceptor keeps a `FileStorePath` store, one whose
+//! acceptor keeps its store in PostgreSQL, in a temporary cluster the run
+//! starts (QuickFIX's tables; commits reach the kernel, not the disk, as
+//! the file store's do), and one
 //! whose sessions run over TLS, `SocketUseSSL=Y`, on certificates the
 //! `openssl` CLI makes for the run), no data dictionary,
 //! ResetOnLogon and SocketNodelay, from the same QuickFIX settings files.
@@ -89,6 +92,9 @@ enum Variant {
     /// The acceptor keeps a `FileStorePath` store: what a session that
     /// must survive a restart pays.
     FileStore,
+    /// The acceptor keeps its store in PostgreSQL (`PostgreSQLStore*`):
+    /// what a session a standby can take over pays.
+    Postgres,
     /// TLS both ways (rustls on each side): what encryption costs.
     Tls,
 }
@@ -121,6 +127,9 @@ pub struct Measured {
     /// The note replacing the TLS pairing (no `openssl` to make its
     /// certificates).
     pub tls_missing: Option<String>,
+    /// The note replacing the PostgreSQL store's pairing (no PostgreSQL
+    /// to start).
+    pub postgres_missing: Option<String>,
 }
 
 /// Runs every pairing `load.runs` times.
@@ -139,6 +148,17 @@ pub fn measure(load: Load) -> Result<Measured> {
         (ours.clone(), ours.clone(), Variant::Plain),
         (ours.clone(), ours.clone(), Variant::FileStore),
     ];
+    let cluster = super::pg::Cluster::start();
+    let postgres_missing = match &cluster {
+        Ok(_) => {
+            sides.push((ours.clone(), ours.clone(), Variant::Postgres));
+            None
+        }
+        Err(e) => Some(format!(
+            "perfkit ↔ perfkit with the acceptor's store in PostgreSQL not measured: {e:#}"
+        )),
+    };
+    let cluster = cluster.ok();
     let tls_missing = match certificates(dir.path()) {
         Ok(()) => {
             sides.push((ours.clone(), ours.clone(), Variant::Tls));
@@ -166,6 +186,7 @@ pub fn measure(load: Load) -> Result<Measured> {
                 match variant {
                     Variant::Plain => "",
                     Variant::FileStore => ", FileStorePath",
+                    Variant::Postgres => ", PostgreSQL store",
                     Variant::Tls => ", TLS",
                 }
             ),
@@ -189,6 +210,7 @@ pub fn measure(load: Load) -> Result<Measured> {
                 *variant,
                 load,
                 dir.path(),
+                cluster.as_ref(),
                 &mut pairings[i],
             )
             .with_context(|| format!("session bench, {}", pairings[i].name))?;
@@ -198,6 +220,7 @@ pub fn measure(load: Load) -> Result<Measured> {
         pairings,
         missing,
         tls_missing,
+        postgres_missing,
     })
 }
 
@@ -285,11 +308,17 @@ fn one_round(
     variant: Variant,
     load: Load,
     dir: &Path,
+    cluster: Option<&super::pg::Cluster>,
     into: &mut Pairing,
 ) -> Result<()> {
     let port = free_port()?;
-    let acc_cfg = settings(dir, "acceptor", port, variant)?;
-    let ini_cfg = settings(dir, "initiator", port, variant)?;
+    let store = match (variant, cluster) {
+        (Variant::Postgres, Some(c)) => c.store_settings(),
+        (Variant::Postgres, None) => bail!("no PostgreSQL cluster for its row"),
+        _ => String::new(),
+    };
+    let acc_cfg = settings(dir, "acceptor", port, variant, &store)?;
+    let ini_cfg = settings(dir, "initiator", port, variant, "")?;
     let server = Acceptor::start(acceptor, &acc_cfg, dir)?;
     let latencies = dir.join("latencies");
     let started = Instant::now();
@@ -332,7 +361,7 @@ fn one_round(
 }
 
 /// A port nobody listens on now (the acceptor binds it right after).
-fn free_port() -> Result<u16> {
+pub(super) fn free_port() -> Result<u16> {
     let l = TcpListener::bind(("127.0.0.1", 0)).context("finding a free port")?;
     Ok(l.local_addr()?.port())
 }
@@ -344,8 +373,8 @@ fn free_port() -> Result<u16> {
 /// Nagle's algorithm and delayed acknowledgements, tens of ms, into its
 /// round trips); for [`Variant::Tls`], `SocketUseSSL=Y` with the acceptor
 /// presenting `server.pem` and the initiator checking it against
-/// `ca.pem`.
-fn settings(dir: &Path, role: &str, port: u16, variant: Variant) -> Result<PathBuf> {
+/// `ca.pem`. `extra` is more lines for the file (the PostgreSQL store's).
+fn settings(dir: &Path, role: &str, port: u16, variant: Variant, extra: &str) -> Result<PathBuf> {
     let (sender, target, socket) = match role {
         "initiator" => (
             "BENCH",
@@ -370,7 +399,7 @@ fn settings(dir: &Path, role: &str, port: u16, variant: Variant) -> Result<PathB
     std::fs::write(
         &path,
         format!(
-            "[DEFAULT]\nConnectionType={role}\n{socket}HeartBtInt=30\nStartTime=00:00:00\n\
+            "[DEFAULT]\nConnectionType={role}\n{socket}{extra}HeartBtInt=30\nStartTime=00:00:00\n\
              EndTime=00:00:00\nUseDataDictionary=N\nResetOnLogon=Y\nSocketNodelay=Y\n\n[SESSION]\n\
              BeginString=FIX.4.4\nSenderCompID={sender}\nTargetCompID={target}\n"
         ),
