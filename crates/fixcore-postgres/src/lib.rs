@@ -13,7 +13,8 @@
 //!   once it is in the database.
 //! - [`PostgresLog`]: a [`Log`](fixcore::session::app::Log) into the
 //!   incoming, outgoing and event tables (`messages_log`, `event_log` by
-//!   default), batched per round likewise.
+//!   default), handed over per round to a writer thread of its own, so
+//!   the session never waits for its log.
 //!
 //! A lost connection is [`StoreError::Unavailable`]: the store keeps what
 //! it has not written, opens a new connection on the next call, and the

@@ -7,6 +7,7 @@ use fixcore::settings::{PostgresLogSettings, PostgresSettings};
 use fixcore::value::UtcTimestamp;
 use fixcore_postgres::{PostgresLog, PostgresStore, SessionKey};
 use perfkit_testkit::postgres::{DATABASE, Postgres};
+use std::time::Duration;
 
 fn settings(pg: &Postgres) -> PostgresSettings {
     PostgresSettings {
@@ -173,7 +174,8 @@ fn the_log_writes_quickfixs_log_rows() {
     log.message(now, false, b"8=FIX.4.2\x0135=A\x01x");
     log.event(now, "Logon complete");
     assert_eq!(pg.psql(DATABASE, "SELECT count(*) FROM fix_in"), "0\n");
-    log.flush();
+    // Written by the log's own thread, once handed over.
+    assert!(log.sync(Duration::from_secs(10)));
     assert!(log.take_failure().is_none());
     let rows = |pg: &Postgres, t: &str| {
         pg.psql(
@@ -197,15 +199,28 @@ fn the_log_writes_quickfixs_log_rows() {
         "FIX.4.2 |ISLD|TW|NULL|Logon complete\n"
     );
 
+    // Away: the rows wait, the failure is reported once; back: written.
     pg.stop(false);
     log.event(now, "while away");
-    log.flush();
+    assert!(!log.sync(Duration::from_millis(500)));
     assert!(log.take_failure().is_some_and(|e| e.is_transient()));
-    assert_eq!(log.held(), 1);
+    log.event(now, "still away");
+    assert!(!log.sync(Duration::from_millis(300)));
+    assert!(log.take_failure().is_none(), "one failure per outage");
+    assert_eq!(log.held(), 2);
     pg.restart();
-    // The retry waits out its pause, then writes.
-    std::thread::sleep(std::time::Duration::from_millis(600));
-    log.flush();
-    assert_eq!(log.held(), 0, "{:?}", log.take_failure());
-    assert!(rows(&pg, "event_log").ends_with("|while away\n"));
+    assert!(
+        log.sync(Duration::from_secs(20)),
+        "{:?}",
+        log.take_failure()
+    );
+    assert!(
+        rows(&pg, "event_log").ends_with("|while away\nFIX.4.2 |ISLD|TW|NULL|still away\n"),
+        "{}",
+        rows(&pg, "event_log")
+    );
+    // Dropping the log writes what the last round left.
+    log.event(now, "last words");
+    drop(log);
+    assert!(rows(&pg, "event_log").ends_with("|last words\n"));
 }
