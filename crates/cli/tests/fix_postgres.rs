@@ -392,3 +392,51 @@ fn the_session_waits_out_a_database_restart_without_loss() {
     let back = stderr.matches("Store available again").count();
     assert_eq!((failed, back), (2, 2), "{stderr}");
 }
+
+/// A database nobody serves stops the command at start, naming the
+/// session and the database (never the password); a file that gives a
+/// session both a file store and a PostgreSQL one is refused.
+#[test]
+fn an_unreachable_database_or_two_stores_stop_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (port, db_port) = (free_port(), free_port());
+    let run = |text: String| {
+        std::fs::write(d.join("a.cfg"), text).unwrap();
+        let out = perfkit()
+            .current_dir(d)
+            .args(["fix", "acceptor", "a.cfg"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let session = "[SESSION]\nSenderCompID=EXEC\nTargetCompID=BANZAI\n";
+    let (code, err) = run(format!(
+        "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n{COMMON}\
+         PostgreSQLStoreHost=127.0.0.1\nPostgreSQLStorePort={db_port}\n\
+         PostgreSQLStorePassword=hunter2\n{session}"
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("opening the store of FIX.4.4:EXEC->BANZAI")
+            && err.contains(&format!(
+                "postgresql://postgres@127.0.0.1:{db_port}/quickfix FIX.4.4:EXEC->BANZAI: \
+                 unavailable: connecting"
+            ))
+            && !err.contains("hunter2"),
+        "{err}"
+    );
+    let (code, err) = run(format!(
+        "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n{COMMON}\
+         FileStorePath=store\nPostgreSQLStoreDatabase=fix\n{session}"
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("FileStorePath and PostgreSQLStore* keys both choose the session's store"),
+        "{err}"
+    );
+}

@@ -201,28 +201,39 @@ impl PostgresStore {
     }
 
     /// Runs `f` on the connection, opening one first when there is none;
-    /// a failure is classified, and a lost connection dropped.
+    /// a failure is classified, and a lost connection dropped. A
+    /// connection kept from earlier that turns out lost (a standby's,
+    /// idle for hours, that a server restart or a firewall ended) gets
+    /// one more try on a new one at once: every statement here is
+    /// idempotent (reads, upserts, absolute numbers), so running one
+    /// twice, even after a commit whose answer was lost, changes nothing.
     fn with_conn<T>(
         &self,
         doing: &str,
-        f: impl FnOnce(&mut Conn, &PostgresStore) -> Result<T, postgres::Error>,
+        f: impl Fn(&mut Conn, &PostgresStore) -> Result<T, postgres::Error>,
     ) -> Result<T, StoreError> {
         let mut slot = self.conn.borrow_mut();
         if slot.as_ref().is_some_and(|c| c.client.is_closed()) {
             *slot = None;
         }
-        if slot.is_none() {
-            *slot = Some(Conn::open(&self.cfg, &self.name)?);
-        }
-        let c = slot.as_mut().expect("opened above");
-        match f(c, self) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                let (err, drop) = conn::classify(&e, &self.name, doing);
-                if drop || c.client.is_closed() {
-                    *slot = None;
+        let mut reused = slot.is_some();
+        loop {
+            if slot.is_none() {
+                *slot = Some(Conn::open(&self.cfg, &self.name)?);
+            }
+            let c = slot.as_mut().expect("opened above");
+            match f(c, self) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    let (err, drop) = conn::classify(&e, &self.name, doing);
+                    if drop || c.client.is_closed() {
+                        *slot = None;
+                        if std::mem::take(&mut reused) {
+                            continue;
+                        }
+                    }
+                    return Err(err);
                 }
-                Err(err)
             }
         }
     }

@@ -104,6 +104,10 @@ fn the_store_keeps_quickfixs_rows_and_survives_a_server_restart() {
     pg.restart();
     a.flush().unwrap();
     assert_eq!(row(&pg), "FIX.4.2 |ISLD|TW||8|302\n");
+    // The standby's connection, idle across the restart, is replaced at
+    // its first use: its refresh (at a Logon) works the first time.
+    b.refresh().unwrap();
+    assert_eq!((b.next_sender_seq(), b.next_target_seq()), (302, 8));
     assert_eq!(pg.psql(DATABASE, "SELECT count(*) FROM messages"), "301\n");
 
     // A reset forgets the messages and restarts the numbers, on flush.
