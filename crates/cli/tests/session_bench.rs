@@ -136,7 +136,7 @@ fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it(
             "at {:.0} orders/s against {:.0}",
             rate(&rows[2]),
             rate(&rows[1])
-        )),
+        )) && notes.contains("µs of CPU per order besides"),
         "{notes}"
     );
     assert!(

@@ -133,6 +133,53 @@ impl Cluster {
         Ok(())
     }
 
+    /// The CPU time (user + system) the server has used so far: the
+    /// postmaster's and every process it started that is still running
+    /// (the acceptor's backend lives as long as its connection, so a
+    /// difference over a phase is what serving it cost), from
+    /// `/proc/PID/stat`, in clock ticks (10 ms here).
+    pub(crate) fn cpu(&self) -> Result<std::time::Duration> {
+        let pid_file = self.dir.path().join("data/postmaster.pid");
+        let text = std::fs::read_to_string(&pid_file)
+            .with_context(|| format!("reading {}", pid_file.display()))?;
+        let postmaster: u32 = text
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .with_context(|| format!("{}: no process id", pid_file.display()))?;
+        // SAFETY: sysconf has no preconditions and touches no memory.
+        let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        if ticks <= 0 {
+            bail!("sysconf(_SC_CLK_TCK) failed");
+        }
+        let mut total: u64 = 0;
+        for e in std::fs::read_dir("/proc").context("reading /proc")? {
+            let Ok(e) = e else { continue };
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+                continue;
+            };
+            // A process may end between the listing and the read.
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // After the command name in parentheses (which may hold
+            // spaces): state, ppid, ... utime is field 14 and stime 15.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let (Some(ppid), Some(utime), Some(stime)) = (f.get(1), f.get(11), f.get(12)) else {
+                continue;
+            };
+            if pid == postmaster || ppid.parse::<u32>().ok() == Some(postmaster) {
+                total += utime.parse::<u64>().unwrap_or(0) + stime.parse::<u64>().unwrap_or(0);
+            }
+        }
+        Ok(std::time::Duration::from_nanos(
+            total.saturating_mul(1_000_000_000) / ticks as u64,
+        ))
+    }
+
     /// The settings lines of a PostgreSQL store in this cluster.
     pub(crate) fn store_settings(&self) -> String {
         format!(

@@ -113,6 +113,9 @@ pub struct Pairing {
     pub orders_per_s: Vec<f64>,
     /// The acceptor's CPU per order, one per round.
     pub acceptor_cpu: Vec<Duration>,
+    /// The database server's CPU per order, one per round (the
+    /// PostgreSQL store's row only).
+    pub database_cpu: Vec<Duration>,
 }
 
 /// The session part's result: the pairings measured, and why QuickFIX's
@@ -195,6 +198,7 @@ pub fn measure(load: Load) -> Result<Measured> {
             latency_elapsed: Duration::ZERO,
             orders_per_s: Vec::new(),
             acceptor_cpu: Vec::new(),
+            database_cpu: Vec::new(),
         })
         .collect();
     for run in 0..load.runs {
@@ -343,6 +347,10 @@ fn one_round(
         );
     }
     let before = server.cpu()?;
+    let db_before = match (variant, cluster) {
+        (Variant::Postgres, Some(c)) => Some(c.cpu()?),
+        _ => None,
+    };
     let seconds = run_initiator(
         initiator,
         &ini_cfg,
@@ -352,6 +360,11 @@ fn one_round(
         dir,
     )?;
     let cpu = server.cpu()?.saturating_sub(before);
+    let per_order = |d: Duration| d / u32::try_from(load.orders.max(1)).unwrap_or(u32::MAX);
+    if let (Some(b), Some(c)) = (db_before, cluster) {
+        into.database_cpu
+            .push(per_order(c.cpu()?.saturating_sub(b)));
+    }
     server.stop()?;
     into.orders_per_s
         .push(load.orders as f64 / seconds.max(1e-9));

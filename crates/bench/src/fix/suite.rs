@@ -308,6 +308,19 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         .collect();
     let reference = m.pairings.iter().position(|p| p.reference);
     let names: Vec<String> = m.pairings.iter().map(|p| p.name.clone()).collect();
+    // The database server's CPU per order (the PostgreSQL store's row).
+    let database_cpu = m
+        .pairings
+        .iter()
+        .find(|p| !p.database_cpu.is_empty())
+        .map(|p| {
+            median(
+                &p.database_cpu
+                    .iter()
+                    .map(|d| d.as_nanos() as f64)
+                    .collect::<Vec<_>>(),
+            )
+        });
     let section = report.section("session: NewOrderSingle → ExecutionReport over loopback");
     for (p, &(rtt, rate, cpu)) in m.pairings.into_iter().zip(&figures) {
         let mut row = Row::new(p.name)
@@ -371,24 +384,28 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             .position(|n| n == &format!("perfkit initiator ↔ perfkit acceptor{suffix}"))
             .map(|i| figures[i].1)
     };
-    if let (Some(file), Some(pg), Some(file_rate), Some(pg_rate)) = (
+    if let (Some(file), Some(pg), Some(file_rate), Some(pg_rate), Some(db)) = (
         cpu_of(", FileStorePath"),
         cpu_of(", PostgreSQL store"),
         rate_of(", FileStorePath"),
         rate_of(", PostgreSQL store"),
+        database_cpu,
     ) {
         section.note(format!(
             "PostgreSQL store (QuickFIX's tables in a local PostgreSQL; each round's messages and \
              numbers in one statement before the round is sent; commits reach the kernel, not \
              the disk, as the file store's do): the perfkit acceptor's CPU per order is {:.2} µs \
              against {:.2} µs with FileStorePath ({:.2}x), at {:.0} orders/s against {:.0} \
-             ({:.2}x); the database server's own CPU is not counted",
+             ({:.2}x); the database server used {:.2} µs of CPU per order besides (its processes' \
+             /proc clock ticks over the phase), {:.2} µs with the acceptor's",
             pg / 1e3,
             file / 1e3,
             pg / file.max(1e-9),
             pg_rate,
             file_rate,
-            pg_rate / file_rate.max(1e-9)
+            pg_rate / file_rate.max(1e-9),
+            db / 1e3,
+            (db + pg) / 1e3
         ));
     }
     if let Some(why) = m.postgres_missing {
