@@ -195,7 +195,8 @@ impl SendQueue {
 /// peer that leaves more than `opts.max_send_queue` bytes unread, or
 /// reads nothing for two heartbeat intervals, is disconnected. The store
 /// is flushed after each round's deliveries and before its bytes are
-/// written (see [`super::store`]).
+/// written (see [`super::store`]); while it is unavailable the round
+/// waits, unsent and reading nothing, and is retried (`flush_or_wait`).
 pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
     stream: &mut T,
     initial: &[u8],
