@@ -98,6 +98,13 @@ const PROGRAMS: &[Program] = &[
 ];
 
 const LIBRARIES: &[Library] = &[
+    // fixcore-postgres and the FIX failover tests: a real PostgreSQL
+    // server, made and started by perfkit-testkit's harness (as the
+    // `postgres` user when CI runs as root).
+    Library {
+        header: "/usr/lib/postgresql/15/bin/pg_ctl",
+        apt: "postgresql",
+    },
     // fix-bench's parse section: QuickFIX's validated parse, measured beside
     // fixcore's by the quickfix-parse peer.
     Library {

@@ -15,6 +15,7 @@
 //! trips are timed one by one.
 
 pub mod floor;
+mod pg;
 pub mod quickfix;
 pub mod session;
 pub mod sink;

@@ -62,13 +62,14 @@ fn every_pairing_of_perfkit_and_quickfix_is_measured_with_ratios_to_quickfix() {
         [
             "perfkit initiator ↔ perfkit acceptor",
             "perfkit initiator ↔ perfkit acceptor, FileStorePath",
+            "perfkit initiator ↔ perfkit acceptor, PostgreSQL store",
             "perfkit initiator ↔ perfkit acceptor, TLS",
             "perfkit initiator ↔ QuickFIX acceptor",
             "QuickFIX initiator ↔ perfkit acceptor",
             "QuickFIX initiator ↔ QuickFIX acceptor",
         ]
     );
-    let reference = &rows[5];
+    let reference = &rows[6];
     let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
     let rate = |r: &Value| r["orders_per_s"].as_f64().unwrap();
     for r in rows {
@@ -96,13 +97,17 @@ fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it(
     let empty = tempfile::tempdir().unwrap();
     let section = session_section(Some(empty.path()));
     let rows = section["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 3, "{rows:#?}");
+    assert_eq!(rows.len(), 4, "{rows:#?}");
     assert_eq!(rows[0]["name"], "perfkit initiator ↔ perfkit acceptor");
     assert_eq!(
         rows[1]["name"],
         "perfkit initiator ↔ perfkit acceptor, FileStorePath"
     );
-    assert_eq!(rows[2]["name"], "perfkit initiator ↔ perfkit acceptor, TLS");
+    assert_eq!(
+        rows[2]["name"],
+        "perfkit initiator ↔ perfkit acceptor, PostgreSQL store"
+    );
+    assert_eq!(rows[3]["name"], "perfkit initiator ↔ perfkit acceptor, TLS");
     for r in rows {
         check_row(r);
         assert!(r.get("p50_vs_quickfix_x").is_none(), "{r}");
@@ -114,9 +119,24 @@ fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it(
         notes.contains(&format!(
             "the perfkit acceptor's CPU per order is {:.2} µs over TLS against {:.2} µs over \
              plain TCP",
-            cpu(&rows[2]),
+            cpu(&rows[3]),
             cpu(&rows[0])
         )),
+        "{notes}"
+    );
+    // The PostgreSQL store's beside the file store's, likewise.
+    let rate = |r: &Value| r["orders_per_s"].as_f64().unwrap();
+    assert!(
+        notes.contains(&format!(
+            "the perfkit acceptor's CPU per order is {:.2} µs against {:.2} µs with \
+             FileStorePath",
+            cpu(&rows[2]),
+            cpu(&rows[1])
+        )) && notes.contains(&format!(
+            "at {:.0} orders/s against {:.0}",
+            rate(&rows[2]),
+            rate(&rows[1])
+        )) && notes.contains("µs of CPU per order besides"),
         "{notes}"
     );
     assert!(

@@ -280,8 +280,17 @@ pub struct SessionSettings {
     pub transport_data_dictionary: Option<String>,
     /// FIXT.1.1 application dictionary.
     pub app_data_dictionary: Option<String>,
-    /// Directory of the file store; `None` means the in-memory store.
+    /// Directory of the file store; `None` means the in-memory store
+    /// (or the PostgreSQL store, when `postgres_store` is set).
     pub file_store_path: Option<String>,
+    /// The PostgreSQL store (`PostgreSQLStoreDatabase`, `…User`,
+    /// `…Password`, `…Host`, `…Port`): set when any of them is, the rest
+    /// taking QuickFIX's defaults. Never set together with
+    /// `file_store_path` (the file is refused).
+    pub postgres_store: Option<PostgresSettings>,
+    /// The PostgreSQL log (`PostgreSQLLog*`): set when any of its keys
+    /// is; it writes beside the file and screen logs.
+    pub postgres_log: Option<PostgresLogSettings>,
     /// Reset sequence numbers at every Logon.
     pub reset_on_logon: bool,
     /// Reset sequence numbers after a Logout.
@@ -418,6 +427,64 @@ pub enum HostSelection {
         /// tried again.
         start_over_secs: u32,
     },
+}
+
+/// Where a PostgreSQL store or log connects, as QuickFIX's
+/// `PostgreSQLStore*`/`PostgreSQLLog*` keys say; an unset key takes
+/// QuickFIX's default (database `quickfix`, user `postgres`, no password,
+/// host `localhost`, the server's default port).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresSettings {
+    /// `…Database`.
+    pub database: String,
+    /// `…User`.
+    pub user: String,
+    /// `…Password` (empty: none).
+    pub password: String,
+    /// `…Host`: a name, an address, or a directory holding the server's
+    /// Unix socket (as libpq reads it).
+    pub host: String,
+    /// `…Port`; `None` (unset or 0, as QuickFIX writes it) is the
+    /// server's default, 5432.
+    pub port: Option<u16>,
+}
+
+impl Default for PostgresSettings {
+    fn default() -> Self {
+        PostgresSettings {
+            database: "quickfix".into(),
+            user: "postgres".into(),
+            password: String::new(),
+            host: "localhost".into(),
+            port: None,
+        }
+    }
+}
+
+/// A session's PostgreSQL log: where it connects and the tables of
+/// QuickFIX's `PostgreSQLLog*` keys (defaults `messages_log` for both
+/// directions and `event_log`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostgresLogSettings {
+    /// The connection.
+    pub connect: PostgresSettings,
+    /// `PostgreSQLLogIncomingTable`.
+    pub incoming_table: String,
+    /// `PostgreSQLLogOutgoingTable`.
+    pub outgoing_table: String,
+    /// `PostgreSQLLogEventTable`.
+    pub event_table: String,
+}
+
+impl Default for PostgresLogSettings {
+    fn default() -> Self {
+        PostgresLogSettings {
+            connect: PostgresSettings::default(),
+            incoming_table: "messages_log".into(),
+            outgoing_table: "messages_log".into(),
+            event_table: "event_log".into(),
+        }
+    }
 }
 
 impl SessionSettings {

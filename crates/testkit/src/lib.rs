@@ -6,6 +6,8 @@
 //!   (`zstd`, `unzip`, Python…): a missing program fails the test unless
 //!   `PERFKIT_SKIP_INTEROP=1` is set, and then the test says it is skipped;
 //! - [`s3`]: a real S3-compatible server (moto) on a free local port;
+//! - [`postgres`]: a real PostgreSQL server in a temporary cluster on a
+//!   free loopback port (run as the `postgres` user when we are root);
 //! - [`noise`]: incompressible deterministic test data;
 //! - [`boolean_text`]: an evaluator of `parN`/`and`/`or`/`not` text, the
 //!   BE-Tree tests' brute-force reference;
@@ -30,5 +32,6 @@ pub mod fix_wire;
 pub mod interop;
 pub mod mutation;
 pub mod noise;
+pub mod postgres;
 pub mod process;
 pub mod s3;

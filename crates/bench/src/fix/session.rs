@@ -15,7 +15,10 @@
 //!   divided by the orders.
 //!
 //! Both engines run with in-memory stores (but for one perfkit ↔
-//! perfkit row whose acceptor keeps a `FileStorePath` store, and one
+//! perfkit row whose acceptor keeps a `FileStorePath` store, one whose
+//! acceptor keeps its store in PostgreSQL, in a temporary cluster the run
+//! starts (QuickFIX's tables; commits reach the kernel, not the disk, as
+//! the file store's do), and one
 //! whose sessions run over TLS, `SocketUseSSL=Y`, on certificates the
 //! `openssl` CLI makes for the run), no data dictionary,
 //! ResetOnLogon and SocketNodelay, from the same QuickFIX settings files.
@@ -89,6 +92,9 @@ enum Variant {
     /// The acceptor keeps a `FileStorePath` store: what a session that
     /// must survive a restart pays.
     FileStore,
+    /// The acceptor keeps its store in PostgreSQL (`PostgreSQLStore*`):
+    /// what a session a standby can take over pays.
+    Postgres,
     /// TLS both ways (rustls on each side): what encryption costs.
     Tls,
 }
@@ -107,6 +113,9 @@ pub struct Pairing {
     pub orders_per_s: Vec<f64>,
     /// The acceptor's CPU per order, one per round.
     pub acceptor_cpu: Vec<Duration>,
+    /// The database server's CPU per order, one per round (the
+    /// PostgreSQL store's row only).
+    pub database_cpu: Vec<Duration>,
 }
 
 /// The session part's result: the pairings measured, and why QuickFIX's
@@ -121,6 +130,9 @@ pub struct Measured {
     /// The note replacing the TLS pairing (no `openssl` to make its
     /// certificates).
     pub tls_missing: Option<String>,
+    /// The note replacing the PostgreSQL store's pairing (no PostgreSQL
+    /// to start).
+    pub postgres_missing: Option<String>,
 }
 
 /// Runs every pairing `load.runs` times.
@@ -139,6 +151,17 @@ pub fn measure(load: Load) -> Result<Measured> {
         (ours.clone(), ours.clone(), Variant::Plain),
         (ours.clone(), ours.clone(), Variant::FileStore),
     ];
+    let cluster = super::pg::Cluster::start();
+    let postgres_missing = match &cluster {
+        Ok(_) => {
+            sides.push((ours.clone(), ours.clone(), Variant::Postgres));
+            None
+        }
+        Err(e) => Some(format!(
+            "perfkit ↔ perfkit with the acceptor's store in PostgreSQL not measured: {e:#}"
+        )),
+    };
+    let cluster = cluster.ok();
     let tls_missing = match certificates(dir.path()) {
         Ok(()) => {
             sides.push((ours.clone(), ours.clone(), Variant::Tls));
@@ -166,6 +189,7 @@ pub fn measure(load: Load) -> Result<Measured> {
                 match variant {
                     Variant::Plain => "",
                     Variant::FileStore => ", FileStorePath",
+                    Variant::Postgres => ", PostgreSQL store",
                     Variant::Tls => ", TLS",
                 }
             ),
@@ -174,6 +198,7 @@ pub fn measure(load: Load) -> Result<Measured> {
             latency_elapsed: Duration::ZERO,
             orders_per_s: Vec::new(),
             acceptor_cpu: Vec::new(),
+            database_cpu: Vec::new(),
         })
         .collect();
     for run in 0..load.runs {
@@ -189,6 +214,7 @@ pub fn measure(load: Load) -> Result<Measured> {
                 *variant,
                 load,
                 dir.path(),
+                cluster.as_ref(),
                 &mut pairings[i],
             )
             .with_context(|| format!("session bench, {}", pairings[i].name))?;
@@ -198,6 +224,7 @@ pub fn measure(load: Load) -> Result<Measured> {
         pairings,
         missing,
         tls_missing,
+        postgres_missing,
     })
 }
 
@@ -285,11 +312,17 @@ fn one_round(
     variant: Variant,
     load: Load,
     dir: &Path,
+    cluster: Option<&super::pg::Cluster>,
     into: &mut Pairing,
 ) -> Result<()> {
     let port = free_port()?;
-    let acc_cfg = settings(dir, "acceptor", port, variant)?;
-    let ini_cfg = settings(dir, "initiator", port, variant)?;
+    let store = match (variant, cluster) {
+        (Variant::Postgres, Some(c)) => c.store_settings(),
+        (Variant::Postgres, None) => bail!("no PostgreSQL cluster for its row"),
+        _ => String::new(),
+    };
+    let acc_cfg = settings(dir, "acceptor", port, variant, &store)?;
+    let ini_cfg = settings(dir, "initiator", port, variant, "")?;
     let server = Acceptor::start(acceptor, &acc_cfg, dir)?;
     let latencies = dir.join("latencies");
     let started = Instant::now();
@@ -314,6 +347,10 @@ fn one_round(
         );
     }
     let before = server.cpu()?;
+    let db_before = match (variant, cluster) {
+        (Variant::Postgres, Some(c)) => Some(c.cpu()?),
+        _ => None,
+    };
     let seconds = run_initiator(
         initiator,
         &ini_cfg,
@@ -323,6 +360,11 @@ fn one_round(
         dir,
     )?;
     let cpu = server.cpu()?.saturating_sub(before);
+    let per_order = |d: Duration| d / u32::try_from(load.orders.max(1)).unwrap_or(u32::MAX);
+    if let (Some(b), Some(c)) = (db_before, cluster) {
+        into.database_cpu
+            .push(per_order(c.cpu()?.saturating_sub(b)));
+    }
     server.stop()?;
     into.orders_per_s
         .push(load.orders as f64 / seconds.max(1e-9));
@@ -332,7 +374,7 @@ fn one_round(
 }
 
 /// A port nobody listens on now (the acceptor binds it right after).
-fn free_port() -> Result<u16> {
+pub(super) fn free_port() -> Result<u16> {
     let l = TcpListener::bind(("127.0.0.1", 0)).context("finding a free port")?;
     Ok(l.local_addr()?.port())
 }
@@ -344,8 +386,8 @@ fn free_port() -> Result<u16> {
 /// Nagle's algorithm and delayed acknowledgements, tens of ms, into its
 /// round trips); for [`Variant::Tls`], `SocketUseSSL=Y` with the acceptor
 /// presenting `server.pem` and the initiator checking it against
-/// `ca.pem`.
-fn settings(dir: &Path, role: &str, port: u16, variant: Variant) -> Result<PathBuf> {
+/// `ca.pem`. `extra` is more lines for the file (the PostgreSQL store's).
+fn settings(dir: &Path, role: &str, port: u16, variant: Variant, extra: &str) -> Result<PathBuf> {
     let (sender, target, socket) = match role {
         "initiator" => (
             "BENCH",
@@ -370,7 +412,7 @@ fn settings(dir: &Path, role: &str, port: u16, variant: Variant) -> Result<PathB
     std::fs::write(
         &path,
         format!(
-            "[DEFAULT]\nConnectionType={role}\n{socket}HeartBtInt=30\nStartTime=00:00:00\n\
+            "[DEFAULT]\nConnectionType={role}\n{socket}{extra}HeartBtInt=30\nStartTime=00:00:00\n\
              EndTime=00:00:00\nUseDataDictionary=N\nResetOnLogon=Y\nSocketNodelay=Y\n\n[SESSION]\n\
              BeginString=FIX.4.4\nSenderCompID={sender}\nTargetCompID={target}\n"
         ),

@@ -195,7 +195,8 @@ impl SendQueue {
 /// peer that leaves more than `opts.max_send_queue` bytes unread, or
 /// reads nothing for two heartbeat intervals, is disconnected. The store
 /// is flushed after each round's deliveries and before its bytes are
-/// written (see [`super::store`]).
+/// written (see [`super::store`]); while it is unavailable the round
+/// waits, unsent and reading nothing, and is retried (`flush_or_wait`).
 pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
     stream: &mut T,
     initial: &[u8],
@@ -257,7 +258,7 @@ pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
         }
         if !out.is_empty() {
             // Stored before sent; counted once the application took it.
-            session.flush_store()?;
+            flush_or_wait(session, log, &opts)?;
             queue.bytes.extend_from_slice(&out);
             out.clear();
         }
@@ -269,7 +270,7 @@ pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
         if !open {
             // What the last round changed without sending (a Logout's
             // number counted) persists too.
-            session.flush_store()?;
+            flush_or_wait(session, log, &opts)?;
             // Give the last words (a Logout, a Reject) a moment to leave.
             linger(stream, &mut queue);
             flush_logs(session, log);
@@ -432,6 +433,73 @@ pub fn connect(target: &ConnectTarget, stop: &AtomicBool) -> io::Result<TcpStrea
         }
     }
     Err(last)
+}
+
+/// The first wait after a store said it is unavailable; each further
+/// wait doubles, up to [`STORE_RETRY_MAX`].
+pub const STORE_RETRY_FIRST: Duration = Duration::from_millis(50);
+
+/// The longest wait between two attempts to flush an unavailable store:
+/// short enough that a database back from a restart is used again within
+/// a couple of seconds.
+pub const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Flushes the session's store. While the store says it is unavailable
+/// ([`StoreError::Unavailable`](super::store::StoreError::Unavailable)),
+/// waits and tries again, doubling the wait from [`STORE_RETRY_FIRST`] to
+/// [`STORE_RETRY_MAX`]: the round's bytes stay unsent (a message goes out
+/// only once stored) and nothing more is read (an inbound number counts
+/// only once stored; the counterparty's resend covers what it sends
+/// meanwhile). One event line says the store is gone, one that it is
+/// back. Any other store error, or `opts.stop` while waiting, ends the
+/// connection with the error.
+fn flush_or_wait<S: SessionStore, L: Log>(
+    session: &mut Session<S>,
+    log: &mut L,
+    opts: &Options<'_>,
+) -> Result<(), ConnectionError> {
+    let mut delay = STORE_RETRY_FIRST;
+    let mut since: Option<Instant> = None;
+    loop {
+        match session.flush_store() {
+            Ok(()) => {
+                if let Some(since) = since {
+                    log.event(
+                        UtcTimestamp::now(),
+                        &format!(
+                            "Store available again after {:.1} s: sending and reading resume",
+                            since.elapsed().as_secs_f64()
+                        ),
+                    );
+                }
+                return Ok(());
+            }
+            Err(SessionError::Store(e)) if e.is_transient() => {
+                if since.is_none() {
+                    since = Some(Instant::now());
+                    log.event(
+                        UtcTimestamp::now(),
+                        &format!(
+                            "Store failed ({e}): holding messages unsent and reading nothing \
+                             until it is back; retrying every {} ms to {} s",
+                            STORE_RETRY_FIRST.as_millis(),
+                            STORE_RETRY_MAX.as_secs()
+                        ),
+                    );
+                    log.flush();
+                }
+                let until = Instant::now() + delay;
+                while Instant::now() < until {
+                    if opts.stop.load(Ordering::Relaxed) {
+                        return Err(SessionError::Store(e).into());
+                    }
+                    std::thread::sleep(Duration::from_millis(20).min(delay));
+                }
+                delay = (delay * 2).min(STORE_RETRY_MAX);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// The connection is gone: the session learns it, and its last event

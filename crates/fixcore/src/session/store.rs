@@ -60,6 +60,36 @@ pub enum StoreError {
         /// Its length.
         len: usize,
     },
+    /// The store cannot be reached now (a database whose connection was
+    /// lost, or that refuses connections), and may be again later: what
+    /// was recorded since the last good flush is kept, and the same call
+    /// may be tried again. A driver holds the round's bytes back and
+    /// retries rather than ending the session (see
+    /// [`connection::run`](super::connection::run)).
+    #[error("{store}: unavailable: {why}")]
+    Unavailable {
+        /// Which store (a database and session, say).
+        store: String,
+        /// What failed.
+        why: String,
+    },
+    /// The store's backend refused an operation for a reason retrying
+    /// will not cure (a missing table, a message its encoding cannot
+    /// hold, a permission).
+    #[error("{store}: {why}")]
+    Backend {
+        /// Which store.
+        store: String,
+        /// What the backend said.
+        why: String,
+    },
+}
+
+impl StoreError {
+    /// Whether the failure may pass by itself ([`StoreError::Unavailable`]).
+    pub fn is_transient(&self) -> bool {
+        matches!(self, StoreError::Unavailable { .. })
+    }
 }
 
 /// What a session remembers between connections.
@@ -226,8 +256,8 @@ pub enum Durability {
 #[cfg(test)]
 mod tests;
 
-/// Either store, chosen at run time from the settings (`FileStorePath`
-/// or none).
+/// Any store, chosen at run time from the settings (`FileStorePath`,
+/// a store of another crate, or none).
 #[derive(Debug)]
 pub enum AnyStore {
     /// In memory.
@@ -235,61 +265,80 @@ pub enum AnyStore {
     /// QuickFIX's files (boxed: the store is large and the memory store
     /// is the common case).
     File(Box<FileStore>),
+    /// A store this crate does not hold (the PostgreSQL store of
+    /// `fixcore-postgres`): fixcore stays free of its dependencies, and
+    /// the session machine still sees only [`SessionStore`].
+    Other(Box<dyn OtherStore>),
 }
+
+/// A [`SessionStore`] that can go in [`AnyStore::Other`]: movable to a
+/// session's thread and printable.
+pub trait OtherStore: SessionStore + Send + std::fmt::Debug {}
+
+impl<T: SessionStore + Send + std::fmt::Debug> OtherStore for T {}
 
 impl SessionStore for AnyStore {
     fn next_sender_seq(&self) -> u64 {
         match self {
             AnyStore::Memory(s) => s.next_sender_seq(),
             AnyStore::File(s) => s.next_sender_seq(),
+            AnyStore::Other(s) => s.next_sender_seq(),
         }
     }
     fn next_target_seq(&self) -> u64 {
         match self {
             AnyStore::Memory(s) => s.next_target_seq(),
             AnyStore::File(s) => s.next_target_seq(),
+            AnyStore::Other(s) => s.next_target_seq(),
         }
     }
     fn set_seqs(&mut self, sender: u64, target: u64) -> Result<(), StoreError> {
         match self {
             AnyStore::Memory(s) => s.set_seqs(sender, target),
             AnyStore::File(s) => s.set_seqs(sender, target),
+            AnyStore::Other(s) => s.set_seqs(sender, target),
         }
     }
     fn save(&mut self, seq: u64, msg: &[u8]) -> Result<(), StoreError> {
         match self {
             AnyStore::Memory(s) => s.save(seq, msg),
             AnyStore::File(s) => s.save(seq, msg),
+            AnyStore::Other(s) => s.save(seq, msg),
         }
     }
     fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
         match self {
             AnyStore::Memory(s) => s.load(seq, out),
             AnyStore::File(s) => s.load(seq, out),
+            AnyStore::Other(s) => s.load(seq, out),
         }
     }
     fn reset(&mut self) -> Result<(), StoreError> {
         match self {
             AnyStore::Memory(s) => s.reset(),
             AnyStore::File(s) => s.reset(),
+            AnyStore::Other(s) => s.reset(),
         }
     }
     fn refresh(&mut self) -> Result<(), StoreError> {
         match self {
             AnyStore::Memory(s) => s.refresh(),
             AnyStore::File(s) => s.refresh(),
+            AnyStore::Other(s) => s.refresh(),
         }
     }
     fn flush(&mut self) -> Result<(), StoreError> {
         match self {
             AnyStore::Memory(s) => s.flush(),
             AnyStore::File(s) => s.flush(),
+            AnyStore::Other(s) => s.flush(),
         }
     }
     fn max_seq(&self) -> u64 {
         match self {
             AnyStore::Memory(s) => s.max_seq(),
             AnyStore::File(s) => s.max_seq(),
+            AnyStore::Other(s) => s.max_seq(),
         }
     }
 }

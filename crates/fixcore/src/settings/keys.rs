@@ -110,10 +110,17 @@ const JAVA_TLS: Treatment = Treatment::NoEffect(
      certificate keys (ServerCertificateFile, CertificationAuthoritiesFile...)",
 );
 const DATABASE: Treatment = Treatment::NoEffect(
-    "perfkit has no database store; a session keeps its FileStorePath files, or memory",
+    "of the database stores perfkit has PostgreSQL's (PostgreSQLStore*); otherwise a session \
+     keeps its FileStorePath files, or memory",
 );
-const DATABASE_LOG: Treatment =
-    Treatment::NoEffect("perfkit logs to no database; FileLogPath writes QuickFIX's file logs");
+const DATABASE_LOG: Treatment = Treatment::NoEffect(
+    "of the database logs perfkit has PostgreSQL's (PostgreSQLLog*); FileLogPath writes \
+     QuickFIX's file logs",
+);
+const OWN_CONNECTION: Treatment = Treatment::NoEffect(
+    "each session's PostgreSQL store and log keep one connection of their own, opened again \
+     when it is lost",
+);
 const SLF4J: Treatment = Treatment::NoEffect(
     "SLF4J is QuickFIX/J's Java logging; FileLogPath writes QuickFIX's file logs",
 );
@@ -224,12 +231,12 @@ pub const KEYS: &[Key] = &[
     key("MySQLStorePassword", C | M, DATABASE),
     key("MySQLStoreHost", C | M, DATABASE),
     key("MySQLStorePort", C | M, DATABASE),
-    key("PostgreSQLStoreUseConnectionPool", C | M, DATABASE),
-    key("PostgreSQLStoreDatabase", C | M, DATABASE),
-    key("PostgreSQLStoreUser", C | M, DATABASE),
-    key("PostgreSQLStorePassword", C | M, DATABASE),
-    key("PostgreSQLStoreHost", C | M, DATABASE),
-    key("PostgreSQLStorePort", C | M, DATABASE),
+    key("PostgreSQLStoreUseConnectionPool", C | M, OWN_CONNECTION),
+    key("PostgreSQLStoreDatabase", C | M, HONOURED),
+    key("PostgreSQLStoreUser", C | M, HONOURED),
+    key("PostgreSQLStorePassword", C | M, HONOURED),
+    key("PostgreSQLStoreHost", C | M, HONOURED),
+    key("PostgreSQLStorePort", C | M, HONOURED),
     key("OdbcStoreUser", C | M, DATABASE),
     key("OdbcStorePassword", C | M, DATABASE),
     key("OdbcStoreConnectionString", C | M, DATABASE),
@@ -247,15 +254,15 @@ pub const KEYS: &[Key] = &[
     key("MySQLLogIncomingTable", C | M, DATABASE_LOG),
     key("MySQLLogOutgoingTable", C | M, DATABASE_LOG),
     key("MySQLLogEventTable", C | M, DATABASE_LOG),
-    key("PostgreSQLLogUseConnectionPool", C | M, DATABASE_LOG),
-    key("PostgreSQLLogDatabase", C | M, DATABASE_LOG),
-    key("PostgreSQLLogUser", C | M, DATABASE_LOG),
-    key("PostgreSQLLogPassword", C | M, DATABASE_LOG),
-    key("PostgreSQLLogHost", C | M, DATABASE_LOG),
-    key("PostgreSQLLogPort", C | M, DATABASE_LOG),
-    key("PostgreSQLLogIncomingTable", C | M, DATABASE_LOG),
-    key("PostgreSQLLogOutgoingTable", C | M, DATABASE_LOG),
-    key("PostgreSQLLogEventTable", C | M, DATABASE_LOG),
+    key("PostgreSQLLogUseConnectionPool", C | M, OWN_CONNECTION),
+    key("PostgreSQLLogDatabase", C | M, HONOURED),
+    key("PostgreSQLLogUser", C | M, HONOURED),
+    key("PostgreSQLLogPassword", C | M, HONOURED),
+    key("PostgreSQLLogHost", C | M, HONOURED),
+    key("PostgreSQLLogPort", C | M, HONOURED),
+    key("PostgreSQLLogIncomingTable", C | M, HONOURED),
+    key("PostgreSQLLogOutgoingTable", C | M, HONOURED),
+    key("PostgreSQLLogEventTable", C | M, HONOURED),
     key("OdbcLogUser", C | M, DATABASE_LOG),
     key("OdbcLogPassword", C | M, DATABASE_LOG),
     key("OdbcLogConnectionString", C | M, DATABASE_LOG),

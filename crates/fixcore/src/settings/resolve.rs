@@ -4,8 +4,9 @@
 
 use super::tls::{Protocols, TlsSettings};
 use super::{
-    ApplVerId, BeginString, ConnectTarget, ConnectionType, Entries, HostSelection, ScreenLog,
-    SessionSettings, SettingsError, TimeOfDay, Validation, Weekday,
+    ApplVerId, BeginString, ConnectTarget, ConnectionType, Entries, HostSelection,
+    PostgresLogSettings, PostgresSettings, ScreenLog, SessionSettings, SettingsError, TimeOfDay,
+    Validation, Weekday,
 };
 use crate::build::TimePrecision;
 use crate::session::file_log::FileLogSettings;
@@ -82,6 +83,85 @@ impl Reader<'_> {
             cipher_suite: lined("SSLCipherSuite"),
             tls13_cipher_suites: lined("TLSCipherSuites"),
         })
+    }
+
+    /// The PostgreSQL connection of the keys named `{prefix}Database`,
+    /// `{prefix}User`... (`PostgreSQLStore`, `PostgreSQLLog`); `None`
+    /// when none of them is set.
+    fn postgres(&self, prefix: &str) -> Result<Option<PostgresSettings>, SettingsError> {
+        let key = |k: &str| format!("{prefix}{k}");
+        let names = ["Database", "User", "Password", "Host", "Port"].map(key);
+        if names.iter().all(|k| self.raw(k).is_none()) {
+            return Ok(None);
+        }
+        let d = PostgresSettings::default();
+        // QuickFIX reads the port as an int and passes 0 on as "the
+        // default"; so does this.
+        let port = match self.uint(&names[4])? {
+            None | Some(0) => None,
+            Some(p) => Some(u16::try_from(p).map_err(|_| {
+                let (v, l) = self.raw(&names[4]).unwrap_or(("", self.header));
+                Self::bad(
+                    &names[4],
+                    v,
+                    l,
+                    "expected a port 1-65535 (or 0: the default)",
+                )
+            })?),
+        };
+        Ok(Some(PostgresSettings {
+            database: self.string(&names[0]).unwrap_or(d.database),
+            user: self.string(&names[1]).unwrap_or(d.user),
+            password: self.string(&names[2]).unwrap_or(d.password),
+            host: self.string(&names[3]).unwrap_or(d.host),
+            port,
+        }))
+    }
+
+    /// The PostgreSQL log's settings; `None` when no `PostgreSQLLog*`
+    /// key is set.
+    fn postgres_log(&self) -> Result<Option<PostgresLogSettings>, SettingsError> {
+        let tables = [
+            "PostgreSQLLogIncomingTable",
+            "PostgreSQLLogOutgoingTable",
+            "PostgreSQLLogEventTable",
+        ];
+        let connect = self.postgres("PostgreSQLLog")?;
+        if connect.is_none() && tables.iter().all(|k| self.raw(k).is_none()) {
+            return Ok(None);
+        }
+        let d = PostgresLogSettings::default();
+        // The names go into SQL text (a table cannot be a parameter), so
+        // only plain identifiers, optionally schema-qualified, pass.
+        let table = |key: &str, default: String| -> Result<String, SettingsError> {
+            match self.raw(key) {
+                None => Ok(default),
+                Some((v, l)) => {
+                    let plain = v.split('.').all(|part| {
+                        part.chars()
+                            .next()
+                            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                            && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    });
+                    if plain && v.split('.').count() <= 2 {
+                        Ok(v.to_string())
+                    } else {
+                        Err(Self::bad(
+                            key,
+                            v,
+                            l,
+                            "expected a table name (letters, digits and _, optionally schema.table)",
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(Some(PostgresLogSettings {
+            connect: connect.unwrap_or_default(),
+            incoming_table: table(tables[0], d.incoming_table)?,
+            outgoing_table: table(tables[1], d.outgoing_table)?,
+            event_table: table(tables[2], d.event_table)?,
+        }))
     }
 
     fn string(&self, key: &str) -> Option<String> {
@@ -586,6 +666,17 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         transport_data_dictionary,
         app_data_dictionary,
         file_store_path: r.string("FileStorePath"),
+        postgres_store: match r.postgres("PostgreSQLStore")? {
+            Some(_) if r.raw("FileStorePath").is_some() => {
+                return Err(SettingsError::Inconsistent {
+                    line: header,
+                    why: "FileStorePath and PostgreSQLStore* keys both choose the session's \
+                          store; keep one",
+                });
+            }
+            pg => pg,
+        },
+        postgres_log: r.postgres_log()?,
         reset_on_logon: r.bool("ResetOnLogon", false)?,
         reset_on_logout: r.bool("ResetOnLogout", false)?,
         reset_on_disconnect: r.bool("ResetOnDisconnect", false)?,

@@ -120,8 +120,9 @@ fn keys_without_effect_are_accepted_with_one_warning_each() {
     assert_eq!(
         lines,
         [
-            "line 2: MySQLStoreHost has no effect: perfkit has no database store; a session \
-             keeps its FileStorePath files, or memory (also set on line 10, 18)",
+            "line 2: MySQLStoreHost has no effect: of the database stores perfkit has \
+             PostgreSQL's (PostgreSQLStore*); otherwise a session keeps its FileStorePath \
+             files, or memory (also set on line 10, 18)",
             "line 3: SocketKeyStore has no effect: Java key stores and trust managers are \
              QuickFIX/J's; perfkit reads QuickFIX/C++'s PEM certificate keys \
              (ServerCertificateFile, CertificationAuthoritiesFile...)",
@@ -337,6 +338,7 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         "ScreenLogShowIncoming" | "ScreenLogShowOutgoing" => "Y",
         "ScreenLogShowEvents" | "ScreenLogShowHeartBeats" | "FileLogHeartbeats" => "N",
         "FileLogPath" => "log",
+        k if k.starts_with("PostgreSQLLog") && k.ends_with("Table") => "fix_log",
         "TimeZone" => "Europe/London",
         "FileLogBackupPath" => "log/old",
         "Username" => "trader1",
@@ -372,6 +374,11 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
     let mut text = String::from("[SESSION]\n");
     for k in KEYS {
         let name = k.name.replace("<n>", "1");
+        // FileStorePath and the PostgreSQL store's keys exclude each
+        // other (tested below); the file store is the one read here.
+        if name.starts_with("PostgreSQLStore") && k.treatment == Treatment::Honoured {
+            continue;
+        }
         text.push_str(&format!("{name}={}\n", values(&name)));
     }
     let s = Settings::parse(&text).unwrap();
@@ -730,5 +737,61 @@ fn tls_protocol_words_and_verify_levels_read_as_quickfix_reads_them() {
     assert_eq!(
         err(&format!("{INI}CertificateVerifyLevel=4\n")),
         "line 9: bad value \"4\" for CertificateVerifyLevel: expected 0, 1, 2 or 3"
+    );
+}
+
+/// Any PostgreSQLStore key chooses the database store, the others taking
+/// QuickFIX's defaults; the log's keys likewise, with its table names
+/// checked (they go into SQL text); FileStorePath beside the store's keys
+/// is refused.
+#[test]
+fn postgresql_keys_choose_the_database_store_and_log() {
+    use crate::settings::{PostgresLogSettings, PostgresSettings};
+    let s = Settings::parse(ACC).unwrap();
+    assert!(s.sessions[0].postgres_store.is_none() && s.sessions[0].postgres_log.is_none());
+    let s = Settings::parse(&format!(
+        "{ACC}PostgreSQLStoreHost=db1\nPostgreSQLStorePort=0\nPostgreSQLLogEventTable=fix.events\n"
+    ))
+    .unwrap();
+    let s = &s.sessions[0];
+    assert_eq!(
+        s.postgres_store,
+        Some(PostgresSettings {
+            host: "db1".into(),
+            ..PostgresSettings::default()
+        })
+    );
+    assert_eq!(
+        s.postgres_store
+            .as_ref()
+            .map(|p| (&*p.database, &*p.user, p.port)),
+        Some(("quickfix", "postgres", None))
+    );
+    assert_eq!(
+        s.postgres_log,
+        Some(PostgresLogSettings {
+            event_table: "fix.events".into(),
+            ..PostgresLogSettings::default()
+        })
+    );
+    let s = Settings::parse(&format!("{ACC}PostgreSQLStorePort=6543\n")).unwrap();
+    assert_eq!(
+        s.sessions[0].postgres_store.as_ref().unwrap().port,
+        Some(6543)
+    );
+    let e = |text: &str| Settings::parse(text).unwrap_err().to_string();
+    assert_eq!(
+        e(&format!(
+            "{ACC}PostgreSQLLogIncomingTable=log; DROP TABLE x\n"
+        )),
+        "line 7: bad value \"log; DROP TABLE x\" for PostgreSQLLogIncomingTable: expected a \
+         table name (letters, digits and _, optionally schema.table)"
+    );
+    assert!(e(&format!("{ACC}PostgreSQLStorePort=70000\n")).contains("PostgreSQLStorePort"));
+    assert_eq!(
+        e(&format!(
+            "{ACC}FileStorePath=s\nPostgreSQLStoreDatabase=fix\n"
+        )),
+        "line 1: FileStorePath and PostgreSQLStore* keys both choose the session's store; keep one"
     );
 }

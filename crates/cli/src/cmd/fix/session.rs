@@ -2,8 +2,10 @@
 //! engine from a QuickFIX settings file, with the `echo` or `exec`
 //! application. Events go to stderr; `--log FILE` also writes every
 //! message sent and received as `time : message` lines, and a session
-//! with `FileLogPath` keeps QuickFIX's file logs; `perfkit fix check`
-//! reads both.
+//! with `FileLogPath` keeps QuickFIX's file logs and one with
+//! `PostgreSQLLog*` keys QuickFIX's log tables; `perfkit fix check`
+//! reads the files. A session's store is in memory, QuickFIX's files
+//! (`FileStorePath`) or QuickFIX's PostgreSQL tables (`PostgreSQLStore*`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -27,6 +29,7 @@ use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, jo
 use fixcore::session::tls::{ClientTls, ServerTls};
 use fixcore::settings::{ConnectionType, ScreenLog, SessionSettings, Settings};
 use fixcore::value::UtcTimestamp;
+use fixcore_postgres::{PostgresLog, PostgresStore, SessionKey};
 
 /// Which application answers the counterparty's messages.
 #[derive(Debug, Clone, Copy)]
@@ -140,20 +143,30 @@ struct SessionLog {
     screen: ScreenLog,
     /// The session's file logs, shared by its connections (one at a time).
     file: Option<Arc<Mutex<FileLog>>>,
+    /// The session's PostgreSQL log, shared likewise.
+    postgres: Option<Arc<Mutex<PostgresLog>>>,
 }
 
 impl SessionLog {
-    fn new(
+    /// The log of session `s`, opening its file and PostgreSQL logs
+    /// when its settings ask for them.
+    fn open(
         s: &SessionSettings,
         messages: &Option<Arc<Mutex<BufWriter<File>>>>,
-        file: &Option<Arc<Mutex<FileLog>>>,
-    ) -> SessionLog {
-        SessionLog {
+    ) -> Result<SessionLog> {
+        Ok(SessionLog {
             id: s.id(),
             messages: messages.clone(),
             screen: s.screen_log,
-            file: file.clone(),
-        }
+            file: file_log(s)?,
+            postgres: postgres_log(s)?,
+        })
+    }
+
+    fn postgres(&self) -> Option<std::sync::MutexGuard<'_, PostgresLog>> {
+        self.postgres
+            .as_ref()
+            .map(|f| f.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     fn file(&self) -> Option<std::sync::MutexGuard<'_, FileLog>> {
@@ -167,6 +180,9 @@ impl Log for SessionLog {
     fn message(&mut self, now: UtcTimestamp, incoming: bool, msg: &[u8]) {
         if let Some(mut f) = self.file() {
             f.message(now, incoming, msg);
+        }
+        if let Some(mut p) = self.postgres() {
+            p.message(now, incoming, msg);
         }
         let dir = if incoming { "<-" } else { "->" };
         if let Some(f) = &self.messages {
@@ -189,6 +205,9 @@ impl Log for SessionLog {
         if let Some(mut f) = self.file() {
             f.event(now, text);
         }
+        if let Some(mut p) = self.postgres() {
+            p.event(now, text);
+        }
         if self.screen.events {
             eprintln!("{} : {} : {text}", stamp(now), self.id);
         }
@@ -199,6 +218,18 @@ impl Log for SessionLog {
         if let Some(e) = failed {
             // Logs are the record, not the session: it goes on.
             eprintln!("perfkit: warning: {}: file log: {e}", self.id);
+        }
+        let failed = self.postgres().and_then(|mut p| {
+            p.flush();
+            p.take_failure()
+        });
+        if let Some(e) = failed {
+            // One line per outage; the rows wait in memory meanwhile.
+            eprintln!(
+                "perfkit: warning: {}: PostgreSQL log: {e}; its rows are kept and written \
+                 once the database is back",
+                self.id
+            );
         }
     }
 
@@ -224,6 +255,16 @@ fn file_log(s: &SessionSettings) -> Result<Option<Arc<Mutex<FileLog>>>> {
     };
     let log = FileLog::open(settings, &s.file_prefix())
         .with_context(|| format!("opening the file log of {}", s.id()))?;
+    Ok(Some(Arc::new(Mutex::new(log))))
+}
+
+/// The PostgreSQL log of session `s` when it has `PostgreSQLLog*` keys.
+fn postgres_log(s: &SessionSettings) -> Result<Option<Arc<Mutex<PostgresLog>>>> {
+    let Some(settings) = &s.postgres_log else {
+        return Ok(None);
+    };
+    let log = PostgresLog::open(settings, SessionKey::of(s))
+        .with_context(|| format!("opening the PostgreSQL log of {}", s.id()))?;
     Ok(Some(Arc::new(Mutex::new(log))))
 }
 
@@ -293,16 +334,21 @@ struct EngineSessions {
 /// Session `s` with its store (a damaged file store repaired when
 /// `recover`; sent messages kept in a memory store only when `keep_sent`).
 fn open_session(s: &SessionSettings, recover: bool, keep_sent: bool) -> Result<Session<AnyStore>> {
-    let store = match &s.file_store_path {
-        Some(dir) => AnyStore::File(Box::new(
+    // Settings::parse refuses FileStorePath beside PostgreSQLStore*.
+    let store = match (&s.file_store_path, &s.postgres_store) {
+        (Some(dir), _) => AnyStore::File(Box::new(
             file_store(s, Path::new(dir), recover)
                 .with_context(|| format!("opening the store of {}", s.id()))?,
         )),
-        None => AnyStore::Memory(MemoryStore::default()),
+        (None, Some(db)) => AnyStore::Other(Box::new(
+            PostgresStore::open(db, SessionKey::of(s))
+                .with_context(|| format!("opening the store of {}", s.id()))?,
+        )),
+        (None, None) => AnyStore::Memory(MemoryStore::default()),
     };
     let mut cfg = Config::from_settings(s);
     cfg.validator = validator(s)?;
-    if !keep_sent && s.file_store_path.is_none() {
+    if !keep_sent && s.file_store_path.is_none() && s.postgres_store.is_none() {
         cfg.persist_messages = false;
     }
     Ok(Session::new(cfg, store))
@@ -474,7 +520,7 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     let stop = stop_flag();
     let logs = sessions
         .iter()
-        .map(|(s, _)| Ok(SessionLog::new(s, &messages, &file_log(s)?)))
+        .map(|(s, _)| SessionLog::open(s, &messages))
         .collect::<Result<Vec<_>>>()?;
     let logs = Arc::new(Mutex::new(logs));
     let templates = templates
@@ -534,7 +580,7 @@ fn template(
         s.target_comp_id = theirs.to_string();
         s.acceptor_template = false;
         let made = open_session(&s, recover, true)
-            .and_then(|session| Ok((session, SessionLog::new(&s, &messages, &file_log(&s)?))));
+            .and_then(|session| Ok((session, SessionLog::open(&s, &messages)?)));
         let (session, log) = made.map_err(|e| crate::cmd::one_line(&e))?;
         let mut logs = logs.lock().unwrap_or_else(|p| p.into_inner());
         if logs.len() != i {
@@ -623,7 +669,7 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
                     s.id()
                 );
             };
-            let mut log = SessionLog::new(&s, &messages, &file_log(&s)?);
+            let mut log = SessionLog::open(&s, &messages)?;
             let mut a = match engine.orders {
                 Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
                 None => AnyApp::new(engine.app),
@@ -650,7 +696,22 @@ pub fn initiator(engine: Engine) -> Result<ExitCode> {
                                     .map_err(ConnectionError::from)
                                     .and_then(|t| run_on(t, &mut session, &mut a, &mut log, opts)),
                             };
-                            res.with_context(|| format!("session {}", log.id))?;
+                            match res {
+                                // A store that is away (a database
+                                // restarting) ends this connection, not
+                                // the session: it connects again, and
+                                // the Logon reloads what it needs.
+                                Err(ConnectionError::Session(SessionError::Store(e)))
+                                    if e.is_transient() =>
+                                {
+                                    log.event(
+                                        UtcTimestamp::now(),
+                                        &format!("Disconnected: {e}; connecting again"),
+                                    );
+                                    log.flush();
+                                }
+                                res => res.with_context(|| format!("session {}", log.id))?,
+                            }
                             if a.done() {
                                 break;
                             }

@@ -1,0 +1,101 @@
+//! fixcore's session store and log on PostgreSQL, in the tables QuickFIX's
+//! own `PostgreSQLStore` and `PostgreSQLLog` use (its `src/sql/postgresql`
+//! scripts): a database a QuickFIX shop already runs is read as it is, and
+//! a standby engine on another host, with `RefreshOnLogon=Y`, takes a
+//! session over from where the engine before it stopped.
+//!
+//! - [`PostgresStore`]: a [`SessionStore`](fixcore::session::store::SessionStore)
+//!   over the `sessions` and `messages` tables. Records are held in memory
+//!   until [`flush`](fixcore::session::store::SessionStore::flush), which
+//!   writes the round's messages and both sequence numbers in one
+//!   statement (one transaction, one round trip); the session driver
+//!   flushes before it writes to the socket, so a message is sent only
+//!   once it is in the database.
+//! - [`PostgresLog`]: a [`Log`](fixcore::session::app::Log) into the
+//!   incoming, outgoing and event tables (`messages_log`, `event_log` by
+//!   default), handed over per round to a writer thread of its own, so
+//!   the session never waits for its log.
+//!
+//! A lost connection is [`StoreError::Unavailable`]: the store keeps what
+//! it has not written, opens a new connection on the next call, and the
+//! driver holds the session's traffic back until then (see
+//! `fixcore::session::connection::run`). The tables are created when
+//! missing, with QuickFIX's column names and types.
+//!
+//! This crate is its own so that fixcore, and the sans-I/O session
+//! machine in it, gain no database client and no async runtime (the
+//! `postgres` client runs tokio inside).
+//!
+//! ```no_run
+//! use fixcore::session::store::SessionStore;
+//! use fixcore::settings::PostgresSettings;
+//! use fixcore_postgres::{PostgresStore, SessionKey};
+//!
+//! let db = PostgresSettings { host: "db.example".into(), ..PostgresSettings::default() };
+//! let key = SessionKey::new("FIX.4.2", "ISLD", "TW", "");
+//! let mut store = PostgresStore::open(&db, key)?;
+//! store.save(store.next_sender_seq(), b"8=FIX.4.2\x019=5\x0135=0\x0110=161\x01")?;
+//! store.set_seqs(store.next_sender_seq() + 1, store.next_target_seq())?;
+//! store.flush()?; // both rows are in the database now
+//! # Ok::<(), fixcore::session::store::StoreError>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod conn;
+pub mod log;
+pub mod store;
+
+pub use log::PostgresLog;
+pub use store::PostgresStore;
+
+use fixcore::settings::SessionSettings;
+
+/// Which session a row belongs to: the four columns that key every
+/// QuickFIX table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionKey {
+    /// `beginstring` (`FIX.4.2`, `FIXT.1.1`).
+    pub begin_string: String,
+    /// `sendercompid`: our CompID.
+    pub sender_comp_id: String,
+    /// `targetcompid`: the counterparty's.
+    pub target_comp_id: String,
+    /// `session_qualifier`; empty when the session has none.
+    pub session_qualifier: String,
+}
+
+impl SessionKey {
+    /// The key of a session with these identities.
+    pub fn new(begin: &str, sender: &str, target: &str, qualifier: &str) -> SessionKey {
+        SessionKey {
+            begin_string: begin.into(),
+            sender_comp_id: sender.into(),
+            target_comp_id: target.into(),
+            session_qualifier: qualifier.into(),
+        }
+    }
+
+    /// The key of session `s` of a settings file.
+    pub fn of(s: &SessionSettings) -> SessionKey {
+        SessionKey::new(
+            s.begin_string.as_str(),
+            &s.sender_comp_id,
+            &s.target_comp_id,
+            &s.session_qualifier,
+        )
+    }
+
+    /// `FIX.4.2:ISLD->TW`, as fixcore names sessions.
+    pub fn id(&self) -> String {
+        let mut s = format!(
+            "{}:{}->{}",
+            self.begin_string, self.sender_comp_id, self.target_comp_id
+        );
+        if !self.session_qualifier.is_empty() {
+            s.push(':');
+            s.push_str(&self.session_qualifier);
+        }
+        s
+    }
+}
