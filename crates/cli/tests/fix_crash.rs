@@ -12,9 +12,11 @@
 //! PossDupFlag(43)=Y after the first. Answers the acceptor resent (43=Y)
 //! are copies of one answer, not new ones.
 
+mod order_ledger;
+
+use order_ledger::ledger;
 use perfkit_testkit::process::{Running, free_port};
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -87,44 +89,6 @@ impl Rng {
         self.0 ^= self.0 << 17;
         self.0 % n
     }
-}
-
-/// What crossed the wire for one ClOrdID.
-#[derive(Default, Debug)]
-struct Order {
-    sent: u32,
-    sent_possdup: u32,
-    fresh_answers: u32,
-    resent_answers: u32,
-}
-
-/// Reads the initiator's message log into the ledger.
-fn ledger(log: &Path) -> HashMap<String, Order> {
-    let text = std::fs::read(log).unwrap();
-    let mut orders: HashMap<String, Order> = HashMap::new();
-    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let line = String::from_utf8_lossy(line);
-        let (outgoing, msg) = match (line.find(" -> "), line.find(" <- ")) {
-            (Some(i), _) => (true, &line[i + 4..]),
-            (None, Some(i)) => (false, &line[i + 4..]),
-            _ => panic!("not a message line: {line:?}"),
-        };
-        let field = |tag: &str| {
-            msg.split('\x01')
-                .find_map(|f| f.strip_prefix(tag).and_then(|v| v.strip_prefix('=')))
-        };
-        let possdup = field("43") == Some("Y");
-        let Some(id) = field("11") else { continue };
-        let o = orders.entry(id.to_string()).or_default();
-        match (outgoing, field("35"), field("39")) {
-            (true, Some("D"), _) if possdup => o.sent_possdup += 1,
-            (true, Some("D"), _) => o.sent += 1,
-            (false, Some("8"), Some("0")) if possdup => o.resent_answers += 1,
-            (false, Some("8"), Some("0")) => o.fresh_answers += 1,
-            _ => {}
-        }
-    }
-    orders
 }
 
 #[test]

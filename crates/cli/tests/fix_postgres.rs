@@ -13,6 +13,9 @@
 //! `fix_crash.rs`): every NewOrderSingle it sent and every
 //! ExecutionReport it received, as they crossed the wire.
 
+mod order_ledger;
+
+use order_ledger::Order;
 use perfkit_testkit::postgres::{DATABASE, Postgres};
 use perfkit_testkit::process::{Running, free_port};
 
@@ -142,46 +145,11 @@ fn initiator(dir: &Path, orders: u64, log: &Path) -> Running {
     )
 }
 
-/// What crossed the wire for one ClOrdID.
-#[derive(Default, Debug)]
-struct Order {
-    sent: u32,
-    sent_possdup: u32,
-    fresh_answers: u32,
-    resent_answers: u32,
-}
-
-/// Reads the initiator's message log into the ledger, and how many
-/// ExecutionReports came as PossDup copies.
+/// The ledger of `log`, and how many ExecutionReports came as PossDup
+/// copies.
 fn ledger(log: &Path) -> (HashMap<String, Order>, u32) {
-    let text = std::fs::read(log).unwrap();
-    let mut orders: HashMap<String, Order> = HashMap::new();
-    let mut resent = 0;
-    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let line = String::from_utf8_lossy(line);
-        let (outgoing, msg) = match (line.find(" -> "), line.find(" <- ")) {
-            (Some(i), _) => (true, &line[i + 4..]),
-            (None, Some(i)) => (false, &line[i + 4..]),
-            _ => panic!("not a message line: {line:?}"),
-        };
-        let field = |tag: &str| {
-            msg.split('\x01')
-                .find_map(|f| f.strip_prefix(tag).and_then(|v| v.strip_prefix('=')))
-        };
-        let possdup = field("43") == Some("Y");
-        let Some(id) = field("11") else { continue };
-        let o = orders.entry(id.to_string()).or_default();
-        match (outgoing, field("35"), field("39")) {
-            (true, Some("D"), _) if possdup => o.sent_possdup += 1,
-            (true, Some("D"), _) => o.sent += 1,
-            (false, Some("8"), Some("0")) if possdup => {
-                o.resent_answers += 1;
-                resent += 1;
-            }
-            (false, Some("8"), Some("0")) => o.fresh_answers += 1,
-            _ => {}
-        }
-    }
+    let orders = order_ledger::ledger(log);
+    let resent = orders.values().map(|o| o.resent_answers).sum();
     (orders, resent)
 }
 
