@@ -153,6 +153,9 @@ pub struct Workload {
     pub translated: usize,
     /// Expressions left out, by reason.
     pub skipped: BTreeMap<&'static str, usize>,
+    /// Translated expressions with at least one `x is null or …` guard (a
+    /// negation on an attribute some event leaves undefined).
+    pub guarded: usize,
     /// Events searched (every round, by both).
     pub events: usize,
     /// Matches over all events (identical ids in both, checked).
@@ -269,11 +272,12 @@ pub fn compare(
         })
         .collect();
     let tr = Translator::new(schema, &always);
-    let mut translated: Vec<(u64, String)> = Vec::new();
+    let mut translated: Vec<(u64, String, bool)> = Vec::new();
     let mut skipped: BTreeMap<&'static str, usize> = BTreeMap::new();
     for (k, e) in exprs.iter().enumerate() {
+        let before = tr.guards.get();
         match tr.translate(e) {
-            Ok(t) => translated.push((k as u64 + 1, t)),
+            Ok(t) => translated.push((k as u64 + 1, t, tr.guards.get() > before)),
             Err(why) => *skipped.entry(why).or_default() += 1,
         }
     }
@@ -281,7 +285,7 @@ pub fn compare(
         ATree::new(&tr.definitions()).map_err(|e| atree_err("schema", &e))?;
     let t = clock::thread_cpu();
     let mut refused: Vec<u64> = Vec::new();
-    for (id, e) in &translated {
+    for (id, e, _) in &translated {
         if atree.insert(id, e).is_err() {
             refused.push(*id);
         }
@@ -293,11 +297,11 @@ pub fn compare(
         for id in &refused {
             atree.delete(id);
         }
-        translated.retain(|(id, _)| !refused.contains(id));
+        translated.retain(|(id, ..)| !refused.contains(id));
     }
     let t = clock::thread_cpu();
     let mut index = Index::new(schema.clone());
-    for (id, _) in &translated {
+    for (id, ..) in &translated {
         index.insert(*id, &exprs[*id as usize - 1])?;
     }
     let betree_build_ns = (clock::thread_cpu() - t).as_nanos() as u64;
@@ -370,6 +374,7 @@ pub fn compare(
         generated: exprs.len(),
         translated: translated.len(),
         skipped,
+        guarded: translated.iter().filter(|t| t.2).count(),
         events: events.len(),
         matches,
         betree_build_ns,
@@ -386,6 +391,8 @@ type Skip = &'static str;
 pub struct Translator<'s> {
     schema: &'s Schema,
     always: &'s BTreeSet<usize>,
+    /// `x is null or …` guards written so far.
+    guards: std::cell::Cell<usize>,
 }
 
 /// A literal of betree's language.
@@ -702,7 +709,11 @@ impl<'s> Translator<'s> {
     /// A translator for `schema`'s expressions; `always` holds the
     /// attributes (by id) that every event searched defines.
     pub fn new(schema: &'s Schema, always: &'s BTreeSet<usize>) -> Translator<'s> {
-        Translator { schema, always }
+        Translator {
+            schema,
+            always,
+            guards: std::cell::Cell::new(0),
+        }
     }
 
     /// a-tree's attribute definitions: every attribute of a type a-tree
@@ -825,6 +836,7 @@ impl<'s> Translator<'s> {
             return Err("a negation over a list some event leaves undefined");
         }
         if guard {
+            self.guards.set(self.guards.get() + 1);
             let _ = write!(out, "({name} is null or ");
         }
         match p {
@@ -1042,6 +1054,8 @@ mod tests {
             ])
         );
         assert_eq!(w.translated, exprs.len() - 2);
+        // `not (i = 1)`, `not (i <> 1 and b)`, `not b`, `not (s <> "b")`.
+        assert_eq!(w.guarded, 4);
         assert!(w.matches > 0);
         assert_eq!((w.betree_rounds_ns.len(), w.atree_rounds_ns.len()), (1, 1));
     }

@@ -388,8 +388,8 @@ pub(super) fn vs_atree_report(task: &VsAtree) -> Result<Report> {
                 .join(", ")
         };
         s.note(format!(
-            "{}: {}; left out of {} generated: {out}",
-            w.name, w.why, w.generated
+            "{}: {}; left out of {} generated: {out}; {} of those indexed carry an `x is null or` guard",
+            w.name, w.why, w.generated, w.guarded
         ));
     }
     Ok(rep)
