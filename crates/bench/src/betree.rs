@@ -16,6 +16,7 @@ use hdrhistogram::Histogram;
 
 use perfkit_measure::{clock, latency_histogram, record};
 
+pub mod atree;
 pub mod sweep;
 mod throughput;
 

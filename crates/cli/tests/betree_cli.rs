@@ -608,3 +608,34 @@ fn bench_replays_the_long_slices_and_its_figures_agree() {
     let out = bench(&["--replays", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `bench --vs-atree --quick`: betree and the a-tree crate on the adtech
+/// profile and three grid points, every event's ids agreeing (the run
+/// fails otherwise), one row per workload with both's rates and their
+/// ratio, and every generated expression either indexed or left out.
+#[test]
+fn bench_vs_atree_quick_runs_every_workload_with_agreeing_ids() {
+    let out = ok(perfkit().args(["betree", "bench", "--vs-atree", "--quick", "--json"]));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    schema::assert_valid(&doc);
+    let f = |r: &serde_json::Value, c: &str| {
+        r[c].as_f64()
+            .unwrap_or_else(|| panic!("{c} is a number in {r}"))
+    };
+    for name in [
+        "adtech",
+        "attrs=400 zipf=0.6 preds=2-4 neg=0%",
+        "attrs=200 zipf=1.4 preds=8-15 neg=40%",
+        "attrs=50 zipf=1.4 preds=8-15 neg=0%",
+    ] {
+        let r = row(&doc, "a-tree", name);
+        let (b, a) = (f(r, "betree_events_per_s"), f(r, "atree_events_per_s"));
+        assert!(b > 0.0 && a > 0.0, "{r}");
+        assert!((f(r, "ratio") - b / a).abs() <= 0.02 * b / a + 0.01, "{r}");
+        assert_eq!(f(r, "expressions") + f(r, "left_out"), 2000.0, "{r}");
+        assert!(
+            f(r, "expressions") >= 1000.0 && f(r, "matches_per_event") > 0.0,
+            "{r}"
+        );
+    }
+}

@@ -6,10 +6,13 @@ use std::time::Duration;
 
 use betree::workload::{self, Shape};
 use perfkit::units::parse_duration;
+use perfkit_bench::betree::atree::Settings as PeerSettings;
 use perfkit_bench::betree::sweep::Settings as SweepSettings;
 use perfkit_bench::betree::{Options, REPLAYS};
 
-use super::{Bench, EventsFormat, Generate, Generated, Input, Mode, Profile, Search, Sweep, Task};
+use super::{
+    Bench, EventsFormat, Generate, Generated, Input, Mode, Profile, Search, Sweep, Task, VsAtree,
+};
 use crate::flags::ReportArgs;
 
 /// Arguments of `perfkit betree`.
@@ -293,14 +296,23 @@ struct InputArgs {
     domains: Option<PathBuf>,
 }
 
-/// `betree bench`'s input: as [`InputArgs`], but not needed by `--sweep`.
+/// `betree bench`'s input: as [`InputArgs`], but not needed by `--sweep`
+/// or `--vs-atree`.
 #[derive(Debug, clap::Args)]
 struct BenchInputArgs {
     /// Expression file (Erlang terms: domain list, then `<<"expr">>.` lines).
-    #[arg(long, required_unless_present = "sweep", conflicts_with = "sweep")]
+    #[arg(
+        long,
+        required_unless_present = "generated",
+        conflicts_with = "generated"
+    )]
     exprs: Option<PathBuf>,
     /// Event file (`-` for stdin).
-    #[arg(long, required_unless_present = "sweep", conflicts_with = "sweep")]
+    #[arg(
+        long,
+        required_unless_present = "generated",
+        conflicts_with = "generated"
+    )]
     events: Option<PathBuf>,
     /// Format of the event file.
     #[arg(long, value_enum, default_value = "ref")]
@@ -334,6 +346,7 @@ struct DiffArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("generated").args(["sweep", "vs_atree"])))]
 struct BenchArgs {
     #[command(flatten)]
     input: BenchInputArgs,
@@ -343,9 +356,16 @@ struct BenchArgs {
     /// events/s (CPU), candidates per match and index memory, worst first.
     #[arg(long)]
     sweep: bool,
-    /// With `--sweep`: small instances (2,000 expressions, 40 events per
-    /// point, one round) instead of 20,000 and 300.
-    #[arg(long, requires = "sweep")]
+    /// Instead of one file pair, run the a-tree crate beside betree on the
+    /// same expressions (translated; what cannot be is left out and
+    /// counted) and events: the adtech profile at 100,000 expressions and
+    /// three grid points at 20,000; prints both's events/s (CPU) and their
+    /// ratio, and fails if their ids differ on any event.
+    #[arg(long)]
+    vs_atree: bool,
+    /// With `--sweep` or `--vs-atree`: small instances (2,000 expressions,
+    /// 40 events, one round) instead of 20,000 (100,000) and 300.
+    #[arg(long, requires = "generated")]
     quick: bool,
     /// Reductions per step of the cooperative mode.
     #[arg(long, default_value_t = 2000)]
@@ -421,6 +441,17 @@ impl BetreeArgs {
                         SweepSettings::quick()
                     } else {
                         SweepSettings::default()
+                    }
+                },
+                report: b.report.options(),
+            }),
+            BetreeCommand::Bench(b) if b.vs_atree => Task::VsAtree(VsAtree {
+                settings: PeerSettings {
+                    rounds: if b.quick { 1 } else { b.rounds },
+                    ..if b.quick {
+                        PeerSettings::quick()
+                    } else {
+                        PeerSettings::default()
                     }
                 },
                 report: b.report.options(),
@@ -527,6 +558,27 @@ mod tests {
         assert_eq!(s.settings, SweepSettings::quick());
         assert!(Cli::try_parse_from(["betree", "bench", "--quick"]).is_err());
         assert!(Cli::try_parse_from(["betree", "bench", "--sweep", "--exprs", "e"]).is_err());
+    }
+
+    /// `bench --vs-atree` runs the peer's default settings, `--quick` its
+    /// `quick()`; it takes no files and is not a sweep.
+    #[test]
+    fn vs_atree_flag_defaults_are_the_settings_defaults() {
+        let task = |argv: &[&str]| Cli::try_parse_from(argv).unwrap().betree.task();
+        let Task::VsAtree(s) = task(&["betree", "bench", "--vs-atree"]) else {
+            panic!("not a vs-atree task");
+        };
+        assert_eq!(s.settings, PeerSettings::default());
+        let Task::VsAtree(s) = task(&["betree", "bench", "--vs-atree", "--quick"]) else {
+            panic!("not a vs-atree task");
+        };
+        assert_eq!(s.settings, PeerSettings::quick());
+        for bad in [
+            &["betree", "bench", "--vs-atree", "--sweep"][..],
+            &["betree", "bench", "--vs-atree", "--events", "v"],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
     }
 
     /// The shape flags start from the grid point or the adtech profile and

@@ -314,3 +314,83 @@ pub(super) fn sweep_report(task: &Sweep) -> Result<Report> {
     ));
     Ok(rep)
 }
+
+/// `betree bench --vs-atree`: betree beside the a-tree crate on the same
+/// expressions and events (`perfkit_bench::betree::atree`), one row per
+/// workload with both's CPU events/s and their ratio.
+pub(super) fn vs_atree_report(task: &VsAtree) -> Result<Report> {
+    use std::io::IsTerminal;
+    let workloads = measure::atree::workloads();
+    let bar = if task.report.json || !io::stderr().is_terminal() {
+        indicatif::ProgressBar::hidden()
+    } else {
+        indicatif::ProgressBar::with_draw_target(
+            Some(workloads.len() as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        )
+    };
+    let peer = measure::atree::peer(task.settings, &mut |w| {
+        bar.set_message(w.name.clone());
+        bar.inc(1);
+    })
+    .context("betree beside a-tree")?;
+    bar.finish_and_clear();
+    let st = peer.settings;
+    let mut rep = Report::new("betree bench --vs-atree");
+    rep.run.iterations = (st.events * peer.workloads.len()) as u64;
+    rep.run.timing = "CPU time (user + system) of the thread".into();
+    let s = rep.section("betree beside a-tree (same expressions, same events)");
+    for w in &peer.workloads {
+        s.row(
+            Row::new(w.name.clone())
+                .col(
+                    "betree_events_per_s",
+                    Value::num(w.betree_events_per_s(), 0),
+                )
+                .col("atree_events_per_s", Value::num(w.atree_events_per_s(), 0))
+                .col("ratio", Value::num(w.ratio(), 2))
+                .col("expressions", w.translated as u64)
+                .col("left_out", w.skipped_total() as u64)
+                .col(
+                    "matches_per_event",
+                    Value::num(w.matches as f64 / w.events.max(1) as f64, 1),
+                )
+                .col(
+                    "betree_build_cpu_ms",
+                    Value::num(w.betree_build_ns as f64 / 1e6, 0),
+                )
+                .col(
+                    "atree_build_cpu_ms",
+                    Value::num(w.atree_build_ns as f64 / 1e6, 0),
+                ),
+        );
+    }
+    s.note(format!(
+        "{} events per workload, expressions and events from the sweep's fixed seeds (expressions {}, events {}); adtech at {} expressions, grid points at {}; events/s: one search per event (betree `search_with`, a-tree `search`), events built beforehand, CPU median of {} rounds alternating which runs first; ratio: betree's events/s over a-tree's",
+        st.events,
+        measure::sweep::EXPR_SEED,
+        measure::sweep::EVENT_SEED,
+        st.adtech_expressions,
+        st.grid_expressions,
+        st.rounds
+    ));
+    s.note(
+        "ids: both return the same ids on every event (checked, a difference fails the run); both index only the expressions that translate into a-tree's language (`not` pushed down to the predicates, or'ed with `x is null` where betree makes the negation true on an undefined `x`)",
+    );
+    for w in &peer.workloads {
+        let out = if w.skipped.is_empty() {
+            "nothing".to_string()
+        } else {
+            w.skipped
+                .iter()
+                .map(|(why, n)| format!("{n} ({why})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        s.note(format!(
+            "{}: {}; left out of {} generated: {out}; {} of those indexed carry an `x is null or` guard",
+            w.name, w.why, w.generated, w.guarded
+        ));
+    }
+    Ok(rep)
+}

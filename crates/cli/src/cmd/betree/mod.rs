@@ -21,7 +21,7 @@ mod search;
 pub use args::BetreeArgs;
 
 pub use bench::default_workload;
-use bench::{bench_report, sweep_report};
+use bench::{bench_report, sweep_report, vs_atree_report};
 use search::search;
 
 /// What `perfkit betree` was asked to do.
@@ -42,6 +42,8 @@ pub enum Task {
     Bench(Bench),
     /// The workload grid.
     Sweep(Sweep),
+    /// betree beside the a-tree crate.
+    VsAtree(VsAtree),
 }
 
 /// Which file a generator writes.
@@ -89,6 +91,15 @@ pub struct Generate {
 pub struct Sweep {
     /// How big each point's instance is.
     pub settings: measure::sweep::Settings,
+    /// How to render the report.
+    pub report: ReportOptions,
+}
+
+/// `betree bench --vs-atree`'s run.
+#[derive(Debug)]
+pub struct VsAtree {
+    /// How big each workload's instance is.
+    pub settings: measure::atree::Settings,
     /// How to render the report.
     pub report: ReportOptions,
 }
@@ -187,6 +198,10 @@ pub fn run(task: Task) -> Result<ExitCode> {
         Task::Sweep(s) => {
             let rep = sweep_report(&s)?;
             super::emit(&rep, &s.report)
+        }
+        Task::VsAtree(v) => {
+            let rep = vs_atree_report(&v)?;
+            super::emit(&rep, &v.report)
         }
     }
 }
