@@ -408,3 +408,57 @@ fn an_unreachable_database_or_two_stores_stop_the_start() {
         "{err}"
     );
 }
+
+/// An acceptor template (`AcceptorTemplate=Y`) whose store is the
+/// database: three counterparties log on, and each session keeps its own
+/// row of numbers in QuickFIX's `sessions` table, under its CompIDs.
+#[test]
+fn template_sessions_each_keep_their_numbers_in_the_database() {
+    use perfkit_testkit::fix_wire::frame_now as frame;
+    use perfkit_testkit::fix_wire::{connect, has, read_message};
+    use std::io::Write;
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    std::fs::write(
+        d.join("t.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n{COMMON}{}\n\
+             [SESSION]\nSenderCompID=EXEC\nTargetCompID=*\nAcceptorTemplate=Y\n",
+            pg.settings("PostgreSQLStore"),
+        ),
+    )
+    .unwrap();
+    let acc = acceptor(d, "t.cfg");
+    acc.listening(port);
+    let mut open = Vec::new();
+    for n in 0..3 {
+        let mut c = connect(port);
+        c.write_all(&frame(&format!(
+            "35=A|34=1|49=CLIENT{n}|52=NOW|56=EXEC|98=0|108=30|"
+        )))
+        .unwrap();
+        let answer = read_message(&mut c).expect("a Logon answer");
+        assert!(has(&answer, "35=A"), "{answer:?}");
+        open.push(c);
+    }
+    let rows = pg.psql(
+        DATABASE,
+        "SELECT targetcompid, incoming_seqnum, outgoing_seqnum FROM sessions \
+         WHERE sendercompid = 'EXEC' ORDER BY targetcompid",
+    );
+    let rows: Vec<&str> = rows
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        rows,
+        ["CLIENT0|2|2", "CLIENT1|2|2", "CLIENT2|2|2"],
+        "{}",
+        acc.stderr()
+    );
+}
