@@ -45,3 +45,21 @@ pub const LOAD_FLOOR: &str = "fixload-floor";
 
 /// The environment variable that overrides the peer directory.
 pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";
+
+/// The newest PostgreSQL server directory, `/usr/lib/postgresql/*/bin`
+/// holding `initdb` and `pg_ctl` (Debian's layout), or `None` when no
+/// server is installed: the fix bench's PostgreSQL row and the tests
+/// start their temporary clusters from it.
+pub fn postgres_bin() -> Option<std::path::PathBuf> {
+    let mut found: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let version: u32 = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            (bin.join("initdb").is_file() && bin.join("pg_ctl").is_file()).then_some((version, bin))
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, b)| b)
+}

@@ -32,21 +32,6 @@ pub struct Postgres {
     running: bool,
 }
 
-/// The newest `/usr/lib/postgresql/*/bin` holding `initdb` and `pg_ctl`.
-fn find_bin() -> Option<PathBuf> {
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let version: u32 = e.file_name().to_str()?.parse().ok()?;
-            let bin = e.path().join("bin");
-            (bin.join("initdb").is_file() && bin.join("pg_ctl").is_file()).then_some((version, bin))
-        })
-        .collect();
-    found.sort();
-    found.pop().map(|(_, b)| b)
-}
-
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -82,7 +67,7 @@ impl Postgres {
     /// server stopped with `-m immediate` keeps every commit it
     /// acknowledged.
     pub fn start(durable: bool) -> Option<Postgres> {
-        let bin = find_bin();
+        let bin = perfkit_peers::postgres_bin();
         if !crate::interop::available(
             bin.is_some(),
             "PostgreSQL (initdb and pg_ctl under /usr/lib/postgresql/*/bin)",

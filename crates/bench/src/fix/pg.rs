@@ -24,26 +24,11 @@ pub(crate) struct Cluster {
     as_postgres: bool,
 }
 
-/// The newest `/usr/lib/postgresql/*/bin` with `initdb` and `pg_ctl`.
-fn find_bin() -> Option<PathBuf> {
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(|e| {
-            let e = e.ok()?;
-            let version: u32 = e.file_name().to_str()?.parse().ok()?;
-            let bin = e.path().join("bin");
-            (bin.join("initdb").is_file() && bin.join("pg_ctl").is_file()).then_some((version, bin))
-        })
-        .collect();
-    found.sort();
-    found.pop().map(|(_, b)| b)
-}
-
 impl Cluster {
     /// Makes and starts a cluster; an error says why it cannot (no
     /// PostgreSQL installed, a command that failed).
     pub(crate) fn start() -> Result<Cluster> {
-        let Some(bin) = find_bin() else {
+        let Some(bin) = perfkit_peers::postgres_bin() else {
             bail!("PostgreSQL is not installed (apt-get install postgresql)");
         };
         // SAFETY: geteuid has no preconditions and touches no memory.
