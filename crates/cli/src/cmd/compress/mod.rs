@@ -741,8 +741,6 @@ impl Job<'_> {
         out: &mut WriteBehind,
         bar: &indicatif::ProgressBar,
     ) -> Result<u64> {
-        let input =
-            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
         let mut w = zstdkit::seekable::SeekableWriter::new(
             out,
             self.options.params,
@@ -860,17 +858,21 @@ fn compress_gzip(
     out: &mut WriteBehind,
     bar: &indicatif::ProgressBar,
 ) -> Result<u64> {
-    let input =
-        ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
     let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
     let read = pump(input, &mut enc, bar)?;
     enc.try_finish().context("writing output")?;
     Ok(read)
 }
 
-/// Copies everything `input` reads ahead into `out`, counting it on `bar`;
-/// returns the bytes read. Errors say which side failed.
-fn pump(mut input: ReadAhead, out: &mut dyn Write, bar: &indicatif::ProgressBar) -> Result<u64> {
+/// Copies everything `input` gives into `out`, read ahead by a thread and
+/// counted on `bar`; returns the bytes read. Errors say which side failed.
+fn pump(
+    input: Box<dyn Read + Send>,
+    out: &mut dyn Write,
+    bar: &indicatif::ProgressBar,
+) -> Result<u64> {
+    let mut input =
+        ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
     let mut read = 0u64;
     loop {
         let data = input.fill_buf().context("reading input")?;
