@@ -216,7 +216,8 @@ pub fn decode<R: Read, W: Write + ?Sized>(
         .map(|_| make())
         .collect::<Result<Vec<_>>>()?;
     let mut pool = Pool::new(states, decode_job)?;
-    let mut streamer = Some(make()?);
+    // The decompressor for frames too large to hand out, made at the first.
+    let mut streamer: Option<Decompressor> = None;
     let mut walker = FrameWalker::new(input);
     // The frames in flight: their number and offset, oldest first.
     let mut flight: VecDeque<(u64, u64)> = VecDeque::new();
