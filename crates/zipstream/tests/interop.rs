@@ -383,16 +383,59 @@ fn we_read_tools_archives() {
     assert_eq!(read_ours(&out("bsdtar.zip"), None), files);
 }
 
+/// A file writer that leaves holes for blocks of zeros, so a 4 GiB stored
+/// entry of zeros costs a few kilobytes of disk instead of 4 GiB: CI
+/// machines have little free space, and one such archive once filled it.
+/// Readers see the holes as zeros, so the archive's bytes are unchanged.
+struct Sparse {
+    file: std::fs::File,
+    pos: u64,
+    end: u64,
+}
+
+impl std::io::Write for Sparse {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::io::Seek;
+        if buf.iter().all(|&b| b == 0) {
+            self.file
+                .seek(std::io::SeekFrom::Current(buf.len() as i64))?;
+        } else {
+            self.file.write_all(buf)?;
+        }
+        self.pos += buf.len() as u64;
+        self.end = self.end.max(self.pos);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        // A trailing run of zeros was only seeked over: give the file its
+        // full length.
+        if self.file.metadata()?.len() < self.end {
+            self.file.set_len(self.end)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::io::Seek for Sparse {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.pos = self.file.seek(to)?;
+        Ok(self.pos)
+    }
+}
+
 /// A >4 GiB entry streamed with unknown size (deflated), and a seekable
-/// archive over 4 GiB (stored entry, then an entry whose offset is past 4 GiB).
+/// archive over 4 GiB (stored entry of zeros written sparsely, then an entry
+/// whose offset is past 4 GiB).
 #[test]
 fn tools_read_zip64_archives() {
     if !enabled() {
         return;
     }
     const BIG: u64 = (4 << 30) + 123_457;
-    let block = text(16 * 1024, 5);
-    let write = |w: &mut dyn std::io::Write| {
+    let text_block = text(16 * 1024, 5);
+    let zero_block = vec![0u8; 64 * 1024];
+    let write = |w: &mut dyn std::io::Write, block: &[u8]| {
         let mut left = BIG;
         while left > 0 {
             let n = left.min(block.len() as u64) as usize;
@@ -403,7 +446,7 @@ fn tools_read_zip64_archives() {
     let tmp = tempfile::tempdir().unwrap();
     for mode in ["stream", "seekable"] {
         let zip = tmp.path().join(format!("{mode}64.zip"));
-        let file = std::io::BufWriter::new(std::fs::File::create(&zip).unwrap());
+        let file = std::fs::File::create(&zip).unwrap();
         // Streamed: deflated (entry > 4 GiB). Seekable: stored, so the archive
         // itself passes 4 GiB and the next entry's offset needs ZIP64 too.
         let big = EntryOptions::file("big.txt").mtime(1_700_000_000).level(1);
@@ -414,23 +457,30 @@ fn tools_read_zip64_archives() {
         };
         let small = EntryOptions::file("after.txt").mtime(1_700_000_000);
         if mode == "stream" {
-            let mut w = ZipWriter::new(file);
+            let mut w = ZipWriter::new(std::io::BufWriter::new(file));
             w.start_entry(big).unwrap();
-            write(&mut w);
+            write(&mut w, &text_block);
             w.finish_entry().unwrap();
             w.add_bytes(small, b"after the big one").unwrap();
             w.finish().unwrap();
         } else {
-            let mut w = ZipWriter::new_seekable(file).unwrap();
+            let sparse = Sparse {
+                file,
+                pos: 0,
+                end: 0,
+            };
+            let mut w = ZipWriter::new_seekable(std::io::BufWriter::new(sparse)).unwrap();
             w.start_entry(big).unwrap();
-            write(&mut w);
+            write(&mut w, &zero_block);
             w.finish_entry().unwrap();
             w.add_bytes(small, b"after the big one").unwrap();
             w.finish().unwrap();
         }
+        let meta = std::fs::metadata(&zip).unwrap();
         eprintln!(
-            "checking {mode} ZIP64 ({} bytes)",
-            std::fs::metadata(&zip).unwrap().len()
+            "checking {mode} ZIP64 ({} bytes, {} on disk)",
+            meta.len(),
+            std::os::unix::fs::MetadataExt::blocks(&meta) * 512
         );
         let a = ZipArchive::new(std::fs::File::open(&zip).unwrap()).unwrap();
         assert_eq!(a.entries()[0].size, BIG);
