@@ -90,24 +90,33 @@ pub(crate) const DEFINED_TERM: u32 = 1 << 27;
 /// Marks a conjunct that a hit makes false, by atom (flagged
 /// [`BOOL_TERM`]: by boolean slot): a negated form decided by value (`<>`,
 /// `not in`, `none of`, negated membership; besides its [`DEFINED_TERM`]),
-/// `not` of a predicate decided by a hit, or `not` of a boolean. Like a
+/// `not` of a predicate decided by a hit, `not` of a boolean, or (flagged
+/// [`RANGE_TERM`] too) `not` of an integer range, kept as its complement's
+/// threshold (see `AttrKeys::not_lo`; that took the grid's six points
+/// with 8-15 predicates and 40 % negations from 2.70-2.75 candidates per
+/// match to 1.65-1.68). Like a
 /// range it is true for most events, so the expressions are posted under
 /// the values (key lists, boolean slots) that make it false and *killed*
 /// when the event holds one; not killed, the conjunct is true and is not
 /// evaluated again. On the ad-targeting profile at 100k expressions this
 /// took the candidates per event from 4,962 to 3,951 (2,124 matches).
 pub(crate) const NOT_TERM: u32 = 1 << 26;
-/// Marks a branch of a top-level `or` conjunct whose branches are all
-/// equalities or `in` sets on scalar attributes decided by a hit (by atom):
-/// the expression is posted in the key postings of every branch's values,
-/// like a [`KEY_TERM`], and the conjunct counted once, on its first
-/// branch; the others carry [`OR_MORE`] and are not counted. An event
-/// hitting two branches counts the conjunct twice, which can only make the
-/// expression a candidate early (it is evaluated, and never
-/// [`PROVEN_BIT`]), never leave a true one out. Without it an expression
-/// `(p or q)` alone was on the scan list, a candidate of every event: on
-/// the workload grid's points with 2-4 predicates, most of the candidates
-/// that did not match.
+/// Marks a branch of a top-level `or` conjunct each of whose branches an
+/// event can hit (by atom, or [`BOOL_TERM`] and slot): an atom decided by
+/// a hit (an equality, `in` set, membership or `one of`), a boolean, or an
+/// `and` of conjuncts one of which is such, standing for the branch (true
+/// whenever the branch is). The expression is posted in the key postings
+/// of every branch's values, or a boolean's posting, like a [`KEY_TERM`],
+/// and the conjunct counted once, on its first branch; the others carry
+/// [`OR_MORE`] and are not counted. An event hitting two branches counts
+/// the conjunct twice, which can only make the expression a candidate
+/// early (it is evaluated, and never [`PROVEN_BIT`]), never leave a true
+/// one out. Without it an expression `(p or q)` alone was on the scan
+/// list, a candidate of every event: on the workload grid's points with
+/// 2-4 predicates, most of the candidates that did not match. Branches of
+/// booleans, list attributes and `and`s took the grid's attrs=400
+/// zipf=0.6 preds=2-4 neg=0% point from 2.55 candidates per match to
+/// 1.79 (`betree bench --sweep`).
 pub(crate) const OR_TERM: u32 = 1 << 25;
 /// Marks an [`OR_TERM`] branch after the first: posted, not counted.
 pub(crate) const OR_MORE: u32 = 1 << 24;
@@ -118,12 +127,14 @@ const ONE_LIST_MAX: u32 = (1 << 30) - 1;
 /// The flags of a term.
 const TERM_FLAGS: u32 = BOOL_TERM | RANGE_TERM | KEY_TERM | LIST_TERM | DEFINED_TERM | NOT_TERM;
 
-/// The atom of an [`OR_TERM`] and whether it is an [`OR_MORE`], or `None`
-/// for a term of another kind. Those carry one of [`TERM_FLAGS`] above
-/// their atom or slot, which may be as high as [`OR_TERM`]'s bit; an `or`
-/// branch carries none of them (its atoms are below [`OR_MORE`]).
+/// The branch of an [`OR_TERM`] (an atom, or [`BOOL_TERM`] and a boolean
+/// slot) and whether it is an [`OR_MORE`], or `None` for a term of another
+/// kind. Those carry one of [`TERM_FLAGS`] other than [`BOOL_TERM`] above
+/// their atom or slot, or are a plain boolean term, whose slot stays below
+/// [`OR_MORE`] (see [`Counting::conjunct_terms`]); an `or` branch carries
+/// none of them (its atoms and slots are below [`OR_MORE`]).
 fn or_term(t: u32) -> Option<(u32, bool)> {
-    (t & TERM_FLAGS == 0 && t & OR_TERM != 0)
+    (t & (TERM_FLAGS & !BOOL_TERM) == 0 && t & OR_TERM != 0)
         .then_some((t & !(OR_TERM | OR_MORE), t & OR_MORE != 0))
 }
 
@@ -187,6 +198,13 @@ pub(crate) struct AttrKeys {
     /// Float thresholds, lower and upper side.
     flt_lo: Thresholds<f64>,
     flt_hi: Thresholds<f64>,
+    /// The negated integer range conjuncts (`not (x >= v)`), as the range
+    /// of their complement on a defined value (`x < v`), lower and upper
+    /// side: a value makes the conjunct false exactly where it makes the
+    /// complement false, and an undefined attribute makes it true, so they
+    /// are killed like ranges but never for an undefined attribute.
+    not_lo: Thresholds<i64>,
+    not_hi: Thresholds<i64>,
     /// Posting entries, one per expression, of the expressions with a
     /// [`RANGE_TERM`] or [`DEFINED_TERM`] on this attribute: an event that
     /// leaves the attribute undefined kills exactly these. Walking the
@@ -206,6 +224,8 @@ impl Default for AttrKeys {
             int_hi: Thresholds::new(true),
             flt_lo: Thresholds::new(false),
             flt_hi: Thresholds::new(true),
+            not_lo: Thresholds::new(false),
+            not_hi: Thresholds::new(true),
             undef: Vec::new(),
             uses: 0,
         }
@@ -421,14 +441,16 @@ impl Counting {
                     stack.push(a);
                     continue;
                 }
-                Node::Bool(slot) => Some(BOOL_TERM | slot),
+                // A slot this high would read as an `or` branch.
+                Node::Bool(slot) if slot < OR_MORE => Some(BOOL_TERM | slot),
                 Node::Or(..) => {
-                    if let Some(branches) = self.or_branches(e, r, preds)
+                    if let Some((branches, attrs)) = self.or_branches(e, r, preds, &list_attrs)
                         && out.len() + branches.len() <= MAX_NEED
                         && !branches.iter().any(|&a| out.contains(&(OR_TERM | a)))
                     {
                         out.push(OR_TERM | branches[0]);
                         out.extend(branches[1..].iter().map(|&a| OR_TERM | OR_MORE | a));
+                        list_attrs.extend(attrs);
                     }
                     continue;
                 }
@@ -436,6 +458,13 @@ impl Counting {
                     Some(Node::Bool(slot)) => Some(NOT_TERM | BOOL_TERM | slot),
                     Some(Node::Pred(a)) if a < NOT_TERM && self.decided(a) == Decided::Hit => {
                         Some(NOT_TERM | a)
+                    }
+                    Some(Node::Pred(a))
+                        if a < NOT_TERM
+                            && matches!(preds[a as usize], Some(ref p @ Pred::IntCmp { .. })
+                                if range_of(p).is_some()) =>
+                    {
+                        Some(NOT_TERM | RANGE_TERM | a)
                     }
                     _ => None,
                 },
@@ -487,39 +516,85 @@ impl Counting {
         out
     }
 
-    /// The atoms of the `or` tree at `r`, if every leaf is an equality or
-    /// `in` set on a scalar attribute decided by a hit (each event hits it
-    /// through its attribute's one value at most once), distinct, and
-    /// there are at most [`OR_BRANCHES`].
+    /// The branch terms of the `or` tree at `r` (see [`OR_TERM`]), distinct
+    /// and at most [`OR_BRANCHES`], and the list attributes they count on,
+    /// if an event can hit every branch. `taken`: list attributes another
+    /// conjunct of the expression counts on already; a branch on one of
+    /// them would be counted once with it (hits on a list attribute count
+    /// once per expression), so the `or` is not posted.
     fn or_branches(
         &self,
         e: &Expr,
         r: crate::parse::Ref,
         preds: &[Option<Pred>],
-    ) -> Option<Vec<u32>> {
+        taken: &[AttrId],
+    ) -> Option<(Vec<u32>, Vec<AttrId>)> {
         let mut out = Vec::new();
+        let mut attrs = Vec::new();
         let mut stack = vec![r];
         while let Some(r) = stack.pop() {
-            match e.node(r) {
-                Node::Or(a, b) => stack.extend([b, a]),
-                Node::Pred(a) if a < OR_MORE && self.decided(a) == Decided::Hit => {
-                    let p = preds[a as usize].as_ref().expect("live atom");
-                    let scalar = matches!(
-                        p,
-                        Pred::IntCmp { .. }
-                            | Pred::StrCmp { .. }
-                            | Pred::IntIn { .. }
-                            | Pred::StrIn { .. }
-                    );
-                    if !scalar || out.contains(&a) || out.len() == OR_BRANCHES {
-                        return None;
-                    }
-                    out.push(a);
+            let branch = match e.node(r) {
+                Node::Or(a, b) => {
+                    stack.extend([b, a]);
+                    continue;
                 }
-                _ => return None,
+                // The branch is true only where each of its conjuncts is:
+                // the first one an event can hit stands for it.
+                Node::And(..) => {
+                    let mut conj = vec![r];
+                    let mut found = None;
+                    while let Some(c) = conj.pop() {
+                        match e.node(c) {
+                            Node::And(a, b) => conj.extend([b, a]),
+                            n => {
+                                if let Some(t) = self.branch_term(n, preds, taken) {
+                                    found = Some(t);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    found?
+                }
+                n => self.branch_term(n, preds, taken)?,
+            };
+            let (t, attr) = branch;
+            if !out.contains(&t) {
+                if out.len() == OR_BRANCHES {
+                    return None;
+                }
+                out.push(t);
+                attrs.extend(attr);
             }
         }
-        Some(out)
+        Some((out, attrs))
+    }
+
+    /// The [`OR_TERM`] branch an event hits exactly when leaf `n` is true,
+    /// and the list attribute it counts on, if any.
+    fn branch_term(
+        &self,
+        n: Node,
+        preds: &[Option<Pred>],
+        taken: &[AttrId],
+    ) -> Option<(u32, Option<AttrId>)> {
+        match n {
+            Node::Bool(slot) if slot < OR_MORE => Some((BOOL_TERM | slot, None)),
+            Node::Pred(a) if a < OR_MORE && self.decided(a) == Decided::Hit => {
+                let p = preds[a as usize].as_ref().expect("live atom");
+                match p {
+                    Pred::IntCmp { .. }
+                    | Pred::StrCmp { .. }
+                    | Pred::IntIn { .. }
+                    | Pred::StrIn { .. } => Some((a, None)),
+                    _ => {
+                        let attr = keys_of(p).expect("a registered predicate").0;
+                        (!taken.contains(&attr)).then_some((a, Some(attr)))
+                    }
+                }
+            }
+            _ => None,
+        }
     }
 
     /// Whether top-level conjunct `a` of a posted expression with `terms`
@@ -561,8 +636,8 @@ impl Counting {
                 Some(Node::Bool(slot)) => terms.contains(&(NOT_TERM | BOOL_TERM | slot)),
                 Some(Node::Pred(a)) => {
                     a < NOT_TERM
-                        && self.decided(a) == Decided::Hit
-                        && terms.contains(&(NOT_TERM | a))
+                        && ((self.decided(a) == Decided::Hit && terms.contains(&(NOT_TERM | a)))
+                            || terms.contains(&(NOT_TERM | RANGE_TERM | a)))
                 }
                 _ => false,
             },
@@ -615,6 +690,10 @@ impl Counting {
                     let slot = t & !TERM_FLAGS;
                     self.use_attr(self.bool_attr[slot as usize]);
                     self.bool_kill[slot as usize].push(entry);
+                } else if t & RANGE_TERM != 0 {
+                    let (attr, th, v, strict) = self.not_range(t, preds);
+                    th.add(v, strict, entry);
+                    self.use_attr(attr);
                 } else {
                     for l in self.key_lists(t & !TERM_FLAGS, preds) {
                         if self.key_kill.len() <= l as usize {
@@ -643,6 +722,10 @@ impl Counting {
                     undef_attrs.push(attr);
                 }
             } else if let Some((a, _)) = or_term(t) {
+                if a & BOOL_TERM != 0 {
+                    self.post_bool(a & !BOOL_TERM, entry);
+                    continue;
+                }
                 for l in self.key_lists(a, preds) {
                     if self.key_post.len() <= l as usize {
                         self.key_post.resize(l as usize + 1, Vec::new());
@@ -658,11 +741,7 @@ impl Counting {
                 }
             } else {
                 debug_assert!(t & BOOL_TERM != 0, "every term is flagged");
-                let slot = t & !BOOL_TERM;
-                if self.bool_post[slot as usize].is_empty() {
-                    self.use_attr(self.bool_attr[slot as usize]);
-                }
-                self.bool_post[slot as usize].push(entry);
+                self.post_bool(t & !BOOL_TERM, entry);
             }
         }
         for attr in undef_attrs {
@@ -692,6 +771,10 @@ impl Counting {
                     let slot = t & !TERM_FLAGS;
                     self.bool_kill[slot as usize].retain(|&x| x != entry);
                     self.unuse_attr(self.bool_attr[slot as usize]);
+                } else if t & RANGE_TERM != 0 {
+                    let (attr, th, v, strict) = self.not_range(t, preds);
+                    th.remove(v, strict, entry);
+                    self.unuse_attr(attr);
                 } else {
                     for l in self.key_lists(t & !TERM_FLAGS, preds) {
                         self.key_kill[l as usize].retain(|&x| x != entry);
@@ -721,6 +804,10 @@ impl Counting {
                 continue;
             }
             if let Some((a, _)) = or_term(t) {
+                if a & BOOL_TERM != 0 {
+                    self.unpost_bool(a & !BOOL_TERM, entry);
+                    continue;
+                }
                 for l in self.key_lists(a, preds) {
                     self.key_post[l as usize].retain(|&x| x != entry);
                 }
@@ -732,13 +819,51 @@ impl Counting {
                 }
                 continue;
             }
-            let post = &mut self.bool_post[(t & !BOOL_TERM) as usize];
-            post.retain(|&x| x != entry);
-            if post.is_empty() {
-                let attr = self.bool_attr[(t & !BOOL_TERM) as usize];
-                self.unuse_attr(attr);
-            }
+            self.unpost_bool(t & !BOOL_TERM, entry);
         }
+    }
+
+    /// Posts `entry` under boolean slot `slot`, counted when the event
+    /// sets it true.
+    fn post_bool(&mut self, slot: u32, entry: u32) {
+        if self.bool_post[slot as usize].is_empty() {
+            self.use_attr(self.bool_attr[slot as usize]);
+        }
+        self.bool_post[slot as usize].push(entry);
+    }
+
+    /// Undoes [`Counting::post_bool`] (every copy of `entry`: a boolean can
+    /// be both a conjunct of an expression and a branch of its `or`, and
+    /// the second call finds nothing left to remove).
+    fn unpost_bool(&mut self, slot: u32, entry: u32) {
+        let post = &mut self.bool_post[slot as usize];
+        let before = post.len();
+        post.retain(|&x| x != entry);
+        if post.len() < before && post.is_empty() {
+            let attr = self.bool_attr[slot as usize];
+            self.unuse_attr(attr);
+        }
+    }
+
+    /// The attribute, thresholds and complement bound of negated range
+    /// term `t` (`NOT_TERM | RANGE_TERM | atom`, an integer range): `not
+    /// (x >= v)` is kept as `x < v` (see [`AttrKeys::not_lo`]).
+    fn not_range(
+        &mut self,
+        t: u32,
+        preds: &[Option<Pred>],
+    ) -> (AttrId, &mut Thresholds<i64>, i64, bool) {
+        let p = preds[(t & !TERM_FLAGS) as usize]
+            .as_ref()
+            .expect("live atom");
+        let Some((attr, Keys::Int { upper, v, strict })) = range_of(p) else {
+            unreachable!("a negated range term is an integer range");
+        };
+        let k = &mut self.attrs[attr as usize];
+        // The complement of a lower bound is an upper one, strict where
+        // the bound was not.
+        let th = if upper { &mut k.not_lo } else { &mut k.not_hi };
+        (attr, th, v, !strict)
     }
 
     /// The key lists of registered atom `atom`'s values, distinct.
@@ -839,6 +964,8 @@ impl Counting {
                 scalar(self.find_list(attr, Key::Int(*x), preds), spans, kills);
                 thresholds(&k.int_lo, Some(*x), attr, 0, kills, loose);
                 thresholds(&k.int_hi, Some(*x), attr, 1, kills, loose);
+                thresholds(&k.not_lo, Some(*x), attr, 4, kills, loose);
+                thresholds(&k.not_hi, Some(*x), attr, 5, kills, loose);
             }
             Some(Value::Float(x)) => {
                 // NaN satisfies no comparison.
@@ -889,7 +1016,9 @@ impl Counting {
                     0 => &k.int_lo.entries,
                     1 => &k.int_hi.entries,
                     2 => &k.flt_lo.entries,
-                    _ => &k.flt_hi.entries,
+                    3 => &k.flt_hi.entries,
+                    4 => &k.not_lo.entries,
+                    _ => &k.not_hi.entries,
                 };
                 SpanTerms::Entries(&entries[start as usize..end as usize])
             }
@@ -907,6 +1036,7 @@ impl Counting {
             n += k.keys.capacity() * (size_of::<u32>() + 1);
             n += k.int_lo.heap_bytes() + k.int_hi.heap_bytes() + k.undef.capacity() * 4;
             n += k.flt_lo.heap_bytes() + k.flt_hi.heap_bytes();
+            n += k.not_lo.heap_bytes() + k.not_hi.heap_bytes();
         }
         n += self.lists.heap_bytes();
         n += self.probes.capacity() * 4 + self.free_lists.capacity() * 4;
@@ -921,7 +1051,12 @@ impl Counting {
     #[cfg(test)]
     pub(crate) fn threshold_count(&self, attr: AttrId) -> usize {
         let k = &self.attrs[attr as usize];
-        k.int_lo.len() + k.int_hi.len() + k.flt_lo.len() + k.flt_hi.len()
+        k.int_lo.len()
+            + k.int_hi.len()
+            + k.flt_lo.len()
+            + k.flt_hi.len()
+            + k.not_lo.len()
+            + k.not_hi.len()
     }
 }
 

@@ -14,7 +14,8 @@ pub(crate) enum Span {
     /// search's number for that attribute's probe (see [`LIST_TERM`](super::LIST_TERM)).
     ListEntries(u32, u32),
     /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
-    /// float lower/upper.
+    /// float lower/upper, 4/5 negated integer ranges' complements,
+    /// lower/upper.
     Run {
         attr: AttrId,
         side: u8,
