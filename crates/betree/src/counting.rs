@@ -116,7 +116,7 @@ pub(crate) const NOT_TERM: u32 = 1 << 26;
 /// 2-4 predicates, most of the candidates that did not match. Branches of
 /// booleans, list attributes and `and`s took the grid's attrs=400
 /// zipf=0.6 preds=2-4 neg=0% point from 2.55 candidates per match to
-/// 1.79 (`betree bench --sweep`).
+/// 1.92 (`betree bench --sweep`).
 pub(crate) const OR_TERM: u32 = 1 << 25;
 /// Marks an [`OR_TERM`] branch after the first: posted, not counted.
 pub(crate) const OR_MORE: u32 = 1 << 24;
@@ -433,6 +433,9 @@ impl Counting {
     pub(crate) fn conjunct_terms(&self, e: &Expr, preds: &[Option<Pred>]) -> Vec<u32> {
         let mut out = Vec::new();
         let mut list_attrs = Vec::new();
+        // `or`s with a branch other than an equality or `in` on a scalar:
+        // posted only if nothing else is counted (see the end).
+        let mut late_ors: Vec<(Vec<u32>, Vec<AttrId>)> = Vec::new();
         let mut stack = vec![e.root];
         while let Some(r) = stack.pop() {
             let t = match e.node(r) {
@@ -444,13 +447,14 @@ impl Counting {
                 // A slot this high would read as an `or` branch.
                 Node::Bool(slot) if slot < OR_MORE => Some(BOOL_TERM | slot),
                 Node::Or(..) => {
-                    if let Some((branches, attrs)) = self.or_branches(e, r, preds, &list_attrs)
-                        && out.len() + branches.len() <= MAX_NEED
-                        && !branches.iter().any(|&a| out.contains(&(OR_TERM | a)))
+                    if let Some((branches, attrs, plain)) =
+                        self.or_branches(e, r, preds, &list_attrs)
                     {
-                        out.push(OR_TERM | branches[0]);
-                        out.extend(branches[1..].iter().map(|&a| OR_TERM | OR_MORE | a));
-                        list_attrs.extend(attrs);
+                        if plain {
+                            push_or(&mut out, &branches);
+                        } else if branches.iter().any(|&t| t & BOOL_TERM == 0) {
+                            late_ors.push((branches, attrs));
+                        }
                     }
                     continue;
                 }
@@ -513,12 +517,29 @@ impl Counting {
                 out.push(t);
             }
         }
+        // A boolean is true for about half of all events, a list often
+        // holds one of several elements: such an `or` is true for most,
+        // and its posting entries are walked for each. It pays only for an
+        // expression that no other hit counts (else gated or scanned, a
+        // candidate of most events). An `or` of booleans alone is not
+        // posted at all: posting those cost the dense reference profile
+        // (booleans only) 8-10 % of its batch speed for 1-2 % fewer
+        // candidates, where the batch path evaluates a scanned expression
+        // for 64 events a word.
+        if counted(&out) == 0 {
+            for (branches, attrs) in &late_ors {
+                if attrs.iter().all(|a| !list_attrs.contains(a)) && push_or(&mut out, branches) {
+                    list_attrs.extend(attrs);
+                }
+            }
+        }
         out
     }
 
     /// The branch terms of the `or` tree at `r` (see [`OR_TERM`]), distinct
-    /// and at most [`OR_BRANCHES`], and the list attributes they count on,
-    /// if an event can hit every branch. `taken`: list attributes another
+    /// and at most [`OR_BRANCHES`], the list attributes they count on, and
+    /// whether every branch is an equality or `in` on a scalar, if an event
+    /// can hit every branch. `taken`: list attributes another
     /// conjunct of the expression counts on already; a branch on one of
     /// them would be counted once with it (hits on a list attribute count
     /// once per expression), so the `or` is not posted.
@@ -528,9 +549,10 @@ impl Counting {
         r: crate::parse::Ref,
         preds: &[Option<Pred>],
         taken: &[AttrId],
-    ) -> Option<(Vec<u32>, Vec<AttrId>)> {
+    ) -> Option<(Vec<u32>, Vec<AttrId>, bool)> {
         let mut out = Vec::new();
         let mut attrs = Vec::new();
+        let mut plain = true;
         let mut stack = vec![r];
         while let Some(r) = stack.pop() {
             let branch = match e.node(r) {
@@ -554,10 +576,12 @@ impl Counting {
                             }
                         }
                     }
+                    plain = false;
                     found?
                 }
                 n => self.branch_term(n, preds, taken)?,
             };
+            plain &= branch.0 & BOOL_TERM == 0 && branch.1.is_none();
             let (t, attr) = branch;
             if !out.contains(&t) {
                 if out.len() == OR_BRANCHES {
@@ -567,7 +591,7 @@ impl Counting {
                 attrs.extend(attr);
             }
         }
-        Some((out, attrs))
+        Some((out, attrs, plain))
     }
 
     /// The [`OR_TERM`] branch an event hits exactly when leaf `n` is true,
@@ -1058,6 +1082,19 @@ impl Counting {
             + k.not_lo.len()
             + k.not_hi.len()
     }
+}
+
+/// Appends the terms of an `or` conjunct with `branches` (see
+/// [`OR_TERM`]) to `out` if they fit and none of them is there already;
+/// whether it did.
+fn push_or(out: &mut Vec<u32>, branches: &[u32]) -> bool {
+    let fits = out.len() + branches.len() <= MAX_NEED
+        && !branches.iter().any(|&a| out.contains(&(OR_TERM | a)));
+    if fits {
+        out.push(OR_TERM | branches[0]);
+        out.extend(branches[1..].iter().map(|&a| OR_TERM | OR_MORE | a));
+    }
+    fits
 }
 
 /// How many of `terms` are counted by hits (ranges, definedness and kills
