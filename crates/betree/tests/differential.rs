@@ -384,3 +384,67 @@ fn every_grid_point_matches_brute_force_with_deletes() {
         run(schema, exprs, events, models);
     }
 }
+
+/// The shapes the counting index posts through `or` branches and negated
+/// ranges, where a slip would lose a match: `not` of ranges on an
+/// attribute some events leave undefined (true there), `or`s standing on
+/// booleans, list elements and `and`s, two `or`s on one list attribute
+/// (hits on a list attribute count once per expression), and an `or`
+/// beside a list conjunct on its attribute. Every combination of values
+/// is an event.
+#[test]
+fn or_branches_and_negated_ranges_match_brute_force() {
+    use betree::{AttrType, Domain};
+    let schema = Schema::from_domains([
+        Domain::new("b1", AttrType::Bool, true),
+        Domain::new("b2", AttrType::Bool, true),
+        Domain::new("x", AttrType::Int, true),
+        Domain::new("s", AttrType::Str, true),
+        Domain::new("tags", AttrType::StrList, true),
+    ])
+    .unwrap();
+    let exprs: Vec<String> = [
+        "not (x >= 5)",
+        "not (x < 5)",
+        "not (x > 5) and not (x <= 2)",
+        "not (x >= 5) and b1",
+        "(tags one of (\"a\", \"b\") or b1) and not (x >= 3)",
+        "(\"a\" in tags or \"b\" in tags) and (b2 or \"c\" in tags)",
+        "(\"a\" in tags or b1) and \"c\" in tags",
+        "((x = 1 and b1) or (tags one of (\"z\") and b2))",
+        "(s = \"p\" or (b1 and not b2)) and not (x > 6)",
+        "(b1 or b2) and not (x < 2)",
+        "(s in (\"p\", \"q\") or \"z\" in tags or b2)",
+        "(x = 7 or s = \"q\") and (b1 or \"a\" in tags)",
+    ]
+    .map(String::from)
+    .into();
+    let mut lines = Vec::new();
+    for b1 in ["", "\"b1\": true", "\"b1\": false"] {
+        for b2 in ["", "\"b2\": true", "\"b2\": false"] {
+            for x in ["", "\"x\": 1", "\"x\": 2", "\"x\": 5", "\"x\": 7"] {
+                for s in ["", "\"s\": \"p\"", "\"s\": \"q\""] {
+                    for tags in [
+                        "",
+                        "\"tags\": []",
+                        "\"tags\": [\"a\"]",
+                        "\"tags\": [\"a\", \"b\", \"c\"]",
+                        "\"tags\": [\"z\", \"c\"]",
+                    ] {
+                        let fields: Vec<&str> = [b1, b2, x, s, tags]
+                            .into_iter()
+                            .filter(|f| !f.is_empty())
+                            .collect();
+                        lines.push(format!("{{{}}}", fields.join(", ")));
+                    }
+                }
+            }
+        }
+    }
+    let events = lines
+        .iter()
+        .map(|l| Event::from_json(&schema, l).unwrap())
+        .collect();
+    let models = lines.iter().map(|l| model_of_json(l)).collect();
+    run(schema, exprs, events, models);
+}
