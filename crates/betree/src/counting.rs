@@ -447,9 +447,7 @@ impl Counting {
                 // A slot this high would read as an `or` branch.
                 Node::Bool(slot) if slot < OR_MORE => Some(BOOL_TERM | slot),
                 Node::Or(..) => {
-                    if let Some((branches, attrs, plain)) =
-                        self.or_branches(e, r, preds, &list_attrs)
-                    {
+                    if let Some((branches, attrs, plain)) = self.or_branches(e, r, preds) {
                         if plain {
                             push_or(&mut out, &branches);
                         } else if branches.iter().any(|&t| t & BOOL_TERM == 0) {
@@ -527,6 +525,8 @@ impl Counting {
         // candidates, where the batch path evaluates a scanned expression
         // for 64 events a word.
         if counted(&out) == 0 {
+            // Nothing counted, so no list conjunct holds an attribute yet:
+            // only an earlier `or` posted here can.
             for (branches, attrs) in &late_ors {
                 if attrs.iter().all(|a| !list_attrs.contains(a)) && push_or(&mut out, branches) {
                     list_attrs.extend(attrs);
@@ -539,16 +539,14 @@ impl Counting {
     /// The branch terms of the `or` tree at `r` (see [`OR_TERM`]), distinct
     /// and at most [`OR_BRANCHES`], the list attributes they count on, and
     /// whether every branch is an equality or `in` on a scalar, if an event
-    /// can hit every branch. `taken`: list attributes another
-    /// conjunct of the expression counts on already; a branch on one of
-    /// them would be counted once with it (hits on a list attribute count
-    /// once per expression), so the `or` is not posted.
+    /// can hit every branch. The caller keeps list attributes to one
+    /// counted conjunct each (hits on a list attribute count once per
+    /// expression).
     fn or_branches(
         &self,
         e: &Expr,
         r: crate::parse::Ref,
         preds: &[Option<Pred>],
-        taken: &[AttrId],
     ) -> Option<(Vec<u32>, Vec<AttrId>, bool)> {
         let mut out = Vec::new();
         let mut attrs = Vec::new();
@@ -569,7 +567,7 @@ impl Counting {
                         match e.node(c) {
                             Node::And(a, b) => conj.extend([b, a]),
                             n => {
-                                if let Some(t) = self.branch_term(n, preds, taken) {
+                                if let Some(t) = self.branch_term(n, preds) {
                                     found = Some(t);
                                     break;
                                 }
@@ -579,7 +577,7 @@ impl Counting {
                     plain = false;
                     found?
                 }
-                n => self.branch_term(n, preds, taken)?,
+                n => self.branch_term(n, preds)?,
             };
             plain &= branch.0 & BOOL_TERM == 0 && branch.1.is_none();
             let (t, attr) = branch;
@@ -596,12 +594,7 @@ impl Counting {
 
     /// The [`OR_TERM`] branch an event hits exactly when leaf `n` is true,
     /// and the list attribute it counts on, if any.
-    fn branch_term(
-        &self,
-        n: Node,
-        preds: &[Option<Pred>],
-        taken: &[AttrId],
-    ) -> Option<(u32, Option<AttrId>)> {
+    fn branch_term(&self, n: Node, preds: &[Option<Pred>]) -> Option<(u32, Option<AttrId>)> {
         match n {
             Node::Bool(slot) if slot < OR_MORE => Some((BOOL_TERM | slot, None)),
             Node::Pred(a) if a < OR_MORE && self.decided(a) == Decided::Hit => {
@@ -611,10 +604,7 @@ impl Counting {
                     | Pred::StrCmp { .. }
                     | Pred::IntIn { .. }
                     | Pred::StrIn { .. } => Some((a, None)),
-                    _ => {
-                        let attr = keys_of(p).expect("a registered predicate").0;
-                        (!taken.contains(&attr)).then_some((a, Some(attr)))
-                    }
+                    _ => Some((a, Some(keys_of(p).expect("a registered predicate").0))),
                 }
             }
             _ => None,
