@@ -287,15 +287,11 @@ fn a_flood_of_wrong_passwords_is_refused_without_disturbing_the_live_session() {
         ),
     )
     .unwrap();
-    let mut acceptor = perfkit()
-        .current_dir(d)
-        .args(["fix", "acceptor", "guarded.cfg", "--app", "exec"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.join("events.log")).unwrap())
-        .spawn()
-        .map(Running)
-        .unwrap();
+    let mut acceptor = Running::start_in(
+        perfkit().args(["fix", "acceptor", "guarded.cfg", "--app", "exec"]),
+        d,
+        "events.log",
+    );
     let mut live = connect(port);
     live.write_all(&frame(
         "35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|141=Y|553=trader1|554=s3cret|",

@@ -166,15 +166,7 @@ fn every_key_file(port: u16) -> String {
 }
 
 fn start(dir: &Path, file: &str) -> Running {
-    perfkit()
-        .current_dir(dir)
-        .args(["fix", "acceptor", file])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
-        .spawn()
-        .map(Running)
-        .unwrap()
+    Running::start_in(perfkit().args(["fix", "acceptor", file]), dir, "stderr")
 }
 
 #[test]

@@ -11,7 +11,7 @@ use perfkit_testkit::process::{Running, free_port};
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// An acceptor serving one template: ours EXEC, theirs any.
 fn start(dir: &Path, port: u16) -> Running {
@@ -24,15 +24,11 @@ fn start(dir: &Path, port: u16) -> Running {
         ),
     )
     .unwrap();
-    Command::new(env!("CARGO_BIN_EXE_perfkit"))
-        .current_dir(dir)
-        .args(["fix", "acceptor", "acceptor.cfg"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
-        .spawn()
-        .map(Running)
-        .unwrap()
+    Running::start_in(
+        Command::new(env!("CARGO_BIN_EXE_perfkit")).args(["fix", "acceptor", "acceptor.cfg"]),
+        dir,
+        "stderr",
+    )
 }
 
 /// Logs `them` on with MsgSeqNum `seq` and asks for a heartbeat; returns

@@ -2,12 +2,30 @@
 //! always killed, and a loopback port nobody listens on.
 
 use std::net::TcpListener;
-use std::process::Child;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 
 /// A child process killed (and reaped) when the test ends, pass or fail: a
 /// failed assertion must not leave a server listening, holding the test's
 /// output pipe open.
 pub struct Running(pub Child);
+
+impl Running {
+    /// Starts `cmd` in `dir` as a server: no stdin, stdout dropped, and
+    /// stderr kept in `dir/stderr_file` for the test to read afterwards
+    /// (a server's warnings and events).
+    pub fn start_in(cmd: &mut Command, dir: &Path, stderr_file: &str) -> Running {
+        let stderr = std::fs::File::create(dir.join(stderr_file))
+            .unwrap_or_else(|e| panic!("creating {}: {e}", dir.join(stderr_file).display()));
+        cmd.current_dir(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .map(Running)
+            .unwrap_or_else(|e| panic!("starting {cmd:?}: {e}"))
+    }
+}
 
 impl std::ops::Deref for Running {
     type Target = Child;
