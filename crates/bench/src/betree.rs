@@ -434,10 +434,20 @@ impl Replayed {
     /// The median of the replays (the upper one of an even count), or the
     /// timed pass's time when there were none.
     pub fn median_ns(&self) -> u64 {
-        let mut v = self.replays_ns.clone();
-        v.sort_unstable();
-        v.get(v.len() / 2).copied().unwrap_or(self.slice.ns)
+        if self.replays_ns.is_empty() {
+            self.slice.ns
+        } else {
+            median(&self.replays_ns)
+        }
     }
+}
+
+/// The median of CPU or wall nanoseconds (the upper one of an even count;
+/// 0 for none).
+pub(crate) fn median(v: &[u64]) -> u64 {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
 }
 
 /// Runs each of `run`'s long slices again `replays` times, with `run`'s

@@ -31,9 +31,7 @@ impl ThroughputRow {
     /// The median round's CPU nanoseconds (the upper median of an even
     /// count).
     pub fn median_ns(&self) -> u64 {
-        let mut v = self.rounds_ns.clone();
-        v.sort_unstable();
-        v.get(v.len() / 2).copied().unwrap_or(0)
+        super::median(&self.rounds_ns)
     }
 
     /// Events per CPU second of the median round.
