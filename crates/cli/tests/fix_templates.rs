@@ -80,6 +80,21 @@ fn fifty_counterparties_matching_a_template_each_get_a_session_and_a_store() {
     // Outside the template (not to EXEC): dropped without an answer.
     let (_, answer) = logon(port, "STRANGER", "NOTEXEC", 1);
     assert!(answer.is_none(), "{answer:?}");
+    // Matching it but refused, before any session is made: a CompID that
+    // would lead out of the store's directory, and a bad CheckSum.
+    let (_, answer) = logon(port, "../OUT", "EXEC", 1);
+    assert!(answer.is_none(), "{answer:?}");
+    let mut bad = frame("35=A|34=1|49=BADSUM|52=NOW|56=EXEC|98=0|108=30|");
+    let n = bad.len();
+    let wrong: &[u8] = if &bad[n - 4..n - 1] == b"000" {
+        b"001"
+    } else {
+        b"000"
+    };
+    bad[n - 4..n - 1].copy_from_slice(wrong);
+    let mut c = connect(port);
+    c.write_all(&bad).unwrap();
+    assert!(read_message(&mut c).is_none());
     // A counterparty back again finds its session and store: the Logon is
     // answered with the next number, 3.
     for c in open.drain(..10) {
@@ -105,9 +120,15 @@ fn fifty_counterparties_matching_a_template_each_get_a_session_and_a_store() {
         assert_eq!(target, expected_target, "CLIENT{n}");
     }
     assert!(!d.join("store/FIX.4.4-NOTEXEC-STRANGER.seqnums").exists());
+    assert!(!d.join("store/FIX.4.4-EXEC-BADSUM.seqnums").exists());
     let stderr = std::fs::read_to_string(d.join("stderr")).unwrap();
     assert!(
         stderr.contains("Unknown session: FIX.4.4:NOTEXEC->STRANGER"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("CompID \"../OUT\" cannot name its store")
+            && stderr.contains("bad CheckSum"),
         "{stderr}"
     );
     assert_eq!(

@@ -260,15 +260,20 @@ impl<S: SessionStore + Send> Acceptor<S> {
         Ok((slots, templates))
     }
 
-    /// The slot of the session a Logon routed as `key` is for: a
-    /// configured one, one a template made earlier, or one made now from
-    /// the first template that matches (its addresses added to
-    /// `allowed`). The error is the line saying why there is none.
+    /// The slot of the session `logon` from `peer` is for: a configured
+    /// one, one a template made earlier, or one made now from the first
+    /// template that matches (its addresses added to `allowed`). The error
+    /// is the line saying why there is none. A session is made only for a
+    /// Logon the template would take (its CheckSum and address rules) whose
+    /// CompIDs can name its store and log files: a refused Logon leaves
+    /// nothing behind.
     fn slot_for(
         &self,
-        key: &Route,
+        logon: &Logon,
+        peer: SocketAddr,
         (allowed, template_allowed): (&mut Vec<Vec<IpAddr>>, &[Vec<IpAddr>]),
     ) -> Result<usize, String> {
+        let key = &logon.route;
         let found = |t: &Table<S>| {
             t.keys
                 .iter()
@@ -288,6 +293,19 @@ impl<S: SessionStore + Send> Acceptor<S> {
             .iter()
             .position(|t| t.matches(key))
             .ok_or_else(unknown)?;
+        if !logon.checksum_holds && self.templates[t].rules.checksum {
+            return Err(bad_checksum(peer));
+        }
+        if !admits(&template_allowed[t], peer.ip()) {
+            return Err(not_allowed(peer, key));
+        }
+        if let Some(id) = [&key.1, &key.2].into_iter().find(|id| !names_files(id)) {
+            return Err(format!(
+                "Session {}:{}->{} from a template: CompID {id:?} cannot name its store \
+                 and log files; connection closed",
+                key.0, key.2, key.1
+            ));
+        }
         let mut table = self.table.write().unwrap_or_else(|p| p.into_inner());
         let i = table.slots.len();
         let session = (self.templates[t].make)(i, &key.2, &key.1).map_err(|e| {
@@ -393,28 +411,20 @@ impl<S: SessionStore + Send> Acceptor<S> {
         FA: Fn(usize) -> A + Sync,
         FL: Fn(usize) -> L + Sync,
     {
-        let key = logon.route;
-        let i = match self.slot_for(&key, (allowed, template_allowed)) {
+        let i = match self.slot_for(&logon, w.peer, (allowed, template_allowed)) {
             Ok(i) => i,
             Err(line) => return misc(&line),
         };
+        let key = logon.route;
         let (slot, checksum) = {
             let table = self.table.read().unwrap_or_else(|p| p.into_inner());
             (Arc::clone(&table.slots[i]), table.rules[i].checksum)
         };
         if !logon.checksum_holds && checksum {
-            misc(&format!(
-                "connection from {}: first message has a bad CheckSum; closed",
-                w.peer
-            ));
-            return;
+            return misc(&bad_checksum(w.peer));
         }
         if !admits(&allowed[i], w.peer.ip()) {
-            misc(&format!(
-                "connection from {}: not in the AllowedRemoteAddresses of {}:{}->{}; closed",
-                w.peer, key.0, key.2, key.1
-            ));
-            return;
+            return misc(&not_allowed(w.peer, &key));
         }
         let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
         let Some(mut session) = taken else {
@@ -616,6 +626,34 @@ fn logon_route(msg: &[u8]) -> Result<Logon, String> {
         route,
         checksum_holds: crate::frame::checksum_holds(msg),
     })
+}
+
+/// The line closing a connection from `peer` whose Logon's CheckSum is
+/// wrong, for a session that validates it.
+fn bad_checksum(peer: SocketAddr) -> String {
+    format!("connection from {peer}: first message has a bad CheckSum; closed")
+}
+
+/// The line closing a connection from `peer` that the session routed as
+/// `key` does not let in.
+fn not_allowed(peer: SocketAddr, key: &Route) -> String {
+    format!(
+        "connection from {peer}: not in the AllowedRemoteAddresses of {}:{}->{}; closed",
+        key.0, key.2, key.1
+    )
+}
+
+/// Whether a CompID a counterparty sent can be part of a file name, as a
+/// template session's store and logs are named by its CompIDs: not empty,
+/// at most 64 bytes, no path separator or control character, not `.` or
+/// `..` (which `/` and `..` would otherwise lead out of the store's
+/// directory).
+fn names_files(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id != "."
+        && id != ".."
+        && !id.chars().any(|c| c == '/' || c == '\\' || c.is_control())
 }
 
 /// Whether `allowed` (empty: any) lets `peer` in; an IPv4 peer reached
