@@ -368,8 +368,7 @@ fn one_round(
     server.stop()?;
     into.orders_per_s
         .push(load.orders as f64 / seconds.max(1e-9));
-    into.acceptor_cpu
-        .push(cpu / u32::try_from(load.orders.max(1)).unwrap_or(u32::MAX));
+    into.acceptor_cpu.push(per_order(cpu));
     Ok(())
 }
 
