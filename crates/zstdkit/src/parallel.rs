@@ -251,12 +251,13 @@ pub fn decode<R: Read, W: Write + ?Sized>(
             Some(Unit::Frame(h)) => {
                 let (mut frame, buf) = spare.pop().unwrap_or_default();
                 frame.clear();
-                // A declared size is zstd's to enforce; without one, the
-                // block headers bound what the frame can decode to.
+                // The block headers bound what a frame can decode to,
+                // whatever its header declares: a header declaring a few
+                // bytes before gigabytes of raw blocks must not be held
+                // whole (zstd refuses it while streaming).
                 let limit = match h.content_size {
                     Some(n) if n > MAX_PARALLEL_FRAME => 0,
-                    Some(_) => u64::MAX,
-                    None => MAX_PARALLEL_FRAME,
+                    _ => MAX_PARALLEL_FRAME,
                 };
                 let taken = if limit == 0 {
                     None

@@ -93,6 +93,50 @@ fn frames_too_large_to_hold_stream_in_order_between_the_others() {
     }
 }
 
+/// A header declaring 256 bytes, then raw blocks that bound 40 MiB: not
+/// held whole for a worker (the block bound passes the limit, so it
+/// streams), and refused by zstd as a frame, named.
+#[test]
+fn a_frame_whose_header_lies_about_its_size_is_refused_not_held() {
+    // Magic, a 2-byte content size (256 + 0), an 8 MiB window, no
+    // checksum; then 320 raw blocks of 128 KiB, the last marked last.
+    let mut input = vec![0x28, 0xB5, 0x2F, 0xFD, 0x40, 0x68, 0, 0];
+    let block = 128u32 << 10;
+    for i in 0..320 {
+        let last = u32::from(i == 319);
+        input.extend(&((block << 3) | last).to_le_bytes()[..3]);
+        input.extend(std::iter::repeat_n(b'x', block as usize));
+    }
+    // How far it read before refusing: held whole, it would have read all
+    // 40 MiB first.
+    struct Counted<'a>(&'a [u8], u64);
+    impl std::io::Read for Counted<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.read(buf)?;
+            self.1 += n as u64;
+            Ok(n)
+        }
+    }
+    let mut src = Counted(&input, 0);
+    let err = decode(&mut src, &mut Vec::new(), 2, Decompressor::new, |_| {}).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InFrame {
+                index: 0,
+                offset: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(
+        src.1 < MAX_PARALLEL_FRAME + (2 << 20),
+        "read {} bytes",
+        src.1
+    );
+}
+
 #[test]
 fn skippable_frames_are_passed_over_as_pzstd_writes_them() {
     let parts = [data(10_000, 3), data(20_000, 4)];
