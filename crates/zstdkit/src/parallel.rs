@@ -23,7 +23,7 @@
 //! # Ok::<(), zstdkit::Error>(())
 //! ```
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -182,22 +182,24 @@ pub fn splits(head: &[u8]) -> bool {
 }
 
 /// One frame's work: its compressed bytes in, its output buffer (reused),
-/// and the most it can decode to when its header does not say.
-type Job = (Vec<u8>, Vec<u8>, Option<u64>);
+/// the most it can decode to when its header does not say, and its number
+/// and offset (for an error).
+type Job = (Vec<u8>, Vec<u8>, Option<u64>, (u64, u64));
 
 /// A written frame's compressed and output buffers, for the next frame.
 type Buffers = (Vec<u8>, Vec<u8>);
 
-/// A worker's answer: the decoded size (or why not) and the job's buffers.
-type JobDone = (Result<usize>, Vec<u8>, Vec<u8>);
+/// A worker's answer: the decoded size (or why not), the job's buffers and
+/// the frame's number and offset.
+type JobDone = (Result<usize>, Vec<u8>, Vec<u8>, (u64, u64));
 
 /// A worker's task: one frame into its buffer.
-fn decode_job(d: &mut Decompressor, (frame, mut buf, bound): Job) -> JobDone {
+fn decode_job(d: &mut Decompressor, (frame, mut buf, bound, at): Job) -> JobDone {
     let r = match bound {
         Some(b) => d.decompress_frame_within(&frame, &mut buf, b),
         None => d.decompress_into(&frame, &mut buf),
     };
-    (r, frame, buf)
+    (r, frame, buf, at)
 }
 
 /// Decodes the frames of `input` on `workers` threads (each with a
@@ -219,23 +221,19 @@ pub fn decode<R: Read, W: Write + ?Sized>(
     // The decompressor for frames too large to hand out, made at the first.
     let mut streamer: Option<Decompressor> = None;
     let mut walker = FrameWalker::new(input);
-    // The frames in flight: their number and offset, oldest first.
-    let mut flight: VecDeque<(u64, u64)> = VecDeque::new();
     let mut spare: Vec<Buffers> = Vec::new();
     let mut done = Decoded::default();
     let limit_in_flight = 2 * pool.workers() as u64;
 
     // Writes the oldest frame in flight.
     let write_next = |pool: &mut Pool<Job, JobDone>,
-                      flight: &mut VecDeque<(u64, u64)>,
                       spare: &mut Vec<Buffers>,
                       out: &mut W,
                       done: &mut Decoded|
      -> Result<()> {
-        let Some((r, frame, buf)) = pool.next()? else {
+        let Some((r, frame, buf, (index, offset))) = pool.next()? else {
             return Ok(());
         };
-        let (index, offset) = flight.pop_front().unwrap_or_default();
         let n = r.map_err(|e| in_frame(index, offset, e))?;
         out.write_all(&buf[..n]).map_err(Error::Io)?;
         done.written += n as u64;
@@ -268,16 +266,15 @@ pub fn decode<R: Read, W: Write + ?Sized>(
                 };
                 if let Some(Taken::Whole(w)) = taken {
                     let bound = h.content_size.is_none().then_some(w.max_output);
-                    pool.submit((frame, buf, bound))?;
-                    flight.push_back((index, offset));
+                    pool.submit((frame, buf, bound, (index, offset)))?;
                     while pool.in_flight() >= limit_in_flight {
-                        write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+                        write_next(&mut pool, &mut spare, out, &mut done)?;
                     }
                 } else {
                     // Too large to hold: in order, on this thread, from
                     // what was passed over so far on.
                     while pool.in_flight() > 0 {
-                        write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+                        write_next(&mut pool, &mut spare, out, &mut done)?;
                     }
                     let d = match streamer.take() {
                         Some(d) => d,
@@ -298,7 +295,7 @@ pub fn decode<R: Read, W: Write + ?Sized>(
         progress(walker.offset());
     }
     while pool.in_flight() > 0 {
-        write_next(&mut pool, &mut flight, &mut spare, out, &mut done)?;
+        write_next(&mut pool, &mut spare, out, &mut done)?;
     }
     if walker.taken() == 0 {
         // As every decoder here: an input with no frame is not an empty one.
