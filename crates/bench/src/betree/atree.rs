@@ -35,13 +35,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use a_tree::{ATree, AttributeDefinition};
-use betree::workload::{Adtech, Shape, grid};
+use betree::workload::{Shape, grid};
 use betree::{AttrType, Error, Event, Index, Result, Schema, Scratch, Value};
 
 use perfkit_measure::clock;
 
 use super::median;
-use super::sweep::{EVENT_SEED, EXPR_SEED};
 
 /// How big each workload's instance is and how long it is timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,10 +229,7 @@ pub fn measure(
     expressions: usize,
     settings: Settings,
 ) -> Result<Workload> {
-    let generator = Adtech::with_shape(shape.clone())?;
-    let schema = Schema::from_domains(generator.domains())?;
-    let exprs = generator.expressions(expressions, EXPR_SEED);
-    let events = generator.events(&schema, settings.events, EVENT_SEED)?;
+    let (_, schema, exprs, events) = super::sweep::instance(shape, expressions, settings.events)?;
     let name = if *shape == Shape::default() {
         "adtech".to_string()
     } else {

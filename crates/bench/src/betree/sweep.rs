@@ -7,7 +7,7 @@
 //! shaped by.
 
 use betree::workload::{Adtech, Shape, grid};
-use betree::{Error, Index, Result, Schema, SearchStep};
+use betree::{Error, Event, Index, Result, Schema, SearchStep};
 
 use perfkit_measure::clock;
 
@@ -125,14 +125,27 @@ impl Sweep {
     }
 }
 
+/// The instance of `shape` every betree bench uses: its generator and
+/// schema, then `expressions` expressions and `events` events from the
+/// fixed seeds.
+pub(crate) fn instance(
+    shape: &Shape,
+    expressions: usize,
+    events: usize,
+) -> Result<(Adtech, Schema, Vec<String>, Vec<Event>)> {
+    let generator = Adtech::with_shape(shape.clone())?;
+    let schema = Schema::from_domains(generator.domains())?;
+    let exprs = generator.expressions(expressions, EXPR_SEED);
+    let events = generator.events(&schema, events, EVENT_SEED)?;
+    Ok((generator, schema, exprs, events))
+}
+
 /// Measures one shape: generates its instance from the fixed seeds,
 /// indexes it, counts candidates and matches in one untimed search per
 /// event, then times the library's modes.
 pub fn measure_point(shape: &Shape, settings: Settings) -> Result<Point> {
-    let generator = Adtech::with_shape(shape.clone())?;
-    let schema = Schema::from_domains(generator.domains())?;
-    let exprs = generator.expressions(settings.expressions, EXPR_SEED);
-    let events = generator.events(&schema, settings.events, EVENT_SEED)?;
+    let (generator, schema, exprs, events) =
+        instance(shape, settings.expressions, settings.events)?;
     let t = clock::thread_cpu();
     let mut index = Index::new(schema);
     for (k, e) in exprs.iter().enumerate() {
