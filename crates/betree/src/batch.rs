@@ -12,6 +12,7 @@ use crate::event::Event;
 use crate::index::{Id, Index};
 use crate::parse::MAX_DEPTH;
 use crate::program::{BATCH_ATOM, OP_SHIFT, OPERAND, bop};
+use crate::strings::EventStrings;
 
 /// `u64` words per lane group.
 const WORDS: usize = 8;
@@ -51,6 +52,9 @@ struct Lanes {
     stack: Vec<Lane>,
     cmask: Vec<Lane>,
     selection: crate::selection::Selection,
+    /// Per lane, its event's strings as numbers, kept from its selection
+    /// for the evaluation after all the chunk's selections.
+    strs: Vec<EventStrings>,
 }
 
 /// Whether no lane is set. An OR of the words: `== [0; WORDS]` compiled
@@ -126,8 +130,15 @@ impl Index {
         lanes.hit_at.clear();
         lanes.hit_at.resize(self.atoms.len(), NOT_DONE);
         lanes.hit_words.clear();
+        if lanes.strs.len() < events.len() {
+            lanes.strs.resize_with(events.len(), EventStrings::default);
+        }
+        let has_strings = !self.strings.attrs().is_empty();
         for (lane, ev) in events.iter().enumerate() {
             self.select(ev, &mut lanes.selection);
+            if has_strings {
+                lanes.strs[lane].clone_from(lanes.selection.strings());
+            }
             for &s in lanes.selection.cands() {
                 lanes.cmask[(s & !PROVEN) as usize][lane / 64] |= 1 << (lane % 64);
             }
@@ -178,6 +189,7 @@ impl Index {
             hit_at,
             hit_words,
             stack,
+            strs,
             ..
         } = lanes;
         // Each push is matched by a pop or ends the program, and programs
@@ -226,7 +238,8 @@ impl Index {
                         let mut m = word;
                         while m != 0 {
                             let b = m.trailing_zeros() as usize;
-                            w[k] |= (p.eval(&events[k * 64 + b]).0 as u64) << b;
+                            let e = k * 64 + b;
+                            w[k] |= (p.eval(&events[e], &strs[e]).0 as u64) << b;
                             m &= m - 1;
                         }
                     }

@@ -56,6 +56,7 @@ use crate::domain::{AttrId, Schema};
 use crate::event::{Event, Value};
 use crate::expr::{Expr, Pred};
 use crate::parse::Node;
+use crate::strings::{EventStrings, UNKNOWN};
 
 mod keys;
 mod lists;
@@ -420,7 +421,7 @@ impl Counting {
     /// The key list of value `k` of attribute `attr`, if any atom is
     /// registered under it.
     #[inline]
-    fn find_list(&self, attr: AttrId, k: Key<'_>, preds: &[Option<Pred>]) -> Option<u32> {
+    fn find_list(&self, attr: AttrId, k: Key, preds: &[Option<Pred>]) -> Option<u32> {
         let h = self.hasher.hash_one(k);
         self.attrs[attr as usize]
             .keys
@@ -914,7 +915,8 @@ impl Counting {
     /// whole key lists and threshold spans to `spans`, single terms
     /// (booleans) to `loose` and the entries of recent thresholds to
     /// `loose` too, as spans of entries. `elem` is the list element to look
-    /// up for list values. One unit of work.
+    /// up for list values; `strs` holds the event's strings as numbers.
+    /// One unit of work.
     ///
     /// Range conjuncts work the other way round: they are true for most
     /// values, so what is pushed (to `kills`) is the entries of the
@@ -925,6 +927,7 @@ impl Counting {
     pub(crate) fn probe(
         &self,
         ev: &Event,
+        strs: &EventStrings,
         attr: AttrId,
         elem: usize,
         spans: &mut Vec<Span>,
@@ -990,16 +993,27 @@ impl Counting {
             // Every range and negated conjunct on the attribute is false:
             // their expressions, once each.
             None if !k.undef.is_empty() => kills.push(Span::Undefined(attr)),
-            Some(Value::Str(s)) => scalar(self.find_list(attr, Key::Str(s), preds), spans, kills),
+            // An event string no expression names has no key list.
+            Some(Value::Str(_)) => scalar(
+                Some(strs.scalar(attr))
+                    .filter(|&s| s != UNKNOWN)
+                    .and_then(|s| self.find_list(attr, Key::Str(s), preds)),
+                spans,
+                kills,
+            ),
             Some(Value::IntList(l)) => keys(
                 l.get(elem)
                     .and_then(|x| self.find_list(attr, Key::Int(*x), preds)),
                 spans,
                 kills,
             ),
-            Some(Value::StrList(l)) => keys(
-                l.get(elem)
-                    .and_then(|x| self.find_list(attr, Key::Str(x), preds)),
+            // The numbered list is sorted and may be shorter (strings no
+            // expression names are left out): each element is still
+            // probed once, at its own position.
+            Some(Value::StrList(_)) => keys(
+                strs.list(attr)
+                    .get(elem)
+                    .and_then(|&x| self.find_list(attr, Key::Str(x), preds)),
                 spans,
                 kills,
             ),

@@ -6,6 +6,7 @@
 
 use crate::domain::AttrId;
 use crate::parse::{CmpOp, Node, Ref, SetOp};
+use crate::strings::StrId;
 
 /// Ids that `within_frequency_cap` needs from the expression's owner (the C
 /// library's "constants" given with each insert).
@@ -42,10 +43,12 @@ pub(crate) enum Pred {
         op: CmpOp,
         v: f64,
     },
+    /// String predicates other than [`Pred::Str`] hold interned numbers
+    /// (see [`crate::strings`]); sets are sorted by number.
     StrCmp {
         attr: AttrId,
         eq: bool,
-        v: Box<str>,
+        v: StrId,
     },
     IntIn {
         attr: AttrId,
@@ -55,7 +58,7 @@ pub(crate) enum Pred {
     StrIn {
         attr: AttrId,
         negated: bool,
-        set: Box<[Box<str>]>,
+        set: Box<[StrId]>,
     },
     IntListHas {
         attr: AttrId,
@@ -65,7 +68,7 @@ pub(crate) enum Pred {
     StrListHas {
         attr: AttrId,
         negated: bool,
-        v: Box<str>,
+        v: StrId,
     },
     IntSet {
         attr: AttrId,
@@ -75,7 +78,7 @@ pub(crate) enum Pred {
     StrSet {
         attr: AttrId,
         op: SetOp,
-        set: Box<[Box<str>]>,
+        set: Box<[StrId]>,
     },
     IsNull {
         attr: AttrId,
@@ -106,9 +109,10 @@ pub(crate) enum Pred {
     },
 }
 
-// The atom table holds one `Pred` per distinct predicate: strings and
-// sets are boxed slices (16 bytes, not a `String`/`Vec`'s 24), which keeps
-// the largest inline variant, and so every predicate, at 24 bytes.
+// The atom table holds one `Pred` per distinct predicate: sets and the
+// strings of `Str` are boxed slices (16 bytes, not a `Vec`/`String`'s 24),
+// which keeps the largest inline variant, and so every predicate, at 24
+// bytes.
 const _: () = assert!(size_of::<Pred>() <= 24);
 
 /// `within_frequency_cap`'s test.
@@ -234,14 +238,12 @@ mod eval;
 pub(crate) use check::compile_source;
 
 impl Pred {
-    /// Heap bytes owned by the predicate (its strings and value sets).
+    /// Heap bytes owned by the predicate (its value sets; interned strings
+    /// are the index's).
     pub(crate) fn heap_bytes(&self) -> usize {
-        let strs =
-            |v: &[Box<str>]| std::mem::size_of_val(v) + v.iter().map(|s| s.len()).sum::<usize>();
         match self {
             Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => std::mem::size_of_val(&**set),
-            Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => strs(set),
-            Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => v.len(),
+            Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => std::mem::size_of_val(&**set),
             Pred::Str { s, .. } => s.len(),
             Pred::FreqCap(c) => size_of::<CapTest>() + c.kind.capacity() + c.ns.capacity(),
             Pred::Geo(_) => size_of::<GeoTest>(),
@@ -256,19 +258,6 @@ impl Pred {
             Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => set.len(),
             Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => set.len(),
             _ => 0,
-        }
-    }
-
-    /// String literals this predicate compares with its attribute.
-    pub(crate) fn strings(&self) -> Option<(AttrId, Vec<&str>)> {
-        match self {
-            Pred::StrCmp { attr, v, .. } | Pred::StrListHas { attr, v, .. } => {
-                Some((*attr, vec![&**v]))
-            }
-            Pred::StrIn { attr, set, .. } | Pred::StrSet { attr, set, .. } => {
-                Some((*attr, set.iter().map(|s| &**s).collect()))
-            }
-            _ => None,
         }
     }
 }

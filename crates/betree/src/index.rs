@@ -15,15 +15,16 @@
 //! counting leaves few candidates beyond the matches. The evaluation of the
 //! candidates is in [`eval`].
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 
 use crate::counting::{Counting, Decided};
-use crate::domain::{AttrId, Bounds, Schema};
+use crate::domain::{Bounds, Schema};
 use crate::event::Event;
 use crate::expr::{Constants, Pred, compile_source};
 use crate::parse::{Node, Ref};
 use crate::program::{ACCEPT, ATOM, BATCH_ATOM, Memo, OPERAND, REJECT, Step, compile};
 use crate::selection::{Selection, Source};
+use crate::strings::Strings;
 use crate::{Error, Result};
 
 mod eval;
@@ -205,7 +206,8 @@ pub struct Index {
     /// The counting index over the expressions' conjuncts.
     pub(crate) counting: Counting,
     required: Vec<u64>,
-    strings: HashMap<AttrId, HashSet<String>>,
+    /// The expressions' string literals, numbered.
+    pub(crate) strings: Strings,
     /// The most values in one expression's value set (`in`, `one of`, ...)
     /// inserted so far: bounds a predicate's loop steps for the budget.
     pub(crate) longest_set: usize,
@@ -221,6 +223,7 @@ impl Index {
             }
         }
         let counting = Counting::new(&schema);
+        let strings = Strings::new(&schema);
         Index {
             schema,
             slots: Vec::new(),
@@ -234,7 +237,7 @@ impl Index {
             order: Vec::new(),
             counting,
             required,
-            strings: HashMap::new(),
+            strings,
             longest_set: 0,
         }
     }
@@ -295,26 +298,35 @@ impl Index {
         // insert gives its atoms back.
         let mut atoms = AtomRuns::default();
         // The atoms new with this insert: an atom shared with a stored
-        // expression had its strings checked, its set length counted and
-        // its values registered when it was new (registered atoms stay so
+        // expression had its set length counted and its values registered when it was new (registered atoms stay so
         // until freed), so only these are read again below; reading them
         // all was three cache misses a predicate at 1M expressions.
         let mut fresh = AtomRuns::default();
         let table = &mut self.atoms;
         let large = expr.as_str().len() > LARGE_EXPR_BYTES;
-        let parsed = compile_source(&self.schema, expr.as_str(), consts, &mut |p| {
-            let (a, new) = table.intern(p, !large);
-            atoms.push(a);
-            if new {
-                fresh.push(a);
-            }
-            a
-        });
+        // The strings numbered from here on are this insert's: given back
+        // if it fails.
+        let mark = self.strings.mark();
+        let parsed = compile_source(
+            &self.schema,
+            &mut self.strings,
+            expr.as_str(),
+            consts,
+            &mut |p| {
+                let (a, new) = table.intern(p, !large);
+                atoms.push(a);
+                if new {
+                    fresh.push(a);
+                }
+                a
+            },
+        );
         drop(expr);
-        let mut e = match parsed.and_then(|e| self.check_strings(&fresh).map(|()| e)) {
+        let mut e = match parsed.and_then(|e| self.check_string_bounds(mark).map(|()| e)) {
             Ok(e) => e,
             Err(err) => {
                 self.release(atoms.iter());
+                self.strings.rollback(mark);
                 return Err(err);
             }
         };
@@ -422,40 +434,23 @@ impl Index {
         }
     }
 
-    fn check_strings(&mut self, atoms: &AtomRuns) -> Result<()> {
-        let mut err = None;
-        let schema = &self.schema;
-        let strings = &mut self.strings;
-        let preds = &self.atoms.preds;
-        for p in atoms
-            .iter()
-            .map(|a| preds[a as usize].as_ref().expect("live atom"))
-        {
-            if err.is_some() {
-                break;
-            }
-            if let Some((attr, vals)) = p.strings() {
-                let d = schema.domain(attr);
-                if let Bounds::MaxStrings(max) = d.bounds {
-                    let set = strings.entry(attr).or_default();
-                    if vals.iter().all(|v| set.contains(*v)) {
-                        continue;
-                    }
-                    let new: HashSet<&str> =
-                        vals.iter().copied().filter(|v| !set.contains(*v)).collect();
-                    if set.len() + new.len() > max {
-                        err = Some(Error::Domain(format!(
-                            "attribute `{}` allows at most {max} distinct strings in expressions, this expression would bring it to {}",
-                            d.name,
-                            set.len() + new.len()
-                        )));
-                    } else {
-                        set.extend(new.into_iter().map(str::to_string));
-                    }
+    /// Checks that the strings numbered since `mark` (this insert's new
+    /// ones) keep every attribute within its
+    /// [`Bounds::MaxStrings`](crate::Bounds::MaxStrings).
+    fn check_string_bounds(&self, mark: usize) -> Result<()> {
+        for attr in self.strings.made_since(mark) {
+            let d = self.schema.domain(attr);
+            if let Bounds::MaxStrings(max) = d.bounds {
+                let n = self.strings.count(attr);
+                if n > max {
+                    return Err(Error::Domain(format!(
+                        "attribute `{}` allows at most {max} distinct strings in expressions, this expression would bring it to {n}",
+                        d.name
+                    )));
                 }
             }
         }
-        err.map_or(Ok(()), Err)
+        Ok(())
     }
 
     /// Removes an expression.
@@ -559,6 +554,7 @@ impl Index {
             schema: &self.schema,
             preds: &self.atoms.preds,
             slots: self.slots.len(),
+            strings: &self.strings,
         }
     }
 
@@ -610,9 +606,8 @@ impl Index {
     }
 
     /// Approximate bytes held by the index: the struct, every array at its
-    /// capacity, the strings and value sets inside predicates, partition
-    /// keys and domains, the interning and string-bound tables and the
-    /// schema. Hash tables are counted as capacity × (entry + 1 control
+    /// capacity, the value sets inside predicates, the key tables, the
+    /// atom and string tables and the schema. Hash tables are counted as capacity × (entry + 1 control
     /// byte), which is close to what `std`'s tables allocate; allocator
     /// overhead is not counted.
     pub fn memory_bytes(&self) -> usize {
@@ -641,11 +636,7 @@ impl Index {
             .map(Pred::heap_bytes)
             .sum::<usize>();
         n += self.counting.heap_bytes();
-        n += map(&self.strings);
-        for set in self.strings.values() {
-            n += set.capacity() * (size_of::<String>() + 1);
-            n += set.iter().map(String::capacity).sum::<usize>();
-        }
+        n += self.strings.heap_bytes();
         n + self.schema.heap_bytes()
     }
 }

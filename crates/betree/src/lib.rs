@@ -98,6 +98,7 @@ mod parse;
 mod program;
 pub mod reference;
 mod selection;
+mod strings;
 pub mod workload;
 
 pub use coop::{SearchIter, SearchStep};

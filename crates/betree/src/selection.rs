@@ -12,6 +12,7 @@ use crate::counting::{Counting, PROVEN, Span, SpanTerms, entry_candidate, entry_
 use crate::domain::Schema;
 use crate::event::{Event, Value};
 use crate::expr::Pred;
+use crate::strings::{EventStrings, Strings, units};
 
 /// What a selection reads from the index it selects in: its counting
 /// index, schema and atoms, and how many slots it has.
@@ -23,6 +24,8 @@ pub(crate) struct Source<'a> {
     pub(crate) preds: &'a [Option<Pred>],
     /// The number of slots (the counts are kept per slot).
     pub(crate) slots: usize,
+    /// The interned strings of the expressions.
+    pub(crate) strings: &'a Strings,
 }
 
 /// Where the selection stands.
@@ -30,6 +33,9 @@ pub(crate) struct Source<'a> {
 enum Stage {
     /// Nothing done yet: the root is next.
     Root,
+    /// Numbering the event's strings: the string attribute at position
+    /// `at` of [`Strings::attrs`], list element `elem` for a list value.
+    Number { at: usize, elem: usize },
     /// Probing the attribute at position `at` of the probe list, list
     /// element `elem` for a list value.
     Probe { at: usize, elem: usize },
@@ -96,6 +102,8 @@ pub(crate) struct Selection {
     cands: Vec<u32>,
     /// Atoms hit, per atom id.
     seen: Seen,
+    /// The event's strings as numbers (made before the probes).
+    strs: EventStrings,
     /// Per slot: whether a range conjunct was found false ([`KILLED`])
     /// and the number of its counted conjuncts hit so far (bits 0-5),
     /// cleared when the selection starts. One byte a slot: every kill and
@@ -129,6 +137,7 @@ impl Default for Selection {
                 generation: 1,
                 stamps: Vec::new(),
             },
+            strs: EventStrings::default(),
             counts: Vec::new(),
             marks: Vec::new(),
             group: 0,
@@ -231,6 +240,13 @@ impl Selection {
         &self.seen
     }
 
+    /// The event's strings as numbers (complete once the probes have
+    /// started, and so once [`Selection::advance`] has returned true).
+    #[inline]
+    pub(crate) fn strings(&self) -> &EventStrings {
+        &self.strs
+    }
+
     /// Advances the selection of `ev`'s candidates in `index`, appending
     /// slots to [`Selection::cands`], by units of one reduction added to
     /// `spent`, until the selection is over (true) or `spent` reaches
@@ -269,7 +285,33 @@ impl Selection {
                     if self.marks.len() < index.slots {
                         self.marks.resize(index.slots, 0);
                     }
-                    self.stage = Stage::Probe { at: 0, elem: 0 };
+                    if !index.strings.attrs().is_empty() {
+                        self.strs.reset(index.schema.len());
+                    }
+                    self.stage = Stage::Number { at: 0, elem: 0 };
+                }
+                Stage::Number { mut at, mut elem } => {
+                    // One unit a string, as a probe: the lookup that maps
+                    // it to its number is the only one that reads its
+                    // bytes.
+                    let attrs = index.strings.attrs();
+                    let mut n = 0;
+                    while n < room && at < attrs.len() {
+                        let v = ev.get(attrs[at]);
+                        self.strs.number(index.strings, attrs[at], v, elem);
+                        n += 1;
+                        elem += 1;
+                        if elem >= units(v) {
+                            at += 1;
+                            elem = 0;
+                        }
+                    }
+                    *spent += n as u64;
+                    self.stage = if at < attrs.len() {
+                        Stage::Number { at, elem }
+                    } else {
+                        Stage::Probe { at: 0, elem: 0 }
+                    };
                 }
                 Stage::Probe { mut at, mut elem } => {
                     let mut n = 0;
@@ -286,6 +328,7 @@ impl Selection {
                         }
                         c.probe(
                             ev,
+                            &self.strs,
                             attr,
                             elem,
                             &mut self.spans,

@@ -126,6 +126,20 @@ fn too_many_distinct_strings() {
 }
 
 #[test]
+fn a_failed_insert_gives_its_strings_back() {
+    // `s` allows 2 strings. Each failing insert names new ones before its
+    // error (a type error after them, or the bound itself); had they
+    // stayed counted, the last insert would bring `s` to 3 or more.
+    let mut index = Index::new(schema());
+    index
+        .insert(1, "s = \"x\" and s = \"y\" and nope")
+        .unwrap_err();
+    index.insert(2, "s in (\"p\", \"q\", \"r\")").unwrap_err();
+    index.insert(3, "s = \"a\" or s = \"b\"").unwrap();
+    assert!(index.insert(4, "s = \"x\"").is_err());
+}
+
+#[test]
 fn duplicate_and_unknown_ids() {
     let mut index = Index::new(schema());
     index.insert(7, "b").unwrap();

@@ -115,6 +115,10 @@ const NULLABLE: [&str; 12] = [
     "now",
 ];
 const WORDS: [&str; 5] = ["a", "b", "ab", "ba", ""];
+/// What events draw their strings from: the expressions' words and words
+/// no expression names, which the index numbers as unknown (equal to no
+/// literal; left out of a list's numbers).
+const EVENT_WORDS: [&str; 7] = ["a", "b", "ab", "ba", "", "zz", "b\u{e9}"];
 /// Float literals of expressions; 0.3 meets the event value 0.1 + 0.2,
 /// equal within C's `feq` epsilon but not exactly.
 const FLOAT_LITS: [f64; 5] = [-1.5, 0.0, 2.5, 1.0, 0.3];
@@ -461,7 +465,7 @@ fn gen_model(r: &mut fastrand::Rng) -> Model {
         m.insert("f", TV::F(pick(r, &FLOAT_VALS)));
     }
     if defined(r) {
-        m.insert("s", TV::S(pick(r, &WORDS).to_string()));
+        m.insert("s", TV::S(pick(r, &EVENT_WORDS).to_string()));
     }
     if defined(r) {
         let n = r.usize(0..4);
@@ -471,7 +475,7 @@ fn gen_model(r: &mut fastrand::Rng) -> Model {
         let n = r.usize(0..4);
         m.insert(
             "sl",
-            TV::SL((0..n).map(|_| pick(r, &WORDS).to_string()).collect()),
+            TV::SL((0..n).map(|_| pick(r, &EVENT_WORDS).to_string()).collect()),
         );
     }
     for a in ["seg", "segments_with_timestamp"] {
@@ -1174,12 +1178,13 @@ fn selection_counts_conjuncts_in_budgeted_steps() {
             assert_eq!(ids, want, "budget {budget}");
         }
         // With budget 1 selection shows, one reduction per call: the root,
-        // three values probed, one per expression killed (the 60 with
+        // the one string numbered, three values probed, one per expression killed (the 60 with
         // `not b` when `b` is true), then per term hit one for taking it
         // and one per posting entry; candidates appear one at a time, when
         // an expression's count completes (a killed one never does).
         let kills = if b { 60 } else { 0 };
         let units = 1
+            + 1
             + 3
             + kills
             + (1 + 3)

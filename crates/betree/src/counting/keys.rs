@@ -5,34 +5,35 @@ use super::AtomLists;
 use crate::domain::AttrId;
 use crate::expr::Pred;
 use crate::parse::{CmpOp, SetOp};
+use crate::strings::StrId;
 
-/// One value a predicate is registered under.
+/// One value a predicate is registered under: an integer, or a string's
+/// interned number (a key table holds one attribute's keys, so the two
+/// never meet).
 #[derive(Debug, Clone, Copy, PartialEq, Hash)]
-pub(super) enum Key<'a> {
+pub(super) enum Key {
     Int(i64),
-    Str(&'a str),
+    Str(StrId),
 }
 
 /// Value `i` of a registered predicate (in the order [`keys_of`] gives
 /// them), without building the list of them.
-pub(super) fn key_at(p: &Pred, i: usize) -> Key<'_> {
+pub(super) fn key_at(p: &Pred, i: usize) -> Key {
     match p {
         Pred::IntCmp { v, .. } | Pred::IntListHas { v, .. } => Key::Int(*v),
         Pred::IntIn { set, .. } | Pred::IntSet { set, .. } => Key::Int(set[i]),
-        Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => Key::Str(v),
-        Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => Key::Str(&set[i]),
+        Pred::StrCmp { v, .. } | Pred::StrListHas { v, .. } => Key::Str(*v),
+        Pred::StrIn { set, .. } | Pred::StrSet { set, .. } => Key::Str(set[i]),
         _ => unreachable!("only predicates decided by value are registered"),
     }
 }
 
 /// Where value `k` sits among the values of registered predicate `p`
 /// (which has it).
-pub(super) fn key_index(p: &Pred, k: Key<'_>) -> u32 {
+pub(super) fn key_index(p: &Pred, k: Key) -> u32 {
     let i = match (p, k) {
         (Pred::IntIn { set, .. } | Pred::IntSet { set, .. }, Key::Int(v)) => set.binary_search(&v),
-        (Pred::StrIn { set, .. } | Pred::StrSet { set, .. }, Key::Str(v)) => {
-            set.binary_search_by(|x| (**x).cmp(v))
-        }
+        (Pred::StrIn { set, .. } | Pred::StrSet { set, .. }, Key::Str(v)) => set.binary_search(&v),
         _ => Ok(0),
     };
     i.expect("a list's atoms are registered under its value") as u32
@@ -41,7 +42,7 @@ pub(super) fn key_index(p: &Pred, k: Key<'_>) -> u32 {
 /// What a registered predicate is keyed by.
 pub(super) enum Keys<'a> {
     Ints(&'a [i64]),
-    Strs(Vec<&'a str>),
+    Strs(&'a [StrId]),
     Int { upper: bool, v: i64, strict: bool },
     Float { upper: bool, v: f64, strict: bool },
 }
@@ -60,7 +61,7 @@ impl Keys<'_> {
 /// The value of key list `l` (not empty): its first atom's, at the
 /// recorded position.
 #[inline]
-pub(super) fn list_key<'p>(lists: &AtomLists, l: u32, preds: &'p [Option<Pred>]) -> Key<'p> {
+pub(super) fn list_key(lists: &AtomLists, l: u32, preds: &[Option<Pred>]) -> Key {
     let atom = lists.get(l)[0];
     let p = preds[atom as usize]
         .as_ref()
@@ -117,25 +118,21 @@ pub(super) fn keys_of(p: &Pred) -> Option<(AttrId, Keys<'_>, bool)> {
                 true,
             )
         }
-        Pred::StrCmp { attr, eq, v } => (*attr, Keys::Strs(vec![&**v]), *eq),
+        Pred::StrCmp { attr, eq, v } => (*attr, Keys::Strs(std::slice::from_ref(v)), *eq),
         Pred::IntIn { attr, negated, set } => (*attr, Keys::Ints(set), !negated),
-        Pred::StrIn { attr, negated, set } => (
-            *attr,
-            Keys::Strs(set.iter().map(|s| &**s).collect()),
-            !negated,
-        ),
+        Pred::StrIn { attr, negated, set } => (*attr, Keys::Strs(set), !negated),
         Pred::IntListHas { attr, negated, v } => {
             (*attr, Keys::Ints(std::slice::from_ref(v)), !negated)
         }
-        Pred::StrListHas { attr, negated, v } => (*attr, Keys::Strs(vec![&**v]), !negated),
+        Pred::StrListHas { attr, negated, v } => {
+            (*attr, Keys::Strs(std::slice::from_ref(v)), !negated)
+        }
         Pred::IntSet { attr, op, set } if *op != SetOp::AllOf => {
             (*attr, Keys::Ints(set), *op == SetOp::OneOf)
         }
-        Pred::StrSet { attr, op, set } if *op != SetOp::AllOf => (
-            *attr,
-            Keys::Strs(set.iter().map(|s| &**s).collect()),
-            *op == SetOp::OneOf,
-        ),
+        Pred::StrSet { attr, op, set } if *op != SetOp::AllOf => {
+            (*attr, Keys::Strs(set), *op == SetOp::OneOf)
+        }
         _ => return None,
     })
 }

@@ -5,6 +5,7 @@
 use super::{Constants, Expr, Pred};
 use crate::domain::{AttrId, AttrType, Bounds, Schema, article};
 use crate::parse::{AttrRef, CmpOp, Lit, PredAst, Ref, parse};
+use crate::strings::{StrId, Strings};
 use crate::{Error, Result};
 
 mod call;
@@ -24,9 +25,11 @@ const MAX_EXPR_BYTES: usize = 16 << 20;
 
 /// Parses and type-checks `src` against `schema`, handing each predicate
 /// to `pred` in text order (until the first type error; nothing after a
-/// syntax error), whose returned number its leaf keeps.
+/// syntax error), whose returned number its leaf keeps. String literals
+/// compared by equality are numbered in `strings`.
 pub(crate) fn compile_source(
     schema: &Schema,
+    strings: &mut Strings,
     src: &str,
     consts: &Constants,
     pred: &mut dyn FnMut(Pred) -> u32,
@@ -38,7 +41,11 @@ pub(crate) fn compile_source(
             found: format!("{} bytes", src.len()),
         });
     }
-    let checker = Checker { schema, consts };
+    let mut checker = Checker {
+        schema,
+        consts,
+        strings,
+    };
     // Type errors wait for the end of parsing: a syntax error anywhere
     // comes first, and then the first type error in text order, as when
     // the whole text was parsed before checking.
@@ -65,6 +72,7 @@ pub(crate) fn compile_source(
 struct Checker<'a> {
     schema: &'a Schema,
     consts: &'a Constants,
+    strings: &'a mut Strings,
 }
 
 fn terr(col: usize, msg: impl Into<String>) -> Error {
@@ -124,9 +132,9 @@ impl Checker<'_> {
         }
     }
 
-    fn str_lit(&self, a: &AttrRef, id: AttrId, lit: &Lit, col: usize) -> Result<Box<str>> {
+    fn str_lit(&mut self, a: &AttrRef, id: AttrId, lit: &Lit, col: usize) -> Result<StrId> {
         match lit {
-            Lit::Str(s) => Ok(s.as_str().into()),
+            Lit::Str(s) => Ok(self.strings.intern(id, s)),
             other => Err(self.mismatch(a, id, other, col)),
         }
     }
@@ -143,7 +151,7 @@ impl Checker<'_> {
         )
     }
 
-    fn pred(&self, p: &PredAst) -> Result<Leaf> {
+    fn pred(&mut self, p: &PredAst) -> Result<Leaf> {
         use AttrType as T;
         Ok(Leaf::Pred(match p {
             PredAst::Bare(a) => {
@@ -285,7 +293,7 @@ impl Checker<'_> {
                     (T::StrList, Lit::Str(s)) => Pred::StrListHas {
                         attr: id,
                         negated: *negated,
-                        v: s.as_str().into(),
+                        v: self.strings.intern(id, s),
                     },
                     (T::IntList | T::StrList, _) => {
                         return Err(terr(
@@ -330,7 +338,7 @@ impl Checker<'_> {
                         let mut set = items
                             .iter()
                             .map(|(l, c)| match l {
-                                Lit::Str(s) => Ok(Box::<str>::from(s.as_str())),
+                                Lit::Str(s) => Ok(self.strings.intern(id, s)),
                                 other => Err(terr(
                                     *c,
                                     format!(

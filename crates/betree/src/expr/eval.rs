@@ -1,24 +1,24 @@
 //! The evaluation of one predicate on one event, with the C library's
 //! semantics.
 
-use std::borrow::Borrow;
-
 use super::{Pred, StrOp};
 use crate::event::{Event, Value};
 use crate::parse::{CmpOp, SetOp};
+use crate::strings::EventStrings;
 
 /// Microseconds per second: event timestamps are in µs, `now` in seconds.
 const USEC: i64 = 1_000_000;
 
 impl Pred {
-    /// Evaluates on `ev`; returns the result and the number of list/set loop
-    /// steps taken (reductions beyond the predicate's own operation).
+    /// Evaluates on `ev`, whose strings `strs` numbers; returns the result
+    /// and the number of list/set loop steps taken (reductions beyond the
+    /// predicate's own operation).
     ///
     /// The semantics are the C library's (adgear/be-tree `ast.c`
     /// `match_*_expr` and `special.c`): a predicate on an undefined attribute
     /// is false, whatever its polarity (`not in`, `none of` included); only
     /// `not` turns that into true.
-    pub(crate) fn eval(&self, ev: &Event) -> (bool, u64) {
+    pub(crate) fn eval(&self, ev: &Event, strs: &EventStrings) -> (bool, u64) {
         use Pred::*;
         match self {
             IntCmp { attr, op, v } => match ev.get(*attr) {
@@ -29,8 +29,10 @@ impl Pred {
                 Some(Value::Float(x)) => (cmp_f(*op, *x, *v), 0),
                 _ => (false, 0),
             },
+            // An event string no expression names is numbered `UNKNOWN`,
+            // which no literal is.
             StrCmp { attr, eq, v } => match ev.get(*attr) {
-                Some(Value::Str(x)) => ((x.as_str() == &**v) == *eq, 0),
+                Some(Value::Str(_)) => ((strs.scalar(*attr) == *v) == *eq, 0),
                 _ => (false, 0),
             },
             IntIn { attr, negated, set } => match ev.get(*attr) {
@@ -41,8 +43,8 @@ impl Pred {
                 _ => (false, 0),
             },
             StrIn { attr, negated, set } => match ev.get(*attr) {
-                Some(Value::Str(x)) => {
-                    let (found, n) = search(set, x.as_str());
+                Some(Value::Str(_)) => {
+                    let (found, n) = search(set, &strs.scalar(*attr));
                     (found != *negated, n)
                 }
                 _ => (false, 0),
@@ -57,8 +59,8 @@ impl Pred {
                 _ => (false, 0),
             },
             StrListHas { attr, negated, v } => match ev.get(*attr) {
-                Some(Value::StrList(l)) => {
-                    let (found, n) = search(l, &**v);
+                Some(Value::StrList(_)) => {
+                    let (found, n) = search(strs.list(*attr), v);
                     (found != *negated, n)
                 }
                 _ => (false, 0),
@@ -68,7 +70,7 @@ impl Pred {
                 _ => (false, 0),
             },
             StrSet { attr, op, set } => match ev.get(*attr) {
-                Some(Value::StrList(l)) => set_op::<_, _, str>(*op, l, set),
+                Some(Value::StrList(_)) => set_op(*op, strs.list(*attr), set),
                 _ => (false, 0),
             },
             IsNull { attr, negated } => (ev.get(*attr).is_none() != *negated, 0),
@@ -130,12 +132,12 @@ impl Pred {
 
 /// Binary search counting its probes (C counts one per probe in
 /// `d64binary_search_counting`).
-fn search<T: Borrow<Q>, Q: Ord + ?Sized>(sorted: &[T], x: &Q) -> (bool, u64) {
+fn search<T: Ord>(sorted: &[T], x: &T) -> (bool, u64) {
     let (mut lo, mut hi, mut n) = (0usize, sorted.len(), 0u64);
     while lo < hi {
         n += 1;
         let mid = lo + (hi - lo) / 2;
-        match sorted[mid].borrow().cmp(x) {
+        match sorted[mid].cmp(x) {
             std::cmp::Ordering::Equal => return (true, n),
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
@@ -179,12 +181,7 @@ fn feq(a: f64, b: f64) -> bool {
 /// set, both sorted without duplicates: one merge pass, a reduction per
 /// step, as C's `match_not_all_of_*` and `match_all_of_*` (which also answer
 /// `all of` false at once when the set is longer than the list).
-fn set_op<L, S, Q>(op: SetOp, list: &[L], set: &[S]) -> (bool, u64)
-where
-    L: Borrow<Q>,
-    S: Borrow<Q>,
-    Q: Ord + ?Sized,
-{
+fn set_op<T: Ord>(op: SetOp, list: &[T], set: &[T]) -> (bool, u64) {
     use std::cmp::Ordering::*;
     if op == SetOp::AllOf && set.len() > list.len() {
         return (false, 0);
@@ -193,7 +190,7 @@ where
     let mut common = 0usize;
     while i < list.len() && j < set.len() {
         n += 1;
-        match list[i].borrow().cmp(set[j].borrow()) {
+        match list[i].cmp(&set[j]) {
             Less => i += 1,
             Greater if op == SetOp::AllOf => return (false, n),
             Greater => j += 1,

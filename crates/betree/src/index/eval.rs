@@ -5,7 +5,7 @@ use super::{EVAL_ATOM, HIT_ATOM, Hot, Id, Index, MISS_ATOM};
 use crate::counting::{Decided, PROVEN};
 use crate::event::Event;
 use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step};
-use crate::selection::{Seen, Selection};
+use crate::selection::Selection;
 
 /// Programs evaluated side by side, one leaf each per round.
 pub(crate) const LANES: usize = 4;
@@ -61,7 +61,7 @@ impl Index {
         budget: u64,
     ) -> (bool, u64) {
         let bits = &ev.bits[..];
-        let (cands, seen) = (sel.cands(), sel.seen());
+        let cands = sel.cands();
         let LaneState {
             pc,
             pos,
@@ -129,7 +129,7 @@ impl Index {
                     let v = if st.test < ATOM {
                         ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
                     } else {
-                        self.atom::<COUNT>(st.test & !ATOM, ev, seen, memo, &mut red) as u32
+                        self.atom::<COUNT>(st.test & !ATOM, ev, sel, memo, &mut red) as u32
                     };
                     let pick = 0u32.wrapping_sub(v);
                     pc[k] = (st.on_true & pick) | (st.on_false & !pick);
@@ -183,10 +183,11 @@ impl Index {
         &self,
         a: u32,
         ev: &Event,
-        seen: &Seen,
+        sel: &Selection,
         memo: &mut Memo,
         red: &mut u64,
     ) -> bool {
+        let seen = sel.seen();
         if a & HIT_ATOM != 0 {
             return seen.hit(a & !HIT_ATOM);
         }
@@ -208,7 +209,7 @@ impl Index {
         let (v, steps) = self.atoms.preds[a as usize]
             .as_ref()
             .expect("programs reference live atoms")
-            .eval(ev);
+            .eval(ev, sel.strings());
         if COUNT {
             *red += steps;
         }

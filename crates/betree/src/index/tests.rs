@@ -224,17 +224,19 @@ fn memory_counts_what_predicates_and_keys_hold() {
     index
         .insert(1, &format!("s in ({})", words.join(", ")))
         .unwrap();
-    // The 200 strings of ~103 bytes are held at least by the interned
-    // predicate (the atom table keeps only ids, no key text).
+    // The 200 strings of ~103 bytes are held at least by the string
+    // table (predicates and key tables hold their numbers).
     let grown = index.memory_bytes() - before;
     assert!(grown >= 200 * 103, "grew by {grown}");
-    // A string is held once: the counting index's key table finds its
-    // value through the predicate and keeps no copy of its own.
-    let before = index.memory_bytes();
+    // A string is held once, in the string table: no predicate or key
+    // table keeps a copy of its own.
+    let (before, strings) = (index.memory_bytes(), index.strings.heap_bytes());
     let long = "k".repeat(5000);
     index.insert(2, &format!("s = \"{long}\"")).unwrap();
     let grown = index.memory_bytes() - before;
-    assert!((5000..2 * 5000).contains(&grown), "grew by {grown}");
+    let in_strings = index.strings.heap_bytes() - strings;
+    assert!(grown - in_strings < 500, "grew by {grown}, {in_strings} of it strings");
+    assert_eq!(index.strings.mark(), 201);
 }
 
 #[test]

@@ -168,7 +168,14 @@ fn generator_is_deterministic_and_uses_every_parameter_once() {
         names[schema.bool_slot(id as u32).unwrap() as usize] = d.name.clone();
     }
     for e in random_expressions(64, 200, 1) {
-        let ast = compile_source(&schema, &e, &Constants::default(), &mut |_| 0).unwrap();
+        let ast = compile_source(
+            &schema,
+            &mut crate::strings::Strings::new(&schema),
+            &e,
+            &Constants::default(),
+            &mut |_| 0,
+        )
+        .unwrap();
         let mut l = Vec::new();
         leaves(&ast, ast.root, &names, &mut l);
         l.sort();
