@@ -235,7 +235,10 @@ fn memory_counts_what_predicates_and_keys_hold() {
     index.insert(2, &format!("s = \"{long}\"")).unwrap();
     let grown = index.memory_bytes() - before;
     let in_strings = index.strings.heap_bytes() - strings;
-    assert!(grown - in_strings < 500, "grew by {grown}, {in_strings} of it strings");
+    assert!(
+        grown - in_strings < 500,
+        "grew by {grown}, {in_strings} of it strings"
+    );
     assert_eq!(index.strings.mark(), 201);
 }
 
@@ -410,4 +413,41 @@ fn a_negated_form_and_its_negation_never_match() {
     }
     let ev = EventBuilder::new(&s).bool("b", true).unwrap().build();
     assert!(index.search(&ev).unwrap().is_empty(), "i undefined");
+}
+
+#[test]
+fn keys_past_a_tag_are_found_by_their_value() {
+    // Integer keys in `0..u32::MAX` are their own tag in the key tables;
+    // the others (negative, `u32::MAX` and above) share one tag and are
+    // told apart by the value read off their key list.
+    let big = u32::MAX as i64;
+    let vals = [-1, 0, big - 1, big, big + 1, -big, i64::MIN, i64::MAX];
+    let mut index = Index::new(schema());
+    for (k, v) in vals.iter().enumerate() {
+        index.insert(k as u64 + 1, &format!("i = {v}")).unwrap();
+        index
+            .insert(100 + k as u64, &format!("il one of ({v}, 7)"))
+            .unwrap();
+    }
+    let s = index.schema().clone();
+    for (k, &v) in vals.iter().enumerate() {
+        let ev = EventBuilder::new(&s)
+            .int("i", v)
+            .unwrap()
+            .int_list("il", [v])
+            .unwrap()
+            .build();
+        assert_eq!(
+            index.search(&ev).unwrap(),
+            vec![k as u64 + 1, 100 + k as u64]
+        );
+    }
+    let ev = EventBuilder::new(&s).int("i", big + 2).unwrap().build();
+    assert_eq!(index.search(&ev).unwrap(), Vec::<Id>::new());
+    // Deleting finds the same entries.
+    for k in 0..vals.len() as u64 {
+        index.delete(k + 1).unwrap();
+        index.delete(100 + k).unwrap();
+    }
+    assert!(index.counting.lists.all_empty());
 }
