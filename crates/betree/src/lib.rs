@@ -44,6 +44,11 @@
 //!   Predicates other than bare booleans are interned index-wide and
 //!   memoized per event, so a predicate shared by many expressions is
 //!   evaluated once per event. Insert and delete are both supported.
+//! * strings: every string literal an expression compares by equality
+//!   (`=`, `in`, membership, `one of`/`none of`/`all of`) is interned per
+//!   attribute, and a search numbers the event's strings once, before its
+//!   probes; from there on, evaluation and the key tables compare numbers.
+//!   Only `contains`/`starts_with`/`ends_with` read bytes.
 //! * [`SearchIter`]: the cooperative search counting reductions (selection
 //!   included), with a documented bound on how far one step overruns its
 //!   budget, and [`Index::search_async`] which yields to tokio between
