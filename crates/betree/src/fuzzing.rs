@@ -57,6 +57,11 @@ pub fn expression(data: &[u8]) {
         let full = full_event(data);
         let events = [sparse, full];
         let batch = index.search_batch(&events).expect("valid events");
+        let mut lanes = Vec::new();
+        index
+            .search_batch_by(&events, &mut lanes, crate::BatchPath::Lanes)
+            .expect("valid events");
+        assert_eq!(lanes, batch, "the two batch paths disagree on {text:?}");
         for (ev, b) in events.iter().zip(batch) {
             let a = index
                 .search(ev)

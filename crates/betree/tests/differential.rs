@@ -265,6 +265,11 @@ fn stepped(index: &Index, ev: &Event, budget: u64) -> Vec<u64> {
 /// expressions.
 fn check(index: &Index, exprs: &[(u64, String)], events: &[Event], models: &[HashMap<String, V>]) {
     let batch = index.search_batch(events).unwrap();
+    let mut lanes = Vec::new();
+    index
+        .search_batch_by(events, &mut lanes, betree::BatchPath::Lanes)
+        .unwrap();
+    assert_eq!(lanes, batch, "search_batch_by(Lanes) and search_batch");
     for (k, (ev, m)) in events.iter().zip(models).enumerate() {
         let want: Vec<u64> = exprs
             .iter()

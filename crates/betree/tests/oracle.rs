@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 
 use betree::{
-    AttrType, Bounds, Constants, Domain, Event, EventBuilder, FrequencyCap, Index, Schema, Scratch,
-    SearchStep,
+    AttrType, BatchPath, Bounds, Constants, Domain, Event, EventBuilder, FrequencyCap, Index,
+    Schema, Scratch, SearchStep,
 };
 use perfkit_testkit::boolean_text::eval;
 use proptest::prelude::*;
@@ -536,6 +536,10 @@ fn check_all(
     max_budget: u64,
 ) {
     let batch = index.search_batch(events).unwrap();
+    let mut lanes = Vec::new();
+    index
+        .search_batch_by(events, &mut lanes, BatchPath::Lanes)
+        .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
@@ -563,6 +567,7 @@ fn check_all(
             "search_all"
         );
         assert_eq!(batch[k], want, "search_batch");
+        assert_eq!(lanes[k], want, "search_batch_by(Lanes)");
         let it = index.search_iter_in(ev, &mut scratch).unwrap();
         assert_eq!(
             index.search_all_in(it, &mut scratch),

@@ -258,13 +258,13 @@ enum ProfileArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum ModeArg {
-    /// Each event's matches, as `search` returns them.
+    /// 512 events at a time, bit-parallel when they select many expressions each
     Std,
-    /// `search_iter` + `search_all`.
+    /// One event at a time (`search_iter` + `search_all`)
     All,
-    /// `search_iter` + `search_next` with `--budget`.
+    /// One event at a time in steps of `--budget` (`search_next`)
     Next,
-    /// `search_batch` over all events.
+    /// 512 events at a time, always bit-parallel
     Batch,
 }
 

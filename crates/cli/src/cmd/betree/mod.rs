@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use betree::reference::{self, Term};
 use betree::workload::{Adtech, Shape};
-use betree::{Event, Index, Schema, Scratch, SearchStep};
+use betree::{BatchPath, Event, Index, Schema, Scratch, SearchStep};
 use perfkit::report::{self, Report, ReportOptions, Row, Value};
 use perfkit_bench::betree::{self as measure, Measured, Options, Replayed};
 
@@ -107,13 +107,14 @@ pub struct VsAtree {
 /// How `search` searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// Each event's matches, as `search` returns them.
+    /// `search_batch`: each chunk of 512 events bit-parallel or event by
+    /// event, whichever its events' selections favour.
     Std,
     /// `search_iter` + `search_all`.
     All,
     /// `search_iter` + `search_next` with a budget.
     Next,
-    /// `search_batch` over all events.
+    /// `search_batch_by` with every chunk bit-parallel.
     Batch,
 }
 

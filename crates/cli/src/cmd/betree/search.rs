@@ -70,11 +70,11 @@ pub(super) fn refuse_output_over_input(output: &Path, input: &Input) -> Result<(
 
 /// Searches the events in batches of [`SEARCH_BATCH`], writing each
 /// batch's lines before reading the next; returns how many ids it wrote.
-/// `std` and `batch` both go through `search_batch`, which returns what
-/// `search` does per event (the benchmark checks it): chosen by `betree
-/// bench`'s CPU rows, where it was 5.5x `search_with` on the dense
-/// reference profile and 0.94x on adtech (100,000 expressions).
-/// `betree bench` times this function as the command's own path.
+/// `std` and `batch` both go through `search_batch_by`, which returns what
+/// `search` does per event (the benchmark checks it): `std` lets it pick
+/// bit-parallel or event by event per chunk (`BatchPath::Auto`), `batch`
+/// is always bit-parallel. `betree bench` times this function as the
+/// command's own path.
 pub(super) fn search_stream(
     index: &Index,
     events: &mut EventReader,
@@ -91,6 +91,10 @@ pub(super) fn search_stream(
     // were a tenth of a dense run (allocation, growth and page faults).
     let mut found: Vec<Vec<u64>> = Vec::new();
     let mut scratch = Scratch::default();
+    let chunks = match mode {
+        Mode::Batch => BatchPath::Lanes,
+        _ => BatchPath::Auto,
+    };
     loop {
         batch.clear();
         while batch.len() < SEARCH_BATCH {
@@ -105,7 +109,7 @@ pub(super) fn search_stream(
         let path = &events.path;
         let at = |i: usize| format!("{path}: event {}", first + i);
         let results: &[Vec<u64>] = match mode {
-            Mode::Std | Mode::Batch => match index.search_batch_into(&batch, &mut found) {
+            Mode::Std | Mode::Batch => match index.search_batch_by(&batch, &mut found, chunks) {
                 Ok(()) => &found,
                 // Name the event at fault: the batch path checks them all
                 // before it starts, the plain one each on its own.
