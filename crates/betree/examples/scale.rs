@@ -52,9 +52,11 @@ fn main() -> betree::Result<()> {
     let t = Instant::now();
     let cpu = thread_cpu_ns();
     let mut index = Index::new(schema);
+    let mut bulk = index.bulk();
     for (i, e) in exprs.iter().enumerate() {
-        index.insert(i as u64 + 1, e)?;
+        bulk.insert(i as u64 + 1, e)?;
     }
+    drop(bulk);
     let build = t.elapsed();
     let build_cpu = (thread_cpu_ns() - cpu) as f64 / 1e9;
     drop(exprs);

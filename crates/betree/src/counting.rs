@@ -291,6 +291,8 @@ pub(crate) struct Counting {
     decided: Vec<u32>,
     /// Hashes the values of [`AttrKeys::keys`].
     hasher: hashbrown::DefaultHashBuilder,
+    /// Whether new thresholds wait unmerged (see [`Counting::defer`]).
+    defer: bool,
     /// Per key list: the posting entries of the expressions with a
     /// [`NOT_TERM`] conjunct on an atom registered under that value.
     pub(crate) key_kill: Vec<Vec<u32>>,
@@ -325,6 +327,39 @@ impl Counting {
             bool_attr,
             ..Counting::default()
         }
+    }
+
+    /// With `on`, new range thresholds wait unmerged, however many, so
+    /// that a bulk load merges each side once instead of every
+    /// `max(128, √n)` thresholds; turning it off merges them all.
+    pub(crate) fn defer(&mut self, on: bool) {
+        self.defer = on;
+        if !on {
+            for k in &mut self.attrs {
+                k.int_lo.settle();
+                k.int_hi.settle();
+                k.flt_lo.settle();
+                k.flt_hi.settle();
+                k.not_lo.settle();
+                k.not_hi.settle();
+            }
+        }
+    }
+
+    /// Range thresholds not merged into their runs yet.
+    #[cfg(test)]
+    pub(crate) fn pending_thresholds(&self) -> usize {
+        self.attrs
+            .iter()
+            .map(|k| {
+                k.int_lo.pending()
+                    + k.int_hi.pending()
+                    + k.flt_lo.pending()
+                    + k.flt_hi.pending()
+                    + k.not_lo.pending()
+                    + k.not_hi.pending()
+            })
+            .sum()
     }
 
     /// How evaluation decides atom `a`.
@@ -749,8 +784,9 @@ impl Counting {
                     self.use_attr(self.bool_attr[slot as usize]);
                     self.bool_kill[slot as usize].push(entry);
                 } else if t & RANGE_TERM != 0 {
+                    let defer = self.defer;
                     let (attr, th, v, strict) = self.not_range(t, preds);
-                    th.add(v, strict, entry);
+                    th.add(v, strict, entry, defer);
                     self.use_attr(attr);
                 } else {
                     for l in self.key_lists(t & !TERM_FLAGS, preds) {
@@ -764,10 +800,11 @@ impl Counting {
                 let p = preds[(t & !RANGE_TERM) as usize]
                     .as_ref()
                     .expect("live atom");
+                let defer = self.defer;
                 let (attr, side) = self.range_side(p);
                 match side {
-                    RangeSide::Int(th, v, strict) => th.add(v, strict, entry),
-                    RangeSide::Float(th, v, strict) => th.add(v, strict, entry),
+                    RangeSide::Int(th, v, strict) => th.add(v, strict, entry, defer),
+                    RangeSide::Float(th, v, strict) => th.add(v, strict, entry, defer),
                 }
                 self.use_attr(attr);
                 if !undef_attrs.contains(&attr) {

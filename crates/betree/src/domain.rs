@@ -1,7 +1,6 @@
 //! Attribute domains: the declared name, type, undefined policy and bounds of
 //! every attribute an expression may name and an event may carry.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use crate::{Error, Result};
@@ -147,7 +146,9 @@ pub type AttrId = u32;
 #[derive(Debug, Clone, Default)]
 pub struct Schema {
     domains: Vec<Domain>,
-    by_name: HashMap<String, AttrId>,
+    /// foldhash (hashbrown's default) rather than SipHash: every attribute
+    /// an expression names is looked up here.
+    by_name: hashbrown::HashMap<String, AttrId>,
     bool_slot: Vec<u32>,
     bool_count: u32,
 }

@@ -289,6 +289,31 @@ impl Index {
         self.insert_text(id, Text::Owned(expr), &Constants::default())
     }
 
+    /// Starts a bulk load: expressions inserted through the returned
+    /// [`Bulk`] leave their range thresholds unmerged until it is dropped,
+    /// when each attribute's are merged once. Inserted one by one, a
+    /// side's sorted run is merged with its new thresholds every
+    /// `max(128, √n)` of them, which was 9 % of a 1M-expression adtech
+    /// build. The ids searches return are the same either way.
+    ///
+    /// ```
+    /// use betree::{Event, Index, Schema};
+    /// let schema = Schema::boolean_params(2);
+    /// let mut index = Index::new(schema.clone());
+    /// {
+    ///     let mut bulk = index.bulk();
+    ///     bulk.insert(1, "par1")?;
+    ///     bulk.insert_owned(2, "par1 and not par2".to_string())?;
+    /// }
+    /// let ev = Event::from_bools(&schema, &[true, false])?;
+    /// assert_eq!(index.search(&ev)?, vec![1, 2]);
+    /// # Ok::<(), betree::Error>(())
+    /// ```
+    pub fn bulk(&mut self) -> Bulk<'_> {
+        self.counting.defer(true);
+        Bulk { index: self }
+    }
+
     fn insert_text(&mut self, id: Id, expr: Text<'_>, consts: &Constants) -> Result<()> {
         if self.by_id.contains_key(&id) {
             return Err(Error::DuplicateId(id));
@@ -638,6 +663,36 @@ impl Index {
         n += self.counting.heap_bytes();
         n += self.strings.heap_bytes();
         n + self.schema.heap_bytes()
+    }
+}
+
+/// A bulk load in progress (see [`Index::bulk`]): inserts go to the index;
+/// dropping it finishes the load.
+#[derive(Debug)]
+pub struct Bulk<'a> {
+    index: &'a mut Index,
+}
+
+impl Bulk<'_> {
+    /// [`Index::insert`].
+    pub fn insert(&mut self, id: Id, expr: &str) -> Result<()> {
+        self.index.insert(id, expr)
+    }
+
+    /// [`Index::insert_with`].
+    pub fn insert_with(&mut self, id: Id, expr: &str, consts: &Constants) -> Result<()> {
+        self.index.insert_with(id, expr, consts)
+    }
+
+    /// [`Index::insert_owned`].
+    pub fn insert_owned(&mut self, id: Id, expr: String) -> Result<()> {
+        self.index.insert_owned(id, expr)
+    }
+}
+
+impl Drop for Bulk<'_> {
+    fn drop(&mut self) {
+        self.index.counting.defer(false);
     }
 }
 

@@ -111,7 +111,7 @@ pub use coop::{SearchIter, SearchStep};
 pub use domain::{AttrId, AttrType, Bounds, Domain, Schema};
 pub use event::{Event, EventBuilder, FrequencyCap, Value};
 pub use expr::Constants;
-pub use index::{Id, Index, Scratch};
+pub use index::{Bulk, Id, Index, Scratch};
 pub use parse::{CmpOp, SetOp};
 pub use program::MAX_STEP_WEIGHT;
 

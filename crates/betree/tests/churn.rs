@@ -68,3 +68,42 @@ fn candidates_per_match_hold_after_deleting_half_and_inserting_as_many() {
         );
     }
 }
+
+#[test]
+fn a_bulk_load_searches_as_inserts_one_by_one() {
+    // The adtech profile: ranges on integer attributes by the thousand,
+    // so each side's thresholds go through many merges one by one and
+    // through one at the end of a bulk load.
+    let a = Adtech::new();
+    let schema = Schema::from_domains(a.domains()).unwrap();
+    let exprs = a.expressions(3000, 41);
+    let more = a.expressions(500, 42);
+    let events = a.events(&schema, 80, 43).unwrap();
+    let mut one = Index::new(schema.clone());
+    let mut bulk = Index::new(schema);
+    for (i, e) in exprs.iter().enumerate() {
+        one.insert(i as u64 + 1, e).unwrap();
+    }
+    {
+        let mut b = bulk.bulk();
+        for (i, e) in exprs.iter().enumerate() {
+            b.insert(i as u64 + 1, e).unwrap();
+        }
+    }
+    assert_eq!(measure(&bulk, &events), measure(&one, &events));
+    // Deletes after the load, and a second load into a filled index.
+    for id in (1..=exprs.len() as u64).step_by(3) {
+        one.delete(id).unwrap();
+        bulk.delete(id).unwrap();
+    }
+    let mut b = bulk.bulk();
+    for (i, e) in more.iter().enumerate() {
+        let id = (exprs.len() + i) as u64 + 1;
+        one.insert(id, e).unwrap();
+        b.insert_owned(id, e.clone()).unwrap();
+    }
+    drop(b);
+    let (c, m, ids) = measure(&bulk, &events);
+    assert!(m > 0, "the events match something");
+    assert_eq!((c, m, ids), measure(&one, &events));
+}

@@ -292,9 +292,11 @@ pub fn compare(
     }
     let t = clock::thread_cpu();
     let mut index = Index::new(schema.clone());
+    let mut bulk = index.bulk();
     for (id, ..) in &translated {
-        index.insert(*id, &exprs[*id as usize - 1])?;
+        bulk.insert(*id, &exprs[*id as usize - 1])?;
     }
+    drop(bulk);
     let betree_build_ns = (clock::thread_cpu() - t).as_nanos() as u64;
     let aevents = events
         .iter()

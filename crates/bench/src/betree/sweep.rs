@@ -148,9 +148,11 @@ pub fn measure_point(shape: &Shape, settings: Settings) -> Result<Point> {
         instance(shape, settings.expressions, settings.events)?;
     let t = clock::thread_cpu();
     let mut index = Index::new(schema);
+    let mut bulk = index.bulk();
     for (k, e) in exprs.iter().enumerate() {
-        index.insert(k as u64 + 1, e)?;
+        bulk.insert(k as u64 + 1, e)?;
     }
+    drop(bulk);
     let build_cpu_ns = (clock::thread_cpu() - t).as_nanos() as u64;
     drop(exprs);
     let (mut candidates, mut matches) = (0u64, 0u64);

@@ -80,14 +80,26 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
         }
     }
 
-    pub(super) fn add(&mut self, v: T, strict: bool, entry: u32) {
+    /// Adds a threshold; with `defer`, it waits among the pending ones
+    /// until [`Thresholds::settle`], however many there are.
+    pub(super) fn add(&mut self, v: T, strict: bool, entry: u32, defer: bool) {
         self.pending.push(Pending {
             bound: Bound { v, strict },
             entry,
         });
-        if self.pending.len() >= PENDING_MIN.max(self.bounds.len().isqrt()) {
+        if !defer && self.pending.len() >= PENDING_MIN.max(self.bounds.len().isqrt()) {
             self.merge_pending();
         }
+    }
+
+    /// Merges every pending threshold into the run, and gives back the
+    /// room a bulk load's pending ones took (a merge keeps it for the
+    /// next ones; after a 1M-expression load that held 72 MiB).
+    pub(super) fn settle(&mut self) {
+        if !self.pending.is_empty() {
+            self.merge_pending();
+        }
+        self.pending.shrink_to(PENDING_MIN);
     }
 
     /// Merges the pending thresholds into the run, in place: each pending
@@ -160,6 +172,11 @@ impl<T: PartialOrd + Copy> Thresholds<T> {
                 .partition_point(|t| t.v < x || (t.v == x && !t.strict));
             (0, at as u32)
         }
+    }
+
+    #[cfg(test)]
+    pub(super) fn pending(&self) -> usize {
+        self.pending.len()
     }
 
     #[cfg(test)]

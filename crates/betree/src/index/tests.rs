@@ -451,3 +451,20 @@ fn keys_past_a_tag_are_found_by_their_value() {
     }
     assert!(index.counting.lists.all_empty());
 }
+
+#[test]
+fn a_bulk_load_merges_its_thresholds_when_it_ends() {
+    let mut index = Index::new(schema());
+    let mut bulk = index.bulk();
+    // More than a merge's worth one by one (`PENDING_MIN`).
+    for k in 0..300 {
+        bulk.insert(k + 1, &format!("i >= {k} and not (i < {})", k / 2))
+            .unwrap();
+    }
+    assert_eq!(bulk.index.counting.pending_thresholds(), 600);
+    drop(bulk);
+    assert_eq!(index.counting.pending_thresholds(), 0);
+    let s = index.schema().clone();
+    let ev = EventBuilder::new(&s).int("i", 10).unwrap().build();
+    assert_eq!(index.search(&ev).unwrap(), (1..=11).collect::<Vec<Id>>());
+}

@@ -348,16 +348,17 @@ fn load_index(input: &Input) -> Result<(Index, Duration)> {
     let schema = Schema::from_domains(domains).with_context(|| format!("reading {exprs_path}"))?;
     let t = Instant::now();
     let mut index = Index::new(schema.clone());
+    let mut bulk = index.bulk();
     // Each text is handed over and dropped once parsed, before its
     // expression is compiled.
     for (n, (line, term)) in terms.into_iter().enumerate() {
         let (Term::Binary(e) | Term::Str(e)) = term else {
             bail!("{exprs_path} line {line}: expected <<\"expression\">>");
         };
-        index
-            .insert_owned(n as u64 + 1, e)
+        bulk.insert_owned(n as u64 + 1, e)
             .with_context(|| format!("{exprs_path} line {line} (expression {})", n + 1))?;
     }
+    drop(bulk);
     let build = t.elapsed();
     Ok((index, build))
 }
