@@ -82,7 +82,10 @@ pub(super) fn search_stream(
     budget: u64,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    let mut batch = Vec::with_capacity(SEARCH_BATCH);
+    // Events are read into the batch's events in place, batch after batch:
+    // a fresh event per line (allocated, filled value by value, freed) cost
+    // a dense run about 4% on top of the search.
+    let mut batch: Vec<Event> = Vec::with_capacity(SEARCH_BATCH);
     let mut first = 1usize;
     let ids_text = IdText::new();
     let mut line = Vec::new();
@@ -92,20 +95,24 @@ pub(super) fn search_stream(
     let mut found: Vec<Vec<u64>> = Vec::new();
     let mut scratch = Scratch::default();
     loop {
-        batch.clear();
-        while batch.len() < SEARCH_BATCH {
-            match events.next_event()? {
-                Some(ev) => batch.push(ev),
-                None => break,
+        let mut n = 0;
+        while n < SEARCH_BATCH {
+            if n == batch.len() {
+                batch.push(Event::empty(index.schema()));
             }
+            if !events.next_event_into(&mut batch[n])? {
+                break;
+            }
+            n += 1;
         }
+        let batch = &batch[..n];
         if batch.is_empty() {
             return Ok(written);
         }
         let path = &events.path;
         let at = |i: usize| format!("{path}: event {}", first + i);
         let results: &[Vec<u64>] = match mode {
-            Mode::Std | Mode::Batch => match index.search_batch_into(&batch, &mut found) {
+            Mode::Std | Mode::Batch => match index.search_batch_into(batch, &mut found) {
                 Ok(()) => &found,
                 // Name the event at fault: the batch path checks them all
                 // before it starts, the plain one each on its own.
