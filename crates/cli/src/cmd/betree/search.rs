@@ -149,12 +149,30 @@ pub(super) fn search_stream(
         // Each line is formatted here and handed over whole: two calls
         // through `dyn Write` per id cost more than the search itself on
         // dense workloads (thousands of ids per event).
-        for ids in results {
+        let mut touched = 0u64;
+        for (k, ids) in results.iter().enumerate() {
+            if let Some(next) = results.get(k + 1) {
+                touched ^= touch(next);
+            }
             out.write_all(ids_text.line(ids, &mut line))?;
             written += ids.len() as u64;
         }
+        // Keeps the touching reads from being optimized away.
+        std::hint::black_box(touched);
         first += batch.len();
     }
+}
+
+/// Reads one id per cache line of `ids` (their xor, which nothing needs),
+/// so the lines are in the cache before `ids` is formatted: a batch's ids
+/// (10 MB on the dense profile) have left the core's 2 MiB of L2 by the
+/// time they are formatted, and the formatting loop, waiting on one line
+/// after another, spent most of its time on the loads of the ids (`perf
+/// annotate`). These reads are independent of each other, so the misses
+/// overlap: formatting plus touching took 0.78x the samples formatting took
+/// alone.
+fn touch(ids: &[u64]) -> u64 {
+    ids.iter().step_by(8).fold(0, |a, &x| a ^ x)
 }
 
 /// Writes id lists as text fast: ids below [`IdText::TABLE`] (every id of
