@@ -180,14 +180,19 @@ fn touch(ids: &[u64]) -> u64 {
 /// at a time, instead of being formatted one by one; a dense search prints
 /// thousands of ids per event, and formatting them was a tenth of its time.
 pub(super) struct IdText {
-    /// Per id: a space, its digits, zero padding to eight bytes; and how
-    /// many bytes of that are text.
-    table: Vec<([u8; 8], u8)>,
+    /// Per id, as little-endian bytes: a space, its digits, zero padding,
+    /// and in the last byte how many bytes are text (six at most), so one
+    /// eight-byte load gives both.
+    table: Vec<u64>,
 }
 
 impl IdText {
     /// Ids with an entry: five digits at most, so space + digits fit.
     const TABLE: u64 = 1 << 16;
+
+    /// Room an id takes in the line buffer: the table's eight-byte copy,
+    /// or (for the rest) a space and at most 20 digits.
+    const MAX_ID_TEXT: usize = 21;
 
     fn new() -> IdText {
         let mut num = itoa::Buffer::new();
@@ -197,34 +202,53 @@ impl IdText {
                 let mut text = [0u8; 8];
                 text[0] = b' ';
                 text[1..=digits.len()].copy_from_slice(digits);
-                (text, digits.len() as u8 + 1)
+                text[7] = digits.len() as u8 + 1;
+                u64::from_le_bytes(text)
             })
             .collect();
         IdText { table }
     }
 
     /// `ids` separated by spaces, then a newline, written in `line`.
+    ///
+    /// `line` is only grown, never cleared, and written by position: with
+    /// no length to keep and no capacity check per id, the loop is two
+    /// loads, a store and an add. That counts once the ids are in the cache
+    /// ([`touch`]): formatting took 0.88x the samples of the copy-then-
+    /// truncate loop then (without the touch 0.94x, within the noise).
     fn line<'a>(&self, ids: &[u64], line: &'a mut Vec<u8>) -> &'a [u8] {
-        line.clear();
-        line.reserve(ids.len() * 8 + 1);
+        // Eight bytes an id from the table, the newline, and one id's
+        // widest text, so only an id past the table needs another check.
+        let room = |n: usize| n * 8 + 1 + IdText::MAX_ID_TEXT;
+        if line.len() < room(ids.len()) {
+            line.resize(room(ids.len()), 0);
+        }
+        let mut at = 0;
         let mut num = itoa::Buffer::new();
-        for &id in ids {
+        for (k, &id) in ids.iter().enumerate() {
             match usize::try_from(id).ok().and_then(|i| self.table.get(i)) {
-                Some((text, len)) => {
-                    // The whole entry, then cut back to its text: a fixed
+                Some(&text) => {
+                    // The whole entry, then on past its text only: a fixed
                     // eight-byte copy instead of a variable-length one.
-                    line.extend_from_slice(text);
-                    line.truncate(line.len() - (8 - *len as usize));
+                    line[at..at + 8].copy_from_slice(&text.to_le_bytes());
+                    at += (text >> 56) as usize;
                 }
                 None => {
-                    line.push(b' ');
-                    line.extend_from_slice(num.format(id).as_bytes());
+                    // Wider than eight bytes: keep room for the ids after.
+                    let need = at + IdText::MAX_ID_TEXT + room(ids.len() - k);
+                    if line.len() < need {
+                        line.resize(need, 0);
+                    }
+                    let digits = num.format(id).as_bytes();
+                    line[at] = b' ';
+                    line[at + 1..at + 1 + digits.len()].copy_from_slice(digits);
+                    at += 1 + digits.len();
                 }
             }
         }
-        line.push(b'\n');
+        line[at] = b'\n';
         // Every id wrote a separating space before it; the first has none.
-        &line[usize::from(!ids.is_empty())..]
+        &line[usize::from(!ids.is_empty())..=at]
     }
 }
 
@@ -252,5 +276,14 @@ mod id_text_tests {
             buf.extend_from_slice(b"leftover leftover");
             assert_eq!(t.line(ids, &mut buf), want.as_bytes(), "{ids:?}");
         }
+        // Ids past the table, many of them after short ones: the buffer,
+        // sized for eight bytes an id, grows for them as it goes.
+        let ids: Vec<u64> = (0..50).chain((0..500).map(|k| u64::MAX - k)).collect();
+        let want: Vec<String> = ids.iter().map(u64::to_string).collect();
+        let mut buf = Vec::new();
+        assert_eq!(
+            t.line(&ids, &mut buf),
+            format!("{}\n", want.join(" ")).as_bytes()
+        );
     }
 }
