@@ -98,6 +98,33 @@ impl Event {
         Ok(ev)
     }
 
+    /// Makes this event the one [`Event::from_bools`] builds from `values`,
+    /// in place: a stream of events read into one reused event allocates
+    /// nothing per event (a fresh event per line, set value by value and
+    /// freed with its batch, cost `perfkit betree search` about 4% on top
+    /// of the search on the dense reference workload, allocator aside). On
+    /// an error, the same as `from_bools`'s, the event is left as it was.
+    pub fn set_bools(&mut self, schema: &Schema, values: &[bool]) -> Result<()> {
+        let all_bool = schema.bool_count() as usize == schema.len();
+        if !all_bool || values.len() != schema.len() || self.check_shape(schema).is_err() {
+            // Anything but the reference layout, errors included, is built
+            // (and refused) as from_bools does.
+            *self = Event::from_bools(schema, values)?;
+            return Ok(());
+        }
+        // Every attribute is boolean, so attribute `i` has bit slot `i`.
+        self.bits.fill(0);
+        for (i, (&v, slot)) in values.iter().zip(&mut self.values).enumerate() {
+            *slot = Some(Value::Bool(v));
+            self.bits[i / 64] |= u64::from(v) << (i % 64);
+        }
+        for (w, d) in self.defined.iter_mut().enumerate() {
+            let n = (values.len() - w * 64).min(64);
+            *d = u64::MAX >> (64 - n);
+        }
+        Ok(())
+    }
+
     /// Checks that this event was made for a schema of `schema`'s shape, so
     /// that every attribute id and boolean slot of `schema` indexes it.
     pub(crate) fn check_shape(&self, schema: &Schema) -> Result<()> {

@@ -249,7 +249,94 @@ fn event_stream_errors_name_the_files_own_line() {
     assert!(matches!(err, Error::Format { line: 2, .. }), "{err}");
 }
 
+/// Every event of `text` as [`EventStream`] gives them, with a reader
+/// buffer of `cap` bytes, up to and including the first error.
+fn streamed(text: &[u8], cap: usize) -> Vec<Result<(usize, Vec<bool>)>> {
+    let mut s = EventStream::new(std::io::BufReader::with_capacity(cap, text));
+    let mut v = Vec::new();
+    loop {
+        match s.next_event() {
+            Ok(Some(e)) => v.push(Ok(e)),
+            Ok(None) => return v,
+            Err(e) => {
+                v.push(Err(e));
+                return v;
+            }
+        }
+    }
+}
+
+/// The same through the general reader alone ([`TermStream`], then each
+/// term's values): what the stream gave before it read plain events
+/// straight from the bytes.
+fn streamed_as_terms(text: &[u8]) -> Vec<Result<(usize, Vec<bool>)>> {
+    let mut s = TermStream::new(text, "event file");
+    let mut v = Vec::new();
+    loop {
+        match s.next_term().and_then(|t| {
+            t.map(|(line, t)| Ok((line, event_values(line, &t)?)))
+                .transpose()
+        }) {
+            Ok(Some(e)) => v.push(Ok(e)),
+            Ok(None) => return v,
+            Err(e) => {
+                v.push(Err(e));
+                return v;
+            }
+        }
+    }
+}
+
+#[test]
+fn plain_events_read_straight_match_the_general_reader() {
+    let cases: &[&str] = &[
+        "[0,1].\n[1,0].\n",
+        "\n\n [0,\n 1] .\t\r\n[true , false].\n",
+        "[0,1].",
+        "[0,1]\n.\n[1].\n",
+        "[].\n[0].\n",
+        "[0,1]. [1].\n",
+        "[0,1]. % done\n[1].\n",
+        "[01,1].\n",
+        "[0,1.5].\n",
+        "[truex].\n",
+        "[0,,1].\n",
+        "[0,1,].\n",
+        "[0,2].\n[1].\n",
+        "[0,1]\n",
+        "[0,1].x\n",
+        "[0 1].\n",
+    ];
+    for text in cases {
+        let want = streamed_as_terms(text.as_bytes());
+        for cap in [1, 3, 7, 64, 4096] {
+            assert_eq!(
+                streamed(text.as_bytes(), cap),
+                want,
+                "{text:?}, buffer {cap}"
+            );
+        }
+    }
+}
+
 proptest! {
+    #[test]
+    fn plain_and_general_event_reading_agree(
+        parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "[", "]", ",", ".", "0", "1", "true", "false", " ", "\n", "\r", "\t",
+                "%c.\n", "2", "'a.'", "01", "x", "[0,1].\n", "[1,\n 0].\n",
+            ]),
+            0..40,
+        ),
+        cap in 1usize..64,
+    ) {
+        let text = parts.concat();
+        let want = streamed_as_terms(text.as_bytes());
+        prop_assert_eq!(streamed(text.as_bytes(), cap), want.clone());
+        prop_assert_eq!(streamed(text.as_bytes(), 1 << 16), want);
+    }
+
     #[test]
     fn event_files_round_trip(events in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 1..200), 0..5)) {
         let text = write_event_file(&events);
@@ -264,4 +351,40 @@ proptest! {
         prop_assert_eq!(f.domains, domains);
         prop_assert_eq!(f.exprs, exprs);
     }
+}
+
+#[test]
+fn events_set_in_place_are_the_ones_built_from_values() {
+    use crate::{Domain, Event, Schema};
+    for n in [0, 1, 63, 64, 65, 128, 200] {
+        let schema = Schema::boolean_params(n);
+        let mut ev = Event::empty(&schema);
+        for values in random_events(n, 4, n as u64) {
+            ev.set_bools(&schema, &values).unwrap();
+            assert_eq!(ev, Event::from_bools(&schema, &values).unwrap(), "{n}");
+        }
+        // A wrong count is from_bools's error, and the event stays.
+        let before = ev.clone();
+        let wrong = vec![true; n + 1];
+        assert_eq!(
+            ev.set_bools(&schema, &wrong),
+            Event::from_bools(&schema, &wrong).map(drop)
+        );
+        assert_eq!(ev, before);
+    }
+    // Not every attribute boolean, or an event of another schema: the
+    // same as from_bools either way.
+    let mixed = Schema::from_domains([
+        Domain::new("a", AttrType::Bool, false),
+        Domain::new("i", AttrType::Int, false),
+    ])
+    .unwrap();
+    let mut ev = Event::empty(&Schema::boolean_params(3));
+    assert_eq!(
+        ev.set_bools(&mixed, &[true, false]),
+        Event::from_bools(&mixed, &[true, false]).map(drop)
+    );
+    let two = Schema::boolean_params(2);
+    ev.set_bools(&two, &[false, true]).unwrap();
+    assert_eq!(ev, Event::from_bools(&two, &[false, true]).unwrap());
 }

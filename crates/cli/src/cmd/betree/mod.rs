@@ -387,7 +387,11 @@ struct EventReader<'a> {
 }
 
 enum EventSource {
-    Ref(reference::EventStream<Box<dyn BufRead>>),
+    Ref {
+        stream: reference::EventStream<Box<dyn BufRead>>,
+        /// The values of the event being read, reused event after event.
+        values: Vec<bool>,
+    },
     Json {
         reader: Box<dyn BufRead>,
         line: usize,
@@ -405,7 +409,10 @@ impl<'a> EventReader<'a> {
             Box::new(io::BufReader::with_capacity(1 << 16, f))
         };
         let source = match input.events_format {
-            EventsFormat::Ref => EventSource::Ref(reference::EventStream::new(reader)),
+            EventsFormat::Ref => EventSource::Ref {
+                stream: reference::EventStream::new(reader),
+                values: Vec::new(),
+            },
             EventsFormat::Json => EventSource::Json {
                 reader,
                 line: 0,
@@ -421,17 +428,26 @@ impl<'a> EventReader<'a> {
     }
 
     fn next_event(&mut self) -> Result<Option<Event>> {
+        let mut ev = Event::empty(self.schema);
+        Ok(self.next_event_into(&mut ev)?.then_some(ev))
+    }
+
+    /// Reads the next event into `ev`, reusing its buffers (and the
+    /// reader's), and says whether there was one: a search streams
+    /// thousands of events through one batch of them.
+    fn next_event_into(&mut self, ev: &mut Event) -> Result<bool> {
         let path = &self.path;
-        let ev = match &mut self.source {
-            EventSource::Ref(stream) => {
-                let Some((_, values)) = stream
-                    .next_event()
+        match &mut self.source {
+            EventSource::Ref { stream, values } => {
+                if stream
+                    .next_event_into(values)
                     .with_context(|| format!("reading {path}"))?
-                else {
-                    return Ok(None);
-                };
-                Event::from_bools(self.schema, &values)
-                    .with_context(|| format!("{path}: event {}", self.read + 1))?
+                    .is_none()
+                {
+                    return Ok(false);
+                }
+                ev.set_bools(self.schema, values)
+                    .with_context(|| format!("{path}: event {}", self.read + 1))?;
             }
             EventSource::Json { reader, line, text } => loop {
                 text.clear();
@@ -439,17 +455,18 @@ impl<'a> EventReader<'a> {
                     .read_line(text)
                     .with_context(|| format!("reading {path} line {}", *line + 1))?;
                 if n == 0 {
-                    return Ok(None);
+                    return Ok(false);
                 }
                 *line += 1;
                 if !text.trim().is_empty() {
-                    break Event::from_json(self.schema, text.trim_end_matches(['\n', '\r']))
+                    *ev = Event::from_json(self.schema, text.trim_end_matches(['\n', '\r']))
                         .with_context(|| format!("{path} line {line}"))?;
+                    break;
                 }
             },
-        };
+        }
         self.read += 1;
-        Ok(Some(ev))
+        Ok(true)
     }
 }
 
