@@ -18,7 +18,9 @@ use crate::selection::Selection;
 ///
 /// Counted as the reference does:
 ///
-/// * selection: one for the index root, one per partition probed, one per
+/// * selection: one for the index root, one per event string numbered
+///   (see `strings`: each value of a string attribute, each element of a
+///   string list; one for an undefined one), one per partition probed, one per
 ///   candidate taken from a posting list, and, when several lists must be
 ///   merged into id order through the index's id-ordered slot list, one per
 ///   slot scanned;

@@ -323,9 +323,10 @@ impl Index {
         // insert gives its atoms back.
         let mut atoms = AtomRuns::default();
         // The atoms new with this insert: an atom shared with a stored
-        // expression had its set length counted and its values registered when it was new (registered atoms stay so
-        // until freed), so only these are read again below; reading them
-        // all was three cache misses a predicate at 1M expressions.
+        // expression had its set length counted and its values registered
+        // when it was new (registered atoms stay so until freed), so only
+        // these are read again below; reading them all was three cache
+        // misses a predicate at 1M expressions.
         let mut fresh = AtomRuns::default();
         let table = &mut self.atoms;
         let large = expr.as_str().len() > LARGE_EXPR_BYTES;
@@ -632,9 +633,9 @@ impl Index {
 
     /// Approximate bytes held by the index: the struct, every array at its
     /// capacity, the value sets inside predicates, the key tables, the
-    /// atom and string tables and the schema. Hash tables are counted as capacity × (entry + 1 control
-    /// byte), which is close to what `std`'s tables allocate; allocator
-    /// overhead is not counted.
+    /// atom and string tables and the schema. Hash tables are counted as
+    /// capacity × (entry + 1 control byte), which is close to what `std`'s
+    /// tables allocate; allocator overhead is not counted.
     pub fn memory_bytes(&self) -> usize {
         use std::mem::size_of;
         fn map<K, V>(m: &HashMap<K, V>) -> usize {

@@ -77,8 +77,10 @@ impl Seen {
 
 /// A selection in progress for one event against one index.
 ///
-/// Each unit costs one reduction: the index root, one value probed (an
-/// attribute's value, or one element of a list value), one term taken from
+/// Each unit costs one reduction: the index root, one event string
+/// numbered (as a probe: a scalar, one element of a list, or an undefined
+/// string attribute), one value probed (an attribute's value, or one
+/// element of a list value), one term taken from
 /// what the probes found, one posting entry counted (range conjuncts are
 /// found as entries directly), one scan-list entry copied.
 ///
