@@ -60,9 +60,10 @@ struct Lanes {
 }
 
 /// A chunk is searched bit-parallel when its first event's candidates are
-/// at least one slot in this many, and event by event otherwise: the
-/// bit-parallel pass pays off when an expression is a candidate of many
-/// events of the chunk. Measured with `betree bench`'s CPU rows (batch
+/// at least one stored expression in this many, and event by event
+/// otherwise: the bit-parallel pass pays off when an expression is a
+/// candidate of many events of the chunk (freed slots do not count).
+/// Measured with `betree bench`'s CPU rows (batch
 /// against one search per event): 5x on the dense reference profile
 /// (most slots are candidates) and 1.26x on a 50-attribute adtech shape
 /// at a 10 % match rate (at least one slot in 10), but 0.89x on the
@@ -142,7 +143,7 @@ impl Index {
             // that pass then needs.
             let dense = path == BatchPath::Lanes || {
                 self.select(&chunk[0], &mut lanes.selection);
-                lanes.selection.cands().len() * BATCH_SHARE >= self.slots.len()
+                lanes.selection.cands().len() * BATCH_SHARE >= self.len()
             };
             if dense {
                 self.batch_chunk(chunk, outs, &mut lanes);

@@ -294,7 +294,9 @@ impl Index {
     /// when each attribute's are merged once. Inserted one by one, a
     /// side's sorted run is merged with its new thresholds every
     /// `max(128, √n)` of them, which was 9 % of a 1M-expression adtech
-    /// build. The ids searches return are the same either way.
+    /// build. The ids searches return are the same either way (a `Bulk`
+    /// leaked with `mem::forget` leaves merges deferred for good: searches
+    /// stay right but scan every pending threshold).
     ///
     /// ```
     /// use betree::{Event, Index, Schema};

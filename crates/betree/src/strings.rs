@@ -16,6 +16,7 @@ use std::hash::BuildHasher;
 
 use crate::domain::{AttrId, AttrType, Schema};
 use crate::event::Value;
+use crate::{Error, Result};
 
 /// The number of an interned string.
 pub(crate) type StrId = u32;
@@ -41,6 +42,8 @@ pub(crate) struct Strings {
     /// Per attribute, how many strings it has.
     per_attr: Vec<u32>,
     hasher: hashbrown::DefaultHashBuilder,
+    /// The most bytes `text` may hold: offsets into it are `u32`.
+    max_text: usize,
 }
 
 /// A string's entry in the table: its number, attribute and [`Head`], so
@@ -95,6 +98,7 @@ impl Strings {
             spans: Vec::new(),
             per_attr: vec![0; schema.len()],
             hasher: hashbrown::DefaultHashBuilder::default(),
+            max_text: u32::MAX as usize,
         }
     }
 
@@ -121,10 +125,22 @@ impl Strings {
     }
 
     /// The number of `text` as a value of `attr`, made if new.
-    pub(crate) fn intern(&mut self, attr: AttrId, text: &str) -> StrId {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Domain`] when the table's text would pass
+    /// [`Strings::max_text`] bytes (its offsets are 4 bytes; strings are
+    /// never freed, so this counts every distinct literal ever inserted).
+    pub(crate) fn intern(&mut self, attr: AttrId, text: &str) -> Result<StrId> {
         let (h, found) = self.find(attr, text);
         if let Some(id) = found {
-            return id;
+            return Ok(id);
+        }
+        if self.text.len() + text.len() > self.max_text {
+            return Err(Error::Domain(format!(
+                "the expressions' distinct string literals would pass {} bytes, the most an index holds",
+                self.max_text
+            )));
         }
         let id = self.spans.len() as StrId;
         self.text.push_str(text);
@@ -141,7 +157,7 @@ impl Strings {
         table.insert_unique(h, e, |e| this.hasher.hash_one((e.attr, this.text(e.id))));
         self.table = table;
         self.per_attr[attr as usize] += 1;
-        id
+        Ok(id)
     }
 
     /// The text of string `id`.
@@ -311,43 +327,57 @@ mod tests {
             "abcdefghijkY",
             "\u{e9}t\u{e9}",
         ];
-        let ids: Vec<StrId> = texts.iter().map(|x| t.intern(0, x)).collect();
+        let ids: Vec<StrId> = texts.iter().map(|x| t.intern(0, x).unwrap()).collect();
         let mut distinct = ids.clone();
         distinct.sort_unstable();
         distinct.dedup();
         assert_eq!(distinct.len(), texts.len());
         for (x, id) in texts.iter().zip(&ids) {
-            assert_eq!(t.intern(0, x), *id);
+            assert_eq!(t.intern(0, x).unwrap(), *id);
             assert_eq!(t.get(0, x), Some(*id));
             assert_eq!(t.get(2, x), None);
         }
         assert_eq!(t.get(0, "abcdefghijkZ"), None);
-        assert_ne!(t.intern(2, "a"), ids[1]);
+        assert_ne!(t.intern(2, "a").unwrap(), ids[1]);
         assert_eq!((t.count(0), t.count(2)), (texts.len(), 1));
+    }
+
+    #[test]
+    fn text_past_the_offsets_is_refused() {
+        let mut t = Strings::new(&schema());
+        t.max_text = 10;
+        t.intern(0, "0123456").unwrap();
+        let e = t.intern(0, "abcd").unwrap_err().to_string();
+        assert!(e.contains("would pass 10 bytes"), "{e}");
+        // Known strings are still found; shorter new ones still fit.
+        assert_eq!(t.intern(0, "0123456").unwrap(), 0);
+        assert_eq!(t.intern(0, "abc").unwrap(), 1);
+        assert_eq!(t.get(0, "abc"), Some(1));
     }
 
     #[test]
     fn rollback_forgets_what_was_made_after_the_mark() {
         let mut t = Strings::new(&schema());
-        let a = t.intern(0, "a");
+        let a = t.intern(0, "a").unwrap();
         let mark = t.mark();
-        t.intern(0, "b");
-        t.intern(2, "a much longer string than fifteen bytes");
+        t.intern(0, "b").unwrap();
+        t.intern(2, "a much longer string than fifteen bytes")
+            .unwrap();
         assert_eq!(t.made_since(mark).collect::<Vec<_>>(), [0, 2]);
         t.rollback(mark);
         assert_eq!((t.get(0, "a"), t.get(0, "b")), (Some(a), None));
         assert_eq!(t.get(2, "a much longer string than fifteen bytes"), None);
         assert_eq!((t.count(0), t.count(2)), (1, 0));
         // Numbers are given again from the mark.
-        assert_eq!(t.intern(0, "c"), a + 1);
+        assert_eq!(t.intern(0, "c").unwrap(), a + 1);
     }
 
     #[test]
     fn an_event_list_keeps_the_numbers_of_named_strings_sorted() {
         let schema = schema();
         let mut t = Strings::new(&schema);
-        let (z, y) = (t.intern(2, "z"), t.intern(2, "y"));
-        let s = t.intern(0, "x");
+        let (z, y) = (t.intern(2, "z").unwrap(), t.intern(2, "y").unwrap());
+        let s = t.intern(0, "x").unwrap();
         let mut ev = EventStrings::default();
         ev.reset(schema.len());
         let list = Value::StrList(vec!["unknown".into(), "y".into(), "z".into()]);

@@ -134,7 +134,7 @@ impl Checker<'_> {
 
     fn str_lit(&mut self, a: &AttrRef, id: AttrId, lit: &Lit, col: usize) -> Result<StrId> {
         match lit {
-            Lit::Str(s) => Ok(self.strings.intern(id, s)),
+            Lit::Str(s) => self.strings.intern(id, s),
             other => Err(self.mismatch(a, id, other, col)),
         }
     }
@@ -293,7 +293,7 @@ impl Checker<'_> {
                     (T::StrList, Lit::Str(s)) => Pred::StrListHas {
                         attr: id,
                         negated: *negated,
-                        v: self.strings.intern(id, s),
+                        v: self.strings.intern(id, s)?,
                     },
                     (T::IntList | T::StrList, _) => {
                         return Err(terr(
@@ -338,7 +338,7 @@ impl Checker<'_> {
                         let mut set = items
                             .iter()
                             .map(|(l, c)| match l {
-                                Lit::Str(s) => Ok(self.strings.intern(id, s)),
+                                Lit::Str(s) => self.strings.intern(id, s),
                                 other => Err(terr(
                                     *c,
                                     format!(
