@@ -334,10 +334,12 @@ fn weight(entered: u32) -> u32 {
 }
 
 /// Per-event memo of atom results, reset in O(1) by bumping a generation.
+/// One byte an atom (a 7-bit generation and the result), cleared once
+/// every 127 events, for the reason [`crate::selection::Seen`] gives.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Memo {
-    generation: u32,
-    stamps: Vec<u32>,
+    generation: u8,
+    stamps: Vec<u8>,
 }
 
 impl Memo {
@@ -346,9 +348,9 @@ impl Memo {
         if self.stamps.len() < atoms {
             self.stamps.resize(atoms, 0);
         }
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation >= (1 << 30) || self.generation == 0 {
-            self.stamps.iter_mut().for_each(|s| *s = 0);
+        self.generation += 1;
+        if self.generation >= 1 << 7 {
+            self.stamps.fill(0);
             self.generation = 1;
         }
     }
@@ -363,6 +365,6 @@ impl Memo {
     /// Remembers a result.
     #[inline]
     pub(crate) fn set(&mut self, atom: u32, v: bool) {
-        self.stamps[atom as usize] = (self.generation << 1) | v as u32;
+        self.stamps[atom as usize] = (self.generation << 1) | v as u8;
     }
 }

@@ -468,3 +468,48 @@ fn a_bulk_load_merges_its_thresholds_when_it_ends() {
     let ev = EventBuilder::new(&s).int("i", 10).unwrap().build();
     assert_eq!(index.search(&ev).unwrap(), (1..=11).collect::<Vec<Id>>());
 }
+
+#[test]
+fn stamps_are_forgotten_after_their_generation_wraps() {
+    // The stamps' one-byte generation wraps every 255 searches: a stale
+    // stamp would make a later event see an earlier one's hits.
+    let mut index = Index::new(schema());
+    index.insert(1, "i = 1 and b").unwrap();
+    index.insert(2, "il one of (1, 2) or i > 5").unwrap();
+    index.insert(3, "not (i = 1) and i <> 7").unwrap();
+    let s = index.schema().clone();
+    let hit = EventBuilder::new(&s)
+        .int("i", 1)
+        .unwrap()
+        .int_list("il", [2])
+        .unwrap()
+        .bool("b", true)
+        .unwrap()
+        .build();
+    let miss = EventBuilder::new(&s).int("i", 3).unwrap().build();
+    let mut scratch = Scratch::default();
+    let mut out = Vec::new();
+    // `hit` once, then `miss` for more than a wrap: the atoms only `hit`
+    // stamped must not look hit again when the generation comes round.
+    for k in 0..600 {
+        let (ev, want) = if k == 0 {
+            (&hit, vec![1, 2])
+        } else {
+            (&miss, vec![3])
+        };
+        index.search_with(&mut scratch, ev, &mut out).unwrap();
+        assert_eq!(out, want, "search {k}");
+    }
+}
+
+#[test]
+fn a_memo_entry_is_forgotten_after_its_generation_wraps() {
+    let mut memo = Memo::default();
+    memo.reset(8);
+    memo.set(5, true);
+    assert_eq!(memo.get(5), Some(true));
+    for k in 0..400 {
+        memo.reset(8);
+        assert_eq!(memo.get(5), None, "reset {k}");
+    }
+}
