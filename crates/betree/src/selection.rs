@@ -12,7 +12,7 @@ use crate::counting::{Counting, PROVEN, Span, SpanTerms, entry_candidate, entry_
 use crate::domain::Schema;
 use crate::event::{Event, Value};
 use crate::expr::Pred;
-use crate::strings::{EventStrings, Strings, units};
+use crate::strings::{EventStrings, Strings};
 
 /// What a selection reads from the index it selects in: its counting
 /// index, schema and atoms, and how many slots it has.
@@ -157,8 +157,9 @@ const KILLED: u8 = 1 << 7;
 /// The bits of a count cell holding the number of hits.
 const COUNT: u8 = (1 << 6) - 1;
 
-/// Elements probed for a value: one per list element, one for anything
-/// else.
+/// Elements probed (or numbered, for a string list) for a value: one per
+/// list element, one for anything else (an empty list takes one unit all
+/// the same: its caller moves on once `elem` reaches this).
 fn probe_units(v: Option<&Value>) -> usize {
     match v {
         Some(Value::IntList(l)) => l.len(),
@@ -306,7 +307,7 @@ impl Selection {
                         self.strs.number(index.strings, attrs[at], v, elem);
                         n += 1;
                         elem += 1;
-                        if elem >= units(v) {
+                        if elem >= probe_units(v) {
                             at += 1;
                             elem = 0;
                         }

@@ -152,21 +152,23 @@ impl Strings {
         };
         // `insert_unique` may grow the table, rehashing every entry from
         // its text, which the table does not hold.
-        let mut table = std::mem::take(&mut self.table);
-        let this = &*self;
-        table.insert_unique(h, e, |e| this.hasher.hash_one((e.attr, this.text(e.id))));
-        self.table = table;
+        let Strings {
+            table,
+            text: all,
+            spans,
+            hasher,
+            ..
+        } = self;
+        table.insert_unique(h, e, |e| {
+            hasher.hash_one((e.attr, span_text(all, spans, e.id)))
+        });
         self.per_attr[attr as usize] += 1;
         Ok(id)
     }
 
     /// The text of string `id`.
     fn text(&self, id: StrId) -> &str {
-        let start = match id {
-            0 => 0,
-            _ => self.spans[id as usize - 1].1 as usize,
-        };
-        &self.text[start..self.spans[id as usize].1 as usize]
+        span_text(&self.text, &self.spans, id)
     }
 
     /// The number of `text` as a value of `attr`, if an expression names it.
@@ -183,7 +185,7 @@ impl Strings {
 
     /// How many strings `attr` has.
     pub(crate) fn count(&self, attr: AttrId) -> usize {
-        self.per_attr.get(attr as usize).map_or(0, |&n| n as usize)
+        self.per_attr[attr as usize] as usize
     }
 
     /// The attributes of the strings numbered since `mark`, one entry per
@@ -216,6 +218,16 @@ impl Strings {
             + self.text.capacity()
             + (self.per_attr.capacity() + self.attrs.capacity()) * 4
     }
+}
+
+/// String `id`'s text in `all`, the texts one after another, which
+/// `spans` says where each ends.
+fn span_text<'a>(all: &'a str, spans: &[(AttrId, u32)], id: StrId) -> &'a str {
+    let start = match id {
+        0 => 0,
+        _ => spans[id as usize - 1].1 as usize,
+    };
+    &all[start..spans[id as usize].1 as usize]
 }
 
 /// One event's strings as numbers of an index's [`Strings`], made by a
@@ -285,16 +297,6 @@ impl EventStrings {
     pub(crate) fn list(&self, attr: AttrId) -> &[StrId] {
         let (start, end) = self.lists.get(attr as usize).copied().unwrap_or((0, 0));
         self.ids.get(start as usize..end as usize).unwrap_or(&[])
-    }
-}
-
-/// The units numbering `v` takes: one per element of a string list, one
-/// for anything else.
-#[inline]
-pub(crate) fn units(v: Option<&Value>) -> usize {
-    match v {
-        Some(Value::StrList(l)) => l.len().max(1),
-        _ => 1,
     }
 }
 
