@@ -207,7 +207,7 @@ impl Index {
         it.select(u64::MAX, &mut spent);
         it.reductions += spent;
         it.hits.resize(it.selection.cands().len().div_ceil(64), 0);
-        self.eval_many::<false>(
+        self.evaluate::<false>(
             &it.selection,
             it.event,
             &mut it.memo,
@@ -248,7 +248,7 @@ impl Index {
             it.hits.resize(words, 0);
         }
         // With the budget spent this only finds out whether anything is left.
-        let (done, red) = self.eval_many::<true>(
+        let (done, red) = self.evaluate::<true>(
             &it.selection,
             it.event,
             &mut it.memo,

@@ -362,6 +362,14 @@ impl Counting {
             .sum()
     }
 
+    /// Hints the cache at atom `a`'s decision word.
+    #[inline]
+    pub(crate) fn prefetch_decided(&self, a: u32) {
+        if let Some(w) = self.decided.get(a as usize) {
+            crate::prefetch::prefetch(w);
+        }
+    }
+
     /// How evaluation decides atom `a`.
     #[inline]
     pub(crate) fn decided(&self, a: u32) -> Decided {
@@ -1014,7 +1022,7 @@ impl Counting {
         kills: &mut Vec<Span>,
         loose: &mut Vec<u32>,
         schema: &Schema,
-        group: u32,
+        group: u8,
         preds: &[Option<Pred>],
     ) {
         let k = &self.attrs[attr as usize];

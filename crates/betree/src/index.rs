@@ -621,7 +621,7 @@ impl Index {
         scratch.memo.reset(self.atoms.len());
         scratch.hits.clear();
         scratch.hits.resize(cands.len().div_ceil(64), 0);
-        self.eval_many::<false>(
+        self.evaluate::<false>(
             &scratch.selection,
             ev,
             &mut scratch.memo,

@@ -88,7 +88,7 @@
 //! # Ok::<(), betree::Error>(())
 //! ```
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod batch;
 mod coop;
@@ -100,6 +100,7 @@ pub mod fuzzing;
 mod index;
 mod lex;
 mod parse;
+mod prefetch;
 mod program;
 pub mod reference;
 mod selection;

@@ -362,6 +362,14 @@ impl Memo {
         (s >> 1 == self.generation).then_some(s & 1 == 1)
     }
 
+    /// Hints the cache at `atom`'s result.
+    #[inline]
+    pub(crate) fn prefetch(&self, atom: u32) {
+        if let Some(s) = self.stamps.get(atom as usize) {
+            crate::prefetch::prefetch(s);
+        }
+    }
+
     /// Remembers a result.
     #[inline]
     pub(crate) fn set(&mut self, atom: u32, v: bool) {

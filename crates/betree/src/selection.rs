@@ -76,6 +76,14 @@ impl Seen {
     pub(crate) fn hit(&self, atom: u32) -> bool {
         self.stamps[atom as usize] == self.generation
     }
+
+    /// Hints the cache at `atom`'s stamp.
+    #[inline]
+    pub(crate) fn prefetch(&self, atom: u32) {
+        if let Some(s) = self.stamps.get(atom as usize) {
+            crate::prefetch::prefetch(s);
+        }
+    }
 }
 
 /// A selection in progress for one event against one index.
@@ -118,11 +126,15 @@ pub(crate) struct Selection {
     /// accesses missing the cache; clearing 1 MB costs less.
     counts: Vec<u8>,
     /// Per slot: the number of the list attribute probe that last counted
-    /// its list conjunct (see [`crate::counting::LIST_TERM`]).
-    marks: Vec<u32>,
+    /// its list conjunct (see [`crate::counting::LIST_TERM`]). One byte a
+    /// slot, cleared when the numbers come round (every 255 list
+    /// attributes): every list entry counted tests its mark, and four
+    /// bytes a slot (4 MB at 1M expressions) missed the L2 cache where one
+    /// does not.
+    marks: Vec<u8>,
     /// The last number given to a list attribute's probe; never reused
     /// while a mark may hold it.
-    group: u32,
+    group: u8,
     /// Scratch of [`Selection::sort_cands`]: a bit per slot, and the
     /// sorted candidates before they replace `cands`.
     sort_bits: Vec<u64>,
@@ -323,12 +335,14 @@ impl Selection {
                     let mut n = 0;
                     while n < room && at < c.probes.len() {
                         let attr = c.probes[at];
-                        if elem == 0 {
+                        if elem == 0
+                            && matches!(ev.get(attr), Some(Value::IntList(_) | Value::StrList(_)))
+                        {
                             self.group = self.group.wrapping_add(1);
                             if self.group == 0 {
-                                // A mark of 2^32 probes ago could look
-                                // current: start over.
-                                self.marks.iter_mut().for_each(|m| *m = 0);
+                                // A mark of 255 list attributes ago could
+                                // look current: start over.
+                                self.marks.fill(0);
                                 self.group = 1;
                             }
                         }

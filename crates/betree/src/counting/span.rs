@@ -12,7 +12,7 @@ pub(crate) enum Span {
     KeyEntries(u32),
     /// The posting entries of a key list of a list attribute, and the
     /// search's number for that attribute's probe (see [`LIST_TERM`](super::LIST_TERM)).
-    ListEntries(u32, u32),
+    ListEntries(u32, u8),
     /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
     /// float lower/upper, 4/5 negated integer ranges' complements,
     /// lower/upper.

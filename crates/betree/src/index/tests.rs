@@ -503,6 +503,38 @@ fn stamps_are_forgotten_after_their_generation_wraps() {
 }
 
 #[test]
+fn list_marks_are_forgotten_after_their_numbers_wrap() {
+    // A list attribute's probe takes the next one-byte number, which comes
+    // round every 255 list attributes: a mark left from 255 probes ago
+    // would look like this probe's and its hit would not be counted.
+    let mut index = Index::new(schema());
+    index.insert(1, "il one of (1, 2) and i = 1").unwrap();
+    let s = index.schema().clone();
+    let list = |x: i64| {
+        EventBuilder::new(&s)
+            .int("i", 1)
+            .unwrap()
+            .int_list("il", [x])
+            .unwrap()
+            .build()
+    };
+    let (hit, miss) = (list(1), list(9));
+    let mut scratch = Scratch::default();
+    let mut out = Vec::new();
+    // One list attribute a search, and a hit every 255th: each hit takes
+    // the number the one before took unless the marks are cleared.
+    for k in 0..600 {
+        let (ev, want) = if k % 255 == 0 {
+            (&hit, vec![1])
+        } else {
+            (&miss, vec![])
+        };
+        index.search_with(&mut scratch, ev, &mut out).unwrap();
+        assert_eq!(out, want, "search {k}");
+    }
+}
+
+#[test]
 fn a_memo_entry_is_forgotten_after_its_generation_wraps() {
     let mut memo = Memo::default();
     memo.reset(8);
