@@ -420,6 +420,11 @@ impl Index {
                 }
             }
         }
+        for k in code_start..self.code.len() {
+            if let Some(a) = stamp_tested(self.code[k]) {
+                self.counting.stamp_test(a, &self.atoms.preds);
+            }
+        }
         let slot = Slot {
             id,
             live: true,
@@ -745,6 +750,13 @@ const EVAL_ATOM: u32 = 1 << 29;
 /// selection proves defined, so the miss alone decides it. Atom ids stay
 /// below it (they stay below [`BATCH_ATOM`]).
 const MISS_ATOM: u32 = 1 << 28;
+
+/// The atom step `st` tests by its stamp, if it does: any atom test
+/// but one of an atom evaluated by value ([`EVAL_ATOM`]).
+fn stamp_tested(st: Step) -> Option<u32> {
+    (st.test & ATOM != 0 && st.test & EVAL_ATOM == 0)
+        .then_some(st.test & !(ATOM | HIT_ATOM | MISS_ATOM))
+}
 
 /// Reusable buffers for [`Index::search_with`].
 #[derive(Debug, Clone, Default)]

@@ -25,8 +25,14 @@ const EMPTY: u32 = u32::MAX;
 impl AtomLists {
     /// A new empty list.
     pub(super) fn add(&mut self) -> u32 {
-        self.words.push(EMPTY);
         self.first_key.push(0);
+        self.add_without_key()
+    }
+
+    /// A new empty list with no [`AtomLists::first_key`], for lists whose
+    /// value is read off another `AtomLists` numbered alike.
+    pub(super) fn add_without_key(&mut self) -> u32 {
+        self.words.push(EMPTY);
         self.words.len() as u32 - 1
     }
 

@@ -535,6 +535,42 @@ fn list_marks_are_forgotten_after_their_numbers_wrap() {
 }
 
 #[test]
+fn an_atom_is_stamped_once_some_program_tests_it() {
+    // `i = 1` is a proven conjunct of 1 (never tested) and a branch of
+    // 2's `or`, which 2's program tests by its stamp: the search stamps
+    // the atom from then until the atom is freed.
+    let mut index = Index::new(schema());
+    let s = index.schema().clone();
+    let ev = EventBuilder::new(&s)
+        .int("i", 1)
+        .unwrap()
+        .bool("b", true)
+        .unwrap()
+        .build();
+    let ids = |index: &Index| index.search(&ev).unwrap();
+    index.insert(1, "i = 1 and b").unwrap();
+    assert_eq!(ids(&index), [1]);
+    index.insert(2, "(i = 1 or i > 5 and b) and b").unwrap();
+    assert_eq!(ids(&index), [1, 2]);
+    index.delete(2).unwrap();
+    assert_eq!(ids(&index), [1]);
+    index.insert(2, "(i = 1 or i > 5 and b) and b").unwrap();
+    index
+        .insert(3, "(i = 1 or il one of (4)) and not b")
+        .unwrap();
+    assert_eq!(ids(&index), [1, 2]);
+    index.delete(1).unwrap();
+    index.delete(3).unwrap();
+    assert_eq!(ids(&index), [2]);
+    index.delete(2).unwrap();
+    index.insert(4, "b and (i = 1 or il one of (4))").unwrap();
+    assert_eq!(ids(&index), [4]);
+    assert!(!index.counting.tested.all_empty());
+    index.delete(4).unwrap();
+    assert!(index.counting.tested.all_empty());
+}
+
+#[test]
 fn a_memo_entry_is_forgotten_after_its_generation_wraps() {
     let mut memo = Memo::default();
     memo.reset(8);
