@@ -127,10 +127,14 @@ pub(crate) struct Selection {
     counts: Vec<u8>,
     /// Per slot: the number of the list attribute probe that last counted
     /// its list conjunct (see [`crate::counting::LIST_TERM`]). One byte a
-    /// slot, cleared when the numbers come round (every 255 list
-    /// attributes): every list entry counted tests its mark, and four
-    /// bytes a slot (4 MB at 1M expressions) missed the L2 cache where one
-    /// does not.
+    /// slot, cleared when a search starts and when the numbers come round
+    /// (past 255 list attributes): every list entry counted tests its
+    /// mark, and four bytes a slot (4 MB at 1M expressions) missed the L2
+    /// cache where one does not. Cleared only when the numbers came
+    /// round, they went stale: a wrap amid a search's probes clears before
+    /// that search counts, so its marks under numbers given before the
+    /// wrap outlived the clear and met those numbers again 255 list
+    /// attributes later, leaving a hit uncounted (`tests/reuse.rs`).
     marks: Vec<u8>,
     /// The last number given to a list attribute's probe; never reused
     /// while a mark may hold it.
@@ -300,9 +304,11 @@ impl Selection {
                     // a slot, far below what counting them costs.
                     self.counts.clear();
                     self.counts.resize(index.slots, 0);
-                    if self.marks.len() < index.slots {
-                        self.marks.resize(index.slots, 0);
-                    }
+                    // The marks too: numbers given by an earlier search
+                    // must not meet this one's (see `marks`).
+                    self.marks.clear();
+                    self.marks.resize(index.slots, 0);
+                    self.group = 0;
                     if !index.strings.attrs().is_empty() {
                         self.strs.reset(index.schema.len());
                     }
