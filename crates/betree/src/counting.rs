@@ -1170,6 +1170,7 @@ impl Counting {
             Span::BoolKills(slot) => SpanTerms::Entries(&self.bool_kill[slot as usize]),
             Span::Loose(a, b) => SpanTerms::Bools(&loose[a as usize..b as usize]),
             Span::LooseEntries(a, b) => SpanTerms::Entries(&loose[a as usize..b as usize]),
+            Span::ClearMarks => SpanTerms::Entries(&[]),
             Span::Run {
                 attr,
                 side,

@@ -128,7 +128,8 @@ pub(crate) struct Selection {
     /// Per slot: the number of the list attribute probe that last counted
     /// its list conjunct (see [`crate::counting::LIST_TERM`]). One byte a
     /// slot, cleared when a search starts and when the numbers come round
-    /// (past 255 list attributes): every list entry counted tests its
+    /// (past 255 list attributes, where the counting meets
+    /// `Span::ClearMarks`): every list entry counted tests its
     /// mark, and four bytes a slot (4 MB at 1M expressions) missed the L2
     /// cache where one does not. Cleared only when the numbers came
     /// round, they went stale: a wrap amid a search's probes clears before
@@ -347,8 +348,10 @@ impl Selection {
                             self.group = self.group.wrapping_add(1);
                             if self.group == 0 {
                                 // A mark of 255 list attributes ago could
-                                // look current: start over.
-                                self.marks.fill(0);
+                                // look current: the counting clears the
+                                // marks here, between the attributes
+                                // numbered before and after.
+                                self.spans.push(Span::ClearMarks);
                                 self.group = 1;
                             }
                         }
@@ -432,6 +435,12 @@ impl Selection {
                         }
                     };
                     'spans: while span < self.spans.len() {
+                        if self.spans[span] == Span::ClearMarks {
+                            self.marks.fill(0);
+                            span += 1;
+                            term = 0;
+                            continue;
+                        }
                         let terms = c.span_terms(self.spans[span], &self.loose);
                         if let SpanTerms::Bools(terms) = terms {
                             while term < terms.len() {

@@ -34,6 +34,9 @@ pub(crate) enum Span {
     BoolKills(u32),
     /// Posting entries in the selection's `loose` list.
     LooseEntries(u32, u32),
+    /// No terms: the list marks are cleared here, their one-byte numbers
+    /// having come round between the list attributes before and after.
+    ClearMarks,
 }
 
 /// What a [`Span`] holds: terms, whose postings are walked, or posting

@@ -191,8 +191,8 @@ impl Index {
 
     /// Hints the cache at what evaluating the candidates after the `i`th
     /// will read: a slot [`AHEAD_SLOT`] ahead, the steps of a program
-    /// [`AHEAD_CODE`] ahead (from its entry, to the end of that cache
-    /// line: most programs are a few steps), and what those steps test
+    /// [`AHEAD_CODE`] ahead (from its entry, about a cache line's worth:
+    /// most programs are a few steps), and what those steps test
     /// [`AHEAD_ATOM`] ahead. Candidates are sparse in a large index, so
     /// each of these reads is a cache miss, and a program's reads depend
     /// on each other (slot, then step, then atom): at 1M expressions
@@ -205,7 +205,8 @@ impl Index {
         let steps = |c: u32| {
             let h = self.hot[c as usize];
             let at = h.code_start as usize + h.entry as usize;
-            // Steps are 16 bytes; the line ends at the next multiple of 4.
+            // Steps are 16 bytes: to the next fourth step of the array,
+            // about a cache line (the array is not aligned to one).
             self.code.get(at..(at | 3) + 1).unwrap_or(&[])
         };
         if let Some(&c) = cands.get(i + AHEAD_CODE)

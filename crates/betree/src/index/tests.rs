@@ -571,6 +571,32 @@ fn an_atom_is_stamped_once_some_program_tests_it() {
 }
 
 #[test]
+fn list_marks_hold_past_255_list_attributes_in_one_event() {
+    // 300 list attributes, all in the event: l0 and l255 take the same
+    // one-byte number, so 9's hit on l255 counts only if the marks are
+    // cleared between them.
+    let doms: Vec<Domain> = (0..300)
+        .map(|k| Domain::new(format!("l{k}"), AttrType::IntList, true))
+        .collect();
+    let mut index = Index::new(Schema::from_domains(doms).unwrap());
+    for k in 0..300u64 {
+        index.insert(100 + k, &format!("l{k} one of (1)")).unwrap();
+    }
+    index
+        .insert(9, "l0 one of (1) and l255 one of (1)")
+        .unwrap();
+    let s = index.schema().clone();
+    let mut b = EventBuilder::new(&s);
+    for k in 0..300 {
+        b = b.int_list(&format!("l{k}"), [1]).unwrap();
+    }
+    let ev = b.build();
+    let ids = index.search(&ev).unwrap();
+    assert!(ids.contains(&9), "{ids:?}");
+    assert_eq!(ids.len(), 301);
+}
+
+#[test]
 fn a_memo_entry_is_forgotten_after_its_generation_wraps() {
     let mut memo = Memo::default();
     memo.reset(8);
