@@ -1071,12 +1071,11 @@ impl Counting {
         kills: &mut Vec<Span>,
         loose: &mut Vec<u32>,
         schema: &Schema,
-        group: u8,
         preds: &[Option<Pred>],
     ) {
         let k = &self.attrs[attr as usize];
         // A list element: its atoms are stamped, and the expressions come
-        // from the value's entries, counted once per `group` (attribute).
+        // from the value's entries, counted once per attribute.
         let keys = |l: Option<u32>, spans: &mut Vec<Span>, kills: &mut Vec<Span>| {
             if let Some(l) = l {
                 if self.key_kill.get(l as usize).is_some_and(|p| !p.is_empty()) {
@@ -1084,7 +1083,7 @@ impl Counting {
                 }
                 spans.push(Span::Stamp(l));
                 if self.key_post.get(l as usize).is_some_and(|p| !p.is_empty()) {
-                    spans.push(Span::ListEntries(l, group));
+                    spans.push(Span::ListEntries(l, attr));
                 }
             }
         };
@@ -1170,7 +1169,6 @@ impl Counting {
             Span::BoolKills(slot) => SpanTerms::Entries(&self.bool_kill[slot as usize]),
             Span::Loose(a, b) => SpanTerms::Bools(&loose[a as usize..b as usize]),
             Span::LooseEntries(a, b) => SpanTerms::Entries(&loose[a as usize..b as usize]),
-            Span::ClearMarks => SpanTerms::Entries(&[]),
             Span::Run {
                 attr,
                 side,

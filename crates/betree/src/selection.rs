@@ -9,7 +9,7 @@
 //! what the cooperative search charges for them.
 
 use crate::counting::{Counting, PROVEN, Span, SpanTerms, entry_candidate, entry_parts};
-use crate::domain::Schema;
+use crate::domain::{AttrId, Schema};
 use crate::event::{Event, Value};
 use crate::expr::Pred;
 use crate::strings::{EventStrings, Strings};
@@ -125,21 +125,20 @@ pub(crate) struct Selection {
     /// search cleared nothing) it was 4 MB at 1M expressions, most
     /// accesses missing the cache; clearing 1 MB costs less.
     counts: Vec<u8>,
-    /// Per slot: the number of the list attribute probe that last counted
-    /// its list conjunct (see [`crate::counting::LIST_TERM`]). One byte a
-    /// slot, cleared when a search starts and when the numbers come round
-    /// (past 255 list attributes, where the counting meets
-    /// `Span::ClearMarks`): every list entry counted tests its
-    /// mark, and four bytes a slot (4 MB at 1M expressions) missed the L2
-    /// cache where one does not. Cleared only when the numbers came
-    /// round, they went stale: a wrap amid a search's probes clears before
-    /// that search counts, so its marks under numbers given before the
-    /// wrap outlived the clear and met those numbers again 255 list
-    /// attributes later, leaving a hit uncounted (`tests/reuse.rs`).
+    /// Per slot: the number of the list attribute whose entries last
+    /// counted its list conjunct (see [`crate::counting::LIST_TERM`]). One
+    /// byte a slot, cleared when the numbers come round: every list entry
+    /// counted tests its mark, and four bytes a slot (4 MB at 1M
+    /// expressions) missed the L2 cache where one does not. The counting
+    /// gives the numbers, as it reaches each list attribute's entries, so
+    /// the clear falls between the attributes numbered before and after
+    /// it (given while probing, a wrap cleared before any of the search's
+    /// marks were written, and left them stale).
     marks: Vec<u8>,
-    /// The last number given to a list attribute's probe; never reused
-    /// while a mark may hold it.
+    /// The number of the list attribute being counted, and that attribute
+    /// (`None` until the search counts its first list attribute).
     group: u8,
+    group_attr: Option<AttrId>,
     /// Scratch of [`Selection::sort_cands`]: a bit per slot, and the
     /// sorted candidates before they replace `cands`.
     sort_bits: Vec<u64>,
@@ -163,6 +162,7 @@ impl Default for Selection {
             counts: Vec::new(),
             marks: Vec::new(),
             group: 0,
+            group_attr: None,
             sort_bits: Vec::new(),
             sorted: Vec::new(),
         }
@@ -305,11 +305,10 @@ impl Selection {
                     // a slot, far below what counting them costs.
                     self.counts.clear();
                     self.counts.resize(index.slots, 0);
-                    // The marks too: numbers given by an earlier search
-                    // must not meet this one's (see `marks`).
-                    self.marks.clear();
-                    self.marks.resize(index.slots, 0);
-                    self.group = 0;
+                    if self.marks.len() < index.slots {
+                        self.marks.resize(index.slots, 0);
+                    }
+                    self.group_attr = None;
                     if !index.strings.attrs().is_empty() {
                         self.strs.reset(index.schema.len());
                     }
@@ -342,19 +341,6 @@ impl Selection {
                     let mut n = 0;
                     while n < room && at < c.probes.len() {
                         let attr = c.probes[at];
-                        if elem == 0
-                            && matches!(ev.get(attr), Some(Value::IntList(_) | Value::StrList(_)))
-                        {
-                            self.group = self.group.wrapping_add(1);
-                            if self.group == 0 {
-                                // A mark of 255 list attributes ago could
-                                // look current: the counting clears the
-                                // marks here, between the attributes
-                                // numbered before and after.
-                                self.spans.push(Span::ClearMarks);
-                                self.group = 1;
-                            }
-                        }
                         c.probe(
                             ev,
                             &self.strs,
@@ -364,7 +350,6 @@ impl Selection {
                             &mut self.kills,
                             &mut self.loose,
                             index.schema,
-                            self.group,
                             index.preds,
                         );
                         n += 1;
@@ -435,12 +420,6 @@ impl Selection {
                         }
                     };
                     'spans: while span < self.spans.len() {
-                        if self.spans[span] == Span::ClearMarks {
-                            self.marks.fill(0);
-                            span += 1;
-                            term = 0;
-                            continue;
-                        }
                         let terms = c.span_terms(self.spans[span], &self.loose);
                         if let SpanTerms::Bools(terms) = terms {
                             while term < terms.len() {
@@ -477,9 +456,21 @@ impl Selection {
                                 term = end;
                                 break 'spans;
                             }
-                        } else if let Span::ListEntries(_, group) = self.spans[span] {
+                        } else if let Span::ListEntries(_, attr) = self.spans[span] {
                             // Entries of list conjuncts, counted once per
-                            // attribute: one unit each.
+                            // attribute: one unit each. A new attribute
+                            // takes the next number.
+                            if self.group_attr != Some(attr) {
+                                self.group_attr = Some(attr);
+                                self.group = self.group.wrapping_add(1);
+                                if self.group == 0 {
+                                    // A mark of 255 list attributes ago
+                                    // could look current: start over.
+                                    self.marks.fill(0);
+                                    self.group = 1;
+                                }
+                            }
+                            let group = self.group;
                             let marks = &mut self.marks[..];
                             let end = terms.len().min(term.saturating_add(room - n));
                             terms.each_entry(term, end, |e| {

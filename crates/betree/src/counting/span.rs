@@ -11,8 +11,9 @@ pub(crate) enum Span {
     /// The posting entries of a key list.
     KeyEntries(u32),
     /// The posting entries of a key list of a list attribute, and the
-    /// search's number for that attribute's probe (see [`LIST_TERM`](super::LIST_TERM)).
-    ListEntries(u32, u8),
+    /// attribute: its entries count once per expression (see
+    /// [`LIST_TERM`](super::LIST_TERM)).
+    ListEntries(u32, AttrId),
     /// Part of a sorted threshold run: side 0/1 integer lower/upper, 2/3
     /// float lower/upper, 4/5 negated integer ranges' complements,
     /// lower/upper.
@@ -34,9 +35,6 @@ pub(crate) enum Span {
     BoolKills(u32),
     /// Posting entries in the selection's `loose` list.
     LooseEntries(u32, u32),
-    /// No terms: the list marks are cleared here, their one-byte numbers
-    /// having come round between the list attributes before and after.
-    ClearMarks,
 }
 
 /// What a [`Span`] holds: terms, whose postings are walked, or posting

@@ -504,11 +504,14 @@ fn stamps_are_forgotten_after_their_generation_wraps() {
 
 #[test]
 fn list_marks_are_forgotten_after_their_numbers_wrap() {
-    // A list attribute's probe takes the next one-byte number, which comes
-    // round every 255 list attributes: a mark left from 255 probes ago
-    // would look like this probe's and its hit would not be counted.
+    // A list attribute's entries take the next one-byte number as they
+    // are counted, which comes round every 255 list attributes: a mark
+    // left from 255 attributes ago would look like this one's and its hit
+    // would not be counted. Expression 2 gives every miss entries to
+    // count, so that each search numbers one attribute.
     let mut index = Index::new(schema());
     index.insert(1, "il one of (1, 2) and i = 1").unwrap();
+    index.insert(2, "il one of (9)").unwrap();
     let s = index.schema().clone();
     let list = |x: i64| {
         EventBuilder::new(&s)
@@ -527,7 +530,7 @@ fn list_marks_are_forgotten_after_their_numbers_wrap() {
         let (ev, want) = if k % 255 == 0 {
             (&hit, vec![1])
         } else {
-            (&miss, vec![])
+            (&miss, vec![2])
         };
         index.search_with(&mut scratch, ev, &mut out).unwrap();
         assert_eq!(out, want, "search {k}");
