@@ -375,9 +375,7 @@ impl Counting {
     /// Hints the cache at atom `a`'s decision word.
     #[inline]
     pub(crate) fn prefetch_decided(&self, a: u32) {
-        if let Some(w) = self.decided.get(a as usize) {
-            crate::prefetch::prefetch(w);
-        }
+        crate::prefetch::prefetch_at(&self.decided, a as usize);
     }
 
     /// How evaluation decides atom `a`.

@@ -15,3 +15,11 @@ pub(crate) fn prefetch<T>(x: &T) {
     #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     let _ = x;
 }
+
+/// [`prefetch`] of `items[i]`, if there is one.
+#[inline(always)]
+pub(crate) fn prefetch_at<T>(items: &[T], i: usize) {
+    if let Some(x) = items.get(i) {
+        prefetch(x);
+    }
+}

@@ -365,9 +365,7 @@ impl Memo {
     /// Hints the cache at `atom`'s result.
     #[inline]
     pub(crate) fn prefetch(&self, atom: u32) {
-        if let Some(s) = self.stamps.get(atom as usize) {
-            crate::prefetch::prefetch(s);
-        }
+        crate::prefetch::prefetch_at(&self.stamps, atom as usize);
     }
 
     /// Remembers a result.

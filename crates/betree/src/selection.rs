@@ -80,9 +80,7 @@ impl Seen {
     /// Hints the cache at `atom`'s stamp.
     #[inline]
     pub(crate) fn prefetch(&self, atom: u32) {
-        if let Some(s) = self.stamps.get(atom as usize) {
-            crate::prefetch::prefetch(s);
-        }
+        crate::prefetch::prefetch_at(&self.stamps, atom as usize);
     }
 }
 
