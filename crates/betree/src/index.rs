@@ -407,11 +407,17 @@ impl Index {
         drop(e);
         // Steps testing an atom decided by a hit carry the fact, so that
         // evaluation tests the stamp without reading the atom's entry.
-        let counting = &self.counting;
         // Those not registered carry that, so that evaluation goes straight
         // to the predicate (exact still if another expression registers
-        // the atom later).
-        for st in &mut self.code[code_start..] {
+        // the atom later). Any other atom a step tests is stamped by the
+        // searches from now on.
+        let Index {
+            code,
+            counting,
+            atoms,
+            ..
+        } = self;
+        for st in &mut code[code_start..] {
             if st.test & ATOM != 0 && st.test & MISS_ATOM == 0 {
                 match counting.decided(st.test & !ATOM) {
                     Decided::Hit => st.test |= HIT_ATOM,
@@ -419,10 +425,8 @@ impl Index {
                     Decided::Miss(_) => {}
                 }
             }
-        }
-        for k in code_start..self.code.len() {
-            if let Some(a) = stamp_tested(self.code[k]) {
-                self.counting.stamp_test(a, &self.atoms.preds);
+            if let Some(a) = stamp_tested(*st) {
+                counting.stamp_test(a, &atoms.preds);
             }
         }
         let slot = Slot {
