@@ -301,8 +301,17 @@ pub(crate) struct Counting {
     decided: Vec<u32>,
     /// Hashes the values of [`AttrKeys::keys`].
     hasher: hashbrown::DefaultHashBuilder,
-    /// Whether new thresholds wait unmerged (see [`Counting::defer`]).
+    /// Whether new thresholds wait unmerged and new key postings wait
+    /// unposted (see [`Counting::defer`]).
     defer: bool,
+    /// Key posting entries waiting while `defer` is on, as (key list,
+    /// entry), for [`Counting::key_post`] and [`Counting::key_kill`]. An
+    /// entry pushed straight onto its list misses the cache twice at 1M
+    /// expressions (the list's header among millions, then its tail);
+    /// these are appended in order and moved to their lists once, sorted
+    /// by list.
+    pending_posts: Vec<(u32, u32)>,
+    pending_kills: Vec<(u32, u32)>,
     /// Per key list: the posting entries of the expressions with a
     /// [`NOT_TERM`] conjunct on an atom registered under that value.
     pub(crate) key_kill: Vec<Vec<u32>>,
@@ -341,10 +350,15 @@ impl Counting {
 
     /// With `on`, new range thresholds wait unmerged, however many, so
     /// that a bulk load merges each side once instead of every
-    /// `max(128, √n)` thresholds; turning it off merges them all.
+    /// `max(128, √n)` thresholds, and new key posting entries wait in
+    /// [`Counting::pending_posts`]; turning it off merges and posts them
+    /// all. A search must not run while anything waits
+    /// ([`Counting::is_settled`]).
     pub(crate) fn defer(&mut self, on: bool) {
         self.defer = on;
         if !on {
+            settle_posts(&mut self.pending_posts, &mut self.key_post);
+            settle_posts(&mut self.pending_kills, &mut self.key_kill);
             for k in &mut self.attrs {
                 k.int_lo.settle();
                 k.int_hi.settle();
@@ -354,6 +368,38 @@ impl Counting {
                 k.not_hi.settle();
             }
         }
+    }
+
+    /// Whether new thresholds and key postings wait (see
+    /// [`Counting::defer`]).
+    pub(crate) fn deferring(&self) -> bool {
+        self.defer
+    }
+
+    /// Whether nothing waits from a deferred load (see
+    /// [`Counting::defer`]): no key posting entry is missing from its
+    /// list.
+    pub(crate) fn is_settled(&self) -> bool {
+        !self.defer || (self.pending_posts.is_empty() && self.pending_kills.is_empty())
+    }
+
+    /// Posts `entry` in key list `l`'s posting ([`Counting::key_post`]),
+    /// or with `kill` its kill entries ([`Counting::key_kill`]); while
+    /// deferred, it waits.
+    fn post_key(&mut self, kill: bool, l: u32, entry: u32) {
+        let (pending, lists) = if kill {
+            (&mut self.pending_kills, &mut self.key_kill)
+        } else {
+            (&mut self.pending_posts, &mut self.key_post)
+        };
+        if self.defer {
+            pending.push((l, entry));
+            return;
+        }
+        if lists.len() <= l as usize {
+            lists.resize(l as usize + 1, Vec::new());
+        }
+        lists[l as usize].push(entry);
     }
 
     /// Range thresholds not merged into their runs yet.
@@ -842,10 +888,7 @@ impl Counting {
                     self.use_attr(attr);
                 } else {
                     for l in self.key_lists(t & !TERM_FLAGS, preds) {
-                        if self.key_kill.len() <= l as usize {
-                            self.key_kill.resize(l as usize + 1, Vec::new());
-                        }
-                        self.key_kill[l as usize].push(entry);
+                        self.post_key(true, l, entry);
                     }
                 }
             } else if t & RANGE_TERM != 0 {
@@ -874,17 +917,11 @@ impl Counting {
                     continue;
                 }
                 for l in self.key_lists(a, preds) {
-                    if self.key_post.len() <= l as usize {
-                        self.key_post.resize(l as usize + 1, Vec::new());
-                    }
-                    self.key_post[l as usize].push(entry);
+                    self.post_key(false, l, entry);
                 }
             } else if t & (KEY_TERM | LIST_TERM) != 0 {
                 for l in self.key_lists(t & !TERM_FLAGS, preds) {
-                    if self.key_post.len() <= l as usize {
-                        self.key_post.resize(l as usize + 1, Vec::new());
-                    }
-                    self.key_post[l as usize].push(entry);
+                    self.post_key(false, l, entry);
                 }
             } else {
                 debug_assert!(t & BOOL_TERM != 0, "every term is flagged");
@@ -1205,6 +1242,7 @@ impl Counting {
         n += self.decided.capacity() * 4;
         n += vecs(&self.bool_post) + vecs(&self.key_post);
         n += vecs(&self.bool_kill) + vecs(&self.key_kill);
+        n += (self.pending_posts.capacity() + self.pending_kills.capacity()) * 8;
         n += self.bool_attr.capacity() * 4 + (self.scan.capacity() + self.gated.capacity()) * 4;
         n
     }
@@ -1220,6 +1258,23 @@ impl Counting {
             + k.not_lo.len()
             + k.not_hi.len()
     }
+}
+
+/// Moves the waiting entries `pending` onto their key lists' postings in
+/// `lists`, each list's in the order they were posted (the order a load
+/// without deferral gives them).
+fn settle_posts(pending: &mut Vec<(u32, u32)>, lists: &mut Vec<Vec<u32>>) {
+    // Stable: entries of one list keep their order.
+    pending.sort_by_key(|&(l, _)| l);
+    if let Some(&(last, _)) = pending.last()
+        && lists.len() <= last as usize
+    {
+        lists.resize(last as usize + 1, Vec::new());
+    }
+    for &(l, e) in pending.iter() {
+        lists[l as usize].push(e);
+    }
+    *pending = Vec::new();
 }
 
 /// Appends the terms of an `or` conjunct with `branches` (see

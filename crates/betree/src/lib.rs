@@ -176,6 +176,14 @@ pub enum Error {
     /// stays `Clone` and `PartialEq`).
     #[error("reading failed: {0}")]
     Read(String),
+    /// A search of an index whose bulk load was left unfinished: its
+    /// [`Bulk`] was leaked (`mem::forget`), so some expressions are not
+    /// posted yet. The next insert, delete or [`Index::bulk`] finishes
+    /// the load.
+    #[error(
+        "the index has an unfinished bulk load (its Bulk was leaked); an insert, delete or bulk() finishes it"
+    )]
+    BulkUnfinished,
     /// A generated workload's parameters are out of range
     /// ([`workload::Shape::check`]).
     #[error("invalid workload shape: {0}")]

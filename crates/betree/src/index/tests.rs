@@ -470,6 +470,56 @@ fn a_bulk_load_merges_its_thresholds_when_it_ends() {
 }
 
 #[test]
+fn a_bulk_load_posts_its_key_entries_when_it_ends() {
+    let mut index = Index::new(schema());
+    let mut bulk = index.bulk();
+    for k in 0..50u64 {
+        // A key posting (`i = k`) and a kill entry (`not b` is no key;
+        // `not (i = k)` kills under `i = k`'s list).
+        bulk.insert(k + 1, &format!("i = {} and b", k % 5)).unwrap();
+        bulk.insert(100 + k, &format!("not (i = {}) and i > 0", k % 7))
+            .unwrap();
+    }
+    let c = &bulk.index.counting;
+    assert!(!c.is_settled(), "the entries wait while the load runs");
+    assert!(c.key_post.iter().all(Vec::is_empty) && c.key_kill.iter().all(Vec::is_empty));
+    drop(bulk);
+    assert!(index.counting.is_settled());
+    let s = index.schema().clone();
+    let ev = EventBuilder::new(&s)
+        .int("i", 3)
+        .unwrap()
+        .bool("b", true)
+        .unwrap()
+        .build();
+    let mut want: Vec<Id> = (0..50).filter(|k| k % 5 == 3).map(|k| k + 1).collect();
+    want.extend((0..50).filter(|k| k % 7 != 3).map(|k| 100 + k));
+    assert_eq!(index.search(&ev).unwrap(), want);
+}
+
+#[test]
+fn a_leaked_bulk_load_refuses_searches_until_the_index_changes() {
+    let mut index = Index::new(schema());
+    let mut bulk = index.bulk();
+    bulk.insert(1, "i = 3").unwrap();
+    bulk.insert(2, "not (i = 4)").unwrap();
+    std::mem::forget(bulk);
+    let s = index.schema().clone();
+    let ev = EventBuilder::new(&s).int("i", 3).unwrap().build();
+    // Searching with entries unposted would miss expression 1.
+    assert_eq!(index.search(&ev), Err(Error::BulkUnfinished));
+    index.insert(3, "i = 3 or b").unwrap();
+    assert_eq!(index.search(&ev).unwrap(), vec![1, 2, 3]);
+    // A delete finishes a leaked load too.
+    let mut bulk = index.bulk();
+    bulk.insert(4, "i = 3").unwrap();
+    std::mem::forget(bulk);
+    assert_eq!(index.search(&ev), Err(Error::BulkUnfinished));
+    index.delete(2).unwrap();
+    assert_eq!(index.search(&ev).unwrap(), vec![1, 3, 4]);
+}
+
+#[test]
 fn stamps_are_forgotten_after_their_generation_wraps() {
     // The stamps' one-byte generation wraps every 255 searches: a stale
     // stamp would make a later event see an earlier one's hits.
