@@ -132,12 +132,36 @@ fn full_event(data: &[u8]) -> Event {
     ev
 }
 
-/// Reads an arbitrary JSON event.
+/// Reads an arbitrary JSON event: the direct reader ([`Event::from_json`],
+/// and [`Event::set_json`] into an event that held another one) must give
+/// what the general reader, through a tree of JSON values, gives: the
+/// same event or the same error.
 pub fn json_event(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let _ = Event::from_json(schema(), text);
+    let schema = schema();
+    let general = serde_json::from_str(text)
+        .map_err(|e| crate::Error::Event(format!("invalid JSON: {e}")))
+        .and_then(|v| Event::from_json_value(schema, &v));
+    assert_eq!(
+        Event::from_json(schema, text),
+        general,
+        "from_json on {text:?}"
+    );
+    let mut reused = full_event(data);
+    let set = reused.set_json(schema, text);
+    match general {
+        Ok(ev) => assert_eq!((set, reused), (Ok(()), ev), "set_json on {text:?}"),
+        Err(e) => {
+            assert_eq!(set, Err(e), "set_json on {text:?}");
+            assert_eq!(
+                reused,
+                Event::empty(schema),
+                "set_json left {text:?} behind"
+            );
+        }
+    }
 }
 
 /// Reads an arbitrary reference expression file; what reads must write back

@@ -459,7 +459,7 @@ impl<'a> EventReader<'a> {
                 }
                 *line += 1;
                 if !text.trim().is_empty() {
-                    *ev = Event::from_json(self.schema, text.trim_end_matches(['\n', '\r']))
+                    ev.set_json(self.schema, text.trim_end_matches(['\n', '\r']))
                         .with_context(|| format!("{path} line {line}"))?;
                     break;
                 }
