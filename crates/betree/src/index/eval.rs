@@ -183,12 +183,18 @@ impl Index {
         lanes: &mut LaneState,
         budget: u64,
     ) -> (bool, u64) {
-        let sparse = sel.cands().len() * SORT_BELOW < self.slots.len();
-        if sparse && self.slots.len() >= PREFETCH_SLOTS {
+        if self.prefetches(sel.cands().len()) {
             self.eval_many::<COUNT, true>(sel, ev, memo, hits, lanes, budget)
         } else {
             self.eval_many::<COUNT, false>(sel, ev, memo, hits, lanes, budget)
         }
+    }
+
+    /// Whether evaluating `cands` candidates hints the cache ahead of
+    /// each (see [`Index::evaluate`]).
+    #[inline]
+    pub(crate) fn prefetches(&self, cands: usize) -> bool {
+        cands * SORT_BELOW < self.slots.len() && self.slots.len() >= PREFETCH_SLOTS
     }
 
     /// Hints the cache at what evaluating the candidates after the `i`th
