@@ -5,7 +5,7 @@
 //!
 //! Precedence is `not` > `and` > `or`; `and`/`or` associate to the left.
 
-use crate::lex::{Lexer, Tok, Token};
+use crate::lex::{Kw, Lexer, Tok, Token};
 use crate::{Error, Result};
 
 /// A literal value as written.
@@ -321,8 +321,8 @@ impl Parser<'_, '_> {
         (self.node(kind, l, r), dl.max(dr) + 1)
     }
 
-    fn is_kw(&self, kw: &str) -> bool {
-        matches!(&self.peek().tok, Tok::Kw(s) if *s == kw)
+    fn is_kw(&self, kw: Kw) -> bool {
+        self.peek().tok == Tok::Kw(kw)
     }
 
     fn unexpected(&self, expected: &str) -> Error {
@@ -342,12 +342,12 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn expect_kw(&mut self, kw: &str) -> Result<()> {
+    fn expect_kw(&mut self, kw: Kw) -> Result<()> {
         if self.is_kw(kw) {
             self.bump()?;
             Ok(())
         } else {
-            Err(self.unexpected(&format!("`{kw}`")))
+            Err(self.unexpected(&format!("`{}`", kw.text())))
         }
     }
 
@@ -369,7 +369,7 @@ impl Parser<'_, '_> {
     fn or(&mut self) -> Result<(Ref, usize)> {
         let mut items = Chain::default();
         items.push(self.and()?);
-        while self.is_kw("or") || self.peek().tok == Tok::OrOr {
+        while self.is_kw(Kw::Or) || self.peek().tok == Tok::OrOr {
             self.bump()?;
             items.push(self.and()?);
         }
@@ -381,7 +381,7 @@ impl Parser<'_, '_> {
     fn and(&mut self) -> Result<(Ref, usize)> {
         let mut items = Chain::default();
         items.push(self.unary()?);
-        while self.is_kw("and") || self.peek().tok == Tok::AndAnd {
+        while self.is_kw(Kw::And) || self.peek().tok == Tok::AndAnd {
             self.bump()?;
             items.push(self.unary()?);
         }
@@ -393,7 +393,7 @@ impl Parser<'_, '_> {
     fn unary(&mut self) -> Result<(Ref, usize)> {
         let mut nots = 0usize;
         let mut outer = self.peek().col;
-        while self.is_kw("not") {
+        while self.is_kw(Kw::Not) {
             let col = self.bump()?.col;
             if nots == 0 {
                 outer = col;
@@ -425,11 +425,11 @@ impl Parser<'_, '_> {
                 self.expect(Tok::RParen, "`)` or an operator (`and`, `or`)")?;
                 return Ok(e);
             }
-            Tok::Kw("true") => {
+            Tok::Kw(Kw::True) => {
                 self.bump()?;
                 return Ok((Ref::constant(true), 1));
             }
-            Tok::Kw("false") => {
+            Tok::Kw(Kw::False) => {
                 self.bump()?;
                 return Ok((Ref::constant(false), 1));
             }
@@ -507,7 +507,7 @@ impl Parser<'_, '_> {
             let (lit, col) = self.literal()?;
             return Ok(PredAst::Cmp(attr, op, lit, col));
         }
-        if self.is_kw("in") {
+        if self.is_kw(Kw::In) {
             self.bump()?;
             let items = self.literal_list()?;
             return Ok(PredAst::In {
@@ -516,7 +516,7 @@ impl Parser<'_, '_> {
                 items,
             });
         }
-        if self.is_kw("not") && *self.peek_next()? == Tok::Kw("in") {
+        if self.is_kw(Kw::Not) && *self.peek_next()? == Tok::Kw(Kw::In) {
             self.bump()?;
             self.bump()?;
             let items = self.literal_list()?;
@@ -527,30 +527,30 @@ impl Parser<'_, '_> {
             });
         }
         for (kw, op) in [
-            ("one", SetOp::OneOf),
-            ("none", SetOp::NoneOf),
-            ("all", SetOp::AllOf),
+            (Kw::One, SetOp::OneOf),
+            (Kw::None, SetOp::NoneOf),
+            (Kw::All, SetOp::AllOf),
         ] {
             if self.is_kw(kw) {
                 self.bump()?;
-                self.expect_kw("of")?;
+                self.expect_kw(Kw::Of)?;
                 let items = self.literal_list()?;
                 return Ok(PredAst::Set { attr, op, items });
             }
         }
-        if self.is_kw("is") {
+        if self.is_kw(Kw::Is) {
             self.bump()?;
-            let negated = if self.is_kw("not") {
+            let negated = if self.is_kw(Kw::Not) {
                 self.bump()?;
                 true
             } else {
                 false
             };
-            if self.is_kw("null") {
+            if self.is_kw(Kw::Null) {
                 self.bump()?;
                 return Ok(PredAst::IsNull(attr, negated));
             }
-            if self.is_kw("empty") {
+            if self.is_kw(Kw::Empty) {
                 self.bump()?;
                 return Ok(PredAst::IsEmpty(attr, negated));
             }
@@ -570,13 +570,13 @@ impl Parser<'_, '_> {
             let attr = self.attr()?;
             return Ok(PredAst::Cmp(attr, op.flipped(), value, value_col));
         }
-        let negated = if self.is_kw("not") {
+        let negated = if self.is_kw(Kw::Not) {
             self.bump()?;
             true
         } else {
             false
         };
-        if !self.is_kw("in") {
+        if !self.is_kw(Kw::In) {
             return Err(self.unexpected(if negated {
                 "`in`"
             } else {
