@@ -281,10 +281,7 @@ impl Event {
                 return Ok(());
             }
         }
-        let read = serde_json::from_str(text)
-            .map_err(|e| Error::Event(format!("invalid JSON: {e}")))
-            .and_then(|v| Event::from_json_value(schema, &v));
-        match read {
+        match Event::from_json_tree(schema, text) {
             Ok(ev) => {
                 *self = ev;
                 Ok(())
@@ -294,6 +291,14 @@ impl Event {
                 Err(e)
             }
         }
+    }
+
+    /// [`Event::from_json`] the general way: through a tree of JSON
+    /// values, then [`Event::from_json_value`].
+    pub(crate) fn from_json_tree(schema: &Schema, text: &str) -> Result<Event> {
+        let v: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| Error::Event(format!("invalid JSON: {e}")))?;
+        Event::from_json_value(schema, &v)
     }
 
     /// Makes every attribute undefined, keeping the event's shape.

@@ -1,7 +1,7 @@
 //! A JSON event read straight into an [`Event`], with no tree of JSON
 //! values in between.
 //!
-//! The general reader ([`Event::from_json_value`]) parses the text into a
+//! The general reader ([`Event::from_json_tree`]) parses the text into a
 //! `serde_json::Value` first: a map node and a key string per attribute,
 //! a value node per element, then a second string per string value. This
 //! one hands each key to the schema as it is read and builds each value in
@@ -174,9 +174,7 @@ mod tests {
     use crate::event::Event;
 
     fn general(schema: &Schema, text: &str) -> crate::Result<Event> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| crate::Error::Event(format!("invalid JSON: {e}")))?;
-        Event::from_json_value(schema, &v)
+        Event::from_json_tree(schema, text)
     }
 
     #[test]
