@@ -4,16 +4,11 @@ use std::fmt;
 
 use crate::{Error, Result};
 
-/// The reserved words, lexed as [`Tok::Kw`].
-pub(crate) const KEYWORDS: &[&str] = &[
-    "and", "or", "not", "in", "is", "null", "empty", "one", "none", "all", "of", "true", "false",
-];
-
 /// A reserved word, as the lexer reads it and the parser tests it. An
 /// enum rather than the word's text: testing a token against a keyword
 /// compared the texts, a `memcmp` call each time, and with the lexer's
-/// search of [`KEYWORDS`] that was most of the byte comparison left in
-/// `perfkit betree search` on the ad-targeting profile (index build
+/// search of the keyword texts that was most of the byte comparison left
+/// in `perfkit betree search` on the ad-targeting profile (index build
 /// included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kw {
@@ -33,7 +28,7 @@ pub(crate) enum Kw {
 }
 
 impl Kw {
-    /// Every keyword, in the order of [`KEYWORDS`].
+    /// Every keyword.
     const ALL: [Kw; 13] = [
         Kw::And,
         Kw::Or,
@@ -51,8 +46,22 @@ impl Kw {
     ];
 
     /// The word as written.
-    pub(crate) fn text(self) -> &'static str {
-        KEYWORDS[self as usize]
+    pub(crate) const fn text(self) -> &'static str {
+        match self {
+            Kw::And => "and",
+            Kw::Or => "or",
+            Kw::Not => "not",
+            Kw::In => "in",
+            Kw::Is => "is",
+            Kw::Null => "null",
+            Kw::Empty => "empty",
+            Kw::One => "one",
+            Kw::None => "none",
+            Kw::All => "all",
+            Kw::Of => "of",
+            Kw::True => "true",
+            Kw::False => "false",
+        }
     }
 
     /// The keyword `word` is, if any. Every keyword is 2 to 5 lowercase
@@ -62,7 +71,7 @@ impl Kw {
             return None;
         }
         let w = packed(word);
-        Kw::ALL.into_iter().find(|k| PACKED[*k as usize] == w)
+        Kw::ALL.into_iter().find(|&k| PACKED[k as usize] == w)
     }
 }
 
@@ -79,12 +88,12 @@ const fn packed(word: &str) -> u64 {
     x
 }
 
-/// [`KEYWORDS`] as [`packed`] integers.
-const PACKED: [u64; 13] = {
-    let mut p = [0; 13];
+/// Each keyword's text as a [`packed`] integer, by [`Kw`] number.
+const PACKED: [u64; Kw::ALL.len()] = {
+    let mut p = [0; Kw::ALL.len()];
     let mut i = 0;
-    while i < 13 {
-        p[i] = packed(KEYWORDS[i]);
+    while i < p.len() {
+        p[Kw::ALL[i] as usize] = packed(Kw::ALL[i].text());
         i += 1;
     }
     p
