@@ -376,11 +376,10 @@ impl Counting {
         self.defer
     }
 
-    /// Whether nothing waits from a deferred load (see
-    /// [`Counting::defer`]): no key posting entry is missing from its
-    /// list.
+    /// Whether no key posting entry waits for its list (see
+    /// [`Counting::defer`]; turning deferral off posts them all).
     pub(crate) fn is_settled(&self) -> bool {
-        !self.defer || (self.pending_posts.is_empty() && self.pending_kills.is_empty())
+        self.pending_posts.is_empty() && self.pending_kills.is_empty()
     }
 
     /// Posts `entry` in key list `l`'s posting ([`Counting::key_post`]),

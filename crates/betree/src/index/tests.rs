@@ -474,8 +474,8 @@ fn a_bulk_load_posts_its_key_entries_when_it_ends() {
     let mut index = Index::new(schema());
     let mut bulk = index.bulk();
     for k in 0..50u64 {
-        // A key posting (`i = k`) and a kill entry (`not b` is no key;
-        // `not (i = k)` kills under `i = k`'s list).
+        // A key posting (under `i = k`'s list) and a kill entry (`not
+        // (i = k)`, under the same list).
         bulk.insert(k + 1, &format!("i = {} and b", k % 5)).unwrap();
         bulk.insert(100 + k, &format!("not (i = {}) and i > 0", k % 7))
             .unwrap();
