@@ -306,6 +306,14 @@ fn plain_events_read_straight_match_the_general_reader() {
         "[0,1]\n",
         "[0,1].x\n",
         "[0 1].\n",
+        // The digit-comma run, broken by each thing it must stop at.
+        "[1,0,1,1,0,0,1,0].\n",
+        "[1,0,1,\n 0,0 ,1,true,0,\t1].\n",
+        "[1,0,1,0,01,1].\n",
+        "[1,0,1,0,2,1].\n",
+        "[1,0,1,0,,1].\n",
+        "[1,0,1,0,].\n",
+        "[1,0,1,0,1.\n",
     ];
     for text in cases {
         let want = streamed_as_terms(text.as_bytes());
