@@ -107,7 +107,7 @@ mod selection;
 mod strings;
 pub mod workload;
 
-pub use batch::BatchPath;
+pub use batch::{BatchPath, MatchSink};
 pub use coop::{SearchIter, SearchStep};
 pub use domain::{AttrId, AttrType, Bounds, Domain, Schema};
 pub use event::{Event, EventBuilder, FrequencyCap, Value};

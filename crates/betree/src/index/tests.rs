@@ -660,3 +660,59 @@ fn a_memo_entry_is_forgotten_after_its_generation_wraps() {
         assert_eq!(memo.get(5), None, "reset {k}");
     }
 }
+
+/// Records what a batch search gives a [`crate::MatchSink`], in order.
+#[derive(Default)]
+struct Recorded {
+    events: usize,
+    ids: Vec<(usize, Id)>,
+}
+
+impl crate::MatchSink for Recorded {
+    fn start(&mut self, events: usize) {
+        self.events = events;
+        self.ids.clear();
+    }
+
+    fn push(&mut self, event: usize, id: Id) {
+        assert!(event < self.events, "event {event} of {}", self.events);
+        self.ids.push((event, id));
+    }
+}
+
+#[test]
+fn a_match_sink_gets_each_events_ids_in_order_across_chunks() {
+    use crate::{BatchPath, reference};
+    let schema = Schema::boolean_params(8);
+    let mut index = Index::new(schema.clone());
+    for (i, e) in reference::random_expressions(8, 60, 3).iter().enumerate() {
+        index.insert(i as Id + 1, e).unwrap();
+    }
+    // Three chunks of the batch path: 512, 512 and 77 events.
+    let events: Vec<Event> = reference::random_events(8, 1101, 4)
+        .iter()
+        .map(|v| Event::from_bools(&schema, v).unwrap())
+        .collect();
+    // The oracle: one plain search per event.
+    let want: Vec<Vec<Id>> = events.iter().map(|e| index.search(e).unwrap()).collect();
+    assert!(want.iter().filter(|w| !w.is_empty()).count() > 100);
+    let mut got = Recorded::default();
+    for path in [BatchPath::Auto, BatchPath::Lanes] {
+        index.search_batch_by(&events, &mut got, path).unwrap();
+        assert_eq!(got.events, events.len());
+        let mut lists = vec![Vec::new(); events.len()];
+        for &(e, id) in &got.ids {
+            lists[e].push(id);
+        }
+        assert_eq!(lists, want, "{path:?}");
+    }
+    // A bad event: the sink is started over with no events.
+    let other = Event::from_bools(&Schema::boolean_params(3), &[true; 3]).unwrap();
+    let bad = [events[0].clone(), other];
+    assert!(
+        index
+            .search_batch_by(&bad, &mut got, BatchPath::Lanes)
+            .is_err()
+    );
+    assert_eq!((got.events, got.ids.len()), (0, 0));
+}

@@ -1,7 +1,7 @@
 //! `perfkit betree bench`: the reference benchmark measured by
 //! `perfkit_bench::betree` and rendered into the report.
 
-use super::search::search_stream;
+use super::search::{StreamBuffers, search_stream};
 use super::*;
 
 /// Builds the report of the reference benchmark, with the CPU throughput
@@ -35,9 +35,12 @@ fn command_throughput(
     input: &Input,
     rounds: usize,
 ) -> Result<measure::Throughput> {
+    // Kept from round to round, as the search_batch row keeps its lists:
+    // a round measures a stream, not the buffers' first growth.
+    let mut bufs = StreamBuffers::default();
     let mut command = || -> Result<u64> {
         let mut reader = EventReader::open(input, index.schema())?;
-        search_stream(index, &mut reader, Mode::Std, 0, &mut io::sink())
+        search_stream(index, &mut reader, Mode::Std, 0, &mut bufs, &mut io::sink())
     };
     let command: Option<measure::CommandPath<'_, anyhow::Error>> =
         (input.events != Path::new("-")).then_some(&mut command);

@@ -471,11 +471,13 @@ impl<'a> EventReader<'a> {
 }
 
 /// Events searched together: one lane group of the batch path (512), so
-/// its lanes are full, and the results are formatted while they are still
-/// in cache (2,534 ids per event on the dense profile: 10 MB a batch). The
-/// command ran at 0.748-0.749x the library's search_batch against
-/// 0.710-0.738x with 1,024 (dense profile, `betree bench` CPU rows, two
-/// interleaved runs); adtech did not change (0.91-0.96x either way).
+/// its lanes are full. A batch's output lines are held until its last
+/// expression is searched (7.5 MB of text on the dense profile, 2,534 ids
+/// an event), so a larger batch holds more for no fuller lanes. When the
+/// lines were formatted after the search, from lists of ids, the command
+/// ran at 0.748-0.749x the library's search_batch against 0.710-0.738x
+/// with 1,024 (dense profile, `betree bench` CPU rows, two interleaved
+/// runs); adtech did not change (0.91-0.96x either way).
 pub(crate) const SEARCH_BATCH: usize = 512;
 
 /// Compares two search outputs line by line, reading both as it goes

@@ -2,13 +2,16 @@
 //! in batches.
 
 use super::*;
+use betree::MatchSink;
 
 pub(super) fn search(a: Search) -> Result<ExitCode> {
     refuse_output_over_input(&a.output, &a.input)?;
     let (index, _) = load_index(&a.input)?;
     let mut events = EventReader::open(&a.input, index.schema())?;
-    let mut run =
-        |out: &mut dyn Write| search_stream(&index, &mut events, a.mode, a.budget, out).map(drop);
+    let mut bufs = StreamBuffers::default();
+    let mut run = |out: &mut dyn Write| {
+        search_stream(&index, &mut events, a.mode, a.budget, &mut bufs, out).map(drop)
+    };
     if a.output == Path::new("-") {
         let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
         run(&mut out)?;
@@ -80,20 +83,16 @@ pub(super) fn search_stream(
     events: &mut EventReader,
     mode: Mode,
     budget: u64,
+    bufs: &mut StreamBuffers,
     out: &mut dyn Write,
 ) -> Result<u64> {
-    // Events are read into the batch's events in place, batch after batch:
-    // a fresh event per line (allocated, filled value by value, freed) cost
-    // a dense run about 4% on top of the search.
-    let mut batch: Vec<Event> = Vec::with_capacity(SEARCH_BATCH);
+    let StreamBuffers {
+        batch,
+        lines,
+        scratch,
+    } = bufs;
     let mut first = 1usize;
-    let ids_text = IdText::new();
-    let mut line = Vec::new();
-    let mut written = 0u64;
-    // Reused batch after batch: fresh lists of thousands of ids per event
-    // were a tenth of a dense run (allocation, growth and page faults).
-    let mut found: Vec<Vec<u64>> = Vec::new();
-    let mut scratch = Scratch::default();
+    let pushed = lines.pushed;
     let chunks = match mode {
         Mode::Batch => BatchPath::Lanes,
         _ => BatchPath::Auto,
@@ -111,159 +110,189 @@ pub(super) fn search_stream(
         }
         let batch = &batch[..n];
         if batch.is_empty() {
-            return Ok(written);
+            return Ok(lines.pushed - pushed);
         }
         let path = &events.path;
         let at = |i: usize| format!("{path}: event {}", first + i);
-        let results: &[Vec<u64>] = match mode {
-            Mode::Std | Mode::Batch => match index.search_batch_by(batch, &mut found, chunks) {
-                Ok(()) => &found,
-                // Name the event at fault: the batch path checks them all
-                // before it starts, the plain one each on its own.
-                Err(e) => {
+        match mode {
+            // The ids are written as text as the search finds them.
+            Mode::Std | Mode::Batch => {
+                if let Err(e) = index.search_batch_by(batch, lines, chunks) {
+                    // Name the event at fault: the batch path checks them
+                    // all before it starts, the plain one each on its own.
                     for (i, ev) in batch.iter().enumerate() {
                         index.search(ev).with_context(|| at(i))?;
                     }
                     return Err(e).with_context(|| at(0));
                 }
-            },
+            }
             mode => {
-                found.resize_with(batch.len(), Vec::new);
+                lines.start(batch.len());
                 for (i, ev) in batch.iter().enumerate() {
-                    // One scratch for the whole stream: a fresh memo and
-                    // selection per event cost more than the search.
-                    let mut it = index
-                        .search_iter_in(ev, &mut scratch)
-                        .with_context(|| at(i))?;
-                    found[i] = if mode == Mode::All {
-                        index.search_all_in(it, &mut scratch)
+                    let mut it = index.search_iter_in(ev, scratch).with_context(|| at(i))?;
+                    let found = if mode == Mode::All {
+                        index.search_all_in(it, scratch)
                     } else {
                         let ids = loop {
                             if let SearchStep::Done(ids) = index.search_next(&mut it, budget) {
                                 break ids;
                             }
                         };
-                        scratch = it.into_scratch();
+                        *scratch = it.into_scratch();
                         ids
                     };
+                    lines.push_all(i, &found);
                 }
-                &found[..batch.len()]
             }
-        };
-        // Each line is formatted here and handed over whole: two calls
-        // through `dyn Write` per id cost more than the search itself on
-        // dense workloads (thousands of ids per event).
-        let mut touched = 0u64;
-        for (k, ids) in results.iter().enumerate() {
-            if let Some(next) = results.get(k + 1) {
-                touched ^= touch(next);
-            }
-            out.write_all(ids_text.line(ids, &mut line))?;
-            written += ids.len() as u64;
         }
-        // Keeps the touching reads from being optimized away.
-        std::hint::black_box(touched);
+        // Each line is handed over whole: two calls through `dyn Write`
+        // per id cost more than the search itself on dense workloads
+        // (thousands of ids per event).
+        for i in 0..batch.len() {
+            out.write_all(lines.finish(i))?;
+        }
         first += batch.len();
     }
 }
 
-/// Reads one id per cache line of `ids` (their xor, which nothing needs),
-/// so the lines are in the cache before `ids` is formatted: a batch's ids
-/// (10 MB on the dense profile) have left the core's 2 MiB of L2 by the
-/// time they are formatted, and the formatting loop, waiting on one line
-/// after another, spent most of its time on the loads of the ids (`perf
-/// annotate`). These reads are independent of each other, so the misses
-/// overlap: formatting plus touching took 0.78x the samples formatting took
-/// alone.
-fn touch(ids: &[u64]) -> u64 {
-    ids.iter().step_by(8).fold(0, |a, &x| a ^ x)
+/// What [`search_stream`] keeps from one batch to the next, and a caller
+/// streaming again over the same index may keep from one stream to the
+/// next (the benchmark does, round after round, as its `search_batch` row
+/// keeps its lists).
+#[derive(Default)]
+pub(super) struct StreamBuffers {
+    /// The batch's events, read in place batch after batch: a fresh event
+    /// per line (allocated, filled value by value, freed) cost a dense run
+    /// about 4 % on top of the search.
+    batch: Vec<Event>,
+    lines: IdLines,
+    /// One scratch for the plain modes: a fresh memo and selection per
+    /// event cost more than the search.
+    scratch: Scratch,
 }
 
-/// Writes id lists as text fast: ids below [`IdText::TABLE`] (every id of
-/// most indexes) are copied from a table of " 1234" texts, eight bytes
-/// at a time, instead of being formatted one by one; a dense search prints
-/// thousands of ids per event, and formatting them was a tenth of its time.
-pub(super) struct IdText {
+/// A batch's output lines, written as the search finds the ids
+/// ([`MatchSink`]): a bit-parallel search finds the ids of 512 events
+/// expression by expression, and formatting each event's list once the
+/// batch was done waited on reading back lists that had left the cache
+/// (10 MB of ids per batch on the dense reference profile, where that
+/// formatting was 9 % of the search's samples).
+#[derive(Default)]
+pub(super) struct IdLines {
+    table: IdTable,
+    /// Per event of the batch, a space and its text before each id; the
+    /// lists are kept (with their capacity) from batch to batch.
+    lines: Vec<Vec<u8>>,
+    /// Ids pushed since the stream began.
+    pushed: u64,
+}
+
+impl IdLines {
+    /// Ends event `i`'s line, and gives it: its ids separated by spaces,
+    /// then a newline. Once per event of a batch.
+    fn finish(&mut self, i: usize) -> &[u8] {
+        let line = &mut self.lines[i];
+        line.push(b'\n');
+        // Every id wrote a separating space before it; the first has none.
+        &line[usize::from(line.len() > 1)..]
+    }
+}
+
+impl MatchSink for IdLines {
+    fn start(&mut self, events: usize) {
+        self.lines.truncate(events);
+        for line in &mut self.lines {
+            line.clear();
+        }
+        self.lines.resize_with(events, Vec::new);
+    }
+
+    #[inline]
+    fn push(&mut self, event: usize, id: u64) {
+        self.pushed += 1;
+        self.table.put(&mut self.lines[event], id);
+    }
+
+    /// One event's ids at once (a search event by event gives them so):
+    /// its line is found and grown once, not once per id.
+    fn push_all(&mut self, event: usize, ids: &[u64]) {
+        self.pushed += ids.len() as u64;
+        let line = &mut self.lines[event];
+        line.reserve(ids.len() * 8);
+        for &id in ids {
+            self.table.put(line, id);
+        }
+    }
+}
+
+/// Ids as text fast: ids below [`IdTable::LEN`] (every id of most indexes)
+/// are copied from a table of " 1234" texts, eight bytes at a time, instead
+/// of being formatted one by one.
+#[derive(Default)]
+struct IdTable {
     /// Per id, as little-endian bytes: a space, its digits, zero padding,
     /// and in the last byte how many bytes are text (six at most), so one
     /// eight-byte load gives both.
-    table: Vec<u64>,
+    texts: Vec<u64>,
 }
 
-impl IdText {
-    /// Ids with an entry: five digits at most, so space + digits fit.
-    const TABLE: u64 = 1 << 16;
+impl IdTable {
+    /// Ids with an entry at most: five digits, so space + digits fit.
+    const LEN: u64 = 1 << 16;
 
-    /// Room an id takes in the line buffer: the table's eight-byte copy,
-    /// or (for the rest) a space and at most 20 digits.
-    const MAX_ID_TEXT: usize = 21;
-
-    fn new() -> IdText {
-        let mut num = itoa::Buffer::new();
-        let table = (0..IdText::TABLE)
-            .map(|id| {
-                let digits = num.format(id).as_bytes();
-                let mut text = [0u8; 8];
-                text[0] = b' ';
-                text[1..=digits.len()].copy_from_slice(digits);
-                text[7] = digits.len() as u8 + 1;
-                u64::from_le_bytes(text)
-            })
-            .collect();
-        IdText { table }
+    /// Appends a space and `id` to `line`.
+    #[inline(always)]
+    fn put(&mut self, line: &mut Vec<u8>, id: u64) {
+        let text = match usize::try_from(id).ok().and_then(|i| self.texts.get(i)) {
+            Some(&text) => text,
+            None if id < IdTable::LEN => self.grow(id),
+            None => {
+                line.push(b' ');
+                line.extend_from_slice(itoa::Buffer::new().format(id).as_bytes());
+                return;
+            }
+        };
+        // The whole entry, then back to the end of its text: a fixed
+        // eight-byte copy instead of a variable-length one.
+        let at = line.len();
+        line.extend_from_slice(&text.to_le_bytes());
+        line.truncate(at + (text >> 56) as usize);
     }
 
-    /// `ids` separated by spaces, then a newline, written in `line`.
-    ///
-    /// `line` is only grown, never cleared, and written by position: with
-    /// no length to keep and no capacity check per id, the loop is two
-    /// loads, a store and an add. That counts once the ids are in the cache
-    /// ([`touch`]): formatting took 0.88x the samples of the copy-then-
-    /// truncate loop then (without the touch 0.94x, within the noise).
-    fn line<'a>(&self, ids: &[u64], line: &'a mut Vec<u8>) -> &'a [u8] {
-        // Eight bytes an id from the table, the newline, and one id's
-        // widest text, so only an id past the table needs another check.
-        let room = |n: usize| n * 8 + 1 + IdText::MAX_ID_TEXT;
-        if line.len() < room(ids.len()) {
-            line.resize(room(ids.len()), 0);
-        }
-        let mut at = 0;
+    /// Grows the table to hold `id` (below [`IdTable::LEN`]) and gives its
+    /// entry. The table holds the ids seen so far, rounded up to a power
+    /// of two: all 65,536 entries took half a millisecond to make, about
+    /// 1 % of a 2,000-event dense search with 5,000 expressions.
+    #[cold]
+    fn grow(&mut self, id: u64) -> u64 {
+        let want = (id + 1).next_power_of_two().min(IdTable::LEN);
         let mut num = itoa::Buffer::new();
-        for (k, &id) in ids.iter().enumerate() {
-            match usize::try_from(id).ok().and_then(|i| self.table.get(i)) {
-                Some(&text) => {
-                    // The whole entry, then on past its text only: a fixed
-                    // eight-byte copy instead of a variable-length one.
-                    line[at..at + 8].copy_from_slice(&text.to_le_bytes());
-                    at += (text >> 56) as usize;
-                }
-                None => {
-                    // Wider than eight bytes: keep room for the ids after.
-                    let need = at + IdText::MAX_ID_TEXT + room(ids.len() - k);
-                    if line.len() < need {
-                        line.resize(need, 0);
-                    }
-                    let digits = num.format(id).as_bytes();
-                    line[at] = b' ';
-                    line[at + 1..at + 1 + digits.len()].copy_from_slice(digits);
-                    at += 1 + digits.len();
-                }
-            }
-        }
-        line[at] = b'\n';
-        // Every id wrote a separating space before it; the first has none.
-        &line[usize::from(!ids.is_empty())..=at]
+        let from = self.texts.len() as u64;
+        self.texts.extend((from..want).map(|id| {
+            let digits = num.format(id).as_bytes();
+            let mut text = [0u8; 8];
+            text[0] = b' ';
+            text[1..=digits.len()].copy_from_slice(digits);
+            text[7] = digits.len() as u8 + 1;
+            u64::from_le_bytes(text)
+        }));
+        self.texts[id as usize]
     }
 }
 
 #[cfg(test)]
-mod id_text_tests {
-    use super::IdText;
+mod id_lines_tests {
+    use super::IdLines;
+    use betree::MatchSink;
+
+    /// The oracle: std's formatting, joined.
+    fn want(ids: &[u64]) -> String {
+        let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+        format!("{}\n", ids.join(" "))
+    }
 
     #[test]
     fn lines_are_the_ids_as_decimal_text() {
-        let t = IdText::new();
-        let mut buf = Vec::new();
         let cases: [&[u64]; 6] = [
             &[],
             &[0],
@@ -272,22 +301,48 @@ mod id_text_tests {
             &[u64::MAX, 7, u64::from(u32::MAX) + 1],
             &[42; 3],
         ];
-        for ids in cases {
-            // The oracle: std's formatting, joined.
-            let want: Vec<String> = ids.iter().map(u64::to_string).collect();
-            let want = format!("{}\n", want.join(" "));
-            // A dirty buffer from a longer line before must not leak in.
-            buf.extend_from_slice(b"leftover leftover");
-            assert_eq!(t.line(ids, &mut buf), want.as_bytes(), "{ids:?}");
+        let mut t = IdLines::default();
+        // Twice: the second batch's lines must not keep the first's text.
+        for _ in 0..2 {
+            t.start(cases.len());
+            // Interleaved across events, as a bit-parallel pass gives them.
+            for k in 0..10 {
+                for (e, ids) in cases.iter().enumerate() {
+                    if let Some(&id) = ids.get(k) {
+                        t.push(e, id);
+                    }
+                }
+            }
+            for (e, ids) in cases.iter().enumerate() {
+                assert_eq!(t.finish(e), want(ids).as_bytes(), "{ids:?}");
+            }
         }
-        // Ids past the table, many of them after short ones: the buffer,
-        // sized for eight bytes an id, grows for them as it goes.
+        let ids: usize = cases.iter().map(|c| c.len()).sum();
+        assert_eq!(t.pushed, 2 * ids as u64);
+        // A shorter batch after a longer one, and a line grown by many ids
+        // past the table after short ones.
         let ids: Vec<u64> = (0..50).chain((0..500).map(|k| u64::MAX - k)).collect();
-        let want: Vec<String> = ids.iter().map(u64::to_string).collect();
-        let mut buf = Vec::new();
-        assert_eq!(
-            t.line(&ids, &mut buf),
-            format!("{}\n", want.join(" ")).as_bytes()
-        );
+        t.start(1);
+        t.push_all(0, &ids);
+        assert_eq!(t.finish(0), want(&ids).as_bytes());
+        assert_eq!(t.lines.len(), 1);
+    }
+
+    #[test]
+    fn the_table_holds_the_ids_seen_and_push_all_is_push_in_turn() {
+        let ids: Vec<u64> = (0..100).chain([70_000, 99, 3]).collect();
+        let (mut all, mut each) = (IdLines::default(), IdLines::default());
+        all.start(1);
+        each.start(1);
+        all.push_all(0, &ids);
+        for &id in &ids {
+            each.push(0, id);
+        }
+        // 0..=99 rounded up to a power of two; 70,000 is past the table.
+        assert_eq!(all.table.texts.len(), 128);
+        assert_eq!(all.pushed, ids.len() as u64);
+        assert_eq!(each.pushed, ids.len() as u64);
+        assert_eq!(all.finish(0), want(&ids).as_bytes());
+        assert_eq!(each.finish(0), want(&ids).as_bytes());
     }
 }
