@@ -197,10 +197,7 @@ impl Index {
                 continue;
             }
             for (i, ev) in chunk.iter().enumerate() {
-                if let Err(e) = self.search_with(&mut lanes.scratch, ev, &mut lanes.ids) {
-                    out.start(0);
-                    return Err(e);
-                }
+                self.search_valid(&mut lanes.scratch, ev, &mut lanes.ids);
                 out.push_all(first + i, &lanes.ids);
             }
         }

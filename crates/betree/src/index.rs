@@ -637,6 +637,13 @@ impl Index {
     /// do not allocate once they have grown (`tests/no_alloc.rs`).
     pub fn search_with(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) -> Result<()> {
         self.validate(ev)?;
+        self.search_valid(scratch, ev, out);
+        Ok(())
+    }
+
+    /// [`Index::search_with`] for an event [`Index::validate`] accepted
+    /// (the batch search checks a whole batch before it starts).
+    pub(crate) fn search_valid(&self, scratch: &mut Scratch, ev: &Event, out: &mut Vec<Id>) {
         out.clear();
         self.select(ev, &mut scratch.selection);
         // Sparse candidates are sorted (each would otherwise miss the
@@ -664,7 +671,6 @@ impl Index {
             u64::MAX,
         );
         self.collect(cands, &scratch.hits, out);
-        Ok(())
     }
 
     /// Approximate bytes held by the index: the struct, every array at its

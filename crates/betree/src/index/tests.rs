@@ -682,35 +682,58 @@ impl crate::MatchSink for Recorded {
 
 #[test]
 fn a_match_sink_gets_each_events_ids_in_order_across_chunks() {
-    use crate::{BatchPath, reference};
+    use crate::{BatchPath, MatchSink, reference};
+    // Three chunks of the batch path each: 512, 512 and 77 events.
+    const EVENTS: usize = 1101;
+    let check = |index: &Index, events: &[Event], want: &[Vec<Id>]| {
+        let mut got = Recorded::default();
+        for path in [BatchPath::Auto, BatchPath::Lanes] {
+            index.search_batch_by(events, &mut got, path).unwrap();
+            assert_eq!(got.events, events.len());
+            let mut lists = vec![Vec::new(); events.len()];
+            for &(e, id) in &got.ids {
+                lists[e].push(id);
+            }
+            assert_eq!(lists, want, "{path:?}");
+        }
+    };
+    // Dense: most expressions are candidates of every event, so `Auto`
+    // searches bit-parallel. The oracle: one plain search per event.
     let schema = Schema::boolean_params(8);
     let mut index = Index::new(schema.clone());
     for (i, e) in reference::random_expressions(8, 60, 3).iter().enumerate() {
         index.insert(i as Id + 1, e).unwrap();
     }
-    // Three chunks of the batch path: 512, 512 and 77 events.
-    let events: Vec<Event> = reference::random_events(8, 1101, 4)
+    let events: Vec<Event> = reference::random_events(8, EVENTS, 4)
         .iter()
         .map(|v| Event::from_bools(&schema, v).unwrap())
         .collect();
-    // The oracle: one plain search per event.
     let want: Vec<Vec<Id>> = events.iter().map(|e| index.search(e).unwrap()).collect();
     assert!(want.iter().filter(|w| !w.is_empty()).count() > 100);
-    let mut got = Recorded::default();
-    for path in [BatchPath::Auto, BatchPath::Lanes] {
-        index.search_batch_by(&events, &mut got, path).unwrap();
-        assert_eq!(got.events, events.len());
-        let mut lists = vec![Vec::new(); events.len()];
-        for &(e, id) in &got.ids {
-            lists[e].push(id);
-        }
-        assert_eq!(lists, want, "{path:?}");
+    check(&index, &events, &want);
+    // Sparse: each event selects one expression of 100, so `Auto`
+    // searches event by event. The oracle: `x = k` matches k alone.
+    let sparse = Schema::from_domains([Domain::new("x", AttrType::Int, false)]).unwrap();
+    let mut by_value = Index::new(sparse.clone());
+    for k in 0..100 {
+        by_value.insert(k + 1, &format!("x = {k}")).unwrap();
     }
+    let mut rng = fastrand::Rng::with_seed(5);
+    let xs: Vec<i64> = (0..EVENTS).map(|_| rng.i64(0..100)).collect();
+    let events: Vec<Event> = xs
+        .iter()
+        .map(|&x| EventBuilder::new(&sparse).int("x", x).unwrap().build())
+        .collect();
+    let want: Vec<Vec<Id>> = xs.iter().map(|&x| vec![x as Id + 1]).collect();
+    check(&by_value, &events, &want);
     // A bad event: the sink is started over with no events.
+    let mut got = Recorded::default();
+    got.start(2);
+    got.push(1, 7);
     let other = Event::from_bools(&Schema::boolean_params(3), &[true; 3]).unwrap();
     let bad = [events[0].clone(), other];
     assert!(
-        index
+        by_value
             .search_batch_by(&bad, &mut got, BatchPath::Lanes)
             .is_err()
     );
