@@ -87,11 +87,13 @@ fn bench_session_store(c: &mut Criterion) {
         ("memory", Box::new(MemoryStore::default())),
         (
             "file",
-            Box::new(FileStore::open(&dir.path().join("process"), Durability::Process).unwrap()),
+            Box::new(
+                FileStore::open(&dir.path().join("process"), Durability::Process, None).unwrap(),
+            ),
         ),
         (
             "file_fsync",
-            Box::new(FileStore::open(&dir.path().join("fsync"), Durability::Fsync).unwrap()),
+            Box::new(FileStore::open(&dir.path().join("fsync"), Durability::Fsync, None).unwrap()),
         ),
     ];
     let mut g = c.benchmark_group("session_store_round");

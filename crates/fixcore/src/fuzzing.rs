@@ -193,6 +193,7 @@ pub fn session_script(data: &[u8]) {
 /// again. Any bytes must give a typed result, never a panic; a store that
 /// opens must keep what it is given.
 pub fn store_files(data: &[u8]) {
+    use crate::session::id::SessionId;
     use crate::session::store::{Durability, FileStore, SessionStore};
     let dir = std::env::temp_dir().join(format!("fixcore-fuzz-store-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
@@ -211,19 +212,25 @@ pub fn store_files(data: &[u8]) {
             let _ = s.load(seq, &mut out);
         }
     };
-    if let Ok(s) = FileStore::open(&prefix, Durability::Process) {
+    // Half the inputs open for the owner the name says, so stored
+    // messages of another session (a typed refusal) are reached too.
+    let owner = SessionId::new("FIX.4.4", "A", "B", "");
+    let owner = (data.len() % 2 == 0).then_some(&owner);
+    if let Ok(s) = FileStore::open(&prefix, Durability::Process, owner) {
         probe(&s);
     }
-    if let Ok((mut s, _)) = FileStore::recover(&prefix, Durability::Process) {
+    if let Ok((mut s, _)) = FileStore::recover(&prefix, Durability::Process, owner) {
         probe(&s);
         let seq = s.next_sender_seq();
-        let mut msg = b"8=FIX.4.4\x019=5\x0135=0\x01".to_vec();
+        let body = format!("35=0\x0134={seq}\x0149=A\x0156=B\x01");
+        let mut msg = format!("8=FIX.4.4\x019={}\x01{body}", body.len()).into_bytes();
         let sum = msg.iter().map(|&b| u32::from(b)).sum::<u32>() % 256;
         msg.extend_from_slice(format!("10={sum:03}\x01").as_bytes());
         if s.save(seq, &msg).is_ok() && s.set_seqs(seq + 1, s.next_target_seq()).is_ok() {
             let _ = s.flush();
             drop(s);
-            let s = FileStore::open(&prefix, Durability::Process).expect("a repaired store opens");
+            let s = FileStore::open(&prefix, Durability::Process, owner)
+                .expect("a repaired store opens");
             let mut out = Vec::new();
             assert!(
                 s.load(seq, &mut out)

@@ -9,6 +9,8 @@
 //! - [`acceptor`]: many sessions on one port, each connection routed to
 //!   its session by the CompIDs of its first Logon;
 //! - [`app`]: the `echo` and `exec` applications;
+//! - [`id`]: [`id::SessionId`], a session's identity, and which CompIDs
+//!   can name files;
 //! - [`file_log`]: the message and event logs in QuickFIX's file layout;
 //! - [`tls`]: QuickFIX's certificate keys as rustls configurations, and
 //!   the TLS stream a connection runs over when they are on;
@@ -24,6 +26,7 @@ pub mod acceptor;
 pub mod app;
 pub mod connection;
 pub mod file_log;
+pub mod id;
 pub mod machine;
 pub mod reject;
 pub mod store;

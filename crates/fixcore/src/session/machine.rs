@@ -31,12 +31,14 @@ mod incoming;
 mod inspect;
 mod outgoing;
 mod resend;
+mod screen;
 #[cfg(test)]
 mod tests;
 
 pub use config::{Config, Credentials};
 use gap::GapQueue;
 pub(crate) use inspect::{is_header_tag, split_fields};
+pub use screen::screen_logon;
 
 const NANOS: i64 = 1_000_000_000;
 /// EndSeqNo(16) meaning "everything after BeginSeqNo" before FIX 4.2.

@@ -18,15 +18,16 @@
 pub mod file;
 pub mod journal;
 
-pub use file::{FileStore, Recovery};
+pub use file::{FileStore, Recovery, RecoveryStep};
 
 use std::path::PathBuf;
 
 /// A store that cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The operating system refused an operation on a store file.
-    #[error("{path}: {op}: {source}")]
+    /// The operating system refused an operation on a store file (the
+    /// store itself may be whole: this is no damage for recovery to cut).
+    #[error("{path}: I/O error ({op}): {source}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -47,6 +48,35 @@ pub enum StoreError {
         record: String,
         /// What is wrong.
         why: String,
+    },
+    /// A store whose messages are another session's: QuickFIX's file
+    /// names are `BeginString-Sender-Target[-Qualifier]`, so two sessions
+    /// whose CompIDs hold `-` can be given the same files. The store is
+    /// left as it is; recovery cannot cure it.
+    #[error(
+        "{path}: message {seq} (body byte {offset}) is session {found}'s, not {expected}'s: the \
+         store belongs to another session (QuickFIX's file names cannot tell them apart); give \
+         one of them another FileStorePath or SessionQualifier"
+    )]
+    Foreign {
+        /// The body file.
+        path: PathBuf,
+        /// Where the message lies in it.
+        offset: u64,
+        /// Its sequence number.
+        seq: u64,
+        /// The session its BeginString, SenderCompID and TargetCompID name.
+        found: String,
+        /// The session opening the store.
+        expected: String,
+    },
+    /// Another session, in this process or another, holds the store: two
+    /// holders would give out the same numbers and overwrite each
+    /// other's records.
+    #[error("{path}: the store is held by another session or process (one holder at a time)")]
+    Locked {
+        /// The file locked.
+        path: PathBuf,
     },
     /// A sequence number larger than the store can hold.
     #[error("sequence number {seq} is above {max}, the largest this store holds", max = file::MAX_SEQ)]

@@ -24,8 +24,11 @@ use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, ConnectionError, Options, Transport};
 use fixcore::session::file_log::FileLog;
+use fixcore::session::id::SessionId;
 use fixcore::session::machine::{Config, Session, SessionError};
-use fixcore::session::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
+use fixcore::session::store::{
+    AnyStore, FileStore, MemoryStore, SessionStore, StoreError, journal,
+};
 use fixcore::session::tls::{ClientTls, ServerTls};
 use fixcore::settings::{ConnectionType, ScreenLog, SessionSettings, Settings};
 use fixcore::value::UtcTimestamp;
@@ -268,25 +271,24 @@ fn postgres_log(s: &SessionSettings) -> Result<Option<Arc<Mutex<PostgresLog>>>> 
     Ok(Some(Arc::new(Mutex::new(log))))
 }
 
-/// The file store of session `s` in `dir`, in QuickFIX's layout. A
-/// journal an earlier perfkit left there is converted first (kept as
-/// `.journal.bak`). With `recover`, a damaged store is repaired as far as
-/// it can be, each repair a warning on stderr; without, it is an error.
+/// The file store of session `s` in `dir`, in QuickFIX's layout, opened
+/// for that session (a store whose messages are another session's is
+/// refused). A journal an earlier perfkit left there is converted first
+/// (kept as `.journal.bak`). With `recover`, a damaged store is repaired
+/// as far as it can be, each repair a warning on stderr; without, it is
+/// an error, which suggests `--recover-store` when it is damage that
+/// recovery repairs (not for I/O errors, a held store or another
+/// session's).
 fn file_store(s: &SessionSettings, dir: &Path, recover: bool) -> Result<FileStore> {
     std::fs::create_dir_all(dir)
         .with_context(|| format!("creating FileStorePath {}", dir.display()))?;
-    let prefix = FileStore::prefix_in(
-        dir,
-        s.begin_string.as_str(),
-        &s.sender_comp_id,
-        &s.target_comp_id,
-        &s.session_qualifier,
-    );
+    let owner = SessionId::of(s);
+    let prefix = dir.join(owner.file_name());
     let journal = dir.join(format!("{}.journal", s.id().replace(['>', ':'], "-")));
     let mut seqnums = prefix.as_os_str().to_owned();
     seqnums.push(".seqnums");
     if journal.exists() && !Path::new(&seqnums).exists() {
-        let (store, bak) = journal::convert(&journal, &prefix, s.store_durability())?;
+        let (store, bak) = journal::convert(&journal, &prefix, s.store_durability(), Some(&owner))?;
         eprintln!(
             "perfkit: {}: store converted to QuickFIX's file layout at {}.*; the journal is kept as {}",
             s.id(),
@@ -296,11 +298,14 @@ fn file_store(s: &SessionSettings, dir: &Path, recover: bool) -> Result<FileStor
         return Ok(store);
     }
     if !recover {
-        return FileStore::open(&prefix, s.store_durability()).map_err(|e| {
-            anyhow::anyhow!("{e}; --recover-store cuts the store at its last good record")
+        return FileStore::open(&prefix, s.store_durability(), Some(&owner)).map_err(|e| match e {
+            StoreError::Corrupt { .. } => {
+                anyhow::anyhow!("{e}; --recover-store cuts the store at its last good record")
+            }
+            e => e.into(),
         });
     }
-    let (store, recovery) = FileStore::recover(&prefix, s.store_durability())?;
+    let (store, recovery) = FileStore::recover(&prefix, s.store_durability(), Some(&owner))?;
     for line in &recovery.repairs {
         eprintln!("perfkit: warning: {}: store repaired: {line}", s.id());
     }

@@ -2,7 +2,8 @@
 //!
 //! A session's store is four files beside each other, named as QuickFIX
 //! names them (`FIX.4.4-EXEC-BANZAI.body` and so on; the prefix is
-//! BeginString-SenderCompID-TargetCompID, then `-qualifier` if any):
+//! BeginString-SenderCompID-TargetCompID, then `-qualifier` if any:
+//! [`SessionId::file_name`]):
 //!
 //! - `.body`: every stored message, end to end;
 //! - `.header`: one `seq,offset,size ` text entry per stored message, in
@@ -10,30 +11,45 @@
 //! - `.seqnums`: `SSSSSSSSSS : TTTTTTTTTT`, the next sender and target
 //!   numbers (QuickFIX 1.15.1 writes ten digits, later versions twenty;
 //!   both are read, ten are written, so 1.15.1 reads what we leave);
-//! - `.session`: the store's creation time, `YYYYMMDD-HH:MM:SS`.
+//! - `.session`: the store's creation time, `YYYYMMDD-HH:MM:SS` (with
+//!   milliseconds or without, any year, as QuickFIX reads it).
 //!
 //! What it guarantees, and how:
 //!
+//! - **One holder.** An open store holds an exclusive `flock` on its
+//!   `.body` file until it is dropped, so a second session or process
+//!   given the same files is refused ([`StoreError::Locked`]) instead of
+//!   writing numbers into the same store.
+//! - **Its own messages only.** Opened for a known session
+//!   ([`FileStore::open`] with an owner), every stored message must carry
+//!   that session's BeginString, SenderCompID and TargetCompID: QuickFIX's
+//!   names are ambiguous once a CompID holds `-`, and a store that
+//!   belongs to another session is refused ([`StoreError::Foreign`]),
+//!   naming both, even by recovery.
 //! - **Records are buffered until [`SessionStore::flush`]**, which writes
 //!   the body, then the header, then the numbers. The session's driver
 //!   flushes before it writes to the socket, so a message is stored
 //!   before it is sent, and an inbound number is counted on disk only
 //!   after the application took the message (the flush comes after the
 //!   round's deliveries). A process killed at any point leaves at worst
-//!   body bytes no entry names (never read) or entries the numbers do not
-//!   count yet (the next sender number is taken past them at open).
+//!   body bytes no entry names or entries the numbers do not count yet:
+//!   open puts the next sender number past every number either shows.
 //! - **A damaged store is refused**, never cut silently: at open every
 //!   entry is parsed and checked against the body (in bounds, after the
 //!   previous one, and the bytes it names are one FIX message whose
-//!   CheckSum holds), and the numbers must parse. The only thing dropped
-//!   without a word is an entry cut short at the very end of the header,
-//!   which a death mid-write leaves and which no number counts.
-//!   [`FileStore::recover`] instead cuts at the first bad entry, says so,
-//!   and never reuses a number the body shows was sent.
+//!   CheckSum holds and whose MsgSeqNum is the entry's), and both small
+//!   files must parse. The only thing dropped without a word is an entry
+//!   cut short at the very end of the header, which a death mid-write
+//!   leaves and which no number counts. [`FileStore::recover`] instead
+//!   repairs, in an order a kill at any point cannot make unsafe (see
+//!   [`RecoveryStep`]), and never reuses a number the body shows was sent.
 //! - **Memory does not grow with the store**: open streams both files
 //!   through fixed buffers, and lookups go through the header on disk
 //!   with a sparse index (one position per [`STRIDE`] entries) and a
 //!   cursor, so a resend of a long range reads the header once, in order.
+
+mod meta;
+mod scan;
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -42,6 +58,9 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{Durability, SessionStore, StoreError};
+use crate::session::id::SessionId;
+use meta::{creation_stamp, read_seqnums, read_session, seqnums_text, write_whole};
+use scan::{highest_seq_in, map_of, scan};
 
 /// The largest sequence number the store writes: QuickFIX 1.15.1 reads
 /// the numbers as a C `int`, so a larger one would come back wrapped.
@@ -60,12 +79,17 @@ struct Part {
     file: File,
 }
 
+/// The path of the store file `prefix.ext`.
+fn path_of(prefix: &Path, ext: &str) -> PathBuf {
+    let mut name = prefix.as_os_str().to_owned();
+    name.push(".");
+    name.push(ext);
+    PathBuf::from(name)
+}
+
 impl Part {
     fn open(prefix: &Path, ext: &str) -> Result<Part, StoreError> {
-        let mut name = prefix.as_os_str().to_owned();
-        name.push(".");
-        name.push(ext);
-        let path = PathBuf::from(name);
+        let path = path_of(prefix, ext);
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -78,6 +102,19 @@ impl Part {
                 source,
             })?;
         Ok(Part { path, file })
+    }
+
+    /// Takes the store's exclusive lock (`flock`) on this file, held
+    /// until every descriptor of this opening is closed; another opening,
+    /// in this process or another, is refused.
+    fn lock(&self) -> Result<(), StoreError> {
+        match self.file.try_lock() {
+            Ok(()) => Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked {
+                path: self.path.clone(),
+            }),
+            Err(std::fs::TryLockError::Error(e)) => Err(self.io("flock")(e)),
+        }
     }
 
     fn io(&self, op: &'static str) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
@@ -213,11 +250,33 @@ pub struct Recovery {
     pub repairs: Vec<String>,
 }
 
+/// The points between the writes an opening makes, in the order made,
+/// for a caller that watches them ([`FileStore::recover_observed`]; a
+/// test kills its process at each). The order is what makes a kill at
+/// any point safe: the numbers are written first, already past every
+/// number the body shows, so no later state (old header, cut header,
+/// old `.session`) can lead a later start to give one out again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoveryStep {
+    /// Both files were read and the repairs decided; nothing written.
+    Scanned,
+    /// `.seqnums` holds the final numbers (replaced whole by a rename).
+    SeqnumsWritten,
+    /// The header is cut before its first bad entry, or its torn last
+    /// entry dropped (one truncation).
+    HeaderCut,
+    /// `.session` holds a creation time (replaced whole by a rename).
+    SessionWritten,
+}
+
 /// A session's store in QuickFIX's file layout; see the [module
 /// docs](self).
 #[derive(Debug)]
 pub struct FileStore {
     prefix: PathBuf,
+    /// The session whose messages the store must hold, when known.
+    owner: Option<SessionId>,
+    /// Holds the store's lock ([`Part::lock`]).
     body: Part,
     header: Part,
     seqnums: Part,
@@ -240,40 +299,46 @@ pub struct FileStore {
     creation: String,
 }
 
-/// What a scan of the header and body found.
-struct Scan {
-    index: Index,
-    /// Highest sequence number an entry names.
-    max_seq: u64,
-    /// End of the last good entry in the header.
-    header_end: u64,
-    /// Where the first bad entry is, and why, when there is one.
-    bad: Option<StoreError>,
-    /// The header ends in an entry cut short: where, and its number when
-    /// that much was written.
-    torn: Option<(u64, Option<u64>)>,
-}
-
 impl FileStore {
     /// Opens (creating if absent) the store whose files are `prefix`
-    /// followed by `.body`, `.header`, `.seqnums` and `.session`. A damaged
-    /// store is a [`StoreError::Corrupt`] naming the file, the byte and
-    /// the entry; nothing is changed on disk then.
-    pub fn open(prefix: &Path, durability: Durability) -> Result<FileStore, StoreError> {
-        Self::open_with(prefix, durability, false).map(|(s, _)| s)
+    /// followed by `.body`, `.header`, `.seqnums` and `.session`, and
+    /// takes its lock. With `owner`, every stored message must be that
+    /// session's ([`StoreError::Foreign`] otherwise). A damaged store is a
+    /// [`StoreError::Corrupt`] naming the file, the byte and the entry;
+    /// nothing is changed on disk then.
+    pub fn open(
+        prefix: &Path,
+        durability: Durability,
+        owner: Option<&SessionId>,
+    ) -> Result<FileStore, StoreError> {
+        Self::open_with(prefix, durability, owner, false, None, &mut |_| {}).map(|(s, _)| s)
     }
 
     /// Opens the store at `prefix` as [`Self::open`] does, but repairs
     /// what it must instead of refusing: the header is cut before its
     /// first bad entry (the messages from there on can no longer be
-    /// resent, and are gap-filled), unreadable numbers are rebuilt, and
-    /// the next sender number is put past every number the body shows
-    /// was stored, so none is sent twice. Says what it did.
+    /// resent, and are gap-filled), unreadable numbers are rebuilt, a
+    /// damaged `.session` is written anew, and the next sender number is
+    /// put past every number the body shows was stored, so none is sent
+    /// twice. Says what it did. A store of another session, or held by
+    /// another, is refused as by [`Self::open`]: cutting cannot cure it.
     pub fn recover(
         prefix: &Path,
         durability: Durability,
+        owner: Option<&SessionId>,
     ) -> Result<(FileStore, Recovery), StoreError> {
-        Self::open_with(prefix, durability, true)
+        Self::recover_observed(prefix, durability, owner, &mut |_| {})
+    }
+
+    /// [`Self::recover`], calling `step` at each [`RecoveryStep`] as it is
+    /// reached.
+    pub fn recover_observed(
+        prefix: &Path,
+        durability: Durability,
+        owner: Option<&SessionId>,
+        step: &mut dyn FnMut(RecoveryStep),
+    ) -> Result<(FileStore, Recovery), StoreError> {
+        Self::open_with(prefix, durability, owner, true, None, step)
     }
 
     /// The file name prefix QuickFIX gives a session's store in `dir`:
@@ -285,12 +350,7 @@ impl FileStore {
         target: &str,
         qualifier: &str,
     ) -> PathBuf {
-        let mut id = format!("{begin_string}-{sender}-{target}");
-        if !qualifier.is_empty() {
-            id.push('-');
-            id.push_str(qualifier);
-        }
-        dir.join(id)
+        dir.join(SessionId::new(begin_string, sender, target, qualifier).file_name())
     }
 
     /// The path every file's name starts with.
@@ -303,19 +363,34 @@ impl FileStore {
         &self.creation
     }
 
+    /// Opens (`repair`: recovers) the store at `prefix`; `body`, when
+    /// given, is its body file already open and locked (a refresh keeps
+    /// its lock that way).
     fn open_with(
         prefix: &Path,
         durability: Durability,
+        owner: Option<&SessionId>,
         repair: bool,
+        body: Option<Part>,
+        step: &mut dyn FnMut(RecoveryStep),
     ) -> Result<(FileStore, Recovery), StoreError> {
         let mut recovery = Recovery::default();
-        let body = Part::open(prefix, "body")?;
+        // The lock first: nothing is read or changed in a store another
+        // session holds.
+        let body = match body {
+            Some(b) => b,
+            None => {
+                let b = Part::open(prefix, "body")?;
+                b.lock()?;
+                b
+            }
+        };
         let header = Part::open(prefix, "header")?;
         let seqnums = Part::open(prefix, "seqnums")?;
         let session = Part::open(prefix, "session")?;
         let body_len = body.len()?;
-        let scan = scan(&header, &body, body_len)?;
-        let mut header_end = scan.header_end;
+        let scan = scan(&header, &body, body_len, owner)?;
+        let header_end = scan.header_end;
         let mut max_seq = scan.max_seq;
         if let Some(e) = scan.bad {
             if !repair {
@@ -324,13 +399,13 @@ impl FileStore {
             recovery
                 .repairs
                 .push(format!("{e}; the header is cut there"));
-            // Entries past the cut may name numbers above every good one;
-            // the body still shows them.
-            let shown = highest_seq_in(&body, 0, body_len)?;
-            if shown > max_seq {
-                max_seq = shown;
-            }
         }
+        // Body bytes no good entry names: past the last one, a death
+        // between writing a round's body and its entries (never sent);
+        // when repairing, anywhere (what a damaged entry named was sent).
+        // Their numbers are not given out again either way.
+        let unnamed_from = if repair { 0 } else { scan.body_end };
+        max_seq = max_seq.max(highest_seq_in(&body, unnamed_from, body_len)?);
         let (sender, target) = match read_seqnums(&seqnums)? {
             Ok(n) => n,
             Err(e) if repair => {
@@ -356,32 +431,30 @@ impl FileStore {
             }
             recovery.repairs.push(format!("{e}; it is dropped"));
         }
-        if scan.torn.is_some() || header_end != header.len()? {
-            // Only the unfinished last entry, or the damage reported.
-            header.truncate(header_end)?;
-        }
-        // Messages stored but not yet counted (a death between the
-        // header's write and the numbers'): never sent, yet their numbers
-        // are not given out again.
-        let sender = sender.max(max_seq.saturating_add(1));
         let creation = match read_session(&session)? {
-            Some(t) => t,
-            None => {
-                let t = creation_stamp();
-                session.truncate(0)?;
-                session.write_at(t.as_bytes(), 0)?;
-                t
+            Ok(t) => t,
+            Err(e) if repair => {
+                recovery
+                    .repairs
+                    .push(format!("{e}; it is written anew with the time now"));
+                None
             }
+            Err(e) => return Err(e),
         };
-        header_end = header_end.min(header.len()?);
+        step(RecoveryStep::Scanned);
+        let header_len = header.len()?;
         let mut store = FileStore {
             prefix: prefix.to_path_buf(),
+            owner: owner.cloned(),
             body,
             header,
             seqnums,
             session,
             durability,
-            sender,
+            // Messages stored but not yet counted (a death between the
+            // header's write and the numbers'): never sent, yet their
+            // numbers are not given out again.
+            sender: sender.max(max_seq.saturating_add(1)),
             target,
             written: (0, 0),
             body_end: body_len,
@@ -390,10 +463,48 @@ impl FileStore {
             header_buf: Vec::new(),
             pending: Vec::new(),
             index: scan.index,
-            creation,
+            creation: String::new(),
         };
-        store.rewrite_seqnums()?;
+        // A repair writes the numbers before anything else changes: from
+        // then on no state of the other files can lower them. A plain
+        // open only drops a torn last entry no number counts, and does
+        // that first: numbers written first could count it, and a death
+        // before the cut would leave what reads as a damaged header.
+        let cut = header_end != header_len;
+        if repair {
+            store.rewrite_seqnums()?;
+        } else if cut {
+            store.cut_header(header_end)?;
+        }
+        step(RecoveryStep::SeqnumsWritten);
+        if repair {
+            if cut {
+                store.cut_header(header_end)?;
+            }
+        } else {
+            store.rewrite_seqnums()?;
+        }
+        step(RecoveryStep::HeaderCut);
+        store.creation = match creation {
+            Some(t) => t,
+            None => {
+                let t = creation_stamp();
+                write_whole(&store.session.path, t.as_bytes(), durability)?;
+                store.session = Part::open(prefix, "session")?;
+                t
+            }
+        };
+        step(RecoveryStep::SessionWritten);
         Ok((store, recovery))
+    }
+
+    /// Cuts the header to its first `end` bytes, in one call.
+    fn cut_header(&mut self, end: u64) -> Result<(), StoreError> {
+        self.header.truncate(end)?;
+        if self.durability == Durability::Fsync {
+            self.header.sync()?;
+        }
+        Ok(())
     }
 
     /// Writes the numbers as QuickFIX 1.15.1 does, replacing a file of
@@ -409,13 +520,7 @@ impl FileStore {
             current.truncate(n);
         }
         if current != text.as_bytes() {
-            let tmp = self.seqnums.path.with_extension("seqnums.tmp");
-            let io = |op| {
-                let path = tmp.clone();
-                move |source| StoreError::Io { path, op, source }
-            };
-            std::fs::write(&tmp, &text).map_err(io("write"))?;
-            std::fs::rename(&tmp, &self.seqnums.path).map_err(io("rename"))?;
+            write_whole(&self.seqnums.path, text.as_bytes(), self.durability)?;
             self.seqnums = Part::open(&self.prefix, "seqnums")?;
         }
         self.written = (self.sender, self.target);
@@ -524,258 +629,6 @@ impl FileStore {
         }
         Ok(())
     }
-}
-
-/// `%010d : %010d`, refusing what 1.15.1 could not read back.
-fn seqnums_text(sender: u64, target: u64) -> Result<String, StoreError> {
-    for n in [sender, target] {
-        if n > MAX_SEQ {
-            return Err(StoreError::OutOfRange { seq: n });
-        }
-    }
-    Ok(format!("{sender:010} : {target:010}"))
-}
-
-/// Now as `YYYYMMDD-HH:MM:SS`, QuickFIX's creation-time format.
-fn creation_stamp() -> String {
-    let now = crate::value::UtcTimestamp::now();
-    let mut b = [0u8; 32];
-    let n = crate::build::format::timestamp(&mut b, now, crate::build::TimePrecision::Seconds)
-        .unwrap_or(0);
-    String::from_utf8_lossy(&b[..n]).into_owned()
-}
-
-/// The `.seqnums` numbers: `Ok(Err(..))` when the file is damaged (for
-/// [`FileStore::recover`] to decide), (1, 1) when it is empty.
-fn read_seqnums(part: &Part) -> Result<Result<(u64, u64), StoreError>, StoreError> {
-    let len = part.len()?;
-    if len == 0 {
-        return Ok(Ok((1, 1)));
-    }
-    let bad = |why: &str| {
-        Ok(Err(part.corrupt(
-            0,
-            "the sequence numbers".into(),
-            why.to_string(),
-        )))
-    };
-    if len > 64 {
-        return bad("longer than two numbers");
-    }
-    let mut b = vec![0u8; len as usize];
-    let n = part.read_at(&mut b, 0)?;
-    b.truncate(n);
-    let Ok(text) = std::str::from_utf8(&b) else {
-        return bad("not text");
-    };
-    let Some((s, t)) = text.trim().split_once(':') else {
-        return bad("no ':' between the two numbers");
-    };
-    let num = |v: &str| crate::value::parse_uint(v.trim().as_bytes()).filter(|&n| n > 0);
-    match (num(s), num(t)) {
-        (Some(s), Some(t)) if s <= MAX_SEQ && t <= MAX_SEQ => Ok(Ok((s, t))),
-        (Some(_), Some(_)) => bad("a number above 2147483647"),
-        _ => bad("not two positive numbers"),
-    }
-}
-
-/// The `.session` creation time, `None` when the file is empty.
-fn read_session(part: &Part) -> Result<Option<String>, StoreError> {
-    let len = part.len()?;
-    if len == 0 {
-        return Ok(None);
-    }
-    let mut b = vec![0u8; len.min(64) as usize];
-    let n = part.read_at(&mut b, 0)?;
-    b.truncate(n);
-    let text = String::from_utf8_lossy(&b).trim().to_string();
-    let ok = text.len() >= 17
-        && text.as_bytes()[8] == b'-'
-        && crate::value::UtcTimestamp::parse(text.as_bytes()).is_some();
-    if !ok {
-        return Err(part.corrupt(
-            0,
-            "the creation time".into(),
-            "not a YYYYMMDD-HH:MM:SS time".into(),
-        ));
-    }
-    Ok(Some(text))
-}
-
-/// Reads the header through, checking each entry against the body.
-fn scan(header: &Part, body: &Part, body_len: u64) -> Result<Scan, StoreError> {
-    let header_len = header.len()?;
-    let mut out = Scan {
-        index: Index::default(),
-        max_seq: 0,
-        header_end: 0,
-        bad: None,
-        torn: None,
-    };
-    let mut sorted = true;
-    let (mut sparse, mut count, mut last_seq) = (Vec::new(), 0u64, 0u64);
-    let mut buf = vec![0u8; SCAN];
-    let mut have = 0usize;
-    let mut at = 0u64; // header offset of buf[0]
-    let mut body_at = 0u64; // end of the previous entry's bytes
-    let mut msg = Vec::new();
-    let mut entry_no = 0u64;
-    'read: loop {
-        let n = header.read_at(&mut buf[have..], at + have as u64)?;
-        have += n;
-        let end = n == 0 || at + have as u64 >= header_len;
-        let mut used = 0;
-        loop {
-            let here = at + used as u64;
-            match parse_entry(&buf[used..have]) {
-                Parsed::Entry(e, took) => {
-                    entry_no += 1;
-                    let record = || format!("entry {entry_no}, message {}", e.seq);
-                    let why = if e.seq == 0 {
-                        Some("sequence number 0".to_string())
-                    } else if e.seq > MAX_SEQ {
-                        Some(format!("sequence number {} above 2147483647", e.seq))
-                    } else if e.offset < body_at {
-                        Some(format!(
-                            "its message starts at body byte {}, inside the one before (ending at {body_at})",
-                            e.offset
-                        ))
-                    } else if e.offset.checked_add(e.size).is_none_or(|x| x > body_len) {
-                        Some(format!(
-                            "its message ({} bytes at {}) runs past the end of {} ({body_len} bytes)",
-                            e.size,
-                            e.offset,
-                            body.path.file_name().unwrap_or_default().to_string_lossy()
-                        ))
-                    } else if e.size > (1 << 30) {
-                        Some(format!("a message of {} bytes", e.size))
-                    } else {
-                        msg.resize(e.size as usize, 0);
-                        let got = body.read_at(&mut msg, e.offset)?;
-                        (got != msg.len() || !crate::frame::checksum_holds(&msg)).then(|| {
-                            format!(
-                                "the {} bytes at {} of {} are not one FIX message with a good CheckSum",
-                                e.size,
-                                e.offset,
-                                body.path.file_name().unwrap_or_default().to_string_lossy()
-                            )
-                        })
-                    };
-                    if let Some(why) = why {
-                        out.bad = Some(header.corrupt(here, record(), why));
-                        break 'read;
-                    }
-                    used += took;
-                    body_at = e.offset + e.size;
-                    out.max_seq = out.max_seq.max(e.seq);
-                    if sorted && count > 0 && e.seq <= last_seq {
-                        sorted = false;
-                    }
-                    if sorted {
-                        if count % STRIDE == 0 {
-                            sparse.push((e.seq, here));
-                        }
-                        count += 1;
-                        last_seq = e.seq;
-                    }
-                    out.header_end = at + used as u64;
-                }
-                Parsed::Short if !end => break,
-                Parsed::Short => {
-                    // The header ends inside an entry: a death mid-write.
-                    if used < have {
-                        let rest = &buf[used..have];
-                        let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
-                        let seq = (digits < rest.len())
-                            .then(|| crate::value::parse_uint(&rest[..digits]))
-                            .flatten();
-                        out.torn = Some((here, seq));
-                    }
-                    break 'read;
-                }
-                Parsed::Bad(why) => {
-                    out.bad = Some(header.corrupt(
-                        here,
-                        format!("entry {}", entry_no + 1),
-                        why.to_string(),
-                    ));
-                    break 'read;
-                }
-            }
-        }
-        if end {
-            break;
-        }
-        buf.copy_within(used..have, 0);
-        at += used as u64;
-        have -= used;
-    }
-    out.index = if sorted {
-        Index::Sorted {
-            sparse,
-            count,
-            last_seq,
-            cursor: Cell::new(None),
-        }
-    } else {
-        Index::Map(map_of(header, out.header_end)?)
-    };
-    Ok(out)
-}
-
-/// Every entry of the header's first `end` bytes, later ones winning.
-fn map_of(header: &Part, end: u64) -> Result<HashMap<u64, (u64, u64)>, StoreError> {
-    let mut map = HashMap::new();
-    let mut buf = vec![0u8; SCAN];
-    let (mut at, mut have) = (0u64, 0usize);
-    while at + (have as u64) < end {
-        let want = ((end - at) as usize - have).min(buf.len() - have);
-        let n = header.read_at(&mut buf[have..have + want], at + have as u64)?;
-        if n == 0 {
-            break;
-        }
-        have += n;
-        let mut used = 0;
-        while let Parsed::Entry(e, took) = parse_entry(&buf[used..have]) {
-            map.insert(e.seq, (e.offset, e.size));
-            used += took;
-        }
-        buf.copy_within(used..have, 0);
-        at += used as u64;
-        have -= used;
-    }
-    Ok(map)
-}
-
-/// The highest MsgSeqNum(34) of any message in the body's bytes
-/// `from..to` (damaged or not), read as `SOH 34=digits SOH`.
-fn highest_seq_in(body: &Part, from: u64, to: u64) -> Result<u64, StoreError> {
-    let mut best = 0u64;
-    let mut buf = vec![0u8; SCAN];
-    let mut at = from;
-    // Overlap chunks so a field across a boundary is seen whole.
-    const KEEP: usize = 32;
-    while at < to {
-        let want = ((to - at) as usize).min(buf.len());
-        let n = body.read_at(&mut buf[..want], at)?;
-        if n == 0 {
-            break;
-        }
-        let b = &buf[..n];
-        for i in memchr::memmem::find_iter(b, b"\x0134=") {
-            let digits = &b[i + 4..];
-            let len = digits.iter().take_while(|c| c.is_ascii_digit()).count();
-            if len < digits.len() && digits[len] == 1 {
-                let v = crate::value::parse_uint(&digits[..len]).unwrap_or(0);
-                best = best.max(v.min(MAX_SEQ));
-            }
-        }
-        if n < want || at + (n as u64) >= to {
-            break;
-        }
-        at += (n - KEEP.min(n)) as u64;
-    }
-    Ok(best)
 }
 
 impl SessionStore for FileStore {
@@ -919,7 +772,22 @@ impl SessionStore for FileStore {
     }
     fn refresh(&mut self) -> Result<(), StoreError> {
         self.flush()?;
-        *self = FileStore::open(&self.prefix.clone(), self.durability)?;
+        // A second descriptor of the same opening carries the lock over:
+        // opening the body anew would be refused by this store's own lock.
+        let body = Part {
+            path: self.body.path.clone(),
+            file: self.body.file.try_clone().map_err(self.body.io("dup"))?,
+        };
+        let owner = self.owner.clone();
+        let (fresh, _) = FileStore::open_with(
+            &self.prefix.clone(),
+            self.durability,
+            owner.as_ref(),
+            false,
+            Some(body),
+            &mut |_| {},
+        )?;
+        *self = fresh;
         Ok(())
     }
     fn max_seq(&self) -> u64 {

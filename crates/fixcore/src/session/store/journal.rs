@@ -12,18 +12,21 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use super::{Durability, FileStore, SessionStore, StoreError};
+use crate::session::id::SessionId;
 
 const MSG: u8 = b'M';
 const SEQS: u8 = b'N';
 
 /// Copies the journal at `journal` into a new [`FileStore`] at `prefix`
 /// (whose files must not hold a store yet), then renames the journal to
-/// `<journal>.bak`. Returns the store and the backup's path. Memory stays
+/// `<journal>.bak`. Returns the store, opened for `owner` as
+/// [`FileStore::open`] opens it, and the backup's path. Memory stays
 /// flat whatever the journal's length: records are read one at a time.
 pub fn convert(
     journal: &Path,
     prefix: &Path,
     durability: Durability,
+    owner: Option<&SessionId>,
 ) -> Result<(FileStore, PathBuf), StoreError> {
     // Written beside the final files under another name, and renamed into
     // place only once whole: a journal that fails to convert leaves no
@@ -60,7 +63,7 @@ pub fn convert(
             source,
         })?;
     }
-    Ok((FileStore::open(prefix, durability)?, bak))
+    Ok((FileStore::open(prefix, durability, owner)?, bak))
 }
 
 /// Copies the journal's records into a new store at `prefix`, then renames
@@ -73,7 +76,7 @@ fn copy(journal: &Path, prefix: &Path, durability: Durability) -> Result<PathBuf
     let file = File::open(journal).map_err(io("open"))?;
     let file_len = file.metadata().map_err(io("stat"))?.len();
     let mut r = BufReader::with_capacity(1 << 20, file);
-    let mut store = FileStore::open(prefix, durability)?;
+    let mut store = FileStore::open(prefix, durability, None)?;
     store.reset()?;
     let mut at = 0u64;
     let mut msg = Vec::new();

@@ -34,10 +34,10 @@ pub(super) fn exercise(s: &mut dyn SessionStore) {
     assert!(!s.load(21, &mut out).unwrap());
     assert!(out.is_empty());
     // A resave (after a reset elsewhere, say) replaces.
-    s.save(7, &framed("35=D\x0158=again\x01")).unwrap();
+    s.save(7, &framed("35=D\x0134=7\x0158=again\x01")).unwrap();
     out.clear();
     assert!(s.load(7, &mut out).unwrap());
-    assert_eq!(out, framed("35=D\x0158=again\x01"));
+    assert_eq!(out, framed("35=D\x0134=7\x0158=again\x01"));
 }
 
 #[test]
