@@ -127,13 +127,22 @@ fn fifty_counterparties_matching_a_template_each_get_a_session_and_a_store() {
         "{stderr}"
     );
     assert!(
-        stderr.contains("CompID \"../OUT\" cannot name its store")
+        stderr.contains("CompID \"../OUT\" names the store and log files")
             && stderr.contains("bad CheckSum"),
         "{stderr}"
     );
+    // Fifty sessions made, and CLIENT3's made again from its files: a
+    // session between connections holds none open.
     assert_eq!(
         stderr.matches("session made from the template").count(),
-        50,
+        51,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("FIX.4.4:EXEC->CLIENT3: session made from the template")
+            .count(),
+        2,
         "{stderr}"
     );
 }

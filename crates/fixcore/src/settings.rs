@@ -18,6 +18,7 @@ use crate::session::file_log::FileLogSettings;
 use crate::window::TimeWindow;
 pub use crate::window::{TimeOfDay, Weekday};
 
+mod bounds;
 pub mod keys;
 mod resolve;
 pub mod tls;
@@ -114,6 +115,31 @@ pub enum SettingsError {
         first: usize,
         /// The session's identity.
         id: String,
+    },
+    /// Two sessions whose store or log files would be the same files:
+    /// QuickFIX's names (`BeginString-SenderCompID-TargetCompID[-
+    /// SessionQualifier]`) are ambiguous once a CompID holds `-`.
+    #[error(
+        "line {line}: session {id}'s {what} files ({path}.*) would be session {other}'s too \
+         (line {first}): QuickFIX names them BeginString-SenderCompID-TargetCompID\
+         [-SessionQualifier], which the two share; give one of them another {key} or a \
+         SessionQualifier"
+    )]
+    SharedFiles {
+        /// Line of the second `[SESSION]` header.
+        line: usize,
+        /// Line of the first.
+        first: usize,
+        /// The second session.
+        id: String,
+        /// The first.
+        other: String,
+        /// `store` or `log`.
+        what: &'static str,
+        /// The files' shared prefix.
+        path: String,
+        /// The key choosing their directory.
+        key: &'static str,
     },
     /// Keys that contradict each other (QuickFIX's texts).
     #[error("line {line}: {why}")]
@@ -547,6 +573,25 @@ impl SessionSettings {
         s
     }
 
+    /// Where the session's store files and its log files lie: each as
+    /// (what, the key choosing its directory, the prefix every file's
+    /// name starts with); nothing for a store or log kept elsewhere.
+    pub fn file_prefixes(&self) -> Vec<(&'static str, &'static str, std::path::PathBuf)> {
+        let name = crate::session::id::SessionId::of(self).file_name();
+        let mut v = Vec::new();
+        if let Some(dir) = &self.file_store_path {
+            v.push((
+                "store",
+                "FileStorePath",
+                std::path::Path::new(dir).join(&name),
+            ));
+        }
+        if let Some(log) = &self.file_log {
+            v.push(("log", "FileLogPath", log.path.join(&name)));
+        }
+        v
+    }
+
     /// `BeginString-SenderCompID-TargetCompID[-Qualifier]`, what the
     /// names of the session's store and log files start with, as in
     /// QuickFIX.
@@ -741,6 +786,7 @@ impl Settings {
             heartbeats: true,
         });
         let mut out: Vec<SessionSettings> = Vec::with_capacity(sessions.len());
+        let mut claims = Claims::default();
         for (line, own) in sessions {
             let mut merged = default.clone();
             merged.extend(own);
@@ -753,6 +799,7 @@ impl Settings {
                     id,
                 });
             }
+            claims.claim(&s, &out)?;
             // One listener serves every acceptor session of a port, so
             // they must agree on how it is made.
             if s.connection_type == ConnectionType::Acceptor
@@ -779,6 +826,55 @@ impl Settings {
             warnings,
             global_log,
         })
+    }
+}
+
+/// The store and log files each session of a file names, kept apart by
+/// kind (a store's and a log's files never share a name).
+#[derive(Default)]
+struct Claims {
+    store: crate::session::id::FileClaims,
+    log: crate::session::id::FileClaims,
+}
+
+impl Claims {
+    /// Claims session `s`'s files; refused when one of `earlier` (the
+    /// sessions read before it) already names them. Templates name no
+    /// files until a Logon gives them CompIDs; the acceptor checks those
+    /// then.
+    fn claim(
+        &mut self,
+        s: &SessionSettings,
+        earlier: &[SessionSettings],
+    ) -> Result<(), SettingsError> {
+        use crate::session::id::SessionId;
+        if s.acceptor_template {
+            return Ok(());
+        }
+        let id = SessionId::of(s);
+        for (what, key, prefix) in s.file_prefixes() {
+            let claims = if what == "store" {
+                &mut self.store
+            } else {
+                &mut self.log
+            };
+            if let Err((path, other)) = claims.claim(&id, std::slice::from_ref(&prefix)) {
+                let first = earlier
+                    .iter()
+                    .find(|p| SessionId::of(p) == other)
+                    .map_or(0, |p| p.line);
+                return Err(SettingsError::SharedFiles {
+                    line: s.line,
+                    first,
+                    id: id.to_string(),
+                    other: other.to_string(),
+                    what,
+                    path: path.display().to_string(),
+                    key,
+                });
+            }
+        }
+        Ok(())
     }
 }
 

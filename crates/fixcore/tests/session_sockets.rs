@@ -142,7 +142,7 @@ fn serve(
             .serve(
                 &listener,
                 |_| Echo::default(),
-                |_| Quiet,
+                |_| Ok(Quiet),
                 &log_misc,
                 Options::new(stop),
             )

@@ -65,7 +65,7 @@ fn echo_acceptor_serves_sessions_and_closes_strangers() {
             .serve(
                 &listener,
                 |_| Echo::default(),
-                |_| Events(events),
+                |_| Ok(Events(events)),
                 &misc_log,
                 Options::new(stop),
             )
@@ -254,7 +254,7 @@ fn batch_of_orders(spin: Duration) {
             .serve(
                 &listener,
                 |_| Exchange::default(),
-                |_| Events(events),
+                |_| Ok(Events(events)),
                 &|_: &str| {},
                 Options {
                     spin,

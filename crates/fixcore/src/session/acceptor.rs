@@ -2,89 +2,76 @@
 //! on the acceptor's thread, and each one whose Logon names a configured,
 //! free session runs on its own thread from then on. A Logon for no
 //! configured session may match a [`Template`] (QuickFIX/J's
-//! `AcceptorTemplate`), which makes its session then. A connection for no
-//! session, for one already connected, or whose first message is not a
-//! good Logon is closed without an answer, as QuickFIX does; the live
-//! session is never disturbed.
+//! `AcceptorTemplate`), which makes its session then, once the Logon has
+//! passed every check that needs no store ([`dynamic`]). A connection
+//! for no session, for one already connected, or whose first message is
+//! not a good Logon is closed without an answer, as QuickFIX does; the
+//! live session is never disturbed. When descriptors run short, accept
+//! errors pause the listener instead of spinning, and strangers never
+//! take the last descriptors a configured counterparty needs
+//! ([`admission`]).
 
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
+use std::sync::Mutex;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::app::{Application, Log};
-use super::connection::{self, Options, Transport};
+use super::connection::{self, Options};
+use super::id::SessionId;
 use super::machine::Session;
 use super::store::SessionStore;
-use super::tls::{ServerTls, TlsStream};
+use super::tls::ServerTls;
 use crate::frame::Framer;
 use crate::settings::SessionSettings;
+use crate::value::UtcTimestamp;
 
-/// BeginString, SenderCompID and TargetCompID as a message carries them.
-type Route = (String, String, String);
+mod admission;
+pub mod dynamic;
+mod waiting;
+
+use admission::{Backoff, Descriptors};
+use dynamic::{Dynamic, Made, State};
+pub use dynamic::{MakeSession, Template};
+use waiting::{Logon, Route, Stream, Waiting, poll_all};
 
 /// The sessions an acceptor serves.
 pub struct Acceptor<S: SessionStore> {
-    /// The sessions, configured first, then those made from templates.
-    table: RwLock<Table<S>>,
+    /// The configured sessions, each in its slot while no connection has
+    /// it.
+    configured: Vec<Configured<S>>,
     /// Templates for sessions made at a Logon, tried in order.
     templates: Vec<Template<S>>,
+    /// The sessions templates made that are live.
+    dynamic: Mutex<Dynamic<S>>,
     /// TLS on every connection of the port, when set.
     tls: Option<ServerTls>,
 }
 
-/// The sessions, by slot number: a session waits in its slot while no
-/// connection has it.
-struct Table<S: SessionStore> {
-    slots: Vec<Arc<Mutex<Option<Session<S>>>>>,
-    /// (BeginString, our CompID, theirs) of each slot.
-    keys: Vec<Route>,
-    /// What each slot asks of a connection before its Logon is taken.
-    rules: Vec<Rules>,
-}
-
-/// Makes the session of a Logon a template matched: given the slot number
-/// it will have and the CompIDs (ours, theirs), the session with its own
-/// store, or why it cannot be made.
-pub type MakeSession<S> = dyn Fn(usize, &str, &str) -> Result<Session<S>, String> + Send + Sync;
-
-/// A template session, as QuickFIX/J's `AcceptorTemplate=Y`: a Logon for
-/// no session of the acceptor whose BeginString is the template's and
-/// whose CompIDs match the template's (`*` matches any) gets a session of
-/// its own, made by [`MakeSession`] and kept for that counterparty's later
-/// connections. Its conditions (`ValidateChecksum`,
-/// `AllowedRemoteAddresses`) are the template's.
-pub struct Template<S: SessionStore> {
+/// A configured session's place.
+struct Configured<S: SessionStore> {
+    slot: Mutex<Option<Session<S>>>,
+    /// (BeginString, our CompID, theirs).
     route: Route,
+    /// What it asks of a connection before its Logon is taken.
     rules: Rules,
-    make: Box<MakeSession<S>>,
 }
 
-impl<S: SessionStore> Template<S> {
-    /// A template with the settings of `config` (whose CompIDs may be
-    /// `*`), making sessions with `make`.
-    pub fn new(
-        config: &super::machine::Config,
-        make: impl Fn(usize, &str, &str) -> Result<Session<S>, String> + Send + Sync + 'static,
-    ) -> Template<S> {
-        Template {
-            route: (
-                config.begin_string.as_str().to_string(),
-                config.sender_comp_id.clone(),
-                config.target_comp_id.clone(),
-            ),
-            rules: Rules::of(config),
-            make: Box::new(make),
-        }
-    }
-
-    /// Whether a Logon routed as `key` (BeginString, its sender = our
-    /// counterparty, its target = us) is for this template.
-    fn matches(&self, key: &Route) -> bool {
-        let field = |pattern: &str, value: &str| pattern == "*" || pattern == value;
-        self.route.0 == key.0 && field(&self.route.2, &key.1) && field(&self.route.1, &key.2)
-    }
+/// Which session a connection took, for the callbacks that make its
+/// application and log.
+#[derive(Debug, Clone, Copy)]
+pub enum Taken<'a> {
+    /// The configured session given at this index to [`Acceptor::new`].
+    Configured(usize),
+    /// A session template number `template` made for `id`.
+    Dynamic {
+        /// The template's index among those given to
+        /// [`Acceptor::with_templates`].
+        template: usize,
+        /// The session's identity.
+        id: &'a SessionId,
+    },
 }
 
 /// A session's conditions for taking a connection.
@@ -106,28 +93,87 @@ impl Rules {
     }
 }
 
+/// The default of [`Acceptor::with_max_dynamic`]: with six descriptors a
+/// session (its socket, four store files, two logs less the socket's
+/// share) this many stay under 700, which leaves a process limited to
+/// 1,024 room for the configured sessions and the connections awaiting
+/// their Logon.
+pub const MAX_DYNAMIC: usize = 100;
+
+/// Descriptors a session made at a Logon may open besides its socket
+/// (four store files, two logs, one spare).
+const DESCRIPTORS_PER_SESSION: usize = 7;
+
+/// The addresses each configured session and each template lets in,
+/// resolved at start-up (empty: any).
+struct Allowed {
+    configured: Vec<Vec<IpAddr>>,
+    templates: Vec<Vec<IpAddr>>,
+}
+
+impl Allowed {
+    /// Whether any session or template lets `ip` in.
+    fn anyone(&self, ip: IpAddr) -> bool {
+        self.configured
+            .iter()
+            .chain(&self.templates)
+            .any(|a| admits(a, ip))
+    }
+}
+
+/// A session taken for a connection, and where it goes back.
+struct Claim<S: SessionStore> {
+    session: Session<S>,
+    home: Home,
+}
+
+/// Where a taken session goes back when its connection ends.
+enum Home {
+    /// Configured slot `i`.
+    Configured(usize),
+    /// The sessions made at a Logon, under `route`.
+    Dynamic {
+        route: Route,
+        /// The template that made it.
+        template: usize,
+        id: SessionId,
+    },
+}
+
+impl Home {
+    fn taken(&self) -> Taken<'_> {
+        match self {
+            Home::Configured(i) => Taken::Configured(*i),
+            Home::Dynamic { template, id, .. } => Taken::Dynamic {
+                template: *template,
+                id,
+            },
+        }
+    }
+}
+
 impl<S: SessionStore + Send> Acceptor<S> {
     /// An acceptor for `sessions` (acceptor-role sessions).
     pub fn new(sessions: Vec<Session<S>>) -> Acceptor<S> {
-        let keys = sessions
-            .iter()
+        let configured = sessions
+            .into_iter()
             .map(|s| {
                 let c = s.config();
-                (
-                    c.begin_string.as_str().to_string(),
-                    c.sender_comp_id.clone(),
-                    c.target_comp_id.clone(),
-                )
+                Configured {
+                    route: (
+                        c.begin_string.as_str().to_string(),
+                        c.sender_comp_id.clone(),
+                        c.target_comp_id.clone(),
+                    ),
+                    rules: Rules::of(c),
+                    slot: Mutex::new(Some(s)),
+                }
             })
             .collect();
-        let rules = sessions.iter().map(|s| Rules::of(s.config())).collect();
-        let slots = sessions
-            .into_iter()
-            .map(|s| Arc::new(Mutex::new(Some(s))))
-            .collect();
         Acceptor {
-            table: RwLock::new(Table { slots, keys, rules }),
+            configured,
             templates: Vec::new(),
+            dynamic: Mutex::new(Dynamic::new(MAX_DYNAMIC)),
             tls: None,
         }
     }
@@ -136,6 +182,14 @@ impl<S: SessionStore + Send> Acceptor<S> {
     /// turn (see [`Template`]).
     pub fn with_templates(mut self, templates: Vec<Template<S>>) -> Acceptor<S> {
         self.templates.extend(templates);
+        self
+    }
+
+    /// At most `max` sessions made at a Logon live at once (default
+    /// [`MAX_DYNAMIC`]); past it, their Logons are closed without an
+    /// answer, with one line per episode.
+    pub fn with_max_dynamic(self, max: usize) -> Acceptor<S> {
+        self.dynamic.lock().unwrap_or_else(|p| p.into_inner()).max = max;
         self
     }
 
@@ -150,8 +204,9 @@ impl<S: SessionStore + Send> Acceptor<S> {
 
     /// Accepts connections on `listener` until `opts.stop` is set and every
     /// connection has ended (each logs its session out on `stop`).
-    /// `app(i)` and `log(i)` make the application and log of session `i`
-    /// for one connection; `misc` logs what belongs to no session.
+    /// `app` and `log` make the application and log of the session a
+    /// connection took (a log that cannot be made closes the connection
+    /// with the reason); `misc` logs what belongs to no session.
     ///
     /// Until its Logon arrives a connection holds no session and no
     /// thread: this thread polls them all, at most
@@ -174,24 +229,28 @@ impl<S: SessionStore + Send> Acceptor<S> {
     where
         A: Application,
         L: Log,
-        FA: Fn(usize) -> A + Sync,
-        FL: Fn(usize) -> L + Sync,
+        FA: Fn(Taken<'_>) -> A + Sync,
+        FL: Fn(Taken<'_>) -> Result<L, String> + Sync,
     {
         listener.set_nonblocking(true)?;
-        let (mut allowed, template_allowed) = self.allowed_addresses()?;
+        let allowed = self.allowed_addresses()?;
+        let descriptors = Descriptors::new(self.configured.len());
+        let mut backoff = Backoff::default();
         let mut waiting: Vec<Waiting> = Vec::new();
         let mut refused = Refused::default();
         std::thread::scope(|scope| {
             while !opts.stop.load(Ordering::Relaxed) {
-                let ready = poll_all(listener, &waiting, POLL)?;
+                let listen = backoff.listening(Instant::now());
+                let ready = poll_all(listener, listen, &waiting, POLL)?;
                 if ready[0] {
-                    let admitted = |ip: IpAddr| {
-                        allowed
-                            .iter()
-                            .chain(&template_allowed)
-                            .any(|a| admits(a, ip))
+                    let mut accepting = Accepting {
+                        waiting: &mut waiting,
+                        refused: &mut refused,
+                        backoff: &mut backoff,
+                        descriptors: &descriptors,
+                        allowed: &allowed,
                     };
-                    self.accept_all(listener, &mut waiting, &mut refused, &admitted, misc, opts)?;
+                    self.accept_all(listener, &mut accepting, misc, opts)?;
                 }
                 let now = Instant::now();
                 // From the end, so that swap_remove only moves entries
@@ -215,16 +274,17 @@ impl<S: SessionStore + Send> Acceptor<S> {
                     if let Some(outcome) = verdict {
                         let w = waiting.swap_remove(i);
                         match outcome {
-                            Ok(logon) => self.start(
-                                scope,
-                                w,
-                                logon,
-                                (&mut allowed, &template_allowed),
-                                &app,
-                                &log,
-                                misc,
-                                opts,
-                            ),
+                            Ok(logon) => {
+                                let claimed =
+                                    self.claim(&logon, w.peer, &allowed, &descriptors, misc);
+                                match claimed {
+                                    Ok(claim) => {
+                                        self.start(scope, w, claim, &app, &log, misc, opts)
+                                    }
+                                    Err(Some(line)) => misc(&line),
+                                    Err(None) => {}
+                                }
+                            }
                             Err(why) => misc(&format!("connection from {}: {why}; closed", w.peer)),
                         }
                     }
@@ -235,11 +295,10 @@ impl<S: SessionStore + Send> Acceptor<S> {
         })
     }
 
-    /// Each slot's and each template's `AllowedRemoteAddresses`, resolved
-    /// once at start-up (empty: any); a name that does not resolve is an
-    /// error.
-    #[allow(clippy::type_complexity)]
-    fn allowed_addresses(&self) -> io::Result<(Vec<Vec<IpAddr>>, Vec<Vec<IpAddr>>)> {
+    /// Each configured session's and each template's
+    /// `AllowedRemoteAddresses`, resolved once at start-up (empty: any);
+    /// a name that does not resolve is an error.
+    fn allowed_addresses(&self) -> io::Result<Allowed> {
         let resolve = |r: &Rules| -> io::Result<Vec<IpAddr>> {
             let mut ips = Vec::new();
             for name in &r.allowed {
@@ -250,109 +309,177 @@ impl<S: SessionStore + Send> Acceptor<S> {
             }
             Ok(ips)
         };
-        let table = self.table.read().unwrap_or_else(|p| p.into_inner());
-        let slots = table.rules.iter().map(resolve).collect::<io::Result<_>>()?;
-        let templates = self
-            .templates
-            .iter()
-            .map(|t| resolve(&t.rules))
-            .collect::<io::Result<_>>()?;
-        Ok((slots, templates))
+        Ok(Allowed {
+            configured: self
+                .configured
+                .iter()
+                .map(|c| resolve(&c.rules))
+                .collect::<io::Result<_>>()?,
+            templates: self
+                .templates
+                .iter()
+                .map(|t| resolve(&t.rules))
+                .collect::<io::Result<_>>()?,
+        })
     }
 
-    /// The slot of the session `logon` from `peer` is for: a configured
-    /// one, one a template made earlier, or one made now from the first
-    /// template that matches (its addresses added to `allowed`). The error
-    /// is the line saying why there is none. A session is made only for a
-    /// Logon the template would take (its CheckSum and address rules) whose
-    /// CompIDs can name its store and log files: a refused Logon leaves
-    /// nothing behind.
-    fn slot_for(
+    /// The session `logon` from `peer` is for, taken from its place: a
+    /// configured one, one a template made earlier that waits in memory,
+    /// or one made now from the first template that matches. The error is
+    /// the line saying why there is none (`None`: already said, once for
+    /// an episode of refusals at the cap). A session is made only for a
+    /// Logon that passed every check needing no store, while the cap and
+    /// the descriptors allow: a refused Logon leaves nothing behind.
+    fn claim(
         &self,
         logon: &Logon,
         peer: SocketAddr,
-        (allowed, template_allowed): (&mut Vec<Vec<IpAddr>>, &[Vec<IpAddr>]),
-    ) -> Result<usize, String> {
+        allowed: &Allowed,
+        descriptors: &Descriptors,
+        misc: &(dyn Fn(&str) + Sync),
+    ) -> Result<Claim<S>, Option<String>> {
         let key = &logon.route;
-        let found = |t: &Table<S>| {
-            t.keys
-                .iter()
-                .position(|(bs, ours, theirs)| key.0 == *bs && key.1 == *theirs && key.2 == *ours)
+        let busy = || {
+            Some(format!(
+                "Session {}:{}->{} is already connected; new connection closed",
+                key.0, key.2, key.1
+            ))
         };
-        if let Some(i) = found(&self.table.read().unwrap_or_else(|p| p.into_inner())) {
-            return Ok(i);
+        let configured = self.configured.iter().position(|c| {
+            let (bs, ours, theirs) = &c.route;
+            key.0 == *bs && key.1 == *theirs && key.2 == *ours
+        });
+        if let Some(i) = configured {
+            let c = &self.configured[i];
+            if !logon.checksum_holds && c.rules.checksum {
+                return Err(Some(bad_checksum(peer)));
+            }
+            if !admits(&allowed.configured[i], peer.ip()) {
+                return Err(Some(not_allowed(peer, key)));
+            }
+            let taken = c.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+            return match taken {
+                Some(session) => Ok(Claim {
+                    session,
+                    home: Home::Configured(i),
+                }),
+                None => Err(busy()),
+            };
         }
-        let unknown = || {
-            format!(
+        let Some(t) = self.templates.iter().position(|t| t.matches(key)) else {
+            return Err(Some(format!(
                 "Unknown session: {}:{}->{}, connection closed",
                 key.0, key.2, key.1
-            )
+            )));
         };
-        let t = self
-            .templates
-            .iter()
-            .position(|t| t.matches(key))
-            .ok_or_else(unknown)?;
-        if !logon.checksum_holds && self.templates[t].rules.checksum {
-            return Err(bad_checksum(peer));
+        let template = &self.templates[t];
+        if !logon.checksum_holds && template.rules.checksum {
+            return Err(Some(bad_checksum(peer)));
         }
-        if !admits(&template_allowed[t], peer.ip()) {
-            return Err(not_allowed(peer, key));
+        if !admits(&allowed.templates[t], peer.ip()) {
+            return Err(Some(not_allowed(peer, key)));
         }
-        if let Some(id) = [&key.1, &key.2].into_iter().find(|id| !names_files(id)) {
-            return Err(format!(
-                "Session {}:{}->{} from a template: CompID {id:?} cannot name its store \
-                 and log files; connection closed",
-                key.0, key.2, key.1
+        let mut dynamic = self.dynamic.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = dynamic.sessions.get_mut(key) {
+            return match std::mem::replace(&mut m.state, State::Connected) {
+                State::Free(session) => Ok(Claim {
+                    session,
+                    home: Home::Dynamic {
+                        route: key.clone(),
+                        template: m.template,
+                        id: m.id.clone(),
+                    },
+                }),
+                State::Connected => Err(busy()),
+            };
+        }
+        let id = template.id_for(key);
+        let refuse = |why: &str| {
+            Some(format!(
+                "Session {id} from a template: {why}; connection closed"
+            ))
+        };
+        if !dynamic.has_room() {
+            return Err(dynamic.refused_at_cap(&id));
+        }
+        if !descriptors.room_for(DESCRIPTORS_PER_SESSION) {
+            return Err(refuse(
+                "too few descriptors are left beside those kept for the configured sessions",
             ));
         }
-        let mut table = self.table.write().unwrap_or_else(|p| p.into_inner());
-        let i = table.slots.len();
-        let session = (self.templates[t].make)(i, &key.2, &key.1).map_err(|e| {
-            format!(
-                "Session {}:{}->{} from a template: {e}; connection closed",
-                key.0, key.2, key.1
-            )
-        })?;
-        table.slots.push(Arc::new(Mutex::new(Some(session))));
-        table
-            .keys
-            .push((key.0.clone(), key.2.clone(), key.1.clone()));
-        table.rules.push(self.templates[t].rules.clone());
-        allowed.push(template_allowed[t].clone());
-        Ok(i)
+        if let Some(why) = template.screen(key, &logon.msg, UtcTimestamp::now()) {
+            return Err(refuse(&why));
+        }
+        let session = template.make(&id).map_err(|e| refuse(&e))?;
+        if let Some(line) = dynamic.made() {
+            misc(&line);
+        }
+        dynamic.sessions.insert(
+            key.clone(),
+            Made {
+                template: t,
+                id: id.clone(),
+                state: State::Connected,
+            },
+        );
+        Ok(Claim {
+            session,
+            home: Home::Dynamic {
+                route: key.clone(),
+                template: t,
+                id,
+            },
+        })
     }
 
-    /// Accepts every connection waiting on `listener`. A peer that no
-    /// session's `AllowedRemoteAddresses` lets in is closed at once,
-    /// before it can send anything.
+    /// Puts a session back where it came from once its connection ended.
+    fn release(&self, home: Home, session: Session<S>) {
+        match home {
+            Home::Configured(i) => {
+                *self.configured[i]
+                    .slot
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner()) = Some(session);
+            }
+            Home::Dynamic { route, .. } => self
+                .dynamic
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .release(&route, session),
+        }
+    }
+
+    /// Accepts connections waiting on `listener`, at most
+    /// [`ACCEPTS_PER_ROUND`] before the waiting ones are read again. A
+    /// peer that no session's `AllowedRemoteAddresses` lets in is closed
+    /// at once, before it can send anything.
     fn accept_all(
         &self,
         listener: &TcpListener,
-        waiting: &mut Vec<Waiting>,
-        refused: &mut Refused,
-        admitted: &dyn Fn(IpAddr) -> bool,
+        a: &mut Accepting<'_>,
         misc: &(dyn Fn(&str) + Sync),
         opts: Options<'_>,
     ) -> io::Result<()> {
-        loop {
+        use std::os::fd::AsRawFd;
+        for _ in 0..ACCEPTS_PER_ROUND {
             match listener.accept() {
                 Ok((stream, peer)) => {
-                    if !admitted(peer.ip()) {
+                    a.backoff.succeeded(misc);
+                    if !a.allowed.anyone(peer.ip()) {
                         misc(&format!(
                             "connection from {peer}: not in any session's AllowedRemoteAddresses; closed"
                         ));
                         continue;
                     }
-                    if waiting.len() >= opts.max_unauthenticated.max(1) {
-                        // The longest waiting goes, not the newcomer: a
-                        // flood of idle connections must not keep a real
-                        // counterparty, which logs on at once, out.
-                        let oldest = (0..waiting.len())
-                            .min_by_key(|&i| waiting[i].since)
-                            .unwrap_or(0);
-                        waiting.swap_remove(oldest);
-                        refused.count += 1;
+                    // The longest waiting goes, not the newcomer: a flood
+                    // of idle connections must not keep a real
+                    // counterparty, which logs on at once, out. Likewise
+                    // when the newcomer's descriptor came out of the
+                    // reserve.
+                    if a.waiting.len() >= opts.max_unauthenticated.max(1)
+                        || (!a.waiting.is_empty() && a.descriptors.in_reserve(stream.as_raw_fd()))
+                    {
+                        a.close_oldest();
                     }
                     if let Err(e) = stream.set_nonblocking(true) {
                         misc(&format!("connection from {peer}: {e}"));
@@ -368,7 +495,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
                             }
                         },
                     };
-                    waiting.push(Waiting {
+                    a.waiting.push(Waiting {
                         stream,
                         peer,
                         framer: Framer::new(logon_limit(opts)).session_cut(),
@@ -377,30 +504,33 @@ impl<S: SessionStore + Send> Acceptor<S> {
                     });
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // Out of descriptors and the like: the listener itself is
-                // fine; try again on the next round.
-                Err(e) if is_transient(&e) => {
-                    misc(&format!("accepting a connection: {e}"));
+                Err(e) if admission::is_per_connection(&e) => {}
+                Err(e) if admission::is_transient(&e) => {
+                    // Out of descriptors: the connection that has waited
+                    // longest for its Logon makes room for the next one;
+                    // with none waiting, the listener pauses.
+                    if e.raw_os_error() == Some(libc::EMFILE) && !a.waiting.is_empty() {
+                        a.close_oldest();
+                        continue;
+                    }
+                    a.backoff.failed(&e, misc);
                     return Ok(());
                 }
                 Err(e) => return Err(e),
             }
         }
+        Ok(())
     }
 
-    /// Gives a connection whose Logon arrived its session (made from a
-    /// template if need be), on a thread of its own; refuses it when the
-    /// session is unknown or taken, when its CheckSum is wrong and the
-    /// session checks it, or when the session's `AllowedRemoteAddresses`
-    /// leave the peer out.
+    /// Runs the connection `w` on the session it claimed, on a thread of
+    /// its own; the session goes back to its place when the connection
+    /// ends.
     #[allow(clippy::too_many_arguments)]
     fn start<'scope, 'env, A, L, FA, FL>(
         &'env self,
         scope: &'scope std::thread::Scope<'scope, 'env>,
         w: Waiting,
-        logon: Logon,
-        (allowed, template_allowed): (&mut Vec<Vec<IpAddr>>, &[Vec<IpAddr>]),
+        claim: Claim<S>,
         app: &'env FA,
         log: &'env FL,
         misc: &'env (dyn Fn(&str) + Sync),
@@ -408,51 +538,32 @@ impl<S: SessionStore + Send> Acceptor<S> {
     ) where
         A: Application,
         L: Log,
-        FA: Fn(usize) -> A + Sync,
-        FL: Fn(usize) -> L + Sync,
+        FA: Fn(Taken<'_>) -> A + Sync,
+        FL: Fn(Taken<'_>) -> Result<L, String> + Sync,
     {
-        let i = match self.slot_for(&logon, w.peer, (allowed, template_allowed)) {
-            Ok(i) => i,
-            Err(line) => return misc(&line),
-        };
-        let key = logon.route;
-        let (slot, checksum) = {
-            let table = self.table.read().unwrap_or_else(|p| p.into_inner());
-            (Arc::clone(&table.slots[i]), table.rules[i].checksum)
-        };
-        if !logon.checksum_holds && checksum {
-            return misc(&bad_checksum(w.peer));
-        }
-        if !admits(&allowed[i], w.peer.ip()) {
-            return misc(&not_allowed(w.peer, &key));
-        }
-        let taken = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-        let Some(mut session) = taken else {
-            misc(&format!(
-                "Session {}:{}->{} is already connected; new connection closed",
-                key.0, key.2, key.1
-            ));
-            return;
-        };
         let Waiting {
             stream, peer, all, ..
         } = w;
         scope.spawn(move || {
-            let mut a = app(i);
-            let mut l = log(i);
-            // One `run` per transport, each compiled for it.
-            let (res, mut stream) = match stream {
-                Stream::Plain(mut s) => (
-                    connection::run(&mut s, &all, &mut session, &mut a, &mut l, opts),
-                    Stream::Plain(s),
-                ),
-                Stream::Tls(mut t) => (
-                    connection::run(&mut *t, &all, &mut session, &mut a, &mut l, opts),
-                    Stream::Tls(t),
-                ),
+            let Claim { mut session, home } = claim;
+            let mut a = app(home.taken());
+            let mut stream = stream;
+            let res = match log(home.taken()) {
+                Err(why) => Err(why),
+                // One `run` per transport, each compiled for it.
+                Ok(mut l) => match &mut stream {
+                    Stream::Plain(s) => {
+                        connection::run(s, &all, &mut session, &mut a, &mut l, opts)
+                    }
+                    Stream::Tls(t) => {
+                        connection::run(&mut **t, &all, &mut session, &mut a, &mut l, opts)
+                    }
+                }
+                .map_err(|e| e.to_string()),
             };
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(session);
-            // Closed only now that the session is back in its slot (see `run`).
+            self.release(home, session);
+            // Closed only now that the session is back in its place (see
+            // `run`).
             stream.close();
             if let Err(e) = res {
                 misc(&format!("connection from {peer}: {e}"));
@@ -460,6 +571,29 @@ impl<S: SessionStore + Send> Acceptor<S> {
         });
     }
 }
+
+/// What accepting a connection works on.
+struct Accepting<'a> {
+    waiting: &'a mut Vec<Waiting>,
+    refused: &'a mut Refused,
+    backoff: &'a mut Backoff,
+    descriptors: &'a Descriptors,
+    allowed: &'a Allowed,
+}
+
+impl Accepting<'_> {
+    /// Closes the connection that has waited longest for its Logon.
+    fn close_oldest(&mut self) {
+        if let Some(oldest) = (0..self.waiting.len()).min_by_key(|&i| self.waiting[i].since) {
+            self.waiting.swap_remove(oldest);
+            self.refused.count += 1;
+        }
+    }
+}
+
+/// Most connections accepted before those waiting are read again, so a
+/// full backlog cannot starve them.
+const ACCEPTS_PER_ROUND: usize = 64;
 
 /// A listener for the acceptor sessions of `s`'s port, made as their
 /// settings say: on `SocketAcceptAddress` (every IPv4 address when it is
@@ -526,108 +660,6 @@ fn logon_limit(opts: Options<'_>) -> usize {
 /// How long the acceptor's thread waits in one poll.
 const POLL: Duration = Duration::from_millis(50);
 
-/// An accepted connection, plain or TLS.
-enum Stream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream>),
-}
-
-impl Stream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Plain(s) => Transport::read(s, buf),
-            Stream::Tls(t) => t.read(buf),
-        }
-    }
-
-    fn socket(&self) -> &TcpStream {
-        match self {
-            Stream::Plain(s) => s,
-            Stream::Tls(t) => t.socket(),
-        }
-    }
-
-    fn close(&mut self) {
-        match self {
-            Stream::Plain(s) => s.close(),
-            Stream::Tls(t) => t.close(),
-        }
-    }
-}
-
-/// A connection that has not sent its Logon yet.
-struct Waiting {
-    stream: Stream,
-    peer: SocketAddr,
-    framer: Framer,
-    /// Every byte read, handed to the session with the connection.
-    all: Vec<u8>,
-    since: Instant,
-}
-
-impl Waiting {
-    /// Reads what arrived: `None` while the first message is incomplete,
-    /// the Logon once it is one, why the connection goes when it cannot
-    /// be one.
-    fn read(&mut self, max_message: usize) -> Option<Result<Logon, String>> {
-        let mut buf = [0u8; 4096];
-        loop {
-            match self.stream.read(&mut buf) {
-                Ok(0) => return Some(Err("closed before a first message".into())),
-                Ok(n) => {
-                    self.all.extend_from_slice(&buf[..n]);
-                    self.framer.push(&buf[..n]);
-                    if self.all.len() > max_message + 4096 {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Some(Err(e.to_string())),
-            }
-        }
-        match self.framer.next_frame() {
-            Some(Ok(msg)) => Some(logon_route(msg)),
-            Some(Err(e)) => Some(Err(format!("first message garbled: {e}"))),
-            None if self.all.len() > max_message => Some(Err(format!(
-                "{} bytes without a whole first message (limit {max_message})",
-                self.all.len()
-            ))),
-            None => None,
-        }
-    }
-}
-
-/// A connection's first message, a Logon.
-struct Logon {
-    route: Route,
-    /// Whether its CheckSum holds; the session it is for decides whether
-    /// that matters.
-    checksum_holds: bool,
-}
-
-/// `msg` as a Logon, if it is one; otherwise why it cannot open a
-/// session.
-fn logon_route(msg: &[u8]) -> Result<Logon, String> {
-    let route = routing(msg);
-    // MsgType is the third field; anything else before a Logon takes no
-    // session.
-    let msg_type = msg
-        .split(|&b| b == 1)
-        .nth(2)
-        .and_then(|f| f.strip_prefix(b"35="));
-    if msg_type != Some(b"A") {
-        return Err(format!(
-            "first message is not a Logon (MsgType {})",
-            String::from_utf8_lossy(msg_type.unwrap_or(b"missing"))
-        ));
-    }
-    Ok(Logon {
-        route,
-        checksum_holds: crate::frame::checksum_holds(msg),
-    })
-}
-
 /// The line closing a connection from `peer` whose Logon's CheckSum is
 /// wrong, for a session that validates it.
 fn bad_checksum(peer: SocketAddr) -> String {
@@ -643,27 +675,14 @@ fn not_allowed(peer: SocketAddr, key: &Route) -> String {
     )
 }
 
-/// Whether a CompID a counterparty sent can be part of a file name, as a
-/// template session's store and logs are named by its CompIDs: not empty,
-/// at most 64 bytes, no path separator or control character, not `.` or
-/// `..` (which `/` and `..` would otherwise lead out of the store's
-/// directory).
-fn names_files(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id != "."
-        && id != ".."
-        && !id.chars().any(|c| c == '/' || c == '\\' || c.is_control())
-}
-
 /// Whether `allowed` (empty: any) lets `peer` in; an IPv4 peer reached
 /// through an IPv6 socket counts as its IPv4 address.
 fn admits(allowed: &[IpAddr], peer: IpAddr) -> bool {
     allowed.is_empty() || allowed.contains(&peer.to_canonical())
 }
 
-/// Connections closed because too many awaited their Logon, reported at
-/// most once a second.
+/// Connections closed before their Logon to make room (too many waiting,
+/// or descriptors short), reported at most once a second.
 #[derive(Default)]
 struct Refused {
     count: u64,
@@ -680,69 +699,10 @@ impl Refused {
             return;
         }
         misc(&format!(
-            "{} connection(s) closed: too many awaiting their Logon",
+            "{} connection(s) awaiting their Logon closed to make room for newer ones",
             self.count
         ));
         self.count = 0;
         self.reported = Some(Instant::now());
     }
-}
-
-/// Accept errors that leave the listener usable.
-fn is_transient(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM | libc::ECONNABORTED)
-    )
-}
-
-/// Polls the listener and every waiting connection for input, at most
-/// `timeout`: readiness of each, the listener first.
-fn poll_all(
-    listener: &TcpListener,
-    waiting: &[Waiting],
-    timeout: Duration,
-) -> io::Result<Vec<bool>> {
-    use std::os::fd::AsRawFd;
-    let mut fds: Vec<libc::pollfd> = std::iter::once(listener.as_raw_fd())
-        .chain(waiting.iter().map(|w| w.stream.socket().as_raw_fd()))
-        .map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    // SAFETY: `fds` holds `fds.len()` valid pollfds for the duration of the
-    // call, each naming a descriptor owned by `listener` or a `waiting`
-    // stream, all borrowed (open) throughout.
-    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-    if n < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(vec![false; fds.len()]);
-        }
-        return Err(e);
-    }
-    Ok(fds
-        .iter()
-        .map(|f| f.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0)
-        .collect())
-}
-
-/// BeginString, SenderCompID and TargetCompID of a frame, read without
-/// validating it (the session does that).
-fn routing(msg: &[u8]) -> Route {
-    let mut key = (String::new(), String::new(), String::new());
-    for f in msg.split(|&b| b == 1) {
-        let text = String::from_utf8_lossy(f);
-        if let Some(v) = text.strip_prefix("8=") {
-            key.0 = v.to_string();
-        } else if let Some(v) = text.strip_prefix("49=") {
-            key.1 = v.to_string();
-        } else if let Some(v) = text.strip_prefix("56=") {
-            key.2 = v.to_string();
-        }
-    }
-    key
 }

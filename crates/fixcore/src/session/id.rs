@@ -1,7 +1,9 @@
 //! [`SessionId`]: who a session is, as QuickFIX names it, and whether a
 //! CompID may be part of a file name.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::path::{Component, Path, PathBuf};
 
 use crate::settings::SessionSettings;
 
@@ -74,6 +76,78 @@ impl fmt::Display for SessionId {
     }
 }
 
+/// Which session each store and log file prefix belongs to, so that no
+/// two sessions are given the same files: QuickFIX's names
+/// (`BeginString-Sender-Target[-Qualifier]`) are the same for `ACC-X` ←
+/// `Y` and `ACC` ← `X-Y`. Prefixes are compared as absolute paths with
+/// `.` and `..` resolved by name (links are not followed: two openings
+/// of one store through a link are refused by the store's lock).
+#[derive(Debug, Default, Clone)]
+pub struct FileClaims {
+    owners: HashMap<PathBuf, SessionId>,
+}
+
+impl FileClaims {
+    /// No claims.
+    pub fn new() -> FileClaims {
+        FileClaims::default()
+    }
+
+    /// The session other than `id` that holds one of `prefixes` (and
+    /// which), or `None`: nothing else would share `id`'s files.
+    pub fn conflict(&self, id: &SessionId, prefixes: &[PathBuf]) -> Option<(&Path, &SessionId)> {
+        prefixes.iter().find_map(|p| {
+            let key = resolved(p);
+            self.owners
+                .get_key_value(&key)
+                .filter(|(_, owner)| *owner != id)
+                .map(|(path, owner)| (path.as_path(), owner))
+        })
+    }
+
+    /// Records `prefixes` as `id`'s, unless another session holds one
+    /// of them: then that one is returned and nothing is recorded.
+    pub fn claim(
+        &mut self,
+        id: &SessionId,
+        prefixes: &[PathBuf],
+    ) -> Result<(), (PathBuf, SessionId)> {
+        if let Some((path, owner)) = self.conflict(id, prefixes) {
+            return Err((path.to_path_buf(), owner.clone()));
+        }
+        for p in prefixes {
+            self.owners.insert(resolved(p), id.clone());
+        }
+        Ok(())
+    }
+
+    /// How many prefixes are claimed.
+    pub fn len(&self) -> usize {
+        self.owners.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.owners.is_empty()
+    }
+}
+
+/// `p` as an absolute path with `.` and `..` resolved by name.
+fn resolved(p: &Path) -> PathBuf {
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Why `part` (a CompID or qualifier) cannot be part of a store or log
 /// file name, or `None` when it can: a path separator or `..` would lead
 /// out of the store's directory, and control or bidirectional-override
@@ -81,13 +155,16 @@ impl fmt::Display for SessionId {
 /// something else in a listing or a log.
 pub fn file_name_problem(part: &str) -> Option<&'static str> {
     if part.contains('/') || part.contains('\\') {
-        Some("holds a path separator")
+        Some("names the store and log files, so it may not hold '/' or '\\'")
     } else if part.contains("..") {
-        Some("holds '..'")
+        Some("names the store and log files, so it may not hold '..'")
     } else if part.chars().any(char::is_control) {
-        Some("holds a control character")
+        Some("names the store and log files, so it may not hold control characters")
     } else if part.chars().any(is_bidi_control) {
-        Some("holds a bidirectional control character")
+        Some(
+            "names the store and log files, so it may not hold bidirectional control \
+             characters (U+202A-U+202E, U+2066-U+2069)",
+        )
     } else {
         None
     }
@@ -114,6 +191,29 @@ mod tests {
         let stranger = SessionId::new("FIX.4.4", "ACC", "BANK-UAT", "");
         assert_eq!(stranger.file_name(), q.file_name());
         assert_ne!(stranger, q);
+    }
+
+    #[test]
+    fn claims_compare_resolved_paths() {
+        let mut c = FileClaims::new();
+        let a = SessionId::new("FIX.4.4", "ACC-X", "Y", "");
+        let b = SessionId::new("FIX.4.4", "ACC", "X-Y", "");
+        let pa = PathBuf::from("store/./").join(a.file_name());
+        let pb = PathBuf::from("other/../store").join(b.file_name());
+        c.claim(&a, std::slice::from_ref(&pa)).unwrap();
+        // The same session again is no conflict.
+        c.claim(&a, std::slice::from_ref(&pa)).unwrap();
+        let (path, owner) = c.claim(&b, std::slice::from_ref(&pb)).unwrap_err();
+        assert_eq!(owner, a);
+        assert!(
+            path.is_absolute() && path.ends_with("store/FIX.4.4-ACC-X-Y"),
+            "{path:?}"
+        );
+        assert_eq!(c.len(), 1);
+        // Elsewhere, no conflict.
+        c.claim(&b, &[PathBuf::from("elsewhere").join(b.file_name())])
+            .unwrap();
+        assert_eq!(c.len(), 2);
     }
 
     #[test]

@@ -152,6 +152,14 @@ pub trait SessionStore {
     fn max_seq(&self) -> u64 {
         u64::MAX - 1
     }
+    /// Whether what the store records outlives it (files, a database):
+    /// then a session made at a Logon can be dropped when its connection
+    /// ends, closing what the store holds open, and made again from the
+    /// same place at its next Logon. A store that keeps everything in
+    /// memory says no.
+    fn persists(&self) -> bool {
+        true
+    }
 }
 
 /// The store of a session without `FileStorePath`.
@@ -270,6 +278,9 @@ impl SessionStore for MemoryStore {
         // MemoryStore does the same).
         Ok(())
     }
+    fn persists(&self) -> bool {
+        false
+    }
 }
 
 /// How far a [`FileStore`] record must get before
@@ -369,6 +380,13 @@ impl SessionStore for AnyStore {
             AnyStore::Memory(s) => s.max_seq(),
             AnyStore::File(s) => s.max_seq(),
             AnyStore::Other(s) => s.max_seq(),
+        }
+    }
+    fn persists(&self) -> bool {
+        match self {
+            AnyStore::Memory(s) => s.persists(),
+            AnyStore::File(s) => s.persists(),
+            AnyStore::Other(s) => s.persists(),
         }
     }
 }

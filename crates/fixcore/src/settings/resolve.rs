@@ -648,7 +648,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         check_latency: r.bool("CheckLatency", defaults.check_latency)?,
         max_latency_secs: r.uint("MaxLatency")?.unwrap_or(defaults.max_latency_secs),
     };
-    Ok(SessionSettings {
+    let s = SessionSettings {
         line: header,
         connection_type,
         begin_string,
@@ -753,5 +753,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         host_selection: r.host_selection()?,
         file_store_sync: r.bool("FileStoreSync", false)?,
         tls: r.tls()?,
-    })
+    };
+    super::bounds::check(&s, e)?;
+    Ok(s)
 }

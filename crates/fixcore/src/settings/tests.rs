@@ -795,3 +795,157 @@ fn postgresql_keys_choose_the_database_store_and_log() {
         "line 1: FileStorePath and PostgreSQLStore* keys both choose the session's store; keep one"
     );
 }
+
+/// Two sessions whose QuickFIX file names coincide are refused, naming
+/// both sections, for the store and for the logs; apart (another
+/// directory or a qualifier) they are not.
+#[test]
+fn sessions_sharing_files_are_refused_naming_both() {
+    let two = |first: &str, second: &str, extra: &str| {
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort=1\nBeginString=FIX.4.4\n{extra}\n\
+             [SESSION]\n{first}\n[SESSION]\n{second}\n"
+        )
+    };
+    let store = "FileStorePath=store";
+    let e = err(&two(
+        "SenderCompID=ACC-X\nTargetCompID=Y",
+        "SenderCompID=ACC\nTargetCompID=X-Y",
+        store,
+    ));
+    assert!(
+        e.starts_with("line 9: session FIX.4.4:ACC->X-Y's store files (")
+            && e.contains(
+                "store/FIX.4.4-ACC-X-Y.*) would be session FIX.4.4:ACC-X->Y's too (line 6)"
+            )
+            && e.contains("another FileStorePath or a SessionQualifier"),
+        "{e}"
+    );
+    // A qualifier on one side, the same name through a CompID on the
+    // other; and the log files alone.
+    let e = err(&two(
+        "SenderCompID=ACC\nTargetCompID=BANK\nSessionQualifier=UAT",
+        "SenderCompID=ACC\nTargetCompID=BANK-UAT",
+        store,
+    ));
+    assert!(e.contains("FIX.4.4-ACC-BANK-UAT.*"), "{e}");
+    let e = err(&two(
+        "SenderCompID=ACC-X\nTargetCompID=Y",
+        "SenderCompID=ACC\nTargetCompID=X-Y",
+        "FileLogPath=logs",
+    ));
+    assert!(
+        e.contains("log files") && e.contains("another FileLogPath"),
+        "{e}"
+    );
+    // `./store` and `store/` are the same directory.
+    let e = err(&format!(
+        "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort=1\nBeginString=FIX.4.4\n\n\
+         [SESSION]\nSenderCompID=ACC-X\nTargetCompID=Y\nFileStorePath=./store\n\
+         [SESSION]\nSenderCompID=ACC\nTargetCompID=X-Y\nFileStorePath=store/\n"
+    ));
+    assert!(e.contains("would be session"), "{e}");
+    // Apart: another directory, or no files at all.
+    for ok in [
+        two(
+            "SenderCompID=ACC-X\nTargetCompID=Y\nFileStorePath=a",
+            "SenderCompID=ACC\nTargetCompID=X-Y\nFileStorePath=b",
+            "",
+        ),
+        two(
+            "SenderCompID=ACC-X\nTargetCompID=Y",
+            "SenderCompID=ACC\nTargetCompID=X-Y",
+            "",
+        ),
+        two(
+            "SenderCompID=ACC\nTargetCompID=BANK\nSessionQualifier=UAT",
+            "SenderCompID=ACC\nTargetCompID=BANK",
+            store,
+        ),
+    ] {
+        Settings::parse(&ok).unwrap_or_else(|e| panic!("{e}\n{ok}"));
+    }
+}
+
+/// CompIDs and qualifiers that name files may not lead out of the
+/// directory or hide what they are; without files they are left alone,
+/// and a template's `*` waits for the Logon's CompID.
+#[test]
+fn comp_ids_that_cannot_name_files_are_refused() {
+    for (line, at, key, why) in [
+        ("SenderCompID=A/B", 6, "SenderCompID", "'/' or '\\'"),
+        ("TargetCompID=..", 7, "TargetCompID", "'..'"),
+        (
+            "TargetCompID=B\u{202E}gpj",
+            7,
+            "TargetCompID",
+            "bidirectional",
+        ),
+        (
+            "SessionQualifier=Q\u{2066}",
+            8,
+            "SessionQualifier",
+            "bidirectional",
+        ),
+        ("SessionQualifier=a..b", 8, "SessionQualifier", "'..'"),
+    ] {
+        let base = "[SESSION]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSocketAcceptPort=1\n\
+                    FileStorePath=store\n";
+        let text = if line.starts_with("SenderCompID") {
+            format!("{base}{line}\nTargetCompID=B\n")
+        } else if line.starts_with("TargetCompID") {
+            format!("{base}SenderCompID=A\n{line}\n")
+        } else {
+            format!("{base}SenderCompID=A\nTargetCompID=B\n{line}\n")
+        };
+        let e = err(&text);
+        assert!(
+            e.starts_with(&format!("line {at}: bad value")) && e.contains(key) && e.contains(why),
+            "{line}: {e}"
+        );
+        // No files, nothing to name.
+        let no_files = text.replace("FileStorePath=store\n", "");
+        Settings::parse(&no_files).unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+    let template = "[SESSION]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSocketAcceptPort=1\n\
+                    FileLogPath=logs\nSenderCompID=A\nTargetCompID=*\nAcceptorTemplate=Y\n";
+    Settings::parse(template).unwrap();
+}
+
+/// Numbers whose meaning makes a session unusable are refused with
+/// their line; what QuickFIX takes stays taken.
+#[test]
+fn deadly_numbers_are_refused() {
+    let init = "[SESSION]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=A\n\
+                TargetCompID=B\nSocketConnectHost=h\nSocketConnectPort=1\n";
+    for (extra, want) in [
+        (
+            format!("{ACC}LogonTimeout=0\n"),
+            "line 7: bad value \"0\" for LogonTimeout: must be at least 1 second",
+        ),
+        (
+            format!("{init}HeartBtInt=30\nLogonTimeout=0\n"),
+            "line 9: bad value \"0\" for LogonTimeout",
+        ),
+        (
+            format!("{init}HeartBtInt=0\n"),
+            "line 8: bad value \"0\" for HeartBtInt: Heartbeat must be greater than zero",
+        ),
+        (
+            format!("{ACC}MaxLatency=0\n"),
+            "line 7: bad value \"0\" for MaxLatency: must be at least 1 second",
+        ),
+    ] {
+        let e = err(&extra);
+        assert!(e.starts_with(want), "{e}");
+    }
+    for ok in [
+        format!("{ACC}LogonTimeout=1\n"),
+        format!("{ACC}MaxLatency=0\nCheckLatency=N\n"),
+        format!("{ACC}HeartBtInt=0\n"),
+        format!("{ACC}LogoutTimeout=0\n"),
+        format!("{init}HeartBtInt=30\nReconnectInterval=0\n"),
+    ] {
+        Settings::parse(&ok).unwrap_or_else(|e| panic!("{e}\n{ok}"));
+    }
+}

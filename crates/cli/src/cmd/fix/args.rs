@@ -40,7 +40,7 @@ enum FixCommand {
     Check(FixCheckArgs),
     /// Run the FIX acceptor sessions of a QuickFIX settings file (one
     /// port, many sessions); Ctrl-C logs them out.
-    Acceptor(SessionArgs),
+    Acceptor(AcceptorArgs),
     /// Run the FIX initiator sessions of a QuickFIX settings file,
     /// reconnecting when a connection drops; Ctrl-C logs them out.
     Initiator(InitiatorArgs),
@@ -487,6 +487,31 @@ pub struct SessionArgs {
     pub tls: bool,
 }
 
+/// Arguments of `perfkit fix acceptor`: those it shares with the
+/// initiator, and the cap on sessions its templates make.
+#[derive(Debug, clap::Args)]
+pub struct AcceptorArgs {
+    #[command(flatten)]
+    pub session: SessionArgs,
+    /// Most sessions made from `AcceptorTemplate=Y` templates live at once
+    /// (connected, or holding their state in memory between
+    /// connections). Past it their Logons are closed without an answer,
+    /// with one warning per episode. The default keeps an acceptor under
+    /// `ulimit -n 1024` with room for its configured sessions.
+    #[arg(long, value_name = "N", default_value_t = fixcore::session::acceptor::MAX_DYNAMIC,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 20))]
+    pub max_dynamic_sessions: usize,
+}
+
+impl From<AcceptorArgs> for session::Engine {
+    fn from(a: AcceptorArgs) -> Self {
+        session::Engine {
+            max_dynamic: a.max_dynamic_sessions,
+            ..a.session.into()
+        }
+    }
+}
+
 /// Arguments of `perfkit fix initiator`: the acceptor's, and the orders it
 /// may send (flags an acceptor has no use for, so they are not its).
 #[derive(Debug, clap::Args)]
@@ -541,6 +566,7 @@ impl From<SessionArgs> for session::Engine {
             send_queue_limit: a.send_queue_limit,
             recover_store: a.recover_store,
             tls: a.tls,
+            max_dynamic: fixcore::session::acceptor::MAX_DYNAMIC,
         }
     }
 }

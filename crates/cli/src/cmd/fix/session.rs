@@ -19,12 +19,12 @@ use anyhow::{Context, Result, bail};
 use fixcore::build::TimePrecision;
 use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
-use fixcore::session::acceptor::{Acceptor, Template};
+use fixcore::session::acceptor::{Acceptor, Taken, Template};
 use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, ConnectionError, Options, Transport};
 use fixcore::session::file_log::FileLog;
-use fixcore::session::id::SessionId;
+use fixcore::session::id::{FileClaims, SessionId};
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{
     AnyStore, FileStore, MemoryStore, SessionStore, StoreError, journal,
@@ -77,6 +77,8 @@ pub struct Engine {
     /// Run every session over TLS (`--tls`); a session's own
     /// `SocketUseSSL=Y` does the same for it alone.
     pub tls: bool,
+    /// Acceptor: most sessions made from templates live at once.
+    pub max_dynamic: usize,
 }
 
 /// The application chosen at run time.
@@ -527,13 +529,24 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         .iter()
         .map(|(s, _)| SessionLog::open(s, &messages))
         .collect::<Result<Vec<_>>>()?;
-    let logs = Arc::new(Mutex::new(logs));
-    let templates = templates
-        .into_iter()
-        .map(|t| template(t, engine.recover_store, &messages, &logs))
+    // The files every configured session names, so a session made at a
+    // Logon is never given one of them (Settings::parse has kept the
+    // configured ones apart).
+    let claims = Arc::new(Mutex::new(Claims::default()));
+    for (s, _) in &sessions {
+        claims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .claim(s)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", engine.settings.display()))?;
+    }
+    let made = templates
+        .iter()
+        .map(|t| template(t.clone(), engine.recover_store, &claims))
         .collect();
-    let mut acceptor =
-        Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect()).with_templates(templates);
+    let mut acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect())
+        .with_templates(made)
+        .with_max_dynamic(engine.max_dynamic);
     if let Some(tls) = tls {
         acceptor = acceptor.with_tls(tls);
     }
@@ -553,7 +566,15 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
         .serve(
             &listener,
             |_| AnyApp::new(engine.app),
-            |i| logs.lock().unwrap_or_else(|p| p.into_inner())[i].clone(),
+            |taken| match taken {
+                Taken::Configured(i) => Ok(logs[i].clone()),
+                // Opened for each connection and closed with it: a session
+                // between connections holds no descriptor.
+                Taken::Dynamic { template, id } => {
+                    SessionLog::open(&made_from(&templates[template], id), &messages)
+                        .map_err(|e| crate::cmd::one_line(&e))
+                }
+            },
             &misc,
             Options {
                 max_message: engine.max_message,
@@ -568,30 +589,88 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The store and log files of the sessions an acceptor runs, by the path
+/// prefix of each, so that no two sessions share files: QuickFIX's names
+/// (`BeginString-Sender-Target[-Qualifier]`) can coincide for sessions
+/// whose CompIDs hold `-`.
+#[derive(Default)]
+struct Claims {
+    store: FileClaims,
+    log: FileClaims,
+}
+
+impl Claims {
+    /// Why session `s` may not have its files: the session whose they
+    /// are.
+    fn check(&self, s: &SessionSettings) -> std::result::Result<(), String> {
+        let id = SessionId::of(s);
+        for (what, _, prefix) in s.file_prefixes() {
+            let claims = if what == "store" {
+                &self.store
+            } else {
+                &self.log
+            };
+            if let Some((path, owner)) = claims.conflict(&id, std::slice::from_ref(&prefix)) {
+                return Err(format!(
+                    "its {what} files ({}.*) are session {owner}'s",
+                    path.display()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records the files of session `s` as its own, unless they are
+    /// another's.
+    fn claim(&mut self, s: &SessionSettings) -> std::result::Result<(), String> {
+        self.check(s)?;
+        let id = SessionId::of(s);
+        for (what, _, prefix) in s.file_prefixes() {
+            let claims = if what == "store" {
+                &mut self.store
+            } else {
+                &mut self.log
+            };
+            claims
+                .claim(&id, std::slice::from_ref(&prefix))
+                .map_err(|(path, owner)| {
+                    format!(
+                        "its {what} files ({}.*) are session {owner}'s",
+                        path.display()
+                    )
+                })?;
+        }
+        Ok(())
+    }
+}
+
+/// Template `t` made into the session `id` (its CompIDs a Logon's).
+fn made_from(t: &SessionSettings, id: &SessionId) -> SessionSettings {
+    let mut s = t.clone();
+    s.sender_comp_id.clone_from(&id.sender_comp_id);
+    s.target_comp_id.clone_from(&id.target_comp_id);
+    s.acceptor_template = false;
+    s
+}
+
 /// The acceptor template `t`: each session it makes is `t` under the
 /// Logon's CompIDs, with its own store (under those CompIDs, as any
-/// session's) and its own logs, pushed onto `logs` at its slot number.
-fn template(
-    t: SessionSettings,
-    recover: bool,
-    messages: &Option<Arc<Mutex<BufWriter<File>>>>,
-    logs: &Arc<Mutex<Vec<SessionLog>>>,
-) -> Template<AnyStore> {
-    let (messages, logs) = (messages.clone(), Arc::clone(logs));
+/// session's); its logs are opened for each connection. A session whose
+/// files would be another's is refused before any file is opened, and
+/// the files it names stay its own for the acceptor's life.
+fn template(t: SessionSettings, recover: bool, claims: &Arc<Mutex<Claims>>) -> Template<AnyStore> {
+    let claims = Arc::clone(claims);
     let config = Config::from_settings(&t);
-    Template::new(&config, move |i, ours, theirs| {
-        let mut s = t.clone();
-        s.sender_comp_id = ours.to_string();
-        s.target_comp_id = theirs.to_string();
-        s.acceptor_template = false;
-        let made = open_session(&s, recover, true)
-            .and_then(|session| Ok((session, SessionLog::open(&s, &messages)?)));
-        let (session, log) = made.map_err(|e| crate::cmd::one_line(&e))?;
-        let mut logs = logs.lock().unwrap_or_else(|p| p.into_inner());
-        if logs.len() != i {
-            return Err(format!("slot {i} is not the next of {} logs", logs.len()));
-        }
-        logs.push(log);
+    let qualifier = t.session_qualifier.clone();
+    Template::new(&config, &qualifier, move |id| {
+        let s = made_from(&t, id);
+        let mut claims = claims.lock().unwrap_or_else(|p| p.into_inner());
+        // Checked before anything is opened, recorded once the store
+        // opened: a session refused (its store another's, say) claims
+        // nothing.
+        claims.check(&s)?;
+        let session = open_session(&s, recover, true).map_err(|e| crate::cmd::one_line(&e))?;
+        claims.claim(&s)?;
         eprintln!(
             "{} : {}: session made from the template",
             stamp(UtcTimestamp::now()),
