@@ -462,3 +462,65 @@ fn template_sessions_each_keep_their_numbers_in_the_database() {
         acc.stderr()
     );
 }
+
+const SCHEMA_ORDERS: u64 = 60_000;
+
+/// Tables made by QuickFIX master's scripts (sequence columns `NUMERIC`)
+/// before the acceptor first starts: it starts, the orders flow, and the
+/// numbers land in them. Then the server cancels statements that wait
+/// on a lock (`statement_timeout`) while another client holds the
+/// sessions table: the session holds its answers and retries, as for a
+/// lost server, and stays connected; every order is answered once.
+#[test]
+fn quickfix_master_tables_and_statement_timeouts_keep_the_session() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    pg.psql(
+        DATABASE,
+        &format!("CREATE TABLE sessions (beginstring CHAR(8) NOT NULL, sendercompid VARCHAR(64) NOT NULL, \
+         targetcompid VARCHAR(64) NOT NULL, session_qualifier VARCHAR(64) NOT NULL, \
+         creation_time TIMESTAMP NOT NULL, incoming_seqnum NUMERIC NOT NULL, \
+         outgoing_seqnum NUMERIC NOT NULL, \
+         PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier)); \
+         CREATE TABLE messages (beginstring CHAR(8) NOT NULL, sendercompid VARCHAR(64) NOT NULL, \
+         targetcompid VARCHAR(64) NOT NULL, session_qualifier VARCHAR(64) NOT NULL, \
+         msgseqnum NUMERIC NOT NULL, message TEXT NOT NULL, \
+         PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)); \
+         ALTER DATABASE {DATABASE} SET statement_timeout = '300ms'"),
+    );
+    let port = free_port();
+    acceptor_cfg(d, "acceptor.cfg", port, &pg);
+    initiator_cfg(d, &[port]);
+    let acc = acceptor(d, "acceptor.cfg");
+    acc.listening(port);
+    let log = d.join("initiator.log");
+    let init = initiator(d, SCHEMA_ORDERS, &log);
+    assert!(acc.logged_on(Duration::from_secs(20)), "{}", acc.stderr());
+    // Orders flow; then a client locks the numbers' table for 2 s.
+    std::thread::sleep(Duration::from_millis(100));
+    let sent = ledger(&log).0.values().filter(|o| o.sent > 0).count() as u64;
+    assert!(sent < SCHEMA_ORDERS / 2, "the orders were nearly done: raise SCHEMA_ORDERS");
+    let locked = pg
+        .psql_command(
+            DATABASE,
+            "SET statement_timeout = 0; BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; \
+             SELECT pg_sleep(2); COMMIT;",
+        )
+        .output()
+        .unwrap();
+    assert!(locked.status.success(), "{locked:?}");
+    let ((sender, target), _) = check(init, SCHEMA_ORDERS, &log, Duration::from_secs(120));
+    assert_eq!(db_seqs(&pg), (sender, target));
+    let stderr = acc.stderr();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("canceling statement due to statement timeout")
+            && stderr.contains("Store available again"),
+        "{stderr}"
+    );
+    // One Logon: the session was never dropped.
+    assert_eq!(stderr.matches("Logon complete").count(), 1, "{stderr}");
+}

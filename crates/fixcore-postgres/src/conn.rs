@@ -99,11 +99,34 @@ pub(crate) fn full(e: &postgres::Error) -> String {
     s
 }
 
+/// Whether `e` is the server declining now what it may do later, the
+/// connection staying good: a statement cancelled by
+/// `statement_timeout` or `lock_timeout` (57014, 55P03), or a want of
+/// resources (class 53: disk full, out of memory, too many
+/// connections...).
+pub(crate) fn is_passing(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|code| {
+        let c = code.code();
+        c == "57014" || c == "55P03" || c.starts_with("53")
+    })
+}
+
 /// [`StoreError::Unavailable`] or [`StoreError::Backend`] for `e`, met
 /// while `doing`; true in the second place when the connection should be
 /// dropped (and a new one opened next time).
 pub(crate) fn classify(e: &postgres::Error, store: &str, doing: &str) -> (StoreError, bool) {
     let why = format!("{doing}: {}", full(e));
+    if is_passing(e) && !is_lost(e) {
+        // The statement failed whole (one statement is one transaction):
+        // trying it again later is all there is to do.
+        return (
+            StoreError::Unavailable {
+                store: store.to_string(),
+                why,
+            },
+            false,
+        );
+    }
     if is_lost(e) {
         (
             StoreError::Unavailable {

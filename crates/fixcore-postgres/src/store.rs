@@ -5,25 +5,50 @@
 //! (`incoming_seqnum` is the next number expected, `outgoing_seqnum` the
 //! next to send, `creation_time` when the numbers last started at 1) and
 //! `messages` one row per message sent, keyed by the session's four
-//! columns and `msgseqnum`. Both are `INTEGER`, so the largest number
-//! this store records is 2^31 − 1 ([`MAX_SEQ`]), QuickFIX's `int`.
+//! columns and `msgseqnum`.
+//!
+//! The sequence columns are whatever type the tables were made with, as
+//! shops make them with the scripts of the QuickFIX release they run:
+//! `INTEGER` (QuickFIX 1.15.1's scripts, and the tables this store makes
+//! when there are none), `BIGINT`, or `NUMERIC` (QuickFIX from 1.16 on,
+//! whose sequence numbers are 64-bit). Numbers travel as `BIGINT` and the
+//! database converts them to the column's type. The largest number the
+//! store records ([`SessionStore::max_seq`]) follows the narrowest of the
+//! three columns: 2^31 − 1 with any `INTEGER` column ([`MAX_SEQ`], also
+//! the file store's), 2^63 − 1 otherwise ([`MAX_SEQ_WIDE`]; a `NUMERIC`
+//! column could hold more, as QuickFIX's 64-bit unsigned numbers can, but
+//! a session does not get there: past the store's largest number it
+//! refuses to go on, as it does at the file store's). A number read back
+//! that is above the store's largest (another engine's) is a typed error
+//! naming its column, as is a column of any other type.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use fixcore::session::store::{SessionStore, StoreError};
 use fixcore::settings::PostgresSettings;
+use postgres::types::Type;
 use postgres::{Client, Config, Statement};
 
 use crate::SessionKey;
 use crate::conn;
 
-/// The largest sequence number the tables hold (`INTEGER` columns).
+/// The largest sequence number the tables hold with `INTEGER` columns.
 pub const MAX_SEQ: u64 = i32::MAX as u64;
+
+/// The largest with `BIGINT` or `NUMERIC` columns only.
+pub const MAX_SEQ_WIDE: u64 = i64::MAX as u64;
+
+/// The sequence columns, as `table.column`.
+const SEQ_COLUMNS: [(&str, &str); 3] = [
+    ("sessions", "incoming_seqnum"),
+    ("sessions", "outgoing_seqnum"),
+    ("messages", "msgseqnum"),
+];
 
 /// How many messages a resend reads from the database at once: a resend
 /// asks for numbers in order, so one query serves this many `load`s.
-const READ_AHEAD: i32 = 256;
+const READ_AHEAD: i64 = 256;
 
 /// QuickFIX's `sessions` and `messages` tables (its
 /// `sessions_table.sql` and `messages_table.sql`), created when missing.
@@ -70,11 +95,11 @@ fn flush_sql() -> String {
            INSERT INTO messages (beginstring, sendercompid, targetcompid, session_qualifier,
                                  msgseqnum, message)
            SELECT $1::bpchar, $2::varchar, $3::varchar, $4::varchar, u.s, u.t
-             FROM unnest($5::int4[], $6::text[]) AS u(s, t)
+             FROM unnest($5::int8[], $6::text[]) AS u(s, t)
            ON CONFLICT (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)
            DO UPDATE SET message = EXCLUDED.message
          )
-         UPDATE sessions SET incoming_seqnum = $7, outgoing_seqnum = $8 WHERE {KEY}"
+         UPDATE sessions SET incoming_seqnum = $7::int8, outgoing_seqnum = $8::int8 WHERE {KEY}"
     )
 }
 
@@ -83,12 +108,15 @@ struct Conn {
     client: Client,
     flush: Statement,
     load: Statement,
+    /// The largest number the tables' sequence columns hold.
+    max_seq: u64,
 }
 
 impl Conn {
     /// Connects, creates the tables when missing (on every new
     /// connection: the database may be a new one behind the same
-    /// address), and prepares the statements.
+    /// address), checks their sequence columns' types, and prepares the
+    /// statements.
     fn open(cfg: &Config, name: &str) -> Result<Conn, StoreError> {
         let mut client = conn::connect(cfg, name)?;
         let made = (|| {
@@ -103,16 +131,50 @@ impl Conn {
                 .prepare(sql)
                 .map_err(|e| conn::classify(&e, name, "preparing a statement").0)
         };
+        let mut max_seq = MAX_SEQ_WIDE;
+        for (table, column) in SEQ_COLUMNS {
+            let probe = prepare(&format!("SELECT {column} FROM {table} WHERE false"))?;
+            let ty = probe.columns()[0].type_();
+            let type_max = match *ty {
+                Type::INT4 => MAX_SEQ,
+                Type::INT8 | Type::NUMERIC => MAX_SEQ_WIDE,
+                _ => {
+                    return Err(StoreError::Backend {
+                        store: name.to_string(),
+                        why: format!(
+                            "column {table}.{column} is of type {ty}; perfkit reads sequence \
+                             numbers from INTEGER (QuickFIX 1.15.1), BIGINT or NUMERIC \
+                             (QuickFIX 1.16 on) columns"
+                        ),
+                    });
+                }
+            };
+            max_seq = max_seq.min(type_max);
+        }
         let flush = prepare(&flush_sql())?;
         let load = prepare(&format!(
-            "SELECT msgseqnum, message FROM messages WHERE {KEY} \
-             AND msgseqnum >= $5 AND msgseqnum < $6 ORDER BY msgseqnum"
+            "SELECT msgseqnum::text, message FROM messages WHERE {KEY} \
+             AND msgseqnum >= $5::int8 AND msgseqnum < $6::int8 ORDER BY msgseqnum"
         ))?;
         Ok(Conn {
             client,
             flush,
             load,
+            max_seq,
         })
+    }
+}
+
+/// A sequence number as a column's text gives it (`INTEGER`, `BIGINT` or
+/// `NUMERIC` alike), or why it is none: negative, zero, fractional, or
+/// above `max`.
+fn seq_of(text: &str, max: u64) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        Ok(n) if n > 0 => Err(format!(
+            "{n}, above {max}, the largest sequence number this store records"
+        )),
+        _ => Err(format!("{text:?}, not a sequence number")),
     }
 }
 
@@ -137,7 +199,10 @@ pub struct PostgresStore {
     sender: u64,
     target: u64,
     /// Messages saved since the last flush, in the order saved.
-    pending: Vec<(i32, String)>,
+    pending: Vec<(i64, String)>,
+    /// The largest number the tables hold, as the last connection found
+    /// their columns.
+    max_seq: u64,
     /// Whether the numbers changed since the last flush.
     seqs_dirty: bool,
     /// A reset not yet written: the next flush first deletes the
@@ -172,6 +237,7 @@ impl PostgresStore {
             sender: 1,
             target: 1,
             pending: Vec::new(),
+            max_seq: MAX_SEQ,
             seqs_dirty: false,
             reset_pending: false,
             cache: RefCell::new(BTreeMap::new()),
@@ -241,7 +307,7 @@ impl PostgresStore {
     /// Reads the session's numbers, making its row (at 1, 1) when it has
     /// none, as QuickFIX's store does when it opens.
     fn read_seqs(&mut self) -> Result<(), StoreError> {
-        let (target, sender) = self.with_conn("reading the sequence numbers", |c, s| {
+        let (target, sender, max) = self.with_conn("reading the sequence numbers", |c, s| {
             let k = s.key_params();
             c.client.execute(
                 "INSERT INTO sessions (beginstring, sendercompid, targetcompid, \
@@ -251,29 +317,36 @@ impl PostgresStore {
                 &k,
             )?;
             let row = c.client.query_one(
-                &format!("SELECT incoming_seqnum, outgoing_seqnum FROM sessions WHERE {KEY}"),
+                &format!(
+                    "SELECT incoming_seqnum::text, outgoing_seqnum::text FROM sessions WHERE {KEY}"
+                ),
                 &k,
             )?;
-            Ok((row.get::<_, i32>(0), row.get::<_, i32>(1)))
+            Ok((
+                row.try_get::<_, String>(0)?,
+                row.try_get::<_, String>(1)?,
+                c.max_seq,
+            ))
         })?;
-        let number = |n: i32, column: &str| {
-            u64::try_from(n)
-                .ok()
-                .filter(|&n| n >= 1)
-                .ok_or_else(|| StoreError::Backend {
-                    store: self.name.clone(),
-                    why: format!("sessions.{column} is {n}, not a sequence number"),
-                })
+        let number = |text: &str, column: &str| {
+            seq_of(text, max).map_err(|why| StoreError::Backend {
+                store: self.name.clone(),
+                why: format!("sessions.{column} is {why}"),
+            })
         };
-        self.target = number(target, "incoming_seqnum")?;
-        self.sender = number(sender, "outgoing_seqnum")?;
+        self.target = number(&target, "incoming_seqnum")?;
+        self.sender = number(&sender, "outgoing_seqnum")?;
+        self.max_seq = max;
         self.seqs_dirty = false;
         Ok(())
     }
 
-    /// `seq` as the `INTEGER` column holds it.
-    fn column(seq: u64) -> Result<i32, StoreError> {
-        i32::try_from(seq).map_err(|_| StoreError::OutOfRange { seq })
+    /// `seq` as a parameter for the sequence columns.
+    fn column(&self, seq: u64) -> Result<i64, StoreError> {
+        if seq > self.max_seq {
+            return Err(StoreError::OutOfRange { seq });
+        }
+        i64::try_from(seq).map_err(|_| StoreError::OutOfRange { seq })
     }
 }
 
@@ -287,8 +360,8 @@ impl SessionStore for PostgresStore {
     }
 
     fn set_seqs(&mut self, sender: u64, target: u64) -> Result<(), StoreError> {
-        Self::column(sender)?;
-        Self::column(target)?;
+        self.column(sender)?;
+        self.column(target)?;
         self.sender = sender;
         self.target = target;
         self.seqs_dirty = true;
@@ -296,7 +369,7 @@ impl SessionStore for PostgresStore {
     }
 
     fn save(&mut self, seq: u64, msg: &[u8]) -> Result<(), StoreError> {
-        let n = Self::column(seq)?;
+        let n = self.column(seq)?;
         // The column is TEXT, as QuickFIX made it: PostgreSQL keeps text
         // in the database's encoding, and FIX's bytes are ASCII but for
         // raw data fields.
@@ -313,7 +386,7 @@ impl SessionStore for PostgresStore {
     }
 
     fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
-        let Ok(n) = i32::try_from(seq) else {
+        let Ok(n) = self.column(seq) else {
             return Ok(false);
         };
         // What is not flushed yet is the newest copy.
@@ -339,14 +412,24 @@ impl SessionStore for PostgresStore {
         let mut cache = self.cache.borrow_mut();
         cache.clear();
         let mut found = false;
+        let bad = |why: String| StoreError::Backend {
+            store: self.name.clone(),
+            why,
+        };
         for row in rows {
-            let s: i32 = row.get(0);
-            let m: String = row.get(1);
-            if s == n {
+            let (s, m): (String, String) = match (row.try_get(0), row.try_get(1)) {
+                (Ok(s), Ok(m)) => (s, m),
+                (Err(e), _) | (_, Err(e)) => {
+                    return Err(bad(format!("reading messages: {}", conn::full(&e))));
+                }
+            };
+            let s = seq_of(&s, self.max_seq)
+                .map_err(|why| bad(format!("messages.msgseqnum is {why}")))?;
+            if s == seq {
                 out.extend_from_slice(m.as_bytes());
                 found = true;
             } else {
-                cache.insert(s as u64, m);
+                cache.insert(s, m);
             }
         }
         Ok(found)
@@ -376,10 +459,10 @@ impl SessionStore for PostgresStore {
         if self.pending.is_empty() && !self.seqs_dirty && !self.reset_pending {
             return Ok(());
         }
-        let seqs: Vec<i32> = self.pending.iter().map(|(s, _)| *s).collect();
+        let seqs: Vec<i64> = self.pending.iter().map(|(s, _)| *s).collect();
         let texts: Vec<&str> = self.pending.iter().map(|(_, t)| t.as_str()).collect();
-        let target = Self::column(self.target)?;
-        let sender = Self::column(self.sender)?;
+        let target = self.column(self.target)?;
+        let sender = self.column(self.sender)?;
         let reset = self.reset_pending;
         let updated = self.with_conn("writing the round", |c, s| {
             let k = s.key_params();
@@ -413,6 +496,6 @@ impl SessionStore for PostgresStore {
     }
 
     fn max_seq(&self) -> u64 {
-        MAX_SEQ
+        self.max_seq
     }
 }

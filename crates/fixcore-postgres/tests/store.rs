@@ -228,3 +228,132 @@ fn the_log_writes_quickfixs_log_rows() {
     drop(log);
     assert!(rows(&pg, "event_log").ends_with("|last words\n"));
 }
+
+/// QuickFIX's tables as each release's scripts make them: 1.15.1's
+/// `INTEGER` sequence columns, `BIGINT`, and `NUMERIC` (QuickFIX 1.16 on,
+/// 64-bit numbers). Each is read and written, its numbers bounded by its
+/// type; a value no store of ours could have written, and a column of
+/// another type, are typed errors naming the column.
+#[test]
+fn every_sequence_column_type_quickfix_uses_is_read_and_written() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    for (ty, max) in [
+        ("INTEGER", i32::MAX as u64),
+        ("BIGINT", i64::MAX as u64),
+        ("NUMERIC", i64::MAX as u64),
+    ] {
+        pg.psql(
+            DATABASE,
+            &format!(
+                "DROP TABLE IF EXISTS sessions, messages; \
+                 CREATE TABLE sessions (beginstring CHAR(8) NOT NULL, \
+                 sendercompid VARCHAR(64) NOT NULL, targetcompid VARCHAR(64) NOT NULL, \
+                 session_qualifier VARCHAR(64) NOT NULL, creation_time TIMESTAMP NOT NULL, \
+                 incoming_seqnum {ty} NOT NULL, outgoing_seqnum {ty} NOT NULL, \
+                 PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier)); \
+                 CREATE TABLE messages (beginstring CHAR(8) NOT NULL, \
+                 sendercompid VARCHAR(64) NOT NULL, targetcompid VARCHAR(64) NOT NULL, \
+                 session_qualifier VARCHAR(64) NOT NULL, msgseqnum {ty} NOT NULL, \
+                 message TEXT NOT NULL, PRIMARY KEY (beginstring, sendercompid, targetcompid, \
+                 session_qualifier, msgseqnum)); \
+                 INSERT INTO sessions VALUES ('FIX.4.2', 'ISLD', 'TW', '', now(), 7, 300)"
+            ),
+        );
+        let mut s = PostgresStore::open(&db, key()).unwrap_or_else(|e| panic!("{ty}: {e}"));
+        assert_eq!((s.next_sender_seq(), s.next_target_seq()), (300, 7), "{ty}");
+        assert_eq!(s.max_seq(), max, "{ty}");
+        for seq in 300..=310 {
+            s.save(seq, &msg(seq)).unwrap();
+        }
+        s.set_seqs(311, 9).unwrap();
+        s.flush().unwrap();
+        let again = PostgresStore::open(&db, key()).unwrap();
+        assert_eq!((again.next_sender_seq(), again.next_target_seq()), (311, 9));
+        let mut out = Vec::new();
+        assert!(again.load(305, &mut out).unwrap(), "{ty}");
+        assert_eq!(out, msg(305));
+        assert!(matches!(
+            s.set_seqs(max + 1, 1),
+            Err(StoreError::OutOfRange { .. })
+        ));
+        if ty != "INTEGER" {
+            // Past 2^31 - 1, where 1.15.1 stops: the numbers go on.
+            let big = (1u64 << 40) + 3;
+            s.save(big, &msg(big)).unwrap();
+            s.set_seqs(big + 1, 1 << 33).unwrap();
+            s.flush().unwrap();
+            let again = PostgresStore::open(&db, key()).unwrap();
+            assert_eq!(again.next_sender_seq(), big + 1);
+            assert_eq!(again.next_target_seq(), 1 << 33);
+            let mut out = Vec::new();
+            assert!(again.load(big, &mut out).unwrap());
+            assert_eq!(out, msg(big));
+        }
+        if ty == "NUMERIC" {
+            // QuickFIX's 64-bit unsigned numbers go past what this store
+            // writes: read back, that is refused naming the column.
+            pg.psql(
+                DATABASE,
+                "UPDATE sessions SET outgoing_seqnum = 18446744073709551615",
+            );
+            let e = PostgresStore::open(&db, key()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .contains("sessions.outgoing_seqnum is 18446744073709551615, above"),
+                "{e}"
+            );
+        }
+    }
+    // A column of a type QuickFIX never used.
+    pg.psql(
+        DATABASE,
+        "ALTER TABLE sessions ALTER COLUMN incoming_seqnum TYPE TEXT",
+    );
+    let e = PostgresStore::open(&db, key()).unwrap_err();
+    assert!(
+        matches!(e, StoreError::Backend { .. })
+            && e.to_string()
+                .contains("column sessions.incoming_seqnum is of type text"),
+        "{e}"
+    );
+}
+
+/// A statement the server cancels (`statement_timeout`, here while
+/// another client holds the table locked) is a passing failure: the
+/// flush says `Unavailable`, keeps the round, and the same flush writes
+/// it once the lock is gone.
+#[test]
+fn a_statement_timeout_is_transient() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    pg.psql(
+        DATABASE,
+        &format!("ALTER DATABASE {DATABASE} SET statement_timeout = '200ms'"),
+    );
+    // Opened after: its connection takes the setting.
+    let mut s2 = PostgresStore::open(&db, key()).unwrap();
+    let mut lock = pg.psql_command(
+        DATABASE,
+        "SET statement_timeout = 0; BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; \
+         SELECT pg_sleep(2); COMMIT;",
+    );
+    let locker = std::thread::spawn(move || lock.output().unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    s2.save(1, &msg(1)).unwrap();
+    s2.set_seqs(2, 1).unwrap();
+    let e = s2.flush().unwrap_err();
+    assert!(e.is_transient(), "{e}");
+    assert!(e.to_string().contains("statement timeout"), "{e}");
+    assert_eq!(s2.pending(), 1);
+    assert!(locker.join().unwrap().status.success());
+    s2.flush().unwrap();
+    assert_eq!(
+        pg.psql(DATABASE, "SELECT outgoing_seqnum FROM sessions"),
+        "2\n"
+    );
+}

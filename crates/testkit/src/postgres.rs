@@ -178,25 +178,32 @@ impl Postgres {
     /// Runs `sql` in database `db` with `psql` and returns its unaligned,
     /// tuples-only output (`|` between columns, a line per row).
     pub fn psql(&self, db: &str, sql: &str) -> String {
-        let out = run(Command::new(self.bin.join("psql"))
-            .args([
-                "-X",
-                "-q",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-At",
-                "-h",
-                "127.0.0.1",
-                "-U",
-            ])
-            .arg("postgres")
-            .arg("-p")
-            .arg(self.port.to_string())
-            .arg("-d")
-            .arg(db)
-            .arg("-c")
-            .arg(sql));
+        let out = run(&mut self.psql_command(db, sql));
         String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The `psql` command [`Self::psql`] runs, for a test that runs it
+    /// beside its own work (a client holding a lock, say).
+    pub fn psql_command(&self, db: &str, sql: &str) -> Command {
+        let mut c = Command::new(self.bin.join("psql"));
+        c.args([
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-At",
+            "-h",
+            "127.0.0.1",
+            "-U",
+        ])
+        .arg("postgres")
+        .arg("-p")
+        .arg(self.port.to_string())
+        .arg("-d")
+        .arg(db)
+        .arg("-c")
+        .arg(sql);
+        c
     }
 
     /// The settings lines that point `prefix` (`PostgreSQLStore`,
