@@ -502,7 +502,10 @@ fn quickfix_master_tables_and_statement_timeouts_keep_the_session() {
     // Orders flow; then a client locks the numbers' table for 2 s.
     std::thread::sleep(Duration::from_millis(100));
     let sent = ledger(&log).0.values().filter(|o| o.sent > 0).count() as u64;
-    assert!(sent < SCHEMA_ORDERS / 2, "the orders were nearly done: raise SCHEMA_ORDERS");
+    assert!(
+        sent < SCHEMA_ORDERS / 2,
+        "the orders were nearly done: raise SCHEMA_ORDERS"
+    );
     let locked = pg
         .psql_command(
             DATABASE,

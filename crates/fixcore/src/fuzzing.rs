@@ -215,7 +215,7 @@ pub fn store_files(data: &[u8]) {
     // Half the inputs open for the owner the name says, so stored
     // messages of another session (a typed refusal) are reached too.
     let owner = SessionId::new("FIX.4.4", "A", "B", "");
-    let owner = (data.len() % 2 == 0).then_some(&owner);
+    let owner = data.len().is_multiple_of(2).then_some(&owner);
     if let Ok(s) = FileStore::open(&prefix, Durability::Process, owner) {
         probe(&s);
     }

@@ -383,7 +383,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         if let Some(m) = dynamic.sessions.get_mut(key) {
             return match std::mem::replace(&mut m.state, State::Connected) {
                 State::Free(session) => Ok(Claim {
-                    session,
+                    session: *session,
                     home: Home::Dynamic {
                         route: key.clone(),
                         template: m.template,

@@ -839,11 +839,11 @@ fn sessions_sharing_files_are_refused_naming_both() {
         "{e}"
     );
     // `./store` and `store/` are the same directory.
-    let e = err(&format!(
+    let e = err(
         "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort=1\nBeginString=FIX.4.4\n\n\
          [SESSION]\nSenderCompID=ACC-X\nTargetCompID=Y\nFileStorePath=./store\n\
-         [SESSION]\nSenderCompID=ACC\nTargetCompID=X-Y\nFileStorePath=store/\n"
-    ));
+         [SESSION]\nSenderCompID=ACC\nTargetCompID=X-Y\nFileStorePath=store/\n",
+    );
     assert!(e.contains("would be session"), "{e}");
     // Apart: another directory, or no files at all.
     for ok in [

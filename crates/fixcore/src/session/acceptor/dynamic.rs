@@ -110,8 +110,9 @@ const MAX_COMP_ID: usize = 64;
 
 /// Where a session made at a Logon stands.
 pub(super) enum State<S: SessionStore> {
-    /// Between connections, holding its state in memory.
-    Free(Session<S>),
+    /// Between connections, holding its state in memory (boxed: the
+    /// table's entries are mostly connected ones).
+    Free(Box<Session<S>>),
     /// A connection has it.
     Connected,
 }
@@ -184,7 +185,7 @@ impl<S: SessionStore> Dynamic<S> {
             self.sessions.remove(route);
             drop(session);
         } else if let Some(m) = self.sessions.get_mut(route) {
-            m.state = State::Free(session);
+            m.state = State::Free(Box::new(session));
         }
     }
 }
