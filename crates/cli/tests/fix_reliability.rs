@@ -83,6 +83,31 @@ fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Runs `cmd` (one that is to exit, refusing to start) to its end, within
+/// 30 s: one that runs on instead fails the test rather than hang it.
+fn exits(cmd: &mut Command) -> std::process::Output {
+    use std::process::Stdio;
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(30)) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("{cmd:?} still ran after 30 s instead of refusing to start");
+        }
+    }
+}
+
 fn stderr_of(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("stderr")).unwrap()
 }
@@ -246,11 +271,11 @@ fn two_sessions_on_one_store_are_refused_at_start() {
          [SESSION]\nSenderCompID=ACC\nTargetCompID=X-Y\n",
     )
     .unwrap();
-    let o = perfkit()
-        .current_dir(dir.path())
-        .args(["fix", "acceptor", "a.cfg"])
-        .output()
-        .unwrap();
+    let o = exits(
+        perfkit()
+            .current_dir(dir.path())
+            .args(["fix", "acceptor", "a.cfg"]),
+    );
     let said = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{said}");
     assert!(
@@ -277,11 +302,11 @@ fn two_processes_never_serve_one_store() {
     };
     let mut first = start(d, p1, &cfg(p1), &[]);
     std::fs::write(d.join("second.cfg"), cfg(p2)).unwrap();
-    let o = perfkit()
-        .current_dir(d)
-        .args(["fix", "acceptor", "second.cfg"])
-        .output()
-        .unwrap();
+    let o = exits(
+        perfkit()
+            .current_dir(d)
+            .args(["fix", "acceptor", "second.cfg"]),
+    );
     let said = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{said}");
     assert!(
@@ -458,11 +483,11 @@ fn a_logon_timeout_of_zero_is_refused_at_start() {
         ),
     )
     .unwrap();
-    let o = perfkit()
-        .current_dir(dir.path())
-        .args(["fix", "acceptor", "a.cfg"])
-        .output()
-        .unwrap();
+    let o = exits(
+        perfkit()
+            .current_dir(dir.path())
+            .args(["fix", "acceptor", "a.cfg"]),
+    );
     let said = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{said}");
     assert!(
@@ -503,11 +528,11 @@ fn a_damaged_session_file_is_recovered_and_io_errors_say_so() {
         assert_eq!(std::fs::read_to_string(&session).unwrap(), form);
     }
     std::fs::write(&session, "garbage").unwrap();
-    let o = perfkit()
-        .current_dir(d)
-        .args(["fix", "acceptor", "acceptor.cfg"])
-        .output()
-        .unwrap();
+    let o = exits(
+        perfkit()
+            .current_dir(d)
+            .args(["fix", "acceptor", "acceptor.cfg"]),
+    );
     let said = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{said}");
     assert!(
@@ -526,12 +551,12 @@ fn a_damaged_session_file_is_recovered_and_io_errors_say_so() {
     std::fs::remove_file(&header).unwrap();
     std::fs::create_dir(&header).unwrap();
     for extra in [&[][..], &["--recover-store"][..]] {
-        let o = perfkit()
-            .current_dir(d)
-            .args(["fix", "acceptor", "acceptor.cfg"])
-            .args(extra)
-            .output()
-            .unwrap();
+        let o = exits(
+            perfkit()
+                .current_dir(d)
+                .args(["fix", "acceptor", "acceptor.cfg"])
+                .args(extra),
+        );
         let said = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "{said}");
         assert!(
