@@ -64,6 +64,25 @@ pub fn settings_text(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     if let Ok(s) = crate::settings::Settings::parse(&text) {
         assert!(!s.sessions.is_empty());
+        // No two sessions of a file that was taken name the same files
+        // (compared with only `.` and repeated separators dropped, which
+        // the parser's own comparison also does), and none names them
+        // through a separator or `..`.
+        let mut seen = std::collections::HashSet::new();
+        for x in s.sessions.iter().filter(|x| !x.acceptor_template) {
+            for (what, _, prefix) in x.file_prefixes() {
+                let plain: std::path::PathBuf = prefix.components().collect();
+                assert!(
+                    seen.insert((what, plain)),
+                    "two sessions share {what} files"
+                );
+                let name = prefix.file_name().unwrap_or_default().to_string_lossy();
+                assert!(!name.contains('/') && !name.contains(".."), "{name}");
+            }
+        }
+        for x in &s.sessions {
+            assert!(x.logon_timeout >= 1);
+        }
     }
 }
 

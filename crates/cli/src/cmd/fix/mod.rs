@@ -17,6 +17,7 @@ mod check;
 mod input;
 mod load;
 mod session;
+mod template;
 
 pub use args::{FixArgs, FixBenchArgs};
 pub use bench::{measure, run as bench};
