@@ -118,8 +118,11 @@ fn nightly_cargo() -> Command {
 
 fn ci() -> Result<()> {
     run(cargo().args(["fmt", "--all", "--", "--check"]))?;
+    // --locked: the committed Cargo.lock is what is built, never a fresh
+    // resolution.
     run(cargo().args([
         "clippy",
+        "--locked",
         "--workspace",
         "--all-targets",
         "--",
@@ -137,7 +140,7 @@ fn ci() -> Result<()> {
     // PERFKIT_SKIP_INTEROP is set; ci installed them all above and never
     // skips, even when the caller's environment asks to.
     run(cargo()
-        .args(["test", "--workspace"])
+        .args(["test", "--locked", "--workspace"])
         .env_remove("PERFKIT_SKIP_INTEROP"))?;
     // fixcore's scanner picks the fastest SIMD path at run time, so the run
     // above only exercised this CPU's best one. Capping the pick runs the
@@ -150,7 +153,14 @@ fn ci() -> Result<()> {
     // other two reuse that build.
     for cap in ["avx512", "avx2", "scalar"] {
         run(cargo()
-            .args(["test", "-p", "fixcore", "--features", "scan-cap-env"])
+            .args([
+                "test",
+                "--locked",
+                "-p",
+                "fixcore",
+                "--features",
+                "scan-cap-env",
+            ])
             .env("FIXCORE_SCAN", cap)
             .env_remove("PERFKIT_SKIP_INTEROP"))?;
     }

@@ -290,7 +290,7 @@ fn build_szip(out: &Path) -> Result<()> {
     }
     super::run(
         super::cargo()
-            .args(["build", "--release", "--manifest-path"])
+            .args(["build", "--locked", "--release", "--manifest-path"])
             .arg(manifest)
             .arg("--target-dir")
             .arg(&target),
@@ -316,7 +316,7 @@ pub fn check_szip() -> Result<()> {
     )?;
     let dev = |step: &str| {
         let mut c = super::cargo();
-        c.args([step, "--manifest-path"])
+        c.args([step, "--locked", "--manifest-path"])
             .arg(manifest)
             .arg("--target-dir")
             .arg(&target);
