@@ -83,11 +83,15 @@ fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
-/// Runs `cmd` (one that is to exit, refusing to start) to its end, within
-/// 30 s: one that runs on instead fails the test rather than hang it.
-fn exits(cmd: &mut Command) -> std::process::Output {
+/// Runs `perfkit fix acceptor CFG ARGS...` in `dir`, which is to refuse
+/// to start: its stderr, once it exited with 1 (within 30 s; one that runs
+/// on fails the test rather than hang it).
+fn refused(dir: &Path, cfg: &str, args: &[&str]) -> String {
     use std::process::Stdio;
-    let child = cmd
+    let child = perfkit()
+        .current_dir(dir)
+        .args(["fix", "acceptor", cfg])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -98,14 +102,17 @@ fn exits(cmd: &mut Command) -> std::process::Output {
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
-    match rx.recv_timeout(Duration::from_secs(30)) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // SAFETY: kill(2) on our own child's pid.
-            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-            panic!("{cmd:?} still ran after 30 s instead of refusing to start");
-        }
-    }
+    let Ok(out) = rx.recv_timeout(Duration::from_secs(30)) else {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        panic!(
+            "perfkit fix acceptor {cfg} {args:?} still ran after 30 s instead of refusing to start"
+        );
+    };
+    let out = out.unwrap();
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    said
 }
 
 fn stderr_of(dir: &Path) -> String {
@@ -271,13 +278,7 @@ fn two_sessions_on_one_store_are_refused_at_start() {
          [SESSION]\nSenderCompID=ACC\nTargetCompID=X-Y\n",
     )
     .unwrap();
-    let o = exits(
-        perfkit()
-            .current_dir(dir.path())
-            .args(["fix", "acceptor", "a.cfg"]),
-    );
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{said}");
+    let said = refused(dir.path(), "a.cfg", &[]);
     assert!(
         said.contains("line 11: session FIX.4.4:ACC->X-Y's store files")
             && said.contains("would be session FIX.4.4:ACC-X->Y's too (line 7)"),
@@ -302,13 +303,7 @@ fn two_processes_never_serve_one_store() {
     };
     let mut first = start(d, p1, &cfg(p1), &[]);
     std::fs::write(d.join("second.cfg"), cfg(p2)).unwrap();
-    let o = exits(
-        perfkit()
-            .current_dir(d)
-            .args(["fix", "acceptor", "second.cfg"]),
-    );
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{said}");
+    let said = refused(d, "second.cfg", &[]);
     assert!(
         said.contains(
             "store/FIX.4.4-ISLD-TW.body: the store is held by another session or process"
@@ -483,13 +478,7 @@ fn a_logon_timeout_of_zero_is_refused_at_start() {
         ),
     )
     .unwrap();
-    let o = exits(
-        perfkit()
-            .current_dir(dir.path())
-            .args(["fix", "acceptor", "a.cfg"]),
-    );
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{said}");
+    let said = refused(dir.path(), "a.cfg", &[]);
     assert!(
         said.contains("line 5: bad value \"0\" for LogonTimeout: must be at least 1 second"),
         "{said}"
@@ -528,13 +517,7 @@ fn a_damaged_session_file_is_recovered_and_io_errors_say_so() {
         assert_eq!(std::fs::read_to_string(&session).unwrap(), form);
     }
     std::fs::write(&session, "garbage").unwrap();
-    let o = exits(
-        perfkit()
-            .current_dir(d)
-            .args(["fix", "acceptor", "acceptor.cfg"]),
-    );
-    let said = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{said}");
+    let said = refused(d, "acceptor.cfg", &[]);
     assert!(
         said.contains("FIX.4.4-ISLD-TW.session") && said.contains("--recover-store"),
         "{said}"
@@ -551,14 +534,7 @@ fn a_damaged_session_file_is_recovered_and_io_errors_say_so() {
     std::fs::remove_file(&header).unwrap();
     std::fs::create_dir(&header).unwrap();
     for extra in [&[][..], &["--recover-store"][..]] {
-        let o = exits(
-            perfkit()
-                .current_dir(d)
-                .args(["fix", "acceptor", "acceptor.cfg"])
-                .args(extra),
-        );
-        let said = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{said}");
+        let said = refused(d, "acceptor.cfg", extra);
         assert!(
             said.contains("FIX.4.4-ISLD-TW.header: I/O error (open): Is a directory"),
             "{said}"

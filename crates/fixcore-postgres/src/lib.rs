@@ -49,53 +49,8 @@ pub mod store;
 pub use log::PostgresLog;
 pub use store::PostgresStore;
 
-use fixcore::settings::SessionSettings;
-
 /// Which session a row belongs to: the four columns that key every
-/// QuickFIX table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionKey {
-    /// `beginstring` (`FIX.4.2`, `FIXT.1.1`).
-    pub begin_string: String,
-    /// `sendercompid`: our CompID.
-    pub sender_comp_id: String,
-    /// `targetcompid`: the counterparty's.
-    pub target_comp_id: String,
-    /// `session_qualifier`; empty when the session has none.
-    pub session_qualifier: String,
-}
-
-impl SessionKey {
-    /// The key of a session with these identities.
-    pub fn new(begin: &str, sender: &str, target: &str, qualifier: &str) -> SessionKey {
-        SessionKey {
-            begin_string: begin.into(),
-            sender_comp_id: sender.into(),
-            target_comp_id: target.into(),
-            session_qualifier: qualifier.into(),
-        }
-    }
-
-    /// The key of session `s` of a settings file.
-    pub fn of(s: &SessionSettings) -> SessionKey {
-        SessionKey::new(
-            s.begin_string.as_str(),
-            &s.sender_comp_id,
-            &s.target_comp_id,
-            &s.session_qualifier,
-        )
-    }
-
-    /// `FIX.4.2:ISLD->TW`, as fixcore names sessions.
-    pub fn id(&self) -> String {
-        let mut s = format!(
-            "{}:{}->{}",
-            self.begin_string, self.sender_comp_id, self.target_comp_id
-        );
-        if !self.session_qualifier.is_empty() {
-            s.push(':');
-            s.push_str(&self.session_qualifier);
-        }
-        s
-    }
-}
+/// QuickFIX table (`beginstring`, `sendercompid`, `targetcompid`,
+/// `session_qualifier`), which are fixcore's
+/// [`SessionId`](fixcore::session::id::SessionId)'s.
+pub use fixcore::session::id::SessionId as SessionKey;

@@ -786,7 +786,7 @@ impl Settings {
             heartbeats: true,
         });
         let mut out: Vec<SessionSettings> = Vec::with_capacity(sessions.len());
-        let mut claims = Claims::default();
+        let mut files = crate::session::id::SessionFiles::new();
         for (line, own) in sessions {
             let mut merged = default.clone();
             merged.extend(own);
@@ -799,7 +799,7 @@ impl Settings {
                     id,
                 });
             }
-            claims.claim(&s, &out)?;
+            claim_files(&mut files, &s, &out)?;
             // One listener serves every acceptor session of a port, so
             // they must agree on how it is made.
             if s.connection_type == ConnectionType::Acceptor
@@ -829,53 +829,31 @@ impl Settings {
     }
 }
 
-/// The store and log files each session of a file names, kept apart by
-/// kind (a store's and a log's files never share a name).
-#[derive(Default)]
-struct Claims {
-    store: crate::session::id::FileClaims,
-    log: crate::session::id::FileClaims,
-}
-
-impl Claims {
-    /// Claims session `s`'s files; refused when one of `earlier` (the
-    /// sessions read before it) already names them. Templates name no
-    /// files until a Logon gives them CompIDs; the acceptor checks those
-    /// then.
-    fn claim(
-        &mut self,
-        s: &SessionSettings,
-        earlier: &[SessionSettings],
-    ) -> Result<(), SettingsError> {
-        use crate::session::id::SessionId;
-        if s.acceptor_template {
-            return Ok(());
-        }
-        let id = SessionId::of(s);
-        for (what, key, prefix) in s.file_prefixes() {
-            let claims = if what == "store" {
-                &mut self.store
-            } else {
-                &mut self.log
-            };
-            if let Err((path, other)) = claims.claim(&id, std::slice::from_ref(&prefix)) {
-                let first = earlier
-                    .iter()
-                    .find(|p| SessionId::of(p) == other)
-                    .map_or(0, |p| p.line);
-                return Err(SettingsError::SharedFiles {
-                    line: s.line,
-                    first,
-                    id: id.to_string(),
-                    other: other.to_string(),
-                    what,
-                    path: path.display().to_string(),
-                    key,
-                });
-            }
-        }
-        Ok(())
+/// Claims session `s`'s store and log files in `files`; refused when
+/// one of `earlier` (the sessions read before it) already names them.
+/// Templates name no files until a Logon gives them CompIDs; the acceptor
+/// checks those then.
+fn claim_files(
+    files: &mut crate::session::id::SessionFiles,
+    s: &SessionSettings,
+    earlier: &[SessionSettings],
+) -> Result<(), SettingsError> {
+    use crate::session::id::SessionId;
+    if s.acceptor_template {
+        return Ok(());
     }
+    files.claim(s).map_err(|shared| SettingsError::SharedFiles {
+        line: s.line,
+        first: earlier
+            .iter()
+            .find(|p| SessionId::of(p) == *shared.owner)
+            .map_or(0, |p| p.line),
+        id: SessionId::of(s).to_string(),
+        other: shared.owner.to_string(),
+        what: shared.what,
+        path: shared.path.display().to_string(),
+        key: shared.key,
+    })
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub struct SessionId {
     /// The counterparty's: TargetCompID(56) of what we send.
     pub target_comp_id: String,
     /// `SessionQualifier`; empty when there is none.
-    pub qualifier: String,
+    pub session_qualifier: String,
 }
 
 impl SessionId {
@@ -29,7 +29,7 @@ impl SessionId {
             begin_string: begin_string.into(),
             sender_comp_id: sender.into(),
             target_comp_id: target.into(),
-            qualifier: qualifier.into(),
+            session_qualifier: qualifier.into(),
         }
     }
 
@@ -52,11 +52,19 @@ impl SessionId {
             "{}-{}-{}",
             self.begin_string, self.sender_comp_id, self.target_comp_id
         );
-        if !self.qualifier.is_empty() {
+        if !self.session_qualifier.is_empty() {
             name.push('-');
-            name.push_str(&self.qualifier);
+            name.push_str(&self.session_qualifier);
         }
         name
+    }
+}
+
+impl SessionId {
+    /// `BeginString:SenderCompID->TargetCompID[:Qualifier]`, as
+    /// [`Display`](fmt::Display) writes it.
+    pub fn id(&self) -> String {
+        self.to_string()
     }
 }
 
@@ -69,8 +77,8 @@ impl fmt::Display for SessionId {
             "{}:{}->{}",
             self.begin_string, self.sender_comp_id, self.target_comp_id
         )?;
-        if !self.qualifier.is_empty() {
-            write!(f, ":{}", self.qualifier)?;
+        if !self.session_qualifier.is_empty() {
+            write!(f, ":{}", self.session_qualifier)?;
         }
         Ok(())
     }
@@ -129,6 +137,96 @@ impl FileClaims {
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
         self.owners.is_empty()
+    }
+}
+
+/// The store and log files of one engine's sessions, each kind claimed
+/// apart (a store's and a log's files never share a name).
+#[derive(Debug, Default, Clone)]
+pub struct SessionFiles {
+    store: FileClaims,
+    log: FileClaims,
+}
+
+/// Files a session would share with another session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedFiles {
+    /// `store` or `log`.
+    pub what: &'static str,
+    /// The settings key choosing their directory.
+    pub key: &'static str,
+    /// The prefix the files' names share.
+    pub path: PathBuf,
+    /// The session whose files they are (boxed: the error travels in
+    /// `Result`s that are mostly `Ok`).
+    pub owner: Box<SessionId>,
+}
+
+impl fmt::Display for SharedFiles {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "its {} files ({}.*) are session {}'s",
+            self.what,
+            self.path.display(),
+            self.owner
+        )
+    }
+}
+
+impl SessionFiles {
+    /// No files claimed.
+    pub fn new() -> SessionFiles {
+        SessionFiles::default()
+    }
+
+    /// Which of session `s`'s files another session's already are.
+    pub fn check(&self, s: &SessionSettings) -> Result<(), SharedFiles> {
+        let id = SessionId::of(s);
+        for (what, key, prefix) in s.file_prefixes() {
+            if let Some((path, owner)) = self
+                .of_kind(what)
+                .conflict(&id, std::slice::from_ref(&prefix))
+            {
+                return Err(SharedFiles {
+                    what,
+                    key,
+                    path: path.to_path_buf(),
+                    owner: Box::new(owner.clone()),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Records session `s`'s files as its own, unless one of them is
+    /// another session's (then nothing is recorded).
+    pub fn claim(&mut self, s: &SessionSettings) -> Result<(), SharedFiles> {
+        self.check(s)?;
+        let id = SessionId::of(s);
+        for (what, _, prefix) in s.file_prefixes() {
+            let claimed = self
+                .of_kind_mut(what)
+                .claim(&id, std::slice::from_ref(&prefix));
+            debug_assert!(claimed.is_ok(), "checked above");
+        }
+        Ok(())
+    }
+
+    fn of_kind(&self, what: &str) -> &FileClaims {
+        if what == "store" {
+            &self.store
+        } else {
+            &self.log
+        }
+    }
+
+    fn of_kind_mut(&mut self, what: &str) -> &mut FileClaims {
+        if what == "store" {
+            &mut self.store
+        } else {
+            &mut self.log
+        }
     }
 }
 

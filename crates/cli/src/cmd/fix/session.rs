@@ -21,12 +21,12 @@ use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
 use fixcore::session::acceptor::{Acceptor, Taken};
 
-use super::template::{Claims, made_from, template};
+use super::template::{made_from, template};
 use fixcore::session::app::{Application, Delivered, Log};
 use fixcore::session::app::{Echo, Exchange, Orders};
 use fixcore::session::connection::{self, ConnectionError, Options, Transport};
 use fixcore::session::file_log::FileLog;
-use fixcore::session::id::SessionId;
+use fixcore::session::id::{SessionFiles, SessionId};
 use fixcore::session::machine::{Config, Session, SessionError};
 use fixcore::session::store::{
     AnyStore, FileStore, MemoryStore, SessionStore, StoreError, journal,
@@ -538,13 +538,13 @@ pub fn acceptor(engine: Engine) -> Result<ExitCode> {
     // The files every configured session names, so a session made at a
     // Logon is never given one of them (Settings::parse has kept the
     // configured ones apart).
-    let claims = Arc::new(Mutex::new(Claims::default()));
+    let claims = Arc::new(Mutex::new(SessionFiles::new()));
     for (s, _) in &sessions {
         claims
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .claim(s)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", engine.settings.display()))?;
+            .map_err(|e| anyhow::anyhow!("{}: {}: {e}", engine.settings.display(), s.id()))?;
     }
     let made = templates
         .iter()
