@@ -256,6 +256,10 @@ impl<S: SessionStore + Send> Acceptor<S> {
                 // From the end, so that swap_remove only moves entries
                 // already looked at; waiting[i]'s readiness is ready[i + 1]
                 // (ready[0] is the listener; new arrivals have none yet).
+                // A connection closed to make room above moved the last
+                // one into its place, which may read a readiness not its
+                // own: reads never block, and poll reports a ready one
+                // again next round.
                 for i in (0..waiting.len()).rev() {
                     let verdict = if ready.get(i + 1).copied().unwrap_or(false) {
                         waiting[i].read(logon_limit(opts))
