@@ -14,6 +14,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// One test of this file at a time: each starts engines, floods them with
+/// connections or runs one under a descriptor limit, and in a CI run the
+/// first Logon of one, beside another, once met a reset that neither
+/// shows alone.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn perfkit() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfkit"))
 }
@@ -147,6 +157,7 @@ const TIMES: &str = "StartTime=00:00:00\nEndTime=00:00:00\n";
 /// configured stores changes, and BANK carries on at its own numbers.
 #[test]
 fn a_stranger_never_gets_a_configured_sessions_store() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
@@ -228,6 +239,7 @@ fn a_stranger_never_gets_a_configured_sessions_store() {
 /// they were.
 #[test]
 fn after_a_restart_the_store_itself_refuses_a_stranger() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
@@ -269,6 +281,7 @@ fn after_a_restart_the_store_itself_refuses_a_stranger() {
 /// not start, and says which two sections.
 #[test]
 fn two_sessions_on_one_store_are_refused_at_start() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("a.cfg"),
@@ -292,6 +305,7 @@ fn two_sessions_on_one_store_are_refused_at_start() {
 /// start, naming the file; once the first is gone, it starts.
 #[test]
 fn two_processes_never_serve_one_store() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let (p1, p2) = (free_port(), free_port());
@@ -329,6 +343,7 @@ fn two_processes_never_serve_one_store() {
 /// the configured counterparty logs on throughout.
 #[test]
 fn logon_floods_cost_nothing_and_dynamic_sessions_are_capped() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
@@ -403,6 +418,7 @@ fn logon_floods_cost_nothing_and_dynamic_sessions_are_capped() {
 /// floods its log, and the configured counterparty still logs on.
 #[test]
 fn out_of_descriptors_the_acceptor_degrades_and_never_spins() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
@@ -469,6 +485,7 @@ fn out_of_descriptors_the_acceptor_degrades_and_never_spins() {
 /// Logon, stops the acceptor at start naming the line.
 #[test]
 fn a_logon_timeout_of_zero_is_refused_at_start() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("a.cfg"),
@@ -490,6 +507,7 @@ fn a_logon_timeout_of_zero_is_refused_at_start() {
 /// as one, with the path and the OS's words, and no such hint.
 #[test]
 fn a_damaged_session_file_is_recovered_and_io_errors_say_so() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
@@ -500,7 +518,7 @@ fn a_damaged_session_file_is_recovered_and_io_errors_say_so() {
     {
         let mut acc = start(d, port, &cfg, &[]);
         let (c, answer) = logon(port, "TW", "ISLD", 1, "");
-        assert!(answer.is_some());
+        assert!(answer.is_some(), "{}", stderr_of(d));
         logout(c, "TW", "ISLD", 2);
         // SAFETY: kill(2) on our own child's pid.
         assert_eq!(unsafe { libc::kill(acc.id() as i32, libc::SIGINT) }, 0);
