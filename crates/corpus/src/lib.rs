@@ -10,6 +10,8 @@
 //! assert_eq!(json, perfkit_corpus::generate(perfkit_corpus::Kind::Json, 4096, 7).unwrap());
 //! ```
 
+#![forbid(unsafe_code)]
+
 use std::io::Write;
 
 use anyhow::Result;
