@@ -49,17 +49,17 @@
 //!   cursor, so a resend of a long range reads the header once, in order.
 
 mod meta;
+mod part;
 mod scan;
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{Durability, SessionStore, StoreError};
 use crate::session::id::SessionId;
 use meta::{creation_stamp, read_seqnums, read_session, seqnums_text, write_whole};
+use part::Part;
 use scan::{highest_seq_in, map_of, scan};
 
 /// The largest sequence number the store writes: QuickFIX 1.15.1 reads
@@ -71,94 +71,6 @@ pub const STRIDE: u64 = 1024;
 
 /// Bytes read from a file at a time while scanning it.
 const SCAN: usize = 64 << 10;
-
-/// One of the four files.
-#[derive(Debug)]
-struct Part {
-    path: PathBuf,
-    file: File,
-}
-
-/// The path of the store file `prefix.ext`.
-fn path_of(prefix: &Path, ext: &str) -> PathBuf {
-    let mut name = prefix.as_os_str().to_owned();
-    name.push(".");
-    name.push(ext);
-    PathBuf::from(name)
-}
-
-impl Part {
-    fn open(prefix: &Path, ext: &str) -> Result<Part, StoreError> {
-        let path = path_of(prefix, ext);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|source| StoreError::Io {
-                path: path.clone(),
-                op: "open",
-                source,
-            })?;
-        Ok(Part { path, file })
-    }
-
-    /// Takes the store's exclusive lock (`flock`) on this file, held
-    /// until every descriptor of this opening is closed; another opening,
-    /// in this process or another, is refused.
-    fn lock(&self) -> Result<(), StoreError> {
-        match self.file.try_lock() {
-            Ok(()) => Ok(()),
-            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked {
-                path: self.path.clone(),
-            }),
-            Err(std::fs::TryLockError::Error(e)) => Err(self.io("flock")(e)),
-        }
-    }
-
-    fn io(&self, op: &'static str) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-        move |source| StoreError::Io {
-            path: self.path.clone(),
-            op,
-            source,
-        }
-    }
-
-    fn len(&self) -> Result<u64, StoreError> {
-        Ok(self.file.metadata().map_err(self.io("stat"))?.len())
-    }
-
-    fn write_at(&self, bytes: &[u8], at: u64) -> Result<(), StoreError> {
-        self.file.write_all_at(bytes, at).map_err(self.io("write"))
-    }
-
-    fn read_at(&self, buf: &mut [u8], at: u64) -> Result<usize, StoreError> {
-        loop {
-            match self.file.read_at(buf, at) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                r => return r.map_err(self.io("read")),
-            }
-        }
-    }
-
-    fn truncate(&self, len: u64) -> Result<(), StoreError> {
-        self.file.set_len(len).map_err(self.io("truncate"))
-    }
-
-    fn sync(&self) -> Result<(), StoreError> {
-        self.file.sync_data().map_err(self.io("fdatasync"))
-    }
-
-    fn corrupt(&self, offset: u64, record: String, why: String) -> StoreError {
-        StoreError::Corrupt {
-            path: self.path.clone(),
-            offset,
-            record,
-            why,
-        }
-    }
-}
 
 /// One `.header` entry: message `seq` is `size` bytes at `offset` of the
 /// body.
