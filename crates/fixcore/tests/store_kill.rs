@@ -80,8 +80,17 @@ fn killed_writer_resumes_from_disk() {
     let mut out = Vec::new();
     for seq in 1..next {
         out.clear();
-        assert!(s.load(seq, &mut out).unwrap(), "seq {seq} lost");
-        assert_eq!(out, message(seq), "seq {seq}");
+        let found = s.load(seq, &mut out).unwrap();
+        // Past the last acknowledged number, a death between writing the
+        // body and its header entry leaves a number that is not reused
+        // (the open skips past it) but has no entry to resend from.
+        assert!(
+            found || seq > acked,
+            "seq {seq} lost (acknowledged {acked})"
+        );
+        if found {
+            assert_eq!(out, message(seq), "seq {seq}");
+        }
     }
 }
 
