@@ -39,16 +39,10 @@ const PEERS: &[Peer] = &[
     },
 ];
 
-/// Where peers go: `$PERFKIT_PEERS_DIR` when set (where perfkit then looks
-/// for them too), else `peers/` in cargo's target directory.
+/// Where peers go: [`perfkit_peers::install_dir`], the one rule perfkit
+/// also finds them by.
 pub fn dir() -> PathBuf {
-    if let Some(d) = std::env::var_os(perfkit_peers::DIR_ENV) {
-        return PathBuf::from(d);
-    }
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("target"))
-        .join("peers")
+    perfkit_peers::install_dir()
 }
 
 /// Builds the peers named in `only` (all when empty).

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, sync_channel};
 use std::sync::{Arc, Condvar, Mutex};
@@ -18,35 +18,9 @@ use std::time::{Duration, Instant};
 // The names live in their own dependency-free crate so xtask shares them
 // without building this one.
 pub use perfkit_peers::{
-    DIR_ENV, QUICKFIX, QUICKFIX_DICTIONARY, QUICKFIX_SESSION, QUICKFIX_VERSION_FILE, SZIP,
+    DIR_ENV, QUICKFIX, QUICKFIX_DICTIONARY, QUICKFIX_SESSION, QUICKFIX_VERSION_FILE, SZIP, dir,
+    locate,
 };
-
-/// The directory peers are looked up in: `$PERFKIT_PEERS_DIR` if set, else
-/// `peers/` beside the profile directory of the running binary
-/// (`target/release/perfkit` → `target/peers/`), which is where
-/// `cargo xtask peers` puts them.
-pub fn dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os(DIR_ENV) {
-        return Some(PathBuf::from(d));
-    }
-    let exe = std::env::current_exe().ok()?;
-    // Test binaries live one level deeper (target/debug/deps/…).
-    exe.ancestors()
-        .skip(1)
-        .take(3)
-        .map(|a| a.join("peers"))
-        .find(|p| p.is_dir())
-}
-
-/// The path of peer program `name`, if it has been built.
-pub fn locate(name: &str) -> Option<PathBuf> {
-    locate_in(&dir()?, name)
-}
-
-fn locate_in(dir: &Path, name: &str) -> Option<PathBuf> {
-    let p = dir.join(name);
-    p.is_file().then_some(p)
-}
 
 /// Why a peer could not be measured (rendered as a note in the report), as
 /// opposed to a failure of a peer that had started measuring (an error).
@@ -399,16 +373,6 @@ fn read_lines(out: ChildStdout, tx: &SyncSender<std::io::Result<Vec<u8>>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn finds_only_built_files() {
-        let d = tempfile::tempdir().unwrap();
-        assert_eq!(locate_in(d.path(), QUICKFIX), None);
-        std::fs::write(d.path().join(QUICKFIX), b"").unwrap();
-        assert_eq!(locate_in(d.path(), QUICKFIX), Some(d.path().join(QUICKFIX)));
-        std::fs::create_dir(d.path().join("dir")).unwrap();
-        assert_eq!(locate_in(d.path(), "dir"), None);
-    }
 
     fn sh(script: &str) -> Command {
         let mut c = Command::new("/bin/sh");

@@ -46,6 +46,49 @@ pub const LOAD_FLOOR: &str = "fixload-floor";
 /// The environment variable that overrides the peer directory.
 pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";
 
+/// Where `cargo xtask peers` installs the peers: `$PERFKIT_PEERS_DIR` when
+/// set, else `peers/` in cargo's target directory (`$CARGO_TARGET_DIR`, or
+/// `target` under the current directory, the workspace root).
+pub fn install_dir() -> std::path::PathBuf {
+    if let Some(d) = std::env::var_os(DIR_ENV) {
+        return d.into();
+    }
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| "target".into())
+        .join("peers")
+}
+
+/// Where a running program finds the peers: `$PERFKIT_PEERS_DIR` if set,
+/// else the `peers/` directory [`install_dir`] made beside the profile
+/// directory of the running program (`target/release/perfkit` →
+/// `target/peers/`; test binaries are one level deeper, in `deps/`).
+///
+/// The one use of the running program's path in a library: it finds
+/// files beside the program and never runs it.
+pub fn dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os(DIR_ENV) {
+        return Some(d.into());
+    }
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .take(3)
+        .map(|a| a.join("peers"))
+        .find(|p| p.is_dir())
+}
+
+/// The path of peer program `name`, if it has been built.
+pub fn locate(name: &str) -> Option<std::path::PathBuf> {
+    locate_in(&dir()?, name)
+}
+
+/// The path of peer program `name` in `dir`, if it is a file there.
+pub fn locate_in(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    let p = dir.join(name);
+    p.is_file().then_some(p)
+}
+
 /// The newest PostgreSQL server directory, `/usr/lib/postgresql/*/bin`
 /// holding `initdb` and `pg_ctl` (Debian's layout), or `None` when no
 /// server is installed: the fix bench's PostgreSQL row and the tests
@@ -62,4 +105,21 @@ pub fn postgres_bin() -> Option<std::path::PathBuf> {
         .collect();
     found.sort();
     found.pop().map(|(_, b)| b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_only_built_files() {
+        let d = std::env::temp_dir().join(format!("perfkit-peers-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        assert_eq!(locate_in(&d, QUICKFIX), None);
+        std::fs::write(d.join(QUICKFIX), b"").unwrap();
+        assert_eq!(locate_in(&d, QUICKFIX), Some(d.join(QUICKFIX)));
+        std::fs::create_dir(d.join("dir")).unwrap();
+        assert_eq!(locate_in(&d, "dir"), None);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

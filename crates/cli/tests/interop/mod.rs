@@ -50,7 +50,7 @@ pub fn corpus(dir: &Path, large: bool) -> Vec<std::path::PathBuf> {
 /// `PERFKIT_SKIP_INTEROP=1` is `None` with a skip notice. `needs` names
 /// what its build needs besides cargo, if anything.
 pub fn peer(name: &str, needs: &str) -> Option<PathBuf> {
-    let found = perfkit_bench::peer::locate(name);
+    let found = perfkit_peers::locate(name);
     gate::available(
         found.is_some(),
         &format!("the peer program {name}"),

@@ -60,7 +60,7 @@ pub fn measure(engine: &Connect, load: &Settings, json: bool) -> Result<Swept> {
     super::cap_scan_path()?;
     let mut sweep = Sweep::new("fix load", load);
     let bar = super::super::progress(None, json);
-    let floor_program = perfkit_bench::peer::locate(perfkit_peers::LOAD_FLOOR);
+    let floor_program = perfkit_peers::locate(perfkit_peers::LOAD_FLOOR);
     for &rate in &load.rates {
         // Fresh sessions for each run: each logs on anew.
         let targets = targets(&engine.settings, engine.sessions)?;
