@@ -16,7 +16,9 @@ use anyhow::{Context, Result, bail};
 use zstdkit::Recipe;
 
 use perfkit_corpus as corpus;
-use perfkit_measure::child::{self, Usage};
+use perfkit_measure::child::{self, Spawner, Usage};
+
+use crate::invocation::{Invocation, Launcher};
 use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
 
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
@@ -105,8 +107,8 @@ impl Work {
 }
 
 /// Runs a process side once and records it.
-fn process(side: &mut Side, cmd: &mut Command) -> Result<()> {
-    side.push(child::run_isolated(cmd)?);
+fn process(spawner: &mut Spawner, side: &mut Side, cmd: &mut Command) -> Result<()> {
+    side.push(spawner.run(cmd)?);
     Ok(())
 }
 
@@ -211,9 +213,13 @@ fn fix_message(seq: usize) -> Vec<u8> {
 
 /// Measures every command case into a report whose one section is
 /// "process vs library vs peer". `search_batch` is the batch size of
-/// `perfkit betree search`, so the library side searches as the command does.
-pub fn measure(search_batch: usize) -> Result<Report> {
-    let exe = std::env::current_exe().context("finding this program to run its commands")?;
+/// `perfkit betree search`, so the library side searches as the command does;
+/// `perfkit` spells the commands and `spawner` starts the measured ones.
+pub fn measure(
+    search_batch: usize,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<Report> {
     let dir = tempfile::tempdir().context("creating a scratch directory")?;
     let d = dir.path();
     let mut report = Report::new("bench commands");
@@ -229,10 +235,13 @@ pub fn measure(search_batch: usize) -> Result<Report> {
     let recipe = Recipe::Balanced;
     let frame = d.join("corpus.bin.zst");
     child::run(
-        Command::new(&exe)
-            .args(["compress", "-f", "--recipe", "balanced", "-o"])
-            .arg(&frame)
-            .arg(&input)
+        perfkit
+            .command(&Invocation::Compress {
+                input: &input,
+                recipe,
+                threads: None,
+                output: Some(&frame),
+            })
             .stdin(Stdio::null())
             .stdout(Stdio::null()),
     )?;
@@ -246,16 +255,21 @@ pub fn measure(search_batch: usize) -> Result<Report> {
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
     for _ in 0..RUNS {
         process(
+            spawner,
             &mut ours,
-            Command::new(&exe)
-                .args(["compress", "-c", "--recipe", "balanced"])
-                .arg(&input),
+            &mut perfkit.command(&Invocation::Compress {
+                input: &input,
+                recipe,
+                threads: None,
+                output: None,
+            }),
         )?;
         library(&mut lib, || {
             crate::zstd::compress_file(&input, recipe.params()).map(drop)
         })?;
         if have_zstd {
             process(
+                spawner,
                 &mut peer,
                 Command::new("zstd").args(zstd_args(
                     &["-q", "-c", "--ultra", &level, &strategy, "--single-thread"],
@@ -277,8 +291,9 @@ pub fn measure(search_batch: usize) -> Result<Report> {
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
     for _ in 0..RUNS {
         process(
+            spawner,
             &mut ours,
-            Command::new(&exe).args(["decompress", "-c"]).arg(&frame),
+            &mut perfkit.command(&Invocation::Decompress { input: &frame }),
         )?;
         library(&mut lib, || {
             let n = crate::zstd::decompress_file(&frame)?;
@@ -289,6 +304,7 @@ pub fn measure(search_batch: usize) -> Result<Report> {
         })?;
         if have_zstd {
             process(
+                spawner,
                 &mut peer,
                 Command::new("zstd").args(zstd_args(&["-q", "-d", "-c"], &frame)),
             )?;
@@ -315,8 +331,9 @@ pub fn measure(search_batch: usize) -> Result<Report> {
     let (mut ours, mut lib) = (Side::default(), Side::default());
     for _ in 0..RUNS {
         process(
+            spawner,
             &mut ours,
-            Command::new(&exe).args(["fix", "check"]).arg(&fix_file),
+            &mut perfkit.command(&Invocation::FixCheck { input: &fix_file }),
         )?;
         library(&mut lib, || {
             let mut parser = fixcore::parse::Parser::new();
@@ -341,20 +358,23 @@ pub fn measure(search_batch: usize) -> Result<Report> {
     // betree search of a generated workload.
     let exprs = d.join("exprs.txt");
     let events = d.join("events.txt");
-    let n = |x: usize| x.to_string();
     child::run(
-        Command::new(&exe)
-            .args(["betree", "gen-exprs", "--params", &n(BETREE_PARAMS)])
-            .args(["--count", &n(BETREE_EXPRS), "-o"])
-            .arg(&exprs)
+        perfkit
+            .command(&Invocation::BetreeExpressions {
+                params: BETREE_PARAMS,
+                count: BETREE_EXPRS,
+                output: &exprs,
+            })
             .stdin(Stdio::null())
             .stdout(Stdio::null()),
     )?;
     child::run(
-        Command::new(&exe)
-            .args(["betree", "gen-events", "--params", &n(BETREE_PARAMS)])
-            .args(["--count", &n(BETREE_EVENTS), "-o"])
-            .arg(&events)
+        perfkit
+            .command(&Invocation::BetreeEvents {
+                params: BETREE_PARAMS,
+                count: BETREE_EVENTS,
+                output: &events,
+            })
             .stdin(Stdio::null())
             .stdout(Stdio::null()),
     )?;
@@ -376,18 +396,16 @@ pub fn measure(search_batch: usize) -> Result<Report> {
     let no_events = d.join("no-events.txt");
     std::fs::write(&no_events, b"").context("writing an empty event file")?;
     let search = |events: &Path| {
-        let mut c = Command::new(&exe);
-        c.args(["betree", "search", "--exprs"])
-            .arg(&exprs)
-            .arg("--events")
-            .arg(events)
-            .args(["-o", "/dev/null"]);
-        c
+        perfkit.command(&Invocation::BetreeSearch {
+            exprs: &exprs,
+            events,
+            output: Path::new("/dev/null"),
+        })
     };
     let (mut ours, mut build, mut lib) = (Side::default(), Side::default(), Side::default());
     for _ in 0..RUNS {
-        process(&mut ours, &mut search(&events))?;
-        process(&mut build, &mut search(&no_events))?;
+        process(spawner, &mut ours, &mut search(&events))?;
+        process(spawner, &mut build, &mut search(&no_events))?;
         // As the command searches: in batches of its batch size.
         library(&mut lib, || {
             for batch in evs.chunks(search_batch) {
@@ -414,15 +432,21 @@ pub fn measure(search_batch: usize) -> Result<Report> {
         // writes a new one, like the peer's.
         let _ = std::fs::remove_file(&archive);
         process(
+            spawner,
             &mut ours,
-            Command::new(&exe)
-                .args(["zip", "-q", "-6", "corpus.zip", "corpus.bin"])
+            perfkit
+                .command(&Invocation::Zip {
+                    archive: Path::new("corpus.zip"),
+                    input: Path::new("corpus.bin"),
+                    level: 6,
+                })
                 .current_dir(d),
         )?;
         library(&mut lib, || zip_in_process(&input))?;
         if have_zip {
             let _ = std::fs::remove_file(&peer_archive);
             process(
+                spawner,
                 &mut peer,
                 Command::new("zip")
                     .args(["-q", "-6", "-j"])
@@ -442,11 +466,16 @@ pub fn measure(search_batch: usize) -> Result<Report> {
     let (mut ours, mut peer) = (Side::default(), Side::default());
     for _ in 0..RUNS {
         process(
+            spawner,
             &mut ours,
-            Command::new(&exe).args(["unzip", "-t"]).arg(&archive),
+            &mut perfkit.command(&Invocation::UnzipTest { archive: &archive }),
         )?;
         if have_zip {
-            process(&mut peer, Command::new("unzip").args(["-tq"]).arg(&archive))?;
+            process(
+                spawner,
+                &mut peer,
+                Command::new("unzip").args(["-tq"]).arg(&archive),
+            )?;
         }
     }
     case(
@@ -467,7 +496,7 @@ pub fn measure(search_batch: usize) -> Result<Report> {
         INPUT_SIZE >> 20
     ));
     section.note(
-        "perfkit and peer rows are child processes started by a small launcher (wall from spawn to exit, CPU and peak RSS from wait4, output to /dev/null; Linux counts the launcher's few MiB into a child's peak RSS); library rows are timed in this process on the same input",
+        "perfkit and peer rows are child processes started from a copy of this program forked at its start (wall from spawn to exit, CPU and peak RSS from wait4, output to /dev/null; Linux counts that copy's few MiB into a child's peak RSS); library rows are timed in this process on the same input",
     );
     section.note(
         "betree search: each run's wall and CPU less those of the same command on an empty event file (start-up and index build), so the row compares with the library's search of a built index",

@@ -30,6 +30,7 @@ pub mod commands;
 mod error;
 #[cfg(feature = "fix")]
 pub mod fix;
+pub mod invocation;
 pub mod peer;
 #[cfg(feature = "zip")]
 pub mod zip;

@@ -23,6 +23,8 @@ use zstdkit::{
 pub mod levels;
 
 use perfkit_corpus as corpus;
+
+use crate::invocation::{Invocation, Launcher};
 use perfkit_measure::report::{Report, Row, RunInfo, Section, Value, format_ns};
 use perfkit_measure::{Repeat, latency_histogram, record};
 
@@ -125,8 +127,9 @@ fn inputs(args: &Settings) -> Result<Vec<Input>> {
 }
 
 /// Measures everything `args` asks for into one report; `bar` counts the
-/// cases (hidden when nobody watches).
-pub fn measure(args: &Settings, bar: &ProgressBar) -> Result<Report> {
+/// cases (hidden when nobody watches); `perfkit` starts the binary's own
+/// `compress` and `decompress` for the process rows beside the zstd CLI.
+pub fn measure(args: &Settings, bar: &ProgressBar, perfkit: &dyn Launcher) -> Result<Report> {
     let recipes = if args.recipes.is_empty() {
         Recipe::ALL.to_vec()
     } else {
@@ -181,9 +184,13 @@ pub fn measure(args: &Settings, bar: &ProgressBar) -> Result<Report> {
         } else {
             recipes.clone()
         };
-        report
-            .sections
-            .extend(vs_zstd(&files, &peer_recipes, args.runs, dir.path())?);
+        report.sections.extend(vs_zstd(
+            &files,
+            &peer_recipes,
+            args.runs,
+            dir.path(),
+            perfkit,
+        )?);
     }
     report.run = RunInfo {
         iterations: max_iters,
@@ -453,23 +460,22 @@ impl Write for CountSink {
 }
 
 fn run_zstd(args: &[&str]) -> Result<Duration> {
-    run_timed(Path::new("zstd"), args)
+    run_timed(Command::new("zstd").args(args))
         .context("running the zstd CLI (install it: apt-get install zstd)")
 }
 
-/// Wall time of one run of `program` from spawn to exit, output discarded.
-fn run_timed(program: &Path, args: &[&str]) -> Result<Duration> {
+/// Wall time of one run of `cmd` from spawn to exit, output discarded.
+fn run_timed(cmd: &mut Command) -> Result<Duration> {
     let start = Instant::now();
-    let status = Command::new(program)
-        .args(args)
+    let status = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .status()
-        .with_context(|| format!("running {}", program.display()))?;
+        .with_context(|| format!("running {cmd:?}"))?;
     let d = start.elapsed();
     if !status.success() {
-        bail!("{} {} failed: {status}", program.display(), args.join(" "));
+        bail!("{cmd:?} failed: {status}");
     }
     Ok(d)
 }
@@ -481,13 +487,13 @@ fn vs_zstd(
     recipes: &[Recipe],
     runs: u64,
     scratch: &Path,
+    perfkit: &dyn Launcher,
 ) -> Result<Vec<Section>> {
     let version = Command::new("zstd")
         .arg("--version")
         .output()
         .context("running zstd --version (install it: apt-get install zstd)")?;
     let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
-    let exe = std::env::current_exe().context("finding this program to time it as a process")?;
     let mut sections = Vec::new();
     for (name, path) in files {
         let size = std::fs::metadata(path)?.len();
@@ -509,18 +515,16 @@ fn vs_zstd(
                 let mut ours = Vec::new();
                 let mut process = Vec::new();
                 let mut theirs = Vec::new();
-                let recipe_s = recipe.to_string();
-                let threads_s = threads.to_string();
                 for _ in 0..runs {
                     let t = Instant::now();
                     compress_file(path, params)?;
                     ours.push(t.elapsed());
-                    process.push(run_timed(
-                        &exe,
-                        &[
-                            "compress", "-c", "--recipe", &recipe_s, "-T", &threads_s, path_s,
-                        ],
-                    )?);
+                    process.push(run_timed(&mut perfkit.command(&Invocation::Compress {
+                        input: path,
+                        recipe,
+                        threads: Some(threads),
+                        output: None,
+                    }))?);
                     theirs.push(run_zstd(&[
                         "-q",
                         "-c",
@@ -562,7 +566,9 @@ fn vs_zstd(
                 if n != size {
                     bail!("decompressed {n} bytes, expected {size}");
                 }
-                process.push(run_timed(&exe, &["decompress", "-c", frame_s])?);
+                process.push(run_timed(
+                    &mut perfkit.command(&Invocation::Decompress { input: &frame }),
+                )?);
                 theirs.push(run_zstd(&["-q", "-d", "-c", frame_s])?);
             }
             push_pair(

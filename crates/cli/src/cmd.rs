@@ -5,6 +5,7 @@ pub mod betree;
 pub mod compress;
 pub mod corpus;
 pub mod fix;
+pub mod launcher;
 pub mod report;
 pub mod stress;
 pub mod zip;

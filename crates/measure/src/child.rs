@@ -6,15 +6,20 @@
 //! peak resident set of the process that spawned it (Linux carries the old
 //! memory map's high-water mark across `exec`, and a `vfork`ed child shares
 //! its parent's map). A big parent, such as `perfkit bench` after its
-//! in-process parts, would then lend every child its own peak. [`run_isolated`]
-//! therefore spawns through a small launcher, a fresh `perfkit` process
-//! (`perfkit measure-child`, hidden), so the floor is the launcher's few
-//! MiB, the same for every program measured.
+//! in-process parts, would then lend every child its own peak. A
+//! [`Spawner`] is therefore forked while the program is still small (before
+//! its measuring starts) and starts every measured child from there, so the
+//! floor is the few MiB the program had then, the same for every program
+//! measured; no second program, and no launcher mode of the binary.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+
+mod spawner;
+
+pub use spawner::Spawner;
 
 /// What one finished child cost.
 #[derive(Debug, Clone, Copy)]
@@ -27,38 +32,8 @@ pub struct Usage {
     pub peak_rss_bytes: u64,
 }
 
-/// Runs `cmd` through the launcher (see the module doc) with stdin and
-/// stdout as the caller set them, and returns the usage the launcher
-/// measured; fails unless the program exited 0.
-pub fn run_isolated(cmd: &mut Command) -> Result<Usage> {
-    let exe = std::env::current_exe().context("finding this program to launch a child")?;
-    let report = tempfile::NamedTempFile::new().context("creating a usage file")?;
-    let mut launcher = Command::new(exe);
-    launcher
-        .arg("measure-child")
-        .arg(report.path())
-        .arg("--")
-        .arg(cmd.get_program())
-        .args(cmd.get_args());
-    if let Some(dir) = cmd.get_current_dir() {
-        launcher.current_dir(dir);
-    }
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => launcher.env(k, v),
-            None => launcher.env_remove(k),
-        };
-    }
-    // The caller's stdin/stdout settings cannot be read back from a
-    // Command; the measured programs here read files and write to nothing.
-    launcher.stdin(Stdio::null()).stdout(Stdio::null());
-    run(&mut launcher)?;
-    let text = std::fs::read_to_string(report.path()).context("reading the child's usage")?;
-    Usage::parse(&text).with_context(|| format!("malformed child usage {text:?}"))
-}
-
 impl Usage {
-    /// The one-line form [`measure_child`] writes: wall ns, CPU ns, bytes.
+    /// The one-line form a [`Spawner`] replies with: wall ns, CPU ns, bytes.
     pub fn to_line(&self) -> String {
         format!(
             "{} {} {}\n",
@@ -78,17 +53,6 @@ impl Usage {
             peak_rss_bytes: rss,
         })
     }
-}
-
-/// The launcher's side: runs `argv` (program and arguments) with this
-/// process's stdio, and writes its usage to `usage` when it succeeded.
-pub fn measure_child(usage: &std::path::Path, argv: &[std::ffi::OsString]) -> Result<()> {
-    let Some((program, args)) = argv.split_first() else {
-        bail!("measure-child: no program given");
-    };
-    let u = run(Command::new(program).args(args))?;
-    std::fs::write(usage, u.to_line())
-        .with_context(|| format!("writing usage to {}", usage.display()))
 }
 
 /// Runs `cmd` with stdin and stdout as given by the caller (stderr is

@@ -37,6 +37,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 
+use crate::invocation::{Invocation, Launcher};
 use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
 use perfkit_measure::clock::{self, CpuClock};
 use perfkit_measure::latency_histogram;
@@ -67,15 +68,15 @@ pub struct Load {
 }
 
 /// Which engine plays a side.
-#[derive(Debug, Clone)]
-enum Engine {
-    /// This `perfkit` binary.
-    Perfkit(PathBuf),
+#[derive(Clone)]
+enum Engine<'a> {
+    /// The `perfkit` binary, as its launcher starts it.
+    Perfkit(&'a dyn Launcher),
     /// The QuickFIX peer program.
     Quickfix(PathBuf),
 }
 
-impl Engine {
+impl Engine<'_> {
     fn name(&self) -> &'static str {
         match self {
             Engine::Perfkit(_) => "perfkit",
@@ -135,10 +136,9 @@ pub struct Measured {
     pub postgres_missing: Option<String>,
 }
 
-/// Runs every pairing `load.runs` times.
-pub fn measure(load: Load) -> Result<Measured> {
-    let me = std::env::current_exe().context("finding the perfkit binary")?;
-    let ours = Engine::Perfkit(me);
+/// Runs every pairing `load.runs` times; `perfkit` starts perfkit's side.
+pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
+    let ours = Engine::Perfkit(perfkit);
     let peer = peer::start_or_note(
         QUICKFIX_SESSION,
         LABEL,
@@ -439,9 +439,8 @@ impl Acceptor {
         let log = dir.join("acceptor.log");
         let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
         let mut cmd = match engine {
-            Engine::Perfkit(exe) => {
-                let mut c = Command::new(exe);
-                c.args(["fix", "acceptor"]).arg(cfg).args(["--app", "exec"]);
+            Engine::Perfkit(perfkit) => {
+                let mut c = perfkit.command(&Invocation::FixAcceptor { settings: cfg });
                 c.stdout(Stdio::null()).stderr(out);
                 c
             }
@@ -559,24 +558,16 @@ fn run_initiator(
     let out_path = dir.join("initiator.out");
     let err_path = dir.join("initiator.err");
     let mut cmd = match engine {
-        Engine::Perfkit(exe) => {
-            let mut c = Command::new(exe);
-            c.args(["fix", "initiator"])
-                .arg(cfg)
-                .arg("--orders")
-                .arg(orders.to_string())
-                .arg("--window")
-                .arg(window.to_string())
-                .arg("--latencies")
-                .arg(latencies);
-            // One order at a time is latency-bound; a flood is not, and a
-            // spinning reader would shrink its batches (and take a core
-            // from the acceptor whose CPU is measured).
-            if window == 1 {
-                c.args(["--spin", INITIATOR_SPIN]);
-            }
-            c
-        }
+        // One order at a time is latency-bound; a flood is not, and a
+        // spinning reader would shrink its batches (and take a core from
+        // the acceptor whose CPU is measured).
+        Engine::Perfkit(perfkit) => perfkit.command(&Invocation::FixInitiator {
+            settings: cfg,
+            orders,
+            window,
+            latencies,
+            spin: (window == 1).then_some(INITIATOR_SPIN),
+        }),
         Engine::Quickfix(exe) => {
             let mut c = Command::new(exe);
             c.arg("initiator")

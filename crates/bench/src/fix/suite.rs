@@ -130,12 +130,18 @@ impl Suite {
 }
 
 /// Measures every part `suite` asks for, in [`Part::ALL`]'s order, into
-/// one report. `progress` is told each part's name as it starts.
+/// one report. `progress` is told each part's name as it starts;
+/// `perfkit` starts the binary's own acceptor and initiator for the
+/// session part.
 ///
 /// With [`Settings::pin`] the calling thread is pinned for the rest of its
 /// life (threads it spawns that are meant to run unpinned get the mask the
 /// process started with back; see `fixcore::affinity`).
-pub fn measure(suite: &Suite, progress: &dyn Fn(&str)) -> Result<Report> {
+pub fn measure(
+    suite: &Suite,
+    progress: &dyn Fn(&str),
+    perfkit: &dyn crate::invocation::Launcher,
+) -> Result<Report> {
     let s = &suite.settings;
     if s.iterations == 0 || s.runs == 0 || s.batch == 0 {
         bail!("iterations, runs and batch must be at least 1");
@@ -187,7 +193,7 @@ pub fn measure(suite: &Suite, progress: &dyn Fn(&str)) -> Result<Report> {
             }
             Part::Session => {
                 let load = suite.session;
-                parts.push(Measured::Session(session::measure(load)?, load));
+                parts.push(Measured::Session(session::measure(load, perfkit)?, load));
             }
         }
     }
@@ -483,6 +489,15 @@ mod tests {
     use super::*;
     use std::cell::RefCell;
 
+    /// Runs nothing: the parts these tests ask for run in this process.
+    struct NoProcess;
+
+    impl crate::invocation::Launcher for NoProcess {
+        fn command(&self, what: &crate::invocation::Invocation<'_>) -> std::process::Command {
+            panic!("an in-process part asked to run {what:?}")
+        }
+    }
+
     #[test]
     fn every_part_is_found_by_its_name() {
         for p in Part::ALL {
@@ -501,7 +516,12 @@ mod tests {
             ..Suite::quick()
         };
         let seen = RefCell::new(Vec::new());
-        let report = measure(&suite, &|p| seen.borrow_mut().push(p.to_owned())).unwrap();
+        let report = measure(
+            &suite,
+            &|p| seen.borrow_mut().push(p.to_owned()),
+            &NoProcess,
+        )
+        .unwrap();
         assert_eq!(*seen.borrow(), ["scan", "build"]);
         assert!(report.sections.iter().any(|s| s.name.starts_with("build")));
         assert!(

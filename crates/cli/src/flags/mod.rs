@@ -103,16 +103,6 @@ pub enum Command {
     Completions(manual::CompletionsArgs),
     /// Manual pages (roff): `perfkit man [COMMAND] | man -l -`, or every page with `--dir DIR`.
     Man(manual::ManArgs),
-    /// Internal: run a program and write its wait4 usage to a file (the
-    /// launcher `perfkit bench`'s commands part measures children through).
-    #[command(hide = true)]
-    MeasureChild {
-        /// Where to write the usage line.
-        usage: std::path::PathBuf,
-        /// The program and its arguments.
-        #[arg(last = true, required = true)]
-        argv: Vec<std::ffi::OsString>,
-    },
 }
 
 /// Reports a command-line error as clap does, less its tip "to pass '-v'
@@ -171,10 +161,6 @@ impl Command {
             Command::Report(args) => cmd::report::run(args.task()),
             Command::Completions(args) => manual::completions(args.shell, Cli::command()),
             Command::Man(args) => manual::man(args.dir.as_deref(), &args.command, Cli::command()),
-            Command::MeasureChild { usage, argv } => {
-                perfkit_measure::child::measure_child(&usage, &argv)
-                    .map(|()| std::process::ExitCode::SUCCESS)
-            }
         }
     }
 }

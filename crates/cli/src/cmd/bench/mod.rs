@@ -53,12 +53,23 @@ impl Part {
 /// renders them as one report whose sections are prefixed by the component,
 /// closed by a summary of the headline comparisons measured in this run.
 pub fn run(job: Job) -> Result<ExitCode> {
-    let mut report = Report::new("bench");
     let only = &job.only;
+    // Forked first, while this process is small: the commands part's
+    // children start from it (see perfkit_measure::child).
+    let mut spawner = if Part::Commands.wanted(only) {
+        Some(perfkit_measure::child::Spawner::fork()?)
+    } else {
+        None
+    };
+    let perfkit = super::launcher::Perfkit::this()?;
+    let mut report = Report::new("bench");
     let mut failures = Vec::new();
     if Part::Zstd.wanted(only) {
-        let zstd =
-            perfkit_bench::zstd::measure(&job.zstd, &super::progress(None, job.report.json))?;
+        let zstd = perfkit_bench::zstd::measure(
+            &job.zstd,
+            &super::progress(None, job.report.json),
+            &perfkit,
+        )?;
         absorb(&mut report, "zstd", zstd);
     }
     if Part::Betree.wanted(only) {
@@ -87,8 +98,9 @@ pub fn run(job: Job) -> Result<ExitCode> {
         absorb(&mut report, "stress", stress);
         failures = failed;
     }
-    if Part::Commands.wanted(only) {
-        let commands = perfkit_bench::commands::measure(super::betree::SEARCH_BATCH)?;
+    if let Some(spawner) = spawner.as_mut() {
+        let commands =
+            perfkit_bench::commands::measure(super::betree::SEARCH_BATCH, &perfkit, spawner)?;
         absorb(&mut report, "commands", commands);
     }
     report.summary = summarise(&report);

@@ -51,10 +51,13 @@ pub fn run(task: Task) -> Result<ExitCode> {
 /// each part's name on a terminal unless `json`.
 pub fn measure(suite: &Suite, json: bool) -> Result<Report> {
     super::cap_scan_path()?;
+    let perfkit = super::super::launcher::Perfkit::this()?;
     let progress = super::super::progress(None, json);
-    let report = perfkit_bench::fix::suite::measure(suite, &|part| {
-        progress.set_message(part.to_owned());
-    });
+    let report = perfkit_bench::fix::suite::measure(
+        suite,
+        &|part| progress.set_message(part.to_owned()),
+        &perfkit,
+    );
     progress.finish_and_clear();
     report
 }

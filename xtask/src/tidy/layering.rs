@@ -1,0 +1,158 @@
+//! Layering: which crate may lean on which, and what the binary alone
+//! may do.
+
+use std::path::Path;
+
+use super::{BENCH, depends_on, is_library, name, packages, root, rust_files};
+
+#[test]
+fn no_library_depends_on_the_bench_crate() {
+    let packages = packages();
+    let on_bench: Vec<&str> = packages
+        .iter()
+        .filter(|p| is_library(p) && name(p) != BENCH && depends_on(p, BENCH))
+        .map(name)
+        .collect();
+    assert!(
+        on_bench.is_empty(),
+        "libraries must not depend on {BENCH}, in any dependency section (its probes are \
+         perfkit-measure's): {on_bench:?}"
+    );
+}
+
+/// Whether a file of the binary's `src/` (a path relative to it) is a flag
+/// module, where clap's types may be named.
+fn is_flag_module(rel: &Path) -> bool {
+    rel == Path::new("main.rs")
+        || rel.starts_with("flags")
+        || (rel.starts_with("cmd") && rel.file_name().is_some_and(|f| f == "args.rs"))
+}
+
+#[test]
+fn clap_stays_in_the_flag_modules() {
+    let src = root().join("crates/cli/src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut outside = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(&src).expect("under src").to_path_buf();
+        if is_flag_module(&rel) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("a readable source file");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            let names_clap = code.contains("clap::") || code.contains("clap_complete");
+            let takes_args = code.contains("fn ") && code.contains("Args");
+            if names_clap || takes_args {
+                outside.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "clap types belong in main.rs, flags/ or a command's args.rs, converted to settings \
+         there; these lines are elsewhere:\n{}",
+        outside.join("\n")
+    );
+}
+
+#[test]
+fn flag_modules_are_recognised_by_path() {
+    assert!(is_flag_module(Path::new("main.rs")));
+    assert!(is_flag_module(Path::new("flags/manual.rs")));
+    assert!(is_flag_module(Path::new("cmd/zip/args.rs")));
+    assert!(!is_flag_module(Path::new("cmd/zip/mod.rs")));
+    assert!(!is_flag_module(Path::new("cmd.rs")));
+}
+
+/// What running the program a library is linked into looks like: finding
+/// its own path (`current_exe`, `/proc/self/exe`) or its name
+/// (`args_os().next()`, `args().next()`).
+const SELF_EXEC: [&str; 4] = [
+    "current_exe",
+    "/proc/self/exe",
+    "args_os().next()",
+    "args().next()",
+];
+
+/// The one library file that may find the running program's path: the
+/// peer locator looks for files beside it and never runs it.
+const SELF_PATH_ALLOWED: &str = "crates/peers/src/lib.rs";
+
+/// The source a library ships, with its tests left out: files under
+/// `tests/`, `benches/`, `examples/`, `fuzz/` and files named `tests.rs`
+/// are skipped, and a file is read up to its first `#[cfg(test)]`.
+fn shipped_lines(root: &Path, rel: &Path) -> Vec<(usize, String)> {
+    let skipped = rel.components().any(|c| {
+        matches!(
+            c.as_os_str().to_str(),
+            Some("tests" | "benches" | "examples" | "fuzz" | "tests.rs")
+        )
+    });
+    if skipped {
+        return Vec::new();
+    }
+    let text = std::fs::read_to_string(root.join(rel)).expect("a readable source file");
+    text.lines()
+        .take_while(|l| l.trim() != "#[cfg(test)]")
+        .enumerate()
+        .map(|(n, l)| (n + 1, l.to_owned()))
+        .collect()
+}
+
+/// Lines of `rel` under `root` (shipped code, comments aside) that name a
+/// way of finding and running the program itself.
+fn self_exec_lines(root: &Path, rel: &Path) -> Vec<String> {
+    shipped_lines(root, rel)
+        .into_iter()
+        .filter(|(_, l)| {
+            let code = l.split("//").next().unwrap_or_default();
+            SELF_EXEC.iter().any(|s| code.contains(s))
+        })
+        .map(|(n, l)| format!("{}:{n}: {}", rel.display(), l.trim()))
+        .collect()
+}
+
+#[test]
+fn no_library_runs_the_program_it_is_linked_into() {
+    let root = root();
+    let mut found = Vec::new();
+    for p in packages().iter().filter(|p| is_library(p)) {
+        let manifest = Path::new(p["manifest_path"].as_str().expect("a manifest path"));
+        let dir = manifest.parent().expect("a manifest has a directory");
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for f in files {
+            let rel = f
+                .strip_prefix(&root)
+                .expect("a workspace crate is under the root");
+            if rel == Path::new(SELF_PATH_ALLOWED) {
+                continue;
+            }
+            found.extend(self_exec_lines(&root, rel));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a library runs the binary it is linked into: the binary hands it a typed \
+         description instead (perfkit_bench::invocation::Launcher), or the comparison lives \
+         in the binary:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn self_exec_is_recognised_in_code_not_in_comments_or_tests() {
+    let dir = std::env::temp_dir().join(format!("xtask-tidy-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "// current_exe in a comment\nlet me = std::env::current_exe();\n#[cfg(test)]\nlet t = std::env::current_exe();\n",
+    )
+    .unwrap();
+    let lines = self_exec_lines(&dir, Path::new("src/lib.rs"));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].ends_with(":2: let me = std::env::current_exe();"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
