@@ -268,6 +268,8 @@ impl Index {
     /// to the tokio executor between steps. CPU work stays on the calling
     /// task (cooperative, not `spawn_blocking`); each slice between yields
     /// spends at most `budget - 1 +` [`SearchIter::max_overrun`] reductions.
+    /// Needs the `tokio` feature (on by default).
+    #[cfg(feature = "tokio")]
     pub async fn search_async(&self, ev: &Event, budget: u64) -> Result<Vec<Id>> {
         let mut it = self.search_iter(ev)?;
         loop {

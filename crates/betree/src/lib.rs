@@ -51,7 +51,7 @@
 //!   Only `contains`/`starts_with`/`ends_with` read bytes.
 //! * [`SearchIter`]: the cooperative search counting reductions (selection
 //!   included), with a documented bound on how far one step overruns its
-//!   budget, and [`Index::search_async`] which yields to tokio between
+//!   budget, and [`Index::search_async`] (feature `tokio`, on by default) which yields to tokio between
 //!   budgeted steps.
 //! * [`Index::search_batch`]: 512 events per pass, one bit per event, over a
 //!   small accumulator bytecode.
