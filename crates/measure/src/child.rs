@@ -15,11 +15,46 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
-
 mod spawner;
 
 pub use spawner::Spawner;
+
+/// Why a child's usage could not be had.
+#[derive(Debug, thiserror::Error)]
+pub enum ChildError {
+    /// The program could not be started.
+    #[error("starting {command}: {source}")]
+    Start {
+        /// The command, as `Debug` shows it.
+        command: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// Waiting for it failed.
+    #[error("waiting for {command}: {source}")]
+    Wait {
+        /// The command, as `Debug` shows it.
+        command: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// It ran and did not exit 0.
+    #[error("{command} failed (wait status {status}): {stderr}")]
+    Failed {
+        /// The command, as `Debug` shows it.
+        command: String,
+        /// The raw wait status.
+        status: i32,
+        /// What it wrote to stderr, trimmed.
+        stderr: String,
+    },
+    /// Talking to the [`Spawner`] failed, or it ended.
+    #[error("the spawner: {0}")]
+    Spawner(String),
+}
+
+/// A child's usage, or why there is none.
+pub type Result<T, E = ChildError> = std::result::Result<T, E>;
 
 /// What one finished child cost.
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +97,10 @@ pub fn run(cmd: &mut Command) -> Result<Usage> {
     let shown = format!("{cmd:?}");
     cmd.stderr(Stdio::piped());
     let start = Instant::now();
-    let mut child = cmd.spawn().with_context(|| format!("starting {shown}"))?;
+    let mut child = cmd.spawn().map_err(|source| ChildError::Start {
+        command: shown.clone(),
+        source,
+    })?;
     // Drained on a thread so a chatty child cannot fill the pipe and stall.
     let stderr = child.stderr.take().map(|mut e| {
         std::thread::spawn(move || {
@@ -71,7 +109,8 @@ pub fn run(cmd: &mut Command) -> Result<Usage> {
             s
         })
     });
-    let pid = libc::pid_t::try_from(child.id()).context("child pid out of range")?;
+    // A pid always fits pid_t; the kernel hands out no larger ones.
+    let pid = libc::pid_t::try_from(child.id()).unwrap_or(libc::pid_t::MAX);
     let mut status: libc::c_int = 0;
     // SAFETY: zeroed rusage is a valid value of this plain C struct.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -86,11 +125,18 @@ pub fn run(cmd: &mut Command) -> Result<Usage> {
     };
     let wall = start.elapsed();
     if got != pid {
-        bail!("waiting for {shown}: {}", std::io::Error::last_os_error());
+        return Err(ChildError::Wait {
+            command: shown,
+            source: std::io::Error::last_os_error(),
+        });
     }
     let err = stderr.and_then(|t| t.join().ok()).unwrap_or_default();
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        bail!("{shown} failed (wait status {status}): {}", err.trim());
+        return Err(ChildError::Failed {
+            command: shown,
+            status,
+            stderr: err.trim().to_owned(),
+        });
     }
     let tv = |t: libc::timeval| {
         Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))

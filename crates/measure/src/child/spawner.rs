@@ -13,9 +13,11 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use anyhow::{Context, Result, bail};
+use super::{ChildError, Result, Usage};
 
-use super::Usage;
+fn spawner_error(what: &str, e: impl std::fmt::Display) -> ChildError {
+    ChildError::Spawner(format!("{what}: {e}"))
+}
 
 /// A forked copy of this program, still as small as it was when forked,
 /// that starts the children [`Spawner::run`] asks for. Dropping it ends
@@ -34,14 +36,15 @@ impl Spawner {
     /// inside the allocator or holds a lock the spawner needs: the copy
     /// keeps only the calling thread.
     pub fn fork() -> Result<Spawner> {
-        let (request_reader, requests) = io::pipe().context("creating the spawner's pipes")?;
-        let (replies, reply_writer) = io::pipe().context("creating the spawner's pipes")?;
+        let pipe = || io::pipe().map_err(|e| spawner_error("creating its pipes", e));
+        let (request_reader, requests) = pipe()?;
+        let (replies, reply_writer) = pipe()?;
         // SAFETY: fork(2) has no memory-safety preconditions; the child
         // below only runs `serve`, which allocates (glibc's fork keeps the
         // allocator usable in the child) and never returns to the caller.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
-            bail!("forking the spawner: {}", io::Error::last_os_error());
+            return Err(spawner_error("forking it", io::Error::last_os_error()));
         }
         if pid == 0 {
             drop(requests);
@@ -93,15 +96,18 @@ impl Spawner {
         }
         self.requests
             .as_mut()
-            .context("the spawner has ended")?
+            .ok_or_else(|| ChildError::Spawner("it has ended".into()))?
             .write_all(&request)
-            .context("sending a child to the spawner")?;
-        let ok = take(&mut self.replies).context("reading the spawner's reply")?;
-        let text = take(&mut self.replies).context("reading the spawner's reply")?;
+            .map_err(|e| spawner_error("sending it a child", e))?;
+        let reply = |r: &mut io::PipeReader| take(r).map_err(|e| spawner_error("its reply", e));
+        let ok = reply(&mut self.replies)?;
+        let text = reply(&mut self.replies)?;
         let text = String::from_utf8_lossy(&text);
         match ok.as_slice() {
-            b"ok" => Usage::parse(&text).with_context(|| format!("malformed child usage {text:?}")),
-            _ => bail!("{text}"),
+            b"ok" => Usage::parse(&text)
+                .ok_or_else(|| ChildError::Spawner(format!("malformed child usage {text:?}"))),
+            // The child's own failure, as the spawner's run() worded it.
+            _ => Err(ChildError::Spawner(text.into_owned())),
         }
     }
 }
@@ -118,7 +124,7 @@ impl Drop for Spawner {
 }
 
 /// The spawner's loop: one child per request until the pipe closes.
-fn serve(mut requests: io::PipeReader, mut replies: io::PipeWriter) -> Result<()> {
+fn serve(mut requests: io::PipeReader, mut replies: io::PipeWriter) -> io::Result<()> {
     // Interrupts meant for the program end the spawner too, instead of
     // running the program's handlers in this copy.
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
@@ -129,7 +135,7 @@ fn serve(mut requests: io::PipeReader, mut replies: io::PipeWriter) -> Result<()
         let program = match take(&mut requests) {
             Ok(p) => OsString::from_vec(p),
             Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         let mut cmd = Command::new(program);
         for _ in 0..take_count(&mut requests)? {
@@ -155,7 +161,7 @@ fn serve(mut requests: io::PipeReader, mut replies: io::PipeWriter) -> Result<()
             }
             Err(e) => {
                 put(&mut reply, b"err");
-                put(&mut reply, format!("{e:#}").as_bytes());
+                put(&mut reply, e.to_string().as_bytes());
             }
         }
         replies.write_all(&reply)?;
