@@ -24,11 +24,10 @@ mod announce;
 mod args;
 mod listing;
 mod object;
-mod pattern;
 mod unzip;
 
 use announce::Announcer;
-use pattern::Pattern;
+use zipstream::pattern::{self, Pattern};
 
 use args::usage_error;
 pub use args::{UnzipArgs, ZipArgs, info_zip_level_flags};
