@@ -11,7 +11,8 @@
 //! (worker-thread compression, pigz-style blocks), [`read`] (streaming and
 //! random-access readers sharing one sans-I/O decoder), [`extract`] (safe
 //! extraction), [`crypto`] (WinZip AES), [`mod@format`] (records and fields),
-//! [`pattern`] (Info-ZIP's wildcards), and with feature `s3`, `object` (an
+//! [`pattern`] (Info-ZIP's wildcards), [`update`] (Info-ZIP's update
+//! planning: `zip -u`, `-f`, `-d`), and with feature `s3`, `object` (an
 //! async sink that uploads the archive to S3-compatible object storage by
 //! multipart upload).
 //!
@@ -59,6 +60,7 @@ pub mod object;
 pub mod parallel;
 pub mod pattern;
 pub mod read;
+pub mod update;
 pub mod write;
 
 pub use crypto::AesStrength;
