@@ -1,5 +1,8 @@
+use super::items::{Item, archive_name, open_item};
 use super::unzip::fmt_time;
 use super::*;
+use std::time::UNIX_EPOCH;
+use zipstream::{AesStrength, EntryOptions, Method};
 
 #[test]
 fn archive_names_and_times() {
