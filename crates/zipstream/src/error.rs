@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-/// Everything that can go wrong while writing, reading or extracting an archive.
+/// Everything that can go wrong while writing, reading, extracting or
+/// planning an update of an archive.
 ///
 /// Variants carry the entry name or the byte offset so that a one-line message
 /// tells the user where the problem is.
@@ -176,6 +177,22 @@ pub enum Error {
         hint: u64,
         /// Bytes actually written.
         actual: u64,
+    },
+    /// Two different files would be stored under one name in an archive
+    /// being written or updated ([`crate::update::dedupe`]): an archive with
+    /// duplicate names cannot be extracted faithfully.
+    #[error(
+        "cannot repeat names in zip file: {} and {} would both be stored as {name:?}",
+        first.display(),
+        second.display()
+    )]
+    RepeatedName {
+        /// The name both would be stored under.
+        name: String,
+        /// The file that took the name first.
+        first: PathBuf,
+        /// The other file.
+        second: PathBuf,
     },
     /// The caller passed invalid options (name too long, bad level ...).
     #[error("invalid options: {0}")]

@@ -11,8 +11,10 @@
 //! (worker-thread compression, pigz-style blocks), [`read`] (streaming and
 //! random-access readers sharing one sans-I/O decoder), [`extract`] (safe
 //! extraction), [`crypto`] (WinZip AES), [`mod@format`] (records and fields),
-//! and with feature `s3`, `object` (an async sink that uploads the archive
-//! to S3-compatible object storage by multipart upload).
+//! [`pattern`] (Info-ZIP's wildcards), [`update`] (Info-ZIP's update
+//! planning: `zip -u`, `-f`, `-d`), and with feature `s3`, `object` (an
+//! async sink that uploads the archive to S3-compatible object storage by
+//! multipart upload).
 //!
 //! **Async budget.** The async writer and reader do their CPU work inline in
 //! the calling task — there is no hop to a blocking pool. One call costs
@@ -56,7 +58,9 @@ pub mod fuzzing;
 #[cfg(feature = "s3")]
 pub mod object;
 pub mod parallel;
+pub mod pattern;
 pub mod read;
+pub mod update;
 pub mod write;
 
 pub use crypto::AesStrength;

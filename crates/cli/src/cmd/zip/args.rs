@@ -7,9 +7,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as _;
+use zipstream::update::Mode;
 
 use super::unzip::UnzipOptions;
-use super::{Mode, Options, Password, Task};
+use super::{Options, Password, Task};
 
 /// Arguments of `perfkit zip`.
 #[derive(Debug, clap::Args)]

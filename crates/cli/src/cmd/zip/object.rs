@@ -1,6 +1,8 @@
 //! `perfkit zip s3://bucket/key`: writing the archive into an object
 //! store's multipart upload.
 
+use super::items::open_item;
+use super::sink::{Counting, entry_options, write_all_items};
 use super::*;
 use zipstream::object::{ObjectSink, UploadOptions};
 

@@ -1,93 +1,13 @@
-use super::pattern::wildcard;
+use super::items::{Item, archive_name, open_item};
 use super::unzip::fmt_time;
 use super::*;
-
-/// The one matcher over bytes (ASCII here).
-fn glob(pat: &[u8], s: &[u8]) -> bool {
-    let chars = |b: &[u8]| b.iter().map(|&c| c as char).collect::<Vec<_>>();
-    wildcard(&chars(pat), &chars(s))
-}
-
-/// The exponential recursive matcher, kept as the brute-force oracle.
-fn glob_reference(pat: &[u8], s: &[u8]) -> bool {
-    match (pat.first(), s.first()) {
-        (None, None) => true,
-        (Some(b'*'), _) => {
-            glob_reference(&pat[1..], s) || (!s.is_empty() && glob_reference(pat, &s[1..]))
-        }
-        (Some(b'?'), Some(_)) => glob_reference(&pat[1..], &s[1..]),
-        (Some(a), Some(b)) if a == b => glob_reference(&pat[1..], &s[1..]),
-        _ => false,
-    }
-}
+use std::time::UNIX_EPOCH;
+use zipstream::{AesStrength, EntryOptions, Method};
 
 #[test]
-fn glob_agrees_with_the_brute_force_matcher() {
-    // Every pattern and name up to length 5 over a small alphabet.
-    fn all(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
-        let mut out = vec![Vec::new()];
-        let mut last = vec![Vec::new()];
-        for _ in 0..max {
-            let next: Vec<Vec<u8>> = last
-                .iter()
-                .flat_map(|w: &Vec<u8>| {
-                    alphabet.iter().map(move |&c| {
-                        let mut w = w.clone();
-                        w.push(c);
-                        w
-                    })
-                })
-                .collect();
-            out.extend(next.iter().cloned());
-            last = next;
-        }
-        out
-    }
-    let names = all(b"ab/", 5);
-    for pat in all(b"a*?", 5) {
-        for name in &names {
-            assert_eq!(
-                glob(&pat, name),
-                glob_reference(&pat, name),
-                "{:?} on {:?}",
-                String::from_utf8_lossy(&pat),
-                String::from_utf8_lossy(name)
-            );
-        }
-    }
-}
-
-#[test]
-fn globs() {
-    assert!(glob(b"*.txt", b"a/b.txt"));
-    assert!(glob(b"a?c", b"abc"));
-    assert!(!glob(b"*.txt", b"a.rs"));
+fn archive_names_and_times() {
     assert_eq!(archive_name(Path::new("/abs/../x/./y")), "abs/x/y");
     assert_eq!(fmt_time(1_582_983_462), "2020-02-29 13:37");
-}
-
-#[test]
-fn info_zip_wildcards() {
-    let m = |p: &str, s: &str| {
-        wildcard(
-            &p.chars().collect::<Vec<_>>(),
-            &s.chars().collect::<Vec<_>>(),
-        )
-    };
-    // What `unzip t.zip PATTERN` selected, checked with Info-ZIP 6.0.
-    assert!(m("*.txt", "a/b/x.txt"));
-    assert!(m("a/*", "a/b/x.txt"));
-    assert!(!m("*.txt", "A.TXT"));
-    assert!(m("a/[xy]*", "a/y.txt"));
-    assert!(!m("a/[xy]*", "a/b/x.txt"));
-    assert!(m("a/[!b]*", "a/y.txt"));
-    assert!(m("?op.txt", "top.txt"));
-    assert!(!m("?op.txt", "ttop.txt"));
-    assert!(m("top.txt", "top.txt"));
-    assert!(m("[a", "[a"));
-    assert!(m("*", ""));
-    assert!(m("a*b*c", "aXXbYYc"));
-    assert!(!m("a*b*c", "aXXbYY"));
 }
 
 /// Lists `path` as `collect` does, lets `change` alter the file, then

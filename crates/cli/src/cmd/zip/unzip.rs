@@ -2,8 +2,8 @@
 //! selected by Info-ZIP's patterns.
 
 use super::listing::{Kind, Listing};
-use super::pattern::{self, Pattern};
 use super::*;
+use zipstream::pattern::{self, Pattern};
 
 /// How `perfkit unzip` was asked to run.
 #[derive(Debug)]

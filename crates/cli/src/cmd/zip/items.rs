@@ -1,0 +1,224 @@
+//! The files `perfkit zip` adds: the paths given walked into [`Item`]s,
+//! and each item's data opened for its entry.
+
+use std::fs;
+use std::io::{self, BufRead, Read};
+use std::path::{Component, Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use anyhow::{Context, Result, bail};
+use zipstream::pattern::{self, Pattern};
+use zipstream::update::Candidate;
+
+use super::Options;
+
+/// The archive name of a path: relative, `/`-separated, without leading
+/// `/`, `./` or `../` (as Info-ZIP stores them).
+pub(super) fn archive_name(p: &Path) -> String {
+    let parts: Vec<String> = p
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    parts.join("/")
+}
+
+/// A file system item to add: where it is, the name it is stored under
+/// (a directory's without its `/`), and what `lstat` said when it was
+/// listed.
+pub(super) struct Item {
+    pub(super) path: PathBuf,
+    pub(super) name: String,
+    pub(super) meta: fs::Metadata,
+}
+
+/// A file's modification time in Unix seconds, 0 when unknown or before
+/// 1970.
+pub(super) fn mtime(meta: &fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+impl Candidate for Item {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn mtime(&self) -> i64 {
+        mtime(&self.meta)
+    }
+
+    fn is_dir(&self) -> bool {
+        self.meta.is_dir()
+    }
+
+    /// The same device and inode, unless read from stdin.
+    fn same_file(&self, first: &Self) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.path.as_os_str() != "-"
+            && (self.meta.dev(), self.meta.ino()) == (first.meta.dev(), first.meta.ino())
+    }
+}
+
+/// The items `opts` names: its paths (and with `-@` those read from
+/// stdin), walked in sorted order under `-r`, filtered by `-i`/`-x`;
+/// FIFOs, devices and sockets are skipped with a warning.
+pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
+    let mut roots = opts.paths.clone();
+    if opts.names_stdin {
+        for line in io::stdin().lock().lines() {
+            let line = line.context("reading names from stdin")?;
+            if !line.is_empty() {
+                roots.push(PathBuf::from(line));
+            }
+        }
+    }
+    if roots.is_empty() {
+        bail!("nothing to add: give paths or -@");
+    }
+    let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect::<Vec<_>>();
+    let (include, exclude) = (compile(&opts.include), compile(&opts.exclude));
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = roots.into_iter().rev().collect();
+    while let Some(p) = stack.pop() {
+        if p.as_os_str() == "-" {
+            // Data from stdin, stored as "-" like Info-ZIP; its size is
+            // unknown, so a large stream gets the ZIP64 streaming layout.
+            if opts.names_stdin {
+                bail!("`-` (data from stdin) cannot be combined with -@ (names from stdin)");
+            }
+            let meta = fs::metadata("/dev/stdin").context("reading stdin")?;
+            out.push(Item {
+                path: p,
+                name: "-".into(),
+                meta,
+            });
+            continue;
+        }
+        let meta = fs::symlink_metadata(&p).with_context(|| format!("reading {}", p.display()))?;
+        let name = archive_name(&p);
+        let name = if opts.junk_paths {
+            name.rsplit('/').next().unwrap_or_default().to_owned()
+        } else {
+            name
+        };
+        // Patterns see directories with their trailing `/`, and a
+        // directory left out is still walked, as in Info-ZIP.
+        let shown = if meta.is_dir() {
+            format!("{name}/")
+        } else {
+            name.clone()
+        };
+        let wanted = (include.is_empty() || pattern::any(&include, &shown))
+            && !pattern::any(&exclude, &shown);
+        if !meta.is_dir() && !wanted {
+            continue;
+        }
+        let ft = meta.file_type();
+        if !(ft.is_file() || ft.is_dir() || ft.is_symlink()) {
+            // Reading a FIFO blocks until a writer comes (forever, in a
+            // tree walk), and a device or socket has no file data: Info-ZIP
+            // skips them with a warning, named or found by -r.
+            use std::os::unix::fs::FileTypeExt;
+            let what = if ft.is_fifo() {
+                "a FIFO"
+            } else if ft.is_socket() {
+                "a socket"
+            } else {
+                "a device"
+            };
+            eprintln!("perfkit zip: skipping {} ({what})", p.display());
+            continue;
+        }
+        if meta.is_dir() {
+            if opts.recurse {
+                let mut kids: Vec<PathBuf> = fs::read_dir(&p)
+                    .with_context(|| format!("listing {}", p.display()))?
+                    .map(|e| e.map(|e| e.path()))
+                    .collect::<io::Result<_>>()
+                    .with_context(|| format!("listing {}", p.display()))?;
+                kids.sort();
+                stack.extend(kids.into_iter().rev());
+            }
+            // -j stores files only, as Info-ZIP's does.
+            if name.is_empty() || opts.junk_paths || !wanted {
+                continue;
+            }
+        }
+        out.push(Item {
+            path: p,
+            name,
+            meta,
+        });
+    }
+    Ok(out)
+}
+
+/// A regular file read for an entry, checked at its end against the size
+/// and modification time seen when it was listed: a file that shrank, grew
+/// or was rewritten meanwhile would otherwise be stored as whatever part of
+/// it was read, under an archive that reports success.
+struct Unchanged {
+    file: fs::File,
+    listed_len: u64,
+    listed_mtime: Option<std::time::SystemTime>,
+    read: u64,
+}
+
+impl Read for Unchanged {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.read += n as u64;
+        if n == 0 && !buf.is_empty() {
+            let now = self.file.metadata()?;
+            if self.read != self.listed_len || now.len() != self.listed_len {
+                return Err(io::Error::other(format!(
+                    "file size changed while zipping ({} bytes when listed, {} read, {} now); not stored",
+                    self.listed_len,
+                    self.read,
+                    now.len()
+                )));
+            }
+            if now.modified().ok() != self.listed_mtime {
+                return Err(io::Error::other(
+                    "file modified while zipping (its modification time moved); not stored",
+                ));
+            }
+        }
+        Ok(n)
+    }
+}
+
+/// The data of `item`: stdin, a link's target, nothing for a directory,
+/// or the file, checked to be [`Unchanged`] when read to its end.
+pub(super) fn open_item(item: &Item) -> Result<Box<dyn Read>> {
+    if item.path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdin().lock()));
+    }
+    if item.meta.file_type().is_symlink() {
+        let t = fs::read_link(&item.path)
+            .with_context(|| format!("reading link {}", item.path.display()))?;
+        return Ok(Box::new(io::Cursor::new(
+            t.to_string_lossy().into_owned().into_bytes(),
+        )));
+    }
+    if item.meta.is_dir() {
+        return Ok(Box::new(io::empty()));
+    }
+    let file =
+        fs::File::open(&item.path).with_context(|| format!("opening {}", item.path.display()))?;
+    Ok(Box::new(Unchanged {
+        file,
+        listed_len: item.meta.len(),
+        listed_mtime: item.meta.modified().ok(),
+        read: 0,
+    }))
+}

@@ -1,0 +1,239 @@
+//! Writing the archive: the steps of a plan added, in order, to one of
+//! zipstream's writers (inline or parallel, streamed or seekable).
+
+use std::fs;
+use std::io::{self, BufWriter, Read, Write};
+
+use anyhow::{Context, Result, anyhow};
+use zipstream::{
+    AesStrength, EntryKind, EntryOptions, Method, ParallelOptions, ParallelZipWriter, Written,
+    ZipWriter,
+};
+
+use super::announce::Announcer;
+use super::items::{Item, mtime, open_item};
+use super::{Options, Step, Update};
+
+/// The options of `item`'s entry: its kind, time and mode as listed, the
+/// method and level asked for, and AES when encrypting (not directories).
+pub(super) fn entry_options(
+    item: &Item,
+    opts: &Options,
+    password: &Option<Vec<u8>>,
+) -> Result<EntryOptions> {
+    use std::os::unix::fs::MetadataExt;
+    let m = &item.meta;
+    let mtime = mtime(m);
+    let mut o = if item.path.as_os_str() == "-" {
+        EntryOptions::file("-")
+    } else if m.is_dir() {
+        EntryOptions::directory(&item.name)
+    } else if m.file_type().is_symlink() {
+        EntryOptions::symlink(&item.name)
+    } else {
+        EntryOptions::file(&item.name).size_hint(m.len())
+    };
+    o = o
+        .mtime(mtime)
+        .unix_mode(if m.is_file() || m.is_dir() || m.file_type().is_symlink() {
+            m.mode() & 0o7777
+        } else {
+            0o644
+        })
+        .level(opts.level);
+    o = match opts.method.as_str() {
+        "store" => o.method(Method::Stored),
+        // Info-ZIP's -0 stores; a deflate stream at level 0 would only
+        // wrap the same bytes in block headers.
+        "deflate" if opts.level == 0 => o.method(Method::Stored),
+        "zstd" => o.method(Method::Zstd),
+        _ => o,
+    };
+    if let (Some(enc), Some(pw)) = (&opts.encrypt, password)
+        && !m.is_dir()
+    {
+        let s = match enc.as_str() {
+            "aes128" => AesStrength::Aes128,
+            "aes192" => AesStrength::Aes192,
+            _ => AesStrength::Aes256,
+        };
+        o = o.encrypt(s, pw.clone());
+    }
+    Ok(o)
+}
+
+/// What the entry writers have in common for the tool.
+pub(super) trait Sink {
+    fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()>;
+    /// What the writer knows of finished entry `index`.
+    fn written(&self, index: usize) -> Option<Written>;
+    /// Waits until every entry added is finished.
+    fn settle(&mut self) -> Result<()>;
+}
+
+/// A reader that advances the progress bar by what it reads.
+pub(super) struct Counting<'a, R> {
+    pub(super) inner: R,
+    pub(super) bar: &'a indicatif::ProgressBar,
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+impl<W: Write> Sink for ZipWriter<W> {
+    fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()> {
+        self.add_reader(opts, &mut { r })?;
+        Ok(())
+    }
+
+    fn written(&self, index: usize) -> Option<Written> {
+        ZipWriter::written(self, index)
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl<W: Write> Sink for ParallelZipWriter<W> {
+    fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()> {
+        self.add_reader(opts, &mut { r })?;
+        Ok(())
+    }
+
+    fn written(&self, index: usize) -> Option<Written> {
+        ParallelZipWriter::written(self, index)
+    }
+
+    fn settle(&mut self) -> Result<()> {
+        Ok(ParallelZipWriter::settle(self)?)
+    }
+}
+
+/// The options that write a kept entry back as it was: name, kind, time,
+/// mode and method (the data is decompressed, its CRC checked, and
+/// compressed again, because zipstream's writers have no raw copy).
+fn kept_options(e: &zipstream::Entry, opts: &Options) -> EntryOptions {
+    let o = match e.kind() {
+        EntryKind::Directory => EntryOptions::directory(e.name.trim_end_matches('/')),
+        EntryKind::Symlink => EntryOptions::symlink(&e.name),
+        EntryKind::File => EntryOptions::file(&e.name).size_hint(e.size),
+    };
+    let o = o
+        .mtime(e.mtime)
+        .unix_mode(e.unix_mode.map_or(0o644, |m| m & 0o7777))
+        .level(opts.level);
+    match e.method {
+        0 => o.method(Method::Stored),
+        93 => o.method(Method::Zstd),
+        _ => o,
+    }
+}
+
+/// Adds every step to `sink` in order (an item from its file, a kept
+/// entry from the archive being updated), announcing each entry as the
+/// writer finishes it.
+pub(super) fn write_all_items(
+    sink: &mut dyn Sink,
+    steps: &[Step<'_>],
+    update: Option<&mut Update>,
+    opts: &Options,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+    announcer: &mut Announcer,
+) -> Result<()> {
+    let mut update = update;
+    for step in steps {
+        announcer.catch_up(bar, |i| sink.written(i));
+        match step {
+            Step::Item(item) => {
+                let entry = entry_options(item, opts, pw)?;
+                let mut r = Counting {
+                    inner: open_item(item)?,
+                    bar,
+                };
+                sink.add(entry, &mut r)
+                    .with_context(|| format!("adding {}", item.path.display()))?;
+            }
+            Step::Kept(i) => {
+                let u = update.as_deref_mut().ok_or_else(|| {
+                    anyhow!("internal: a kept entry without an archive to update")
+                })?;
+                let e = u.archive.entries()[*i].clone();
+                let what = || format!("{}: keeping entry {:?}", u.path.display(), e.name);
+                let entry = kept_options(&e, opts);
+                let mut r = u.archive.open(*i, None).with_context(what)?;
+                let mut data = KeptReader(&mut r);
+                sink.add(entry, &mut data).with_context(what)?;
+            }
+        }
+    }
+    sink.settle()?;
+    announcer.catch_up(bar, |i| sink.written(i));
+    Ok(())
+}
+
+/// A kept entry's decoded data as a `Read`.
+struct KeptReader<'a, 'b>(&'a mut zipstream::EntryReader<'b, io::BufReader<fs::File>>);
+
+impl Read for KeptReader<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read_data(buf).map_err(io::Error::other)
+    }
+}
+
+/// Writes the archive as a stream (data descriptors, no seeking) to `out`:
+/// stdout, or a device or FIFO written in place.
+pub(super) fn stream_archive(
+    out: impl Write,
+    steps: &[Step<'_>],
+    opts: &Options,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+    popts: ParallelOptions,
+    announcer: &mut Announcer,
+) -> Result<()> {
+    let out = BufWriter::with_capacity(128 << 10, out);
+    write_archive(
+        ZipWriter::new(out),
+        steps,
+        None,
+        opts,
+        pw,
+        bar,
+        popts,
+        announcer,
+    )?
+    .flush()?;
+    Ok(())
+}
+
+/// Adds every step to `w` (streamed or seekable), through a
+/// [`ParallelZipWriter`] when `--jobs` is above 1, and finishes the
+/// archive; returns the sink, for the caller to flush.
+#[allow(clippy::too_many_arguments)] // one call site each, all of them needed
+pub(super) fn write_archive<W: Write>(
+    w: ZipWriter<W>,
+    steps: &[Step<'_>],
+    update: Option<&mut Update>,
+    opts: &Options,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+    popts: ParallelOptions,
+    announcer: &mut Announcer,
+) -> Result<W> {
+    if opts.jobs > 1 {
+        let mut w = ParallelZipWriter::new(w, popts);
+        write_all_items(&mut w, steps, update, opts, pw, bar, announcer)?;
+        Ok(w.finish()?)
+    } else {
+        let mut w = w;
+        write_all_items(&mut w, steps, update, opts, pw, bar, announcer)?;
+        Ok(w.finish()?)
+    }
+}

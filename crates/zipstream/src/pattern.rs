@@ -1,0 +1,202 @@
+//! Info-ZIP's wildcards, as its `zip -x`/`-i`/`-d` and `unzip MEMBER`/`-x`
+//! read them: `*` any run of characters (`/` included), `?` one character,
+//! `[abc]`, `[a-z]`, `[!a-z]` (or `[^a-z]`) a set, anything else itself,
+//! case-sensitive. Info-ZIP's rules rather than a glob crate's (globset
+//! keeps `*` inside one path component unless told otherwise and reads
+//! `{a,b}`): an Info-ZIP user's pattern must select what it selects there.
+//!
+//! ```
+//! use zipstream::pattern::Pattern;
+//!
+//! assert!(Pattern::new("*.txt").matches("docs/a.txt"));
+//! assert!(Pattern::new("a/[!b]*").matches("a/y.txt"));
+//! assert!(!Pattern::new("*.txt").matches("A.TXT"));
+//! ```
+
+/// A compiled pattern in Info-ZIP's syntax.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    chars: Vec<char>,
+}
+
+impl Pattern {
+    /// The pattern `text`, in Info-ZIP's syntax.
+    pub fn new(text: &str) -> Pattern {
+        Pattern {
+            chars: text.chars().collect(),
+        }
+    }
+
+    /// The pattern as it was given.
+    pub fn text(&self) -> String {
+        self.chars.iter().collect()
+    }
+
+    /// Whether `name` matches the whole pattern.
+    pub fn matches(&self, name: &str) -> bool {
+        let s: Vec<char> = name.chars().collect();
+        wildcard(&self.chars, &s)
+    }
+}
+
+/// Whether any of `patterns` matches `name`.
+pub fn any(patterns: &[Pattern], name: &str) -> bool {
+    patterns.iter().any(|p| p.matches(name))
+}
+
+/// The match itself. Only the last `*` is ever backtracked to (each retry
+/// lets it take one more character), so time is at most pattern length ×
+/// name length however many stars there are: a recursive matcher is
+/// exponential in them.
+fn wildcard(pat: &[char], s: &[char]) -> bool {
+    let (mut p, mut i) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while i < s.len() {
+        let step = match pat.get(p) {
+            Some('*') => {
+                star = Some((p, i));
+                p += 1;
+                continue;
+            }
+            Some('?') => Some(p + 1),
+            Some('[') => match set_match(&pat[p..], s[i]) {
+                Some((true, len)) => Some(p + len),
+                Some((false, _)) => None,
+                // An unclosed `[` is a literal.
+                None => (s[i] == '[').then_some(p + 1),
+            },
+            Some(&c) => (c == s[i]).then_some(p + 1),
+            None => None,
+        };
+        match (step, star) {
+            (Some(np), _) => {
+                p = np;
+                i += 1;
+            }
+            (None, Some((sp, si))) => {
+                p = sp + 1;
+                i = si + 1;
+                star = Some((sp, si + 1));
+            }
+            (None, None) => return false,
+        }
+    }
+    pat[p..].iter().all(|&c| c == '*')
+}
+
+/// Matches `c` against the set at the start of `pat` (`[...]`); returns
+/// whether it matched and the set's length, or None if it is not closed.
+fn set_match(pat: &[char], c: char) -> Option<(bool, usize)> {
+    let mut k = 1;
+    let negate = matches!(pat.get(1), Some('!') | Some('^'));
+    if negate {
+        k += 1;
+    }
+    let mut hit = false;
+    let mut first = true;
+    while k < pat.len() {
+        if pat[k] == ']' && !first {
+            return Some((hit != negate, k + 1));
+        }
+        first = false;
+        if k + 2 < pat.len() && pat[k + 1] == '-' && pat[k + 2] != ']' {
+            hit |= pat[k] <= c && c <= pat[k + 2];
+            k += 3;
+        } else {
+            hit |= pat[k] == c;
+            k += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one matcher over bytes (ASCII here).
+    fn glob(pat: &[u8], s: &[u8]) -> bool {
+        let chars = |b: &[u8]| b.iter().map(|&c| c as char).collect::<Vec<_>>();
+        wildcard(&chars(pat), &chars(s))
+    }
+
+    /// The exponential recursive matcher, kept as the brute-force oracle.
+    fn glob_reference(pat: &[u8], s: &[u8]) -> bool {
+        match (pat.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => {
+                glob_reference(&pat[1..], s) || (!s.is_empty() && glob_reference(pat, &s[1..]))
+            }
+            (Some(b'?'), Some(_)) => glob_reference(&pat[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => glob_reference(&pat[1..], &s[1..]),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn glob_agrees_with_the_brute_force_matcher() {
+        // Every pattern and name up to length 5 over a small alphabet.
+        fn all(alphabet: &[u8], max: usize) -> Vec<Vec<u8>> {
+            let mut out = vec![Vec::new()];
+            let mut last = vec![Vec::new()];
+            for _ in 0..max {
+                let next: Vec<Vec<u8>> = last
+                    .iter()
+                    .flat_map(|w: &Vec<u8>| {
+                        alphabet.iter().map(move |&c| {
+                            let mut w = w.clone();
+                            w.push(c);
+                            w
+                        })
+                    })
+                    .collect();
+                out.extend(next.iter().cloned());
+                last = next;
+            }
+            out
+        }
+        let names = all(b"ab/", 5);
+        for pat in all(b"a*?", 5) {
+            for name in &names {
+                assert_eq!(
+                    glob(&pat, name),
+                    glob_reference(&pat, name),
+                    "{:?} on {:?}",
+                    String::from_utf8_lossy(&pat),
+                    String::from_utf8_lossy(name)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob(b"*.txt", b"a/b.txt"));
+        assert!(glob(b"a?c", b"abc"));
+        assert!(!glob(b"*.txt", b"a.rs"));
+    }
+
+    #[test]
+    fn info_zip_wildcards() {
+        let m = |p: &str, s: &str| {
+            wildcard(
+                &p.chars().collect::<Vec<_>>(),
+                &s.chars().collect::<Vec<_>>(),
+            )
+        };
+        // What `unzip t.zip PATTERN` selected, checked with Info-ZIP 6.0.
+        assert!(m("*.txt", "a/b/x.txt"));
+        assert!(m("a/*", "a/b/x.txt"));
+        assert!(!m("*.txt", "A.TXT"));
+        assert!(m("a/[xy]*", "a/y.txt"));
+        assert!(!m("a/[xy]*", "a/b/x.txt"));
+        assert!(m("a/[!b]*", "a/y.txt"));
+        assert!(m("?op.txt", "top.txt"));
+        assert!(!m("?op.txt", "ttop.txt"));
+        assert!(m("top.txt", "top.txt"));
+        assert!(m("[a", "[a"));
+        assert!(m("*", ""));
+        assert!(m("a*b*c", "aXXbYYc"));
+        assert!(!m("a*b*c", "aXXbYY"));
+    }
+}
