@@ -17,7 +17,7 @@ use zstdkit::Recipe;
 
 use perfkit_corpus as corpus;
 use perfkit_measure::child::{self, Usage};
-use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
+use perfkit_report::{Report, Row, RunInfo, Section, Value};
 
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
 /// corpus file, so the whole main job stays within about two minutes.

@@ -23,8 +23,8 @@ use zstdkit::{
 pub mod levels;
 
 use perfkit_corpus as corpus;
-use perfkit_measure::report::{Report, Row, RunInfo, Section, Value, format_ns};
 use perfkit_measure::{Repeat, latency_histogram, record};
+use perfkit_report::{Report, Row, RunInfo, Section, Value, format_ns};
 
 /// What `perfkit bench --only zstd` measures, and for how long.
 #[derive(Debug, Clone)]

@@ -32,7 +32,7 @@
 //! - [`floor`]: what the same I/O cost with no FIX work (measured by
 //!   `perfkit_bench::fix::floor`), for the generator's CPU per order as a
 //!   ratio;
-//! - [`report`]: a sweep's runs as a `perfkit_measure` report, with the
+//! - [`report`]: a sweep's runs as a `perfkit_report` report, with the
 //!   problems to fail on.
 //!
 //! A run of 300 ms at 1,000 orders/s against an exchange on loopback
