@@ -163,9 +163,9 @@ enum Source<'a> {
 /// to disk and renamed over `dst`. A failed install leaves the previous
 /// `dst` (or none), never a truncated file beside a working peer, and no
 /// temporary file (an unpersisted `NamedTempFile` deletes itself on drop).
-/// xtask does not link perfkit (whose `report::Output` also covers devices
-/// and fatal signals) so that it can run fmt and clippy before anything
-/// compiles C; a peer directory holds regular files only.
+/// xtask does not link perfkit (whose `perfkit_report::Output` also covers
+/// devices and fatal signals) so that it can run fmt and clippy before
+/// anything compiles C; a peer directory holds regular files only.
 fn install(src: Source<'_>, dst: &Path) -> Result<()> {
     let dir = match dst.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,

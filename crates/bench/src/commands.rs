@@ -17,9 +17,9 @@ use zstdkit::Recipe;
 
 use perfkit_corpus as corpus;
 use perfkit_measure::child::{self, Spawner, Usage};
+use perfkit_report::{Report, Row, RunInfo, Section, Value};
 
 use crate::invocation::{Invocation, Launcher};
-use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
 
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
 /// corpus file, so the whole main job stays within about two minutes.

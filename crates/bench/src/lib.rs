@@ -4,8 +4,9 @@
 //! functionality; what times them lives here.
 //!
 //! What every measurement here shares (the latency histogram, the
-//! interleaving runner, CPU clocks, memory probes and the report model)
-//! is `perfkit-measure`'s, which libraries use too.
+//! interleaving runner, CPU clocks, memory probes) is `perfkit-measure`'s,
+//! which libraries use too; the report a comparison returns is
+//! `perfkit-report`'s model.
 //!
 //! - [`betree`]: the reference benchmark's three search modes timed per
 //!   event and per cooperative slice, and the long slices replayed;

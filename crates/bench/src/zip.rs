@@ -28,8 +28,8 @@ use zipstream::{
 
 use crate::peer;
 use perfkit_corpus::{self as corpus, Kind};
-use perfkit_measure::report::{Report, Row, RunInfo, Value};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
+use perfkit_report::{Report, Row, RunInfo, Value};
 
 /// What the zip part of `perfkit bench` measures, and for how long.
 #[derive(Debug, Clone)]

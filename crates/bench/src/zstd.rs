@@ -23,10 +23,10 @@ use zstdkit::{
 pub mod levels;
 
 use perfkit_corpus as corpus;
+use perfkit_measure::{Repeat, latency_histogram, record};
+use perfkit_report::{Report, Row, RunInfo, Section, Value, format_ns};
 
 use crate::invocation::{Invocation, Launcher};
-use perfkit_measure::report::{Report, Row, RunInfo, Section, Value, format_ns};
-use perfkit_measure::{Repeat, latency_histogram, record};
 
 /// What `perfkit bench --only zstd` measures, and for how long.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
 
-use perfkit::report::ReportFiles;
+use perfkit_report::ReportFiles;
 
 /// The `--hlog`/`--plot` files of this run, opened by [`open_report_files`]
 /// before the command measures anything and taken by [`emit`].
@@ -60,6 +60,9 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
             || e.downcast_ref::<zstdkit::Error>().is_some_and(
                 |z| matches!(z, zstdkit::Error::Io(io) if io.kind() == io::ErrorKind::BrokenPipe),
             )
+            || e.downcast_ref::<perfkit_report::EmitError>()
+                .and_then(perfkit_report::EmitError::io_error)
+                .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
             // serde_json wraps a writer's io::Error and does not expose it
             // as its source.
             || e.downcast_ref::<serde_json::Error>()
@@ -114,19 +117,19 @@ fn flag_hint(err: &anyhow::Error) -> Option<&'static str> {
 
 /// Renders a report to stdout as the shared output flags asked.
 pub fn emit(
-    report: &perfkit::report::Report,
-    options: &perfkit::report::ReportOptions,
+    report: &perfkit_report::Report,
+    options: &perfkit_report::ReportOptions,
 ) -> anyhow::Result<ExitCode> {
     let files = report_files(options)?;
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    perfkit::report::emit_to(report, options, &mut out, files)?;
+    perfkit_report::emit_to(report, options, &mut out, files)?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The `--hlog`/`--plot` files `options` name: those opened before the
 /// command ran, or opened now.
-pub fn report_files(options: &perfkit::report::ReportOptions) -> anyhow::Result<ReportFiles> {
+pub fn report_files(options: &perfkit_report::ReportOptions) -> anyhow::Result<ReportFiles> {
     let opened = REPORT_FILES
         .lock()
         .unwrap_or_else(|p| p.into_inner())
@@ -134,7 +137,7 @@ pub fn report_files(options: &perfkit::report::ReportOptions) -> anyhow::Result<
         .filter(|f| f.matches(options));
     match opened {
         Some(f) => Ok(f),
-        None => ReportFiles::open(options),
+        None => Ok(ReportFiles::open(options)?),
     }
 }
 

@@ -1,8 +1,6 @@
-//! The library half of the `perfkit` binary: what every subcommand shares.
+//! The library half of the `perfkit` binary: what every subcommand shares
+//! that is no library's concern.
 //!
-//! - [`report`]: the one renderer (tables, `--json`, `--hlog`,
-//!   `--percentiles`, `--plot`) all measuring subcommands use, over the
-//!   report model of `perfkit_measure::report`;
 //! - [`cleanup`]: temporaries deleted when a signal ends the process;
 //! - [`pipeline`]: a read-ahead and a write-behind thread with bounded
 //!   buffers, so a command overlaps its I/O with its work;
@@ -11,21 +9,16 @@
 //!
 //! The subcommands themselves live in the binary (`src/cmd/`), one module
 //! each; they parse arguments, call the libraries (the measuring ones call
-//! `perfkit-bench`), and render a [`report::Report`].
+//! `perfkit-bench`), and render a `perfkit_report::Report` through
+//! `perfkit_report::emit`; every file they write goes through
+//! `perfkit_report::Output`.
 //!
 //! ```
-//! use perfkit::report::{self, Report, Row, Value};
-//! let mut h = report::latency_histogram();
-//! report::record(&mut h, std::time::Duration::from_micros(42));
-//! let mut rep = Report::new("example");
-//! rep.section("demo").row(Row::new("call").latency(h).col("ratio", Value::num(3.0, 2)));
-//! assert!(report::render_text(&rep, false).contains("42.0 µs"));
+//! assert_eq!(perfkit::units::parse_size("64KiB"), Ok(64 << 10));
+//! assert_eq!(perfkit::printable::name("a\nb"), "a^Jb");
 //! ```
 
 pub mod cleanup;
-#[doc(hidden)]
-pub mod fuzzing;
 pub mod pipeline;
 pub mod printable;
-pub mod report;
 pub mod units;

@@ -1,7 +1,7 @@
 //! The `perfkit` binary. `flags` parses the command line and converts it
 //! into each subcommand's plain settings; each subcommand is a module of
 //! `cmd`; measurement lives in the libraries and rendering in
-//! `perfkit::report`.
+//! `perfkit_report`.
 
 mod cmd;
 mod flags;

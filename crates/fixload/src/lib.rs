@@ -32,7 +32,7 @@
 //! - [`floor`]: what the same I/O cost with no FIX work (measured by
 //!   `perfkit_bench::fix::floor`), for the generator's CPU per order as a
 //!   ratio;
-//! - [`report`]: a sweep's runs as a `perfkit_measure` report, with the
+//! - [`sweep`]: a sweep's runs as a `perfkit_report` report, with the
 //!   problems to fail on.
 //!
 //! A run of 300 ms at 1,000 orders/s against an exchange on loopback
@@ -96,9 +96,9 @@ mod outcome;
 mod plan;
 mod rate;
 mod receive;
-pub mod report;
 mod send;
 mod slots;
+pub mod sweep;
 mod template;
 mod uring;
 pub mod verdict;
@@ -108,7 +108,7 @@ pub use floor::Floor;
 pub use outcome::{Interval, LATE, Lost, MAX_INTERVALS, Outcome};
 pub use plan::{DEFAULT_MAX_UNSENT, Io, Plan, Settings};
 pub use rate::parse_rate;
-pub use report::{Sweep, Swept};
+pub use sweep::{Sweep, Swept};
 pub use template::parse_template;
 pub use verdict::{Limit, Verdict};
 

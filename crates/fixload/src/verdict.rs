@@ -295,7 +295,7 @@ mod tests {
             line,
             "verdict: 1000/s not held (session lost): session LOAD1->EXCH lost at 1.23 s: connection closed by the engine"
         );
-        let problems = crate::report::problems(&o, "load 1000/s");
+        let problems = crate::sweep::problems(&o, "load 1000/s");
         assert!(
             problems.contains(
                 &"load 1000/s: session LOAD1->EXCH lost at 1.23 s: connection closed by the engine"

@@ -1,9 +1,10 @@
 //! The measurement foundation every perfkit benchmark stands on: the
 //! latency histogram, the interleaving runner and its comparison model,
-//! the checked probes of CPU time and memory, and the report model a
-//! measurement returns. A crate of its own so that libraries (stress's
-//! harness, zipstream's example) use the probes without depending on
-//! `perfkit-bench`'s comparisons.
+//! and the checked probes of CPU time, memory and the machine. A crate of
+//! its own so that libraries (stress's harness, zipstream's example) use
+//! the probes without depending on `perfkit-bench`'s comparisons; the
+//! report a measurement returns is `perfkit-report`'s, which states the
+//! [`machine`] probed here.
 //!
 //! ```
 //! let mut h = perfkit_measure::latency_histogram();
@@ -27,16 +28,13 @@
 //!   a clock read;
 //! - [`child`]: a child process run to completion, with the wall time, CPU
 //!   time and peak RSS the kernel accounts to it;
-//! - [`machine`]: the CPU model and core count every report states;
-//! - [`report`]: the plain-data report (sections of rows, headlines) the
-//!   binary renders.
+//! - [`machine`]: the CPU model and core count every report states.
 
 pub mod child;
 pub mod clock;
 mod interleave;
 pub mod machine;
 pub mod memory;
-pub mod report;
 pub mod tsc;
 
 pub use interleave::{Comparison, Op, Repeat, Rounds, Variant, interleave, interleave_with};

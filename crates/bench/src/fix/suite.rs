@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result, bail};
 use perfkit_measure::Comparison;
-use perfkit_measure::report::{Report, Row, RunInfo, Value};
+use perfkit_report::{Report, Row, RunInfo, Value};
 
 use super::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
 use super::{Settings, session};

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use indicatif::ProgressBar;
-use perfkit_measure::report::{Report, Row, RunInfo, Value};
 use perfkit_measure::{latency_histogram, record};
+use perfkit_report::{Report, Row, RunInfo, Value};
 use zstdkit::{Compressor, Decompressor, Params};
 
 /// What a level sweep measures.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Subcommand};
-use perfkit::report::ReportOptions;
+use perfkit_report::ReportOptions;
 
 use crate::cmd;
 

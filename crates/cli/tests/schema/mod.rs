@@ -7,9 +7,9 @@
 use serde_json::Value;
 use std::process::Output;
 
-/// A validator for `perfkit::report::SCHEMA`.
+/// A validator for `perfkit_report::SCHEMA`.
 pub fn validator() -> jsonschema::Validator {
-    let schema: Value = serde_json::from_str(perfkit::report::SCHEMA).expect("the schema is JSON");
+    let schema: Value = serde_json::from_str(perfkit_report::SCHEMA).expect("the schema is JSON");
     jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema")
 }
 

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use hdrhistogram::Histogram;
-use perfkit::report::{Headline, Report, ReportOptions, Row, Section, Value};
 use perfkit_bench::zstd::Settings;
+use perfkit_report::{Headline, Report, ReportOptions, Row, Section, Value};
 
 mod args;
 
@@ -84,7 +84,7 @@ pub fn run(job: Job) -> Result<ExitCode> {
                 dir,
                 write: |path, bytes| {
                     use std::io::Write;
-                    perfkit::report::write_atomically(path, |f| Ok(f.write_all(bytes)?))
+                    perfkit_report::write_atomically(path, |f| Ok(f.write_all(bytes)?))
                 },
             }),
             ..perfkit_bench::zip::Settings::quick()

@@ -172,9 +172,9 @@ pub(super) fn fill(rep: &mut Report, index: &Index, m: &Measured, build: Duratio
 pub(super) fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
     let r = &m.run;
     let us = |ns: u64| Value::num(ns as f64 / 1e3, 1);
-    let mut least = report::latency_histogram();
+    let mut least = latency_histogram();
     for x in &m.replayed {
-        report::record(&mut least, Duration::from_nanos(x.min_ns()));
+        record(&mut least, Duration::from_nanos(x.min_ns()));
     }
     let min_max = m.replayed.iter().map(Replayed::min_ns).max().unwrap_or(0);
     let median_max = m
@@ -185,7 +185,7 @@ pub(super) fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
         .unwrap_or(0);
     let s = rep.section(format!(
         "{prefix}next: slices over {} replayed (budget {})",
-        report::format_ns(m.opts.long_slice_ns as f64),
+        format_ns(m.opts.long_slice_ns as f64),
         r.budget
     ));
     s.row(
@@ -208,9 +208,9 @@ pub(super) fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
     // The slice whose least time is the longest: its replays show whether
     // that least time was one lucky run or what the slice always takes.
     if let Some(w) = m.replayed.iter().max_by_key(|x| (x.min_ns(), x.slice.ns)) {
-        let mut h = report::latency_histogram();
+        let mut h = latency_histogram();
         for &ns in &w.replays_ns {
-            report::record(&mut h, Duration::from_nanos(ns));
+            record(&mut h, Duration::from_nanos(ns));
         }
         s.row(
             Row::new(format!(
@@ -228,7 +228,7 @@ pub(super) fn fill_replays(rep: &mut Report, m: &Measured, prefix: &str) {
     }
     s.note(format!(
         "every slice of the next mode over {} in the timed pass (the longest {} at most) is run again {} times: same event, same budget, same slice number, and each replay checks it spends the same reductions (it does, or the run fails)",
-        report::format_ns(m.opts.long_slice_ns as f64),
+        format_ns(m.opts.long_slice_ns as f64),
         m.opts.long_slices_kept,
         m.replays
     ));

@@ -11,8 +11,9 @@ use anyhow::{Context, Result, bail};
 use betree::reference::{self, Term};
 use betree::workload::{Adtech, Shape};
 use betree::{BatchPath, Event, Index, Schema, Scratch, SearchStep};
-use perfkit::report::{self, Report, ReportOptions, Row, Value};
 use perfkit_bench::betree::{self as measure, Measured, Options, Replayed};
+use perfkit_measure::{latency_histogram, record};
+use perfkit_report::{Report, ReportOptions, Row, Value, format_ns, write_atomically};
 
 mod args;
 mod bench;
@@ -231,11 +232,10 @@ fn stream_output(
         out.flush()?;
         Ok(())
     } else {
-        report::write_atomically(path, |f| {
+        write_atomically(path, |f| {
             let mut out = BufWriter::with_capacity(1 << 16, f);
             gen_into(&mut out)?;
-            out.flush()?;
-            Ok(())
+            out.flush()
         })
         .with_context(|| format!("writing {}", path.display()))
     }

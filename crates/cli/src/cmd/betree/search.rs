@@ -20,7 +20,7 @@ pub(super) fn search(a: Search) -> Result<ExitCode> {
         // An input or search error is reported as it is, not as a failure
         // to write the output (the partial output is removed either way).
         let mut input_err = None;
-        let written = report::write_atomically(&a.output, |f| {
+        let written = write_atomically(&a.output, |f| {
             let mut out = BufWriter::with_capacity(1 << 16, f);
             if let Err(e) = run(&mut out) {
                 if e.downcast_ref::<io::Error>().is_none() {

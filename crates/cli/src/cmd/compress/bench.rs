@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use perfkit::report::ReportOptions;
+use perfkit_report::ReportOptions;
 
 /// Runs zstd's benchmark mode (`-b#`) and renders it.
 pub fn levels(

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use perfkit::pipeline::{ReadAhead, WriteBehind};
-use perfkit::report::ReportOptions;
+use perfkit_report::ReportOptions;
 use zstdkit::{
     Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Runway, RunwayEncoder,
 };
@@ -283,7 +283,7 @@ fn ranged(options: &Options, (start, end): (u64, u64)) -> Result<ExitCode> {
     };
     let written = match &options.output {
         Some(o) if o != Path::new("-") => {
-            let mut out = perfkit::report::Output::create(o, options.force)?;
+            let mut out = perfkit_report::Output::create(o, options.force)?;
             let n = copy(out.file_mut(), &mut part)?;
             out.commit()
                 .with_context(|| format!("writing {}", o.display()))?;
@@ -465,11 +465,10 @@ impl Job<'_> {
                 )
             }
             Sink::File(path) => {
-                if !from_stdin && !perfkit::report::is_special_file(path) && same_file(input, path)
-                {
+                if !from_stdin && !perfkit_report::is_special_file(path) && same_file(input, path) {
                     bail!("input and output are the same file");
                 }
-                let mut out = perfkit::report::Output::create(path, self.options.force)?;
+                let mut out = perfkit_report::Output::create(path, self.options.force)?;
                 // The writer thread writes through its own handle on the
                 // same open file; `out` still owns the file's fate
                 // (renamed on commit, removed on drop).
@@ -986,7 +985,7 @@ fn train(t: &Train) -> Result<ExitCode> {
     }
     let dict = zstdkit::dict::train(&samples, t.max_size)?;
     let out = &t.output;
-    perfkit::report::write_atomically_with(out, t.force, |f| Ok(f.write_all(&dict)?))
+    perfkit_report::write_atomically_with(out, t.force, |f| f.write_all(&dict))
         .with_context(|| format!("writing dictionary {}", out.display()))?;
     if t.verbose {
         let _ = writeln!(

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use perfkit::report::write_atomically;
 use perfkit_corpus::{self as corpus, Entry};
+use perfkit_report::write_atomically;
 
 mod args;
 
@@ -40,7 +40,7 @@ pub fn run(job: Job) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     for e in entries {
         let path = dir.join(&e.name);
-        write_atomically(&path, |f| Ok(f.write_all(&e.data)?))
+        write_atomically(&path, |f| f.write_all(&e.data))
             .with_context(|| format!("writing {}", path.display()))?;
         writeln!(out, "{}", path.display())?;
     }

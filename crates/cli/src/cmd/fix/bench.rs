@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use fixcore::parse::Parser;
-use perfkit::report::{Report, ReportOptions};
 use perfkit_bench::fix::suite::Suite;
+use perfkit_report::{Report, ReportOptions};
 
 use super::{input, load};
 

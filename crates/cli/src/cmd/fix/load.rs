@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use fixcore::session::store::AnyStore;
 use fixload::{Settings, Sweep, Swept, Target};
-use perfkit::report::ReportOptions;
+use perfkit_report::ReportOptions;
 
 /// What `perfkit fix load` was asked to do, the flags resolved.
 #[derive(Debug)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use perfkit::report::ReportOptions;
+use perfkit_report::ReportOptions;
 
 mod args;
 
@@ -43,7 +43,7 @@ fn merge(a: Merge) -> Result<ExitCode> {
     let options = a.report;
     // Each slot's histograms are kept only when they are shown or written.
     let keep_slots = a.intervals || options.hlog.is_some();
-    let merged = perfkit::report::merge::merge(&a.files, a.interval, keep_slots)?;
+    let merged = perfkit_report::merge::merge(&a.files, a.interval, keep_slots)?;
     // Read, but worth saying: one line each, before the report.
     for w in &merged.warnings {
         eprintln!("perfkit: {w}");
@@ -53,12 +53,13 @@ fn merge(a: Merge) -> Result<ExitCode> {
     if let Some((path, mut out)) = files.take_hlog() {
         merged
             .write_hlog(out.file_mut())
-            .and_then(|()| out.commit())
+            .map_err(anyhow::Error::from)
+            .and_then(|()| Ok(out.commit()?))
             .with_context(|| format!("writing interval log {}", path.display()))?;
     }
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    perfkit::report::emit_to(&report, &options, &mut out, files)?;
+    perfkit_report::emit_to(&report, &options, &mut out, files)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

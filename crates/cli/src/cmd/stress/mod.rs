@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use perfkit::report::{Report, ReportOptions, Row, RunInfo, Section, Value};
+use perfkit_report::{Report, ReportOptions, Row, RunInfo, Section, Value};
 use stress::{Outcome, Plan, Progress};
 use zstdkit::Recipe;
 

@@ -121,7 +121,7 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         max_total_bytes: options.max_size,
         // Listed, so that Ctrl-C or kill mid-entry deletes them too.
         on_temporary: Some(TemporaryHook::new(|p| {
-            perfkit::cleanup::register(p.to_path_buf())
+            perfkit_report::temporaries::register(p.to_path_buf())
         })),
         ..ExtractOptions::default()
     };

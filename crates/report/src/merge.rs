@@ -7,12 +7,13 @@
 //! lands in the same slot whatever clock each machine had; intervals of
 //! one tag in one slot are added, and so are all of a tag's intervals for
 //! its total. The logs are read a line at a time with the hdrhistogram
-//! crate's own line parser, twice: stamps first, histograms second.
+//! crate's own line parser (`log`), twice: stamps first, histograms
+//! second.
 //!
 //! Logs come from other machines and other tools, so nothing in one is
 //! trusted to be small: a line is at most [`MAX_LINE_BYTES`], its
 //! histogram is decoded within what the line and its declared range can
-//! hold ([`super::encoded`]), and what the merge keeps is capped:
+//! hold ([`crate::encoded`]), and what the merge keeps is capped:
 //! [`MAX_TAGS`] tags, [`MAX_SLOTS`] time slots and [`MAX_COUNTERS`]
 //! histogram counters in all. Going past any of them, or past 2^64 − 1
 //! samples in a sum, is a [`MergeError`] naming the file and line.
@@ -22,13 +23,16 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+use hdrhistogram::serialization::interval_log::LogEntry;
 
-use super::encoded::{Decoder, HistogramError};
-use super::hlog::LogInterval;
-use super::{Report, Row, Value};
+use crate::encoded::{Decoder, HistogramError};
+use crate::hlog::{HlogError, LogInterval, write_intervals};
+use crate::model::{Report, Row, Value};
+
+mod log;
+
+use log::{Layout, for_each_entry, open_file};
 
 /// The name given to intervals without a tag.
 pub const UNTAGGED: &str = "(untagged)";
@@ -73,14 +77,36 @@ impl Limits {
     };
 }
 
-/// Timestamps below this many seconds are offsets from the log's start;
-/// above it they are times since 1970 (as the Java reader decides).
-const ABSOLUTE_AFTER_SECS: f64 = 365.0 * 86_400.0;
-
 /// Why a log was refused: each names the file and line (1-based) and what
 /// in it went past which bound.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
+    /// A log could not be opened or read.
+    #[error("reading interval log {file}")]
+    Read {
+        /// The log.
+        file: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file with neither an interval nor a StartTime.
+    #[error("{file}: not an HdrHistogram interval log (no interval, no StartTime)")]
+    NotALog {
+        /// The file.
+        file: String,
+    },
+    /// A StartTime no time can hold.
+    #[error("{file}: StartTime {secs} is out of range")]
+    StartTimeOutOfRange {
+        /// The log.
+        file: String,
+        /// The StartTime, in seconds since 1970.
+        secs: f64,
+    },
+    /// A slot width of zero (the binary's `--interval 0`).
+    #[error("--interval must be above 0")]
+    ZeroInterval,
     /// A line longer than [`MAX_LINE_BYTES`].
     #[error("{file} line {line}: line is longer than {limit} bytes")]
     LineTooLong {
@@ -206,177 +232,58 @@ pub struct Total {
     pub intervals: usize,
 }
 
-/// Calls `f` with each entry of the log `reader` holds and its line
-/// number, read a line at a time (an interval log is one entry per line)
-/// and never more than [`MAX_LINE_BYTES`] of one, so memory stays that of
-/// one line however long the log. An entry the crate's reader cannot
-/// parse is an error naming the file and line.
-fn for_each_entry(
-    path: &Path,
-    mut reader: impl BufRead,
-    mut f: impl FnMut(u64, LogEntry<'_>) -> Result<()>,
-) -> Result<()> {
-    use std::io::Read;
-    let file = || path.display().to_string();
-    let mut line = Vec::new();
-    for number in 1.. {
-        line.clear();
-        let n = (&mut reader)
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .with_context(|| format!("reading interval log {}", path.display()))?;
-        if n == 0 {
-            return Ok(());
-        }
-        if line.len() > MAX_LINE_BYTES {
-            return Err(MergeError::LineTooLong {
-                file: file(),
-                line: number,
-                limit: MAX_LINE_BYTES,
-            }
-            .into());
-        }
-        for entry in IntervalLogIterator::new(&line) {
-            let entry = entry.map_err(|e| MergeError::Syntax {
-                file: file(),
-                line: number,
-                detail: format!("{e:?}"),
-            })?;
-            f(number, entry)?;
-        }
-    }
-    Ok(())
-}
-
-/// What a first pass over a log finds, before any histogram is decoded:
-/// where its intervals start, and its shortest interval.
-struct Layout {
-    start_time: Option<f64>,
-    base_time: Option<f64>,
-    /// The earliest interval start that is a time since 1970 (with
-    /// BaseTime or absolute stamps), for a log without StartTime.
-    first_absolute: f64,
-    shortest: f64,
-    intervals: usize,
-}
-
-impl Layout {
-    fn read(path: &Path, reader: impl BufRead) -> Result<Layout> {
-        let mut l = Layout {
-            start_time: None,
-            base_time: None,
-            first_absolute: f64::INFINITY,
-            shortest: f64::INFINITY,
-            intervals: 0,
-        };
-        for_each_entry(path, reader, |_, e| {
-            match e {
-                LogEntry::StartTime(t) => l.start_time = Some(t.as_secs_f64()),
-                LogEntry::BaseTime(t) => l.base_time = Some(t.as_secs_f64()),
-                LogEntry::Interval(i) => {
-                    l.intervals += 1;
-                    let length = i.duration().as_secs_f64();
-                    if length > 0.0 {
-                        l.shortest = l.shortest.min(length);
-                    }
-                    l.first_absolute = l.first_absolute.min(i.start_timestamp().as_secs_f64());
-                }
-            }
-            Ok(())
-        })?;
-        if l.intervals == 0 && l.start_time.is_none() && l.base_time.is_none() {
-            bail!(
-                "{}: not an HdrHistogram interval log (no interval, no StartTime)",
-                path.display()
-            );
-        }
-        // Only stamps that are times since 1970 can stand for a start.
-        l.first_absolute = match l.base_time {
-            Some(b) => b + l.first_absolute,
-            None if l.first_absolute >= ABSOLUTE_AFTER_SECS => l.first_absolute,
-            None => f64::INFINITY,
-        };
-        Ok(l)
-    }
-
-    /// Seconds from the log's start to an interval stamped `ts`: stamps
-    /// are offsets from BaseTime when there is one, times since 1970 when
-    /// they are that large, else offsets from StartTime; every log is
-    /// placed against its StartTime (or, lacking one, its first interval),
-    /// so that each starts at 0. An interval stamped before its log's
-    /// StartTime comes out negative: it keeps its own time rather than
-    /// being folded into the first slot.
-    fn offset(&self, ts: f64) -> f64 {
-        let absolute = match self.base_time {
-            Some(b) => Some(b + ts),
-            None if ts >= ABSOLUTE_AFTER_SECS => Some(ts),
-            None => None,
-        };
-        let origin = self.start_time.unwrap_or(self.first_absolute);
-        absolute.map_or(ts, |t| t - origin)
-    }
-
-    /// StartTime as a time, when the log has one in range.
-    fn start_time(&self, path: &Path) -> Result<Option<SystemTime>> {
-        self.start_time
-            .map(|s| {
-                Duration::try_from_secs_f64(s)
-                    .ok()
-                    .and_then(|d| UNIX_EPOCH.checked_add(d))
-                    .with_context(|| format!("{}: StartTime {s} is out of range", path.display()))
-            })
-            .transpose()
-    }
-}
-
-/// Opens a log for [`merge`]: the file, buffered.
-fn open_file(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("reading interval log {}", path.display()))?;
-    Ok(std::io::BufReader::new(file))
-}
-
 /// Reads and adds up the logs at `paths`. `resolution` is the width of a
 /// slot; by default the shortest interval any log holds. Each slot's
 /// histograms are kept only with `keep_slots` (for `--intervals` and the
 /// merged `--hlog`); otherwise memory is each tag's total, one line and
 /// one decoded interval.
-pub fn merge(paths: &[PathBuf], resolution: Option<Duration>, keep_slots: bool) -> Result<Merged> {
+pub fn merge(
+    paths: &[PathBuf],
+    resolution: Option<Duration>,
+    keep_slots: bool,
+) -> Result<Merged, MergeError> {
     merge_from(paths, open_file, resolution, keep_slots)
 }
 
 /// [`merge`] over logs `open` reads (each is opened twice: stamps first,
 /// histograms second); `paths` only name them. The fuzz target and tests
-/// merge bytes in memory through it.
+/// merge bytes in memory through it. An error from `open` is
+/// [`MergeError::Read`].
 pub fn merge_from<R: BufRead>(
     paths: &[PathBuf],
-    open: impl FnMut(&Path) -> Result<R>,
+    open: impl FnMut(&Path) -> std::io::Result<R>,
     resolution: Option<Duration>,
     keep_slots: bool,
-) -> Result<Merged> {
+) -> Result<Merged, MergeError> {
     merge_within(paths, open, resolution, keep_slots, Limits::DEFAULT)
 }
 
 /// [`merge_from`] under `limits`.
 fn merge_within<R: BufRead>(
     paths: &[PathBuf],
-    mut open: impl FnMut(&Path) -> Result<R>,
+    mut open: impl FnMut(&Path) -> std::io::Result<R>,
     resolution: Option<Duration>,
     keep_slots: bool,
     limits: Limits,
-) -> Result<Merged> {
+) -> Result<Merged, MergeError> {
+    let mut open = |path: &Path| {
+        open(path).map_err(|source| MergeError::Read {
+            file: path.display().to_string(),
+            source,
+        })
+    };
     // First pass: stamps and lengths only, so that the slot width is known
     // before anything is added.
     let layouts = paths
         .iter()
         .map(|p| Layout::read(p, open(p)?))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let shortest = layouts
         .iter()
         .map(|l| l.shortest)
         .fold(f64::INFINITY, f64::min);
     let resolution = match resolution {
-        Some(r) if r.is_zero() => bail!("--interval must be above 0"),
+        Some(r) if r.is_zero() => return Err(MergeError::ZeroInterval),
         Some(r) => r,
         None => Duration::try_from_secs_f64(shortest)
             .ok()
@@ -421,8 +328,7 @@ fn merge_within<R: BufRead>(
                     file: file.clone(),
                     line,
                     limit: limits.tags,
-                }
-                .into());
+                });
             }
             let overflow = |what| MergeError::CountOverflow {
                 file: file.clone(),
@@ -436,8 +342,7 @@ fn merge_within<R: BufRead>(
                         file: file.clone(),
                         line,
                         limit: limits.slots,
-                    }
-                    .into());
+                    });
                 }
                 slot_times.insert(slot);
                 let h = slots
@@ -458,8 +363,7 @@ fn merge_within<R: BufRead>(
                     file: file.clone(),
                     line,
                     mib: (limits.counters * 8) >> 20,
-                }
-                .into());
+                });
             }
             if !tags_here.contains(tag) {
                 tags_here.insert(tag.to_string());
@@ -586,7 +490,7 @@ impl Merged {
     /// and tag, starting at the earliest StartTime of the inputs (moved
     /// back to the earliest slot when intervals lie before it, since a
     /// log's intervals cannot start before its StartTime).
-    pub fn write_hlog(&self, w: &mut dyn std::io::Write) -> Result<()> {
+    pub fn write_hlog(&self, w: &mut dyn std::io::Write) -> Result<(), HlogError> {
         let comments = [format!(
             "perfkit report merge of {} log(s); values as in the inputs",
             self.logs.len()
@@ -601,15 +505,13 @@ impl Merged {
                     Duration::try_from_secs_f64(width * -(first as f64))
                         .ok()
                         .and_then(|back| t.checked_sub(back))
-                        .with_context(|| {
-                            format!("slot {first} lies before any time a log can hold")
-                        })
+                        .ok_or(HlogError::SlotBeforeTime(first))
                 })
                 .transpose()?;
         }
         let intervals = self.slots.iter().map(|((slot, tag), h)| {
             let start = Duration::try_from_secs_f64(width * (*slot as f64 - first as f64))
-                .map_err(|_| anyhow::anyhow!("slot {slot} lies beyond any time a log can hold"))?;
+                .map_err(|_| HlogError::SlotBeyondTime(*slot))?;
             Ok(LogInterval {
                 start,
                 length: self.resolution,
@@ -617,7 +519,7 @@ impl Merged {
                 histogram: h,
             })
         });
-        super::hlog::write_intervals(w, &comments, start_time, intervals)
+        write_intervals(w, &comments, start_time, intervals)
     }
 }
 
@@ -654,7 +556,7 @@ mod tests {
     }
 
     /// `bytes` as a log file in `dir`, merged alone (slots kept).
-    fn merge_bytes(dir: &Path, bytes: &[u8]) -> Result<Merged> {
+    fn merge_bytes(dir: &Path, bytes: &[u8]) -> Result<Merged, MergeError> {
         let path = dir.join("x.hlog");
         std::fs::write(&path, bytes).unwrap();
         merge(&[path], None, true)
@@ -721,10 +623,7 @@ mod tests {
         let path = dir.path().join("x.hlog");
         let run = |text: &str, limits: Limits| {
             std::fs::write(&path, text).unwrap();
-            merge_within(std::slice::from_ref(&path), open_file, None, true, limits)
-                .unwrap_err()
-                .downcast::<MergeError>()
-                .unwrap()
+            merge_within(std::slice::from_ref(&path), open_file, None, true, limits).unwrap_err()
         };
         let small = Limits {
             tags: 2,
@@ -764,10 +663,7 @@ mod tests {
         let long = vec![b'#'; MAX_LINE_BYTES + 10];
         std::fs::write(&path, long).unwrap();
         let err = merge(std::slice::from_ref(&path), None, false).unwrap_err();
-        assert!(matches!(
-            err.downcast::<MergeError>().unwrap(),
-            MergeError::LineTooLong { line: 1, .. }
-        ));
+        assert!(matches!(err, MergeError::LineTooLong { line: 1, .. }));
     }
 
     proptest! {

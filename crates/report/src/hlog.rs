@@ -1,13 +1,42 @@
 //! The `--hlog` HdrHistogram interval log: one tagged interval per row.
 
-use super::*;
+use std::io::Write;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::model::Report;
+
+/// Why an interval log could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum HlogError {
+    /// Writing failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The hdrhistogram crate could not serialise an interval.
+    #[error("serialising the interval at {start:?} ({tag}): {detail}")]
+    Serialise {
+        /// Where the interval starts.
+        start: Duration,
+        /// Its tag, or "untagged".
+        tag: String,
+        /// The crate's complaint.
+        detail: String,
+    },
+    /// A merged slot lies before the earliest time a log can state.
+    #[error("slot {0} lies before any time a log can hold")]
+    SlotBeforeTime(i64),
+    /// A merged slot lies past the latest time a log can state.
+    #[error("slot {0} lies beyond any time a log can hold")]
+    SlotBeyondTime(i64),
+}
 
 /// The longest a tag's section or row part grows before its last words
 /// are left out (the JSON's `hlog_tag` still names the whole row).
 const PART_MAX: usize = 32;
 
 /// The interval-log tag of every row with a histogram, `[section][row]`
-/// (`None` for a row without one): the row's own [`Row::tag`], or
+/// (`None` for a row without one): the row's own [`crate::Row::tag`], or
 /// `section.row` from the names' first words in `[A-Za-z0-9_.-]`, with
 /// `/s` spelled `_per_s` and parenthesised asides left out, e.g.
 /// "load 1000/s over 1 session(s)" / "corrected (intended send → first
@@ -76,7 +105,7 @@ fn tag_part(name: &str) -> String {
 }
 
 /// Writes every histogram as one tagged interval, laid end to end in time.
-pub fn write_hlog(report: &Report, w: &mut dyn Write) -> Result<()> {
+pub fn write_hlog(report: &Report, w: &mut dyn Write) -> Result<(), HlogError> {
     let comments = [
         format!("perfkit {} on {}", report.command, report.machine.cpu_model),
         "values in nanoseconds; one interval per report row, tagged section.row \
@@ -108,7 +137,7 @@ pub fn write_hlog(report: &Report, w: &mut dyn Write) -> Result<()> {
 }
 
 /// One interval of a log being written.
-pub(super) struct LogInterval<'h> {
+pub(crate) struct LogInterval<'h> {
     /// From the log's StartTime.
     pub start: Duration,
     /// How long it covers.
@@ -122,12 +151,12 @@ pub(super) struct LogInterval<'h> {
 /// Writes an interval log: `comments`, the StartTime when given, then
 /// `intervals` in order, values in nanoseconds (the Interval_Max column in
 /// milliseconds).
-pub(super) fn write_intervals<'h>(
+pub(crate) fn write_intervals<'h>(
     w: &mut dyn Write,
     comments: &[String],
     start_time: Option<std::time::SystemTime>,
-    intervals: impl IntoIterator<Item = Result<LogInterval<'h>>>,
-) -> Result<()> {
+    intervals: impl IntoIterator<Item = Result<LogInterval<'h>, HlogError>>,
+) -> Result<(), HlogError> {
     use hdrhistogram::serialization::V2DeflateSerializer;
     use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
     let mut serializer = V2DeflateSerializer::new();
@@ -148,12 +177,10 @@ pub(super) fn write_intervals<'h>(
             let tag = i.tag.as_deref().and_then(Tag::new);
             writer
                 .write_histogram(i.histogram, i.start, i.length, tag)
-                .map_err(|e| {
-                    anyhow::anyhow!(
-                        "serialising the interval at {:?} ({}): {e:?}",
-                        i.start,
-                        i.tag.as_deref().unwrap_or("untagged")
-                    )
+                .map_err(|e| HlogError::Serialise {
+                    start: i.start,
+                    tag: i.tag.as_deref().unwrap_or("untagged").to_owned(),
+                    detail: format!("{e:?}"),
                 })?;
         }
     }

@@ -1,30 +1,19 @@
-//! The report model: what a measurement returns for the binary to render.
+//! The report model: what a measurement returns for a renderer to show.
 //!
 //! A [`Report`] is the machine it ran on, how it was measured
 //! ([`RunInfo`]), [`Section`]s of [`Row`]s (a name, an optional HDR
 //! histogram of nanoseconds, extra columns of [`Value`]s) and headline
-//! comparisons ([`Headline`]). It is plain data: the renderers (tables,
-//! JSON, interval logs, plots) live in the `perfkit` binary's `report`
-//! module, so a measurement here never decides how it is shown.
+//! comparisons ([`Headline`]). It is plain data, so a measurement never
+//! decides how it is shown: the renderers beside it in this crate do.
 //!
 //! Column names are snake_case with the unit in the name (`throughput_mb_s`,
-//! `p99_ns`); the binary's table derives its headers from them.
-//!
-//! ```
-//! use perfkit_measure::{latency_histogram, record};
-//! use perfkit_measure::report::{Report, Row, Value};
-//! let mut h = latency_histogram();
-//! record(&mut h, std::time::Duration::from_micros(42));
-//! let mut rep = Report::new("example");
-//! rep.section("demo").row(Row::new("call").latency(h).col("ratio", Value::num(3.0, 2)));
-//! assert_eq!(rep.histograms().count(), 1);
-//! ```
+//! `p99_ns`); the table derives its headers from them.
 
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::machine::Machine;
+use perfkit_measure::machine::Machine;
 
 /// A value in an extra column.
 #[derive(Debug, Clone, PartialEq)]
@@ -289,34 +278,4 @@ impl Report {
             })
         })
     }
-}
-
-/// `ns` in the unit chosen for it (ns, µs, ms or s): the value and the
-/// unit's symbol.
-pub fn scale_ns(ns: f64) -> (f64, &'static str) {
-    if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    }
-}
-
-/// Formats nanoseconds with a unit chosen for the value: ns, µs, ms or s.
-pub fn format_ns(ns: f64) -> String {
-    if !ns.is_finite() {
-        return "-".into();
-    }
-    let (v, unit) = scale_ns(ns);
-    let digits = if v >= 100.0 {
-        0
-    } else if v >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$} {unit}")
 }

@@ -1,11 +1,15 @@
 //! The human tables, and the units and summary quantiles they share with
 //! the JSON document.
 
-use super::*;
-pub use perfkit_measure::report::format_ns;
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+
+use crate::model::{Report, Row, Section, Value};
+use crate::units::format_ns;
 
 /// The summary quantiles every table and JSON row carries.
-pub(super) const SUMMARY: [(&str, f64); 4] =
+pub(crate) const SUMMARY: [(&str, f64); 4] =
     [("p50", 0.50), ("p90", 0.90), ("p99", 0.99), ("p999", 0.999)];
 
 /// The fewest samples for which quantile `q` says more than the maximum:
@@ -22,7 +26,8 @@ pub fn min_samples_for(q: f64) -> u64 {
 pub const TEXT_WIDTH: usize = 100;
 
 /// The latency columns every table with a histogram keeps, whatever its
-/// width: DESIGN.md's count, min, mean, p50, p90, p99, p99.9, max.
+/// width (docs/report.md promises them): count, min, mean, p50, p90, p99,
+/// p99.9, max.
 const LATENCY_TITLES: [&str; 8] = ["count", "min", "mean", "p50", "p90", "p99", "p99.9", "max"];
 
 /// The column key a table keeps before any other extra column.
@@ -250,7 +255,7 @@ fn latency_cells(r: &Row) -> [String; 8] {
 /// in, in parentheses: `throughput_mb_s` → `throughput (MB/s)`,
 /// `rss_slope_mib_per_min` → `RSS slope (MiB/min)`, `speedup_x` →
 /// `speedup (×)`, `orders_per_s` → `orders (per s)`. A key that is only a unit is shown as the unit.
-pub(super) fn column_title(key: &str) -> String {
+pub(crate) fn column_title(key: &str) -> String {
     let words: Vec<&str> = key.split('_').filter(|w| !w.is_empty()).collect();
     let n = words.len();
     // The unit: the longest of these shapes the key ends in.

@@ -1,4 +1,4 @@
-//! A sweep's report, in perfkit-measure's report model: per rate, a
+//! A sweep's report, in perfkit-report's model: per rate, a
 //! section of intervals (placed at their time, so interval logs of runs on
 //! several machines add up) and one of totals with the verdict; for
 //! several rates, a latency-vs-throughput table first, with the
@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use perfkit_measure::report::{Report, Row, RunInfo, Section, Value};
+use perfkit_report::{Report, Row, RunInfo, Section, Value};
 
 use crate::verdict::{Verdict, saturation};
 use crate::{Floor, Outcome, Settings, cores};

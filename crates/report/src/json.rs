@@ -1,7 +1,19 @@
-//! The `--json` document (schema `report.schema.json`).
+//! The `--json` document (schema `report.schema.json`, beside this
+//! crate's manifest).
 
-use super::text::SUMMARY;
-use super::*;
+use hdrhistogram::Histogram;
+use serde_json::{Map, Value as Json, json};
+
+use crate::hlog::hlog_tags;
+use crate::model::{Report, Value};
+use crate::text::SUMMARY;
+
+/// The identifier of the JSON document layout; bump when a field changes
+/// meaning or disappears.
+pub const SCHEMA_ID: &str = "perfkit-report/1";
+
+/// The JSON schema for `--json` output, documented and tested.
+pub const SCHEMA: &str = include_str!("../report.schema.json");
 
 fn summary_json(h: &Histogram<u64>) -> Map<String, Json> {
     let mut m = Map::new();
@@ -18,7 +30,7 @@ fn summary_json(h: &Histogram<u64>) -> Map<String, Json> {
 
 /// The JSON document for a report.
 pub fn to_json(report: &Report) -> Json {
-    let tags = super::hlog::hlog_tags(report);
+    let tags = hlog_tags(report);
     let sections: Vec<Json> = report
         .sections
         .iter()
@@ -56,6 +68,8 @@ pub fn to_json(report: &Report) -> Json {
         .collect();
     let mut doc = json!({
         "schema": SCHEMA_ID,
+        // Every perfkit crate has the workspace's version: this one's is the
+        // tool's.
         "tool": { "name": "perfkit", "version": env!("CARGO_PKG_VERSION") },
         "command": report.command,
         "machine": {

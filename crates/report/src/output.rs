@@ -1,28 +1,89 @@
 //! Writing report files safely: a temporary sibling renamed into place,
 //! or in place for a device, FIFO or socket; never over a file the user
-//! did not name.
+//! did not name. Every file the binary writes goes through here, report
+//! or not, so the rules hold for all of them.
 
-use super::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::temporaries;
+
+/// Why an output file could not be opened or put in place. The path is
+/// the one the caller gave, never the hidden temporary.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    /// A device, FIFO or socket could not be opened for writing.
+    #[error("opening {}", path.display())]
+    Open {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A symlink that cannot be resolved (dangling, a loop): it is never
+    /// replaced.
+    #[error("{} is a symlink that cannot be resolved; refusing to replace it", path.display())]
+    Unresolvable {
+        /// The path given.
+        path: PathBuf,
+        /// Why it did not resolve.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is there and overwriting was not asked for.
+    #[error("{} already exists; use -f to overwrite", path.display())]
+    Exists {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The temporary sibling could not be made, or renamed into place.
+    #[error("writing {}", path.display())]
+    Write {
+        /// The path given (or, for a symlink, the file it names).
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing the data failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// For callers whose writing is plain I/O: the error keeps its message and
+/// causes (an `io::Error` made from another error shows that error's).
+impl From<OutputError> for std::io::Error {
+    fn from(e: OutputError) -> std::io::Error {
+        match e {
+            OutputError::Io(e) => e,
+            e => std::io::Error::other(e),
+        }
+    }
+}
 
 /// Writes a file through [`Output`]: a temporary sibling renamed into place
-/// on success, or in place for a device, FIFO or socket.
-pub fn write_atomically(
+/// on success, or in place for a device, FIFO or socket. `f`'s error is
+/// returned as it is (the file is then left as it was); the caller's error
+/// type takes [`OutputError`] too, so writing that is plain I/O returns an
+/// `io::Error` and writing that fails in other ways its own type.
+pub fn write_atomically<E: From<OutputError>>(
     path: &Path,
-    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
-) -> Result<()> {
+    f: impl FnOnce(&mut std::fs::File) -> Result<(), E>,
+) -> Result<(), E> {
     write_atomically_with(path, true, f)
 }
 
 /// [`write_atomically`], refusing an existing regular file (or a symlink to
 /// one) unless `clobber`, as [`Output::create`] does.
-pub fn write_atomically_with(
+pub fn write_atomically_with<E: From<OutputError>>(
     path: &Path,
     clobber: bool,
-    f: impl FnOnce(&mut std::fs::File) -> Result<()>,
-) -> Result<()> {
+    f: impl FnOnce(&mut std::fs::File) -> Result<(), E>,
+) -> Result<(), E> {
     let mut out = Output::create(path, clobber)?;
     f(out.file_mut())?;
-    out.commit()
+    Ok(out.commit()?)
 }
 
 /// Whether `path` names, through any symlinks, an existing device, FIFO or
@@ -64,7 +125,7 @@ enum OutputKind {
         clobber: bool,
         /// Lists `tmp` for deletion on a fatal signal until it is renamed
         /// or deleted (declared after `tmp`, so unlisted after it goes).
-        _listed: crate::cleanup::Registration,
+        _listed: temporaries::Registration,
     },
 }
 
@@ -73,29 +134,32 @@ impl Output {
     /// false an existing regular file (or a symlink to one) is refused,
     /// here and again, atomically, at [`Output::commit`]; devices and FIFOs
     /// are written whatever `clobber` says.
-    pub fn create(path: &Path, clobber: bool) -> Result<Output> {
+    pub fn create(path: &Path, clobber: bool) -> Result<Output, OutputError> {
         if is_special_file(path) {
             let file = std::fs::OpenOptions::new()
                 .write(true)
                 .open(path)
-                .with_context(|| format!("opening {}", path.display()))?;
+                .map_err(|source| OutputError::Open {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
             return Ok(Output {
                 kind: OutputKind::InPlace(file),
             });
         }
         let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
         let target = if is_link {
-            std::fs::canonicalize(path).with_context(|| {
-                format!(
-                    "{} is a symlink that cannot be resolved; refusing to replace it",
-                    path.display()
-                )
+            std::fs::canonicalize(path).map_err(|source| OutputError::Unresolvable {
+                path: path.to_path_buf(),
+                source,
             })?
         } else {
             path.to_path_buf()
         };
         if !clobber && target.exists() {
-            anyhow::bail!("{} already exists; use -f to overwrite", path.display());
+            return Err(OutputError::Exists {
+                path: path.to_path_buf(),
+            });
         }
         let dir = match target.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
@@ -103,10 +167,11 @@ impl Output {
         };
         // The error names the path the user gave, never the hidden
         // temporary (which tempfile's own message would).
-        let tmp = temp_sibling(dir)
-            .map_err(without_path)
-            .with_context(|| format!("writing {}", path.display()))?;
-        let _listed = crate::cleanup::register(tmp.path().to_path_buf());
+        let tmp = temp_sibling(dir).map_err(|e| OutputError::Write {
+            path: path.to_path_buf(),
+            source: without_path(e),
+        })?;
+        let _listed = temporaries::register(tmp.path().to_path_buf());
         Ok(Output {
             kind: OutputKind::Temp {
                 tmp,
@@ -133,7 +198,7 @@ impl Output {
 
     /// Flushes, and renames a temporary file into place (refusing an
     /// existing target when created with `clobber` false).
-    pub fn commit(self) -> Result<()> {
+    pub fn commit(self) -> Result<(), OutputError> {
         match self.kind {
             OutputKind::InPlace(mut f) => Ok(f.flush()?),
             OutputKind::Temp {
@@ -148,9 +213,10 @@ impl Output {
                 } else {
                     tmp.persist_noclobber(&target)
                 };
-                persisted
-                    .map_err(|e| e.error)
-                    .with_context(|| format!("writing {}", target.display()))?;
+                persisted.map_err(|e| OutputError::Write {
+                    path: target,
+                    source: e.error,
+                })?;
                 Ok(())
             }
         }

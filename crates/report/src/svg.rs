@@ -1,7 +1,15 @@
 //! The `--plot` SVG: one panel per section, each row's percentile
 //! spectrum on a log latency axis.
 
-use super::*;
+use hdrhistogram::Histogram;
+
+use crate::model::Report;
+use crate::units::scale_ns;
+
+/// Why a plot could not be drawn: what plotters said.
+#[derive(Debug, thiserror::Error)]
+#[error("plot: {0}")]
+pub struct PlotError(String);
 
 /// One line of a plot: a row's percentile spectrum as (x, log10 ns) points,
 /// x being log10(1/(1-p)).
@@ -75,7 +83,7 @@ fn sample_points(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 
 /// How series `i` is drawn: a palette colour and a dash pattern (none,
 /// dashed, dotted) as (dash length, gap) in pixels.
-pub(super) fn series_style(i: usize) -> (plotters::style::RGBColor, Option<(u32, u32)>) {
+pub(crate) fn series_style(i: usize) -> (plotters::style::RGBColor, Option<(u32, u32)>) {
     let (r, g, b) = PALETTE[i % PALETTE.len()];
     let dash = match (i / PALETTE.len()) % 3 {
         0 => None,
@@ -91,7 +99,7 @@ pub fn format_tick_ns(ns: f64) -> String {
     if !ns.is_finite() || ns <= 0.0 {
         return "-".into();
     }
-    let (v, unit) = perfkit_measure::report::scale_ns(ns);
+    let (v, unit) = scale_ns(ns);
     let text = format!("{v:.2}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     format!("{text} {unit}")
@@ -121,7 +129,7 @@ const TITLE_HEIGHT: u32 = 44;
 /// percentile on the log(1/(1-p)) axis HdrHistogram plots use, y the
 /// latency on a log axis with unit-aware ticks (ns, µs, ms, s); each panel
 /// has its own legend beside it, one entry per row.
-pub fn render_svg(report: &Report) -> Result<String> {
+pub fn render_svg(report: &Report) -> Result<String, PlotError> {
     use plotters::prelude::*;
     let panels: Vec<Panel> = report
         .sections
@@ -170,7 +178,7 @@ pub fn render_svg(report: &Report) -> Result<String> {
         .fold(1.0f64, f64::max)
         .ceil();
     let total = TITLE_HEIGHT + heights.iter().sum::<u32>().max(PANEL_MIN_HEIGHT);
-    let err = |e: DrawingAreaErrorKind<_>| anyhow::anyhow!("plot: {e}");
+    let err = |e: DrawingAreaErrorKind<_>| PlotError(e.to_string());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (PLOT_WIDTH, total)).into_drawing_area();
@@ -207,9 +215,9 @@ fn draw_panel<DB: plotters::prelude::DrawingBackend>(
     area: &plotters::prelude::DrawingArea<DB, plotters::coord::Shift>,
     panel: &Panel,
     x_max: f64,
-) -> Result<()> {
+) -> Result<(), PlotError> {
     use plotters::prelude::*;
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow::anyhow!("plot: {e}");
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| PlotError(e.to_string());
     let (chart_area, legend_area) = area.split_horizontally(PLOT_WIDTH - LEGEND_WIDTH);
     let all = || panel.series.iter().flat_map(|s| s.points.iter());
     // Whole decades, at least two, so every y tick is 1, 10 or 100 of a

@@ -1,5 +1,7 @@
+use perfkit_measure::latency_histogram;
+
 use super::*;
-use super::{svg::*, text::*};
+use super::{svg::series_style, text::column_title};
 
 #[test]
 fn units_are_chosen_per_value() {

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::report::merge::merge_from;
+use crate::merge::merge_from;
 
 /// Merges `data` as one interval log, with and without slots kept, and
 /// renders what it gives (report, JSON, merged interval log). Any bytes
@@ -17,8 +17,8 @@ pub fn hlog_merge(data: &[u8]) {
             continue;
         };
         let report = merged.report(keep_slots);
-        let _ = crate::report::render_text(&report, false);
-        let _ = crate::report::to_json(&report);
+        let _ = crate::render_text(&report, false);
+        let _ = crate::to_json(&report);
         if keep_slots {
             let _ = merged.write_hlog(&mut Vec::new());
         }

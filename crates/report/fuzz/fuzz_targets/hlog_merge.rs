@@ -3,4 +3,4 @@
 //! typed error, never a panic, an abort or memory past libFuzzer's limit.
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| perfkit::fuzzing::hlog_merge(data));
+fuzz_target!(|data: &[u8]| perfkit_report::fuzzing::hlog_merge(data));

@@ -1,0 +1,93 @@
+//! Temporary files that must not outlive the process, even when a signal
+//! ends it.
+//!
+//! Every [`crate::Output`] is first written to a hidden temporary sibling
+//! that is renamed into place on success and deleted when dropped. A
+//! signal that ends the process (Ctrl-C, `kill`, a closed terminal) runs
+//! no destructor, so each live temporary is also listed here, and the
+//! program's signal handler deletes them with [`delete_all`] before it
+//! exits. The list lives beside [`crate::Output`], which fills it; the
+//! signal handling is the program's (the `perfkit` binary's `cleanup`).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// The temporaries alive now, each under the id its [`Registration`] holds.
+static LIVE: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
+/// The next id [`register`] hands out.
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A temporary file listed for deletion on a fatal signal; dropping it
+/// takes the file off the list (the file itself is the owner's to delete
+/// or rename).
+#[derive(Debug)]
+pub struct Registration {
+    id: u64,
+}
+
+/// Lists `path` for deletion should a signal end the process before the
+/// returned registration is dropped.
+pub fn register(path: PathBuf) -> Registration {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    live().push((id, path));
+    Registration { id }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut live = live();
+        if let Some(i) = live.iter().position(|(id, _)| *id == self.id) {
+            live.swap_remove(i);
+        }
+    }
+}
+
+/// How many temporaries are listed now (for tests).
+pub fn live_count() -> usize {
+    live().len()
+}
+
+/// The list held locked: nothing is listed or unlisted while it lives.
+#[derive(Debug)]
+pub struct Held {
+    _list: MutexGuard<'static, Vec<(u64, PathBuf)>>,
+}
+
+/// Deletes every listed temporary, for a process about to exit on a
+/// signal, and keeps the list locked for as long as the returned guard
+/// lives: held until exit, no temporary is listed (or renamed into place
+/// by a commit and then unlisted) in between.
+pub fn delete_all() -> Held {
+    let live = live();
+    for (_, path) in live.iter() {
+        let _ = std::fs::remove_file(path);
+    }
+    Held { _list: live }
+}
+
+/// The list; a panic while it was held leaves it usable (it is only ever
+/// pushed to and removed from whole).
+fn live() -> MutexGuard<'static, Vec<(u64, PathBuf)>> {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_registration_leaves_the_list() {
+        let before = live_count();
+        let a = register(PathBuf::from("/nonexistent/a"));
+        let b = register(PathBuf::from("/nonexistent/b"));
+        assert_eq!(live_count(), before + 2);
+        drop(a);
+        assert_eq!(live_count(), before + 1);
+        let still: Vec<PathBuf> = live().iter().map(|(_, p)| p.clone()).collect();
+        assert!(still.contains(&PathBuf::from("/nonexistent/b")));
+        assert!(!still.contains(&PathBuf::from("/nonexistent/a")));
+        drop(b);
+        assert_eq!(live_count(), before);
+    }
+}
