@@ -4,8 +4,6 @@
 //!   `--percentiles`, `--plot`) all measuring subcommands use, over the
 //!   report model of `perfkit_measure::report`;
 //! - [`cleanup`]: temporaries deleted when a signal ends the process;
-//! - [`pipeline`]: a read-ahead and a write-behind thread with bounded
-//!   buffers, so a command overlaps its I/O with its work;
 //! - [`printable`]: names (from archives, file systems) made safe to print;
 //! - [`units`]: durations and sizes on the command line.
 //!
@@ -25,7 +23,6 @@
 pub mod cleanup;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod pipeline;
 pub mod printable;
 pub mod report;
 pub mod units;

@@ -19,6 +19,8 @@
 //! - [`seekable`]: zstd's seekable format, independent frames and a seek table.
 //! - [`frame`]: walking a stream frame by frame without decoding it.
 //! - [`parallel`]: the frames of one input decoded on several threads, in order.
+//! - [`pipeline`]: a read-ahead and a write-behind thread, so that coding
+//!   overlaps I/O.
 //! - [`budget`]: the [`CostModel`] and the per-call [`Budget`] placement.
 //!
 //! ```
@@ -43,6 +45,7 @@ pub mod frame;
 pub mod fuzzing;
 pub mod parallel;
 pub mod patch;
+pub mod pipeline;
 pub mod raw;
 pub mod recipe;
 pub mod runway;

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use perfkit::pipeline::{ReadAhead, WriteBehind};
 use perfkit::report::ReportOptions;
+use zstdkit::pipeline::{ReadAhead, WriteBehind};
 use zstdkit::{
     Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Runway, RunwayEncoder,
 };
