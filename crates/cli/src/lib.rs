@@ -2,8 +2,6 @@
 //! that is no library's concern.
 //!
 //! - [`cleanup`]: temporaries deleted when a signal ends the process;
-//! - [`pipeline`]: a read-ahead and a write-behind thread with bounded
-//!   buffers, so a command overlaps its I/O with its work;
 //! - [`printable`]: names (from archives, file systems) made safe to print;
 //! - [`units`]: durations and sizes on the command line.
 //!
@@ -19,6 +17,5 @@
 //! ```
 
 pub mod cleanup;
-pub mod pipeline;
 pub mod printable;
 pub mod units;

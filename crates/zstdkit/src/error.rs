@@ -119,6 +119,40 @@ pub enum Error {
     Io(#[from] std::io::Error),
 }
 
+/// What can go wrong in a [`Job`](crate::job::Job), by where it happened:
+/// a side's I/O (its own error, whole, so its kind still tells a broken
+/// pipe), or the coding itself.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The read-ahead thread could not be started.
+    #[error("starting the input reader")]
+    ReaderThread(#[source] std::io::Error),
+    /// The write-behind thread could not be started.
+    #[error("starting the output writer")]
+    WriterThread(#[source] std::io::Error),
+    /// Reading the input failed.
+    #[error("reading input")]
+    Input(#[source] std::io::Error),
+    /// Writing the output failed.
+    #[error("writing output")]
+    Output(#[source] std::io::Error),
+    /// Reading or writing failed while several threads decoded, which
+    /// share one error for both sides.
+    #[error("reading input or writing output")]
+    InputOrOutput(#[source] std::io::Error),
+    /// The input starts as gzip but does not decode as gzip (reading it
+    /// failing included: gzip's decoder does the reading).
+    #[error("not a valid gzip stream")]
+    Gzip(#[source] std::io::Error),
+    /// A patch did not decode against the reference given.
+    #[error("the patch does not decode against this reference")]
+    Patch(#[source] Error),
+    /// zstd refused the parameters or the data (the reader's errors too,
+    /// when they came through the decoder, as [`Error::Io`]).
+    #[error(transparent)]
+    Codec(#[from] Error),
+}
+
 /// Shorthand for `Result<T, zstdkit::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

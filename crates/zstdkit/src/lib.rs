@@ -19,6 +19,10 @@
 //! - [`seekable`]: zstd's seekable format, independent frames and a seek table.
 //! - [`frame`]: walking a stream frame by frame without decoding it.
 //! - [`parallel`]: the frames of one input decoded on several threads, in order.
+//! - [`job`]: a whole input compressed or decompressed, reader to writer, in
+//!   any of the formats above or gzip: the one entry point of a file tool.
+//! - [`pipeline`]: a read-ahead and a write-behind thread, so that a job's
+//!   coding overlaps its I/O.
 //! - [`budget`]: the [`CostModel`] and the per-call [`Budget`] placement.
 //!
 //! ```
@@ -41,8 +45,10 @@ pub mod error;
 mod ffi;
 pub mod frame;
 pub mod fuzzing;
+pub mod job;
 pub mod parallel;
 pub mod patch;
+pub mod pipeline;
 pub mod raw;
 pub mod recipe;
 pub mod runway;
@@ -53,7 +59,7 @@ pub mod stream;
 pub use async_io::{AsyncDecoder, AsyncEncoder};
 pub use budget::{Budget, CostModel, DEFAULT_BUDGET, LinearCost, Operation, Placement, Policy};
 pub use context::{Compressor, DEFAULT_WINDOW_LOG_MAX, Decompressor, compress, decompress};
-pub use error::{Error, Result};
+pub use error::{Error, JobError, Result};
 pub use raw::{DecodeStep, RawDecoder};
 pub use recipe::{Params, Recipe, Strategy};
 pub use runway::{Runway, RunwayEncoder};

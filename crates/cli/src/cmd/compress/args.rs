@@ -10,9 +10,10 @@ use std::time::Duration;
 use clap::Args as _;
 use clap::error::ErrorKind;
 use perfkit_bench::zstd::levels::Levels;
+use zstdkit::job::{Seekable, WindowLimit};
 use zstdkit::{Params, Recipe};
 
-use super::{Format, Mode, Options, Seekable, Task, Train, WindowLimit};
+use super::{Format, Mode, Options, Task, Train};
 use crate::flags::ReportArgs;
 
 /// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).

@@ -3,20 +3,23 @@
 //! Every output goes through a temporary sibling renamed on success, so a
 //! failure (corrupt input, full disk, broken pipe) never leaves a file that
 //! looks complete.
+//!
+//! The coding itself, every format and how it overlaps its I/O, is
+//! [`zstdkit::job`]'s; here are the files: inputs (`-r`, stdin), output
+//! names and sinks, `--rm`, `--range`, `--list`, `--train`, and what is
+//! said on stderr.
 
 use std::fs::File;
-use std::io::{self, BufRead, IsTerminal, Read, Seek, Write};
+use std::io::{self, IsTerminal, Read, Seek, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use perfkit::pipeline::{ReadAhead, WriteBehind};
 use perfkit_report::ReportOptions;
-use zstdkit::{
-    Compressor, Decoder, Decompressor, Encoder, FlushMode, Params, Runway, RunwayEncoder,
-};
+use zstdkit::Params;
+use zstdkit::job::{JobError, Seekable, WindowLimit};
 
 mod args;
 mod bench;
@@ -24,20 +27,6 @@ mod frames;
 mod summary;
 
 pub use args::{CompressArgs, DecompressArgs, zstd_level_flags};
-
-/// Buffers in each of the read-ahead and write-behind pools.
-const PIPE_BUFFERS: usize = 4;
-
-/// Size of each read-ahead buffer.
-const READ_SIZE: usize = 512 << 10;
-
-/// Size of each write-behind buffer.
-const WRITE_SIZE: usize = 512 << 10;
-
-/// What `-T` reads before it decides how to decode: enough for a frame
-/// header behind pzstd's skippable frame, and below the frame walker's
-/// reads, which then bypass it.
-const HEAD_SIZE: usize = 64 << 10;
 
 /// What `compress`/`decompress` were asked to do, the flags resolved.
 #[derive(Debug)]
@@ -73,15 +62,6 @@ pub enum Mode {
     Test,
 }
 
-/// How `--seekable` cuts its frames.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seekable {
-    /// Input bytes per frame.
-    pub frame_size: usize,
-    /// Per-frame checksums in the seek table.
-    pub checksums: bool,
-}
-
 /// What compressing writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -89,18 +69,6 @@ pub enum Format {
     Zstd,
     /// gzip at this level (1..=9), `.gz`.
     Gzip(u32),
-}
-
-/// The largest window decompression accepts, by zstd's precedence:
-/// `--memory` wins over `--long`'s window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowLimit {
-    /// zstdkit's default (128 MiB).
-    Default,
-    /// At most this many bytes (`-M`).
-    Bytes(u64),
-    /// At most 2^log bytes (`--long=log`).
-    Log(u32),
 }
 
 /// How to code the inputs.
@@ -189,7 +157,7 @@ pub fn run(task: Task) -> Result<ExitCode> {
         let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
         return Ok(ExitCode::FAILURE);
     }
-    let job = Job {
+    let coder = Coder {
         options: &options,
         dict: dict.as_deref(),
     };
@@ -199,7 +167,7 @@ pub fn run(task: Task) -> Result<ExitCode> {
     let several = files.len() > 1;
     let (mut done, mut read, mut written) = (0usize, 0u64, 0u64);
     for file in &files {
-        match job.one(file) {
+        match coder.one(file) {
             Ok(Done {
                 read: r,
                 written: w,
@@ -364,7 +332,8 @@ struct Done {
     output: Option<String>,
 }
 
-struct Job<'a> {
+/// The inputs' shared settings: the flags and the dictionary, read once.
+struct Coder<'a> {
     options: &'a Options,
     dict: Option<&'a [u8]>,
 }
@@ -375,7 +344,7 @@ enum Sink {
     File(PathBuf),
 }
 
-impl Job<'_> {
+impl Coder<'_> {
     fn sink_for(&self, input: &Path) -> Result<Sink> {
         if self.options.mode == Mode::Test {
             return Ok(Sink::Discard);
@@ -512,38 +481,52 @@ impl Job<'_> {
                 Sink::File(p) => Some(p.display().to_string()),
             },
         };
-        if self.options.remove_input && !from_stdin && self.options.quiet {
-            if regular && wrote_file {
-                std::fs::remove_file(input).context("removing input after success")?;
-            }
-        } else if self.options.remove_input && !from_stdin {
-            if !regular {
-                // Deleting a device node or FIFO would break whatever else
-                // uses it (as root, `--rm /dev/null` removed /dev/null).
-                let _ = writeln!(
-                    io::stderr(),
-                    "perfkit: {}: kept: --rm refuses to remove a non-regular file",
-                    display(input)
-                );
-            } else if wrote_file {
-                std::fs::remove_file(input).context("removing input after success")?;
-            } else if matches!(sink, Sink::File(_)) {
-                // A device or FIFO (`-o /dev/null`) keeps nothing: the
-                // input stays, as it does with stdout.
-                let _ = writeln!(
-                    io::stderr(),
-                    "perfkit: {}: kept: --rm removes an input only after writing a regular file",
-                    display(input)
-                );
-            }
+        if self.options.remove_input && !from_stdin {
+            self.remove_input(input, regular, wrote_file, &sink)?;
         }
         Ok(done)
     }
 
-    /// Streams input to output (`None`: decode and discard, for --test)
-    /// with the input read ahead and the output written behind by their own
-    /// threads (see [`perfkit::pipeline`]), so that reading, the zstd work
-    /// and writing overlap; returns (bytes read, bytes written).
+    /// `--rm` after `input` was coded into `sink`: the input goes only
+    /// when it is a regular file and `wrote_file` (the output is a regular
+    /// file that now holds the data); what stays is said, unless `-q`.
+    fn remove_input(
+        &self,
+        input: &Path,
+        regular: bool,
+        wrote_file: bool,
+        sink: &Sink,
+    ) -> Result<()> {
+        if self.options.quiet {
+            if regular && wrote_file {
+                std::fs::remove_file(input).context("removing input after success")?;
+            }
+        } else if !regular {
+            // Deleting a device node or FIFO would break whatever else
+            // uses it (as root, `--rm /dev/null` removed /dev/null).
+            let _ = writeln!(
+                io::stderr(),
+                "perfkit: {}: kept: --rm refuses to remove a non-regular file",
+                display(input)
+            );
+        } else if wrote_file {
+            std::fs::remove_file(input).context("removing input after success")?;
+        } else if matches!(sink, Sink::File(_)) {
+            // A device or FIFO (`-o /dev/null`) keeps nothing: the
+            // input stays, as it does with stdout.
+            let _ = writeln!(
+                io::stderr(),
+                "perfkit: {}: kept: --rm removes an input only after writing a regular file",
+                display(input)
+            );
+        }
+        Ok(())
+    }
+
+    /// Codes input into output (`None`: decode and discard, for --test)
+    /// through zstdkit's one entry point, [`zstdkit::job::Job::run`], which
+    /// overlaps the reading, the coding and the writing; returns (bytes
+    /// read, bytes written).
     fn transform(
         &self,
         input: Box<dyn Read + Send>,
@@ -551,381 +534,73 @@ impl Job<'_> {
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
-        if self.options.mode != Mode::Compress && self.options.patch_from.is_none() {
-            let mut input = input;
-            if self.options.threads > 1 {
-                // A look at the first frame header decides. Past it, the
-                // frame walker's large reads bypass this small buffer: the
-                // frames go from the kernel to the walker with no reader
-                // thread's copy between.
-                let mut head = io::BufReader::with_capacity(HEAD_SIZE, input);
-                if zstdkit::parallel::splits(head.fill_buf().context("reading input")?) {
-                    return self.decompress_parallel(head, out, bar);
-                }
-                input = Box::new(head);
-            }
-            let input = ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE)
-                .context("starting the input reader")?;
-            return self.decompress(input, behind(out)?, bar);
-        }
-        let out = behind(out)?;
-        if let Some(reference) = &self.options.patch_from {
-            return self.patch(reference, input, out);
-        }
-        let mut out = out.context("compressing needs an output")?;
-        let read = match (self.options.seekable, self.options.format) {
-            (Some(seekable), _) => self.compress_seekable(seekable, input, &mut out, bar)?,
-            (None, Format::Gzip(level)) => compress_gzip(level, input, &mut out, bar)?,
-            (None, Format::Zstd) => {
-                let params = self.options.params;
-                // In place when the calling thread compresses and address
-                // space for a runway is granted.
-                match Runway::reserve_for(&params, size) {
-                    Some(runway) => {
-                        self.compress_in_place(params, runway, input, &mut out, size, bar)?
-                    }
-                    None => self.compress_streaming(params, input, &mut out, size, bar)?,
-                }
-            }
+        let reference = match &self.options.patch_from {
+            Some(p) => Some(
+                std::fs::read(p)
+                    .with_context(|| format!("reading --patch-from {}", p.display()))?,
+            ),
+            None => None,
         };
-        let written = out.finish().context("writing output")?;
-        Ok((read, written))
-    }
-
-    /// A decompressor as the flags configure it: the dictionary, and
-    /// zstd's precedence for the window limit (--memory, else --long's
-    /// window, else the default).
-    fn decompressor(&self) -> zstdkit::Result<Decompressor> {
-        let mut dec = match self.dict {
-            Some(d) => Decompressor::with_dictionary(d)?,
-            None => Decompressor::new()?,
-        };
-        match self.options.window {
-            WindowLimit::Bytes(limit) => dec.set_memory_limit(limit)?,
-            WindowLimit::Log(w) => dec.set_window_log_max(w)?,
-            WindowLimit::Default => {}
-        }
-        Ok(dec)
-    }
-
-    /// Decodes `input` (zstd frames, or gzip members) into `out` (`None`:
-    /// discard, for --test) on this thread, streaming; returns (bytes
-    /// read, bytes written).
-    fn decompress(
-        &self,
-        mut input: ReadAhead,
-        mut out: Option<WriteBehind>,
-        bar: &indicatif::ProgressBar,
-    ) -> Result<(u64, u64)> {
-        // gzip's magic, as zstd checks it: a .gz decodes whatever
-        // --format says.
-        if input
-            .fill_buf()
-            .context("reading input")?
-            .starts_with(&[0x1f, 0x8b])
-        {
-            return self.decompress_gzip(input, out, bar);
-        }
-        let mut decoder = Decoder::with_decompressor(input, self.decompressor()?);
-        let mut scratch = Vec::new();
-        let mut discarded = 0u64;
-        loop {
-            // Decode straight into the writer's buffer: no copy.
-            let room = match out.as_mut() {
-                Some(w) => w.spare().context("writing output")?,
-                None => {
-                    scratch.resize(WRITE_SIZE, 0);
-                    &mut scratch[..]
-                }
-            };
-            let n = match decoder.read(room) {
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(with_hint(zstdkit::Error::from_io(e))),
-            };
-            if n == 0 {
-                break;
-            }
-            match out.as_mut() {
-                Some(w) => w.advance(n),
-                None => discarded += n as u64,
-            }
-            bar.set_position(decoder.consumed());
-        }
-        let read = decoder.consumed();
-        let written = match out {
-            Some(w) => w.finish().context("writing output")?,
-            None => discarded,
-        };
-        Ok((read, written))
-    }
-
-    /// `-T N` on an input of several frames: each frame decoded by one of
-    /// N threads, written in order straight to `out` (the workers' buffers
-    /// are the write-behind); returns (bytes read, bytes written).
-    fn decompress_parallel(
-        &self,
-        input: impl Read,
-        out: Option<Box<dyn Write + Send>>,
-        bar: &indicatif::ProgressBar,
-    ) -> Result<(u64, u64)> {
-        let mut sink: Box<dyn Write + Send> = out.unwrap_or_else(|| Box::new(io::sink()));
-        let done = zstdkit::parallel::decode(
-            input,
-            &mut *sink,
-            self.options.threads,
-            || self.decompressor(),
-            |at| bar.set_position(at),
-        )
-        .map_err(|e| match e {
-            zstdkit::Error::Io(e) => {
-                anyhow::Error::new(e).context("reading input or writing output")
-            }
-            e => with_hint(e),
-        })?;
-        sink.flush().context("writing output")?;
-        if self.options.verbose {
+        let done = self
+            .job(reference.as_deref())
+            .run(input, size, out, &mut |at| bar.set_position(at))
+            .map_err(|e| self.job_error(e))?;
+        if let (Some(p), true) = (done.parallel, self.options.verbose) {
             let _ = writeln!(
                 io::stderr(),
                 "{} frames decoded on {} threads, {} of them in order on one (too large to hold)",
-                done.frames,
+                p.frames,
                 self.options.threads,
-                done.streamed
+                p.streamed
             );
         }
         Ok((done.read, done.written))
     }
 
-    /// `--patch-from`: the whole input against the whole reference, both
-    /// in memory, into one frame or out of one; returns (bytes read, bytes
-    /// written).
-    fn patch(
-        &self,
-        reference: &Path,
-        mut input: Box<dyn Read + Send>,
-        out: Option<WriteBehind>,
-    ) -> Result<(u64, u64)> {
-        let base = std::fs::read(reference)
-            .with_context(|| format!("reading --patch-from {}", reference.display()))?;
-        let mut data = Vec::new();
-        input.read_to_end(&mut data).context("reading input")?;
-        let result = match self.options.mode {
-            Mode::Compress => zstdkit::patch::diff(&base, &data, self.options.params)?,
-            Mode::Decompress | Mode::Test => {
-                zstdkit::patch::apply(&base, &data).with_context(|| {
-                    format!(
-                        "is {} the file this patch was made from?",
-                        reference.display()
-                    )
-                })?
+    /// What the flags ask of each input, in zstdkit's terms; `reference`
+    /// is `--patch-from`'s file, read.
+    fn job<'a>(&'a self, reference: Option<&'a [u8]>) -> zstdkit::job::Job<'a> {
+        use zstdkit::job::{Compress, Decompress, Job};
+        let o = self.options;
+        let params = o.params;
+        match (o.mode, reference) {
+            (Mode::Compress, Some(reference)) => {
+                Job::Compress(Compress::Patch { params, reference })
             }
-        };
-        let written = match out {
-            Some(mut w) => {
-                w.write_all(&result).context("writing output")?;
-                w.finish().context("writing output")?
+            (Mode::Compress, None) => Job::Compress(match (o.seekable, o.format) {
+                (Some(frames), _) => Compress::Seekable {
+                    params,
+                    frames,
+                    threads: o.threads,
+                },
+                (None, Format::Gzip(level)) => Compress::Gzip { level },
+                (None, Format::Zstd) => Compress::Zstd {
+                    params,
+                    dictionary: self.dict,
+                },
+            }),
+            (Mode::Decompress | Mode::Test, Some(reference)) => {
+                Job::Decompress(Decompress::Patch { reference })
             }
-            None => result.len() as u64,
-        };
-        Ok((data.len() as u64, written))
-    }
-
-    /// Writes the input in zstd's seekable format: a frame per
-    /// `frame_size` bytes (compressed on `-T` threads), then the seek
-    /// table; returns the bytes read.
-    fn compress_seekable(
-        &self,
-        s: Seekable,
-        input: Box<dyn Read + Send>,
-        out: &mut WriteBehind,
-        bar: &indicatif::ProgressBar,
-    ) -> Result<u64> {
-        let mut w = zstdkit::seekable::SeekableWriter::new(
-            out,
-            self.options.params,
-            s.frame_size,
-            s.checksums,
-        )?
-        .workers(self.options.threads)?;
-        let read = pump(input, &mut w, bar)?;
-        w.finish().context("writing output")?;
-        Ok(read)
-    }
-
-    /// Decodes gzip members (every one, as gzip does) into `out` (`None`:
-    /// discard, for --test); returns (bytes read, bytes written).
-    fn decompress_gzip(
-        &self,
-        input: ReadAhead,
-        out: Option<WriteBehind>,
-        bar: &indicatif::ProgressBar,
-    ) -> Result<(u64, u64)> {
-        let counted = Counted {
-            inner: input,
-            read: 0,
-        };
-        let mut dec = flate2::bufread::MultiGzDecoder::new(counted);
-        let mut out = out;
-        let mut buf = vec![0u8; WRITE_SIZE];
-        let mut decoded = 0u64;
-        loop {
-            let n = match dec.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(anyhow::Error::new(e).context("not a valid gzip stream")),
-            };
-            if let Some(w) = out.as_mut() {
-                w.write_all(&buf[..n]).context("writing output")?;
-            }
-            decoded += n as u64;
-            bar.set_position(dec.get_ref().read);
-        }
-        let written = match out {
-            Some(w) => w.finish().context("writing output")?,
-            None => decoded,
-        };
-        Ok((dec.get_ref().read, written))
-    }
-
-    /// Compresses on a runway (see [`zstdkit::runway`]): a thread lays the
-    /// input down in one contiguous range and zstd compresses it there,
-    /// straight into the writer's buffers; returns the bytes read.
-    fn compress_in_place(
-        &self,
-        params: Params,
-        runway: Runway,
-        input: Box<dyn Read + Send>,
-        out: &mut WriteBehind,
-        size: Option<u64>,
-        bar: &indicatif::ProgressBar,
-    ) -> Result<u64> {
-        let mut enc = RunwayEncoder::new(runway, params, self.dict, size, input)?;
-        loop {
-            let room = out.spare().context("writing output")?;
-            let n = enc.compress(room).map_err(input_error)?;
-            if n == 0 {
-                return Ok(enc.consumed());
-            }
-            out.advance(n);
-            bar.set_position(enc.consumed());
+            (Mode::Decompress | Mode::Test, None) => Job::Decompress(Decompress::Frames {
+                window: o.window,
+                dictionary: self.dict,
+                threads: o.threads,
+            }),
         }
     }
 
-    /// Compresses through zstd's own streaming buffer, the input read
-    /// ahead by a thread; returns the bytes read.
-    fn compress_streaming(
-        &self,
-        params: Params,
-        input: Box<dyn Read + Send>,
-        out: &mut WriteBehind,
-        size: Option<u64>,
-        bar: &indicatif::ProgressBar,
-    ) -> Result<u64> {
-        let mut input =
-            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
-        let comp = match self.dict {
-            Some(d) => Compressor::with_dictionary(params, d)?,
-            None => Compressor::new(params)?,
-        };
-        let mut enc = Encoder::with_compressor(out, comp);
-        if let Some(n) = size {
-            enc.pledge_size(n)?;
+    /// A job's error in this tool's words: the side that failed, the
+    /// flags that admit a refused window, the reference a patch needs.
+    fn job_error(&self, err: JobError) -> anyhow::Error {
+        match (err, &self.options.patch_from) {
+            (JobError::Codec(e), _) => with_hint(e),
+            (JobError::Patch(e), Some(reference)) => anyhow::Error::new(e).context(format!(
+                "is {} the file this patch was made from?",
+                reference.display()
+            )),
+            (other, _) => other.into(),
         }
-        let mut read = 0u64;
-        loop {
-            let data = input.fill_buf().context("reading input")?;
-            if data.is_empty() {
-                break;
-            }
-            let n = data.len();
-            enc.write_with(data, FlushMode::Continue)
-                .map_err(output_error)?;
-            input.consume(n);
-            read += n as u64;
-            bar.inc(n as u64);
-        }
-        enc.finish().map_err(output_error)?;
-        Ok(read)
-    }
-}
-
-/// Writes the input as one gzip member at `level`; returns the bytes read.
-fn compress_gzip(
-    level: u32,
-    input: Box<dyn Read + Send>,
-    out: &mut WriteBehind,
-    bar: &indicatif::ProgressBar,
-) -> Result<u64> {
-    let mut enc = flate2::write::GzEncoder::new(out, flate2::Compression::new(level));
-    let read = pump(input, &mut enc, bar)?;
-    enc.try_finish().context("writing output")?;
-    Ok(read)
-}
-
-/// Copies everything `input` gives into `out`, read ahead by a thread and
-/// counted on `bar`; returns the bytes read. Errors say which side failed.
-fn pump(
-    input: Box<dyn Read + Send>,
-    out: &mut dyn Write,
-    bar: &indicatif::ProgressBar,
-) -> Result<u64> {
-    let mut input =
-        ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).context("starting the input reader")?;
-    let mut read = 0u64;
-    loop {
-        let data = input.fill_buf().context("reading input")?;
-        if data.is_empty() {
-            return Ok(read);
-        }
-        let n = data.len();
-        out.write_all(data).context("writing output")?;
-        input.consume(n);
-        read += n as u64;
-        bar.inc(n as u64);
-    }
-}
-
-/// A reader that counts what was taken from it, for the sizes a gzip
-/// input reports.
-struct Counted<R> {
-    inner: R,
-    read: u64,
-}
-
-impl<R: BufRead> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
-    }
-}
-
-impl<R: BufRead> BufRead for Counted<R> {
-    fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.inner.fill_buf()
-    }
-    fn consume(&mut self, n: usize) {
-        self.read += n as u64;
-        self.inner.consume(n);
-    }
-}
-
-/// A runway encoder's only I/O is its source's, so an I/O error out of it
-/// is the input's; zstd's own errors (a size that changed) pass as they are.
-fn input_error(err: zstdkit::Error) -> anyhow::Error {
-    match err {
-        zstdkit::Error::Io(e) => anyhow::Error::new(e).context("reading input"),
-        other => other.into(),
-    }
-}
-
-/// The encoder's only I/O is its writer's, so an I/O error out of it is
-/// the output's (a full disk, a broken pipe), named as such.
-fn output_error(err: zstdkit::Error) -> anyhow::Error {
-    match err {
-        zstdkit::Error::Io(e) => anyhow::Error::new(e).context("writing output"),
-        other => other.into(),
     }
 }
 
@@ -950,14 +625,6 @@ fn with_hint(err: zstdkit::Error) -> anyhow::Error {
         }
         _ => err.into(),
     }
-}
-
-/// A write-behind thread in front of `sink`, if there is one.
-fn behind(sink: Option<Box<dyn Write + Send>>) -> Result<Option<WriteBehind>> {
-    sink.map(|s| {
-        WriteBehind::new(s, PIPE_BUFFERS, WRITE_SIZE).context("starting the output writer")
-    })
-    .transpose()
 }
 
 /// Standard output for the writer thread: its own handle on descriptor 1,

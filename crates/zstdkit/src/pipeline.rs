@@ -1,6 +1,7 @@
 //! Pipelined I/O: a reader thread that reads ahead and a writer thread that
-//! writes behind, so a command's CPU work (compression, decoding) overlaps
-//! its input and output, as zstd's CLI does with its asynchronous I/O.
+//! writes behind, so the CPU work of a [`job`](crate::job) (compression,
+//! decoding) overlaps its input and output, as zstd's CLI does with its
+//! asynchronous I/O.
 //!
 //! Both sides move data in a small, fixed pool of buffers that circulate
 //! between the threads through bounded channels: memory stays at

@@ -1,0 +1,486 @@
+//! A whole input coded into an output, whatever the format: the one entry
+//! point behind a zstd-like file tool's `compress` and `decompress`.
+//!
+//! A [`Job`] says what to do: compress into zstd frames, zstd's seekable
+//! format, a patch against a reference or gzip ([`Compress`]); decompress
+//! zstd frames or gzip members, or a patch ([`Decompress`]). [`Job::run`]
+//! does it from a reader to a writer and picks how the work overlaps the
+//! I/O, which depends on the format:
+//!
+//! - zstd, compressing: in place on a [`Runway`] when the calling thread
+//!   compresses and the address space is granted, else through zstd's
+//!   streaming buffer with the input [read ahead](ReadAhead);
+//! - seekable and gzip: the input read ahead, seekable frames compressed on
+//!   `threads` threads;
+//! - decompressing: gzip's magic picks gzip, as zstd's CLI does; with
+//!   `threads > 1` a look at the first frame header decides whether the
+//!   frames go to [`parallel::decode`], written straight to the output,
+//!   else they stream on the calling thread, read ahead;
+//! - patches: the input and the reference whole in memory, as zstd's CLI
+//!   holds them.
+//!
+//! Every output but the parallel decoder's is [written behind](WriteBehind)
+//! by a thread. Errors say which side failed ([`JobError`]).
+//!
+//! ```
+//! use zstdkit::job::{Compress, Job};
+//! use zstdkit::Recipe;
+//!
+//! let data = b"a line of text\n".repeat(1000);
+//! let path = std::env::temp_dir().join(format!("zstdkit-job-{}.zst", std::process::id()));
+//! let job = Job::Compress(Compress::Zstd { params: Recipe::Text.params(), dictionary: None });
+//! let input = Box::new(std::io::Cursor::new(data.clone()));
+//! let output = Box::new(std::fs::File::create(&path)?);
+//! let done = job.run(input, Some(data.len() as u64), Some(output), &mut |_| {})?;
+//! let frame = std::fs::read(&path)?;
+//! std::fs::remove_file(&path)?;
+//! assert_eq!((done.read, done.written), (data.len() as u64, frame.len() as u64));
+//! assert_eq!(zstdkit::decompress(&frame)?, data);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::{self, BufRead, Read, Write};
+
+use crate::context::{Compressor, Decompressor};
+pub use crate::error::JobError;
+
+use crate::error::Error;
+use crate::parallel::{self, Decoded};
+use crate::pipeline::{ReadAhead, WriteBehind};
+use crate::recipe::Params;
+use crate::runway::{Runway, RunwayEncoder};
+use crate::seekable::SeekableWriter;
+use crate::stream::{Decoder, Encoder, FlushMode};
+
+mod gzip;
+
+/// Buffers in each of the read-ahead and write-behind pools.
+const PIPE_BUFFERS: usize = 4;
+
+/// Size of each read-ahead buffer.
+const READ_SIZE: usize = 512 << 10;
+
+/// Size of each write-behind buffer.
+const WRITE_SIZE: usize = 512 << 10;
+
+/// What decompressing on several threads reads before it decides how to
+/// decode: enough for a frame header behind pzstd's skippable frame, and
+/// below the frame walker's reads, which then bypass it.
+const HEAD_SIZE: usize = 64 << 10;
+
+/// What to do with an input.
+#[derive(Debug, Clone, Copy)]
+pub enum Job<'a> {
+    /// Compress it.
+    Compress(Compress<'a>),
+    /// Decompress it (or check it, into no output).
+    Decompress(Decompress<'a>),
+}
+
+/// What compressing writes.
+#[derive(Debug, Clone, Copy)]
+pub enum Compress<'a> {
+    /// One zstd frame, the input's size in its header when given.
+    Zstd {
+        /// Level, window, workers and the rest.
+        params: Params,
+        /// A dictionary both sides hold.
+        dictionary: Option<&'a [u8]>,
+    },
+    /// zstd's seekable format: independent frames, then the seek table.
+    Seekable {
+        /// Each frame's parameters.
+        params: Params,
+        /// How the frames are cut.
+        frames: Seekable,
+        /// Frames compressed on this many threads (1: the calling one).
+        threads: usize,
+    },
+    /// One frame against a reference, an earlier version of the input
+    /// (zstd's `--patch-from`); see [`crate::patch`].
+    Patch {
+        /// The frame's parameters (the window is the patch's own).
+        params: Params,
+        /// The reference, whole.
+        reference: &'a [u8],
+    },
+    /// One gzip member.
+    Gzip {
+        /// gzip's level, 0 to 9.
+        level: u32,
+    },
+}
+
+/// What decompressing reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Decompress<'a> {
+    /// zstd frames (concatenated, skippable ones among them), or gzip
+    /// members, told apart by gzip's magic at the start.
+    Frames {
+        /// The largest window a zstd frame may ask for.
+        window: WindowLimit,
+        /// The dictionary the frames were compressed with.
+        dictionary: Option<&'a [u8]>,
+        /// Threads for an input of several frames (1: the calling one).
+        threads: usize,
+    },
+    /// A patch made against `reference` (zstd's `--patch-from`).
+    Patch {
+        /// The reference the patch was made from, whole.
+        reference: &'a [u8],
+    },
+}
+
+/// How the seekable format cuts its frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seekable {
+    /// Input bytes per frame (1 to [`crate::seekable::MAX_FRAME_SIZE`]).
+    pub frame_size: usize,
+    /// Per-frame checksums in the seek table.
+    pub checksums: bool,
+}
+
+/// The largest window decompression accepts, by zstd's precedence: a
+/// memory limit wins over a window log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowLimit {
+    /// zstdkit's default, [`crate::DEFAULT_WINDOW_LOG_MAX`].
+    Default,
+    /// At most this many bytes (zstd's `--memory`).
+    Bytes(u64),
+    /// At most 2^log bytes (zstd's `--long=log`).
+    Log(u32),
+}
+
+/// What a job did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// Input bytes read.
+    pub read: u64,
+    /// Output bytes written (or, with no output, decoded and discarded).
+    pub written: u64,
+    /// The frames and how they were spread, when several threads decoded
+    /// them.
+    pub parallel: Option<Decoded>,
+}
+
+impl Job<'_> {
+    /// Codes `input` (`size`: its exact length, when known; a compressed
+    /// frame records it, and an input of another length is an error) into
+    /// `output` (`None`: decoded and discarded, to check an input).
+    /// `progress` hears the input bytes consumed so far, now and then.
+    pub fn run(
+        &self,
+        input: Box<dyn Read + Send>,
+        size: Option<u64>,
+        output: Option<Box<dyn Write + Send>>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Outcome, JobError> {
+        match *self {
+            Job::Compress(how) => how.run(input, size, output, progress),
+            Job::Decompress(how) => how.run(input, output, progress),
+        }
+    }
+}
+
+impl Compress<'_> {
+    fn run(
+        self,
+        input: Box<dyn Read + Send>,
+        size: Option<u64>,
+        output: Option<Box<dyn Write + Send>>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Outcome, JobError> {
+        let sink = output.unwrap_or_else(|| Box::new(io::sink()));
+        let mut out =
+            WriteBehind::new(sink, PIPE_BUFFERS, WRITE_SIZE).map_err(JobError::WriterThread)?;
+        let read = match self {
+            Compress::Patch { params, reference } => {
+                return patch(input, Some(out), |data| {
+                    Ok(crate::patch::diff(reference, data, params)?)
+                });
+            }
+            Compress::Seekable {
+                params,
+                frames,
+                threads,
+            } => {
+                let mut w =
+                    SeekableWriter::new(&mut out, params, frames.frame_size, frames.checksums)?
+                        .workers(threads)?;
+                let read = pump(input, &mut w, progress)?;
+                w.finish().map_err(JobError::Output)?;
+                read
+            }
+            Compress::Gzip { level } => gzip::encode(level, input, &mut out, progress)?,
+            // In place when the calling thread compresses and address
+            // space for a runway is granted.
+            Compress::Zstd { params, dictionary } => match Runway::reserve_for(&params, size) {
+                Some(runway) => {
+                    let enc = RunwayEncoder::new(runway, params, dictionary, size, input)?;
+                    in_place(enc, &mut out, progress)?
+                }
+                None => streaming(params, dictionary, input, &mut out, size, progress)?,
+            },
+        };
+        let written = out.finish().map_err(JobError::Output)?;
+        Ok(Outcome {
+            read,
+            written,
+            parallel: None,
+        })
+    }
+}
+
+impl Decompress<'_> {
+    fn run(
+        self,
+        input: Box<dyn Read + Send>,
+        output: Option<Box<dyn Write + Send>>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Outcome, JobError> {
+        let (window, dictionary, threads) = match self {
+            Decompress::Patch { reference } => {
+                return patch(input, behind(output)?, |data| {
+                    crate::patch::apply(reference, data).map_err(JobError::Patch)
+                });
+            }
+            Decompress::Frames {
+                window,
+                dictionary,
+                threads,
+            } => (window, dictionary, threads),
+        };
+        let make = || decompressor(window, dictionary);
+        let mut input = input;
+        if threads > 1 {
+            // A look at the first frame header decides. Past it, the frame
+            // walker's large reads bypass this small buffer: the frames go
+            // from the kernel to the walker with no reader thread's copy
+            // between.
+            let mut head = io::BufReader::with_capacity(HEAD_SIZE, input);
+            if parallel::splits(head.fill_buf().map_err(JobError::Input)?) {
+                return decode_parallel(head, output, threads, make, progress);
+            }
+            input = Box::new(head);
+        }
+        let mut input =
+            ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).map_err(JobError::ReaderThread)?;
+        let out = behind(output)?;
+        // gzip's magic, as zstd checks it: a .gz decodes whatever the
+        // caller expected.
+        if input
+            .fill_buf()
+            .map_err(JobError::Input)?
+            .starts_with(&gzip::MAGIC)
+        {
+            return gzip::decode(input, out, progress);
+        }
+        decode_streaming(Decoder::with_decompressor(input, make()?), out, progress)
+    }
+}
+
+/// A decompressor with `dictionary` and, by zstd's precedence, the window
+/// limit.
+fn decompressor(window: WindowLimit, dictionary: Option<&[u8]>) -> Result<Decompressor, Error> {
+    let mut dec = match dictionary {
+        Some(d) => Decompressor::with_dictionary(d)?,
+        None => Decompressor::new()?,
+    };
+    match window {
+        WindowLimit::Bytes(limit) => dec.set_memory_limit(limit)?,
+        WindowLimit::Log(w) => dec.set_window_log_max(w)?,
+        WindowLimit::Default => {}
+    }
+    Ok(dec)
+}
+
+/// A write-behind thread in front of `sink`, if there is one.
+fn behind(sink: Option<Box<dyn Write + Send>>) -> Result<Option<WriteBehind>, JobError> {
+    sink.map(|s| WriteBehind::new(s, PIPE_BUFFERS, WRITE_SIZE).map_err(JobError::WriterThread))
+        .transpose()
+}
+
+/// The whole input against a reference, both in memory, into one frame or
+/// out of one (`code` does which).
+fn patch(
+    mut input: Box<dyn Read + Send>,
+    out: Option<WriteBehind>,
+    code: impl FnOnce(&[u8]) -> Result<Vec<u8>, JobError>,
+) -> Result<Outcome, JobError> {
+    let mut data = Vec::new();
+    input.read_to_end(&mut data).map_err(JobError::Input)?;
+    let result = code(&data)?;
+    let written = match out {
+        Some(mut w) => {
+            w.write_all(&result).map_err(JobError::Output)?;
+            w.finish().map_err(JobError::Output)?
+        }
+        None => result.len() as u64,
+    };
+    Ok(Outcome {
+        read: data.len() as u64,
+        written,
+        parallel: None,
+    })
+}
+
+/// Compresses on a runway (see [`crate::runway`]): a thread lays the input
+/// down in one contiguous range and zstd compresses it there, straight into
+/// the writer's buffers; returns the bytes read.
+fn in_place(
+    mut enc: RunwayEncoder,
+    out: &mut WriteBehind,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64, JobError> {
+    loop {
+        let room = out.spare().map_err(JobError::Output)?;
+        // The encoder's only I/O is its source's.
+        let n = enc.compress(room).map_err(|e| match e {
+            Error::Io(e) => JobError::Input(e),
+            other => JobError::Codec(other),
+        })?;
+        if n == 0 {
+            return Ok(enc.consumed());
+        }
+        out.advance(n);
+        progress(enc.consumed());
+    }
+}
+
+/// Compresses through zstd's own streaming buffer, the input read ahead by
+/// a thread; returns the bytes read.
+fn streaming(
+    params: Params,
+    dictionary: Option<&[u8]>,
+    input: Box<dyn Read + Send>,
+    out: &mut WriteBehind,
+    size: Option<u64>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64, JobError> {
+    let mut input =
+        ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).map_err(JobError::ReaderThread)?;
+    let comp = match dictionary {
+        Some(d) => Compressor::with_dictionary(params, d)?,
+        None => Compressor::new(params)?,
+    };
+    let mut enc = Encoder::with_compressor(out, comp);
+    if let Some(n) = size {
+        enc.pledge_size(n)?;
+    }
+    // The encoder's only I/O is its writer's.
+    let output_error = |e| match e {
+        Error::Io(e) => JobError::Output(e),
+        other => JobError::Codec(other),
+    };
+    let mut read = 0u64;
+    loop {
+        let data = input.fill_buf().map_err(JobError::Input)?;
+        if data.is_empty() {
+            break;
+        }
+        let n = data.len();
+        enc.write_with(data, FlushMode::Continue)
+            .map_err(output_error)?;
+        input.consume(n);
+        read += n as u64;
+        progress(read);
+    }
+    enc.finish().map_err(output_error)?;
+    Ok(read)
+}
+
+/// Copies everything `input` gives into `out`, read ahead by a thread;
+/// returns the bytes read.
+fn pump(
+    input: Box<dyn Read + Send>,
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64, JobError> {
+    let mut input =
+        ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).map_err(JobError::ReaderThread)?;
+    let mut read = 0u64;
+    loop {
+        let data = input.fill_buf().map_err(JobError::Input)?;
+        if data.is_empty() {
+            return Ok(read);
+        }
+        let n = data.len();
+        out.write_all(data).map_err(JobError::Output)?;
+        input.consume(n);
+        read += n as u64;
+        progress(read);
+    }
+}
+
+/// Decodes zstd frames into `out` (`None`: discard) on this thread,
+/// straight into the writer's buffers.
+fn decode_streaming(
+    mut decoder: Decoder<ReadAhead>,
+    mut out: Option<WriteBehind>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, JobError> {
+    let mut scratch = Vec::new();
+    let mut discarded = 0u64;
+    loop {
+        // Decode straight into the writer's buffer: no copy.
+        let room = match out.as_mut() {
+            Some(w) => w.spare().map_err(JobError::Output)?,
+            None => {
+                scratch.resize(WRITE_SIZE, 0);
+                &mut scratch[..]
+            }
+        };
+        let n = match decoder.read(room) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // The reader's errors too: they come out of the decoder.
+            Err(e) => return Err(JobError::Codec(Error::from_io(e))),
+        };
+        if n == 0 {
+            break;
+        }
+        match out.as_mut() {
+            Some(w) => w.advance(n),
+            None => discarded += n as u64,
+        }
+        progress(decoder.consumed());
+    }
+    let read = decoder.consumed();
+    let written = match out {
+        Some(w) => w.finish().map_err(JobError::Output)?,
+        None => discarded,
+    };
+    Ok(Outcome {
+        read,
+        written,
+        parallel: None,
+    })
+}
+
+/// Each frame decoded by one of `threads` threads, written in order
+/// straight to `output` (the workers' buffers are the write-behind).
+fn decode_parallel(
+    input: impl Read,
+    output: Option<Box<dyn Write + Send>>,
+    threads: usize,
+    make: impl Fn() -> Result<Decompressor, Error>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, JobError> {
+    let mut sink: Box<dyn Write + Send> = output.unwrap_or_else(|| Box::new(io::sink()));
+    let done =
+        parallel::decode(input, &mut *sink, threads, make, progress).map_err(|e| match e {
+            // The frame walker's reads and the writes share the variant.
+            Error::Io(e) => JobError::InputOrOutput(e),
+            other => JobError::Codec(other),
+        })?;
+    sink.flush().map_err(JobError::Output)?;
+    Ok(Outcome {
+        read: done.read,
+        written: done.written,
+        parallel: Some(done),
+    })
+}
+
+#[cfg(test)]
+mod tests;

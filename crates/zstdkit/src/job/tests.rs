@@ -1,0 +1,450 @@
+//! Every format through [`Job::run`], each checked against an oracle that
+//! is not zstdkit: zstd's C library called directly (`zstd_safe`), its
+//! reference seekable reader, and flate2's gzip decoder.
+
+use super::*;
+use std::sync::{Arc, Mutex};
+
+use crate::Recipe;
+
+/// Text-like runs between noise, different at every offset.
+fn data(len: usize, seed: u64) -> Vec<u8> {
+    let noise = perfkit_testkit::noise::noise(len, seed);
+    (0..len)
+        .map(|i| {
+            if (i / 4096) % 3 != 0 {
+                b"job dispatch "[i % 13]
+            } else {
+                noise[i]
+            }
+        })
+        .collect()
+}
+
+/// A sink shared with the test, to see what the job wrote.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Runs `job` over `input` into memory; returns the output, the outcome
+/// and the last position progress heard.
+fn run(job: Job<'_>, input: &[u8], size: Option<u64>) -> Result<(Vec<u8>, Outcome, u64), JobError> {
+    let sink = Shared::default();
+    let mut last = 0;
+    let done = job.run(
+        Box::new(io::Cursor::new(input.to_vec())),
+        size,
+        Some(Box::new(sink.clone())),
+        &mut |at| last = at,
+    )?;
+    let out = std::mem::take(&mut *sink.0.lock().unwrap());
+    Ok((out, done, last))
+}
+
+/// zstd's own one-shot decoder over every frame of `frames`.
+fn zstd_decompress(frames: &[u8], len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + 1);
+    zstd_safe::decompress(&mut out, frames).expect("zstd decodes it");
+    out
+}
+
+/// zstd's own one-shot encoder: one frame of `data`.
+fn zstd_compress(data: &[u8], level: i32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+    zstd_safe::compress(&mut out, data, level).expect("zstd compresses it");
+    out
+}
+
+fn zstd(params: Params) -> Job<'static> {
+    Job::Compress(Compress::Zstd {
+        params,
+        dictionary: None,
+    })
+}
+
+fn frames(threads: usize) -> Job<'static> {
+    Job::Decompress(Decompress::Frames {
+        window: WindowLimit::Default,
+        dictionary: None,
+        threads,
+    })
+}
+
+#[test]
+fn zstd_in_place_streaming_and_on_workers_decode_with_zstd() {
+    let input = data(3 << 20, 1);
+    let params = Recipe::Balanced.params();
+    // Known size: in place, on a runway; unknown: the largest runway; with
+    // workers: zstd's streaming buffer.
+    for (params, size) in [
+        (params, Some(input.len() as u64)),
+        (params, None),
+        (params.workers(2), Some(input.len() as u64)),
+        (params.workers(2), None),
+    ] {
+        let (out, done, last) = run(zstd(params), &input, size).unwrap();
+        assert_eq!(
+            zstd_decompress(&out, input.len()),
+            input,
+            "{params:?} {size:?}"
+        );
+        assert_eq!(done.read, input.len() as u64);
+        assert_eq!(done.written, out.len() as u64);
+        assert_eq!(last, done.read, "progress reaches the end");
+        assert_eq!(done.parallel, None);
+        let declared = zstd_safe::get_frame_content_size(&out).unwrap();
+        assert_eq!(declared, size, "the size is in the header only when given");
+    }
+}
+
+#[test]
+fn an_empty_input_is_one_empty_frame() {
+    let (out, done, _) = run(zstd(Recipe::Fast.params()), &[], Some(0)).unwrap();
+    assert_eq!((done.read, done.written), (0, out.len() as u64));
+    assert!(zstd_decompress(&out, 0).is_empty());
+}
+
+#[test]
+fn a_dictionary_is_used_both_ways() {
+    let dict = data(50_000, 2);
+    let input = [&dict[1000..20_000], &data(10_000, 3)[..]].concat();
+    let job = Job::Compress(Compress::Zstd {
+        params: Recipe::Text.params(),
+        dictionary: Some(&dict),
+    });
+    let (packed, ..) = run(job, &input, Some(input.len() as u64)).unwrap();
+    let mut oracle = Vec::with_capacity(input.len());
+    zstd_safe::DCtx::create()
+        .decompress_using_dict(&mut oracle, &packed, &dict)
+        .unwrap();
+    assert_eq!(oracle, input);
+    // And back, from zstd's own frame with the dictionary.
+    let mut theirs = Vec::with_capacity(zstd_safe::compress_bound(input.len()));
+    zstd_safe::CCtx::create()
+        .compress_using_dict(&mut theirs, &input, &dict, 3)
+        .unwrap();
+    for threads in [1, 2] {
+        let job = Job::Decompress(Decompress::Frames {
+            window: WindowLimit::Default,
+            dictionary: Some(&dict),
+            threads,
+        });
+        assert_eq!(run(job, &theirs, None).unwrap().0, input);
+    }
+    // Without it, zstd's frame does not decode (a raw-content dictionary
+    // has no id for the frame to name, so zstd sees corrupt data).
+    let err = run(frames(1), &theirs, None).unwrap_err();
+    assert!(matches!(err, JobError::Codec(_)), "{err:?}");
+}
+
+#[test]
+fn seekable_frames_are_read_by_the_reference_reader() {
+    let input = data(700_000, 4);
+    for threads in [1, 3] {
+        let job = Job::Compress(Compress::Seekable {
+            params: Recipe::Fast.params(),
+            frames: Seekable {
+                frame_size: 100_000,
+                checksums: true,
+            },
+            threads,
+        });
+        let (file, done, last) = run(job, &input, None).unwrap();
+        assert_eq!(
+            (done.read, done.written),
+            (input.len() as u64, file.len() as u64)
+        );
+        assert_eq!(last, done.read);
+        let mut reference = zstd_safe::seekable::Seekable::create();
+        reference.init_buff(&file).unwrap();
+        assert_eq!(reference.num_frames(), 7, "{threads} threads");
+        let mut part = vec![0u8; 5000];
+        let n = reference.decompress(&mut part[..], 250_000).unwrap();
+        assert_eq!(&part[..n], &input[250_000..255_000]);
+        assert_eq!(zstd_decompress(&file, input.len()), input);
+        // Several frames: decoded on several threads.
+        let (back, done, _) = run(frames(2), &file, None).unwrap();
+        assert_eq!(back, input);
+        let parallel = done.parallel.expect("seekable frames split");
+        assert_eq!(parallel.frames, 8, "seven frames and the seek table");
+    }
+}
+
+#[test]
+fn patches_decode_with_zstd_against_the_reference_and_back() {
+    let reference = data(400_000, 5);
+    let mut target = reference.clone();
+    target[200_000..200_010].copy_from_slice(b"0123456789");
+    target.extend_from_slice(b"and a tail");
+    let job = Job::Compress(Compress::Patch {
+        params: Recipe::Balanced.params(),
+        reference: &reference,
+    });
+    let (patch, done, _) = run(job, &target, None).unwrap();
+    assert!(patch.len() < 1000, "{} bytes", patch.len());
+    assert_eq!(done.read, target.len() as u64);
+    let mut dctx = zstd_safe::DCtx::create();
+    dctx.ref_prefix(&reference).unwrap();
+    let mut oracle = Vec::with_capacity(target.len());
+    dctx.decompress(&mut oracle, &patch).unwrap();
+    assert_eq!(oracle, target);
+
+    // zstd's own patch, applied.
+    let mut cctx = zstd_safe::CCtx::create();
+    cctx.ref_prefix(&reference).unwrap();
+    // The checksum is what tells a wrong reference.
+    cctx.set_parameter(zstd_safe::CParameter::ChecksumFlag(true))
+        .unwrap();
+    let mut theirs = Vec::with_capacity(zstd_safe::compress_bound(target.len()));
+    cctx.compress2(&mut theirs, &target).unwrap();
+    let apply = |reference| Job::Decompress(Decompress::Patch { reference });
+    let (back, done, _) = run(apply(&reference), &theirs, None).unwrap();
+    assert_eq!(back, target);
+    assert_eq!(
+        (done.read, done.written),
+        (theirs.len() as u64, target.len() as u64)
+    );
+    // Against another reference it fails as the patch's error.
+    let other = data(400_000, 6);
+    let err = run(apply(&other), &theirs, None).unwrap_err();
+    assert!(matches!(err, JobError::Patch(_)), "{err:?}");
+}
+
+#[test]
+fn gzip_is_written_and_every_member_read() {
+    let input = data(600_000, 7);
+    let (gz, done, _) = run(Job::Compress(Compress::Gzip { level: 6 }), &input, None).unwrap();
+    assert_eq!(
+        (done.read, done.written),
+        (input.len() as u64, gz.len() as u64)
+    );
+    let mut oracle = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..])
+        .read_to_end(&mut oracle)
+        .unwrap();
+    assert_eq!(oracle, input);
+
+    // Two members from flate2's encoder, read whatever the threads.
+    let member = |d: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(d).unwrap();
+        e.finish().unwrap()
+    };
+    let two = [member(&input[..1000]), member(&input[1000..])].concat();
+    for threads in [1, 2] {
+        let (back, done, _) = run(frames(threads), &two, None).unwrap();
+        assert_eq!(back, input);
+        assert_eq!(done.read, two.len() as u64);
+        assert_eq!(done.parallel, None);
+    }
+    let err = run(frames(1), b"\x1f\x8bnot gzip at all", None).unwrap_err();
+    assert!(matches!(err, JobError::Gzip(_)), "{err:?}");
+}
+
+#[test]
+fn zstds_frames_decode_on_one_thread_or_several() {
+    let parts = [data(200_000, 8), data(10, 9), data(300_000, 10)];
+    let input: Vec<u8> = parts.iter().flat_map(|p| zstd_compress(p, 3)).collect();
+    let want = parts.concat();
+    for threads in [1, 2, 4] {
+        let (out, done, last) = run(frames(threads), &input, None).unwrap();
+        assert_eq!(out, want, "{threads} threads");
+        assert_eq!(
+            (done.read, done.written),
+            (input.len() as u64, want.len() as u64)
+        );
+        assert_eq!(last, done.read);
+        match done.parallel {
+            Some(p) => assert_eq!((threads > 1, p.frames, p.streamed), (true, 3, 0)),
+            None => assert_eq!(threads, 1),
+        }
+    }
+}
+
+#[test]
+fn with_no_output_the_input_is_checked_and_counted() {
+    let want = data(300_000, 11);
+    let input = zstd_compress(&want, 1);
+    for threads in [1, 2] {
+        let done = frames(threads)
+            .run(
+                Box::new(io::Cursor::new(input.clone())),
+                None,
+                None,
+                &mut |_| {},
+            )
+            .unwrap();
+        assert_eq!(
+            (done.read, done.written),
+            (input.len() as u64, want.len() as u64)
+        );
+    }
+    let mut cut = input.clone();
+    cut.truncate(input.len() - 10);
+    for threads in [1, 2] {
+        let err = frames(threads)
+            .run(
+                Box::new(io::Cursor::new(cut.clone())),
+                None,
+                None,
+                &mut |_| {},
+            )
+            .unwrap_err();
+        let truncated = match &err {
+            JobError::Codec(Error::Truncated { .. }) => true,
+            JobError::Codec(Error::InFrame { source, .. }) => {
+                matches!(**source, Error::Truncated { .. })
+            }
+            _ => false,
+        };
+        assert!(truncated, "{threads} threads: {err:?}");
+    }
+}
+
+/// zstd's own frame of `data` in two writes, so of unknown size, with a
+/// window of 2^`window_log` bytes.
+fn unsized_frame(data: &[u8], window_log: u32) -> Vec<u8> {
+    use zstd_safe::zstd_sys::ZSTD_EndDirective::{ZSTD_e_continue, ZSTD_e_end};
+    let mut cctx = zstd_safe::CCtx::create();
+    cctx.set_parameter(zstd_safe::CParameter::WindowLog(window_log))
+        .unwrap();
+    let mut frame = Vec::new();
+    let (first, second) = data.split_at(data.len() / 2);
+    for (part, directive) in [(first, ZSTD_e_continue), (second, ZSTD_e_end)] {
+        let mut input = zstd_safe::InBuffer::around(part);
+        loop {
+            let len = frame.len();
+            frame.reserve(1 << 16);
+            let mut out = zstd_safe::OutBuffer::around_pos(&mut frame, len);
+            let left = cctx
+                .compress_stream2(&mut out, &mut input, directive)
+                .unwrap();
+            let flushed = directive == ZSTD_e_continue || left == 0;
+            if input.pos() == part.len() && flushed {
+                break;
+            }
+        }
+    }
+    frame
+}
+
+#[test]
+fn a_window_past_the_limit_is_refused_unless_allowed() {
+    // zstd's own stream of unknown size keeps its whole 2^28 window.
+    let input = data(100_000, 12);
+    let frame = unsized_frame(&input, 28);
+    assert_eq!(zstd_safe::get_frame_content_size(&frame).unwrap(), None);
+    let decode = |window, threads| {
+        let job = Job::Decompress(Decompress::Frames {
+            window,
+            dictionary: None,
+            threads,
+        });
+        run(job, &frame, None).map(|(out, ..)| out)
+    };
+    for threads in [1, 2] {
+        let err = decode(WindowLimit::Default, threads).unwrap_err();
+        let window = match &err {
+            JobError::Codec(Error::WindowTooLarge { window, .. }) => *window,
+            JobError::Codec(Error::InFrame { source, .. }) => match **source {
+                Error::WindowTooLarge { window, .. } => window,
+                _ => None,
+            },
+            _ => None,
+        };
+        assert_eq!(window, Some(1 << 28), "{threads} threads: {err:?}");
+        assert_eq!(decode(WindowLimit::Log(28), threads).unwrap(), input);
+        assert_eq!(decode(WindowLimit::Bytes(1 << 28), threads).unwrap(), input);
+    }
+}
+
+/// Accepts `room` bytes, then fails every write with a broken pipe.
+struct Refuses {
+    room: usize,
+}
+
+impl Write for Refuses {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.room == 0 {
+            return Err(io::ErrorKind::BrokenPipe.into());
+        }
+        let n = buf.len().min(self.room);
+        self.room -= n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Fails every read.
+struct Unreadable;
+
+impl Read for Unreadable {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        Err(io::ErrorKind::PermissionDenied.into())
+    }
+}
+
+#[test]
+fn errors_say_which_side_failed() {
+    let input = data(4 << 20, 13);
+    let refusing = || -> Option<Box<dyn Write + Send>> { Some(Box::new(Refuses { room: 1000 })) };
+    let fast = Recipe::Fast.params();
+    for job in [
+        zstd(fast),
+        zstd(fast.workers(2)),
+        Job::Compress(Compress::Gzip { level: 1 }),
+    ] {
+        let err = job
+            .run(
+                Box::new(io::Cursor::new(input.clone())),
+                None,
+                refusing(),
+                &mut |_| {},
+            )
+            .unwrap_err();
+        match err {
+            JobError::Output(e) => assert_eq!(e.kind(), io::ErrorKind::BrokenPipe),
+            other => panic!("{job:?}: {other:?}"),
+        }
+        let err = job
+            .run(
+                Box::new(Unreadable),
+                None,
+                Some(Box::new(io::sink())),
+                &mut |_| {},
+            )
+            .unwrap_err();
+        match err {
+            JobError::Input(e) => assert_eq!(e.kind(), io::ErrorKind::PermissionDenied),
+            other => panic!("{job:?}: {other:?}"),
+        }
+    }
+    // Several threads decoding write from the frame walker: either side.
+    let packed: Vec<u8> = input
+        .chunks(1 << 20)
+        .flat_map(|c| zstd_compress(c, 1))
+        .collect();
+    let err = frames(2)
+        .run(
+            Box::new(io::Cursor::new(packed)),
+            None,
+            refusing(),
+            &mut |_| {},
+        )
+        .unwrap_err();
+    match err {
+        JobError::InputOrOutput(e) => assert_eq!(e.kind(), io::ErrorKind::BrokenPipe),
+        other => panic!("{other:?}"),
+    }
+}
