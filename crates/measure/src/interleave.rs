@@ -258,4 +258,30 @@ mod tests {
         assert_eq!(c.variants[1].histogram.value_at_quantile(0.5), 100);
         assert!((c.speedup(1) - 5.0).abs() < 0.01);
     }
+
+    /// The rounds alternate the variants: after the warm-up, every round
+    /// runs each variant once, in order, so drift hits them alike.
+    #[test]
+    fn rounds_run_the_variants_in_turn() {
+        let r = Rounds {
+            warmup: 0,
+            runs: 3,
+            per_run: 1,
+            batch: 1,
+        };
+        let order = std::cell::RefCell::new(Vec::new());
+        let op = |name: &'static str| -> Op<'_> {
+            let order = &order;
+            Box::new(move |_| {
+                order.borrow_mut().push(name);
+                Duration::from_nanos(1)
+            })
+        };
+        interleave(
+            &r,
+            "t".into(),
+            vec![("a".into(), op("a")), ("b".into(), op("b"))],
+        );
+        assert_eq!(*order.borrow(), ["a", "b", "a", "b", "a", "b"]);
+    }
 }
