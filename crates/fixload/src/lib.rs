@@ -19,8 +19,8 @@
 //! the thread count, not the session count, sets the generator's cost.
 //!
 //! The two talk to the sockets through std calls or through one io_uring
-//! each (`uring`, where all the rings' `unsafe` is), chosen at run time
-//! ([`Io`]) and named in the outcome.
+//! each (`uring`, over `perfkit_uring`, which holds the rings' `unsafe`),
+//! chosen at run time ([`Io`]) and named in the outcome.
 //!
 //! - [`run`]: one [`Plan`] against a list of [`Target`]s, into an
 //!   [`Outcome`] (latencies by interval, counts, the sessions it lost);

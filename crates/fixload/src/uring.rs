@@ -1,29 +1,23 @@
 //! The load generator's io_uring transport: the sender's ring, which keeps
 //! one SEND per session in flight, and the receiver's, which keeps one
-//! RECV per session in flight. All the `unsafe` of the load generator's
-//! rings lives here.
-//!
-//! An SQE points at memory the kernel reads or writes until its completion
-//! arrives, so each ring owns the buffers of its operations, and a buffer
-//! is touched again only once its completion has been reaped. A ring that
+//! RECV per session in flight, each a [`perfkit_uring::Ring`] with a slot
+//! per session. The ring owns the buffers of its operations (and holds all
+//! the `unsafe` of handing them to the kernel): a session's buffer is
+//! touched again only once its completion has been reaped, and a ring that
 //! winds down with operations still in flight cancels them and waits for
-//! their completions; if even that cannot be confirmed, it leaks the
-//! buffers rather than free them under the kernel.
+//! their completions, or leaks their buffers rather than free them under
+//! the kernel.
 
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use fixcore::session::store::SessionStore;
-use io_uring::{IoUring, opcode, types};
+use perfkit_uring::{Completion, Ring, Setup};
 
 use crate::Result;
 use crate::link::Link;
 
-/// `user_data` of a cancellation (a session's operation is its index).
-const CANCEL: u64 = u64::MAX;
-/// Waits tried when draining cancelled operations before giving up on them.
-const DRAIN_ATTEMPTS: usize = 1000;
 /// Receive buffer size per session.
 const RX: usize = 256 << 10;
 /// How long the sender waits at the end for its writes still in flight.
@@ -33,105 +27,7 @@ const SEND_GRACE: Duration = Duration::from_secs(1);
 /// created and the kernel waits with a timeout in `io_uring_enter`
 /// (EXT_ARG, Linux 5.11). The reason when not.
 pub fn probe() -> std::result::Result<(), String> {
-    let ring = IoUring::new(2).map_err(|e| e.to_string())?;
-    if !ring.params().is_feature_ext_arg() {
-        return Err("the kernel's io_uring cannot wait with a timeout (no EXT_ARG)".into());
-    }
-    Ok(())
-}
-
-/// A ring with one operation in flight at most per session; what both
-/// rings share.
-struct Ops {
-    ring: IoUring,
-    /// Per session, whether its operation is in flight (its buffer the
-    /// kernel's until the completion is reaped).
-    inflight: Vec<bool>,
-    /// Completions reaped and not yet handled: (session, result).
-    done: Vec<(usize, i32)>,
-}
-
-impl Ops {
-    fn new(sessions: usize) -> io::Result<Ops> {
-        let entries = (sessions * 2).max(8).next_power_of_two();
-        Ok(Ops {
-            ring: IoUring::new(u32::try_from(entries).unwrap_or(1 << 15))?,
-            inflight: vec![false; sessions],
-            done: Vec::with_capacity(sessions),
-        })
-    }
-
-    /// Queues `sqe` as session `j`'s operation; false when the submission
-    /// queue is full.
-    ///
-    /// # Safety
-    /// The memory `sqe` points at must stay valid and untouched until the
-    /// completion of `j`'s operation is reaped (`inflight[j]` false again).
-    unsafe fn push(&mut self, j: usize, sqe: io_uring::squeue::Entry) -> bool {
-        // SAFETY: the caller keeps the operation's memory alive (above).
-        let ok = unsafe { self.ring.submission().push(&sqe.user_data(j as u64)) }.is_ok();
-        self.inflight[j] |= ok;
-        ok
-    }
-
-    /// Moves the completions that have arrived into `done`.
-    fn reap(&mut self) {
-        for cqe in self.ring.completion() {
-            let j = cqe.user_data();
-            if j == CANCEL {
-                continue;
-            }
-            let j = j as usize;
-            self.inflight[j] = false;
-            self.done.push((j, cqe.result()));
-        }
-    }
-
-    fn any_inflight(&self) -> bool {
-        self.inflight.iter().any(|&b| b)
-    }
-
-    /// Submits what is queued and waits up to `timeout` for at least `want`
-    /// completions; a timeout or a signal is not an error.
-    fn submit_and_wait(&mut self, want: usize, timeout: Duration) -> io::Result<()> {
-        let ts = types::Timespec::from(timeout);
-        let args = types::SubmitArgs::new().timespec(&ts);
-        match self.ring.submitter().submit_with_args(want, &args) {
-            Ok(_) => Ok(()),
-            Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Cancels every operation in flight and waits for their completions
-    /// (left in `done`); returns the sessions whose operations could not
-    /// be confirmed finished, whose buffers must then be leaked.
-    fn cancel_and_drain(&mut self) -> Vec<usize> {
-        if !self.any_inflight() {
-            return Vec::new();
-        }
-        for j in 0..self.inflight.len() {
-            if self.inflight[j] {
-                let cancel = opcode::AsyncCancel::new(j as u64).build().user_data(CANCEL);
-                // SAFETY: a cancellation carries no buffer.
-                let _ = unsafe { self.ring.submission().push(&cancel) };
-            }
-        }
-        for _ in 0..DRAIN_ATTEMPTS {
-            self.reap();
-            if !self.any_inflight() {
-                return Vec::new();
-            }
-            if self.submit_and_wait(1, Duration::from_millis(10)).is_err() {
-                break;
-            }
-        }
-        self.reap();
-        (0..self.inflight.len())
-            .filter(|&j| self.inflight[j])
-            .collect()
-    }
+    perfkit_uring::probe_timed_waits()
 }
 
 /// The sender's ring: writes each session's queued bytes with one SEND in
@@ -140,31 +36,37 @@ impl Ops {
 /// up; that session's next bytes wait until it completes, so they go out in
 /// order.
 pub struct SendRing {
-    slots: Ops,
-    /// Per session: the bytes being sent, owned here until their completion.
-    bufs: Vec<Vec<u8>>,
+    /// Per session (slot): the bytes being sent, the ring's until their
+    /// completion.
+    ring: Ring<Vec<u8>>,
+    /// Completions reaped and not yet handled.
+    done: Vec<Completion>,
 }
 
 impl SendRing {
     /// A ring for `sessions` sessions, built on the thread that uses it.
     pub fn new(sessions: usize) -> io::Result<SendRing> {
+        let bufs = (0..sessions)
+            .map(|_| Vec::with_capacity(64 << 10))
+            .collect();
         Ok(SendRing {
-            slots: Ops::new(sessions)?,
-            bufs: (0..sessions)
-                .map(|_| Vec::with_capacity(64 << 10))
-                .collect(),
+            ring: Ring::new(bufs, Setup::Plain)?,
+            done: Vec::with_capacity(sessions),
         })
     }
 
     /// Settles the completions that arrived: sent bytes leave their buffer;
     /// a failed send closes its session.
     fn settle<S: SessionStore>(&mut self, links: &[Link<S>]) {
-        self.slots.reap();
-        for (j, r) in std::mem::take(&mut self.slots.done) {
-            match r {
+        self.ring.reap(&mut self.done);
+        for Completion { slot: j, result } in self.done.drain(..) {
+            match result {
                 n if n > 0 => {
-                    let n = (n as usize).min(self.bufs[j].len());
-                    self.bufs[j].drain(..n);
+                    // Reaped, so not in flight: the buffer is ours.
+                    if let Some(b) = self.ring.get_mut(j) {
+                        let n = (n as usize).min(b.len());
+                        b.drain(..n);
+                    }
                 }
                 0 => links[j].fail("writing: the connection took no more bytes".into()),
                 e if e == -libc::EAGAIN || e == -libc::EINTR => {}
@@ -179,31 +81,29 @@ impl SendRing {
         self.settle(links);
         let mut queued = false;
         for (j, l) in links.iter().enumerate() {
-            if self.slots.inflight[j] || !l.is_open() {
+            if !l.is_open() {
                 continue;
             }
-            if self.bufs[j].is_empty() {
-                l.take_out(&mut self.bufs[j]);
+            let Some(b) = self.ring.get_mut(j) else {
+                continue;
+            };
+            if b.is_empty() {
+                l.take_out(b);
             }
-            let b = &self.bufs[j];
             if b.is_empty() {
                 continue;
             }
-            let len = u32::try_from(b.len()).unwrap_or(u32::MAX);
-            let sqe = opcode::Send::new(types::Fd(l.stream().as_raw_fd()), b.as_ptr(), len)
-                .flags(libc::MSG_NOSIGNAL)
-                .build();
-            // SAFETY: `bufs[j]` is not touched (not even moved: it is a Vec
-            // whose heap buffer stays put) until `settle` has reaped j's
-            // completion, and `finish`/`Drop` drain or leak it first.
-            if !unsafe { self.slots.push(j, sqe) } {
+            if !self
+                .ring
+                .send(j, l.stream().as_raw_fd(), 0, libc::MSG_NOSIGNAL)
+            {
                 break;
             }
             queued = true;
         }
-        if queued && let Err(e) = self.slots.ring.submit() {
+        if queued && let Err(e) = self.ring.submit() {
             for (j, l) in links.iter().enumerate() {
-                if self.slots.inflight[j] {
+                if self.ring.in_flight(j) {
                     l.fail(format!("writing through io_uring: {e}"));
                 }
             }
@@ -218,10 +118,10 @@ impl SendRing {
     /// is closed: what of it reached the socket is unknown.
     pub fn finish<S: SessionStore>(&mut self, links: &[Link<S>]) {
         let until = Instant::now() + SEND_GRACE;
-        while self.slots.any_inflight() && Instant::now() < until {
+        while self.ring.any_in_flight() && Instant::now() < until {
             if self
-                .slots
-                .submit_and_wait(1, Duration::from_millis(10))
+                .ring
+                .submit_and_wait(1, Some(Duration::from_millis(10)))
                 .is_err()
             {
                 break;
@@ -229,30 +129,22 @@ impl SendRing {
             self.settle(links);
         }
         let stuck_before: Vec<usize> = (0..links.len())
-            .filter(|&j| self.slots.inflight[j])
+            .filter(|&j| self.ring.in_flight(j))
             .collect();
-        let leaked = self.slots.cancel_and_drain();
-        self.slots.done.clear();
+        // Leaks the buffers it cannot confirm the kernel let go of (their
+        // slots stay in flight, so `get_mut` leaves them alone below).
+        self.ring.cancel_and_drain();
         for j in stuck_before {
             links[j].fail("writing: a send never completed".into());
-            if leaked.contains(&j) {
-                std::mem::forget(std::mem::take(&mut self.bufs[j]));
-            } else {
-                self.bufs[j].clear();
+            if let Some(b) = self.ring.get_mut(j) {
+                b.clear();
             }
         }
         for (j, l) in links.iter().enumerate() {
-            let rest = std::mem::take(&mut self.bufs[j]);
-            l.put_back(&rest);
-        }
-    }
-}
-
-impl Drop for SendRing {
-    fn drop(&mut self) {
-        // Normally `finish` has left nothing in flight.
-        for j in self.slots.cancel_and_drain() {
-            std::mem::forget(std::mem::take(&mut self.bufs[j]));
+            if let Some(b) = self.ring.get_mut(j) {
+                let rest = std::mem::take(b);
+                l.put_back(&rest);
+            }
         }
     }
 }
@@ -261,20 +153,22 @@ impl Drop for SendRing {
 pub type Take<'a> = dyn FnMut(usize, &[u8], Instant) -> Result<()> + 'a;
 
 /// The receiver's ring: one RECV per open session in flight, each into
-/// its session's buffer.
+/// its session's buffer (its slot's).
 pub struct RecvRing {
-    slots: Ops,
-    bufs: Vec<Box<[u8]>>,
+    ring: Ring<Box<[u8]>>,
+    /// Completions reaped and not yet handled.
+    done: Vec<Completion>,
 }
 
 impl RecvRing {
     /// A ring for `sessions` sessions, built on the thread that uses it.
     pub fn new(sessions: usize) -> io::Result<RecvRing> {
+        let bufs = (0..sessions)
+            .map(|_| vec![0u8; RX].into_boxed_slice())
+            .collect();
         Ok(RecvRing {
-            slots: Ops::new(sessions)?,
-            bufs: (0..sessions)
-                .map(|_| vec![0u8; RX].into_boxed_slice())
-                .collect(),
+            ring: Ring::new(bufs, Setup::Plain)?,
+            done: Vec::with_capacity(sessions),
         })
     }
 
@@ -289,34 +183,26 @@ impl RecvRing {
         take: &mut Take<'_>,
     ) -> Result<bool> {
         for (j, l) in links.iter().enumerate() {
-            if self.slots.inflight[j] || !l.is_open() {
+            if self.ring.in_flight(j) || !l.is_open() {
                 continue;
             }
-            let b = &mut self.bufs[j];
-            let sqe = opcode::Recv::new(
-                types::Fd(l.stream().as_raw_fd()),
-                b.as_mut_ptr(),
-                b.len() as u32,
-            )
-            .build();
-            // SAFETY: `bufs[j]` is a boxed slice owned by the ring, not read
-            // or freed until j's completion is reaped; `finish`/`Drop`
-            // drain or leak it first.
-            if !unsafe { self.slots.push(j, sqe) } {
+            if !self.ring.recv(j, l.stream().as_raw_fd()) {
                 break;
             }
         }
-        self.slots.submit_and_wait(1, timeout)?;
+        self.ring.submit_and_wait(1, Some(timeout))?;
         let at = Instant::now();
-        self.slots.reap();
-        let done = std::mem::take(&mut self.slots.done);
-        let any = done.iter().any(|&(_, r)| r > 0);
+        self.ring.reap(&mut self.done);
+        let any = self.done.iter().any(|c| c.result > 0);
         let mut r = Ok(());
-        for &(j, res) in &done {
-            match res {
+        for &Completion { slot: j, result } in &self.done {
+            match result {
                 n if n > 0 => {
-                    if r.is_ok() {
-                        r = take(j, &self.bufs[j][..(n as usize).min(RX)], at);
+                    // Reaped, so not in flight: the buffer is ours.
+                    if r.is_ok()
+                        && let Some(b) = self.ring.get(j)
+                    {
+                        r = take(j, &b[..(n as usize).min(b.len())], at);
                     }
                 }
                 0 => links[j].fail("connection closed by the engine".into()),
@@ -324,23 +210,14 @@ impl RecvRing {
                 e => links[j].fail(format!("reading: {}", io::Error::from_raw_os_error(-e))),
             }
         }
-        self.slots.done = done;
-        self.slots.done.clear();
+        self.done.clear();
         r.map(|()| any)
     }
 
-    /// Cancels the receives still in flight and waits for them.
+    /// Cancels the receives still in flight and waits for them (leaking
+    /// the buffers of those it cannot confirm finished).
     pub fn finish(&mut self) {
-        for j in self.slots.cancel_and_drain() {
-            std::mem::forget(std::mem::take(&mut self.bufs[j]));
-        }
-        self.slots.done.clear();
-    }
-}
-
-impl Drop for RecvRing {
-    fn drop(&mut self) {
-        self.finish();
+        self.ring.cancel_and_drain();
     }
 }
 
@@ -404,10 +281,10 @@ mod tests {
             })
             .unwrap();
         assert!(!got);
-        assert!(ring.slots.inflight[0], "the RECV stays posted");
+        assert!(ring.ring.in_flight(0), "the RECV stays posted");
         ring.finish();
-        assert!(!ring.slots.inflight[0]);
-        assert_eq!(ring.bufs[0].len(), RX, "buffer kept");
+        assert!(!ring.ring.in_flight(0));
+        assert_eq!(ring.ring.get(0).map(|b| b.len()), Some(RX), "buffer kept");
         assert!(links[0].is_open(), "a cancelled receive is not a failure");
     }
 

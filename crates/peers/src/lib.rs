@@ -3,6 +3,10 @@
 //! into its binary. `xtask` installs the programs under these names and
 //! `perfkit`'s benches look them up by them.
 //!
+//! [`postgres`] is the one throwaway PostgreSQL server: the fix bench's
+//! PostgreSQL store row starts it at run time, and the tests start it
+//! through `perfkit_testkit::postgres`.
+//!
 //! A crate of its own, with no dependencies, so that xtask can share the
 //! names without compiling the perfkit binary (and the C libraries it
 //! links) before it runs fmt and clippy.
@@ -13,6 +17,9 @@
 //! ```
 
 #![forbid(unsafe_code)]
+
+#[cfg(unix)]
+pub mod postgres;
 
 /// The QuickFIX peer's file name in the peer directory: the C++ program
 /// built from `xtask/peers/quickfix/`, which `perfkit fix-bench` runs
@@ -91,8 +98,7 @@ pub fn locate_in(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf
 
 /// The newest PostgreSQL server directory, `/usr/lib/postgresql/*/bin`
 /// holding `initdb` and `pg_ctl` (Debian's layout), or `None` when no
-/// server is installed: the fix bench's PostgreSQL row and the tests
-/// start their temporary clusters from it.
+/// server is installed: [`postgres::Cluster`] starts its clusters from it.
 pub fn postgres_bin() -> Option<std::path::PathBuf> {
     let mut found: Vec<(u32, std::path::PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
         .ok()?

@@ -7,7 +7,7 @@
 //!   `PERFKIT_SKIP_INTEROP=1` is set, and then the test says it is skipped;
 //! - [`s3`]: a real S3-compatible server (moto) on a free local port;
 //! - [`postgres`]: a real PostgreSQL server in a temporary cluster on a
-//!   free loopback port (run as the `postgres` user when we are root);
+//!   free loopback port, `perfkit_peers::postgres` gated for tests;
 //! - [`noise`]: incompressible deterministic test data;
 //! - [`boolean_text`]: an evaluator of `parN`/`and`/`or`/`not` text, the
 //!   BE-Tree tests' brute-force reference;
