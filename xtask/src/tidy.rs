@@ -22,6 +22,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod architecture;
 mod layering;
 mod map;
 

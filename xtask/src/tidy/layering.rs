@@ -156,3 +156,112 @@ fn self_exec_is_recognised_in_code_not_in_comments_or_tests() {
     assert!(lines[0].ends_with(":2: let me = std::env::current_exe();"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The one library still on anyhow (issue 45 left it: its errors are
+/// contexts around peers, processes and files, rendered once by the
+/// binary).
+const ANYHOW_ALLOWED: &str = BENCH;
+
+#[test]
+fn libraries_return_typed_errors() {
+    let packages = packages();
+    let on_anyhow: Vec<&str> = packages
+        .iter()
+        .filter(|p| is_library(p) && name(p) != ANYHOW_ALLOWED)
+        .filter(|p| {
+            p["dependencies"]
+                .as_array()
+                .expect("a package has dependencies")
+                .iter()
+                .any(|d| d["name"] == "anyhow" && d["kind"].is_null())
+        })
+        .map(name)
+        .collect();
+    assert!(
+        on_anyhow.is_empty(),
+        "libraries return thiserror enums, not anyhow: {on_anyhow:?}"
+    );
+}
+
+#[test]
+fn every_outside_dependency_is_pinned_exactly() {
+    let mut loose = Vec::new();
+    for p in packages() {
+        for d in p["dependencies"]
+            .as_array()
+            .expect("a package has dependencies")
+        {
+            // Workspace crates are path dependencies; the rest come from a
+            // registry and must name one version.
+            if d["path"].is_string() {
+                continue;
+            }
+            let req = d["req"].as_str().unwrap_or_default();
+            if !req.starts_with('=') {
+                loose.push(format!("{} → {} {req}", name(&p), d["name"]));
+            }
+        }
+    }
+    assert!(
+        loose.is_empty(),
+        "pin every dependency exactly (`=x.y.z`) in [workspace.dependencies]: {loose:#?}"
+    );
+}
+
+#[test]
+fn crates_without_unsafe_forbid_it() {
+    let mut missing = Vec::new();
+    for p in packages() {
+        let manifest = Path::new(p["manifest_path"].as_str().expect("a manifest path"));
+        let dir = manifest.parent().expect("a manifest has a directory");
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        let uses_unsafe = files.iter().any(|f| {
+            std::fs::read_to_string(f)
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.split("//").next().unwrap_or_default().contains("unsafe "))
+        });
+        let roots = ["src/lib.rs", "src/main.rs"].map(|r| dir.join(r));
+        let forbids = roots.iter().filter(|r| r.is_file()).all(|r| {
+            std::fs::read_to_string(r)
+                .unwrap_or_default()
+                .contains("#![forbid(unsafe_code)]")
+        });
+        if !uses_unsafe && !forbids {
+            missing.push(name(&p).to_owned());
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "crates without unsafe say #![forbid(unsafe_code)] in each crate root: {missing:?}"
+    );
+}
+
+/// betree's evaluation and key probes: where [no-bytes-in-eval] holds.
+const BETREE_EVAL: [&str; 3] = [
+    "crates/betree/src/expr/eval.rs",
+    "crates/betree/src/index/eval.rs",
+    "crates/betree/src/counting/keys.rs",
+];
+
+#[test]
+fn eval_and_probes_never_touch_string_bytes() {
+    let root = root();
+    let mut found = Vec::new();
+    for file in BETREE_EVAL {
+        for (n, line) in shipped_lines(&root, Path::new(file)) {
+            let code = line.split("//").next().unwrap_or_default();
+            let bytes = ["str", "String", "as_bytes", "as_str"];
+            let mut words = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+            if words.any(|w| bytes.contains(&w)) {
+                found.push(format!("{file}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "betree's evaluation compares interned string numbers, never string bytes:\n{}",
+        found.join("\n")
+    );
+}

@@ -85,3 +85,22 @@ fn link_targets_are_read_from_markdown() {
     let text = "see [a](docs/a.md) and [b](b.md#x \"title\"), not [c] (d) or ](https://e/f)";
     assert_eq!(link_targets(text), ["docs/a.md", "b.md#x", "https://e/f"]);
 }
+
+#[test]
+fn the_readme_layout_table_lists_every_crate() {
+    let readme = read("README.md");
+    let root = root();
+    let missing: Vec<String> = packages()
+        .iter()
+        .filter_map(|p| {
+            let manifest = std::path::Path::new(p["manifest_path"].as_str()?);
+            let dir = manifest.parent()?.strip_prefix(&root).ok()?;
+            let cell = format!("| `{}` |", dir.display());
+            (!readme.lines().any(|l| l.starts_with(&cell))).then(|| dir.display().to_string())
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README.md's layout table has no row for: {missing:?}"
+    );
+}
