@@ -13,21 +13,21 @@
 //! time goes into evaluating candidates, which the compiled form
 //! ([`crate::program`]) makes fast; on the ad-targeting profile the
 //! counting leaves few candidates beyond the matches. The evaluation of the
-//! candidates is in [`eval`].
+//! candidates is in [`eval`]; inserting an expression in [`insert`].
 
 use hashbrown::HashMap;
 
-use crate::counting::{Counting, Decided};
-use crate::domain::{Bounds, Schema};
+use crate::counting::Counting;
+use crate::domain::Schema;
 use crate::event::Event;
-use crate::expr::{Constants, Pred, compile_source};
-use crate::parse::{Node, Ref};
-use crate::program::{ACCEPT, ATOM, BATCH_ATOM, Memo, OPERAND, REJECT, Step, compile};
+use crate::expr::{Constants, Pred};
+use crate::program::{ACCEPT, BATCH_ATOM, Memo, OPERAND, REJECT, Step};
 use crate::selection::{Selection, Source};
 use crate::strings::Strings;
 use crate::{Error, Result};
 
 mod eval;
+mod insert;
 
 pub(crate) use eval::{LANES, LaneState};
 
@@ -150,32 +150,6 @@ impl Atoms {
 /// bytes), not for one expression of hundreds of thousands of distinct
 /// predicates, which is held to 8x its text (issue 18.6).
 const LARGE_EXPR_BYTES: usize = 16 << 10;
-
-/// The atoms one insert interned, in text order, as runs of consecutive
-/// ids: the atoms of new predicates take consecutive ids, so one long
-/// expression of distinct predicates is a few runs, not 4 bytes a
-/// predicate.
-#[derive(Default)]
-struct AtomRuns {
-    /// First id and length of each run.
-    runs: Vec<(u32, u32)>,
-}
-
-impl AtomRuns {
-    fn push(&mut self, a: u32) {
-        if let Some((first, n)) = self.runs.last_mut()
-            && *first + *n == a
-        {
-            *n += 1;
-            return;
-        }
-        self.runs.push((a, 1));
-    }
-
-    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
-        self.runs.iter().flat_map(|&(first, n)| first..first + n)
-    }
-}
 
 /// The boolean-expression index.
 ///
@@ -332,148 +306,6 @@ impl Index {
         Bulk { index: self }
     }
 
-    fn insert_text(&mut self, id: Id, expr: Text<'_>, consts: &Constants) -> Result<()> {
-        if self.by_id.contains_key(&id) {
-            return Err(Error::DuplicateId(id));
-        }
-        // Each predicate is interned as it is read, so the expression never
-        // holds a copy of its predicates beside the atom table's; a failed
-        // insert gives its atoms back.
-        let mut atoms = AtomRuns::default();
-        // The atoms new with this insert: an atom shared with a stored
-        // expression had its set length counted and its values registered
-        // when it was new (registered atoms stay so until freed), so only
-        // these are read again below; reading them all was three cache
-        // misses a predicate at 1M expressions.
-        let mut fresh = AtomRuns::default();
-        let table = &mut self.atoms;
-        let large = expr.as_str().len() > LARGE_EXPR_BYTES;
-        // The strings numbered from here on are this insert's: given back
-        // if it fails.
-        let mark = self.strings.mark();
-        let parsed = compile_source(
-            &self.schema,
-            &mut self.strings,
-            expr.as_str(),
-            consts,
-            &mut |p| {
-                let (a, new) = table.intern(p, !large);
-                atoms.push(a);
-                if new {
-                    fresh.push(a);
-                }
-                a
-            },
-        );
-        drop(expr);
-        let mut e = match parsed.and_then(|e| self.check_string_bounds(mark).map(|()| e)) {
-            Ok(e) => e,
-            Err(err) => {
-                self.release(atoms.iter());
-                self.strings.rollback(mark);
-                return Err(err);
-            }
-        };
-        for a in fresh.iter() {
-            let p = self.atoms.preds[a as usize].as_ref().expect("live atom");
-            self.longest_set = self.longest_set.max(p.set_len());
-        }
-        // A small expression registers every atom; a large one only its
-        // top-level conjuncts, which posting needs: its other atoms are
-        // evaluated (see `LARGE_EXPR_BYTES`).
-        if !large {
-            for a in fresh.iter() {
-                self.counting.register(a, &self.atoms.preds);
-            }
-        } else {
-            let mut stack = vec![e.root];
-            while let Some(r) = stack.pop() {
-                match e.node(r) {
-                    Node::And(a, b) => stack.extend([b, a]),
-                    Node::Pred(a) => self.counting.register(a, &self.atoms.preds),
-                    _ => {}
-                }
-            }
-        }
-        drop((atoms, fresh));
-        // The conjuncts are read before compiling reorders the operands.
-        let terms = self.counting.conjunct_terms(&e, &self.atoms.preds);
-        let s = match self.free_slots.last() {
-            Some(&s) => s,
-            None => self.slots.len() as u32,
-        };
-        // The conjuncts the selection proves true are not evaluated again
-        // (none when the expression is not posted: it is on the scan list).
-        let posted = Counting::posts(s, &terms);
-        let preds = &self.atoms.preds;
-        let counting = &self.counting;
-        let proven = |n: Node| match n {
-            _ if !posted => None,
-            _ if counting.proven(n, &terms, preds) => Some(Ref::constant(true)),
-            // A negated form whose attribute the selection proves defined
-            // is the selection's miss alone.
-            Node::Pred(a) if counting.defined_proven(a, &terms) => {
-                Some(Ref::pred((a | MISS_ATOM) as usize))
-            }
-            _ => None,
-        };
-        let code_start = self.code.len();
-        let tree_start = self.bcode.len();
-        let entry = compile(&mut e, &mut self.code, &mut self.bcode, &proven);
-        drop(e);
-        // Steps testing an atom decided by a hit carry the fact, so that
-        // evaluation tests the stamp without reading the atom's entry.
-        // Those not registered carry that, so that evaluation goes straight
-        // to the predicate (exact still if another expression registers
-        // the atom later). Any other atom a step tests is stamped by the
-        // searches from now on.
-        let Index {
-            code,
-            counting,
-            atoms,
-            ..
-        } = self;
-        for st in &mut code[code_start..] {
-            if st.test & ATOM != 0 && st.test & MISS_ATOM == 0 {
-                match counting.decided(st.test & !ATOM) {
-                    Decided::Hit => st.test |= HIT_ATOM,
-                    Decided::No => st.test |= EVAL_ATOM,
-                    Decided::Miss(_) => {}
-                }
-            }
-            if let Some(a) = stamp_tested(*st) {
-                counting.stamp_test(a, &atoms.preds);
-            }
-        }
-        let slot = Slot {
-            id,
-            live: true,
-            code_start: code_start as u32,
-            code_len: (self.code.len() - code_start) as u32,
-            entry,
-            tree_start: tree_start as u32,
-            tree_len: (self.bcode.len() - tree_start) as u32,
-            terms,
-        };
-        match self.free_slots.pop() {
-            Some(f) => {
-                debug_assert_eq!(f, s);
-                self.slots[s as usize] = slot;
-            }
-            None => self.slots.push(slot),
-        }
-        self.set_hot(s);
-        self.by_id.insert(id, s);
-        insert_sorted(&mut self.order, s, &self.slots);
-        self.counting.post(
-            s,
-            &self.slots[s as usize].terms,
-            entry == ACCEPT,
-            &self.atoms.preds,
-        );
-        Ok(())
-    }
-
     /// Gives back one reference to each of `atoms`, unregistering those
     /// freed.
     fn release(&mut self, atoms: impl IntoIterator<Item = u32>) {
@@ -485,25 +317,6 @@ impl Index {
             }
             self.atoms.release(a);
         }
-    }
-
-    /// Checks that the strings numbered since `mark` (this insert's new
-    /// ones) keep every attribute within its
-    /// [`Bounds::MaxStrings`](crate::Bounds::MaxStrings).
-    fn check_string_bounds(&self, mark: usize) -> Result<()> {
-        for attr in self.strings.made_since(mark) {
-            let d = self.schema.domain(attr);
-            if let Bounds::MaxStrings(max) = d.bounds {
-                let n = self.strings.count(attr);
-                if n > max {
-                    return Err(Error::Domain(format!(
-                        "attribute `{}` allows at most {max} distinct strings in expressions, this expression would bring it to {n}",
-                        d.name
-                    )));
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Removes an expression.
@@ -755,20 +568,6 @@ impl Text<'_> {
     }
 }
 
-/// Keeps `list` in ascending id order.
-fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
-    let id = slots[s as usize].id;
-    // Ids mostly come in ascending order: appending needs no binary
-    // search, whose ~20 probes into the slots missed the cache at 1M
-    // expressions.
-    if list.last().is_none_or(|&x| slots[x as usize].id < id) {
-        list.push(s);
-        return;
-    }
-    let pos = list.partition_point(|&x| slots[x as usize].id < id);
-    list.insert(pos, s);
-}
-
 /// The plain search sorts its candidates when they are fewer than one
 /// slot in this many.
 const SORT_BELOW: usize = 8;
@@ -786,13 +585,6 @@ const EVAL_ATOM: u32 = 1 << 29;
 /// selection proves defined, so the miss alone decides it. Atom ids stay
 /// below it (they stay below [`BATCH_ATOM`]).
 const MISS_ATOM: u32 = 1 << 28;
-
-/// The atom step `st` tests by its stamp, if it does: any atom test
-/// but one of an atom evaluated by value ([`EVAL_ATOM`]).
-fn stamp_tested(st: Step) -> Option<u32> {
-    (st.test & ATOM != 0 && st.test & EVAL_ATOM == 0)
-        .then_some(st.test & !(ATOM | HIT_ATOM | MISS_ATOM))
-}
 
 /// Reusable buffers for [`Index::search_with`].
 #[derive(Debug, Clone, Default)]
