@@ -66,23 +66,21 @@ pub fn install_dir() -> std::path::PathBuf {
         .join("peers")
 }
 
-/// Where a running program finds the peers: `$PERFKIT_PEERS_DIR` if set,
-/// else the `peers/` directory [`install_dir`] made beside the profile
-/// directory of the running program (`target/release/perfkit` →
-/// `target/peers/`; test binaries are one level deeper, in `deps/`).
-///
-/// The one use of the running program's path in a library: it finds
-/// files beside the program and never runs it.
+/// Where a program built from this workspace finds the peers:
+/// `$PERFKIT_PEERS_DIR` if set, else where [`install_dir`] put them for
+/// this build: `peers/` in the target directory the build used
+/// (`$CARGO_TARGET_DIR` when the build had one, else the workspace's
+/// `target/`). Known at compile time, so no program looks for its own
+/// path (and a copy of the binary elsewhere still finds them).
 pub fn dir() -> Option<std::path::PathBuf> {
     if let Some(d) = std::env::var_os(DIR_ENV) {
         return Some(d.into());
     }
-    let exe = std::env::current_exe().ok()?;
-    exe.ancestors()
-        .skip(1)
-        .take(3)
-        .map(|a| a.join("peers"))
-        .find(|p| p.is_dir())
+    let target = match option_env!("CARGO_TARGET_DIR") {
+        Some(t) => std::path::PathBuf::from(t),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"),
+    };
+    Some(target.join("peers"))
 }
 
 /// The path of peer program `name`, if it has been built.
