@@ -351,7 +351,7 @@ impl Drop for WriteBehind {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{Arc, Mutex};
@@ -466,9 +466,10 @@ mod tests {
         assert!(err.to_string().contains("stopped unexpectedly"), "{err}");
     }
 
-    /// A sink shared with the test, to see what the thread wrote.
+    /// A sink shared with the test, to see what the thread (or a job)
+    /// wrote.
     #[derive(Clone, Default)]
-    struct Shared(Arc<Mutex<Vec<u8>>>);
+    pub(crate) struct Shared(pub(crate) Arc<Mutex<Vec<u8>>>);
 
     impl Write for Shared {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {

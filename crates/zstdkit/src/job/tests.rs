@@ -3,9 +3,9 @@
 //! reference seekable reader, and flate2's gzip decoder.
 
 use super::*;
-use std::sync::{Arc, Mutex};
 
 use crate::Recipe;
+use crate::pipeline::tests::Shared;
 
 /// Text-like runs between noise, different at every offset.
 fn data(len: usize, seed: u64) -> Vec<u8> {
@@ -19,20 +19,6 @@ fn data(len: usize, seed: u64) -> Vec<u8> {
             }
         })
         .collect()
-}
-
-/// A sink shared with the test, to see what the job wrote.
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Runs `job` over `input` into memory; returns the output, the outcome
