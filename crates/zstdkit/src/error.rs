@@ -99,6 +99,10 @@ pub enum Error {
         /// Their total size.
         bytes: usize,
     },
+    /// A stream that ends before its first frame's magic number: empty,
+    /// or all of it skipped as nothing.
+    #[error("truncated zstd data: the input holds no frame")]
+    NoFrame,
     /// Any other error reported by zstd.
     #[error("zstd error: {0}")]
     Zstd(&'static str),

@@ -27,6 +27,10 @@ use std::io::{self, Read};
 
 use crate::error::{Error, Result};
 
+mod summary;
+
+pub use summary::Summary;
+
 /// The magic number of a zstd frame.
 pub const ZSTD_MAGIC: u32 = 0xFD2F_B528;
 /// The first of the sixteen skippable-frame magic numbers.

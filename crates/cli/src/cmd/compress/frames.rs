@@ -1,88 +1,17 @@
 //! `perfkit compress --list` (zstd's `-l`): what the frames of `.zst` files
 //! hold, read from their headers and block headers without decompressing.
 //!
-//! The walk is zstdkit's ([`zstdkit::frame`]): only headers are read and
-//! block contents are skipped, so memory stays constant whatever the
-//! file's size.
+//! The walk and the sums are zstdkit's ([`zstdkit::frame::Summary`]): only
+//! headers are read and block contents are skipped, so memory stays
+//! constant whatever the file's size. This module only lays the rows out.
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use zstdkit::frame::{FrameWalker, Unit};
-
-/// What one file's frames add up to.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Summary {
-    /// zstd frames.
-    pub frames: u64,
-    /// Skippable frames.
-    pub skips: u64,
-    /// The file's size, every frame included.
-    pub compressed: u64,
-    /// The sum of the frames' content sizes; `None` when a frame does not
-    /// record its own.
-    pub decompressed: Option<u64>,
-    /// How many zstd frames carry a content checksum.
-    pub checked: u64,
-    /// The last frame's checksum (the low 32 bits of its XXH64).
-    pub last_checksum: Option<u32>,
-    /// The first frame's dictionary id (0: none).
-    pub dict_id: u32,
-    /// The first frame's window size (what `zstd -lv` shows).
-    pub window: u64,
-}
-
-impl Summary {
-    /// zstd's Check column: `XXH64` when every zstd frame carries a
-    /// checksum, `None` when none does.
-    fn check(&self) -> &'static str {
-        if self.frames > 0 && self.checked == self.frames {
-            "XXH64"
-        } else {
-            "None"
-        }
-    }
-}
-
-/// Reads the frames of one `.zst` stream, through zstdkit's frame walker
-/// (headers only).
-pub fn summarize(r: &mut impl Read) -> Result<Summary> {
-    let mut s = Summary {
-        decompressed: Some(0),
-        ..Summary::default()
-    };
-    let mut walker = FrameWalker::new(r);
-    while let Some(walked) = walker.take(None)? {
-        let h = match walked.unit {
-            Unit::Skippable { .. } => {
-                s.skips += 1;
-                continue;
-            }
-            Unit::Frame(h) => h,
-        };
-        if s.frames == 0 {
-            s.dict_id = h.dict_id;
-            s.window = h.window;
-        }
-        if h.checksum {
-            s.last_checksum = walked.checksum;
-            s.checked += 1;
-        }
-        s.frames += 1;
-        s.decompressed = match (s.decompressed, h.content_size) {
-            (Some(a), Some(b)) => a.checked_add(b),
-            _ => None,
-        };
-    }
-    if walker.taken() == 0 {
-        bail!("truncated zstd data: the input holds no frame");
-    }
-    s.compressed = walker.offset();
-    Ok(s)
-}
+use zstdkit::frame::Summary;
 
 /// A size as zstd's `--list` writes it: binary units, three significant
 /// digits (`72.3 KiB`, `575 KiB`, `1.12 MiB`), bytes as `34   B`.
@@ -172,7 +101,7 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
         let name = perfkit::printable::name(&path.to_string_lossy()).into_owned();
         let s = File::open(path)
             .with_context(|| format!("opening {name}"))
-            .and_then(|f| summarize(&mut BufReader::with_capacity(1 << 16, f)));
+            .and_then(|f| Ok(Summary::read(BufReader::with_capacity(1 << 16, f))?));
         let s = match s {
             Ok(s) => s,
             Err(e) => {
@@ -284,18 +213,5 @@ mod tests {
         assert_eq!(human(588_895), "575 KiB");
         assert_eq!(human(148_162), "145 KiB");
         assert_eq!(human(1_177_790), "1.12 MiB");
-    }
-
-    #[test]
-    fn a_skippable_frame_and_a_truncated_frame() {
-        let mut skippable = 0x184D_2A53u32.to_le_bytes().to_vec();
-        skippable.extend(3u32.to_le_bytes());
-        skippable.extend(b"abc");
-        let s = summarize(&mut skippable.as_slice()).unwrap();
-        assert_eq!((s.frames, s.skips, s.compressed), (0, 1, 11));
-        let cut = &skippable[..9];
-        assert!(summarize(&mut &cut[..]).is_err());
-        assert!(summarize(&mut &b""[..]).is_err());
-        assert!(summarize(&mut &b"PK\x03\x04"[..]).is_err());
     }
 }
