@@ -17,6 +17,7 @@ use hdrhistogram::Histogram;
 use perfkit_measure::{clock, latency_histogram, record};
 
 pub mod atree;
+pub mod report;
 pub mod sweep;
 mod throughput;
 

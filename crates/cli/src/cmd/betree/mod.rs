@@ -11,9 +11,8 @@ use anyhow::{Context, Result, bail};
 use betree::reference::{self, Term};
 use betree::workload::{Adtech, Shape};
 use betree::{BatchPath, Event, Index, Schema, Scratch, SearchStep};
-use perfkit_bench::betree::{self as measure, Measured, Options, Replayed};
-use perfkit_measure::{latency_histogram, record};
-use perfkit_report::{Report, ReportOptions, Row, Value, format_ns, write_atomically};
+use perfkit_bench::betree::{self as measure, Options};
+use perfkit_report::{Report, ReportOptions, write_atomically};
 
 mod args;
 mod bench;
