@@ -72,7 +72,10 @@ pub use extract::{
 };
 pub use parallel::{ParallelOptions, ParallelZipWriter};
 pub use read::archive::{EntryReader, ZipArchive};
-pub use read::stream::{AsyncZipStreamReader, ZipStreamReader};
+#[cfg(feature = "tokio")]
+pub use read::stream::AsyncZipStreamReader;
+pub use read::stream::ZipStreamReader;
 pub use write::Written;
+#[cfg(feature = "tokio")]
 pub use write::nonblocking::AsyncZipWriter;
 pub use write::sync::ZipWriter;

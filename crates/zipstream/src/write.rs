@@ -1,6 +1,7 @@
 //! Archive writers: one format core, a sync front end and an async front end.
 
 pub(crate) mod core;
+#[cfg(feature = "tokio")]
 pub mod nonblocking;
 pub mod sync;
 

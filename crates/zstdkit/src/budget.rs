@@ -45,7 +45,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::context::{Compressor, Decompressor};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::recipe::Recipe;
 
 /// The default inline budget: 100 µs per call.
@@ -256,7 +256,9 @@ pub enum Policy {
     Budgeted(Duration),
 }
 
-/// Per-call inline-or-offload placement for async compression.
+/// Per-call inline-or-offload placement for async compression. Its async
+/// calls need the `tokio` feature (on by default); without it,
+/// [`place`](Budget::place) still says where a call belongs.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> zstdkit::Result<()> {
@@ -351,6 +353,7 @@ impl Budget {
 
     /// Compresses `data` with `recipe`, inline or offloaded as
     /// [`place`](Self::place) decides.
+    #[cfg(feature = "tokio")]
     pub async fn compress(&self, data: Vec<u8>, recipe: Recipe) -> Result<Vec<u8>> {
         match self.place(Operation::Compress, recipe, data.len()) {
             Placement::Inline => compress_cached(&data, recipe),
@@ -362,6 +365,7 @@ impl Budget {
     /// frame declares, or four times the compressed size when it declares
     /// none; `recipe` is the one it was made with, if known (the slower
     /// recipes also decode a little slower).
+    #[cfg(feature = "tokio")]
     pub async fn decompress(&self, frame: Vec<u8>, recipe: Recipe) -> Result<Vec<u8>> {
         let size = match zstd_safe::find_decompressed_size(&frame) {
             Ok(Some(n)) => usize::try_from(n).unwrap_or(usize::MAX),
@@ -374,10 +378,11 @@ impl Budget {
     }
 }
 
+#[cfg(feature = "tokio")]
 async fn offload<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Error::Io(std::io::Error::other(format!("blocking task failed: {e}"))))?
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        crate::Error::Io(std::io::Error::other(format!("blocking task failed: {e}")))
+    })?
 }
 
 #[cfg(test)]

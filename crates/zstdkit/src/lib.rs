@@ -13,7 +13,8 @@
 //! - [`stream`]: [`Encoder`] (with [`FlushMode`]) and [`Decoder`] over `std::io`.
 //! - [`runway`]: [`RunwayEncoder`], which compresses a reader's stream in
 //!   place, read ahead by a thread, without copying it into zstd's ring.
-//! - [`async_io`]: [`AsyncEncoder`] / [`AsyncDecoder`] over tokio.
+//! - `async_io`: `AsyncEncoder` / `AsyncDecoder` over tokio (the default
+//!   feature `tokio`, as are [`Budget`]'s async calls).
 //! - [`dict`]: dictionary training.
 //! - [`patch`]: a target compressed against a reference file (`--patch-from`).
 //! - [`seekable`]: zstd's seekable format, independent frames and a seek table.
@@ -37,6 +38,7 @@
 //! # Ok::<(), zstdkit::Error>(())
 //! ```
 
+#[cfg(feature = "tokio")]
 pub mod async_io;
 pub mod budget;
 pub mod context;
@@ -56,6 +58,7 @@ pub mod seekable;
 mod stable;
 pub mod stream;
 
+#[cfg(feature = "tokio")]
 pub use async_io::{AsyncDecoder, AsyncEncoder};
 pub use budget::{Budget, CostModel, DEFAULT_BUDGET, LinearCost, Operation, Placement, Policy};
 pub use context::{Compressor, DEFAULT_WINDOW_LOG_MAX, Decompressor, compress, decompress};

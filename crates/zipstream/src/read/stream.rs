@@ -10,6 +10,7 @@
 
 use std::io::Read;
 
+#[cfg(feature = "tokio")]
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::InBuf;
@@ -320,11 +321,13 @@ impl<R: Read> Read for ZipStreamReader<R> {
 
 /// The async streaming reader over a tokio [`AsyncRead`]. Decoding runs
 /// inline (it is the same code as the sync reader); only refills await.
+#[cfg(feature = "tokio")]
 pub struct AsyncZipStreamReader<R: AsyncRead + Unpin> {
     src: R,
     w: Walker,
 }
 
+#[cfg(feature = "tokio")]
 impl<R: AsyncRead + Unpin> AsyncZipStreamReader<R> {
     /// Wraps an async reader positioned at the start of an archive.
     pub fn new(src: R) -> AsyncZipStreamReader<R> {
