@@ -283,7 +283,6 @@ impl Selection {
         spent: &mut u64,
     ) -> bool {
         let c = index.counting;
-        let generation = self.seen.generation;
         loop {
             if self.stage == Stage::Done {
                 return true;
@@ -293,244 +292,306 @@ impl Selection {
             }
             // Units this turn may take; at least 1.
             let room = usize::try_from(budget - *spent).unwrap_or(usize::MAX);
-            match self.stage {
-                Stage::Root => {
-                    *spent += 1;
-                    if self.seen.stamps.len() < index.preds.len() {
-                        self.seen.stamps.resize(index.preds.len(), 0);
-                    }
-                    // The root unit clears the counts: a memset of one byte
-                    // a slot, far below what counting them costs.
-                    self.counts.clear();
-                    self.counts.resize(index.slots, 0);
-                    if self.marks.len() < index.slots {
-                        self.marks.resize(index.slots, 0);
-                    }
-                    self.group_attr = None;
-                    if !index.strings.attrs().is_empty() {
-                        self.strs.reset(index.schema.len());
-                    }
-                    self.stage = Stage::Number { at: 0, elem: 0 };
-                }
-                Stage::Number { mut at, mut elem } => {
-                    // One unit a string, as a probe: the lookup that maps
-                    // it to its number is the only one that reads its
-                    // bytes.
-                    let attrs = index.strings.attrs();
-                    let mut n = 0;
-                    while n < room && at < attrs.len() {
-                        let v = ev.get(attrs[at]);
-                        self.strs.number(index.strings, attrs[at], v, elem);
-                        n += 1;
-                        elem += 1;
-                        if elem >= probe_units(v) {
-                            at += 1;
-                            elem = 0;
-                        }
-                    }
-                    *spent += n as u64;
-                    self.stage = if at < attrs.len() {
-                        Stage::Number { at, elem }
-                    } else {
-                        Stage::Probe { at: 0, elem: 0 }
-                    };
-                }
-                Stage::Probe { mut at, mut elem } => {
-                    let mut n = 0;
-                    while n < room && at < c.probes.len() {
-                        let attr = c.probes[at];
-                        c.probe(
-                            ev,
-                            &self.strs,
-                            attr,
-                            elem,
-                            &mut self.spans,
-                            &mut self.kills,
-                            &mut self.loose,
-                            index.schema,
-                            index.preds,
-                        );
-                        n += 1;
-                        elem += 1;
-                        if elem >= probe_units(ev.get(attr)) {
-                            at += 1;
-                            elem = 0;
-                        }
-                    }
-                    *spent += n as u64;
-                    self.stage = if at < c.probes.len() {
-                        Stage::Probe { at, elem }
-                    } else {
-                        Stage::Kill { span: 0, at: 0 }
-                    };
-                }
-                Stage::Kill { mut span, mut at } => {
-                    // Before any counting, so that a count completing
-                    // later sees the mark.
-                    let mut n = 0;
-                    let counts = &mut self.counts[..];
-                    while span < self.kills.len() && n < room {
-                        let entries = c.span_terms(self.kills[span], &self.loose);
-                        let end = entries.len().min(at.saturating_add(room - n));
-                        entries.each_entry(at, end, |e| {
-                            counts[entry_parts(e).0 as usize] = KILLED;
-                        });
-                        n += end - at;
-                        if end < entries.len() {
-                            at = end;
-                        } else {
-                            span += 1;
-                            at = 0;
-                        }
-                    }
-                    *spent += n as u64;
-                    self.stage = if span < self.kills.len() {
-                        Stage::Kill { span, at }
-                    } else {
-                        Stage::Count {
-                            span: 0,
-                            term: 0,
-                            post: None,
-                        }
-                    };
-                }
-                Stage::Count {
-                    mut span,
-                    mut term,
-                    mut post,
-                } => {
-                    let mut n = 0;
-                    let counts = &mut self.counts[..];
-                    let stamps = &mut self.seen.stamps[..];
-                    let cands = &mut self.cands;
-                    // Counts one hit of a posting entry's expression; the
-                    // hit that completes its count makes it a candidate.
-                    let mut bump = |e: u32| {
-                        let (slot, need) = entry_parts(e);
-                        let cell = &mut counts[slot as usize];
-                        // At most `MAX_NEED` hits: the count never carries
-                        // into the kill bit, and a killed expression never
-                        // matches `need`.
-                        let now = *cell + 1;
-                        *cell = now;
-                        if u32::from(now & (KILLED | COUNT)) == need {
-                            cands.push(entry_candidate(e));
-                        }
-                    };
-                    'spans: while span < self.spans.len() {
-                        let terms = c.span_terms(self.spans[span], &self.loose);
-                        if let SpanTerms::Bools(terms) = terms {
-                            while term < terms.len() {
-                                let t = terms[term];
-                                let at = match post {
-                                    Some(at) => at,
-                                    None => {
-                                        if n >= room {
-                                            break 'spans;
-                                        }
-                                        n += 1;
-                                        0
-                                    }
-                                };
-                                let posting = c.posting(t);
-                                let end = posting.len().min(at.saturating_add(room - n));
-                                posting[at..end].iter().for_each(|&e| bump(e));
-                                n += end - at;
-                                if end < posting.len() {
-                                    post = Some(end);
-                                    break 'spans;
-                                }
-                                post = None;
-                                term += 1;
-                            }
-                        } else if let SpanTerms::Stamp(atoms) = terms {
-                            // Atoms of a scalar value: one unit each.
-                            let end = atoms.len().min(term.saturating_add(room - n));
-                            for &a in &atoms[term..end] {
-                                stamps[a as usize] = generation;
-                            }
-                            n += end - term;
-                            if end < atoms.len() {
-                                term = end;
-                                break 'spans;
-                            }
-                        } else if let Span::ListEntries(_, attr) = self.spans[span] {
-                            // Entries of list conjuncts, counted once per
-                            // attribute: one unit each. A new attribute
-                            // takes the next number.
-                            if self.group_attr != Some(attr) {
-                                self.group_attr = Some(attr);
-                                self.group = self.group.wrapping_add(1);
-                                if self.group == 0 {
-                                    // A mark of 255 list attributes ago
-                                    // could look current: start over.
-                                    self.marks.fill(0);
-                                    self.group = 1;
-                                }
-                            }
-                            let group = self.group;
-                            let marks = &mut self.marks[..];
-                            let end = terms.len().min(term.saturating_add(room - n));
-                            terms.each_entry(term, end, |e| {
-                                let m = &mut marks[entry_parts(e).0 as usize];
-                                if *m != group {
-                                    *m = group;
-                                    bump(e);
-                                }
-                            });
-                            n += end - term;
-                            if end < terms.len() {
-                                term = end;
-                                break 'spans;
-                            }
-                        } else {
-                            // Posting entries: one unit each.
-                            let end = terms.len().min(term.saturating_add(room - n));
-                            terms.each_entry(term, end, &mut bump);
-                            n += end - term;
-                            if end < terms.len() {
-                                term = end;
-                                break 'spans;
-                            }
-                        }
-                        span += 1;
-                        term = 0;
-                    }
-                    *spent += n as u64;
-                    self.stage = if span < self.spans.len() {
-                        Stage::Count { span, term, post }
-                    } else {
-                        Stage::Gated(0)
-                    };
-                }
-                Stage::Gated(at) => {
-                    let n = (c.gated.len() - at).min(room);
-                    let counts = &self.counts;
-                    self.cands.extend(
-                        c.gated[at..at + n]
-                            .iter()
-                            .copied()
-                            .filter(|&s| counts[(s & !PROVEN) as usize] != KILLED),
-                    );
-                    *spent += n as u64;
-                    self.stage = if at + n == c.gated.len() {
-                        Stage::Scan(0)
-                    } else {
-                        Stage::Gated(at + n)
-                    };
-                }
-                Stage::Scan(at) => {
-                    let n = (c.scan.len() - at).min(room);
-                    self.cands.extend_from_slice(&c.scan[at..at + n]);
-                    *spent += n as u64;
-                    self.stage = if at + n == c.scan.len() {
-                        Stage::Done
-                    } else {
-                        Stage::Scan(at + n)
-                    };
-                }
+            let (units, next) = match self.stage {
+                Stage::Root => (1, self.root(index)),
+                Stage::Number { at, elem } => self.number(index, ev, at, elem, room),
+                Stage::Probe { at, elem } => self.probe(index, ev, at, elem, room),
+                Stage::Kill { span, at } => self.kill(c, span, at, room),
+                Stage::Count { span, term, post } => self.count(c, span, term, post, room),
+                Stage::Gated(at) => self.gated(c, at, room),
+                Stage::Scan(at) => self.scan(c, at, room),
                 Stage::Done => unreachable!("checked at the top of the loop"),
+            };
+            *spent += units as u64;
+            self.stage = next;
+        }
+    }
+
+    // The stages below are the parts of `advance`, one unit of work each
+    // (see `Stage`); each takes at most `room` units and returns how many it
+    // took and the stage to go on with. They are `inline(always)` so that
+    // `advance` compiles as the one loop it was written as: this is the
+    // search's hot path, and the split is for the reader only.
+
+    /// The root unit: sizes the per-atom and per-slot arrays and clears the
+    /// counts.
+    #[inline(always)]
+    fn root(&mut self, index: Source<'_>) -> Stage {
+        if self.seen.stamps.len() < index.preds.len() {
+            self.seen.stamps.resize(index.preds.len(), 0);
+        }
+        // The root unit clears the counts: a memset of one byte
+        // a slot, far below what counting them costs.
+        self.counts.clear();
+        self.counts.resize(index.slots, 0);
+        if self.marks.len() < index.slots {
+            self.marks.resize(index.slots, 0);
+        }
+        self.group_attr = None;
+        if !index.strings.attrs().is_empty() {
+            self.strs.reset(index.schema.len());
+        }
+        Stage::Number { at: 0, elem: 0 }
+    }
+
+    /// Numbers the event's strings, one unit a string, as a probe: the
+    /// lookup that maps it to its number is the only one that reads its
+    /// bytes.
+    #[inline(always)]
+    fn number(
+        &mut self,
+        index: Source<'_>,
+        ev: &Event,
+        mut at: usize,
+        mut elem: usize,
+        room: usize,
+    ) -> (usize, Stage) {
+        let attrs = index.strings.attrs();
+        let mut n = 0;
+        while n < room && at < attrs.len() {
+            let v = ev.get(attrs[at]);
+            self.strs.number(index.strings, attrs[at], v, elem);
+            n += 1;
+            elem += 1;
+            if elem >= probe_units(v) {
+                at += 1;
+                elem = 0;
             }
         }
+        let next = if at < attrs.len() {
+            Stage::Number { at, elem }
+        } else {
+            Stage::Probe { at: 0, elem: 0 }
+        };
+        (n, next)
+    }
+
+    /// Probes the event's values, one unit a value (or list element).
+    #[inline(always)]
+    fn probe(
+        &mut self,
+        index: Source<'_>,
+        ev: &Event,
+        mut at: usize,
+        mut elem: usize,
+        room: usize,
+    ) -> (usize, Stage) {
+        let c = index.counting;
+        let mut n = 0;
+        while n < room && at < c.probes.len() {
+            let attr = c.probes[at];
+            c.probe(
+                ev,
+                &self.strs,
+                attr,
+                elem,
+                &mut self.spans,
+                &mut self.kills,
+                &mut self.loose,
+                index.schema,
+                index.preds,
+            );
+            n += 1;
+            elem += 1;
+            if elem >= probe_units(ev.get(attr)) {
+                at += 1;
+                elem = 0;
+            }
+        }
+        let next = if at < c.probes.len() {
+            Stage::Probe { at, elem }
+        } else {
+            Stage::Kill { span: 0, at: 0 }
+        };
+        (n, next)
+    }
+
+    /// Marks the expressions with a false range conjunct, one unit an
+    /// entry. Before any counting, so that a count completing later sees
+    /// the mark.
+    #[inline(always)]
+    fn kill(
+        &mut self,
+        c: &Counting,
+        mut span: usize,
+        mut at: usize,
+        room: usize,
+    ) -> (usize, Stage) {
+        let mut n = 0;
+        let counts = &mut self.counts[..];
+        while span < self.kills.len() && n < room {
+            let entries = c.span_terms(self.kills[span], &self.loose);
+            let end = entries.len().min(at.saturating_add(room - n));
+            entries.each_entry(at, end, |e| {
+                counts[entry_parts(e).0 as usize] = KILLED;
+            });
+            n += end - at;
+            if end < entries.len() {
+                at = end;
+            } else {
+                span += 1;
+                at = 0;
+            }
+        }
+        let next = if span < self.kills.len() {
+            Stage::Kill { span, at }
+        } else {
+            Stage::Count {
+                span: 0,
+                term: 0,
+                post: None,
+            }
+        };
+        (n, next)
+    }
+
+    /// Counts what the probes found true: one unit a boolean term taken,
+    /// a posting entry, a scalar atom stamped or a list entry.
+    #[inline(always)]
+    fn count(
+        &mut self,
+        c: &Counting,
+        mut span: usize,
+        mut term: usize,
+        mut post: Option<usize>,
+        room: usize,
+    ) -> (usize, Stage) {
+        let generation = self.seen.generation;
+        let mut n = 0;
+        let counts = &mut self.counts[..];
+        let stamps = &mut self.seen.stamps[..];
+        let cands = &mut self.cands;
+        // Counts one hit of a posting entry's expression; the
+        // hit that completes its count makes it a candidate.
+        let mut bump = |e: u32| {
+            let (slot, need) = entry_parts(e);
+            let cell = &mut counts[slot as usize];
+            // At most `MAX_NEED` hits: the count never carries
+            // into the kill bit, and a killed expression never
+            // matches `need`.
+            let now = *cell + 1;
+            *cell = now;
+            if u32::from(now & (KILLED | COUNT)) == need {
+                cands.push(entry_candidate(e));
+            }
+        };
+        'spans: while span < self.spans.len() {
+            let terms = c.span_terms(self.spans[span], &self.loose);
+            if let SpanTerms::Bools(terms) = terms {
+                while term < terms.len() {
+                    let t = terms[term];
+                    let at = match post {
+                        Some(at) => at,
+                        None => {
+                            if n >= room {
+                                break 'spans;
+                            }
+                            n += 1;
+                            0
+                        }
+                    };
+                    let posting = c.posting(t);
+                    let end = posting.len().min(at.saturating_add(room - n));
+                    posting[at..end].iter().for_each(|&e| bump(e));
+                    n += end - at;
+                    if end < posting.len() {
+                        post = Some(end);
+                        break 'spans;
+                    }
+                    post = None;
+                    term += 1;
+                }
+            } else if let SpanTerms::Stamp(atoms) = terms {
+                // Atoms of a scalar value: one unit each.
+                let end = atoms.len().min(term.saturating_add(room - n));
+                for &a in &atoms[term..end] {
+                    stamps[a as usize] = generation;
+                }
+                n += end - term;
+                if end < atoms.len() {
+                    term = end;
+                    break 'spans;
+                }
+            } else if let Span::ListEntries(_, attr) = self.spans[span] {
+                // Entries of list conjuncts, counted once per
+                // attribute: one unit each. A new attribute
+                // takes the next number.
+                if self.group_attr != Some(attr) {
+                    self.group_attr = Some(attr);
+                    self.group = self.group.wrapping_add(1);
+                    if self.group == 0 {
+                        // A mark of 255 list attributes ago
+                        // could look current: start over.
+                        self.marks.fill(0);
+                        self.group = 1;
+                    }
+                }
+                let group = self.group;
+                let marks = &mut self.marks[..];
+                let end = terms.len().min(term.saturating_add(room - n));
+                terms.each_entry(term, end, |e| {
+                    let m = &mut marks[entry_parts(e).0 as usize];
+                    if *m != group {
+                        *m = group;
+                        bump(e);
+                    }
+                });
+                n += end - term;
+                if end < terms.len() {
+                    term = end;
+                    break 'spans;
+                }
+            } else {
+                // Posting entries: one unit each.
+                let end = terms.len().min(term.saturating_add(room - n));
+                terms.each_entry(term, end, &mut bump);
+                n += end - term;
+                if end < terms.len() {
+                    term = end;
+                    break 'spans;
+                }
+            }
+            span += 1;
+            term = 0;
+        }
+        let next = if span < self.spans.len() {
+            Stage::Count { span, term, post }
+        } else {
+            Stage::Gated(0)
+        };
+        (n, next)
+    }
+
+    /// Takes the expressions gated by ranges alone that no range killed,
+    /// one unit each.
+    #[inline(always)]
+    fn gated(&mut self, c: &Counting, at: usize, room: usize) -> (usize, Stage) {
+        let n = (c.gated.len() - at).min(room);
+        let counts = &self.counts;
+        self.cands.extend(
+            c.gated[at..at + n]
+                .iter()
+                .copied()
+                .filter(|&s| counts[(s & !PROVEN) as usize] != KILLED),
+        );
+        let next = if at + n == c.gated.len() {
+            Stage::Scan(0)
+        } else {
+            Stage::Gated(at + n)
+        };
+        (n, next)
+    }
+
+    /// Copies the scan list, one unit an entry.
+    #[inline(always)]
+    fn scan(&mut self, c: &Counting, at: usize, room: usize) -> (usize, Stage) {
+        let n = (c.scan.len() - at).min(room);
+        self.cands.extend_from_slice(&c.scan[at..at + n]);
+        let next = if at + n == c.scan.len() {
+            Stage::Done
+        } else {
+            Stage::Scan(at + n)
+        };
+        (n, next)
     }
 }
