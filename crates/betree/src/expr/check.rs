@@ -4,7 +4,7 @@
 
 use super::{Constants, Expr, Pred};
 use crate::domain::{AttrId, AttrType, Bounds, Schema, article};
-use crate::parse::{AttrRef, CmpOp, Lit, PredAst, Ref, parse};
+use crate::parse::{AttrRef, CmpOp, Lit, PredAst, Ref, SetOp, parse};
 use crate::strings::{StrId, Strings};
 use crate::{Error, Result};
 
@@ -152,257 +152,23 @@ impl Checker<'_> {
     }
 
     fn pred(&mut self, p: &PredAst) -> Result<Leaf> {
-        use AttrType as T;
         Ok(Leaf::Pred(match p {
-            PredAst::Bare(a) => {
-                let (id, ty) = self.attr(a)?;
-                if ty != T::Bool {
-                    return Err(terr(
-                        a.col,
-                        format!(
-                            "`{}` is {} attribute; only a boolean attribute stands alone as a test",
-                            a.name,
-                            article(ty)
-                        ),
-                    ));
-                }
-                let slot = self
-                    .schema
-                    .bool_slot(id)
-                    .expect("boolean attributes have a slot");
-                return Ok(Leaf::Bool(slot));
-            }
-            PredAst::Cmp(a, op, lit, col) => {
-                let (id, ty) = self.attr(a)?;
-                match ty {
-                    T::Int | T::IntEnum => Pred::IntCmp {
-                        attr: id,
-                        op: *op,
-                        v: self.int_lit(a, id, lit, *col)?,
-                    },
-                    T::Float => {
-                        let v = match lit {
-                            Lit::Int(i) => *i as f64,
-                            Lit::Float(f) => *f,
-                            other => return Err(self.mismatch(a, id, other, *col)),
-                        };
-                        if let Bounds::Float(lo, hi) = self.schema.domain(id).bounds
-                            && (v < lo || v > hi)
-                        {
-                            return Err(terr(
-                                *col,
-                                format!("{v} is outside the bounds [{lo}, {hi}] of `{}`", a.name),
-                            ));
-                        }
-                        Pred::FloatCmp {
-                            attr: id,
-                            op: *op,
-                            v,
-                        }
-                    }
-                    T::Str => {
-                        let eq = match op {
-                            CmpOp::Eq => true,
-                            CmpOp::Ne => false,
-                            _ => {
-                                return Err(terr(
-                                    a.col,
-                                    format!(
-                                        "`{}` is a string attribute: only `=` and `<>` compare strings",
-                                        a.name
-                                    ),
-                                ));
-                            }
-                        };
-                        Pred::StrCmp {
-                            attr: id,
-                            eq,
-                            v: self.str_lit(a, id, lit, *col)?,
-                        }
-                    }
-                    _ => {
-                        return Err(terr(
-                            a.col,
-                            format!(
-                                "`{}` is {} attribute and cannot be compared with a value",
-                                a.name,
-                                article(ty)
-                            ),
-                        ));
-                    }
-                }
-            }
+            PredAst::Bare(a) => return self.bare(a),
+            PredAst::Cmp(a, op, lit, col) => self.compare(a, *op, lit, *col)?,
             PredAst::In {
                 attr: a,
                 negated,
                 items,
-            } => {
-                let (id, ty) = self.attr(a)?;
-                match ty {
-                    T::Int | T::IntEnum => {
-                        let mut set = items
-                            .iter()
-                            .map(|(l, c)| self.int_lit(a, id, l, *c))
-                            .collect::<Result<Vec<_>>>()?;
-                        set.sort_unstable();
-                        set.dedup();
-                        Pred::IntIn {
-                            attr: id,
-                            negated: *negated,
-                            set: set.into(),
-                        }
-                    }
-                    T::Str => {
-                        let mut set = items
-                            .iter()
-                            .map(|(l, c)| self.str_lit(a, id, l, *c))
-                            .collect::<Result<Vec<_>>>()?;
-                        set.sort_unstable();
-                        set.dedup();
-                        Pred::StrIn {
-                            attr: id,
-                            negated: *negated,
-                            set: set.into(),
-                        }
-                    }
-                    _ => {
-                        return Err(terr(
-                            a.col,
-                            format!(
-                                "`{}` is {} attribute: `in (...)` applies to integer, enum and string attributes (for lists use `one of`)",
-                                a.name,
-                                article(ty)
-                            ),
-                        ));
-                    }
-                }
-            }
+            } => self.member(a, *negated, items)?,
             PredAst::ListHas {
                 value,
                 value_col,
                 negated,
                 attr: a,
-            } => {
-                let (id, ty) = self.attr(a)?;
-                match (ty, value) {
-                    (T::IntList, Lit::Int(_)) => Pred::IntListHas {
-                        attr: id,
-                        negated: *negated,
-                        v: self.int_lit(a, id, value, *value_col)?,
-                    },
-                    (T::StrList, Lit::Str(s)) => Pred::StrListHas {
-                        attr: id,
-                        negated: *negated,
-                        v: self.strings.intern(id, s)?,
-                    },
-                    (T::IntList | T::StrList, _) => {
-                        return Err(terr(
-                            *value_col,
-                            format!(
-                                "`{}` is {} attribute, searched for {}",
-                                a.name,
-                                article(ty),
-                                value.kind()
-                            ),
-                        ));
-                    }
-                    _ => {
-                        return Err(terr(
-                            a.col,
-                            format!(
-                                "`{}` is {} attribute: `value in attribute` needs an integer or string list",
-                                a.name,
-                                article(ty)
-                            ),
-                        ));
-                    }
-                }
-            }
-            PredAst::Set { attr: a, op, items } => {
-                let (id, ty) = self.attr(a)?;
-                match ty {
-                    T::IntList => {
-                        let mut set = items
-                            .iter()
-                            .map(|(l, c)| self.int_lit(a, id, l, *c))
-                            .collect::<Result<Vec<_>>>()?;
-                        set.sort_unstable();
-                        set.dedup();
-                        Pred::IntSet {
-                            attr: id,
-                            op: *op,
-                            set: set.into(),
-                        }
-                    }
-                    T::StrList => {
-                        let mut set = items
-                            .iter()
-                            .map(|(l, c)| match l {
-                                Lit::Str(s) => self.strings.intern(id, s),
-                                other => Err(terr(
-                                    *c,
-                                    format!(
-                                        "`{}` is a string list attribute, compared with {}",
-                                        a.name,
-                                        other.kind()
-                                    ),
-                                )),
-                            })
-                            .collect::<Result<Vec<_>>>()?;
-                        set.sort_unstable();
-                        set.dedup();
-                        Pred::StrSet {
-                            attr: id,
-                            op: *op,
-                            set: set.into(),
-                        }
-                    }
-                    _ => {
-                        return Err(terr(
-                            a.col,
-                            format!(
-                                "`{}` is {} attribute: `one of`/`none of`/`all of` apply to lists",
-                                a.name,
-                                article(ty)
-                            ),
-                        ));
-                    }
-                }
-            }
-            PredAst::IsNull(a, negated) => {
-                let (id, _) = self.attr(a)?;
-                if !self.schema.domain(id).allow_undefined {
-                    return Err(terr(
-                        a.col,
-                        format!(
-                            "`{}` is declared disallow-undefined, so `is {}null` is meaningless",
-                            a.name,
-                            if *negated { "not " } else { "" }
-                        ),
-                    ));
-                }
-                Pred::IsNull {
-                    attr: id,
-                    negated: *negated,
-                }
-            }
-            PredAst::IsEmpty(a, negated) => {
-                let (id, ty) = self.attr(a)?;
-                if !matches!(ty, T::IntList | T::StrList | T::Segments | T::FrequencyCaps) {
-                    return Err(terr(
-                        a.col,
-                        format!(
-                            "`{}` is {} attribute: `is empty` applies to lists",
-                            a.name,
-                            article(ty)
-                        ),
-                    ));
-                }
-                Pred::IsEmpty {
-                    attr: id,
-                    negated: *negated,
-                }
-            }
+            } => self.list_has(a, value, *value_col, *negated)?,
+            PredAst::Set { attr: a, op, items } => self.list_set(a, *op, items)?,
+            PredAst::IsNull(a, negated) => self.is_null(a, *negated)?,
+            PredAst::IsEmpty(a, negated) => self.is_empty(a, *negated)?,
             PredAst::Call {
                 name,
                 col,
@@ -410,5 +176,263 @@ impl Checker<'_> {
                 close_col,
             } => self.call(name, *col, args, *close_col)?,
         }))
+    }
+
+    /// A boolean attribute standing alone: `flag`.
+    fn bare(&mut self, a: &AttrRef) -> Result<Leaf> {
+        use AttrType as T;
+        let (id, ty) = self.attr(a)?;
+        if ty != T::Bool {
+            return Err(terr(
+                a.col,
+                format!(
+                    "`{}` is {} attribute; only a boolean attribute stands alone as a test",
+                    a.name,
+                    article(ty)
+                ),
+            ));
+        }
+        let slot = self
+            .schema
+            .bool_slot(id)
+            .expect("boolean attributes have a slot");
+        Ok(Leaf::Bool(slot))
+    }
+
+    /// `attr op value`: numbers against numbers in bounds, strings with `=`
+    /// and `<>` only.
+    fn compare(&mut self, a: &AttrRef, op: CmpOp, lit: &Lit, col: usize) -> Result<Pred> {
+        use AttrType as T;
+        let (id, ty) = self.attr(a)?;
+        Ok(match ty {
+            T::Int | T::IntEnum => Pred::IntCmp {
+                attr: id,
+                op,
+                v: self.int_lit(a, id, lit, col)?,
+            },
+            T::Float => {
+                let v = match lit {
+                    Lit::Int(i) => *i as f64,
+                    Lit::Float(f) => *f,
+                    other => return Err(self.mismatch(a, id, other, col)),
+                };
+                if let Bounds::Float(lo, hi) = self.schema.domain(id).bounds
+                    && (v < lo || v > hi)
+                {
+                    return Err(terr(
+                        col,
+                        format!("{v} is outside the bounds [{lo}, {hi}] of `{}`", a.name),
+                    ));
+                }
+                Pred::FloatCmp { attr: id, op, v }
+            }
+            T::Str => {
+                let eq = match op {
+                    CmpOp::Eq => true,
+                    CmpOp::Ne => false,
+                    _ => {
+                        return Err(terr(
+                            a.col,
+                            format!(
+                                "`{}` is a string attribute: only `=` and `<>` compare strings",
+                                a.name
+                            ),
+                        ));
+                    }
+                };
+                Pred::StrCmp {
+                    attr: id,
+                    eq,
+                    v: self.str_lit(a, id, lit, col)?,
+                }
+            }
+            _ => {
+                return Err(terr(
+                    a.col,
+                    format!(
+                        "`{}` is {} attribute and cannot be compared with a value",
+                        a.name,
+                        article(ty)
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// `attr [not] in (v, ...)` over an integer, enum or string attribute.
+    fn member(&mut self, a: &AttrRef, negated: bool, items: &[(Lit, usize)]) -> Result<Pred> {
+        use AttrType as T;
+        let (id, ty) = self.attr(a)?;
+        Ok(match ty {
+            T::Int | T::IntEnum => {
+                let mut set = items
+                    .iter()
+                    .map(|(l, c)| self.int_lit(a, id, l, *c))
+                    .collect::<Result<Vec<_>>>()?;
+                set.sort_unstable();
+                set.dedup();
+                Pred::IntIn {
+                    attr: id,
+                    negated,
+                    set: set.into(),
+                }
+            }
+            T::Str => {
+                let mut set = items
+                    .iter()
+                    .map(|(l, c)| self.str_lit(a, id, l, *c))
+                    .collect::<Result<Vec<_>>>()?;
+                set.sort_unstable();
+                set.dedup();
+                Pred::StrIn {
+                    attr: id,
+                    negated,
+                    set: set.into(),
+                }
+            }
+            _ => {
+                return Err(terr(
+                    a.col,
+                    format!(
+                        "`{}` is {} attribute: `in (...)` applies to integer, enum and string attributes (for lists use `one of`)",
+                        a.name,
+                        article(ty)
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// `value [not] in list_attr`.
+    fn list_has(
+        &mut self,
+        a: &AttrRef,
+        value: &Lit,
+        value_col: usize,
+        negated: bool,
+    ) -> Result<Pred> {
+        use AttrType as T;
+        let (id, ty) = self.attr(a)?;
+        Ok(match (ty, value) {
+            (T::IntList, Lit::Int(_)) => Pred::IntListHas {
+                attr: id,
+                negated,
+                v: self.int_lit(a, id, value, value_col)?,
+            },
+            (T::StrList, Lit::Str(s)) => Pred::StrListHas {
+                attr: id,
+                negated,
+                v: self.strings.intern(id, s)?,
+            },
+            (T::IntList | T::StrList, _) => {
+                return Err(terr(
+                    value_col,
+                    format!(
+                        "`{}` is {} attribute, searched for {}",
+                        a.name,
+                        article(ty),
+                        value.kind()
+                    ),
+                ));
+            }
+            _ => {
+                return Err(terr(
+                    a.col,
+                    format!(
+                        "`{}` is {} attribute: `value in attribute` needs an integer or string list",
+                        a.name,
+                        article(ty)
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// `list_attr one of / none of / all of (v, ...)`.
+    fn list_set(&mut self, a: &AttrRef, op: SetOp, items: &[(Lit, usize)]) -> Result<Pred> {
+        use AttrType as T;
+        let (id, ty) = self.attr(a)?;
+        Ok(match ty {
+            T::IntList => {
+                let mut set = items
+                    .iter()
+                    .map(|(l, c)| self.int_lit(a, id, l, *c))
+                    .collect::<Result<Vec<_>>>()?;
+                set.sort_unstable();
+                set.dedup();
+                Pred::IntSet {
+                    attr: id,
+                    op,
+                    set: set.into(),
+                }
+            }
+            T::StrList => {
+                let mut set = items
+                    .iter()
+                    .map(|(l, c)| match l {
+                        Lit::Str(s) => self.strings.intern(id, s),
+                        other => Err(terr(
+                            *c,
+                            format!(
+                                "`{}` is a string list attribute, compared with {}",
+                                a.name,
+                                other.kind()
+                            ),
+                        )),
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                set.sort_unstable();
+                set.dedup();
+                Pred::StrSet {
+                    attr: id,
+                    op,
+                    set: set.into(),
+                }
+            }
+            _ => {
+                return Err(terr(
+                    a.col,
+                    format!(
+                        "`{}` is {} attribute: `one of`/`none of`/`all of` apply to lists",
+                        a.name,
+                        article(ty)
+                    ),
+                ));
+            }
+        })
+    }
+
+    /// `attr is [not] null`, which only an attribute that may be undefined
+    /// can be.
+    fn is_null(&mut self, a: &AttrRef, negated: bool) -> Result<Pred> {
+        let (id, _) = self.attr(a)?;
+        if !self.schema.domain(id).allow_undefined {
+            return Err(terr(
+                a.col,
+                format!(
+                    "`{}` is declared disallow-undefined, so `is {}null` is meaningless",
+                    a.name,
+                    if negated { "not " } else { "" }
+                ),
+            ));
+        }
+        Ok(Pred::IsNull { attr: id, negated })
+    }
+
+    /// `list_attr is [not] empty`.
+    fn is_empty(&mut self, a: &AttrRef, negated: bool) -> Result<Pred> {
+        use AttrType as T;
+        let (id, ty) = self.attr(a)?;
+        if !matches!(ty, T::IntList | T::StrList | T::Segments | T::FrequencyCaps) {
+            return Err(terr(
+                a.col,
+                format!(
+                    "`{}` is {} attribute: `is empty` applies to lists",
+                    a.name,
+                    article(ty)
+                ),
+            ));
+        }
+        Ok(Pred::IsEmpty { attr: id, negated })
     }
 }
