@@ -54,83 +54,9 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
     let (tx, rx) = async_channel::bounded::<Block>(config.channel_capacity);
 
     let sampled = match config.runtime {
-        Runtime::Tokio => {
-            let workers = if config.worker_threads == 0 {
-                cores
-            } else {
-                config.worker_threads
-            };
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(workers)
-                .thread_name("stress-worker")
-                .enable_time()
-                .build()?;
-            let mut handles = Vec::new();
-            for i in 0..config.producers {
-                handles.push(rt.spawn(producer_task(shared.clone(), tx.clone(), i)));
-            }
-            for i in 0..config.consumers {
-                handles.push(rt.spawn(consumer_task(shared.clone(), rx.clone(), i)));
-            }
-            drop((tx, rx));
-            let sampled = sample_until_done(&shared, observe);
-            let joined = rt.block_on(async {
-                let mut panicked = false;
-                for h in handles {
-                    panicked |= h.await.is_err();
-                }
-                panicked
-            });
-            drop(rt);
-            if joined {
-                return Err(Error::WorkerPanicked("tokio"));
-            }
-            sampled
-        }
-        Runtime::Threads => std::thread::scope(|s| -> Result<Sampled> {
-            let mut handles = Vec::new();
-            let spawned = (|| -> std::io::Result<()> {
-                for i in 0..config.producers {
-                    let (shared, tx) = (&*shared, tx.clone());
-                    handles.push(
-                        std::thread::Builder::new()
-                            .name(format!("producer-{i}"))
-                            .stack_size(256 << 10)
-                            .spawn_scoped(s, move || producer_thread(shared, tx, i))?,
-                    );
-                }
-                for i in 0..config.consumers {
-                    let (shared, rx) = (&*shared, rx.clone());
-                    handles.push(
-                        std::thread::Builder::new()
-                            .name(format!("consumer-{i}"))
-                            .stack_size(256 << 10)
-                            .spawn_scoped(s, move || consumer_thread(shared, rx, i))?,
-                    );
-                }
-                Ok(())
-            })();
-            drop((tx, rx));
-            let sampled = match spawned {
-                Ok(()) => Ok(sample_until_done(&shared, observe)),
-                Err(e) => {
-                    // Let the threads that did start finish, or the scope
-                    // would wait for them forever.
-                    shared.stop.store(true, Ordering::Release);
-                    Err(Error::Spawn(e))
-                }
-            };
-            let mut panicked = false;
-            for h in handles {
-                panicked |= h.join().is_err();
-            }
-            if panicked {
-                return Err(Error::WorkerPanicked("thread"));
-            }
-            sampled
-        })?,
+        Runtime::Tokio => on_tokio(config, &shared, tx, rx, cores, observe)?,
+        Runtime::Threads => on_threads(config, &shared, tx, rx, observe)?,
     };
-
     if let Some(e) = shared
         .error
         .lock()
@@ -139,6 +65,108 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
     {
         return Err(e);
     }
+    Ok(outcome(config, &shared, sampled))
+}
+
+/// Runs the producers and consumers as tasks of a multi-threaded tokio
+/// runtime and samples until they are done.
+fn on_tokio(
+    config: &Config,
+    shared: &Arc<Shared>,
+    tx: async_channel::Sender<Block>,
+    rx: async_channel::Receiver<Block>,
+    cores: usize,
+    observe: &mut dyn FnMut(&Sample),
+) -> Result<Sampled> {
+    let workers = if config.worker_threads == 0 {
+        cores
+    } else {
+        config.worker_threads
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(workers)
+        .thread_name("stress-worker")
+        .enable_time()
+        .build()?;
+    let mut handles = Vec::new();
+    for i in 0..config.producers {
+        handles.push(rt.spawn(producer_task(shared.clone(), tx.clone(), i)));
+    }
+    for i in 0..config.consumers {
+        handles.push(rt.spawn(consumer_task(shared.clone(), rx.clone(), i)));
+    }
+    drop((tx, rx));
+    let sampled = sample_until_done(shared, observe);
+    let joined = rt.block_on(async {
+        let mut panicked = false;
+        for h in handles {
+            panicked |= h.await.is_err();
+        }
+        panicked
+    });
+    drop(rt);
+    if joined {
+        return Err(Error::WorkerPanicked("tokio"));
+    }
+    Ok(sampled)
+}
+
+/// Runs the producers and consumers as OS threads and samples until they
+/// are done.
+fn on_threads(
+    config: &Config,
+    shared: &Shared,
+    tx: async_channel::Sender<Block>,
+    rx: async_channel::Receiver<Block>,
+    observe: &mut dyn FnMut(&Sample),
+) -> Result<Sampled> {
+    std::thread::scope(|s| -> Result<Sampled> {
+        let mut handles = Vec::new();
+        let spawned = (|| -> std::io::Result<()> {
+            for i in 0..config.producers {
+                let (shared, tx) = (&*shared, tx.clone());
+                handles.push(
+                    std::thread::Builder::new()
+                        .name(format!("producer-{i}"))
+                        .stack_size(256 << 10)
+                        .spawn_scoped(s, move || producer_thread(shared, tx, i))?,
+                );
+            }
+            for i in 0..config.consumers {
+                let (shared, rx) = (&*shared, rx.clone());
+                handles.push(
+                    std::thread::Builder::new()
+                        .name(format!("consumer-{i}"))
+                        .stack_size(256 << 10)
+                        .spawn_scoped(s, move || consumer_thread(shared, rx, i))?,
+                );
+            }
+            Ok(())
+        })();
+        drop((tx, rx));
+        let sampled = match spawned {
+            Ok(()) => Ok(sample_until_done(shared, observe)),
+            Err(e) => {
+                // Let the threads that did start finish, or the scope
+                // would wait for them forever.
+                shared.stop.store(true, Ordering::Release);
+                Err(Error::Spawn(e))
+            }
+        };
+        let mut panicked = false;
+        for h in handles {
+            panicked |= h.join().is_err();
+        }
+        if panicked {
+            return Err(Error::WorkerPanicked("thread"));
+        }
+        sampled
+    })
+}
+
+/// What the finished run measured, from the workers' counts, the ledger
+/// and the samples.
+fn outcome(config: &Config, shared: &Shared, sampled: Sampled) -> Outcome {
     let produced = shared.produced.produced.load(Ordering::Acquire);
     let verified = shared.consumed.verified.load(Ordering::Acquire);
     let corrupt = shared.consumed.corrupt.load(Ordering::Acquire);
@@ -165,7 +193,7 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    Ok(Outcome {
+    Outcome {
         pool: config.pool,
         runtime: config.runtime,
         measured: sampled.measured,
@@ -194,7 +222,7 @@ pub fn run(config: &Config, observe: &mut dyn FnMut(&Sample)) -> Result<Outcome>
         first_corrupt,
         first_lost: reckoning.first_lost,
         first_duplicated: reckoning.first_duplicated,
-    })
+    }
 }
 
 struct Sampled {
