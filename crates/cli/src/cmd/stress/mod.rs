@@ -118,8 +118,32 @@ fn mib(bytes: u64) -> Value {
 /// Builds the report: totals (one row per strategy, with ratios to the
 /// best under --compare), latencies, and each run's series.
 pub fn render(task: &Task, outcomes: &[Outcome]) -> Report {
-    let cfg = &task.plan.config;
     let mut report = Report::new("stress");
+    report.sections.push(totals(task, outcomes));
+    report.sections.push(latency(task, outcomes));
+    series(task, outcomes, &mut report);
+    let (cfg, rounds) = (&task.plan.config, task.plan.rounds);
+    report.run = RunInfo {
+        iterations: outcomes.iter().map(|o| o.totals.blocks).max().unwrap_or(0),
+        warmup: outcomes
+            .iter()
+            .map(|o| o.totals.verified.saturating_sub(o.totals.blocks))
+            .max()
+            .unwrap_or(0),
+        runs: rounds as u64,
+        pinned: None,
+        timing: format!(
+            "Instant around each compress/decompress call; samples every {:?}; iterations = blocks verified after warm-up",
+            cfg.sample_every
+        ),
+    };
+    report
+}
+
+/// The totals: one row per strategy, with ratios to the best under
+/// --compare, and the notes on how the run was made.
+fn totals(task: &Task, outcomes: &[Outcome]) -> Section {
+    let cfg = &task.plan.config;
     let best_cpu = outcomes
         .iter()
         .map(Outcome::mb_per_cpu_s)
@@ -211,8 +235,12 @@ pub fn render(task: &Task, outcomes: &[Outcome]) -> Report {
             totals.note(format!("FAIL {}: {f}", o.pool));
         }
     }
-    report.sections.push(totals);
+    totals
+}
 
+/// The latency of each stage per block, per strategy.
+fn latency(task: &Task, outcomes: &[Outcome]) -> Section {
+    let cfg = &task.plan.config;
     let mut latency = Section::new("latency per block");
     for o in outcomes {
         let elapsed = o.measured;
@@ -232,8 +260,12 @@ pub fn render(task: &Task, outcomes: &[Outcome]) -> Report {
     if cfg.replay {
         latency.note("--replay: each producer compresses once, so compress rows hold one sample per producer");
     }
-    report.sections.push(latency);
+    latency
+}
 
+/// Each run's samples over time, one section per strategy (thinned for
+/// the terminal, all of them in JSON).
+fn series(task: &Task, outcomes: &[Outcome], report: &mut Report) {
     for o in outcomes {
         let step = if task.report.json {
             1
@@ -262,20 +294,4 @@ pub fn render(task: &Task, outcomes: &[Outcome]) -> Report {
         }
         report.sections.push(series);
     }
-
-    report.run = RunInfo {
-        iterations: outcomes.iter().map(|o| o.totals.blocks).max().unwrap_or(0),
-        warmup: outcomes
-            .iter()
-            .map(|o| o.totals.verified.saturating_sub(o.totals.blocks))
-            .max()
-            .unwrap_or(0),
-        runs: rounds as u64,
-        pinned: None,
-        timing: format!(
-            "Instant around each compress/decompress call; samples every {:?}; iterations = blocks verified after warm-up",
-            cfg.sample_every
-        ),
-    };
-    report
 }
