@@ -11,7 +11,9 @@
 //! - [`betree`]: the reference benchmark's three search modes timed per
 //!   event and per cooperative slice, and the long slices replayed;
 //! - [`fix`]: the before/after comparisons behind `perfkit fix bench`,
-//!   including the loopback transports (blocking, tokio, io_uring).
+//!   including the loopback transports (blocking, tokio, io_uring);
+//! - [`summary`]: `perfkit bench`'s report assembled from the components'
+//!   and its headline lines computed from their rows.
 //!
 //! ```
 //! use perfkit_bench::fix::{self, Settings};
@@ -33,6 +35,8 @@ mod error;
 pub mod fix;
 pub mod invocation;
 pub mod peer;
+#[cfg(feature = "commands")]
+pub mod summary;
 #[cfg(feature = "zip")]
 pub mod zip;
 #[cfg(feature = "zstd")]

@@ -1,0 +1,201 @@
+//! The headline lines of `perfkit bench`: each comparison computed from
+//! rows of the assembled report, as the components' sections name them, and
+//! the assembly itself (each component's sections under its prefix).
+
+use hdrhistogram::Histogram;
+use perfkit_report::{Headline, Report, Row, Section, Value};
+
+/// Adds `from`'s sections to `into`, each name prefixed by `component`
+/// (`"zstd: "`...), and keeps the largest iteration and warm-up counts.
+pub fn absorb(into: &mut Report, component: &str, from: Report) {
+    into.run.iterations = into.run.iterations.max(from.run.iterations);
+    into.run.warmup = into.run.warmup.max(from.run.warmup);
+    if into.run.pinned.is_none() {
+        into.run.pinned = from.run.pinned;
+    }
+    for mut s in from.sections {
+        s.name = format!("{component}: {}", s.name);
+        into.sections.push(s);
+    }
+}
+
+/// The median of a row's histogram, if it has samples.
+fn p50(row: &Row) -> Option<f64> {
+    row.latency
+        .as_ref()
+        .filter(|h| !h.is_empty())
+        .map(|h: &Histogram<u64>| h.value_at_quantile(0.5) as f64)
+}
+
+fn num(row: &Row, column: &str) -> Option<f64> {
+    match row.get(column) {
+        Some(Value::Num { value, .. }) if value.is_finite() => Some(*value),
+        Some(Value::Int(i)) => Some(*i as f64),
+        _ => None,
+    }
+}
+
+fn find<'a>(section: &'a Section, name: &str) -> Option<&'a Row> {
+    section.rows.iter().find(|r| r.name == name)
+}
+
+/// The geometric mean, the average that treats 2× faster and 2× slower
+/// symmetrically; `None` for no values.
+fn geomean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
+}
+
+/// The headline comparisons, each computed from rows of this report (a part
+/// that did not run, or a row that is missing, gives no line).
+pub fn summarise(report: &Report) -> Vec<Headline> {
+    let mut out = Vec::new();
+    let sections = |prefix: &'static str| {
+        report
+            .sections
+            .iter()
+            .filter(move |s| s.name.starts_with(prefix))
+    };
+    // zstd: a reused context against a fresh one per call, per corpus file.
+    let ratios: Vec<f64> = sections("zstd: ")
+        .filter_map(|s| {
+            let reused = p50(find(s, "balanced reused")?)?;
+            let fresh = p50(find(s, "balanced fresh")?)?;
+            Some(fresh / reused)
+        })
+        .collect();
+    if let Some(g) = geomean(&ratios) {
+        out.push(Headline {
+            subject: "zstdkit balanced compress with a reused context".into(),
+            peer: "a fresh context per call".into(),
+            speedup: g,
+            basis: format!(
+                "median time per call, geometric mean over {} inputs",
+                ratios.len()
+            ),
+        });
+    }
+    // The zstd CLI against perfkit's own process, and the library against
+    // its own command (commands section).
+    for s in sections("commands: ") {
+        for r in &s.rows {
+            let subject = r.name.trim_start_matches("perfkit ").to_owned();
+            if let Some(v) = num(r, "vs_library") {
+                out.push(Headline {
+                    subject: format!("{subject} (process)"),
+                    peer: "the same work by the library in-process".into(),
+                    speedup: v,
+                    basis: "median wall time".into(),
+                });
+            }
+            if let Some(v) = num(r, "vs_peer") {
+                out.push(Headline {
+                    subject,
+                    peer: match r.get("peer") {
+                        Some(Value::Text(p)) => p.clone(),
+                        _ => "its peer".into(),
+                    },
+                    speedup: v,
+                    basis: "median wall time, both as processes".into(),
+                });
+            }
+        }
+    }
+    // betree: cooperative search against the plain one.
+    if let Some(next) = sections("betree: search per event")
+        .find_map(|s| find(s, "next (search_iter + search_next)"))
+        .and_then(|r| num(r, "vs_std"))
+    {
+        out.push(Headline {
+            subject: "betree cooperative search (search_next)".into(),
+            peer: "plain search".into(),
+            speedup: 1.0 / next,
+            basis: "total time over the same events".into(),
+        });
+    }
+    // fix: each before/after section's best row against its baseline.
+    for s in sections("fix: ") {
+        let Some(base) = s.rows.first() else { continue };
+        let best = s
+            .rows
+            .iter()
+            .skip(1)
+            .filter_map(|r| num(r, "speedup_x").map(|x| (r, x)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((row, x)) = best {
+            let what = s.name.trim_start_matches("fix: ");
+            out.push(Headline {
+                subject: format!("fixcore {what}: {}", row.name),
+                peer: base.name.clone(),
+                speedup: x,
+                basis: "median time per call".into(),
+            });
+        }
+    }
+    // fix: the session engines, perfkit ↔ perfkit against QuickFIX ↔ QuickFIX.
+    for s in sections("fix: session") {
+        let Some(ours) = find(s, "perfkit initiator ↔ perfkit acceptor") else {
+            continue;
+        };
+        let peer = "QuickFIX ↔ QuickFIX".to_owned();
+        if let Some(x) = num(ours, "p50_vs_quickfix_x") {
+            out.push(Headline {
+                subject: "FIX session engine on both sides".into(),
+                peer: peer.clone(),
+                speedup: 1.0 / x,
+                basis: "p50 NewOrderSingle → ExecutionReport round trip".into(),
+            });
+        }
+        if let Some(x) = num(ours, "orders_per_s_vs_quickfix_x") {
+            out.push(Headline {
+                subject: "FIX session engine on both sides".into(),
+                peer,
+                speedup: x,
+                basis: "orders per second, a window of orders in flight".into(),
+            });
+        }
+    }
+    // zip: our sync writer against each peer writer, per workload set.
+    for s in sections("zip: ") {
+        for peer in ["zip crate", "s-zip"] {
+            let ratios: Vec<f64> = s
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    let (workload, writer) = r.name.split_once(" · ")?;
+                    if !writer.starts_with(peer) || writer.contains("async") {
+                        return None;
+                    }
+                    let ours = find(s, &format!("{workload} · sync"))?;
+                    Some(p50(r)? / p50(ours)?)
+                })
+                .collect();
+            if let Some(g) = geomean(&ratios) {
+                out.push(Headline {
+                    subject: format!(
+                        "zipstream sync writer ({})",
+                        s.name.trim_start_matches("zip: ")
+                    ),
+                    peer: format!("the {peer} writer"),
+                    speedup: g,
+                    basis: format!(
+                        "median time per archive, geometric mean over {} workloads",
+                        ratios.len()
+                    ),
+                });
+            }
+        }
+    }
+    // stress: the context pool against a fresh context per block.
+    for s in sections("stress: totals") {
+        let rate = |name| find(s, name).and_then(|r| num(r, "throughput_mb_s"));
+        if let (Some(pool), Some(fresh)) = (rate("pool"), rate("fresh")) {
+            out.push(Headline {
+                subject: "stress with a context pool".into(),
+                peer: "a fresh context per block".into(),
+                speedup: pool / fresh,
+                basis: "throughput".into(),
+            });
+        }
+    }
+    out
+}
