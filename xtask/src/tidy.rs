@@ -8,7 +8,8 @@
 //! - every relative link in README.md, ARCHITECTURE.md and docs/*.md names
 //!   a file or directory that exists;
 //! - no library crate depends on `perfkit-bench` in any dependency
-//!   section;
+//!   section, nor on `anyhow` outside its dev- and build-dependencies
+//!   (libraries return typed errors);
 //! - in the binary, clap is named only by the flag modules (`main.rs`,
 //!   `flags/`, and one `args.rs` per command folder), and no function
 //!   outside them takes an `*Args`: flags become settings before any work

@@ -12,13 +12,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
 use zstdkit::Recipe;
 
 use perfkit_corpus as corpus;
 use perfkit_measure::child::{self, Spawner, Usage};
 use perfkit_report::{Report, Row, RunInfo, Section, Value};
 
+use crate::error::{Error, IoContext, Result, StepContext};
 use crate::invocation::{Invocation, Launcher};
 
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
@@ -220,7 +220,7 @@ pub fn measure(
     perfkit: &dyn Launcher,
     spawner: &mut Spawner,
 ) -> Result<Report> {
-    let dir = tempfile::tempdir().context("creating a scratch directory")?;
+    let dir = tempfile::tempdir().doing("creating a scratch directory")?;
     let d = dir.path();
     let mut report = Report::new("bench commands");
     let mut section = Section::new(format!(
@@ -231,7 +231,7 @@ pub fn measure(
 
     // compress / decompress of the corpus file, recipe balanced.
     let input = d.join("corpus.bin");
-    std::fs::write(&input, corpus::mixed(INPUT_SIZE)?).context("writing the corpus file")?;
+    std::fs::write(&input, corpus::mixed(INPUT_SIZE)?).doing("writing the corpus file")?;
     let recipe = Recipe::Balanced;
     let frame = d.join("corpus.bin.zst");
     child::run(
@@ -298,7 +298,9 @@ pub fn measure(
         library(&mut lib, || {
             let n = crate::zstd::decompress_file(&frame)?;
             if n != INPUT_SIZE as u64 {
-                bail!("decompressed {n} bytes, expected {INPUT_SIZE}");
+                return Err(Error::Mismatch(format!(
+                    "decompressed {n} bytes, expected {INPUT_SIZE}"
+                )));
             }
             Ok(())
         })?;
@@ -327,7 +329,7 @@ pub fn measure(
     // fix check of generated messages.
     let fix_file = d.join("orders.fix");
     let fix_data: Vec<u8> = (1..=FIX_MESSAGES).flat_map(fix_message).collect();
-    std::fs::write(&fix_file, &fix_data).context("writing the FIX file")?;
+    std::fs::write(&fix_file, &fix_data).doing("writing the FIX file")?;
     let (mut ours, mut lib) = (Side::default(), Side::default());
     for _ in 0..RUNS {
         process(
@@ -339,9 +341,7 @@ pub fn measure(
             let mut parser = fixcore::parse::Parser::new();
             for m in fix_data.split_inclusive(|&b| b == b'\n') {
                 let m = m.strip_suffix(b"\n").unwrap_or(m);
-                parser
-                    .parse(m)
-                    .map_err(|e| anyhow::anyhow!("generated FIX message: {e}"))?;
+                parser.parse(m).during("generated FIX message")?;
             }
             Ok(())
         })?;
@@ -394,7 +394,7 @@ pub fn measure(
     // build, which the search rows leave out (run by run) so that they
     // compare with the library's search of a built index.
     let no_events = d.join("no-events.txt");
-    std::fs::write(&no_events, b"").context("writing an empty event file")?;
+    std::fs::write(&no_events, b"").doing("writing an empty event file")?;
     let search = |events: &Path| {
         perfkit.command(&Invocation::BetreeSearch {
             exprs: &exprs,
@@ -519,7 +519,7 @@ pub fn measure(
 /// The zip command's work done by the library in this process: the same
 /// file as one deflate-6 entry, written to memory.
 fn zip_in_process(input: &Path) -> Result<()> {
-    let data = std::fs::read(input)?;
+    let data = std::fs::read(input).doing_with(|| format!("reading {}", input.display()))?;
     let mut w = zipstream::ZipWriter::new(Vec::with_capacity(data.len() / 2));
     w.add_bytes(
         zipstream::EntryOptions::file("corpus.bin")

@@ -6,7 +6,8 @@
 //! What every measurement here shares (the latency histogram, the
 //! interleaving runner, CPU clocks, memory probes) is `perfkit-measure`'s,
 //! which libraries use too; the report a comparison returns is
-//! `perfkit-report`'s model.
+//! `perfkit-report`'s model. What stops one is an [`Error`]; the betree
+//! comparisons return the `betree` crate's own.
 //!
 //! - [`betree`]: the reference benchmark's three search modes timed per
 //!   event and per cooperative slice, and the long slices replayed;
@@ -29,7 +30,6 @@
 pub mod betree;
 #[cfg(feature = "commands")]
 pub mod commands;
-#[cfg(feature = "fix")]
 mod error;
 #[cfg(feature = "fix")]
 pub mod fix;
@@ -42,5 +42,4 @@ pub mod zip;
 #[cfg(feature = "zstd")]
 pub mod zstd;
 
-#[cfg(feature = "fix")]
 pub use error::{Error, Result};

@@ -15,6 +15,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, s
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::error::{Error, Result, one_line};
+
 // The names live in their own dependency-free crate so xtask shares them
 // without building this one.
 pub use perfkit_peers::{
@@ -40,12 +42,13 @@ impl Unavailable {
 /// out and prints the returned note instead, naming the peer by `label`.
 /// A missing peer's note is [`missing_note`] followed by `needs` (what
 /// building it requires; may be empty). Failures after the peer started
-/// are errors, not notes: they are the caller's.
+/// are errors, not notes: they are the caller's. The note gives `start`'s
+/// error with its causes, in one line.
 pub fn start_or_note<T>(
     name: &str,
     label: &str,
     needs: &str,
-    start: impl FnOnce(&Path) -> anyhow::Result<T>,
+    start: impl FnOnce(&Path) -> Result<T>,
 ) -> Result<T, Unavailable> {
     let Some(path) = locate(name) else {
         let missing = missing_note(name);
@@ -54,7 +57,7 @@ pub fn start_or_note<T>(
             format_args!("{missing}{needs}"),
         ));
     };
-    start(&path).map_err(|e| Unavailable::because(label, format_args!("{e:#}")))
+    start(&path).map_err(|e| Unavailable::because(label, one_line(&e)))
 }
 
 /// The one wording for a peer that has not been built: where it was looked
@@ -176,7 +179,7 @@ impl Process {
         &mut self,
         limit: Duration,
         write: impl FnOnce(&mut dyn Write) -> std::io::Result<()> + Send + 'static,
-    ) -> anyhow::Result<()> {
+    ) -> Result<()> {
         self.busy = true;
         let Some(stdin) = self.stdin.as_ref() else {
             return Err(self.fail("its stdin is closed"));
@@ -211,7 +214,7 @@ impl Process {
     /// peer may never greet, and a peer may stall mid-run). End of output
     /// is "peer died" with its last stderr lines, and the child is reaped.
     /// There is no read without a limit.
-    pub fn read_line_within(&mut self, timeout: Duration) -> anyhow::Result<String> {
+    pub fn read_line_within(&mut self, timeout: Duration) -> Result<String> {
         match self.lines.recv_timeout(timeout) {
             Ok(got) => self.line(Some(got)),
             Err(RecvTimeoutError::Disconnected) => self.line(None),
@@ -224,11 +227,11 @@ impl Process {
 
     /// [`Process::read_line_within`] with the time left until `deadline`
     /// (one limit for all the lines of a reply).
-    pub fn read_line_by(&mut self, deadline: Instant) -> anyhow::Result<String> {
+    pub fn read_line_by(&mut self, deadline: Instant) -> Result<String> {
         self.read_line_within(deadline.saturating_duration_since(Instant::now()))
     }
 
-    fn line(&mut self, got: Option<std::io::Result<Vec<u8>>>) -> anyhow::Result<String> {
+    fn line(&mut self, got: Option<std::io::Result<Vec<u8>>>) -> Result<String> {
         match got {
             Some(Ok(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
             Some(Err(e)) => Err(self.fail(&format!("reading from it: {e}"))),
@@ -236,12 +239,17 @@ impl Process {
         }
     }
 
-    /// Kills and reaps the child and returns `what` as an error naming the
-    /// program and quoting its last stderr lines. Every failure mid-protocol
-    /// goes through here, so no child is left blocked on a pipe.
-    pub fn fail(&mut self, what: &str) -> anyhow::Error {
+    /// Kills and reaps the child and returns `what` as an [`Error::Peer`]
+    /// naming the program and quoting its last stderr lines. Every failure
+    /// mid-protocol goes through here, so no child is left blocked on a
+    /// pipe.
+    pub fn fail(&mut self, what: &str) -> Error {
         self.kill();
-        anyhow::anyhow!("{}: {what}{}", self.name, self.stderr_quote())
+        Error::Peer {
+            peer: self.name.clone(),
+            message: what.to_owned(),
+            stderr: self.stderr_tail(),
+        }
     }
 
     /// Kills and reaps the child (a no-op if it already exited).
@@ -254,22 +262,17 @@ impl Process {
         self.busy = false;
     }
 
-    /// ` (stderr: a | b)` with the last stderr lines, or nothing; waits a
-    /// moment for the draining thread to reach the end of a dead child's.
-    fn stderr_quote(&self) -> String {
+    /// The last stderr lines, oldest first (none if they cannot be had);
+    /// waits a moment for the draining thread to reach the end of a dead
+    /// child's.
+    fn stderr_tail(&self) -> Vec<String> {
         let (tail, ended) = &*self.stderr;
         let Ok(guard) = tail.lock() else {
-            return String::new();
+            return Vec::new();
         };
-        let guard = match ended.wait_timeout_while(guard, STDERR_GRACE, |t| !t.ended) {
-            Ok((g, _)) => g,
-            Err(_) => return String::new(),
-        };
-        let lines: Vec<&str> = guard.lines.iter().map(String::as_str).collect();
-        if lines.is_empty() {
-            String::new()
-        } else {
-            format!(" (stderr: {})", lines.join(" | "))
+        match ended.wait_timeout_while(guard, STDERR_GRACE, |t| !t.ended) {
+            Ok((g, _)) => g.lines.iter().cloned().collect(),
+            Err(_) => Vec::new(),
         }
     }
 }

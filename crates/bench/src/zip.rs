@@ -20,12 +20,12 @@ mod szip_peer;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
 use szip_peer::{Entries, Measured, SZipPeer, Writer};
 use zipstream::{
     AesStrength, AsyncZipWriter, EntryOptions, ParallelOptions, ParallelZipWriter, ZipWriter,
 };
 
+use crate::error::{Error, IoContext, Result, StepContext};
 use crate::peer;
 use perfkit_corpus::{self as corpus, Kind};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
@@ -91,8 +91,9 @@ impl Settings {
 pub struct Keep {
     /// The directory (created if needed).
     pub dir: PathBuf,
-    /// Writes one whole archive to a path.
-    pub write: fn(&Path, &[u8]) -> Result<()>,
+    /// Writes one whole archive to a path (e.g. through
+    /// [`perfkit_report::write_atomically`]).
+    pub write: fn(&Path, &[u8]) -> Result<(), perfkit_report::OutputError>,
 }
 
 struct Scenario {
@@ -278,7 +279,8 @@ fn run_once(
                 .compression_level(Some(i64::from(level)));
             for (n, d) in s.entries.iter() {
                 w.start_file(n.as_str(), o)?;
-                w.write_all(d)?;
+                w.write_all(d)
+                    .doing("writing an entry with the zip crate")?;
             }
             w.finish()?.into_inner()
         }
@@ -300,7 +302,7 @@ fn run_once(
             for (n, d) in s.entries.iter() {
                 w.add_entry(n, d).await?;
             }
-            anyhow::Ok(w.finish().await?.into_inner())
+            Ok::<_, Error>(w.finish().await?.into_inner())
         })?,
     };
     let n = out.len() as u64;
@@ -323,7 +325,7 @@ impl Archiver<'_> {
     fn peer(&mut self) -> Result<&mut SZipPeer> {
         self.peer
             .as_mut()
-            .context("s-zip's own-backend rows need szip-peer")
+            .ok_or_else(|| Error::Invalid("s-zip's own-backend rows need szip-peer".to_owned()))
     }
 
     /// Times one archive: here, with the thread CPU clock (the process clock
@@ -367,13 +369,16 @@ impl Archiver<'_> {
             .keep
             .as_ref()
             .expect("keep is only called when asked")
-            .write)(path, &self.buf)
+            .write)(path, &self.buf)?;
+        Ok(())
     }
 }
 
 /// Measures every scenario and returns the report (also used by `perfkit bench`).
 pub fn measure(args: &Settings) -> Result<Report> {
-    let rt = tokio::runtime::Builder::new_current_thread().build()?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .doing("starting a tokio runtime")?;
     let mut report = Report::new("zip bench");
     let mut max_iters = 0;
     // Our sync writer first: the other rows' cpu_vs_sync divides by it.
@@ -412,7 +417,7 @@ pub fn measure(args: &Settings) -> Result<Report> {
         Err(peer::Unavailable(why)) => (None, why),
     };
     if let Some(Keep { dir, .. }) = &args.keep {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::fs::create_dir_all(dir).doing_with(|| format!("creating {}", dir.display()))?;
     }
     let mut archiver = Archiver {
         args,
@@ -475,7 +480,7 @@ pub fn measure(args: &Settings) -> Result<Report> {
                     let path = dir.join(format!("s{section_index}-r{}.zip", rows.len()));
                     archiver
                         .keep(m, &s, &path)
-                        .with_context(|| format!("writing {}", path.display()))?;
+                        .during_with(|| format!("writing {}", path.display()))?;
                 }
                 let x = &t[i];
                 let per = x.cpu.as_secs_f64() / x.n as f64;

@@ -12,7 +12,6 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 use indicatif::ProgressBar;
 use zstdkit::{
@@ -26,6 +25,7 @@ use perfkit_corpus as corpus;
 use perfkit_measure::{Repeat, latency_histogram, record};
 use perfkit_report::{Report, Row, RunInfo, Section, Value, format_ns};
 
+use crate::error::{Error, IoContext, Result, StepContext};
 use crate::invocation::{Invocation, Launcher};
 
 /// What `perfkit bench --only zstd` measures, and for how long.
@@ -99,7 +99,7 @@ fn inputs(args: &Settings) -> Result<Vec<Input>> {
             .files
             .iter()
             .map(|p| {
-                let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+                let data = std::fs::read(p).doing_with(|| format!("reading {}", p.display()))?;
                 Ok(Input {
                     name: p.display().to_string(),
                     data,
@@ -167,13 +167,14 @@ pub fn measure(args: &Settings, bar: &ProgressBar, perfkit: &dyn Launcher) -> Re
     }
     if args.vs_zstd {
         let mut files: Vec<(String, PathBuf)> = Vec::new();
-        let dir = tempfile::tempdir()?;
+        let dir = tempfile::tempdir().doing("creating a scratch directory")?;
         for input in &inputs {
             let path = match &input.path {
                 Some(p) => p.clone(),
                 None => {
                     let p = dir.path().join(&input.name);
-                    std::fs::write(&p, &input.data)?;
+                    std::fs::write(&p, &input.data)
+                        .doing_with(|| format!("writing {}", p.display()))?;
                     p
                 }
             };
@@ -243,7 +244,9 @@ fn measure_case(
         dec.decompress_into(&frame, &mut plain)?;
         let t4 = Instant::now();
         if plain != data {
-            bail!("round trip mismatch at recipe {recipe}");
+            return Err(Error::Mismatch(format!(
+                "round trip mismatch at recipe {recipe}"
+            )));
         }
         sizes = [frame.len(), fresh.len(), stream_out.len()];
         if measured {
@@ -336,7 +339,8 @@ fn heartbeat(model: Arc<CostModel>, limit: Duration, run_for: Duration) -> Resul
     for (name, policy) in policies {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()
-            .build()?;
+            .build()
+            .doing("starting a tokio runtime")?;
         let jobs = jobs.clone();
         let model = model.clone();
         let (lateness, done, inline) = rt.block_on(async move {
@@ -371,10 +375,11 @@ fn heartbeat(model: Arc<CostModel>, limit: Duration, run_for: Duration) -> Resul
                     tokio::task::yield_now().await;
                 }
             }
-            let h = ticker
-                .await
-                .map_err(|e| anyhow::anyhow!("ticker task: {e}"))?;
-            anyhow::Ok((h, done, inline))
+            let h = ticker.await.map_err(|source| Error::Task {
+                task: "ticker task",
+                source,
+            })?;
+            Ok::<_, Error>((h, done, inline))
         })?;
         section.row(
             Row::new(name)
@@ -413,8 +418,11 @@ fn median(v: &mut [Duration]) -> Duration {
 /// streaming encoder, whose workers copy the input anyway); returns the
 /// compressed size.
 pub fn compress_file(path: &Path, params: Params) -> Result<u64> {
-    let mut f = std::fs::File::open(path)?;
-    let size = f.metadata()?.len();
+    let mut f = std::fs::File::open(path).doing_with(|| format!("opening {}", path.display()))?;
+    let size = f
+        .metadata()
+        .doing_with(|| format!("reading {}'s size", path.display()))?
+        .len();
     if let Some(runway) = Runway::reserve_for(&params, Some(size)) {
         let mut enc = RunwayEncoder::new(runway, params, None, Some(size), Box::new(f))?;
         let mut buf = vec![0u8; 512 << 10];
@@ -430,7 +438,9 @@ pub fn compress_file(path: &Path, params: Params) -> Result<u64> {
     enc.pledge_size(size)?;
     let mut buf = vec![0u8; 128 << 10];
     loop {
-        let n = f.read(&mut buf)?;
+        let n = f
+            .read(&mut buf)
+            .doing_with(|| format!("reading {}", path.display()))?;
         if n == 0 {
             break;
         }
@@ -442,7 +452,7 @@ pub fn compress_file(path: &Path, params: Params) -> Result<u64> {
 /// Decompresses a file in-process as `perfkit decompress` does; returns
 /// the decompressed size.
 pub fn decompress_file(path: &Path) -> Result<u64> {
-    let f = std::fs::File::open(path)?;
+    let f = std::fs::File::open(path).doing_with(|| format!("opening {}", path.display()))?;
     let mut dec =
         Decoder::with_decompressor(BufReader::with_capacity(128 << 10, f), Decompressor::new()?);
     Ok(io::copy(&mut dec, &mut CountSink(0)).map_err(zstdkit::Error::from_io)?)
@@ -461,7 +471,7 @@ impl Write for CountSink {
 
 fn run_zstd(args: &[&str]) -> Result<Duration> {
     run_timed(Command::new("zstd").args(args))
-        .context("running the zstd CLI (install it: apt-get install zstd)")
+        .during("running the zstd CLI (install it: apt-get install zstd)")
 }
 
 /// Wall time of one run of `cmd` from spawn to exit, output discarded.
@@ -472,10 +482,10 @@ fn run_timed(cmd: &mut Command) -> Result<Duration> {
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .status()
-        .with_context(|| format!("running {cmd:?}"))?;
+        .doing_with(|| format!("running {cmd:?}"))?;
     let d = start.elapsed();
     if !status.success() {
-        bail!("{cmd:?} failed: {status}");
+        return Err(Error::Program(format!("{cmd:?} failed: {status}")));
     }
     Ok(d)
 }
@@ -492,17 +502,19 @@ fn vs_zstd(
     let version = Command::new("zstd")
         .arg("--version")
         .output()
-        .context("running zstd --version (install it: apt-get install zstd)")?;
+        .doing("running zstd --version (install it: apt-get install zstd)")?;
     let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
     let mut sections = Vec::new();
     for (name, path) in files {
-        let size = std::fs::metadata(path)?.len();
+        let size = std::fs::metadata(path)
+            .doing_with(|| format!("reading {}'s size", path.display()))?
+            .len();
         let mb = size as f64 / 1e6;
         let mut section = Section::new(format!("vs zstd CLI: {name} ({size} bytes)"));
         for &recipe in recipes {
             let level = recipe.level().to_string();
             let strategy = format!("--zstd=strategy={}", recipe.strategy().id());
-            let path_s = path.to_str().context("path is not UTF-8")?;
+            let path_s = path.to_str().ok_or_else(|| not_utf8(path))?;
             for threads in [1u32, 2] {
                 let t_flag = if threads == 1 {
                     "--single-thread".to_owned()
@@ -545,7 +557,7 @@ fn vs_zstd(
             }
             // Decompression of the same frame (made by zstd) by both.
             let frame = scratch.join("peer.zst");
-            let frame_s = frame.to_str().context("path is not UTF-8")?;
+            let frame_s = frame.to_str().ok_or_else(|| not_utf8(&frame))?;
             run_zstd(&[
                 "-q",
                 "-f",
@@ -564,7 +576,9 @@ fn vs_zstd(
                 let n = decompress_file(&frame)?;
                 ours.push(t.elapsed());
                 if n != size {
-                    bail!("decompressed {n} bytes, expected {size}");
+                    return Err(Error::Mismatch(format!(
+                        "decompressed {n} bytes, expected {size}"
+                    )));
                 }
                 process.push(run_timed(
                     &mut perfkit.command(&Invocation::Decompress { input: &frame }),
@@ -585,6 +599,11 @@ fn vs_zstd(
         sections.push(section);
     }
     Ok(sections)
+}
+
+/// A path the zstd CLI cannot be given as an argument here.
+fn not_utf8(path: &Path) -> Error {
+    Error::Invalid(format!("path is not UTF-8: {}", path.display()))
 }
 
 /// The rows of one comparison: perfkit in-process, perfkit as a process,

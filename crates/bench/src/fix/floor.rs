@@ -17,8 +17,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, anyhow};
 use fixload::{Floor, Outcome, Plan, cores};
+
+use crate::error::{Error, Result};
 
 /// The smallest message the floor program takes; a run whose generator
 /// wrote or read nothing has no size to copy.
@@ -32,7 +33,12 @@ const SLACK: Duration = Duration::from_secs(10);
 /// generator's run of `plan`: the same rate, durations, coalescing window,
 /// connections, cores, and message sizes.
 pub fn measure(program: &Path, plan: &Plan, like: &Outcome) -> Result<Floor> {
-    let fail = |why: String| anyhow!("the generator's floor: {}: {why}", program.display());
+    let fail = |why: String| {
+        Error::Program(format!(
+            "the generator's floor: {}: {why}",
+            program.display()
+        ))
+    };
     if like.order_size < MIN_SIZE || like.report_size < MIN_SIZE {
         return Err(fail(format!(
             "the run gave no message sizes to copy (orders {} bytes, ExecutionReports {} bytes)",

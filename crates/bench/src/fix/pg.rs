@@ -9,7 +9,7 @@
 //! durability as the file store's default (`FileStoreSync=N`), so the two
 //! rows compare the stores, not the disk.
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Error, IoContext, Result};
 
 /// A running cluster with the database `quickfix`.
 pub(crate) struct Cluster(perfkit_peers::postgres::Cluster);
@@ -31,10 +31,13 @@ impl Cluster {
         // SAFETY: sysconf has no preconditions and touches no memory.
         let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
         if ticks <= 0 {
-            bail!("sysconf(_SC_CLK_TCK) failed");
+            return Err(Error::Io {
+                doing: "sysconf(_SC_CLK_TCK)".to_owned(),
+                source: std::io::Error::last_os_error(),
+            });
         }
         let mut total: u64 = 0;
-        for e in std::fs::read_dir("/proc").context("reading /proc")? {
+        for e in std::fs::read_dir("/proc").doing("reading /proc")? {
             let Ok(e) = e else { continue };
             let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
                 continue;

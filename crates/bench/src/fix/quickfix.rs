@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow, bail};
 use hdrhistogram::Histogram;
 
 use super::{self as measure, Comparison, Settings};
+use crate::error::{Error, IoContext, Result, StepContext, one_line};
 use crate::peer::{
     self, Process, QUICKFIX as NAME, QUICKFIX_DICTIONARY as DICTIONARY,
     QUICKFIX_VERSION_FILE as VERSION_FILE, Unavailable,
@@ -109,14 +109,14 @@ impl Peer {
             cmd.arg("--pin").arg(core.to_string());
         }
         Peer::launch(cmd, sets, recorded_version(exe))
-            .map_err(|e| Unavailable::because(LABEL, format_args!("{e:#}")))
+            .map_err(|e| Unavailable::because(LABEL, one_line(&e)))
     }
 
     /// Runs `cmd` as the peer and hands it `sets`.
     fn launch(cmd: Command, sets: &[Vec<Vec<u8>>], version: Option<String>) -> Result<Peer> {
         let program = cmd.get_program().to_owned();
         let mut process = Process::spawn(cmd, b"quit\n")
-            .with_context(|| format!("starting {}", program.to_string_lossy()))?;
+            .doing_with(|| format!("starting {}", program.to_string_lossy()))?;
         let records = records(sets);
         // Written before the program has shown it reads: with a large
         // --input a program that does not would block the write for ever.
@@ -164,7 +164,11 @@ impl Peer {
         into: &mut [Measured],
     ) -> Result<()> {
         if into.len() != self.sets {
-            bail!("{} histograms for {} sets", into.len(), self.sets);
+            return Err(Error::Invalid(format!(
+                "{} histograms for {} sets",
+                into.len(),
+                self.sets
+            )));
         }
         let limit = run_limit(warmup, iterations, self.sets);
         let deadline = Instant::now() + limit;
@@ -178,15 +182,15 @@ impl Peer {
             match take(&line, into, &mut tally) {
                 Ok(true) => break,
                 Ok(false) => {}
-                Err(e) => return Err(self.process.fail(&format!("{e:#}"))),
+                Err(e) => return Err(self.process.fail(&one_line(&e))),
             }
         }
         self.process.idle();
         if let Some(set) = tally.calls.iter().position(|&c| c != iterations) {
-            bail!(
+            return Err(Error::Mismatch(format!(
                 "{NAME}: set {set} measured {} calls, not {iterations}",
                 tally.calls[set]
-            );
+            )));
         }
         Ok(())
     }
@@ -235,6 +239,12 @@ impl std::fmt::Display for Elapsed {
 
 impl std::error::Error for Elapsed {}
 
+impl From<Elapsed> for Error {
+    fn from(e: Elapsed) -> Error {
+        Error::Invalid(e.to_string())
+    }
+}
+
 /// Records one line of a run's answer into `into` and `tally`; true at
 /// `done`.
 fn take(line: &str, into: &mut [Measured], tally: &mut Tally) -> Result<bool> {
@@ -250,23 +260,26 @@ fn take(line: &str, into: &mut [Measured], tally: &mut Tally) -> Result<bool> {
             let (set, ns, calls) = (num(set)?, num(ns)?, num(calls)?);
             let m = into
                 .get_mut(set)
-                .ok_or_else(|| anyhow!("set {set} out of range"))?;
+                .ok_or_else(|| Error::Invalid(format!("set {set} out of range")))?;
             // A hostile count must not overflow (a panic in debug builds).
-            let total = tally.calls[set]
-                .checked_add(calls)
-                .ok_or_else(|| anyhow!("set {set}: {calls} more calls overflow the count"))?;
+            let total = tally.calls[set].checked_add(calls).ok_or_else(|| {
+                Error::Invalid(format!("set {set}: {calls} more calls overflow the count"))
+            })?;
             // The peer's batch mean, recorded once per call, as fixcore's
             // measure::interleave records its own.
             m.histogram
                 .record_n(ns.max(1) as u64, calls as u64)
-                .with_context(|| format!("recording {ns} ns"))?;
+                .map_err(|source| Error::Record {
+                    value: ns as u64,
+                    source,
+                })?;
             tally.calls[set] = total;
         }
         ["e", set, ns] => {
             let (set, ns) = (num(set)?, num(ns)?);
             let m = into
                 .get_mut(set)
-                .ok_or_else(|| anyhow!("set {set} out of range"))?;
+                .ok_or_else(|| Error::Invalid(format!("set {set} out of range")))?;
             if std::mem::replace(&mut tally.elapsed[set], true) {
                 return Err(Elapsed::Twice(set).into());
             }
@@ -275,14 +288,16 @@ fn take(line: &str, into: &mut [Measured], tally: &mut Tally) -> Result<bool> {
                 .checked_add(Duration::from_nanos(ns as u64))
                 .ok_or(Elapsed::Overflow(set))?;
         }
-        _ => bail!("unexpected line {line:?}"),
+        _ => return Err(Error::Invalid(format!("unexpected line {line:?}"))),
     }
     Ok(false)
 }
 
 fn num(word: &str) -> Result<usize> {
-    word.parse()
-        .with_context(|| format!("not a number: {word:?}"))
+    word.parse().map_err(|source| Error::Number {
+        what: format!("not a number: {word:?}"),
+        source,
+    })
 }
 
 /// fixcore's parse rows, and QuickFIX's for the same messages (one per
@@ -316,7 +331,7 @@ pub struct QuickfixRows {
 /// used; QuickFIX constructs a new FIX::Message per call, which is what a
 /// QuickFIX session does with each message it reads. The report says so.
 pub fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<ParseSide> {
-    let sets = measure::parse_sets(input).context("benchmarking the parser")?;
+    let sets = measure::parse_sets(input).during("benchmarking the parser")?;
     let mut peer = locate().and_then(|exe| Peer::start(&exe, sets.messages(), s.pin));
     let mut theirs: Vec<Measured> = sets
         .messages()
@@ -331,7 +346,7 @@ pub fn parse_beside_quickfix(s: &Settings, input: Option<&[Vec<u8>]>) -> Result<
         if let Ok(p) = &mut peer {
             let warmup = if run == 0 { s.warmup } else { 0 };
             p.run(warmup, s.per_run(), s.batch, &mut theirs)
-                .context("measuring QuickFIX (the quickfix-parse peer)")?;
+                .during("measuring QuickFIX (the quickfix-parse peer)")?;
         }
         Ok(())
     })?;
@@ -396,21 +411,24 @@ mod tests {
 
     #[test]
     fn each_set_has_exactly_one_elapsed_time_per_run_without_overflow() {
-        let elapsed = |e: anyhow::Error| *e.downcast_ref::<Elapsed>().expect("an Elapsed error");
+        let elapsed = |e: Error| match e {
+            Error::Invalid(why) => why,
+            e => panic!("not a reply that breaks the protocol: {e}"),
+        };
         // A second `e` line for a set in the same run.
         let (mut into, mut tally) = (measured(2), Tally::new(2));
         take("e 1 5", &mut into, &mut tally).unwrap();
         let e = take("e 1 5", &mut into, &mut tally).unwrap_err();
-        assert_eq!(elapsed(e), Elapsed::Twice(1));
+        assert_eq!(elapsed(e), Elapsed::Twice(1).to_string());
         // `done` before set 0's.
         let e = take("done", &mut into, &mut tally).unwrap_err();
-        assert_eq!(elapsed(e), Elapsed::Missing(0));
+        assert_eq!(elapsed(e), Elapsed::Missing(0).to_string());
         // Times that add up past a Duration's range: refused, not a panic,
         // and the total is left as it was.
         let (mut into, mut tally) = (measured(1), Tally::new(1));
         into[0].elapsed = Duration::MAX;
         let e = take("e 0 1", &mut into, &mut tally).unwrap_err();
-        assert_eq!(elapsed(e), Elapsed::Overflow(0));
+        assert_eq!(elapsed(e), Elapsed::Overflow(0).to_string());
         assert_eq!(into[0].elapsed, Duration::MAX);
     }
 

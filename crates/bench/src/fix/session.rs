@@ -34,9 +34,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
 use hdrhistogram::Histogram;
 
+use crate::error::{Error, IoContext, Result, StepContext, one_line};
 use crate::invocation::{Invocation, Launcher};
 use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
 use perfkit_measure::clock::{self, CpuClock};
@@ -145,7 +145,7 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
         " (needs g++ and libquickfix-dev)",
         |exe| Ok(exe.to_owned()),
     );
-    let dir = tempfile::tempdir().context("creating a directory for the session settings")?;
+    let dir = tempfile::tempdir().doing("creating a directory for the session settings")?;
     // (initiator, acceptor, variant).
     let mut sides = vec![
         (ours.clone(), ours.clone(), Variant::Plain),
@@ -158,7 +158,8 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
             None
         }
         Err(e) => Some(format!(
-            "perfkit ↔ perfkit with the acceptor's store in PostgreSQL not measured: {e:#}"
+            "perfkit ↔ perfkit with the acceptor's store in PostgreSQL not measured: {}",
+            one_line(e)
         )),
     };
     let cluster = cluster.ok();
@@ -167,7 +168,10 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
             sides.push((ours.clone(), ours.clone(), Variant::Tls));
             None
         }
-        Err(e) => Some(format!("perfkit ↔ perfkit over TLS not measured: {e:#}")),
+        Err(e) => Some(format!(
+            "perfkit ↔ perfkit over TLS not measured: {}",
+            one_line(&e)
+        )),
     };
     let missing = match peer {
         Ok(qf) => {
@@ -217,7 +221,7 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
                 cluster.as_ref(),
                 &mut pairings[i],
             )
-            .with_context(|| format!("session bench, {}", pairings[i].name))?;
+            .during_with(|| format!("session bench, {}", pairings[i].name))?;
         }
     }
     Ok(Measured {
@@ -238,13 +242,13 @@ fn certificates(dir: &Path) -> Result<()> {
             .args(args)
             .stdin(Stdio::null())
             .output()
-            .context("running openssl")?;
+            .doing("running openssl")?;
         if !out.status.success() {
-            bail!(
+            return Err(Error::Program(format!(
                 "openssl {}: {}",
                 args[0],
                 String::from_utf8_lossy(&out.stderr).trim()
-            );
+            )));
         }
         Ok(())
     };
@@ -284,7 +288,7 @@ fn certificates(dir: &Path) -> Result<()> {
     ]
     .concat())?;
     std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1\n")
-        .context("writing server.ext")?;
+        .doing("writing server.ext")?;
     run(&[
         "x509",
         "-req",
@@ -318,7 +322,11 @@ fn one_round(
     let port = free_port()?;
     let store = match (variant, cluster) {
         (Variant::Postgres, Some(c)) => c.store_settings(),
-        (Variant::Postgres, None) => bail!("no PostgreSQL cluster for its row"),
+        (Variant::Postgres, None) => {
+            return Err(Error::Invalid(
+                "no PostgreSQL cluster for its row".to_owned(),
+            ));
+        }
         _ => String::new(),
     };
     let acc_cfg = settings(dir, "acceptor", port, variant, &store)?;
@@ -329,22 +337,22 @@ fn one_round(
     run_initiator(initiator, &ini_cfg, load.latency_orders, 1, &latencies, dir)?;
     into.latency_elapsed += started.elapsed();
     let text = std::fs::read_to_string(&latencies)
-        .with_context(|| format!("reading {}", latencies.display()))?;
+        .doing_with(|| format!("reading {}", latencies.display()))?;
     let mut n = 0u64;
     for line in text.lines() {
-        let ns: u64 = line
-            .trim()
-            .parse()
-            .with_context(|| format!("a round trip of {line:?} ns"))?;
+        let ns: u64 = line.trim().parse().map_err(|source| Error::Number {
+            what: format!("a round trip of {line:?} ns"),
+            source,
+        })?;
         into.round_trips.saturating_record(ns.max(1));
         n += 1;
     }
     if n != load.latency_orders {
-        bail!(
+        return Err(Error::Mismatch(format!(
             "the {} initiator timed {n} round trips of {} orders",
             initiator.name(),
             load.latency_orders
-        );
+        )));
     }
     let before = server.cpu()?;
     let db_before = match (variant, cluster) {
@@ -374,8 +382,8 @@ fn one_round(
 
 /// A port nobody listens on now (the acceptor binds it right after).
 pub(super) fn free_port() -> Result<u16> {
-    let l = TcpListener::bind(("127.0.0.1", 0)).context("finding a free port")?;
-    Ok(l.local_addr()?.port())
+    let l = TcpListener::bind(("127.0.0.1", 0)).doing("finding a free port")?;
+    Ok(l.local_addr().doing("finding a free port")?.port())
 }
 
 /// A QuickFIX settings file both engines read: one FIX.4.4 session, a
@@ -416,7 +424,7 @@ fn settings(dir: &Path, role: &str, port: u16, variant: Variant, extra: &str) ->
              BeginString=FIX.4.4\nSenderCompID={sender}\nTargetCompID={target}\n"
         ),
     )
-    .with_context(|| format!("writing {}", path.display()))?;
+    .doing_with(|| format!("writing {}", path.display()))?;
     Ok(path)
 }
 
@@ -437,7 +445,7 @@ impl Acceptor {
     /// perfkit says so on stderr, the QuickFIX peer on stdout.
     fn start(engine: &Engine, cfg: &Path, dir: &Path) -> Result<Acceptor> {
         let log = dir.join("acceptor.log");
-        let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let out = File::create(&log).doing_with(|| format!("creating {}", log.display()))?;
         let mut cmd = match engine {
             Engine::Perfkit(perfkit) => {
                 let mut c = perfkit.command(&Invocation::FixAcceptor { settings: cfg });
@@ -447,7 +455,11 @@ impl Acceptor {
             Engine::Quickfix(exe) => {
                 let mut c = Command::new(exe);
                 c.arg("acceptor").arg(cfg);
-                c.stdout(out.try_clone()?).stderr(out);
+                c.stdout(
+                    out.try_clone()
+                        .doing_with(|| format!("opening {} again", log.display()))?,
+                )
+                .stderr(out);
                 c
             }
         };
@@ -455,15 +467,18 @@ impl Acceptor {
         cmd.stdin(Stdio::piped());
         let mut child = cmd
             .spawn()
-            .with_context(|| format!("starting the {} acceptor", engine.name()))?;
+            .doing_with(|| format!("starting the {} acceptor", engine.name()))?;
         // The pid stays ours until `Acceptor` is dropped (the child is not
         // reaped before), so the clock names this process throughout.
         let clock = match clock::of_process(child.id()) {
             Ok(clock) => clock,
-            Err(e) => {
+            Err(source) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                bail!("reading the {} acceptor's CPU clock: {e}", engine.name());
+                return Err(Error::Io {
+                    doing: format!("reading the {} acceptor's CPU clock", engine.name()),
+                    source,
+                });
             }
         };
         let mut acceptor = Acceptor {
@@ -483,19 +498,23 @@ impl Acceptor {
             if text.contains(ready) {
                 return Ok(acceptor);
             }
-            if let Some(status) = acceptor.child.try_wait()? {
-                bail!(
+            let exited = acceptor
+                .child
+                .try_wait()
+                .doing_with(|| format!("waiting for the {} acceptor", acceptor.engine))?;
+            if let Some(status) = exited {
+                return Err(Error::Program(format!(
                     "the {} acceptor exited ({status}): {}",
                     acceptor.engine,
                     text.trim()
-                );
+                )));
             }
             if Instant::now() > deadline {
-                bail!(
+                return Err(Error::Program(format!(
                     "the {} acceptor did not listen within {READY_TIMEOUT:?}: {}",
                     acceptor.engine,
                     text.trim()
-                );
+                )));
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -505,7 +524,7 @@ impl Acceptor {
     fn cpu(&self) -> Result<Duration> {
         self.clock
             .read()
-            .with_context(|| format!("reading the {} acceptor's CPU clock", self.engine))
+            .doing_with(|| format!("reading the {} acceptor's CPU clock", self.engine))
     }
 
     /// Ends the acceptor: end of stdin for QuickFIX's, SIGTERM (which
@@ -518,20 +537,27 @@ impl Acceptor {
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait()? {
+            let exited = self
+                .child
+                .try_wait()
+                .doing_with(|| format!("waiting for the {} acceptor", self.engine))?;
+            if let Some(status) = exited {
                 if !status.success() {
                     let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-                    bail!(
+                    return Err(Error::Program(format!(
                         "the {} acceptor failed ({status}): {}",
                         self.engine,
                         text.trim()
-                    );
+                    )));
                 }
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        bail!("the {} acceptor did not stop within 10 s", self.engine)
+        Err(Error::Program(format!(
+            "the {} acceptor did not stop within 10 s",
+            self.engine
+        )))
     }
 }
 
@@ -578,51 +604,64 @@ fn run_initiator(
             c
         }
     };
+    let create =
+        |path: &Path| File::create(path).doing_with(|| format!("creating {}", path.display()));
     cmd.stdin(Stdio::null())
-        .stdout(File::create(&out_path)?)
-        .stderr(File::create(&err_path)?);
+        .stdout(create(&out_path)?)
+        .stderr(create(&err_path)?);
     let mut child = cmd
         .spawn()
-        .with_context(|| format!("starting the {} initiator", engine.name()))?;
+        .doing_with(|| format!("starting the {} initiator", engine.name()))?;
     // Generous: a minute, plus a millisecond an order.
     let deadline = Instant::now() + Duration::from_secs(60) + Duration::from_millis(orders);
     let status = loop {
-        if let Some(status) = child.try_wait()? {
+        let exited = child
+            .try_wait()
+            .doing_with(|| format!("waiting for the {} initiator", engine.name()))?;
+        if let Some(status) = exited {
             break status;
         }
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            bail!(
+            return Err(Error::Program(format!(
                 "the {} initiator did not finish {orders} orders in time: {}",
                 engine.name(),
                 std::fs::read_to_string(&err_path)
                     .unwrap_or_default()
                     .trim()
-            );
+            )));
         }
         // Coarse: the initiator times itself; this only notices the end.
         std::thread::sleep(Duration::from_millis(10));
     };
     let out = std::fs::read_to_string(&out_path).unwrap_or_default();
     if !status.success() {
-        bail!(
+        return Err(Error::Program(format!(
             "the {} initiator failed ({status}): {} {}",
             engine.name(),
             out.trim(),
             std::fs::read_to_string(&err_path)
                 .unwrap_or_default()
                 .trim()
-        );
+        )));
     }
     let field = |key: &str| {
         out.lines()
             .find_map(|l| l.strip_prefix(key).map(|v| v.trim().to_owned()))
     };
     if field("answered ").as_deref() != Some(orders.to_string().as_str()) {
-        bail!("the {} initiator said {out:?}", engine.name());
+        return Err(Error::Program(format!(
+            "the {} initiator said {out:?}",
+            engine.name()
+        )));
     }
     field("seconds ")
         .and_then(|v| v.parse::<f64>().ok())
-        .with_context(|| format!("no `seconds` from the {} initiator: {out:?}", engine.name()))
+        .ok_or_else(|| {
+            Error::Program(format!(
+                "no `seconds` from the {} initiator: {out:?}",
+                engine.name()
+            ))
+        })
 }

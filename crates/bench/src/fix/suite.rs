@@ -2,7 +2,7 @@
 //! order, with what they measure ([`Suite`]), into one report
 //! ([`measure`]), each part a section in perfkit-measure's report model.
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Error, Result, StepContext};
 use perfkit_measure::Comparison;
 use perfkit_report::{Report, Row, RunInfo, Value};
 
@@ -144,7 +144,9 @@ pub fn measure(
 ) -> Result<Report> {
     let s = &suite.settings;
     if s.iterations == 0 || s.runs == 0 || s.batch == 0 {
-        bail!("iterations, runs and batch must be at least 1");
+        return Err(Error::Invalid(
+            "iterations, runs and batch must be at least 1".to_owned(),
+        ));
     }
     // Before pinning: the machine's core count is read from this thread's
     // affinity mask, which pinning shrinks to one core.
@@ -156,7 +158,7 @@ pub fn measure(
     let pinned = match s.pin {
         Some(core) => {
             fixcore::affinity::pin_current(core)
-                .with_context(|| format!("pinning the measuring thread to core {core}"))?;
+                .during_with(|| format!("pinning the measuring thread to core {core}"))?;
             Some(format!(
                 "core {core} (the measuring thread; helper threads run on another core or on \
                  the process's original {}-core mask, as each section's notes say)",
@@ -180,15 +182,15 @@ pub fn measure(
             Part::Build => parts.push(Measured::Plain(super::build(s))),
             Part::Store => parts.extend(super::store(s).into_iter().map(Measured::Plain)),
             Part::Deferred => {
-                let c = super::deferred(s).context("deferred processor")?;
+                let c = super::deferred(s).during("deferred processor")?;
                 parts.push(Measured::Plain(c));
             }
             Part::Affinity => {
-                let c = super::affinity(s).context("pinning threads")?;
+                let c = super::affinity(s).during("pinning threads")?;
                 parts.push(Measured::Plain(c));
             }
             Part::Transport => {
-                let c = super::transport(s).context("loopback echo")?;
+                let c = super::transport(s).during("loopback echo")?;
                 parts.push(Measured::Plain(c));
             }
             Part::Session => {

@@ -249,7 +249,7 @@ impl EchoLogic {
 /// The server hung up before its reply was whole.
 pub(super) fn closed_early() -> Error {
     Error::Io {
-        context: "client read",
+        doing: "client read".into(),
         source: std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,
             "server closed the connection early",

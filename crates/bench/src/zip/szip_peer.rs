@@ -15,8 +15,8 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::error::{Error, IoContext, Result, one_line};
 use crate::peer::{Process, SZIP as NAME};
-use anyhow::{Context, Result, bail};
 
 /// The greeting this client speaks to: program name and protocol version.
 const HELLO_PREFIX: &str = "hello szip-peer 1 ";
@@ -81,7 +81,7 @@ impl SZipPeer {
     pub fn start(path: &Path) -> Result<SZipPeer> {
         // End of stdin is the peer's signal to exit: nothing else to send.
         let mut process = Process::spawn(Command::new(path), b"")
-            .with_context(|| format!("starting {}", path.display()))?;
+            .doing_with(|| format!("starting {}", path.display()))?;
         let hello = process.read_line_within(GREETING_TIMEOUT)?;
         if !hello.starts_with(HELLO_PREFIX) {
             return Err(process.fail(&format!(
@@ -110,7 +110,7 @@ impl SZipPeer {
     /// Checks a reply with `check`; a reply that does not parse kills the
     /// peer, as any other failure mid-protocol does.
     fn checked<T>(&mut self, reply: &str, check: impl FnOnce(&str) -> Result<T>) -> Result<T> {
-        check(reply).map_err(|e| self.process.fail(&format!("{e:#}")))
+        check(reply).map_err(|e| self.process.fail(&one_line(&e)))
     }
 
     /// Replaces the peer's entries with `entries`.
@@ -119,7 +119,9 @@ impl SZipPeer {
             .iter()
             .find(|(n, _)| n.contains('\n') || n.is_empty())
         {
-            bail!("entry name {n:?} cannot be sent to {NAME}");
+            return Err(Error::Invalid(format!(
+                "entry name {n:?} cannot be sent to {NAME}"
+            )));
         }
         let sent = Arc::clone(entries);
         let reply = self.request(move |w| {
@@ -134,7 +136,7 @@ impl SZipPeer {
         self.checked(&reply, |reply| {
             let f = fields(reply)?;
             if get(&f, "entries")? != entries.len() as u64 || get(&f, "bytes")? != bytes {
-                bail!("loaded something else: {reply:?}");
+                return Err(Error::Invalid(format!("loaded something else: {reply:?}")));
             }
             Ok(())
         })
@@ -159,7 +161,7 @@ impl SZipPeer {
         let p = path
             .to_str()
             .filter(|p| !p.contains('\n'))
-            .with_context(|| format!("{} cannot be sent to {NAME}", path.display()))?
+            .ok_or_else(|| Error::Invalid(format!("{} cannot be sent to {NAME}", path.display())))?
             .to_owned();
         let reply = self.request(move |w| writeln!(w, "save {} {level} {p}", writer.word()))?;
         // The reply is checked as any other, though its size is not used.
@@ -171,15 +173,16 @@ impl SZipPeer {
 fn fields(reply: &str) -> Result<Vec<(&str, u64)>> {
     let rest = reply
         .strip_prefix("ok ")
-        .with_context(|| format!("{NAME}: unexpected reply {reply:?}"))?;
+        .ok_or_else(|| Error::Invalid(format!("{NAME}: unexpected reply {reply:?}")))?;
     rest.split(' ')
         .map(|kv| {
-            let (k, v) = kv
-                .split_once('=')
-                .with_context(|| format!("{NAME}: {kv:?} in {reply:?} is not key=value"))?;
-            let v = v
-                .parse()
-                .with_context(|| format!("{NAME}: {kv:?} in {reply:?} is not a count"))?;
+            let (k, v) = kv.split_once('=').ok_or_else(|| {
+                Error::Invalid(format!("{NAME}: {kv:?} in {reply:?} is not key=value"))
+            })?;
+            let v = v.parse().map_err(|source| Error::Number {
+                what: format!("{NAME}: {kv:?} in {reply:?} is not a count"),
+                source,
+            })?;
             Ok((k, v))
         })
         .collect()
@@ -190,7 +193,7 @@ fn get(fields: &[(&str, u64)], key: &str) -> Result<u64> {
         .iter()
         .find(|(k, _)| *k == key)
         .map(|(_, v)| *v)
-        .with_context(|| format!("{NAME}: reply has no {key}"))
+        .ok_or_else(|| Error::Invalid(format!("{NAME}: reply has no {key}")))
 }
 
 #[cfg(test)]

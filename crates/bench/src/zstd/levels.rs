@@ -7,11 +7,12 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
 use indicatif::ProgressBar;
 use perfkit_measure::{latency_histogram, record};
 use perfkit_report::{Report, Row, RunInfo, Value};
 use zstdkit::{Compressor, Decompressor, Params};
+
+use crate::error::{IoContext, Result};
 
 /// What a level sweep measures.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +39,7 @@ fn inputs(files: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>> {
     files
         .iter()
         .map(|p| {
-            let data = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+            let data = std::fs::read(p).doing_with(|| format!("reading {}", p.display()))?;
             Ok((p.display().to_string(), data))
         })
         .collect()

@@ -83,7 +83,7 @@ impl Ring {
             }
         };
         usize::try_from(res).map_err(|_| Error::Io {
-            context: "io_uring operation",
+            doing: "io_uring operation".into(),
             source: std::io::Error::from_raw_os_error(-res),
         })
     }
@@ -94,7 +94,7 @@ impl Ring {
             let n = self.run(|r, fd| r.send(TX, fd, off, 0))?;
             if n == 0 {
                 return Err(Error::Io {
-                    context: "io_uring send",
+                    doing: "io_uring send".into(),
                     source: std::io::Error::new(std::io::ErrorKind::WriteZero, "wrote nothing"),
                 });
             }

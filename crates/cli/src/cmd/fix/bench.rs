@@ -59,7 +59,7 @@ pub fn measure(suite: &Suite, json: bool) -> Result<Report> {
         &perfkit,
     );
     progress.finish_and_clear();
-    report
+    Ok(report?)
 }
 
 /// Collects `fix-bench --input`'s messages; the first invalid one is an
