@@ -82,7 +82,7 @@ impl Settings {
     }
 }
 
-/// Where and how kept archives are written: DIR/s<section>-r<row>.zip
+/// Where and how kept archives are written: `DIR/s<section>-r<row>.zip`
 /// (indexes of the report's sections and rows, from 0), each of ours
 /// through `write`, which the binary gives its own safe-output rules
 /// (a temporary sibling renamed into place, removed on a signal). The
