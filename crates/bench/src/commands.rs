@@ -226,18 +226,56 @@ pub fn measure(
     let mut section = Section::new(format!(
         "process vs library vs peer, {RUNS} interleaved runs, medians"
     ));
-    let have_zstd = installed("zstd");
-    let have_zip = installed("zip") && installed("unzip");
 
-    // compress / decompress of the corpus file, recipe balanced.
     let input = d.join("corpus.bin");
     std::fs::write(&input, corpus::mixed(INPUT_SIZE)?).doing("writing the corpus file")?;
+    let work = Work::Bytes(INPUT_SIZE as u64);
+    compress_cases(&mut section, d, &input, work, perfkit, spawner)?;
+    fix_check_case(&mut section, d, perfkit, spawner)?;
+    betree_case(&mut section, d, search_batch, perfkit, spawner)?;
+    zip_cases(&mut section, d, &input, work, perfkit, spawner)?;
+    section.note(format!(
+        "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
+        INPUT_SIZE >> 20
+    ));
+    section.note(
+        "perfkit and peer rows are child processes started from a copy of this program forked at its start (wall from spawn to exit, CPU and peak RSS from wait4, output to /dev/null; Linux counts that copy's few MiB into a child's peak RSS); library rows are timed in this process on the same input",
+    );
+    section.note(
+        "betree search: each run's wall and CPU less those of the same command on an empty event file (start-up and index build), so the row compares with the library's search of a built index",
+    );
+    section.note(
+        "vs_library = library wall / command wall (below 1: what the command adds to the library); vs_peer = peer wall / perfkit wall (above 1: perfkit faster)",
+    );
+    report.sections.push(section);
+    report.run = RunInfo {
+        iterations: RUNS as u64,
+        warmup: 0,
+        runs: RUNS as u64,
+        pinned: None,
+        timing: "wall from spawn to wait4 per child process; Instant around each library call"
+            .into(),
+    };
+    Ok(report)
+}
+
+/// `compress --recipe balanced` and `decompress` of the corpus file,
+/// beside zstdkit in this process and the zstd CLI.
+fn compress_cases(
+    section: &mut Section,
+    d: &Path,
+    input: &Path,
+    work: Work,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
+    let have_zstd = installed("zstd");
     let recipe = Recipe::Balanced;
     let frame = d.join("corpus.bin.zst");
     child::run(
         perfkit
             .command(&Invocation::Compress {
-                input: &input,
+                input,
                 recipe,
                 threads: None,
                 output: Some(&frame),
@@ -258,14 +296,14 @@ pub fn measure(
             spawner,
             &mut ours,
             &mut perfkit.command(&Invocation::Compress {
-                input: &input,
+                input,
                 recipe,
                 threads: None,
                 output: None,
             }),
         )?;
         library(&mut lib, || {
-            crate::zstd::compress_file(&input, recipe.params()).map(drop)
+            crate::zstd::compress_file(input, recipe.params()).map(drop)
         })?;
         if have_zstd {
             process(
@@ -273,15 +311,14 @@ pub fn measure(
                 &mut peer,
                 Command::new("zstd").args(zstd_args(
                     &["-q", "-c", "--ultra", &level, &strategy, "--single-thread"],
-                    &input,
+                    input,
                 )),
             )?;
         }
     }
-    let work = Work::Bytes(INPUT_SIZE as u64);
     let zstd_name = format!("zstd {level} {strategy} --single-thread");
     case(
-        &mut section,
+        section,
         "compress --recipe balanced",
         work,
         &ours,
@@ -313,7 +350,7 @@ pub fn measure(
         }
     }
     case(
-        &mut section,
+        section,
         "decompress",
         work,
         &ours,
@@ -325,8 +362,17 @@ pub fn measure(
             "zstd not installed: compress/decompress have no peer row (apt-get install zstd)",
         );
     }
+    Ok(())
+}
 
-    // fix check of generated messages.
+/// `fix check` of generated NewOrderSingle messages, beside fixcore's
+/// parser in this process.
+fn fix_check_case(
+    section: &mut Section,
+    d: &Path,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
     let fix_file = d.join("orders.fix");
     let fix_data: Vec<u8> = (1..=FIX_MESSAGES).flat_map(fix_message).collect();
     std::fs::write(&fix_file, &fix_data).doing("writing the FIX file")?;
@@ -347,15 +393,25 @@ pub fn measure(
         })?;
     }
     case(
-        &mut section,
+        section,
         "fix check",
         Work::Items(FIX_MESSAGES as u64, "messages"),
         &ours,
         Some(("fixcore Parser::parse per message", &lib)),
         None,
     );
+    Ok(())
+}
 
-    // betree search of a generated workload.
+/// `betree search` of a generated workload, its start-up and index build
+/// taken out, beside `search_batch` of a built index in this process.
+fn betree_case(
+    section: &mut Section,
+    d: &Path,
+    search_batch: usize,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
     let exprs = d.join("exprs.txt");
     let events = d.join("events.txt");
     child::run(
@@ -415,15 +471,27 @@ pub fn measure(
         })?;
     }
     case(
-        &mut section,
+        section,
         "betree search, index build excluded",
         Work::Items(BETREE_EVENTS as u64, "events"),
         &ours.less(&build),
         Some(("betree Index::search_batch, index built beforehand", &lib)),
         None,
     );
+    Ok(())
+}
 
-    // zip and unzip -t of the corpus file.
+/// `zip -6` and `unzip -t` of the corpus file, beside zipstream in this
+/// process and Info-ZIP.
+fn zip_cases(
+    section: &mut Section,
+    d: &Path,
+    input: &Path,
+    work: Work,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
+    let have_zip = installed("zip") && installed("unzip");
     let archive = d.join("corpus.zip");
     let peer_archive = d.join("peer.zip");
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
@@ -442,7 +510,7 @@ pub fn measure(
                 })
                 .current_dir(d),
         )?;
-        library(&mut lib, || zip_in_process(&input))?;
+        library(&mut lib, || zip_in_process(input))?;
         if have_zip {
             let _ = std::fs::remove_file(&peer_archive);
             process(
@@ -451,12 +519,12 @@ pub fn measure(
                 Command::new("zip")
                     .args(["-q", "-6", "-j"])
                     .arg(&peer_archive)
-                    .arg(&input),
+                    .arg(input),
             )?;
         }
     }
     case(
-        &mut section,
+        section,
         "zip (deflate -6)",
         work,
         &ours,
@@ -479,7 +547,7 @@ pub fn measure(
         }
     }
     case(
-        &mut section,
+        section,
         "unzip -t",
         work,
         &ours,
@@ -491,29 +559,7 @@ pub fn measure(
             "Info-ZIP zip/unzip not installed: zip and unzip -t have no peer row (apt-get install zip unzip)",
         );
     }
-    section.note(format!(
-        "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
-        INPUT_SIZE >> 20
-    ));
-    section.note(
-        "perfkit and peer rows are child processes started from a copy of this program forked at its start (wall from spawn to exit, CPU and peak RSS from wait4, output to /dev/null; Linux counts that copy's few MiB into a child's peak RSS); library rows are timed in this process on the same input",
-    );
-    section.note(
-        "betree search: each run's wall and CPU less those of the same command on an empty event file (start-up and index build), so the row compares with the library's search of a built index",
-    );
-    section.note(
-        "vs_library = library wall / command wall (below 1: what the command adds to the library); vs_peer = peer wall / perfkit wall (above 1: perfkit faster)",
-    );
-    report.sections.push(section);
-    report.run = RunInfo {
-        iterations: RUNS as u64,
-        warmup: 0,
-        runs: RUNS as u64,
-        pinned: None,
-        timing: "wall from spawn to wait4 per child process; Instant around each library call"
-            .into(),
-    };
-    Ok(report)
+    Ok(())
 }
 
 /// The zip command's work done by the library in this process: the same
