@@ -154,8 +154,29 @@ pub fn summarise(report: &Report) -> Vec<Headline> {
             });
         }
     }
-    // zip: our sync writer against each peer writer, per workload set.
-    for s in sections("zip: ") {
+    zip_writers(report, &mut out);
+    // stress: the context pool against a fresh context per block.
+    for s in sections("stress: totals") {
+        let rate = |name| find(s, name).and_then(|r| num(r, "throughput_mb_s"));
+        if let (Some(pool), Some(fresh)) = (rate("pool"), rate("fresh")) {
+            out.push(Headline {
+                subject: "stress with a context pool".into(),
+                peer: "a fresh context per block".into(),
+                speedup: pool / fresh,
+                basis: "throughput".into(),
+            });
+        }
+    }
+    out
+}
+
+/// zip: our sync writer against each peer writer, per workload set.
+fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
+    for s in report
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with("zip: "))
+    {
         for peer in ["zip crate", "s-zip"] {
             let ratios: Vec<f64> = s
                 .rows
@@ -185,17 +206,4 @@ pub fn summarise(report: &Report) -> Vec<Headline> {
             }
         }
     }
-    // stress: the context pool against a fresh context per block.
-    for s in sections("stress: totals") {
-        let rate = |name| find(s, name).and_then(|r| num(r, "throughput_mb_s"));
-        if let (Some(pool), Some(fresh)) = (rate("pool"), rate("fresh")) {
-            out.push(Headline {
-                subject: "stress with a context pool".into(),
-                peer: "a fresh context per block".into(),
-                speedup: pool / fresh,
-                basis: "throughput".into(),
-            });
-        }
-    }
-    out
 }

@@ -29,7 +29,7 @@ use crate::error::{Error, IoContext, Result, StepContext};
 use crate::peer;
 use perfkit_corpus::{self as corpus, Kind};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
-use perfkit_report::{Report, Row, RunInfo, Value};
+use perfkit_report::{Report, Row, RunInfo, Section, Value};
 
 /// What the zip part of `perfkit bench` measures, and for how long.
 #[derive(Debug, Clone)]
@@ -511,12 +511,7 @@ pub fn measure(args: &Settings) -> Result<Report> {
         for r in rows {
             sec.row(r);
         }
-        sec.note("cpu_vs_sync: CPU per archive relative to our sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate and s-zip: > 1 means perfkit is faster)");
-        sec.note("AES-256: every entry pays one key derivation, PBKDF2-HMAC-SHA1 with 1,000 iterations over a fresh salt, as WinZip AE-2 requires (a shared salt would reuse the CTR keystream); that fixed cost dominates small entries, while on entries of a few MB and up the cost is AES-CTR plus HMAC-SHA1 over the compressed bytes");
-        sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
-        sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
-        sec.note("backends: this binary links one flate2 backend, zlib-rs; it is the zip crate's default too, so the zip crate row is both its own default and ours; s-zip's default is miniz_oxide");
-        sec.note(peer_note.clone());
+        explain(sec, &peer_note);
     }
     report.run = RunInfo {
         iterations: max_iters,
@@ -526,4 +521,15 @@ pub fn measure(args: &Settings) -> Result<Report> {
         timing: "Instant and clock_gettime CPU clocks (thread; process for parallel) per archive; modes interleaved".into(),
     };
     Ok(report)
+}
+
+/// The notes under a write section: what each column means and how the
+/// rows were made; `peer_note` says which peers ran.
+fn explain(sec: &mut Section, peer_note: &str) {
+    sec.note("cpu_vs_sync: CPU per archive relative to our sync writer (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate and s-zip: > 1 means perfkit is faster)");
+    sec.note("AES-256: every entry pays one key derivation, PBKDF2-HMAC-SHA1 with 1,000 iterations over a fresh salt, as WinZip AE-2 requires (a shared salt would reuse the CTR keystream); that fixed cost dominates small entries, while on entries of a few MB and up the cost is AES-CTR plus HMAC-SHA1 over the compressed bytes");
+    sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
+    sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
+    sec.note("backends: this binary links one flate2 backend, zlib-rs; it is the zip crate's default too, so the zip crate row is both its own default and ours; s-zip's default is miniz_oxide");
+    sec.note(peer_note.to_owned());
 }
