@@ -187,52 +187,10 @@ pub fn run<S: SessionStore + Send + 'static>(
     plan: &Plan,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Outcome> {
-    let refuse = |why: &str| Err(Error::Plan(why.into()));
-    if !(plan.rate.is_finite() && plan.rate > 0.0) {
-        return refuse("the rate must be a positive number of orders per second");
-    }
-    if plan.duration.is_zero() {
-        return refuse("the measured duration must be over zero");
-    }
-    if targets.is_empty() {
-        return refuse("no initiator session to run");
-    }
-    // Checked before connecting: a thread that failed to pin would show
-    // up only as a session that never logged on.
-    if let Some(c) = plan.pin {
-        let usable = fixcore::affinity::usable();
-        if !usable.contains(&c) {
-            return Err(Error::CoreNotUsable { core: c, usable });
-        }
-    }
-    if plan.interval < Duration::from_millis(1) {
-        return refuse("the interval must be at least 1 ms");
-    }
-    if intervals_kept(plan) > MAX_INTERVALS {
-        return refuse(&format!(
-            "{:?} of run and grace in intervals of {:?} is {} intervals; at most {MAX_INTERVALS} are kept (two histograms each): give a longer interval",
-            plan.duration + plan.grace,
-            plan.interval,
-            intervals_kept(plan)
-        ));
-    }
+    validate(&targets, plan)?;
     let (use_uring, transport) = choose(plan.io)?;
     let k = targets.len();
-    let mut links = Vec::with_capacity(k);
-    for t in targets {
-        let stream = match TcpStream::connect((t.host.as_str(), t.port)) {
-            Ok(s) => s,
-            Err(source) => {
-                return Err(Error::Connect {
-                    session: t.name,
-                    host: t.host,
-                    port: t.port,
-                    source,
-                });
-            }
-        };
-        links.push(Link::connect(t.name, stream, t.session, plan)?);
-    }
+    let links = connect(targets, plan)?;
     let links = &links[..];
     let stop = AtomicBool::new(false);
     let schedule_cell = OnceLock::new();
@@ -317,20 +275,7 @@ pub fn run<S: SessionStore + Send + 'static>(
         // After the sender: held back, it sends its last orders after the
         // schedule's end, and that work is the run's too.
         let cpu1 = clock.read();
-        // Wait for the answers still out, then log out. The sender has
-        // ended, so this thread writes now.
-        let deadline = Instant::now() + plan.grace;
-        while Instant::now() < deadline && links.iter().any(|l| l.outstanding() > 0 && l.is_open())
-        {
-            links.iter().for_each(Link::flush);
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        links.iter().for_each(Link::logout);
-        let bye = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < bye && links.iter().any(Link::is_open) {
-            links.iter().for_each(Link::flush);
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        log_out(links, plan);
         stop.store(true, Ordering::Relaxed);
         links.iter().for_each(Link::close);
         let recv_side = receiver
@@ -380,6 +325,80 @@ pub fn run<S: SessionStore + Send + 'static>(
             lost,
         })
     })
+}
+
+/// Refuses a plan that cannot run, before anything connects.
+fn validate<S: SessionStore>(targets: &[Target<S>], plan: &Plan) -> Result<()> {
+    let refuse = |why: &str| Err(Error::Plan(why.into()));
+    if !(plan.rate.is_finite() && plan.rate > 0.0) {
+        return refuse("the rate must be a positive number of orders per second");
+    }
+    if plan.duration.is_zero() {
+        return refuse("the measured duration must be over zero");
+    }
+    if targets.is_empty() {
+        return refuse("no initiator session to run");
+    }
+    // Checked before connecting: a thread that failed to pin would show
+    // up only as a session that never logged on.
+    if let Some(c) = plan.pin {
+        let usable = fixcore::affinity::usable();
+        if !usable.contains(&c) {
+            return Err(Error::CoreNotUsable { core: c, usable });
+        }
+    }
+    if plan.interval < Duration::from_millis(1) {
+        return refuse("the interval must be at least 1 ms");
+    }
+    if intervals_kept(plan) > MAX_INTERVALS {
+        return refuse(&format!(
+            "{:?} of run and grace in intervals of {:?} is {} intervals; at most {MAX_INTERVALS} are kept (two histograms each): give a longer interval",
+            plan.duration + plan.grace,
+            plan.interval,
+            intervals_kept(plan)
+        ));
+    }
+    Ok(())
+}
+
+/// Connects every target and starts its Logon.
+fn connect<S: SessionStore + Send + 'static>(
+    targets: Vec<Target<S>>,
+    plan: &Plan,
+) -> Result<Vec<Link<S>>> {
+    let mut links = Vec::with_capacity(targets.len());
+    for t in targets {
+        let stream = match TcpStream::connect((t.host.as_str(), t.port)) {
+            Ok(s) => s,
+            Err(source) => {
+                return Err(Error::Connect {
+                    session: t.name,
+                    host: t.host,
+                    port: t.port,
+                    source,
+                });
+            }
+        };
+        links.push(Link::connect(t.name, stream, t.session, plan)?);
+    }
+    Ok(links)
+}
+
+/// Waits (up to the plan's grace) for the answers still out, then logs
+/// every session out and waits up to 2 s for the Logouts to go. The sender
+/// has ended, so the calling thread writes now.
+fn log_out<S: SessionStore>(links: &[Link<S>], plan: &Plan) {
+    let deadline = Instant::now() + plan.grace;
+    while Instant::now() < deadline && links.iter().any(|l| l.outstanding() > 0 && l.is_open()) {
+        links.iter().for_each(Link::flush);
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    links.iter().for_each(Link::logout);
+    let bye = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < bye && links.iter().any(Link::is_open) {
+        links.iter().for_each(Link::flush);
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 /// `total / count` rounded, 0 for no count.
