@@ -388,8 +388,7 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     let mut spaced_workers = Vec::new();
     if let Some(tsc) = tsc {
         for gap_time in SPACED_GAPS {
-            let mut d2 =
-                DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
+            let d2 = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
             spaced_workers.push(format!("{} ns: {}", gap_time.as_nanos(), d2.placement()));
             if let Some(e) = d2.pin_error() {
                 pin_notes.push(format!(
@@ -397,43 +396,18 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
                     gap_time.as_nanos()
                 ));
             }
-            let gap = tsc.ticks(gap_time);
-            let dropped3 = spaced_dropped.clone();
-            let m4 = msg.clone();
             ops.push((
                 format!(
                     "deferred: SPSC ring submit, {} ns apart",
                     gap_time.as_nanos()
                 ),
-                Box::new(move |n| {
-                    // A dead worker would leave the ring full: the refused
-                    // submits below then count it, rather than a hang here.
-                    let _ = d2.wait_drained();
-                    let mut ticks = 0u64;
-                    let mut next = tsc.now().saturating_add(gap);
-                    for _ in 0..n {
-                        while tsc.now() < next {
-                            std::hint::spin_loop();
-                        }
-                        let a = tsc.now();
-                        let ok = d2.try_submit(black_box(&m4));
-                        let b = tsc.now();
-                        if !ok {
-                            dropped3.set(dropped3.get() + 1);
-                        }
-                        // Saturating: the thread may be unpinned, and a counter
-                        // read on another core may be behind the first.
-                        ticks = ticks.saturating_add(b.saturating_sub(a));
-                        // Spaced from this call's end, not from a fixed
-                        // schedule: a late call must not be followed by ones
-                        // back to back while the schedule catches up.
-                        next = b.saturating_add(gap);
-                    }
-                    // One conversion for the batch, the read overhead
-                    // subtracted once per call from the sum: no per-call
-                    // rounding or clipping at zero.
-                    tsc.total_duration(n as u64, ticks)
-                }),
+                spaced_submits(
+                    d2,
+                    tsc,
+                    tsc.ticks(gap_time),
+                    msg.clone(),
+                    spaced_dropped.clone(),
+                ),
             ));
         }
     }
@@ -441,28 +415,8 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
     // so both hand-offs pay the same cross-core cache traffic.
     let (sink, queue) = ArrayQueueSink::new(batch * 2);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (placed_tx, placed) = std::sync::mpsc::sync_channel::<(Pinning, Option<PinError>)>(1);
-    let consumer = {
-        let (queue, stop) = (queue.clone(), stop.clone());
-        std::thread::spawn(move || {
-            // Placed like the SPSC worker: a refused pin runs unpinned.
-            let _ = placed_tx.send(affinity::place_current_or_unpin(helper));
-            let mut idle = deferred::Idle::default();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                match queue.pop() {
-                    Some(x) => {
-                        black_box(x.bytes().len());
-                        idle.reset();
-                    }
-                    None => idle.wait(),
-                }
-            }
-        })
-    };
-    let Ok((consumer_placement, consumer_pin_error)) = placed.recv() else {
-        let _ = consumer.join();
-        return Err(Error::Thread("ArrayQueue consumer ended before starting"));
-    };
+    let (consumer, consumer_placement, consumer_pin_error) =
+        queue_consumer(queue.clone(), stop.clone(), helper)?;
     if let Some(e) = consumer_pin_error {
         pin_notes.push(format!("ArrayQueue consumer: {e}; it ran unpinned"));
     }
@@ -502,20 +456,7 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
         dropped.get()
     ));
     if let Some(tsc) = tsc {
-        c.notes.push(format!(
-            "spaced-row SPSC submits refused (ring full): {}",
-            spaced_dropped.get()
-        ));
-        c.notes.push(format!(
-            "the spaced rows time each call on the TSC (lfence; rdtsc), starting each the \
-             stated time after the previous one ended, and sum a batch's calls with {:.1} ns \
-             of read overhead subtracted per call; like the other rows they record each \
-             batch's mean per call. The back-to-back rows time batches with Instant: a burst \
-             into an empty ring, where every slot line the worker read one lap earlier must \
-             come back from its core, so that row is the burst throughput of the cross-core \
-             hand-off, not the cost of one call",
-            tsc.overhead().as_secs_f64() * 1e9
-        ));
+        explain_spaced(&mut c, &tsc, spaced_dropped.get());
     }
     let spaced_worker = if spaced_workers.is_empty() {
         String::new()
@@ -532,6 +473,96 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
         .join()
         .map_err(|_| Error::Thread("ArrayQueue consumer panicked"))?;
     Ok(c)
+}
+
+/// The notes on the spaced rows: how many of their submits the ring
+/// refused, and how they are timed beside the back-to-back rows.
+fn explain_spaced(c: &mut Comparison, tsc: &Tsc, refused: u64) {
+    c.notes.push(format!(
+        "spaced-row SPSC submits refused (ring full): {}",
+        refused
+    ));
+    c.notes.push(format!(
+        "the spaced rows time each call on the TSC (lfence; rdtsc), starting each the \
+         stated time after the previous one ended, and sum a batch's calls with {:.1} ns \
+         of read overhead subtracted per call; like the other rows they record each \
+         batch's mean per call. The back-to-back rows time batches with Instant: a burst \
+         into an empty ring, where every slot line the worker read one lap earlier must \
+         come back from its core, so that row is the burst throughput of the cross-core \
+         hand-off, not the cost of one call",
+        tsc.overhead().as_secs_f64() * 1e9
+    ));
+}
+
+/// The ArrayQueue baseline's consumer thread, placed like the SPSC worker
+/// (a refused pin runs unpinned) and backing off like it, so both
+/// hand-offs pay the same cross-core cache traffic; it runs until `stop`.
+/// Returns the thread, where it runs, and why it is unpinned if it is.
+fn queue_consumer(
+    queue: std::sync::Arc<crossbeam::queue::ArrayQueue<deferred::InlineMsg>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    helper: Option<usize>,
+) -> Result<(std::thread::JoinHandle<()>, Pinning, Option<PinError>)> {
+    let (placed_tx, placed) = std::sync::mpsc::sync_channel::<(Pinning, Option<PinError>)>(1);
+    let consumer = std::thread::spawn(move || {
+        let _ = placed_tx.send(affinity::place_current_or_unpin(helper));
+        let mut idle = deferred::Idle::default();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            match queue.pop() {
+                Some(x) => {
+                    black_box(x.bytes().len());
+                    idle.reset();
+                }
+                None => idle.wait(),
+            }
+        }
+    });
+    let Ok((placement, pin_error)) = placed.recv() else {
+        let _ = consumer.join();
+        return Err(Error::Thread("ArrayQueue consumer ended before starting"));
+    };
+    Ok((consumer, placement, pin_error))
+}
+
+/// The deferred hot path's submits spaced `gap` TSC ticks apart (from each
+/// call's end), each call timed on the TSC; refused submits are counted in
+/// `dropped`.
+fn spaced_submits(
+    mut d: DeferredProcessor,
+    tsc: Tsc,
+    gap: u64,
+    msg: Vec<u8>,
+    dropped: std::rc::Rc<std::cell::Cell<u64>>,
+) -> Op<'static> {
+    Box::new(move |n| {
+        // A dead worker would leave the ring full: the refused
+        // submits below then count it, rather than a hang here.
+        let _ = d.wait_drained();
+        let mut ticks = 0u64;
+        let mut next = tsc.now().saturating_add(gap);
+        for _ in 0..n {
+            while tsc.now() < next {
+                std::hint::spin_loop();
+            }
+            let a = tsc.now();
+            let ok = d.try_submit(black_box(&msg));
+            let b = tsc.now();
+            if !ok {
+                dropped.set(dropped.get() + 1);
+            }
+            // Saturating: the thread may be unpinned, and a counter
+            // read on another core may be behind the first.
+            ticks = ticks.saturating_add(b.saturating_sub(a));
+            // Spaced from this call's end, not from a fixed
+            // schedule: a late call must not be followed by ones
+            // back to back while the schedule catches up.
+            next = b.saturating_add(gap);
+        }
+        // One conversion for the batch, the read overhead
+        // subtracted once per call from the sum: no per-call
+        // rounding or clipping at zero.
+        tsc.total_duration(n as u64, ticks)
+    })
 }
 
 /// The validated parse on an unpinned thread vs a thread pinned to
