@@ -3,7 +3,8 @@
 //! ExecutionReport and a ~1 KB MarketDataSnapshotFullRefresh with a
 //! repeating group.
 
-use crate::build::{BeginString, MessageBuilder, TimePrecision};
+use crate::build::{MessageBuilder, TimePrecision};
+use crate::version::BeginString;
 use crate::value::{Decimal, UtcTimestamp};
 
 /// 2026-01-02T14:30:00.123Z, fixed so the samples are reproducible.

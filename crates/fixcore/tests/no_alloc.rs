@@ -16,11 +16,12 @@ fn the_counting_allocator_is_installed() {
     assert!(alloc_count::installed());
 }
 
-use fixcore::build::{BeginString, MessageBuilder, TimePrecision};
+use fixcore::build::{MessageBuilder, TimePrecision};
+use fixcore::version::BeginString;
 use fixcore::frame::Framer;
 use fixcore::parse::Parser;
 use fixcore::sample;
-use fixcore::store::{MessageStore, RingStore};
+use fixcore::resend::{MessageStore, RingStore};
 use fixcore::value::{Decimal, UtcTimestamp};
 use std::hint::black_box;
 

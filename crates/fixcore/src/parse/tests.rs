@@ -1,6 +1,7 @@
 use super::*;
-use crate::build::{BeginString, MessageBuilder};
-use crate::dict::GroupDef;
+use crate::build::MessageBuilder;
+use crate::version::BeginString;
+use crate::groups::GroupDef;
 use crate::scan::SOH;
 use crate::value::Decimal;
 use proptest::prelude::*;
