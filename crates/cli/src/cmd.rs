@@ -126,7 +126,11 @@ fn flag_hint<'a>(
         if let Some(zipstream::Error::Exists { .. }) = cause.downcast_ref() {
             return Some("use -o to overwrite it, or -n to skip existing files");
         }
-        match cause.downcast_ref() {
+        let store = match cause.downcast_ref() {
+            Some(fixengine::assembly::Error::Store(e)) => Some(e),
+            _ => cause.downcast_ref::<fixsession::store::StoreError>(),
+        };
+        match store {
             Some(fixsession::store::StoreError::Corrupt { .. }) => {
                 Some("--recover-store cuts the store at its last good record")
             }
