@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use fixcore::session::machine::{Output, Session};
-use fixcore::session::store::SessionStore;
+use fixsession::machine::{Output, Session};
+use fixsession::store::SessionStore;
 use fixcore::value::UtcTimestamp;
 
 use crate::slots::Slots;

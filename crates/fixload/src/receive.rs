@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fixcore::frame::Framer;
-use fixcore::session::machine::Output;
-use fixcore::session::store::SessionStore;
+use fixsession::machine::Output;
+use fixsession::store::SessionStore;
 use fixcore::value::UtcTimestamp;
 use memchr::memmem::Finder;
 

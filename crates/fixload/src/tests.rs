@@ -3,12 +3,13 @@ use super::*;
 use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 
-use fixcore::session::app::Exchange;
-use fixcore::session::app::{Application, Delivered, Log};
-use fixcore::session::connection::{self, Options};
-use fixcore::session::machine::{Config, Role, SessionError};
-use fixcore::session::store::MemoryStore;
-use fixcore::settings::BeginString;
+use fixengine::apps::Exchange;
+use fixsession::app::{Application, Delivered};
+use fixsession::log::Log;
+use fixengine::connection::{self, Options};
+use fixsession::machine::{Config, Role, SessionError};
+use fixsession::store::MemoryStore;
+use fixcore::version::BeginString;
 use fixcore::value::UtcTimestamp;
 
 struct NoLog;

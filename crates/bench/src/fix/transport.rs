@@ -361,7 +361,8 @@ fn client_tokio(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fixcore::build::{BeginString, MessageBuilder};
+    use fixcore::build::MessageBuilder;
+    use fixcore::version::BeginString;
     use fixcore::sample;
 
     #[test]
