@@ -96,7 +96,9 @@ fn line_of<'a>(chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)
 
 /// The causes of `chain` in one line, followed by the flag that changes
 /// the outcome when there is one (see [`flag_hint`]).
-pub fn explained<'a>(chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)> + Clone) -> String {
+pub fn explained<'a>(
+    chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)> + Clone,
+) -> String {
     let mut line = line_of(chain.clone());
     if let Some(hint) = flag_hint(chain) {
         line.push_str("; ");

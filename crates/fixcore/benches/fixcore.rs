@@ -4,9 +4,9 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use fixcore::build::MessageBuilder;
 use fixcore::parse::Parser;
-use fixcore::version::BeginString;
 use fixcore::sample;
 use fixcore::scan::{self, ScanPath};
+use fixcore::version::BeginString;
 use std::hint::black_box;
 
 fn bench_scan(c: &mut Criterion) {

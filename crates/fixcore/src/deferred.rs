@@ -281,8 +281,8 @@ pub fn process_inline(
 mod tests {
     use super::*;
     use crate::build::MessageBuilder;
-    use crate::version::BeginString;
     use crate::sample;
+    use crate::version::BeginString;
 
     #[test]
     fn every_message_is_processed_once() {

@@ -4,8 +4,8 @@
 //! repeating group.
 
 use crate::build::{MessageBuilder, TimePrecision};
-use crate::version::BeginString;
 use crate::value::{Decimal, UtcTimestamp};
+use crate::version::BeginString;
 
 /// 2026-01-02T14:30:00.123Z, fixed so the samples are reproducible.
 const T0: i64 = 1_767_364_200_123_000_000;

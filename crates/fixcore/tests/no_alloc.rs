@@ -17,12 +17,12 @@ fn the_counting_allocator_is_installed() {
 }
 
 use fixcore::build::{MessageBuilder, TimePrecision};
-use fixcore::version::BeginString;
 use fixcore::frame::Framer;
 use fixcore::parse::Parser;
-use fixcore::sample;
 use fixcore::resend::{MessageStore, RingStore};
+use fixcore::sample;
 use fixcore::value::{Decimal, UtcTimestamp};
+use fixcore::version::BeginString;
 use std::hint::black_box;
 
 /// A message with a 10-entry repeating group, built in place.

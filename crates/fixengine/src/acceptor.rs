@@ -17,16 +17,16 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use fixsession::app::Application;
-use fixsession::log::Log;
 use crate::connection::{self, Options};
-use fixsession::id::SessionId;
-use fixsession::machine::Session;
-use fixsession::store::SessionStore;
 use crate::tls::ServerTls;
 use fixcore::frame::Framer;
-use fixsession::settings::SessionSettings;
 use fixcore::value::UtcTimestamp;
+use fixsession::app::Application;
+use fixsession::id::SessionId;
+use fixsession::log::Log;
+use fixsession::machine::Session;
+use fixsession::settings::SessionSettings;
+use fixsession::store::SessionStore;
 
 mod admission;
 pub mod dynamic;

@@ -45,8 +45,8 @@ mod error;
 mod log;
 mod template;
 
-pub use error::Error;
 use error::Context;
+pub use error::Error;
 use log::SessionLog;
 use template::{made_from, template};
 
@@ -220,8 +220,7 @@ fn file_store(
     recover: bool,
     console: &dyn Console,
 ) -> Result<FileStore, Error> {
-    std::fs::create_dir_all(dir)
-        .context(|| format!("creating FileStorePath {}", dir.display()))?;
+    std::fs::create_dir_all(dir).context(|| format!("creating FileStorePath {}", dir.display()))?;
     let owner = fixsession::id::SessionId::of(s);
     let prefix = dir.join(owner.file_name());
     let journal = dir.join(format!("{}.journal", s.id().replace(['>', ':'], "-")));
@@ -348,7 +347,9 @@ fn engine_sessions(
         )));
     }
     let global = match &settings.global_log {
-        Some(s) => Some(FileLog::open(s, "GLOBAL").context(|| "opening the GLOBAL file log".into())?),
+        Some(s) => {
+            Some(FileLog::open(s, "GLOBAL").context(|| "opening the GLOBAL file log".into())?)
+        }
         None => None,
     };
     Ok(EngineSessions {

@@ -13,12 +13,12 @@ use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use fixcore::frame::Framer;
+use fixcore::value::UtcTimestamp;
 use fixsession::app::{Application, deliver};
 use fixsession::log::Log;
 use fixsession::machine::{Output, Session, SessionError};
 use fixsession::store::SessionStore;
-use fixcore::frame::Framer;
-use fixcore::value::UtcTimestamp;
 
 /// How often timers run when nothing arrives.
 const TICK: Duration = Duration::from_millis(100);

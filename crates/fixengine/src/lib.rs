@@ -20,7 +20,7 @@
 //!   and TLS chosen from a settings file, and the acceptor and initiator
 //!   run with them.
 //!
-//! A session over a connection the caller made (a socket pair here):
+//! A session over a TCP connection the caller made:
 //!
 //! ```no_run
 //! use std::net::TcpStream;

@@ -27,18 +27,18 @@ use std::sync::Arc;
 use perfkit_testkit::fix_wire::{self as wire, quickfix_spec};
 
 use fixcore::dictionary::DataDictionary;
+use fixcore::dictionary::validate::Validation;
 use fixcore::dictionary::validate::Validator;
 use fixcore::frame::Framer;
+use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
 use fixengine::apps::Echo;
 use fixsession::app::{Application, Delivered};
 use fixsession::machine::{Config, Credentials, Output, Role, Session};
-use fixsession::store::{MemoryStore, SessionStore};
-use fixcore::dictionary::validate::Validation;
-use fixcore::version::BeginString;
+use fixsession::schedule::TimeWindow;
 use fixsession::schedule::{TimeOfDay, Weekday};
 use fixsession::settings::ApplVerId;
-use fixcore::value::UtcTimestamp;
-use fixsession::schedule::TimeWindow;
+use fixsession::store::{MemoryStore, SessionStore};
 
 /// 2026-11-23 12:00:00 UTC, a Monday: the scripts' clock at the start.
 const T0: i64 = 1_795_435_200 * 1_000_000_000;

@@ -17,15 +17,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use fixcore::value::UtcTimestamp;
 use fixengine::acceptor::{Acceptor, listen};
 use fixengine::apps::Echo;
-use fixsession::log::Log;
 use fixengine::connection::{self, Options};
 use fixengine::initiator::Targets;
+use fixsession::log::Log;
 use fixsession::machine::{Config, Session};
-use fixsession::store::MemoryStore;
 use fixsession::settings::{SessionSettings, Settings};
-use fixcore::value::UtcTimestamp;
+use fixsession::store::MemoryStore;
 use socket2::SockRef;
 
 const LOCAL_2: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));

@@ -15,14 +15,14 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
 use fixengine::acceptor::Acceptor;
-use fixsession::log::Log;
 use fixengine::apps::{Echo, Exchange};
 use fixengine::connection::Options;
+use fixsession::log::Log;
 use fixsession::machine::{Config, Role, Session};
 use fixsession::store::MemoryStore;
-use fixcore::version::BeginString;
-use fixcore::value::UtcTimestamp;
 
 fn config(bs: BeginString, theirs: &str) -> Config {
     Config {

@@ -14,13 +14,13 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use fixengine::apps::Echo;
-use fixsession::log::Log;
-use fixengine::connection::{self, Options};
-use fixsession::machine::{Config, Session};
-use fixsession::store::{MemoryStore, SessionStore, StoreError};
-use fixsession::settings::Settings;
 use fixcore::value::UtcTimestamp;
+use fixengine::apps::Echo;
+use fixengine::connection::{self, Options};
+use fixsession::log::Log;
+use fixsession::machine::{Config, Session};
+use fixsession::settings::Settings;
+use fixsession::store::{MemoryStore, SessionStore, StoreError};
 
 /// What the test and the store share.
 #[derive(Default)]

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use fixcore::value::UtcTimestamp;
 use fixsession::machine::{Output, Session};
 use fixsession::store::SessionStore;
-use fixcore::value::UtcTimestamp;
 
 use crate::slots::Slots;
 use crate::{Error, Lost, Plan, Result};

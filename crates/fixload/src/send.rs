@@ -12,8 +12,8 @@
 use std::time::{Duration, Instant};
 
 use fixcore::build::TimePrecision;
-use fixsession::store::SessionStore;
 use fixcore::value::UtcTimestamp;
+use fixsession::store::SessionStore;
 use hdrhistogram::Histogram;
 
 use crate::link::{Link, Schedule};

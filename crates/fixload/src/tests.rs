@@ -3,14 +3,14 @@ use super::*;
 use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 
+use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
 use fixengine::apps::Exchange;
+use fixengine::connection::{self, Options};
 use fixsession::app::{Application, Delivered};
 use fixsession::log::Log;
-use fixengine::connection::{self, Options};
 use fixsession::machine::{Config, Role, SessionError};
 use fixsession::store::MemoryStore;
-use fixcore::version::BeginString;
-use fixcore::value::UtcTimestamp;
 
 struct NoLog;
 impl Log for NoLog {

@@ -225,9 +225,9 @@ impl RecvRing {
 mod tests {
     use super::*;
     use crate::{DEFAULT_MAX_UNSENT, Io, Plan};
+    use fixcore::version::BeginString;
     use fixsession::machine::{Config, Role, Session};
     use fixsession::store::MemoryStore;
-    use fixcore::version::BeginString;
     use std::net::{TcpListener, TcpStream};
 
     /// A session's link to a peer that has read its Logon and answers

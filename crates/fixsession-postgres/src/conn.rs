@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use fixsession::store::StoreError;
 use fixsession::settings::PostgresSettings;
+use fixsession::store::StoreError;
 use postgres::{Client, Config, NoTls};
 
 /// How long one connection attempt may take: a host that does not answer

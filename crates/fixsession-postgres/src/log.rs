@@ -15,10 +15,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
-use fixsession::log::Log;
-use fixsession::store::StoreError;
-use fixsession::settings::PostgresLogSettings;
 use fixcore::value::UtcTimestamp;
+use fixsession::log::Log;
+use fixsession::settings::PostgresLogSettings;
+use fixsession::store::StoreError;
 use postgres::Client;
 
 use crate::SessionKey;

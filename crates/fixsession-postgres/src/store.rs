@@ -25,8 +25,8 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use fixsession::store::{SessionStore, StoreError};
 use fixsession::settings::PostgresSettings;
+use fixsession::store::{SessionStore, StoreError};
 use postgres::types::Type;
 use postgres::{Client, Config, Statement};
 

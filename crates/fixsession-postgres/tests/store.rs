@@ -1,10 +1,10 @@
 //! The store and log against a real PostgreSQL server (started by
 //! perfkit-testkit in a temporary cluster).
 
-use fixsession::log::Log;
-use fixsession::store::{SessionStore, StoreError};
-use fixsession::settings::{PostgresLogSettings, PostgresSettings};
 use fixcore::value::UtcTimestamp;
+use fixsession::log::Log;
+use fixsession::settings::{PostgresLogSettings, PostgresSettings};
+use fixsession::store::{SessionStore, StoreError};
 use fixsession_postgres::{PostgresLog, PostgresStore, SessionKey};
 use perfkit_testkit::postgres::{DATABASE, Postgres};
 use std::time::Duration;

@@ -1,9 +1,9 @@
 //! The session stores under criterion (`cargo bench -p fixsession`).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use std::hint::black_box;
 use fixcore::sample;
 use fixsession::store::{Durability, FileStore, MemoryStore, SessionStore};
+use std::hint::black_box;
 
 /// The session stores: a round's append (16 sent messages, then the
 /// flush that precedes the socket write) and a resend's lookup, in memory

@@ -46,12 +46,12 @@ pub fn settings_text(data: &[u8]) {
 /// Username(553) `u` and Password(554) `p`.
 pub fn session_script(data: &[u8]) {
     use crate::machine::{Config, Credentials, Output, Session};
-    use crate::store::MemoryStore;
-    use crate::settings::ConnectionType;
-    use fixcore::parse::Parser;
-    use fixcore::version::BeginString;
-    use fixcore::value::UtcTimestamp;
     use crate::schedule::{TimeOfDay, TimeWindow, Weekday};
+    use crate::settings::ConnectionType;
+    use crate::store::MemoryStore;
+    use fixcore::parse::Parser;
+    use fixcore::value::UtcTimestamp;
+    use fixcore::version::BeginString;
 
     let (windows, data) = match data.strip_prefix(b"W") {
         Some(rest) => {

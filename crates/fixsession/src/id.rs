@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
-
 /// A session's identity, QuickFIX's `SessionID`: BeginString, our
 /// CompID, the counterparty's, and a qualifier that only local names
 /// (files, table rows) carry, never the wire.

@@ -19,12 +19,12 @@
 //! `outgoing` what it sends, `resend` how it serves a ResendRequest and
 //! `gap` the messages it keeps ahead of a gap.
 
+use crate::settings::ConnectionType;
 use crate::store::{SessionStore, StoreError};
 use fixcore::build::MessageBuilder;
 use fixcore::parse::Parser;
-use crate::settings::ConnectionType;
-use fixcore::version::BeginString;
 use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
 
 mod config;
 mod gap;

@@ -13,12 +13,12 @@
 
 use std::collections::BTreeMap;
 
-use fixcore::build::TimePrecision;
-use fixcore::dictionary::validate::Validation;
-use fixcore::version::BeginString;
 use crate::file_log::FileLogSettings;
 use crate::schedule::TimeWindow;
 use crate::schedule::{TimeOfDay, Weekday};
+use fixcore::build::TimePrecision;
+use fixcore::dictionary::validate::Validation;
+use fixcore::version::BeginString;
 
 mod bounds;
 mod error;
@@ -72,7 +72,6 @@ pub enum ConnectionType {
     /// Connects to `SocketConnectHost:SocketConnectPort`.
     Initiator,
 }
-
 
 /// Application version under FIXT.1.1 (ApplVerID(1128) values 7, 8, 9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

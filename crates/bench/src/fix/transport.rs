@@ -362,8 +362,8 @@ fn client_tokio(
 mod tests {
     use super::*;
     use fixcore::build::MessageBuilder;
-    use fixcore::version::BeginString;
     use fixcore::sample;
+    use fixcore::version::BeginString;
 
     #[test]
     fn every_transport_echoes_and_counts() {

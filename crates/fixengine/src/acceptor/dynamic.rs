@@ -16,10 +16,10 @@ use std::time::Instant;
 
 use super::Rules;
 use super::waiting::Route;
+use fixcore::value::UtcTimestamp;
 use fixsession::id::{SessionId, file_name_problem};
 use fixsession::machine::{Config, Session, screen_logon};
 use fixsession::store::SessionStore;
-use fixcore::value::UtcTimestamp;
 
 /// Makes the session a template matched: given its identity (our CompID,
 /// theirs, the template's qualifier), the session with its own store, or

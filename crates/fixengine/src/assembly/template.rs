@@ -44,7 +44,8 @@ pub(super) fn template(
         // opened: a session refused (its store another's, say) claims
         // nothing.
         claims.check(&s).map_err(|e| e.to_string())?;
-        let session = open_session(&s, recover, true, &*console).map_err(|e| console.one_line(&e))?;
+        let session =
+            open_session(&s, recover, true, &*console).map_err(|e| console.one_line(&e))?;
         claims.claim(&s).map_err(|e| e.to_string())?;
         console.screen(
             format!(

@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use super::Role;
+use crate::schedule::TimeWindow;
+use crate::settings::{ApplVerId, SessionSettings};
 use fixcore::build::TimePrecision;
 use fixcore::dictionary::validate::Validator;
-use crate::settings::{ApplVerId, SessionSettings};
 use fixcore::version::BeginString;
-use crate::schedule::TimeWindow;
 
 /// What a session needs to know of its configuration.
 #[derive(Debug, Clone)]

@@ -9,8 +9,8 @@ use super::inspect::{
 use super::{NANOS, Output, Phase, Role, Session, SessionError};
 use crate::reject::Reason;
 use crate::store::SessionStore;
-use fixcore::version::BeginString;
 use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
 
 impl<S: SessionStore> Session<S> {
     /// One complete message from the connection (a frame as

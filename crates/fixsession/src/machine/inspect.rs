@@ -4,9 +4,9 @@
 //! framed is [`Garbled`].
 
 use super::{Config, is_admin};
+use crate::reject::Reason;
 use fixcore::Error;
 use fixcore::parse::Parser;
-use crate::reject::Reason;
 use fixcore::value::UtcTimestamp;
 
 /// The header and session fields of a received message, read out of the

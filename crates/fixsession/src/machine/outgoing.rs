@@ -4,11 +4,11 @@
 
 use super::inspect::{Inbound, inspect};
 use super::{INFINITY_41, Output, Session, SessionError};
-use fixcore::build::{MessageBuilder, TimePrecision};
 use crate::reject::{self, Reason};
 use crate::store::SessionStore;
-use fixcore::version::BeginString;
+use fixcore::build::{MessageBuilder, TimePrecision};
 use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
 
 impl<S: SessionStore> Session<S> {
     /// SendingTime's precision: as configured from FIX 4.2 on (earlier

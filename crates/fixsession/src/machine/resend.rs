@@ -4,11 +4,11 @@
 
 use super::inspect::{Inbound, is_header_tag, split_fields};
 use super::{INFINITY_41, Output, RESEND_BATCH, Resend, Session, SessionError, is_admin};
-use fixcore::Error;
 use crate::reject::Reason;
 use crate::store::SessionStore;
-use fixcore::version::BeginString;
+use fixcore::Error;
 use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
 
 impl<S: SessionStore> Session<S> {
     /// Serves a ResendRequest: application messages again with

@@ -8,9 +8,9 @@ use super::{
     PostgresLogSettings, PostgresSettings, ScreenLog, SessionSettings, SettingsError, TimeOfDay,
     Validation, Weekday,
 };
-use fixcore::build::TimePrecision;
 use crate::file_log::FileLogSettings;
 use crate::schedule::TimeWindow;
+use fixcore::build::TimePrecision;
 use jiff::tz::TimeZone;
 
 /// Typed reads of one session's merged entries.

@@ -415,10 +415,7 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
     assert_eq!(s.allowed_remote_addresses, ["127.0.0.1"]);
     assert_eq!(s.socket_send_buffer_size, Some(7));
     assert!(!s.validate_length_and_checksum && !s.validate_checksum);
-    assert_eq!(
-        s.store_durability(),
-        crate::store::Durability::Fsync
-    );
+    assert_eq!(s.store_durability(), crate::store::Durability::Fsync);
     assert_eq!(
         s.file_log,
         Some(crate::file_log::FileLogSettings {

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use fixsession::store::AnyStore;
 use fixload::{Settings, Sweep, Swept, Target};
+use fixsession::store::AnyStore;
 use perfkit_report::ReportOptions;
 
 /// What `perfkit fix load` was asked to do, the flags resolved.

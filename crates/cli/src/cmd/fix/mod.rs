@@ -15,8 +15,8 @@
 mod args;
 mod bench;
 mod check;
-mod input;
 mod engine;
+mod input;
 mod load;
 
 pub use args::{FixArgs, FixBenchArgs};

@@ -110,8 +110,7 @@ pub(super) fn is_creation_time(t: &[u8]) -> bool {
     let (Some(y), Some(mo), Some(d), Some(h), Some(mi), Some(s)) = fields else {
         return false;
     };
-    let date_ok =
-        (1..=12).contains(&mo) && d >= 1 && d <= civil::days_in_month(i64::from(y), mo);
+    let date_ok = (1..=12).contains(&mo) && d >= 1 && d <= civil::days_in_month(i64::from(y), mo);
     let frac_ok = match &t[17..] {
         [] => true,
         [b'.', rest @ ..] => (1..=9).contains(&rest.len()) && rest.iter().all(u8::is_ascii_digit),

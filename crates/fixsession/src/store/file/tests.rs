@@ -300,8 +300,7 @@ fn journal_converts_to_quickfix_layout() {
     bytes.push(b'M'); // a record cut short at the end
     std::fs::write(&journal, &bytes).unwrap();
     let p = prefix(&d);
-    let (s, bak) =
-        crate::store::journal::convert(&journal, &p, Durability::Process, None).unwrap();
+    let (s, bak) = crate::store::journal::convert(&journal, &p, Durability::Process, None).unwrap();
     drop(s);
     assert!(bak.exists() && !journal.exists());
     let s = FileStore::open(&p, Durability::Process, None).unwrap();
@@ -333,12 +332,7 @@ fn journal_with_a_damaged_length_is_refused() {
     let mut damaged = bytes.clone();
     damaged[lengths[20]..lengths[20] + 4].copy_from_slice(&0x7fff_0000u32.to_le_bytes());
     std::fs::write(&journal, &damaged).unwrap();
-    let e = match crate::store::journal::convert(
-        &journal,
-        &prefix(&d),
-        Durability::Process,
-        None,
-    ) {
+    let e = match crate::store::journal::convert(&journal, &prefix(&d), Durability::Process, None) {
         Ok(_) => panic!("a damaged journal converted"),
         Err(e) => e,
     };
@@ -352,8 +346,7 @@ fn journal_with_a_damaged_length_is_refused() {
     // A last record cut short converts without it.
     std::fs::write(&journal, &bytes[..bytes.len() - 10]).unwrap();
     let (s, _) =
-        crate::store::journal::convert(&journal, &prefix(&d), Durability::Process, None)
-            .unwrap();
+        crate::store::journal::convert(&journal, &prefix(&d), Durability::Process, None).unwrap();
     assert!(s.load(49, &mut Vec::new()).unwrap());
     assert!(!s.load(50, &mut Vec::new()).unwrap());
 }
