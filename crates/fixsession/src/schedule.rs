@@ -1,4 +1,4 @@
-//! Session and logon windows: QuickFIX's `TimeRange`.
+//! Session schedules: QuickFIX's session and logon times (`TimeRange`).
 //!
 //! A [`TimeWindow`] is daily (`StartTime`/`EndTime`) or weekly (with
 //! `StartDay`/`EndDay`), in UTC, in the machine's local time

@@ -95,7 +95,7 @@ pub enum StoreError {
     /// was recorded since the last good flush is kept, and the same call
     /// may be tried again. A driver holds the round's bytes back and
     /// retries rather than ending the session (see
-    /// [`connection::run`](crate::connection::run)).
+    /// `fixengine::connection::run`).
     #[error("{store}: unavailable: {why}")]
     Unavailable {
         /// Which store (a database and session, say).
