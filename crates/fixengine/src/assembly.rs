@@ -147,6 +147,10 @@ pub trait Console: Send + Sync {
     /// `err` in one line, in the operator's terms: why a session made
     /// from a template could not be opened.
     fn one_line(&self, err: &(dyn std::error::Error + 'static)) -> String;
+    /// The sessions are open and about to run: from now on the stop flag
+    /// ends them gracefully (a caller that sets it on a signal starts
+    /// listening for the signal here, not before).
+    fn running(&self) {}
 }
 
 /// The console shared by the sessions' threads.
@@ -409,6 +413,7 @@ fn message_log(path: &Option<PathBuf>) -> Result<Option<MessageLog>, Error> {
 
 /// Runs the acceptor sessions and templates of `engine`'s settings file
 /// on their port until `stop` is set: sessions log out, then it returns.
+/// [`Console::running`] is called once they are open.
 pub fn run_acceptor(
     engine: &EngineSettings,
     stop: &'static AtomicBool,
@@ -468,6 +473,7 @@ pub fn run_acceptor(
         tls: tls.is_some(),
     });
     let messages = message_log(&engine.log)?;
+    console.running();
     let logs = sessions
         .iter()
         .map(|(s, _)| SessionLog::open(s, &messages, &console))
@@ -601,6 +607,7 @@ pub fn run_initiator(
     .sessions;
     let messages = message_log(&engine.log)?;
     let latencies = latency_file(&engine.latencies)?;
+    console.running();
     std::thread::scope(|scope| -> Result<(), Error> {
         let mut handles = Vec::new();
         for (s, mut session) in sessions {

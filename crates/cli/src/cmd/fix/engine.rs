@@ -12,10 +12,20 @@ use anyhow::Result;
 use fixengine::assembly::{self, Console, EngineSettings, Listening, Warning};
 
 /// The engine's lines written as perfkit writes them: the screen log
-/// and warnings to stderr, each in one write, results to stdout.
-pub(super) struct Stderr;
+/// and warnings to stderr, each in one write, results to stdout. With a
+/// stop flag, Ctrl-C sets it once the sessions run, so they log out.
+#[derive(Default)]
+pub(super) struct Stderr {
+    stop: Option<&'static AtomicBool>,
+}
 
 impl Console for Stderr {
+    fn running(&self) {
+        if let Some(flag) = self.stop {
+            perfkit::cleanup::stop_gracefully(flag);
+        }
+    }
+
     fn screen(&self, line: &[u8]) {
         let mut whole = Vec::with_capacity(line.len() + 1);
         whole.extend_from_slice(line);
@@ -60,17 +70,19 @@ impl Console for Stderr {
     }
 }
 
-/// The flag Ctrl-C sets: sessions log out, then the command exits.
-fn stop_flag() -> &'static AtomicBool {
+/// The flag Ctrl-C sets once the sessions run (see [`Stderr::running`]):
+/// sessions log out, then the command exits; and the console that says
+/// so.
+fn stop_flag() -> (&'static AtomicBool, Arc<Stderr>) {
     let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
-    perfkit::cleanup::stop_gracefully(flag);
-    flag
+    (flag, Arc::new(Stderr { stop: Some(flag) }))
 }
 
 /// Runs `perfkit fix acceptor`.
 pub fn acceptor(engine: &EngineSettings) -> Result<ExitCode> {
     super::cap_scan_path()?;
-    assembly::run_acceptor(engine, stop_flag(), Arc::new(Stderr))?;
+    let (stop, console) = stop_flag();
+    assembly::run_acceptor(engine, stop, console)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -79,6 +91,7 @@ pub fn acceptor(engine: &EngineSettings) -> Result<ExitCode> {
 /// Ctrl-C logs it out.
 pub fn initiator(engine: &EngineSettings) -> Result<ExitCode> {
     super::cap_scan_path()?;
-    assembly::run_initiator(engine, stop_flag(), Arc::new(Stderr))?;
+    let (stop, console) = stop_flag();
+    assembly::run_initiator(engine, stop, console)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -112,7 +112,7 @@ fn in_flag_terms(e: fixload::Error) -> anyhow::Error {
 
 /// The initiator sessions of the settings file, the first `k` when given.
 fn targets(settings: &Path, k: Option<usize>) -> Result<Vec<Target<AnyStore>>> {
-    let mut all = fixengine::assembly::load_sessions(settings, &super::engine::Stderr)?;
+    let mut all = fixengine::assembly::load_sessions(settings, &super::engine::Stderr::default())?;
     if let Some(k) = k {
         if k > all.len() {
             bail!(
