@@ -16,9 +16,11 @@
 //!   default), handed over per round to a writer thread of its own, so
 //!   the session never waits for its log.
 //!
-//! A lost connection is [`StoreError::Unavailable`]: the store keeps what
-//! it has not written, opens a new connection on the next call, and the
-//! driver holds the session's traffic back until then (see
+//! A lost connection is
+//! [`StoreError::Unavailable`](fixsession::store::StoreError::Unavailable):
+//! the store keeps what it has not written, opens a new connection on the
+//! next call, and the driver holds the session's traffic back until then
+//! (see
 //! `fixengine::connection::run`). The tables are created when
 //! missing, with QuickFIX's column names and types.
 //!

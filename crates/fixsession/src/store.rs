@@ -2,7 +2,7 @@
 //! message sent, by sequence number.
 //!
 //! [`MemoryStore`] lives as long as the process. [`FileStore`] keeps them
-//! in QuickFIX's file-store layout (see [`file`]), so a session killed at
+//! in QuickFIX's file-store layout (see [`file`](mod@file)), so a session killed at
 //! any point (`kill -9`) resumes its numbers and can still resend what it
 //! sent, and a store QuickFIX wrote is read as it is. [`journal`] converts
 //! the single-file journal earlier versions wrote.
