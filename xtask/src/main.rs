@@ -3,8 +3,9 @@
 //! - `ci`: formatting, clippy, the whole test suite, and the
 //!   interoperability tests against outside programs, which it installs
 //!   (apt-get / pip) when running as root and missing; otherwise it fails
-//!   with the list of what to install. It never skips silently. fixcore's
-//!   tests then run again with `FIXCORE_SCAN=avx512`, `avx2` and `scalar`.
+//!   with the list of what to install. It never skips silently. The FIX
+//!   crates' tests then run again with `FIXCORE_SCAN=avx512`, `avx2` and
+//!   `scalar`.
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus
 //!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
@@ -155,13 +156,14 @@ fn ci() -> Result<()> {
         .env_remove("PERFKIT_SKIP_INTEROP"))?;
     // fixcore's scanner picks the fastest SIMD path at run time, so the run
     // above only exercised this CPU's best one. Capping the pick runs the
-    // parser, framer and builder tests on each slower path as well (the
-    // capped pick never exceeds what the CPU has, so on a CPU without
-    // AVX-512 a cap repeats the run above; fixcore rejects unknown names). Only
-    // the scan-cap-env feature makes fixcore read the variable.
-    // Selecting fixcore alone re-resolves its dev-dependencies' features, so
-    // the first capped run rebuilds a few of them (about a minute); the
-    // other two reuse that build.
+    // parser, framer and builder tests, and the session and engine tests
+    // built on them, on each slower path as well (the capped pick never
+    // exceeds what the CPU has, so on a CPU without AVX-512 a cap repeats
+    // the run above; fixcore rejects unknown names). Only the scan-cap-env
+    // feature makes fixcore read the variable. Selecting the FIX crates
+    // alone re-resolves their dev-dependencies' features, so the first
+    // capped run rebuilds a few of them (about a minute); the other two
+    // reuse that build.
     for cap in ["avx512", "avx2", "scalar"] {
         run(cargo()
             .args([
@@ -169,8 +171,12 @@ fn ci() -> Result<()> {
                 "--locked",
                 "-p",
                 "fixcore",
+                "-p",
+                "fixsession",
+                "-p",
+                "fixengine",
                 "--features",
-                "scan-cap-env",
+                "fixcore/scan-cap-env",
             ])
             .env("FIXCORE_SCAN", cap)
             .env_remove("PERFKIT_SKIP_INTEROP"))?;

@@ -13,7 +13,10 @@
 //! - in the binary, clap is named only by the flag modules (`main.rs`,
 //!   `flags/`, and one `args.rs` per command folder), and no function
 //!   outside them takes an `*Args`: flags become settings before any work
-//!   starts.
+//!   starts;
+//! - fixsession (the session machine) and fixcore (the wire) are built
+//!   with no socket, TLS or database crate, and their source names no
+//!   `std::net`: the engine (fixengine) owns sockets and TLS.
 //!
 //! The workspace's packages come from `cargo metadata --no-deps`, so a new
 //! crate is checked without this file changing.

@@ -89,7 +89,7 @@ const PROGRAMS: &[Program] = &[
         probe: &["--version"],
         apt: "g++",
     },
-    // fixcore's TLS tests make their certificates at test time.
+    // fixengine's TLS tests make their certificates at test time.
     Program {
         name: "openssl",
         probe: &["version"],
@@ -98,7 +98,7 @@ const PROGRAMS: &[Program] = &[
 ];
 
 const LIBRARIES: &[Library] = &[
-    // fixcore-postgres and the FIX failover tests: a real PostgreSQL
+    // fixsession-postgres and the FIX failover tests: a real PostgreSQL
     // server, made and started by perfkit-testkit's harness (as the
     // `postgres` user when CI runs as root).
     Library {
@@ -111,7 +111,7 @@ const LIBRARIES: &[Library] = &[
         header: "/usr/include/quickfix/Message.h",
         apt: "libquickfix-dev",
     },
-    // fixcore's TimeZone setting reads the system's tz database; its tests
+    // fixsession's TimeZone setting reads the system's tz database; its tests
     // name zones such as America/New_York.
     Library {
         header: "/usr/share/zoneinfo/America/New_York",

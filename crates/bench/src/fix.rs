@@ -24,12 +24,13 @@ pub mod transport;
 
 use crate::{Error, Result};
 use fixcore::affinity::{self, PinError, Pinning};
-use fixcore::build::{BeginString, MessageBuilder};
+use fixcore::build::MessageBuilder;
 use fixcore::deferred::{self, DeferredProcessor};
 use fixcore::parse::Parser;
+use fixcore::resend::{MessageStore, StoreKind};
 use fixcore::sample;
 use fixcore::scan::{self, ScanPath};
-use fixcore::store::{MessageStore, StoreKind};
+use fixcore::version::BeginString;
 use perfkit_measure::tsc::Tsc;
 use perfkit_measure::{self, Comparison, Op, Rounds, Variant, latency_histogram};
 use sink::ArrayQueueSink;

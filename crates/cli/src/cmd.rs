@@ -75,8 +75,13 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
 /// zipstream's and zstdkit's `I/O error: {0}` do) would otherwise repeat
 /// it (`I/O error: File exists (os error 17): File exists (os error 17)`).
 pub fn one_line(err: &anyhow::Error) -> String {
+    line_of(err.chain())
+}
+
+/// The causes of `chain` in one line, as [`one_line`] writes them.
+fn line_of<'a>(chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)>) -> String {
     let mut line = String::new();
-    for cause in err.chain() {
+    for cause in chain {
         let text = cause.to_string();
         if line.ends_with(&text) {
             continue;
@@ -89,29 +94,50 @@ pub fn one_line(err: &anyhow::Error) -> String {
     line
 }
 
+/// The causes of `chain` in one line, followed by the flag that changes
+/// the outcome when there is one (see [`flag_hint`]).
+pub fn explained<'a>(
+    chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)> + Clone,
+) -> String {
+    let mut line = line_of(chain.clone());
+    if let Some(hint) = flag_hint(chain) {
+        line.push_str("; ");
+        line.push_str(hint);
+    }
+    line
+}
+
 /// Reports a failure in one line on stderr and picks the exit code.
 pub fn fail(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::from(EXIT_BROKEN_PIPE);
     }
-    let mut line = one_line(err);
-    if let Some(hint) = flag_hint(err) {
-        line.push_str("; ");
-        line.push_str(hint);
-    }
+    let line = explained(err.chain());
     let _ = writeln!(io::stderr(), "perfkit: {line}");
     ExitCode::FAILURE
 }
 
 /// The flag that changes the outcome, for an error a library reports in
 /// its own terms: zipstream knows overwriting was off, not that `unzip -o`
-/// turns it on.
-fn flag_hint(err: &anyhow::Error) -> Option<&'static str> {
-    err.chain().find_map(|cause| match cause.downcast_ref() {
-        Some(zipstream::Error::Exists { .. }) => {
-            Some("use -o to overwrite it, or -n to skip existing files")
+/// turns it on; fixsession that a store is damaged, not that
+/// `--recover-store` starts on it.
+fn flag_hint<'a>(
+    mut chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)>,
+) -> Option<&'static str> {
+    chain.find_map(|cause| {
+        if let Some(zipstream::Error::Exists { .. }) = cause.downcast_ref() {
+            return Some("use -o to overwrite it, or -n to skip existing files");
         }
-        _ => None,
+        let store = match cause.downcast_ref() {
+            Some(fixengine::assembly::Error::Store(e)) => Some(e),
+            _ => cause.downcast_ref::<fixsession::store::StoreError>(),
+        };
+        match store {
+            Some(fixsession::store::StoreError::Corrupt { .. }) => {
+                Some("--recover-store cuts the store at its last good record")
+            }
+            _ => None,
+        }
     })
 }
 

@@ -5,7 +5,8 @@
 //! have happened (orders per step, every order answered once), not against
 //! the generator's own arithmetic.
 
-use fixcore::build::{BeginString, MessageBuilder, TimePrecision};
+use fixcore::build::{MessageBuilder, TimePrecision};
+use fixcore::version::BeginString;
 use perfkit_testkit::process::{Running, free_port};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};

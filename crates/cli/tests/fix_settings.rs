@@ -201,8 +201,8 @@ fn every_quickfix_1_15_1_key_starts_an_acceptor_with_warnings() {
     // One line for each key the file sets that perfkit does not act on,
     // naming it; none for a key it honours.
     for (key, _) in QUICKFIX_1_15_1.iter().filter(|(k, _)| !left_out(k)) {
-        let honoured = fixcore::settings::keys::find(key).unwrap().treatment
-            == fixcore::settings::Treatment::Honoured;
+        let honoured = fixsession::settings::keys::find(key).unwrap().treatment
+            == fixsession::settings::Treatment::Honoured;
         let named: Vec<&&str> = warnings
             .iter()
             .filter(|w| {

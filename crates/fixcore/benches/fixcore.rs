@@ -2,10 +2,11 @@
 //! never asserted; run with `cargo bench -p fixcore --bench fixcore`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use fixcore::build::{BeginString, MessageBuilder};
+use fixcore::build::MessageBuilder;
 use fixcore::parse::Parser;
 use fixcore::sample;
 use fixcore::scan::{self, ScanPath};
+use fixcore::version::BeginString;
 use std::hint::black_box;
 
 fn bench_scan(c: &mut Criterion) {
@@ -54,7 +55,7 @@ fn bench_build(c: &mut Criterion) {
 }
 
 fn bench_store(c: &mut Criterion) {
-    use fixcore::store::StoreKind;
+    use fixcore::resend::StoreKind;
     let mut g = c.benchmark_group("store_lookup");
     let msg = sample::all().swap_remove(0).1;
     for kind in StoreKind::ALL {
@@ -67,61 +68,6 @@ fn bench_store(c: &mut Criterion) {
             b.iter(|| {
                 k = (k + 4099) % 8192;
                 black_box(st.get(black_box(k + 1)).map(<[u8]>::len))
-            })
-        });
-    }
-    g.finish();
-}
-
-/// The session stores: a round's append (16 sent messages, then the
-/// flush that precedes the socket write) and a resend's lookup, in memory
-/// and in QuickFIX's file layout under each durability. This decides
-/// whether a faster on-disk format would earn a setting of its own: it
-/// could save at most the file store's cost over the memory store's.
-fn bench_session_store(c: &mut Criterion) {
-    use fixcore::session::store::{Durability, FileStore, MemoryStore, SessionStore};
-    const ROUND: u64 = 16;
-    let msg = sample::all().swap_remove(0).1;
-    let dir = tempfile::tempdir().unwrap();
-    let mut stores: Vec<(&str, Box<dyn SessionStore>)> = vec![
-        ("memory", Box::new(MemoryStore::default())),
-        (
-            "file",
-            Box::new(
-                FileStore::open(&dir.path().join("process"), Durability::Process, None).unwrap(),
-            ),
-        ),
-        (
-            "file_fsync",
-            Box::new(FileStore::open(&dir.path().join("fsync"), Durability::Fsync, None).unwrap()),
-        ),
-    ];
-    let mut g = c.benchmark_group("session_store_round");
-    g.throughput(Throughput::Elements(ROUND));
-    for (name, st) in &mut stores {
-        let mut seq = 0u64;
-        g.bench_function(*name, |b| {
-            b.iter(|| {
-                for _ in 0..ROUND {
-                    seq += 1;
-                    st.save(seq, &msg).unwrap();
-                }
-                st.set_seqs(seq + 1, seq + 1).unwrap();
-                st.flush().unwrap()
-            })
-        });
-    }
-    g.finish();
-    let mut g = c.benchmark_group("session_store_lookup");
-    let mut out = Vec::new();
-    for (name, st) in &mut stores {
-        let last = st.next_sender_seq() - 1;
-        let mut k = 0u64;
-        g.bench_function(*name, |b| {
-            b.iter(|| {
-                k = (k + 4099) % last;
-                out.clear();
-                black_box(st.load(black_box(k + 1), &mut out).unwrap())
             })
         });
     }
@@ -163,7 +109,6 @@ criterion_group!(
     bench_parse,
     bench_build,
     bench_store,
-    bench_session_store,
     bench_deferred
 );
 criterion_main!(benches);

@@ -121,9 +121,7 @@ pub(crate) fn has_soh(v: &[u8]) -> bool {
     }
 }
 
-/// The protocol version the builder writes, also read by the settings
-/// and the session: one type, [`crate::version::BeginString`].
-pub use crate::version::BeginString;
+use crate::version::BeginString;
 
 /// Reusable FIX message writer. See the [module docs](self).
 #[derive(Debug, Clone)]
@@ -447,7 +445,7 @@ impl MessageBuilder {
     /// Appends a Length/Data pair, `length_tag=<len>` then `data_tag=v`
     /// (RawDataLength(95) and RawData(96), ...). The data may hold any
     /// byte, SOH and `=` included: a parser that knows the pair reads it by
-    /// its length (see [`Dictionary::data_pairs`](crate::dict::Dictionary::data_pairs)).
+    /// its length (see [`Dictionary::data_pairs`](crate::groups::Dictionary::data_pairs)).
     /// An empty `v` or equal tags make [`finish`](Self::finish) fail.
     pub fn field_data(&mut self, length_tag: u32, data_tag: u32, v: &[u8]) -> &mut Self {
         let mut b = [0u8; 24];

@@ -9,7 +9,7 @@ pub use inline::{INLINE_MAX, InlineMsg};
 
 use crate::affinity::{self, PinError, Pinning};
 use crate::parse::Parser;
-use crate::store::{MessageStore, RingStore};
+use crate::resend::{MessageStore, RingStore};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -280,8 +280,9 @@ pub fn process_inline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::{BeginString, MessageBuilder};
+    use crate::build::MessageBuilder;
     use crate::sample;
+    use crate::version::BeginString;
 
     #[test]
     fn every_message_is_processed_once() {

@@ -272,7 +272,7 @@ impl DataDictionary {
     /// before it, which is how every FIX version numbers them but
     /// Signature(89), whose length is SignatureLength(93). A data field with
     /// neither has no length to read it by and is left out. Give the result
-    /// to [`crate::dict::Dictionary::with_data_pairs`].
+    /// to [`crate::groups::Dictionary::with_data_pairs`].
     pub fn data_pairs(&self) -> Vec<(u32, u32)> {
         let by_name: HashMap<&str, &FieldDef> =
             self.fields.values().map(|f| (f.name.as_str(), f)).collect();

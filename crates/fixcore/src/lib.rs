@@ -1,24 +1,22 @@
 //! fixcore: the FIX tag=value hot path — SIMD field scanner, zero-copy
-//! parser, builder, message store, deferred processor, core pinning and
-//! the session engine. What times them lives in the `perfkit-bench` crate.
+//! parser, builder, resend ring, deferred processor, core pinning and
+//! dictionary validation. The session machine, its stores and settings
+//! are the `fixsession` crate's; the TCP and TLS drivers and the engine
+//! the `fixengine` crate's. What times them lives in `perfkit-bench`.
 //!
 //! - [`scan`]: every `=` and SOH offset in one pass (scalar / AVX2 /
 //!   AVX-512 / AVX-512 VBMI2, chosen at run time; [`scan::ScanPath::cap`]
 //!   caps it);
 //! - [`parse`]: validating zero-copy [`parse::Message`] with O(1) tag
-//!   access, typed getters ([`value`]) and repeating groups ([`dict`]);
+//!   access, typed getters ([`value`]) and repeating groups ([`groups`]);
 //! - [`frame`]: splits a byte stream into messages, resynchronising after
 //!   garbage;
-//! - [`build`]: [`build::MessageBuilder`] for FIX 4.0–4.4 and FIXT.1.1;
-//! - [`session`]: the session layer — a sans-I/O state machine with
-//!   QuickFIX's behaviour, its stores, a TCP driver, a many-session
-//!   acceptor and the echo / exchange applications; [`settings`] and
-//!   [`dictionary`] read QuickFIX settings files and XML dictionaries
+//! - [`build`]: [`build::MessageBuilder`] for FIX 4.0–4.4 and FIXT.1.1,
+//!   whose [`version::BeginString`] every FIX crate shares;
+//! - [`dictionary`]: QuickFIX XML data dictionaries
 //!   ([`dictionary::validate`] checks whole messages against them);
-//!   [`window`] is QuickFIX's daily and weekly session and logon times,
-//!   which both read;
-//! - [`store`], [`deferred`], [`affinity`]: resend store, SPSC hand-off
-//!   to a worker, thread pinning;
+//! - [`resend`], [`deferred`], [`affinity`]: the resend ring, SPSC
+//!   hand-off to a worker, thread pinning;
 //!
 //! Untrusted bytes never panic: every rejection is an [`Error`] naming the
 //! byte position. To run the tests on each scan path of this CPU:
@@ -28,7 +26,7 @@
 //! in-process.
 //!
 //! ```
-//! use fixcore::{build::{MessageBuilder, BeginString}, parse::Parser};
+//! use fixcore::{build::MessageBuilder, parse::Parser, version::BeginString};
 //!
 //! let mut b = MessageBuilder::new(BeginString::Fix44);
 //! b.begin(b"D");
@@ -50,16 +48,13 @@ pub mod scan;
 
 pub use error::{Error, Result};
 pub mod build;
-pub mod dict;
 pub mod dictionary;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod groups;
 pub mod parse;
+pub mod resend;
 pub mod sample;
-pub mod session;
-pub mod settings;
-pub mod store;
 pub mod value;
 pub mod version;
-pub mod window;

@@ -18,7 +18,7 @@
 //! 10,000 (so it is never cleared between messages) and a hash map for the
 //! (rare) larger top-level tags.
 
-use crate::dict::{DIRECT_TAGS, Dictionary};
+use crate::groups::{DIRECT_TAGS, Dictionary};
 use crate::scan::{self, Positions, SOH_FLAG, ScanPath};
 use crate::value;
 use crate::{Error, Result};
@@ -168,9 +168,10 @@ impl Parser {
     /// The message of the last successful [`Self::parse`] again, without
     /// parsing: `buf` must hold exactly the bytes that parse was given
     /// (a copy is fine). Other bytes make the view's accessors read the
-    /// wrong fields or panic, hence crate-private: the session guards it
-    /// (see `Session::lend_parser`).
-    pub(crate) fn view<'a>(&'a self, buf: &'a [u8]) -> Message<'a> {
+    /// wrong fields or panic (never undefined behaviour), hence hidden:
+    /// the session crate guards it (`fixsession::app::deliver`).
+    #[doc(hidden)]
+    pub fn view<'a>(&'a self, buf: &'a [u8]) -> Message<'a> {
         self.message(buf)
     }
 

@@ -3,8 +3,9 @@
 //! ExecutionReport and a ~1 KB MarketDataSnapshotFullRefresh with a
 //! repeating group.
 
-use crate::build::{BeginString, MessageBuilder, TimePrecision};
+use crate::build::{MessageBuilder, TimePrecision};
 use crate::value::{Decimal, UtcTimestamp};
+use crate::version::BeginString;
 
 /// 2026-01-02T14:30:00.123Z, fixed so the samples are reproducible.
 const T0: i64 = 1_767_364_200_123_000_000;

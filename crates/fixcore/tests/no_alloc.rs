@@ -16,12 +16,13 @@ fn the_counting_allocator_is_installed() {
     assert!(alloc_count::installed());
 }
 
-use fixcore::build::{BeginString, MessageBuilder, TimePrecision};
+use fixcore::build::{MessageBuilder, TimePrecision};
 use fixcore::frame::Framer;
 use fixcore::parse::Parser;
+use fixcore::resend::{MessageStore, RingStore};
 use fixcore::sample;
-use fixcore::store::{MessageStore, RingStore};
 use fixcore::value::{Decimal, UtcTimestamp};
+use fixcore::version::BeginString;
 use std::hint::black_box;
 
 /// A message with a 10-entry repeating group, built in place.

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use fixcore::affinity::PinError;
-use fixcore::session::machine::SessionError;
+use fixsession::machine::SessionError;
 
 /// Why a load run could not be made, or its settings read.
 #[derive(Debug, thiserror::Error)]

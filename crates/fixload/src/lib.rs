@@ -41,11 +41,12 @@
 //! ```
 //! # use std::net::TcpListener;
 //! # use std::sync::atomic::AtomicBool;
-//! # use fixcore::session::app::{Exchange, Log};
-//! # use fixcore::session::connection::{self, Options};
-//! # use fixcore::session::machine::{Config, Role, Session};
-//! # use fixcore::session::store::MemoryStore;
-//! # use fixcore::settings::BeginString;
+//! # use fixengine::apps::Exchange;
+//! # use fixsession::log::Log;
+//! # use fixengine::connection::{self, Options};
+//! # use fixsession::machine::{Config, Role, Session};
+//! # use fixsession::store::MemoryStore;
+//! # use fixcore::version::BeginString;
 //! # use fixcore::value::UtcTimestamp;
 //! # struct Quiet;
 //! # impl Log for Quiet {
@@ -117,8 +118,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use fixcore::session::machine::Session;
-use fixcore::session::store::SessionStore;
+use fixsession::machine::Session;
+use fixsession::store::SessionStore;
 
 use link::Link;
 use perfkit_measure::clock::CpuClock;

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use fixcore::session::machine::{Output, Session};
-use fixcore::session::store::SessionStore;
 use fixcore::value::UtcTimestamp;
+use fixsession::machine::{Output, Session};
+use fixsession::store::SessionStore;
 
 use crate::slots::Slots;
 use crate::{Error, Lost, Plan, Result};

@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fixcore::frame::Framer;
-use fixcore::session::machine::Output;
-use fixcore::session::store::SessionStore;
 use fixcore::value::UtcTimestamp;
+use fixsession::machine::Output;
+use fixsession::store::SessionStore;
 use memchr::memmem::Finder;
 
 use crate::link::{Link, Schedule, recv_now};

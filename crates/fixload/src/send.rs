@@ -12,8 +12,8 @@
 use std::time::{Duration, Instant};
 
 use fixcore::build::TimePrecision;
-use fixcore::session::store::SessionStore;
 use fixcore::value::UtcTimestamp;
+use fixsession::store::SessionStore;
 use hdrhistogram::Histogram;
 
 use crate::link::{Link, Schedule};
@@ -240,7 +240,7 @@ impl<'l, S: SessionStore> Sender<'l, S> {
         room: u64,
         at: Instant,
         out: &mut Sent,
-        outs: &mut Vec<fixcore::session::machine::Output>,
+        outs: &mut Vec<fixsession::machine::Output>,
     ) -> Result<u64> {
         let sch = &self.schedule;
         let t = UtcTimestamp::now();

@@ -3,13 +3,14 @@ use super::*;
 use std::net::TcpListener;
 use std::sync::atomic::AtomicBool;
 
-use fixcore::session::app::Exchange;
-use fixcore::session::app::{Application, Delivered, Log};
-use fixcore::session::connection::{self, Options};
-use fixcore::session::machine::{Config, Role, SessionError};
-use fixcore::session::store::MemoryStore;
-use fixcore::settings::BeginString;
 use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
+use fixengine::apps::Exchange;
+use fixengine::connection::{self, Options};
+use fixsession::app::{Application, Delivered};
+use fixsession::log::Log;
+use fixsession::machine::{Config, Role, SessionError};
+use fixsession::store::MemoryStore;
 
 struct NoLog;
 impl Log for NoLog {

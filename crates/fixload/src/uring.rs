@@ -12,7 +12,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use fixcore::session::store::SessionStore;
+use fixsession::store::SessionStore;
 use perfkit_uring::{Completion, Ring, Setup};
 
 use crate::Result;
@@ -225,9 +225,9 @@ impl RecvRing {
 mod tests {
     use super::*;
     use crate::{DEFAULT_MAX_UNSENT, Io, Plan};
-    use fixcore::session::machine::{Config, Role, Session};
-    use fixcore::session::store::MemoryStore;
-    use fixcore::settings::BeginString;
+    use fixcore::version::BeginString;
+    use fixsession::machine::{Config, Role, Session};
+    use fixsession::store::MemoryStore;
     use std::net::{TcpListener, TcpStream};
 
     /// A session's link to a peer that has read its Logon and answers

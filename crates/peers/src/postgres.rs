@@ -158,7 +158,7 @@ impl Cluster {
     /// `durable`: commits wait for the disk (`fsync`, as a production
     /// server runs); without it they wait only for the kernel, which a
     /// killed server survives (not a power cut), the same durability as
-    /// fixcore's file store by default (`FileStoreSync=N`). A commit
+    /// fixsession's file store by default (`FileStoreSync=N`). A commit
     /// always waits for its WAL to be written (`synchronous_commit = on`),
     /// so a server stopped with `-m immediate` keeps every commit it
     /// acknowledged.

@@ -5,7 +5,7 @@
 //!   extension) must exist: from the root, from a crate the section's
 //!   heading names, or from that crate's `src/`; a bare file name
 //!   anywhere in that crate. `{a,b}` alternatives are each checked.
-//! - A backticked Rust name (`fixcore::session::store`, `Params::apply`,
+//! - A backticked Rust name (`fixsession::store`, `Params::apply`,
 //!   `screen_logon`) must have every segment among the identifiers of the
 //!   section's crates (the whole workspace outside the code map).
 //! - A labelled rule (`**[label]**`) must name, in its paragraph, a test

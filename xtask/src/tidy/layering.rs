@@ -257,3 +257,119 @@ fn eval_and_probes_never_touch_string_bytes() {
         found.join("\n")
     );
 }
+
+/// Crates that open sockets, speak TLS or reach a database (or bring the
+/// async runtime those clients run on): the FIX engine's business, never
+/// the session machine's or the wire's.
+const IO_CRATES: [&str; 11] = [
+    "socket2",
+    "mio",
+    "tokio",
+    "rustls",
+    "native-tls",
+    "openssl",
+    "postgres",
+    "tokio-postgres",
+    "postgres-protocol",
+    "hyper",
+    "reqwest",
+];
+
+/// The crates `package` is built with (its normal and build dependencies,
+/// transitively; dev-dependencies left out), by name, from the resolved
+/// graph of `cargo metadata`.
+fn built_with(package: &str) -> std::collections::BTreeSet<String> {
+    use std::collections::{BTreeSet, HashMap};
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(&cargo)
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .arg("--manifest-path")
+        .arg(root().join("Cargo.toml"))
+        .output()
+        .unwrap_or_else(|e| panic!("running {cargo} metadata: {e}"));
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    let names: HashMap<&str, &str> = meta["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| (p["id"].as_str().expect("an id"), name(p)))
+        .collect();
+    let nodes: HashMap<&str, &serde_json::Value> = meta["resolve"]["nodes"]
+        .as_array()
+        .expect("a resolved graph")
+        .iter()
+        .map(|n| (n["id"].as_str().expect("an id"), n))
+        .collect();
+    let start = names
+        .iter()
+        .find(|(_, n)| **n == package)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("no package {package} in the workspace"));
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![start];
+    while let Some(id) = todo.pop() {
+        for dep in nodes[id]["deps"].as_array().expect("deps") {
+            let built = dep["dep_kinds"]
+                .as_array()
+                .expect("dep_kinds")
+                .iter()
+                .any(|k| k["kind"] != "dev");
+            let dep_id = dep["pkg"].as_str().expect("a package id");
+            if built && seen.insert(names[dep_id].to_owned()) {
+                todo.push(dep_id);
+            }
+        }
+    }
+    seen
+}
+
+/// The session machine's crate, which `[session-without-io]` keeps free of
+/// sockets, TLS and databases.
+const SESSION_CRATE: &str = "fixsession";
+
+#[test]
+fn the_session_and_wire_crates_open_no_sockets_tls_or_databases() {
+    // The walk itself is checked on the crate that must have them, so an
+    // empty graph cannot pass for a clean one.
+    let engine = built_with("fixengine");
+    for io in ["rustls", "socket2", "postgres"] {
+        assert!(
+            engine.contains(io),
+            "fixengine's graph lacks {io}: {engine:?}"
+        );
+    }
+    let mut found = Vec::new();
+    for package in [SESSION_CRATE, "fixcore"] {
+        let deps = built_with(package);
+        for io in IO_CRATES.iter().filter(|c| deps.contains(**c)) {
+            found.push(format!("{package} is built with {io}"));
+        }
+    }
+    let root = root();
+    let mut files = Vec::new();
+    for package in [SESSION_CRATE, "fixcore"] {
+        rust_files(&root.join("crates").join(package).join("src"), &mut files);
+    }
+    for f in files {
+        let text = std::fs::read_to_string(&f).expect("a readable source file");
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if code.contains("std::net") || code.contains("net::Tcp") {
+                let rel = f.strip_prefix(&root).expect("under the root");
+                found.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "sockets, TLS and databases are fixengine's (and fixsession-postgres's): the session \
+         machine and the wire take bytes and give bytes:\n{}",
+        found.join("\n")
+    );
+}

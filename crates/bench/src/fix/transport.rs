@@ -361,8 +361,9 @@ fn client_tokio(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fixcore::build::{BeginString, MessageBuilder};
+    use fixcore::build::MessageBuilder;
     use fixcore::sample;
+    use fixcore::version::BeginString;
 
     #[test]
     fn every_transport_echoes_and_counts() {

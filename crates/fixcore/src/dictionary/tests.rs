@@ -225,7 +225,7 @@ fn field_values_are_checked_with_quickfix_reasons() {
 fn data_pairs_come_from_length_and_data_fields() {
     let Some(spec) = spec_dir() else { return };
     let read = |f: &str| DataDictionary::parse(&std::fs::read_to_string(spec.join(f)).unwrap());
-    let mut want = crate::dict::STANDARD_DATA_PAIRS.to_vec();
+    let mut want = crate::groups::STANDARD_DATA_PAIRS.to_vec();
     want.sort_unstable_by_key(|&(_, d)| d);
     assert_eq!(read("FIX44.xml").unwrap().data_pairs(), want);
     let fix42: Vec<(u32, u32)> = want
@@ -239,7 +239,7 @@ fn data_pairs_come_from_length_and_data_fields() {
     assert!(sp2.contains(&(1401, 1402)), "EncryptedPasswordLen");
     assert!(sp2.contains(&(93, 89)), "SignatureLength/Signature");
     // They make a parser dictionary that reads such a field by its length.
-    let dict = crate::dict::Dictionary::empty()
+    let dict = crate::groups::Dictionary::empty()
         .with_data_pairs(sp2)
         .unwrap();
     let mut p = crate::parse::Parser::with_dictionary(std::sync::Arc::new(dict));
@@ -266,7 +266,7 @@ fn fields(text: &str) -> Vec<(u32, Vec<u8>)> {
 
 #[test]
 fn whole_messages_are_judged_as_quickfix_judges_them() {
-    use crate::settings::Validation;
+    use crate::dictionary::validate::Validation;
     use validate::Validator;
     let Some(spec) = spec_dir() else { return };
     let xml = std::fs::read_to_string(spec.join("FIX44.xml")).unwrap();

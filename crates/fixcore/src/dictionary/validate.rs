@@ -11,10 +11,42 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use super::{DataDictionary, FieldReject, Item};
-use crate::settings::Validation;
 
 /// Tags from here up are user-defined (QuickFIX's `FIELD::UserMin`).
 const USER_MIN: u32 = 5000;
+
+/// QuickFIX's data-dictionary validation switches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validation {
+    /// Reject header/body/trailer fields out of place (default on).
+    pub fields_out_of_order: bool,
+    /// Reject tags without a value (default on).
+    pub fields_have_values: bool,
+    /// Check user-defined tags (5000 and above) against the dictionary
+    /// (default on).
+    pub user_defined_fields: bool,
+    /// Let a message carry tags its type does not define (default off).
+    pub allow_unknown_msg_fields: bool,
+    /// Reject messages whose SendingTime is off by more than
+    /// `max_latency_secs` (default on).
+    pub check_latency: bool,
+    /// SendingTime tolerance in seconds (default 120).
+    pub max_latency_secs: u32,
+}
+
+impl Default for Validation {
+    fn default() -> Self {
+        // QuickFIX's defaults.
+        Validation {
+            fields_out_of_order: true,
+            fields_have_values: true,
+            user_defined_fields: true,
+            allow_unknown_msg_fields: false,
+            check_latency: true,
+            max_latency_secs: 120,
+        }
+    }
+}
 
 /// The dictionaries a session validates with: the session (header,
 /// trailer, admin messages) and the application one; the same dictionary

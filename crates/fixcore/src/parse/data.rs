@@ -2,7 +2,7 @@
 //! as its Length field says, whatever bytes it holds.
 
 use super::{DATA_BIT, Field, MAX_FIELDS, parse_tag};
-use crate::dict::{DIRECT_TAGS, Dictionary};
+use crate::groups::{DIRECT_TAGS, Dictionary};
 use crate::scan::{self, SOH_FLAG};
 use crate::value;
 use crate::{Error, Result};

@@ -3,7 +3,7 @@
 //! right).
 
 use super::{Field, MAX_GROUP_DEPTH};
-use crate::dict::Dictionary;
+use crate::groups::Dictionary;
 use crate::value;
 use crate::{Error, Result};
 

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{Field, GEN_MAX};
-use crate::dict::{DIRECT_TAGS, Dictionary, GroupDef};
+use crate::groups::{DIRECT_TAGS, Dictionary, GroupDef};
 use crate::value::{self, Decimal, UtcTimestamp};
 use crate::{Error, Result};
 

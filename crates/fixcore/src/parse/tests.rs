@@ -1,8 +1,9 @@
 use super::*;
-use crate::build::{BeginString, MessageBuilder};
-use crate::dict::GroupDef;
+use crate::build::MessageBuilder;
+use crate::groups::GroupDef;
 use crate::scan::SOH;
 use crate::value::Decimal;
+use crate::version::BeginString;
 use proptest::prelude::*;
 
 /// Frames a `|`-separated body (starting at 35=) with 8, 9 and 10 computed

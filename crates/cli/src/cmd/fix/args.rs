@@ -13,7 +13,9 @@ use perfkit_bench::fix::Settings;
 use perfkit_bench::fix::suite::{Part, Suite};
 
 use super::bench::Task;
-use super::{check, load, session};
+use fixengine::assembly::{App, EngineSettings};
+
+use super::{check, load};
 use crate::flags::ReportArgs;
 
 /// Arguments of `perfkit fix`.
@@ -436,7 +438,7 @@ pub enum AppArg {
     Exec,
 }
 
-impl From<AppArg> for session::App {
+impl From<AppArg> for App {
     fn from(a: AppArg) -> Self {
         match a {
             AppArg::Echo => Self::Echo,
@@ -498,14 +500,14 @@ pub struct AcceptorArgs {
     /// connections). Past it their Logons are closed without an answer,
     /// with one warning per episode. The default keeps an acceptor under
     /// `ulimit -n 1024` with room for its configured sessions.
-    #[arg(long, value_name = "N", default_value_t = fixcore::session::acceptor::MAX_DYNAMIC,
+    #[arg(long, value_name = "N", default_value_t = fixengine::acceptor::MAX_DYNAMIC,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1 << 20))]
     pub max_dynamic_sessions: usize,
 }
 
-impl From<AcceptorArgs> for session::Engine {
+impl From<AcceptorArgs> for EngineSettings {
     fn from(a: AcceptorArgs) -> Self {
-        session::Engine {
+        EngineSettings {
             max_dynamic: a.max_dynamic_sessions,
             ..a.session.into()
         }
@@ -552,9 +554,9 @@ fn send_queue_limit(s: &str) -> std::result::Result<usize, String> {
 /// much longer than a round trip buys nothing.
 const MAX_SPIN: Duration = Duration::from_millis(10);
 
-impl From<SessionArgs> for session::Engine {
+impl From<SessionArgs> for EngineSettings {
     fn from(a: SessionArgs) -> Self {
-        session::Engine {
+        EngineSettings {
             settings: a.settings,
             app: a.app.into(),
             log: a.log,
@@ -566,14 +568,14 @@ impl From<SessionArgs> for session::Engine {
             send_queue_limit: a.send_queue_limit,
             recover_store: a.recover_store,
             tls: a.tls,
-            max_dynamic: fixcore::session::acceptor::MAX_DYNAMIC,
+            max_dynamic: fixengine::acceptor::MAX_DYNAMIC,
         }
     }
 }
 
-impl From<InitiatorArgs> for session::Engine {
+impl From<InitiatorArgs> for EngineSettings {
     fn from(a: InitiatorArgs) -> Self {
-        session::Engine {
+        EngineSettings {
             orders: a.orders,
             latencies: a.latencies,
             window: a.window,

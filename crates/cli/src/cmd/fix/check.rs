@@ -113,10 +113,10 @@ fn dictionaries(job: &Check) -> Result<(Parser, Option<Validator>)> {
     pairs.extend(app.data_pairs());
     pairs.sort_unstable();
     pairs.dedup();
-    let groups = fixcore::dict::Dictionary::fix44()
+    let groups = fixcore::groups::Dictionary::fix44()
         .with_data_pairs(pairs)
         .with_context(|| format!("the Length/Data pairs of {}", path.display()))?;
-    let opts = fixcore::settings::Validation {
+    let opts = fixcore::dictionary::validate::Validation {
         // A file's messages were sent in the past.
         check_latency: false,
         ..Default::default()

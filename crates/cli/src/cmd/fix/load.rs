@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use fixcore::session::store::AnyStore;
 use fixload::{Settings, Sweep, Swept, Target};
+use fixsession::store::AnyStore;
 use perfkit_report::ReportOptions;
 
 /// What `perfkit fix load` was asked to do, the flags resolved.
@@ -112,7 +112,7 @@ fn in_flag_terms(e: fixload::Error) -> anyhow::Error {
 
 /// The initiator sessions of the settings file, the first `k` when given.
 fn targets(settings: &Path, k: Option<usize>) -> Result<Vec<Target<AnyStore>>> {
-    let mut all = super::session::load_sessions(settings)?;
+    let mut all = fixengine::assembly::load_sessions(settings, &super::engine::Stderr::default())?;
     if let Some(k) = k {
         if k > all.len() {
             bail!(

@@ -9,15 +9,15 @@
 //! - `fix load` ([`load`]): the open-loop load generator and its floor
 //!   (`fix bench --connect` is its hidden alias);
 //! - `fix check` ([`check`]): validate FIX messages from a file or stdin;
-//! - `fix acceptor` / `initiator` ([`session`]): the session engine.
+//! - `fix acceptor` / `initiator` ([`engine`]): the session engine
+//!   ([`fixengine::assembly`]) and where its lines go.
 
 mod args;
 mod bench;
 mod check;
+mod engine;
 mod input;
 mod load;
-mod session;
-mod template;
 
 pub use args::{FixArgs, FixBenchArgs};
 pub use bench::{measure, run as bench};
@@ -37,9 +37,9 @@ pub enum Task {
     /// `fix check`: validate messages.
     Check(check::Check),
     /// `fix acceptor`: serve the acceptor sessions of a settings file.
-    Acceptor(session::Engine),
+    Acceptor(fixengine::assembly::EngineSettings),
     /// `fix initiator`: run the initiator sessions of a settings file.
-    Initiator(session::Engine),
+    Initiator(fixengine::assembly::EngineSettings),
 }
 
 /// Runs what `perfkit fix` was asked to do.
@@ -48,8 +48,8 @@ pub fn run(task: Task) -> Result<ExitCode> {
         Task::Bench(t) => bench::run(t),
         Task::Load(t) => load::run(t),
         Task::Check(c) => check::check(c),
-        Task::Acceptor(e) => session::acceptor(e),
-        Task::Initiator(e) => session::initiator(e),
+        Task::Acceptor(e) => engine::acceptor(&e),
+        Task::Initiator(e) => engine::initiator(&e),
     }
 }
 

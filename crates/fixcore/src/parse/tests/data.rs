@@ -30,7 +30,7 @@ fn data_field_may_hold_soh_and_equals() {
     }
     // Every standard pair, data at the end of the body, in the header
     // place of SecureData(91), and a value made only of delimiters.
-    for (l, d) in crate::dict::STANDARD_DATA_PAIRS {
+    for (l, d) in crate::groups::STANDARD_DATA_PAIRS {
         for data in [&b"\x01"[..], b"=", b"\x01=\x01", b"10=000\x01", b"x"] {
             let mut body = format!("35=B\x01{l}={}\x01{d}=", data.len()).into_bytes();
             body.extend_from_slice(data);
@@ -196,10 +196,10 @@ proptest! {
     fn data_fields_round_trip_through_build_and_parse(
         data in proptest::collection::vec(
             prop_oneof![Just(SOH), Just(b'='), any::<u8>()], 1..300),
-        pair in 0..crate::dict::STANDARD_DATA_PAIRS.len(),
+        pair in 0..crate::groups::STANDARD_DATA_PAIRS.len(),
         before in "[A-Z]{1,8}",
     ) {
-        let (l, d) = crate::dict::STANDARD_DATA_PAIRS[pair];
+        let (l, d) = crate::groups::STANDARD_DATA_PAIRS[pair];
         let mut b = MessageBuilder::new(BeginString::Fix44);
         b.begin(b"D").field_str(55, &before).field_data(l, d, &data).field_int(38, 5);
         let built = b.finish().unwrap().to_vec();

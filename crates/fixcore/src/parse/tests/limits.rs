@@ -8,7 +8,7 @@ use super::*;
 /// the table packs into 16 bits), then 10. Every value names its field's
 /// index. Returns the message and its (tag, index) pairs.
 fn wide_message(n: usize) -> (Vec<u8>, Vec<(u32, usize)>) {
-    let dict = crate::dict::Dictionary::fix44();
+    let dict = crate::groups::Dictionary::fix44();
     let direct: Vec<u32> = (1..10_000)
         .filter(|t| {
             ![8, 9, 10, 35].contains(t) && dict.group(*t).is_none() && dict.data_role(*t).is_none()
@@ -134,7 +134,7 @@ proptest! {
         tags in proptest::collection::vec(
             prop_oneof![1u32..40, 10_000u32..10_004], 0..20),
     ) {
-        let dict = crate::dict::Dictionary::fix44();
+        let dict = crate::groups::Dictionary::fix44();
         let tags: Vec<u32> = tags
             .into_iter()
             .filter(|t| {

@@ -121,8 +121,8 @@ fn reference_fields(m: &[u8], pairs: &[(u32, u32)]) -> Option<Vec<(u32, Vec<u8>)
 /// A parser for [`reference_fields`]'s dictionary: the standard
 /// Length/Data pairs and no groups.
 fn groupless_parser() -> Parser {
-    let dict = crate::dict::Dictionary::empty()
-        .with_data_pairs(crate::dict::STANDARD_DATA_PAIRS)
+    let dict = crate::groups::Dictionary::empty()
+        .with_data_pairs(crate::groups::STANDARD_DATA_PAIRS)
         .unwrap();
     Parser::with_dictionary(std::sync::Arc::new(dict))
 }
@@ -135,7 +135,7 @@ fn parsed_fields(p: &mut Parser, m: &[u8]) -> Option<Vec<(u32, Vec<u8>)>> {
 
 #[test]
 fn the_reference_reads_known_messages() {
-    let pairs = crate::dict::STANDARD_DATA_PAIRS;
+    let pairs = crate::groups::STANDARD_DATA_PAIRS;
     let nos = soh(NOS);
     let fields = reference_fields(&nos, &pairs).expect("the published sample is valid");
     assert_eq!(fields.len(), 18);
@@ -174,7 +174,7 @@ proptest! {
         for (kind, at) in mutations {
             mutate(&mut m, kind, at);
         }
-        let want = reference_fields(&m, &crate::dict::STANDARD_DATA_PAIRS);
+        let want = reference_fields(&m, &crate::groups::STANDARD_DATA_PAIRS);
         let got = PARSER.with_borrow_mut(|p| parsed_fields(p, &m));
         prop_assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&m));
     }
@@ -185,7 +185,7 @@ proptest! {
 #[test]
 fn parser_agrees_with_the_reference_on_samples_and_their_mutations() {
     let mut p = groupless_parser();
-    let pairs = crate::dict::STANDARD_DATA_PAIRS;
+    let pairs = crate::groups::STANDARD_DATA_PAIRS;
     let mut inputs: Vec<Vec<u8>> = crate::sample::all().into_iter().map(|(_, m)| m).collect();
     inputs.extend(seeds());
     inputs.push(soh(NOS));

@@ -85,7 +85,7 @@ fn tag_parsers_agree_with_std_on_every_short_string() {
 /// at its offset, as [`tag_oracle`] says.
 #[test]
 fn tags_in_messages_follow_the_oracle() {
-    let dict = crate::dict::Dictionary::fix44();
+    let dict = crate::groups::Dictionary::fix44();
     let mut p = Parser::new();
     let mut strings: Vec<String> = Vec::new();
     let alphabet = ['/', '0', '1', '5', '9', ':', 'a'];

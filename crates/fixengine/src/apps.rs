@@ -1,0 +1,326 @@
+//! The applications `perfkit fix acceptor --app` and `fix initiator
+//! --orders` run, over the session crate's [`Application`] trait.
+//!
+//! - [`Echo`]: what QuickFIX's own acceptance tests run against: each
+//!   NewOrderSingle, SecurityDefinition and Email is sent back (a
+//!   NewOrderSingle with PossResend=Y whose ClOrdID was already seen is
+//!   not); any other type is answered as unsupported.
+//! - [`Exchange`]: an exchange simulator: each NewOrderSingle gets an
+//!   ExecutionReport for the new order, then one filling it.
+//! - [`Orders`]: the initiator's side of that: sends a number of
+//!   NewOrderSingles, keeping a bounded window outstanding, and logs out
+//!   once each is filled; optionally it times each order's round trip.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use fixcore::parse::Parser;
+use fixcore::value::UtcTimestamp;
+use fixcore::version::BeginString;
+use fixsession::app::{Application, Delivered};
+use fixsession::machine::{Session, SessionError};
+use fixsession::store::SessionStore;
+
+/// Header fields the session writes itself, never copied from a message
+/// being echoed (PossDupFlag and OrigSendingTime are a resend's).
+fn session_written(tag: u32) -> bool {
+    matches!(tag, 8 | 9 | 10 | 34 | 35 | 43 | 49 | 52 | 56 | 122)
+}
+
+/// See the [module docs](self).
+#[derive(Default)]
+pub struct Echo {
+    seen: HashSet<Vec<u8>>,
+}
+
+impl Application for Echo {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: Delivered<'_>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let msg = msg.bytes();
+        // Read leniently: the session delivers messages the strict parser
+        // refuses (an empty value when ValidateFieldsHaveValues=N, a
+        // group it does not know), and they are echoed as they came.
+        let fields = fixsession::machine::split_fields(msg);
+        let get = |tag| fields.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
+        let msg_type = get(35).unwrap_or_default().to_vec();
+        match &msg_type[..] {
+            b"D" => {
+                let clordid = get(11).unwrap_or_default().to_vec();
+                let poss_resend = get(97) == Some(b"Y");
+                if !self.seen.insert(clordid) && poss_resend {
+                    return Ok(());
+                }
+            }
+            b"d" | b"C" => {}
+            _ => return session.reject_unsupported(msg, now),
+        }
+        // QuickFIX writes a message's body in tag order (its field map is
+        // sorted); without a repeated tag there is no group whose entries
+        // would be torn apart by sorting, so the echo does the same.
+        let mut body: Vec<(u32, &[u8])> = fields
+            .iter()
+            .copied()
+            .filter(|&(t, _)| !session_written(t) && !fixsession::machine::is_header_tag(t))
+            .collect();
+        let mut tags: Vec<u32> = body.iter().map(|&(t, _)| t).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        if tags.len() == body.len() {
+            body.sort_by_key(|&(t, _)| t);
+        }
+        session.send_app(&msg_type, now, |b| {
+            for &(tag, v) in fields.iter().filter(|(t, _)| !session_written(*t)) {
+                if fixsession::machine::is_header_tag(tag) {
+                    b.header_bytes(tag, v);
+                }
+            }
+            for &(tag, v) in &body {
+                b.field_bytes_or_empty(tag, v);
+            }
+        })?;
+        Ok(())
+    }
+}
+
+/// See the [module docs](self).
+#[derive(Default)]
+pub struct Exchange {
+    parser: Parser,
+    orders: u64,
+}
+
+impl Application for Exchange {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: Delivered<'_>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let Ok(m) = msg.parse_with(&mut self.parser) else {
+            return Ok(());
+        };
+        if m.msg_type() != b"D" {
+            return session.reject_unsupported(msg.bytes(), now);
+        }
+        // Counted once the reports are built: `m` borrows the parser, so
+        // `self` is not touched while it lives.
+        let orders = self.orders + 1;
+        // Ids written with the builder's integer formatter: `format!` per
+        // report was a visible part of an order's cost.
+        let mut id = [0u8; 24];
+        id[0] = b'O';
+        let n_len = fixcore::build::format::uint(&mut id[1..], orders);
+        let order_id = &id[..=n_len];
+        // Slices of the order itself, not copies: a copy per field was an
+        // allocation per field per order.
+        let get = |t| m.get(t).unwrap_or(b"");
+        let (clordid, symbol, side, qty) = (get(11), get(55), get(54), get(38));
+        let price = m.get(44).unwrap_or(b"0");
+        let old = session.config().begin_string <= BeginString::Fix42;
+        for (n, (exec_type, status)) in [(b"0", b"0"), (b"2", b"2")].into_iter().enumerate() {
+            let filled = n == 1;
+            // A whole-array copy is a few moves; a copy of the digits
+            // alone was a `memcpy` call.
+            let mut exec_id = id;
+            exec_id[0] = b'E';
+            exec_id[n_len + 1] = b'-';
+            exec_id[n_len + 2] = b'1' + n as u8;
+            let exec_id = &exec_id[..n_len + 3];
+            session.send_app(b"8", now, |b| {
+                b.field_bytes(37, order_id).field_bytes(17, exec_id);
+                if old {
+                    b.field_char(20, b'0');
+                }
+                b.field_bytes(150, if filled && old { b"2" } else { exec_type })
+                    .field_bytes(39, status);
+                if !clordid.is_empty() {
+                    b.field_bytes(11, clordid);
+                }
+                if !symbol.is_empty() {
+                    b.field_bytes(55, symbol);
+                }
+                if !side.is_empty() {
+                    b.field_bytes(54, side);
+                }
+                if !qty.is_empty() {
+                    b.field_bytes(38, qty);
+                }
+                let qty_or_0 = if qty.is_empty() { b"0" } else { qty };
+                if filled {
+                    b.field_bytes(32, qty_or_0)
+                        .field_bytes(31, price)
+                        .field_bytes(14, qty_or_0)
+                        .field_bytes(151, b"0")
+                        .field_bytes(6, price);
+                } else {
+                    b.field_bytes(14, b"0")
+                        .field_bytes(151, qty_or_0)
+                        .field_bytes(6, b"0");
+                }
+            })?;
+        }
+        self.orders = orders;
+        Ok(())
+    }
+}
+
+/// Called with each order's round trip: from handing the NewOrderSingle to
+/// the session to receiving its first ExecutionReport.
+pub type RoundTrip = Box<dyn FnMut(Duration) + Send>;
+
+/// See the [module docs](self).
+pub struct Orders {
+    parser: Parser,
+    total: u64,
+    window: u64,
+    sent: u64,
+    filled: u64,
+    /// ClOrdIDs sent and not yet filled. After a counterparty's crash an
+    /// order may be answered twice (it asked for the order again, at
+    /// least once); only its first fill counts.
+    open: std::collections::HashSet<u64>,
+    logging_out: bool,
+    /// When each unfilled order was sent, by ClOrdID modulo the window
+    /// (at most `window` orders are unfilled, so slots never collide);
+    /// empty unless round trips are timed.
+    sent_at: Vec<Option<Instant>>,
+    round_trip: Option<RoundTrip>,
+    first_sent: Option<Instant>,
+    last_filled: Option<Instant>,
+}
+
+impl Orders {
+    /// Sends `total` orders with at most `window` unfilled at a time.
+    pub fn new(total: u64, window: u64) -> Orders {
+        Orders {
+            parser: Parser::new(),
+            total,
+            window: window.max(1),
+            sent: 0,
+            filled: 0,
+            open: std::collections::HashSet::new(),
+            logging_out: false,
+            sent_at: Vec::new(),
+            round_trip: None,
+            first_sent: None,
+            last_filled: None,
+        }
+    }
+
+    /// Times each order's round trip (to its first ExecutionReport) and
+    /// hands it to `sink`. An order answered only after a reconnect
+    /// reports the time across it.
+    pub fn time_round_trips(mut self, sink: RoundTrip) -> Orders {
+        // Bounded by the window, not the total: a slot per unfilled order.
+        self.sent_at = vec![None; self.window.min(self.total).max(1) as usize];
+        self.round_trip = Some(sink);
+        self
+    }
+
+    /// Orders filled so far.
+    pub fn filled(&self) -> u64 {
+        self.filled
+    }
+
+    /// From the first order sent to the last one filled, once any is.
+    pub fn elapsed(&self) -> Option<Duration> {
+        Some(self.last_filled? - self.first_sent?)
+    }
+
+    fn top_up<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        while self.sent < self.total && self.sent - self.filled < self.window {
+            let id = (self.sent + 1).to_string();
+            let sent = session.send_app(b"D", now, |b| {
+                b.field_str(11, &id)
+                    .field_char(21, b'1')
+                    .field_str(55, "MSFT")
+                    .field_char(54, b'1')
+                    .field_timestamp(60, now, fixcore::build::TimePrecision::Millis)
+                    .field_uint(38, 100)
+                    .field_char(40, b'1');
+            })?;
+            if !sent {
+                break;
+            }
+            self.sent += 1;
+            self.open.insert(self.sent);
+            if self.round_trip.is_some() || self.first_sent.is_none() {
+                let at = Instant::now();
+                self.first_sent.get_or_insert(at);
+                if let Some(slot) = self.slot(self.sent) {
+                    *slot = Some(at);
+                }
+            }
+        }
+        if self.filled >= self.total && !self.logging_out {
+            self.logging_out = true;
+            session.logout(None, now)?;
+        }
+        Ok(())
+    }
+
+    /// The send-time slot of the order with ClOrdID `id`, when timing.
+    fn slot(&mut self, id: u64) -> Option<&mut Option<Instant>> {
+        let n = self.sent_at.len() as u64;
+        (n > 0).then(|| &mut self.sent_at[(id % n) as usize])
+    }
+}
+
+impl Application for Orders {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: Delivered<'_>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        let parsed = msg.parse_with(&mut self.parser);
+        // OrdStatus as one byte: new b'0', filled b'2'.
+        let (status, id) = match parsed {
+            Ok(m) if m.msg_type() == b"8" => (
+                match m.get(39) {
+                    Some(&[b]) => b,
+                    _ => 0,
+                },
+                m.get(11).and_then(fixcore::value::parse_uint),
+            ),
+            _ => return Ok(()),
+        };
+        let filled = status == b'2';
+        if status == b'0' && self.round_trip.is_some() {
+            let at = Instant::now();
+            if let Some(sent) = id.and_then(|id| self.slot(id)).and_then(Option::take)
+                && let Some(sink) = &mut self.round_trip
+            {
+                sink(at - sent);
+            }
+        }
+        if filled && id.is_some_and(|id| self.open.remove(&id)) {
+            self.filled += 1;
+            self.last_filled = Some(Instant::now());
+            self.top_up(session, now)?;
+        }
+        Ok(())
+    }
+
+    fn on_logon<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        // After a reconnect, orders sent but unanswered were resent by
+        // the session layer or will be: only the rest go out.
+        self.top_up(session, now)
+    }
+
+    fn done(&self) -> bool {
+        self.filled >= self.total
+    }
+}

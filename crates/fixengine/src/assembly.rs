@@ -1,0 +1,751 @@
+//! Sessions assembled from a QuickFIX settings file and run: what
+//! `perfkit fix acceptor`, `fix initiator` and `fix load` share. A
+//! session's store is in memory, QuickFIX's files (`FileStorePath`) or
+//! QuickFIX's PostgreSQL tables (`PostgreSQLStore*`); its logs are the
+//! [`Console`]'s screen (as its `ScreenLogShow*` keys say), the engine's
+//! message log ([`EngineSettings::log`]), QuickFIX's file logs
+//! (`FileLogPath`) and QuickFIX's log tables (`PostgreSQLLog*`); its
+//! dictionaries and TLS keys come from the file too. The caller turns its
+//! flags into an [`EngineSettings`] and says where lines for the operator
+//! go ([`Console`]); nothing here prints.
+//!
+//! - [`run_acceptor`]: every acceptor session and template of the file on
+//!   its one port;
+//! - [`run_initiator`]: every initiator session, each connecting (and
+//!   reconnecting) on a thread of its own;
+//! - [`load_sessions`], [`open_session`]: the sessions alone, with their
+//!   stores open, for a driver of its own (the load generator).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fixcore::build::TimePrecision;
+use fixcore::dictionary::DataDictionary;
+use fixcore::dictionary::validate::Validator;
+use fixcore::value::UtcTimestamp;
+use fixsession::app::{Application, Delivered};
+use fixsession::file_log::FileLog;
+use fixsession::log::Log;
+use fixsession::machine::{Config, Session, SessionError};
+use fixsession::settings::{ConnectionType, SessionFiles, SessionSettings, Settings, TlsSettings};
+use fixsession::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
+use fixsession_postgres::{PostgresStore, SessionKey};
+
+use crate::acceptor::{Acceptor, Taken};
+use crate::apps::{Echo, Exchange, Orders};
+use crate::connection::{self, ConnectionError, Options, Transport};
+use crate::initiator::Targets;
+use crate::tls::{ClientTls, ServerTls};
+
+mod error;
+mod log;
+mod template;
+
+use error::Context;
+pub use error::Error;
+use log::SessionLog;
+use template::{made_from, template};
+
+/// Which application answers the counterparty's messages.
+#[derive(Debug, Clone, Copy)]
+pub enum App {
+    /// Send back each NewOrderSingle, SecurityDefinition and Email (what
+    /// QuickFIX's acceptance tests expect); other types are unsupported.
+    Echo,
+    /// Answer each NewOrderSingle with ExecutionReports: new, then filled.
+    Exec,
+}
+
+/// The session engine to run: which sessions, with which application,
+/// what it writes besides, and its limits.
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// A QuickFIX settings file; its sessions of the engine's
+    /// ConnectionType are run.
+    pub settings: PathBuf,
+    /// The application.
+    pub app: App,
+    /// Also write every message sent and received here.
+    pub log: Option<PathBuf>,
+    /// Initiator: send this many NewOrderSingles once logged on (at most
+    /// `window` unfilled at a time), log out when each is filled, then
+    /// end, telling the [`Console`] `answered N` and the final
+    /// `seqs SENDER TARGET`.
+    pub orders: Option<u64>,
+    /// With `orders`: write each order's round trip (nanoseconds) here,
+    /// one number per line, and tell `seconds S`.
+    pub latencies: Option<PathBuf>,
+    /// Unfilled orders allowed in flight with `orders`.
+    pub window: u64,
+    /// Largest message accepted, in bytes.
+    pub max_message: usize,
+    /// How long to busy-poll a socket before blocking when it has nothing
+    /// to read (zero blocks at once).
+    pub spin: Duration,
+    /// Most bytes kept for a counterparty that does not read.
+    pub send_queue_limit: usize,
+    /// Start on a damaged FileStorePath store by cutting it at its last
+    /// good record, instead of refusing to start.
+    pub recover_store: bool,
+    /// Run every session over TLS; a session's own `SocketUseSSL=Y` does
+    /// the same for it alone.
+    pub tls: bool,
+    /// Acceptor: most sessions made from templates live at once.
+    pub max_dynamic: usize,
+}
+
+/// A warning for the operator: the engine goes on.
+#[derive(Debug, Clone, Copy)]
+pub enum Warning<'a> {
+    /// Said in full, e.g. `FILE: line 3: SocketTimeout has no effect: ...`
+    /// or `ID: file log: ...`.
+    Text(&'a str),
+    /// Session `session` of settings file `file` has certificate keys,
+    /// but TLS is off (neither [`EngineSettings::tls`] nor its
+    /// `SocketUseSSL=Y`): the connection is plain TCP.
+    UnusedCertificates {
+        /// The settings file.
+        file: &'a Path,
+        /// The session's id.
+        session: &'a str,
+    },
+}
+
+/// An acceptor listening: what it serves.
+#[derive(Debug, Clone, Copy)]
+pub struct Listening {
+    /// Configured sessions.
+    pub sessions: usize,
+    /// Acceptor templates.
+    pub templates: usize,
+    /// The port.
+    pub port: u16,
+    /// Whether connections are TLS.
+    pub tls: bool,
+}
+
+/// Where an engine's lines for its operator go: the screen log, warnings,
+/// notices and an initiator's results. Called from the sessions' threads,
+/// so each call should write its line whole.
+pub trait Console: Send + Sync {
+    /// One screen-log line, without its newline: a session's message or
+    /// event as its `ScreenLogShow*` keys ask, or an engine event.
+    fn screen(&self, line: &[u8]);
+    /// Something the operator should know that does not stop the engine.
+    fn warn(&self, warning: Warning<'_>);
+    /// A notice about the engine's files (a store converted).
+    fn notice(&self, text: &str);
+    /// The acceptor listens.
+    fn listening(&self, listening: Listening);
+    /// One line of an initiator's result (`answered N`, `seconds S`,
+    /// `seqs SENDER TARGET`).
+    fn result(&self, line: &str);
+    /// `err` in one line, in the operator's terms: why a session made
+    /// from a template could not be opened.
+    fn one_line(&self, err: &(dyn std::error::Error + 'static)) -> String;
+    /// The sessions are open and about to run: from now on the stop flag
+    /// ends them gracefully (a caller that sets it on a signal starts
+    /// listening for the signal here, not before).
+    fn running(&self) {}
+}
+
+/// The console shared by the sessions' threads.
+pub type SharedConsole = Arc<dyn Console>;
+
+/// The application chosen at run time.
+enum AnyApp {
+    Echo(Echo),
+    Exec(Exchange),
+    Orders(Orders),
+}
+
+impl AnyApp {
+    fn new(app: App) -> AnyApp {
+        match app {
+            App::Echo => AnyApp::Echo(Echo::default()),
+            App::Exec => AnyApp::Exec(Exchange::default()),
+        }
+    }
+}
+
+impl Application for AnyApp {
+    fn on_message<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        msg: Delivered<'_>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        match self {
+            AnyApp::Echo(a) => a.on_message(session, msg, now),
+            AnyApp::Exec(a) => a.on_message(session, msg, now),
+            AnyApp::Orders(a) => a.on_message(session, msg, now),
+        }
+    }
+
+    fn on_logon<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        match self {
+            AnyApp::Orders(a) => a.on_logon(session, now),
+            _ => Ok(()),
+        }
+    }
+
+    fn done(&self) -> bool {
+        match self {
+            AnyApp::Orders(a) => a.done(),
+            _ => false,
+        }
+    }
+}
+
+/// `YYYYMMDD-HH:MM:SS.sss`.
+pub fn stamp(t: UtcTimestamp) -> String {
+    let mut b = [0u8; 32];
+    let n = fixcore::build::format::timestamp(&mut b, t, TimePrecision::Millis).unwrap_or(0);
+    String::from_utf8_lossy(&b[..n]).into_owned()
+}
+
+/// The file store of session `s` in `dir`, in QuickFIX's layout, opened
+/// for that session (a store whose messages are another session's is
+/// refused). A journal an earlier perfkit left there is converted first
+/// (kept as `.journal.bak`). With `recover`, a damaged store is repaired
+/// as far as it can be, each repair a warning; without, damage is
+/// [`StoreError::Corrupt`](fixsession::store::StoreError::Corrupt).
+fn file_store(
+    s: &SessionSettings,
+    dir: &Path,
+    recover: bool,
+    console: &dyn Console,
+) -> Result<FileStore, Error> {
+    std::fs::create_dir_all(dir).context(|| format!("creating FileStorePath {}", dir.display()))?;
+    let owner = fixsession::id::SessionId::of(s);
+    let prefix = dir.join(owner.file_name());
+    let journal = dir.join(format!("{}.journal", s.id().replace(['>', ':'], "-")));
+    let mut seqnums = prefix.as_os_str().to_owned();
+    seqnums.push(".seqnums");
+    if journal.exists() && !Path::new(&seqnums).exists() {
+        let (store, bak) = journal::convert(&journal, &prefix, s.store_durability(), Some(&owner))?;
+        console.notice(&format!(
+            "{}: store converted to QuickFIX's file layout at {}.*; the journal is kept as {}",
+            s.id(),
+            prefix.display(),
+            bak.display()
+        ));
+        return Ok(store);
+    }
+    if !recover {
+        return Ok(FileStore::open(
+            &prefix,
+            s.store_durability(),
+            Some(&owner),
+        )?);
+    }
+    let (store, recovery) = FileStore::recover(&prefix, s.store_durability(), Some(&owner))?;
+    for line in &recovery.repairs {
+        console.warn(Warning::Text(&format!(
+            "{}: store repaired: {line}",
+            s.id()
+        )));
+    }
+    Ok(store)
+}
+
+/// A session of the file, with its store opened.
+pub type Opened = (SessionSettings, Session<AnyStore>);
+
+/// The initiator sessions of a settings file for the load generator: as
+/// the engine's, except that a session without `FileStorePath` keeps no
+/// sent orders in memory for resending (a ResendRequest gets a gap fill,
+/// as with `PersistMessages=N`): a generator's memory must not grow with
+/// every order it sends (at 50k/s that was 7.5 MB/s).
+pub fn load_sessions(path: &Path, console: &dyn Console) -> Result<Vec<Opened>, Error> {
+    Ok(engine_sessions(path, ConnectionType::Initiator, false, false, console)?.sessions)
+}
+
+/// What a settings file gives an engine of one role.
+struct EngineSessions {
+    /// The sessions, each with its store opened.
+    sessions: Vec<Opened>,
+    /// The acceptor templates (`AcceptorTemplate=Y`), whose sessions are
+    /// made at their Logon.
+    templates: Vec<SessionSettings>,
+    /// The engine's own `GLOBAL` file log, when the file's `[DEFAULT]`
+    /// has a `FileLogPath`.
+    global: Option<FileLog>,
+}
+
+/// Session `s` with its store (a damaged file store repaired when
+/// `recover`; sent messages kept in a memory store only when `keep_sent`).
+pub fn open_session(
+    s: &SessionSettings,
+    recover: bool,
+    keep_sent: bool,
+    console: &dyn Console,
+) -> Result<Session<AnyStore>, Error> {
+    // Settings::parse refuses FileStorePath beside PostgreSQLStore*.
+    let store = match (&s.file_store_path, &s.postgres_store) {
+        (Some(dir), _) => AnyStore::File(Box::new(
+            file_store(s, Path::new(dir), recover, console)
+                .context(|| format!("opening the store of {}", s.id()))?,
+        )),
+        (None, Some(db)) => AnyStore::Other(Box::new(
+            PostgresStore::open(db, SessionKey::of(s))
+                .context(|| format!("opening the store of {}", s.id()))?,
+        )),
+        (None, None) => AnyStore::Memory(MemoryStore::default()),
+    };
+    let mut cfg = Config::from_settings(s);
+    cfg.validator = validator(s)?;
+    if !keep_sent && s.file_store_path.is_none() && s.postgres_store.is_none() {
+        cfg.persist_messages = false;
+    }
+    Ok(Session::new(cfg, store))
+}
+
+/// The sessions and templates of `role` in the settings file, each
+/// session opened as [`open_session`] says.
+fn engine_sessions(
+    path: &Path,
+    role: ConnectionType,
+    recover: bool,
+    keep_sent: bool,
+    console: &dyn Console,
+) -> Result<EngineSessions, Error> {
+    let text =
+        std::fs::read_to_string(path).context(|| format!("reading settings {}", path.display()))?;
+    let mut settings = Settings::parse(&text).context(|| format!("settings {}", path.display()))?;
+    for w in &settings.warnings {
+        console.warn(Warning::Text(&format!("{}: {w}", path.display())));
+    }
+    let mut out = Vec::new();
+    let mut templates = Vec::new();
+    for s in std::mem::take(&mut settings.sessions) {
+        if s.connection_type != role {
+            continue;
+        }
+        if s.acceptor_template {
+            // Validated now, so a template that cannot work fails at
+            // start-up rather than at its first Logon.
+            validator(&s)?;
+            templates.push(s);
+            continue;
+        }
+        let session = open_session(&s, recover, keep_sent, console)?;
+        out.push((s, session));
+    }
+    if out.is_empty() && templates.is_empty() {
+        return Err(Error::Refused(format!(
+            "{}: no session with ConnectionType={}",
+            path.display(),
+            match role {
+                ConnectionType::Acceptor => "acceptor",
+                ConnectionType::Initiator => "initiator",
+            }
+        )));
+    }
+    let global = match &settings.global_log {
+        Some(s) => {
+            Some(FileLog::open(s, "GLOBAL").context(|| "opening the GLOBAL file log".into())?)
+        }
+        None => None,
+    };
+    Ok(EngineSessions {
+        sessions: out,
+        templates,
+        global,
+    })
+}
+
+/// The session's dictionaries (`DataDictionary`, or FIXT.1.1's
+/// `TransportDataDictionary` and `AppDataDictionary`), when it uses them.
+fn validator(s: &SessionSettings) -> Result<Option<Arc<Validator>>, Error> {
+    let load = |path: &str| -> Result<Arc<DataDictionary>, Error> {
+        let xml = std::fs::read_to_string(path)
+            .context(|| format!("{}: reading dictionary {path}", s.id()))?;
+        let dict =
+            DataDictionary::parse(&xml).context(|| format!("{}: dictionary {path}", s.id()))?;
+        Ok(Arc::new(dict))
+    };
+    if !s.use_data_dictionary {
+        return Ok(None);
+    }
+    let (session, app) = match (
+        &s.data_dictionary,
+        &s.transport_data_dictionary,
+        &s.app_data_dictionary,
+    ) {
+        (Some(d), _, _) => {
+            let d = load(d)?;
+            (d.clone(), d)
+        }
+        (None, Some(t), Some(a)) => (load(t)?, load(a)?),
+        _ => return Ok(None),
+    };
+    Ok(Some(Arc::new(Validator::new(
+        session,
+        app,
+        s.validation.clone(),
+    ))))
+}
+
+/// The shared `--log` file, opened for appending.
+type MessageLog = Arc<Mutex<BufWriter<File>>>;
+
+fn message_log(path: &Option<PathBuf>) -> Result<Option<MessageLog>, Error> {
+    path.as_ref()
+        .map(|p| {
+            let f = File::options()
+                .create(true)
+                .append(true)
+                .open(p)
+                .context(|| format!("opening log {}", p.display()))?;
+            Ok(Arc::new(Mutex::new(BufWriter::new(f))))
+        })
+        .transpose()
+}
+
+/// Runs the acceptor sessions and templates of `engine`'s settings file
+/// on their port until `stop` is set: sessions log out, then it returns.
+/// [`Console::running`] is called once they are open.
+pub fn run_acceptor(
+    engine: &EngineSettings,
+    stop: &'static AtomicBool,
+    console: SharedConsole,
+) -> Result<(), Error> {
+    let EngineSessions {
+        sessions,
+        templates,
+        global,
+    } = engine_sessions(
+        &engine.settings,
+        ConnectionType::Acceptor,
+        engine.recover_store,
+        true,
+        &*console,
+    )?;
+    // Templates listen on the same port, under the same rules.
+    let all: Vec<&SessionSettings> = sessions.iter().map(|(s, _)| s).chain(&templates).collect();
+    let mut ports: Vec<u16> = all.iter().filter_map(|s| s.socket_accept_port).collect();
+    ports.sort_unstable();
+    ports.dedup();
+    let [port] = ports[..] else {
+        return Err(Error::Refused(format!(
+            "{}: the acceptor sessions must share one SocketAcceptPort (found {ports:?})",
+            engine.settings.display()
+        )));
+    };
+    let mut nodelay: Vec<bool> = all.iter().map(|s| s.socket_nodelay).collect();
+    nodelay.dedup();
+    let [nodelay] = nodelay[..] else {
+        return Err(Error::Refused(format!(
+            "{}: the acceptor sessions of port {port} must agree on SocketNodelay",
+            engine.settings.display()
+        )));
+    };
+    let mut reuse: Vec<bool> = all.iter().map(|s| s.socket_reuse_address).collect();
+    reuse.dedup();
+    let [_] = reuse[..] else {
+        return Err(Error::Refused(format!(
+            "{}: the acceptor sessions of port {port} must agree on SocketReuseAddress",
+            engine.settings.display()
+        )));
+    };
+    let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
+    // One wait for every connection's Logon, before it is known which
+    // session it is for: the longest any session allows.
+    let logon_timeout = all.iter().map(|s| s.logon_timeout).max().unwrap_or(10);
+    // Settings::parse has checked that the port's sessions agree on
+    // their TLS keys.
+    let tls = tls_for(engine, all[0], &*console, ServerTls::new)?;
+    let listener =
+        crate::acceptor::listen(all[0]).context(|| format!("listening on port {port}"))?;
+    console.listening(Listening {
+        sessions: ids.len(),
+        templates: templates.len(),
+        port,
+        tls: tls.is_some(),
+    });
+    let messages = message_log(&engine.log)?;
+    console.running();
+    let logs = sessions
+        .iter()
+        .map(|(s, _)| SessionLog::open(s, &messages, &console))
+        .collect::<Result<Vec<_>, Error>>()?;
+    // The files every configured session names, so a session made at a
+    // Logon is never given one of them (Settings::parse has kept the
+    // configured ones apart).
+    let claims = Arc::new(Mutex::new(SessionFiles::new()));
+    for (s, _) in &sessions {
+        claims
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .claim(s)
+            .map_err(|e| {
+                Error::Refused(format!("{}: {}: {e}", engine.settings.display(), s.id()))
+            })?;
+    }
+    let made = templates
+        .iter()
+        .map(|t| template(t.clone(), engine.recover_store, &claims, &console))
+        .collect();
+    let mut acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect())
+        .with_templates(made)
+        .with_max_dynamic(engine.max_dynamic);
+    if let Some(tls) = tls {
+        acceptor = acceptor.with_tls(tls);
+    }
+    let global = global.map(Mutex::new);
+    let misc = |line: &str| {
+        let now = UtcTimestamp::now();
+        if let Some(g) = &global {
+            let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
+            g.event(now, line);
+            if let Err(e) = g.flush() {
+                console.warn(Warning::Text(&format!("GLOBAL file log: {e}")));
+            }
+        }
+        console.screen(format!("{} : {line}", stamp(now)).as_bytes());
+    };
+    acceptor
+        .serve(
+            &listener,
+            |_| AnyApp::new(engine.app),
+            |taken| match taken {
+                Taken::Configured(i) => Ok(logs[i].clone()),
+                // Opened for each connection and closed with it: a session
+                // between connections holds no descriptor.
+                Taken::Dynamic { template, id } => {
+                    SessionLog::open(&made_from(&templates[template], id), &messages, &console)
+                        .map_err(|e| console.one_line(&e))
+                }
+            },
+            &misc,
+            Options {
+                max_message: engine.max_message,
+                nodelay,
+                spin: engine.spin,
+                max_send_queue: engine.send_queue_limit,
+                logon_timeout: Duration::from_secs(u64::from(logon_timeout)),
+                ..Options::new(stop)
+            },
+        )
+        .context(|| "accepting connections".into())?;
+    Ok(())
+}
+
+/// The TLS of session `s`, made by `make` from its keys, when the
+/// engine's `tls` or its `SocketUseSSL=Y` asks for it; each thing rustls
+/// cannot do as the keys ask is one warning. With TLS off, certificate
+/// keys that would go unused are one warning too.
+fn tls_for<T, E: std::fmt::Display>(
+    engine: &EngineSettings,
+    s: &SessionSettings,
+    console: &dyn Console,
+    make: impl FnOnce(&TlsSettings) -> Result<(T, Vec<String>), E>,
+) -> Result<Option<T>, Error> {
+    let file = engine.settings.display();
+    if !(engine.tls || s.tls.enabled) {
+        let t = &s.tls;
+        if t.server_certificate_file.is_some()
+            || t.client_certificate_file.is_some()
+            || t.ca_file.is_some()
+            || t.ca_directory.is_some()
+        {
+            console.warn(Warning::UnusedCertificates {
+                file: &engine.settings,
+                session: &s.id(),
+            });
+        }
+        return Ok(None);
+    }
+    let (tls, warnings) =
+        make(&s.tls).map_err(|e| Error::Refused(format!("{file}: {}: TLS: {e}", s.id())))?;
+    for w in warnings {
+        console.warn(Warning::Text(&format!("{file}: {}: TLS: {w}", s.id())));
+    }
+    Ok(Some(tls))
+}
+
+/// Runs `session` over `stream` until the connection ends, then closes
+/// it.
+fn run_on<T: Transport>(
+    mut stream: T,
+    session: &mut Session<AnyStore>,
+    app: &mut AnyApp,
+    log: &mut SessionLog,
+    opts: Options<'_>,
+) -> Result<(), ConnectionError> {
+    let res = connection::run(&mut stream, &[], session, app, log, opts);
+    stream.close();
+    res
+}
+
+/// Runs the initiator sessions of `engine`'s settings file: each
+/// connects, reconnecting after ReconnectInterval when the connection
+/// drops, until `stop` is set (it logs out) or its orders are all filled.
+pub fn run_initiator(
+    engine: &EngineSettings,
+    stop: &'static AtomicBool,
+    console: SharedConsole,
+) -> Result<(), Error> {
+    // The GLOBAL log stays open, empty, as QuickFIX's initiator leaves
+    // it: no initiator event is outside a session.
+    let sessions = engine_sessions(
+        &engine.settings,
+        ConnectionType::Initiator,
+        engine.recover_store,
+        true,
+        &*console,
+    )?
+    .sessions;
+    let messages = message_log(&engine.log)?;
+    let latencies = latency_file(&engine.latencies)?;
+    console.running();
+    std::thread::scope(|scope| -> Result<(), Error> {
+        let mut handles = Vec::new();
+        for (s, mut session) in sessions {
+            let Some(mut targets) = Targets::new(&s) else {
+                return Err(Error::Refused(format!(
+                    "{}: SocketConnectHost and SocketConnectPort are needed",
+                    s.id()
+                )));
+            };
+            let mut log = SessionLog::open(&s, &messages, &console)?;
+            let mut a = match engine.orders {
+                Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
+                None => AnyApp::new(engine.app),
+            };
+            let opts = Options {
+                max_message: engine.max_message,
+                nodelay: s.socket_nodelay,
+                spin: engine.spin,
+                max_send_queue: engine.send_queue_limit,
+                ..Options::new(stop)
+            };
+            let tls = tls_for(engine, &s, &*console, ClientTls::new)?;
+            let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
+            let console = &console;
+            handles.push(scope.spawn(move || -> Result<(), Error> {
+                while !stop.load(Ordering::Relaxed) && !a.done() {
+                    let target = targets.next(std::time::Instant::now()).clone();
+                    match crate::initiator::connect(&target, stop) {
+                        Ok(stream) => {
+                            // One `run` per transport, each compiled for it.
+                            let res = match &tls {
+                                None => run_on(stream, &mut session, &mut a, &mut log, opts),
+                                Some(t) => t
+                                    .connect(stream, &target.host)
+                                    .map_err(ConnectionError::from)
+                                    .and_then(|t| run_on(t, &mut session, &mut a, &mut log, opts)),
+                            };
+                            match res {
+                                // A store that is away (a database
+                                // restarting) ends this connection, not
+                                // the session: it connects again, and
+                                // the Logon reloads what it needs.
+                                Err(ConnectionError::Session(SessionError::Store(e)))
+                                    if e.is_transient() =>
+                                {
+                                    log.event(
+                                        UtcTimestamp::now(),
+                                        &format!("Disconnected: {e}; connecting again"),
+                                    );
+                                    log.flush();
+                                }
+                                res => res.context(|| format!("session {}", log.id()))?,
+                            }
+                            if a.done() {
+                                break;
+                            }
+                        }
+                        Err(e) => log.event(
+                            UtcTimestamp::now(),
+                            &format!("connecting to {}:{}: {e}", target.host, target.port),
+                        ),
+                    }
+                    if a.done() {
+                        break;
+                    }
+                    let deadline = std::time::Instant::now() + retry;
+                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+                if let AnyApp::Orders(o) = &a {
+                    let st = session.store();
+                    console.result(&format!("answered {}", o.filled()));
+                    if let Some(t) = o.elapsed() {
+                        console.result(&format!("seconds {:.6}", t.as_secs_f64()));
+                    }
+                    console.result(&format!(
+                        "seqs {} {}",
+                        st.next_sender_seq(),
+                        st.next_target_seq()
+                    ));
+                }
+                Ok(())
+            }));
+        }
+        for h in handles {
+            h.join().map_err(|_| Error::Panicked)??;
+        }
+        Ok(())
+    })?;
+    if let (Some(f), Some(path)) = (latencies, &engine.latencies) {
+        let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+        let flushed = f.out.flush();
+        if let Some(e) = f.failed.take() {
+            return Err(e).context(|| format!("writing {}", path.display()));
+        }
+        flushed.context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The `--latencies` file, shared by the sessions' threads, with the
+/// first write error (kept for the end: a round trip's callback cannot
+/// fail the session).
+struct Latencies {
+    out: BufWriter<File>,
+    failed: Option<std::io::Error>,
+}
+
+type LatencyFile = Arc<Mutex<Latencies>>;
+
+fn latency_file(path: &Option<PathBuf>) -> Result<Option<LatencyFile>, Error> {
+    path.as_ref()
+        .map(|p| {
+            let f = File::create(p).context(|| format!("creating {}", p.display()))?;
+            Ok(Arc::new(Mutex::new(Latencies {
+                out: BufWriter::new(f),
+                failed: None,
+            })))
+        })
+        .transpose()
+}
+
+/// `orders`, timing each round trip into the latencies file if one was
+/// asked for.
+fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
+    match file {
+        Some(f) => {
+            let f = f.clone();
+            orders.time_round_trips(Box::new(move |t| {
+                let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+                if f.failed.is_none()
+                    && let Err(e) = writeln!(f.out, "{}", t.as_nanos())
+                {
+                    f.failed = Some(e);
+                }
+            }))
+        }
+        None => orders,
+    }
+}

@@ -1,0 +1,571 @@
+//! Runs a [`Session`] over one blocking TCP connection: frames what
+//! arrives, feeds the session, hands delivered messages to an
+//! [`Application`], writes what the session sends and ticks its timers.
+//!
+//! One thread per logged-on connection keeps this simple and fair: a
+//! slow or hostile peer stalls only its own thread, and the socket is
+//! non-blocking both ways, so the session's timers and the stop signal
+//! run whatever the peer does (reads wait in `poll` for at most a
+//! tick, 100 ms; writes the peer does not take wait in a bounded queue).
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use fixcore::frame::Framer;
+use fixcore::value::UtcTimestamp;
+use fixsession::app::{Application, deliver};
+use fixsession::log::Log;
+use fixsession::machine::{Output, Session, SessionError};
+use fixsession::store::SessionStore;
+
+/// How often timers run when nothing arrives.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Why a connection ended.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
+    /// The socket failed.
+    #[error("connection: {0}")]
+    Io(#[from] io::Error),
+    /// The session's store failed.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+}
+
+/// Limits and signals of a connection.
+#[derive(Debug, Clone, Copy)]
+pub struct Options<'a> {
+    /// Longest message accepted; a longer one is garbled and skipped.
+    /// An acceptor applies it before the Logon too.
+    pub max_message: usize,
+    /// Set to log the session out (Ctrl-C): the Logout handshake runs and
+    /// the connection closes.
+    pub stop: &'a AtomicBool,
+    /// TCP_NODELAY on the socket (QuickFIX's `SocketNodelay`): each round's
+    /// writes leave at once instead of waiting for the previous segment's
+    /// acknowledgement.
+    pub nodelay: bool,
+    /// How long to busy-poll the socket before blocking when it has nothing
+    /// to read; zero blocks at once. A blocked thread is woken by the
+    /// kernel when bytes arrive, which on a virtual machine whose other CPU
+    /// sits idle costs tens of microseconds per message in a one-at-a-time
+    /// exchange; spinning trades a busy core for that. It also shrinks
+    /// batches (a spinning reader takes each message as it lands), so it
+    /// suits latency-bound sessions, not floods.
+    pub spin: Duration,
+    /// Most bytes kept waiting for a counterparty that does not read;
+    /// past it the connection is dropped. Reading stops well before
+    /// (at [`READ_PAUSE`] queued), so only one round's answers or an
+    /// application's burst can approach it.
+    pub max_send_queue: usize,
+    /// How long an acceptor's connection may take to send a valid Logon
+    /// (QuickFIX's `LogonTimeout`).
+    pub logon_timeout: Duration,
+    /// Most connections an acceptor holds before their Logon; a newcomer
+    /// past it closes the one that has waited longest.
+    pub max_unauthenticated: usize,
+}
+
+impl<'a> Options<'a> {
+    /// The defaults: 1 MiB messages, TCP_NODELAY, no spinning, a 64 MiB
+    /// send queue, a 10 s logon timeout and 256 connections awaiting
+    /// their Logon.
+    pub fn new(stop: &'a AtomicBool) -> Options<'a> {
+        Options {
+            max_message: 1 << 20,
+            stop,
+            nodelay: true,
+            spin: Duration::ZERO,
+            max_send_queue: 64 << 20,
+            logon_timeout: Duration::from_secs(10),
+            max_unauthenticated: 256,
+        }
+    }
+}
+
+/// Queued bytes past which a connection stops reading from its
+/// counterparty until the queue drains: a peer that sends without
+/// reading gets no more answers made for it.
+pub const READ_PAUSE: usize = 1 << 20;
+
+/// What a connection runs over: the socket itself, or TLS on it
+/// ([`crate::tls::TlsStream`]). Reads and writes never block; `run` waits
+/// in `poll` on [`Transport::socket`]. Generic rather than boxed, so the
+/// plain path is the socket calls it always was.
+pub trait Transport {
+    /// The non-blocking socket underneath.
+    fn socket(&self) -> &TcpStream;
+    /// Reads what has arrived (`WouldBlock` when nothing has; 0 when the
+    /// counterparty closed).
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Writes what the transport takes now (`WouldBlock` when nothing).
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
+    /// Hands the socket what the transport holds back (TLS records made
+    /// but not yet taken); never blocks.
+    fn flush_pending(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether bytes wait in the transport for the socket to take them.
+    fn has_pending_output(&self) -> bool {
+        false
+    }
+    /// Whether input is ready without the socket saying so (TLS holds
+    /// decrypted bytes not yet read).
+    fn has_buffered_input(&self) -> bool {
+        false
+    }
+    /// Ends the connection (TLS says goodbye first).
+    fn close(&mut self) {
+        let _ = self.socket().shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Transport for TcpStream {
+    fn socket(&self) -> &TcpStream {
+        self
+    }
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Read::read(self, buf)
+    }
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        Write::write(self, buf)
+    }
+}
+
+/// Bytes written but not yet taken by the socket.
+struct SendQueue {
+    bytes: Vec<u8>,
+    /// Where the unsent part begins.
+    head: usize,
+    /// Since when the queue has waited without the socket taking a byte.
+    stalled: Option<Instant>,
+}
+
+impl SendQueue {
+    fn len(&self) -> usize {
+        self.bytes.len() - self.head
+    }
+
+    /// Writes what the socket takes without blocking; an error only when
+    /// the connection failed.
+    fn write<T: Transport>(&mut self, stream: &mut T) -> io::Result<()> {
+        stream.flush_pending()?;
+        while self.len() > 0 {
+            match stream.write(&self.bytes[self.head..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.head += n;
+                    self.stalled = None;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if self.len() == 0 {
+            self.bytes.clear();
+            self.head = 0;
+        } else {
+            if self.head > (1 << 20) && self.head * 2 > self.bytes.len() {
+                // Keep the buffer from only growing while the peer reads
+                // slowly.
+                self.bytes.drain(..self.head);
+                self.head = 0;
+            }
+            self.stalled.get_or_insert_with(Instant::now);
+        }
+        Ok(())
+    }
+}
+
+/// Runs `session` on `stream` until either side closes it. `initial`
+/// holds bytes already read from the stream (an acceptor reads the first
+/// Logon to choose the session). An acceptor's session must be
+/// disconnected; this connects it. When the session ends the connection,
+/// the stream is left open for the caller to close once the session is
+/// free again: a peer that reconnects the moment it sees the close must
+/// find the session available.
+///
+/// The socket never blocks the session: writes that the peer does not
+/// take wait in a queue while timers and `opts.stop` keep running, and a
+/// peer that leaves more than `opts.max_send_queue` bytes unread, or
+/// reads nothing for two heartbeat intervals, is disconnected. The store
+/// is flushed after each round's deliveries and before its bytes are
+/// written (see [`fixsession::store`]); while it is unavailable the round
+/// waits, unsent and reading nothing, and is retried (`flush_or_wait`).
+pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
+    stream: &mut T,
+    initial: &[u8],
+    session: &mut Session<S>,
+    app: &mut A,
+    log: &mut L,
+    opts: Options<'_>,
+) -> Result<(), ConnectionError> {
+    stream.socket().set_nodelay(opts.nodelay)?;
+    stream.socket().set_nonblocking(true)?;
+    // An acceptor's connection has these from its listener already; an
+    // initiator's gets them here.
+    let cfg = session.config();
+    crate::socket::set_buffers(
+        &socket2::SockRef::from(stream.socket()),
+        cfg.send_buffer_size,
+        cfg.receive_buffer_size,
+    )?;
+    let mut framer = Framer::new(opts.max_message).session_cut();
+    framer.push(initial);
+    session.on_connect(UtcTimestamp::now())?;
+    let mut buf = vec![0u8; 64 << 10];
+    // What one round (a read's worth of messages) sends, queued in one
+    // piece: a write per message cost more than the session itself.
+    let mut out = Vec::with_capacity(64 << 10);
+    let mut queue = SendQueue {
+        bytes: Vec::with_capacity(64 << 10),
+        head: 0,
+        stalled: None,
+    };
+    let mut stopping = false;
+    // The session's outputs, drained into one reused vector.
+    let mut outs = Vec::new();
+    // One clock reading per read: what arrived together is handled at
+    // the time it arrived (three readings per order were ~3 % of an
+    // acceptor's time; a round takes microseconds, well inside the
+    // milliseconds a SendingTime shows).
+    let mut t = UtcTimestamp::now();
+    loop {
+        let mut open = pump(&mut out, &mut outs, session, app, log, t)?;
+        if open && session.resend_pending() && queue.len() + out.len() < READ_PAUSE {
+            session.continue_resend(t)?;
+            open = pump(&mut out, &mut outs, session, app, log, t)?;
+        }
+        // A resend goes out whole before anything new is read.
+        while open
+            && !session.resend_pending()
+            && queue.len() + out.len() < READ_PAUSE
+            && let Some(frame) = framer.next_frame()
+        {
+            match frame {
+                Ok(msg) => {
+                    log.message(t, true, msg);
+                    session.on_message(msg, t)?;
+                }
+                Err(e) => log.event(t, &format!("Invalid message: {e}")),
+            }
+            open = pump(&mut out, &mut outs, session, app, log, t)?;
+        }
+        if !out.is_empty() {
+            // Stored before sent; counted once the application took it.
+            flush_or_wait(session, log, &opts)?;
+            queue.bytes.extend_from_slice(&out);
+            out.clear();
+        }
+        log.flush();
+        if let Err(e) = queue.write(stream) {
+            log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
+            return end(session, log);
+        }
+        if !open {
+            // What the last round changed without sending (a Logout's
+            // number counted) persists too.
+            flush_or_wait(session, log, &opts)?;
+            // Give the last words (a Logout, a Reject) a moment to leave.
+            linger(stream, &mut queue);
+            flush_logs(session, log);
+            return Ok(());
+        }
+        let hb = session.heartbeat_interval();
+        let stall_limit = Duration::from_secs(if hb == 0 { 30 } else { hb.saturating_mul(2) });
+        if queue.len() > opts.max_send_queue {
+            log.event(
+                UtcTimestamp::now(),
+                &format!(
+                    "Disconnecting: {} bytes wait for a counterparty that is not reading (limit {})",
+                    queue.len(),
+                    opts.max_send_queue
+                ),
+            );
+            return end(session, log);
+        }
+        if let Some(since) = queue.stalled
+            && since.elapsed() >= stall_limit
+        {
+            log.event(
+                UtcTimestamp::now(),
+                &format!(
+                    "Disconnecting: the counterparty has read nothing for {} s ({} bytes waiting)",
+                    stall_limit.as_secs(),
+                    queue.len()
+                ),
+            );
+            return end(session, log);
+        }
+        if opts.stop.load(Ordering::Relaxed) && !stopping {
+            stopping = true;
+            t = UtcTimestamp::now();
+            session.logout(None, t)?;
+            continue;
+        }
+        let want_read = queue.len() < READ_PAUSE && !session.resend_pending();
+        if session.resend_pending() && queue.len() < READ_PAUSE {
+            // More of the resend to send at once.
+            t = UtcTimestamp::now();
+            session.on_tick(t)?;
+            continue;
+        }
+        let (readable, _) = if want_read && stream.has_buffered_input() {
+            (true, false)
+        } else {
+            let writing = queue.len() > 0 || stream.has_pending_output();
+            wait(stream.socket(), want_read, writing, opts.spin, TICK)?
+        };
+        if readable && want_read {
+            match stream.read(&mut buf) {
+                Ok(0) => {
+                    log.event(UtcTimestamp::now(), "Connection closed by the counterparty");
+                    return end(session, log);
+                }
+                Ok(n) => framer.push(&buf[..n]),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => {
+                    log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
+                    return end(session, log);
+                }
+            }
+        }
+        t = UtcTimestamp::now();
+        session.on_tick(t)?;
+    }
+}
+
+/// The first wait after a store said it is unavailable; each further
+/// wait doubles, up to [`STORE_RETRY_MAX`].
+pub const STORE_RETRY_FIRST: Duration = Duration::from_millis(50);
+
+/// The longest wait between two attempts to flush an unavailable store:
+/// short enough that a database back from a restart is used again within
+/// a couple of seconds.
+pub const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Flushes the session's store. While the store says it is unavailable
+/// ([`StoreError::Unavailable`](fixsession::store::StoreError::Unavailable)),
+/// waits and tries again, doubling the wait from [`STORE_RETRY_FIRST`] to
+/// [`STORE_RETRY_MAX`]: the round's bytes stay unsent (a message goes out
+/// only once stored) and nothing more is read (an inbound number counts
+/// only once stored; the counterparty's resend covers what it sends
+/// meanwhile). One event line says the store is gone, one that it is
+/// back. Any other store error, or `opts.stop` while waiting, ends the
+/// connection with the error.
+fn flush_or_wait<S: SessionStore, L: Log>(
+    session: &mut Session<S>,
+    log: &mut L,
+    opts: &Options<'_>,
+) -> Result<(), ConnectionError> {
+    let mut delay = STORE_RETRY_FIRST;
+    let mut since: Option<Instant> = None;
+    loop {
+        match session.flush_store() {
+            Ok(()) => {
+                if let Some(since) = since {
+                    log.event(
+                        UtcTimestamp::now(),
+                        &format!(
+                            "Store available again after {:.1} s: sending and reading resume",
+                            since.elapsed().as_secs_f64()
+                        ),
+                    );
+                }
+                return Ok(());
+            }
+            Err(SessionError::Store(e)) if e.is_transient() => {
+                if since.is_none() {
+                    since = Some(Instant::now());
+                    log.event(
+                        UtcTimestamp::now(),
+                        &format!(
+                            "Store failed ({e}): holding messages unsent and reading nothing \
+                             until it is back; retrying every {} ms to {} s",
+                            STORE_RETRY_FIRST.as_millis(),
+                            STORE_RETRY_MAX.as_secs()
+                        ),
+                    );
+                    log.flush();
+                }
+                let until = Instant::now() + delay;
+                while Instant::now() < until {
+                    if opts.stop.load(Ordering::Relaxed) {
+                        return Err(SessionError::Store(e).into());
+                    }
+                    std::thread::sleep(Duration::from_millis(20).min(delay));
+                }
+                delay = (delay * 2).min(STORE_RETRY_MAX);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The connection is gone: the session learns it, and its last event
+/// lines are written.
+fn end<S: SessionStore, L: Log>(
+    session: &mut Session<S>,
+    log: &mut L,
+) -> Result<(), ConnectionError> {
+    session.on_disconnect()?;
+    session.flush_store()?;
+    flush_logs(session, log);
+    Ok(())
+}
+
+/// Tries for a short while to hand the queue's last bytes to the socket.
+fn linger<T: Transport>(stream: &mut T, queue: &mut SendQueue) {
+    let until = Instant::now() + Duration::from_millis(500);
+    while (queue.len() > 0 || stream.has_pending_output()) && Instant::now() < until {
+        if queue.write(stream).is_err() {
+            return;
+        }
+        if (queue.len() > 0 || stream.has_pending_output())
+            && wait(
+                stream.socket(),
+                false,
+                true,
+                Duration::ZERO,
+                Duration::from_millis(50),
+            )
+            .is_err()
+        {
+            return;
+        }
+    }
+}
+
+/// Waits until `stream` can be read (`read`) or written (`write`), busy
+/// polling for up to `spin` first, then blocking for up to `timeout`:
+/// (readable, writable).
+///
+/// Why not a blocking `recv`: on loopback the writer's send wakes the
+/// reader while the kernel still holds the reader socket's lock, and a
+/// reader asleep inside `recv` takes that lock again the moment it wakes.
+/// In this VM that contention (paravirtual spinlock waits) was a third of
+/// an idle acceptor's CPU. Woken in `poll`, the reader goes back to user
+/// space first, and the `recv` that follows finds the data ready and,
+/// mostly, the lock free.
+fn wait(
+    stream: &TcpStream,
+    read: bool,
+    write: bool,
+    spin: Duration,
+    timeout: Duration,
+) -> io::Result<(bool, bool)> {
+    let events = if read { libc::POLLIN } else { 0 } | if write { libc::POLLOUT } else { 0 };
+    if !spin.is_zero() && read {
+        let until = Instant::now() + spin;
+        loop {
+            let r = poll_one(stream, events, Duration::ZERO)?;
+            if r.0 || r.1 {
+                return Ok(r);
+            }
+            if Instant::now() >= until {
+                break;
+            }
+            std::hint::spin_loop();
+        }
+    }
+    poll_one(stream, events, timeout)
+}
+
+/// One `poll` of `stream` for `events`: (readable or closed, writable).
+fn poll_one(
+    stream: &TcpStream,
+    events: libc::c_short,
+    timeout: Duration,
+) -> io::Result<(bool, bool)> {
+    use std::os::fd::AsRawFd;
+    let mut fd = libc::pollfd {
+        fd: stream.as_raw_fd(),
+        events,
+        revents: 0,
+    };
+    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: `fd` is one valid pollfd that outlives the call, and its
+    // descriptor belongs to `stream`, which is borrowed (open) throughout.
+    let n = unsafe { libc::poll(&mut fd, 1, ms) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok((false, false))
+        } else {
+            Err(e)
+        };
+    }
+    let r = fd.revents;
+    let gone = r & (libc::POLLHUP | libc::POLLERR) != 0;
+    Ok((
+        r & libc::POLLIN != 0 || gone,
+        r & libc::POLLOUT != 0 || gone,
+    ))
+}
+
+/// Carries out the session's outputs at time `t`, appending what it sends to `out`;
+/// false once it asked to disconnect (`out` still holds what it sent
+/// before, which the caller writes first). `outs` is scratch space, kept
+/// by the caller so that no call allocates it anew.
+fn pump<S: SessionStore, A: Application, L: Log>(
+    out: &mut Vec<u8>,
+    outs: &mut Vec<Output>,
+    session: &mut Session<S>,
+    app: &mut A,
+    log: &mut L,
+    t: UtcTimestamp,
+) -> Result<bool, ConnectionError> {
+    loop {
+        // Collected first: the application needs the session back.
+        outs.clear();
+        outs.extend(session.drain());
+        if outs.is_empty() {
+            return Ok(true);
+        }
+        for o in outs.drain(..) {
+            match o {
+                Output::Send(bytes) => {
+                    log.message(t, false, &bytes);
+                    out.extend_from_slice(&bytes);
+                    session.recycle(bytes);
+                }
+                Output::Deliver(msg) => {
+                    deliver(session, app, &msg, t)?;
+                    session.recycle(msg);
+                }
+                Output::LoggedOn => {
+                    log.event(t, "Logon complete");
+                    app.on_logon(session, t)?;
+                }
+                Output::LoggedOut => log.event(t, "Logout complete"),
+                Output::Disconnect => return Ok(false),
+                Output::Log(line) => log.event(t, &line),
+                Output::Reset => log.reset(t),
+            }
+        }
+    }
+}
+
+/// Writes the event lines a disconnect left, dropping anything else.
+fn flush_logs<S: SessionStore, L: Log>(session: &mut Session<S>, log: &mut L) {
+    let t = UtcTimestamp::now();
+    for o in session.drain() {
+        match o {
+            Output::Log(line) => log.event(t, &line),
+            Output::Reset => log.reset(t),
+            _ => {}
+        }
+    }
+    log.flush();
+}
