@@ -482,158 +482,27 @@ fn zone(key: &str, name: &str, line: usize) -> Result<Zone, SettingsError> {
 
 pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, SettingsError> {
     let r = Reader { header, e };
-    let (ct, l) = r.required("ConnectionType")?;
-    let connection_type = match ct {
-        "acceptor" => ConnectionType::Acceptor,
-        "initiator" => ConnectionType::Initiator,
-        _ => {
-            return Err(Reader::bad(
-                "ConnectionType",
-                ct,
-                l,
-                "expected acceptor or initiator",
-            ));
-        }
-    };
-    let (bs, l) = r.required("BeginString")?;
-    let begin_string = BeginString::from_wire(bs).ok_or_else(|| {
-        Reader::bad(
-            "BeginString",
-            bs,
-            l,
-            "expected FIX.4.0 ... FIX.4.4 or FIXT.1.1",
-        )
-    })?;
+    let (connection_type, begin_string, default_appl_ver_id) = version(&r)?;
     let sender_comp_id = r.required("SenderCompID")?.0.to_string();
     let target_comp_id = r.required("TargetCompID")?.0.to_string();
-    let default_appl_ver_id = match (begin_string, r.raw("DefaultApplVerID")) {
-        (BeginString::Fixt11, None) => {
-            return Err(SettingsError::Missing {
-                line: header,
-                key: "DefaultApplVerID".into(),
-            });
-        }
-        (BeginString::Fixt11, Some((v, l))) => Some(ApplVerId::parse(v).ok_or_else(|| {
-            Reader::bad(
-                "DefaultApplVerID",
-                v,
-                l,
-                "expected FIX.5.0, FIX.5.0SP1, FIX.5.0SP2 (or 7, 8, 9)",
-            )
-        })?),
-        // FIX.4.x carries its application version in BeginString.
-        (_, _) => None,
-    };
     let socket_accept_port = r.port("SocketAcceptPort")?;
     let socket_connect_host = r.string("SocketConnectHost");
     let socket_connect_port = r.port("SocketConnectPort")?;
     let heart_bt_int = r.uint("HeartBtInt")?;
     let acceptor_template = r.bool("AcceptorTemplate", false)?;
-    match connection_type {
-        ConnectionType::Acceptor => {
-            r.required("SocketAcceptPort")?;
-        }
-        ConnectionType::Initiator if acceptor_template => {
-            return Err(SettingsError::Inconsistent {
-                line: r.header,
-                why: "AcceptorTemplate=Y makes acceptor sessions; this one is an initiator",
-            });
-        }
-        ConnectionType::Initiator => {
-            r.required("SocketConnectHost")?;
-            r.required("SocketConnectPort")?;
-            r.required("HeartBtInt")?;
-        }
-    }
-    let start = r.zoned_time("StartTime")?;
-    let end = r.zoned_time("EndTime")?;
-    let (start_time, end_time) = (start.as_ref().map(|t| t.0), end.as_ref().map(|t| t.0));
-    let named = match r.raw("TimeZone") {
-        Some((v, l)) => Some(zone("TimeZone", v, l)?),
-        None => None,
-    };
-    let zones: Vec<Zone> = [start.and_then(|t| t.1), end.and_then(|t| t.1), named]
-        .into_iter()
-        .flatten()
-        .collect();
-    if let Some((first, _)) = zones.first()
-        && let Some((_, line)) = zones.iter().find(|(z, _)| z != first)
-    {
-        return Err(SettingsError::Inconsistent {
-            line: *line,
-            why: "StartTime, EndTime and TimeZone name different time zones",
-        });
-    }
-    let time_zone = zones.into_iter().next().map(|(z, _)| z);
-    if start_time.is_some() != end_time.is_some() {
-        return Err(SettingsError::Missing {
-            line: header,
-            key: if start_time.is_some() {
-                "EndTime"
-            } else {
-                "StartTime"
-            }
-            .into(),
-        });
-    }
-    let (start_day, end_day) = (r.day("StartDay")?, r.day("EndDay")?);
-    if start_day.is_some() != end_day.is_some() {
-        return Err(SettingsError::Inconsistent {
-            line: header,
-            why: if start_day.is_some() {
-                "StartDay used without EndDay"
-            } else {
-                "EndDay used without StartDay"
-            },
-        });
-    }
-    if r.bool("NonStopSession", false)? && (start_time.is_some() || start_day.is_some()) {
-        return Err(SettingsError::Inconsistent {
-            line: header,
-            why: "NonStopSession used with StartTime/EndTime/StartDay/EndDay",
-        });
-    }
-    let (logon_time, logout_time) = (r.time("LogonTime")?, r.time("LogoutTime")?);
-    let (logon_day, logout_day) = (r.day("LogonDay")?, r.day("LogoutDay")?);
-    let use_local_time = r.bool("UseLocalTime", false)?;
-    if use_local_time && time_zone.is_some() {
-        return Err(SettingsError::Inconsistent {
-            line: header,
-            why: "UseLocalTime=Y and a TimeZone both say which clock session times are read on",
-        });
-    }
-    if let Some((start, end)) = start_time.zip(end_time) {
-        // QuickFIX's SessionFactory checks: the logon window lies inside
-        // the session's.
-        let window = TimeWindow::new(start, end, start_day.zip(end_day));
-        if !window.contains_time_on(logon_time.unwrap_or(start), logon_day.or(start_day)) {
-            return Err(SettingsError::Inconsistent {
-                line: header,
-                why: "LogonTime must be between StartTime and EndTime",
-            });
-        }
-        if !window.contains_time_on(logout_time.unwrap_or(end), logout_day.or(end_day)) {
-            return Err(SettingsError::Inconsistent {
-                line: header,
-                why: "LogoutTime must be between StartTime and EndTime",
-            });
-        }
-        if logon_day.or(start_day).is_some() != logout_day.or(end_day).is_some() {
-            return Err(SettingsError::Inconsistent {
-                line: header,
-                why: "LogonDay and LogoutDay go together (or with StartDay and EndDay)",
-            });
-        }
-    } else if logon_time.is_some()
-        || logout_time.is_some()
-        || logon_day.is_some()
-        || logout_day.is_some()
-    {
-        return Err(SettingsError::Inconsistent {
-            line: header,
-            why: "LogonTime/LogoutTime/LogonDay/LogoutDay need StartTime and EndTime",
-        });
-    }
+    required_for_role(&r, connection_type, acceptor_template)?;
+    let Times {
+        start_time,
+        end_time,
+        start_day,
+        end_day,
+        logon_time,
+        logout_time,
+        logon_day,
+        logout_day,
+        use_local_time,
+        time_zone,
+    } = times(&r)?;
     let use_data_dictionary = r.bool("UseDataDictionary", true)?;
     let data_dictionary = r.string("DataDictionary");
     let transport_data_dictionary = r.string("TransportDataDictionary");
@@ -756,4 +625,199 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
     };
     super::bounds::check(&s, e)?;
     Ok(s)
+}
+
+/// The session's role and FIX version: ConnectionType, BeginString, and
+/// DefaultApplVerID, which FIXT.1.1 needs and FIX.4.x has no use for.
+fn version(
+    r: &Reader<'_>,
+) -> Result<(ConnectionType, BeginString, Option<ApplVerId>), SettingsError> {
+    let (ct, l) = r.required("ConnectionType")?;
+    let connection_type = match ct {
+        "acceptor" => ConnectionType::Acceptor,
+        "initiator" => ConnectionType::Initiator,
+        _ => {
+            return Err(Reader::bad(
+                "ConnectionType",
+                ct,
+                l,
+                "expected acceptor or initiator",
+            ));
+        }
+    };
+    let (bs, l) = r.required("BeginString")?;
+    let begin_string = BeginString::from_wire(bs).ok_or_else(|| {
+        Reader::bad(
+            "BeginString",
+            bs,
+            l,
+            "expected FIX.4.0 ... FIX.4.4 or FIXT.1.1",
+        )
+    })?;
+    let default_appl_ver_id = match (begin_string, r.raw("DefaultApplVerID")) {
+        (BeginString::Fixt11, None) => {
+            return Err(SettingsError::Missing {
+                line: r.header,
+                key: "DefaultApplVerID".into(),
+            });
+        }
+        (BeginString::Fixt11, Some((v, l))) => Some(ApplVerId::parse(v).ok_or_else(|| {
+            Reader::bad(
+                "DefaultApplVerID",
+                v,
+                l,
+                "expected FIX.5.0, FIX.5.0SP1, FIX.5.0SP2 (or 7, 8, 9)",
+            )
+        })?),
+        // FIX.4.x carries its application version in BeginString.
+        (_, _) => None,
+    };
+    Ok((connection_type, begin_string, default_appl_ver_id))
+}
+
+/// The keys a role cannot go without: an acceptor's port; an initiator's
+/// host, port and heartbeat (and no AcceptorTemplate).
+fn required_for_role(
+    r: &Reader<'_>,
+    connection_type: ConnectionType,
+    acceptor_template: bool,
+) -> Result<(), SettingsError> {
+    match connection_type {
+        ConnectionType::Acceptor => {
+            r.required("SocketAcceptPort")?;
+        }
+        ConnectionType::Initiator if acceptor_template => {
+            return Err(SettingsError::Inconsistent {
+                line: r.header,
+                why: "AcceptorTemplate=Y makes acceptor sessions; this one is an initiator",
+            });
+        }
+        ConnectionType::Initiator => {
+            r.required("SocketConnectHost")?;
+            r.required("SocketConnectPort")?;
+            r.required("HeartBtInt")?;
+        }
+    }
+    Ok(())
+}
+
+/// When a session runs and logs on and out, and on which clock.
+struct Times {
+    start_time: Option<TimeOfDay>,
+    end_time: Option<TimeOfDay>,
+    start_day: Option<Weekday>,
+    end_day: Option<Weekday>,
+    logon_time: Option<TimeOfDay>,
+    logout_time: Option<TimeOfDay>,
+    logon_day: Option<Weekday>,
+    logout_day: Option<Weekday>,
+    use_local_time: bool,
+    time_zone: Option<TimeZone>,
+}
+
+/// Reads the session's times and checks them together as QuickFIX's
+/// SessionFactory does: one time zone, start and end (days too) in pairs,
+/// no times on a non-stop session, the logon window inside the session's.
+fn times(r: &Reader<'_>) -> Result<Times, SettingsError> {
+    let start = r.zoned_time("StartTime")?;
+    let end = r.zoned_time("EndTime")?;
+    let (start_time, end_time) = (start.as_ref().map(|t| t.0), end.as_ref().map(|t| t.0));
+    let named = match r.raw("TimeZone") {
+        Some((v, l)) => Some(zone("TimeZone", v, l)?),
+        None => None,
+    };
+    let zones: Vec<Zone> = [start.and_then(|t| t.1), end.and_then(|t| t.1), named]
+        .into_iter()
+        .flatten()
+        .collect();
+    if let Some((first, _)) = zones.first()
+        && let Some((_, line)) = zones.iter().find(|(z, _)| z != first)
+    {
+        return Err(SettingsError::Inconsistent {
+            line: *line,
+            why: "StartTime, EndTime and TimeZone name different time zones",
+        });
+    }
+    let time_zone = zones.into_iter().next().map(|(z, _)| z);
+    if start_time.is_some() != end_time.is_some() {
+        return Err(SettingsError::Missing {
+            line: r.header,
+            key: if start_time.is_some() {
+                "EndTime"
+            } else {
+                "StartTime"
+            }
+            .into(),
+        });
+    }
+    let (start_day, end_day) = (r.day("StartDay")?, r.day("EndDay")?);
+    if start_day.is_some() != end_day.is_some() {
+        return Err(SettingsError::Inconsistent {
+            line: r.header,
+            why: if start_day.is_some() {
+                "StartDay used without EndDay"
+            } else {
+                "EndDay used without StartDay"
+            },
+        });
+    }
+    if r.bool("NonStopSession", false)? && (start_time.is_some() || start_day.is_some()) {
+        return Err(SettingsError::Inconsistent {
+            line: r.header,
+            why: "NonStopSession used with StartTime/EndTime/StartDay/EndDay",
+        });
+    }
+    let (logon_time, logout_time) = (r.time("LogonTime")?, r.time("LogoutTime")?);
+    let (logon_day, logout_day) = (r.day("LogonDay")?, r.day("LogoutDay")?);
+    let use_local_time = r.bool("UseLocalTime", false)?;
+    if use_local_time && time_zone.is_some() {
+        return Err(SettingsError::Inconsistent {
+            line: r.header,
+            why: "UseLocalTime=Y and a TimeZone both say which clock session times are read on",
+        });
+    }
+    if let Some((start, end)) = start_time.zip(end_time) {
+        // QuickFIX's SessionFactory checks: the logon window lies inside
+        // the session's.
+        let window = TimeWindow::new(start, end, start_day.zip(end_day));
+        if !window.contains_time_on(logon_time.unwrap_or(start), logon_day.or(start_day)) {
+            return Err(SettingsError::Inconsistent {
+                line: r.header,
+                why: "LogonTime must be between StartTime and EndTime",
+            });
+        }
+        if !window.contains_time_on(logout_time.unwrap_or(end), logout_day.or(end_day)) {
+            return Err(SettingsError::Inconsistent {
+                line: r.header,
+                why: "LogoutTime must be between StartTime and EndTime",
+            });
+        }
+        if logon_day.or(start_day).is_some() != logout_day.or(end_day).is_some() {
+            return Err(SettingsError::Inconsistent {
+                line: r.header,
+                why: "LogonDay and LogoutDay go together (or with StartDay and EndDay)",
+            });
+        }
+    } else if logon_time.is_some()
+        || logout_time.is_some()
+        || logon_day.is_some()
+        || logout_day.is_some()
+    {
+        return Err(SettingsError::Inconsistent {
+            line: r.header,
+            why: "LogonTime/LogoutTime/LogonDay/LogoutDay need StartTime and EndTime",
+        });
+    }
+    Ok(Times {
+        start_time,
+        end_time,
+        start_day,
+        end_day,
+        logon_time,
+        logout_time,
+        logon_day,
+        logout_day,
+        use_local_time,
+        time_zone,
+    })
 }
