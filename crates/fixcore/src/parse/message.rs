@@ -1,5 +1,10 @@
 //! The parsed message as the caller sees it: fields by tag, typed
 //! values, repeating groups and their entries, all borrowing the input.
+//!
+//! The small accessors are `#[inline]`: the session machine calls them from
+//! another crate (fixsession) on every message, and out of line
+//! `Message::get` alone cost its caller about 3 % more instructions per
+//! order (callgrind, `perfkit fix initiator --orders 20000`).
 
 use std::collections::HashMap;
 
@@ -28,30 +33,37 @@ impl<'a> FieldRef<'a> {
         }
     }
     /// As a signed integer.
+    #[inline]
     pub fn int(&self) -> Result<i64> {
         value::parse_int(self.value).ok_or_else(|| self.bad("int"))
     }
     /// As an unsigned integer.
+    #[inline]
     pub fn uint(&self) -> Result<u64> {
         value::parse_uint(self.value).ok_or_else(|| self.bad("unsigned int"))
     }
     /// As an exact decimal (Price, Qty, float).
+    #[inline]
     pub fn decimal(&self) -> Result<Decimal> {
         Decimal::parse(self.value).ok_or_else(|| self.bad("decimal"))
     }
     /// As a UTCTimestamp.
+    #[inline]
     pub fn timestamp(&self) -> Result<UtcTimestamp> {
         UtcTimestamp::parse(self.value).ok_or_else(|| self.bad("UTCTimestamp"))
     }
     /// As a single character.
+    #[inline]
     pub fn char(&self) -> Result<u8> {
         value::parse_char(self.value).ok_or_else(|| self.bad("char"))
     }
     /// As a Boolean (`Y`/`N`).
+    #[inline]
     pub fn bool(&self) -> Result<bool> {
         value::parse_bool(self.value).ok_or_else(|| self.bad("Boolean"))
     }
     /// As UTF-8 text.
+    #[inline]
     pub fn str(&self) -> Result<&'a str> {
         std::str::from_utf8(self.value).map_err(|_| self.bad("UTF-8 string"))
     }
@@ -61,37 +73,46 @@ impl<'a> FieldRef<'a> {
 macro_rules! typed_getters {
     () => {
         /// Integer value of `tag`.
+        #[inline]
         pub fn int(&self, tag: u32) -> Result<i64> {
             self.require(tag)?.int()
         }
         /// Unsigned integer value of `tag`.
+        #[inline]
         pub fn uint(&self, tag: u32) -> Result<u64> {
             self.require(tag)?.uint()
         }
         /// Exact decimal value of `tag`.
+        #[inline]
         pub fn decimal(&self, tag: u32) -> Result<Decimal> {
             self.require(tag)?.decimal()
         }
         /// UTCTimestamp value of `tag`.
+        #[inline]
         pub fn timestamp(&self, tag: u32) -> Result<UtcTimestamp> {
             self.require(tag)?.timestamp()
         }
         /// Single-character value of `tag`.
+        #[inline]
         pub fn char(&self, tag: u32) -> Result<u8> {
             self.require(tag)?.char()
         }
         /// Boolean value of `tag`.
+        #[inline]
         pub fn bool(&self, tag: u32) -> Result<bool> {
             self.require(tag)?.bool()
         }
         /// UTF-8 value of `tag`.
+        #[inline]
         pub fn str(&self, tag: u32) -> Result<&'a str> {
             self.require(tag)?.str()
         }
         /// Raw bytes of `tag`, if present.
+        #[inline]
         pub fn get(&self, tag: u32) -> Option<&'a [u8]> {
             self.field(tag).map(|f| f.value)
         }
+        #[inline]
         fn require(&self, tag: u32) -> Result<FieldRef<'a>> {
             self.field(tag).ok_or_else(|| Error::MissingTag { tag })
         }
@@ -109,6 +130,7 @@ pub struct Message<'a> {
     pub(super) dict: &'a Dictionary,
 }
 
+#[inline]
 pub(super) fn field_ref<'a>(buf: &'a [u8], f: &Field) -> FieldRef<'a> {
     FieldRef {
         tag: f.tag,
@@ -119,18 +141,22 @@ pub(super) fn field_ref<'a>(buf: &'a [u8], f: &Field) -> FieldRef<'a> {
 
 impl<'a> Message<'a> {
     /// The whole message.
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.buf
     }
     /// BeginString(8), e.g. `FIX.4.4`.
+    #[inline]
     pub fn begin_string(&self) -> &'a [u8] {
         field_ref(self.buf, &self.fields[0]).value
     }
     /// MsgType(35).
+    #[inline]
     pub fn msg_type(&self) -> &'a [u8] {
         field_ref(self.buf, &self.fields[2]).value
     }
     /// Number of fields, group members included.
+    #[inline]
     pub fn field_count(&self) -> usize {
         self.fields.len()
     }
