@@ -151,6 +151,17 @@ impl Checker<'_> {
         )
     }
 
+    /// A list of integer literals, each checked against `a`'s domain, as a
+    /// set.
+    fn int_set(&self, a: &AttrRef, id: AttrId, items: &[(Lit, usize)]) -> Result<Box<[i64]>> {
+        Ok(set_of(
+            items
+                .iter()
+                .map(|(l, c)| self.int_lit(a, id, l, *c))
+                .collect::<Result<Vec<_>>>()?,
+        ))
+    }
+
     fn pred(&mut self, p: &PredAst) -> Result<Leaf> {
         Ok(Leaf::Pred(match p {
             PredAst::Bare(a) => return self.bare(a),
@@ -265,29 +276,24 @@ impl Checker<'_> {
         let (id, ty) = self.attr(a)?;
         Ok(match ty {
             T::Int | T::IntEnum => {
-                let mut set = items
-                    .iter()
-                    .map(|(l, c)| self.int_lit(a, id, l, *c))
-                    .collect::<Result<Vec<_>>>()?;
-                set.sort_unstable();
-                set.dedup();
+                let set = self.int_set(a, id, items)?;
                 Pred::IntIn {
                     attr: id,
                     negated,
-                    set: set.into(),
+                    set,
                 }
             }
             T::Str => {
-                let mut set = items
-                    .iter()
-                    .map(|(l, c)| self.str_lit(a, id, l, *c))
-                    .collect::<Result<Vec<_>>>()?;
-                set.sort_unstable();
-                set.dedup();
+                let set = set_of(
+                    items
+                        .iter()
+                        .map(|(l, c)| self.str_lit(a, id, l, *c))
+                        .collect::<Result<Vec<_>>>()?,
+                );
                 Pred::StrIn {
                     attr: id,
                     negated,
-                    set: set.into(),
+                    set,
                 }
             }
             _ => {
@@ -354,20 +360,11 @@ impl Checker<'_> {
         let (id, ty) = self.attr(a)?;
         Ok(match ty {
             T::IntList => {
-                let mut set = items
-                    .iter()
-                    .map(|(l, c)| self.int_lit(a, id, l, *c))
-                    .collect::<Result<Vec<_>>>()?;
-                set.sort_unstable();
-                set.dedup();
-                Pred::IntSet {
-                    attr: id,
-                    op,
-                    set: set.into(),
-                }
+                let set = self.int_set(a, id, items)?;
+                Pred::IntSet { attr: id, op, set }
             }
             T::StrList => {
-                let mut set = items
+                let set = items
                     .iter()
                     .map(|(l, c)| match l {
                         Lit::Str(s) => self.strings.intern(id, s),
@@ -381,13 +378,8 @@ impl Checker<'_> {
                         )),
                     })
                     .collect::<Result<Vec<_>>>()?;
-                set.sort_unstable();
-                set.dedup();
-                Pred::StrSet {
-                    attr: id,
-                    op,
-                    set: set.into(),
-                }
+                let set = set_of(set);
+                Pred::StrSet { attr: id, op, set }
             }
             _ => {
                 return Err(terr(
@@ -435,4 +427,11 @@ impl Checker<'_> {
         }
         Ok(Pred::IsEmpty { attr: id, negated })
     }
+}
+
+/// Values as a predicate holds them: sorted, each once.
+fn set_of<T: Ord>(mut v: Vec<T>) -> Box<[T]> {
+    v.sort_unstable();
+    v.dedup();
+    v.into()
 }
