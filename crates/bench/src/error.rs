@@ -186,25 +186,6 @@ fn quote(stderr: &[String]) -> String {
     }
 }
 
-/// `e` and its causes in one line, `outer: inner: …`, each text once (a
-/// cause whose text already ends the line is not repeated): for the notes
-/// that replace a peer's rows, which have room for one line.
-pub(crate) fn one_line(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut line = String::new();
-    let mut cause = Some(e);
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !line.ends_with(&text) {
-            if !line.is_empty() {
-                line.push_str(": ");
-            }
-            line.push_str(&text);
-        }
-        cause = c.source();
-    }
-    line
-}
-
 /// Says what was being done when an I/O operation failed, turning its
 /// error into [`Error::Io`].
 pub(crate) trait IoContext<T> {
@@ -262,12 +243,7 @@ mod tests {
         }
         .during("step");
         assert_eq!(e.to_string(), "step: reading x: gone");
-        assert_eq!(one_line(&e), "step: reading x: gone");
-        // A cause printed apart from its wrapper's message is added.
-        #[derive(Debug, thiserror::Error)]
-        #[error("outer")]
-        struct Outer(#[source] io::Error);
-        assert_eq!(one_line(&Outer(io::Error::other("inner"))), "outer: inner");
+        assert_eq!(perfkit_report::one_line(&e), "step: reading x: gone");
     }
 
     #[test]

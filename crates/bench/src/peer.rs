@@ -15,7 +15,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel, s
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result, one_line};
+use crate::error::{Error, Result};
+use perfkit_report::one_line;
 
 // The names live in their own dependency-free crate so xtask shares them
 // without building this one.

@@ -70,37 +70,17 @@ pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     })
 }
 
-/// An error and its causes in one line, `outer: inner: ...`, each text
-/// once: an error type that prints its source inside its own message (as
-/// zipstream's and zstdkit's `I/O error: {0}` do) would otherwise repeat
-/// it (`I/O error: File exists (os error 17): File exists (os error 17)`).
+/// An error and its causes in one line, each text once
+/// ([`perfkit_report::one_line`]).
 pub fn one_line(err: &anyhow::Error) -> String {
-    line_of(err.chain())
+    perfkit_report::one_line(err.as_ref())
 }
 
-/// The causes of `chain` in one line, as [`one_line`] writes them.
-fn line_of<'a>(chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)>) -> String {
-    let mut line = String::new();
-    for cause in chain {
-        let text = cause.to_string();
-        if line.ends_with(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
-}
-
-/// The causes of `chain` in one line, followed by the flag that changes
+/// `err` and its causes in one line, followed by the flag that changes
 /// the outcome when there is one (see [`flag_hint`]).
-pub fn explained<'a>(
-    chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)> + Clone,
-) -> String {
-    let mut line = line_of(chain.clone());
-    if let Some(hint) = flag_hint(chain) {
+pub fn explained(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut line = perfkit_report::one_line(err);
+    if let Some(hint) = flag_hint(std::iter::successors(Some(err), |e| e.source())) {
         line.push_str("; ");
         line.push_str(hint);
     }
@@ -112,7 +92,7 @@ pub fn fail(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::from(EXIT_BROKEN_PIPE);
     }
-    let line = explained(err.chain());
+    let line = explained(err.as_ref());
     let _ = writeln!(io::stderr(), "perfkit: {line}");
     ExitCode::FAILURE
 }

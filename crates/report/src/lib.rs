@@ -41,6 +41,7 @@
 
 #![forbid(unsafe_code)]
 
+mod causes;
 mod emit;
 pub mod encoded;
 #[doc(hidden)]
@@ -55,6 +56,7 @@ pub mod temporaries;
 mod text;
 mod units;
 
+pub use causes::one_line;
 pub use emit::{EmitError, ReportFiles, ReportOptions, emit, emit_to};
 pub use hlog::{HlogError, hlog_tags, write_hlog};
 pub use json::{SCHEMA, SCHEMA_ID, to_json};

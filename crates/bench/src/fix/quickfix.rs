@@ -19,12 +19,13 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::{self as measure, Comparison, Settings};
-use crate::error::{Error, IoContext, Result, StepContext, one_line};
+use crate::error::{Error, IoContext, Result, StepContext};
 use crate::peer::{
     self, Process, QUICKFIX as NAME, QUICKFIX_DICTIONARY as DICTIONARY,
     QUICKFIX_VERSION_FILE as VERSION_FILE, Unavailable,
 };
 use perfkit_measure::latency_histogram;
+use perfkit_report::one_line;
 
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX";

@@ -36,11 +36,12 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::error::{Error, IoContext, Result, StepContext, one_line};
+use crate::error::{Error, IoContext, Result, StepContext};
 use crate::invocation::{Invocation, Launcher};
 use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
 use perfkit_measure::clock::{self, CpuClock};
 use perfkit_measure::latency_histogram;
+use perfkit_report::one_line;
 
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX session engine";

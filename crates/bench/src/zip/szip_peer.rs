@@ -15,8 +15,9 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::{Error, IoContext, Result, one_line};
+use crate::error::{Error, IoContext, Result};
 use crate::peer::{Process, SZIP as NAME};
+use perfkit_report::one_line;
 
 /// The greeting this client speaks to: program name and protocol version.
 const HELLO_PREFIX: &str = "hello szip-peer 1 ";

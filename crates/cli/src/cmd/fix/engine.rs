@@ -66,7 +66,7 @@ impl Console for Stderr {
     }
 
     fn one_line(&self, err: &(dyn std::error::Error + 'static)) -> String {
-        crate::cmd::explained(std::iter::successors(Some(err), |e| e.source()))
+        crate::cmd::explained(err)
     }
 }
 
