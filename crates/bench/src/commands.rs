@@ -229,11 +229,10 @@ pub fn measure(
 
     let input = d.join("corpus.bin");
     std::fs::write(&input, corpus::mixed(INPUT_SIZE)?).doing("writing the corpus file")?;
-    let work = Work::Bytes(INPUT_SIZE as u64);
-    compress_cases(&mut section, d, &input, work, perfkit, spawner)?;
+    compress_cases(&mut section, d, &input, perfkit, spawner)?;
     fix_check_case(&mut section, d, perfkit, spawner)?;
     betree_case(&mut section, d, search_batch, perfkit, spawner)?;
-    zip_cases(&mut section, d, &input, work, perfkit, spawner)?;
+    zip_cases(&mut section, d, &input, perfkit, spawner)?;
     section.note(format!(
         "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
         INPUT_SIZE >> 20
@@ -265,10 +264,10 @@ fn compress_cases(
     section: &mut Section,
     d: &Path,
     input: &Path,
-    work: Work,
     perfkit: &dyn Launcher,
     spawner: &mut Spawner,
 ) -> Result<()> {
+    let work = Work::Bytes(INPUT_SIZE as u64);
     let have_zstd = installed("zstd");
     let recipe = Recipe::Balanced;
     let frame = d.join("corpus.bin.zst");
@@ -487,10 +486,10 @@ fn zip_cases(
     section: &mut Section,
     d: &Path,
     input: &Path,
-    work: Work,
     perfkit: &dyn Launcher,
     spawner: &mut Spawner,
 ) -> Result<()> {
+    let work = Work::Bytes(INPUT_SIZE as u64);
     let have_zip = installed("zip") && installed("unzip");
     let archive = d.join("corpus.zip");
     let peer_archive = d.join("peer.zip");
