@@ -9,7 +9,7 @@
 //! live session is never disturbed. When descriptors run short, accept
 //! errors pause the listener instead of spinning, and strangers never
 //! take the last descriptors a configured counterparty needs
-//! ([`admission`]).
+//! (`admission`).
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};

@@ -5,7 +5,7 @@
 //! A session is made only once its Logon has passed every check that
 //! needs no store (the template's CompID patterns and rules, CompIDs that
 //! can name files, and [`screen_logon`]); until then nothing is opened or
-//! created. At most [`Dynamic::max`] are live at once: a session is live
+//! created. At most `Dynamic::max` are live at once: a session is live
 //! while a connection has it, and while it waits between connections
 //! holding its state in memory (a store that does not persist). One
 //! whose store persists is dropped when its connection ends, closing its
