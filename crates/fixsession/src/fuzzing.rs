@@ -147,7 +147,7 @@ pub fn session_script(data: &[u8]) {
 pub fn store_files(data: &[u8]) {
     use crate::id::SessionId;
     use crate::store::{Durability, FileStore, SessionStore};
-    let dir = std::env::temp_dir().join(format!("fixcore-fuzz-store-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("fixsession-fuzz-store-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&dir);
     let prefix = dir.join("FIX.4.4-A-B");
     let mut parts = data.splitn(4, |&b| b == 0);

@@ -107,7 +107,7 @@ fn cipher_names_pick_suites_and_unknown_ones_are_named() {
 
 #[test]
 fn a_missing_or_empty_certificate_file_is_one_line_naming_it() {
-    let dir = std::env::temp_dir().join(format!("fixcore-tls-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("fixengine-tls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let empty = dir.join("empty.pem");
     std::fs::write(&empty, "not pem\n").unwrap();
