@@ -244,15 +244,17 @@ impl Checker<'_> {
         let [a, s] = args else {
             return Err(c.arity("string attribute, string"));
         };
-        let Arg::Attr(r) = a else {
-            let Arg::Lit(l, c) = a else { unreachable!() };
-            return Err(terr(
-                *c,
-                format!(
-                    "`{name}` expects a string attribute first, found {}",
-                    l.kind()
-                ),
-            ));
+        let r = match a {
+            Arg::Attr(r) => r,
+            Arg::Lit(l, c) => {
+                return Err(terr(
+                    *c,
+                    format!(
+                        "`{name}` expects a string attribute first, found {}",
+                        l.kind()
+                    ),
+                ));
+            }
         };
         let (attr, ty) = self.attr(r)?;
         if ty != AttrType::Str {
