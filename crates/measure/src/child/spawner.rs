@@ -9,6 +9,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -50,6 +51,9 @@ impl Spawner {
             drop(requests);
             drop(replies);
             let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                keep_only(&[request_reader.as_raw_fd(), reply_writer.as_raw_fd()])?;
+                let mut reply_writer = reply_writer;
+                reply_writer.write_all(&frame(READY))?;
                 serve(request_reader, reply_writer)
             })) {
                 Ok(Ok(())) => 0,
@@ -59,11 +63,20 @@ impl Spawner {
             // parent's exit handlers or destructors a second time.
             unsafe { libc::_exit(code) };
         }
-        Ok(Spawner {
+        let mut spawner = Spawner {
             requests: Some(requests),
             replies,
             pid,
-        })
+        };
+        // Its first word says it has shed the descriptors it inherited,
+        // or that it died trying (end of file).
+        match take(&mut spawner.replies) {
+            Ok(word) if word == READY => Ok(spawner),
+            Ok(_) => Err(ChildError::Spawner(
+                "it greeted with an unknown word".into(),
+            )),
+            Err(e) => Err(spawner_error("its greeting", e)),
+        }
     }
 
     /// Runs `cmd` (program, arguments, directory and environment
@@ -114,13 +127,59 @@ impl Spawner {
 
 impl Drop for Spawner {
     fn drop(&mut self) {
-        // Closing the request pipe ends the spawner's loop.
+        // Closing the request pipe ends the spawner's loop. Should it not
+        // end (it cannot be inside a request: `run` holds `&mut self`),
+        // it is killed rather than waited on for ever.
         drop(self.requests.take());
-        let mut status = 0;
-        // SAFETY: pid is our own child, not yet reaped; status is valid
-        // for writes.
-        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let mut status = 0;
+            // SAFETY: pid is our own child, not yet reaped; status is
+            // valid for writes.
+            let reaped = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+            if reaped != 0 {
+                return;
+            }
+            if std::time::Instant::now() >= deadline {
+                // SAFETY: pid is our own unreaped child, so the signal
+                // cannot reach a recycled process; status is valid for
+                // writes.
+                unsafe {
+                    libc::kill(self.pid, libc::SIGKILL);
+                    libc::waitpid(self.pid, &mut status, 0);
+                }
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
+}
+
+/// The spawner's greeting once it holds only its own descriptors.
+const READY: &[u8] = b"ready";
+
+/// Closes every descriptor of this process above stderr but `keep`.
+///
+/// A fork inherits every descriptor of the program, close-on-exec or
+/// not, and the spawner never execs. Holding another spawner's request
+/// pipe (two forked from concurrent threads, as tests do) would keep
+/// that spawner from ever seeing end of file, and its owner's drop from
+/// returning; holding a socket or an output file keeps it open for the
+/// program's whole life.
+fn keep_only(keep: &[RawFd]) -> io::Result<()> {
+    let open: Vec<RawFd> = std::fs::read_dir("/proc/self/fd")?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    for fd in open {
+        if fd > 2 && !keep.contains(&fd) {
+            // SAFETY: closing a descriptor this copy owns and no Rust
+            // object of this copy will use again: the only objects still
+            // alive here are the two pipes in `keep`. (The listing's own
+            // descriptor is already closed and fails harmlessly.)
+            unsafe { libc::close(fd) };
+        }
+    }
+    Ok(())
 }
 
 /// The spawner's loop: one child per request until the pipe closes.
@@ -166,6 +225,12 @@ fn serve(mut requests: io::PipeReader, mut replies: io::PipeWriter) -> io::Resul
         }
         replies.write_all(&reply)?;
     }
+}
+
+fn frame(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    put(&mut out, bytes);
+    out
 }
 
 fn put(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -231,6 +296,55 @@ mod tests {
         spawner
             .run(Command::new("true").env_remove("PATH_UNUSED"))
             .unwrap();
+    }
+
+    /// A spawner holds stdio and its own two pipes, nothing else: not
+    /// the pipes of a spawner forked before it, whose end of file it
+    /// would otherwise withhold (the two would wait on each other when
+    /// dropped, as concurrent tests did).
+    #[test]
+    fn a_spawner_holds_only_its_own_pipes() {
+        let first = Spawner::fork().unwrap();
+        let kept = tempfile::tempfile().unwrap();
+        let second = Spawner::fork().unwrap();
+        let fds = |pid: libc::pid_t| -> Vec<i32> {
+            let mut v: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_str().unwrap().parse().unwrap())
+                .collect();
+            v.sort();
+            v
+        };
+        let own = |s: &Spawner| {
+            // What each descriptor above stderr names ("pipe:[inode]"):
+            // the spawner's ends name the same pipes as ours.
+            let mut v: Vec<String> = fds(s.pid)
+                .into_iter()
+                .filter(|fd| *fd > 2)
+                .map(|fd| {
+                    std::fs::read_link(format!("/proc/{}/fd/{fd}", s.pid))
+                        .unwrap()
+                        .display()
+                        .to_string()
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let inode = |f: &dyn AsRawFd| {
+            std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd()))
+                .unwrap()
+                .display()
+                .to_string()
+        };
+        for s in [&first, &second] {
+            let mut want = vec![inode(s.requests.as_ref().unwrap()), inode(&s.replies)];
+            want.sort();
+            assert_eq!(own(s), want, "spawner {} holds other descriptors", s.pid);
+        }
+        drop(kept);
+        drop(first);
+        drop(second);
     }
 
     /// The reason the spawner exists: a child started from it does not
