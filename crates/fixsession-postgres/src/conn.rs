@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use fixsession::settings::PostgresSettings;
+use fixsession::settings::{PostgresSettings, TargetSessionAttrs};
 use fixsession::store::StoreError;
 use postgres::{Client, Config, NoTls};
 
@@ -14,32 +14,32 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 /// The client configuration of `s`.
 pub(crate) fn config(s: &PostgresSettings) -> Config {
     let mut c = Config::new();
-    c.host(&s.host)
-        .port(s.port.unwrap_or(5432))
-        .dbname(&s.database)
-        .user(&s.user)
-        .application_name("perfkit")
-        .connect_timeout(CONNECT_TIMEOUT)
-        // A database host that vanishes without closing the connection
-        // is noticed by the kernel within about a minute.
-        .keepalives(true)
-        .keepalives_idle(Duration::from_secs(30));
+    for (host, port) in s.addresses() {
+        c.host(host).port(port);
+    }
+    c.target_session_attrs(match s.target_session_attrs {
+        TargetSessionAttrs::Any => postgres::config::TargetSessionAttrs::Any,
+        TargetSessionAttrs::ReadWrite => postgres::config::TargetSessionAttrs::ReadWrite,
+    })
+    .dbname(&s.database)
+    .user(&s.user)
+    .application_name("perfkit")
+    .connect_timeout(CONNECT_TIMEOUT)
+    // A database host that vanishes without closing the connection
+    // is noticed by the kernel within about a minute.
+    .keepalives(true)
+    .keepalives_idle(Duration::from_secs(30));
     if !s.password.is_empty() {
         c.password(&s.password);
     }
     c
 }
 
-/// `postgresql://user@host:port/database`, naming a connection in errors
-/// (never with the password).
+/// `postgresql://user@host:port,host:port/database`, libpq's URI for the
+/// connection, naming it in errors (never with the password).
 pub(crate) fn name(s: &PostgresSettings) -> String {
-    format!(
-        "postgresql://{}@{}:{}/{}",
-        s.user,
-        s.host,
-        s.port.unwrap_or(5432),
-        s.database
-    )
+    let hosts: Vec<String> = s.addresses().map(|(h, p)| format!("{h}:{p}")).collect();
+    format!("postgresql://{}@{}/{}", s.user, hosts.join(","), s.database)
 }
 
 /// Opens a connection; failing to is always [`StoreError::Unavailable`]:

@@ -33,7 +33,7 @@
 //! use fixsession::settings::PostgresSettings;
 //! use fixsession_postgres::{PostgresStore, SessionKey};
 //!
-//! let db = PostgresSettings { host: "db.example".into(), ..PostgresSettings::default() };
+//! let db = PostgresSettings { hosts: vec!["db.example".into()], ..PostgresSettings::default() };
 //! let key = SessionKey::new("FIX.4.2", "ISLD", "TW", "");
 //! let mut store = PostgresStore::open(&db, key)?;
 //! store.save(store.next_sender_seq(), b"8=FIX.4.2\x019=5\x0135=0\x0110=161\x01")?;
@@ -45,9 +45,11 @@
 #![forbid(unsafe_code)]
 
 mod conn;
+pub mod lease;
 pub mod log;
 pub mod store;
 
+pub use lease::PostgresLease;
 pub use log::PostgresLog;
 pub use store::PostgresStore;
 

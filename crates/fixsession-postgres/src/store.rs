@@ -24,7 +24,9 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use fixsession::lease::{Holding, Standing};
 use fixsession::settings::PostgresSettings;
 use fixsession::store::{SessionStore, StoreError};
 use postgres::types::Type;
@@ -32,6 +34,7 @@ use postgres::{Client, Config, Statement};
 
 use crate::SessionKey;
 use crate::conn;
+use crate::lease::LEASE_SCHEMA;
 
 /// The largest sequence number the tables hold with `INTEGER` columns.
 pub const MAX_SEQ: u64 = i32::MAX as u64;
@@ -82,24 +85,44 @@ pub(crate) const SCHEMA_LOCK: i64 = 0x7065_7266_6b69_7401;
 /// The four key columns as the first four parameters. `beginstring` is
 /// `CHAR(8)`: compared as `bpchar`, so its padding does not matter and
 /// the primary key's index serves the lookups.
-const KEY: &str = "beginstring = $1::bpchar AND sendercompid = $2::varchar \
+pub(crate) const KEY: &str = "beginstring = $1::bpchar AND sendercompid = $2::varchar \
                    AND targetcompid = $3::varchar AND session_qualifier = $4::varchar";
 
 /// A round's flush: the messages (upserted, as QuickFIX's `set` replaces
 /// a number stored again) and both numbers, in one statement, which
 /// PostgreSQL runs as one transaction. The `UPDATE`'s row count says
 /// whether the session's row is still there.
-fn flush_sql() -> String {
+///
+/// Fenced (see [`crate::lease`]), the statement first locks the session's
+/// lease row for share, if it still holds epoch `$9`, and writes nothing
+/// when it does not: a takeover raising the epoch waits for a write that
+/// locked the row first, and a write that comes after it finds the new
+/// epoch (PostgreSQL checks a row locked this way again in its newest
+/// version). So the new holder's reading of the numbers follows every
+/// write of the old holder's that landed, and none lands after it.
+fn flush_sql(fenced: bool) -> String {
+    let (lease, only) = if fenced {
+        (
+            format!(
+                "l AS (SELECT 1 FROM perfkit_session_leases WHERE {KEY} AND epoch = $9::int8 \
+                 FOR SHARE),"
+            ),
+            " AND EXISTS (SELECT 1 FROM l)",
+        )
+    } else {
+        (String::new(), "")
+    };
     format!(
-        "WITH m AS (
+        "WITH {lease} m AS (
            INSERT INTO messages (beginstring, sendercompid, targetcompid, session_qualifier,
                                  msgseqnum, message)
            SELECT $1::bpchar, $2::varchar, $3::varchar, $4::varchar, u.s, u.t
-             FROM unnest($5::int8[], $6::text[]) AS u(s, t)
+             FROM unnest($5::int8[], $6::text[]) AS u(s, t) WHERE true{only}
            ON CONFLICT (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)
            DO UPDATE SET message = EXCLUDED.message
          )
-         UPDATE sessions SET incoming_seqnum = $7::int8, outgoing_seqnum = $8::int8 WHERE {KEY}"
+         UPDATE sessions SET incoming_seqnum = $7::int8, outgoing_seqnum = $8::int8 \
+         WHERE {KEY}{only}"
     )
 }
 
@@ -116,13 +139,16 @@ impl Conn {
     /// Connects, creates the tables when missing (on every new
     /// connection: the database may be a new one behind the same
     /// address), checks their sequence columns' types, and prepares the
-    /// statements.
-    fn open(cfg: &Config, name: &str) -> Result<Conn, StoreError> {
+    /// statements (`fenced`: writes carry the lease's epoch).
+    fn open(cfg: &Config, name: &str, fenced: bool) -> Result<Conn, StoreError> {
         let mut client = conn::connect(cfg, name)?;
         let made = (|| {
             let mut tx = client.transaction()?;
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
             tx.batch_execute(SCHEMA)?;
+            if fenced {
+                tx.batch_execute(LEASE_SCHEMA)?;
+            }
             tx.commit()
         })();
         made.map_err(|e| conn::classify(&e, name, "creating the tables").0)?;
@@ -151,7 +177,7 @@ impl Conn {
             };
             max_seq = max_seq.min(type_max);
         }
-        let flush = prepare(&flush_sql())?;
+        let flush = prepare(&flush_sql(fenced))?;
         let load = prepare(&format!(
             "SELECT msgseqnum::text, message FROM messages WHERE {KEY} \
              AND msgseqnum >= $5::int8 AND msgseqnum < $6::int8 ORDER BY msgseqnum"
@@ -210,6 +236,12 @@ pub struct PostgresStore {
     reset_pending: bool,
     /// Messages read ahead for a resend.
     cache: RefCell<BTreeMap<u64, String>>,
+    /// The session's lease, when engines share the store: every write
+    /// carries the epoch held, and fails when another engine has taken
+    /// the lease over.
+    fence: Option<Arc<Holding>>,
+    /// The epoch the numbers were last read under (0: none).
+    read_at: u64,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -219,6 +251,7 @@ impl std::fmt::Debug for PostgresStore {
             .field("sender", &self.sender)
             .field("target", &self.target)
             .field("pending", &self.pending.len())
+            .field("read_at", &self.read_at)
             .finish_non_exhaustive()
     }
 }
@@ -228,6 +261,28 @@ impl PostgresStore {
     /// when missing and the session's row when it has none (numbers at
     /// 1), and reads its numbers.
     pub fn open(db: &PostgresSettings, key: SessionKey) -> Result<PostgresStore, StoreError> {
+        PostgresStore::opened(db, key, None)
+    }
+
+    /// As [`open`](Self::open), for an engine that shares the database
+    /// with others: the store writes only while `holding` holds the
+    /// session's lease (a [`PostgresLease`](crate::PostgresLease)'s), in
+    /// the same statement as each write, and says where it stands
+    /// ([`SessionStore::standing`]). Its numbers are read again
+    /// ([`SessionStore::refresh`]) once the lease is held.
+    pub fn open_fenced(
+        db: &PostgresSettings,
+        key: SessionKey,
+        holding: Arc<Holding>,
+    ) -> Result<PostgresStore, StoreError> {
+        PostgresStore::opened(db, key, Some(holding))
+    }
+
+    fn opened(
+        db: &PostgresSettings,
+        key: SessionKey,
+        fence: Option<Arc<Holding>>,
+    ) -> Result<PostgresStore, StoreError> {
         let name = format!("{} {}", conn::name(db), key.id());
         let mut store = PostgresStore {
             cfg: conn::config(db),
@@ -241,6 +296,8 @@ impl PostgresStore {
             seqs_dirty: false,
             reset_pending: false,
             cache: RefCell::new(BTreeMap::new()),
+            fence,
+            read_at: 0,
         };
         store.read_seqs()?;
         Ok(store)
@@ -285,7 +342,7 @@ impl PostgresStore {
         let mut reused = slot.is_some();
         loop {
             if slot.is_none() {
-                *slot = Some(Conn::open(&self.cfg, &self.name)?);
+                *slot = Some(Conn::open(&self.cfg, &self.name, self.fence.is_some())?);
             }
             let c = slot.as_mut().expect("opened above");
             match f(c, self) {
@@ -307,6 +364,9 @@ impl PostgresStore {
     /// Reads the session's numbers, making its row (at 1, 1) when it has
     /// none, as QuickFIX's store does when it opens.
     fn read_seqs(&mut self) -> Result<(), StoreError> {
+        // The epoch before the reading: a takeover after it shows as a
+        // mismatch at the next write, which then refuses.
+        let epoch = self.fence.as_ref().and_then(|h| h.epoch()).unwrap_or(0);
         let (target, sender, max) = self.with_conn("reading the sequence numbers", |c, s| {
             let k = s.key_params();
             c.client.execute(
@@ -338,7 +398,35 @@ impl PostgresStore {
         self.sender = number(&sender, "outgoing_seqnum")?;
         self.max_seq = max;
         self.seqs_dirty = false;
+        self.read_at = epoch;
         Ok(())
+    }
+
+    /// The epoch a write carries: the one the numbers were read under,
+    /// while it is still held. `Ok(None)` for a store of one engine.
+    fn write_epoch(&self) -> Result<Option<i64>, StoreError> {
+        let Some(h) = &self.fence else {
+            return Ok(None);
+        };
+        match h.epoch() {
+            Some(e) if e == self.read_at => Ok(Some(e as i64)),
+            Some(e) => Err(self.fenced(format!(
+                "the numbers were read under epoch {} and the lease is held under epoch {e}: \
+                 they must be read again first",
+                self.read_at
+            ))),
+            None => Err(self.fenced(format!(
+                "the lease read under epoch {} is not held",
+                self.read_at
+            ))),
+        }
+    }
+
+    fn fenced(&self, why: String) -> StoreError {
+        StoreError::Fenced {
+            store: self.name.clone(),
+            why,
+        }
     }
 
     /// `seq` as a parameter for the sequence columns.
@@ -459,30 +547,73 @@ impl SessionStore for PostgresStore {
         if self.pending.is_empty() && !self.seqs_dirty && !self.reset_pending {
             return Ok(());
         }
+        let epoch = self.write_epoch()?;
         let seqs: Vec<i64> = self.pending.iter().map(|(s, _)| *s).collect();
         let texts: Vec<&str> = self.pending.iter().map(|(_, t)| t.as_str()).collect();
         let target = self.column(self.target)?;
         let sender = self.column(self.sender)?;
         let reset = self.reset_pending;
-        let updated = self.with_conn("writing the round", |c, s| {
+        let (updated, fenced) = self.with_conn("writing the round", |c, s| {
             let k = s.key_params();
             let mut p = k.to_vec();
             p.extend_from_slice(&[&seqs, &texts, &target, &sender]);
-            if !reset {
-                return c.client.execute(&c.flush, &p);
+            if let Some(e) = &epoch {
+                p.push(e);
             }
-            let mut tx = c.client.transaction()?;
-            tx.execute(&format!("DELETE FROM messages WHERE {KEY}"), &k)?;
-            tx.execute(
-                &format!(
-                    "UPDATE sessions SET creation_time = now() AT TIME ZONE 'UTC' WHERE {KEY}"
-                ),
-                &k,
+            let n = if !reset {
+                c.client.execute(&c.flush, &p)?
+            } else {
+                let mut tx = c.client.transaction()?;
+                if let Some(e) = &epoch {
+                    // The reset's deletes are fenced as the flush is: the
+                    // lease row locked first, or nothing at all.
+                    let mut lp = k.to_vec();
+                    lp.push(e);
+                    let held = tx.query_opt(
+                        &format!(
+                            "SELECT 1 FROM perfkit_session_leases WHERE {KEY} \
+                             AND epoch = $5::int8 FOR SHARE"
+                        ),
+                        &lp,
+                    )?;
+                    if held.is_none() {
+                        return Ok((0, true));
+                    }
+                }
+                tx.execute(&format!("DELETE FROM messages WHERE {KEY}"), &k)?;
+                tx.execute(
+                    &format!(
+                        "UPDATE sessions SET creation_time = now() AT TIME ZONE 'UTC' WHERE {KEY}"
+                    ),
+                    &k,
+                )?;
+                let n = tx.execute(&c.flush, &p)?;
+                tx.commit()?;
+                n
+            };
+            if n == 1 || epoch.is_none() {
+                return Ok((n, false));
+            }
+            // Nothing written: the lease moved on, or the row is gone.
+            let mut lp = k.to_vec();
+            let e = epoch.expect("checked above");
+            lp.push(&e);
+            let held = c.client.query_opt(
+                &format!("SELECT 1 FROM perfkit_session_leases WHERE {KEY} AND epoch = $5::int8"),
+                &lp,
             )?;
-            let n = tx.execute(&c.flush, &p)?;
-            tx.commit()?;
-            Ok(n)
+            Ok((n, held.is_none()))
         })?;
+        if fenced {
+            if let (Some(h), Some(e)) = (&self.fence, epoch) {
+                h.lose(e as u64);
+            }
+            return Err(self.fenced(format!(
+                "epoch {} is no longer this engine's: another engine has taken the session's \
+                 lease over, and nothing was written",
+                self.read_at
+            )));
+        }
         if updated != 1 {
             return Err(StoreError::Backend {
                 store: self.name.clone(),
@@ -497,5 +628,12 @@ impl SessionStore for PostgresStore {
 
     fn max_seq(&self) -> u64 {
         self.max_seq
+    }
+
+    fn standing(&self) -> Standing {
+        match &self.fence {
+            None => Standing::Unshared,
+            Some(h) => Standing::of(h, self.read_at),
+        }
     }
 }

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 fn settings(pg: &Postgres) -> PostgresSettings {
     PostgresSettings {
-        host: "127.0.0.1".into(),
-        port: Some(pg.port),
+        hosts: vec!["127.0.0.1".into()],
+        ports: vec![pg.port],
         ..PostgresSettings::default()
     }
 }

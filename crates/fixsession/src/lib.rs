@@ -18,6 +18,9 @@
 //!   (`TimeRange`);
 //! - [`id`]: [`id::SessionId`], a session's identity, and which CompIDs
 //!   can name files;
+//! - [`lease`]: one engine per session among engines sharing a store
+//!   (the lease trait a database store implements, and its fencing
+//!   token);
 //! - [`reject`]: SessionRejectReason codes and QuickFIX's texts for them.
 //!
 //! A session is fed by hand here, as a test or a transport would:
@@ -45,6 +48,7 @@ pub mod file_log;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod id;
+pub mod lease;
 pub mod log;
 pub mod machine;
 pub mod reject;

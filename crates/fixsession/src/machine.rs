@@ -285,6 +285,16 @@ impl<S: SessionStore> Session<S> {
         Ok(())
     }
 
+    /// Reads the store's numbers and messages again from where they
+    /// persist ([`SessionStore::refresh`]): a driver does so before it
+    /// runs a session whose store another engine may have written since
+    /// (see [`crate::lease::Standing`]). Only while disconnected.
+    pub fn refresh_store(&mut self) -> Result<(), SessionError> {
+        debug_assert_eq!(self.phase, Phase::Disconnected);
+        self.store.refresh()?;
+        Ok(())
+    }
+
     /// Whether both Logons have been exchanged.
     pub fn is_logged_on(&self) -> bool {
         matches!(self.phase, Phase::LoggedOn | Phase::LogoutSent(_))

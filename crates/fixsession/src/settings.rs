@@ -149,6 +149,12 @@ pub struct SessionSettings {
     /// taking QuickFIX's defaults. Never set together with
     /// `file_store_path` (the file is refused).
     pub postgres_store: Option<PostgresSettings>,
+    /// How long the session's lease lasts without a renewal
+    /// (`PerfkitSessionLeaseTimeout`, seconds; perfkit's own key), for a
+    /// store engines share: `None` is
+    /// [`default_timeout`](crate::lease::default_timeout) of the
+    /// heartbeat interval.
+    pub lease_timeout: Option<u32>,
     /// The PostgreSQL log (`PostgreSQLLog*`): set when any of its keys
     /// is; it writes beside the file and screen logs.
     pub postgres_log: Option<PostgresLogSettings>,
@@ -294,6 +300,11 @@ pub enum HostSelection {
 /// `PostgreSQLStore*`/`PostgreSQLLog*` keys say; an unset key takes
 /// QuickFIX's default (database `quickfix`, user `postgres`, no password,
 /// host `localhost`, the server's default port).
+///
+/// `…Host` and `…Port` take libpq's lists too (`db1,db2` and
+/// `5432,5433`): the hosts are tried in turn until one accepts the
+/// connection (and, with [`TargetSessionAttrs::ReadWrite`], takes writes),
+/// so a standby database promoted after its primary failed is found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PostgresSettings {
     /// `…Database`.
@@ -302,12 +313,16 @@ pub struct PostgresSettings {
     pub user: String,
     /// `…Password` (empty: none).
     pub password: String,
-    /// `…Host`: a name, an address, or a directory holding the server's
-    /// Unix socket (as libpq reads it).
-    pub host: String,
-    /// `…Port`; `None` (unset or 0, as QuickFIX writes it) is the
-    /// server's default, 5432.
-    pub port: Option<u16>,
+    /// `…Host`: names, addresses, or directories holding a server's Unix
+    /// socket (as libpq reads them), in the order tried; at least one.
+    pub hosts: Vec<String>,
+    /// `…Port`: none (unset, or 0 as QuickFIX writes it) is the server's
+    /// default, 5432, for every host; one is every host's; otherwise one
+    /// per host.
+    pub ports: Vec<u16>,
+    /// perfkit's `Perfkit…TargetSessionAttrs`: which server of
+    /// [`hosts`](Self::hosts) a connection settles on.
+    pub target_session_attrs: TargetSessionAttrs,
 }
 
 impl Default for PostgresSettings {
@@ -316,10 +331,38 @@ impl Default for PostgresSettings {
             database: "quickfix".into(),
             user: "postgres".into(),
             password: String::new(),
-            host: "localhost".into(),
-            port: None,
+            hosts: vec!["localhost".into()],
+            ports: Vec::new(),
+            target_session_attrs: TargetSessionAttrs::Any,
         }
     }
+}
+
+impl PostgresSettings {
+    /// Each host with its port, in the order tried.
+    pub fn addresses(&self) -> impl Iterator<Item = (&str, u16)> {
+        self.hosts.iter().enumerate().map(|(i, h)| {
+            let port = match self.ports[..] {
+                [] => 5432,
+                [p] => p,
+                ref ps => ps[i],
+            };
+            (h.as_str(), port)
+        })
+    }
+}
+
+/// Which server a PostgreSQL connection settles on among its hosts
+/// (libpq's `target_session_attrs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TargetSessionAttrs {
+    /// `any`: the first that accepts the connection.
+    #[default]
+    Any,
+    /// `read-write`: the first that takes writes (a primary, not a hot
+    /// standby), so that after a database failover the promoted server
+    /// is used.
+    ReadWrite,
 }
 
 /// A session's PostgreSQL log: where it connects and the tables of

@@ -22,6 +22,8 @@ pub use file::{FileStore, Recovery, RecoveryStep};
 
 use std::path::PathBuf;
 
+use crate::lease::Standing;
+
 /// A store that cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -103,6 +105,16 @@ pub enum StoreError {
         /// What failed.
         why: String,
     },
+    /// Another engine has taken the session's lease over (see
+    /// [`crate::lease`]): the write carried a stale epoch and did not
+    /// land. The session must stop at once, sending nothing more.
+    #[error("{store}: fenced: {why}")]
+    Fenced {
+        /// Which store.
+        store: String,
+        /// What the lease says now.
+        why: String,
+    },
     /// The store's backend refused an operation for a reason retrying
     /// will not cure (a missing table, a message its encoding cannot
     /// hold, a permission).
@@ -119,6 +131,12 @@ impl StoreError {
     /// Whether the failure may pass by itself ([`StoreError::Unavailable`]).
     pub fn is_transient(&self) -> bool {
         matches!(self, StoreError::Unavailable { .. })
+    }
+
+    /// Whether another engine serves the session now
+    /// ([`StoreError::Fenced`]).
+    pub fn is_fenced(&self) -> bool {
+        matches!(self, StoreError::Fenced { .. })
     }
 }
 
@@ -159,6 +177,12 @@ pub trait SessionStore {
     /// memory says no.
     fn persists(&self) -> bool {
         true
+    }
+    /// Where this engine stands with the session, for a store engines
+    /// may share (see [`crate::lease`]); a store of this engine's alone
+    /// says [`Standing::Unshared`].
+    fn standing(&self) -> Standing {
+        Standing::Unshared
     }
 }
 
@@ -387,6 +411,13 @@ impl SessionStore for AnyStore {
             AnyStore::Memory(s) => s.persists(),
             AnyStore::File(s) => s.persists(),
             AnyStore::Other(s) => s.persists(),
+        }
+    }
+    fn standing(&self) -> Standing {
+        match self {
+            AnyStore::Memory(s) => s.standing(),
+            AnyStore::File(s) => s.standing(),
+            AnyStore::Other(s) => s.standing(),
         }
     }
 }

@@ -17,11 +17,15 @@
 //!   139 names, three of them numbered families such as
 //!   `SocketConnectHost<n>` ([`Lists::QFJ_2_3`]).
 //!
-//! Four more are perfkit's own ([`Lists::PERFKIT`]): `Username` and
-//! `Password`, which QuickFIX/C++ applications set in code, and
+//! Seven more are perfkit's own ([`Lists::PERFKIT`]): `Username` and
+//! `Password`, which QuickFIX/C++ applications set in code;
 //! `SocketConnectSourceHost<n>`/`SocketConnectSourcePort<n>`, which
 //! QuickFIX/C++'s initiator reads beside `SocketConnectHost<n>` although
-//! its header does not list them.
+//! its header does not list them; and three that begin `Perfkit` because
+//! no QuickFIX has them: `PerfkitSessionLeaseTimeout` (how long a session's
+//! lease in a shared database store lasts, see `fixsession::lease`) and
+//! `PerfkitPostgreSQLStoreTargetSessionAttrs`/`…LogTargetSessionAttrs`
+//! (libpq's `target_session_attrs`, `any` or `read-write`).
 //!
 //! Keys are case-sensitive, as in QuickFIX. A key outside the table is an
 //! error (with the closest known name suggested: [`suggest`]); a key in
@@ -389,6 +393,9 @@ pub const KEYS: &[Key] = &[
     key("Password", P, HONOURED),
     key("SocketConnectSourceHost<n>", P, HONOURED),
     key("SocketConnectSourcePort<n>", P, HONOURED),
+    key("PerfkitSessionLeaseTimeout", P, HONOURED),
+    key("PerfkitPostgreSQLStoreTargetSessionAttrs", P, HONOURED),
+    key("PerfkitPostgreSQLLogTargetSessionAttrs", P, HONOURED),
 ];
 
 /// The known key `written` is, numbered families included.

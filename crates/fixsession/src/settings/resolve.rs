@@ -5,8 +5,8 @@
 use super::tls::{Protocols, TlsSettings};
 use super::{
     ApplVerId, BeginString, ConnectTarget, ConnectionType, Entries, HostSelection,
-    PostgresLogSettings, PostgresSettings, ScreenLog, SessionSettings, SettingsError, TimeOfDay,
-    Validation, Weekday,
+    PostgresLogSettings, PostgresSettings, ScreenLog, SessionSettings, SettingsError,
+    TargetSessionAttrs, TimeOfDay, Validation, Weekday,
 };
 use crate::file_log::FileLogSettings;
 use fixcore::build::TimePrecision;
@@ -89,35 +89,70 @@ impl Reader<'_> {
     }
 
     /// The PostgreSQL connection of the keys named `{prefix}Database`,
-    /// `{prefix}User`... (`PostgreSQLStore`, `PostgreSQLLog`); `None`
-    /// when none of them is set.
+    /// `{prefix}User`... (`PostgreSQLStore`, `PostgreSQLLog`) and
+    /// `Perfkit{prefix}TargetSessionAttrs`; `None` when none of them is
+    /// set.
     fn postgres(&self, prefix: &str) -> Result<Option<PostgresSettings>, SettingsError> {
         let key = |k: &str| format!("{prefix}{k}");
         let names = ["Database", "User", "Password", "Host", "Port"].map(key);
-        if names.iter().all(|k| self.raw(k).is_none()) {
+        let attrs = format!("Perfkit{prefix}TargetSessionAttrs");
+        if names.iter().chain([&attrs]).all(|k| self.raw(k).is_none()) {
             return Ok(None);
         }
         let d = PostgresSettings::default();
+        let hosts = match self.raw(&names[3]) {
+            None => d.hosts,
+            Some((v, l)) => {
+                let hosts: Vec<String> = v.split(',').map(|h| h.trim().to_string()).collect();
+                if hosts.iter().any(String::is_empty) {
+                    return Err(Self::bad(
+                        &names[3],
+                        v,
+                        l,
+                        "expected a host, or hosts separated by commas",
+                    ));
+                }
+                hosts
+            }
+        };
         // QuickFIX reads the port as an int and passes 0 on as "the
-        // default"; so does this.
-        let port = match self.uint(&names[4])? {
-            None | Some(0) => None,
-            Some(p) => Some(u16::try_from(p).map_err(|_| {
-                let (v, l) = self.raw(&names[4]).unwrap_or(("", self.header));
-                Self::bad(
-                    &names[4],
-                    v,
-                    l,
-                    "expected a port 1-65535 (or 0: the default)",
-                )
-            })?),
+        // default"; so does this, and libpq's list takes one per host.
+        let ports = match self.raw(&names[4]) {
+            None => Vec::new(),
+            Some((v, l)) => {
+                let bad = || {
+                    Self::bad(
+                        &names[4],
+                        v,
+                        l,
+                        "expected a port 1-65535 (or 0: the default), or one per host \
+                         separated by commas",
+                    )
+                };
+                let ports = v
+                    .split(',')
+                    .map(|p| p.trim().parse::<u16>().map_err(|_| bad()))
+                    .collect::<Result<Vec<u16>, _>>()?;
+                match ports[..] {
+                    [0] => Vec::new(),
+                    [_] => ports,
+                    _ if ports.len() != hosts.len() || ports.contains(&0) => return Err(bad()),
+                    _ => ports,
+                }
+            }
+        };
+        let target_session_attrs = match self.raw(&attrs) {
+            None | Some(("any", _)) => TargetSessionAttrs::Any,
+            Some(("read-write", _)) => TargetSessionAttrs::ReadWrite,
+            Some((v, l)) => return Err(Self::bad(&attrs, v, l, "expected any or read-write")),
         };
         Ok(Some(PostgresSettings {
             database: self.string(&names[0]).unwrap_or(d.database),
             user: self.string(&names[1]).unwrap_or(d.user),
             password: self.string(&names[2]).unwrap_or(d.password),
-            host: self.string(&names[3]).unwrap_or(d.host),
-            port,
+            hosts,
+            ports,
+            target_session_attrs,
         }))
     }
 
@@ -547,6 +582,18 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
                 });
             }
             pg => pg,
+        },
+        lease_timeout: match r.uint("PerfkitSessionLeaseTimeout")? {
+            Some(0) => {
+                let (v, l) = r.raw("PerfkitSessionLeaseTimeout").unwrap_or(("0", header));
+                return Err(Reader::bad(
+                    "PerfkitSessionLeaseTimeout",
+                    v,
+                    l,
+                    "expected a number of seconds, at least 1",
+                ));
+            }
+            t => t,
         },
         postgres_log: r.postgres_log()?,
         reset_on_logon: r.bool("ResetOnLogon", false)?,

@@ -369,6 +369,7 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         {
             "N"
         }
+        k if k.ends_with("TargetSessionAttrs") => "read-write",
         _ => "7",
     };
     let mut text = String::from("[SESSION]\n");
@@ -376,7 +377,9 @@ fn every_known_key_is_accepted_and_the_honoured_ones_read() {
         let name = k.name.replace("<n>", "1");
         // FileStorePath and the PostgreSQL store's keys exclude each
         // other (tested below); the file store is the one read here.
-        if name.starts_with("PostgreSQLStore") && k.treatment == Treatment::Honoured {
+        if (name.starts_with("PostgreSQLStore") || name.starts_with("PerfkitPostgreSQLStore"))
+            && k.treatment == Treatment::Honoured
+        {
             continue;
         }
         text.push_str(&format!("{name}={}\n", values(&name)));
@@ -754,15 +757,17 @@ fn postgresql_keys_choose_the_database_store_and_log() {
     assert_eq!(
         s.postgres_store,
         Some(PostgresSettings {
-            host: "db1".into(),
+            hosts: vec!["db1".into()],
             ..PostgresSettings::default()
         })
     );
     assert_eq!(
-        s.postgres_store
-            .as_ref()
-            .map(|p| (&*p.database, &*p.user, p.port)),
-        Some(("quickfix", "postgres", None))
+        s.postgres_store.as_ref().map(|p| (
+            &*p.database,
+            &*p.user,
+            p.addresses().collect::<Vec<_>>()
+        )),
+        Some(("quickfix", "postgres", vec![("db1", 5432)]))
     );
     assert_eq!(
         s.postgres_log,
@@ -773,9 +778,46 @@ fn postgresql_keys_choose_the_database_store_and_log() {
     );
     let s = Settings::parse(&format!("{ACC}PostgreSQLStorePort=6543\n")).unwrap();
     assert_eq!(
-        s.sessions[0].postgres_store.as_ref().unwrap().port,
-        Some(6543)
+        s.sessions[0].postgres_store.as_ref().unwrap().ports,
+        vec![6543]
     );
+    // libpq's lists: a port per host, or one for all; and perfkit's own
+    // target_session_attrs.
+    let pg = |text: &str| {
+        Settings::parse(&format!("{ACC}{text}")).map(|s| s.sessions[0].postgres_store.clone())
+    };
+    let two = pg(
+        "PostgreSQLStoreHost=db1, db2\nPostgreSQLStorePort=5432,6543\n\
+                  PerfkitPostgreSQLStoreTargetSessionAttrs=read-write\n",
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        two.addresses().collect::<Vec<_>>(),
+        [("db1", 5432), ("db2", 6543)]
+    );
+    assert_eq!(two.target_session_attrs, TargetSessionAttrs::ReadWrite);
+    let one_port = pg("PostgreSQLStoreHost=db1,db2\nPostgreSQLStorePort=7000\n")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        one_port.addresses().collect::<Vec<_>>(),
+        [("db1", 7000), ("db2", 7000)]
+    );
+    for bad in [
+        "PostgreSQLStoreHost=db1,db2\nPostgreSQLStorePort=1,2,3\n",
+        "PostgreSQLStoreHost=db1,,db2\n",
+        "PostgreSQLStorePort=5432,x\n",
+        "PerfkitPostgreSQLStoreTargetSessionAttrs=primary\n",
+        "PostgreSQLStoreHost=db\nPerfkitSessionLeaseTimeout=0\n",
+    ] {
+        assert!(pg(bad).is_err(), "{bad:?} accepted");
+    }
+    let lease = Settings::parse(&format!(
+        "{ACC}PostgreSQLStoreHost=db\nPerfkitSessionLeaseTimeout=4\n"
+    ))
+    .unwrap();
+    assert_eq!(lease.sessions[0].lease_timeout, Some(4));
     let e = |text: &str| Settings::parse(text).unwrap_err().to_string();
     assert_eq!(
         e(&format!(

@@ -1,0 +1,276 @@
+//! Session leases against a real PostgreSQL server: one holder at a
+//! time, a dead holder's lease taken at once, a hung holder's after its
+//! expiry, and no write of a fenced holder landing after the new holder
+//! read the numbers.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use fixsession::lease::{SessionLease, Standing};
+use fixsession::settings::PostgresSettings;
+use fixsession::store::SessionStore;
+use fixsession_postgres::{PostgresLease, PostgresStore, SessionKey};
+use perfkit_testkit::postgres::{DATABASE, Postgres};
+
+fn settings(pg: &Postgres) -> PostgresSettings {
+    PostgresSettings {
+        hosts: vec!["127.0.0.1".into()],
+        ports: vec![pg.port],
+        ..PostgresSettings::default()
+    }
+}
+
+fn key() -> SessionKey {
+    SessionKey::new("FIX.4.4", "EXEC", "BANZAI", "")
+}
+
+fn msg(seq: u64) -> Vec<u8> {
+    format!("8=FIX.4.4\x0135=8\x0134={seq}\x0149=EXEC\x0156=BANZAI\x0110=000\x01").into_bytes()
+}
+
+/// A lease and the fenced store that writes under it: one engine.
+struct Engine {
+    lease: PostgresLease,
+    store: PostgresStore,
+}
+
+fn engine(db: &PostgresSettings, timeout: Duration) -> Engine {
+    let lease = PostgresLease::new(db, key(), timeout);
+    let store = PostgresStore::open_fenced(db, key(), lease.holding().clone()).unwrap();
+    Engine { lease, store }
+}
+
+/// Sends one message: saved, numbers advanced, flushed.
+fn send(store: &mut PostgresStore) -> Result<(), fixsession::store::StoreError> {
+    let seq = store.next_sender_seq();
+    store.save(seq, &msg(seq))?;
+    store.set_seqs(seq + 1, store.next_target_seq())?;
+    store.flush()
+}
+
+fn db_outgoing(pg: &Postgres) -> u64 {
+    pg.psql(
+        DATABASE,
+        "SELECT outgoing_seqnum FROM sessions WHERE sendercompid = 'EXEC'",
+    )
+    .trim()
+    .parse()
+    .unwrap()
+}
+
+/// The lease's life: the first engine takes it; the second cannot while
+/// the first lives; the first dies (its connections close, as at kill -9)
+/// and the second takes it at once, long before the expiry; the second
+/// hangs (holds its connection, renews nothing) and a third takes it
+/// after the expiry; each old holder's writes are refused and land
+/// nothing; each new holder starts from the numbers the old one wrote.
+#[test]
+fn one_holder_at_a_time_and_stale_holders_are_fenced() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    let long = Duration::from_secs(60);
+    let mut a = engine(&db, long);
+    let mut b = engine(&db, long);
+    assert_eq!(a.store.standing(), Standing::NotHeld);
+    // Not held: nothing is written.
+    let e = send(&mut a.store).unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+    assert!(a.lease.acquire().unwrap());
+    assert!(!b.lease.acquire().unwrap());
+    assert_eq!(a.store.standing(), Standing::Held { current: false });
+    a.store.refresh().unwrap();
+    assert_eq!(a.store.standing(), Standing::Held { current: true });
+    for _ in 0..5 {
+        send(&mut a.store).unwrap();
+    }
+    assert!(a.lease.renew().unwrap());
+    assert_eq!(db_outgoing(&pg), 6);
+
+    // A dies: its lease connection closes; its store's stays open here,
+    // as a hung process's would, so fencing alone must stop it.
+    let Engine {
+        lease: dead,
+        store: mut stale,
+    } = a;
+    let holding = dead.holding().clone();
+    drop(dead);
+    let t = Instant::now();
+    assert!(b.lease.acquire().unwrap());
+    assert!(t.elapsed() < long / 2, "taken only after {:?}", t.elapsed());
+    // The dead engine's holding still says epoch 1 (nobody told it);
+    // its write finds epoch 2 in the database and lands nothing.
+    assert_eq!(holding.epoch(), Some(1));
+    let e = send(&mut stale).unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+    assert_eq!(holding.epoch(), None, "a fenced write clears the holding");
+    assert_eq!(db_outgoing(&pg), 6);
+    b.store.refresh().unwrap();
+    assert_eq!(b.store.next_sender_seq(), 6);
+    send(&mut b.store).unwrap();
+    assert_eq!(db_outgoing(&pg), 7);
+
+    // B hangs with its connection open: C waits for the expiry.
+    let short = Duration::from_secs(1);
+    let mut c = engine(&db, short);
+    assert!(!c.lease.acquire().unwrap());
+    pg.psql(
+        DATABASE,
+        "UPDATE perfkit_session_leases SET expires_at = now() + interval '1 second'",
+    );
+    let t = Instant::now();
+    while !c.lease.acquire().unwrap() {
+        assert!(t.elapsed() < Duration::from_secs(10), "never taken over");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+    // B resumes: its renewal says it lost the lease; its write is fenced.
+    assert!(!b.lease.renew().unwrap());
+    assert_eq!(b.store.standing(), Standing::NotHeld);
+    assert!(send(&mut b.store).unwrap_err().is_fenced());
+    c.store.refresh().unwrap();
+    assert_eq!(c.store.next_sender_seq(), 7);
+    send(&mut c.store).unwrap();
+    // A released lease is free at once.
+    c.lease.release();
+    assert!(b.lease.acquire().unwrap());
+    assert_eq!(
+        pg.psql(DATABASE, "SELECT epoch FROM perfkit_session_leases"),
+        "4\n"
+    );
+}
+
+/// A holder writes as fast as it can while another engine takes its
+/// lease over (its lease connection dropped, as at a kill): the writes
+/// stop at a fenced one, and none lands after the new holder read the
+/// numbers. Twenty times.
+#[test]
+fn no_write_lands_after_the_takeover() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    let long = Duration::from_secs(60);
+    let mut next = engine(&db, long);
+    assert!(next.lease.acquire().unwrap());
+    next.store.refresh().unwrap();
+    for round in 0..20u64 {
+        let Engine { lease, mut store } = next;
+        let started = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let started = started.clone();
+            std::thread::spawn(move || {
+                let mut sent = 0u64;
+                loop {
+                    match send(&mut store) {
+                        Ok(()) => sent += 1,
+                        Err(e) if e.is_fenced() => return sent,
+                        Err(e) => panic!("{e}"),
+                    }
+                    started.store(true, Ordering::Relaxed);
+                }
+            })
+        };
+        while !started.load(Ordering::Relaxed) {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(round % 7));
+        next = engine(&db, long);
+        drop(lease);
+        let t = Instant::now();
+        while !next.lease.acquire().unwrap() {
+            assert!(t.elapsed() < Duration::from_secs(10), "never taken over");
+        }
+        next.store.refresh().unwrap();
+        let read = next.store.next_sender_seq();
+        let sent = writer.join().unwrap();
+        assert!(sent > 0);
+        assert_eq!(
+            db_outgoing(&pg),
+            read,
+            "round {round}: a fenced write landed after the new holder read the numbers"
+        );
+        send(&mut next.store).unwrap();
+    }
+}
+
+/// The race the fencing statement is built for, made to happen: the old
+/// holder's write has read its epoch and waits (a third client holds the
+/// session's row) when the new holder takes the lease over and reads the
+/// numbers. The takeover must wait for that write to end, so the new
+/// holder reads what it wrote; a fence that only compared epochs would
+/// let the takeover through and the write land after the reading.
+#[test]
+fn a_takeover_waits_for_the_write_in_flight() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    let long = Duration::from_secs(60);
+    let mut old = engine(&db, long);
+    assert!(old.lease.acquire().unwrap());
+    old.store.refresh().unwrap();
+    send(&mut old.store).unwrap();
+    let url = format!(
+        "host=127.0.0.1 port={} user=postgres dbname={DATABASE}",
+        pg.port
+    );
+    let mut blocker = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut watcher = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let mut waiting = || -> i64 {
+        watcher
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    let mut tx = blocker.transaction().unwrap();
+    tx.execute("SELECT 1 FROM sessions FOR UPDATE", &[])
+        .unwrap();
+    let Engine {
+        lease: old_lease,
+        store: mut old_store,
+    } = old;
+    let writer = std::thread::spawn(move || send(&mut old_store).map_err(|e| e.to_string()));
+    let t = Instant::now();
+    while waiting() < 1 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the write never waited"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(old_lease);
+    let taker = std::thread::spawn(move || {
+        let mut new = engine(&db, long);
+        let t = Instant::now();
+        while !new.lease.acquire().unwrap() {
+            assert!(t.elapsed() < Duration::from_secs(10), "never taken over");
+        }
+        new.store.refresh().unwrap();
+        new.store.next_sender_seq()
+    });
+    // The takeover waits behind the write (two waiting), or, were the
+    // fence broken, ends at once.
+    let t = Instant::now();
+    while waiting() < 2 && !taker.is_finished() && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    tx.commit().unwrap();
+    let wrote = writer.join().unwrap();
+    let read = taker.join().unwrap();
+    assert_eq!(wrote, Ok(()), "the write that came first lands");
+    assert_eq!(
+        read, 3,
+        "the new holder read the numbers before the write landed"
+    );
+    assert_eq!(db_outgoing(&pg), 3);
+}

@@ -1,0 +1,165 @@
+//! One engine per session among engines that share a store: a session's
+//! lease, and the fencing token (its epoch) that every write of the
+//! shared store carries.
+//!
+//! Engines that keep a session in one database (a primary and its
+//! standby) must never serve it at once: both would give out the same
+//! sequence numbers and overwrite each other's rows. So an engine serves
+//! a session only while it holds the session's lease. A lease
+//! ([`SessionLease`], implemented by the database crate) is taken, kept
+//! by renewal and lost when another engine takes it over: after its
+//! holder's connection to the database ended (it died) or its expiry
+//! passed without a renewal (it hangs). Each taking raises the lease's
+//! epoch.
+//!
+//! The engine's lease keeper and the session's store share one
+//! [`Holding`]: the epoch held now, or none. The store writes only with
+//! the epoch it read its numbers under, in the same statement as the
+//! write, so a write from an engine whose lease was taken over fails
+//! ([`StoreError::Fenced`](crate::store::StoreError::Fenced)) rather than
+//! land, however late it comes; and a driver asks the store where it
+//! stands ([`SessionStore::standing`](crate::store::SessionStore::standing))
+//! before it lets a connection take the session.
+//!
+//! ```
+//! use fixsession::lease::{Holding, Standing};
+//!
+//! let holding = Holding::new();
+//! assert_eq!(holding.epoch(), None);
+//! holding.hold(7);
+//! assert_eq!(Standing::of(&holding, 7), Standing::Held { current: true });
+//! // Taken over, then taken back: the store's numbers are from epoch 7.
+//! holding.hold(9);
+//! assert_eq!(Standing::of(&holding, 7), Standing::Held { current: false });
+//! holding.lose(9);
+//! assert_eq!(Standing::of(&holding, 7), Standing::NotHeld);
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::id::SessionId;
+use crate::store::StoreError;
+
+/// The epoch of a session's lease that this engine holds now, shared by
+/// the lease keeper (which sets it) and the session's store (which
+/// writes under it). Epochs start at 1; none held reads as `None`.
+#[derive(Debug, Default)]
+pub struct Holding {
+    epoch: AtomicU64,
+}
+
+impl Holding {
+    /// Nothing held yet, shared.
+    pub fn new() -> Arc<Holding> {
+        Arc::new(Holding::default())
+    }
+
+    /// The epoch held, if any.
+    pub fn epoch(&self) -> Option<u64> {
+        match self.epoch.load(Ordering::Acquire) {
+            0 => None,
+            e => Some(e),
+        }
+    }
+
+    /// The lease is held under `epoch` (at least 1).
+    pub fn hold(&self, epoch: u64) {
+        debug_assert!(epoch > 0, "epochs start at 1");
+        self.epoch.store(epoch, Ordering::Release);
+    }
+
+    /// The lease held under `epoch` is lost; a later epoch held since
+    /// stays held.
+    pub fn lose(&self, epoch: u64) {
+        let _ = self
+            .epoch
+            .compare_exchange(epoch, 0, Ordering::AcqRel, Ordering::Acquire);
+    }
+}
+
+/// Where this engine stands with a session whose store may be shared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// The store is this engine's alone (memory, files): no lease.
+    Unshared,
+    /// This engine holds the lease. `current`: the store's numbers were
+    /// read under the epoch held; when false the store must be refreshed
+    /// ([`SessionStore::refresh`](crate::store::SessionStore::refresh))
+    /// before the session runs, as another engine may have served it
+    /// since.
+    Held {
+        /// Whether the store was read under the epoch held.
+        current: bool,
+    },
+    /// Another engine holds it, or none does yet: the session must not
+    /// run here.
+    NotHeld,
+}
+
+impl Standing {
+    /// Where a store read under epoch `read_at` stands, given `holding`.
+    pub fn of(holding: &Holding, read_at: u64) -> Standing {
+        match holding.epoch() {
+            None => Standing::NotHeld,
+            Some(e) => Standing::Held {
+                current: e == read_at,
+            },
+        }
+    }
+}
+
+/// A session's lease in a store engines share. The engine's keeper
+/// calls [`acquire`](SessionLease::acquire) while it does not hold it
+/// (a standby, waiting) and [`renew`](SessionLease::renew) while it does;
+/// each updates [`SessionLease::holding`].
+pub trait SessionLease: Send + std::fmt::Debug {
+    /// The session.
+    fn session(&self) -> &SessionId;
+    /// The epoch held, shared with the session's store.
+    fn holding(&self) -> &Arc<Holding>;
+    /// How long the lease lasts without a renewal: a holder that hangs
+    /// is taken over after this long.
+    fn timeout(&self) -> Duration;
+    /// Takes the lease if it is free: never taken, expired, or its
+    /// holder gone. True when held now (under a new epoch).
+    fn acquire(&mut self) -> Result<bool, StoreError>;
+    /// Extends the lease held; false when another engine has taken it
+    /// over (the holding is cleared).
+    fn renew(&mut self) -> Result<bool, StoreError>;
+    /// Gives the lease up, so that a standby takes it at once (an engine
+    /// stopping); the holding is cleared. Failing to is harmless: the
+    /// lease then expires.
+    fn release(&mut self);
+}
+
+/// The lease timeout for a session whose heartbeat interval is
+/// `heart_bt_int` seconds: three intervals, at least 1 s and at most
+/// 10 s (an engine whose heartbeats stop is taken over about when its
+/// counterparty gives up on it, and never after more than 10 s).
+pub fn default_timeout(heart_bt_int: u32) -> Duration {
+    Duration::from_secs(u64::from(heart_bt_int).saturating_mul(3).clamp(1, 10))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn losing_an_old_epoch_keeps_a_newer_one() {
+        let h = Holding::new();
+        h.hold(3);
+        h.lose(2);
+        assert_eq!(h.epoch(), Some(3));
+        h.lose(3);
+        assert_eq!(h.epoch(), None);
+    }
+
+    #[test]
+    fn the_default_timeout_is_three_heartbeats_within_one_to_ten_seconds() {
+        assert_eq!(default_timeout(1), Duration::from_secs(3));
+        assert_eq!(default_timeout(0), Duration::from_secs(1));
+        assert_eq!(default_timeout(30), Duration::from_secs(10));
+    }
+}
