@@ -9,7 +9,9 @@
 //! live session is never disturbed. When descriptors run short, accept
 //! errors pause the listener instead of spinning, and strangers never
 //! take the last descriptors a configured counterparty needs
-//! (`admission`).
+//! (`admission`). A session whose store engines share is served only
+//! while this engine holds its lease ([`fixsession::lease`]); a Logon for
+//! it otherwise is closed without an answer too.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -23,6 +25,7 @@ use fixcore::frame::Framer;
 use fixcore::value::UtcTimestamp;
 use fixsession::app::Application;
 use fixsession::id::SessionId;
+use fixsession::lease::Standing;
 use fixsession::log::Log;
 use fixsession::machine::Session;
 use fixsession::settings::SessionSettings;
@@ -362,8 +365,18 @@ impl<S: SessionStore + Send> Acceptor<S> {
             if !admits(&allowed.configured[i], peer.ip()) {
                 return Err(Some(not_allowed(peer, key)));
             }
-            let taken = c.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-            return match taken {
+            let mut slot = c.slot.lock().unwrap_or_else(|p| p.into_inner());
+            return match slot.take() {
+                // Another engine serves it (fixsession::lease): the
+                // Logon gets no answer, as for a session not served here.
+                Some(session) if session.store().standing() == Standing::NotHeld => {
+                    *slot = Some(session);
+                    Err(Some(format!(
+                        "Session {}:{}->{} is served by another engine (this engine does not \
+                         hold its lease); connection from {peer} closed",
+                        key.0, key.2, key.1
+                    )))
+                }
                 Some(session) => Ok(Claim {
                     session,
                     home: Home::Configured(i),
@@ -553,7 +566,14 @@ impl<S: SessionStore + Send> Acceptor<S> {
             let Claim { mut session, home } = claim;
             let mut a = app(home.taken());
             let mut stream = stream;
-            let res = match log(home.taken()) {
+            // Another engine may have served the session since this one
+            // last read its store.
+            let stale = session.store().standing() == Standing::Held { current: false };
+            let refreshed = match stale {
+                true => session.refresh_store().map_err(|e| e.to_string()),
+                false => Ok(()),
+            };
+            let res = match refreshed.and_then(|()| log(home.taken())) {
                 Err(why) => Err(why),
                 // One `run` per transport, each compiled for it.
                 Ok(mut l) => match &mut stream {

@@ -17,9 +17,9 @@
 //!   stores open, for a driver of its own (the load generator).
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,24 +29,29 @@ use fixcore::dictionary::validate::Validator;
 use fixcore::value::UtcTimestamp;
 use fixsession::app::{Application, Delivered};
 use fixsession::file_log::FileLog;
+use fixsession::lease::{SessionLease, default_timeout};
 use fixsession::log::Log;
 use fixsession::machine::{Config, Session, SessionError};
-use fixsession::settings::{ConnectionType, SessionFiles, SessionSettings, Settings, TlsSettings};
+use fixsession::settings::{
+    ConnectionType, PostgresSettings, SessionFiles, SessionSettings, Settings, TlsSettings,
+};
 use fixsession::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
-use fixsession_postgres::{PostgresStore, SessionKey};
+use fixsession_postgres::{PostgresLease, PostgresStore, SessionKey};
 
 use crate::acceptor::{Acceptor, Taken};
 use crate::apps::{Echo, Exchange, Orders};
-use crate::connection::{self, ConnectionError, Options, Transport};
-use crate::initiator::Targets;
-use crate::tls::{ClientTls, ServerTls};
+use crate::connection::Options;
+use crate::lease::Keeper;
+use crate::tls::ServerTls;
 
 mod error;
+mod initiator;
 mod log;
 mod template;
 
 use error::Context;
 pub use error::Error;
+pub use initiator::run_initiator;
 use log::SessionLog;
 use template::{made_from, template};
 
@@ -265,8 +270,41 @@ pub type Opened = (SessionSettings, Session<AnyStore>);
 /// sent orders in memory for resending (a ResendRequest gets a gap fill,
 /// as with `PersistMessages=N`): a generator's memory must not grow with
 /// every order it sends (at 50k/s that was 7.5 MB/s).
+///
+/// A session in a PostgreSQL store takes no lease (see
+/// [`fixsession::lease`]): the generator writes its rows unfenced, as a
+/// QuickFIX engine would.
 pub fn load_sessions(path: &Path, console: &dyn Console) -> Result<Vec<Opened>, Error> {
-    Ok(engine_sessions(path, ConnectionType::Initiator, false, false, console)?.sessions)
+    let opening = Opening {
+        recover: false,
+        keep_sent: false,
+        leasing: Leasing::None,
+    };
+    Ok(engine_sessions(path, ConnectionType::Initiator, &opening, console)?.sessions)
+}
+
+/// How a session's store is opened.
+pub struct Opening<'a> {
+    /// Repair a damaged file store as far as it can be.
+    pub recover: bool,
+    /// Keep sent messages in a memory store for resending.
+    pub keep_sent: bool,
+    /// How a store engines share gets its lease.
+    pub leasing: Leasing<'a>,
+}
+
+/// How a session whose store engines may share (PostgreSQL) gets its
+/// lease ([`fixsession::lease`]).
+#[derive(Clone, Copy)]
+pub enum Leasing<'a> {
+    /// The keeper keeps it from now on, taking it whenever it is free
+    /// (a configured session: this engine may be the standby).
+    Kept(&'a Keeper),
+    /// Taken now or the session is not opened (a session made at a
+    /// Logon), then kept.
+    Now(&'a Keeper),
+    /// None: the store writes without a lease.
+    None,
 }
 
 /// What a settings file gives an engine of one role.
@@ -281,32 +319,56 @@ struct EngineSessions {
     global: Option<FileLog>,
 }
 
-/// Session `s` with its store (a damaged file store repaired when
-/// `recover`; sent messages kept in a memory store only when `keep_sent`).
+/// Session `s` with its store, opened as `opening` says.
 pub fn open_session(
     s: &SessionSettings,
-    recover: bool,
-    keep_sent: bool,
+    opening: &Opening<'_>,
     console: &dyn Console,
 ) -> Result<Session<AnyStore>, Error> {
     // Settings::parse refuses FileStorePath beside PostgreSQLStore*.
     let store = match (&s.file_store_path, &s.postgres_store) {
         (Some(dir), _) => AnyStore::File(Box::new(
-            file_store(s, Path::new(dir), recover, console)
+            file_store(s, Path::new(dir), opening.recover, console)
                 .context(|| format!("opening the store of {}", s.id()))?,
         )),
         (None, Some(db)) => AnyStore::Other(Box::new(
-            PostgresStore::open(db, SessionKey::of(s))
+            postgres_store(s, db, opening.leasing)
                 .context(|| format!("opening the store of {}", s.id()))?,
         )),
         (None, None) => AnyStore::Memory(MemoryStore::default()),
     };
     let mut cfg = Config::from_settings(s);
     cfg.validator = validator(s)?;
-    if !keep_sent && s.file_store_path.is_none() && s.postgres_store.is_none() {
+    if !opening.keep_sent && s.file_store_path.is_none() && s.postgres_store.is_none() {
         cfg.persist_messages = false;
     }
     Ok(Session::new(cfg, store))
+}
+
+/// The PostgreSQL store of session `s` in `db`, with the lease
+/// `leasing` says.
+fn postgres_store(
+    s: &SessionSettings,
+    db: &PostgresSettings,
+    leasing: Leasing<'_>,
+) -> Result<PostgresStore, Error> {
+    let key = SessionKey::of(s);
+    let timeout = s
+        .lease_timeout
+        .map(|t| Duration::from_secs(u64::from(t)))
+        .unwrap_or_else(|| default_timeout(s.heart_bt_int.unwrap_or(30)));
+    let lease = || Box::new(PostgresLease::new(db, key.clone(), timeout));
+    let holding = match leasing {
+        Leasing::None => return Ok(PostgresStore::open(db, key)?),
+        Leasing::Kept(keeper) => {
+            let lease = lease();
+            let holding = Arc::clone(lease.holding());
+            keeper.add(lease);
+            holding
+        }
+        Leasing::Now(keeper) => keeper.take_now(lease()).map_err(Error::Refused)?,
+    };
+    Ok(PostgresStore::open_fenced(db, key, holding)?)
 }
 
 /// The sessions and templates of `role` in the settings file, each
@@ -314,8 +376,7 @@ pub fn open_session(
 fn engine_sessions(
     path: &Path,
     role: ConnectionType,
-    recover: bool,
-    keep_sent: bool,
+    opening: &Opening<'_>,
     console: &dyn Console,
 ) -> Result<EngineSessions, Error> {
     let text =
@@ -337,7 +398,7 @@ fn engine_sessions(
             templates.push(s);
             continue;
         }
-        let session = open_session(&s, recover, keep_sent, console)?;
+        let session = open_session(&s, opening, console)?;
         out.push((s, session));
     }
     if out.is_empty() && templates.is_empty() {
@@ -419,6 +480,7 @@ pub fn run_acceptor(
     stop: &'static AtomicBool,
     console: SharedConsole,
 ) -> Result<(), Error> {
+    let keeper = keeper(&console);
     let EngineSessions {
         sessions,
         templates,
@@ -426,8 +488,11 @@ pub fn run_acceptor(
     } = engine_sessions(
         &engine.settings,
         ConnectionType::Acceptor,
-        engine.recover_store,
-        true,
+        &Opening {
+            recover: engine.recover_store,
+            keep_sent: true,
+            leasing: Leasing::Kept(&keeper),
+        },
         &*console,
     )?;
     // Templates listen on the same port, under the same rules.
@@ -493,7 +558,7 @@ pub fn run_acceptor(
     }
     let made = templates
         .iter()
-        .map(|t| template(t.clone(), engine.recover_store, &claims, &console))
+        .map(|t| template(t.clone(), engine.recover_store, &claims, &console, &keeper))
         .collect();
     let mut acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect())
         .with_templates(made)
@@ -537,7 +602,17 @@ pub fn run_acceptor(
             },
         )
         .context(|| "accepting connections".into())?;
+    // Every session has logged out: a standby may take them at once.
+    keeper.stop();
     Ok(())
+}
+
+/// The engine's lease keeper, its lines on the console's screen log.
+fn keeper(console: &SharedConsole) -> Arc<Keeper> {
+    let console = Arc::clone(console);
+    Arc::new(Keeper::start(Arc::new(move |line: &str| {
+        console.screen(format!("{} : {line}", stamp(UtcTimestamp::now())).as_bytes());
+    })))
 }
 
 /// The TLS of session `s`, made by `make` from its keys, when the
@@ -571,181 +646,4 @@ fn tls_for<T, E: std::fmt::Display>(
         console.warn(Warning::Text(&format!("{file}: {}: TLS: {w}", s.id())));
     }
     Ok(Some(tls))
-}
-
-/// Runs `session` over `stream` until the connection ends, then closes
-/// it.
-fn run_on<T: Transport>(
-    mut stream: T,
-    session: &mut Session<AnyStore>,
-    app: &mut AnyApp,
-    log: &mut SessionLog,
-    opts: Options<'_>,
-) -> Result<(), ConnectionError> {
-    let res = connection::run(&mut stream, &[], session, app, log, opts);
-    stream.close();
-    res
-}
-
-/// Runs the initiator sessions of `engine`'s settings file: each
-/// connects, reconnecting after ReconnectInterval when the connection
-/// drops, until `stop` is set (it logs out) or its orders are all filled.
-pub fn run_initiator(
-    engine: &EngineSettings,
-    stop: &'static AtomicBool,
-    console: SharedConsole,
-) -> Result<(), Error> {
-    // The GLOBAL log stays open, empty, as QuickFIX's initiator leaves
-    // it: no initiator event is outside a session.
-    let sessions = engine_sessions(
-        &engine.settings,
-        ConnectionType::Initiator,
-        engine.recover_store,
-        true,
-        &*console,
-    )?
-    .sessions;
-    let messages = message_log(&engine.log)?;
-    let latencies = latency_file(&engine.latencies)?;
-    console.running();
-    std::thread::scope(|scope| -> Result<(), Error> {
-        let mut handles = Vec::new();
-        for (s, mut session) in sessions {
-            let Some(mut targets) = Targets::new(&s) else {
-                return Err(Error::Refused(format!(
-                    "{}: SocketConnectHost and SocketConnectPort are needed",
-                    s.id()
-                )));
-            };
-            let mut log = SessionLog::open(&s, &messages, &console)?;
-            let mut a = match engine.orders {
-                Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
-                None => AnyApp::new(engine.app),
-            };
-            let opts = Options {
-                max_message: engine.max_message,
-                nodelay: s.socket_nodelay,
-                spin: engine.spin,
-                max_send_queue: engine.send_queue_limit,
-                ..Options::new(stop)
-            };
-            let tls = tls_for(engine, &s, &*console, ClientTls::new)?;
-            let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
-            let console = &console;
-            handles.push(scope.spawn(move || -> Result<(), Error> {
-                while !stop.load(Ordering::Relaxed) && !a.done() {
-                    let target = targets.next(std::time::Instant::now()).clone();
-                    match crate::initiator::connect(&target, stop) {
-                        Ok(stream) => {
-                            // One `run` per transport, each compiled for it.
-                            let res = match &tls {
-                                None => run_on(stream, &mut session, &mut a, &mut log, opts),
-                                Some(t) => t
-                                    .connect(stream, &target.host)
-                                    .map_err(ConnectionError::from)
-                                    .and_then(|t| run_on(t, &mut session, &mut a, &mut log, opts)),
-                            };
-                            match res {
-                                // A store that is away (a database
-                                // restarting) ends this connection, not
-                                // the session: it connects again, and
-                                // the Logon reloads what it needs.
-                                Err(ConnectionError::Session(SessionError::Store(e)))
-                                    if e.is_transient() =>
-                                {
-                                    log.event(
-                                        UtcTimestamp::now(),
-                                        &format!("Disconnected: {e}; connecting again"),
-                                    );
-                                    log.flush();
-                                }
-                                res => res.context(|| format!("session {}", log.id()))?,
-                            }
-                            if a.done() {
-                                break;
-                            }
-                        }
-                        Err(e) => log.event(
-                            UtcTimestamp::now(),
-                            &format!("connecting to {}:{}: {e}", target.host, target.port),
-                        ),
-                    }
-                    if a.done() {
-                        break;
-                    }
-                    let deadline = std::time::Instant::now() + retry;
-                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                }
-                if let AnyApp::Orders(o) = &a {
-                    let st = session.store();
-                    console.result(&format!("answered {}", o.filled()));
-                    if let Some(t) = o.elapsed() {
-                        console.result(&format!("seconds {:.6}", t.as_secs_f64()));
-                    }
-                    console.result(&format!(
-                        "seqs {} {}",
-                        st.next_sender_seq(),
-                        st.next_target_seq()
-                    ));
-                }
-                Ok(())
-            }));
-        }
-        for h in handles {
-            h.join().map_err(|_| Error::Panicked)??;
-        }
-        Ok(())
-    })?;
-    if let (Some(f), Some(path)) = (latencies, &engine.latencies) {
-        let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
-        let flushed = f.out.flush();
-        if let Some(e) = f.failed.take() {
-            return Err(e).context(|| format!("writing {}", path.display()));
-        }
-        flushed.context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
-}
-
-/// The `--latencies` file, shared by the sessions' threads, with the
-/// first write error (kept for the end: a round trip's callback cannot
-/// fail the session).
-struct Latencies {
-    out: BufWriter<File>,
-    failed: Option<std::io::Error>,
-}
-
-type LatencyFile = Arc<Mutex<Latencies>>;
-
-fn latency_file(path: &Option<PathBuf>) -> Result<Option<LatencyFile>, Error> {
-    path.as_ref()
-        .map(|p| {
-            let f = File::create(p).context(|| format!("creating {}", p.display()))?;
-            Ok(Arc::new(Mutex::new(Latencies {
-                out: BufWriter::new(f),
-                failed: None,
-            })))
-        })
-        .transpose()
-}
-
-/// `orders`, timing each round trip into the latencies file if one was
-/// asked for.
-fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
-    match file {
-        Some(f) => {
-            let f = f.clone();
-            orders.time_round_trips(Box::new(move |t| {
-                let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
-                if f.failed.is_none()
-                    && let Err(e) = writeln!(f.out, "{}", t.as_nanos())
-                {
-                    f.failed = Some(e);
-                }
-            }))
-        }
-        None => orders,
-    }
 }

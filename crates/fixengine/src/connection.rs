@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use fixcore::frame::Framer;
 use fixcore::value::UtcTimestamp;
 use fixsession::app::{Application, deliver};
+use fixsession::lease::Standing;
 use fixsession::log::Log;
 use fixsession::machine::{Output, Session, SessionError};
 use fixsession::store::SessionStore;
@@ -197,7 +198,44 @@ impl SendQueue {
 /// is flushed after each round's deliveries and before its bytes are
 /// written (see [`fixsession::store`]); while it is unavailable the round
 /// waits, unsent and reading nothing, and is retried (`flush_or_wait`).
+///
+/// A session whose store is shared with other engines runs only while
+/// this engine holds its lease ([`fixsession::lease`]): once the lease
+/// is lost, or a write is fenced, the connection ends at once, with one
+/// event line and nothing more sent (no Logout numbered from a stale
+/// state), and `run` returns `Ok`.
 pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
+    stream: &mut T,
+    initial: &[u8],
+    session: &mut Session<S>,
+    app: &mut A,
+    log: &mut L,
+    opts: Options<'_>,
+) -> Result<(), ConnectionError> {
+    match serve(stream, initial, session, app, log, opts) {
+        Err(ConnectionError::Session(SessionError::Store(e))) if e.is_fenced() => {
+            fenced(session, log, &e.to_string());
+            Ok(())
+        }
+        r => r,
+    }
+}
+
+/// The session lost its lease (`why`): it ends here without a word to
+/// the counterparty.
+fn fenced<S: SessionStore, L: Log>(session: &mut Session<S>, log: &mut L, why: &str) {
+    log.event(
+        UtcTimestamp::now(),
+        &format!("Disconnecting without a Logout: {why}"),
+    );
+    // Whatever the disconnect records stays unwritten: the store is
+    // fenced, and the next holder reads the database's numbers.
+    let _ = session.on_disconnect();
+    flush_logs(session, log);
+}
+
+/// [`run`], but a fenced write is an error.
+fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
     stream: &mut T,
     initial: &[u8],
     session: &mut Session<S>,
@@ -221,7 +259,10 @@ pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
     let mut buf = vec![0u8; 64 << 10];
     // What one round (a read's worth of messages) sends, queued in one
     // piece: a write per message cost more than the session itself.
-    let mut out = Vec::with_capacity(64 << 10);
+    let mut out = Round {
+        bytes: Vec::with_capacity(64 << 10),
+        ends: Vec::new(),
+    };
     let mut queue = SendQueue {
         bytes: Vec::with_capacity(64 << 10),
         head: 0,
@@ -236,15 +277,23 @@ pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
     // milliseconds a SendingTime shows).
     let mut t = UtcTimestamp::now();
     loop {
+        if session.store().standing() == Standing::NotHeld {
+            fenced(
+                session,
+                log,
+                "this engine no longer holds the session's lease: another engine serves it",
+            );
+            return Ok(());
+        }
         let mut open = pump(&mut out, &mut outs, session, app, log, t)?;
-        if open && session.resend_pending() && queue.len() + out.len() < READ_PAUSE {
+        if open && session.resend_pending() && queue.len() + out.bytes.len() < READ_PAUSE {
             session.continue_resend(t)?;
             open = pump(&mut out, &mut outs, session, app, log, t)?;
         }
         // A resend goes out whole before anything new is read.
         while open
             && !session.resend_pending()
-            && queue.len() + out.len() < READ_PAUSE
+            && queue.len() + out.bytes.len() < READ_PAUSE
             && let Some(frame) = framer.next_frame()
         {
             match frame {
@@ -256,11 +305,14 @@ pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
             }
             open = pump(&mut out, &mut outs, session, app, log, t)?;
         }
-        if !out.is_empty() {
+        if !out.bytes.is_empty() {
             // Stored before sent; counted once the application took it.
             flush_or_wait(session, log, &opts)?;
-            queue.bytes.extend_from_slice(&out);
-            out.clear();
+            // Logged as sent only now: a round whose store write fails
+            // (fenced) is never sent, and its log must not say it was.
+            out.log(log, t);
+            queue.bytes.extend_from_slice(&out.bytes);
+            out.bytes.clear();
         }
         log.flush();
         if let Err(e) = queue.write(stream) {
@@ -514,12 +566,30 @@ fn poll_one(
     ))
 }
 
+/// What one round sends: messages end to end, and where each ends.
+struct Round {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Round {
+    /// Writes each message of the round to the log as sent, and forgets
+    /// where they end.
+    fn log<L: Log>(&mut self, log: &mut L, t: UtcTimestamp) {
+        let mut start = 0;
+        for end in self.ends.drain(..) {
+            log.message(t, false, &self.bytes[start..end]);
+            start = end;
+        }
+    }
+}
+
 /// Carries out the session's outputs at time `t`, appending what it sends to `out`;
 /// false once it asked to disconnect (`out` still holds what it sent
 /// before, which the caller writes first). `outs` is scratch space, kept
 /// by the caller so that no call allocates it anew.
 fn pump<S: SessionStore, A: Application, L: Log>(
-    out: &mut Vec<u8>,
+    out: &mut Round,
     outs: &mut Vec<Output>,
     session: &mut Session<S>,
     app: &mut A,
@@ -536,8 +606,8 @@ fn pump<S: SessionStore, A: Application, L: Log>(
         for o in outs.drain(..) {
             match o {
                 Output::Send(bytes) => {
-                    log.message(t, false, &bytes);
-                    out.extend_from_slice(&bytes);
+                    out.bytes.extend_from_slice(&bytes);
+                    out.ends.push(out.bytes.len());
                     session.recycle(bytes);
                 }
                 Output::Deliver(msg) => {

@@ -12,6 +12,8 @@
 //!   sessions at their Logon;
 //! - [`initiator`]: where an initiator's next attempt goes, and the TCP
 //!   connection to it;
+//! - [`lease`]: the keeper that takes and renews the leases of sessions
+//!   whose store engines share, so one engine serves each;
 //! - [`tls`]: QuickFIX's certificate keys as rustls configurations, and
 //!   the TLS stream a connection runs over when they are on;
 //! - [`apps`]: the `echo` and `exec` applications and the initiator's
@@ -52,5 +54,6 @@ pub mod apps;
 pub mod assembly;
 pub mod connection;
 pub mod initiator;
+pub mod lease;
 mod socket;
 pub mod tls;

@@ -10,8 +10,9 @@ use fixsession::machine::Config;
 use fixsession::settings::{SessionFiles, SessionSettings};
 use fixsession::store::AnyStore;
 
-use super::{SharedConsole, open_session, stamp};
+use super::{Leasing, Opening, SharedConsole, open_session, stamp};
 use crate::acceptor::Template;
+use crate::lease::Keeper;
 
 /// Template `t` made into the session `id` (its CompIDs a Logon's).
 pub(super) fn made_from(t: &SessionSettings, id: &SessionId) -> SessionSettings {
@@ -25,6 +26,8 @@ pub(super) fn made_from(t: &SessionSettings, id: &SessionId) -> SessionSettings 
 /// The acceptor template `t`: each session it makes is `t` under the
 /// Logon's CompIDs, with its own store (under those CompIDs, as any
 /// session's); its logs are opened for each connection. A session whose
+/// store engines share is made only once this engine holds its lease
+/// (`keeper`). A session whose
 /// files would be another's is refused before any file is opened, and
 /// the files it names stay its own for the acceptor's life.
 pub(super) fn template(
@@ -32,7 +35,9 @@ pub(super) fn template(
     recover: bool,
     claims: &Arc<Mutex<SessionFiles>>,
     console: &SharedConsole,
+    keeper: &Arc<Keeper>,
 ) -> Template<AnyStore> {
+    let keeper = Arc::clone(keeper);
     let claims = Arc::clone(claims);
     let console = Arc::clone(console);
     let config = Config::from_settings(&t);
@@ -44,8 +49,14 @@ pub(super) fn template(
         // opened: a session refused (its store another's, say) claims
         // nothing.
         claims.check(&s).map_err(|e| e.to_string())?;
-        let session =
-            open_session(&s, recover, true, &*console).map_err(|e| console.one_line(&e))?;
+        // A store engines share is opened only once its lease is held
+        // here: a standby refuses the Logon instead.
+        let opening = Opening {
+            recover,
+            keep_sent: true,
+            leasing: Leasing::Now(&keeper),
+        };
+        let session = open_session(&s, &opening, &*console).map_err(|e| console.one_line(&e))?;
         claims.claim(&s).map_err(|e| e.to_string())?;
         console.screen(
             format!(

@@ -1,0 +1,321 @@
+//! Fenced failover between two `perfkit fix acceptor` engines on one
+//! PostgreSQL database (a real server, started by perfkit-testkit), with
+//! `perfkit fix initiator` knowing both addresses: at seeded random
+//! points the engine serving is killed (`kill -9`, then started again as
+//! the standby) or stopped (`SIGSTOP`, then `SIGCONT`: briefly, or past
+//! the lease's expiry), and the other takes the session over.
+//!
+//! The oracles are independent of the engines' own words:
+//! - each initiator run's order ledger (its `--log`): every order
+//!   answered, none twice afresh;
+//! - the wire (every message the initiator received) and the database's
+//!   log table (every message either engine logged as sent): no
+//!   MsgSeqNum sent afresh twice; a copy is PossDupFlag=Y or a
+//!   SequenceReset-GapFill;
+//! - the `messages` table: each number's row is the message the
+//!   initiator received afresh under it;
+//! - the `sessions` row: the initiator's numbers at the end.
+//!
+//! The seed is printed; `PERFKIT_FAILOVER_SEED=N` repeats a run.
+
+mod order_ledger;
+mod pg_engines;
+
+use perfkit_testkit::postgres::{DATABASE, Postgres};
+use perfkit_testkit::process::{Running, free_port};
+use pg_engines::{
+    Acceptor, acceptor, acceptor_cfg_with, check, db_seqs, initiator, initiator_cfg_with,
+};
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Events in a run: each a failover or a pause the session rides out.
+const EVENTS: usize = 12;
+
+/// Orders per initiator run; runs follow one another until the events
+/// are done, so the test's length does not hang on the machine's speed.
+const RUN_ORDERS: u64 = 4_000;
+
+/// What happens to the engine serving.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Event {
+    /// `kill -9`, then started again (the new standby).
+    Kill,
+    /// `SIGSTOP` for this long, then `SIGCONT`. Past the lease's expiry
+    /// (3 s at HeartBtInt=1) the other engine takes over and the resumed
+    /// one must find itself fenced.
+    Stop(Duration),
+}
+
+/// xorshift64: a tiny generator whose seed repeats a run.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+fn seed() -> u64 {
+    match std::env::var("PERFKIT_FAILOVER_SEED") {
+        Ok(s) => s.parse().expect("PERFKIT_FAILOVER_SEED is a number"),
+        Err(_) => {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos() as u64
+                | 1
+        }
+    }
+}
+
+/// The events of a run, in the seed's order: six kills, three stops
+/// past the expiry, three short ones.
+fn events(rng: &mut Rng) -> Vec<Event> {
+    let mut v = Vec::new();
+    for _ in 0..6 {
+        v.push(Event::Kill);
+    }
+    for _ in 0..3 {
+        v.push(Event::Stop(Duration::from_millis(4_000 + rng.below(2_000))));
+        v.push(Event::Stop(Duration::from_millis(200 + rng.below(1_000))));
+    }
+    for i in (1..v.len()).rev() {
+        v.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    assert_eq!(v.len(), EVENTS);
+    v
+}
+
+fn signal(child: &Running, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig}");
+}
+
+/// The initiator's runs, one after another in `dir`.
+struct Runs<'a> {
+    dir: &'a Path,
+    /// The run going on.
+    init: Running,
+    /// Runs finished and checked.
+    done: usize,
+}
+
+impl Runs<'_> {
+    fn log(&self, n: usize) -> std::path::PathBuf {
+        self.dir.join(format!("initiator-{n}.log"))
+    }
+
+    /// The current run's order ledger is checked once it ends, and the
+    /// next run starts.
+    fn next_if_done(&mut self) {
+        if self.init.try_wait().unwrap().is_none() {
+            return;
+        }
+        let next = initiator(self.dir, RUN_ORDERS, &self.log(self.done + 1));
+        let ended = std::mem::replace(&mut self.init, next);
+        check(
+            ended,
+            RUN_ORDERS,
+            &self.log(self.done),
+            Duration::from_secs(5),
+        );
+        self.done += 1;
+    }
+
+    /// Waits up to `limit` for a Logon on either engine, starting runs
+    /// as they end; which engine.
+    fn next_logon(&mut self, engines: &[Acceptor; 2], limit: Duration) -> Option<usize> {
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            self.next_if_done();
+            for (i, e) in engines.iter().enumerate() {
+                if e.logons.try_recv().is_ok() {
+                    return Some(i);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+/// Kills the initiator and returns its stderr, for a failure's message.
+fn ended(mut init: Running) -> String {
+    let _ = init.kill();
+    let _ = init.wait();
+    let mut err = String::new();
+    std::io::Read::read_to_string(init.stderr.as_mut().unwrap(), &mut err).unwrap();
+    err
+}
+
+/// A message's field `tag`.
+fn field<'a>(msg: &'a str, tag: &str) -> Option<&'a str> {
+    msg.split('\x01')
+        .find_map(|f| f.strip_prefix(tag).and_then(|v| v.strip_prefix('=')))
+}
+
+/// Whether `msg` is sent afresh: neither a PossDup copy nor a gap fill.
+fn fresh(msg: &str) -> bool {
+    field(msg, "43") != Some("Y")
+        && !(field(msg, "35") == Some("4") && field(msg, "123") == Some("Y"))
+}
+
+/// Every message EXEC sent afresh, by MsgSeqNum, from `msgs`; a number
+/// sent afresh twice is an error naming both.
+fn fresh_by_seq<'a>(msgs: impl Iterator<Item = &'a str>, whose: &str) -> HashMap<u64, &'a str> {
+    let mut seen: HashMap<u64, &str> = HashMap::new();
+    for m in msgs.filter(|m| fresh(m)) {
+        let seq: u64 = field(m, "34").unwrap().parse().unwrap();
+        if let Some(first) = seen.insert(seq, m) {
+            panic!("{whose}: MsgSeqNum {seq} sent afresh twice:\n{first:?}\n{m:?}");
+        }
+    }
+    seen
+}
+
+/// The messages received in initiator message log `log`.
+fn received(log: &Path) -> Vec<String> {
+    String::from_utf8_lossy(&std::fs::read(log).unwrap())
+        .lines()
+        .filter_map(|l| l.find(" <- ").map(|i| l[i + 4..].to_string()))
+        .collect()
+}
+
+/// Two engines, one database, a dozen failovers and pauses under an
+/// order flood: no order lost, none answered twice afresh, and no
+/// sequence number given out twice by the two engines.
+#[test]
+fn two_engines_on_one_database_never_serve_a_session_at_once() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let seed = seed();
+    eprintln!("failover seed {seed} (PERFKIT_FAILOVER_SEED={seed} repeats the run)");
+    let mut rng = Rng(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ports = [free_port(), free_port()];
+    let cfgs = ["a.cfg", "b.cfg"];
+    for (cfg, port) in cfgs.iter().zip(ports) {
+        acceptor_cfg_with(d, cfg, port, &pg, "HeartBtInt=1\n");
+    }
+    // A Logon that gets no answer (a stopped engine's kernel still takes
+    // the connection) is given up after 2 s, not QuickFIX's 10.
+    initiator_cfg_with(d, &ports, "HeartBtInt=1\nLogonTimeout=2\n");
+    let mut engines = [acceptor(d, cfgs[0]), acceptor(d, cfgs[1])];
+    engines[0].listening(ports[0]);
+    engines[1].listening(ports[1]);
+
+    let mut runs = Runs {
+        dir: d,
+        init: initiator(d, RUN_ORDERS, &d.join("initiator-0.log")),
+        done: 0,
+    };
+    let mut fenced_resumes = 0;
+    let plan = events(&mut rng);
+    let mut serving = runs
+        .next_logon(&engines, Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("seed {seed}: no engine logged on"));
+    for (n, event) in plan.iter().enumerate() {
+        // Orders flow for a while.
+        std::thread::sleep(Duration::from_millis(50 + rng.below(400)));
+        runs.next_if_done();
+        eprintln!("event {n}: {event:?} engine {serving}");
+        let other = 1 - serving;
+        match *event {
+            Event::Kill => {
+                engines[serving].child.kill().unwrap();
+                engines[serving].child.wait().unwrap();
+                engines[serving] = acceptor(d, cfgs[serving]);
+                engines[serving].listening(ports[serving]);
+            }
+            Event::Stop(pause) => {
+                let taken = |e: &Acceptor| e.stderr().matches("lease taken").count();
+                let lost = |e: &Acceptor| e.stderr().matches("lease lost").count();
+                let (taken_before, lost_before) = (taken(&engines[other]), lost(&engines[serving]));
+                signal(&engines[serving].child, "-STOP");
+                std::thread::sleep(pause);
+                let taken_over = taken(&engines[other]) > taken_before;
+                signal(&engines[serving].child, "-CONT");
+                if taken_over {
+                    // Resumed, the old holder learns it is fenced.
+                    let until = Instant::now() + Duration::from_secs(10);
+                    while lost(&engines[serving]) == lost_before {
+                        assert!(
+                            Instant::now() < until,
+                            "seed {seed}: engine {serving} resumed after a takeover without \
+                             finding itself fenced:\n{}",
+                            engines[serving].stderr()
+                        );
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                    fenced_resumes += 1;
+                }
+                if pause < Duration::from_secs(2) {
+                    // A pause the session rides out: no new Logon needed.
+                    continue;
+                }
+            }
+        }
+        serving = match runs.next_logon(&engines, Duration::from_secs(30)) {
+            Some(i) => i,
+            None => panic!(
+                "seed {seed}: no engine took the session after event {n} ({event:?})\n\
+                 A:\n{}\nB:\n{}\ninitiator:\n{}",
+                engines[0].stderr(),
+                engines[1].stderr(),
+                ended(runs.init)
+            ),
+        };
+    }
+    let last = runs.log(runs.done);
+    let ((sender, target), _) = check(runs.init, RUN_ORDERS, &last, Duration::from_secs(120));
+    let runs = runs.done + 1;
+    assert_eq!(db_seqs(&pg), (sender, target), "seed {seed}");
+
+    // The wire: what the initiator received over every run.
+    let log_of = |n: usize| d.join(format!("initiator-{n}.log"));
+    let wire: Vec<String> = (0..runs).flat_map(|n| received(&log_of(n))).collect();
+    let on_wire = fresh_by_seq(wire.iter().map(String::as_str), "the wire");
+    // The database: what either engine logged as sent.
+    let logged = pg.psql(
+        DATABASE,
+        "SELECT text FROM messages_log WHERE text LIKE '%' || chr(1) || '49=EXEC' || chr(1) || '%'",
+    );
+    fresh_by_seq(logged.lines(), "the engines' log table");
+    // Each stored message is the one received afresh under its number.
+    let stored = pg.psql(
+        DATABASE,
+        "SELECT msgseqnum || ' ' || message FROM messages WHERE sendercompid = 'EXEC'",
+    );
+    let mut compared = 0;
+    for line in stored.lines() {
+        let (seq, msg) = line.split_once(' ').unwrap();
+        if let Some(sent) = on_wire.get(&seq.parse().unwrap()) {
+            assert_eq!(msg, *sent, "seed {seed}: stored message {seq} differs");
+            compared += 1;
+        }
+    }
+    assert!(
+        compared > 1_000,
+        "seed {seed}: only {compared} messages compared"
+    );
+    for e in &engines {
+        assert!(!e.stderr().contains("panicked"), "{}", e.stderr());
+    }
+    eprintln!(
+        "seed {seed}: {EVENTS} events, {runs} initiator runs, {fenced_resumes} resumed engines \
+         fenced, {compared} stored messages matched the wire"
+    );
+}

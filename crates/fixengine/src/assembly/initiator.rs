@@ -1,0 +1,254 @@
+//! The initiator engine: every initiator session of a settings file,
+//! each on a thread of its own, connecting (and reconnecting) to its
+//! targets while this engine holds its lease.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fixcore::value::UtcTimestamp;
+use fixsession::app::Application;
+use fixsession::lease::Standing;
+use fixsession::log::Log;
+use fixsession::machine::{Session, SessionError};
+use fixsession::settings::ConnectionType;
+use fixsession::store::{AnyStore, SessionStore};
+
+use super::error::Context;
+use super::log::SessionLog;
+use super::{
+    AnyApp, EngineSettings, Error, Leasing, Opening, SharedConsole, engine_sessions, keeper,
+    message_log, tls_for,
+};
+use crate::apps::Orders;
+use crate::connection::{self, ConnectionError, Options, Transport};
+use crate::initiator::Targets;
+use crate::tls::ClientTls;
+
+/// Runs `session` over `stream` until the connection ends, then closes
+/// it.
+fn run_on<T: Transport>(
+    mut stream: T,
+    session: &mut Session<AnyStore>,
+    app: &mut AnyApp,
+    log: &mut SessionLog,
+    opts: Options<'_>,
+) -> Result<(), ConnectionError> {
+    let res = connection::run(&mut stream, &[], session, app, log, opts);
+    stream.close();
+    res
+}
+
+/// Runs the initiator sessions of `engine`'s settings file: each
+/// connects, reconnecting after ReconnectInterval when the connection
+/// drops, until `stop` is set (it logs out) or its orders are all filled.
+pub fn run_initiator(
+    engine: &EngineSettings,
+    stop: &'static AtomicBool,
+    console: SharedConsole,
+) -> Result<(), Error> {
+    // The GLOBAL log stays open, empty, as QuickFIX's initiator leaves
+    // it: no initiator event is outside a session.
+    let keeper = keeper(&console);
+    let sessions = engine_sessions(
+        &engine.settings,
+        ConnectionType::Initiator,
+        &Opening {
+            recover: engine.recover_store,
+            keep_sent: true,
+            leasing: Leasing::Kept(&keeper),
+        },
+        &*console,
+    )?
+    .sessions;
+    let messages = message_log(&engine.log)?;
+    let latencies = latency_file(&engine.latencies)?;
+    console.running();
+    std::thread::scope(|scope| -> Result<(), Error> {
+        let mut handles = Vec::new();
+        for (s, mut session) in sessions {
+            let Some(mut targets) = Targets::new(&s) else {
+                return Err(Error::Refused(format!(
+                    "{}: SocketConnectHost and SocketConnectPort are needed",
+                    s.id()
+                )));
+            };
+            let mut log = SessionLog::open(&s, &messages, &console)?;
+            let mut a = match engine.orders {
+                Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
+                None => AnyApp::new(engine.app),
+            };
+            let opts = Options {
+                max_message: engine.max_message,
+                nodelay: s.socket_nodelay,
+                spin: engine.spin,
+                max_send_queue: engine.send_queue_limit,
+                ..Options::new(stop)
+            };
+            let tls = tls_for(engine, &s, &*console, ClientTls::new)?;
+            let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
+            let console = &console;
+            handles.push(scope.spawn(move || -> Result<(), Error> {
+                while !stop.load(Ordering::Relaxed) && !a.done() {
+                    // Two engines never log on as one session: only the
+                    // lease's holder connects.
+                    if !hold_lease(&mut session, &mut log, stop)? {
+                        break;
+                    }
+                    let target = targets.next(std::time::Instant::now()).clone();
+                    match crate::initiator::connect(&target, stop) {
+                        Ok(stream) => {
+                            // One `run` per transport, each compiled for it.
+                            let res = match &tls {
+                                None => run_on(stream, &mut session, &mut a, &mut log, opts),
+                                Some(t) => t
+                                    .connect(stream, &target.host)
+                                    .map_err(ConnectionError::from)
+                                    .and_then(|t| run_on(t, &mut session, &mut a, &mut log, opts)),
+                            };
+                            match res {
+                                // A store that is away (a database
+                                // restarting) ends this connection, not
+                                // the session: it connects again, and
+                                // the Logon reloads what it needs.
+                                Err(ConnectionError::Session(SessionError::Store(e)))
+                                    if e.is_transient() =>
+                                {
+                                    log.event(
+                                        UtcTimestamp::now(),
+                                        &format!("Disconnected: {e}; connecting again"),
+                                    );
+                                    log.flush();
+                                }
+                                res => res.context(|| format!("session {}", log.id()))?,
+                            }
+                            if a.done() {
+                                break;
+                            }
+                        }
+                        Err(e) => log.event(
+                            UtcTimestamp::now(),
+                            &format!("connecting to {}:{}: {e}", target.host, target.port),
+                        ),
+                    }
+                    if a.done() {
+                        break;
+                    }
+                    let deadline = std::time::Instant::now() + retry;
+                    while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+                if let AnyApp::Orders(o) = &a {
+                    let st = session.store();
+                    console.result(&format!("answered {}", o.filled()));
+                    if let Some(t) = o.elapsed() {
+                        console.result(&format!("seconds {:.6}", t.as_secs_f64()));
+                    }
+                    console.result(&format!(
+                        "seqs {} {}",
+                        st.next_sender_seq(),
+                        st.next_target_seq()
+                    ));
+                }
+                Ok(())
+            }));
+        }
+        for h in handles {
+            h.join().map_err(|_| Error::Panicked)??;
+        }
+        Ok(())
+    })?;
+    // Every session has logged out: a standby may take them at once.
+    keeper.stop();
+    if let (Some(f), Some(path)) = (latencies, &engine.latencies) {
+        let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+        let flushed = f.out.flush();
+        if let Some(e) = f.failed.take() {
+            return Err(e).context(|| format!("writing {}", path.display()));
+        }
+        flushed.context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The `--latencies` file, shared by the sessions' threads, with the
+/// first write error (kept for the end: a round trip's callback cannot
+/// fail the session).
+struct Latencies {
+    out: BufWriter<File>,
+    failed: Option<std::io::Error>,
+}
+
+type LatencyFile = Arc<Mutex<Latencies>>;
+
+fn latency_file(path: &Option<PathBuf>) -> Result<Option<LatencyFile>, Error> {
+    path.as_ref()
+        .map(|p| {
+            let f = File::create(p).context(|| format!("creating {}", p.display()))?;
+            Ok(Arc::new(Mutex::new(Latencies {
+                out: BufWriter::new(f),
+                failed: None,
+            })))
+        })
+        .transpose()
+}
+
+/// `orders`, timing each round trip into the latencies file if one was
+/// asked for.
+fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
+    match file {
+        Some(f) => {
+            let f = f.clone();
+            orders.time_round_trips(Box::new(move |t| {
+                let mut f = f.lock().unwrap_or_else(|p| p.into_inner());
+                if f.failed.is_none()
+                    && let Err(e) = writeln!(f.out, "{}", t.as_nanos())
+                {
+                    f.failed = Some(e);
+                }
+            }))
+        }
+        None => orders,
+    }
+}
+
+/// Waits until this engine holds the lease of `session` (at once for a
+/// store no other engine shares), reading the store again when another
+/// engine may have served the session since; false when `stop` came
+/// first. One event line while it waits.
+fn hold_lease(
+    session: &mut Session<AnyStore>,
+    log: &mut SessionLog,
+    stop: &AtomicBool,
+) -> Result<bool, Error> {
+    let mut said = false;
+    while !stop.load(Ordering::Relaxed) {
+        match session.store().standing() {
+            Standing::Unshared | Standing::Held { current: true } => return Ok(true),
+            Standing::Held { current: false } => match session.refresh_store() {
+                Ok(()) => {}
+                Err(SessionError::Store(e)) if e.is_transient() || e.is_fenced() => {
+                    log.event(UtcTimestamp::now(), &format!("Reading the store: {e}"));
+                    log.flush();
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Err(e) => return Err(e).context(|| format!("session {}", log.id())),
+            },
+            Standing::NotHeld => {
+                if !std::mem::replace(&mut said, true) {
+                    log.event(
+                        UtcTimestamp::now(),
+                        "Waiting for the session's lease: another engine serves it",
+                    );
+                    log.flush();
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    Ok(false)
+}

@@ -1,0 +1,209 @@
+//! The lease keeper: one thread per engine that takes the leases of the
+//! sessions it may serve and keeps them (see [`fixsession::lease`]).
+//!
+//! While a lease is not held the keeper tries to take it every
+//! [`POLL`] (a standby, waiting for the holder to die or hang); while it
+//! is held, it renews it three times per timeout. A renewal that finds
+//! the lease taken over, or no renewal succeeding for a whole timeout (a
+//! database out of reach: the lease has expired by now, on the
+//! database's clock, or will before this engine could write again),
+//! clears the holding, and the session's connection ends without a
+//! word ([`crate::connection::run`]). Each change is one line.
+//!
+//! A session's store shares the lease's [`Holding`]; when the store is
+//! dropped (a session made at a Logon, between connections) the keeper
+//! gives the lease up and forgets it. [`Keeper::stop`] gives every lease
+//! up, so a standby takes over at once rather than after the expiry.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use fixsession::lease::{Holding, SessionLease};
+
+/// How often a lease not held is tried.
+pub const POLL: Duration = Duration::from_millis(100);
+
+/// Where the keeper's lines go: one line, without its newline.
+pub type Events = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// A lease and what the keeper knows of it.
+struct Entry {
+    lease: Box<dyn SessionLease>,
+    /// The last renewal (or taking) that succeeded.
+    renewed: Instant,
+    /// The database could not be reached since this time (said once).
+    failing: Option<Instant>,
+}
+
+/// The leases kept, shared with the keeper's thread.
+struct Shared {
+    entries: Mutex<Vec<Entry>>,
+    stop: AtomicBool,
+    events: Events,
+}
+
+/// The engine's lease keeper (see the [module docs](self)). Shared by
+/// reference (or in an `Arc`) between the sessions' threads.
+pub struct Keeper {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Keeper {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Keeper").finish_non_exhaustive()
+    }
+}
+
+impl Keeper {
+    /// Starts the keeper's thread, with no leases yet; its lines go to
+    /// `events`.
+    pub fn start(events: Events) -> Keeper {
+        let shared = Arc::new(Shared {
+            entries: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+            events,
+        });
+        let run = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("lease keeper".into())
+            .spawn(move || keep(&run))
+            .expect("spawning the lease keeper's thread");
+        Keeper {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        }
+    }
+
+    /// Keeps `lease` from now on: taken as soon as it is free, renewed
+    /// while held.
+    pub fn add(&self, lease: Box<dyn SessionLease>) {
+        lock(&self.shared.entries).push(Entry {
+            lease,
+            renewed: Instant::now(),
+            failing: None,
+        });
+    }
+
+    /// Tries to take `lease` now, on the caller's thread (a session made
+    /// at a Logon, which must be held before its store is read): kept
+    /// from then on when taken, dropped (with its connection) when not.
+    pub fn take_now(&self, mut lease: Box<dyn SessionLease>) -> Result<Arc<Holding>, String> {
+        match lease.acquire() {
+            Ok(true) => {
+                let holding = Arc::clone(lease.holding());
+                (self.shared.events)(&taken_line(&*lease));
+                self.add(lease);
+                Ok(holding)
+            }
+            Ok(false) => Err("another engine holds the session's lease".into()),
+            Err(e) => Err(format!("taking the session's lease: {e}")),
+        }
+    }
+
+    /// Ends the thread and gives every lease up (once the sessions have
+    /// ended: they can write no more). Dropping the keeper does the same.
+    pub fn stop(&self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+        for e in lock(&self.shared.entries).iter_mut() {
+            e.lease.release();
+        }
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn taken_line(lease: &dyn SessionLease) -> String {
+    format!(
+        "{}: lease taken (epoch {}): this engine serves the session",
+        lease.session(),
+        lease.holding().epoch().unwrap_or(0)
+    )
+}
+
+/// The keeper's loop.
+fn keep(shared: &Shared) {
+    while !shared.stop.load(Ordering::Relaxed) {
+        let started = Instant::now();
+        {
+            let mut entries = lock(&shared.entries);
+            entries.retain_mut(|e| {
+                // Only the keeper holds the holding: the session's store
+                // is gone.
+                if Arc::strong_count(e.lease.holding()) == 1 {
+                    e.lease.release();
+                    return false;
+                }
+                tend(e, &*shared.events);
+                true
+            });
+        }
+        if let Some(rest) = POLL.checked_sub(started.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+}
+
+/// One look at one lease: take it when free, renew it when due.
+fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
+    let id = e.lease.session().to_string();
+    let timeout = e.lease.timeout();
+    let result = match e.lease.holding().epoch() {
+        None => e.lease.acquire().map(|taken| {
+            if taken {
+                e.renewed = Instant::now();
+                events(&taken_line(&*e.lease));
+            }
+        }),
+        Some(epoch) if e.renewed.elapsed() >= timeout / 3 => e.lease.renew().map(|held| {
+            if held {
+                e.renewed = Instant::now();
+            } else {
+                events(&format!(
+                    "{id}: lease lost: another engine has taken the session over (epoch {epoch} \
+                     is stale); this engine stops serving it"
+                ));
+            }
+        }),
+        Some(_) => Ok(()),
+    };
+    match result {
+        Ok(()) => {
+            if let Some(since) = e.failing.take() {
+                events(&format!(
+                    "{id}: the lease's database answers again after {:.1} s",
+                    since.elapsed().as_secs_f64()
+                ));
+            }
+        }
+        Err(err) => {
+            if e.failing.is_none() {
+                e.failing = Some(Instant::now());
+                events(&format!("{id}: lease: {err}; trying again"));
+            }
+            if let Some(epoch) = e.lease.holding().epoch()
+                && e.renewed.elapsed() >= timeout
+            {
+                e.lease.holding().lose(epoch);
+                events(&format!(
+                    "{id}: lease not renewed for {} s: a standby may have taken the session \
+                     over; this engine stops serving it",
+                    timeout.as_secs_f64()
+                ));
+            }
+        }
+    }
+}
