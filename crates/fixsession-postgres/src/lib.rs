@@ -1,8 +1,8 @@
 //! fixsession's session store and log on PostgreSQL, in the tables QuickFIX's
 //! own `PostgreSQLStore` and `PostgreSQLLog` use (its `src/sql/postgresql`
 //! scripts): a database a QuickFIX shop already runs is read as it is, and
-//! a standby engine on another host, with `RefreshOnLogon=Y`, takes a
-//! session over from where the engine before it stopped.
+//! a standby engine on another host takes a session over from where the
+//! engine before it stopped, fenced so that two never serve it at once.
 //!
 //! - [`PostgresStore`]: a [`SessionStore`](fixsession::store::SessionStore)
 //!   over the `sessions` and `messages` tables. Records are held in memory
@@ -11,6 +11,11 @@
 //!   statement (one transaction, one round trip); the session driver
 //!   flushes before it writes to the socket, so a message is sent only
 //!   once it is in the database.
+//! - [`PostgresLease`]: a session's
+//!   [`SessionLease`](fixsession::lease::SessionLease) in perfkit's own
+//!   `perfkit_session_leases` table, so that of several engines sharing
+//!   the database one serves each session; a store opened with
+//!   [`PostgresStore::open_fenced`] writes only under the lease's epoch.
 //! - [`PostgresLog`]: a [`Log`](fixsession::log::Log) into the
 //!   incoming, outgoing and event tables (`messages_log`, `event_log` by
 //!   default), handed over per round to a writer thread of its own, so

@@ -65,7 +65,10 @@ long now_ns() {
 class App : public FIX::Application, public FIX::MessageCracker {
 public:
     App(long orders, long window, bool timed)
-        : orders_(orders), window_(window), sent_at_(timed ? orders + 1 : 0) {
+        : orders_(orders),
+          window_(window),
+          sent_at_(timed ? orders + 1 : 0),
+          filled_(orders + 1, 0) {
         if (timed) latencies.reserve(orders);
     }
 
@@ -133,6 +136,13 @@ public:
             }
         }
         if (status == FIX::OrdStatus_FILLED) {
+            // Each order once: a fill resent as a PossDup copy (after a
+            // failover between engines) answers nothing new.
+            FIX::ClOrdID clordid;
+            m.get(clordid);
+            long id = std::atol(clordid.getValue().c_str());
+            if (id < 1 || id > orders_ || filled_[id]) return;
+            filled_[id] = 1;
             ++answered;
             last_filled = now;
             if (window_ > 0) send_next();
@@ -163,6 +173,8 @@ private:
     long window_;
     std::atomic<long> next_{0};
     std::vector<long> sent_at_;
+    // Whether each ClOrdID has had its fill (the session's thread only).
+    std::vector<char> filled_;
 };
 
 // QuickFIX's own FileStore when any session of the settings names a
