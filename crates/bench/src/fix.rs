@@ -14,6 +14,7 @@
 //! histogram's percentiles are percentiles of batch means. Loopback round
 //! trips are timed one by one.
 
+pub mod failover;
 pub mod floor;
 mod pg;
 pub mod quickfix;

@@ -126,6 +126,8 @@ pub enum Invocation<'a> {
         /// The reader's busy-poll time, as the command's flag reads it
         /// (`50us`); `None` for the command's default.
         spin: Option<&'a str>,
+        /// Every message sent and received, one a line, written here.
+        log: Option<&'a Path>,
     },
 }
 

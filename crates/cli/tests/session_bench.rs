@@ -145,3 +145,30 @@ fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it(
         "{notes}"
     );
 }
+
+/// fix-bench's `failover` part: each kill of the engine serving gives
+/// one figure, the time to the standby's first answer, and the note says
+/// what bounds it. Three kills, a real PostgreSQL.
+#[test]
+fn the_failover_part_times_each_kill_to_the_standbys_answer() {
+    if perfkit_testkit::postgres::Postgres::start(false).is_none() {
+        return;
+    }
+    let mut cmd = fix_bench("failover", &["--failover-kills", "3"]);
+    let doc = schema::report(&interop::ok_within(&mut cmd, 120));
+    let section = schema::section(&doc, "failover");
+    let rows = section["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:#?}");
+    let r = &rows[0];
+    assert_eq!(r["latency"]["count"].as_u64(), Some(3), "{r}");
+    assert_eq!(r["kills"].as_f64(), Some(3.0), "{r}");
+    // The initiator waits ReconnectInterval (1 s) before it tries the
+    // standby: no answer can come sooner.
+    assert!(r["latency"]["min_ns"].as_f64().unwrap() >= 1e9, "{r}");
+    assert!(
+        section["notes"]
+            .to_string()
+            .contains("ReconnectInterval (1 s)"),
+        "{section}"
+    );
+}

@@ -382,7 +382,7 @@ fn one_round(
 }
 
 /// A port nobody listens on now (the acceptor binds it right after).
-pub(super) fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     let l = TcpListener::bind(("127.0.0.1", 0)).doing("finding a free port")?;
     Ok(l.local_addr().doing("finding a free port")?.port())
 }
@@ -594,6 +594,7 @@ fn run_initiator(
             window,
             latencies,
             spin: (window == 1).then_some(INITIATOR_SPIN),
+            log: None,
         }),
         Engine::Quickfix(exe) => {
             let mut c = Command::new(exe);

@@ -7,7 +7,7 @@ use perfkit_measure::Comparison;
 use perfkit_report::{Report, Row, RunInfo, Value};
 
 use super::quickfix::{ParseSide, QuickfixRows, parse_beside_quickfix};
-use super::{Settings, session};
+use super::{Settings, failover, session};
 
 /// A part of the suite, in the order they run and are reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,11 +29,14 @@ pub enum Part {
     Transport,
     /// Whole engines over loopback ([`session`]).
     Session,
+    /// Kill -9 of the engine serving to the standby's first answer
+    /// ([`failover`]).
+    Failover,
 }
 
 impl Part {
     /// Every part, in the order they run.
-    pub const ALL: [Part; 8] = [
+    pub const ALL: [Part; 9] = [
         Part::Scan,
         Part::Parse,
         Part::Build,
@@ -42,6 +45,7 @@ impl Part {
         Part::Affinity,
         Part::Transport,
         Part::Session,
+        Part::Failover,
     ];
 
     /// The part's name, as `--only` takes it and progress shows it.
@@ -55,6 +59,7 @@ impl Part {
             Part::Affinity => "affinity",
             Part::Transport => "transport",
             Part::Session => "session",
+            Part::Failover => "failover",
         }
     }
 
@@ -77,6 +82,8 @@ pub struct Suite {
     pub input: Option<Vec<Vec<u8>>>,
     /// The session part's orders, window and rounds.
     pub session: session::Load,
+    /// The failover part's kills.
+    pub kills: usize,
 }
 
 impl Default for Suite {
@@ -95,12 +102,14 @@ impl Default for Suite {
                 window: 100,
                 runs: settings.runs,
             },
+            kills: failover::KILLS,
         }
     }
 }
 
 impl Suite {
-    /// The short run `perfkit bench` makes of every part.
+    /// The short run `perfkit bench` makes of every part but
+    /// [`Part::Failover`] (a minute of kills).
     pub fn quick() -> Suite {
         let settings = Settings {
             iterations: 20_000,
@@ -112,7 +121,10 @@ impl Suite {
         };
         Suite {
             settings,
-            parts: Vec::new(),
+            parts: Part::ALL
+                .into_iter()
+                .filter(|&p| p != Part::Failover)
+                .collect(),
             input: None,
             session: session::Load {
                 latency_orders: 2_000,
@@ -120,6 +132,7 @@ impl Suite {
                 window: 100,
                 runs: settings.runs,
             },
+            kills: failover::KILLS,
         }
     }
 
@@ -197,6 +210,10 @@ pub fn measure(
                 let load = suite.session;
                 parts.push(Measured::Session(session::measure(load, perfkit)?, load));
             }
+            Part::Failover => {
+                let m = failover::measure(suite.kills, perfkit).during("failover")?;
+                parts.push(Measured::Failover(m));
+            }
         }
     }
     report.run = RunInfo {
@@ -211,6 +228,7 @@ pub fn measure(
             Measured::Plain(c) => add_comparison(&mut report, c),
             Measured::Parse(side) => add_parse(&mut report, side),
             Measured::Session(m, load) => add_session(&mut report, m, load),
+            Measured::Failover(m) => add_failover(&mut report, m),
         }
     }
     Ok(report)
@@ -224,6 +242,38 @@ enum Measured {
     Parse(ParseSide),
     /// Whole engines over loopback.
     Session(session::Measured, session::Load),
+    Failover(failover::Measured),
+}
+
+fn add_failover(report: &mut Report, m: failover::Measured) {
+    let section = report.section("failover: kill -9 of the engine serving → the standby's answer");
+    if let Some(why) = m.missing {
+        section.note(why);
+        return;
+    }
+    let mut h = perfkit_measure::latency_histogram();
+    for t in &m.times {
+        h.saturating_record((t.as_nanos() as u64).max(1));
+    }
+    let total: std::time::Duration = m.times.iter().sum();
+    section.row(
+        Row::new("perfkit initiator ↔ two perfkit acceptors, PostgreSQL store")
+            .latency(h)
+            .elapsed(total)
+            .col("kills", Value::num(m.times.len() as f64, 0)),
+    );
+    section.note(format!(
+        "{} times the acceptor serving is killed (kill -9) {} ms into an order flow (20 in \
+         flight) and started again as the standby; each time: the kill to the first \
+         ExecutionReport the initiator receives on its next session (its message log's \
+         millisecond stamps, the same clock); HeartBtInt=1, ReconnectInterval=1, the store and \
+         the leases in a PostgreSQL cluster the run starts. The bound: the initiator waits \
+         ReconnectInterval (1 s) before it connects to the other engine, which took the lease \
+         within its 100 ms poll of the dead holder's advisory lock; the Logon, the store's \
+         reading and the gap's resend follow",
+        m.times.len(),
+        failover::FLOW_MS
+    ));
 }
 
 /// The ratio column on QuickFIX rows.

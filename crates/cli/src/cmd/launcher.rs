@@ -102,6 +102,7 @@ impl Launcher for Perfkit {
                 window,
                 latencies,
                 spin,
+                log,
             } => {
                 c.args(["fix", "initiator"])
                     .arg(settings)
@@ -111,6 +112,9 @@ impl Launcher for Perfkit {
                     .arg(latencies);
                 if let Some(spin) = spin {
                     c.args(["--spin", spin]);
+                }
+                if let Some(log) = log {
+                    c.arg("--log").arg(log);
                 }
             }
         }

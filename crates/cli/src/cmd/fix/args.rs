@@ -87,7 +87,7 @@ pub struct FixBenchArgs {
     #[arg(long, value_name = "CORE")]
     pub pin: Option<usize>,
     /// Only these parts (comma separated): scan, parse, build, store,
-    /// deferred, affinity, transport, session.
+    /// deferred, affinity, transport, session, failover.
     #[arg(long, value_delimiter = ',', value_parser = clap::builder::PossibleValuesParser::new(Part::ALL.map(Part::name)))]
     pub only: Vec<String>,
     /// Calls per clock read in the batched timings (1..=65536; each
@@ -114,6 +114,10 @@ pub struct FixBenchArgs {
     #[arg(long, default_value_t = 100,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
     pub session_window: u64,
+    /// Failover part: kills of the engine serving (1..=1000).
+    #[arg(long, default_value_t = perfkit_bench::fix::failover::KILLS,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
+    pub failover_kills: usize,
     /// The hidden alias of `fix load SETTINGS` (its older spelling): the
     /// load generator instead of the micro benchmarks, with the flags
     /// below; `--warmup` is then a duration and `--pin` the sender's core.
@@ -386,6 +390,7 @@ impl FixBenchArgs {
                 window: self.session_window,
                 runs: self.runs,
             },
+            kills: self.failover_kills,
         })
     }
 }
