@@ -64,6 +64,30 @@ impl Cluster {
         ))
     }
 
+    /// The median round trip of one empty commit (`BEGIN; COMMIT` in one
+    /// message, over loopback TCP, with the client the store uses),
+    /// over `n` commits after 50 untimed: the floor under a round that
+    /// must reach the database before it is sent.
+    pub(crate) fn empty_commit(&self, n: usize) -> Result<std::time::Duration> {
+        let url = format!(
+            "host=127.0.0.1 port={} user=postgres dbname={}",
+            self.0.port,
+            perfkit_peers::postgres::DATABASE
+        );
+        let failed = |e: postgres::Error| Error::Program(format!("timing empty commits: {e}"));
+        let mut c = postgres::Client::connect(&url, postgres::NoTls).map_err(failed)?;
+        let mut times = Vec::with_capacity(n);
+        for i in 0..n + 50 {
+            let t = std::time::Instant::now();
+            c.batch_execute("BEGIN; COMMIT").map_err(failed)?;
+            if i >= 50 {
+                times.push(t.elapsed());
+            }
+        }
+        times.sort();
+        Ok(times.get(times.len() / 2).copied().unwrap_or_default())
+    }
+
     /// The settings lines of a PostgreSQL store in this cluster.
     pub(crate) fn store_settings(&self) -> String {
         self.0.settings("PostgreSQLStore")

@@ -135,7 +135,13 @@ pub struct Measured {
     /// The note replacing the PostgreSQL store's pairing (no PostgreSQL
     /// to start).
     pub postgres_missing: Option<String>,
+    /// The median round trip of one empty commit to the PostgreSQL store
+    /// row's cluster, timed in the same run (with the row).
+    pub empty_commit: Option<Duration>,
 }
+
+/// Empty commits timed for [`Measured::empty_commit`].
+const EMPTY_COMMITS: usize = 1_000;
 
 /// Runs every pairing `load.runs` times; `perfkit` starts perfkit's side.
 pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
@@ -179,7 +185,10 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
             let qf = Engine::Quickfix(qf);
             sides.push((ours.clone(), qf.clone(), Variant::Plain));
             sides.push((qf.clone(), ours, Variant::Plain));
-            sides.push((qf.clone(), qf, Variant::Plain));
+            sides.push((qf.clone(), qf.clone(), Variant::Plain));
+            // QuickFIX's FileStore (FileStoreSync=N, its default: into the
+            // kernel, as the PostgreSQL cluster's commits are).
+            sides.push((qf.clone(), qf, Variant::FileStore));
             None
         }
         Err(Unavailable(why)) => Some(why),
@@ -198,7 +207,8 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
                     Variant::Tls => ", TLS",
                 }
             ),
-            reference: matches!((i, a), (Engine::Quickfix(_), Engine::Quickfix(_))),
+            reference: matches!((i, a), (Engine::Quickfix(_), Engine::Quickfix(_)))
+                && *variant == Variant::Plain,
             round_trips: latency_histogram(),
             latency_elapsed: Duration::ZERO,
             orders_per_s: Vec::new(),
@@ -225,11 +235,16 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
             .during_with(|| format!("session bench, {}", pairings[i].name))?;
         }
     }
+    let empty_commit = match &cluster {
+        Some(c) => Some(c.empty_commit(EMPTY_COMMITS)?),
+        None => None,
+    };
     Ok(Measured {
         pairings,
         missing,
         tls_missing,
         postgres_missing,
+        empty_commit,
     })
 }
 

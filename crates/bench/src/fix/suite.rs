@@ -466,6 +466,35 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             (db + pg) / 1e3
         ));
     }
+    let row_of = |name: &str| names.iter().position(|n| n == name).map(|i| figures[i]);
+    if let (Some(pg), Some(qf_file)) = (
+        row_of("perfkit initiator ↔ perfkit acceptor, PostgreSQL store"),
+        row_of("QuickFIX initiator ↔ QuickFIX acceptor, FileStorePath"),
+    ) {
+        section.note(format!(
+            "the perfkit acceptor on its PostgreSQL store answers {:.0} orders/s, {:.2}x \
+             QuickFIX ↔ QuickFIX with QuickFIX's FileStore (FileStoreSync=N) at {:.0}",
+            pg.1,
+            pg.1 / qf_file.1.max(1e-9),
+            qf_file.1
+        ));
+    }
+    if let (Some(pg), Some(file), Some(commit)) = (
+        row_of("perfkit initiator ↔ perfkit acceptor, PostgreSQL store"),
+        row_of("perfkit initiator ↔ perfkit acceptor, FileStorePath"),
+        m.empty_commit,
+    ) {
+        let commit = commit.as_nanos() as f64;
+        section.note(format!(
+            "one empty commit (BEGIN; COMMIT) to the same cluster takes {:.1} µs (median of \
+             1,000, the store's client over loopback TCP): the PostgreSQL store row's p50 round \
+             trip is {:.1} µs, the FileStorePath row's {:.1} µs, {:.2} commits apart",
+            commit / 1e3,
+            pg.0 / 1e3,
+            file.0 / 1e3,
+            (pg.0 - file.0) / commit.max(1.0)
+        ));
+    }
     if let Some(why) = m.postgres_missing {
         section.note(why);
     }
