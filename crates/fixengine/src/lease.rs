@@ -2,7 +2,8 @@
 //! sessions it may serve and keeps them (see [`fixsession::lease`]).
 //!
 //! While a lease is not held the keeper tries to take it every
-//! [`POLL`] (a standby, waiting for the holder to die or hang); while it
+//! [`POLL`] (a standby, waiting for the holder to die or hang), from
+//! [`STARTUP_GRACE`] after it started; while it
 //! is held, it renews it three times per timeout. A renewal that finds
 //! the lease taken over, or no renewal succeeding for a whole timeout (a
 //! database out of reach: the lease has expired by now, on the
@@ -24,6 +25,13 @@ use fixsession::lease::{Holding, SessionLease};
 
 /// How often a lease not held is tried.
 pub const POLL: Duration = Duration::from_millis(100);
+
+/// How long a keeper just started waits before it tries any lease: an
+/// engine restarted after a crash (by its supervisor, at once) must not
+/// race the standby that has been waiting for that crash, or the
+/// counterparty, which reconnects to the standby, is refused and loses
+/// another `ReconnectInterval`.
+pub const STARTUP_GRACE: Duration = Duration::from_millis(500);
 
 /// Where the keeper's lines go: one line, without its newline.
 pub type Events = Arc<dyn Fn(&str) + Send + Sync>;
@@ -136,6 +144,10 @@ fn taken_line(lease: &dyn SessionLease) -> String {
 
 /// The keeper's loop.
 fn keep(shared: &Shared) {
+    let started = Instant::now();
+    while !shared.stop.load(Ordering::Relaxed) && started.elapsed() < STARTUP_GRACE {
+        std::thread::sleep(POLL / 4);
+    }
     while !shared.stop.load(Ordering::Relaxed) {
         let started = Instant::now();
         {
