@@ -15,6 +15,7 @@
 mod order_ledger;
 
 use order_ledger::ledger;
+use perfkit_testkit::noise::Rng;
 use perfkit_testkit::process::{Running, free_port};
 
 use std::io::{BufRead, BufReader};
@@ -79,18 +80,6 @@ fn acceptor(dir: &Path) -> (Running, mpsc::Receiver<()>) {
     (Running(child), rx)
 }
 
-/// A tiny deterministic generator, so a failing run can be repeated.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
 #[test]
 fn no_order_is_lost_or_answered_twice_across_kill_9s_of_the_acceptor() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,7 +87,8 @@ fn no_order_is_lost_or_answered_twice_across_kill_9s_of_the_acceptor() {
     let port = free_port();
     settings(d, port);
     let (mut acc, mut logons) = acceptor(d);
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    // A fixed seed, so a failing run can be repeated.
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut crashes = 0;
     let deadline = Instant::now() + Duration::from_secs(600);
     for round in 0..ROUNDS {

@@ -24,6 +24,7 @@ mod interop;
 mod order_ledger;
 mod pg_engines;
 
+use perfkit_testkit::noise::Rng;
 use perfkit_testkit::postgres::{DATABASE, Postgres};
 use perfkit_testkit::process::{Running, free_port};
 use pg_engines::{
@@ -51,18 +52,6 @@ enum Event {
     /// (3 s at HeartBtInt=1) the other engine takes over and the resumed
     /// one must find itself fenced.
     Stop(Duration),
-}
-
-/// xorshift64: a tiny generator whose seed repeats a run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
 }
 
 fn seed() -> u64 {
@@ -94,6 +83,17 @@ fn events(rng: &mut Rng) -> Vec<Event> {
     }
     assert_eq!(v.len(), EVENTS);
     v
+}
+
+/// The two acceptors' settings in `d`: one session, its store and log
+/// in `pg`, heartbeats every second; their file names and ports.
+fn pair_settings(d: &Path, pg: &Postgres) -> ([&'static str; 2], [u16; 2]) {
+    let ports = [free_port(), free_port()];
+    let cfgs = ["a.cfg", "b.cfg"];
+    for (cfg, port) in cfgs.iter().zip(ports) {
+        acceptor_cfg_with(d, cfg, port, pg, "HeartBtInt=1\n");
+    }
+    (cfgs, ports)
 }
 
 fn signal(child: &Running, sig: &str) {
@@ -205,20 +205,17 @@ fn two_engines_on_one_database_never_serve_a_session_at_once() {
     };
     let seed = seed();
     eprintln!("failover seed {seed} (PERFKIT_FAILOVER_SEED={seed} repeats the run)");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ports = [free_port(), free_port()];
-    let cfgs = ["a.cfg", "b.cfg"];
-    for (cfg, port) in cfgs.iter().zip(ports) {
-        acceptor_cfg_with(d, cfg, port, &pg, "HeartBtInt=1\n");
-    }
+    let (cfgs, ports) = pair_settings(d, &pg);
     // A Logon that gets no answer (a stopped engine's kernel still takes
     // the connection) is given up after 2 s, not QuickFIX's 10.
     initiator_cfg_with(d, &ports, "HeartBtInt=1\nLogonTimeout=2\n");
     let mut engines = [acceptor(d, cfgs[0]), acceptor(d, cfgs[1])];
-    engines[0].listening(ports[0]);
-    engines[1].listening(ports[1]);
+    for (e, port) in engines.iter().zip(ports) {
+        e.listening(port);
+    }
 
     let mut runs = Runs {
         dir: d,
@@ -348,14 +345,10 @@ fn a_quickfix_initiator_rides_out_a_kill_and_a_stop() {
     };
     let seed = seed();
     eprintln!("failover seed {seed}");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let ports = [free_port(), free_port()];
-    let cfgs = ["a.cfg", "b.cfg"];
-    for (cfg, port) in cfgs.iter().zip(ports) {
-        acceptor_cfg_with(d, cfg, port, &pg, "HeartBtInt=1\n");
-    }
+    let (cfgs, ports) = pair_settings(d, &pg);
     std::fs::write(
         d.join("quickfix.cfg"),
         format!(
@@ -372,8 +365,9 @@ fn a_quickfix_initiator_rides_out_a_kill_and_a_stop() {
     )
     .unwrap();
     let mut engines = [acceptor(d, cfgs[0]), acceptor(d, cfgs[1])];
-    engines[0].listening(ports[0]);
-    engines[1].listening(ports[1]);
+    for (e, port) in engines.iter().zip(ports) {
+        e.listening(port);
+    }
     let mut qf_run = Command::new(&qf)
         .args(["initiator", "quickfix.cfg"])
         .arg(QUICKFIX_ORDERS.to_string())

@@ -3,23 +3,18 @@
 //! expiry, and no write of a fenced holder landing after the new holder
 //! read the numbers.
 
+mod db;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use db::settings;
 use fixsession::lease::{SessionLease, Standing};
 use fixsession::settings::PostgresSettings;
 use fixsession::store::SessionStore;
 use fixsession_postgres::{PostgresLease, PostgresStore, SessionKey};
 use perfkit_testkit::postgres::{DATABASE, Postgres};
-
-fn settings(pg: &Postgres) -> PostgresSettings {
-    PostgresSettings {
-        hosts: vec!["127.0.0.1".into()],
-        ports: vec![pg.port],
-        ..PostgresSettings::default()
-    }
-}
 
 fn key() -> SessionKey {
     SessionKey::new("FIX.4.4", "EXEC", "BANZAI", "")

@@ -1,21 +1,16 @@
 //! The store and log against a real PostgreSQL server (started by
 //! perfkit-testkit in a temporary cluster).
 
+mod db;
+
+use db::settings;
 use fixcore::value::UtcTimestamp;
 use fixsession::log::Log;
-use fixsession::settings::{PostgresLogSettings, PostgresSettings};
+use fixsession::settings::PostgresLogSettings;
 use fixsession::store::{SessionStore, StoreError};
 use fixsession_postgres::{PostgresLog, PostgresStore, SessionKey};
 use perfkit_testkit::postgres::{DATABASE, Postgres};
 use std::time::Duration;
-
-fn settings(pg: &Postgres) -> PostgresSettings {
-    PostgresSettings {
-        hosts: vec!["127.0.0.1".into()],
-        ports: vec![pg.port],
-        ..PostgresSettings::default()
-    }
-}
 
 fn key() -> SessionKey {
     SessionKey::new("FIX.4.2", "ISLD", "TW", "")

@@ -13,3 +13,23 @@ pub fn noise(n: usize, seed: u64) -> Vec<u8> {
     v.truncate(n);
     v
 }
+
+/// A seeded generator (xorshift64) for tests whose random choices must
+/// repeat from a printed seed.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// The generator of `seed` (0 is taken as 1: xorshift never leaves 0).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+
+    /// A number below `n` (at least 1).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
