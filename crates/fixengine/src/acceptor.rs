@@ -568,10 +568,10 @@ impl<S: SessionStore + Send> Acceptor<S> {
             let mut stream = stream;
             // Another engine may have served the session since this one
             // last read its store.
-            let stale = session.store().standing() == Standing::Held { current: false };
-            let refreshed = match stale {
-                true => session.refresh_store().map_err(|e| e.to_string()),
-                false => Ok(()),
+            let refreshed = if session.store().standing() == (Standing::Held { current: false }) {
+                session.refresh_store().map_err(|e| e.to_string())
+            } else {
+                Ok(())
             };
             let res = match refreshed.and_then(|()| log(home.taken())) {
                 Err(why) => Err(why),
