@@ -150,19 +150,25 @@ fn keep(shared: &Shared) {
     }
     while !shared.stop.load(Ordering::Relaxed) {
         let started = Instant::now();
-        {
-            let mut entries = lock(&shared.entries);
-            entries.retain_mut(|e| {
-                // Only the keeper holds the holding: the session's store
-                // is gone.
-                if Arc::strong_count(e.lease.holding()) == 1 {
-                    e.lease.release();
-                    return false;
-                }
-                tend(e, &*shared.events);
-                true
-            });
-        }
+        // Tended outside the lock: the database calls may take a
+        // connection timeout, and a Logon adding its lease
+        // (`Keeper::take_now`) must not wait behind them.
+        let mut tending = std::mem::take(&mut *lock(&shared.entries));
+        tending.retain_mut(|e| {
+            // Only the keeper holds the holding: the session's store is
+            // gone.
+            if Arc::strong_count(e.lease.holding()) == 1 {
+                e.lease.release();
+                return false;
+            }
+            tend(e, &*shared.events);
+            true
+        });
+        // Leases added meanwhile stay, after the ones tended.
+        let mut entries = lock(&shared.entries);
+        tending.append(&mut entries);
+        *entries = tending;
+        drop(entries);
         if let Some(rest) = POLL.checked_sub(started.elapsed()) {
             std::thread::sleep(rest);
         }
@@ -217,5 +223,136 @@ fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fixsession::id::SessionId;
+    use fixsession::store::StoreError;
+
+    /// What the fake lease is told to answer, and what it was asked.
+    #[derive(Debug, Default)]
+    struct Script {
+        free: bool,
+        renew: Option<bool>,
+        released: u32,
+    }
+
+    #[derive(Debug)]
+    struct Fake {
+        id: SessionId,
+        holding: Arc<Holding>,
+        script: Arc<Mutex<Script>>,
+        timeout: Duration,
+    }
+
+    impl SessionLease for Fake {
+        fn session(&self) -> &SessionId {
+            &self.id
+        }
+        fn holding(&self) -> &Arc<Holding> {
+            &self.holding
+        }
+        fn timeout(&self) -> Duration {
+            self.timeout
+        }
+        fn acquire(&mut self) -> Result<bool, StoreError> {
+            let free = lock(&self.script).free;
+            if free {
+                self.holding.hold(7);
+            }
+            Ok(free)
+        }
+        fn renew(&mut self) -> Result<bool, StoreError> {
+            match lock(&self.script).renew {
+                Some(true) => Ok(true),
+                Some(false) => {
+                    self.holding.lose(7);
+                    Ok(false)
+                }
+                None => Err(StoreError::Unavailable {
+                    store: "fake".into(),
+                    why: "down".into(),
+                }),
+            }
+        }
+        fn release(&mut self) {
+            lock(&self.script).released += 1;
+            self.holding.lose(7);
+        }
+    }
+
+    fn wait_for(what: &str, ok: impl Fn() -> bool) {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !ok() {
+            assert!(Instant::now() < until, "never: {what}");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// A free lease is taken after the start-up wait; one taken over is
+    /// let go with a line; one whose database stays away for a whole
+    /// timeout is let go too; one whose store is dropped is released and
+    /// forgotten; and a keeper that stops releases what it holds.
+    #[test]
+    fn the_keeper_takes_keeps_and_lets_go() {
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let sink = Arc::clone(&lines);
+        let keeper = Keeper::start(Arc::new(move |l: &str| lock(&sink).push(l.to_string())));
+        let fake = |free: bool, renew: Option<bool>| {
+            let script = Arc::new(Mutex::new(Script {
+                free,
+                renew,
+                released: 0,
+            }));
+            let lease = Fake {
+                id: SessionId::new("FIX.4.4", "A", "B", ""),
+                holding: Holding::new(),
+                script: Arc::clone(&script),
+                timeout: Duration::from_millis(300),
+            };
+            (lease, script)
+        };
+        let started = Instant::now();
+        let (lost, lost_script) = fake(true, Some(true));
+        let lost_holding = Arc::clone(lost.holding());
+        keeper.add(Box::new(lost));
+        wait_for("taken", || lost_holding.epoch() == Some(7));
+        assert!(started.elapsed() >= STARTUP_GRACE);
+        // Taken over: the next renewal says so.
+        lock(&lost_script).free = false;
+        lock(&lost_script).renew = Some(false);
+        wait_for("lost", || lost_holding.epoch().is_none());
+        wait_for("the line", || {
+            lock(&lines).iter().any(|l| l.contains("lease lost"))
+        });
+
+        // The database away for longer than the timeout.
+        let (away, away_script) = fake(true, None);
+        let away_holding = Arc::clone(away.holding());
+        keeper.add(Box::new(away));
+        wait_for("taken", || away_holding.epoch() == Some(7));
+        lock(&away_script).free = false;
+        wait_for("given up", || away_holding.epoch().is_none());
+        assert!(lock(&lines).iter().any(|l| l.contains("not renewed")));
+
+        // The store dropped: released and forgotten.
+        let (dropped, dropped_script) = fake(true, Some(true));
+        let holding = Arc::clone(dropped.holding());
+        keeper.add(Box::new(dropped));
+        wait_for("taken", || holding.epoch() == Some(7));
+        drop(holding);
+        wait_for("released", || lock(&dropped_script).released == 1);
+
+        // Stopping releases the held.
+        let (held, held_script) = fake(true, Some(true));
+        let holding = Arc::clone(held.holding());
+        keeper.add(Box::new(held));
+        wait_for("taken", || holding.epoch() == Some(7));
+        keeper.stop();
+        assert_eq!(lock(&held_script).released, 1);
+        assert_eq!(holding.epoch(), None);
     }
 }
