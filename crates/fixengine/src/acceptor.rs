@@ -566,14 +566,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
             let Claim { mut session, home } = claim;
             let mut a = app(home.taken());
             let mut stream = stream;
-            // Another engine may have served the session since this one
-            // last read its store.
-            let refreshed = if session.store().standing() == (Standing::Held { current: false }) {
-                session.refresh_store().map_err(|e| e.to_string())
-            } else {
-                Ok(())
-            };
-            let res = match refreshed.and_then(|()| log(home.taken())) {
+            let res = match log(home.taken()) {
                 Err(why) => Err(why),
                 // One `run` per transport, each compiled for it.
                 Ok(mut l) => match &mut stream {

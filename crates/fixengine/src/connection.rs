@@ -200,9 +200,10 @@ impl SendQueue {
 /// waits, unsent and reading nothing, and is retried (`flush_or_wait`).
 ///
 /// A session whose store is shared with other engines runs only while
-/// this engine holds its lease ([`fixsession::lease`]): once the lease
-/// is lost, or a write is fenced, the connection ends at once, with one
-/// event line and nothing more sent (no Logout numbered from a stale
+/// this engine holds its lease ([`fixsession::lease`]), on numbers read
+/// under the epoch held (a stale store is read again first): once the
+/// lease is lost, or a write is fenced, the connection ends at once, with
+/// one event line and nothing more sent (no Logout numbered from a stale
 /// state), and `run` returns `Ok`.
 pub fn run<T: Transport, S: SessionStore, A: Application, L: Log>(
     stream: &mut T,
@@ -255,6 +256,12 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
     )?;
     let mut framer = Framer::new(opts.max_message).session_cut();
     framer.push(initial);
+    // Another engine may have served the session since this one last
+    // read its store (fixsession::lease): the numbers are read again
+    // before the Logon.
+    if session.store().standing() == (Standing::Held { current: false }) {
+        session.refresh_store()?;
+    }
     session.on_connect(UtcTimestamp::now())?;
     let mut buf = vec![0u8; 64 << 10];
     // What one round (a read's worth of messages) sends, queued in one

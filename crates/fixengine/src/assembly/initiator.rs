@@ -95,7 +95,7 @@ pub fn run_initiator(
                 while !stop.load(Ordering::Relaxed) && !a.done() {
                     // Two engines never log on as one session: only the
                     // lease's holder connects.
-                    if !hold_lease(&mut session, &mut log, stop)? {
+                    if !hold_lease(&session, &mut log, stop) {
                         break;
                     }
                     let target = targets.next(std::time::Instant::now()).clone();
@@ -217,38 +217,22 @@ fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
 }
 
 /// Waits until this engine holds the lease of `session` (at once for a
-/// store no other engine shares), reading the store again when another
-/// engine may have served the session since; false when `stop` came
-/// first. One event line while it waits.
-fn hold_lease(
-    session: &mut Session<AnyStore>,
-    log: &mut SessionLog,
-    stop: &AtomicBool,
-) -> Result<bool, Error> {
+/// store no other engine shares); false when `stop` came first. One
+/// event line while it waits.
+fn hold_lease(session: &Session<AnyStore>, log: &mut SessionLog, stop: &AtomicBool) -> bool {
     let mut said = false;
     while !stop.load(Ordering::Relaxed) {
-        match session.store().standing() {
-            Standing::Unshared | Standing::Held { current: true } => return Ok(true),
-            Standing::Held { current: false } => match session.refresh_store() {
-                Ok(()) => {}
-                Err(SessionError::Store(e)) if e.is_transient() || e.is_fenced() => {
-                    log.event(UtcTimestamp::now(), &format!("Reading the store: {e}"));
-                    log.flush();
-                    std::thread::sleep(Duration::from_millis(200));
-                }
-                Err(e) => return Err(e).context(|| format!("session {}", log.id())),
-            },
-            Standing::NotHeld => {
-                if !std::mem::replace(&mut said, true) {
-                    log.event(
-                        UtcTimestamp::now(),
-                        "Waiting for the session's lease: another engine serves it",
-                    );
-                    log.flush();
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
+        if session.store().standing() != Standing::NotHeld {
+            return true;
         }
+        if !std::mem::replace(&mut said, true) {
+            log.event(
+                UtcTimestamp::now(),
+                "Waiting for the session's lease: another engine serves it",
+            );
+            log.flush();
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    Ok(false)
+    false
 }
