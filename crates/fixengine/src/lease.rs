@@ -177,8 +177,8 @@ fn keep(shared: &Shared) {
 
 /// One look at one lease: take it when free, renew it when due.
 fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
-    let id = e.lease.session().to_string();
     let timeout = e.lease.timeout();
+    // Most looks find a lease held and not yet due: nothing to ask.
     let result = match e.lease.holding().epoch() {
         None => e.lease.acquire().map(|taken| {
             if taken {
@@ -186,18 +186,24 @@ fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
                 events(&taken_line(&*e.lease));
             }
         }),
-        Some(epoch) if e.renewed.elapsed() >= timeout / 3 => e.lease.renew().map(|held| {
-            if held {
+        Some(epoch) if e.renewed.elapsed() >= timeout / 3 => match e.lease.renew() {
+            Ok(true) => {
                 e.renewed = Instant::now();
-            } else {
-                events(&format!(
-                    "{id}: lease lost: another engine has taken the session over (epoch {epoch} \
-                     is stale); this engine stops serving it"
-                ));
+                Ok(())
             }
-        }),
+            Ok(false) => {
+                events(&format!(
+                    "{}: lease lost: another engine has taken the session over (epoch {epoch} \
+                     is stale); this engine stops serving it",
+                    e.lease.session()
+                ));
+                Ok(())
+            }
+            Err(err) => Err(err),
+        },
         Some(_) => Ok(()),
     };
+    let id = e.lease.session();
     match result {
         Ok(()) => {
             if let Some(since) = e.failing.take() {
