@@ -5,7 +5,51 @@ use std::time::Duration;
 
 use fixsession::settings::{PostgresSettings, TargetSessionAttrs};
 use fixsession::store::StoreError;
+use postgres::types::ToSql;
 use postgres::{Client, Config, NoTls};
+
+use crate::SessionKey;
+
+/// The four key columns as the first four parameters. `beginstring` is
+/// `CHAR(8)`: compared as `bpchar`, so its padding does not matter and
+/// the primary key's index serves the lookups.
+pub(crate) const KEY: &str = "beginstring = $1::bpchar AND sendercompid = $2::varchar \
+                   AND targetcompid = $3::varchar AND session_qualifier = $4::varchar";
+
+/// The four parameters [`KEY`] compares.
+pub(crate) fn key_params(key: &SessionKey) -> [&(dyn ToSql + Sync); 4] {
+    [
+        &key.begin_string,
+        &key.sender_comp_id,
+        &key.target_comp_id,
+        &key.session_qualifier,
+    ]
+}
+
+/// Any number will do, as long as every engine uses the same one: it
+/// serialises the `CREATE TABLE IF NOT EXISTS` of engines starting
+/// together on an empty database (each would otherwise race the other's
+/// catalog rows).
+const SCHEMA_LOCK: i64 = 0x7065_7266_6b69_7401;
+
+/// Runs each of `ddl` (`CREATE TABLE IF NOT EXISTS ...`) in one
+/// transaction under [`SCHEMA_LOCK`]; `store` and `doing` name a failure.
+pub(crate) fn create_tables(
+    client: &mut Client,
+    ddl: &[&str],
+    store: &str,
+    doing: &str,
+) -> Result<(), StoreError> {
+    let made = (|| {
+        let mut tx = client.transaction()?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
+        for d in ddl {
+            tx.batch_execute(d)?;
+        }
+        tx.commit()
+    })();
+    made.map_err(|e| classify(&e, store, doing).0)
+}
 
 /// How long one connection attempt may take: a host that does not answer
 /// must not hold a session's thread for long (the driver retries).

@@ -31,8 +31,7 @@ use fixsession::store::StoreError;
 use postgres::{Client, Config};
 
 use crate::SessionKey;
-use crate::conn;
-use crate::store::{KEY, SCHEMA_LOCK};
+use crate::conn::{self, KEY, key_params};
 
 /// The lease table, made when missing.
 pub(crate) const LEASE_SCHEMA: &str = "
@@ -112,13 +111,12 @@ impl PostgresLease {
             None => {
                 self.locked = None;
                 let mut c = conn::connect(&self.cfg, &self.name)?;
-                let made = (|| {
-                    let mut tx = c.transaction()?;
-                    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
-                    tx.batch_execute(LEASE_SCHEMA)?;
-                    tx.commit()
-                })();
-                made.map_err(|e| conn::classify(&e, &self.name, "creating the lease table").0)?;
+                conn::create_tables(
+                    &mut c,
+                    &[LEASE_SCHEMA],
+                    &self.name,
+                    "creating the lease table",
+                )?;
                 c
             }
         };
@@ -138,16 +136,6 @@ impl PostgresLease {
                 Err(err)
             }
         }
-    }
-
-    /// The four key parameters.
-    fn key_params(&self) -> [&(dyn postgres::types::ToSql + Sync); 4] {
-        [
-            &self.key.begin_string,
-            &self.key.sender_comp_id,
-            &self.key.target_comp_id,
-            &self.key.session_qualifier,
-        ]
     }
 }
 
@@ -210,7 +198,7 @@ impl SessionLease for PostgresLease {
     fn acquire(&mut self) -> Result<bool, StoreError> {
         let secs = self.timeout.as_secs_f64();
         let taken = self.with_conn("taking the session's lease", |c, l| {
-            let k = l.key_params();
+            let k = key_params(&l.key);
             let row = c.query_opt(
                 &format!(
                     "SELECT epoch, expires_at < now() FROM perfkit_session_leases WHERE {KEY}"
@@ -286,7 +274,7 @@ impl SessionLease for PostgresLease {
         };
         let secs = self.timeout.as_secs_f64();
         let held = self.with_conn("renewing the session's lease", |c, l| {
-            let mut p = l.key_params().to_vec();
+            let mut p = key_params(&l.key).to_vec();
             let e = epoch as i64;
             p.extend_from_slice(&[&e, &secs]);
             let n = c.execute(
@@ -326,7 +314,7 @@ impl SessionLease for PostgresLease {
         };
         self.holding.lose(epoch);
         let _ = self.with_conn("giving the session's lease up", |c, l| {
-            let mut p = l.key_params().to_vec();
+            let mut p = key_params(&l.key).to_vec();
             let e = epoch as i64;
             p.push(&e);
             c.execute(

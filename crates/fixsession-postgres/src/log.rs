@@ -124,16 +124,7 @@ impl PostgresLog {
                  );"
             ));
         }
-        let made = (|| {
-            let mut tx = client.transaction()?;
-            tx.execute(
-                "SELECT pg_advisory_xact_lock($1)",
-                &[&crate::store::SCHEMA_LOCK],
-            )?;
-            tx.batch_execute(&ddl)?;
-            tx.commit()
-        })();
-        made.map_err(|e| conn::classify(&e, &name, "creating the log tables").0)?;
+        conn::create_tables(&mut client, &[&ddl], &name, "creating the log tables")?;
         let target = Target {
             name: name.clone(),
             cfg,

@@ -33,7 +33,7 @@ use postgres::types::Type;
 use postgres::{Client, Config, Statement};
 
 use crate::SessionKey;
-use crate::conn;
+use crate::conn::{self, KEY, key_params};
 use crate::lease::LEASE_SCHEMA;
 
 /// The largest sequence number the tables hold with `INTEGER` columns.
@@ -75,18 +75,6 @@ CREATE TABLE IF NOT EXISTS messages (
   message TEXT NOT NULL,
   PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)
 );";
-
-/// Any number will do, as long as every engine uses the same one: it
-/// serialises the `CREATE TABLE IF NOT EXISTS` of engines starting
-/// together on an empty database (each would otherwise race the other's
-/// catalog rows).
-pub(crate) const SCHEMA_LOCK: i64 = 0x7065_7266_6b69_7401;
-
-/// The four key columns as the first four parameters. `beginstring` is
-/// `CHAR(8)`: compared as `bpchar`, so its padding does not matter and
-/// the primary key's index serves the lookups.
-pub(crate) const KEY: &str = "beginstring = $1::bpchar AND sendercompid = $2::varchar \
-                   AND targetcompid = $3::varchar AND session_qualifier = $4::varchar";
 
 /// A round's flush: the messages (upserted, as QuickFIX's `set` replaces
 /// a number stored again) and both numbers, in one statement, which
@@ -142,16 +130,12 @@ impl Conn {
     /// statements (`fenced`: writes carry the lease's epoch).
     fn open(cfg: &Config, name: &str, fenced: bool) -> Result<Conn, StoreError> {
         let mut client = conn::connect(cfg, name)?;
-        let made = (|| {
-            let mut tx = client.transaction()?;
-            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
-            tx.batch_execute(SCHEMA)?;
-            if fenced {
-                tx.batch_execute(LEASE_SCHEMA)?;
-            }
-            tx.commit()
-        })();
-        made.map_err(|e| conn::classify(&e, name, "creating the tables").0)?;
+        let ddl: &[&str] = if fenced {
+            &[SCHEMA, LEASE_SCHEMA]
+        } else {
+            &[SCHEMA]
+        };
+        conn::create_tables(&mut client, ddl, name, "creating the tables")?;
         let mut prepare = |sql: &str| {
             client
                 .prepare(sql)
@@ -189,6 +173,22 @@ impl Conn {
             max_seq,
         })
     }
+}
+
+/// Whether the lease of `key` is still at `epoch`, locked for share
+/// until the end of `c`'s transaction when it is.
+fn holds(
+    c: &mut impl postgres::GenericClient,
+    key: &SessionKey,
+    epoch: i64,
+) -> Result<bool, postgres::Error> {
+    let mut p = key_params(key).to_vec();
+    p.push(&epoch);
+    let row = c.query_opt(
+        &format!("SELECT 1 FROM perfkit_session_leases WHERE {KEY} AND epoch = $5::int8 FOR SHARE"),
+        &p,
+    )?;
+    Ok(row.is_some())
 }
 
 /// A sequence number as a column's text gives it (`INTEGER`, `BIGINT` or
@@ -313,16 +313,6 @@ impl PostgresStore {
         self.pending.len()
     }
 
-    /// The four key parameters.
-    fn key_params(&self) -> [&(dyn postgres::types::ToSql + Sync); 4] {
-        [
-            &self.key.begin_string,
-            &self.key.sender_comp_id,
-            &self.key.target_comp_id,
-            &self.key.session_qualifier,
-        ]
-    }
-
     /// Runs `f` on the connection, opening one first when there is none;
     /// a failure is classified, and a lost connection dropped. A
     /// connection kept from earlier that turns out lost (a standby's,
@@ -368,7 +358,7 @@ impl PostgresStore {
         // mismatch at the next write, which then refuses.
         let epoch = self.fence.as_ref().and_then(|h| h.epoch()).unwrap_or(0);
         let (target, sender, max) = self.with_conn("reading the sequence numbers", |c, s| {
-            let k = s.key_params();
+            let k = key_params(&s.key);
             c.client.execute(
                 "INSERT INTO sessions (beginstring, sendercompid, targetcompid, \
                  session_qualifier, creation_time, incoming_seqnum, outgoing_seqnum) \
@@ -491,7 +481,7 @@ impl SessionStore for PostgresStore {
             return Ok(true);
         }
         let rows = self.with_conn("reading sent messages", |c, s| {
-            let mut p = s.key_params().to_vec();
+            let mut p = key_params(&s.key).to_vec();
             let end = n.saturating_add(READ_AHEAD);
             p.push(&n);
             p.push(&end);
@@ -554,7 +544,7 @@ impl SessionStore for PostgresStore {
         let sender = self.column(self.sender)?;
         let reset = self.reset_pending;
         let (updated, fenced) = self.with_conn("writing the round", |c, s| {
-            let k = s.key_params();
+            let k = key_params(&s.key);
             let mut p = k.to_vec();
             p.extend_from_slice(&[&seqs, &texts, &target, &sender]);
             if let Some(e) = &epoch {
@@ -564,21 +554,12 @@ impl SessionStore for PostgresStore {
                 c.client.execute(&c.flush, &p)?
             } else {
                 let mut tx = c.client.transaction()?;
-                if let Some(e) = &epoch {
-                    // The reset's deletes are fenced as the flush is: the
-                    // lease row locked first, or nothing at all.
-                    let mut lp = k.to_vec();
-                    lp.push(e);
-                    let held = tx.query_opt(
-                        &format!(
-                            "SELECT 1 FROM perfkit_session_leases WHERE {KEY} \
-                             AND epoch = $5::int8 FOR SHARE"
-                        ),
-                        &lp,
-                    )?;
-                    if held.is_none() {
-                        return Ok((0, true));
-                    }
+                // The reset's deletes are fenced as the flush is: the
+                // lease row locked first, or nothing at all.
+                if let Some(e) = epoch
+                    && !holds(&mut tx, &s.key, e)?
+                {
+                    return Ok((0, true));
                 }
                 tx.execute(&format!("DELETE FROM messages WHERE {KEY}"), &k)?;
                 tx.execute(
@@ -595,14 +576,8 @@ impl SessionStore for PostgresStore {
                 return Ok((n, false));
             }
             // Nothing written: the lease moved on, or the row is gone.
-            let mut lp = k.to_vec();
             let e = epoch.expect("checked above");
-            lp.push(&e);
-            let held = c.client.query_opt(
-                &format!("SELECT 1 FROM perfkit_session_leases WHERE {KEY} AND epoch = $5::int8"),
-                &lp,
-            )?;
-            Ok((n, held.is_none()))
+            Ok((n, !holds(&mut c.client, &s.key, e)?))
         })?;
         if fenced {
             if let (Some(h), Some(e)) = (&self.fence, epoch) {
