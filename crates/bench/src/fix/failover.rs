@@ -15,10 +15,12 @@
 //! reading and the gap's resend follow.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
+use super::session::{Acceptor, Engine};
 use crate::error::{Error, IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
 use perfkit_report::one_line;
@@ -81,10 +83,19 @@ pub fn measure(kills: usize, perfkit: &dyn Launcher) -> Result<Measured> {
             ports[0], ports[1]
         ),
     )?;
-    let mut engines = [
-        Engine::start(perfkit, &cfgs[0], d, 0)?,
-        Engine::start(perfkit, &cfgs[1], d, 1)?,
-    ];
+    // Each start of an engine writes a log of its own, so an engine's
+    // current log holds only the Logons since it last started.
+    let ours = Engine::Perfkit(perfkit);
+    let mut starts = 0;
+    let mut start = |i: usize| {
+        starts += 1;
+        Acceptor::start(
+            &ours,
+            &cfgs[i],
+            &d.join(format!("acceptor-{i}-{starts}.log")),
+        )
+    };
+    let mut engines = [start(0)?, start(1)?];
     let log = d.join("initiator.log");
     let latencies = d.join("latencies");
     let mut cmd = perfkit.command(&Invocation::FixInitiator {
@@ -103,14 +114,15 @@ pub fn measure(kills: usize, perfkit: &dyn Launcher) -> Result<Measured> {
         cmd.spawn()
             .doing("starting the perfkit initiator for the failover run")?,
     );
+    let mut answers = Answers::new(&log, &err)?;
     let mut times = Vec::with_capacity(kills);
     for _ in 0..kills {
-        let serving = serving(&engines, &log, &err)?;
+        let serving = serving(&engines, &err)?;
         std::thread::sleep(FLOW);
         let killed_at = SystemTime::now();
         engines[serving].kill()?;
-        engines[serving] = Engine::start(perfkit, &cfgs[serving], d, serving)?;
-        times.push(first_answer_after(&log, killed_at, &err)?);
+        engines[serving] = start(serving)?;
+        times.push(answers.first_after(killed_at)?);
     }
     drop(initiator);
     Ok(Measured {
@@ -137,62 +149,6 @@ impl Drop for Reaped {
     }
 }
 
-/// One of the two acceptors, and the file its stderr goes to.
-struct Engine {
-    child: Reaped,
-    err: PathBuf,
-}
-
-impl Engine {
-    /// Starts acceptor `n` on `cfg`, its stderr appended to
-    /// `acceptor-N.err`, and waits until it listens.
-    fn start(perfkit: &dyn Launcher, cfg: &Path, dir: &Path, n: usize) -> Result<Engine> {
-        let err = dir.join(format!("acceptor-{n}.err"));
-        // A restarted engine's lines start after its predecessor's, so
-        // counts of them only grow.
-        let out = File::options()
-            .create(true)
-            .append(true)
-            .open(&err)
-            .doing_with(|| format!("opening {}", err.display()))?;
-        let before = listening_lines(&err);
-        let mut cmd = perfkit.command(&Invocation::FixAcceptor { settings: cfg });
-        cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(out);
-        let mut child = Reaped(cmd.spawn().doing("starting a perfkit acceptor")?);
-        let deadline = Instant::now() + PATIENCE;
-        while listening_lines(&err) == before {
-            if let Some(status) = child.0.try_wait().doing("waiting for an acceptor")? {
-                return Err(Error::Program(format!(
-                    "a failover acceptor exited ({status}): {}",
-                    tail(&err)
-                )));
-            }
-            if Instant::now() > deadline {
-                return Err(Error::Program(format!(
-                    "a failover acceptor did not listen: {}",
-                    tail(&err)
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Ok(Engine { child, err })
-    }
-
-    /// `kill -9`, and reaped.
-    fn kill(&mut self) -> Result<()> {
-        self.child.0.kill().doing("killing the serving acceptor")?;
-        self.child.0.wait().doing("reaping the killed acceptor")?;
-        Ok(())
-    }
-}
-
-fn listening_lines(err: &Path) -> usize {
-    std::fs::read_to_string(err)
-        .unwrap_or_default()
-        .matches("session(s) on port")
-        .count()
-}
-
 /// The last lines of `path`, for an error.
 fn tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
@@ -200,65 +156,111 @@ fn tail(path: &Path) -> String {
     lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
 }
 
-/// Which engine serves now: the one with a `Logon complete` line since
-/// its last start, once the initiator has had an answer on it.
-fn serving(engines: &[Engine; 2], log: &Path, init_err: &Path) -> Result<usize> {
+/// Which engine serves now: the one whose log (since its start) has a
+/// `Logon complete` line.
+fn serving(engines: &[Acceptor; 2], init_err: &Path) -> Result<usize> {
     let deadline = Instant::now() + PATIENCE;
     loop {
         for (i, e) in engines.iter().enumerate() {
-            let text = std::fs::read_to_string(&e.err).unwrap_or_default();
-            let since_start = text.rsplit("session(s) on port").next().unwrap_or("");
-            if since_start.contains("Logon complete") {
+            let text = std::fs::read_to_string(e.log()).unwrap_or_default();
+            if text.contains("Logon complete") {
                 return Ok(i);
             }
         }
         if Instant::now() > deadline {
             return Err(Error::Program(format!(
-                "no acceptor logged the initiator on: {} ({})",
-                tail(init_err),
-                log.display()
+                "no acceptor logged the initiator on: {}",
+                tail(init_err)
             )));
         }
         std::thread::sleep(Duration::from_millis(10));
     }
 }
 
-/// The time from `killed_at` to the first ExecutionReport the initiator
-/// received after the first Logon it received at or after `killed_at`
-/// (the standby's answer on the next session), read from its message log
-/// (`YYYYMMDD-HH:MM:SS.sss : session <- message`).
-fn first_answer_after(log: &Path, killed_at: SystemTime, init_err: &Path) -> Result<Duration> {
-    let since_epoch = killed_at
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_err(|_| Error::Invalid("a clock before 1970".to_owned()))?;
-    // The log's stamps are whole milliseconds: the kill's, truncated.
-    let killed_ms = since_epoch.as_millis() as i64;
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let text = std::fs::read(log).doing_with(|| format!("reading {}", log.display()))?;
+/// The initiator's message log (`YYYYMMDD-HH:MM:SS.sss : session <-
+/// message`), read once from start to end over the whole run: each kill
+/// reads on from where the last answer was found.
+struct Answers<'a> {
+    file: File,
+    /// The start of a line not yet whole.
+    partial: Vec<u8>,
+    init_err: &'a Path,
+}
+
+impl<'a> Answers<'a> {
+    fn new(log: &Path, init_err: &'a Path) -> Result<Answers<'a>> {
+        // The initiator creates the log at its start: wait for it.
+        let deadline = Instant::now() + PATIENCE;
+        let file = loop {
+            match File::open(log) {
+                Ok(f) => break f,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => {
+                    return Err(Error::Io {
+                        doing: format!("opening {}", log.display()),
+                        source: e,
+                    });
+                }
+            }
+        };
+        Ok(Answers {
+            file,
+            partial: Vec::new(),
+            init_err,
+        })
+    }
+
+    /// The time from `killed_at` to the first ExecutionReport the
+    /// initiator received after the first Logon it received at or after
+    /// `killed_at` (the standby's answer on the next session).
+    fn first_after(&mut self, killed_at: SystemTime) -> Result<Duration> {
+        let since_epoch = killed_at
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_err(|_| Error::Invalid("a clock before 1970".to_owned()))?;
+        // The log's stamps are whole milliseconds: the kill's, truncated.
+        let killed_ms = since_epoch.as_millis() as i64;
+        let deadline = Instant::now() + PATIENCE;
         let mut logged_on = false;
-        for line in text.split(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(line);
-            let Some((stamp, rest)) = line.split_once(" : ") else {
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            let n = self
+                .file
+                .read(&mut chunk)
+                .doing("reading the initiator's message log")?;
+            if n == 0 {
+                if Instant::now() > deadline {
+                    return Err(Error::Program(format!(
+                        "no ExecutionReport from the standby within {PATIENCE:?} of a kill: {}",
+                        tail(self.init_err)
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(20));
                 continue;
+            }
+            self.partial.extend_from_slice(&chunk[..n]);
+            let whole = match self.partial.iter().rposition(|&b| b == b'\n') {
+                Some(i) => i + 1,
+                None => continue,
             };
-            let Some(at) = stamp_ms(stamp) else { continue };
-            if at < killed_ms || !rest.contains(" <- ") {
-                continue;
-            }
-            if rest.contains("\x0135=A\x01") {
-                logged_on = true;
-            } else if logged_on && rest.contains("\x0135=8\x01") {
-                return Ok(Duration::from_millis((at - killed_ms) as u64));
+            let lines: Vec<u8> = self.partial.drain(..whole).collect();
+            for line in lines.split(|&b| b == b'\n') {
+                let line = String::from_utf8_lossy(line);
+                let Some((stamp, rest)) = line.split_once(" : ") else {
+                    continue;
+                };
+                let Some(at) = stamp_ms(stamp) else { continue };
+                if at < killed_ms || !rest.contains(" <- ") {
+                    continue;
+                }
+                if rest.contains("\x0135=A\x01") {
+                    logged_on = true;
+                } else if logged_on && rest.contains("\x0135=8\x01") {
+                    return Ok(Duration::from_millis((at - killed_ms) as u64));
+                }
             }
         }
-        if Instant::now() > deadline {
-            return Err(Error::Program(format!(
-                "no ExecutionReport from the standby within {PATIENCE:?} of a kill: {}",
-                tail(init_err)
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

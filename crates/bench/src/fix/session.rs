@@ -70,7 +70,7 @@ pub struct Load {
 
 /// Which engine plays a side.
 #[derive(Clone)]
-enum Engine<'a> {
+pub(super) enum Engine<'a> {
     /// The `perfkit` binary, as its launcher starts it.
     Perfkit(&'a dyn Launcher),
     /// The QuickFIX peer program.
@@ -347,7 +347,7 @@ fn one_round(
     };
     let acc_cfg = settings(dir, "acceptor", port, variant, &store)?;
     let ini_cfg = settings(dir, "initiator", port, variant, "")?;
-    let server = Acceptor::start(acceptor, &acc_cfg, dir)?;
+    let server = Acceptor::start(acceptor, &acc_cfg, &dir.join("acceptor.log"))?;
     let latencies = dir.join("latencies");
     let started = Instant::now();
     run_initiator(initiator, &ini_cfg, load.latency_orders, 1, &latencies, dir)?;
@@ -445,7 +445,7 @@ fn settings(dir: &Path, role: &str, port: u16, variant: Variant, extra: &str) ->
 }
 
 /// A running acceptor process; dropped, it is killed and reaped.
-struct Acceptor {
+pub(super) struct Acceptor {
     child: Child,
     engine: &'static str,
     /// perfkit's acceptor stops on SIGTERM; QuickFIX's peer when its stdin
@@ -459,8 +459,8 @@ struct Acceptor {
 impl Acceptor {
     /// Starts `engine`'s acceptor on `cfg` and waits until it listens:
     /// perfkit says so on stderr, the QuickFIX peer on stdout.
-    fn start(engine: &Engine, cfg: &Path, dir: &Path) -> Result<Acceptor> {
-        let log = dir.join("acceptor.log");
+    pub(super) fn start(engine: &Engine, cfg: &Path, log: &Path) -> Result<Acceptor> {
+        let log = log.to_owned();
         let out = File::create(&log).doing_with(|| format!("creating {}", log.display()))?;
         let mut cmd = match engine {
             Engine::Perfkit(perfkit) => {
@@ -534,6 +534,22 @@ impl Acceptor {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    /// `kill -9`, and reaped.
+    pub(super) fn kill(&mut self) -> Result<()> {
+        self.child
+            .kill()
+            .doing_with(|| format!("killing the {} acceptor", self.engine))?;
+        self.child
+            .wait()
+            .doing_with(|| format!("reaping the {} acceptor", self.engine))?;
+        Ok(())
+    }
+
+    /// Where its output goes.
+    pub(super) fn log(&self) -> &Path {
+        &self.log
     }
 
     /// CPU time the acceptor has used so far.
