@@ -12,21 +12,16 @@
 //! PossDupFlag(43)=Y after the first. Answers the acceptor resent (43=Y)
 //! are copies of one answer, not new ones.
 
+mod engines;
 mod order_ledger;
 
-use order_ledger::ledger;
+use engines::{acceptor, check, initiator};
 use perfkit_testkit::noise::Rng;
-use perfkit_testkit::process::{Running, free_port};
+use perfkit_testkit::process::free_port;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn perfkit() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_perfkit"))
-}
 
 const CRASHES: usize = 50;
 const ROUNDS: usize = 10;
@@ -56,62 +51,26 @@ fn settings(dir: &Path, port: u16) {
     .unwrap();
 }
 
-/// The acceptor, and a channel that gets a message at each Logon it
-/// completes (read from its event lines on stderr).
-fn acceptor(dir: &Path) -> (Running, mpsc::Receiver<()>) {
-    let mut child = perfkit()
-        .current_dir(dir)
-        .args(["fix", "acceptor", "acceptor.cfg", "--app", "exec"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let err = child.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(err).lines() {
-            let Ok(line) = line else { break };
-            if line.contains("Logon complete") && tx.send(()).is_err() {
-                break;
-            }
-        }
-    });
-    (Running(child), rx)
-}
-
 #[test]
 fn no_order_is_lost_or_answered_twice_across_kill_9s_of_the_acceptor() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
     settings(d, port);
-    let (mut acc, mut logons) = acceptor(d);
+    let mut acc = acceptor(d, "acceptor.cfg");
     // A fixed seed, so a failing run can be repeated.
     let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     let mut crashes = 0;
     let deadline = Instant::now() + Duration::from_secs(600);
     for round in 0..ROUNDS {
         let log = d.join(format!("round-{round}.log"));
-        let mut init = Running(
-            perfkit()
-                .current_dir(d)
-                .args(["fix", "initiator", "initiator.cfg", "--orders"])
-                .arg(ORDERS.to_string())
-                .args(["--window", "20", "--log"])
-                .arg(&log)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
+        let mut init = initiator(d, ORDERS, &log);
         // Crash the acceptor a share of the remaining times this round,
         // each at a random moment after a Logon, while orders flow.
         let want = (CRASHES - crashes).div_ceil(ROUNDS - round);
         for _ in 0..want {
             let logged_on = loop {
-                match logons.recv_timeout(Duration::from_millis(200)) {
+                match acc.logons.recv_timeout(Duration::from_millis(200)) {
                     Ok(()) => break true,
                     Err(mpsc::RecvTimeoutError::Timeout) => {
                         if init.try_wait().unwrap().is_some() {
@@ -132,57 +91,13 @@ fn no_order_is_lost_or_answered_twice_across_kill_9s_of_the_acceptor() {
             if init.try_wait().unwrap().is_some() {
                 break;
             }
-            acc.kill().unwrap();
-            acc.wait().unwrap();
+            acc.child.kill().unwrap();
+            acc.child.wait().unwrap();
             crashes += 1;
-            (acc, logons) = acceptor(d);
+            acc = acceptor(d, "acceptor.cfg");
         }
-        let started = Instant::now();
-        while init.try_wait().unwrap().is_none() {
-            if started.elapsed() > Duration::from_secs(120) {
-                init.kill().unwrap();
-                init.wait().unwrap();
-                let orders = ledger(&log);
-                let unanswered: Vec<&String> = orders
-                    .iter()
-                    .filter(|(_, o)| o.sent > 0 && o.fresh_answers + o.resent_answers == 0)
-                    .map(|(id, _)| id)
-                    .collect();
-                panic!(
-                    "round {round}: the initiator never got every order answered; lost after {crashes} crashes: {unanswered:?}"
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let status = init.wait().unwrap();
-        assert!(status.success(), "round {round}: initiator {status}");
-        let mut out = String::new();
-        std::io::Read::read_to_string(init.stdout.as_mut().unwrap(), &mut out).unwrap();
-        assert!(out.contains(&format!("answered {ORDERS}")), "{out}");
-
-        let orders = ledger(&log);
-        let mut lost = Vec::new();
-        let mut duplicated = Vec::new();
-        for n in 1..=ORDERS {
-            let id = n.to_string();
-            let Some(o) = orders.get(&id) else {
-                panic!("round {round}: order {id} was never sent")
-            };
-            assert_eq!(o.sent, 1, "round {round}: order {id} sent afresh twice");
-            if o.fresh_answers + o.resent_answers == 0 {
-                lost.push(id.clone());
-            }
-            if o.fresh_answers > o.sent + o.sent_possdup
-                || (o.fresh_answers > 1 && o.sent_possdup == 0)
-            {
-                duplicated.push((id.clone(), format!("{o:?}")));
-            }
-        }
-        assert!(lost.is_empty(), "round {round}: lost orders {lost:?}");
-        assert!(
-            duplicated.is_empty(),
-            "round {round}: duplicated orders {duplicated:?}"
-        );
+        // Every order answered, none sent or answered afresh twice.
+        check(init, ORDERS, &log, Duration::from_secs(120));
         if crashes >= CRASHES {
             break;
         }

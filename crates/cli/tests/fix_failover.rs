@@ -20,16 +20,16 @@
 //! same once more with QuickFIX/C++'s initiator (the peer `cargo xtask
 //! peers` builds), through one kill and one stop past the expiry.
 
+mod engines;
 mod interop;
 mod order_ledger;
-mod pg_engines;
 
+use engines::{
+    Acceptor, acceptor, acceptor_cfg_with, check, db_seqs, initiator, initiator_cfg_with, stderr_of,
+};
 use perfkit_testkit::noise::Rng;
 use perfkit_testkit::postgres::{DATABASE, Postgres};
 use perfkit_testkit::process::{Running, free_port};
-use pg_engines::{
-    Acceptor, acceptor, acceptor_cfg_with, check, db_seqs, initiator, initiator_cfg_with,
-};
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -154,12 +154,10 @@ impl Runs<'_> {
 }
 
 /// Kills the initiator and returns its stderr, for a failure's message.
-fn ended(mut init: Running) -> String {
+fn ended(mut init: Running, log: &Path) -> String {
     let _ = init.kill();
     let _ = init.wait();
-    let mut err = String::new();
-    std::io::Read::read_to_string(init.stderr.as_mut().unwrap(), &mut err).unwrap();
-    err
+    std::fs::read_to_string(stderr_of(log)).unwrap_or_default()
 }
 
 /// A message's field `tag`.
@@ -270,13 +268,16 @@ fn two_engines_on_one_database_never_serve_a_session_at_once() {
         }
         serving = match runs.next_logon(&engines, Duration::from_secs(30)) {
             Some(i) => i,
-            None => panic!(
-                "seed {seed}: no engine took the session after event {n} ({event:?})\n\
-                 A:\n{}\nB:\n{}\ninitiator:\n{}",
-                engines[0].stderr(),
-                engines[1].stderr(),
-                ended(runs.init)
-            ),
+            None => {
+                let log = runs.log(runs.done);
+                panic!(
+                    "seed {seed}: no engine took the session after event {n} ({event:?})\n\
+                     A:\n{}\nB:\n{}\ninitiator:\n{}",
+                    engines[0].stderr(),
+                    engines[1].stderr(),
+                    ended(runs.init, &log)
+                )
+            }
         };
     }
     let last = runs.log(runs.done);

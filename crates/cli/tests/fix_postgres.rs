@@ -12,14 +12,14 @@
 //! ExecutionReport it received, as they crossed the wire. Failover
 //! between engines is `fix_failover.rs`'s.
 
+mod engines;
 mod order_ledger;
-mod pg_engines;
 
-use perfkit_testkit::postgres::{DATABASE, Postgres};
-use perfkit_testkit::process::free_port;
-use pg_engines::{
+use engines::{
     COMMON, acceptor, acceptor_cfg, check, db_seqs, initiator, initiator_cfg, ledger, perfkit,
 };
+use perfkit_testkit::postgres::{DATABASE, Postgres};
+use perfkit_testkit::process::free_port;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};

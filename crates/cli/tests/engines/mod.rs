@@ -1,7 +1,7 @@
-//! perfkit engines on a PostgreSQL store, as the database tests start
-//! them: acceptors (the exec application) and an initiator sending
-//! orders, with their settings, and the checks of the initiator's order
-//! ledger.
+//! perfkit engines as the FIX process tests start them: acceptors (the
+//! exec application) whose Logons a test can wait for, and an initiator
+//! sending orders; the database tests' settings for both, and the checks
+//! of the initiator's order ledger.
 
 #![allow(dead_code)]
 
@@ -11,7 +11,7 @@ use perfkit_testkit::process::Running;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -131,7 +131,9 @@ impl Acceptor {
 }
 
 /// The initiator sending `orders` orders, 20 unfilled at most, logging
-/// every message to `log`.
+/// every message to `log` and its stderr to [`stderr_of`]`(log)`: a
+/// file, not a pipe, which nobody would read until the end while a
+/// resend's line per message filled it and stalled the initiator.
 pub fn initiator(dir: &Path, orders: u64, log: &Path) -> Running {
     Running(
         perfkit()
@@ -142,10 +144,17 @@ pub fn initiator(dir: &Path, orders: u64, log: &Path) -> Running {
             .arg(log)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(std::fs::File::create(stderr_of(log)).unwrap())
             .spawn()
             .unwrap(),
     )
+}
+
+/// Where [`initiator`] writes its stderr when its message log is `log`.
+pub fn stderr_of(log: &Path) -> PathBuf {
+    let mut p = log.as_os_str().to_owned();
+    p.push(".err");
+    PathBuf::from(p)
 }
 
 /// The ledger of `log`, and how many ExecutionReports came as PossDup
@@ -180,8 +189,7 @@ pub fn check(mut init: Running, orders: u64, log: &Path, limit: Duration) -> ((u
     let status = init.wait().unwrap();
     let mut out = String::new();
     std::io::Read::read_to_string(init.stdout.as_mut().unwrap(), &mut out).unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(init.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let err = std::fs::read_to_string(stderr_of(log)).unwrap();
     assert!(status.success(), "initiator {status}: {err}");
     assert!(out.contains(&format!("answered {orders}")), "{out}{err}");
     let (ledger, resent) = ledger(log);
