@@ -339,13 +339,15 @@ impl Default for PostgresSettings {
 }
 
 impl PostgresSettings {
-    /// Each host with its port, in the order tried.
+    /// Each host with its port, in the order tried. The settings file's
+    /// reader gives one port or one per host; settings made by hand with
+    /// fewer ports than hosts give the rest the default, 5432, rather than
+    /// fail.
     pub fn addresses(&self) -> impl Iterator<Item = (&str, u16)> {
         self.hosts.iter().enumerate().map(|(i, h)| {
             let port = match self.ports[..] {
-                [] => 5432,
                 [p] => p,
-                ref ps => ps[i],
+                ref ps => ps.get(i).copied().unwrap_or(5432),
             };
             (h.as_str(), port)
         })

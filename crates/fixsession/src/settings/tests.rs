@@ -804,6 +804,16 @@ fn postgresql_keys_choose_the_database_store_and_log() {
         one_port.addresses().collect::<Vec<_>>(),
         [("db1", 7000), ("db2", 7000)]
     );
+    // Made by hand with too few ports: the default, not a panic.
+    let by_hand = PostgresSettings {
+        hosts: vec!["a".into(), "b".into(), "c".into()],
+        ports: vec![1, 2],
+        ..PostgresSettings::default()
+    };
+    assert_eq!(
+        by_hand.addresses().collect::<Vec<_>>(),
+        [("a", 1), ("b", 2), ("c", 5432)]
+    );
     for bad in [
         "PostgreSQLStoreHost=db1,db2\nPostgreSQLStorePort=1,2,3\n",
         "PostgreSQLStoreHost=db1,,db2\n",
