@@ -10,6 +10,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,14 @@ use fixsession::lease::Standing;
 use fixsession::log::Log;
 use fixsession::machine::{Output, Session, SessionError};
 use fixsession::store::SessionStore;
+
+mod outbound;
+
+use outbound::{Held, Round, SendQueue};
+
+/// The most answers a round holds before its store write begins, for a
+/// store that writes in the background (see `serve`).
+const ROUND_CUT: usize = 64;
 
 /// How often timers run when nothing arrives.
 const TICK: Duration = Duration::from_millis(100);
@@ -137,52 +146,6 @@ impl Transport for TcpStream {
     }
 }
 
-/// Bytes written but not yet taken by the socket.
-struct SendQueue {
-    bytes: Vec<u8>,
-    /// Where the unsent part begins.
-    head: usize,
-    /// Since when the queue has waited without the socket taking a byte.
-    stalled: Option<Instant>,
-}
-
-impl SendQueue {
-    fn len(&self) -> usize {
-        self.bytes.len() - self.head
-    }
-
-    /// Writes what the socket takes without blocking; an error only when
-    /// the connection failed.
-    fn write<T: Transport>(&mut self, stream: &mut T) -> io::Result<()> {
-        stream.flush_pending()?;
-        while self.len() > 0 {
-            match stream.write(&self.bytes[self.head..]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.head += n;
-                    self.stalled = None;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        if self.len() == 0 {
-            self.bytes.clear();
-            self.head = 0;
-        } else {
-            if self.head > (1 << 20) && self.head * 2 > self.bytes.len() {
-                // Keep the buffer from only growing while the peer reads
-                // slowly.
-                self.bytes.drain(..self.head);
-                self.head = 0;
-            }
-            self.stalled.get_or_insert_with(Instant::now);
-        }
-        Ok(())
-    }
-}
-
 /// Runs `session` on `stream` until either side closes it. `initial`
 /// holds bytes already read from the stream (an acceptor reads the first
 /// Logon to choose the session). An acceptor's session must be
@@ -266,10 +229,8 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
     let mut buf = vec![0u8; 64 << 10];
     // What one round (a read's worth of messages) sends, queued in one
     // piece: a write per message cost more than the session itself.
-    let mut out = Round {
-        bytes: Vec::with_capacity(64 << 10),
-        ends: Vec::new(),
-    };
+    let mut out = Round::new();
+    let mut held = Held::default();
     let mut queue = SendQueue {
         bytes: Vec::with_capacity(64 << 10),
         head: 0,
@@ -293,16 +254,35 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             return Ok(());
         }
         let mut open = pump(&mut out, &mut outs, session, app, log, t)?;
-        if open && session.resend_pending() && queue.len() + out.bytes.len() < READ_PAUSE {
+        if open
+            && session.resend_pending()
+            && queue.len() + held.bytes + out.bytes.len() < READ_PAUSE
+        {
             session.continue_resend(t)?;
             open = pump(&mut out, &mut outs, session, app, log, t)?;
         }
+        // A store that writes in the background gets a read's messages
+        // in rounds of at most ROUND_CUT answers: the first is written
+        // while the next are answered, and lands (is sent) while the
+        // counterparty's next orders are on their way.
+        let cut_at = if session.store().flush_signal().is_some() {
+            ROUND_CUT
+        } else {
+            usize::MAX
+        };
+        let mut cut = false;
         // A resend goes out whole before anything new is read.
         while open
             && !session.resend_pending()
-            && queue.len() + out.bytes.len() < READ_PAUSE
-            && let Some(frame) = framer.next_frame()
+            && queue.len() + held.bytes + out.bytes.len() < READ_PAUSE
         {
+            if out.ends.len() >= cut_at {
+                cut = true;
+                break;
+            }
+            let Some(frame) = framer.next_frame() else {
+                break;
+            };
             match frame {
                 Ok(msg) => {
                     log.message(t, true, msg);
@@ -314,13 +294,12 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
         }
         if !out.bytes.is_empty() {
             // Stored before sent; counted once the application took it.
-            flush_or_wait(session, log, &opts)?;
-            // Logged as sent only now: a round whose store write fails
-            // (fenced) is never sent, and its log must not say it was.
-            out.log(log, t);
-            queue.bytes.extend_from_slice(&out.bytes);
-            out.bytes.clear();
+            // A store writing in the background lands the round later:
+            // it waits in `held`, and this thread reads on meanwhile.
+            let ticket = begin_flush_or_wait(session, log, &opts)?;
+            held.hold(ticket, t, &mut out);
         }
+        held.release(&mut queue, session, log, &opts)?;
         log.flush();
         if let Err(e) = queue.write(stream) {
             log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
@@ -328,8 +307,9 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
         }
         if !open {
             // What the last round changed without sending (a Logout's
-            // number counted) persists too.
+            // number counted) persists too, and every held round lands.
             flush_or_wait(session, log, &opts)?;
+            held.release(&mut queue, session, log, &opts)?;
             // Give the last words (a Logout, a Reject) a moment to leave.
             linger(stream, &mut queue);
             flush_logs(session, log);
@@ -367,9 +347,9 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             session.logout(None, t)?;
             continue;
         }
-        let want_read = queue.len() < READ_PAUSE && !session.resend_pending();
-        if session.resend_pending() && queue.len() < READ_PAUSE {
-            // More of the resend to send at once.
+        let want_read = queue.len() + held.bytes < READ_PAUSE && !session.resend_pending();
+        if (session.resend_pending() || cut) && queue.len() + held.bytes < READ_PAUSE {
+            // More of the resend, or of a read cut into rounds, at once.
             t = UtcTimestamp::now();
             session.on_tick(t)?;
             continue;
@@ -378,7 +358,20 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             (true, false)
         } else {
             let writing = queue.len() > 0 || stream.has_pending_output();
-            wait(stream.socket(), want_read, writing, opts.spin, TICK)?
+            // Rounds held for the store wake the thread when they land.
+            let landing = if held.rounds.is_empty() {
+                None
+            } else {
+                session.store().flush_signal()
+            };
+            wait(
+                stream.socket(),
+                want_read,
+                writing,
+                landing,
+                opts.spin,
+                TICK,
+            )?
         };
         if readable && want_read {
             match stream.read(&mut buf) {
@@ -413,6 +406,24 @@ pub const STORE_RETRY_FIRST: Duration = Duration::from_millis(50);
 /// short enough that a database back from a restart is used again within
 /// a couple of seconds.
 pub const STORE_RETRY_MAX: Duration = Duration::from_secs(2);
+
+/// Begins flushing the session's store ([`SessionStore::begin_flush`]):
+/// the ticket the round waits for. A store unavailable now is flushed as
+/// [`flush_or_wait`] does, after which everything landed (ticket 0).
+fn begin_flush_or_wait<S: SessionStore, L: Log>(
+    session: &mut Session<S>,
+    log: &mut L,
+    opts: &Options<'_>,
+) -> Result<u64, ConnectionError> {
+    match session.begin_flush_store() {
+        Ok(ticket) => Ok(ticket),
+        Err(SessionError::Store(e)) if e.is_transient() => {
+            flush_or_wait(session, log, opts)?;
+            Ok(0)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
 
 /// Flushes the session's store. While the store says it is unavailable
 /// ([`StoreError::Unavailable`](fixsession::store::StoreError::Unavailable)),
@@ -496,6 +507,7 @@ fn linger<T: Transport>(stream: &mut T, queue: &mut SendQueue) {
                 stream.socket(),
                 false,
                 true,
+                None,
                 Duration::ZERO,
                 Duration::from_millis(50),
             )
@@ -506,9 +518,10 @@ fn linger<T: Transport>(stream: &mut T, queue: &mut SendQueue) {
     }
 }
 
-/// Waits until `stream` can be read (`read`) or written (`write`), busy
-/// polling for up to `spin` first, then blocking for up to `timeout`:
-/// (readable, writable).
+/// Waits until `stream` can be read (`read`) or written (`write`), or
+/// `signal` is readable (a store's write landed), busy polling for up to
+/// `spin` first, then blocking for up to `timeout`: (readable, writable)
+/// of `stream`.
 ///
 /// Why not a blocking `recv`: on loopback the writer's send wakes the
 /// reader while the kernel still holds the reader socket's lock, and a
@@ -521,6 +534,7 @@ fn wait(
     stream: &TcpStream,
     read: bool,
     write: bool,
+    signal: Option<RawFd>,
     spin: Duration,
     timeout: Duration,
 ) -> io::Result<(bool, bool)> {
@@ -528,8 +542,8 @@ fn wait(
     if !spin.is_zero() && read {
         let until = Instant::now() + spin;
         loop {
-            let r = poll_one(stream, events, Duration::ZERO)?;
-            if r.0 || r.1 {
+            let (r, signalled) = poll_one(stream, events, signal, Duration::ZERO)?;
+            if r.0 || r.1 || signalled {
                 return Ok(r);
             }
             if Instant::now() >= until {
@@ -538,57 +552,54 @@ fn wait(
             std::hint::spin_loop();
         }
     }
-    poll_one(stream, events, timeout)
+    Ok(poll_one(stream, events, signal, timeout)?.0)
 }
 
-/// One `poll` of `stream` for `events`: (readable or closed, writable).
+/// One `poll` of `stream` for `events` and of `signal` for input:
+/// ((readable or closed, writable), signal readable).
 fn poll_one(
     stream: &TcpStream,
     events: libc::c_short,
+    signal: Option<RawFd>,
     timeout: Duration,
-) -> io::Result<(bool, bool)> {
+) -> io::Result<((bool, bool), bool)> {
     use std::os::fd::AsRawFd;
-    let mut fd = libc::pollfd {
-        fd: stream.as_raw_fd(),
-        events,
-        revents: 0,
-    };
+    let mut fds = [
+        libc::pollfd {
+            fd: stream.as_raw_fd(),
+            events,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: signal.unwrap_or(-1),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let n_fds = if signal.is_some() { 2 } else { 1 };
     let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    // SAFETY: `fd` is one valid pollfd that outlives the call, and its
-    // descriptor belongs to `stream`, which is borrowed (open) throughout.
-    let n = unsafe { libc::poll(&mut fd, 1, ms) };
+    // SAFETY: `fds` holds `n_fds` valid pollfds and outlives the call;
+    // the first descriptor belongs to `stream`, which is borrowed (open)
+    // throughout, and the second to the session's store, which the
+    // caller borrows too.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), n_fds, ms) };
     if n < 0 {
         let e = io::Error::last_os_error();
         return if e.kind() == io::ErrorKind::Interrupted {
-            Ok((false, false))
+            Ok(((false, false), false))
         } else {
             Err(e)
         };
     }
-    let r = fd.revents;
+    let r = fds[0].revents;
     let gone = r & (libc::POLLHUP | libc::POLLERR) != 0;
     Ok((
-        r & libc::POLLIN != 0 || gone,
-        r & libc::POLLOUT != 0 || gone,
+        (
+            r & libc::POLLIN != 0 || gone,
+            r & libc::POLLOUT != 0 || gone,
+        ),
+        n_fds == 2 && fds[1].revents != 0,
     ))
-}
-
-/// What one round sends: messages end to end, and where each ends.
-struct Round {
-    bytes: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl Round {
-    /// Writes each message of the round to the log as sent, and forgets
-    /// where they end.
-    fn log<L: Log>(&mut self, log: &mut L, t: UtcTimestamp) {
-        let mut start = 0;
-        for end in self.ends.drain(..) {
-            log.message(t, false, &self.bytes[start..end]);
-            start = end;
-        }
-    }
 }
 
 /// Carries out the session's outputs at time `t`, appending what it sends to `out`;

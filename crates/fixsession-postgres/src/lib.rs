@@ -10,7 +10,9 @@
 //!   writes the round's messages and both sequence numbers in one
 //!   statement (one transaction, one round trip); the session driver
 //!   flushes before it writes to the socket, so a message is sent only
-//!   once it is in the database.
+//!   once it is in the database. A large round may be written by the
+//!   store's writer thread while the driver goes on
+//!   ([`begin_flush`](fixsession::store::SessionStore::begin_flush)).
 //! - [`PostgresLease`]: a session's
 //!   [`SessionLease`](fixsession::lease::SessionLease) in perfkit's own
 //!   `perfkit_session_leases` table, so that of several engines sharing

@@ -22,19 +22,21 @@
 //! that is above the store's largest (another engine's) is a typed error
 //! naming its column, as is a column of any other type.
 
+mod link;
+mod round;
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use fixsession::lease::{Holding, Standing};
 use fixsession::settings::PostgresSettings;
 use fixsession::store::{SessionStore, StoreError};
-use postgres::types::Type;
-use postgres::{Client, Config, Statement};
 
 use crate::SessionKey;
 use crate::conn::{self, KEY, key_params};
-use crate::lease::LEASE_SCHEMA;
+use link::Link;
+use round::{Round, Writer};
 
 /// The largest sequence number the tables hold with `INTEGER` columns.
 pub const MAX_SEQ: u64 = i32::MAX as u64;
@@ -42,138 +44,9 @@ pub const MAX_SEQ: u64 = i32::MAX as u64;
 /// The largest with `BIGINT` or `NUMERIC` columns only.
 pub const MAX_SEQ_WIDE: u64 = i64::MAX as u64;
 
-/// The sequence columns, as `table.column`.
-const SEQ_COLUMNS: [(&str, &str); 3] = [
-    ("sessions", "incoming_seqnum"),
-    ("sessions", "outgoing_seqnum"),
-    ("messages", "msgseqnum"),
-];
-
 /// How many messages a resend reads from the database at once: a resend
 /// asks for numbers in order, so one query serves this many `load`s.
 const READ_AHEAD: i64 = 256;
-
-/// QuickFIX's `sessions` and `messages` tables (its
-/// `sessions_table.sql` and `messages_table.sql`), created when missing.
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS sessions (
-  beginstring CHAR(8) NOT NULL,
-  sendercompid VARCHAR(64) NOT NULL,
-  targetcompid VARCHAR(64) NOT NULL,
-  session_qualifier VARCHAR(64) NOT NULL,
-  creation_time TIMESTAMP NOT NULL,
-  incoming_seqnum INTEGER NOT NULL,
-  outgoing_seqnum INTEGER NOT NULL,
-  PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier)
-);
-CREATE TABLE IF NOT EXISTS messages (
-  beginstring CHAR(8) NOT NULL,
-  sendercompid VARCHAR(64) NOT NULL,
-  targetcompid VARCHAR(64) NOT NULL,
-  session_qualifier VARCHAR(64) NOT NULL,
-  msgseqnum INTEGER NOT NULL,
-  message TEXT NOT NULL,
-  PRIMARY KEY (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)
-);";
-
-/// A round's flush: the messages (upserted, as QuickFIX's `set` replaces
-/// a number stored again) and both numbers, in one statement, which
-/// PostgreSQL runs as one transaction. The `UPDATE`'s row count says
-/// whether the session's row is still there.
-///
-/// Fenced (see [`crate::lease`]), the statement first locks the session's
-/// lease row for share, if it still holds epoch `$9`, and writes nothing
-/// when it does not: a takeover raising the epoch waits for a write that
-/// locked the row first, and a write that comes after it finds the new
-/// epoch (PostgreSQL checks a row locked this way again in its newest
-/// version). So the new holder's reading of the numbers follows every
-/// write of the old holder's that landed, and none lands after it.
-fn flush_sql(fenced: bool) -> String {
-    let (lease, only) = if fenced {
-        (
-            format!(
-                "l AS (SELECT 1 FROM perfkit_session_leases WHERE {KEY} AND epoch = $9::int8 \
-                 FOR SHARE),"
-            ),
-            " AND EXISTS (SELECT 1 FROM l)",
-        )
-    } else {
-        (String::new(), "")
-    };
-    format!(
-        "WITH {lease} m AS (
-           INSERT INTO messages (beginstring, sendercompid, targetcompid, session_qualifier,
-                                 msgseqnum, message)
-           SELECT $1::bpchar, $2::varchar, $3::varchar, $4::varchar, u.s, u.t
-             FROM unnest($5::int8[], $6::text[]) AS u(s, t) WHERE true{only}
-           ON CONFLICT (beginstring, sendercompid, targetcompid, session_qualifier, msgseqnum)
-           DO UPDATE SET message = EXCLUDED.message
-         )
-         UPDATE sessions SET incoming_seqnum = $7::int8, outgoing_seqnum = $8::int8 \
-         WHERE {KEY}{only}"
-    )
-}
-
-/// An open connection and the statements prepared on it.
-struct Conn {
-    client: Client,
-    flush: Statement,
-    load: Statement,
-    /// The largest number the tables' sequence columns hold.
-    max_seq: u64,
-}
-
-impl Conn {
-    /// Connects, creates the tables when missing (on every new
-    /// connection: the database may be a new one behind the same
-    /// address), checks their sequence columns' types, and prepares the
-    /// statements (`fenced`: writes carry the lease's epoch).
-    fn open(cfg: &Config, name: &str, fenced: bool) -> Result<Conn, StoreError> {
-        let mut client = conn::connect(cfg, name)?;
-        let ddl: &[&str] = if fenced {
-            &[SCHEMA, LEASE_SCHEMA]
-        } else {
-            &[SCHEMA]
-        };
-        conn::create_tables(&mut client, ddl, name, "creating the tables")?;
-        let mut prepare = |sql: &str| {
-            client
-                .prepare(sql)
-                .map_err(|e| conn::classify(&e, name, "preparing a statement").0)
-        };
-        let mut max_seq = MAX_SEQ_WIDE;
-        for (table, column) in SEQ_COLUMNS {
-            let probe = prepare(&format!("SELECT {column} FROM {table} WHERE false"))?;
-            let ty = probe.columns()[0].type_();
-            let type_max = match *ty {
-                Type::INT4 => MAX_SEQ,
-                Type::INT8 | Type::NUMERIC => MAX_SEQ_WIDE,
-                _ => {
-                    return Err(StoreError::Backend {
-                        store: name.to_string(),
-                        why: format!(
-                            "column {table}.{column} is of type {ty}; perfkit reads sequence \
-                             numbers from INTEGER (QuickFIX 1.15.1), BIGINT or NUMERIC \
-                             (QuickFIX 1.16 on) columns"
-                        ),
-                    });
-                }
-            };
-            max_seq = max_seq.min(type_max);
-        }
-        let flush = prepare(&flush_sql(fenced))?;
-        let load = prepare(&format!(
-            "SELECT msgseqnum::text, message FROM messages WHERE {KEY} \
-             AND msgseqnum >= $5::int8 AND msgseqnum < $6::int8 ORDER BY msgseqnum"
-        ))?;
-        Ok(Conn {
-            client,
-            flush,
-            load,
-            max_seq,
-        })
-    }
-}
 
 /// Whether the lease of `key` is still at `epoch`, locked for share
 /// until the end of `c`'s transaction when it is.
@@ -204,6 +77,12 @@ fn seq_of(text: &str, max: u64) -> Result<u64, String> {
     }
 }
 
+/// Rounds of fewer messages than this are written by the store's own
+/// thread, waiting: handing one to the writer and taking its answer back
+/// costs two thread wake-ups, more than a small round's overlap saves
+/// (one order in flight: a round of two messages).
+const BACKGROUND_FROM: usize = 8;
+
 /// A session's store in PostgreSQL, in QuickFIX's tables (see the
 /// [module docs](self)).
 ///
@@ -214,44 +93,51 @@ fn seq_of(text: &str, max: u64) -> Result<u64, String> {
 /// and writes it all. [`SessionStore::refresh`] reads the numbers again
 /// (and forgets what was not flushed: it was never sent), which is how a
 /// standby with `RefreshOnLogon=Y` takes over a session.
+///
+/// [`SessionStore::begin_flush`] writes a round of
+/// [`BACKGROUND_FROM`] messages or more on a writer thread of the
+/// store's own, one round at a time: rounds begun while one is being
+/// written are written together after it. A background write that fails
+/// puts its round back before what was recorded since, for the next
+/// flush.
 pub struct PostgresStore {
-    /// `postgresql://user@host:port/db FIX.4.2:A->B`, for errors.
-    name: String,
-    cfg: Config,
-    key: SessionKey,
-    /// `None` after the connection was lost, until the next call opens
-    /// one. In a `RefCell` because `load` takes `&self`.
-    conn: RefCell<Option<Conn>>,
+    link: Arc<Link>,
     sender: u64,
     target: u64,
-    /// Messages saved since the last flush, in the order saved.
+    /// Messages saved since the last flush began, in the order saved.
     pending: Vec<(i64, String)>,
     /// The largest number the tables hold, as the last connection found
     /// their columns.
     max_seq: u64,
-    /// Whether the numbers changed since the last flush.
+    /// Whether the numbers changed since the last flush began.
     seqs_dirty: bool,
     /// A reset not yet written: the next flush first deletes the
     /// session's messages and restarts its `creation_time`.
     reset_pending: bool,
     /// Messages read ahead for a resend.
     cache: RefCell<BTreeMap<u64, String>>,
-    /// The session's lease, when engines share the store: every write
-    /// carries the epoch held, and fails when another engine has taken
-    /// the lease over.
-    fence: Option<Arc<Holding>>,
     /// The epoch the numbers were last read under (0: none).
     read_at: u64,
+    /// Started at the first round written in the background.
+    writer: Option<Writer>,
+    /// The round the writer has, and the ticket it completes.
+    writing: Option<(u64, Arc<Round>)>,
+    /// The newest ticket given out by `begin_flush`.
+    issued: u64,
+    /// The newest ticket whose round has landed.
+    landed: u64,
 }
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresStore")
-            .field("name", &self.name)
+            .field("name", &self.link.name)
             .field("sender", &self.sender)
             .field("target", &self.target)
             .field("pending", &self.pending.len())
             .field("read_at", &self.read_at)
+            .field("issued", &self.issued)
+            .field("landed", &self.landed)
             .finish_non_exhaustive()
     }
 }
@@ -285,10 +171,13 @@ impl PostgresStore {
     ) -> Result<PostgresStore, StoreError> {
         let name = format!("{} {}", conn::name(db), key.id());
         let mut store = PostgresStore {
-            cfg: conn::config(db),
-            name,
-            key,
-            conn: RefCell::new(None),
+            link: Arc::new(Link {
+                cfg: conn::config(db),
+                name,
+                key,
+                fence,
+                conn: Mutex::new(None),
+            }),
             sender: 1,
             target: 1,
             pending: Vec::new(),
@@ -296,8 +185,11 @@ impl PostgresStore {
             seqs_dirty: false,
             reset_pending: false,
             cache: RefCell::new(BTreeMap::new()),
-            fence,
             read_at: 0,
+            writer: None,
+            writing: None,
+            issued: 0,
+            landed: 0,
         };
         store.read_seqs()?;
         Ok(store)
@@ -305,7 +197,7 @@ impl PostgresStore {
 
     /// The session this store keeps.
     pub fn key(&self) -> &SessionKey {
-        &self.key
+        &self.link.key
     }
 
     /// How many messages wait for the next flush.
@@ -313,74 +205,43 @@ impl PostgresStore {
         self.pending.len()
     }
 
-    /// Runs `f` on the connection, opening one first when there is none;
-    /// a failure is classified, and a lost connection dropped. A
-    /// connection kept from earlier that turns out lost (a standby's,
-    /// idle for hours, that a server restart or a firewall ended) gets
-    /// one more try on a new one at once: every statement here is
-    /// idempotent (reads, upserts, absolute numbers), so running one
-    /// twice, even after a commit whose answer was lost, changes nothing.
-    fn with_conn<T>(
-        &self,
-        doing: &str,
-        f: impl Fn(&mut Conn, &PostgresStore) -> Result<T, postgres::Error>,
-    ) -> Result<T, StoreError> {
-        let mut slot = self.conn.borrow_mut();
-        if slot.as_ref().is_some_and(|c| c.client.is_closed()) {
-            *slot = None;
-        }
-        let mut reused = slot.is_some();
-        loop {
-            if slot.is_none() {
-                *slot = Some(Conn::open(&self.cfg, &self.name, self.fence.is_some())?);
-            }
-            let c = slot.as_mut().expect("opened above");
-            match f(c, self) {
-                Ok(v) => return Ok(v),
-                Err(e) => {
-                    let (err, drop) = conn::classify(&e, &self.name, doing);
-                    if drop || c.client.is_closed() {
-                        *slot = None;
-                        if std::mem::take(&mut reused) {
-                            continue;
-                        }
-                    }
-                    return Err(err);
-                }
-            }
-        }
-    }
-
     /// Reads the session's numbers, making its row (at 1, 1) when it has
     /// none, as QuickFIX's store does when it opens.
     fn read_seqs(&mut self) -> Result<(), StoreError> {
         // The epoch before the reading: a takeover after it shows as a
         // mismatch at the next write, which then refuses.
-        let epoch = self.fence.as_ref().and_then(|h| h.epoch()).unwrap_or(0);
-        let (target, sender, max) = self.with_conn("reading the sequence numbers", |c, s| {
-            let k = key_params(&s.key);
-            c.client.execute(
-                "INSERT INTO sessions (beginstring, sendercompid, targetcompid, \
+        let epoch = self
+            .link
+            .fence
+            .as_ref()
+            .and_then(|h| h.epoch())
+            .unwrap_or(0);
+        let (target, sender, max) =
+            self.link
+                .with_conn("reading the sequence numbers", |c, s| {
+                    let k = key_params(&s.key);
+                    c.client.execute(
+                        "INSERT INTO sessions (beginstring, sendercompid, targetcompid, \
                  session_qualifier, creation_time, incoming_seqnum, outgoing_seqnum) \
                  VALUES ($1::bpchar, $2::varchar, $3::varchar, $4::varchar, \
                  now() AT TIME ZONE 'UTC', 1, 1) ON CONFLICT DO NOTHING",
-                &k,
-            )?;
-            let row = c.client.query_one(
+                        &k,
+                    )?;
+                    let row = c.client.query_one(
                 &format!(
                     "SELECT incoming_seqnum::text, outgoing_seqnum::text FROM sessions WHERE {KEY}"
                 ),
                 &k,
             )?;
-            Ok((
-                row.try_get::<_, String>(0)?,
-                row.try_get::<_, String>(1)?,
-                c.max_seq,
-            ))
-        })?;
+                    Ok((
+                        row.try_get::<_, String>(0)?,
+                        row.try_get::<_, String>(1)?,
+                        c.max_seq,
+                    ))
+                })?;
         let number = |text: &str, column: &str| {
             seq_of(text, max).map_err(|why| StoreError::Backend {
-                store: self.name.clone(),
+                store: self.link.name.clone(),
                 why: format!("sessions.{column} is {why}"),
             })
         };
@@ -395,28 +256,113 @@ impl PostgresStore {
     /// The epoch a write carries: the one the numbers were read under,
     /// while it is still held. `Ok(None)` for a store of one engine.
     fn write_epoch(&self) -> Result<Option<i64>, StoreError> {
-        let Some(h) = &self.fence else {
+        let Some(h) = &self.link.fence else {
             return Ok(None);
         };
         match h.epoch() {
             Some(e) if e == self.read_at => Ok(Some(e as i64)),
-            Some(e) => Err(self.fenced(format!(
+            Some(e) => Err(self.link.fenced(format!(
                 "the numbers were read under epoch {} and the lease is held under epoch {e}: \
                  they must be read again first",
                 self.read_at
             ))),
-            None => Err(self.fenced(format!(
+            None => Err(self.link.fenced(format!(
                 "the lease read under epoch {} is not held",
                 self.read_at
             ))),
         }
     }
 
-    fn fenced(&self, why: String) -> StoreError {
-        StoreError::Fenced {
-            store: self.name.clone(),
-            why,
+    /// Whether anything was recorded since the last flush began.
+    fn has_records(&self) -> bool {
+        !self.pending.is_empty() || self.seqs_dirty || self.reset_pending
+    }
+
+    /// Takes what was recorded since the last flush began, as one round
+    /// carrying the epoch held.
+    fn take_round(&mut self) -> Result<Round, StoreError> {
+        let epoch = self.write_epoch()?;
+        let r = Round {
+            target: self.column(self.target)?,
+            sender: self.column(self.sender)?,
+            reset: self.reset_pending,
+            epoch,
+            seqs: self.pending.iter().map(|(s, _)| *s).collect(),
+            texts: self.pending.drain(..).map(|(_, t)| t).collect(),
+        };
+        self.seqs_dirty = false;
+        self.reset_pending = false;
+        Ok(r)
+    }
+
+    /// Puts a round that did not land back before what was recorded
+    /// since, for the next flush: its messages first (unless a reset
+    /// since forgot them), the numbers as they are now.
+    fn put_back(&mut self, r: Round) {
+        if !self.reset_pending {
+            let mut back: Vec<(i64, String)> = r.seqs.into_iter().zip(r.texts).collect();
+            back.retain(|(s, _)| !self.pending.iter().any(|(p, _)| p == s));
+            back.append(&mut self.pending);
+            self.pending = back;
+            self.reset_pending = r.reset;
         }
+        self.seqs_dirty = true;
+    }
+
+    /// Hands the recorded round to the writer as ticket `ticket`.
+    fn send_round(&mut self, ticket: u64) -> Result<(), StoreError> {
+        if self.writer.is_none() {
+            self.writer = Some(Writer::start(Arc::clone(&self.link))?);
+        }
+        let r = Arc::new(self.take_round()?);
+        self.writer
+            .as_ref()
+            .expect("started above")
+            .send(Arc::clone(&r));
+        self.writing = Some((ticket, r));
+        Ok(())
+    }
+
+    /// Takes the writer's answer for the round it has, waiting for it
+    /// when `wait`; once the round landed, the rounds begun meanwhile go
+    /// to the writer together (unless `wait`: the caller writes them). A
+    /// failed round is put back, and its error returned.
+    fn settle(&mut self, wait: bool) -> Result<(), StoreError> {
+        let Some((ticket, _)) = &self.writing else {
+            return Ok(());
+        };
+        let ticket = *ticket;
+        let writer = self.writer.as_mut().expect("a round is being written");
+        let answer = if wait {
+            writer.wait_answer()
+        } else {
+            match writer.try_answer() {
+                Some(a) => Some(a),
+                None => return Ok(()),
+            }
+        };
+        let (_, round) = self.writing.take().expect("checked above");
+        let failed = match answer {
+            Some(Ok(())) => None,
+            Some(Err(e)) => Some(e),
+            None => Some(StoreError::Backend {
+                store: self.link.name.clone(),
+                why: "the store's writer thread ended".to_owned(),
+            }),
+        };
+        if let Some(e) = failed {
+            self.put_back(Arc::unwrap_or_clone(round));
+            return Err(e);
+        }
+        self.landed = ticket;
+        if self.issued > self.landed && !wait {
+            if self.has_records() {
+                self.send_round(self.issued)?;
+            } else {
+                self.landed = self.issued;
+            }
+        }
+        Ok(())
     }
 
     /// `seq` as a parameter for the sequence columns.
@@ -452,14 +398,23 @@ impl SessionStore for PostgresStore {
         // in the database's encoding, and FIX's bytes are ASCII but for
         // raw data fields.
         let text = std::str::from_utf8(msg).map_err(|e| StoreError::Backend {
-            store: self.name.clone(),
+            store: self.link.name.clone(),
             why: format!(
                 "message {seq} is not UTF-8 (byte {}), which QuickFIX's TEXT column cannot hold",
                 e.valid_up_to()
             ),
         })?;
         self.cache.get_mut().remove(&seq);
-        self.pending.push((n, text.to_owned()));
+        match self.pending.last() {
+            // Saved again before the flush (a session set back): one row
+            // per number in a round, the newest copy, as a statement may
+            // write each row once.
+            Some((last, _)) if *last >= n => match self.pending.iter_mut().find(|(s, _)| *s == n) {
+                Some(slot) => slot.1 = text.to_owned(),
+                None => self.pending.push((n, text.to_owned())),
+            },
+            _ => self.pending.push((n, text.to_owned())),
+        }
         Ok(())
     }
 
@@ -476,11 +431,16 @@ impl SessionStore for PostgresStore {
             // The database still holds what the reset forgot.
             return Ok(false);
         }
+        // Then what the writer has, which may not have landed yet.
+        if let Some(m) = self.writing.as_ref().and_then(|(_, r)| r.find(n)) {
+            out.extend_from_slice(m.as_bytes());
+            return Ok(true);
+        }
         if let Some(m) = self.cache.borrow_mut().remove(&seq) {
             out.extend_from_slice(m.as_bytes());
             return Ok(true);
         }
-        let rows = self.with_conn("reading sent messages", |c, s| {
+        let rows = self.link.with_conn("reading sent messages", |c, s| {
             let mut p = key_params(&s.key).to_vec();
             let end = n.saturating_add(READ_AHEAD);
             p.push(&n);
@@ -491,7 +451,7 @@ impl SessionStore for PostgresStore {
         cache.clear();
         let mut found = false;
         let bad = |why: String| StoreError::Backend {
-            store: self.name.clone(),
+            store: self.link.name.clone(),
             why,
         };
         for row in rows {
@@ -506,7 +466,13 @@ impl SessionStore for PostgresStore {
             if s == seq {
                 out.extend_from_slice(m.as_bytes());
                 found = true;
-            } else {
+            } else if self
+                .writing
+                .as_ref()
+                .is_none_or(|(_, r)| r.find(s as i64).is_none())
+            {
+                // A copy the writer is replacing is not kept: once it
+                // lands, the database's row is the newer one.
                 cache.insert(s, m);
             }
         }
@@ -524,6 +490,9 @@ impl SessionStore for PostgresStore {
     }
 
     fn refresh(&mut self) -> Result<(), StoreError> {
+        // Read after the writer's round, whether it lands or not.
+        let _ = self.settle(true);
+        self.landed = self.issued;
         // Whatever was recorded and not flushed was never sent (a message
         // goes out only once flushed), and inbound numbers not flushed are
         // asked for again: the database is the truth.
@@ -534,71 +503,44 @@ impl SessionStore for PostgresStore {
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
-        if self.pending.is_empty() && !self.seqs_dirty && !self.reset_pending {
-            return Ok(());
-        }
-        let epoch = self.write_epoch()?;
-        let seqs: Vec<i64> = self.pending.iter().map(|(s, _)| *s).collect();
-        let texts: Vec<&str> = self.pending.iter().map(|(_, t)| t.as_str()).collect();
-        let target = self.column(self.target)?;
-        let sender = self.column(self.sender)?;
-        let reset = self.reset_pending;
-        let (updated, fenced) = self.with_conn("writing the round", |c, s| {
-            let k = key_params(&s.key);
-            let mut p = k.to_vec();
-            p.extend_from_slice(&[&seqs, &texts, &target, &sender]);
-            if let Some(e) = &epoch {
-                p.push(e);
+        // The writer's round lands (or comes back) first: rounds land in
+        // the order they were begun.
+        self.settle(true)?;
+        if self.has_records() {
+            let r = self.take_round()?;
+            if let Err(e) = round::write(&self.link, &r) {
+                self.put_back(r);
+                return Err(e);
             }
-            let n = if !reset {
-                c.client.execute(&c.flush, &p)?
-            } else {
-                let mut tx = c.client.transaction()?;
-                // The reset's deletes are fenced as the flush is: the
-                // lease row locked first, or nothing at all.
-                if let Some(e) = epoch
-                    && !holds(&mut tx, &s.key, e)?
-                {
-                    return Ok((0, true));
-                }
-                tx.execute(&format!("DELETE FROM messages WHERE {KEY}"), &k)?;
-                tx.execute(
-                    &format!(
-                        "UPDATE sessions SET creation_time = now() AT TIME ZONE 'UTC' WHERE {KEY}"
-                    ),
-                    &k,
-                )?;
-                let n = tx.execute(&c.flush, &p)?;
-                tx.commit()?;
-                n
-            };
-            if n == 1 || epoch.is_none() {
-                return Ok((n, false));
-            }
-            // Nothing written: the lease moved on, or the row is gone.
-            let e = epoch.expect("checked above");
-            Ok((n, !holds(&mut c.client, &s.key, e)?))
-        })?;
-        if fenced {
-            if let (Some(h), Some(e)) = (&self.fence, epoch) {
-                h.lose(e as u64);
-            }
-            return Err(self.fenced(format!(
-                "epoch {} is no longer this engine's: another engine has taken the session's \
-                 lease over, and nothing was written",
-                self.read_at
-            )));
         }
-        if updated != 1 {
-            return Err(StoreError::Backend {
-                store: self.name.clone(),
-                why: format!("the session's row in sessions is gone ({updated} rows updated)"),
-            });
-        }
-        self.pending.clear();
-        self.seqs_dirty = false;
-        self.reset_pending = false;
+        self.landed = self.issued;
         Ok(())
+    }
+
+    fn begin_flush(&mut self) -> Result<u64, StoreError> {
+        self.settle(false)?;
+        if !self.has_records() {
+            return Ok(self.issued);
+        }
+        self.issued += 1;
+        if self.writing.is_some() {
+            // Goes to the writer with whatever else is begun before the
+            // round it has lands (`settle`).
+        } else if self.pending.len() < BACKGROUND_FROM {
+            self.flush()?;
+        } else {
+            self.send_round(self.issued)?;
+        }
+        Ok(self.issued)
+    }
+
+    fn flushed(&mut self) -> Result<u64, StoreError> {
+        self.settle(false)?;
+        Ok(self.landed)
+    }
+
+    fn flush_signal(&self) -> Option<std::os::fd::RawFd> {
+        self.writer.as_ref().map(Writer::fd)
     }
 
     fn max_seq(&self) -> u64 {
@@ -606,7 +548,7 @@ impl SessionStore for PostgresStore {
     }
 
     fn standing(&self) -> Standing {
-        match &self.fence {
+        match &self.link.fence {
             None => Standing::Unshared,
             Some(h) => Standing::of(h, self.read_at),
         }

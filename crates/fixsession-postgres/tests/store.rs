@@ -75,6 +75,19 @@ fn the_store_keeps_quickfixs_rows_and_survives_a_server_restart() {
     let mut out = Vec::new();
     assert!(a.load(5, &mut out).unwrap());
     assert_eq!(out, b"8=FIX.4.2\x0135=4\x01");
+    // A round of numbers stored already, one saved twice in it: each
+    // row once, the newest copy.
+    b.save(6, b"8=FIX.4.2\x0135=4\x0158=old\x01").unwrap();
+    b.save(7, b"8=FIX.4.2\x0135=4\x0158=seven\x01").unwrap();
+    b.save(6, b"8=FIX.4.2\x0135=4\x0158=new\x01").unwrap();
+    b.flush().unwrap();
+    assert_eq!(
+        pg.psql(
+            DATABASE,
+            "SELECT msgseqnum, message FROM messages WHERE msgseqnum IN (6, 7) ORDER BY 1"
+        ),
+        "6|8=FIX.4.2\x0135=4\x0158=new\x01\n7|8=FIX.4.2\x0135=4\x0158=seven\x01\n"
+    );
 
     // Refresh drops what was not flushed (never sent) for the database's
     // numbers.
@@ -350,5 +363,92 @@ fn a_statement_timeout_is_transient() {
     assert_eq!(
         pg.psql(DATABASE, "SELECT outgoing_seqnum FROM sessions"),
         "2\n"
+    );
+}
+
+/// Waits for the store's background round to land or fail.
+fn landed(s: &mut PostgresStore, ticket: u64) -> Result<(), StoreError> {
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while s.flushed()? < ticket {
+        assert!(
+            std::time::Instant::now() < until,
+            "ticket {ticket} never landed"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(())
+}
+
+/// Rounds written in the background: a large round goes to the writer
+/// and lands under its ticket; while it is being written its messages
+/// are still loaded, rounds begun meanwhile wait for it, and when it
+/// fails (a statement timeout) it comes back, in order before them, for
+/// the flush that writes everything once the database answers again.
+#[test]
+fn background_rounds_land_in_order_and_come_back_when_they_fail() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    pg.psql(
+        DATABASE,
+        &format!("ALTER DATABASE {DATABASE} SET statement_timeout = '300ms'"),
+    );
+    let mut s = PostgresStore::open(&db, key()).unwrap();
+    assert_eq!(s.flush_signal(), None, "no writer before a large round");
+    for seq in 1..=20 {
+        s.save(seq, &msg(seq)).unwrap();
+    }
+    s.set_seqs(21, 1).unwrap();
+    let t1 = s.begin_flush().unwrap();
+    assert!(
+        s.flush_signal().is_some(),
+        "a round of 20 goes to the writer"
+    );
+    landed(&mut s, t1).unwrap();
+    let count = |pg: &Postgres| pg.psql(DATABASE, "SELECT count(*) FROM messages");
+    assert_eq!(count(&pg), "20\n");
+
+    let mut lock = pg.psql_command(
+        DATABASE,
+        "SET statement_timeout = 0; BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; \
+         SELECT pg_sleep(2); COMMIT;",
+    );
+    let locker = std::thread::spawn(move || lock.output().unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    for seq in 21..=40 {
+        s.save(seq, &msg(seq)).unwrap();
+    }
+    s.set_seqs(41, 1).unwrap();
+    let t2 = s.begin_flush().unwrap();
+    assert!(t2 > t1);
+    let mut out = Vec::new();
+    assert!(s.load(25, &mut out).unwrap(), "a message being written");
+    assert_eq!(out, msg(25));
+    for seq in 41..=45 {
+        s.save(seq, &msg(seq)).unwrap();
+    }
+    s.set_seqs(46, 1).unwrap();
+    let t3 = s.begin_flush().unwrap();
+    assert!(t3 > t2);
+    let e = landed(&mut s, t2).unwrap_err();
+    assert!(e.is_transient(), "{e}");
+    // The failed round is back before the one begun after it.
+    assert_eq!(s.pending(), 25);
+    assert_eq!(count(&pg), "20\n");
+    assert!(locker.join().unwrap().status.success());
+    s.flush().unwrap();
+    assert!(s.flushed().unwrap() >= t3);
+    assert_eq!(count(&pg), "45\n");
+    assert_eq!(
+        pg.psql(DATABASE, "SELECT outgoing_seqnum FROM sessions"),
+        "46\n"
+    );
+    assert_eq!(
+        pg.psql(
+            DATABASE,
+            "SELECT message FROM messages WHERE msgseqnum = 33"
+        ),
+        format!("{}\n", String::from_utf8(msg(33)).unwrap())
     );
 }

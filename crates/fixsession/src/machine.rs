@@ -285,6 +285,18 @@ impl<S: SessionStore> Session<S> {
         Ok(())
     }
 
+    /// Starts flushing the store without waiting
+    /// ([`SessionStore::begin_flush`]): the ticket that says when it has.
+    pub fn begin_flush_store(&mut self) -> Result<u64, SessionError> {
+        Ok(self.store.begin_flush()?)
+    }
+
+    /// The newest flush ticket the store has made persist
+    /// ([`SessionStore::flushed`]).
+    pub fn store_flushed(&mut self) -> Result<u64, SessionError> {
+        Ok(self.store.flushed()?)
+    }
+
     /// Reads the store's numbers and messages again from where they
     /// persist ([`SessionStore::refresh`]): a driver does so before it
     /// runs a session whose store another engine may have written since

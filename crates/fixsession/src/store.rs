@@ -165,6 +165,32 @@ pub trait SessionStore {
     fn flush(&mut self) -> Result<(), StoreError> {
         Ok(())
     }
+    /// Starts making everything recorded so far persist and returns a
+    /// ticket for it: it has persisted once [`flushed`](Self::flushed)
+    /// reaches the ticket. A store that writes in the background returns
+    /// before the write ends, so a driver can go on reading and answering
+    /// while it runs, holding each round's bytes until their ticket is
+    /// reached (stored before sent, as with [`flush`](Self::flush)). The
+    /// default writes at once and returns 0.
+    fn begin_flush(&mut self) -> Result<u64, StoreError> {
+        self.flush()?;
+        Ok(0)
+    }
+    /// The newest ticket of [`begin_flush`](Self::begin_flush) that has
+    /// persisted (every earlier one has too), without waiting. An error
+    /// says a background write failed; what it held is recorded again,
+    /// so a [`flush`](Self::flush) (the driver's retry) writes it. The
+    /// default, for a store that writes at once: everything has.
+    fn flushed(&mut self) -> Result<u64, StoreError> {
+        Ok(u64::MAX)
+    }
+    /// A descriptor that becomes readable when a background write ends,
+    /// for a driver to wait on beside its socket (the store empties it in
+    /// [`flushed`](Self::flushed)); `None` for a store that writes at
+    /// once.
+    fn flush_signal(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
     /// The largest sequence number the store can record; a session never
     /// accepts a number beyond it.
     fn max_seq(&self) -> u64 {
@@ -397,6 +423,27 @@ impl SessionStore for AnyStore {
             AnyStore::Memory(s) => s.flush(),
             AnyStore::File(s) => s.flush(),
             AnyStore::Other(s) => s.flush(),
+        }
+    }
+    fn begin_flush(&mut self) -> Result<u64, StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.begin_flush(),
+            AnyStore::File(s) => s.begin_flush(),
+            AnyStore::Other(s) => s.begin_flush(),
+        }
+    }
+    fn flushed(&mut self) -> Result<u64, StoreError> {
+        match self {
+            AnyStore::Memory(s) => s.flushed(),
+            AnyStore::File(s) => s.flushed(),
+            AnyStore::Other(s) => s.flushed(),
+        }
+    }
+    fn flush_signal(&self) -> Option<std::os::fd::RawFd> {
+        match self {
+            AnyStore::Memory(s) => s.flush_signal(),
+            AnyStore::File(s) => s.flush_signal(),
+            AnyStore::Other(s) => s.flush_signal(),
         }
     }
     fn max_seq(&self) -> u64 {
