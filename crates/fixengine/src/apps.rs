@@ -119,24 +119,39 @@ impl Application for Exchange {
         // allocation per field per order.
         let get = |t| m.get(t).unwrap_or(b"");
         let (clordid, symbol, side, qty) = (get(11), get(55), get(54), get(38));
+        let v = session.config().begin_string;
         let price = m.get(44).unwrap_or(b"0");
-        let old = session.config().begin_string <= BeginString::Fix42;
-        for (n, (exec_type, status)) in [(b"0", b"0"), (b"2", b"2")].into_iter().enumerate() {
+        let qty_or_0 = if qty.is_empty() { b"0" } else { qty };
+        for (n, (exec_type, status)) in [(b"0", b"0"), (fill_exec_type(v), b"2")]
+            .into_iter()
+            .enumerate()
+        {
             let filled = n == 1;
             // A whole-array copy is a few moves; a copy of the digits
             // alone was a `memcpy` call.
             let mut exec_id = id;
-            exec_id[0] = b'E';
-            exec_id[n_len + 1] = b'-';
-            exec_id[n_len + 2] = b'1' + n as u8;
-            let exec_id = &exec_id[..n_len + 3];
+            let exec_id = if v == BeginString::Fix40 {
+                // FIX.4.0's ExecID is an int: the order's two reports
+                // are 2n-1 and 2n.
+                let len = fixcore::build::format::uint(&mut exec_id, 2 * orders - 1 + n as u64);
+                &exec_id[..len]
+            } else {
+                exec_id[0] = b'E';
+                exec_id[n_len + 1] = b'-';
+                exec_id[n_len + 2] = b'1' + n as u8;
+                &exec_id[..n_len + 3]
+            };
             session.send_app(b"8", now, |b| {
                 b.field_bytes(37, order_id).field_bytes(17, exec_id);
-                if old {
+                if v <= BeginString::Fix42 {
+                    // ExecTransType: gone from FIX.4.3 on.
                     b.field_char(20, b'0');
                 }
-                b.field_bytes(150, if filled && old { b"2" } else { exec_type })
-                    .field_bytes(39, status);
+                if v >= BeginString::Fix41 {
+                    // ExecType: new in FIX.4.1.
+                    b.field_bytes(150, exec_type);
+                }
+                b.field_bytes(39, status);
                 if !clordid.is_empty() {
                     b.field_bytes(11, clordid);
                 }
@@ -149,23 +164,36 @@ impl Application for Exchange {
                 if !qty.is_empty() {
                     b.field_bytes(38, qty);
                 }
-                let qty_or_0 = if qty.is_empty() { b"0" } else { qty };
                 if filled {
-                    b.field_bytes(32, qty_or_0)
-                        .field_bytes(31, price)
-                        .field_bytes(14, qty_or_0)
-                        .field_bytes(151, b"0")
-                        .field_bytes(6, price);
-                } else {
-                    b.field_bytes(14, b"0")
-                        .field_bytes(151, qty_or_0)
-                        .field_bytes(6, b"0");
+                    b.field_bytes(32, qty_or_0).field_bytes(31, price);
+                } else if v <= BeginString::Fix41 {
+                    // FIX.4.0 and 4.1 require LastShares and LastPx on
+                    // every report.
+                    b.field_bytes(32, b"0").field_bytes(31, b"0");
                 }
+                let (cum, leaves, avg) = if filled {
+                    (qty_or_0, &b"0"[..], price)
+                } else {
+                    (&b"0"[..], qty_or_0, &b"0"[..])
+                };
+                b.field_bytes(14, cum);
+                if v >= BeginString::Fix41 {
+                    // LeavesQty: new in FIX.4.1.
+                    b.field_bytes(151, leaves);
+                }
+                b.field_bytes(6, avg);
             })?;
         }
         self.orders = orders;
         Ok(())
     }
+}
+
+/// The ExecType of a fill: Fill (2) up to FIX.4.2, Trade (F) from FIX.4.3
+/// on, where ExecType no longer says how much is filled (OrdStatus does).
+/// FIX.4.0 has no ExecType; the value is not sent there.
+fn fill_exec_type(v: BeginString) -> &'static [u8; 1] {
+    if v <= BeginString::Fix42 { b"2" } else { b"F" }
 }
 
 /// Called with each order's round trip: from handing the NewOrderSingle to
@@ -236,16 +264,19 @@ impl Orders {
         session: &mut Session<S>,
         now: UtcTimestamp,
     ) -> Result<(), SessionError> {
+        let v = session.config().begin_string;
         while self.sent < self.total && self.sent - self.filled < self.window {
             let id = (self.sent + 1).to_string();
             let sent = session.send_app(b"D", now, |b| {
                 b.field_str(11, &id)
                     .field_char(21, b'1')
                     .field_str(55, "MSFT")
-                    .field_char(54, b'1')
-                    .field_timestamp(60, now, fixcore::build::TimePrecision::Millis)
-                    .field_uint(38, 100)
-                    .field_char(40, b'1');
+                    .field_char(54, b'1');
+                // TransactTime: new in FIX.4.2.
+                if v >= BeginString::Fix42 {
+                    b.field_timestamp(60, now, fixcore::build::TimePrecision::Millis);
+                }
+                b.field_uint(38, 100).field_char(40, b'1');
             })?;
             if !sent {
                 break;

@@ -17,6 +17,17 @@
 //       Answers each NewOrderSingle with two ExecutionReports (new, then
 //       filled) until stdin closes; prints "orders <n>" and
 //       "seqs <next sender> <next target>" per session, exits 0.
+//   quickfix-session check-initiator SETTINGS ORDERS
+//       The validating counterparty of any BeginString (the settings give
+//       UseDataDictionary=Y and the dictionaries): logs on, sends ORDERS
+//       NewOrderSingles built by tag for the session's version (no
+//       TransactTime before FIX.4.2), and prints "app <MsgType>" for each
+//       application message QuickFIX validated and delivered and
+//       "reject <message>" for each Reject or BusinessMessageReject it
+//       sends; stops once 2 x ORDERS ExecutionReports arrived or after
+//       20 s, prints "reports <n>", exits 0.
+//   quickfix-session check-acceptor SETTINGS
+//       The same as an acceptor, answering nothing, until stdin closes.
 //   quickfix-session ssl-initiator ... | ssl-acceptor SETTINGS
 //       The same over QuickFIX's SSLSocketInitiator/SSLSocketAcceptor
 //       (OpenSSL), whose certificate keys (ServerCertificateFile,
@@ -177,6 +188,110 @@ private:
     std::vector<char> filled_;
 };
 
+// The validating counterparty of the check-* modes: QuickFIX checks each
+// message against the session's dictionary before fromApp sees it, and
+// answers one that fails with a Reject, which toAdmin shows.
+class Checker : public FIX::Application {
+public:
+    std::atomic<long> reports{0};
+    std::atomic<bool> logged_on{false};
+    FIX::SessionID session;
+    std::mutex out;
+
+    void onCreate(const FIX::SessionID&) override {}
+    void onLogon(const FIX::SessionID& id) override {
+        session = id;
+        logged_on = true;
+    }
+    void onLogout(const FIX::SessionID&) override {}
+    void toAdmin(FIX::Message& m, const FIX::SessionID&) override {
+        const std::string& type = m.getHeader().getField(FIX::FIELD::MsgType);
+        if (type == "3" || type == "j") say("reject " + wire(m));
+    }
+    void toApp(FIX::Message&, const FIX::SessionID&) throw(FIX::DoNotSend) override {}
+    void fromAdmin(const FIX::Message&, const FIX::SessionID&) throw(
+        FIX::FieldNotFound, FIX::IncorrectDataFormat, FIX::IncorrectTagValue,
+        FIX::RejectLogon) override {}
+    void fromApp(const FIX::Message& m, const FIX::SessionID&) throw(
+        FIX::FieldNotFound, FIX::IncorrectDataFormat, FIX::IncorrectTagValue,
+        FIX::UnsupportedMessageType) override {
+        const std::string& type = m.getHeader().getField(FIX::FIELD::MsgType);
+        say("app " + type);
+        if (type == "8") ++reports;
+    }
+
+    // A NewOrderSingle by tag: the fields every version from FIX.4.0 on
+    // defines, TransactTime from FIX.4.2 on (FIX.4.0 and 4.1 have none).
+    void send_order(long id) {
+        FIX::Message o;
+        o.getHeader().setField(FIX::MsgType("D"));
+        o.setField(FIX::ClOrdID(std::to_string(id)));
+        o.setField(FIX::HandlInst('1'));
+        o.setField(FIX::Symbol("MSFT"));
+        o.setField(FIX::Side(FIX::Side_BUY));
+        o.setField(FIX::OrderQty(100));
+        o.setField(FIX::OrdType(FIX::OrdType_LIMIT));
+        o.setField(FIX::Price(25.5));
+        const std::string& begin = session.getBeginString().getValue();
+        if (begin != "FIX.4.0" && begin != "FIX.4.1") o.setField(FIX::TransactTime());
+        FIX::Session::sendToTarget(o, session);
+    }
+
+private:
+    static std::string wire(const FIX::Message& m) {
+        std::string s = m.toString();
+        for (char& c : s)
+            if (c == '\x01') c = '|';
+        return s;
+    }
+    void say(const std::string& line) {
+        std::lock_guard<std::mutex> lock(out);
+        std::cout << line << std::endl;
+    }
+};
+
+int run_check_initiator(const std::string& cfg, long orders) {
+    FIX::SessionSettings settings(cfg);
+    Checker app;
+    FIX::MemoryStoreFactory store;
+    FIX::SocketInitiator initiator(app, store, settings);
+    initiator.start();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!app.logged_on && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!app.logged_on) {
+        std::cerr << "quickfix-session: no logon" << std::endl;
+        initiator.stop(true);
+        return 1;
+    }
+    for (long i = 1; i <= orders; ++i) app.send_order(i);
+    while (app.reports < 2 * orders && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    // A moment for a Reject of a late message to show.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    initiator.stop();
+    std::lock_guard<std::mutex> lock(app.out);
+    std::cout << "reports " << app.reports << std::endl;
+    return 0;
+}
+
+int run_check_acceptor(const std::string& cfg) {
+    FIX::SessionSettings settings(cfg);
+    Checker app;
+    FIX::MemoryStoreFactory store;
+    FIX::SocketAcceptor acceptor(app, store, settings);
+    acceptor.start();
+    {
+        std::lock_guard<std::mutex> lock(app.out);
+        std::cout << "listening" << std::endl;
+    }
+    std::string line;
+    while (std::getline(std::cin, line)) {
+    }
+    acceptor.stop();
+    return 0;
+}
+
 // QuickFIX's own FileStore when any session of the settings names a
 // FileStorePath (the store interop tests run both engines on one
 // directory), its MemoryStore otherwise.
@@ -288,12 +403,16 @@ int main(int argc, char** argv) {
             return run_initiator(argv[2], std::atol(argv[3]), argc >= 5 ? std::atol(argv[4]) : 0,
                                  argc == 6 ? argv[5] : nullptr, ssl);
         if (mode == "acceptor" && argc == 3) return run_acceptor(argv[2], ssl);
+        if (mode == "check-initiator" && argc == 4 && !ssl)
+            return run_check_initiator(argv[2], std::atol(argv[3]));
+        if (mode == "check-acceptor" && argc == 3 && !ssl) return run_check_acceptor(argv[2]);
     } catch (std::exception& e) {
         std::cerr << "quickfix-session: " << e.what() << std::endl;
         return 2;
     }
     std::cerr << "usage: quickfix-session [ssl-]initiator SETTINGS ORDERS [WINDOW [LATENCIES]] | "
-                 "[ssl-]acceptor SETTINGS"
+                 "[ssl-]acceptor SETTINGS | check-initiator SETTINGS ORDERS | "
+                 "check-acceptor SETTINGS"
               << std::endl;
     return 2;
 }
