@@ -108,3 +108,22 @@ fn the_acceptor_takes_no_initiator_flags() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("unexpected argument '--orders'"), "{err}");
 }
+
+/// Issue 48.7: `fix-bench`, the name the FIX benchmark's users know, is
+/// listed in the top-level help, not a hidden alias, and its help is
+/// `fix bench`'s.
+#[test]
+fn fix_bench_is_listed_under_the_name_users_know() {
+    let top = listed(&help(&[], "--help"));
+    assert!(top.iter().any(|c| c == "fix-bench"), "{top:?}");
+    let options = |h: String| -> String {
+        h.lines()
+            .skip_while(|l| !l.starts_with("Options:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(
+        options(help(&["fix-bench".to_owned()], "--help")),
+        options(help(&["fix".to_owned(), "bench".to_owned()], "--help"))
+    );
+}

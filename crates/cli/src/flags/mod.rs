@@ -86,9 +86,8 @@ pub enum Command {
     /// `fix load` puts an engine under open-loop load, `fix check FILE|-`
     /// validates messages, `fix acceptor`/`initiator` run sessions.
     Fix(cmd::fix::FixArgs),
-    /// `perfkit fix bench` under its older name, kept so scripts and
-    /// habits that call it still work.
-    #[command(hide = true)]
+    /// The FIX benchmark (hot path, session engines, failover): `fix
+    /// bench` under the name its users know.
     FixBench(cmd::fix::FixBenchArgs),
     /// Write, update or delete from a ZIP archive (`-` for stdout), as Info-ZIP zip.
     Zip(cmd::zip::ZipArgs),
