@@ -9,17 +9,39 @@
 //! with 128 + the signal's number, the status a shell shows for a process
 //! the signal ended.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// A flag the first signal sets instead of ending the process: a
 /// long-running command (a FIX acceptor) then winds down by itself, and
 /// only a second signal ends it at once.
 static GRACEFUL: std::sync::OnceLock<&'static AtomicBool> = std::sync::OnceLock::new();
 
+/// The signal that set the graceful flag (0: none yet).
+static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
+
 /// Asks that the first SIGINT/SIGTERM/SIGHUP set `flag` rather than end
 /// the process; the next one ends it as usual.
 pub fn stop_gracefully(flag: &'static AtomicBool) {
     let _ = GRACEFUL.set(flag);
+}
+
+/// The signal that asked a graceful stop, if one did: the command exits
+/// with 128 + its number once it has wound down, as one the signal
+/// ended at once would.
+pub fn stopped_by() -> Option<i32> {
+    match STOPPED_BY.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
+
+/// The exit code of a command that ran to its end: `code`, or 128 + the
+/// signal that asked it to stop ([`stopped_by`]).
+pub fn exit_code(code: std::process::ExitCode) -> std::process::ExitCode {
+    match stopped_by() {
+        Some(sig) => std::process::ExitCode::from((128 + sig) as u8),
+        None => code,
+    }
 }
 
 /// The signals after which no temporary may be left behind.
@@ -40,6 +62,7 @@ pub fn install() -> std::io::Result<()> {
                 if let Some(flag) = GRACEFUL.get()
                     && !flag.swap(true, Ordering::SeqCst)
                 {
+                    STOPPED_BY.store(sig, Ordering::SeqCst);
                     continue;
                 }
                 // Held until exit, so no temporary is listed (or renamed

@@ -103,7 +103,8 @@ fn exec_acceptor_answers_logs_out_on_ctrl_c_and_resumes_after_kill_9() {
         "{gap:?}"
     );
 
-    // Ctrl-C: the acceptor logs out, we answer, it exits 0.
+    // Ctrl-C: the acceptor logs out, we answer, it exits 130 (128 +
+    // SIGINT, as docs/exit-codes.md says) after that clean logout.
     // SAFETY: kill(2) on our own child, not yet reaped.
     assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
     let logout = read_message(&mut c).unwrap();
@@ -112,7 +113,7 @@ fn exec_acceptor_answers_logs_out_on_ctrl_c_and_resumes_after_kill_9() {
         .unwrap();
     assert!(read_message(&mut c).is_none());
     let status = acceptor.wait().unwrap();
-    assert!(status.success(), "{status}");
+    assert_eq!(status.code(), Some(130), "{status}");
 
     let check = perfkit()
         .current_dir(d)
@@ -195,7 +196,7 @@ fn one_acceptor_serves_two_hundred_concurrent_sessions() {
     }
     // SAFETY: kill(2) on our own child, not yet reaped.
     assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
-    assert!(acceptor.wait().unwrap().success());
+    assert_eq!(acceptor.wait().unwrap().code(), Some(130));
 }
 
 #[test]
@@ -263,7 +264,7 @@ fn the_shipped_acceptance_settings_validate_as_their_sessions_say() {
     }
     // SAFETY: kill(2) on our own child, not yet reaped.
     assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
-    assert!(acceptor.wait().unwrap().success());
+    assert_eq!(acceptor.wait().unwrap().code(), Some(130));
 }
 
 /// A session with `Username`/`Password`: a flood of Logons with wrong
@@ -361,7 +362,7 @@ fn a_flood_of_wrong_passwords_is_refused_without_disturbing_the_live_session() {
     assert!(has(&logout, "35=5"), "{logout:?}");
     // SAFETY: kill(2) on our own child, not yet reaped.
     assert_eq!(unsafe { libc::kill(acceptor.id() as i32, libc::SIGINT) }, 0);
-    assert!(acceptor.wait().unwrap().success());
+    assert_eq!(acceptor.wait().unwrap().code(), Some(130));
     let events = std::fs::read_to_string(d.join("events.log")).unwrap();
     let refused = events
         .lines()

@@ -574,7 +574,9 @@ impl Acceptor {
                 .try_wait()
                 .doing_with(|| format!("waiting for the {} acceptor", self.engine))?;
             if let Some(status) = exited {
-                if !status.success() {
+                // perfkit exits 128 + SIGTERM once its sessions logged out.
+                let stopped = self.stops_on_signal && status.code() == Some(128 + libc::SIGTERM);
+                if !status.success() && !stopped {
                     let text = std::fs::read_to_string(&self.log).unwrap_or_default();
                     return Err(Error::Program(format!(
                         "the {} acceptor failed ({status}): {}",

@@ -83,7 +83,8 @@ pub fn acceptor(engine: &EngineSettings) -> Result<ExitCode> {
     super::cap_scan_path()?;
     let (stop, console) = stop_flag();
     assembly::run_acceptor(engine, stop, console)?;
-    Ok(ExitCode::SUCCESS)
+    // 130 after Ctrl-C, 143 after SIGTERM: the sessions logged out first.
+    Ok(perfkit::cleanup::exit_code(ExitCode::SUCCESS))
 }
 
 /// Runs `perfkit fix initiator`: each initiator session connects,
@@ -93,5 +94,5 @@ pub fn initiator(engine: &EngineSettings) -> Result<ExitCode> {
     super::cap_scan_path()?;
     let (stop, console) = stop_flag();
     assembly::run_initiator(engine, stop, console)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(perfkit::cleanup::exit_code(ExitCode::SUCCESS))
 }
