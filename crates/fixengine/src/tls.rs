@@ -139,7 +139,12 @@ impl ServerTls {
             .map_err(|e| TlsError::Unusable(e.to_string()))?
             .with_client_cert_verifier(verifier)
             .with_single_cert(chain, key)
-            .map_err(|e| TlsError::Unusable(format!("ServerCertificateFile {cert_path}: {e}")))?;
+            .map_err(|e| {
+                TlsError::Unusable(format!(
+                    "ServerCertificateFile {cert_path}: {}",
+                    own_certificate_words(&e)
+                ))
+            })?;
         Ok((
             ServerTls {
                 config: Arc::new(config),
@@ -194,7 +199,10 @@ impl ClientTls {
                     None => private_key("ClientCertificateFile", cert_path)?,
                 };
                 builder.with_client_auth_cert(chain, key).map_err(|e| {
-                    TlsError::Unusable(format!("ClientCertificateFile {cert_path}: {e}"))
+                    TlsError::Unusable(format!(
+                        "ClientCertificateFile {cert_path}: {}",
+                        own_certificate_words(&e)
+                    ))
                 })?
             }
             None => builder.with_no_client_auth(),
@@ -580,9 +588,9 @@ impl Transport for TlsStream {
                 io::Error::new(
                     io::ErrorKind::InvalidData,
                     if self.conn.is_handshaking() {
-                        format!("TLS handshake failed: {e}")
+                        format!("TLS handshake failed: {}", in_words(&e))
                     } else {
-                        format!("TLS: {e}")
+                        format!("TLS: {}", in_words(&e))
                     },
                 )
             })?;
@@ -638,3 +646,90 @@ impl Transport for TlsStream {
 
 #[cfg(test)]
 mod tests;
+
+/// A rustls error as a sentence. rustls shows most reasons for refusing a
+/// certificate as the name of its enum variant (`UnknownIssuer`), and
+/// webpki's, which it passes through, as a nested one
+/// (`Other(OtherError(UnsupportedCertVersion))`): those become words.
+fn in_words(e: &rustls::Error) -> String {
+    let ce = match e {
+        rustls::Error::InvalidCertificate(ce) => ce,
+        rustls::Error::AlertReceived(alert) => {
+            return format!(
+                "the counterparty refused the handshake: {}",
+                variant_words(&format!("{alert:?}"))
+            );
+        }
+        e => return e.to_string(),
+    };
+    format!("invalid peer certificate: {}", certificate_why(ce))
+}
+
+/// Why a certificate of this engine's own cannot be used, in words (see
+/// [`in_words`]).
+fn own_certificate_words(e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::InvalidCertificate(ce) => certificate_why(ce),
+        e => e.to_string(),
+    }
+}
+
+/// Why a certificate is refused, in words.
+fn certificate_why(ce: &rustls::CertificateError) -> String {
+    match ce {
+        rustls::CertificateError::Other(other) => match other.0.downcast_ref::<webpki::Error>() {
+            Some(webpki::Error::UnsupportedCertVersion) => {
+                "it is not an X.509 version 3 certificate (a version 1 one, as `openssl x509 \
+                 -req` makes without an extensions file); rustls, perfkit's TLS, verifies \
+                 version 3 certificates only: reissue it with `-extfile`"
+                    .to_owned()
+            }
+            Some(w) => variant_words(&format!("{w:?}")),
+            None => other.0.to_string(),
+        },
+        ce => variant_words(&ce.to_string()),
+    }
+}
+
+/// `UnknownIssuer` → `unknown issuer`: a text that starts with an enum
+/// variant's name gets the name in words (what follows it, a variant's
+/// fields, is dropped); any other text is kept as it is.
+fn variant_words(text: &str) -> String {
+    let name: &str = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
+    let rest = &text[name.len()..];
+    let is_variant = name.starts_with(|c: char| c.is_ascii_uppercase())
+        && name.chars().skip(1).any(|c| c.is_ascii_lowercase())
+        && (rest.is_empty() || rest.starts_with('(') || rest.starts_with(" {"));
+    if !is_variant {
+        return text.to_owned();
+    }
+    // Split where a lowercase letter meets a capital, and before the
+    // last capital of a run that a lowercase letter follows; an acronym
+    // (`CA`) stays in capitals.
+    let chars: Vec<char> = name.chars().collect();
+    let mut words: Vec<String> = vec![String::new()];
+    for (i, &c) in chars.iter().enumerate() {
+        let prev_lower = i > 0 && chars[i - 1].is_ascii_lowercase();
+        let run_ends = i > 0
+            && chars[i - 1].is_ascii_uppercase()
+            && chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+        if c.is_ascii_uppercase() && (prev_lower || run_ends) {
+            words.push(String::new());
+        }
+        words.last_mut().expect("one word at least").push(c);
+    }
+    words
+        .iter()
+        .map(|w| {
+            if w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase()) {
+                w.clone()
+            } else {
+                w.to_ascii_lowercase()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -158,7 +158,7 @@ pub(crate) fn write_intervals<'h>(
     intervals: impl IntoIterator<Item = Result<LogInterval<'h>, HlogError>>,
 ) -> Result<(), HlogError> {
     use hdrhistogram::serialization::V2DeflateSerializer;
-    use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
+    use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, IntervalLogWriterError, Tag};
     let mut serializer = V2DeflateSerializer::new();
     let mut buf = Vec::new();
     {
@@ -180,7 +180,10 @@ pub(crate) fn write_intervals<'h>(
                 .map_err(|e| HlogError::Serialise {
                     start: i.start,
                     tag: i.tag.as_deref().unwrap_or("untagged").to_owned(),
-                    detail: format!("{e:?}"),
+                    detail: match e {
+                        IntervalLogWriterError::SerializeError(e) => e.to_string(),
+                        IntervalLogWriterError::IoError(e) => e.to_string(),
+                    },
                 })?;
         }
     }

@@ -100,6 +100,45 @@ pub fn signed(dir: &Path, ca: &str, name: &str, days: u32) -> (PathBuf, PathBuf)
     )
 }
 
+/// A version 1 certificate `name` signed by CA `ca`: `openssl x509 -req`
+/// with no extensions file, as many shops' scripts make client
+/// certificates.
+pub fn signed_v1(dir: &Path, ca: &str, name: &str) {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.csr"),
+            "-subj",
+            "/CN=localhost",
+        ],
+    );
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &format!("{name}.csr"),
+            "-CA",
+            &format!("{ca}.pem"),
+            "-CAkey",
+            &format!("{ca}.key"),
+            "-CAcreateserial",
+            "-out",
+            &format!("{name}.pem"),
+            "-days",
+            "3",
+        ],
+    );
+}
+
 /// The usual set in `dir`: CA `ca` with `server` and `client` signed by
 /// it, and a stranger CA `rogue` with its own `impostor`.
 pub fn standard(dir: &Path) {

@@ -133,3 +133,40 @@ fn a_missing_or_empty_certificate_file_is_one_line_naming_it() {
     assert!(!e.contains('\n'));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A certificate's refusal is said in words, never as a Rust enum's name
+/// (issue 48.5): rustls's own reasons and webpki's passed through it.
+#[test]
+fn certificate_refusals_are_said_in_words() {
+    use rustls::{CertificateError, Error, OtherError};
+    let unknown = in_words(&Error::InvalidCertificate(CertificateError::UnknownIssuer));
+    assert_eq!(unknown, "invalid peer certificate: unknown issuer");
+    let v1 = in_words(&Error::InvalidCertificate(CertificateError::Other(
+        OtherError(std::sync::Arc::new(webpki::Error::UnsupportedCertVersion)),
+    )));
+    assert!(v1.contains("not an X.509 version 3 certificate"), "{v1}");
+    let other = in_words(&Error::InvalidCertificate(CertificateError::Other(
+        OtherError(std::sync::Arc::new(webpki::Error::MaximumPathDepthExceeded)),
+    )));
+    assert_eq!(
+        other,
+        "invalid peer certificate: maximum path depth exceeded"
+    );
+    for e in [unknown, v1, other] {
+        assert!(!e.contains("Error(") && !e.contains('{'), "{e}");
+    }
+    // Text that is already a sentence is kept.
+    assert_eq!(
+        variant_words("certificate expired: x"),
+        "certificate expired: x"
+    );
+    assert_eq!(variant_words("BadSignature"), "bad signature");
+    assert_eq!(variant_words("UnknownCA"), "unknown CA");
+    let alert = in_words(&Error::AlertReceived(
+        rustls::AlertDescription::BadCertificate,
+    ));
+    assert_eq!(
+        alert,
+        "the counterparty refused the handshake: bad certificate"
+    );
+}

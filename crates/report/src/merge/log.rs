@@ -51,7 +51,14 @@ pub(super) fn for_each_entry(
             let entry = entry.map_err(|e| MergeError::Syntax {
                 file: file(),
                 line: number,
-                detail: format!("{e:?}"),
+                detail: match e {
+                    hdrhistogram::serialization::interval_log::LogIteratorError::ParseError {
+                        offset,
+                    } => format!(
+                        "no interval line ([Tag=NAME,]START,LENGTH,MAX,HISTOGRAM) or comment                          parses from column {}",
+                        offset + 1
+                    ),
+                },
             })?;
             f(number, entry)?;
         }
