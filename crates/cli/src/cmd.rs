@@ -149,6 +149,9 @@ pub fn report_files(options: &perfkit_report::ReportOptions) -> anyhow::Result<R
 
 /// A progress bar or spinner on stderr, only when stderr is a terminal and
 /// JSON was not asked for; hidden otherwise so pipelines and logs stay clean.
+/// With a length, a bar of bytes; without one, a spinner beside the
+/// caller's message and the time so far (its callers count no bytes: the
+/// message says what is under way, in its own units).
 pub fn progress(len: Option<u64>, json: bool) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     if json || !io::stderr().is_terminal() {
@@ -162,8 +165,7 @@ pub fn progress(len: Option<u64>, json: bool) -> indicatif::ProgressBar {
             .expect("static template"),
         ),
         None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(
-            ProgressStyle::with_template("{spinner} {msg} {bytes} {bytes_per_sec}")
-                .expect("static template"),
+            ProgressStyle::with_template("{spinner} {msg} ({elapsed})").expect("static template"),
         ),
     }
 }

@@ -178,7 +178,10 @@ fn bad_logs_are_one_line_errors_naming_the_file() {
         assert!(err.contains(what), "{what}: {err}");
         assert!(out.stdout.is_empty(), "{what}: no report after an error");
         // Words, not a Rust value's Debug text (`ParseError { offset: 0 }`).
-        assert!(!err.contains('{') && !err.contains("Error"), "{what}: {err}");
+        assert!(
+            !err.contains('{') && !err.contains("Error"),
+            "{what}: {err}"
+        );
     }
     // The good log alone merges: its rows come back with their counts.
     let out = ok(perfkit().args(["report", "merge", "--json"]).arg(&good));

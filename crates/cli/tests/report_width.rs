@@ -149,3 +149,35 @@ fn wide_shows_the_columns_the_default_leaves_out() {
     }
     assert!(titles > 10, "{wide}");
 }
+
+/// Issue 48.5: a command's live status on a terminal counts in its own
+/// units: the spinner beside `fix bench`'s part (which counts no bytes)
+/// shows the time so far, never "0 B 0 B/s".
+#[test]
+fn a_terminal_status_line_shows_no_byte_counter_for_what_is_not_bytes() {
+    if !interop::have("script", "bsdutils") {
+        return;
+    }
+    let pk = env!("CARGO_BIN_EXE_perfkit");
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!(
+                "{pk} fix bench --only parse --iterations 20000 --warmup 100 --runs 1 >/dev/null"
+            ),
+            "/dev/null",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+    assert!(out.status.success(), "{screen}");
+    assert!(
+        screen.contains("parse ("),
+        "no status line drawn: {screen:?}"
+    );
+    assert!(
+        !screen.contains(" B/s") && !screen.contains(" 0 B"),
+        "{screen:?}"
+    );
+}

@@ -158,7 +158,9 @@ pub(crate) fn write_intervals<'h>(
     intervals: impl IntoIterator<Item = Result<LogInterval<'h>, HlogError>>,
 ) -> Result<(), HlogError> {
     use hdrhistogram::serialization::V2DeflateSerializer;
-    use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, IntervalLogWriterError, Tag};
+    use hdrhistogram::serialization::interval_log::{
+        IntervalLogWriterBuilder, IntervalLogWriterError, Tag,
+    };
     let mut serializer = V2DeflateSerializer::new();
     let mut buf = Vec::new();
     {
