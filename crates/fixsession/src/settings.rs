@@ -104,6 +104,15 @@ impl ApplVerId {
             ApplVerId::Fix50Sp2 => "9",
         }
     }
+
+    /// The version's name (`FIX.5.0SP2`), as settings write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ApplVerId::Fix50 => "FIX.5.0",
+            ApplVerId::Fix50Sp1 => "FIX.5.0SP1",
+            ApplVerId::Fix50Sp2 => "FIX.5.0SP2",
+        }
+    }
 }
 
 /// One `[SESSION]` with `[DEFAULT]` applied.
@@ -139,7 +148,10 @@ pub struct SessionSettings {
     pub data_dictionary: Option<String>,
     /// FIXT.1.1 session-layer dictionary.
     pub transport_data_dictionary: Option<String>,
-    /// FIXT.1.1 application dictionary.
+    /// FIXT.1.1 application dictionary: `AppDataDictionary`, else
+    /// `AppDataDictionary.<DefaultApplVerID>` (QuickFIX's per-version
+    /// form; another version's is not used, as perfkit validates a
+    /// session's application messages by its default version).
     pub app_data_dictionary: Option<String>,
     /// Directory of the file store; `None` means the in-memory store
     /// (or the PostgreSQL store, when `postgres_store` is set).
@@ -626,6 +638,11 @@ impl Settings {
                     suggestion: keys::suggest(k),
                 });
             };
+            // Kept under the table's spelling: QuickFIX reads keys in any
+            // case, and `socketacceptport` and `SocketAcceptPort` in one
+            // section are the same key written twice.
+            let k = keys::canonical(k).expect("a known key has a spelling");
+            let k = k.as_str();
             let entries = match current {
                 None => {
                     return Err(SettingsError::OutsideSection {

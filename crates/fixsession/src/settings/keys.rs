@@ -27,10 +27,18 @@
 //! `PerfkitPostgreSQLStoreTargetSessionAttrs`/`…LogTargetSessionAttrs`
 //! (libpq's `target_session_attrs`, `any` or `read-write`).
 //!
-//! Keys are case-sensitive, as in QuickFIX. A key outside the table is an
+//! Keys are read in any case, as QuickFIX/C++ reads them (its Dictionary
+//! upper-cases every key): `socketacceptport` is `SocketAcceptPort`, and
+//! [`canonical`] gives the table's spelling. A key outside the table is an
 //! error (with the closest known name suggested: [`suggest`]); a key in
 //! it that perfkit does not act on is accepted with one warning, so that
 //! a QuickFIX file starts and its owner learns what is left undone.
+//!
+//! A name ending `<n>` stands for numbered keys (`SocketConnectHost2`).
+//! `AppDataDictionary` is also read as `AppDataDictionary.<BeginString>`,
+//! a FIXT session's dictionary of one application version
+//! (`AppDataDictionary.FIX.5.0SP2`, in QuickFIX's documentation), whose
+//! version is any BeginString or FIX.5.0 version name.
 
 /// What perfkit does with a known key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,13 +96,61 @@ impl Key {
     /// itself, or for a numbered family its stem and a number from 1 with
     /// no leading zero.
     pub fn matches(&self, written: &str) -> bool {
-        match self.name.strip_suffix("<n>") {
-            None => self.name == written,
-            Some(stem) => written.strip_prefix(stem).is_some_and(|n| {
-                !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit())
-            }),
-        }
+        self.canonical(written).is_some()
     }
+
+    /// `written` in the table's spelling, if it is this key in any case:
+    /// the name, or a family's stem in the table's case and its number or
+    /// version as written.
+    pub fn canonical(&self, written: &str) -> Option<String> {
+        self.spelled(written, false)
+    }
+
+    /// [`canonical`](Self::canonical), the case compared too when
+    /// `exact`.
+    fn spelled(&self, written: &str, exact: bool) -> Option<String> {
+        let prefix = |p: &str| {
+            if exact {
+                written.strip_prefix(p)
+            } else {
+                strip_prefix_ignoring_case(written, p)
+            }
+        };
+        if let Some(stem) = self.name.strip_suffix("<n>") {
+            let n = prefix(stem)?;
+            let number =
+                !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit());
+            return number.then(|| format!("{stem}{n}"));
+        }
+        if prefix(self.name) == Some("") {
+            return Some(self.name.to_string());
+        }
+        // `AppDataDictionary.<BeginString>`: the one key whose name may
+        // carry a version (QuickFIX reads the prefix).
+        let v = prefix(self.name)?.strip_prefix('.')?;
+        (self.name == "AppDataDictionary" && APPLICATION_VERSIONS.contains(&v))
+            .then(|| format!("{}.{v}", self.name))
+    }
+}
+
+/// The versions an `AppDataDictionary.<BeginString>` key may name: the
+/// BeginStrings before FIXT and FIX.5.0's ApplVerID names.
+const APPLICATION_VERSIONS: [&str; 8] = [
+    "FIX.4.0",
+    "FIX.4.1",
+    "FIX.4.2",
+    "FIX.4.3",
+    "FIX.4.4",
+    "FIX.5.0",
+    "FIX.5.0SP1",
+    "FIX.5.0SP2",
+];
+
+/// `written` after `prefix`, the prefix compared in any case.
+fn strip_prefix_ignoring_case<'a>(written: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = written.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &written[prefix.len()..])
 }
 
 const fn key(name: &'static str, lists: u8, treatment: Treatment) -> Key {
@@ -398,9 +454,30 @@ pub const KEYS: &[Key] = &[
     key("PerfkitPostgreSQLLogTargetSessionAttrs", P, HONOURED),
 ];
 
-/// The known key `written` is, numbered families included.
+/// The known key `written` is, numbered families included: the one
+/// spelled so, else the one spelled so in another case (QuickFIX/C++'s
+/// reading; where two keys differ only in case, as QuickFIX/J's
+/// `TimeStampPrecision` and QuickFIX/C++'s `TimestampPrecision`, the
+/// QuickFIX/C++ key).
 pub fn find(written: &str) -> Option<&'static Key> {
-    KEYS.iter().find(|k| k.matches(written))
+    KEYS.iter()
+        .find(|k| k.spelled(written, true).is_some())
+        .or_else(|| {
+            let mut any_case = KEYS.iter().filter(|k| k.matches(written));
+            let first = any_case.next()?;
+            Some(
+                std::iter::once(first)
+                    .chain(any_case)
+                    .find(|k| k.lists.contains(Lists::CPP_MASTER))
+                    .unwrap_or(first),
+            )
+        })
+}
+
+/// `written` in the table's spelling (`socketacceptport` →
+/// `SocketAcceptPort`), if it is a known key (see [`find`]).
+pub fn canonical(written: &str) -> Option<String> {
+    find(written)?.canonical(written)
 }
 
 /// The known key a misspelled `written` most likely meant, if one is

@@ -544,7 +544,9 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
     let use_data_dictionary = r.bool("UseDataDictionary", true)?;
     let data_dictionary = r.string("DataDictionary");
     let transport_data_dictionary = r.string("TransportDataDictionary");
-    let app_data_dictionary = r.string("AppDataDictionary");
+    let app_data_dictionary = r.string("AppDataDictionary").or_else(|| {
+        default_appl_ver_id.and_then(|v| r.string(&format!("AppDataDictionary.{}", v.name())))
+    });
     let defaults = Validation::default();
     let validation = Validation {
         fields_out_of_order: r.bool("ValidateFieldsOutOfOrder", defaults.fields_out_of_order)?,

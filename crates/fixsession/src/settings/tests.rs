@@ -85,16 +85,15 @@ const ACC: &str = "[SESSION]\nConnectionType=acceptor\nBeginString=FIX.4.4\nSend
 
 #[test]
 fn misspelled_key_is_named_with_its_line_and_the_key_meant() {
-    let e = err(&format!("{ACC}HeartbtInt=30\n"));
+    let e = err(&format!("{ACC}HeartBtIn=30\n"));
     assert_eq!(
         e,
-        "line 7: unknown settings key \"HeartbtInt\" (did you mean HeartBtInt?)"
+        "line 7: unknown settings key \"HeartBtIn\" (did you mean HeartBtInt?)"
     );
-    // Keys are case-sensitive, as in QuickFIX.
-    let e = err(&format!("{ACC}resetonlogon=Y\n"));
+    let e = err(&format!("{ACC}resetonlogn=Y\n"));
     assert_eq!(
         e,
-        "line 7: unknown settings key \"resetonlogon\" (did you mean ResetOnLogon?)"
+        "line 7: unknown settings key \"resetonlogn\" (did you mean ResetOnLogon?)"
     );
     let e = err(&format!("[DEFAULT]\nFileLogPth=log\n{ACC}"));
     assert_eq!(
@@ -104,6 +103,57 @@ fn misspelled_key_is_named_with_its_line_and_the_key_meant() {
     // Nothing near it: no guess.
     let e = err(&format!("{ACC}Colour=blue\n"));
     assert_eq!(e, "line 7: unknown settings key \"Colour\"");
+}
+
+/// Keys in any case, as QuickFIX/C++ reads them (its Dictionary
+/// upper-cases keys): each means what the table's spelling means, and
+/// two spellings of one key in a section are the key written twice.
+#[test]
+fn keys_are_read_in_any_case() {
+    let s = Settings::parse(
+        "[default]\nconnectiontype=acceptor\nSOCKETACCEPTPORT=5001\nheartbtint=30\n\
+         resetonlogon=Y\n[session]\nbeginstring=FIX.4.4\nSenderCompId=A\ntargetcompid=B\n",
+    )
+    .unwrap();
+    let a = &s.sessions[0];
+    assert_eq!(a.socket_accept_port, Some(5001));
+    assert_eq!(a.heart_bt_int, Some(30));
+    assert!(a.reset_on_logon);
+    assert_eq!(a.id(), "FIX.4.4:A->B");
+    // Numbered families too, their stem in any case.
+    let s = Settings::parse(
+        "[SESSION]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=A\n\
+         TargetCompID=B\nsocketconnecthost=h1\nSocketConnectPort=1\n\
+         SOCKETCONNECTHOST1=h2\nsocketconnectport1=2\nHeartBtInt=30\n",
+    )
+    .unwrap();
+    assert_eq!(s.sessions[0].socket_connect_host.as_deref(), Some("h1"));
+    let e = err(&format!("{ACC}heartbtint=30\nHeartBtInt=31\n"));
+    assert!(e.contains("HeartBtInt") && e.contains("line 8"), "{e}");
+}
+
+/// `AppDataDictionary.<BeginString>`, QuickFIX's per-version form: the
+/// one naming the session's DefaultApplVerID is its application
+/// dictionary when plain `AppDataDictionary` is absent; a version that
+/// is none is an unknown key.
+#[test]
+fn app_data_dictionary_per_version_is_read() {
+    let text = "[SESSION]\nConnectionType=initiator\nBeginString=FIXT.1.1\n\
+                DefaultApplVerID=FIX.5.0SP2\nSenderCompID=A\nTargetCompID=B\n\
+                SocketConnectHost=h\nSocketConnectPort=1\nHeartBtInt=30\n\
+                TransportDataDictionary=FIXT11.xml\nAppDataDictionary.FIX.4.4=FIX44.xml\n\
+                AppDataDictionary.FIX.5.0SP2=FIX50SP2.xml\n";
+    let s = Settings::parse(text).unwrap();
+    assert_eq!(
+        s.sessions[0].app_data_dictionary.as_deref(),
+        Some("FIX50SP2.xml")
+    );
+    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let e = err(&text.replace("AppDataDictionary.FIX.4.4", "AppDataDictionary.FIX.9"));
+    assert!(
+        e.contains("unknown settings key \"AppDataDictionary.FIX.9\""),
+        "{e}"
+    );
 }
 
 /// A known key perfkit does not act on starts the session, with one

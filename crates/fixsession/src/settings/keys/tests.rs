@@ -68,8 +68,18 @@ fn numbered_families_match_their_members_only() {
     ] {
         assert_eq!(find(not), None, "{not}");
     }
-    // Case matters, as in QuickFIX.
-    assert_eq!(find("heartbtint"), None);
+    // Any case, as QuickFIX/C++ reads keys; the table's spelling back.
+    assert_eq!(find("heartbtint").unwrap().name, "HeartBtInt");
+    assert_eq!(
+        canonical("socketconnecthost2").unwrap(),
+        "SocketConnectHost2"
+    );
+    assert_eq!(
+        canonical("appdatadictionary.FIX.4.4").unwrap(),
+        "AppDataDictionary.FIX.4.4"
+    );
+    assert_eq!(canonical("AppDataDictionary.FIX.4.9"), None);
+    assert_eq!(canonical("DataDictionary.FIX.4.4"), None);
 }
 
 #[test]
