@@ -477,3 +477,56 @@ fn file_log_path_keeps_quickfixs_logs_per_session_and_global() {
     assert!(global.contains("connection from 127.0.0.1:"), "{global}");
     assert!(log.join("GLOBAL.messages.current.log").exists());
 }
+
+/// Issue 48.2: an initiator outside its StartTime/EndTime window does not
+/// connect at all (QuickFIX's does not), saying so once; before, it
+/// connected and then logged "Connection outside of session time".
+#[test]
+fn an_initiator_outside_its_session_time_does_not_connect() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hour = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        / 3600
+        % 24;
+    // A window that opens two hours from now and lasts one (UTC).
+    let (start, end) = ((hour + 2) % 24, (hour + 3) % 24);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("i.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\n\
+             SocketConnectPort={port}\nReconnectInterval=1\nHeartBtInt=30\n\
+             StartTime={start:02}:00:00\nEndTime={end:02}:00:00\nUseDataDictionary=N\n\n\
+             [SESSION]\nBeginString=FIX.4.4\nSenderCompID=TW\nTargetCompID=ISLD\n"
+        ),
+    )
+    .unwrap();
+    let err = dir.path().join("i.err");
+    let init = Running(
+        Command::new(env!("CARGO_BIN_EXE_perfkit"))
+            .args(["fix", "initiator"])
+            .arg(&cfg)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap(),
+    );
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        assert!(
+            listener.accept().is_err(),
+            "the initiator connected outside its session time"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert_eq!(said.matches("Outside of session time").count(), 1, "{said}");
+    assert!(!said.contains("Connection outside"), "{said}");
+    drop(init);
+}

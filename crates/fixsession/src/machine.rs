@@ -504,6 +504,13 @@ impl<S: SessionStore> Session<S> {
         }
     }
 
+    /// QuickFIX's isSessionTime: whether `now` is inside the session's
+    /// StartTime/EndTime window (always, without one). An initiator
+    /// connects only then, as QuickFIX's does.
+    pub fn is_session_time(&self, now: UtcTimestamp) -> bool {
+        self.period_at(now.unix_nanos).is_some()
+    }
+
     /// QuickFIX's isLogonTime: whether a Logon may be sent or accepted at
     /// `now`.
     fn is_logon_time(&self, now: UtcTimestamp) -> bool {

@@ -98,6 +98,11 @@ pub fn run_initiator(
                     if !hold_lease(&session, &mut log, stop) {
                         break;
                     }
+                    // Outside StartTime/EndTime an initiator does not
+                    // connect at all, as QuickFIX's does not.
+                    if !await_session_time(&session, &mut log, stop) {
+                        break;
+                    }
                     let target = targets.next(std::time::Instant::now()).clone();
                     match crate::initiator::connect(&target, stop) {
                         Ok(stream) => {
@@ -235,4 +240,29 @@ fn hold_lease(session: &Session<AnyStore>, log: &mut SessionLog, stop: &AtomicBo
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// Waits, not connected, until `session`'s StartTime/EndTime window is
+/// open, saying so in one event line; false when `stop` was set first.
+fn await_session_time(
+    session: &Session<AnyStore>,
+    log: &mut SessionLog,
+    stop: &AtomicBool,
+) -> bool {
+    let mut said = false;
+    while !session.is_session_time(UtcTimestamp::now()) {
+        if !said {
+            log.event(
+                UtcTimestamp::now(),
+                "Outside of session time (StartTime/EndTime): not connecting until it begins",
+            );
+            log.flush();
+            said = true;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    !stop.load(Ordering::Relaxed)
 }
