@@ -397,6 +397,9 @@ enum Hostile {
     /// sends `n` ResendRequests 1..0, each asking for every message the
     /// session sent.
     ResendFlood(u64),
+    /// Sends one ExecutionReport rejecting ClOrdID 1, 300 ms later,
+    /// reading on.
+    Reject,
 }
 
 /// One message from EXCH to `to`, numbered `seq`, sent now.
@@ -468,6 +471,27 @@ fn serve_hostile(mut s: TcpStream, act: fn(&str) -> Hostile) {
         Hostile::Logout => {
             std::thread::sleep(Duration::from_millis(300));
             let _ = s.write_all(&fix_msg(b"5", 2, &who, &[(58, "going away")]));
+        }
+        Hostile::Reject => {
+            std::thread::sleep(Duration::from_millis(300));
+            let _ = s.write_all(&fix_msg(
+                b"8",
+                2,
+                &who,
+                &[
+                    (37, "NONE"),
+                    (17, "R1"),
+                    (150, "8"),
+                    (39, "8"),
+                    (11, "1"),
+                    (55, "MSFT"),
+                    (54, "1"),
+                    (151, "0"),
+                    (14, "0"),
+                    (6, "0"),
+                    (58, "Unknown security"),
+                ],
+            ));
         }
         Hostile::ResendFlood(n) => {
             std::thread::sleep(Duration::from_millis(200));
@@ -753,5 +777,124 @@ fn a_longer_run_does_not_grow_the_generators_memory() {
     assert!(
         (long as f64) < short as f64 * 1.3,
         "peak RSS {short} KiB over 1 s, {long} KiB over 6 s"
+    );
+}
+
+/// Issue 48.4: a sweep keeps its sessions across rates, their numbers
+/// carrying on, so a stateful engine (a file store, no ResetOnLogon)
+/// takes the second rate as it took the first; before, the second rate
+/// logged on at 1 and was refused ("MsgSeqNum too low").
+#[test]
+fn a_sweep_keeps_its_sessions_across_rates_against_a_stateful_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let stateful = COMMON.replace("ResetOnLogon=Y\n", "");
+    std::fs::write(
+        d.join("acceptor.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n{stateful}\
+             FileStorePath={}\n[SESSION]\nSenderCompID=EXCH\nTargetCompID=LOAD1\n",
+            d.join("store").display()
+        ),
+    )
+    .unwrap();
+    let _acc = Running::start_in(
+        perfkit().args(["fix", "acceptor", "acceptor.cfg", "--app", "exec"]),
+        d,
+        "acceptor.err",
+    );
+    let until = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "the acceptor never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::write(
+        d.join("i.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\n\
+             SocketConnectPort={port}\n{stateful}[SESSION]\nSenderCompID=LOAD1\n\
+             TargetCompID=EXCH\n"
+        ),
+    )
+    .unwrap();
+    let out = run(load().current_dir(d).args([
+        "i.cfg",
+        "--rate",
+        "300,600",
+        "--duration",
+        "1s",
+        "--warmup",
+        "100ms",
+        "--json",
+    ]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc = schema::report(&out);
+    for (rate, name) in [
+        (300, "load 300/s over 1 session(s)"),
+        (600, "load 600/s over 1 session(s)"),
+    ] {
+        let rows = section(&doc, name)["rows"].as_array().unwrap();
+        assert_eq!(rows[0]["answered"], rate, "{name}");
+        assert_eq!(rows[0]["unanswered"], 0, "{name}");
+    }
+    let events = std::fs::read_to_string(d.join("acceptor.err")).unwrap();
+    assert!(!events.contains("too low"), "{events}");
+}
+
+/// Issue 48.4: a session with SocketUseSSL=Y is refused in one line, not
+/// sent orders over plain TCP.
+#[test]
+fn a_tls_session_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("i.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\n\
+             SocketConnectPort={}\nSocketUseSSL=Y\n{COMMON}[SESSION]\nSenderCompID=LOAD1\n\
+             TargetCompID=EXCH\n",
+            free_port()
+        ),
+    )
+    .unwrap();
+    let out = run(load()
+        .current_dir(d)
+        .args(["i.cfg", "--rate", "100", "--duration", "1s"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("SocketUseSSL=Y") && err.contains("plain TCP"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+}
+
+/// Issue 48.4: the verdict names what was rejected, not only how many:
+/// the first rejection's kind, order and Text.
+#[test]
+fn the_verdict_names_the_first_rejected_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = hostile(|_| Hostile::Reject);
+    let ini = initiator_of(dir.path(), port, &["LOAD1"]);
+    let out = run(load().arg(&ini).args([
+        "--rate",
+        "100",
+        "--duration",
+        "1s",
+        "--warmup",
+        "0s",
+        "--grace",
+        "200ms",
+    ]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "1 reject(s) (first: order rejected (OrdStatus 8) of ClOrdID 1: Unknown security)"
+        ),
+        "{err}"
     );
 }

@@ -105,15 +105,9 @@ pub enum Error {
     /// A rate that is not a number of orders per second from 1 to 100M.
     #[error("'{0}' is not a rate (orders per second from 1 to 100M, e.g. 50000, 50k or 50k/s)")]
     Rate(String),
-    /// An order template field that is not `tag=value`.
-    #[error("'{0}' is not a tag=value field")]
-    TemplateField(String),
-    /// An order template field the session or the generator writes.
-    #[error("tag {0} is written by the session or the generator, not the template")]
-    TemplateTag(u32),
-    /// An order template field with an empty value.
-    #[error("tag {0} has an empty value")]
-    TemplateEmpty(u32),
+    /// An order template that is refused.
+    #[error(transparent)]
+    Template(#[from] fixsession::order_template::TemplateError),
 }
 
 /// Result with [`Error`].

@@ -100,17 +100,16 @@ mod receive;
 mod send;
 mod slots;
 pub mod sweep;
-mod template;
 mod uring;
 pub mod verdict;
 
 pub use error::{Error, Result};
+pub use fixsession::order_template::parse_template;
 pub use floor::Floor;
 pub use outcome::{Interval, LATE, Lost, MAX_INTERVALS, Outcome};
 pub use plan::{DEFAULT_MAX_UNSENT, Io, Plan, Settings};
 pub use rate::parse_rate;
 pub use sweep::{Sweep, Swept};
-pub use template::parse_template;
 pub use verdict::{Limit, Verdict};
 
 use std::net::TcpStream;
@@ -188,11 +187,53 @@ pub fn run<S: SessionStore + Send + 'static>(
     plan: &Plan,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Result<Outcome> {
-    validate(&targets, plan)?;
+    let mut targets = targets;
+    run_keeping(&mut targets, plan, progress)
+}
+
+/// [`run`], giving the sessions back in `targets` once it is over (logged
+/// out and disconnected), so that the next run (a sweep's next rate) logs
+/// the same sessions on again with their numbers carrying on, as a real
+/// counterparty's would, rather than at 1 (which a stateful engine
+/// refuses as too low, unless the sessions reset on Logon). When the run
+/// fails, `targets` is left empty.
+pub fn run_keeping<S: SessionStore + Send + 'static>(
+    targets: &mut Vec<Target<S>>,
+    plan: &Plan,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Result<Outcome> {
+    validate(targets, plan)?;
     let (use_uring, transport) = choose(plan.io)?;
-    let k = targets.len();
-    let links = connect(targets, plan)?;
-    let links = &links[..];
+    let addresses: Vec<(String, String, u16)> = targets
+        .iter()
+        .map(|t| (t.name.clone(), t.host.clone(), t.port))
+        .collect();
+    let owned = connect(std::mem::take(targets), plan)?;
+    let outcome = measure(&owned, plan, progress, use_uring, transport);
+    if outcome.is_ok() {
+        *targets = owned
+            .into_iter()
+            .zip(addresses)
+            .map(|(link, (name, host, port))| Target {
+                name,
+                host,
+                port,
+                session: link.into_session(),
+            })
+            .collect();
+    }
+    outcome
+}
+
+/// The run itself, over connected `links`.
+fn measure<S: SessionStore + Send + 'static>(
+    links: &[Link<S>],
+    plan: &Plan,
+    progress: &(dyn Fn(&str) + Sync),
+    use_uring: bool,
+    transport: String,
+) -> Result<Outcome> {
+    let k = links.len();
     let stop = AtomicBool::new(false);
     let schedule_cell = OnceLock::new();
     std::thread::scope(|scope| -> Result<Outcome> {
@@ -310,6 +351,7 @@ pub fn run<S: SessionStore + Send + 'static>(
             unanswered: total.sent.saturating_sub(answered),
             total,
             rejects: recv_side.rejects,
+            first_reject: recv_side.first_reject,
             disconnects: lost.len() as u64,
             max_lag: sent_side.max_lag,
             window_full: sent_side.window_full,

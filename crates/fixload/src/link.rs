@@ -260,6 +260,16 @@ impl<S: SessionStore> Link<S> {
         );
     }
 
+    /// The session, disconnected, for another run once this one is over.
+    pub fn into_session(self) -> Session<S> {
+        let mut s = self.session.into_inner().unwrap_or_else(|e| e.into_inner());
+        // What a disconnect records (a memory store's numbers) cannot
+        // fail here; a store that could would refuse at the next Logon.
+        let _ = s.on_disconnect();
+        let _ = s.drain().count();
+        s
+    }
+
     /// Closes the socket, which ends the receiver's reads.
     pub fn close(&self) {
         self.open.store(false, Ordering::Release);

@@ -68,6 +68,8 @@ pub struct Outcome {
     /// ExecutionReports with OrdStatus rejected, business rejects and
     /// session-level Rejects received.
     pub rejects: u64,
+    /// The first of them, in words (what, which order, its Text).
+    pub first_reject: Option<String>,
     /// Sessions lost before the run logged them out: [`Outcome::lost`]
     /// counted.
     pub disconnects: u64,

@@ -32,6 +32,9 @@ pub struct Received {
     pub intervals: Vec<Interval>,
     /// Rejections received.
     pub rejects: u64,
+    /// The first rejection, in words: what it was, the order it named
+    /// and its Text (58).
+    pub first_reject: Option<String>,
     /// Times the receiver woke with bytes to read in the measured part.
     pub wakes: u64,
     /// ExecutionReports received over the whole run, and their bytes: the
@@ -105,6 +108,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
             got: Received {
                 intervals: Vec::new(),
                 rejects: 0,
+                first_reject: None,
                 wakes: 0,
                 reports: 0,
                 report_bytes: 0,
@@ -230,6 +234,7 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                 return Ok(());
             }
             // Session-level Rejects are counted here, answers in `answer`.
+            let mut first = None;
             let (rejects, more) = l.with_session(
                 |s| {
                     let mut n = 0;
@@ -240,7 +245,12 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                         let Ok(msg) = frame else { continue };
                         let mut resend = false;
                         match value_of(msg, &fields.msg_type) {
-                            Some(b"3") => n += 1,
+                            Some(b"3") => {
+                                n += 1;
+                                first.get_or_insert_with(|| {
+                                    described("session Reject", None, value_of(msg, &fields.text))
+                                });
+                            }
                             Some(b"2") => resend = true,
                             // Not ours to answer: the disconnect it brings
                             // is put down to the engine.
@@ -264,6 +274,9 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
                 &mut |m| answer(fields, l, schedule, m, at, got),
             )?;
             got.rejects += rejects;
+            if got.first_reject.is_none() {
+                got.first_reject = first;
+            }
             if !more {
                 return Ok(());
             }
@@ -290,14 +303,22 @@ fn answer<S: SessionStore>(
         Some(b"8") => {
             got.reports += 1;
             got.report_bytes += m.len() as u64;
+            let id = value_of(m, &f.clordid);
             if value_of(m, &f.status) == Some(b"8") {
                 got.rejects += 1;
+                got.first_reject.get_or_insert_with(|| {
+                    described("order rejected (OrdStatus 8)", id, value_of(m, &f.text))
+                });
             }
-            value_of(m, &f.clordid).and_then(fixcore::value::parse_uint)
+            id.and_then(fixcore::value::parse_uint)
         }
         Some(b"j") => {
             got.rejects += 1;
-            value_of(m, &f.reject_ref).and_then(fixcore::value::parse_uint)
+            let id = value_of(m, &f.reject_ref);
+            got.first_reject.get_or_insert_with(|| {
+                described("BusinessMessageReject", id, value_of(m, &f.text))
+            });
+            id.and_then(fixcore::value::parse_uint)
         }
         _ => None,
     };
@@ -347,4 +368,16 @@ mod tests {
         // A value running to the end of the bytes, without a final SOH.
         assert_eq!(value_of(b"8=FIX.4.4\x0111=7", &f.clordid), Some(&b"7"[..]));
     }
+}
+
+/// A rejection in words: `what`, the order it names and its Text.
+fn described(what: &str, order: Option<&[u8]>, text: Option<&[u8]>) -> String {
+    let mut d = what.to_owned();
+    if let Some(o) = order {
+        d += &format!(" of ClOrdID {}", String::from_utf8_lossy(o));
+    }
+    if let Some(t) = text {
+        d += &format!(": {}", String::from_utf8_lossy(t));
+    }
+    d
 }

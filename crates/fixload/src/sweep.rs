@@ -267,7 +267,12 @@ pub(crate) fn problems(o: &Outcome, name: &str) -> Vec<String> {
         v.push(format!("{name}: {} order(s) unanswered", o.unanswered));
     }
     if o.rejects > 0 {
-        v.push(format!("{name}: {} reject(s)", o.rejects));
+        let first = o
+            .first_reject
+            .as_deref()
+            .map(|f| format!(" (first: {f})"))
+            .unwrap_or_default();
+        v.push(format!("{name}: {} reject(s){first}", o.rejects));
     }
     for lost in &o.lost {
         v.push(format!("{name}: {lost}"));

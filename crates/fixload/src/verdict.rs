@@ -227,6 +227,7 @@ mod tests {
             answered: sent - unanswered,
             unanswered,
             rejects: 0,
+            first_reject: None,
             disconnects: 0,
             max_lag: Duration::ZERO,
             window_full,

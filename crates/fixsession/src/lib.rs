@@ -51,6 +51,7 @@ pub mod id;
 pub mod lease;
 pub mod log;
 pub mod machine;
+pub mod order_template;
 pub mod reject;
 pub mod schedule;
 pub mod settings;

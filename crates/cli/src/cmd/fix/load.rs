@@ -61,11 +61,14 @@ pub fn measure(engine: &Connect, load: &Settings, json: bool) -> Result<Swept> {
     let mut sweep = Sweep::new("fix load", load);
     let bar = super::super::progress(None, json);
     let floor_program = perfkit_peers::locate(perfkit_peers::LOAD_FLOOR);
+    // One set of sessions for the whole sweep: each rate logs them on
+    // again with their numbers carrying on, as a real counterparty's
+    // would (a file with ResetOnLogon=Y resets them at each Logon, saying
+    // so with ResetSeqNumFlag=Y).
+    let mut targets = targets(&engine.settings, engine.sessions)?;
     for &rate in &load.rates {
-        // Fresh sessions for each run: each logs on anew.
-        let targets = targets(&engine.settings, engine.sessions)?;
         let plan = load.plan(rate);
-        let run = fixload::run(targets, &plan, &|line| {
+        let run = fixload::run_keeping(&mut targets, &plan, &|line| {
             bar.set_message(format!("{rate:.0}/s {line}"))
         })
         .map_err(in_flag_terms)
@@ -125,6 +128,14 @@ fn targets(settings: &Path, k: Option<usize>) -> Result<Vec<Target<AnyStore>>> {
     }
     all.into_iter()
         .map(|(s, session)| {
+            if s.tls.enabled {
+                bail!(
+                    "{}: {}: SocketUseSSL=Y: fix load speaks plain TCP only and will not send \
+                     orders in the clear to a TLS session; run it against a plain-TCP port",
+                    settings.display(),
+                    s.id()
+                );
+            }
             let (Some(host), Some(port)) = (s.socket_connect_host.clone(), s.socket_connect_port)
             else {
                 bail!(

@@ -1,6 +1,23 @@
-//! Order templates: the NewOrderSingle fields a user chooses, as text.
+//! Order templates: the NewOrderSingle fields a user chooses, as text,
+//! for the two senders of orders (`fix load`'s generator and `fix
+//! initiator --orders`), which read them with this one parser.
 
-use crate::{Error, Result};
+/// An order's fields, `(tag, value)` in the order given.
+pub type OrderFields = Vec<(u32, Vec<u8>)>;
+
+/// Why an order template is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateError {
+    /// A field that is not `tag=value`.
+    #[error("'{0}' is not a tag=value field")]
+    Field(String),
+    /// A field the session or the sender writes.
+    #[error("tag {0} is written by the session or the generator, not the template")]
+    Tag(u32),
+    /// A field with an empty value.
+    #[error("tag {0} has an empty value")]
+    Empty(u32),
+}
 
 /// The fields of an order template: `tag=value` fields separated by `|`
 /// or SOH (line breaks too). The fields the session writes (BeginString,
@@ -9,11 +26,12 @@ use crate::{Error, Result};
 /// no value may be empty.
 ///
 /// ```
-/// let fields = fixload::parse_template(b"55=IBM|54=2").unwrap();
+/// use fixsession::order_template::parse_template;
+/// let fields = parse_template(b"55=IBM|54=2").unwrap();
 /// assert_eq!(fields, vec![(55, b"IBM".to_vec()), (54, b"2".to_vec())]);
-/// assert!(fixload::parse_template(b"11=mine").is_err());
+/// assert!(parse_template(b"11=mine").is_err());
 /// ```
-pub fn parse_template(text: &[u8]) -> Result<Vec<(u32, Vec<u8>)>> {
+pub fn parse_template(text: &[u8]) -> Result<OrderFields, TemplateError> {
     let mut fields = Vec::new();
     for f in text
         .split(|&b| b == b'|' || b == 1 || b == b'\n' || b == b'\r')
@@ -25,15 +43,15 @@ pub fn parse_template(text: &[u8]) -> Result<Vec<(u32, Vec<u8>)>> {
             .and_then(|t| t.parse::<u32>().ok())
             .filter(|&t| t > 0);
         let (Some(i), Some(tag)) = (eq, tag) else {
-            return Err(Error::TemplateField(
+            return Err(TemplateError::Field(
                 String::from_utf8_lossy(f).into_owned(),
             ));
         };
         if matches!(tag, 8 | 9 | 10 | 11 | 34 | 35 | 49 | 52 | 56 | 60) {
-            return Err(Error::TemplateTag(tag));
+            return Err(TemplateError::Tag(tag));
         }
         if f.len() == i + 1 {
-            return Err(Error::TemplateEmpty(tag));
+            return Err(TemplateError::Empty(tag));
         }
         fields.push((tag, f[i + 1..].to_vec()));
     }
