@@ -530,3 +530,66 @@ fn an_initiator_outside_its_session_time_does_not_connect() {
     assert!(!said.contains("Connection outside"), "{said}");
     drop(init);
 }
+
+/// Issue 48.2: one `SocketAcceptPort` per session, as QuickFIX/C++
+/// allows: one acceptor listens on each port its sessions name and
+/// serves each session on its own port only (a Logon for a session of
+/// another port is closed unanswered, as for any session it does not
+/// have there). Before, the file was refused ("must share one
+/// SocketAcceptPort").
+#[test]
+fn each_session_is_served_on_its_own_socket_accept_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (p1, p2) = (free_port(), free_port());
+    std::fs::write(
+        d.join("two.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nHeartBtInt=30\nStartTime=00:00:00\n\
+             EndTime=00:00:00\nUseDataDictionary=N\n\n\
+             [SESSION]\nBeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n\
+             SocketAcceptPort={p1}\n\n\
+             [SESSION]\nBeginString=FIX.4.2\nSenderCompID=ISLD\nTargetCompID=TW\n\
+             SocketAcceptPort={p2}\n"
+        ),
+    )
+    .unwrap();
+    let mut acceptor = start(d, "two.cfg");
+    let logon = "35=A|34=1|49=TW|52=NOW|56=ISLD|98=0|108=30|";
+    // Each session on its own port.
+    let mut c1 = connect(p1);
+    c1.write_all(&frame(logon)).unwrap();
+    let a = read_message(&mut c1).unwrap();
+    assert!(has(&a, "35=A") && has(&a, "8=FIX.4.4"), "{a:?}");
+    let mut c2 = connect(p2);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    let fix42 = format!(
+        "8=FIX.4.2|{}",
+        logon.replace("NOW", &perfkit_testkit::fix_wire::timestamp(now))
+    );
+    c2.write_all(&perfkit_testkit::fix_wire::frame(&fix42))
+        .unwrap();
+    let b = read_message(&mut c2).unwrap();
+    assert!(has(&b, "35=A") && has(&b, "8=FIX.4.2"), "{b:?}");
+    // The FIX.4.4 session on the FIX.4.2 session's port: closed, no answer.
+    let mut wrong = connect(p2);
+    wrong
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    wrong.write_all(&frame(logon)).unwrap();
+    assert!(read_message(&mut wrong).is_none());
+    let pid = acceptor.id() as i32;
+    // SAFETY: kill(2) on the child's pid; no memory is involved.
+    let killed = unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(killed, 0);
+    assert!(has(&read_message(&mut c1).unwrap(), "35=5"));
+    assert!(has(&read_message(&mut c2).unwrap(), "35=5"));
+    drop((c1, c2));
+    assert_eq!(acceptor.wait().unwrap().code(), Some(143));
+    let stderr = std::fs::read_to_string(d.join("stderr")).unwrap();
+    assert!(stderr.contains(&format!("on port {p1}")), "{stderr}");
+    assert!(stderr.contains(&format!("on port {p2}")), "{stderr}");
+}

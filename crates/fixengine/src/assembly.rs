@@ -19,7 +19,6 @@
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,7 +29,6 @@ use fixcore::value::UtcTimestamp;
 use fixsession::app::{Application, Delivered};
 use fixsession::file_log::FileLog;
 use fixsession::lease::{SessionLease, default_timeout};
-use fixsession::log::Log;
 use fixsession::machine::{Config, Session, SessionError};
 use fixsession::settings::{
     ConnectionType, PostgresSettings, SessionFiles, SessionSettings, Settings, TlsSettings,
@@ -38,22 +36,19 @@ use fixsession::settings::{
 use fixsession::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
 use fixsession_postgres::{PostgresLease, PostgresStore, SessionKey};
 
-use crate::acceptor::{Acceptor, Taken};
 use crate::apps::{Echo, Exchange, Orders};
-use crate::connection::Options;
 use crate::lease::Keeper;
-use crate::tls::ServerTls;
 
+mod acceptor;
 mod error;
 mod initiator;
 mod log;
 mod template;
 
+pub use acceptor::run_acceptor;
 use error::Context;
 pub use error::Error;
-pub use initiator::run_initiator;
-use log::SessionLog;
-use template::{made_from, template};
+pub use initiator::{Outcome, run_initiator};
 
 /// Which application answers the counterparty's messages.
 #[derive(Debug, Clone, Copy)]
@@ -86,6 +81,13 @@ pub struct EngineSettings {
     pub latencies: Option<PathBuf>,
     /// Unfilled orders allowed in flight with `orders`.
     pub window: u64,
+    /// With `orders`: a file of the order's fields in `fix load
+    /// --order-template`'s format ([`fixsession::order_template`]),
+    /// instead of the default market order.
+    pub order_template: Option<PathBuf>,
+    /// With `orders`: how long the last orders may go unanswered before
+    /// the session logs out without them.
+    pub grace: Duration,
     /// Largest message accepted, in bytes.
     pub max_message: usize,
     /// How long to busy-poll a socket before blocking when it has nothing
@@ -165,7 +167,8 @@ pub type SharedConsole = Arc<dyn Console>;
 enum AnyApp {
     Echo(Echo),
     Exec(Exchange),
-    Orders(Orders),
+    /// Boxed: the client keeps its counts and timings beside the window.
+    Orders(Box<Orders>),
 }
 
 impl AnyApp {
@@ -198,6 +201,17 @@ impl Application for AnyApp {
     ) -> Result<(), SessionError> {
         match self {
             AnyApp::Orders(a) => a.on_logon(session, now),
+            _ => Ok(()),
+        }
+    }
+
+    fn on_tick<S: SessionStore>(
+        &mut self,
+        session: &mut Session<S>,
+        now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        match self {
+            AnyApp::Orders(a) => a.on_tick(session, now),
             _ => Ok(()),
         }
     }
@@ -470,141 +484,6 @@ fn message_log(path: &Option<PathBuf>) -> Result<Option<MessageLog>, Error> {
             Ok(Arc::new(Mutex::new(BufWriter::new(f))))
         })
         .transpose()
-}
-
-/// Runs the acceptor sessions and templates of `engine`'s settings file
-/// on their port until `stop` is set: sessions log out, then it returns.
-/// [`Console::running`] is called once they are open.
-pub fn run_acceptor(
-    engine: &EngineSettings,
-    stop: &'static AtomicBool,
-    console: SharedConsole,
-) -> Result<(), Error> {
-    let keeper = keeper(&console);
-    let EngineSessions {
-        sessions,
-        templates,
-        global,
-    } = engine_sessions(
-        &engine.settings,
-        ConnectionType::Acceptor,
-        &Opening {
-            recover: engine.recover_store,
-            keep_sent: true,
-            leasing: Leasing::Kept(&keeper),
-        },
-        &*console,
-    )?;
-    // Templates listen on the same port, under the same rules.
-    let all: Vec<&SessionSettings> = sessions.iter().map(|(s, _)| s).chain(&templates).collect();
-    let mut ports: Vec<u16> = all.iter().filter_map(|s| s.socket_accept_port).collect();
-    ports.sort_unstable();
-    ports.dedup();
-    let [port] = ports[..] else {
-        return Err(Error::Refused(format!(
-            "{}: the acceptor sessions must share one SocketAcceptPort (found {ports:?})",
-            engine.settings.display()
-        )));
-    };
-    let mut nodelay: Vec<bool> = all.iter().map(|s| s.socket_nodelay).collect();
-    nodelay.dedup();
-    let [nodelay] = nodelay[..] else {
-        return Err(Error::Refused(format!(
-            "{}: the acceptor sessions of port {port} must agree on SocketNodelay",
-            engine.settings.display()
-        )));
-    };
-    let mut reuse: Vec<bool> = all.iter().map(|s| s.socket_reuse_address).collect();
-    reuse.dedup();
-    let [_] = reuse[..] else {
-        return Err(Error::Refused(format!(
-            "{}: the acceptor sessions of port {port} must agree on SocketReuseAddress",
-            engine.settings.display()
-        )));
-    };
-    let ids: Vec<String> = sessions.iter().map(|(s, _)| s.id()).collect();
-    // One wait for every connection's Logon, before it is known which
-    // session it is for: the longest any session allows.
-    let logon_timeout = all.iter().map(|s| s.logon_timeout).max().unwrap_or(10);
-    // Settings::parse has checked that the port's sessions agree on
-    // their TLS keys.
-    let tls = tls_for(engine, all[0], &*console, ServerTls::new)?;
-    let listener =
-        crate::acceptor::listen(all[0]).context(|| format!("listening on port {port}"))?;
-    console.listening(Listening {
-        sessions: ids.len(),
-        templates: templates.len(),
-        port,
-        tls: tls.is_some(),
-    });
-    let messages = message_log(&engine.log)?;
-    console.running();
-    let logs = sessions
-        .iter()
-        .map(|(s, _)| SessionLog::open(s, &messages, &console))
-        .collect::<Result<Vec<_>, Error>>()?;
-    // The files every configured session names, so a session made at a
-    // Logon is never given one of them (Settings::parse has kept the
-    // configured ones apart).
-    let claims = Arc::new(Mutex::new(SessionFiles::new()));
-    for (s, _) in &sessions {
-        claims
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .claim(s)
-            .map_err(|e| {
-                Error::Refused(format!("{}: {}: {e}", engine.settings.display(), s.id()))
-            })?;
-    }
-    let made = templates
-        .iter()
-        .map(|t| template(t.clone(), engine.recover_store, &claims, &console, &keeper))
-        .collect();
-    let mut acceptor = Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect())
-        .with_templates(made)
-        .with_max_dynamic(engine.max_dynamic);
-    if let Some(tls) = tls {
-        acceptor = acceptor.with_tls(tls);
-    }
-    let global = global.map(Mutex::new);
-    let misc = |line: &str| {
-        let now = UtcTimestamp::now();
-        if let Some(g) = &global {
-            let mut g = g.lock().unwrap_or_else(|p| p.into_inner());
-            g.event(now, line);
-            if let Err(e) = g.flush() {
-                console.warn(Warning::Text(&format!("GLOBAL file log: {e}")));
-            }
-        }
-        console.screen(format!("{} : {line}", stamp(now)).as_bytes());
-    };
-    acceptor
-        .serve(
-            &listener,
-            |_| AnyApp::new(engine.app),
-            |taken| match taken {
-                Taken::Configured(i) => Ok(logs[i].clone()),
-                // Opened for each connection and closed with it: a session
-                // between connections holds no descriptor.
-                Taken::Dynamic { template, id } => {
-                    SessionLog::open(&made_from(&templates[template], id), &messages, &console)
-                        .map_err(|e| console.one_line(&e))
-                }
-            },
-            &misc,
-            Options {
-                max_message: engine.max_message,
-                nodelay,
-                spin: engine.spin,
-                max_send_queue: engine.send_queue_limit,
-                logon_timeout: Duration::from_secs(u64::from(logon_timeout)),
-                ..Options::new(stop)
-            },
-        )
-        .context(|| "accepting connections".into())?;
-    // Every session has logged out: a standby may take them at once.
-    keeper.stop();
-    Ok(())
 }
 
 /// The engine's lease keeper, its lines on the console's screen log.

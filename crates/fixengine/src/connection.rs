@@ -395,6 +395,7 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
         }
         t = UtcTimestamp::now();
         session.on_tick(t)?;
+        app.on_tick(session, t)?;
     }
 }
 

@@ -81,6 +81,17 @@ pub trait Application {
         Ok(())
     }
 
+    /// The session's timers ran at `now` (every tick of the driver, about
+    /// ten a second, and after each read): an application with deadlines
+    /// of its own checks them here.
+    fn on_tick<S: SessionStore>(
+        &mut self,
+        _session: &mut Session<S>,
+        _now: UtcTimestamp,
+    ) -> Result<(), SessionError> {
+        Ok(())
+    }
+
     /// Whether the application has finished its work, so an initiator
     /// should not reconnect once the session ends.
     fn done(&self) -> bool {

@@ -144,6 +144,9 @@ pub struct Session<S: SessionStore> {
     /// `period`: within it the answer cannot change, and a read round
     /// hands many messages the same time.
     window_checked: Option<i64>,
+    /// Session-level Rejects (35=3) received in sequence, for a driver
+    /// to report (they never reach the application).
+    rejects_received: u64,
 }
 
 /// The session's parser, and which delivered message's parse it still
@@ -220,6 +223,7 @@ impl<S: SessionStore> Session<S> {
             spare: Vec::new(),
             period: None,
             window_checked: None,
+            rejects_received: 0,
         }
     }
 
@@ -502,6 +506,12 @@ impl<S: SessionStore> Session<S> {
             Some(w) => w.instance(now.div_euclid(NANOS)),
             None => Some(0),
         }
+    }
+
+    /// How many session-level Rejects (35=3) the counterparty has sent
+    /// in sequence since this session was made.
+    pub fn rejects_received(&self) -> u64 {
+        self.rejects_received
     }
 
     /// QuickFIX's isSessionTime: whether `now` is inside the session's

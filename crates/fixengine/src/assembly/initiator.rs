@@ -14,6 +14,7 @@ use fixsession::app::Application;
 use fixsession::lease::Standing;
 use fixsession::log::Log;
 use fixsession::machine::{Session, SessionError};
+use fixsession::order_template::OrderFields;
 use fixsession::settings::ConnectionType;
 use fixsession::store::{AnyStore, SessionStore};
 
@@ -23,7 +24,7 @@ use super::{
     AnyApp, EngineSettings, Error, Leasing, Opening, SharedConsole, engine_sessions, keeper,
     message_log, tls_for,
 };
-use crate::apps::Orders;
+use crate::apps::{OrderResults, Orders};
 use crate::connection::{self, ConnectionError, Options, Transport};
 use crate::initiator::Targets;
 use crate::tls::ClientTls;
@@ -49,7 +50,7 @@ pub fn run_initiator(
     engine: &EngineSettings,
     stop: &'static AtomicBool,
     console: SharedConsole,
-) -> Result<(), Error> {
+) -> Result<Outcome, Error> {
     // The GLOBAL log stays open, empty, as QuickFIX's initiator leaves
     // it: no initiator event is outside a session.
     let keeper = keeper(&console);
@@ -66,6 +67,8 @@ pub fn run_initiator(
     .sessions;
     let messages = message_log(&engine.log)?;
     let latencies = latency_file(&engine.latencies)?;
+    let fields = order_fields(&engine.order_template)?;
+    let outcome = Mutex::new(Outcome::default());
     console.running();
     std::thread::scope(|scope| -> Result<(), Error> {
         let mut handles = Vec::new();
@@ -78,7 +81,13 @@ pub fn run_initiator(
             };
             let mut log = SessionLog::open(&s, &messages, &console)?;
             let mut a = match engine.orders {
-                Some(n) => AnyApp::Orders(timed(Orders::new(n, engine.window), &latencies)),
+                Some(n) => {
+                    let mut o = Orders::new(n, engine.window).with_grace(engine.grace);
+                    if let Some(f) = &fields {
+                        o = o.with_fields(f.clone());
+                    }
+                    AnyApp::Orders(Box::new(timed(o, &latencies)))
+                }
                 None => AnyApp::new(engine.app),
             };
             let opts = Options {
@@ -91,6 +100,7 @@ pub fn run_initiator(
             let tls = tls_for(engine, &s, &*console, ClientTls::new)?;
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
             let console = &console;
+            let outcome = &outcome;
             handles.push(scope.spawn(move || -> Result<(), Error> {
                 while !stop.load(Ordering::Relaxed) && !a.done() {
                     // Two engines never log on as one session: only the
@@ -149,7 +159,11 @@ pub fn run_initiator(
                 }
                 if let AnyApp::Orders(o) = &a {
                     let st = session.store();
-                    console.result(&format!("answered {}", o.filled()));
+                    let r = o.results();
+                    console.result(&format!("answered {}", r.filled));
+                    console.result(&format!("rejected {}", r.rejected));
+                    console.result(&format!("unanswered {}", r.unanswered));
+                    console.result(&format!("session rejects {}", session.rejects_received()));
                     if let Some(t) = o.elapsed() {
                         console.result(&format!("seconds {:.6}", t.as_secs_f64()));
                     }
@@ -158,6 +172,8 @@ pub fn run_initiator(
                         st.next_sender_seq(),
                         st.next_target_seq()
                     ));
+                    let mut out = outcome.lock().unwrap_or_else(|p| p.into_inner());
+                    out.add(log.id(), &r, session.rejects_received());
                 }
                 Ok(())
             }));
@@ -177,7 +193,56 @@ pub fn run_initiator(
         }
         flushed.context(|| format!("writing {}", path.display()))?;
     }
-    Ok(())
+    Ok(outcome.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// How the initiator's orders went, over every session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// What went wrong with the orders, one clause per session that had
+    /// rejected or unanswered orders or received a session Reject; empty
+    /// when all were filled (or no orders were sent).
+    pub failures: Vec<String>,
+}
+
+impl Outcome {
+    fn add(&mut self, session: &str, r: &OrderResults, session_rejects: u64) {
+        let mut why = Vec::new();
+        if r.rejected > 0 {
+            why.push(format!("{} of {} orders rejected", r.rejected, r.sent));
+        }
+        if r.unanswered > 0 {
+            why.push(format!("{} orders unanswered", r.unanswered));
+        }
+        if session_rejects > 0 {
+            why.push(format!("{session_rejects} session Reject(s) received"));
+        }
+        if r.business_rejects > 0 && r.rejected == 0 {
+            why.push(format!(
+                "{} BusinessMessageReject(s) received",
+                r.business_rejects
+            ));
+        }
+        if why.is_empty() {
+            return;
+        }
+        let reason = r
+            .first_reason
+            .as_deref()
+            .map(|t| format!(" (first reason: {t})"))
+            .unwrap_or_default();
+        self.failures
+            .push(format!("{session}: {}{reason}", why.join(", ")));
+    }
+}
+
+/// The order template's fields, when `--order-template` names one.
+fn order_fields(path: &Option<PathBuf>) -> Result<Option<OrderFields>, Error> {
+    let Some(path) = path else { return Ok(None) };
+    let text = std::fs::read(path).context(|| format!("reading {}", path.display()))?;
+    fixsession::order_template::parse_template(&text)
+        .map(Some)
+        .map_err(|e| Error::Refused(format!("{}: {e}", path.display())))
 }
 
 /// The `--latencies` file, shared by the sessions' threads, with the

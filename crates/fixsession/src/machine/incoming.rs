@@ -108,7 +108,13 @@ impl<S: SessionStore> Session<S> {
             b"0" => self.on_counted(&m, msg, now, true),
             b"1" => self.on_test_request(&m, msg, now),
             b"2" => self.on_resend_request(&m, msg, now),
-            b"3" => self.on_counted(&m, msg, now, false),
+            b"3" => {
+                if self.verify(&m, msg, now, false, true, false)? {
+                    self.rejects_received += 1;
+                    self.incr_target()?;
+                }
+                Ok(())
+            }
             b"4" => self.on_sequence_reset(&m, msg, now),
             b"5" => self.on_logout(&m, msg, now),
             _ => {

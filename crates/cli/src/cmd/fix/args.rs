@@ -525,9 +525,12 @@ impl From<AcceptorArgs> for EngineSettings {
 pub struct InitiatorArgs {
     #[command(flatten)]
     pub session: SessionArgs,
-    /// Send N NewOrderSingles once logged on (at most
-    /// `--window` unfilled at a time), log out when each is filled, then
-    /// exit, printing `answered N` and the final `seqs SENDER TARGET`.
+    /// Send N NewOrderSingles once logged on (at most `--window`
+    /// unanswered at a time), log out when each is filled or rejected,
+    /// then exit, printing `answered N` (filled), `rejected R`,
+    /// `unanswered U` and the final `seqs SENDER TARGET`. Exits 1 when an
+    /// order was rejected, the counterparty sent a Reject, or orders went
+    /// unanswered for `--grace`.
     #[arg(long, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 32))]
     pub orders: Option<u64>,
@@ -541,6 +544,18 @@ pub struct InitiatorArgs {
     #[arg(long, default_value_t = ORDERS_WINDOW,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
     pub window: u64,
+    /// With `--orders`: the NewOrderSingle's fields from FILE (tag=value,
+    /// separated by `|`, SOH or lines; `fix load --order-template`'s
+    /// format), e.g. a limit order `55=IBM|54=1|38=100|40=2|44=25.50|21=1`,
+    /// instead of 21=1|55=MSFT|54=1|38=100|40=1. ClOrdID and TransactTime
+    /// are added.
+    #[arg(long, value_name = "FILE", requires = "orders")]
+    pub order_template: Option<PathBuf>,
+    /// With `--orders`: how long the last orders may go unanswered before
+    /// the session logs out without them and the command exits 1.
+    #[arg(long, value_name = "DURATION", default_value = "5s", requires = "orders",
+          value_parser = parse_duration)]
+    pub grace: Duration,
 }
 
 /// Unfilled orders allowed in flight with `--orders`, by default.
@@ -568,6 +583,8 @@ impl From<SessionArgs> for EngineSettings {
             orders: None,
             latencies: None,
             window: ORDERS_WINDOW,
+            order_template: None,
+            grace: fixengine::apps::GRACE,
             max_message: a.max_message,
             spin: a.spin,
             send_queue_limit: a.send_queue_limit,
@@ -584,6 +601,8 @@ impl From<InitiatorArgs> for EngineSettings {
             orders: a.orders,
             latencies: a.latencies,
             window: a.window,
+            order_template: a.order_template,
+            grace: a.grace,
             ..a.session.into()
         }
     }

@@ -93,6 +93,11 @@ pub fn acceptor(engine: &EngineSettings) -> Result<ExitCode> {
 pub fn initiator(engine: &EngineSettings) -> Result<ExitCode> {
     super::cap_scan_path()?;
     let (stop, console) = stop_flag();
-    assembly::run_initiator(engine, stop, console)?;
+    let outcome = assembly::run_initiator(engine, stop, console)?;
+    if perfkit::cleanup::stopped_by().is_none() && !outcome.failures.is_empty() {
+        // Rejected or unanswered orders fail the run, in one line.
+        eprintln!("perfkit: fix initiator: {}", outcome.failures.join("; "));
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(perfkit::cleanup::exit_code(ExitCode::SUCCESS))
 }
