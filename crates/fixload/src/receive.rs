@@ -351,6 +351,18 @@ fn answer<S: SessionStore>(
     );
 }
 
+/// A rejection in words: `what`, the order it names and its Text.
+fn described(what: &str, order: Option<&[u8]>, text: Option<&[u8]>) -> String {
+    let mut d = what.to_owned();
+    if let Some(o) = order {
+        d += &format!(" of ClOrdID {}", String::from_utf8_lossy(o));
+    }
+    if let Some(t) = text {
+        d += &format!(": {}", String::from_utf8_lossy(t));
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,16 +380,4 @@ mod tests {
         // A value running to the end of the bytes, without a final SOH.
         assert_eq!(value_of(b"8=FIX.4.4\x0111=7", &f.clordid), Some(&b"7"[..]));
     }
-}
-
-/// A rejection in words: `what`, the order it names and its Text.
-fn described(what: &str, order: Option<&[u8]>, text: Option<&[u8]>) -> String {
-    let mut d = what.to_owned();
-    if let Some(o) = order {
-        d += &format!(" of ClOrdID {}", String::from_utf8_lossy(o));
-    }
-    if let Some(t) = text {
-        d += &format!(": {}", String::from_utf8_lossy(t));
-    }
-    d
 }
