@@ -197,7 +197,15 @@ pub fn rewrite_options(
             rest = true;
             out.push(a);
         } else {
+            let before = out.len();
             rewrite(s, &mut out);
+            // A cluster rewritten to end in an option that takes a value
+            // (zstd's `-19fo FILE`) takes the next argument as it.
+            value_next |= out.len() > before
+                && out
+                    .last()
+                    .and_then(|l| l.to_str())
+                    .is_some_and(|l| takes_value.contains(&l));
         }
     }
     out

@@ -717,3 +717,113 @@ fn a_seek_table_that_lies_about_boundaries_or_sizes_is_named_and_leaves_nothing(
         assert!(!d.join("x").exists(), "{name}: partial output left");
     }
 }
+
+/// Issue 49.1: zstd's short flags in clusters and repeated, as zstd
+/// 1.5.4's parser reads them (a level among other flags, a number after
+/// `-T`, `-o` taking the next argument from inside a cluster, a flag
+/// given twice), each command line run by the real zstd and by perfkit
+/// on the same files: the same exit code and, decoded, the same output
+/// on stdout and in the files written.
+#[test]
+fn short_flag_clusters_and_repeats_read_as_zstd_reads_them() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let input = mixed(300_000);
+    let cases: &[&[&str]] = &[
+        &["-19c", "x"],
+        &["-c19", "x"],
+        &["-3fc", "x"],
+        &["-19T2", "-c", "x"],
+        &["-19fo", "y", "x"],
+        &["-qq", "-c", "x"],
+        &["-c", "-q", "-c", "x"],
+        &["-kf", "x"],
+        &["-dc", "x.zst"],
+        &["-cd", "x.zst"],
+        &["-dfo", "z", "x.zst"],
+    ];
+    // What a run leaves: its exit code, stdout decoded (compressed output
+    // is decoded by the real zstd; a decoder's output is taken as it is)
+    // and each file it wrote, decoded the same way.
+    let decoded = |bytes: &[u8]| -> Vec<u8> {
+        if bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            let mut z = Command::new("zstd")
+                .args(["-dcq"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = z.stdin.take().unwrap();
+            let owned = bytes.to_vec();
+            let feeder = std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = stdin.write_all(&owned);
+            });
+            let out = z.wait_with_output().unwrap();
+            feeder.join().unwrap();
+            out.stdout
+        } else {
+            bytes.to_vec()
+        }
+    };
+    let outcome = |tool: &mut Command, args: &[&str]| {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("x"), &input).unwrap();
+        assert!(
+            run(Command::new("zstd").args(["-q", "x", "-o", "x.zst"]), d)
+                .status
+                .success()
+        );
+        let before = listing(d);
+        let out = run(tool.args(args), d);
+        let mut written: Vec<(String, Vec<u8>)> = listing(d)
+            .into_iter()
+            .filter(|f| !before.contains(f) || f == "x.zst")
+            .map(|f| {
+                let bytes = std::fs::read(d.join(&f)).unwrap_or_default();
+                (f, decoded(&bytes))
+            })
+            .collect();
+        written.sort();
+        (
+            out.status.code(),
+            decoded(&out.stdout),
+            written,
+            stderr(&out),
+        )
+    };
+    for args in cases {
+        let (z_code, z_out, z_files, z_err) = outcome(&mut Command::new("zstd"), args);
+        let mut pk = perfkit();
+        pk.arg("compress");
+        let (p_code, p_out, p_files, p_err) = outcome(&mut pk, args);
+        assert_eq!(p_code, z_code, "{args:?}: perfkit {p_err} / zstd {z_err}");
+        assert!(p_out == z_out, "{args:?}: stdout differs once decoded");
+        assert_eq!(
+            p_files.iter().map(|(f, _)| f).collect::<Vec<_>>(),
+            z_files.iter().map(|(f, _)| f).collect::<Vec<_>>(),
+            "{args:?}: files"
+        );
+        assert!(
+            p_files == z_files,
+            "{args:?}: a written file differs once decoded"
+        );
+    }
+    // The level in a cluster is the level: `-19c` writes what `--level 19
+    // -c` writes.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x"), &input).unwrap();
+    let clustered = run(perfkit().args(["compress", "-19c", "x"]), dir.path());
+    let spelled = run(
+        perfkit().args(["compress", "--level", "19", "-c", "x"]),
+        dir.path(),
+    );
+    assert!(clustered.stdout == spelled.stdout);
+    let default = run(perfkit().args(["compress", "-c", "x"]), dir.path());
+    assert!(
+        clustered.stdout != default.stdout,
+        "-19c fell back to the default level"
+    );
+}

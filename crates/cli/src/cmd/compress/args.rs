@@ -22,10 +22,13 @@ const MIN_LEVEL: i32 = -(1 << 17);
 /// Arguments of `perfkit compress` and `perfkit decompress`.
 #[derive(Debug, clap::Args)]
 #[command(
+    // zstd takes a flag given twice (`-c ... -c`, `-qq`): the last wins.
+    args_override_self = true,
     after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
 -1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
--r, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i#, `-` for stdin, and \
-zstd's ratio lines on stderr.
+-r, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i#, `-` for stdin, \
+short flags in clusters and repeated as zstd reads them (-19c, -c19, -3fc, -19T2, -19fo FILE, \
+-qq, -c ... -c), and zstd's ratio lines on stderr.
 
 Differences from zstd: the level's long form is --level N (out of range is a usage error, \
 exit 2, where zstd clamps with a warning); -v adds a line of sizes, ratio and speed per \
@@ -47,6 +50,7 @@ pub struct CompressArgs {
 /// all that apply to decoding.
 #[derive(Debug, clap::Args)]
 #[command(
+    args_override_self = true,
     after_help = "The same as perfkit compress -d; see perfkit compress --help for the zstd habits \
 that work and the differences from zstd."
 )]
@@ -519,19 +523,90 @@ pub fn zstd_level_flags(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
             .strip_prefix('-')
             .filter(|n| !n.is_empty() && n.len() <= 2 && n.bytes().all(|b| b.is_ascii_digit()))
         {
-            let level: i32 = n.parse().unwrap_or(0);
-            let level = if level > 19 && !ultra {
-                let _ = writeln!(
-                    io::stderr(),
-                    "Warning : compression level higher than max, reduced to 19"
-                );
-                19
-            } else {
-                level
-            };
-            out.push(format!("--level={level}").into());
+            out.push(level_flag(n, ultra));
+        } else if let Some(flags) = short_cluster(s) {
+            expand_cluster(flags, ultra, out);
         } else {
             out.push(s.into());
         }
     })
+}
+
+/// `--level=N` for zstd's `-N` (`digits`), reduced to 19 with zstd's
+/// warning past it without `--ultra`.
+fn level_flag(digits: &str, ultra: bool) -> OsString {
+    let level: i32 = digits.parse().unwrap_or(0);
+    let level = if level > 19 && !ultra {
+        let _ = writeln!(
+            io::stderr(),
+            "Warning : compression level higher than max, reduced to 19"
+        );
+        19
+    } else {
+        level
+    };
+    format!("--level={level}").into()
+}
+
+/// Single-letter flags `compress` takes in a cluster, as zstd's parser
+/// reads them one character at a time.
+const CLUSTER_FLAGS: &str = "cdfkqvtrl";
+
+/// Flags that read a number written straight after them in a cluster
+/// (`-T2`, `-b1`, `-e19`, `-i1`).
+const CLUSTER_NUMBERS: &str = "Tbei";
+
+/// Flags whose value is the next argument (`-o FILE`, `-D DICT`).
+const CLUSTER_NEXT: &str = "oD";
+
+/// The characters of `s` after its dash when `s` is a cluster of zstd's
+/// short flags that clap would not read as zstd does: a level with other
+/// flags (`-19c`, `-c19`), several flags (`-fc`), or a flag repeated
+/// (`-qq`). Anything holding another character is left for clap.
+fn short_cluster(s: &str) -> Option<&str> {
+    let flags = s.strip_prefix('-').filter(|f| !f.starts_with('-'))?;
+    let known = |c: char| {
+        c.is_ascii_digit()
+            || CLUSTER_FLAGS.contains(c)
+            || CLUSTER_NUMBERS.contains(c)
+            || CLUSTER_NEXT.contains(c)
+    };
+    (flags.chars().count() >= 2 && flags.chars().all(known)).then_some(flags)
+}
+
+/// Expands zstd's short-flag cluster `flags` into one argument per flag,
+/// as zstd 1.5.4's parser reads it: digits are a level (`-19c` is level
+/// 19 and `-c`), a number right after `T`, `b`, `e` or `i` is that flag's
+/// value, and `o` or `D` take the next argument, the rest of the cluster
+/// being read as flags still.
+fn expand_cluster(flags: &str, ultra: bool, out: &mut Vec<OsString>) {
+    let b = flags.as_bytes();
+    let mut i = 0;
+    let mut next = Vec::new();
+    while i < b.len() {
+        let c = b[i] as char;
+        let digits_from = |j: usize| {
+            let end = (j..b.len())
+                .find(|&k| !b[k].is_ascii_digit())
+                .unwrap_or(b.len());
+            (&flags[j..end], end)
+        };
+        if c.is_ascii_digit() {
+            let (n, end) = digits_from(i);
+            out.push(level_flag(n, ultra));
+            i = end;
+        } else if CLUSTER_NUMBERS.contains(c) {
+            let (n, end) = digits_from(i + 1);
+            out.push(format!("-{c}{n}").into());
+            i = end;
+        } else if CLUSTER_NEXT.contains(c) {
+            // The value is the next argument: the flag goes last.
+            next.push(format!("-{c}"));
+            i += 1;
+        } else {
+            out.push(format!("-{c}").into());
+            i += 1;
+        }
+    }
+    out.extend(next.into_iter().map(OsString::from));
 }
