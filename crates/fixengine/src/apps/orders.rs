@@ -205,10 +205,16 @@ impl Orders {
         true
     }
 
-    fn rejected(&mut self, reason: Option<&[u8]>) {
+    /// An order was rejected, for `reason` (its Text).
+    fn rejected(&mut self, reason: Option<String>) {
         self.results.rejected += 1;
+        self.note_reason(reason);
+    }
+
+    /// Keeps the first rejection's Text.
+    fn note_reason(&mut self, reason: Option<String>) {
         if self.results.first_reason.is_none() {
-            self.results.first_reason = reason.map(|r| String::from_utf8_lossy(r).into_owned());
+            self.results.first_reason = reason;
         }
     }
 }
@@ -224,6 +230,8 @@ impl Application for Orders {
             return Ok(());
         };
         let id = |tag| m.get(tag).and_then(fixcore::value::parse_uint);
+        // Text (58), read only for a rejection: fills carry none to copy.
+        let text = || m.get(58).map(|t| String::from_utf8_lossy(t).into_owned());
         match m.msg_type() {
             b"8" => {
                 // OrdStatus as one byte: new b'0', filled b'2', rejected b'8'.
@@ -232,7 +240,7 @@ impl Application for Orders {
                     _ => 0,
                 };
                 let order = id(11);
-                let reason = m.get(58).map(<[u8]>::to_vec);
+                let reason = if status == b'8' { text() } else { None };
                 if status == b'0' && self.round_trip.is_some() {
                     let at = Instant::now();
                     if let Some(sent) = order.and_then(|id| self.slot(id)).and_then(Option::take)
@@ -246,9 +254,7 @@ impl Application for Orders {
                         self.results.filled += 1;
                         self.last_filled = Some(Instant::now());
                     }
-                    b'8' if order.is_some_and(|o| self.close(o, now)) => {
-                        self.rejected(reason.as_deref());
-                    }
+                    b'8' if order.is_some_and(|o| self.close(o, now)) => self.rejected(reason),
                     _ => return Ok(()),
                 }
             }
@@ -256,14 +262,11 @@ impl Application for Orders {
                 self.results.business_rejects += 1;
                 // BusinessRejectRefID (379) names the order when the
                 // reject is about one.
-                let reason = m.get(58).map(<[u8]>::to_vec);
+                let reason = text();
                 match id(379) {
-                    Some(o) if self.close(o, now) => self.rejected(reason.as_deref()),
+                    Some(o) if self.close(o, now) => self.rejected(reason),
                     _ => {
-                        if self.results.first_reason.is_none() {
-                            self.results.first_reason =
-                                reason.map(|r| String::from_utf8_lossy(&r).into_owned());
-                        }
+                        self.note_reason(reason);
                         return Ok(());
                     }
                 }
