@@ -29,6 +29,25 @@ fn initiator_cfg(dir: &Path, port: u16) {
     .unwrap();
 }
 
+/// `perfkit fix acceptor --app APP` in `dir` for the initiator's session
+/// on `port`.
+fn acceptor(dir: &Path, port: u16, app: &str) -> Running {
+    std::fs::write(
+        dir.join("a.cfg"),
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nHeartBtInt=30\n\
+             StartTime=00:00:00\nEndTime=00:00:00\nUseDataDictionary=N\n\n[SESSION]\n\
+             BeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n"
+        ),
+    )
+    .unwrap();
+    Running::start_in(
+        perfkit().args(["fix", "acceptor", "a.cfg", "--app", app]),
+        dir,
+        "a.err",
+    )
+}
+
 /// `perfkit fix initiator i.cfg ARGS` in `dir`, to its end (at most 60 s).
 fn orders(dir: &Path, args: &[&str]) -> Output {
     interop::output_within(
@@ -54,20 +73,7 @@ fn template_orders_are_sent_as_written_and_filled() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
-    std::fs::write(
-        d.join("a.cfg"),
-        format!(
-            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nHeartBtInt=30\n\
-             StartTime=00:00:00\nEndTime=00:00:00\nUseDataDictionary=N\n\n[SESSION]\n\
-             BeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n"
-        ),
-    )
-    .unwrap();
-    let _acceptor = Running::start_in(
-        perfkit().args(["fix", "acceptor", "a.cfg", "--app", "exec"]),
-        d,
-        "a.err",
-    );
+    let _acceptor = acceptor(d, port, "exec");
     initiator_cfg(d, port);
     std::fs::write(
         d.join("limit.txt"),
@@ -194,16 +200,7 @@ fn unanswered_orders_end_the_run_after_the_grace() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let port = free_port();
-    std::fs::write(
-        d.join("a.cfg"),
-        format!(
-            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\nHeartBtInt=30\n\
-             StartTime=00:00:00\nEndTime=00:00:00\nUseDataDictionary=N\n\n[SESSION]\n\
-             BeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n"
-        ),
-    )
-    .unwrap();
-    let _acceptor = Running::start_in(perfkit().args(["fix", "acceptor", "a.cfg"]), d, "a.err");
+    let _acceptor = acceptor(d, port, "echo");
     initiator_cfg(d, port);
     let started = Instant::now();
     let out = orders(d, &["--orders", "4", "--grace", "1s"]);

@@ -329,6 +329,19 @@ fn every_sequence_column_type_quickfix_uses_is_read_and_written() {
     );
 }
 
+/// Another client holds the `sessions` table locked for 2 s, from half
+/// a second after this returns; join the handle for its outcome.
+fn lock_sessions(pg: &Postgres) -> std::thread::JoinHandle<std::process::Output> {
+    let mut lock = pg.psql_command(
+        DATABASE,
+        "SET statement_timeout = 0; BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; \
+         SELECT pg_sleep(2); COMMIT;",
+    );
+    let locker = std::thread::spawn(move || lock.output().unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    locker
+}
+
 /// A statement the server cancels (`statement_timeout`, here while
 /// another client holds the table locked) is a passing failure: the
 /// flush says `Unavailable`, keeps the round, and the same flush writes
@@ -345,13 +358,7 @@ fn a_statement_timeout_is_transient() {
     );
     // Opened after: its connection takes the setting.
     let mut s2 = PostgresStore::open(&db, key()).unwrap();
-    let mut lock = pg.psql_command(
-        DATABASE,
-        "SET statement_timeout = 0; BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; \
-         SELECT pg_sleep(2); COMMIT;",
-    );
-    let locker = std::thread::spawn(move || lock.output().unwrap());
-    std::thread::sleep(Duration::from_millis(500));
+    let locker = lock_sessions(&pg);
     s2.save(1, &msg(1)).unwrap();
     s2.set_seqs(2, 1).unwrap();
     let e = s2.flush().unwrap_err();
@@ -409,13 +416,7 @@ fn background_rounds_land_in_order_and_come_back_when_they_fail() {
     let count = |pg: &Postgres| pg.psql(DATABASE, "SELECT count(*) FROM messages");
     assert_eq!(count(&pg), "20\n");
 
-    let mut lock = pg.psql_command(
-        DATABASE,
-        "SET statement_timeout = 0; BEGIN; LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE; \
-         SELECT pg_sleep(2); COMMIT;",
-    );
-    let locker = std::thread::spawn(move || lock.output().unwrap());
-    std::thread::sleep(Duration::from_millis(500));
+    let locker = lock_sessions(&pg);
     for seq in 21..=40 {
         s.save(seq, &msg(seq)).unwrap();
     }

@@ -59,21 +59,7 @@ pub fn signed(dir: &Path, ca: &str, name: &str, days: u32) -> (PathBuf, PathBuf)
         "subjectAltName=DNS:localhost,IP:127.0.0.1\n",
     )
     .unwrap();
-    openssl(
-        dir,
-        &[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-keyout",
-            &format!("{name}.key"),
-            "-out",
-            &format!("{name}.csr"),
-            "-subj",
-            "/CN=localhost",
-        ],
-    );
+    request(dir, name);
     openssl(
         dir,
         &[
@@ -100,10 +86,8 @@ pub fn signed(dir: &Path, ca: &str, name: &str, days: u32) -> (PathBuf, PathBuf)
     )
 }
 
-/// A version 1 certificate `name` signed by CA `ca`: `openssl x509 -req`
-/// with no extensions file, as many shops' scripts make client
-/// certificates.
-pub fn signed_v1(dir: &Path, ca: &str, name: &str) {
+/// A key `name.key` and a request `name.csr` for CN=localhost.
+fn request(dir: &Path, name: &str) {
     openssl(
         dir,
         &[
@@ -119,6 +103,13 @@ pub fn signed_v1(dir: &Path, ca: &str, name: &str) {
             "/CN=localhost",
         ],
     );
+}
+
+/// A version 1 certificate `name` signed by CA `ca`: `openssl x509 -req`
+/// with no extensions file, as many shops' scripts make client
+/// certificates.
+pub fn signed_v1(dir: &Path, ca: &str, name: &str) {
+    request(dir, name);
     openssl(
         dir,
         &[
