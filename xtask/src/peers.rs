@@ -33,6 +33,11 @@ const PEERS: &[Peer] = &[
         build: build_floor,
     },
     Peer {
+        name: perfkit_peers::QUICKFIXJ,
+        what: "QuickFIX/J 2.3.2's initiator and acceptor (the FIX interop tests' second engine); needs curl and a JDK",
+        build: build_quickfixj,
+    },
+    Peer {
         name: perfkit_peers::SZIP,
         what: "s-zip 0.15.0 on its default backend, miniz_oxide (perfkit bench --only zip)",
         build: build_szip,
@@ -124,6 +129,154 @@ fn build_quickfix(out: &Path) -> Result<()> {
     // Installed last: perfkit finds the peer by its executable, so it never
     // finds one whose dictionary or version file is missing.
     install(Source::File(&built), &out.join(perfkit_peers::QUICKFIX))
+}
+
+/// A jar from Maven Central: its path under the repository root and its
+/// SHA-256 (checked against Central's own `.sha1` when pinned).
+struct Jar {
+    path: &'static str,
+    sha256: &'static str,
+}
+
+/// QuickFIX/J 2.3.2 and what it needs at run time (its POM's compile
+/// dependencies: MINA, SLF4J; slf4j-simple gives its log lines a home),
+/// with the FIX 4.4 messages and dictionaries (`FIX44.xml`).
+const QUICKFIXJ_JARS: &[Jar] = &[
+    Jar {
+        path: "org/quickfixj/quickfixj-core/2.3.2/quickfixj-core-2.3.2.jar",
+        sha256: "c0d288aace96dac9c013e68087a41f35ad17dc9aafc3017c7ebefa89e3015c85",
+    },
+    Jar {
+        path: "org/quickfixj/quickfixj-messages-fix44/2.3.2/quickfixj-messages-fix44-2.3.2.jar",
+        sha256: "97cf4169f2c9c0ad83aa4edd3de9cb7febfb38af830313d0da642f92eeb3fe62",
+    },
+    Jar {
+        path: "org/apache/mina/mina-core/2.2.4/mina-core-2.2.4.jar",
+        sha256: "39b2dfc8e84380bf7adab657d3d5e1625cb6592a885ebdb854ec5c6f7a3ec88d",
+    },
+    Jar {
+        path: "org/slf4j/slf4j-api/1.7.30/slf4j-api-1.7.30.jar",
+        sha256: "cdba07964d1bb40a0761485c6b1e8c2f8fd9eb1d19c53928ac0d7f9510105c57",
+    },
+    Jar {
+        path: "org/slf4j/slf4j-simple/1.7.30/slf4j-simple-1.7.30.jar",
+        sha256: "8b9279cbff6b9f88594efae3cf02039b6995030eec023ed43928748c41670fee",
+    },
+];
+
+const MAVEN_CENTRAL: &str = "https://repo1.maven.org/maven2";
+
+/// The SHA-256 of a file, in hex.
+fn sha256_hex(path: &Path) -> Result<String> {
+    use sha2::Digest;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(sha2::Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
+}
+
+/// The jar, from the cache under `target/maven/` when it is there with the
+/// pinned hash, else downloaded into it. A download with another hash is
+/// refused and deleted, never used.
+fn fetch_jar(jar: &Jar) -> Result<PathBuf> {
+    let cache = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "target".into())
+        .join("maven");
+    let file = cache.join(jar.path);
+    if file.is_file() && sha256_hex(&file)? == jar.sha256 {
+        return Ok(file);
+    }
+    let dir = file.parent().expect("a jar path has folders");
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let partial = file.with_extension("jar.partial");
+    let url = format!("{MAVEN_CENTRAL}/{}", jar.path);
+    super::run(
+        Command::new("curl")
+            .args(["--fail", "--silent", "--show-error", "--location"])
+            .args(["--retry", "3", "--output"])
+            .arg(&partial)
+            .arg(&url),
+    )
+    .with_context(|| format!("downloading {url} (apt-get install curl)"))?;
+    let got = sha256_hex(&partial)?;
+    if got != jar.sha256 {
+        let _ = std::fs::remove_file(&partial);
+        bail!(
+            "{url} has SHA-256 {got}, not the pinned {}; refusing it",
+            jar.sha256
+        );
+    }
+    std::fs::rename(&partial, &file).with_context(|| format!("writing {}", file.display()))?;
+    Ok(file)
+}
+
+/// The QuickFIX/J peer: its jars fetched (pinned by SHA-256), our one Java
+/// file compiled against them into a jar, all installed under
+/// `quickfixj/` in the peer directory, and a launcher script naming them
+/// by paths relative to itself, installed last.
+fn build_quickfixj(out: &Path) -> Result<()> {
+    let src = Path::new("xtask/peers/quickfixj/QuickfixjPeer.java");
+    let scratch = out.with_file_name("peers-build").join("quickfixj");
+    let classes = scratch.join("classes");
+    if classes.exists() {
+        std::fs::remove_dir_all(&classes)
+            .with_context(|| format!("clearing {}", classes.display()))?;
+    }
+    std::fs::create_dir_all(&classes).with_context(|| format!("creating {}", classes.display()))?;
+    let jars = QUICKFIXJ_JARS
+        .iter()
+        .map(fetch_jar)
+        .collect::<Result<Vec<_>>>()?;
+    let classpath = std::env::join_paths(&jars)?;
+    super::run(
+        Command::new("javac")
+            .args(["-Xlint:all", "-Werror", "-d"])
+            .arg(&classes)
+            .arg("-cp")
+            .arg(&classpath)
+            .arg(src),
+    )
+    .context("compiling the QuickFIX/J peer (apt-get install default-jdk-headless)")?;
+    let peer_jar = scratch.join("quickfixj-peer.jar");
+    super::run(
+        Command::new("jar")
+            .arg("--create")
+            .arg("--file")
+            .arg(&peer_jar)
+            .arg("-C")
+            .arg(&classes)
+            .arg("."),
+    )?;
+    let lib = out.join("quickfixj");
+    std::fs::create_dir_all(&lib).with_context(|| format!("creating {}", lib.display()))?;
+    let mut names = vec!["quickfixj-peer.jar".to_owned()];
+    install(Source::File(&peer_jar), &lib.join("quickfixj-peer.jar"))?;
+    for jar in &jars {
+        let name = jar.file_name().expect("a jar has a name");
+        install(Source::File(jar), &lib.join(name))?;
+        names.push(name.to_string_lossy().into_owned());
+    }
+    let classpath: Vec<String> = names.iter().map(|n| format!("$lib/{n}")).collect();
+    // The serial collector and C1 alone: the tests start the JVM a dozen
+    // times, and startup, not peak speed, is what they wait for.
+    let script = format!(
+        "#!/bin/sh\n# QuickFIX/J 2.3.2 peer, built by `cargo xtask peers` from \
+         xtask/peers/quickfixj.\nlib=\"$(dirname \"$0\")/quickfixj\"\n\
+         exec \"${{JAVA_HOME:+$JAVA_HOME/bin/}}java\" -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+         -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -cp \"{}\" QuickfixjPeer \"$@\"\n",
+        classpath.join(":")
+    );
+    let launcher = scratch.join(perfkit_peers::QUICKFIXJ);
+    std::fs::write(&launcher, script).with_context(|| format!("writing {}", launcher.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&launcher, std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("making {} executable", launcher.display()))?;
+    }
+    install(Source::File(&launcher), &out.join(perfkit_peers::QUICKFIXJ))
 }
 
 /// The load generator's floor, one C file. `-O2` as the QuickFIX peers;

@@ -95,6 +95,24 @@ const PROGRAMS: &[Program] = &[
         probe: &["version"],
         apt: "openssl",
     },
+    // The QuickFIX/J peer: `cargo xtask peers` fetches its jars from Maven
+    // Central with curl and compiles it with the JDK; its TLS tests put
+    // the CA in a Java trust store with keytool.
+    Program {
+        name: "curl",
+        probe: &["--version"],
+        apt: "curl",
+    },
+    Program {
+        name: "javac",
+        probe: &["-version"],
+        apt: "default-jdk-headless",
+    },
+    Program {
+        name: "keytool",
+        probe: &["-help"],
+        apt: "default-jdk-headless",
+    },
 ];
 
 const LIBRARIES: &[Library] = &[

@@ -50,6 +50,11 @@ pub const SZIP: &str = "szip-peer";
 /// after each rate for the ratio of its CPU per order to the floor's.
 pub const LOAD_FLOOR: &str = "fixload-floor";
 
+/// The QuickFIX/J peer's launcher: `xtask/peers/quickfixj/`, a QuickFIX/J
+/// 2.3 initiator and acceptor (the second independent engine of the FIX
+/// interoperability tests), run with the JDK on this machine.
+pub const QUICKFIXJ: &str = "quickfixj-peer";
+
 /// The environment variable that overrides the peer directory.
 pub const DIR_ENV: &str = "PERFKIT_PEERS_DIR";
 

@@ -162,3 +162,52 @@ pub fn revoke(dir: &Path, ca: &str, name: &str) -> PathBuf {
     openssl(dir, &["ca", "-config", &cnf, "-gencrl", "-out", &crl]);
     dir.join(crl)
 }
+
+/// The password of the Java key and trust stores below (Java's stores
+/// need one).
+pub const JAVA_STORE_PASSWORD: &str = "perfkit";
+
+/// Certificate `name` (made by [`signed`] in `dir`) and its key as a
+/// PKCS#12 key store, `name.p12`, for Java's TLS (QuickFIX/J's
+/// `SocketKeyStore` with `KeyStoreType=PKCS12`).
+pub fn java_key_store(dir: &Path, name: &str) -> PathBuf {
+    let store = format!("{name}.p12");
+    openssl(
+        dir,
+        &[
+            "pkcs12",
+            "-export",
+            "-in",
+            &format!("{name}.pem"),
+            "-inkey",
+            &format!("{name}.key"),
+            "-name",
+            name,
+            "-out",
+            &store,
+            "-passout",
+            &format!("pass:{JAVA_STORE_PASSWORD}"),
+        ],
+    );
+    dir.join(store)
+}
+
+/// CA `ca`'s certificate as a Java trust store, `ca-trust.p12`. Made by
+/// the JDK's keytool, because Java trusts a PKCS#12 certificate only with
+/// its own trust attribute, which Debian 12's openssl cannot write.
+pub fn java_trust_store(dir: &Path, ca: &str) -> PathBuf {
+    let store = format!("{ca}-trust.p12");
+    let out = Command::new("keytool")
+        .current_dir(dir)
+        .args(["-importcert", "-noprompt", "-storetype", "PKCS12"])
+        .args(["-keystore", &store, "-storepass", JAVA_STORE_PASSWORD])
+        .args(["-alias", ca, "-file", &format!("{ca}.pem")])
+        .output()
+        .expect("running keytool");
+    assert!(
+        out.status.success(),
+        "keytool: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir.join(store)
+}
