@@ -65,3 +65,20 @@ pub(crate) fn error_code(code: usize) -> ZSTD_ErrorCode {
     // memory and accepts any value.
     unsafe { zstd_sys::ZSTD_getErrorCode(code) }
 }
+
+/// The match finder of zstd's own parameters for `level` on `src_size`
+/// bytes after a `dict_size`-byte dictionary or prefix
+/// (`ZSTD_getCParams`): its chain log and its strategy (1 fast … 9
+/// btultra2).
+pub(crate) fn level_match_finder(level: i32, src_size: u64, dict_size: u64) -> (u32, u32) {
+    // SAFETY: ZSTD_getCParams is a pure function of its integer arguments;
+    // it reads no memory and returns its struct by value.
+    let p = unsafe {
+        zstd_sys::ZSTD_getCParams(
+            level,
+            src_size,
+            usize::try_from(dict_size).unwrap_or(usize::MAX),
+        )
+    };
+    (p.chainLog, p.strategy as u32)
+}

@@ -27,28 +27,65 @@ use crate::recipe::Params;
 /// The largest window a patch frame may use: zstd's 64-bit maximum.
 const WINDOW_LOG_MAX: u32 = 31;
 
-/// The window log a patch between files of these sizes needs: the
-/// reference and the target must both fit in the window, as zstd's CLI
-/// sizes it (the power of two above the larger, at least zstd's minimum).
-pub fn window_log(reference: usize, target: usize) -> u32 {
-    let larger = reference.max(target).max(1) as u64;
-    (64 - larger.leading_zeros() + 1).clamp(10, WINDOW_LOG_MAX)
+/// zstd's smallest window log.
+const WINDOW_LOG_MIN: u32 = 10;
+
+/// zstd's strategy number from which its match finder is a binary tree
+/// (`ZSTD_btlazy2`).
+const BTLAZY2: u32 = 6;
+
+/// How a patch is made, decided as zstd's CLI decides it
+/// (`FIO_adjustParamsForPatchFromMode` in zstd 1.5): from the target's
+/// size, the reference's and the level, before anything is compressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// The frame's window log: the power of two above the target's size,
+    /// within zstd's limits (10..=31). zstd sizes it to the target, not
+    /// to the reference.
+    pub window_log: u32,
+    /// The target is larger than zstd's largest window: matches reach
+    /// back at most 2 GiB, so the patch is larger than it could be (zstd
+    /// says "Max window log exceeded by file").
+    pub window_capped: bool,
+    /// The window reaches past what the level's match finder cycles
+    /// through, so long-distance matching is turned on: without it, a
+    /// copy of the reference far back is not found (zstd says "long mode
+    /// automatically triggered" unless `--long` asked for it already).
+    pub long_distance: bool,
+}
+
+/// The plan of a patch of a `target`-byte file against a `reference`-byte
+/// one at compression `level`.
+pub fn plan(reference: u64, target: u64, level: i32) -> Plan {
+    // zstd's FIO_highbit64(size) + 1: the number of bits of the size.
+    let file_log = 64 - target.max(1).leading_zeros();
+    let (chain_log, strategy) = crate::ffi::level_match_finder(level, target, reference);
+    // ZSTD_cycleLog: a binary tree holds two entries per position.
+    let cycle_log = chain_log - u32::from(strategy >= BTLAZY2);
+    Plan {
+        window_log: file_log.clamp(WINDOW_LOG_MIN, WINDOW_LOG_MAX),
+        window_capped: file_log > WINDOW_LOG_MAX,
+        long_distance: file_log > cycle_log,
+    }
 }
 
 /// Compresses `target` into one frame that copies from `reference`
-/// wherever it can.
+/// wherever it can, with the window and long-distance matching of
+/// [`plan`] (on whenever `params` ask for it too), as zstd's CLI makes
+/// its patches.
 pub fn diff(reference: &[u8], target: &[u8], params: impl Into<Params>) -> Result<Vec<u8>> {
     let params = params.into();
+    let plan = plan(
+        reference.len() as u64,
+        target.len() as u64,
+        params.compression_level(),
+    );
     let mut cctx = CCtx::try_create().ok_or(Error::Zstd("cannot allocate a context"))?;
     params.apply(&mut cctx)?;
-    let log = window_log(reference.len(), target.len());
     let set = |cctx: &mut CCtx<'_>, p| cctx.set_parameter(p).map(drop).map_err(Error::zstd);
-    if params.window_log_override().is_none_or(|w| w < log) {
-        set(&mut cctx, CParameter::WindowLog(log))?;
-    }
-    // Past the window a level's own tables reach, matches far back are
-    // found by long-distance matching, as the CLI turns it on.
-    if log > 27 {
+    // The plan's window replaces any other, as the CLI's does.
+    set(&mut cctx, CParameter::WindowLog(plan.window_log))?;
+    if plan.long_distance {
         set(&mut cctx, CParameter::EnableLongDistanceMatching(true))?;
     }
     cctx.ref_prefix(reference).map_err(Error::zstd)?;
@@ -135,10 +172,23 @@ mod tests {
     }
 
     #[test]
-    fn the_window_covers_both_files() {
-        assert_eq!(window_log(0, 0), 10);
-        assert_eq!(window_log(100_000, 10), 18);
-        assert_eq!(window_log(10, 1 << 20), 22);
-        assert_eq!(window_log(usize::MAX, 0), 31);
+    fn the_plan_is_zstds() {
+        // The window is the power of two above the target, however large
+        // the reference.
+        assert_eq!(plan(0, 0, 3).window_log, 10);
+        assert_eq!(plan(100_000, 10, 3).window_log, 10);
+        assert_eq!(plan(10, 1 << 20, 3).window_log, 21);
+        assert_eq!(plan(10, (1 << 20) - 1, 3).window_log, 20);
+        assert_eq!(plan(1 << 20, 100_000, 3).window_log, 17);
+        let huge = plan(0, u64::MAX, 3);
+        assert_eq!((huge.window_log, huge.window_capped), (31, true));
+        // Level 3's double-fast finder cycles through 2^16 positions
+        // (ZSTD_getCParams), so a 100 KB target already needs long mode;
+        // level 1 on 1 KB does not (its tables cover the window), nor
+        // level 19 on 6 MiB (its binary tree cycles through 2^23).
+        assert!(plan(100_000, 100_000, 3).long_distance);
+        assert!(!plan(1000, 1000, 1).long_distance);
+        assert!(!plan(6 << 20, 6 << 20, 19).long_distance);
+        assert!(plan(10 << 20, 10 << 20, 19).long_distance);
     }
 }

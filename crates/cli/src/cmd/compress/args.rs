@@ -111,9 +111,11 @@ struct FileArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "dict")]
     patch_from: Option<PathBuf>,
     /// Quiet: no ratio lines and no notes on stderr (such as inputs --rm
-    /// kept); errors still print.
-    #[arg(short = 'q', long)]
-    quiet: bool,
+    /// kept); errors still print. Twice (`-qq`), not even the notes zstd
+    /// prints under `-q` (`--patch-from`'s "long mode automatically
+    /// triggered").
+    #[arg(short = 'q', long, action = clap::ArgAction::Count)]
+    quiet: u8,
     /// Verbose: each input's ratio line even among several, and a line of
     /// sizes, ratio and speed (`--stats` too); with `--list`, each file's
     /// details as `zstd -lv` prints them.
@@ -437,7 +439,8 @@ impl FileArgs {
             patch_from: self.patch_from,
             seekable: how.seekable,
             range: self.range,
-            quiet: self.quiet,
+            quiet: self.quiet > 0,
+            silent: self.quiet > 1,
             verbose: self.verbose > 0,
         }))
     }

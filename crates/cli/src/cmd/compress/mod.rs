@@ -110,6 +110,9 @@ pub struct Options {
     pub range: Option<(u64, u64)>,
     /// No notes on stderr.
     pub quiet: bool,
+    /// Not even the notes zstd prints under `-q` (its display level 0,
+    /// `-qq`).
+    pub silent: bool,
     /// One line of sizes, ratio and speed per input on stderr.
     pub verbose: bool,
 }
@@ -156,6 +159,11 @@ pub fn run(task: Task) -> Result<ExitCode> {
     if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
         let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
         return Ok(ExitCode::FAILURE);
+    }
+    if let (Mode::Compress, Some(reference), false) =
+        (options.mode, &options.patch_from, options.silent)
+    {
+        patch_notes(reference, &files, options.params);
     }
     let coder = Coder {
         options: &options,
@@ -213,6 +221,41 @@ pub fn run(task: Task) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// zstd's notes on a patch, printed before any input is read and under
+/// `-q` too, as zstd 1.5.4 prints them: from the reference's size and the
+/// largest input's (zstd plans every patch of a run for that one). Inputs
+/// of unknown size (stdin, which zstd refuses without `--stream-size`)
+/// get none; each patch is still planned from its own size when read.
+fn patch_notes(reference: &Path, files: &[PathBuf], params: zstdkit::Params) {
+    let size = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+    };
+    let (Some(reference), Some(largest)) = (
+        size(reference),
+        files
+            .iter()
+            .filter(|f| *f != Path::new("-"))
+            .filter_map(|f| size(f))
+            .max(),
+    ) else {
+        return;
+    };
+    let plan = zstdkit::patch::plan(reference, largest, params.compression_level());
+    let mut err = io::stderr();
+    if plan.window_capped {
+        let _ = writeln!(
+            err,
+            "Max window log exceeded by file (compression ratio will suffer)"
+        );
+    }
+    if plan.long_distance && !params.long_distance() {
+        let _ = writeln!(err, "long mode automatically triggered");
+    }
 }
 
 /// `--range START..END`: those bytes of a seekable file's data, through
