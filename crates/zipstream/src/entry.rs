@@ -147,7 +147,8 @@ impl EntryOptions {
         self.encryption = Some((strength, password.into()));
         self
     }
-    /// Turns off the early check that stores incompressible data instead of deflating it.
+    /// Keeps the method even for an entry of at most 64 KiB that it does
+    /// not shrink (such an entry is otherwise stored).
     pub fn keep_method(mut self) -> Self {
         self.detect_incompressible = false;
         self

@@ -5,9 +5,13 @@
 //! Layout decisions:
 //! - The first [`SAMPLE`] bytes of every entry are held back before the local
 //!   header is written. An entry that ends within them gets a header with its
-//!   real sizes and CRC (no data descriptor, no ZIP64), whatever the sink. For
-//!   a longer entry the sample decides deflate vs store: if deflate saves less
-//!   than 1/32 of it, the entry is stored.
+//!   real sizes and CRC (no data descriptor, no ZIP64), whatever the sink, and
+//!   is stored when deflating it saves nothing. A longer entry keeps its
+//!   method to the end, judged on the whole entry as Info-ZIP's `zip` judges
+//!   it: Info-ZIP stores a file only when all of it fits its first deflate
+//!   block, and otherwise keeps deflate even where it grew (on any sink). An
+//!   incompressible stretch inside an entry costs little either way: the
+//!   deflater writes it as stored blocks ([`crate::codec`]).
 //! - Longer entries on a non-seekable sink use a data descriptor. Without a
 //!   size hint below 4 GiB the local header carries a ZIP64 extra field with
 //!   zero sizes and 0xFFFFFFFF in the 32-bit fields, and the descriptor holds
@@ -290,10 +294,13 @@ impl Core {
         } else {
             open.encoder.encode_sync(&sample, &mut body);
         }
-        let may_switch =
-            open.method != Method::Stored && open.opts.detect_incompressible && open.opts.level > 0;
-        let poor = body.len() as u64 * 32 >= sample.len() as u64 * 31;
-        if may_switch && (poor || (complete && body.len() >= sample.len())) {
+        // Only a whole entry is judged: a head that does not compress says
+        // nothing of what follows (random bytes before megabytes of text).
+        let may_switch = complete
+            && open.method != Method::Stored
+            && open.opts.detect_incompressible
+            && open.opts.level > 0;
+        if may_switch && body.len() >= sample.len() {
             open.method = Method::Stored;
             open.encoder = Encoder::Store;
             body.clear();
