@@ -358,3 +358,58 @@ fn s3_without_credentials_names_the_variables() {
         "{err}"
     );
 }
+
+/// `zip -m` keeps a file that changed after it was read: a line appended
+/// to `log.txt` while a later input (stdin, `-`) is still being read is
+/// neither lost nor deleted; the unchanged file beside it is moved.
+/// (Info-ZIP 3.0 deletes the changed file, and its new line with it.)
+#[test]
+fn move_keeps_a_file_that_changed_after_it_was_read() {
+    use std::io::Write;
+    if !have_unzip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("log.txt"), "first line\n").unwrap();
+    std::fs::write(d.join("still.txt"), "unchanged\n").unwrap();
+    let mut zip = perfkit()
+        .current_dir(d)
+        .args(["zip", "-q", "-m", "m.zip", "log.txt", "still.txt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = zip.stdin.take().unwrap();
+    // The inputs are read in order: once zip has taken in most of 1 MiB
+    // from stdin (a pipe holds 64 KiB), it is past log.txt.
+    stdin.write_all(&vec![b'x'; 1 << 20]).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(d.join("log.txt"))
+        .unwrap()
+        .write_all(b"a line written while zip ran\n")
+        .unwrap();
+    drop(stdin);
+    let out = zip.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("log.txt")).unwrap(),
+        "first line\na line written while zip ran\n",
+        "the changed file is kept as it is now"
+    );
+    assert!(
+        err.contains("kept log.txt") && err.lines().count() == 1,
+        "one warning naming it: {err}"
+    );
+    assert!(!d.join("still.txt").exists(), "the unchanged file is moved");
+    let held = Command::new("unzip")
+        .args(["-p", "m.zip", "log.txt"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(held.stdout, b"first line\n");
+    assert_eq!(names(&d.join("m.zip")), ["log.txt", "still.txt", "-"]);
+}

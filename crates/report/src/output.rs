@@ -196,6 +196,33 @@ impl Output {
         }
     }
 
+    /// As [`Output::commit`], but durable: the data reaches the disk
+    /// before the rename, and the rename before this returns (the
+    /// directory is synced too). For a caller about to delete what the
+    /// output holds a copy of (`zip -m`): a crash after it must not lose
+    /// both.
+    pub fn commit_durably(mut self) -> Result<(), OutputError> {
+        let target = match &mut self.kind {
+            OutputKind::InPlace(_) => return self.commit(),
+            OutputKind::Temp { tmp, target, .. } => {
+                tmp.as_file_mut().flush()?;
+                tmp.as_file().sync_all()?;
+                target.clone()
+            }
+        };
+        self.commit()?;
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|source| OutputError::Write {
+                path: target,
+                source,
+            })
+    }
+
     /// Flushes, and renames a temporary file into place (refusing an
     /// existing target when created with `clobber` false).
     pub fn commit(self) -> Result<(), OutputError> {

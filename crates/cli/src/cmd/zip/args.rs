@@ -18,7 +18,7 @@ use super::{Options, Password, Task};
     after_help = "Info-ZIP habits that work: -r, -q, -0..-9 (also in clusters such as -r9; -0 \
 stores), -j (junk paths), -x and -i GLOB, -@, -u (update: add new, replace older), -f (freshen: \
 replace older only), -d (delete entries), -m (move: delete the originals once the archive is \
-written, and tested with -T), -T (test before the archive replaces anything), -e and -P, \
+on disk, and tested with -T; a file changed since it was listed is kept, with a warning), -T (test before the archive replaces anything), -e and -P, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
 them), `-` for stdin data, an existing archive is updated (entries replaced in place, new ones \
 appended), a name without an extension gets .zip.

@@ -317,7 +317,11 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
                 }
             }
         }
-        out.commit()?;
+        if opts.move_files {
+            out.commit_durably()?;
+        } else {
+            out.commit()?;
+        }
     }
     bar.finish_and_clear();
     note_unreadable(&announcer, &archive, &shown);
@@ -438,9 +442,12 @@ fn test_written(file: &mut fs::File, pw: &Option<Vec<u8>>) -> Result<()> {
     Ok(())
 }
 
-/// `-m`: deletes what was stored, once the archive is in place: files and
+/// `-m`: deletes what was stored, once the archive is on disk: files and
 /// links first, then the directories stored, deepest first, where they
 /// are empty now (Info-ZIP leaves a directory that still holds something).
+/// A file or link that changed since it was listed (before it was read) is
+/// kept, with a warning: what the archive holds is not what it is now
+/// (Info-ZIP 3.0 deletes it, and the change is lost).
 fn remove_originals(items: &[Item]) -> Result<()> {
     let mut dirs = Vec::new();
     for i in items {
@@ -449,17 +456,38 @@ fn remove_originals(items: &[Item]) -> Result<()> {
         }
         if i.meta.is_dir() {
             dirs.push(&i.path);
-        } else {
-            fs::remove_file(&i.path).with_context(|| {
-                format!("-m: removing {} (it is in the archive)", i.path.display())
-            })?;
+            continue;
         }
+        if !unchanged(&i.path, &i.meta) {
+            eprintln!(
+                "perfkit zip: -m: kept {}: it changed after it was listed, so the archive may \
+                 hold an older copy",
+                i.path.display()
+            );
+            continue;
+        }
+        fs::remove_file(&i.path)
+            .with_context(|| format!("-m: removing {} (it is in the archive)", i.path.display()))?;
     }
     dirs.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
     for d in dirs {
         let _ = fs::remove_dir(d);
     }
     Ok(())
+}
+
+/// Whether `path` is still what `listed` (its `lstat` when listed) says:
+/// the same inode on the same device, with the same size, modification
+/// and change times to the nanosecond. Anything that wrote to it, replaced
+/// it or changed its attributes since moves one of them.
+fn unchanged(path: &Path, listed: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(now) = fs::symlink_metadata(path) else {
+        return false;
+    };
+    (now.dev(), now.ino(), now.len()) == (listed.dev(), listed.ino(), listed.len())
+        && (now.mtime(), now.mtime_nsec()) == (listed.mtime(), listed.mtime_nsec())
+        && (now.ctime(), now.ctime_nsec()) == (listed.ctime(), listed.ctime_nsec())
 }
 
 #[cfg(test)]
