@@ -156,6 +156,13 @@ fn case(
                 "vs_peer",
                 Value::num(p.wall().as_secs_f64() / wall.as_secs_f64(), 3),
             )
+            .col(
+                "cpu_vs_peer",
+                Value::num(
+                    median(&p.cpu).as_secs_f64() / median(&ours.cpu).as_secs_f64().max(1e-9),
+                    3,
+                ),
+            )
             .col("peer", peer_name);
     }
     section.row(row);
@@ -233,6 +240,7 @@ pub fn measure(
     fix_check_case(&mut section, d, perfkit, spawner)?;
     betree_case(&mut section, d, search_batch, perfkit, spawner)?;
     zip_cases(&mut section, d, &input, perfkit, spawner)?;
+    zip_delete_case(&mut section, d, &input, perfkit, spawner)?;
     section.note(format!(
         "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
         INPUT_SIZE >> 20
@@ -244,7 +252,7 @@ pub fn measure(
         "betree search: each run's wall and CPU less those of the same command on an empty event file (start-up and index build), so the row compares with the library's search of a built index",
     );
     section.note(
-        "vs_library = library wall / command wall (below 1: what the command adds to the library); vs_peer = peer wall / perfkit wall (above 1: perfkit faster)",
+        "vs_library = library wall / command wall (below 1: what the command adds to the library); vs_peer = peer wall / perfkit wall (above 1: perfkit faster); cpu_vs_peer = peer CPU / perfkit CPU, user + sys (above 1: perfkit spends less)",
     );
     report.sections.push(section);
     report.run = RunInfo {
@@ -558,6 +566,89 @@ fn zip_cases(
             "Info-ZIP zip/unzip not installed: zip and unzip -t have no peer row (apt-get install zip unzip)",
         );
     }
+    Ok(())
+}
+
+/// Stored copies of the corpus file in the `zip -d` case's archive:
+/// with a small entry to delete, about 200 MB.
+const DELETE_COPIES: usize = 12;
+
+/// Runs of the `zip -d` case: its CPU is a median of five.
+const DELETE_RUNS: usize = 5;
+
+/// `zip -d` of one small entry from an archive of about 200 MB, beside
+/// Info-ZIP's: both copy the entries they keep as they are, so the cost
+/// is moving 200 MB into a new file (each run starts from a fresh copy
+/// of the archive, made outside the timing).
+fn zip_delete_case(
+    section: &mut Section,
+    d: &Path,
+    input: &Path,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
+    use std::io::Write;
+    let data = std::fs::read(input).doing_with(|| format!("reading {}", input.display()))?;
+    let base = d.join("delete-base.zip");
+    let file = std::fs::File::create(&base).doing("creating the zip -d archive")?;
+    let mut w = zipstream::ZipWriter::new_seekable(std::io::BufWriter::new(file))?;
+    for i in 0..DELETE_COPIES {
+        w.add_bytes(
+            zipstream::EntryOptions::file(format!("part-{i}.bin"))
+                .method(zipstream::Method::Stored)
+                .mtime(1_700_000_000),
+            &data,
+        )?;
+    }
+    w.add_bytes(
+        zipstream::EntryOptions::file("victim.txt").mtime(1_700_000_000),
+        b"deleted by each run\n",
+    )?;
+    w.finish()?.flush().doing("writing the zip -d archive")?;
+    let size = std::fs::metadata(&base)
+        .doing("reading the zip -d archive")?
+        .len();
+    let have_zip = installed("zip");
+    let (ours_zip, peer_zip) = (d.join("delete-ours.zip"), d.join("delete-peer.zip"));
+    let (mut ours, mut peer) = (Side::default(), Side::default());
+    for _ in 0..DELETE_RUNS {
+        std::fs::copy(&base, &ours_zip).doing("copying the zip -d archive")?;
+        process(
+            spawner,
+            &mut ours,
+            perfkit
+                .command(&Invocation::ZipDelete {
+                    archive: Path::new("delete-ours.zip"),
+                    entry: "victim.txt",
+                })
+                .current_dir(d),
+        )?;
+        if have_zip {
+            std::fs::copy(&base, &peer_zip).doing("copying the zip -d archive")?;
+            process(
+                spawner,
+                &mut peer,
+                Command::new("zip")
+                    .args(["-q", "-d"])
+                    .arg(&peer_zip)
+                    .arg("victim.txt"),
+            )?;
+        }
+    }
+    let _ = std::fs::remove_file(&ours_zip);
+    let _ = std::fs::remove_file(&peer_zip);
+    let _ = std::fs::remove_file(&base);
+    case(
+        section,
+        &format!("zip -d (one entry of a {} MB archive)", size / 1_000_000),
+        Work::Bytes(size),
+        &ours,
+        None,
+        have_zip.then_some(("Info-ZIP zip -d", &peer)),
+    );
+    section.note(format!(
+        "zip -d: {DELETE_RUNS} interleaved runs, medians; the archive is {DELETE_COPIES} stored copies of the corpus file and one small entry, the one deleted"
+    ));
     Ok(())
 }
 

@@ -99,6 +99,15 @@ pub enum Invocation<'a> {
         /// Deflate level, 0 to 9.
         level: u32,
     },
+    /// Delete the entry `entry` from the archive `archive` (`zip -d`),
+    /// quietly; the archive's name is relative to the command's
+    /// directory, which the caller sets.
+    ZipDelete {
+        /// The archive, updated in place.
+        archive: &'a Path,
+        /// The entry's name.
+        entry: &'a str,
+    },
     /// Test every entry of `archive`.
     UnzipTest {
         /// The archive.

@@ -71,7 +71,7 @@ pub use extract::{
     extract_stream, extract_stream_selected, read_archive_data, read_stream_data,
 };
 pub use parallel::{ParallelOptions, ParallelZipWriter};
-pub use read::archive::{EntryReader, ZipArchive};
+pub use read::archive::{CopySource, EntryReader, ZipArchive};
 #[cfg(feature = "tokio")]
 pub use read::stream::AsyncZipStreamReader;
 pub use read::stream::ZipStreamReader;

@@ -192,6 +192,18 @@ impl<W: Write> ParallelZipWriter<W> {
         self.add_reader(opts, &mut &data[..]).map(|_| ())
     }
 
+    /// Copies entry `index` of `from` as it is stored there, after every
+    /// entry added before it ([`ZipWriter::copy_entry`]); returns the
+    /// compressed bytes copied.
+    pub fn copy_entry<R: Read + std::io::Seek>(
+        &mut self,
+        from: &mut crate::ZipArchive<R>,
+        index: usize,
+    ) -> Result<u64> {
+        self.pump(true)?;
+        self.w().copy_entry(from, index)
+    }
+
     /// Waits until every entry added so far is written, so that
     /// [`written`](Self::written) knows them all.
     pub fn settle(&mut self) -> Result<()> {

@@ -1,5 +1,6 @@
 //! Archive writers: one format core, a sync front end and an async front end.
 
+pub(crate) mod copy;
 pub(crate) mod core;
 #[cfg(feature = "tokio")]
 pub mod nonblocking;

@@ -88,6 +88,9 @@ impl Launcher for Perfkit {
                     .arg(archive)
                     .arg(input);
             }
+            Invocation::ZipDelete { archive, entry } => {
+                c.args(["zip", "-q", "-d"]).arg(archive).arg(entry);
+            }
             Invocation::UnzipTest { archive } => {
                 c.args(["unzip", "-t"]).arg(archive);
             }

@@ -20,6 +20,9 @@ use crate::format::*;
 pub struct ZipArchive<R: Read + Seek> {
     src: R,
     entries: Vec<Entry>,
+    /// Where each entry's central directory record starts, for
+    /// [`ZipArchive::copy_source`], which copies it as it is.
+    central_at: Vec<u64>,
     comment: String,
     /// Where `src` is, when known. Seeking is skipped when the next read
     /// starts there: reading entries in order then never seeks, which
@@ -102,11 +105,12 @@ impl<R: Read + Seek> ZipArchive<R> {
             what: format!("central directory ({cd_size} bytes at {cd_off}) does not fit before its end record"),
         })?;
         let cd_start = cd_off + shift;
-        let entries = read_central(&mut src, cd_start, cd_size, shift, count, zip64)?;
+        let (entries, central_at) = read_central(&mut src, cd_start, cd_size, shift, count, zip64)?;
         check_overlap(&entries, cd_start)?;
         Ok(ZipArchive {
             src,
             entries,
+            central_at,
             comment,
             pos: None,
             spare: Vec::new(),
@@ -182,6 +186,58 @@ impl<R: Read + Seek> ZipArchive<R> {
             inb,
             state,
             entry,
+        })
+    }
+
+    /// Entry `index` as it is stored, for another archive's writer to copy
+    /// without decoding it ([`crate::ZipWriter::copy_entry`]): its local
+    /// header and central directory record, byte for byte, and a reader
+    /// of its compressed (and encrypted) data. Nothing is decoded or
+    /// checked beyond the headers: the copy is what the original was.
+    pub fn copy_source(&mut self, index: usize) -> Result<CopySource<'_, R>> {
+        let entry = self
+            .entries
+            .get(index)
+            .ok_or(Error::State("entry index out of range"))?
+            .clone();
+        let mut central = vec![0u8; CENTRAL_LEN];
+        self.read_at(self.central_at[index], &mut central)?;
+        let var = usize::from(le16(&central, 28))
+            + usize::from(le16(&central, 30))
+            + usize::from(le16(&central, 32));
+        central.resize(CENTRAL_LEN + var, 0);
+        self.read_at(
+            self.central_at[index] + CENTRAL_LEN as u64,
+            &mut central[CENTRAL_LEN..],
+        )?;
+        let mut local = vec![0u8; LOCAL_LEN];
+        self.read_at(entry.header_offset, &mut local)?;
+        let var = usize::from(le16(&local, 26)) + usize::from(le16(&local, 28));
+        local.resize(LOCAL_LEN + var, 0);
+        self.read_at(
+            entry.header_offset + LOCAL_LEN as u64,
+            &mut local[LOCAL_LEN..],
+        )?;
+        let parsed = parse_local(&local, entry.header_offset)?.ok_or(Error::Truncated {
+            offset: entry.header_offset,
+        })?;
+        if parsed.entry.raw_name != entry.raw_name {
+            return Err(Error::Malformed {
+                offset: entry.header_offset,
+                what: format!(
+                    "local header name {:?} differs from central directory name {:?}",
+                    parsed.entry.name, entry.name
+                ),
+            });
+        }
+        // read_at left the source just past the local header: the data.
+        self.pos = None;
+        Ok(CopySource {
+            data: (&mut self.src).take(entry.compressed_size),
+            local_zip64: parsed.zip64,
+            entry,
+            local,
+            central,
         })
     }
 
@@ -281,10 +337,11 @@ fn read_central<R: Read + Seek>(
     shift: u64,
     count: u64,
     zip64: bool,
-) -> Result<Vec<Entry>> {
+) -> Result<(Vec<Entry>, Vec<u64>)> {
     src.seek(SeekFrom::Start(cd_start))?;
     let mut r = std::io::BufReader::with_capacity(64 * 1024, src.by_ref().take(cd_size));
     let mut entries = Vec::with_capacity(count.min(cd_size / CENTRAL_LEN as u64) as usize);
+    let mut starts = Vec::with_capacity(entries.capacity());
     let mut rec = vec![0u8; CENTRAL_LEN];
     let mut pos = 0u64;
     while pos < cd_size {
@@ -317,6 +374,7 @@ fn read_central<R: Read + Seek>(
         let (mut entry, n) = parse_central(&rec, at)?;
         entry.header_offset = entry.header_offset.saturating_add(shift);
         entries.push(entry);
+        starts.push(at);
         pos += n as u64;
     }
     let found = entries.len() as u64;
@@ -333,7 +391,7 @@ fn read_central<R: Read + Seek>(
             ),
         });
     }
-    Ok(entries)
+    Ok((entries, starts))
 }
 
 /// Rejects archives whose entries share bytes.
@@ -367,6 +425,28 @@ fn check_overlap(entries: &[Entry], cd_start: u64) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// An entry as it is stored in an archive, to be copied into another
+/// ([`ZipArchive::copy_source`]).
+pub struct CopySource<'a, R: Read + Seek> {
+    pub(crate) entry: Entry,
+    /// The local header, name and extra fields included.
+    pub(crate) local: Vec<u8>,
+    /// The central directory record, name, extra and comment included.
+    pub(crate) central: Vec<u8>,
+    /// The local header has a ZIP64 extra field, so a data descriptor
+    /// after the data holds 64-bit sizes.
+    pub(crate) local_zip64: bool,
+    /// The compressed data.
+    pub(crate) data: std::io::Take<&'a mut R>,
+}
+
+impl<R: Read + Seek> CopySource<'_, R> {
+    /// The entry's metadata.
+    pub fn entry(&self) -> &Entry {
+        &self.entry
+    }
 }
 
 /// Reads one entry's data, verifying CRC-32 and sizes at the end.

@@ -74,6 +74,19 @@ struct Record {
     external: u32,
     mtime: i64,
     aes: Option<(AesStrength, u16)>,
+    /// The central record of an entry copied from another archive, as it
+    /// was there: written back with only its offset changed.
+    copied: Option<Vec<u8>>,
+}
+
+/// An entry being copied from another archive ([`Core::start_copy`]).
+struct Copying {
+    entry: crate::entry::Entry,
+    central: Vec<u8>,
+    local_zip64: bool,
+    offset: u64,
+    /// Compressed bytes still to come.
+    left: u64,
 }
 
 struct Open {
@@ -119,6 +132,7 @@ pub(crate) struct Core {
     seekable: bool,
     records: Vec<Record>,
     open: Option<Open>,
+    copying: Option<Copying>,
     finished: bool,
     comment: Vec<u8>,
 }
@@ -131,6 +145,7 @@ impl Core {
             seekable,
             records: Vec::new(),
             open: None,
+            copying: None,
             finished: false,
             comment: Vec::new(),
         }
@@ -176,7 +191,7 @@ impl Core {
         if self.finished {
             return Err(Error::State("archive already finished"));
         }
-        if self.open.is_some() {
+        if self.open.is_some() || self.copying.is_some() {
             return Err(Error::State("previous entry not finished"));
         }
         if opts.name.is_empty() || opts.name.len() > 0xFFFF || opts.name.contains('\0') {
@@ -476,8 +491,92 @@ impl Core {
                 .encryption
                 .as_ref()
                 .map(|(s, _)| (*s, open.method.id())),
+            copied: None,
         });
         Ok(patch)
+    }
+
+    /// Starts copying `entry` from another archive as it is: its local
+    /// header `local` goes out now, byte for byte; its compressed data
+    /// follows through [`Core::copy_data`]; `central` is its central
+    /// record there. `local_zip64`: the local header has a ZIP64 field.
+    pub(crate) fn start_copy(
+        &mut self,
+        entry: crate::entry::Entry,
+        local: &[u8],
+        central: Vec<u8>,
+        local_zip64: bool,
+    ) -> Result<()> {
+        if self.finished {
+            return Err(Error::State("archive already finished"));
+        }
+        if self.open.is_some() || self.copying.is_some() {
+            return Err(Error::State("previous entry not finished"));
+        }
+        let offset = self.pos;
+        self.emit(local);
+        self.copying = Some(Copying {
+            left: entry.compressed_size,
+            entry,
+            central,
+            local_zip64,
+            offset,
+        });
+        Ok(())
+    }
+
+    /// Accounts for `n` compressed bytes of the entry being copied that
+    /// the driver moved to the sink itself, after draining [`Core::out`]
+    /// (the data never passes through this buffer: the sync writer hands
+    /// it from file to file with `std::io::copy`, which the kernel does
+    /// without a trip through user space where it can).
+    pub(crate) fn copied(&mut self, n: u64) -> Result<()> {
+        let Some(c) = self.copying.as_mut() else {
+            return Err(Error::State("copied with no entry being copied"));
+        };
+        c.left = c
+            .left
+            .checked_sub(n)
+            .ok_or(Error::State("more data copied than the entry holds"))?;
+        self.pos += n;
+        Ok(())
+    }
+
+    /// Ends the entry being copied: its data descriptor when its local
+    /// header promised one, and its central record for later.
+    pub(crate) fn finish_copy(&mut self) -> Result<()> {
+        let Some(c) = self.copying.take() else {
+            return Err(Error::State("finish_copy with no entry being copied"));
+        };
+        if c.left != 0 {
+            return Err(Error::Truncated {
+                offset: self.pos + c.left,
+            });
+        }
+        let e = c.entry;
+        if e.flags & FLAG_DESCRIPTOR != 0 {
+            let d = super::copy::descriptor(e.crc32, e.compressed_size, e.size, c.local_zip64);
+            self.emit(&d);
+        }
+        let (time, date) = (le16(&c.central, 12), le16(&c.central, 14));
+        self.records.push(Record {
+            name: e.raw_name,
+            comment: e.comment.into_bytes(),
+            flags: e.flags,
+            method: e.method,
+            version_needed: le16(&c.central, 6),
+            time,
+            date,
+            crc: e.crc32,
+            csize: e.compressed_size,
+            usize: e.size,
+            offset: c.offset,
+            external: le32(&c.central, 38),
+            mtime: e.mtime,
+            aes: e.aes.map(|(strength, _)| (strength, e.method)),
+            copied: Some(c.central),
+        });
+        Ok(())
     }
 
     /// Writes the central directory and end records.
@@ -485,7 +584,7 @@ impl Core {
         if self.finished {
             return Err(Error::State("archive already finished"));
         }
-        if self.open.is_some() {
+        if self.open.is_some() || self.copying.is_some() {
             return Err(Error::State("finish with an entry still open"));
         }
         self.finished = true;
@@ -613,6 +712,10 @@ fn local_header(open: &Open, sizes: Option<(u32, u64, u64)>) -> Vec<u8> {
 }
 
 fn central_header(r: &Record, h: &mut Vec<u8>) {
+    if let Some(central) = &r.copied {
+        h.extend_from_slice(&super::copy::central_at(central, r.offset));
+        return;
+    }
     h.put32(CENTRAL_SIG);
     h.put16(VERSION_MADE_BY);
     h.put16(r.version_needed);

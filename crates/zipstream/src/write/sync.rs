@@ -85,6 +85,42 @@ impl<W: Write> ZipWriter<W> {
         self.drain(false)
     }
 
+    /// Copies entry `index` of `from` into this archive as it is stored
+    /// there: headers, extra fields, CRC and compressed (or encrypted)
+    /// bytes unchanged, nothing decoded, so no password is needed and the
+    /// cost is that of moving the bytes (Info-ZIP's `zip -d` keeps its
+    /// other entries so). Returns the compressed bytes copied.
+    pub fn copy_entry<R: Read + Seek>(
+        &mut self,
+        from: &mut crate::ZipArchive<R>,
+        index: usize,
+    ) -> Result<u64> {
+        let source = from.copy_source(index)?;
+        let crate::CopySource {
+            entry,
+            local,
+            central,
+            local_zip64,
+            mut data,
+        } = source;
+        let total = entry.compressed_size;
+        let data_at = entry.header_offset + local.len() as u64;
+        self.core.start_copy(entry, &local, central, local_zip64)?;
+        // The header out first; then the data straight from the source to
+        // the sink (file to file, std::io::copy uses copy_file_range).
+        self.drain(true)?;
+        let n = io::copy(&mut data, &mut self.sink)?;
+        self.core.copied(n)?;
+        if n != total {
+            return Err(crate::Error::Truncated {
+                offset: data_at + n,
+            });
+        }
+        self.core.finish_copy()?;
+        self.drain(false)?;
+        Ok(total)
+    }
+
     /// Writes a whole entry from memory.
     pub fn add_bytes(&mut self, opts: EntryOptions, data: &[u8]) -> Result<()> {
         self.start_entry(opts)?;

@@ -171,12 +171,8 @@ fn open_for_update(archive: &Path) -> Result<Option<Update>> {
     let f = fs::File::open(archive).with_context(|| format!("opening {name}"))?;
     let a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))
         .map_err(|e| anyhow!("{name} exists and is not a ZIP archive ({e}); not replacing it"))?;
-    if let Some(e) = a.entries().iter().find(|e| e.encrypted) {
-        bail!(
-            "{name}: entry {:?} is encrypted; updating an archive with encrypted entries is not supported (write a new archive)",
-            e.name
-        );
-    }
+    // Encrypted entries are kept as they are (copied, never decoded), so
+    // they need no password here.
     Ok(Some(Update {
         archive: a,
         path: archive.to_path_buf(),

@@ -6,7 +6,7 @@ use std::io::{self, BufWriter, Read, Write};
 
 use anyhow::{Context, Result, anyhow};
 use zipstream::{
-    AesStrength, EntryKind, EntryOptions, Method, ParallelOptions, ParallelZipWriter, Written,
+    AesStrength, EntryOptions, Method, ParallelOptions, ParallelZipWriter, Written, ZipArchive,
     ZipWriter,
 };
 
@@ -62,9 +62,14 @@ pub(super) fn entry_options(
     Ok(o)
 }
 
+/// The archive an update reads its kept entries from.
+type Source = ZipArchive<io::BufReader<fs::File>>;
+
 /// What the entry writers have in common for the tool.
 pub(super) trait Sink {
     fn add(&mut self, opts: EntryOptions, r: &mut dyn Read) -> Result<()>;
+    /// Copies entry `index` of `from` as it is stored (a kept entry).
+    fn copy(&mut self, from: &mut Source, index: usize) -> Result<()>;
     /// What the writer knows of finished entry `index`.
     fn written(&self, index: usize) -> Option<Written>;
     /// Waits until every entry added is finished.
@@ -91,6 +96,11 @@ impl<W: Write> Sink for ZipWriter<W> {
         Ok(())
     }
 
+    fn copy(&mut self, from: &mut Source, index: usize) -> Result<()> {
+        self.copy_entry(from, index)?;
+        Ok(())
+    }
+
     fn written(&self, index: usize) -> Option<Written> {
         ZipWriter::written(self, index)
     }
@@ -106,32 +116,17 @@ impl<W: Write> Sink for ParallelZipWriter<W> {
         Ok(())
     }
 
+    fn copy(&mut self, from: &mut Source, index: usize) -> Result<()> {
+        self.copy_entry(from, index)?;
+        Ok(())
+    }
+
     fn written(&self, index: usize) -> Option<Written> {
         ParallelZipWriter::written(self, index)
     }
 
     fn settle(&mut self) -> Result<()> {
         Ok(ParallelZipWriter::settle(self)?)
-    }
-}
-
-/// The options that write a kept entry back as it was: name, kind, time,
-/// mode and method (the data is decompressed, its CRC checked, and
-/// compressed again, because zipstream's writers have no raw copy).
-fn kept_options(e: &zipstream::Entry, opts: &Options) -> EntryOptions {
-    let o = match e.kind() {
-        EntryKind::Directory => EntryOptions::directory(e.name.trim_end_matches('/')),
-        EntryKind::Symlink => EntryOptions::symlink(&e.name),
-        EntryKind::File => EntryOptions::file(&e.name).size_hint(e.size),
-    };
-    let o = o
-        .mtime(e.mtime)
-        .unix_mode(e.unix_mode.map_or(0o644, |m| m & 0o7777))
-        .level(opts.level);
-    match e.method {
-        0 => o.method(Method::Stored),
-        93 => o.method(Method::Zstd),
-        _ => o,
     }
 }
 
@@ -164,27 +159,17 @@ pub(super) fn write_all_items(
                 let u = update.as_deref_mut().ok_or_else(|| {
                     anyhow!("internal: a kept entry without an archive to update")
                 })?;
-                let e = u.archive.entries()[*i].clone();
-                let what = || format!("{}: keeping entry {:?}", u.path.display(), e.name);
-                let entry = kept_options(&e, opts);
-                let mut r = u.archive.open(*i, None).with_context(what)?;
-                let mut data = KeptReader(&mut r);
-                sink.add(entry, &mut data).with_context(what)?;
+                // Copied as it is stored, as Info-ZIP keeps entries: no
+                // decoding, no password, the compressed bytes unchanged.
+                let name = u.archive.entries()[*i].name.clone();
+                sink.copy(&mut u.archive, *i)
+                    .with_context(|| format!("{}: keeping entry {name:?}", u.path.display()))?;
             }
         }
     }
     sink.settle()?;
     announcer.catch_up(bar, |i| sink.written(i));
     Ok(())
-}
-
-/// A kept entry's decoded data as a `Read`.
-struct KeptReader<'a, 'b>(&'a mut zipstream::EntryReader<'b, io::BufReader<fs::File>>);
-
-impl Read for KeptReader<'_, '_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.0.read_data(buf).map_err(io::Error::other)
-    }
 }
 
 /// Writes the archive as a stream (data descriptors, no seeking) to `out`:
