@@ -348,16 +348,32 @@ pub(crate) enum Decoder {
 
 impl Decoder {
     /// Builds the decoder for a ZIP method id, or None if unsupported.
-    pub(crate) fn for_method(method: u16) -> Option<Decoder> {
+    /// A deflate decoder reuses `spare` (reset) when there is one: its
+    /// state and 32 KiB window are 46 KiB, and a fresh one per entry, freed
+    /// between long-lived small allocations, left glibc's heap growing by
+    /// that much per entry (RSS of 490 MB extracting 26,000 files).
+    pub(crate) fn for_method(method: u16, spare: Option<Box<Decompress>>) -> Option<Decoder> {
         match method {
             crate::format::METHOD_STORED => Some(Decoder::Store),
-            crate::format::METHOD_DEFLATE => {
-                Some(Decoder::Deflate(Box::new(Decompress::new(false))))
-            }
+            crate::format::METHOD_DEFLATE => Some(Decoder::Deflate(match spare {
+                Some(mut d) => {
+                    d.reset(false);
+                    d
+                }
+                None => Box::new(Decompress::new(false)),
+            })),
             // zstdkit fails here only when it cannot allocate a context.
             crate::format::METHOD_ZSTD => {
                 Some(Decoder::Zstd(Box::new(zstdkit::RawDecoder::new().ok()?)))
             }
+            _ => None,
+        }
+    }
+
+    /// The deflate state inside, for the next entry's decoder to reuse.
+    pub(crate) fn into_inflater(self) -> Option<Box<Decompress>> {
+        match self {
+            Decoder::Deflate(d) => Some(d),
             _ => None,
         }
     }
@@ -460,7 +476,7 @@ mod tests {
     }
 
     fn inflate_all(data: &[u8]) -> Vec<u8> {
-        let mut d = Decoder::for_method(8).unwrap();
+        let mut d = Decoder::for_method(8, None).unwrap();
         let mut out = vec![0u8; 4 << 20];
         let mut pos = 0;
         let mut inp = data;

@@ -34,6 +34,9 @@ pub struct ZipArchive<R: Read + Seek> {
     /// one: allocating and zeroing 64 KiB per entry was most of the CPU time
     /// of extracting many tiny files.
     spare: Vec<u8>,
+    /// The deflate state of the last entry read, handed to the next (see
+    /// `Decoder::for_method`).
+    spare_inflater: Option<Box<flate2::Decompress>>,
 }
 
 fn read_exact_at<R: Read + Seek>(r: &mut R, at: u64, buf: &mut [u8]) -> Result<()> {
@@ -114,6 +117,7 @@ impl<R: Read + Seek> ZipArchive<R> {
             comment,
             pos: None,
             spare: Vec::new(),
+            spare_inflater: None,
         })
     }
 
@@ -168,6 +172,12 @@ impl<R: Read + Seek> ZipArchive<R> {
             sizes_known: true,
             local_zip64: local.zip64,
             password,
+            // Kept through stored and zstd entries for the next deflated one.
+            spare_inflater: if entry.method == METHOD_DEFLATE {
+                self.spare_inflater.take()
+            } else {
+                None
+            },
         })?;
         if let (Some((strength, _)), Some(pw)) = (entry.aes, password) {
             self.authenticate(&entry, data_at, strength, pw)?;
@@ -181,6 +191,7 @@ impl<R: Read + Seek> ZipArchive<R> {
         Ok(EntryReader {
             pos: &mut self.pos,
             spare: &mut self.spare,
+            spare_inflater: &mut self.spare_inflater,
             data_end: data_at + entry.compressed_size,
             src: (&mut self.src).take(entry.compressed_size),
             inb,
@@ -455,6 +466,8 @@ pub struct EntryReader<'a, R: Read + Seek> {
     pos: &'a mut Option<u64>,
     /// The archive's spare read-ahead buffer, given back on drop.
     spare: &'a mut Vec<u8>,
+    /// The archive's spare deflate state, given back on drop.
+    spare_inflater: &'a mut Option<Box<flate2::Decompress>>,
     /// Offset just past this entry's data.
     data_end: u64,
     src: std::io::Take<&'a mut R>,
@@ -501,6 +514,9 @@ impl<R: Read + Seek> Drop for EntryReader<'_, R> {
         // source sits that far short of the data's end.
         *self.pos = self.data_end.checked_sub(self.src.limit());
         *self.spare = std::mem::take(&mut self.inb.buf);
+        if let Some(d) = self.state.take_inflater() {
+            *self.spare_inflater = Some(d);
+        }
     }
 }
 

@@ -76,6 +76,8 @@ pub(crate) struct Plan<'a> {
     /// The local header had a ZIP64 extra field.
     pub local_zip64: bool,
     pub password: Option<&'a [u8]>,
+    /// A deflate state from an earlier entry, to reuse.
+    pub spare_inflater: Option<Box<flate2::Decompress>>,
 }
 
 impl DataState {
@@ -89,10 +91,12 @@ impl DataState {
                 id: 1,
             });
         }
-        let decoder = Decoder::for_method(e.method).ok_or_else(|| Error::Unsupported {
-            name: name.clone(),
-            what: "compression method",
-            id: u32::from(e.method),
+        let decoder = Decoder::for_method(e.method, plan.spare_inflater).ok_or_else(|| {
+            Error::Unsupported {
+                name: name.clone(),
+                what: "compression method",
+                id: u32::from(e.method),
+            }
         })?;
         let aes = match e.aes {
             None => None,
@@ -147,6 +151,11 @@ impl DataState {
             produced: 0,
             max_output: u64::MAX,
         })
+    }
+
+    /// The deflate state, for the next entry (this one decodes no more).
+    pub(crate) fn take_inflater(&mut self) -> Option<Box<flate2::Decompress>> {
+        std::mem::replace(&mut self.decoder, Decoder::Store).into_inflater()
     }
 
     /// Bytes produced so far.

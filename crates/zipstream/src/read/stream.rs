@@ -40,6 +40,8 @@ struct Walker {
     /// Names the central directory marks as symlinks (local headers carry
     /// no file type), known once the stream has ended.
     links: Vec<String>,
+    /// The deflate state of the last entry read, for the next.
+    spare_inflater: Option<Box<flate2::Decompress>>,
 }
 
 impl Walker {
@@ -53,6 +55,7 @@ impl Walker {
             seen: 0,
             central: 0,
             links: Vec::new(),
+            spare_inflater: None,
         }
     }
 
@@ -82,6 +85,11 @@ impl Walker {
                         sizes_known: false,
                         local_zip64: local.zip64,
                         password: self.password.as_deref(),
+                        spare_inflater: if local.entry.method == crate::format::METHOD_DEFLATE {
+                            self.spare_inflater.take()
+                        } else {
+                            None
+                        },
                     });
                     match state {
                         Ok(s) => Ok(Next::Entry(Box::new(local.entry), Box::new(s))),
@@ -211,7 +219,9 @@ impl Walker {
                 Progress::Data(n) => return Ok(Some(n)),
                 Progress::NeedInput => return Ok(None),
                 Progress::Done => {
-                    self.cur = None;
+                    if let Some(d) = self.cur.take().and_then(|mut s| s.take_inflater()) {
+                        self.spare_inflater = Some(d);
+                    }
                     return Ok(Some(0));
                 }
             }
