@@ -365,6 +365,8 @@ pub struct RunwayEncoder {
     /// The frame ends at the input's end (or at the runway's, for a new
     /// frame to follow): the size zstd is finishing, fixed from then on.
     ending: Option<usize>,
+    /// Whether zstd has been called in this frame yet (see [`Self::step`]).
+    started: bool,
     /// Input bytes compressed in earlier frames.
     earlier: u64,
     /// The input's size as declared to zstd, if it was.
@@ -431,6 +433,7 @@ impl RunwayEncoder {
             header: Vec::new(),
             window: None,
             ending: None,
+            started: false,
             earlier: 0,
             declared: size,
             phase: Phase::Running,
@@ -467,7 +470,15 @@ impl RunwayEncoder {
                 Some(size) => size,
                 None => self.await_input()?,
             };
-            let end = self.ending.is_some();
+            // A frame's first call with all its input and the end takes
+            // zstd's one-shot path, other calls its streaming path, and the
+            // two encode differently: whether the reader got to the end
+            // before the first call is timing, so the output would vary
+            // from run to run. Only an input of at most a block is coded in
+            // one shot, as the zstd CLI codes it (its first read holds a
+            // whole such file); a longer one always streams, as the CLI's.
+            let end = self.ending.is_some() && (self.started || size <= BLOCK);
+            self.started = true;
             // SAFETY: `base` and `size` are this frame's (the same start
             // every call, sizes never shrinking: `filled` only grows within
             // a frame); `pos` is what zstd left; `base..size` is committed
@@ -584,6 +595,7 @@ impl RunwayEncoder {
         self.released = 0;
         self.window = None;
         self.ending = None;
+        self.started = false;
         self.cctx.reset_session();
         let mut feed = self.shared.lock();
         feed.filled = 0;

@@ -28,7 +28,8 @@ const MIN_LEVEL: i32 = -(1 << 17);
 -1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
 -r, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i#, `-` for stdin, \
 short flags in clusters and repeated as zstd reads them (-19c, -c19, -3fc, -19T2, -19fo FILE, \
--qq, -c ... -c), and zstd's ratio lines on stderr.
+-qq, -c ... -c), --no-progress, the input's mode and times kept on the file made from it, \
+and zstd's ratio lines on stderr.
 
 Differences from zstd: the level's long form is --level N (out of range is a usage error, \
 exit 2, where zstd clamps with a warning); -v adds a line of sizes, ratio and speed per \
@@ -80,6 +81,9 @@ struct FileArgs {
     /// Keep inputs (the default).
     #[arg(short = 'k', long, conflicts_with = "rm")]
     keep: bool,
+    /// No progress bar (it shows only on a terminal, for inputs over 16 MiB).
+    #[arg(long)]
+    no_progress: bool,
     /// Test the integrity of compressed inputs; write nothing.
     #[arg(short = 't', long)]
     test: bool,
@@ -441,6 +445,7 @@ impl FileArgs {
             range: self.range,
             quiet: self.quiet > 0,
             silent: self.quiet > 1,
+            no_progress: self.no_progress,
             verbose: self.verbose > 0,
         }))
     }

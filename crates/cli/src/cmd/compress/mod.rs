@@ -113,6 +113,8 @@ pub struct Options {
     /// Not even the notes zstd prints under `-q` (its display level 0,
     /// `-qq`).
     pub silent: bool,
+    /// No progress bar (`--no-progress`).
+    pub no_progress: bool,
     /// One line of sizes, ratio and speed per input on stderr.
     pub verbose: bool,
 }
@@ -221,6 +223,18 @@ pub fn run(task: Task) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// An input's access and modification times, for its output.
+fn input_times(m: &std::fs::Metadata) -> std::fs::FileTimes {
+    let mut t = std::fs::FileTimes::new();
+    if let Ok(a) = m.accessed() {
+        t = t.set_accessed(a);
+    }
+    if let Ok(w) = m.modified() {
+        t = t.set_modified(w);
+    }
+    t
 }
 
 /// zstd's notes on a patch, printed before any input is read and under
@@ -437,10 +451,10 @@ impl Coder<'_> {
                 bail!("is not a regular file -- ignored");
             }
         }
-        let (reader, size, perms, regular): (
+        let (reader, size, meta, regular): (
             Box<dyn Read + Send>,
             Option<u64>,
-            Option<std::fs::Permissions>,
+            Option<std::fs::Metadata>,
             bool,
         ) = if from_stdin {
             (Box::new(io::stdin()), None, None, false)
@@ -455,11 +469,11 @@ impl Coder<'_> {
             // makes zstd fail with "Src size is incorrect".
             let regular = meta.is_file();
             let size = regular.then_some(meta.len());
-            (Box::new(f), size, Some(meta.permissions()), regular)
+            (Box::new(f), size, Some(meta), regular)
         };
         let sink = self.sink_for(input)?;
         let start = Instant::now();
-        let bar = super::progress(size.filter(|&n| n > 16 << 20), false);
+        let bar = super::progress(size.filter(|&n| n > 16 << 20), self.options.no_progress);
         bar.set_message(display(input));
         // `wrote_file`: the output is a regular file that now holds the
         // data, the only case in which `--rm` may delete the input.
@@ -490,8 +504,14 @@ impl Coder<'_> {
                     .with_context(|| format!("opening {}", path.display()))?;
                 let c = self.transform(reader, Some(Box::new(handle)), size, &bar)?;
                 let in_place = out.is_in_place();
-                if let (Some(p), false) = (perms, in_place) {
-                    let _ = out.file_mut().set_permissions(p);
+                // As zstd (UTIL_setFileStat): a regular input's mode and
+                // times go to the file made from it, in both directions,
+                // so `make` and `rsync -t` see the data as old as it is.
+                if let (Some(m), false) = (&meta, in_place) {
+                    let _ = out.file_mut().set_permissions(m.permissions());
+                    if regular {
+                        let _ = out.file_mut().set_times(input_times(m));
+                    }
                 }
                 out.commit()
                     .with_context(|| format!("writing {}", path.display()))?;

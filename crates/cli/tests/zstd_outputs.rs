@@ -1,0 +1,106 @@
+//! What zstd's outputs are, beside zstd 1.5.4 itself: the output of
+//! `FILE -> FILE.zst` and back carries the input's mode and modification
+//! time (zstd's `UTIL_setFileStat`), so `make` and `rsync -t` see the
+//! data as old as it is; `--no-progress` is taken; and the same input
+//! gives the same bytes on every run, however fast it is read.
+
+mod interop;
+
+use interop::{have, perfkit};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+fn ok(cmd: &mut Command, dir: &Path) {
+    let out = cmd.current_dir(dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// (mode bits, modification time) of `path`.
+fn stat(path: &Path) -> (u32, SystemTime) {
+    let m = std::fs::metadata(path).unwrap();
+    (m.permissions().mode() & 0o7777, m.modified().unwrap())
+}
+
+#[test]
+fn outputs_keep_the_inputs_mode_and_time_as_zstds_do() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let then = SystemTime::UNIX_EPOCH + Duration::from_secs(981_173_106);
+    for side in ["zstd", "perfkit"] {
+        let d = dir.path().join(side);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("f"), perfkit_testkit::noise::noise(100_000, 3)).unwrap();
+        let f = std::fs::File::options()
+            .write(true)
+            .open(d.join("f"))
+            .unwrap();
+        f.set_modified(then).unwrap();
+        f.set_permissions(std::fs::Permissions::from_mode(0o640))
+            .unwrap();
+    }
+    let (zd, pd) = (dir.path().join("zstd"), dir.path().join("perfkit"));
+    ok(Command::new("zstd").args(["-q", "f"]), &zd);
+    ok(
+        perfkit().args(["compress", "-q", "--no-progress", "f"]),
+        &pd,
+    );
+    assert_eq!(stat(&pd.join("f.zst")), stat(&zd.join("f.zst")));
+    assert_eq!(stat(&pd.join("f.zst")), (0o640, then));
+    for d in [&zd, &pd] {
+        std::fs::remove_file(d.join("f")).unwrap();
+    }
+    ok(Command::new("zstd").args(["-q", "-d", "f.zst"]), &zd);
+    ok(perfkit().args(["decompress", "-q", "f.zst"]), &pd);
+    assert_eq!(stat(&pd.join("f")), stat(&zd.join("f")));
+    assert_eq!(stat(&pd.join("f")), (0o640, then));
+    // -o FILE too; stdout has no file to stamp.
+    ok(
+        Command::new("zstd").args(["-q", "-f", "f", "-o", "o.zst"]),
+        &zd,
+    );
+    ok(
+        perfkit().args(["compress", "-q", "-f", "f", "-o", "o.zst"]),
+        &pd,
+    );
+    assert_eq!(stat(&pd.join("o.zst")).1, stat(&zd.join("o.zst")).1);
+}
+
+/// The same bytes every run: a frame's first call to zstd with all of
+/// the input takes zstd's one-shot path, and whether the reader had got
+/// to the end by then was timing (one run in ten differed at level 19).
+#[test]
+fn the_same_input_gives_the_same_frame_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let noise = perfkit_testkit::noise::noise(300_000, 7);
+    let data: Vec<u8> = (0..300_000)
+        .map(|i| {
+            if (i / 50_000) % 3 == 0 {
+                noise[i]
+            } else {
+                b"several frames, one order\n"[i % 26]
+            }
+        })
+        .collect();
+    std::fs::write(dir.path().join("x"), &data).unwrap();
+    let frame = || {
+        let out = perfkit()
+            .args(["compress", "-19c", "x"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    let first = frame();
+    for run in 1..30 {
+        assert!(frame() == first, "run {run} wrote other bytes");
+    }
+}
