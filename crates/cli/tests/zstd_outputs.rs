@@ -1,8 +1,9 @@
 //! What zstd's outputs are, beside zstd 1.5.4 itself: the output of
 //! `FILE -> FILE.zst` and back carries the input's mode and modification
 //! time (zstd's `UTIL_setFileStat`), so `make` and `rsync -t` see the
-//! data as old as it is; `--no-progress` is taken; and the same input
-//! gives the same bytes on every run, however fast it is read.
+//! data as old as it is; `--no-progress` is taken; the same input gives
+//! the same bytes on every run, however fast it is read; and `--range`
+//! of a frame of 1 GiB needs memory for zstd's window, not the frame.
 
 mod interop;
 
@@ -102,5 +103,62 @@ fn the_same_input_gives_the_same_frame_every_run() {
     let first = frame();
     for run in 1..30 {
         assert!(frame() == first, "run {run} wrote other bytes");
+    }
+}
+
+/// `--range` streams the frame it reads from: a range of a seekable file
+/// holding one 1 GiB frame decodes under a 256 MiB address-space limit
+/// (prlimit), from the start and from the middle; it used to decode the
+/// whole frame into memory and abort.
+#[test]
+fn a_range_of_a_one_gib_frame_decodes_in_little_memory() {
+    use std::io::Write;
+    if !perfkit_testkit::interop::have("prlimit", "--version", "apt-get install util-linux") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut zip = perfkit()
+        .args([
+            "compress",
+            "-q",
+            "-1",
+            "--seekable",
+            "--frame-size",
+            "1G",
+            "-o",
+            "big.zst",
+        ])
+        .current_dir(d)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line: Vec<u8> = (0..64 << 10)
+        .map(|i| b"0123456789abcdef\n"[i % 17])
+        .collect();
+    let mut stdin = zip.stdin.take().unwrap();
+    for _ in 0..(1 << 30) / line.len() {
+        stdin.write_all(&line).unwrap();
+    }
+    drop(stdin);
+    assert!(zip.wait().unwrap().success());
+    for (range, offset) in [("0..100", 0usize), ("512M..513M", 512 << 20)] {
+        let out = Command::new("prlimit")
+            .arg("--as=268435456")
+            .arg(env!("CARGO_BIN_EXE_perfkit"))
+            .args(["decompress", "--range", range, "-c", "big.zst"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "--range {range}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let expect: Vec<u8> = (offset..offset + out.stdout.len())
+            .map(|i| b"0123456789abcdef\n"[(i % (64 << 10)) % 17])
+            .collect();
+        assert!(out.stdout == expect, "--range {range}: other bytes");
+        assert_eq!(out.stdout.len(), if offset == 0 { 100 } else { 1 << 20 });
     }
 }

@@ -25,9 +25,10 @@
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-use crate::context::{Compressor, Decompressor};
+use crate::context::Compressor;
 use crate::error::{Error, Result};
 use crate::parallel::Pool;
+use crate::raw::RawDecoder;
 use crate::recipe::Params;
 
 /// The skippable frame magic the seek table's frame uses.
@@ -403,25 +404,50 @@ impl<W: Write> Write for SeekableWriter<W> {
 }
 
 /// `Read + Seek` over a seekable file: the table is read once, from the
-/// source's end; a read decompresses only the frame under the position
-/// (kept until the position leaves it), and checks its checksum when the
-/// table has one. Reading a frame reads exactly its bytes of the source.
+/// source's end; a read decodes only the frame under the position, as a
+/// stream from the frame's start to the last byte asked for, so memory is
+/// zstd's window and two 64 KiB buffers whatever the frame's size (a
+/// frame may hold up to 4 GiB). Reading on continues the stream; a read
+/// behind it starts the frame again. A frame decoded to its end is checked
+/// against the table's size and checksum (a range that stops inside a
+/// frame cannot check its checksum, as zstd's own seekable reader cannot).
 pub struct SeekableReader<R: Read + Seek> {
     source: R,
     table: SeekTable,
     /// Where each frame starts: (in the file, in the data), and one past
     /// the last.
     starts: Vec<(u64, u64)>,
-    decompressor: Decompressor,
-    /// The frame decoded last, and its index.
-    frame: Vec<u8>,
-    current: Option<usize>,
-    compressed: Vec<u8>,
+    decoder: RawDecoder,
+    /// The frame being decoded, if any.
+    stream: Option<FrameStream>,
+    /// Compressed bytes read from the source and not yet decoded:
+    /// `input[taken..]`.
+    input: Vec<u8>,
+    taken: usize,
+    /// Where decoded bytes before the position go.
+    skip: Vec<u8>,
     /// The position in the decompressed data.
     pos: u64,
     /// Bytes of the source read so far (the table included).
     source_read: u64,
 }
+
+/// How far the frame being decoded has got.
+struct FrameStream {
+    index: usize,
+    /// Bytes of the frame decoded so far.
+    out: u64,
+    /// Compressed bytes of the frame not yet read from the source.
+    unread: u64,
+    /// The XXH64 of what was decoded, for the table's checksum.
+    hash: xxhash_rust::xxh64::Xxh64,
+    /// zstd said the frame ended.
+    ended: bool,
+}
+
+/// How much of the source one read takes, and how much is decoded (and
+/// dropped) at a time before the position.
+const CHUNK: usize = 64 << 10;
 
 impl<R: Read + Seek> std::fmt::Debug for SeekableReader<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -463,10 +489,11 @@ impl<R: Read + Seek> SeekableReader<R> {
             source,
             table,
             starts,
-            decompressor: Decompressor::new()?,
-            frame: Vec::new(),
-            current: None,
-            compressed: Vec::new(),
+            decoder: RawDecoder::new()?,
+            stream: None,
+            input: Vec::new(),
+            taken: 0,
+            skip: Vec::new(),
             pos: 0,
             source_read: FOOTER_LEN as u64 + table_len,
         })
@@ -500,42 +527,154 @@ impl<R: Read + Seek> SeekableReader<R> {
         self.starts.partition_point(|s| s.1 <= pos) - 1
     }
 
-    /// Decodes frame `i` into `self.frame`, checking its size and
-    /// checksum against the table.
-    fn load(&mut self, i: usize) -> Result<()> {
-        if self.current == Some(i) {
-            return Ok(());
-        }
-        let e = self.table.entries[i];
-        let (at, _) = self.starts[i];
-        self.compressed.resize(e.compressed as usize, 0);
-        self.source.seek(SeekFrom::Start(at)).map_err(Error::Io)?;
-        self.source
-            .read_exact(&mut self.compressed)
-            .map_err(Error::Io)?;
-        self.source_read += u64::from(e.compressed);
-        self.current = None;
-        let frame_err = |why: String| Error::SeekTable {
-            offset: at,
+    /// An error about frame `i`.
+    fn frame_err(&self, i: usize, why: String) -> Error {
+        Error::SeekTable {
+            offset: self.starts[i].0,
             why: format!("frame {i}: {why}"),
-        };
-        self.decompressor
-            .decompress_into(&self.compressed, &mut self.frame)
-            .map_err(|e| frame_err(e.to_string()))?;
-        if self.frame.len() != e.decompressed as usize {
-            return Err(frame_err(format!(
-                "decodes to {} bytes, the table says {}",
-                self.frame.len(),
-                e.decompressed
-            )));
         }
-        if let Some(sum) = e.checksum
-            && checksum(&self.frame) != sum
-        {
-            return Err(frame_err("its checksum does not match the table's".into()));
-        }
-        self.current = Some(i);
+    }
+
+    /// Starts decoding frame `i` from its first byte.
+    fn begin(&mut self, i: usize) -> Result<()> {
+        self.source
+            .seek(SeekFrom::Start(self.starts[i].0))
+            .map_err(Error::Io)?;
+        self.decoder.reset();
+        self.input.clear();
+        self.taken = 0;
+        self.stream = Some(FrameStream {
+            index: i,
+            out: 0,
+            unread: u64::from(self.table.entries[i].compressed),
+            hash: xxhash_rust::xxh64::Xxh64::new(0),
+            ended: false,
+        });
         Ok(())
+    }
+
+    /// Decodes the next bytes of the current frame into `out` (at most
+    /// what is left of the frame), reading the source as needed; checks
+    /// the frame against the table when its last byte is out.
+    fn decode_into(&mut self, out: &mut [u8]) -> Result<usize> {
+        let s = self.stream.as_mut().expect("a frame is begun");
+        let i = s.index;
+        let size = u64::from(self.table.entries[i].decompressed);
+        let want = out.len().min((size - s.out) as usize);
+        if want == 0 {
+            return Ok(0);
+        }
+        loop {
+            if self.taken == self.input.len() && s.unread > 0 {
+                let n = CHUNK.min(s.unread as usize);
+                self.input.resize(n, 0);
+                self.source.read_exact(&mut self.input).map_err(Error::Io)?;
+                self.taken = 0;
+                s.unread -= n as u64;
+                self.source_read += n as u64;
+            }
+            let step = self
+                .decoder
+                .decode(&self.input[self.taken..], &mut out[..want])
+                .map_err(|e| Error::SeekTable {
+                    offset: self.starts[i].0,
+                    why: format!("frame {i}: {e}"),
+                })?;
+            self.taken += step.consumed;
+            s.ended |= step.frame_ended;
+            if step.produced > 0 {
+                s.hash.update(&out[..step.produced]);
+                s.out += step.produced as u64;
+                let produced = step.produced;
+                if s.out == size {
+                    self.check_end(i)?;
+                }
+                return Ok(produced);
+            }
+            if step.consumed == 0 && self.taken == self.input.len() && s.unread == 0 {
+                let got = s.out;
+                return Err(
+                    self.frame_err(i, format!("decodes to {got} bytes, the table says {size}"))
+                );
+            }
+        }
+    }
+
+    /// The current frame `i` has given all the bytes the table promises:
+    /// it must end there, its compressed bytes with it, with the table's
+    /// checksum.
+    fn check_end(&mut self, i: usize) -> Result<()> {
+        let s = self.stream.as_mut().expect("a frame is begun");
+        let mut extra = [0u8; 1];
+        while !s.ended {
+            if self.taken == self.input.len() && s.unread > 0 {
+                let n = CHUNK.min(s.unread as usize);
+                self.input.resize(n, 0);
+                self.source.read_exact(&mut self.input).map_err(Error::Io)?;
+                self.taken = 0;
+                s.unread -= n as u64;
+                self.source_read += n as u64;
+            }
+            let step = self
+                .decoder
+                .decode(&self.input[self.taken..], &mut extra)
+                .map_err(|e| Error::SeekTable {
+                    offset: self.starts[i].0,
+                    why: format!("frame {i}: {e}"),
+                })?;
+            self.taken += step.consumed;
+            s.ended |= step.frame_ended;
+            if step.produced > 0 {
+                let size = self.table.entries[i].decompressed;
+                return Err(
+                    self.frame_err(i, format!("decodes to more bytes than the table's {size}"))
+                );
+            }
+            if !s.ended && step.consumed == 0 && self.taken == self.input.len() && s.unread == 0 {
+                return Err(self.frame_err(i, "its compressed bytes end inside it".into()));
+            }
+        }
+        let left = (self.input.len() - self.taken) as u64 + s.unread;
+        if left > 0 {
+            return Err(self.frame_err(
+                i,
+                format!("{left} compressed bytes follow its end within the table's size"),
+            ));
+        }
+        let sum = self.table.entries[i].checksum;
+        if let Some(sum) = sum
+            && s.hash.digest() as u32 != sum
+        {
+            return Err(self.frame_err(i, "its checksum does not match the table's".into()));
+        }
+        Ok(())
+    }
+
+    /// Checks the frame the last read ended in, if it stopped inside one:
+    /// decodes the rest of it (dropping the bytes) and checks its size and
+    /// checksum against the table. A range that ends inside a frame is
+    /// only known to be right once this passes; `perfkit decompress
+    /// --range` calls it before it keeps the output.
+    pub fn verify(&mut self) -> Result<()> {
+        let Some(s) = &self.stream else {
+            return Ok(());
+        };
+        let i = s.index;
+        let size = u64::from(self.table.entries[i].decompressed);
+        let mut skip = std::mem::take(&mut self.skip);
+        skip.resize(CHUNK, 0);
+        let mut result = Ok(());
+        while self.stream.as_ref().is_some_and(|s| s.out < size) {
+            if let Err(e) = self.decode_into(&mut skip) {
+                result = Err(e);
+                break;
+            }
+        }
+        self.skip = skip;
+        // Decoded to its end (and checked there), or failed: either way
+        // the next read starts the frame again.
+        self.stream = None;
+        result
     }
 }
 
@@ -545,12 +684,34 @@ impl<R: Read + Seek> Read for SeekableReader<R> {
             return Ok(0);
         }
         let i = self.frame_of(self.pos);
-        self.load(i).map_err(io::Error::other)?;
-        let within = (self.pos - self.starts[i].1) as usize;
-        let n = buf.len().min(self.frame.len() - within);
-        buf[..n].copy_from_slice(&self.frame[within..within + n]);
-        self.pos += n as u64;
-        Ok(n)
+        let within = self.pos - self.starts[i].1;
+        let resume = matches!(&self.stream, Some(s) if s.index == i && s.out <= within);
+        if !resume {
+            self.begin(i).map_err(io::Error::other)?;
+        }
+        // Up to the position, decoded and dropped.
+        let mut skip = std::mem::take(&mut self.skip);
+        skip.resize(CHUNK, 0);
+        while self.stream.as_ref().is_some_and(|s| s.out < within) {
+            let behind = within - self.stream.as_ref().map_or(0, |s| s.out);
+            let n = (behind as usize).min(CHUNK);
+            if let Err(e) = self.decode_into(&mut skip[..n]) {
+                self.skip = skip;
+                self.stream = None;
+                return Err(io::Error::other(e));
+            }
+        }
+        self.skip = skip;
+        match self.decode_into(buf) {
+            Ok(n) => {
+                self.pos += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                self.stream = None;
+                Err(io::Error::other(e))
+            }
+        }
     }
 }
 

@@ -306,15 +306,29 @@ fn ranged(options: &Options, (start, end): (u64, u64)) -> Result<ExitCode> {
             None => anyhow::Error::new(e).context("writing output"),
         })
     };
+    // The range streams from the start of its first frame to its last
+    // byte; the frame it ends in is then decoded to its end and checked
+    // against the table, before an output file is kept (stdout has
+    // already had the bytes, as with any streaming decoder).
+    let verify = |reader: &mut zstdkit::seekable::SeekableReader<File>| {
+        reader
+            .verify()
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
+    };
     let written = match &options.output {
         Some(o) if o != Path::new("-") => {
             let mut out = perfkit_report::Output::create(o, options.force)?;
             let n = copy(out.file_mut(), &mut part)?;
+            verify(&mut reader)?;
             out.commit()
                 .with_context(|| format!("writing {}", o.display()))?;
             n
         }
-        _ => copy(&mut io::stdout().lock(), &mut part)?,
+        _ => {
+            let n = copy(&mut io::stdout().lock(), &mut part)?;
+            verify(&mut reader)?;
+            n
+        }
     };
     if options.verbose {
         let _ = writeln!(
