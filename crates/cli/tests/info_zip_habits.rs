@@ -578,3 +578,51 @@ fn zip_bench_is_gone_but_files_named_bench_or_help_are_archived() {
     assert_eq!(text(&ours.stdout), text(&theirs.stdout));
     assert_eq!(on_disk(&p.ours), on_disk(&p.theirs));
 }
+
+/// `unzip -t` prints what Info-ZIP's prints, at each verbosity: the
+/// archive line, a `testing:` line per entry (names padded to 22), and
+/// the closing line; `-q` keeps the last, `-qq` nothing.
+#[test]
+fn unzip_test_lines_are_info_zips() {
+    if !have_info_zip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    put(d, "tree/e/empty", b"", T0);
+    put(d, "tree/a.txt", b"some text\n", T0);
+    put(
+        d,
+        "tree/a_file_name_longer_than_twenty_two.txt",
+        &b"x".repeat(5000),
+        T0,
+    );
+    let zip = Command::new("zip")
+        .args(["-q", "-r", "t.zip", "tree"])
+        .current_dir(d)
+        .status()
+        .unwrap();
+    assert!(zip.success());
+    for q in [&[][..], &["-q"], &["-qq"]] {
+        let ours = perfkit()
+            .args(["unzip", "-t"])
+            .args(q)
+            .arg("t.zip")
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let theirs = Command::new("unzip")
+            .arg("-t")
+            .args(q)
+            .arg("t.zip")
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_eq!(ours.status.code(), theirs.status.code(), "{q:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&theirs.stdout),
+            "unzip -t {q:?}"
+        );
+    }
+}

@@ -285,7 +285,9 @@ pub fn extract_stream_selected<R: Read>(
 /// Decodes every entry of a random-access archive under the same limits
 /// as extraction (`opts`: password, size, ratio, count), handing each piece
 /// of data to `sink` with its entry; a failed check (CRC, MAC, size) is
-/// returned after the entry's last piece. This is `unzip -p` and `-t`.
+/// returned after the entry's last piece. Once an entry's data has all
+/// passed its checks, `sink` gets it once more with an empty piece (so an
+/// empty file or a directory is seen too). This is `unzip -p` and `-t`.
 pub fn read_archive_data<R: Read + Seek>(
     archive: &mut ZipArchive<R>,
     opts: &ExtractOptions,
@@ -375,6 +377,9 @@ fn pass_data(
     loop {
         let k = read(buf)?;
         if k == 0 {
+            // The reader checks CRC, MAC and size at the end of the data:
+            // the entry is good.
+            sink(e, &[])?;
             return Ok(n);
         }
         n += k as u64;

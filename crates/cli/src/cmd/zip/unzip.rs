@@ -171,19 +171,13 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             }
             list.finish(&mut out)?;
         } else if options.test || options.pipe {
-            let rep =
-                zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
-                    if options.pipe && e.kind() == EntryKind::File {
-                        out.write_all(b)?;
-                    }
-                    Ok(())
-                })
-                .with_context(|| format!("reading {name}"))?;
+            tested_header(&options, &name, &mut out)?;
+            zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
+                pass_or_note(&options, e, b, &mut out)
+            })
+            .with_context(|| format!("reading {name}"))?;
             sel.check_all_matched(&raw_name)?;
-            if options.test && options.quiet < 2 {
-                let n = rep.files + rep.dirs + rep.symlinks;
-                writeln!(out, "No errors detected in {name} ({n} entries).")?;
-            }
+            tested_footer(&options, &name, &mut out)?;
         } else {
             zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
                 sel.wants(&e.name)
@@ -222,21 +216,54 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     let opts = opts_for(pw);
     let select = |e: &zipstream::Entry| sel.wants(&e.name);
     if options.test || options.pipe {
-        let rep = zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
-            if options.pipe && e.kind() == EntryKind::File {
-                out.write_all(b)?;
-            }
-            Ok(())
+        tested_header(&options, &name, &mut out)?;
+        zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
+            pass_or_note(&options, e, b, &mut out)
         })
         .with_context(|| format!("reading {name}"))?;
-        if options.test && options.quiet < 2 {
-            let n = rep.files + rep.dirs + rep.symlinks;
-            writeln!(out, "No errors detected in {name} ({n} entries).")?;
-        }
+        tested_footer(&options, &name, &mut out)?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
     zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
         .with_context(|| format!("extracting {name}"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-t`'s first line, as Info-ZIP's unzip prints it (not under `-q`).
+fn tested_header(options: &UnzipOptions, name: &str, out: &mut impl Write) -> Result<()> {
+    if options.test && options.quiet == 0 {
+        writeln!(out, "Archive:  {name}")?;
+    }
+    Ok(())
+}
+
+/// A piece of an entry's data: to stdout under `-p`; under `-t`, the end
+/// of an entry that passed its checks (an empty piece) is Info-ZIP's
+/// `testing:` line.
+fn pass_or_note(
+    options: &UnzipOptions,
+    e: &zipstream::Entry,
+    b: &[u8],
+    out: &mut impl Write,
+) -> zipstream::Result<()> {
+    if options.pipe && e.kind() == EntryKind::File {
+        out.write_all(b)?;
+    }
+    if options.test && options.quiet == 0 && b.is_empty() {
+        writeln!(
+            out,
+            "    testing: {:<22}   OK",
+            perfkit::printable::name(&e.name)
+        )?;
+    }
+    Ok(())
+}
+
+/// `-t`'s last line, as Info-ZIP's unzip prints it (not under `-qq`).
+fn tested_footer(options: &UnzipOptions, name: &str, out: &mut impl Write) -> Result<()> {
+    if options.test && options.quiet < 2 {
+        writeln!(out, "No errors detected in compressed data of {name}.")?;
+    }
+    Ok(())
 }
