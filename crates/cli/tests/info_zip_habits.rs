@@ -626,3 +626,33 @@ fn unzip_test_lines_are_info_zips() {
         );
     }
 }
+
+/// `-x` and `-i` take a list, as Info-ZIP's do: the patterns up to the
+/// next option (or the end), so `-x '*.txt' 'd/*'` leaves out both.
+#[test]
+fn exclude_and_include_take_a_list_of_patterns() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    for (zip, args) in [
+        (
+            "x.zip",
+            &["-q", "-r", "x.zip", ".", "-x", "*.txt", "d/*"][..],
+        ),
+        (
+            "xq.zip",
+            &["-r", "xq.zip", ".", "-x", "*.txt", "*.bin", "-q"],
+        ),
+        ("i.zip", &["-q", "-r", "i.zip", ".", "-i", "*.txt", "d/y"]),
+    ] {
+        let (ours, theirs) = p.zip(args);
+        assert_same_success(zip, &ours, &theirs);
+        assert!(ours.status.success(), "{zip}: {}", text(&ours.stderr));
+        assert_eq!(
+            names(&p.ours.join(zip)),
+            names(&p.theirs.join(zip)),
+            "{zip}"
+        );
+    }
+}

@@ -31,8 +31,7 @@ ZipCrypto (broken): Info-ZIP unzip 6.0 cannot read them, 7-Zip and perfkit unzip
 the password to other users (ps), so it warns; --password-file and --password-env do not.
 
 Differences from Info-ZIP zip: --level is the long form of -0..-9 (Info-ZIP's -l converts line \
-ends, which perfkit does not do); --jobs N is long only; -x and -i take one glob each (Info-ZIP's \
-take the rest of the list); two inputs under one name are a usage error (exit 2), as is \
+ends, which perfkit does not do); --jobs N is long only; two inputs under one name are a usage error (exit 2), as is \
 Info-ZIP's 'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; \
 \"nothing to do\" (-u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
 -y does not exist (symlinks are always stored as links)."
@@ -73,11 +72,13 @@ pub struct ZipArgs {
     encrypt: Option<String>,
     #[command(flatten)]
     password_from: PasswordArgs,
-    /// Leave out paths matching this glob (Info-ZIP's patterns; repeatable).
-    #[arg(short = 'x', long, value_name = "GLOB")]
+    /// Leave out paths matching these globs (Info-ZIP's patterns): as in
+    /// Info-ZIP, the rest of the command line up to the next option.
+    #[arg(short = 'x', long, value_name = "GLOB", num_args = 1..)]
     exclude: Vec<String>,
-    /// Add only paths matching this glob (Info-ZIP's patterns; repeatable).
-    #[arg(short = 'i', long, value_name = "GLOB")]
+    /// Add only paths matching these globs (Info-ZIP's patterns): as in
+    /// Info-ZIP, the rest of the command line up to the next option.
+    #[arg(short = 'i', long, value_name = "GLOB", num_args = 1..)]
     include: Vec<String>,
     /// Update: add new files, replace entries only by newer files.
     #[arg(short = 'u', long, conflicts_with_all = ["freshen", "delete"])]
