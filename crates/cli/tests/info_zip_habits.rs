@@ -656,3 +656,26 @@ fn exclude_and_include_take_a_list_of_patterns() {
         );
     }
 }
+
+/// An archive alone: `zip -T ARCHIVE` tests it as it is, and `zip -f
+/// ARCHIVE` freshens every entry whose file is newer, as Info-ZIP's do.
+#[test]
+fn test_and_freshen_take_an_archive_alone() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    let (ours, theirs) = p.zip(&["-q", "-r", "a.zip", "d", "tiny.txt"]);
+    assert_same_success("zip", &ours, &theirs);
+    let (ours, theirs) = p.zip(&["-T", "a.zip"]);
+    assert_same_success("-T", &ours, &theirs);
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+    assert_eq!(text(&ours.stdout), "test of a.zip OK\n");
+    p.both(|d| put(d, "d/y", b"y, rewritten\n", T0 + 100));
+    let (ours, theirs) = p.zip(&["-f", "a.zip"]);
+    assert_same_success("-f", &ours, &theirs);
+    assert_eq!(sorted_lines(&ours.stdout), sorted_lines(&theirs.stdout));
+    assert_eq!(text(&ours.stdout).trim(), "freshening: d/y (stored 0%)");
+    assert_eq!(data(&p.ours.join("a.zip"), "d/y"), b"y, rewritten\n");
+    assert_eq!(names(&p.ours.join("a.zip")), names(&p.theirs.join("a.zip")));
+}

@@ -217,6 +217,29 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     if update.is_none() && matches!(opts.mode, Mode::Freshen | Mode::Delete) {
         bail!("{shown}: no such archive (-f and -d change an existing one)");
     }
+    let no_paths = opts.paths.is_empty() && !opts.names_stdin;
+    if let (Some(u), true) = (&update, no_paths) {
+        // Info-ZIP's habits with an archive alone: `-T` tests it as it
+        // is; `-f` and `-u` look at the file of every entry's name.
+        if opts.test && opts.mode == Mode::Add {
+            return test_existing(&archive, &shown, &opts);
+        }
+        if matches!(opts.mode, Mode::Freshen | Mode::Update) {
+            opts.paths = u
+                .archive
+                .entries()
+                .iter()
+                .filter(|e| e.kind() != zipstream::EntryKind::Directory)
+                .map(|e| PathBuf::from(&e.name))
+                .filter(|p| fs::symlink_metadata(p).is_ok())
+                .collect();
+            if opts.paths.is_empty() {
+                bail!(
+                    "nothing to do: no file of {shown}'s entries is here to freshen; left as it was"
+                );
+            }
+        }
+    }
     let (steps, labels, items);
     if opts.mode == Mode::Delete {
         let kept = delete(update.as_ref().expect("checked above"), &opts)?;
@@ -416,6 +439,18 @@ fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
         }
     }
     Ok(plan.kept)
+}
+
+/// `zip -T ARCHIVE` with nothing to add: tests the archive as it is, as
+/// Info-ZIP does (`test of NAME OK`, or the failure and exit 1).
+fn test_existing(archive: &Path, shown: &str, opts: &Options) -> Result<ExitCode> {
+    let pw = opts.password.get(false, false)?;
+    let mut f = fs::File::open(archive).with_context(|| format!("opening {shown}"))?;
+    test_written(&mut f, &pw).with_context(|| format!("test of {shown} FAILED"))?;
+    if !opts.quiet {
+        println!("test of {shown} OK");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `-T`: reads the archive just written back from its start and checks
