@@ -162,3 +162,54 @@ fn a_range_of_a_one_gib_frame_decodes_in_little_memory() {
         assert_eq!(out.stdout.len(), if offset == 0 { 100 } else { 1 << 20 });
     }
 }
+
+/// `--train` says what zstd says of its samples: fewer than five is an
+/// error after zstd's three warning lines, and samples under eight times
+/// the dictionary's size get its two-line warning (the same lines, word
+/// for word; zstd's exit code for the error is 14, perfkit's 1).
+#[test]
+fn train_warns_of_thin_samples_as_zstd_does() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut names = Vec::new();
+    for i in 0..20u64 {
+        let name = format!("s{i}");
+        std::fs::write(d.join(&name), perfkit_testkit::noise::noise(2000, i)).unwrap();
+        names.push(name);
+    }
+    let lines = |o: &std::process::Output, n: usize| -> Vec<String> {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .take(n)
+            .map(str::to_owned)
+            .collect()
+    };
+    for (samples, warned, fails) in [(&names[..3], 3, true), (&names[..], 2, false)] {
+        let theirs = Command::new("zstd")
+            .arg("--train")
+            .args(samples)
+            .args(["-o", "theirs.dict"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let ours = perfkit()
+            .args(["compress", "--train"])
+            .args(samples)
+            .args(["-o", "ours.dict"])
+            .current_dir(d)
+            .output()
+            .unwrap();
+        assert_eq!(ours.status.success(), !fails);
+        assert_eq!(theirs.status.success(), !fails);
+        assert_eq!(
+            lines(&ours, warned),
+            lines(&theirs, warned),
+            "{} samples",
+            samples.len()
+        );
+        assert!(lines(&ours, 1)[0].starts_with("!  Warning"));
+    }
+}

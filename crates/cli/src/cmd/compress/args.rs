@@ -309,6 +309,7 @@ impl CompressArgs {
                 output: io.output.unwrap_or_else(|| PathBuf::from("dictionary")),
                 force: io.force,
                 verbose: io.verbose > 0,
+                quiet: io.quiet > 0,
             }));
         }
         let mode = if io.test {

@@ -132,6 +132,8 @@ pub struct Train {
     pub force: bool,
     /// Say what was trained on stderr.
     pub verbose: bool,
+    /// Not even zstd's warnings about the samples (`-q`).
+    pub quiet: bool,
 }
 
 /// Runs what the flags asked for: measure, list, train, or code every
@@ -726,6 +728,31 @@ fn train(t: &Train) -> Result<ExitCode> {
     let mut samples = Vec::with_capacity(t.samples.len());
     for f in &t.samples {
         samples.push(std::fs::read(f).with_context(|| format!("reading sample {}", f.display()))?);
+    }
+    // zstd 1.5.4's warnings (dibio.c), word for word, at its default
+    // verbosity: too few samples is an error there too.
+    let mut err = io::stderr();
+    if samples.len() < 5 {
+        if !t.quiet {
+            let _ = write!(
+                err,
+                "!  Warning : nb of samples too low for proper processing ! \n\
+                 !  Please provide _one file per sample_. \n\
+                 !  Alternatively, split files into fixed-size blocks representative of samples, with -B# \n"
+            );
+        }
+        bail!(
+            "nb of samples too low: {} given; the trainer needs at least 5, one file per sample",
+            samples.len()
+        );
+    }
+    let total: u64 = samples.iter().map(|s| s.len() as u64).sum();
+    if total < 8 * t.max_size as u64 && !t.quiet {
+        let _ = write!(
+            err,
+            "!  Warning : data size of samples too small for target dictionary size \n\
+             !  Samples should be about 100x larger than target dictionary size \n"
+        );
     }
     let dict = zstdkit::dict::train(&samples, t.max_size)?;
     let out = &t.output;
