@@ -553,6 +553,16 @@ impl<R: Read + Seek> SeekableReader<R> {
         Ok(())
     }
 
+    /// Reads the frame's next compressed bytes (up to [`CHUNK`]) into
+    /// `input`.
+    fn refill(source: &mut R, input: &mut Vec<u8>, s: &mut FrameStream) -> Result<()> {
+        let n = CHUNK.min(s.unread as usize);
+        input.resize(n, 0);
+        source.read_exact(input).map_err(Error::Io)?;
+        s.unread -= n as u64;
+        Ok(())
+    }
+
     /// Decodes the next bytes of the current frame into `out` (at most
     /// what is left of the frame), reading the source as needed; checks
     /// the frame against the table when its last byte is out.
@@ -566,12 +576,9 @@ impl<R: Read + Seek> SeekableReader<R> {
         }
         loop {
             if self.taken == self.input.len() && s.unread > 0 {
-                let n = CHUNK.min(s.unread as usize);
-                self.input.resize(n, 0);
-                self.source.read_exact(&mut self.input).map_err(Error::Io)?;
+                Self::refill(&mut self.source, &mut self.input, s)?;
                 self.taken = 0;
-                s.unread -= n as u64;
-                self.source_read += n as u64;
+                self.source_read += self.input.len() as u64;
             }
             let step = self
                 .decoder
@@ -608,12 +615,9 @@ impl<R: Read + Seek> SeekableReader<R> {
         let mut extra = [0u8; 1];
         while !s.ended {
             if self.taken == self.input.len() && s.unread > 0 {
-                let n = CHUNK.min(s.unread as usize);
-                self.input.resize(n, 0);
-                self.source.read_exact(&mut self.input).map_err(Error::Io)?;
+                Self::refill(&mut self.source, &mut self.input, s)?;
                 self.taken = 0;
-                s.unread -= n as u64;
-                self.source_read += n as u64;
+                self.source_read += self.input.len() as u64;
             }
             let step = self
                 .decoder

@@ -144,28 +144,7 @@ impl<R: Read + Seek> ZipArchive<R> {
             .get(index)
             .ok_or(Error::State("entry index out of range"))?
             .clone();
-        let mut head = vec![0u8; LOCAL_LEN];
-        self.read_at(entry.header_offset, &mut head)?;
-        let extra = usize::from(le16(&head, 26)) + usize::from(le16(&head, 28));
-        head.resize(LOCAL_LEN + extra, 0);
-        self.src
-            .read_exact(&mut head[LOCAL_LEN..])
-            .map_err(|_| Error::Truncated {
-                offset: entry.header_offset,
-            })?;
-        self.pos = Some(entry.header_offset + head.len() as u64);
-        let local = parse_local(&head, entry.header_offset)?.ok_or(Error::Truncated {
-            offset: entry.header_offset,
-        })?;
-        if local.entry.raw_name != entry.raw_name {
-            return Err(Error::Malformed {
-                offset: entry.header_offset,
-                what: format!(
-                    "local header name {:?} differs from central directory name {:?}",
-                    local.entry.name, entry.name
-                ),
-            });
-        }
+        let (_, local) = self.local_header(&entry)?;
         let data_at = entry.header_offset + local.len as u64;
         let state = DataState::new(Plan {
             entry: &entry,
@@ -221,26 +200,7 @@ impl<R: Read + Seek> ZipArchive<R> {
             self.central_at[index] + CENTRAL_LEN as u64,
             &mut central[CENTRAL_LEN..],
         )?;
-        let mut local = vec![0u8; LOCAL_LEN];
-        self.read_at(entry.header_offset, &mut local)?;
-        let var = usize::from(le16(&local, 26)) + usize::from(le16(&local, 28));
-        local.resize(LOCAL_LEN + var, 0);
-        self.read_at(
-            entry.header_offset + LOCAL_LEN as u64,
-            &mut local[LOCAL_LEN..],
-        )?;
-        let parsed = parse_local(&local, entry.header_offset)?.ok_or(Error::Truncated {
-            offset: entry.header_offset,
-        })?;
-        if parsed.entry.raw_name != entry.raw_name {
-            return Err(Error::Malformed {
-                offset: entry.header_offset,
-                what: format!(
-                    "local header name {:?} differs from central directory name {:?}",
-                    parsed.entry.name, entry.name
-                ),
-            });
-        }
+        let (local, parsed) = self.local_header(&entry)?;
         // read_at left the source just past the local header: the data.
         self.pos = None;
         Ok(CopySource {
@@ -250,6 +210,33 @@ impl<R: Read + Seek> ZipArchive<R> {
             local,
             central,
         })
+    }
+
+    /// Reads `entry`'s local header (its bytes, and parsed), which must
+    /// name the entry as the central directory does; leaves the source
+    /// just past it, at the entry's data.
+    fn local_header(&mut self, entry: &Entry) -> Result<(Vec<u8>, super::header::Local)> {
+        let mut head = vec![0u8; LOCAL_LEN];
+        self.read_at(entry.header_offset, &mut head)?;
+        let var = usize::from(le16(&head, 26)) + usize::from(le16(&head, 28));
+        head.resize(LOCAL_LEN + var, 0);
+        self.read_at(
+            entry.header_offset + LOCAL_LEN as u64,
+            &mut head[LOCAL_LEN..],
+        )?;
+        let local = parse_local(&head, entry.header_offset)?.ok_or(Error::Truncated {
+            offset: entry.header_offset,
+        })?;
+        if local.entry.raw_name != entry.raw_name {
+            return Err(Error::Malformed {
+                offset: entry.header_offset,
+                what: format!(
+                    "local header name {:?} differs from central directory name {:?}",
+                    local.entry.name, entry.name
+                ),
+            });
+        }
+        Ok((head, local))
     }
 
     /// Reads a whole entry into memory.
