@@ -498,7 +498,7 @@ impl Core {
 
     /// Starts copying `entry` from another archive as it is: its local
     /// header `local` goes out now, byte for byte; its compressed data
-    /// follows through [`Core::copy_data`]; `central` is its central
+    /// follows through [`Core::copied`]; `central` is its central
     /// record there. `local_zip64`: the local header has a ZIP64 field.
     pub(crate) fn start_copy(
         &mut self,
