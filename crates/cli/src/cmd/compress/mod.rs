@@ -741,8 +741,9 @@ fn train(t: &Train) -> Result<ExitCode> {
                  !  Alternatively, split files into fixed-size blocks representative of samples, with -B# \n"
             );
         }
+        let bytes: usize = samples.iter().map(Vec::len).sum();
         bail!(
-            "nb of samples too low: {} given; the trainer needs at least 5, one file per sample",
+            "nb of samples too low: {} given, {bytes} bytes in all; the trainer needs at least 5, one file per sample",
             samples.len()
         );
     }
