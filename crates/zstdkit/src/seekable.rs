@@ -28,7 +28,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use crate::context::Compressor;
 use crate::error::{Error, Result};
 use crate::parallel::Pool;
-use crate::raw::RawDecoder;
+use crate::raw::{DecodeStep, RawDecoder};
 use crate::recipe::Params;
 
 /// The skippable frame magic the seek table's frame uses.
@@ -553,21 +553,38 @@ impl<R: Read + Seek> SeekableReader<R> {
         Ok(())
     }
 
-    /// Reads the frame's next compressed bytes (up to [`CHUNK`]) into
-    /// `input`.
-    fn refill(source: &mut R, input: &mut Vec<u8>, s: &mut FrameStream) -> Result<()> {
-        let n = CHUNK.min(s.unread as usize);
-        input.resize(n, 0);
-        source.read_exact(input).map_err(Error::Io)?;
-        s.unread -= n as u64;
-        Ok(())
+    /// One decoder call on the current frame `i`: reads its next
+    /// compressed bytes (up to [`CHUNK`]) when none are left in hand,
+    /// decodes into `out`, and notes what was consumed and whether the
+    /// frame ended. Also says whether every compressed byte of the frame
+    /// is now consumed.
+    fn step(&mut self, i: usize, out: &mut [u8]) -> Result<(DecodeStep, bool)> {
+        let s = self.stream.as_mut().expect("a frame is begun");
+        if self.taken == self.input.len() && s.unread > 0 {
+            let n = CHUNK.min(s.unread as usize);
+            self.input.resize(n, 0);
+            self.source.read_exact(&mut self.input).map_err(Error::Io)?;
+            self.taken = 0;
+            s.unread -= n as u64;
+            self.source_read += n as u64;
+        }
+        let step = self
+            .decoder
+            .decode(&self.input[self.taken..], out)
+            .map_err(|e| Error::SeekTable {
+                offset: self.starts[i].0,
+                why: format!("frame {i}: {e}"),
+            })?;
+        self.taken += step.consumed;
+        s.ended |= step.frame_ended;
+        Ok((step, self.taken == self.input.len() && s.unread == 0))
     }
 
     /// Decodes the next bytes of the current frame into `out` (at most
     /// what is left of the frame), reading the source as needed; checks
     /// the frame against the table when its last byte is out.
     fn decode_into(&mut self, out: &mut [u8]) -> Result<usize> {
-        let s = self.stream.as_mut().expect("a frame is begun");
+        let s = self.stream.as_ref().expect("a frame is begun");
         let i = s.index;
         let size = u64::from(self.table.entries[i].decompressed);
         let want = out.len().min((size - s.out) as usize);
@@ -575,30 +592,17 @@ impl<R: Read + Seek> SeekableReader<R> {
             return Ok(0);
         }
         loop {
-            if self.taken == self.input.len() && s.unread > 0 {
-                Self::refill(&mut self.source, &mut self.input, s)?;
-                self.taken = 0;
-                self.source_read += self.input.len() as u64;
-            }
-            let step = self
-                .decoder
-                .decode(&self.input[self.taken..], &mut out[..want])
-                .map_err(|e| Error::SeekTable {
-                    offset: self.starts[i].0,
-                    why: format!("frame {i}: {e}"),
-                })?;
-            self.taken += step.consumed;
-            s.ended |= step.frame_ended;
+            let (step, drained) = self.step(i, &mut out[..want])?;
+            let s = self.stream.as_mut().expect("a frame is begun");
             if step.produced > 0 {
                 s.hash.update(&out[..step.produced]);
                 s.out += step.produced as u64;
-                let produced = step.produced;
                 if s.out == size {
                     self.check_end(i)?;
                 }
-                return Ok(produced);
+                return Ok(step.produced);
             }
-            if step.consumed == 0 && self.taken == self.input.len() && s.unread == 0 {
+            if step.consumed == 0 && drained {
                 let got = s.out;
                 return Err(
                     self.frame_err(i, format!("decodes to {got} bytes, the table says {size}"))
@@ -611,33 +615,20 @@ impl<R: Read + Seek> SeekableReader<R> {
     /// it must end there, its compressed bytes with it, with the table's
     /// checksum.
     fn check_end(&mut self, i: usize) -> Result<()> {
-        let s = self.stream.as_mut().expect("a frame is begun");
         let mut extra = [0u8; 1];
-        while !s.ended {
-            if self.taken == self.input.len() && s.unread > 0 {
-                Self::refill(&mut self.source, &mut self.input, s)?;
-                self.taken = 0;
-                self.source_read += self.input.len() as u64;
-            }
-            let step = self
-                .decoder
-                .decode(&self.input[self.taken..], &mut extra)
-                .map_err(|e| Error::SeekTable {
-                    offset: self.starts[i].0,
-                    why: format!("frame {i}: {e}"),
-                })?;
-            self.taken += step.consumed;
-            s.ended |= step.frame_ended;
+        while !self.stream.as_ref().expect("a frame is begun").ended {
+            let (step, drained) = self.step(i, &mut extra)?;
             if step.produced > 0 {
                 let size = self.table.entries[i].decompressed;
                 return Err(
                     self.frame_err(i, format!("decodes to more bytes than the table's {size}"))
                 );
             }
-            if !s.ended && step.consumed == 0 && self.taken == self.input.len() && s.unread == 0 {
+            if !step.frame_ended && step.consumed == 0 && drained {
                 return Err(self.frame_err(i, "its compressed bytes end inside it".into()));
             }
         }
+        let s = self.stream.as_ref().expect("a frame is begun");
         let left = (self.input.len() - self.taken) as u64 + s.unread;
         if left > 0 {
             return Err(self.frame_err(
@@ -645,8 +636,7 @@ impl<R: Read + Seek> SeekableReader<R> {
                 format!("{left} compressed bytes follow its end within the table's size"),
             ));
         }
-        let sum = self.table.entries[i].checksum;
-        if let Some(sum) = sum
+        if let Some(sum) = self.table.entries[i].checksum
             && s.hash.digest() as u32 != sum
         {
             return Err(self.frame_err(i, "its checksum does not match the table's".into()));
