@@ -427,18 +427,49 @@ fn perfkit_initiator_and_quickfixj_acceptor_resend_after_either_restarts() {
 
 const TLS_ORDERS: u64 = 500;
 
-#[test]
-fn quickfixj_tls_initiator_to_perfkit_tls_acceptor() {
-    let Some(qfj) = peer() else { return };
+/// A TLS case: the peer, a directory with the certificates, and both
+/// engines' settings on one port, perfkit in `role` (QuickFIX/J presents
+/// the client certificate as initiator, the server one as acceptor).
+struct Tls {
+    qfj: PathBuf,
+    dir: tempfile::TempDir,
+    pk_cfg: PathBuf,
+    qfj_cfg: PathBuf,
+}
+
+fn tls(role: &str) -> Option<Tls> {
+    let qfj = peer()?;
     if !certs::have_openssl() || !have_keytool() {
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     certs::standard(d);
     let port = free_port();
-    let pk_cfg = perfkit_settings(d, "acceptor", port, true);
-    let qfj_cfg = quickfixj_settings(d, "initiator", port, Some("client"));
+    let (theirs, cert) = match role {
+        "acceptor" => ("initiator", "client"),
+        _ => ("acceptor", "server"),
+    };
+    Some(Tls {
+        pk_cfg: perfkit_settings(d, role, port, true),
+        qfj_cfg: quickfixj_settings(d, theirs, port, Some(cert)),
+        qfj,
+        dir,
+    })
+}
+
+#[test]
+fn quickfixj_tls_initiator_to_perfkit_tls_acceptor() {
+    let Some(Tls {
+        qfj,
+        dir,
+        pk_cfg,
+        qfj_cfg,
+    }) = tls("acceptor")
+    else {
+        return;
+    };
+    let d = dir.path();
     let _acceptor = perfkit_acceptor(d, &pk_cfg, true, "acceptor.err");
     let orders = TLS_ORDERS.to_string();
     let run = Talking::start(
@@ -454,16 +485,16 @@ fn quickfixj_tls_initiator_to_perfkit_tls_acceptor() {
 
 #[test]
 fn perfkit_tls_initiator_to_quickfixj_tls_acceptor() {
-    let Some(qfj) = peer() else { return };
-    if !certs::have_openssl() || !have_keytool() {
+    let Some(Tls {
+        qfj,
+        dir,
+        pk_cfg,
+        qfj_cfg,
+    }) = tls("initiator")
+    else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    };
     let d = dir.path();
-    certs::standard(d);
-    let port = free_port();
-    let pk_cfg = perfkit_settings(d, "initiator", port, true);
-    let qfj_cfg = quickfixj_settings(d, "acceptor", port, Some("server"));
     let mut acceptor = Talking::start(
         &mut quickfixj(&qfj, &["acceptor", qfj_cfg.to_str().unwrap()]),
         d,

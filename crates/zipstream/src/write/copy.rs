@@ -11,8 +11,10 @@
 use crate::format::*;
 
 /// The central record `central` (name, extra fields and comment
-/// included) for an entry whose local header is now at `offset`.
-pub(crate) fn central_at(central: &[u8], offset: u64) -> Vec<u8> {
+/// included) for an entry whose local header is now at `offset`; `None`
+/// when the ZIP64 field that offset needs does not fit beside the
+/// record's other extra fields (65,535 bytes in all).
+pub(crate) fn central_at(central: &[u8], offset: u64) -> Option<Vec<u8>> {
     let name_len = usize::from(le16(central, 28));
     let extra_len = usize::from(le16(central, 30));
     let comment_len = usize::from(le16(central, 32));
@@ -65,10 +67,10 @@ pub(crate) fn central_at(central: &[u8], offset: u64) -> Vec<u8> {
             out.extend_from_slice(data);
         }
     }
-    let new_extra_len = (out.len() - new_extra_at) as u16;
+    let new_extra_len = u16::try_from(out.len() - new_extra_at).ok()?;
     out[30..32].copy_from_slice(&new_extra_len.to_le_bytes());
     out.extend_from_slice(&central[central.len() - comment_len..]);
-    out
+    Some(out)
 }
 
 /// The data descriptor of a copied entry whose local header promised one
@@ -121,7 +123,7 @@ mod tests {
     #[test]
     fn only_the_offset_moves() {
         let r = record(100);
-        let moved = central_at(&r, 5000);
+        let moved = central_at(&r, 5000).unwrap();
         assert_eq!(moved.len(), r.len());
         assert_eq!(le32(&moved, 42), 5000);
         assert_eq!(moved[..42], r[..42]);
@@ -131,7 +133,7 @@ mod tests {
     #[test]
     fn an_offset_past_4_gib_gets_a_zip64_field_and_back() {
         let r = record(100);
-        let far = central_at(&r, 5 << 30);
+        let far = central_at(&r, 5 << 30).unwrap();
         assert_eq!(le32(&far, 42), u32::MAX);
         assert_eq!(le16(&far, 6), VERSION_ZIP64);
         let (e, _) = crate::read::header::parse_central(&far, 0).unwrap();
@@ -141,8 +143,24 @@ mod tests {
         );
         assert_eq!(e.comment, "hi");
         // Moved back below 4 GiB, the ZIP64 field goes again.
-        let near = central_at(&far, 64);
+        let near = central_at(&far, 64).unwrap();
         assert_eq!(le32(&near, 42), 64);
         assert_eq!(near.len(), r.len());
+    }
+
+    #[test]
+    fn a_zip64_field_that_does_not_fit_is_refused() {
+        let mut r = record(100);
+        // Fill the extra block to its limit with one unknown field.
+        let name_end = CENTRAL_LEN + 5;
+        let comment = r.split_off(r.len() - 2);
+        r.truncate(name_end);
+        r.put16(0xCAFE);
+        r.put16(0xFFFF - 4);
+        r.extend(std::iter::repeat_n(0u8, 0xFFFF - 4));
+        r[30..32].copy_from_slice(&0xFFFFu16.to_le_bytes());
+        r.extend_from_slice(&comment);
+        assert!(central_at(&r, 64).is_some());
+        assert!(central_at(&r, 5 << 30).is_none());
     }
 }

@@ -592,7 +592,7 @@ impl Core {
         let mut buf = Vec::with_capacity(256);
         for i in 0..self.records.len() {
             buf.clear();
-            central_header(&self.records[i], &mut buf);
+            central_header(&self.records[i], &mut buf)?;
             self.emit(&buf);
         }
         let cd_size = self.pos - cd_start;
@@ -711,10 +711,16 @@ fn local_header(open: &Open, sizes: Option<(u32, u64, u64)>) -> Vec<u8> {
     h
 }
 
-fn central_header(r: &Record, h: &mut Vec<u8>) {
+fn central_header(r: &Record, h: &mut Vec<u8>) -> Result<()> {
     if let Some(central) = &r.copied {
-        h.extend_from_slice(&super::copy::central_at(central, r.offset));
-        return;
+        let moved = super::copy::central_at(central, r.offset).ok_or_else(|| {
+            Error::InvalidOptions(format!(
+                "entry {:?}: its extra fields leave no room for the ZIP64 offset it now needs",
+                String::from_utf8_lossy(&r.name)
+            ))
+        })?;
+        h.extend_from_slice(&moved);
+        return Ok(());
     }
     h.put32(CENTRAL_SIG);
     h.put16(VERSION_MADE_BY);
@@ -771,4 +777,5 @@ fn central_header(r: &Record, h: &mut Vec<u8>) {
     let extra_len = (h.len() - extra_start) as u16;
     h[extra_at..extra_at + 2].copy_from_slice(&extra_len.to_le_bytes());
     h.extend_from_slice(&r.comment);
+    Ok(())
 }
