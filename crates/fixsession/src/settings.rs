@@ -684,10 +684,14 @@ impl Settings {
         });
         let mut out: Vec<SessionSettings> = Vec::with_capacity(sessions.len());
         let mut files = SessionFiles::new();
+        // Each `AppDataDictionary.<version>` key (its line), and whether a
+        // session validates with it.
+        let mut versioned: BTreeMap<usize, (String, bool, Treatment)> = BTreeMap::new();
         for (line, own) in sessions {
             let mut merged = default.clone();
             merged.extend(own);
             let s = resolve(line, &merged)?;
+            note_versioned_dictionaries(&mut versioned, &merged, &s);
             let id = s.id();
             if let Some(prev) = out.iter().find(|p| p.id() == id) {
                 return Err(SettingsError::DuplicateSession {
@@ -718,11 +722,63 @@ impl Settings {
             }
             out.push(s);
         }
+        // QuickFIX picks an application message's dictionary by its
+        // ApplVerID; perfkit validates with one per session, so the
+        // others would be read and never used: say so, as for any key
+        // perfkit does not act on.
+        for (line, (key, used, treatment)) in versioned {
+            if !used {
+                warnings.push(SettingsWarning {
+                    line,
+                    more_lines: Vec::new(),
+                    key,
+                    treatment,
+                });
+            }
+        }
+        warnings.sort_by_key(|w| w.line);
         Ok(Settings {
             sessions: out,
             warnings,
             global_log,
         })
+    }
+}
+
+/// Notes in `versioned` each `AppDataDictionary.<version>` key of a
+/// session's `merged` entries, and whether session `s` validates with it:
+/// only a FIXT.1.1 session without a plain `AppDataDictionary` does, with
+/// the one of its DefaultApplVerID.
+fn note_versioned_dictionaries(
+    versioned: &mut BTreeMap<usize, (String, bool, Treatment)>,
+    merged: &Entries,
+    s: &SessionSettings,
+) {
+    let chosen = match (merged.contains_key("AppDataDictionary"), s.default_appl_ver_id) {
+        (false, Some(v)) => Some(format!("AppDataDictionary.{}", v.name())),
+        _ => None,
+    };
+    let why = if s.default_appl_ver_id.is_none() {
+        Treatment::NoEffect(
+            "only a FIXT.1.1 session reads application dictionaries; this BeginString's \
+             messages are validated with DataDictionary",
+        )
+    } else {
+        Treatment::NotYet(
+            "a FIXT session validates every application message with one dictionary, \
+             AppDataDictionary or else the one named for its DefaultApplVerID, whatever \
+             ApplVerID(1128) the message carries",
+        )
+    };
+    for (key, (_, line)) in merged.range("AppDataDictionary.".to_string()..) {
+        if !key.starts_with("AppDataDictionary.") {
+            break;
+        }
+        let used = chosen.as_deref() == Some(key.as_str());
+        let entry = versioned
+            .entry(*line)
+            .or_insert_with(|| (key.clone(), false, why));
+        entry.1 |= used;
     }
 }
 

@@ -134,8 +134,10 @@ fn keys_are_read_in_any_case() {
 
 /// `AppDataDictionary.<BeginString>`, QuickFIX's per-version form: the
 /// one naming the session's DefaultApplVerID is its application
-/// dictionary when plain `AppDataDictionary` is absent; a version that
-/// is none is an unknown key.
+/// dictionary when plain `AppDataDictionary` is absent; one naming
+/// another version is used by no session and says so (QuickFIX would
+/// pick it for messages of that ApplVerID); a version that is none is an
+/// unknown key.
 #[test]
 fn app_data_dictionary_per_version_is_read() {
     let text = "[SESSION]\nConnectionType=initiator\nBeginString=FIXT.1.1\n\
@@ -148,7 +150,42 @@ fn app_data_dictionary_per_version_is_read() {
         s.sessions[0].app_data_dictionary.as_deref(),
         Some("FIX50SP2.xml")
     );
-    assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+    let lines: Vec<String> = s.warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("line 11: AppDataDictionary.FIX.4.4 is not supported yet: ")
+            && lines[0].contains("one dictionary"),
+        "{lines:?}"
+    );
+    // Plain AppDataDictionary wins, so neither versioned key is used.
+    let plain = Settings::parse(&format!("{text}AppDataDictionary=A.xml\n")).unwrap();
+    assert_eq!(plain.sessions[0].app_data_dictionary.as_deref(), Some("A.xml"));
+    assert_eq!(plain.warnings.len(), 2, "{:?}", plain.warnings);
+    // A DEFAULT key one session uses is no warning, though another
+    // session (FIX.4.4, which reads DataDictionary) ignores it.
+    let shared = format!(
+        "[DEFAULT]\nAppDataDictionary.FIX.5.0SP2=FIX50SP2.xml\n{}\
+         [SESSION]\nConnectionType=acceptor\nSocketAcceptPort=2\nBeginString=FIX.4.4\n\
+         SenderCompID=A\nTargetCompID=C\n",
+        text.replace("AppDataDictionary.FIX.4.4=FIX44.xml\n", "")
+            .replace("AppDataDictionary.FIX.5.0SP2=FIX50SP2.xml\n", "")
+    );
+    let shared = Settings::parse(&shared).unwrap();
+    assert!(shared.warnings.is_empty(), "{:?}", shared.warnings);
+    let alone = format!(
+        "[SESSION]\nConnectionType=acceptor\nSocketAcceptPort=2\nBeginString=FIX.4.4\n\
+         SenderCompID=A\nTargetCompID=C\nAppDataDictionary.FIX.4.4=FIX44.xml\n"
+    );
+    let alone: Vec<String> = Settings::parse(&alone)
+        .unwrap()
+        .warnings
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        alone.len() == 1 && alone[0].contains("has no effect: only a FIXT.1.1 session"),
+        "{alone:?}"
+    );
     let e = err(&text.replace("AppDataDictionary.FIX.4.4", "AppDataDictionary.FIX.9"));
     assert!(
         e.contains("unknown settings key \"AppDataDictionary.FIX.9\""),
