@@ -222,13 +222,29 @@ fn recursion_and_exclude_compressed_follow_zstd() {
             assert_eq!(contents(&ours), contents(&theirs), "-d {args:?}");
         }
     }
-    // One output for several inputs is refused, the tree untouched.
+    // One output for several inputs, without -f and with no one to say
+    // yes, is refused by both, the trees untouched.
     let before = contents(&d.join("ours"));
     let o = run(
         perfkit().args(["compress", "-r", "-o", "x.zst", "."]),
         &d.join("ours"),
     );
+    let t = run(
+        Command::new("zstd").args(["-r", "-o", "x.zst", "."]),
+        &d.join("theirs"),
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(t.status.code(), Some(1), "{}", stderr(&t));
+    assert!(
+        stderr(&o).contains("Proceed? (y/n): Aborting..."),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&t).contains("Proceed? (y/n): Aborting..."),
+        "{}",
+        stderr(&t)
+    );
     assert_eq!(contents(&d.join("ours")), before);
 }
 

@@ -754,7 +754,10 @@ fn note_versioned_dictionaries(
     merged: &Entries,
     s: &SessionSettings,
 ) {
-    let chosen = match (merged.contains_key("AppDataDictionary"), s.default_appl_ver_id) {
+    let chosen = match (
+        merged.contains_key("AppDataDictionary"),
+        s.default_appl_ver_id,
+    ) {
         (false, Some(v)) => Some(format!("AppDataDictionary.{}", v.name())),
         _ => None,
     };

@@ -75,6 +75,15 @@ pub enum Error {
         /// zstd's description.
         detail: &'static str,
     },
+    /// A `--zstd=` list of advanced parameters that zstd would not read.
+    #[error(
+        "invalid advanced parameters '{text}' (expected name=value pairs such as \
+         wlog=23,clog=23,hlog=22,slog=6,mml=3,tlen=48,strat=6)"
+    )]
+    Tuning {
+        /// The list as written.
+        text: String,
+    },
     /// A recipe or strategy name that does not exist.
     #[error("unknown {kind} '{name}' (expected one of: {expected})")]
     UnknownName {

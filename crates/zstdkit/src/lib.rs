@@ -15,6 +15,7 @@
 //!   place, read ahead by a thread, without copying it into zstd's ring.
 //! - `async_io`: `AsyncEncoder` / `AsyncDecoder` over tokio (the default
 //!   feature `tokio`, as are [`Budget`]'s async calls).
+//! - [`tuning`]: zstd's advanced parameters as `--zstd=` writes them.
 //! - [`dict`]: dictionary training.
 //! - [`patch`]: a target compressed against a reference file (`--patch-from`).
 //! - [`seekable`]: zstd's seekable format, independent frames and a seek table.
@@ -57,6 +58,7 @@ pub mod runway;
 pub mod seekable;
 mod stable;
 pub mod stream;
+pub mod tuning;
 
 #[cfg(feature = "tokio")]
 pub use async_io::{AsyncDecoder, AsyncEncoder};

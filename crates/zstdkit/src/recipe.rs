@@ -6,6 +6,7 @@ use std::str::FromStr;
 use zstd_safe::{CCtx, CParameter};
 
 use crate::error::{Error, Result};
+use crate::tuning::Tuning;
 
 /// zstd's match-finding strategies, fastest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -204,6 +205,10 @@ pub struct Params {
     long_distance: bool,
     checksum: bool,
     workers: u32,
+    tuning: Tuning,
+    content_size: bool,
+    job_size: Option<u32>,
+    rsyncable: bool,
 }
 
 impl From<Recipe> for Params {
@@ -215,6 +220,10 @@ impl From<Recipe> for Params {
             long_distance: false,
             checksum: true,
             workers: 0,
+            tuning: Tuning::default(),
+            content_size: true,
+            job_size: None,
+            rsyncable: false,
         }
     }
 }
@@ -276,6 +285,36 @@ impl Params {
         self
     }
 
+    /// Sets zstd's advanced parameters over everything else (`zstd
+    /// --zstd=`): each one set replaces the level's, the recipe's and the
+    /// window log's value.
+    pub fn tune(mut self, tuning: Tuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// Writes (default) or omits the decompressed size in each frame's
+    /// header (`zstd --no-content-size`).
+    pub fn content_size(mut self, on: bool) -> Self {
+        self.content_size = on;
+        self
+    }
+
+    /// The input bytes of each worker's job (`zstd -B#`; `None`: zstd's
+    /// choice). It applies with workers only.
+    pub fn job_size(mut self, bytes: Option<u32>) -> Self {
+        self.job_size = bytes;
+        self
+    }
+
+    /// Cuts jobs where the content says, so that a small change to the
+    /// input changes little of the output (`zstd --rsyncable`). It applies
+    /// with workers only.
+    pub fn rsyncable(mut self, on: bool) -> Self {
+        self.rsyncable = on;
+        self
+    }
+
     /// The compression level.
     pub fn compression_level(&self) -> i32 {
         self.level
@@ -322,9 +361,17 @@ impl Params {
             )),
             Some(("checksum", CParameter::ChecksumFlag(self.checksum))),
             Some(("workers", CParameter::NbWorkers(self.workers))),
+            Some((
+                "content_size",
+                CParameter::ContentSizeFlag(self.content_size),
+            )),
+            self.job_size.map(|b| ("job_size", CParameter::JobSize(b))),
+            self.rsyncable
+                .then_some(("rsyncable", CParameter::RSyncable(true))),
         ]
         .into_iter()
         .flatten()
+        .chain(self.tuning.settings())
     }
 
     /// Applies every parameter to a compression context.

@@ -156,6 +156,21 @@ fn raw_parameter(p: CParameter) -> Option<(ZSTD_cParameter, c_int)> {
         }
         CParameter::ChecksumFlag(on) => (P::ZSTD_c_checksumFlag, c_int::from(on)),
         CParameter::NbWorkers(n) => (P::ZSTD_c_nbWorkers, c_int::try_from(n).ok()?),
+        CParameter::ContentSizeFlag(on) => (P::ZSTD_c_contentSizeFlag, c_int::from(on)),
+        CParameter::ChainLog(v) => (P::ZSTD_c_chainLog, c_int::try_from(v).ok()?),
+        CParameter::HashLog(v) => (P::ZSTD_c_hashLog, c_int::try_from(v).ok()?),
+        CParameter::SearchLog(v) => (P::ZSTD_c_searchLog, c_int::try_from(v).ok()?),
+        CParameter::MinMatch(v) => (P::ZSTD_c_minMatch, c_int::try_from(v).ok()?),
+        CParameter::TargetLength(v) => (P::ZSTD_c_targetLength, c_int::try_from(v).ok()?),
+        CParameter::LdmHashLog(v) => (P::ZSTD_c_ldmHashLog, c_int::try_from(v).ok()?),
+        CParameter::LdmMinMatch(v) => (P::ZSTD_c_ldmMinMatch, c_int::try_from(v).ok()?),
+        CParameter::LdmBucketSizeLog(v) => (P::ZSTD_c_ldmBucketSizeLog, c_int::try_from(v).ok()?),
+        CParameter::LdmHashRateLog(v) => (P::ZSTD_c_ldmHashRateLog, c_int::try_from(v).ok()?),
+        // Worker-only parameters: stable input runs without workers, and
+        // zstd keeps them unused.
+        CParameter::JobSize(v) => (P::ZSTD_c_jobSize, c_int::try_from(v).ok()?),
+        CParameter::OverlapSizeLog(v) => (P::ZSTD_c_overlapLog, c_int::try_from(v).ok()?),
+        CParameter::RSyncable(on) => (P::ZSTD_c_experimentalParam1, c_int::from(on)),
         _ => return None,
     })
 }

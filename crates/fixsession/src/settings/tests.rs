@@ -159,7 +159,10 @@ fn app_data_dictionary_per_version_is_read() {
     );
     // Plain AppDataDictionary wins, so neither versioned key is used.
     let plain = Settings::parse(&format!("{text}AppDataDictionary=A.xml\n")).unwrap();
-    assert_eq!(plain.sessions[0].app_data_dictionary.as_deref(), Some("A.xml"));
+    assert_eq!(
+        plain.sessions[0].app_data_dictionary.as_deref(),
+        Some("A.xml")
+    );
     assert_eq!(plain.warnings.len(), 2, "{:?}", plain.warnings);
     // A DEFAULT key one session uses is no warning, though another
     // session (FIX.4.4, which reads DataDictionary) ignores it.
@@ -172,11 +175,9 @@ fn app_data_dictionary_per_version_is_read() {
     );
     let shared = Settings::parse(&shared).unwrap();
     assert!(shared.warnings.is_empty(), "{:?}", shared.warnings);
-    let alone = format!(
-        "[SESSION]\nConnectionType=acceptor\nSocketAcceptPort=2\nBeginString=FIX.4.4\n\
-         SenderCompID=A\nTargetCompID=C\nAppDataDictionary.FIX.4.4=FIX44.xml\n"
-    );
-    let alone: Vec<String> = Settings::parse(&alone)
+    let alone = "[SESSION]\nConnectionType=acceptor\nSocketAcceptPort=2\nBeginString=FIX.4.4\n\
+                 SenderCompID=A\nTargetCompID=C\nAppDataDictionary.FIX.4.4=FIX44.xml\n";
+    let alone: Vec<String> = Settings::parse(alone)
         .unwrap()
         .warnings
         .iter()

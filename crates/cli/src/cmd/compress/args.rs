@@ -27,6 +27,7 @@ const MIN_LEVEL: i32 = -(1 << 17);
     after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
 -1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
 -r, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i#, `-` for stdin, \
+--zstd=PARAMS, --[no-]content-size, -B#, --rsyncable, \
 short flags in clusters and repeated as zstd reads them (-19c, -c19, -3fc, -19T2, -19fo FILE, \
 -qq, -c ... -c), --no-progress, the input's mode and times kept on the file made from it, \
 and zstd's ratio lines on stderr.
@@ -37,7 +38,7 @@ input (zstd's -v also prints its banner; -vv adds nothing); --list reads files, 
 --stats is another name for -v; SIGINT, SIGTERM and SIGHUP all delete the partial output and \
 exit 128 + the signal's number (zstd handles SIGINT alone, exiting 2); -b# prints a report \
 (--json and the other report flags apply) rather than zstd's lines; --format takes no xz, \
-lzma or lz4; --adapt, --rsyncable and -B do not exist. The recipe benchmark is \
+lzma or lz4; --adapt does not exist. The recipe benchmark is \
 `perfkit bench --only zstd`."
 )]
 pub struct CompressArgs {
@@ -68,7 +69,8 @@ struct FileArgs {
     /// Write to stdout.
     #[arg(short = 'c', long = "stdout")]
     stdout: bool,
-    /// Write to FILE (one input only).
+    /// Write to FILE; with several inputs, one after the other into FILE
+    /// (zstd's concatenation, with its warning).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Overwrite existing outputs.
@@ -178,6 +180,29 @@ struct EncodeArgs {
     #[arg(long, allow_negative_numbers = true,
           value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
     level: Option<i32>,
+    /// zstd's advanced parameters over the level, as zstd's `--zstd=`
+    /// takes them: `wlog=23,clog=23,hlog=22,slog=6,mml=3,tlen=48,strat=6`
+    /// (long names too: windowLog, chainLog, hashLog, searchLog, minMatch,
+    /// targetLength, strategy, overlapLog, ldmHashLog, ldmMinMatch,
+    /// ldmBucketSizeLog, ldmHashRateLog).
+    #[arg(long = "zstd", value_name = "PARAMS", value_parser = parse_tuning)]
+    tuning: Option<zstdkit::tuning::Tuning>,
+    /// Leave the decompressed size out of each frame's header.
+    #[arg(long, overrides_with = "content_size")]
+    no_content_size: bool,
+    /// Write the decompressed size in each frame's header (the default).
+    #[arg(long, overrides_with = "no_content_size")]
+    content_size: bool,
+    /// The input bytes of each compression job (`-B1M`; zstd's workers
+    /// compress jobs side by side; with -T1 one worker runs, as zstd's
+    /// default does).
+    #[arg(short = 'B', value_name = "#", value_parser = parse_job_size)]
+    job_size: Option<u32>,
+    /// Compress so that a small change to the input changes little of
+    /// the output, as zstd's --rsyncable (with -T1, on one worker, as
+    /// zstd's default).
+    #[arg(long)]
+    rsyncable: bool,
     /// Train a dictionary from the input files (write it with -o, default `dictionary`).
     #[arg(long, conflicts_with = "patch_from")]
     train: bool,
@@ -237,6 +262,18 @@ fn parse_frame_size(s: &str) -> Result<usize, String> {
         .ok()
         .filter(|n| (1..=zstdkit::seekable::MAX_FRAME_SIZE).contains(n))
         .ok_or_else(|| format!("{s} is not a frame size from 1 byte to 1G"))
+}
+
+fn parse_tuning(s: &str) -> Result<zstdkit::tuning::Tuning, String> {
+    s.parse().map_err(|e: zstdkit::Error| e.to_string())
+}
+
+/// `-B#`: a size as zstd's number reader takes it (`512K`, `1MiB`).
+fn parse_job_size(s: &str) -> Result<u32, String> {
+    let t: zstdkit::tuning::Tuning = format!("tlen={s}")
+        .parse()
+        .map_err(|_| format!("{s} is not a size (such as 512K or 4M)"))?;
+    Ok(t.get("tlen").unwrap_or(0))
 }
 
 fn parse_recipe(s: &str) -> Result<Recipe, String> {
@@ -337,7 +374,7 @@ impl CompressArgs {
                 checksums: !enc.no_check,
             }),
         };
-        io.code(mode, how, false)
+        Ok(io.code(mode, how))
     }
 }
 
@@ -361,7 +398,7 @@ impl DecompressArgs {
             exclude_compressed: false,
             seekable: None,
         };
-        io.code(mode, how, true)
+        Ok(io.code(mode, how))
     }
 }
 
@@ -409,21 +446,14 @@ impl FileArgs {
     }
 
     /// Code every input in `mode`, compressing as `how` says.
-    fn code(self, mode: Mode, how: Encoding, decompress: bool) -> Result<Task, ExitCode> {
+    fn code(self, mode: Mode, how: Encoding) -> Task {
         let threads = self.threads() as usize;
         let files = if self.files.is_empty() {
             vec![PathBuf::from("-")]
         } else {
             self.files
         };
-        if self.output.is_some() && files.len() > 1 {
-            return Err(usage_error(
-                decompress,
-                ErrorKind::ArgumentConflict,
-                &format!("-o takes exactly one input, {} given", files.len()),
-            ));
-        }
-        Ok(Task::Code(Options {
+        Task::Code(Box::new(Options {
             files,
             mode,
             params: how.params,
@@ -465,9 +495,22 @@ impl EncodeArgs {
         if let Some(w) = long {
             p = p.long(Some(w));
         }
-        // One thread means "in the calling thread": zstd's single worker
-        // would add a hand-off without adding parallelism.
-        p.workers(if threads <= 1 { 0 } else { threads })
+        if let Some(t) = self.tuning {
+            p = p.tune(t);
+        }
+        // Jobs exist only with workers: -B and --rsyncable on one thread
+        // get zstd's default of one worker, so they act as in zstd.
+        let jobs = self.job_size.is_some_and(|b| b > 0) || self.rsyncable;
+        p.content_size(!self.no_content_size)
+            .job_size(self.job_size.filter(|&b| b > 0))
+            .rsyncable(self.rsyncable)
+            // One thread means "in the calling thread": zstd's single
+            // worker would add a hand-off without adding parallelism.
+            .workers(match threads {
+                0 | 1 if jobs => 1,
+                0 | 1 => 0,
+                n => n,
+            })
     }
 }
 

@@ -9,6 +9,7 @@
 //! names and sinks, `--rm`, `--range`, `--list`, `--train`, and what is
 //! said on stderr.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Seek, Write};
 use std::os::unix::fs::FileTypeExt;
@@ -48,7 +49,7 @@ pub enum Task {
     /// `--train`: a dictionary from sample files.
     Train(Train),
     /// Compress, decompress or test every input.
-    Code(Options),
+    Code(Box<Options>),
 }
 
 /// Whether inputs are compressed, decompressed, or only checked.
@@ -144,7 +145,7 @@ pub fn run(task: Task) -> Result<ExitCode> {
         Task::Levels { levels, report } => return bench::levels(&levels, &report),
         Task::List { files, verbose } => return frames::list(&files, verbose),
         Task::Train(t) => return train(&t),
-        Task::Code(o) => o,
+        Task::Code(o) => *o,
     };
     let dict = match &options.dict {
         Some(p) => {
@@ -156,9 +157,6 @@ pub fn run(task: Task) -> Result<ExitCode> {
         return ranged(&options, range);
     }
     let files = inputs(&options);
-    if options.output.is_some() && files.len() > 1 {
-        bail!("-o takes exactly one input, {} found", files.len());
-    }
     // As zstd: a terminal is no input; waiting on one looks like a hang.
     if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
         let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
@@ -169,9 +167,13 @@ pub fn run(task: Task) -> Result<ExitCode> {
     {
         patch_notes(reference, &files, options.params);
     }
+    let Some((options, joined)) = join_outputs(options, &files)? else {
+        return Ok(ExitCode::FAILURE);
+    };
     let coder = Coder {
         options: &options,
         dict: dict.as_deref(),
+        joined: joined.map(RefCell::new),
     };
     let mut failed = false;
     // zstd's lines: each input's when there is one (or with -v), the
@@ -213,6 +215,22 @@ pub fn run(task: Task) -> Result<ExitCode> {
             }
         }
     }
+    if let Some(out) = coder.joined {
+        // One input that failed would leave a frame cut short among whole
+        // ones: the joined file is kept only when every input is in it.
+        let path = options.output.as_deref().unwrap_or(Path::new("-"));
+        if failed {
+            let _ = writeln!(
+                io::stderr(),
+                "perfkit: {}: not written: an input failed",
+                path.display()
+            );
+        } else {
+            out.into_inner()
+                .commit()
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
     if several && done > 0 && !options.quiet {
         let line = match options.mode {
             Mode::Compress => summary::compressed_total(done, read, written),
@@ -225,6 +243,73 @@ pub fn run(task: Task) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// With `-o FILE` and several inputs, as zstd: every output goes into
+/// FILE, one after the other (zstd's warning says so, unless `-q`), and
+/// `--rm` removes nothing. Without `-f` a file output needs a yes, as
+/// zstd asks ("Proceed? (y/n): "; under `-q`, or with stdin among the
+/// inputs, the answer is no). Returns the options to code with and FILE,
+/// created (`None` with one input, `-o -`, or `-t`); `None` when the
+/// answer was no.
+fn join_outputs(
+    mut options: Options,
+    inputs: &[PathBuf],
+) -> Result<Option<(Options, Option<perfkit_report::Output>)>> {
+    let Some(path) = options.output.clone().filter(|_| inputs.len() > 1) else {
+        return Ok(Some((options, None)));
+    };
+    if options.mode == Mode::Test {
+        return Ok(Some((options, None)));
+    }
+    let mut err = io::stderr();
+    if !options.quiet {
+        let _ = writeln!(
+            err,
+            "perfkit: WARNING: all input files will be processed and concatenated into a \
+             single output file: {}\nThe concatenated output CANNOT regenerate original file \
+             names nor directory structure.{}",
+            path.display(),
+            if options.remove_input {
+                "\nSince it's a destructive operation, input files will not be removed."
+            } else {
+                ""
+            }
+        );
+    }
+    options.remove_input = false;
+    if path == Path::new("-") {
+        return Ok(Some((options, None)));
+    }
+    if !options.force {
+        let yes = if options.quiet {
+            if !options.silent {
+                let _ = writeln!(
+                    err,
+                    "Concatenating multiple processed inputs into a single output loses file \
+                     metadata.\nAborting."
+                );
+            }
+            false
+        } else if inputs.iter().any(|f| f == Path::new("-")) {
+            let _ = writeln!(err, "Proceed? (y/n): stdin is an input - not proceeding.");
+            false
+        } else {
+            let _ = write!(err, "Proceed? (y/n): ");
+            let mut answer = String::new();
+            let _ = io::stdin().read_line(&mut answer);
+            let yes = answer.starts_with(['y', 'Y']);
+            if !yes {
+                let _ = writeln!(err, "Aborting...");
+            }
+            yes
+        };
+        if !yes {
+            return Ok(None);
+        }
+    }
+    let out = perfkit_report::Output::create(&path, options.force)?;
+    Ok(Some((options, Some(out))))
 }
 
 /// An input's access and modification times, for its output.
@@ -409,12 +494,16 @@ struct Done {
 struct Coder<'a> {
     options: &'a Options,
     dict: Option<&'a [u8]>,
+    /// `-o FILE` with several inputs: the one file they all go into.
+    joined: Option<RefCell<perfkit_report::Output>>,
 }
 
 enum Sink {
     Stdout,
     Discard,
     File(PathBuf),
+    /// The end of `Coder::joined`, at this path.
+    Joined(PathBuf),
 }
 
 impl Coder<'_> {
@@ -425,6 +514,8 @@ impl Coder<'_> {
         if let Some(o) = &self.options.output {
             return Ok(if o == Path::new("-") {
                 Sink::Stdout
+            } else if self.joined.is_some() {
+                Sink::Joined(o.clone())
             } else {
                 Sink::File(o.clone())
             });
@@ -506,6 +597,21 @@ impl Coder<'_> {
                     false,
                 )
             }
+            Sink::Joined(path) => {
+                if !from_stdin && !perfkit_report::is_special_file(path) && same_file(input, path) {
+                    bail!("input and output are the same file");
+                }
+                let joined = self.joined.as_ref().expect("a joined sink has its file");
+                let handle = joined
+                    .borrow_mut()
+                    .file_mut()
+                    .try_clone()
+                    .with_context(|| format!("opening {}", path.display()))?;
+                (
+                    self.transform(reader, Some(Box::new(handle)), size, &bar)?,
+                    false,
+                )
+            }
             Sink::File(path) => {
                 if !from_stdin && !perfkit_report::is_special_file(path) && same_file(input, path) {
                     bail!("input and output are the same file");
@@ -557,7 +663,7 @@ impl Coder<'_> {
             output: match &sink {
                 Sink::Stdout => None,
                 Sink::Discard => Some(String::new()),
-                Sink::File(p) => Some(p.display().to_string()),
+                Sink::File(p) | Sink::Joined(p) => Some(p.display().to_string()),
             },
         };
         if self.options.remove_input && !from_stdin {

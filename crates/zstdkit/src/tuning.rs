@@ -1,0 +1,181 @@
+//! zstd's advanced compression parameters, in the form `zstd --zstd=`
+//! takes them: `wlog=23,clog=23,hlog=22,slog=6,mml=3,tlen=48,strat=6`.
+//!
+//! ```
+//! use zstdkit::{Params, tuning::Tuning};
+//! let t: Tuning = "windowLog=20,strat=4".parse()?;
+//! assert_eq!(t.get("wlog"), Some(20));
+//! let p = Params::for_level(19).tune(t); // the level first, then these
+//! # let _ = p;
+//! # Ok::<(), zstdkit::Error>(())
+//! ```
+
+use std::str::FromStr;
+
+use zstd_safe::CParameter;
+
+use crate::error::Error;
+
+/// One parameter: zstd's long and short names for it and the setting it
+/// becomes.
+struct Knob {
+    long: &'static str,
+    short: &'static str,
+    setting: fn(u32) -> CParameter,
+}
+
+/// Every parameter `--zstd=` names, in zstd 1.5.4's order.
+const KNOBS: [Knob; 12] = [
+    knob("windowLog", "wlog", CParameter::WindowLog),
+    knob("chainLog", "clog", CParameter::ChainLog),
+    knob("hashLog", "hlog", CParameter::HashLog),
+    knob("searchLog", "slog", CParameter::SearchLog),
+    knob("minMatch", "mml", CParameter::MinMatch),
+    knob("targetLength", "tlen", CParameter::TargetLength),
+    knob("strategy", "strat", strategy),
+    knob("overlapLog", "ovlog", CParameter::OverlapSizeLog),
+    knob("ldmHashLog", "lhlog", CParameter::LdmHashLog),
+    knob("ldmMinMatch", "lmml", CParameter::LdmMinMatch),
+    knob("ldmBucketSizeLog", "lblog", CParameter::LdmBucketSizeLog),
+    knob("ldmHashRateLog", "lhrlog", CParameter::LdmHashRateLog),
+];
+
+const fn knob(long: &'static str, short: &'static str, setting: fn(u32) -> CParameter) -> Knob {
+    Knob {
+        long,
+        short,
+        setting,
+    }
+}
+
+/// zstd's strategy by its number (1 fast … 9 btultra2; parsing refuses
+/// any other).
+fn strategy(n: u32) -> CParameter {
+    use zstd_safe::zstd_sys::ZSTD_strategy as S;
+    CParameter::Strategy(match n {
+        1 => S::ZSTD_fast,
+        2 => S::ZSTD_dfast,
+        3 => S::ZSTD_greedy,
+        4 => S::ZSTD_lazy,
+        5 => S::ZSTD_lazy2,
+        6 => S::ZSTD_btlazy2,
+        7 => S::ZSTD_btopt,
+        8 => S::ZSTD_btultra,
+        _ => S::ZSTD_btultra2,
+    })
+}
+
+/// Advanced parameters set over a level, each `None` (or written as 0,
+/// which zstd reads as "the level's own") keeping the level's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tuning {
+    values: [Option<u32>; KNOBS.len()],
+}
+
+impl Tuning {
+    /// The value set for the parameter named `name` (long or short name).
+    pub fn get(&self, name: &str) -> Option<u32> {
+        let i = KNOBS
+            .iter()
+            .position(|k| k.long == name || k.short == name)?;
+        self.values[i]
+    }
+
+    /// Whether no parameter is set.
+    pub fn is_empty(&self) -> bool {
+        self.values.iter().all(Option::is_none)
+    }
+
+    /// The settings, by their long names, in zstd's order.
+    pub(crate) fn settings(&self) -> impl Iterator<Item = (&'static str, CParameter)> + '_ {
+        KNOBS
+            .iter()
+            .zip(self.values)
+            .filter_map(|(k, v)| v.map(|v| (k.long, (k.setting)(v))))
+    }
+}
+
+impl FromStr for Tuning {
+    type Err = Error;
+
+    /// Reads `name=value` pairs separated by commas, as zstd 1.5.4's
+    /// `--zstd=` does: long or short names; decimal values, with `K` or
+    /// `M` (`KiB`, `MiB`) as zstd's number reader takes them, and nothing
+    /// read as 0. An unknown name, other text, an empty list or a
+    /// trailing comma is an error, and so is a strategy outside 1..=9
+    /// (zstd refuses it as out of bound when it starts).
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let bad = || Error::Tuning { text: s.to_owned() };
+        let mut t = Tuning::default();
+        for pair in s.split(',') {
+            let (name, value) = pair.split_once('=').ok_or_else(bad)?;
+            let i = KNOBS
+                .iter()
+                .position(|k| k.long == name || k.short == name)
+                .ok_or_else(bad)?;
+            let v = number(value).ok_or_else(bad)?;
+            if KNOBS[i].long == "strategy" && v > 9 {
+                return Err(bad());
+            }
+            t.values[i] = (v != 0).then_some(v);
+        }
+        Ok(t)
+    }
+}
+
+/// A number as zstd's `readU32FromChar` reads one: digits (none is 0),
+/// then `K` or `M` with an optional `iB`.
+fn number(text: &str) -> Option<u32> {
+    let end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(end);
+    let n: u64 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().ok()?
+    };
+    let shift = match unit.strip_suffix("iB").unwrap_or(unit) {
+        "" if unit.is_empty() => 0,
+        "K" => 10,
+        "M" => 20,
+        _ => return None,
+    };
+    u32::try_from(n.checked_shl(shift)?).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_and_short_names_read_alike() {
+        let a: Tuning = "windowLog=20,chainLog=18,hashLog=17,searchLog=3,minMatch=5,\
+                         targetLength=16,strategy=4"
+            .parse()
+            .unwrap();
+        let b: Tuning = "wlog=20,clog=18,hlog=17,slog=3,mml=5,tlen=16,strat=4"
+            .parse()
+            .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.settings().count(), 7);
+        // 0 is zstd's "the level's own".
+        assert!("wlog=0".parse::<Tuning>().unwrap().is_empty());
+        assert!("wlog=".parse::<Tuning>().unwrap().is_empty());
+        assert_eq!("tlen=1K".parse::<Tuning>().unwrap().get("tlen"), Some(1024));
+        assert_eq!(
+            "tlen=2MiB".parse::<Tuning>().unwrap().get("targetLength"),
+            Some(2 << 20)
+        );
+    }
+
+    #[test]
+    fn malformed_lists_are_refused() {
+        for s in [
+            "", "foo=1", "wlog", "wlog=2x", "wlog=1,", "wlog=-1", "strat=10", "wlog=1iB",
+        ] {
+            let e = s.parse::<Tuning>().unwrap_err();
+            assert!(matches!(e, Error::Tuning { .. }), "{s}: {e}");
+        }
+    }
+}
