@@ -364,3 +364,159 @@ fn one_output_for_several_inputs_concatenates_as_zstd_does() {
         stderr(&p)
     );
 }
+
+/// Every file under `root`, as paths below it, sorted.
+fn tree(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `--output-dir-flat` and `--output-dir-mirror`, both ways, beside
+/// zstd: the same files in the same places, the same exit codes (a name
+/// met twice in a flat directory, a mirrored path that climbs).
+#[test]
+fn output_directories_place_files_as_zstds_do() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (f, body) in [
+        ("src/a.txt", "one"),
+        ("src/sub/b.txt", "two"),
+        ("src/sub/a.txt", "3"),
+    ] {
+        std::fs::create_dir_all(d.join(f).parent().unwrap()).unwrap();
+        std::fs::write(d.join(f), body).unwrap();
+    }
+    let abs = d.join("src/sub/b.txt").display().to_string();
+    // (arguments with OUT for the directory, exit code both give)
+    let cases: [(&[&str], i32); 6] = [
+        (
+            &["--output-dir-flat", "OUT", "src/a.txt", "src/sub/b.txt"],
+            0,
+        ),
+        (
+            &["--output-dir-flat", "OUT", "src/a.txt", "src/sub/a.txt"],
+            1,
+        ),
+        (
+            &[
+                "-f",
+                "--output-dir-flat",
+                "OUT",
+                "src/a.txt",
+                "src/sub/a.txt",
+            ],
+            0,
+        ),
+        (&["-r", "--output-dir-mirror", "OUT", "src"], 0),
+        (&["--output-dir-mirror", "OUT", "../src/a.txt"], 1),
+        (&["--output-dir-mirror", "OUT", &abs], 0),
+    ];
+    // A path that climbs is run from a sibling folder, where it names a
+    // file that is there.
+    std::fs::create_dir_all(d.join("x")).unwrap();
+    for (args, code) in cases {
+        for (tool, out) in [("zstd", "zout"), ("perfkit", "pout")] {
+            // zstd 1.5.4 crashes when a flat directory is missing: both
+            // start with it made.
+            std::fs::create_dir_all(d.join(out)).unwrap();
+            let args: Vec<String> = args.iter().map(|a| a.replace("OUT", out)).collect();
+            let mut cmd = if tool == "zstd" {
+                Command::new("zstd")
+            } else {
+                let mut c = perfkit();
+                c.arg("compress");
+                c
+            };
+            let cwd = if args.iter().any(|a| a.starts_with("../")) {
+                d.join("x")
+            } else {
+                d.to_path_buf()
+            };
+            let args: Vec<String> = args
+                .into_iter()
+                .map(|a| {
+                    if cwd != d && a == out {
+                        format!("../{out}")
+                    } else {
+                        a
+                    }
+                })
+                .collect();
+            let o = run(cmd.arg("-q").args(&args), &cwd);
+            assert_eq!(
+                o.status.code(),
+                Some(code),
+                "{tool} {args:?}: {}",
+                stderr(&o)
+            );
+        }
+        let (z, p) = (tree(&d.join("zout")), tree(&d.join("pout")));
+        assert_eq!(p, z, "{args:?}");
+        for f in &p {
+            let name = format!("pout/{f}");
+            assert_eq!(decoded(d, &name), decoded(d, &format!("zout/{f}")), "{f}");
+        }
+        // And back: each tree decoded into a mirror of itself.
+        if args.contains(&"-r") {
+            for (tool, from, to) in [("zstd", "zout", "zback"), ("perfkit", "pout", "pback")] {
+                let mut cmd = if tool == "zstd" {
+                    Command::new("zstd")
+                } else {
+                    let mut c = perfkit();
+                    c.arg("compress");
+                    c
+                };
+                let o = run(
+                    cmd.args(["-q", "-d", "-r", "--output-dir-mirror", to, from]),
+                    d,
+                );
+                assert!(o.status.success(), "{tool}: {}", stderr(&o));
+            }
+            let strip = |t: Vec<String>| -> Vec<String> {
+                t.into_iter()
+                    .map(|f| f.split_once('/').unwrap().1.to_owned())
+                    .collect()
+            };
+            assert_eq!(strip(tree(&d.join("pback"))), strip(tree(&d.join("zback"))));
+            assert_eq!(
+                std::fs::read(d.join("pback/pout/src/sub/b.txt")).unwrap(),
+                b"two"
+            );
+        }
+        for out in ["zout", "pout", "zback", "pback"] {
+            let _ = std::fs::remove_dir_all(d.join(out));
+        }
+    }
+    // Where zstd 1.5.4 crashes (a flat directory that is not there),
+    // perfkit makes it.
+    let o = run(
+        perfkit().args([
+            "compress",
+            "-q",
+            "--output-dir-flat",
+            "new/dir",
+            "src/a.txt",
+        ]),
+        d,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(tree(&d.join("new")), ["dir/a.txt.zst"]);
+}

@@ -13,7 +13,7 @@ use perfkit_bench::zstd::levels::Levels;
 use zstdkit::job::{Seekable, WindowLimit};
 use zstdkit::{Params, Recipe};
 
-use super::{Format, Mode, Options, Task, Train};
+use super::{Format, Mode, Options, OutputDir, Task, Train};
 use crate::flags::ReportArgs;
 
 /// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
@@ -27,7 +27,7 @@ const MIN_LEVEL: i32 = -(1 << 17);
     after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
 -1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
 -r, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i#, `-` for stdin, \
---zstd=PARAMS, --[no-]content-size, -B#, --rsyncable, \
+--zstd=PARAMS, --[no-]content-size, -B#, --rsyncable, --output-dir-flat, --output-dir-mirror, \
 short flags in clusters and repeated as zstd reads them (-19c, -c19, -3fc, -19T2, -19fo FILE, \
 -qq, -c ... -c), --no-progress, the input's mode and times kept on the file made from it, \
 and zstd's ratio lines on stderr.
@@ -73,6 +73,14 @@ struct FileArgs {
     /// (zstd's concatenation, with its warning).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Put each output named from its input in DIR, without the input's
+    /// folders (DIR is made if missing).
+    #[arg(long, value_name = "DIR", conflicts_with = "output_dir_mirror")]
+    output_dir_flat: Option<PathBuf>,
+    /// Put each output named from its input in DIR, below the input's
+    /// own path (its folders made; an input path with `..` is refused).
+    #[arg(long, value_name = "DIR")]
+    output_dir_mirror: Option<PathBuf>,
     /// Overwrite existing outputs.
     #[arg(short = 'f', long)]
     force: bool,
@@ -477,6 +485,11 @@ impl FileArgs {
             quiet: self.quiet > 0,
             silent: self.quiet > 1,
             no_progress: self.no_progress,
+            output_dir: match (self.output_dir_flat, self.output_dir_mirror) {
+                (Some(d), _) => Some(OutputDir::Flat(d)),
+                (None, Some(d)) => Some(OutputDir::Mirror(d)),
+                (None, None) => None,
+            },
             verbose: self.verbose > 0,
         }))
     }
@@ -545,6 +558,8 @@ const TAKES_VALUE: &[&str] = &[
     "--maxdict",
     "--recipe",
     "--patch-from",
+    "--output-dir-flat",
+    "--output-dir-mirror",
 ];
 
 /// Rewrites zstd's level habits in a `compress`/`decompress` command line

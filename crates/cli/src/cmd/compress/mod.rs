@@ -118,6 +118,50 @@ pub struct Options {
     pub no_progress: bool,
     /// One line of sizes, ratio and speed per input on stderr.
     pub verbose: bool,
+    /// Where derived output names go (`--output-dir-flat`/`-mirror`).
+    pub output_dir: Option<OutputDir>,
+}
+
+/// A directory for the outputs whose names are derived from their
+/// inputs' (`-o` and `-c` win over it, as in zstd).
+#[derive(Debug, Clone)]
+pub enum OutputDir {
+    /// `--output-dir-flat DIR`: `DIR/NAME.zst`, the input's folders
+    /// dropped.
+    Flat(PathBuf),
+    /// `--output-dir-mirror DIR`: `DIR/PATH.zst`, the input's path
+    /// (its root dropped) kept below DIR.
+    Mirror(PathBuf),
+}
+
+impl OutputDir {
+    /// Where the output `derived` (named from `input`) goes; the folders
+    /// it needs are made. As zstd, a mirrored input whose path climbs
+    /// (`..`) has no place below DIR.
+    fn place(&self, input: &Path, derived: PathBuf) -> Result<PathBuf> {
+        let path = match self {
+            OutputDir::Flat(dir) => dir.join(derived.file_name().unwrap_or_default()),
+            OutputDir::Mirror(dir) => {
+                use std::path::Component;
+                if input.components().any(|c| c == Component::ParentDir) {
+                    bail!(
+                        "--output-dir-mirror cannot place it into '{}' (its path goes up, ..)",
+                        dir.display()
+                    );
+                }
+                let below: PathBuf = derived
+                    .components()
+                    .filter(|c| matches!(c, Component::Normal(_)))
+                    .collect();
+                dir.join(below)
+            }
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating {}", parent.display()))?;
+        }
+        Ok(path)
+    }
 }
 
 /// How to train a dictionary.
@@ -524,7 +568,7 @@ impl Coder<'_> {
             return Ok(Sink::Stdout);
         }
         let name = input.as_os_str().to_string_lossy();
-        Ok(Sink::File(match (self.options.mode, self.options.format) {
+        let derived = match (self.options.mode, self.options.format) {
             (Mode::Compress, Format::Zstd) => PathBuf::from(format!("{name}.zst")),
             (Mode::Compress, Format::Gzip(_)) => PathBuf::from(format!("{name}.gz")),
             _ => {
@@ -542,6 +586,10 @@ impl Coder<'_> {
                     bail!("unknown suffix (expected .zst or .gz); use -o FILE or -c")
                 }
             }
+        };
+        Ok(Sink::File(match &self.options.output_dir {
+            Some(dir) => dir.place(input, derived)?,
+            None => derived,
         }))
     }
 
