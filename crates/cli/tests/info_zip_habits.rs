@@ -679,3 +679,82 @@ fn test_and_freshen_take_an_archive_alone() {
     assert_eq!(data(&p.ours.join("a.zip"), "d/y"), b"y, rewritten\n");
     assert_eq!(names(&p.ours.join("a.zip")), names(&p.theirs.join("a.zip")));
 }
+
+/// Each entry as zipinfo shows it: its mode column and name, sorted.
+fn kinds(zip: &Path) -> Vec<String> {
+    let out = run(Command::new("zipinfo").arg(zip));
+    assert!(out.status.success(), "zipinfo {}", zip.display());
+    let mut v: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(['-', 'd', 'l']))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            format!("{} {}", &f[0][..1], f[f.len() - 1])
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Symbolic links as Info-ZIP takes them: followed by default (a link
+/// to a file stored as that file, a link to a folder walked by `-r`, a
+/// link to nothing left out with its warning), stored as links with
+/// `-y`; the entries, their kinds, the data and the exit codes compared.
+/// A link back to a folder being walked is where the two part: Info-ZIP
+/// walks it until its names grow too long, perfkit skips it.
+#[test]
+fn links_are_followed_unless_y_as_info_zip_does() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    p.both(|d| {
+        std::os::unix::fs::symlink("tiny.txt", d.join("d/to_file")).unwrap();
+        std::os::unix::fs::symlink("sub", d.join("d/to_dir")).unwrap();
+        std::os::unix::fs::symlink("nowhere", d.join("d/dangling")).unwrap();
+        std::fs::copy(d.join("tiny.txt"), d.join("d/tiny.txt")).unwrap();
+    });
+    for (i, args) in [
+        &["-r", "-q", "A.zip", "d"][..],
+        &["-r", "-q", "-y", "A.zip", "d"],
+        &["A.zip", "d/to_file", "d/dangling"],
+        &["-y", "A.zip", "d/to_file", "d/dangling"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (ours, theirs) = p.zip(args);
+        assert_same_success(&format!("{args:?}"), &ours, &theirs);
+        let (a, b) = (p.ours.join("A.zip"), p.theirs.join("A.zip"));
+        assert_eq!(kinds(&a), kinds(&b), "{args:?}");
+        for name in names(&b).iter().filter(|n| !n.ends_with('/')) {
+            assert_eq!(data(&a, name), data(&b, name), "{args:?} {name}");
+        }
+        let warned = |o: &Output| {
+            text(&o.stdout).contains("zip warning: name not matched: d/dangling")
+                || text(&o.stderr).contains("zip warning: name not matched: d/dangling")
+        };
+        assert_eq!(
+            warned(&ours),
+            warned(&theirs),
+            "{args:?}: {}",
+            text(&ours.stderr)
+        );
+        assert_eq!(warned(&ours), i == 2, "{args:?}");
+        p.both(|d| std::fs::remove_file(d.join("A.zip")).unwrap());
+    }
+    // The loop: perfkit stores the folder once and says what it skipped.
+    std::os::unix::fs::symlink("..", p.ours.join("d/sub/up")).unwrap();
+    let (ours, _) = p.zip(&["-r", "-q", "L.zip", "d"]);
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    assert!(
+        text(&ours.stderr).contains("skipping d/sub/up (a link back to a folder being added)"),
+        "{}",
+        text(&ours.stderr)
+    );
+    assert!(
+        !names(&p.ours.join("L.zip"))
+            .iter()
+            .any(|n| n.contains("up/sub/up"))
+    );
+}

@@ -94,7 +94,7 @@ fn round_trips_in_every_mode() {
             .env("ZIPPW", "pw")
             .args(["zip"])
             .arg(&zip)
-            .args(["-r", "src"])
+            .args(["-r", "-y", "src"])
             .args(*extra));
         let out = d.join(format!("x{i}"));
         ok(perfkit()

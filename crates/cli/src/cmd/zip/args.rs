@@ -34,7 +34,8 @@ Differences from Info-ZIP zip: --level is the long form of -0..-9 (Info-ZIP's -l
 ends, which perfkit does not do); --jobs N is long only; two inputs under one name are a usage error (exit 2), as is \
 Info-ZIP's 'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; \
 \"nothing to do\" (-u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
--y does not exist (symlinks are always stored as links)."
+a link that loops back to a folder being walked is skipped with a note (Info-ZIP walks it until \
+its names grow too long)."
 )]
 pub struct ZipArgs {
     /// The archive to write: a file, `-` for stdout, or `s3://bucket/key`
@@ -63,6 +64,10 @@ pub struct ZipArgs {
     /// entries (Info-ZIP's `-j`).
     #[arg(short = 'j', long = "junk-paths")]
     junk_paths: bool,
+    /// Store symbolic links as links (Info-ZIP's `-y`); without it a link
+    /// is followed and what it names is stored under the link's name.
+    #[arg(short = 'y', long = "symlinks")]
+    symlinks: bool,
     /// Compression threads (entries and 1 MiB blocks in parallel); 1
     /// compresses inline. Long only: Info-ZIP's `-j` junks paths.
     #[arg(long, default_value_t = 1)]
@@ -264,6 +269,7 @@ impl ZipArgs {
             method: self.method,
             level: self.level,
             junk_paths: self.junk_paths,
+            symlinks: self.symlinks,
             jobs: self.jobs,
             encrypt,
             password,

@@ -27,7 +27,7 @@ pub(super) fn archive_name(p: &Path) -> String {
 
 /// A file system item to add: where it is, the name it is stored under
 /// (a directory's without its `/`), and what `lstat` said when it was
-/// listed.
+/// listed (`stat` for a link followed).
 pub(super) struct Item {
     pub(super) path: PathBuf,
     pub(super) name: String,
@@ -87,8 +87,13 @@ pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
     let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect::<Vec<_>>();
     let (include, exclude) = (compile(&opts.include), compile(&opts.exclude));
     let mut out = Vec::new();
-    let mut stack: Vec<PathBuf> = roots.into_iter().rev().collect();
-    while let Some(p) = stack.pop() {
+    // Each path with its depth below its root, and the folders (device,
+    // inode) being walked above the one popped: a followed link back to
+    // one of them would be walked for ever.
+    let mut stack: Vec<(PathBuf, usize)> = roots.into_iter().rev().map(|p| (p, 0)).collect();
+    let mut walking: Vec<(u64, u64)> = Vec::new();
+    while let Some((p, depth)) = stack.pop() {
+        walking.truncate(depth);
         if p.as_os_str() == "-" {
             // Data from stdin, stored as "-" like Info-ZIP; its size is
             // unknown, so a large stream gets the ZIP64 streaming layout.
@@ -103,7 +108,14 @@ pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
             });
             continue;
         }
-        let meta = fs::symlink_metadata(&p).with_context(|| format!("reading {}", p.display()))?;
+        let Some(meta) = listed(&p, opts.symlinks)? else {
+            // A link to nothing, not followed: Info-ZIP's warning (which
+            // -q silences, as its others).
+            if !opts.quiet {
+                eprintln!("\tzip warning: name not matched: {}", p.display());
+            }
+            continue;
+        };
         let name = archive_name(&p);
         let name = if opts.junk_paths {
             name.rsplit('/').next().unwrap_or_default().to_owned()
@@ -139,6 +151,16 @@ pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
             continue;
         }
         if meta.is_dir() {
+            use std::os::unix::fs::MetadataExt;
+            let id = (meta.dev(), meta.ino());
+            if walking.contains(&id) {
+                eprintln!(
+                    "perfkit zip: skipping {} (a link back to a folder being added)",
+                    p.display()
+                );
+                continue;
+            }
+            walking.push(id);
             if opts.recurse {
                 let mut kids: Vec<PathBuf> = fs::read_dir(&p)
                     .with_context(|| format!("listing {}", p.display()))?
@@ -146,7 +168,7 @@ pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
                     .collect::<io::Result<_>>()
                     .with_context(|| format!("listing {}", p.display()))?;
                 kids.sort();
-                stack.extend(kids.into_iter().rev());
+                stack.extend(kids.into_iter().rev().map(|k| (k, depth + 1)));
             }
             // -j stores files only, as Info-ZIP's does.
             if name.is_empty() || opts.junk_paths || !wanted {
@@ -160,6 +182,21 @@ pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
         });
     }
     Ok(out)
+}
+
+/// What `p` is, as an entry will store it: the link itself with
+/// `links` (`lstat`), else what the link names (`stat`); `None` for a
+/// link that names nothing and is followed.
+fn listed(p: &Path, links: bool) -> Result<Option<fs::Metadata>> {
+    let own = fs::symlink_metadata(p).with_context(|| format!("reading {}", p.display()))?;
+    if links || !own.file_type().is_symlink() {
+        return Ok(Some(own));
+    }
+    match fs::metadata(p) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("following {}", p.display())),
+    }
 }
 
 /// A regular file read for an entry, checked at its end against the size

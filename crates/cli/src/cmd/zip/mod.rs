@@ -65,6 +65,8 @@ pub struct Options {
     pub level: u32,
     /// Store each file under its name alone, without directory entries.
     pub junk_paths: bool,
+    /// Store symbolic links as links (`-y`), rather than what they name.
+    pub symlinks: bool,
     /// Compression threads; 1 compresses inline.
     pub jobs: usize,
     /// `aes256`, `aes192` or `aes128`: encrypt with WinZip AES.
