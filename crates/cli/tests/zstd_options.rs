@@ -28,6 +28,17 @@ fn both(dir: &Path, args: &[&str], theirs: &str, ours: &str) {
     assert!(p.status.success(), "perfkit {args:?}: {}", stderr(&p));
 }
 
+/// `zstd`, or `perfkit compress` for any other `tool`.
+fn tool_named(tool: &str) -> Command {
+    if tool == "zstd" {
+        Command::new("zstd")
+    } else {
+        let mut c = perfkit();
+        c.arg("compress");
+        c
+    }
+}
+
 /// What zstd decodes `file` in `dir` to.
 fn decoded(dir: &Path, file: &str) -> Vec<u8> {
     let o = run(Command::new("zstd").args(["-dc", file]), dir);
@@ -298,13 +309,7 @@ fn one_output_for_several_inputs_concatenates_as_zstd_does() {
         (&["-q"][..], "y\n", false),
     ] {
         for (tool, out) in [("zstd", "za.zst"), ("perfkit", "pa.zst")] {
-            let mut cmd = if tool == "zstd" {
-                Command::new("zstd")
-            } else {
-                let mut c = perfkit();
-                c.arg("compress");
-                c
-            };
+            let mut cmd = tool_named(tool);
             let mut child = cmd
                 .args(flags)
                 .args(["x", "y", "-o", out])
@@ -336,13 +341,7 @@ fn one_output_for_several_inputs_concatenates_as_zstd_does() {
     }
     // Decoding: the same, into one file.
     for (tool, out) in [("zstd", "zd"), ("perfkit", "pd")] {
-        let mut cmd = if tool == "zstd" {
-            Command::new("zstd")
-        } else {
-            let mut c = perfkit();
-            c.arg("compress");
-            c
-        };
+        let mut cmd = tool_named(tool);
         let o = run(cmd.args(["-q", "-d", "-f", "p.zst", "z.zst", "-o", out]), d);
         assert!(o.status.success(), "{tool}: {}", stderr(&o));
         assert_eq!(
@@ -438,13 +437,7 @@ fn output_directories_place_files_as_zstds_do() {
             // start with it made.
             std::fs::create_dir_all(d.join(out)).unwrap();
             let args: Vec<String> = args.iter().map(|a| a.replace("OUT", out)).collect();
-            let mut cmd = if tool == "zstd" {
-                Command::new("zstd")
-            } else {
-                let mut c = perfkit();
-                c.arg("compress");
-                c
-            };
+            let mut cmd = tool_named(tool);
             let cwd = if args.iter().any(|a| a.starts_with("../")) {
                 d.join("x")
             } else {
@@ -477,13 +470,7 @@ fn output_directories_place_files_as_zstds_do() {
         // And back: each tree decoded into a mirror of itself.
         if args.contains(&"-r") {
             for (tool, from, to) in [("zstd", "zout", "zback"), ("perfkit", "pout", "pback")] {
-                let mut cmd = if tool == "zstd" {
-                    Command::new("zstd")
-                } else {
-                    let mut c = perfkit();
-                    c.arg("compress");
-                    c
-                };
+                let mut cmd = tool_named(tool);
                 let o = run(
                     cmd.args(["-q", "-d", "-r", "--output-dir-mirror", to, from]),
                     d,
