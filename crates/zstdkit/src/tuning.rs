@@ -123,9 +123,10 @@ impl FromStr for Tuning {
     }
 }
 
-/// A number as zstd's `readU32FromChar` reads one: digits (none is 0),
-/// then `K` or `M` with an optional `iB`.
-fn number(text: &str) -> Option<u32> {
+/// A number as zstd's `readU32FromChar` reads one (its `-B#` and its
+/// `--zstd=` values): digits (none is 0), then `K` or `M` with an
+/// optional `iB`; `None` for other text or past `u32`.
+pub fn number(text: &str) -> Option<u32> {
     let end = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());

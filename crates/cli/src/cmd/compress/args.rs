@@ -278,10 +278,7 @@ fn parse_tuning(s: &str) -> Result<zstdkit::tuning::Tuning, String> {
 
 /// `-B#`: a size as zstd's number reader takes it (`512K`, `1MiB`).
 fn parse_job_size(s: &str) -> Result<u32, String> {
-    let t: zstdkit::tuning::Tuning = format!("tlen={s}")
-        .parse()
-        .map_err(|_| format!("{s} is not a size (such as 512K or 4M)"))?;
-    Ok(t.get("tlen").unwrap_or(0))
+    zstdkit::tuning::number(s).ok_or_else(|| format!("{s} is not a size (such as 512K or 4M)"))
 }
 
 fn parse_recipe(s: &str) -> Result<Recipe, String> {

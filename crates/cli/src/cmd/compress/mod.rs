@@ -5,13 +5,13 @@
 //! looks complete.
 //!
 //! The coding itself, every format and how it overlaps its I/O, is
-//! [`zstdkit::job`]'s; here are the files: inputs (`-r`, stdin), output
-//! names and sinks, `--rm`, `--range`, `--list`, `--train`, and what is
-//! said on stderr.
+//! [`zstdkit::job`]'s; here are the files: inputs (`-r`, stdin), sinks,
+//! `--rm`, `--train` and what is said on stderr, with output names and
+//! places in `outputs`, `--range` in `range` and `--list` in `frames`.
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Seek, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,9 +25,13 @@ use zstdkit::job::{JobError, Seekable, WindowLimit};
 mod args;
 mod bench;
 mod frames;
+mod outputs;
+mod range;
 mod summary;
 
 pub use args::{CompressArgs, DecompressArgs, zstd_level_flags};
+pub use outputs::OutputDir;
+use outputs::{input_times, join_outputs, same_file, stdout_sink};
 
 /// What `compress`/`decompress` were asked to do, the flags resolved.
 #[derive(Debug)]
@@ -122,48 +126,6 @@ pub struct Options {
     pub output_dir: Option<OutputDir>,
 }
 
-/// A directory for the outputs whose names are derived from their
-/// inputs' (`-o` and `-c` win over it, as in zstd).
-#[derive(Debug, Clone)]
-pub enum OutputDir {
-    /// `--output-dir-flat DIR`: `DIR/NAME.zst`, the input's folders
-    /// dropped.
-    Flat(PathBuf),
-    /// `--output-dir-mirror DIR`: `DIR/PATH.zst`, the input's path
-    /// (its root dropped) kept below DIR.
-    Mirror(PathBuf),
-}
-
-impl OutputDir {
-    /// Where the output `derived` (named from `input`) goes; the folders
-    /// it needs are made. As zstd, a mirrored input whose path climbs
-    /// (`..`) has no place below DIR.
-    fn place(&self, input: &Path, derived: PathBuf) -> Result<PathBuf> {
-        let path = match self {
-            OutputDir::Flat(dir) => dir.join(derived.file_name().unwrap_or_default()),
-            OutputDir::Mirror(dir) => {
-                use std::path::Component;
-                if input.components().any(|c| c == Component::ParentDir) {
-                    bail!(
-                        "--output-dir-mirror cannot place it into '{}' (its path goes up, ..)",
-                        dir.display()
-                    );
-                }
-                let below: PathBuf = derived
-                    .components()
-                    .filter(|c| matches!(c, Component::Normal(_)))
-                    .collect();
-                dir.join(below)
-            }
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
-        }
-        Ok(path)
-    }
-}
-
 /// How to train a dictionary.
 #[derive(Debug)]
 pub struct Train {
@@ -198,7 +160,7 @@ pub fn run(task: Task) -> Result<ExitCode> {
         None => None,
     };
     if let Some(range) = options.range {
-        return ranged(&options, range);
+        return range::ranged(&options, range);
     }
     let files = inputs(&options);
     // As zstd: a terminal is no input; waiting on one looks like a hang.
@@ -289,85 +251,6 @@ pub fn run(task: Task) -> Result<ExitCode> {
     })
 }
 
-/// With `-o FILE` and several inputs, as zstd: every output goes into
-/// FILE, one after the other (zstd's warning says so, unless `-q`), and
-/// `--rm` removes nothing. Without `-f` a file output needs a yes, as
-/// zstd asks ("Proceed? (y/n): "; under `-q`, or with stdin among the
-/// inputs, the answer is no). Returns the options to code with and FILE,
-/// created (`None` with one input, `-o -`, or `-t`); `None` when the
-/// answer was no.
-fn join_outputs(
-    mut options: Options,
-    inputs: &[PathBuf],
-) -> Result<Option<(Options, Option<perfkit_report::Output>)>> {
-    let Some(path) = options.output.clone().filter(|_| inputs.len() > 1) else {
-        return Ok(Some((options, None)));
-    };
-    if options.mode == Mode::Test {
-        return Ok(Some((options, None)));
-    }
-    let mut err = io::stderr();
-    if !options.quiet {
-        let _ = writeln!(
-            err,
-            "perfkit: WARNING: all input files will be processed and concatenated into a \
-             single output file: {}\nThe concatenated output CANNOT regenerate original file \
-             names nor directory structure.{}",
-            path.display(),
-            if options.remove_input {
-                "\nSince it's a destructive operation, input files will not be removed."
-            } else {
-                ""
-            }
-        );
-    }
-    options.remove_input = false;
-    if path == Path::new("-") {
-        return Ok(Some((options, None)));
-    }
-    if !options.force {
-        let yes = if options.quiet {
-            if !options.silent {
-                let _ = writeln!(
-                    err,
-                    "Concatenating multiple processed inputs into a single output loses file \
-                     metadata.\nAborting."
-                );
-            }
-            false
-        } else if inputs.iter().any(|f| f == Path::new("-")) {
-            let _ = writeln!(err, "Proceed? (y/n): stdin is an input - not proceeding.");
-            false
-        } else {
-            let _ = write!(err, "Proceed? (y/n): ");
-            let mut answer = String::new();
-            let _ = io::stdin().read_line(&mut answer);
-            let yes = answer.starts_with(['y', 'Y']);
-            if !yes {
-                let _ = writeln!(err, "Aborting...");
-            }
-            yes
-        };
-        if !yes {
-            return Ok(None);
-        }
-    }
-    let out = perfkit_report::Output::create(&path, options.force)?;
-    Ok(Some((options, Some(out))))
-}
-
-/// An input's access and modification times, for its output.
-fn input_times(m: &std::fs::Metadata) -> std::fs::FileTimes {
-    let mut t = std::fs::FileTimes::new();
-    if let Ok(a) = m.accessed() {
-        t = t.set_accessed(a);
-    }
-    if let Ok(w) = m.modified() {
-        t = t.set_modified(w);
-    }
-    t
-}
-
 /// zstd's notes on a patch, printed before any input is read and under
 /// `-q` too, as zstd 1.5.4 prints them: from the reference's size and the
 /// largest input's (zstd plans every patch of a run for that one). Inputs
@@ -401,76 +284,6 @@ fn patch_notes(reference: &Path, files: &[PathBuf], params: zstdkit::Params) {
     if plan.long_distance && !params.long_distance() {
         let _ = writeln!(err, "long mode automatically triggered");
     }
-}
-
-/// `--range START..END`: those bytes of a seekable file's data, through
-/// its seek table, decoding only the frames that hold them.
-fn ranged(options: &Options, (start, end): (u64, u64)) -> Result<ExitCode> {
-    let [file] = &options.files[..] else {
-        bail!("--range takes one file, {} given", options.files.len());
-    };
-    if options.mode == Mode::Compress {
-        bail!("--range reads a seekable file: use it with -d or decompress");
-    }
-    let is_file = std::fs::metadata(file).is_ok_and(|m| m.is_file());
-    if file == Path::new("-") || !is_file {
-        bail!(
-            "{}: --range needs a regular file (it seeks to the frames)",
-            display(file)
-        );
-    }
-    let source = File::open(file).with_context(|| format!("opening {}", file.display()))?;
-    let mut reader = zstdkit::seekable::SeekableReader::new(source)
-        .with_context(|| format!("{}: not seekable", file.display()))?;
-    if end > reader.len() {
-        bail!(
-            "{}: the range ends at {end}, past the data's end ({} bytes)",
-            file.display(),
-            reader.len()
-        );
-    }
-    reader.seek(io::SeekFrom::Start(start)).context("seeking")?;
-    let mut part = reader.by_ref().take(end - start);
-    let copy = |out: &mut dyn Write, part: &mut dyn Read| -> Result<u64> {
-        io::copy(part, out).map_err(|e| match e.get_ref() {
-            Some(inner) => anyhow::anyhow!("{}: {inner}", file.display()),
-            None => anyhow::Error::new(e).context("writing output"),
-        })
-    };
-    // The range streams from the start of its first frame to its last
-    // byte; the frame it ends in is then decoded to its end and checked
-    // against the table, before an output file is kept (stdout has
-    // already had the bytes, as with any streaming decoder).
-    let verify = |reader: &mut zstdkit::seekable::SeekableReader<File>| {
-        reader
-            .verify()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
-    };
-    let written = match &options.output {
-        Some(o) if o != Path::new("-") => {
-            let mut out = perfkit_report::Output::create(o, options.force)?;
-            let n = copy(out.file_mut(), &mut part)?;
-            verify(&mut reader)?;
-            out.commit()
-                .with_context(|| format!("writing {}", o.display()))?;
-            n
-        }
-        _ => {
-            let n = copy(&mut io::stdout().lock(), &mut part)?;
-            verify(&mut reader)?;
-            n
-        }
-    };
-    if options.verbose {
-        let _ = writeln!(
-            io::stderr(),
-            "{}: {written} bytes of {}..{end}, {} bytes of the file read",
-            display(file),
-            start,
-            reader.source_read()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The suffixes zstd counts as compressed already (`--exclude-compressed`).
@@ -567,26 +380,7 @@ impl Coder<'_> {
         if self.options.stdout || input == Path::new("-") {
             return Ok(Sink::Stdout);
         }
-        let name = input.as_os_str().to_string_lossy();
-        let derived = match (self.options.mode, self.options.format) {
-            (Mode::Compress, Format::Zstd) => PathBuf::from(format!("{name}.zst")),
-            (Mode::Compress, Format::Gzip(_)) => PathBuf::from(format!("{name}.gz")),
-            _ => {
-                if let Some(stem) = [".zst", ".zstd", ".gz"]
-                    .iter()
-                    .find_map(|s| name.strip_suffix(s))
-                {
-                    PathBuf::from(stem)
-                } else if let Some(stem) = name
-                    .strip_suffix(".tzst")
-                    .or_else(|| name.strip_suffix(".tgz"))
-                {
-                    PathBuf::from(format!("{stem}.tar"))
-                } else {
-                    bail!("unknown suffix (expected .zst or .gz); use -o FILE or -c")
-                }
-            }
-        };
+        let derived = outputs::derived_name(input, self.options.mode, self.options.format)?;
         Ok(Sink::File(match &self.options.output_dir {
             Some(dir) => dir.place(input, derived)?,
             None => derived,
@@ -857,24 +651,6 @@ fn with_hint(err: zstdkit::Error) -> anyhow::Error {
             anyhow::anyhow!("{err}; allow it with --memory={mib}MiB or --long={log}")
         }
         _ => err.into(),
-    }
-}
-
-/// Standard output for the writer thread: its own handle on descriptor 1,
-/// written without std's line buffering (which splits a block at its last
-/// newline). With descriptor 1 closed, std's stdout, which discards.
-fn stdout_sink() -> Box<dyn Write + Send> {
-    use std::os::fd::AsFd;
-    match io::stdout().as_fd().try_clone_to_owned() {
-        Ok(fd) => Box::new(File::from(fd)),
-        Err(_) => Box::new(io::stdout()),
-    }
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
     }
 }
 
