@@ -758,3 +758,121 @@ fn links_are_followed_unless_y_as_info_zip_does() {
             .any(|n| n.contains("up/sub/up"))
     );
 }
+
+/// Legacy ZipCrypto archives as Info-ZIP's `zip -P` writes them (a file
+/// of text, an incompressible one, a tiny stored one and an entry from
+/// stdin, whose check byte is the DOS time's because its CRC comes after
+/// the data), read as Info-ZIP's unzip reads them: with `-P`, from
+/// `--password-env`, from a pipe; the same files, `-t` lines and `-v`
+/// listing; a wrong password refused before anything is written.
+#[test]
+fn zipcrypto_archives_read_as_info_zip_reads_them() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    let d = &p.theirs;
+    put(d, "r.bin", &perfkit_testkit::noise::noise(100_000, 9), T0);
+    run(Command::new("zip").current_dir(d).args([
+        "-q",
+        "-r",
+        "-P",
+        "s3cret",
+        "z.zip",
+        "tiny.txt",
+        "zeros.bin",
+        "r.bin",
+        "d",
+    ]));
+    let mut stdin = Command::new("zip")
+        .args(["-q", "-P", "s3cret", "z.zip", "-"])
+        .current_dir(d)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    stdin
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from stdin\n")
+        .unwrap();
+    assert!(stdin.wait().unwrap().success());
+    let zip = d.join("z.zip");
+    let theirs = run(Command::new("unzip")
+        .args(["-q", "-P", "s3cret"])
+        .arg(&zip)
+        .arg("-d")
+        .arg(d.join("x")));
+    assert!(theirs.status.success(), "{}", text(&theirs.stdout));
+    let want = on_disk(&d.join("x"));
+    assert!(want.contains(&"-".to_string()) && want.contains(&"d/sub/z.txt".to_string()));
+    let same_files = |dir: &Path| {
+        assert_eq!(on_disk(dir), want);
+        for f in want.iter().filter(|f| !f.ends_with('/')) {
+            assert_eq!(
+                std::fs::read(dir.join(f)).unwrap(),
+                std::fs::read(d.join("x").join(f)).unwrap(),
+                "{f}"
+            );
+        }
+    };
+    let ours = run(perfkit()
+        .args(["unzip", "-P", "s3cret"])
+        .arg(&zip)
+        .arg("-d")
+        .arg(d.join("p1")));
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    same_files(&d.join("p1"));
+    let ours = run(perfkit()
+        .env("ZPW", "s3cret")
+        .args(["unzip", "--password-env", "ZPW"])
+        .arg(&zip)
+        .arg("-d")
+        .arg(d.join("p2")));
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    same_files(&d.join("p2"));
+    // From a pipe: local headers only, the stdin entry's sizes after it.
+    let mut child = perfkit()
+        .args(["unzip", "-P", "s3cret", "-", "-d"])
+        .arg(d.join("p3"))
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&std::fs::read(&zip).unwrap())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    same_files(&d.join("p3"));
+    // -t's lines and -v's listing, as Info-ZIP's.
+    for args in [&["-t", "-P", "s3cret"][..], &["-v"]] {
+        let theirs = run(Command::new("unzip").args(args).arg(&zip));
+        let ours = run(perfkit().arg("unzip").args(args).arg(&zip));
+        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{args:?}");
+        assert_same_success(&format!("{args:?}"), &ours, &theirs);
+    }
+    // A wrong password: both fail, and perfkit writes nothing.
+    let theirs = run(Command::new("unzip")
+        .args(["-P", "wrong"])
+        .arg(&zip)
+        .arg("-d")
+        .arg(d.join("w1")));
+    let ours = run(perfkit()
+        .args(["unzip", "-P", "wrong"])
+        .arg(&zip)
+        .arg("-d")
+        .arg(d.join("w2")));
+    assert_same_success("wrong password", &ours, &theirs);
+    let said = text(&theirs.stdout) + &text(&theirs.stderr);
+    assert!(said.contains("incorrect password"), "{said}");
+    assert!(
+        text(&ours.stderr).contains("wrong password"),
+        "{}",
+        text(&ours.stderr)
+    );
+    assert!(!d.join("w2").exists() || on_disk(&d.join("w2")).is_empty());
+}

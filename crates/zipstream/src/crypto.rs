@@ -250,6 +250,77 @@ impl AesDecryptor {
     }
 }
 
+/// PKWARE's traditional encryption ("ZipCrypto"), read only: Info-ZIP's
+/// `zip -P` writes it, and archives made with it are common, but it is
+/// broken (known-plaintext attacks recover the keys), so nothing here
+/// writes it. No maintained crate offers it on its own: three 32-bit keys
+/// stepped by CRC-32 and a linear congruence, as APPNOTE 6.1 describes.
+pub(crate) struct ZipCrypto {
+    keys: [u32; 3],
+}
+
+/// The encryption header before every ZipCrypto entry's data.
+pub(crate) const ZIP_CRYPTO_HEADER: usize = 12;
+
+/// CRC-32's table (the reflected polynomial 0xEDB88320), which the key
+/// schedule steps one byte at a time without CRC-32's final inversion.
+const CRC_TABLE: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 != 0 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+fn crc_step(crc: u32, b: u8) -> u32 {
+    CRC_TABLE[((crc ^ u32::from(b)) & 0xff) as usize] ^ (crc >> 8)
+}
+
+impl ZipCrypto {
+    /// The keys after `password`.
+    pub(crate) fn new(password: &[u8]) -> ZipCrypto {
+        let mut z = ZipCrypto {
+            keys: [0x1234_5678, 0x2345_6789, 0x3456_7890],
+        };
+        for &b in password {
+            z.update(b);
+        }
+        z
+    }
+
+    fn update(&mut self, plain: u8) {
+        let [k0, k1, k2] = &mut self.keys;
+        *k0 = crc_step(*k0, plain);
+        *k1 = k1
+            .wrapping_add(*k0 & 0xff)
+            .wrapping_mul(134_775_813)
+            .wrapping_add(1);
+        *k2 = crc_step(*k2, (*k1 >> 24) as u8);
+    }
+
+    /// Decrypts in place.
+    pub(crate) fn decrypt(&mut self, buf: &mut [u8]) {
+        for b in buf {
+            let t = (self.keys[2] | 2) & 0xffff;
+            let plain = *b ^ ((t.wrapping_mul(t ^ 1) >> 8) as u8);
+            self.update(plain);
+            *b = plain;
+        }
+    }
+}
+
 /// Fills `buf` with random salt bytes from the OS.
 pub(crate) fn random_salt(buf: &mut [u8]) -> std::io::Result<()> {
     getrandom::fill(buf).map_err(std::io::Error::other)

@@ -202,6 +202,9 @@ pub struct Entry {
     pub header_offset: u64,
     /// Modification time in Unix seconds (extended timestamp if present, else DOS time as UTC).
     pub mtime: i64,
+    /// The header's MS-DOS time field as stored (ZipCrypto's check byte
+    /// is its high byte when a data descriptor follows the data).
+    pub dos_time: u16,
     /// Unix mode including type bits, if the archive was made on Unix.
     pub unix_mode: Option<u32>,
     /// Entry comment.

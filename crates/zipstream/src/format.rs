@@ -33,6 +33,8 @@ pub const EXTRA_AES: u16 = 0x9901;
 
 /// General purpose flag: entry is encrypted.
 pub const FLAG_ENCRYPTED: u16 = 1 << 0;
+/// General purpose flag: PKWARE's strong encryption (not read).
+pub const FLAG_STRONG: u16 = 1 << 6;
 /// General purpose flag: sizes and CRC follow the data in a data descriptor.
 pub const FLAG_DESCRIPTOR: u16 = 1 << 3;
 /// General purpose flag: name and comment are UTF-8.

@@ -23,8 +23,8 @@
 //! write size; `add_reader` feeds 64 KiB at a time. Use the sync
 //! [`ParallelZipWriter`] under `spawn_blocking` for large CPU-bound archives.
 //!
-//! **Limits.** Legacy ZipCrypto and PKWARE strong encryption are refused
-//! (typed error). The streaming reader sees only local headers, which carry
+//! **Limits.** Legacy ZipCrypto is read (with the archive's password)
+//! but never written; PKWARE strong encryption is refused (typed error). The streaming reader sees only local headers, which carry
 //! no Unix mode: streamed extraction applies no permission bits, and learns
 //! which entries are symlinks only from the central directory at the end
 //! (it then turns those files into links, confined as usual).

@@ -1,5 +1,5 @@
-//! The sans-I/O entry data machine: AES header, (decrypt →) decode → CRC and
-//! size checks, MAC and data descriptor. It pulls bytes from an [`InBuf`] and
+//! The sans-I/O entry data machine: AES or ZipCrypto header, (decrypt →)
+//! decode → CRC and size checks, MAC and data descriptor. It pulls bytes from an [`InBuf`] and
 //! says `NeedInput` when it has to wait, so sync and async readers share it.
 
 use crc32fast::Hasher;
@@ -7,7 +7,7 @@ use memchr::memmem;
 
 use super::InBuf;
 use crate::codec::Decoder;
-use crate::crypto::{AesDecryptor, MAC_LEN, VERIFIER_LEN};
+use crate::crypto::{AesDecryptor, MAC_LEN, VERIFIER_LEN, ZIP_CRYPTO_HEADER, ZipCrypto};
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::format::*;
@@ -37,6 +37,8 @@ pub(crate) enum Bound {
 #[derive(PartialEq, Eq)]
 enum Phase {
     AesHeader,
+    /// ZipCrypto's 12-byte header, whose last byte checks the password.
+    CryptoHeader,
     Body,
     Mac,
     Descriptor,
@@ -53,7 +55,10 @@ pub(crate) struct DataState {
     bound: Bound,
     decoder: Decoder,
     aes: Option<(crate::crypto::AesStrength, Vec<u8>)>,
-    decryptor: Option<AesDecryptor>,
+    /// ZipCrypto: the password and the byte its header must end with
+    /// (a second byte that may stand for it, see `check_bytes`).
+    legacy: Option<(Vec<u8>, [u8; 2])>,
+    decryptor: Option<Cipher>,
     plain_ahead: usize,
     crc: Hasher,
     check_crc: bool,
@@ -84,10 +89,10 @@ impl DataState {
     pub(crate) fn new(plan: Plan<'_>) -> Result<DataState> {
         let e = plan.entry;
         let name = e.name.clone();
-        if e.encrypted && e.aes.is_none() {
+        if e.encrypted && e.aes.is_none() && e.flags & FLAG_STRONG != 0 {
             return Err(Error::Unsupported {
                 name,
-                what: "encryption (legacy ZipCrypto or strong encryption)",
+                what: "encryption (PKWARE strong encryption)",
                 id: 1,
             });
         }
@@ -107,8 +112,21 @@ impl DataState {
                 Some((strength, pw.to_vec()))
             }
         };
+        let legacy = match (e.encrypted, e.aes) {
+            (true, None) => {
+                let pw = plan
+                    .password
+                    .ok_or_else(|| Error::PasswordRequired { name: name.clone() })?;
+                Some((pw.to_vec(), check_bytes(e, plan.sizes_known)))
+            }
+            _ => None,
+        };
         let descriptor = e.flags & FLAG_DESCRIPTOR != 0 && !plan.sizes_known;
-        let overhead = e.aes.map_or(0, |(s, _)| s.overhead());
+        let overhead = match (e.aes, &legacy) {
+            (Some((s, _)), _) => s.overhead(),
+            (None, Some(_)) => ZIP_CRYPTO_HEADER as u64,
+            (None, None) => 0,
+        };
         let bound = if !descriptor || (plan.sizes_known) {
             let c = e
                 .compressed_size
@@ -116,12 +134,15 @@ impl DataState {
                 .ok_or_else(|| Error::Malformed {
                     offset: e.header_offset,
                     what: format!(
-                        "entry {name:?}: compressed size {} is smaller than the AES overhead",
+                        "entry {name:?}: compressed size {} is smaller than the encryption \
+                         overhead",
                         e.compressed_size
                     ),
                 })?;
             Bound::Known(c)
-        } else if decoder.self_terminating() && aes.is_none() {
+        } else if decoder.self_terminating() && aes.is_none() && legacy.is_none() {
+            // (Decrypted in place, the bytes after the data must not be
+            // touched: an encrypted entry scans for its descriptor.)
             Bound::Terminated
         } else {
             Bound::Scan
@@ -132,12 +153,15 @@ impl DataState {
             name,
             phase: if aes.is_some() {
                 Phase::AesHeader
+            } else if legacy.is_some() {
+                Phase::CryptoHeader
             } else {
                 Phase::Body
             },
             bound,
             decoder,
             aes,
+            legacy,
             decryptor: None,
             plain_ahead: 0,
             crc: Hasher::new(),
@@ -207,9 +231,31 @@ impl DataState {
                             name: self.name.clone(),
                         }
                     })?;
-                    self.decryptor = Some(d);
+                    self.decryptor = Some(Cipher::Aes(Box::new(d)));
                     inb.consume(n);
                     self.read_in += n as u64;
+                    self.phase = Phase::Body;
+                }
+                Phase::CryptoHeader => {
+                    if inb.len() < ZIP_CRYPTO_HEADER {
+                        return self.need(inb);
+                    }
+                    let (pw, check) = self
+                        .legacy
+                        .as_ref()
+                        .expect("header phase implies ZipCrypto");
+                    let mut z = ZipCrypto::new(pw);
+                    let mut header = [0u8; ZIP_CRYPTO_HEADER];
+                    header.copy_from_slice(&inb.data()[..ZIP_CRYPTO_HEADER]);
+                    z.decrypt(&mut header);
+                    if !check.contains(&header[ZIP_CRYPTO_HEADER - 1]) {
+                        return Err(Error::WrongPassword {
+                            name: self.name.clone(),
+                        });
+                    }
+                    self.decryptor = Some(Cipher::Zip(z));
+                    inb.consume(ZIP_CRYPTO_HEADER);
+                    self.read_in += ZIP_CRYPTO_HEADER as u64;
                     self.phase = Phase::Body;
                 }
                 Phase::Body => return self.body(inb, out),
@@ -217,7 +263,9 @@ impl DataState {
                     if inb.len() < MAC_LEN {
                         return self.need(inb);
                     }
-                    let d = self.decryptor.take().expect("MAC phase implies AES");
+                    let Some(Cipher::Aes(d)) = self.decryptor.take() else {
+                        unreachable!("MAC phase implies AES");
+                    };
                     if !d.verify(&inb.data()[..MAC_LEN]) {
                         return Err(Error::AuthFailed {
                             name: self.name.clone(),
@@ -272,7 +320,10 @@ impl DataState {
     }
 
     fn body(&mut self, inb: &mut InBuf, out: &mut [u8]) -> Result<Progress> {
-        let mac = if self.decryptor.is_some() { MAC_LEN } else { 0 };
+        let mac = match self.decryptor {
+            Some(Cipher::Aes(_)) => MAC_LEN,
+            _ => 0,
+        };
         let avail = match self.bound {
             Bound::Known(rem) => (inb.len() as u64).min(rem) as usize,
             Bound::Terminated => inb.len(),
@@ -345,7 +396,7 @@ impl DataState {
                     actual: self.read_in + rem,
                 });
             }
-            self.phase = if self.decryptor.is_some() {
+            self.phase = if matches!(self.decryptor, Some(Cipher::Aes(_))) {
                 Phase::Mac
             } else if self.descriptor {
                 Phase::Descriptor
@@ -433,5 +484,37 @@ impl DataState {
             });
         }
         Ok(())
+    }
+}
+
+/// The key stream an entry's data is decrypted with.
+enum Cipher {
+    /// WinZip AES, authenticated by a MAC after the data.
+    Aes(Box<AesDecryptor>),
+    /// PKWARE's traditional encryption, checked only by the CRC.
+    Zip(ZipCrypto),
+}
+
+impl Cipher {
+    fn decrypt(&mut self, buf: &mut [u8]) {
+        match self {
+            Cipher::Aes(d) => d.decrypt(buf),
+            Cipher::Zip(z) => z.decrypt(buf),
+        }
+    }
+}
+
+/// What a ZipCrypto header's last byte may be for the right password:
+/// the CRC's high byte, or with a data descriptor (the CRC not known
+/// when the header was written) the DOS time's high byte, as Info-ZIP's
+/// zip writes and its unzip checks. With the central directory's CRC at
+/// hand, either is taken, since writers differ on which they use.
+fn check_bytes(e: &Entry, sizes_known: bool) -> [u8; 2] {
+    let crc = (e.crc32 >> 24) as u8;
+    let time = (e.dos_time >> 8) as u8;
+    match (e.flags & FLAG_DESCRIPTOR != 0, sizes_known) {
+        (false, _) => [crc, crc],
+        (true, true) => [time, crc],
+        (true, false) => [time, time],
     }
 }

@@ -143,8 +143,12 @@ Patterns: `*` matches any run of characters, `/` included; `?` one \
 character; `[abc]`, `[a-z]`, `[!a-z]` a set; anything else itself (case-sensitive), as Info-ZIP \
 matches them. Names are printed with control characters shown as ^J, ^[ ...
 
+Encrypted entries (WinZip AES, legacy ZipCrypto) take the password from -P, --password-file, \
+--password-env or a prompt; a wrong one stops the run before anything is written (Info-ZIP \
+skips those entries and exits 82).
+
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
-`--` before it); it never prompts: an existing file is an error unless -o or -n; extraction \
+`--` before it); it never prompts about files: an existing file is an error unless -o or -n; extraction \
 prints nothing, so -q only shortens -t (-qq silences it); -t prints its own summary; -l and -v \
 print times in UTC (Info-ZIP: local time); a \
 MEMBER that matches nothing is an error, exit 1, before anything is written (Info-ZIP warns and \
@@ -192,6 +196,11 @@ pub struct UnzipArgs {
     /// Largest total uncompressed size to accept (zip bomb limit), in every mode.
     #[arg(long, default_value = "64GiB", value_parser = perfkit::units::parse_size)]
     max_size: u64,
+    /// Decrypt with PASSWORD (Info-ZIP's `-P`; visible to other users:
+    /// warns). AES and legacy ZipCrypto entries are read alike.
+    #[arg(short = 'P', value_name = "PASSWORD",
+        conflicts_with_all = ["password_file", "password_env"])]
+    given_password: Option<String>,
     #[command(flatten)]
     password: PasswordArgs,
 }
@@ -287,7 +296,15 @@ impl UnzipArgs {
     /// The options these flags ask for.
     pub fn options(self) -> UnzipOptions {
         UnzipOptions {
-            password: self.password.source(),
+            password: match self.given_password {
+                Some(p) => {
+                    eprintln!(
+                        "perfkit unzip: warning: -P puts the password on the command line, where other users can see it (ps); without it unzip prompts"
+                    );
+                    Password::Given(p.into_bytes())
+                }
+                None => self.password.source(),
+            },
             archive: self.archive,
             members: self.members,
             exclude: self.exclude,

@@ -153,7 +153,9 @@ fn ratio(size: u64, compressed: u64) -> String {
         (1000 * diff + size / 2) / size
     };
     let percent = (permille + 5) / 10;
-    if grew {
+    // Info-ZIP computes a signed number: growth that rounds to nothing
+    // is plain 0, never -0.
+    if grew && percent > 0 {
         format!("{:>3}%", format!("-{percent}"))
     } else {
         format!("{percent:>3}%")
@@ -172,5 +174,9 @@ mod tests {
         assert_eq!(ratio(20_971_520, 20_362), "100%");
         assert_eq!(ratio(2, 2), "  0%");
         assert_eq!(ratio(0, 0), "  0%");
+        // 100,000 random bytes that deflate to 100,020 (and 12 more for
+        // ZipCrypto's header): Info-ZIP says 0%.
+        assert_eq!(ratio(100_000, 100_020), "  0%");
+        assert_eq!(ratio(1000, 1010), " -1%");
     }
 }
