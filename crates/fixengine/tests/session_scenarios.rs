@@ -37,7 +37,7 @@ use fixsession::app::{Application, Delivered};
 use fixsession::machine::{Config, Credentials, Output, Role, Session};
 use fixsession::schedule::TimeWindow;
 use fixsession::schedule::{TimeOfDay, Weekday};
-use fixsession::settings::ApplVerId;
+use fixsession::settings::{ApplVerId, SessionSettings, Settings};
 use fixsession::store::{MemoryStore, SessionStore};
 
 /// 2026-11-23 12:00:00 UTC, a Monday: the scripts' clock at the start.
@@ -130,6 +130,7 @@ scripts! {
     a_weekly_session_runs_from_its_start_day_to_its_end_day
     a_wrong_body_length_drops_the_message_and_what_it_swallows
     a_wrong_checksum_is_ignored_without_using_a_number
+    allow_unknown_msg_fields_y_takes_a_field_the_message_type_lacks
     an_echo_with_an_empty_field_is_resent_as_it_was
     an_empty_routing_field_is_not_reversed
     an_empty_test_req_id_is_echoed_when_empty_values_are_allowed
@@ -156,6 +157,7 @@ scripts! {
     before_fix_4_2_a_resend_request_runs_to_999999
     before_fix_4_2_an_unsupported_type_gets_a_reject_with_text
     before_the_logon_only_sequence_resets_and_rejects_are_taken
+    check_comp_id_n_takes_a_foreign_sender_comp_id
     dictionary_accepts_a_valid_order
     dictionary_rejects_a_group_count_that_does_not_match
     dictionary_rejects_a_missing_required_tag
@@ -173,7 +175,10 @@ scripts! {
     header_and_body_fields_in_another_order_are_accepted
     header_fields_after_body_fields_are_rejected
     heartbeats_flow_on_silence_and_a_test_request_is_answered
+    logon_days_gate_logons_in_a_weekly_session
     logon_time_gates_logons_and_ends_the_logged_on_session
+    logout_timeout_sets_how_long_our_logout_waits
+    max_latency_sets_how_far_sending_time_may_stray
     messages_numbered_in_sequence_are_taken_silently
     missing_required_fields_are_rejected_naming_the_tag
     next_expected_msg_seq_num_above_ours_ends_the_session
@@ -194,7 +199,10 @@ scripts! {
     the_end_of_session_time_logs_out_and_resets_the_numbers
     the_logout_handshake_from_the_peer
     undefined_tags_are_rejected_as_invalid_tag_numbers
+    use_data_dictionary_n_validates_nothing
     valid_logon_is_answered_and_numbers_advance
+    validate_fields_out_of_order_n_takes_header_fields_after_the_body
+    validate_user_defined_fields_n_takes_tags_from_5000
     values_outside_the_enumeration_are_rejected
     with_next_expected_msg_seq_num_a_gap_at_logon_is_not_asked_for
     without_a_dictionary_repeated_tags_and_unknown_groups_are_delivered
@@ -230,6 +238,10 @@ struct Setup {
     /// The other directives, each changing one thing of [`Config::new`]'s
     /// defaults.
     settings: Vec<Setting>,
+    /// `@settings KEY=VALUE...`: QuickFIX settings keys, read as a
+    /// settings file's `[SESSION]` is read (`Settings::parse`, then
+    /// `Config::from_settings`) in place of [`Config::new`]'s defaults.
+    keys: Vec<String>,
 }
 
 /// What a header directive does to the session's configuration.
@@ -242,17 +254,14 @@ const DIRECTIVES: &[(&str, &str)] = &[
     ("app", "@app echo"),
     ("validate", "@validate [allow-empty-values]"),
     ("reset-on-logon", "@reset-on-logon"),
-    ("reset-on-logout", "@reset-on-logout"),
-    ("reset-on-disconnect", "@reset-on-disconnect"),
     ("next-expected-msg-seq-num", "@next-expected-msg-seq-num"),
-    ("redundant-resend-requests", "@redundant-resend-requests"),
     ("no-persist-messages", "@no-persist-messages"),
     (
         "session-time",
         "@session-time HH:MM:SS HH:MM:SS [START_DAY END_DAY]",
     ),
-    ("logon-time", "@logon-time HH:MM:SS HH:MM:SS"),
     ("credentials", "@credentials USERNAME PASSWORD"),
+    ("settings", "@settings KEY=VALUE..."),
 ];
 
 impl Setup {
@@ -263,6 +272,7 @@ impl Setup {
             echo: false,
             validation: None,
             settings: Vec::new(),
+            keys: Vec::new(),
         }
     }
 
@@ -293,6 +303,14 @@ impl Setup {
             ("role", ["acceptor"]) => self.role = Role::Acceptor,
             ("role", ["initiator"]) => self.role = Role::Initiator,
             ("app", ["echo"]) => self.echo = true,
+            ("settings", [_, ..]) => {
+                for kv in &args {
+                    if !kv.contains('=') || kv.starts_with('=') {
+                        return error(line, format!("`{kv}` is not KEY=VALUE"));
+                    }
+                    self.keys.push(kv.to_string());
+                }
+            }
             ("validate", []) => self.validation = Some(Validation::default()),
             ("validate", ["allow-empty-values"]) => {
                 self.validation = Some(Validation {
@@ -316,18 +334,69 @@ impl Setup {
             Role::Acceptor => ("ISLD", "TW"),
             Role::Initiator => ("TW", "ISLD"),
         };
-        let mut cfg = Config {
-            default_appl_ver_id: (bs == BeginString::Fixt11).then_some(ApplVerId::Fix50Sp2),
-            ..Config::new(self.role, bs, ours, theirs)
+        let (mut cfg, validation) = if self.keys.is_empty() {
+            let cfg = Config {
+                default_appl_ver_id: (bs == BeginString::Fixt11).then_some(ApplVerId::Fix50Sp2),
+                ..Config::new(self.role, bs, ours, theirs)
+            };
+            (cfg, self.validation.clone())
+        } else {
+            let s = self.session_settings(bs, ours, theirs);
+            // As the engine loads dictionaries: only under
+            // UseDataDictionary (the default), with the file's switches.
+            let validation = self
+                .validation
+                .as_ref()
+                .filter(|_| s.use_data_dictionary)
+                .map(|_| s.validation.clone());
+            (Config::from_settings(&s), validation)
         };
         for apply in &self.settings {
             apply(&mut cfg);
         }
-        if let Some(validation) = &self.validation {
+        if let Some(validation) = validation {
             let (session, app) = dictionaries(bs)?;
-            cfg.validator = Some(Arc::new(Validator::new(session, app, validation.clone())));
+            cfg.validator = Some(Arc::new(Validator::new(session, app, validation)));
         }
         Some(cfg)
+    }
+
+    /// The `[SESSION]` of the script's `@settings` keys, under version
+    /// `bs` and its role, with what a file must say besides (the CompIDs,
+    /// the role's socket keys, a schedule) added when the keys leave it
+    /// out: the schedule is `NonStopSession=Y`, [`Config::new`]'s.
+    fn session_settings(&self, bs: BeginString, ours: &str, theirs: &str) -> SessionSettings {
+        let given = |key: &str| self.keys.iter().any(|kv| kv.split('=').next() == Some(key));
+        let mut text = format!(
+            "[SESSION]\nBeginString={}\nSenderCompID={ours}\nTargetCompID={theirs}\n",
+            bs.as_str()
+        );
+        let role = match self.role {
+            Role::Acceptor => "ConnectionType=acceptor\nSocketAcceptPort=1\n",
+            Role::Initiator => {
+                "ConnectionType=initiator\nSocketConnectHost=127.0.0.1\nSocketConnectPort=1\n"
+            }
+        };
+        text.push_str(role);
+        if self.role == Role::Initiator && !given("HeartBtInt") {
+            text.push_str("HeartBtInt=30\n");
+        }
+        if bs == BeginString::Fixt11 && !given("DefaultApplVerID") {
+            text.push_str("DefaultApplVerID=FIX.5.0SP2\n");
+        }
+        if !["StartTime", "EndTime", "NonStopSession"]
+            .iter()
+            .any(|k| given(k))
+        {
+            text.push_str("NonStopSession=Y\n");
+        }
+        for kv in &self.keys {
+            text.push_str(kv);
+            text.push('\n');
+        }
+        let settings = Settings::parse(&text)
+            .unwrap_or_else(|e| panic!("@settings: {e}\nthe [SESSION] read:\n{text}"));
+        settings.sessions.into_iter().next().expect("one session")
     }
 }
 
@@ -336,10 +405,7 @@ impl Setup {
 fn setting(line: usize, name: &str, args: &[&str]) -> Result<Option<Setting>, ParseError> {
     Ok(Some(match (name, args) {
         ("reset-on-logon", []) => Box::new(|c| c.reset_on_logon = true),
-        ("reset-on-logout", []) => Box::new(|c| c.reset_on_logout = true),
-        ("reset-on-disconnect", []) => Box::new(|c| c.reset_on_disconnect = true),
         ("next-expected-msg-seq-num", []) => Box::new(|c| c.next_expected_msg_seq_num = true),
-        ("redundant-resend-requests", []) => Box::new(|c| c.send_redundant_resend_requests = true),
         ("no-persist-messages", []) => Box::new(|c| c.persist_messages = false),
         ("session-time", [start, end]) => {
             let w = TimeWindow::daily(time_of_day(line, start)?, time_of_day(line, end)?);
@@ -353,10 +419,6 @@ fn setting(line: usize, name: &str, args: &[&str]) -> Result<Option<Setting>, Pa
                 weekday(line, last)?,
             );
             Box::new(move |c| c.session_time = Some(w.clone()))
-        }
-        ("logon-time", [start, end]) => {
-            let w = TimeWindow::daily(time_of_day(line, start)?, time_of_day(line, end)?);
-            Box::new(move |c| c.logon_time = Some(w.clone()))
         }
         ("credentials", [username, password]) => {
             let credentials = Credentials {
@@ -577,6 +639,9 @@ enum Step {
     Event(Output),
     /// `wait S`
     Wait(u32),
+    /// `nothing`: the session has sent nothing no step has checked (what
+    /// a timer must not have done yet).
+    Nothing,
     /// `seqs S T`
     Seqs(u64, u64),
 }
@@ -715,6 +780,7 @@ fn parse_step(line: &str) -> Result<Step, String> {
         "logged-on" => none(Step::Event(Output::LoggedOn)),
         "logged-out" => none(Step::Event(Output::LoggedOut)),
         "disconnected" => none(Step::Event(Output::Disconnect)),
+        "nothing" => none(Step::Nothing),
         ">" | ">!" => {
             let fields = sent_fields(arg)?;
             if fields.is_empty() {
@@ -964,6 +1030,15 @@ impl Run<'_> {
                 self.now += i64::from(*secs) * 1_000_000_000;
                 let now = self.now();
                 self.session.on_tick(now).unwrap();
+            }
+            Step::Nothing => {
+                self.collect();
+                assert!(
+                    self.pending.is_empty(),
+                    "{}: `nothing`, but the session sent {:?}",
+                    self.at(line),
+                    self.pending
+                );
             }
             Step::Seqs(s, t) => {
                 self.collect();

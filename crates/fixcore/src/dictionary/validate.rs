@@ -162,9 +162,29 @@ impl Validator {
             // No tag: QuickFIX's reject for it carries no RefTagID.
             None => return Err(reject(11, 0)),
         };
-        let header: Vec<(u32, &[u8])> = fields[..body_start].to_vec();
-        let body: Vec<(u32, &[u8])> = fields[body_start..trailer_start].to_vec();
-        let trailer: Vec<(u32, &[u8])> = fields[trailer_start..].to_vec();
+        let (header, body, trailer): (Vec<_>, Vec<_>, Vec<_>) = if self.opts.fields_out_of_order {
+            (
+                fields[..body_start].to_vec(),
+                fields[body_start..trailer_start].to_vec(),
+                fields[trailer_start..].to_vec(),
+            )
+        } else {
+            // `ValidateFieldsOutOfOrder=N`: QuickFIX's parser files every
+            // header and trailer field where it belongs wherever it
+            // stands, so a SenderCompID after the body is still the
+            // header's.
+            let mut parts = (Vec::new(), Vec::new(), Vec::new());
+            for &f in fields {
+                if self.is_header(f.0) {
+                    parts.0.push(f);
+                } else if self.is_trailer(f.0) {
+                    parts.2.push(f);
+                } else {
+                    parts.1.push(f);
+                }
+            }
+            parts
+        };
         // Required fields first, as QuickFIX's checkHasRequired runs
         // before it iterates the fields.
         self.required(&self.session.header, &header)?;
