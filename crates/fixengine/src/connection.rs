@@ -93,6 +93,16 @@ impl<'a> Options<'a> {
             max_unauthenticated: 256,
         }
     }
+
+    /// The defaults, with what session `s`'s settings say of its socket:
+    /// `SocketNodelay` (an initiator's own connection; an acceptor's
+    /// sessions of one port share their listener's).
+    pub fn for_session(s: &fixsession::settings::SessionSettings, stop: &'a AtomicBool) -> Self {
+        Options {
+            nodelay: s.socket_nodelay,
+            ..Options::new(stop)
+        }
+    }
 }
 
 /// Queued bytes past which a connection stops reading from its

@@ -169,6 +169,7 @@ scripts! {
     dictionary_rejects_an_invalid_msg_type
     dictionary_rejects_an_invalid_tag_number
     extreme_heart_bt_int_and_sending_time_do_not_overflow
+    fixt_dictionaries_named_by_their_keys_validate
     garbled_header_tags_are_ignored_like_garbled_frames
     garbled_messages_are_ignored_and_their_numbers_asked_for_again
     group_counts_of_zero_pass_validation_and_echo
@@ -342,14 +343,31 @@ impl Setup {
             (cfg, self.validation.clone())
         } else {
             let s = self.session_settings(bs, ours, theirs);
-            // As the engine loads dictionaries: only under
+            // As the engine loads dictionaries: the files the keys name
+            // (from QuickFIX's spec folder) or `@validate`'s, only under
             // UseDataDictionary (the default), with the file's switches.
+            let named = match (
+                &s.data_dictionary,
+                &s.transport_data_dictionary,
+                &s.app_data_dictionary,
+            ) {
+                (Some(d), _, _) => Some((d.clone(), d.clone())),
+                (None, Some(t), Some(a)) => Some((t.clone(), a.clone())),
+                _ => None,
+            };
+            let mut cfg = Config::from_settings(&s);
+            if s.use_data_dictionary {
+                if let Some((session, app)) = named {
+                    let v = Validator::new(spec(&session)?, spec(&app)?, s.validation.clone());
+                    cfg.validator = Some(Arc::new(v));
+                }
+            }
             let validation = self
                 .validation
                 .as_ref()
                 .filter(|_| s.use_data_dictionary)
                 .map(|_| s.validation.clone());
-            (Config::from_settings(&s), validation)
+            (cfg, validation)
         };
         for apply in &self.settings {
             apply(&mut cfg);

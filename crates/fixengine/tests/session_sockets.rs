@@ -4,8 +4,9 @@
 //! (getsockopt on the listener, an accepted and an initiator's
 //! connection), `AllowedRemoteAddresses` (connections from other loopback
 //! addresses), initiator failover over `SocketConnectHost<n>` (a host that
-//! refuses, then one that accepts) with source addresses (the address the
-//! acceptor sees), and `ValidateLengthAndChecksum` (messages whose
+//! refuses, then one that accepts) with source addresses and ports (what
+//! the acceptor sees), `SocketNodelay` (getsockopt on an initiator's
+//! connection), and `ValidateLengthAndChecksum` (messages whose
 //! CheckSum a client written here got wrong on purpose).
 
 use perfkit_testkit::fix_wire::{frame_now, has, read_message};
@@ -369,4 +370,74 @@ fn an_initiator_connection_gets_its_buffer_sizes() {
     let p = SockRef::from(&probe);
     assert_eq!(p.send_buffer_size().unwrap(), kernel_size(49152));
     assert_eq!(p.recv_buffer_size().unwrap(), kernel_size(81920));
+}
+
+/// The unnumbered `SocketConnectSourceHost` and `SocketConnectSourcePort`
+/// (QuickFIX/C++'s), and `SocketConnectSourcePort<n>` for a numbered
+/// host: the acceptor sees each connection come from that address and
+/// port.
+#[test]
+fn an_initiator_connects_from_its_source_address_and_port() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let up = listener.local_addr().unwrap().port();
+    let (p0, p1) = (free_port(), free_port());
+    let s = &sessions(&initiator_file(&format!(
+        "SocketConnectHost=127.0.0.1\nSocketConnectPort={up}\n\
+         SocketConnectSourceHost=127.0.0.2\nSocketConnectSourcePort={p0}\n\
+         SocketConnectHost1=127.0.0.1\nSocketConnectPort1={up}\n\
+         SocketConnectSourceHost1=127.0.0.3\nSocketConnectSourcePort1={p1}\n"
+    )))[0];
+    let mut targets = Targets::new(s).unwrap();
+    let stop = AtomicBool::new(false);
+    let t0 = Instant::now();
+    for (i, (ip, port)) in [(LOCAL_2, p0), (LOCAL_3, p1)].into_iter().enumerate() {
+        let target = targets.next(t0 + Duration::from_secs(i as u64)).clone();
+        let _c = fixengine::initiator::connect(&target, &stop).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        assert_eq!((peer.ip(), peer.port()), (ip, port), "target {i}");
+    }
+}
+
+/// `SocketNodelay`: TCP_NODELAY as the kernel reports it on an
+/// initiator's connection, on by default (as QuickFIX's default Y), off
+/// with `SocketNodelay=N`.
+#[test]
+fn socket_nodelay_sets_tcp_nodelay_on_the_connection() {
+    for (key, want) in [
+        ("", true),
+        ("SocketNodelay=N\n", false),
+        ("SocketNodelay=Y\n", true),
+    ] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let s = &sessions(&initiator_file(&format!(
+            "SocketConnectHost=127.0.0.1\nSocketConnectPort={port}\n{key}"
+        )))[0];
+        let mut stream = fixengine::initiator::connect(
+            &Targets::new(s).unwrap().next(Instant::now()).clone(),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        let probe = stream.try_clone().unwrap();
+        // Set the other way first, so only the session's setting can
+        // leave it as wanted.
+        probe.set_nodelay(!want).unwrap();
+        let (mut peer, _) = listener.accept().unwrap();
+        let hang_up = std::thread::spawn(move || {
+            let _ = read_message(&mut peer);
+        });
+        let mut session = Session::new(Config::from_settings(s), MemoryStore::default());
+        let stop = AtomicBool::new(false);
+        connection::run(
+            &mut stream,
+            &[],
+            &mut session,
+            &mut Echo::default(),
+            &mut Quiet,
+            Options::for_session(s, &stop),
+        )
+        .unwrap();
+        hang_up.join().unwrap();
+        assert_eq!(probe.nodelay().unwrap(), want, "{key:?}");
+    }
 }

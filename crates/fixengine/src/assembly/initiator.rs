@@ -92,10 +92,9 @@ pub fn run_initiator(
             };
             let opts = Options {
                 max_message: engine.max_message,
-                nodelay: s.socket_nodelay,
                 spin: engine.spin,
                 max_send_queue: engine.send_queue_limit,
-                ..Options::new(stop)
+                ..Options::for_session(&s, stop)
             };
             let tls = tls_for(engine, &s, &*console, ClientTls::new)?;
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
