@@ -356,11 +356,11 @@ impl Setup {
                 _ => None,
             };
             let mut cfg = Config::from_settings(&s);
-            if s.use_data_dictionary {
-                if let Some((session, app)) = named {
-                    let v = Validator::new(spec(&session)?, spec(&app)?, s.validation.clone());
-                    cfg.validator = Some(Arc::new(v));
-                }
+            if s.use_data_dictionary
+                && let Some((session, app)) = named
+            {
+                let v = Validator::new(spec(&session)?, spec(&app)?, s.validation.clone());
+                cfg.validator = Some(Arc::new(v));
             }
             let validation = self
                 .validation
