@@ -386,3 +386,137 @@ fn a_peer_stalled_mid_handshake_or_never_reading_holds_nothing() {
         "{log}"
     );
 }
+
+/// QuickFIX's directory forms of the trust keys, and its cipher keys,
+/// each shown by a handshake it lets through and one it refuses:
+/// `CertificationAuthoritiesDirectory` (the CA in a folder, or an empty
+/// folder: "unknown issuer"), `CertificateRevocationListDirectory` (the
+/// CRL in a folder refuses the revoked client), `SSLCipherSuite` (TLS 1.2
+/// suites two sides must share) and `TLSCipherSuites` (TLS 1.3's).
+#[test]
+fn certificate_directories_and_cipher_keys_mean_what_quickfix_says() {
+    if !certs::have_openssl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    certs::standard(d);
+    certs::signed(d, "ca", "revoked", 2);
+    certs::revoke(d, "ca", "revoked");
+    for (sub, files) in [
+        ("cas", &["ca.pem"][..]),
+        ("empty", &[]),
+        ("crls", &["ca-crl.pem"]),
+    ] {
+        std::fs::create_dir(d.join(sub)).unwrap();
+        for f in files {
+            std::fs::copy(d.join(f), d.join(sub).join(f)).unwrap();
+        }
+    }
+    let client = "ClientCertificateFile=client.pem\nClientCertificateKeyFile=client.key\n";
+    let answered = |cfg: &str, keys: &str, port: u16| -> (bool, String) {
+        initiator_cfg(d, cfg, "127.0.0.1", port, keys);
+        let out = interop::output_within(
+            perfkit().current_dir(d).args([
+                "fix",
+                "initiator",
+                cfg,
+                "--tls",
+                "--orders",
+                "20",
+                "--grace",
+                "3",
+            ]),
+            60,
+        );
+        let said = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success() && said.contains("answered 20\n"), said)
+    };
+
+    // The CA directory and the CRL directory.
+    let port = free_port();
+    let acc = acceptor(
+        d,
+        port,
+        "server",
+        "CertificateVerifyLevel=1\nCertificateRevocationListDirectory=crls",
+    );
+    let (ok, said) = answered(
+        "cadir.cfg",
+        &format!("CertificationAuthoritiesDirectory=cas\n{client}"),
+        port,
+    );
+    assert!(ok, "the CA from its directory: {said}");
+    // A CA folder with no CA in it is refused at start-up, naming it
+    // (OpenSSL would refuse every acceptor; checking none would be worse).
+    let (ok, said) = answered(
+        "emptydir.cfg",
+        &format!("CertificationAuthoritiesDirectory=empty\n{client}"),
+        port,
+    );
+    assert!(
+        !ok && said.contains("CertificationAuthoritiesDirectory empty: holds no CA certificate"),
+        "{said}"
+    );
+    initiator_cfg(
+        d,
+        "revoked.cfg",
+        "127.0.0.1",
+        port,
+        "CertificationAuthoritiesFile=ca.pem\nClientCertificateFile=revoked.pem\n\
+         ClientCertificateKeyFile=revoked.key\n",
+    );
+    initiator_until(
+        d,
+        "revoked.cfg",
+        &["--tls"],
+        "revoked.err",
+        "the counterparty refused the handshake: certificate revoked",
+    );
+    drop(acc);
+
+    // Cipher suites: a TLS 1.2 acceptor of one suite, a TLS 1.3 one of
+    // another; a client of the same suite gets in, one of another not.
+    let trust = format!("CertificationAuthoritiesFile=ca.pem\n{client}");
+    for (server, same, other) in [
+        (
+            "SSLProtocol=TLSv1_2\nSSLCipherSuite=ECDHE-RSA-AES128-GCM-SHA256",
+            "SSLCipherSuite=ECDHE-RSA-AES128-GCM-SHA256\n",
+            "SSLProtocol=TLSv1_2\nSSLCipherSuite=ECDHE-RSA-AES256-GCM-SHA384\n",
+        ),
+        (
+            "SSLProtocol=TLSv1_3\nTLSCipherSuites=TLS_AES_256_GCM_SHA384",
+            "TLSCipherSuites=TLS_AES_256_GCM_SHA384\n",
+            "SSLProtocol=TLSv1_3\nTLSCipherSuites=TLS_AES_128_GCM_SHA256\n",
+        ),
+    ] {
+        let port = free_port();
+        let _acc = acceptor(
+            d,
+            port,
+            "server",
+            &format!("CertificateVerifyLevel=1\n{server}"),
+        );
+        let (ok, said) = answered("same.cfg", &format!("{trust}{same}"), port);
+        assert!(ok, "{server} / {same}: {said}");
+        initiator_cfg(
+            d,
+            "other.cfg",
+            "127.0.0.1",
+            port,
+            &format!("{trust}{other}"),
+        );
+        let line = initiator_until(
+            d,
+            "other.cfg",
+            &["--tls"],
+            "other.err",
+            "TLS handshake failed",
+        );
+        assert!(
+            line.contains("handshake") && !line.contains("panicked"),
+            "{server} / {other}: {line}"
+        );
+    }
+}

@@ -97,6 +97,16 @@ pub(super) fn roots(s: &TlsSettings) -> Result<RootCertStore, TlsError> {
                 add("CertificationAuthoritiesDirectory", &p, certs)?;
             }
         }
+        // A CA folder given and empty is not "no CA given" (which checks
+        // nothing, as QuickFIX/C++): OpenSSL would check every peer
+        // against it and refuse them all, so it is refused at start-up.
+        if roots.is_empty() {
+            return Err(TlsError::File {
+                key: "CertificationAuthoritiesDirectory",
+                path: dir.clone(),
+                why: "holds no CA certificate, so no peer's certificate could be checked".into(),
+            });
+        }
     }
     Ok(roots)
 }
