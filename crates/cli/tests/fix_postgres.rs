@@ -244,3 +244,150 @@ fn quickfix_master_tables_and_statement_timeouts_keep_the_session() {
     // One Logon: the session was never dropped.
     assert_eq!(stderr.matches("Logon complete").count(), 1, "{stderr}");
 }
+
+/// Every connection and table key of QuickFIX's PostgreSQL store and log,
+/// each with a value other than its default, seen from the server: the
+/// store's rows in `PostgreSQLStoreDatabase`, its tables owned by
+/// `PostgreSQLStoreUser`, whose `PostgreSQLStorePassword` the server asks
+/// for (scram-sha-256 for that role); the log's rows in
+/// `PostgreSQLLogDatabase`, as `PostgreSQLLogUser` with its password, in
+/// the tables `PostgreSQLLogIncomingTable`, `…OutgoingTable` and
+/// `…EventTable` name. A wrong password stops the start, naming the
+/// database and not the password.
+#[test]
+fn connection_and_table_keys_reach_the_server() {
+    use perfkit_testkit::fix_wire::frame_now as frame;
+    use perfkit_testkit::fix_wire::{connect, has, read_message};
+    use std::io::Write;
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    pg.psql(DATABASE, "CREATE ROLE fixuser LOGIN PASSWORD 'sekret'");
+    for db in ["fixstore", "fixlog"] {
+        pg.psql(DATABASE, &format!("CREATE DATABASE {db} OWNER fixuser"));
+    }
+    // The role must give its password; everyone else is trusted still.
+    let hba = pg.dir().join("data/pg_hba.conf");
+    let rules = std::fs::read_to_string(&hba).unwrap();
+    std::fs::write(
+        &hba,
+        format!("host all fixuser 127.0.0.1/32 scram-sha-256\n{rules}"),
+    )
+    .unwrap();
+    pg.psql(DATABASE, "SELECT pg_reload_conf()");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let keys = |store_pw: &str, log_pw: &str| {
+        format!(
+            "PostgreSQLStoreHost=127.0.0.1\nPostgreSQLStorePort={db}\nPostgreSQLStoreUser=fixuser\n\
+             PostgreSQLStorePassword={store_pw}\nPostgreSQLStoreDatabase=fixstore\n\
+             PostgreSQLLogHost=127.0.0.1\nPostgreSQLLogPort={db}\nPostgreSQLLogUser=fixuser\n\
+             PostgreSQLLogPassword={log_pw}\nPostgreSQLLogDatabase=fixlog\n\
+             PostgreSQLLogIncomingTable=fix_in\nPostgreSQLLogOutgoingTable=fix_out\n\
+             PostgreSQLLogEventTable=fix_events\n",
+            db = pg.port
+        )
+    };
+    let cfg = |keys: String| {
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n{COMMON}HeartBtInt=30\n\
+             {keys}[SESSION]\nSenderCompID=EXEC\nTargetCompID=BANZAI\n"
+        )
+    };
+    // Wrong passwords, the store's then the log's.
+    for (store_pw, log_pw) in [("wrong1", "sekret"), ("sekret", "wrong2")] {
+        std::fs::write(d.join("bad.cfg"), cfg(keys(store_pw, log_pw))).unwrap();
+        let out = perfkit()
+            .current_dir(d)
+            .args(["fix", "acceptor", "bad.cfg"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        let db = if store_pw.starts_with("wrong") {
+            "fixstore"
+        } else {
+            "fixlog"
+        };
+        assert!(
+            err.contains(&format!("postgresql://fixuser@127.0.0.1:{}/{db}", pg.port))
+                && !err.contains("wrong1")
+                && !err.contains("wrong2")
+                && !err.contains("sekret"),
+            "{err}"
+        );
+    }
+    std::fs::write(d.join("a.cfg"), cfg(keys("sekret", "sekret"))).unwrap();
+    let acc = acceptor(d, "a.cfg");
+    acc.listening(port);
+    // The session is served once its lease (in the store's database) is
+    // held; a Logon before that is closed unanswered.
+    let until = Instant::now() + Duration::from_secs(20);
+    while !acc.stderr().contains("lease taken") {
+        assert!(Instant::now() < until, "no lease: {}", acc.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut c = connect(port);
+    c.write_all(&frame("35=A|34=1|49=BANZAI|52=NOW|56=EXEC|98=0|108=30|"))
+        .unwrap();
+    let answer =
+        read_message(&mut c).unwrap_or_else(|| panic!("no Logon answer: {}", acc.stderr()));
+    assert!(has(&answer, "35=A"), "{answer:?}");
+    let q = |db: &str, sql: &str| pg.psql(db, sql).trim().to_string();
+    assert_eq!(
+        q(
+            "fixstore",
+            "SELECT incoming_seqnum || ' ' || outgoing_seqnum FROM sessions \
+             WHERE sendercompid = 'EXEC' AND targetcompid = 'BANZAI'"
+        ),
+        "2 2",
+        "{}",
+        acc.stderr()
+    );
+    assert_eq!(
+        q(
+            "fixstore",
+            "SELECT tableowner FROM pg_tables WHERE tablename = 'sessions'"
+        ),
+        "fixuser"
+    );
+    assert_eq!(
+        q(
+            DATABASE,
+            "SELECT count(*) FROM pg_tables WHERE tablename = 'sessions'"
+        ),
+        "0",
+        "the default database got the store's tables"
+    );
+    // The log's rows are written by its own thread: wait for them.
+    let until = Instant::now() + Duration::from_secs(20);
+    let count = |t: &str, like: &str| {
+        q(
+            "fixlog",
+            &format!("SELECT count(*) FROM {t} WHERE text LIKE '{like}'"),
+        )
+    };
+    while count("fix_events", "%Logon%") == "0" {
+        assert!(Instant::now() < until, "no event rows: {}", acc.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(count("fix_in", "%35=A%"), "1");
+    assert_eq!(count("fix_out", "%35=A%"), "1");
+    assert_eq!(
+        q(
+            "fixlog",
+            "SELECT count(*) FROM pg_tables WHERE tablename IN ('messages_log', 'event_log')"
+        ),
+        "0",
+        "rows went to the default tables"
+    );
+    assert_eq!(
+        q(
+            "fixlog",
+            "SELECT tableowner FROM pg_tables WHERE tablename = 'fix_in'"
+        ),
+        "fixuser"
+    );
+}
