@@ -593,3 +593,52 @@ fn each_session_is_served_on_its_own_socket_accept_port() {
     assert!(stderr.contains(&format!("on port {p1}")), "{stderr}");
     assert!(stderr.contains(&format!("on port {p2}")), "{stderr}");
 }
+
+/// `ReconnectInterval`: an initiator whose acceptor takes the connection
+/// and closes it at once tries again after that many seconds; the
+/// acceptor's own clock measures the gaps between connections.
+#[test]
+fn reconnect_interval_spaces_the_initiators_attempts() {
+    let gaps = |interval: u64| -> Vec<f64> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("i.cfg");
+        std::fs::write(
+            &cfg,
+            format!(
+                "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\n\
+                 SocketConnectPort={port}\nReconnectInterval={interval}\nHeartBtInt=30\n\
+                 StartTime=00:00:00\nEndTime=00:00:00\nUseDataDictionary=N\n\n\
+                 [SESSION]\nBeginString=FIX.4.4\nSenderCompID=TW\nTargetCompID=ISLD\n"
+            ),
+        )
+        .unwrap();
+        let _init = Running(
+            perfkit()
+                .args(["fix", "initiator"])
+                .arg(&cfg)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let mut at = Vec::new();
+        for _ in 0..3 {
+            let (c, _) = listener.accept().unwrap();
+            at.push(Instant::now());
+            drop(c);
+        }
+        at.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect()
+    };
+    let (one, three) = (gaps(1), gaps(3));
+    eprintln!("ReconnectInterval=1: {one:?}; =3: {three:?}");
+    assert!(three.iter().all(|&g| g >= 2.9), "=3: {three:?}");
+    assert!(one.iter().all(|&g| g >= 0.9), "=1: {one:?}");
+    // The interval, not a fixed back-off: =1 retries sooner than =3.
+    assert!(
+        one.iter().sum::<f64>() + 2.0 < three.iter().sum::<f64>(),
+        "{one:?} {three:?}"
+    );
+}
