@@ -159,3 +159,50 @@ fn the_documented_table_is_the_code_table() {
         );
     }
 }
+
+/// Every QuickFIX/C++ key (1.15.1's and master's) names, in
+/// `meaning.txt`, at least one test that shows what it means, and every
+/// test named there exists: a test function (`fn name` in that file under
+/// `crates/`) or a session script. A key added to the table without a
+/// test of its meaning, or a test renamed away from under its key, fails
+/// here.
+#[test]
+fn every_quickfix_cpp_key_names_a_test_of_its_meaning() {
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let ledger = include_str!("meaning.txt");
+    let mut named: Vec<&str> = Vec::new();
+    for line in ledger
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (key, tests) = line.split_once(':').expect("KEY: tests");
+        let tests: Vec<&str> = tests.split_whitespace().collect();
+        assert!(!tests.is_empty(), "{key}: no test named");
+        for t in tests {
+            let (file, function) = match t.split_once("::") {
+                Some((f, n)) => (f, Some(n)),
+                None => (t, None),
+            };
+            let text = std::fs::read_to_string(crates.join(file))
+                .unwrap_or_else(|e| panic!("{key}: {file}: {e}"));
+            if let Some(f) = function {
+                let found = text.match_indices(&format!("fn {f}")).any(|(at, m)| {
+                    !text[at + m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                });
+                assert!(found, "{key}: no `fn {f}` in {file}");
+            } else {
+                assert!(file.ends_with(".script"), "{key}: {t} names no test");
+            }
+        }
+        named.push(key);
+    }
+    let cpp = Lists(C | M);
+    for k in KEYS.iter().filter(|k| k.lists.0 & cpp.0 != 0) {
+        assert!(
+            named.contains(&k.name),
+            "{}: a QuickFIX/C++ key with no test of its meaning in meaning.txt",
+            k.name
+        );
+    }
+    assert_eq!(named.len(), 113, "one line per QuickFIX/C++ key");
+}
