@@ -186,8 +186,11 @@ impl EntryOptions {
 pub struct Entry {
     /// Name as stored (UTF-8 when flagged, otherwise decoded as CP437 best effort).
     pub name: String,
-    /// Raw name bytes.
-    pub raw_name: Vec<u8>,
+    /// The name's bytes as stored, when they are not `name`'s own (a
+    /// name that is not UTF-8, decoded as CP437): [`Entry::raw_name`].
+    /// Kept apart only then, so an archive of 100,000 entries does not
+    /// hold every name twice.
+    pub(crate) raw: Option<Box<[u8]>>,
     /// Compression method id of the data (the real one for AES entries).
     pub method: u16,
     /// General purpose flags.
@@ -218,6 +221,17 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// An entry named by `raw` as stored, decoded as `name`.
+    pub(crate) fn named(raw: &[u8], name: String) -> (String, Option<Box<[u8]>>) {
+        let raw = (raw != name.as_bytes()).then(|| raw.into());
+        (name, raw)
+    }
+
+    /// The name's bytes exactly as the archive stores them.
+    pub fn raw_name(&self) -> &[u8] {
+        self.raw.as_deref().unwrap_or(self.name.as_bytes())
+    }
+
     /// The kind of object, from the Unix mode if present, else the name/DOS bits.
     pub fn kind(&self) -> EntryKind {
         if let Some(m) = self.unix_mode {

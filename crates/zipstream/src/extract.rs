@@ -191,7 +191,7 @@ pub fn extract_archive_selected<R: Read + Seek>(
     for e in archive.entries().iter().filter(|e| select(e)) {
         safe_path(&e.name)?;
     }
-    let mut x = Extractor::new(dest, opts)?;
+    let mut x = Extractor::new(dest, opts, false)?;
     let res = (|| -> Result<()> {
         for i in 0..archive.entries().len() {
             let e = archive.entries()[i].clone();
@@ -240,7 +240,7 @@ pub fn extract_stream_selected<R: Read>(
     opts: &ExtractOptions,
     select: &dyn Fn(&Entry) -> bool,
 ) -> Result<ExtractReport> {
-    let mut x = Extractor::new(dest, opts)?;
+    let mut x = Extractor::new(dest, opts, true)?;
     reader.set_password(opts.password.as_deref());
     let res = (|| -> Result<()> {
         while let Some(e) = reader.next_entry()? {

@@ -20,7 +20,10 @@ pub(super) struct Extractor<'a> {
     dest: PathBuf,
     opts: &'a ExtractOptions,
     pub(super) limits: Limiter<'a>,
-    seen: HashSet<PathBuf>,
+    /// The relative paths admitted so far, by a 128-bit hash (16 bytes
+    /// an entry, where the paths took a hundred): two names that differ
+    /// collide with odds of one in 2^64 even among billions.
+    seen: HashSet<u128>,
     links: Vec<(String, PathBuf, String)>,
     report: ExtractReport,
     tmp_counter: u64,
@@ -29,17 +32,67 @@ pub(super) struct Extractor<'a> {
     /// so each is checked and created once, not once per file.
     dirs: HashSet<PathBuf>,
     /// What this run created, in order, so a failed run can remove it.
-    created: Vec<(PathBuf, bool)>,
+    created: Created,
     /// This process's id, for temporary names (asked once, not per file).
     pid: u32,
     /// Regular files this run wrote, by entry name: a stream learns which
     /// were really symlinks only from the central directory at its end.
-    files: std::collections::HashMap<String, PathBuf>,
+    /// `None` for an archive, whose central directory said so first.
+    files: Option<std::collections::HashMap<String, PathBuf>>,
+}
+
+/// The paths a run created, newest last, packed in one buffer (a path
+/// each, and whether it is a directory): the undo list of a 100,000-file
+/// extraction in a few megabytes rather than tens.
+#[derive(Default)]
+struct Created {
+    bytes: Vec<u8>,
+    /// Where each path ends in `bytes`, and whether it is a directory.
+    ends: Vec<(usize, bool)>,
+}
+
+impl Created {
+    fn push(&mut self, p: &Path, is_dir: bool) {
+        use std::os::unix::ffi::OsStrExt;
+        self.bytes.extend_from_slice(p.as_os_str().as_bytes());
+        self.ends.push((self.bytes.len(), is_dir));
+    }
+
+    /// Every path, newest first.
+    fn newest_first(&self) -> impl Iterator<Item = (&Path, bool)> {
+        use std::os::unix::ffi::OsStrExt;
+        (0..self.ends.len()).rev().map(|i| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1].0 };
+            let (end, is_dir) = self.ends[i];
+            let p = Path::new(std::ffi::OsStr::from_bytes(&self.bytes[start..end]));
+            (p, is_dir)
+        })
+    }
+}
+
+/// The hash `seen` keeps of a relative path: two SipHashes of it, with
+/// std's fixed keys and a different first word each (the set only needs
+/// the names of one run told apart, not a secret seed).
+fn path_hash(rel: &Path) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let half = |k: u64| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        h.write_u64(k);
+        rel.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0x9e37_79b9_7f4a_7c15)) << 64) | u128::from(half(0x6a09_e667_f3bc_c908))
 }
 
 impl<'a> Extractor<'a> {
-    pub(super) fn new(dest: &Path, opts: &'a ExtractOptions) -> Result<Extractor<'a>> {
-        let mut created = Vec::new();
+    /// An extractor into `dest`; `stream`: the entries come from a stream,
+    /// whose files may turn out to be links (see [`Self::relink`]).
+    pub(super) fn new(
+        dest: &Path,
+        opts: &'a ExtractOptions,
+        stream: bool,
+    ) -> Result<Extractor<'a>> {
+        let mut created = Created::default();
         // Remember which of dest's own ancestors this run makes.
         let mut missing = Vec::new();
         let mut p = dest.to_path_buf();
@@ -52,7 +105,7 @@ impl<'a> Extractor<'a> {
         }
         fs::create_dir_all(dest)?;
         for m in missing.into_iter().rev() {
-            created.push((m, true));
+            created.push(&m, true);
         }
         Ok(Extractor {
             dest: dest.canonicalize()?,
@@ -66,7 +119,7 @@ impl<'a> Extractor<'a> {
             dirs: HashSet::new(),
             created,
             pid: std::process::id(),
-            files: std::collections::HashMap::new(),
+            files: stream.then(std::collections::HashMap::new),
         })
     }
 
@@ -83,7 +136,7 @@ impl<'a> Extractor<'a> {
             }
             rel = PathBuf::from(rel.file_name().unwrap_or_default());
         }
-        if !self.seen.insert(rel.clone()) && kind != EntryKind::Directory {
+        if !self.seen.insert(path_hash(&rel)) && kind != EntryKind::Directory {
             return Err(Error::Duplicate {
                 name: e.name.clone(),
             });
@@ -127,7 +180,7 @@ impl<'a> Extractor<'a> {
         }
         let p = self.dest.join(rel);
         match fs::create_dir(&p) {
-            Ok(()) => self.created.push((p, true)),
+            Ok(()) => self.created.push(&p, true),
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
                 let m = fs::symlink_metadata(&p).map_err(output(&p))?;
                 if m.file_type().is_symlink() {
@@ -156,7 +209,7 @@ impl<'a> Extractor<'a> {
     /// then confines and creates them like any other link.
     pub(super) fn relink(&mut self, names: &[String]) -> Result<()> {
         for name in names {
-            let Some(rel) = self.files.remove(name) else {
+            let Some(rel) = self.files.as_mut().and_then(|f| f.remove(name)) else {
                 continue;
             };
             let at = self.dest.join(&rel);
@@ -182,11 +235,12 @@ impl<'a> Extractor<'a> {
     /// Removes, newest first, what this run created: its files, then its
     /// directories if they are empty. Called when the run fails.
     pub(super) fn undo(&mut self) {
-        for (p, is_dir) in std::mem::take(&mut self.created).into_iter().rev() {
+        let created = std::mem::take(&mut self.created);
+        for (p, is_dir) in created.newest_first() {
             let _ = if is_dir {
-                fs::remove_dir(&p)
+                fs::remove_dir(p)
             } else {
-                fs::remove_file(&p)
+                fs::remove_file(p)
             };
         }
     }
@@ -320,9 +374,11 @@ impl<'a> Extractor<'a> {
     /// Records a file written at `target` (`existed`: it replaced one).
     fn placed(&mut self, e: &Entry, rel: PathBuf, target: PathBuf, existed: bool, n: u64) {
         if !existed {
-            self.created.push((target, false));
+            self.created.push(&target, false);
         }
-        self.files.insert(e.name.clone(), rel);
+        if let Some(files) = &mut self.files {
+            files.insert(e.name.clone(), rel);
+        }
         self.report.files += 1;
         self.report.bytes += n;
         self.limits.done(n);

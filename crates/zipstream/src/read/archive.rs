@@ -227,7 +227,7 @@ impl<R: Read + Seek> ZipArchive<R> {
         let local = parse_local(&head, entry.header_offset)?.ok_or(Error::Truncated {
             offset: entry.header_offset,
         })?;
-        if local.entry.raw_name != entry.raw_name {
+        if local.entry.raw_name() != entry.raw_name() {
             return Err(Error::Malformed {
                 offset: entry.header_offset,
                 what: format!(
@@ -408,7 +408,7 @@ fn check_overlap(entries: &[Entry], cd_start: u64) -> Result<()> {
         // Lower bound of the entry's extent: fixed header, name, data.
         prev_end = e
             .header_offset
-            .saturating_add(LOCAL_LEN as u64 + e.raw_name.len() as u64)
+            .saturating_add(LOCAL_LEN as u64 + e.raw_name().len() as u64)
             .saturating_add(e.compressed_size);
         if prev_end > cd_start {
             // One entry running into the directory shares no bytes with

@@ -92,12 +92,13 @@ pub(crate) fn parse_local(b: &[u8], at: u64) -> Result<Option<Local>> {
     if b.len() < len {
         return Ok(None);
     }
-    let raw_name = b[LOCAL_LEN..LOCAL_LEN + name_len].to_vec();
+    let raw_name = &b[LOCAL_LEN..LOCAL_LEN + name_len];
+    let (name, raw) = Entry::named(raw_name, decode_name(raw_name, flags & FLAG_UTF8 != 0));
     let csize32 = le32(b, 18);
     let usize32 = le32(b, 22);
     let mut e = Entry {
-        name: decode_name(&raw_name, flags & FLAG_UTF8 != 0),
-        raw_name,
+        name,
+        raw,
         method: le16(b, 8),
         flags,
         crc32: le32(b, 14),
@@ -151,15 +152,16 @@ pub(crate) fn parse_central(b: &[u8], at: u64) -> Result<(Entry, usize)> {
             offset: at + b.len() as u64,
         });
     }
-    let raw_name = b[CENTRAL_LEN..CENTRAL_LEN + name_len].to_vec();
+    let raw_name = &b[CENTRAL_LEN..CENTRAL_LEN + name_len];
     let utf8 = flags & FLAG_UTF8 != 0;
+    let (name, raw) = Entry::named(raw_name, decode_name(raw_name, utf8));
     let external = le32(b, 38);
     let csize32 = le32(b, 20);
     let usize32 = le32(b, 24);
     let offset32 = le32(b, 42);
     let mut e = Entry {
-        name: decode_name(&raw_name, utf8),
-        raw_name,
+        name,
+        raw,
         method: le16(b, 10),
         flags,
         crc32: le32(b, 16),

@@ -560,7 +560,7 @@ impl Core {
         }
         let (time, date) = (le16(&c.central, 12), le16(&c.central, 14));
         self.records.push(Record {
-            name: e.raw_name,
+            name: e.raw_name().to_vec(),
             comment: e.comment.into_bytes(),
             flags: e.flags,
             method: e.method,
