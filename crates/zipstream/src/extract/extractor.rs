@@ -30,7 +30,8 @@ pub(super) struct Extractor<'a> {
     pub(super) buf: Vec<u8>,
     /// Directories known to exist as real directories (relative to `dest`),
     /// so each is checked and created once, not once per file.
-    dirs: HashSet<PathBuf>,
+    /// (`true`: this run made it, so everything in it is this run's too.)
+    dirs: std::collections::HashMap<PathBuf, bool>,
     /// What this run created, in order, so a failed run can remove it.
     created: Created,
     /// This process's id, for temporary names (asked once, not per file).
@@ -116,7 +117,7 @@ impl<'a> Extractor<'a> {
             report: ExtractReport::default(),
             tmp_counter: 0,
             buf: vec![0; 64 * 1024],
-            dirs: HashSet::new(),
+            dirs: std::collections::HashMap::new(),
             created,
             pid: std::process::id(),
             files: stream.then(std::collections::HashMap::new),
@@ -156,7 +157,7 @@ impl<'a> Extractor<'a> {
             if comps.peek().is_none() {
                 break;
             }
-            if self.dirs.contains(&sub) {
+            if self.dirs.contains_key(&sub) {
                 continue;
             }
             if fs::symlink_metadata(&p).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -172,15 +173,18 @@ impl<'a> Extractor<'a> {
     /// Creates `dest/rel` and its missing parents as real directories,
     /// recording each one made; refuses a link or file in the way.
     fn make_dirs(&mut self, name: &str, rel: &Path) -> Result<()> {
-        if rel.as_os_str().is_empty() || self.dirs.contains(rel) {
+        if rel.as_os_str().is_empty() || self.dirs.contains_key(rel) {
             return Ok(());
         }
         if let Some(parent) = rel.parent() {
             self.make_dirs(name, parent)?;
         }
         let p = self.dest.join(rel);
-        match fs::create_dir(&p) {
-            Ok(()) => self.created.push(&p, true),
+        let made = match fs::create_dir(&p) {
+            Ok(()) => {
+                self.created.push(&p, true);
+                true
+            }
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
                 let m = fs::symlink_metadata(&p).map_err(output(&p))?;
                 if m.file_type().is_symlink() {
@@ -197,10 +201,11 @@ impl<'a> Extractor<'a> {
                         "exists and is not a directory",
                     )));
                 }
+                false
             }
             Err(err) => return Err(output(&p)(err)),
-        }
-        self.dirs.insert(rel.to_path_buf());
+        };
+        self.dirs.insert(rel.to_path_buf(), made);
         Ok(())
     }
 
@@ -232,13 +237,14 @@ impl<'a> Extractor<'a> {
         Ok(())
     }
 
-    /// Removes, newest first, what this run created: its files, then its
-    /// directories if they are empty. Called when the run fails.
+    /// Removes, newest first, what this run created: its files in folders
+    /// that were there before, and the folders it made with all they hold
+    /// (all of it this run's). Called when the run fails.
     pub(super) fn undo(&mut self) {
         let created = std::mem::take(&mut self.created);
         for (p, is_dir) in created.newest_first() {
             let _ = if is_dir {
-                fs::remove_dir(p)
+                fs::remove_dir_all(p)
             } else {
                 fs::remove_file(p)
             };
@@ -373,7 +379,11 @@ impl<'a> Extractor<'a> {
 
     /// Records a file written at `target` (`existed`: it replaced one).
     fn placed(&mut self, e: &Entry, rel: PathBuf, target: PathBuf, existed: bool, n: u64) {
-        if !existed {
+        // A file in a folder this run made goes with the folder.
+        let in_new_folder = rel
+            .parent()
+            .is_some_and(|p| self.dirs.get(p).copied().unwrap_or(false));
+        if !existed && !in_new_folder {
             self.created.push(&target, false);
         }
         if let Some(files) = &mut self.files {
