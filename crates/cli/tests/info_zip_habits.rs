@@ -876,3 +876,104 @@ fn zipcrypto_archives_read_as_info_zip_reads_them() {
     );
     assert!(!d.join("w2").exists() || on_disk(&d.join("w2")).is_empty());
 }
+
+/// `unzip -Z`, zipinfo's listings, beside Info-ZIP's own on archives from
+/// five writers (Info-ZIP with links and with ZipCrypto and an entry from
+/// stdin, perfkit with deflate, zstd and AES, Python's zipfile with an
+/// entry that has no mode, 7-Zip with MS-DOS attributes) and every
+/// option set: the same lines, byte for byte.
+#[test]
+fn zipinfo_listings_match_info_zip() {
+    if !have_info_zip() || !have_7zz() {
+        return;
+    }
+    let p = Pair::new();
+    let d = &p.theirs;
+    std::os::unix::fs::symlink("tiny.txt", d.join("link")).unwrap();
+    let run_in = |cmd: &mut Command| {
+        let o = run(cmd.current_dir(d));
+        assert!(
+            o.status.success(),
+            "{cmd:?}: {}{}",
+            text(&o.stdout),
+            text(&o.stderr)
+        );
+    };
+    run_in(Command::new("zip").args(["-q", "-r", "-y", "iz.zip", "d", "link", "zeros.bin"]));
+    run_in(Command::new("zip").args(["-q", "-P", "pw", "iz.zip", "tiny.txt"]));
+    let mut stdin = Command::new("zip")
+        .args(["-q", "iz.zip", "-"])
+        .current_dir(d)
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    stdin
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from stdin\n")
+        .unwrap();
+    assert!(stdin.wait().unwrap().success());
+    run_in(perfkit().args(["zip", "-q", "-r", "pk.zip", "d", "zeros.bin"]));
+    run_in(perfkit().args(["zip", "-q", "--method", "zstd", "pz.zip", "tiny.txt"]));
+    run_in(perfkit().env("ZPW", "pw").args([
+        "zip",
+        "-q",
+        "--encrypt",
+        "aes256",
+        "--password-env",
+        "ZPW",
+        "pa.zip",
+        "tiny.txt",
+    ]));
+    run_in(Command::new("python3").args([
+        "-c",
+        "import zipfile\n\
+         with zipfile.ZipFile('py.zip', 'w', zipfile.ZIP_DEFLATED) as z:\n\
+         \x20   z.writestr('a.txt', 'hello ' * 100)\n\
+         \x20   z.writestr(zipfile.ZipInfo('run.exe'), 'x')\n",
+    ]));
+    run_in(Command::new("7zz").args(["a", "-tzip", "-bso0", "-bsp0", "sz.zip", "d", "tiny.txt"]));
+    for archive in ["iz.zip", "pk.zip", "pz.zip", "pa.zip", "py.zip", "sz.zip"] {
+        for options in [
+            &[][..],
+            &["-1"],
+            &["-2"],
+            &["-2", "-h", "-t"],
+            &["-s"],
+            &["-m"],
+            &["-l"],
+            &["-h"],
+            &["-t"],
+            &["-h", "-t"],
+        ] {
+            let z =
+                |cmd: &mut Command| run(cmd.current_dir(d).arg("-Z").args(options).arg(archive));
+            let theirs = z(&mut Command::new("unzip"));
+            let ours = z(perfkit().arg("unzip"));
+            assert_eq!(
+                text(&ours.stdout),
+                text(&theirs.stdout),
+                "unzip -Z {options:?} {archive}: {}",
+                text(&ours.stderr)
+            );
+            assert_eq!(
+                ours.status.code(),
+                theirs.status.code(),
+                "{options:?} {archive}"
+            );
+        }
+        // A member named: that entry's line alone.
+        let theirs = run(Command::new("unzip")
+            .current_dir(d)
+            .args(["-Z", archive, "tiny.txt"]));
+        let ours = run(perfkit()
+            .current_dir(d)
+            .args(["unzip", "-Z", archive, "tiny.txt"]));
+        assert_eq!(
+            text(&ours.stdout),
+            text(&theirs.stdout),
+            "{archive} tiny.txt"
+        );
+    }
+}

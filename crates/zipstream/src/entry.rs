@@ -218,6 +218,19 @@ pub struct Entry {
     pub encrypted: bool,
     /// MS-DOS external attributes (low byte).
     pub dos_attrs: u8,
+    /// "Version made by" from the central directory: the host system in
+    /// the high byte (3 Unix, 0 MS-DOS), the spec version times ten in the
+    /// low one; 0 when only a local header was read.
+    pub made_by: u16,
+    /// The internal attributes (bit 0: the writer judged it text); 0 from
+    /// a local header.
+    pub internal_attrs: u16,
+    /// How long the central directory's extra field is (0 from a local
+    /// header).
+    pub extra_len: u16,
+    /// The external attributes as stored (`unix_mode` and `dos_attrs` are
+    /// read from them); 0 from a local header.
+    pub external_attrs: u32,
 }
 
 impl Entry {

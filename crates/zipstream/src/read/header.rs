@@ -112,6 +112,10 @@ pub(crate) fn parse_local(b: &[u8], at: u64) -> Result<Option<Local>> {
         aes: None,
         encrypted: flags & FLAG_ENCRYPTED != 0,
         dos_attrs: 0,
+        made_by: 0,
+        internal_attrs: 0,
+        extra_len: 0,
+        external_attrs: 0,
     };
     let zip64 = apply_extra(
         &mut e,
@@ -175,6 +179,10 @@ pub(crate) fn parse_central(b: &[u8], at: u64) -> Result<(Entry, usize)> {
         aes: None,
         encrypted: flags & FLAG_ENCRYPTED != 0,
         dos_attrs: external as u8,
+        made_by,
+        internal_attrs: le16(b, 36),
+        extra_len: extra_len as u16,
+        external_attrs: external,
     };
     let extra_start = CENTRAL_LEN + name_len;
     apply_extra(

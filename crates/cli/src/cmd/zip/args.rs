@@ -137,7 +137,8 @@ pub struct PasswordArgs {
 /// apply to every mode (`-p`, `-t`, `-l`'s entry count, extraction, stdin).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "-l and -v list as Info-ZIP's unzip does, column for column, with its totals.
+    after_help = "-l and -v list as Info-ZIP's unzip does, column for column, with its totals; -Z \
+(-Z1, -Z -2, -Z -m, -Z -l, with -h and -t) lists as zipinfo does.
 
 Patterns: `*` matches any run of characters, `/` included; `?` one \
 character; `[abc]`, `[a-z]`, `[!a-z]` a set; anything else itself (case-sensitive), as Info-ZIP \
@@ -203,6 +204,15 @@ pub struct UnzipArgs {
     given_password: Option<String>,
     #[command(flatten)]
     password: PasswordArgs,
+    /// zipinfo's listing (`unzip -Z`, its letters after it: `-Z1`,
+    /// `-Z -m`); written `-Z`, which is read into this.
+    #[arg(long, value_name = "LETTERS", hide = true, value_parser = parse_zipinfo,
+          conflicts_with_all = ["list", "verbose", "test", "pipe"])]
+    zipinfo: Option<super::zipinfo::Zipinfo>,
+}
+
+fn parse_zipinfo(s: &str) -> Result<super::zipinfo::Zipinfo, String> {
+    super::zipinfo::Zipinfo::parse(s)
 }
 
 impl PasswordArgs {
@@ -318,6 +328,7 @@ impl UnzipArgs {
             junk_paths: self.junk_paths,
             quiet: self.quiet,
             max_size: self.max_size,
+            zipinfo: self.zipinfo,
         }
     }
 }
@@ -341,6 +352,9 @@ const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTe";
 /// The value after `-x`, `--level` and the like, and anything after `--`,
 /// are left alone.
 pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
+    if args.get(1).and_then(|a| a.to_str()) == Some("unzip") {
+        return zipinfo_flags(args);
+    }
     if args.get(1).and_then(|a| a.to_str()) != Some("zip") {
         return args;
     }
@@ -380,4 +394,32 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
             None => out.push(s.into()),
         }
     })
+}
+
+/// `unzip -Z`, zipinfo mode: `-Z` is the first option, and it and the
+/// single-dash options after it (up to the archive) are zipinfo's
+/// letters (`-Z1`, `-Z -m`, `-Z -2 -h -t`), gathered into `--zipinfo=`.
+/// Any other `unzip` command line is left alone.
+fn zipinfo_flags(args: Vec<OsString>) -> Vec<OsString> {
+    let Some(z) = args
+        .iter()
+        .skip(2)
+        .position(|a| a.to_str().is_some_and(|s| s.starts_with("-Z")))
+        .map(|i| i + 2)
+    else {
+        return args;
+    };
+    let mut letters = args[z].to_str().unwrap_or("")[2..].to_string();
+    let mut rest = z + 1;
+    while let Some(s) = args.get(rest).and_then(|a| a.to_str()) {
+        match s.strip_prefix('-') {
+            Some(l) if !l.is_empty() && !l.starts_with('-') => letters.push_str(l),
+            _ => break,
+        }
+        rest += 1;
+    }
+    let mut out: Vec<OsString> = args[..z].to_vec();
+    out.push(format!("--zipinfo={letters}").into());
+    out.extend(args[rest..].iter().cloned());
+    out
 }

@@ -26,6 +26,7 @@ mod listing;
 mod object;
 mod sink;
 mod unzip;
+mod zipinfo;
 
 use announce::Announcer;
 use items::Item;

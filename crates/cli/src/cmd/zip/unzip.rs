@@ -36,6 +36,8 @@ pub struct UnzipOptions {
     pub max_size: u64,
     /// Where the password comes from.
     pub password: Password,
+    /// `-Z`: zipinfo's listing instead.
+    pub zipinfo: Option<super::zipinfo::Zipinfo>,
 }
 
 /// Which members a command acts on: the MEMBER patterns (all when none)
@@ -127,6 +129,9 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
+    if stdin && options.zipinfo.is_some() {
+        bail!("unzip -Z lists a ZIP file's central directory; it cannot read one from stdin");
+    }
     if stdin {
         let pw = options.password.get(false, false)?;
         let mut r =
@@ -199,6 +204,21 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         .iter()
         .zip(&chosen)
         .any(|(e, &c)| c && e.encrypted);
+    if let Some(z) = options.zipinfo {
+        let size = fs::metadata(&options.archive)?.len();
+        let chosen = a.entries().iter().zip(&chosen).filter(|(_, c)| **c);
+        let members = !options.members.is_empty() || !options.exclude.is_empty();
+        z.list(
+            &name,
+            size,
+            a.entries().len(),
+            members,
+            chosen.map(|(e, _)| e),
+            &mut out,
+        )?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(kind) = listing {
         let limit = ExtractOptions::default().max_entries;
         if a.entries().len() as u64 > limit {
