@@ -977,3 +977,60 @@ fn zipinfo_listings_match_info_zip() {
         );
     }
 }
+
+/// Extraction's lines, as Info-ZIP's unzip prints them while it works:
+/// `Archive:`, `creating:` for directory entries, `inflating:` and
+/// `extracting:` per file, `linking:` per link and the deferred links at
+/// the end, names carrying the `-d` directory; `-q` prints none.
+#[test]
+fn extraction_lines_match_info_zip() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    let d = &p.theirs;
+    std::os::unix::fs::symlink("tiny.txt", d.join("link")).unwrap();
+    let z = run(Command::new("zip").current_dir(d).args([
+        "-q",
+        "-r",
+        "-y",
+        "a.zip",
+        "d",
+        "link",
+        "zeros.bin",
+        "tiny.txt",
+    ]));
+    assert!(z.status.success());
+    for args in [&["-d", "out"][..], &["-d", "out/"], &["-q", "-d", "out"]] {
+        let _ = std::fs::remove_dir_all(d.join("out"));
+        // (Options before the archive: Info-ZIP prints `Archive:` before
+        // it reads a `-q` that follows it.)
+        let theirs = run(Command::new("unzip").current_dir(d).args(args).arg("a.zip"));
+        let _ = std::fs::remove_dir_all(d.join("out"));
+        let ours = run(perfkit().current_dir(d).arg("unzip").args(args).arg("a.zip"));
+        assert_eq!(
+            text(&ours.stdout),
+            text(&theirs.stdout),
+            "{args:?}: {}",
+            text(&ours.stderr)
+        );
+        assert_same_success(&format!("{args:?}"), &ours, &theirs);
+    }
+    // Without -d, into the current directory.
+    for (tool, dir) in [("unzip", "t1"), ("perfkit", "t2")] {
+        std::fs::create_dir(d.join(dir)).unwrap();
+        let mut cmd = if tool == "unzip" {
+            Command::new("unzip")
+        } else {
+            let mut c = perfkit();
+            c.arg("unzip");
+            c
+        };
+        let o = run(cmd.current_dir(d.join(dir)).arg("../a.zip"));
+        std::fs::write(d.join(format!("{dir}.out")), &o.stdout).unwrap();
+    }
+    assert_eq!(
+        std::fs::read_to_string(d.join("t2.out")).unwrap(),
+        std::fs::read_to_string(d.join("t1.out")).unwrap()
+    );
+}

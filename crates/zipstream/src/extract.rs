@@ -62,6 +62,44 @@ pub struct ExtractOptions {
     /// Told of each temporary file before it is created; see
     /// [`TemporaryHook`].
     pub on_temporary: Option<TemporaryHook>,
+    /// Told of each thing written, as it is written; see [`PlacedHook`].
+    pub on_placed: Option<PlacedHook>,
+}
+
+/// Something an extraction has just put on disk, by its path relative to
+/// the destination: what Info-ZIP's unzip prints a line for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placed<'a> {
+    /// A directory entry placed (the parents made for a file are not told).
+    Directory(&'a Path),
+    /// A file written from an entry of this method (0 stored, 8 deflated).
+    File(&'a Path, u16),
+    /// A symlink entry read: it is made at the end, once every file is in
+    /// place.
+    LinkDeferred(&'a Path, &'a str),
+    /// A deferred symlink made, pointing at this target.
+    LinkMade(&'a Path, &'a str),
+}
+
+/// A caller's view of an extraction as it goes (a tool's per-entry lines).
+#[derive(Clone)]
+pub struct PlacedHook(std::sync::Arc<dyn Fn(Placed<'_>) + Send + Sync>);
+
+impl PlacedHook {
+    /// A hook calling `f` with each thing placed.
+    pub fn new(f: impl Fn(Placed<'_>) + Send + Sync + 'static) -> Self {
+        PlacedHook(std::sync::Arc::new(f))
+    }
+
+    pub(crate) fn tell(&self, p: Placed<'_>) {
+        (self.0)(p)
+    }
+}
+
+impl std::fmt::Debug for PlacedHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PlacedHook")
+    }
 }
 
 /// A caller's list of the temporary files an extraction has alive.
@@ -114,6 +152,7 @@ impl Default for ExtractOptions {
             skip_existing: false,
             junk_paths: false,
             on_temporary: None,
+            on_placed: None,
         }
     }
 }

@@ -67,8 +67,9 @@ pub use crypto::AesStrength;
 pub use entry::{Entry, EntryKind, EntryOptions, Method};
 pub use error::{Error, Result};
 pub use extract::{
-    ExtractOptions, ExtractReport, TemporaryHook, extract_archive, extract_archive_selected,
-    extract_stream, extract_stream_selected, read_archive_data, read_stream_data,
+    ExtractOptions, ExtractReport, Placed, PlacedHook, TemporaryHook, extract_archive,
+    extract_archive_selected, extract_stream, extract_stream_selected, read_archive_data,
+    read_stream_data,
 };
 pub use parallel::{ParallelOptions, ParallelZipWriter};
 pub use read::archive::{CopySource, EntryReader, ZipArchive};

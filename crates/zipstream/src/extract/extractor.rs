@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::confine::{Unconfined, check_link_target, resolve_inside};
 use super::limits::Limiter;
-use super::{ExtractOptions, ExtractReport, safe_path};
+use super::{ExtractOptions, ExtractReport, Placed, safe_path};
 use crate::entry::{Entry, EntryKind};
 use crate::error::{Error, Result};
 
@@ -237,6 +237,13 @@ impl<'a> Extractor<'a> {
         Ok(())
     }
 
+    /// Tells the caller's hook, if any, of `p`.
+    fn tell(&self, p: Placed<'_>) {
+        if let Some(h) = &self.opts.on_placed {
+            h.tell(p);
+        }
+    }
+
     /// Removes, newest first, what this run created: its files in folders
     /// that were there before, and the folders it made with all they hold
     /// (all of it this run's). Called when the run fails.
@@ -267,6 +274,9 @@ impl<'a> Extractor<'a> {
                 // through one would act outside the destination.
                 self.make_dirs(&e.name, &rel)?;
                 self.report.dirs += 1;
+                // Told for a directory entry only, as Info-ZIP prints
+                // `creating:`: the parents made for a file go unsaid.
+                self.tell(Placed::Directory(&rel));
                 if self.opts.permissions
                     && let Some(m) = e.unix_mode
                 {
@@ -293,6 +303,7 @@ impl<'a> Extractor<'a> {
                     name: e.name.clone(),
                     reason: "symlink target is not UTF-8",
                 })?;
+                self.tell(Placed::LinkDeferred(&rel, &t));
                 self.links.push((e.name.clone(), rel, t));
             }
             EntryKind::File => {
@@ -386,6 +397,7 @@ impl<'a> Extractor<'a> {
         if !existed && !in_new_folder {
             self.created.push(&target, false);
         }
+        self.tell(Placed::File(&rel, e.method));
         if let Some(files) = &mut self.files {
             files.insert(e.name.clone(), rel);
         }
@@ -483,6 +495,7 @@ impl<'a> Extractor<'a> {
                     fs::remove_file(&at)?;
                 }
                 make_symlink(&target, &at)?;
+                self.tell(Placed::LinkMade(&rel, &target));
                 made.push((name, rel, target));
                 self.report.symlinks += 1;
             }

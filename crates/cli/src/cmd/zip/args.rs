@@ -129,9 +129,8 @@ pub struct PasswordArgs {
 /// Info-ZIP's habits: `unzip a.zip 'd/*' -x '*.log' -d out`, `-n`, `-o`,
 /// `-j`, `-q`, `-p a.zip member`, `-l`, `-t`. Where perfkit differs: it
 /// never prompts (an existing file is an error unless `-o` or `-n`);
-/// extraction prints nothing (no "inflating:" lines, so `-q` only quiets
-/// `-t`'s summary and `-qq` removes it); `-t` prints its own
-/// summary; a pattern that matches nothing is an error, exit 1 (Info-ZIP
+/// extraction prints Info-ZIP's `inflating:` lines (`-q` silences them);
+/// `-t` prints its own summary; a pattern that matches nothing is an error, exit 1 (Info-ZIP
 /// warns and exits 11), checked before anything is written; failures exit
 /// 1, never Info-ZIP's other codes; and `--max-size` and the ratio limit
 /// apply to every mode (`-p`, `-t`, `-l`'s entry count, extraction, stdin).
@@ -149,8 +148,9 @@ Encrypted entries (WinZip AES, legacy ZipCrypto) take the password from -P, --pa
 skips those entries and exits 82).
 
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
-`--` before it); it never prompts about files: an existing file is an error unless -o or -n; extraction \
-prints nothing, so -q only shortens -t (-qq silences it); -t prints its own summary; -l and -v \
+`--` before it); it never prompts about files: an existing file is an error unless -o or -n; \
+extraction prints Info-ZIP's lines (Archive:, creating:, inflating:, extracting:, linking:), which \
+-q silences; -t prints its own summary (-q keeps its last line, -qq nothing); -l and -v \
 print times in UTC (Info-ZIP: local time); a \
 MEMBER that matches nothing is an error, exit 1, before anything is written (Info-ZIP warns and \
 exits 11); every failure exits 1; --max-size and the compression-ratio limit apply to -p, -t, \
@@ -191,7 +191,8 @@ pub struct UnzipArgs {
     /// Junk paths: write every file into DIR itself, without its directories.
     #[arg(short = 'j', long = "junk-paths")]
     junk_paths: bool,
-    /// Quieter: `-q` keeps only `-t`'s summary line, `-qq` prints nothing.
+    /// Quieter: `-q` prints no extraction lines and keeps only `-t`'s
+    /// summary line; `-qq` prints nothing.
     #[arg(short = 'q', long, action = clap::ArgAction::Count)]
     quiet: u8,
     /// Largest total uncompressed size to accept (zip bomb limit), in every mode.

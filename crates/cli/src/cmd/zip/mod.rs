@@ -21,6 +21,7 @@ use zipstream::{
 
 mod announce;
 mod args;
+mod extracting;
 mod items;
 mod listing;
 mod object;

@@ -184,10 +184,15 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             sel.check_all_matched(&raw_name)?;
             tested_footer(&options, &name, &mut out)?;
         } else {
-            zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
+            let mut opts = opts;
+            let lines = narrate(&options, &name, &mut out, &mut opts)?;
+            let done = zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
                 sel.wants(&e.name)
             })
-            .with_context(|| format!("extracting {name}"))?;
+            .with_context(|| format!("extracting {name}"));
+            drop(opts);
+            drop(lines);
+            done?;
         }
         sel.check_all_matched(&raw_name)?;
         out.flush()?;
@@ -245,9 +250,32 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
-        .with_context(|| format!("extracting {name}"))?;
+    let mut opts = opts;
+    let lines = narrate(&options, &name, &mut out, &mut opts)?;
+    let done = zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
+        .with_context(|| format!("extracting {name}"));
+    drop(opts);
+    drop(lines);
+    done?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Info-ZIP's lines while extracting (not under `-q`): prints the
+/// `Archive:` line (after what `out` holds) and gives `opts` the hook
+/// that prints the rest.
+fn narrate(
+    options: &UnzipOptions,
+    name: &str,
+    out: &mut impl Write,
+    opts: &mut ExtractOptions,
+) -> Result<Option<super::extracting::Lines>> {
+    if options.quiet > 0 {
+        return Ok(None);
+    }
+    out.flush()?;
+    let (lines, hook) = super::extracting::Lines::start(name, &options.dir)?;
+    opts.on_placed = Some(hook);
+    Ok(Some(lines))
 }
 
 /// `-t`'s first line, as Info-ZIP's unzip prints it (not under `-q`).
