@@ -1007,7 +1007,11 @@ fn extraction_lines_match_info_zip() {
         // it reads a `-q` that follows it.)
         let theirs = run(Command::new("unzip").current_dir(d).args(args).arg("a.zip"));
         let _ = std::fs::remove_dir_all(d.join("out"));
-        let ours = run(perfkit().current_dir(d).arg("unzip").args(args).arg("a.zip"));
+        let ours = run(perfkit()
+            .current_dir(d)
+            .arg("unzip")
+            .args(args)
+            .arg("a.zip"));
         assert_eq!(
             text(&ours.stdout),
             text(&theirs.stdout),
