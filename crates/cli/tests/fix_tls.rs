@@ -309,6 +309,16 @@ fn a_revoked_client_certificate_is_refused_by_the_crl() {
         "server",
         "CertificateVerifyLevel=1\nCertificateRevocationListFile=ca-crl.pem",
     );
+    revoked_client_is_refused(d, port);
+    let line = wait_for_line(d, "acceptor.err", "invalid peer certificate: revoked", 10);
+    assert!(line.ends_with("; closed"), "{line}");
+    // A certificate the CRL does not name still gets in.
+    good_initiator(d, port, 100);
+}
+
+/// An initiator with the revoked certificate (`certs::revoke`) is refused
+/// by the acceptor on `port`, and says so.
+fn revoked_client_is_refused(d: &Path, port: u16) {
     initiator_cfg(
         d,
         "revoked.cfg",
@@ -324,10 +334,6 @@ fn a_revoked_client_certificate_is_refused_by_the_crl() {
         "revoked.err",
         "the counterparty refused the handshake: certificate revoked",
     );
-    let line = wait_for_line(d, "acceptor.err", "invalid peer certificate: revoked", 10);
-    assert!(line.ends_with("; closed"), "{line}");
-    // A certificate the CRL does not name still gets in.
-    good_initiator(d, port, 100);
 }
 
 /// Whether the acceptor closed `s` within `limit`, reading nothing else.
@@ -459,21 +465,7 @@ fn certificate_directories_and_cipher_keys_mean_what_quickfix_says() {
         !ok && said.contains("CertificationAuthoritiesDirectory empty: holds no CA certificate"),
         "{said}"
     );
-    initiator_cfg(
-        d,
-        "revoked.cfg",
-        "127.0.0.1",
-        port,
-        "CertificationAuthoritiesFile=ca.pem\nClientCertificateFile=revoked.pem\n\
-         ClientCertificateKeyFile=revoked.key\n",
-    );
-    initiator_until(
-        d,
-        "revoked.cfg",
-        &["--tls"],
-        "revoked.err",
-        "the counterparty refused the handshake: certificate revoked",
-    );
+    revoked_client_is_refused(d, port);
     drop(acc);
 
     // Cipher suites: a TLS 1.2 acceptor of one suite, a TLS 1.3 one of

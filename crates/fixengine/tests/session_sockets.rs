@@ -334,6 +334,33 @@ fn host_selection_priority_starts_over_after_a_connection_that_lasted() {
     );
 }
 
+/// Runs session `s` on `stream`, an initiator's connection to `listener`,
+/// with the options `opts` makes, until the counterparty (a thread here)
+/// has taken the Logon and hung up.
+fn serve_until_hung_up(
+    listener: &TcpListener,
+    stream: &mut TcpStream,
+    s: &SessionSettings,
+    opts: impl for<'a> FnOnce(&'a AtomicBool) -> Options<'a>,
+) {
+    let (mut peer, _) = listener.accept().unwrap();
+    let hang_up = std::thread::spawn(move || {
+        let _ = read_message(&mut peer);
+    });
+    let mut session = Session::new(Config::from_settings(s), MemoryStore::default());
+    let stop = AtomicBool::new(false);
+    connection::run(
+        stream,
+        &[],
+        &mut session,
+        &mut Echo::default(),
+        &mut Quiet,
+        opts(&stop),
+    )
+    .unwrap();
+    hang_up.join().unwrap();
+}
+
 /// An initiator's connection gets the session's buffer sizes (the kernel
 /// reports them on a clone of the socket).
 #[test]
@@ -350,23 +377,7 @@ fn an_initiator_connection_gets_its_buffer_sizes() {
     )
     .unwrap();
     let probe = stream.try_clone().unwrap();
-    let (mut peer, _) = listener.accept().unwrap();
-    // The counterparty takes the Logon and hangs up, which ends the run.
-    let hang_up = std::thread::spawn(move || {
-        let _ = read_message(&mut peer);
-    });
-    let mut session = Session::new(Config::from_settings(s), MemoryStore::default());
-    let stop = AtomicBool::new(false);
-    connection::run(
-        &mut stream,
-        &[],
-        &mut session,
-        &mut Echo::default(),
-        &mut Quiet,
-        Options::new(&stop),
-    )
-    .unwrap();
-    hang_up.join().unwrap();
+    serve_until_hung_up(&listener, &mut stream, s, |stop| Options::new(stop));
     let p = SockRef::from(&probe);
     assert_eq!(p.send_buffer_size().unwrap(), kernel_size(49152));
     assert_eq!(p.recv_buffer_size().unwrap(), kernel_size(81920));
@@ -422,22 +433,9 @@ fn socket_nodelay_sets_tcp_nodelay_on_the_connection() {
         // Set the other way first, so only the session's setting can
         // leave it as wanted.
         probe.set_nodelay(!want).unwrap();
-        let (mut peer, _) = listener.accept().unwrap();
-        let hang_up = std::thread::spawn(move || {
-            let _ = read_message(&mut peer);
+        serve_until_hung_up(&listener, &mut stream, s, |stop| {
+            Options::for_session(s, stop)
         });
-        let mut session = Session::new(Config::from_settings(s), MemoryStore::default());
-        let stop = AtomicBool::new(false);
-        connection::run(
-            &mut stream,
-            &[],
-            &mut session,
-            &mut Echo::default(),
-            &mut Quiet,
-            Options::for_session(s, &stop),
-        )
-        .unwrap();
-        hang_up.join().unwrap();
         assert_eq!(probe.nodelay().unwrap(), want, "{key:?}");
     }
 }
