@@ -1,6 +1,7 @@
 //! The sans-I/O entry data machine: AES or ZipCrypto header, (decrypt →)
-//! decode → CRC and size checks, MAC and data descriptor. It pulls bytes from an [`InBuf`] and
-//! says `NeedInput` when it has to wait, so sync and async readers share it.
+//! decode → CRC and size checks, MAC and data descriptor. It pulls bytes
+//! from an [`InBuf`] and says `NeedInput` when it has to wait, so sync and
+//! async readers share it.
 
 use crc32fast::Hasher;
 use memchr::memmem;
