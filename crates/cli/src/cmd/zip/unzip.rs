@@ -185,14 +185,12 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             tested_footer(&options, &name, &mut out)?;
         } else {
             let mut opts = opts;
-            let lines = narrate(&options, &name, &mut out, &mut opts)?;
-            let done = zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
+            // Flushed when dropped, before an error is printed.
+            let _lines = narrate(&options, &name, &mut out, &mut opts)?;
+            zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
                 sel.wants(&e.name)
             })
-            .with_context(|| format!("extracting {name}"));
-            drop(opts);
-            drop(lines);
-            done?;
+            .with_context(|| format!("extracting {name}"))?;
         }
         sel.check_all_matched(&raw_name)?;
         out.flush()?;
@@ -251,12 +249,10 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let mut opts = opts;
-    let lines = narrate(&options, &name, &mut out, &mut opts)?;
-    let done = zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
-        .with_context(|| format!("extracting {name}"));
-    drop(opts);
-    drop(lines);
-    done?;
+    // Flushed when dropped, before an error is printed.
+    let _lines = narrate(&options, &name, &mut out, &mut opts)?;
+    zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
+        .with_context(|| format!("extracting {name}"))?;
     Ok(ExitCode::SUCCESS)
 }
 
