@@ -142,7 +142,8 @@ pub fn number(text: &str) -> Option<u32> {
         "M" => 20,
         _ => return None,
     };
-    u32::try_from(n.checked_shl(shift)?).ok()
+    // checked_mul, not checked_shl: a shift drops high bits silently.
+    u32::try_from(n.checked_mul(1 << shift)?).ok()
 }
 
 #[cfg(test)]
@@ -173,7 +174,16 @@ mod tests {
     #[test]
     fn malformed_lists_are_refused() {
         for s in [
-            "", "foo=1", "wlog", "wlog=2x", "wlog=1,", "wlog=-1", "strat=10", "wlog=1iB",
+            "",
+            "foo=1",
+            "wlog",
+            "wlog=2x",
+            "wlog=1,",
+            "wlog=-1",
+            "strat=10",
+            "wlog=1iB",
+            "wlog=4096M",
+            "wlog=17592186044416M",
         ] {
             let e = s.parse::<Tuning>().unwrap_err();
             assert!(matches!(e, Error::Tuning { .. }), "{s}: {e}");
