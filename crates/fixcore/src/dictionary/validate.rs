@@ -134,17 +134,17 @@ impl Validator {
             .find(|(t, _)| *t == 35)
             .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
             .unwrap_or_default();
-        // Where the body and the trailer start; anything out of place is
-        // "out of required order".
-        let body_start = fields
-            .iter()
-            .position(|(t, _)| !self.is_header(*t))
-            .unwrap_or(fields.len());
-        let trailer_start = fields[body_start..]
-            .iter()
-            .position(|(t, _)| self.is_trailer(*t))
-            .map_or(fields.len(), |p| body_start + p);
         if self.opts.fields_out_of_order {
+            // Where the body and the trailer start; anything out of place
+            // is "out of required order".
+            let body_start = fields
+                .iter()
+                .position(|(t, _)| !self.is_header(*t))
+                .unwrap_or(fields.len());
+            let trailer_start = fields[body_start..]
+                .iter()
+                .position(|(t, _)| self.is_trailer(*t))
+                .map_or(fields.len(), |p| body_start + p);
             for (i, &(t, _)) in fields.iter().enumerate() {
                 let misplaced = (i >= body_start && self.is_header(t))
                     || (i >= trailer_start && !self.is_trailer(t));
@@ -162,29 +162,20 @@ impl Validator {
             // No tag: QuickFIX's reject for it carries no RefTagID.
             None => return Err(reject(11, 0)),
         };
-        let (header, body, trailer): (Vec<_>, Vec<_>, Vec<_>) = if self.opts.fields_out_of_order {
-            (
-                fields[..body_start].to_vec(),
-                fields[body_start..trailer_start].to_vec(),
-                fields[trailer_start..].to_vec(),
-            )
-        } else {
-            // `ValidateFieldsOutOfOrder=N`: QuickFIX's parser files every
-            // header and trailer field where it belongs wherever it
-            // stands, so a SenderCompID after the body is still the
-            // header's.
-            let mut parts = (Vec::new(), Vec::new(), Vec::new());
-            for &f in fields {
-                if self.is_header(f.0) {
-                    parts.0.push(f);
-                } else if self.is_trailer(f.0) {
-                    parts.2.push(f);
-                } else {
-                    parts.1.push(f);
-                }
+        // QuickFIX's parser files every header and trailer field where it
+        // belongs wherever it stands (under `ValidateFieldsOutOfOrder=N` a
+        // SenderCompID after the body is still the header's); past the
+        // check above, that is where each stood.
+        let (mut header, mut body, mut trailer) = (Vec::new(), Vec::new(), Vec::new());
+        for &f in fields {
+            if self.is_header(f.0) {
+                header.push(f);
+            } else if self.is_trailer(f.0) {
+                trailer.push(f);
+            } else {
+                body.push(f);
             }
-            parts
-        };
+        }
         // Required fields first, as QuickFIX's checkHasRequired runs
         // before it iterates the fields.
         self.required(&self.session.header, &header)?;
