@@ -57,13 +57,7 @@ impl Listing {
 
     /// Prints one entry's line.
     pub fn entry(&mut self, e: &Entry, out: &mut impl Write) -> io::Result<()> {
-        // Info-ZIP takes ZipCrypto's 12-byte header off any encrypted
-        // entry's size, AES ones too (it knows no other encryption).
-        let compressed = if e.encrypted {
-            e.compressed_size.saturating_sub(12)
-        } else {
-            e.compressed_size
-        };
+        let compressed = stored_size(e);
         self.files += 1;
         self.size += e.size;
         self.compressed += compressed;
@@ -134,28 +128,46 @@ fn method(e: &Entry) -> String {
     }
 }
 
-/// The compression ratio as Info-ZIP's listing prints it: per mille
-/// rounded half up (on sizes divided by 1,000 past 2,000,000 bytes), then
-/// whole percent rounded half up, in four columns, negative when it grew.
-fn ratio(size: u64, compressed: u64) -> String {
+/// An entry's compressed size as Info-ZIP's listings count it: less
+/// ZipCrypto's 12-byte header for any encrypted entry, AES ones too (it
+/// knows no other encryption).
+pub(super) fn stored_size(e: &Entry) -> u64 {
+    if e.encrypted {
+        e.compressed_size.saturating_sub(12)
+    } else {
+        e.compressed_size
+    }
+}
+
+/// Info-ZIP's `ratio()`: the space saved in tenths of a percent, rounded
+/// half up (on sizes divided by 1,000 past 2,000,000 bytes), negative
+/// when the data grew; 0 for an empty entry.
+pub(super) fn permille(size: u64, compressed: u64) -> i64 {
     if size == 0 {
-        return "  0%".into();
+        return 0;
     }
     let (grew, diff) = if size >= compressed {
         (false, size - compressed)
     } else {
         (true, compressed - size)
     };
-    let permille = if size > 2_000_000 {
+    let p = if size > 2_000_000 {
         let denom = size / 1000;
         (diff + denom / 2) / denom
     } else {
         (1000 * diff + size / 2) / size
-    };
-    let percent = (permille + 5) / 10;
+    } as i64;
+    if grew { -p } else { p }
+}
+
+/// The compression ratio as Info-ZIP's `-v` listing prints it: whole
+/// percent rounded half up, in four columns.
+fn ratio(size: u64, compressed: u64) -> String {
+    let p = permille(size, compressed);
+    let percent = (p.unsigned_abs() + 5) / 10;
     // Info-ZIP computes a signed number: growth that rounds to nothing
     // is plain 0, never -0.
-    if grew && percent > 0 {
+    if p < 0 && percent > 0 {
         format!("{:>3}%", format!("-{percent}"))
     } else {
         format!("{percent:>3}%")
@@ -178,5 +190,8 @@ mod tests {
         // ZipCrypto's header): Info-ZIP says 0%.
         assert_eq!(ratio(100_000, 100_020), "  0%");
         assert_eq!(ratio(1000, 1010), " -1%");
+        // zipinfo's totals line, from `unzip -Z` on an archive of these.
+        assert_eq!(permille(208_917, 145_029), 306);
+        assert_eq!(permille(100, 110), -100);
     }
 }

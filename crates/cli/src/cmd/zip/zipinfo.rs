@@ -8,6 +8,8 @@ use std::io::{self, Write};
 
 use zipstream::Entry;
 
+use super::listing::{permille, stored_size};
+
 /// How each entry is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
@@ -118,36 +120,6 @@ impl Zipinfo {
         }
         Ok(())
     }
-}
-
-/// The compressed size zipinfo counts: less ZipCrypto's 12-byte header
-/// for any encrypted entry (it knows no other encryption).
-fn stored_size(e: &Entry) -> u64 {
-    if e.encrypted {
-        e.compressed_size.saturating_sub(12)
-    } else {
-        e.compressed_size
-    }
-}
-
-/// The ratio in tenths of a percent, as Info-ZIP rounds it (on sizes in
-/// thousands past 2,000,000 bytes), negative when the data grew.
-fn permille(plain: u64, packed: u64) -> i64 {
-    if plain == 0 {
-        return 0;
-    }
-    let (grew, diff) = if plain >= packed {
-        (false, plain - packed)
-    } else {
-        (true, packed - plain)
-    };
-    let r = if plain > 2_000_000 {
-        let denom = plain / 1000;
-        (diff + denom / 2) / denom
-    } else {
-        (1000 * diff + plain / 2) / plain
-    } as i64;
-    if grew { -r } else { r }
 }
 
 /// One entry's line in format `f` (not `Names*`, which are the name).
@@ -324,9 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn ratios_and_times_print_as_zipinfo_prints_them() {
-        assert_eq!(permille(208_917, 145_029), 306);
-        assert_eq!(permille(100, 110), -100);
+    fn times_print_as_zipinfo_prints_them() {
         assert_eq!(time(1_795_696_260), "26-Nov-26 12:31");
         assert_eq!(time(315_532_800), "80-Jan-01 00:00");
     }
