@@ -481,6 +481,22 @@ fn file_log_path_keeps_quickfixs_logs_per_session_and_global() {
 /// Issue 48.2: an initiator outside its StartTime/EndTime window does not
 /// connect at all (QuickFIX's does not), saying so once; before, it
 /// connected and then logged "Connection outside of session time".
+/// An initiator's settings file `i.cfg` in `dir`, connecting to `port`
+/// on loopback, with `keys` (a schedule and a retry interval).
+fn initiator_file(dir: &Path, port: u16, keys: &str) -> std::path::PathBuf {
+    let cfg = dir.join("i.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\n\
+             SocketConnectPort={port}\nHeartBtInt=30\nUseDataDictionary=N\n{keys}\n\
+             [SESSION]\nBeginString=FIX.4.4\nSenderCompID=TW\nTargetCompID=ISLD\n"
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
 #[test]
 fn an_initiator_outside_its_session_time_does_not_connect() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -495,17 +511,11 @@ fn an_initiator_outside_its_session_time_does_not_connect() {
     // A window that opens two hours from now and lasts one (UTC).
     let (start, end) = ((hour + 2) % 24, (hour + 3) % 24);
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("i.cfg");
-    std::fs::write(
-        &cfg,
-        format!(
-            "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\n\
-             SocketConnectPort={port}\nReconnectInterval=1\nHeartBtInt=30\n\
-             StartTime={start:02}:00:00\nEndTime={end:02}:00:00\nUseDataDictionary=N\n\n\
-             [SESSION]\nBeginString=FIX.4.4\nSenderCompID=TW\nTargetCompID=ISLD\n"
-        ),
-    )
-    .unwrap();
+    let cfg = initiator_file(
+        dir.path(),
+        port,
+        &format!("ReconnectInterval=1\nStartTime={start:02}:00:00\nEndTime={end:02}:00:00\n"),
+    );
     let err = dir.path().join("i.err");
     let init = Running(
         Command::new(env!("CARGO_BIN_EXE_perfkit"))
@@ -603,17 +613,11 @@ fn reconnect_interval_spaces_the_initiators_attempts() {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let dir = tempfile::tempdir().unwrap();
-        let cfg = dir.path().join("i.cfg");
-        std::fs::write(
-            &cfg,
-            format!(
-                "[DEFAULT]\nConnectionType=initiator\nSocketConnectHost=127.0.0.1\n\
-                 SocketConnectPort={port}\nReconnectInterval={interval}\nHeartBtInt=30\n\
-                 StartTime=00:00:00\nEndTime=00:00:00\nUseDataDictionary=N\n\n\
-                 [SESSION]\nBeginString=FIX.4.4\nSenderCompID=TW\nTargetCompID=ISLD\n"
-            ),
-        )
-        .unwrap();
+        let cfg = initiator_file(
+            dir.path(),
+            port,
+            &format!("ReconnectInterval={interval}\nStartTime=00:00:00\nEndTime=00:00:00\n"),
+        );
         let _init = Running(
             perfkit()
                 .args(["fix", "initiator"])
