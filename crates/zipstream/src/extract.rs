@@ -23,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::entry::{Entry, EntryKind};
 use crate::error::{Error, Result};
-use crate::read::archive::ZipArchive;
+use crate::read::EntryWalk;
 use crate::read::stream::ZipStreamReader;
 
 mod confine;
@@ -210,7 +210,7 @@ pub fn safe_path(name: &str) -> Result<PathBuf> {
 
 /// Extracts every entry of a random-access archive into `dest`.
 pub fn extract_archive<R: Read + Seek>(
-    archive: &mut ZipArchive<R>,
+    archive: &mut impl EntryWalk<R>,
     dest: &Path,
     opts: &ExtractOptions,
 ) -> Result<ExtractReport> {
@@ -219,39 +219,41 @@ pub fn extract_archive<R: Read + Seek>(
 
 /// Extracts the entries of a random-access archive for which `select` is
 /// true (`unzip a.zip 'pattern'`) into `dest`. A run that fails removes
-/// the files, links and directories it created.
+/// the files, links and directories it created. Over a
+/// [`crate::WalkedArchive`] its memory does not grow with the number of
+/// entries: the directory is walked twice (names first, then data), and
+/// the extraction keeps 16 bytes a name (its duplicate check).
 pub fn extract_archive_selected<R: Read + Seek>(
-    archive: &mut ZipArchive<R>,
+    archive: &mut impl EntryWalk<R>,
     dest: &Path,
     opts: &ExtractOptions,
     select: &dyn Fn(&Entry) -> bool,
 ) -> Result<ExtractReport> {
     // Validate every name before writing anything.
-    for e in archive.entries().iter().filter(|e| select(e)) {
-        safe_path(&e.name)?;
-    }
-    let mut x = Extractor::new(dest, opts, false)?;
-    let res = (|| -> Result<()> {
-        for i in 0..archive.entries().len() {
-            let e = archive.entries()[i].clone();
-            if !select(&e) {
-                continue;
-            }
-            let Some(rel) = x.admit(&e, true)? else {
-                continue;
-            };
-            let pw = if e.encrypted {
-                opts.password.as_deref()
-            } else {
-                None
-            };
-            let r = std::cell::RefCell::new(archive.open(i, pw)?);
-            let counts = || r.borrow().counts();
-            let mut read = |b: &mut [u8]| r.borrow_mut().read_data(b);
-            x.place(&e, rel, &mut read, &counts)?;
+    archive.walk(&mut |e, _| {
+        if select(e) {
+            safe_path(&e.name)?;
         }
         Ok(())
-    })();
+    })?;
+    let mut x = Extractor::new(dest, opts, false)?;
+    let res = archive.walk(&mut |e, source| {
+        if !select(e) {
+            return Ok(());
+        }
+        let Some(rel) = x.admit(e, true)? else {
+            return Ok(());
+        };
+        let pw = if e.encrypted {
+            opts.password.as_deref()
+        } else {
+            None
+        };
+        let r = std::cell::RefCell::new(source.open(e, pw)?);
+        let counts = || r.borrow().counts();
+        let mut read = |b: &mut [u8]| r.borrow_mut().read_data(b);
+        x.place(e, rel, &mut read, &counts)
+    });
     match res {
         Ok(()) => x.finish(),
         Err(e) => {
@@ -328,7 +330,7 @@ pub fn extract_stream_selected<R: Read>(
 /// passed its checks, `sink` gets it once more with an empty piece (so an
 /// empty file or a directory is seen too). This is `unzip -p` and `-t`.
 pub fn read_archive_data<R: Read + Seek>(
-    archive: &mut ZipArchive<R>,
+    archive: &mut impl EntryWalk<R>,
     opts: &ExtractOptions,
     select: &dyn Fn(&Entry) -> bool,
     sink: &mut dyn FnMut(&Entry, &[u8]) -> Result<()>,
@@ -336,29 +338,29 @@ pub fn read_archive_data<R: Read + Seek>(
     let mut limits = Limiter::new(opts);
     let mut report = ExtractReport::default();
     let mut buf = vec![0u8; 64 * 1024];
-    for i in 0..archive.entries().len() {
-        let e = archive.entries()[i].clone();
-        if !select(&e) {
-            continue;
+    archive.walk(&mut |e, source| {
+        if !select(e) {
+            return Ok(());
         }
-        limits.entry(&e, true)?;
+        limits.entry(e, true)?;
         let pw = if e.encrypted {
             opts.password.as_deref()
         } else {
             None
         };
-        let r = std::cell::RefCell::new(archive.open(i, pw)?);
+        let r = std::cell::RefCell::new(source.open(e, pw)?);
         let n = pass_data(
-            &e,
+            e,
             &mut limits,
             &mut buf,
             sink,
             &mut |b| r.borrow_mut().read_data(b),
             &|| r.borrow().counts(),
         )?;
-        tally(&mut report, &e, n);
+        tally(&mut report, e, n);
         limits.done(n);
-    }
+        Ok(())
+    })?;
     Ok(report)
 }
 

@@ -4,15 +4,37 @@
 
 use std::io::{Cursor, Read};
 
-use crate::{ZipArchive, ZipStreamReader};
+use crate::{WalkedArchive, ZipArchive, ZipStreamReader};
 
 /// Caps the output decoded per input so a bomb-shaped input stays fast.
 const MAX_OUT: u64 = 8 << 20;
 
 /// Opens `data` with the random-access reader and reads every entry, with
-/// and without a password.
+/// and without a password. The walked reader must agree with it: the same
+/// entries in the same order, or the same error.
 pub fn random_access(data: &[u8]) {
-    let Ok(mut a) = ZipArchive::new(Cursor::new(data)) else {
+    let held = ZipArchive::new(Cursor::new(data));
+    let walked = WalkedArchive::new(Cursor::new(data)).and_then(|mut w| {
+        let mut names = Vec::new();
+        w.for_each(&mut |e| {
+            names.push(e.name.clone());
+            Ok(())
+        })?;
+        Ok(names)
+    });
+    match (&held, walked) {
+        (Ok(a), Ok(names)) => assert!(
+            a.entries().iter().map(|e| &e.name).eq(names.iter()),
+            "the walked directory differs from the held one"
+        ),
+        (Err(h), Err(w)) => assert_eq!(h.to_string(), w.to_string()),
+        (h, w) => panic!(
+            "the held reader says {:?}, the walked one {:?}",
+            h.as_ref().map(|a| a.entries().len()),
+            w.map(|n| n.len())
+        ),
+    }
+    let Ok(mut a) = held else {
         return;
     };
     let n = a.entries().len().min(64);
@@ -113,6 +135,9 @@ pub fn extract_confined(data: &[u8]) {
         ..Default::default()
     };
     if let Ok(mut a) = ZipArchive::new(Cursor::new(data)) {
+        let _ = crate::extract_archive(&mut a, &out, &opts);
+    }
+    if let Ok(mut a) = WalkedArchive::new(Cursor::new(data)) {
         let _ = crate::extract_archive(&mut a, &out, &opts);
     }
     let _ = crate::extract_stream(&mut ZipStreamReader::new(data), &out, &opts);

@@ -9,7 +9,9 @@
 //!
 //! Modules: [`mod@write`] (format core, sync and async writers), [`parallel`]
 //! (worker-thread compression, pigz-style blocks), [`read`] (streaming and
-//! random-access readers sharing one sans-I/O decoder), [`extract`] (safe
+//! random-access readers sharing one sans-I/O decoder; [`ZipArchive`] holds
+//! the central directory, [`WalkedArchive`] walks it in bounded memory
+//! however many entries there are), [`extract`] (safe
 //! extraction), [`crypto`] (WinZip AES), [`mod@format`] (records and fields),
 //! [`pattern`] (Info-ZIP's wildcards), [`update`] (Info-ZIP's update
 //! planning: `zip -u`, `-f`, `-d`), and with feature `s3`, `object` (an
@@ -72,10 +74,12 @@ pub use extract::{
     read_stream_data,
 };
 pub use parallel::{ParallelOptions, ParallelZipWriter};
-pub use read::archive::{CopySource, EntryReader, ZipArchive};
+pub use read::EntryWalk;
+pub use read::archive::{CopySource, EntryReader, Source, ZipArchive};
 #[cfg(feature = "tokio")]
 pub use read::stream::AsyncZipStreamReader;
 pub use read::stream::ZipStreamReader;
+pub use read::walked::WalkedArchive;
 pub use write::Written;
 #[cfg(feature = "tokio")]
 pub use write::nonblocking::AsyncZipWriter;

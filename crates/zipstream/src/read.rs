@@ -5,8 +5,35 @@
 
 pub mod archive;
 pub(crate) mod data;
+pub(crate) mod directory;
 pub(crate) mod header;
 pub mod stream;
+pub mod walked;
+
+use std::io::{Read, Seek};
+
+use crate::entry::Entry;
+use crate::error::Result;
+
+/// A random-access archive whose entries can be visited in central
+/// directory order and opened as they come: [`archive::ZipArchive`] (its
+/// directory held) and [`walked::WalkedArchive`] (its directory read as
+/// the walk goes). Extraction and `unzip -t` take either.
+pub trait EntryWalk<R: Read + Seek>: sealed::Sealed {
+    /// Calls `f` with each entry, in central directory order, and the
+    /// archive's source to open it from ([`archive::Source::open`]); stops
+    /// at the first error `f` returns.
+    fn walk(
+        &mut self,
+        f: &mut dyn FnMut(&Entry, &mut archive::Source<R>) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// Keeps [`EntryWalk`] to this crate's archives.
+pub(crate) mod sealed {
+    /// Implemented by this crate's random-access archives only.
+    pub trait Sealed {}
+}
 
 /// Read-ahead buffer shared by the decoders.
 pub(crate) struct InBuf {

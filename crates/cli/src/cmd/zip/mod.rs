@@ -16,7 +16,7 @@ use tokio::io::AsyncWriteExt;
 use zipstream::object::ObjectUrl;
 use zipstream::{
     AsyncZipWriter, EntryKind, ExtractOptions, ParallelOptions, ParallelZipWriter, TemporaryHook,
-    ZipArchive, ZipStreamReader, ZipWriter,
+    WalkedArchive, ZipArchive, ZipStreamReader, ZipWriter,
 };
 
 mod announce;

@@ -197,44 +197,22 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let f = fs::File::open(&options.archive).with_context(|| format!("opening {name}"))?;
-    let mut a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))
-        .with_context(|| format!("reading {name}"))?;
-    let chosen: Vec<bool> = a.entries().iter().map(|e| sel.wants(&e.name)).collect();
+    let src = io::BufReader::with_capacity(64 << 10, f);
+    if options.zipinfo.is_some() || listing.is_some() {
+        let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
+        return list_archive(&options, listing, &a, &sel, (&raw_name, &name), &mut out);
+    }
+    // Testing, printing and extracting walk the central directory instead
+    // of holding it, so memory does not grow with the number of entries.
+    let mut a = WalkedArchive::new(src).with_context(|| format!("reading {name}"))?;
+    let mut encrypted = false;
+    a.for_each(&mut |e| {
+        encrypted |= sel.wants(&e.name) && e.encrypted;
+        Ok(())
+    })
+    .with_context(|| format!("reading {name}"))?;
     // Every MEMBER pattern must match before anything is written.
     sel.check_all_matched(&raw_name)?;
-    let encrypted = a
-        .entries()
-        .iter()
-        .zip(&chosen)
-        .any(|(e, &c)| c && e.encrypted);
-    if let Some(z) = options.zipinfo {
-        let size = fs::metadata(&options.archive)?.len();
-        let chosen = a.entries().iter().zip(&chosen).filter(|(_, c)| **c);
-        let members = !options.members.is_empty() || !options.exclude.is_empty();
-        z.list(
-            &name,
-            size,
-            a.entries().len(),
-            members,
-            chosen.map(|(e, _)| e),
-            &mut out,
-        )?;
-        out.flush()?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let Some(kind) = listing {
-        let limit = ExtractOptions::default().max_entries;
-        if a.entries().len() as u64 > limit {
-            bail!("{name}: {} entries, more than {limit}", a.entries().len());
-        }
-        let mut list = Listing::start(kind, &name, &mut out)?;
-        for (e, _) in a.entries().iter().zip(&chosen).filter(|(_, c)| **c) {
-            list.entry(e, &mut out)?;
-        }
-        list.finish(&mut out)?;
-        out.flush()?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let pw = options.password.get(encrypted, false)?;
     let opts = opts_for(pw);
     let select = |e: &zipstream::Entry| sel.wants(&e.name);
@@ -253,6 +231,46 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     let _lines = narrate(&options, &name, &mut out, &mut opts)?;
     zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
         .with_context(|| format!("extracting {name}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `-Z`, `-l` and `-v`: the central directory, held whole (the listings
+/// sort and total it).
+fn list_archive<R: io::Read + io::Seek>(
+    options: &UnzipOptions,
+    listing: Option<Kind>,
+    a: &ZipArchive<R>,
+    sel: &Selection,
+    (raw_name, name): (&str, &str),
+    out: &mut impl Write,
+) -> Result<ExitCode> {
+    let chosen: Vec<bool> = a.entries().iter().map(|e| sel.wants(&e.name)).collect();
+    // Every MEMBER pattern must match before anything is listed.
+    sel.check_all_matched(raw_name)?;
+    if let Some(z) = options.zipinfo {
+        let size = fs::metadata(&options.archive)?.len();
+        let chosen = a.entries().iter().zip(&chosen).filter(|(_, c)| **c);
+        let members = !options.members.is_empty() || !options.exclude.is_empty();
+        z.list(
+            name,
+            size,
+            a.entries().len(),
+            members,
+            chosen.map(|(e, _)| e),
+            out,
+        )?;
+    } else if let Some(kind) = listing {
+        let limit = ExtractOptions::default().max_entries;
+        if a.entries().len() as u64 > limit {
+            bail!("{name}: {} entries, more than {limit}", a.entries().len());
+        }
+        let mut list = Listing::start(kind, name, out)?;
+        for (e, _) in a.entries().iter().zip(&chosen).filter(|(_, c)| **c) {
+            list.entry(e, out)?;
+        }
+        list.finish(out)?;
+    }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
