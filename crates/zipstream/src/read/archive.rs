@@ -173,7 +173,7 @@ impl<R: Read + Seek> Source<R> {
     pub fn open(&mut self, entry: &Entry, password: Option<&[u8]>) -> Result<EntryReader<'_, R>> {
         let entry = entry.clone();
         let (_, local) = self.local_header(&entry)?;
-        let data_at = entry.header_offset + local.len as u64;
+        let data_at = entry.header_offset.saturating_add(local.len as u64);
         let state = DataState::new(Plan {
             entry: &entry,
             sizes_known: true,
@@ -199,7 +199,7 @@ impl<R: Read + Seek> Source<R> {
             pos: &mut self.pos,
             spare: &mut self.spare,
             spare_inflater: &mut self.spare_inflater,
-            data_end: data_at + entry.compressed_size,
+            data_end: data_at.saturating_add(entry.compressed_size),
             src: (&mut self.src).take(entry.compressed_size),
             inb,
             state,

@@ -267,6 +267,20 @@ impl Span {
     }
 }
 
+/// Fails when `e`'s span runs into the directory at `cd_start`, as
+/// [`check_spans`] would: what a walk checks again of each entry, in case
+/// the file changed since it was opened.
+pub(crate) fn check_inside(e: &Entry, cd_start: u64) -> Result<()> {
+    if Span::of(0, e).end > cd_start {
+        return Err(Clash {
+            index: 0,
+            overlaps: false,
+        }
+        .error(e, cd_start));
+    }
+    Ok(())
+}
+
 /// What [`check_spans`] found wrong, and with which entry.
 #[derive(Debug)]
 pub(crate) struct Clash {

@@ -10,7 +10,7 @@
 use std::io::{Read, Seek};
 
 use super::archive::Source;
-use super::directory::{Directory, Records, Span, check_spans};
+use super::directory::{Directory, Records, Span, check_inside, check_spans};
 use super::{EntryWalk, sealed};
 use crate::entry::Entry;
 use crate::error::Result;
@@ -107,7 +107,11 @@ impl<R: Read + Seek> WalkedArchive<R> {
 
 /// The walk reads a piece of the directory ([`Records::next_piece`]: at
 /// most 256 KiB, so at most 5,698 records, about 1 MB as entries), then
-/// visits those entries' data, then reads the next piece.
+/// visits those entries' data, then reads the next piece. The directory is
+/// read from the file again, so each entry is checked again to lie before
+/// it, and the count again at the end: a file changed since
+/// [`WalkedArchive::new`] checked it cannot hand out an entry whose data
+/// runs into the directory (or past the end of the offsets).
 impl<R: Read + Seek> EntryWalk<R> for WalkedArchive<R> {
     fn walk(&mut self, f: &mut dyn FnMut(&Entry, &mut Source<R>) -> Result<()>) -> Result<()> {
         let mut records = Records::default();
@@ -118,11 +122,88 @@ impl<R: Read + Seek> EntryWalk<R> for WalkedArchive<R> {
                 Ok(())
             })?;
             for e in batch.drain(..) {
+                check_inside(&e, self.dir.start)?;
                 f(&e, &mut self.source)?;
             }
         }
-        Ok(())
+        records.finish(&self.dir)
     }
 }
 
 impl<R: Read + Seek> sealed::Sealed for WalkedArchive<R> {}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::io::{Cursor, Read, Seek, SeekFrom};
+    use std::rc::Rc;
+
+    use super::*;
+    use crate::{EntryOptions, Error, ZipWriter};
+
+    /// An archive's bytes that the test can change while a reader has them
+    /// open.
+    struct Shared(Rc<RefCell<Vec<u8>>>, u64);
+
+    impl Read for Shared {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let bytes = self.0.borrow();
+            let mut c = Cursor::new(&bytes[..]);
+            c.set_position(self.1);
+            let n = c.read(buf)?;
+            self.1 += n as u64;
+            Ok(n)
+        }
+    }
+
+    impl Seek for Shared {
+        fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+            let len = self.0.borrow().len() as u64;
+            self.1 = match to {
+                SeekFrom::Start(n) => n,
+                SeekFrom::End(d) => len.saturating_add_signed(d),
+                SeekFrom::Current(d) => self.1.saturating_add_signed(d),
+            };
+            Ok(self.1)
+        }
+    }
+
+    /// The walk reads the directory from the file again: a record changed
+    /// after opening to claim more data than lies before the directory is
+    /// refused as opening would refuse it, before its data is read.
+    #[test]
+    fn a_directory_changed_after_opening_is_checked_again() {
+        let mut w = ZipWriter::new(Cursor::new(Vec::new()));
+        w.add_bytes(EntryOptions::file("a.txt"), b"hello, hello, hello")
+            .unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        let cd = bytes
+            .windows(4)
+            .position(|b| b == b"PK\x01\x02")
+            .expect("a central record");
+        let shared = Rc::new(RefCell::new(bytes));
+        let mut a = WalkedArchive::new(Shared(Rc::clone(&shared), 0)).unwrap();
+        let mut seen = 0;
+        a.walk(&mut |_, _| {
+            seen += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, 1);
+        // The record's compressed size (offset 20) now runs far past the
+        // directory.
+        shared.borrow_mut()[cd + 20..cd + 24].copy_from_slice(&u32::MAX.to_le_bytes());
+        let mut opened = false;
+        let err = a
+            .walk(&mut |e, s| {
+                opened = s.open(e, None).is_ok();
+                Ok(())
+            })
+            .unwrap_err();
+        assert!(!opened, "the changed entry was handed out");
+        assert!(
+            matches!(&err, Error::Malformed { what, .. } if what.contains("run past the start of the central directory")),
+            "{err}"
+        );
+    }
+}
