@@ -207,9 +207,12 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
 
     /// Runs every open session's timers.
     fn tick(&mut self) -> Result<()> {
-        let t = UtcTimestamp::now();
         for l in self.links.iter().filter(|l| l.is_open()) {
-            l.with_session(|s| Ok(s.on_tick(t)?), &mut self.outs, &mut |_| {})?;
+            l.with_session(
+                |s| Ok(s.on_tick(UtcTimestamp::now())?),
+                &mut self.outs,
+                &mut |_| {},
+            )?;
         }
         Ok(())
     }
@@ -220,7 +223,6 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
         let l = &self.links[j];
         let framer = &mut self.framers[j];
         framer.push(bytes);
-        let t = UtcTimestamp::now();
         let fields = &self.fields;
         let got = &mut self.got;
         let schedule = self.schedule.get();
@@ -237,6 +239,14 @@ impl<'l, S: SessionStore> Receiver<'l, S> {
             let mut first = None;
             let (rejects, more) = l.with_session(
                 |s| {
+                    // The time is read under the session's lock: a time
+                    // read before it could be older than the SendingTime
+                    // of an order the sender stamped meanwhile, and a
+                    // resend of that order would then carry an
+                    // OrigSendingTime after its SendingTime, which an
+                    // engine rejects with a Logout (QuickFIX's "SendingTime
+                    // accuracy problem").
+                    let t = UtcTimestamp::now();
                     let mut n = 0;
                     for _ in 0..LOCK_SPAN {
                         let Some(frame) = framer.next_frame() else {

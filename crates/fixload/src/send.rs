@@ -243,13 +243,16 @@ impl<'l, S: SessionStore> Sender<'l, S> {
         outs: &mut Vec<fixsession::machine::Output>,
     ) -> Result<u64> {
         let sch = &self.schedule;
-        let t = UtcTimestamp::now();
         let mut id_buf = [0u8; 20];
         // The session lock is held from the build to the queueing, so
         // what the receiver queues (a heartbeat) rarely falls in between.
         let queued = l.queued();
         let n = l.with_session(
             |s| {
+                // Read under the session's lock, as the receiver reads its
+                // own: the session's messages are then stamped in the
+                // order they are sent (see `receive`'s `take`).
+                let t = UtcTimestamp::now();
                 let mut n = 0;
                 while n < BATCH.min(room) {
                     let g = (i + n) * sch.sessions + j;
