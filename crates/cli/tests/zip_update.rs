@@ -414,3 +414,52 @@ fn move_keeps_a_file_that_changed_after_it_was_read() {
     assert_eq!(held.stdout, b"first line\n");
     assert_eq!(names(&d.join("m.zip")), ["log.txt", "still.txt", "-"]);
 }
+
+/// `zip -m` of a symlink, beside Info-ZIP's: followed (the default), the
+/// entry holds what the link names and the link is removed, the file it
+/// names kept; with `-y` the entry is the link and the link is removed.
+/// Both runs leave the same files, and archives with the same entries.
+#[test]
+fn move_removes_a_link_it_stored_as_info_zip_does() {
+    if !have_unzip() || !perfkit_testkit::interop::have("zip", "-v", "apt-get install zip") {
+        return;
+    }
+    for flags in [&["-q", "-m"][..], &["-q", "-m", "-y"][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut left = Vec::new();
+        for who in ["info-zip", "perfkit"] {
+            let d = dir.path().join(who);
+            std::fs::create_dir(&d).unwrap();
+            std::fs::write(d.join("target.txt"), "data\n").unwrap();
+            std::os::unix::fs::symlink("target.txt", d.join("link.txt")).unwrap();
+            let mut c = if who == "perfkit" {
+                let mut c = perfkit();
+                c.arg("zip");
+                c
+            } else {
+                Command::new("zip")
+            };
+            let out = c
+                .current_dir(&d)
+                .args(flags)
+                .args(["m.zip", "link.txt"])
+                .stdin(Stdio::null())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success() && out.stderr.is_empty(),
+                "{who} zip {flags:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let mut files: Vec<String> = std::fs::read_dir(&d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            files.sort();
+            let zip = d.join("m.zip");
+            left.push((files, names(&zip), data(&zip, "link.txt")));
+        }
+        assert_eq!(left[0], left[1], "zip {flags:?}: Info-ZIP, then perfkit");
+        assert_eq!(left[1].0, ["m.zip", "target.txt"], "zip {flags:?}");
+    }
+}

@@ -511,13 +511,21 @@ fn remove_originals(items: &[Item]) -> Result<()> {
     Ok(())
 }
 
-/// Whether `path` is still what `listed` (its `lstat` when listed) says:
-/// the same inode on the same device, with the same size, modification
-/// and change times to the nanosecond. Anything that wrote to it, replaced
-/// it or changed its attributes since moves one of them.
+/// Whether `path` is still what `listed` says: the same inode on the same
+/// device, with the same size, modification and change times to the
+/// nanosecond. Anything that wrote to it, replaced it or changed its
+/// attributes since moves one of them. `listed` is what the entry stored:
+/// a link's own `lstat` under `-y`, otherwise what it named (`stat`), so
+/// a followed link is looked at through the link again; removing `path`
+/// then removes the link and leaves what it named, as Info-ZIP does.
 fn unchanged(path: &Path, listed: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let Ok(now) = fs::symlink_metadata(path) else {
+    let now = if listed.file_type().is_symlink() {
+        fs::symlink_metadata(path)
+    } else {
+        fs::metadata(path)
+    };
+    let Ok(now) = now else {
         return false;
     };
     (now.dev(), now.ino(), now.len()) == (listed.dev(), listed.ino(), listed.len())
