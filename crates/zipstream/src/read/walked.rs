@@ -64,18 +64,21 @@ impl<R: Read + Seek> WalkedArchive<R> {
         let len = spans.len() as u64;
         if let Err(clash) = check_spans(&mut spans, dir.start) {
             drop(spans);
-            // Named by walking again (rare: only for a bad archive).
-            let cd_start = dir.start;
-            let mut a = WalkedArchive { source, dir, len };
+            // Named by reading the records again (rare: only for a bad
+            // archive), without the walk's own checks, which would name
+            // another fault first.
             let mut i = 0usize;
             let mut named = None;
-            a.for_each(&mut |e| {
-                if i == clash.index {
-                    named = Some(clash.error(e, cd_start));
-                }
-                i += 1;
-                Ok(())
-            })?;
+            let mut records = Records::default();
+            while named.is_none() && records.more(&dir) {
+                records.next_piece(&dir, &mut source, &mut |e, _| {
+                    if i == clash.index {
+                        named = Some(clash.error(&e, dir.start));
+                    }
+                    i += 1;
+                    Ok(())
+                })?;
+            }
             return Err(named.unwrap_or(crate::Error::State(
                 "an overlapping entry is not found again in the directory",
             )));
