@@ -478,9 +478,6 @@ fn file_log_path_keeps_quickfixs_logs_per_session_and_global() {
     assert!(log.join("GLOBAL.messages.current.log").exists());
 }
 
-/// Issue 48.2: an initiator outside its StartTime/EndTime window does not
-/// connect at all (QuickFIX's does not), saying so once; before, it
-/// connected and then logged "Connection outside of session time".
 /// An initiator's settings file `i.cfg` in `dir`, connecting to `port`
 /// on loopback, with `keys` (a schedule and a retry interval).
 fn initiator_file(dir: &Path, port: u16, keys: &str) -> std::path::PathBuf {
@@ -497,6 +494,9 @@ fn initiator_file(dir: &Path, port: u16, keys: &str) -> std::path::PathBuf {
     cfg
 }
 
+/// Issue 48.2: an initiator outside its StartTime/EndTime window does not
+/// connect at all (QuickFIX's does not), saying so once; before, it
+/// connected and then logged "Connection outside of session time".
 #[test]
 fn an_initiator_outside_its_session_time_does_not_connect() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
