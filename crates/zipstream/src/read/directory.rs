@@ -272,13 +272,22 @@ impl Span {
 /// the file changed since it was opened.
 pub(crate) fn check_inside(e: &Entry, cd_start: u64) -> Result<()> {
     if Span::of(0, e).end > cd_start {
-        return Err(Clash {
-            index: 0,
-            overlaps: false,
-        }
-        .error(e, cd_start));
+        return Err(past_directory(e, cd_start));
     }
     Ok(())
+}
+
+/// The error for an entry whose data runs into the directory at
+/// `cd_start`. It shares no bytes with another entry: its data is cut
+/// short or its size is wrong.
+fn past_directory(e: &Entry, cd_start: u64) -> Error {
+    Error::Malformed {
+        offset: e.header_offset,
+        what: format!(
+            "entry {:?}: its {} compressed bytes run past the start of the central directory at offset {cd_start}: the entry is truncated or its size is wrong",
+            e.name, e.compressed_size
+        ),
+    }
 }
 
 /// What [`check_spans`] found wrong, and with which entry.
@@ -300,15 +309,7 @@ impl Clash {
                 offset: e.header_offset,
             }
         } else {
-            // One entry running into the directory shares no bytes with
-            // another: its data is cut short or its size is wrong.
-            Error::Malformed {
-                offset: e.header_offset,
-                what: format!(
-                    "entry {:?}: its {} compressed bytes run past the start of the central directory at offset {cd_start}: the entry is truncated or its size is wrong",
-                    e.name, e.compressed_size
-                ),
-            }
+            past_directory(e, cd_start)
         }
     }
 }
