@@ -279,7 +279,7 @@ mod tests {
         v
     }
 
-    /// Each committed seed, read by both readers with the fuzz password,
+    /// Each committed seed, read by all three readers with the fuzz password,
     /// gives exactly the entries (names and bytes) listed in
     /// [`seed_contents`]; every seed has a listing.
     #[test]
@@ -307,6 +307,23 @@ mod tests {
                 ""
             };
             assert_eq!(a.comment(), comment, "{name}: archive comment");
+
+            let mut w = WalkedArchive::new(Cursor::new(&data[..]))
+                .unwrap_or_else(|e| panic!("{name}: walked open: {e}"));
+            assert_eq!(w.comment(), comment, "{name}: walked archive comment");
+            let mut walked = Vec::new();
+            crate::EntryWalk::walk(&mut w, &mut |e, source| {
+                let mut bytes = Vec::new();
+                source.open(e, Some(b"password"))?.read_to_end(&mut bytes)?;
+                walked.push((e.name.clone(), bytes));
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{name}: walked read: {e}"));
+            let want_walked: Vec<(String, Vec<u8>)> = want
+                .iter()
+                .map(|(n, b)| ((*n).to_owned(), b.clone()))
+                .collect();
+            assert_eq!(walked, want_walked, "{name}: walked entries");
 
             let mut r = ZipStreamReader::new(&data[..]);
             r.set_password(Some(b"password"));
