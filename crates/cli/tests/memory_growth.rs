@@ -166,15 +166,26 @@ fn py_zip_one_entry(zip: &Path, chunk_file: &Path, units: usize) {
         \x20   with z.open('big.txt', 'w', force_zip64=True) as f:\n\
         \x20       for _ in range(int(sys.argv[3])):\n\
         \x20           f.write(chunk)\n";
+    python(
+        script,
+        &[
+            zip.as_ref(),
+            chunk_file.as_ref(),
+            units.to_string().as_ref(),
+        ],
+    );
+}
+
+/// Runs a Python `script` with `args` (its `sys.argv[1..]`), which must
+/// succeed.
+fn python(script: &str, args: &[&std::ffi::OsStr]) {
     let status = Command::new("python3")
         .arg("-c")
         .arg(script)
-        .arg(zip)
-        .arg(chunk_file)
-        .arg(units.to_string())
+        .args(args)
         .status()
         .unwrap();
-    assert!(status.success());
+    assert!(status.success(), "python3 -c {script:?} {args:?}");
 }
 
 #[test]
@@ -295,14 +306,7 @@ fn py_zip_many_entries(zip: &Path, folders: usize) {
         \x20       z.writestr(f'tree/dir{d:04}/', b'')\n\
         \x20       for i in range(100):\n\
         \x20           z.writestr(f'tree/dir{d:04}/file{i:03}.txt', f'entry {d} {i} '.encode() * 8)\n";
-    let status = Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(zip)
-        .arg(folders.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    python(script, &[zip.as_ref(), folders.to_string().as_ref()]);
 }
 
 /// unzip's memory does not grow with the number of entries and folders:
@@ -315,7 +319,7 @@ fn py_zip_many_entries(zip: &Path, folders: usize) {
 /// (the overlap check): about 4 MB at 100,000 entries.
 #[test]
 fn unzip_of_100000_entries_stays_flat() {
-    if !interop::have("time", "time") || !interop::have("python3", "--version") {
+    if !interop::have("time", "time") || !interop::have("python3", "python3") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
