@@ -262,3 +262,43 @@ fn a_file_larger_than_the_address_space_cap_does_not_abort() {
     assert_eq!(out.status.code(), Some(1), "{:?}: {all}", out.status);
     assert!(all.contains("1 valid, 1 invalid"), "{all}");
 }
+
+/// The `|` form: a line holding two messages is framed into both, a line
+/// whose second message is bad names the line, and a line with one bad
+/// message is reported whole, by the parser's reason. (The command parses
+/// each line whole first and looks for further messages only when that
+/// fails, so this pins what the reordering must keep.)
+#[test]
+fn lines_holding_several_messages_are_framed() {
+    let bar =
+        |m: Vec<u8>| -> Vec<u8> { m.iter().map(|&b| if b == 1 { b'|' } else { b }).collect() };
+    let good = bar(msg("35=0|"));
+    let mut bad = good.clone();
+    let n = bad.len();
+    bad[n - 4..n - 1].copy_from_slice(b"999");
+    let mut data = Vec::new();
+    for line in [
+        good.clone(),
+        [good.clone(), good.clone()].concat(),
+        [good.clone(), bad.clone()].concat(),
+        bad.clone(),
+        [b"junk|".to_vec(), good.clone()].concat(),
+    ] {
+        data.extend_from_slice(&line);
+        data.push(b'\n');
+    }
+    let (code, out) = check_bytes(&data);
+    assert_eq!(code, 1, "{out}");
+    let problems: Vec<&str> = out.lines().filter(|l| l.contains(": line ")).collect();
+    assert_eq!(problems.len(), 3, "{out}");
+    assert!(
+        problems[0].contains("line 3, offset") && problems[0].contains("CheckSum"),
+        "{out}"
+    );
+    assert!(
+        problems[1].contains("line 4:") && problems[1].contains("CheckSum"),
+        "{out}"
+    );
+    assert!(problems[2].contains("line 5:"), "{out}");
+    assert!(out.contains(": 4 valid, 3 invalid"), "{out}");
+}

@@ -64,7 +64,9 @@ pub trait Sink {
     /// A message's bytes (SOH separated, not yet validated). Returns why it
     /// is invalid, if it is; that is then reported through
     /// [`problem`](Sink::problem) with its origin, which is only worked out
-    /// for the messages that need one.
+    /// for the messages that need one. A message called invalid must
+    /// leave no trace in the sink: the bytes of a line holding several
+    /// messages are handed over whole first, then framed.
     fn message(&mut self, bytes: &[u8]) -> Result<Option<String>>;
     /// Bytes at `origin` that are not a valid message, and why.
     fn problem(&mut self, origin: Origin, why: &str) -> Result<()>;
@@ -327,6 +329,9 @@ fn each_line<R: Read>(
     sink: &mut impl Sink,
 ) -> Result<()> {
     let mut start = 0usize;
+    // buf[..end] holds input; the rest is room for the next read, zeroed
+    // once when it is made rather than before every read.
+    let mut end = buf.len();
     // Input offset of buf[0], and the number of the next line.
     let mut base = 0u64;
     let mut line_no = 1usize;
@@ -334,7 +339,7 @@ fn each_line<R: Read>(
     let mut skipping = false;
     let mut message = Vec::new();
     loop {
-        if let Some(nl) = memchr::memchr(b'\n', &buf[start..]) {
+        if let Some(nl) = memchr::memchr(b'\n', &buf[start..end]) {
             if !skipping {
                 let line = &buf[start..start + nl];
                 one_line(line, line_no, base + start as u64, &mut message, sink)?;
@@ -345,13 +350,13 @@ fn each_line<R: Read>(
             continue;
         }
         if eof {
-            if start < buf.len() && !skipping {
-                let line = &buf[start..];
+            if start < end && !skipping {
+                let line = &buf[start..end];
                 one_line(line, line_no, base + start as u64, &mut message, sink)?;
             }
             return Ok(());
         }
-        if !skipping && buf.len() - start > MAX_LINE {
+        if !skipping && end - start > MAX_LINE {
             let why = format!(
                 "line longer than {MAX_LINE} bytes with no SOH and no line break: not a \
                  message, skipped"
@@ -361,21 +366,23 @@ fn each_line<R: Read>(
         }
         if skipping {
             // Nothing of an over-long line is kept.
-            start = buf.len();
+            start = end;
         }
-        buf.drain(..start);
+        buf.copy_within(start..end, 0);
+        end -= start;
         base += start as u64;
         start = 0;
-        let old = buf.len();
-        buf.resize(old + CHUNK, 0);
+        if buf.len() < end + CHUNK {
+            buf.resize(end + CHUNK, 0);
+        }
         let n = loop {
-            match r.read(&mut buf[old..]) {
+            match r.read(&mut buf[end..end + CHUNK]) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e).with_context(|| format!("reading {name}")),
             }
         };
-        buf.truncate(old + n);
+        end += n;
         eof = n == 0;
     }
 }
@@ -393,11 +400,16 @@ fn one_line(
         return Ok(());
     }
     line_message(line, message);
-    if !several_messages(line) {
-        if let Some(why) = sink.message(message)? {
-            sink.problem(Origin::Line(line_no), &why)?;
-        }
+    // The line is parsed whole first. A message ends at its CheckSum, so a
+    // line holding several fails that parse, and only a failed line is
+    // searched for further message starts: a search of every line cost
+    // `fix check` a tenth of its time. (A sink leaves no trace of a
+    // message it calls invalid, so the line can be framed instead.)
+    let Some(why) = sink.message(message)? else {
         return Ok(());
+    };
+    if !several_messages(line) {
+        return sink.problem(Origin::Line(line_no), &why);
     }
     let mut framer = Framer::new(MAX_MESSAGE);
     framer.push(message);
@@ -409,19 +421,85 @@ fn one_line(
 pub fn line_message(line: &[u8], out: &mut Vec<u8>) {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     out.clear();
-    if line.contains(&1) {
+    out.extend_from_slice(line);
+    // One pass over a copy, every byte written and the SOH test folded
+    // in: a select and an or the compiler vectorises. (A mapped `extend`
+    // checks capacity per byte and a conditional store is a branch per
+    // byte; either cost `fix check` a third of its time.)
+    let mut soh = false;
+    for b in out.iter_mut() {
+        soh |= *b == 1;
+        *b = if *b == b'|' { 1 } else { *b };
+    }
+    if soh {
+        // The line's own SOHs separate it; its `|` are data.
+        out.clear();
         out.extend_from_slice(line);
-    } else {
-        out.extend(line.iter().map(|&b| if b == b'|' { 1 } else { b }));
     }
 }
 
 /// Whether a `|`-separated line holds more than one message start (`8=FIX`
 /// at its start or after a separator).
 fn several_messages(line: &[u8]) -> bool {
-    let starts = line
-        .windows(6)
-        .filter(|w| w[0] == b'|' && &w[1..] == b"8=FIX")
-        .count();
-    starts + usize::from(line.starts_with(b"8=FIX")) > 1
+    // A SIMD substring search: a byte-by-byte window scan of every line
+    // was the largest cost of `fix check` on the `|` form.
+    static STARTS: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"|8=FIX"));
+    let mut after = STARTS.find_iter(line);
+    match after.next() {
+        None => false,
+        Some(_) if line.starts_with(b"8=FIX") => true,
+        Some(_) => after.next().is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{line_message, several_messages};
+
+    /// The definitions the fast forms must keep: each byte mapped, and
+    /// message starts counted window by window.
+    fn by_definition(line: &[u8]) -> (Vec<u8>, bool) {
+        let l = line.strip_suffix(b"\r").unwrap_or(line);
+        let soh = l.contains(&1);
+        let mapped = l
+            .iter()
+            .map(|&b| if b == b'|' && !soh { 1 } else { b })
+            .collect();
+        let starts = line
+            .windows(6)
+            .filter(|w| w[0] == b'|' && &w[1..] == b"8=FIX")
+            .count();
+        (mapped, starts + usize::from(line.starts_with(b"8=FIX")) > 1)
+    }
+
+    #[test]
+    fn lines_map_and_count_message_starts_as_defined() {
+        let lines: &[&[u8]] = &[
+            b"",
+            b"|",
+            b"8=FIX.4.4|9=5|35=0|10=000|",
+            b"8=FIX.4.4|9=5|35=0|10=000|8=FIX.4.4|9=5|35=0|10=000|",
+            b"junk|8=FIX.4.4|9=5|35=0|10=000|",
+            b"junk|8=FIX.4.4|9=5|35=0|10=000||8=FIX.4.2|",
+            b"8=FIX.4.4\x019=5\x0135=0\x01|8=FIX|10=000\x01\r",
+            b"8=FIX.4.4|58=a|b|8=FIX|10=000|\r",
+            b"|8=FI|8=FIX",
+            b"8=FIX8=FIX|8=FI",
+        ];
+        for line in lines {
+            let mut out = Vec::new();
+            line_message(line, &mut out);
+            let (mapped, several) = by_definition(line);
+            let shown = String::from_utf8_lossy(line);
+            assert_eq!(out, mapped, "{shown}");
+            assert_eq!(several_messages(line), several, "{shown}");
+        }
+        // A long line crosses the SIMD search's blocks.
+        let mut long = b"8=FIX.4.4|".to_vec();
+        long.extend(b"58=".iter().chain(&[b'x'; 300]));
+        long.extend_from_slice(b"|8=FIX.4.4|");
+        assert!(several_messages(&long));
+        assert!(!several_messages(&long[1..]));
+    }
 }
