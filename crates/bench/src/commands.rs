@@ -20,6 +20,7 @@ use perfkit_report::{Report, Row, RunInfo, Section, Value};
 
 use crate::error::{Error, IoContext, Result, StepContext};
 use crate::invocation::{Invocation, Launcher};
+use crate::peer;
 
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
 /// corpus file, so the whole main job stays within about two minutes.
@@ -30,6 +31,11 @@ pub const RUNS: usize = 3;
 
 /// FIX messages in the generated `fix check` input.
 const FIX_MESSAGES: usize = 100_000;
+
+/// Messages QuickFIX/C++ builds for the `fix check` case beside QuickFIX's
+/// own parse: enough that both processes' start-up is noise (QuickFIX
+/// takes about a second over them here).
+const QUICKFIX_MESSAGES: usize = 500_000;
 
 /// Expressions and events of the generated `betree search` workload (the
 /// reference generator's parameters, as `perfkit betree gen-*` writes).
@@ -238,11 +244,12 @@ pub fn measure(
     std::fs::write(&input, corpus::mixed(INPUT_SIZE)?).doing("writing the corpus file")?;
     compress_cases(&mut section, d, &input, perfkit, spawner)?;
     fix_check_case(&mut section, d, perfkit, spawner)?;
+    quickfix_check_case(&mut section, d, perfkit, spawner)?;
     betree_case(&mut section, d, search_batch, perfkit, spawner)?;
     zip_cases(&mut section, d, &input, perfkit, spawner)?;
     zip_delete_case(&mut section, d, &input, perfkit, spawner)?;
     section.note(format!(
-        "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
+        "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {QUICKFIX_MESSAGES} messages QuickFIX/C++ built (quickfix-parse --build); {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
         INPUT_SIZE >> 20
     ));
     section.note(
@@ -406,6 +413,70 @@ fn fix_check_case(
         &ours,
         Some(("fixcore Parser::parse per message", &lib)),
         None,
+    );
+    Ok(())
+}
+
+/// `fix check` of a file QuickFIX/C++ wrote (`quickfix-parse --build`: a
+/// mix of orders, reports, cancels, market data with groups, heartbeats,
+/// one per line in the `|` form), beside the quickfix-parse peer reading
+/// the same file line by line as a QuickFIX session parses what it reads
+/// (`--file`: `FIX::Message(string, dictionary, validate)`). Left out with
+/// a note when the peer has not been built.
+fn quickfix_check_case(
+    section: &mut Section,
+    d: &Path,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
+    let file = d.join("quickfix-built.fix");
+    let built = peer::start_or_note(
+        peer::QUICKFIX,
+        "fix check beside QuickFIX",
+        " (needs g++ and libquickfix-dev)",
+        |exe| {
+            let out = std::fs::File::create(&file).doing("creating the QuickFIX-built file")?;
+            child::run(
+                Command::new(exe)
+                    .args(["--build", &QUICKFIX_MESSAGES.to_string()])
+                    .stdin(Stdio::null())
+                    .stdout(out),
+            )?;
+            Ok(exe.to_owned())
+        },
+    );
+    let exe = match built {
+        Ok(exe) => exe,
+        Err(peer::Unavailable(why)) => {
+            section.note(why);
+            return Ok(());
+        }
+    };
+    let dictionary = exe.with_file_name(peer::QUICKFIX_DICTIONARY);
+    let (mut ours, mut theirs) = (Side::default(), Side::default());
+    for _ in 0..RUNS {
+        process(
+            spawner,
+            &mut ours,
+            &mut perfkit.command(&Invocation::FixCheck { input: &file }),
+        )?;
+        process(
+            spawner,
+            &mut theirs,
+            Command::new(&exe)
+                .arg("--dict")
+                .arg(&dictionary)
+                .arg("--file")
+                .arg(&file),
+        )?;
+    }
+    case(
+        section,
+        "fix check, QuickFIX-built",
+        Work::Items(QUICKFIX_MESSAGES as u64, "messages"),
+        &ours,
+        None,
+        Some(("QuickFIX Message(line, dictionary, validate)", &theirs)),
     );
     Ok(())
 }

@@ -271,3 +271,67 @@ fn a_peer_that_dies_mid_run_fails_in_one_line_quoting_its_stderr() {
     );
     bench_fails_with_peers(dir.path(), &["peer died", "out of memory"]);
 }
+
+/// The file modes `perfkit bench` runs beside `perfkit fix check`: what
+/// `--build` writes, `--file` and `fix check` both find valid, message for
+/// message, and a line spoilt in the file is invalid to both.
+#[test]
+fn built_messages_are_valid_to_quickfix_and_to_fix_check() {
+    let Some(exe) = peer() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("built.fix");
+    let built = Command::new(&exe)
+        .args(["--build", "2000"])
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let mut text = String::from_utf8(built.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2000);
+    // Every message type of the mix, and market data's group.
+    for t in ["|35=D|", "|35=8|", "|35=F|", "|35=W|", "|35=0|", "|268=4|"] {
+        assert!(text.contains(t), "no {t} in {}", &text[..400]);
+    }
+    let quickfix = |path: &std::path::Path| {
+        let out = Command::new(&exe)
+            .arg("--dict")
+            .arg(exe.with_file_name("quickfix-FIX44.xml"))
+            .arg("--file")
+            .arg(path)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let ours = |path: &std::path::Path| {
+        let out = interop::perfkit()
+            .args(["fix", "check"])
+            .arg(path)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    std::fs::write(&file, &text).unwrap();
+    assert_eq!(quickfix(&file), (Some(0), "2000 valid, 0 invalid\n".into()));
+    let (code, out) = ours(&file);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.ends_with(": 2000 valid, 0 invalid\n"), "{out}");
+    // One BodyLength off by one, on the 7th line.
+    let at = text.match_indices('\n').nth(5).unwrap().0 + 1;
+    let nine = at + text[at..].find("|9=").unwrap() + 3;
+    let digit = text.as_bytes()[nine];
+    let other = if digit == b'9' {
+        '1'
+    } else {
+        (digit + 1) as char
+    };
+    text.replace_range(nine..nine + 1, &other.to_string());
+    std::fs::write(&file, &text).unwrap();
+    assert_eq!(quickfix(&file), (Some(1), "1999 valid, 1 invalid\n".into()));
+    let (code, out) = ours(&file);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(": line 7: "), "{out}");
+    assert!(out.ends_with(": 1999 valid, 1 invalid\n"), "{out}");
+}

@@ -526,12 +526,14 @@ fn command_rows(doc: &Value) -> (Vec<Value>, String) {
 
 #[test]
 fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
-    // Once with PATH emptied, so no peer can be found: the part must still
-    // succeed (a fresh machine has no zstd) and say what it left out.
+    // Once with PATH emptied and no peers directory, so no peer can be
+    // found: the part must still succeed (a fresh machine has no zstd)
+    // and say what it left out.
     let empty = tempfile::tempdir().unwrap();
     let out = ok(perfkit()
         .args(["bench", "--only", "commands", "--json"])
-        .env("PATH", empty.path()));
+        .env("PATH", empty.path())
+        .env("PERFKIT_PEERS_DIR", empty.path()));
     let doc = schema::report(&out);
     let (rows, notes) = command_rows(&doc);
     let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
@@ -571,6 +573,14 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
         notes.contains("Info-ZIP zip/unzip not installed"),
         "{notes}"
     );
+    assert!(
+        notes.contains("fix check beside QuickFIX not measured: no quickfix-parse"),
+        "{notes}"
+    );
+    assert!(
+        !names.contains(&"perfkit fix check, QuickFIX-built"),
+        "{names:?}"
+    );
 
     if !(interop::have("zstd", "zstd") && interop::have("zip", "zip")) {
         return;
@@ -580,11 +590,18 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
     ));
     let (rows, _) = command_rows(&doc);
     let summary = doc["summary"].as_array().unwrap();
-    for cmd in [
+    let mut with_peers = vec![
         "perfkit compress --recipe balanced",
         "perfkit zip (deflate -6)",
-    ] {
-        let row = rows.iter().find(|r| r["name"] == cmd).unwrap();
+    ];
+    if interop::peer("quickfix-parse", " (needs g++ libquickfix-dev)").is_some() {
+        with_peers.push("perfkit fix check, QuickFIX-built");
+    }
+    for cmd in with_peers {
+        let row = rows
+            .iter()
+            .find(|r| r["name"] == cmd)
+            .unwrap_or_else(|| panic!("no {cmd} row: {rows:#?}"));
         let peer_name = row["peer"].as_str().unwrap();
         let peer = rows
             .iter()

@@ -13,6 +13,8 @@
 // Usage:
 //   quickfix-parse --dict FILE --check             (records on stdin)
 //   quickfix-parse --dict FILE --bench [--pin CORE] (records, then commands)
+//   quickfix-parse --dict FILE --file PATH          (a file of messages)
+//   quickfix-parse --build COUNT                    (writes messages)
 //
 // Records: "<set> <length>\n", then <length> message bytes and "\n"; a line
 // "go" ends them. Sets are numbered from 0 in order; the calls of a set cycle
@@ -31,6 +33,11 @@
 #include <quickfix/DataDictionary.h>
 #include <quickfix/Exceptions.h>
 #include <quickfix/Message.h>
+#include <quickfix/fix44/ExecutionReport.h>
+#include <quickfix/fix44/Heartbeat.h>
+#include <quickfix/fix44/MarketDataSnapshotFullRefresh.h>
+#include <quickfix/fix44/NewOrderSingle.h>
+#include <quickfix/fix44/OrderCancelRequest.h>
 
 #include <sched.h>
 
@@ -39,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -250,6 +258,128 @@ int bench(const std::vector<Set>& sets, const FIX::DataDictionary& dict) {
     return 0;
 }
 
+// Parses every line of `path` (the `|` form) as QuickFIX's session parses
+// what it reads; see the usage above.
+int parse_file(const std::string& path, const FIX::DataDictionary& dict) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) die("cannot open " + path);
+    std::string line;
+    unsigned long long valid = 0, invalid = 0;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        for (char& c : line)
+            if (c == '|') c = '\x01';
+        try {
+            g_sink = g_sink + parse_one(line, dict);
+            ++valid;
+        } catch (const std::exception&) {
+            ++invalid;
+        }
+    }
+    if (in.bad()) die("reading " + path + " failed");
+    std::cout << valid << " valid, " << invalid << " invalid" << std::endl;
+    return invalid == 0 ? 0 : 1;
+}
+
+// The header every built message carries: QuickFIX fills in BodyLength and
+// CheckSum when it writes the message.
+void stamp(FIX::Message& m, unsigned long long seq) {
+    FIX::Header& h = m.getHeader();
+    h.setField(FIX::SenderCompID("BANK"));
+    h.setField(FIX::TargetCompID("EXCH"));
+    h.setField(FIX::MsgSeqNum(static_cast<int>(seq)));
+    h.setField(FIX::SendingTime(FIX::UtcTimeStamp(), 6));
+}
+
+// Message `i` of the fixed mix --build writes: mostly orders and their
+// reports, as a session log holds them.
+FIX::Message build(unsigned long long i) {
+    static const char* const kSymbols[] = {"IBM", "MSFT", "AAPL", "VOD.L", "BMW.DE", "7203.T"};
+    const std::string sym = kSymbols[i % 6];
+    const std::string id = "ORD" + std::to_string(100000 + i / 4);
+    const double px = 20.0 + static_cast<double>(i % 997) / 8.0;
+    const double qty = static_cast<double>(100 * (1 + i % 50));
+    switch (i % 10) {
+        case 0: case 1: case 2: {
+            FIX44::NewOrderSingle m(FIX::ClOrdID(id), FIX::Side(i % 2 ? FIX::Side_SELL : FIX::Side_BUY),
+                                    FIX::TransactTime(FIX::UtcTimeStamp(), 6),
+                                    FIX::OrdType(FIX::OrdType_LIMIT));
+            m.set(FIX::Symbol(sym));
+            m.set(FIX::OrderQty(qty));
+            m.set(FIX::Price(px));
+            m.set(FIX::TimeInForce(FIX::TimeInForce_DAY));
+            m.set(FIX::Account("ACC" + std::to_string(i % 17)));
+            m.set(FIX::HandlInst('1'));
+            return m;
+        }
+        case 3: case 4: case 5: case 6: {
+            const bool fill = i % 2 == 0;
+            FIX44::ExecutionReport m(
+                FIX::OrderID("OID" + std::to_string(i)), FIX::ExecID("EX" + std::to_string(i)),
+                FIX::ExecType(fill ? FIX::ExecType_TRADE : FIX::ExecType_NEW),
+                FIX::OrdStatus(fill ? FIX::OrdStatus_FILLED : FIX::OrdStatus_NEW),
+                FIX::Side(FIX::Side_BUY), FIX::LeavesQty(fill ? 0 : qty), FIX::CumQty(fill ? qty : 0),
+                FIX::AvgPx(fill ? px : 0));
+            m.set(FIX::ClOrdID(id));
+            m.set(FIX::Symbol(sym));
+            m.set(FIX::OrderQty(qty));
+            m.set(FIX::Price(px));
+            if (fill) {
+                m.set(FIX::LastQty(qty));
+                m.set(FIX::LastPx(px));
+            }
+            m.set(FIX::TransactTime(FIX::UtcTimeStamp(), 6));
+            return m;
+        }
+        case 7: {
+            FIX44::OrderCancelRequest m(FIX::OrigClOrdID(id), FIX::ClOrdID(id + "C"),
+                                        FIX::Side(FIX::Side_BUY),
+                                        FIX::TransactTime(FIX::UtcTimeStamp(), 6));
+            m.set(FIX::Symbol(sym));
+            m.set(FIX::OrderQty(qty));
+            return m;
+        }
+        case 8: {
+            FIX44::MarketDataSnapshotFullRefresh m;
+            m.set(FIX::Symbol(sym));
+            m.set(FIX::MDReqID("MD" + std::to_string(i % 101)));
+            for (int e = 0; e < 4; ++e) {
+                FIX44::MarketDataSnapshotFullRefresh::NoMDEntries g;
+                g.set(FIX::MDEntryType(e % 2 ? FIX::MDEntryType_OFFER : FIX::MDEntryType_BID));
+                g.set(FIX::MDEntryPx(px + (e % 2 ? 0.01 : -0.01) * (1 + e / 2)));
+                g.set(FIX::MDEntrySize(qty * (1 + e)));
+                m.addGroup(g);
+            }
+            return m;
+        }
+        default:
+            return FIX44::Heartbeat();
+    }
+}
+
+int build_messages(const std::string& count_text) {
+    unsigned long long count = 0;
+    if (!parse_uint(count_text, count)) die("--build: not a count: " + count_text);
+    std::string out;
+    for (unsigned long long i = 0; i < count; ++i) {
+        FIX::Message m = build(i);
+        stamp(m, i + 1);
+        std::string text = m.toString();
+        for (char& c : text)
+            if (c == '\x01') c = '|';
+        out += text;
+        out += '\n';
+        if (out.size() >= (1u << 20)) {
+            std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+            out.clear();
+        }
+    }
+    std::cout.write(out.data(), static_cast<std::streamsize>(out.size()));
+    std::cout.flush();
+    return std::cout ? 0 : 1;
+}
+
 void pin(const std::string& core_text) {
     unsigned long long core = 0;
     if (!parse_uint(core_text, core) || core >= CPU_SETSIZE) die("--pin: not a core number: " + core_text);
@@ -262,21 +392,30 @@ void pin(const std::string& core_text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string dict_path, mode, pin_core;
+    const std::string usage =
+        "usage: quickfix-parse --dict FILE (--check | --bench [--pin CORE] | --file PATH) | "
+        "quickfix-parse --build COUNT";
+    std::string dict_path, mode, pin_core, file, count;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--dict" && i + 1 < argc) {
             dict_path = argv[++i];
         } else if (a == "--pin" && i + 1 < argc) {
             pin_core = argv[++i];
-        } else if (a == "--check" || a == "--bench") {
+        } else if (a == "--file" && i + 1 < argc && mode.empty()) {
+            mode = a;
+            file = argv[++i];
+        } else if (a == "--build" && i + 1 < argc && mode.empty()) {
+            mode = a;
+            count = argv[++i];
+        } else if ((a == "--check" || a == "--bench") && mode.empty()) {
             mode = a;
         } else {
-            die("usage: quickfix-parse --dict FILE (--check | --bench [--pin CORE])");
+            die(usage);
         }
     }
-    if (dict_path.empty() || mode.empty())
-        die("usage: quickfix-parse --dict FILE (--check | --bench [--pin CORE])");
+    if (mode == "--build") return build_messages(count);
+    if (dict_path.empty() || mode.empty()) die(usage);
     if (!pin_core.empty()) pin(pin_core);
     std::unique_ptr<FIX::DataDictionary> dict;
     try {
@@ -284,6 +423,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         die(dict_path + ": " + e.what());
     }
+    if (mode == "--file") return parse_file(file, *dict);
     const std::vector<Set> sets = read_records();
     return mode == "--check" ? check(sets, *dict) : bench(sets, *dict);
 }
