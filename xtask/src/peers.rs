@@ -33,6 +33,11 @@ const PEERS: &[Peer] = &[
         build: build_floor,
     },
     Peer {
+        name: perfkit_peers::ROUNDTRIP_FLOOR,
+        what: "one order at a time over loopback in C, no FIX work (fix bench session's floor); needs a C compiler",
+        build: build_roundtrip_floor,
+    },
+    Peer {
         name: perfkit_peers::QUICKFIXJ,
         what: "QuickFIX/J 2.3.2's initiator and acceptor (the FIX interop tests' second engine); needs curl and a JDK",
         build: build_quickfixj,
@@ -279,13 +284,24 @@ fn build_quickfixj(out: &Path) -> Result<()> {
     install(Source::File(&launcher), &out.join(perfkit_peers::QUICKFIXJ))
 }
 
-/// The load generator's floor, one C file. `-O2` as the QuickFIX peers;
-/// its timed work is system calls, so flags matter little either way.
+/// The load generator's floor, one C file.
 fn build_floor(out: &Path) -> Result<()> {
-    let src = Path::new("xtask/peers/floor/fixload_floor.c");
+    build_c(out, "fixload_floor.c", perfkit_peers::LOAD_FLOOR)
+}
+
+/// The session round trip's floor, one C file.
+fn build_roundtrip_floor(out: &Path) -> Result<()> {
+    build_c(out, "roundtrip_floor.c", perfkit_peers::ROUNDTRIP_FLOOR)
+}
+
+/// A floor program from one C file of `xtask/peers/floor/`, installed in
+/// `out` as `name`. `-O2` as the QuickFIX peers; a floor's timed work is
+/// system calls, so flags matter little either way.
+fn build_c(out: &Path, source: &str, name: &str) -> Result<()> {
+    let src = Path::new("xtask/peers/floor").join(source);
     let scratch = out.with_file_name("peers-build").join("floor");
     std::fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
-    let built = scratch.join(perfkit_peers::LOAD_FLOOR);
+    let built = scratch.join(name);
     super::run(
         Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
             .args([
@@ -296,12 +312,12 @@ fn build_floor(out: &Path) -> Result<()> {
                 "-Werror",
                 "-pthread",
             ])
-            .arg(src)
+            .arg(&src)
             .arg("-o")
             .arg(&built),
     )
-    .with_context(|| "compiling fixload_floor.c (apt-get install gcc)".to_string())?;
-    install(Source::File(&built), &out.join(perfkit_peers::LOAD_FLOOR))
+    .with_context(|| format!("compiling {source} (apt-get install gcc)"))?;
+    install(Source::File(&built), &out.join(name))
 }
 
 /// What [`install`] puts in place.

@@ -21,8 +21,8 @@ use perfkit_report::one_line;
 // The names live in their own dependency-free crate so xtask shares them
 // without building this one.
 pub use perfkit_peers::{
-    DIR_ENV, QUICKFIX, QUICKFIX_DICTIONARY, QUICKFIX_SESSION, QUICKFIX_VERSION_FILE, SZIP, dir,
-    locate,
+    DIR_ENV, QUICKFIX, QUICKFIX_DICTIONARY, QUICKFIX_SESSION, QUICKFIX_VERSION_FILE,
+    ROUNDTRIP_FLOOR, SZIP, dir, locate,
 };
 
 /// Why a peer could not be measured (rendered as a note in the report), as

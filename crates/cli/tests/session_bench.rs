@@ -1,6 +1,7 @@
 //! fix-bench's `session` part: whole engines as processes over loopback,
 //! perfkit and the `quickfix-session` peer (`cargo xtask peers` builds it)
-//! in every pairing, with round trips, orders/s and the acceptor's CPU.
+//! in every pairing, with round trips, orders/s and the acceptor's CPU,
+//! and the round trip's floor (`fix-roundtrip-floor`, C with no FIX work).
 
 mod interop;
 mod schema;
@@ -12,25 +13,58 @@ const LATENCY_ORDERS: u64 = 200;
 const ORDERS: u64 = 600;
 const RUNS: u64 = 2;
 
+/// The floor's row name.
+const FLOOR: &str = "floor: C, one order at a time, no FIX work";
+
 /// fix-bench's session section, run with `peers` as the peer directory
-/// when given (within 120 s, or the test fails).
-fn session_section(peers: Option<&std::path::Path>) -> Value {
-    let mut cmd = fix_bench(
-        "session",
-        &[
-            "--session-orders",
-            &ORDERS.to_string(),
-            "--session-latency-orders",
-            &LATENCY_ORDERS.to_string(),
-            "--session-window",
-            "50",
-        ],
-    );
+/// when given and `extra` flags (within 120 s, or the test fails).
+fn session_section(peers: Option<&std::path::Path>, extra: &[&str]) -> Value {
+    let orders = ORDERS.to_string();
+    let latency_orders = LATENCY_ORDERS.to_string();
+    let mut args = vec![
+        "--session-orders",
+        &orders,
+        "--session-latency-orders",
+        &latency_orders,
+        "--session-window",
+        "50",
+    ];
+    args.extend_from_slice(extra);
+    let mut cmd = fix_bench("session", &args);
     if let Some(dir) = peers {
         cmd.env(perfkit_bench::peer::DIR_ENV, dir);
     }
     let doc = schema::report(&interop::ok_within(&mut cmd, 120));
     schema::section(&doc, "session").clone()
+}
+
+/// The floor's row timed each latency-phase order of every run, and the
+/// note gives perfkit ↔ perfkit's p50 over it from the rows' own figures.
+fn check_floor(section: &Value, waits: &str) {
+    let rows = section["rows"].as_array().unwrap();
+    let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
+    let floor = rows.iter().find(|r| r["name"] == FLOOR).unwrap();
+    let ours = rows
+        .iter()
+        .find(|r| r["name"] == "perfkit initiator ↔ perfkit acceptor")
+        .unwrap();
+    assert_eq!(
+        floor["latency"]["count"].as_u64(),
+        Some(LATENCY_ORDERS * RUNS),
+        "{floor}"
+    );
+    assert!(p50(floor) > 0.0, "{floor}");
+    let notes = section["notes"].to_string();
+    assert!(notes.contains(waits), "{notes}");
+    assert!(
+        notes.contains(&format!(
+            "perfkit ↔ perfkit's p50 round trip is {:.1} µs, {:.2}x the floor's {:.1} µs",
+            p50(ours) / 1e3,
+            p50(ours) / p50(floor),
+            p50(floor) / 1e3
+        )),
+        "{notes}"
+    );
 }
 
 /// Every row timed each latency-phase order of every run, and measured a
@@ -54,9 +88,9 @@ fn every_pairing_of_perfkit_and_quickfix_is_measured_with_ratios_to_quickfix() {
     if interop::peer("quickfix-session", " (needs g++ libquickfix-dev)").is_none() {
         return;
     }
-    let section = session_section(None);
-    let rows = section["rows"].as_array().unwrap();
-    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    let section = session_section(None, &[]);
+    let all = section["rows"].as_array().unwrap();
+    let names: Vec<&str> = all.iter().map(|r| r["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
         [
@@ -68,8 +102,11 @@ fn every_pairing_of_perfkit_and_quickfix_is_measured_with_ratios_to_quickfix() {
             "QuickFIX initiator ↔ perfkit acceptor",
             "QuickFIX initiator ↔ QuickFIX acceptor",
             "QuickFIX initiator ↔ QuickFIX acceptor, FileStorePath",
+            FLOOR,
         ]
     );
+    check_floor(&section, "busy-polling for up to 100µs, then blocking");
+    let rows = &all[..8];
     let reference = &rows[6];
     let p50 = |r: &Value| r["latency"]["p50_ns"].as_f64().unwrap();
     let rate = |r: &Value| r["orders_per_s"].as_f64().unwrap();
@@ -112,10 +149,17 @@ fn every_pairing_of_perfkit_and_quickfix_is_measured_with_ratios_to_quickfix() {
 
 #[test]
 fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it() {
-    let empty = tempfile::tempdir().unwrap();
-    let section = session_section(Some(empty.path()));
-    let rows = section["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 4, "{rows:#?}");
+    // A peer directory with the floor alone (when it is built), and no
+    // spinning: the floor waits as the initiator does.
+    let peers = tempfile::tempdir().unwrap();
+    let floor = interop::peer("fix-roundtrip-floor", " (needs a C compiler)");
+    if let Some(f) = &floor {
+        std::os::unix::fs::symlink(f, peers.path().join("fix-roundtrip-floor")).unwrap();
+    }
+    let section = session_section(Some(peers.path()), &["--spin", "0"]);
+    let all = section["rows"].as_array().unwrap();
+    assert_eq!(all.len(), 4 + usize::from(floor.is_some()), "{all:#?}");
+    let rows = &all[..4];
     assert_eq!(rows[0]["name"], "perfkit initiator ↔ perfkit acceptor");
     assert_eq!(
         rows[1]["name"],
@@ -162,6 +206,19 @@ fn without_the_peer_perfkit_is_measured_alone_and_the_note_says_how_to_build_it(
             && notes.contains("cargo xtask peers"),
         "{notes}"
     );
+    assert!(
+        notes.contains("every engine blocks at once (`fix bench --spin 0`)"),
+        "{notes}"
+    );
+    if floor.is_some() {
+        assert_eq!(all[4]["name"], FLOOR);
+        check_floor(&section, "blocking in poll at once");
+    } else {
+        assert!(
+            notes.contains("the round trip's floor (C, no FIX work) not measured"),
+            "{notes}"
+        );
+    }
 }
 
 /// fix-bench's `failover` part: each kill of the engine serving gives

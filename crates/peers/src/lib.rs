@@ -50,6 +50,11 @@ pub const SZIP: &str = "szip-peer";
 /// after each rate for the ratio of its CPU per order to the floor's.
 pub const LOAD_FLOOR: &str = "fixload-floor";
 
+/// The session round trip's floor: `xtask/peers/floor/roundtrip_floor.c`,
+/// one order at a time over loopback in C with no FIX work, which the
+/// session part of `perfkit fix bench` runs beside perfkit's engines.
+pub const ROUNDTRIP_FLOOR: &str = "fix-roundtrip-floor";
+
 /// The QuickFIX/J peer's launcher: `xtask/peers/quickfixj/`, a QuickFIX/J
 /// 2.3 initiator and acceptor (the second independent engine of the FIX
 /// interoperability tests), run with the JDK on this machine.

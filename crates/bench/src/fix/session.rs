@@ -23,10 +23,17 @@
 //! `openssl` CLI makes for the run), no data dictionary,
 //! ResetOnLogon and SocketNodelay, from the same QuickFIX settings files.
 //! In the latency phase the perfkit initiator busy-polls its socket for
-//! up to [`INITIATOR_SPIN`] before blocking (`--spin`), as a latency-bound
-//! client of a perfkit engine would be set up; QuickFIX has no such
-//! setting. In the throughput phase it blocks, and the acceptors, whose
-//! CPU is measured, always block at once.
+//! up to [`Load::spin`] ([`INITIATOR_SPIN`] unless `fix bench --spin`
+//! says otherwise) before blocking (`--spin`), as a latency-bound client
+//! of a perfkit engine would be set up; QuickFIX has no such setting. In
+//! the throughput phase it blocks, and the acceptors, whose CPU is
+//! measured, always block at once.
+//!
+//! Beside the pairings, each run also times the round trip's floor
+//! ([`floor`]): the same exchange in C with no FIX work, waiting as the
+//! perfkit initiator does.
+
+mod floor;
 
 use std::fs::File;
 use std::net::TcpListener;
@@ -46,11 +53,12 @@ use perfkit_report::one_line;
 /// How the notes name the peer when its rows are left out.
 const LABEL: &str = "QuickFIX session engine";
 
-/// The perfkit initiator's `--spin` in the latency phase: on this kind of virtual machine a
-/// thread blocked in `poll` takes tens of microseconds to wake when its CPU
-/// sits idle, which was most of a one-at-a-time round trip. 100 µs covers
-/// the acceptor's answer, so the initiator's own wake-up drops out.
-pub const INITIATOR_SPIN: &str = "100us";
+/// The perfkit initiator's `--spin` in the latency phase by default: on
+/// this kind of virtual machine a thread blocked in `poll` takes tens of
+/// microseconds to wake when its CPU sits idle, which was most of a
+/// one-at-a-time round trip. 100 µs covers the acceptor's answer, so the
+/// initiator's own wake-up drops out.
+pub const INITIATOR_SPIN: Duration = Duration::from_micros(100);
 
 /// How long an acceptor gets to start listening.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -66,6 +74,9 @@ pub struct Load {
     pub window: u64,
     /// Rounds; the pairings alternate their order from round to round.
     pub runs: usize,
+    /// How long the perfkit initiator (and the floor's) busy-polls its
+    /// socket in the latency phase before blocking; zero blocks at once.
+    pub spin: Duration,
 }
 
 /// Which engine plays a side.
@@ -138,6 +149,19 @@ pub struct Measured {
     /// The median round trip of one empty commit to the PostgreSQL store
     /// row's cluster, timed in the same run (with the row).
     pub empty_commit: Option<Duration>,
+    /// The round trips of the floor program ([`floor`]), every run's,
+    /// with the sizes it exchanged; or the note saying why it was not run.
+    pub floor: std::result::Result<Floor, String>,
+}
+
+/// The round trip's floor over every run.
+pub struct Floor {
+    /// Round trips, in ns.
+    pub round_trips: Histogram<u64>,
+    /// Wall time of its runs.
+    pub elapsed: Duration,
+    /// The order's and each answer's size, in bytes.
+    pub sizes: (usize, usize),
 }
 
 /// Empty commits timed for [`Measured::empty_commit`].
@@ -170,6 +194,17 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
         )),
     };
     let cluster = cluster.ok();
+    let floor_program = peer::start_or_note(
+        peer::ROUNDTRIP_FLOOR,
+        "the round trip's floor (C, no FIX work)",
+        " (needs a C compiler)",
+        |exe| Ok(exe.to_owned()),
+    );
+    let mut floor = Floor {
+        round_trips: latency_histogram(),
+        elapsed: Duration::ZERO,
+        sizes: floor::message_sizes(),
+    };
     let tls_missing = match certificates(dir.path()) {
         Ok(()) => {
             sides.push((ours.clone(), ours.clone(), Variant::Tls));
@@ -234,6 +269,12 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
             )
             .during_with(|| format!("session bench, {}", pairings[i].name))?;
         }
+        if let Ok(exe) = &floor_program {
+            let started = Instant::now();
+            floor::round(exe, load, dir.path(), &mut floor.round_trips)
+                .during("session bench, the round trip's floor")?;
+            floor.elapsed += started.elapsed();
+        }
     }
     let empty_commit = match &cluster {
         Some(c) => Some(c.empty_commit(EMPTY_COMMITS)?),
@@ -245,6 +286,7 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
         tls_missing,
         postgres_missing,
         empty_commit,
+        floor: floor_program.map(|_| floor).map_err(|Unavailable(why)| why),
     })
 }
 
@@ -350,19 +392,17 @@ fn one_round(
     let server = Acceptor::start(acceptor, &acc_cfg, &dir.join("acceptor.log"))?;
     let latencies = dir.join("latencies");
     let started = Instant::now();
-    run_initiator(initiator, &ini_cfg, load.latency_orders, 1, &latencies, dir)?;
+    run_initiator(
+        initiator,
+        &ini_cfg,
+        load.latency_orders,
+        1,
+        load.spin,
+        &latencies,
+        dir,
+    )?;
     into.latency_elapsed += started.elapsed();
-    let text = std::fs::read_to_string(&latencies)
-        .doing_with(|| format!("reading {}", latencies.display()))?;
-    let mut n = 0u64;
-    for line in text.lines() {
-        let ns: u64 = line.trim().parse().map_err(|source| Error::Number {
-            what: format!("a round trip of {line:?} ns"),
-            source,
-        })?;
-        into.round_trips.saturating_record(ns.max(1));
-        n += 1;
-    }
+    let n = record_round_trips(&latencies, &mut into.round_trips)?;
     if n != load.latency_orders {
         return Err(Error::Mismatch(format!(
             "the {} initiator timed {n} round trips of {} orders",
@@ -380,6 +420,7 @@ fn one_round(
         &ini_cfg,
         load.orders,
         load.window,
+        Duration::ZERO,
         &latencies,
         dir,
     )?;
@@ -394,6 +435,23 @@ fn one_round(
         .push(load.orders as f64 / seconds.max(1e-9));
     into.acceptor_cpu.push(per_order(cpu));
     Ok(())
+}
+
+/// Records each round trip of `latencies` (ns, one a line, as the
+/// initiators and the floor write them) into `into`; returns how many.
+fn record_round_trips(latencies: &Path, into: &mut Histogram<u64>) -> Result<u64> {
+    let text = std::fs::read_to_string(latencies)
+        .doing_with(|| format!("reading {}", latencies.display()))?;
+    let mut n = 0u64;
+    for line in text.lines() {
+        let ns: u64 = line.trim().parse().map_err(|source| Error::Number {
+            what: format!("a round trip of {line:?} ns"),
+            source,
+        })?;
+        into.saturating_record(ns.max(1));
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// A port nobody listens on now (the acceptor binds it right after).
@@ -605,13 +663,15 @@ impl Drop for Acceptor {
 }
 
 /// Runs `engine`'s initiator for `orders` orders, `window` in flight, its
-/// round trips written to `latencies`; returns its `seconds` (first order
+/// round trips written to `latencies`, perfkit's busy-polling for `spin`
+/// (QuickFIX has no such setting); returns its `seconds` (first order
 /// sent to last filled).
 fn run_initiator(
     engine: &Engine,
     cfg: &Path,
     orders: u64,
     window: u64,
+    spin: Duration,
     latencies: &Path,
     dir: &Path,
 ) -> Result<f64> {
@@ -620,13 +680,14 @@ fn run_initiator(
     let mut cmd = match engine {
         // One order at a time is latency-bound; a flood is not, and a
         // spinning reader would shrink its batches (and take a core from
-        // the acceptor whose CPU is measured).
+        // the acceptor whose CPU is measured): the throughput phase passes
+        // zero.
         Engine::Perfkit(perfkit) => perfkit.command(&Invocation::FixInitiator {
             settings: cfg,
             orders,
             window,
             latencies,
-            spin: (window == 1).then_some(INITIATOR_SPIN),
+            spin: Some(&format!("{}ns", spin.as_nanos())),
             log: None,
         }),
         Engine::Quickfix(exe) => {

@@ -101,6 +101,7 @@ impl Default for Suite {
                 orders: 50_000,
                 window: 100,
                 runs: settings.runs,
+                spin: session::INITIATOR_SPIN,
             },
             kills: failover::KILLS,
         }
@@ -131,6 +132,7 @@ impl Suite {
                 orders: 10_000,
                 window: 100,
                 runs: settings.runs,
+                spin: session::INITIATOR_SPIN,
             },
             kills: failover::KILLS,
         }
@@ -404,13 +406,20 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
          {} orders with {} unfilled in flight (orders_per_s: first sent to last filled; \
          acceptor_cpu: the acceptor process's CPU clock over that phase / orders); medians of {} \
          runs; FIX.4.4, in-memory stores (the FileStorePath row: the acceptor on a QuickFIX-layout file store; the PostgreSQL store row: on QuickFIX's PostgreSQL tables in a cluster the run starts), plain TCP (the TLS row: SocketUseSSL=Y both ways, P-256 certificates), no data dictionary, TCP_NODELAY, both engines from the same \
-         QuickFIX settings files; in the one-at-a-time phase the perfkit initiator busy-polls its \
-         socket for up to {} before blocking (`--spin`); otherwise every engine blocks at once",
+         QuickFIX settings files; {}",
         load.latency_orders,
         load.orders,
         load.window,
         load.runs,
-        session::INITIATOR_SPIN
+        if load.spin.is_zero() {
+            "every engine blocks at once (`fix bench --spin 0`)".to_owned()
+        } else {
+            format!(
+                "in the one-at-a-time phase the perfkit initiator busy-polls its socket for up \
+                 to {:?} before blocking (`--spin`); otherwise every engine blocks at once",
+                load.spin
+            )
+        }
     ));
     if reference.is_some() {
         section.note(
@@ -495,6 +504,7 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             (pg.0 - file.0) / commit.max(1.0)
         ));
     }
+    add_floor(section, m.floor, &names, &figures, load.spin);
     if let Some(why) = m.postgres_missing {
         section.note(why);
     }
@@ -504,6 +514,57 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
     if let Some(why) = m.missing {
         section.note(why);
     }
+}
+
+/// The round trip's floor: its row, and perfkit ↔ perfkit's p50 as a
+/// multiple of it (`figures` are the pairings' (p50, rate, CPU), in the
+/// order of `names`).
+fn add_floor(
+    section: &mut perfkit_report::Section,
+    floor: std::result::Result<session::Floor, String>,
+    names: &[String],
+    figures: &[(f64, f64, f64)],
+    spin: std::time::Duration,
+) {
+    let floor = match floor {
+        Ok(f) => f,
+        Err(why) => {
+            section.note(why);
+            return;
+        }
+    };
+    let p50 = floor.round_trips.value_at_quantile(0.5) as f64;
+    section.row(
+        Row::new("floor: C, one order at a time, no FIX work")
+            .latency(floor.round_trips)
+            .elapsed(floor.elapsed),
+    );
+    let waits = if spin.is_zero() {
+        "blocking in poll at once".to_owned()
+    } else {
+        format!("busy-polling for up to {spin:?}, then blocking")
+    };
+    let ours = names
+        .iter()
+        .position(|n| n == "perfkit initiator ↔ perfkit acceptor")
+        .map(|i| figures[i].0);
+    section.note(format!(
+        "floor: `fix-roundtrip-floor` (`cargo xtask peers`), each run after the pairings: a {}-byte \
+         order written at once and answered by a forked acceptor with two {}-byte messages in one \
+         write (fixcore's sample NewOrderSingle and ExecutionReport), over one loopback TCP \
+         connection with TCP_NODELAY, the initiator {waits} as perfkit's does; no FIX work{}",
+        floor.sizes.0,
+        floor.sizes.1,
+        match ours {
+            Some(o) => format!(
+                "; perfkit ↔ perfkit's p50 round trip is {:.1} µs, {:.2}x the floor's {:.1} µs",
+                o / 1e3,
+                o / p50.max(1.0),
+                p50 / 1e3
+            ),
+            None => String::new(),
+        }
+    ));
 }
 
 fn add_comparison(report: &mut Report, c: Comparison) {

@@ -114,6 +114,12 @@ pub struct FixBenchArgs {
     #[arg(long, default_value_t = 100,
           value_parser = clap::builder::RangedU64ValueParser::<u64>::new().range(1..=1 << 20))]
     pub session_window: u64,
+    /// Session part: how long perfkit's initiator (and the round trip's
+    /// floor) busy-polls its socket in the one-at-a-time phase before
+    /// blocking (at most 10ms); 0 blocks at once.
+    #[arg(long, value_name = "DURATION", default_value = "100us",
+          value_parser = perfkit::units::parse_duration_up_to(MAX_SPIN))]
+    pub spin: Duration,
     /// Failover part: kills of the engine serving (1..=1000).
     #[arg(long, default_value_t = perfkit_bench::fix::failover::KILLS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
@@ -389,6 +395,7 @@ impl FixBenchArgs {
                 orders: self.session_orders,
                 window: self.session_window,
                 runs: self.runs,
+                spin: self.spin,
             },
             kills: self.failover_kills,
         })
