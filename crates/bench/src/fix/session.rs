@@ -38,7 +38,7 @@ mod floor;
 use std::fs::File;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -270,10 +270,8 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
             .during_with(|| format!("session bench, {}", pairings[i].name))?;
         }
         if let Ok(exe) = &floor_program {
-            let started = Instant::now();
-            floor::round(exe, load, dir.path(), &mut floor.round_trips)
+            floor::round(exe, load, dir.path(), &mut floor)
                 .during("session bench, the round trip's floor")?;
-            floor.elapsed += started.elapsed();
         }
     }
     let empty_commit = match &cluster {
@@ -435,6 +433,28 @@ fn one_round(
         .push(load.orders as f64 / seconds.max(1e-9));
     into.acceptor_cpu.push(per_order(cpu));
     Ok(())
+}
+
+/// Waits for `child`, a program that times `orders` orders itself, for a
+/// generous minute plus a millisecond an order; past that it is killed and
+/// the answer is `None`. `what` names it in an error.
+fn wait_for_orders(child: &mut Child, orders: u64, what: &str) -> Result<Option<ExitStatus>> {
+    let deadline = Instant::now() + Duration::from_secs(60) + Duration::from_millis(orders);
+    loop {
+        if let Some(status) = child
+            .try_wait()
+            .doing_with(|| format!("waiting for {what}"))?
+        {
+            return Ok(Some(status));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        // Coarse: the program times itself; this only notices the end.
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// Records each round trip of `latencies` (ns, one a line, as the
@@ -708,28 +728,14 @@ fn run_initiator(
     let mut child = cmd
         .spawn()
         .doing_with(|| format!("starting the {} initiator", engine.name()))?;
-    // Generous: a minute, plus a millisecond an order.
-    let deadline = Instant::now() + Duration::from_secs(60) + Duration::from_millis(orders);
-    let status = loop {
-        let exited = child
-            .try_wait()
-            .doing_with(|| format!("waiting for the {} initiator", engine.name()))?;
-        if let Some(status) = exited {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(Error::Program(format!(
-                "the {} initiator did not finish {orders} orders in time: {}",
-                engine.name(),
-                std::fs::read_to_string(&err_path)
-                    .unwrap_or_default()
-                    .trim()
-            )));
-        }
-        // Coarse: the initiator times itself; this only notices the end.
-        std::thread::sleep(Duration::from_millis(10));
+    let what = format!("the {} initiator", engine.name());
+    let Some(status) = wait_for_orders(&mut child, orders, &what)? else {
+        return Err(Error::Program(format!(
+            "{what} did not finish {orders} orders in time: {}",
+            std::fs::read_to_string(&err_path)
+                .unwrap_or_default()
+                .trim()
+        )));
     };
     let out = std::fs::read_to_string(&out_path).unwrap_or_default();
     if !status.success() {

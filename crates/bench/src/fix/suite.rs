@@ -504,7 +504,12 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             (pg.0 - file.0) / commit.max(1.0)
         ));
     }
-    add_floor(section, m.floor, &names, &figures, load.spin);
+    add_floor(
+        section,
+        m.floor,
+        row_of("perfkit initiator ↔ perfkit acceptor").map(|r| r.0),
+        load.spin,
+    );
     if let Some(why) = m.postgres_missing {
         section.note(why);
     }
@@ -516,14 +521,12 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
     }
 }
 
-/// The round trip's floor: its row, and perfkit ↔ perfkit's p50 as a
-/// multiple of it (`figures` are the pairings' (p50, rate, CPU), in the
-/// order of `names`).
+/// The round trip's floor: its row, and perfkit ↔ perfkit's p50 (`ours`,
+/// in ns, when that pairing ran) as a multiple of it.
 fn add_floor(
     section: &mut perfkit_report::Section,
     floor: std::result::Result<session::Floor, String>,
-    names: &[String],
-    figures: &[(f64, f64, f64)],
+    ours: Option<f64>,
     spin: std::time::Duration,
 ) {
     let floor = match floor {
@@ -544,10 +547,6 @@ fn add_floor(
     } else {
         format!("busy-polling for up to {spin:?}, then blocking")
     };
-    let ours = names
-        .iter()
-        .position(|n| n == "perfkit initiator ↔ perfkit acceptor")
-        .map(|i| figures[i].0);
     section.note(format!(
         "floor: `fix-roundtrip-floor` (`cargo xtask peers`), each run after the pairings: a {}-byte \
          order written at once and answered by a forked acceptor with two {}-byte messages in one \

@@ -8,18 +8,10 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use hdrhistogram::Histogram;
-
-use super::Load;
+use super::{Floor, Load, record_round_trips, wait_for_orders};
 use crate::error::{Error, IoContext, Result};
-
-/// How long the floor program may take: a minute, plus a millisecond an
-/// order (it takes tens of microseconds each).
-fn limit(orders: u64) -> Duration {
-    Duration::from_secs(60) + Duration::from_millis(orders)
-}
 
 /// The sizes of what perfkit's pairings exchange, in bytes: fixcore's
 /// sample NewOrderSingle and ExecutionReport (FIX 4.4, as the bench's
@@ -36,12 +28,14 @@ pub fn message_sizes() -> (usize, usize) {
 }
 
 /// Runs the floor program at `program` once with `load`'s latency phase
-/// (its orders, the initiator's spin), recording each round trip into
-/// `into`; `dir` holds its round-trip file.
-pub fn round(program: &Path, load: Load, dir: &Path, into: &mut Histogram<u64>) -> Result<()> {
-    let (order_bytes, answer_bytes) = message_sizes();
+/// (its orders, the initiator's spin) and `into`'s message sizes,
+/// recording each round trip and the run's wall time into `into`; `dir`
+/// holds its round-trip file.
+pub fn round(program: &Path, load: Load, dir: &Path, into: &mut Floor) -> Result<()> {
+    let (order_bytes, answer_bytes) = into.sizes;
     let latencies = dir.join("floor-latencies");
     let fail = |why: String| Error::Program(format!("{}: {why}", program.display()));
+    let started = Instant::now();
     let mut child = Command::new(program)
         .arg("--orders")
         .arg(load.latency_orders.to_string())
@@ -58,29 +52,18 @@ pub fn round(program: &Path, load: Load, dir: &Path, into: &mut Histogram<u64>) 
         .stderr(Stdio::piped())
         .spawn()
         .doing_with(|| format!("starting {}", program.display()))?;
-    let deadline = Instant::now() + limit(load.latency_orders);
-    loop {
-        if child
-            .try_wait()
-            .doing_with(|| format!("waiting for {}", program.display()))?
-            .is_some()
-        {
-            break;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(fail(format!(
-                "did not finish {} orders in time",
-                load.latency_orders
-            )));
-        }
-        // Coarse: the program times itself; this only notices the end.
-        std::thread::sleep(Duration::from_millis(10));
+    let what = program.display().to_string();
+    if wait_for_orders(&mut child, load.latency_orders, &what)?.is_none() {
+        return Err(fail(format!(
+            "did not finish {} orders in time",
+            load.latency_orders
+        )));
     }
+    // Its one line and any error are in the pipes; it has exited.
     let out = child
         .wait_with_output()
-        .doing_with(|| format!("reading {}'s output", program.display()))?;
+        .doing_with(|| format!("reading {what}'s output"))?;
+    into.elapsed += started.elapsed();
     let said = String::from_utf8_lossy(&out.stdout);
     if !out.status.success() || said.trim() != format!("answered {}", load.latency_orders) {
         return Err(fail(format!(
@@ -90,7 +73,7 @@ pub fn round(program: &Path, load: Load, dir: &Path, into: &mut Histogram<u64>) 
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let n = super::record_round_trips(&latencies, into)?;
+    let n = record_round_trips(&latencies, &mut into.round_trips)?;
     if n != load.latency_orders {
         return Err(fail(format!(
             "timed {n} round trips of {} orders",
