@@ -334,4 +334,17 @@ fn built_messages_are_valid_to_quickfix_and_to_fix_check() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains(": line 7: "), "{out}");
     assert!(out.ends_with(": 1999 valid, 1 invalid\n"), "{out}");
+    // A line over 1 MiB (past the peer's line buffer and fix check's
+    // longest line), and a last message with no line break: the long one
+    // is invalid to both, the last one valid to both.
+    let last = text.lines().last().unwrap().to_owned();
+    text.push_str(&"x".repeat(3 << 19));
+    text.push('\n');
+    text.push_str(&last);
+    std::fs::write(&file, &text).unwrap();
+    assert_eq!(quickfix(&file), (Some(1), "2000 valid, 2 invalid\n".into()));
+    let (code, out) = ours(&file);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(": line 2001: "), "{out}");
+    assert!(out.ends_with(": 2000 valid, 2 invalid\n"), "{out}");
 }

@@ -172,6 +172,9 @@ int main(int argc, char **argv) {
                 MAX_MESSAGE);
         return 2;
     }
+    /* One time per order is kept: a count whose times would not fit the
+     * address space must not wrap the size asked for. */
+    if (orders > SIZE_MAX / sizeof(uint64_t)) fail("--orders: too many to keep a time for each");
     int listener = socket(AF_INET, SOCK_STREAM, 0);
     if (listener < 0) die("socket");
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};

@@ -29,6 +29,19 @@
 // <iterations> calls in batches of <batch> per clock read, printing
 // "s <set> <ns per call> <calls>" per batch, "e <set> <elapsed ns>" per set
 // and "done" at the end. "quit" or the end of stdin exits.
+//
+// --file parses each line of PATH, a message in the `|` form `perfkit fix
+// check` documents (SOH written as '|'), as --check parses a record, and
+// prints "<valid> valid, <invalid> invalid"; it exits 1 if any was invalid.
+// Lines are read one at a time into a buffer of kMaxFileLine bytes (a longer
+// one is invalid and skipped, as `fix check` skips it), so memory does not
+// grow with the file or its lines. This is the peer `perfkit bench` runs
+// beside `perfkit fix check FILE`.
+//
+// --build writes COUNT FIX.4.4 messages made with QuickFIX's own message
+// classes (a fixed mix of orders, reports, cancels, market data with
+// repeating groups, and heartbeats, numbered from 1), one per line in the
+// `|` form: the input for --file and `perfkit fix check`.
 
 #include <quickfix/DataDictionary.h>
 #include <quickfix/Exceptions.h>
@@ -47,6 +60,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -260,12 +274,27 @@ int bench(const std::vector<Set>& sets, const FIX::DataDictionary& dict) {
 
 // Parses every line of `path` (the `|` form) as QuickFIX's session parses
 // what it reads; see the usage above.
+constexpr std::streamsize kMaxFileLine = 1 << 20;
+
 int parse_file(const std::string& path, const FIX::DataDictionary& dict) {
     std::ifstream in(path, std::ios::binary);
     if (!in) die("cannot open " + path);
+    std::vector<char> buf(static_cast<std::size_t>(kMaxFileLine) + 1);
     std::string line;
     unsigned long long valid = 0, invalid = 0;
-    while (std::getline(in, line)) {
+    for (;;) {
+        in.getline(buf.data(), kMaxFileLine + 1);
+        const std::streamsize got = in.gcount();
+        if (in.fail() && !in.eof()) {
+            // kMaxFileLine bytes and no line break: skip to the line's end.
+            in.clear();
+            in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+            ++invalid;
+            continue;
+        }
+        if (got == 0 && in.eof()) break;
+        // gcount counts the line break getline took, if it took one.
+        line.assign(buf.data(), static_cast<std::size_t>(in.eof() ? got : got - 1));
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
         for (char& c : line)
@@ -360,7 +389,9 @@ FIX::Message build(unsigned long long i) {
 
 int build_messages(const std::string& count_text) {
     unsigned long long count = 0;
-    if (!parse_uint(count_text, count)) die("--build: not a count: " + count_text);
+    // MsgSeqNum is an int in QuickFIX's classes.
+    if (!parse_uint(count_text, count) || count > static_cast<unsigned long long>(INT32_MAX))
+        die("--build: not a count from 0 to 2147483647: " + count_text);
     std::string out;
     for (unsigned long long i = 0; i < count; ++i) {
         FIX::Message m = build(i);
