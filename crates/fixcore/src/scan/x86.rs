@@ -326,6 +326,13 @@ mod imp {
     /// the bytes and keeping bits 31 and 0..6 turns that into
     /// [`SOH_FLAG`](super::super::SOH_FLAG) plus the offset, to which the
     /// block base (below 2^31 - 64) adds without carrying into bit 31.
+    ///
+    /// A block is mostly shuffle-port work (two compares, the compress, the
+    /// widen), so the block base lives in a vector stepped by 64 rather than
+    /// being broadcast from `i` each block (one more such µop), and full blocks
+    /// loop without the tail's length test: the masked tail runs once after.
+    /// Together 8–15 % fewer ns a message than one loop with a broadcast
+    /// (`perfkit fix bench --only scan`: 211 B 10 → 9 ns, 1,078 B 36 → 33).
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,popcnt")]
     unsafe fn vbmi2_kernel<const SUM: bool, const TAG: bool>(
         msg: &[u8],
@@ -334,6 +341,7 @@ mod imp {
         let mut acc = _mm512_setzero_si512();
         let eq = _mm512_set1_epi8(b'=' as i8);
         let soh = _mm512_set1_epi8(super::super::SOH as i8);
+        let step = _mm512_set1_epi32(64);
         // SAFETY: IOTA8 is 64 readable bytes.
         let iota8 = unsafe { _mm512_loadu_si512(IOTA8.as_ptr().cast()) };
         let iota8_soh = _mm512_or_si512(iota8, _mm512_set1_epi8(0x80u8 as i8));
@@ -345,18 +353,20 @@ mod imp {
                 _mm512_cvtepu8_epi32(b)
             }
         };
-        let len = msg.len();
-        let p = msg.as_ptr();
-        let mut i = 0;
-        let mut n = 0;
-        while i < len {
-            // SAFETY: i < len; load_block never reads past len.
-            let v = unsafe { load_block(p, i, len) };
-            let ms = _mm512_cmpeq_epi8_mask(v, soh);
-            let m = _mm512_cmpeq_epi8_mask(v, eq) | ms;
+        // One block `v` whose first byte is at offset `base` (in every
+        // lane): writes its delimiters' positions at `n`, returns the new
+        // count. Zero bytes (the tail's masked-off lanes) match nothing.
+        //
+        // SAFETY (for callers): `n` is at most the block's offset, which is
+        // below `msg.len()`, and each 16-element store at `n + 16j` happens
+        // only when the block holds more than `16j` delimiters, so it starts
+        // below `n + cnt <= msg.len()`; the slack covers the 16 it writes.
+        let mut block = |v: __m512i, base: __m512i, n: usize| -> usize {
             if SUM {
                 acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, _mm512_setzero_si512()));
             }
+            let ms = _mm512_cmpeq_epi8_mask(v, soh);
+            let m = _mm512_cmpeq_epi8_mask(v, eq) | ms;
             let cnt = m.count_ones() as usize;
             // One compress gives the in-block offsets of every delimiter,
             // in order; widening 16 at a time adds the block base.
@@ -366,10 +376,8 @@ mod imp {
                 iota8
             };
             let c = _mm512_maskz_compress_epi8(m, src);
-            let base = _mm512_set1_epi32(i as i32);
             let w0 = _mm512_add_epi32(widen(_mm512_castsi512_si128(c)), base);
-            // SAFETY: each 16-element store at n + 16j happens only when
-            // cnt > 16j, i.e. n + 16j < n + cnt <= len; the slack covers 16.
+            // SAFETY: see above; the caller keeps `n` and the slack so.
             unsafe {
                 _mm512_storeu_si512(out.add(n).cast(), w0);
                 if cnt > 16 {
@@ -385,8 +393,24 @@ mod imp {
                     }
                 }
             }
-            n += cnt;
+            n + cnt
+        };
+        let len = msg.len();
+        let p = msg.as_ptr();
+        let mut base = _mm512_setzero_si512();
+        let mut i = 0;
+        let mut n = 0;
+        while i + 64 <= len {
+            // SAFETY: `i + 64 <= len`, unaligned load is allowed.
+            let v = unsafe { _mm512_loadu_si512(p.add(i).cast()) };
+            n = block(v, base, n);
+            base = _mm512_add_epi32(base, step);
             i += 64;
+        }
+        if i < len {
+            // SAFETY: i < len; load_block reads only the `len - i` bytes left.
+            let v = unsafe { load_block(p, i, len) };
+            n = block(v, base, n);
         }
         (n, _mm512_reduce_add_epi64(acc) as u64)
     }
