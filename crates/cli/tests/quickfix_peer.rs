@@ -313,11 +313,21 @@ fn built_messages_are_valid_to_quickfix_and_to_fix_check() {
             .unwrap();
         (out.status.code(), String::from_utf8(out.stdout).unwrap())
     };
-    std::fs::write(&file, &text).unwrap();
-    assert_eq!(quickfix(&file), (Some(0), "2000 valid, 0 invalid\n".into()));
-    let (code, out) = ours(&file);
-    assert_eq!(code, Some(0), "{out}");
-    assert!(out.ends_with(": 2000 valid, 0 invalid\n"), "{out}");
+    // Writes `text`, then checks QuickFIX's whole output and exit code,
+    // and fix check's exit code, summary and (when given) the line it names.
+    let both = |text: &str, valid: u32, invalid: u32, line: Option<u32>| {
+        std::fs::write(&file, text).unwrap();
+        let code = Some(i32::from(invalid > 0));
+        let summary = format!("{valid} valid, {invalid} invalid\n");
+        assert_eq!(quickfix(&file), (code, summary.clone()));
+        let (got, out) = ours(&file);
+        assert_eq!(got, code, "{out}");
+        if let Some(line) = line {
+            assert!(out.contains(&format!(": line {line}: ")), "{out}");
+        }
+        assert!(out.ends_with(&format!(": {summary}")), "{out}");
+    };
+    both(&text, 2000, 0, None);
     // One BodyLength off by one, on the 7th line.
     let at = text.match_indices('\n').nth(5).unwrap().0 + 1;
     let nine = at + text[at..].find("|9=").unwrap() + 3;
@@ -328,12 +338,7 @@ fn built_messages_are_valid_to_quickfix_and_to_fix_check() {
         (digit + 1) as char
     };
     text.replace_range(nine..nine + 1, &other.to_string());
-    std::fs::write(&file, &text).unwrap();
-    assert_eq!(quickfix(&file), (Some(1), "1999 valid, 1 invalid\n".into()));
-    let (code, out) = ours(&file);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains(": line 7: "), "{out}");
-    assert!(out.ends_with(": 1999 valid, 1 invalid\n"), "{out}");
+    both(&text, 1999, 1, Some(7));
     // A line over 1 MiB (past the peer's line buffer and fix check's
     // longest line), and a last message with no line break: the long one
     // is invalid to both, the last one valid to both.
@@ -341,10 +346,5 @@ fn built_messages_are_valid_to_quickfix_and_to_fix_check() {
     text.push_str(&"x".repeat(3 << 19));
     text.push('\n');
     text.push_str(&last);
-    std::fs::write(&file, &text).unwrap();
-    assert_eq!(quickfix(&file), (Some(1), "2000 valid, 2 invalid\n".into()));
-    let (code, out) = ours(&file);
-    assert_eq!(code, Some(1), "{out}");
-    assert!(out.contains(": line 2001: "), "{out}");
-    assert!(out.ends_with(": 2000 valid, 2 invalid\n"), "{out}");
+    both(&text, 2000, 2, Some(2001));
 }
