@@ -30,6 +30,15 @@ use outbound::{Held, Round, SendQueue};
 /// store that writes in the background (see `serve`).
 const ROUND_CUT: usize = 64;
 
+/// The most answers a round holds before it is stored and written, for a
+/// store that writes in place (memory, files). A whole read answered as
+/// one round kept two engines taking turns under a window of orders:
+/// each waited while the other answered. Cut, the counterparty starts on
+/// the first round while this side answers the next (`fix initiator
+/// --window 100`, 400k orders: 1.31 s before, 0.64 s at 32 and 0.72 s
+/// at 64, and a little less CPU on both sides).
+const WRITE_CUT: usize = 32;
+
 /// How often timers run when nothing arrives.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -237,8 +246,8 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
     }
     session.on_connect(UtcTimestamp::now())?;
     let mut buf = vec![0u8; 64 << 10];
-    // What one round (a read's worth of messages) sends, queued in one
-    // piece: a write per message cost more than the session itself.
+    // What one round (a read's messages, up to a cut) sends, queued in
+    // one piece: a write per message cost more than the session itself.
     let mut out = Round::new();
     let mut held = Held::default();
     let mut queue = SendQueue {
@@ -271,14 +280,15 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             session.continue_resend(t)?;
             open = pump(&mut out, &mut outs, session, app, log, t)?;
         }
-        // A store that writes in the background gets a read's messages
-        // in rounds of at most ROUND_CUT answers: the first is written
-        // while the next are answered, and lands (is sent) while the
-        // counterparty's next orders are on their way.
+        // A read's messages are answered in rounds: one that writes in the
+        // background stores the first while the next are answered, and
+        // it lands (is sent) while the counterparty's next orders are on
+        // their way; otherwise each round is sent before the next is
+        // answered, for the counterparty to work on meanwhile.
         let cut_at = if session.store().flush_signal().is_some() {
             ROUND_CUT
         } else {
-            usize::MAX
+            WRITE_CUT
         };
         let mut cut = false;
         // A resend goes out whole before anything new is read.
