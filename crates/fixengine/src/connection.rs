@@ -38,7 +38,7 @@ const ROUND_CUT: usize = 64;
 /// --window 100`, 400k orders, plain TCP: 1.31 s uncut, 0.64 s at 32 or
 /// 48, 0.72 s at 64; over TLS, where each round is a record: 0.82 s
 /// uncut, 0.75 s at 32, 0.70 s at 48 or 64.
-const WRITE_CUT: usize = 48;
+pub const WRITE_CUT: usize = 48;
 
 /// How often timers run when nothing arrives.
 const TICK: Duration = Duration::from_millis(100);
