@@ -281,11 +281,11 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             session.continue_resend(t)?;
             open = pump(&mut out, &mut outs, session, app, log, t)?;
         }
-        // A read's messages are answered in rounds: one that writes in the
-        // background stores the first while the next are answered, and
-        // it lands (is sent) while the counterparty's next orders are on
-        // their way; otherwise each round is sent before the next is
-        // answered, for the counterparty to work on meanwhile.
+        // A read's messages are answered in rounds. A store that writes
+        // in the background stores one round while the next is answered,
+        // and the round lands (is sent) while the counterparty's next
+        // orders are on their way; with any other store a round is sent
+        // before the next is answered, for the counterparty to work on.
         let cut_at = if session.store().flush_signal().is_some() {
             ROUND_CUT
         } else {
