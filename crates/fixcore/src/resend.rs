@@ -131,10 +131,12 @@ impl MessageStore for RingStore {
         let cap = self.mask + 1;
         match self.top {
             Some(top) if seq > top => {
-                // The slots of (top, seq] hold numbers at least `cap` below
+                // The slots of (top, seq) hold numbers at least `cap` below
                 // them, now out of the window: empty them. A jump of `cap`
-                // or more visits every slot once.
-                for s in seq - (seq - top).min(cap) + 1..=seq {
+                // or more visits every other slot once. The slot of `seq`
+                // itself is overwritten below; the next number (every
+                // message sent) visits none here.
+                for s in seq - (seq - top).min(cap) + 1..seq {
                     let slot = self.slot_mut(s);
                     if slot.seq != EMPTY {
                         slot.seq = EMPTY;
