@@ -31,21 +31,15 @@
 //! use fixcore::version::BeginString;
 //! use fixengine::apps::Echo;
 //! use fixengine::connection::{self, Options};
-//! use fixsession::log::Log;
+//! use fixsession::log::Discard;
 //! use fixsession::machine::{Config, Role, Session};
 //! use fixsession::store::MemoryStore;
-//!
-//! struct Quiet;
-//! impl Log for Quiet {
-//!     fn message(&mut self, _: fixcore::value::UtcTimestamp, _: bool, _: &[u8]) {}
-//!     fn event(&mut self, _: fixcore::value::UtcTimestamp, _: &str) {}
-//! }
 //!
 //! static STOP: AtomicBool = AtomicBool::new(false);
 //! let mut stream = TcpStream::connect("127.0.0.1:9878")?;
 //! let cfg = Config::new(Role::Initiator, BeginString::Fix44, "BUYER", "SELLER");
 //! let mut session = Session::new(cfg, MemoryStore::default());
-//! connection::run(&mut stream, &[], &mut session, &mut Echo::default(), &mut Quiet, Options::new(&STOP))?;
+//! connection::run(&mut stream, &[], &mut session, &mut Echo::default(), &mut Discard, Options::new(&STOP))?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

@@ -12,10 +12,9 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use fixcore::value::UtcTimestamp;
 use fixengine::apps::Exchange;
 use fixengine::connection::{self, Options, Transport, WRITE_CUT};
-use fixsession::log::Log;
+use fixsession::log::Discard;
 use fixsession::machine::{Config, Session};
 use fixsession::settings::Settings;
 use fixsession::store::MemoryStore;
@@ -40,13 +39,6 @@ impl Transport for Recording {
         self.writes.push(buf[..n].to_vec());
         Ok(n)
     }
-}
-
-struct Quiet;
-
-impl Log for Quiet {
-    fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
-    fn event(&mut self, _: UtcTimestamp, _: &str) {}
 }
 
 /// How often `needle` occurs in `hay`.
@@ -115,7 +107,7 @@ fn a_read_of_many_orders_is_answered_in_rounds_each_written_at_once() {
         &[],
         &mut session,
         &mut Exchange::default(),
-        &mut Quiet,
+        &mut Discard,
         Options::new(&stop),
     )
     .unwrap();

@@ -18,12 +18,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use fixcore::value::UtcTimestamp;
 use fixengine::acceptor::{Acceptor, listen};
 use fixengine::apps::Echo;
 use fixengine::connection::{self, Options};
 use fixengine::initiator::Targets;
-use fixsession::log::Log;
+use fixsession::log::Discard;
 use fixsession::machine::{Config, Session};
 use fixsession::settings::{SessionSettings, Settings};
 use fixsession::store::MemoryStore;
@@ -116,14 +115,6 @@ fn the_acceptor_listens_on_its_address_with_its_buffers() {
     }
 }
 
-/// Event lines, dropped: these tests look at the wire.
-struct Quiet;
-
-impl Log for Quiet {
-    fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
-    fn event(&mut self, _: UtcTimestamp, _: &str) {}
-}
-
 /// Serves the acceptor sessions of `text` with the echo application
 /// until `stop`; what belongs to no session goes to `misc`.
 fn serve(
@@ -145,7 +136,7 @@ fn serve(
             .serve(
                 &listener,
                 |_| Echo::default(),
-                |_| Ok(Quiet),
+                |_| Ok(Discard),
                 &log_misc,
                 Options::new(stop),
             )
@@ -354,7 +345,7 @@ fn serve_until_hung_up(
         &[],
         &mut session,
         &mut Echo::default(),
-        &mut Quiet,
+        &mut Discard,
         opts(&stop),
     )
     .unwrap();

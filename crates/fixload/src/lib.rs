@@ -42,17 +42,11 @@
 //! # use std::net::TcpListener;
 //! # use std::sync::atomic::AtomicBool;
 //! # use fixengine::apps::Exchange;
-//! # use fixsession::log::Log;
+//! # use fixsession::log::Discard;
 //! # use fixengine::connection::{self, Options};
 //! # use fixsession::machine::{Config, Role, Session};
 //! # use fixsession::store::MemoryStore;
 //! # use fixcore::version::BeginString;
-//! # use fixcore::value::UtcTimestamp;
-//! # struct Quiet;
-//! # impl Log for Quiet {
-//! #     fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
-//! #     fn event(&mut self, _: UtcTimestamp, _: &str) {}
-//! # }
 //! # let listener = TcpListener::bind("127.0.0.1:0")?;
 //! # let port = listener.local_addr()?.port();
 //! # std::thread::spawn(move || {
@@ -62,7 +56,7 @@
 //! #     let mut session = Session::new(cfg, MemoryStore::default());
 //! #     let opts = Options::new(&STOP);
 //! #     let app = &mut Exchange::default();
-//! #     let _ = connection::run(&mut stream, &[], &mut session, app, &mut Quiet, opts);
+//! #     let _ = connection::run(&mut stream, &[], &mut session, app, &mut Discard, opts);
 //! # });
 //! use std::time::Duration;
 //! use fixload::{Settings, Target, Verdict};

@@ -8,15 +8,9 @@ use fixcore::version::BeginString;
 use fixengine::apps::Exchange;
 use fixengine::connection::{self, Options};
 use fixsession::app::{Application, Delivered};
-use fixsession::log::Log;
+use fixsession::log::Discard;
 use fixsession::machine::{Config, Role, SessionError};
 use fixsession::store::MemoryStore;
-
-struct NoLog;
-impl Log for NoLog {
-    fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
-    fn event(&mut self, _: UtcTimestamp, _: &str) {}
-}
 
 /// The exchange simulator, stalled once for `stall` at order `at` (the
 /// acceptor's one thread does nothing else meanwhile, as an engine in a
@@ -86,7 +80,7 @@ fn acceptor_for<A: Application + Send + 'static>(engine: A, theirs: &'static str
             &[],
             &mut session,
             &mut engine,
-            &mut NoLog,
+            &mut Discard,
             opts,
         );
     });

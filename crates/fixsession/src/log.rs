@@ -20,3 +20,13 @@ pub trait Log {
     /// [`Output::Reset`]: crate::machine::Output::Reset
     fn reset(&mut self, _now: UtcTimestamp) {}
 }
+
+/// A log that keeps nothing, for a driver (or a test) that needs no
+/// record of its traffic.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Discard;
+
+impl Log for Discard {
+    fn message(&mut self, _: UtcTimestamp, _: bool, _: &[u8]) {}
+    fn event(&mut self, _: UtcTimestamp, _: &str) {}
+}
