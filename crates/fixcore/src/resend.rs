@@ -133,8 +133,8 @@ impl MessageStore for RingStore {
             Some(top) if seq > top => {
                 // The slots of (top, seq) hold numbers at least `cap` below
                 // them, now out of the window: empty them. A jump of `cap`
-                // or more visits every other slot once. The slot of `seq`
-                // itself is overwritten below; the next number (every
+                // or more visits each slot but `seq`'s once. `seq`'s own
+                // slot is overwritten below, so the next number (every
                 // message sent) visits none here.
                 for s in seq - (seq - top).min(cap) + 1..seq {
                     let slot = self.slot_mut(s);
