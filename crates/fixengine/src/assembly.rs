@@ -489,7 +489,7 @@ fn message_log(path: &Option<PathBuf>) -> Result<Option<MessageLog>, Error> {
 /// The engine's lease keeper, its lines on the console's screen log.
 fn keeper(console: &SharedConsole) -> Arc<Keeper> {
     let console = Arc::clone(console);
-    Arc::new(Keeper::start(Arc::new(move |line: &str| {
+    Arc::new(Keeper::new(Arc::new(move |line: &str| {
         console.screen(format!("{} : {line}", stamp(UtcTimestamp::now())).as_bytes());
     })))
 }

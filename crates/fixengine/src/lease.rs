@@ -1,9 +1,11 @@
 //! The lease keeper: one thread per engine that takes the leases of the
-//! sessions it may serve and keeps them (see [`fixsession::lease`]).
+//! sessions it may serve and keeps them (see [`fixsession::lease`]). The
+//! thread starts with the first lease: an engine whose stores lease
+//! nothing runs no thread beside its sessions'.
 //!
 //! While a lease is not held the keeper tries to take it every
 //! [`POLL`] (a standby, waiting for the holder to die or hang), from
-//! [`STARTUP_GRACE`] after it started; while it
+//! [`STARTUP_GRACE`] after it was made; while it
 //! is held, it renews it three times per timeout. A renewal that finds
 //! the lease taken over, or no renewal succeeding for a whole timeout (a
 //! database out of reach: the lease has expired by now, on the
@@ -26,7 +28,7 @@ use fixsession::lease::{Holding, SessionLease};
 /// How often a lease not held is tried.
 pub const POLL: Duration = Duration::from_millis(100);
 
-/// How long a keeper just started waits before it tries any lease: an
+/// How long a keeper just made waits before it tries any lease: an
 /// engine restarted after a crash (by its supervisor, at once) must not
 /// race the standby that has been waiting for that crash, or the
 /// counterparty, which reconnects to the standby, is refused and loses
@@ -48,6 +50,9 @@ struct Entry {
 /// The leases kept, shared with the keeper's thread.
 struct Shared {
     entries: Mutex<Vec<Entry>>,
+    /// When the keeper was made: the start-up grace runs from here, not
+    /// from the thread's start (the first lease).
+    made: Instant,
     stop: AtomicBool,
     events: Events,
 }
@@ -66,22 +71,17 @@ impl std::fmt::Debug for Keeper {
 }
 
 impl Keeper {
-    /// Starts the keeper's thread, with no leases yet; its lines go to
-    /// `events`.
-    pub fn start(events: Events) -> Keeper {
-        let shared = Arc::new(Shared {
-            entries: Mutex::new(Vec::new()),
-            stop: AtomicBool::new(false),
-            events,
-        });
-        let run = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("lease keeper".into())
-            .spawn(move || keep(&run))
-            .expect("spawning the lease keeper's thread");
+    /// Makes the keeper, with no leases yet; its lines go to `events`.
+    /// Its thread starts with the first lease.
+    pub fn new(events: Events) -> Keeper {
         Keeper {
-            shared,
-            thread: Mutex::new(Some(thread)),
+            shared: Arc::new(Shared {
+                entries: Mutex::new(Vec::new()),
+                made: Instant::now(),
+                stop: AtomicBool::new(false),
+                events,
+            }),
+            thread: Mutex::new(None),
         }
     }
 
@@ -93,6 +93,16 @@ impl Keeper {
             renewed: Instant::now(),
             failing: None,
         });
+        let mut thread = lock(&self.thread);
+        if thread.is_none() && !self.shared.stop.load(Ordering::Relaxed) {
+            let run = Arc::clone(&self.shared);
+            *thread = Some(
+                std::thread::Builder::new()
+                    .name("lease keeper".into())
+                    .spawn(move || keep(&run))
+                    .expect("spawning the lease keeper's thread"),
+            );
+        }
     }
 
     /// Tries to take `lease` now, on the caller's thread (a session made
@@ -144,8 +154,7 @@ fn taken_line(lease: &dyn SessionLease) -> String {
 
 /// The keeper's loop.
 fn keep(shared: &Shared) {
-    let started = Instant::now();
-    while !shared.stop.load(Ordering::Relaxed) && started.elapsed() < STARTUP_GRACE {
+    while !shared.stop.load(Ordering::Relaxed) && shared.made.elapsed() < STARTUP_GRACE {
         std::thread::sleep(POLL / 4);
     }
     while !shared.stop.load(Ordering::Relaxed) {
@@ -298,15 +307,17 @@ mod tests {
         }
     }
 
-    /// A free lease is taken after the start-up wait; one taken over is
-    /// let go with a line; one whose database stays away for a whole
-    /// timeout is let go too; one whose store is dropped is released and
-    /// forgotten; and a keeper that stops releases what it holds.
+    /// No thread runs before the first lease; a free lease is taken
+    /// after the start-up wait; one taken over is let go with a line;
+    /// one whose database stays away for a whole timeout is let go too;
+    /// one whose store is dropped is released and forgotten; and a
+    /// keeper that stops releases what it holds.
     #[test]
     fn the_keeper_takes_keeps_and_lets_go() {
         let lines = Arc::new(Mutex::new(Vec::<String>::new()));
         let sink = Arc::clone(&lines);
-        let keeper = Keeper::start(Arc::new(move |l: &str| lock(&sink).push(l.to_string())));
+        let started = Instant::now();
+        let keeper = Keeper::new(Arc::new(move |l: &str| lock(&sink).push(l.to_string())));
         let fake = |free: bool, renew: Option<bool>| {
             let script = Arc::new(Mutex::new(Script {
                 free,
@@ -321,10 +332,11 @@ mod tests {
             };
             (lease, script)
         };
-        let started = Instant::now();
         let (lost, lost_script) = fake(true, Some(true));
         let lost_holding = Arc::clone(lost.holding());
+        assert!(lock(&keeper.thread).is_none(), "a thread before any lease");
         keeper.add(Box::new(lost));
+        assert!(lock(&keeper.thread).is_some(), "no thread for a lease");
         wait_for("taken", || lost_holding.epoch() == Some(7));
         assert!(started.elapsed() >= STARTUP_GRACE);
         // Taken over: the next renewal says so.
