@@ -107,32 +107,31 @@ pub fn run_acceptor(
         keeper: &keeper,
         misc: &misc,
     };
+    let serve = |port: Port| {
+        let r = port.serve(&shared);
+        if r.is_err() {
+            // The other ports wind down too: one error ends the command.
+            stop.store(true, Ordering::SeqCst);
+        }
+        r
+    };
+    // The first port is served on this thread, each other one on a
+    // thread of its own: an engine on one port runs no thread that only
+    // waits for another.
+    let mut ports = served.into_iter();
+    let first = ports.next();
     let result = std::thread::scope(|scope| {
-        let handles: Vec<_> = served
-            .into_iter()
-            .map(|port| {
-                let shared = &shared;
-                scope.spawn(move || {
-                    let r = port.serve(shared);
-                    if r.is_err() {
-                        // The other ports wind down too: one error ends
-                        // the command.
-                        stop.store(true, Ordering::SeqCst);
-                    }
-                    r
-                })
-            })
-            .collect();
-        let mut first = Ok(());
+        let handles: Vec<_> = ports.map(|port| scope.spawn(|| serve(port))).collect();
+        let mut result = first.map_or(Ok(()), serve);
         for h in handles {
             let r = h
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            if first.is_ok() {
-                first = r;
+            if result.is_ok() {
+                result = r;
             }
         }
-        first
+        result
     });
     // Every session has logged out: a standby may take them at once.
     keeper.stop();
