@@ -9,8 +9,9 @@
 //! flags into an [`EngineSettings`] and says where lines for the operator
 //! go ([`Console`]); nothing here prints.
 //!
-//! - [`run_acceptor`]: every acceptor session and template of the file on
-//!   its one port;
+//! - [`run_acceptor`]: every acceptor session and template of the file,
+//!   each on its own `SocketAcceptPort` (the first port served on the
+//!   caller's thread, any other on a thread of its own);
 //! - [`run_initiator`]: every initiator session, each connecting (and
 //!   reconnecting) on a thread of its own;
 //! - [`load_sessions`], [`open_session`]: the sessions alone, with their
