@@ -12,7 +12,7 @@
 //! and the same backend. `s-zip`'s default is flate2's, miniz_oxide, so it
 //! is measured twice: linked in, on zlib-rs (the same backend), and on its
 //! own default in `szip-peer`, a program of its own that `cargo xtask
-//! peers` builds ([`szip_peer`]); without it, or if it will not start,
+//! peers` builds (`szip_peer`); without it, or if it will not start,
 //! those rows are left out and a note says why.
 
 mod szip_peer;

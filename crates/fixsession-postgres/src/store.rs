@@ -95,7 +95,7 @@ const BACKGROUND_FROM: usize = 8;
 /// standby with `RefreshOnLogon=Y` takes over a session.
 ///
 /// [`SessionStore::begin_flush`] writes a round of
-/// [`BACKGROUND_FROM`] messages or more on a writer thread of the
+/// `BACKGROUND_FROM` messages or more on a writer thread of the
 /// store's own, one round at a time: rounds begun while one is being
 /// written are written together after it. A background write that fails
 /// puts its round back before what was recorded since, for the next

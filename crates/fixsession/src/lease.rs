@@ -16,7 +16,7 @@
 //! [`Holding`]: the epoch held now, or none. The store writes only with
 //! the epoch it read its numbers under, in the same statement as the
 //! write, so a write from an engine whose lease was taken over fails
-//! ([`StoreError::Fenced`](crate::store::StoreError::Fenced)) rather than
+//! ([`StoreError::Fenced`]) rather than
 //! land, however late it comes; and a driver asks the store where it
 //! stands ([`SessionStore::standing`](crate::store::SessionStore::standing))
 //! before it lets a connection take the session.

@@ -9,7 +9,7 @@
 //! (rustls, for the FIX engine's TLS, brings it too): its SHA-1 runs
 //! ~1.9 GB/s on this project's SHA-NI machines against ~1.1 GB/s for the
 //! RustCrypto `sha1` crate, and the MAC is most of what encryption adds to a
-//! level-6 archive. No ready-made CTR mode counts little-endian, so [`CtrLe`]
+//! level-6 archive. No ready-made CTR mode counts little-endian, so `CtrLe`
 //! makes WinZip's keystream from AWS-LC's AES-ECB over the counter blocks, a
 //! batch at a time. The RustCrypto crates (`aes`, `ctr`, `hmac`, `sha1`,
 //! `pbkdf2`) stay as the tests' independent oracle.

@@ -30,7 +30,7 @@
 //! measured, always block at once.
 //!
 //! Beside the pairings, each run also times the round trip's floor
-//! ([`floor`]): the same exchange in C with no FIX work, waiting as the
+//! (`floor`): the same exchange in C with no FIX work, waiting as the
 //! perfkit initiator does.
 
 mod floor;
@@ -149,7 +149,7 @@ pub struct Measured {
     /// The median round trip of one empty commit to the PostgreSQL store
     /// row's cluster, timed in the same run (with the row).
     pub empty_commit: Option<Duration>,
-    /// The round trips of the floor program ([`floor`]), every run's,
+    /// The round trips of the floor program (`floor`), every run's,
     /// with the sizes it exchanged; or the note saying why it was not run.
     pub floor: std::result::Result<Floor, String>,
 }

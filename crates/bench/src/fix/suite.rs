@@ -12,7 +12,7 @@ use super::{Settings, failover, session};
 /// A part of the suite, in the order they run and are reported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Part {
-    /// The structural scan, per SIMD path ([`super::scan`]).
+    /// The structural scan, per SIMD path ([`super::scan()`]).
     Scan,
     /// The validated parse, beside QuickFIX's when its peer is built
     /// ([`parse_beside_quickfix`]).
@@ -21,11 +21,11 @@ pub enum Part {
     Build,
     /// The message stores ([`super::store`]).
     Store,
-    /// The deferred hot path ([`super::deferred`]).
+    /// The deferred hot path ([`super::deferred()`]).
     Deferred,
-    /// Pinned vs unpinned ([`super::affinity`]).
+    /// Pinned vs unpinned ([`super::affinity()`]).
     Affinity,
-    /// Loopback round trips per transport ([`super::transport`]).
+    /// Loopback round trips per transport ([`super::transport()`]).
     Transport,
     /// Whole engines over loopback ([`session`]).
     Session,

@@ -43,7 +43,10 @@ pub struct OrderResults {
     pub first_reason: Option<String>,
 }
 
-/// See the [module docs](self).
+/// `fix initiator --orders`'s test client: sends NewOrderSingles with a
+/// bounded window outstanding, counts what comes back into an
+/// [`OrderResults`], and logs out once every order is answered or has gone
+/// unanswered for the grace period.
 pub struct Orders {
     parser: Parser,
     total: u64,

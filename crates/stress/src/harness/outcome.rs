@@ -110,7 +110,7 @@ pub struct Outcome {
     pub peak_threads: u64,
     /// Slopes after warm-up (when there were at least 3 samples).
     pub growth: Option<Growth>,
-    /// The limits growth was to be judged by ([`Config::soak`]): with
+    /// The limits growth was to be judged by ([`Config::soak`](super::config::Config::soak)): with
     /// them, a run that could not judge growth fails.
     pub soak: Option<SoakLimits>,
     /// The first corruption seen: block number and what was wrong.

@@ -1,5 +1,5 @@
 //! The random-access reader: holds the central directory
-//! ([`super::directory`] finds and reads it) and opens entries by index.
+//! (`super::directory` finds and reads it) and opens entries by index.
 //!
 //! Opening checks that entries do not overlap (the overlapping-entry zip bomb
 //! shares one compressed stream between many entries). For AES entries the

@@ -5,7 +5,7 @@
 //!
 //! Opening walks the directory once, checking every record and that no
 //! two entries share bytes; for that it keeps 24 bytes an entry
-//! ([`super::directory::Span`]), only while it opens.
+//! (`super::directory::Span`), only while it opens.
 
 use std::io::{Read, Seek};
 
@@ -108,7 +108,7 @@ impl<R: Read + Seek> WalkedArchive<R> {
     }
 }
 
-/// The walk reads a piece of the directory ([`Records::next_piece`]: at
+/// The walk reads a piece of the directory (`Records::next_piece`: at
 /// most 256 KiB, so at most 5,698 records, about 1 MB as entries), then
 /// visits those entries' data, then reads the next piece. The directory is
 /// read from the file again, so each entry is checked again to lie before
