@@ -141,6 +141,11 @@ fn ci() -> Result<()> {
         "zipstream",
         "--no-default-features",
     ]))?;
+    // The API docs build with every intra-doc link resolved and none
+    // pointing at an item the reader of the public docs cannot see.
+    run(cargo()
+        .args(["doc", "--locked", "--workspace", "--no-deps"])
+        .env("RUSTDOCFLAGS", "-D warnings"))?;
     // The s-zip peer is its own workspace: its fmt, clippy and tests run
     // here, once; peers::build below only checks its backend and builds it.
     peers::check_szip()?;
