@@ -59,6 +59,8 @@ pub struct SearchIter<'a> {
     lanes: LaneState,
     done: bool,
     memo: Memo,
+    /// As in [`Scratch`]: the matching slots, a bit each (`Index::collect`).
+    marked: Vec<u64>,
     reductions: u64,
 }
 
@@ -101,14 +103,19 @@ impl SearchIter<'_> {
             selection: self.selection,
             hits: self.hits,
             memo: self.memo,
+            marked: self.marked,
         }
     }
 
     fn finish(&mut self) -> Vec<Id> {
         self.done = true;
         let mut ids = Vec::new();
-        self.index
-            .collect(self.selection.cands(), &self.hits, &mut ids);
+        self.index.collect(
+            self.selection.cands(),
+            &self.hits,
+            &mut self.marked,
+            &mut ids,
+        );
         ids
     }
 
@@ -136,6 +143,7 @@ impl Index {
             lanes: LaneState::default(),
             done: false,
             memo,
+            marked: Vec::new(),
             reductions: 0,
         })
     }
@@ -157,6 +165,7 @@ impl Index {
             mut selection,
             mut hits,
             mut memo,
+            marked,
         } = std::mem::take(scratch);
         selection.reset();
         hits.clear();
@@ -169,6 +178,7 @@ impl Index {
             lanes: LaneState::default(),
             done: false,
             memo,
+            marked,
             reductions: 0,
         })
     }

@@ -483,7 +483,7 @@ impl Index {
             &mut LaneState::default(),
             u64::MAX,
         );
-        self.collect(cands, &scratch.hits, out);
+        self.collect(cands, &scratch.hits, &mut scratch.marked, out);
     }
 
     /// Approximate bytes held by the index: the struct, every array at its
@@ -594,6 +594,9 @@ pub struct Scratch {
     pub(crate) selection: Selection,
     pub(crate) hits: Vec<u64>,
     pub(crate) memo: Memo,
+    /// The matching slots, a bit each, when many matches are put in id
+    /// order (`Index::collect`).
+    pub(crate) marked: Vec<u64>,
 }
 
 #[cfg(test)]

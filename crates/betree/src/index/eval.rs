@@ -257,18 +257,59 @@ impl Index {
     }
 
     /// Appends the ids of the candidates whose bit is set in `hits`, in
-    /// ascending order (candidates come in no particular order; the
-    /// matches are few, so sorting them is cheap).
-    pub(crate) fn collect(&self, cands: &[u32], hits: &[u64], out: &mut Vec<Id>) {
+    /// ascending order. Candidates come in no particular order, so the
+    /// matches are either sorted (few of them) or marked by slot and read
+    /// off the id-ordered slot list (many: linear in the live slots, where
+    /// the sort is `m log m`; on the reference benchmark, 2,465 matches in
+    /// 5,000 slots, the sort was an eighth of a search's instructions).
+    /// `marked` is the slot bitset's buffer, kept by the caller so that a
+    /// warm search allocates nothing.
+    pub(crate) fn collect(
+        &self,
+        cands: &[u32],
+        hits: &[u64],
+        marked: &mut Vec<u64>,
+        out: &mut Vec<Id>,
+    ) {
         let from = out.len();
-        for (w, &word) in hits.iter().enumerate() {
-            let mut m = word;
-            while m != 0 {
-                let i = w * 64 + m.trailing_zeros() as usize;
-                out.push(self.hot[(cands[i] & !PROVEN) as usize].id);
-                m &= m - 1;
+        let matches: usize = hits.iter().map(|w| w.count_ones() as usize).sum();
+        // The slots of the matching candidates, in candidate order.
+        let matched = || {
+            hits.iter().enumerate().flat_map(move |(w, &word)| {
+                let mut m = word;
+                std::iter::from_fn(move || {
+                    if m == 0 {
+                        return None;
+                    }
+                    let i = w * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    Some(cands[i] & !PROVEN)
+                })
+            })
+        };
+        if self.order.len() < matches * matches.max(2).ilog2() as usize {
+            marked.clear();
+            marked.resize(self.slots.len().div_ceil(64), 0);
+            for s in matched() {
+                marked[s as usize / 64] |= 1 << (s % 64);
             }
+            // Without a branch per slot (on the reference benchmark half
+            // the slots match, at random, and a branch would miss as often):
+            // every slot's id is written and only a marked one is kept, by
+            // moving past it. The last write may land one past the matches,
+            // hence the spare element.
+            out.resize(from + matches + 1, 0);
+            let mut n = from;
+            for &s in &self.order {
+                out[n] = self.hot[s as usize].id;
+                n += ((marked[s as usize / 64] >> (s % 64)) & 1) as usize;
+            }
+            debug_assert_eq!(n, from + matches, "every match is a live slot");
+            out.truncate(n);
+            return;
         }
+        out.reserve(matches);
+        out.extend(matched().map(|s| self.hot[s as usize].id));
         out[from..].sort_unstable();
     }
 

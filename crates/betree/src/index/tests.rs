@@ -739,3 +739,65 @@ fn a_match_sink_gets_each_events_ids_in_order_across_chunks() {
     );
     assert_eq!((got.events, got.ids.len()), (0, 0));
 }
+
+/// Many matches are read off the id-ordered slot list, few are sorted
+/// (`Index::collect`); both must give ascending ids, whatever order the ids
+/// came in and whichever slots were reused. The oracle is the index's own
+/// contents, known by construction: `par1` expressions match the first
+/// event (most of the index: the slot list), `par2 and not par1` ones the
+/// second (a few: the sort).
+#[test]
+fn matches_come_in_id_order_however_they_are_collected() {
+    let schema = Schema::boolean_params(2);
+    let mut index = Index::new(schema.clone());
+    let mut rng = fastrand::Rng::with_seed(7);
+    let mut ids: Vec<u64> = (1..=1000).collect();
+    rng.shuffle(&mut ids);
+    let few = |id: u64| id.is_multiple_of(40);
+    let text = |id: u64| if few(id) { "par2 and not par1" } else { "par1" };
+    for &id in &ids {
+        index.insert(id, text(id)).unwrap();
+    }
+    // Free a third of the slots and fill them with ids below and above
+    // the others, so that slot order and id order part.
+    for &id in ids.iter().step_by(3) {
+        index.delete(id).unwrap();
+    }
+    let mut live: Vec<u64> = ids.iter().copied().skip(1).step_by(3).collect();
+    live.extend(ids.iter().copied().skip(2).step_by(3));
+    let below_and_above = (0..200u64).map(|k| match k % 2 {
+        0 => 5000 + k,
+        _ => k * 1_000_000,
+    });
+    for id in below_and_above {
+        index.insert(id, text(id)).unwrap();
+        live.push(id);
+    }
+    live.sort_unstable();
+    for (bools, want_few) in [([true, false], false), ([false, true], true)] {
+        let ev = Event::from_bools(&schema, &bools).unwrap();
+        let want: Vec<u64> = live
+            .iter()
+            .copied()
+            .filter(|&id| few(id) == want_few)
+            .collect();
+        // Which way this event's matches are collected: the condition
+        // `collect` tests.
+        let m = want.len();
+        assert_eq!(
+            index.order.len() < m * m.max(2).ilog2() as usize,
+            !want_few,
+            "{m} matches in {} slots",
+            index.order.len()
+        );
+        assert_eq!(index.search(&ev).unwrap(), want);
+        assert_eq!(index.search_all(index.search_iter(&ev).unwrap()), want);
+        let mut it = index.search_iter(&ev).unwrap();
+        let got = loop {
+            if let SearchStep::Done(ids) = index.search_next(&mut it, 7) {
+                break ids;
+            }
+        };
+        assert_eq!(got, want);
+    }
+}
