@@ -566,6 +566,13 @@ impl Selection {
     /// one unit each.
     #[inline(always)]
     fn gated(&mut self, c: &Counting, at: usize, room: usize) -> (usize, Stage) {
+        if at == 0 {
+            // Both lists' lengths are known here: one reservation, where a
+            // budgeted search's chunks would grow the candidates by
+            // doubling (two more copies of them per event on the reference
+            // workload: 13,000 instructions, 0.8 % of its search_next).
+            self.cands.reserve(c.gated.len() + c.scan.len());
+        }
         let n = (c.gated.len() - at).min(room);
         let counts = &self.counts;
         self.cands.extend(
