@@ -160,10 +160,11 @@ impl Orders {
         let v = session.config().begin_string;
         while self.results.sent < self.total && (self.open.len() as u64) < self.window {
             let next = self.results.sent + 1;
-            let id = next.to_string();
             let fields = &self.fields;
             let sent = session.send_app(b"D", now, |b| {
-                b.field_str(11, &id);
+                // ClOrdID: the order's number, formatted in place (a
+                // String per order was an allocation on the hot path).
+                b.field_uint(11, next);
                 for (tag, value) in fields {
                     b.field_bytes(*tag, value);
                 }
