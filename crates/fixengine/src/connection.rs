@@ -286,11 +286,8 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
         // and the round lands (is sent) while the counterparty's next
         // orders are on their way; with any other store a round is sent
         // before the next is answered, for the counterparty to work on.
-        let cut_at = if session.store().flush_signal().is_some() {
-            ROUND_CUT
-        } else {
-            WRITE_CUT
-        };
+        let in_place = session.store().flush_signal().is_none();
+        let cut_at = if in_place { WRITE_CUT } else { ROUND_CUT };
         let mut cut = false;
         // A resend goes out whole before anything new is read.
         while open
@@ -316,9 +313,15 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
         if !out.bytes.is_empty() {
             // Stored before sent; counted once the application took it.
             // A store writing in the background lands the round later:
-            // it waits in `held`, and this thread reads on meanwhile.
+            // it waits in `held`, and this thread reads on meanwhile. A
+            // store that writes in place has landed it once the call
+            // returns, and nothing is ever held for it.
             let ticket = begin_flush_or_wait(session, log, &opts)?;
-            held.hold(ticket, t, &mut out);
+            if in_place {
+                out.send(&mut queue, log, t);
+            } else {
+                held.hold(ticket, t, &mut out);
+            }
         }
         held.release(&mut queue, session, log, &opts)?;
         log.flush();

@@ -90,6 +90,7 @@ impl Held {
     /// only now: a round whose store write fails (fenced) is never sent,
     /// and its log must not say it was. A background write that failed
     /// is retried as [`flush_or_wait`] does; after it everything landed.
+    #[inline]
     pub(super) fn release<S: SessionStore, L: Log>(
         &mut self,
         queue: &mut SendQueue,
@@ -97,9 +98,21 @@ impl Held {
         log: &mut L,
         opts: &Options<'_>,
     ) -> Result<(), ConnectionError> {
+        // Checked here, inline: with a store that writes in place nothing
+        // is ever held, and this runs on every turn of the loop.
         if self.rounds.is_empty() {
             return Ok(());
         }
+        self.release_landed(queue, session, log, opts)
+    }
+
+    fn release_landed<S: SessionStore, L: Log>(
+        &mut self,
+        queue: &mut SendQueue,
+        session: &mut Session<S>,
+        log: &mut L,
+        opts: &Options<'_>,
+    ) -> Result<(), ConnectionError> {
         let landed = match session.store_flushed() {
             Ok(n) => n,
             Err(SessionError::Store(e)) if e.is_transient() => {
@@ -112,10 +125,8 @@ impl Held {
             && *ticket <= landed
         {
             let (_, t, mut r) = self.rounds.pop_front().expect("a front round");
-            r.log(log, t);
-            queue.bytes.extend_from_slice(&r.bytes);
             self.bytes -= r.bytes.len();
-            r.bytes.clear();
+            r.send(queue, log, t);
             self.spare.push(r);
         }
         Ok(())
@@ -130,13 +141,23 @@ impl Round {
         }
     }
 
-    /// Writes each message of the round to the log as sent, and forgets
-    /// where they end.
-    pub(super) fn log<L: Log>(&mut self, log: &mut L, t: UtcTimestamp) {
+    /// Sends the round, whose store write has landed: logs each message
+    /// as sent and moves the bytes to the end of `queue`, leaving the
+    /// round empty.
+    pub(super) fn send<L: Log>(&mut self, queue: &mut SendQueue, log: &mut L, t: UtcTimestamp) {
         let mut start = 0;
         for end in self.ends.drain(..) {
             log.message(t, false, &self.bytes[start..end]);
             start = end;
         }
+        if queue.len() == 0 {
+            // Nothing waits: the buffers trade places instead of copying.
+            queue.bytes.clear();
+            queue.head = 0;
+            std::mem::swap(&mut queue.bytes, &mut self.bytes);
+        } else {
+            queue.bytes.extend_from_slice(&self.bytes);
+        }
+        self.bytes.clear();
     }
 }
