@@ -106,6 +106,7 @@ impl Held {
         self.release_landed(queue, session, log, opts)
     }
 
+    /// [`release`](Self::release) once some round is held.
     fn release_landed<S: SessionStore, L: Log>(
         &mut self,
         queue: &mut SendQueue,
