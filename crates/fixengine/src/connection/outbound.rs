@@ -90,7 +90,6 @@ impl Held {
     /// only now: a round whose store write fails (fenced) is never sent,
     /// and its log must not say it was. A background write that failed
     /// is retried as [`flush_or_wait`] does; after it everything landed.
-    #[inline]
     pub(super) fn release<S: SessionStore, L: Log>(
         &mut self,
         queue: &mut SendQueue,
@@ -98,22 +97,9 @@ impl Held {
         log: &mut L,
         opts: &Options<'_>,
     ) -> Result<(), ConnectionError> {
-        // Checked here, inline: with a store that writes in place nothing
-        // is ever held, and this runs on every turn of the loop.
         if self.rounds.is_empty() {
             return Ok(());
         }
-        self.release_landed(queue, session, log, opts)
-    }
-
-    /// [`release`](Self::release) once some round is held.
-    fn release_landed<S: SessionStore, L: Log>(
-        &mut self,
-        queue: &mut SendQueue,
-        session: &mut Session<S>,
-        log: &mut L,
-        opts: &Options<'_>,
-    ) -> Result<(), ConnectionError> {
         let landed = match session.store_flushed() {
             Ok(n) => n,
             Err(SessionError::Store(e)) if e.is_transient() => {
