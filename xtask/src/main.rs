@@ -10,11 +10,16 @@
 //!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
 //!   each (nightly and cargo-fuzz; says what to install when missing).
+//! - `bench-compare REV [--runs N] [--only PART,...]`: builds REV and the
+//!   work tree, runs `perfkit bench` on both and on a copy of the work
+//!   tree's binary in turn, and prints each headline's change beside the
+//!   same binary's spread (the 3 % rule in one command).
 //! - `peers [NAME...]`: builds the peer programs benches compare with
 //!   (e.g. QuickFIX's parser) into `target/peers/`; `ci` builds them too.
 
 #![forbid(unsafe_code)]
 
+mod bench_compare;
 mod peers;
 #[cfg(test)]
 mod tidy;
@@ -58,6 +63,7 @@ fn main() -> Result<()> {
             let secs: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(60);
             fuzz(secs)
         }
+        Some("bench-compare") => bench_compare::bench_compare(&args[1..]),
         Some("peers") => {
             // The peers compile against g++ and libquickfix-dev; install
             // them first (as root) or say what to install, rather than
@@ -66,7 +72,7 @@ fn main() -> Result<()> {
             peers::build(&args[1..])
         }
         _ => bail!(
-            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | peers [NAME...]\npeers:{}",
+            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | bench-compare REV [--runs N] [--only PART,...] | peers [NAME...]\npeers:{}",
             peers::usage()
         ),
     }

@@ -1,0 +1,404 @@
+//! `cargo xtask bench-compare REV`: is the work tree's `perfkit bench`
+//! worse than REV's, by more than the bench's own noise?
+//!
+//! A headline's change means nothing without the spread of the same binary
+//! run against itself on the same machine at the same time (on a shared
+//! two-core machine an unchanged binary reads several per cent "worse" on
+//! some headlines). So each round runs three binaries in a rotating order:
+//! REV's build, the work tree's build, and a byte-identical copy of the work
+//! tree's build at another path (the A/A control). For every summary
+//! headline it prints REV's median, the work tree's median, the change, and
+//! the A/A change (work tree over its copy) beside it; a headline is called
+//! worse only when it lost more than [`RULE`] and more than the A/A spread.
+//!
+//! REV is built in a git worktree under `target/bench-compare/` with the
+//! workspace's target directory (so the dependencies both builds share are
+//! compiled once), with REV's own release profile; the binaries are copied
+//! out before the next build overwrites them. Every run's JSON is kept in
+//! `target/bench-compare/runs/` for a second look.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{cargo, run};
+
+/// The regression rule the issues hold every headline to: at most this
+/// fraction worse than the base.
+const RULE: f64 = 0.03;
+
+/// What the task was asked.
+struct Request {
+    rev: String,
+    pairs: usize,
+    only: Option<String>,
+}
+
+const USAGE: &str =
+    "usage: cargo xtask bench-compare REV [--runs N] [--only PART,...] (N >= 1, default 5)";
+
+fn parse(args: &[String]) -> Result<Request> {
+    let mut rev = None;
+    let mut pairs = 5;
+    let mut only = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--runs" => {
+                let v = it.next().context(USAGE)?;
+                pairs =
+                    v.parse().ok().filter(|&n| n >= 1).with_context(|| {
+                        format!("--runs {v}: not a count of at least 1\n{USAGE}")
+                    })?;
+            }
+            "--only" => only = Some(it.next().context(USAGE)?.clone()),
+            s if s.starts_with('-') => bail!("unknown option {s}\n{USAGE}"),
+            s if rev.is_none() => rev = Some(s.to_owned()),
+            s => bail!("unexpected argument {s}\n{USAGE}"),
+        }
+    }
+    Ok(Request {
+        rev: rev.context(USAGE)?,
+        pairs,
+        only,
+    })
+}
+
+/// The three binaries of one comparison, in the order of the table's columns.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Role {
+    /// REV's build.
+    Base,
+    /// The work tree's build.
+    Work,
+    /// A copy of the work tree's build: the A/A control.
+    Copy,
+}
+
+impl Role {
+    const ALL: [Role; 3] = [Role::Base, Role::Work, Role::Copy];
+
+    fn tag(self) -> &'static str {
+        match self {
+            Role::Base => "base",
+            Role::Work => "work",
+            Role::Copy => "copy",
+        }
+    }
+}
+
+/// Runs the task from the workspace root.
+pub fn bench_compare(args: &[String]) -> Result<()> {
+    let req = parse(args)?;
+    let root = std::env::current_dir()?;
+    let out = root.join("target/bench-compare");
+    std::fs::create_dir_all(out.join("runs"))?;
+
+    let sha = git_text(&["rev-parse", "--verify", &format!("{}^{{commit}}", req.rev)])
+        .with_context(|| format!("{} is not a revision of this repository", req.rev))?;
+    let short = &sha[..12];
+    let base = out.join(format!("perfkit-{short}"));
+    if base.is_file() {
+        eprintln!("xtask: reusing {} (delete it to rebuild)", base.display());
+    } else {
+        let tree = out.join(format!("src-{short}"));
+        if !tree.join("Cargo.toml").is_file() {
+            // A stale registration (a folder deleted by hand) would refuse
+            // the add.
+            run(Command::new("git").args(["worktree", "prune"]))?;
+            run(Command::new("git")
+                .args(["worktree", "add", "--detach"])
+                .arg(&tree)
+                .arg(&sha))?;
+        }
+        build_release(&tree, Some(&root.join("target")))?;
+        copy(&root.join("target/release/perfkit"), &base)?;
+    }
+    // The work tree builds as `cargo build --release` would, so the task
+    // reuses (and leaves) the ordinary release build.
+    build_release(&root, None)?;
+    let work = out.join("perfkit-work");
+    let copy_path = out.join("perfkit-work-copy");
+    copy(&root.join("target/release/perfkit"), &work)?;
+    copy(&root.join("target/release/perfkit"), &copy_path)?;
+
+    let bins: BTreeMap<Role, PathBuf> = [
+        (Role::Base, base),
+        (Role::Work, work),
+        (Role::Copy, copy_path),
+    ]
+    .into();
+    let peers = perfkit_peers::install_dir();
+    let peers = if peers.is_absolute() {
+        peers
+    } else {
+        root.join(peers)
+    };
+
+    let mut samples: BTreeMap<Role, Vec<BTreeMap<String, f64>>> = BTreeMap::new();
+    for round in 0..req.pairs {
+        // The order turns each round, so no role always runs first (after
+        // an idle machine) or last.
+        for k in 0..3 {
+            let role = Role::ALL[(round + k) % 3];
+            let json = out
+                .join("runs")
+                .join(format!("{short}-{}-{round}.json", role.tag()));
+            eprintln!(
+                "xtask: round {}/{}: {} ({})",
+                round + 1,
+                req.pairs,
+                role.tag(),
+                bins[&role].display()
+            );
+            let lines = run_bench(&bins[&role], req.only.as_deref(), &peers, &json)?;
+            samples.entry(role).or_default().push(lines);
+        }
+    }
+    print!("{}", table(&req.rev, &samples));
+    Ok(())
+}
+
+fn git_text(args: &[&str]) -> Result<String> {
+    let out = Command::new("git").args(args).output()?;
+    if !out.status.success() {
+        bail!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
+}
+
+/// `cargo build --release --locked -p perfkit` in `tree`, into `target`
+/// when given.
+fn build_release(tree: &Path, target: Option<&Path>) -> Result<()> {
+    let mut cmd = cargo();
+    cmd.args(["build", "--release", "--locked", "-p", "perfkit"])
+        .current_dir(tree);
+    if let Some(t) = target {
+        cmd.env("CARGO_TARGET_DIR", t);
+    }
+    run(&mut cmd)
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    std::fs::copy(from, to)
+        .map(drop)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))
+}
+
+/// One `perfkit bench --json` run; its JSON is kept at `json`. Returns the
+/// summary's speedups by headline. A run that fails (the stress part exits
+/// 1 when it loses a block) stops the comparison: its numbers would not be
+/// the same work as the others'.
+fn run_bench(
+    bin: &Path,
+    only: Option<&str>,
+    peers: &Path,
+    json: &Path,
+) -> Result<BTreeMap<String, f64>> {
+    let mut cmd = Command::new(bin);
+    cmd.args(["bench", "--json"]);
+    if let Some(parts) = only {
+        cmd.args(["--only", parts]);
+    }
+    cmd.env(perfkit_peers::DIR_ENV, peers)
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit());
+    let out = cmd
+        .output()
+        .with_context(|| format!("starting {}", bin.display()))?;
+    std::fs::write(json, &out.stdout)?;
+    if !out.status.success() {
+        bail!(
+            "{} bench failed ({}); its output is in {}",
+            bin.display(),
+            out.status,
+            json.display()
+        );
+    }
+    headlines(&out.stdout).with_context(|| format!("reading {}", json.display()))
+}
+
+/// The summary of one `perfkit bench --json` document: each headline's
+/// speedup, keyed by `subject vs peer` (the words, not the line, which
+/// carries the figure).
+fn headlines(doc: &[u8]) -> Result<BTreeMap<String, f64>> {
+    let v: serde_json::Value = serde_json::from_slice(doc)?;
+    let summary = v["summary"]
+        .as_array()
+        .context("the document has no summary array")?;
+    let mut map = BTreeMap::new();
+    for h in summary {
+        let subject = h["subject"].as_str().context("a headline has no subject")?;
+        let peer = h["peer"].as_str().context("a headline has no peer")?;
+        let basis = h["basis"].as_str().unwrap_or("");
+        let speedup = h["speedup"].as_f64().unwrap_or(f64::NAN);
+        map.insert(format!("{subject} vs {peer} ({basis})"), speedup);
+    }
+    Ok(map)
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite() && *x > 0.0);
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+/// Each headline's medians for the three roles, from their runs.
+fn medians(
+    samples: &BTreeMap<Role, Vec<BTreeMap<String, f64>>>,
+) -> BTreeMap<String, [Option<f64>; 3]> {
+    let mut names: Vec<&String> = samples.values().flatten().flat_map(|m| m.keys()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let of = |role: Role| {
+                median(
+                    samples
+                        .get(&role)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|m| m.get(name).copied())
+                        .collect(),
+                )
+            };
+            (name.clone(), Role::ALL.map(of))
+        })
+        .collect()
+}
+
+/// The change from `a` to `b` as a signed fraction (speedups: above 0 is
+/// better).
+fn change(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(b? / a? - 1.0)
+}
+
+/// What a headline's row concludes.
+fn verdict(change: Option<f64>, aa: Option<f64>) -> &'static str {
+    match (change, aa) {
+        (None, _) => "not in both",
+        (Some(c), aa) if c < -RULE && aa.is_none_or(|s| -c > s.abs()) => "WORSE",
+        (Some(c), _) if c < -RULE => "worse, inside A/A",
+        (Some(c), aa) if c > RULE && aa.is_none_or(|s| c > s.abs()) => "better",
+        _ => "same",
+    }
+}
+
+/// The comparison as text: one line per headline, then the rule.
+fn table(rev: &str, samples: &BTreeMap<Role, Vec<BTreeMap<String, f64>>>) -> String {
+    let runs = samples.get(&Role::Work).map_or(0, Vec::len);
+    let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:+.1}%", x * 100.0));
+    let num = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.3}"));
+    let mut s = format!(
+        "== bench-compare: {rev} (base) against the work tree, medians of {runs} runs each ==\n\
+         speedup over the peer per headline (above 1: perfkit faster); change = work / base - 1;\n\
+         A/A = work / a copy of work - 1, the same binary's spread in the same rounds\n\n"
+    );
+    let mut worse = 0;
+    for (name, [base, work, copy]) in medians(samples) {
+        let c = change(base, work);
+        let aa = change(copy, work);
+        let v = verdict(c, aa);
+        worse += usize::from(v == "WORSE");
+        s += &format!(
+            "{v:<18} {:>8} {:>8} {:>8} {:>8}  {name}\n",
+            num(base),
+            num(work),
+            pct(c),
+            pct(aa)
+        );
+    }
+    s += &format!(
+        "{:<18} {:>8} {:>8} {:>8} {:>8}\n\n{worse} headline(s) more than {:.0}% worse and outside the A/A spread\n",
+        "(columns)",
+        "base",
+        "work",
+        "change",
+        "A/A",
+        RULE * 100.0
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_of(pairs: &[(&str, f64)]) -> BTreeMap<String, f64> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    }
+
+    #[test]
+    fn headlines_are_keyed_by_their_words_not_their_figures() {
+        let doc = br#"{"summary":[{"line":"perfkit x is 2.00x faster than y (wall)","subject":"x","peer":"y","speedup":2.0,"basis":"wall"}]}"#;
+        let h = headlines(doc).unwrap();
+        assert_eq!(h.len(), 1);
+        assert_eq!(h["x vs y (wall)"], 2.0);
+        assert!(headlines(br#"{"sections":[]}"#).is_err());
+    }
+
+    #[test]
+    fn a_loss_counts_only_past_the_rule_and_the_same_binarys_spread() {
+        assert_eq!(verdict(Some(-0.05), Some(0.01)), "WORSE");
+        assert_eq!(verdict(Some(-0.05), Some(-0.08)), "worse, inside A/A");
+        assert_eq!(verdict(Some(-0.02), Some(0.0)), "same");
+        assert_eq!(verdict(Some(0.10), Some(0.02)), "better");
+        assert_eq!(verdict(Some(0.10), Some(0.12)), "same");
+        assert_eq!(verdict(None, Some(0.0)), "not in both");
+    }
+
+    #[test]
+    fn medians_take_every_run_and_ignore_unmeasured_ones() {
+        let mut samples = BTreeMap::new();
+        samples.insert(
+            Role::Base,
+            vec![
+                run_of(&[("h", 1.0)]),
+                run_of(&[("h", 3.0)]),
+                run_of(&[("h", 2.0)]),
+            ],
+        );
+        samples.insert(
+            Role::Work,
+            vec![
+                run_of(&[("h", 2.0), ("new", 1.0)]),
+                run_of(&[("h", f64::NAN)]),
+            ],
+        );
+        let m = medians(&samples);
+        assert_eq!(m["h"], [Some(2.0), Some(2.0), None]);
+        assert_eq!(m["new"], [None, Some(1.0), None]);
+        let t = table("r", &samples);
+        assert!(t.contains("not in both"), "{t}");
+        assert!(t.contains("0 headline(s) more than 3% worse"), "{t}");
+    }
+
+    #[test]
+    fn arguments_need_a_revision_and_counts_of_at_least_one() {
+        let a = |v: &[&str]| parse(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        let r = a(&["HEAD~1", "--runs", "3", "--only", "zip,zstd"]).unwrap();
+        assert_eq!(
+            (r.rev.as_str(), r.pairs, r.only.as_deref()),
+            ("HEAD~1", 3, Some("zip,zstd"))
+        );
+        assert!(a(&[]).is_err());
+        assert!(a(&["x", "--runs", "0"]).is_err());
+        assert!(a(&["x", "--frobnicate"]).is_err());
+        assert!(a(&["x", "y"]).is_err());
+    }
+}
