@@ -236,6 +236,94 @@ fn gzip_is_written_and_every_member_read() {
     assert!(matches!(err, JobError::Gzip(_)), "{err:?}");
 }
 
+/// A gzip member whose header has every optional field, each as long as
+/// asked (`extra` at most 65,535 bytes, gzip's limit), and a CRC-16 of it
+/// (`bad_hcrc`: off by one); the body and trailer are flate2's.
+fn member_with_fields(
+    data: &[u8],
+    extra: usize,
+    name: usize,
+    comment: usize,
+    bad_hcrc: bool,
+) -> Vec<u8> {
+    let mut header = vec![0x1f, 0x8b, 8, 0b0001_1110, 0, 0, 0, 0, 0, 3];
+    header.extend_from_slice(&u16::try_from(extra).unwrap().to_le_bytes());
+    header.extend((0..extra).map(|i| (i % 251) as u8));
+    header.extend((0..name).map(|i| b'a' + (i % 26) as u8));
+    header.push(0);
+    header.extend((0..comment).map(|i| b'A' + (i % 26) as u8));
+    header.push(0);
+    let mut crc = flate2::Crc::new();
+    crc.update(&header);
+    let hcrc = (crc.sum() as u16).wrapping_add(u16::from(bad_hcrc));
+    header.extend_from_slice(&hcrc.to_le_bytes());
+    let mut body = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+    body.write_all(data).unwrap();
+    header.extend(body.finish().unwrap());
+    let mut crc = flate2::Crc::new();
+    crc.update(data);
+    header.extend_from_slice(&crc.sum().to_le_bytes());
+    header.extend_from_slice(&crc.amount().to_le_bytes());
+    header
+}
+
+/// gzip takes header fields of any length; flate2's parser refused a
+/// name or comment of 64 KiB or more. They are skipped as they stream by,
+/// checked by the header's CRC-16; one cut short is an error.
+#[test]
+fn gzip_header_fields_of_any_length_are_skipped() {
+    let input = data(300_000, 11);
+    let long = member_with_fields(&input, 65_535, 100 << 10, 200 << 10, false);
+    let short = member_with_fields(b"tail", 0, 0, 0, false);
+    let two = [long.clone(), short].concat();
+    for threads in [1, 2] {
+        let (back, done, _) = run(frames(threads), &two, None).unwrap();
+        assert_eq!(back.len(), input.len() + 4);
+        assert!(back == [&input[..], b"tail"].concat());
+        assert_eq!(done.read, two.len() as u64);
+    }
+    let (_, done, _) = run_discarding(frames(1), &long).unwrap();
+    assert_eq!(done.written, input.len() as u64);
+    let bad = member_with_fields(&input, 10, 70_000, 0, true);
+    let err = run(frames(1), &bad, None).unwrap_err();
+    assert!(
+        std::error::Error::source(&err)
+            .unwrap()
+            .to_string()
+            .contains("CRC-16"),
+        "{err:?}"
+    );
+    // Cut in the long name, in the trailer, and after a whole member.
+    for cut in [10 + 2 + 65_535 + 50_000, long.len() - 3] {
+        let err = run(frames(1), &long[..cut], None).unwrap_err();
+        let JobError::Gzip(e) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof, "cut at {cut}");
+    }
+    let err = run(frames(1), &[&long[..], b"\x1f\x8b\x08"].concat(), None).unwrap_err();
+    assert!(matches!(err, JobError::Gzip(_)), "{err:?}");
+    // A corrupt body or trailer fails too.
+    let mut wrong = long.clone();
+    let at = wrong.len() - 1;
+    wrong[at] ^= 1;
+    assert!(matches!(
+        run(frames(1), &wrong, None),
+        Err(JobError::Gzip(_))
+    ));
+}
+
+/// As [`run`], with no output: decoded and discarded, as `-t` does.
+fn run_discarding(job: Job<'_>, input: &[u8]) -> Result<(Vec<u8>, Outcome, u64), JobError> {
+    let done = job.run(
+        Box::new(io::Cursor::new(input.to_vec())),
+        None,
+        None,
+        &mut |_| {},
+    )?;
+    Ok((Vec::new(), done, 0))
+}
+
 #[test]
 fn zstds_frames_decode_on_one_thread_or_several() {
     let parts = [data(200_000, 8), data(10, 9), data(300_000, 10)];
