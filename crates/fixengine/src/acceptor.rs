@@ -11,7 +11,10 @@
 //! take the last descriptors a configured counterparty needs
 //! (`admission`). A session whose store engines share is served only
 //! while this engine holds its lease ([`fixsession::lease`]); a Logon for
-//! it otherwise is closed without an answer too.
+//! it otherwise is closed without an answer too, with a line saying why,
+//! except that a Logon arriving before the lease keeper has first looked
+//! at the lease (its start-up wait) waits, unread and unanswered, until
+//! it has.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -25,7 +28,7 @@ use fixcore::frame::Framer;
 use fixcore::value::UtcTimestamp;
 use fixsession::app::Application;
 use fixsession::id::SessionId;
-use fixsession::lease::Standing;
+use fixsession::lease::{Standing, Vacancy};
 use fixsession::log::Log;
 use fixsession::machine::Session;
 use fixsession::settings::SessionSettings;
@@ -241,6 +244,9 @@ impl<S: SessionStore + Send> Acceptor<S> {
         let descriptors = Descriptors::new(self.configured.len());
         let mut backoff = Backoff::default();
         let mut waiting: Vec<Waiting> = Vec::new();
+        // Logons read whose session's lease the keeper has not looked
+        // at yet, each with its connection, no longer read.
+        let mut held: Vec<(Waiting, Logon)> = Vec::new();
         let mut refused = Refused::default();
         std::thread::scope(|scope| {
             while !opts.stop.load(Ordering::Relaxed) {
@@ -282,21 +288,43 @@ impl<S: SessionStore + Send> Acceptor<S> {
                     if let Some(outcome) = verdict {
                         let w = waiting.swap_remove(i);
                         match outcome {
-                            Ok(logon) => {
-                                let claimed =
-                                    self.claim(&logon, w.peer, &allowed, &descriptors, misc);
-                                match claimed {
-                                    Ok(claim) => {
-                                        self.start(scope, w, claim, &app, &log, misc, opts)
-                                    }
-                                    Err(Some(line)) => misc(&line),
-                                    Err(None) => {}
-                                }
-                            }
+                            Ok(logon) => held.push((w, logon)),
                             Err(why) => misc(&format!("connection from {}: {why}; closed", w.peer)),
                         }
                     }
                 }
+                // Logons just read, and those held for a lease not yet
+                // looked at, oldest first: the first for a session
+                // takes it.
+                held.sort_by_key(|(w, _)| w.since);
+                let mut kept = Vec::new();
+                for (w, logon) in held.drain(..) {
+                    match self.claim(&logon, w.peer, &allowed, &descriptors, misc) {
+                        Ok(claim) => self.start(scope, w, claim, &app, &log, misc, opts),
+                        Err(Refusal::Closed(Some(line))) => misc(&line),
+                        Err(Refusal::Closed(None)) => {}
+                        Err(Refusal::Wait) if now.duration_since(w.since) > opts.logon_timeout => {
+                            misc(&format!(
+                                "connection from {}: the lease of {}:{}->{} was not looked at \
+                                 within {} s of its Logon; closed",
+                                w.peer,
+                                logon.route.0,
+                                logon.route.2,
+                                logon.route.1,
+                                opts.logon_timeout.as_secs_f64()
+                            ));
+                        }
+                        Err(Refusal::Wait) => kept.push((w, logon)),
+                    }
+                }
+                // As many held as may wait for their Logon at once: the
+                // newest stay.
+                let room = opts.max_unauthenticated.max(1);
+                if kept.len() > room {
+                    refused.count += (kept.len() - room) as u64;
+                    kept.drain(..kept.len() - room);
+                }
+                held = kept;
                 refused.report(misc);
             }
             Ok(())
@@ -335,7 +363,8 @@ impl<S: SessionStore + Send> Acceptor<S> {
     /// configured one, one a template made earlier that waits in memory,
     /// or one made now from the first template that matches. The error is
     /// the line saying why there is none (`None`: already said, once for
-    /// an episode of refusals at the cap). A session is made only for a
+    /// an episode of refusals at the cap), or to wait: a configured
+    /// session whose lease the keeper has not looked at yet. A session is made only for a
     /// Logon that passed every check needing no store, while the cap and
     /// the descriptors allow: a refused Logon leaves nothing behind.
     fn claim(
@@ -345,7 +374,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
         allowed: &Allowed,
         descriptors: &Descriptors,
         misc: &(dyn Fn(&str) + Sync),
-    ) -> Result<Claim<S>, Option<String>> {
+    ) -> Result<Claim<S>, Refusal> {
         let key = &logon.route;
         let busy = || {
             Some(format!(
@@ -360,42 +389,64 @@ impl<S: SessionStore + Send> Acceptor<S> {
         if let Some(i) = configured {
             let c = &self.configured[i];
             if !logon.checksum_holds && c.rules.checksum {
-                return Err(Some(bad_checksum(peer)));
+                return Err(Refusal::Closed(Some(bad_checksum(peer))));
             }
             if !admits(&allowed.configured[i], peer.ip()) {
-                return Err(Some(not_allowed(peer, key)));
+                return Err(Refusal::Closed(Some(not_allowed(peer, key))));
             }
             let mut slot = c.slot.lock().unwrap_or_else(|p| p.into_inner());
-            return match slot.take() {
-                // Another engine serves it (fixsession::lease): the
-                // Logon gets no answer, as for a session not served here.
-                Some(session) if session.store().standing() == Standing::NotHeld => {
-                    *slot = Some(session);
-                    Err(Some(format!(
-                        "Session {}:{}->{} is served by another engine (this engine does not \
-                         hold its lease); connection from {peer} closed",
-                        key.0, key.2, key.1
-                    )))
-                }
-                Some(session) => Ok(Claim {
+            let session = match slot.take() {
+                Some(session) => session,
+                None => return Err(Refusal::Closed(busy())),
+            };
+            let Standing::NotHeld(vacancy) = session.store().standing() else {
+                return Ok(Claim {
                     session,
                     home: Home::Configured(i),
-                }),
-                None => Err(busy()),
+                });
             };
+            *slot = Some(session);
+            // The keeper has not looked at the lease yet (its start-up
+            // wait): the Logon waits for the look, unread and
+            // unanswered, rather than lose the counterparty a
+            // ReconnectInterval for a lease this engine may take a
+            // moment later.
+            if vacancy == Vacancy::Unlooked {
+                return Err(Refusal::Wait);
+            }
+            // Not served here (fixsession::lease): the Logon gets no
+            // answer, as for a session not served here, and the line
+            // says why.
+            let why = match vacancy {
+                Vacancy::Unusable => {
+                    "no engine serves it: its lease record is unusable (the lease keeper's line \
+                     names the record and why)"
+                }
+                Vacancy::Unreachable => {
+                    "this engine cannot reach its lease's database (the lease keeper's line \
+                     says what it answered)"
+                }
+                Vacancy::Busy | Vacancy::Unlooked => {
+                    "it is served by another engine (this engine does not hold its lease)"
+                }
+            };
+            return Err(Refusal::Closed(Some(format!(
+                "Session {}:{}->{}: {why}; connection from {peer} closed",
+                key.0, key.2, key.1
+            ))));
         }
         let Some(t) = self.templates.iter().position(|t| t.matches(key)) else {
-            return Err(Some(format!(
+            return Err(Refusal::Closed(Some(format!(
                 "Unknown session: {}:{}->{}, connection closed",
                 key.0, key.2, key.1
-            )));
+            ))));
         };
         let template = &self.templates[t];
         if !logon.checksum_holds && template.rules.checksum {
-            return Err(Some(bad_checksum(peer)));
+            return Err(Refusal::Closed(Some(bad_checksum(peer))));
         }
         if !admits(&allowed.templates[t], peer.ip()) {
-            return Err(Some(not_allowed(peer, key)));
+            return Err(Refusal::Closed(Some(not_allowed(peer, key))));
         }
         let mut dynamic = self.dynamic.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(m) = dynamic.sessions.get_mut(key) {
@@ -408,7 +459,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
                         id: m.id.clone(),
                     },
                 }),
-                State::Connected => Err(busy()),
+                State::Connected => Err(Refusal::Closed(busy())),
             };
         }
         let id = template.id_for(key);
@@ -418,17 +469,19 @@ impl<S: SessionStore + Send> Acceptor<S> {
             ))
         };
         if !dynamic.has_room() {
-            return Err(dynamic.refused_at_cap(&id));
+            return Err(Refusal::Closed(dynamic.refused_at_cap(&id)));
         }
         if !descriptors.room_for(DESCRIPTORS_PER_SESSION) {
-            return Err(refuse(
+            return Err(Refusal::Closed(refuse(
                 "too few descriptors are left beside those kept for the configured sessions",
-            ));
+            )));
         }
         if let Some(why) = template.screen(key, &logon.msg, UtcTimestamp::now()) {
-            return Err(refuse(&why));
+            return Err(Refusal::Closed(refuse(&why)));
         }
-        let session = template.make(&id).map_err(|e| refuse(&e))?;
+        let session = template
+            .make(&id)
+            .map_err(|e| Refusal::Closed(refuse(&e)))?;
         if let Some(line) = dynamic.made() {
             misc(&line);
         }
@@ -588,6 +641,15 @@ impl<S: SessionStore + Send> Acceptor<S> {
             }
         });
     }
+}
+
+/// Why a Logon takes no session now.
+enum Refusal {
+    /// Its connection is closed, with this line (`None`: already said).
+    Closed(Option<String>),
+    /// It waits, unread and unanswered, until the keeper has looked at
+    /// its session's lease.
+    Wait,
 }
 
 /// What accepting a connection works on.

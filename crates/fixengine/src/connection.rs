@@ -265,7 +265,7 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
     // milliseconds a SendingTime shows).
     let mut t = UtcTimestamp::now();
     loop {
-        if session.store().standing() == Standing::NotHeld {
+        if !session.store().standing().serves() {
             fenced(
                 session,
                 log,

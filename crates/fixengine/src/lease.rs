@@ -13,6 +13,13 @@
 //! clears the holding, and the session's connection ends without a
 //! word ([`crate::connection::run`]). Each change is one line.
 //!
+//! Each look that does not take a lease tells the holding why
+//! ([`Vacancy`]): another engine holds it, its record is unusable (said
+//! in one line naming the record, once until it is mended), or its
+//! database is out of reach. Until the first look a holding reads
+//! [`Vacancy::Unlooked`], and the acceptor holds a Logon for the session
+//! until then rather than refuse it.
+//!
 //! A session's store shares the lease's [`Holding`]; when the store is
 //! dropped (a session made at a Logon, between connections) the keeper
 //! gives the lease up and forgets it. [`Keeper::stop`] gives every lease
@@ -23,7 +30,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use fixsession::lease::{Holding, SessionLease};
+use fixsession::lease::{Acquired, Holding, SessionLease, Vacancy};
 
 /// How often a lease not held is tried.
 pub const POLL: Duration = Duration::from_millis(100);
@@ -45,6 +52,9 @@ struct Entry {
     renewed: Instant,
     /// The database could not be reached since this time (said once).
     failing: Option<Instant>,
+    /// The lease's record was found unusable, and said so, since the
+    /// last look that found it usable.
+    unusable: bool,
 }
 
 /// The leases kept, shared with the keeper's thread.
@@ -92,6 +102,7 @@ impl Keeper {
             lease,
             renewed: Instant::now(),
             failing: None,
+            unusable: false,
         });
         let mut thread = lock(&self.thread);
         if thread.is_none() && !self.shared.stop.load(Ordering::Relaxed) {
@@ -110,13 +121,14 @@ impl Keeper {
     /// from then on when taken, dropped (with its connection) when not.
     pub fn take_now(&self, mut lease: Box<dyn SessionLease>) -> Result<Arc<Holding>, String> {
         match lease.acquire() {
-            Ok(true) => {
+            Ok(Acquired::Taken) => {
                 let holding = Arc::clone(lease.holding());
                 (self.shared.events)(&taken_line(&*lease));
                 self.add(lease);
                 Ok(holding)
             }
-            Ok(false) => Err("another engine holds the session's lease".into()),
+            Ok(Acquired::Busy) => Err("another engine holds the session's lease".into()),
+            Ok(Acquired::Unusable(why)) => Err(format!("the session's lease: {why}")),
             Err(e) => Err(format!("taking the session's lease: {e}")),
         }
     }
@@ -189,10 +201,27 @@ fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
     let timeout = e.lease.timeout();
     // Most looks find a lease held and not yet due: nothing to ask.
     let result = match e.lease.holding().epoch() {
-        None => e.lease.acquire().map(|taken| {
-            if taken {
+        None => e.lease.acquire().map(|found| match found {
+            Acquired::Taken => {
                 e.renewed = Instant::now();
+                e.unusable = false;
                 events(&taken_line(&*e.lease));
+            }
+            Acquired::Busy => {
+                e.unusable = false;
+                e.lease.holding().vacant(Vacancy::Busy);
+            }
+            Acquired::Unusable(why) => {
+                e.lease.holding().vacant(Vacancy::Unusable);
+                // Once, until the record is mended: it is looked at
+                // every POLL.
+                if !std::mem::replace(&mut e.unusable, true) {
+                    events(&format!(
+                        "{}: lease: {why}; this engine tries again every {} ms",
+                        e.lease.session(),
+                        POLL.as_millis()
+                    ));
+                }
             }
         }),
         Some(epoch) if e.renewed.elapsed() >= timeout / 3 => match e.lease.renew() {
@@ -201,6 +230,7 @@ fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
                 Ok(())
             }
             Ok(false) => {
+                e.lease.holding().vacant(Vacancy::Busy);
                 events(&format!(
                     "{}: lease lost: another engine has taken the session over (epoch {epoch} \
                      is stale); this engine stops serving it",
@@ -227,15 +257,18 @@ fn tend(e: &mut Entry, events: &(dyn Fn(&str) + Send + Sync)) {
                 e.failing = Some(Instant::now());
                 events(&format!("{id}: lease: {err}; trying again"));
             }
-            if let Some(epoch) = e.lease.holding().epoch()
-                && e.renewed.elapsed() >= timeout
-            {
-                e.lease.holding().lose(epoch);
-                events(&format!(
-                    "{id}: lease not renewed for {} s: a standby may have taken the session \
-                     over; this engine stops serving it",
-                    timeout.as_secs_f64()
-                ));
+            match e.lease.holding().epoch() {
+                None => e.lease.holding().vacant(Vacancy::Unreachable),
+                Some(_) if e.renewed.elapsed() < timeout => {}
+                Some(epoch) => {
+                    e.lease.holding().lose(epoch);
+                    e.lease.holding().vacant(Vacancy::Unreachable);
+                    events(&format!(
+                        "{id}: lease not renewed for {} s: a standby may have taken the \
+                         session over; this engine stops serving it",
+                        timeout.as_secs_f64()
+                    ));
+                }
             }
         }
     }
@@ -251,6 +284,8 @@ mod tests {
     #[derive(Debug, Default)]
     struct Script {
         free: bool,
+        /// Why the record is unusable, when it is (and not free).
+        unusable: Option<String>,
         renew: Option<bool>,
         released: u32,
     }
@@ -273,12 +308,16 @@ mod tests {
         fn timeout(&self) -> Duration {
             self.timeout
         }
-        fn acquire(&mut self) -> Result<bool, StoreError> {
-            let free = lock(&self.script).free;
-            if free {
+        fn acquire(&mut self) -> Result<Acquired, StoreError> {
+            let script = lock(&self.script);
+            if script.free {
                 self.holding.hold(7);
+                return Ok(Acquired::Taken);
             }
-            Ok(free)
+            Ok(match &script.unusable {
+                Some(why) => Acquired::Unusable(why.clone()),
+                None => Acquired::Busy,
+            })
         }
         fn renew(&mut self) -> Result<bool, StoreError> {
             match lock(&self.script).renew {
@@ -310,7 +349,8 @@ mod tests {
     /// No thread runs before the first lease; a free lease is taken
     /// after the start-up wait; one taken over is let go with a line;
     /// one whose database stays away for a whole timeout is let go too;
-    /// one whose store is dropped is released and forgotten; and a
+    /// one whose store is dropped is released and forgotten; one whose
+    /// record is unusable is said once and its holding says so; and a
     /// keeper that stops releases what it holds.
     #[test]
     fn the_keeper_takes_keeps_and_lets_go() {
@@ -321,6 +361,7 @@ mod tests {
         let fake = |free: bool, renew: Option<bool>| {
             let script = Arc::new(Mutex::new(Script {
                 free,
+                unusable: None,
                 renew,
                 released: 0,
             }));
@@ -363,6 +404,23 @@ mod tests {
         wait_for("taken", || holding.epoch() == Some(7));
         drop(holding);
         wait_for("released", || lock(&dropped_script).released == 1);
+
+        // An unusable record: said once, however often looked at, and
+        // the holding says why; then mended, and taken.
+        let (stuck, stuck_script) = fake(false, Some(true));
+        lock(&stuck_script).unusable = Some("the row is odd".into());
+        let holding = Arc::clone(stuck.holding());
+        assert_eq!(holding.vacancy(), Vacancy::Unlooked);
+        keeper.add(Box::new(stuck));
+        wait_for("looked", || holding.vacancy() == Vacancy::Unusable);
+        std::thread::sleep(POLL * 3);
+        let said = |what: &str| lock(&lines).iter().filter(|l| l.contains(what)).count();
+        assert_eq!(said("the row is odd"), 1, "{:?}", lock(&lines));
+        lock(&stuck_script).unusable = None;
+        wait_for("busy", || holding.vacancy() == Vacancy::Busy);
+        lock(&stuck_script).free = true;
+        wait_for("taken", || holding.epoch() == Some(7));
+        drop(holding);
 
         // Stopping releases the held.
         let (held, held_script) = fake(true, Some(true));

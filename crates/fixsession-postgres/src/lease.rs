@@ -3,7 +3,10 @@
 //! makes them).
 //!
 //! One row per session, keyed by QuickFIX's four columns: the `epoch`
-//! (the fencing token; each taking raises it by one), the `holder` (host
+//! (the fencing token; each taking raises it by one, or to 1 from an
+//! epoch of 0 or below, which no engine holds; an epoch at `i64::MAX`
+//! cannot be raised, and taking it is refused with a sentence naming
+//! the row), the `holder` (host
 //! and process, for the operator) and `expires_at`, on the database's
 //! clock, so engines whose clocks disagree still agree on it.
 //!
@@ -25,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fixsession::id::SessionId;
-use fixsession::lease::{Holding, SessionLease};
+use fixsession::lease::{Acquired, Holding, SessionLease};
 use fixsession::settings::PostgresSettings;
 use fixsession::store::StoreError;
 use postgres::{Client, Config};
@@ -50,6 +53,8 @@ CREATE TABLE IF NOT EXISTS perfkit_session_leases (
 pub struct PostgresLease {
     /// `postgresql://... FIX.4.2:A->B`, for errors.
     name: String,
+    /// `postgresql://user@host:port/database`, naming the row's table.
+    db: String,
     cfg: Config,
     key: SessionKey,
     timeout: Duration,
@@ -84,6 +89,7 @@ impl PostgresLease {
             .unwrap_or_default();
         PostgresLease {
             name: format!("{} {} (lease)", conn::name(db), key.id()),
+            db: conn::name(db),
             cfg: conn::config(db),
             lock_key: lock_key(&key),
             key,
@@ -180,6 +186,16 @@ enum Taken {
     Held(u64),
     /// Another engine holds it.
     Busy,
+    /// The row's epoch can be raised no further.
+    Exhausted,
+}
+
+/// The epoch a take-over of a row at `epoch` raises it to: one above
+/// the epoch, or 1 from an epoch no engine can hold (0 or below, set by
+/// hand), as [`Holding`] counts from 1; `None` at `i64::MAX`, which
+/// cannot be raised.
+pub fn next_epoch(epoch: i64) -> Option<i64> {
+    epoch.max(0).checked_add(1)
 }
 
 impl SessionLease for PostgresLease {
@@ -195,7 +211,7 @@ impl SessionLease for PostgresLease {
         self.timeout
     }
 
-    fn acquire(&mut self) -> Result<bool, StoreError> {
+    fn acquire(&mut self) -> Result<Acquired, StoreError> {
         let secs = self.timeout.as_secs_f64();
         let taken = self.with_conn("taking the session's lease", |c, l| {
             let k = key_params(&l.key);
@@ -205,56 +221,75 @@ impl SessionLease for PostgresLease {
                 ),
                 &k,
             )?;
-            let (epoch, expired): (i64, bool) = match row {
-                Some(r) => (r.try_get(0)?, r.try_get(1)?),
-                None => (0, true),
+            // A NULL (the columns made NOT NULL by hand no longer) reads
+            // as an epoch no engine holds, and an expiry passed.
+            let (epoch, expired, exists): (Option<i64>, bool, bool) = match row {
+                Some(r) => (
+                    r.try_get(0)?,
+                    r.try_get::<_, Option<bool>>(1)?.unwrap_or(true),
+                    true,
+                ),
+                None => (None, true, false),
             };
-            let epoch = u64::try_from(epoch).unwrap_or(0);
+            let Some(next) = next_epoch(epoch.unwrap_or(0)) else {
+                return Ok(Taken::Exhausted);
+            };
+            // An epoch of 0 or below (a hand edit) is no engine's:
+            // `Holding` counts from 1.
+            let held_by = epoch.filter(|&e| e > 0).and_then(|e| u64::try_from(e).ok());
             // The holder of `epoch` is gone when its lock is free (its
-            // connection ended); with no row there is no holder.
-            let took_old = epoch > 0 && !expired && try_lock(c, l.lock_key, epoch)?;
-            if !(expired || took_old) {
-                return Ok(Taken::Busy);
-            }
-            let next = epoch + 1;
+            // connection ended); with no row, or an epoch nobody can
+            // hold, there is no holder.
+            let took_old = match held_by {
+                Some(e) if !expired => {
+                    if !try_lock(c, l.lock_key, e)? {
+                        return Ok(Taken::Busy);
+                    }
+                    Some(e)
+                }
+                _ => None,
+            };
+            let next_u = u64::try_from(next).expect("next_epoch is at least 1");
             // The next epoch's lock first: once the row says `next`, a
             // third engine must find its lock taken.
-            if !try_lock(c, l.lock_key, next)? {
-                if took_old {
-                    unlock(c, l.lock_key, epoch)?;
+            if !try_lock(c, l.lock_key, next_u)? {
+                if let Some(old) = took_old {
+                    unlock(c, l.lock_key, old)?;
                 }
                 return Ok(Taken::Busy);
             }
             let mut p = k.to_vec();
-            let (old, new) = (epoch as i64, next as i64);
-            p.extend_from_slice(&[&old, &new, &l.me, &secs]);
-            let n = if epoch == 0 {
-                c.execute(
-                    "INSERT INTO perfkit_session_leases (beginstring, sendercompid, \
-                     targetcompid, session_qualifier, epoch, holder, expires_at) \
-                     SELECT $1::bpchar, $2::varchar, $3::varchar, $4::varchar, $6::int8, $7, \
-                     now() + make_interval(secs => $8) WHERE $5::int8 = 0 \
-                     ON CONFLICT DO NOTHING",
-                    &p,
-                )?
-            } else {
+            p.extend_from_slice(&[&epoch, &next, &l.me, &secs]);
+            let n = if exists {
+                // Compared as it was read: whichever engine raises it
+                // first wins, the others change nothing.
                 c.execute(
                     &format!(
                         "UPDATE perfkit_session_leases SET epoch = $6::int8, holder = $7, \
                          expires_at = now() + make_interval(secs => $8) \
-                         WHERE {KEY} AND epoch = $5::int8"
+                         WHERE {KEY} AND epoch IS NOT DISTINCT FROM $5::int8"
                     ),
                     &p,
                 )?
+            } else {
+                c.execute(
+                    "INSERT INTO perfkit_session_leases (beginstring, sendercompid, \
+                     targetcompid, session_qualifier, epoch, holder, expires_at) \
+                     SELECT $1::bpchar, $2::varchar, $3::varchar, $4::varchar, $6::int8, $7, \
+                     now() + make_interval(secs => $8) WHERE $5::int8 IS NULL \
+                     ON CONFLICT DO NOTHING",
+                    &p,
+                )?
             };
-            if took_old {
-                unlock(c, l.lock_key, epoch)?;
+            if let Some(old) = took_old {
+                unlock(c, l.lock_key, old)?;
             }
             if n == 1 {
-                Ok(Taken::Held(next))
+                Ok(Taken::Held(next_u))
             } else {
-                // Another engine raised the epoch first.
-                unlock(c, l.lock_key, next)?;
+                // Another engine raised the epoch (or made the row)
+                // first.
+                unlock(c, l.lock_key, next_u)?;
                 Ok(Taken::Busy)
             }
         })?;
@@ -262,9 +297,17 @@ impl SessionLease for PostgresLease {
             Taken::Held(epoch) => {
                 self.locked = Some(epoch);
                 self.holding.hold(epoch);
-                Ok(true)
+                Ok(Acquired::Taken)
             }
-            Taken::Busy => Ok(false),
+            Taken::Busy => Ok(Acquired::Busy),
+            Taken::Exhausted => Ok(Acquired::Unusable(format!(
+                "the row of {} in perfkit_session_leases ({}) has epoch {}, the largest a \
+                 BIGINT holds: no take-over can raise it, and no engine serves the session \
+                 until its epoch is set lower by hand (to 0, say)",
+                self.key.id(),
+                self.db,
+                i64::MAX
+            ))),
         }
     }
 
@@ -273,9 +316,13 @@ impl SessionLease for PostgresLease {
             return Ok(false);
         };
         let secs = self.timeout.as_secs_f64();
+        // Every epoch held came from the BIGINT column.
+        let Ok(e) = i64::try_from(epoch) else {
+            self.holding.lose(epoch);
+            return Ok(false);
+        };
         let held = self.with_conn("renewing the session's lease", |c, l| {
             let mut p = key_params(&l.key).to_vec();
-            let e = epoch as i64;
             p.extend_from_slice(&[&e, &secs]);
             let n = c.execute(
                 &format!(
@@ -313,9 +360,11 @@ impl SessionLease for PostgresLease {
             return;
         };
         self.holding.lose(epoch);
+        let Ok(e) = i64::try_from(epoch) else {
+            return;
+        };
         let _ = self.with_conn("giving the session's lease up", |c, l| {
             let mut p = key_params(&l.key).to_vec();
-            let e = epoch as i64;
             p.push(&e);
             c.execute(
                 &format!(

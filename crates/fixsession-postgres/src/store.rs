@@ -260,7 +260,10 @@ impl PostgresStore {
             return Ok(None);
         };
         match h.epoch() {
-            Some(e) if e == self.read_at => Ok(Some(e as i64)),
+            // Every epoch held came from the BIGINT column.
+            Some(e) if e == self.read_at => i64::try_from(e)
+                .map(Some)
+                .map_err(|_| self.link.fenced(format!("epoch {e} is not a BIGINT"))),
             Some(e) => Err(self.link.fenced(format!(
                 "the numbers were read under epoch {} and the lease is held under epoch {e}: \
                  they must be read again first",

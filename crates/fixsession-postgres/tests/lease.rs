@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use db::settings;
-use fixsession::lease::{SessionLease, Standing};
+use fixsession::lease::{Acquired, SessionLease, Standing, Vacancy};
 use fixsession::settings::PostgresSettings;
 use fixsession::store::SessionStore;
 use fixsession_postgres::{PostgresLease, PostgresStore, SessionKey};
@@ -34,6 +34,11 @@ fn engine(db: &PostgresSettings, timeout: Duration) -> Engine {
     let lease = PostgresLease::new(db, key(), timeout);
     let store = PostgresStore::open_fenced(db, key(), lease.holding().clone()).unwrap();
     Engine { lease, store }
+}
+
+/// Whether `lease` is taken now.
+fn taken(lease: &mut PostgresLease) -> bool {
+    lease.acquire().unwrap() == Acquired::Taken
 }
 
 /// Sends one message: saved, numbers advanced, flushed.
@@ -69,12 +74,12 @@ fn one_holder_at_a_time_and_stale_holders_are_fenced() {
     let long = Duration::from_secs(60);
     let mut a = engine(&db, long);
     let mut b = engine(&db, long);
-    assert_eq!(a.store.standing(), Standing::NotHeld);
+    assert_eq!(a.store.standing(), Standing::NotHeld(Vacancy::Unlooked));
     // Not held: nothing is written.
     let e = send(&mut a.store).unwrap_err();
     assert!(e.is_fenced(), "{e}");
-    assert!(a.lease.acquire().unwrap());
-    assert!(!b.lease.acquire().unwrap());
+    assert!(taken(&mut a.lease));
+    assert!(!taken(&mut b.lease));
     assert_eq!(a.store.standing(), Standing::Held { current: false });
     a.store.refresh().unwrap();
     assert_eq!(a.store.standing(), Standing::Held { current: true });
@@ -97,7 +102,7 @@ fn one_holder_at_a_time_and_stale_holders_are_fenced() {
     // standby polls (the engine's keeper every 100 ms), far inside the
     // expiry.
     let t = Instant::now();
-    while !b.lease.acquire().unwrap() {
+    while !taken(&mut b.lease) {
         assert!(t.elapsed() < long / 2, "not taken after {:?}", t.elapsed());
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -121,13 +126,13 @@ fn one_holder_at_a_time_and_stale_holders_are_fenced() {
     // B hangs with its connection open: C waits for the expiry.
     let short = Duration::from_secs(1);
     let mut c = engine(&db, short);
-    assert!(!c.lease.acquire().unwrap());
+    assert!(!taken(&mut c.lease));
     pg.psql(
         DATABASE,
         "UPDATE perfkit_session_leases SET expires_at = now() + interval '1 second'",
     );
     let t = Instant::now();
-    while !c.lease.acquire().unwrap() {
+    while !taken(&mut c.lease) {
         assert!(t.elapsed() < Duration::from_secs(10), "never taken over");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -138,14 +143,14 @@ fn one_holder_at_a_time_and_stale_holders_are_fenced() {
     );
     // B resumes: its renewal says it lost the lease; its write is fenced.
     assert!(!b.lease.renew().unwrap());
-    assert_eq!(b.store.standing(), Standing::NotHeld);
+    assert_eq!(b.store.standing(), Standing::NotHeld(Vacancy::Busy));
     assert!(send(&mut b.store).unwrap_err().is_fenced());
     c.store.refresh().unwrap();
     assert_eq!(c.store.next_sender_seq(), 7);
     send(&mut c.store).unwrap();
     // A released lease is free at once.
     c.lease.release();
-    assert!(b.lease.acquire().unwrap());
+    assert!(taken(&mut b.lease));
     assert_eq!(
         pg.psql(DATABASE, "SELECT epoch FROM perfkit_session_leases"),
         "4\n"
@@ -164,7 +169,7 @@ fn no_write_lands_after_the_takeover() {
     let db = settings(&pg);
     let long = Duration::from_secs(60);
     let mut next = engine(&db, long);
-    assert!(next.lease.acquire().unwrap());
+    assert!(taken(&mut next.lease));
     next.store.refresh().unwrap();
     for round in 0..20u64 {
         let Engine { lease, mut store } = next;
@@ -190,7 +195,7 @@ fn no_write_lands_after_the_takeover() {
         next = engine(&db, long);
         drop(lease);
         let t = Instant::now();
-        while !next.lease.acquire().unwrap() {
+        while !taken(&mut next.lease) {
             assert!(t.elapsed() < Duration::from_secs(10), "never taken over");
         }
         next.store.refresh().unwrap();
@@ -220,7 +225,7 @@ fn a_takeover_waits_for_the_write_in_flight() {
     let db = settings(&pg);
     let long = Duration::from_secs(60);
     let mut old = engine(&db, long);
-    assert!(old.lease.acquire().unwrap());
+    assert!(taken(&mut old.lease));
     old.store.refresh().unwrap();
     send(&mut old.store).unwrap();
     let url = format!(
@@ -258,7 +263,7 @@ fn a_takeover_waits_for_the_write_in_flight() {
     let taker = std::thread::spawn(move || {
         let mut new = engine(&db, long);
         let t = Instant::now();
-        while !new.lease.acquire().unwrap() {
+        while !taken(&mut new.lease) {
             assert!(t.elapsed() < Duration::from_secs(10), "never taken over");
         }
         new.store.refresh().unwrap();
@@ -279,4 +284,81 @@ fn a_takeover_waits_for_the_write_in_flight() {
         "the new holder read the numbers before the write landed"
     );
     assert_eq!(db_outgoing(&pg), 3);
+}
+
+/// Whatever epoch a hand edit leaves in the row, and whether its expiry
+/// is past or an hour ahead, a take-over raises it to max(epoch, 0) + 1
+/// and the store then writes under it; at `i64::MAX`, which cannot be
+/// raised, the take-over is refused with a sentence naming the row, and
+/// the row and the store's numbers stay as they were.
+#[test]
+fn a_hand_set_epoch_is_taken_over_or_refused_naming_the_row() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    let long = Duration::from_secs(60);
+    // The table and the row, made by a first holder that then lets go.
+    let mut first = engine(&db, long);
+    assert!(taken(&mut first.lease));
+    first.lease.release();
+    let row = || pg.psql(DATABASE, "SELECT epoch FROM perfkit_session_leases");
+    let past = "now() - interval '1 hour'";
+    let ahead = "now() + interval '1 hour'";
+    for (epoch, expiry, want) in [
+        (0, ahead, Some(1)),
+        (-5, ahead, Some(1)),
+        (i64::MIN, past, Some(1)),
+        (0, past, Some(1)),
+        (41, past, Some(42)),
+        (i64::MAX - 1, past, Some(i64::MAX)),
+        (i64::MAX, past, None),
+        (i64::MAX, ahead, None),
+    ] {
+        pg.psql(
+            DATABASE,
+            &format!(
+                "UPDATE perfkit_session_leases SET epoch = {epoch}, expires_at = {expiry}, \
+                 holder = 'by hand'"
+            ),
+        );
+        let mut e = engine(&db, long);
+        let case = format!("epoch {epoch}, expiry {expiry}");
+        let found = e.lease.acquire().unwrap();
+        match want {
+            Some(next) => {
+                assert_eq!(found, Acquired::Taken, "{case}");
+                assert_eq!(
+                    e.lease.holding().epoch(),
+                    u64::try_from(next).ok(),
+                    "{case}"
+                );
+                assert_eq!(row(), format!("{next}\n"), "{case}");
+                e.store.refresh().unwrap();
+                let before = e.store.next_sender_seq();
+                send(&mut e.store).unwrap();
+                assert_eq!(db_outgoing(&pg), before + 1, "{case}");
+                e.lease.release();
+            }
+            None => {
+                let Acquired::Unusable(why) = found else {
+                    panic!("{case}: {found:?}");
+                };
+                for part in [
+                    "perfkit_session_leases",
+                    "FIX.4.4:EXEC->BANZAI",
+                    "9223372036854775807",
+                    "postgresql://",
+                ] {
+                    assert!(why.contains(part), "{case}: {why}");
+                }
+                assert!(!why.contains('\n'), "{why}");
+                assert_eq!(e.lease.holding().epoch(), None, "{case}");
+                assert_eq!(row(), format!("{epoch}\n"), "{case}");
+                let before = db_outgoing(&pg);
+                assert!(send(&mut e.store).unwrap_err().is_fenced(), "{case}");
+                assert_eq!(db_outgoing(&pg), before, "{case}");
+            }
+        }
+    }
 }

@@ -22,21 +22,29 @@
 //! before it lets a connection take the session.
 //!
 //! ```
-//! use fixsession::lease::{Holding, Standing};
+//! use fixsession::lease::{Holding, Standing, Vacancy};
 //!
 //! let holding = Holding::new();
 //! assert_eq!(holding.epoch(), None);
+//! assert_eq!(Standing::of(&holding, 0), Standing::NotHeld(Vacancy::Unlooked));
 //! holding.hold(7);
 //! assert_eq!(Standing::of(&holding, 7), Standing::Held { current: true });
 //! // Taken over, then taken back: the store's numbers are from epoch 7.
 //! holding.hold(9);
 //! assert_eq!(Standing::of(&holding, 7), Standing::Held { current: false });
 //! holding.lose(9);
-//! assert_eq!(Standing::of(&holding, 7), Standing::NotHeld);
+//! assert_eq!(Standing::of(&holding, 7), Standing::NotHeld(Vacancy::Busy));
 //! ```
+//!
+//! Until the keeper first looks at a lease, its holding reads
+//! [`Vacancy::Unlooked`]: a driver holds a Logon for the session until
+//! the look, rather than refuse it for a lease it may take a moment
+//! later. Each later look that does not take the lease says why
+//! ([`Holding::vacant`]): another engine holds it, its record is
+//! unusable, or its database is out of reach.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::id::SessionId;
@@ -44,10 +52,53 @@ use crate::store::StoreError;
 
 /// The epoch of a session's lease that this engine holds now, shared by
 /// the lease keeper (which sets it) and the session's store (which
-/// writes under it). Epochs start at 1; none held reads as `None`.
+/// writes under it). Epochs start at 1; none held reads as `None`, and
+/// then [`Holding::vacancy`] says why.
 #[derive(Debug, Default)]
 pub struct Holding {
     epoch: AtomicU64,
+    /// A [`Vacancy`] as its `u8`: why the lease is not held, as the
+    /// keeper's last look found (meaningless while `epoch` is held).
+    vacancy: AtomicU8,
+}
+
+/// Why this engine does not hold a session's lease, as its keeper last
+/// found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vacancy {
+    /// Not looked at yet (the keeper's start-up wait): a Logon for the
+    /// session waits for the first look instead of being refused.
+    Unlooked,
+    /// Another engine holds it (or took it first); also what a lease
+    /// lost reads as until the keeper looks again.
+    Busy,
+    /// No engine can take it as its record stands (an epoch edited by
+    /// hand to the largest there is, say); the keeper's line names the
+    /// record and why.
+    Unusable,
+    /// The lease's database could not be asked (out of reach, or it
+    /// refused the statement); the keeper's line says what it answered.
+    Unreachable,
+}
+
+impl Vacancy {
+    fn of(v: u8) -> Vacancy {
+        match v {
+            0 => Vacancy::Unlooked,
+            1 => Vacancy::Busy,
+            2 => Vacancy::Unusable,
+            _ => Vacancy::Unreachable,
+        }
+    }
+
+    fn code(self) -> u8 {
+        match self {
+            Vacancy::Unlooked => 0,
+            Vacancy::Busy => 1,
+            Vacancy::Unusable => 2,
+            Vacancy::Unreachable => 3,
+        }
+    }
 }
 
 impl Holding {
@@ -64,10 +115,23 @@ impl Holding {
         }
     }
 
-    /// The lease is held under `epoch` (at least 1).
+    /// The lease is held under `epoch` (at least 1). Once lost, until
+    /// the keeper looks again, it reads as [`Vacancy::Busy`].
     pub fn hold(&self, epoch: u64) {
         debug_assert!(epoch > 0, "epochs start at 1");
+        self.vacancy.store(Vacancy::Busy.code(), Ordering::Release);
         self.epoch.store(epoch, Ordering::Release);
+    }
+
+    /// The keeper looked and does not hold the lease, for `why`.
+    pub fn vacant(&self, why: Vacancy) {
+        self.vacancy.store(why.code(), Ordering::Release);
+    }
+
+    /// Why the lease is not held, as the keeper last found (meaningless
+    /// while [`Holding::epoch`] is some).
+    pub fn vacancy(&self) -> Vacancy {
+        Vacancy::of(self.vacancy.load(Ordering::Acquire))
     }
 
     /// The lease held under `epoch` is lost; a later epoch held since
@@ -93,21 +157,41 @@ pub enum Standing {
         /// Whether the store was read under the epoch held.
         current: bool,
     },
-    /// Another engine holds it, or none does yet: the session must not
-    /// run here.
-    NotHeld,
+    /// This engine does not hold it, for the reason given: the session
+    /// must not run here (and a Logon for it waits while the reason is
+    /// [`Vacancy::Unlooked`]).
+    NotHeld(Vacancy),
 }
 
 impl Standing {
     /// Where a store read under epoch `read_at` stands, given `holding`.
     pub fn of(holding: &Holding, read_at: u64) -> Standing {
         match holding.epoch() {
-            None => Standing::NotHeld,
+            None => Standing::NotHeld(holding.vacancy()),
             Some(e) => Standing::Held {
                 current: e == read_at,
             },
         }
     }
+
+    /// Whether the session may run here: its store is this engine's
+    /// alone, or this engine holds its lease.
+    pub fn serves(self) -> bool {
+        !matches!(self, Standing::NotHeld(_))
+    }
+}
+
+/// What one try at taking a lease found ([`SessionLease::acquire`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquired {
+    /// Held now, under a new epoch (the holding says which).
+    Taken,
+    /// Another engine holds it, or took it first.
+    Busy,
+    /// No engine can take it as its record stands: the sentence says
+    /// which record (table and session) and why, and what mends it. It
+    /// stays so until an operator mends the record.
+    Unusable(String),
 }
 
 /// A session's lease in a store engines share. The engine's keeper
@@ -123,8 +207,9 @@ pub trait SessionLease: Send + std::fmt::Debug {
     /// is taken over after this long.
     fn timeout(&self) -> Duration;
     /// Takes the lease if it is free: never taken, expired, or its
-    /// holder gone. True when held now (under a new epoch).
-    fn acquire(&mut self) -> Result<bool, StoreError>;
+    /// holder gone. [`Acquired::Taken`] when held now, under a new epoch
+    /// (at least 1, whatever epoch the record held before).
+    fn acquire(&mut self) -> Result<Acquired, StoreError>;
     /// Extends the lease held; false when another engine has taken it
     /// over (the holding is cleared).
     fn renew(&mut self) -> Result<bool, StoreError>;
@@ -154,6 +239,24 @@ mod tests {
         assert_eq!(h.epoch(), Some(3));
         h.lose(3);
         assert_eq!(h.epoch(), None);
+    }
+
+    /// Unlooked until the keeper looks; a lost lease reads as another
+    /// engine's until the next look says otherwise.
+    #[test]
+    fn a_holding_says_why_it_is_not_held() {
+        let h = Holding::new();
+        assert_eq!(Standing::of(&h, 0), Standing::NotHeld(Vacancy::Unlooked));
+        assert!(!Standing::of(&h, 0).serves());
+        h.vacant(Vacancy::Unusable);
+        assert_eq!(Standing::of(&h, 0), Standing::NotHeld(Vacancy::Unusable));
+        h.hold(1);
+        assert!(Standing::of(&h, 1).serves());
+        h.lose(1);
+        assert_eq!(Standing::of(&h, 1), Standing::NotHeld(Vacancy::Busy));
+        h.vacant(Vacancy::Unreachable);
+        assert_eq!(h.vacancy(), Vacancy::Unreachable);
+        assert!(Standing::Unshared.serves());
     }
 
     #[test]

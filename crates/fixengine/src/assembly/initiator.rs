@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use fixcore::value::UtcTimestamp;
 use fixsession::app::Application;
-use fixsession::lease::Standing;
+use fixsession::lease::{Standing, Vacancy};
 use fixsession::log::Log;
 use fixsession::machine::{Session, SessionError};
 use fixsession::order_template::OrderFields;
@@ -287,17 +287,30 @@ fn timed(orders: Orders, file: &Option<LatencyFile>) -> Orders {
 
 /// Waits until this engine holds the lease of `session` (at once for a
 /// store no other engine shares); false when `stop` came first. One
-/// event line while it waits.
+/// event line while it waits, and one each time the reason changes
+/// (none before the keeper's first look, a moment after start-up).
 fn hold_lease(session: &Session<AnyStore>, log: &mut SessionLog, stop: &AtomicBool) -> bool {
-    let mut said = false;
+    let mut said = Vacancy::Unlooked;
     while !stop.load(Ordering::Relaxed) {
-        if session.store().standing() != Standing::NotHeld {
-            return true;
-        }
-        if !std::mem::replace(&mut said, true) {
+        let vacancy = match session.store().standing() {
+            Standing::NotHeld(v) => v,
+            _ => return true,
+        };
+        if vacancy != std::mem::replace(&mut said, vacancy) {
+            let why = match vacancy {
+                Vacancy::Unlooked | Vacancy::Busy => "another engine serves it",
+                Vacancy::Unusable => {
+                    "no engine can serve it: its lease record is unusable (the lease keeper's \
+                     line names the record and why)"
+                }
+                Vacancy::Unreachable => {
+                    "its lease's database is out of reach (the lease keeper's line says what \
+                     it answered)"
+                }
+            };
             log.event(
                 UtcTimestamp::now(),
-                "Waiting for the session's lease: another engine serves it",
+                &format!("Waiting for the session's lease: {why}"),
             );
             log.flush();
         }
