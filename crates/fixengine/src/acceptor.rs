@@ -553,7 +553,10 @@ impl<S: SessionStore + Send> Acceptor<S> {
                         a.close_oldest();
                     }
                     if let Err(e) = stream.set_nonblocking(true) {
-                        misc(&format!("connection from {peer}: {e}"));
+                        misc(&format!(
+                            "connection from {peer}: {}",
+                            crate::socket::words(&e)
+                        ));
                         continue;
                     }
                     let stream = match &self.tls {
@@ -584,10 +587,15 @@ impl<S: SessionStore + Send> Acceptor<S> {
                         a.close_oldest();
                         continue;
                     }
-                    a.backoff.failed(&e, misc);
+                    a.backoff.failed(&e, listener, misc);
                     return Ok(());
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    return Err(crate::socket::failed(
+                        format_args!("accepting connections on {}", local(listener)),
+                        &e,
+                    ));
+                }
             }
         }
         Ok(())
@@ -681,34 +689,70 @@ const ACCEPTS_PER_ROUND: usize = 64;
 /// `SocketReuseAddress` says (std's `bind` always sets it, hence socket2)
 /// and the `SocketSendBufferSize`/`SocketReceiveBufferSize` buffers, which
 /// the connections it accepts inherit. (Settings::parse has checked that
-/// every acceptor session of the port agrees on these.)
+/// every acceptor session of the port agrees on these.) An error is one
+/// sentence naming the address that failed (`binding 0.0.0.0:5001
+/// (SocketAcceptPort): Address already in use`).
 pub fn listen(s: &SessionSettings) -> io::Result<TcpListener> {
+    use crate::socket::{failed, named};
     use socket2::{Domain, Socket, Type};
-    let port = s
-        .socket_accept_port
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no SocketAcceptPort"))?;
-    let addr = match &s.socket_accept_address {
-        None => SocketAddr::from(([0, 0, 0, 0], port)),
-        Some(host) => (host.as_str(), port)
-            .to_socket_addrs()?
-            .next()
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("SocketAcceptAddress {host} has no address"),
-                )
-            })?,
+    let port = s.socket_accept_port.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the session has no SocketAcceptPort",
+        )
+    })?;
+    let (addr, at) = match &s.socket_accept_address {
+        None => {
+            let a = SocketAddr::from(([0, 0, 0, 0], port));
+            (a, format!("{a} (SocketAcceptPort)"))
+        }
+        Some(host) => {
+            let a = (host.as_str(), port)
+                .to_socket_addrs()
+                .map_err(|e| {
+                    failed(
+                        format_args!("resolving SocketAcceptAddress {host} (port {port})"),
+                        &e,
+                    )
+                })?
+                .next()
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("SocketAcceptAddress {host} has no address"),
+                    )
+                })?;
+            (
+                a,
+                format!("{} (SocketAcceptAddress, SocketAcceptPort)", named(a, host)),
+            )
+        }
     };
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
-    socket.set_reuse_address(s.socket_reuse_address)?;
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)
+        .map_err(|e| failed(format_args!("making a socket for {at}"), &e))?;
+    socket
+        .set_reuse_address(s.socket_reuse_address)
+        .map_err(|e| failed(format_args!("setting SO_REUSEADDR on {at}"), &e))?;
     crate::socket::set_buffers(
         &socket,
         s.socket_send_buffer_size,
         s.socket_receive_buffer_size,
-    )?;
-    socket.bind(&addr.into())?;
-    socket.listen(1024)?;
+    )
+    .map_err(|e| failed(format_args!("setting the buffer sizes of {at}"), &e))?;
+    socket
+        .bind(&addr.into())
+        .map_err(|e| failed(format_args!("binding {at}"), &e))?;
+    socket
+        .listen(1024)
+        .map_err(|e| failed(format_args!("listening on {at}"), &e))?;
     Ok(socket.into())
+}
+
+/// The address `listener` listens on, for a line naming it.
+fn local(listener: &TcpListener) -> String {
+    listener
+        .local_addr()
+        .map_or_else(|_| "the acceptor's port".to_string(), |a| a.to_string())
 }
 
 /// The longest first message a connection may send: a Logon is a few

@@ -227,6 +227,13 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
     log: &mut L,
     opts: Options<'_>,
 ) -> Result<(), ConnectionError> {
+    // Named in the line of a failure: the socket may no longer know it.
+    let peer = stream
+        .socket()
+        .peer_addr()
+        .map_or_else(|_| "the counterparty".to_string(), |a| a.to_string());
+    let failed =
+        |e: &io::Error| format!("Connection with {peer} failed: {}", crate::socket::words(e));
     stream.socket().set_nodelay(opts.nodelay)?;
     stream.socket().set_nonblocking(true)?;
     // An acceptor's connection has these from its listener already; an
@@ -330,7 +337,7 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
         }
         log.flush();
         if let Err(e) = queue.write(stream) {
-            log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
+            log.event(UtcTimestamp::now(), &failed(&e));
             return end(session, log);
         }
         if !open {
@@ -416,7 +423,7 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
                             | io::ErrorKind::Interrupted
                     ) => {}
                 Err(e) => {
-                    log.event(UtcTimestamp::now(), &format!("Connection failed: {e}"));
+                    log.event(UtcTimestamp::now(), &failed(&e));
                     return end(session, log);
                 }
             }

@@ -60,36 +60,59 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// Connects to `target`, trying each address its host resolves to, from
 /// its source address and port when they are given; stops trying when
-/// `stop` is set.
+/// `stop` is set. The error (of the last address tried) is one sentence
+/// naming the address that failed: the source address when binding to it
+/// failed (`binding the source address 192.0.2.1:0: Cannot assign
+/// requested address`: an address not on this machine, or a source port
+/// taken), the destination when connecting failed.
 pub fn connect(target: &ConnectTarget, stop: &AtomicBool) -> io::Result<TcpStream> {
+    use crate::socket::{failed, named};
     use socket2::{Domain, Socket, Type};
     use std::net::{SocketAddr, ToSocketAddrs};
-    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
-    for addr in (target.host.as_str(), target.port).to_socket_addrs()? {
+    let host = target.host.as_str();
+    let addrs = (host, target.port)
+        .to_socket_addrs()
+        .map_err(|e| failed(format_args!("resolving {host}:{}", target.port), &e))?;
+    let mut last = io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("resolving {host}:{}: the host has no address", target.port),
+    );
+    for addr in addrs {
         if stop.load(Ordering::Relaxed) {
             break;
         }
+        let to = named(addr, host);
         let attempt = || -> io::Result<TcpStream> {
-            let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+            let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)
+                .map_err(|e| failed(format_args!("making a socket for {to}"), &e))?;
             if target.source_host.is_some() || target.source_port.is_some() {
                 let port = target.source_port.unwrap_or(0);
                 let from = match &target.source_host {
                     // The source's address of the target's family.
                     Some(h) => (h.as_str(), port)
-                        .to_socket_addrs()?
+                        .to_socket_addrs()
+                        .map_err(|e| failed(format_args!("resolving the source host {h}"), &e))?
                         .find(|a| a.is_ipv4() == addr.is_ipv4())
                         .ok_or_else(|| {
                             io::Error::new(
                                 io::ErrorKind::NotFound,
-                                format!("source host {h} has no address of {addr}'s family"),
+                                format!("the source host {h} has no address of the family of {to}"),
                             )
                         })?,
                     None if addr.is_ipv4() => SocketAddr::from(([0, 0, 0, 0], port)),
                     None => SocketAddr::from(([0u16; 8], port)),
                 };
-                socket.bind(&from.into())?;
+                let source = match &target.source_host {
+                    Some(h) => named(from, h),
+                    None => from.to_string(),
+                };
+                socket
+                    .bind(&from.into())
+                    .map_err(|e| failed(format_args!("binding the source address {source}"), &e))?;
             }
-            socket.connect_timeout(&addr.into(), CONNECT_TIMEOUT)?;
+            socket
+                .connect_timeout(&addr.into(), CONNECT_TIMEOUT)
+                .map_err(|e| failed(format_args!("connecting to {to}"), &e))?;
             Ok(socket.into())
         };
         match attempt() {

@@ -293,6 +293,81 @@ fn an_initiator_fails_over_to_the_next_host_from_its_source_address() {
     assert_eq!(targets.next(t0 + Duration::from_secs(500)).port, down);
 }
 
+/// Issue 63.7: every socket error is one sentence naming the address
+/// that failed, in the system's words: a source address not on this
+/// machine (TEST-NET-1, whose bind fails with EADDRNOTAVAIL before
+/// anything is sent) or a source port taken is the source's fault, not
+/// the destination's; a destination that refuses is the destination's;
+/// an acceptor's port taken names the address it binds. Before, each was
+/// `connecting to 127.0.0.1:PORT: ...` or `Address already in use (os
+/// error 98)`.
+#[test]
+fn a_socket_error_names_the_address_that_failed() {
+    let up = TcpListener::bind("127.0.0.1:0").unwrap();
+    up.set_nonblocking(true).unwrap();
+    let port = up.local_addr().unwrap().port();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    let down = free_port();
+    let stop = AtomicBool::new(false);
+    let error = |keys: String| {
+        let s = &sessions(&initiator_file(&keys))[0];
+        let target = Targets::new(s).unwrap().next(Instant::now()).clone();
+        fixengine::initiator::connect(&target, &stop)
+            .map(|_| ())
+            .unwrap_err()
+    };
+    let e = error(format!(
+        "SocketConnectHost=127.0.0.1\nSocketConnectPort={port}\n\
+         SocketConnectSourceHost=192.0.2.1\n"
+    ));
+    assert_eq!(
+        e.to_string(),
+        "binding the source address 192.0.2.1:0: Cannot assign requested address",
+        "(with net.ipv4.ip_nonlocal_bind=1 this address can be bound)"
+    );
+    assert_eq!(e.kind(), io::ErrorKind::AddrNotAvailable);
+    let e = error(format!(
+        "SocketConnectHost=localhost\nSocketConnectPort={port}\n\
+         SocketConnectSourceHost=127.0.0.1\nSocketConnectSourcePort={busy}\n"
+    ));
+    assert_eq!(
+        e.to_string(),
+        format!("binding the source address 127.0.0.1:{busy}: Address already in use")
+    );
+    // Nothing reached the destination.
+    assert_eq!(
+        up.accept().map(|_| ()).unwrap_err().kind(),
+        io::ErrorKind::WouldBlock
+    );
+    let e = error(format!(
+        "SocketConnectHost=localhost\nSocketConnectPort={down}\n"
+    ));
+    assert_eq!(
+        e.to_string(),
+        format!("connecting to 127.0.0.1:{down} (localhost): Connection refused")
+    );
+    assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+
+    let listening = TcpListener::bind(("0.0.0.0", 0)).unwrap();
+    let held = listening.local_addr().unwrap().port();
+    let e = listen(&sessions(&acceptor_file(held, ""))[0]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("binding 0.0.0.0:{held} (SocketAcceptPort): Address already in use")
+    );
+    let e =
+        listen(&sessions(&acceptor_file(held, "SocketAcceptAddress=localhost\n"))[0]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "binding 127.0.0.1:{held} (localhost) (SocketAcceptAddress, SocketAcceptPort): \
+             Address already in use"
+        )
+    );
+    drop(taken);
+}
+
 #[test]
 fn host_selection_priority_starts_over_after_a_connection_that_lasted() {
     let hosts = "SocketConnectHost=a\nSocketConnectPort=1\nSocketConnectHost1=b\n\

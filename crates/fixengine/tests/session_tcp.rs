@@ -4,15 +4,17 @@
 //! second connection for a live session are closed without disturbing it;
 //! the stop flag logs a live session out. With the exchange application,
 //! a batch of orders sent in one write (read by the acceptor in as few
-//! reads as the kernel gives it) is answered whole and in order.
+//! reads as the kernel gives it) is answered whole and in order. A Logon
+//! for a session whose lease has not been looked at yet waits for the
+//! look.
 
 use perfkit_testkit::fix_wire as wire;
 use perfkit_testkit::fix_wire::{has, read_message};
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fixcore::value::UtcTimestamp;
@@ -20,9 +22,10 @@ use fixcore::version::BeginString;
 use fixengine::acceptor::Acceptor;
 use fixengine::apps::{Echo, Exchange};
 use fixengine::connection::Options;
+use fixsession::lease::{Holding, Standing, Vacancy};
 use fixsession::log::Log;
 use fixsession::machine::{Config, Role, Session};
-use fixsession::store::MemoryStore;
+use fixsession::store::{MemoryStore, SessionStore, StoreError};
 
 fn config(bs: BeginString, theirs: &str) -> Config {
     Config {
@@ -173,6 +176,134 @@ fn echo_acceptor_serves_sessions_and_closes_strangers() {
     );
     let events = events.lock().unwrap();
     assert!(events.iter().any(|l| l == "Logon complete"), "{events:?}");
+}
+
+/// A memory store that writes under a lease's holding, as a database
+/// store engines share does: the test plays the lease keeper.
+#[derive(Debug)]
+struct Leased {
+    inner: MemoryStore,
+    holding: Arc<Holding>,
+}
+
+impl SessionStore for Leased {
+    fn next_sender_seq(&self) -> u64 {
+        self.inner.next_sender_seq()
+    }
+    fn next_target_seq(&self) -> u64 {
+        self.inner.next_target_seq()
+    }
+    fn set_seqs(&mut self, sender: u64, target: u64) -> Result<(), StoreError> {
+        self.inner.set_seqs(sender, target)
+    }
+    fn save(&mut self, seq: u64, msg: &[u8]) -> Result<(), StoreError> {
+        self.inner.save(seq, msg)
+    }
+    fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
+        self.inner.load(seq, out)
+    }
+    fn reset(&mut self) -> Result<(), StoreError> {
+        self.inner.reset()
+    }
+    fn refresh(&mut self) -> Result<(), StoreError> {
+        self.inner.refresh()
+    }
+    fn standing(&self) -> Standing {
+        // Read under epoch 1, the one the test holds.
+        Standing::of(&self.holding, 1)
+    }
+}
+
+/// Issue 63: a Logon that arrives before the lease keeper has first
+/// looked at its session's lease (the keeper's start-up wait) is held,
+/// unread and unanswered, and answered once the lease is taken, instead
+/// of being closed and costing the counterparty a ReconnectInterval.
+/// One whose look finds the lease another engine's, or its record
+/// unusable, is closed, with a line that says which.
+#[test]
+fn a_logon_before_the_first_look_at_the_lease_waits_for_it() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    let events: &'static Mutex<Vec<String>> = Box::leak(Box::default());
+    let misc: &'static Mutex<Vec<String>> = Box::leak(Box::default());
+    let holdings: Vec<Arc<Holding>> = (0..3).map(|_| Holding::new()).collect();
+    let sessions = [
+        (BeginString::Fix44, "TW"),
+        (BeginString::Fix42, "TW"),
+        (BeginString::Fix44, "EVE"),
+    ]
+    .iter()
+    .zip(&holdings)
+    .map(|((bs, theirs), h)| {
+        Session::new(
+            config(*bs, theirs),
+            Leased {
+                inner: MemoryStore::default(),
+                holding: Arc::clone(h),
+            },
+        )
+    })
+    .collect();
+    let server = std::thread::spawn(move || {
+        let misc_log = |s: &str| misc.lock().unwrap().push(s.to_owned());
+        Acceptor::new(sessions)
+            .serve(
+                &listener,
+                |_| Echo::default(),
+                |_| Ok(Events(events)),
+                &misc_log,
+                Options::new(stop),
+            )
+            .unwrap();
+    });
+    let logon = |bs: &str, theirs: &str| {
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(&frame(
+            bs,
+            &format!("35=A|34=1|49={theirs}|52=NOW|56=ISLD|98=0|108=30|"),
+        ))
+        .unwrap();
+        c
+    };
+    let mut held = logon("FIX.4.4", "TW");
+    let mut busy = logon("FIX.4.2", "TW");
+    let mut unusable = logon("FIX.4.4", "EVE");
+    // Nothing looked at yet: each is held, neither answered nor closed.
+    for c in [&mut held, &mut busy, &mut unusable] {
+        c.set_read_timeout(Some(Duration::from_millis(400)))
+            .unwrap();
+        let mut b = [0u8; 1];
+        match c.read(&mut b) {
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            other => panic!("a Logon before the keeper's look was not held: {other:?}"),
+        }
+        c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    }
+    // The keeper looks: one lease taken, one another engine's, one whose
+    // record is unusable.
+    holdings[0].hold(1);
+    holdings[1].vacant(Vacancy::Busy);
+    holdings[2].vacant(Vacancy::Unusable);
+    let answer = read_message(&mut held).expect("the held Logon was closed");
+    assert!(has(&answer, "35=A") && has(&answer, "56=TW"), "{answer:?}");
+    assert!(read_message(&mut busy).is_none());
+    assert!(read_message(&mut unusable).is_none());
+    stop.store(true, Ordering::Relaxed);
+    server.join().unwrap();
+    let misc = misc.lock().unwrap();
+    let said = |what: &str| misc.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(
+        said("FIX.4.2:ISLD->TW: it is served by another engine"),
+        1,
+        "{misc:?}"
+    );
+    assert_eq!(
+        said("FIX.4.4:ISLD->EVE: no engine serves it: its lease record is unusable"),
+        1,
+        "{misc:?}"
+    );
+    assert_eq!(misc.len(), 2, "{misc:?}");
 }
 
 /// Splits `wire` into whole messages, checking each one's BodyLength and

@@ -231,9 +231,6 @@ impl SessionLease for PostgresLease {
                 ),
                 None => (None, true, false),
             };
-            let Some(next) = next_epoch(epoch.unwrap_or(0)) else {
-                return Ok(Taken::Exhausted);
-            };
             // An epoch of 0 or below (a hand edit) is no engine's:
             // `Holding` counts from 1.
             let held_by = epoch.filter(|&e| e > 0).and_then(|e| u64::try_from(e).ok());
@@ -249,7 +246,16 @@ impl SessionLease for PostgresLease {
                 }
                 _ => None,
             };
-            let next_u = u64::try_from(next).expect("next_epoch is at least 1");
+            // Raised in checked arithmetic: an epoch at i64::MAX would
+            // wrap to one a stale engine may hold.
+            let Some((next, next_u)) =
+                next_epoch(epoch.unwrap_or(0)).and_then(|n| Some((n, u64::try_from(n).ok()?)))
+            else {
+                if let Some(old) = took_old {
+                    unlock(c, l.lock_key, old)?;
+                }
+                return Ok(Taken::Exhausted);
+            };
             // The next epoch's lock first: once the row says `next`, a
             // third engine must find its lock taken.
             if !try_lock(c, l.lock_key, next_u)? {

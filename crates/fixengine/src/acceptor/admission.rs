@@ -110,14 +110,21 @@ impl Backoff {
     }
 
     /// Accepting failed with `e`: pause, saying so once per episode.
-    pub(super) fn failed(&mut self, e: &io::Error, misc: &(dyn Fn(&str) + Sync)) {
+    pub(super) fn failed(
+        &mut self,
+        e: &io::Error,
+        listener: &std::net::TcpListener,
+        misc: &(dyn Fn(&str) + Sync),
+    ) {
         let now = Instant::now();
         if self.started.is_none() {
             self.started = Some(now);
             self.delay = FIRST;
             misc(&format!(
-                "accepting connections: {e}; pausing the listener (up to {} s at a time) \
-                 until it works again",
+                "accepting connections on {}: {}; pausing the listener (up to {} s at a \
+                 time) until it works again",
+                super::local(listener),
+                crate::socket::words(e),
                 LONGEST.as_secs()
             ));
         } else {
@@ -171,9 +178,11 @@ mod tests {
         let mut b = Backoff::default();
         let e = io::Error::from_raw_os_error(libc::EMFILE);
         let now = Instant::now();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = listener.local_addr().unwrap();
         assert!(b.listening(now));
         for _ in 0..20 {
-            b.failed(&e, &misc);
+            b.failed(&e, &listener, &misc);
         }
         assert!(!b.listening(Instant::now()));
         assert_eq!(b.delay, LONGEST);
@@ -182,7 +191,10 @@ mod tests {
         b.succeeded(&misc);
         let lines = lines.into_inner().unwrap();
         assert_eq!(lines.len(), 2, "{lines:?}");
-        assert!(lines[0].contains("Too many open files"), "{lines:?}");
+        assert!(
+            lines[0].contains(&format!("on {at}: Too many open files;")),
+            "{lines:?}"
+        );
         assert!(lines[1].contains("after 20 failed"), "{lines:?}");
     }
 

@@ -69,7 +69,7 @@ impl Waiting {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Some(Err(e.to_string())),
+                Err(e) => return Some(Err(crate::socket::words(&e))),
             }
         }
         match self.framer.next_frame() {

@@ -196,8 +196,9 @@ impl Port {
         // Settings::parse has checked that the port's sessions agree on
         // their TLS keys.
         let tls = tls_for(engine, all[0], &**console, ServerTls::new)?;
+        // The error names the address and the keys that gave it.
         let listener =
-            crate::acceptor::listen(all[0]).context(|| format!("listening on port {port}"))?;
+            crate::acceptor::listen(all[0]).context(|| engine.settings.display().to_string())?;
         console.listening(Listening {
             sessions: sessions.len(),
             templates: templates.len(),
