@@ -29,6 +29,12 @@ pub struct ZipArchive<R: Read + Seek> {
     /// [`ZipArchive::copy_source`], which copies it as it is.
     central_at: Vec<u64>,
     comment: String,
+    /// The comment's bytes as stored.
+    raw_comment: Vec<u8>,
+    /// Bytes before the first local header (see [`ZipArchive::preamble_len`]).
+    preamble: u64,
+    /// How far the recorded offsets fall short of the real ones.
+    shift: u64,
 }
 
 /// An archive's bytes, and what reading its entries in order carries from
@@ -59,12 +65,56 @@ impl<R: Read + Seek> ZipArchive<R> {
         let mut source = Source::new(src);
         let dir = Directory::find(&mut source)?;
         let (entries, central_at) = dir.read_all(&mut source)?;
+        let preamble = entries
+            .iter()
+            .map(|e| e.header_offset)
+            .fold(dir.start, u64::min);
         Ok(ZipArchive {
             source,
             entries,
             central_at,
             comment: dir.comment,
+            raw_comment: dir.raw_comment,
+            preamble,
+            shift: dir.shift,
         })
+    }
+
+    /// The number of bytes before the first local header (or before the
+    /// central directory, with no entries): a self-extractor's stub, or
+    /// whatever else was put in front of the archive. 0 for a plain one.
+    pub fn preamble_len(&self) -> u64 {
+        self.preamble
+    }
+
+    /// How many bytes the offsets the archive records fall short of where
+    /// its entries are: 0 for a plain archive and for a self-extractor
+    /// whose offsets count its stub (`zip -A`); the stub's length for one
+    /// made by prepending it alone (`cat stub a.zip`). Reading allows for
+    /// it either way.
+    pub fn offsets_shift(&self) -> u64 {
+        self.shift
+    }
+
+    /// The archive comment's bytes as stored (the [`comment`] decoded
+    /// them, replacing what is not UTF-8).
+    ///
+    /// [`comment`]: ZipArchive::comment
+    pub fn raw_comment(&self) -> &[u8] {
+        &self.raw_comment
+    }
+
+    /// Copies the [preamble](ZipArchive::preamble_len) to `out`, byte for
+    /// byte; returns its length.
+    pub fn copy_preamble<W: std::io::Write>(&mut self, out: &mut W) -> Result<u64> {
+        let s = &mut self.source;
+        s.src.seek(SeekFrom::Start(0))?;
+        s.pos = None;
+        let n = std::io::copy(&mut (&mut s.src).take(self.preamble), out)?;
+        if n != self.preamble {
+            return Err(Error::Truncated { offset: n });
+        }
+        Ok(n)
     }
 
     /// The entries in central directory order.

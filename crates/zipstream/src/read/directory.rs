@@ -36,6 +36,8 @@ pub(crate) struct Directory {
     pub zip64: bool,
     /// The archive comment.
     pub comment: String,
+    /// The archive comment's bytes as stored, for a writer that keeps it.
+    pub raw_comment: Vec<u8>,
 }
 
 impl Directory {
@@ -59,14 +61,15 @@ impl Directory {
         let mut size = u64::from(le32(e, 12));
         let mut off = u64::from(le32(e, 16));
         let comment_len = usize::from(le16(e, 20));
-        let comment = crate::entry::decode_name(&e[EOCD_LEN..EOCD_LEN + comment_len], true);
+        let raw_comment = e[EOCD_LEN..EOCD_LEN + comment_len].to_vec();
+        let comment = crate::entry::decode_name(&raw_comment, true);
         let mut end = eocd_at;
         let mut zip64 = false;
         if eocd_at >= ZIP64_LOCATOR_LEN as u64 {
             let mut loc = [0u8; ZIP64_LOCATOR_LEN];
             src.read_at(eocd_at - ZIP64_LOCATOR_LEN as u64, &mut loc)?;
             if le32(&loc, 0) == ZIP64_LOCATOR_SIG {
-                let z_at = le64(&loc, 8);
+                let mut z_at = le64(&loc, 8);
                 let mut z = [0u8; ZIP64_EOCD_LEN];
                 if z_at
                     .checked_add(ZIP64_EOCD_LEN as u64)
@@ -78,6 +81,19 @@ impl Directory {
                     });
                 }
                 src.read_at(z_at, &mut z)?;
+                // Data prepended without adjusting the offsets (`cat stub
+                // a.zip`, no `zip -A`) leaves the locator counting from the
+                // archive's own start: the record is then where writers
+                // put it, just before the locator, and the directory's
+                // shift follows from there as for the end record.
+                let locator_at = eocd_at - ZIP64_LOCATOR_LEN as u64;
+                if le32(&z, 0) != ZIP64_EOCD_SIG
+                    && let Some(before) = locator_at.checked_sub(ZIP64_EOCD_LEN as u64)
+                    && before > z_at
+                {
+                    src.read_at(before, &mut z)?;
+                    z_at = before;
+                }
                 if le32(&z, 0) != ZIP64_EOCD_SIG {
                     return Err(Error::Malformed {
                         offset: z_at,
@@ -107,6 +123,7 @@ impl Directory {
             count,
             zip64,
             comment,
+            raw_comment,
         })
     }
 

@@ -129,6 +129,8 @@ pub(crate) struct Core {
     pub out: Vec<u8>,
     /// Archive offset of the byte after the last one produced.
     pos: u64,
+    /// Where the archive starts in the file (after a preamble).
+    base: u64,
     seekable: bool,
     records: Vec<Record>,
     open: Option<Open>,
@@ -142,6 +144,7 @@ impl Core {
         Core {
             out: Vec::with_capacity(SAMPLE + 1024),
             pos: 0,
+            base: 0,
             seekable,
             records: Vec::new(),
             open: None,
@@ -154,15 +157,22 @@ impl Core {
     /// Starts writing at a non-zero offset (appending after other data).
     pub(crate) fn set_base_offset(&mut self, pos: u64) {
         self.pos = pos;
+        self.base = pos;
     }
 
     pub(crate) fn set_comment(&mut self, comment: &str) -> Result<()> {
+        self.set_comment_bytes(comment.as_bytes())
+    }
+
+    /// Sets the archive comment to `comment` as it is (another archive's,
+    /// kept byte for byte whatever its encoding).
+    pub(crate) fn set_comment_bytes(&mut self, comment: &[u8]) -> Result<()> {
         if comment.len() > 0xFFFF {
             return Err(Error::InvalidOptions(
                 "archive comment longer than 65,535 bytes".into(),
             ));
         }
-        self.comment = comment.as_bytes().to_vec();
+        self.comment = comment.to_vec();
         Ok(())
     }
 
@@ -597,7 +607,18 @@ impl Core {
         }
         let cd_size = self.pos - cd_start;
         let count = self.records.len() as u64;
-        let need64 = count >= 0xFFFF || cd_size >= U32_SENTINEL || cd_start >= U32_SENTINEL;
+        // With no entries, the directory's offset is written as if the
+        // archive began the file, as Info-ZIP writes it after a preamble:
+        // unzip 6.0 looks for a directory record at the offset given, and
+        // calls an empty archive whose offset counts the preamble corrupt
+        // ("start of central directory not found"), while this one it
+        // reads as empty. Readers find the preamble from the difference.
+        let recorded_start = if count == 0 {
+            cd_start - self.base
+        } else {
+            cd_start
+        };
+        let need64 = count >= 0xFFFF || cd_size >= U32_SENTINEL || recorded_start >= U32_SENTINEL;
         buf.clear();
         if need64 {
             let eocd64 = self.pos;
@@ -610,7 +631,7 @@ impl Core {
             buf.put64(count);
             buf.put64(count);
             buf.put64(cd_size);
-            buf.put64(cd_start);
+            buf.put64(recorded_start);
             buf.put32(ZIP64_LOCATOR_SIG);
             buf.put32(0); // disk with the ZIP64 EOCD
             buf.put64(eocd64);
@@ -622,7 +643,7 @@ impl Core {
         buf.put16(count.min(0xFFFF) as u16);
         buf.put16(count.min(0xFFFF) as u16);
         buf.put32(cd_size.min(U32_SENTINEL) as u32);
-        buf.put32(cd_start.min(U32_SENTINEL) as u32);
+        buf.put32(recorded_start.min(U32_SENTINEL) as u32);
         buf.put16(self.comment.len() as u16);
         buf.extend_from_slice(&self.comment);
         self.emit(&buf);

@@ -210,6 +210,26 @@ impl<W: Write + Seek> ZipWriter<W> {
             chunk: Vec::new(),
         })
     }
+
+    /// A seekable writer for an archive that replaces `from` (an update
+    /// of it, as `zip -d`, `-u`, `-f` write): `from`'s preamble (a
+    /// self-extractor's stub, whatever is before its first local header)
+    /// goes first, byte for byte, and every offset after it counts from
+    /// the start of the file, as `zip -A` writes them, whether or not
+    /// `from`'s did ([`ZipArchive::offsets_shift`]). `from`'s comment is
+    /// kept unless [`set_comment`](Self::set_comment) replaces it; its
+    /// entries are kept with [`copy_entry`](Self::copy_entry).
+    ///
+    /// [`ZipArchive::offsets_shift`]: crate::ZipArchive::offsets_shift
+    pub fn rewriting<R: Read + Seek>(
+        mut sink: W,
+        from: &mut crate::ZipArchive<R>,
+    ) -> Result<ZipWriter<W>> {
+        from.copy_preamble(&mut sink)?;
+        let mut w = ZipWriter::new_seekable(sink)?;
+        w.core.set_comment_bytes(from.raw_comment())?;
+        Ok(w)
+    }
 }
 
 impl<W: Write> Write for ZipWriter<W> {
