@@ -646,3 +646,151 @@ fn reconnect_interval_spaces_the_initiators_attempts() {
         "{one:?} {three:?}"
     );
 }
+
+/// Issue 63.7: an initiator whose `SocketConnectSourceHost` is not on
+/// this machine (TEST-NET-1: binding to it fails with EADDRNOTAVAIL
+/// before anything is sent), or whose `SocketConnectSourcePort` is
+/// taken, says so naming the source address, not the destination; an
+/// acceptor whose port is taken names the address it binds. Before,
+/// each was `connecting to 127.0.0.1:PORT: ...` or `listening on port
+/// PORT: Address already in use (os error 98)`.
+#[test]
+fn a_socket_error_names_the_address_that_failed() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let taken = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let busy = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    for (keys, said) in [
+        (
+            "SocketConnectSourceHost=192.0.2.1\n".to_string(),
+            "binding the source address 192.0.2.1:0: Cannot assign requested address".to_string(),
+        ),
+        (
+            format!("SocketConnectSourceHost=127.0.0.1\nSocketConnectSourcePort={busy}\n"),
+            format!("binding the source address 127.0.0.1:{busy}: Address already in use"),
+        ),
+    ] {
+        let cfg = initiator_file(
+            dir.path(),
+            port,
+            &format!("ReconnectInterval=1\nStartTime=00:00:00\nEndTime=00:00:00\n{keys}"),
+        );
+        let err = dir.path().join("i.err");
+        let init = Running(
+            Command::new(env!("CARGO_BIN_EXE_perfkit"))
+                .args(["fix", "initiator"])
+                .arg(&cfg)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&err).unwrap())
+                .spawn()
+                .unwrap(),
+        );
+        let until = Instant::now() + Duration::from_secs(20);
+        while !std::fs::read_to_string(&err).unwrap().contains(&said) {
+            assert!(
+                Instant::now() < until,
+                "{said}:\n{}",
+                std::fs::read_to_string(&err).unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(init);
+        let text = std::fs::read_to_string(&err).unwrap();
+        assert!(!text.contains("connecting to"), "{text}");
+        assert!(!text.contains("os error"), "{text}");
+        assert!(
+            listener.accept().is_err(),
+            "the initiator reached the destination"
+        );
+    }
+
+    let cfg = dir.path().join("a.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={busy}\nHeartBtInt=30\n\
+             UseDataDictionary=N\nStartTime=00:00:00\nEndTime=00:00:00\n\n\
+             [SESSION]\nBeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_perfkit"))
+        .args(["fix", "acceptor"])
+        .arg(&cfg)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "perfkit: {}: binding 0.0.0.0:{busy} (SocketAcceptPort): Address already in use",
+            cfg.display()
+        )
+    );
+    drop(taken);
+}
+
+/// Issue 63.4: a file the fix commands read whole that is a device (or
+/// larger than its kind's limit) is refused in one line naming it and
+/// why, having read at most the limit: a settings file, a data
+/// dictionary a settings file names, an order template.
+#[test]
+fn a_file_read_whole_is_bounded_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let perfkit = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_perfkit"))
+            .current_dir(dir.path())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let device = "it is a character device, not a regular file, and it gave more than the";
+    let stderr = perfkit(&["fix", "acceptor", "/dev/zero"]);
+    assert_eq!(
+        stderr,
+        format!("perfkit: reading settings /dev/zero: {device} 16 MiB a settings file may be\n")
+    );
+    std::fs::write(
+        dir.path().join("d.cfg"),
+        "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort=1\nHeartBtInt=30\n\
+         UseDataDictionary=Y\nDataDictionary=/dev/zero\nStartTime=00:00:00\nEndTime=00:00:00\n\n\
+         [SESSION]\nBeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n",
+    )
+    .unwrap();
+    let stderr = perfkit(&["fix", "acceptor", "d.cfg"]);
+    assert_eq!(
+        stderr,
+        format!(
+            "perfkit: FIX.4.4:ISLD->TW: reading dictionary /dev/zero: {device} 64 MiB a data \
+             dictionary may be\n"
+        )
+    );
+    let cfg = initiator_file(dir.path(), 1, "");
+    let big = dir.path().join("big.template");
+    std::fs::write(&big, vec![b'x'; (1 << 20) + 1]).unwrap();
+    let stderr = perfkit(&[
+        "fix",
+        "initiator",
+        cfg.to_str().unwrap(),
+        "--orders",
+        "1",
+        "--order-template",
+        big.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stderr,
+        format!(
+            "perfkit: reading {}: it is 1048577 bytes, more than the 1 MiB an order template \
+             may be\n",
+            big.display()
+        )
+    );
+}

@@ -394,8 +394,8 @@ fn engine_sessions(
     opening: &Opening<'_>,
     console: &dyn Console,
 ) -> Result<EngineSessions, Error> {
-    let text =
-        std::fs::read_to_string(path).context(|| format!("reading settings {}", path.display()))?;
+    let text = crate::whole_file::read_text(path, crate::whole_file::Kind::Settings)
+        .context(|| format!("reading settings {}", path.display()))?;
     let mut settings = Settings::parse(&text).context(|| format!("settings {}", path.display()))?;
     for w in &settings.warnings {
         console.warn(Warning::Text(&format!("{}: {w}", path.display())));
@@ -443,8 +443,9 @@ fn engine_sessions(
 /// `TransportDataDictionary` and `AppDataDictionary`), when it uses them.
 fn validator(s: &SessionSettings) -> Result<Option<Arc<Validator>>, Error> {
     let load = |path: &str| -> Result<Arc<DataDictionary>, Error> {
-        let xml = std::fs::read_to_string(path)
-            .context(|| format!("{}: reading dictionary {path}", s.id()))?;
+        let xml =
+            crate::whole_file::read_text(Path::new(path), crate::whole_file::Kind::Dictionary)
+                .context(|| format!("{}: reading dictionary {path}", s.id()))?;
         let dict =
             DataDictionary::parse(&xml).context(|| format!("{}: dictionary {path}", s.id()))?;
         Ok(Arc::new(dict))

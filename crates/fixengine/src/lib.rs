@@ -20,7 +20,9 @@
 //!   orders;
 //! - [`assembly`]: stores (memory, file, PostgreSQL), logs, dictionaries
 //!   and TLS chosen from a settings file, and the acceptor and initiator
-//!   run with them.
+//!   run with them;
+//! - [`whole_file`]: the files read whole (settings, dictionaries,
+//!   templates, PEM), each kind bounded by a limit.
 //!
 //! A session over a TCP connection the caller made:
 //!
@@ -51,3 +53,4 @@ pub mod initiator;
 pub mod lease;
 mod socket;
 pub mod tls;
+pub mod whole_file;

@@ -143,10 +143,10 @@ pub fn run_initiator(
                                 break;
                             }
                         }
-                        Err(e) => log.event(
-                            UtcTimestamp::now(),
-                            &format!("connecting to {}:{}: {e}", target.host, target.port),
-                        ),
+                        // The sentence names the address that failed:
+                        // the source address a bind refused, or the
+                        // destination.
+                        Err(e) => log.event(UtcTimestamp::now(), &e.to_string()),
                     }
                     if a.done() {
                         break;
@@ -238,7 +238,8 @@ impl Outcome {
 /// The order template's fields, when `--order-template` names one.
 fn order_fields(path: &Option<PathBuf>) -> Result<Option<OrderFields>, Error> {
     let Some(path) = path else { return Ok(None) };
-    let text = std::fs::read(path).context(|| format!("reading {}", path.display()))?;
+    let text = crate::whole_file::read(path, crate::whole_file::Kind::OrderTemplate)
+        .context(|| format!("reading {}", path.display()))?;
     fixsession::order_template::parse_template(&text)
         .map(Some)
         .map_err(|e| Error::Refused(format!("{}: {e}", path.display())))

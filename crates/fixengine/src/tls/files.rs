@@ -6,6 +6,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 
 use super::TlsError;
+use crate::whole_file::Kind;
 use fixsession::settings::tls::TlsSettings;
 
 /// Every certificate in the PEM file `path`, named by `key`.
@@ -18,8 +19,8 @@ pub(super) fn certificates(
         path: path.to_string(),
         why,
     };
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| bad(pem_error(e)))?
+    let pem = pem_file(key, path)?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| bad(pem_error(e)))?;
     if certs.is_empty() {
@@ -33,7 +34,7 @@ pub(super) fn private_key(
     key: &'static str,
     path: &str,
 ) -> Result<PrivateKeyDer<'static>, TlsError> {
-    PrivateKeyDer::from_pem_file(path).map_err(|e| TlsError::File {
+    PrivateKeyDer::from_pem_slice(&pem_file(key, path)?).map_err(|e| TlsError::File {
         key,
         path: path.to_string(),
         why: match e {
@@ -43,11 +44,39 @@ pub(super) fn private_key(
     })
 }
 
-/// A PEM reading error as one clause.
+/// The bytes of the PEM file `path`, named by `key`, read whole within
+/// [`Kind::Pem`]'s limit (a device or FIFO is not read without end).
+fn pem_file(key: &'static str, path: &str) -> Result<Vec<u8>, TlsError> {
+    crate::whole_file::read(std::path::Path::new(path), Kind::Pem).map_err(|e| TlsError::File {
+        key,
+        path: path.to_string(),
+        why: e.to_string(),
+    })
+}
+
+/// A PEM reading error as one clause, in words (the error's own text
+/// shows byte strings as Rust's Debug does).
 fn pem_error(e: rustls::pki_types::pem::Error) -> String {
+    use rustls::pki_types::pem::Error;
+    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
     match e {
-        rustls::pki_types::pem::Error::Io(e) => e.to_string(),
-        e => format!("not PEM as expected: {e:?}"),
+        Error::Io(e) => e.to_string(),
+        Error::MissingSectionEnd { end_marker } => {
+            format!(
+                "not PEM as expected: a section has no \"{}\" line",
+                text(&end_marker)
+            )
+        }
+        Error::IllegalSectionStart { line } => {
+            format!(
+                "not PEM as expected: the line \"{}\" starts no section",
+                text(&line)
+            )
+        }
+        Error::Base64Decode(why) => format!("not PEM as expected: its base64 is bad ({why})"),
+        Error::NoItemsFound => "holds nothing of the kind expected".to_string(),
+        Error::SectionTooLarge => "not PEM as expected: a section is over 256 MB".to_string(),
+        e => format!("not PEM as expected: {e}"),
     }
 }
 
@@ -122,8 +151,7 @@ pub(super) fn crls(
             path: path.to_string(),
             why,
         };
-        CertificateRevocationListDer::pem_file_iter(path)
-            .map_err(|e| bad(pem_error(e)))?
+        CertificateRevocationListDer::pem_slice_iter(&pem_file(key, path)?)
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| bad(pem_error(e)))
     };

@@ -98,7 +98,7 @@ fn dictionaries(job: &Check) -> Result<(Parser, Option<Validator>)> {
         return Ok((Parser::new(), None));
     };
     let load = |p: &PathBuf| -> Result<Arc<DataDictionary>> {
-        let xml = std::fs::read_to_string(p)
+        let xml = fixengine::whole_file::read_text(p, fixengine::whole_file::Kind::Dictionary)
             .with_context(|| format!("reading dictionary {}", p.display()))?;
         Ok(Arc::new(
             DataDictionary::parse(&xml).with_context(|| format!("dictionary {}", p.display()))?,

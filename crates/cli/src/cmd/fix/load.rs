@@ -155,7 +155,8 @@ fn targets(settings: &Path, k: Option<usize>) -> Result<Vec<Target<AnyStore>>> {
 
 /// `--order-template FILE`: see [`fixload::parse_template`].
 pub fn read_template(path: &Path) -> Result<Vec<(u32, Vec<u8>)>> {
-    let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = fixengine::whole_file::read(path, fixengine::whole_file::Kind::OrderTemplate)
+        .with_context(|| format!("reading {}", path.display()))?;
     fixload::parse_template(&text).with_context(|| path.display().to_string())
 }
 
