@@ -19,6 +19,10 @@
 //! The seed is printed; `PERFKIT_FAILOVER_SEED=N` repeats a run. The
 //! same once more with QuickFIX/C++'s initiator (the peer `cargo xtask
 //! peers` builds), through one kill and one stop past the expiry.
+//!
+//! Besides: lease rows edited by hand (epochs of 0, below, and at the
+//! ends of BIGINT) are taken over or refused in one line, and a Logon
+//! that arrives during the keeper's start-up wait is answered.
 
 mod engines;
 mod interop;
@@ -472,4 +476,133 @@ fn a_quickfix_initiator_rides_out_a_kill_and_a_stop() {
         .find_map(|l| l.strip_prefix("seqs "))
         .unwrap();
     assert_eq!(seqs, format!("{incoming} {outgoing}"), "seed {seed}");
+}
+
+/// Issue 63.3: whatever epoch a hand edit leaves in the lease row (0,
+/// -5, i64::MIN with the expiry an hour ahead or past), an engine started
+/// on it takes the lease at max(epoch, 0) + 1 and serves the session (an
+/// order answered); from i64::MAX - 1 it takes i64::MAX, and the next
+/// engine, which cannot raise that, says so in one line naming the row
+/// however often it looks, and closes each Logon saying why. Before, an
+/// epoch of 0 or below read as no row, the insert never landed, and
+/// every Logon was closed as "served by another engine".
+#[test]
+fn a_hand_set_lease_epoch_is_taken_over_or_refused_in_one_line() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    acceptor_cfg_with(d, "a.cfg", port, &pg, "HeartBtInt=30\n");
+    initiator_cfg_with(d, &[port], "HeartBtInt=30\n");
+    let mut run = 0;
+    // An engine started on the row as it stands takes the lease at
+    // `epoch` and answers an order.
+    let mut serve = |epoch: i64| {
+        let e = acceptor(d, "a.cfg");
+        e.listening(port);
+        let log = d.join(format!("initiator-{run}.log"));
+        run += 1;
+        check(initiator(d, 1, &log), 1, &log, Duration::from_secs(30));
+        let taken = format!("lease taken (epoch {epoch})");
+        assert!(e.stderr().contains(&taken), "{taken}:\n{}", e.stderr());
+        e
+    };
+    let row = || pg.psql(DATABASE, "SELECT epoch FROM perfkit_session_leases");
+    let mut engine = serve(1);
+    for (epoch, expiry, next) in [
+        (0, "+", 1),
+        (-5, "+", 1),
+        (i64::MIN, "-", 1),
+        (i64::MAX - 1, "-", i64::MAX),
+    ] {
+        engine.child.kill().unwrap();
+        engine.child.wait().unwrap();
+        pg.psql(
+            DATABASE,
+            &format!(
+                "UPDATE perfkit_session_leases SET epoch = {epoch}, \
+                 expires_at = now() {expiry} interval '1 hour'"
+            ),
+        );
+        engine = serve(next);
+        assert_eq!(row(), format!("{next}\n"));
+    }
+
+    engine.child.kill().unwrap();
+    engine.child.wait().unwrap();
+    let engine = acceptor(d, "a.cfg");
+    engine.listening(port);
+    let log = d.join("initiator-refused.log");
+    let mut init = initiator(d, 1, &log);
+    let closed = "FIX.4.4:EXEC->BANZAI: no engine serves it: its lease record is unusable";
+    let until = Instant::now() + Duration::from_secs(20);
+    while engine.stderr().matches(closed).count() < 2 {
+        assert!(
+            Instant::now() < until,
+            "no Logon closed as unusable:\n{}",
+            engine.stderr()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = init.kill();
+    let _ = init.wait();
+    let said = engine.stderr();
+    let lines: Vec<&str> = said
+        .lines()
+        .filter(|l| l.contains("perfkit_session_leases"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{said}");
+    for part in [
+        "FIX.4.4:EXEC->BANZAI",
+        "9223372036854775807",
+        "postgresql://",
+    ] {
+        assert!(lines[0].contains(part), "{part}: {}", lines[0]);
+    }
+    assert!(!said.contains("lease taken"), "{said}");
+    assert!(!said.contains("served by another engine"), "{said}");
+    assert_eq!(row(), format!("{}\n", i64::MAX));
+}
+
+/// Issue 63: a counterparty that connects the moment an engine with a
+/// lease listens (a restart), before the keeper's first look at the
+/// lease (its start-up wait), has its Logon held and answered, rather
+/// than closed as "served by another engine" and made to wait out a
+/// ReconnectInterval.
+#[test]
+fn a_logon_right_after_start_up_is_answered_not_closed() {
+    use perfkit_testkit::fix_wire::{connect, frame_now, has, read_message};
+    use std::io::Write;
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    acceptor_cfg_with(d, "a.cfg", port, &pg, "HeartBtInt=30\n");
+    let engine = acceptor(d, "a.cfg");
+    // Tried every 50 ms until the port listens: well inside the 500 ms
+    // the keeper waits from its start.
+    let mut c = connect(port);
+    c.write_all(&frame_now(
+        "35=A|34=1|49=BANZAI|52=NOW|56=EXEC|98=0|108=30|",
+    ))
+    .unwrap();
+    let early = !engine.stderr().contains("lease taken");
+    let answer = read_message(&mut c);
+    assert!(
+        answer.as_ref().is_some_and(|m| has(m, "35=A")),
+        "the Logon was not answered ({answer:?}):\n{}",
+        engine.stderr()
+    );
+    assert!(
+        !engine.stderr().contains("served by another engine"),
+        "{}",
+        engine.stderr()
+    );
+    if !early {
+        eprintln!("note: the lease was taken before the Logon was sent; the wait went untested");
+    }
 }
