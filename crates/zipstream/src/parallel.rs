@@ -73,12 +73,7 @@ struct Done {
 
 enum Pending {
     Start(Box<EntryOptions>),
-    Block {
-        rx: Receiver<Done>,
-        whole: bool,
-    },
-    /// A directory, symlink or stored entry written as is.
-    Plain(Box<EntryOptions>, Vec<u8>),
+    Block { rx: Receiver<Done>, whole: bool },
     End,
 }
 
@@ -131,12 +126,11 @@ impl<W: Write> ParallelZipWriter<W> {
     /// Adds an entry read from `reader`; returns the bytes read.
     pub fn add_reader<R: Read>(&mut self, opts: EntryOptions, reader: &mut R) -> Result<u64> {
         if opts.kind != EntryKind::File || opts.method != Method::Deflate || opts.level == 0 {
-            let mut v = Vec::new();
-            reader.read_to_end(&mut v)?;
-            let n = v.len() as u64;
-            self.queue.push_back(Pending::Plain(Box::new(opts), v));
-            self.pump(false)?;
-            return Ok(n);
+            // Written inline once the entries before it are out, streamed
+            // from the reader: held in memory whole, a stored file (or
+            // stdin) of any size would be read into memory to its end.
+            self.pump(true)?;
+            return self.w().add_reader(opts, reader);
         }
         let level = opts.level;
         let crc = opts.keeps_crc();
@@ -281,12 +275,6 @@ impl<W: Write> ParallelZipWriter<W> {
                 Pending::End => {
                     self.queue.pop_front();
                     self.w().finish_entry()?;
-                }
-                Pending::Plain(..) => {
-                    let Some(Pending::Plain(opts, data)) = self.queue.pop_front() else {
-                        unreachable!()
-                    };
-                    self.w().add_bytes(*opts, &data)?;
                 }
             }
             self.spare.truncate(2 * self.opts.window);
