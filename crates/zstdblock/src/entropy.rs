@@ -1,0 +1,110 @@
+//! Stage 2, the entropy stage of one compressed block: literals and
+//! sequences, with no reference to the window or to earlier output. What
+//! a block inherits from the earlier blocks of its frame is an explicit
+//! [`EntropyState`], so a worker can start a range of blocks from a copy.
+
+use std::sync::Arc;
+
+use crate::error::Error;
+use crate::frame::Block;
+use crate::huffman::HuffmanTable;
+use crate::literals;
+use crate::sequences::{self, Sequence, Tables};
+
+/// The tables a compressed block may reuse from the earlier blocks of its
+/// frame: the last Huffman tree (for Treeless literals) and the last
+/// literal length, offset and match length tables (for Repeat mode).
+/// A new frame starts from [`EntropyState::default`]. Cloning is cheap
+/// (the tables are shared).
+#[derive(Clone, Debug, Default)]
+pub struct EntropyState {
+    pub(crate) huffman: Option<Arc<HuffmanTable>>,
+    pub(crate) tables: Tables,
+}
+
+/// A compressed block after the entropy stage: its literals and its
+/// sequences, offsets not yet resolved (see [`Sequence`]).
+#[derive(Clone, Debug, Default)]
+pub struct DecodedBlock {
+    /// The literals, followed by padding (see [`DecodedBlock::literals`]).
+    literals: Vec<u8>,
+    literal_count: usize,
+    pub(crate) sequences: Vec<Sequence>,
+    pub(crate) output_size: usize,
+}
+
+impl DecodedBlock {
+    /// The block's literal bytes.
+    pub fn literals(&self) -> &[u8] {
+        &self.literals[..self.literal_count]
+    }
+
+    /// The block's sequences in order.
+    pub fn sequences(&self) -> &[Sequence] {
+        &self.sequences
+    }
+
+    /// Bytes the block produces: all literals plus all match lengths.
+    pub fn output_size(&self) -> usize {
+        self.output_size
+    }
+
+    /// Stage 3 for this block: turns the offset values into distances
+    /// (see [`crate::resolve_offsets`]), in block order within a frame.
+    pub fn resolve_offsets(&mut self, repeats: &mut [u32; 3]) {
+        crate::offsets::resolve_offsets(&mut self.sequences, repeats);
+    }
+
+    /// The literals with the padding execution copies in fixed pieces.
+    pub(crate) fn padded_literals(&self) -> &[u8] {
+        &self.literals
+    }
+}
+
+/// Decodes the literals and sequences of the compressed `block` of
+/// `input` (as listed by [`crate::walk`]) into `out`, reading and updating
+/// `state`. A block whose sequences need more literals than it has, or
+/// that would produce more than its frame's maximum block size, is an
+/// error here, so execution never has to check either.
+pub fn decode_block(
+    input: &[u8],
+    block: &Block,
+    state: &mut EntropyState,
+    out: &mut DecodedBlock,
+) -> Result<(), Error> {
+    let content = &input[block.content.clone()];
+    let origin = block.content.start;
+    let frame = block.frame;
+    let (count, used) = literals::decode(
+        content,
+        block.block_max,
+        &mut state.huffman,
+        &mut out.literals,
+    )
+    .map_err(|f| f.into_error(frame, origin))?;
+    out.literal_count = count;
+    let decoded = sequences::decode(
+        &content[used..],
+        used,
+        &mut state.tables,
+        &mut out.sequences,
+    )
+    .map_err(|f| f.into_error(frame, origin))?;
+    if decoded.literals > count {
+        return Err(Error::Corrupt {
+            frame,
+            offset: origin,
+            what: "sequences need more literals than the block has",
+        });
+    }
+    out.output_size = count + decoded.matches;
+    if out.output_size > block.block_max {
+        return Err(Error::BlockTooLarge {
+            frame,
+            offset: block.header,
+            size: out.output_size,
+            max: block.block_max,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,168 @@
+//! Stage 4, execution: literals and matches copied through the window
+//! into the output, every match checked against what the frame has
+//! produced and against its window.
+
+use crate::entropy::DecodedBlock;
+use crate::error::Error;
+use crate::frame::Block;
+
+/// Zeroed bytes kept past the output's end, so literals and matches can
+/// be copied in fixed 16-byte pieces that may run past their length.
+const SLACK: usize = 32;
+
+/// The decoded output: the bytes produced so far, followed by slack.
+#[derive(Clone, Debug, Default)]
+pub struct Output {
+    buf: Vec<u8>,
+    filled: usize,
+}
+
+impl Output {
+    /// An empty output.
+    pub fn new() -> Self {
+        Output::default()
+    }
+
+    /// An empty output with room for `capacity` bytes before it grows.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Output {
+            // Zeroed in one allocation: the pages are only touched when written.
+            buf: vec![0; capacity + SLACK],
+            filled: 0,
+        }
+    }
+
+    /// Bytes produced.
+    pub fn len(&self) -> usize {
+        self.filled
+    }
+
+    /// Nothing produced yet.
+    pub fn is_empty(&self) -> bool {
+        self.filled == 0
+    }
+
+    /// The bytes produced.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.filled]
+    }
+
+    /// The bytes produced, as a vector.
+    pub fn into_vec(mut self) -> Vec<u8> {
+        self.buf.truncate(self.filled);
+        self.buf
+    }
+
+    /// Makes room for `size` more bytes plus the slack.
+    fn room(&mut self, size: usize) {
+        let need = self.filled + size + SLACK;
+        if self.buf.len() < need {
+            let grown = need.max(self.buf.len().saturating_mul(2));
+            self.buf.resize(grown, 0);
+        }
+    }
+
+    /// Appends a raw block's bytes.
+    pub fn push_raw(&mut self, bytes: &[u8]) {
+        self.room(bytes.len());
+        self.buf[self.filled..self.filled + bytes.len()].copy_from_slice(bytes);
+        self.filled += bytes.len();
+    }
+
+    /// Appends an RLE block: `byte`, `count` times.
+    pub fn push_rle(&mut self, byte: u8, count: usize) {
+        self.room(count);
+        self.buf[self.filled..self.filled + count].fill(byte);
+        self.filled += count;
+    }
+
+    /// Executes `decoded` (its offsets resolved, see
+    /// [`DecodedBlock::resolve_offsets`]), the compressed `block` of a
+    /// frame whose output starts at `frame_start` in this output and
+    /// whose window is `window` bytes.
+    pub fn execute(
+        &mut self,
+        decoded: &DecodedBlock,
+        block: &Block,
+        frame_start: usize,
+        window: u64,
+    ) -> Result<(), Error> {
+        self.room(decoded.output_size);
+        let literals = decoded.padded_literals();
+        let literal_count = decoded.literals().len();
+        let window = usize::try_from(window).unwrap_or(usize::MAX);
+        let buf = &mut self.buf[..];
+        let mut pos = self.filled;
+        let mut lit = 0usize;
+        for (index, sequence) in decoded.sequences.iter().enumerate() {
+            let ll = sequence.literal_length as usize;
+            // The entropy stage checked the literal total against the
+            // literal count, and the output against the room made above.
+            if ll <= 16 {
+                buf[pos..pos + 16].copy_from_slice(&literals[lit..lit + 16]);
+            } else {
+                buf[pos..pos + ll].copy_from_slice(&literals[lit..lit + ll]);
+            }
+            pos += ll;
+            lit += ll;
+            let ml = sequence.match_length as usize;
+            let distance = sequence.offset as usize;
+            let available = (pos - frame_start).min(window);
+            if distance == 0 || distance > available {
+                return Err(Error::OffsetOutOfRange {
+                    frame: block.frame,
+                    offset: block.header,
+                    sequence: index,
+                    distance: distance as u64,
+                    available: available as u64,
+                });
+            }
+            copy_match(buf, pos, distance, ml);
+            pos += ml;
+        }
+        let rest = literal_count - lit;
+        buf[pos..pos + rest].copy_from_slice(&literals[lit..literal_count]);
+        pos += rest;
+        self.filled = pos;
+        Ok(())
+    }
+}
+
+/// Copies `length` bytes from `distance` back to `pos`; the copy may
+/// overlap itself (a distance shorter than the length repeats a pattern)
+/// and may write up to 15 bytes of scratch past its end, inside the slack.
+#[inline(always)]
+fn copy_match(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
+    let src = pos - distance;
+    if distance >= 16 {
+        if length <= 16 {
+            buf.copy_within(src..src + 16, pos);
+        } else if distance >= length {
+            buf.copy_within(src..src + length, pos);
+        } else {
+            // Each 16-byte piece reads bytes already final.
+            let mut from = src;
+            let mut to = pos;
+            let end = pos + length;
+            while to < end {
+                buf.copy_within(from..from + 16, to);
+                from += 16;
+                to += 16;
+            }
+        }
+    } else if length <= 16 {
+        for i in 0..length {
+            buf[pos + i] = buf[src + i];
+        }
+    } else {
+        // The bytes from `src` repeat with period `distance`: copy the
+        // pattern in pieces that double.
+        let mut to = pos;
+        let end = pos + length;
+        while to < end {
+            let piece = (to - src).min(end - to);
+            buf.copy_within(src..src + piece, to);
+            to += piece;
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Huffman-coded literals: the tree description (weights, direct or
+//! FSE-compressed) and the 1- and 4-stream decoders (RFC 8878 section 4.2).
+
+use crate::bits::BackwardBits;
+use crate::fse;
+
+/// libzstd accepts trees up to 12 bits deep (the RFC says 11; zstd's own
+/// decoder table takes 12, and we decode what it decodes).
+pub(crate) const MAX_BITS: u32 = 12;
+const TABLE_SIZE: usize = 1 << MAX_BITS;
+/// The fault of a stream whose last symbol does not end it exactly.
+pub(crate) const STREAM_END_MISMATCH: &str = "Huffman stream not consumed exactly";
+
+/// A single-symbol decoding table: indexed by the next `bits` bits of the
+/// stream, each cell holds the symbol (low byte) and its code length
+/// (high byte).
+#[derive(Clone)]
+pub struct HuffmanTable {
+    cells: Box<[u16; TABLE_SIZE]>,
+    bits: u32,
+}
+
+impl std::fmt::Debug for HuffmanTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HuffmanTable")
+            .field("bits", &self.bits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads a Huffman tree description from the start of `data`: the table
+/// and the bytes it took.
+pub(crate) fn read_table(data: &[u8]) -> Result<(HuffmanTable, usize), &'static str> {
+    let Some(&header) = data.first() else {
+        return Err("missing Huffman tree description");
+    };
+    let mut weights = [0u8; 256];
+    let (count, used) = if header >= 128 {
+        // Direct: four bits per weight.
+        let count = usize::from(header) - 127;
+        let bytes = count.div_ceil(2);
+        if bytes + 1 > data.len() {
+            return Err("Huffman tree description runs past the literals");
+        }
+        for i in 0..count {
+            let byte = data[1 + i / 2];
+            weights[i] = if i % 2 == 0 { byte >> 4 } else { byte & 15 };
+        }
+        (count, bytes + 1)
+    } else {
+        let size = usize::from(header);
+        if size + 1 > data.len() {
+            return Err("Huffman tree description runs past the literals");
+        }
+        let count = read_fse_weights(&data[1..1 + size], &mut weights)?;
+        (count, size + 1)
+    };
+    Ok((build(&weights, count)?, used))
+}
+
+/// Weights compressed with FSE: two states interleaved on one stream.
+/// Returns the number of weights (up to 255; the last is implied).
+fn read_fse_weights(data: &[u8], weights: &mut [u8; 256]) -> Result<usize, &'static str> {
+    let (dist, used) = fse::read_distribution(data, 255, 6)?;
+    let mut table = [fse::State::default(); 64];
+    let table = &mut table[..1 << dist.log];
+    fse::build(&dist, table);
+    let Some(mut bits) = BackwardBits::new(&data[used..]) else {
+        return Err("bad Huffman weight stream");
+    };
+    let log = dist.log;
+    let mut state1 = bits.read(log) as usize;
+    let mut state2 = bits.read(log) as usize;
+    bits.reload();
+    if bits.overflowed() {
+        return Err("Huffman weight stream too short");
+    }
+    // The stream ends when a state update reads past its start: the other
+    // state's symbol is the last weight (libzstd's FSE_decompress tail).
+    let mut count = 0usize;
+    loop {
+        if count > 253 {
+            return Err("too many Huffman weights");
+        }
+        let cell = table[state1];
+        weights[count] = cell.symbol;
+        count += 1;
+        state1 = usize::from(cell.base) + bits.read(u32::from(cell.bits)) as usize;
+        bits.reload();
+        if bits.overflowed() {
+            weights[count] = table[state2].symbol;
+            count += 1;
+            break;
+        }
+        if count > 253 {
+            return Err("too many Huffman weights");
+        }
+        let cell = table[state2];
+        weights[count] = cell.symbol;
+        count += 1;
+        state2 = usize::from(cell.base) + bits.read(u32::from(cell.bits)) as usize;
+        bits.reload();
+        if bits.overflowed() {
+            weights[count] = table[state1].symbol;
+            count += 1;
+            break;
+        }
+    }
+    Ok(count)
+}
+
+/// The decoding table from `count` explicit weights; the last symbol's
+/// weight is what makes the total a power of two.
+fn build(weights: &[u8; 256], count: usize) -> Result<HuffmanTable, &'static str> {
+    if count >= 256 {
+        return Err("too many Huffman weights");
+    }
+    let mut rank = [0u32; 16];
+    let mut total = 0u32;
+    for &w in &weights[..count] {
+        if u32::from(w) > MAX_BITS {
+            return Err("Huffman weight too large");
+        }
+        rank[usize::from(w)] += 1;
+        total += (1 << w) >> 1;
+    }
+    if total == 0 {
+        return Err("Huffman weights all zero");
+    }
+    let bits = 32 - total.leading_zeros();
+    if bits > MAX_BITS {
+        return Err("Huffman tree too deep");
+    }
+    let rest = (1u32 << bits) - total;
+    if !rest.is_power_of_two() {
+        return Err("Huffman weights do not complete a tree");
+    }
+    let last = rest.trailing_zeros() + 1;
+    let mut weights = *weights;
+    weights[count] = last as u8;
+    rank[last as usize] += 1;
+    if rank[1] < 2 || rank[1] % 2 == 1 {
+        return Err("Huffman tree has an odd number of deepest codes");
+    }
+    // Cells by ascending weight, then by symbol: the canonical code.
+    let mut start = [0usize; 16];
+    let mut next = 0usize;
+    for w in 1..=MAX_BITS as usize {
+        start[w] = next;
+        next += rank[w] as usize * (1 << (w - 1));
+    }
+    let mut cells = Box::new([0u16; TABLE_SIZE]);
+    for (symbol, &w) in weights[..=count].iter().enumerate() {
+        if w == 0 {
+            continue;
+        }
+        let w = usize::from(w);
+        let span = 1usize << (w - 1);
+        let length = bits + 1 - w as u32;
+        let cell = symbol as u16 | ((length as u16) << 8);
+        cells[start[w]..start[w] + span].fill(cell);
+        start[w] += span;
+    }
+    Ok(HuffmanTable { cells, bits })
+}
+
+impl HuffmanTable {
+    #[inline(always)]
+    fn decode(&self, bits: &mut BackwardBits<'_>, shift: u32) -> u8 {
+        let cell = self.cells[bits.index(shift) & (TABLE_SIZE - 1)];
+        bits.consume(u32::from(cell >> 8));
+        cell as u8
+    }
+
+    /// Decodes one stream into all of `out`.
+    pub(crate) fn decode_1(&self, stream: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+        let mut bits = BackwardBits::new(stream).ok_or("bad Huffman stream")?;
+        let shift = 64 - self.bits;
+        let mut chunks = out.chunks_exact_mut(4);
+        for chunk in &mut chunks {
+            bits.reload();
+            // Four codes of at most 12 bits fit in the 57 bits a reload leaves.
+            chunk[0] = self.decode(&mut bits, shift);
+            chunk[1] = self.decode(&mut bits, shift);
+            chunk[2] = self.decode(&mut bits, shift);
+            chunk[3] = self.decode(&mut bits, shift);
+        }
+        for byte in chunks.into_remainder() {
+            bits.reload();
+            *byte = self.decode(&mut bits, shift);
+        }
+        bits.reload();
+        if !bits.finished() {
+            return Err(STREAM_END_MISMATCH);
+        }
+        Ok(())
+    }
+
+    /// Decodes the four streams (after the 6-byte jump table in `data`)
+    /// into the four quarters of `out`.
+    pub(crate) fn decode_4(&self, data: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+        if data.len() < 10 {
+            return Err("4-stream Huffman literals too short");
+        }
+        if out.len() < 6 {
+            return Err("too few literals for 4 streams");
+        }
+        let l1 = usize::from(u16::from_le_bytes([data[0], data[1]]));
+        let l2 = usize::from(u16::from_le_bytes([data[2], data[3]]));
+        let l3 = usize::from(u16::from_le_bytes([data[4], data[5]]));
+        let body = &data[6..];
+        if l1 + l2 + l3 > body.len() {
+            return Err("Huffman jump table past the literals");
+        }
+        let (s1, rest) = body.split_at(l1);
+        let (s2, rest) = rest.split_at(l2);
+        let (s3, s4) = rest.split_at(l3);
+        let mut b1 = BackwardBits::new(s1).ok_or("bad Huffman stream")?;
+        let mut b2 = BackwardBits::new(s2).ok_or("bad Huffman stream")?;
+        let mut b3 = BackwardBits::new(s3).ok_or("bad Huffman stream")?;
+        let mut b4 = BackwardBits::new(s4).ok_or("bad Huffman stream")?;
+        let segment = out.len().div_ceil(4);
+        let (o1, rest) = out.split_at_mut(segment);
+        let (o2, rest) = rest.split_at_mut(segment);
+        let (o3, o4) = rest.split_at_mut(segment);
+        let shift = 64 - self.bits;
+        // All four streams in step while the shortest (the fourth) has
+        // four symbols left: independent dependency chains overlap.
+        let steps = o4.len() / 4;
+        for i in 0..steps {
+            let at = i * 4;
+            b1.reload();
+            b2.reload();
+            b3.reload();
+            b4.reload();
+            let c1 = &mut o1[at..at + 4];
+            let c2 = &mut o2[at..at + 4];
+            let c3 = &mut o3[at..at + 4];
+            let c4 = &mut o4[at..at + 4];
+            for k in 0..4 {
+                c1[k] = self.decode(&mut b1, shift);
+                c2[k] = self.decode(&mut b2, shift);
+                c3[k] = self.decode(&mut b3, shift);
+                c4[k] = self.decode(&mut b4, shift);
+            }
+        }
+        let done = steps * 4;
+        for (bits, out) in [
+            (&mut b1, &mut o1[done..]),
+            (&mut b2, &mut o2[done..]),
+            (&mut b3, &mut o3[done..]),
+            (&mut b4, &mut o4[done..]),
+        ] {
+            for byte in out.iter_mut() {
+                bits.reload();
+                *byte = self.decode(bits, shift);
+            }
+            bits.reload();
+            if !bits.finished() {
+                return Err(STREAM_END_MISMATCH);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,133 @@
+//! The literals section of a compressed block: raw, RLE, Huffman-coded
+//! with a new tree, or Treeless (the previous block's tree), in one or
+//! four streams (RFC 8878 section 3.1.1.3.1).
+
+use std::sync::Arc;
+
+use crate::error::Fault;
+use crate::huffman::{self, HuffmanTable};
+
+/// Bytes kept readable past the last literal, so execution can copy
+/// literals in fixed 16-byte pieces without a bounds branch per length.
+pub(crate) const LITERAL_SLACK: usize = 32;
+
+/// Decodes the literals section at the start of `block` (a compressed
+/// block's content) into `out` (cleared first, then `LITERAL_SLACK` zero
+/// bytes past the literals). Returns the number of literals and the
+/// bytes the section took.
+pub(crate) fn decode(
+    block: &[u8],
+    block_max: usize,
+    huffman: &mut Option<Arc<HuffmanTable>>,
+    out: &mut Vec<u8>,
+) -> Result<(usize, usize), Fault> {
+    // libzstd needs two bytes (a literals and a sequences header) first.
+    if block.len() < 2 {
+        return Err(Fault::new(0, "compressed block under 2 bytes"));
+    }
+    let b0 = block[0];
+    let kind = b0 & 3;
+    let size_format = (b0 >> 2) & 3;
+    out.clear();
+    match kind {
+        0 | 1 => {
+            let (header, size) = match size_format {
+                0 | 2 => (1, usize::from(b0 >> 3)),
+                1 => (2, usize::from(u16::from_le_bytes([b0, block[1]]) >> 4)),
+                _ => {
+                    if block.len() < 3 {
+                        return Err(Fault::new(0, "literals header past the block"));
+                    }
+                    (
+                        3,
+                        (u32::from_le_bytes([b0, block[1], block[2], 0]) >> 4) as usize,
+                    )
+                }
+            };
+            if size > block_max {
+                return Err(Fault::new(0, "more literals than a block holds"));
+            }
+            if kind == 0 {
+                let Some(bytes) = block.get(header..header + size) else {
+                    return Err(Fault::new(header, "raw literals past the block"));
+                };
+                out.reserve(size + LITERAL_SLACK);
+                out.extend_from_slice(bytes);
+                out.resize(size + LITERAL_SLACK, 0);
+                Ok((size, header + size))
+            } else {
+                let Some(&byte) = block.get(header) else {
+                    return Err(Fault::new(header, "RLE literal past the block"));
+                };
+                out.resize(size, byte);
+                out.resize(size + LITERAL_SLACK, 0);
+                Ok((size, header + 1))
+            }
+        }
+        _ => {
+            if block.len() < 5 {
+                // libzstd reads a 5-byte header window for any size format.
+                return Err(Fault::new(
+                    0,
+                    "compressed literals in a block under 5 bytes",
+                ));
+            }
+            let word = u32::from_le_bytes([b0, block[1], block[2], block[3]]);
+            let (header, size, compressed, streams) = match size_format {
+                0 | 1 => (
+                    3,
+                    (word >> 4) & 0x3FF,
+                    (word >> 14) & 0x3FF,
+                    if size_format == 0 { 1 } else { 4 },
+                ),
+                2 => (4, (word >> 4) & 0x3FFF, word >> 18, 4),
+                _ => (
+                    5,
+                    (word >> 4) & 0x3_FFFF,
+                    (word >> 22) | (u32::from(block[4]) << 10),
+                    4,
+                ),
+            };
+            let (size, compressed) = (size as usize, compressed as usize);
+            if size > block_max {
+                return Err(Fault::new(0, "more literals than a block holds"));
+            }
+            if streams == 4 && size < 6 {
+                return Err(Fault::new(0, "too few literals for 4 streams"));
+            }
+            let Some(data) = block.get(header..header + compressed) else {
+                return Err(Fault::new(header, "compressed literals past the block"));
+            };
+            let (table, tree_size) = if kind == 2 {
+                let (table, used) =
+                    huffman::read_table(data).map_err(|what| Fault::new(header, what))?;
+                if used >= data.len() {
+                    return Err(Fault::new(header, "Huffman tree leaves no stream"));
+                }
+                *huffman = Some(Arc::new(table));
+                (huffman.as_ref(), used)
+            } else {
+                if huffman.is_none() {
+                    return Err(Fault::new(0, "Treeless literals without a previous tree"));
+                }
+                (huffman.as_ref(), 0)
+            };
+            let Some(table) = table else {
+                return Err(Fault::new(0, "Treeless literals without a previous tree"));
+            };
+            out.resize(size + LITERAL_SLACK, 0);
+            let streams_data = &data[tree_size..];
+            let at = header + tree_size;
+            if streams == 1 {
+                table
+                    .decode_1(streams_data, &mut out[..size])
+                    .map_err(|what| Fault::new(at, what))?;
+            } else {
+                table
+                    .decode_4(streams_data, &mut out[..size])
+                    .map_err(|what| Fault::new(at, what))?;
+            }
+            Ok((size, header + compressed))
+        }
+    }
+}

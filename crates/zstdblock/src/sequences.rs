@@ -1,0 +1,380 @@
+//! The sequences section of a compressed block: its header, the three
+//! tables (predefined, RLE, FSE-compressed or Repeat) and the interleaved
+//! FSE bitstream decoded into [`Sequence`]s (RFC 8878 section 3.1.1.3.2).
+
+use std::sync::{Arc, OnceLock};
+
+use crate::bits::BackwardBits;
+use crate::error::Fault;
+use crate::fse;
+
+/// One sequence as the entropy stage leaves it: `offset` is the
+/// *offset value* of RFC 8878 (1 to 3 name a repeat offset, larger values
+/// are the distance plus 3) until [`crate::resolve_offsets`] turns it into
+/// the distance.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sequence {
+    /// Literals copied before the match.
+    pub literal_length: u32,
+    /// Bytes the match copies (at least 3).
+    pub match_length: u32,
+    /// Offset value before resolution, distance after.
+    pub offset: u32,
+}
+
+/// One state of a sequence decoding table, with the code's value folded
+/// in: the symbol's baseline and extra bits, and the next state's base
+/// and bit count.
+#[derive(Clone, Copy, Default, Debug)]
+struct Cell {
+    base: u32,
+    next: u16,
+    extra: u8,
+    bits: u8,
+}
+
+const CELLS: usize = 512;
+
+/// A decoding table for literal lengths, match lengths or offsets.
+#[derive(Clone)]
+pub struct SequenceTable {
+    cells: Box<[Cell; CELLS]>,
+    log: u32,
+}
+
+impl std::fmt::Debug for SequenceTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SequenceTable")
+            .field("log", &self.log)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    LiteralLength,
+    Offset,
+    MatchLength,
+}
+
+const LL_BASE: [u32; 36] = [
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 20, 22, 24, 28, 32, 40, 48, 64,
+    128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536,
+];
+const LL_EXTRA: [u8; 36] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 3, 3, 4, 6, 7, 8, 9, 10, 11,
+    12, 13, 14, 15, 16,
+];
+const ML_BASE: [u32; 53] = [
+    3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+    28, 29, 30, 31, 32, 33, 34, 35, 37, 39, 41, 43, 47, 51, 59, 67, 83, 99, 131, 259, 515, 1027,
+    2051, 4099, 8195, 16387, 32771, 65539,
+];
+const ML_EXTRA: [u8; 53] = [
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 1, 1, 2, 2, 3, 3, 4, 4, 5, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+];
+const LL_DEFAULT: [i16; 36] = [
+    4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
+    -1, -1, -1, -1,
+];
+const ML_DEFAULT: [i16; 53] = [
+    1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1,
+];
+const OF_DEFAULT: [i16; 29] = [
+    1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1,
+];
+
+impl Kind {
+    fn max_symbol(self) -> usize {
+        match self {
+            Kind::LiteralLength => 35,
+            Kind::Offset => 31,
+            Kind::MatchLength => 52,
+        }
+    }
+
+    fn max_log(self) -> u32 {
+        match self {
+            Kind::LiteralLength | Kind::MatchLength => 9,
+            Kind::Offset => 8,
+        }
+    }
+
+    /// The code's baseline and extra bits.
+    fn code(self, symbol: usize) -> (u32, u8) {
+        match self {
+            Kind::LiteralLength => (LL_BASE[symbol], LL_EXTRA[symbol]),
+            Kind::MatchLength => (ML_BASE[symbol], ML_EXTRA[symbol]),
+            // Offset value = (1 << code) + `code` bits.
+            Kind::Offset => (1 << symbol, symbol as u8),
+        }
+    }
+}
+
+impl SequenceTable {
+    fn from_distribution(kind: Kind, dist: &fse::Distribution) -> Self {
+        let size = 1usize << dist.log;
+        let mut states = [fse::State::default(); CELLS];
+        fse::build(dist, &mut states[..size]);
+        let mut cells = Box::new([Cell::default(); CELLS]);
+        for (cell, state) in cells.iter_mut().zip(&states[..size]) {
+            let (base, extra) = kind.code(usize::from(state.symbol));
+            *cell = Cell {
+                base,
+                extra,
+                next: state.base,
+                bits: state.bits,
+            };
+        }
+        SequenceTable {
+            cells,
+            log: dist.log,
+        }
+    }
+
+    fn rle(kind: Kind, symbol: usize) -> Self {
+        let (base, extra) = kind.code(symbol);
+        let mut cells = Box::new([Cell::default(); CELLS]);
+        cells[0] = Cell {
+            base,
+            extra,
+            next: 0,
+            bits: 0,
+        };
+        SequenceTable { cells, log: 0 }
+    }
+
+    fn predefined(kind: Kind) -> Arc<SequenceTable> {
+        static TABLES: OnceLock<[Arc<SequenceTable>; 3]> = OnceLock::new();
+        let tables = TABLES.get_or_init(|| {
+            let make = |kind: Kind, counts: &[i16], log: u32| {
+                let mut dist = fse::Distribution {
+                    counts: [0; 256],
+                    symbols: counts.len(),
+                    log,
+                };
+                dist.counts[..counts.len()].copy_from_slice(counts);
+                Arc::new(SequenceTable::from_distribution(kind, &dist))
+            };
+            [
+                make(Kind::LiteralLength, &LL_DEFAULT, 6),
+                make(Kind::Offset, &OF_DEFAULT, 5),
+                make(Kind::MatchLength, &ML_DEFAULT, 6),
+            ]
+        });
+        match kind {
+            Kind::LiteralLength => tables[0].clone(),
+            Kind::Offset => tables[1].clone(),
+            Kind::MatchLength => tables[2].clone(),
+        }
+    }
+}
+
+/// The three tables a block may repeat from the previous one.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tables {
+    pub literal_length: Option<Arc<SequenceTable>>,
+    pub offset: Option<Arc<SequenceTable>>,
+    pub match_length: Option<Arc<SequenceTable>>,
+}
+
+/// What a sequences section produced.
+pub(crate) struct Decoded {
+    /// Sum of the literal lengths.
+    pub literals: usize,
+    /// Sum of the match lengths.
+    pub matches: usize,
+}
+
+/// Reads one table description at `data[*at..]` and installs it in `slot`.
+fn read_table(
+    kind: Kind,
+    mode: u8,
+    data: &[u8],
+    at: &mut usize,
+    slot: &mut Option<Arc<SequenceTable>>,
+    repeat_allowed: bool,
+) -> Result<(), Fault> {
+    match mode {
+        0 => *slot = Some(SequenceTable::predefined(kind)),
+        1 => {
+            let Some(&symbol) = data.get(*at) else {
+                return Err(Fault::new(*at, "RLE table past the block"));
+            };
+            if usize::from(symbol) > kind.max_symbol() {
+                return Err(Fault::new(*at, "RLE table symbol out of range"));
+            }
+            *slot = Some(Arc::new(SequenceTable::rle(kind, usize::from(symbol))));
+            *at += 1;
+        }
+        2 => {
+            let (dist, used) =
+                fse::read_distribution(&data[*at..], kind.max_symbol(), kind.max_log())
+                    .map_err(|what| Fault::new(*at, what))?;
+            *slot = Some(Arc::new(SequenceTable::from_distribution(kind, &dist)));
+            *at += used;
+        }
+        _ => {
+            if !repeat_allowed || slot.is_none() {
+                return Err(Fault::new(*at, "Repeat table without a previous table"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes the sequences section `data` (starting at block offset
+/// `origin`, for error positions) into `out` (cleared first).
+pub(crate) fn decode(
+    data: &[u8],
+    origin: usize,
+    tables: &mut Tables,
+    out: &mut Vec<Sequence>,
+) -> Result<Decoded, Fault> {
+    out.clear();
+    let fault = |at: usize, what| Fault::new(origin + at, what);
+    let Some(&b0) = data.first() else {
+        return Err(fault(0, "missing sequences section"));
+    };
+    let (count, mut at) = match b0 {
+        0..=127 => (usize::from(b0), 1),
+        255 => {
+            if data.len() < 3 {
+                return Err(fault(0, "sequence count past the block"));
+            }
+            (
+                usize::from(u16::from_le_bytes([data[1], data[2]])) + 0x7F00,
+                3,
+            )
+        }
+        _ => {
+            let Some(&b1) = data.get(1) else {
+                return Err(fault(0, "sequence count past the block"));
+            };
+            ((usize::from(b0 - 128) << 8) + usize::from(b1), 2)
+        }
+    };
+    if count == 0 {
+        if at != data.len() {
+            return Err(fault(at, "bytes after an empty sequences section"));
+        }
+        return Ok(Decoded {
+            literals: 0,
+            matches: 0,
+        });
+    }
+    let Some(&modes) = data.get(at) else {
+        return Err(fault(at, "missing table modes"));
+    };
+    if modes & 3 != 0 {
+        return Err(fault(at, "reserved bits in the table modes"));
+    }
+    at += 1;
+    // Repeat is allowed once an earlier block of the frame had sequences;
+    // then all three tables exist.
+    let repeat_allowed = tables.literal_length.is_some();
+    read_table_at(
+        Kind::LiteralLength,
+        modes >> 6,
+        data,
+        origin,
+        &mut at,
+        &mut tables.literal_length,
+        repeat_allowed,
+    )?;
+    read_table_at(
+        Kind::Offset,
+        (modes >> 4) & 3,
+        data,
+        origin,
+        &mut at,
+        &mut tables.offset,
+        repeat_allowed,
+    )?;
+    read_table_at(
+        Kind::MatchLength,
+        (modes >> 2) & 3,
+        data,
+        origin,
+        &mut at,
+        &mut tables.match_length,
+        repeat_allowed,
+    )?;
+    let (Some(ll), Some(of), Some(ml)) = (
+        tables.literal_length.as_deref(),
+        tables.offset.as_deref(),
+        tables.match_length.as_deref(),
+    ) else {
+        return Err(fault(at, "missing sequence table"));
+    };
+    let Some(mut bits) = BackwardBits::new(&data[at..]) else {
+        return Err(fault(at, "bad sequence bitstream"));
+    };
+    decode_stream(&mut bits, count, ll, of, ml, out).map_err(|what| fault(at, what))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_table_at(
+    kind: Kind,
+    mode: u8,
+    data: &[u8],
+    origin: usize,
+    at: &mut usize,
+    slot: &mut Option<Arc<SequenceTable>>,
+    repeat_allowed: bool,
+) -> Result<(), Fault> {
+    read_table(kind, mode, data, at, slot, repeat_allowed)
+        .map_err(|f| Fault::new(origin + f.at, f.what))
+}
+
+/// The hot loop: `count` sequences from the interleaved bitstream.
+fn decode_stream(
+    bits: &mut BackwardBits<'_>,
+    count: usize,
+    ll: &SequenceTable,
+    of: &SequenceTable,
+    ml: &SequenceTable,
+    out: &mut Vec<Sequence>,
+) -> Result<Decoded, &'static str> {
+    out.reserve(count);
+    let (ll_cells, of_cells, ml_cells) = (&*ll.cells, &*of.cells, &*ml.cells);
+    let mut ll_state = bits.read(ll.log) as usize;
+    let mut of_state = bits.read(of.log) as usize;
+    let mut ml_state = bits.read(ml.log) as usize;
+    let mut literals = 0usize;
+    let mut matches = 0usize;
+    for i in 0..count {
+        bits.reload();
+        let l = ll_cells[ll_state & (CELLS - 1)];
+        let o = of_cells[of_state & (CELLS - 1)];
+        let m = ml_cells[ml_state & (CELLS - 1)];
+        // Offset extra bits (up to 31), then match and literal length
+        // bits (up to 16 each); a reload leaves 57 bits, so only long
+        // offsets need a second one before the state updates (26 bits).
+        let offset = o.base + bits.read(u32::from(o.extra)) as u32;
+        let match_length = m.base + bits.read(u32::from(m.extra)) as u32;
+        if u32::from(o.extra) + u32::from(m.extra) + u32::from(l.extra) > 31 {
+            bits.reload();
+        }
+        let literal_length = l.base + bits.read(u32::from(l.extra)) as u32;
+        out.push(Sequence {
+            literal_length,
+            match_length,
+            offset,
+        });
+        literals += literal_length as usize;
+        matches += match_length as usize;
+        if i + 1 < count {
+            ll_state = usize::from(l.next) + bits.read(u32::from(l.bits)) as usize;
+            ml_state = usize::from(m.next) + bits.read(u32::from(m.bits)) as usize;
+            of_state = usize::from(o.next) + bits.read(u32::from(o.bits)) as usize;
+        }
+    }
+    bits.reload();
+    if !bits.finished() {
+        return Err("sequence bitstream not consumed exactly");
+    }
+    Ok(Decoded { literals, matches })
+}

@@ -1,0 +1,511 @@
+//! zstdblock against libzstd, not against itself: frames made at test time
+//! by libzstd (zstd-safe) and by the real zstd CLI, decoded by both, the
+//! output byte-identical; corrupt frames an error from both, or the same
+//! bytes where libzstd succeeds.
+//!
+//! A missing `/usr/bin/zstd` fails these tests: the corpus needs it.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use zstd_safe::{CCtx, CParameter, DCtx};
+
+const WINDOW_LIMIT: u64 = 1 << 31;
+const ZSTD: &str = "/usr/bin/zstd";
+
+/// Deterministic bytes (xorshift), incompressible.
+fn random(len: usize, mut seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 24) as u8
+        })
+        .collect()
+}
+
+/// Long runs of a few bytes, then short ones: RLE blocks and offset-1 matches.
+fn runs(len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    let mut i = 0u32;
+    while out.len() < len {
+        let run = if i % 7 == 0 {
+            200_000
+        } else {
+            (i as usize * 37) % 300 + 1
+        };
+        out.extend(std::iter::repeat_n(
+            (i % 5) as u8 * 50,
+            run.min(len - out.len()),
+        ));
+        i += 1;
+    }
+    out
+}
+
+/// Up to `limit` bytes of the files under `dir` (sorted, recursively).
+fn files_under(dir: &str, limit: usize, accept: &dyn Fn(&std::path::Path) -> bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(dir)];
+    while let Some(path) = stack.pop() {
+        if out.len() >= limit {
+            break;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let Ok(entries) = std::fs::read_dir(&path) else {
+                continue;
+            };
+            let mut entries: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            entries.sort();
+            entries.reverse();
+            stack.extend(entries);
+        } else if meta.is_file()
+            && accept(&path)
+            && let Ok(bytes) = std::fs::read(&path)
+        {
+            out.extend_from_slice(&bytes[..bytes.len().min(limit - out.len())]);
+        }
+    }
+    assert!(out.len() >= limit / 4, "too little data under {dir}");
+    out
+}
+
+fn source_text(limit: usize) -> Vec<u8> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    files_under(root, limit, &|p| {
+        p.extension().is_some_and(|e| e == "rs" || e == "md")
+    })
+}
+
+fn binary(limit: usize) -> Vec<u8> {
+    files_under("/usr/lib/x86_64-linux-gnu", limit, &|p| {
+        p.to_string_lossy().contains(".so")
+    })
+}
+
+fn docs(limit: usize) -> Vec<u8> {
+    files_under("/usr/share/doc", limit, &|_| true)
+}
+
+fn compress_with(data: &[u8], params: &[CParameter]) -> Vec<u8> {
+    let mut cctx = CCtx::create();
+    for p in params {
+        cctx.set_parameter(*p).expect("parameter");
+    }
+    let mut out = Vec::with_capacity(zstd_safe::compress_bound(data.len()));
+    cctx.compress2(&mut out, data).expect("compress2");
+    out
+}
+
+/// Streams `data` through libzstd without announcing its size: no
+/// Frame_Content_Size, several flushes.
+fn compress_streamed(data: &[u8], params: &[CParameter]) -> Vec<u8> {
+    let mut cctx = CCtx::create();
+    for p in params {
+        cctx.set_parameter(*p).expect("parameter");
+    }
+    let mut out = vec![0u8; zstd_safe::compress_bound(data.len()) + 1024];
+    let mut written = 0;
+    for (i, piece) in data.chunks(100_000).enumerate() {
+        let mut input = zstd_safe::InBuffer::around(piece);
+        while input.pos() < piece.len() {
+            let mut output = zstd_safe::OutBuffer::around_pos(&mut out[..], written);
+            let directive = if i % 3 == 2 {
+                zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_flush
+            } else {
+                zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_continue
+            };
+            cctx.compress_stream2(&mut output, &mut input, directive)
+                .expect("stream");
+            written = output.pos();
+        }
+    }
+    loop {
+        let mut input = zstd_safe::InBuffer::around(&[][..]);
+        let mut output = zstd_safe::OutBuffer::around_pos(&mut out[..], written);
+        let left = cctx
+            .compress_stream2(
+                &mut output,
+                &mut input,
+                zstd_safe::zstd_sys::ZSTD_EndDirective::ZSTD_e_end,
+            )
+            .expect("end");
+        written = output.pos();
+        if left == 0 {
+            break;
+        }
+    }
+    out.truncate(written);
+    out
+}
+
+/// The zstd CLI on `data`, as a file (so the frame has its size) or, with
+/// `stdin`, streamed.
+fn cli(data: &[u8], args: &[&str], stdin: bool) -> Vec<u8> {
+    let mut cmd = Command::new(ZSTD);
+    cmd.args(args).arg("-q").arg("-c");
+    let dir = std::env::temp_dir().join(format!("zstdblock-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("in-{}", args.join("_").replace(['=', '-'], "")));
+    if stdin {
+        cmd.stdin(Stdio::piped());
+    } else {
+        std::fs::write(&path, data).unwrap();
+        cmd.arg(&path).stdin(Stdio::null());
+    }
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{ZSTD} is needed for this corpus: {e}"));
+    if stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let data = data.to_vec();
+        std::thread::spawn(move || pipe.write_all(&data).unwrap());
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "zstd {args:?} failed");
+    let _ = std::fs::remove_file(&path);
+    out.stdout
+}
+
+/// libzstd's one-shot decode (ZSTD_decompressDCtx) with room for `room` bytes.
+fn libzstd(frame: &[u8], room: usize) -> Result<Vec<u8>, String> {
+    let mut dctx = DCtx::create();
+    let mut out = Vec::with_capacity(room);
+    dctx.decompress(&mut out, frame)
+        .map(|_| out)
+        .map_err(|code| zstd_safe::get_error_name(code).to_owned())
+}
+
+fn check_round_trip(name: &str, data: &[u8], frame: &[u8]) {
+    let ours = zstdblock::decode_all(frame, WINDOW_LIMIT).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(
+        ours == data,
+        "{name}: {} bytes decoded, {} expected",
+        ours.len(),
+        data.len()
+    );
+    let theirs = libzstd(frame, data.len() + 64).unwrap_or_else(|e| panic!("{name}: libzstd {e}"));
+    assert!(theirs == ours, "{name}: libzstd disagrees");
+}
+
+#[test]
+fn every_level_from_fast_to_ultra_decodes_like_libzstd() {
+    let inputs = [
+        ("text", source_text(384 << 10)),
+        ("binary", binary(384 << 10)),
+        ("random", random(100_000, 7)),
+        ("runs", runs(700_000)),
+        ("empty", Vec::new()),
+        ("one byte", vec![b'x']),
+    ];
+    let levels: &[&[&str]] = &[
+        &["--fast=7"],
+        &["--fast=1"],
+        &["-1"],
+        &["-3"],
+        &["-9"],
+        &["-19"],
+        &["--ultra", "-22"],
+    ];
+    for (name, data) in &inputs {
+        for level in levels {
+            let frame = cli(data, level, false);
+            check_round_trip(&format!("{name} {level:?}"), data, &frame);
+        }
+    }
+}
+
+#[test]
+fn cli_options_and_streamed_input_decode_like_libzstd() {
+    let text = source_text(512 << 10);
+    let binary = binary(256 << 10);
+    let cases: &[(&[&str], bool)] = &[
+        (&["-3", "--no-check"], false),
+        (&["-3", "--no-content-size"], false),
+        (&["-3"], true),
+        (&["-19"], true),
+        (&["-3", "--long=27"], false),
+        (&["-19", "--long=27"], false),
+        (&["-3", "--rsyncable"], false),
+        (&["-5", "-T2", "-B65536"], false),
+    ];
+    for data in [&text, &binary] {
+        for (args, stdin) in cases {
+            let frame = cli(data, args, *stdin);
+            check_round_trip(&format!("{args:?} stdin {stdin}"), data, &frame);
+        }
+    }
+}
+
+#[test]
+fn libzstd_parameters_decode_like_libzstd() {
+    use CParameter::*;
+    use zstd_safe::CompressionLevel as _;
+    let text = source_text(256 << 10);
+    let binary = binary(256 << 10);
+    let noise = random(50_000, 99);
+    let cases: Vec<(&str, Vec<CParameter>)> = vec![
+        ("window log 10", vec![CompressionLevel(3), WindowLog(10)]),
+        (
+            "window log 10 level 19",
+            vec![CompressionLevel(19), WindowLog(10)],
+        ),
+        (
+            "1 KiB blocks",
+            vec![CompressionLevel(6), MaxBlockSize(1024)],
+        ),
+        (
+            "target 2 KiB blocks",
+            vec![CompressionLevel(3), TargetCBlockSize(2048)],
+        ),
+        (
+            "ldm window 27",
+            vec![
+                CompressionLevel(19),
+                WindowLog(27),
+                EnableLongDistanceMatching(true),
+            ],
+        ),
+        (
+            "no checksum",
+            vec![CompressionLevel(3), ChecksumFlag(false)],
+        ),
+        ("checksum", vec![CompressionLevel(-5), ChecksumFlag(true)]),
+        ("btultra2", vec![CompressionLevel(22), ChecksumFlag(true)]),
+    ];
+    for data in [&text, &binary, &noise] {
+        for (name, params) in &cases {
+            check_round_trip(name, data, &compress_with(data, params));
+            check_round_trip(
+                &format!("{name} streamed"),
+                data,
+                &compress_streamed(data, params),
+            );
+        }
+    }
+}
+
+#[test]
+fn concatenated_and_skippable_frames_decode_in_order() {
+    let text = source_text(64 << 10);
+    let mut stream = Vec::new();
+    let mut expected = Vec::new();
+    for (i, level) in [1, 19, -3].into_iter().enumerate() {
+        let part = &text[i * 10_000..(i + 2) * 10_000];
+        stream.extend(compress_with(
+            part,
+            &[
+                CParameter::CompressionLevel(level),
+                CParameter::ChecksumFlag(true),
+            ],
+        ));
+        expected.extend_from_slice(part);
+        // A skippable frame between frames, with user data.
+        stream.extend_from_slice(&(0x184D_2A50u32 + i as u32).to_le_bytes());
+        stream.extend_from_slice(&5u32.to_le_bytes());
+        stream.extend_from_slice(b"skip!");
+    }
+    stream.extend(compress_with(b"", &[]));
+    check_round_trip("concatenated", &expected, &stream);
+    let frames = zstdblock::walk(&stream, WINDOW_LIMIT).unwrap();
+    assert_eq!(frames.len(), 7);
+    assert!(matches!(
+        frames[1].kind,
+        zstdblock::FrameKind::Skippable {
+            variant: 0,
+            size: 5
+        }
+    ));
+}
+
+#[test]
+fn real_files_from_this_machine_decode_like_libzstd() {
+    for (name, data) in [("docs", docs(1 << 20)), ("libraries", binary(1 << 20))] {
+        for level in ["-3", "-19"] {
+            let frame = cli(&data, &[level], false);
+            check_round_trip(&format!("{name} {level}"), &data, &frame);
+        }
+    }
+}
+
+#[test]
+fn a_window_over_the_limit_and_a_dictionary_are_refused_with_their_own_errors() {
+    let text = source_text(64 << 10);
+    // Streamed, so libzstd cannot shrink the window to the input.
+    let frame = compress_streamed(
+        &text,
+        &[CParameter::CompressionLevel(3), CParameter::WindowLog(20)],
+    );
+    match zstdblock::decode_all(&frame, 1 << 19) {
+        Err(zstdblock::Error::WindowTooLarge {
+            frame: 0,
+            window,
+            limit,
+            ..
+        }) => {
+            assert_eq!((window, limit), (1 << 20, 1 << 19));
+        }
+        other => panic!("{:?}", other.map(|v| v.len())),
+    }
+    assert_eq!(zstdblock::decode_all(&frame, 1 << 20).unwrap(), text);
+    // The same frame with a one-byte dictionary ID put in its header.
+    let mut with_dict = frame.clone();
+    assert_eq!(with_dict[4] & 3, 0);
+    with_dict[4] |= 1;
+    with_dict.insert(6, 42);
+    assert!(matches!(
+        zstdblock::decode_all(&with_dict, WINDOW_LIMIT),
+        Err(zstdblock::Error::NeedsDictionary {
+            frame: 0,
+            offset: 0,
+            dictionary_id: 42
+        })
+    ));
+}
+
+/// Ours and libzstd's verdicts on damaged input: both errors, or the same
+/// bytes. Returns whether ours failed.
+fn same_verdict(name: &str, damaged: &[u8], room: usize) -> bool {
+    let ours = zstdblock::decode_all(damaged, WINDOW_LIMIT);
+    let theirs = libzstd(damaged, room);
+    match (&ours, &theirs) {
+        (Err(_), Err(_)) => true,
+        (Ok(a), Ok(b)) => {
+            assert!(a == b, "{name}: both succeed with different bytes");
+            false
+        }
+        (Err(e), Ok(_)) => {
+            assert!(
+                e.libzstd_may_accept(),
+                "{name}: ours fails ({e}), libzstd succeeds"
+            );
+            true
+        }
+        (Ok(_), Err(e)) => panic!("{name}: ours succeeds, libzstd fails ({e})"),
+    }
+}
+
+#[test]
+fn flipped_bits_truncation_and_a_wrong_checksum_fail_like_libzstd() {
+    let text = source_text(96 << 10);
+    let frames = [
+        compress_with(
+            &text,
+            &[
+                CParameter::CompressionLevel(3),
+                CParameter::ChecksumFlag(true),
+            ],
+        ),
+        compress_with(
+            &text,
+            &[
+                CParameter::CompressionLevel(19),
+                CParameter::ChecksumFlag(false),
+                CParameter::MaxBlockSize(8192),
+            ],
+        ),
+        compress_with(
+            &runs(100_000),
+            &[
+                CParameter::CompressionLevel(1),
+                CParameter::ChecksumFlag(true),
+            ],
+        ),
+    ];
+    let room = 1 << 20;
+    for (f, frame) in frames.iter().enumerate() {
+        // A flipped bit in every stretch of the frame, header to checksum.
+        let step = (frame.len() / 400).max(1);
+        for at in (0..frame.len()).step_by(step) {
+            for bit in [0, 3, 7] {
+                let mut damaged = frame.clone();
+                damaged[at] ^= 1 << bit;
+                same_verdict(&format!("frame {f} bit {bit} of byte {at}"), &damaged, room);
+            }
+        }
+        // Cut at every block boundary, and one byte either side.
+        let walked = zstdblock::walk(frame, WINDOW_LIMIT).unwrap();
+        for block in &walked[0].blocks {
+            for cut in [
+                block.header - 1,
+                block.header,
+                block.header + 1,
+                block.content.end - 1,
+            ] {
+                assert!(same_verdict(
+                    &format!("frame {f} cut at {cut}"),
+                    &frame[..cut],
+                    room
+                ));
+            }
+        }
+        assert!(same_verdict(
+            &format!("frame {f} less its last byte"),
+            &frame[..frame.len() - 1],
+            room
+        ));
+    }
+    // A wrong checksum: the last four bytes of frame 0.
+    let mut damaged = frames[0].clone();
+    let n = damaged.len();
+    damaged[n - 2] ^= 0x10;
+    assert!(matches!(
+        zstdblock::decode_all(&damaged, WINDOW_LIMIT),
+        Err(zstdblock::Error::Checksum { frame: 0, .. })
+    ));
+    assert!(libzstd(&damaged, room).is_err());
+}
+
+#[test]
+fn offsets_before_the_frame_or_past_the_window_are_errors() {
+    let text = source_text(64 << 10);
+    // Compressed against a prefix the decoder does not have: the first
+    // matches reach before the frame's first byte.
+    let mut cctx = CCtx::create();
+    cctx.set_parameter(CParameter::CompressionLevel(3)).unwrap();
+    cctx.ref_prefix(&text[..32 << 10]).unwrap();
+    let mut frame = Vec::with_capacity(70_000);
+    cctx.compress2(&mut frame, &text[32 << 10..]).unwrap();
+    match zstdblock::decode_all(&frame, WINDOW_LIMIT) {
+        Err(zstdblock::Error::OffsetOutOfRange { frame: 0, .. }) => {}
+        other => panic!("{:?}", other.map(|v| v.len())),
+    }
+    assert!(libzstd(&frame, 1 << 20).is_err());
+
+    // Matches up to 64 KiB back in 1 KiB blocks, then the header's window
+    // rewritten to 1 KiB: every match past 1 KiB breaks the RFC's window.
+    // libzstd's one-shot decoder checks offsets only against the frame's
+    // start and decodes it; this decoder refuses it, as a decoder holding
+    // only the window must.
+    let frame = compress_with(
+        &text,
+        &[
+            CParameter::CompressionLevel(3),
+            CParameter::WindowLog(16),
+            CParameter::MaxBlockSize(1024),
+            CParameter::ContentSizeFlag(false),
+        ],
+    );
+    let header = zstdblock::frame_header(&frame, 0, 0).unwrap().unwrap();
+    assert!(!header.single_segment);
+    let mut narrowed = frame.clone();
+    narrowed[5] = 0; // window log 10, mantissa 0
+    match zstdblock::decode_all(&narrowed, WINDOW_LIMIT) {
+        Err(zstdblock::Error::OffsetOutOfRange {
+            frame: 0,
+            available,
+            distance,
+            ..
+        }) => {
+            assert_eq!(available, 1024);
+            assert!(distance > 1024);
+        }
+        other => panic!("{:?}", other.map(|v| v.len())),
+    }
+    assert_eq!(libzstd(&narrowed, 1 << 20).as_deref(), Ok(&text[..]));
+}
