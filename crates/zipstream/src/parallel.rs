@@ -73,7 +73,12 @@ struct Done {
 
 enum Pending {
     Start(Box<EntryOptions>),
-    Block { rx: Receiver<Done>, whole: bool },
+    Block {
+        rx: Receiver<Done>,
+        whole: bool,
+    },
+    /// An entry of at most a block, written as is.
+    Plain(Box<EntryOptions>, Vec<u8>),
     End,
 }
 
@@ -126,11 +131,24 @@ impl<W: Write> ParallelZipWriter<W> {
     /// Adds an entry read from `reader`; returns the bytes read.
     pub fn add_reader<R: Read>(&mut self, opts: EntryOptions, reader: &mut R) -> Result<u64> {
         if opts.kind != EntryKind::File || opts.method != Method::Deflate || opts.level == 0 {
-            // Written inline once the entries before it are out, streamed
-            // from the reader: held in memory whole, a stored file (or
-            // stdin) of any size would be read into memory to its end.
+            // Written as is. One of at most a block (a directory, a link,
+            // a small file) waits in memory behind the blocks in flight,
+            // which keep going; a larger one is streamed from the reader
+            // once they are out, never held whole (a stored file, or
+            // stdin, of any size).
+            let limit = self.opts.block_size as u64;
+            let mut head = Vec::new();
+            (&mut *reader).take(limit + 1).read_to_end(&mut head)?;
+            if head.len() as u64 <= limit {
+                let n = head.len() as u64;
+                // Small entries queued behind a slow block are bounded too.
+                let queued = self.queue.len() > 4 * self.opts.window;
+                self.queue.push_back(Pending::Plain(Box::new(opts), head));
+                self.pump(queued)?;
+                return Ok(n);
+            }
             self.pump(true)?;
-            return self.w().add_reader(opts, reader);
+            return self.w().add_reader(opts, &mut (&head[..]).chain(reader));
         }
         let level = opts.level;
         let crc = opts.keeps_crc();
@@ -275,6 +293,12 @@ impl<W: Write> ParallelZipWriter<W> {
                 Pending::End => {
                     self.queue.pop_front();
                     self.w().finish_entry()?;
+                }
+                Pending::Plain(..) => {
+                    let Some(Pending::Plain(opts, data)) = self.queue.pop_front() else {
+                        unreachable!()
+                    };
+                    self.w().add_bytes(*opts, &data)?;
                 }
             }
             self.spare.truncate(2 * self.opts.window);
