@@ -2,7 +2,7 @@
 //! and each item's data opened for its entry.
 
 use std::fs;
-use std::io::{self, BufRead, Read};
+use std::io::{self, BufRead, Read, Write};
 use std::path::{Component, Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -68,19 +68,64 @@ impl Candidate for Item {
     }
 }
 
-/// The items `opts` names: its paths (and with `-@` those read from
-/// stdin), walked in sorted order under `-r`, filtered by `-i`/`-x`;
-/// FIFOs, devices and sockets are skipped with a warning.
-pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
-    let mut roots = opts.paths.clone();
-    if opts.names_stdin {
-        for line in io::stdin().lock().lines() {
-            let line = line.context("reading names from stdin")?;
-            if !line.is_empty() {
-                roots.push(PathBuf::from(line));
+/// What [`collect`] found.
+pub(super) struct Found {
+    /// The items to store, in order.
+    pub(super) items: Vec<Item>,
+    /// How many names were skipped with "name not matched".
+    pub(super) unmatched: usize,
+}
+
+/// The longest line `-@` takes as a name: Linux's PATH_MAX. A longer one
+/// (a device or a binary file on stdin) names no file, and reading it
+/// whole would take memory without bound.
+const MAX_NAME_LINE: u64 = 4096;
+
+/// The names `-@` reads from stdin, one a line; a line longer than
+/// [`MAX_NAME_LINE`] is refused.
+fn names_from_stdin() -> Result<Vec<PathBuf>> {
+    use std::os::unix::ffi::OsStringExt;
+    let mut stdin = io::stdin().lock();
+    let mut names = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut stdin)
+            .take(MAX_NAME_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .context("reading names from stdin (-@)")?;
+        if n == 0 {
+            return Ok(names);
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            // A list written on Windows: its names end before the CR.
+            if line.last() == Some(&b'\r') {
+                line.pop();
             }
+        } else if n as u64 > MAX_NAME_LINE {
+            bail!(
+                "reading names from stdin (-@): a line is longer than {MAX_NAME_LINE} bytes, \
+                 which names no file (is stdin a file list?)"
+            );
+        }
+        if !line.is_empty() {
+            names.push(PathBuf::from(std::ffi::OsString::from_vec(line.clone())));
         }
     }
+}
+
+/// The items `opts` names: its paths (and with `-@` those read from
+/// stdin), walked in sorted order under `-r`, filtered by `-i`/`-x`;
+/// FIFOs, devices and sockets are skipped with a warning, and so are
+/// names with nothing to store (missing, a link to nothing, a loop of
+/// links), with Info-ZIP's "name not matched".
+pub(super) fn collect(opts: &Options) -> Result<Found> {
+    let mut roots = opts.paths.clone();
+    if opts.names_stdin {
+        roots.extend(names_from_stdin()?);
+    }
+    let mut unmatched = 0usize;
     if roots.is_empty() {
         bail!("nothing to add: give paths or -@");
     }
@@ -109,11 +154,8 @@ pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
             continue;
         }
         let Some(meta) = listed(&p, opts.symlinks)? else {
-            // A link to nothing, not followed: Info-ZIP's warning (which
-            // -q silences, as its others).
-            if !opts.quiet {
-                eprintln!("\tzip warning: name not matched: {}", p.display());
-            }
+            warn_not_matched(opts, &p);
+            unmatched += 1;
             continue;
         };
         let name = archive_name(&p);
@@ -181,22 +223,61 @@ pub(super) fn collect(opts: &Options) -> Result<Vec<Item>> {
             meta,
         });
     }
-    Ok(out)
+    Ok(Found {
+        items: out,
+        unmatched,
+    })
+}
+
+/// Info-ZIP's warning for a name that is not there to store (missing, a
+/// link to nothing, a loop of links), after which the rest is archived:
+/// printed where Info-ZIP prints it, on stdout beside the `adding:` lines
+/// (stderr when stdout carries the archive), and silenced by `-q`.
+pub(super) fn warn_not_matched(opts: &Options, p: &Path) {
+    if opts.quiet {
+        return;
+    }
+    let line = format!(
+        "\tzip warning: name not matched: {}",
+        perfkit::printable::name(&p.to_string_lossy())
+    );
+    // A lost warning line (a closed pipe) must not fail the archive.
+    if opts.archive.as_deref() == Some(Path::new("-")) {
+        let _ = writeln!(io::stderr(), "{line}");
+    } else {
+        let _ = writeln!(io::stdout(), "{line}");
+    }
 }
 
 /// What `p` is, as an entry will store it: the link itself with
 /// `links` (`lstat`), else what the link names (`stat`); `None` for a
-/// link that names nothing and is followed.
+/// name with nothing to store, which Info-ZIP warns of and skips: one
+/// that is not there, or, followed, a link to nothing or into a loop of
+/// links (a→b, b→a: "Too many levels of symbolic links").
 fn listed(p: &Path, links: bool) -> Result<Option<fs::Metadata>> {
-    let own = fs::symlink_metadata(p).with_context(|| format!("reading {}", p.display()))?;
+    let own = match fs::symlink_metadata(p) {
+        Ok(m) => m,
+        Err(e) if names_nothing(&e) => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", p.display())),
+    };
     if links || !own.file_type().is_symlink() {
         return Ok(Some(own));
     }
     match fs::metadata(p) {
         Ok(m) => Ok(Some(m)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) if names_nothing(&e) => Ok(None),
         Err(e) => Err(e).with_context(|| format!("following {}", p.display())),
     }
+}
+
+/// Whether looking a path up failed because it leads to nothing: a
+/// missing name, a file used as a folder, or a loop of links. Other
+/// failures (permissions, I/O) stop the run: what is there cannot be read.
+fn names_nothing(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+    ) || e.raw_os_error() == Some(libc::ELOOP)
 }
 
 /// A regular file read for an entry, checked at its end against the size

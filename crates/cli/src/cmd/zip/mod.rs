@@ -107,11 +107,7 @@ impl Password {
     /// and `needed`; otherwise None.
     fn get(&self, needed: bool, confirm: bool) -> Result<Option<Vec<u8>>> {
         match self {
-            Password::File(f) => {
-                let s =
-                    fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-                return Ok(Some(s.lines().next().unwrap_or("").as_bytes().to_vec()));
-            }
+            Password::File(f) => return password_from_file(f).map(Some),
             Password::Env(v) => {
                 let s = std::env::var(v)
                     .with_context(|| format!("environment variable {v} is not set"))?;
@@ -142,6 +138,37 @@ impl Password {
         }
         Ok(Some(p.into_bytes()))
     }
+}
+
+/// The most of a password file read: the password is its first line, and
+/// none is anywhere near this long. A device or FIFO (`/dev/zero`, a pipe
+/// that never ends) is read up to it, never to its end.
+const MAX_PASSWORD_LINE: u64 = 64 << 10;
+
+/// The password in `path`: its first line, without the line end; the
+/// whole file when it has one line with no end. A first line longer than
+/// [`MAX_PASSWORD_LINE`] is refused, naming the file.
+fn password_from_file(path: &Path) -> Result<Vec<u8>> {
+    use io::BufRead;
+    let shown = perfkit::printable::name(&path.display().to_string()).into_owned();
+    let file = fs::File::open(path).with_context(|| format!("password file {shown}"))?;
+    let mut line = Vec::new();
+    let n = io::BufReader::new(file)
+        .take(MAX_PASSWORD_LINE + 1)
+        .read_until(b'\n', &mut line)
+        .with_context(|| format!("reading password file {shown}"))?;
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+    } else if n as u64 > MAX_PASSWORD_LINE {
+        bail!(
+            "password file {shown}: no line end in its first 64 KiB, so it holds no password \
+             (the password is the file's first line)"
+        );
+    }
+    Ok(line)
 }
 
 /// An existing archive being updated: its entries that no new item
@@ -252,8 +279,20 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
     } else {
         let found = collect_except(&opts, local.then_some(archive.as_path()))?;
+        // Every name warned of and nothing else to store: Info-ZIP's
+        // "Nothing to do!" (its exit 12), the archive left as it was.
+        if found.items.is_empty() && found.unmatched > 0 {
+            bail!(
+                "nothing to do: no name given is there to store in {shown}; {}",
+                if update.is_some() {
+                    "left as it was"
+                } else {
+                    "nothing written"
+                }
+            );
+        }
         let entries = entries(update.as_ref());
-        items = match update::dedupe(found) {
+        items = match update::dedupe(found.items) {
             Ok(items) => update::newer_only(items, entries, opts.mode),
             Err(e) => return Ok(usage_error(&e.to_string())),
         };
@@ -319,8 +358,19 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             )?;
         } else {
             let file = BufWriter::with_capacity(128 << 10, out.file_mut());
+            // An update keeps whatever is before the old archive's first
+            // entry (a self-extractor's stub) and its comment.
+            let writer = match update.as_mut() {
+                Some(u) => {
+                    note_unadjusted(&u.archive, &shown);
+                    ZipWriter::rewriting(file, &mut u.archive).with_context(|| {
+                        format!("{shown}: copying what is before its first entry")
+                    })?
+                }
+                None => ZipWriter::new_seekable(file)?,
+            };
             write_archive(
-                ZipWriter::new_seekable(file)?,
+                writer,
                 &steps,
                 update.as_mut(),
                 &opts,
@@ -352,6 +402,23 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         remove_originals(&items)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says so when the archive being updated had data prepended without
+/// `zip -A` (its offsets do not count it): Info-ZIP refuses to update
+/// it ("Zip file structure invalid"); the rewrite keeps that data and
+/// writes offsets that count it, which changes what its stub may expect.
+fn note_unadjusted(archive: &ZipArchive<io::BufReader<fs::File>>, shown: &str) {
+    let shift = archive.offsets_shift();
+    // An empty archive records no entry offsets to adjust (Info-ZIP
+    // writes its directory's offset so after a stub).
+    if shift > 0 && !archive.entries().is_empty() {
+        eprintln!(
+            "perfkit zip: {shown}: its offsets do not count the {shift} bytes before its first \
+             entry (prepended without zip -A); those bytes are kept and the offsets written \
+             counting them, as zip -A does"
+        );
+    }
 }
 
 /// Warns when the archive holds what Info-ZIP's unzip 6.0 cannot read
@@ -400,12 +467,14 @@ fn with_zip_extension(archive: PathBuf) -> PathBuf {
 
 /// The items to add, less the archive itself when it is a local file
 /// (`zip -r . ` from its directory never stores it).
-fn collect_except(opts: &Options, archive: Option<&Path>) -> Result<Vec<Item>> {
+fn collect_except(opts: &Options, archive: Option<&Path>) -> Result<items::Found> {
     let mut found = items::collect(opts)?;
     if let Some(archive) = archive {
         use std::os::unix::fs::MetadataExt;
         if let Ok(m) = fs::metadata(archive) {
-            found.retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
+            found
+                .items
+                .retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
         }
     }
     Ok(found)
