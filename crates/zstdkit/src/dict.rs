@@ -11,6 +11,15 @@ pub const DEFAULT_DICT_SIZE: usize = 112_640;
 /// 32-bit sizes (and draws the dictionary from samples of at most 4 GiB).
 pub const MAX_DICT_SIZE: usize = u32::MAX as usize;
 
+/// The largest dictionary a coder reads (`-D`): zstd's CLI refuses a
+/// larger one ("Dictionary file ... is too large (> 33554432 bytes)"),
+/// and zstd copies a dictionary into each context it loads it in.
+pub const MAX_READ_SIZE: u64 = 32 << 20;
+
+/// The most sample bytes [`train`] takes in all: zstd's trainers index
+/// their samples with 32-bit positions (`COVER_MAX_SAMPLES_SIZE`).
+pub const MAX_SAMPLES_SIZE: u64 = u32::MAX as u64;
+
 /// Trains a dictionary of at most `max_size` bytes from `samples`, as
 /// `zstd --train` does. zstd needs a fair number of samples (dozens at
 /// least, ideally hundreds) totalling well over `max_size`; too little

@@ -157,6 +157,14 @@ pub enum JobError {
     /// failing included: gzip's decoder does the reading).
     #[error("not a valid gzip stream")]
     Gzip(#[source] std::io::Error),
+    /// The input to a patch is larger than a patch takes.
+    #[error(
+        "the input is larger than {limit} bytes, the most a patch takes (zstd's largest window)"
+    )]
+    PatchTooLarge {
+        /// The limit, [`crate::patch::MAX_SIZE`].
+        limit: u64,
+    },
     /// A patch did not decode against the reference given.
     #[error("the patch does not decode against this reference")]
     Patch(#[source] Error),
@@ -164,6 +172,37 @@ pub enum JobError {
     /// when they came through the decoder, as [`Error::Io`]).
     #[error(transparent)]
     Codec(#[from] Error),
+}
+
+/// Why a file to be held whole ([`crate::whole::read`]) was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum WholeFileError {
+    /// It could not be looked at or opened.
+    #[error(transparent)]
+    Open(std::io::Error),
+    /// It is a device, FIFO, directory or socket: no size to hold it to.
+    #[error("is {kind}, not a regular file")]
+    NotRegular {
+        /// What it is instead ("a character device", "a FIFO", ...).
+        kind: &'static str,
+    },
+    /// It is larger than the caller's limit.
+    #[error("is {size} bytes, larger than {limit}")]
+    TooLarge {
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Reading it failed.
+    #[error("reading: {0}")]
+    Read(std::io::Error),
+    /// It grew past the size it had when opened.
+    #[error("grew past its size ({size} bytes) while read")]
+    Grew {
+        /// Its size when opened.
+        size: u64,
+    },
 }
 
 /// Shorthand for `Result<T, zstdkit::Error>`.

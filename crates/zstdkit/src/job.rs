@@ -16,8 +16,9 @@
 //!   `threads > 1` a look at the first frame header decides whether the
 //!   frames go to [`parallel::decode`], written straight to the output,
 //!   else they stream on the calling thread, read ahead;
-//! - patches: the input and the reference whole in memory, as zstd's CLI
-//!   holds them.
+//! - patches: the reference whole in memory, as zstd's CLI holds it;
+//!   compressing holds the input too (at most [`crate::patch::MAX_SIZE`]),
+//!   decompressing streams it.
 //!
 //! Every output but the parallel decoder's is [written behind](WriteBehind)
 //! by a thread. Errors say which side failed ([`JobError`]).
@@ -196,7 +197,7 @@ impl Compress<'_> {
             WriteBehind::new(sink, PIPE_BUFFERS, WRITE_SIZE).map_err(JobError::WriterThread)?;
         let read = match self {
             Compress::Patch { params, reference } => {
-                return patch(input, Some(out), |data| {
+                return patch(input, size, Some(out), |data| {
                     Ok(crate::patch::diff(reference, data, params)?)
                 });
             }
@@ -241,9 +242,7 @@ impl Decompress<'_> {
     ) -> Result<Outcome, JobError> {
         let (window, dictionary, threads) = match self {
             Decompress::Patch { reference } => {
-                return patch(input, behind(output)?, |data| {
-                    crate::patch::apply(reference, data).map_err(JobError::Patch)
-                });
+                return apply_patch(reference, input, behind(output)?, progress);
             }
             Decompress::Frames {
                 window,
@@ -301,15 +300,20 @@ fn behind(sink: Option<Box<dyn Write + Send>>) -> Result<Option<WriteBehind>, Jo
         .transpose()
 }
 
-/// The whole input against a reference, both in memory, into one frame or
-/// out of one (`code` does which).
+/// The whole input against a reference, both in memory, into one frame
+/// (`code` makes it). The input is read up to [`crate::patch::MAX_SIZE`]
+/// and refused past it, so a device or an endless pipe costs no more.
 fn patch(
-    mut input: Box<dyn Read + Send>,
+    input: Box<dyn Read + Send>,
+    size: Option<u64>,
     out: Option<WriteBehind>,
     code: impl FnOnce(&[u8]) -> Result<Vec<u8>, JobError>,
 ) -> Result<Outcome, JobError> {
-    let mut data = Vec::new();
-    input.read_to_end(&mut data).map_err(JobError::Input)?;
+    let limit = crate::patch::MAX_SIZE;
+    if size.is_some_and(|n| n > limit) {
+        return Err(JobError::PatchTooLarge { limit });
+    }
+    let data = read_up_to(input, limit, size)?;
     let result = code(&data)?;
     let written = match out {
         Some(mut w) => {
@@ -320,6 +324,104 @@ fn patch(
     };
     Ok(Outcome {
         read: data.len() as u64,
+        written,
+        parallel: None,
+    })
+}
+
+/// All of `input`, or [`JobError::PatchTooLarge`] once it passes `limit`
+/// bytes. The buffer grows to `size` (the input's length, when known) at
+/// once, else by doubling, capped at `limit + 1`: an endless input costs
+/// at most that, not the next power of two past it.
+fn read_up_to(
+    mut input: Box<dyn Read + Send>,
+    limit: u64,
+    size: Option<u64>,
+) -> Result<Vec<u8>, JobError> {
+    let cap = usize::try_from(limit + 1).unwrap_or(usize::MAX);
+    let first = size.map_or(1 << 20, |n| n as usize + 1).min(cap);
+    let mut data: Vec<u8> = Vec::new();
+    let oom = |_| JobError::Input(io::Error::from(io::ErrorKind::OutOfMemory));
+    data.try_reserve_exact(first).map_err(oom)?;
+    loop {
+        if data.len() == data.capacity() {
+            if data.len() >= cap {
+                return Err(JobError::PatchTooLarge { limit });
+            }
+            let more = data.len().min(cap - data.len());
+            data.try_reserve_exact(more).map_err(oom)?;
+        }
+        let len = data.len();
+        let spare = data.capacity() - len;
+        data.resize(len + spare, 0);
+        let n = loop {
+            match input.read(&mut data[len..]) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other,
+            }
+        };
+        match n {
+            Ok(n) => data.truncate(len + n),
+            Err(e) => return Err(JobError::Input(e)),
+        }
+        if data.len() == len {
+            if data.len() as u64 > limit {
+                return Err(JobError::PatchTooLarge { limit });
+            }
+            return Ok(data);
+        }
+    }
+}
+
+/// Decodes a patch made against `reference` as it streams: the patch read
+/// ahead, what it decodes to written behind (`None`: discarded), neither
+/// held whole.
+fn apply_patch(
+    reference: &[u8],
+    input: Box<dyn Read + Send>,
+    mut out: Option<WriteBehind>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, JobError> {
+    use crate::patch::Applier;
+    let mut input =
+        ReadAhead::new(input, PIPE_BUFFERS, READ_SIZE).map_err(JobError::ReaderThread)?;
+    let mut applier = Applier::new(reference).map_err(JobError::Patch)?;
+    let mut scratch = Vec::new();
+    let (mut read, mut discarded) = (0u64, 0u64);
+    loop {
+        let data = input.fill_buf().map_err(JobError::Input)?;
+        let at_end = data.is_empty();
+        let room = match out.as_mut() {
+            Some(w) => w.spare().map_err(JobError::Output)?,
+            None => {
+                scratch.resize(WRITE_SIZE, 0);
+                &mut scratch[..]
+            }
+        };
+        let (used, made, done) = applier.step(data, room).map_err(JobError::Patch)?;
+        input.consume(used);
+        read += used as u64;
+        match out.as_mut() {
+            Some(w) => w.advance(made),
+            None => discarded += made as u64,
+        }
+        progress(read);
+        if done {
+            if !input.fill_buf().map_err(JobError::Input)?.is_empty() {
+                return Err(JobError::Patch(Applier::trailing()));
+            }
+            break;
+        }
+        if at_end && made == 0 {
+            return Err(JobError::Patch(Applier::cut_short()));
+        }
+    }
+    let written = match out {
+        Some(w) => w.finish().map_err(JobError::Output)?,
+        None => discarded,
+    };
+    Ok(Outcome {
+        read,
         written,
         parallel: None,
     })

@@ -59,6 +59,7 @@ pub mod seekable;
 mod stable;
 pub mod stream;
 pub mod tuning;
+pub mod whole;
 
 #[cfg(feature = "tokio")]
 pub use async_io::{AsyncDecoder, AsyncEncoder};

@@ -6,8 +6,9 @@
 //!
 //! Frames are interchangeable with the `zstd` CLI's: `zstd -d
 //! --patch-from=REF` decodes [`diff`]'s, and [`apply`] decodes `zstd
-//! --patch-from`'s. Both sides hold the reference, the target and the
-//! patch in memory, as the CLI does.
+//! --patch-from`'s. Both sides hold the reference (at most [`MAX_SIZE`])
+//! in memory, as the CLI does; [`diff`] holds the target and the patch
+//! too, [`Applier`] streams the patch and what it decodes to.
 //!
 //! ```
 //! let old = b"the quick brown fox jumps over the lazy dog. ".repeat(200);
@@ -94,39 +95,83 @@ pub fn diff(reference: &[u8], target: &[u8], params: impl Into<Params>) -> Resul
     Ok(out)
 }
 
+/// The largest reference, and the largest target, a patch takes: zstd's
+/// largest window (2^31 bytes), within which a frame can copy from the
+/// whole reference. zstd's CLI refuses a larger file the same way ("Can't
+/// handle files larger than 2 GB").
+pub const MAX_SIZE: u64 = 1 << WINDOW_LOG_MAX;
+
 /// Decodes a patch frame against `reference`, the file it was made from.
 /// A frame made against another reference fails its checksum, or decodes
 /// to other bytes when it has none; a frame whose window is beyond 2 GiB,
-/// a truncated frame or trailing garbage is an error.
+/// a truncated frame or trailing garbage is an error. Holds the whole
+/// result: [`Applier`] streams it.
 pub fn apply(reference: &[u8], patch: &[u8]) -> Result<Vec<u8>> {
-    let mut dctx = DCtx::try_create().ok_or(Error::Zstd("cannot allocate a context"))?;
-    dctx.set_parameter(DParameter::WindowLogMax(WINDOW_LOG_MAX))
-        .map_err(Error::zstd)?;
-    dctx.ref_prefix(reference).map_err(Error::zstd)?;
+    let mut applier = Applier::new(reference)?;
     let mut out: Vec<u8> = Vec::new();
-    let mut input = InBuffer::around(patch);
+    let mut at = 0;
     loop {
         if out.capacity() - out.len() < (64 << 10) {
             out.reserve(out.len().max(1 << 20));
         }
         let len = out.len();
-        let mut spare = OutBuffer::around_pos(&mut out, len);
-        let left = dctx
-            .decompress_stream(&mut spare, &mut input)
-            .map_err(Error::zstd)?;
-        if left == 0 {
+        out.resize(out.capacity(), 0);
+        let (used, made, done) = applier.step(&patch[at..], &mut out[len..])?;
+        out.truncate(len + made);
+        at += used;
+        if done {
             break;
         }
-        if input.pos() == patch.len() && spare.pos() == len {
-            return Err(Error::Zstd("the patch is cut short"));
+        if at == patch.len() && made == 0 && used == 0 {
+            return Err(Applier::cut_short());
         }
     }
-    if input.pos() != patch.len() {
-        return Err(Error::Zstd(
-            "bytes follow the patch frame (a patch is one frame)",
-        ));
+    if at != patch.len() {
+        return Err(Applier::trailing());
     }
     Ok(out)
+}
+
+/// A patch frame decoded as it streams in: the reference is held (it is
+/// zstd's prefix), the patch and what it decodes to pass through in
+/// pieces of the caller's size.
+pub struct Applier<'r> {
+    dctx: DCtx<'r>,
+}
+
+impl<'r> Applier<'r> {
+    /// A decoder of one patch frame made against `reference`.
+    pub fn new(reference: &'r [u8]) -> Result<Applier<'r>> {
+        let mut dctx = DCtx::try_create().ok_or(Error::Zstd("cannot allocate a context"))?;
+        dctx.set_parameter(DParameter::WindowLogMax(WINDOW_LOG_MAX))
+            .map_err(Error::zstd)?;
+        dctx.ref_prefix(reference).map_err(Error::zstd)?;
+        Ok(Applier { dctx })
+    }
+
+    /// Decodes what it can of `input` into `out`: returns the input bytes
+    /// used, the output bytes made, and whether the frame is done (all of
+    /// it decoded and given out). Called with no input, it still gives
+    /// out what zstd holds.
+    pub fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool)> {
+        let mut inb = InBuffer::around(input);
+        let mut outb = OutBuffer::around(out);
+        let left = self
+            .dctx
+            .decompress_stream(&mut outb, &mut inb)
+            .map_err(Error::zstd)?;
+        Ok((inb.pos(), outb.pos(), left == 0))
+    }
+
+    /// The error for a patch that ends inside its frame.
+    pub fn cut_short() -> Error {
+        Error::Zstd("the patch is cut short")
+    }
+
+    /// The error for bytes after the patch's frame.
+    pub fn trailing() -> Error {
+        Error::Zstd("bytes follow the patch frame (a patch is one frame)")
+    }
 }
 
 #[cfg(test)]

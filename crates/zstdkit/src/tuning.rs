@@ -125,30 +125,69 @@ impl FromStr for Tuning {
 
 /// A number as zstd's `readU32FromChar` reads one (its `-B#` and its
 /// `--zstd=` values): digits (none is 0), then `K` or `M` with an
-/// optional `iB`; `None` for other text or past `u32`.
+/// optional `iB`; `None` for other text or past `u32` ([`number_checked`]
+/// tells the two apart).
 pub fn number(text: &str) -> Option<u32> {
+    number_checked(text).ok()
+}
+
+/// Why [`number_checked`] refused a text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberError {
+    /// Not a number as zstd writes one.
+    Invalid,
+    /// A number, larger than `u32` holds.
+    TooLarge,
+}
+
+/// [`number`], saying whether a refused text is no number or one too
+/// large: digits past `u64` or a product past `u32` are
+/// [`NumberError::TooLarge`].
+pub fn number_checked(text: &str) -> Result<u32, NumberError> {
     let end = text
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(text.len());
     let (digits, unit) = text.split_at(end);
-    let n: u64 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().ok()?
-    };
     let shift = match unit.strip_suffix("iB").unwrap_or(unit) {
         "" if unit.is_empty() => 0,
         "K" => 10,
         "M" => 20,
-        _ => return None,
+        _ => return Err(NumberError::Invalid),
+    };
+    // Digits alone fail to parse only by overflowing.
+    let n: u64 = if digits.is_empty() {
+        0
+    } else {
+        digits.parse().map_err(|_| NumberError::TooLarge)?
     };
     // checked_mul, not checked_shl: a shift drops high bits silently.
-    u32::try_from(n.checked_mul(1 << shift)?).ok()
+    n.checked_mul(1 << shift)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or(NumberError::TooLarge)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_too_large_are_told_from_no_numbers() {
+        assert_eq!(number_checked("512K"), Ok(512 << 10));
+        assert_eq!(number_checked("4MiB"), Ok(4 << 20));
+        assert_eq!(number_checked(""), Ok(0));
+        assert_eq!(number_checked("4095M"), Ok(4095 << 20));
+        for big in [
+            "4096M",
+            "4294967296",
+            "99999999999",
+            "99999999999999999999999K",
+        ] {
+            assert_eq!(number_checked(big), Err(NumberError::TooLarge), "{big}");
+        }
+        for bad in ["1G", "x", "1.5M", "iB", "-1"] {
+            assert_eq!(number_checked(bad), Err(NumberError::Invalid), "{bad}");
+        }
+    }
 
     #[test]
     fn long_and_short_names_read_alike() {

@@ -324,6 +324,62 @@ fn run_discarding(job: Job<'_>, input: &[u8]) -> Result<(Vec<u8>, Outcome, u64),
     Ok((Vec::new(), done, 0))
 }
 
+/// The input to a patch is read up to the limit and no further: an
+/// endless one (a device, a pipe) is refused holding at most limit + 1
+/// bytes, where reading to the end ran out of memory.
+#[test]
+fn a_patch_input_is_read_up_to_its_limit() {
+    let endless = || Box::new(io::repeat(7)) as Box<dyn Read + Send>;
+    let err = read_up_to(endless(), 10 << 20, None).unwrap_err();
+    assert!(
+        matches!(err, JobError::PatchTooLarge { limit } if limit == 10 << 20),
+        "{err:?}"
+    );
+    let exact = |n: usize| Box::new(io::Cursor::new(vec![1u8; n])) as Box<dyn Read + Send>;
+    assert_eq!(read_up_to(exact(1000), 1000, None).unwrap().len(), 1000);
+    assert_eq!(
+        read_up_to(exact(1000), 1000, Some(1000)).unwrap().len(),
+        1000
+    );
+    assert!(read_up_to(exact(1001), 1000, None).is_err());
+    assert!(
+        read_up_to(exact(3 << 20), 3 << 20, None)
+            .unwrap()
+            .capacity()
+            <= (3 << 20) + 1
+    );
+}
+
+/// A patch decodes as it streams: zstd's own patch (made here with its
+/// C library and the reference as prefix) in pieces, into a small output
+/// buffer, and discarded for -t; cut or followed by bytes, it fails.
+#[test]
+fn a_patch_decodes_as_it_streams() {
+    let reference = data(2 << 20, 21);
+    let mut target = reference.clone();
+    target[1 << 20..(1 << 20) + 5].copy_from_slice(b"NEW!!");
+    target.extend(data(700_000, 22));
+    let patch = crate::patch::diff(&reference, &target, Recipe::Balanced).unwrap();
+    let apply = Job::Decompress(Decompress::Patch {
+        reference: &reference,
+    });
+    let (back, done, last) = run(apply, &patch, None).unwrap();
+    assert!(back == target);
+    assert_eq!(
+        (done.read, done.written, last),
+        (patch.len() as u64, target.len() as u64, patch.len() as u64)
+    );
+    let (_, done, _) = run_discarding(apply, &patch).unwrap();
+    assert_eq!(done.written, target.len() as u64);
+    for bad in [
+        &patch[..patch.len() - 1],
+        &[&patch[..], b"x"].concat()[..],
+        b"",
+    ] {
+        assert!(matches!(run(apply, bad, None), Err(JobError::Patch(_))));
+    }
+}
+
 #[test]
 fn zstds_frames_decode_on_one_thread_or_several() {
     let parts = [data(200_000, 8), data(10, 9), data(300_000, 10)];
