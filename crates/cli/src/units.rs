@@ -55,14 +55,24 @@ pub fn parse_duration_up_to(
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 
 /// Parses a byte size: a number with an optional `K`, `M`, `G` (powers of
-/// 1024, with or without `iB`/`B`). For clap's `value_parser`.
+/// 1024, with or without `iB`/`B`). For clap's `value_parser`. A number
+/// past `u64` is refused as too large, naming the largest size, not as
+/// "not a size".
 pub fn parse_size(s: &str) -> Result<u64, String> {
+    parse_size_up_to(s, u64::MAX, "the largest size")
+}
+
+/// [`parse_size`] for a flag whose sizes stop at `max`: a number above it
+/// (or past `u64`) is refused with one message naming the limit, `what`
+/// it is and its value ("99999999999 is larger than the largest job size,
+/// 1G (1073741824 bytes)").
+pub fn parse_size_up_to(s: &str, max: u64, what: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (try 4096, 64K, 2MiB)"))?;
+    if num.is_empty() {
+        return Err(format!("'{s}' is not a size (try 4096, 64K, 2MiB)"));
+    }
     let shift = match unit.trim().trim_end_matches("iB").trim_end_matches('B') {
         "" => 0,
         "K" | "k" => 10,
@@ -74,9 +84,29 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             ));
         }
     };
-    value
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("size '{s}' is too large"))
+    // Digits alone fail to parse only by overflowing.
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .filter(|&n| n <= max)
+        .ok_or_else(|| too_large(t, max, what))
+}
+
+/// The message for a size above `max`.
+pub fn too_large(s: &str, max: u64, what: &str) -> String {
+    format!("{s} is larger than {what}, {}", show_size(max))
+}
+
+/// `n` bytes as a size flag takes it back: `1G (1073741824 bytes)`, or the
+/// bytes alone when no unit divides them.
+pub fn show_size(n: u64) -> String {
+    let unit = [(30, 'G'), (20, 'M'), (10, 'K')]
+        .into_iter()
+        .find(|&(shift, _)| n >= 1 << shift && n.is_multiple_of(1 << shift));
+    match unit {
+        Some((shift, u)) => format!("{}{u} ({n} bytes)", n >> shift),
+        None => format!("{n} bytes"),
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +145,22 @@ mod tests {
         assert_eq!(parse_size("64K").unwrap(), 65536);
         assert_eq!(parse_size("2MiB").unwrap(), 2 << 20);
         assert!(parse_size("2X").is_err());
+        assert_eq!(
+            parse_size("99999999999999999999").unwrap_err(),
+            "99999999999999999999 is larger than the largest size, 18446744073709551615 bytes"
+        );
+        assert_eq!(
+            parse_size("17179869184G").unwrap_err(),
+            "17179869184G is larger than the largest size, 18446744073709551615 bytes"
+        );
+        assert_eq!(
+            parse_size_up_to("3G", 2 << 30, "the largest window").unwrap_err(),
+            "3G is larger than the largest window, 2G (2147483648 bytes)"
+        );
+        assert_eq!(parse_size_up_to("2G", 2 << 30, "w"), Ok(2 << 30));
+        assert_eq!(
+            parse_size("x").unwrap_err(),
+            "'x' is not a size (try 4096, 64K, 2MiB)"
+        );
     }
 }

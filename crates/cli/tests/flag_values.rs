@@ -146,3 +146,78 @@ fn more_threads_than_the_threads_runtime_starts_is_an_error() {
         "perfkit: --producers 100000 is more than 4096, the most threads --runtime threads starts\n"
     );
 }
+
+/// Issue 63: a size that is a number, only too large, says so and names
+/// the limit, on every size flag of compress and decompress; it used to
+/// be "is not a size" (`-B99999999999`) when it overflowed.
+#[test]
+fn sizes_too_large_name_their_limit() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["compress", "-B99999999999", "-c", "f"],
+            "99999999999 is larger than the largest job size, 1G (1073741824 bytes)",
+        ),
+        (
+            &["compress", "-B2000M", "-c", "f"],
+            "2000M is larger than the largest job size, 1G (1073741824 bytes)",
+        ),
+        (
+            &["compress", "--memory", "99999999999999999999999", "-c", "f"],
+            "99999999999999999999999 is larger than the largest window zstd can decode, 2G (2147483648 bytes)",
+        ),
+        (
+            &["decompress", "-M", "3G", "-c", "f"],
+            "3G is larger than the largest window zstd can decode, 2G (2147483648 bytes)",
+        ),
+        (
+            &["decompress", "-M", "1", "-c", "f"],
+            "1 is below the smallest window zstd decodes, 1K (1024 bytes)",
+        ),
+        (
+            &[
+                "compress",
+                "--train",
+                "--maxdict",
+                "99999999999999999999",
+                "f",
+            ],
+            "99999999999999999999 is larger than the largest dictionary zstd can train, 4294967295 bytes",
+        ),
+        (
+            &[
+                "compress",
+                "--seekable",
+                "--frame-size",
+                "17179869184G",
+                "-c",
+                "f",
+            ],
+            "17179869184G is larger than the largest seekable frame, 1G (1073741824 bytes)",
+        ),
+        (
+            &[
+                "decompress",
+                "--range",
+                "0..99999999999999999999",
+                "-c",
+                "f",
+            ],
+            "99999999999999999999 is larger than the largest size, 18446744073709551615 bytes",
+        ),
+        (
+            &["compress", "--long=99999999999", "-c", "f"],
+            "99999999999 is not in 10..=31",
+        ),
+        (
+            &["compress", "-T", "99999999999", "-c", "f"],
+            "99999999999 is not in 0..=4294967295",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = output_within(&mut limited(args), 60);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("is not a size"), "{args:?}: {err}");
+    }
+}

@@ -265,20 +265,32 @@ fn parse_range(s: &str) -> Result<(u64, u64), String> {
 }
 
 fn parse_frame_size(s: &str) -> Result<usize, String> {
-    let n = perfkit::units::parse_size(s)?;
-    usize::try_from(n)
-        .ok()
-        .filter(|n| (1..=zstdkit::seekable::MAX_FRAME_SIZE).contains(n))
-        .ok_or_else(|| format!("{s} is not a frame size from 1 byte to 1G"))
+    let max = zstdkit::seekable::MAX_FRAME_SIZE;
+    let n = perfkit::units::parse_size_up_to(s, max as u64, "the largest seekable frame")?;
+    match usize::try_from(n) {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{s} is not a frame size from 1 byte to 1G")),
+    }
 }
 
 fn parse_tuning(s: &str) -> Result<zstdkit::tuning::Tuning, String> {
     s.parse().map_err(|e: zstdkit::Error| e.to_string())
 }
 
-/// `-B#`: a size as zstd's number reader takes it (`512K`, `1MiB`).
+/// The largest `-B#`: zstd's `ZSTDMT_JOBSIZE_MAX` (on 64 bits), the
+/// largest job its workers take.
+const MAX_JOB_SIZE: u32 = 1 << 30;
+
+/// `-B#`: a size as zstd's number reader takes it (`512K`, `1MiB`), at
+/// most [`MAX_JOB_SIZE`] (zstd would cut a larger one down silently).
 fn parse_job_size(s: &str) -> Result<u32, String> {
-    zstdkit::tuning::number(s).ok_or_else(|| format!("{s} is not a size (such as 512K or 4M)"))
+    use zstdkit::tuning::NumberError;
+    let too_large = || perfkit::units::too_large(s, MAX_JOB_SIZE.into(), "the largest job size");
+    match zstdkit::tuning::number_checked(s) {
+        Ok(n) if n <= MAX_JOB_SIZE => Ok(n),
+        Ok(_) | Err(NumberError::TooLarge) => Err(too_large()),
+        Err(NumberError::Invalid) => Err(format!("{s} is not a size (such as 512K or 4M)")),
+    }
 }
 
 fn parse_recipe(s: &str) -> Result<Recipe, String> {
@@ -286,27 +298,25 @@ fn parse_recipe(s: &str) -> Result<Recipe, String> {
 }
 
 fn parse_memory(s: &str) -> Result<u64, String> {
-    let n = perfkit::units::parse_size(s)?;
-    if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&n) {
-        Ok(n)
-    } else {
-        Err(format!(
-            "{s} is outside 1K..=2G, the windows zstd can decode"
-        ))
+    let range = zstdkit::context::MEMORY_LIMIT_RANGE;
+    let n =
+        perfkit::units::parse_size_up_to(s, *range.end(), "the largest window zstd can decode")?;
+    if n < *range.start() {
+        return Err(format!(
+            "{s} is below the smallest window zstd decodes, {}",
+            perfkit::units::show_size(*range.start())
+        ));
     }
+    Ok(n)
 }
 
 fn parse_maxdict(s: &str) -> Result<usize, String> {
-    let n = perfkit::units::parse_size(s)?;
-    usize::try_from(n)
-        .ok()
-        .filter(|&n| n <= zstdkit::dict::MAX_DICT_SIZE)
-        .ok_or_else(|| {
-            format!(
-                "{s} is above {}, the largest dictionary zstd can train",
-                zstdkit::dict::MAX_DICT_SIZE
-            )
-        })
+    let max = zstdkit::dict::MAX_DICT_SIZE;
+    let n =
+        perfkit::units::parse_size_up_to(s, max as u64, "the largest dictionary zstd can train")?;
+    usize::try_from(n).map_err(|_| {
+        perfkit::units::too_large(s, max as u64, "the largest dictionary zstd can train")
+    })
 }
 
 impl CompressArgs {
