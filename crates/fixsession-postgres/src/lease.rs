@@ -25,7 +25,7 @@
 //! standby takes over.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fixsession::id::SessionId;
 use fixsession::lease::{Acquired, Holding, SessionLease};
@@ -66,6 +66,9 @@ pub struct PostgresLease {
     conn: Option<Client>,
     /// The epoch whose advisory lock this connection holds.
     locked: Option<u64>,
+    /// The row's epoch and since when a take-over of it has found the
+    /// next epoch's lock held by another connection.
+    blocked: Option<(Option<i64>, Instant)>,
     /// The first half of every advisory lock key of the session.
     lock_key: i32,
 }
@@ -98,6 +101,7 @@ impl PostgresLease {
             me: format!("{host} pid {}", std::process::id()),
             conn: None,
             locked: None,
+            blocked: None,
         }
     }
 
@@ -186,9 +190,19 @@ enum Taken {
     Held(u64),
     /// Another engine holds it.
     Busy,
+    /// No engine holds the row's epoch (`.0`), but another connection
+    /// holds the advisory lock of the next one: a racing standby, for a
+    /// moment, or for as long as it lives an engine that held that epoch
+    /// before the row was set back by hand.
+    NextLocked(Option<i64>),
     /// The row's epoch can be raised no further.
     Exhausted,
 }
+
+/// How long the next epoch's lock may stay held by another connection,
+/// with the row's own epoch free, before a take-over is reported as
+/// blocked: a standby that won a race has raised the row by then.
+const BLOCKED_AFTER: Duration = Duration::from_secs(2);
 
 /// The epoch a take-over of a row at `epoch` raises it to: one above
 /// the epoch, or 1 from an epoch no engine can hold (0 or below, set by
@@ -262,7 +276,7 @@ impl SessionLease for PostgresLease {
                 if let Some(old) = took_old {
                     unlock(c, l.lock_key, old)?;
                 }
-                return Ok(Taken::Busy);
+                return Ok(Taken::NextLocked(epoch));
             }
             let mut p = k.to_vec();
             p.extend_from_slice(&[&epoch, &next, &l.me, &secs]);
@@ -299,6 +313,18 @@ impl SessionLease for PostgresLease {
                 Ok(Taken::Busy)
             }
         })?;
+        let blocked = match &taken {
+            Taken::NextLocked(epoch) => Some(*epoch),
+            _ => None,
+        };
+        // The same row blocked since when (a new epoch starts the clock
+        // again).
+        let since = match (self.blocked.take(), blocked) {
+            (Some((e, t)), Some(now)) if e == now => Some((e, t)),
+            (_, Some(now)) => Some((now, Instant::now())),
+            (_, None) => None,
+        };
+        self.blocked = since;
         match taken {
             Taken::Held(epoch) => {
                 self.locked = Some(epoch);
@@ -306,6 +332,23 @@ impl SessionLease for PostgresLease {
                 Ok(Acquired::Taken)
             }
             Taken::Busy => Ok(Acquired::Busy),
+            Taken::NextLocked(epoch) => match since {
+                Some((_, t)) if t.elapsed() >= BLOCKED_AFTER => {
+                    let epoch = epoch.map_or("NULL".to_string(), |e| e.to_string());
+                    Ok(Acquired::Unusable(format!(
+                        "the row of {} in perfkit_session_leases ({}) has epoch {epoch}, whose \
+                         holder is gone or expired, but for {} s another connection has held \
+                         the advisory lock of the epoch a take-over raises it to (an engine \
+                         that held that epoch before the row was set back by hand, alive or \
+                         hung): no engine serves the session until that connection ends or \
+                         the epoch is set above every epoch used",
+                        self.key.id(),
+                        self.db,
+                        t.elapsed().as_secs()
+                    )))
+                }
+                _ => Ok(Acquired::Busy),
+            },
             Taken::Exhausted => Ok(Acquired::Unusable(format!(
                 "the row of {} in perfkit_session_leases ({}) has epoch {}, the largest a \
                  BIGINT holds: no take-over can raise it, and no engine serves the session \

@@ -362,3 +362,47 @@ fn a_hand_set_epoch_is_taken_over_or_refused_naming_the_row() {
         }
     }
 }
+
+/// A row set back by hand below the epoch a live (or hung) engine still
+/// holds: the take-over's next epoch is that engine's, whose advisory
+/// lock it keeps. The standby finds it blocked, as for a race, and once
+/// it stays so says it in a sentence naming the row; when the old
+/// holder's renewal finds the row changed it lets the lock go, and the
+/// standby takes the lease at max(epoch, 0) + 1.
+#[test]
+fn a_row_set_back_under_a_live_holder_is_named_then_taken() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    let long = Duration::from_secs(60);
+    let mut old = engine(&db, long);
+    assert!(taken(&mut old.lease));
+    pg.psql(DATABASE, "UPDATE perfkit_session_leases SET epoch = 0");
+    let mut new = engine(&db, long);
+    assert_eq!(new.lease.acquire().unwrap(), Acquired::Busy);
+    let t = Instant::now();
+    let why = loop {
+        match new.lease.acquire().unwrap() {
+            Acquired::Unusable(why) => break why,
+            Acquired::Busy => {}
+            Acquired::Taken => panic!("taken while the old holder kept epoch 1's lock"),
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "never said");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(t.elapsed() >= Duration::from_secs(1), "{:?}", t.elapsed());
+    for part in ["perfkit_session_leases", "FIX.4.4:EXEC->BANZAI", "epoch 0"] {
+        assert!(why.contains(part), "{why}");
+    }
+    // The old holder's renewal finds epoch 0: it lets go.
+    assert!(!old.lease.renew().unwrap());
+    assert!(taken(&mut new.lease));
+    assert_eq!(
+        pg.psql(DATABASE, "SELECT epoch FROM perfkit_session_leases"),
+        "1\n"
+    );
+    new.store.refresh().unwrap();
+    send(&mut new.store).unwrap();
+    assert!(send(&mut old.store).unwrap_err().is_fenced());
+}
