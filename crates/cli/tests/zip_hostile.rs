@@ -562,3 +562,85 @@ fn stored_entries_with_jobs_are_streamed_not_held() {
         assert!(listed.status.success(), "{z}: {}", text(&listed.stderr));
     }
 }
+
+/// An archive named as a FIFO (or `<(cat a.zip)`) cannot be read from its
+/// end: `unzip` says so in one line naming it, with the way to read it
+/// (on stdin), instead of "Illegal seek".
+#[test]
+fn a_fifo_archive_is_refused_with_the_way_to_read_it() {
+    let t = tempfile::tempdir().unwrap();
+    let fifo = t.path().join("a.zip");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut w = std::fs::File::options().write(true).open(fifo).unwrap();
+            let _ = w.write_all(&[0u8; 1 << 20]);
+        })
+    };
+    let out = within(perfkit().args(["unzip", "-t"]).arg(&fifo));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("reading {}: it is a pipe or FIFO", fifo.display()))
+            && err.contains("perfkit unzip - <"),
+        "{err}"
+    );
+    writer.join().unwrap();
+}
+
+/// A streamed archive whose central directory marks a 64 MiB entry as a
+/// link: the target is read at most 4 KiB and a byte to refuse it, not
+/// whole (peak well under 64 MiB; above it before the fix).
+#[test]
+fn a_huge_link_entry_is_refused_without_reading_it_whole() {
+    if !interop::have("time", "time") || !interop::have("python3", "python3") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    let made = Command::new("python3")
+        .current_dir(d)
+        .args([
+            "-c",
+            "import os, zipfile\n\
+             z = zipfile.ZipFile('l.zip', 'w', zipfile.ZIP_STORED)\n\
+             i = zipfile.ZipInfo('link')\n\
+             i.external_attr = 0o120777 << 16\n\
+             z.writestr(i, os.urandom(64 << 20))\n\
+             z.close()",
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let figure = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new("time")
+        .args(["-f", "%M", "-o"])
+        .arg(figure.path())
+        .arg(env!("CARGO_BIN_EXE_perfkit"))
+        .args(["unzip", "-q", "-", "-d", "out"])
+        .current_dir(d)
+        .stdin(std::fs::File::open(d.join("l.zip")).unwrap())
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("symlink target over 4 KiB"), "{err}");
+    let peak: u64 = std::fs::read_to_string(figure.path())
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(peak < 32 << 10, "peak {peak} KiB");
+}

@@ -196,7 +196,7 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    let f = fs::File::open(&options.archive).with_context(|| format!("opening {name}"))?;
+    let f = open_seekable(&options.archive, &name)?;
     let src = io::BufReader::with_capacity(64 << 10, f);
     if options.zipinfo.is_some() || listing.is_some() {
         let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
@@ -232,6 +232,25 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
         .with_context(|| format!("extracting {name}"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the archive at `path` (shown as `name`), which is read from its
+/// end: a FIFO, a socket or another file that cannot seek (`<(cat a.zip)`)
+/// is refused with one line saying how to read it (streamed, on stdin),
+/// rather than "Illegal seek".
+fn open_seekable(path: &std::path::Path, name: &str) -> Result<fs::File> {
+    use io::Seek;
+    let mut f = fs::File::open(path).with_context(|| format!("opening {name}"))?;
+    if let Err(e) = f.seek(io::SeekFrom::End(0)) {
+        if e.raw_os_error() == Some(libc::ESPIPE) {
+            bail!(
+                "reading {name}: it is a pipe or FIFO, and an archive is read from its end \
+                 (its central directory): stream it on stdin instead, `perfkit unzip - < {name}`"
+            );
+        }
+        return Err(e).with_context(|| format!("reading {name}"));
+    }
+    Ok(f)
 }
 
 /// `-Z`, `-l` and `-v`: the central directory, held whole (the listings
