@@ -354,3 +354,109 @@ fn zstd_level_flags_parse() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// Issue 63.4: every file read whole (the patch's reference, a dictionary,
+/// a training sample) is refused at once when it is a device, a FIFO or
+/// larger than its limit, in one line naming the flag, the file and why,
+/// with little memory: each run is under a 1 GiB address-space limit and
+/// must end within seconds. `--patch-from=/dev/zero` used to read until
+/// memory ran out, and a FIFO with no writer waited for ever.
+#[test]
+fn files_read_whole_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("x"), b"some bytes to code\n").unwrap();
+    ok(perfkit().current_dir(d).args(["compress", "-q", "x"]));
+    ok(std::process::Command::new("mkfifo").arg(d.join("fifo")));
+    // Sparse: no disk and no time to make, only a size.
+    let sparse = |name: &str, len: u64| {
+        std::fs::File::create(d.join(name))
+            .unwrap()
+            .set_len(len)
+            .unwrap();
+    };
+    sparse("huge", 3 << 30);
+    sparse("dict40m", 40 << 20);
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "compress -c --patch-from=/dev/zero x",
+            "--patch-from /dev/zero",
+            "is a character device, not a regular file",
+        ),
+        (
+            "decompress -c --patch-from=/dev/zero x.zst",
+            "--patch-from /dev/zero",
+            "is a character device, not a regular file",
+        ),
+        (
+            "compress -c --patch-from=fifo x",
+            "--patch-from fifo",
+            "is a FIFO, not a regular file",
+        ),
+        (
+            "decompress -c --patch-from=fifo x.zst",
+            "--patch-from fifo",
+            "is a FIFO, not a regular file",
+        ),
+        (
+            "compress -c --patch-from=huge x",
+            "--patch-from huge",
+            "is 3221225472 bytes, larger than 2147483648",
+        ),
+        (
+            "decompress -c --patch-from=huge x.zst",
+            "--patch-from huge",
+            "is 3221225472 bytes, larger than 2147483648",
+        ),
+        (
+            "compress -c -D /dev/zero x",
+            "-D /dev/zero",
+            "is a character device, not a regular file",
+        ),
+        (
+            "decompress -c -D fifo x.zst",
+            "-D fifo",
+            "is a FIFO, not a regular file",
+        ),
+        (
+            "compress -c -D dict40m x",
+            "-D dict40m",
+            "is 41943040 bytes, larger than 33554432",
+        ),
+        ("compress -c -D huge x", "-D huge", "is 3221225472 bytes, larger than 33554432"),
+        (
+            "compress --train x x x x /dev/zero -o dict",
+            "--train sample /dev/zero",
+            "is a character device",
+        ),
+        (
+            "compress --train x x x x fifo -o dict",
+            "--train sample fifo",
+            "is a FIFO",
+        ),
+    ];
+    for (args, names, why) in cases {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.current_dir(d)
+            .arg("-c")
+            .arg("ulimit -v 1048576; exec \"$0\" \"$@\"")
+            .arg(env!("CARGO_BIN_EXE_perfkit"))
+            .args(args.split_whitespace());
+        let started = std::time::Instant::now();
+        let out = interop::output_within(&mut cmd, 20);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args}: one line: {err}");
+        assert!(
+            err.starts_with(&format!("perfkit: {names}: {why}")),
+            "{args}: {err}"
+        );
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "{args}: took {:?}",
+            started.elapsed()
+        );
+        assert!(out.stdout.is_empty(), "{args}");
+    }
+    assert!(!d.join("dict").exists());
+}

@@ -774,3 +774,69 @@ fn short_flag_clusters_and_repeats_read_as_zstd_reads_them() {
         "-19c fell back to the default level"
     );
 }
+
+/// `member` (gzip's own, no optional field) with every optional header
+/// field spliced in: an extra field of `extra` bytes, a name and a comment
+/// of `name` bytes each, and the header's CRC-16.
+fn with_long_fields(member: &[u8], extra: usize, name: usize) -> Vec<u8> {
+    assert_eq!(member[3], 0, "gzip -n writes no optional field");
+    let mut header = member[..10].to_vec();
+    header[3] = 0b0001_1110;
+    header.extend_from_slice(&u16::try_from(extra).unwrap().to_le_bytes());
+    header.extend((0..extra).map(|i| (i % 253) as u8));
+    for first in [b'a', b'A'] {
+        header.extend((0..name).map(|i| first + (i % 26) as u8));
+        header.push(0);
+    }
+    let mut crc = flate2::Crc::new();
+    crc.update(&header);
+    header.extend_from_slice(&(crc.sum() as u16).to_le_bytes());
+    [&header[..], &member[10..]].concat()
+}
+
+/// Issue 63.6: gzip members whose name or comment is 64 KiB or more, or
+/// whose extra field is 65,535 bytes, decode as gzip decodes them (they
+/// were "not a valid gzip stream"); cut inside the long name, both fail
+/// at once instead of waiting or decoding a part.
+#[test]
+fn gzip_headers_of_any_length_decode_as_gzip_decodes_them() {
+    if !have("gzip", "gzip") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = "long gzip headers\n".repeat(20_000);
+    std::fs::write(d.join("t"), &text).unwrap();
+    let member = run(Command::new("gzip").args(["-n", "-c", "t"]), d).stdout;
+    let long = with_long_fields(&member, 65_535, 100 << 10);
+    let two = [long.clone(), with_long_fields(&member, 10, 70_000)].concat();
+    for (name, bytes) in [("long.gz", &long), ("two.gz", &two)] {
+        std::fs::write(d.join(name), bytes).unwrap();
+        let theirs = run(Command::new("gzip").args(["-dc", name]), d);
+        assert!(theirs.status.success(), "gzip: {}", stderr(&theirs));
+        for args in [&["decompress", "-c", name][..], &["compress", "-dc", name]] {
+            let ours = run(perfkit().args(args), d);
+            assert!(ours.status.success(), "{args:?}: {}", stderr(&ours));
+            assert!(ours.stdout == theirs.stdout, "{args:?}: other bytes");
+        }
+        let ours = run(perfkit().args(["decompress", "-t", name]), d);
+        assert!(ours.status.success(), "-t {name}: {}", stderr(&ours));
+    }
+    // Cut in the middle of the 100 KiB name.
+    std::fs::write(d.join("cut.gz"), &long[..10 + 2 + 65_535 + 50_000]).unwrap();
+    let theirs = run(Command::new("gzip").args(["-dc", "cut.gz"]), d);
+    assert!(!theirs.status.success());
+    let ours = interop::output_within(
+        perfkit()
+            .args(["decompress", "-c", "cut.gz"])
+            .current_dir(d),
+        20,
+    );
+    assert_eq!(ours.status.code(), Some(1), "{}", stderr(&ours));
+    assert!(ours.stdout.is_empty());
+    assert!(
+        stderr(&ours).contains("ends inside a gzip member"),
+        "{}",
+        stderr(&ours)
+    );
+}

@@ -213,3 +213,290 @@ fn train_warns_of_thin_samples_as_zstd_does() {
         assert!(lines(&ours, 1)[0].starts_with("!  Warning"));
     }
 }
+
+/// Every file under `dir`, by path, with its contents (a `.zst` decoded,
+/// as each tool's frames for the same data may differ).
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.unwrap();
+        if !e.file_type().is_file() {
+            continue;
+        }
+        let name = e.path().strip_prefix(dir).unwrap().display().to_string();
+        let bytes = std::fs::read(e.path()).unwrap();
+        let bytes = if name.ends_with(".zst") {
+            zstdkit::decompress(&bytes).unwrap()
+        } else {
+            bytes
+        };
+        out.push((name, bytes));
+    }
+    out
+}
+
+/// Issue 63.2: two inputs bound for one output, on every path that names
+/// outputs, beside zstd 1.5. Without -f the second is refused as zstd
+/// refuses it (exit 1, "already exists; not overwritten") and the first
+/// input, its output kept, is removed by --rm; with -f zstd's warning is
+/// printed and the second overwrites the first's output, but where zstd
+/// then has removed the first input too (its data in no file any more),
+/// perfkit keeps it. Everything else left on disk is what zstd leaves.
+/// perfkit used to remove `x/f` and overwrite its output, exit 0, with
+/// no warning.
+#[test]
+fn two_inputs_for_one_output_lose_nothing() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    struct Case {
+        /// The files to make: (path, contents).
+        files: &'static [(&'static str, &'static [u8])],
+        /// The arguments after `zstd` / `perfkit compress`.
+        args: &'static [&'static str],
+        /// Whether both succeed.
+        ok: bool,
+        /// What perfkit keeps that zstd removes: inputs whose output the
+        /// run overwrote.
+        kept: &'static [&'static str],
+    }
+    let xy: &[(&str, &[u8])] = &[("x/f", b"xx\n"), ("y/f", b"yyyy\n")];
+    let cases = [
+        Case {
+            files: xy,
+            args: &["-f", "--rm", "--output-dir-flat", "out", "x/f", "y/f"],
+            ok: true,
+            kept: &["x/f"],
+        },
+        Case {
+            files: xy,
+            args: &["--rm", "--output-dir-flat", "out", "x/f", "y/f"],
+            ok: false,
+            kept: &[],
+        },
+        Case {
+            files: xy,
+            args: &["-q", "--rm", "--output-dir-flat", "out", "x/f", "y/f"],
+            ok: false,
+            kept: &[],
+        },
+        Case {
+            files: xy,
+            args: &["--output-dir-flat", "out", "x/f", "y/f"],
+            ok: false,
+            kept: &[],
+        },
+        Case {
+            files: xy,
+            args: &["-f", "--output-dir-flat", "out", "x/f", "y/f"],
+            ok: true,
+            kept: &[],
+        },
+        // -r: the two come from walking one folder.
+        Case {
+            files: &[("d/x/f", b"1\n"), ("d/y/f", b"22\n")],
+            args: &["-r", "-f", "--rm", "--output-dir-flat", "out", "d"],
+            ok: true,
+            kept: &["d/x/f"],
+        },
+        // Decompressing: x/f.zst and y/f.zst both into out/f.
+        Case {
+            files: xy,
+            args: &[
+                "-d",
+                "-f",
+                "--rm",
+                "--output-dir-flat",
+                "out",
+                "x/f.zst",
+                "y/f.zst",
+            ],
+            ok: true,
+            kept: &["x/f.zst"],
+        },
+        Case {
+            files: xy,
+            args: &[
+                "-d",
+                "--rm",
+                "--output-dir-flat",
+                "out",
+                "x/f.zst",
+                "y/f.zst",
+            ],
+            ok: false,
+            kept: &[],
+        },
+    ];
+    let warning = |o: &std::process::Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.starts_with("WARNING: Two files"))
+            .map(str::to_owned)
+            .collect()
+    };
+    for (n, case) in cases.iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut left = Vec::new();
+        let mut outs = Vec::new();
+        for side in ["zstd", "perfkit"] {
+            let d = dir.path().join(side);
+            // zstd 1.5.4 makes no output folder.
+            std::fs::create_dir_all(d.join("out")).unwrap();
+            for (path, data) in case.files {
+                let p = d.join(path);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                std::fs::write(&p, data).unwrap();
+            }
+            if case.args.contains(&"-d") {
+                for f in ["x/f", "y/f"] {
+                    ok(Command::new("zstd").args(["-q", "--rm", f]), &d);
+                }
+            }
+            let mut cmd = if side == "zstd" {
+                Command::new("zstd")
+            } else {
+                let mut c = perfkit();
+                c.arg("compress");
+                c
+            };
+            let out = cmd
+                .args(case.args)
+                .current_dir(&d)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
+            left.push(tree(&d));
+            outs.push(out);
+        }
+        let (theirs, ours) = (&outs[0], &outs[1]);
+        let why = format!(
+            "case {n} {:?}: zstd said {:?}, perfkit {:?}",
+            case.args,
+            String::from_utf8_lossy(&theirs.stderr),
+            String::from_utf8_lossy(&ours.stderr)
+        );
+        assert_eq!(theirs.status.success(), case.ok, "{why}");
+        assert_eq!(
+            ours.status.code(),
+            Some(if case.ok { 0 } else { 1 }),
+            "{why}"
+        );
+        assert_eq!(warning(ours), warning(theirs), "{why}");
+        if !case.ok {
+            assert!(
+                String::from_utf8_lossy(&ours.stderr).contains("already exists; not overwritten"),
+                "{why}"
+            );
+        }
+        // What zstd leaves, plus the inputs it lost.
+        let mut expect = left[0].clone();
+        for kept in case.kept {
+            assert!(
+                !expect.iter().any(|(p, _)| p == kept),
+                "{why}: zstd kept {kept} too"
+            );
+            let data = case
+                .files
+                .iter()
+                .find(|(p, _)| kept.trim_end_matches(".zst") == *p)
+                .unwrap()
+                .1;
+            expect.push((kept.to_string(), data.to_vec()));
+        }
+        expect.sort();
+        assert_eq!(left[1], expect, "{why}");
+    }
+}
+
+/// Issue 63.2 on the paths zstd does not warn about: with `-f --rm`, no
+/// input's data is lost when outputs meet. `a.zst` and `a.gz` both
+/// decompress to `a` (the first input stays, its output replaced);
+/// `compress f f.zst` would write f's frame over the input `f.zst`
+/// (refused; `f.zst` is compressed and removed, `f` stays); a file given
+/// by two paths (through a link to its folder) is removed once; mirrored
+/// outputs of `x/a/f` and `./x/a/f` are one file. Each input's data is
+/// checked to be in some file afterwards. perfkit used to remove `a.zst`
+/// and the original `f.zst`.
+#[test]
+fn rm_loses_no_input_when_outputs_meet() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let run = |args: &[&str]| {
+        perfkit()
+            .args(args)
+            .current_dir(d)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let read = |p: &str| std::fs::read(d.join(p)).unwrap();
+    let unzstd = |p: &str| zstdkit::decompress(&read(p)).unwrap();
+
+    // a.zst and a.gz into a.
+    std::fs::write(d.join("a"), b"from the zst\n").unwrap();
+    ok(perfkit().args(["compress", "-q", "--rm", "a"]), d);
+    std::fs::write(d.join("a"), b"from the gz\n").unwrap();
+    ok(
+        perfkit().args(["compress", "-q", "--rm", "--format=gzip", "a"]),
+        d,
+    );
+    let out = run(&["decompress", "-f", "--rm", "a.zst", "a.gz"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read("a"), b"from the gz\n");
+    assert_eq!(unzstd("a.zst"), b"from the zst\n", "a.zst was removed");
+    assert!(!d.join("a.gz").exists());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("WARNING: Two files have the same output")
+    );
+
+    // An output that is another input.
+    std::fs::write(d.join("f"), b"plain f\n").unwrap();
+    std::fs::write(d.join("f.zst"), b"not a frame, f.zst's own data\n").unwrap();
+    let out = run(&["compress", "-q", "-f", "--rm", "f", "f.zst"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("f: f.zst is also an input of this run; not overwritten"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(read("f"), b"plain f\n");
+    assert_eq!(unzstd("f.zst.zst"), b"not a frame, f.zst's own data\n");
+    assert!(!d.join("f.zst").exists());
+
+    // One file by two paths, and mirrored twice.
+    std::fs::create_dir_all(d.join("x/a")).unwrap();
+    std::os::unix::fs::symlink("x", d.join("l")).unwrap();
+    std::fs::write(d.join("x/a/g"), b"g\n").unwrap();
+    let out = run(&["compress", "-q", "-f", "--rm", "x/a/g", "l/a/g"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(unzstd("x/a/g.zst"), b"g\n");
+    assert!(!d.join("x/a/g").exists());
+    std::fs::write(d.join("x/a/h"), b"h\n").unwrap();
+    let out = run(&[
+        "compress",
+        "-q",
+        "-f",
+        "--rm",
+        "--output-dir-mirror",
+        "m",
+        "x/a/h",
+        "./x/a/h",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(unzstd("m/x/a/h.zst"), b"h\n");
+    assert!(!d.join("x/a/h").exists());
+}

@@ -31,7 +31,7 @@ mod summary;
 
 pub use args::{CompressArgs, DecompressArgs, zstd_level_flags};
 pub use outputs::OutputDir;
-use outputs::{input_times, join_outputs, same_file, stdout_sink};
+use outputs::{Ledger, Plan, Sink, input_times, join_outputs, same_file, stdout_sink};
 
 /// What `compress`/`decompress` were asked to do, the flags resolved.
 #[derive(Debug)]
@@ -153,10 +153,24 @@ pub fn run(task: Task) -> Result<ExitCode> {
         Task::Train(t) => return train(&t),
         Task::Code(o) => *o,
     };
+    // Both held whole, so read only as regular files within zstd's
+    // limits (a device or FIFO would be read until memory runs out).
     let dict = match &options.dict {
-        Some(p) => {
-            Some(std::fs::read(p).with_context(|| format!("reading dictionary {}", p.display()))?)
-        }
+        Some(p) => Some(read_whole(
+            "-D",
+            p,
+            zstdkit::dict::MAX_READ_SIZE,
+            "the largest dictionary zstd reads (32M)",
+        )?),
+        None => None,
+    };
+    let reference = match &options.patch_from {
+        Some(p) => Some(read_whole(
+            "--patch-from",
+            p,
+            zstdkit::patch::MAX_SIZE,
+            "the largest reference a patch takes (zstd's largest window)",
+        )?),
         None => None,
     };
     if let Some(range) = options.range {
@@ -176,18 +190,30 @@ pub fn run(task: Task) -> Result<ExitCode> {
     let Some((options, joined)) = join_outputs(options, &files)? else {
         return Ok(ExitCode::FAILURE);
     };
-    let coder = Coder {
+    let mut coder = Coder {
         options: &options,
         dict: dict.as_deref(),
+        reference: reference.as_deref(),
         joined: joined.map(RefCell::new),
+        plan: None,
+        ledger: RefCell::new(Ledger::new(files.len())),
     };
+    // Every output is planned before any is written: two inputs bound
+    // for one file are known (and warned of, as zstd warns) up front.
+    let plan = outputs::plan(&files, |f| coder.sink_for(f));
+    if !options.quiet {
+        for line in plan.warnings() {
+            let _ = writeln!(io::stderr(), "{line}");
+        }
+    }
+    coder.plan = Some(plan);
     let mut failed = false;
     // zstd's lines: each input's when there is one (or with -v), the
     // totals when there are several; never for what went to stdout.
     let several = files.len() > 1;
     let (mut done, mut read, mut written) = (0usize, 0u64, 0u64);
-    for file in &files {
-        match coder.one(file) {
+    for (i, file) in files.iter().enumerate() {
+        match coder.one(i, file) {
             Ok(Done {
                 read: r,
                 written: w,
@@ -236,6 +262,11 @@ pub fn run(task: Task) -> Result<ExitCode> {
                 .commit()
                 .with_context(|| format!("writing {}", path.display()))?;
         }
+    }
+    // `--rm` last: only inputs whose output still holds their data.
+    let plan = coder.plan.take().expect("planned above");
+    if coder.ledger.into_inner().finish(&plan, options.quiet) {
+        failed = true;
     }
     if several && done > 0 && !options.quiet {
         let line = match options.mode {
@@ -347,20 +378,19 @@ struct Done {
     output: Option<String>,
 }
 
-/// The inputs' shared settings: the flags and the dictionary, read once.
+/// The inputs' shared settings: the flags, and the dictionary and the
+/// patch's reference, read once.
 struct Coder<'a> {
     options: &'a Options,
     dict: Option<&'a [u8]>,
+    reference: Option<&'a [u8]>,
     /// `-o FILE` with several inputs: the one file they all go into.
     joined: Option<RefCell<perfkit_report::Output>>,
-}
-
-enum Sink {
-    Stdout,
-    Discard,
-    File(PathBuf),
-    /// The end of `Coder::joined`, at this path.
-    Joined(PathBuf),
+    /// Every input's output, planned before the first is written.
+    plan: Option<Plan>,
+    /// The outputs committed so far, and the inputs `--rm` removes at
+    /// the end.
+    ledger: RefCell<Ledger>,
 }
 
 impl Coder<'_> {
@@ -387,7 +417,9 @@ impl Coder<'_> {
         }))
     }
 
-    fn one(&self, input: &Path) -> Result<Done> {
+    /// Codes input `i` (`input`) into its planned output.
+    fn one(&self, i: usize, input: &Path) -> Result<Done> {
+        let plan = self.plan.as_ref().expect("outputs are planned first");
         let from_stdin = input == Path::new("-");
         // A device or directory gives no name to derive an output from (zstd:
         // "is not a regular file -- ignored"), but with -c or -o it is read
@@ -420,7 +452,13 @@ impl Coder<'_> {
             let size = regular.then_some(meta.len());
             (Box::new(f), size, Some(meta), regular)
         };
-        let sink = self.sink_for(input)?;
+        let sink = match &plan.sinks[i] {
+            Ok(sink) => sink.clone(),
+            Err(e) => bail!("{e:#}"),
+        };
+        if let Sink::File(path) = &sink {
+            self.may_write(i, path)?;
+        }
         let start = Instant::now();
         let bar = super::progress(size.filter(|&n| n > 16 << 20), self.options.no_progress);
         bar.set_message(display(input));
@@ -458,6 +496,9 @@ impl Coder<'_> {
                 if !from_stdin && !perfkit_report::is_special_file(path) && same_file(input, path) {
                     bail!("input and output are the same file");
                 }
+                if self.options.output_dir.is_some() {
+                    outputs::make_parent(path)?;
+                }
                 let mut out = perfkit_report::Output::create(path, self.options.force)?;
                 // The writer thread writes through its own handle on the
                 // same open file; `out` still owns the file's fate
@@ -477,8 +518,16 @@ impl Coder<'_> {
                         let _ = out.file_mut().set_times(input_times(m));
                     }
                 }
-                out.commit()
-                    .with_context(|| format!("writing {}", path.display()))?;
+                // An input `--rm` will remove needs its copy on the disk
+                // first: the data synced before the rename, the folder
+                // after it.
+                if self.options.remove_input {
+                    out.commit_durably()
+                } else {
+                    out.commit()
+                }
+                .with_context(|| format!("writing {}", path.display()))?;
+                self.ledger.borrow_mut().committed(plan, i);
                 (c, !in_place)
             }
         };
@@ -509,25 +558,52 @@ impl Coder<'_> {
             },
         };
         if self.options.remove_input && !from_stdin {
-            self.remove_input(input, regular, wrote_file, &sink)?;
+            self.remove_input(i, input, regular, wrote_file, &sink);
         }
         Ok(done)
     }
 
-    /// `--rm` after `input` was coded into `sink`: the input goes only
-    /// when it is a regular file and `wrote_file` (the output is a regular
-    /// file that now holds the data); what stays is said, unless `-q`.
-    fn remove_input(
-        &self,
-        input: &Path,
-        regular: bool,
-        wrote_file: bool,
-        sink: &Sink,
-    ) -> Result<()> {
-        if self.options.quiet {
-            if regular && wrote_file {
-                std::fs::remove_file(input).context("removing input after success")?;
+    /// Whether input `i` may write its planned output `path`: not over
+    /// another input of the run, and, without `-f`, not over the output
+    /// an earlier input of the run wrote (zstd's refusal, in its words).
+    fn may_write(&self, i: usize, path: &Path) -> Result<()> {
+        let plan = self.plan.as_ref().expect("outputs are planned first");
+        if let Some(k) = plan.replaces_input[i] {
+            let other = plan.input(k);
+            if other == path {
+                bail!(
+                    "{} is also an input of this run; not overwritten",
+                    path.display()
+                );
             }
+            bail!(
+                "{} is also an input of this run (as {}); not overwritten",
+                path.display(),
+                display(other)
+            );
+        }
+        if let Some(j) = plan.first[i]
+            && !self.options.force
+            && self.ledger.borrow().is_committed(j)
+        {
+            bail!(
+                "{} already exists; not overwritten ({} was written to it in this run)",
+                path.display(),
+                display(plan.input(j))
+            );
+        }
+        Ok(())
+    }
+
+    /// `--rm` after input `i` was coded into `sink`: the input goes only
+    /// when it is a regular file and `wrote_file` (the output is a
+    /// regular file that now holds the data), and only at the end of the
+    /// run, if no later input replaced that output ([`Ledger`]); what
+    /// stays now is said, unless `-q`.
+    fn remove_input(&self, i: usize, input: &Path, regular: bool, wrote_file: bool, sink: &Sink) {
+        if regular && wrote_file {
+            self.ledger.borrow_mut().remove_later(i);
+        } else if self.options.quiet {
         } else if !regular {
             // Deleting a device node or FIFO would break whatever else
             // uses it (as root, `--rm /dev/null` removed /dev/null).
@@ -536,8 +612,6 @@ impl Coder<'_> {
                 "perfkit: {}: kept: --rm refuses to remove a non-regular file",
                 display(input)
             );
-        } else if wrote_file {
-            std::fs::remove_file(input).context("removing input after success")?;
         } else if matches!(sink, Sink::File(_)) {
             // A device or FIFO (`-o /dev/null`) keeps nothing: the
             // input stays, as it does with stdout.
@@ -547,7 +621,6 @@ impl Coder<'_> {
                 display(input)
             );
         }
-        Ok(())
     }
 
     /// Codes input into output (`None`: decode and discard, for --test)
@@ -561,15 +634,8 @@ impl Coder<'_> {
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
-        let reference = match &self.options.patch_from {
-            Some(p) => Some(
-                std::fs::read(p)
-                    .with_context(|| format!("reading --patch-from {}", p.display()))?,
-            ),
-            None => None,
-        };
         let done = self
-            .job(reference.as_deref())
+            .job(self.reference)
             .run(input, size, out, &mut |at| bar.set_position(at))
             .map_err(|e| self.job_error(e))?;
         if let (Some(p), true) = (done.parallel, self.options.verbose) {
@@ -631,6 +697,25 @@ impl Coder<'_> {
     }
 }
 
+/// `path` (given to `flag`) read whole, as [`zstdkit::whole::read`] reads
+/// it: a regular file of at most `limit` bytes (`limit_is` says what
+/// the limit is), or a one-line error naming the file and why.
+fn read_whole(flag: &str, path: &Path, limit: u64, limit_is: &str) -> Result<Vec<u8>> {
+    use zstdkit::whole::WholeFileError;
+    zstdkit::whole::read(path, limit).map_err(|e| {
+        let name = path.display();
+        match e {
+            WholeFileError::NotRegular { .. } => anyhow::anyhow!(
+                "{flag} {name}: {e}; it is held in memory whole, so only a regular file is read"
+            ),
+            WholeFileError::TooLarge { .. } => {
+                anyhow::anyhow!("{flag} {name}: {e}, {limit_is}")
+            }
+            e => anyhow::Error::new(e).context(format!("{flag} {name}")),
+        }
+    })
+}
+
 /// A refused window gets the flags that would admit it, as zstd's message
 /// has.
 fn with_hint(err: zstdkit::Error) -> anyhow::Error {
@@ -656,8 +741,17 @@ fn with_hint(err: zstdkit::Error) -> anyhow::Error {
 
 fn train(t: &Train) -> Result<ExitCode> {
     let mut samples = Vec::with_capacity(t.samples.len());
+    // zstd's trainer takes at most 4 GiB - 1 of samples in all.
+    let mut room = zstdkit::dict::MAX_SAMPLES_SIZE;
     for f in &t.samples {
-        samples.push(std::fs::read(f).with_context(|| format!("reading sample {}", f.display()))?);
+        let sample = read_whole(
+            "--train sample",
+            f,
+            room,
+            "what is left of the most zstd's trainer takes in all, 4294967295",
+        )?;
+        room -= sample.len() as u64;
+        samples.push(sample);
     }
     // zstd 1.5.4's warnings (dibio.c), word for word, at its default
     // verbosity: too few samples is an error there too.
