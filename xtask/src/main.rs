@@ -319,7 +319,7 @@ fn fuzz_max_len(target: &str) -> usize {
         // Several frames of a zstd stream, or a zip archive with a handful of
         // entries, ZIP64 extras and an AES header.
         "decode" | "frames" | "patch" | "seek_table" | "read_archive" | "read_stream"
-        | "extract" => 16 * 1024,
+        | "extract" | "differential" => 16 * 1024,
         // The framer's stream: several messages and the junk between them.
         "frame" => 8 * 1024,
         // A reference expression file with its domain list and some rules.

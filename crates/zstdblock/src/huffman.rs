@@ -215,10 +215,13 @@ impl HuffmanTable {
         let (s1, rest) = body.split_at(l1);
         let (s2, rest) = rest.split_at(l2);
         let (s3, s4) = rest.split_at(l3);
-        let mut b1 = BackwardBits::new(s1).ok_or("bad Huffman stream")?;
-        let mut b2 = BackwardBits::new(s2).ok_or("bad Huffman stream")?;
-        let mut b3 = BackwardBits::new(s3).ok_or("bad Huffman stream")?;
-        let mut b4 = BackwardBits::new(s4).ok_or("bad Huffman stream")?;
+        // libzstd's fast loop reads a stream without its end mark (as if
+        // the mark were past it), so this is the same lax-in-libzstd fault
+        // as a stream that does not end exactly.
+        let mut b1 = BackwardBits::new(s1).ok_or(STREAM_END_MISMATCH)?;
+        let mut b2 = BackwardBits::new(s2).ok_or(STREAM_END_MISMATCH)?;
+        let mut b3 = BackwardBits::new(s3).ok_or(STREAM_END_MISMATCH)?;
+        let mut b4 = BackwardBits::new(s4).ok_or(STREAM_END_MISMATCH)?;
         let segment = out.len().div_ceil(4);
         let (o1, rest) = out.split_at_mut(segment);
         let (o2, rest) = rest.split_at_mut(segment);

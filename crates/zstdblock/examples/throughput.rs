@@ -1,0 +1,98 @@
+//! Whole frames decoded in memory by zstdblock and by libzstd's one-shot
+//! `ZSTD_decompressDCtx`, in turn, on one thread: the median CPU time of
+//! each, their ratio, and the entropy stage's share of zstdblock's time.
+//!
+//! `cargo run --release -p zstdblock --example throughput -- FILE.zst [ROUNDS]`
+
+use std::time::Duration;
+
+/// This thread's CPU time, from the scheduler's accounting.
+fn cpu() -> Duration {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+    let ns: u64 = text.split_whitespace().next().unwrap().parse().unwrap();
+    Duration::from_nanos(ns)
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let start = cpu();
+    let value = f();
+    (value, cpu() - start)
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let path = args.next().expect("usage: throughput FILE.zst [ROUNDS]");
+    let rounds: usize = args.next().map_or(7, |r| r.parse().expect("ROUNDS"));
+    let input = std::fs::read(&path).expect("reading the input");
+    let limit = 1u64 << 31;
+    let frames = zstdblock::walk(&input, limit).expect("walking");
+    let expected = zstdblock::decode_all(&input, limit).expect("decoding");
+    let size = expected.len();
+    let mut dctx = zstd_safe::DCtx::create();
+    let blocks: usize = frames.iter().map(|f| f.blocks.len()).sum();
+
+    let (mut ours, mut theirs, mut entropy) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (out, t) = timed(|| zstdblock::decode_all(&input, limit).unwrap());
+        assert!(out == expected);
+        drop(out);
+        ours.push(t);
+
+        let (out, t) = timed(|| {
+            let mut out = Vec::with_capacity(size);
+            dctx.decompress(&mut out, &input).expect("libzstd");
+            out
+        });
+        assert!(out == expected);
+        drop(out);
+        theirs.push(t);
+
+        // The entropy stage alone: every block's literals and sequences.
+        let ((), t) = timed(|| {
+            let mut block = zstdblock::DecodedBlock::default();
+            for frame in &frames {
+                let mut state = zstdblock::EntropyState::default();
+                for b in frame
+                    .blocks
+                    .iter()
+                    .filter(|b| b.kind == zstdblock::BlockKind::Compressed)
+                {
+                    zstdblock::decode_block(&input, b, &mut state, &mut block).unwrap();
+                }
+            }
+        });
+        entropy.push(t);
+    }
+    let (ours, theirs, entropy) = (median(&mut ours), median(&mut theirs), median(&mut entropy));
+    let rate = |t: Duration| size as f64 / t.as_secs_f64() / 1e6;
+    println!(
+        "{path}: {} -> {} bytes, {} frames, {blocks} blocks, median of {rounds} CPU times",
+        input.len(),
+        size,
+        frames.len()
+    );
+    println!(
+        "libzstd one-shot  {:>8.1} ms  {:>7.0} MB/s",
+        theirs.as_secs_f64() * 1e3,
+        rate(theirs)
+    );
+    println!(
+        "zstdblock         {:>8.1} ms  {:>7.0} MB/s",
+        ours.as_secs_f64() * 1e3,
+        rate(ours)
+    );
+    println!(
+        "  entropy stage   {:>8.1} ms  ({:.0} % of zstdblock)",
+        entropy.as_secs_f64() * 1e3,
+        100.0 * entropy.as_secs_f64() / ours.as_secs_f64()
+    );
+    println!(
+        "ratio zstdblock / libzstd throughput: {:.2}",
+        theirs.as_secs_f64() / ours.as_secs_f64()
+    );
+}
