@@ -154,7 +154,7 @@ pub(super) fn collect(opts: &Options) -> Result<Found> {
             continue;
         }
         let Some(meta) = listed(&p, opts.symlinks)? else {
-            warn_not_matched(opts, &p);
+            warn_not_matched(opts, &p.to_string_lossy());
             unmatched += 1;
             continue;
         };
@@ -230,16 +230,17 @@ pub(super) fn collect(opts: &Options) -> Result<Found> {
 }
 
 /// Info-ZIP's warning for a name that is not there to store (missing, a
-/// link to nothing, a loop of links), after which the rest is archived:
+/// link to nothing, a loop of links) or, under `-d`, a pattern that
+/// matches no entry, after which the rest is done:
 /// printed where Info-ZIP prints it, on stdout beside the `adding:` lines
 /// (stderr when stdout carries the archive), and silenced by `-q`.
-pub(super) fn warn_not_matched(opts: &Options, p: &Path) {
+pub(super) fn warn_not_matched(opts: &Options, name: &str) {
     if opts.quiet {
         return;
     }
     let line = format!(
         "\tzip warning: name not matched: {}",
-        perfkit::printable::name(&p.to_string_lossy())
+        perfkit::printable::name(name)
     );
     // A lost warning line (a closed pipe) must not fail the archive.
     if opts.archive.as_deref() == Some(Path::new("-")) {

@@ -495,10 +495,7 @@ fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
     let entries = u.archive.entries();
     let plan = update::deletion(entries, &patterns);
     for &k in &plan.unmatched {
-        eprintln!(
-            "perfkit zip: warning: name not matched: {}",
-            perfkit::printable::name(&patterns[k].text())
-        );
+        items::warn_not_matched(opts, &patterns[k].text());
     }
     if plan.deleted.is_empty() {
         bail!(
