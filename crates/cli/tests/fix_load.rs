@@ -191,6 +191,40 @@ fn an_acceptor_that_never_executes_orders_gives_the_report_and_a_failure() {
     assert_eq!(rows[0]["unanswered"], 100);
 }
 
+/// Issue 63.7: the generator connects from the system's choice of
+/// address, so a file whose session names a source address
+/// (`SocketConnectSourceHost`, here one not on this machine) is told so
+/// in one warning rather than followed silently, and the failure names
+/// the destination it could not reach.
+#[test]
+fn a_source_address_the_generator_does_not_use_is_one_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let ini = initiator(dir.path(), port);
+    let mut text = std::fs::read_to_string(&ini).unwrap();
+    text.push_str("SocketConnectSourceHost=192.0.2.1\n");
+    std::fs::write(&ini, text).unwrap();
+    let out = run(load().arg(&ini).args(["--rate", "100", "--duration", "1s"]));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "perfkit: warning: {}: SocketConnectSourceHost and SocketConnectSourcePort have no \
+             effect here: fix load connects from the system's choice of address and port",
+            ini.display()
+        )
+    );
+    assert!(
+        lines[1].contains(&format!(
+            "connecting to 127.0.0.1:{port}: Connection refused"
+        )),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn an_unreachable_engine_is_a_one_line_error_and_no_report() {
     let dir = tempfile::tempdir().unwrap();
