@@ -156,8 +156,9 @@ pub(super) fn write(link: &Link, r: &Round) -> Result<(), StoreError> {
     })?;
     if fenced {
         let e = r.epoch.unwrap_or_default();
-        if let Some(h) = &link.fence {
-            h.lose(e as u64);
+        // The epoch came from the holding, as a u64 at least 1.
+        if let (Some(h), Ok(held)) = (&link.fence, u64::try_from(e)) {
+            h.lose(held);
         }
         return Err(link.fenced(format!(
             "epoch {e} is no longer this engine's: another engine has taken the session's \
