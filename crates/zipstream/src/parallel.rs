@@ -10,8 +10,11 @@
 //! stored blocks; an entry that fits in one block and does not shrink is
 //! written with the stored method.
 //!
-//! At most `window` blocks are in flight, so memory is bounded by about
-//! `window × 2 × block_size` whatever the input size.
+//! At most `window` blocks are in flight, and entries written as is (not
+//! deflated here) wait behind them only while they hold at most `window ×
+//! block_size` bytes together, each at most a block (a larger one is
+//! streamed once the work before it is out), so memory is bounded by about
+//! `window × 3 × block_size` whatever the input size.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -92,6 +95,8 @@ pub struct ParallelZipWriter<W: Write> {
     workers: Vec<JoinHandle<()>>,
     queue: VecDeque<Pending>,
     in_flight: usize,
+    /// Bytes of the entries written as is that wait in `queue`.
+    plain_held: usize,
     spare: Vec<Vec<u8>>,
 }
 
@@ -112,6 +117,7 @@ impl<W: Write> ParallelZipWriter<W> {
             workers,
             queue: VecDeque::new(),
             in_flight: 0,
+            plain_held: 0,
             spare: Vec::new(),
         }
     }
@@ -141,10 +147,12 @@ impl<W: Write> ParallelZipWriter<W> {
             (&mut *reader).take(limit + 1).read_to_end(&mut head)?;
             if head.len() as u64 <= limit {
                 let n = head.len() as u64;
-                // Small entries queued behind a slow block are bounded too.
-                let queued = self.queue.len() > 4 * self.opts.window;
+                // What waits so is bounded as the blocks in flight are: past
+                // a window of blocks' worth, everything is written first.
+                self.plain_held += head.len();
+                let full = self.plain_held > self.opts.window * self.opts.block_size;
                 self.queue.push_back(Pending::Plain(Box::new(opts), head));
-                self.pump(queued)?;
+                self.pump(full)?;
                 return Ok(n);
             }
             self.pump(true)?;
@@ -298,6 +306,7 @@ impl<W: Write> ParallelZipWriter<W> {
                     let Some(Pending::Plain(opts, data)) = self.queue.pop_front() else {
                         unreachable!()
                     };
+                    self.plain_held -= data.len();
                     self.w().add_bytes(*opts, &data)?;
                 }
             }
