@@ -98,7 +98,9 @@ impl<'a> BackwardBits<'a> {
         }
     }
 
-    #[cold]
+    // Inline, not a cold call: a call would keep the reader in memory
+    // instead of registers throughout the hot loops.
+    #[inline(always)]
     fn reload_at_start(&mut self) {
         if self.pos > 0 {
             self.consumed -= (self.pos as u32) * 8;

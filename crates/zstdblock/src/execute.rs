@@ -98,11 +98,7 @@ impl Output {
             let ll = sequence.literal_length as usize;
             // The entropy stage checked the literal total against the
             // literal count, and the output against the room made above.
-            if ll <= 16 {
-                buf[pos..pos + 16].copy_from_slice(&literals[lit..lit + 16]);
-            } else {
-                buf[pos..pos + ll].copy_from_slice(&literals[lit..lit + ll]);
-            }
+            copy_literals(buf, pos, literals, lit, ll);
             pos += ll;
             lit += ll;
             let ml = sequence.match_length as usize;
@@ -128,41 +124,64 @@ impl Output {
     }
 }
 
+/// Copies `length` literals from `literals[from..]` to `buf[to..]`, in
+/// 16-byte pieces that may write up to 15 bytes of scratch past the end
+/// (inside the slack) and read into the literals' padding.
+#[inline(always)]
+fn copy_literals(buf: &mut [u8], to: usize, literals: &[u8], from: usize, length: usize) {
+    if length <= 16 {
+        buf[to..to + 16].copy_from_slice(&literals[from..from + 16]);
+    } else if length <= 128 {
+        let mut done = 0;
+        while done < length {
+            buf[to + done..to + done + 16]
+                .copy_from_slice(&literals[from + done..from + done + 16]);
+            done += 16;
+        }
+    } else {
+        buf[to..to + length].copy_from_slice(&literals[from..from + length]);
+    }
+}
+
 /// Copies `length` bytes from `distance` back to `pos`; the copy may
 /// overlap itself (a distance shorter than the length repeats a pattern)
-/// and may write up to 15 bytes of scratch past its end, inside the slack.
+/// and may write up to 16 bytes of scratch past its end, inside the slack.
 #[inline(always)]
 fn copy_match(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
     let src = pos - distance;
     if distance >= 16 {
+        // Each 16-byte piece reads bytes already final.
         if length <= 16 {
             buf.copy_within(src..src + 16, pos);
-        } else if distance >= length {
-            buf.copy_within(src..src + length, pos);
-        } else {
-            // Each 16-byte piece reads bytes already final.
-            let mut from = src;
-            let mut to = pos;
-            let end = pos + length;
-            while to < end {
-                buf.copy_within(from..from + 16, to);
-                from += 16;
-                to += 16;
+        } else if length <= 128 || distance < length {
+            let mut done = 0;
+            while done < length {
+                buf.copy_within(src + done..src + done + 16, pos + done);
+                done += 16;
             }
+        } else {
+            buf.copy_within(src..src + length, pos);
         }
-    } else if length <= 16 {
-        for i in 0..length {
-            buf[pos + i] = buf[src + i];
+    } else if distance >= 8 {
+        let mut done = 0;
+        while done < length {
+            buf.copy_within(src + done..src + done + 8, pos + done);
+            done += 8;
         }
     } else {
-        // The bytes from `src` repeat with period `distance`: copy the
-        // pattern in pieces that double.
-        let mut to = pos;
-        let end = pos + length;
-        while to < end {
-            let piece = (to - src).min(end - to);
-            buf.copy_within(src..src + piece, to);
-            to += piece;
+        // A short period: build 16 bytes of the pattern once, then write
+        // them every `step` bytes, the largest multiple of the period that
+        // fits, so each write starts at the pattern's phase.
+        let mut pattern = [0u8; 16];
+        pattern[..distance].copy_from_slice(&buf[src..src + distance]);
+        for i in distance..16 {
+            pattern[i] = pattern[i - distance];
+        }
+        let step = 16 - 16 % distance;
+        let mut done = 0;
+        while done < length {
+            buf[pos + done..pos + done + 16].copy_from_slice(&pattern);
+            done += step;
         }
     }
 }

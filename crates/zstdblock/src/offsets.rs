@@ -16,33 +16,23 @@ pub fn resolve_offsets(sequences: &mut [Sequence], repeats: &mut [u32; 3]) {
     let [mut r0, mut r1, mut r2] = *repeats;
     for sequence in sequences {
         let value = sequence.offset;
-        if value > 3 {
-            let distance = value - 3;
-            r2 = r1;
-            r1 = r0;
-            r0 = distance;
-        } else {
-            // With no literals before the match, the repeat codes shift
-            // by one: 1 names the second repeat offset, 3 the first minus one.
-            let index = value - 1 + u32::from(sequence.literal_length == 0);
-            match index {
-                0 => {}
-                1 => std::mem::swap(&mut r0, &mut r1),
-                2 => {
-                    let distance = r2;
-                    r2 = r1;
-                    r1 = r0;
-                    r0 = distance;
-                }
-                _ => {
-                    let distance = r0.wrapping_sub(1);
-                    r2 = r1;
-                    r1 = r0;
-                    r0 = distance;
-                }
-            }
-        }
-        sequence.offset = r0;
+        let new = value > 3;
+        // With no literals before the match, the repeat codes shift by
+        // one: 1 names the second repeat offset, 3 the first minus one.
+        let index = (value.wrapping_sub(1) + u32::from(sequence.literal_length == 0)) & 3;
+        let odd = index & 1 == 1;
+        let low = if odd { r1 } else { r0 };
+        let high = if odd { r0.wrapping_sub(1) } else { r2 };
+        let named = if index & 2 == 0 { low } else { high };
+        // Selects, not branches: whether a sequence repeats is data, and
+        // a mispredicted branch here costs more than the whole update.
+        let distance = if new { value - 3 } else { named };
+        let same = !new && index == 0;
+        let swap = !new && index == 1;
+        r2 = if same || swap { r2 } else { r1 };
+        r1 = if same { r1 } else { r0 };
+        r0 = distance;
+        sequence.offset = distance;
     }
     *repeats = [r0, r1, r2];
 }

@@ -309,10 +309,10 @@ pub(crate) fn decode(
     ) else {
         return Err(fault(at, "missing sequence table"));
     };
-    let Some(mut bits) = BackwardBits::new(&data[at..]) else {
+    let Some(bits) = BackwardBits::new(&data[at..]) else {
         return Err(fault(at, "bad sequence bitstream"));
     };
-    decode_stream(&mut bits, count, ll, of, ml, out).map_err(|what| fault(at, what))
+    decode_stream(bits, count, ll, of, ml, out).map_err(|what| fault(at, what))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -329,23 +329,23 @@ fn read_table_at(
         .map_err(|f| Fault::new(origin + f.at, f.what))
 }
 
-/// The hot loop: `count` sequences from the interleaved bitstream.
+/// The hot loop: `count` sequences from the interleaved bitstream. The
+/// reader is taken by value so that its fields live in registers.
 fn decode_stream(
-    bits: &mut BackwardBits<'_>,
+    mut bits: BackwardBits<'_>,
     count: usize,
     ll: &SequenceTable,
     of: &SequenceTable,
     ml: &SequenceTable,
     out: &mut Vec<Sequence>,
 ) -> Result<Decoded, &'static str> {
-    out.reserve(count);
+    out.resize(count, Sequence::default());
     let (ll_cells, of_cells, ml_cells) = (&*ll.cells, &*of.cells, &*ml.cells);
     let mut ll_state = bits.read(ll.log) as usize;
     let mut of_state = bits.read(of.log) as usize;
     let mut ml_state = bits.read(ml.log) as usize;
-    let mut literals = 0usize;
-    let mut matches = 0usize;
-    for i in 0..count {
+    let last = count - 1;
+    for (i, slot) in out.iter_mut().enumerate() {
         bits.reload();
         let l = ll_cells[ll_state & (CELLS - 1)];
         let o = of_cells[of_state & (CELLS - 1)];
@@ -359,14 +359,12 @@ fn decode_stream(
             bits.reload();
         }
         let literal_length = l.base + bits.read(u32::from(l.extra)) as u32;
-        out.push(Sequence {
+        *slot = Sequence {
             literal_length,
             match_length,
             offset,
-        });
-        literals += literal_length as usize;
-        matches += match_length as usize;
-        if i + 1 < count {
+        };
+        if i != last {
             ll_state = usize::from(l.next) + bits.read(u32::from(l.bits)) as usize;
             ml_state = usize::from(m.next) + bits.read(u32::from(m.bits)) as usize;
             of_state = usize::from(o.next) + bits.read(u32::from(o.bits)) as usize;
@@ -376,5 +374,8 @@ fn decode_stream(
     if !bits.finished() {
         return Err("sequence bitstream not consumed exactly");
     }
+    // Summed apart from the decode loop, which is short of registers.
+    let literals = out.iter().map(|s| u64::from(s.literal_length)).sum::<u64>() as usize;
+    let matches = out.iter().map(|s| u64::from(s.match_length)).sum::<u64>() as usize;
     Ok(Decoded { literals, matches })
 }

@@ -30,7 +30,7 @@ fn runs(len: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(len);
     let mut i = 0u32;
     while out.len() < len {
-        let run = if i % 7 == 0 {
+        let run = if i.is_multiple_of(7) {
             200_000
         } else {
             (i as usize * 37) % 300 + 1
@@ -245,7 +245,6 @@ fn cli_options_and_streamed_input_decode_like_libzstd() {
 #[test]
 fn libzstd_parameters_decode_like_libzstd() {
     use CParameter::*;
-    use zstd_safe::CompressionLevel as _;
     let text = source_text(256 << 10);
     let binary = binary(256 << 10);
     let noise = random(50_000, 99);
