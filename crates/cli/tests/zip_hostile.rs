@@ -644,3 +644,53 @@ fn a_huge_link_entry_is_refused_without_reading_it_whole() {
         .unwrap();
     assert!(peak < 32 << 10, "peak {peak} KiB");
 }
+
+/// `zip -A`, beside Info-ZIP's: an archive whose stub the offsets do not
+/// count is rewritten with offsets that count it, byte for byte as
+/// Info-ZIP writes it, with its line; an adjusted one is left untouched
+/// ("do not need adjusting"); with a file it is adjusted and the file
+/// added; a missing archive fails both. Before, perfkit had no `-A`.
+#[test]
+fn zip_a_adjusts_a_stub_as_info_zip_does() {
+    if !have_info_zip() {
+        return;
+    }
+    let stub = stub();
+    for (adjusted, args) in [
+        (false, &["-A", "sfx.zip"][..]),
+        (true, &["-A", "sfx.zip"]),
+        (false, &["-A", "sfx.zip", "c.txt"]),
+        (false, &["-A", "-q", "sfx.zip"]),
+    ] {
+        let what = format!("{args:?} adjusted {adjusted}");
+        let p = Pair::new(&stub, adjusted);
+        let before = std::fs::read(p.ours.join("sfx.zip")).unwrap();
+        let ours = run(perfkit().current_dir(&p.ours).arg("zip").args(args));
+        let theirs = run(Command::new("zip").current_dir(&p.theirs).args(args));
+        assert!(ours.status.success(), "{what}: {}", text(&ours.stderr));
+        assert!(theirs.status.success(), "{what}");
+        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{what}");
+        assert_eq!(text(&ours.stderr), "", "{what}");
+        let (a, b) = (p.ours.join("sfx.zip"), p.theirs.join("sfx.zip"));
+        assert_same_sfx(&what, &stub, &a, &b);
+        if args.len() == 2 || args.contains(&"-q") {
+            assert_eq!(
+                std::fs::read(&a).unwrap(),
+                std::fs::read(&b).unwrap(),
+                "{what}"
+            );
+        }
+        if adjusted {
+            assert_eq!(std::fs::read(&a).unwrap(), before, "{what}");
+        }
+    }
+    let t = tempfile::tempdir().unwrap();
+    let ours = run(perfkit()
+        .current_dir(t.path())
+        .args(["zip", "-A", "no.zip"]));
+    let theirs = run(Command::new("zip")
+        .current_dir(t.path())
+        .args(["-A", "no.zip"]));
+    assert!(!ours.status.success() && !theirs.status.success());
+    assert!(!t.path().join("no.zip").exists());
+}

@@ -17,7 +17,8 @@ use super::{Options, Password, Task};
 #[command(
     after_help = "Info-ZIP habits that work: -r, -q, -0..-9 (also in clusters such as -r9; -0 \
 stores), -j (junk paths), -x and -i GLOB, -@, -u (update: add new, replace older), -f (freshen: \
-replace older only), -d (delete entries), -m (move: delete the originals once the archive is \
+replace older only), -d (delete entries), -A (adjust a self-extractor's offsets to count its stub; every update keeps \
+the stub and counts it too), -m (move: delete the originals once the archive is \
 on disk, and tested with -T; a file changed since it was listed is kept, with a warning), -T (test before the archive replaces anything), -e and -P, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
 them), `-` for stdin data, an existing archive is updated (entries replaced in place, new ones \
@@ -100,6 +101,12 @@ pub struct ZipArgs {
     /// Test the new archive before it replaces anything (`test of … OK`).
     #[arg(short = 'T', long = "test")]
     test: bool,
+    /// Adjust a self-extractor (Info-ZIP's `-A`): an archive whose stub was
+    /// prepended without counting it in its offsets is rewritten with
+    /// offsets that count it (any update does so too); alone, nothing else
+    /// changes.
+    #[arg(short = 'A', long = "adjust-sfx", conflicts_with = "delete")]
+    adjust: bool,
     /// Encrypt with AES-256 (not ZipCrypto), prompting twice for the password.
     #[arg(short = 'e', conflicts_with_all = ["password", "password_file", "password_env"])]
     encrypt_prompt: bool,
@@ -274,10 +281,10 @@ impl ZipArgs {
             Mode::Add
         };
         if self.archive.as_deref() == Some(std::path::Path::new("-"))
-            && (mode != Mode::Add || self.move_files || self.test)
+            && (mode != Mode::Add || self.move_files || self.test || self.adjust)
         {
             return Err(usage_error(
-                "-u, -f, -d, -m and -T need an archive file, not `-` (stdout cannot be read back)",
+                "-u, -f, -d, -m, -T and -A need an archive file, not `-` (stdout cannot be read back)",
             ));
         }
         Ok(Task::Write(Options {
@@ -298,6 +305,7 @@ impl ZipArgs {
             mode,
             move_files: self.move_files,
             test: self.test,
+            adjust: self.adjust,
             part_size: self.part_size,
         }))
     }
@@ -345,7 +353,7 @@ pub(super) fn usage_error(message: &str) -> ExitCode {
 
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTe";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeA";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):

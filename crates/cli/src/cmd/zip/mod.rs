@@ -85,6 +85,8 @@ pub struct Options {
     pub move_files: bool,
     /// Test the new archive before it replaces anything.
     pub test: bool,
+    /// `-A`: make the offsets of an archive with a prepended stub count it.
+    pub adjust: bool,
     /// Part size of an `s3://` multipart upload.
     pub part_size: u64,
 }
@@ -227,9 +229,9 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         _ => None,
     };
     let local = object_url.is_none() && archive.as_os_str() != "-";
-    if !local && (opts.mode != Mode::Add || opts.test) {
+    if !local && (opts.mode != Mode::Add || opts.test || opts.adjust) {
         return Ok(usage_error(
-            "-u, -f, -d and -T need a local archive file (an upload or stdout cannot be read back)",
+            "-u, -f, -d, -T and -A need a local archive file (an upload or stdout cannot be read back)",
         ));
     }
     let archive = if local {
@@ -245,14 +247,30 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     } else {
         None
     };
-    if update.is_none() && matches!(opts.mode, Mode::Freshen | Mode::Delete) {
-        bail!("{shown}: no such archive (-f and -d change an existing one)");
+    if update.is_none() && (matches!(opts.mode, Mode::Freshen | Mode::Delete) || opts.adjust) {
+        bail!("{shown}: no such archive (-f, -d and -A change an existing one)");
     }
     let no_paths = opts.paths.is_empty() && !opts.names_stdin;
+    if let (Some(u), true) = (&update, opts.adjust) {
+        // Info-ZIP's lines for -A, on stdout; `-q` silences them.
+        let shift = u.archive.offsets_shift();
+        let off = shift > 0 && !u.archive.entries().is_empty();
+        if !opts.quiet {
+            if off {
+                println!("Zip entry offsets appear off by {shift} bytes - correcting...");
+            } else {
+                println!("Zip entry offsets do not need adjusting");
+            }
+        }
+        // Alone with nothing to adjust: the archive is left as it is.
+        if !off && no_paths && opts.mode != Mode::Freshen && opts.mode != Mode::Update {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     if let (Some(u), true) = (&update, no_paths) {
         // Info-ZIP's habits with an archive alone: `-T` tests it as it
         // is; `-f` and `-u` look at the file of every entry's name.
-        if opts.test && opts.mode == Mode::Add {
+        if opts.test && opts.mode == Mode::Add && !opts.adjust {
             return test_existing(&archive, &shown, &opts);
         }
         if matches!(opts.mode, Mode::Freshen | Mode::Update) {
@@ -272,7 +290,14 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         }
     }
     let (steps, labels, items);
-    if opts.mode == Mode::Delete {
+    if opts.adjust && no_paths && opts.mode == Mode::Add {
+        // -A alone: every entry kept, written again after the stub with
+        // offsets that count it.
+        let n = entries(update.as_ref()).len();
+        items = Vec::new();
+        labels = vec![None; n];
+        steps = (0..n).map(Step::Kept).collect::<Vec<_>>();
+    } else if opts.mode == Mode::Delete {
         let kept = delete(update.as_ref().expect("checked above"), &opts)?;
         items = Vec::new();
         labels = vec![None; kept.len()];
@@ -362,7 +387,10 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             // entry (a self-extractor's stub) and its comment.
             let writer = match update.as_mut() {
                 Some(u) => {
-                    note_unadjusted(&u.archive, &shown);
+                    // -A has said so already, in Info-ZIP's words.
+                    if !opts.adjust {
+                        note_unadjusted(&u.archive, &shown);
+                    }
                     ZipWriter::rewriting(file, &mut u.archive).with_context(|| {
                         format!("{shown}: copying what is before its first entry")
                     })?
