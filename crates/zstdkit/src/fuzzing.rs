@@ -38,6 +38,51 @@ pub fn patch(data: &[u8]) {
     let _ = crate::patch::apply(&reference, frame);
 }
 
+/// Untrusted bytes after gzip's magic, through the file tool's decoder
+/// ([`crate::job`], which streams member headers past itself): it must
+/// never panic, and whatever flate2's own gzip reader decodes it must
+/// decode to the same bytes (it also takes header fields flate2 refuses
+/// as too long).
+///
+/// # Panics
+/// When decoding panics, or the two disagree.
+pub fn gzip(data: &[u8]) {
+    use crate::job::{Decompress, Job, WindowLimit};
+    let input = [&crate::job::GZIP_MAGIC[..], data].concat();
+    let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Shared(out.clone());
+    let job = Job::Decompress(Decompress::Frames {
+        window: WindowLimit::Default,
+        dictionary: None,
+        threads: 1,
+    });
+    let ours = job.run(
+        Box::new(std::io::Cursor::new(input.clone())),
+        None,
+        Some(Box::new(sink)),
+        &mut |_| {},
+    );
+    let mut theirs = Vec::new();
+    let oracle = flate2::read::MultiGzDecoder::new(&input[..]).read_to_end(&mut theirs);
+    if oracle.is_ok() {
+        assert!(ours.is_ok(), "flate2 decoded it, job failed: {ours:?}");
+        assert!(*out.lock().unwrap() == theirs, "the decoders disagree");
+    }
+}
+
+/// A writer into a buffer the caller keeps a handle on.
+struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Untrusted bytes as a seekable file's tail: reading its seek table must
 /// never panic, and a table read must encode back to the bytes it came
 /// from (no field is lost or invented).
@@ -117,6 +162,32 @@ mod tests {
             n += 1;
         }
         assert!(n >= 3, "seed directory read");
+    }
+
+    /// Real gzip members (one with every optional header field, then a
+    /// plain one), cut at every length and with bytes flipped, through the
+    /// gzip body.
+    #[test]
+    fn gzip_body_survives_real_members_mangled() {
+        use std::io::Write;
+        let mut first = flate2::GzBuilder::new()
+            .filename("name.txt")
+            .comment("a comment")
+            .extra(vec![1, 2, 3, 4])
+            .write(Vec::new(), flate2::Compression::fast());
+        first.write_all(&b"gzip members ".repeat(40)).unwrap();
+        let mut second = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        second.write_all(b"and a second one").unwrap();
+        let file = [first.finish().unwrap(), second.finish().unwrap()].concat();
+        let body = &file[2..];
+        for cut in 0..=body.len() {
+            super::gzip(&body[..cut]);
+        }
+        for i in 0..body.len() {
+            let mut bad = body.to_vec();
+            bad[i] ^= 0x5A;
+            super::gzip(&bad);
+        }
     }
 
     /// Real multi-frame inputs (a seekable file, frames behind skippable

@@ -55,6 +55,10 @@ use crate::stream::{Decoder, Encoder, FlushMode};
 
 mod gzip;
 
+/// The first bytes of every gzip member: an input that starts with them
+/// is decoded as gzip.
+pub const GZIP_MAGIC: [u8; 2] = gzip::MAGIC;
+
 /// Buffers in each of the read-ahead and write-behind pools.
 const PIPE_BUFFERS: usize = 4;
 
