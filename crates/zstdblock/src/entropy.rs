@@ -80,6 +80,7 @@ pub fn decode_block(
         block.block_max,
         &mut state.huffman,
         &mut out.literals,
+        true,
     )
     .map_err(|f| f.into_error(frame, origin))?;
     out.literal_count = count;
@@ -88,6 +89,7 @@ pub fn decode_block(
         used,
         &mut state.tables,
         &mut out.sequences,
+        true,
     )
     .map_err(|f| f.into_error(frame, origin))?;
     if decoded.literals > count {
@@ -106,5 +108,28 @@ pub fn decode_block(
             max: block.block_max,
         });
     }
+    Ok(())
+}
+
+/// Brings `state` past the compressed `block` without decoding it: reads
+/// its literals header and Huffman tree, and its sequence tables, not the
+/// bitstreams (a few hundred bytes of a block's tens of kilobytes). A
+/// worker that starts at block `k` runs this over blocks `0..k` of the
+/// frame first, and then decodes exactly as a single thread would.
+pub fn skip_block(input: &[u8], block: &Block, state: &mut EntropyState) -> Result<(), Error> {
+    let content = &input[block.content.clone()];
+    let origin = block.content.start;
+    let mut scratch = Vec::new();
+    let (_, used) = literals::decode(
+        content,
+        block.block_max,
+        &mut state.huffman,
+        &mut scratch,
+        false,
+    )
+    .map_err(|f| f.into_error(block.frame, origin))?;
+    let mut none = Vec::new();
+    sequences::decode(&content[used..], used, &mut state.tables, &mut none, false)
+        .map_err(|f| f.into_error(block.frame, origin))?;
     Ok(())
 }

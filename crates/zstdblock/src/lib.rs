@@ -10,7 +10,8 @@
 //!    block decoded; a window over the caller's limit is refused.
 //! 2. [`decode_block`]: a compressed block's literals and sequences, from
 //!    an explicit [`EntropyState`] (the Huffman tree and FSE tables it may
-//!    reuse), independent of the output.
+//!    reuse), independent of the output; [`skip_block`] brings a state
+//!    past a block reading only its tables, so a worker can start anywhere.
 //! 3. [`resolve_offsets`] / [`DecodedBlock::resolve_offsets`]: the three
 //!    repeat offsets carried from block to block.
 //! 4. [`Output::execute`]: literals and matches through the window, every
@@ -48,7 +49,7 @@ mod literals;
 mod offsets;
 mod sequences;
 
-pub use entropy::{DecodedBlock, EntropyState, decode_block};
+pub use entropy::{DecodedBlock, EntropyState, decode_block, skip_block};
 pub use error::Error;
 pub use execute::Output;
 pub use frame::{

@@ -14,12 +14,15 @@ pub(crate) const LITERAL_SLACK: usize = 32;
 /// Decodes the literals section at the start of `block` (a compressed
 /// block's content) into `out` (cleared first, then `LITERAL_SLACK` zero
 /// bytes past the literals). Returns the number of literals and the
-/// bytes the section took.
+/// bytes the section took. Without `decode_streams`, only the section's size and
+/// its Huffman tree are read (for a state that skips a block), and `out`
+/// is left empty.
 pub(crate) fn decode(
     block: &[u8],
     block_max: usize,
     huffman: &mut Option<Arc<HuffmanTable>>,
     out: &mut Vec<u8>,
+    decode_streams: bool,
 ) -> Result<(usize, usize), Fault> {
     // libzstd needs two bytes (a literals and a sequences header) first.
     if block.len() < 2 {
@@ -46,6 +49,13 @@ pub(crate) fn decode(
             };
             if size > block_max {
                 return Err(Fault::new(0, "more literals than a block holds"));
+            }
+            if !decode_streams {
+                let used = if kind == 0 { header + size } else { header + 1 };
+                if used > block.len() {
+                    return Err(Fault::new(header, "literals past the block"));
+                }
+                return Ok((size, used));
             }
             if kind == 0 {
                 let Some(bytes) = block.get(header..header + size) else {
@@ -115,6 +125,9 @@ pub(crate) fn decode(
             let Some(table) = table else {
                 return Err(Fault::new(0, "Treeless literals without a previous tree"));
             };
+            if !decode_streams {
+                return Ok((size, header + compressed));
+            }
             out.resize(size + LITERAL_SLACK, 0);
             let streams_data = &data[tree_size..];
             let at = header + tree_size;

@@ -227,11 +227,14 @@ fn read_table(
 
 /// Decodes the sequences section `data` (starting at block offset
 /// `origin`, for error positions) into `out` (cleared first).
+/// Without `streams`, only the header and the tables are read (for a
+/// state that skips a block): `out` stays empty and the sums are 0.
 pub(crate) fn decode(
     data: &[u8],
     origin: usize,
     tables: &mut Tables,
     out: &mut Vec<Sequence>,
+    streams: bool,
 ) -> Result<Decoded, Fault> {
     out.clear();
     let fault = |at: usize, what| Fault::new(origin + at, what);
@@ -309,6 +312,12 @@ pub(crate) fn decode(
     ) else {
         return Err(fault(at, "missing sequence table"));
     };
+    if !streams {
+        return Ok(Decoded {
+            literals: 0,
+            matches: 0,
+        });
+    }
     let Some(bits) = BackwardBits::new(&data[at..]) else {
         return Err(fault(at, "bad sequence bitstream"));
     };
