@@ -11,10 +11,12 @@
 //! the A/A change (work tree over its copy) beside it; a headline is called
 //! worse only when it lost more than [`RULE`] and more than the A/A spread.
 //!
-//! REV is built in a git worktree under `target/bench-compare/` with the
-//! workspace's target directory (so the dependencies both builds share are
-//! compiled once), with REV's own release profile; the binaries are copied
-//! out before the next build overwrites them. Every run's JSON is kept in
+//! REV is built in a git worktree under `target/bench-compare/`, with
+//! REV's own release profile, into a target directory of its own there:
+//! never the work tree's, where cargo would take REV's artifacts for the
+//! work tree's (it names a workspace crate's artifacts by its path inside
+//! the workspace, the same in both trees, and a file older than the
+//! artifact reads as unchanged). Every run's JSON is kept in
 //! `target/bench-compare/runs/` for a second look.
 
 use std::collections::BTreeMap;
@@ -113,8 +115,9 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 .arg(&tree)
                 .arg(&sha))?;
         }
-        build_release(&tree, Some(&root.join("target")))?;
-        copy(&root.join("target/release/perfkit"), &base)?;
+        let target = out.join("target");
+        build_release(&tree, Some(&target))?;
+        copy(&target.join("release/perfkit"), &base)?;
     }
     // The work tree builds as `cargo build --release` would, so the task
     // reuses (and leaves) the ordinary release build.
