@@ -22,7 +22,7 @@ use fixcore::version::BeginString;
 use fixengine::acceptor::Acceptor;
 use fixengine::apps::{Echo, Exchange};
 use fixengine::connection::Options;
-use fixsession::lease::{Holding, Standing, Vacancy};
+use fixsession::lease::{Holding, Standing, Taking, Vacancy};
 use fixsession::log::Log;
 use fixsession::machine::{Config, Role, Session};
 use fixsession::store::{MemoryStore, SessionStore, StoreError};
@@ -184,6 +184,8 @@ fn echo_acceptor_serves_sessions_and_closes_strangers() {
 struct Leased {
     inner: MemoryStore,
     holding: Arc<Holding>,
+    /// The taking its numbers were last read (refreshed) under.
+    read: Taking,
 }
 
 impl SessionStore for Leased {
@@ -206,11 +208,11 @@ impl SessionStore for Leased {
         self.inner.reset()
     }
     fn refresh(&mut self) -> Result<(), StoreError> {
+        self.read = self.holding.taking();
         self.inner.refresh()
     }
     fn standing(&self) -> Standing {
-        // Read under epoch 1, the one the test holds.
-        Standing::of(&self.holding, 1)
+        Standing::of(&self.holding, self.read)
     }
 }
 
@@ -241,6 +243,7 @@ fn a_logon_before_the_first_look_at_the_lease_waits_for_it() {
             Leased {
                 inner: MemoryStore::default(),
                 holding: Arc::clone(h),
+                read: Taking::default(),
             },
         )
     })

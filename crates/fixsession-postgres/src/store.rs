@@ -29,7 +29,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use fixsession::lease::{Holding, Standing};
+use fixsession::lease::{Holding, Standing, Taking};
 use fixsession::settings::PostgresSettings;
 use fixsession::store::{SessionStore, StoreError};
 
@@ -116,8 +116,9 @@ pub struct PostgresStore {
     reset_pending: bool,
     /// Messages read ahead for a resend.
     cache: RefCell<BTreeMap<u64, String>>,
-    /// The epoch the numbers were last read under (0: none).
-    read_at: u64,
+    /// The lease's taking the numbers were last read under (none held:
+    /// nothing read under a lease).
+    read_at: Taking,
     /// Started at the first round written in the background.
     writer: Option<Writer>,
     /// The round the writer has, and the ticket it completes.
@@ -185,7 +186,7 @@ impl PostgresStore {
             seqs_dirty: false,
             reset_pending: false,
             cache: RefCell::new(BTreeMap::new()),
-            read_at: 0,
+            read_at: Taking::default(),
             writer: None,
             writing: None,
             issued: 0,
@@ -210,12 +211,12 @@ impl PostgresStore {
     fn read_seqs(&mut self) -> Result<(), StoreError> {
         // The epoch before the reading: a takeover after it shows as a
         // mismatch at the next write, which then refuses.
-        let epoch = self
+        let taking = self
             .link
             .fence
             .as_ref()
-            .and_then(|h| h.epoch())
-            .unwrap_or(0);
+            .map(|h| h.taking())
+            .unwrap_or_default();
         let (target, sender, max) =
             self.link
                 .with_conn("reading the sequence numbers", |c, s| {
@@ -249,7 +250,7 @@ impl PostgresStore {
         self.sender = number(&sender, "outgoing_seqnum")?;
         self.max_seq = max;
         self.seqs_dirty = false;
-        self.read_at = epoch;
+        self.read_at = taking;
         Ok(())
     }
 
@@ -259,20 +260,19 @@ impl PostgresStore {
         let Some(h) = &self.link.fence else {
             return Ok(None);
         };
+        let read = self.read_at.epoch().unwrap_or(0);
         match h.epoch() {
             // Every epoch held came from the BIGINT column.
-            Some(e) if e == self.read_at => i64::try_from(e)
+            Some(e) if h.taking() == self.read_at => i64::try_from(e)
                 .map(Some)
                 .map_err(|_| self.link.fenced(format!("epoch {e} is not a BIGINT"))),
             Some(e) => Err(self.link.fenced(format!(
-                "the numbers were read under epoch {} and the lease is held under epoch {e}: \
-                 they must be read again first",
-                self.read_at
+                "the numbers were read under epoch {read} and the lease has been taken since, \
+                 now held under epoch {e}: they must be read again first"
             ))),
-            None => Err(self.link.fenced(format!(
-                "the lease read under epoch {} is not held",
-                self.read_at
-            ))),
+            None => Err(self
+                .link
+                .fenced(format!("the lease read under epoch {read} is not held"))),
         }
     }
 

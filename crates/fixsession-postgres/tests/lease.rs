@@ -406,3 +406,43 @@ fn a_row_set_back_under_a_live_holder_is_named_then_taken() {
     send(&mut new.store).unwrap();
     assert!(send(&mut old.store).unwrap_err().is_fenced());
 }
+
+/// A row deleted by hand twice over: the first engine takes the lease
+/// at epoch 1 and writes; it loses the row, a second engine takes epoch 1
+/// in turn and writes; the row goes again and the first engine takes
+/// epoch 1 once more. Its numbers were read under epoch 1 too, but under
+/// an earlier taking: it must read them again before it writes, and its
+/// next number is the second engine's, not its own stale one.
+#[test]
+fn a_lease_taken_again_at_the_same_epoch_reads_the_numbers_again() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    let long = Duration::from_secs(60);
+    let mut a = engine(&db, long);
+    assert!(taken(&mut a.lease));
+    a.store.refresh().unwrap();
+    send(&mut a.store).unwrap();
+    pg.psql(DATABASE, "DELETE FROM perfkit_session_leases");
+    assert!(!a.lease.renew().unwrap());
+    let mut b = engine(&db, long);
+    assert!(taken(&mut b.lease));
+    b.store.refresh().unwrap();
+    for _ in 0..3 {
+        send(&mut b.store).unwrap();
+    }
+    assert_eq!(db_outgoing(&pg), 5);
+    pg.psql(DATABASE, "DELETE FROM perfkit_session_leases");
+    assert!(!b.lease.renew().unwrap());
+    assert!(taken(&mut a.lease));
+    assert_eq!(a.lease.holding().epoch(), Some(1));
+    assert_eq!(a.store.standing(), Standing::Held { current: false });
+    let e = send(&mut a.store).unwrap_err();
+    assert!(e.is_fenced(), "{e}");
+    assert_eq!(db_outgoing(&pg), 5, "a stale number was written");
+    a.store.refresh().unwrap();
+    assert_eq!(a.store.next_sender_seq(), 5);
+    send(&mut a.store).unwrap();
+    assert_eq!(db_outgoing(&pg), 6);
+}

@@ -26,14 +26,20 @@
 //!
 //! let holding = Holding::new();
 //! assert_eq!(holding.epoch(), None);
-//! assert_eq!(Standing::of(&holding, 0), Standing::NotHeld(Vacancy::Unlooked));
+//! let nothing_read = holding.taking();
+//! assert_eq!(Standing::of(&holding, nothing_read), Standing::NotHeld(Vacancy::Unlooked));
 //! holding.hold(7);
-//! assert_eq!(Standing::of(&holding, 7), Standing::Held { current: true });
+//! let read = holding.taking(); // the store reads its numbers now
+//! assert_eq!(Standing::of(&holding, read), Standing::Held { current: true });
 //! // Taken over, then taken back: the store's numbers are from epoch 7.
 //! holding.hold(9);
-//! assert_eq!(Standing::of(&holding, 7), Standing::Held { current: false });
+//! assert_eq!(Standing::of(&holding, read), Standing::Held { current: false });
+//! // Lost, and taken again under epoch 7 (a row set back by hand):
+//! // another engine may have served the session meanwhile.
 //! holding.lose(9);
-//! assert_eq!(Standing::of(&holding, 7), Standing::NotHeld(Vacancy::Busy));
+//! assert_eq!(Standing::of(&holding, read), Standing::NotHeld(Vacancy::Busy));
+//! holding.hold(7);
+//! assert_eq!(Standing::of(&holding, read), Standing::Held { current: false });
 //! ```
 //!
 //! Until the keeper first looks at a lease, its holding reads
@@ -57,9 +63,29 @@ use crate::store::StoreError;
 #[derive(Debug, Default)]
 pub struct Holding {
     epoch: AtomicU64,
+    /// How many times the lease was taken: a store's numbers read under
+    /// one taking are stale under the next, even at the same epoch.
+    takings: AtomicU64,
     /// A [`Vacancy`] as its `u8`: why the lease is not held, as the
     /// keeper's last look found (meaningless while `epoch` is held).
     vacancy: AtomicU8,
+}
+
+/// One taking of a lease: its epoch (0: none held) and which taking of
+/// this engine's it was, so that a lease lost and taken again under the
+/// same epoch (its record set back or deleted by hand) is told from the
+/// taking before.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Taking {
+    epoch: u64,
+    count: u64,
+}
+
+impl Taking {
+    /// The epoch held at this taking, if any.
+    pub fn epoch(self) -> Option<u64> {
+        (self.epoch != 0).then_some(self.epoch)
+    }
 }
 
 /// Why this engine does not hold a session's lease, as its keeper last
@@ -120,7 +146,21 @@ impl Holding {
     pub fn hold(&self, epoch: u64) {
         debug_assert!(epoch > 0, "epochs start at 1");
         self.vacancy.store(Vacancy::Busy.code(), Ordering::Release);
+        // Counted before the epoch is set: a reader between the two sees
+        // a taking that matches no other, which can only make a store
+        // read its numbers again.
+        self.takings.fetch_add(1, Ordering::AcqRel);
         self.epoch.store(epoch, Ordering::Release);
+    }
+
+    /// The taking held now, for a store to remember what it read its
+    /// numbers under ([`Standing::of`]).
+    pub fn taking(&self) -> Taking {
+        let count = self.takings.load(Ordering::Acquire);
+        Taking {
+            epoch: self.epoch.load(Ordering::Acquire),
+            count,
+        }
     }
 
     /// The keeper looked and does not hold the lease, for `why`.
@@ -164,12 +204,13 @@ pub enum Standing {
 }
 
 impl Standing {
-    /// Where a store read under epoch `read_at` stands, given `holding`.
-    pub fn of(holding: &Holding, read_at: u64) -> Standing {
+    /// Where a store whose numbers were read under `read` stands, given
+    /// `holding`.
+    pub fn of(holding: &Holding, read: Taking) -> Standing {
         match holding.epoch() {
             None => Standing::NotHeld(holding.vacancy()),
-            Some(e) => Standing::Held {
-                current: e == read_at,
+            Some(_) => Standing::Held {
+                current: holding.taking() == read,
             },
         }
     }
@@ -246,14 +287,17 @@ mod tests {
     #[test]
     fn a_holding_says_why_it_is_not_held() {
         let h = Holding::new();
-        assert_eq!(Standing::of(&h, 0), Standing::NotHeld(Vacancy::Unlooked));
-        assert!(!Standing::of(&h, 0).serves());
+        let none = h.taking();
+        assert_eq!(none.epoch(), None);
+        assert_eq!(Standing::of(&h, none), Standing::NotHeld(Vacancy::Unlooked));
+        assert!(!Standing::of(&h, none).serves());
         h.vacant(Vacancy::Unusable);
-        assert_eq!(Standing::of(&h, 0), Standing::NotHeld(Vacancy::Unusable));
+        assert_eq!(Standing::of(&h, none), Standing::NotHeld(Vacancy::Unusable));
         h.hold(1);
-        assert!(Standing::of(&h, 1).serves());
+        assert_eq!(h.taking().epoch(), Some(1));
+        assert!(Standing::of(&h, none).serves());
         h.lose(1);
-        assert_eq!(Standing::of(&h, 1), Standing::NotHeld(Vacancy::Busy));
+        assert_eq!(Standing::of(&h, none), Standing::NotHeld(Vacancy::Busy));
         h.vacant(Vacancy::Unreachable);
         assert_eq!(h.vacancy(), Vacancy::Unreachable);
         assert!(Standing::Unshared.serves());
