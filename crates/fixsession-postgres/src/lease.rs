@@ -228,6 +228,13 @@ impl SessionLease for PostgresLease {
     fn acquire(&mut self) -> Result<Acquired, StoreError> {
         let secs = self.timeout.as_secs_f64();
         let taken = self.with_conn("taking the session's lease", |c, l| {
+            // An advisory lock this connection kept from a taking since
+            // lost (a fenced write, a renewal that failed for a whole
+            // timeout) is stale: let go first, or taking the same epoch
+            // again would lock it twice and a later unlock leave it held.
+            if let Some(stale) = l.locked {
+                unlock(c, l.lock_key, stale)?;
+            }
             let k = key_params(&l.key);
             let row = c.query_opt(
                 &format!(
@@ -312,7 +319,10 @@ impl SessionLease for PostgresLease {
                 unlock(c, l.lock_key, next_u)?;
                 Ok(Taken::Busy)
             }
-        })?;
+        });
+        // Whatever happened, the stale lock is gone or its connection is.
+        self.locked = None;
+        let taken = taken?;
         let blocked = match &taken {
             Taken::NextLocked(epoch) => Some(*epoch),
             _ => None,

@@ -446,3 +446,30 @@ fn a_lease_taken_again_at_the_same_epoch_reads_the_numbers_again() {
     send(&mut a.store).unwrap();
     assert_eq!(db_outgoing(&pg), 6);
 }
+
+/// An engine whose write was fenced (its row set back to 0 by hand)
+/// takes the lease again at epoch 1 with the advisory lock it still had;
+/// once it loses that taking too, the lock must be free: a standby takes
+/// the lease at once instead of finding epoch 1's lock still held (it
+/// was taken twice and let go once).
+#[test]
+fn a_lease_taken_again_with_its_own_lock_leaves_no_lock_behind() {
+    let Some(pg) = Postgres::start(false) else {
+        return;
+    };
+    let db = settings(&pg);
+    let long = Duration::from_secs(60);
+    let mut a = engine(&db, long);
+    assert!(taken(&mut a.lease));
+    a.store.refresh().unwrap();
+    let back = "UPDATE perfkit_session_leases SET epoch = 0";
+    pg.psql(DATABASE, back);
+    assert!(send(&mut a.store).unwrap_err().is_fenced());
+    assert!(taken(&mut a.lease));
+    assert_eq!(a.lease.holding().epoch(), Some(1));
+    pg.psql(DATABASE, back);
+    assert!(!a.lease.renew().unwrap());
+    let mut b = engine(&db, long);
+    assert_eq!(b.lease.acquire().unwrap(), Acquired::Taken);
+    assert_eq!(b.lease.holding().epoch(), Some(1));
+}
