@@ -10,11 +10,14 @@ use crate::frame::Block;
 /// be copied in fixed 16-byte pieces that may run past their length.
 const SLACK: usize = 32;
 
-/// The decoded output: the bytes produced so far, followed by slack.
+/// The decoded output: the bytes produced so far (or, after
+/// [`Output::drain`], the most recent of them), followed by slack.
 #[derive(Clone, Debug, Default)]
 pub struct Output {
     buf: Vec<u8>,
     filled: usize,
+    /// Bytes produced and drained: `buf[0]` is output byte `drained`.
+    drained: u64,
 }
 
 impl Output {
@@ -29,22 +32,48 @@ impl Output {
             // Zeroed in one allocation: the pages are only touched when written.
             buf: vec![0; capacity + SLACK],
             filled: 0,
+            drained: 0,
         }
     }
 
-    /// Bytes produced.
+    /// Bytes held (produced and not drained).
     pub fn len(&self) -> usize {
         self.filled
     }
 
-    /// Nothing produced yet.
+    /// Nothing held.
     pub fn is_empty(&self) -> bool {
         self.filled == 0
     }
 
-    /// The bytes produced.
+    /// Bytes produced since the output was made, drained ones included.
+    pub fn position(&self) -> u64 {
+        self.drained + self.filled as u64
+    }
+
+    /// The bytes held.
     pub fn as_slice(&self) -> &[u8] {
         &self.buf[..self.filled]
+    }
+
+    /// Hands `sink` every byte held but the last `keep` and forgets them,
+    /// so a decoder holds a window, not the whole output. `keep` should be
+    /// the frame's window (0 between frames): matches reach no further.
+    pub fn drain<E>(
+        &mut self,
+        keep: usize,
+        sink: impl FnOnce(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let keep = keep.min(self.filled);
+        let old = self.filled - keep;
+        if old == 0 {
+            return Ok(());
+        }
+        sink(&self.buf[..old])?;
+        self.buf.copy_within(old..self.filled, 0);
+        self.filled = keep;
+        self.drained += old as u64;
+        Ok(())
     }
 
     /// The bytes produced, as a vector.
@@ -78,18 +107,27 @@ impl Output {
 
     /// Executes `decoded` (its offsets resolved, see
     /// [`DecodedBlock::resolve_offsets`]), the compressed `block` of a
-    /// frame whose output starts at `frame_start` in this output and
-    /// whose window is `window` bytes.
+    /// frame whose output starts at [`Output::position`] `frame_start` and
+    /// whose window is `window` bytes. A match may reach back over the
+    /// bytes the frame produced, the window and the bytes held, whichever
+    /// is least.
     pub fn execute(
         &mut self,
         decoded: &DecodedBlock,
         block: &Block,
-        frame_start: usize,
+        frame_start: u64,
         window: u64,
     ) -> Result<(), Error> {
         self.room(decoded.output_size);
         let literals = decoded.padded_literals();
         let literal_count = decoded.literals().len();
+        // A match reaches back over the frame's bytes that are held (its
+        // start, or the first byte held if older ones were drained), and
+        // no further than the window.
+        let produced = self.position().saturating_sub(frame_start);
+        let floor = self
+            .filled
+            .saturating_sub(usize::try_from(produced).unwrap_or(usize::MAX));
         let window = usize::try_from(window).unwrap_or(usize::MAX);
         let buf = &mut self.buf[..];
         let mut pos = self.filled;
@@ -103,7 +141,7 @@ impl Output {
             lit += ll;
             let ml = sequence.match_length as usize;
             let distance = sequence.offset as usize;
-            let available = (pos - frame_start).min(window);
+            let available = (pos - floor).min(window);
             if distance == 0 || distance > available {
                 return Err(Error::OffsetOutOfRange {
                     frame: block.frame,

@@ -18,7 +18,9 @@
 //!    offset checked.
 //! 5. [`checksum`]: the frame's XXH64 content checksum.
 //!
-//! [`decode_all`] runs them in order on one thread. Frames with a
+//! [`decode_all`] runs them in order on one thread, [`decode_to`] too but
+//! holding only a window; [`FrameDecoder`] is the block-by-block loop
+//! under both. Frames with a
 //! dictionary are refused ([`Error::NeedsDictionary`]): libzstd takes them.
 //!
 //! ```
@@ -99,25 +101,41 @@ pub fn decode_all_bounded(
     Ok(out.into_vec())
 }
 
-/// Decodes whole frames one after another, reusing its buffers.
-#[derive(Debug, Default)]
+/// Decodes frames block by block, reusing its buffers: [`begin`], then
+/// [`block`] for each of the frame's blocks in order, then [`finish`]; or
+/// [`decode`] for all three. Between blocks the caller may
+/// [`Output::drain`] all but the frame's window.
+///
+/// [`begin`]: FrameDecoder::begin
+/// [`block`]: FrameDecoder::block
+/// [`finish`]: FrameDecoder::finish
+/// [`decode`]: FrameDecoder::decode
+#[derive(Default)]
 pub struct FrameDecoder {
-    block: DecodedBlock,
+    decoded: DecodedBlock,
+    state: EntropyState,
+    repeats: [u32; 3],
+    hasher: Option<xxhash_rust::xxh64::Xxh64>,
+    /// [`Output::position`] of the frame's first byte.
+    start: u64,
+    window: u64,
+}
+
+impl std::fmt::Debug for FrameDecoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameDecoder")
+            .field("start", &self.start)
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FrameDecoder {
-    /// Appends the content of `frame` (from [`walk`]) to `out`, checking
-    /// its content size and checksum; a skippable frame adds nothing.
-    pub fn decode(
-        &mut self,
-        input: &[u8],
-        frame: &Frame,
-        out: &mut Output,
-        max_output: u64,
-    ) -> Result<(), Error> {
-        let header = match &frame.kind {
-            FrameKind::Skippable { .. } => return Ok(()),
-            FrameKind::Zstd(header) => header,
+    /// Starts the zstd `frame` (from [`walk`]) at the end of `out`.
+    /// A frame with a dictionary is refused.
+    pub fn begin(&mut self, frame: &Frame, out: &Output) -> Result<(), Error> {
+        let FrameKind::Zstd(header) = &frame.kind else {
+            return Ok(());
         };
         if header.dictionary_id != 0 {
             return Err(Error::NeedsDictionary {
@@ -126,41 +144,61 @@ impl FrameDecoder {
                 dictionary_id: header.dictionary_id,
             });
         }
-        let start = out.len();
-        let mut state = EntropyState::default();
-        let mut repeats = INITIAL_REPEATS;
-        let mut hasher = header
+        self.state = EntropyState::default();
+        self.repeats = INITIAL_REPEATS;
+        self.hasher = header
             .has_checksum
             .then(|| xxhash_rust::xxh64::Xxh64::new(0));
-        for block in &frame.blocks {
-            let before = out.len();
-            let size = match block.kind {
-                BlockKind::Compressed => {
-                    decode_block(input, block, &mut state, &mut self.block)?;
-                    self.block.output_size
-                }
-                _ => block.known_size.unwrap_or(0),
-            };
-            if (before + size) as u64 > max_output {
-                return Err(Error::OutputLimit {
-                    frame: frame.index,
-                    offset: block.header,
-                    limit: max_output,
-                });
+        self.start = out.position();
+        self.window = header.window_size;
+        Ok(())
+    }
+
+    /// Decodes the next `block` of the frame into `out`: entropy stage,
+    /// repeat offsets, execution, checksum update. Past `max_output`
+    /// bytes of output (counted from the output's start) it stops.
+    pub fn block(
+        &mut self,
+        input: &[u8],
+        block: &Block,
+        out: &mut Output,
+        max_output: u64,
+    ) -> Result<(), Error> {
+        let before = out.len();
+        let size = match block.kind {
+            BlockKind::Compressed => {
+                decode_block(input, block, &mut self.state, &mut self.decoded)?;
+                self.decoded.output_size
             }
-            match block.kind {
-                BlockKind::Raw => out.push_raw(&input[block.content.clone()]),
-                BlockKind::Rle => out.push_rle(input[block.content.start], size),
-                BlockKind::Compressed => {
-                    self.block.resolve_offsets(&mut repeats);
-                    out.execute(&self.block, block, start, header.window_size)?;
-                }
-            }
-            if let Some(hasher) = hasher.as_mut() {
-                hasher.update(&out.as_slice()[before..]);
+            _ => block.known_size.unwrap_or(0),
+        };
+        if out.position() + size as u64 > max_output {
+            return Err(Error::OutputLimit {
+                frame: block.frame,
+                offset: block.header,
+                limit: max_output,
+            });
+        }
+        match block.kind {
+            BlockKind::Raw => out.push_raw(&input[block.content.clone()]),
+            BlockKind::Rle => out.push_rle(input[block.content.start], size),
+            BlockKind::Compressed => {
+                self.decoded.resolve_offsets(&mut self.repeats);
+                out.execute(&self.decoded, block, self.start, self.window)?;
             }
         }
-        let produced = (out.len() - start) as u64;
+        if let Some(hasher) = self.hasher.as_mut() {
+            hasher.update(&out.as_slice()[before..]);
+        }
+        Ok(())
+    }
+
+    /// Ends `frame`: checks its content size and checksum.
+    pub fn finish(&mut self, frame: &Frame, out: &Output) -> Result<(), Error> {
+        let FrameKind::Zstd(header) = &frame.kind else {
+            return Ok(());
+        };
+        let produced = out.position() - self.start;
         if let Some(declared) = header.content_size
             && declared != produced
         {
@@ -171,7 +209,7 @@ impl FrameDecoder {
                 produced,
             });
         }
-        if let (Some(hasher), Some(stored)) = (hasher, frame.checksum) {
+        if let (Some(hasher), Some(stored)) = (self.hasher.take(), frame.checksum) {
             let computed = hasher.digest() as u32;
             if computed != stored {
                 return Err(Error::Checksum {
@@ -184,4 +222,83 @@ impl FrameDecoder {
         }
         Ok(())
     }
+
+    /// Appends the content of `frame` (from [`walk`]) to `out`, checking
+    /// its content size and checksum; a skippable frame adds nothing.
+    pub fn decode(
+        &mut self,
+        input: &[u8],
+        frame: &Frame,
+        out: &mut Output,
+        max_output: u64,
+    ) -> Result<(), Error> {
+        self.begin(frame, out)?;
+        for block in &frame.blocks {
+            self.block(input, block, out, max_output)?;
+        }
+        self.finish(frame, out)
+    }
+}
+
+/// Why [`decode_to`] stopped.
+#[derive(Debug)]
+pub enum StreamError<E> {
+    /// The input is not a valid zstd stream (or needs a dictionary, or a
+    /// larger window).
+    Decode(Error),
+    /// The sink failed.
+    Sink(E),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for StreamError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StreamError::Decode(e) => e.fmt(f),
+            StreamError::Sink(e) => write!(f, "writing the output: {e}"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for StreamError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StreamError::Decode(e) => Some(e),
+            StreamError::Sink(e) => Some(e),
+        }
+    }
+}
+
+/// Decodes every frame of `input` into `sink` on one thread, holding at
+/// most about twice a frame's window plus a block rather than the whole
+/// output. Returns the bytes produced. As with [`decode_all`], a frame
+/// that fails to decode stops it, but the bytes before it may have been
+/// handed to `sink`.
+pub fn decode_to<E>(
+    input: &[u8],
+    window_limit: u64,
+    mut sink: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<u64, StreamError<E>> {
+    let frames = walk(input, window_limit).map_err(StreamError::Decode)?;
+    let mut out = Output::new();
+    let mut decoder = FrameDecoder::default();
+    for frame in &frames {
+        let FrameKind::Zstd(header) = &frame.kind else {
+            continue;
+        };
+        let keep = usize::try_from(header.window_size).unwrap_or(usize::MAX);
+        decoder.begin(frame, &out).map_err(StreamError::Decode)?;
+        for block in &frame.blocks {
+            decoder
+                .block(input, block, &mut out, u64::MAX)
+                .map_err(StreamError::Decode)?;
+            // Drain when the history is twice the window, so the bytes
+            // kept are moved at most once per window produced.
+            if out.len() >= keep.saturating_mul(2).saturating_add(BLOCK_SIZE_MAX) {
+                out.drain(keep, &mut sink).map_err(StreamError::Sink)?;
+            }
+        }
+        decoder.finish(frame, &out).map_err(StreamError::Decode)?;
+        out.drain(0, &mut sink).map_err(StreamError::Sink)?;
+    }
+    Ok(out.position())
 }

@@ -190,6 +190,16 @@ fn check_round_trip(name: &str, data: &[u8], frame: &[u8]) {
         data.len()
     );
     let theirs = libzstd(frame, data.len() + 64).unwrap_or_else(|e| panic!("{name}: libzstd {e}"));
+    let mut streamed = Vec::new();
+    let produced = zstdblock::decode_to(frame, WINDOW_LIMIT, |bytes| {
+        streamed.extend_from_slice(bytes);
+        Ok::<(), ()>(())
+    })
+    .unwrap_or_else(|e| panic!("{name}: streaming: {e:?}"));
+    assert!(
+        streamed == data && produced == data.len() as u64,
+        "{name}: streaming differs"
+    );
     assert!(theirs == ours, "{name}: libzstd disagrees");
 }
 
@@ -556,4 +566,33 @@ fn a_worker_starting_mid_frame_from_skipped_tables_decodes_what_one_thread_does(
             }
         }
     }
+}
+
+#[test]
+fn decode_to_holds_a_window_not_the_whole_output() {
+    let text = source_text(1 << 20);
+    let frame = compress_streamed(
+        &text,
+        &[CParameter::CompressionLevel(3), CParameter::WindowLog(10)],
+    );
+    let mut chunks = Vec::new();
+    let mut streamed = Vec::new();
+    zstdblock::decode_to(&frame, WINDOW_LIMIT, |bytes| {
+        chunks.push(bytes.len());
+        streamed.extend_from_slice(bytes);
+        Ok::<(), ()>(())
+    })
+    .unwrap();
+    assert!(streamed == text);
+    // Drained whenever twice the 1 KiB window plus a block is held.
+    assert!(chunks.len() > 4, "{chunks:?}");
+    assert!(
+        chunks
+            .iter()
+            .all(|&c| c <= 2 * 1024 + 2 * zstdblock::BLOCK_SIZE_MAX),
+        "{chunks:?}"
+    );
+    // A failing sink stops the decode with its own error.
+    let err = zstdblock::decode_to(&frame, WINDOW_LIMIT, |_| Err("disk full")).unwrap_err();
+    assert!(matches!(err, zstdblock::StreamError::Sink("disk full")));
 }
