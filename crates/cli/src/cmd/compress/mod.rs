@@ -518,15 +518,10 @@ impl Coder<'_> {
                         let _ = out.file_mut().set_times(input_times(m));
                     }
                 }
-                // An input `--rm` will remove needs its copy on the disk
-                // first: the data synced before the rename, the folder
-                // after it.
-                if self.options.remove_input {
-                    out.commit_durably()
-                } else {
-                    out.commit()
-                }
-                .with_context(|| format!("writing {}", path.display()))?;
+                // Not synced here: `--rm` syncs every output it relies on
+                // at the end of the run, at once (`Ledger::finish`).
+                out.commit()
+                    .with_context(|| format!("writing {}", path.display()))?;
                 self.ledger.borrow_mut().committed(plan, i);
                 (c, !in_place)
             }

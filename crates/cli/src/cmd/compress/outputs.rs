@@ -2,7 +2,7 @@
 //! `--output-dir-flat`/`-mirror`, several inputs joined into one `-o`
 //! file, stdout, and what the output keeps of its input (mode, times).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -174,15 +174,17 @@ pub(super) fn plan(inputs: &[PathBuf], sink_for: impl Fn(&Path) -> Result<Sink>)
         })
         .collect();
     // Inputs by the file they are (a link: the file it names, which is
-    // what an output written at the link's path replaces).
-    let input_keys: Vec<Option<PathBuf>> = inputs
-        .iter()
-        .map(|f| {
-            (f != Path::new("-"))
-                .then(|| f.canonicalize().ok())
-                .flatten()
-        })
-        .collect();
+    // what an output written at the link's path replaces); hashed, as
+    // `-r` can give a great many.
+    let mut input_at: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+    for (k, f) in inputs.iter().enumerate() {
+        if let Some(key) = (f != Path::new("-"))
+            .then(|| f.canonicalize().ok())
+            .flatten()
+        {
+            input_at.entry(key).or_default().push(k);
+        }
+    }
     let mut seen: HashMap<&Path, usize> = HashMap::new();
     let mut first = vec![None; inputs.len()];
     let mut replaces_input = vec![None; inputs.len()];
@@ -196,11 +198,9 @@ pub(super) fn plan(inputs: &[PathBuf], sink_for: impl Fn(&Path) -> Result<Sink>)
         }
         // An input replacing itself is `one`'s "input and output are the
         // same file".
-        replaces_input[i] = input_keys
-            .iter()
-            .enumerate()
-            .find(|&(k, other)| k != i && other.as_deref() == Some(key.as_path()))
-            .map(|(k, _)| k);
+        replaces_input[i] = input_at
+            .get(key)
+            .and_then(|at| at.iter().copied().find(|&k| k != i));
     }
     Plan {
         inputs: inputs.to_vec(),
@@ -242,8 +242,8 @@ pub(super) fn identity(path: &Path) -> PathBuf {
 }
 
 /// What `--rm` may remove, decided at the end of the run: an input goes
-/// only when its output was committed durably (synced, renamed, its
-/// folder synced) and no later input of the run replaced that output.
+/// only when its output was committed, no later input of the run
+/// replaced that output, and it is synced to disk (data and name).
 /// Until then every input stays, so a failure or a signal mid-run loses
 /// nothing.
 pub(super) struct Ledger {
@@ -280,67 +280,108 @@ impl Ledger {
         self.committed[i]
     }
 
-    /// `--rm` asks for input `i` to go, its output committed durably.
+    /// `--rm` asks for input `i` to go, its output committed.
     pub(super) fn remove_later(&mut self, i: usize) {
         self.pending.push(i);
     }
 
-    /// Removes each input asked for whose output still holds its data;
-    /// one whose output a later input replaced stays, said unless
-    /// `quiet`. Returns whether a removal failed (said on stderr).
+    /// Removes each input asked for whose output still holds its data,
+    /// once every such output is on the disk ([`sync_filesystems`]); one
+    /// whose output a later input replaced stays, said unless `quiet`.
+    /// Returns whether a removal (or the sync before it) failed, said on
+    /// stderr.
     pub(super) fn finish(self, plan: &Plan, quiet: bool) -> bool {
         let inputs = &plan.inputs;
-        let mut failed = false;
-        // One file given by two paths (`x/f` and a link's `l/f`) goes once.
-        let mut removed: Vec<PathBuf> = Vec::new();
         let mut err = io::stderr();
-        for i in self.pending {
-            let input = &inputs[i];
+        let mut going = Vec::new();
+        for &i in &self.pending {
             let holder = plan.keys[i].as_ref().and_then(|k| self.holder.get(k));
             match holder {
                 Some(&h) if h != i => {
                     // The same file given twice: the later turn removes it.
-                    if !quiet && !same_file(input, &inputs[h]) {
+                    if !quiet && !same_file(&inputs[i], &inputs[h]) {
                         let _ = writeln!(
                             err,
                             "perfkit: {}: kept: its output {} was then overwritten by {}'s",
-                            input.display(),
+                            inputs[i].display(),
                             plan.output(i)
-                                .map(Path::display)
-                                .map(|d| d.to_string())
+                                .map(|p| p.display().to_string())
                                 .unwrap_or_default(),
                             inputs[h].display()
                         );
                     }
                 }
-                _ => {
-                    // The directory entry itself (a link, not what it
-                    // names: removing the link is what --rm does to it).
-                    let dir = input
-                        .parent()
-                        .filter(|p| !p.as_os_str().is_empty())
-                        .unwrap_or(Path::new("."));
-                    let me = match input.file_name() {
-                        Some(name) => identity(dir).join(name),
-                        None => identity(input),
-                    };
-                    if removed.contains(&me) {
-                        continue;
-                    }
-                    removed.push(me);
-                    if let Err(e) = std::fs::remove_file(input) {
-                        let _ = writeln!(
-                            err,
-                            "perfkit: {}: removing input after success: {e}",
-                            input.display()
-                        );
-                        failed = true;
-                    }
-                }
+                _ => going.push(i),
+            }
+        }
+        let outputs: Vec<&Path> = going.iter().filter_map(|&i| plan.output(i)).collect();
+        if let Err(e) = sync_filesystems(&outputs) {
+            let _ = writeln!(
+                err,
+                "perfkit: --rm removed no input: the outputs could not be synced to disk: {e}"
+            );
+            return true;
+        }
+        let mut failed = false;
+        // One file given by two paths (`x/f` and a link's `l/f`) goes once.
+        let mut removed: HashSet<PathBuf> = HashSet::new();
+        for i in going {
+            let input = &inputs[i];
+            // The directory entry itself (a link, not what it names:
+            // removing the link is what --rm does to it).
+            let dir = input
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let me = match input.file_name() {
+                Some(name) => identity(dir).join(name),
+                None => identity(input),
+            };
+            if !removed.insert(me) {
+                continue;
+            }
+            if let Err(e) = std::fs::remove_file(input) {
+                let _ = writeln!(
+                    err,
+                    "perfkit: {}: removing input after success: {e}",
+                    input.display()
+                );
+                failed = true;
             }
         }
         failed
     }
+}
+
+/// Puts `outputs` (renamed into place, not yet synced) on the disk: one
+/// `syncfs` per filesystem they are on, which writes back their data and
+/// their names with everything else pending there. One call for a run of
+/// 10,000 files, where an fsync of each file and folder as it was made
+/// took 9 ms a file on ext4.
+fn sync_filesystems(outputs: &[&Path]) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let mut devices = HashSet::new();
+    let mut folders = HashSet::new();
+    for out in outputs {
+        let dir = out
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !folders.insert(dir) {
+            continue;
+        }
+        let folder = File::open(dir)?;
+        if !devices.insert(folder.metadata()?.dev()) {
+            continue;
+        }
+        // SAFETY: `syncfs` takes a descriptor, here one `folder` owns and
+        // keeps open across the call, and touches no memory of ours.
+        if unsafe { libc::syncfs(folder.as_raw_fd()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// With `-o FILE` and several inputs, as zstd: every output goes into
