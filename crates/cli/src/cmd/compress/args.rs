@@ -116,12 +116,13 @@ struct FileArgs {
     /// (seekable, pzstd's, concatenated) decoded in parallel, as pzstd -p.
     #[arg(short = 'T', long, default_value_t = 1)]
     threads: u32,
-    /// Use a dictionary.
+    /// Use a dictionary (a regular file of at most 32M, as zstd reads).
     #[arg(short = 'D', long = "dict", value_name = "FILE")]
     dict: Option<PathBuf>,
     /// Compress each input as a patch against FILE (an earlier version of
-    /// it), or decompress such a patch; as zstd's, both files are held in
-    /// memory.
+    /// it), or decompress such a patch; as zstd's, FILE (a regular file of
+    /// at most 2G) is held in memory, and so is an input compressed
+    /// against it.
     #[arg(long, value_name = "FILE", conflicts_with = "dict")]
     patch_from: Option<PathBuf>,
     /// Quiet: no ratio lines and no notes on stderr (such as inputs --rm
@@ -201,9 +202,9 @@ struct EncodeArgs {
     /// Write the decompressed size in each frame's header (the default).
     #[arg(long, overrides_with = "no_content_size")]
     content_size: bool,
-    /// The input bytes of each compression job (`-B1M`; zstd's workers
-    /// compress jobs side by side; with -T1 one worker runs, as zstd's
-    /// default does).
+    /// The input bytes of each compression job (`-B1M`, at most 1G;
+    /// zstd's workers compress jobs side by side; with -T1 one worker
+    /// runs, as zstd's default does).
     #[arg(short = 'B', value_name = "#", value_parser = parse_job_size)]
     job_size: Option<u32>,
     /// Compress so that a small change to the input changes little of
