@@ -3,6 +3,9 @@
 //! each, their ratio, and the entropy stage's share of zstdblock's time.
 //!
 //! `cargo run --release -p zstdblock --example throughput -- FILE.zst [ROUNDS]`
+//!
+//! The kernel may account CPU time in scheduler ticks (4 ms here), so each
+//! sample repeats a decode until it has taken about 400 ms.
 
 use std::time::Duration;
 
@@ -13,10 +16,13 @@ fn cpu() -> Duration {
     Duration::from_nanos(ns)
 }
 
-fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+/// CPU time per call of `f`, over `reps` calls.
+fn timed(reps: u32, mut f: impl FnMut()) -> Duration {
     let start = cpu();
-    let value = f();
-    (value, cpu() - start)
+    for _ in 0..reps {
+        f();
+    }
+    (cpu() - start) / reps
 }
 
 fn median(v: &mut [Duration]) -> Duration {
@@ -34,44 +40,47 @@ fn main() {
     let expected = zstdblock::decode_all(&input, limit).expect("decoding");
     let size = expected.len();
     let mut dctx = zstd_safe::DCtx::create();
+    let mut reference = Vec::with_capacity(size);
+    dctx.decompress(&mut reference, &input).expect("libzstd");
+    assert!(reference == expected, "zstdblock and libzstd disagree");
+    drop((reference, expected));
     let blocks: usize = frames.iter().map(|f| f.blocks.len()).sum();
 
+    let ours_once = || {
+        let out = zstdblock::decode_all(&input, limit).unwrap();
+        assert!(out.len() == size);
+    };
+    let mut theirs_once = || {
+        let mut out = Vec::with_capacity(size);
+        dctx.decompress(&mut out, &input).expect("libzstd");
+        assert!(out.len() == size);
+    };
+    // The entropy stage alone: every block's literals and sequences.
+    let mut block = zstdblock::DecodedBlock::default();
+    let mut entropy_once = || {
+        for frame in &frames {
+            let mut state = zstdblock::EntropyState::default();
+            for b in frame
+                .blocks
+                .iter()
+                .filter(|b| b.kind == zstdblock::BlockKind::Compressed)
+            {
+                zstdblock::decode_block(&input, b, &mut state, &mut block).unwrap();
+            }
+        }
+    };
+    let probe = timed(1, ours_once).max(Duration::from_millis(1));
+    let reps = (400 / probe.as_millis().max(1)).clamp(1, 1000) as u32;
     let (mut ours, mut theirs, mut entropy) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let (out, t) = timed(|| zstdblock::decode_all(&input, limit).unwrap());
-        assert!(out == expected);
-        drop(out);
-        ours.push(t);
-
-        let (out, t) = timed(|| {
-            let mut out = Vec::with_capacity(size);
-            dctx.decompress(&mut out, &input).expect("libzstd");
-            out
-        });
-        assert!(out == expected);
-        drop(out);
-        theirs.push(t);
-
-        // The entropy stage alone: every block's literals and sequences.
-        let ((), t) = timed(|| {
-            let mut block = zstdblock::DecodedBlock::default();
-            for frame in &frames {
-                let mut state = zstdblock::EntropyState::default();
-                for b in frame
-                    .blocks
-                    .iter()
-                    .filter(|b| b.kind == zstdblock::BlockKind::Compressed)
-                {
-                    zstdblock::decode_block(&input, b, &mut state, &mut block).unwrap();
-                }
-            }
-        });
-        entropy.push(t);
+        ours.push(timed(reps, ours_once));
+        theirs.push(timed(reps, &mut theirs_once));
+        entropy.push(timed(reps, &mut entropy_once));
     }
     let (ours, theirs, entropy) = (median(&mut ours), median(&mut theirs), median(&mut entropy));
     let rate = |t: Duration| size as f64 / t.as_secs_f64() / 1e6;
     println!(
-        "{path}: {} -> {} bytes, {} frames, {blocks} blocks, median of {rounds} CPU times",
+        "{path}: {} -> {} bytes, {} frames, {blocks} blocks, median of {rounds} CPU times of {reps} decodes",
         input.len(),
         size,
         frames.len()

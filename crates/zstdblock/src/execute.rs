@@ -132,7 +132,7 @@ impl Output {
         let buf = &mut self.buf[..];
         let mut pos = self.filled;
         let mut lit = 0usize;
-        for (index, sequence) in decoded.sequences.iter().enumerate() {
+        for sequence in &decoded.sequences {
             let ll = sequence.literal_length as usize;
             // The entropy stage checked the literal total against the
             // literal count, and the output against the room made above.
@@ -143,6 +143,12 @@ impl Output {
             let distance = sequence.offset as usize;
             let available = (pos - floor).min(window);
             if distance == 0 || distance > available {
+                // Found again only here, so the loop carries no index.
+                let index = decoded
+                    .sequences
+                    .iter()
+                    .position(|s| std::ptr::eq(s, sequence))
+                    .unwrap_or(0);
                 return Err(Error::OffsetOutOfRange {
                     frame: block.frame,
                     offset: block.header,
