@@ -198,7 +198,7 @@ impl FrameDecoder {
         let FrameKind::Zstd(header) = &frame.kind else {
             return Ok(());
         };
-        let produced = out.position() - self.start;
+        let produced = out.position().saturating_sub(self.start);
         if let Some(declared) = header.content_size
             && declared != produced
         {
