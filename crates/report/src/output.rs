@@ -254,7 +254,15 @@ impl Output {
 /// ro/.perfkit-5HTrCP.partial"): the OS error alone, for a context that
 /// names the output the user asked for.
 fn without_path(e: std::io::Error) -> std::io::Error {
-    match e.raw_os_error() {
+    // tempfile wraps the OS error in a private one of its own, whose kind
+    // alone would print as Rust's words ("entity not found"); the OS's
+    // code is in its text ("… (os error 2) at path …").
+    let os = e.raw_os_error().or_else(|| {
+        let text = e.get_ref()?.to_string();
+        let (_, rest) = text.split_once("(os error ")?;
+        rest.split_once(')')?.0.parse().ok()
+    });
+    match os {
         Some(code) => std::io::Error::from_raw_os_error(code),
         None => std::io::Error::from(e.kind()),
     }

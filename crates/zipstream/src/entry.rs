@@ -55,6 +55,8 @@ pub struct EntryOptions {
     pub(crate) detect_incompressible: bool,
     pub(crate) fixed_salt: Option<Vec<u8>>,
     pub(crate) zstd: Option<zstdkit::Params>,
+    /// Whether the extended-timestamp extra field (0x5455) is written.
+    pub(crate) timestamp_extra: bool,
 }
 
 fn now() -> i64 {
@@ -80,6 +82,7 @@ impl EntryOptions {
             detect_incompressible: true,
             fixed_salt: None,
             zstd: None,
+            timestamp_extra: true,
         }
     }
 
@@ -129,6 +132,13 @@ impl EntryOptions {
     /// Sets Unix permission bits (e.g. `0o755`); the file type bits come from the kind.
     pub fn unix_mode(mut self, mode: u32) -> Self {
         self.mode = Some(mode & 0o7777);
+        self
+    }
+    /// Writes no extended-timestamp extra field (Info-ZIP's `zip -X`): the
+    /// time is the DOS one alone, local fields stay only where they are
+    /// needed (ZIP64 sizes, AES).
+    pub fn no_timestamp_extra(mut self) -> Self {
+        self.timestamp_extra = false;
         self
     }
     /// Sets the entry comment.

@@ -144,6 +144,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The extraction's destination directory could not be created.
+    #[error("cannot create extraction directory {}: {source}", path.display())]
+    Destination {
+        /// The directory asked for.
+        path: PathBuf,
+        /// What the file system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// An extraction limit (total size, entry count, compression ratio) was exceeded.
     #[error("entry {name:?}: {what} limit exceeded ({actual} > {limit}); possible zip bomb")]
     Limit {

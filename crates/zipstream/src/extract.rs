@@ -64,13 +64,55 @@ pub struct ExtractOptions {
     pub on_temporary: Option<TemporaryHook>,
     /// Told of each thing written, as it is written; see [`PlacedHook`].
     pub on_placed: Option<PlacedHook>,
+    /// Asked what to do about a file that is already there (neither
+    /// `overwrite` nor `skip_existing` set): Info-ZIP's `replace?` prompt;
+    /// see [`ExistsHook`]. Without one, an existing file is
+    /// [`Error::Exists`].
+    pub on_exists: Option<ExistsHook>,
+}
+
+/// What to do with a file that is already where an entry goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Existing {
+    /// Replace it.
+    Replace,
+    /// Leave it, and go on with the next entry (the entry is still read,
+    /// so checked against the limits).
+    Keep,
+    /// Write the entry under this name instead, a path relative to the
+    /// destination that follows the same rules as an entry's name (a name
+    /// that is there too is asked about in its turn).
+    Rename(String),
+}
+
+/// A caller's answer to a file in the way, given the path relative to
+/// the destination (a tool's overwrite prompt).
+#[derive(Clone)]
+pub struct ExistsHook(std::sync::Arc<dyn Fn(&Path) -> Existing + Send + Sync>);
+
+impl ExistsHook {
+    /// A hook that answers with `f`.
+    pub fn new(f: impl Fn(&Path) -> Existing + Send + Sync + 'static) -> Self {
+        ExistsHook(std::sync::Arc::new(f))
+    }
+
+    pub(crate) fn ask(&self, rel: &Path) -> Existing {
+        (self.0)(rel)
+    }
+}
+
+impl std::fmt::Debug for ExistsHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ExistsHook")
+    }
 }
 
 /// Something an extraction has just put on disk, by its path relative to
 /// the destination: what Info-ZIP's unzip prints a line for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placed<'a> {
-    /// A directory entry placed (the parents made for a file are not told).
+    /// A directory entry made (not told for one already there, nor for the
+    /// parents made for a file).
     Directory(&'a Path),
     /// A file written from an entry of this method (0 stored, 8 deflated).
     File(&'a Path, u16),
@@ -153,6 +195,7 @@ impl Default for ExtractOptions {
             junk_paths: false,
             on_temporary: None,
             on_placed: None,
+            on_exists: None,
         }
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::confine::{Unconfined, check_link_target, resolve_inside};
 use super::limits::Limiter;
-use super::{ExtractOptions, ExtractReport, Placed, safe_path};
+use super::{Existing, ExtractOptions, ExtractReport, Placed, safe_path};
 use crate::entry::{Entry, EntryKind};
 use crate::error::{Error, Result};
 
@@ -104,7 +104,10 @@ impl<'a> Extractor<'a> {
                 None => break,
             }
         }
-        fs::create_dir_all(dest)?;
+        fs::create_dir_all(dest).map_err(|source| Error::Destination {
+            path: dest.to_path_buf(),
+            source,
+        })?;
         for m in missing.into_iter().rev() {
             created.push(&m, true);
         }
@@ -275,11 +278,15 @@ impl<'a> Extractor<'a> {
             EntryKind::Directory => {
                 // make_dirs refuses a link here: creating or chmodding
                 // through one would act outside the destination.
+                let there = fs::symlink_metadata(&target).is_ok();
                 self.make_dirs(&e.name, &rel)?;
                 self.report.dirs += 1;
-                // Told for a directory entry only, as Info-ZIP prints
-                // `creating:`: the parents made for a file go unsaid.
-                self.tell(Placed::Directory(&rel));
+                // Told for a directory entry this run creates only, as
+                // Info-ZIP prints `creating:`: the parents made for a file,
+                // and a folder already there, go unsaid.
+                if !there {
+                    self.tell(Placed::Directory(&rel));
+                }
                 if self.opts.permissions
                     && let Some(m) = e.unix_mode
                 {
@@ -310,6 +317,8 @@ impl<'a> Extractor<'a> {
                 self.links.push((e.name.clone(), rel, t));
             }
             EntryKind::File => {
+                let mut rel = rel;
+                let mut target = target;
                 if let Some(parent) = rel.parent() {
                     self.make_dirs(&e.name, parent)?;
                 }
@@ -321,27 +330,45 @@ impl<'a> Extractor<'a> {
                 // write is removed. A temporary and a rename per file were a
                 // third of the system calls of extracting tiny files.
                 let (head, whole) = self.read_head(e, read, counts)?;
-                let existed = if whole {
-                    match create_whole(self.opts, e, &target, &self.buf[..head]) {
-                        Ok(()) => {
-                            self.placed(e, rel, target, false, head as u64);
+                let existed = loop {
+                    let existed = if whole {
+                        match create_whole(self.opts, e, &target, &self.buf[..head]) {
+                            Ok(()) => {
+                                self.placed(e, rel, target, false, head as u64);
+                                return Ok(());
+                            }
+                            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => true,
+                            Err(err) => return Err(output(&target)(err)),
+                        }
+                    } else {
+                        fs::symlink_metadata(&target).is_ok()
+                    };
+                    if !existed || self.opts.skip_existing || self.opts.overwrite {
+                        break existed;
+                    }
+                    let Some(hook) = &self.opts.on_exists else {
+                        return Err(Error::Exists { path: target });
+                    };
+                    match hook.ask(&rel) {
+                        Existing::Replace => break true,
+                        Existing::Keep => {
+                            self.keep_existing(e, head, whole, read, counts)?;
                             return Ok(());
                         }
-                        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => true,
-                        Err(err) => return Err(output(&target)(err)),
+                        Existing::Rename(name) => {
+                            // The new name follows an entry's rules: it
+                            // stays inside the destination.
+                            rel = safe_path(&name)?;
+                            self.check_no_symlink_parents(&name, &rel)?;
+                            if let Some(parent) = rel.parent() {
+                                self.make_dirs(&name, parent)?;
+                            }
+                            target = self.dest.join(&rel);
+                        }
                     }
-                } else {
-                    fs::symlink_metadata(&target).is_ok()
                 };
                 if existed && self.opts.skip_existing {
-                    // `unzip -n`: leave it, but still read (and so verify
-                    // and count against the limits) what the archive holds.
-                    let n = self.rest_of_entry(e, head as u64, whole, read, counts, |_| Ok(()))?;
-                    self.limits.done(n);
-                    return Ok(());
-                }
-                if existed && !self.opts.overwrite {
-                    return Err(Error::Exists { path: target });
+                    return self.keep_existing(e, head, whole, read, counts);
                 }
                 self.tmp_counter += 1;
                 let tmp = target.with_file_name(format!(
@@ -366,6 +393,22 @@ impl<'a> Extractor<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `unzip -n`, or a "no" to the prompt: leaves the file on disk, but
+    /// still reads (and so verifies and counts against the limits) what
+    /// the archive holds.
+    fn keep_existing(
+        &mut self,
+        e: &Entry,
+        head: usize,
+        whole: bool,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
+        counts: &dyn Fn() -> (u64, u64),
+    ) -> Result<()> {
+        let n = self.rest_of_entry(e, head as u64, whole, read, counts, |_| Ok(()))?;
+        self.limits.done(n);
         Ok(())
     }
 

@@ -72,7 +72,8 @@ struct Record {
     usize: u64,
     offset: u64,
     external: u32,
-    mtime: i64,
+    /// The time of the extended-timestamp extra field; none without one.
+    mtime: Option<i64>,
     aes: Option<(AesStrength, u16)>,
     /// The central record of an entry copied from another archive, as it
     /// was there: written back with only its offset changed.
@@ -495,7 +496,7 @@ impl Core {
             usize: open.raw,
             offset: open.offset,
             external: (mode << 16) | dos,
-            mtime: open.opts.mtime,
+            mtime: open.opts.timestamp_extra.then_some(open.opts.mtime),
             aes: open
                 .opts
                 .encryption
@@ -582,7 +583,7 @@ impl Core {
             usize: e.size,
             offset: c.offset,
             external: le32(&c.central, 38),
-            mtime: e.mtime,
+            mtime: Some(e.mtime),
             aes: e.aes.map(|(strength, _)| (strength, e.method)),
             copied: Some(c.central),
         });
@@ -723,7 +724,9 @@ fn local_header(open: &Open, sizes: Option<(u32, u64, u64)>) -> Vec<u8> {
         h.put64(usize);
         h.put64(csize);
     }
-    put_timestamp_extra(&mut h, open.opts.mtime);
+    if open.opts.timestamp_extra {
+        put_timestamp_extra(&mut h, open.opts.mtime);
+    }
     if let Some((strength, _)) = &open.opts.encryption {
         put_aes_extra(&mut h, strength.code(), open.method.id());
     }
@@ -791,7 +794,9 @@ fn central_header(r: &Record, h: &mut Vec<u8>) -> Result<()> {
             h.put64(r.offset);
         }
     }
-    put_timestamp_extra(h, r.mtime);
+    if let Some(t) = r.mtime {
+        put_timestamp_extra(h, t);
+    }
     if let Some((strength, method)) = r.aes {
         put_aes_extra(h, strength.code(), method);
     }
