@@ -1049,3 +1049,516 @@ fn extraction_lines_match_info_zip() {
         .args(["unzip", "../a.zip"]));
     assert_eq!(text(&ours.stdout), text(&theirs.stdout));
 }
+
+/// What must agree between Info-ZIP's run and perfkit's in a
+/// [`Habit`] case.
+#[derive(Debug, Clone, Copy)]
+enum Same {
+    /// Standard output, byte for byte.
+    Stdout,
+    /// Standard output's lines, sorted (a wildcard's archives, a walk).
+    StdoutSorted,
+    /// Standard error, byte for byte (Info-ZIP's own lines: prompts,
+    /// "cannot find or open", the archive tally).
+    Stderr,
+    /// Every file and folder of the directory, with each file's bytes.
+    Tree,
+    /// This archive's entry names, sorted.
+    Names(&'static str),
+    /// Whether each entry of this archive is stored or compressed.
+    Methods(&'static str),
+    /// How many extra fields this archive's entries carry.
+    Extras(&'static str),
+    /// This archive's comment (`unzip -z`'s output).
+    Comment(&'static str),
+    /// This file's modification time.
+    Mtime(&'static str),
+}
+
+/// One first-hour habit: the same command line given to Info-ZIP's tool
+/// and to perfkit's, in a copy each of the same directory, after the
+/// same `setup`, with the same stdin.
+struct Habit {
+    setup: fn(&Path),
+    tool: &'static str,
+    args: &'static [&'static str],
+    stdin: &'static [u8],
+    /// The working directory, under the copy.
+    cwd: &'static str,
+    same: &'static [Same],
+}
+
+/// Info-ZIP's `a.zip` of the inputs (made once, copied to both sides),
+/// a `sub` folder to run from, and `x` with some of it extracted.
+fn with_archive(d: &Path) {
+    let z = run(Command::new("zip").current_dir(d).args([
+        "-q",
+        "-r",
+        "a.zip",
+        "d",
+        "tiny.txt",
+        "zeros.bin",
+    ]));
+    assert!(z.status.success());
+    std::fs::create_dir_all(d.join("sub")).unwrap();
+    put(d, "x/tiny.txt", b"old\n", T0 - 100);
+    put(d, "x/d/y", b"newer on disk\n", T0 + 100);
+}
+
+/// As [`with_archive`], and `b.zip` (a copy), `c.zip` (not an archive).
+fn with_archives(d: &Path) {
+    with_archive(d);
+    std::fs::copy(d.join("a.zip"), d.join("b.zip")).unwrap();
+    std::fs::write(d.join("c.zip"), b"not a zip\n").unwrap();
+}
+
+/// As [`with_archive`], with an archive comment and an upper-case name.
+fn with_comment(d: &Path) {
+    with_archive(d);
+    let mut c = Command::new("zip")
+        .current_dir(d)
+        .args(["-q", "-z", "a.zip"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    c.stdin.take().unwrap().write_all(b"one\ntwo\n").unwrap();
+    assert!(c.wait().unwrap().success());
+    std::fs::copy(d.join("a.zip"), d.join("U.ZIP")).unwrap();
+}
+
+fn nothing(_: &Path) {}
+
+/// An archive to update, and files changed, gone and new since.
+fn with_changes(d: &Path) {
+    let z = run(Command::new("zip")
+        .current_dir(d)
+        .args(["-q", "-r", "s.zip", "d", "tiny.txt"]));
+    assert!(z.status.success());
+    std::fs::remove_file(d.join("d/y")).unwrap();
+    put(d, "d/new", b"new\n", T0);
+    put(d, "d/x1", b"changed\n", T0 + 10);
+}
+
+const HABITS: &[Habit] = &[
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-q", "o.zip", "nothere"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-", "nothere", "alsonot"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    // zip: a missing name is warned of; only missing ones: Nothing to do!
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["o.zip", "tiny.txt", "nothere"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["o.zip", "nothere"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-D", "-r", "o.zip", "d"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-X", "-q", "o.zip", "tiny.txt", "d/x1"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Extras("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-o", "-q", "o.zip", "tiny.txt", "d/x1"],
+        stdin: b"",
+        cwd: "",
+        same: &[Mtime("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &[
+            "-q",
+            "-n",
+            ".bin:.txt",
+            "o.zip",
+            "zeros.bin",
+            "d/sub/z.txt",
+            "d/x1",
+        ],
+        stdin: b"",
+        cwd: "",
+        same: &[Methods("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-sf", "o.zip", "tiny.txt", "d/x1", "empty.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-v", "o.zip", "tiny.txt", "empty.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-z", "o.zip", "tiny.txt"],
+        stdin: b"first\nsecond\n.\nnot this\n",
+        cwd: "",
+        same: &[Stdout, Comment("o.zip")],
+    },
+    Habit {
+        setup: with_comment,
+        tool: "zip",
+        args: &["-z", "a.zip"],
+        stdin: b"new one\n",
+        cwd: "",
+        same: &[Stdout, Comment("a.zip")],
+    },
+    Habit {
+        setup: with_changes,
+        tool: "zip",
+        args: &["-FS", "-r", "s.zip", "d"],
+        stdin: b"",
+        cwd: "",
+        same: &[StdoutSorted, Names("s.zip")],
+    },
+    // unzip: finding the archive
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-l", "../a"],
+        stdin: b"",
+        cwd: "sub",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_comment,
+        tool: "unzip",
+        args: &["-l", "U"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["nothere"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-l", "n*.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr],
+    },
+    Habit {
+        setup: with_archives,
+        tool: "unzip",
+        args: &["-l", "[ab].zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[StdoutSorted, Stderr],
+    },
+    Habit {
+        setup: with_archives,
+        tool: "unzip",
+        args: &["-qq", "-o", "*.zip", "-d", "out"],
+        stdin: b"",
+        cwd: "",
+        same: &[Tree],
+    },
+    // unzip: what it shows
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-c", "a.zip", "d/*", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-cq", "a.zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_comment,
+        tool: "unzip",
+        args: &["-z", "a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-z", "a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-C", "-l", "a.zip", "D/X1", "TINY.*"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    // unzip: what it writes
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-f", "a.zip", "-d", "x"],
+        stdin: b"y\ny\n",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-uo", "a.zip", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-o", "a.zip", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-n", "a.zip", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-X", "-K", "-q", "a.zip", "-d", "k"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-a", "-q", "a.zip", "-d", "k"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
+    // unzip: the overwrite prompt, answered on stdin
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["a.zip", "-d", "x"],
+        stdin: b"n\ny\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["a.zip", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["a.zip", "-d", "x"],
+        stdin: b"\nA\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["a.zip", "-d", "x"],
+        stdin: b"N\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-q", "a.zip", "-d", "x"],
+        stdin: b"r\n\nkept.txt\nn\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+];
+
+use Same::*;
+
+/// The entries of `zip` with whether each is stored.
+fn methods(zip: &Path) -> Vec<String> {
+    let out = run(Command::new("unzip").arg("-v").arg(zip));
+    let mut v: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("Stored") || l.contains("Defl"))
+        .map(|l| {
+            let name = l.split_whitespace().last().unwrap_or("").to_string();
+            format!("{name} {}", l.contains("Stored"))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Every path under `dir` with its file's bytes.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    on_disk(dir)
+        .into_iter()
+        .map(|p| {
+            let data = std::fs::read(dir.join(&p)).unwrap_or_default();
+            (p, data)
+        })
+        .collect()
+}
+
+/// Each habit in the table, Info-ZIP's tool against perfkit's: success or
+/// failure, and what the case says must be the same.
+#[test]
+fn first_hour_habits_match_info_zip() {
+    if !have_info_zip() {
+        return;
+    }
+    for h in HABITS {
+        let t = tempfile::tempdir().unwrap();
+        let theirs_dir = t.path().join("theirs");
+        std::fs::create_dir(&theirs_dir).unwrap();
+        inputs(&theirs_dir);
+        (h.setup)(&theirs_dir);
+        // An identical copy, archives and times included.
+        let ours_dir = t.path().join("ours");
+        let cp = Command::new("cp")
+            .args(["-a"])
+            .arg(&theirs_dir)
+            .arg(&ours_dir)
+            .status()
+            .unwrap();
+        assert!(cp.success());
+        let go = |mut cmd: Command| {
+            let mut child = cmd
+                .env("TZ", "UTC")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let _ = stdin.write_all(h.stdin);
+            drop(stdin);
+            child.wait_with_output().unwrap()
+        };
+        let mut theirs = Command::new(h.tool);
+        theirs.current_dir(theirs_dir.join(h.cwd)).args(h.args);
+        let mut ours = perfkit();
+        ours.current_dir(ours_dir.join(h.cwd))
+            .arg(h.tool)
+            .args(h.args);
+        let (theirs, ours) = (go(theirs), go(ours));
+        let what = format!("{} {:?} (stdin {:?})", h.tool, h.args, text(h.stdin));
+        assert_same_success(&what, &ours, &theirs);
+        for same in h.same {
+            let (o, t) = match *same {
+                Stdout => (text(&ours.stdout), text(&theirs.stdout)),
+                StdoutSorted => (
+                    sorted_lines(&ours.stdout).join("\n"),
+                    sorted_lines(&theirs.stdout).join("\n"),
+                ),
+                Stderr => (text(&ours.stderr), text(&theirs.stderr)),
+                Tree => (
+                    format!("{:?}", tree(&ours_dir)),
+                    format!("{:?}", tree(&theirs_dir)),
+                ),
+                Names(z) => (
+                    names(&ours_dir.join(z)).join("\n"),
+                    names(&theirs_dir.join(z)).join("\n"),
+                ),
+                Methods(z) => (
+                    methods(&ours_dir.join(z)).join("\n"),
+                    methods(&theirs_dir.join(z)).join("\n"),
+                ),
+                Extras(z) => {
+                    let count = |d: &Path| {
+                        let out = run(Command::new("zipinfo").arg("-v").arg(d.join(z)));
+                        text(&out.stdout)
+                            .matches("A subfield with ID")
+                            .count()
+                            .to_string()
+                    };
+                    (count(&ours_dir), count(&theirs_dir))
+                }
+                Comment(z) => {
+                    let c = |d: &Path| {
+                        text(&run(Command::new("unzip").current_dir(d).arg("-z").arg(z)).stdout)
+                    };
+                    (c(&ours_dir), c(&theirs_dir))
+                }
+                Mtime(z) => {
+                    let m = |d: &Path| {
+                        format!(
+                            "{:?}",
+                            std::fs::metadata(d.join(z)).unwrap().modified().unwrap()
+                        )
+                    };
+                    (m(&ours_dir), m(&theirs_dir))
+                }
+            };
+            assert_eq!(
+                o,
+                t,
+                "{what}: {same:?} differs; perfkit's stderr: {}",
+                text(&ours.stderr)
+            );
+        }
+    }
+}

@@ -21,6 +21,10 @@ pub(super) struct Announcer {
     /// Whether an entry was AES encrypted / zstd compressed.
     aes: bool,
     zstd: bool,
+    /// `-v`: sizes on each line (Info-ZIP's `(in=N) (out=M)`), and the
+    /// totals of the entries announced.
+    verbose: bool,
+    totals: (u64, u64),
 }
 
 impl Announcer {
@@ -33,6 +37,28 @@ impl Announcer {
             to_stderr,
             aes: false,
             zstd: false,
+            verbose: false,
+            totals: (0, 0),
+        }
+    }
+
+    /// Announces with sizes, as Info-ZIP's `zip -v` does.
+    pub(super) fn verbose(mut self, on: bool) -> Self {
+        self.verbose = on;
+        self
+    }
+
+    /// `-v`'s last line: `total bytes=N, compressed=M -> P% savings`.
+    pub(super) fn print_totals(&self) {
+        let (size, compressed) = self.totals;
+        let line = format!(
+            "total bytes={size}, compressed={compressed} -> {}% savings",
+            percent(size, compressed)
+        );
+        if self.to_stderr {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
         }
     }
 
@@ -47,7 +73,19 @@ impl Announcer {
             self.aes |= w.aes.is_some();
             self.zstd |= w.method == 93;
             if let (Some(Some(verb)), false) = (self.labels.get(self.next), self.quiet) {
-                let line = line(verb, &w);
+                let line = if self.verbose {
+                    let compressed = w.compressed_size - w.aes.map_or(0, |a| a.overhead());
+                    self.totals.0 += w.size;
+                    self.totals.1 += compressed;
+                    let plain = line(verb, &w);
+                    // Info-ZIP's `-v` puts the sizes between name and method.
+                    let name = perfkit::printable::name(&w.name);
+                    let head = format!("{verb:>8}: {name}");
+                    let tail = plain[head.len()..].trim_start();
+                    format!("{head}\t(in={}) (out={compressed}) {tail}", w.size)
+                } else {
+                    line(verb, &w)
+                };
                 // Output errors (a closed pipe) surface when the archive
                 // itself is written; a lost message line must not fail it.
                 bar.suspend(|| {

@@ -20,6 +20,11 @@ stores), -j (junk paths), -x and -i GLOB, -@, -u (update: add new, replace older
 replace older only), -d (delete entries), -A (adjust a self-extractor's offsets to count its stub; every update keeps \
 the stub and counts it too), -m (move: delete the originals once the archive is \
 on disk, and tested with -T; a file changed since it was listed is kept, with a warning), -T (test before the archive replaces anything), -e and -P, \
+-D (no directory entries), -X (no extra fields), -o (archive time = newest entry), -FS (file sync: \
+update, add, and delete the entries whose files are not among those given), -z (archive comment \
+from stdin, to a line holding `.`), -n SUFFIXES (store names ending so), -sf (show the files, \
+write nothing), -v (sizes on each line, and totals), a name that is not there warned of \
+(`zip warning: name not matched:`) and the rest archived, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
 them), `-` for stdin data, an existing archive is updated (entries replaced in place, new ones \
 appended), a name without an extension gets .zip.
@@ -34,7 +39,7 @@ the password to other users (ps), so it warns; --password-file and --password-en
 Differences from Info-ZIP zip: --level is the long form of -0..-9 (Info-ZIP's -l converts line \
 ends, which perfkit does not do); --jobs N is long only; two inputs under one name are a usage error (exit 2), as is \
 Info-ZIP's 'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; \
-\"nothing to do\" (-u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
+\"nothing to do\" (only missing names: Info-ZIP's `zip error: Nothing to do!`; -u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
 a link that loops back to a folder being walked is skipped with a note (Info-ZIP walks it until \
 its names grow too long)."
 )]
@@ -114,6 +119,38 @@ pub struct ZipArgs {
     #[arg(short = 'P', long = "password", value_name = "PASSWORD",
         conflicts_with_all = ["password_file", "password_env"])]
     password: Option<String>,
+    /// No directory entries: only files (and links) are stored, under
+    /// their full names (Info-ZIP's `-D`).
+    #[arg(short = 'D', long = "no-dir-entries")]
+    no_dir_entries: bool,
+    /// No extra fields: entries carry the DOS time alone, without the
+    /// extended timestamp (Info-ZIP's `-X`).
+    #[arg(short = 'X', long = "no-extra")]
+    no_extra: bool,
+    /// Give the archive file the time of its newest entry (Info-ZIP's `-o`).
+    #[arg(short = 'o', long = "latest-time")]
+    latest_time: bool,
+    /// File sync (Info-ZIP's `-FS`): update the entries whose files
+    /// changed, add new files and delete the entries whose files are not
+    /// among the paths given.
+    #[arg(long = "filesync", conflicts_with_all = ["update", "freshen", "delete"])]
+    filesync: bool,
+    /// Read the archive comment from stdin, up to a line holding only `.`
+    /// or the end of input (Info-ZIP's `-z`).
+    #[arg(short = 'z', long = "archive-comment")]
+    archive_comment: bool,
+    /// Store, without compressing, files whose names end in one of these
+    /// suffixes, separated by `:` or `;` (Info-ZIP's `-n .jpg:.zip`).
+    #[arg(short = 'n', long = "suffixes", value_name = "SUFFIXES")]
+    suffixes: Option<String>,
+    /// Show the files that would be operated on, then stop without
+    /// writing (Info-ZIP's `-sf`).
+    #[arg(long = "show-files")]
+    show_files: bool,
+    /// Verbose: each entry's sizes on its line and a total (Info-ZIP's
+    /// `-v` with files to add).
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Part size of an s3:// multipart upload (5MiB to 5GiB; S3 allows
     /// 10,000 parts, so this bounds the archive size at 10,000 × SIZE).
     #[arg(long, value_name = "SIZE", default_value = "8MiB", value_parser = perfkit::units::parse_size)]
@@ -134,9 +171,11 @@ pub struct PasswordArgs {
 /// Arguments of `perfkit unzip`.
 ///
 /// Info-ZIP's habits: `unzip a.zip 'd/*' -x '*.log' -d out`, `-n`, `-o`,
-/// `-j`, `-q`, `-p a.zip member`, `-l`, `-t`. Where perfkit differs: it
-/// never prompts (an existing file is an error unless `-o` or `-n`);
-/// extraction prints Info-ZIP's `inflating:` lines (`-q` silences them);
+/// `-j`, `-q`, `-p a.zip member`, `-c`, `-l`, `-t`, `-z`, `-u`, `-f`,
+/// `-C`; `unzip ../a` finds `../a.zip`, `unzip -l '*.zip'` lists each
+/// archive; an existing file is asked about on stdin (`replace a.txt?`).
+/// Where perfkit differs: extraction prints Info-ZIP's `inflating:`
+/// lines (`-q` silences them);
 /// `-t` prints its own summary; a pattern that matches nothing is an error, exit 1 (Info-ZIP
 /// warns and exits 11), checked before anything is written; failures exit
 /// 1, never Info-ZIP's other codes; and `--max-size` and the ratio limit
@@ -154,8 +193,20 @@ Encrypted entries (WinZip AES, legacy ZipCrypto) take the password from -P, --pa
 --password-env or a prompt; a wrong one stops the run before anything is written (Info-ZIP \
 skips those entries and exits 82).
 
+The archive: NAME, else NAME.zip, else NAME.ZIP; a NAME with wildcards (`'*.zip'`) is each \
+archive it matches, in name order, with Info-ZIP's tally at the end. An existing file is asked \
+about, as Info-ZIP asks, on stderr, the answer read from stdin (a terminal or not): `replace \
+a.txt? [y]es, [n]o, [A]ll, [N]one, [r]ename:`; the end of input is [N]one, and the run then \
+fails; -o replaces, -n keeps, without asking. -c prints each file under its `inflating:` line, \
+-z the archive comment, -u and -f extract only files newer than those on disk (-u also new \
+ones), -C matches names without regard to case.
+
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
-`--` before it); it never prompts about files: an existing file is an error unless -o or -n; \
+`--` before it); with the archive on stdin nothing is asked: an existing file is an error unless \
+-o or -n; -a is accepted but converts nothing (files are extracted byte for byte, with a note: a \
+guess at text from a flag in the archive can corrupt data); -X and -K are accepted and do \
+nothing (files belong to the user running unzip; setuid, setgid and sticky bits are never \
+restored); \
 extraction prints Info-ZIP's lines (Archive:, creating:, inflating:, extracting:, linking:), which \
 -q silences; -t prints its own summary (-q keeps its last line, -qq nothing); -l and -v \
 print times in UTC (Info-ZIP: local time); a \
@@ -212,6 +263,36 @@ pub struct UnzipArgs {
     given_password: Option<String>,
     #[command(flatten)]
     password: PasswordArgs,
+    /// Extract file data to stdout, each file under its `inflating:`
+    /// line (Info-ZIP's `-c`; `-q` leaves the lines out).
+    #[arg(short = 'c', conflicts_with_all = ["list", "verbose", "test", "pipe"])]
+    to_screen: bool,
+    /// Show the archive comment only (Info-ZIP's `-z`).
+    #[arg(short = 'z', conflicts_with_all = ["list", "verbose", "test", "pipe", "to_screen"])]
+    comment: bool,
+    /// Match MEMBER and `-x` patterns without regard to case (Info-ZIP's `-C`).
+    #[arg(short = 'C')]
+    ignore_case: bool,
+    /// Update: extract only files newer than those on disk, and files not
+    /// on disk (Info-ZIP's `-u`).
+    #[arg(short = 'u', conflicts_with = "freshen")]
+    update: bool,
+    /// Freshen: extract only files newer than those already on disk
+    /// (Info-ZIP's `-f`).
+    #[arg(short = 'f')]
+    freshen: bool,
+    /// Accepted for Info-ZIP's text conversion, which perfkit does not do:
+    /// files are extracted as stored, with a note (see Differences).
+    #[arg(short = 'a', action = clap::ArgAction::Count)]
+    text: u8,
+    /// Accepted for Info-ZIP's restoring of owners: perfkit leaves files
+    /// to the user running it (see Differences).
+    #[arg(short = 'X')]
+    owners: bool,
+    /// Accepted for Info-ZIP's keeping of setuid/setgid/sticky bits:
+    /// perfkit never sets them (see Differences).
+    #[arg(short = 'K')]
+    keep_special: bool,
     /// zipinfo's listing (`unzip -Z`, its letters after it: `-Z1`,
     /// `-Z -m`); written `-Z`, which is read into this.
     #[arg(long, value_name = "LETTERS", hide = true, value_parser = parse_zipinfo,
@@ -271,7 +352,9 @@ impl ZipArgs {
                 "a password (--password-file/--password-env) needs --encrypt aes256|aes192|aes128; without it the archive would be written unencrypted",
             ));
         }
-        let mode = if self.delete {
+        let mode = if self.filesync {
+            Mode::Update
+        } else if self.delete {
             Mode::Delete
         } else if self.freshen {
             Mode::Freshen
@@ -307,6 +390,22 @@ impl ZipArgs {
             test: self.test,
             adjust: self.adjust,
             part_size: self.part_size,
+            no_dir_entries: self.no_dir_entries,
+            no_extra: self.no_extra,
+            latest_time: self.latest_time,
+            filesync: self.filesync,
+            archive_comment: self.archive_comment,
+            store_suffixes: self
+                .suffixes
+                .map(|s| {
+                    s.split([':', ';'])
+                        .filter(|x| !x.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            show_files: self.show_files,
+            verbose: self.verbose,
         }))
     }
 }
@@ -314,6 +413,15 @@ impl ZipArgs {
 impl UnzipArgs {
     /// The options these flags ask for.
     pub fn options(self) -> UnzipOptions {
+        if self.text > 0 {
+            eprintln!(
+                "perfkit unzip: note: -a (text conversion) is not done: files are extracted byte for byte as stored"
+            );
+        }
+        // -X and -K ask for what perfkit does not do (owners) or never
+        // does (setuid, setgid, sticky): accepted, as on a system where
+        // Info-ZIP cannot do them either.
+        let _ = (self.owners, self.keep_special);
         UnzipOptions {
             password: match self.given_password {
                 Some(p) => {
@@ -338,6 +446,11 @@ impl UnzipArgs {
             quiet: self.quiet,
             max_size: self.max_size,
             zipinfo: self.zipinfo,
+            to_screen: self.to_screen,
+            comment: self.comment,
+            ignore_case: self.ignore_case,
+            update: self.update,
+            freshen: self.freshen,
         }
     }
 }
@@ -353,7 +466,7 @@ pub(super) fn usage_error(message: &str) -> ExitCode {
 
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeA";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozv";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):
@@ -381,8 +494,17 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         "--include",
         "-P",
         "--password",
+        "-n",
+        "--suffixes",
     ];
     crate::cmd::rewrite_options(args, TAKES_VALUE, |s, out| {
+        // Info-ZIP's two-letter options, which clap would read as two
+        // single-letter ones.
+        match s {
+            "-FS" => return out.push("--filesync".into()),
+            "-sf" => return out.push("--show-files".into()),
+            _ => {}
+        }
         let cluster = s.strip_prefix('-').filter(|c| {
             !c.is_empty()
                 && !c.starts_with('-')

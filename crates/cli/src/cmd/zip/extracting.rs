@@ -93,3 +93,165 @@ impl Progress {
         }
     }
 }
+
+/// Info-ZIP unzip's question about a file in the way, asked on stderr
+/// and answered on stdin (a terminal or not): `y`, `n`, `A` (all), `N`
+/// (none), `r` (rename, then `new name: `). End of input counts as `N`,
+/// said so in Info-ZIP's words, and fails the run once it is over.
+pub struct Prompt {
+    state: Arc<Mutex<Asked>>,
+}
+
+#[derive(Default)]
+struct Asked {
+    /// The `-d` directory as written, with a `/`, or nothing for `.`.
+    prefix: String,
+    /// `A` or `N` answered (or end of input): the answer to every later
+    /// question.
+    always: Option<Existing>,
+    /// Stdin ended at the prompt.
+    dry: bool,
+    /// Writes out the extraction lines before a question is asked.
+    flush: Option<Arc<Mutex<Progress>>>,
+}
+
+use zipstream::{Existing, ExistsHook};
+
+impl Prompt {
+    /// A prompt for an extraction into `dir` (named in the questions as
+    /// the extraction lines name files).
+    pub fn new(dir: &Path) -> Prompt {
+        let dir = dir.display().to_string();
+        let prefix = if dir == "." {
+            String::new()
+        } else {
+            format!("{}/", dir.trim_end_matches('/'))
+        };
+        Prompt {
+            state: Arc::new(Mutex::new(Asked {
+                prefix,
+                ..Asked::default()
+            })),
+        }
+    }
+
+    /// Has the extraction lines of `lines` written out before each
+    /// question, so that they come first on a terminal.
+    pub fn after(&self, lines: &Lines) {
+        if let Ok(mut g) = self.state.lock() {
+            g.flush = Some(Arc::clone(&lines.out));
+        }
+    }
+
+    /// The hook that asks.
+    pub fn hook(&self) -> ExistsHook {
+        let state = Arc::clone(&self.state);
+        ExistsHook::new(move |rel| match state.lock() {
+            Ok(mut g) => g.ask(rel),
+            // A question that panicked once is not asked again: keep.
+            Err(_) => Existing::Keep,
+        })
+    }
+
+    /// Whether stdin ended at a question (the files after were kept).
+    pub fn ran_dry(&self) -> bool {
+        self.state.lock().map(|g| g.dry).unwrap_or(true)
+    }
+}
+
+impl Asked {
+    fn ask(&mut self, rel: &Path) -> Existing {
+        if let Some(a) = &self.always {
+            return a.clone();
+        }
+        if let Some(f) = &self.flush
+            && let Ok(mut g) = f.lock()
+        {
+            let _ = g.out.flush();
+        }
+        let shown =
+            perfkit::printable::name(&format!("{}{}", self.prefix, rel.display())).into_owned();
+        let mut err = io::stderr();
+        loop {
+            let _ = write!(
+                err,
+                "replace {shown}? [y]es, [n]o, [A]ll, [N]one, [r]ename: "
+            );
+            let _ = err.flush();
+            let Some(line) = read_answer() else {
+                let _ = writeln!(
+                    err,
+                    " NULL\n(EOF or read error, treating as \"[N]one\" ...)"
+                );
+                self.dry = true;
+                self.always = Some(Existing::Keep);
+                return Existing::Keep;
+            };
+            match line.chars().next() {
+                Some('y') => return Existing::Replace,
+                Some('n') => return Existing::Keep,
+                Some('A') => {
+                    self.always = Some(Existing::Replace);
+                    return Existing::Replace;
+                }
+                Some('N') => {
+                    self.always = Some(Existing::Keep);
+                    return Existing::Keep;
+                }
+                Some('r') => loop {
+                    let _ = write!(err, "new name: ");
+                    let _ = err.flush();
+                    match read_answer() {
+                        None => {
+                            let _ = writeln!(
+                                err,
+                                " NULL\n(EOF or read error, treating as \"[N]one\" ...)"
+                            );
+                            self.dry = true;
+                            self.always = Some(Existing::Keep);
+                            return Existing::Keep;
+                        }
+                        Some(name) if name.is_empty() => continue,
+                        Some(name) => return Existing::Rename(name),
+                    }
+                },
+                None => {
+                    let _ = writeln!(err, "error:  invalid response [{{ENTER}}]");
+                }
+                Some(_) => {
+                    let _ = writeln!(err, "error:  invalid response [{line}]");
+                }
+            }
+        }
+    }
+}
+
+/// One line of stdin without its line end; none at its end (or when it
+/// cannot be read). Read a byte at a time, so that nothing after the
+/// line is taken from stdin.
+fn read_answer() -> Option<String> {
+    use std::io::Read;
+    let mut line = Vec::new();
+    let mut stdin = io::stdin().lock();
+    let mut b = [0u8; 1];
+    loop {
+        match stdin.read(&mut b) {
+            Ok(0) if line.is_empty() => return None,
+            Ok(0) => break,
+            Ok(_) if b[0] == b'\n' => break,
+            Ok(_) => {
+                // A name is never this long; stop reading a binary stdin.
+                if line.len() >= 4096 {
+                    return None;
+                }
+                line.push(b[0]);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Some(String::from_utf8_lossy(&line).into_owned())
+}

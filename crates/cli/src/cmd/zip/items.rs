@@ -68,6 +68,32 @@ impl Candidate for Item {
     }
 }
 
+/// An [`Item`] looked at through a reference (`-sf` asks which items an
+/// update would take, keeping them).
+pub(super) struct Shown<'a>(pub(super) &'a Item);
+
+impl Candidate for Shown<'_> {
+    fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    fn path(&self) -> &Path {
+        &self.0.path
+    }
+
+    fn mtime(&self) -> i64 {
+        self.0.mtime()
+    }
+
+    fn is_dir(&self) -> bool {
+        self.0.is_dir()
+    }
+
+    fn same_file(&self, first: &Self) -> bool {
+        self.0.same_file(first.0)
+    }
+}
+
 /// What [`collect`] found.
 pub(super) struct Found {
     /// The items to store, in order.

@@ -89,6 +89,23 @@ pub struct Options {
     pub adjust: bool,
     /// Part size of an `s3://` multipart upload.
     pub part_size: u64,
+    /// `-D`: no directory entries.
+    pub no_dir_entries: bool,
+    /// `-X`: no extended-timestamp extra fields.
+    pub no_extra: bool,
+    /// `-o`: the archive file takes the time of its newest entry.
+    pub latest_time: bool,
+    /// `-FS`: update, and delete the entries whose files are not among
+    /// those found (the mode is [`Mode::Update`]).
+    pub filesync: bool,
+    /// `-z`: the archive comment is read from stdin.
+    pub archive_comment: bool,
+    /// `-n`: names ending in one of these are stored.
+    pub store_suffixes: Vec<String>,
+    /// `-sf`: list what would be stored, write nothing.
+    pub show_files: bool,
+    /// `-v`: sizes on each `adding:` line, and a total.
+    pub verbose: bool,
 }
 
 /// Where a password comes from.
@@ -290,9 +307,12 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         }
     }
     let (steps, labels, items);
-    if opts.adjust && no_paths && opts.mode == Mode::Add {
-        // -A alone: every entry kept, written again after the stub with
-        // offsets that count it.
+    if (opts.adjust || opts.archive_comment) && no_paths && opts.mode == Mode::Add {
+        if update.is_none() {
+            bail!("{shown}: no such archive (-z alone changes an existing one's comment)");
+        }
+        // -A or -z alone: every entry kept, written again (after the stub
+        // with offsets that count it; with the new comment).
         let n = entries(update.as_ref()).len();
         items = Vec::new();
         labels = vec![None; n];
@@ -303,30 +323,61 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         labels = vec![None; kept.len()];
         steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
     } else {
-        let found = collect_except(&opts, local.then_some(archive.as_path()))?;
+        let mut found = collect_except(&opts, local.then_some(archive.as_path()))?;
+        if opts.no_dir_entries {
+            found.items.retain(|i| !i.meta.is_dir());
+        }
         // Every name warned of and nothing else to store: Info-ZIP's
         // "Nothing to do!" (its exit 12), the archive left as it was.
         if found.items.is_empty() && found.unmatched > 0 {
-            bail!(
-                "nothing to do: no name given is there to store in {shown}; {}",
-                if update.is_some() {
-                    "left as it was"
-                } else {
-                    "nothing written"
-                }
-            );
+            // Info-ZIP's lines after its warnings, on stdout (stderr
+            // when the archive goes there), `-q` or not; perfkit's exit
+            // code (docs/exit-codes.md).
+            let line = format!("\nzip error: Nothing to do! ({shown})");
+            if archive.as_os_str() == "-" {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+            return Ok(ExitCode::FAILURE);
         }
         let entries = entries(update.as_ref());
-        items = match update::dedupe(found.items) {
-            Ok(items) => update::newer_only(items, entries, opts.mode),
+        let found_items = match update::dedupe(found.items) {
+            Ok(items) => items,
             Err(e) => return Ok(usage_error(&e.to_string())),
         };
-        if items.is_empty() && opts.mode != Mode::Add {
+        // -FS: the entries with no file among those found go.
+        let gone: Vec<usize> = if opts.filesync {
+            let names: std::collections::HashSet<&str> =
+                found_items.iter().map(|i| i.name.as_str()).collect();
+            (0..entries.len())
+                .filter(|&i| !names.contains(entries[i].name.trim_end_matches('/')))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if opts.show_files {
+            return show_files(&found_items, entries, opts.mode);
+        }
+        items = update::newer_only(found_items, entries, opts.mode);
+        if !opts.quiet {
+            for &i in &gone {
+                println!("deleting: {}", perfkit::printable::name(&entries[i].name));
+            }
+        }
+        if items.is_empty() && gone.is_empty() && opts.filesync {
+            // Info-ZIP's -FS with everything in step: the archive stays.
+            return Ok(ExitCode::SUCCESS);
+        }
+        if items.is_empty() && gone.is_empty() && opts.mode != Mode::Add {
             bail!(
                 "nothing to do: {shown} is up to date (no newer files for -u/-f); left as it was"
             );
         }
-        steps = update::plan(entries, &items);
+        steps = update::plan(entries, &items)
+            .into_iter()
+            .filter(|s| !matches!(s, Step::Kept(i) if gone.contains(i)))
+            .collect::<Vec<_>>();
         labels = update::changes(&steps, entries, opts.mode)
             .into_iter()
             .map(|c| c.map(Change::verb))
@@ -348,7 +399,8 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         .sum();
     let bar = super::progress(Some(total), opts.quiet);
     bar.set_message("zip");
-    let mut announcer = Announcer::new(labels, opts.quiet, archive.as_os_str() == "-");
+    let mut announcer =
+        Announcer::new(labels, opts.quiet, archive.as_os_str() == "-").verbose(opts.verbose);
     let popts = ParallelOptions::new(opts.jobs);
     if let Some(url) = object_url {
         zip_to_object(&url, &steps, &opts, &pw, &bar, &mut announcer)?;
@@ -385,7 +437,7 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             let file = BufWriter::with_capacity(128 << 10, out.file_mut());
             // An update keeps whatever is before the old archive's first
             // entry (a self-extractor's stub) and its comment.
-            let writer = match update.as_mut() {
+            let mut writer = match update.as_mut() {
                 Some(u) => {
                     // -A has said so already, in Info-ZIP's words.
                     if !opts.adjust {
@@ -397,6 +449,23 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
                 }
                 None => ZipWriter::new_seekable(file)?,
             };
+            // -z: Info-ZIP asks once the entries are written; a comment
+            // typed on a terminal is asked for first (the writer needs
+            // it before it finishes), one piped in is read first and its
+            // lines printed where Info-ZIP prints them.
+            let mut comment_lines = None;
+            if opts.archive_comment {
+                let old = update.as_ref().map(|u| u.archive.raw_comment().to_vec());
+                let lines = comment_prompt(old.as_deref(), opts.quiet);
+                let interactive = io::stdin().is_terminal();
+                if interactive {
+                    print!("{lines}");
+                    io::stdout().flush()?;
+                } else {
+                    comment_lines = Some(lines);
+                }
+                writer.set_comment(&comment_from_stdin()?)?;
+            }
             write_archive(
                 writer,
                 &steps,
@@ -408,6 +477,9 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
                 &mut announcer,
             )?
             .flush()?;
+            if let Some(lines) = comment_lines {
+                print!("{lines}");
+            }
             if opts.test {
                 // Before the rename: a failed test leaves the old archive
                 // (or none) and every original in place.
@@ -425,6 +497,12 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
+    if opts.latest_time && local {
+        set_latest_time(&archive, &shown)?;
+    }
+    if opts.verbose && !opts.quiet {
+        announcer.print_totals();
+    }
     note_unreadable(&announcer, &archive, &shown);
     if opts.move_files {
         remove_originals(&items)?;
@@ -537,6 +615,98 @@ fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
         }
     }
     Ok(plan.kept)
+}
+
+/// `-sf`: Info-ZIP's list of what would be added or updated, and its
+/// total, on stdout; nothing is written.
+fn show_files(found: &[Item], entries: &[zipstream::Entry], mode: Mode) -> Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    let mut total = 0u64;
+    let mut n = 0usize;
+    // What an update would leave alone is not listed (Info-ZIP lists the
+    // files it would read).
+    let chosen: Vec<&Item> = if matches!(mode, Mode::Update | Mode::Freshen) {
+        let names: std::collections::HashSet<&str> =
+            update::newer_only(found.iter().map(items::Shown).collect(), entries, mode)
+                .into_iter()
+                .map(|s| s.0.name.as_str())
+                .collect();
+        found
+            .iter()
+            .filter(|i| names.contains(i.name.as_str()))
+            .collect()
+    } else {
+        found.iter().collect()
+    };
+    writeln!(out, "Would Add/Update:")?;
+    for i in chosen {
+        let name = if i.meta.is_dir() {
+            format!("{}/", i.name)
+        } else {
+            i.name.clone()
+        };
+        writeln!(out, "  {}", perfkit::printable::name(&name))?;
+        n += 1;
+        if i.meta.is_file() {
+            total += i.meta.len();
+        }
+    }
+    writeln!(out, "Total {n} entries ({total} bytes)")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `-z`'s lines, as Info-ZIP's zip prints them (none under `-q`): the
+/// comment there was, if any, and the prompt.
+fn comment_prompt(old: Option<&[u8]>, quiet: bool) -> String {
+    let mut lines = String::new();
+    if !quiet {
+        if let Some(old) = old.filter(|c| !c.is_empty()) {
+            lines.push_str("current zip file comment is:\n");
+            lines.push_str(&String::from_utf8_lossy(old));
+            lines.push('\n');
+        }
+        lines.push_str("enter new zip file comment (end with .):\n");
+    }
+    lines
+}
+
+/// `-z`: the archive comment, read from stdin as Info-ZIP reads it: up to
+/// a line holding only `.` or the end of input, lines joined by CR LF.
+fn comment_from_stdin() -> Result<String> {
+    use io::BufRead;
+    let mut lines = Vec::new();
+    let mut total = 0usize;
+    for line in io::stdin().lock().lines() {
+        let line = line.context("reading the archive comment from stdin (-z)")?;
+        let line = line.trim_end_matches('\r').to_string();
+        if line == "." {
+            break;
+        }
+        total += line.len() + 2;
+        if total > 0xFFFF {
+            bail!("the archive comment (-z) is over 65,535 bytes, the most a ZIP archive holds");
+        }
+        lines.push(line);
+    }
+    Ok(lines.join("\r\n"))
+}
+
+/// `-o`: gives the archive written the time of its newest entry.
+fn set_latest_time(archive: &Path, shown: &str) -> Result<()> {
+    let f = fs::File::open(archive).with_context(|| format!("opening {shown}"))?;
+    let a = ZipArchive::new(io::BufReader::new(f.try_clone()?))
+        .with_context(|| format!("reading {shown}"))?;
+    let Some(newest) = a.entries().iter().map(|e| e.mtime).max() else {
+        return Ok(());
+    };
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(newest.max(0) as u64);
+    fs::File::options()
+        .write(true)
+        .open(archive)
+        .and_then(|f| f.set_modified(t))
+        .with_context(|| format!("setting the time of {shown} (-o)"))?;
+    Ok(())
 }
 
 /// `zip -T ARCHIVE` with nothing to add: tests the archive as it is, as

@@ -49,6 +49,14 @@ pub(super) fn entry_options(
         "zstd" => o.method(Method::Zstd),
         _ => o,
     };
+    // -n: names with these endings are stored; the case counts, as in
+    // Info-ZIP on Unix (`.JPG` is not a `.jpg`).
+    if m.is_file() && opts.store_suffixes.iter().any(|x| item.name.ends_with(x)) {
+        o = o.method(Method::Stored);
+    }
+    if opts.no_extra {
+        o = o.no_timestamp_extra();
+    }
     if let (Some(enc), Some(pw)) = (&opts.encrypt, password)
         && !m.is_dir()
     {

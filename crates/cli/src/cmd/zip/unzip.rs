@@ -38,6 +38,16 @@ pub struct UnzipOptions {
     pub password: Password,
     /// `-Z`: zipinfo's listing instead.
     pub zipinfo: Option<super::zipinfo::Zipinfo>,
+    /// `-c`: file data to stdout, each entry under its `inflating:` line.
+    pub to_screen: bool,
+    /// `-z`: show the archive comment only.
+    pub comment: bool,
+    /// `-C`: match MEMBER and `-x` patterns ignoring (ASCII) case.
+    pub ignore_case: bool,
+    /// `-u`: extract files newer than those on disk, and new ones.
+    pub update: bool,
+    /// `-f`: extract only files newer than those on disk.
+    pub freshen: bool,
 }
 
 /// Which members a command acts on: the MEMBER patterns (all when none)
@@ -46,19 +56,41 @@ struct Selection {
     include: Vec<Pattern>,
     exclude: Vec<Pattern>,
     matched: std::cell::RefCell<Vec<bool>>,
+    /// `-C`: names are lowered before matching (the patterns were).
+    fold: bool,
 }
 
 impl Selection {
     fn new(options: &UnzipOptions) -> Selection {
-        let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect();
+        // -C: patterns and names are compared in one (lower) case.
+        let fold = options.ignore_case;
+        let compile = |v: &[String]| {
+            v.iter()
+                .map(|p| {
+                    if fold {
+                        Pattern::new(&p.to_ascii_lowercase())
+                    } else {
+                        Pattern::new(p)
+                    }
+                })
+                .collect()
+        };
         Selection {
             include: compile(&options.members),
             exclude: compile(&options.exclude),
             matched: std::cell::RefCell::new(vec![false; options.members.len()]),
+            fold,
         }
     }
 
     fn wants(&self, name: &str) -> bool {
+        let lower;
+        let name = if self.fold {
+            lower = name.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            name
+        };
         let mut inc = self.include.is_empty();
         for (k, p) in self.include.iter().enumerate() {
             if p.matches(name) {
@@ -94,8 +126,156 @@ pub(super) fn fmt_time(unix: i64) -> String {
     )
 }
 
-/// Runs `perfkit unzip`.
+/// Runs `perfkit unzip`: on the archive named, or found as Info-ZIP finds
+/// it (NAME, NAME.zip, NAME.ZIP), or on each archive a wildcard in its
+/// name matches, with Info-ZIP's count of them at the end.
 pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
+    if options.archive.as_os_str() == "-" {
+        return run_one(&options);
+    }
+    let given = options.archive.clone();
+    if let Some(found) = find_archive(&given) {
+        let options = UnzipOptions {
+            archive: found,
+            ..options
+        };
+        return run_one(&options);
+    }
+    let shown = perfkit::printable::name(&given.display().to_string()).into_owned();
+    let matched = archives_matching(&given)?;
+    if matched.is_empty() {
+        // Info-ZIP's lines, on stderr; perfkit's exit code.
+        eprintln!("unzip:  cannot find or open {shown}, {shown}.zip or {shown}.ZIP.");
+        if is_wildcard(&shown) {
+            eprintln!("\nNo zipfiles found.");
+        }
+        return Ok(ExitCode::FAILURE);
+    }
+    let (mut good, mut not_zip, mut failed) = (0usize, 0usize, 0usize);
+    let total = matched.len();
+    let mut options = options;
+    for (k, archive) in matched.into_iter().enumerate() {
+        options.archive = archive;
+        // Info-ZIP's blank line between one archive's listing and the next.
+        if k > 0 && options.quiet == 0 && !options.pipe {
+            println!();
+        }
+        match run_one(&options) {
+            Ok(code) if code == ExitCode::SUCCESS => good += 1,
+            Ok(_) => failed += 1,
+            Err(e) => {
+                let _ = io::stdout().flush();
+                eprintln!("perfkit: {}", crate::cmd::explained(e.as_ref()));
+                let zip = e.chain().any(|c| {
+                    matches!(
+                        c.downcast_ref::<zipstream::Error>(),
+                        Some(zipstream::Error::NotZip)
+                    )
+                });
+                if zip {
+                    not_zip += 1;
+                } else {
+                    failed += 1;
+                }
+            }
+        }
+    }
+    // Info-ZIP's tally, on stderr, when more than one archive was named.
+    if total > 1 {
+        let plural = |n: usize, one: &str, many: &str| {
+            if n == 1 {
+                format!("{n} {one}")
+            } else {
+                format!("{n} {many}")
+            }
+        };
+        if good > 0 {
+            eprintln!(
+                "\n{} successfully processed.",
+                plural(good, "archive was", "archives were")
+            );
+        }
+        if failed > 0 {
+            eprintln!(
+                "{} fatal errors.",
+                plural(failed, "archive had", "archives had")
+            );
+        }
+        if not_zip > 0 {
+            eprintln!(
+                "{} no zipfile directory.",
+                plural(not_zip, "file had", "files had")
+            );
+        }
+    }
+    Ok(if good == total {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Whether an archive name holds Info-ZIP's wildcards (`*`, `?`, `[`).
+fn is_wildcard(name: &str) -> bool {
+    name.contains(['*', '?', '['])
+}
+
+/// The archive `given` names as Info-ZIP's unzip looks for it: the name
+/// as it is, then with `.zip`, then with `.ZIP` added; none when there is
+/// no such file.
+fn find_archive(given: &Path) -> Option<PathBuf> {
+    if fs::metadata(given).is_ok() {
+        return Some(given.to_path_buf());
+    }
+    for ext in [".zip", ".ZIP"] {
+        let mut p = given.as_os_str().to_os_string();
+        p.push(ext);
+        let p = PathBuf::from(p);
+        if fs::metadata(&p).is_ok() {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// The files a wildcard archive name (`'*.zip'`, `'dir/a?.zip'`) matches,
+/// in name order: its last component is a pattern over the files of its
+/// directory (Info-ZIP's unzip expands it itself, when no file has the
+/// name as it is).
+fn archives_matching(given: &Path) -> Result<Vec<PathBuf>> {
+    let Some(last) = given.file_name().and_then(|f| f.to_str()) else {
+        return Ok(Vec::new());
+    };
+    if !is_wildcard(last) {
+        return Ok(Vec::new());
+    }
+    let dir = match given.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let pattern = Pattern::new(last);
+    let Ok(listing) = fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for entry in listing {
+        let entry = entry.with_context(|| format!("reading the folder {}", dir.display()))?;
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        // As a shell's `*`, Info-ZIP's does not match hidden files.
+        if name.starts_with('.') && !last.starts_with('.') {
+            continue;
+        }
+        if pattern.matches(name) && entry.path().is_file() {
+            found.push(given.with_file_name(name));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Runs `perfkit unzip` on one archive.
+fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     use perfkit::printable;
     let stdin = options.archive.as_os_str() == "-";
     let raw_name = options.archive.display().to_string();
@@ -106,7 +286,11 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         (false, true) => Some(Kind::Short),
         _ => None,
     };
-    let extracting = !(listing.is_some() || options.test || options.pipe);
+    let extracting = !(listing.is_some()
+        || options.test
+        || options.pipe
+        || options.to_screen
+        || options.comment);
     // An -d that exists but is no directory (a file, a dangling symlink)
     // would only fail inside extraction, as a bare "File exists".
     if extracting && fs::symlink_metadata(&options.dir).is_ok() && !options.dir.is_dir() {
@@ -115,7 +299,12 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             printable::name(&options.dir.display().to_string())
         );
     }
+    // Info-ZIP's prompt for a file in the way, unless -o or -n answered
+    // it already, or stdin is the archive.
+    let prompt = (!options.overwrite && !options.never_overwrite && !stdin)
+        .then(|| super::extracting::Prompt::new(&options.dir));
     let opts_for = |pw: Option<Vec<u8>>| ExtractOptions {
+        on_exists: prompt.as_ref().map(super::extracting::Prompt::hook),
         overwrite: options.overwrite,
         skip_existing: options.never_overwrite,
         junk_paths: options.junk_paths,
@@ -129,8 +318,15 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    if stdin && options.zipinfo.is_some() {
-        bail!("unzip -Z lists a ZIP file's central directory; it cannot read one from stdin");
+    if stdin && (options.zipinfo.is_some() || options.comment) {
+        bail!(
+            "unzip -Z and -z read a ZIP file's central directory (and comment); they cannot read one from stdin"
+        );
+    }
+    if stdin && (options.update || options.freshen) {
+        bail!(
+            "unzip -u and -f compare with files on disk one by one; give the archive as a file, not stdin"
+        );
     }
     if stdin {
         let pw = options.password.get(false, false)?;
@@ -175,14 +371,16 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
                 }
             }
             list.finish(&mut out)?;
-        } else if options.test || options.pipe {
-            tested_header(&options, &name, &mut out)?;
-            zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
-                pass_or_note(&options, e, b, &mut out)
-            })
-            .with_context(|| format!("reading {name}"))?;
+        } else if options.test || options.pipe || options.to_screen {
+            tested_header(options, &name, &mut out)?;
+            let mut pass = Passing::default();
+            let res =
+                zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
+                    pass.piece(options, e, b, &mut out)
+                });
+            pass.check(res).with_context(|| format!("reading {name}"))?;
             sel.check_all_matched(&raw_name)?;
-            tested_footer(&options, &name, &mut out)?;
+            tested_footer(options, &name, &mut out)?;
         } else {
             let mut opts = opts;
             // Flushed when dropped, before an error is printed.
@@ -193,11 +391,21 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             .with_context(|| format!("extracting {name}"))?;
         }
         sel.check_all_matched(&raw_name)?;
-        out.flush()?;
+        out.flush().context("writing to standard output")?;
         return Ok(ExitCode::SUCCESS);
     }
     let f = open_seekable(&options.archive, &name)?;
     let src = io::BufReader::with_capacity(64 << 10, f);
+    if options.comment {
+        // Info-ZIP's `-z`: the Archive: line, then the comment if any.
+        let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
+        writeln!(out, "Archive:  {name}")?;
+        if !a.raw_comment().is_empty() {
+            writeln!(out, "{}", comment_lines(a.raw_comment()))?;
+        }
+        out.flush().context("writing to standard output")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if options.zipinfo.is_some() || listing.is_some() {
         let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
         return list_archive(&options, listing, &a, &sel, (&raw_name, &name), &mut out);
@@ -215,23 +423,60 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     sel.check_all_matched(&raw_name)?;
     let pw = options.password.get(encrypted, false)?;
     let opts = opts_for(pw);
-    let select = |e: &zipstream::Entry| sel.wants(&e.name);
-    if options.test || options.pipe {
-        tested_header(&options, &name, &mut out)?;
-        zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
-            pass_or_note(&options, e, b, &mut out)
-        })
-        .with_context(|| format!("reading {name}"))?;
-        tested_footer(&options, &name, &mut out)?;
-        out.flush()?;
+    let select = |e: &zipstream::Entry| sel.wants(&e.name) && newer_than_on_disk(options, e);
+    let heading = heading(&name, a.comment());
+    if options.test || options.pipe || options.to_screen {
+        tested_header(options, &heading, &mut out)?;
+        let mut pass = Passing::default();
+        let res = zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
+            pass.piece(options, e, b, &mut out)
+        });
+        pass.check(res).with_context(|| format!("reading {name}"))?;
+        tested_footer(options, &name, &mut out)?;
+        out.flush().context("writing to standard output")?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut opts = opts;
     // Flushed when dropped, before an error is printed.
-    let _lines = narrate(&options, &name, &mut out, &mut opts)?;
+    let lines = narrate(options, &heading, &mut out, &mut opts)?;
+    if let (Some(p), Some(l)) = (&prompt, &lines) {
+        p.after(l);
+    }
     zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
         .with_context(|| format!("extracting {name}"))?;
+    drop(lines);
+    // End of input at the prompt: the rest were kept, and the run failed
+    // (Info-ZIP's exit 1).
+    if prompt
+        .as_ref()
+        .is_some_and(super::extracting::Prompt::ran_dry)
+    {
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-u` and `-f`: whether entry `e` is to be extracted over what is on
+/// disk: with `-f` only over an older file, with `-u` over an older file
+/// or where there is none. Always, without them.
+fn newer_than_on_disk(options: &UnzipOptions, e: &zipstream::Entry) -> bool {
+    if !(options.update || options.freshen) || e.kind() == EntryKind::Directory {
+        // Info-ZIP's -f leaves folders alone; -u makes missing ones.
+        return !options.freshen || e.kind() != EntryKind::Directory;
+    }
+    let Ok(rel) = zipstream::extract::safe_path(&e.name) else {
+        // Extraction refuses it, with its reason.
+        return true;
+    };
+    let rel = if options.junk_paths {
+        PathBuf::from(rel.file_name().unwrap_or_default())
+    } else {
+        rel
+    };
+    match fs::symlink_metadata(options.dir.join(rel)) {
+        Ok(m) => super::items::mtime(&m) < e.mtime,
+        Err(_) => options.update,
+    }
 }
 
 /// Opens the archive at `path` (shown as `name`), which is read from its
@@ -283,7 +528,7 @@ fn list_archive<R: io::Read + io::Seek>(
         if a.entries().len() as u64 > limit {
             bail!("{name}: {} entries, more than {limit}", a.entries().len());
         }
-        let mut list = Listing::start(kind, name, out)?;
+        let mut list = Listing::start(kind, &heading(name, a.comment()), out)?;
         for (e, _) in a.entries().iter().zip(&chosen).filter(|(_, c)| **c) {
             list.entry(e, out)?;
         }
@@ -291,6 +536,22 @@ fn list_archive<R: io::Read + io::Seek>(
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What follows `Archive:  ` in Info-ZIP's first lines: the archive's
+/// name, and on the lines after it the archive comment, if there is one.
+fn heading(name: &str, comment: &str) -> String {
+    if comment.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}\n{}", comment_lines(comment.as_bytes()))
+    }
+}
+
+/// An archive comment as Info-ZIP's unzip prints it on Unix: its DOS
+/// line ends (zip -z joins lines with CR LF) as `\n`.
+fn comment_lines(comment: &[u8]) -> String {
+    String::from_utf8_lossy(comment).replace("\r\n", "\n")
 }
 
 /// Info-ZIP's lines while extracting (not under `-q`): prints the
@@ -313,32 +574,87 @@ fn narrate(
 
 /// `-t`'s first line, as Info-ZIP's unzip prints it (not under `-q`).
 fn tested_header(options: &UnzipOptions, name: &str, out: &mut impl Write) -> Result<()> {
-    if options.test && options.quiet == 0 {
+    if (options.test || options.to_screen) && options.quiet == 0 {
         writeln!(out, "Archive:  {name}")?;
     }
     Ok(())
 }
 
-/// A piece of an entry's data: to stdout under `-p`; under `-t`, the end
-/// of an entry that passed its checks (an empty piece) is Info-ZIP's
-/// `testing:` line.
-fn pass_or_note(
-    options: &UnzipOptions,
-    e: &zipstream::Entry,
-    b: &[u8],
-    out: &mut impl Write,
-) -> zipstream::Result<()> {
-    if options.pipe && e.kind() == EntryKind::File {
-        out.write_all(b)?;
+/// Where `-p`, `-c` and `-t` are in the entries they pass through, and
+/// the first failure to write stdout (told apart from reading the
+/// archive: `-p > /dev/full` is a failed write).
+#[derive(Default)]
+struct Passing {
+    /// Inside an entry whose `-c` header is printed.
+    mid: bool,
+    /// Writing to stdout failed with this.
+    write_failed: Option<io::Error>,
+}
+
+impl Passing {
+    /// A piece of an entry's data: to stdout under `-p` and `-c` (`-c`
+    /// heads each entry with Info-ZIP's `inflating:` line and ends it with
+    /// a line end, not under `-q`); under `-t`, the end of an entry that
+    /// passed its checks (an empty piece) is Info-ZIP's `testing:` line.
+    fn piece(
+        &mut self,
+        options: &UnzipOptions,
+        e: &zipstream::Entry,
+        b: &[u8],
+        out: &mut impl Write,
+    ) -> zipstream::Result<()> {
+        let res = self.write(options, e, b, out);
+        if let Err(err) = res {
+            let kind = err.kind();
+            self.write_failed = Some(err);
+            return Err(zipstream::Error::Io(io::Error::from(kind)));
+        }
+        Ok(())
     }
-    if options.test && options.quiet == 0 && b.is_empty() {
-        writeln!(
-            out,
-            "    testing: {:<22}   OK",
-            perfkit::printable::name(&e.name)
-        )?;
+
+    fn write(
+        &mut self,
+        options: &UnzipOptions,
+        e: &zipstream::Entry,
+        b: &[u8],
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        let headed = options.to_screen && options.quiet == 0;
+        if headed && !self.mid {
+            self.mid = true;
+            let verb = if matches!(e.method, 8 | 9) {
+                "  inflating"
+            } else {
+                " extracting"
+            };
+            writeln!(out, "{verb}: {:<22}  ", perfkit::printable::name(&e.name))?;
+        }
+        if (options.pipe || options.to_screen) && e.kind() == EntryKind::File {
+            out.write_all(b)?;
+        }
+        if b.is_empty() && headed {
+            self.mid = false;
+            writeln!(out)?;
+        }
+        if options.test && options.quiet == 0 && b.is_empty() {
+            writeln!(
+                out,
+                "    testing: {:<22}   OK",
+                perfkit::printable::name(&e.name)
+            )?;
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// The outcome of a run through the entries, a failed write to stdout
+    /// named as one.
+    fn check<T>(self, res: zipstream::Result<T>) -> Result<()> {
+        if let Some(err) = self.write_failed {
+            return Err(err).context("writing to standard output");
+        }
+        res?;
+        Ok(())
+    }
 }
 
 /// `-t`'s last line, as Info-ZIP's unzip prints it (not under `-qq`).
