@@ -278,33 +278,19 @@ pub(crate) fn decode(
     // Repeat is allowed once an earlier block of the frame had sequences;
     // then all three tables exist.
     let repeat_allowed = tables.literal_length.is_some();
-    read_table_at(
-        Kind::LiteralLength,
-        modes >> 6,
-        data,
-        origin,
-        &mut at,
-        &mut tables.literal_length,
-        repeat_allowed,
-    )?;
-    read_table_at(
-        Kind::Offset,
-        (modes >> 4) & 3,
-        data,
-        origin,
-        &mut at,
-        &mut tables.offset,
-        repeat_allowed,
-    )?;
-    read_table_at(
-        Kind::MatchLength,
-        (modes >> 2) & 3,
-        data,
-        origin,
-        &mut at,
-        &mut tables.match_length,
-        repeat_allowed,
-    )?;
+    let in_block = |f: Fault| Fault::new(origin + f.at, f.what);
+    let tables_and_modes = [
+        (Kind::LiteralLength, modes >> 6, &mut tables.literal_length),
+        (Kind::Offset, (modes >> 4) & 3, &mut tables.offset),
+        (
+            Kind::MatchLength,
+            (modes >> 2) & 3,
+            &mut tables.match_length,
+        ),
+    ];
+    for (kind, mode, slot) in tables_and_modes {
+        read_table(kind, mode, data, &mut at, slot, repeat_allowed).map_err(in_block)?;
+    }
     let (Some(ll), Some(of), Some(ml)) = (
         tables.literal_length.as_deref(),
         tables.offset.as_deref(),
@@ -322,20 +308,6 @@ pub(crate) fn decode(
         return Err(fault(at, "bad sequence bitstream"));
     };
     decode_stream(bits, count, ll, of, ml, out).map_err(|what| fault(at, what))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn read_table_at(
-    kind: Kind,
-    mode: u8,
-    data: &[u8],
-    origin: usize,
-    at: &mut usize,
-    slot: &mut Option<Arc<SequenceTable>>,
-    repeat_allowed: bool,
-) -> Result<(), Fault> {
-    read_table(kind, mode, data, at, slot, repeat_allowed)
-        .map_err(|f| Fault::new(origin + f.at, f.what))
 }
 
 /// The hot loop: `count` sequences from the interleaved bitstream. The
