@@ -31,6 +31,9 @@ pub struct DecodedBlock {
     literal_count: usize,
     pub(crate) sequences: Vec<Sequence>,
     pub(crate) output_size: usize,
+    /// The last decode succeeded: only then do the literals, sequences
+    /// and output size agree, which execution relies on.
+    pub(crate) valid: bool,
 }
 
 impl DecodedBlock {
@@ -75,6 +78,7 @@ pub fn decode_block(
     let content = &input[block.content.clone()];
     let origin = block.content.start;
     let frame = block.frame;
+    out.valid = false;
     let (count, used) = literals::decode(
         content,
         block.block_max,
@@ -108,6 +112,7 @@ pub fn decode_block(
             max: block.block_max,
         });
     }
+    out.valid = true;
     Ok(())
 }
 

@@ -118,6 +118,13 @@ impl Output {
         frame_start: u64,
         window: u64,
     ) -> Result<(), Error> {
+        if !decoded.valid {
+            return Err(Error::Corrupt {
+                frame: block.frame,
+                offset: block.header,
+                what: "executing a block whose entropy stage failed",
+            });
+        }
         self.room(decoded.output_size);
         let literals = decoded.padded_literals();
         let literal_count = decoded.literals().len();

@@ -12,11 +12,11 @@ use crate::huffman::{self, HuffmanTable};
 pub(crate) const LITERAL_SLACK: usize = 32;
 
 /// Decodes the literals section at the start of `block` (a compressed
-/// block's content) into `out` (cleared first, then `LITERAL_SLACK` zero
-/// bytes past the literals). Returns the number of literals and the
-/// bytes the section took. Without `decode_streams`, only the section's size and
-/// its Huffman tree are read (for a state that skips a block), and `out`
-/// is left empty.
+/// block's content) into `out[..count]`, `out` at least `LITERAL_SLACK`
+/// bytes longer (what lies past the literals is scratch). Returns the
+/// number of literals and the bytes the section took. Without
+/// `decode_streams`, only the section's size and its Huffman tree are
+/// read (for a state that skips a block), and `out` is untouched.
 pub(crate) fn decode(
     block: &[u8],
     block_max: usize,
@@ -31,7 +31,13 @@ pub(crate) fn decode(
     let b0 = block[0];
     let kind = b0 & 3;
     let size_format = (b0 >> 2) & 3;
-    out.clear();
+    // Grown, never cleared: zeroing 128 KiB a block would cost more than
+    // a raw block's copy.
+    let room = |out: &mut Vec<u8>, size: usize| {
+        if out.len() < size + LITERAL_SLACK {
+            out.resize(size + LITERAL_SLACK, 0);
+        }
+    };
     match kind {
         0 | 1 => {
             let (header, size) = match size_format {
@@ -61,16 +67,15 @@ pub(crate) fn decode(
                 let Some(bytes) = block.get(header..header + size) else {
                     return Err(Fault::new(header, "raw literals past the block"));
                 };
-                out.reserve(size + LITERAL_SLACK);
-                out.extend_from_slice(bytes);
-                out.resize(size + LITERAL_SLACK, 0);
+                room(out, size);
+                out[..size].copy_from_slice(bytes);
                 Ok((size, header + size))
             } else {
                 let Some(&byte) = block.get(header) else {
                     return Err(Fault::new(header, "RLE literal past the block"));
                 };
-                out.resize(size, byte);
-                out.resize(size + LITERAL_SLACK, 0);
+                room(out, size);
+                out[..size].fill(byte);
                 Ok((size, header + 1))
             }
         }
@@ -128,7 +133,7 @@ pub(crate) fn decode(
             if !decode_streams {
                 return Ok((size, header + compressed));
             }
-            out.resize(size + LITERAL_SLACK, 0);
+            room(out, size);
             let streams_data = &data[tree_size..];
             let at = header + tree_size;
             if streams == 1 {

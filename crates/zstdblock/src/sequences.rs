@@ -226,7 +226,7 @@ fn read_table(
 }
 
 /// Decodes the sequences section `data` (starting at block offset
-/// `origin`, for error positions) into `out` (cleared first).
+/// `origin`, for error positions) into `out`, resized to the count.
 /// Without `streams`, only the header and the tables are read (for a
 /// state that skips a block): `out` stays empty and the sums are 0.
 pub(crate) fn decode(
@@ -236,7 +236,6 @@ pub(crate) fn decode(
     out: &mut Vec<Sequence>,
     streams: bool,
 ) -> Result<Decoded, Fault> {
-    out.clear();
     let fault = |at: usize, what| Fault::new(origin + at, what);
     let Some(&b0) = data.first() else {
         return Err(fault(0, "missing sequences section"));
@@ -260,6 +259,7 @@ pub(crate) fn decode(
         }
     };
     if count == 0 {
+        out.clear();
         if at != data.len() {
             return Err(fault(at, "bytes after an empty sequences section"));
         }
@@ -299,6 +299,7 @@ pub(crate) fn decode(
         return Err(fault(at, "missing sequence table"));
     };
     if !streams {
+        out.clear();
         return Ok(Decoded {
             literals: 0,
             matches: 0,
@@ -320,6 +321,7 @@ fn decode_stream(
     ml: &SequenceTable,
     out: &mut Vec<Sequence>,
 ) -> Result<Decoded, &'static str> {
+    // Shrinks or grows without rewriting what the loop overwrites anyway.
     out.resize(count, Sequence::default());
     let (ll_cells, of_cells, ml_cells) = (&*ll.cells, &*of.cells, &*ml.cells);
     let mut ll_state = bits.read(ll.log) as usize;

@@ -596,3 +596,37 @@ fn decode_to_holds_a_window_not_the_whole_output() {
     let err = zstdblock::decode_to(&frame, WINDOW_LIMIT, |_| Err("disk full")).unwrap_err();
     assert!(matches!(err, zstdblock::StreamError::Sink("disk full")));
 }
+
+#[test]
+fn a_block_whose_entropy_stage_failed_is_not_executed() {
+    use zstdblock::{BlockKind, DecodedBlock, EntropyState, Output};
+    let text = source_text(64 << 10);
+    let frame = compress_with(
+        &text,
+        &[
+            CParameter::CompressionLevel(3),
+            CParameter::MaxBlockSize(4096),
+        ],
+    );
+    let walked = zstdblock::walk(&frame, WINDOW_LIMIT).unwrap();
+    let block = walked[0]
+        .blocks
+        .iter()
+        .find(|b| b.kind == BlockKind::Compressed)
+        .unwrap();
+    let mut decoded = DecodedBlock::default();
+    zstdblock::decode_block(&frame, block, &mut EntropyState::default(), &mut decoded).unwrap();
+    // The same block with its last byte (the end of its sequence
+    // bitstream) cleared: the entropy stage fails after filling buffers.
+    let mut damaged = frame.clone();
+    damaged[block.content.end - 1] = 0;
+    assert!(
+        zstdblock::decode_block(&damaged, block, &mut EntropyState::default(), &mut decoded)
+            .is_err()
+    );
+    let mut out = Output::new();
+    assert!(matches!(
+        out.execute(&decoded, block, 0, 1 << 20),
+        Err(zstdblock::Error::Corrupt { .. })
+    ));
+}
