@@ -1,6 +1,7 @@
 //! A sweep's report, in perfkit-report's model: per rate, a
 //! section of intervals (placed at their time, so interval logs of runs on
-//! several machines add up) and one of totals with the verdict; for
+//! several machines add up; in the interval log, the one series of the
+//! run's corrected latency) and one of totals with the verdict; for
 //! several rates, a latency-vs-throughput table first, with the
 //! saturation point. Data only: the caller renders it.
 
@@ -82,8 +83,10 @@ impl Sweep {
         if let Some(f) = floor {
             row = row.col("cpu_over_floor_x", Value::num(f.ratio(o), 2));
         }
+        let series = corrected_series(&name);
         self.table.row(
             row.latency(o.total.corrected.clone())
+                .sum_of(&series)
                 .elapsed(o.measured)
                 .col("target_per_s", Value::num(rate, 0))
                 .col("achieved_per_s", Value::num(o.achieved_rate(), 0))
@@ -159,6 +162,14 @@ fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
+/// The interval-log tag of a run's corrected latency: its intervals are
+/// the series, its totals (and its row of the sweep's table) their sum.
+/// The uncorrected latency of the same orders is kept out of the log, so
+/// that a reader adding up the log's tags counts each order once.
+fn corrected_series(run: &str) -> String {
+    perfkit_report::hlog_tag(run, "corrected")
+}
+
 /// One row per interval: the corrected histogram, with what was sent then.
 fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
     let mut s = Section::new(format!("{name}: intervals"));
@@ -173,7 +184,7 @@ fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
             ))
             .latency(x.corrected.clone())
             .elapsed(w)
-            .start(offset + from)
+            .interval_of(corrected_series(name), offset + from)
             .col("sent_per_s", Value::num(x.sent as f64 / w.as_secs_f64(), 0))
             .col("late", x.late)
             .col("uncorrected_p50_us", p_us(&x.uncorrected, 0.5))
@@ -197,7 +208,8 @@ fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict, floor: Option<&F
     s.row(
         counts(
             Row::new("corrected (intended send → first ExecutionReport)")
-                .latency(o.total.corrected.clone()),
+                .latency(o.total.corrected.clone())
+                .sum_of(corrected_series(name)),
         )
         .col("on_time_share", on_time(o))
         .col(
@@ -208,7 +220,8 @@ fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict, floor: Option<&F
     );
     let mut uncorrected = counts(
         Row::new("uncorrected (actual send → first ExecutionReport)")
-            .latency(o.total.uncorrected.clone()),
+            .latency(o.total.uncorrected.clone())
+            .not_logged(),
     )
     .col("rejects", o.rejects)
     .col("disconnects", o.disconnects)

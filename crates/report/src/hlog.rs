@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::model::Report;
+use crate::model::{Logged, Report};
 
 /// Why an interval log could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -36,27 +36,38 @@ pub enum HlogError {
 const PART_MAX: usize = 32;
 
 /// The interval-log tag of every row with a histogram, `[section][row]`
-/// (`None` for a row without one): the row's own [`crate::Row::tag`], or
-/// `section.row` from the names' first words in `[A-Za-z0-9_.-]`, with
-/// `/s` spelled `_per_s` and parenthesised asides left out, e.g.
-/// "load 1000/s over 1 session(s)" / "corrected (intended send → first
-/// ExecutionReport)" → `load_1000_per_s_over_1_session.corrected`. Tags
-/// that would repeat get `_2`, `_3`, … in report order.
+/// (`None` for a row without one, and for one kept out of the log): a
+/// series' tag for its intervals and for the rows that are its sum
+/// ([`Logged`]), else the row's own [`crate::Row::tag`], or [`hlog_tag`] of
+/// the section and row names. Tags of rows of their own that would repeat
+/// another tag get `_2`, `_3`, … in report order.
 pub fn hlog_tags(report: &Report) -> Vec<Vec<Option<String>>> {
-    let mut seen = std::collections::HashSet::new();
+    // A series' rows share its tag; the others must not take it.
+    let mut seen: std::collections::HashSet<String> = report
+        .sections
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter_map(|r| match &r.logged {
+            Logged::Interval(t) | Logged::SumOf(t) => Some(t.clone()),
+            Logged::Own | Logged::Omitted => None,
+        })
+        .collect();
     report
         .sections
         .iter()
         .map(|sec| {
-            let section = tag_part(&sec.name);
             sec.rows
                 .iter()
                 .map(|row| {
                     row.latency.as_ref()?;
-                    let base = row
-                        .tag
-                        .clone()
-                        .unwrap_or_else(|| format!("{section}.{}", tag_part(&row.name)));
+                    let base = match &row.logged {
+                        Logged::Interval(t) | Logged::SumOf(t) => return Some(t.clone()),
+                        Logged::Omitted => return None,
+                        Logged::Own => row
+                            .tag
+                            .clone()
+                            .unwrap_or_else(|| hlog_tag(&sec.name, &row.name)),
+                    };
                     let mut tag = base.clone();
                     let mut n = 1;
                     while !seen.insert(tag.clone()) {
@@ -68,6 +79,15 @@ pub fn hlog_tags(report: &Report) -> Vec<Vec<Option<String>>> {
                 .collect()
         })
         .collect()
+}
+
+/// The tag a row named `row` of section `section` gets: `section.row` from
+/// the names' first words in `[A-Za-z0-9_.-]`, with `/s` spelled `_per_s`
+/// and parenthesised asides left out, e.g. "load 1000/s over 1
+/// session(s)" / "corrected (intended send → first ExecutionReport)" →
+/// `load_1000_per_s_over_1_session.corrected`.
+pub fn hlog_tag(section: &str, row: &str) -> String {
+    format!("{}.{}", tag_part(section), tag_part(row))
 }
 
 /// One name's part of a tag: its words outside parentheses, joined by `_`,
@@ -104,36 +124,43 @@ fn tag_part(name: &str) -> String {
     part
 }
 
-/// Writes every histogram as one tagged interval, laid end to end in time.
+/// Writes every histogram the log is to hold ([`Logged`]) as one tagged
+/// interval, in order of time: rows placed in time keep their place, the
+/// others follow one another from the end of the latest so far. Sums of a
+/// series and rows kept out are not written, so a reader that adds up the
+/// intervals of each tag counts every sample once.
 pub fn write_hlog(report: &Report, w: &mut dyn Write) -> Result<(), HlogError> {
     let comments = [
         format!("perfkit {} on {}", report.command, report.machine.cpu_model),
-        "values in nanoseconds; one interval per report row, tagged section.row \
-         (the --json document's hlog_tag names each row in full)"
+        "values in nanoseconds; one interval per report row, or per interval of a run, \
+         tagged section.row (the --json document's hlog_tag names each row's tag)"
             .to_string(),
     ];
-    let tags: Vec<Option<String>> = hlog_tags(report)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(Some)
-        .collect();
-    // Rows placed in time keep their place; the others follow one another
-    // from the end of the latest so far.
+    let tags = hlog_tags(report);
     let mut cursor = Duration::ZERO;
-    let intervals = report.histograms().zip(tags).map(|((_, row, h), tag)| {
-        let length = row.elapsed.unwrap_or(Duration::from_secs(1));
-        let start = row.start.unwrap_or(cursor);
-        cursor = cursor.max(start + length);
-        Ok(LogInterval {
-            start,
-            length,
-            tag,
-            histogram: h,
-        })
-    });
+    let mut intervals = Vec::new();
+    for (sec, tags) in report.sections.iter().zip(&tags) {
+        for (row, tag) in sec.rows.iter().zip(tags) {
+            let Some(h) = &row.latency else { continue };
+            if matches!(row.logged, Logged::SumOf(_) | Logged::Omitted) {
+                continue;
+            }
+            let length = row.elapsed.unwrap_or(Duration::from_secs(1));
+            let start = row.start.unwrap_or(cursor);
+            cursor = cursor.max(start + length);
+            intervals.push(LogInterval {
+                start,
+                length,
+                tag: tag.clone(),
+                histogram: h,
+            });
+        }
+    }
+    // Readers take a log's intervals as a time series; stable, so rows
+    // that start together keep the report's order.
+    intervals.sort_by_key(|i| i.start);
     let started = report.started.unwrap_or_else(std::time::SystemTime::now);
-    write_intervals(w, &comments, Some(started), intervals)
+    write_intervals(w, &comments, Some(started), intervals.into_iter().map(Ok))
 }
 
 /// One interval of a log being written.

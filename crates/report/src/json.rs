@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 use serde_json::{Map, Value as Json, json};
 
 use crate::hlog::hlog_tags;
-use crate::model::{Report, Value};
+use crate::model::{Logged, Report, Value};
 use crate::text::SUMMARY;
 
 /// The identifier of the JSON document layout; bump when a field changes
@@ -47,6 +47,11 @@ pub fn to_json(report: &Report) -> Json {
                     // this maps it back to the row.
                     if let Some(tag) = tag {
                         m.insert("hlog_tag".into(), json!(tag));
+                        // One interval of a series, not the whole tag: where
+                        // it starts in the log.
+                        if let (Logged::Interval(_), Some(start)) = (&r.logged, r.start) {
+                            m.insert("hlog_start_ns".into(), json!(start.as_nanos() as u64));
+                        }
                     }
                     m.insert(
                         "latency".into(),

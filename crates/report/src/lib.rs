@@ -15,7 +15,8 @@
 //!   file `report.schema.json` beside this crate's manifest, `"schema":
 //!   "perfkit-report/1"`), nothing else on stdout;
 //! - `--hlog FILE` ([`write_hlog`]): the HdrHistogram interval-log format,
-//!   one tagged interval per row;
+//!   one tagged interval per row, or per interval of a time series
+//!   ([`Logged`]), each sample written once;
 //! - `--percentiles` ([`percentile_distribution`]): the standard
 //!   HdrHistogram percentile distribution of every row, in microseconds;
 //! - `--plot FILE.svg` ([`render_svg`]): every row's percentile spectrum.
@@ -58,9 +59,9 @@ mod units;
 
 pub use causes::one_line;
 pub use emit::{EmitError, ReportFiles, ReportOptions, emit, emit_to};
-pub use hlog::{HlogError, hlog_tags, write_hlog};
+pub use hlog::{HlogError, hlog_tag, hlog_tags, write_hlog};
 pub use json::{SCHEMA, SCHEMA_ID, to_json};
-pub use model::{Headline, Report, Row, RunInfo, Section, Value};
+pub use model::{Headline, Logged, Report, Row, RunInfo, Section, Value};
 pub use output::{Output, OutputError, is_special_file, write_atomically, write_atomically_with};
 pub use svg::{PlotError, format_tick_ns, render_svg};
 pub use text::{TEXT_WIDTH, min_samples_for, percentile_distribution, render_text, render_text_as};

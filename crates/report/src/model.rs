@@ -76,6 +76,10 @@ pub struct Row {
     /// for a tag some log already had (a merge of logs); `None` lets the
     /// renderer derive a short one from the section and row names.
     pub tag: Option<String>,
+    /// What the row's histogram is in the interval log: an interval of
+    /// its own (the default), one of a series, the sum of a series, or
+    /// samples the log already holds.
+    pub logged: Logged,
     /// Extra columns, in display order: snake_case names with units.
     pub columns: Vec<(String, Value)>,
     /// Columns kept in JSON only: older names a newer column replaced in
@@ -93,6 +97,7 @@ impl Row {
             elapsed: None,
             start: None,
             tag: None,
+            logged: Logged::Own,
             columns: Vec::new(),
             json_only: Vec::new(),
         }
@@ -116,6 +121,31 @@ impl Row {
         self
     }
 
+    /// Makes the row one interval of the series `tag`, placed at `start`
+    /// after [`Report::started`]: the rows of a series share the tag, as
+    /// an HdrHistogram log's intervals of one stream do.
+    pub fn interval_of(mut self, tag: impl Into<String>, start: Duration) -> Row {
+        self.logged = Logged::Interval(tag.into());
+        self.start = Some(start);
+        self
+    }
+
+    /// Makes the row the sum of the series `tag`'s intervals (a run's
+    /// total over its intervals): the log holds its samples as those
+    /// intervals, so it is not written again.
+    pub fn sum_of(mut self, tag: impl Into<String>) -> Row {
+        self.logged = Logged::SumOf(tag.into());
+        self
+    }
+
+    /// Keeps the row out of the interval log: its samples are ones the log
+    /// holds under another row, timed another way (a load's uncorrected
+    /// latency of the orders whose corrected latency is logged).
+    pub fn not_logged(mut self) -> Row {
+        self.logged = Logged::Omitted;
+        self
+    }
+
     /// Appends an extra column.
     pub fn col(mut self, name: &str, v: impl Into<Value>) -> Row {
         self.columns.push((name.to_owned(), v.into()));
@@ -132,6 +162,26 @@ impl Row {
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.columns.iter().find(|(n, _)| n == name).map(|(_, v)| v)
     }
+}
+
+/// What a row's histogram is in the `--hlog` interval log, where a reader
+/// adds up the intervals of each tag: every sample is written once, under
+/// one tag, and a tag's intervals run forward in time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Logged {
+    /// One interval under a tag of its own, derived from the section and
+    /// row names unless [`Row::tag`] gives one.
+    #[default]
+    Own,
+    /// One interval of the series named by the tag, at the row's
+    /// [`Row::start`] ([`Row::interval_of`]).
+    Interval(String),
+    /// The sum of the intervals of the series named by the tag
+    /// ([`Row::sum_of`]); not written.
+    SumOf(String),
+    /// Samples the log holds under other rows ([`Row::not_logged`]); not
+    /// written, and no tag.
+    Omitted,
 }
 
 /// A titled group of rows shown as one table.

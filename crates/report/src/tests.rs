@@ -244,3 +244,66 @@ fn the_first_thirty_series_styles_are_all_different() {
         }
     }
 }
+
+#[test]
+fn a_series_is_one_tag_in_time_order_and_its_sums_are_not_written_again() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    let h = |n: u64| {
+        let mut h = latency_histogram();
+        h.record_n(1000, n).unwrap();
+        h
+    };
+    let mut rep = Report::new("t");
+    // A summary row before its series, as a sweep's table is, and an
+    // omitted row: neither may reach the log.
+    rep.section("table")
+        .row(Row::new("1000/s").latency(h(5)).sum_of("run.corrected"));
+    let s = rep.section("run");
+    for (i, n) in [(1u32, 3u64), (0, 2)] {
+        s.row(
+            Row::new(format!("{i}s"))
+                .latency(h(n))
+                .elapsed(std::time::Duration::from_secs(1))
+                .interval_of("run.corrected", std::time::Duration::from_secs(i.into())),
+        );
+    }
+    s.row(Row::new("corrected").latency(h(5)).sum_of("run.corrected"));
+    s.row(Row::new("uncorrected").latency(h(5)).not_logged());
+    // A row of its own may not take the series' tag.
+    rep.section("run").row(Row::new("corrected").latency(h(1)));
+    let tags = hlog_tags(&rep);
+    let series = Some("run.corrected".to_owned());
+    assert_eq!(
+        tags[1],
+        [series.clone(), series.clone(), series.clone(), None]
+    );
+    assert_eq!(tags[2], [Some("run.corrected_2".to_owned())]);
+    let doc = to_json(&rep);
+    assert_eq!(
+        doc["sections"][1]["rows"][0]["hlog_start_ns"],
+        1_000_000_000u64
+    );
+    assert!(doc["sections"][1]["rows"][2].get("hlog_start_ns").is_none());
+
+    let mut log = Vec::new();
+    write_hlog(&rep, &mut log).unwrap();
+    let got: Vec<(String, f64)> = IntervalLogIterator::new(&log)
+        .filter_map(|e| match e.unwrap() {
+            LogEntry::Interval(i) => Some((
+                i.tag().unwrap().as_str().to_owned(),
+                i.start_timestamp().as_secs_f64(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let first = got[0].1;
+    let shown: Vec<(&str, f64)> = got.iter().map(|(t, s)| (t.as_str(), s - first)).collect();
+    assert_eq!(
+        shown,
+        [
+            ("run.corrected", 0.0),
+            ("run.corrected", 1.0),
+            ("run.corrected_2", 2.0)
+        ]
+    );
+}
