@@ -82,12 +82,22 @@ impl Output {
         self.buf
     }
 
+    /// Makes room for `additional` more bytes before the output grows.
+    pub fn reserve(&mut self, additional: usize) {
+        self.room(additional);
+    }
+
     /// Makes room for `size` more bytes plus the slack.
     fn room(&mut self, size: usize) {
         let need = self.filled + size + SLACK;
         if self.buf.len() < need {
             let grown = need.max(self.buf.len().saturating_mul(2));
-            self.buf.resize(grown, 0);
+            if self.buf.is_empty() {
+                // A zeroed allocation: pages are touched only when written.
+                self.buf = vec![0; grown];
+            } else {
+                self.buf.resize(grown, 0);
+            }
         }
     }
 

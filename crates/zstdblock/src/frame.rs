@@ -230,32 +230,29 @@ pub fn block_header(
     })
 }
 
-/// Walks the frame starting at `input[offset..]`: its header, every block
-/// header, the checksum. `window_limit` refuses a frame whose window is
-/// larger, before any block is looked at.
-pub fn walk_frame(
+/// Reads the frame starting at `input[offset..]` up to its first block:
+/// a skippable frame whole, a zstd frame's header, refused if its window
+/// is over `window_limit`. For a zstd frame the result has no blocks yet,
+/// `range.end` is its first block header and `checksum` is unread: the
+/// caller reads the blocks ([`block_header`]) then [`frame_end`].
+pub fn frame_start(
     input: &[u8],
     offset: usize,
     index: usize,
     window_limit: u64,
 ) -> Result<Frame, Error> {
-    let magic = read_u32(input, offset).ok_or(Error::Truncated {
+    let truncated = Error::Truncated {
         frame: index,
         offset: input.len(),
-    })?;
+    };
+    let magic = read_u32(input, offset).ok_or(truncated.clone())?;
     if magic & 0xFFFF_FFF0 == 0x184D_2A50 {
-        let size = read_u32(input, offset + 4).ok_or(Error::Truncated {
-            frame: index,
-            offset: input.len(),
-        })?;
+        let size = read_u32(input, offset + 4).ok_or(truncated.clone())?;
         let end = (offset + 8)
             .checked_add(size as usize)
             .filter(|&end| end <= input.len());
         let Some(end) = end else {
-            return Err(Error::Truncated {
-                frame: index,
-                offset: input.len(),
-            });
+            return Err(truncated);
         };
         return Ok(Frame {
             index,
@@ -285,35 +282,59 @@ pub fn walk_frame(
             limit: window_limit,
         });
     }
+    Ok(Frame {
+        index,
+        range: offset..offset + header.header_size,
+        kind: FrameKind::Zstd(header),
+        blocks: Vec::new(),
+        checksum: None,
+    })
+}
+
+/// Completes `frame` (from [`frame_start`]) once its last block ends at
+/// `at`: reads the checksum, if it has one, and sets `range.end`.
+pub fn frame_end(input: &[u8], frame: &mut Frame, at: usize) -> Result<(), Error> {
+    let FrameKind::Zstd(header) = &frame.kind else {
+        return Ok(());
+    };
+    let mut end = at;
+    if header.has_checksum {
+        frame.checksum = Some(read_u32(input, at).ok_or(Error::Truncated {
+            frame: frame.index,
+            offset: input.len(),
+        })?);
+        end += 4;
+    }
+    frame.range.end = end;
+    Ok(())
+}
+
+/// Walks the frame starting at `input[offset..]`: its header, every block
+/// header, the checksum. `window_limit` refuses a frame whose window is
+/// larger, before any block is looked at.
+pub fn walk_frame(
+    input: &[u8],
+    offset: usize,
+    index: usize,
+    window_limit: u64,
+) -> Result<Frame, Error> {
+    let mut frame = frame_start(input, offset, index, window_limit)?;
+    let FrameKind::Zstd(header) = &frame.kind else {
+        return Ok(frame);
+    };
     let block_max = header.block_max();
-    let mut at = offset + header.header_size;
-    let mut blocks = Vec::new();
+    let mut at = frame.range.end;
     loop {
         let block = block_header(input, at, index, block_max)?;
         at = block.content.end;
         let last = block.last;
-        blocks.push(block);
+        frame.blocks.push(block);
         if last {
             break;
         }
     }
-    let checksum = if header.has_checksum {
-        let value = read_u32(input, at).ok_or(Error::Truncated {
-            frame: index,
-            offset: input.len(),
-        })?;
-        at += 4;
-        Some(value)
-    } else {
-        None
-    };
-    Ok(Frame {
-        index,
-        range: offset..at,
-        kind: FrameKind::Zstd(header),
-        blocks,
-        checksum,
-    })
+    frame_end(input, &mut frame, at)?;
+    Ok(frame)
 }
 
 /// Walks every frame of `input` (see [`walk_frame`]).

@@ -56,7 +56,7 @@ pub use error::Error;
 pub use execute::Output;
 pub use frame::{
     BLOCK_SIZE_MAX, Block, BlockKind, Frame, FrameHeader, FrameKind, MAGIC, block_header,
-    frame_header, walk, walk_frame,
+    frame_end, frame_header, frame_start, walk, walk_frame,
 };
 pub use offsets::{INITIAL_REPEATS, resolve_offsets};
 pub use sequences::Sequence;
@@ -78,27 +78,85 @@ pub fn decode_all_bounded(
     window_limit: u64,
     max_output: u64,
 ) -> Result<Vec<u8>, Error> {
-    let frames = walk(input, window_limit)?;
-    // Reserve what the headers promise, but no more than the blocks can
-    // produce, nor an untrusted header's word alone past 1 GiB.
-    let mut promised = 0u64;
-    for frame in &frames {
-        if let FrameKind::Zstd(header) = &frame.kind {
-            let bound: u64 = frame
-                .blocks
-                .iter()
-                .map(|b| b.known_size.unwrap_or(b.block_max) as u64)
-                .sum();
-            promised = promised.saturating_add(header.content_size.unwrap_or(0).min(bound));
+    let mut out = Output::new();
+    let run = decode_frames(input, window_limit, max_output, &mut out, |out, step| {
+        if let Step::FrameStart(header, rest) = step {
+            // Room for what the header promises, but no more than the
+            // rest of the input can make (a 4-byte RLE block makes at most
+            // a block), nor past the limit, nor 1 GiB on its word alone.
+            let can_make = (rest as u64 / 4 + 1).saturating_mul(BLOCK_SIZE_MAX as u64);
+            let room = header
+                .content_size
+                .unwrap_or(0)
+                .min(can_make)
+                .min(max_output.saturating_sub(out.position()))
+                .min(1 << 30);
+            out.reserve(room as usize);
         }
+        Ok::<(), std::convert::Infallible>(())
+    });
+    match run {
+        Ok(()) => Ok(out.into_vec()),
+        Err(StreamError::Decode(e)) => Err(e),
+        Err(StreamError::Sink(never)) => match never {},
     }
-    let capacity = promised.min(max_output).min(1 << 30) as usize;
-    let mut out = Output::with_capacity(capacity);
+}
+
+/// Where [`decode_frames`] is when it calls its hook.
+enum Step<'a> {
+    /// A zstd frame's header is read; the input after it is this long.
+    FrameStart(&'a FrameHeader, usize),
+    /// A block is decoded; matches reach this far back.
+    BlockDone(usize),
+    /// A frame is decoded and checked.
+    FrameDone,
+}
+
+/// Decodes every frame of `input` into `out`, reading block headers as it
+/// goes (its memory does not grow with the number of blocks), and calls
+/// `hook` at each step, which may reserve or drain the output.
+fn decode_frames<E>(
+    input: &[u8],
+    window_limit: u64,
+    max_output: u64,
+    out: &mut Output,
+    mut hook: impl FnMut(&mut Output, Step<'_>) -> Result<(), E>,
+) -> Result<(), StreamError<E>> {
     let mut decoder = FrameDecoder::default();
-    for frame in &frames {
-        decoder.decode(input, frame, &mut out, max_output)?;
+    let mut offset = 0;
+    let mut index = 0;
+    while offset < input.len() {
+        let mut frame =
+            frame_start(input, offset, index, window_limit).map_err(StreamError::Decode)?;
+        if let FrameKind::Zstd(header) = frame.kind.clone() {
+            decoder.begin(&frame, out).map_err(StreamError::Decode)?;
+            hook(
+                out,
+                Step::FrameStart(&header, input.len() - frame.range.end),
+            )
+            .map_err(StreamError::Sink)?;
+            let keep = usize::try_from(header.window_size).unwrap_or(usize::MAX);
+            let mut at = frame.range.end;
+            loop {
+                let block = block_header(input, at, index, header.block_max())
+                    .map_err(StreamError::Decode)?;
+                decoder
+                    .block(input, &block, out, max_output)
+                    .map_err(StreamError::Decode)?;
+                hook(out, Step::BlockDone(keep)).map_err(StreamError::Sink)?;
+                at = block.content.end;
+                if block.last {
+                    break;
+                }
+            }
+            frame_end(input, &mut frame, at).map_err(StreamError::Decode)?;
+            decoder.finish(&frame, out).map_err(StreamError::Decode)?;
+            hook(out, Step::FrameDone).map_err(StreamError::Sink)?;
+        }
+        offset = frame.range.end;
+        index += 1;
     }
-    Ok(out.into_vec())
+    Ok(())
 }
 
 /// Decodes frames block by block, reusing its buffers: [`begin`], then
@@ -270,35 +328,34 @@ impl<E: std::error::Error + 'static> std::error::Error for StreamError<E> {
 
 /// Decodes every frame of `input` into `sink` on one thread, holding at
 /// most about twice a frame's window plus a block rather than the whole
-/// output. Returns the bytes produced. As with [`decode_all`], a frame
-/// that fails to decode stops it, but the bytes before it may have been
-/// handed to `sink`.
+/// output, and reading block headers as it goes, so its memory does not
+/// grow with the number of blocks either. Returns the bytes produced. A
+/// frame that fails to decode stops it, but the bytes before it may have
+/// been handed to `sink`.
 pub fn decode_to<E>(
     input: &[u8],
     window_limit: u64,
     mut sink: impl FnMut(&[u8]) -> Result<(), E>,
 ) -> Result<u64, StreamError<E>> {
-    let frames = walk(input, window_limit).map_err(StreamError::Decode)?;
     let mut out = Output::new();
-    let mut decoder = FrameDecoder::default();
-    for frame in &frames {
-        let FrameKind::Zstd(header) = &frame.kind else {
-            continue;
-        };
-        let keep = usize::try_from(header.window_size).unwrap_or(usize::MAX);
-        decoder.begin(frame, &out).map_err(StreamError::Decode)?;
-        for block in &frame.blocks {
-            decoder
-                .block(input, block, &mut out, u64::MAX)
-                .map_err(StreamError::Decode)?;
-            // Drain when the history is twice the window, so the bytes
-            // kept are moved at most once per window produced.
-            if out.len() >= keep.saturating_mul(2).saturating_add(BLOCK_SIZE_MAX) {
-                out.drain(keep, &mut sink).map_err(StreamError::Sink)?;
+    decode_frames(
+        input,
+        window_limit,
+        u64::MAX,
+        &mut out,
+        |out, step| match step {
+            Step::FrameStart(..) => Ok(()),
+            // Drain when the history is twice the window, so the bytes kept
+            // are moved at most once per window produced.
+            Step::BlockDone(keep) => {
+                if out.len() >= keep.saturating_mul(2).saturating_add(BLOCK_SIZE_MAX) {
+                    out.drain(keep, &mut sink)
+                } else {
+                    Ok(())
+                }
             }
-        }
-        decoder.finish(frame, &out).map_err(StreamError::Decode)?;
-        out.drain(0, &mut sink).map_err(StreamError::Sink)?;
-    }
+            Step::FrameDone => out.drain(0, &mut sink),
+        },
+    )?;
     Ok(out.position())
 }
