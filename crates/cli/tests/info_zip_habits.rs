@@ -1139,7 +1139,102 @@ fn with_changes(d: &Path) {
     put(d, "d/x1", b"changed\n", T0 + 10);
 }
 
+/// A link stored as a link (`-y`) beside the file it names, extracted
+/// once into `x` (so both are in the way of the next extraction).
+fn with_link(d: &Path) {
+    std::os::unix::fs::symlink("tiny.txt", d.join("l")).unwrap();
+    let z = run(Command::new("zip")
+        .current_dir(d)
+        .args(["-q", "-y", "l.zip", "l", "tiny.txt"]));
+    assert!(z.status.success());
+    let x = run(Command::new("unzip")
+        .current_dir(d)
+        .args(["-q", "l.zip", "-d", "x"]));
+    assert!(x.status.success());
+}
+
+/// As [`with_changes`], with the archive then brought in step.
+fn in_step(d: &Path) {
+    with_changes(d);
+    let z = run(Command::new("zip")
+        .current_dir(d)
+        .args(["-q", "-FS", "-r", "s.zip", "d", "tiny.txt"]));
+    assert!(z.status.success());
+}
+
 const HABITS: &[Habit] = &[
+    Habit {
+        setup: with_link,
+        tool: "unzip",
+        args: &["l.zip", "-d", "x"],
+        stdin: b"y\nn\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_link,
+        tool: "unzip",
+        args: &["l.zip", "-d", "x"],
+        stdin: b"r\nl2\nA\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_link,
+        tool: "unzip",
+        args: &["-n", "l.zip", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archives,
+        tool: "unzip",
+        args: &["-p", "[ab].zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr],
+    },
+    Habit {
+        setup: with_archives,
+        tool: "unzip",
+        args: &["-tq", "[ab].zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[StdoutSorted, Stderr],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-qq", "-l", "*.zip", "[x]"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: in_step,
+        tool: "zip",
+        args: &["-FS", "-r", "s.zip", "d", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("s.zip")],
+    },
+    Habit {
+        setup: with_changes,
+        tool: "zip",
+        args: &["-sf", "s.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_changes,
+        tool: "zip",
+        args: &["-sf", "-u", "s.zip", "tiny.txt", "d/x1", "d/new"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
     Habit {
         setup: nothing,
         tool: "zip",

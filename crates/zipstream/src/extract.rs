@@ -121,6 +121,9 @@ pub enum Placed<'a> {
     LinkDeferred(&'a Path, &'a str),
     /// A deferred symlink made, pointing at this target.
     LinkMade(&'a Path, &'a str),
+    /// A symlink entry's path is taken by a link already on disk, which
+    /// is kept (`skip_existing`) or asked about next ([`ExistsHook`]).
+    LinkInTheWay(&'a Path),
 }
 
 /// A caller's view of an extraction as it goes (a tool's per-entry lines).

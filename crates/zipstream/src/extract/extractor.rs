@@ -25,6 +25,9 @@ pub(super) struct Extractor<'a> {
     /// collide with odds of one in 2^64 even among billions.
     seen: HashSet<u128>,
     links: Vec<(String, PathBuf, String)>,
+    /// Links whose path was in use when their entry was read, and the
+    /// caller said to replace what is there.
+    replace: HashSet<PathBuf>,
     report: ExtractReport,
     tmp_counter: u64,
     pub(super) buf: Vec<u8>,
@@ -117,6 +120,7 @@ impl<'a> Extractor<'a> {
             limits: Limiter::new(opts),
             seen: HashSet::new(),
             links: Vec::new(),
+            replace: HashSet::new(),
             report: ExtractReport::default(),
             tmp_counter: 0,
             buf: vec![0; 64 * 1024],
@@ -313,6 +317,31 @@ impl<'a> Extractor<'a> {
                     name: e.name.clone(),
                     reason: "symlink target is not UTF-8",
                 })?;
+                // Something already where the link goes is asked about
+                // now, in the entry's turn (as Info-ZIP asks), though the
+                // link is made at the end.
+                let in_way = fs::symlink_metadata(self.dest.join(&rel)).ok();
+                if !self.opts.overwrite && in_way.as_ref().is_some_and(|m| m.is_symlink()) {
+                    self.tell(Placed::LinkInTheWay(&rel));
+                }
+                if self.opts.skip_existing && in_way.is_some() {
+                    // `unzip -n`: what is there stays; the link is not made.
+                    return Ok(());
+                }
+                let mut rel = rel;
+                while !self.opts.overwrite && fs::symlink_metadata(self.dest.join(&rel)).is_ok() {
+                    let Some(hook) = &self.opts.on_exists else {
+                        break;
+                    };
+                    match hook.ask(&rel) {
+                        Existing::Replace => {
+                            self.replace.insert(rel.clone());
+                            break;
+                        }
+                        Existing::Keep => return Ok(()),
+                        Existing::Rename(new) => rel = safe_path(&new)?,
+                    }
+                }
                 self.tell(Placed::LinkDeferred(&rel, &t));
                 self.links.push((e.name.clone(), rel, t));
             }
@@ -519,31 +548,50 @@ impl<'a> Extractor<'a> {
         let links = std::mem::take(&mut self.links);
         let mut made: Vec<(String, PathBuf, String)> = Vec::new();
         let res = (|| -> Result<()> {
-            for (name, rel, target) in links {
+            'links: for (name, rel, target) in links {
                 check_link_target(&name, &rel, &target, &link_set)?;
                 if !self.opts.symlinks {
                     continue;
                 }
-                let at = self.dest.join(&rel);
-                self.check_no_symlink_parents(&name, &rel)?;
-                // The lexical check cannot see links already on disk (an
-                // earlier run's, or this run's): resolve through them.
-                if resolve_inside(&self.dest, &rel, &target) == Err(Unconfined::Leaves) {
-                    return Err(Error::SymlinkEscape { name, target });
-                }
-                if let Some(parent) = rel.parent() {
-                    self.make_dirs(&name, parent)?;
-                }
-                if fs::symlink_metadata(&at).is_ok() {
-                    if !self.opts.overwrite {
-                        return Err(Error::Exists { path: at });
+                let mut rel = rel;
+                loop {
+                    let at = self.dest.join(&rel);
+                    self.check_no_symlink_parents(&name, &rel)?;
+                    // The lexical check cannot see links already on disk (an
+                    // earlier run's, or this run's): resolve through them.
+                    if resolve_inside(&self.dest, &rel, &target) == Err(Unconfined::Leaves) {
+                        return Err(Error::SymlinkEscape { name, target });
                     }
-                    fs::remove_file(&at)?;
+                    if let Some(parent) = rel.parent() {
+                        self.make_dirs(&name, parent)?;
+                    }
+                    if fs::symlink_metadata(&at).is_ok() {
+                        if self.opts.skip_existing {
+                            continue 'links;
+                        }
+                        if !self.opts.overwrite && !self.replace.contains(&rel) {
+                            let Some(hook) = &self.opts.on_exists else {
+                                return Err(Error::Exists { path: at });
+                            };
+                            match hook.ask(&rel) {
+                                Existing::Replace => {}
+                                Existing::Keep => continue 'links,
+                                Existing::Rename(new) => {
+                                    // Confined as an entry's name; the
+                                    // target is checked again from there.
+                                    rel = safe_path(&new)?;
+                                    continue;
+                                }
+                            }
+                        }
+                        fs::remove_file(&at)?;
+                    }
+                    make_symlink(&target, &at)?;
+                    self.tell(Placed::LinkMade(&rel, &target));
+                    made.push((name, rel, target));
+                    self.report.symlinks += 1;
+                    break;
                 }
-                make_symlink(&target, &at)?;
-                self.tell(Placed::LinkMade(&rel, &target));
-                made.push((name, rel, target));
-                self.report.symlinks += 1;
             }
             // A link made later can change where an earlier one leads
             // (`a -> x/y/../..` before `x -> .`): re-resolve them all now

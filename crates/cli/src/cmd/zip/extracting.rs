@@ -83,6 +83,9 @@ impl Progress {
             Placed::LinkDeferred(rel, target) => {
                 writeln!(self.out, "    linking: {:<22}  -> {target} ", shown(rel))
             }
+            Placed::LinkInTheWay(rel) => {
+                writeln!(self.out, "{} exists and is a symbolic link.", shown(rel))
+            }
             Placed::LinkMade(rel, target) => {
                 if !self.finishing {
                     self.finishing = true;

@@ -284,6 +284,25 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
+    if opts.show_files && no_paths {
+        // Info-ZIP's `zip -sf ARCHIVE`: what the archive holds.
+        let Some(u) = &update else {
+            bail!("{shown}: no such archive (-sf alone lists an existing one)");
+        };
+        let mut out = io::stdout().lock();
+        writeln!(out, "Archive contains:")?;
+        for e in u.archive.entries() {
+            writeln!(out, "  {}", perfkit::printable::name(&e.name))?;
+        }
+        let bytes: u64 = u.archive.entries().iter().map(|e| e.size).sum();
+        writeln!(
+            out,
+            "Total {} entries ({bytes} bytes)",
+            u.archive.entries().len()
+        )?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if let (Some(u), true) = (&update, no_paths) {
         // Info-ZIP's habits with an archive alone: `-T` tests it as it
         // is; `-f` and `-u` look at the file of every entry's name.
@@ -359,7 +378,11 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         if opts.show_files {
             return show_files(&found_items, entries, opts.mode);
         }
-        items = update::newer_only(found_items, entries, opts.mode);
+        items = if opts.filesync {
+            changed_only(found_items, entries)
+        } else {
+            update::newer_only(found_items, entries, opts.mode)
+        };
         if !opts.quiet {
             for &i in &gone {
                 println!("deleting: {}", perfkit::printable::name(&entries[i].name));
@@ -367,6 +390,9 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         }
         if items.is_empty() && gone.is_empty() && opts.filesync {
             // Info-ZIP's -FS with everything in step: the archive stays.
+            if !opts.quiet {
+                println!("Archive is current");
+            }
             return Ok(ExitCode::SUCCESS);
         }
         if items.is_empty() && gone.is_empty() && opts.mode != Mode::Add {
@@ -615,6 +641,29 @@ fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
         }
     }
     Ok(plan.kept)
+}
+
+/// `-FS`: the items whose entry differs from the file, in time (in the
+/// 2-second steps of a ZIP's DOS time, either way) or in size, and the
+/// new files, as Info-ZIP's file sync compares them; an existing
+/// directory is left as it is.
+fn changed_only(found: Vec<Item>, entries: &[zipstream::Entry]) -> Vec<Item> {
+    let existing: std::collections::HashMap<&str, &zipstream::Entry> = entries
+        .iter()
+        .map(|e| (e.name.trim_end_matches('/'), e))
+        .collect();
+    found
+        .into_iter()
+        .filter(|i| match existing.get(i.name.as_str()) {
+            None => true,
+            Some(_) if i.meta.is_dir() => false,
+            Some(e) => {
+                let t = items::mtime(&i.meta);
+                t.div_euclid(2) != e.mtime.div_euclid(2)
+                    || (i.meta.is_file() && i.meta.len() != e.size)
+            }
+        })
+        .collect()
 }
 
 /// `-sf`: Info-ZIP's list of what would be added or updated, and its

@@ -180,8 +180,10 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             }
         }
     }
-    // Info-ZIP's tally, on stderr, when more than one archive was named.
-    if total > 1 {
+    // Info-ZIP's tally when more than one archive was named
+    // (not under -p, whose stdout is data; -qq drops its blank line).
+    if total > 1 && !options.pipe {
+        let gap = if options.quiet >= 2 { "" } else { "\n" };
         let plural = |n: usize, one: &str, many: &str| {
             if n == 1 {
                 format!("{n} {one}")
@@ -189,23 +191,26 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
                 format!("{n} {many}")
             }
         };
+        let mut tally = Vec::new();
         if good > 0 {
-            eprintln!(
-                "\n{} successfully processed.",
-                plural(good, "archive was", "archives were")
-            );
+            let n = plural(good, "archive was", "archives were");
+            tally.push(format!("{n} successfully processed."));
         }
         if failed > 0 {
-            eprintln!(
+            tally.push(format!(
                 "{} fatal errors.",
                 plural(failed, "archive had", "archives had")
-            );
+            ));
         }
         if not_zip > 0 {
-            eprintln!(
-                "{} no zipfile directory.",
-                plural(not_zip, "file had", "files had")
-            );
+            let n = plural(not_zip, "file had", "files had");
+            tally.push(format!("{n} no zipfile directory."));
+        }
+        // On stdout after -t's reports (as Info-ZIP), stderr otherwise.
+        if options.test {
+            println!("{gap}{}", tally.join("\n"));
+        } else {
+            eprintln!("{gap}{}", tally.join("\n"));
         }
     }
     Ok(if good == total {
