@@ -5,9 +5,10 @@
 //! stage of many blocks can run on several threads and the cheap
 //! sequential parts in order on one:
 //!
-//! 1. [`walk`] ([`walk_frame`], [`frame_header`], [`block_header`]): the
-//!    frames (zstd and skippable) and the byte range of every block, no
-//!    block decoded; a window over the caller's limit is refused.
+//! 1. [`walk`] ([`walk_frame`]; piecewise [`frame_start`],
+//!    [`block_header`], [`frame_end`]): the frames (zstd and skippable)
+//!    and the byte range of every block, no block decoded; a window over
+//!    the caller's limit is refused.
 //! 2. [`decode_block`]: a compressed block's literals and sequences, from
 //!    an explicit [`EntropyState`] (the Huffman tree and FSE tables it may
 //!    reuse), independent of the output; [`skip_block`] brings a state
@@ -19,9 +20,9 @@
 //! 5. [`checksum`]: the frame's XXH64 content checksum.
 //!
 //! [`decode_all`] runs them in order on one thread, [`decode_to`] too but
-//! holding only a window; [`FrameDecoder`] is the block-by-block loop
-//! under both. Frames with a
-//! dictionary are refused ([`Error::NeedsDictionary`]): libzstd takes them.
+//! holding only about two windows and a block; [`FrameDecoder`] is the
+//! block-by-block loop under both. Frames with a dictionary are refused
+//! ([`Error::NeedsDictionary`]): libzstd takes them.
 //!
 //! ```
 //! // One frame: single segment, content size 5, one raw last block.
@@ -33,10 +34,11 @@
 //! ```
 //!
 //! Where libzstd's one-shot decoder is laxer than the RFC, this decoder
-//! keeps to the RFC and fails: a match reaching past the window (libzstd
-//! checks only the frame's start), a block over the maximum block size
-//! (raw, RLE or decompressed; libzstd checks only its output buffer).
-//! Encoders never write either.
+//! keeps to the RFC and fails ([`Error::libzstd_may_accept`] names these):
+//! a Huffman stream that does not end exactly with its last symbol, a
+//! match reaching past the window (libzstd checks only the frame's
+//! start), a block over the maximum block size (raw, RLE or decompressed;
+//! libzstd checks only its output buffer). Encoders write none of them.
 
 #![forbid(unsafe_code)]
 
