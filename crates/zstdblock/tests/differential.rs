@@ -630,3 +630,37 @@ fn a_block_whose_entropy_stage_failed_is_not_executed() {
         Err(zstdblock::Error::Corrupt { .. })
     ));
 }
+
+#[test]
+fn matches_reaching_back_over_16_mib_decode_like_libzstd() {
+    use zstdblock::{BlockKind, DecodedBlock, EntropyState};
+    // Text, 17 MiB of noise (raw blocks), the text again: with --long the
+    // second copy is one long match, an offset code of 24 extra bits.
+    let text = source_text(96 << 10);
+    let mut data = text.clone();
+    data.extend(random(17 << 20, 3));
+    data.extend_from_slice(&text);
+    let frame = cli(&data, &["-3", "--long=27"], false);
+    check_round_trip("--long=27 over 17 MiB", &data, &frame);
+    let walked = zstdblock::walk(&frame, WINDOW_LIMIT).unwrap();
+    let (mut state, mut repeats) = (EntropyState::default(), zstdblock::INITIAL_REPEATS);
+    let mut longest = 0;
+    for block in walked[0]
+        .blocks
+        .iter()
+        .filter(|b| b.kind == BlockKind::Compressed)
+    {
+        let mut decoded = DecodedBlock::default();
+        zstdblock::decode_block(&frame, block, &mut state, &mut decoded).unwrap();
+        decoded.resolve_offsets(&mut repeats);
+        longest = longest.max(
+            decoded
+                .sequences()
+                .iter()
+                .map(|s| s.offset)
+                .max()
+                .unwrap_or(0),
+        );
+    }
+    assert!(longest > 16 << 20, "longest match offset {longest}");
+}
