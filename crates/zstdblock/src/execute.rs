@@ -159,7 +159,8 @@ impl Output {
             let ml = sequence.match_length as usize;
             let distance = sequence.offset as usize;
             let available = (pos - floor).min(window);
-            if distance == 0 || distance > available {
+            // One compare: a distance of 0 wraps to the largest value.
+            if distance.wrapping_sub(1) >= available {
                 // Found again only here, so the loop carries no index.
                 let index = decoded
                     .sequences
