@@ -1164,6 +1164,30 @@ fn in_step(d: &Path) {
 
 const HABITS: &[Habit] = &[
     Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-u", "a.zip", "nothere"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-MM", "o.zip", "tiny.txt", "nothere"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-MM", "-q", "o.zip", "nothere", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
         setup: with_link,
         tool: "unzip",
         args: &["l.zip", "-d", "x"],

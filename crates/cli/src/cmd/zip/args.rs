@@ -23,7 +23,7 @@ on disk, and tested with -T; a file changed since it was listed is kept, with a 
 -D (no directory entries), -X (no extra fields), -o (archive time = newest entry), -FS (file sync: \
 update, add, and delete the entries whose files are not among those given), -z (archive comment \
 from stdin, to a line holding `.`), -n SUFFIXES (store names ending so), -sf (show the files, \
-write nothing), -v (sizes on each line, and totals), a name that is not there warned of \
+write nothing), -v (sizes on each line, and totals), -MM (a name not there stops the run), a name that is not there warned of \
 (`zip warning: name not matched:`) and the rest archived, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
 them), `-` for stdin data, an existing archive is updated (entries replaced in place, new ones \
@@ -147,6 +147,10 @@ pub struct ZipArgs {
     /// writing (Info-ZIP's `-sf`).
     #[arg(long = "show-files")]
     show_files: bool,
+    /// Must match (Info-ZIP's `-MM`): a name that is not there stops the
+    /// run before anything is written, instead of a warning.
+    #[arg(long = "must-match")]
+    must_match: bool,
     /// Verbose: each entry's sizes on its line and a total (Info-ZIP's
     /// `-v` with files to add).
     #[arg(short = 'v', long)]
@@ -406,6 +410,7 @@ impl ZipArgs {
                 .unwrap_or_default(),
             show_files: self.show_files,
             verbose: self.verbose,
+            must_match: self.must_match,
         }))
     }
 }
@@ -503,6 +508,7 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         match s {
             "-FS" => return out.push("--filesync".into()),
             "-sf" => return out.push("--show-files".into()),
+            "-MM" => return out.push("--must-match".into()),
             _ => {}
         }
         let cluster = s.strip_prefix('-').filter(|c| {

@@ -181,6 +181,17 @@ pub(super) fn collect(opts: &Options) -> Result<Found> {
         }
         let Some(meta) = listed(&p, opts.symlinks)? else {
             warn_not_matched(opts, &p.to_string_lossy());
+            if opts.must_match {
+                // -MM: Info-ZIP stops at the first name not matched,
+                // with its lines (-q or not), writing nothing.
+                let name = perfkit::printable::name(&p.to_string_lossy()).into_owned();
+                info_zip_line(opts, "zip I/O error: No such file or directory");
+                info_zip_line(
+                    opts,
+                    &format!("zip error: File not found or no read permission ({name})"),
+                );
+                return Err(MustMatch(name).into());
+            }
             unmatched += 1;
             continue;
         };
@@ -253,6 +264,28 @@ pub(super) fn collect(opts: &Options) -> Result<Found> {
         items: out,
         unmatched,
     })
+}
+
+/// `-MM` met a name that is not there: the run stops, its lines already
+/// printed (as Info-ZIP prints them).
+#[derive(Debug)]
+pub(super) struct MustMatch(pub(super) String);
+
+impl std::fmt::Display for MustMatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "-MM: {} is not there; nothing written", self.0)
+    }
+}
+
+impl std::error::Error for MustMatch {}
+
+/// One of Info-ZIP's lines, on the stream its warnings go to, `-q` or not.
+fn info_zip_line(opts: &Options, line: &str) {
+    if opts.archive.as_deref() == Some(Path::new("-")) {
+        let _ = writeln!(io::stderr(), "{line}");
+    } else {
+        let _ = writeln!(io::stdout(), "{line}");
+    }
 }
 
 /// Info-ZIP's warning for a name that is not there to store (missing, a

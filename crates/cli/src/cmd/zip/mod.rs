@@ -106,6 +106,8 @@ pub struct Options {
     pub show_files: bool,
     /// `-v`: sizes on each `adding:` line, and a total.
     pub verbose: bool,
+    /// `-MM`: a name that is not there stops the run, nothing written.
+    pub must_match: bool,
 }
 
 /// Where a password comes from.
@@ -342,12 +344,21 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         labels = vec![None; kept.len()];
         steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
     } else {
-        let mut found = collect_except(&opts, local.then_some(archive.as_path()))?;
+        let mut found = match collect_except(&opts, local.then_some(archive.as_path())) {
+            Ok(found) => found,
+            // Its lines are printed; perfkit's exit code.
+            Err(e) if e.is::<items::MustMatch>() => return Ok(ExitCode::FAILURE),
+            Err(e) => return Err(e),
+        };
         if opts.no_dir_entries {
             found.items.retain(|i| !i.meta.is_dir());
         }
         // Every name warned of and nothing else to store: Info-ZIP's
         // "Nothing to do!" (its exit 12), the archive left as it was.
+        if found.items.is_empty() && found.unmatched > 0 && opts.mode != Mode::Add {
+            // Info-ZIP's -u and -f stop after the warnings, saying no more.
+            return Ok(ExitCode::FAILURE);
+        }
         if found.items.is_empty() && found.unmatched > 0 {
             // Info-ZIP's lines after its warnings, on stdout (stderr
             // when the archive goes there), `-q` or not; perfkit's exit
