@@ -618,3 +618,115 @@ fn check_with_a_dictionary_validates_and_reads_its_data_pairs() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("/nonexistent/dict.xml"), "{err}");
 }
+
+/// Issue 65: each kind of line `fix check` meets is named for what it is,
+/// the same in the `|` form and as SOH-separated bytes (QuickFIX's own
+/// logs; a user turns one into the other with `tr`). A line that holds no
+/// message is not FIX at all, and says so, where it used to be parsed as
+/// a message and called truncated; a log's prefix before a message is
+/// skipped in both forms.
+#[test]
+fn each_kind_of_line_is_named_the_same_in_both_forms() {
+    let good = framed("35=D|55=A|");
+    let bad_cs = format!("{}999|", &good[..good.len() - 4]);
+    let cases: &[(&str, String, &[&str])] = &[
+        (
+            "a line that is not FIX",
+            format!("{good}\ngarbage line\n{good}\n"),
+            &["-: line 2: garbage: 12 bytes that are not a FIX message, skipped"],
+        ),
+        (
+            "text alone, as a log's prefix without its message",
+            format!("{good}\n20261123-08:00:00.000 : \n"),
+            &["-: line 2: garbage: 23 bytes that are not a FIX message, skipped"],
+        ),
+        (
+            "a log's prefix before a message",
+            format!("{good}\n20261123-08:00:00.000 : {good}\n"),
+            &[],
+        ),
+        (
+            "bytes ending in a separator before a message",
+            format!("{good}\njunk|{good}\n"),
+            &["-: line 2: garbage: 5 bytes that are not a FIX message, skipped"],
+        ),
+        (
+            "a separator and an equals sign",
+            format!("{good}\n=|\n"),
+            &["-: line 2: garbage: 2 bytes that are not a FIX message, skipped"],
+        ),
+        (
+            "a message with a wrong CheckSum",
+            format!("{good}\n{bad_cs}\n"),
+            &["-: line 2: CheckSum(10) at byte "],
+        ),
+    ];
+    for (what, pipes, expected) in cases {
+        for form in ["|", "SOH"] {
+            let input = match form {
+                "|" => pipes.clone(),
+                _ => pipes.replace('|', "\x01"),
+            };
+            let (code, out, _) = run_check(input.as_bytes(), &[]);
+            let problems: Vec<&str> = out.lines().filter(|l| l.contains(": line ")).collect();
+            assert_eq!(problems.len(), expected.len(), "{what} ({form}): {out}");
+            for (got, want) in problems.iter().zip(expected.iter()) {
+                assert!(
+                    got.starts_with(want),
+                    "{what} ({form}): {got}\nwanted {want}"
+                );
+            }
+            assert_eq!(
+                code,
+                Some(i32::from(!expected.is_empty())),
+                "{what} ({form})"
+            );
+        }
+    }
+}
+
+/// The keys of a JSON text in the order they are written, at every depth.
+fn keys_in_order(json: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    let mut chars = json.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut s = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => s.extend(chars.next()),
+                '"' => break,
+                c => s.push(c),
+            }
+        }
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        if chars.peek() == Some(&':') {
+            keys.push(s);
+        }
+    }
+    keys
+}
+
+/// Issue 65: `--json` keeps the message's field order (it sorted the tags
+/// as strings, "10" before "35" before "8"), groups and their entries
+/// included: the keys read in order are the tags of the line as sent.
+#[test]
+fn check_json_keeps_the_field_order_of_the_message() {
+    let line = framed(
+        "35=D|49=A|56=B|34=7|11=x|55=EUR|54=1|38=100|40=1|453=2|448=P1|447=D|452=1|448=P2|447=D|452=3|",
+    );
+    let (code, out, err) = run_check(format!("{line}\n").as_bytes(), &["--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let sent: Vec<&str> = line
+        .split('|')
+        .filter(|f| !f.is_empty())
+        .map(|f| f.split('=').next().unwrap())
+        .collect();
+    assert_eq!(keys_in_order(out.trim()), sent, "{out}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["453"][1]["448"], "P2");
+}

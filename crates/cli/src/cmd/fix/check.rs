@@ -1,6 +1,7 @@
 //! `perfkit fix check`: validate FIX messages from a file or stdin, each
 //! found in bounded reads by [`super::input`], with a verdict per message
-//! (and, with `--json`, every message as an object of tag → value).
+//! (and, with `--json`, every message as an object of tag → value, in the
+//! message's field order).
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -41,8 +42,6 @@ struct Checker<W: Write> {
     out: W,
     valid: usize,
     invalid: usize,
-    /// Scratch for [`write_nodes`].
-    order: Vec<([u8; 10], usize)>,
 }
 
 impl<W: Write> input::Sink for &mut Checker<W> {
@@ -61,7 +60,7 @@ impl<W: Write> input::Sink for &mut Checker<W> {
                 }
                 self.valid += 1;
                 if self.json {
-                    write_nodes(&mut self.out, &msg.nodes(), &mut self.order)?;
+                    write_nodes(&mut self.out, &msg.nodes())?;
                     self.out.write_all(b"\n")?;
                 }
                 Ok(None)
@@ -141,7 +140,6 @@ pub fn check(job: Check) -> Result<ExitCode> {
         out: io::BufWriter::with_capacity(64 << 10, io::stdout().lock()),
         valid: 0,
         invalid: 0,
-        order: Vec::new(),
     };
     each_input_message(&job.input, &mut c)?;
     let name = &c.name;
@@ -160,42 +158,20 @@ pub fn check(job: Check) -> Result<ExitCode> {
     })
 }
 
-/// Writes `nodes` as one JSON object, byte for byte what serializing a
-/// `serde_json::Map` of tag -> value (groups as arrays of objects) gives —
-/// keys sorted as strings, a repeated key's last value kept — without
-/// building the map: `order` is scratch reused across messages (each
-/// level sorts its own stretch of it), so a message costs no allocation
-/// here.
-pub(super) fn write_nodes<W: Write>(
-    out: &mut W,
-    nodes: &[Node<'_>],
-    order: &mut Vec<([u8; 10], usize)>,
-) -> Result<()> {
-    let tag = |n: &Node<'_>| match n {
-        Node::Field(f) | Node::Group(f, _) => f.tag,
-    };
-    let from = order.len();
-    order.extend(nodes.iter().enumerate().map(|(i, n)| (decimal(tag(n)), i)));
-    // Stable, so among equal keys the last one written is the last given.
-    // Digits padded with zero bytes order as the strings do.
-    order[from..].sort_by_key(|e| e.0);
-    let end = from + nodes.len();
+/// Writes `nodes` as one JSON object of tag → value in the message's own
+/// order (groups as arrays of objects, each entry in its order): a reader
+/// that keeps an object's order (Python's `json`, jq, JavaScript) sees the
+/// fields as they were sent. The parser refuses a tag repeated outside a
+/// group or within an entry, so every key of an object is distinct.
+pub(super) fn write_nodes<W: Write>(out: &mut W, nodes: &[Node<'_>]) -> Result<()> {
     out.write_all(b"{")?;
-    let mut first = true;
-    for k in from..end {
-        let (key, i) = order[k];
-        if k + 1 < end && order[k + 1].0 == key {
-            continue;
-        }
-        if !first {
+    for (k, node) in nodes.iter().enumerate() {
+        if k > 0 {
             out.write_all(b",")?;
         }
-        first = false;
-        let digits = key.iter().take_while(|&&b| b != 0).count();
-        out.write_all(b"\"")?;
-        out.write_all(&key[..digits])?;
-        out.write_all(b"\":")?;
-        match &nodes[i] {
+        let (Node::Field(f) | Node::Group(f, _)) = node;
+        write!(out, "\"{}\":", f.tag)?;
+        match node {
             Node::Field(f) => serde_json::to_writer(&mut *out, &String::from_utf8_lossy(f.value))?,
             Node::Group(_, entries) => {
                 out.write_all(b"[")?;
@@ -203,32 +179,12 @@ pub(super) fn write_nodes<W: Write>(
                     if j > 0 {
                         out.write_all(b",")?;
                     }
-                    write_nodes(out, e, order)?;
+                    write_nodes(out, e)?;
                 }
                 out.write_all(b"]")?;
             }
         }
     }
-    order.truncate(from);
     out.write_all(b"}")?;
     Ok(())
-}
-
-/// A tag's decimal digits, padded with zero bytes.
-fn decimal(tag: u32) -> [u8; 10] {
-    let mut buf = [0u8; 10];
-    let mut n = tag;
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.copy_within(i.., 0);
-    let len = buf.len() - i;
-    buf[len..].fill(0);
-    buf
 }

@@ -4,8 +4,10 @@
 //! Input whose first chunk holds an SOH byte is a byte stream (a capture, or
 //! a log with one message per line, prefixes allowed): the framer splits
 //! it by BodyLength, whatever line breaks it has. Input without SOH there is
-//! the documented `|` form, one message per line, each parsed whole so
-//! errors are the parser's; a line holding several messages is framed.
+//! the documented `|` form, one message per line: a line that starts with
+//! `8=` is parsed whole, so its errors are the parser's; any other line
+//! (a log's prefix before a message, or no message at all), and a line
+//! holding several messages, is framed as the byte stream is.
 //!
 //! Memory stays bounded whatever the input: the stream is read [`CHUNK`]
 //! bytes at a time, a message is at most [`MAX_MESSAGE`] bytes and a line
@@ -408,7 +410,11 @@ fn one_line(
     let Some(why) = sink.message(message)? else {
         return Ok(());
     };
-    if !several_messages(line) {
+    // A line that starts as a message is one, and its problem is the
+    // parser's. Any other line is framed as a byte stream is: a log's
+    // prefix before a message is skipped, and bytes that are no message
+    // at all are named as such, not parsed as a message they never began.
+    if line.starts_with(b"8=") && !several_messages(line) {
         return sink.problem(Origin::Line(line_no), &why);
     }
     let mut framer = Framer::new(MAX_MESSAGE);
