@@ -307,3 +307,31 @@ fn a_series_is_one_tag_in_time_order_and_its_sums_are_not_written_again() {
         ]
     );
 }
+
+/// Issue 65: the title's width depended on the CPU's name, which shared
+/// its line with the run's counts (a `stress` title reached 101 columns).
+/// Whatever the name, up to the 48 characters of an x86 brand string,
+/// the title is the command and the machine on one line, the run on the
+/// next, and no line is wider than the report.
+#[test]
+fn the_title_fits_whatever_the_cpu_is_called() {
+    let longest = "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz XX";
+    assert_eq!(longest.len(), 48);
+    for name in ["AMD EPYC", "AMD EPYC 7B13 64-Core Processor", longest] {
+        for command in ["stress", "betree bench", "report merge"] {
+            let mut rep = Report::new(command);
+            rep.machine.cpu_model = name.to_owned();
+            rep.machine.cores = 256;
+            rep.run.iterations = 123_456_789;
+            rep.run.warmup = 1_234_567;
+            rep.run.pinned = Some("core 0, helpers on cores 1-255".into());
+            let text = render_text(&rep, false);
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines[0], format!("perfkit {command} — {name} (256 cores)"));
+            assert!(lines[1].starts_with("run: 123456789 iterations"), "{text}");
+            for l in &lines {
+                assert!(l.chars().count() <= TEXT_WIDTH, "{l}");
+            }
+        }
+    }
+}

@@ -48,29 +48,36 @@ pub fn render_text(report: &Report, percentiles: bool) -> String {
 pub fn render_text_as(report: &Report, percentiles: bool, wide: bool) -> String {
     let mut s = String::new();
     let r = &report.run;
+    // The title names the command and the machine alone, and what was run
+    // has a line of its own: a CPU's name is up to 48 characters (the x86
+    // brand string), and beside the counts it pushed the line past the
+    // width and wrapped it mid-phrase.
+    let head = format!(
+        "perfkit {} — {} ({} cores)",
+        report.command, report.machine.cpu_model, report.machine.cores,
+    );
+    push_wrapped(&mut s, &head, "", "  ");
     let run = if r.iterations == 0 {
         // A report that measured nothing itself (a merge of logs) has no
         // iterations or threads to state; a load run has no iterations,
         // but may have pinned its threads.
         r.pinned
             .as_deref()
-            .map_or_else(String::new, |p| format!(", threads pinned: {p}"))
+            .map(|p| format!("run: threads pinned: {p}"))
     } else {
-        format!(
-            ", {} iterations + {} warm-up, {} run(s), threads {}",
+        Some(format!(
+            "run: {} iterations + {} warm-up, {} run(s), threads {}",
             r.iterations,
             r.warmup,
             r.runs,
             r.pinned
                 .as_deref()
                 .map_or_else(|| "not pinned".to_owned(), |p| format!("pinned to {p}"))
-        )
+        ))
     };
-    let head = format!(
-        "perfkit {} — {} ({} cores){run}",
-        report.command, report.machine.cpu_model, report.machine.cores,
-    );
-    push_wrapped(&mut s, &head, "", "  ");
+    if let Some(run) = run {
+        push_wrapped(&mut s, &run, "", "  ");
+    }
     push_wrapped(&mut s, &format!("timing: {}", r.timing), "", "  ");
     for sec in &report.sections {
         s.push('\n');
