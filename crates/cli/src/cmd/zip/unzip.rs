@@ -285,7 +285,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     let stdin = options.archive.as_os_str() == "-";
     let raw_name = options.archive.display().to_string();
     let name = printable::name(&raw_name).into_owned();
-    let sel = Selection::new(&options);
+    let sel = Selection::new(options);
     let listing = match (options.verbose, options.list) {
         (true, _) => Some(Kind::Verbose),
         (false, true) => Some(Kind::Short),
@@ -389,7 +389,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         } else {
             let mut opts = opts;
             // Flushed when dropped, before an error is printed.
-            let _lines = narrate(&options, &name, &mut out, &mut opts)?;
+            let _lines = narrate(options, &name, &mut out, &mut opts)?;
             zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
                 sel.wants(&e.name)
             })
@@ -413,7 +413,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     }
     if options.zipinfo.is_some() || listing.is_some() {
         let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
-        return list_archive(&options, listing, &a, &sel, (&raw_name, &name), &mut out);
+        return list_archive(options, listing, &a, &sel, (&raw_name, &name), &mut out);
     }
     // Testing, printing and extracting walk the central directory instead
     // of holding it, so memory does not grow with the number of entries.
