@@ -222,12 +222,18 @@ fn every_level_from_fast_to_ultra_decodes_like_libzstd() {
         &["-19"],
         &["--ultra", "-22"],
     ];
+    let mut kinds = std::collections::BTreeSet::new();
     for (name, data) in &inputs {
         for level in levels {
             let frame = cli(data, level, false);
             check_round_trip(&format!("{name} {level:?}"), data, &frame);
+            for frame in zstdblock::walk(&frame, WINDOW_LIMIT).unwrap() {
+                kinds.extend(frame.blocks.iter().map(|b| format!("{:?}", b.kind)));
+            }
         }
     }
+    // The noise made raw blocks, the long runs RLE blocks.
+    assert_eq!(kinds.len(), 3, "{kinds:?}");
 }
 
 #[test]
@@ -522,37 +528,77 @@ fn offsets_before_the_frame_or_past_the_window_are_errors() {
 #[test]
 fn a_worker_starting_mid_frame_from_skipped_tables_decodes_what_one_thread_does() {
     use zstdblock::{BlockKind, DecodedBlock, EntropyState};
-    // -19 with small blocks: Treeless literals and Repeat tables are common.
-    for data in [binary(256 << 10), source_text(256 << 10)] {
-        let frame = compress_with(
-            &data,
+    // The CLI's -19 on binaries writes Treeless literals; libzstd's -19
+    // with 4 KiB blocks, Repeat sequence tables.
+    let frames = [
+        cli(&binary(512 << 10), &["-19"], false),
+        compress_with(
+            &source_text(256 << 10),
             &[
                 CParameter::CompressionLevel(19),
                 CParameter::MaxBlockSize(4 << 10),
             ],
-        );
-        let walked = zstdblock::walk(&frame, WINDOW_LIMIT).unwrap();
+        ),
+    ];
+    let (mut treeless, mut repeat) = (false, false);
+    for frame in &frames {
+        let walked = zstdblock::walk(frame, WINDOW_LIMIT).unwrap();
         let blocks: Vec<_> = walked[0]
             .blocks
             .iter()
             .filter(|b| b.kind == BlockKind::Compressed)
             .collect();
-        assert!(blocks.len() > 20);
+        assert!(blocks.len() > 8);
+        // The frame exercises what a worker inherits: Treeless literals
+        // and Repeat sequence tables (read from the headers here).
+        // Starting at an inheriting block is the case that matters.
+        let mut starts = vec![1, 2, blocks.len() / 2, blocks.len() - 1];
+        for (index, block) in blocks.iter().enumerate() {
+            let b = &frame[block.content.clone()];
+            let word = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let section = match (b[0] & 3, (b[0] >> 2) & 3) {
+                (0, 0 | 2) => 1 + (b[0] >> 3) as usize,
+                (0, 1) => 2 + (word >> 4 & 0xFFF) as usize,
+                (0, _) => 3 + (word >> 4 & 0xF_FFFF) as usize,
+                (1, 0 | 2) => 2,
+                (1, 1) => 3,
+                (1, _) => 4,
+                (_, 0 | 1) => 3 + (word >> 14 & 0x3FF) as usize,
+                (_, 2) => 4 + (word >> 18) as usize,
+                _ => 5 + (word >> 22 | u32::from(b[4]) << 10) as usize,
+            };
+            let seq = &b[section..];
+            let modes_at = match seq[0] {
+                0 => None,
+                1..=127 => Some(1),
+                255 => Some(3),
+                _ => Some(2),
+            };
+            let repeats = modes_at.is_some_and(|at| {
+                let modes = seq[at];
+                [modes >> 6, (modes >> 4) & 3, (modes >> 2) & 3].contains(&3)
+            });
+            if b[0] & 3 == 3 || repeats {
+                starts.push(index);
+            }
+            treeless |= b[0] & 3 == 3;
+            repeat |= repeats;
+        }
         let mut sequential = Vec::new();
         let mut state = EntropyState::default();
         for block in &blocks {
             let mut decoded = DecodedBlock::default();
-            zstdblock::decode_block(&frame, block, &mut state, &mut decoded).unwrap();
+            zstdblock::decode_block(frame, block, &mut state, &mut decoded).unwrap();
             sequential.push(decoded);
         }
-        for start in [1, 2, blocks.len() / 2, blocks.len() - 1] {
+        for start in starts {
             let mut state = EntropyState::default();
             for block in &blocks[..start] {
-                zstdblock::skip_block(&frame, block, &mut state).unwrap();
+                zstdblock::skip_block(frame, block, &mut state).unwrap();
             }
             for (k, block) in blocks.iter().enumerate().skip(start).take(3) {
                 let mut decoded = DecodedBlock::default();
-                zstdblock::decode_block(&frame, block, &mut state, &mut decoded).unwrap();
+                zstdblock::decode_block(frame, block, &mut state, &mut decoded).unwrap();
                 assert_eq!(
                     decoded.literals(),
                     sequential[k].literals(),
@@ -566,6 +612,7 @@ fn a_worker_starting_mid_frame_from_skipped_tables_decodes_what_one_thread_does(
             }
         }
     }
+    assert!(treeless && repeat, "treeless {treeless}, repeat {repeat}");
 }
 
 #[test]
