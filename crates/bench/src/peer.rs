@@ -61,13 +61,14 @@ pub fn start_or_note<T>(
     start(&path).map_err(|e| Unavailable::because(label, one_line(&e)))
 }
 
-/// The one wording for a peer that has not been built: where it was looked
-/// for and the command that builds it.
+/// The one wording for a peer that has not been built: the command that
+/// builds it and the variable that names another directory. Not the
+/// directory it was looked for in, which is the build tree's (a path in
+/// the user's output that means nothing where perfkit was installed).
 pub fn missing_note(name: &str) -> String {
-    let dir = dir().map_or_else(|| "target/peers".to_owned(), |d| d.display().to_string());
     format!(
-        "no {name} in {dir}; not built: run `cargo xtask peers` ({DIR_ENV} overrides the \
-         directory)"
+        "{name} is not built; `cargo xtask peers` builds it, and {DIR_ENV} names the \
+         directory that holds it"
     )
 }
 

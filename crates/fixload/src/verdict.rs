@@ -37,15 +37,16 @@ pub enum Limit {
 }
 
 impl Limit {
-    /// A few words for a report's column (`-` for [`Limit::None`]).
+    /// A few words for a report's column (`-` for [`Limit::None`]), with
+    /// no parentheses, since sentences quote them in some.
     pub fn as_str(self) -> &'static str {
         match self {
             Limit::None => "-",
             Limit::SessionLost => "session lost",
             Limit::Unanswered => "unanswered orders",
-            Limit::WindowFull => "engine (window full)",
-            Limit::RateNotSent => "generator (rate not sent)",
-            Limit::SendsLate => "generator (sends late)",
+            Limit::WindowFull => "engine: window full",
+            Limit::RateNotSent => "generator: rate not sent",
+            Limit::SendsLate => "generator: sends late",
         }
     }
 }
@@ -122,6 +123,14 @@ impl Verdict {
                     "verdict: held {rate:.0}/s: every order answered, the window never full, {share:.2} % of orders sent within 1 ms of their intended time{wakes}"
                 );
             }
+            // The engine kept up: the verdict says so first, as the sweep's
+            // table and saturation point do, and then what was late.
+            Limit::SendsLate => {
+                return format!(
+                    "verdict: the engine kept up with {rate:.0}/s, but the generator sent only {share:.2} % of orders within 1 ms of their intended time (under {:.1} %), so its own lateness is part of the corrected latencies{wakes}",
+                    ON_TIME * 100.0
+                );
+            }
             Limit::SessionLost => o
                 .lost
                 .iter()
@@ -137,10 +146,6 @@ impl Verdict {
                 "the generator sent {:.0}/s: it could not send faster ({} ns of CPU per order)",
                 o.achieved_rate(),
                 o.cpu_per_order().as_nanos()
-            ),
-            Limit::SendsLate => format!(
-                "{share:.2} % of orders sent within 1 ms of their intended time, under {:.1} %",
-                ON_TIME * 100.0
             ),
         };
         format!(
@@ -320,7 +325,7 @@ mod tests {
         let note = saturation(&steps);
         assert!(
             note.starts_with(
-                "saturation: 10000 orders/s, the highest rate the engine kept up with; at 20000/s it did not (engine (window full))"
+                "saturation: 10000 orders/s, the highest rate the engine kept up with; at 20000/s it did not (engine: window full)"
             ),
             "{note}"
         );
@@ -362,8 +367,68 @@ mod tests {
         );
         let none = saturation(&[(7_000.0, v(Limit::WindowFull, true))]);
         assert!(
-            none.starts_with("saturation: below 7000 orders/s, the sweep's lowest rate, where the engine did not keep up (engine (window full))"),
+            none.starts_with("saturation: below 7000 orders/s, the sweep's lowest rate, where the engine did not keep up (engine: window full)"),
             "{none}"
         );
+    }
+
+    /// Issue 65: each verdict is one sentence that agrees with the sweep's
+    /// headline. A run whose engine kept up (the generator late) says the
+    /// engine kept up, not "not held", and no verdict, limit or
+    /// saturation line nests parentheses (`not held (generator (sends
+    /// late))` before).
+    #[test]
+    fn every_verdict_agrees_with_the_headline_and_nests_no_parentheses() {
+        let depth = |line: &str| {
+            let mut d = 0i32;
+            let mut most = 0;
+            for c in line.chars() {
+                d += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                most = most.max(d);
+            }
+            assert_eq!(d, 0, "{line}");
+            most
+        };
+        let mut lost = outcome(300, 0, 1.0, 2, 0);
+        lost.lost = vec![crate::Lost {
+            session: "LOAD1->EXCH".into(),
+            at: Duration::from_millis(1_234),
+            why: "connection closed by the engine".into(),
+        }];
+        let mut late = outcome(1_000, 2, 1.0, 0, 0);
+        late.wake_late.record(2_000_000).unwrap();
+        late.round_time.record(20_000).unwrap();
+        let runs = [
+            (Limit::None, outcome(1_000, 1, 1.0, 0, 0)),
+            (Limit::SendsLate, late),
+            (Limit::RateNotSent, outcome(989, 0, 1.0, 0, 0)),
+            (Limit::WindowFull, outcome(1_000, 500, 1.0, 0, 1)),
+            (Limit::Unanswered, outcome(1_000, 0, 1.0, 1, 1)),
+            (Limit::SessionLost, lost),
+        ];
+        for (limit, o) in runs {
+            let v = Verdict::of(&o, 1_000.0);
+            assert_eq!(v.limit, limit);
+            let line = v.explain(&o, 1_000.0);
+            assert!(depth(&line) <= 1, "{line}");
+            assert!(depth(limit.as_str()) == 0, "{}", limit.as_str());
+            let headline = saturation(&[(1_000.0, v)]);
+            assert!(depth(&headline) <= 1, "{headline}");
+            if v.kept_up() {
+                assert!(headline.contains("the engine kept up"), "{headline}");
+                assert!(!line.contains("not held"), "{line}\nbeside {headline}");
+                assert!(
+                    line.starts_with("verdict: held 1000/s")
+                        || line.starts_with("verdict: the engine kept up with 1000/s"),
+                    "{line}"
+                );
+            } else {
+                assert!(line.starts_with("verdict: 1000/s not held ("), "{line}");
+            }
+        }
     }
 }

@@ -33,15 +33,15 @@ const SLACK: Duration = Duration::from_secs(10);
 /// generator's run of `plan`: the same rate, durations, coalescing window,
 /// connections, cores, and message sizes.
 pub fn measure(program: &Path, plan: &Plan, like: &Outcome) -> Result<Floor> {
-    let fail = |why: String| {
-        Error::Program(format!(
-            "the generator's floor: {}: {why}",
-            program.display()
-        ))
-    };
+    // Named by its program's name, not its path in the build tree.
+    let name = program.file_name().map_or_else(
+        || program.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let fail = |why: String| Error::Program(format!("{name} {why}"));
     if like.order_size < MIN_SIZE || like.report_size < MIN_SIZE {
         return Err(fail(format!(
-            "the run gave no message sizes to copy (orders {} bytes, ExecutionReports {} bytes)",
+            "was not run: the run gave no message sizes to copy (orders {} bytes, ExecutionReports {} bytes)",
             like.order_size, like.report_size
         )));
     }
@@ -74,7 +74,7 @@ pub fn measure(program: &Path, plan: &Plan, like: &Outcome) -> Result<Floor> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| fail(format!("starting it: {e}")))?;
+        .map_err(|e| fail(format!("could not be started: {e}")))?;
     // Its output is one line and a few of error: read after it exits, from
     // pipes that cannot fill before then.
     let deadline = Instant::now() + plan.warmup + plan.duration + plan.grace + SLACK;
@@ -87,9 +87,12 @@ pub fn measure(program: &Path, plan: &Plan, like: &Outcome) -> Result<Floor> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(fail(format!("still running {SLACK:?} after its schedule")));
+                return Err(fail(format!(
+                    "was still running {} s after its schedule, and was stopped",
+                    SLACK.as_secs()
+                )));
             }
-            Err(e) => return Err(fail(format!("waiting for it: {e}"))),
+            Err(e) => return Err(fail(format!("could not be waited for: {e}"))),
         }
     };
     let mut out = String::new();
@@ -108,12 +111,12 @@ pub fn measure(program: &Path, plan: &Plan, like: &Outcome) -> Result<Floor> {
             ..line.floor
         }),
         (false, Some(line)) if line.answered < line.of => Err(fail(format!(
-            "its counterparty answered {} of {} orders",
+            "failed: its counterparty answered {} of {} orders",
             line.answered, line.of
         ))),
         _ => Err(fail(format!(
-            "{status}: {}",
-            err.lines().last().unwrap_or("no output")
+            "failed ({status}): {}",
+            err.lines().last().unwrap_or("it printed nothing")
         ))),
     }
 }
