@@ -1162,7 +1162,60 @@ fn in_step(d: &Path) {
     assert!(z.status.success());
 }
 
+/// A file from a year before the others.
+fn with_old_file(d: &Path) {
+    put(d, "old.txt", b"old\n", T0 - 400 * 86_400);
+}
+
 const HABITS: &[Habit] = &[
+    Habit {
+        setup: with_old_file,
+        tool: "zip",
+        args: &["-t", "01012023", "o.zip", "old.txt", "tiny.txt", "d/x1"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("o.zip")],
+    },
+    Habit {
+        setup: with_old_file,
+        tool: "zip",
+        args: &["-tt", "2023-01-01", "o.zip", "old.txt", "tiny.txt", "d/x1"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-g", "o.zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("o.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["o.zip", "tiny.txt", "-x", "*.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-T", "a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Mtime("a.zip"), Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-b", "-q", "a.zip", "-d", "k"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
     Habit {
         setup: with_archive,
         tool: "zip",

@@ -23,7 +23,9 @@ on disk, and tested with -T; a file changed since it was listed is kept, with a 
 -D (no directory entries), -X (no extra fields), -o (archive time = newest entry), -FS (file sync: \
 update, add, and delete the entries whose files are not among those given), -z (archive comment \
 from stdin, to a line holding `.`), -n SUFFIXES (store names ending so), -sf (show the files, \
-write nothing), -v (sizes on each line, and totals), -MM (a name not there stops the run), a name that is not there warned of \
+write nothing), -v (sizes on each line, and totals), -MM (a name not there stops the run), \
+-t DATE and -tt DATE (files modified from / before that day), -g (accepted: updates grow the \
+archive anyway), a name that is not there warned of \
 (`zip warning: name not matched:`) and the rest archived, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
 them), `-` for stdin data, an existing archive is updated (entries replaced in place, new ones \
@@ -151,6 +153,16 @@ pub struct ZipArgs {
     /// run before anything is written, instead of a warning.
     #[arg(long = "must-match")]
     must_match: bool,
+    /// Only files modified on or after DATE, `mmddyyyy` or `yyyy-mm-dd`,
+    /// local time (Info-ZIP's `-t`).
+    #[arg(short = 't', long = "from-date", value_name = "DATE", value_parser = parse_date)]
+    from_date: Option<i64>,
+    /// Only files modified before DATE (Info-ZIP's `-tt`).
+    #[arg(long = "before-date", value_name = "DATE", value_parser = parse_date)]
+    before_date: Option<i64>,
+    /// Grow the archive (Info-ZIP's `-g`): perfkit updates in place anyway.
+    #[arg(short = 'g', long = "grow")]
+    grow: bool,
     /// Verbose: each entry's sizes on its line and a total (Info-ZIP's
     /// `-v` with files to add).
     #[arg(short = 'v', long)]
@@ -203,7 +215,8 @@ about, as Info-ZIP asks, on stderr, the answer read from stdin (a terminal or no
 a.txt? [y]es, [n]o, [A]ll, [N]one, [r]ename:`; the end of input is [N]one, and the run then \
 fails; -o replaces, -n keeps, without asking. -c prints each file under its `inflating:` line, \
 -z the archive comment, -u and -f extract only files newer than those on disk (-u also new \
-ones), -C matches names without regard to case.
+ones), -C matches names without regard to case, -T gives the archive the time of its newest \
+file, -b (binary) is what perfkit always does.
 
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
 `--` before it); with the archive on stdin nothing is asked: an existing file is an error unless \
@@ -289,6 +302,13 @@ pub struct UnzipArgs {
     /// files are extracted as stored, with a note (see Differences).
     #[arg(short = 'a', action = clap::ArgAction::Count)]
     text: u8,
+    /// Give the archive file the time of its newest file, and extract
+    /// nothing (Info-ZIP's `-T`).
+    #[arg(short = 'T', conflicts_with_all = ["list", "verbose", "test", "pipe", "to_screen", "comment"])]
+    timestamp: bool,
+    /// Treat every file as binary (Info-ZIP's `-b`): perfkit always does.
+    #[arg(short = 'b')]
+    binary: bool,
     /// Accepted for Info-ZIP's restoring of owners: perfkit leaves files
     /// to the user running it (see Differences).
     #[arg(short = 'X')]
@@ -302,6 +322,45 @@ pub struct UnzipArgs {
     #[arg(long, value_name = "LETTERS", hide = true, value_parser = parse_zipinfo,
           conflicts_with_all = ["list", "verbose", "test", "pipe"])]
     zipinfo: Option<super::zipinfo::Zipinfo>,
+}
+
+/// A day as Info-ZIP's `-t` takes it, `mmddyyyy` or `yyyy-mm-dd`: the
+/// Unix time of its local midnight.
+fn parse_date(s: &str) -> Result<i64, String> {
+    let bad = || format!("{s:?} is not a date: write mmddyyyy or yyyy-mm-dd");
+    let digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    let (y, m, d) = match s.len() {
+        8 if digits(s) => (&s[4..8], &s[0..2], &s[2..4]),
+        10 if s.as_bytes()[4] == b'-' && s.as_bytes()[7] == b'-' => (&s[0..4], &s[5..7], &s[8..10]),
+        _ => return Err(bad()),
+    };
+    let num = |t: &str| {
+        if digits(t) {
+            t.parse::<i32>().ok()
+        } else {
+            None
+        }
+    };
+    let (Some(y), Some(m), Some(d)) = (num(y), num(m), num(d)) else {
+        return Err(bad());
+    };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || y < 1970 {
+        return Err(bad());
+    }
+    // SAFETY: `tm` is a plain C struct, zeroed (a valid value for every
+    // field) and then filled; mktime only reads and normalises it.
+    let t = unsafe {
+        let mut tm: libc::tm = std::mem::zeroed();
+        tm.tm_year = y - 1900;
+        tm.tm_mon = m - 1;
+        tm.tm_mday = d;
+        tm.tm_isdst = -1;
+        libc::mktime(&mut tm)
+    };
+    if t == -1 {
+        return Err(bad());
+    }
+    Ok(i64::from(t))
 }
 
 fn parse_zipinfo(s: &str) -> Result<super::zipinfo::Zipinfo, String> {
@@ -411,6 +470,9 @@ impl ZipArgs {
             show_files: self.show_files,
             verbose: self.verbose,
             must_match: self.must_match,
+            modified_from: self.from_date,
+            modified_before: self.before_date,
+            grow: self.grow,
         }))
     }
 }
@@ -427,6 +489,8 @@ impl UnzipArgs {
         // does (setuid, setgid, sticky): accepted, as on a system where
         // Info-ZIP cannot do them either.
         let _ = (self.owners, self.keep_special);
+        // -b asks for what perfkit always does: bytes as stored.
+        let _ = self.binary;
         UnzipOptions {
             password: match self.given_password {
                 Some(p) => {
@@ -456,6 +520,7 @@ impl UnzipArgs {
             ignore_case: self.ignore_case,
             update: self.update,
             freshen: self.freshen,
+            timestamp: self.timestamp,
         }
     }
 }
@@ -471,7 +536,7 @@ pub(super) fn usage_error(message: &str) -> ExitCode {
 
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozv";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvg";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):
@@ -501,6 +566,10 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         "--password",
         "-n",
         "--suffixes",
+        "-t",
+        "--from-date",
+        "-tt",
+        "--before-date",
     ];
     crate::cmd::rewrite_options(args, TAKES_VALUE, |s, out| {
         // Info-ZIP's two-letter options, which clap would read as two
@@ -509,6 +578,7 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
             "-FS" => return out.push("--filesync".into()),
             "-sf" => return out.push("--show-files".into()),
             "-MM" => return out.push("--must-match".into()),
+            "-tt" => return out.push("--before-date".into()),
             _ => {}
         }
         let cluster = s.strip_prefix('-').filter(|c| {

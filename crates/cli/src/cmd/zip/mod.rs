@@ -108,6 +108,14 @@ pub struct Options {
     pub verbose: bool,
     /// `-MM`: a name that is not there stops the run, nothing written.
     pub must_match: bool,
+    /// `-t DATE`: only files modified at or after this time (Unix seconds,
+    /// local midnight of the day given).
+    pub modified_from: Option<i64>,
+    /// `-tt DATE`: only files modified before this time.
+    pub modified_before: Option<i64>,
+    /// `-g`: grow the archive (Info-ZIP's; every update does): warns
+    /// when there is none yet, as Info-ZIP does.
+    pub grow: bool,
 }
 
 /// Where a password comes from.
@@ -266,6 +274,12 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     } else {
         None
     };
+    if update.is_none() && opts.grow && local {
+        println_info_zip(
+            &archive,
+            &format!("\tzip warning: {shown} not found or empty"),
+        );
+    }
     if update.is_none() && (matches!(opts.mode, Mode::Freshen | Mode::Delete) || opts.adjust) {
         bail!("{shown}: no such archive (-f, -d and -A change an existing one)");
     }
@@ -353,6 +367,18 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         if opts.no_dir_entries {
             found.items.retain(|i| !i.meta.is_dir());
         }
+        // -t and -tt: only what was modified from (before) that day on.
+        if let Some(from) = opts.modified_from {
+            found.items.retain(|i| items::mtime(&i.meta) >= from);
+        }
+        if let Some(before) = opts.modified_before {
+            found.items.retain(|i| items::mtime(&i.meta) < before);
+        }
+        if found.items.is_empty() && opts.mode == Mode::Add && found.unmatched == 0 {
+            // Everything left out (-x, -i, -t, -D): Info-ZIP's line.
+            println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
+            return Ok(ExitCode::FAILURE);
+        }
         // Every name warned of and nothing else to store: Info-ZIP's
         // "Nothing to do!" (its exit 12), the archive left as it was.
         if found.items.is_empty() && found.unmatched > 0 && opts.mode != Mode::Add {
@@ -363,12 +389,7 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             // Info-ZIP's lines after its warnings, on stdout (stderr
             // when the archive goes there), `-q` or not; perfkit's exit
             // code (docs/exit-codes.md).
-            let line = format!("\nzip error: Nothing to do! ({shown})");
-            if archive.as_os_str() == "-" {
-                eprintln!("{line}");
-            } else {
-                println!("{line}");
-            }
+            println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
             return Ok(ExitCode::FAILURE);
         }
         let entries = entries(update.as_ref());
@@ -652,6 +673,16 @@ fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
         }
     }
     Ok(plan.kept)
+}
+
+/// Prints one of Info-ZIP's lines where it prints them: stdout, or
+/// stderr when the archive goes to stdout.
+fn println_info_zip(archive: &Path, line: &str) {
+    if archive.as_os_str() == "-" {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
 }
 
 /// `-FS`: the items whose entry differs from the file, in time (in the

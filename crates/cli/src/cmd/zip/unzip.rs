@@ -48,6 +48,8 @@ pub struct UnzipOptions {
     pub update: bool,
     /// `-f`: extract only files newer than those on disk.
     pub freshen: bool,
+    /// `-T`: only give the archive file the time of its newest file.
+    pub timestamp: bool,
 }
 
 /// Which members a command acts on: the MEMBER patterns (all when none)
@@ -323,7 +325,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     };
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    if stdin && (options.zipinfo.is_some() || options.comment) {
+    if stdin && (options.zipinfo.is_some() || options.comment || options.timestamp) {
         bail!(
             "unzip -Z and -z read a ZIP file's central directory (and comment); they cannot read one from stdin"
         );
@@ -401,6 +403,30 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     }
     let f = open_seekable(&options.archive, &name)?;
     let src = io::BufReader::with_capacity(64 << 10, f);
+    if options.timestamp {
+        // Info-ZIP's `-T`: the archive takes the time of its newest file
+        // (folders do not count), and nothing is extracted.
+        let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
+        let newest = a
+            .entries()
+            .iter()
+            .filter(|e| e.kind() != EntryKind::Directory)
+            .map(|e| e.mtime)
+            .max();
+        if let Some(t) = newest {
+            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.max(0) as u64);
+            fs::File::options()
+                .write(true)
+                .open(&options.archive)
+                .and_then(|f| f.set_modified(t))
+                .with_context(|| format!("setting the time of {name} (-T)"))?;
+        }
+        if options.quiet == 0 {
+            writeln!(out, "Updated time stamp for {name}.")?;
+        }
+        out.flush().context("writing to standard output")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if options.comment {
         // Info-ZIP's `-z`: the Archive: line, then the comment if any.
         let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
