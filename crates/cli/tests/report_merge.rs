@@ -160,10 +160,16 @@ fn bad_logs_are_one_line_errors_naming_the_file() {
     std::fs::write(&garbage, b"\x00\x01not a log at all\n").unwrap();
     let bad_histogram = d.join("bad-histogram.hlog");
     std::fs::write(&bad_histogram, b"Tag=a,0.000,1.000,1.0,SElTVEZBQUFB\n").unwrap();
+    let words = d.join("words.hlog");
+    std::fs::write(&words, b"hello world\nfoo bar\n").unwrap();
+    let short_cookie = d.join("short-cookie.hlog");
+    std::fs::write(&short_cookie, b"Tag=a,0.000,1.000,1.0,AAAA\n").unwrap();
     for (path, what) in [
         (cut.clone(), "cut.hlog"),
         (garbage.clone(), "garbage.hlog"),
+        (words.clone(), "words.hlog"),
         (bad_histogram.clone(), "bad-histogram.hlog"),
+        (short_cookie.clone(), "short-cookie.hlog"),
         (d.join("missing.hlog"), "missing.hlog"),
     ] {
         let out = perfkit()
@@ -182,6 +188,11 @@ fn bad_logs_are_one_line_errors_naming_the_file() {
             !err.contains('{') && !err.contains("Error"),
             "{what}: {err}"
         );
+        // One clean sentence (issue 65: a run of spaces sat inside the
+        // garbage file's message), and no part of the encoding named as
+        // a bare word after a colon ("cut short: cookie").
+        assert!(!err.trim_end().contains("  "), "{what}: {err:?}");
+        assert!(!err.trim_end().ends_with(": cookie"), "{what}: {err:?}");
     }
     // The good log alone merges: its rows come back with their counts.
     let out = ok(perfkit().args(["report", "merge", "--json"]).arg(&good));

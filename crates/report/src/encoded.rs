@@ -40,8 +40,9 @@ pub enum HistogramError {
     /// Not standard base64.
     #[error("histogram is not base64")]
     Base64,
-    /// The bytes end inside a header or payload.
-    #[error("histogram is cut short: {0}")]
+    /// The bytes end inside a part of the encoding (the cookie, the
+    /// header, the compressed length, the payload, a count), named.
+    #[error("histogram is cut short: its bytes end inside its {0}")]
     Truncated(&'static str),
     /// Neither the V2 cookie nor the compressed V2 cookie.
     #[error("histogram cookie {0:#010x} is not HdrHistogram's V2 encoding")]
@@ -420,7 +421,7 @@ fn decode_payload(
         }
     }
     if shift_bytes != 0 {
-        return Err(HistogramError::Truncated("payload ends inside a count"));
+        return Err(HistogramError::Truncated("payload, in a count"));
     }
     Ok(work)
 }

@@ -55,7 +55,8 @@ pub(super) fn for_each_entry(
                     hdrhistogram::serialization::interval_log::LogIteratorError::ParseError {
                         offset,
                     } => format!(
-                        "no interval line ([Tag=NAME,]START,LENGTH,MAX,HISTOGRAM) or comment                          parses from column {}",
+                        "column {} starts neither an interval line \
+                         ([Tag=NAME,]START,LENGTH,MAX,HISTOGRAM) nor a comment",
                         offset + 1
                     ),
                 },
