@@ -1168,6 +1168,32 @@ fn with_old_file(d: &Path) {
 }
 
 const HABITS: &[Habit] = &[
+    // Alone, unzip prints its usage and succeeds (the words are each
+    // tool's own).
+    Habit {
+        setup: nothing,
+        tool: "unzip",
+        args: &[],
+        stdin: b"",
+        cwd: "",
+        same: &[Tree],
+    },
+    Habit {
+        setup: with_comment,
+        tool: "unzip",
+        args: &["-lq", "a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_comment,
+        tool: "unzip",
+        args: &["-qqv", "a.zip", "d/*"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
     Habit {
         setup: with_old_file,
         tool: "zip",

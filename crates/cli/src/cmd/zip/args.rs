@@ -233,8 +233,9 @@ extraction and stdin alike; a failed extraction removes what it created; symlink
 only when they resolve inside DIR."
 )]
 pub struct UnzipArgs {
-    /// The archive, or `-` for stdin (streamed: local headers only).
-    archive: PathBuf,
+    /// The archive, or `-` for stdin (streamed: local headers only);
+    /// without one, this help (as Info-ZIP's unzip prints its usage).
+    archive: Option<PathBuf>,
     /// Only these members (names or patterns); all when none are given.
     #[arg(value_name = "MEMBER")]
     members: Vec<String>,
@@ -501,7 +502,9 @@ impl UnzipArgs {
                 }
                 None => self.password.source(),
             },
-            archive: self.archive,
+            // No archive: an empty path, which run_unzip answers with the
+            // usage, exit 0, as Info-ZIP's unzip does.
+            archive: self.archive.unwrap_or_default(),
             members: self.members,
             exclude: self.exclude,
             dir: self.dir,
@@ -522,6 +525,18 @@ impl UnzipArgs {
             freshen: self.freshen,
             timestamp: self.timestamp,
         }
+    }
+}
+
+/// `perfkit unzip` alone: its help on stdout, as Info-ZIP's `unzip`
+/// alone prints its usage.
+pub(super) fn print_unzip_usage() -> std::io::Result<()> {
+    use clap::CommandFactory;
+    let mut top = crate::flags::Cli::command();
+    top.build();
+    match top.find_subcommand_mut("unzip") {
+        Some(cmd) => cmd.print_help(),
+        None => Ok(()),
     }
 }
 

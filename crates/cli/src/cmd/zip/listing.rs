@@ -22,6 +22,9 @@ pub enum Kind {
 /// the totals at the end.
 pub struct Listing {
     kind: Kind,
+    /// Info-ZIP's `-q` (no `Archive:` line and comment) and `-qq` (no
+    /// headers and totals either).
+    quiet: u8,
     files: u64,
     size: u64,
     compressed: u64,
@@ -29,9 +32,17 @@ pub struct Listing {
 
 impl Listing {
     /// Starts the listing of the archive named `archive` (printable).
-    pub fn start(kind: Kind, archive: &str, out: &mut impl Write) -> io::Result<Listing> {
-        writeln!(out, "Archive:  {archive}")?;
+    pub fn start(
+        kind: Kind,
+        archive: &str,
+        quiet: u8,
+        out: &mut impl Write,
+    ) -> io::Result<Listing> {
+        if quiet == 0 {
+            writeln!(out, "Archive:  {archive}")?;
+        }
         match kind {
+            _ if quiet >= 2 => {}
             Kind::Short => {
                 writeln!(out, "  Length      Date    Time    Name")?;
                 writeln!(out, "---------  ---------- -----   ----")?;
@@ -49,6 +60,7 @@ impl Listing {
         }
         Ok(Listing {
             kind,
+            quiet,
             files: 0,
             size: 0,
             compressed: 0,
@@ -89,6 +101,7 @@ impl Listing {
             if self.files == 1 { "" } else { "s" }
         );
         match self.kind {
+            _ if self.quiet >= 2 => Ok(()),
             Kind::Short => {
                 writeln!(out, "---------                     -------")?;
                 writeln!(out, "{:>9}{:21}{files}", self.size, "")

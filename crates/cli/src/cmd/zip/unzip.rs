@@ -132,6 +132,10 @@ pub(super) fn fmt_time(unix: i64) -> String {
 /// it (NAME, NAME.zip, NAME.ZIP), or on each archive a wildcard in its
 /// name matches, with Info-ZIP's count of them at the end.
 pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
+    if options.archive.as_os_str().is_empty() {
+        super::args::print_unzip_usage().context("writing to standard output")?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if options.archive.as_os_str() == "-" {
         return run_one(&options);
     }
@@ -342,7 +346,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         let opts = opts_for(pw);
         if let Some(kind) = listing {
             r.set_password(opts.password.as_deref());
-            let mut list = Listing::start(kind, &name, &mut out)?;
+            let mut list = Listing::start(kind, &name, options.quiet, &mut out)?;
             let mut count = 0u64;
             let mut buf = vec![0u8; 64 << 10];
             while let Some(mut e) = r.next_entry().with_context(|| format!("reading {name}"))? {
@@ -559,7 +563,7 @@ fn list_archive<R: io::Read + io::Seek>(
         if a.entries().len() as u64 > limit {
             bail!("{name}: {} entries, more than {limit}", a.entries().len());
         }
-        let mut list = Listing::start(kind, &heading(name, a.comment()), out)?;
+        let mut list = Listing::start(kind, &heading(name, a.comment()), options.quiet, out)?;
         for (e, _) in a.entries().iter().zip(&chosen).filter(|(_, c)| **c) {
             list.entry(e, out)?;
         }
