@@ -1073,6 +1073,8 @@ enum Same {
     Comment(&'static str),
     /// This file's modification time.
     Mtime(&'static str),
+    /// Each entry's comment in this archive (`zipinfo -v`).
+    EntryComments(&'static str),
 }
 
 /// One first-hour habit: the same command line given to Info-ZIP's tool
@@ -1168,6 +1170,31 @@ fn with_old_file(d: &Path) {
 }
 
 const HABITS: &[Habit] = &[
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-c", "o.zip", "tiny.txt", "empty.txt", "d"],
+        stdin: b"first\n\nthird one\n",
+        cwd: "",
+        same: &[Stdout, EntryComments("o.zip")],
+    },
+    // -dg is a progress display, not -d (delete) and -g.
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-dg", "-q", "a.zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Names("a.zip")],
+    },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-b", "/tmp", "o.zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("o.zip")],
+    },
     // Alone, unzip prints its usage and succeeds (the words are each
     // tool's own).
     Habit {
@@ -1738,6 +1765,19 @@ fn first_hour_habits_match_info_zip() {
                 Comment(z) => {
                     let c = |d: &Path| {
                         text(&run(Command::new("unzip").current_dir(d).arg("-z").arg(z)).stdout)
+                    };
+                    (c(&ours_dir), c(&theirs_dir))
+                }
+                EntryComments(z) => {
+                    let c = |d: &Path| {
+                        let out = run(Command::new("zipinfo").arg("-v").arg(d.join(z)));
+                        text(&out.stdout)
+                            .lines()
+                            .filter(|l| l.contains("file comment") || !l.starts_with(' '))
+                            .filter(|l| !l.starts_with("Archive:") && !l.starts_with("Central"))
+                            .map(str::to_string)
+                            .collect::<Vec<_>>()
+                            .join("\n")
                     };
                     (c(&ours_dir), c(&theirs_dir))
                 }

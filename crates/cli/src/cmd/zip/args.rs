@@ -25,7 +25,8 @@ update, add, and delete the entries whose files are not among those given), -z (
 from stdin, to a line holding `.`), -n SUFFIXES (store names ending so), -sf (show the files, \
 write nothing), -v (sizes on each line, and totals), -MM (a name not there stops the run), \
 -t DATE and -tt DATE (files modified from / before that day), -g (accepted: updates grow the \
-archive anyway), a name that is not there warned of \
+archive anyway), -c (a comment per entry, from stdin), -b PATH and -dc/-db/-dg/-dd/-du/-dv/-ds \
+(accepted: the temporary goes beside the archive, progress is perfkit's bar), a name that is not there warned of \
 (`zip warning: name not matched:`) and the rest archived, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
 them), `-` for stdin data, an existing archive is updated (entries replaced in place, new ones \
@@ -160,6 +161,19 @@ pub struct ZipArgs {
     /// Only files modified before DATE (Info-ZIP's `-tt`).
     #[arg(long = "before-date", value_name = "DATE", value_parser = parse_date)]
     before_date: Option<i64>,
+    /// A one-line comment for each entry added, read from stdin after
+    /// `Enter comment for NAME:` (Info-ZIP's `-c`).
+    #[arg(short = 'c', long = "entry-comments")]
+    entry_comments: bool,
+    /// Where Info-ZIP puts its temporary archive (`-b PATH`): accepted;
+    /// perfkit writes it beside the archive, so the rename stays on one
+    /// file system.
+    #[arg(short = 'b', long = "temp-path", value_name = "PATH", hide = true)]
+    temp_path: Option<PathBuf>,
+    /// Info-ZIP's progress displays (`-dc`, `-db`, `-dg`, `-dd`, `-du`,
+    /// `-dv`, `-ds SIZE`): accepted; perfkit's own bar shows progress.
+    #[arg(long = "info-zip-display", value_name = "HOW", hide = true)]
+    display: Vec<String>,
     /// Grow the archive (Info-ZIP's `-g`): perfkit updates in place anyway.
     #[arg(short = 'g', long = "grow")]
     grow: bool,
@@ -427,6 +441,8 @@ impl ZipArgs {
         } else {
             Mode::Add
         };
+        // -b and -d?: accepted, see their doc comments.
+        let _ = (&self.temp_path, &self.display);
         if self.archive.as_deref() == Some(std::path::Path::new("-"))
             && (mode != Mode::Add || self.move_files || self.test || self.adjust)
         {
@@ -474,6 +490,8 @@ impl ZipArgs {
             modified_from: self.from_date,
             modified_before: self.before_date,
             grow: self.grow,
+            ask_entry_comments: self.entry_comments,
+            entry_comments: Default::default(),
         }))
     }
 }
@@ -551,7 +569,7 @@ pub(super) fn usage_error(message: &str) -> ExitCode {
 
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvg";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvgc";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):
@@ -585,6 +603,10 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         "--from-date",
         "-tt",
         "--before-date",
+        "-b",
+        "--temp-path",
+        "-ds",
+        "--info-zip-display",
     ];
     crate::cmd::rewrite_options(args, TAKES_VALUE, |s, out| {
         // Info-ZIP's two-letter options, which clap would read as two
@@ -594,6 +616,11 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
             "-sf" => return out.push("--show-files".into()),
             "-MM" => return out.push("--must-match".into()),
             "-tt" => return out.push("--before-date".into()),
+            // Info-ZIP's progress displays, not -d (delete) with a letter.
+            "-dc" | "-db" | "-dg" | "-dd" | "-du" | "-dv" => {
+                return out.push(format!("--info-zip-display={s}").into());
+            }
+            "-ds" => return out.push("--info-zip-display".into()),
             _ => {}
         }
         let cluster = s.strip_prefix('-').filter(|c| {

@@ -116,6 +116,10 @@ pub struct Options {
     /// `-g`: grow the archive (Info-ZIP's; every update does): warns
     /// when there is none yet, as Info-ZIP does.
     pub grow: bool,
+    /// `-c`: a one-line comment for each entry added, read from stdin.
+    pub ask_entry_comments: bool,
+    /// The comments `-c` read, by item name.
+    pub entry_comments: std::collections::HashMap<String, String>,
 }
 
 /// Where a password comes from.
@@ -455,6 +459,29 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         .filter(|i| i.meta.is_file())
         .map(|i| i.meta.len())
         .sum();
+    // -c: a comment for each entry added, asked as Info-ZIP asks once
+    // the entries are written (first, on a terminal: the writer needs
+    // them before).
+    let mut entry_prompts = None;
+    if opts.ask_entry_comments {
+        let names: Vec<(String, String)> = steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Item(i) => {
+                    let shown = if i.meta.is_dir() {
+                        format!("{}/", i.name)
+                    } else {
+                        i.name.clone()
+                    };
+                    Some((i.name.clone(), shown))
+                }
+                Step::Kept(_) => None,
+            })
+            .collect();
+        let (comments, prompts) = entry_comments_from_stdin(&names)?;
+        opts.entry_comments = comments;
+        entry_prompts = prompts;
+    }
     let bar = super::progress(Some(total), opts.quiet);
     bar.set_message("zip");
     let mut announcer =
@@ -555,6 +582,9 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         }
     }
     bar.finish_and_clear();
+    if let Some(p) = entry_prompts {
+        print!("{p}");
+    }
     if opts.latest_time && local {
         set_latest_time(&archive, &shown)?;
     }
@@ -781,6 +811,46 @@ fn comment_from_stdin() -> Result<String> {
         lines.push(line);
     }
     Ok(lines.join("\r\n"))
+}
+
+/// `-c`: one line of stdin for each entry added (`names`: each item's
+/// name and its name as shown), the comment of its entry (an empty line
+/// or the end of input: none). On a terminal each is asked for first
+/// (`Enter comment for NAME:`); otherwise the prompts are returned, for
+/// the caller to print where Info-ZIP prints them, after the entries.
+#[allow(clippy::type_complexity)] // one caller
+fn entry_comments_from_stdin(
+    names: &[(String, String)],
+) -> Result<(std::collections::HashMap<String, String>, Option<String>)> {
+    use io::BufRead;
+    let interactive = io::stdin().is_terminal();
+    let mut comments = std::collections::HashMap::new();
+    let mut prompts = String::new();
+    let mut stdin = io::stdin().lock();
+    for (name, shown) in names {
+        let prompt = format!("Enter comment for {}:\n", perfkit::printable::name(shown));
+        if interactive {
+            print!("{prompt}");
+            io::stdout().flush()?;
+        } else {
+            prompts.push_str(&prompt);
+        }
+        let mut line = Vec::new();
+        (&mut stdin)
+            .take(0x1_0000)
+            .read_until(b'\n', &mut line)
+            .context("reading an entry comment from stdin (-c)")?;
+        while matches!(line.last(), Some(b'\n' | b'\r')) {
+            line.pop();
+        }
+        if line.len() > 0xFFFF {
+            bail!("an entry comment (-c) is over 65,535 bytes, the most a ZIP entry holds");
+        }
+        if !line.is_empty() {
+            comments.insert(name.clone(), String::from_utf8_lossy(&line).into_owned());
+        }
+    }
+    Ok((comments, (!interactive).then_some(prompts)))
 }
 
 /// `-o`: gives the archive written the time of its newest entry.

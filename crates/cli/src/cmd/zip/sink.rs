@@ -57,6 +57,9 @@ pub(super) fn entry_options(
     if opts.no_extra {
         o = o.no_timestamp_extra();
     }
+    if let Some(c) = opts.entry_comments.get(&item.name) {
+        o = o.comment(c.clone());
+    }
     if let (Some(enc), Some(pw)) = (&opts.encrypt, password)
         && !m.is_dir()
     {
