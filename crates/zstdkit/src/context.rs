@@ -187,6 +187,19 @@ impl Decompressor {
         Ok(())
     }
 
+    /// Leaves frames' content checksums unchecked, as `zstd -d --no-check`
+    /// does (a frame whose data is damaged then decodes to damaged data).
+    pub fn ignore_checksums(&mut self) -> Result<()> {
+        self.reset();
+        self.dctx
+            .set_parameter(DParameter::ForceIgnoreChecksum(true))
+            .map_err(|code| Error::Parameter {
+                name: "ignore_checksums",
+                detail: zstd_safe::get_error_name(code),
+            })?;
+        Ok(())
+    }
+
     /// The configured memory limit: the largest window a frame may need, in
     /// bytes.
     pub fn memory_limit(&self) -> u64 {

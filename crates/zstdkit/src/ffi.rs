@@ -82,3 +82,30 @@ pub(crate) fn level_match_finder(level: i32, src_size: u64, dict_size: u64) -> (
     };
     (p.chainLog, p.strategy as u32)
 }
+
+/// zstd's own parameters for `level` on `src_size` bytes (`None`:
+/// unknown) after a `dict_size`-byte dictionary (`ZSTD_getCParams`), in
+/// zstd's order: window, chain, hash and search logs, minimum match,
+/// target length, strategy (1 fast … 9 btultra2).
+pub(crate) fn level_params(level: i32, src_size: Option<u64>, dict_size: u64) -> [u32; 7] {
+    // zstd's ZSTD_CONTENTSIZE_UNKNOWN is (0ULL - 1).
+    let size = src_size.unwrap_or(u64::MAX);
+    // SAFETY: ZSTD_getCParams is a pure function of its integer arguments;
+    // it reads no memory and returns its struct by value.
+    let p = unsafe {
+        zstd_sys::ZSTD_getCParams(
+            level,
+            size,
+            usize::try_from(dict_size).unwrap_or(usize::MAX),
+        )
+    };
+    [
+        p.windowLog,
+        p.chainLog,
+        p.hashLog,
+        p.searchLog,
+        p.minMatch,
+        p.targetLength,
+        p.strategy as u32,
+    ]
+}

@@ -55,6 +55,8 @@ pub fn gzip(data: &[u8]) {
         window: WindowLimit::Default,
         dictionary: None,
         threads: 1,
+        verify_checksums: true,
+        pass_through: false,
     });
     let ours = job.run(
         Box::new(std::io::Cursor::new(input.clone())),

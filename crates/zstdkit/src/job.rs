@@ -128,6 +128,12 @@ pub enum Decompress<'a> {
         dictionary: Option<&'a [u8]>,
         /// Threads for an input of several frames (1: the calling one).
         threads: usize,
+        /// Check each frame's content checksum (zstd's default; its
+        /// `--no-check` leaves it unchecked).
+        verify_checksums: bool,
+        /// An input that is neither zstd frames nor gzip is copied through
+        /// unchanged, as zstd's `--pass-through` (and `zstdcat -f`) does.
+        pass_through: bool,
     },
     /// A patch made against `reference` (zstd's `--patch-from`).
     Patch {
@@ -167,6 +173,9 @@ pub struct Outcome {
     /// The frames and how they were spread, when several threads decoded
     /// them.
     pub parallel: Option<Decoded>,
+    /// The input was no zstd or gzip data and was copied through
+    /// (`pass_through`).
+    pub passed_through: bool,
 }
 
 impl Job<'_> {
@@ -233,6 +242,7 @@ impl Compress<'_> {
             read,
             written,
             parallel: None,
+            passed_through: false,
         })
     }
 }
@@ -244,7 +254,7 @@ impl Decompress<'_> {
         output: Option<Box<dyn Write + Send>>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<Outcome, JobError> {
-        let (window, dictionary, threads) = match self {
+        let frames = match self {
             Decompress::Patch { reference } => {
                 return apply_patch(reference, input, behind(output)?, progress);
             }
@@ -252,9 +262,12 @@ impl Decompress<'_> {
                 window,
                 dictionary,
                 threads,
-            } => (window, dictionary, threads),
+                verify_checksums,
+                pass_through,
+            } => (window, dictionary, threads, verify_checksums, pass_through),
         };
-        let make = || decompressor(window, dictionary);
+        let (window, dictionary, threads, verify_checksums, pass_through) = frames;
+        let make = || decompressor(window, dictionary, verify_checksums);
         let mut input = input;
         if threads > 1 {
             // A look at the first frame header decides. Past it, the frame
@@ -272,24 +285,79 @@ impl Decompress<'_> {
         let out = behind(output)?;
         // gzip's magic, as zstd checks it: a .gz decodes whatever the
         // caller expected.
-        if input
-            .fill_buf()
-            .map_err(JobError::Input)?
-            .starts_with(&gzip::MAGIC)
-        {
+        let head = input.fill_buf().map_err(JobError::Input)?;
+        if head.starts_with(&gzip::MAGIC) {
             return gzip::decode(input, out, progress);
+        }
+        // As zstd decides it: not a zstd or skippable frame's magic (a
+        // file shorter than one included), but something, is copied.
+        if pass_through && !head.is_empty() && !is_frame_magic(head) {
+            return copy_through(input, out, progress);
         }
         decode_streaming(Decoder::with_decompressor(input, make()?), out, progress)
     }
 }
 
-/// A decompressor with `dictionary` and, by zstd's precedence, the window
-/// limit.
-fn decompressor(window: WindowLimit, dictionary: Option<&[u8]>) -> Result<Decompressor, Error> {
+/// Whether `head`, an input's first bytes, starts with a zstd frame's or
+/// a skippable frame's magic number.
+fn is_frame_magic(head: &[u8]) -> bool {
+    use crate::frame::{SKIPPABLE_MAGIC, SKIPPABLE_MASK, ZSTD_MAGIC};
+    match head.first_chunk::<4>() {
+        Some(m) => {
+            let magic = u32::from_le_bytes(*m);
+            magic == ZSTD_MAGIC || magic & SKIPPABLE_MASK == SKIPPABLE_MAGIC
+        }
+        None => false,
+    }
+}
+
+/// `input` copied to `out` unchanged (pass-through).
+fn copy_through(
+    mut input: ReadAhead,
+    out: Option<WriteBehind>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Outcome, JobError> {
+    let mut read = 0u64;
+    let mut out = out;
+    loop {
+        let chunk = input.fill_buf().map_err(JobError::Input)?;
+        if chunk.is_empty() {
+            break;
+        }
+        let n = chunk.len();
+        if let Some(w) = out.as_mut() {
+            w.write_all(chunk).map_err(JobError::Output)?;
+        }
+        input.consume(n);
+        read += n as u64;
+        progress(read);
+    }
+    let written = match out {
+        Some(w) => w.finish().map_err(JobError::Output)?,
+        None => read,
+    };
+    Ok(Outcome {
+        read,
+        written,
+        parallel: None,
+        passed_through: true,
+    })
+}
+
+/// A decompressor with `dictionary`, by zstd's precedence the window
+/// limit, and checksums checked unless `verify_checksums` is off.
+fn decompressor(
+    window: WindowLimit,
+    dictionary: Option<&[u8]>,
+    verify_checksums: bool,
+) -> Result<Decompressor, Error> {
     let mut dec = match dictionary {
         Some(d) => Decompressor::with_dictionary(d)?,
         None => Decompressor::new()?,
     };
+    if !verify_checksums {
+        dec.ignore_checksums()?;
+    }
     match window {
         WindowLimit::Bytes(limit) => dec.set_memory_limit(limit)?,
         WindowLimit::Log(w) => dec.set_window_log_max(w)?,
@@ -330,6 +398,7 @@ fn patch(
         read: data.len() as u64,
         written,
         parallel: None,
+        passed_through: false,
     })
 }
 
@@ -428,6 +497,7 @@ fn apply_patch(
         read,
         written,
         parallel: None,
+        passed_through: false,
     })
 }
 
@@ -561,6 +631,7 @@ fn decode_streaming(
         read,
         written,
         parallel: None,
+        passed_through: false,
     })
 }
 
@@ -585,6 +656,7 @@ fn decode_parallel(
         read: done.read,
         written: done.written,
         parallel: Some(done),
+        passed_through: false,
     })
 }
 

@@ -229,3 +229,61 @@ mod tests {
         }
     }
 }
+
+/// The parameters zstd picks for a level and an input size, as
+/// `zstd --show-default-cparams` prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LevelParams {
+    /// windowLog, chainLog, hashLog, searchLog, minMatch, targetLength
+    /// and strategy, in that order.
+    pub values: [u32; 7],
+}
+
+impl LevelParams {
+    /// zstd's parameters for `level` on `src_size` bytes (`None`: unknown,
+    /// as for stdin) after a `dict_size`-byte dictionary.
+    pub fn for_level(level: i32, src_size: Option<u64>, dict_size: u64) -> LevelParams {
+        LevelParams {
+            values: crate::ffi::level_params(level, src_size, dict_size),
+        }
+    }
+
+    /// The lines `zstd --show-default-cparams` prints under the input's
+    /// name: ` - windowLog     : 23` and so on, the strategy by zstd's
+    /// name for it.
+    pub fn lines(&self) -> Vec<String> {
+        const NAMES: [&str; 7] = [
+            "windowLog",
+            "chainLog",
+            "hashLog",
+            "searchLog",
+            "minMatch",
+            "targetLength",
+            "strategy",
+        ];
+        const STRATEGIES: [&str; 10] = [
+            "",
+            "ZSTD_fast",
+            "ZSTD_dfast",
+            "ZSTD_greedy",
+            "ZSTD_lazy",
+            "ZSTD_lazy2",
+            "ZSTD_btlazy2",
+            "ZSTD_btopt",
+            "ZSTD_btultra",
+            "ZSTD_btultra2",
+        ];
+        NAMES
+            .iter()
+            .zip(self.values)
+            .map(|(name, v)| {
+                if *name == "strategy" {
+                    let s = STRATEGIES.get(v as usize).copied().unwrap_or("");
+                    format!(" - {name:<13} : {s} ({v})")
+                } else {
+                    format!(" - {name:<13} : {v}")
+                }
+            })
+            .collect()
+    }
+}

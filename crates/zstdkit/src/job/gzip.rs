@@ -100,6 +100,7 @@ pub(super) fn decode(
         read,
         written,
         parallel: None,
+        passed_through: false,
     })
 }
 

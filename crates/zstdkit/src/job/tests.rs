@@ -62,6 +62,8 @@ fn frames(threads: usize) -> Job<'static> {
         window: WindowLimit::Default,
         dictionary: None,
         threads,
+        verify_checksums: true,
+        pass_through: false,
     })
 }
 
@@ -123,6 +125,8 @@ fn a_dictionary_is_used_both_ways() {
             window: WindowLimit::Default,
             dictionary: Some(&dict),
             threads,
+            verify_checksums: true,
+            pass_through: false,
         });
         assert_eq!(run(job, &theirs, None).unwrap().0, input);
     }
@@ -478,6 +482,8 @@ fn a_window_past_the_limit_is_refused_unless_allowed() {
             window,
             dictionary: None,
             threads,
+            verify_checksums: true,
+            pass_through: false,
         });
         run(job, &frame, None).map(|(out, ..)| out)
     };
