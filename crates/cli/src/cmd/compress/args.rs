@@ -92,11 +92,67 @@ struct FileArgs {
     #[arg(short = 'k', long, conflicts_with = "rm")]
     keep: bool,
     /// No progress bar (it shows only on a terminal, for inputs over 16 MiB).
-    #[arg(long)]
+    #[arg(long, overrides_with = "progress")]
     no_progress: bool,
-    /// Test the integrity of compressed inputs; write nothing.
-    #[arg(short = 't', long)]
+    /// A progress bar for every input, whatever its size (still only on a
+    /// terminal).
+    #[arg(long, overrides_with = "no_progress")]
+    progress: bool,
+    /// Test the integrity of compressed inputs; write nothing. The last of
+    /// -z, -d and -t wins, as in zstd.
+    #[arg(short = 't', long, overrides_with_all = ["decompress", "compress"])]
     test: bool,
+    /// Decompress (what `perfkit decompress` does already); the last of
+    /// -z, -d and -t wins.
+    #[arg(short = 'd', long, overrides_with_all = ["compress", "test"])]
+    decompress: bool,
+    /// Compress (what `perfkit compress` does already); the last of -z,
+    /// -d and -t wins, so `perfkit decompress -z` compresses, as `unzstd -z`.
+    #[arg(short = 'z', long, overrides_with_all = ["decompress", "test"])]
+    compress: bool,
+    /// Print the long help (zstd's -H), as --help.
+    #[arg(short = 'H', action = clap::ArgAction::HelpLong)]
+    long_help: Option<bool>,
+    /// Decompressing, copy an input that is not zstd or gzip data through
+    /// unchanged, as zstd does. The default is on with -f when the output is
+    /// stdout (`-dcf`, zstdcat's habit), off otherwise.
+    #[arg(long, overrides_with = "no_pass_through")]
+    pass_through: bool,
+    /// Never copy a non-zstd input through, even with -c -f.
+    #[arg(long, overrides_with = "pass_through")]
+    no_pass_through: bool,
+    /// Read more input names from FILE, one a line, after those given
+    /// (FILE: a regular file of at most 128M; may be given again).
+    #[arg(long, value_name = "FILE")]
+    filelist: Vec<PathBuf>,
+    /// Accepted for zstd's sake: outputs are written whole, with no holes
+    /// (see the differences).
+    #[arg(long, overrides_with = "no_sparse")]
+    sparse: bool,
+    /// Write outputs whole, with no holes (what perfkit always does).
+    #[arg(long, overrides_with = "sparse")]
+    no_sparse: bool,
+    /// One thread for everything (wins over -T): compressing, no zstd
+    /// worker beside the reading and writing; decompressing, one thread.
+    #[arg(long)]
+    single_thread: bool,
+    /// Leave the content checksum out of each frame (with --seekable, out
+    /// of the seek table too); decompressing, do not check checksums.
+    #[arg(long, overrides_with = "check")]
+    no_check: bool,
+    /// Write a content checksum in each frame, and check it when
+    /// decompressing (the default).
+    #[arg(short = 'C', long, overrides_with = "no_check")]
+    check: bool,
+    /// What -T0 counts: physical cores (zstd's default) or logical ones.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "physical|logical",
+        default_value = "physical",
+        require_equals = true
+    )]
+    auto_threads: AutoThreads,
     /// Process every file under the directories given, recursively;
     /// symbolic links met on the way are skipped, as zstd skips them.
     #[arg(short = 'r', long)]
@@ -152,9 +208,6 @@ struct FileArgs {
 /// The flags of compressing alone (and of benchmark mode).
 #[derive(Debug, clap::Args)]
 struct EncodeArgs {
-    /// Decompress.
-    #[arg(short = 'd', long)]
-    decompress: bool,
     /// The format written when compressing: zstd (`.zst`) or gzip (`.gz`,
     /// at gzip's level nearest the zstd level: 3 by default, 9 at most).
     /// Decompression reads both whatever this says.
@@ -169,10 +222,10 @@ struct EncodeArgs {
     /// With --seekable, the input bytes per frame (1 to 1G; default 1M).
     #[arg(long, value_name = "SIZE", requires = "seekable", value_parser = parse_frame_size)]
     frame_size: Option<usize>,
-    /// With --seekable, leave the per-frame checksums out of the seek table
-    /// (zstd's --no-check).
-    #[arg(long, requires = "seekable")]
-    no_check: bool,
+    /// Print, for each input, the parameters zstd's level picks for its
+    /// size (on stderr, as zstd prints them), then compress.
+    #[arg(long)]
+    show_default_cparams: bool,
     /// When compressing, skip inputs that already are (.zst, .tzst, .gz,
     /// .tgz, .lzma, .xz, .txz, .lz4, .tlz4), as zstd does.
     #[arg(long)]
@@ -225,21 +278,27 @@ struct EncodeArgs {
           allow_negative_numbers = true,
           value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
     bench_first: Option<i32>,
-    /// Benchmark mode's last level (`-e19`; default: the first).
-    #[arg(short = 'e', value_name = "#", requires = "bench_first", allow_negative_numbers = true,
+    /// Benchmark mode's last level (`-e19`; default: the first); without
+    /// -b, ignored, as zstd ignores it.
+    #[arg(short = 'e', value_name = "#", allow_negative_numbers = true,
           value_parser = clap::value_parser!(i32).range(MIN_LEVEL as i64..=22))]
     bench_last: Option<i32>,
     /// Benchmark mode's least time per level, in seconds, for compression
-    /// and again for decompression (`-i1`; zstd's default 3; 0: once).
-    #[arg(
-        short = 'i',
-        value_name = "#",
-        requires = "bench_first",
-        default_value_t = 3
-    )]
+    /// and again for decompression (`-i1`; zstd's default 3; 0: once);
+    /// without -b, ignored, as zstd ignores it.
+    #[arg(short = 'i', value_name = "#", default_value_t = 3)]
     bench_seconds: u64,
     #[command(flatten)]
     bench_report: ReportArgs,
+}
+
+/// `--auto-threads`' values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AutoThreads {
+    /// One thread per physical core.
+    Physical,
+    /// One thread per logical core (hyper-threads counted).
+    Logical,
 }
 
 /// `--format`'s values.
@@ -365,13 +424,7 @@ impl CompressArgs {
                 quiet: io.quiet > 0,
             }));
         }
-        let mode = if io.test {
-            Mode::Test
-        } else if enc.decompress {
-            Mode::Decompress
-        } else {
-            Mode::Compress
-        };
+        let mode = io.mode(Mode::Compress);
         let format = match enc.format {
             FormatArg::Zstd => Format::Zstd,
             // zstd's mapping: its level, up to gzip's highest; its fast
@@ -382,13 +435,17 @@ impl CompressArgs {
             }),
         };
         let how = Encoding {
-            params: enc.params(io.long, io.threads()),
+            params: enc
+                .params(io.long, io.threads(), io.single_thread)
+                .checksum(!io.no_check),
             format,
             exclude_compressed: enc.exclude_compressed,
             seekable: enc.seekable.then(|| Seekable {
                 frame_size: enc.frame_size.unwrap_or(1 << 20),
-                checksums: !enc.no_check,
+                checksums: !io.no_check,
             }),
+            verify_checksums: !io.no_check,
+            show_cparams: enc.show_default_cparams,
         };
         Ok(io.code(mode, how))
     }
@@ -403,16 +460,14 @@ impl DecompressArgs {
         if io.list {
             return Ok(io.list_task());
         }
-        let mode = if io.test {
-            Mode::Test
-        } else {
-            Mode::Decompress
-        };
+        let mode = io.mode(Mode::Decompress);
         let how = Encoding {
-            params: Recipe::default().params(),
+            params: Recipe::default().params().checksum(!io.no_check),
             format: Format::Zstd,
             exclude_compressed: false,
             seekable: None,
+            verify_checksums: !io.no_check,
+            show_cparams: false,
         };
         Ok(io.code(mode, how))
     }
@@ -425,15 +480,40 @@ struct Encoding {
     format: Format,
     exclude_compressed: bool,
     seekable: Option<Seekable>,
+    /// Check frames' checksums when decoding (`--no-check` turns it off).
+    verify_checksums: bool,
+    /// `--show-default-cparams`.
+    show_cparams: bool,
 }
 
 impl FileArgs {
-    /// `-T`, with 0 read as one per core.
+    /// `-T`, with 0 read as one per core (physical or logical, as
+    /// `--auto-threads` says); 1 with `--single-thread`.
     fn threads(&self) -> u32 {
-        if self.threads == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+        if self.single_thread {
+            1
+        } else if self.threads == 0 {
+            let logical = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            match self.auto_threads {
+                AutoThreads::Logical => logical,
+                AutoThreads::Physical => physical_cores().unwrap_or(logical),
+            }
         } else {
             self.threads
+        }
+    }
+
+    /// What the last of `-z`, `-d` and `-t` asks for (clap keeps only the
+    /// last), or `default`, the command's own.
+    fn mode(&self, default: Mode) -> Mode {
+        if self.test {
+            Mode::Test
+        } else if self.decompress {
+            Mode::Decompress
+        } else if self.compress {
+            Mode::Compress
+        } else {
+            default
         }
     }
 
@@ -464,7 +544,7 @@ impl FileArgs {
     /// Code every input in `mode`, compressing as `how` says.
     fn code(self, mode: Mode, how: Encoding) -> Task {
         let threads = self.threads() as usize;
-        let files = if self.files.is_empty() {
+        let files = if self.files.is_empty() && self.filelist.is_empty() {
             vec![PathBuf::from("-")]
         } else {
             self.files
@@ -493,6 +573,15 @@ impl FileArgs {
             quiet: self.quiet > 0,
             silent: self.quiet > 1,
             no_progress: self.no_progress,
+            progress: self.progress,
+            pass_through: match (self.pass_through, self.no_pass_through) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            verify_checksums: how.verify_checksums,
+            show_cparams: how.show_cparams,
+            filelists: self.filelist,
             output_dir: match (self.output_dir_flat, self.output_dir_mirror) {
                 (Some(d), _) => Some(OutputDir::Flat(d)),
                 (None, Some(d)) => Some(OutputDir::Mirror(d)),
@@ -506,7 +595,7 @@ impl FileArgs {
 impl EncodeArgs {
     /// The compression parameters: the recipe, the level over it, the
     /// long window, and the workers.
-    fn params(&self, long: Option<u32>, threads: u32) -> Params {
+    fn params(&self, long: Option<u32>, threads: u32, single_thread: bool) -> Params {
         let mut p = match (self.recipe, self.level) {
             (Some(r), Some(l)) => r.params().level(l),
             (Some(r), None) => r.params(),
@@ -521,7 +610,7 @@ impl EncodeArgs {
         }
         // Jobs exist only with workers: -B and --rsyncable on one thread
         // get zstd's default of one worker, so they act as in zstd.
-        let jobs = self.job_size.is_some_and(|b| b > 0) || self.rsyncable;
+        let jobs = !single_thread && (self.job_size.is_some_and(|b| b > 0) || self.rsyncable);
         p.content_size(!self.no_content_size)
             .job_size(self.job_size.filter(|&b| b > 0))
             .rsyncable(self.rsyncable)
@@ -533,6 +622,32 @@ impl EncodeArgs {
                 n => n,
             })
     }
+}
+
+/// The physical cores of this machine, as zstd's `--auto-threads=physical`
+/// counts them: the distinct sets of hyper-threads sharing a core, from
+/// Linux's CPU topology (`None` where it cannot be read).
+fn physical_cores() -> Option<u32> {
+    let mut cores = std::collections::HashSet::new();
+    for entry in std::fs::read_dir("/sys/devices/system/cpu").ok()? {
+        let entry = entry.ok()?;
+        let name = entry.file_name();
+        let name = name.to_str().unwrap_or("");
+        if !name
+            .strip_prefix("cpu")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            continue;
+        }
+        // An offline CPU has no topology: it runs nothing.
+        let Ok(siblings) =
+            std::fs::read_to_string(entry.path().join("topology/thread_siblings_list"))
+        else {
+            continue;
+        };
+        cores.insert(siblings.trim().to_string());
+    }
+    u32::try_from(cores.len()).ok().filter(|&n| n > 0)
 }
 
 /// Reports a usage error that parsing cannot see (it depends on how many
@@ -625,7 +740,7 @@ fn level_flag(digits: &str, ultra: bool) -> OsString {
 
 /// Single-letter flags `compress` takes in a cluster, as zstd's parser
 /// reads them one character at a time.
-const CLUSTER_FLAGS: &str = "cdfkqvtrl";
+const CLUSTER_FLAGS: &str = "cdfkqvtrlzCH";
 
 /// Flags that read a number written straight after them in a cluster
 /// (`-T2`, `-b1`, `-e19`, `-i1`).

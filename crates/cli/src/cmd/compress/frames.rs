@@ -106,11 +106,7 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
             Ok(s) => s,
             Err(e) => {
                 out.flush()?;
-                let _ = writeln!(
-                    io::stderr(),
-                    "perfkit: {name}: {}",
-                    crate::cmd::one_line(&e)
-                );
+                let _ = writeln!(io::stderr(), "perfkit: {name}: {}", super::sentence(&e));
                 failed = true;
                 continue;
             }

@@ -11,7 +11,7 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, BufRead, IsTerminal, Read, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -120,6 +120,19 @@ pub struct Options {
     pub silent: bool,
     /// No progress bar (`--no-progress`).
     pub no_progress: bool,
+    /// A progress bar whatever the input's size (`--progress`).
+    pub progress: bool,
+    /// Copy a non-zstd input through when decompressing: `Some` as
+    /// `--[no-]pass-through` says, `None` for zstd's default (on with `-f`
+    /// when the output is stdout).
+    pub pass_through: Option<bool>,
+    /// Check frames' checksums when decoding (off with `--no-check`).
+    pub verify_checksums: bool,
+    /// Print the parameters zstd's level picks for each input
+    /// (`--show-default-cparams`).
+    pub show_cparams: bool,
+    /// Files naming more inputs, one a line (`--filelist`).
+    pub filelists: Vec<PathBuf>,
     /// One line of sizes, ratio and speed per input on stderr.
     pub verbose: bool,
     /// Where derived output names go (`--output-dir-flat`/`-mirror`).
@@ -145,8 +158,19 @@ pub struct Train {
 
 /// Runs what the flags asked for: measure, list, train, or code every
 /// input (a failed input is reported and the rest still run; the exit
-/// code says whether any failed).
+/// code says whether any failed). A failure that ends the run is one
+/// sentence, I/O errors in the operating system's words.
 pub fn run(task: Task) -> Result<ExitCode> {
+    run_task(task).map_err(|e| {
+        if super::is_broken_pipe(&e) {
+            e
+        } else {
+            anyhow::anyhow!("{}", sentence(&e))
+        }
+    })
+}
+
+fn run_task(task: Task) -> Result<ExitCode> {
     let options = match task {
         Task::Levels { levels, report } => return bench::levels(&levels, &report),
         Task::List { files, verbose } => return frames::list(&files, verbose),
@@ -176,7 +200,13 @@ pub fn run(task: Task) -> Result<ExitCode> {
     if let Some(range) = options.range {
         return range::ranged(&options, range);
     }
-    let files = inputs(&options);
+    let files = match inputs(&options) {
+        Ok(files) => files,
+        Err(line) => {
+            let _ = writeln!(io::stderr(), "perfkit: {line}");
+            return Ok(ExitCode::FAILURE);
+        }
+    };
     // As zstd: a terminal is no input; waiting on one looks like a hang.
     if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
         let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
@@ -187,10 +217,15 @@ pub fn run(task: Task) -> Result<ExitCode> {
     {
         patch_notes(reference, &files, options.params);
     }
+    if options.show_cparams && options.mode == Mode::Compress {
+        show_cparams(&files, options.params, dict.as_deref());
+    }
     let Some((options, joined)) = join_outputs(options, &files)? else {
         return Ok(ExitCode::FAILURE);
     };
     let mut coder = Coder {
+        stdin_is_input: files.iter().any(|f| f == Path::new("-")),
+        passed_through: Default::default(),
         options: &options,
         dict: dict.as_deref(),
         reference: reference.as_deref(),
@@ -218,12 +253,14 @@ pub fn run(task: Task) -> Result<ExitCode> {
                 read: r,
                 written: w,
                 output,
+                passed_through,
             }) => {
                 let Some(output) = output else { continue };
                 done += 1;
                 read += r;
                 written += w;
-                if options.quiet || (several && !options.verbose) {
+                // zstd says nothing of an input it copied through.
+                if options.quiet || (several && !options.verbose) || passed_through {
                     continue;
                 }
                 let name = summary::name(file);
@@ -237,12 +274,20 @@ pub fn run(task: Task) -> Result<ExitCode> {
                 if super::is_broken_pipe(&err) {
                     return Ok(ExitCode::from(super::EXIT_BROKEN_PIPE));
                 }
-                let _ = writeln!(
-                    io::stderr(),
-                    "perfkit: {}: {}",
-                    display(file),
-                    super::one_line(&err)
-                );
+                // What was said already (the prompt's answer, zstd's
+                // words for a missing input) is not said again.
+                if let Some(said) = err.downcast_ref::<Said>() {
+                    if !said.0.is_empty() && !options.silent {
+                        let _ = writeln!(io::stderr(), "{}", said.0);
+                    }
+                } else {
+                    let _ = writeln!(
+                        io::stderr(),
+                        "perfkit: {}: {}",
+                        display(file),
+                        sentence(&err)
+                    );
+                }
                 failed = true;
             }
         }
@@ -280,6 +325,117 @@ pub fn run(task: Task) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The inputs from which a progress bar is drawn without `--progress`.
+const PROGRESS_FROM: u64 = 16 << 20;
+
+/// Whether decoding into `sink` copies a non-zstd input through: as
+/// `--[no-]pass-through` says, else zstd's default, with `-f` when the
+/// output is stdout.
+fn o_pass(o: &Options, sink: &Sink) -> bool {
+    o.pass_through
+        .unwrap_or(o.force && matches!(sink, Sink::Stdout))
+}
+
+/// A failure already put in its own words, to print as it is (empty:
+/// already printed).
+#[derive(Debug)]
+struct Said(String);
+
+impl std::fmt::Display for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Said {}
+
+/// `err` and its causes in one line, each I/O error in the operating
+/// system's words (`No such file or directory`), never Rust's names for
+/// its kinds (`entity not found`) nor its `(os error 2)`.
+pub(super) fn sentence(err: &anyhow::Error) -> String {
+    if !err.chain().any(|c| c.is::<io::Error>()) {
+        return super::one_line(err);
+    }
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = match cause.downcast_ref::<io::Error>() {
+            Some(e) => os_words(e),
+            None => cause.to_string(),
+        };
+        if line.ends_with(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+/// A file read whole that could not be, in the operating system's words.
+fn whole_file_words(e: &zstdkit::whole::WholeFileError) -> String {
+    use zstdkit::whole::WholeFileError;
+    match e {
+        WholeFileError::Open(io) => os_words(io),
+        WholeFileError::Read(io) => format!("reading: {}", os_words(io)),
+        other => other.to_string(),
+    }
+}
+
+/// An I/O error as the operating system words it.
+pub(super) fn os_words(e: &io::Error) -> String {
+    use io::ErrorKind::*;
+    if let Some(code) = e.raw_os_error() {
+        let text = e.to_string();
+        let suffix = format!(" (os error {code})");
+        return text.strip_suffix(&suffix).unwrap_or(&text).to_string();
+    }
+    if e.get_ref().is_some() {
+        // Made with its own message: that message.
+        return e.to_string();
+    }
+    match e.kind() {
+        NotFound => "No such file or directory".into(),
+        PermissionDenied => "Permission denied".into(),
+        AlreadyExists => "File exists".into(),
+        BrokenPipe => "Broken pipe".into(),
+        UnexpectedEof => "unexpected end of file".into(),
+        WriteZero | StorageFull => "No space left on device".into(),
+        IsADirectory => "Is a directory".into(),
+        NotADirectory => "Not a directory".into(),
+        Interrupted => "Interrupted system call".into(),
+        InvalidInput | InvalidData => "Invalid argument".into(),
+        _ => "Input/output error".into(),
+    }
+}
+
+/// zstd's `--show-default-cparams` lines for each input, on stderr:
+/// the input's name and size, and what the level picks for that size.
+fn show_cparams(files: &[PathBuf], params: Params, dict: Option<&[u8]>) {
+    use zstdkit::tuning::LevelParams;
+    let mut err = io::stderr();
+    for f in files {
+        let size = (f != Path::new("-"))
+            .then(|| std::fs::metadata(f).ok().filter(|m| m.is_file()))
+            .flatten()
+            .map(|m| m.len());
+        let head = match size {
+            Some(n) => format!("{} ({n} bytes)", f.display()),
+            None => format!("{} (src size unknown)", display(f)),
+        };
+        let lp = LevelParams::for_level(
+            params.compression_level(),
+            size,
+            dict.map_or(0, |d| d.len() as u64),
+        );
+        let _ = writeln!(err, "{head}");
+        for line in lp.lines() {
+            let _ = writeln!(err, "{line}");
+        }
+    }
 }
 
 /// zstd's notes on a patch, printed before any input is read and under
@@ -326,9 +482,13 @@ const COMPRESSED: &[&str] = &[
 /// the regular files under it with `-r` (a symbolic link met on the way is
 /// skipped with zstd's warning), less those already compressed with
 /// `--exclude-compressed` when compressing.
-fn inputs(options: &Options) -> Vec<PathBuf> {
-    let mut out = Vec::with_capacity(options.files.len());
-    for f in &options.files {
+fn inputs(options: &Options) -> Result<Vec<PathBuf>, String> {
+    let mut named = options.files.clone();
+    for list in &options.filelists {
+        named.extend(filelist(list)?);
+    }
+    let mut out = Vec::with_capacity(named.len());
+    for f in &named {
         if !(options.recursive && f.is_dir()) {
             out.push(f.clone());
             continue;
@@ -359,7 +519,36 @@ fn inputs(options: &Options) -> Vec<PathBuf> {
             !COMPRESSED.iter().any(|s| name.ends_with(s))
         });
     }
-    out
+    Ok(out)
+}
+
+/// The largest `--filelist` file read: a list of a million long paths.
+const MAX_FILELIST: u64 = 128 << 20;
+
+/// The names `--filelist` `path` gives, one a line as zstd reads them
+/// (nothing trimmed but the newline; an empty line names the empty path,
+/// which fails as a missing input, as in zstd), or the line saying why it
+/// could not be read. Read whole, so only a regular file within
+/// [`MAX_FILELIST`] is.
+fn filelist(path: &Path) -> Result<Vec<PathBuf>, String> {
+    use std::os::unix::ffi::OsStrExt;
+    use zstdkit::whole::WholeFileError;
+    let name = path.display();
+    let bytes = zstdkit::whole::read(path, MAX_FILELIST).map_err(|e| match e {
+        WholeFileError::NotRegular { .. } => {
+            format!("--filelist {name}: {e}; only a regular file is read")
+        }
+        WholeFileError::TooLarge { .. } => format!("--filelist {name}: {e}, 128M at most"),
+        e => format!("--filelist {name}: {}", whole_file_words(&e)),
+    })?;
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(body
+        .split(|&b| b == b'\n')
+        .map(|l| PathBuf::from(std::ffi::OsStr::from_bytes(l)))
+        .collect())
 }
 
 fn display(p: &Path) -> String {
@@ -376,12 +565,19 @@ struct Done {
     read: u64,
     written: u64,
     output: Option<String>,
+    /// It was copied through, not decoded (pass-through).
+    passed_through: bool,
 }
 
 /// The inputs' shared settings: the flags, and the dictionary and the
 /// patch's reference, read once.
 struct Coder<'a> {
     options: &'a Options,
+    /// Stdin is one of the inputs: the overwrite prompt cannot read an
+    /// answer from it.
+    stdin_is_input: bool,
+    /// The last input coded was copied through, not decoded.
+    passed_through: std::cell::Cell<bool>,
     dict: Option<&'a [u8]>,
     reference: Option<&'a [u8]>,
     /// `-o FILE` with several inputs: the one file they all go into.
@@ -454,18 +650,29 @@ impl Coder<'_> {
         };
         let sink = match &plan.sinks[i] {
             Ok(sink) => sink.clone(),
-            Err(e) => bail!("{e:#}"),
+            Err(e) => bail!("{}", sentence(e)),
         };
         if let Sink::File(path) = &sink {
             self.may_write(i, path)?;
         }
         let start = Instant::now();
-        let bar = super::progress(size.filter(|&n| n > 16 << 20), self.options.no_progress);
+        // zstd's rule: --[no-]pass-through as given, else on with -f when
+        // the output is stdout (`zstdcat -f`, `zstd -dcf`, `zstd -df < f`).
+        let pass = o_pass(self.options, &sink);
+        // The bar is for inputs over 16 MiB, as the help says, or any
+        // with --progress; never with --no-progress.
+        let o = self.options;
+        let bar = match size {
+            _ if o.no_progress => indicatif::ProgressBar::hidden(),
+            Some(n) if n > PROGRESS_FROM || o.progress => super::progress(Some(n), false),
+            None if o.progress => super::progress(None, false),
+            _ => indicatif::ProgressBar::hidden(),
+        };
         bar.set_message(display(input));
         // `wrote_file`: the output is a regular file that now holds the
         // data, the only case in which `--rm` may delete the input.
         let (counts, wrote_file) = match &sink {
-            Sink::Discard => (self.transform(reader, None, size, &bar)?, false),
+            Sink::Discard => (self.transform(pass, reader, None, size, &bar)?, false),
             Sink::Stdout => {
                 if self.options.mode == Mode::Compress && io::stdout().is_terminal() {
                     bail!(
@@ -473,7 +680,7 @@ impl Coder<'_> {
                     );
                 }
                 (
-                    self.transform(reader, Some(stdout_sink()), size, &bar)?,
+                    self.transform(pass, reader, Some(stdout_sink()), size, &bar)?,
                     false,
                 )
             }
@@ -488,7 +695,7 @@ impl Coder<'_> {
                     .try_clone()
                     .with_context(|| format!("opening {}", path.display()))?;
                 (
-                    self.transform(reader, Some(Box::new(handle)), size, &bar)?,
+                    self.transform(pass, reader, Some(Box::new(handle)), size, &bar)?,
                     false,
                 )
             }
@@ -499,7 +706,8 @@ impl Coder<'_> {
                 if self.options.output_dir.is_some() {
                     outputs::make_parent(path)?;
                 }
-                let mut out = perfkit_report::Output::create(path, self.options.force)?;
+                let force = self.options.force || self.may_overwrite(path)?;
+                let mut out = perfkit_report::Output::create(path, force)?;
                 // The writer thread writes through its own handle on the
                 // same open file; `out` still owns the file's fate
                 // (renamed on commit, removed on drop).
@@ -507,7 +715,7 @@ impl Coder<'_> {
                     .file_mut()
                     .try_clone()
                     .with_context(|| format!("opening {}", path.display()))?;
-                let c = self.transform(reader, Some(Box::new(handle)), size, &bar)?;
+                let c = self.transform(pass, reader, Some(Box::new(handle)), size, &bar)?;
                 let in_place = out.is_in_place();
                 // As zstd (UTIL_setFileStat): a regular input's mode and
                 // times go to the file made from it, in both directions,
@@ -544,6 +752,7 @@ impl Coder<'_> {
             );
         }
         let done = Done {
+            passed_through: self.passed_through.get(),
             read: counts.0,
             written: counts.1,
             output: match &sink {
@@ -556,6 +765,40 @@ impl Coder<'_> {
             self.remove_input(i, input, regular, wrote_file, &sink);
         }
         Ok(done)
+    }
+
+    /// Whether an existing `path` may be replaced though `-f` was not
+    /// given, asked as zstd asks: on stderr, the answer read from stdin
+    /// (`y` or `Y` first is yes; anything else, or the end of input, no,
+    /// with zstd's `Not overwritten`). Under `-q` no one is asked (zstd's
+    /// `not overwritten`), nor when stdin is an input. `Ok(false)`: `path`
+    /// is not there (or is a device, written in place); a no is an error
+    /// already said.
+    fn may_overwrite(&self, path: &Path) -> Result<bool> {
+        if perfkit_report::is_special_file(path) || path.symlink_metadata().is_err() {
+            return Ok(false);
+        }
+        let name = path.display();
+        if self.options.quiet {
+            return Err(Said(format!("perfkit: {name} already exists; not overwritten  ")).into());
+        }
+        let mut err = io::stderr();
+        if self.stdin_is_input {
+            let _ = writeln!(
+                err,
+                "perfkit: {name} already exists; stdin is an input - not proceeding."
+            );
+            return Err(Said(String::new()).into());
+        }
+        let _ = write!(err, "perfkit: {name} already exists; overwrite (y/n) ? ");
+        let _ = err.flush();
+        let mut answer = String::new();
+        let _ = io::stdin().lock().read_line(&mut answer);
+        if answer.starts_with(['y', 'Y']) {
+            return Ok(true);
+        }
+        let _ = write!(err, "Not overwritten  \n \n");
+        Err(Said(String::new()).into())
     }
 
     /// Whether input `i` may write its planned output `path`: not over
@@ -624,15 +867,17 @@ impl Coder<'_> {
     /// read, bytes written).
     fn transform(
         &self,
+        pass_through: bool,
         input: Box<dyn Read + Send>,
         out: Option<Box<dyn Write + Send>>,
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
         let done = self
-            .job(self.reference)
+            .job(self.reference, pass_through)
             .run(input, size, out, &mut |at| bar.set_position(at))
             .map_err(|e| self.job_error(e))?;
+        self.passed_through.set(done.passed_through);
         if let (Some(p), true) = (done.parallel, self.options.verbose) {
             let _ = writeln!(
                 io::stderr(),
@@ -646,8 +891,9 @@ impl Coder<'_> {
     }
 
     /// What the flags ask of each input, in zstdkit's terms; `reference`
-    /// is `--patch-from`'s file, read.
-    fn job<'a>(&'a self, reference: Option<&'a [u8]>) -> zstdkit::job::Job<'a> {
+    /// is `--patch-from`'s file, read; `pass_through`: a non-zstd input is
+    /// copied when decoding.
+    fn job<'a>(&'a self, reference: Option<&'a [u8]>, pass_through: bool) -> zstdkit::job::Job<'a> {
         use zstdkit::job::{Compress, Decompress, Job};
         let o = self.options;
         let params = o.params;
@@ -674,6 +920,8 @@ impl Coder<'_> {
                 window: o.window,
                 dictionary: self.dict,
                 threads: o.threads,
+                verify_checksums: o.verify_checksums,
+                pass_through,
             }),
         }
     }
@@ -706,7 +954,7 @@ fn read_whole(flag: &str, path: &Path, limit: u64, limit_is: &str) -> Result<Vec
             WholeFileError::TooLarge { .. } => {
                 anyhow::anyhow!("{flag} {name}: {e}, {limit_is}")
             }
-            e => anyhow::Error::new(e).context(format!("{flag} {name}")),
+            e => anyhow::anyhow!("{flag} {name}: {}", whole_file_words(&e)),
         }
     })
 }

@@ -318,7 +318,8 @@ impl Ledger {
         if let Err(e) = sync_filesystems(&outputs) {
             let _ = writeln!(
                 err,
-                "perfkit: --rm removed no input: the outputs could not be synced to disk: {e}"
+                "perfkit: --rm removed no input: the outputs could not be synced to disk: {}",
+                super::os_words(&e)
             );
             return true;
         }
@@ -343,8 +344,9 @@ impl Ledger {
             if let Err(e) = std::fs::remove_file(input) {
                 let _ = writeln!(
                     err,
-                    "perfkit: {}: removing input after success: {e}",
-                    input.display()
+                    "perfkit: {}: removing input after success: {}",
+                    input.display(),
+                    super::os_words(&e)
                 );
                 failed = true;
             }

@@ -65,16 +65,26 @@ pub fn compressed_total(files: usize, read: u64, written: u64) -> String {
     if read == 0 {
         return format!(
             "{files:3} files compressed : ({} => {})",
-            size(read),
-            size(written)
+            total_size(read),
+            total_size(written)
         );
     }
     let percent = written as f64 / read as f64 * 100.0;
     format!(
         "{files:3} files compressed : {percent:.2}% ({} => {})",
-        size(read),
-        size(written)
+        total_size(read),
+        total_size(written)
     )
+}
+
+/// A size in the totals line: as [`size`], but zstd pads the unit to the
+/// width of `KiB` there (`     4   B`).
+fn total_size(bytes: u64) -> String {
+    if bytes < 1024 {
+        format!("{bytes:>6}   B")
+    } else {
+        size(bytes)
+    }
 }
 
 /// One input decompressed (or tested) into `bytes` bytes.
@@ -128,6 +138,10 @@ mod tests {
         assert_eq!(
             compressed_total(2, 67_484, 27_239),
             "  2 files compressed : 40.36% (  65.9 KiB =>   26.6 KiB)"
+        );
+        assert_eq!(
+            compressed_total(2, 4, 30),
+            "  2 files compressed : 750.00% (     4   B =>     30   B)"
         );
         assert_eq!(
             decompressed("s.txt.zst", 5),

@@ -1,0 +1,645 @@
+//! zstd's first-hour habits (issue 65): pass-through (`zstdcat -f`),
+//! `-z`/`-d`/`-t` by order, `-H`, `-C`/`--no-check`, `--[no-]sparse`,
+//! `--progress`, `--filelist`, `--single-thread`, `--auto-threads`,
+//! `--show-default-cparams`, `-e#`/`-i#` without `-b`, and the overwrite
+//! prompt. Each case runs zstd 1.5.4 and perfkit on identical copies of
+//! the same files, with the same stdin, and compares what it names:
+//! success or failure, output bytes (or what they decode to), message
+//! lines (zstd's `zstd:` read as `perfkit:`), the files left. The prompt
+//! and the progress bar are also run on a pseudo-terminal.
+
+mod interop;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use interop::{have, perfkit};
+
+/// What must agree between zstd's run and perfkit's.
+#[derive(Debug, Clone, Copy)]
+enum Same {
+    /// Success or failure.
+    Exit,
+    /// Standard output, byte for byte.
+    Stdout,
+    /// Standard output as zstd decodes it.
+    DecodedStdout,
+    /// Whether the first frame on stdout carries a content checksum.
+    StdoutChecksum,
+    /// Standard error's lines, zstd's `zstd:` read as `perfkit:`, trailing
+    /// blanks dropped.
+    Stderr,
+    /// Every file in the folder, by name and contents (a `.zst` by what
+    /// it decodes to, as two encoders need not agree on bytes).
+    Tree,
+}
+
+use Same::*;
+
+/// One habit: zstd's arguments, perfkit's, stdin, and what must agree.
+struct Case {
+    theirs: &'static [&'static str],
+    ours: &'static [&'static str],
+    stdin: &'static [u8],
+    same: &'static [Same],
+}
+
+const fn case(
+    theirs: &'static [&'static str],
+    ours: &'static [&'static str],
+    stdin: &'static [u8],
+    same: &'static [Same],
+) -> Case {
+    Case {
+        theirs,
+        ours,
+        stdin,
+        same,
+    }
+}
+
+const CASES: &[Case] = &[
+    // Pass-through: on with -c -f (zstdcat -f), or --pass-through; stdin
+    // to stdout with -f; off with --no-pass-through; without -c and -o the
+    // output name cannot be derived.
+    case(
+        &["-dcf", "a.txt"],
+        &["decompress", "-cf", "a.txt"],
+        b"",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-dcf", "a.txt"],
+        &["decompress", "-dcf", "a.txt"],
+        b"",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-dcf", "a.txt"],
+        &["compress", "-dcf", "a.txt"],
+        b"",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-dcf", "z.zst", "a.txt", "s"],
+        &["decompress", "-cf", "z.zst", "a.txt", "s"],
+        b"",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-dc", "--pass-through", "a.txt"],
+        &["decompress", "-c", "--pass-through", "a.txt"],
+        b"",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-d", "--pass-through", "a.txt", "-o", "out"],
+        &["decompress", "--pass-through", "a.txt", "-o", "out"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-dcf", "--no-pass-through", "a.txt"],
+        &["decompress", "-cf", "--no-pass-through", "a.txt"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-dc", "a.txt"],
+        &["decompress", "-c", "a.txt"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-df"],
+        &["decompress", "-f"],
+        b"plain text on stdin\n",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-d", "--pass-through"],
+        &["decompress", "--pass-through"],
+        b"plain\n",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-t", "--pass-through", "a.txt"],
+        &["decompress", "-t", "--pass-through", "a.txt"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-tf", "a.txt"],
+        &["decompress", "-tf", "a.txt"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-df", "a.txt"],
+        &["decompress", "-f", "a.txt"],
+        b"",
+        &[Exit, Tree],
+    ),
+    case(
+        &["-dcf", "empty"],
+        &["decompress", "-cf", "empty"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    // -z, -d and -t: the last wins.
+    case(
+        &["-d", "-z", "-c", "a.txt"],
+        &["decompress", "-z", "-c", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-z", "-d", "-c", "z.zst"],
+        &["compress", "-z", "-d", "-c", "z.zst"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-zc", "-q", "a.txt"],
+        &["compress", "-zc", "-q", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-d", "-t", "z.zst"],
+        &["compress", "-d", "-t", "z.zst"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-t", "-d", "-q", "z.zst"],
+        &["compress", "-t", "-d", "-q", "z.zst"],
+        b"",
+        &[Exit, Tree],
+    ),
+    case(
+        &["-dq", "z.zst", "-o", "out"],
+        &["decompress", "-dq", "z.zst", "-o", "out"],
+        b"",
+        &[Exit, Tree],
+    ),
+    // -H is zstd's long help.
+    case(&["-H"], &["compress", "-H"], b"", &[Exit]),
+    // Checksums: -C writes one (the default), --no-check none, and
+    // decoding with --no-check does not check it.
+    case(
+        &["-C", "-q", "-c", "a.txt"],
+        &["compress", "-C", "-q", "-c", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout, StdoutChecksum],
+    ),
+    case(
+        &["--no-check", "-q", "-c", "a.txt"],
+        &["compress", "--no-check", "-q", "-c", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout, StdoutChecksum],
+    ),
+    case(
+        &["--no-check", "-C", "-q", "-c", "a.txt"],
+        &["compress", "--no-check", "-C", "-q", "-c", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout, StdoutChecksum],
+    ),
+    case(
+        &["-d", "--no-check", "-c", "bad.zst"],
+        &["decompress", "--no-check", "-c", "bad.zst"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-d", "-C", "-q", "-c", "bad.zst"],
+        &["decompress", "-C", "-q", "-c", "bad.zst"],
+        b"",
+        &[Exit],
+    ),
+    // Flags whose work perfkit does its own way: the same result.
+    case(
+        &["-q", "-d", "--sparse", "z.zst", "-o", "out"],
+        &["decompress", "-q", "--sparse", "z.zst", "-o", "out"],
+        b"",
+        &[Exit, Tree],
+    ),
+    case(
+        &["-q", "-d", "--no-sparse", "z.zst", "-o", "out"],
+        &["decompress", "-q", "--no-sparse", "z.zst", "-o", "out"],
+        b"",
+        &[Exit, Tree],
+    ),
+    case(
+        &["-q", "--progress", "-c", "a.txt"],
+        &["compress", "-q", "--progress", "-c", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-q", "--single-thread", "a.txt"],
+        &["compress", "-q", "--single-thread", "a.txt"],
+        b"",
+        &[Exit, Tree],
+    ),
+    case(
+        &["-q", "--single-thread", "-B64K", "-c", "a.txt"],
+        &["compress", "-q", "--single-thread", "-B64K", "-c", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-q", "-T0", "--auto-threads=logical", "-c", "a.txt"],
+        &[
+            "compress",
+            "-q",
+            "-T0",
+            "--auto-threads=logical",
+            "-c",
+            "a.txt",
+        ],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-q", "-T0", "--auto-threads=physical", "-c", "a.txt"],
+        &[
+            "compress",
+            "-q",
+            "-T0",
+            "--auto-threads=physical",
+            "-c",
+            "a.txt",
+        ],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    // --filelist: names one a line, after those given.
+    case(
+        &["-q", "-c", "--filelist=list"],
+        &["compress", "-q", "-c", "--filelist=list"],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-q", "-c", "--filelist", "list", "s"],
+        &["compress", "-q", "-c", "--filelist", "list", "s"],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-q", "--filelist=list"],
+        &["compress", "-q", "--filelist=list"],
+        b"",
+        &[Exit, Tree],
+    ),
+    case(
+        &["-q", "-c", "--filelist=nolist"],
+        &["compress", "-q", "-c", "--filelist=nolist"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-q", "-c", "--filelist=gaps"],
+        &["compress", "-q", "-c", "--filelist=gaps"],
+        b"",
+        &[Exit],
+    ),
+    // --show-default-cparams: zstd's lines on stderr, then compressed.
+    case(
+        &["--show-default-cparams", "-q", "-c", "a.txt"],
+        &["compress", "--show-default-cparams", "-q", "-c", "a.txt"],
+        b"",
+        &[Exit, Stderr, DecodedStdout],
+    ),
+    case(
+        &["--show-default-cparams", "-19", "-q", "-c", "a.txt", "s"],
+        &[
+            "compress",
+            "--show-default-cparams",
+            "-19",
+            "-q",
+            "-c",
+            "a.txt",
+            "s",
+        ],
+        b"",
+        &[Exit, Stderr, DecodedStdout],
+    ),
+    case(
+        &["--show-default-cparams", "--fast=3", "-q", "-c", "big"],
+        &[
+            "compress",
+            "--show-default-cparams",
+            "--fast=3",
+            "-q",
+            "-c",
+            "big",
+        ],
+        b"",
+        &[Exit, Stderr, DecodedStdout],
+    ),
+    // -e# and -i# belong to benchmark mode; without -b, ignored.
+    case(
+        &["-e3", "-q", "a.txt"],
+        &["compress", "-e3", "-q", "a.txt"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-i1", "-q", "a.txt"],
+        &["compress", "-i1", "-q", "a.txt"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    // An existing output: zstd's question on stderr, the answer from
+    // stdin; no (or the end of input) keeps the file.
+    case(
+        &["kept.txt"],
+        &["compress", "kept.txt"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["kept.txt"],
+        &["compress", "kept.txt"],
+        b"n\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["kept.txt"],
+        &["compress", "kept.txt"],
+        b"\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["kept.txt"],
+        &["compress", "kept.txt"],
+        b"y\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["kept.txt"],
+        &["compress", "kept.txt"],
+        b"Yes",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["kept.txt", "a.txt"],
+        &["compress", "kept.txt", "a.txt"],
+        b"n\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-q", "kept.txt"],
+        &["compress", "-q", "kept.txt"],
+        b"y\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-qq", "kept.txt"],
+        &["compress", "-qq", "kept.txt"],
+        b"y\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-f", "kept.txt"],
+        &["compress", "-f", "kept.txt"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-o", "kept.txt.zst", "-"],
+        &["compress", "-o", "kept.txt.zst", "-"],
+        b"stdin data\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-d", "z.zst", "-o", "kept.txt"],
+        &["decompress", "z.zst", "-o", "kept.txt"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-d", "z.zst", "-o", "kept.txt"],
+        &["decompress", "z.zst", "-o", "kept.txt"],
+        b"y\n",
+        &[Exit, Stderr, Tree],
+    ),
+];
+
+/// The same files for both tools: text, a frame of it (made by zstd), the
+/// frame with its checksum damaged, short and empty files, file lists, and
+/// a file whose output exists already.
+fn files(dir: &Path) {
+    let text = "perfkit beside zstd, the same habits\n".repeat(40);
+    let w = |name: &str, bytes: &[u8]| std::fs::write(dir.join(name), bytes).unwrap();
+    w("a.txt", text.as_bytes());
+    w("s", b"ab");
+    w("empty", b"");
+    w("big", &"0123456789abcdef".repeat(20_000).into_bytes());
+    w("kept.txt", b"to compress\n");
+    w("kept.txt.zst", b"precious, not a frame\n");
+    w("list", b"a.txt\ns\n");
+    w("gaps", b"a.txt\n\ns\n");
+    let frame = zstdkit::compress(text.as_bytes(), zstdkit::Params::for_level(3)).unwrap();
+    let mut bad = frame.clone();
+    *bad.last_mut().unwrap() ^= 1;
+    w("z.zst", &frame);
+    w("bad.zst", &bad);
+}
+
+fn run(cmd: &mut Command, dir: &Path, stdin: &[u8]) -> Output {
+    let mut child = cmd
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    // A tool that reads no stdin may close it first: a broken pipe here
+    // is no failure of the test.
+    let _ = pipe.write_all(stdin);
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+/// Message lines as compared: the program's name as perfkit's, trailing
+/// blanks dropped, lines blank once trimmed dropped (zstd ends its
+/// "Not overwritten" with a line holding one space).
+fn lines(bytes: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .map(|l| {
+            let l = l.trim_end();
+            match l.strip_prefix("zstd: ") {
+                Some(rest) => format!("perfkit: {rest}"),
+                None => l.to_string(),
+            }
+        })
+        .filter(|l| !l.is_empty())
+        .collect()
+}
+
+/// Every file in `dir` by name, each `.zst` by what zstd decodes it to
+/// (or its bytes, when it is no frame).
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let bytes = std::fs::read(e.path()).unwrap();
+            let bytes = if name.ends_with(".zst") {
+                zstdkit::decompress(&bytes).unwrap_or(bytes)
+            } else {
+                bytes
+            };
+            (name, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The content-checksum flag of the frame at the start of `bytes`.
+fn has_checksum(bytes: &[u8]) -> Option<bool> {
+    (bytes.len() > 4 && bytes[..4] == [0x28, 0xb5, 0x2f, 0xfd]).then(|| bytes[4] & 0x04 != 0)
+}
+
+fn decoded(bytes: &[u8]) -> Vec<u8> {
+    zstdkit::decompress(bytes).unwrap_or_else(|e| panic!("not zstd frames: {e}"))
+}
+
+#[test]
+fn first_hour_habits_match_zstd() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let mut failures = Vec::new();
+    for (n, c) in CASES.iter().enumerate() {
+        let (theirs_dir, ours_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        files(theirs_dir.path());
+        files(ours_dir.path());
+        let theirs = run(
+            Command::new("zstd").args(c.theirs),
+            theirs_dir.path(),
+            c.stdin,
+        );
+        let ours = run(perfkit().args(c.ours), ours_dir.path(), c.stdin);
+        let what = format!("case {n}: zstd {:?} / perfkit {:?}", c.theirs, c.ours);
+        for same in c.same {
+            let agree = match same {
+                Exit => theirs.status.success() == ours.status.success(),
+                Stdout => theirs.stdout == ours.stdout,
+                DecodedStdout => decoded(&theirs.stdout) == decoded(&ours.stdout),
+                StdoutChecksum => has_checksum(&theirs.stdout) == has_checksum(&ours.stdout),
+                Stderr => lines(&theirs.stderr) == lines(&ours.stderr),
+                Tree => tree(theirs_dir.path()) == tree(ours_dir.path()),
+            };
+            if !agree {
+                failures.push(format!(
+                    "{what}: {same:?} differs\n  zstd:    {:?} {:?}\n  perfkit: {:?} {:?}",
+                    theirs.status.code(),
+                    lines(&theirs.stderr),
+                    ours.status.code(),
+                    lines(&ours.stderr),
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `command` run by `script` on a pseudo-terminal (stdin, stdout and
+/// stderr all a terminal), `answer` typed into it; the transcript's lines,
+/// each as it last shows on the screen (what a `\r` rewrote is gone).
+fn on_a_terminal(command: &str, dir: &Path, answer: &[u8]) -> Vec<String> {
+    let out = run(
+        Command::new("script").args(["-qec", command, "/dev/null"]),
+        dir,
+        answer,
+    );
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    let screen = text
+        .lines()
+        .map(|l| match (l.find('\r'), l.rfind('\r')) {
+            // A status line rewritten in place: what came before it on
+            // the line, and what it was left as.
+            (Some(first), Some(last)) => format!("{}{}", &l[..first], &l[last + 1..]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    lines(screen.as_bytes())
+}
+
+#[test]
+fn the_overwrite_prompt_on_a_terminal_is_zstds() {
+    if !have("zstd", "zstd") || !have("script", "bsdutils") {
+        return;
+    }
+    let pk = env!("CARGO_BIN_EXE_perfkit");
+    for answer in [&b""[..], b"n\n", b"y\n"] {
+        for (args, theirs_args) in [
+            ("compress kept.txt", "kept.txt"),
+            ("compress -q kept.txt", "-q kept.txt"),
+            ("decompress z.zst -o kept.txt", "-d z.zst -o kept.txt"),
+        ] {
+            let (theirs_dir, ours_dir) =
+                (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            files(theirs_dir.path());
+            files(ours_dir.path());
+            let theirs = on_a_terminal(&format!("zstd {theirs_args}"), theirs_dir.path(), answer);
+            let mut ours = on_a_terminal(&format!("{pk} {args}"), ours_dir.path(), answer);
+            let mut theirs = theirs;
+            if args.contains("-q") {
+                // Nothing reads the answer under -q: the terminal's echo
+                // of it lands before or after the line, as it happens.
+                ours.sort();
+                theirs.sort();
+            }
+            assert_eq!(ours, theirs, "{args}, answer {answer:?}");
+            assert_eq!(
+                tree(ours_dir.path()),
+                tree(theirs_dir.path()),
+                "{args}, answer {answer:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_progress_bar_is_for_inputs_over_16_mib_as_the_help_says() {
+    if !have("script", "bsdutils") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("small"), perfkit_testkit::noise::noise(100_000, 3)).unwrap();
+    std::fs::write(d.join("large"), vec![7u8; 17 << 20]).unwrap();
+    let pk = env!("CARGO_BIN_EXE_perfkit");
+    let raw = |command: &str| {
+        let out = run(
+            Command::new("script").args(["-qec", command, "/dev/null"]),
+            d,
+            b"",
+        );
+        String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n")
+    };
+    // 100 kB: the ratio line alone, nothing drawn before it.
+    let small = raw(&format!("{pk} compress -f small"));
+    assert!(small.starts_with("small "), "{small:?}");
+    assert!(!small.contains(['\r', '\u{1b}']), "{small:?}");
+    assert_eq!(small.lines().count(), 1, "{small:?}");
+    // --progress draws one for it; --no-progress never.
+    let forced = raw(&format!("{pk} compress -f --progress small"));
+    assert!(forced.contains(['\r', '\u{1b}']), "{forced:?}");
+    // Over 16 MiB: the bar is drawn (and cleared before the ratio line).
+    let large = raw(&format!("{pk} compress -f large"));
+    assert!(large.contains(['\r', '\u{1b}']), "{large:?}");
+    let quiet = raw(&format!("{pk} compress -f --no-progress large"));
+    assert!(!quiet.contains(['\r', '\u{1b}']), "{quiet:?}");
+}
