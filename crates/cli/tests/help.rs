@@ -127,3 +127,55 @@ fn fix_bench_is_listed_under_the_name_users_know() {
         options(help(&["fix".to_owned(), "bench".to_owned()], "--help"))
     );
 }
+
+/// The command names a command's description names: the comma-separated
+/// words after its last colon (`betree`'s "…: gen-exprs, gen-events,
+/// search, diff, bench"), and each `NAME SUB` in backticks.
+fn named_in(about: &str, name: &str) -> Vec<String> {
+    let mut named = Vec::new();
+    if let Some((_, list)) = about.rsplit_once(": ")
+        && list.contains(", ")
+        && list.split(", ").all(|w| !w.trim().contains(' '))
+    {
+        named.extend(
+            list.split(", ")
+                .map(|w| w.trim().trim_end_matches('.').to_owned()),
+        );
+    }
+    for quoted in about.split('`').skip(1).step_by(2) {
+        if let Some(sub) = quoted.strip_prefix(&format!("{name} ")) {
+            named.extend(sub.split_whitespace().next().map(str::to_owned));
+        }
+    }
+    named
+}
+
+/// Issue 65: a command's description names only commands it has
+/// (`betree --help` said "generate" where the commands are `gen-exprs`
+/// and `gen-events`), in its own help and in its parent's list.
+#[test]
+fn every_command_a_description_names_is_one() {
+    let mut checked = 0;
+    for path in every_command() {
+        let Some(name) = path.last() else { continue };
+        let text = help(&path, "--help");
+        let subs = listed(&text);
+        if subs.is_empty() {
+            continue;
+        }
+        let about: String = text
+            .lines()
+            .take_while(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for word in named_in(&about, name) {
+            assert!(
+                subs.contains(&word),
+                "`{}` names {word:?}, which is not one of its commands {subs:?}:\n{about}",
+                path.join(" ")
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 5, "the descriptions name their commands");
+}

@@ -78,7 +78,7 @@ pub enum Command {
     Decompress(cmd::compress::DecompressArgs),
     /// The main job: every component's benchmark on built-in workloads.
     Bench(cmd::bench::BenchArgs),
-    /// BE-Tree boolean-expression index: generate, search, diff, bench.
+    /// BE-Tree boolean-expression index: gen-exprs, gen-events, search, diff, bench.
     Betree(cmd::betree::BetreeArgs),
     /// Write the deterministic benchmark corpus to a directory.
     Corpus(cmd::corpus::CorpusArgs),
