@@ -134,3 +134,114 @@ fn zip_and_unzip_failures_say_the_os_words_and_the_path() {
         );
     }
 }
+
+/// Issue 65: a message that reaches the user is a sentence naming what
+/// failed: a full disk under `fix`, `betree`, `stress` and `report` says
+/// standard output was being written (it was the OS's words alone), and a
+/// missing or unreadable file is named with the OS's words, never Rust's
+/// error-kind text ("entity not found") or a value's Debug form.
+#[test]
+fn every_failed_write_or_read_names_what_and_says_it_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (cmd, n) in [("gen-exprs", "20"), ("gen-events", "5")] {
+        ok(perfkit()
+            .current_dir(d)
+            .args(["betree", cmd, "--params", "8", "--count", n, "-o", cmd]));
+    }
+    std::fs::write(d.join("msgs.txt"), "garbage line\n").unwrap();
+    let log = d.join("run.hlog");
+    ok(perfkit()
+        .current_dir(d)
+        .args(["stress", "--duration", "100ms", "--producers", "2"])
+        .args(["--consumers", "2", "--hlog"])
+        .arg(&log));
+    let full: &[&[&str]] = &[
+        &["fix", "check", "msgs.txt"],
+        &["fix", "check", "msgs.txt", "--json"],
+        &["betree", "gen-exprs", "--params", "8", "--count", "20"],
+        &[
+            "betree",
+            "search",
+            "--exprs",
+            "gen-exprs",
+            "--events",
+            "gen-events",
+        ],
+        &["betree", "diff", "gen-exprs", "gen-exprs"],
+        &[
+            "stress",
+            "--duration",
+            "100ms",
+            "--producers",
+            "2",
+            "--consumers",
+            "2",
+        ],
+        &["report", "merge", "run.hlog"],
+        &["report", "merge", "run.hlog", "--json"],
+    ];
+    let missing: &[&[&str]] = &[
+        &["fix", "check", "nothere/msgs.txt"],
+        &[
+            "fix",
+            "check",
+            "msgs.txt",
+            "--dictionary",
+            "nothere/FIX44.xml",
+        ],
+        &["fix", "load", "nothere/load.cfg", "--rate", "10"],
+        &[
+            "betree",
+            "search",
+            "--exprs",
+            "nothere/e",
+            "--events",
+            "gen-events",
+        ],
+        &["betree", "diff", "nothere/a", "gen-exprs"],
+        &[
+            "betree",
+            "gen-exprs",
+            "--params",
+            "8",
+            "--count",
+            "2",
+            "-o",
+            "nothere/x",
+        ],
+        &["stress", "--duration", "100ms", "--input", "nothere/in"],
+        &["stress", "--duration", "100ms", "--hlog", "nothere/x.hlog"],
+        &["report", "merge", "nothere/a.hlog"],
+    ];
+    let cases = full
+        .iter()
+        .map(|a| (*a, Some("/dev/full"), "writing", "No space left on device"))
+        .chain(
+            missing
+                .iter()
+                .map(|a| (*a, None, "nothere/", "No such file or directory")),
+        );
+    for (args, stdout, names, os_words) in cases {
+        let mut cmd = perfkit();
+        cmd.current_dir(d).args(args);
+        if let Some(path) = stdout {
+            cmd.stdout(std::fs::File::create(path).unwrap());
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let what = args.join(" ");
+        assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(last.starts_with("perfkit: "), "{what}: {err}");
+        assert!(last.contains(os_words), "{what}: {err}");
+        if stdout.is_some() {
+            assert!(last.contains("standard output"), "{what}: {err}");
+        } else {
+            assert!(last.contains(names), "{what}: {err}");
+        }
+        for rust in ["entity not found", "kind:", "Os {", "Custom {", "\"nothere"] {
+            assert!(!err.contains(rust), "{what}: {err}");
+        }
+    }
+}

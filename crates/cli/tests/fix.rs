@@ -200,7 +200,7 @@ fn unknown_fixcore_scan_is_an_error_not_a_panic() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("FIXCORE_SCAN=\"avx-512\" names no scan path"),
+        err.contains("FIXCORE_SCAN='avx-512' names no scan path"),
         "{err}"
     );
     assert!(!err.contains("panicked"), "{err}");

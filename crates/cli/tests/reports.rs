@@ -574,7 +574,7 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
         "{notes}"
     );
     assert!(
-        notes.contains("fix check beside QuickFIX not measured: no quickfix-parse"),
+        notes.contains("fix check beside QuickFIX not measured: quickfix-parse is not built"),
         "{notes}"
     );
     assert!(

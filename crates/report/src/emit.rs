@@ -53,10 +53,11 @@ pub enum EmitError {
         #[source]
         source: OutputError,
     },
-    /// The report could not be written to the output (a reader that went
-    /// away is [`std::io::ErrorKind::BrokenPipe`], see
-    /// [`EmitError::io_error`]).
-    #[error(transparent)]
+    /// The report could not be written to the output, which every caller
+    /// gives as standard output (a reader that went away is
+    /// [`std::io::ErrorKind::BrokenPipe`], see [`EmitError::io_error`]).
+    /// Named, so a full disk is not a bare "No space left on device".
+    #[error("writing the report to standard output")]
     Io(#[from] std::io::Error),
     /// The JSON document could not be serialised.
     #[error(transparent)]

@@ -219,6 +219,10 @@ fn read_input(path: &Path) -> Result<String> {
     }
 }
 
+/// What a failed write to stdout is, for the message: the OS's words alone
+/// ("No space left on device") do not say what was being written.
+pub(super) const STDOUT: &str = "writing standard output";
+
 /// Streams generated output to `path` (`-`: stdout) through a buffer; a
 /// file is written to a temporary sibling and renamed when complete.
 fn stream_output(
@@ -227,9 +231,9 @@ fn stream_output(
 ) -> Result<()> {
     if path == Path::new("-") {
         let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-        gen_into(&mut out)?;
-        out.flush()?;
-        Ok(())
+        gen_into(&mut out)
+            .and_then(|()| out.flush())
+            .context(STDOUT)
     } else {
         write_atomically(path, |f| {
             let mut out = BufWriter::with_capacity(1 << 16, f);
@@ -508,14 +512,16 @@ fn diff(a: &Path, b: &Path) -> Result<ExitCode> {
                 show(x),
                 b.display(),
                 show(y)
-            )?;
-            out.flush()?;
+            )
+            .and_then(|()| out.flush())
+            .context(STDOUT)?;
             return Ok(ExitCode::FAILURE);
         }
         events += 1;
     }
-    writeln!(out, "identical: {events} events")?;
-    out.flush()?;
+    writeln!(out, "identical: {events} events")
+        .and_then(|()| out.flush())
+        .context(STDOUT)?;
     Ok(ExitCode::SUCCESS)
 }
 

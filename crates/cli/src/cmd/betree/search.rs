@@ -14,8 +14,13 @@ pub(super) fn search(a: Search) -> Result<ExitCode> {
     };
     if a.output == Path::new("-") {
         let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-        run(&mut out)?;
-        out.flush()?;
+        // An input or search error is reported as it is; a plain I/O
+        // error is the write's.
+        match run(&mut out) {
+            Err(e) if e.downcast_ref::<io::Error>().is_some() => return Err(e.context(STDOUT)),
+            other => other?,
+        }
+        out.flush().context(STDOUT)?;
     } else {
         // An input or search error is reported as it is, not as a failure
         // to write the output (the partial output is removed either way).

@@ -16,6 +16,10 @@ use serde_json::{Map, Value as Json};
 
 use super::{cap_scan_path, each_input_message, input};
 
+/// What a failed write of the verdicts is, for the message: the OS's words
+/// alone ("No space left on device") do not say what was being written.
+const STDOUT: &str = "writing standard output";
+
 /// What `fix check` checks: the input, how verdicts are written, and the
 /// dictionaries to validate against.
 #[derive(Debug, Clone)]
@@ -60,8 +64,9 @@ impl<W: Write> input::Sink for &mut Checker<W> {
                 }
                 self.valid += 1;
                 if self.json {
-                    write_nodes(&mut self.out, &msg.nodes())?;
-                    self.out.write_all(b"\n")?;
+                    write_nodes(&mut self.out, &msg.nodes())
+                        .and_then(|()| Ok(self.out.write_all(b"\n")?))
+                        .context(STDOUT)?;
                 }
                 Ok(None)
             }
@@ -79,12 +84,14 @@ impl<W: Write> input::Sink for &mut Checker<W> {
             let mut obj = Map::new();
             origin.json(&mut obj);
             obj.insert("error".into(), Json::String(why.to_owned()));
-            serde_json::to_writer(&mut self.out, &Json::Object(obj))?;
-            self.out.write_all(b"\n")?;
-            self.out.flush()?;
+            serde_json::to_writer(&mut self.out, &Json::Object(obj))
+                .map_err(io::Error::from)
+                .and_then(|()| self.out.write_all(b"\n"))
+                .and_then(|()| self.out.flush())
+                .context(STDOUT)?;
             eprintln!("perfkit: {name}: {origin}: {why}");
         } else {
-            writeln!(self.out, "{name}: {origin}: {why}")?;
+            writeln!(self.out, "{name}: {origin}: {why}").context(STDOUT)?;
         }
         Ok(())
     }
@@ -144,9 +151,9 @@ pub fn check(job: Check) -> Result<ExitCode> {
     each_input_message(&job.input, &mut c)?;
     let name = &c.name;
     if !job.json {
-        writeln!(c.out, "{name}: {} valid, {} invalid", c.valid, c.invalid)?;
+        writeln!(c.out, "{name}: {} valid, {} invalid", c.valid, c.invalid).context(STDOUT)?;
     }
-    c.out.flush()?;
+    c.out.flush().context(STDOUT)?;
     if c.valid + c.invalid == 0 {
         eprintln!("perfkit: {name}: no FIX messages found");
         return Ok(ExitCode::FAILURE);

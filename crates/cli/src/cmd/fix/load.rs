@@ -104,7 +104,12 @@ pub fn measure(engine: &Connect, load: &Settings, json: bool) -> Result<Swept> {
 fn in_flag_terms(e: fixload::Error) -> anyhow::Error {
     match e {
         fixload::Error::CoreNotUsable { core, usable } => {
-            anyhow::anyhow!("--pin {core}: this process may run on cores {usable:?} only")
+            // A list in words, not a Vec's Debug text ("[0, 1]").
+            let usable: Vec<String> = usable.iter().map(ToString::to_string).collect();
+            anyhow::anyhow!(
+                "--pin {core}: this process may run on cores {} only",
+                usable.join(", ")
+            )
         }
         fixload::Error::UringUnavailable(why) => {
             anyhow::anyhow!("--io io-uring: io_uring is not available here: {why}")

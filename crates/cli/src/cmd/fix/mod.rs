@@ -77,7 +77,7 @@ fn cap_scan_path() -> Result<()> {
     };
     let Some(cap) = raw.to_str().and_then(ScanPath::from_name) else {
         bail!(
-            "FIXCORE_SCAN={:?} names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)",
+            "FIXCORE_SCAN='{}' names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)",
             raw.to_string_lossy()
         );
     };
