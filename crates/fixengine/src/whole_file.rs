@@ -4,10 +4,11 @@
 //! larger than it is refused before a byte is read, and anything else (a
 //! FIFO, `<(...)`, a device such as `/dev/zero`) is read up to the limit
 //! and refused past it, so no file can make the process read without
-//! end. The error says which limit and why; the caller names the file.
+//! end ([`wholefile`] reads them). The error says which limit and why;
+//! the caller names the file.
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 /// What a file read whole is, for its limit and its errors.
@@ -95,42 +96,7 @@ impl fmt::Display for Mib {
 /// The bytes of `path`, read as a file of `kind` (see the [module
 /// docs](self)).
 pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, WholeFileError> {
-    use std::os::unix::fs::FileTypeExt;
-    let file = std::fs::File::open(path)?;
-    let meta = file.metadata()?;
-    let limit = kind.limit();
-    let ft = meta.file_type();
-    if ft.is_dir() {
-        return Err(io::Error::from_raw_os_error(libc::EISDIR).into());
-    }
-    if ft.is_file() && meta.len() > limit {
-        return Err(WholeFileError::TooLarge {
-            kind,
-            size: meta.len(),
-        });
-    }
-    let mut out = Vec::new();
-    // One byte past the limit tells a file at it from one beyond it.
-    file.take(limit + 1).read_to_end(&mut out)?;
-    if out.len() as u64 > limit {
-        let what = if ft.is_char_device() {
-            "character device"
-        } else if ft.is_block_device() {
-            "block device"
-        } else if ft.is_fifo() {
-            "FIFO"
-        } else if ft.is_socket() {
-            "socket"
-        } else {
-            // A regular file that grew while it was read.
-            return Err(WholeFileError::TooLarge {
-                kind,
-                size: out.len() as u64,
-            });
-        };
-        return Err(WholeFileError::Endless { kind, what });
-    }
-    Ok(out)
+    wholefile::read(path, kind.limit(), wholefile::Special::UpToLimit).map_err(|e| of(e, kind))
 }
 
 /// The text of `path`, read as a file of `kind`: [`read`], and UTF-8.
@@ -138,6 +104,22 @@ pub fn read_text(path: &Path, kind: Kind) -> Result<String, WholeFileError> {
     String::from_utf8(read(path, kind)?).map_err(|e| WholeFileError::NotText {
         at: e.utf8_error().valid_up_to(),
     })
+}
+
+/// [`wholefile`]'s refusal in the words of a file of `kind`.
+fn of(e: wholefile::Error, kind: Kind) -> WholeFileError {
+    use wholefile::Error as E;
+    match e {
+        E::Open(io) | E::Read(io) => WholeFileError::Io(io),
+        E::NotRegular { .. } => io::Error::from_raw_os_error(libc::EISDIR).into(),
+        E::TooLarge { size, .. } => WholeFileError::TooLarge { kind, size },
+        E::Grew { .. } => io::Error::other("it grew while it was read").into(),
+        E::Endless { kind: what, .. } => WholeFileError::Endless {
+            kind,
+            what: what.trim_start_matches("an ").trim_start_matches("a "),
+        },
+        E::NotText { at } => WholeFileError::NotText { at },
+    }
 }
 
 #[cfg(test)]

@@ -174,37 +174,6 @@ pub enum JobError {
     Codec(#[from] Error),
 }
 
-/// Why a file to be held whole ([`crate::whole::read`]) was not read.
-#[derive(Debug, thiserror::Error)]
-pub enum WholeFileError {
-    /// It could not be looked at or opened.
-    #[error(transparent)]
-    Open(std::io::Error),
-    /// It is a device, FIFO, directory or socket: no size to hold it to.
-    #[error("is {kind}, not a regular file")]
-    NotRegular {
-        /// What it is instead ("a character device", "a FIFO", ...).
-        kind: &'static str,
-    },
-    /// It is larger than the caller's limit.
-    #[error("is {size} bytes, larger than {limit}")]
-    TooLarge {
-        /// Its size.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
-    /// Reading it failed.
-    #[error("reading: {0}")]
-    Read(std::io::Error),
-    /// It grew past the size it had when opened.
-    #[error("grew past its size ({size} bytes) while read")]
-    Grew {
-        /// Its size when opened.
-        size: u64,
-    },
-}
-
 /// Shorthand for `Result<T, zstdkit::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
