@@ -206,6 +206,16 @@ fn every_printed_percentile_is_the_reference_one_of_the_runs_own_log() {
     // The merge's rows are its inputs' tags added up: recomputed from
     // its own log, whose slots add up to the same totals.
     check("report merge", &doc, &merged);
+
+    // With --intervals, each slot's row is that interval of its tag in the
+    // merged log (no `_2` tag that no log holds), and each total the sum.
+    let slotted = d.join("slotted.hlog");
+    let out = ok(perfkit()
+        .args(["report", "merge", "--intervals", "--json", "--hlog"])
+        .arg(&slotted)
+        .arg(&stress)
+        .arg(&load));
+    check("report merge --intervals", &json(&out), &slotted);
 }
 
 /// Reads an interval log (argv[1]) with Python's `hdrh` and prints, per

@@ -441,6 +441,12 @@ impl Merged {
         for (tag, t) in &self.totals {
             let mut row = Row::new(tag.clone());
             row.tag = (tag != UNTAGGED).then(|| tag.clone());
+            // With the slots as rows too, a tag's total is their sum, as
+            // in the merged log (the JSON's hlog_tag then names the tag,
+            // not a `_2` no log holds).
+            if per_interval && tag != UNTAGGED {
+                row = row.sum_of(tag.clone());
+            }
             row.latency = Some(t.histogram.clone());
             row.columns.push(("logs".into(), Value::Int(t.logs as i64)));
             row.columns
@@ -467,6 +473,7 @@ impl Merged {
             ));
         }
         if per_interval {
+            let first = self.first_slot();
             for ((slot, tag), h) in &self.slots {
                 let name = format!(
                     "interval at {:.3} s",
@@ -480,10 +487,24 @@ impl Merged {
                 row.tag = (tag != UNTAGGED).then(|| tag.clone());
                 row.latency = Some(h.clone());
                 row.elapsed = Some(self.resolution);
+                // Placed where the merged log places it (see write_hlog).
+                let since_first = (*slot - first) as f64 * self.resolution.as_secs_f64();
+                if tag != UNTAGGED
+                    && let Ok(start) = Duration::try_from_secs_f64(since_first)
+                {
+                    row = row.interval_of(tag.clone(), start);
+                }
                 section.rows.push(row);
             }
         }
         report
+    }
+
+    /// The slot the merged log starts at: the earliest one, or slot 0 (the
+    /// earliest StartTime) when none lies before it.
+    fn first_slot(&self) -> i64 {
+        // The map is ordered by slot first.
+        self.slots.keys().next().map_or(0, |(slot, _)| *slot).min(0)
     }
 
     /// Writes the merged slots as an interval log: one interval per slot
@@ -496,8 +517,7 @@ impl Merged {
             self.logs.len()
         )];
         let width = self.resolution.as_secs_f64();
-        // The map is ordered by slot first.
-        let first = self.slots.keys().next().map_or(0, |(slot, _)| *slot).min(0);
+        let first = self.first_slot();
         let mut start_time = self.logs.iter().filter_map(|l| l.start_time).min();
         if first < 0 {
             start_time = start_time
