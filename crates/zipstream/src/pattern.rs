@@ -17,6 +17,8 @@
 #[derive(Debug, Clone)]
 pub struct Pattern {
     chars: Vec<char>,
+    /// `*`, `?` and sets never match `/` (Info-ZIP's `zip -R`, `unzip -W`).
+    within_folders: bool,
 }
 
 impl Pattern {
@@ -24,6 +26,17 @@ impl Pattern {
     pub fn new(text: &str) -> Pattern {
         Pattern {
             chars: text.chars().collect(),
+            within_folders: false,
+        }
+    }
+
+    /// The pattern `text` whose wildcards match within one folder level:
+    /// `*`, `?` and `[...]` never match `/` (`*.c` matches `a.c`, not
+    /// `d/a.c`), as Info-ZIP's `zip -R` reads its patterns.
+    pub fn within_folders(text: &str) -> Pattern {
+        Pattern {
+            within_folders: true,
+            ..Pattern::new(text)
         }
     }
 
@@ -35,7 +48,11 @@ impl Pattern {
     /// Whether `name` matches the whole pattern.
     pub fn matches(&self, name: &str) -> bool {
         let s: Vec<char> = name.chars().collect();
-        wildcard(&self.chars, &s)
+        if self.within_folders {
+            wildcard_within(&self.chars, &s)
+        } else {
+            wildcard(&self.chars, &s)
+        }
     }
 }
 
@@ -49,6 +66,18 @@ pub fn any(patterns: &[Pattern], name: &str) -> bool {
 /// name length however many stars there are: a recursive matcher is
 /// exponential in them.
 fn wildcard(pat: &[char], s: &[char]) -> bool {
+    matcher(pat, s, false)
+}
+
+/// [`wildcard`] with `*`, `?` and sets kept from matching `/`. The last
+/// `*` still suffices as the one to retry: a star that would have to
+/// take a `/` cannot, and an earlier star cannot either (a `/` in the
+/// pattern between them would have to move past one in the name).
+fn wildcard_within(pat: &[char], s: &[char]) -> bool {
+    matcher(pat, s, true)
+}
+
+fn matcher(pat: &[char], s: &[char], within: bool) -> bool {
     let (mut p, mut i) = (0usize, 0usize);
     let mut star: Option<(usize, usize)> = None;
     while i < s.len() {
@@ -58,7 +87,9 @@ fn wildcard(pat: &[char], s: &[char]) -> bool {
                 p += 1;
                 continue;
             }
+            Some('?') if within && s[i] == '/' => None,
             Some('?') => Some(p + 1),
+            Some('[') if within && s[i] == '/' => None,
             Some('[') => match set_match(&pat[p..], s[i]) {
                 Some((true, len)) => Some(p + len),
                 Some((false, _)) => None,
@@ -73,6 +104,8 @@ fn wildcard(pat: &[char], s: &[char]) -> bool {
                 p = np;
                 i += 1;
             }
+            // The star may not take a `/` (see wildcard_within).
+            (None, Some((_, si))) if within && s[si] == '/' => return false,
             (None, Some((sp, si))) => {
                 p = sp + 1;
                 i = si + 1;
@@ -167,6 +200,59 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The recursive matcher whose wildcards stop at `/`.
+    fn within_reference(pat: &[u8], s: &[u8]) -> bool {
+        match (pat.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => {
+                within_reference(&pat[1..], s)
+                    || (!s.is_empty() && s[0] != b'/' && within_reference(pat, &s[1..]))
+            }
+            (Some(b'?'), Some(&c)) if c != b'/' => within_reference(&pat[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b && *a != b'?' => within_reference(&pat[1..], &s[1..]),
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn within_folders_agrees_with_the_brute_force_matcher() {
+        let chars = |b: &[u8]| b.iter().map(|&c| c as char).collect::<Vec<_>>();
+        let words = |alphabet: &[u8], max: usize| {
+            let mut out: Vec<Vec<u8>> = vec![Vec::new()];
+            let mut last = out.clone();
+            for _ in 0..max {
+                let next: Vec<Vec<u8>> = last
+                    .iter()
+                    .flat_map(|w| {
+                        alphabet.iter().map(move |&c| {
+                            let mut w = w.clone();
+                            w.push(c);
+                            w
+                        })
+                    })
+                    .collect();
+                out.extend(next.iter().cloned());
+                last = next;
+            }
+            out
+        };
+        let names = words(b"a/b", 5);
+        for pat in words(b"a*?/", 5) {
+            for name in &names {
+                assert_eq!(
+                    wildcard_within(&chars(&pat), &chars(name)),
+                    within_reference(&pat, name),
+                    "{:?} on {:?}",
+                    String::from_utf8_lossy(&pat),
+                    String::from_utf8_lossy(name)
+                );
+            }
+        }
+        assert!(Pattern::within_folders("d/*").matches("d/x1"));
+        assert!(!Pattern::within_folders("d/*").matches("d/sub/z.bin"));
+        assert!(!Pattern::within_folders("*.txt").matches("d/a.txt"));
     }
 
     #[test]

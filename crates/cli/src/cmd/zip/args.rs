@@ -25,7 +25,8 @@ update, add, and delete the entries whose files are not among those given), -z (
 from stdin, to a line holding `.`), -n SUFFIXES (store names ending so), -sf (show the files, \
 write nothing), -v (sizes on each line, and totals), -MM (a name not there stops the run), \
 -t DATE and -tt DATE (files modified from / before that day), -g (accepted: updates grow the \
-archive anyway), -c (a comment per entry, from stdin), -b PATH and -dc/-db/-dg/-dd/-du/-dv/-ds \
+archive anyway), -c (a comment per entry, from stdin), -R PATTERN... (recurse from here, keeping what \
+matches), -b PATH and -dc/-db/-dg/-dd/-du/-dv/-ds \
 (accepted: the temporary goes beside the archive, progress is perfkit's bar), a name that is not there warned of \
 (`zip warning: name not matched:`) and the rest archived, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
@@ -143,7 +144,9 @@ pub struct ZipArgs {
     #[arg(short = 'z', long = "archive-comment")]
     archive_comment: bool,
     /// Store, without compressing, files whose names end in one of these
-    /// suffixes, separated by `:` or `;` (Info-ZIP's `-n .jpg:.zip`).
+    /// suffixes, separated by `:` or `;` (Info-ZIP's `-n .jpg:.zip`;
+    /// without it .Z, .zip, .zoo, .arc, .lzh and .arj are stored, unless
+    /// -9; `-n :` compresses everything).
     #[arg(short = 'n', long = "suffixes", value_name = "SUFFIXES")]
     suffixes: Option<String>,
     /// Show the files that would be operated on, then stop without
@@ -161,6 +164,10 @@ pub struct ZipArgs {
     /// Only files modified before DATE (Info-ZIP's `-tt`).
     #[arg(long = "before-date", value_name = "DATE", value_parser = parse_date)]
     before_date: Option<i64>,
+    /// Recurse from the current folder, storing what matches the PATHS
+    /// taken as patterns (Info-ZIP's `-R`: `zip -R a.zip '*.c'`).
+    #[arg(short = 'R', long = "recurse-patterns")]
+    recurse_patterns: bool,
     /// A one-line comment for each entry added, read from stdin after
     /// `Enter comment for NAME:` (Info-ZIP's `-c`).
     #[arg(short = 'c', long = "entry-comments")]
@@ -450,10 +457,21 @@ impl ZipArgs {
                 "-u, -f, -d, -m, -T and -A need an archive file, not `-` (stdout cannot be read back)",
             ));
         }
+        // -R PATTERN...: the current folder walked, what matches kept.
+        let (mut paths, mut recurse) = (self.paths, self.recurse);
+        let mut recurse_patterns = Vec::new();
+        if self.recurse_patterns {
+            recurse_patterns = paths
+                .iter()
+                .map(|p| p.to_string_lossy().into_owned())
+                .collect();
+            paths = vec![PathBuf::from(".")];
+            recurse = true;
+        }
         Ok(Task::Write(Options {
             archive: self.archive,
-            paths: self.paths,
-            recurse: self.recurse,
+            paths,
+            recurse,
             quiet: self.quiet,
             names_stdin: self.names_stdin,
             method: self.method,
@@ -465,6 +483,7 @@ impl ZipArgs {
             password,
             exclude: self.exclude,
             include: self.include,
+            recurse_patterns,
             mode,
             move_files: self.move_files,
             test: self.test,
@@ -475,15 +494,17 @@ impl ZipArgs {
             latest_time: self.latest_time,
             filesync: self.filesync,
             archive_comment: self.archive_comment,
-            store_suffixes: self
-                .suffixes
-                .map(|s| {
-                    s.split([':', ';'])
-                        .filter(|x| !x.is_empty())
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            store_suffixes: match self.suffixes {
+                Some(s) => s
+                    .split([':', ';'])
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                // Info-ZIP's default list, which -9 drops ("attempts
+                // compression on all files regardless of extension").
+                None if self.level == 9 => Vec::new(),
+                None => DEFAULT_STORED.iter().map(|s| s.to_string()).collect(),
+            },
             show_files: self.show_files,
             verbose: self.verbose,
             must_match: self.must_match,
@@ -567,9 +588,13 @@ pub(super) fn usage_error(message: &str) -> ExitCode {
     ExitCode::from(err.exit_code().clamp(0, 255) as u8)
 }
 
+/// The suffixes Info-ZIP's zip stores without trying to compress when
+/// `-n` is not given (its manual's list: archives already compressed).
+const DEFAULT_STORED: &[&str] = &[".Z", ".zip", ".zoo", ".arc", ".lzh", ".arj"];
+
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvgc";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvgcR";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):

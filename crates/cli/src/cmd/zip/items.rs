@@ -157,6 +157,11 @@ pub(super) fn collect(opts: &Options) -> Result<Found> {
     }
     let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect::<Vec<_>>();
     let (include, exclude) = (compile(&opts.include), compile(&opts.exclude));
+    let recurse_patterns: Vec<Pattern> = opts
+        .recurse_patterns
+        .iter()
+        .map(|p| Pattern::within_folders(p))
+        .collect();
     let mut out = Vec::new();
     // Each path with its depth below its root, and the folders (device,
     // inode) being walked above the one popped: a followed link back to
@@ -208,7 +213,21 @@ pub(super) fn collect(opts: &Options) -> Result<Found> {
         } else {
             name.clone()
         };
-        let wanted = (include.is_empty() || pattern::any(&include, &shown))
+        // -R: the whole name or its last part (`*.c` finds `a/b.c`; a
+        // folder's last part without its `/`, so `*` finds folders too,
+        // as in Info-ZIP).
+        let last = shown
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let found = recurse_patterns.is_empty()
+            || (!name.is_empty()
+                && (pattern::any(&recurse_patterns, &shown)
+                    || pattern::any(&recurse_patterns, &last)));
+        let wanted = found
+            && (include.is_empty() || pattern::any(&include, &shown))
             && !pattern::any(&exclude, &shown);
         if !meta.is_dir() && !wanted {
             continue;

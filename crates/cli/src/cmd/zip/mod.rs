@@ -116,6 +116,9 @@ pub struct Options {
     /// `-g`: grow the archive (Info-ZIP's; every update does): warns
     /// when there is none yet, as Info-ZIP does.
     pub grow: bool,
+    /// `-R`: the patterns a path found under `.` must match, its whole
+    /// name or its last part, wildcards within one folder level.
+    pub recurse_patterns: Vec<String>,
     /// `-c`: a one-line comment for each entry added, read from stdin.
     pub ask_entry_comments: bool,
     /// The comments `-c` read, by item name.
