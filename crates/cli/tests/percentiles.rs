@@ -245,6 +245,25 @@ print(json.dumps({tag: {
 /// `--json` document and the log it wrote.
 type Run = Box<dyn Fn(&Path) -> (Value, std::path::PathBuf)>;
 
+/// How many samples a run measured, from its `--json` document.
+type Measured = fn(&Value) -> u64;
+
+/// Every row's samples: each row is a measurement of its own.
+fn every_row(doc: &Value) -> u64 {
+    rows(doc)
+        .filter(|r| r["hlog_tag"].is_string())
+        .map(|r| r["latency"]["count"].as_u64().unwrap())
+        .sum()
+}
+
+/// The orders `fix load` answered in its measured part, over its runs.
+fn answered(doc: &Value) -> u64 {
+    rows(doc)
+        .filter(|r| r["name"].as_str().unwrap().starts_with("corrected ("))
+        .map(|r| r["answered"].as_u64().unwrap())
+        .sum()
+}
+
 /// Issue 65: a reader of an interval log adds up each tag's intervals,
 /// and may add up the tags. Python's HdrHistogram, reading each command's
 /// `--hlog`, must find every tag's intervals in time order, each tag's sum
@@ -263,19 +282,7 @@ fn python_reads_every_log_as_the_report_states_it() {
     {
         return;
     }
-    let every_row = |doc: &Value| -> u64 {
-        rows(doc)
-            .filter(|r| r["hlog_tag"].is_string())
-            .map(|r| r["latency"]["count"].as_u64().unwrap())
-            .sum()
-    };
-    let answered = |doc: &Value| -> u64 {
-        rows(doc)
-            .filter(|r| r["name"].as_str().unwrap().starts_with("corrected ("))
-            .map(|r| r["answered"].as_u64().unwrap())
-            .sum()
-    };
-    let cases: Vec<(&str, Run, &dyn Fn(&Value) -> u64)> = vec![
+    let cases: Vec<(&str, Run, Measured)> = vec![
         (
             "stress",
             Box::new(|d: &Path| {
@@ -286,7 +293,7 @@ fn python_reads_every_log_as_the_report_states_it() {
                     .arg(&log));
                 (json(&out), log)
             }),
-            &every_row,
+            every_row,
         ),
         (
             "fix bench",
@@ -298,7 +305,7 @@ fn python_reads_every_log_as_the_report_states_it() {
                 ));
                 (json(&out), log)
             }),
-            &every_row,
+            every_row,
         ),
         (
             "fix load, two rates",
@@ -325,7 +332,7 @@ fn python_reads_every_log_as_the_report_states_it() {
                     .stdin(Stdio::null()));
                 (json(&out), log)
             }),
-            &answered,
+            answered,
         ),
     ];
     for (what, run, measured) in cases {
