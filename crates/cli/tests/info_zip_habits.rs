@@ -1171,6 +1171,30 @@ fn with_old_file(d: &Path) {
 
 const HABITS: &[Habit] = &[
     Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-t", "a.zip", "d/*", "-x", "d/y"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-tq", "a.zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-lT", "a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Mtime("a.zip")],
+    },
+    Habit {
         setup: nothing,
         tool: "zip",
         args: &["-R", "o.zip", "*.txt", "x*"],

@@ -324,9 +324,9 @@ pub struct UnzipArgs {
     /// files are extracted as stored, with a note (see Differences).
     #[arg(short = 'a', action = clap::ArgAction::Count)]
     text: u8,
-    /// Give the archive file the time of its newest file, and extract
-    /// nothing (Info-ZIP's `-T`).
-    #[arg(short = 'T', conflicts_with_all = ["list", "verbose", "test", "pipe", "to_screen", "comment"])]
+    /// Give the archive file the time of its newest file, and do nothing
+    /// else (Info-ZIP's `-T`, which other modes give way to).
+    #[arg(short = 'T')]
     timestamp: bool,
     /// Treat every file as binary (Info-ZIP's `-b`): perfkit always does.
     #[arg(short = 'b')]

@@ -389,9 +389,9 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
                 zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
                     pass.piece(options, e, b, &mut out)
                 });
-            pass.check(res).with_context(|| format!("reading {name}"))?;
+            let n = pass.check(res).with_context(|| format!("reading {name}"))?;
             sel.check_all_matched(&raw_name)?;
-            tested_footer(options, &name, &mut out)?;
+            tested_footer(options, &name, n, &mut out)?;
         } else {
             let mut opts = opts;
             // Flushed when dropped, before an error is printed.
@@ -466,8 +466,8 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         let res = zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
             pass.piece(options, e, b, &mut out)
         });
-        pass.check(res).with_context(|| format!("reading {name}"))?;
-        tested_footer(options, &name, &mut out)?;
+        let n = pass.check(res).with_context(|| format!("reading {name}"))?;
+        tested_footer(options, &name, n, &mut out)?;
         out.flush().context("writing to standard output")?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -624,6 +624,8 @@ struct Passing {
     mid: bool,
     /// Writing to stdout failed with this.
     write_failed: Option<io::Error>,
+    /// Entries passed through whole (and so checked).
+    entries: u64,
 }
 
 impl Passing {
@@ -638,6 +640,9 @@ impl Passing {
         b: &[u8],
         out: &mut impl Write,
     ) -> zipstream::Result<()> {
+        if b.is_empty() {
+            self.entries += 1;
+        }
         let res = self.write(options, e, b, out);
         if let Err(err) = res {
             let kind = err.kind();
@@ -682,20 +687,35 @@ impl Passing {
     }
 
     /// The outcome of a run through the entries, a failed write to stdout
-    /// named as one.
-    fn check<T>(self, res: zipstream::Result<T>) -> Result<()> {
+    /// named as one; how many entries passed.
+    fn check<T>(self, res: zipstream::Result<T>) -> Result<u64> {
         if let Some(err) = self.write_failed {
             return Err(err).context("writing to standard output");
         }
         res?;
-        Ok(())
+        Ok(self.entries)
     }
 }
 
-/// `-t`'s last line, as Info-ZIP's unzip prints it (not under `-qq`).
-fn tested_footer(options: &UnzipOptions, name: &str, out: &mut impl Write) -> Result<()> {
-    if options.test && options.quiet < 2 {
+/// `-t`'s last line, as Info-ZIP's unzip prints it (not under `-qq`),
+/// counting the `tested` entries when MEMBER or `-x` chose some.
+fn tested_footer(
+    options: &UnzipOptions,
+    name: &str,
+    tested: u64,
+    out: &mut impl Write,
+) -> Result<()> {
+    if !options.test || options.quiet >= 2 {
+        return Ok(());
+    }
+    if options.members.is_empty() && options.exclude.is_empty() {
         writeln!(out, "No errors detected in compressed data of {name}.")?;
+    } else {
+        let files = if tested == 1 { "file" } else { "files" };
+        writeln!(
+            out,
+            "No errors detected in {name} for the {tested} {files} tested."
+        )?;
     }
     Ok(())
 }
