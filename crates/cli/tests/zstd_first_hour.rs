@@ -59,6 +59,9 @@ const fn case(
     }
 }
 
+/// A skippable frame, then what is no frame: stdin for pass-through.
+const ZJ: &[u8] = b"\x50\x2a\x4d\x18\x03\x00\x00\x00abcjunk\n";
+
 const CASES: &[Case] = &[
     // Pass-through: on with -c -f (zstdcat -f), or --pass-through; stdin
     // to stdout with -f; off with --no-pass-through; without -c and -o the
@@ -147,6 +150,37 @@ const CASES: &[Case] = &[
         b"",
         &[Exit, Stdout],
     ),
+    case(
+        &["-dcf", "zj"],
+        &["decompress", "-cf", "zj"],
+        b"",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-dcf", "-T2", "zj"],
+        &["decompress", "-cf", "-T2", "zj"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-dc", "zj"],
+        &["decompress", "-c", "zj"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-d", "--pass-through", "zj", "-o", "out"],
+        &["decompress", "--pass-through", "zj", "-o", "out"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-t", "--pass-through", "zj"],
+        &["decompress", "-t", "--pass-through", "zj"],
+        b"",
+        &[Exit, Stderr],
+    ),
+    case(&["-df"], &["decompress", "-f"], ZJ, &[Exit, Stdout, Stderr]),
     // -z, -d and -t: the last wins.
     case(
         &["-d", "-z", "-c", "a.txt"],
@@ -447,6 +481,8 @@ fn files(dir: &Path) {
     let mut bad = frame.clone();
     *bad.last_mut().unwrap() ^= 1;
     w("z.zst", &frame);
+    // Frames, then what is no frame (zstd copies it with pass-through).
+    w("zj", &[&frame[..], &frame, b"junk", &frame].concat());
     w("bad.zst", &bad);
 }
 

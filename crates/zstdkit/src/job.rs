@@ -269,7 +269,9 @@ impl Decompress<'_> {
         let (window, dictionary, threads, verify_checksums, pass_through) = frames;
         let make = || decompressor(window, dictionary, verify_checksums);
         let mut input = input;
-        if threads > 1 {
+        // Pass-through decodes on one thread: the frame walker stops at
+        // what is not a frame, where pass-through copies the rest.
+        if threads > 1 && !pass_through {
             // A look at the first frame header decides. Past it, the frame
             // walker's large reads bypass this small buffer: the frames go
             // from the kernel to the walker with no reader thread's copy
@@ -292,9 +294,14 @@ impl Decompress<'_> {
         // As zstd decides it: not a zstd or skippable frame's magic (a
         // file shorter than one included), but something, is copied.
         if pass_through && !head.is_empty() && !is_frame_magic(head) {
-            return copy_through(input, out, progress);
+            return copy_through(input, Vec::new(), 0, out, progress);
         }
-        decode_streaming(Decoder::with_decompressor(input, make()?), out, progress)
+        decode_streaming(
+            Decoder::with_decompressor(input, make()?),
+            out,
+            pass_through,
+            progress,
+        )
     }
 }
 
@@ -311,14 +318,22 @@ fn is_frame_magic(head: &[u8]) -> bool {
     }
 }
 
-/// `input` copied to `out` unchanged (pass-through).
+/// The rest of an input copied to `out` unchanged (pass-through):
+/// `held`, bytes already taken from `input`, then what `input` still has;
+/// `read` bytes of the input came before them. The count written is
+/// `out`'s whole count (or, with no `out`, the bytes copied).
 fn copy_through(
     mut input: ReadAhead,
-    out: Option<WriteBehind>,
+    held: Vec<u8>,
+    mut read: u64,
+    mut out: Option<WriteBehind>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, JobError> {
-    let mut read = 0u64;
-    let mut out = out;
+    let start = read;
+    if let Some(w) = out.as_mut() {
+        w.write_all(&held).map_err(JobError::Output)?;
+    }
+    read += held.len() as u64;
     loop {
         let chunk = input.fill_buf().map_err(JobError::Input)?;
         if chunk.is_empty() {
@@ -334,7 +349,7 @@ fn copy_through(
     }
     let written = match out {
         Some(w) => w.finish().map_err(JobError::Output)?,
-        None => read,
+        None => read - start,
     };
     Ok(Outcome {
         read,
@@ -594,6 +609,7 @@ fn pump(
 fn decode_streaming(
     mut decoder: Decoder<ReadAhead>,
     mut out: Option<WriteBehind>,
+    pass_through: bool,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, JobError> {
     let mut scratch = Vec::new();
@@ -611,7 +627,20 @@ fn decode_streaming(
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             // The reader's errors too: they come out of the decoder.
-            Err(e) => return Err(JobError::Codec(Error::from_io(e))),
+            Err(e) => match Error::from_io(e) {
+                // Not a frame where one could start: with pass-through,
+                // zstd copies the rest of the input as it is.
+                Error::UnknownFormat { offset } if pass_through => {
+                    let Some(held) = decoder.taken_since(offset).map(<[u8]>::to_vec) else {
+                        return Err(JobError::Codec(Error::UnknownFormat { offset }));
+                    };
+                    let (rest, _) = decoder.into_parts();
+                    let mut tail = copy_through(rest, held, offset, out, progress)?;
+                    tail.written += discarded;
+                    return Ok(tail);
+                }
+                e => return Err(JobError::Codec(e)),
+            },
         };
         if n == 0 {
             break;

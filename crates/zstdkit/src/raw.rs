@@ -85,6 +85,12 @@ impl RawDecoder {
         }
     }
 
+    /// The bytes of a frame header gathered so far, when it arrived in
+    /// pieces (empty when none is pending).
+    pub(crate) fn held_header(&self) -> &[u8] {
+        &self.progress.header
+    }
+
     /// Decodes from `input` into `output`.
     ///
     /// A call makes progress whenever it can: given input and room for

@@ -158,6 +158,8 @@ impl<W: Write> Write for Encoder<W> {
 pub struct Decoder<R: BufRead> {
     reader: R,
     raw: RawDecoder,
+    /// Bytes taken from `reader` (consumed from its buffer) so far.
+    taken: u64,
 }
 
 impl<R: Read> Decoder<BufReader<R>> {
@@ -176,12 +178,23 @@ impl<R: BufRead> Decoder<R> {
         Decoder {
             reader,
             raw: RawDecoder::with_decompressor(decompressor),
+            taken: 0,
         }
     }
 
     /// Compressed bytes consumed so far.
     pub fn consumed(&self) -> u64 {
         self.raw.consumed()
+    }
+
+    /// After a failure at input byte `offset` (a frame boundary, where an
+    /// unknown header was met), the bytes from `offset` that were taken
+    /// from the reader already, held as a header in pieces: with what the
+    /// reader still has, they are the input from `offset` on. `None` when
+    /// the reader was taken past what is held.
+    pub(crate) fn taken_since(&self, offset: u64) -> Option<&[u8]> {
+        let n = usize::try_from(self.taken.checked_sub(offset)?).ok()?;
+        self.raw.held_header().get(..n)
     }
 
     /// Returns the reader and the context.
@@ -200,6 +213,7 @@ impl<R: BufRead> Read for Decoder<R> {
             let eof = input.is_empty();
             let step = self.raw.decode(input, out).map_err(Error::into_io)?;
             self.reader.consume(step.consumed);
+            self.taken += step.consumed as u64;
             if step.produced > 0 {
                 return Ok(step.produced);
             }

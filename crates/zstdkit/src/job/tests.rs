@@ -584,3 +584,57 @@ fn errors_say_which_side_failed() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn pass_through_copies_what_follows_the_last_frame_as_zstd_does() {
+    let text = data(10_000, 4);
+    let frame = zstd_compress(&text, 3);
+    let pass = |threads| {
+        Job::Decompress(Decompress::Frames {
+            window: WindowLimit::Default,
+            dictionary: None,
+            threads,
+            verify_checksums: true,
+            pass_through: true,
+        })
+    };
+    for tail in [&b"j"[..], b"junk", b"not a frame, longer than a header"] {
+        let input = [&frame[..], &frame, tail].concat();
+        let want = [&text[..], &text, tail].concat();
+        for threads in [1, 2] {
+            let (out, done, _) = run(pass(threads), &input, None).unwrap();
+            assert!(out == want && done.passed_through, "{tail:?} on {threads}");
+            assert_eq!(
+                (done.read, done.written),
+                (input.len() as u64, want.len() as u64)
+            );
+        }
+        // Without pass-through, the same input is refused where the
+        // frames end.
+        let err = run(frames(1), &input, None).unwrap_err();
+        assert!(
+            matches!(err, JobError::Codec(Error::UnknownFormat { offset }) if offset == 2 * frame.len() as u64),
+            "{err}"
+        );
+    }
+    // What is no frame, though it starts as zstd's magic number does, two
+    // bytes before the end of a read: those bytes are held as a header in
+    // pieces, and copied too.
+    let payload = READ_SIZE - 2 - 8;
+    let mut skippable = vec![0x50, 0x2a, 0x4d, 0x18];
+    skippable.extend_from_slice(&(payload as u32).to_le_bytes());
+    skippable.resize(READ_SIZE - 2, 7);
+    let tail = b"\x28\xb5junk after a read's end";
+    let input = [&skippable[..], tail].concat();
+    let (out, done, _) = run(pass(1), &input, None).unwrap();
+    assert!(
+        out == tail && done.passed_through,
+        "{:?}",
+        String::from_utf8_lossy(&out[..out.len().min(40)])
+    );
+    // Not a frame from the start (shorter than a magic number too).
+    for plain in [&b"ab"[..], b"plain text\n"] {
+        let (out, done, _) = run(pass(1), plain, None).unwrap();
+        assert!(out == plain && done.passed_through);
+    }
+}
