@@ -113,21 +113,18 @@ pub(crate) fn decode(
             let Some(data) = block.get(header..header + compressed) else {
                 return Err(Fault::new(header, "compressed literals past the block"));
             };
-            let (table, tree_size) = if kind == 2 {
+            // A new tree replaces the frame's last one; Treeless reuses it.
+            let mut tree_size = 0;
+            if kind == 2 {
                 let (table, used) =
                     huffman::read_table(data).map_err(|what| Fault::new(header, what))?;
                 if used >= data.len() {
                     return Err(Fault::new(header, "Huffman tree leaves no stream"));
                 }
                 *huffman = Some(Arc::new(table));
-                (huffman.as_ref(), used)
-            } else {
-                if huffman.is_none() {
-                    return Err(Fault::new(0, "Treeless literals without a previous tree"));
-                }
-                (huffman.as_ref(), 0)
-            };
-            let Some(table) = table else {
+                tree_size = used;
+            }
+            let Some(table) = huffman.as_deref() else {
                 return Err(Fault::new(0, "Treeless literals without a previous tree"));
             };
             if !decode_streams {
