@@ -181,6 +181,24 @@ const CASES: &[Case] = &[
         &[Exit, Stderr],
     ),
     case(&["-df"], &["decompress", "-f"], ZJ, &[Exit, Stdout, Stderr]),
+    case(
+        &["-dcf", "gj.gz"],
+        &["decompress", "-cf", "gj.gz"],
+        b"",
+        &[Exit, Stdout, Stderr],
+    ),
+    case(
+        &["-dc", "gj.gz"],
+        &["decompress", "-c", "gj.gz"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-t", "--pass-through", "gj.gz"],
+        &["decompress", "-t", "--pass-through", "gj.gz"],
+        b"",
+        &[Exit, Stderr],
+    ),
     // -z, -d and -t: the last wins.
     case(
         &["-d", "-z", "-c", "a.txt"],
@@ -483,6 +501,14 @@ fn files(dir: &Path) {
     w("z.zst", &frame);
     // Frames, then what is no frame (zstd copies it with pass-through).
     w("zj", &[&frame[..], &frame, b"junk", &frame].concat());
+    // A gzip member (gzip's own), then what is no member.
+    let member = Command::new("gzip")
+        .args(["-nc", "a.txt"])
+        .current_dir(dir)
+        .output()
+        .unwrap()
+        .stdout;
+    w("gj.gz", &[&member[..], b"junk"].concat());
     w("bad.zst", &bad);
 }
 
@@ -551,7 +577,7 @@ fn decoded(bytes: &[u8]) -> Vec<u8> {
 
 #[test]
 fn first_hour_habits_match_zstd() {
-    if !have("zstd", "zstd") {
+    if !have("zstd", "zstd") || !have("gzip", "gzip") {
         return;
     }
     let mut failures = Vec::new();

@@ -289,7 +289,7 @@ impl Decompress<'_> {
         // caller expected.
         let head = input.fill_buf().map_err(JobError::Input)?;
         if head.starts_with(&gzip::MAGIC) {
-            return gzip::decode(input, out, progress);
+            return gzip::decode(input, out, pass_through, progress);
         }
         // As zstd decides it: not a zstd or skippable frame's magic (a
         // file shorter than one included), but something, is copied.

@@ -4,7 +4,7 @@
 
 use std::io::{self, BufRead, Read};
 
-use super::{Outcome, ReadAhead, WRITE_SIZE, WriteBehind, pump};
+use super::{Outcome, ReadAhead, WRITE_SIZE, WriteBehind, copy_through, is_frame_magic, pump};
 use crate::error::JobError;
 
 /// The first bytes of every gzip member.
@@ -48,6 +48,7 @@ fn backend_level(level: u32) -> u32 {
 pub(super) fn decode(
     input: ReadAhead,
     mut out: Option<WriteBehind>,
+    pass_through: bool,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Outcome, JobError> {
     let counted = Counted {
@@ -86,9 +87,22 @@ pub(super) fn decode(
         }
         let input = body.get_mut();
         check_trailer(input, &crc).map_err(JobError::Gzip)?;
-        // As gzip: what follows a member is another member.
-        if input.fill_buf().map_err(JobError::Gzip)?.is_empty() {
+        // As gzip: what follows a member is another member; with
+        // pass-through, what is neither gzip nor zstd is copied as it is,
+        // as zstd copies it.
+        let next = input.fill_buf().map_err(JobError::Gzip)?;
+        if next.is_empty() {
             break;
+        }
+        if pass_through && !next.starts_with(&MAGIC) && !is_frame_magic(next) {
+            let discarding = out.is_none();
+            let rest = body.into_inner();
+            let mut tail = copy_through(rest.inner, Vec::new(), rest.read, out, progress)?;
+            if discarding {
+                // `-t`: the copy counted the copied bytes alone.
+                tail.written += decoded;
+            }
+            return Ok(tail);
         }
     }
     let read = body.get_ref().read;
