@@ -629,39 +629,47 @@ fn check_with_a_dictionary_validates_and_reads_its_data_pairs() {
 fn each_kind_of_line_is_named_the_same_in_both_forms() {
     let good = framed("35=D|55=A|");
     let bad_cs = format!("{}999|", &good[..good.len() - 4]);
-    let cases: &[(&str, String, &[&str])] = &[
+    let after = 2 * good.len() + 1;
+    let cases: Vec<(&str, String, Vec<String>)> = vec![
         (
             "a line that is not FIX",
             format!("{good}\ngarbage line\n{good}\n"),
-            &["-: line 2: garbage: 12 bytes that are not a FIX message, skipped"],
+            vec!["-: line 2: garbage: 12 bytes that are not a FIX message, skipped".to_owned()],
         ),
         (
             "text alone, as a log's prefix without its message",
             format!("{good}\n20261123-08:00:00.000 : \n"),
-            &["-: line 2: garbage: 23 bytes that are not a FIX message, skipped"],
+            vec!["-: line 2: garbage: 23 bytes that are not a FIX message, skipped".to_owned()],
         ),
         (
             "a log's prefix before a message",
             format!("{good}\n20261123-08:00:00.000 : {good}\n"),
-            &[],
+            vec![],
         ),
         (
             "bytes ending in a separator before a message",
             format!("{good}\njunk|{good}\n"),
-            &["-: line 2: garbage: 5 bytes that are not a FIX message, skipped"],
+            vec!["-: line 2: garbage: 5 bytes that are not a FIX message, skipped".to_owned()],
         ),
         (
             "a separator and an equals sign",
             format!("{good}\n=|\n"),
-            &["-: line 2: garbage: 2 bytes that are not a FIX message, skipped"],
+            vec!["-: line 2: garbage: 2 bytes that are not a FIX message, skipped".to_owned()],
+        ),
+        (
+            "bytes after a whole message",
+            format!("{good}\n{good}junk\n"),
+            vec![format!(
+                "-: line 2, offset {after}: garbage: 4 bytes that are not a FIX message, skipped"
+            )],
         ),
         (
             "a message with a wrong CheckSum",
             format!("{good}\n{bad_cs}\n"),
-            &["-: line 2: CheckSum(10) at byte "],
+            vec!["-: line 2: CheckSum(10) at byte ".to_owned()],
         ),
     ];
-    for (what, pipes, expected) in cases {
+    for (what, pipes, expected) in &cases {
         for form in ["|", "SOH"] {
             let input = match form {
                 "|" => pipes.clone(),
@@ -670,7 +678,7 @@ fn each_kind_of_line_is_named_the_same_in_both_forms() {
             let (code, out, _) = run_check(input.as_bytes(), &[]);
             let problems: Vec<&str> = out.lines().filter(|l| l.contains(": line ")).collect();
             assert_eq!(problems.len(), expected.len(), "{what} ({form}): {out}");
-            for (got, want) in problems.iter().zip(expected.iter()) {
+            for (got, want) in problems.iter().zip(expected) {
                 assert!(
                     got.starts_with(want),
                     "{what} ({form}): {got}\nwanted {want}"

@@ -6,8 +6,9 @@
 //! it by BodyLength, whatever line breaks it has. Input without SOH there is
 //! the documented `|` form, one message per line: a line that starts with
 //! `8=` is parsed whole, so its errors are the parser's; any other line
-//! (a log's prefix before a message, or no message at all), and a line
-//! holding several messages, is framed as the byte stream is.
+//! (a log's prefix before a message, or no message at all), a line
+//! holding several messages, and one with bytes after its message's
+//! CheckSum, is framed as the byte stream is.
 //!
 //! Memory stays bounded whatever the input: the stream is read [`CHUNK`]
 //! bytes at a time, a message is at most [`MAX_MESSAGE`] bytes and a line
@@ -414,12 +415,23 @@ fn one_line(
     // parser's. Any other line is framed as a byte stream is: a log's
     // prefix before a message is skipped, and bytes that are no message
     // at all are named as such, not parsed as a message they never began.
-    if line.starts_with(b"8=") && !several_messages(line) {
+    if line.starts_with(b"8=") && !several_messages(line) && !message_then_more(message) {
         return sink.problem(Origin::Line(line_no), &why);
     }
     let mut framer = Framer::new(MAX_MESSAGE);
     framer.push(message);
     Stream::new(offset, line_no, 0).drain(&mut framer, true, sink)
+}
+
+/// Whether `message` (a line starting with `8=`) is a whole message
+/// followed by more than white space. The framer then reports the bytes
+/// after its CheckSum(10) apart from it, as the SOH form does, where the
+/// parser would call the whole line a truncated message.
+fn message_then_more(message: &[u8]) -> bool {
+    let mut framer = Framer::new(MAX_MESSAGE);
+    framer.push(message);
+    matches!(framer.next_frame(), Some(Ok(frame))
+        if message.get(frame.len()..).is_some_and(|rest| !rest.trim_ascii().is_empty()))
 }
 
 /// One message of a line-oriented input into `out`, with `|` turned into
