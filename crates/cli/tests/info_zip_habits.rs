@@ -1170,6 +1170,32 @@ fn with_old_file(d: &Path) {
 }
 
 const HABITS: &[Habit] = &[
+    // A new name typed at the prompt loses `..` (with Info-ZIP's warning
+    // and exit 1, not under -q) and, under -j, its folders.
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["a.zip", "-d", "x"],
+        stdin: b"r\n../up/./there\nN\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-q", "a.zip", "-d", "x"],
+        stdin: b"r\n../up\nN\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-j", "a.zip", "-d", "x"],
+        stdin: b"r\nsub/renamed\nN\n",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
     Habit {
         setup: with_archive,
         tool: "unzip",

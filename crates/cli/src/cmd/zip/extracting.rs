@@ -112,8 +112,11 @@ struct Asked {
     /// `A` or `N` answered (or end of input): the answer to every later
     /// question.
     always: Option<Existing>,
-    /// Stdin ended at the prompt.
+    /// Stdin ended at the prompt, or a new name typed was warned of: the
+    /// run fails once it is over.
     dry: bool,
+    /// `-j`: a new name keeps its last part only.
+    junk_paths: bool,
     /// Writes out the extraction lines before a question is asked.
     flush: Option<Arc<Mutex<Progress>>>,
 }
@@ -122,8 +125,8 @@ use zipstream::{Existing, ExistsHook};
 
 impl Prompt {
     /// A prompt for an extraction into `dir` (named in the questions as
-    /// the extraction lines name files).
-    pub fn new(dir: &Path) -> Prompt {
+    /// the extraction lines name files); `junk_paths`: `-j`.
+    pub fn new(dir: &Path, junk_paths: bool) -> Prompt {
         let dir = dir.display().to_string();
         let prefix = if dir == "." {
             String::new()
@@ -133,6 +136,7 @@ impl Prompt {
         Prompt {
             state: Arc::new(Mutex::new(Asked {
                 prefix,
+                junk_paths,
                 ..Asked::default()
             })),
         }
@@ -156,13 +160,46 @@ impl Prompt {
         })
     }
 
-    /// Whether stdin ended at a question (the files after were kept).
+    /// Whether stdin ended at a question (the files after were kept) or
+    /// a new name typed was warned of: the run fails, as Info-ZIP's does.
     pub fn ran_dry(&self) -> bool {
         self.state.lock().map(|g| g.dry).unwrap_or(true)
     }
 }
 
 impl Asked {
+    /// The name typed at `new name: ` as Info-ZIP takes it: a leading `/`,
+    /// `.` and `..` left out (`..` with Info-ZIP's warning, among the
+    /// lines), and under `-j` its folders too; none when nothing is left.
+    fn new_name(&mut self, typed: &str) -> Option<String> {
+        let mut dotdot = false;
+        let parts: Vec<&str> = typed
+            .split('/')
+            .filter(|p| {
+                dotdot |= *p == "..";
+                !matches!(*p, "" | "." | "..")
+            })
+            .collect();
+        // Info-ZIP's warning, among the lines (not under -q, nor -j,
+        // whose folders go anyway); it fails the run, as its exit 1 does.
+        if dotdot && !self.junk_paths && self.flush.is_some() {
+            self.dry = true;
+            let mut out = io::stdout();
+            let shown = perfkit::printable::name(typed);
+            let _ = writeln!(
+                out,
+                "warning:  skipped \"../\" path component(s) in {shown}"
+            );
+            let _ = out.flush();
+        }
+        let kept = if self.junk_paths {
+            parts.last().map(|p| p.to_string())
+        } else {
+            (!parts.is_empty()).then(|| parts.join("/"))
+        };
+        kept.filter(|k| !k.is_empty())
+    }
+
     fn ask(&mut self, rel: &Path) -> Existing {
         if let Some(a) = &self.always {
             return a.clone();
@@ -214,8 +251,10 @@ impl Asked {
                             self.always = Some(Existing::Keep);
                             return Existing::Keep;
                         }
-                        Some(name) if name.is_empty() => continue,
-                        Some(name) => return Existing::Rename(name),
+                        Some(name) => match self.new_name(&name) {
+                            Some(n) => return Existing::Rename(n),
+                            None => continue,
+                        },
                     }
                 },
                 None => {

@@ -313,7 +313,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     // Info-ZIP's prompt for a file in the way, unless -o or -n answered
     // it already, or stdin is the archive.
     let prompt = (!options.overwrite && !options.never_overwrite && !stdin)
-        .then(|| super::extracting::Prompt::new(&options.dir));
+        .then(|| super::extracting::Prompt::new(&options.dir, options.junk_paths));
     let opts_for = |pw: Option<Vec<u8>>| ExtractOptions {
         on_exists: prompt.as_ref().map(super::extracting::Prompt::hook),
         overwrite: options.overwrite,
