@@ -1170,6 +1170,38 @@ fn with_old_file(d: &Path) {
 }
 
 const HABITS: &[Habit] = &[
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-v", "a.zip", "empty.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("a.zip")],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-o", "a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Mtime("a.zip")],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Names("a.zip")],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-sf", "-d", "a.zip", "tiny.txt", "d/sub/*"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("a.zip")],
+    },
     // A new name typed at the prompt loses `..` (with Info-ZIP's warning
     // and exit 1, not under -q) and, under -j, its folders.
     Habit {

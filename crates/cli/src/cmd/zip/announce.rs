@@ -48,9 +48,10 @@ impl Announcer {
         self
     }
 
-    /// `-v`'s last line: `total bytes=N, compressed=M -> P% savings`.
-    pub(super) fn print_totals(&self) {
-        let (size, compressed) = self.totals;
+    /// `-v`'s last line: `total bytes=N, compressed=M -> P% savings`, of
+    /// `whole` (the archive's entries) or else of the entries announced.
+    pub(super) fn print_totals(&self, whole: Option<(u64, u64)>) {
+        let (size, compressed) = whole.unwrap_or(self.totals);
         let line = format!(
             "total bytes={size}, compressed={compressed} -> {}% savings",
             percent(size, compressed)

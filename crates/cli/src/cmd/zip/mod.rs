@@ -348,6 +348,16 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             }
         }
     }
+    if no_paths && opts.mode == Mode::Add && !opts.adjust && !opts.archive_comment {
+        // `zip -o a.zip`: the archive takes the time of its newest entry.
+        if opts.latest_time && update.is_some() {
+            set_latest_time(&archive, &shown)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        // An archive and nothing to put in it: Info-ZIP's line.
+        println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
+        return Ok(ExitCode::FAILURE);
+    }
     let (steps, labels, items);
     if (opts.adjust || opts.archive_comment) && no_paths && opts.mode == Mode::Add {
         if update.is_none() {
@@ -360,7 +370,9 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         labels = vec![None; n];
         steps = (0..n).map(Step::Kept).collect::<Vec<_>>();
     } else if opts.mode == Mode::Delete {
-        let kept = delete(update.as_ref().expect("checked above"), &opts)?;
+        let Some(kept) = delete(update.as_ref().expect("checked above"), &opts)? else {
+            return Ok(ExitCode::SUCCESS);
+        };
         items = Vec::new();
         labels = vec![None; kept.len()];
         steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
@@ -592,7 +604,13 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         set_latest_time(&archive, &shown)?;
     }
     if opts.verbose && !opts.quiet {
-        announcer.print_totals();
+        // Info-ZIP's totals are of the whole archive, kept entries too.
+        let whole = if local {
+            archive_totals(&archive)
+        } else {
+            None
+        };
+        announcer.print_totals(whole);
     }
     note_unreadable(&announcer, &archive, &shown);
     if opts.move_files {
@@ -677,10 +695,11 @@ fn collect_except(opts: &Options, archive: Option<&Path>) -> Result<items::Found
     Ok(found)
 }
 
-/// `-d`: the indexes of the entries kept; prints those deleted. Fails,
+/// `-d`: the indexes of the entries kept (none under `-sf`, which lists
+/// what would go instead); prints those deleted. Fails,
 /// changing nothing, when no pattern matches (Info-ZIP's "Nothing to
 /// do!"), and warns of each pattern that matches nothing.
-fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
+fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     if opts.paths.is_empty() {
         bail!("-d needs the names (or patterns) of the entries to delete");
     }
@@ -694,6 +713,16 @@ fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
     for &k in &plan.unmatched {
         items::warn_not_matched(opts, &patterns[k].text());
     }
+    if opts.show_files {
+        // -sf -d: Info-ZIP's list of what would go, nothing written.
+        println!("Would Delete:");
+        for &i in &plan.deleted {
+            println!("  {}", perfkit::printable::name(&entries[i].name));
+        }
+        let bytes: u64 = plan.deleted.iter().map(|&i| entries[i].size).sum();
+        println!("Total {} entries ({bytes} bytes)", plan.deleted.len());
+        return Ok(None);
+    }
     if plan.deleted.is_empty() {
         bail!(
             "nothing to do: no entry of {} matches; left as it was",
@@ -705,7 +734,7 @@ fn delete(u: &Update, opts: &Options) -> Result<Vec<usize>> {
             println!("deleting: {}", perfkit::printable::name(&entries[i].name));
         }
     }
-    Ok(plan.kept)
+    Ok(Some(plan.kept))
 }
 
 /// Prints one of Info-ZIP's lines where it prints them: stdout, or
@@ -856,12 +885,32 @@ fn entry_comments_from_stdin(
     Ok((comments, (!interactive).then_some(prompts)))
 }
 
-/// `-o`: gives the archive written the time of its newest entry.
+/// The uncompressed and compressed sizes of every entry of `archive`
+/// (`-v`'s totals), if it can be read back.
+fn archive_totals(archive: &Path) -> Option<(u64, u64)> {
+    let f = fs::File::open(archive).ok()?;
+    let a = ZipArchive::new(io::BufReader::new(f)).ok()?;
+    Some(
+        a.entries()
+            .iter()
+            .fold((0, 0), |(s, c), e| (s + e.size, c + e.compressed_size)),
+    )
+}
+
+/// `-o`: gives the archive written the time of its newest entry that is
+/// not a folder.
 fn set_latest_time(archive: &Path, shown: &str) -> Result<()> {
     let f = fs::File::open(archive).with_context(|| format!("opening {shown}"))?;
     let a = ZipArchive::new(io::BufReader::new(f.try_clone()?))
         .with_context(|| format!("reading {shown}"))?;
-    let Some(newest) = a.entries().iter().map(|e| e.mtime).max() else {
+    // Folders do not count, as in Info-ZIP.
+    let Some(newest) = a
+        .entries()
+        .iter()
+        .filter(|e| e.kind() != zipstream::EntryKind::Directory)
+        .map(|e| e.mtime)
+        .max()
+    else {
         return Ok(());
     };
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(newest.max(0) as u64);
