@@ -308,7 +308,7 @@ fn python_reads_every_log_as_the_report_states_it() {
             every_row,
         ),
         (
-            "fix load, two rates",
+            "fix load, a sweep with a rate twice",
             Box::new(|d: &Path| {
                 let port = free_port();
                 let _acceptor = acceptor(d, port);
@@ -326,8 +326,16 @@ fn python_reads_every_log_as_the_report_states_it() {
                 let out = ok(Command::new(env!("CARGO_BIN_EXE_perfkit"))
                     .args(["fix", "load"])
                     .arg(&ini)
-                    .args(["--rate", "1k,2k", "--duration", "1s", "--warmup", "100ms"])
-                    .args(["--interval", "250ms", "--json", "--hlog"])
+                    // A rate given twice is two runs, two series.
+                    .args(["--rate", "1k,2k,1k", "--duration", "500ms"])
+                    .args([
+                        "--warmup",
+                        "100ms",
+                        "--interval",
+                        "125ms",
+                        "--json",
+                        "--hlog",
+                    ])
                     .arg(&log)
                     .stdin(Stdio::null()));
                 (json(&out), log)

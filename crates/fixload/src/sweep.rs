@@ -34,6 +34,9 @@ pub struct Sweep {
     /// Rates the sweep was asked for (it may end before the last).
     rates: usize,
     pin: Option<usize>,
+    /// The interval-log series of the runs so far: a rate given twice
+    /// gets a series of its own, not the first one's tag.
+    series: Vec<String>,
 }
 
 /// A finished sweep: its report, and the problems its runs met (orders
@@ -57,6 +60,7 @@ impl Sweep {
             problems: Vec::new(),
             rates: settings.rates.len(),
             pin: settings.run.pin,
+            series: Vec::new(),
         }
     }
 
@@ -83,7 +87,8 @@ impl Sweep {
         if let Some(f) = floor {
             row = row.col("cpu_over_floor_x", Value::num(f.ratio(o), 2));
         }
-        let series = corrected_series(&name);
+        let series = corrected_series(&name, &self.series);
+        self.series.push(series.clone());
         self.table.row(
             row.latency(o.total.corrected.clone())
                 .sum_of(&series)
@@ -97,8 +102,10 @@ impl Sweep {
                 .col("held", yes_no(verdict.held()))
                 .col("limited_by", verdict.limit.as_str()),
         );
-        report.sections.push(intervals(&name, o, offset));
-        report.sections.push(totals(&name, o, rate, verdict, floor));
+        report.sections.push(intervals(&name, &series, o, offset));
+        report
+            .sections
+            .push(totals(&name, &series, o, rate, verdict, floor));
     }
 
     /// Says in the last run's totals why it has no floor row (the floor
@@ -166,12 +173,21 @@ fn yes_no(b: bool) -> &'static str {
 /// the series, its totals (and its row of the sweep's table) their sum.
 /// The uncorrected latency of the same orders is kept out of the log, so
 /// that a reader adding up the log's tags counts each order once.
-fn corrected_series(run: &str) -> String {
-    perfkit_report::hlog_tag(run, "corrected")
+/// `_2`, `_3`, … follow the tag of a run named as an earlier one (a rate
+/// given twice), which is in `taken`.
+fn corrected_series(run: &str, taken: &[String]) -> String {
+    let base = perfkit_report::hlog_tag(run, "corrected");
+    let mut tag = base.clone();
+    let mut n = 1;
+    while taken.contains(&tag) {
+        n += 1;
+        tag = format!("{base}_{n}");
+    }
+    tag
 }
 
 /// One row per interval: the corrected histogram, with what was sent then.
-fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
+fn intervals(name: &str, series: &str, o: &Outcome, offset: Duration) -> Section {
     let mut s = Section::new(format!("{name}: intervals"));
     let w = o.interval;
     for (i, x) in o.intervals.iter().enumerate() {
@@ -184,7 +200,7 @@ fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
             ))
             .latency(x.corrected.clone())
             .elapsed(w)
-            .interval_of(corrected_series(name), offset + from)
+            .interval_of(series, offset + from)
             .col("sent_per_s", Value::num(x.sent as f64 / w.as_secs_f64(), 0))
             .col("late", x.late)
             .col("uncorrected_p50_us", p_us(&x.uncorrected, 0.5))
@@ -196,7 +212,14 @@ fn intervals(name: &str, o: &Outcome, offset: Duration) -> Section {
 }
 
 /// The totals of one run: both histograms and the counts.
-fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict, floor: Option<&Floor>) -> Section {
+fn totals(
+    name: &str,
+    series: &str,
+    o: &Outcome,
+    rate: f64,
+    verdict: Verdict,
+    floor: Option<&Floor>,
+) -> Section {
     let mut s = Section::new(name.to_owned());
     let counts = |r: Row| {
         r.elapsed(o.measured)
@@ -209,7 +232,7 @@ fn totals(name: &str, o: &Outcome, rate: f64, verdict: Verdict, floor: Option<&F
         counts(
             Row::new("corrected (intended send → first ExecutionReport)")
                 .latency(o.total.corrected.clone())
-                .sum_of(corrected_series(name)),
+                .sum_of(series),
         )
         .col("on_time_share", on_time(o))
         .col(
