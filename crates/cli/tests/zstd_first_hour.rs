@@ -467,6 +467,32 @@ const CASES: &[Case] = &[
         b"stdin data\n",
         &[Exit, Stderr, Tree],
     ),
+    // Several inputs into one existing file: zstd's "Proceed?", then the
+    // file's own question.
+    case(
+        &["s", "list", "-o", "kept.txt.zst"],
+        &["compress", "s", "list", "-o", "kept.txt.zst"],
+        b"y\ny\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["s", "list", "-o", "kept.txt.zst"],
+        &["compress", "s", "list", "-o", "kept.txt.zst"],
+        b"y\nn\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["s", "list", "-o", "kept.txt.zst"],
+        &["compress", "s", "list", "-o", "kept.txt.zst"],
+        b"y\n",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-f", "s", "list", "-o", "kept.txt.zst"],
+        &["compress", "-f", "s", "list", "-o", "kept.txt.zst"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
     case(
         &["-d", "z.zst", "-o", "kept.txt"],
         &["decompress", "z.zst", "-o", "kept.txt"],
@@ -528,7 +554,8 @@ fn run(cmd: &mut Command, dir: &Path, stdin: &[u8]) -> Output {
     child.wait_with_output().unwrap()
 }
 
-/// Message lines as compared: the program's name as perfkit's, trailing
+/// Message lines as compared: the program's name as perfkit's (wherever
+/// it starts a message), trailing
 /// blanks dropped, lines blank once trimmed dropped (zstd ends its
 /// "Not overwritten" with a line holding one space).
 fn lines(bytes: &[u8]) -> Vec<String> {
@@ -536,10 +563,9 @@ fn lines(bytes: &[u8]) -> Vec<String> {
         .lines()
         .map(|l| {
             let l = l.trim_end();
-            match l.strip_prefix("zstd: ") {
-                Some(rest) => format!("perfkit: {rest}"),
-                None => l.to_string(),
-            }
+            // A question answered on the line of the one before it
+            // names the program mid-line.
+            l.replace("zstd: ", "perfkit: ")
         })
         .filter(|l| !l.is_empty())
         .collect()
@@ -616,15 +642,52 @@ fn first_hour_habits_match_zstd() {
 }
 
 /// `command` run by `script` on a pseudo-terminal (stdin, stdout and
-/// stderr all a terminal), `answer` typed into it; the transcript's lines,
-/// each as it last shows on the screen (what a `\r` rewrote is gone).
+/// stderr all a terminal), `answer` typed into it once the question is on
+/// the screen (or the command is done); the transcript's lines, each as
+/// it last shows on the screen (what a `\r` rewrote is gone).
 fn on_a_terminal(command: &str, dir: &Path, answer: &[u8]) -> Vec<String> {
-    let out = run(
-        Command::new("script").args(["-qec", command, "/dev/null"]),
-        dir,
-        answer,
-    );
-    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let screen = Arc::new(Mutex::new(Vec::new()));
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = {
+        let screen = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                screen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    // Typed before the question, the answer's echo would land before it
+    // too, as it happens: wait for the question (or for the end).
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        let asked = String::from_utf8_lossy(&screen.lock().unwrap()).contains("(y/n) ?");
+        if asked || child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut pipe = child.stdin.take().unwrap();
+    let _ = pipe.write_all(answer);
+    drop(pipe);
+    child.wait().unwrap();
+    reader.join().unwrap();
+    let out = std::mem::take(&mut *screen.lock().unwrap());
+    let text = String::from_utf8_lossy(&out).replace("\r\n", "\n");
     let screen = text
         .lines()
         .map(|l| match (l.find('\r'), l.rfind('\r')) {

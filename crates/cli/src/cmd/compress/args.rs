@@ -24,13 +24,17 @@ const MIN_LEVEL: i32 = -(1 << 17);
 #[command(
     // zstd takes a flag given twice (`-c ... -c`, `-qq`): the last wins.
     args_override_self = true,
-    after_help = "zstd habits that work: -c, -o, -d, -f, -k, --rm, -t, -q, -v, -l/--list (-lv), \
--1..-19, --ultra -20..-22, --fast[=N], -T, --long[=WLOG], -M/--memory, -D, --train, --maxdict, \
--r, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i#, `-` for stdin, \
---zstd=PARAMS, --[no-]content-size, -B#, --rsyncable, --output-dir-flat, --output-dir-mirror, \
+    after_help = "zstd habits that work: -c, -o, -z, -d, -f, -k, --rm, -t (the last of -z, -d, -t \
+wins), -q, -v, -l/--list (-lv), -H, -1..-19, --ultra -20..-22, --fast[=N], -T, --single-thread, \
+--auto-threads=physical|logical, --long[=WLOG], -M/--memory, -D, --train, --maxdict, -r, \
+--filelist=FILE, --exclude-compressed, --format=zstd|gzip, --patch-from, -b#/-e#/-i# (-e#, -i# \
+ignored without -b), `-` for stdin, --zstd=PARAMS, --show-default-cparams, -C/--[no-]check, \
+--[no-]content-size, -B#, --rsyncable, --output-dir-flat, --output-dir-mirror, --[no-]pass-through \
+(on by default with -f when the output is stdout: `perfkit decompress -cf` is zstdcat -f), \
 short flags in clusters and repeated as zstd reads them (-19c, -c19, -3fc, -19T2, -19fo FILE, \
--qq, -c ... -c), --no-progress, the input's mode and times kept on the file made from it, \
-and zstd's ratio lines on stderr.
+-qq, -c ... -c), --[no-]progress, --[no-]sparse (accepted; outputs have no holes), zstd's \
+question before overwriting an output without -f (the answer read from stdin), the input's \
+mode and times kept on the file made from it, and zstd's ratio lines on stderr.
 
 Differences from zstd: the level's long form is --level N (out of range is a usage error, \
 exit 2, where zstd clamps with a warning); -v adds a line of sizes, ratio and speed per \
@@ -38,7 +42,9 @@ input (zstd's -v also prints its banner; -vv adds nothing); --list reads files, 
 --stats is another name for -v; SIGINT, SIGTERM and SIGHUP all delete the partial output and \
 exit 128 + the signal's number (zstd handles SIGINT alone, exiting 2); -b# prints a report \
 (--json and the other report flags apply) rather than zstd's lines; --format takes no xz, \
-lzma or lz4; --adapt does not exist. The recipe benchmark is \
+lzma or lz4; --adapt does not exist; --progress draws perfkit's bar on a terminal only; \
+perfkit is not installed as zstdcat or unzstd (they are `perfkit decompress -cf` and \
+`perfkit decompress`). The recipe benchmark is \
 `perfkit bench --only zstd`."
 )]
 pub struct CompressArgs {

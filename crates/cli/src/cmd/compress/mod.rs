@@ -11,7 +11,7 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, BufRead, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -341,7 +341,7 @@ fn o_pass(o: &Options, sink: &Sink) -> bool {
 /// A failure already put in its own words, to print as it is (empty:
 /// already printed).
 #[derive(Debug)]
-struct Said(String);
+pub(super) struct Said(pub(super) String);
 
 impl std::fmt::Display for Said {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -706,7 +706,8 @@ impl Coder<'_> {
                 if self.options.output_dir.is_some() {
                     outputs::make_parent(path)?;
                 }
-                let force = self.options.force || self.may_overwrite(path)?;
+                let force = self.options.force
+                    || outputs::may_overwrite(path, self.options, self.stdin_is_input)?;
                 let mut out = perfkit_report::Output::create(path, force)?;
                 // The writer thread writes through its own handle on the
                 // same open file; `out` still owns the file's fate
@@ -765,40 +766,6 @@ impl Coder<'_> {
             self.remove_input(i, input, regular, wrote_file, &sink);
         }
         Ok(done)
-    }
-
-    /// Whether an existing `path` may be replaced though `-f` was not
-    /// given, asked as zstd asks: on stderr, the answer read from stdin
-    /// (`y` or `Y` first is yes; anything else, or the end of input, no,
-    /// with zstd's `Not overwritten`). Under `-q` no one is asked (zstd's
-    /// `not overwritten`), nor when stdin is an input. `Ok(false)`: `path`
-    /// is not there (or is a device, written in place); a no is an error
-    /// already said.
-    fn may_overwrite(&self, path: &Path) -> Result<bool> {
-        if perfkit_report::is_special_file(path) || path.symlink_metadata().is_err() {
-            return Ok(false);
-        }
-        let name = path.display();
-        if self.options.quiet {
-            return Err(Said(format!("perfkit: {name} already exists; not overwritten  ")).into());
-        }
-        let mut err = io::stderr();
-        if self.stdin_is_input {
-            let _ = writeln!(
-                err,
-                "perfkit: {name} already exists; stdin is an input - not proceeding."
-            );
-            return Err(Said(String::new()).into());
-        }
-        let _ = write!(err, "perfkit: {name} already exists; overwrite (y/n) ? ");
-        let _ = err.flush();
-        let mut answer = String::new();
-        let _ = io::stdin().lock().read_line(&mut answer);
-        if answer.starts_with(['y', 'Y']) {
-            return Ok(true);
-        }
-        let _ = write!(err, "Not overwritten  \n \n");
-        Err(Said(String::new()).into())
     }
 
     /// Whether input `i` may write its planned output `path`: not over

@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -449,8 +449,61 @@ pub(super) fn join_outputs(
             return Ok(None);
         }
     }
-    let out = perfkit_report::Output::create(&path, options.force)?;
+    // Then, as zstd, the file itself, if it is there.
+    let stdin_is_input = inputs.iter().any(|f| f == Path::new("-"));
+    let force = options.force
+        || match may_overwrite(&path, &options, stdin_is_input) {
+            Ok(yes) => yes,
+            Err(e) => {
+                // A no: said already, or to say as it is; nothing written.
+                match e.downcast_ref::<super::Said>() {
+                    Some(said) if !said.0.is_empty() && !options.silent => {
+                        let _ = writeln!(err, "{}", said.0);
+                    }
+                    Some(_) => {}
+                    None => return Err(e),
+                }
+                return Ok(None);
+            }
+        };
+    let out = perfkit_report::Output::create(&path, force)?;
     Ok(Some((options, Some(out))))
+}
+
+/// Whether an existing `path` may be replaced though `-f` was not
+/// given, asked as zstd asks: on stderr, the answer read from stdin
+/// (`y` or `Y` first is yes; anything else, or the end of input, no,
+/// with zstd's `Not overwritten`). Under `-q` no one is asked (zstd's
+/// `not overwritten`), nor when stdin is an input. `Ok(false)`: `path`
+/// is not there (or is a device, written in place); a no is an error
+/// already said.
+pub(super) fn may_overwrite(path: &Path, options: &Options, stdin_is_input: bool) -> Result<bool> {
+    if perfkit_report::is_special_file(path) || path.symlink_metadata().is_err() {
+        return Ok(false);
+    }
+    let name = path.display();
+    if options.quiet {
+        return Err(
+            super::Said(format!("perfkit: {name} already exists; not overwritten  ")).into(),
+        );
+    }
+    let mut err = io::stderr();
+    if stdin_is_input {
+        let _ = writeln!(
+            err,
+            "perfkit: {name} already exists; stdin is an input - not proceeding."
+        );
+        return Err(super::Said(String::new()).into());
+    }
+    let _ = write!(err, "perfkit: {name} already exists; overwrite (y/n) ? ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    let _ = io::stdin().lock().read_line(&mut answer);
+    if answer.starts_with(['y', 'Y']) {
+        return Ok(true);
+    }
+    let _ = write!(err, "Not overwritten  \n \n");
+    Err(super::Said(String::new()).into())
 }
 
 /// An input's access and modification times, for its output.
