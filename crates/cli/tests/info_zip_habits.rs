@@ -1164,12 +1164,43 @@ fn in_step(d: &Path) {
     assert!(z.status.success());
 }
 
+/// As [`with_archive`], with a backup of `x/tiny.txt` already there.
+fn with_backups(d: &Path) {
+    with_archive(d);
+    put(d, "x/tiny.txt~", b"older\n", T0 - 200);
+}
+
 /// A file from a year before the others.
 fn with_old_file(d: &Path) {
     put(d, "old.txt", b"old\n", T0 - 400 * 86_400);
 }
 
 const HABITS: &[Habit] = &[
+    // -B backs a file in the way up (NAME~, then NAME~1...) and replaces it.
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-B", "a.zip", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_backups,
+        tool: "unzip",
+        args: &["-Bq", "a.zip", "tiny.txt", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
+    Habit {
+        setup: with_backups,
+        tool: "unzip",
+        args: &["-Bo", "a.zip", "tiny.txt", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Stderr, Tree],
+    },
     Habit {
         setup: with_archive,
         tool: "zip",

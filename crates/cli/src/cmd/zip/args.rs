@@ -237,7 +237,8 @@ a.txt? [y]es, [n]o, [A]ll, [N]one, [r]ename:`; the end of input is [N]one, and t
 fails; -o replaces, -n keeps, without asking. -c prints each file under its `inflating:` line, \
 -z the archive comment, -u and -f extract only files newer than those on disk (-u also new \
 ones), -C matches names without regard to case, -T gives the archive the time of its newest \
-file, -b (binary) is what perfkit always does.
+file, -B backs a file in the way up as NAME~ and replaces it, -b (binary) is what perfkit \
+always does.
 
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
 `--` before it); with the archive on stdin nothing is asked: an existing file is an error unless \
@@ -328,6 +329,11 @@ pub struct UnzipArgs {
     /// else (Info-ZIP's `-T`, which other modes give way to).
     #[arg(short = 'T')]
     timestamp: bool,
+    /// Back up a file in the way as NAME~ (NAME~1, ... when taken; with
+    /// -o an older NAME~ is replaced) and replace it, without asking
+    /// (Info-ZIP's `-B`).
+    #[arg(short = 'B')]
+    backup: bool,
     /// Treat every file as binary (Info-ZIP's `-b`): perfkit always does.
     #[arg(short = 'b')]
     binary: bool,
@@ -563,6 +569,7 @@ impl UnzipArgs {
             update: self.update,
             freshen: self.freshen,
             timestamp: self.timestamp,
+            backup: self.backup,
         }
     }
 }

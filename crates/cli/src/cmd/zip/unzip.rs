@@ -50,6 +50,8 @@ pub struct UnzipOptions {
     pub freshen: bool,
     /// `-T`: only give the archive file the time of its newest file.
     pub timestamp: bool,
+    /// `-B`: back up a file in the way (NAME~) and replace it.
+    pub backup: bool,
 }
 
 /// Which members a command acts on: the MEMBER patterns (all when none)
@@ -312,12 +314,19 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     }
     // Info-ZIP's prompt for a file in the way, unless -o or -n answered
     // it already, or stdin is the archive.
-    let prompt = (!options.overwrite && !options.never_overwrite && !stdin)
+    // -B answers instead: back up and replace.
+    let backup = options.backup;
+    let prompt = (!options.overwrite && !options.never_overwrite && !stdin && !backup)
         .then(|| super::extracting::Prompt::new(&options.dir, options.junk_paths));
+    let on_exists = if backup {
+        Some(backup_hook(&options.dir, options.overwrite))
+    } else {
+        prompt.as_ref().map(super::extracting::Prompt::hook)
+    };
     let opts_for = |pw: Option<Vec<u8>>| ExtractOptions {
-        on_exists: prompt.as_ref().map(super::extracting::Prompt::hook),
-        overwrite: options.overwrite,
-        skip_existing: options.never_overwrite,
+        on_exists: on_exists.clone(),
+        overwrite: options.overwrite && !backup,
+        skip_existing: options.never_overwrite && !backup,
         junk_paths: options.junk_paths,
         password: pw,
         max_total_bytes: options.max_size,
@@ -489,6 +498,37 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-B`: a file in the way is renamed to NAME~ (NAME~1, NAME~2... when
+/// that is taken; with `-o` an older NAME~ is replaced instead), as
+/// Info-ZIP backs it up, and then replaced. A backup that cannot be made
+/// keeps the file.
+fn backup_hook(dir: &Path, overwrite: bool) -> zipstream::ExistsHook {
+    let dir = dir.to_path_buf();
+    zipstream::ExistsHook::new(move |rel| {
+        let at = dir.join(rel);
+        let mut name = at.as_os_str().to_os_string();
+        name.push("~");
+        let mut backup = PathBuf::from(&name);
+        let mut k = 1u32;
+        while !overwrite && fs::symlink_metadata(&backup).is_ok() && k < 100_000 {
+            let mut n = name.clone();
+            n.push(k.to_string());
+            backup = PathBuf::from(n);
+            k += 1;
+        }
+        match fs::rename(&at, &backup) {
+            Ok(()) => zipstream::Existing::Replace,
+            Err(e) => {
+                eprintln!(
+                    "perfkit unzip: {}: cannot back it up (-B): {e}; kept",
+                    perfkit::printable::name(&at.display().to_string())
+                );
+                zipstream::Existing::Keep
+            }
+        }
+    })
 }
 
 /// `-u` and `-f`: whether entry `e` is to be extracted over what is on
