@@ -1955,3 +1955,39 @@ fn first_hour_habits_match_info_zip() {
         }
     }
 }
+
+/// `unzip -a` is accepted but converts nothing (docs/zip.md, Differences:
+/// the archive's text flag is a guess): a CR LF file comes out as stored,
+/// with one note on stderr, where Info-ZIP's `-a` writes LF line ends.
+#[test]
+fn unzip_a_converts_nothing_and_says_so() {
+    if !have_info_zip() {
+        return;
+    }
+    let p = Pair::new();
+    p.both(|d| put(d, "dos.txt", b"one\r\ntwo\r\n", T0));
+    let z = run(Command::new("zip")
+        .current_dir(&p.theirs)
+        .args(["-q", "t.zip", "dos.txt"]));
+    assert!(z.status.success());
+    std::fs::copy(p.theirs.join("t.zip"), p.ours.join("t.zip")).unwrap();
+    let theirs = run(Command::new("unzip")
+        .current_dir(&p.theirs)
+        .args(["-q", "-a", "t.zip", "-d", "x"]));
+    let ours = run(perfkit()
+        .current_dir(&p.ours)
+        .args(["unzip", "-q", "-a", "t.zip", "-d", "x"]));
+    assert_same_success("unzip -a", &ours, &theirs);
+    assert_eq!(
+        std::fs::read(p.theirs.join("x/dos.txt")).unwrap(),
+        b"one\ntwo\n"
+    );
+    assert_eq!(
+        std::fs::read(p.ours.join("x/dos.txt")).unwrap(),
+        b"one\r\ntwo\r\n"
+    );
+    assert_eq!(
+        text(&ours.stderr),
+        "perfkit unzip: note: -a (text conversion) is not done: files are extracted byte for byte as stored\n"
+    );
+}
