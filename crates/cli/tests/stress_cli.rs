@@ -164,3 +164,42 @@ fn a_soak_fails_on_a_context_leak() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("growth after warm-up"), "{err}");
 }
+
+/// Issue 65: durations in the report are in its units ("66.7 ms"), not a
+/// Duration's Debug text ("66.666666ms" for 200 ms over three rounds).
+#[test]
+fn durations_in_the_notes_are_in_the_reports_units() {
+    let out = ok(perfkit().args([
+        "stress",
+        "--duration",
+        "200ms",
+        "--sample-every",
+        "50ms",
+        "--producers",
+        "2",
+        "--consumers",
+        "2",
+        "--compare",
+        "--rounds",
+        "3",
+        "--json",
+    ]));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = doc["sections"][0]["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("3 rounds, each running every strategy for 66.7 ms in turn")),
+        "{notes:?}"
+    );
+    let mut texts: Vec<&str> = notes.iter().map(|n| n.as_str().unwrap()).collect();
+    texts.push(doc["run"]["timing"].as_str().unwrap());
+    texts.push(doc["sections"][0]["name"].as_str().unwrap());
+    for t in texts {
+        let debug_like = t
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .any(|n| n.split_once('.').is_some_and(|(_, f)| f.len() > 3));
+        assert!(!debug_like, "{t}");
+    }
+}

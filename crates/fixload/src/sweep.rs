@@ -284,8 +284,8 @@ fn totals(
             f.ratio(o)
         ));
         s.note(format!(
-            "floor: run right after, at the same rate, warm-up, duration and {:?} coalescing over {} loopback connection(s): a C sender waking with clock_nanosleep(TIMER_ABSTIME) writes {}-byte orders (this run's mean NewOrderSingle), a receiver in poll + read takes two {}-byte answers per order (its mean ExecutionReport) from a forked counterparty (a thread per connection, as engines serve sessions); its CPU is getrusage of its own process over the measured part / orders, woke {:.0}/s (sender) and {:.0}/s (receiver)",
-            f.coalesce,
+            "floor: run right after, at the same rate, warm-up, duration and {} coalescing over {} loopback connection(s): a C sender waking with clock_nanosleep(TIMER_ABSTIME) writes {}-byte orders (this run's mean NewOrderSingle), a receiver in poll + read takes two {}-byte answers per order (its mean ExecutionReport) from a forked counterparty (a thread per connection, as engines serve sessions); its CPU is getrusage of its own process over the measured part / orders, woke {:.0}/s (sender) and {:.0}/s (receiver)",
+            perfkit_report::format_ns(f.coalesce.as_nanos() as f64),
             o.sessions,
             f.order_size,
             f.report_size,

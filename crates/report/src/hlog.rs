@@ -14,7 +14,7 @@ pub enum HlogError {
     #[error(transparent)]
     Io(#[from] std::io::Error),
     /// The hdrhistogram crate could not serialise an interval.
-    #[error("serialising the interval at {start:?} ({tag}): {detail}")]
+    #[error("serialising the interval at {} ({tag}): {detail}", crate::format_ns(start.as_nanos() as f64))]
     Serialise {
         /// Where the interval starts.
         start: Duration,

@@ -433,9 +433,9 @@ impl Merged {
     pub fn report(&self, per_interval: bool) -> Report {
         let mut report = Report::new("report merge");
         report.run.timing = format!(
-            "{} interval log(s) merged, aligned on their starts, slots of {:?}",
+            "{} interval log(s) merged, aligned on their starts, slots of {}",
             self.logs.len(),
-            self.resolution
+            crate::format_ns(self.resolution.as_nanos() as f64)
         );
         let section = report.section("merged");
         for (tag, t) in &self.totals {

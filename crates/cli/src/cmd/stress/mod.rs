@@ -133,8 +133,8 @@ pub fn render(task: &Task, outcomes: &[Outcome]) -> Report {
         runs: rounds as u64,
         pinned: None,
         timing: format!(
-            "Instant around each compress/decompress call; samples every {:?}; iterations = blocks verified after warm-up",
-            cfg.sample_every
+            "Instant around each compress/decompress call; samples every {}; iterations = blocks verified after warm-up",
+            human(cfg.sample_every)
         ),
     };
     report
@@ -152,7 +152,7 @@ fn totals(task: &Task, outcomes: &[Outcome]) -> Section {
     let interval = if cfg.interval.is_zero() {
         "saturating".to_owned()
     } else {
-        format!("every {:?} per producer", cfg.interval)
+        format!("every {} per producer", human(cfg.interval))
     };
     let content = &task.content;
     let mut totals = Section::new(format!(
@@ -199,20 +199,20 @@ fn totals(task: &Task, outcomes: &[Outcome]) -> Section {
         totals.row(row.elapsed(o.measured));
     }
     totals.note(format!(
-        "MB = 10^6 uncompressed bytes verified after a {:?} warm-up; MB per CPU-second counts user+system time of the whole process (CLOCK_PROCESS_CPUTIME_ID); RSS and threads from /proc/self/status",
-        cfg.warmup
+        "MB = 10^6 uncompressed bytes verified after a {} warm-up; MB per CPU-second counts user+system time of the whole process (CLOCK_PROCESS_CPUTIME_ID); RSS and threads from /proc/self/status",
+        human(cfg.warmup)
     ));
     let rounds = task.plan.rounds;
     if outcomes.len() > 1 {
         let order = if rounds > 1 {
             format!(
-                "interleaves the strategies in this process: {rounds} rounds, each running every strategy for {:?} in turn",
-                cfg.duration / rounds
+                "interleaves the strategies in this process: {rounds} rounds, each running every strategy for {} in turn",
+                human(cfg.duration / rounds)
             )
         } else {
             format!(
-                "ran the strategies one after another in this process, {:?} each{}",
-                cfg.duration,
+                "ran the strategies one after another in this process, {} each{}",
+                human(cfg.duration),
                 if cfg.soak.is_some() {
                     " (--soak needs one continuous run per strategy)"
                 } else {
@@ -294,4 +294,10 @@ fn series(task: &Task, outcomes: &[Outcome], report: &mut Report) {
         }
         report.sections.push(series);
     }
+}
+
+/// A duration in the report's units ("10.0 ms", "7.50 s"), not its Debug
+/// text ("3.333333333s").
+fn human(d: std::time::Duration) -> String {
+    perfkit_report::format_ns(d.as_nanos() as f64)
 }
