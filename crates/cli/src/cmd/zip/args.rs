@@ -388,6 +388,8 @@ fn parse_date(s: &str) -> Result<i64, String> {
     if t == -1 {
         return Err(bad());
     }
+    // time_t is i64 here, i32 on some targets.
+    #[allow(clippy::useless_conversion)]
     Ok(i64::from(t))
 }
 
