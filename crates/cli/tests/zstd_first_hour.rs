@@ -392,6 +392,44 @@ const CASES: &[Case] = &[
         b"",
         &[Exit, Stderr, DecodedStdout],
     ),
+    case(
+        &["-d", "--show-default-cparams", "-c", "z.zst"],
+        &["compress", "-d", "--show-default-cparams", "-c", "z.zst"],
+        b"",
+        &[Exit, Stdout],
+    ),
+    case(
+        &["-t", "--show-default-cparams", "z.zst"],
+        &["compress", "-t", "--show-default-cparams", "z.zst"],
+        b"",
+        &[Exit, Stderr],
+    ),
+    case(
+        &["-t", "--no-check", "bad.zst"],
+        &["decompress", "-t", "--no-check", "bad.zst"],
+        b"",
+        &[Exit, Stderr],
+    ),
+    case(
+        &["--pass-through", "-q", "-c", "a.txt"],
+        &["compress", "--pass-through", "-q", "-c", "a.txt"],
+        b"",
+        &[Exit, DecodedStdout],
+    ),
+    case(
+        &["-d", "--pass-through", "--rm", "-q", "a.txt", "-o", "out"],
+        &[
+            "decompress",
+            "--pass-through",
+            "--rm",
+            "-q",
+            "a.txt",
+            "-o",
+            "out",
+        ],
+        b"",
+        &[Exit, Tree],
+    ),
     // -e# and -i# belong to benchmark mode; without -b, ignored.
     case(
         &["-e3", "-q", "a.txt"],

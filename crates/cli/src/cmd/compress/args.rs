@@ -431,6 +431,14 @@ impl CompressArgs {
             }));
         }
         let mode = io.mode(Mode::Compress);
+        if enc.show_default_cparams && mode == Mode::Decompress {
+            // zstd's refusal (exit 1; `-t` ignores the flag, as zstd).
+            let _ = writeln!(
+                io::stderr(),
+                "perfkit: can't use --show-default-cparams in decompression mode"
+            );
+            return Err(ExitCode::FAILURE);
+        }
         let format = match enc.format {
             FormatArg::Zstd => Format::Zstd,
             // zstd's mapping: its level, up to gzip's highest; its fast
