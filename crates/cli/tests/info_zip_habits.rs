@@ -1075,6 +1075,8 @@ enum Same {
     Mtime(&'static str),
     /// Each entry's comment in this archive (`zipinfo -v`).
     EntryComments(&'static str),
+    /// Each entry's data in this archive (`unzip -p`).
+    Data(&'static str),
 }
 
 /// One first-hour habit: the same command line given to Info-ZIP's tool
@@ -1175,7 +1177,28 @@ fn with_old_file(d: &Path) {
     put(d, "old.txt", b"old\n", T0 - 400 * 86_400);
 }
 
+/// Text with LF, CR LF and no line end at its end.
+fn with_mixed_lines(d: &Path) {
+    put(d, "mixed.txt", b"a\nb\r\nc", T0);
+}
+
 const HABITS: &[Habit] = &[
+    Habit {
+        setup: with_mixed_lines,
+        tool: "zip",
+        args: &["-l", "o.zip", "mixed.txt", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Data("o.zip")],
+    },
+    Habit {
+        setup: with_mixed_lines,
+        tool: "zip",
+        args: &["-ll", "o.zip", "mixed.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Data("o.zip")],
+    },
     // -B backs a file in the way up (NAME~, then NAME~1...) and replaces it.
     Habit {
         setup: with_archive,
@@ -1935,6 +1958,17 @@ fn first_hour_habits_match_info_zip() {
                             .join("\n")
                     };
                     (c(&ours_dir), c(&theirs_dir))
+                }
+                Data(z) => {
+                    let all = |d: &Path| {
+                        let zip = d.join(z);
+                        names(&zip)
+                            .iter()
+                            .map(|n| format!("{n}: {:?}", text(&data(&zip, n))))
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    };
+                    (all(&ours_dir), all(&theirs_dir))
                 }
                 Mtime(z) => {
                     let m = |d: &Path| {

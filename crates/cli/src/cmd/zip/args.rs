@@ -40,8 +40,10 @@ Encryption: -e (prompts twice, no echo) and -P PASSWORD write WinZip AES-256, no
 ZipCrypto (broken): Info-ZIP unzip 6.0 cannot read them, 7-Zip and perfkit unzip can. -P shows \
 the password to other users (ps), so it warns; --password-file and --password-env do not.
 
-Differences from Info-ZIP zip: --level is the long form of -0..-9 (Info-ZIP's -l converts line \
-ends, which perfkit does not do); --jobs N is long only; two inputs under one name are a usage error (exit 2), as is \
+-l and -ll store text files with CR LF or LF line ends (a file whose first 64 KiB look binary is \
+stored as it is, with Info-ZIP's warning on a line of its own).
+
+Differences from Info-ZIP zip: --level is the long form of -0..-9; --jobs N is long only; two inputs under one name are a usage error (exit 2), as is \
 Info-ZIP's 'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; \
 \"nothing to do\" (only missing names: Info-ZIP's `zip error: Nothing to do!`; -u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
 a link that loops back to a folder being walked is skipped with a note (Info-ZIP walks it until \
@@ -164,6 +166,13 @@ pub struct ZipArgs {
     /// Only files modified before DATE (Info-ZIP's `-tt`).
     #[arg(long = "before-date", value_name = "DATE", value_parser = parse_date)]
     before_date: Option<i64>,
+    /// Store text files with CR LF line ends (Info-ZIP's `-l`; a file
+    /// that looks binary is stored as it is, with a warning).
+    #[arg(short = 'l', long = "to-crlf", conflicts_with = "to_lf")]
+    to_crlf: bool,
+    /// Store text files with LF line ends, from CR LF (Info-ZIP's `-ll`).
+    #[arg(long = "to-lf")]
+    to_lf: bool,
     /// Recurse from the current folder, storing what matches the PATHS
     /// taken as patterns (Info-ZIP's `-R`: `zip -R a.zip '*.c'`).
     #[arg(short = 'R', long = "recurse-patterns")]
@@ -492,6 +501,13 @@ impl ZipArgs {
             exclude: self.exclude,
             include: self.include,
             recurse_patterns,
+            line_ends: if self.to_crlf {
+                Some(super::items::LineEnds::ToDos)
+            } else if self.to_lf {
+                Some(super::items::LineEnds::ToUnix)
+            } else {
+                None
+            },
             mode,
             move_files: self.move_files,
             test: self.test,
@@ -603,7 +619,7 @@ const DEFAULT_STORED: &[&str] = &[".Z", ".zip", ".zoo", ".arc", ".lzh", ".arj"];
 
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvgcR";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvgcRl";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):
@@ -649,6 +665,7 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
             "-FS" => return out.push("--filesync".into()),
             "-sf" => return out.push("--show-files".into()),
             "-MM" => return out.push("--must-match".into()),
+            "-ll" => return out.push("--to-lf".into()),
             "-tt" => return out.push("--before-date".into()),
             // Info-ZIP's progress displays, not -d (delete) with a letter.
             "-dc" | "-db" | "-dg" | "-dd" | "-du" | "-dv" => {

@@ -116,6 +116,8 @@ pub struct Options {
     /// `-g`: grow the archive (Info-ZIP's; every update does): warns
     /// when there is none yet, as Info-ZIP does.
     pub grow: bool,
+    /// `-l`/`-ll`: the line ends text files are stored with.
+    pub line_ends: Option<items::LineEnds>,
     /// `-R`: the patterns a path found under `.` must match, its whole
     /// name or its last part, wildcards within one folder level.
     pub recurse_patterns: Vec<String>,

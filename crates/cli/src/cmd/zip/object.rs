@@ -124,7 +124,7 @@ async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
         let adding = || format!("adding {}", item.path.display());
         let entry = entry_options(item, opts, pw)?;
         let mut r = Counting {
-            inner: open_item(item)?,
+            inner: open_item(item, opts)?,
             bar,
         };
         w.start_entry(entry).await.with_context(adding)?;

@@ -31,7 +31,13 @@ pub(super) fn entry_options(
     } else if m.file_type().is_symlink() {
         EntryOptions::symlink(&item.name)
     } else {
-        EntryOptions::file(&item.name).size_hint(m.len())
+        // -l can double a file's size (every byte a LF); -ll only shrinks.
+        let most = if opts.line_ends == Some(super::items::LineEnds::ToDos) {
+            m.len().saturating_mul(2)
+        } else {
+            m.len()
+        };
+        EntryOptions::file(&item.name).size_hint(most)
     };
     o = o
         .mtime(mtime)
@@ -160,7 +166,7 @@ pub(super) fn write_all_items(
             Step::Item(item) => {
                 let entry = entry_options(item, opts, pw)?;
                 let mut r = Counting {
-                    inner: open_item(item)?,
+                    inner: open_item(item, opts)?,
                     bar,
                 };
                 sink.add(entry, &mut r)
