@@ -1,21 +1,19 @@
 //! Compression engines behind one buffer-to-buffer interface, so the writer
 //! core and both readers drive store, deflate and zstd the same way.
 
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use flate2::{Decompress, FlushDecompress, Status};
 
 use crate::entry::Method;
 use crate::error::Error;
 
-/// How much spare room to give the encoder per call; large enough that
-/// zlib-rs works on long runs, small enough to keep memory flat.
-const OUT_STEP: usize = 64 * 1024;
+pub(crate) mod piece;
 
 /// A streaming compressor writing raw method bytes (no zlib/zstd wrappers beyond
 /// what the ZIP method defines).
 pub(crate) enum Encoder {
     /// Copies input.
     Store,
-    /// Raw deflate (no zlib header) via flate2 + zlib-rs.
+    /// Raw deflate (no zlib header) in libdeflate pieces.
     Deflate(Box<Deflater>),
     /// A zstd frame through zstdkit.
     Zstd(Box<ZstdEncoder>),
@@ -74,16 +72,19 @@ impl ZstdEncoder {
     }
 }
 
-/// Deflate that skips incompressible stretches: each chunk of at least
-/// [`DECIDE_MIN`] bytes whose byte entropy is near 8 bits is written as
-/// deflate stored blocks instead of being searched for matches. Switching
-/// out of zlib takes a sync flush (byte alignment); switching back resets the
-/// engine primed with the last 32 KiB of input as its dictionary, so later
-/// matches still reach back across the stored stretch (pigz's technique).
+/// Deflate in libdeflate pieces ([`piece`]) that skips incompressible
+/// stretches: input is gathered into pieces of [`piece::PIECE`] bytes, each
+/// compressed on its own and chained into the entry's one deflate stream;
+/// each chunk of at least [`DECIDE_MIN`] bytes whose byte entropy is near 8
+/// bits is written as deflate stored blocks instead of being searched for
+/// matches (the pending piece is ended first, so the stream is
+/// byte-aligned). Pieces start with no dictionary, so leaving a stored
+/// stretch costs nothing more than any piece boundary.
 pub(crate) struct Deflater {
-    c: Compress,
+    engine: piece::PieceDeflater,
+    /// Input gathered for the next piece.
+    pending: Vec<u8>,
     storing: bool,
-    tail: Vec<u8>,
     /// Chunks to deflate before probing again: while data compresses, the
     /// probe runs every 256 KiB, so fast-compressing data barely pays for it.
     skip: u32,
@@ -93,7 +94,6 @@ pub(crate) struct Deflater {
 const DECIDE_MIN: usize = 16 * 1024;
 /// Decision granularity.
 const DECIDE_CHUNK: usize = 64 * 1024;
-const WINDOW: usize = 32 * 1024;
 
 impl Encoder {
     /// Builds the encoder for `method` at `level` (zstd: `zstd` params win).
@@ -115,12 +115,7 @@ impl Encoder {
                 Encoder::Zstd(Box::new(ZstdEncoder::new(params)?))
             }
             Method::Stored => Encoder::Store,
-            Method::Deflate => Encoder::Deflate(Box::new(Deflater {
-                c: Compress::new(Compression::new(level.min(9)), false),
-                storing: false,
-                tail: Vec::new(),
-                skip: 0,
-            })),
+            Method::Deflate => Encoder::Deflate(Box::new(Deflater::new(level))),
         })
     }
 
@@ -135,14 +130,13 @@ impl Encoder {
 
     /// Compresses `input` then emits a sync point: the output so far is a
     /// complete prefix, byte-aligned, so its length is exact.
+    #[cfg(test)]
     pub(crate) fn encode_sync(&mut self, input: &[u8], out: &mut Vec<u8>) {
         match self {
             Encoder::Store => out.extend_from_slice(input),
             Encoder::Deflate(d) => {
                 d.encode(input, out);
-                if !d.storing {
-                    deflate_into(&mut d.c, &[], out, FlushCompress::Sync);
-                }
+                d.end_piece(out);
             }
             Encoder::Zstd(z) => z.step(input, zstdkit::FlushMode::Flush, out),
         }
@@ -152,21 +146,26 @@ impl Encoder {
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
         match self {
             Encoder::Store => {}
-            Encoder::Deflate(d) => {
-                if d.storing {
-                    // An empty final stored block: BFINAL=1, BTYPE=00, LEN=0.
-                    out.extend_from_slice(&[0x01, 0x00, 0x00, 0xFF, 0xFF]);
-                } else {
-                    deflate_into(&mut d.c, &[], out, FlushCompress::Finish);
-                }
-            }
+            Encoder::Deflate(d) => d.finish(out),
             Encoder::Zstd(z) => z.step(&[], zstdkit::FlushMode::End, out),
         }
     }
 }
 
 impl Deflater {
-    fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) {
+    /// A deflater at zip's `level` (1-9) for a new stream.
+    pub(crate) fn new(level: u32) -> Deflater {
+        Deflater {
+            engine: piece::PieceDeflater::new(level),
+            pending: Vec::new(),
+            storing: false,
+            skip: 0,
+        }
+    }
+
+    /// Compresses `input` as the stream's next bytes, appending to `out`
+    /// whatever pieces and stored blocks are complete.
+    pub(crate) fn encode(&mut self, input: &[u8], out: &mut Vec<u8>) {
         for chunk in input.chunks(DECIDE_CHUNK) {
             if !self.storing && self.skip > 0 {
                 self.skip -= 1;
@@ -174,44 +173,68 @@ impl Deflater {
                 let store = looks_incompressible(chunk);
                 if !store {
                     self.skip = 3;
-                }
-                if store && !self.storing {
+                } else if !self.storing {
                     // Byte-align the stream so stored blocks can follow.
-                    deflate_into(&mut self.c, &[], out, FlushCompress::Sync);
-                    self.storing = true;
-                    // The dictionary for switching back is the most recent
-                    // input, which from here on is the stored stretch; a
-                    // stretch shorter than 32 KiB gives a shorter (still
-                    // exact) dictionary, costing only a little ratio.
-                    self.tail.clear();
-                } else if !store && self.storing {
-                    self.c.reset();
-                    // zlib-rs accepts raw-deflate dictionaries; if it ever
-                    // refused, only the ratio of the next 32 KiB would suffer.
-                    let _ = self.c.set_dictionary(&self.tail);
-                    self.storing = false;
+                    self.end_piece(out);
                 }
+                self.storing = store;
             }
             if self.storing {
                 put_stored(chunk, out);
-                remember_tail(&mut self.tail, chunk);
             } else {
-                deflate_into(&mut self.c, chunk, out, FlushCompress::None);
+                self.gather(chunk, out);
             }
         }
     }
-}
 
-fn remember_tail(tail: &mut Vec<u8>, chunk: &[u8]) {
-    if chunk.len() >= WINDOW {
-        tail.clear();
-        tail.extend_from_slice(&chunk[chunk.len() - WINDOW..]);
-    } else {
-        let keep = WINDOW - chunk.len();
-        if tail.len() > keep {
-            tail.drain(..tail.len() - keep);
+    /// Adds `data` to the pending piece, compressing each piece once full.
+    fn gather(&mut self, mut data: &[u8], out: &mut Vec<u8>) {
+        while !data.is_empty() {
+            if self.pending.capacity() == 0 {
+                // Room for what is at hand, up to a piece: short entries
+                // that never fill one grow only as far as they go.
+                self.pending.reserve(data.len().min(piece::PIECE));
+            }
+            let take = (piece::PIECE - self.pending.len()).min(data.len());
+            self.pending.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.pending.len() == piece::PIECE {
+                self.end_piece(out);
+            }
         }
-        tail.extend_from_slice(chunk);
+    }
+
+    /// Writes the pending piece as a non-final one, so the stream so far is
+    /// a byte-aligned prefix.
+    pub(crate) fn end_piece(&mut self, out: &mut Vec<u8>) {
+        if !self.pending.is_empty() {
+            self.engine.piece(&self.pending, false, out);
+            self.pending.clear();
+        }
+    }
+
+    /// Ends the stream: the pending piece as the final one, or an empty
+    /// final stored block (the stream is byte-aligned between pieces and
+    /// stored blocks, and at its start). The deflater is then ready for a
+    /// new stream.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
+        if self.pending.is_empty() {
+            out.extend_from_slice(&piece::FINAL_EMPTY_STORED);
+        } else {
+            self.engine.piece(&self.pending, true, out);
+            self.pending.clear();
+        }
+        self.storing = false;
+        self.skip = 0;
+    }
+
+    /// Ends a stretch of a stream that another deflater continues (the
+    /// parallel writer's blocks): the pending piece ends byte-aligned and
+    /// the next stretch starts judged afresh.
+    pub(crate) fn end_stretch(&mut self, out: &mut Vec<u8>) {
+        self.end_piece(out);
+        self.storing = false;
+        self.skip = 0;
     }
 }
 
@@ -273,36 +296,6 @@ fn high_entropy(chunk: &[u8]) -> bool {
     // with the expectation for uniform bytes at this sample size instead.
     let ceiling = 8.0 - 255.0 / (2.0 * nf * std::f64::consts::LN_2);
     bits > ceiling - 0.1
-}
-
-/// Runs the engine over all of `input` with `flush`, growing `out` as needed.
-pub(crate) fn deflate_into(
-    c: &mut Compress,
-    mut input: &[u8],
-    out: &mut Vec<u8>,
-    flush: FlushCompress,
-) {
-    loop {
-        if out.capacity() - out.len() < 1024 {
-            out.reserve(OUT_STEP.max(input.len() / 2));
-        }
-        let before_in = c.total_in();
-        // A raw in-memory deflate only fails on a misuse of the API (e.g. a
-        // stream already finished), which this module never does.
-        let status = c
-            .compress_vec(input, out, flush)
-            .expect("deflate stream state is valid");
-        input = &input[(c.total_in() - before_in) as usize..];
-        if flush == FlushCompress::Finish {
-            if status == Status::StreamEnd {
-                return;
-            }
-        } else if input.is_empty() && out.capacity() > out.len() {
-            // zlib semantics: a flush is complete when the call returns with
-            // output space left over.
-            return;
-        }
-    }
 }
 
 /// Outcome of one decoder step.

@@ -318,7 +318,10 @@ impl Core {
             open.encoder.encode(&sample, &mut body);
             open.encoder.finish(&mut body);
         } else {
-            open.encoder.encode_sync(&sample, &mut body);
+            // The sample joins what follows: a deflate piece is then a whole
+            // piece long, not cut at the sample (each piece starts without
+            // the previous one's window).
+            open.encoder.encode(&sample, &mut body);
         }
         // Only a whole entry is judged: a head that does not compress says
         // nothing of what follows (random bytes before megabytes of text).

@@ -1,0 +1,377 @@
+//! Deflate in independent pieces chained into one stream (issue 64).
+//!
+//! libdeflate compresses a whole buffer into a complete deflate stream whose
+//! last block has BFINAL set; it has no streaming and no preset dictionary.
+//! A piece that is not an entry's last is made non-final the way pigz ends a
+//! block with a sync flush: its last block's BFINAL bit is cleared and an
+//! empty stored block (header bits `000`, padding to the byte, `00 00 FF FF`)
+//! follows that block's end-of-block code, so the next piece starts on a byte
+//! boundary and inflate reads the pieces as one stream.
+//!
+//! Where the last block starts and ends is known only by decoding the piece:
+//! zlib's `inflate(Z_BLOCK)` stops at every block boundary and reports it in
+//! `data_type` (+128 at a boundary, +64 once in the last block, the low 3
+//! bits the unused bits of the last byte read). flate2 does not expose
+//! `data_type`, so this module calls zlib's C API of zlib-rs (flate2's own
+//! backend) through `libz-rs-sys`: the only `unsafe` of the crate, kept here.
+//! The same pass checks the piece: it must inflate to exactly its input, or
+//! the piece is written as stored blocks instead (never a wrong archive).
+//! Measured on 32 MiB of shared libraries, docs and this repository's
+//! sources, the pass costs 15-20 % of libdeflate's level-6 compression.
+#![allow(unsafe_code)]
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+
+use libdeflater::{CompressionLvl, Compressor};
+use libz_rs_sys::{
+    Z_BLOCK, Z_OK, Z_STREAM_END, inflate, inflateEnd, inflateInit2_, z_stream, zlibVersion,
+};
+
+use super::put_stored;
+
+/// Input bytes per piece. Each piece starts without the previous 32 KiB as
+/// a dictionary (libdeflate takes none); measured with libdeflate 6, 1 MiB
+/// pieces cost +0.04 % on binaries, +0.05 % on docs and +0.37 % on
+/// sources against one whole-buffer call (256 KiB: +1.4 % on sources), and
+/// keep the writer's memory at a few MiB whatever the entry's size.
+pub(crate) const PIECE: usize = 1 << 20;
+
+/// An empty final stored block: BFINAL=1, BTYPE=00, LEN=0, NLEN=0xFFFF.
+pub(crate) const FINAL_EMPTY_STORED: [u8; 5] = [0x01, 0x00, 0x00, 0xFF, 0xFF];
+
+thread_local! {
+    /// Compressors of entries that ended on this thread, one per level, for
+    /// the next entry: a level-6 compressor is about half a MiB, and a
+    /// folder of small files would otherwise allocate one per file.
+    static SPARE: RefCell<Vec<(u32, Compressor)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// libdeflate's level for zip's `level` (1-9): the fastest whose archives
+/// were no larger than Info-ZIP zip 3.0's at that level, measured on this
+/// repository's sources, generated source, JSON and text (the corpus) and
+/// shared libraries (docs/zip.md#deflate-engine). libdeflate's own level 6
+/// is 1.8 % larger than zip -6 on generated source, its 7 smaller on all;
+/// its 9 is within 0.1 % of zip -9 on text (its 10 is near-optimal parsing,
+/// slower than Info-ZIP -9 on docs).
+fn libdeflate_level(level: u32) -> CompressionLvl {
+    let ours = match level {
+        0..=4 => level.max(1),
+        5 => 6,
+        6 => 7,
+        7 => 8,
+        _ => 9,
+    };
+    // 1..=9 are all valid libdeflate levels.
+    CompressionLvl::new(ours as i32).unwrap_or_default()
+}
+
+/// A libdeflate compressor and the scratch its check decodes into.
+pub(crate) struct PieceDeflater {
+    level: u32,
+    compressor: Option<Compressor>,
+    scratch: Vec<u8>,
+}
+
+impl PieceDeflater {
+    /// A deflater for zip's `level` (1-9, mapped by `libdeflate_level`), reusing a compressor this thread
+    /// kept from an earlier entry when there is one.
+    pub(crate) fn new(level: u32) -> PieceDeflater {
+        let level = level.clamp(1, 9);
+        let spare = SPARE.with(|s| {
+            let mut s = s.borrow_mut();
+            let at = s.iter().position(|(l, _)| *l == level)?;
+            Some(s.swap_remove(at).1)
+        });
+        PieceDeflater {
+            level,
+            compressor: Some(spare.unwrap_or_else(|| Compressor::new(libdeflate_level(level)))),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Appends `data` to `out` as one piece of a deflate stream: the
+    /// stream's end when `last`, else ending on a byte boundary with the
+    /// stream still open. A piece libdeflate did not make exactly (its
+    /// check failed) goes out as stored blocks.
+    pub(crate) fn piece(&mut self, data: &[u8], last: bool, out: &mut Vec<u8>) {
+        let c = self
+            .compressor
+            .get_or_insert_with(|| Compressor::new(libdeflate_level(self.level)));
+        let start = out.len();
+        let bound = c.deflate_compress_bound(data.len());
+        out.resize(start + bound, 0);
+        // The bound is libdeflate's own worst case, so it always fits; were
+        // it ever refused, the stored fallback below keeps the stream valid.
+        let made = c.deflate_compress(data, &mut out[start..]).ok();
+        out.truncate(start + made.unwrap_or(0));
+        let ends = made.and_then(|_| block_ends(&out[start..], data, &mut self.scratch));
+        match ends {
+            Some(ends) if !last => chain(out, start, ends),
+            Some(_) => {}
+            None => {
+                out.truncate(start);
+                put_stored(data, out);
+                if last {
+                    out.extend_from_slice(&FINAL_EMPTY_STORED);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for PieceDeflater {
+    fn drop(&mut self) {
+        if let Some(c) = self.compressor.take() {
+            let level = self.level;
+            // A thread being torn down has no pool left; the compressor is
+            // then simply freed.
+            let _ = SPARE.try_with(|s| {
+                let mut s = s.borrow_mut();
+                if !s.iter().any(|(l, _)| *l == level) {
+                    s.push((level, c));
+                }
+            });
+        }
+    }
+}
+
+/// Where a complete deflate stream's last block starts and where its
+/// end-of-block code ends, in bits from the stream's first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BlockEnds {
+    last_start: u64,
+    end: u64,
+}
+
+/// Makes the complete stream at `out[start..]` (with `ends`) non-final and
+/// byte-aligned: BFINAL cleared, an empty stored block appended.
+fn chain(out: &mut Vec<u8>, start: usize, ends: BlockEnds) {
+    let at = |bit: u64| start + (bit / 8) as usize;
+    out[at(ends.last_start)] &= !(1u8 << (ends.last_start % 8));
+    // Past the end-of-block code: only padding, zero bits, then the stream
+    // ends; the stored block's header bits 000 go right there.
+    out.truncate(at(ends.end.div_ceil(8) * 8));
+    let used = (ends.end % 8) as u32;
+    if used != 0 {
+        let last = out.len() - 1;
+        out[last] &= (1u8 << used) - 1;
+    }
+    // The three header bits fit in this byte's free bits (used 1-5), or
+    // begin a new one.
+    if used == 0 || used > 5 {
+        out.push(0);
+    }
+    out.extend_from_slice(&[0x00, 0x00, 0xFF, 0xFF]);
+}
+
+/// Decodes the complete raw deflate stream `comp` block by block: returns
+/// where its last block starts and ends if it inflates to exactly `data`
+/// and ends at `comp`'s last byte, else None.
+pub(crate) fn block_ends(comp: &[u8], data: &[u8], scratch: &mut Vec<u8>) -> Option<BlockEnds> {
+    // One byte of room past the data: a stream that makes more than it
+    // should is seen, not cut short.
+    scratch.clear();
+    scratch.resize(data.len() + 1, 0);
+    let avail_in = u32::try_from(comp.len()).ok()?;
+    let avail_out = u32::try_from(scratch.len()).ok()?;
+    let mut strm = Box::new(z_stream::default());
+    // SAFETY: `strm` is a zeroed z_stream (no allocator set, so zlib-rs uses
+    // its own), boxed so that it does not move while initialised; the
+    // version and size are this library's own.
+    let r = unsafe {
+        inflateInit2_(
+            &mut *strm,
+            -15,
+            zlibVersion(),
+            std::mem::size_of::<z_stream>() as c_int,
+        )
+    };
+    if r != Z_OK {
+        return None;
+    }
+    strm.next_in = comp.as_ptr();
+    strm.avail_in = avail_in;
+    strm.next_out = scratch.as_mut_ptr();
+    strm.avail_out = avail_out;
+    let mut last_start = 0u64;
+    let mut end = None;
+    let result = loop {
+        // SAFETY: `strm` was initialised above and not ended; next_in and
+        // avail_in describe `comp`, which inflate only reads, next_out and
+        // avail_out the rest of `scratch`, which this function borrows
+        // mutably until the stream is ended below; inflate advances them
+        // together.
+        let r = unsafe { inflate(&mut *strm, Z_BLOCK) };
+        let bit = strm.total_in * 8 - (strm.data_type & 7) as u64;
+        if r == Z_STREAM_END {
+            break end.map(|end| BlockEnds { last_start, end });
+        }
+        if r != Z_OK {
+            break None;
+        }
+        if strm.data_type & 128 != 0 {
+            // A boundary before a block's header (the last block's start
+            // when the next one read is final), or, once in the last block,
+            // right after its end-of-block code; inflate forgets the
+            // unused bits when it then reports the stream's end.
+            if strm.data_type & 64 == 0 {
+                last_start = bit;
+            } else {
+                end = Some(bit);
+            }
+        } else if strm.avail_in == 0 || strm.avail_out == 0 {
+            // Z_OK with no input or room left short of the stream's end:
+            // a truncated stream, or one making more than `data`.
+            break None;
+        }
+    };
+    let produced = strm.total_out as usize;
+    let consumed = strm.total_in as usize;
+    // SAFETY: `strm` was initialised by inflateInit2_ and is ended once.
+    unsafe { inflateEnd(&mut *strm) };
+    let ends = result?;
+    let whole = produced == data.len()
+        && consumed == comp.len()
+        && ends.end.div_ceil(8) == comp.len() as u64
+        && scratch[..produced] == *data;
+    whole.then_some(ends)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::Decoder;
+
+    fn noise(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    }
+
+    fn text(n: usize, seed: u64) -> Vec<u8> {
+        let words = [
+            "deflate ", "piece ", "block ", "final ", "stored ", "window ", "entry\n", "zip ",
+        ];
+        let mut x = seed | 1;
+        let mut v = Vec::with_capacity(n + 8);
+        while v.len() < n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.extend_from_slice(words[(x % 8) as usize].as_bytes());
+        }
+        v.truncate(n);
+        v
+    }
+
+    /// Inflates with flate2 (zlib-rs's streaming API, not the Z_BLOCK walk
+    /// under test), requiring the stream to end exactly at `comp`'s end.
+    fn inflate_all(comp: &[u8], max: usize) -> Vec<u8> {
+        let mut d = Decoder::for_method(8, None).unwrap();
+        let mut out = vec![0u8; max + 1];
+        let (mut pos, mut inp) = (0, comp);
+        loop {
+            let s = d.step(inp, &mut out[pos..]).unwrap();
+            inp = &inp[s.consumed..];
+            pos += s.produced;
+            if s.done {
+                break;
+            }
+            assert!(s.consumed + s.produced > 0, "no progress");
+        }
+        assert!(inp.is_empty(), "{} bytes after the stream's end", inp.len());
+        out.truncate(pos);
+        out
+    }
+
+    /// Pieces cut at `cuts` chain into one stream that inflates to the
+    /// whole input, whatever the bit where each piece's last block ends.
+    fn chained(data: &[u8], cuts: &[usize], level: u32) -> Vec<u8> {
+        let mut d = PieceDeflater::new(level);
+        let mut out = Vec::new();
+        let mut from = 0;
+        for (i, &to) in cuts.iter().chain([&data.len()]).enumerate() {
+            d.piece(&data[from..to], i == cuts.len(), &mut out);
+            from = to;
+        }
+        out
+    }
+
+    #[test]
+    fn pieces_of_random_text_and_incompressible_data_chain_at_every_small_offset() {
+        let mut data = text(40_000, 3);
+        data.extend_from_slice(&noise(20_000, 5));
+        data.extend_from_slice(&text(30_000, 9));
+        data.extend_from_slice(&[7u8; 5000]);
+        for first in 0..64 {
+            for level in [1, 6, 9] {
+                let cuts = [first, first + 1 + first % 7, 41_000 + first * 13, 61_000];
+                let out = chained(&data, &cuts, level);
+                assert!(
+                    inflate_all(&out, data.len()) == data,
+                    "cut {first} level {level}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_last_block_ends_on_every_bit_of_a_byte() {
+        // Sizes 1..400 of text end their streams on all eight bit offsets;
+        // each is chained before a second piece.
+        let mut seen = [false; 8];
+        let mut scratch = Vec::new();
+        for n in 1..400 {
+            let head = text(n, n as u64);
+            let mut c = Compressor::new(libdeflate_level(6));
+            let mut one = vec![0u8; c.deflate_compress_bound(n)];
+            let made = c.deflate_compress(&head, &mut one).unwrap();
+            let ends = block_ends(&one[..made], &head, &mut scratch).unwrap();
+            seen[(ends.end % 8) as usize] = true;
+            let mut data = head.clone();
+            data.extend_from_slice(&text(1000, 77));
+            let out = chained(&data, &[n], 6);
+            assert!(inflate_all(&out, data.len()) == data, "head of {n}");
+        }
+        assert_eq!(seen, [true; 8], "end bits seen");
+    }
+
+    #[test]
+    fn a_piece_that_does_not_decode_to_its_input_is_refused() {
+        let data = text(10_000, 1);
+        let mut c = Compressor::new(libdeflate_level(6));
+        let mut comp = vec![0u8; c.deflate_compress_bound(data.len())];
+        let made = c.deflate_compress(&data, &mut comp).unwrap();
+        comp.truncate(made);
+        let mut scratch = Vec::new();
+        assert!(block_ends(&comp, &data, &mut scratch).is_some());
+        // Another input, a stream cut short, one with a byte after it.
+        assert!(block_ends(&comp, &text(10_000, 2), &mut scratch).is_none());
+        assert!(block_ends(&comp[..made - 1], &data, &mut scratch).is_none());
+        let mut longer = comp.clone();
+        longer.push(0);
+        assert!(block_ends(&longer, &data, &mut scratch).is_none());
+        assert!(block_ends(&comp, &data[..9_999], &mut scratch).is_none());
+        // Stored and empty streams are walked too (no fallback for them).
+        for data in [noise(100_000, 3), Vec::new()] {
+            let mut comp = vec![0u8; c.deflate_compress_bound(data.len())];
+            let made = c.deflate_compress(&data, &mut comp).unwrap();
+            assert!(block_ends(&comp[..made], &data, &mut scratch).is_some());
+        }
+    }
+
+    #[test]
+    fn an_empty_last_piece_ends_the_stream() {
+        let data = text(5000, 4);
+        let out = chained(&data, &[5000], 6);
+        assert_eq!(inflate_all(&out, data.len()), data);
+        assert_eq!(inflate_all(&chained(&[], &[], 6), 0), b"");
+    }
+}
