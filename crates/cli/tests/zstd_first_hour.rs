@@ -806,3 +806,58 @@ fn the_progress_bar_is_for_inputs_over_16_mib_as_the_help_says() {
     let quiet = raw(&format!("{pk} compress -f --no-progress large"));
     assert!(!quiet.contains(['\r', '\u{1b}']), "{quiet:?}");
 }
+
+/// Every failure a user meets in the first hour is one line that names
+/// the file and says what is wrong in the operating system's words: no
+/// Rust names for error kinds (`entity not found`), no `(os error 2)`,
+/// no Debug text.
+#[test]
+fn failures_are_sentences_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    files(d);
+    std::fs::create_dir(d.join("folder")).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["compress", "-q", "missing"], "missing"),
+        (&["decompress", "-q", "missing.zst"], "missing.zst"),
+        (
+            &["compress", "-o", "/nonexistent/x.zst", "a.txt"],
+            "/nonexistent/x.zst",
+        ),
+        (
+            &["compress", "--output-dir-flat", "/proc/foo", "a.txt"],
+            "/proc/foo",
+        ),
+        (&["compress", "-D", "missing", "a.txt"], "missing"),
+        (&["compress", "--patch-from", "missing", "a.txt"], "missing"),
+        (&["compress", "-c", "--filelist", "missing"], "missing"),
+        (&["compress", "-c", "--filelist", "/dev/zero"], "/dev/zero"),
+        (&["compress", "-l", "missing.zst"], "missing.zst"),
+        (&["compress", "-f", "-o", "/dev/full", "a.txt"], "/dev/full"),
+        (&["compress", "--train", "missing", "a.txt"], "missing"),
+        (&["compress", "folder"], "folder"),
+        (&["decompress", "-c", "a.txt"], "a.txt"),
+        (&["decompress", "-q", "a.txt"], "a.txt"),
+    ];
+    for (args, path) in cases {
+        let out = perfkit().args(*args).current_dir(d).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = err
+            .lines()
+            .find(|l| l.starts_with("perfkit: "))
+            .unwrap_or_else(|| panic!("{args:?}: no message: {err:?}"));
+        assert!(!out.status.success(), "{args:?}");
+        assert!(line.contains(path), "{args:?}: {line}");
+        for rust in [
+            "os error",
+            "entity not found",
+            "permission denied",
+            "Os {",
+            "kind:",
+            "Custom {",
+            "Error {",
+        ] {
+            assert!(!line.contains(rust), "{args:?}: {line}");
+        }
+    }
+}

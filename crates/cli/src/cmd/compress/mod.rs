@@ -355,12 +355,12 @@ impl std::error::Error for Said {}
 /// system's words (`No such file or directory`), never Rust's names for
 /// its kinds (`entity not found`) nor its `(os error 2)`.
 pub(super) fn sentence(err: &anyhow::Error) -> String {
-    if !err.chain().any(|c| c.is::<io::Error>()) {
+    if !err.chain().any(|c| as_io(c).is_some()) {
         return super::one_line(err);
     }
     let mut line = String::new();
     for cause in err.chain() {
-        let text = match cause.downcast_ref::<io::Error>() {
+        let text = match as_io(cause) {
             Some(e) => os_words(e),
             None => cause.to_string(),
         };
@@ -373,6 +373,15 @@ pub(super) fn sentence(err: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line
+}
+
+/// The I/O error `cause` is, or shows as its own text (zstdkit's
+/// transparent `Error::Io`).
+fn as_io<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Error> {
+    match cause.downcast_ref::<zstdkit::Error>() {
+        Some(zstdkit::Error::Io(e)) => Some(e),
+        _ => cause.downcast_ref::<io::Error>(),
+    }
 }
 
 /// A file read whole that could not be, in the operating system's words.
@@ -656,9 +665,6 @@ impl Coder<'_> {
             self.may_write(i, path)?;
         }
         let start = Instant::now();
-        // zstd's rule: --[no-]pass-through as given, else on with -f when
-        // the output is stdout (`zstdcat -f`, `zstd -dcf`, `zstd -df < f`).
-        let pass = o_pass(self.options, &sink);
         // The bar is for inputs over 16 MiB, as the help says, or any
         // with --progress; never with --no-progress.
         let o = self.options;
@@ -672,7 +678,7 @@ impl Coder<'_> {
         // `wrote_file`: the output is a regular file that now holds the
         // data, the only case in which `--rm` may delete the input.
         let (counts, wrote_file) = match &sink {
-            Sink::Discard => (self.transform(pass, reader, None, size, &bar)?, false),
+            Sink::Discard => (self.transform(&sink, reader, None, size, &bar)?, false),
             Sink::Stdout => {
                 if self.options.mode == Mode::Compress && io::stdout().is_terminal() {
                     bail!(
@@ -680,7 +686,7 @@ impl Coder<'_> {
                     );
                 }
                 (
-                    self.transform(pass, reader, Some(stdout_sink()), size, &bar)?,
+                    self.transform(&sink, reader, Some(stdout_sink()), size, &bar)?,
                     false,
                 )
             }
@@ -695,7 +701,7 @@ impl Coder<'_> {
                     .try_clone()
                     .with_context(|| format!("opening {}", path.display()))?;
                 (
-                    self.transform(pass, reader, Some(Box::new(handle)), size, &bar)?,
+                    self.transform(&sink, reader, Some(Box::new(handle)), size, &bar)?,
                     false,
                 )
             }
@@ -716,7 +722,7 @@ impl Coder<'_> {
                     .file_mut()
                     .try_clone()
                     .with_context(|| format!("opening {}", path.display()))?;
-                let c = self.transform(pass, reader, Some(Box::new(handle)), size, &bar)?;
+                let c = self.transform(&sink, reader, Some(Box::new(handle)), size, &bar)?;
                 let in_place = out.is_in_place();
                 // As zstd (UTIL_setFileStat): a regular input's mode and
                 // times go to the file made from it, in both directions,
@@ -834,16 +840,18 @@ impl Coder<'_> {
     /// read, bytes written).
     fn transform(
         &self,
-        pass_through: bool,
+        sink: &Sink,
         input: Box<dyn Read + Send>,
         out: Option<Box<dyn Write + Send>>,
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
         let done = self
-            .job(self.reference, pass_through)
+            // zstd's rule: --[no-]pass-through as given, else on with -f
+            // when the output is stdout (`zstdcat -f`, `zstd -df < f`).
+            .job(self.reference, o_pass(self.options, sink))
             .run(input, size, out, &mut |at| bar.set_position(at))
-            .map_err(|e| self.job_error(e))?;
+            .map_err(|e| self.job_error(e, sink))?;
         self.passed_through.set(done.passed_through);
         if let (Some(p), true) = (done.parallel, self.options.verbose) {
             let _ = writeln!(
@@ -893,11 +901,21 @@ impl Coder<'_> {
         }
     }
 
-    /// A job's error in this tool's words: the side that failed, the
-    /// flags that admit a refused window, the reference a patch needs.
-    fn job_error(&self, err: JobError) -> anyhow::Error {
+    /// A job's error in this tool's words: the side that failed (the
+    /// output `sink` named), the flags that admit a refused window, the
+    /// reference a patch needs.
+    fn job_error(&self, err: JobError, sink: &Sink) -> anyhow::Error {
         match (err, &self.options.patch_from) {
             (JobError::Codec(e), _) => with_hint(e),
+            // The output named, as the input is at the line's start (a
+            // broken pipe stays itself: it is an exit code, not a line).
+            (JobError::Output(e), _) if e.kind() != io::ErrorKind::BrokenPipe => match sink {
+                Sink::File(p) | Sink::Joined(p) => {
+                    anyhow::anyhow!("writing {}: {}", p.display(), os_words(&e))
+                }
+                Sink::Stdout => anyhow::anyhow!("writing to standard output: {}", os_words(&e)),
+                Sink::Discard => anyhow::anyhow!("writing output: {}", os_words(&e)),
+            },
             (JobError::Patch(e), Some(reference)) => anyhow::Error::new(e).context(format!(
                 "is {} the file this patch was made from?",
                 reference.display()
