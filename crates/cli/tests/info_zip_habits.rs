@@ -1183,6 +1183,16 @@ fn with_mixed_lines(d: &Path) {
 }
 
 const HABITS: &[Habit] = &[
+    // zip -v alone shows the version, and succeeds (the words are each
+    // tool's own).
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-v"],
+        stdin: b"",
+        cwd: "",
+        same: &[Tree],
+    },
     Habit {
         setup: with_mixed_lines,
         tool: "zip",

@@ -592,13 +592,13 @@ impl UnzipArgs {
     }
 }
 
-/// `perfkit unzip` alone: its help on stdout, as Info-ZIP's `unzip`
-/// alone prints its usage.
-pub(super) fn print_unzip_usage() -> std::io::Result<()> {
+/// `perfkit zip` or `perfkit unzip` (`command`) alone: its help on
+/// stdout, as Info-ZIP's tools alone print their usage.
+pub(super) fn print_usage(command: &str) -> std::io::Result<()> {
     use clap::CommandFactory;
     let mut top = crate::flags::Cli::command();
     top.build();
-    match top.find_subcommand_mut("unzip") {
+    match top.find_subcommand_mut(command) {
         Some(cmd) => cmd.print_help(),
         None => Ok(()),
     }

@@ -255,7 +255,14 @@ const MAX_JOBS: usize = 256;
 pub fn run_zip(task: Task) -> Result<ExitCode> {
     let Task::Write(mut opts) = task;
     let Some(archive) = opts.archive.clone() else {
-        bail!("usage: perfkit zip ARCHIVE|-|s3://BUCKET/KEY PATH... (see --help)");
+        // Info-ZIP's `zip -v` alone shows its version, `zip` alone its
+        // usage; both succeed.
+        if opts.verbose {
+            println!("perfkit zip {}", env!("CARGO_PKG_VERSION"));
+        } else {
+            args::print_usage("zip").context("writing to standard output")?;
+        }
+        return Ok(ExitCode::SUCCESS);
     };
     cap_jobs(&mut opts);
     // Anything starting with `s3:` is meant as an object URL (a local file of

@@ -135,7 +135,7 @@ pub(super) fn fmt_time(unix: i64) -> String {
 /// name matches, with Info-ZIP's count of them at the end.
 pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     if options.archive.as_os_str().is_empty() {
-        super::args::print_unzip_usage().context("writing to standard output")?;
+        super::args::print_usage("unzip").context("writing to standard output")?;
         return Ok(ExitCode::SUCCESS);
     }
     if options.archive.as_os_str() == "-" {
