@@ -861,3 +861,79 @@ fn failures_are_sentences_naming_the_path() {
         }
     }
 }
+
+/// The habits docs/compress.md lists as differences, pinned beside zstd:
+/// what zstd does, and what perfkit does instead.
+#[test]
+fn the_differences_kept_are_what_the_docs_say() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    files(d);
+    let zstd = |args: &[&str]| run(Command::new("zstd").args(args), d, b"");
+    let ours = |args: &[&str]| run(perfkit().args(args), d, b"");
+    // --train over an existing file: zstd replaces it without asking;
+    // perfkit keeps it (no data lost) unless -f.
+    for i in 1..=10usize {
+        let sample: String = (i..=i * 1000)
+            .step_by(100)
+            .map(|n| format!("{n}\n"))
+            .collect();
+        std::fs::write(d.join(format!("sample{i}")), sample).unwrap();
+    }
+    let samples: Vec<String> = (1..=10).map(|i| format!("sample{i}")).collect();
+    let train = |out: &str| {
+        let mut a = vec!["--train", "-q", "-o", out];
+        a.extend(samples.iter().map(String::as_str));
+        a.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    std::fs::write(d.join("zd"), b"mine").unwrap();
+    std::fs::write(d.join("pd"), b"mine").unwrap();
+    let z = run(Command::new("zstd").args(train("zd")), d, b"");
+    assert!(z.status.success() && std::fs::read(d.join("zd")).unwrap() != b"mine");
+    let p = run(perfkit().arg("compress").args(train("pd")), d, b"");
+    assert!(!p.status.success());
+    assert_eq!(std::fs::read(d.join("pd")).unwrap(), b"mine");
+    assert!(String::from_utf8_lossy(&p.stderr).contains("pd already exists; use -f"));
+    // --auto-threads: zstd reads any other word as physical; perfkit
+    // refuses it (exit 2, a usage error).
+    assert!(
+        zstd(&["-q", "-c", "--auto-threads=many", "a.txt"])
+            .status
+            .success()
+    );
+    let p = ours(&["compress", "-q", "-c", "--auto-threads=many", "a.txt"]);
+    assert_eq!(p.status.code(), Some(2));
+    // Not zstd data, without pass-through: the same failure in other
+    // words.
+    let z = zstd(&["-dc", "a.txt"]);
+    let p = ours(&["decompress", "-c", "a.txt"]);
+    assert_eq!(lines(&z.stderr), ["perfkit: a.txt: unsupported format"]);
+    assert_eq!(
+        lines(&p.stderr),
+        ["perfkit: a.txt: not zstd data: unknown frame header at byte 0"]
+    );
+    // A zstd frame after a gzip member: zstd decodes both, perfkit
+    // fails on it.
+    let member = std::fs::read(d.join("gj.gz")).unwrap();
+    let frame = std::fs::read(d.join("z.zst")).unwrap();
+    std::fs::write(
+        d.join("gz.gz"),
+        [&member[..member.len() - 4], &frame].concat(),
+    )
+    .unwrap();
+    assert!(zstd(&["-dc", "gz.gz"]).status.success());
+    assert!(!ours(&["decompress", "-c", "gz.gz"]).status.success());
+    // --sparse: accepted, the same bytes (perfkit writes no holes).
+    assert!(
+        ours(&["decompress", "-q", "--sparse", "z.zst", "-o", "sparse"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        std::fs::read(d.join("sparse")).unwrap(),
+        std::fs::read(d.join("a.txt")).unwrap()
+    );
+}
