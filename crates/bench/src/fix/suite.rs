@@ -189,20 +189,20 @@ pub fn measure(
     for part in Part::ALL.into_iter().filter(|&p| suite.wants(p)) {
         progress(part.name());
         match part {
-            Part::Scan => parts.extend(super::scan(s).into_iter().map(Measured::Plain)),
+            Part::Scan => parts.extend(super::scan(s).into_iter().map(Measured::Batched)),
             Part::Parse => parts.push(Measured::Parse(parse_beside_quickfix(
                 s,
                 suite.input.as_deref(),
             )?)),
-            Part::Build => parts.push(Measured::Plain(super::build(s))),
-            Part::Store => parts.extend(super::store(s).into_iter().map(Measured::Plain)),
+            Part::Build => parts.push(Measured::Batched(super::build(s))),
+            Part::Store => parts.extend(super::store(s).into_iter().map(Measured::Batched)),
             Part::Deferred => {
                 let c = super::deferred(s).during("deferred processor")?;
-                parts.push(Measured::Plain(c));
+                parts.push(Measured::Batched(c));
             }
             Part::Affinity => {
                 let c = super::affinity(s).during("pinning threads")?;
-                parts.push(Measured::Plain(c));
+                parts.push(Measured::Batched(c));
             }
             Part::Transport => {
                 let c = super::transport(s).during("loopback echo")?;
@@ -227,7 +227,8 @@ pub fn measure(
     };
     for p in parts {
         match p {
-            Measured::Plain(c) => add_comparison(&mut report, c),
+            Measured::Plain(c) => add_comparison(&mut report, c, false),
+            Measured::Batched(c) => add_comparison(&mut report, c, true),
             Measured::Parse(side) => add_parse(&mut report, side),
             Measured::Session(m, load) => add_session(&mut report, m, load),
             Measured::Failover(m) => add_failover(&mut report, m),
@@ -238,8 +239,11 @@ pub fn measure(
 
 /// A measured part, in report order.
 enum Measured {
-    /// Rendered by [`add_comparison`].
+    /// Rendered by [`add_comparison`], histograms in nanoseconds.
     Plain(Comparison),
+    /// Rendered by [`add_comparison`], histograms in tenths of a
+    /// nanosecond (the batched rows, [`super::UNITS_PER_NS`]).
+    Batched(Comparison),
     /// fixcore's parse rows with QuickFIX's beside them.
     Parse(ParseSide),
     /// Whole engines over loopback.
@@ -293,9 +297,9 @@ fn add_parse(report: &mut Report, side: ParseSide) {
             version,
         }) => {
             for (v, q) in ours.variants.into_iter().zip(theirs) {
-                let ratio = median(&q.histogram) / median(&v.histogram).max(1.0);
+                let ratio = median(&q.histogram) / super::median_ns(&v.histogram).max(0.1);
                 let name = format!("QuickFIX {}", v.name);
-                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
+                section.row(batched_row(v));
                 section.row(
                     Row::new(name)
                         .latency(q.histogram)
@@ -328,8 +332,8 @@ fn add_parse(report: &mut Report, side: ParseSide) {
                  the warm-up calls per row untimed before the first run, then per run that \
                  run's share of the {calls} calls per row in batches of --batch per clock read (perfkit: \
                  std::time::Instant; QuickFIX: std::chrono::steady_clock; both \
-                 clock_gettime(CLOCK_MONOTONIC)), each batch's mean per call rounded to 1 ns \
-                 and recorded once per call; with --pin the peer is pinned to the same core. \
+                 clock_gettime(CLOCK_MONOTONIC)), each batch's mean per call rounded (perfkit: to \
+                 0.1 ns; QuickFIX: to 1 ns, its peer's unit) and recorded once per call; with --pin the peer is pinned to the same core. \
                  One difference in what a call does: perfkit reuses one Parser per row \
                  (its tables stay warm across calls, as fixcore is meant to be used), while \
                  QuickFIX constructs a new FIX::Message per call (as its sessions do)"
@@ -337,7 +341,7 @@ fn add_parse(report: &mut Report, side: ParseSide) {
         }
         Err(why) => {
             for v in ours.variants {
-                section.row(Row::new(v.name).latency(v.histogram).elapsed(v.elapsed));
+                section.row(batched_row(v));
             }
             section.note(why);
         }
@@ -566,7 +570,28 @@ fn add_floor(
     ));
 }
 
-fn add_comparison(report: &mut Report, c: Comparison) {
+/// The column of a batched row's median at a tenth of a nanosecond (the
+/// latency columns round to whole nanoseconds below 100 ns).
+const P50_TENTHS: &str = "p50_ns";
+
+/// A batched variant's row: its histogram of tenths of a nanosecond shown
+/// in nanoseconds, beside its median to the tenth.
+fn batched_row(v: perfkit_measure::Variant) -> Row {
+    let p50 = super::median_ns(&v.histogram);
+    let mut row = Row::new(v.name)
+        .latency(super::in_ns(&v.histogram))
+        .elapsed(v.elapsed)
+        .col(P50_TENTHS, Value::num(p50, if p50 < 100.0 { 1 } else { 0 }));
+    if let Some(note) = v.note {
+        row = row.col("note", note);
+    }
+    row
+}
+
+/// A comparison's section: a row per variant, its ratios and its notes;
+/// `tenths` when its histograms count tenths of a nanosecond (the batched
+/// rows), whose ratios are then taken at that resolution.
+fn add_comparison(report: &mut Report, c: Comparison, tenths: bool) {
     let speedups: Vec<f64> = (0..c.variants.len()).map(|i| c.speedup(i)).collect();
     let baseline = c
         .variants
@@ -585,17 +610,28 @@ fn add_comparison(report: &mut Report, c: Comparison) {
         .map(|n| format!("speedup_vs_{}_x", snake(n)));
     let section = report.section(c.title);
     for (i, v) in c.variants.into_iter().enumerate() {
-        let mut row = Row::new(v.name).latency(v.histogram).elapsed(v.elapsed);
+        let mut row = if tenths {
+            batched_row(v)
+        } else {
+            let row = Row::new(v.name).latency(v.histogram).elapsed(v.elapsed);
+            match v.note {
+                Some(note) => row.col("note", note),
+                None => row,
+            }
+        };
         if c.compare {
             row = row.col("speedup_x", Value::num(speedups[i], 2));
         }
         if let Some(col) = &second_col {
             row = row.col(col, Value::num(second_ratios[i], 2));
         }
-        if let Some(note) = v.note {
-            row = row.col("note", note);
-        }
         section.row(row);
+    }
+    if tenths {
+        section.note(format!(
+            "{P50_TENTHS}: the median batch mean to 0.1 ns, as recorded; the latency columns \
+             show the same histogram rounded to whole ns, and speedup_x is taken at 0.1 ns"
+        ));
     }
     if c.compare {
         section.note(format!(
@@ -675,5 +711,29 @@ mod tests {
         );
         assert_eq!((report.run.iterations, report.run.runs), (200, 2));
         assert_eq!(report.run.pinned, None, "no pin, no affinity part");
+    }
+
+    /// The batched rows show their median to a tenth of a nanosecond in
+    /// the text and the JSON, and their ratio is taken at that resolution.
+    #[test]
+    fn batched_rows_show_their_median_to_the_tenth() {
+        let suite = Suite {
+            settings: crate::fix::tests::tiny(),
+            parts: vec![Part::Store],
+            ..Suite::quick()
+        };
+        let report = measure(&suite, &|_| {}, &NoProcess).unwrap();
+        let row = &report.sections[0].rows[1];
+        let Some(Value::Num { value, decimals }) = row.get(P50_TENTHS) else {
+            panic!("no {P50_TENTHS} on {}", row.name)
+        };
+        assert_eq!(*decimals, if *value < 100.0 { 1 } else { 0 });
+        let tenths = row.latency.as_ref().map(|h| h.value_at_quantile(0.5));
+        assert!(tenths.is_some_and(|ns| (ns as f64 - value).abs() <= 0.5 + value / 100.0));
+        let text = perfkit_report::render_text(&report, false);
+        assert!(
+            text.contains(&format!("{value:.1}")) || *value >= 100.0,
+            "{text}"
+        );
     }
 }
