@@ -937,3 +937,51 @@ fn the_differences_kept_are_what_the_docs_say() {
         std::fs::read(d.join("a.txt")).unwrap()
     );
 }
+
+/// zstd's manual: `-c` writes to standard output "even if it is the
+/// console", and so does `-f`; stdin compressed to a terminal by default
+/// (or with `-o -`) is refused, `stdout is a console, aborting`.
+#[test]
+fn compressed_data_goes_to_a_terminal_only_when_asked_as_zstd() {
+    if !have("zstd", "zstd") || !have("script", "bsdutils") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    files(d);
+    let pk = env!("CARGO_BIN_EXE_perfkit");
+    let screen = |command: &str| {
+        let out = run(
+            Command::new("script").args(["-qec", command, "/dev/null"]),
+            d,
+            b"",
+        );
+        out.stdout
+    };
+    let magic = [0x28, 0xb5, 0x2f, 0xfd];
+    for (flags, written) in [
+        ("-c s", true),
+        ("-c < s", true),
+        ("-f < s", true),
+        ("< s", false),
+    ] {
+        let theirs = screen(&format!("zstd {flags}"));
+        let ours = screen(&format!("{pk} compress {flags}"));
+        if written {
+            assert!(theirs.starts_with(&magic), "zstd {flags}: {theirs:?}");
+            assert!(ours.starts_with(&magic), "perfkit {flags}: {ours:?}");
+        } else {
+            // zstd's line has no program name (as for stdin's).
+            assert_eq!(lines(&theirs), ["stdout is a console, aborting"], "{flags}");
+            assert_eq!(
+                lines(&ours),
+                ["perfkit: stdout is a console, aborting"],
+                "{flags}"
+            );
+        }
+    }
+    // `-o -` is stdout not asked for by -c (zstd 1.5.4 cannot parse `-o -`
+    // at all: "command cannot be separated from its argument").
+    let ours = screen(&format!("{pk} compress -o - < s"));
+    assert_eq!(lines(&ours), ["perfkit: stdout is a console, aborting"]);
+}

@@ -212,6 +212,23 @@ fn run_task(task: Task) -> Result<ExitCode> {
         let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
         return Ok(ExitCode::FAILURE);
     }
+    // As zstd: compressed data goes to a terminal only when asked for by
+    // -c or -f (its manual: "even if it is the console"); stdin to stdout
+    // by default, or `-o -`, is refused.
+    let to_stdout = options
+        .output
+        .as_deref()
+        .is_none_or(|o| o == Path::new("-"));
+    if options.mode == Mode::Compress
+        && files.first().is_some_and(|f| f == Path::new("-"))
+        && to_stdout
+        && !options.stdout
+        && !options.force
+        && io::stdout().is_terminal()
+    {
+        let _ = writeln!(io::stderr(), "perfkit: stdout is a console, aborting");
+        return Ok(ExitCode::FAILURE);
+    }
     if let (Mode::Compress, Some(reference), false) =
         (options.mode, &options.patch_from, options.silent)
     {
@@ -679,17 +696,10 @@ impl Coder<'_> {
         // data, the only case in which `--rm` may delete the input.
         let (counts, wrote_file) = match &sink {
             Sink::Discard => (self.transform(&sink, reader, None, size, &bar)?, false),
-            Sink::Stdout => {
-                if self.options.mode == Mode::Compress && io::stdout().is_terminal() {
-                    bail!(
-                        "refusing to write compressed data to a terminal; use -o FILE or redirect stdout"
-                    );
-                }
-                (
-                    self.transform(&sink, reader, Some(stdout_sink()), size, &bar)?,
-                    false,
-                )
-            }
+            Sink::Stdout => (
+                self.transform(&sink, reader, Some(stdout_sink()), size, &bar)?,
+                false,
+            ),
             Sink::Joined(path) => {
                 if !from_stdin && !perfkit_report::is_special_file(path) && same_file(input, path) {
                     bail!("input and output are the same file");
