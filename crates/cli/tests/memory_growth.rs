@@ -156,6 +156,35 @@ fn compress_and_decompress_stay_flat() {
     });
 }
 
+/// `zip` of one large file holds a deflate piece (1 MiB of input), its
+/// output and the check's scratch (docs/zip.md), whatever the file's size:
+/// a file to a file, and stdin to stdout (streamed, data descriptors).
+/// One thread, the default: `--jobs N` holds up to `2N + 1` blocks in
+/// flight, reached only past a few times that many MiB of input.
+#[test]
+fn zip_stays_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 MiB: several pieces, so the small run is already at the plateau.
+    let chunk = text_chunk(4 << 20);
+    let input = |units: usize| dir.path().join(format!("in{units}.txt"));
+    for units in [1, SCALE] {
+        repeat_into(&input(units), &chunk, units);
+    }
+    assert_flat("zip ARCHIVE FILE", |units| {
+        let archive = dir.path().join(format!("out{units}.zip"));
+        // zip updates an archive that is there; each run writes anew.
+        let _ = std::fs::remove_file(&archive);
+        let mut c = perfkit();
+        c.args(["zip", "-q"]).arg(archive).arg(input(units));
+        (c, None)
+    });
+    assert_flat("zip - - (stdin)", |units| {
+        let mut c = perfkit();
+        c.args(["zip", "-q", "-", "-"]);
+        (c, Some(input(units)))
+    });
+}
+
 /// A deflated archive holding one entry of `units` copies of `chunk`,
 /// written by Python's zipfile (streamed into the archive, so the test
 /// itself stays small).
