@@ -366,8 +366,26 @@ pub fn store(s: &Settings) -> Vec<Comparison> {
 }
 
 /// Inline parse+validate+store vs the deferred hot path (SPSC ring, and
-/// crossbeam ArrayQueue as a baseline).
+/// crossbeam ArrayQueue as a baseline). The producer (the measuring
+/// thread, for the section) and the consumers are pinned to two different
+/// cores when two are usable ([`affinity::pair`]), `--pin`'s core the
+/// producer's; on a one-core mask they share it.
 pub fn deferred(s: &Settings) -> Result<Comparison> {
+    match affinity::pair(s.pin) {
+        Some((producer, helper)) => {
+            affinity::with_placement(Some(producer), || deferred_placed(s, Some(helper)))?
+        }
+        None => {
+            let mut c = deferred_placed(s, None)?;
+            c.notes.push(affinity::pair_note(None));
+            Ok(c)
+        }
+    }
+}
+
+/// [`deferred`] with the calling thread as the producer, where it is, and
+/// the consumers on `helper` (or the process's original mask).
+fn deferred_placed(s: &Settings, helper: Option<usize>) -> Result<Comparison> {
     let msg = sample::all().swap_remove(0).1;
     let batch = s.batch.max(1);
     let mut ops: Vec<(String, Op<'_>)> = Vec::new();
@@ -385,10 +403,6 @@ pub fn deferred(s: &Settings) -> Result<Comparison> {
             }),
         ));
     }
-    // With --pin the producer (this thread) owns its core; the consumers
-    // get another one, or the process's original mask when there is none,
-    // so neither queue's consumer shares the producer's core.
-    let helper = s.pin.and_then(affinity::other_core);
     let producer = Pinning::current();
     let mut d = DeferredProcessor::spawn(batch.next_power_of_two() * 2, 512, 8192, helper)?;
     let worker = d.placement();
@@ -691,13 +705,12 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
     let request = sample::new_order_single(&mut b, 1);
     let reply = sample::execution_report(&mut b, 1);
     let runs = s.runs.max(1);
-    // Client and server on different cores when pinning is asked for (the
-    // next core of the process's original mask, not of this thread's, which
-    // may be pinned already); otherwise both get the original mask.
-    let (client_core, server_core) = match s.pin {
-        Some(c) => (Some(c), Some(affinity::other_core(c).unwrap_or(c))),
-        None => (None, None),
-    };
+    // Client and server on different cores of the process's original mask
+    // (not of this thread's, which may be pinned already), `--pin`'s the
+    // client's: left to the scheduler they shared a core in some runs and
+    // not in others. On a one-core mask both run there.
+    let placed = affinity::pair(s.pin);
+    let (client_core, server_core) = placed.map_or((None, None), |(c, v)| (Some(c), Some(v)));
     // Where io_uring cannot be used at all, its rows are left out and a
     // note says why, rather than failing the whole benchmark.
     let mut notes = vec![
@@ -705,6 +718,9 @@ pub fn transport(s: &Settings) -> Result<Comparison> {
          the server and the reply by the client"
             .to_string(),
     ];
+    if placed.is_none() {
+        notes.push(affinity::pair_note(None));
+    }
     let uring = transport::io_uring_available();
     if let Err(e) = &uring {
         notes.push(format!("{e}; its rows are left out"));

@@ -247,3 +247,79 @@ fn the_failover_part_times_each_kill_to_the_standbys_answer() {
         "{section}"
     );
 }
+
+/// The placement of each pairing's two sides: with `--pin 0` the engines
+/// still start from the process's mask (not the measuring thread's core),
+/// each on a core of its own where two are usable, and the rows say so;
+/// on a one-core mask (`taskset -c 0`) every pairing shares that core, the
+/// run still works, and the notes say so.
+#[test]
+fn each_pairing_runs_on_two_cores_when_two_are_free_and_says_so() {
+    let peers = tempfile::tempdir().unwrap();
+    let placement = |doc: &Value, name: &str| -> String {
+        let section = schema::section(doc, name);
+        let mut text = section["notes"].to_string();
+        for r in section["rows"].as_array().unwrap() {
+            text.push_str(&r.to_string());
+        }
+        text
+    };
+    let run = |taskset: bool| {
+        let mut cmd = fix_bench(
+            "deferred,transport,session",
+            &[
+                "--pin",
+                "0",
+                "--session-orders",
+                "200",
+                "--session-latency-orders",
+                "50",
+            ],
+        );
+        if taskset {
+            let mut t = std::process::Command::new("taskset");
+            t.args(["-c", "0"])
+                .arg(cmd.get_program())
+                .args(cmd.get_args());
+            for (k, v) in cmd.get_envs() {
+                match v {
+                    Some(v) => t.env(k, v),
+                    None => t.env_remove(k),
+                };
+            }
+            cmd = t;
+        }
+        cmd.env(perfkit_bench::peer::DIR_ENV, peers.path());
+        schema::report(&interop::ok_within(&mut cmd, 120))
+    };
+    let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+    if two {
+        let doc = run(false);
+        let session = placement(&doc, "session");
+        assert!(
+            session
+                .contains("the initiator's process pinned to core 0 and the acceptor's to core 1"),
+            "{session}"
+        );
+        let deferred = placement(&doc, "deferred");
+        assert!(
+            deferred.contains(
+                "producer (measuring thread) pinned to core 0; SPSC worker pinned to core 1"
+            ),
+            "{deferred}"
+        );
+        let transport = placement(&doc, "transport");
+        assert!(
+            transport.contains("client pinned to core 0, server pinned to core 1"),
+            "{transport}"
+        );
+    }
+    let doc = run(true);
+    for name in ["session", "deferred", "transport"] {
+        let text = placement(&doc, name);
+        assert!(
+            text.contains("both sides on the process's one core (0)"),
+            "{name}: {text}"
+        );
+    }
+}

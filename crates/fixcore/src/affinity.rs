@@ -133,6 +133,47 @@ pub fn other_core(core: usize) -> Option<usize> {
         .or_else(|| ids.iter().copied().find(|&c| c != core))
 }
 
+/// Two different cores of the process's original mask for the two sides of
+/// a pairing (a producer and its worker, a client and its server, an
+/// initiator and its acceptor): `first` (or the lowest usable core) and
+/// the next one. `None` when the mask has one core: then both sides share
+/// it. Left to the scheduler, two busy threads on a 2-core machine land on
+/// one core in some runs and on two in others, and the readings are
+/// bimodal.
+pub fn pair(first: Option<usize>) -> Option<(usize, usize)> {
+    let first = first.or_else(|| usable().first().copied())?;
+    other_core(first).map(|second| (first, second))
+}
+
+/// A pairing's placement in words for a row's note: `"cores 0 and 1"`, or
+/// that both sides share the process's one core.
+pub fn pair_note(pair: Option<(usize, usize)>) -> String {
+    match pair {
+        Some((a, b)) => format!("the two sides pinned to cores {a} and {b}"),
+        None => format!(
+            "both sides on the process's one core ({})",
+            usable()
+                .first()
+                .map_or_else(|| "unknown".to_owned(), |c| c.to_string())
+        ),
+    }
+}
+
+/// Runs `f` on the calling thread with its mask set to `core` (or to the
+/// mask the process started with, for `None`), then gives the thread its
+/// mask back. For starting child processes: a child starts with the mask
+/// of the thread that forks it, so a child started from a pinned measuring
+/// thread would otherwise run all its threads on that thread's core. A
+/// refused placement is returned and `f` is not run.
+pub fn with_placement<R>(core: Option<usize>, f: impl FnOnce() -> R) -> Result<R> {
+    remember_original();
+    let before = sys::current();
+    place_current(core)?;
+    let out = f();
+    sys::set(before)?;
+    Ok(out)
+}
+
 /// Whether and where a measured thread was pinned, for reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pinning {
@@ -189,12 +230,14 @@ mod sys {
         ORIGINAL.get_or_init(get);
     }
 
-    pub fn original() -> Option<Mask> {
-        ORIGINAL.get().copied().flatten()
+    /// The calling thread's mask, to set back with [`set`].
+    pub fn current() -> Option<Mask> {
+        get()
     }
 
-    pub fn restore() -> Result<()> {
-        let Some(Mask(set)) = original() else {
+    /// Gives the calling thread `mask` (nothing for `None`).
+    pub fn set(mask: Option<Mask>) -> Result<()> {
+        let Some(Mask(set)) = mask else {
             return Ok(());
         };
         // SAFETY: `set` is a valid cpu_set_t read by sched_getaffinity and
@@ -205,6 +248,14 @@ mod sys {
         } else {
             Err(PinError::Restore(std::io::Error::last_os_error()))
         }
+    }
+
+    pub fn original() -> Option<Mask> {
+        ORIGINAL.get().copied().flatten()
+    }
+
+    pub fn restore() -> Result<()> {
+        set(original())
     }
 
     pub fn ids(mask: &Mask) -> Vec<usize> {
@@ -231,6 +282,14 @@ mod sys {
     }
 
     pub fn restore() -> Result<()> {
+        Ok(())
+    }
+
+    pub fn current() -> Option<Mask> {
+        None
+    }
+
+    pub fn set(_: Option<Mask>) -> Result<()> {
         Ok(())
     }
 
@@ -348,6 +407,66 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// `with_placement`: a child process started from a pinned thread inside
+    /// `with_placement(None, ..)` runs on the process's original mask (read
+    /// from the child's own `/proc/PID/status`), one started inside
+    /// `with_placement(Some(core), ..)` on that core, and the thread is pinned
+    /// as before afterwards; `pair` gives two different cores when two are
+    /// usable.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn children_start_with_the_mask_asked_for_and_the_thread_keeps_its_own() {
+        let all = usable();
+        let first = all[0];
+        let last = *all.last().unwrap();
+        let child_mask = |core: Option<usize>| {
+            let child = with_placement(core, || {
+                std::process::Command::new("sleep")
+                    .arg("5")
+                    .spawn()
+                    .unwrap()
+            })
+            .unwrap();
+            let mut child = child;
+            let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+            let _ = child.kill();
+            let _ = child.wait();
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .unwrap()
+                .trim()
+                .to_owned()
+        };
+        std::thread::spawn(move || {
+            remember_original();
+            let original = kernel_mask();
+            pin_current(first).unwrap();
+            let unpinned = child_mask(None);
+            let mut ids = Vec::new();
+            for part in unpinned.split(',') {
+                let (a, b) = part.split_once('-').unwrap_or((part, part));
+                ids.extend(a.parse::<usize>().unwrap()..=b.parse::<usize>().unwrap());
+            }
+            assert_eq!(ids, original, "the child of a pinned thread");
+            assert_eq!(kernel_mask(), vec![first], "the thread keeps its pin");
+            assert_eq!(child_mask(Some(last)), last.to_string());
+            assert_eq!(kernel_mask(), vec![first]);
+        })
+        .join()
+        .unwrap();
+        match pair(None) {
+            Some((a, b)) => {
+                assert!(all.len() > 1 && a != b && all.contains(&a) && all.contains(&b));
+                assert!(pair_note(Some((a, b))).contains(&format!("cores {a} and {b}")));
+            }
+            None => {
+                assert_eq!(all.len(), 1);
+                assert!(pair_note(None).starts_with("both sides on the process's one core"));
+            }
+        }
     }
 
     /// `place_current_or_unpin`: a refused pin is returned and the thread,

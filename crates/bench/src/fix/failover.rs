@@ -93,6 +93,7 @@ pub fn measure(kills: usize, perfkit: &dyn Launcher) -> Result<Measured> {
             &ours,
             &cfgs[i],
             &d.join(format!("acceptor-{i}-{starts}.log")),
+            None,
         )
     };
     let mut engines = [start(0)?, start(1)?];

@@ -138,6 +138,8 @@ pub struct Measured {
     /// a file store, perfkit↔QuickFIX, QuickFIX↔perfkit, QuickFIX↔QuickFIX
     /// (the last three only with the peer).
     pub pairings: Vec<Pairing>,
+    /// Where the engines ran, in words for the rows' notes.
+    pub placement: String,
     /// The note replacing the QuickFIX pairings.
     pub missing: Option<String>,
     /// The note replacing the TLS pairing (no `openssl` to make its
@@ -169,6 +171,17 @@ const EMPTY_COMMITS: usize = 1_000;
 
 /// Runs every pairing `load.runs` times; `perfkit` starts perfkit's side.
 pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
+    // Every process this part starts (the engines, the database, the
+    // floor) starts from the mask the process started with, not from the
+    // measuring thread's `--pin`; each pairing's two engines then get a
+    // core each where two are usable.
+    fixcore::affinity::with_placement(None, || measure_placed(load, perfkit))
+        .map_err(|e| Error::Program(format!("placing the session engines: {e}")))?
+}
+
+/// [`measure`] on the process's original mask.
+fn measure_placed(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
+    let placed = fixcore::affinity::pair(None);
     let ours = Engine::Perfkit(perfkit);
     let peer = peer::start_or_note(
         QUICKFIX_SESSION,
@@ -265,6 +278,7 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
                 load,
                 dir.path(),
                 cluster.as_ref(),
+                placed,
                 &mut pairings[i],
             )
             .during_with(|| format!("session bench, {}", pairings[i].name))?;
@@ -280,6 +294,13 @@ pub fn measure(load: Load, perfkit: &dyn Launcher) -> Result<Measured> {
     };
     Ok(Measured {
         pairings,
+        placement: match placed {
+            Some((ini, acc)) => format!(
+                "the initiator's process pinned to core {ini} and the acceptor's to core {acc} \
+                 (every thread of each); the database and the floor on the process's original mask"
+            ),
+            None => fixcore::affinity::pair_note(None),
+        },
         missing,
         tls_missing,
         postgres_missing,
@@ -373,8 +394,10 @@ fn one_round(
     load: Load,
     dir: &Path,
     cluster: Option<&super::pg::Cluster>,
+    placed: Option<(usize, usize)>,
     into: &mut Pairing,
 ) -> Result<()> {
+    let (ini_core, acc_core) = placed.map_or((None, None), |(i, a)| (Some(i), Some(a)));
     let port = free_port()?;
     let store = match (variant, cluster) {
         (Variant::Postgres, Some(c)) => c.store_settings(),
@@ -387,7 +410,7 @@ fn one_round(
     };
     let acc_cfg = settings(dir, "acceptor", port, variant, &store)?;
     let ini_cfg = settings(dir, "initiator", port, variant, "")?;
-    let server = Acceptor::start(acceptor, &acc_cfg, &dir.join("acceptor.log"))?;
+    let server = Acceptor::start(acceptor, &acc_cfg, &dir.join("acceptor.log"), acc_core)?;
     let latencies = dir.join("latencies");
     let started = Instant::now();
     run_initiator(
@@ -398,6 +421,7 @@ fn one_round(
         load.spin,
         &latencies,
         dir,
+        ini_core,
     )?;
     into.latency_elapsed += started.elapsed();
     let n = record_round_trips(&latencies, &mut into.round_trips)?;
@@ -421,6 +445,7 @@ fn one_round(
         Duration::ZERO,
         &latencies,
         dir,
+        ini_core,
     )?;
     let cpu = server.cpu()?.saturating_sub(before);
     let per_order = |d: Duration| d / u32::try_from(load.orders.max(1)).unwrap_or(u32::MAX);
@@ -522,6 +547,16 @@ fn settings(dir: &Path, role: &str, port: u16, variant: Variant, extra: &str) ->
     Ok(path)
 }
 
+/// Starts `cmd` pinned to `core` (its every thread: a child starts with
+/// its forking thread's mask), or on the calling thread's mask for `None`.
+fn spawn_on(core: Option<usize>, cmd: &mut Command) -> std::io::Result<Child> {
+    match core {
+        None => cmd.spawn(),
+        Some(c) => fixcore::affinity::with_placement(Some(c), || cmd.spawn())
+            .map_err(std::io::Error::other)?,
+    }
+}
+
 /// A running acceptor process; dropped, it is killed and reaped.
 pub(super) struct Acceptor {
     child: Child,
@@ -537,7 +572,14 @@ pub(super) struct Acceptor {
 impl Acceptor {
     /// Starts `engine`'s acceptor on `cfg` and waits until it listens:
     /// perfkit says so on stderr, the QuickFIX peer on stdout.
-    pub(super) fn start(engine: &Engine, cfg: &Path, log: &Path) -> Result<Acceptor> {
+    /// The process starts pinned to `core` when given (every thread of it),
+    /// else on the mask of the calling thread.
+    pub(super) fn start(
+        engine: &Engine,
+        cfg: &Path,
+        log: &Path,
+        core: Option<usize>,
+    ) -> Result<Acceptor> {
         let log = log.to_owned();
         let out = File::create(&log).doing_with(|| format!("creating {}", log.display()))?;
         let mut cmd = match engine {
@@ -559,8 +601,7 @@ impl Acceptor {
         };
         // QuickFIX's acceptor runs until its stdin closes.
         cmd.stdin(Stdio::piped());
-        let mut child = cmd
-            .spawn()
+        let mut child = spawn_on(core, &mut cmd)
             .doing_with(|| format!("starting the {} acceptor", engine.name()))?;
         // The pid stays ours until `Acceptor` is dropped (the child is not
         // reaped before), so the clock names this process throughout.
@@ -694,6 +735,7 @@ fn run_initiator(
     spin: Duration,
     latencies: &Path,
     dir: &Path,
+    core: Option<usize>,
 ) -> Result<f64> {
     let out_path = dir.join("initiator.out");
     let err_path = dir.join("initiator.err");
@@ -725,8 +767,7 @@ fn run_initiator(
     cmd.stdin(Stdio::null())
         .stdout(create(&out_path)?)
         .stderr(create(&err_path)?);
-    let mut child = cmd
-        .spawn()
+    let mut child = spawn_on(core, &mut cmd)
         .doing_with(|| format!("starting the {} initiator", engine.name()))?;
     let what = format!("the {} initiator", engine.name());
     let Some(status) = wait_for_orders(&mut child, orders, &what)? else {

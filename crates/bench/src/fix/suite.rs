@@ -213,7 +213,13 @@ pub fn measure(
                 parts.push(Measured::Session(session::measure(load, perfkit)?, load));
             }
             Part::Failover => {
-                let m = failover::measure(suite.kills, perfkit).during("failover")?;
+                // Its engines and database start from the process's
+                // original mask, not from the measuring thread's pin.
+                let m = fixcore::affinity::with_placement(None, || {
+                    failover::measure(suite.kills, perfkit)
+                })
+                .map_err(|e| Error::Program(format!("placing the failover engines: {e}")))?
+                .during("failover")?;
                 parts.push(Measured::Failover(m));
             }
         }
@@ -401,7 +407,7 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
                     Value::num(rate / ref_rate.max(1e-9), 2),
                 );
         }
-        section.row(row);
+        section.row(row.col("note", format!("placement: {}", m.placement)));
     }
     section.note(format!(
         "each run, per pairing: a fresh acceptor process (`--app exec`: an ExecutionReport new, \
@@ -572,7 +578,7 @@ fn add_floor(
 
 /// The column of a batched row's median at a tenth of a nanosecond (the
 /// latency columns round to whole nanoseconds below 100 ns).
-const P50_TENTHS: &str = "p50_ns";
+const P50_TENTHS: &str = "median_ns";
 
 /// A batched variant's row: its histogram of tenths of a nanosecond shown
 /// in nanoseconds, beside its median to the tenth.

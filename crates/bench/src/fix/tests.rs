@@ -39,6 +39,20 @@ fn every_measurement_fills_its_histograms() {
         "{:?}",
         d.notes
     );
+    // The producer and the consumers on two cores where two are usable,
+    // whether or not --pin was given; on one core, the note says they share.
+    let placement = match fixcore::affinity::pair(None) {
+        Some((p, w)) => format!(
+            "placement: producer (measuring thread) pinned to core {p}; SPSC worker pinned to \
+             core {w}"
+        ),
+        None => "both sides on the process's one core".to_owned(),
+    };
+    assert!(
+        d.notes.iter().any(|n| n.starts_with(&placement)),
+        "{placement:?} in {:?}",
+        d.notes
+    );
     all.push(d);
     all.push(affinity(&s).unwrap());
     for c in &all {
@@ -47,10 +61,16 @@ fn every_measurement_fills_its_histograms() {
         }
     }
     let t = transport(&s).unwrap();
-    // Unpinned (no --pin), both ends run on the mask this test thread
-    // has, and each row's note says how its transport was set up.
-    let here = fixcore::affinity::Pinning::current();
-    let placed = format!("; client {here}, server {here}");
+    // Without --pin the two ends still get a core each where two are
+    // usable (both on the one core otherwise), and each row's note says how
+    // its transport was set up and where its ends ran.
+    let placed = match fixcore::affinity::pair(None) {
+        Some((c, v)) => format!("; client pinned to core {c}, server pinned to core {v}"),
+        None => {
+            let here = fixcore::affinity::Pinning::current();
+            format!("; client {here}, server {here}")
+        }
+    };
     for v in &t.variants {
         assert_eq!(v.histogram.len(), 40, "{}", v.name);
         let note = v.note.as_deref().unwrap_or_default();
