@@ -1077,6 +1077,9 @@ enum Same {
     EntryComments(&'static str),
     /// Each entry's data in this archive (`unzip -p`).
     Data(&'static str),
+    /// Whether each path under this folder has a time from the archive
+    /// (before the run) or the run's own.
+    Times(&'static str),
 }
 
 /// One first-hour habit: the same command line given to Info-ZIP's tool
@@ -1177,12 +1180,50 @@ fn with_old_file(d: &Path) {
     put(d, "old.txt", b"old\n", T0 - 400 * 86_400);
 }
 
+/// As [`with_archive`], its folders dated T0 too before they are
+/// archived.
+fn with_dated_archive(d: &Path) {
+    for dir in ["d/sub", "d"] {
+        std::fs::File::open(d.join(dir))
+            .unwrap()
+            .set_modified(at(T0))
+            .unwrap();
+    }
+    with_archive(d);
+}
+
 /// Text with LF, CR LF and no line end at its end.
 fn with_mixed_lines(d: &Path) {
     put(d, "mixed.txt", b"a\nb\r\nc", T0);
 }
 
 const HABITS: &[Habit] = &[
+    // Folders get the archive's times as files do; -D leaves theirs,
+    // -DD every one.
+    Habit {
+        setup: with_dated_archive,
+        tool: "unzip",
+        args: &["-q", "a.zip", "-d", "k"],
+        stdin: b"",
+        cwd: "",
+        same: &[Times("k")],
+    },
+    Habit {
+        setup: with_dated_archive,
+        tool: "unzip",
+        args: &["-q", "-D", "a.zip", "-d", "k"],
+        stdin: b"",
+        cwd: "",
+        same: &[Times("k")],
+    },
+    Habit {
+        setup: with_dated_archive,
+        tool: "unzip",
+        args: &["-q", "-DD", "a.zip", "-d", "k"],
+        stdin: b"",
+        cwd: "",
+        same: &[Times("k")],
+    },
     // zip -v alone shows the version, and succeeds (the words are each
     // tool's own).
     Habit {
@@ -1968,6 +2009,21 @@ fn first_hour_habits_match_info_zip() {
                             .join("\n")
                     };
                     (c(&ours_dir), c(&theirs_dir))
+                }
+                Times(sub) => {
+                    let times = |d: &Path| {
+                        let root = d.join(sub);
+                        on_disk(&root)
+                            .iter()
+                            .map(|p| {
+                                let t =
+                                    std::fs::metadata(root.join(p)).unwrap().modified().unwrap();
+                                format!("{p} {}", t <= at(T0 + 10))
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    };
+                    (times(&ours_dir), times(&theirs_dir))
                 }
                 Data(z) => {
                     let all = |d: &Path| {

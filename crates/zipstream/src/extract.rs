@@ -59,6 +59,12 @@ pub struct ExtractOptions {
     /// Write every file into the destination itself, dropping the
     /// directories of its name (`unzip -j`); directory entries are skipped.
     pub junk_paths: bool,
+    /// Give each file the modification time its entry records (default;
+    /// off: the time of extraction, `unzip -DD`).
+    pub file_times: bool,
+    /// Give each directory entry's directory its recorded time once
+    /// everything is in it (default, as Info-ZIP does; off: `unzip -D`).
+    pub dir_times: bool,
     /// Told of each temporary file before it is created; see
     /// [`TemporaryHook`].
     pub on_temporary: Option<TemporaryHook>,
@@ -196,6 +202,8 @@ impl Default for ExtractOptions {
             permissions: true,
             skip_existing: false,
             junk_paths: false,
+            file_times: true,
+            dir_times: true,
             on_temporary: None,
             on_placed: None,
             on_exists: None,

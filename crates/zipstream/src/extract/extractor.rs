@@ -28,6 +28,9 @@ pub(super) struct Extractor<'a> {
     /// Links whose path was in use when their entry was read, and the
     /// caller said to replace what is there.
     replace: HashSet<PathBuf>,
+    /// Directory entries and their times, set at the end (what is written
+    /// into a directory moves its time).
+    dir_times: Vec<(PathBuf, i64)>,
     report: ExtractReport,
     tmp_counter: u64,
     pub(super) buf: Vec<u8>,
@@ -121,6 +124,7 @@ impl<'a> Extractor<'a> {
             seen: HashSet::new(),
             links: Vec::new(),
             replace: HashSet::new(),
+            dir_times: Vec::new(),
             report: ExtractReport::default(),
             tmp_counter: 0,
             buf: vec![0; 64 * 1024],
@@ -290,6 +294,9 @@ impl<'a> Extractor<'a> {
                 // and a folder already there, go unsaid.
                 if !there {
                     self.tell(Placed::Directory(&rel));
+                }
+                if self.opts.dir_times {
+                    self.dir_times.push((rel.clone(), e.mtime));
                 }
                 if self.opts.permissions
                     && let Some(m) = e.unix_mode
@@ -541,6 +548,24 @@ impl<'a> Extractor<'a> {
         Ok(n)
     }
 
+    /// Gives the directory entries' directories their recorded times,
+    /// deepest last-listed first, once nothing more is written into them;
+    /// only real directories (never through a link), and a time the file
+    /// system refuses is left as it is.
+    fn set_dir_times(&self) {
+        for (rel, t) in self.dir_times.iter().rev() {
+            let p = self.dest.join(rel);
+            let real_dir = fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+            if !real_dir || self.check_no_symlink_parents("", rel).is_err() {
+                continue;
+            }
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs((*t).max(0) as u64);
+            if let Ok(d) = fs::File::open(&p) {
+                let _ = d.set_modified(at);
+            }
+        }
+    }
+
     /// Validates and creates the deferred symlinks, then checks every link
     /// this run made against what is really on disk.
     pub(super) fn finish(mut self) -> Result<ExtractReport> {
@@ -606,6 +631,9 @@ impl<'a> Extractor<'a> {
             }
             Ok(())
         })();
+        if res.is_ok() {
+            self.set_dir_times();
+        }
         if let Err(e) = res {
             // Never leave a link behind from a run that refused one.
             for (_, rel, _) in &made {
@@ -658,9 +686,11 @@ fn set_mode_and_time(opts: &ExtractOptions, e: &Entry, f: &fs::File) -> Result<(
     {
         set_file_mode(f, m & 0o777)?;
     }
-    let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_secs(e.mtime.max(0) as u64);
-    // A time the file system cannot store is not worth failing over.
-    let _ = f.set_modified(mtime);
+    if opts.file_times {
+        let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_secs(e.mtime.max(0) as u64);
+        // A time the file system cannot store is not worth failing over.
+        let _ = f.set_modified(mtime);
+    }
     Ok(())
 }
 

@@ -246,8 +246,9 @@ a.txt? [y]es, [n]o, [A]ll, [N]one, [r]ename:`; the end of input is [N]one, and t
 fails; -o replaces, -n keeps, without asking. -c prints each file under its `inflating:` line, \
 -z the archive comment, -u and -f extract only files newer than those on disk (-u also new \
 ones), -C matches names without regard to case, -T gives the archive the time of its newest \
-file, -B backs a file in the way up as NAME~ and replaces it, -b (binary) is what perfkit \
-always does.
+file, -B backs a file in the way up as NAME~ and replaces it, -D leaves folders' times \
+alone (-DD files' too), -b (binary) is what perfkit always does. Folders get the archive's \
+times, as files do.
 
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
 `--` before it); with the archive on stdin nothing is asked: an existing file is an error unless \
@@ -338,6 +339,10 @@ pub struct UnzipArgs {
     /// else (Info-ZIP's `-T`, which other modes give way to).
     #[arg(short = 'T')]
     timestamp: bool,
+    /// Leave times alone (Info-ZIP's `-D`): folders get none of the
+    /// archive's times; `-DD`: files neither.
+    #[arg(short = 'D', action = clap::ArgAction::Count)]
+    no_times: u8,
     /// Back up a file in the way as NAME~ (NAME~1, ... when taken; with
     /// -o an older NAME~ is replaced) and replace it, without asking
     /// (Info-ZIP's `-B`).
@@ -588,6 +593,7 @@ impl UnzipArgs {
             freshen: self.freshen,
             timestamp: self.timestamp,
             backup: self.backup,
+            no_times: self.no_times,
         }
     }
 }

@@ -52,6 +52,8 @@ pub struct UnzipOptions {
     pub timestamp: bool,
     /// `-B`: back up a file in the way (NAME~) and replace it.
     pub backup: bool,
+    /// `-D`: folders keep the time of extraction; `-DD`: files too.
+    pub no_times: u8,
 }
 
 /// Which members a command acts on: the MEMBER patterns (all when none)
@@ -327,6 +329,8 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         on_exists: on_exists.clone(),
         overwrite: options.overwrite && !backup,
         skip_existing: options.never_overwrite && !backup,
+        dir_times: options.no_times == 0,
+        file_times: options.no_times < 2,
         junk_paths: options.junk_paths,
         password: pw,
         max_total_bytes: options.max_size,
