@@ -19,6 +19,84 @@ pub fn absorb(into: &mut Report, component: &str, from: Report) {
     }
 }
 
+/// The JSON-only column naming the group of workloads a `commands` row
+/// is one of (`fix check` beside QuickFIX on each workload, `betree search`
+/// on each generator): the summary shows the group's worst ratio, not each
+/// row's, so a gain on one workload cannot stand for the others.
+pub const WORKLOAD_GROUP: &str = "workload_group";
+
+/// The group a row's workload belongs to ([`WORKLOAD_GROUP`]), if any.
+fn group_of(row: &Row) -> Option<&str> {
+    row.json_only
+        .iter()
+        .find(|(n, _)| n == WORKLOAD_GROUP)
+        .and_then(|(_, v)| match v {
+            Value::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+}
+
+/// One line per group of workloads ([`WORKLOAD_GROUP`]) and ratio: the
+/// lowest over the group's rows, naming the row and how many there were.
+fn worst_of_workloads(report: &Report, out: &mut Vec<Headline>) {
+    let rows: Vec<&Row> = report
+        .sections
+        .iter()
+        .filter(|s| s.name.starts_with("commands: "))
+        .flat_map(|s| &s.rows)
+        .filter(|r| group_of(r).is_some())
+        .collect();
+    let mut groups: Vec<&str> = Vec::new();
+    for r in &rows {
+        let g = group_of(r).unwrap_or_default();
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    for g in groups {
+        let members: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| group_of(r) == Some(g))
+            .collect();
+        for (column, process) in [("vs_library", true), ("vs_peer", false)] {
+            let worst = members
+                .iter()
+                .filter_map(|r| num(r, column).map(|v| (*r, v)))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let Some((row, v)) = worst else { continue };
+            let measured = members.iter().filter(|r| num(r, column).is_some()).count();
+            let (peer, basis) = if process {
+                (
+                    "the same work by the library in-process".to_owned(),
+                    "median wall time",
+                )
+            } else {
+                (
+                    match row.get("peer") {
+                        Some(Value::Text(p)) => p.clone(),
+                        _ => "its peer".into(),
+                    },
+                    "median wall time, both as processes",
+                )
+            };
+            out.push(Headline {
+                subject: if process {
+                    format!("{g}, the worst of its workloads (process)")
+                } else {
+                    format!("{g}, the worst of its workloads")
+                },
+                peer,
+                speedup: v,
+                basis: format!(
+                    "{basis}; the lowest of {measured} workloads: {}",
+                    row.name.trim_start_matches("perfkit ")
+                ),
+            });
+        }
+    }
+}
+
 /// The median of a row's histogram, if it has samples.
 fn p50(row: &Row) -> Option<f64> {
     row.latency
@@ -78,6 +156,9 @@ pub fn summarise(report: &Report) -> Vec<Headline> {
     // its own command (commands section).
     for s in sections("commands: ") {
         for r in &s.rows {
+            if group_of(r).is_some() {
+                continue;
+            }
             let subject = r.name.trim_start_matches("perfkit ").to_owned();
             if let Some(v) = num(r, "vs_library") {
                 out.push(Headline {
@@ -100,6 +181,7 @@ pub fn summarise(report: &Report) -> Vec<Headline> {
             }
         }
     }
+    worst_of_workloads(report, &mut out);
     // betree: cooperative search against the plain one.
     if let Some(next) = sections("betree: search per event")
         .find_map(|s| find(s, "next (search_iter + search_next)"))
@@ -205,5 +287,104 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A group's workloads give one line per ratio, the lowest of them and
+    /// named, whichever row it is on; rows of no group keep their own
+    /// lines.
+    #[test]
+    fn a_group_of_workloads_is_summarised_by_its_worst_row() {
+        let row = |name: &str, vs_peer: f64, vs_library: Option<f64>, group: Option<&str>| {
+            let mut r = Row::new(name)
+                .col("vs_peer", Value::num(vs_peer, 3))
+                .col("peer", "QuickFIX");
+            if let Some(l) = vs_library {
+                r = r.col("vs_library", Value::num(l, 3));
+            }
+            match group {
+                Some(g) => r.json_col(WORKLOAD_GROUP, g),
+                None => r,
+            }
+        };
+        let mut report = Report::new("bench");
+        let mut s = Section::new("commands: process vs library vs peer");
+        s.rows = vec![
+            row(
+                "perfkit fix check, a",
+                4.0,
+                None,
+                Some("fix check beside QuickFIX"),
+            ),
+            row(
+                "perfkit fix check, b",
+                2.5,
+                None,
+                Some("fix check beside QuickFIX"),
+            ),
+            row(
+                "perfkit fix check, c",
+                8.0,
+                None,
+                Some("fix check beside QuickFIX"),
+            ),
+            row(
+                "perfkit betree search, x",
+                1.0,
+                Some(0.9),
+                Some("betree search"),
+            ),
+            row(
+                "perfkit betree search, y",
+                1.0,
+                Some(0.7),
+                Some("betree search"),
+            ),
+            row("perfkit compress", 1.2, Some(0.95), None),
+        ];
+        report.sections.push(s);
+        let lines = summarise(&report);
+        let fix: Vec<&Headline> = lines
+            .iter()
+            .filter(|h| h.subject.starts_with("fix check beside QuickFIX"))
+            .collect();
+        assert_eq!(fix.len(), 1, "{lines:#?}");
+        assert_eq!(fix[0].speedup, 2.5);
+        assert!(
+            fix[0]
+                .basis
+                .ends_with("the lowest of 3 workloads: fix check, b"),
+            "{}",
+            fix[0].basis
+        );
+        assert_eq!(fix[0].peer, "QuickFIX");
+        let betree: Vec<&Headline> = lines
+            .iter()
+            .filter(|h| h.subject.starts_with("betree search"))
+            .collect();
+        // Its library ratio (process) and its peer column, each the lowest.
+        assert_eq!(betree.len(), 2, "{lines:#?}");
+        assert!(
+            betree
+                .iter()
+                .any(|h| h.speedup == 0.7 && h.subject.ends_with("(process)"))
+        );
+        // No line of a grouped row on its own; the ungrouped row keeps both.
+        assert!(
+            !lines.iter().any(|h| h.subject.starts_with("fix check, ")),
+            "{lines:#?}"
+        );
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|h| h.subject.starts_with("compress"))
+                .count(),
+            2,
+            "{lines:#?}"
+        );
     }
 }
