@@ -51,6 +51,7 @@ mod fse;
 mod huffman;
 mod literals;
 mod offsets;
+pub mod parallel;
 mod sequences;
 
 pub use entropy::{DecodedBlock, EntropyState, decode_block, skip_block};

@@ -1,0 +1,622 @@
+//! One frame (or several in a row) decoded on several threads, into a
+//! [`std::io::Write`], in a pipeline of stages joined by bounded channels:
+//!
+//! 1. the **walker** reads the frame and block headers in order, groups
+//!    the blocks into ranges of [`RANGE_BLOCKS`], and gives each range the
+//!    [`EntropyState`] it inherits by running [`skip_block`] (tables only)
+//!    over every compressed block as it passes;
+//! 2. **workers** (as many as the threads asked for) run the entropy stage
+//!    of whole ranges at once, each from its own copy of the state;
+//! 3. the **executor** takes the ranges back in order, resolves repeat
+//!    offsets and executes them through the window, and hands its output
+//!    on in chunks of about a window;
+//! 4. the **hasher** computes each frame's XXH64 beside
+//! 5. the **writer**, which runs on the caller's thread (so the writer
+//!    need not be `Send`) and waits at each checksummed frame's end for
+//!    the hasher's verdict before it writes the next frame.
+//!
+//! Why the walker skips rather than hands off: a range's starting tables
+//! are those its predecessor ended with, so handing them from worker to
+//! worker would run the entropy stage one range at a time. Reading only
+//! the tables costs a few microseconds a block (the bitstreams, tens of
+//! kilobytes, are what the workers decode), so the walker keeps ahead.
+//!
+//! **Memory** is the window and the blocks in flight, independent of the
+//! input's size (the input itself is the caller's slice): at most
+//! [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and executor,
+//! each [`RANGE_BLOCKS`] blocks of at most 128 KiB of literals and 128 Ki/3
+//! sequences (12 bytes each); and four output buffers (the executor's and
+//! three chunks held by the hasher and writer or waiting for them), each
+//! the window + max(window, 1 MiB) + 128 KiB. With an 8 MiB window (`zstd
+//! -19`) that is about 4 × 17 MiB plus, typically, a few MiB of ranges.
+//!
+//! **Errors** are the one-thread path's, naming frame and byte offset, and
+//! come in input order: a worker's error waits until every block before
+//! it is executed. Any stage that stops drops its channels, which stops
+//! the others; nothing waits on a stage that is gone. The writer receives
+//! only bytes executed in order from valid blocks; a frame's checksum is
+//! known only at the frame's end, after its bytes were written, so a
+//! checksum error means the bytes written for that frame are suspect.
+//! The next frame is not written until the checksum is verified.
+//!
+//! Small inputs (less than [`MIN_PARALLEL_INPUT`] bytes of compressed
+//! blocks) and inputs of stored blocks stay on the caller's thread
+//! through [`crate::decode_to`]: no thread is started where threads
+//! cannot pay.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::Arc;
+
+use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
+
+use crate::entropy::{DecodedBlock, EntropyState, decode_block, skip_block};
+use crate::error::Error;
+use crate::execute::Output;
+use crate::frame::{
+    BLOCK_SIZE_MAX, Block, BlockKind, FrameKind, block_header, frame_end, frame_start,
+};
+use crate::offsets::INITIAL_REPEATS;
+use crate::{StreamError, decode_to};
+
+/// Blocks in one worker's range: enough that a range is hundreds of
+/// microseconds of work against a few of channel traffic.
+pub const RANGE_BLOCKS: usize = 4;
+/// Ranges in flight (walked and not yet executed) per worker: enough to
+/// keep every worker busy while the executor waits for the oldest.
+pub const IN_FLIGHT_PER_WORKER: usize = 4;
+/// Bytes of compressed blocks below which the input is decoded on the
+/// caller's thread: starting the pipeline costs about 100 µs, the
+/// entropy stage of this much input a few hundred.
+pub const MIN_PARALLEL_INPUT: usize = 512 << 10;
+/// The least output handed on at once, so small windows do not make a
+/// message per few kilobytes.
+const MIN_CHUNK: usize = 1 << 20;
+
+/// How to decode: threads, window limit, and when threads pay.
+#[derive(Clone, Debug)]
+pub struct Parallel {
+    /// Entropy workers; below 2 everything stays on the caller's thread.
+    pub threads: usize,
+    /// A frame whose window is larger is refused (zstd's `--memory`).
+    pub window_limit: u64,
+    /// Bytes of compressed blocks below which the input is decoded on the
+    /// caller's thread ([`MIN_PARALLEL_INPUT`]; tests set 0).
+    pub min_input: usize,
+}
+
+/// What [`Parallel::decode`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// Bytes written.
+    pub bytes: u64,
+    /// Whether the pipeline ran (threads were started).
+    pub pipelined: bool,
+}
+
+impl Parallel {
+    /// `threads` workers, windows up to `window_limit` bytes.
+    pub fn new(threads: usize, window_limit: u64) -> Self {
+        Parallel {
+            threads,
+            window_limit,
+            min_input: MIN_PARALLEL_INPUT,
+        }
+    }
+
+    /// Whether [`Parallel::decode`] would start threads for `input`: two
+    /// or more threads and at least `min_input` bytes of compressed
+    /// blocks. It reads block headers only, and stops once it knows.
+    pub fn pipelines(&self, input: &[u8]) -> bool {
+        self.threads >= 2
+            && compressed_bytes(input, self.window_limit, self.min_input) >= self.min_input
+    }
+
+    /// Decodes every frame of `input` into `writer`, skippable frames
+    /// skipped. On an error the writer holds a prefix of the output, never
+    /// all of it (see the module doc for which bytes).
+    pub fn decode<W: Write>(
+        &self,
+        input: &[u8],
+        writer: &mut W,
+    ) -> Result<Decoded, StreamError<std::io::Error>> {
+        if !self.pipelines(input) {
+            let bytes = decode_to(input, self.window_limit, |b| writer.write_all(b))?;
+            return Ok(Decoded {
+                bytes,
+                pipelined: false,
+            });
+        }
+        let bytes = pipeline(input, self.window_limit, self.threads, writer)?;
+        Ok(Decoded {
+            bytes,
+            pipelined: true,
+        })
+    }
+}
+
+/// Bytes of compressed blocks in `input`, counted up to `enough`; a
+/// header that does not parse ends the count (the decode will report it).
+fn compressed_bytes(input: &[u8], window_limit: u64, enough: usize) -> usize {
+    let mut total = 0;
+    let mut offset = 0;
+    let mut index = 0;
+    while offset < input.len() && total < enough {
+        let Ok(mut frame) = frame_start(input, offset, index, window_limit) else {
+            break;
+        };
+        if let FrameKind::Zstd(header) = &frame.kind {
+            let mut at = frame.range.end;
+            loop {
+                let Ok(block) = block_header(input, at, index, header.block_max()) else {
+                    return total;
+                };
+                if block.kind == BlockKind::Compressed {
+                    total += block.content.len();
+                }
+                at = block.content.end;
+                if block.last || total >= enough {
+                    break;
+                }
+            }
+            if total >= enough || frame_end(input, &mut frame, at).is_err() {
+                break;
+            }
+        }
+        offset = frame.range.end;
+        index += 1;
+    }
+    total
+}
+
+/// A unit of work, numbered in input order so the executor can put the
+/// workers' results back in order.
+struct Unit {
+    seq: u64,
+    /// The decoded blocks' buffers, recycled: holding one is the walker's
+    /// licence to send a unit, which bounds the units in flight.
+    decoded: Vec<DecodedBlock>,
+    kind: UnitKind,
+}
+
+enum UnitKind {
+    /// A zstd frame starts.
+    FrameStart {
+        window: u64,
+        content_size: Option<u64>,
+        has_checksum: bool,
+    },
+    /// Blocks of the current frame, in order, and the tables the first
+    /// inherits. `fail` is the walker's error at the last block, reported
+    /// if the worker's decode of it does not find one first.
+    Blocks {
+        blocks: Vec<Block>,
+        state: EntropyState,
+        fail: Option<Error>,
+        /// After the worker: how many blocks decoded, and the error that
+        /// stopped it.
+        done: usize,
+        error: Option<Error>,
+    },
+    /// The current frame ends: its stored checksum and where it is.
+    FrameEnd {
+        index: usize,
+        end: usize,
+        checksum: Option<u32>,
+    },
+    /// The walker stopped here.
+    Fail(Error),
+}
+
+/// A buffer of output handed on: bytes `..len` of it.
+struct Chunk {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+enum ToHasher {
+    Data(Arc<Chunk>),
+    End {
+        index: usize,
+        offset: usize,
+        stored: u32,
+    },
+}
+
+enum ToWriter {
+    Data(Arc<Chunk>),
+    /// Wait for the hasher's verdict on the frame just written.
+    Verify,
+    Fail(Error),
+}
+
+/// Runs the stages; the writer on this thread.
+fn pipeline<W: Write>(
+    input: &[u8],
+    window_limit: u64,
+    workers: usize,
+    writer: &mut W,
+) -> Result<u64, StreamError<std::io::Error>> {
+    let in_flight = IN_FLIGHT_PER_WORKER * workers;
+    let (credit_tx, credit_rx) = bounded::<Vec<DecodedBlock>>(in_flight);
+    for _ in 0..in_flight {
+        credit_tx.send(Vec::new()).expect("the receiver is here");
+    }
+    let (job_tx, job_rx) = bounded::<Unit>(in_flight);
+    let (done_tx, done_rx) = unbounded::<Unit>();
+    let (hash_tx, hash_rx) = bounded::<ToHasher>(1);
+    let (write_tx, write_rx) = bounded::<ToWriter>(1);
+    let (verdict_tx, verdict_rx) = unbounded::<Result<(), Error>>();
+    let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || walk(input, window_limit, credit_rx, job_tx));
+        for _ in 0..workers {
+            let (jobs, done) = (job_rx.clone(), done_tx.clone());
+            scope.spawn(move || work(input, jobs, done));
+        }
+        drop((job_rx, done_tx));
+        let pool = pool_tx.clone();
+        scope.spawn(move || execute(input, done_rx, credit_tx, hash_tx, write_tx, pool_rx));
+        scope.spawn(move || hash(hash_rx, verdict_tx, pool));
+        // Returning drops the writer's receivers, which stops the others.
+        write(writer, write_rx, verdict_rx, pool_tx)
+    })
+}
+
+/// The walker: headers in order, ranges of blocks with their inherited
+/// tables. Stops when it fails or when the executor is gone.
+fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, jobs: Sender<Unit>) {
+    let mut seq = 0;
+    // Sends a unit once a credit is free; false when downstream is gone.
+    let mut send = |kind: UnitKind| -> bool {
+        let Ok(decoded) = credits.recv() else {
+            return false;
+        };
+        let unit = Unit { seq, decoded, kind };
+        seq += 1;
+        jobs.send(unit).is_ok()
+    };
+    let mut offset = 0;
+    let mut index = 0;
+    while offset < input.len() {
+        let mut frame = match frame_start(input, offset, index, window_limit) {
+            Ok(frame) => frame,
+            Err(e) => {
+                send(UnitKind::Fail(e));
+                return;
+            }
+        };
+        if let FrameKind::Zstd(header) = frame.kind.clone() {
+            if header.dictionary_id != 0 {
+                send(UnitKind::Fail(Error::NeedsDictionary {
+                    frame: index,
+                    offset,
+                    dictionary_id: header.dictionary_id,
+                }));
+                return;
+            }
+            let start = UnitKind::FrameStart {
+                window: header.window_size,
+                content_size: header.content_size,
+                has_checksum: header.has_checksum,
+            };
+            if !send(start) {
+                return;
+            }
+            let mut state = EntropyState::default();
+            let mut at = frame.range.end;
+            let mut last = false;
+            while !last {
+                let mut blocks = Vec::with_capacity(RANGE_BLOCKS);
+                let inherited = state.clone();
+                let mut fail = None;
+                while blocks.len() < RANGE_BLOCKS && !last {
+                    let block = match block_header(input, at, index, header.block_max()) {
+                        Ok(block) => block,
+                        Err(e) => {
+                            fail = Some(e);
+                            break;
+                        }
+                    };
+                    at = block.content.end;
+                    last = block.last;
+                    let skipped = match block.kind {
+                        BlockKind::Compressed => skip_block(input, &block, &mut state),
+                        _ => Ok(()),
+                    };
+                    blocks.push(block);
+                    if let Err(e) = skipped {
+                        fail = Some(e);
+                        break;
+                    }
+                }
+                let failed = fail.is_some();
+                let range = UnitKind::Blocks {
+                    blocks,
+                    state: inherited,
+                    fail,
+                    done: 0,
+                    error: None,
+                };
+                if !send(range) || failed {
+                    return;
+                }
+            }
+            if let Err(e) = frame_end(input, &mut frame, at) {
+                send(UnitKind::Fail(e));
+                return;
+            }
+            let end = UnitKind::FrameEnd {
+                index,
+                end: frame.range.end,
+                checksum: frame.checksum,
+            };
+            if !send(end) {
+                return;
+            }
+        }
+        offset = frame.range.end;
+        index += 1;
+    }
+}
+
+/// A worker: the entropy stage of each range it is given.
+fn work(input: &[u8], jobs: Receiver<Unit>, done: Sender<Unit>) {
+    for mut unit in jobs {
+        if let UnitKind::Blocks {
+            blocks,
+            state,
+            fail,
+            done: decoded_count,
+            error,
+        } = &mut unit.kind
+        {
+            unit.decoded
+                .resize_with(blocks.len(), DecodedBlock::default);
+            for (block, out) in blocks.iter().zip(unit.decoded.iter_mut()) {
+                if block.kind == BlockKind::Compressed
+                    && let Err(e) = decode_block(input, block, state, out)
+                {
+                    *error = Some(e);
+                    break;
+                }
+                *decoded_count += 1;
+            }
+            // The walker's error applies only if every block decoded: an
+            // error inside the block is the one a single thread reports.
+            if error.is_none() {
+                *error = fail.take();
+            }
+        }
+        if done.send(unit).is_err() {
+            return;
+        }
+    }
+}
+
+/// The executor's state within a frame.
+struct Current {
+    start: u64,
+    window: u64,
+    content_size: Option<u64>,
+    has_checksum: bool,
+    repeats: [u32; 3],
+}
+
+/// The executor: units back in order, executed through the window.
+fn execute(
+    input: &[u8],
+    done: Receiver<Unit>,
+    credits: Sender<Vec<DecodedBlock>>,
+    hasher: Sender<ToHasher>,
+    writer: Sender<ToWriter>,
+    pool: Receiver<Vec<u8>>,
+) {
+    let mut out = Output::new();
+    let mut pending = BTreeMap::new();
+    let mut next = 0;
+    let mut current: Option<Current> = None;
+    // Hands `out`'s bytes but the last `keep` downstream; false when the
+    // writer is gone.
+    let hand_on = |out: &mut Output, keep: usize, hashed: bool| -> bool {
+        if out.len() <= keep {
+            return true;
+        }
+        let spare = pool.try_recv().unwrap_or_default();
+        let (buf, len) = out.hand_over(keep, spare);
+        let chunk = Arc::new(Chunk { buf, len });
+        if hashed && hasher.send(ToHasher::Data(chunk.clone())).is_err() {
+            return false;
+        }
+        writer.send(ToWriter::Data(chunk)).is_ok()
+    };
+    for unit in done {
+        pending.insert(unit.seq, unit);
+        while let Some(mut unit) = pending.remove(&next) {
+            next += 1;
+            let step = match &mut unit.kind {
+                UnitKind::FrameStart {
+                    window,
+                    content_size,
+                    has_checksum,
+                } => {
+                    current = Some(Current {
+                        start: out.position(),
+                        window: *window,
+                        content_size: *content_size,
+                        has_checksum: *has_checksum,
+                        repeats: INITIAL_REPEATS,
+                    });
+                    Ok(true)
+                }
+                UnitKind::Blocks {
+                    blocks,
+                    done: decoded_count,
+                    error,
+                    ..
+                } => {
+                    let frame = current.as_mut().expect("blocks come inside a frame");
+                    let keep = usize::try_from(frame.window).unwrap_or(usize::MAX);
+                    let threshold = keep
+                        .saturating_add(keep.max(MIN_CHUNK))
+                        .saturating_add(BLOCK_SIZE_MAX);
+                    let mut result = Ok(true);
+                    for (block, decoded) in blocks
+                        .iter()
+                        .zip(unit.decoded.iter_mut())
+                        .take(*decoded_count)
+                    {
+                        let executed = match block.kind {
+                            BlockKind::Raw => {
+                                out.push_raw(&input[block.content.clone()]);
+                                Ok(())
+                            }
+                            BlockKind::Rle => {
+                                out.push_rle(
+                                    input[block.content.start],
+                                    block.known_size.unwrap_or(0),
+                                );
+                                Ok(())
+                            }
+                            BlockKind::Compressed => {
+                                decoded.resolve_offsets(&mut frame.repeats);
+                                out.execute(decoded, block, frame.start, frame.window)
+                            }
+                        };
+                        if let Err(e) = executed {
+                            result = Err(e);
+                            break;
+                        }
+                        if out.len() >= threshold && !hand_on(&mut out, keep, frame.has_checksum) {
+                            result = Ok(false);
+                            break;
+                        }
+                    }
+                    match (result, error.take()) {
+                        (Ok(true), Some(e)) => Err(e),
+                        (other, _) => other,
+                    }
+                }
+                UnitKind::FrameEnd {
+                    index,
+                    end,
+                    checksum,
+                } => {
+                    let frame = current.take().expect("a frame ends after it starts");
+                    let produced = out.position() - frame.start;
+                    match frame.content_size {
+                        Some(declared) if declared != produced => Err(Error::ContentSize {
+                            frame: *index,
+                            offset: *end,
+                            declared,
+                            produced,
+                        }),
+                        _ => {
+                            let mut alive = hand_on(&mut out, 0, frame.has_checksum);
+                            if let (true, Some(stored)) = (alive, *checksum) {
+                                alive = hasher
+                                    .send(ToHasher::End {
+                                        index: *index,
+                                        offset: *end - 4,
+                                        stored,
+                                    })
+                                    .is_ok()
+                                    && writer.send(ToWriter::Verify).is_ok();
+                            }
+                            Ok(alive)
+                        }
+                    }
+                }
+                UnitKind::Fail(e) => Err(e.clone()),
+            };
+            match step {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    let _ = writer.send(ToWriter::Fail(e));
+                    return;
+                }
+            }
+            // The buffers go back to the walker as its next credit; the
+            // walker may be gone already, which is fine.
+            let _ = credits.send(unit.decoded);
+        }
+    }
+}
+
+/// The hasher: each checksummed frame's XXH64, a verdict at its end.
+fn hash(chunks: Receiver<ToHasher>, verdicts: Sender<Result<(), Error>>, pool: Sender<Vec<u8>>) {
+    let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
+    for message in chunks {
+        match message {
+            ToHasher::Data(chunk) => {
+                hasher.update(&chunk.buf[..chunk.len]);
+                recycle(chunk, &pool);
+            }
+            ToHasher::End {
+                index,
+                offset,
+                stored,
+            } => {
+                let computed = hasher.digest() as u32;
+                hasher = xxhash_rust::xxh64::Xxh64::new(0);
+                let verdict = if computed == stored {
+                    Ok(())
+                } else {
+                    Err(Error::Checksum {
+                        frame: index,
+                        offset,
+                        stored,
+                        computed,
+                    })
+                };
+                if verdicts.send(verdict).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Gives a chunk's buffer back to the executor once its last holder is
+/// done with it.
+fn recycle(chunk: Arc<Chunk>, pool: &Sender<Vec<u8>>) {
+    if let Ok(chunk) = Arc::try_unwrap(chunk) {
+        let _ = pool.send(chunk.buf);
+    }
+}
+
+/// The writer, on the caller's thread.
+fn write<W: Write>(
+    writer: &mut W,
+    chunks: Receiver<ToWriter>,
+    verdicts: Receiver<Result<(), Error>>,
+    pool: Sender<Vec<u8>>,
+) -> Result<u64, StreamError<std::io::Error>> {
+    let mut written = 0u64;
+    for message in chunks {
+        match message {
+            ToWriter::Data(chunk) => {
+                writer
+                    .write_all(&chunk.buf[..chunk.len])
+                    .map_err(StreamError::Sink)?;
+                written += chunk.len as u64;
+                recycle(chunk, &pool);
+            }
+            ToWriter::Verify => match verdicts.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(StreamError::Decode(e)),
+                // The hasher gives a verdict for every checksummed frame
+                // and ends only after the executor; only a panic there
+                // (which the scope then raises) leaves none.
+                Err(_) => {
+                    return Err(StreamError::Sink(std::io::Error::other(
+                        "the checksum stage stopped",
+                    )));
+                }
+            },
+            ToWriter::Fail(e) => return Err(StreamError::Decode(e)),
+        }
+    }
+    Ok(written)
+}

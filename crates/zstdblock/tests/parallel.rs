@@ -1,0 +1,193 @@
+//! The parallel pipeline's behaviour beyond its output (which
+//! tests/differential.rs checks against libzstd on every case): corrupt
+//! input ends in the one-thread path's error and never hangs, a failing
+//! writer stops every stage, and small or stored inputs start no thread.
+
+mod common;
+
+use std::io::Write;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::*;
+use zstd_safe::CParameter;
+use zstdblock::StreamError;
+use zstdblock::parallel::Parallel;
+
+/// Long enough for a debug build on a busy machine; a hang is forever.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs `f` on its own thread and fails the test if it takes longer than
+/// [`TIMEOUT`] (a stage waiting on one that is gone).
+fn within_timeout<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(TIMEOUT)
+        .unwrap_or_else(|e| panic!("{what}: no answer in {TIMEOUT:?} ({e})"))
+}
+
+fn pipelined(threads: usize) -> Parallel {
+    let mut settings = Parallel::new(threads, WINDOW_LIMIT);
+    settings.min_input = 0;
+    settings
+}
+
+/// A frame of many small blocks, so a range is in every worker and many
+/// wait behind a fault.
+fn many_blocks(level: i32, checksum: bool) -> (Vec<u8>, Vec<u8>) {
+    let text = source_text(1 << 20);
+    let frame = compress_with(
+        &text,
+        &[
+            CParameter::CompressionLevel(level),
+            CParameter::ChecksumFlag(checksum),
+            CParameter::MaxBlockSize(4096),
+        ],
+    );
+    (text, frame)
+}
+
+#[test]
+fn corrupt_blocks_anywhere_end_in_the_one_thread_error_and_never_hang() {
+    for (level, checksum) in [(3, true), (19, false)] {
+        let (_, frame) = many_blocks(level, checksum);
+        let blocks = zstdblock::walk(&frame, WINDOW_LIMIT).unwrap()[0]
+            .blocks
+            .clone();
+        assert!(blocks.len() > 100);
+        let frame = std::sync::Arc::new(frame);
+        // A flipped byte in blocks spread over the frame, a truncation
+        // inside a block, and the checksum.
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for block in blocks.iter().step_by(blocks.len() / 12) {
+            let mut damaged = frame.to_vec();
+            damaged[block.content.start + block.content.len() / 2] ^= 0x5A;
+            cases.push(damaged);
+            let mut header = frame.to_vec();
+            header[block.header] ^= 0x06;
+            cases.push(header);
+            cases.push(frame[..block.content.start + 2].to_vec());
+        }
+        if checksum {
+            let mut damaged = frame.to_vec();
+            let n = damaged.len();
+            damaged[n - 1] ^= 1;
+            cases.push(damaged);
+        }
+        for (i, damaged) in cases.into_iter().enumerate() {
+            let name = format!("level {level} case {i}");
+            let one = zstdblock::decode_all(&damaged, WINDOW_LIMIT);
+            let mut prefix = Vec::new();
+            let _ = zstdblock::decode_to(&damaged, WINDOW_LIMIT, |b| {
+                prefix.extend_from_slice(b);
+                Ok::<(), ()>(())
+            });
+            for threads in [2, 4] {
+                let damaged = damaged.clone();
+                let (result, written) = within_timeout(&name, move || {
+                    let mut written = Vec::new();
+                    let result = pipelined(threads).decode(&damaged, &mut written);
+                    (result, written)
+                });
+                match (&result, &one) {
+                    (Err(StreamError::Decode(e)), Err(expected)) => {
+                        assert_eq!(e, expected, "{name}, {threads} threads");
+                        // Only bytes one thread makes, in its order, before
+                        // the fault (the two hand bytes on at other points).
+                        let common = written.len().min(prefix.len());
+                        assert!(
+                            written[..common] == prefix[..common],
+                            "{name}: {threads} threads wrote bytes one thread does not"
+                        );
+                    }
+                    (Ok(_), Ok(bytes)) => assert!(&written == bytes, "{name}"),
+                    _ => panic!(
+                        "{name}: {threads} threads {result:?}, one thread {:?}",
+                        one.as_ref().map(Vec::len)
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// A writer that fails once it has taken `limit` bytes, counting the
+/// calls it gets after that.
+struct FailingWriter {
+    taken: usize,
+    limit: usize,
+    calls_after_failing: usize,
+}
+
+impl Write for FailingWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.taken >= self.limit {
+            self.calls_after_failing += 1;
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.taken += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_writer_that_fails_midway_stops_every_stage() {
+    let (text, frame) = many_blocks(3, true);
+    // A 1 KiB window makes the output move on in 1 MiB chunks; the text
+    // is 1 MiB, so use it four times in a row as four frames.
+    let stream: Vec<u8> = (0..4).flat_map(|_| frame.iter().copied()).collect();
+    let (result, writer) = within_timeout("failing writer", move || {
+        let mut writer = FailingWriter {
+            taken: 0,
+            limit: 1,
+            calls_after_failing: 0,
+        };
+        let result = pipelined(2).decode(&stream, &mut writer);
+        (result, writer)
+    });
+    match result {
+        Err(StreamError::Sink(e)) => assert_eq!(e.to_string(), "disk full"),
+        other => panic!("{other:?}"),
+    }
+    // One failed call, and nothing handed to the writer after it.
+    assert_eq!(writer.calls_after_failing, 1);
+    assert!(writer.taken <= text.len());
+}
+
+#[test]
+fn small_inputs_and_stored_blocks_stay_on_the_callers_thread() {
+    let text = source_text(4 << 20);
+    let big = cli(&text, &["-3"], false);
+    let small = cli(&text[..64 << 10], &["-3"], false);
+    let noise = random(4 << 20, 3);
+    let stored = cli(&noise, &["-3"], false);
+    let walked = zstdblock::walk(&stored, WINDOW_LIMIT).unwrap();
+    assert!(
+        walked[0]
+            .blocks
+            .iter()
+            .all(|b| b.kind != zstdblock::BlockKind::Compressed)
+    );
+    assert!(big.len() > zstdblock::parallel::MIN_PARALLEL_INPUT);
+    for (name, frame, data, pipelines) in [
+        ("big", &big, &text, true),
+        ("small", &small, &text[..64 << 10].to_vec(), false),
+        ("stored", &stored, &noise, false),
+    ] {
+        for threads in [1, 2, 4] {
+            let settings = Parallel::new(threads, WINDOW_LIMIT);
+            let expected = pipelines && threads >= 2;
+            assert_eq!(settings.pipelines(frame), expected, "{name} {threads}");
+            let mut out = Vec::new();
+            let decoded = settings.decode(frame, &mut out).unwrap();
+            assert_eq!(decoded.pipelined, expected, "{name} {threads}");
+            assert!(&out == data, "{name} {threads}");
+        }
+    }
+}
