@@ -1,6 +1,8 @@
 //! Generated workloads beyond the reference benchmark: the ad-targeting
-//! profile of issue 14 (`perfkit betree gen-exprs --profile adtech`) and
-//! the shapes issue 33's grid varies it into ([`Shape`], [`grid`]).
+//! profile of issue 14 (`perfkit betree gen-exprs --profile adtech`), the
+//! shapes issue 33's grid varies it into ([`Shape`], [`grid`]), and a shape
+//! unlike both: few attributes, wide ranges, string equality and deep
+//! negation ([`DeepNegation`]).
 //!
 //! The schema depends only on the [`Shape`] (not on the seed), so
 //! expressions and events generated with different seeds always fit
@@ -42,9 +44,12 @@ use crate::domain::{AttrType, Bounds, Domain};
 use crate::{Event, Result, Schema, reference};
 
 mod calibration;
+mod negation;
 mod popularity;
 mod predicates;
 mod shape;
+
+pub use negation::{DEEP_INT_MAX, DEEP_INTS, DEEP_STR_VALUES, DEEP_STRS, DeepNegation};
 
 use popularity::Zipf;
 pub use shape::{GRID_ALWAYS_DEFINED, GRID_MATCH_RATE, ListSizes, MAX_ATTRS, Shape, grid};
