@@ -1198,6 +1198,23 @@ fn with_mixed_lines(d: &Path) {
 }
 
 const HABITS: &[Habit] = &[
+    // -W: `*` and `?` within a folder level, `**` across.
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-W", "-l", "a.zip", "d/*", "**.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "unzip",
+        args: &["-W", "-q", "a.zip", "-x", "d/*", "-d", "k"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Tree],
+    },
     // Folders get the archive's times as files do; -D leaves theirs,
     // -DD every one.
     Habit {

@@ -32,7 +32,8 @@ impl Pattern {
 
     /// The pattern `text` whose wildcards match within one folder level:
     /// `*`, `?` and `[...]` never match `/` (`*.c` matches `a.c`, not
-    /// `d/a.c`), as Info-ZIP's `zip -R` reads its patterns.
+    /// `d/a.c`), but `**` does, as Info-ZIP's `unzip -W` and `zip -R`
+    /// read their patterns.
     pub fn within_folders(text: &str) -> Pattern {
         Pattern {
             within_folders: true,
@@ -48,7 +49,9 @@ impl Pattern {
     /// Whether `name` matches the whole pattern.
     pub fn matches(&self, name: &str) -> bool {
         let s: Vec<char> = name.chars().collect();
-        if self.within_folders {
+        if self.within_folders && self.chars.windows(2).any(|w| w == ['*', '*']) {
+            wildcard_within_deep(&self.chars, &s)
+        } else if self.within_folders {
             wildcard_within(&self.chars, &s)
         } else {
             wildcard(&self.chars, &s)
@@ -75,6 +78,92 @@ fn wildcard(pat: &[char], s: &[char]) -> bool {
 /// pattern between them would have to move past one in the name).
 fn wildcard_within(pat: &[char], s: &[char]) -> bool {
     matcher(pat, s, true)
+}
+
+/// One element of a pattern for [`wildcard_within_deep`].
+enum Token {
+    /// `*` (within a folder level) or `**` (across `/`).
+    Star { deep: bool },
+    /// `?`.
+    One,
+    /// `[...]`, from this index of the pattern.
+    Set(usize),
+    /// Anything else, itself.
+    Literal(char),
+}
+
+/// [`wildcard_within`] for patterns with `**`, which matches any run of
+/// characters, `/` included, beside `*` that stays in one folder level:
+/// the two kinds of star defeat the one-star retry, so this keeps, for
+/// each prefix of the pattern, which prefixes of the name it matches
+/// (pattern length × name length steps, a name's length of memory).
+fn wildcard_within_deep(pat: &[char], s: &[char]) -> bool {
+    let mut tokens = Vec::new();
+    let mut p = 0;
+    while p < pat.len() {
+        match pat[p] {
+            '*' if pat.get(p + 1) == Some(&'*') => {
+                tokens.push(Token::Star { deep: true });
+                p += 2;
+                while pat.get(p) == Some(&'*') {
+                    p += 1;
+                }
+            }
+            '*' => {
+                tokens.push(Token::Star { deep: false });
+                p += 1;
+            }
+            '?' => {
+                tokens.push(Token::One);
+                p += 1;
+            }
+            '[' => match set_match(&pat[p..], 'a') {
+                Some((_, len)) => {
+                    tokens.push(Token::Set(p));
+                    p += len;
+                }
+                None => {
+                    tokens.push(Token::Literal('['));
+                    p += 1;
+                }
+            },
+            c => {
+                tokens.push(Token::Literal(c));
+                p += 1;
+            }
+        }
+    }
+    // can[j]: the tokens so far match the name's first j characters.
+    let mut can = vec![false; s.len() + 1];
+    can[0] = true;
+    for t in &tokens {
+        let mut next = vec![false; s.len() + 1];
+        match t {
+            Token::Star { deep } => {
+                let mut open = false;
+                for j in 0..=s.len() {
+                    open = can[j] || (open && j > 0 && (*deep || s[j - 1] != '/'));
+                    next[j] = open;
+                }
+            }
+            _ => {
+                for j in 1..=s.len() {
+                    let c = s[j - 1];
+                    let hit = match t {
+                        Token::One => c != '/',
+                        Token::Set(at) => {
+                            c != '/' && set_match(&pat[*at..], c).is_some_and(|(h, _)| h)
+                        }
+                        Token::Literal(l) => *l == c,
+                        Token::Star { .. } => false,
+                    };
+                    next[j] = can[j - 1] && hit;
+                }
+            }
+        }
+        can = next;
+    }
+    can[s.len()]
 }
 
 fn matcher(pat: &[char], s: &[char], within: bool) -> bool {
@@ -250,6 +339,38 @@ mod tests {
                 );
             }
         }
+        // With `**` (matching `/` too), against a matcher of the same rules.
+        fn deep_reference(pat: &[u8], s: &[u8]) -> bool {
+            match (pat, s.first()) {
+                ([], None) => true,
+                ([b'*', b'*', rest @ ..], _) => {
+                    deep_reference(rest, s) || (!s.is_empty() && deep_reference(pat, &s[1..]))
+                }
+                ([b'*', rest @ ..], _) => {
+                    deep_reference(rest, s)
+                        || (!s.is_empty() && s[0] != b'/' && deep_reference(pat, &s[1..]))
+                }
+                ([b'?', rest @ ..], Some(&c)) if c != b'/' => deep_reference(rest, &s[1..]),
+                ([a, rest @ ..], Some(b)) if a == b && *a != b'?' => deep_reference(rest, &s[1..]),
+                _ => false,
+            }
+        }
+        for pat in words(b"a*?/", 5) {
+            if !pat.windows(2).any(|w| w == b"**") {
+                continue;
+            }
+            for name in &names {
+                assert_eq!(
+                    wildcard_within_deep(&chars(&pat), &chars(name)),
+                    deep_reference(&pat, name),
+                    "{:?} on {:?}",
+                    String::from_utf8_lossy(&pat),
+                    String::from_utf8_lossy(name)
+                );
+            }
+        }
+        assert!(Pattern::within_folders("d/**").matches("d/sub/z.bin"));
+        assert!(Pattern::within_folders("**.txt").matches("a/b.txt"));
         assert!(Pattern::within_folders("d/*").matches("d/x1"));
         assert!(!Pattern::within_folders("d/*").matches("d/sub/z.bin"));
         assert!(!Pattern::within_folders("*.txt").matches("d/a.txt"));

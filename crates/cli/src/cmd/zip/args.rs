@@ -247,7 +247,7 @@ fails; -o replaces, -n keeps, without asking. -c prints each file under its `inf
 -z the archive comment, -u and -f extract only files newer than those on disk (-u also new \
 ones), -C matches names without regard to case, -T gives the archive the time of its newest \
 file, -B backs a file in the way up as NAME~ and replaces it, -D leaves folders' times \
-alone (-DD files' too), -b (binary) is what perfkit always does. Folders get the archive's \
+alone (-DD files' too), -W keeps `*` and `?` within a folder level (`**` crosses), -b (binary) is what perfkit always does. Folders get the archive's \
 times, as files do.
 
 Differences from Info-ZIP unzip: options may come anywhere (a member named like an option needs \
@@ -339,6 +339,10 @@ pub struct UnzipArgs {
     /// else (Info-ZIP's `-T`, which other modes give way to).
     #[arg(short = 'T')]
     timestamp: bool,
+    /// Wildcards stop at `/` (Info-ZIP's `-W`): `*` and `?` match within
+    /// one folder level, `**` across them.
+    #[arg(short = 'W')]
+    wildcards_stop_at_slash: bool,
     /// Leave times alone (Info-ZIP's `-D`): folders get none of the
     /// archive's times; `-DD`: files neither.
     #[arg(short = 'D', action = clap::ArgAction::Count)]
@@ -594,6 +598,7 @@ impl UnzipArgs {
             timestamp: self.timestamp,
             backup: self.backup,
             no_times: self.no_times,
+            wildcards_stop_at_slash: self.wildcards_stop_at_slash,
         }
     }
 }

@@ -54,6 +54,8 @@ pub struct UnzipOptions {
     pub backup: bool,
     /// `-D`: folders keep the time of extraction; `-DD`: files too.
     pub no_times: u8,
+    /// `-W`: `*` and `?` in patterns stay within one folder level.
+    pub wildcards_stop_at_slash: bool,
 }
 
 /// Which members a command acts on: the MEMBER patterns (all when none)
@@ -70,13 +72,19 @@ impl Selection {
     fn new(options: &UnzipOptions) -> Selection {
         // -C: patterns and names are compared in one (lower) case.
         let fold = options.ignore_case;
+        // -W: `*` and `?` within one folder level, `**` across.
+        let new = if options.wildcards_stop_at_slash {
+            Pattern::within_folders
+        } else {
+            Pattern::new
+        };
         let compile = |v: &[String]| {
             v.iter()
                 .map(|p| {
                     if fold {
-                        Pattern::new(&p.to_ascii_lowercase())
+                        new(&p.to_ascii_lowercase())
                     } else {
-                        Pattern::new(p)
+                        new(p)
                     }
                 })
                 .collect()
