@@ -430,6 +430,50 @@ const CASES: &[Case] = &[
         b"",
         &[Exit, Tree],
     ),
+    // Flags that undo each other: the last given wins, as zstd reads
+    // them; -q and -v count against each other.
+    case(
+        &["-k", "--rm", "s"],
+        &["compress", "-k", "--rm", "s"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["--rm", "-k", "s"],
+        &["compress", "--rm", "-k", "s"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-o", "x.zst", "-c", "s"],
+        &["compress", "-o", "x.zst", "-c", "s"],
+        b"",
+        &[Exit, Stderr, DecodedStdout, Tree],
+    ),
+    case(
+        &["-c", "-o", "x.zst", "s"],
+        &["compress", "-c", "-o", "x.zst", "s"],
+        b"",
+        &[Exit, Stderr, Stdout, Tree],
+    ),
+    case(
+        &["-q", "-q", "-v", "s"],
+        &["compress", "-q", "-q", "-v", "s"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-v", "-q", "s"],
+        &["compress", "-v", "-q", "s"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
+    case(
+        &["-qqv", "-d", "z.zst", "-o", "out"],
+        &["compress", "-qqv", "-d", "z.zst", "-o", "out"],
+        b"",
+        &[Exit, Stderr, Tree],
+    ),
     // -e# and -i# belong to benchmark mode; without -b, ignored.
     case(
         &["-e3", "-q", "a.txt"],

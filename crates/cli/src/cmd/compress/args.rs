@@ -72,12 +72,17 @@ pub struct DecompressArgs {
 struct FileArgs {
     /// Files to process; none or `-` means stdin to stdout.
     files: Vec<PathBuf>,
-    /// Write to stdout.
-    #[arg(short = 'c', long = "stdout")]
+    /// Write to stdout (of -c and -o, the last given wins, as in zstd).
+    #[arg(short = 'c', long = "stdout", overrides_with = "output")]
     stdout: bool,
     /// Write to FILE; with several inputs, one after the other into FILE
     /// (zstd's concatenation, with its warning).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        overrides_with = "stdout"
+    )]
     output: Option<PathBuf>,
     /// Put each output named from its input in DIR, without the input's
     /// folders (DIR is made if missing).
@@ -91,11 +96,12 @@ struct FileArgs {
     #[arg(short = 'f', long)]
     force: bool,
     /// Remove each input after it was written successfully to a regular
-    /// file (never after writing to stdout, a device or a FIFO).
-    #[arg(long)]
+    /// file (never after writing to stdout, a device or a FIFO). Of --rm
+    /// and -k, the last given wins, as in zstd.
+    #[arg(long, overrides_with = "keep")]
     rm: bool,
     /// Keep inputs (the default).
-    #[arg(short = 'k', long, conflicts_with = "rm")]
+    #[arg(short = 'k', long, overrides_with = "rm")]
     keep: bool,
     /// No progress bar (it shows only on a terminal, for inputs over 16 MiB).
     #[arg(long, overrides_with = "progress")]
@@ -190,7 +196,7 @@ struct FileArgs {
     /// Quiet: no ratio lines and no notes on stderr (such as inputs --rm
     /// kept); errors still print. Twice (`-qq`), not even the notes zstd
     /// prints under `-q` (`--patch-from`'s "long mode automatically
-    /// triggered").
+    /// triggered"). As in zstd, each -q takes a -v back (`-qqv` is `-q`).
     #[arg(short = 'q', long, action = clap::ArgAction::Count)]
     quiet: u8,
     /// Verbose: each input's ratio line even among several, and a line of
@@ -421,13 +427,14 @@ impl CompressArgs {
                     "--train needs sample files",
                 ));
             }
+            let level = io.level();
             return Ok(Task::Train(Train {
                 samples: io.files,
                 max_size: enc.maxdict,
                 output: io.output.unwrap_or_else(|| PathBuf::from("dictionary")),
                 force: io.force,
-                verbose: io.verbose > 0,
-                quiet: io.quiet > 0,
+                verbose: level > 2,
+                quiet: level < 2,
             }));
         }
         let mode = io.mode(Mode::Compress);
@@ -517,6 +524,12 @@ impl FileArgs {
         }
     }
 
+    /// zstd's display level: 2 by default, one up for each -v and one
+    /// down for each -q (1: quiet, 0: silent, 3: verbose).
+    fn level(&self) -> i32 {
+        2 + i32::from(self.verbose) - i32::from(self.quiet)
+    }
+
     /// What the last of `-z`, `-d` and `-t` asks for (clap keeps only the
     /// last), or `default`, the command's own.
     fn mode(&self, default: Mode) -> Mode {
@@ -549,15 +562,17 @@ impl FileArgs {
     }
 
     fn list_task(self) -> Task {
+        let level = self.level();
         Task::List {
             files: self.files,
-            verbose: self.verbose > 0,
+            verbose: level > 2,
         }
     }
 
     /// Code every input in `mode`, compressing as `how` says.
     fn code(self, mode: Mode, how: Encoding) -> Task {
         let threads = self.threads() as usize;
+        let level = self.level();
         let files = if self.files.is_empty() && self.filelist.is_empty() {
             vec![PathBuf::from("-")]
         } else {
@@ -584,8 +599,8 @@ impl FileArgs {
             patch_from: self.patch_from,
             seekable: how.seekable,
             range: self.range,
-            quiet: self.quiet > 0,
-            silent: self.quiet > 1,
+            quiet: level < 2,
+            silent: level < 1,
             no_progress: self.no_progress,
             progress: self.progress,
             pass_through: match (self.pass_through, self.no_pass_through) {
@@ -601,7 +616,7 @@ impl FileArgs {
                 (None, Some(d)) => Some(OutputDir::Mirror(d)),
                 (None, None) => None,
             },
-            verbose: self.verbose > 0,
+            verbose: level > 2,
         }))
     }
 }
