@@ -168,15 +168,34 @@ pub fn summarise(report: &Report) -> Vec<Headline> {
                     basis: "median wall time".into(),
                 });
             }
+            // What a row holds equal with its peer (issue 64), when it says:
+            // then its CPU is a headline too, at that same work.
+            let held = match r.get("held_equal") {
+                Some(Value::Text(h)) => Some(h.clone()),
+                _ => None,
+            };
+            let peer = match r.get("peer") {
+                Some(Value::Text(p)) => p.clone(),
+                _ => "its peer".into(),
+            };
+            let at = |basis: &str| match &held {
+                Some(h) => format!("{basis}; held equal: {h}"),
+                None => basis.to_owned(),
+            };
             if let Some(v) = num(r, "vs_peer") {
                 out.push(Headline {
-                    subject,
-                    peer: match r.get("peer") {
-                        Some(Value::Text(p)) => p.clone(),
-                        _ => "its peer".into(),
-                    },
+                    subject: subject.clone(),
+                    peer: peer.clone(),
                     speedup: v,
-                    basis: "median wall time, both as processes".into(),
+                    basis: at("median wall time, both as processes"),
+                });
+            }
+            if let (Some(v), Some(_)) = (num(r, "cpu_vs_peer"), &held) {
+                out.push(Headline {
+                    subject: format!("{subject} (CPU)"),
+                    peer,
+                    speedup: v,
+                    basis: at("median CPU time (user + sys), both as processes"),
                 });
             }
         }
@@ -260,7 +279,9 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
         .filter(|s| s.name.starts_with("zip: "))
     {
         for peer in ["zip crate", "s-zip"] {
-            let ratios: Vec<f64> = s
+            // Time ratios, and (issue 64: what is held equal) the sizes of
+            // the archives each wrote, ours over the peer's.
+            let (ratios, sizes): (Vec<f64>, Vec<Option<f64>>) = s
                 .rows
                 .iter()
                 .filter_map(|r| {
@@ -269,9 +290,19 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                         return None;
                     }
                     let ours = find(s, &format!("{workload} · sync"))?;
-                    Some(p50(r)? / p50(ours)?)
+                    let size = num(ours, "out_bytes")
+                        .zip(num(r, "out_bytes"))
+                        .map(|(a, b)| a / b.max(1.0));
+                    Some((p50(r)? / p50(ours)?, size))
                 })
-                .collect();
+                .unzip();
+            let sizes: Option<Vec<f64>> = sizes.into_iter().collect();
+            let held = sizes
+                .as_deref()
+                .and_then(geomean)
+                .map_or(String::new(), |g| {
+                    format!("; archives {g:.3}x the peer's size (geometric mean)")
+                });
             if let Some(g) = geomean(&ratios) {
                 out.push(Headline {
                     subject: format!(
@@ -281,7 +312,7 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                     peer: format!("the {peer} writer"),
                     speedup: g,
                     basis: format!(
-                        "median time per archive, geometric mean over {} workloads",
+                        "median time per archive, geometric mean over {} workloads{held}",
                         ratios.len()
                     ),
                 });

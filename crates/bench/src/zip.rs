@@ -530,6 +530,6 @@ fn explain(sec: &mut Section, peer_note: &str) {
     sec.note("AES-256: every entry pays one key derivation, PBKDF2-HMAC-SHA1 with 1,000 iterations over a fresh salt, as WinZip AE-2 requires (a shared salt would reuse the CTR keystream); that fixed cost dominates small entries, while on entries of a few MB and up the cost is AES-CTR plus HMAC-SHA1 over the compressed bytes");
     sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
     sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
-    sec.note("backends: this binary links one flate2 backend, zlib-rs; it is the zip crate's default too, so the zip crate row is both its own default and ours; s-zip's default is miniz_oxide");
+    sec.note("backends: zipstream deflates with libdeflate in 1 MiB pieces (level 6 is libdeflate's 7, sized to Info-ZIP's zip -6: docs/zip.md); the zip crate and s-zip (linked in) run on this binary's one flate2 backend, zlib-rs, the zip crate's default, whose level 6 writes larger archives on most data; s-zip's own default is miniz_oxide. The rows compare time at each writer's own archive size: ratio and out_bytes (--wide) say what each wrote, and the summary gives the size beside the time");
     sec.note(peer_note.to_owned());
 }
