@@ -37,11 +37,16 @@ const FIX_MESSAGES: usize = 100_000;
 /// takes about a second over them here).
 const QUICKFIX_MESSAGES: usize = 500_000;
 
-/// Expressions and events of the generated `betree search` workload (the
-/// reference generator's parameters, as `perfkit betree gen-*` writes).
+/// Boolean parameters of the reference generator's `betree search`
+/// workload (as `perfkit betree gen-*` writes it).
 const BETREE_PARAMS: usize = 128;
-const BETREE_EXPRS: usize = 2000;
-const BETREE_EVENTS: usize = 10_000;
+/// Expressions of each `betree search` workload. Its rows take the
+/// command's start-up and index build out (the same command on no events,
+/// run by run), so the search must outweigh the build's noise: at 100,000
+/// expressions the three builds take about 14 s of CPU a run here (the
+/// reference generator's 3.5 s, twice), more than `perfkit bench`'s
+/// two-minute budget pays for three runs beside the rest.
+pub const BETREE_EXPRS: usize = 20_000;
 
 /// One side of a comparison: `RUNS` measurements of the same work.
 #[derive(Default)]
@@ -249,7 +254,7 @@ pub fn measure(
     zip_cases(&mut section, d, &input, perfkit, spawner)?;
     zip_delete_case(&mut section, d, &input, perfkit, spawner)?;
     section.note(format!(
-        "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {QUICKFIX_MESSAGES} messages QuickFIX/C++ built (quickfix-parse --build); {BETREE_EXPRS} expressions over {BETREE_PARAMS} parameters and {BETREE_EVENTS} events (betree gen-exprs / gen-events)",
+        "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {QUICKFIX_MESSAGES} messages QuickFIX/C++ built (quickfix-parse --build); betree search on three generators (the reference one over {BETREE_PARAMS} parameters, the adtech profile, deep negation), {BETREE_EXPRS} expressions each and 2,000, 5,000 and 10,000 events",
         INPUT_SIZE >> 20
     ));
     section.note(
@@ -521,8 +526,129 @@ fn of_workloads(section: &mut Section, group: &str) {
     }
 }
 
-/// `betree search` of a generated workload, its start-up and index build
-/// taken out, beside `search_batch` of a built index in this process.
+/// The generators `betree search` runs on, each at [`BETREE_EXPRS`]
+/// expressions: three shapes, so a gain on one cannot stand for the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BetreeWorkload {
+    /// The reference benchmark's generator (erl-be-tree's): boolean
+    /// parameters, short conjunctions, Erlang event lists.
+    Reference,
+    /// The adtech profile: 200 typed attributes, Zipf popularity, JSON
+    /// events defining 40 to 120 of them.
+    Adtech,
+    /// Few attributes, wide integer ranges, string equality, negation
+    /// nested deep ([`betree::workload::DeepNegation`]).
+    DeepNegation,
+}
+
+impl BetreeWorkload {
+    /// Every generator, in row order.
+    pub const ALL: [BetreeWorkload; 3] = [
+        BetreeWorkload::Reference,
+        BetreeWorkload::Adtech,
+        BetreeWorkload::DeepNegation,
+    ];
+
+    /// Its name in the row.
+    pub fn name(self) -> &'static str {
+        match self {
+            BetreeWorkload::Reference => "reference generator",
+            BetreeWorkload::Adtech => "adtech profile",
+            BetreeWorkload::DeepNegation => "deep negation",
+        }
+    }
+
+    /// Writes `exprs` expressions and `events` events (seeds fixed) to the
+    /// two files, in the forms `betree search` reads, and returns the same
+    /// workload in memory for the library side: the schema, the
+    /// expressions and the events.
+    pub fn write(
+        self,
+        exprs: usize,
+        events: usize,
+        expr_file: &Path,
+        event_file: &Path,
+    ) -> Result<(betree::Schema, Vec<String>, Vec<betree::Event>)> {
+        use betree::workload::{Adtech, DeepNegation};
+        let create = |p: &Path| -> Result<std::io::BufWriter<std::fs::File>> {
+            Ok(std::io::BufWriter::new(
+                std::fs::File::create(p).doing_with(|| format!("creating {}", p.display()))?,
+            ))
+        };
+        let finish = |mut w: std::io::BufWriter<std::fs::File>, p: &Path| -> Result<()> {
+            use std::io::Write;
+            w.flush().doing_with(|| format!("writing {}", p.display()))
+        };
+        let writing = |p: &Path| format!("writing {}", p.display());
+        match self {
+            BetreeWorkload::Reference => {
+                let schema = betree::Schema::boolean_params(BETREE_PARAMS);
+                let texts = betree::reference::random_expressions(BETREE_PARAMS, exprs, 1);
+                std::fs::write(
+                    expr_file,
+                    betree::reference::write_expr_file(schema.domains(), &texts),
+                )
+                .doing_with(|| writing(expr_file))?;
+                let bools = betree::reference::random_events(BETREE_PARAMS, events, 2);
+                std::fs::write(event_file, betree::reference::write_event_file(&bools))
+                    .doing_with(|| writing(event_file))?;
+                let evs = bools
+                    .iter()
+                    .map(|v| betree::Event::from_bools(&schema, v))
+                    .collect::<betree::Result<Vec<_>>>()?;
+                Ok((schema, texts, evs))
+            }
+            BetreeWorkload::Adtech => {
+                let g = Adtech::new();
+                let mut w = create(expr_file)?;
+                g.write_exprs(&mut w, exprs, 1)
+                    .doing_with(|| writing(expr_file))?;
+                finish(w, expr_file)?;
+                let mut w = create(event_file)?;
+                g.write_events(&mut w, events, 2)
+                    .doing_with(|| writing(event_file))?;
+                finish(w, event_file)?;
+                let schema = betree::Schema::from_domains(g.domains())?;
+                let evs = g.events(&schema, events, 2)?;
+                Ok((schema, g.expressions(exprs, 1), evs))
+            }
+            BetreeWorkload::DeepNegation => {
+                let g = DeepNegation;
+                let mut w = create(expr_file)?;
+                g.write_exprs(&mut w, exprs, 1)
+                    .doing_with(|| writing(expr_file))?;
+                finish(w, expr_file)?;
+                let mut w = create(event_file)?;
+                g.write_events(&mut w, events, 2)
+                    .doing_with(|| writing(event_file))?;
+                finish(w, event_file)?;
+                let schema = betree::Schema::from_domains(g.domains())?;
+                let evs = g.events(&schema, events, 2)?;
+                Ok((schema, g.expressions(exprs, 1), evs))
+            }
+        }
+    }
+
+    /// Events searched per run: enough that the search outweighs the noise
+    /// of the index build taken out (the shapes differ tenfold in their
+    /// time per event).
+    pub fn events(self) -> usize {
+        match self {
+            BetreeWorkload::Reference => 2_000,
+            BetreeWorkload::Adtech => 5_000,
+            BetreeWorkload::DeepNegation => 10_000,
+        }
+    }
+
+    /// Whether its events are JSON objects (else Erlang lists).
+    fn json_events(self) -> bool {
+        self != BetreeWorkload::Reference
+    }
+}
+
+/// `betree search` of each generator's workload ([`BetreeWorkload`]), its
+/// start-up and index build taken out, beside `search_batch` of a built
+/// index in this process; the summary shows the worst of them.
 fn betree_case(
     section: &mut Section,
     d: &Path,
@@ -530,72 +656,55 @@ fn betree_case(
     perfkit: &dyn Launcher,
     spawner: &mut Spawner,
 ) -> Result<()> {
-    let exprs = d.join("exprs.txt");
-    let events = d.join("events.txt");
-    child::run(
-        perfkit
-            .command(&Invocation::BetreeExpressions {
-                params: BETREE_PARAMS,
-                count: BETREE_EXPRS,
-                output: &exprs,
-            })
-            .stdin(Stdio::null())
-            .stdout(Stdio::null()),
-    )?;
-    child::run(
-        perfkit
-            .command(&Invocation::BetreeEvents {
-                params: BETREE_PARAMS,
-                count: BETREE_EVENTS,
-                output: &events,
-            })
-            .stdin(Stdio::null())
-            .stdout(Stdio::null()),
-    )?;
-    let schema = betree::Schema::boolean_params(BETREE_PARAMS);
-    let mut index = betree::Index::new(schema.clone());
-    for (i, e) in betree::reference::random_expressions(BETREE_PARAMS, BETREE_EXPRS, 1)
-        .iter()
-        .enumerate()
-    {
-        index.insert(i as u64 + 1, e)?;
-    }
-    let evs = betree::reference::random_events(BETREE_PARAMS, BETREE_EVENTS, 2)
-        .iter()
-        .map(|v| betree::Event::from_bools(&schema, v))
-        .collect::<betree::Result<Vec<_>>>()?;
     // The same command on no events times the start-up and the index
     // build, which the search rows leave out (run by run) so that they
     // compare with the library's search of a built index.
     let no_events = d.join("no-events.txt");
     std::fs::write(&no_events, b"").doing("writing an empty event file")?;
-    let search = |events: &Path| {
-        perfkit.command(&Invocation::BetreeSearch {
-            exprs: &exprs,
-            events,
-            output: Path::new("/dev/null"),
-        })
-    };
-    let (mut ours, mut build, mut lib) = (Side::default(), Side::default(), Side::default());
-    for _ in 0..RUNS {
-        process(spawner, &mut ours, &mut search(&events))?;
-        process(spawner, &mut build, &mut search(&no_events))?;
-        // As the command searches: in batches of its batch size.
-        library(&mut lib, || {
-            for batch in evs.chunks(search_batch) {
-                std::hint::black_box(index.search_batch(batch)?);
-            }
-            Ok(())
-        })?;
+    for workload in BetreeWorkload::ALL {
+        let exprs = d.join("exprs.txt");
+        let events = d.join("events.txt");
+        let (schema, texts, evs) =
+            workload.write(BETREE_EXPRS, workload.events(), &exprs, &events)?;
+        let mut index = betree::Index::new(schema);
+        for (i, e) in texts.iter().enumerate() {
+            index.insert(i as u64 + 1, e)?;
+        }
+        drop(texts);
+        let search = |events: &Path| {
+            perfkit.command(&Invocation::BetreeSearch {
+                exprs: &exprs,
+                events,
+                json_events: workload.json_events(),
+                output: Path::new("/dev/null"),
+            })
+        };
+        let (mut ours, mut build, mut lib) = (Side::default(), Side::default(), Side::default());
+        for _ in 0..RUNS {
+            process(spawner, &mut ours, &mut search(&events))?;
+            process(spawner, &mut build, &mut search(&no_events))?;
+            // As the command searches: in batches of its batch size.
+            library(&mut lib, || {
+                for batch in evs.chunks(search_batch) {
+                    std::hint::black_box(index.search_batch(batch)?);
+                }
+                Ok(())
+            })?;
+        }
+        case(
+            section,
+            &format!(
+                "betree search, {}, {}k expressions, index build excluded",
+                workload.name(),
+                BETREE_EXPRS / 1000
+            ),
+            Work::Items(workload.events() as u64, "events"),
+            &ours.less(&build),
+            Some(("betree Index::search_batch, index built beforehand", &lib)),
+            None,
+        );
+        of_workloads(section, BETREE_WORKLOADS);
     }
-    case(
-        section,
-        "betree search, index build excluded",
-        Work::Items(BETREE_EVENTS as u64, "events"),
-        &ours.less(&build),
-        Some(("betree Index::search_batch, index built beforehand", &lib)),
-        None,
-    );
     Ok(())
 }
 
@@ -801,4 +910,53 @@ fn zip_in_process(input: &Path) -> Result<()> {
     )?;
     std::hint::black_box(w.finish()?);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each generator's files, read back as `betree search` reads them,
+    /// give the same ids as the workload the library side searches, so
+    /// the command and the library do the same work; the three shapes
+    /// differ (attribute counts, event forms).
+    #[test]
+    fn each_betree_workload_writes_what_the_library_side_searches() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ex, ev) = (dir.path().join("e"), dir.path().join("v"));
+        let mut attrs = Vec::new();
+        for w in BetreeWorkload::ALL {
+            let (schema, texts, events) = w.write(300, 40, &ex, &ev).unwrap();
+            let file =
+                betree::reference::read_expr_file(&std::fs::read_to_string(&ex).unwrap()).unwrap();
+            assert_eq!(file.exprs, texts, "{}", w.name());
+            let read = betree::Schema::from_domains(file.domains).unwrap();
+            let text = std::fs::read_to_string(&ev).unwrap();
+            let from_file: Vec<betree::Event> = if w.json_events() {
+                text.lines()
+                    .map(|l| betree::Event::from_json(&read, l).unwrap())
+                    .collect()
+            } else {
+                betree::reference::read_event_file(&text)
+                    .unwrap()
+                    .iter()
+                    .map(|b| betree::Event::from_bools(&read, b).unwrap())
+                    .collect()
+            };
+            assert_eq!(from_file.len(), events.len(), "{}", w.name());
+            let index = |s: &betree::Schema| {
+                let mut i = betree::Index::new(s.clone());
+                for (k, e) in texts.iter().enumerate() {
+                    i.insert(k as u64 + 1, e).unwrap();
+                }
+                i
+            };
+            let (a, b) = (index(&schema), index(&read));
+            for (x, y) in events.iter().zip(&from_file) {
+                assert_eq!(a.search(x).unwrap(), b.search(y).unwrap(), "{}", w.name());
+            }
+            attrs.push(schema.len());
+        }
+        assert_eq!(attrs, [BETREE_PARAMS, betree::workload::ADTECH_ATTRS, 7]);
+    }
 }

@@ -85,6 +85,9 @@ pub enum Invocation<'a> {
         exprs: &'a Path,
         /// The event file.
         events: &'a Path,
+        /// Whether the events are JSON objects, one a line
+        /// (`--events-format json`), rather than Erlang lists.
+        json_events: bool,
         /// Where the matches go.
         output: &'a Path,
     },

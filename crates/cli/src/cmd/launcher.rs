@@ -70,6 +70,7 @@ impl Launcher for Perfkit {
             Invocation::BetreeSearch {
                 exprs,
                 events,
+                json_events,
                 output,
             } => {
                 c.args(["betree", "search", "--exprs"])
@@ -78,6 +79,9 @@ impl Launcher for Perfkit {
                     .arg(events)
                     .arg("-o")
                     .arg(output);
+                if json_events {
+                    c.args(["--events-format", "json"]);
+                }
             }
             Invocation::Zip {
                 archive,
