@@ -35,11 +35,18 @@ fn put(dir: &Path, name: &str, data: &[u8], secs: u64) {
     let p = dir.join(name);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(&p, data).unwrap();
-    std::fs::File::options()
-        .write(true)
-        .open(&p)
+    set_times(&p, secs);
+}
+
+/// Sets a file's or folder's access and modification times. Info-ZIP's
+/// extra field records both, and the two sides of a [`Pair`] are made one
+/// after the other: times left at "now" could fall in different seconds
+/// and make byte-for-byte comparisons fail by chance.
+fn set_times(p: &Path, secs: u64) {
+    let t = SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+    std::fs::File::open(p)
         .unwrap()
-        .set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+        .set_times(std::fs::FileTimes::new().set_accessed(t).set_modified(t))
         .unwrap();
 }
 
@@ -87,6 +94,7 @@ fn sfx_side(dir: &Path, stub: &[u8], adjust: bool) {
     put(dir, "b.txt", &b"bravo ".repeat(5_000), T0);
     put(dir, "d/x", b"x\n", T0);
     put(dir, "d/y", &vec![7u8; 100_000], T0);
+    set_times(&dir.join("d"), T0);
     let made = run(Command::new("zip")
         .current_dir(dir)
         .args(["-q", "-r", "base.zip", "a.txt", "b.txt", "d"]));
