@@ -202,11 +202,7 @@ mod tests {
             }
             match b[i] {
                 b'(' => stack.push(false),
-                b')' => {
-                    if stack.pop() == Some(true) {
-                        depth -= 1;
-                    }
-                }
+                b')' if stack.pop() == Some(true) => depth -= 1,
                 _ => {}
             }
             i += 1;
