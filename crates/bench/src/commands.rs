@@ -37,6 +37,10 @@ const FIX_MESSAGES: usize = 100_000;
 /// takes about a second over them here).
 const QUICKFIX_MESSAGES: usize = 500_000;
 
+/// Market data snapshots QuickFIX/C++ builds with deep books (about 1 kB
+/// each: 40 MB, which QuickFIX parses in about half a second here).
+const QUICKFIX_BOOK_MESSAGES: usize = 40_000;
+
 /// Boolean parameters of the reference generator's `betree search`
 /// workload (as `perfkit betree gen-*` writes it).
 const BETREE_PARAMS: usize = 128;
@@ -469,10 +473,46 @@ fn quickfix_check_case(
         }
     }
     std::fs::write(&soh, text).doing("writing the QuickFIX-built file in the SOH form")?;
-    for (name, input) in [
-        ("fix check, QuickFIX-built", &file),
-        ("fix check, QuickFIX-built, SOH form", &soh),
-    ] {
+    let mut workloads = vec![
+        ("fix check, QuickFIX-built", file.clone(), QUICKFIX_MESSAGES),
+        (
+            "fix check, QuickFIX-built, SOH form",
+            soh,
+            QUICKFIX_MESSAGES,
+        ),
+    ];
+    // Market data with deep books (`--build N --book`: snapshots of 10 to
+    // 60 entries). A peer built before the flag refuses it: a note, and
+    // the other workloads still run.
+    let book = d.join("quickfix-built-book.fix");
+    let built = std::fs::File::create(&book)
+        .doing("creating the QuickFIX-built market data file")
+        .and_then(|out| {
+            child::run(
+                Command::new(&exe)
+                    .args(["--build", &QUICKFIX_BOOK_MESSAGES.to_string(), "--book"])
+                    .stdin(Stdio::null())
+                    .stdout(out),
+            )
+            .map(drop)
+            .map_err(Error::from)
+        });
+    match built {
+        Ok(()) => workloads.push((
+            "fix check, QuickFIX-built market data, 10-60 entries a message",
+            book,
+            QUICKFIX_BOOK_MESSAGES,
+        )),
+        Err(e) => {
+            section.note(format!(
+                "fix check of QuickFIX-built market data not measured: {} (`cargo xtask peers` \
+                 builds a quickfix-parse that has --book)",
+                perfkit_report::one_line(&e)
+            ));
+        }
+    }
+    for (name, input, messages) in &workloads {
+        let (name, input, messages) = (*name, input.as_path(), *messages);
         let (mut ours, mut theirs) = (Side::default(), Side::default());
         for _ in 0..RUNS {
             process(
@@ -493,7 +533,7 @@ fn quickfix_check_case(
         case(
             section,
             name,
-            Work::Items(QUICKFIX_MESSAGES as u64, "messages"),
+            Work::Items(messages as u64, "messages"),
             &ours,
             None,
             Some(("QuickFIX Message(line, dictionary, validate)", &theirs)),

@@ -617,3 +617,84 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
         assert_eq!(line["speedup"].as_f64().unwrap(), got);
     }
 }
+
+/// The `commands` part's market data workload: `quickfix-parse --build N
+/// --book` writes snapshots of 10 to 60 book entries, each framed by
+/// QuickFIX itself (BodyLength and CheckSum checked here by plain
+/// arithmetic), which `perfkit fix check` and QuickFIX's own parse both
+/// take as valid, in the `|` form and in SOH; `--book` without `--build`
+/// is refused.
+#[test]
+fn quickfix_built_market_data_with_deep_books_is_valid_to_both() {
+    let Some(exe) = interop::peer("quickfix-parse", " (needs g++ and libquickfix-dev)") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("book.fix");
+    let out = Command::new(&exe)
+        .args(["--build", "300", "--book"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut depths = Vec::new();
+    for line in text.lines() {
+        let soh = line.replace('|', "\x01");
+        // BodyLength: from after 9=…SOH to before 10=.
+        let body_start = soh.find("\x0135=").unwrap() + 1;
+        let trailer = soh.rfind("10=").unwrap();
+        let declared: usize = soh[soh.find("9=").unwrap() + 2..body_start - 1]
+            .parse()
+            .unwrap();
+        assert_eq!(declared, trailer - body_start, "{line}");
+        let sum = soh.as_bytes()[..trailer]
+            .iter()
+            .fold(0u32, |s, &b| s + u32::from(b))
+            % 256;
+        assert_eq!(format!("10={sum:03}\x01"), &soh[trailer..], "{line}");
+        assert!(line.contains("|35=W|"), "{line}");
+        let n: usize = line
+            .split("|268=")
+            .nth(1)
+            .unwrap()
+            .split('|')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(line.matches("|269=").count(), n, "{line}");
+        depths.push(n);
+    }
+    assert_eq!(depths.len(), 300);
+    assert!(depths.iter().all(|n| (10..=60).contains(n)), "{depths:?}");
+    assert!(depths.iter().any(|&n| n >= 50) && depths.iter().any(|&n| n <= 20));
+    std::fs::write(&file, &text).unwrap();
+    let soh = dir.path().join("book-soh.fix");
+    std::fs::write(&soh, text.replace('|', "\x01")).unwrap();
+    let dict = exe.with_file_name(perfkit_peers::QUICKFIX_DICTIONARY);
+    for f in [&file, &soh] {
+        ok(perfkit().arg("fix").arg("check").arg(f));
+        let q = Command::new(&exe)
+            .arg("--dict")
+            .arg(&dict)
+            .arg("--file")
+            .arg(f)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&q.stdout).trim(),
+            "300 valid, 0 invalid",
+            "{}",
+            f.display()
+        );
+    }
+    let refused = Command::new(&exe)
+        .args(["--file", "x", "--book"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+}

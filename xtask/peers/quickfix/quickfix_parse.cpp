@@ -14,7 +14,7 @@
 //   quickfix-parse --dict FILE --check             (records on stdin)
 //   quickfix-parse --dict FILE --bench [--pin CORE] (records, then commands)
 //   quickfix-parse --dict FILE --file PATH          (a file of messages)
-//   quickfix-parse --build COUNT                    (writes messages)
+//   quickfix-parse --build COUNT [--book]           (writes messages)
 //
 // Records: "<set> <length>\n", then <length> message bytes and "\n"; a line
 // "go" ends them. Sets are numbered from 0 in order; the calls of a set cycle
@@ -41,7 +41,11 @@
 // --build writes COUNT FIX.4.4 messages made with QuickFIX's own message
 // classes (a fixed mix of orders, reports, cancels, market data with
 // repeating groups, and heartbeats, numbered from 1), one per line in the
-// `|` form: the input for --file and `perfkit fix check`.
+// `|` form: the input for --file and `perfkit fix check`. With --book every
+// message is market data with a deep book instead: a
+// MarketDataSnapshotFullRefresh of 10 to 60 NoMDEntries entries (bids and
+// offers, each with its type, price and size), the group-heavy traffic of a
+// market data session.
 
 #include <quickfix/DataDictionary.h>
 #include <quickfix/Exceptions.h>
@@ -387,14 +391,32 @@ FIX::Message build(unsigned long long i) {
     }
 }
 
-int build_messages(const std::string& count_text) {
+// Message `i` of --build --book: a snapshot of 10 to 60 book levels.
+FIX::Message build_book(unsigned long long i) {
+    static const char* const kSymbols[] = {"IBM", "MSFT", "AAPL", "VOD.L", "BMW.DE", "7203.T"};
+    const double px = 20.0 + static_cast<double>(i % 997) / 8.0;
+    FIX44::MarketDataSnapshotFullRefresh m;
+    m.set(FIX::Symbol(kSymbols[i % 6]));
+    m.set(FIX::MDReqID("MD" + std::to_string(i % 101)));
+    const int levels = 10 + static_cast<int>((i * 7919) % 51);
+    for (int e = 0; e < levels; ++e) {
+        FIX44::MarketDataSnapshotFullRefresh::NoMDEntries g;
+        g.set(FIX::MDEntryType(e % 2 ? FIX::MDEntryType_OFFER : FIX::MDEntryType_BID));
+        g.set(FIX::MDEntryPx(px + (e % 2 ? 0.01 : -0.01) * (1 + e / 2)));
+        g.set(FIX::MDEntrySize(static_cast<double>(100 * (1 + (i + e) % 40))));
+        m.addGroup(g);
+    }
+    return m;
+}
+
+int build_messages(const std::string& count_text, bool book) {
     unsigned long long count = 0;
     // MsgSeqNum is an int in QuickFIX's classes.
     if (!parse_uint(count_text, count) || count > static_cast<unsigned long long>(INT32_MAX))
         die("--build: not a count from 0 to 2147483647: " + count_text);
     std::string out;
     for (unsigned long long i = 0; i < count; ++i) {
-        FIX::Message m = build(i);
+        FIX::Message m = book ? build_book(i) : build(i);
         stamp(m, i + 1);
         std::string text = m.toString();
         for (char& c : text)
@@ -425,8 +447,9 @@ void pin(const std::string& core_text) {
 int main(int argc, char** argv) {
     const std::string usage =
         "usage: quickfix-parse --dict FILE (--check | --bench [--pin CORE] | --file PATH) | "
-        "quickfix-parse --build COUNT";
+        "quickfix-parse --build COUNT [--book]";
     std::string dict_path, mode, pin_core, file, count;
+    bool book = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--dict" && i + 1 < argc) {
@@ -439,13 +462,16 @@ int main(int argc, char** argv) {
         } else if (a == "--build" && i + 1 < argc && mode.empty()) {
             mode = a;
             count = argv[++i];
+        } else if (a == "--book") {
+            book = true;
         } else if ((a == "--check" || a == "--bench") && mode.empty()) {
             mode = a;
         } else {
             die(usage);
         }
     }
-    if (mode == "--build") return build_messages(count);
+    if (book && mode != "--build") die(usage);
+    if (mode == "--build") return build_messages(count, book);
     if (dict_path.empty() || mode.empty()) die(usage);
     if (!pin_core.empty()) pin(pin_core);
     std::unique_ptr<FIX::DataDictionary> dict;
