@@ -41,6 +41,10 @@ const QUICKFIX_MESSAGES: usize = 500_000;
 /// each: 40 MB, which QuickFIX parses in about half a second here).
 const QUICKFIX_BOOK_MESSAGES: usize = 40_000;
 
+/// Messages QuickFIX/J builds (the same mix as QuickFIX/C++'s; about two
+/// seconds of its start-up and building here).
+const QUICKFIXJ_MESSAGES: usize = 200_000;
+
 /// Boolean parameters of the reference generator's `betree search`
 /// workload (as `perfkit betree gen-*` writes it).
 const BETREE_PARAMS: usize = 128;
@@ -509,6 +513,34 @@ fn quickfix_check_case(
                  builds a quickfix-parse that has --book)",
                 perfkit_report::one_line(&e)
             ));
+        }
+    }
+    // The same mix framed by another engine, QuickFIX/J (its own field
+    // order, number and time formats), in the SOH form it writes.
+    let java = d.join("quickfixj-built.fix");
+    let built = peer::start_or_note(
+        perfkit_peers::QUICKFIXJ,
+        "fix check of QuickFIX/J-built messages",
+        " (needs a JDK)",
+        |exe| {
+            let out = std::fs::File::create(&java).doing("creating the QuickFIX/J-built file")?;
+            child::run(
+                Command::new(exe)
+                    .args(["build", &QUICKFIXJ_MESSAGES.to_string()])
+                    .stdin(Stdio::null())
+                    .stdout(out),
+            )?;
+            Ok(())
+        },
+    );
+    match built {
+        Ok(()) => workloads.push((
+            "fix check, QuickFIX/J-built, SOH form",
+            java,
+            QUICKFIXJ_MESSAGES,
+        )),
+        Err(peer::Unavailable(why)) => {
+            section.note(why);
         }
     }
     for (name, input, messages) in &workloads {

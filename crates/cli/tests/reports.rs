@@ -618,6 +618,73 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
     }
 }
 
+/// A message line (`|` or SOH form) whose BodyLength and CheckSum are
+/// right, checked by plain arithmetic.
+fn assert_framed(line: &str) {
+    let soh = line.replace('|', "\x01");
+    // BodyLength: from after 9=…SOH to before 10=.
+    let body_start = soh.find("\x0135=").unwrap() + 1;
+    let trailer = soh.rfind("\x0110=").unwrap() + 1;
+    let declared: usize = soh[soh.find("9=").unwrap() + 2..body_start - 1]
+        .parse()
+        .unwrap();
+    assert_eq!(declared, trailer - body_start, "{line}");
+    let sum = soh.as_bytes()[..trailer]
+        .iter()
+        .fold(0u32, |s, &b| s + u32::from(b))
+        % 256;
+    assert_eq!(format!("10={sum:03}\x01"), &soh[trailer..], "{line}");
+}
+
+/// The `commands` part's QuickFIX/J workload: `quickfixj-peer build N`
+/// writes the mix with QuickFIX/J's classes, one SOH message a line,
+/// framed right (checked by arithmetic) and in every kind of the mix, and
+/// `perfkit fix check` and QuickFIX/C++'s parse both take every one.
+#[test]
+fn quickfixj_built_messages_are_valid_to_fix_check_and_quickfix() {
+    let Some(java) = interop::peer("quickfixj-peer", " (needs a JDK)") else {
+        return;
+    };
+    let Some(exe) = interop::peer("quickfix-parse", " (needs g++ and libquickfix-dev)") else {
+        return;
+    };
+    let out = Command::new(&java).args(["build", "500"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 500);
+    for (i, line) in lines.iter().enumerate() {
+        assert!(!line.contains('|'), "SOH form: {line}");
+        assert_framed(line);
+        assert!(line.contains(&format!("\x0134={}\x01", i + 1)), "{line}");
+    }
+    for kind in ["D", "8", "F", "W", "0"] {
+        assert!(text.contains(&format!("\x0135={kind}\x01")), "no 35={kind}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("j.fix");
+    std::fs::write(&file, &text).unwrap();
+    ok(perfkit().arg("fix").arg("check").arg(&file));
+    let dict = exe.with_file_name(perfkit_peers::QUICKFIX_DICTIONARY);
+    let q = Command::new(&exe)
+        .arg("--dict")
+        .arg(&dict)
+        .arg("--file")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&q.stdout).trim(),
+        "500 valid, 0 invalid"
+    );
+    let refused = Command::new(&java).args(["build", "-1"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+}
+
 /// The `commands` part's market data workload: `quickfix-parse --build N
 /// --book` writes snapshots of 10 to 60 book entries, each framed by
 /// QuickFIX itself (BodyLength and CheckSum checked here by plain
@@ -643,19 +710,7 @@ fn quickfix_built_market_data_with_deep_books_is_valid_to_both() {
     let text = String::from_utf8(out.stdout).unwrap();
     let mut depths = Vec::new();
     for line in text.lines() {
-        let soh = line.replace('|', "\x01");
-        // BodyLength: from after 9=…SOH to before 10=.
-        let body_start = soh.find("\x0135=").unwrap() + 1;
-        let trailer = soh.rfind("10=").unwrap();
-        let declared: usize = soh[soh.find("9=").unwrap() + 2..body_start - 1]
-            .parse()
-            .unwrap();
-        assert_eq!(declared, trailer - body_start, "{line}");
-        let sum = soh.as_bytes()[..trailer]
-            .iter()
-            .fold(0u32, |s, &b| s + u32::from(b))
-            % 256;
-        assert_eq!(format!("10={sum:03}\x01"), &soh[trailer..], "{line}");
+        assert_framed(line);
         assert!(line.contains("|35=W|"), "{line}");
         let n: usize = line
             .split("|268=")

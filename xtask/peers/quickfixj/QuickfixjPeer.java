@@ -26,6 +26,15 @@
 //       (fills that came with PossDupFlag=Y) and "seqs S T", logs out and
 //       exits 0; 1 when 60 s pass first.
 //
+//   build COUNT
+//       Writes COUNT FIX.4.4 messages made with QuickFIX/J's own message
+//       classes to stdout, one per line in the SOH form, numbered from 1: a
+//       fixed mix of orders, reports, cancels, market data with repeating
+//       groups and heartbeats, framed (BodyLength, CheckSum, field order,
+//       number and time formats) by QuickFIX/J, not by QuickFIX/C++ or
+//       perfkit. `perfkit bench` checks them with `fix check` beside
+//       QuickFIX/C++'s parse.
+//
 // Session events go to stderr; stdout carries only the lines above.
 
 import java.io.InputStream;
@@ -352,6 +361,87 @@ public final class QuickfixjPeer implements Application {
         return ok ? 0 : 1;
     }
 
+    /** Message {@code i} of the fixed mix {@code build} writes. */
+    static Message built(long i) {
+        String[] symbols = {"IBM", "MSFT", "AAPL", "VOD.L", "BMW.DE", "7203.T"};
+        String sym = symbols[(int) (i % 6)];
+        String id = "ORD" + (100000 + i / 4);
+        double px = 20.0 + (i % 997) / 8.0;
+        double qty = 100 * (1 + i % 50);
+        java.time.LocalDateTime now = java.time.LocalDateTime.now(java.time.ZoneOffset.UTC);
+        int k = (int) (i % 10);
+        if (k <= 2) {
+            NewOrderSingle m = new NewOrderSingle(new ClOrdID(id),
+                    new Side(i % 2 == 1 ? Side.SELL : Side.BUY), new TransactTime(now),
+                    new OrdType(OrdType.LIMIT));
+            m.set(new Symbol(sym));
+            m.set(new OrderQty(qty));
+            m.set(new Price(px));
+            m.set(new quickfix.field.TimeInForce(quickfix.field.TimeInForce.DAY));
+            m.set(new quickfix.field.Account("ACC" + i % 17));
+            m.set(new quickfix.field.HandlInst('1'));
+            return m;
+        } else if (k <= 6) {
+            boolean fill = i % 2 == 0;
+            ExecutionReport m = new ExecutionReport(new OrderID("OID" + i), new ExecID("EX" + i),
+                    new ExecType(fill ? ExecType.TRADE : ExecType.NEW),
+                    new OrdStatus(fill ? OrdStatus.FILLED : OrdStatus.NEW), new Side(Side.BUY),
+                    new LeavesQty(fill ? 0 : qty), new CumQty(fill ? qty : 0),
+                    new AvgPx(fill ? px : 0));
+            m.set(new ClOrdID(id));
+            m.set(new Symbol(sym));
+            m.set(new OrderQty(qty));
+            m.set(new Price(px));
+            if (fill) {
+                m.set(new LastQty(qty));
+                m.set(new LastPx(px));
+            }
+            m.set(new TransactTime(now));
+            return m;
+        } else if (k == 7) {
+            quickfix.fix44.OrderCancelRequest m = new quickfix.fix44.OrderCancelRequest(
+                    new quickfix.field.OrigClOrdID(id), new ClOrdID(id + "C"), new Side(Side.BUY),
+                    new TransactTime(now));
+            m.set(new Symbol(sym));
+            m.set(new OrderQty(qty));
+            return m;
+        } else if (k == 8) {
+            quickfix.fix44.MarketDataSnapshotFullRefresh m =
+                    new quickfix.fix44.MarketDataSnapshotFullRefresh();
+            m.set(new Symbol(sym));
+            m.set(new quickfix.field.MDReqID("MD" + i % 101));
+            for (int e = 0; e < 4; ++e) {
+                quickfix.fix44.MarketDataSnapshotFullRefresh.NoMDEntries g =
+                        new quickfix.fix44.MarketDataSnapshotFullRefresh.NoMDEntries();
+                g.set(new quickfix.field.MDEntryType(e % 2 == 1
+                        ? quickfix.field.MDEntryType.OFFER : quickfix.field.MDEntryType.BID));
+                g.set(new quickfix.field.MDEntryPx(px + (e % 2 == 1 ? 0.01 : -0.01) * (1 + e / 2)));
+                g.set(new quickfix.field.MDEntrySize(qty * (1 + e)));
+                m.addGroup(g);
+            }
+            return m;
+        }
+        return new quickfix.fix44.Heartbeat();
+    }
+
+    /** {@code build COUNT}: the mix, one message a line, to stdout. */
+    static int build(long count) throws java.io.IOException {
+        java.io.BufferedOutputStream out = new java.io.BufferedOutputStream(System.out, 1 << 20);
+        for (long i = 0; i < count; ++i) {
+            Message m = built(i);
+            quickfix.Message.Header h = m.getHeader();
+            h.setString(quickfix.field.SenderCompID.FIELD, "BANK");
+            h.setString(quickfix.field.TargetCompID.FIELD, "EXCH");
+            h.setInt(quickfix.field.MsgSeqNum.FIELD, (int) (i + 1));
+            h.setUtcTimeStamp(quickfix.field.SendingTime.FIELD,
+                    java.time.LocalDateTime.now(java.time.ZoneOffset.UTC));
+            out.write(m.toString().getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            out.write('\n');
+        }
+        out.flush();
+        return System.out.checkError() ? 1 : 0;
+    }
+
     public static void main(String[] argv) throws Exception {
         List<String> args = new ArrayList<>(List.of(argv));
         int haltAt = option(args, "--halt-at-order", option(args, "--halt-at-fill", 0));
@@ -359,7 +449,20 @@ public final class QuickfixjPeer implements Application {
         int first = option(args, "--first", 1);
         int expect = option(args, "--expect", -1);
         int rc;
-        if (args.size() == 2 && args.get(0).equals("acceptor")) {
+        if (args.size() == 2 && args.get(0).equals("build")) {
+            long count;
+            try {
+                count = Long.parseLong(args.get(1));
+            } catch (NumberFormatException e) {
+                count = -1;
+            }
+            if (count < 0 || count > Integer.MAX_VALUE) {
+                System.err.println("build: not a count from 0 to 2147483647: " + args.get(1));
+                rc = 2;
+            } else {
+                rc = build(count);
+            }
+        } else if (args.size() == 2 && args.get(0).equals("acceptor")) {
             rc = runAcceptor(args.get(1), haltAt, away);
         } else if (args.size() == 3 && args.get(0).equals("initiator")) {
             int orders = Integer.parseInt(args.get(2));
@@ -368,7 +471,7 @@ public final class QuickfixjPeer implements Application {
         } else {
             System.err.println("usage: quickfixj-peer acceptor CFG [--halt-at-order K]"
                     + " [--news-when-away K] | initiator CFG ORDERS [--first F] [--expect N]"
-                    + " [--halt-at-fill K] [--while-away K]");
+                    + " [--halt-at-fill K] [--while-away K] | build COUNT");
             rc = 2;
         }
         System.out.flush();
