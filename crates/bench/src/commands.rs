@@ -41,6 +41,9 @@ const QUICKFIX_MESSAGES: usize = 500_000;
 /// each: 40 MB, which QuickFIX parses in about half a second here).
 const QUICKFIX_BOOK_MESSAGES: usize = 40_000;
 
+/// Messages QuickFIX/C++ builds in FIX.4.2, 4.4 and 5.0 SP2 in turn.
+const QUICKFIX_VERSIONS_MESSAGES: usize = 150_000;
+
 /// Messages QuickFIX/J builds (the same mix as QuickFIX/C++'s; about two
 /// seconds of its start-up and building here).
 const QUICKFIXJ_MESSAGES: usize = 200_000;
@@ -260,6 +263,7 @@ pub fn measure(
     quickfix_check_case(&mut section, d, perfkit, spawner)?;
     betree_case(&mut section, d, search_batch, perfkit, spawner)?;
     zip_cases(&mut section, d, &input, perfkit, spawner)?;
+    zip_found_cases(&mut section, d, perfkit, spawner)?;
     zip_delete_case(&mut section, d, &input, perfkit, spawner)?;
     section.note(format!(
         "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {QUICKFIX_MESSAGES} messages QuickFIX/C++ built (quickfix-parse --build); betree search on three generators (the reference one over {BETREE_PARAMS} parameters, the adtech profile, deep negation), {BETREE_EXPRS} expressions each and 2,000, 5,000 and 10,000 events",
@@ -486,33 +490,45 @@ fn quickfix_check_case(
         ),
     ];
     // Market data with deep books (`--build N --book`: snapshots of 10 to
-    // 60 entries). A peer built before the flag refuses it: a note, and
-    // the other workloads still run.
-    let book = d.join("quickfix-built-book.fix");
-    let built = std::fs::File::create(&book)
-        .doing("creating the QuickFIX-built market data file")
-        .and_then(|out| {
-            child::run(
-                Command::new(&exe)
-                    .args(["--build", &QUICKFIX_BOOK_MESSAGES.to_string(), "--book"])
-                    .stdin(Stdio::null())
-                    .stdout(out),
-            )
-            .map(drop)
-            .map_err(Error::from)
-        });
-    match built {
-        Ok(()) => workloads.push((
+    // 60 entries), and FIX.4.2, 4.4 and 5.0 SP2 in turn (`--versions`). A
+    // peer built before these flags refuses them: a note, and the other
+    // workloads still run.
+    for (name, flag, count, file) in [
+        (
             "fix check, QuickFIX-built market data, 10-60 entries a message",
-            book,
+            "--book",
             QUICKFIX_BOOK_MESSAGES,
-        )),
-        Err(e) => {
-            section.note(format!(
-                "fix check of QuickFIX-built market data not measured: {} (`cargo xtask peers` \
-                 builds a quickfix-parse that has --book)",
-                perfkit_report::one_line(&e)
-            ));
+            "quickfix-built-book.fix",
+        ),
+        (
+            "fix check, QuickFIX-built FIX.4.2, 4.4 and 5.0 SP2 in turn",
+            "--versions",
+            QUICKFIX_VERSIONS_MESSAGES,
+            "quickfix-built-versions.fix",
+        ),
+    ] {
+        let path = d.join(file);
+        let built = std::fs::File::create(&path)
+            .doing_with(|| format!("creating {}", path.display()))
+            .and_then(|out| {
+                child::run(
+                    Command::new(&exe)
+                        .args(["--build", &count.to_string(), flag])
+                        .stdin(Stdio::null())
+                        .stdout(out),
+                )
+                .map(drop)
+                .map_err(Error::from)
+            });
+        match built {
+            Ok(()) => workloads.push((name, path, count)),
+            Err(e) => {
+                section.note(format!(
+                    "{name} not measured: {} (`cargo xtask peers` builds a quickfix-parse that \
+                     has {flag})",
+                    perfkit_report::one_line(&e)
+                ));
+            }
         }
     }
     // The same mix framed by another engine, QuickFIX/J (its own field
@@ -830,31 +846,12 @@ fn zip_cases(
         Some(("zipstream ZipWriter, deflate 6, to memory", &lib)),
         have_zip.then_some(("Info-ZIP zip -6", &peer)),
     );
-    // Equal work (issue 64): the times compare only beside the archive
-    // each side wrote, so the row carries both sizes and says what is held.
-    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
-    if let (Some(row), Some(ours_bytes)) = (
-        section
-            .rows
-            .iter_mut()
-            .find(|r| r.name == "perfkit zip (deflate -6)"),
-        size(&archive),
-    ) {
-        let mut with = row.clone().col("out_bytes", Value::from(ours_bytes));
-        if let Some(theirs) = size(&peer_archive).filter(|_| have_zip) {
-            let ratio = ours_bytes as f64 / theirs.max(1) as f64;
-            with = with
-                .col("peer_out_bytes", Value::from(theirs))
-                .col("size_vs_peer", Value::num(ratio, 4))
-                .col(
-                    "held_equal",
-                    format!(
-                        "the same file at level 6; archives {ours_bytes} bytes (perfkit) and {theirs} (Info-ZIP), {ratio:.4}x"
-                    ),
-                );
-        }
-        *row = with;
-    }
+    held_equal(
+        section,
+        "perfkit zip (deflate -6)",
+        &archive,
+        have_zip.then_some(peer_archive.as_path()),
+    );
     let (mut ours, mut peer) = (Side::default(), Side::default());
     for _ in 0..RUNS {
         process(
@@ -882,6 +879,155 @@ fn zip_cases(
         section.note(
             "Info-ZIP zip/unzip not installed: zip and unzip -t have no peer row (apt-get install zip unzip)",
         );
+    }
+    Ok(())
+}
+
+/// Equal work (issue 64): a `zip` row's times compare only beside the
+/// archive each side wrote, so row `name` gets both sizes (`out_bytes`,
+/// `peer_out_bytes`, `size_vs_peer`) and says what is held equal.
+fn held_equal(section: &mut Section, name: &str, ours: &Path, peer: Option<&Path>) {
+    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+    let Some(row) = section.rows.iter_mut().find(|r| r.name == name) else {
+        return;
+    };
+    let Some(ours_bytes) = size(ours) else {
+        return;
+    };
+    let mut with = row.clone().col("out_bytes", Value::from(ours_bytes));
+    if let Some(theirs) = peer.and_then(size) {
+        let ratio = ours_bytes as f64 / theirs.max(1) as f64;
+        with = with
+            .col("peer_out_bytes", Value::from(theirs))
+            .col("size_vs_peer", Value::num(ratio, 4))
+            .col(
+                "held_equal",
+                format!(
+                    "the same file at level 6; archives {ours_bytes} bytes (perfkit) and {theirs} (Info-ZIP), {ratio:.4}x"
+                ),
+            );
+    }
+    *row = with;
+}
+
+/// Bytes of each `zip` input found on the machine.
+const ZIP_FOUND_SIZE: usize = 16 << 20;
+
+/// Inputs of `zip -6` beside Info-ZIP that nobody here chose (issue 64),
+/// found at run time: the first [`ZIP_FOUND_SIZE`] bytes of the files
+/// under the folders, in name order, one after the other as a tar holds
+/// them (the docs are mostly gzip: already-compressed data), and only the
+/// names that hold the given text.
+const ZIP_FOUND: [(&str, &[&str], &str); 3] = [
+    ("packages' docs", &["/usr/share/doc"], ""),
+    (
+        "shared libraries",
+        &["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"],
+        ".so",
+    ),
+    ("C headers", &["/usr/include"], ""),
+];
+
+/// The first `want` bytes of the regular files under `dirs` whose path
+/// holds `holding`, walked in name order (links not followed).
+fn found_bytes(dirs: &[&str], holding: &str, want: usize) -> Vec<u8> {
+    fn walk(dir: &Path, holding: &str, want: usize, out: &mut Vec<u8>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut paths: Vec<_> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+        paths.sort();
+        for p in paths {
+            if out.len() >= want {
+                return;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if meta.is_dir() {
+                walk(&p, holding, want, out);
+            } else if meta.is_file()
+                && p.to_string_lossy().contains(holding)
+                && let Ok(bytes) = std::fs::read(&p)
+            {
+                out.extend_from_slice(&bytes[..bytes.len().min(want - out.len())]);
+            }
+        }
+    }
+    let mut out = Vec::with_capacity(want);
+    for d in dirs {
+        walk(Path::new(d), holding, want, &mut out);
+    }
+    out
+}
+
+/// `zip -6` beside Info-ZIP on the inputs found on this machine
+/// ([`ZIP_FOUND`]), each row with both archives' sizes; the summary gives
+/// the worst of them.
+fn zip_found_cases(
+    section: &mut Section,
+    d: &Path,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
+    let have_zip = installed("zip");
+    for (i, (what, dirs, holding)) in ZIP_FOUND.iter().enumerate() {
+        let data = found_bytes(dirs, holding, ZIP_FOUND_SIZE);
+        if data.len() < 4 << 20 {
+            section.note(format!(
+                "zip -6 of {what}: only {} bytes found under {}, left out",
+                data.len(),
+                dirs.join(", ")
+            ));
+            continue;
+        }
+        let input = format!("found-{i}.bin");
+        std::fs::write(d.join(&input), &data).doing("writing a zip input found on this machine")?;
+        let (archive, peer_archive) = (d.join(format!("found-{i}.zip")), d.join("found-peer.zip"));
+        let (mut ours, mut peer) = (Side::default(), Side::default());
+        for _ in 0..RUNS {
+            let _ = std::fs::remove_file(&archive);
+            process(
+                spawner,
+                &mut ours,
+                perfkit
+                    .command(&Invocation::Zip {
+                        archive: Path::new(archive.file_name().unwrap_or_default()),
+                        input: Path::new(&input),
+                        level: 6,
+                    })
+                    .current_dir(d),
+            )?;
+            if have_zip {
+                let _ = std::fs::remove_file(&peer_archive);
+                process(
+                    spawner,
+                    &mut peer,
+                    Command::new("zip")
+                        .args(["-q", "-6", "-j"])
+                        .arg(&peer_archive)
+                        .arg(d.join(&input)),
+                )?;
+            }
+        }
+        let name = format!("zip (deflate -6), {what}");
+        // Row names are unique in a section: the peer's names the input.
+        let peer_name = format!("Info-ZIP zip -6, {what}");
+        case(
+            section,
+            &name,
+            Work::Bytes(data.len() as u64),
+            &ours,
+            None,
+            have_zip.then_some((peer_name.as_str(), &peer)),
+        );
+        held_equal(
+            section,
+            &format!("perfkit {name}"),
+            &archive,
+            have_zip.then_some(peer_archive.as_path()),
+        );
+        of_workloads(section, "zip -6 beside Info-ZIP on files found here");
     }
     Ok(())
 }

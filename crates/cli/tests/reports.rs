@@ -753,3 +753,67 @@ fn quickfix_built_market_data_with_deep_books_is_valid_to_both() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
 }
+
+/// The `commands` part's version mix: `quickfix-parse --build N
+/// --versions` writes FIX.4.2, FIX.4.4 and FIXT.1.1 (5.0 SP2, ApplVerID 9
+/// on application messages) in turn, each framed right (checked by
+/// arithmetic), and `perfkit fix check` and QuickFIX's parse take every
+/// one; `--book --versions` is refused.
+#[test]
+fn quickfix_built_version_mix_is_valid_to_both() {
+    let Some(exe) = interop::peer("quickfix-parse", " (needs g++ and libquickfix-dev)") else {
+        return;
+    };
+    let out = Command::new(&exe)
+        .args(["--build", "120", "--versions"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 120);
+    for (i, line) in lines.iter().enumerate() {
+        assert_framed(line);
+        let begin = ["8=FIX.4.2|", "8=FIX.4.4|", "8=FIXT.1.1|"][i % 3];
+        assert!(line.starts_with(begin), "{i}: {line}");
+        if i % 3 == 2 && !line.contains("|35=0|") {
+            assert!(line.contains("|1128=9|"), "{line}");
+        }
+    }
+    for kind in ["D", "8", "W", "0"] {
+        for v in ["FIX.4.2", "FIXT.1.1"] {
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(&format!("8={v}|"))
+                        && l.contains(&format!("|35={kind}|"))),
+                "no {v} 35={kind}"
+            );
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("v.fix");
+    std::fs::write(&file, &text).unwrap();
+    ok(perfkit().arg("fix").arg("check").arg(&file));
+    let dict = exe.with_file_name(perfkit_peers::QUICKFIX_DICTIONARY);
+    let q = Command::new(&exe)
+        .arg("--dict")
+        .arg(&dict)
+        .arg("--file")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&q.stdout).trim(),
+        "120 valid, 0 invalid"
+    );
+    let refused = Command::new(&exe)
+        .args(["--build", "1", "--book", "--versions"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+}

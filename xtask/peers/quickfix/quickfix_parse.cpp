@@ -14,7 +14,7 @@
 //   quickfix-parse --dict FILE --check             (records on stdin)
 //   quickfix-parse --dict FILE --bench [--pin CORE] (records, then commands)
 //   quickfix-parse --dict FILE --file PATH          (a file of messages)
-//   quickfix-parse --build COUNT [--book]           (writes messages)
+//   quickfix-parse --build COUNT [--book | --versions] (writes messages)
 //
 // Records: "<set> <length>\n", then <length> message bytes and "\n"; a line
 // "go" ends them. Sets are numbered from 0 in order; the calls of a set cycle
@@ -45,7 +45,12 @@
 // message is market data with a deep book instead: a
 // MarketDataSnapshotFullRefresh of 10 to 60 NoMDEntries entries (bids and
 // offers, each with its type, price and size), the group-heavy traffic of a
-// market data session.
+// market data session. With --versions the messages cycle through three
+// versions, each made with that version's QuickFIX classes: FIX.4.2 (its
+// NewOrderSingle with HandlInst, its ExecutionReport with ExecTransType),
+// FIX.4.4 (the mix above) and FIX 5.0 SP2 (BeginString FIXT.1.1 and
+// ApplVerID 9 in the header); orders, fills, snapshots with groups and
+// heartbeats in each.
 
 #include <quickfix/DataDictionary.h>
 #include <quickfix/Exceptions.h>
@@ -55,6 +60,14 @@
 #include <quickfix/fix44/MarketDataSnapshotFullRefresh.h>
 #include <quickfix/fix44/NewOrderSingle.h>
 #include <quickfix/fix44/OrderCancelRequest.h>
+#include <quickfix/fix42/ExecutionReport.h>
+#include <quickfix/fix42/Heartbeat.h>
+#include <quickfix/fix42/MarketDataSnapshotFullRefresh.h>
+#include <quickfix/fix42/NewOrderSingle.h>
+#include <quickfix/fix50sp2/ExecutionReport.h>
+#include <quickfix/fix50sp2/MarketDataSnapshotFullRefresh.h>
+#include <quickfix/fix50sp2/NewOrderSingle.h>
+#include <quickfix/fixt11/Heartbeat.h>
 
 #include <sched.h>
 
@@ -409,14 +422,104 @@ FIX::Message build_book(unsigned long long i) {
     return m;
 }
 
-int build_messages(const std::string& count_text, bool book) {
+// A FIX.4.2 (`fix50` false) or FIX 5.0 SP2 message of kind `k` (an order,
+// a fill, a snapshot, a heartbeat), with that version's classes.
+template <class Order, class Snapshot, class Entries>
+FIX::Message versioned_body(unsigned long long i, Order order, Snapshot snapshot) {
+    const std::string sym = i % 2 ? "MSFT" : "VOD.L";
+    const double px = 20.0 + static_cast<double>(i % 997) / 8.0;
+    const double qty = static_cast<double>(100 * (1 + i % 50));
+    if (i % 4 == 0) {
+        order.set(FIX::ClOrdID("ORD" + std::to_string(i)));
+        order.set(FIX::Side(FIX::Side_BUY));
+        order.set(FIX::TransactTime(FIX::UtcTimeStamp(), 3));
+        order.set(FIX::OrdType(FIX::OrdType_LIMIT));
+        order.set(FIX::Symbol(sym));
+        order.set(FIX::OrderQty(qty));
+        order.set(FIX::Price(px));
+        return order;
+    }
+    if (i % 4 == 2) {
+        snapshot.set(FIX::Symbol(sym));
+        snapshot.set(FIX::MDReqID("MD" + std::to_string(i % 101)));
+        for (int e = 0; e < 6; ++e) {
+            Entries g;
+            g.set(FIX::MDEntryType(e % 2 ? FIX::MDEntryType_OFFER : FIX::MDEntryType_BID));
+            g.set(FIX::MDEntryPx(px + (e % 2 ? 0.01 : -0.01) * (1 + e / 2)));
+            g.set(FIX::MDEntrySize(qty * (1 + e)));
+            snapshot.addGroup(g);
+        }
+        return snapshot;
+    }
+    return FIX::Message();
+}
+
+// Message `i` of --build --versions.
+FIX::Message build_versioned(unsigned long long i) {
+    const unsigned long long k = i / 3;
+    const double px = 20.0 + static_cast<double>(k % 997) / 8.0;
+    const double qty = static_cast<double>(100 * (1 + k % 50));
+    switch (i % 3) {
+        case 0: {
+            if (k % 4 == 1) {
+                FIX42::ExecutionReport m(FIX::OrderID("OID" + std::to_string(k)),
+                                         FIX::ExecID("EX" + std::to_string(k)),
+                                         FIX::ExecTransType(FIX::ExecTransType_NEW),
+                                         FIX::ExecType(FIX::ExecType_FILL),
+                                         FIX::OrdStatus(FIX::OrdStatus_FILLED), FIX::Symbol("IBM"),
+                                         FIX::Side(FIX::Side_BUY), FIX::LeavesQty(0), FIX::CumQty(qty),
+                                         FIX::AvgPx(px));
+                m.set(FIX::LastShares(qty));
+                m.set(FIX::LastPx(px));
+                return m;
+            }
+            if (k % 4 == 3) return FIX42::Heartbeat();
+            FIX42::NewOrderSingle order;
+            order.set(FIX::HandlInst('1'));
+            return versioned_body<FIX42::NewOrderSingle, FIX42::MarketDataSnapshotFullRefresh,
+                                  FIX42::MarketDataSnapshotFullRefresh::NoMDEntries>(
+                k, order, FIX42::MarketDataSnapshotFullRefresh());
+        }
+        case 1:
+            return build(k);
+        default: {
+            FIX::Message m;
+            if (k % 4 == 1) {
+                FIX50SP2::ExecutionReport r(FIX::OrderID("OID" + std::to_string(k)),
+                                            FIX::ExecID("EX" + std::to_string(k)),
+                                            FIX::ExecType(FIX::ExecType_TRADE),
+                                            FIX::OrdStatus(FIX::OrdStatus_FILLED),
+                                            FIX::Side(FIX::Side_SELL), FIX::LeavesQty(0),
+                                            FIX::CumQty(qty));
+                r.set(FIX::Symbol("AAPL"));
+                r.set(FIX::AvgPx(px));
+                r.set(FIX::LastQty(qty));
+                r.set(FIX::LastPx(px));
+                m = r;
+            } else if (k % 4 == 3) {
+                m = FIXT11::Heartbeat();
+            } else {
+                m = versioned_body<FIX50SP2::NewOrderSingle, FIX50SP2::MarketDataSnapshotFullRefresh,
+                                   FIX50SP2::MarketDataSnapshotFullRefresh::NoMDEntries>(
+                    k, FIX50SP2::NewOrderSingle(), FIX50SP2::MarketDataSnapshotFullRefresh());
+            }
+            // Application messages name their version; a heartbeat is the
+            // session layer's and names none.
+            if (k % 4 != 3) m.getHeader().setField(FIX::ApplVerID(FIX::ApplVerID_FIX50SP2));
+            m.getHeader().setField(FIX::BeginString("FIXT.1.1"));
+            return m;
+        }
+    }
+}
+
+int build_messages(const std::string& count_text, bool book, bool versions) {
     unsigned long long count = 0;
     // MsgSeqNum is an int in QuickFIX's classes.
     if (!parse_uint(count_text, count) || count > static_cast<unsigned long long>(INT32_MAX))
         die("--build: not a count from 0 to 2147483647: " + count_text);
     std::string out;
     for (unsigned long long i = 0; i < count; ++i) {
-        FIX::Message m = book ? build_book(i) : build(i);
+        FIX::Message m = book ? build_book(i) : versions ? build_versioned(i) : build(i);
         stamp(m, i + 1);
         std::string text = m.toString();
         for (char& c : text)
@@ -447,9 +550,9 @@ void pin(const std::string& core_text) {
 int main(int argc, char** argv) {
     const std::string usage =
         "usage: quickfix-parse --dict FILE (--check | --bench [--pin CORE] | --file PATH) | "
-        "quickfix-parse --build COUNT [--book]";
+        "quickfix-parse --build COUNT [--book | --versions]";
     std::string dict_path, mode, pin_core, file, count;
-    bool book = false;
+    bool book = false, versions = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--dict" && i + 1 < argc) {
@@ -462,16 +565,18 @@ int main(int argc, char** argv) {
         } else if (a == "--build" && i + 1 < argc && mode.empty()) {
             mode = a;
             count = argv[++i];
-        } else if (a == "--book") {
+        } else if (a == "--book" && !versions) {
             book = true;
+        } else if (a == "--versions" && !book) {
+            versions = true;
         } else if ((a == "--check" || a == "--bench") && mode.empty()) {
             mode = a;
         } else {
             die(usage);
         }
     }
-    if (book && mode != "--build") die(usage);
-    if (mode == "--build") return build_messages(count, book);
+    if ((book || versions) && mode != "--build") die(usage);
+    if (mode == "--build") return build_messages(count, book, versions);
     if (dict_path.empty() || mode.empty()) die(usage);
     if (!pin_core.empty()) pin(pin_core);
     std::unique_ptr<FIX::DataDictionary> dict;
