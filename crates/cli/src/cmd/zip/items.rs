@@ -515,7 +515,7 @@ pub(super) fn open_item(item: &Item, opts: &Options) -> Result<Box<dyn Read>> {
 }
 
 /// The data of `item` as it is.
-fn open_item_as_is(item: &Item) -> Result<Box<dyn Read>> {
+pub(super) fn open_item_as_is(item: &Item) -> Result<Box<dyn Read>> {
     if item.path.as_os_str() == "-" {
         return Ok(Box::new(io::stdin().lock()));
     }

@@ -1,4 +1,4 @@
-use super::items::{Item, archive_name, open_item};
+use super::items::{Item, archive_name, open_item_as_is};
 use super::unzip::fmt_time;
 use super::*;
 use std::time::UNIX_EPOCH;
@@ -11,7 +11,7 @@ fn archive_names_and_times() {
 }
 
 /// Lists `path` as `collect` does, lets `change` alter the file, then
-/// reads it as an entry would be read.
+/// reads it as an entry would be read (no line-end conversion).
 fn read_after(change: impl FnOnce(&Path)) -> io::Result<Vec<u8>> {
     let t = tempfile::tempdir().unwrap();
     let path = t.path().join("f");
@@ -23,7 +23,7 @@ fn read_after(change: impl FnOnce(&Path)) -> io::Result<Vec<u8>> {
     };
     change(&path);
     let mut v = Vec::new();
-    open_item(&item).unwrap().read_to_end(&mut v)?;
+    open_item_as_is(&item).unwrap().read_to_end(&mut v)?;
     Ok(v)
 }
 
