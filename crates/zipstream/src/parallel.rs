@@ -24,7 +24,7 @@ use std::thread::JoinHandle;
 
 use crossbeam::channel::{Receiver, Sender, bounded};
 
-use crate::codec::piece::{FINAL_EMPTY_STORED, PIECE};
+use crate::codec::piece::FINAL_EMPTY_STORED;
 use crate::codec::{Deflater, put_stored};
 
 use crate::entry::{EntryKind, EntryOptions, Method};
@@ -43,13 +43,14 @@ pub struct ParallelOptions {
 }
 
 impl ParallelOptions {
-    /// `jobs` workers, 1 MiB blocks (the single-thread writer's pieces), a
-    /// window of `2 × jobs + 1` blocks.
+    /// `jobs` workers, 1 MiB blocks, a window of `2 × jobs + 1` blocks.
+    /// Each block is one deflate piece, half the one-thread writer's,
+    /// since the window holds that many blocks with their output.
     pub fn new(jobs: usize) -> ParallelOptions {
         let jobs = jobs.max(1);
         ParallelOptions {
             jobs,
-            block_size: PIECE,
+            block_size: 1 << 20,
             window: 2 * jobs + 1,
         }
     }
