@@ -59,7 +59,16 @@ fn worst_of_workloads(report: &Report, out: &mut Vec<Headline>) {
             .copied()
             .filter(|r| group_of(r) == Some(g))
             .collect();
-        for (column, process) in [("vs_library", true), ("vs_peer", false)] {
+        for (column, process) in [
+            ("vs_library", true),
+            ("vs_peer", false),
+            ("cpu_vs_peer", false),
+        ] {
+            // CPU is a headline only where the rows say what they hold
+            // equal with the peer (issue 64), as each row's own would be.
+            if column == "cpu_vs_peer" && members.iter().any(|r| r.get("held_equal").is_none()) {
+                continue;
+            }
             let worst = members
                 .iter()
                 .filter_map(|r| num(r, column).map(|v| (*r, v)))
@@ -77,19 +86,29 @@ fn worst_of_workloads(report: &Report, out: &mut Vec<Headline>) {
                         Some(Value::Text(p)) => p.clone(),
                         _ => "its peer".into(),
                     },
-                    "median wall time, both as processes",
+                    if column == "cpu_vs_peer" {
+                        "median CPU time (user + sys), both as processes"
+                    } else {
+                        "median wall time, both as processes"
+                    },
                 )
+            };
+            let held = match row.get("held_equal") {
+                Some(Value::Text(h)) => format!("; held equal: {h}"),
+                _ => String::new(),
             };
             out.push(Headline {
                 subject: if process {
                     format!("{g}, the worst of its workloads (process)")
+                } else if column == "cpu_vs_peer" {
+                    format!("{g}, the worst of its workloads (CPU)")
                 } else {
                     format!("{g}, the worst of its workloads")
                 },
                 peer,
                 speedup: v,
                 basis: format!(
-                    "{basis}; the lowest of {measured} workloads: {}",
+                    "{basis}; the lowest of {measured} workloads: {}{held}",
                     row.name.trim_start_matches("perfkit ")
                 ),
             });
