@@ -76,27 +76,6 @@ impl Output {
         Ok(())
     }
 
-    /// [`Output::drain`] without copying the bytes handed over: the
-    /// buffer itself is returned with the count of bytes to emit from its
-    /// start, and the last `keep` bytes move to `spare`, which becomes the
-    /// buffer. The parallel decoder hands whole buffers downstream this
-    /// way, so each output byte is copied once (the window's bytes twice)
-    /// instead of once into the chunk and again by the move.
-    pub(crate) fn hand_over(&mut self, keep: usize, mut spare: Vec<u8>) -> (Vec<u8>, usize) {
-        let keep = keep.min(self.filled);
-        let old = self.filled - keep;
-        // The same length as the buffer it replaces, so the spare needs no
-        // growth before the next chunk; a recycled one already has it.
-        if spare.len() < self.buf.len() {
-            spare.resize(self.buf.len(), 0);
-        }
-        spare[..keep].copy_from_slice(&self.buf[old..self.filled]);
-        let full = std::mem::replace(&mut self.buf, spare);
-        self.filled = keep;
-        self.drained += old as u64;
-        (full, old)
-    }
-
     /// The bytes produced, as a vector.
     pub fn into_vec(mut self) -> Vec<u8> {
         self.buf.truncate(self.filled);

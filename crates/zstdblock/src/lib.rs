@@ -21,7 +21,10 @@
 //!
 //! [`decode_all`] runs them in order on one thread, [`decode_to`] too but
 //! holding only about two windows and a block; [`FrameDecoder`] is the
-//! block-by-block loop under both. Frames with a dictionary are refused
+//! block-by-block loop under both. [`parallel::Parallel`] runs them as a
+//! pipeline: the entropy stage of block ranges on several threads, the
+//! rest in order, each stage its own thread, memory bounded by the window
+//! and the blocks in flight. Frames with a dictionary are refused
 //! ([`Error::NeedsDictionary`]): libzstd takes them.
 //!
 //! ```

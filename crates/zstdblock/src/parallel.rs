@@ -22,13 +22,15 @@
 //! kilobytes, are what the workers decode), so the walker keeps ahead.
 //!
 //! **Memory** is the window and the blocks in flight, independent of the
-//! input's size (the input itself is the caller's slice): at most
-//! [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and executor,
-//! each [`RANGE_BLOCKS`] blocks of at most 128 KiB of literals and 128 Ki/3
-//! sequences (12 bytes each); and four output buffers (the executor's and
-//! three chunks held by the hasher and writer or waiting for them), each
-//! the window + max(window, 1 MiB) + 128 KiB. With an 8 MiB window (`zstd
-//! -19`) that is about 4 × 17 MiB plus, typically, a few MiB of ranges.
+//! input's size (the input itself is the caller's slice): the executor's
+//! output, at most twice the window (or the window + 1 MiB) + 128 KiB;
+//! at most [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and
+//! executor, each [`RANGE_BLOCKS`] blocks of at most 128 KiB of literals
+//! and 128 Ki/3 sequences of 12 bytes (typically a tenth of that); and at
+//! most 2 × 4 + 3 chunks of 1 MiB queued for or held by the hasher and
+//! the writer. Measured with `examples/pipeline.rs --rss` on `zstd -19`
+//! tars (8 MiB window): 38 MiB of peak RSS for 64 MiB of output, 39 MiB
+//! for 128 MiB, against 22 MiB on one thread ([`crate::decode_to`]).
 //!
 //! **Errors** are the one-thread path's, naming frame and byte offset, and
 //! come in input order: a worker's error waits until every block before
@@ -59,19 +61,26 @@ use crate::frame::{
 use crate::offsets::INITIAL_REPEATS;
 use crate::{StreamError, decode_to};
 
-/// Blocks in one worker's range: enough that a range is hundreds of
-/// microseconds of work against a few of channel traffic.
-pub const RANGE_BLOCKS: usize = 4;
+/// Blocks in one worker's range: enough that a range is about a
+/// millisecond of work, so handing it over (a wake-up, which on a busy
+/// machine can wait for a time slice) is rare.
+pub const RANGE_BLOCKS: usize = 8;
 /// Ranges in flight (walked and not yet executed) per worker: enough to
 /// keep every worker busy while the executor waits for the oldest.
-pub const IN_FLIGHT_PER_WORKER: usize = 4;
+pub const IN_FLIGHT_PER_WORKER: usize = 3;
 /// Bytes of compressed blocks below which the input is decoded on the
 /// caller's thread: starting the pipeline costs about 100 µs, the
 /// entropy stage of this much input a few hundred.
 pub const MIN_PARALLEL_INPUT: usize = 512 << 10;
-/// The least output handed on at once, so small windows do not make a
-/// message per few kilobytes.
-const MIN_CHUNK: usize = 1 << 20;
+/// The executor drains its output once it holds this much beyond the
+/// window (or the window again, if larger), so the window's bytes are
+/// moved at most once per this much output.
+const MIN_DRAIN: usize = 1 << 20;
+/// Bytes of output per message to the hasher and the writer: small, so
+/// the buffers in flight stay in cache and few.
+const CHUNK: usize = 1 << 20;
+/// Chunks waiting for the hasher, and for the writer.
+const CHUNKS_QUEUED: usize = 4;
 
 /// How to decode: threads, window limit, and when threads pay.
 #[derive(Clone, Debug)]
@@ -244,8 +253,8 @@ fn pipeline<W: Write>(
     }
     let (job_tx, job_rx) = bounded::<Unit>(in_flight);
     let (done_tx, done_rx) = unbounded::<Unit>();
-    let (hash_tx, hash_rx) = bounded::<ToHasher>(1);
-    let (write_tx, write_rx) = bounded::<ToWriter>(1);
+    let (hash_tx, hash_rx) = bounded::<ToHasher>(CHUNKS_QUEUED);
+    let (write_tx, write_rx) = bounded::<ToWriter>(CHUNKS_QUEUED);
     let (verdict_tx, verdict_rx) = unbounded::<Result<(), Error>>();
     let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
     std::thread::scope(|scope| {
@@ -416,19 +425,30 @@ fn execute(
     let mut pending = BTreeMap::new();
     let mut next = 0;
     let mut current: Option<Current> = None;
-    // Hands `out`'s bytes but the last `keep` downstream; false when the
-    // writer is gone.
+    // Hands `out`'s bytes but the last `keep` downstream, copied into
+    // small recycled chunks; false when the writer is gone. Copying costs
+    // the executor a memcpy per byte, which is less than the page faults
+    // of handing over window-sized buffers fresh each time.
     let hand_on = |out: &mut Output, keep: usize, hashed: bool| -> bool {
-        if out.len() <= keep {
-            return true;
-        }
-        let spare = pool.try_recv().unwrap_or_default();
-        let (buf, len) = out.hand_over(keep, spare);
-        let chunk = Arc::new(Chunk { buf, len });
-        if hashed && hasher.send(ToHasher::Data(chunk.clone())).is_err() {
-            return false;
-        }
-        writer.send(ToWriter::Data(chunk)).is_ok()
+        out.drain(keep, |bytes| {
+            for piece in bytes.chunks(CHUNK) {
+                let mut buf = pool
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+                buf.clear();
+                buf.extend_from_slice(piece);
+                let chunk = Arc::new(Chunk {
+                    len: buf.len(),
+                    buf,
+                });
+                if hashed && hasher.send(ToHasher::Data(chunk.clone())).is_err() {
+                    return Err(());
+                }
+                writer.send(ToWriter::Data(chunk)).map_err(|_| ())?;
+            }
+            Ok(())
+        })
+        .is_ok()
     };
     for unit in done {
         pending.insert(unit.seq, unit);
@@ -458,7 +478,7 @@ fn execute(
                     let frame = current.as_mut().expect("blocks come inside a frame");
                     let keep = usize::try_from(frame.window).unwrap_or(usize::MAX);
                     let threshold = keep
-                        .saturating_add(keep.max(MIN_CHUNK))
+                        .saturating_add(keep.max(MIN_DRAIN))
                         .saturating_add(BLOCK_SIZE_MAX);
                     let mut result = Ok(true);
                     for (block, decoded) in blocks

@@ -1,0 +1,258 @@
+//! One frame decoded to a writer: `zstd -d` (the CLI), libzstd streaming,
+//! zstdblock on one thread and zstdblock's pipeline on 2 threads, in
+//! turn, to `io::sink()` and to a file; the median wall and CPU time of
+//! each (CPU: this process's threads and waited-for children, in 10 ms
+//! ticks, so each sample repeats the decode for about 1 s).
+//!
+//! `cargo run --release -p zstdblock --example pipeline -- FILE.zst [ROUNDS] [OUT_DIR]`
+//!
+//! `... --example pipeline -- --rss FILE.zst [THREADS]` decodes once to
+//! `io::sink()` and prints the peak RSS the decode added to the input.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// The process's CPU time so far, its own threads' (live and ended) and
+/// its waited-for children's.
+fn cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("stat");
+    // Fields after the command name, which is in parentheses.
+    let rest = &stat[stat.rfind(')').expect("stat") + 2..];
+    let fields: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .map(|f| f.parse().expect("ticks"))
+        .collect();
+    // USER_HZ is 100 on Linux.
+    Duration::from_millis(fields.iter().sum::<u64>() * 10)
+}
+
+/// Peak resident set size so far, in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .expect("VmHWM");
+    let kib: u64 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("VmHWM value");
+    kib * 1024
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// Where a decode writes.
+#[derive(Clone, Copy, PartialEq)]
+enum Target {
+    Sink,
+    File,
+}
+
+fn open(target: Target, dir: &str) -> Box<dyn Write> {
+    match target {
+        Target::Sink => Box::new(std::io::sink()),
+        Target::File => Box::new(std::io::BufWriter::with_capacity(
+            1 << 17,
+            std::fs::File::create(format!("{dir}/zstdblock-pipeline.out")).expect("output"),
+        )),
+    }
+}
+
+/// libzstd's streaming decoder, as `zstd -d` uses it: 128 KiB buffers.
+fn libzstd_stream(input: &[u8], out: &mut dyn Write) {
+    let mut dctx = zstd_safe::DCtx::create();
+    let mut buf = vec![0u8; zstd_safe::DCtx::out_size()];
+    let mut src = zstd_safe::InBuffer::around(input);
+    loop {
+        let mut dst = zstd_safe::OutBuffer::around(&mut buf[..]);
+        let hint = dctx.decompress_stream(&mut dst, &mut src).expect("libzstd");
+        let n = dst.pos();
+        out.write_all(&buf[..n]).expect("write");
+        // Done when the last frame is flushed, or nothing moves.
+        let consumed = src.pos() == input.len();
+        if consumed && (n == 0 || (hint == 0 && n < buf.len())) {
+            break;
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--skip") {
+        // What a range's inherited tables cost: skip_block over every
+        // block against the entropy stage of every block.
+        let input = std::fs::read(&args[1]).expect("reading the input");
+        let frames = zstdblock::walk(&input, 1 << 31).expect("walk");
+        let blocks: Vec<_> = frames
+            .iter()
+            .flat_map(|f| f.blocks.iter())
+            .filter(|b| b.kind == zstdblock::BlockKind::Compressed)
+            .collect();
+        for _ in 0..3 {
+            let t = Instant::now();
+            let mut state = zstdblock::EntropyState::default();
+            for b in &blocks {
+                zstdblock::skip_block(&input, b, &mut state).unwrap();
+            }
+            let skip = t.elapsed();
+            let t = Instant::now();
+            let mut state = zstdblock::EntropyState::default();
+            let mut decoded = zstdblock::DecodedBlock::default();
+            for b in &blocks {
+                zstdblock::decode_block(&input, b, &mut state, &mut decoded).unwrap();
+            }
+            println!(
+                "{} blocks: skip {:?}, entropy {:?}",
+                blocks.len(),
+                skip,
+                t.elapsed()
+            );
+        }
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--rss") {
+        let input = std::fs::read(&args[1]).expect("reading the input");
+        let threads = args.get(2).map_or(2, |t| t.parse().expect("THREADS"));
+        let reps: usize = args.get(3).map_or(1, |r| r.parse().expect("REPS"));
+        let before = peak_rss();
+        let t = Instant::now();
+        let mut decoded = None;
+        for _ in 0..reps {
+            decoded = Some(
+                zstdblock::parallel::Parallel::new(threads, 1 << 31)
+                    .decode(&input, &mut std::io::sink())
+                    .expect("decoding"),
+            );
+        }
+        let decoded = decoded.expect("REPS > 0");
+        eprintln!("{:?} a decode", t.elapsed() / reps as u32);
+        let after = peak_rss();
+        println!(
+            "{}: {} bytes out, {threads} threads, pipelined {}: peak RSS {:.1} MiB with the input, {:.1} MiB added by the decode",
+            args[1],
+            decoded.bytes,
+            decoded.pipelined,
+            after as f64 / 1048576.0,
+            after.saturating_sub(before) as f64 / 1048576.0
+        );
+        return;
+    }
+    let path = args
+        .first()
+        .expect("usage: pipeline FILE.zst [ROUNDS] [OUT_DIR]");
+    let rounds: usize = args.get(1).map_or(5, |r| r.parse().expect("ROUNDS"));
+    let dir = args.get(2).map_or("/tmp", String::as_str);
+    let input = std::fs::read(path).expect("reading the input");
+    let limit = 1u64 << 31;
+    let mut dctx = zstd_safe::DCtx::create();
+    let mut reference = Vec::new();
+    libzstd_stream(&input, &mut reference);
+    let mut ours = Vec::new();
+    zstdblock::parallel::Parallel::new(2, limit)
+        .decode(&input, &mut ours)
+        .expect("decoding");
+    assert!(ours == reference, "zstdblock and libzstd disagree");
+    let size = reference.len();
+    drop((ours, reference));
+
+    type Run<'a> = Box<dyn FnMut(Target) + 'a>;
+    let input = &input;
+    let mut variants: Vec<(&str, Run)> = vec![
+        (
+            "zstd -d (CLI)",
+            Box::new(|target| {
+                let out = match target {
+                    Target::Sink => "/dev/null".to_owned(),
+                    Target::File => format!("{dir}/zstdblock-pipeline.out"),
+                };
+                let status = std::process::Command::new("zstd")
+                    .args(["-q", "-d", "-f", path, "-o", &out])
+                    .status()
+                    .expect("zstd");
+                assert!(status.success());
+            }),
+        ),
+        (
+            "libzstd one-shot",
+            Box::new(|target| {
+                let mut buf = Vec::with_capacity(size);
+                dctx.decompress(&mut buf, input).expect("libzstd");
+                open(target, dir).write_all(&buf).expect("write");
+            }),
+        ),
+        (
+            "libzstd stream",
+            Box::new(|target| libzstd_stream(input, &mut *open(target, dir))),
+        ),
+        (
+            "zstdblock 1 thread",
+            Box::new(|target| {
+                zstdblock::parallel::Parallel::new(1, limit)
+                    .decode(input, &mut open(target, dir))
+                    .expect("decode");
+            }),
+        ),
+        (
+            "zstdblock 2 threads",
+            Box::new(|target| {
+                zstdblock::parallel::Parallel::new(2, limit)
+                    .decode(input, &mut open(target, dir))
+                    .expect("decode");
+            }),
+        ),
+    ];
+    let probe = Instant::now();
+    (variants[3].1)(Target::Sink);
+    let reps = (1000 / probe.elapsed().as_millis().max(1)).clamp(1, 100) as u32;
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "{path}: {} -> {size} bytes, median of {rounds} interleaved rounds of {reps} decodes; load before: {}",
+        input.len(),
+        load.trim()
+    );
+    for target in [Target::Sink, Target::File] {
+        let mut samples = vec![(Vec::new(), Vec::new()); variants.len()];
+        for _ in 0..rounds {
+            for (i, (_, run)) in variants.iter_mut().enumerate() {
+                let (wall0, cpu0) = (Instant::now(), cpu());
+                for _ in 0..reps {
+                    run(target);
+                }
+                samples[i].0.push(wall0.elapsed() / reps);
+                samples[i].1.push((cpu() - cpu0) / reps);
+            }
+        }
+        println!(
+            "to {}:",
+            if target == Target::Sink {
+                "io::sink (zstd -d: /dev/null)"
+            } else {
+                "a file"
+            }
+        );
+        let cli_wall = median(&mut samples[0].0.clone());
+        let one_wall = median(&mut samples[3].0.clone());
+        for (i, (name, _)) in variants.iter().enumerate() {
+            let wall = median(&mut samples[i].0);
+            let cpu = median(&mut samples[i].1);
+            println!(
+                "  {name:<20} wall {:>7.1} ms  CPU {:>7.1} ms  {:>6.0} MB/s  x{:.2} zstd -d  x{:.2} zstdblock 1 thread",
+                wall.as_secs_f64() * 1e3,
+                cpu.as_secs_f64() * 1e3,
+                size as f64 / wall.as_secs_f64() / 1e6,
+                cli_wall.as_secs_f64() / wall.as_secs_f64(),
+                one_wall.as_secs_f64() / wall.as_secs_f64(),
+            );
+        }
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("load after: {}", load.trim());
+    let _ = std::fs::remove_file(format!("{dir}/zstdblock-pipeline.out"));
+}
