@@ -8,8 +8,9 @@
 //! 2. **workers** (as many as the threads asked for) run the entropy stage
 //!    of whole ranges at once, each from its own copy of the state;
 //! 3. the **executor** takes the ranges back in order, resolves repeat
-//!    offsets and executes them through the window, and hands its output
-//!    on in chunks of about a window;
+//!    offsets and executes them through the window (while the next range
+//!    is not back it decodes one no worker has started, so it never sleeps
+//!    while work waits), and hands its output on in 1 MiB chunks;
 //! 4. the **hasher** computes each frame's XXH64 beside
 //! 5. the **writer**, which runs on the caller's thread (so the writer
 //!    need not be `Send`) and waits at each checksummed frame's end for
@@ -50,7 +51,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 
-use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
+use crossbeam::channel::{Receiver, Sender, TryRecvError, bounded, unbounded};
 
 use crate::entropy::{DecodedBlock, EntropyState, decode_block, skip_block};
 use crate::error::Error;
@@ -263,9 +264,13 @@ fn pipeline<W: Write>(
             let (jobs, done) = (job_rx.clone(), done_tx.clone());
             scope.spawn(move || work(input, jobs, done));
         }
-        drop((job_rx, done_tx));
+        drop(done_tx);
         let pool = pool_tx.clone();
-        scope.spawn(move || execute(input, done_rx, credit_tx, hash_tx, write_tx, pool_rx));
+        scope.spawn(move || {
+            execute(
+                input, job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx,
+            )
+        });
         scope.spawn(move || hash(hash_rx, verdict_tx, pool));
         // Returning drops the writer's receivers, which stops the others.
         write(writer, write_rx, verdict_rx, pool_tx)
@@ -372,33 +377,38 @@ fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, j
 /// A worker: the entropy stage of each range it is given.
 fn work(input: &[u8], jobs: Receiver<Unit>, done: Sender<Unit>) {
     for mut unit in jobs {
-        if let UnitKind::Blocks {
-            blocks,
-            state,
-            fail,
-            done: decoded_count,
-            error,
-        } = &mut unit.kind
-        {
-            unit.decoded
-                .resize_with(blocks.len(), DecodedBlock::default);
-            for (block, out) in blocks.iter().zip(unit.decoded.iter_mut()) {
-                if block.kind == BlockKind::Compressed
-                    && let Err(e) = decode_block(input, block, state, out)
-                {
-                    *error = Some(e);
-                    break;
-                }
-                *decoded_count += 1;
-            }
-            // The walker's error applies only if every block decoded: an
-            // error inside the block is the one a single thread reports.
-            if error.is_none() {
-                *error = fail.take();
-            }
-        }
+        entropy(input, &mut unit);
         if done.send(unit).is_err() {
             return;
+        }
+    }
+}
+
+/// The entropy stage of `unit`'s blocks, if it has any.
+fn entropy(input: &[u8], unit: &mut Unit) {
+    if let UnitKind::Blocks {
+        blocks,
+        state,
+        fail,
+        done: decoded_count,
+        error,
+    } = &mut unit.kind
+    {
+        unit.decoded
+            .resize_with(blocks.len(), DecodedBlock::default);
+        for (block, out) in blocks.iter().zip(unit.decoded.iter_mut()) {
+            if block.kind == BlockKind::Compressed
+                && let Err(e) = decode_block(input, block, state, out)
+            {
+                *error = Some(e);
+                break;
+            }
+            *decoded_count += 1;
+        }
+        // The walker's error applies only if every block decoded: an
+        // error inside the block is the one a single thread reports.
+        if error.is_none() {
+            *error = fail.take();
         }
     }
 }
@@ -415,6 +425,7 @@ struct Current {
 /// The executor: units back in order, executed through the window.
 fn execute(
     input: &[u8],
+    jobs: Receiver<Unit>,
     done: Receiver<Unit>,
     credits: Sender<Vec<DecodedBlock>>,
     hasher: Sender<ToHasher>,
@@ -450,9 +461,33 @@ fn execute(
         })
         .is_ok()
     };
-    for unit in done {
-        pending.insert(unit.seq, unit);
-        while let Some(mut unit) = pending.remove(&next) {
+    loop {
+        let Some(mut unit) = pending.remove(&next) else {
+            // The next unit is not back: take a result, or else a range no
+            // worker has started and decode it here, rather than sleep
+            // while work waits (on a busy machine a worker may wait long
+            // for a time slice); sleep only when every unit is taken.
+            let arrived = match done.try_recv() {
+                Ok(unit) => Some(unit),
+                Err(TryRecvError::Disconnected) => None,
+                Err(TryRecvError::Empty) => match jobs.try_recv() {
+                    Ok(mut unit) => {
+                        entropy(input, &mut unit);
+                        Some(unit)
+                    }
+                    Err(_) => done.recv().ok(),
+                },
+            };
+            match arrived {
+                Some(unit) => {
+                    pending.insert(unit.seq, unit);
+                    continue;
+                }
+                // Every worker is done and so is the walker.
+                None => return,
+            }
+        };
+        {
             next += 1;
             let step = match &mut unit.kind {
                 UnitKind::FrameStart {
