@@ -135,7 +135,17 @@ fn fix_bench_puts_quickfix_rows_beside_ours_with_ratios_of_their_medians() {
         // Both measured the same number of calls: 2 runs of 500.
         assert_eq!(ours["latency"]["count"], 1000, "{ours}");
         assert_eq!(theirs["latency"]["count"], 1000, "{theirs}");
-        let want = p50(theirs) / p50(ours).max(1.0);
+        // Ours is recorded in tenths of a nanosecond: its median is the
+        // `median_ns` column, which the latency's whole-nanosecond p50
+        // rounds.
+        let ours_median = ours["median_ns"].as_f64().unwrap();
+        // The latency's p50 is the histogram's, to its 3 significant
+        // digits.
+        assert!(
+            (ours_median - p50(ours)).abs() <= p50(ours) * 1e-3 + 1.0,
+            "{ours}"
+        );
+        let want = p50(theirs) / ours_median.max(0.1);
         let got = theirs["quickfix_over_perfkit_x"].as_f64().unwrap();
         assert!((got - want).abs() < 1e-9, "{name}: {got} vs {want}");
     }
