@@ -12,8 +12,8 @@
 //! with `Instant` (one read before and after `batch` calls); each batch adds
 //! its mean per call to the histogram with a count of `batch`, so the
 //! histogram's percentiles are percentiles of batch means. The batched
-//! comparisons ([`scan`], [`parse`], [`build`], [`store`], [`deferred`],
-//! [`affinity`]) record those means in tenths of a nanosecond
+//! comparisons ([`scan()`], [`parse`], [`build`], [`store`], [`deferred()`],
+//! [`affinity()`]) record those means in tenths of a nanosecond
 //! ([`UNITS_PER_NS`]): whole nanoseconds made a 4 ns row jump by 12 % when
 //! its mean crossed a half. Loopback round trips are timed one by one, in
 //! nanoseconds.

@@ -2,7 +2,7 @@
 //! written in order by the caller's thread with bounded buffering.
 //!
 //! Input is cut into blocks (1 MiB by default). Each block is deflated on a
-//! worker independently, as one libdeflate piece ([`crate::codec::piece`]):
+//! worker independently, as one libdeflate piece (the private `codec::piece` module):
 //! with no dictionary (libdeflate takes none; at 1 MiB that costs under
 //! 0.4 % of size on sources, less on binaries), and ended on a byte boundary
 //! with its stream still open, as pigz's sync flush does, so the blocks
