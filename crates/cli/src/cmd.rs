@@ -147,6 +147,11 @@ pub fn report_files(options: &perfkit_report::ReportOptions) -> anyhow::Result<R
     }
 }
 
+/// The input size over which a byte-counting bar is drawn (compress,
+/// decompress, zip): below it a run ends before a bar says anything, and
+/// the help says so.
+pub const PROGRESS_FROM: u64 = 16 << 20;
+
 /// A progress bar or spinner on stderr, only when stderr is a terminal and
 /// JSON was not asked for; hidden otherwise so pipelines and logs stay clean.
 /// With a length, a bar of bytes; without one, a spinner beside the

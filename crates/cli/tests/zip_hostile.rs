@@ -701,3 +701,43 @@ fn zip_a_adjusts_a_stub_as_info_zip_does() {
     assert!(!ours.status.success() && !theirs.status.success());
     assert!(!t.path().join("no.zip").exists());
 }
+
+/// On a terminal, zip draws its progress bar only for inputs over 16 MiB,
+/// as compress does: a 6-byte file (encrypted or not) drew one. Run on a
+/// pseudo-terminal through `script`.
+#[test]
+fn the_progress_bar_is_for_inputs_over_16_mib() {
+    if !perfkit_testkit::interop::have("script", "-V", "apt-get install bsdutils") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path();
+    std::fs::write(d.join("small"), b"hello\n").unwrap();
+    std::fs::write(d.join("large"), vec![7u8; 17 << 20]).unwrap();
+    let pk = env!("CARGO_BIN_EXE_perfkit");
+    let on_a_terminal = |command: String| {
+        let out = Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .current_dir(d)
+            .env("PW", "secret")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{command}: {}", text(&out.stdout));
+        text(&out.stdout)
+    };
+    for extra in ["", "--encrypt aes256 --password-env PW"] {
+        let small = on_a_terminal(format!("{pk} zip {extra} s.zip small"));
+        assert!(!small.contains('\u{1b}'), "{extra}: {small:?}");
+        // The adding: line first, nothing drawn before it (an encrypted
+        // archive adds a note that Info-ZIP's unzip cannot read AES).
+        assert_eq!(
+            small.lines().next().map(str::trim_end),
+            Some("  adding: small (stored 0%)"),
+            "{extra}"
+        );
+        std::fs::remove_file(d.join("s.zip")).unwrap();
+    }
+    let large = on_a_terminal(format!("{pk} zip l.zip large"));
+    assert!(large.contains('\u{1b}'), "{large:?}");
+}

@@ -344,9 +344,6 @@ fn run_task(task: Task) -> Result<ExitCode> {
     })
 }
 
-/// The inputs from which a progress bar is drawn without `--progress`.
-const PROGRESS_FROM: u64 = 16 << 20;
-
 /// Whether decoding into `sink` copies a non-zstd input through: as
 /// `--[no-]pass-through` says, else zstd's default, with `-f` when the
 /// output is stdout.
@@ -687,7 +684,7 @@ impl Coder<'_> {
         let o = self.options;
         let bar = match size {
             _ if o.no_progress => indicatif::ProgressBar::hidden(),
-            Some(n) if n > PROGRESS_FROM || o.progress => super::progress(Some(n), false),
+            Some(n) if n > super::PROGRESS_FROM || o.progress => super::progress(Some(n), false),
             None if o.progress => super::progress(None, false),
             _ => indicatif::ProgressBar::hidden(),
         };

@@ -506,7 +506,9 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         opts.entry_comments = comments;
         entry_prompts = prompts;
     }
-    let bar = super::progress(Some(total), opts.quiet);
+    // A bar only for inputs that take a while, as compress draws one (a
+    // 6-byte file drew one).
+    let bar = super::progress(Some(total), opts.quiet || total <= super::PROGRESS_FROM);
     bar.set_message("zip");
     let mut announcer =
         Announcer::new(labels, opts.quiet, archive.as_os_str() == "-").verbose(opts.verbose);
