@@ -419,7 +419,9 @@ impl Decoder {
 mod tests {
     use super::*;
 
-    fn noise(n: usize, seed: u64) -> Vec<u8> {
+    /// Deterministic incompressible bytes (xorshift), for this module's
+    /// tests and `piece`'s.
+    pub(super) fn noise(n: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
         (0..n)
             .map(|_| {

@@ -244,18 +244,7 @@ pub(crate) fn block_ends(comp: &[u8], data: &[u8], scratch: &mut Vec<u8>) -> Opt
 mod tests {
     use super::*;
     use crate::codec::Decoder;
-
-    fn noise(n: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed | 1;
-        (0..n)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 32) as u8
-            })
-            .collect()
-    }
+    use crate::codec::tests::noise;
 
     fn text(n: usize, seed: u64) -> Vec<u8> {
         let words = [
