@@ -21,10 +21,12 @@ use zipstream::{
 
 mod announce;
 mod args;
+mod existing;
 mod extracting;
 mod items;
 mod listing;
 mod object;
+mod password;
 mod sink;
 mod unzip;
 mod zipinfo;
@@ -32,12 +34,15 @@ mod zipinfo;
 use announce::Announcer;
 use items::Item;
 use sink::{stream_archive, write_archive};
-use zipstream::pattern::Pattern;
 use zipstream::update::{self, Change, Mode};
 
 use args::usage_error;
 pub use args::{UnzipArgs, ZipArgs, info_zip_level_flags};
+use existing::{
+    Step, Update, changed_only, delete, entries, note_unadjusted, open_for_update, show_files,
+};
 use object::zip_to_object;
+pub use password::Password;
 pub use unzip::run_unzip;
 
 /// What `perfkit zip` was asked to do, the flags resolved.
@@ -125,127 +130,6 @@ pub struct Options {
     pub ask_entry_comments: bool,
     /// The comments `-c` read, by item name.
     pub entry_comments: std::collections::HashMap<String, String>,
-}
-
-/// Where a password comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Password {
-    /// Given on the command line (`-P`).
-    Given(Vec<u8>),
-    /// The first line of this file.
-    File(PathBuf),
-    /// This environment variable.
-    Env(String),
-    /// A prompt on the terminal, when one is needed.
-    Prompt,
-}
-
-impl Password {
-    /// The password if one was given, else a prompt when stdin is a terminal
-    /// and `needed`; otherwise None.
-    fn get(&self, needed: bool, confirm: bool) -> Result<Option<Vec<u8>>> {
-        match self {
-            Password::File(f) => return password_from_file(f).map(Some),
-            Password::Env(v) => {
-                let s = std::env::var(v)
-                    .with_context(|| format!("environment variable {v} is not set"))?;
-                return Ok(Some(s.into_bytes()));
-            }
-            Password::Given(p) => return Ok(Some(p.clone())),
-            Password::Prompt => {}
-        }
-        if !needed {
-            return Ok(None);
-        }
-        if !io::stderr().is_terminal() {
-            bail!(
-                "a password is needed: use --password-file or --password-env (no terminal to prompt on)"
-            );
-        }
-        // Info-ZIP zip's prompts when writing (confirm), a plain one when reading.
-        let first = if confirm {
-            "Enter password: "
-        } else {
-            "password: "
-        };
-        let p = rpassword::prompt_password(first).context("reading the password")?;
-        if confirm
-            && rpassword::prompt_password("Verify password: ").context("reading the password")? != p
-        {
-            bail!("password verification failed (the two entries differ); nothing written");
-        }
-        Ok(Some(p.into_bytes()))
-    }
-}
-
-/// The most of a password file read: the password is its first line, and
-/// none is anywhere near this long. A device or FIFO (`/dev/zero`, a pipe
-/// that never ends) is read up to it, never to its end.
-const MAX_PASSWORD_LINE: u64 = 64 << 10;
-
-/// The password in `path`: its first line, without the line end; the
-/// whole file when it has one line with no end. A first line longer than
-/// [`MAX_PASSWORD_LINE`] is refused, naming the file.
-fn password_from_file(path: &Path) -> Result<Vec<u8>> {
-    use io::BufRead;
-    let shown = perfkit::printable::name(&path.display().to_string()).into_owned();
-    let file = fs::File::open(path).with_context(|| format!("password file {shown}"))?;
-    let mut line = Vec::new();
-    let n = io::BufReader::new(file)
-        .take(MAX_PASSWORD_LINE + 1)
-        .read_until(b'\n', &mut line)
-        .with_context(|| format!("reading password file {shown}"))?;
-    if line.last() == Some(&b'\n') {
-        line.pop();
-        if line.last() == Some(&b'\r') {
-            line.pop();
-        }
-    } else if n as u64 > MAX_PASSWORD_LINE {
-        bail!(
-            "password file {shown}: no line end in its first 64 KiB, so it holds no password \
-             (the password is the file's first line)"
-        );
-    }
-    Ok(line)
-}
-
-/// An existing archive being updated: its entries that no new item
-/// replaces are written again, in their places, ahead of the new ones.
-struct Update {
-    archive: ZipArchive<io::BufReader<fs::File>>,
-    /// Where the archive lives, for messages.
-    path: PathBuf,
-}
-
-/// One entry of the archive being written: a kept entry of the
-/// [`Update`], or an [`Item`].
-type Step<'a> = update::Step<'a, Item>;
-
-/// The entries of the archive being updated, none without one.
-fn entries(update: Option<&Update>) -> &[zipstream::Entry] {
-    update.map_or(&[], |u| u.archive.entries())
-}
-
-/// Opens `archive` for update if it is an existing regular file: a ZIP
-/// archive is updated; anything else (arguments swapped, a typo) is
-/// refused and left untouched, as Info-ZIP refuses it.
-fn open_for_update(archive: &Path) -> Result<Option<Update>> {
-    let Ok(meta) = fs::metadata(archive) else {
-        return Ok(None);
-    };
-    if !meta.is_file() {
-        return Ok(None);
-    }
-    let name = archive.display();
-    let f = fs::File::open(archive).with_context(|| format!("opening {name}"))?;
-    let a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))
-        .map_err(|e| anyhow!("{name} exists and is not a ZIP archive ({e}); not replacing it"))?;
-    // Encrypted entries are kept as they are (copied, never decoded), so
-    // they need no password here.
-    Ok(Some(Update {
-        archive: a,
-        path: archive.to_path_buf(),
-    }))
 }
 
 /// The most compression threads `--jobs` gets, whatever the core count.
@@ -630,23 +514,6 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Says so when the archive being updated had data prepended without
-/// `zip -A` (its offsets do not count it): Info-ZIP refuses to update
-/// it ("Zip file structure invalid"); the rewrite keeps that data and
-/// writes offsets that count it, which changes what its stub may expect.
-fn note_unadjusted(archive: &ZipArchive<io::BufReader<fs::File>>, shown: &str) {
-    let shift = archive.offsets_shift();
-    // An empty archive records no entry offsets to adjust (Info-ZIP
-    // writes its directory's offset so after a stub).
-    if shift > 0 && !archive.entries().is_empty() {
-        eprintln!(
-            "perfkit zip: {shown}: its offsets do not count the {shift} bytes before its first \
-             entry (prepended without zip -A); those bytes are kept and the offsets written \
-             counting them, as zip -A does"
-        );
-    }
-}
-
 /// Warns when the archive holds what Info-ZIP's unzip 6.0 cannot read
 /// (AES, zstd).
 fn note_unreadable(announcer: &Announcer, archive: &Path, shown: &str) {
@@ -706,48 +573,6 @@ fn collect_except(opts: &Options, archive: Option<&Path>) -> Result<items::Found
     Ok(found)
 }
 
-/// `-d`: the indexes of the entries kept (none under `-sf`, which lists
-/// what would go instead); prints those deleted. Fails,
-/// changing nothing, when no pattern matches (Info-ZIP's "Nothing to
-/// do!"), and warns of each pattern that matches nothing.
-fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
-    if opts.paths.is_empty() {
-        bail!("-d needs the names (or patterns) of the entries to delete");
-    }
-    let patterns: Vec<Pattern> = opts
-        .paths
-        .iter()
-        .map(|p| Pattern::new(&p.to_string_lossy()))
-        .collect();
-    let entries = u.archive.entries();
-    let plan = update::deletion(entries, &patterns);
-    for &k in &plan.unmatched {
-        items::warn_not_matched(opts, &patterns[k].text());
-    }
-    if opts.show_files {
-        // -sf -d: Info-ZIP's list of what would go, nothing written.
-        println!("Would Delete:");
-        for &i in &plan.deleted {
-            println!("  {}", perfkit::printable::name(&entries[i].name));
-        }
-        let bytes: u64 = plan.deleted.iter().map(|&i| entries[i].size).sum();
-        println!("Total {} entries ({bytes} bytes)", plan.deleted.len());
-        return Ok(None);
-    }
-    if plan.deleted.is_empty() {
-        bail!(
-            "nothing to do: no entry of {} matches; left as it was",
-            perfkit::printable::name(&u.path.display().to_string())
-        );
-    }
-    if !opts.quiet {
-        for &i in &plan.deleted {
-            println!("deleting: {}", perfkit::printable::name(&entries[i].name));
-        }
-    }
-    Ok(Some(plan.kept))
-}
-
 /// Prints one of Info-ZIP's lines where it prints them: stdout, or
 /// stderr when the archive goes to stdout.
 fn println_info_zip(archive: &Path, line: &str) {
@@ -756,68 +581,6 @@ fn println_info_zip(archive: &Path, line: &str) {
     } else {
         println!("{line}");
     }
-}
-
-/// `-FS`: the items whose entry differs from the file, in time (in the
-/// 2-second steps of a ZIP's DOS time, either way) or in size, and the
-/// new files, as Info-ZIP's file sync compares them; an existing
-/// directory is left as it is.
-fn changed_only(found: Vec<Item>, entries: &[zipstream::Entry]) -> Vec<Item> {
-    let existing: std::collections::HashMap<&str, &zipstream::Entry> = entries
-        .iter()
-        .map(|e| (e.name.trim_end_matches('/'), e))
-        .collect();
-    found
-        .into_iter()
-        .filter(|i| match existing.get(i.name.as_str()) {
-            None => true,
-            Some(_) if i.meta.is_dir() => false,
-            Some(e) => {
-                let t = items::mtime(&i.meta);
-                t.div_euclid(2) != e.mtime.div_euclid(2)
-                    || (i.meta.is_file() && i.meta.len() != e.size)
-            }
-        })
-        .collect()
-}
-
-/// `-sf`: Info-ZIP's list of what would be added or updated, and its
-/// total, on stdout; nothing is written.
-fn show_files(found: &[Item], entries: &[zipstream::Entry], mode: Mode) -> Result<ExitCode> {
-    let mut out = io::stdout().lock();
-    let mut total = 0u64;
-    let mut n = 0usize;
-    // What an update would leave alone is not listed (Info-ZIP lists the
-    // files it would read).
-    let chosen: Vec<&Item> = if matches!(mode, Mode::Update | Mode::Freshen) {
-        let names: std::collections::HashSet<&str> =
-            update::newer_only(found.iter().map(items::Shown).collect(), entries, mode)
-                .into_iter()
-                .map(|s| s.0.name.as_str())
-                .collect();
-        found
-            .iter()
-            .filter(|i| names.contains(i.name.as_str()))
-            .collect()
-    } else {
-        found.iter().collect()
-    };
-    writeln!(out, "Would Add/Update:")?;
-    for i in chosen {
-        let name = if i.meta.is_dir() {
-            format!("{}/", i.name)
-        } else {
-            i.name.clone()
-        };
-        writeln!(out, "  {}", perfkit::printable::name(&name))?;
-        n += 1;
-        if i.meta.is_file() {
-            total += i.meta.len();
-        }
-    }
-    writeln!(out, "Total {n} entries ({total} bytes)")?;
-    out.flush()?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `-z`'s lines, as Info-ZIP's zip prints them (none under `-q`): the

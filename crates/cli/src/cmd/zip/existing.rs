@@ -1,0 +1,180 @@
+//! The existing archive that `zip` updates: opening it, what `-d` keeps,
+//! and what `-FS` and `-sf` compare against its entries; apart from
+//! writing the new archive, which only reads the result.
+
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use zipstream::ZipArchive;
+use zipstream::pattern::Pattern;
+use zipstream::update::{self, Mode};
+
+use super::Options;
+use super::items::{self, Item};
+
+/// An existing archive being updated: its entries that no new item
+/// replaces are written again, in their places, ahead of the new ones.
+pub(super) struct Update {
+    pub(super) archive: ZipArchive<io::BufReader<fs::File>>,
+    /// Where the archive lives, for messages.
+    pub(super) path: PathBuf,
+}
+
+/// One entry of the archive being written: a kept entry of the
+/// [`Update`], or an [`Item`].
+pub(super) type Step<'a> = update::Step<'a, Item>;
+
+/// The entries of the archive being updated, none without one.
+pub(super) fn entries(update: Option<&Update>) -> &[zipstream::Entry] {
+    update.map_or(&[], |u| u.archive.entries())
+}
+
+/// Opens `archive` for update if it is an existing regular file: a ZIP
+/// archive is updated; anything else (arguments swapped, a typo) is
+/// refused and left untouched, as Info-ZIP refuses it.
+pub(super) fn open_for_update(archive: &Path) -> Result<Option<Update>> {
+    let Ok(meta) = fs::metadata(archive) else {
+        return Ok(None);
+    };
+    if !meta.is_file() {
+        return Ok(None);
+    }
+    let name = archive.display();
+    let f = fs::File::open(archive).with_context(|| format!("opening {name}"))?;
+    let a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))
+        .map_err(|e| anyhow!("{name} exists and is not a ZIP archive ({e}); not replacing it"))?;
+    // Encrypted entries are kept as they are (copied, never decoded), so
+    // they need no password here.
+    Ok(Some(Update {
+        archive: a,
+        path: archive.to_path_buf(),
+    }))
+}
+
+/// Says so when the archive being updated had data prepended without
+/// `zip -A` (its offsets do not count it): Info-ZIP refuses to update
+/// it ("Zip file structure invalid"); the rewrite keeps that data and
+/// writes offsets that count it, which changes what its stub may expect.
+pub(super) fn note_unadjusted(archive: &ZipArchive<io::BufReader<fs::File>>, shown: &str) {
+    let shift = archive.offsets_shift();
+    // An empty archive records no entry offsets to adjust (Info-ZIP
+    // writes its directory's offset so after a stub).
+    if shift > 0 && !archive.entries().is_empty() {
+        eprintln!(
+            "perfkit zip: {shown}: its offsets do not count the {shift} bytes before its first \
+             entry (prepended without zip -A); those bytes are kept and the offsets written \
+             counting them, as zip -A does"
+        );
+    }
+}
+
+/// `-d`: the indexes of the entries kept (none under `-sf`, which lists
+/// what would go instead); prints those deleted. Fails,
+/// changing nothing, when no pattern matches (Info-ZIP's "Nothing to
+/// do!"), and warns of each pattern that matches nothing.
+pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
+    if opts.paths.is_empty() {
+        bail!("-d needs the names (or patterns) of the entries to delete");
+    }
+    let patterns: Vec<Pattern> = opts
+        .paths
+        .iter()
+        .map(|p| Pattern::new(&p.to_string_lossy()))
+        .collect();
+    let entries = u.archive.entries();
+    let plan = update::deletion(entries, &patterns);
+    for &k in &plan.unmatched {
+        items::warn_not_matched(opts, &patterns[k].text());
+    }
+    if opts.show_files {
+        // -sf -d: Info-ZIP's list of what would go, nothing written.
+        println!("Would Delete:");
+        for &i in &plan.deleted {
+            println!("  {}", perfkit::printable::name(&entries[i].name));
+        }
+        let bytes: u64 = plan.deleted.iter().map(|&i| entries[i].size).sum();
+        println!("Total {} entries ({bytes} bytes)", plan.deleted.len());
+        return Ok(None);
+    }
+    if plan.deleted.is_empty() {
+        bail!(
+            "nothing to do: no entry of {} matches; left as it was",
+            perfkit::printable::name(&u.path.display().to_string())
+        );
+    }
+    if !opts.quiet {
+        for &i in &plan.deleted {
+            println!("deleting: {}", perfkit::printable::name(&entries[i].name));
+        }
+    }
+    Ok(Some(plan.kept))
+}
+
+/// `-FS`: the items whose entry differs from the file, in time (in the
+/// 2-second steps of a ZIP's DOS time, either way) or in size, and the
+/// new files, as Info-ZIP's file sync compares them; an existing
+/// directory is left as it is.
+pub(super) fn changed_only(found: Vec<Item>, entries: &[zipstream::Entry]) -> Vec<Item> {
+    let existing: std::collections::HashMap<&str, &zipstream::Entry> = entries
+        .iter()
+        .map(|e| (e.name.trim_end_matches('/'), e))
+        .collect();
+    found
+        .into_iter()
+        .filter(|i| match existing.get(i.name.as_str()) {
+            None => true,
+            Some(_) if i.meta.is_dir() => false,
+            Some(e) => {
+                let t = items::mtime(&i.meta);
+                t.div_euclid(2) != e.mtime.div_euclid(2)
+                    || (i.meta.is_file() && i.meta.len() != e.size)
+            }
+        })
+        .collect()
+}
+
+/// `-sf`: Info-ZIP's list of what would be added or updated, and its
+/// total, on stdout; nothing is written.
+pub(super) fn show_files(
+    found: &[Item],
+    entries: &[zipstream::Entry],
+    mode: Mode,
+) -> Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    let mut total = 0u64;
+    let mut n = 0usize;
+    // What an update would leave alone is not listed (Info-ZIP lists the
+    // files it would read).
+    let chosen: Vec<&Item> = if matches!(mode, Mode::Update | Mode::Freshen) {
+        let names: std::collections::HashSet<&str> =
+            update::newer_only(found.iter().map(items::Shown).collect(), entries, mode)
+                .into_iter()
+                .map(|s| s.0.name.as_str())
+                .collect();
+        found
+            .iter()
+            .filter(|i| names.contains(i.name.as_str()))
+            .collect()
+    } else {
+        found.iter().collect()
+    };
+    writeln!(out, "Would Add/Update:")?;
+    for i in chosen {
+        let name = if i.meta.is_dir() {
+            format!("{}/", i.name)
+        } else {
+            i.name.clone()
+        };
+        writeln!(out, "  {}", perfkit::printable::name(&name))?;
+        n += 1;
+        if i.meta.is_file() {
+            total += i.meta.len();
+        }
+    }
+    writeln!(out, "Total {n} entries ({total} bytes)")?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
