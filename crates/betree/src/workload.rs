@@ -324,17 +324,13 @@ impl Adtech {
     /// `count` expressions from `seed`: the texts [`Adtech::write_exprs`]
     /// writes, in memory.
     pub fn expressions(&self, count: usize, seed: u64) -> Vec<String> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        (0..count).map(|_| self.expression(&mut rng)).collect()
+        expressions(count, seed, |rng| self.expression(rng))
     }
 
     /// `count` events from `seed` (those [`Adtech::write_events`] writes),
     /// parsed against `schema` (the one of [`Adtech::domains`]).
     pub fn events(&self, schema: &Schema, count: usize, seed: u64) -> Result<Vec<Event>> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        (0..count)
-            .map(|_| Event::from_json(schema, &self.event_json(&mut rng)))
-            .collect()
+        events(schema, count, seed, |rng| self.event_json(rng))
     }
 
     /// Writes `count` expressions from `seed` as a reference expression
@@ -345,15 +341,9 @@ impl Adtech {
         count: usize,
         seed: u64,
     ) -> io::Result<()> {
-        out.write_all(reference::write_expr_file(&self.domains(), &[]).as_bytes())?;
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let mut line = String::new();
-        for _ in 0..count {
-            line.clear();
-            reference::push_expr_term(&mut line, &self.expression(&mut rng));
-            out.write_all(line.as_bytes())?;
-        }
-        Ok(())
+        write_exprs(out, &self.domains(), count, seed, |rng| {
+            self.expression(rng)
+        })
     }
 
     /// Writes `count` events from `seed`, one JSON object per line, one at
@@ -364,12 +354,71 @@ impl Adtech {
         count: usize,
         seed: u64,
     ) -> io::Result<()> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        for _ in 0..count {
-            let mut line = self.event_json(&mut rng);
-            line.push('\n');
-            out.write_all(line.as_bytes())?;
-        }
-        Ok(())
+        write_events(out, count, seed, |rng| self.event_json(rng))
     }
+}
+
+// The four methods both generators ([`Adtech`], [`DeepNegation`]) share,
+// over each one's own `expression`, `event_json` and `domains`.
+
+/// `count` texts of `expression` from one rng seeded with `seed`.
+fn expressions(
+    count: usize,
+    seed: u64,
+    mut expression: impl FnMut(&mut fastrand::Rng) -> String,
+) -> Vec<String> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..count).map(|_| expression(&mut rng)).collect()
+}
+
+/// `count` objects of `event_json` from one rng seeded with `seed`, parsed
+/// against `schema`.
+fn events(
+    schema: &Schema,
+    count: usize,
+    seed: u64,
+    mut event_json: impl FnMut(&mut fastrand::Rng) -> String,
+) -> Result<Vec<Event>> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    (0..count)
+        .map(|_| Event::from_json(schema, &event_json(&mut rng)))
+        .collect()
+}
+
+/// Writes `domains` as a reference expression file's domain list, then
+/// `count` texts of `expression` from one rng seeded with `seed`, one at a
+/// time.
+fn write_exprs<W: Write + ?Sized>(
+    out: &mut W,
+    domains: &[Domain],
+    count: usize,
+    seed: u64,
+    mut expression: impl FnMut(&mut fastrand::Rng) -> String,
+) -> io::Result<()> {
+    out.write_all(reference::write_expr_file(domains, &[]).as_bytes())?;
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut line = String::new();
+    for _ in 0..count {
+        line.clear();
+        reference::push_expr_term(&mut line, &expression(&mut rng));
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes `count` objects of `event_json` from one rng seeded with `seed`,
+/// one per line, one at a time.
+fn write_events<W: Write + ?Sized>(
+    out: &mut W,
+    count: usize,
+    seed: u64,
+    mut event_json: impl FnMut(&mut fastrand::Rng) -> String,
+) -> io::Result<()> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    for _ in 0..count {
+        let mut line = event_json(&mut rng);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }

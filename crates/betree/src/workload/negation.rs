@@ -20,7 +20,7 @@
 use std::io::{self, Write};
 
 use crate::domain::{AttrType, Bounds, Domain};
-use crate::{Event, Result, Schema, reference};
+use crate::{Event, Result, Schema};
 
 /// Integer attributes.
 pub const DEEP_INTS: usize = 4;
@@ -133,17 +133,13 @@ impl DeepNegation {
     /// `count` expressions from `seed`: the texts [`DeepNegation::write_exprs`]
     /// writes, in memory.
     pub fn expressions(&self, count: usize, seed: u64) -> Vec<String> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        (0..count).map(|_| self.expression(&mut rng)).collect()
+        super::expressions(count, seed, |rng| self.expression(rng))
     }
 
     /// `count` events from `seed`, parsed against `schema` (the one of
     /// [`DeepNegation::domains`]).
     pub fn events(&self, schema: &Schema, count: usize, seed: u64) -> Result<Vec<Event>> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        (0..count)
-            .map(|_| Event::from_json(schema, &self.event_json(&mut rng)))
-            .collect()
+        super::events(schema, count, seed, |rng| self.event_json(rng))
     }
 
     /// Writes `count` expressions from `seed` as a reference expression
@@ -154,15 +150,9 @@ impl DeepNegation {
         count: usize,
         seed: u64,
     ) -> io::Result<()> {
-        out.write_all(reference::write_expr_file(&self.domains(), &[]).as_bytes())?;
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let mut line = String::new();
-        for _ in 0..count {
-            line.clear();
-            reference::push_expr_term(&mut line, &self.expression(&mut rng));
-            out.write_all(line.as_bytes())?;
-        }
-        Ok(())
+        super::write_exprs(out, &self.domains(), count, seed, |rng| {
+            self.expression(rng)
+        })
     }
 
     /// Writes `count` events from `seed`, one JSON object per line.
@@ -172,20 +162,14 @@ impl DeepNegation {
         count: usize,
         seed: u64,
     ) -> io::Result<()> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        for _ in 0..count {
-            let mut line = self.event_json(&mut rng);
-            line.push('\n');
-            out.write_all(line.as_bytes())?;
-        }
-        Ok(())
+        super::write_events(out, count, seed, |rng| self.event_json(rng))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Index;
+    use crate::{Index, reference};
 
     /// The deepest nesting of `not (` in an expression's text.
     fn negation_depth(e: &str) -> usize {
