@@ -22,6 +22,11 @@ use crate::error::{Error, IoContext, Result, StepContext};
 use crate::invocation::{Invocation, Launcher};
 use crate::peer;
 
+mod betree;
+mod zip;
+
+pub use betree::BetreeWorkload;
+
 /// Size of the corpus file the commands work on: a fourth of the 64 MiB
 /// corpus file, so the whole main job stays within about two minutes.
 pub const INPUT_SIZE: usize = 16 << 20;
@@ -264,10 +269,10 @@ pub fn measure(
     compress_cases(&mut section, d, &input, perfkit, spawner)?;
     fix_check_case(&mut section, d, perfkit, spawner)?;
     quickfix_check_case(&mut section, d, perfkit, spawner)?;
-    betree_case(&mut section, d, search_batch, perfkit, spawner)?;
-    zip_cases(&mut section, d, &input, perfkit, spawner)?;
-    zip_found_cases(&mut section, d, perfkit, spawner)?;
-    zip_delete_case(&mut section, d, &input, perfkit, spawner)?;
+    betree::betree_case(&mut section, d, search_batch, perfkit, spawner)?;
+    zip::zip_cases(&mut section, d, &input, perfkit, spawner)?;
+    zip::zip_found_cases(&mut section, d, perfkit, spawner)?;
+    zip::zip_delete_case(&mut section, d, &input, perfkit, spawner)?;
     section.note(format!(
         "inputs: the {} MiB mixed corpus file; {FIX_MESSAGES} generated NewOrderSingle messages; {QUICKFIX_MESSAGES} messages QuickFIX/C++ built (quickfix-parse --build); betree search on three generators (the reference one over {BETREE_PARAMS} parameters, the adtech profile, deep negation), {BETREE_EXPRS} expressions each and 1,000, 2,500 and 5,000 events",
         INPUT_SIZE >> 20
@@ -455,12 +460,11 @@ fn quickfix_check_case(
         "fix check beside QuickFIX",
         " (needs g++ and libquickfix-dev)",
         |exe| {
-            let out = std::fs::File::create(&file).doing("creating the QuickFIX-built file")?;
-            child::run(
-                Command::new(exe)
-                    .args(["--build", &QUICKFIX_MESSAGES.to_string()])
-                    .stdin(Stdio::null())
-                    .stdout(out),
+            build_file(
+                exe,
+                &["--build", &QUICKFIX_MESSAGES.to_string()],
+                &file,
+                "creating the QuickFIX-built file",
             )?;
             Ok(exe.to_owned())
         },
@@ -551,14 +555,12 @@ fn quickfix_check_case(
         "fix check of QuickFIX/J-built messages",
         " (needs a JDK)",
         |exe| {
-            let out = std::fs::File::create(&java).doing("creating the QuickFIX/J-built file")?;
-            child::run(
-                Command::new(exe)
-                    .args(["build", &QUICKFIXJ_MESSAGES.to_string()])
-                    .stdin(Stdio::null())
-                    .stdout(out),
-            )?;
-            Ok(())
+            build_file(
+                exe,
+                &["build", &QUICKFIXJ_MESSAGES.to_string()],
+                &java,
+                "creating the QuickFIX/J-built file",
+            )
         },
     );
     match built {
@@ -603,6 +605,20 @@ fn quickfix_check_case(
     Ok(())
 }
 
+/// Runs the peer `exe` with `args` on no input, its output written to
+/// `file` (created; `creating` names that step in the error): how the
+/// QuickFIX and QuickFIX/J peers build their message files.
+fn build_file(exe: &Path, args: &[&str], file: &Path, creating: &str) -> Result<()> {
+    let out = std::fs::File::create(file).doing(creating)?;
+    child::run(
+        Command::new(exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(out),
+    )?;
+    Ok(())
+}
+
 /// The group of the `fix check` rows beside QuickFIX, one per workload,
 /// whose summary line is the worst of them.
 pub const FIX_CHECK_WORKLOADS: &str = "fix check beside QuickFIX";
@@ -623,570 +639,5 @@ fn of_workloads(section: &mut Section, group: &str) {
     {
         let marked = row.clone().json_col(crate::summary::WORKLOAD_GROUP, group);
         *row = marked;
-    }
-}
-
-/// The generators `betree search` runs on, each at [`BETREE_EXPRS`]
-/// expressions: three shapes, so a gain on one cannot stand for the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BetreeWorkload {
-    /// The reference benchmark's generator (erl-be-tree's): boolean
-    /// parameters, short conjunctions, Erlang event lists.
-    Reference,
-    /// The adtech profile: 200 typed attributes, Zipf popularity, JSON
-    /// events defining 40 to 120 of them.
-    Adtech,
-    /// Few attributes, wide integer ranges, string equality, negation
-    /// nested deep ([`betree::workload::DeepNegation`]).
-    DeepNegation,
-}
-
-impl BetreeWorkload {
-    /// Every generator, in row order.
-    pub const ALL: [BetreeWorkload; 3] = [
-        BetreeWorkload::Reference,
-        BetreeWorkload::Adtech,
-        BetreeWorkload::DeepNegation,
-    ];
-
-    /// Its name in the row.
-    pub fn name(self) -> &'static str {
-        match self {
-            BetreeWorkload::Reference => "reference generator",
-            BetreeWorkload::Adtech => "adtech profile",
-            BetreeWorkload::DeepNegation => "deep negation",
-        }
-    }
-
-    /// Writes `exprs` expressions and `events` events (seeds fixed) to the
-    /// two files, in the forms `betree search` reads, and returns the same
-    /// workload in memory for the library side: the schema, the
-    /// expressions and the events.
-    pub fn write(
-        self,
-        exprs: usize,
-        events: usize,
-        expr_file: &Path,
-        event_file: &Path,
-    ) -> Result<(betree::Schema, Vec<String>, Vec<betree::Event>)> {
-        use betree::workload::{Adtech, DeepNegation};
-        let create = |p: &Path| -> Result<std::io::BufWriter<std::fs::File>> {
-            Ok(std::io::BufWriter::new(
-                std::fs::File::create(p).doing_with(|| format!("creating {}", p.display()))?,
-            ))
-        };
-        let finish = |mut w: std::io::BufWriter<std::fs::File>, p: &Path| -> Result<()> {
-            use std::io::Write;
-            w.flush().doing_with(|| format!("writing {}", p.display()))
-        };
-        let writing = |p: &Path| format!("writing {}", p.display());
-        match self {
-            BetreeWorkload::Reference => {
-                let schema = betree::Schema::boolean_params(BETREE_PARAMS);
-                let texts = betree::reference::random_expressions(BETREE_PARAMS, exprs, 1);
-                std::fs::write(
-                    expr_file,
-                    betree::reference::write_expr_file(schema.domains(), &texts),
-                )
-                .doing_with(|| writing(expr_file))?;
-                let bools = betree::reference::random_events(BETREE_PARAMS, events, 2);
-                std::fs::write(event_file, betree::reference::write_event_file(&bools))
-                    .doing_with(|| writing(event_file))?;
-                let evs = bools
-                    .iter()
-                    .map(|v| betree::Event::from_bools(&schema, v))
-                    .collect::<betree::Result<Vec<_>>>()?;
-                Ok((schema, texts, evs))
-            }
-            BetreeWorkload::Adtech => {
-                let g = Adtech::new();
-                let mut w = create(expr_file)?;
-                g.write_exprs(&mut w, exprs, 1)
-                    .doing_with(|| writing(expr_file))?;
-                finish(w, expr_file)?;
-                let mut w = create(event_file)?;
-                g.write_events(&mut w, events, 2)
-                    .doing_with(|| writing(event_file))?;
-                finish(w, event_file)?;
-                let schema = betree::Schema::from_domains(g.domains())?;
-                let evs = g.events(&schema, events, 2)?;
-                Ok((schema, g.expressions(exprs, 1), evs))
-            }
-            BetreeWorkload::DeepNegation => {
-                let g = DeepNegation;
-                let mut w = create(expr_file)?;
-                g.write_exprs(&mut w, exprs, 1)
-                    .doing_with(|| writing(expr_file))?;
-                finish(w, expr_file)?;
-                let mut w = create(event_file)?;
-                g.write_events(&mut w, events, 2)
-                    .doing_with(|| writing(event_file))?;
-                finish(w, event_file)?;
-                let schema = betree::Schema::from_domains(g.domains())?;
-                let evs = g.events(&schema, events, 2)?;
-                Ok((schema, g.expressions(exprs, 1), evs))
-            }
-        }
-    }
-
-    /// Events searched per run: enough that the search outweighs the noise
-    /// of the index build taken out (the shapes differ tenfold in their
-    /// time per event).
-    pub fn events(self) -> usize {
-        match self {
-            BetreeWorkload::Reference => 1_000,
-            BetreeWorkload::Adtech => 2_500,
-            BetreeWorkload::DeepNegation => 5_000,
-        }
-    }
-
-    /// Whether its events are JSON objects (else Erlang lists).
-    fn json_events(self) -> bool {
-        self != BetreeWorkload::Reference
-    }
-}
-
-/// `betree search` of each generator's workload ([`BetreeWorkload`]), its
-/// start-up and index build taken out, beside `search_batch` of a built
-/// index in this process; the summary shows the worst of them.
-fn betree_case(
-    section: &mut Section,
-    d: &Path,
-    search_batch: usize,
-    perfkit: &dyn Launcher,
-    spawner: &mut Spawner,
-) -> Result<()> {
-    // The same command on no events times the start-up and the index
-    // build, which the search rows leave out (run by run) so that they
-    // compare with the library's search of a built index.
-    let no_events = d.join("no-events.txt");
-    std::fs::write(&no_events, b"").doing("writing an empty event file")?;
-    for workload in BetreeWorkload::ALL {
-        let exprs = d.join("exprs.txt");
-        let events = d.join("events.txt");
-        let (schema, texts, evs) =
-            workload.write(BETREE_EXPRS, workload.events(), &exprs, &events)?;
-        let mut index = betree::Index::new(schema);
-        for (i, e) in texts.iter().enumerate() {
-            index.insert(i as u64 + 1, e)?;
-        }
-        drop(texts);
-        let search = |events: &Path| {
-            perfkit.command(&Invocation::BetreeSearch {
-                exprs: &exprs,
-                events,
-                json_events: workload.json_events(),
-                output: Path::new("/dev/null"),
-            })
-        };
-        let (mut ours, mut build, mut lib) = (Side::default(), Side::default(), Side::default());
-        for _ in 0..RUNS {
-            process(spawner, &mut ours, &mut search(&events))?;
-            process(spawner, &mut build, &mut search(&no_events))?;
-            // As the command searches: in batches of its batch size.
-            library(&mut lib, || {
-                for batch in evs.chunks(search_batch) {
-                    std::hint::black_box(index.search_batch(batch)?);
-                }
-                Ok(())
-            })?;
-        }
-        case(
-            section,
-            &format!(
-                "betree search, {}, {}k expressions, index build excluded",
-                workload.name(),
-                BETREE_EXPRS / 1000
-            ),
-            Work::Items(workload.events() as u64, "events"),
-            &ours.less(&build),
-            Some(("betree Index::search_batch, index built beforehand", &lib)),
-            None,
-        );
-        of_workloads(section, BETREE_WORKLOADS);
-    }
-    Ok(())
-}
-
-/// `zip -6` and `unzip -t` of the corpus file, beside zipstream in this
-/// process and Info-ZIP.
-fn zip_cases(
-    section: &mut Section,
-    d: &Path,
-    input: &Path,
-    perfkit: &dyn Launcher,
-    spawner: &mut Spawner,
-) -> Result<()> {
-    let work = Work::Bytes(INPUT_SIZE as u64);
-    let have_zip = installed("zip") && installed("unzip");
-    let archive = d.join("corpus.zip");
-    let peer_archive = d.join("peer.zip");
-    let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
-    for _ in 0..RUNS {
-        // zip updates an archive that exists (as Info-ZIP does): every run
-        // writes a new one, like the peer's.
-        let _ = std::fs::remove_file(&archive);
-        process(
-            spawner,
-            &mut ours,
-            perfkit
-                .command(&Invocation::Zip {
-                    archive: Path::new("corpus.zip"),
-                    input: Path::new("corpus.bin"),
-                    level: 6,
-                })
-                .current_dir(d),
-        )?;
-        library(&mut lib, || zip_in_process(input))?;
-        if have_zip {
-            let _ = std::fs::remove_file(&peer_archive);
-            process(
-                spawner,
-                &mut peer,
-                Command::new("zip")
-                    .args(["-q", "-6", "-j"])
-                    .arg(&peer_archive)
-                    .arg(input),
-            )?;
-        }
-    }
-    case(
-        section,
-        "zip (deflate -6)",
-        work,
-        &ours,
-        Some(("zipstream ZipWriter, deflate 6, to memory", &lib)),
-        have_zip.then_some(("Info-ZIP zip -6", &peer)),
-    );
-    held_equal(
-        section,
-        "perfkit zip (deflate -6)",
-        &archive,
-        have_zip.then_some(peer_archive.as_path()),
-    );
-    let (mut ours, mut peer) = (Side::default(), Side::default());
-    for _ in 0..RUNS {
-        process(
-            spawner,
-            &mut ours,
-            &mut perfkit.command(&Invocation::UnzipTest { archive: &archive }),
-        )?;
-        if have_zip {
-            process(
-                spawner,
-                &mut peer,
-                Command::new("unzip").args(["-tq"]).arg(&archive),
-            )?;
-        }
-    }
-    case(
-        section,
-        "unzip -t",
-        work,
-        &ours,
-        None,
-        have_zip.then_some(("Info-ZIP unzip -t", &peer)),
-    );
-    if !have_zip {
-        section.note(
-            "Info-ZIP zip/unzip not installed: zip and unzip -t have no peer row (apt-get install zip unzip)",
-        );
-    }
-    Ok(())
-}
-
-/// Equal work (issue 64): a `zip` row's times compare only beside the
-/// archive each side wrote, so row `name` gets both sizes (`out_bytes`,
-/// `peer_out_bytes`, `size_vs_peer`) and says what is held equal.
-fn held_equal(section: &mut Section, name: &str, ours: &Path, peer: Option<&Path>) {
-    let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
-    let Some(row) = section.rows.iter_mut().find(|r| r.name == name) else {
-        return;
-    };
-    let Some(ours_bytes) = size(ours) else {
-        return;
-    };
-    let mut with = row.clone().col("out_bytes", Value::from(ours_bytes));
-    if let Some(theirs) = peer.and_then(size) {
-        let ratio = ours_bytes as f64 / theirs.max(1) as f64;
-        with = with
-            .col("peer_out_bytes", Value::from(theirs))
-            .col("size_vs_peer", Value::num(ratio, 4))
-            .col(
-                "held_equal",
-                format!(
-                    "the same file at level 6; archives {ours_bytes} bytes (perfkit) and {theirs} (Info-ZIP), {ratio:.4}x"
-                ),
-            );
-    }
-    *row = with;
-}
-
-/// Bytes of each `zip` input found on the machine.
-const ZIP_FOUND_SIZE: usize = 16 << 20;
-
-/// Inputs of `zip -6` beside Info-ZIP that nobody here chose (issue 64),
-/// found at run time: the first [`ZIP_FOUND_SIZE`] bytes of the files
-/// under the folders, in name order, one after the other as a tar holds
-/// them (the docs are mostly gzip: already-compressed data), and only the
-/// names that hold the given text.
-const ZIP_FOUND: [(&str, &[&str], &str); 3] = [
-    ("packages' docs", &["/usr/share/doc"], ""),
-    (
-        "shared libraries",
-        &["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"],
-        ".so",
-    ),
-    ("C headers", &["/usr/include"], ""),
-];
-
-/// The first `want` bytes of the regular files under `dirs` whose path
-/// holds `holding`, walked in name order (links not followed).
-fn found_bytes(dirs: &[&str], holding: &str, want: usize) -> Vec<u8> {
-    fn walk(dir: &Path, holding: &str, want: usize, out: &mut Vec<u8>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut paths: Vec<_> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
-        paths.sort();
-        for p in paths {
-            if out.len() >= want {
-                return;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(&p) else {
-                continue;
-            };
-            if meta.is_dir() {
-                walk(&p, holding, want, out);
-            } else if meta.is_file()
-                && p.to_string_lossy().contains(holding)
-                && let Ok(bytes) = std::fs::read(&p)
-            {
-                out.extend_from_slice(&bytes[..bytes.len().min(want - out.len())]);
-            }
-        }
-    }
-    let mut out = Vec::with_capacity(want);
-    for d in dirs {
-        walk(Path::new(d), holding, want, &mut out);
-    }
-    out
-}
-
-/// `zip -6` beside Info-ZIP on the inputs found on this machine
-/// ([`ZIP_FOUND`]), each row with both archives' sizes; the summary gives
-/// the worst of them.
-fn zip_found_cases(
-    section: &mut Section,
-    d: &Path,
-    perfkit: &dyn Launcher,
-    spawner: &mut Spawner,
-) -> Result<()> {
-    let have_zip = installed("zip");
-    for (i, (what, dirs, holding)) in ZIP_FOUND.iter().enumerate() {
-        let data = found_bytes(dirs, holding, ZIP_FOUND_SIZE);
-        if data.len() < 4 << 20 {
-            section.note(format!(
-                "zip -6 of {what}: only {} bytes found under {}, left out",
-                data.len(),
-                dirs.join(", ")
-            ));
-            continue;
-        }
-        let input = format!("found-{i}.bin");
-        std::fs::write(d.join(&input), &data).doing("writing a zip input found on this machine")?;
-        let (archive, peer_archive) = (d.join(format!("found-{i}.zip")), d.join("found-peer.zip"));
-        let (mut ours, mut peer) = (Side::default(), Side::default());
-        for _ in 0..RUNS {
-            let _ = std::fs::remove_file(&archive);
-            process(
-                spawner,
-                &mut ours,
-                perfkit
-                    .command(&Invocation::Zip {
-                        archive: Path::new(archive.file_name().unwrap_or_default()),
-                        input: Path::new(&input),
-                        level: 6,
-                    })
-                    .current_dir(d),
-            )?;
-            if have_zip {
-                let _ = std::fs::remove_file(&peer_archive);
-                process(
-                    spawner,
-                    &mut peer,
-                    Command::new("zip")
-                        .args(["-q", "-6", "-j"])
-                        .arg(&peer_archive)
-                        .arg(d.join(&input)),
-                )?;
-            }
-        }
-        let name = format!("zip (deflate -6), {what}");
-        // Row names are unique in a section: the peer's names the input.
-        let peer_name = format!("Info-ZIP zip -6, {what}");
-        case(
-            section,
-            &name,
-            Work::Bytes(data.len() as u64),
-            &ours,
-            None,
-            have_zip.then_some((peer_name.as_str(), &peer)),
-        );
-        held_equal(
-            section,
-            &format!("perfkit {name}"),
-            &archive,
-            have_zip.then_some(peer_archive.as_path()),
-        );
-        of_workloads(section, "zip -6 beside Info-ZIP on files found here");
-    }
-    Ok(())
-}
-
-/// Stored copies of the corpus file in the `zip -d` case's archive:
-/// with a small entry to delete, about 200 MB.
-const DELETE_COPIES: usize = 12;
-
-/// Runs of the `zip -d` case: its CPU is a median of five.
-const DELETE_RUNS: usize = 5;
-
-/// `zip -d` of one small entry from an archive of about 200 MB, beside
-/// Info-ZIP's: both copy the entries they keep as they are, so the cost
-/// is moving 200 MB into a new file (each run starts from a fresh copy
-/// of the archive, made outside the timing).
-fn zip_delete_case(
-    section: &mut Section,
-    d: &Path,
-    input: &Path,
-    perfkit: &dyn Launcher,
-    spawner: &mut Spawner,
-) -> Result<()> {
-    use std::io::Write;
-    let data = std::fs::read(input).doing_with(|| format!("reading {}", input.display()))?;
-    let base = d.join("delete-base.zip");
-    let file = std::fs::File::create(&base).doing("creating the zip -d archive")?;
-    let mut w = zipstream::ZipWriter::new_seekable(std::io::BufWriter::new(file))?;
-    for i in 0..DELETE_COPIES {
-        w.add_bytes(
-            zipstream::EntryOptions::file(format!("part-{i}.bin"))
-                .method(zipstream::Method::Stored)
-                .mtime(1_700_000_000),
-            &data,
-        )?;
-    }
-    w.add_bytes(
-        zipstream::EntryOptions::file("victim.txt").mtime(1_700_000_000),
-        b"deleted by each run\n",
-    )?;
-    w.finish()?.flush().doing("writing the zip -d archive")?;
-    let size = std::fs::metadata(&base)
-        .doing("reading the zip -d archive")?
-        .len();
-    let have_zip = installed("zip");
-    let (ours_zip, peer_zip) = (d.join("delete-ours.zip"), d.join("delete-peer.zip"));
-    let (mut ours, mut peer) = (Side::default(), Side::default());
-    for _ in 0..DELETE_RUNS {
-        std::fs::copy(&base, &ours_zip).doing("copying the zip -d archive")?;
-        process(
-            spawner,
-            &mut ours,
-            perfkit
-                .command(&Invocation::ZipDelete {
-                    archive: Path::new("delete-ours.zip"),
-                    entry: "victim.txt",
-                })
-                .current_dir(d),
-        )?;
-        if have_zip {
-            std::fs::copy(&base, &peer_zip).doing("copying the zip -d archive")?;
-            process(
-                spawner,
-                &mut peer,
-                Command::new("zip")
-                    .args(["-q", "-d"])
-                    .arg(&peer_zip)
-                    .arg("victim.txt"),
-            )?;
-        }
-    }
-    let _ = std::fs::remove_file(&ours_zip);
-    let _ = std::fs::remove_file(&peer_zip);
-    let _ = std::fs::remove_file(&base);
-    case(
-        section,
-        &format!("zip -d (one entry of a {} MB archive)", size / 1_000_000),
-        Work::Bytes(size),
-        &ours,
-        None,
-        have_zip.then_some(("Info-ZIP zip -d", &peer)),
-    );
-    section.note(format!(
-        "zip -d: {DELETE_RUNS} interleaved runs, medians; the archive is {DELETE_COPIES} stored copies of the corpus file and one small entry, the one deleted"
-    ));
-    Ok(())
-}
-
-/// The zip command's work done by the library in this process: the same
-/// file as one deflate-6 entry, written to memory.
-fn zip_in_process(input: &Path) -> Result<()> {
-    let data = std::fs::read(input).doing_with(|| format!("reading {}", input.display()))?;
-    let mut w = zipstream::ZipWriter::new(Vec::with_capacity(data.len() / 2));
-    w.add_bytes(
-        zipstream::EntryOptions::file("corpus.bin")
-            .mtime(1_700_000_000)
-            .level(6),
-        &data,
-    )?;
-    std::hint::black_box(w.finish()?);
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Each generator's files, read back as `betree search` reads them,
-    /// give the same ids as the workload the library side searches, so
-    /// the command and the library do the same work; the three shapes
-    /// differ (attribute counts, event forms).
-    #[test]
-    fn each_betree_workload_writes_what_the_library_side_searches() {
-        let dir = tempfile::tempdir().unwrap();
-        let (ex, ev) = (dir.path().join("e"), dir.path().join("v"));
-        let mut attrs = Vec::new();
-        for w in BetreeWorkload::ALL {
-            let (schema, texts, events) = w.write(300, 40, &ex, &ev).unwrap();
-            let file =
-                betree::reference::read_expr_file(&std::fs::read_to_string(&ex).unwrap()).unwrap();
-            assert_eq!(file.exprs, texts, "{}", w.name());
-            let read = betree::Schema::from_domains(file.domains).unwrap();
-            let text = std::fs::read_to_string(&ev).unwrap();
-            let from_file: Vec<betree::Event> = if w.json_events() {
-                text.lines()
-                    .map(|l| betree::Event::from_json(&read, l).unwrap())
-                    .collect()
-            } else {
-                betree::reference::read_event_file(&text)
-                    .unwrap()
-                    .iter()
-                    .map(|b| betree::Event::from_bools(&read, b).unwrap())
-                    .collect()
-            };
-            assert_eq!(from_file.len(), events.len(), "{}", w.name());
-            let index = |s: &betree::Schema| {
-                let mut i = betree::Index::new(s.clone());
-                for (k, e) in texts.iter().enumerate() {
-                    i.insert(k as u64 + 1, e).unwrap();
-                }
-                i
-            };
-            let (a, b) = (index(&schema), index(&read));
-            for (x, y) in events.iter().zip(&from_file) {
-                assert_eq!(a.search(x).unwrap(), b.search(y).unwrap(), "{}", w.name());
-            }
-            attrs.push(schema.len());
-        }
-        assert_eq!(attrs, [BETREE_PARAMS, betree::workload::ADTECH_ATTRS, 7]);
     }
 }
