@@ -33,6 +33,7 @@
 //! (`floor`): the same exchange in C with no FIX work, waiting as the
 //! perfkit initiator does.
 
+mod acceptor;
 mod floor;
 
 use std::fs::File;
@@ -43,10 +44,11 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+pub(super) use acceptor::Acceptor;
+
 use crate::error::{Error, IoContext, Result, StepContext};
 use crate::invocation::{Invocation, Launcher};
 use crate::peer::{self, QUICKFIX_SESSION, Unavailable};
-use perfkit_measure::clock::{self, CpuClock};
 use perfkit_measure::latency_histogram;
 use perfkit_report::one_line;
 
@@ -59,9 +61,6 @@ const LABEL: &str = "QuickFIX session engine";
 /// one-at-a-time round trip. 100 µs covers the acceptor's answer, so the
 /// initiator's own wake-up drops out.
 pub const INITIATOR_SPIN: Duration = Duration::from_micros(100);
-
-/// How long an acceptor gets to start listening.
-const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How many orders each phase sends, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -556,172 +555,6 @@ fn spawn_on(core: Option<usize>, cmd: &mut Command) -> std::io::Result<Child> {
         None => cmd.spawn(),
         Some(c) => fixcore::affinity::with_placement(Some(c), || cmd.spawn())
             .map_err(std::io::Error::other)?,
-    }
-}
-
-/// A running acceptor process; dropped, it is killed and reaped.
-pub(super) struct Acceptor {
-    child: Child,
-    engine: &'static str,
-    /// perfkit's acceptor stops on SIGTERM; QuickFIX's peer when its stdin
-    /// closes.
-    stops_on_signal: bool,
-    /// The process's CPU clock (every thread's time, exited ones too).
-    clock: CpuClock,
-    log: PathBuf,
-}
-
-impl Acceptor {
-    /// Starts `engine`'s acceptor on `cfg` and waits until it listens:
-    /// perfkit says so on stderr, the QuickFIX peer on stdout.
-    /// The process starts pinned to `core` when given (every thread of it),
-    /// else on the mask of the calling thread.
-    pub(super) fn start(
-        engine: &Engine,
-        cfg: &Path,
-        log: &Path,
-        core: Option<usize>,
-    ) -> Result<Acceptor> {
-        let log = log.to_owned();
-        let out = File::create(&log).doing_with(|| format!("creating {}", log.display()))?;
-        let mut cmd = match engine {
-            Engine::Perfkit(perfkit) => {
-                let mut c = perfkit.command(&Invocation::FixAcceptor { settings: cfg });
-                c.stdout(Stdio::null()).stderr(out);
-                c
-            }
-            Engine::Quickfix(exe) => {
-                let mut c = Command::new(exe);
-                c.arg("acceptor").arg(cfg);
-                c.stdout(
-                    out.try_clone()
-                        .doing_with(|| format!("opening {} again", log.display()))?,
-                )
-                .stderr(out);
-                c
-            }
-        };
-        // QuickFIX's acceptor runs until its stdin closes.
-        cmd.stdin(Stdio::piped());
-        let mut child = spawn_on(core, &mut cmd)
-            .doing_with(|| format!("starting the {} acceptor", engine.name()))?;
-        // The pid stays ours until `Acceptor` is dropped (the child is not
-        // reaped before), so the clock names this process throughout.
-        let clock = match clock::of_process(child.id()) {
-            Ok(clock) => clock,
-            Err(source) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Error::Io {
-                    doing: format!("reading the {} acceptor's CPU clock", engine.name()),
-                    source,
-                });
-            }
-        };
-        let mut acceptor = Acceptor {
-            child,
-            engine: engine.name(),
-            stops_on_signal: matches!(engine, Engine::Perfkit(_)),
-            clock,
-            log,
-        };
-        let ready = match engine {
-            Engine::Perfkit(_) => "session(s) on port",
-            Engine::Quickfix(_) => "listening",
-        };
-        let deadline = Instant::now() + READY_TIMEOUT;
-        loop {
-            let text = std::fs::read_to_string(&acceptor.log).unwrap_or_default();
-            if text.contains(ready) {
-                return Ok(acceptor);
-            }
-            let exited = acceptor
-                .child
-                .try_wait()
-                .doing_with(|| format!("waiting for the {} acceptor", acceptor.engine))?;
-            if let Some(status) = exited {
-                return Err(Error::Program(format!(
-                    "the {} acceptor exited ({status}): {}",
-                    acceptor.engine,
-                    text.trim()
-                )));
-            }
-            if Instant::now() > deadline {
-                return Err(Error::Program(format!(
-                    "the {} acceptor did not listen within {READY_TIMEOUT:?}: {}",
-                    acceptor.engine,
-                    text.trim()
-                )));
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-
-    /// `kill -9`, and reaped.
-    pub(super) fn kill(&mut self) -> Result<()> {
-        self.child
-            .kill()
-            .doing_with(|| format!("killing the {} acceptor", self.engine))?;
-        self.child
-            .wait()
-            .doing_with(|| format!("reaping the {} acceptor", self.engine))?;
-        Ok(())
-    }
-
-    /// Where its output goes.
-    pub(super) fn log(&self) -> &Path {
-        &self.log
-    }
-
-    /// CPU time the acceptor has used so far.
-    fn cpu(&self) -> Result<Duration> {
-        self.clock
-            .read()
-            .doing_with(|| format!("reading the {} acceptor's CPU clock", self.engine))
-    }
-
-    /// Ends the acceptor: end of stdin for QuickFIX's, SIGTERM (which
-    /// logs its sessions out) for perfkit's; killed if it lingers.
-    fn stop(mut self) -> Result<()> {
-        drop(self.child.stdin.take());
-        if self.stops_on_signal {
-            // SAFETY: signalling our own unreaped child by its pid.
-            unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        }
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            let exited = self
-                .child
-                .try_wait()
-                .doing_with(|| format!("waiting for the {} acceptor", self.engine))?;
-            if let Some(status) = exited {
-                // perfkit exits 128 + SIGTERM once its sessions logged out.
-                let stopped = self.stops_on_signal && status.code() == Some(128 + libc::SIGTERM);
-                if !status.success() && !stopped {
-                    let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-                    return Err(Error::Program(format!(
-                        "the {} acceptor failed ({status}): {}",
-                        self.engine,
-                        text.trim()
-                    )));
-                }
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Err(Error::Program(format!(
-            "the {} acceptor did not stop within 10 s",
-            self.engine
-        )))
-    }
-}
-
-impl Drop for Acceptor {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
     }
 }
 
