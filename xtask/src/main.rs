@@ -147,6 +147,19 @@ fn ci() -> Result<()> {
         "zipstream",
         "--no-default-features",
     ]))?;
+    // The engine builds without its default `postgres` feature (no
+    // PostgreSQL client, no tokio), and its settings naming a PostgreSQL
+    // store or log are then refused saying so: the test build checks the
+    // first, its one test the second.
+    run(cargo().args([
+        "test",
+        "--locked",
+        "-p",
+        "fixengine",
+        "--no-default-features",
+        "--lib",
+        "assembly::database",
+    ]))?;
     // The API docs build with every intra-doc link resolved and none
     // pointing at an item the reader of the public docs cannot see.
     run(cargo()

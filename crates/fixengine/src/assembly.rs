@@ -29,18 +29,15 @@ use fixcore::dictionary::validate::Validator;
 use fixcore::value::UtcTimestamp;
 use fixsession::app::{Application, Delivered};
 use fixsession::file_log::FileLog;
-use fixsession::lease::{SessionLease, default_timeout};
 use fixsession::machine::{Config, Session, SessionError};
-use fixsession::settings::{
-    ConnectionType, PostgresSettings, SessionFiles, SessionSettings, Settings, TlsSettings,
-};
+use fixsession::settings::{ConnectionType, SessionFiles, SessionSettings, Settings, TlsSettings};
 use fixsession::store::{AnyStore, FileStore, MemoryStore, SessionStore, journal};
-use fixsession_postgres::{PostgresLease, PostgresStore, SessionKey};
 
 use crate::apps::{Echo, Exchange, Orders};
 use crate::lease::Keeper;
 
 mod acceptor;
+mod database;
 mod error;
 mod initiator;
 mod log;
@@ -346,10 +343,10 @@ pub fn open_session(
             file_store(s, Path::new(dir), opening.recover, console)
                 .context(|| format!("opening the store of {}", s.id()))?,
         )),
-        (None, Some(db)) => AnyStore::Other(Box::new(
-            postgres_store(s, db, opening.leasing)
+        (None, Some(db)) => AnyStore::Other(
+            database::store(s, db, opening.leasing)
                 .context(|| format!("opening the store of {}", s.id()))?,
-        )),
+        ),
         (None, None) => AnyStore::Memory(MemoryStore::default()),
     };
     let mut cfg = Config::from_settings(s);
@@ -358,32 +355,6 @@ pub fn open_session(
         cfg.persist_messages = false;
     }
     Ok(Session::new(cfg, store))
-}
-
-/// The PostgreSQL store of session `s` in `db`, with the lease
-/// `leasing` says.
-fn postgres_store(
-    s: &SessionSettings,
-    db: &PostgresSettings,
-    leasing: Leasing<'_>,
-) -> Result<PostgresStore, Error> {
-    let key = SessionKey::of(s);
-    let timeout = s
-        .lease_timeout
-        .map(|t| Duration::from_secs(u64::from(t)))
-        .unwrap_or_else(|| default_timeout(s.heart_bt_int.unwrap_or(30)));
-    let lease = || Box::new(PostgresLease::new(db, key.clone(), timeout));
-    let holding = match leasing {
-        Leasing::None => return Ok(PostgresStore::open(db, key)?),
-        Leasing::Kept(keeper) => {
-            let lease = lease();
-            let holding = Arc::clone(lease.holding());
-            keeper.add(lease);
-            holding
-        }
-        Leasing::Now(keeper) => keeper.take_now(lease()).map_err(Error::Refused)?,
-    };
-    Ok(PostgresStore::open_fenced(db, key, holding)?)
 }
 
 /// The sessions and templates of `role` in the settings file, each

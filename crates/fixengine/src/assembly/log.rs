@@ -9,8 +9,8 @@ use fixcore::value::UtcTimestamp;
 use fixsession::file_log::FileLog;
 use fixsession::log::Log;
 use fixsession::settings::{ScreenLog, SessionSettings};
-use fixsession_postgres::{PostgresLog, SessionKey};
 
+use super::database::{self, DatabaseLog};
 use super::error::Context;
 use super::{Error, MessageLog, SharedConsole, Warning, stamp};
 
@@ -28,7 +28,7 @@ pub(super) struct SessionLog {
     /// The session's file logs, shared by its connections (one at a time).
     file: Option<Arc<Mutex<FileLog>>>,
     /// The session's PostgreSQL log, shared likewise.
-    postgres: Option<Arc<Mutex<PostgresLog>>>,
+    postgres: Option<Arc<Mutex<DatabaseLog>>>,
 }
 
 impl SessionLog {
@@ -45,7 +45,7 @@ impl SessionLog {
             screen: s.screen_log,
             console: Arc::clone(console),
             file: file_log(s)?,
-            postgres: postgres_log(s)?,
+            postgres: database::log(s)?.map(|l| Arc::new(Mutex::new(l))),
         })
     }
 
@@ -54,7 +54,7 @@ impl SessionLog {
         &self.id
     }
 
-    fn postgres(&self) -> Option<MutexGuard<'_, PostgresLog>> {
+    fn postgres(&self) -> Option<MutexGuard<'_, DatabaseLog>> {
         self.postgres
             .as_ref()
             .map(|f| f.lock().unwrap_or_else(|p| p.into_inner()))
@@ -153,15 +153,5 @@ fn file_log(s: &SessionSettings) -> Result<Option<Arc<Mutex<FileLog>>>, Error> {
     };
     let log = FileLog::open(settings, &s.file_prefix())
         .context(|| format!("opening the file log of {}", s.id()))?;
-    Ok(Some(Arc::new(Mutex::new(log))))
-}
-
-/// The PostgreSQL log of session `s` when it has `PostgreSQLLog*` keys.
-fn postgres_log(s: &SessionSettings) -> Result<Option<Arc<Mutex<PostgresLog>>>, Error> {
-    let Some(settings) = &s.postgres_log else {
-        return Ok(None);
-    };
-    let log = PostgresLog::open(settings, SessionKey::of(s))
-        .context(|| format!("opening the PostgreSQL log of {}", s.id()))?;
     Ok(Some(Arc::new(Mutex::new(log))))
 }
