@@ -1,10 +1,8 @@
 //! The applications `perfkit fix acceptor --app` and `fix initiator
 //! --orders` run, over the session crate's [`Application`] trait.
 //!
-//! - [`Echo`]: what QuickFIX's own acceptance tests run against: each
-//!   NewOrderSingle, SecurityDefinition and Email is sent back (a
-//!   NewOrderSingle with PossResend=Y whose ClOrdID was already seen is
-//!   not); any other type is answered as unsupported.
+//! - [`Echo`]: what QuickFIX's own acceptance tests run against; it is
+//!   the session crate's, whose scenario scripts run it without sockets.
 //! - [`Exchange`]: an exchange simulator: each NewOrderSingle gets an
 //!   ExecutionReport for the new order, then one filling it.
 //! - [`Orders`]: the initiator's side of that: sends a number of
@@ -13,9 +11,8 @@
 
 mod orders;
 
+pub use fixsession::app::Echo;
 pub use orders::{GRACE, OrderResults, Orders, RoundTrip};
-
-use std::collections::HashSet;
 
 use fixcore::parse::Parser;
 use fixcore::value::UtcTimestamp;
@@ -23,71 +20,6 @@ use fixcore::version::BeginString;
 use fixsession::app::{Application, Delivered};
 use fixsession::machine::{Session, SessionError};
 use fixsession::store::SessionStore;
-
-/// Header fields the session writes itself, never copied from a message
-/// being echoed (PossDupFlag and OrigSendingTime are a resend's).
-fn session_written(tag: u32) -> bool {
-    matches!(tag, 8 | 9 | 10 | 34 | 35 | 43 | 49 | 52 | 56 | 122)
-}
-
-/// See the [module docs](self).
-#[derive(Default)]
-pub struct Echo {
-    seen: HashSet<Vec<u8>>,
-}
-
-impl Application for Echo {
-    fn on_message<S: SessionStore>(
-        &mut self,
-        session: &mut Session<S>,
-        msg: Delivered<'_>,
-        now: UtcTimestamp,
-    ) -> Result<(), SessionError> {
-        let msg = msg.bytes();
-        // Read leniently: the session delivers messages the strict parser
-        // refuses (an empty value when ValidateFieldsHaveValues=N, a
-        // group it does not know), and they are echoed as they came.
-        let fields = fixsession::machine::split_fields(msg);
-        let get = |tag| fields.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
-        let msg_type = get(35).unwrap_or_default().to_vec();
-        match &msg_type[..] {
-            b"D" => {
-                let clordid = get(11).unwrap_or_default().to_vec();
-                let poss_resend = get(97) == Some(b"Y");
-                if !self.seen.insert(clordid) && poss_resend {
-                    return Ok(());
-                }
-            }
-            b"d" | b"C" => {}
-            _ => return session.reject_unsupported(msg, now),
-        }
-        // QuickFIX writes a message's body in tag order (its field map is
-        // sorted); without a repeated tag there is no group whose entries
-        // would be torn apart by sorting, so the echo does the same.
-        let mut body: Vec<(u32, &[u8])> = fields
-            .iter()
-            .copied()
-            .filter(|&(t, _)| !session_written(t) && !fixsession::machine::is_header_tag(t))
-            .collect();
-        let mut tags: Vec<u32> = body.iter().map(|&(t, _)| t).collect();
-        tags.sort_unstable();
-        tags.dedup();
-        if tags.len() == body.len() {
-            body.sort_by_key(|&(t, _)| t);
-        }
-        session.send_app(&msg_type, now, |b| {
-            for &(tag, v) in fields.iter().filter(|(t, _)| !session_written(*t)) {
-                if fixsession::machine::is_header_tag(tag) {
-                    b.header_bytes(tag, v);
-                }
-            }
-            for &(tag, v) in &body {
-                b.field_bytes_or_empty(tag, v);
-            }
-        })?;
-        Ok(())
-    }
-}
 
 /// See the [module docs](self).
 #[derive(Default)]

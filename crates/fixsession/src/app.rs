@@ -1,9 +1,14 @@
 //! The application side of a session: the [`Application`] trait a
 //! driver hands delivered messages to, what it hands them as
 //! ([`Delivered`]) and how ([`deliver`]). Nothing here touches a socket, so socket-free drivers
-//! (the scenario scripts) use it as the TCP connection does; the
-//! applications `perfkit fix acceptor --app` runs are the engine's
-//! (`fixengine::apps`).
+//! (the scenario scripts) use it as the TCP connection does. [`Echo`],
+//! the application QuickFIX's acceptance tests run against, is here so
+//! that those scripts play the session against the same echo the engine
+//! runs; the engine's other applications are its own (`fixengine::apps`).
+
+mod echo;
+
+pub use echo::Echo;
 
 use fixcore::parse::{Message, Parser};
 use fixcore::value::UtcTimestamp;
