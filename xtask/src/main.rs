@@ -3,9 +3,10 @@
 //! - `ci`: formatting, clippy, the whole test suite, and the
 //!   interoperability tests against outside programs, which it installs
 //!   (apt-get / pip) when running as root and missing; otherwise it fails
-//!   with the list of what to install. It never skips silently. The FIX
-//!   crates' tests then run again with `FIXCORE_SCAN=avx512`, `avx2` and
-//!   `scalar`.
+//!   with the list of what to install. It never skips silently. zstdblock's
+//!   `differential` fuzz target then runs for 60 s (nightly and
+//!   cargo-fuzz), and the FIX crates' tests again with
+//!   `FIXCORE_SCAN=avx512`, `avx2` and `scalar`.
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus
 //!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
@@ -178,6 +179,10 @@ fn ci() -> Result<()> {
     run(cargo()
         .args(["test", "--locked", "--workspace"])
         .env_remove("PERFKIT_SKIP_INTEROP"))?;
+    // zstdblock's decoder against libzstd on mutated frames, for a bounded
+    // time: its differential corpus ran as tests above, and the decoder
+    // behind `decompress -T2` must keep agreeing on what no corpus holds.
+    fuzz_targets(60, Some(vec!["differential".to_owned()]))?;
     // fixcore's scanner picks the fastest SIMD path at run time, so the run
     // above only exercised this CPU's best one. Capping the pick runs the
     // parser, framer and builder tests, and the session and engine tests
@@ -231,6 +236,14 @@ fn fuzz_projects() -> Result<Vec<PathBuf>> {
 /// summary line per target is printed and any failure fails the task.
 /// `XTASK_FUZZ_ONLY=a,b` restricts the run to the named targets.
 fn fuzz(seconds: u64) -> Result<()> {
+    let only: Option<Vec<String>> = std::env::var("XTASK_FUZZ_ONLY")
+        .ok()
+        .map(|s| s.split(',').map(str::to_owned).collect());
+    fuzz_targets(seconds, only)
+}
+
+/// [`fuzz`] over the targets named in `only` (`None`: all of them).
+fn fuzz_targets(seconds: u64, only: Option<Vec<String>>) -> Result<()> {
     let works = |args: &[&str]| {
         nightly_cargo()
             .args(args)
@@ -245,9 +258,6 @@ fn fuzz(seconds: u64) -> Result<()> {
     if !works(&["fuzz", "--version"]) {
         bail!("fuzzing needs cargo-fuzz: cargo install cargo-fuzz --locked");
     }
-    let only: Option<Vec<String>> = std::env::var("XTASK_FUZZ_ONLY")
-        .ok()
-        .map(|s| s.split(',').map(str::to_owned).collect());
     let mut summary = Vec::new();
     let mut failed = Vec::new();
     for project in fuzz_projects()? {
