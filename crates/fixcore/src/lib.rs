@@ -55,6 +55,7 @@ pub mod fuzzing;
 pub mod groups;
 pub mod parse;
 pub mod resend;
+#[cfg(any(test, feature = "samples"))]
 pub mod sample;
 pub mod value;
 pub mod version;
