@@ -332,7 +332,7 @@ enum Source<'a> {
 /// to disk and renamed over `dst`. A failed install leaves the previous
 /// `dst` (or none), never a truncated file beside a working peer, and no
 /// temporary file (an unpersisted `NamedTempFile` deletes itself on drop).
-/// xtask does not link perfkit (whose `perfkit_report::Output` also covers
+/// xtask does not link perfkit (whose `landing::Output` also covers
 /// devices and fatal signals) so that it can run fmt and clippy before
 /// anything compiles C; a peer directory holds regular files only.
 fn install(src: Source<'_>, dst: &Path) -> Result<()> {

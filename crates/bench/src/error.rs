@@ -147,7 +147,7 @@ pub enum Error {
     /// A kept archive (`Keep`) could not be written in place.
     #[cfg(feature = "zip")]
     #[error(transparent)]
-    Output(#[from] perfkit_report::OutputError),
+    Output(#[from] landing::OutputError),
     /// The BE-Tree index refused an expression or event, or its search
     /// failed.
     #[cfg(feature = "betree")]

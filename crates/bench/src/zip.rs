@@ -92,8 +92,8 @@ pub struct Keep {
     /// The directory (created if needed).
     pub dir: PathBuf,
     /// Writes one whole archive to a path (e.g. through
-    /// [`perfkit_report::write_atomically`]).
-    pub write: fn(&Path, &[u8]) -> Result<(), perfkit_report::OutputError>,
+    /// [`landing::write_atomically`]).
+    pub write: fn(&Path, &[u8]) -> Result<(), landing::OutputError>,
 }
 
 struct Scenario {

@@ -12,7 +12,7 @@ use clap::{CommandFactory, FromArgMatches};
 use flags::{Cli, exit_without_dash_dash_tip};
 
 fn main() -> ExitCode {
-    if let Err(err) = perfkit::cleanup::install() {
+    if let Err(err) = landing::cleanup::install() {
         return cmd::fail(&anyhow::Error::from(err).context("installing signal handlers"));
     }
     let argv = cmd::zip::info_zip_level_flags(cmd::compress::zstd_level_flags(std::env::args_os()));

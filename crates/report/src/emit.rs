@@ -4,10 +4,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use landing::{Output, OutputError};
+
 use crate::hlog::{HlogError, write_hlog};
 use crate::json::to_json;
 use crate::model::Report;
-use crate::output::{Output, OutputError};
 use crate::svg::{PlotError, render_svg};
 use crate::text::render_text_as;
 

@@ -21,9 +21,8 @@
 //!   HdrHistogram percentile distribution of every row, in microseconds;
 //! - `--plot FILE.svg` ([`render_svg`]): every row's percentile spectrum.
 //!
-//! Files are written through [`Output`], which never leaves a half-written
-//! one (and lists its temporary in [`temporaries`] for a signal handler).
-//! [`merge`] adds up interval logs other runs wrote, decoding their
+//! The `--hlog` and `--plot` files are written through [`landing::Output`],
+//! which never leaves a half-written one. [`merge`] adds up interval logs other runs wrote, decoding their
 //! histograms within bounds with [`encoded`].
 //!
 //! Column names are snake_case with the unit in the name (`throughput_mb_s`,
@@ -51,9 +50,7 @@ mod hlog;
 mod json;
 pub mod merge;
 mod model;
-mod output;
 mod svg;
-pub mod temporaries;
 mod text;
 mod units;
 
@@ -62,7 +59,6 @@ pub use emit::{EmitError, ReportFiles, ReportOptions, emit, emit_to};
 pub use hlog::{HlogError, hlog_tag, hlog_tags, write_hlog};
 pub use json::{SCHEMA, SCHEMA_ID, to_json};
 pub use model::{Headline, Logged, Report, Row, RunInfo, Section, Value};
-pub use output::{Output, OutputError, is_special_file, write_atomically, write_atomically_with};
 pub use svg::{PlotError, format_tick_ns, render_svg};
 pub use text::{TEXT_WIDTH, min_samples_for, percentile_distribution, render_text, render_text_as};
 pub use units::{format_ns, scale_ns};

@@ -75,12 +75,12 @@ pub fn man(dir: Option<&Path>, command: &[String], cmd: clap::Command) -> Result
 }
 
 /// Writes each page as `DIR/NAME.1`, every one through the atomic
-/// [`perfkit_report::write_atomically`], so a failure leaves no half page.
+/// [`landing::write_atomically`], so a failure leaves no half page.
 fn write_pages(dir: &Path, pages: &[(String, Vec<u8>)]) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for (name, page) in pages {
         let path = dir.join(format!("{name}.1"));
-        perfkit_report::write_atomically(&path, |f| f.write_all(page))
+        landing::write_atomically(&path, |f| f.write_all(page))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

@@ -84,7 +84,7 @@ pub fn run(job: Job) -> Result<ExitCode> {
                 dir,
                 write: |path, bytes| {
                     use std::io::Write;
-                    perfkit_report::write_atomically(path, |f| Ok(f.write_all(bytes)?))
+                    landing::write_atomically(path, |f| Ok(f.write_all(bytes)?))
                 },
             }),
             ..perfkit_bench::zip::Settings::quick()

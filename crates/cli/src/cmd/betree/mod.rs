@@ -11,8 +11,9 @@ use anyhow::{Context, Result, bail};
 use betree::reference::{self, Term};
 use betree::workload::{Adtech, Shape};
 use betree::{BatchPath, Event, Index, Schema, Scratch, SearchStep};
+use landing::write_atomically;
 use perfkit_bench::betree::{self as measure, Options};
-use perfkit_report::{Report, ReportOptions, write_atomically};
+use perfkit_report::{Report, ReportOptions};
 
 mod args;
 mod bench;

@@ -38,7 +38,7 @@ pub(super) struct Coder<'a> {
     pub(super) dict: Option<&'a [u8]>,
     pub(super) reference: Option<&'a [u8]>,
     /// `-o FILE` with several inputs: the one file they all go into.
-    pub(super) joined: Option<RefCell<perfkit_report::Output>>,
+    pub(super) joined: Option<RefCell<landing::Output>>,
     /// Every input's output, planned before the first is written.
     pub(super) plan: Option<Plan>,
     /// The outputs committed so far, and the inputs `--rm` removes at
@@ -134,7 +134,7 @@ impl Coder<'_> {
                 false,
             ),
             Sink::Joined(path) => {
-                if !from_stdin && !perfkit_report::is_special_file(path) && same_file(input, path) {
+                if !from_stdin && !landing::is_special_file(path) && same_file(input, path) {
                     bail!("input and output are the same file");
                 }
                 let joined = self.joined.as_ref().expect("a joined sink has its file");
@@ -149,7 +149,7 @@ impl Coder<'_> {
                 )
             }
             Sink::File(path) => {
-                if !from_stdin && !perfkit_report::is_special_file(path) && same_file(input, path) {
+                if !from_stdin && !landing::is_special_file(path) && same_file(input, path) {
                     bail!("input and output are the same file");
                 }
                 if self.options.output_dir.is_some() {
@@ -157,7 +157,7 @@ impl Coder<'_> {
                 }
                 let force = self.options.force
                     || outputs::may_overwrite(path, self.options, self.stdin_is_input)?;
-                let mut out = perfkit_report::Output::create(path, force)?;
+                let mut out = landing::Output::create(path, force)?;
                 // The writer thread writes through its own handle on the
                 // same open file; `out` still owns the file's fate
                 // (renamed on commit, removed on drop).

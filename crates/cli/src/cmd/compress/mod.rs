@@ -667,7 +667,7 @@ fn train(t: &Train) -> Result<ExitCode> {
     }
     let dict = zstdkit::dict::train(&samples, t.max_size)?;
     let out = &t.output;
-    perfkit_report::write_atomically_with(out, t.force, |f| f.write_all(&dict))
+    landing::write_atomically_with(out, t.force, |f| f.write_all(&dict))
         .with_context(|| format!("writing dictionary {}", out.display()))?;
     if t.verbose {
         let _ = writeln!(

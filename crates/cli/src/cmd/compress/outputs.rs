@@ -169,7 +169,7 @@ pub(super) fn plan(inputs: &[PathBuf], sink_for: impl Fn(&Path) -> Result<Sink>)
     let keys: Vec<Option<PathBuf>> = sinks
         .iter()
         .map(|s| match s {
-            Ok(Sink::File(p)) if !perfkit_report::is_special_file(p) => Some(identity(p)),
+            Ok(Sink::File(p)) if !landing::is_special_file(p) => Some(identity(p)),
             _ => None,
         })
         .collect();
@@ -212,7 +212,7 @@ pub(super) fn plan(inputs: &[PathBuf], sink_for: impl Fn(&Path) -> Result<Sink>)
 }
 
 /// The file `path` names, as comparable as paths get: the path resolved
-/// (links followed, as [`perfkit_report::Output::create`] follows them)
+/// (links followed, as [`landing::Output::create`] follows them)
 /// when it exists; else its deepest existing folder resolved and the rest
 /// of the path appended, with `.` and `..` taken lexically (the folders
 /// below do not exist yet, so none of them is a link).
@@ -396,7 +396,7 @@ fn sync_filesystems(outputs: &[&Path]) -> io::Result<()> {
 pub(super) fn join_outputs(
     mut options: Options,
     inputs: &[PathBuf],
-) -> Result<Option<(Options, Option<perfkit_report::Output>)>> {
+) -> Result<Option<(Options, Option<landing::Output>)>> {
     let Some(path) = options.output.clone().filter(|_| inputs.len() > 1) else {
         return Ok(Some((options, None)));
     };
@@ -466,7 +466,7 @@ pub(super) fn join_outputs(
                 return Ok(None);
             }
         };
-    let out = perfkit_report::Output::create(&path, force)?;
+    let out = landing::Output::create(&path, force)?;
     Ok(Some((options, Some(out))))
 }
 
@@ -478,7 +478,7 @@ pub(super) fn join_outputs(
 /// is not there (or is a device, written in place); a no is an error
 /// already said.
 pub(super) fn may_overwrite(path: &Path, options: &Options, stdin_is_input: bool) -> Result<bool> {
-    if perfkit_report::is_special_file(path) || path.symlink_metadata().is_err() {
+    if landing::is_special_file(path) || path.symlink_metadata().is_err() {
         return Ok(false);
     }
     let name = path.display();

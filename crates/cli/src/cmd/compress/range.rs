@@ -55,7 +55,7 @@ pub(super) fn ranged(options: &Options, (start, end): (u64, u64)) -> Result<Exit
     };
     let written = match &options.output {
         Some(o) if o != Path::new("-") => {
-            let mut out = perfkit_report::Output::create(o, options.force)?;
+            let mut out = landing::Output::create(o, options.force)?;
             let n = copy(out.file_mut(), &mut part)?;
             verify(&mut reader)?;
             out.commit()

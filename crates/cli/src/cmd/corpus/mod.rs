@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use landing::write_atomically;
 use perfkit_corpus::{self as corpus, Entry};
-use perfkit_report::write_atomically;
 
 mod args;
 

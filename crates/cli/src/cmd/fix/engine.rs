@@ -22,7 +22,7 @@ pub(super) struct Stderr {
 impl Console for Stderr {
     fn running(&self) {
         if let Some(flag) = self.stop {
-            perfkit::cleanup::stop_gracefully(flag);
+            landing::cleanup::stop_gracefully(flag);
         }
     }
 
@@ -84,7 +84,7 @@ pub fn acceptor(engine: &EngineSettings) -> Result<ExitCode> {
     let (stop, console) = stop_flag();
     assembly::run_acceptor(engine, stop, console)?;
     // 130 after Ctrl-C, 143 after SIGTERM: the sessions logged out first.
-    Ok(perfkit::cleanup::exit_code(ExitCode::SUCCESS))
+    Ok(landing::cleanup::exit_code(ExitCode::SUCCESS))
 }
 
 /// Runs `perfkit fix initiator`: each initiator session connects,
@@ -94,10 +94,10 @@ pub fn initiator(engine: &EngineSettings) -> Result<ExitCode> {
     super::cap_scan_path()?;
     let (stop, console) = stop_flag();
     let outcome = assembly::run_initiator(engine, stop, console)?;
-    if perfkit::cleanup::stopped_by().is_none() && !outcome.failures.is_empty() {
+    if landing::cleanup::stopped_by().is_none() && !outcome.failures.is_empty() {
         // Rejected or unanswered orders fail the run, in one line.
         eprintln!("perfkit: fix initiator: {}", outcome.failures.join("; "));
         return Ok(ExitCode::FAILURE);
     }
-    Ok(perfkit::cleanup::exit_code(ExitCode::SUCCESS))
+    Ok(landing::cleanup::exit_code(ExitCode::SUCCESS))
 }

@@ -410,7 +410,7 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             &mut announcer,
         )?;
     } else {
-        let mut out = perfkit_report::Output::create(&archive, true)?;
+        let mut out = landing::Output::create(&archive, true)?;
         if out.is_in_place() {
             if opts.test || opts.move_files {
                 return Ok(usage_error(

@@ -344,7 +344,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         max_total_bytes: options.max_size,
         // Listed, so that Ctrl-C or kill mid-entry deletes them too.
         on_temporary: Some(TemporaryHook::new(|p| {
-            perfkit_report::temporaries::register(p.to_path_buf())
+            landing::temporaries::register(p.to_path_buf())
         })),
         ..ExtractOptions::default()
     };

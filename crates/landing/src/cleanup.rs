@@ -1,8 +1,8 @@
 //! Temporaries deleted when a signal ends the process.
 //!
 //! Every output is first written to a hidden temporary sibling
-//! ([`perfkit_report::Output`]) that is renamed into place on success and
-//! deleted when dropped, and listed in [`perfkit_report::temporaries`]
+//! ([`crate::Output`]) that is renamed into place on success and
+//! deleted when dropped, and listed in [`crate::temporaries`]
 //! while it lives. A signal that ends the process (Ctrl-C, `kill`, a
 //! closed terminal) runs no destructor, so [`install`] starts a thread
 //! that, on SIGINT, SIGTERM or SIGHUP, deletes every listed file and exits
@@ -67,7 +67,7 @@ pub fn install() -> std::io::Result<()> {
                 }
                 // Held until exit, so no temporary is listed (or renamed
                 // into place by a commit and then unlisted) in between.
-                let _held = perfkit_report::temporaries::delete_all();
+                let _held = crate::temporaries::delete_all();
                 std::process::exit(128 + sig);
             }
         })?;

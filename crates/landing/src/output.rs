@@ -1,4 +1,4 @@
-//! Writing report files safely: a temporary sibling renamed into place,
+//! Writing output files safely: a temporary sibling renamed into place,
 //! or in place for a device, FIFO or socket; never over a file the user
 //! did not name. Every file the binary writes goes through here, report
 //! or not, so the rules hold for all of them.

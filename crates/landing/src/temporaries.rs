@@ -7,7 +7,7 @@
 //! no destructor, so each live temporary is also listed here, and the
 //! program's signal handler deletes them with [`delete_all`] before it
 //! exits. The list lives beside [`crate::Output`], which fills it; the
-//! signal handling is the program's (the `perfkit` binary's `cleanup`).
+//! signal thread that empties it is [`crate::cleanup`]'s.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
