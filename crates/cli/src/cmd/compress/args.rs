@@ -177,6 +177,12 @@ struct FileArgs {
     /// (64K, 256M, 2G; 1K..=2G; default 128M); wins over --long, as in zstd.
     #[arg(short = 'M', long, value_name = "LIMIT", value_parser = parse_memory)]
     memory: Option<u64>,
+    /// Which zstd decoder decompresses: auto (perfkit's block decoder for
+    /// one large frame with -T2 or more, -T0 too; libzstd otherwise),
+    /// perfkit (the block decoder wherever it applies, on one thread
+    /// too), libzstd (always).
+    #[arg(long, value_enum, default_value = "auto", value_name = "DECODER")]
+    decoder: super::Decoder,
     /// Threads (0: one per core; 1, the default: the calling thread).
     /// Compressing, zstd's workers; with --seekable, frames compressed in
     /// parallel. Decompressing, the frames of an input made of several
@@ -586,6 +592,7 @@ impl FileArgs {
                 (None, Some(w)) => WindowLimit::Log(w),
                 (None, None) => WindowLimit::Default,
             },
+            decoder: self.decoder,
             format: how.format,
             threads,
             recursive: self.recursive,

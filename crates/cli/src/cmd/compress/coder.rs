@@ -13,6 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use zstdkit::job::JobError;
 
+use super::blockwise::{self, Route};
 use super::outputs::{Ledger, Plan, Sink, input_times, same_file, stdout_sink};
 use super::{Format, Mode, Options, display, o_pass, os_words, outputs, sentence, with_hint};
 
@@ -128,9 +129,12 @@ impl Coder<'_> {
         // `wrote_file`: the output is a regular file that now holds the
         // data, the only case in which `--rm` may delete the input.
         let (counts, wrote_file) = match &sink {
-            Sink::Discard => (self.transform(&sink, reader, None, size, &bar)?, false),
+            Sink::Discard => (
+                self.transform(input, &sink, reader, None, size, &bar)?,
+                false,
+            ),
             Sink::Stdout => (
-                self.transform(&sink, reader, Some(stdout_sink()), size, &bar)?,
+                self.transform(input, &sink, reader, Some(stdout_sink()), size, &bar)?,
                 false,
             ),
             Sink::Joined(path) => {
@@ -144,7 +148,7 @@ impl Coder<'_> {
                     .try_clone()
                     .with_context(|| format!("opening {}", path.display()))?;
                 (
-                    self.transform(&sink, reader, Some(Box::new(handle)), size, &bar)?,
+                    self.transform(input, &sink, reader, Some(Box::new(handle)), size, &bar)?,
                     false,
                 )
             }
@@ -165,7 +169,7 @@ impl Coder<'_> {
                     .file_mut()
                     .try_clone()
                     .with_context(|| format!("opening {}", path.display()))?;
-                let c = self.transform(&sink, reader, Some(Box::new(handle)), size, &bar)?;
+                let c = self.transform(input, &sink, reader, Some(Box::new(handle)), size, &bar)?;
                 let in_place = out.is_in_place();
                 // As zstd (UTIL_setFileStat): a regular input's mode and
                 // times go to the file made from it, in both directions,
@@ -283,12 +287,32 @@ impl Coder<'_> {
     /// read, bytes written).
     fn transform(
         &self,
+        name: &Path,
         sink: &Sink,
         input: Box<dyn Read + Send>,
         out: Option<Box<dyn Write + Send>>,
         size: Option<u64>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
+        let o = self.options;
+        let route = blockwise::route(
+            o,
+            self.dict.is_some(),
+            self.reference.is_some(),
+            input,
+            size,
+        )
+        .map_err(JobError::Input)
+        .map_err(|e| self.job_error(e, sink))?;
+        let input = match route {
+            Route::Blocks { input } => return self.blocks(name, sink, input, out, bar),
+            Route::Libzstd { input, note } => {
+                if let (Some(note), true) = (note, o.verbose) {
+                    let _ = writeln!(io::stderr(), "perfkit: {}: {note}", display(name));
+                }
+                input
+            }
+        };
         let done = self
             // zstd's rule: --[no-]pass-through as given, else on with -f
             // when the output is stdout (`zstdcat -f`, `zstd -df < f`).
@@ -305,6 +329,86 @@ impl Coder<'_> {
                 p.streamed
             );
         }
+        Ok((done.read, done.written))
+    }
+
+    /// Decodes `input`, whole in memory, with perfkit's block decoder on
+    /// the threads `-T` asks for into `out` (`None`: discarded); what it
+    /// refuses and libzstd may accept, libzstd decodes again, its output
+    /// continuing from where the block decoder's stopped.
+    fn blocks(
+        &self,
+        name: &Path,
+        sink: &Sink,
+        input: Vec<u8>,
+        out: Option<Box<dyn Write + Send>>,
+        bar: &indicatif::ProgressBar,
+    ) -> Result<(u64, u64)> {
+        let o = self.options;
+        let mut parallel =
+            zstdblock::parallel::Parallel::new(o.threads, blockwise::window_bytes(o.window));
+        // Asked for by name, the pipeline runs whatever the input's size,
+        // so tests reach it with small files.
+        if o.decoder == blockwise::Decoder::Perfkit {
+            parallel.min_input = 0;
+        }
+        let mut out = blockwise::Counting {
+            inner: out.unwrap_or_else(|| Box::new(io::sink())),
+            written: 0,
+        };
+        let e = match parallel.decode(&input, &mut out) {
+            Ok(done) => {
+                out.flush()
+                    .map_err(|e| self.job_error(JobError::Output(e), sink))?;
+                bar.set_position(input.len() as u64);
+                if o.verbose {
+                    let how = if done.pipelined {
+                        format!("on {} threads", o.threads)
+                    } else {
+                        "on one thread".to_string()
+                    };
+                    let _ = writeln!(
+                        io::stderr(),
+                        "perfkit: {}: decoded by perfkit's block decoder {how}",
+                        display(name)
+                    );
+                }
+                return Ok((input.len() as u64, done.bytes));
+            }
+            Err(zstdblock::StreamError::Sink(e)) => {
+                return Err(self.job_error(JobError::Output(e), sink));
+            }
+            Err(zstdblock::StreamError::Decode(e)) => e,
+        };
+        if !blockwise::libzstd_decides(&e, o.verify_checksums) {
+            return Err(anyhow::Error::new(e));
+        }
+        if o.verbose {
+            let _ = writeln!(
+                io::stderr(),
+                "perfkit: {}: {e}, which libzstd may accept: decoded again by libzstd",
+                display(name)
+            );
+        }
+        let blockwise::Counting { inner, written } = out;
+        let rest = blockwise::Skipping {
+            inner,
+            skip: written,
+        };
+        let output: Option<Box<dyn Write + Send>> = match sink {
+            Sink::Discard => None,
+            _ => Some(Box::new(rest)),
+        };
+        let size = input.len() as u64;
+        let done = self
+            .job(None, false)
+            .run(
+                Box::new(io::Cursor::new(input)),
+                Some(size),
+                output,
+                &mut |at| bar.set_position(at),
+            )
+            .map_err(|e| self.job_error(e, sink))?;
         Ok((done.read, done.written))
     }
 

@@ -21,6 +21,7 @@ use zstdkit::job::{Seekable, WindowLimit};
 
 mod args;
 mod bench;
+mod blockwise;
 mod coder;
 mod frames;
 mod outputs;
@@ -29,6 +30,7 @@ mod summary;
 mod zstd_argv;
 
 pub use args::{CompressArgs, DecompressArgs};
+pub use blockwise::Decoder;
 use coder::{Coder, Done};
 pub use outputs::OutputDir;
 use outputs::{Ledger, Sink, join_outputs};
@@ -106,6 +108,8 @@ pub struct Options {
     pub params: Params,
     /// The decompression window limit.
     pub window: WindowLimit,
+    /// Which zstd decoder decompresses (`--decoder`).
+    pub decoder: Decoder,
     /// A dictionary file for both directions.
     pub dict: Option<PathBuf>,
     /// The reference each input is a patch against (`--patch-from`).

@@ -1,0 +1,395 @@
+//! `perfkit decompress` through perfkit's block decoder (one frame on
+//! several threads, `-T2` and up, and `--decoder=perfkit` on one) against
+//! the real zstd CLI, the oracle: frames the zstd CLI makes at test time
+//! with the options users use decode byte for byte as `zstd -d` decodes
+//! them, and damaged ones fail as today's path (libzstd) fails, with no
+//! output file left behind.
+
+mod interop;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use interop::{have, ok, perfkit};
+
+/// Deterministic, incompressible bytes (xorshift).
+fn random(len: usize, mut seed: u64) -> Vec<u8> {
+    (0..len)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 24) as u8
+        })
+        .collect()
+}
+
+/// Up to `limit` bytes of the regular files under `dir` whose names pass
+/// `accept`, in a fixed order: real source text or machine code.
+fn files_under(dir: &Path, limit: usize, accept: &dyn Fn(&Path) -> bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut paths = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&p) {
+                stack.extend(entries.filter_map(|e| e.ok().map(|e| e.path())));
+            }
+        } else if meta.is_file() && accept(&p) {
+            paths.push(p);
+        }
+    }
+    paths.sort();
+    for p in paths {
+        if out.len() >= limit {
+            break;
+        }
+        if let Ok(bytes) = std::fs::read(&p) {
+            out.extend_from_slice(&bytes[..bytes.len().min(limit - out.len())]);
+        }
+    }
+    assert!(
+        out.len() >= limit / 2,
+        "too few files under {}",
+        dir.display()
+    );
+    out
+}
+
+fn source(limit: usize) -> Vec<u8> {
+    files_under(Path::new("/usr/include"), limit, &|p| {
+        p.extension().is_some_and(|e| e == "h")
+    })
+}
+
+fn binary(limit: usize) -> Vec<u8> {
+    files_under(Path::new("/usr/lib/x86_64-linux-gnu"), limit, &|p| {
+        p.to_string_lossy().contains(".so")
+    })
+}
+
+/// `zstd ARGS` compressing `data` from a file, or with `stdin` from a pipe
+/// (streamed: no content size in the header).
+fn zstd(dir: &Path, data: &[u8], args: &[&str], stdin: bool) -> Vec<u8> {
+    if stdin {
+        return ok(Command::new("zstd")
+            .args(["-q", "-c"])
+            .args(args)
+            .stdin_bytes(data))
+        .stdout;
+    }
+    let src = dir.join("src");
+    std::fs::write(&src, data).unwrap();
+    ok(Command::new("zstd").args(["-q", "-c"]).args(args).arg(&src)).stdout
+}
+
+/// A skippable frame holding `payload`.
+fn skippable(payload: &[u8]) -> Vec<u8> {
+    let mut f = 0x184D_2A53u32.to_le_bytes().to_vec();
+    f.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+trait StdinBytes {
+    fn stdin_bytes(&mut self, data: &[u8]) -> &mut Self;
+}
+
+impl StdinBytes for Command {
+    /// Feeds `data` to the command's stdin from a file (no thread, no
+    /// pipe to fill): a temporary file unlinked once opened.
+    fn stdin_bytes(&mut self, data: &[u8]) -> &mut Self {
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, data).unwrap();
+        std::io::Seek::rewind(&mut f).unwrap();
+        self.stdin(Stdio::from(f))
+    }
+}
+
+/// `zstd -d` of the file `input` to stdout: the oracle's output, or its
+/// failure.
+fn oracle(input: &Path) -> Output {
+    Command::new("zstd")
+        .args(["-d", "-q", "-c"])
+        .arg(input)
+        .output()
+        .unwrap()
+}
+
+/// `perfkit decompress FLAGS input -o output -v`.
+fn decode(input: &Path, output: &Path, flags: &[&str]) -> Output {
+    let _ = std::fs::remove_file(output);
+    perfkit()
+        .args(["decompress", "-f", "-v", "--no-progress"])
+        .args(flags)
+        .arg(input)
+        .arg("-o")
+        .arg(output)
+        .output()
+        .unwrap()
+}
+
+/// The ways of decoding under test: `-T1`, `-T2`, `-T4` as users run
+/// them, and the block decoder forced on one, two and four threads.
+const WAYS: [&[&str]; 6] = [
+    &["-T1"],
+    &["-T2"],
+    &["-T4"],
+    &["-T1", "--decoder=perfkit"],
+    &["-T2", "--decoder=perfkit"],
+    &["-T4", "--decoder=perfkit"],
+];
+
+/// The corpus: (name, frame) made by the zstd CLI now.
+fn corpus(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let src = source(3 << 20);
+    let small_src = source(256 << 10);
+    let bin = binary(1 << 20);
+    let noise = random(600 << 10, 7);
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut add = |name: &str, frame: Vec<u8>| out.push((name.to_string(), frame));
+    add("source --fast=7", zstd(dir, &src, &["--fast=7"], false));
+    add("source -3", zstd(dir, &src, &["-3"], false));
+    add("source -19", zstd(dir, &small_src, &["-19"], false));
+    add(
+        "source --ultra -22",
+        zstd(dir, &small_src, &["--ultra", "-22"], false),
+    );
+    add(
+        "source --long=27",
+        zstd(dir, &src, &["-3", "--long=27"], false),
+    );
+    add("binary -3", zstd(dir, &bin, &["-3"], false));
+    add("binary -19", zstd(dir, &bin[..256 << 10], &["-19"], false));
+    add(
+        "source -B",
+        zstd(dir, &src, &["-3", "-T2", "-B256K"], false),
+    );
+    add(
+        "source --rsyncable",
+        zstd(dir, &src, &["-3", "-T2", "--rsyncable"], false),
+    );
+    add(
+        "source --no-check",
+        zstd(dir, &src, &["-3", "--no-check"], false),
+    );
+    add(
+        "source --no-content-size",
+        zstd(dir, &src, &["-3", "--no-content-size"], false),
+    );
+    add("source streamed from stdin", zstd(dir, &src, &["-3"], true));
+    add("incompressible", zstd(dir, &noise, &["-3"], false));
+    add("0 bytes", zstd(dir, b"", &["-3"], false));
+    add("1 byte", zstd(dir, b"x", &["-3"], false));
+    let mut concatenated = zstd(dir, &src, &["-3"], false);
+    concatenated.extend(zstd(dir, &bin, &["-3"], true));
+    add("concatenated", concatenated);
+    let mut with_skippable = skippable(b"metadata before");
+    with_skippable.extend(zstd(dir, &src, &["--fast=7"], true));
+    with_skippable.extend(skippable(b"and after"));
+    add("skippable frames around one", with_skippable);
+    out
+}
+
+#[test]
+fn frames_the_zstd_cli_makes_decode_as_zstd_d_decodes_them() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.zst");
+    let output = dir.path().join("out");
+    let mut pipelined = Vec::new();
+    for (name, frame) in corpus(dir.path()) {
+        std::fs::write(&input, &frame).unwrap();
+        let want = oracle(&input);
+        assert!(want.status.success(), "zstd -d failed on {name}");
+        for flags in WAYS {
+            let got = decode(&input, &output, flags);
+            let stderr = String::from_utf8_lossy(&got.stderr);
+            assert!(got.status.success(), "{name} {flags:?}: {stderr}");
+            let bytes = std::fs::read(&output).unwrap();
+            assert!(
+                bytes == want.stdout,
+                "{name} {flags:?}: {} bytes, zstd -d gives {}",
+                bytes.len(),
+                want.stdout.len()
+            );
+            if stderr.contains("perfkit's block decoder on") && flags[0] != "-T1" {
+                pipelined.push(format!("{name} {flags:?}"));
+            }
+        }
+    }
+    // The default route (-T2 without --decoder) really took the pipeline
+    // for one large frame, and -T1 never did.
+    for must in [
+        "source --fast=7 [\"-T2\"]",
+        "source --fast=7 [\"-T4\"]",
+        "skippable frames around one [\"-T2\"]",
+    ] {
+        assert!(pipelined.iter().any(|p| p == must), "{must}: {pipelined:?}");
+    }
+    // Small inputs stay on libzstd unless the block decoder is named.
+    for small in ["0 bytes", "1 byte", "source -19", "incompressible"] {
+        let auto = format!("{small} [\"-T2\"]");
+        assert!(!pipelined.contains(&auto), "{auto}: {pipelined:?}");
+    }
+}
+
+/// Damaged copies of `frame`: a bit flipped in several blocks, cuts, and
+/// a wrong checksum.
+fn damaged(frame: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let n = frame.len();
+    for at in [20, n / 5, n / 2, n * 4 / 5, n - 40] {
+        for bit in [0, 5] {
+            let mut d = frame.to_vec();
+            d[at] ^= 1 << bit;
+            out.push((format!("bit {bit} of byte {at} flipped"), d));
+        }
+    }
+    for cut in [n / 3, n - 5, n - 1] {
+        out.push((format!("cut at {cut}"), frame[..cut].to_vec()));
+    }
+    let mut d = frame.to_vec();
+    d[n - 2] ^= 0x40;
+    out.push(("wrong checksum".into(), d));
+    out
+}
+
+/// Runs `flags` on `input` and returns (exit code, stderr, whether the
+/// output file exists).
+fn outcome(input: &Path, output: &Path, flags: &[&str]) -> (Option<i32>, String, bool) {
+    let got = decode(input, output, flags);
+    (
+        got.status.code(),
+        String::from_utf8_lossy(&got.stderr).into_owned(),
+        output.exists(),
+    )
+}
+
+#[test]
+fn damaged_frames_fail_as_todays_path_fails_and_leave_no_file() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.zst");
+    let output = dir.path().join("out");
+    let src = source(3 << 20);
+    let mut cases = damaged(&zstd(dir.path(), &src, &["--fast=7"], false));
+    // The window rewritten to 1 KiB under blocks that reach further back
+    // (and are larger than the new window): past the window, which the RFC
+    // forbids and libzstd's streaming decoder refuses too.
+    let mut narrowed = zstd(dir.path(), &src, &["-3"], true);
+    narrowed[5] = 0;
+    cases.push(("window narrowed to 1 KiB".into(), narrowed));
+    let mut seen_ours = 0;
+    for (name, bytes) in cases {
+        std::fs::write(&input, &bytes).unwrap();
+        let (today, today_err, today_file) = outcome(&input, &output, &["-T1"]);
+        let today_out = today_file.then(|| std::fs::read(&output).unwrap());
+        for flags in &WAYS[1..] {
+            let (code, err, file) = outcome(&input, &output, flags);
+            assert_eq!(code, today, "{name} {flags:?}: {err}\ntoday: {today_err}");
+            if today == Some(0) {
+                assert_eq!(
+                    std::fs::read(&output).ok(),
+                    today_out,
+                    "{name} {flags:?}: output differs"
+                );
+                continue;
+            }
+            assert!(!file, "{name} {flags:?}: a partial output was left");
+            // One line naming the input; the block decoder's names the
+            // frame and the byte.
+            let line = err
+                .lines()
+                .find(|l| l.starts_with("perfkit: ") && l.contains("in.zst: "))
+                .unwrap_or_else(|| panic!("{name} {flags:?}: no error line in {err}"));
+            assert!(line.contains("byte"), "{name} {flags:?}: {line}");
+            if line.contains("in.zst: frame 0 at byte") {
+                seen_ours += 1;
+            }
+        }
+    }
+    assert!(
+        seen_ours > 10,
+        "the block decoder reported {seen_ours} errors"
+    );
+}
+
+#[test]
+fn a_window_over_memory_is_refused_as_zstd_refuses_it() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.zst");
+    let output = dir.path().join("out");
+    let src = source(3 << 20);
+    std::fs::write(&input, zstd(dir.path(), &src, &["--fast=7"], true)).unwrap();
+    let zstd_says = Command::new("zstd")
+        .args(["-d", "-q", "-c", "--memory=64KB"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(!zstd_says.status.success());
+    for flags in WAYS {
+        let mut flags = flags.to_vec();
+        flags.push("--memory=64K");
+        let (code, err, file) = outcome(&input, &output, &flags);
+        assert_eq!(code, Some(1), "{flags:?}: {err}");
+        assert!(!file, "{flags:?}");
+        assert!(err.contains("--memory="), "{flags:?}: {err}");
+    }
+}
+
+/// What `-v` says when the block decoder was asked for and libzstd
+/// decodes instead: a frame with a dictionary.
+#[test]
+fn a_dictionary_frame_goes_to_libzstd_with_a_line_saying_so() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let text = source(2 << 20);
+    let samples: Vec<PathBuf> = text
+        .chunks(64 << 10)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let p = dir.path().join(format!("s{i}"));
+            std::fs::write(&p, chunk).unwrap();
+            p
+        })
+        .collect();
+    let dict = dir.path().join("dict");
+    ok(Command::new("zstd")
+        .args(["-q", "--train", "--maxdict=16K", "-o"])
+        .arg(&dict)
+        .args(&samples));
+    let src = source(1 << 20);
+    let frame = zstd(
+        dir.path(),
+        &src,
+        &["-3", "-D", dict.to_str().unwrap()],
+        false,
+    );
+    let input = dir.path().join("in.zst");
+    let output = dir.path().join("out");
+    std::fs::write(&input, frame).unwrap();
+    let (code, err, _) = outcome(
+        &input,
+        &output,
+        &["-T2", "--decoder=perfkit", "-D", dict.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(std::fs::read(&output).unwrap(), src);
+    assert!(err.contains("decoded by libzstd"), "{err}");
+    let (code, err, _) = outcome(&input, &output, &["-T2", "--decoder=perfkit"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("needs dictionary"), "{err}");
+}
