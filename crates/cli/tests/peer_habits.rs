@@ -186,7 +186,7 @@ fn zip_levels_and_junk_paths_follow_info_zip() {
 fn unknown_flags_get_no_dash_dash_advice() {
     for args in [
         &["compress", "--bogus"][..],
-        &["zip", "-Z", "a.zip", "b"],
+        &["zip", "-Y", "a.zip", "b"],
         &["unzip", "-Y", "a.zip"],
     ] {
         let out = perfkit().args(args).output().unwrap();

@@ -57,6 +57,8 @@ pub struct EntryOptions {
     pub(crate) zstd: Option<zstdkit::Params>,
     /// Whether the extended-timestamp extra field (0x5455) is written.
     pub(crate) timestamp_extra: bool,
+    /// Marked as made on MS-DOS, with DOS attributes alone (`zip -k`).
+    pub(crate) dos_host: bool,
 }
 
 fn now() -> i64 {
@@ -83,6 +85,7 @@ impl EntryOptions {
             fixed_salt: None,
             zstd: None,
             timestamp_extra: true,
+            dos_host: false,
         }
     }
 
@@ -139,6 +142,13 @@ impl EntryOptions {
     /// needed (ZIP64 sizes, AES).
     pub fn no_timestamp_extra(mut self) -> Self {
         self.timestamp_extra = false;
+        self
+    }
+    /// Marks the entry as made on MS-DOS (host 0), its attributes DOS's
+    /// alone: read-only when the Unix mode has no owner write bit, the
+    /// directory bit (Info-ZIP's `zip -k`). Unix permissions are not kept.
+    pub fn made_on_dos(mut self) -> Self {
+        self.dos_host = true;
         self
     }
     /// Sets the entry comment.

@@ -75,6 +75,32 @@ pub struct ExtractOptions {
     /// see [`ExistsHook`]. Without one, an existing file is
     /// [`Error::Exists`].
     pub on_exists: Option<ExistsHook>,
+    /// Gives each entry the name it is extracted under, in place of its
+    /// own (`unzip -L`'s lower case); see [`NameHook`]. The name given
+    /// follows an entry name's rules (confined, no `..`).
+    pub rename: Option<NameHook>,
+}
+
+/// A caller's name for an entry on disk, given the entry (a tool's case
+/// conversion); `None` keeps the entry's own name.
+#[derive(Clone)]
+pub struct NameHook(std::sync::Arc<dyn Fn(&Entry) -> Option<String> + Send + Sync>);
+
+impl NameHook {
+    /// A hook that names entries with `f`.
+    pub fn new(f: impl Fn(&Entry) -> Option<String> + Send + Sync + 'static) -> Self {
+        NameHook(std::sync::Arc::new(f))
+    }
+
+    pub(crate) fn name(&self, e: &Entry) -> Option<String> {
+        (self.0)(e)
+    }
+}
+
+impl std::fmt::Debug for NameHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NameHook")
+    }
 }
 
 /// What to do with a file that is already where an entry goes.
@@ -207,6 +233,7 @@ impl Default for ExtractOptions {
             on_temporary: None,
             on_placed: None,
             on_exists: None,
+            rename: None,
         }
     }
 }

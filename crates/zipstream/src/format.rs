@@ -42,6 +42,9 @@ pub const FLAG_UTF8: u16 = 1 << 11;
 
 /// "version made by": Unix host (3), spec 6.3.
 pub const VERSION_MADE_BY: u16 = (3 << 8) | 63;
+/// "version made by" of an entry marked as made on MS-DOS (host 0), spec
+/// 2.0, as Info-ZIP's `zip -k` writes it.
+pub const VERSION_MADE_BY_DOS: u16 = 20;
 /// Version needed for plain entries.
 pub const VERSION_DEFAULT: u16 = 20;
 /// Version needed when ZIP64 records are used.

@@ -71,9 +71,9 @@ pub use crypto::AesStrength;
 pub use entry::{Entry, EntryKind, EntryOptions, Method};
 pub use error::{Error, Result};
 pub use extract::{
-    Existing, ExistsHook, ExtractOptions, ExtractReport, Placed, PlacedHook, TemporaryHook,
-    extract_archive, extract_archive_selected, extract_stream, extract_stream_selected,
-    read_archive_data, read_stream_data,
+    Existing, ExistsHook, ExtractOptions, ExtractReport, NameHook, Placed, PlacedHook,
+    TemporaryHook, extract_archive, extract_archive_selected, extract_stream,
+    extract_stream_selected, read_archive_data, read_stream_data,
 };
 pub use parallel::{ParallelOptions, ParallelZipWriter};
 pub use read::EntryWalk;

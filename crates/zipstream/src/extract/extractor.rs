@@ -140,7 +140,8 @@ impl<'a> Extractor<'a> {
     /// `junk_paths`).
     pub(super) fn admit(&mut self, e: &Entry, declared: bool) -> Result<Option<PathBuf>> {
         self.limits.entry(e, declared)?;
-        let mut rel = safe_path(&e.name)?;
+        let renamed = self.opts.rename.as_ref().and_then(|h| h.name(e));
+        let mut rel = safe_path(renamed.as_deref().unwrap_or(&e.name))?;
         let kind = e.kind();
         if self.opts.junk_paths {
             if kind == EntryKind::Directory {

@@ -76,6 +76,8 @@ struct Record {
     usize: u64,
     offset: u64,
     external: u32,
+    /// "Version made by": its host and spec version.
+    made_by: u16,
     /// The time of the extended-timestamp extra field; none without one.
     mtime: Option<i64>,
     aes: Option<(AesStrength, u16)>,
@@ -481,10 +483,20 @@ impl Core {
         let (time, date) = dos_datetime(open.opts.mtime);
         let flags = entry_flags(&open);
         let mode = open.opts.file_mode();
-        let dos = if open.opts.kind == EntryKind::Directory {
+        let mut dos = if open.opts.kind == EntryKind::Directory {
             0x10
         } else {
             0
+        };
+        // Made on MS-DOS (zip -k): DOS's attributes alone, the owner's
+        // write bit read as DOS's read-only one's opposite.
+        let (mode, made_by) = if open.opts.dos_host {
+            if mode & 0o200 == 0 {
+                dos |= 0x01;
+            }
+            (0, VERSION_MADE_BY_DOS)
+        } else {
+            (mode, VERSION_MADE_BY)
         };
         self.records.push(Record {
             name: open.opts.name.as_bytes().to_vec(),
@@ -503,6 +515,7 @@ impl Core {
             usize: open.raw,
             offset: open.offset,
             external: (mode << 16) | dos,
+            made_by,
             mtime: open.opts.timestamp_extra.then_some(open.opts.mtime),
             aes: open
                 .opts
@@ -590,6 +603,7 @@ impl Core {
             usize: e.size,
             offset: c.offset,
             external: le32(&c.central, 38),
+            made_by: le16(&c.central, 4),
             mtime: Some(e.mtime),
             aes: e.aes.map(|(strength, _)| (strength, e.method)),
             copied: Some(c.central),

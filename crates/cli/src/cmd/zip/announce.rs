@@ -25,6 +25,30 @@ pub(super) struct Announcer {
     /// totals of the entries announced.
     verbose: bool,
     totals: (u64, u64),
+    /// `-dc`, `-db`, `-du`, `-dv`.
+    display: Display,
+    /// Entries announced so far, and their bytes (`-dc`, `-db`).
+    done: (u64, u64),
+    /// Entries and bytes to announce in all (`-dc`, `-db`).
+    to_do: (u64, u64),
+    /// Every line printed, for `-li`'s log.
+    printed: Vec<String>,
+    /// `-sd`: the entry before which Info-ZIP's `sd: Zipping up new
+    /// entries` comes (the first one added), until it is printed.
+    debug_new_at: Option<usize>,
+}
+
+/// What Info-ZIP's `-d?` display options add to each entry's line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Display {
+    /// `-dc`: `  0/  3 ` entries done and to go, before the line.
+    pub counts: bool,
+    /// `-db`: `[   0/ 34K] ` bytes done and to go, before the line.
+    pub bytes: bool,
+    /// `-du`: ` (4.8K)` the entry's size, after its name.
+    pub usize: bool,
+    /// `-dv`: `1>1: ` the disks read and written, before the line.
+    pub volume: bool,
 }
 
 impl Announcer {
@@ -39,7 +63,87 @@ impl Announcer {
             zstd: false,
             verbose: false,
             totals: (0, 0),
+            display: Display::default(),
+            done: (0, 0),
+            to_do: (0, 0),
+            printed: Vec::new(),
+            debug_new_at: None,
         }
+    }
+
+    /// `-sd`: prints `sd: Zipping up new entries` before the first entry
+    /// added (or at the end, when none is).
+    pub(super) fn debug(mut self, on: bool) -> Self {
+        if on {
+            let first = self.labels.iter().position(|l| *l == Some("adding"));
+            self.debug_new_at = Some(first.unwrap_or(self.labels.len()));
+        }
+        self
+    }
+
+    /// Prints `-sd`'s line for the new entries when entry `next` is the
+    /// first of them, or `end`.
+    fn debug_line(&mut self, end: bool) {
+        if let Some(at) = self.debug_new_at
+            && (at == self.next || end)
+        {
+            self.debug_new_at = None;
+            self.print("sd: Zipping up new entries");
+        }
+    }
+
+    /// Prints `line` where the entries' lines go.
+    fn print(&self, line: &str) {
+        if self.to_stderr {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        } else {
+            let _ = writeln!(std::io::stdout(), "{line}");
+        }
+    }
+
+    /// The end of the entries: `-sd`'s line if it is still owed.
+    pub(super) fn finish(&mut self) {
+        self.debug_line(true);
+    }
+
+    /// Adds `display`'s parts to each line; `bytes` is the size of all
+    /// the entries to be announced (`-db`'s first "to go").
+    pub(super) fn display(mut self, display: Display, bytes: u64) -> Self {
+        self.display = display;
+        let entries = self.labels.iter().filter(|l| l.is_some()).count() as u64;
+        self.to_do = (entries, bytes);
+        self
+    }
+
+    /// The lines printed so far (for `-li`'s log).
+    pub(super) fn printed(&self) -> &[String] {
+        &self.printed
+    }
+
+    /// The entries announced and their uncompressed bytes.
+    pub(super) fn done(&self) -> (u64, u64) {
+        self.done
+    }
+
+    /// `-dv`, `-dc` and `-db`'s parts before an entry's line.
+    fn prefix(&self) -> String {
+        let mut p = String::new();
+        if self.display.volume {
+            p.push_str("1>1: ");
+        }
+        if self.display.counts {
+            let left = self.to_do.0.saturating_sub(self.done.0);
+            p.push_str(&format!("{:>3}/{left:>3} ", self.done.0));
+        }
+        if self.display.bytes {
+            let left = self.to_do.1.saturating_sub(self.done.1);
+            p.push_str(&format!(
+                "[{:>4}/{:>4}] ",
+                size_string(self.done.1),
+                size_string(left)
+            ));
+        }
+        p
     }
 
     /// Announces with sizes, as Info-ZIP's `zip -v` does.
@@ -51,16 +155,17 @@ impl Announcer {
     /// `-v`'s last line: `total bytes=N, compressed=M -> P% savings`, of
     /// `whole` (the archive's entries) or else of the entries announced.
     pub(super) fn print_totals(&self, whole: Option<(u64, u64)>) {
+        self.print(&self.totals_line(whole));
+    }
+
+    /// `-v`'s last line (see [`Announcer::print_totals`]), which `-li`
+    /// logs too.
+    pub(super) fn totals_line(&self, whole: Option<(u64, u64)>) -> String {
         let (size, compressed) = whole.unwrap_or(self.totals);
-        let line = format!(
+        format!(
             "total bytes={size}, compressed={compressed} -> {}% savings",
             percent(size, compressed)
-        );
-        if self.to_stderr {
-            eprintln!("{line}");
-        } else {
-            println!("{line}");
-        }
+        )
     }
 
     /// Prints a line for every entry `written` knows that has not been
@@ -71,6 +176,7 @@ impl Announcer {
         written: impl Fn(usize) -> Option<Written>,
     ) {
         while let Some(w) = written(self.next) {
+            self.debug_line(false);
             self.aes |= w.aes.is_some();
             self.zstd |= w.method == 93;
             if let (Some(Some(verb)), false) = (self.labels.get(self.next), self.quiet) {
@@ -87,6 +193,10 @@ impl Announcer {
                 } else {
                     line(verb, &w)
                 };
+                let line = self.decorate(line, verb, &w);
+                self.done.0 += 1;
+                self.done.1 += w.size;
+                self.printed.push(line.clone());
                 // Output errors (a closed pipe) surface when the archive
                 // itself is written; a lost message line must not fail it.
                 bar.suspend(|| {
@@ -99,6 +209,19 @@ impl Announcer {
             }
             self.next += 1;
         }
+    }
+
+    /// `line` with the `-d?` display parts Info-ZIP adds: `-du`'s size
+    /// after the name, the others before the line.
+    fn decorate(&self, line: String, verb: &str, w: &Written) -> String {
+        let mut line = line;
+        if self.display.usize {
+            let head = format!("{verb:>8}: {}", perfkit::printable::name(&w.name));
+            if let Some(tail) = line.strip_prefix(&head) {
+                line = format!("{head} ({}){tail}", size_string(w.size));
+            }
+        }
+        format!("{}{line}", self.prefix())
     }
 
     /// Why Info-ZIP's unzip 6.0 cannot read the archive, if it cannot.
@@ -125,6 +248,31 @@ pub(super) fn line(verb: &str, w: &Written) -> String {
     // The saving of the compression alone, without AES's salt and MAC.
     let compressed = w.compressed_size - w.aes.map_or(0, |a| a.overhead());
     format!("{verb:>8}: {name} ({how} {}%)", percent(w.size, compressed))
+}
+
+/// A size as Info-ZIP's zip shows it in `-db`, `-du` and its log: bytes
+/// below 1,000, else in the first unit (K, M, G, T, P: powers of 1,024)
+/// that brings it under 1,000, with one decimal under 10, truncated
+/// (1,000 bytes is `0.9K`, 5,000 `4.8K`, 30,000 `29K`).
+pub(super) fn size_string(n: u64) -> String {
+    const UNITS: &[&str] = &["K", "M", "G", "T", "P", "E"];
+    if n < 1000 {
+        return n.to_string();
+    }
+    let mut div: u128 = 1;
+    let mut unit = 0;
+    while u128::from(n) / (div * 1024) >= 1000 {
+        div *= 1024;
+        unit += 1;
+    }
+    div *= 1024;
+    let tenths = u128::from(n) * 10 / div;
+    let u = UNITS[unit.min(UNITS.len() - 1)];
+    if tenths < 100 {
+        format!("{}.{}{u}", tenths / 10, tenths % 10)
+    } else {
+        format!("{}{u}", tenths / 10)
+    }
 }
 
 /// The saving from `size` to `compressed` in whole percent, rounded half
@@ -158,5 +306,25 @@ mod tests {
         assert_eq!(percent(3, 3), 0);
         // Info-ZIP zip - tiny.txt: `adding: tiny.txt (deflated -66%)`.
         assert_eq!(percent(3, 5), -66);
+    }
+
+    #[test]
+    fn sizes_are_shown_as_info_zips_du_shows_them() {
+        // zip 3.0's `-du` on files of these sizes.
+        for (n, shown) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "0.9K"),
+            (1024, "1.0K"),
+            (10_239, "9.9K"),
+            (10_240, "10K"),
+            (102_400, "100K"),
+            (1_048_575, "0.9M"),
+            (5_000_000, "4.7M"),
+            (10_485_760, "10M"),
+            (123_456_789, "117M"),
+        ] {
+            assert_eq!(size_string(n), shown, "{n}");
+        }
     }
 }

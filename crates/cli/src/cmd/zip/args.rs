@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args as _;
 use zipstream::update::Mode;
+use zipstream::{AesStrength, Method};
 
 use super::unzip::UnzipOptions;
 use super::{Options, Password, Task};
@@ -26,7 +27,10 @@ from stdin, to a line holding `.`), -n SUFFIXES (store names ending so), -sf (sh
 write nothing), -v (sizes on each line, and totals), -MM (a name not there stops the run), \
 -t DATE and -tt DATE (files modified from / before that day), -g (accepted: updates grow the \
 archive anyway), -c (a comment per entry, from stdin), -R PATTERN... (recurse from here, keeping what \
-matches), -b PATH and -dc/-db/-dg/-dd/-du/-dv/-ds \
+matches), -Z store|deflate (also zstd), -k (DOS names, marked as made on MS-DOS), -U PATTERN... --out OUT \
+(copy entries), --out/-O OUT (write the result there, the archive left as it was), -sd (Info-ZIP's sd: \
+lines), -lf FILE, -la, -li (log file), -T -TT CMD (test with CMD: `{}` is the archive), -dc, -db, \
+-du, -dv (counts, bytes, sizes, disks on each line), -b PATH and -dd/-dg/-ds SIZE \
 (accepted: the temporary goes beside the archive, progress is perfkit's bar), a name that is not there warned of \
 (`zip warning: name not matched:`) and the rest archived, \
 \"adding:\"/\"updating:\" lines on stdout (stderr when the archive goes to stdout; -q silences \
@@ -47,7 +51,9 @@ Differences from Info-ZIP zip: --level is the long form of -0..-9; --jobs N is l
 Info-ZIP's 'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; \
 \"nothing to do\" (only missing names: Info-ZIP's `zip error: Nothing to do!`; -u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
 a link that loops back to a folder being walked is skipped with a note (Info-ZIP walks it until \
-its names grow too long)."
+its names grow too long); -Z bzip2 is refused (perfkit writes store, deflate and zstd); -F and -FF \
+(fix an archive) are refused: `perfkit unzip - < DAMAGED.zip` extracts what the local headers hold; \
+-dd and -dg draw perfkit's bar, not dots; -w is refused, as Info-ZIP's zip refuses it on Unix."
 )]
 pub struct ZipArgs {
     /// The archive to write: a file, `-` for stdout, or `s3://bucket/key`
@@ -65,9 +71,12 @@ pub struct ZipArgs {
     /// Read more paths from stdin, one per line (like Info-ZIP's `-@`).
     #[arg(short = '@', long = "names-stdin")]
     names_stdin: bool,
-    /// Compression method.
-    #[arg(long, default_value = "deflate", value_parser = ["deflate", "store", "zstd"])]
-    method: String,
+    /// Compression method: deflate, store, or zstd (Info-ZIP's unzip 6.0
+    /// cannot read zstd); Info-ZIP's `-Z METHOD` and
+    /// `--compression-method` too. Its bzip2 is refused (see Differences).
+    #[arg(short = 'Z', long, visible_alias = "compression-method", value_enum,
+          default_value_t = MethodArg::Deflate)]
+    method: MethodArg,
     /// Level: deflate 0-9 (0 stores, as Info-ZIP's `-0`), zstd 1-22.
     /// Info-ZIP's `-0`..`-9` are accepted too (`-r9` as well).
     #[arg(long, default_value_t = 6, value_parser = clap::value_parser!(u32).range(0..=22))]
@@ -84,9 +93,9 @@ pub struct ZipArgs {
     /// compresses inline. Long only: Info-ZIP's `-j` junks paths.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
-    /// Encrypt entries with WinZip AES.
-    #[arg(long, value_parser = ["aes256", "aes192", "aes128"])]
-    encrypt: Option<String>,
+    /// Encrypt entries with WinZip AES of this strength.
+    #[arg(long, value_enum)]
+    encrypt: Option<EncryptArg>,
     #[command(flatten)]
     password_from: PasswordArgs,
     /// Leave out paths matching these globs (Info-ZIP's patterns): as in
@@ -186,10 +195,75 @@ pub struct ZipArgs {
     /// file system.
     #[arg(short = 'b', long = "temp-path", value_name = "PATH", hide = true)]
     temp_path: Option<PathBuf>,
-    /// Info-ZIP's progress displays (`-dc`, `-db`, `-dg`, `-dd`, `-du`,
-    /// `-dv`, `-ds SIZE`): accepted; perfkit's own bar shows progress.
-    #[arg(long = "info-zip-display", value_name = "HOW", hide = true)]
-    display: Vec<String>,
+    /// Before each entry's line, the entries done and to go (Info-ZIP's
+    /// `-dc`: `  0/  3   adding: a.txt`).
+    #[arg(long = "display-counts")]
+    display_counts: bool,
+    /// Before each entry's line, the bytes done and to go (Info-ZIP's
+    /// `-db`: `[4.8K/ 29K]   adding: a.txt`).
+    #[arg(long = "display-bytes")]
+    display_bytes: bool,
+    /// Each entry's size after its name (Info-ZIP's `-du`:
+    /// `adding: a.txt (4.8K) (deflated 62%)`).
+    #[arg(long = "display-usize")]
+    display_usize: bool,
+    /// Before each entry's line, the disk it is read from and written to
+    /// (Info-ZIP's `-dv`: always `1>1: `, perfkit writes no split archives).
+    #[arg(long = "display-volume")]
+    display_volume: bool,
+    /// Info-ZIP's dots while each file (`-dd`) or the whole archive
+    /// (`-dg`) is compressed: accepted; perfkit's bar shows progress (see
+    /// Differences).
+    #[arg(long = "display-dots")]
+    display_dots: bool,
+    /// See `--display-dots` (Info-ZIP's `-dg`).
+    #[arg(long = "display-globaldots", hide = true)]
+    display_globaldots: bool,
+    /// The bytes each dot stands for (Info-ZIP's `-ds SIZE`: at least
+    /// 32k, or 0 for none).
+    #[arg(long = "dot-size", value_name = "SIZE", value_parser = parse_dot_size)]
+    dot_size: Option<u64>,
+    /// DOS names (Info-ZIP's `-k`): each part of a name in upper case,
+    /// cut to 8.3, characters DOS refuses made `_`, and the entries marked
+    /// as made on MS-DOS.
+    #[arg(short = 'k', long = "dos-names", visible_alias = "DOS-names")]
+    dos_names: bool,
+    /// VMS file versions (Info-ZIP's `-w`): refused, as Info-ZIP's zip
+    /// refuses it on Unix.
+    #[arg(short = 'w', hide = true)]
+    vms_versions: bool,
+    /// Show debugging lines as each step is done (Info-ZIP's `-sd`:
+    /// `sd: Scanning files`).
+    #[arg(long = "show-debug")]
+    show_debug: bool,
+    /// Log the run to FILE (Info-ZIP's `-lf`): the command line, warnings,
+    /// the total and the times; replaced unless `--log-append`.
+    #[arg(long = "logfile-path", value_name = "FILE")]
+    log_file: Option<PathBuf>,
+    /// Append to the log file instead of replacing it (Info-ZIP's `-la`).
+    #[arg(long = "log-append", requires = "log_file")]
+    log_append: bool,
+    /// Log each entry's line too (Info-ZIP's `-li`).
+    #[arg(long = "log-info", requires = "log_file")]
+    log_info: bool,
+    /// With `-T`, test with this command instead (Info-ZIP's `-TT CMD`):
+    /// `{}` in it is the archive written, else its path is added at the
+    /// end; the test passes when the command exits 0.
+    #[arg(long = "unzip-command", value_name = "CMD")]
+    unzip_command: Option<String>,
+    /// Fix a damaged archive (Info-ZIP's `-F`, `-FF` twice): refused, see
+    /// Differences.
+    #[arg(short = 'F', long = "fix", action = clap::ArgAction::Count)]
+    fix: u8,
+    /// Copy the entries of ARCHIVE that the PATHS (patterns) name into the
+    /// `--out` archive (Info-ZIP's `-U`: `zip -U a.zip '*.c' --out c.zip`).
+    #[arg(short = 'U', long = "copy", requires = "out",
+          conflicts_with_all = ["update", "freshen", "delete", "move_files", "filesync"])]
+    copy: bool,
+    /// Write the result to OUT, leaving ARCHIVE as it was (Info-ZIP's
+    /// `-O`/`--out`): an update, a deletion or `-U`'s copy.
+    #[arg(short = 'O', long = "out", value_name = "OUT")]
+    out: Option<PathBuf>,
     /// Grow the archive (Info-ZIP's `-g`): perfkit updates in place anyway.
     #[arg(short = 'g', long = "grow")]
     grow: bool,
@@ -255,7 +329,9 @@ Differences from Info-ZIP unzip: options may come anywhere (a member named like 
 -o or -n; -a is accepted but converts nothing (files are extracted byte for byte, with a note: a \
 guess at text from a flag in the archive can corrupt data); -X and -K are accepted and do \
 nothing (files belong to the user running unzip; setuid, setgid and sticky bits are never \
-restored); \
+restored); -U and -UU are accepted and extract names as stored, never as #Uxxxx escapes; -M \
+does not page (pipe into less); -L and -LL lower the names extracted, not those listed; -s and -N \
+are refused, as Info-ZIP's unzip refuses them on Unix; \
 extraction prints Info-ZIP's lines (Archive:, creating:, inflating:, extracting:, linking:), which \
 -q silences; -t prints its own summary (-q keeps its last line, -qq nothing); -l and -v \
 print times in UTC (Info-ZIP: local time); a \
@@ -363,6 +439,28 @@ pub struct UnzipArgs {
     /// perfkit never sets them (see Differences).
     #[arg(short = 'K')]
     keep_special: bool,
+    /// Lower-case names (Info-ZIP's `-L`): those of entries made on a
+    /// system with upper-case names only (MS-DOS's FAT, `zip -k`; VMS,
+    /// CP/M, MVS, VM/CMS, TOPS-20, Tandem); `-LL` every name.
+    #[arg(short = 'L', action = clap::ArgAction::Count)]
+    lowercase: u8,
+    /// Info-ZIP's `-U` (show non-ASCII characters of UTF-8 names as
+    /// `#Uxxxx` escapes) and `-UU` (ignore UTF-8 names): accepted; names
+    /// are extracted as stored (see Differences).
+    #[arg(short = 'U', action = clap::ArgAction::Count)]
+    unicode: u8,
+    /// Pipe the output through a pager (Info-ZIP's `-M`): accepted;
+    /// output goes straight to stdout, for `| less` (see Differences).
+    #[arg(short = 'M')]
+    more: bool,
+    /// Info-ZIP's `-s` (spaces to underscores, OS/2, NT and MS-DOS only):
+    /// refused, as Info-ZIP's unzip refuses it on Unix.
+    #[arg(short = 's', hide = true)]
+    spaces: bool,
+    /// Info-ZIP's `-N` (comments as Amiga filenotes): refused, as
+    /// Info-ZIP's unzip refuses it on Unix.
+    #[arg(short = 'N', hide = true)]
+    filenotes: bool,
     /// zipinfo's listing (`unzip -Z`, its letters after it: `-Z1`,
     /// `-Z -m`); written `-Z`, which is read into this.
     #[arg(long, value_name = "LETTERS", hide = true, value_parser = parse_zipinfo,
@@ -411,6 +509,53 @@ fn parse_date(s: &str) -> Result<i64, String> {
     Ok(i64::from(t))
 }
 
+/// Info-ZIP's `-ds SIZE`: a size as `--part-size` takes it (`32k`,
+/// `10m`), at least 32 KiB, or 0 for no dots.
+fn parse_dot_size(s: &str) -> Result<u64, String> {
+    let n = perfkit::units::parse_size(s)?;
+    if n != 0 && n < 32 << 10 {
+        return Err(format!(
+            "{s:?}: a dot stands for at least 32k (or 0: no dots)"
+        ));
+    }
+    Ok(n)
+}
+
+/// The compression methods `--method` and Info-ZIP's `-Z` name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum MethodArg {
+    /// Stored as it is.
+    Store,
+    /// Deflate, as Info-ZIP's zip writes it.
+    Deflate,
+    /// Info-ZIP's `-Z bzip2`: refused (see Differences).
+    Bzip2,
+    /// Zstandard (method 93).
+    Zstd,
+}
+
+/// The WinZip AES strengths `--encrypt` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum EncryptArg {
+    /// AES-256, what `-e` and `-P` write.
+    Aes256,
+    /// AES-192.
+    Aes192,
+    /// AES-128.
+    Aes128,
+}
+
+impl EncryptArg {
+    /// The strength zipstream writes.
+    fn strength(self) -> AesStrength {
+        match self {
+            EncryptArg::Aes256 => AesStrength::Aes256,
+            EncryptArg::Aes192 => AesStrength::Aes192,
+            EncryptArg::Aes128 => AesStrength::Aes128,
+        }
+    }
+}
+
 fn parse_zipinfo(s: &str) -> Result<super::zipinfo::Zipinfo, String> {
     super::zipinfo::Zipinfo::parse(s)
 }
@@ -441,9 +586,31 @@ impl ZipArgs {
             );
             return Err(ExitCode::from(2));
         }
+        if self.vms_versions {
+            return Err(usage_error(
+                "-w (VMS file versions) is not supported on Unix, as in Info-ZIP's zip",
+            ));
+        }
+        if self.fix > 0 {
+            return Err(usage_error(
+                "-F and -FF (fix an archive) are not done; `perfkit unzip - < DAMAGED.zip` extracts \
+                 what its local headers still hold (see Differences in docs/zip.md)",
+            ));
+        }
+        let method = match self.method {
+            MethodArg::Store => Method::Stored,
+            MethodArg::Deflate => Method::Deflate,
+            MethodArg::Zstd => Method::Zstd,
+            MethodArg::Bzip2 => {
+                return Err(usage_error(
+                    "-Z bzip2 is not written: perfkit writes store, deflate and zstd (zstd \
+                     compresses better and faster than bzip2; see Differences in docs/zip.md)",
+                ));
+            }
+        };
         // `-e` and `-P` are Info-ZIP's spellings of "encrypt": here with
         // AES-256, the only choice that is not broken.
-        let mut encrypt = self.encrypt;
+        let mut encrypt = self.encrypt.map(EncryptArg::strength);
         let password = match self.password {
             Some(p) => {
                 eprintln!(
@@ -454,7 +621,7 @@ impl ZipArgs {
             None => self.password_from.source(),
         };
         if self.encrypt_prompt || matches!(password, Password::Given(_)) {
-            encrypt.get_or_insert_with(|| "aes256".into());
+            encrypt.get_or_insert(AesStrength::Aes256);
         }
         // A password is only ever used to encrypt; taking one without
         // --encrypt would write in plain text what the user meant to protect.
@@ -474,8 +641,9 @@ impl ZipArgs {
         } else {
             Mode::Add
         };
-        // -b and -d?: accepted, see their doc comments.
-        let _ = (&self.temp_path, &self.display);
+        // -b, -dd and -dg: accepted, see their doc comments.
+        let _ = (&self.temp_path, self.display_dots, self.display_globaldots);
+        let _ = self.dot_size;
         if self.archive.as_deref() == Some(std::path::Path::new("-"))
             && (mode != Mode::Add || self.move_files || self.test || self.adjust)
         {
@@ -500,7 +668,23 @@ impl ZipArgs {
             recurse,
             quiet: self.quiet,
             names_stdin: self.names_stdin,
-            method: self.method,
+            method,
+            dos_names: self.dos_names,
+            show_debug: self.show_debug,
+            log: self.log_file.map(|path| super::log::LogSettings {
+                path,
+                append: self.log_append,
+                info: self.log_info,
+            }),
+            unzip_command: self.unzip_command,
+            copy: self.copy,
+            out: self.out,
+            display: super::announce::Display {
+                counts: self.display_counts,
+                bytes: self.display_bytes,
+                usize: self.display_usize,
+                volume: self.display_volume,
+            },
             level: self.level,
             junk_paths: self.junk_paths,
             symlinks: self.symlinks,
@@ -562,8 +746,20 @@ impl UnzipArgs {
         // does (setuid, setgid, sticky): accepted, as on a system where
         // Info-ZIP cannot do them either.
         let _ = (self.owners, self.keep_special);
-        // -b asks for what perfkit always does: bytes as stored.
-        let _ = self.binary;
+        // -b asks for what perfkit always does: bytes as stored; -U and
+        // -M for what it does not (see their doc comments).
+        let _ = (self.binary, self.unicode, self.more);
+        let refused = if self.spaces {
+            Some(
+                "-s (spaces to underscores) is for OS/2, NT and MS-DOS: Info-ZIP's unzip refuses it on Unix too",
+            )
+        } else if self.filenotes {
+            Some(
+                "-N (comments as filenotes) is for the Amiga: Info-ZIP's unzip refuses it on Unix too",
+            )
+        } else {
+            None
+        };
         UnzipOptions {
             password: match self.given_password {
                 Some(p) => {
@@ -599,6 +795,8 @@ impl UnzipArgs {
             backup: self.backup,
             no_times: self.no_times,
             wildcards_stop_at_slash: self.wildcards_stop_at_slash,
+            lowercase: self.lowercase,
+            refused,
         }
     }
 }
@@ -613,6 +811,14 @@ pub(super) fn print_usage(command: &str) -> std::io::Result<()> {
         Some(cmd) => cmd.print_help(),
         None => Ok(()),
     }
+}
+
+/// [`usage_error`] for `perfkit unzip`.
+pub(super) fn unzip_usage_error(message: &str) -> ExitCode {
+    let mut cmd = UnzipArgs::augment_args(clap::Command::new("unzip").bin_name("perfkit unzip"));
+    let err = cmd.error(clap::error::ErrorKind::ArgumentConflict, message);
+    let _ = err.print();
+    ExitCode::from(err.exit_code().clamp(0, 255) as u8)
 }
 
 /// Reports a usage error that parsing cannot see exactly as clap reports
@@ -630,7 +836,7 @@ const DEFAULT_STORED: &[&str] = &[".Z", ".zip", ".zoo", ".arc", ".lzh", ".arj"];
 
 /// Short flags of `perfkit zip` that take no value, which may share a
 /// cluster with a level digit (`-r9`, `-9qr`), as in Info-ZIP.
-const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvgcRl";
+const ZIP_SHORT_SWITCHES: &[u8] = b"rqj@ufdmTeADXozvgcRlkUF";
 
 /// Rewrites Info-ZIP's level flags in a `zip` command line into
 /// `--level=N` before clap sees them (clap cannot parse `-#` flags):
@@ -667,7 +873,16 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
         "-b",
         "--temp-path",
         "-ds",
-        "--info-zip-display",
+        "--dot-size",
+        "-Z",
+        "--method",
+        "--compression-method",
+        "-lf",
+        "--logfile-path",
+        "-TT",
+        "--unzip-command",
+        "-O",
+        "--out",
     ];
     crate::cmd::rewrite_options(args, TAKES_VALUE, |s, out| {
         // Info-ZIP's two-letter options, which clap would read as two
@@ -678,11 +893,19 @@ pub fn info_zip_level_flags(args: Vec<OsString>) -> Vec<OsString> {
             "-MM" => return out.push("--must-match".into()),
             "-ll" => return out.push("--to-lf".into()),
             "-tt" => return out.push("--before-date".into()),
+            "-sd" => return out.push("--show-debug".into()),
+            "-lf" => return out.push("--logfile-path".into()),
+            "-la" => return out.push("--log-append".into()),
+            "-li" => return out.push("--log-info".into()),
+            "-TT" => return out.push("--unzip-command".into()),
             // Info-ZIP's progress displays, not -d (delete) with a letter.
-            "-dc" | "-db" | "-dg" | "-dd" | "-du" | "-dv" => {
-                return out.push(format!("--info-zip-display={s}").into());
-            }
-            "-ds" => return out.push("--info-zip-display".into()),
+            "-dc" => return out.push("--display-counts".into()),
+            "-db" => return out.push("--display-bytes".into()),
+            "-dd" => return out.push("--display-dots".into()),
+            "-dg" => return out.push("--display-globaldots".into()),
+            "-du" => return out.push("--display-usize".into()),
+            "-dv" => return out.push("--display-volume".into()),
+            "-ds" => return out.push("--dot-size".into()),
             _ => {}
         }
         let cluster = s.strip_prefix('-').filter(|c| {

@@ -113,6 +113,62 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     Ok(Some(plan.kept))
 }
 
+/// `-U`: the indexes of the entries to copy into `--out`: those the
+/// PATHS (Info-ZIP's patterns) name, all without PATHS, less those `-x`
+/// names and, with `-i`, only those it names; each printed as Info-ZIP's
+/// ` copying:` line (not under `-q`). None when no entry is chosen (the
+/// caller says "Nothing to do!"); a pattern that names no entry is
+/// warned of (`zip warning: not in archive:`).
+pub(super) fn copied(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
+    let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect::<Vec<_>>();
+    let names: Vec<String> = opts
+        .paths
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let (named, exclude, include) = (
+        compile(&names),
+        compile(&opts.exclude),
+        compile(&opts.include),
+    );
+    let archive = opts.archive.as_deref().unwrap_or(Path::new(""));
+    let entries = u.archive.entries();
+    for p in &named {
+        if !entries.iter().any(|e| p.matches(&e.name)) {
+            super::println_info_zip(
+                archive,
+                &format!(
+                    "\tzip warning: not in archive: {}",
+                    perfkit::printable::name(&p.text())
+                ),
+            );
+        }
+    }
+    let chosen: Vec<usize> = (0..entries.len())
+        .filter(|&i| {
+            let name = &entries[i].name;
+            (named.is_empty() || named.iter().any(|p| p.matches(name)))
+                && !exclude.iter().any(|p| p.matches(name))
+                && (include.is_empty() || include.iter().any(|p| p.matches(name)))
+        })
+        .collect();
+    if chosen.is_empty() {
+        return Ok(None);
+    }
+    if !opts.quiet {
+        let mut out = io::stdout().lock();
+        for &i in &chosen {
+            writeln!(
+                out,
+                " copying: {}",
+                perfkit::printable::name(&entries[i].name)
+            )?;
+        }
+        out.flush()?;
+    }
+    Ok(Some(chosen))
+}
+
 /// `-FS`: the items whose entry differs from the file, in time (in the
 /// 2-second steps of a ZIP's DOS time, either way) or in size, and the
 /// new files, as Info-ZIP's file sync compares them; an existing

@@ -25,6 +25,46 @@ pub(super) fn archive_name(p: &Path) -> String {
     parts.join("/")
 }
 
+/// `name` as Info-ZIP's `zip -k` makes it a DOS name: in each part, the
+/// characters DOS refuses (space `:"*+,;<=>?[]|`) and any leading dot
+/// dropped, ASCII letters in upper case, at most 8 bytes before the first
+/// dot and 3 after it, and nothing after a second dot (`a b+c.txt` is
+/// `ABC.TXT`, `x.toolong` `X.TOO`, `a.b.c` `A.B`, `.hidden` `HIDDEN`).
+pub(super) fn dos_name(name: &str) -> String {
+    name.split('/').map(dos_part).collect::<Vec<_>>().join("/")
+}
+
+/// One part of [`dos_name`]: a file or folder name.
+fn dos_part(part: &str) -> String {
+    const REFUSED: &str = " :\"*+,;<=>?[]|";
+    let mut out = String::new();
+    let (mut extension, mut used) = (false, 0usize);
+    for c in part.chars() {
+        if REFUSED.contains(c) {
+            continue;
+        }
+        if c == '.' {
+            if out.is_empty() {
+                continue;
+            }
+            if extension {
+                break;
+            }
+            out.push('.');
+            (extension, used) = (true, 0);
+            continue;
+        }
+        // Bytes count, as in Info-ZIP; a character that does not fit
+        // whole is left out rather than cut.
+        let room = if extension { 3 } else { 8 };
+        if used + c.len_utf8() <= room {
+            out.push(c.to_ascii_uppercase());
+            used += c.len_utf8();
+        }
+    }
+    out
+}
+
 /// A file system item to add: where it is, the name it is stored under
 /// (a directory's without its `/`), and what `lstat` said when it was
 /// listed (`stat` for a link followed).
@@ -313,13 +353,14 @@ fn info_zip_line(opts: &Options, line: &str) {
 /// printed where Info-ZIP prints it, on stdout beside the `adding:` lines
 /// (stderr when stdout carries the archive), and silenced by `-q`.
 pub(super) fn warn_not_matched(opts: &Options, name: &str) {
-    if opts.quiet {
-        return;
-    }
     let line = format!(
         "\tzip warning: name not matched: {}",
         perfkit::printable::name(name)
     );
+    super::log::warning(&line);
+    if opts.quiet {
+        return;
+    }
     // A lost warning line (a closed pipe) must not fail the archive.
     if opts.archive.as_deref() == Some(Path::new("-")) {
         let _ = writeln!(io::stderr(), "{line}");

@@ -25,6 +25,7 @@ mod existing;
 mod extracting;
 mod items;
 mod listing;
+mod log;
 mod object;
 mod password;
 mod sink;
@@ -66,8 +67,22 @@ pub struct Options {
     pub quiet: bool,
     /// Read more paths from stdin, one per line.
     pub names_stdin: bool,
-    /// `deflate`, `store` or `zstd`.
-    pub method: String,
+    /// The compression method (deflate at level 0 stores).
+    pub method: zipstream::Method,
+    /// `-k`: DOS names (upper case, 8.3), entries marked as made on MS-DOS.
+    pub dos_names: bool,
+    /// `-sd`: Info-ZIP's `sd:` lines as each step is done.
+    pub show_debug: bool,
+    /// `-lf FILE`: where the run is logged, and how.
+    pub log: Option<log::LogSettings>,
+    /// `-TT CMD`: the command `-T` tests the archive with.
+    pub unzip_command: Option<String>,
+    /// `-U`: copy the entries the paths name into `out`.
+    pub copy: bool,
+    /// `-O`/`--out`: the archive written, the one named only read.
+    pub out: Option<PathBuf>,
+    /// `-dc`, `-db`, `-du`, `-dv`: what each entry's line shows besides.
+    pub display: announce::Display,
     /// The method's level (deflate 0 stores).
     pub level: u32,
     /// Store each file under its name alone, without directory entries.
@@ -76,8 +91,8 @@ pub struct Options {
     pub symlinks: bool,
     /// Compression threads; 1 compresses inline.
     pub jobs: usize,
-    /// `aes256`, `aes192` or `aes128`: encrypt with WinZip AES.
-    pub encrypt: Option<String>,
+    /// Encrypt with WinZip AES of this strength.
+    pub encrypt: Option<zipstream::AesStrength>,
     /// Where the password comes from.
     pub password: Password,
     /// Globs of paths to leave out.
@@ -135,9 +150,25 @@ pub struct Options {
 /// The most compression threads `--jobs` gets, whatever the core count.
 const MAX_JOBS: usize = 256;
 
-/// Runs `perfkit zip`.
+/// Runs `perfkit zip`, logging the run under `-lf`.
 pub fn run_zip(task: Task) -> Result<ExitCode> {
-    let Task::Write(mut opts) = task;
+    let Task::Write(opts) = task;
+    if let (Some(l), Some(_)) = (&opts.log, &opts.archive) {
+        log::open(l)?;
+    }
+    let res = write_zip(opts);
+    // A failure not yet logged (Info-ZIP's own lines log themselves).
+    if let Err(e) = &res
+        && log::is_open()
+    {
+        log::failed(&format!("zip error: {}", crate::cmd::explained(e.as_ref())));
+    }
+    log::close();
+    res
+}
+
+/// `perfkit zip`'s work.
+fn write_zip(mut opts: Options) -> Result<ExitCode> {
     let Some(archive) = opts.archive.clone() else {
         // Info-ZIP's `zip -v` alone shows its version, `zip` alone its
         // usage; both succeed.
@@ -167,6 +198,21 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         archive
     };
     let shown = perfkit::printable::name(&archive.display().to_string()).into_owned();
+    // --out: the archive named is only read; this one is written.
+    let target = match &opts.out {
+        Some(_) if !local => {
+            return Ok(usage_error(
+                "--out and -U read an archive file, not stdout or an upload",
+            ));
+        }
+        Some(out) => with_zip_extension(out.clone()),
+        None => archive.clone(),
+    };
+    let shown_target = perfkit::printable::name(&target.display().to_string()).into_owned();
+    let sd = |what: &str| log::step(opts.show_debug, &archive, what);
+    sd(&format!("Zipfile name '{shown}'"));
+    sd("Command line read");
+    sd("Reading archive");
     // Before any input is read or output created: a non-ZIP file in the
     // archive's place is refused untouched.
     let mut update = if local {
@@ -174,6 +220,9 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     } else {
         None
     };
+    if update.is_none() && opts.out.is_some() {
+        bail!("{shown}: no such archive (--out and -U read an existing one)");
+    }
     if update.is_none() && opts.grow && local {
         println_info_zip(
             &archive,
@@ -219,10 +268,10 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let (Some(u), true) = (&update, no_paths) {
+    if let (Some(u), true) = (&update, no_paths && !opts.copy) {
         // Info-ZIP's habits with an archive alone: `-T` tests it as it
         // is; `-f` and `-u` look at the file of every entry's name.
-        if opts.test && opts.mode == Mode::Add && !opts.adjust {
+        if opts.test && opts.mode == Mode::Add && !opts.adjust && opts.out.is_none() {
             return test_existing(&archive, &shown, &opts);
         }
         if matches!(opts.mode, Mode::Freshen | Mode::Update) {
@@ -241,7 +290,13 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             }
         }
     }
-    if no_paths && opts.mode == Mode::Add && !opts.adjust && !opts.archive_comment {
+    if no_paths
+        && opts.mode == Mode::Add
+        && !opts.adjust
+        && !opts.archive_comment
+        && !opts.copy
+        && opts.out.is_none()
+    {
         // `zip -o a.zip`: the archive takes the time of its newest entry.
         if opts.latest_time && update.is_some() {
             set_latest_time(&archive, &shown)?;
@@ -252,7 +307,31 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     let (steps, labels, items);
-    if (opts.adjust || opts.archive_comment) && no_paths && opts.mode == Mode::Add {
+    let scanned = |n: usize| {
+        for what in [
+            "Applying filters",
+            "Checking dups",
+            "Scanning files to update",
+        ] {
+            sd(what);
+        }
+        sd(&format!("fcount = {n}"));
+    };
+    if opts.copy {
+        // -U: the entries named, copied as they are into --out.
+        sd("Scanning files");
+        scanned(0);
+        let Some(kept) = existing::copied(update.as_ref().expect("checked above"), &opts)? else {
+            println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
+            return Ok(ExitCode::FAILURE);
+        };
+        items = Vec::new();
+        labels = vec![None; kept.len()];
+        steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
+    } else if (opts.out.is_some() || opts.adjust || opts.archive_comment)
+        && no_paths
+        && opts.mode == Mode::Add
+    {
         if update.is_none() {
             bail!("{shown}: no such archive (-z alone changes an existing one's comment)");
         }
@@ -263,6 +342,8 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         labels = vec![None; n];
         steps = (0..n).map(Step::Kept).collect::<Vec<_>>();
     } else if opts.mode == Mode::Delete {
+        sd("Scanning files");
+        scanned(0);
         let Some(kept) = delete(update.as_ref().expect("checked above"), &opts)? else {
             return Ok(ExitCode::SUCCESS);
         };
@@ -270,6 +351,7 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         labels = vec![None; kept.len()];
         steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
     } else {
+        sd("Scanning files");
         let mut found = match collect_except(&opts, local.then_some(archive.as_path())) {
             Ok(found) => found,
             // Its lines are printed; perfkit's exit code.
@@ -286,6 +368,23 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
         if let Some(before) = opts.modified_before {
             found.items.retain(|i| items::mtime(&i.meta) < before);
         }
+        if opts.dos_names {
+            for i in &mut found.items {
+                i.name = items::dos_name(&i.name);
+            }
+        }
+        // Info-ZIP counts the files that are new to the archive.
+        let old: std::collections::HashSet<&str> = entries(update.as_ref())
+            .iter()
+            .map(|e| e.name.trim_end_matches('/'))
+            .collect();
+        scanned(
+            found
+                .items
+                .iter()
+                .filter(|i| !old.contains(i.name.as_str()))
+                .count(),
+        );
         if found.items.is_empty() && opts.mode == Mode::Add && found.unmatched == 0 {
             // Everything left out (-x, -i, -t, -D): Info-ZIP's line.
             println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
@@ -394,8 +493,15 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     // 6-byte file drew one).
     let bar = super::progress(Some(total), opts.quiet || total <= super::PROGRESS_FROM);
     bar.set_message("zip");
-    let mut announcer =
-        Announcer::new(labels, opts.quiet, archive.as_os_str() == "-").verbose(opts.verbose);
+    let mut announcer = Announcer::new(labels, opts.quiet, archive.as_os_str() == "-")
+        .verbose(opts.verbose)
+        .display(opts.display, total)
+        .debug(opts.show_debug);
+    sd("Open zip file and create temp file");
+    sd("Creating new zip file");
+    if update.is_some() {
+        sd("Going through old zip file");
+    }
     let popts = ParallelOptions::new(opts.jobs);
     if let Some(url) = object_url {
         zip_to_object(&url, &steps, &opts, &pw, &bar, &mut announcer)?;
@@ -410,7 +516,7 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
             &mut announcer,
         )?;
     } else {
-        let mut out = landing::Output::create(&archive, true)?;
+        let mut out = landing::Output::create(&target, true)?;
         if out.is_in_place() {
             if opts.test || opts.move_files {
                 return Ok(usage_error(
@@ -472,41 +578,66 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
                 &mut announcer,
             )?
             .flush()?;
+            announcer.finish();
             if let Some(lines) = comment_lines {
                 print!("{lines}");
+            }
+            for what in [
+                "Get comment if any",
+                "Writing central directory",
+                "Writing end of central directory",
+            ] {
+                sd(what);
             }
             if opts.test {
                 // Before the rename: a failed test leaves the old archive
                 // (or none) and every original in place.
-                test_written(out.file_mut(), &pw)
-                    .with_context(|| format!("test of {shown} FAILED; nothing was changed"))?;
+                match &opts.unzip_command {
+                    Some(cmd) => {
+                        if !test_with_command(cmd, out.file_mut(), &shown_target)? {
+                            return Ok(ExitCode::FAILURE);
+                        }
+                    }
+                    None => test_written(out.file_mut(), &pw).with_context(|| {
+                        format!("test of {shown_target} FAILED; nothing was changed")
+                    })?,
+                }
                 if !opts.quiet {
-                    println!("test of {shown} OK");
+                    println!("test of {shown_target} OK");
                 }
             }
         }
+        sd("Replacing old zip file");
         if opts.move_files {
             out.commit_durably()?;
         } else {
             out.commit()?;
         }
+        sd("Setting file type");
     }
+    announcer.finish();
     bar.finish_and_clear();
     if let Some(p) = entry_prompts {
         print!("{p}");
     }
     if opts.latest_time && local {
-        set_latest_time(&archive, &shown)?;
+        set_latest_time(&target, &shown_target)?;
     }
+    // Info-ZIP's totals are of the whole archive, kept entries too.
+    let whole = || {
+        if local { archive_totals(&target) } else { None }
+    };
     if opts.verbose && !opts.quiet {
-        // Info-ZIP's totals are of the whole archive, kept entries too.
-        let whole = if local {
-            archive_totals(&archive)
-        } else {
-            None
-        };
-        announcer.print_totals(whole);
+        announcer.print_totals(whole());
     }
+    if opts.log.as_ref().is_some_and(|l| l.info) {
+        for line in announcer.printed() {
+            log::info(line);
+        }
+        log::info(&announcer.totals_line(whole()));
+    }
+    let (entries_done, bytes_done) = announcer.done();
+    log::done(entries_done, bytes_done);
     note_unreadable(&announcer, &archive, &shown);
     if opts.move_files {
         remove_originals(&items)?;
@@ -574,8 +705,14 @@ fn collect_except(opts: &Options, archive: Option<&Path>) -> Result<items::Found
 }
 
 /// Prints one of Info-ZIP's lines where it prints them: stdout, or
-/// stderr when the archive goes to stdout.
+/// stderr when the archive goes to stdout; its warnings and errors go to
+/// the `-lf` log too.
 fn println_info_zip(archive: &Path, line: &str) {
+    if line.contains("zip warning:") {
+        log::warning(line);
+    } else if let Some(error) = line.trim_start().strip_prefix("zip error:") {
+        log::failed(&format!("zip error:{error}"));
+    }
     if archive.as_os_str() == "-" {
         eprintln!("{line}");
     } else {
@@ -706,6 +843,36 @@ fn test_existing(archive: &Path, shown: &str, opts: &Options) -> Result<ExitCode
         println!("test of {shown} OK");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-T -TT CMD`: runs CMD through the shell on the archive just written
+/// (still under its temporary name, given as `/proc/PID/fd/N`): `{}` in
+/// CMD is that name, else it is added at the end. Whether CMD exited 0;
+/// on failure, Info-ZIP's lines are printed.
+fn test_with_command(cmd: &str, file: &mut fs::File, shown: &str) -> Result<bool> {
+    use std::os::fd::AsRawFd;
+    file.flush()?;
+    let path = format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd());
+    let quoted = format!("'{path}'");
+    let line = if cmd.contains("{}") {
+        cmd.replace("{}", &quoted)
+    } else {
+        format!("{cmd} {quoted}")
+    };
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&line)
+        .stdin(std::process::Stdio::null())
+        .status()
+        .with_context(|| format!("running the test command (-TT) {cmd:?}"))?;
+    if status.success() {
+        return Ok(true);
+    }
+    println!("test of {shown} FAILED");
+    let error = "zip error: Zip file invalid, could not spawn unzip, or wrong unzip (original files unmodified)";
+    println!("\n{error}");
+    log::failed(error);
+    Ok(false)
 }
 
 /// `-T`: reads the archive just written back from its start and checks

@@ -6,8 +6,7 @@ use std::io::{self, BufWriter, Read, Write};
 
 use anyhow::{Context, Result, anyhow};
 use zipstream::{
-    AesStrength, EntryOptions, Method, ParallelOptions, ParallelZipWriter, Written, ZipArchive,
-    ZipWriter,
+    EntryOptions, Method, ParallelOptions, ParallelZipWriter, Written, ZipArchive, ZipWriter,
 };
 
 use super::announce::Announcer;
@@ -47,13 +46,11 @@ pub(super) fn entry_options(
             0o644
         })
         .level(opts.level);
-    o = match opts.method.as_str() {
-        "store" => o.method(Method::Stored),
+    o = match opts.method {
         // Info-ZIP's -0 stores; a deflate stream at level 0 would only
         // wrap the same bytes in block headers.
-        "deflate" if opts.level == 0 => o.method(Method::Stored),
-        "zstd" => o.method(Method::Zstd),
-        _ => o,
+        Method::Deflate if opts.level == 0 => o.method(Method::Stored),
+        m => o.method(m),
     };
     // -n: names with these endings are stored; the case counts, as in
     // Info-ZIP on Unix (`.JPG` is not a `.jpg`).
@@ -63,18 +60,16 @@ pub(super) fn entry_options(
     if opts.no_extra {
         o = o.no_timestamp_extra();
     }
+    if opts.dos_names {
+        o = o.made_on_dos();
+    }
     if let Some(c) = opts.entry_comments.get(&item.name) {
         o = o.comment(c.clone());
     }
-    if let (Some(enc), Some(pw)) = (&opts.encrypt, password)
+    if let (Some(strength), Some(pw)) = (opts.encrypt, password)
         && !m.is_dir()
     {
-        let s = match enc.as_str() {
-            "aes128" => AesStrength::Aes128,
-            "aes192" => AesStrength::Aes192,
-            _ => AesStrength::Aes256,
-        };
-        o = o.encrypt(s, pw.clone());
+        o = o.encrypt(strength, pw.clone());
     }
     Ok(o)
 }

@@ -56,6 +56,12 @@ pub struct UnzipOptions {
     pub no_times: u8,
     /// `-W`: `*` and `?` in patterns stay within one folder level.
     pub wildcards_stop_at_slash: bool,
+    /// `-L`: 1 lowers the names of entries from upper-case-only systems,
+    /// 2 every name.
+    pub lowercase: u8,
+    /// A flag Info-ZIP's unzip refuses on Unix (`-s`, `-N`): why, said as
+    /// a usage error.
+    pub refused: Option<&'static str>,
 }
 
 /// Which members a command acts on: the MEMBER patterns (all when none)
@@ -144,6 +150,9 @@ pub(super) fn fmt_time(unix: i64) -> String {
 /// it (NAME, NAME.zip, NAME.ZIP), or on each archive a wildcard in its
 /// name matches, with Info-ZIP's count of them at the end.
 pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
+    if let Some(why) = options.refused {
+        return Ok(super::args::unzip_usage_error(why));
+    }
     if options.archive.as_os_str().is_empty() {
         super::args::print_usage("unzip").context("writing to standard output")?;
         return Ok(ExitCode::SUCCESS);
@@ -343,6 +352,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         password: pw,
         max_total_bytes: options.max_size,
         // Listed, so that Ctrl-C or kill mid-entry deletes them too.
+        rename: lowercase_hook(options.lowercase),
         on_temporary: Some(TemporaryHook::new(|p| {
             landing::temporaries::register(p.to_path_buf())
         })),
@@ -510,6 +520,23 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The hosts of "version made by" whose names Info-ZIP's `unzip -L`
+/// lowers: systems that keep names in upper case only (MS-DOS's FAT,
+/// OpenVMS, VM/CMS, CP/M, TOPS-20, MVS, Tandem).
+const UPPER_CASE_HOSTS: &[u16] = &[0, 2, 4, 9, 10, 15, 17];
+
+/// `-L` (`lowercase` 1): the names of entries made on an upper-case-only
+/// system in lower case; `-LL` (2): every name. ASCII letters only, as
+/// Info-ZIP's unzip lowers them.
+fn lowercase_hook(lowercase: u8) -> Option<zipstream::NameHook> {
+    (lowercase > 0).then(|| {
+        zipstream::NameHook::new(move |e| {
+            (lowercase > 1 || UPPER_CASE_HOSTS.contains(&(e.made_by >> 8)))
+                .then(|| e.name.to_ascii_lowercase())
+        })
+    })
 }
 
 /// `-B`: a file in the way is renamed to NAME~ (NAME~1, NAME~2... when

@@ -104,7 +104,7 @@ pub(super) fn central_header(r: &Record, h: &mut Vec<u8>) -> Result<()> {
         return Ok(());
     }
     h.put32(CENTRAL_SIG);
-    h.put16(VERSION_MADE_BY);
+    h.put16(r.made_by);
     h.put16(r.version_needed);
     h.put16(r.flags);
     h.put16(r.method);
