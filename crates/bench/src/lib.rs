@@ -41,5 +41,7 @@ pub mod summary;
 pub mod zip;
 #[cfg(feature = "zstd")]
 pub mod zstd;
+#[cfg(feature = "zstd")]
+pub mod zstd_frame;
 
 pub use error::{Error, Result};

@@ -192,6 +192,12 @@ pub fn measure(args: &Settings, bar: &ProgressBar, perfkit: &dyn Launcher) -> Re
             dir.path(),
             perfkit,
         )?);
+        // With --large too: one 64 MiB frame on every core (issue 66).
+        if args.large {
+            report
+                .sections
+                .extend(crate::zstd_frame::measure(args.runs, perfkit)?);
+        }
     }
     report.run = RunInfo {
         iterations: max_iters,
