@@ -10,7 +10,8 @@
 //! - [`parse`]: validating zero-copy [`parse::Message`] with O(1) tag
 //!   access, typed getters ([`value`]) and repeating groups ([`groups`]);
 //! - [`frame`]: splits a byte stream into messages, resynchronising after
-//!   garbage;
+//!   garbage; [`input`] reads a whole input (a stream or `|` lines) in
+//!   bounded chunks through it;
 //! - [`build`]: [`build::MessageBuilder`] for FIX 4.0–4.4 and FIXT.1.1,
 //!   whose [`version::BeginString`] every FIX crate shares;
 //! - [`dictionary`]: QuickFIX XML data dictionaries
@@ -53,6 +54,7 @@ pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod groups;
+pub mod input;
 pub mod parse;
 pub mod resend;
 #[cfg(any(test, feature = "samples"))]

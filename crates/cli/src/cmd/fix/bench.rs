@@ -7,11 +7,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
+use fixcore::input;
 use fixcore::parse::Parser;
 use perfkit_bench::fix::suite::Suite;
 use perfkit_report::{Report, ReportOptions};
 
-use super::{input, load};
+use super::load;
 
 /// What `perfkit fix bench` was asked to do, the flags resolved.
 #[derive(Debug)]
@@ -71,6 +72,8 @@ struct Collect<'p> {
 }
 
 impl input::Sink for &mut Collect<'_> {
+    type Error = anyhow::Error;
+
     fn message(&mut self, bytes: &[u8]) -> Result<Option<String>> {
         match self.parser.parse(bytes) {
             Ok(_) => {

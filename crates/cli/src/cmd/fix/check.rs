@@ -1,5 +1,5 @@
 //! `perfkit fix check`: validate FIX messages from a file or stdin, each
-//! found in bounded reads by [`super::input`], with a verdict per message
+//! found in bounded reads by [`fixcore::input`], with a verdict per message
 //! (and, with `--json`, every message as an object of tag → value, in the
 //! message's field order).
 
@@ -11,10 +11,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
+use fixcore::input;
 use fixcore::parse::{Node, Parser};
 use serde_json::{Map, Value as Json};
 
-use super::{cap_scan_path, each_input_message, input};
+use super::{cap_scan_path, each_input_message};
 
 /// What a failed write of the verdicts is, for the message: the OS's words
 /// alone ("No space left on device") do not say what was being written.
@@ -49,6 +50,8 @@ struct Checker<W: Write> {
 }
 
 impl<W: Write> input::Sink for &mut Checker<W> {
+    type Error = anyhow::Error;
+
     fn message(&mut self, bytes: &[u8]) -> Result<Option<String>> {
         match self.parser.parse(bytes) {
             Ok(msg) => {
@@ -82,7 +85,10 @@ impl<W: Write> input::Sink for &mut Checker<W> {
             // problem also goes to stderr, after stdout is flushed so the
             // two streams interleave in input order.
             let mut obj = Map::new();
-            origin.json(&mut obj);
+            obj.insert("line".into(), origin.line().into());
+            if let Some(offset) = origin.offset() {
+                obj.insert("offset".into(), offset.into());
+            }
             obj.insert("error".into(), Json::String(why.to_owned()));
             serde_json::to_writer(&mut self.out, &Json::Object(obj))
                 .map_err(io::Error::from)

@@ -16,7 +16,6 @@ mod args;
 mod bench;
 mod check;
 mod engine;
-mod input;
 mod load;
 
 pub use args::{FixArgs, FixBenchArgs};
@@ -26,6 +25,7 @@ use std::io;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use fixcore::input;
 
 /// What `perfkit fix` was asked to do, the flags resolved.
 #[derive(Debug)]
@@ -55,7 +55,10 @@ pub fn run(task: Task) -> Result<ExitCode> {
 
 /// Opens `fix check`'s or `fix-bench --input`'s input (`-` is stdin) and
 /// hands every message and problem in it to `sink`, in bounded chunks.
-fn each_input_message(path: &std::path::Path, sink: impl input::Sink) -> Result<()> {
+fn each_input_message(
+    path: &std::path::Path,
+    sink: impl input::Sink<Error = anyhow::Error>,
+) -> Result<()> {
     let name = path.display().to_string();
     if path.as_os_str() == "-" {
         input::each_message(io::stdin().lock(), &name, sink)
