@@ -227,23 +227,9 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
     log: &mut L,
     opts: Options<'_>,
 ) -> Result<(), ConnectionError> {
-    // Named in the line of a failure: the socket may no longer know it.
-    let peer = stream
-        .socket()
-        .peer_addr()
-        .map_or_else(|_| "the counterparty".to_string(), |a| a.to_string());
+    let peer = prepare_socket(stream.socket(), session, &opts)?;
     let failed =
         |e: &io::Error| format!("Connection with {peer} failed: {}", crate::socket::words(e));
-    stream.socket().set_nodelay(opts.nodelay)?;
-    stream.socket().set_nonblocking(true)?;
-    // An acceptor's connection has these from its listener already; an
-    // initiator's gets them here.
-    let cfg = session.config();
-    crate::socket::set_buffers(
-        &socket2::SockRef::from(stream.socket()),
-        cfg.send_buffer_size,
-        cfg.receive_buffer_size,
-    )?;
     let mut framer = Framer::new(opts.max_message).session_cut();
     framer.push(initial);
     // Another engine may have served the session since this one last
@@ -317,63 +303,17 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             }
             open = pump(&mut out, &mut outs, session, app, log, t)?;
         }
-        if !out.bytes.is_empty() {
-            // Stored before sent; counted once the application took it.
-            // A store writing in the background lands the round later:
-            // it waits in `held`, and this thread reads on meanwhile. A
-            // store that writes in place has landed it once the call
-            // returns, and nothing is ever held for it.
-            let ticket = begin_flush_or_wait(session, log, &opts)?;
-            if in_place {
-                out.send(&mut queue, log, t);
-            } else {
-                held.hold(ticket, t, &mut out);
-            }
-        }
-        // Checked here: with a store that writes in place nothing is
-        // ever held, and this runs on every turn of the loop.
-        if !held.rounds.is_empty() {
-            held.release(&mut queue, session, log, &opts)?;
-        }
+        land(&mut out, &mut held, &mut queue, session, log, &opts, t)?;
         log.flush();
         if let Err(e) = queue.write(stream) {
             log.event(UtcTimestamp::now(), &failed(&e));
             return end(session, log);
         }
         if !open {
-            // What the last round changed without sending (a Logout's
-            // number counted) persists too, and every held round lands.
-            flush_or_wait(session, log, &opts)?;
-            held.release(&mut queue, session, log, &opts)?;
-            // Give the last words (a Logout, a Reject) a moment to leave.
-            linger(stream, &mut queue);
-            flush_logs(session, log);
-            return Ok(());
+            return finish(stream, &mut queue, &mut held, session, log, &opts);
         }
-        let hb = session.heartbeat_interval();
-        let stall_limit = Duration::from_secs(if hb == 0 { 30 } else { hb.saturating_mul(2) });
-        if queue.len() > opts.max_send_queue {
-            log.event(
-                UtcTimestamp::now(),
-                &format!(
-                    "Disconnecting: {} bytes wait for a counterparty that is not reading (limit {})",
-                    queue.len(),
-                    opts.max_send_queue
-                ),
-            );
-            return end(session, log);
-        }
-        if let Some(since) = queue.stalled
-            && since.elapsed() >= stall_limit
-        {
-            log.event(
-                UtcTimestamp::now(),
-                &format!(
-                    "Disconnecting: the counterparty has read nothing for {} s ({} bytes waiting)",
-                    stall_limit.as_secs(),
-                    queue.len()
-                ),
-            );
+        if let Some(why) = not_reading(&queue, session, &opts) {
+            log.event(UtcTimestamp::now(), &why);
             return end(session, log);
         }
         if opts.stop.load(Ordering::Relaxed) && !stopping {
@@ -389,39 +329,14 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
             session.on_tick(t)?;
             continue;
         }
-        let (readable, _) = if want_read && stream.has_buffered_input() {
-            (true, false)
-        } else {
-            let writing = queue.len() > 0 || stream.has_pending_output();
-            // Rounds held for the store wake the thread when they land.
-            let landing = if held.rounds.is_empty() {
-                None
-            } else {
-                session.store().flush_signal()
-            };
-            wait(
-                stream.socket(),
-                want_read,
-                writing,
-                landing,
-                opts.spin,
-                TICK,
-            )?
-        };
-        if readable && want_read {
+        if readable(stream, &queue, &held, session, want_read, &opts)? && want_read {
             match stream.read(&mut buf) {
                 Ok(0) => {
                     log.event(UtcTimestamp::now(), "Connection closed by the counterparty");
                     return end(session, log);
                 }
                 Ok(n) => framer.push(&buf[..n]),
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock
-                            | io::ErrorKind::TimedOut
-                            | io::ErrorKind::Interrupted
-                    ) => {}
+                Err(e) if is_retry(&e) => {}
                 Err(e) => {
                     log.event(UtcTimestamp::now(), &failed(&e));
                     return end(session, log);
@@ -432,6 +347,148 @@ fn serve<T: Transport, S: SessionStore, A: Application, L: Log>(
         session.on_tick(t)?;
         app.on_tick(session, t)?;
     }
+}
+
+/// Stores the round answered (`out`) and queues it to be sent once it
+/// landed, and queues the held rounds that landed meanwhile.
+fn land<S: SessionStore, L: Log>(
+    out: &mut Round,
+    held: &mut Held,
+    queue: &mut SendQueue,
+    session: &mut Session<S>,
+    log: &mut L,
+    opts: &Options<'_>,
+    t: UtcTimestamp,
+) -> Result<(), ConnectionError> {
+    if !out.bytes.is_empty() {
+        // Stored before sent; counted once the application took it.
+        // A store writing in the background lands the round later:
+        // it waits in `held`, and this thread reads on meanwhile. A
+        // store that writes in place has landed it once the call
+        // returns, and nothing is ever held for it.
+        let in_place = session.store().flush_signal().is_none();
+        let ticket = begin_flush_or_wait(session, log, opts)?;
+        if in_place {
+            out.send(queue, log, t);
+        } else {
+            held.hold(ticket, t, out);
+        }
+    }
+    // Checked here: with a store that writes in place nothing is
+    // ever held, and this runs on every turn of the loop.
+    if !held.rounds.is_empty() {
+        held.release(queue, session, log, opts)?;
+    }
+    Ok(())
+}
+
+/// Sets `socket` up for [`serve`]: non-blocking, TCP_NODELAY as `opts`
+/// ask, the buffer sizes the session's settings give. Returns the peer's
+/// address for the line of a failure (the socket may no longer know it).
+fn prepare_socket<S: SessionStore>(
+    socket: &TcpStream,
+    session: &Session<S>,
+    opts: &Options<'_>,
+) -> Result<String, ConnectionError> {
+    let peer = socket
+        .peer_addr()
+        .map_or_else(|_| "the counterparty".to_string(), |a| a.to_string());
+    socket.set_nodelay(opts.nodelay)?;
+    socket.set_nonblocking(true)?;
+    // An acceptor's connection has these from its listener already; an
+    // initiator's gets them here.
+    let cfg = session.config();
+    crate::socket::set_buffers(
+        &socket2::SockRef::from(socket),
+        cfg.send_buffer_size,
+        cfg.receive_buffer_size,
+    )?;
+    Ok(peer)
+}
+
+/// The session's last round is out: what it changed without sending (a
+/// Logout's number counted) persists too, every held round lands, and
+/// the last words (a Logout, a Reject) get a moment to leave.
+fn finish<T: Transport, S: SessionStore, L: Log>(
+    stream: &mut T,
+    queue: &mut SendQueue,
+    held: &mut Held,
+    session: &mut Session<S>,
+    log: &mut L,
+    opts: &Options<'_>,
+) -> Result<(), ConnectionError> {
+    flush_or_wait(session, log, opts)?;
+    held.release(queue, session, log, opts)?;
+    linger(stream, queue);
+    flush_logs(session, log);
+    Ok(())
+}
+
+/// Why the counterparty is to be disconnected for not reading, if it is:
+/// more than `opts.max_send_queue` bytes wait for it, or it has read
+/// nothing for two heartbeat intervals (30 s without heartbeats).
+fn not_reading<S: SessionStore>(
+    queue: &SendQueue,
+    session: &Session<S>,
+    opts: &Options<'_>,
+) -> Option<String> {
+    if queue.len() > opts.max_send_queue {
+        return Some(format!(
+            "Disconnecting: {} bytes wait for a counterparty that is not reading (limit {})",
+            queue.len(),
+            opts.max_send_queue
+        ));
+    }
+    let hb = session.heartbeat_interval();
+    let stall_limit = Duration::from_secs(if hb == 0 { 30 } else { hb.saturating_mul(2) });
+    let since = queue.stalled?;
+    (since.elapsed() >= stall_limit).then(|| {
+        format!(
+            "Disconnecting: the counterparty has read nothing for {} s ({} bytes waiting)",
+            stall_limit.as_secs(),
+            queue.len()
+        )
+    })
+}
+
+/// Waits (at most a [`TICK`]) until the stream is readable, if
+/// `want_read`, or takes queued bytes, or a held round lands; whether it
+/// is readable. Input the transport already holds needs no wait.
+fn readable<T: Transport, S: SessionStore>(
+    stream: &T,
+    queue: &SendQueue,
+    held: &Held,
+    session: &Session<S>,
+    want_read: bool,
+    opts: &Options<'_>,
+) -> io::Result<bool> {
+    if want_read && stream.has_buffered_input() {
+        return Ok(true);
+    }
+    let writing = queue.len() > 0 || stream.has_pending_output();
+    // Rounds held for the store wake the thread when they land.
+    let landing = if held.rounds.is_empty() {
+        None
+    } else {
+        session.store().flush_signal()
+    };
+    let (readable, _) = wait(
+        stream.socket(),
+        want_read,
+        writing,
+        landing,
+        opts.spin,
+        TICK,
+    )?;
+    Ok(readable)
+}
+
+/// A read that found nothing this time, to be tried again.
+fn is_retry(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
 
 /// The first wait after a store said it is unavailable; each further

@@ -58,10 +58,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
     ),
     (
-        "crates/fixengine/src/connection.rs:serve",
-        "to be split by issue 67 item 6 in the following commits of this session",
-    ),
-    (
         "crates/fixsession/src/settings/parse.rs:parse",
         "to be split by issue 67 item 6 in the following commits of this session",
     ),
