@@ -5,18 +5,21 @@
 //!
 //! Precedence is `not` > `and` > `or`; `and`/`or` associate to the left.
 
+use std::borrow::Cow;
+
 use crate::lex::{Kw, Lexer, Tok, Token};
 use crate::{Error, Result};
 
-/// A literal value as written.
+/// A literal value as written; a string borrows the expression's text
+/// unless it had escapes.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Lit {
+pub(crate) enum Lit<'a> {
     Int(i64),
     Float(f64),
-    Str(String),
+    Str(Cow<'a, str>),
 }
 
-impl Lit {
+impl Lit<'_> {
     pub(crate) fn kind(&self) -> &'static str {
         match self {
             Lit::Int(_) => "an integer",
@@ -26,10 +29,10 @@ impl Lit {
     }
 }
 
-/// An attribute reference and its column.
+/// An attribute reference (its name borrowed from the text) and its column.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct AttrRef {
-    pub name: String,
+pub(crate) struct AttrRef<'a> {
+    pub name: &'a str,
     pub col: usize,
 }
 
@@ -76,38 +79,38 @@ pub enum SetOp {
 
 /// A function argument.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Arg {
-    Lit(Lit, usize),
-    Attr(AttrRef),
+pub(crate) enum Arg<'a> {
+    Lit(Lit<'a>, usize),
+    Attr(AttrRef<'a>),
 }
 
 /// A predicate as written.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum PredAst {
-    Bare(AttrRef),
-    Cmp(AttrRef, CmpOp, Lit, usize),
+pub(crate) enum PredAst<'a> {
+    Bare(AttrRef<'a>),
+    Cmp(AttrRef<'a>, CmpOp, Lit<'a>, usize),
     In {
-        attr: AttrRef,
+        attr: AttrRef<'a>,
         negated: bool,
-        items: Vec<(Lit, usize)>,
+        items: Vec<(Lit<'a>, usize)>,
     },
     ListHas {
-        value: Lit,
+        value: Lit<'a>,
         value_col: usize,
         negated: bool,
-        attr: AttrRef,
+        attr: AttrRef<'a>,
     },
     Set {
-        attr: AttrRef,
+        attr: AttrRef<'a>,
         op: SetOp,
-        items: Vec<(Lit, usize)>,
+        items: Vec<(Lit<'a>, usize)>,
     },
-    IsNull(AttrRef, bool),
-    IsEmpty(AttrRef, bool),
+    IsNull(AttrRef<'a>, bool),
+    IsEmpty(AttrRef<'a>, bool),
     Call {
-        name: String,
+        name: &'a str,
         col: usize,
-        args: Vec<Arg>,
+        args: Vec<Arg<'a>>,
         close_col: usize,
     },
 }
@@ -214,7 +217,7 @@ pub(crate) const FUNCTIONS: &[&str] = &[
 /// syntax error, as when the whole text was tokenized first.
 pub(crate) fn parse(
     src: &str,
-    leaf: &mut dyn FnMut(PredAst) -> Ref,
+    leaf: &mut dyn FnMut(PredAst<'_>) -> Ref,
 ) -> Result<(Vec<[Ref; 2]>, Ref)> {
     // A text that parses was lexed whole, so it has no lexical error: the
     // pass looking for one runs only when parsing fails (run on every
@@ -222,7 +225,10 @@ pub(crate) fn parse(
     parse_text(src, leaf).map_err(|e| Lexer::check(src).err().unwrap_or(e))
 }
 
-fn parse_text(src: &str, leaf: &mut dyn FnMut(PredAst) -> Ref) -> Result<(Vec<[Ref; 2]>, Ref)> {
+fn parse_text<'a>(
+    src: &'a str,
+    leaf: &mut dyn FnMut(PredAst<'a>) -> Ref,
+) -> Result<(Vec<[Ref; 2]>, Ref)> {
     let mut lex = Lexer::new(src, true);
     let cur = lex.next_token()?;
     let mut p = Parser {
@@ -232,6 +238,7 @@ fn parse_text(src: &str, leaf: &mut dyn FnMut(PredAst) -> Ref) -> Result<(Vec<[R
         parens: 0,
         leaf,
         nodes: Vec::new(),
+        chain: Chain::default(),
     };
     let (root, _) = p.or()?;
     if p.peek().tok != Tok::Eof {
@@ -245,9 +252,11 @@ fn parse_text(src: &str, leaf: &mut dyn FnMut(PredAst) -> Ref) -> Result<(Vec<[R
 /// The deepest expression tree accepted.
 pub(crate) const MAX_DEPTH: usize = 128;
 
-/// The operands of one `and`/`or` chain as read, with their depths: 5
+/// The operands of the `and`/`or` chains being read, with their depths: 5
 /// bytes an operand (a `(Ref, usize)` pair took 16, the largest buffer
-/// while parsing one long chain).
+/// while parsing one long chain). One stack for the whole parse, each
+/// chain on top of the chains it is nested in: a chain of its own per
+/// `and`/`or` level was two allocations per parenthesis.
 #[derive(Default)]
 struct Chain {
     refs: Vec<Ref>,
@@ -263,30 +272,56 @@ impl Chain {
     }
 }
 
+/// A new `and`/`or`/`not` node in `nodes`.
+fn node(nodes: &mut Vec<[Ref; 2]>, kind: u32, a: Ref, b: Ref) -> Ref {
+    nodes.push([a, b]);
+    Ref::new(kind, nodes.len() - 1)
+}
+
+/// `items[from..to]` joined by `kind` nodes as a balanced tree, and its
+/// depth.
+fn balance_range(
+    items: &Chain,
+    nodes: &mut Vec<[Ref; 2]>,
+    from: usize,
+    to: usize,
+    kind: u32,
+) -> (Ref, usize) {
+    if to - from == 1 {
+        return (items.refs[from], usize::from(items.depths[from]));
+    }
+    let mid = from + (to - from) / 2;
+    let (l, dl) = balance_range(items, nodes, from, mid, kind);
+    let (r, dr) = balance_range(items, nodes, mid, to, kind);
+    (node(nodes, kind, l, r), dl.max(dr) + 1)
+}
+
 struct Parser<'a, 'l> {
     lex: Lexer<'a>,
     /// The current token and, once looked at, the one after it.
-    cur: Token,
-    ahead: Option<Token>,
+    cur: Token<'a>,
+    ahead: Option<Token<'a>>,
     parens: usize,
-    leaf: &'l mut dyn FnMut(PredAst) -> Ref,
+    leaf: &'l mut dyn FnMut(PredAst<'a>) -> Ref,
     nodes: Vec<[Ref; 2]>,
+    /// The operands of the chains being read.
+    chain: Chain,
 }
 
-impl Parser<'_, '_> {
-    fn peek(&self) -> &Token {
+impl<'a> Parser<'a, '_> {
+    fn peek(&self) -> &Token<'a> {
         &self.cur
     }
 
     /// The token after the current one.
-    fn peek_next(&mut self) -> Result<&Tok> {
+    fn peek_next(&mut self) -> Result<&Tok<'a>> {
         if self.ahead.is_none() {
             self.ahead = Some(self.lex.next_token()?);
         }
         Ok(&self.ahead.as_ref().expect("just filled").tok)
     }
 
-    fn bump(&mut self) -> Result<Token> {
+    fn bump(&mut self) -> Result<Token<'a>> {
         let next = match self.ahead.take() {
             Some(t) => t,
             None => self.lex.next_token()?,
@@ -296,29 +331,23 @@ impl Parser<'_, '_> {
 
     /// A new `and`/`or`/`not` node.
     fn node(&mut self, kind: u32, a: Ref, b: Ref) -> Ref {
-        self.nodes.push([a, b]);
-        Ref::new(kind, self.nodes.len() - 1)
+        node(&mut self.nodes, kind, a, b)
     }
 
-    /// Joins a chain `a op b op c ...` as a balanced tree: `and`/`or` are
-    /// associative, the operands keep their left-to-right order, and a long
-    /// flat chain stays shallow (so it is not refused by the depth limit).
-    fn balance(&mut self, items: &Chain, kind: u32) -> (Ref, usize) {
+    /// Joins the chain `a op b op c ...` whose operands are on the chain
+    /// stack from `base` as a balanced tree, and takes them off the stack:
+    /// `and`/`or` are associative, the operands keep their left-to-right
+    /// order, and a long flat chain stays shallow (so it is not refused by
+    /// the depth limit).
+    fn balance(&mut self, base: usize, kind: u32) -> (Ref, usize) {
+        let end = self.chain.refs.len();
         // A chain of n operands makes n - 1 nodes: reserved at once
         // (amortized), a long chain does not double the node array.
-        self.nodes.reserve(items.refs.len() - 1);
-        self.balance_range(items, 0, items.refs.len(), kind)
-    }
-
-    /// [`Parser::balance`] of `items[from..to]`.
-    fn balance_range(&mut self, items: &Chain, from: usize, to: usize, kind: u32) -> (Ref, usize) {
-        if to - from == 1 {
-            return (items.refs[from], usize::from(items.depths[from]));
-        }
-        let mid = from + (to - from) / 2;
-        let (l, dl) = self.balance_range(items, from, mid, kind);
-        let (r, dr) = self.balance_range(items, mid, to, kind);
-        (self.node(kind, l, r), dl.max(dr) + 1)
+        self.nodes.reserve(end - base - 1);
+        let joined = balance_range(&self.chain, &mut self.nodes, base, end, kind);
+        self.chain.refs.truncate(base);
+        self.chain.depths.truncate(base);
+        joined
     }
 
     fn is_kw(&self, kw: Kw) -> bool {
@@ -334,7 +363,7 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn expect(&mut self, tok: Tok, expected: &str) -> Result<Token> {
+    fn expect(&mut self, tok: Tok<'_>, expected: &str) -> Result<Token<'a>> {
         if self.peek().tok == tok {
             self.bump()
         } else {
@@ -367,26 +396,38 @@ impl Parser<'_, '_> {
     }
 
     fn or(&mut self) -> Result<(Ref, usize)> {
-        let mut items = Chain::default();
-        items.push(self.and()?);
+        let first = self.and()?;
+        // A single operand is no chain: most `or`s are the one around an
+        // `and` (or around a parenthesis's content).
+        if !(self.is_kw(Kw::Or) || self.peek().tok == Tok::OrOr) {
+            return Ok(first);
+        }
+        let base = self.chain.refs.len();
+        self.chain.push(first);
         while self.is_kw(Kw::Or) || self.peek().tok == Tok::OrOr {
             self.bump()?;
-            items.push(self.and()?);
+            let next = self.and()?;
+            self.chain.push(next);
         }
         let col = self.peek().col;
-        let (e, d) = self.balance(&items, Ref::OR);
+        let (e, d) = self.balance(base, Ref::OR);
         Ok((e, self.deep(d, col)?))
     }
 
     fn and(&mut self) -> Result<(Ref, usize)> {
-        let mut items = Chain::default();
-        items.push(self.unary()?);
+        let first = self.unary()?;
+        if !(self.is_kw(Kw::And) || self.peek().tok == Tok::AndAnd) {
+            return Ok(first);
+        }
+        let base = self.chain.refs.len();
+        self.chain.push(first);
         while self.is_kw(Kw::And) || self.peek().tok == Tok::AndAnd {
             self.bump()?;
-            items.push(self.unary()?);
+            let next = self.unary()?;
+            self.chain.push(next);
         }
         let col = self.peek().col;
-        let (e, d) = self.balance(&items, Ref::AND);
+        let (e, d) = self.balance(base, Ref::AND);
         Ok((e, self.deep(d, col)?))
     }
 
@@ -412,7 +453,7 @@ impl Parser<'_, '_> {
     fn primary(&mut self) -> Result<(Ref, usize)> {
         let col = self.peek().col;
         let call = match &self.cur.tok {
-            Tok::Ident(s) if FUNCTIONS.contains(&s.as_str()) => *self.peek_next()? == Tok::LParen,
+            Tok::Ident(s) if FUNCTIONS.contains(s) => *self.peek_next()? == Tok::LParen,
             _ => false,
         };
         let pred = match &self.cur.tok {
@@ -445,7 +486,7 @@ impl Parser<'_, '_> {
         Ok(((self.leaf)(pred), 1))
     }
 
-    fn attr(&mut self) -> Result<AttrRef> {
+    fn attr(&mut self) -> Result<AttrRef<'a>> {
         let col = self.peek().col;
         if !matches!(self.cur.tok, Tok::Ident(_)) {
             return Err(self.unexpected("an attribute name"));
@@ -456,7 +497,7 @@ impl Parser<'_, '_> {
         Ok(AttrRef { name, col })
     }
 
-    fn literal(&mut self) -> Result<(Lit, usize)> {
+    fn literal(&mut self) -> Result<(Lit<'a>, usize)> {
         if !matches!(self.cur.tok, Tok::Int(_) | Tok::Float(_) | Tok::Str(_)) {
             return Err(self.unexpected("a literal (integer, float or string)"));
         }
@@ -470,7 +511,7 @@ impl Parser<'_, '_> {
         Ok((lit, t.col))
     }
 
-    fn literal_list(&mut self) -> Result<Vec<(Lit, usize)>> {
+    fn literal_list(&mut self) -> Result<Vec<(Lit<'a>, usize)>> {
         self.expect(Tok::LParen, "`(` starting a list of values")?;
         let mut items = vec![self.literal()?];
         loop {
@@ -500,7 +541,7 @@ impl Parser<'_, '_> {
         })
     }
 
-    fn attr_predicate(&mut self) -> Result<PredAst> {
+    fn attr_predicate(&mut self) -> Result<PredAst<'a>> {
         let attr = self.attr()?;
         if let Some(op) = self.cmp_op() {
             self.bump()?;
@@ -563,7 +604,7 @@ impl Parser<'_, '_> {
         Ok(PredAst::Bare(attr))
     }
 
-    fn literal_predicate(&mut self) -> Result<PredAst> {
+    fn literal_predicate(&mut self) -> Result<PredAst<'a>> {
         let (value, value_col) = self.literal()?;
         if let Some(op) = self.cmp_op() {
             self.bump()?;
@@ -593,7 +634,7 @@ impl Parser<'_, '_> {
         })
     }
 
-    fn call(&mut self) -> Result<PredAst> {
+    fn call(&mut self) -> Result<PredAst<'a>> {
         let t = self.bump()?;
         let Tok::Ident(name) = t.tok else {
             unreachable!("call() is entered on an identifier")

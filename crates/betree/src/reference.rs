@@ -161,6 +161,15 @@ impl TermReader<'_> {
         // The opening quote is consumed by the caller.
         let mut out = Vec::new();
         loop {
+            // The run up to the next byte that needs a look is copied at
+            // once: a push per byte was most of reading an expression file.
+            let rest = &self.s[self.i..];
+            let run = rest
+                .iter()
+                .position(|&c| c == q || c == b'\\' || c == b'\n')
+                .unwrap_or(rest.len());
+            out.extend_from_slice(&rest[..run]);
+            self.i += run;
             match self.peek() {
                 None => return Err(self.err(format!("unterminated `{}`", q as char))),
                 Some(c) if c == q => {

@@ -89,7 +89,7 @@ impl Checker<'_> {
             .id(&a.name)
             .ok_or_else(|| Error::UnknownAttribute {
                 col: a.col,
-                name: a.name.clone(),
+                name: a.name.to_string(),
             })?;
         Ok((id, self.schema.domain(id).ty))
     }

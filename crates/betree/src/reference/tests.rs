@@ -97,6 +97,29 @@ fn writer_quotes_atoms_and_spells_floats_as_erlang_does() {
     assert_eq!(read_expr_file(&text).unwrap().domains, domains);
 }
 
+/// Quoted text is copied run by run between the bytes that need a look:
+/// every escape, a line break inside the quotes (which later lines'
+/// numbers count), non-ASCII text and a quote of the other kind come
+/// through as written.
+#[test]
+fn quoted_text_keeps_escapes_line_breaks_and_other_quotes() {
+    let text = "[{a,bool,allow_undefined}].\n<<\"a \\\"x\\\" é\\\\\\n\n'q'\\t\">>.\n<<\"not a\">>.\n<<\"a\nb\">> x.";
+    let terms = read_terms(text, "expression file");
+    let err = terms.unwrap_err().to_string();
+    // The last binary starts on line 5 (after a line break inside the
+    // first binary) and, with one of its own, ends on line 6 before `x`.
+    assert_eq!(
+        err,
+        "expression file line 6, column 6: expected `.` ending the term, found `x`"
+    );
+    let ok = &text[..text.rfind("\n<<\"a\nb").unwrap()];
+    let terms = read_terms(ok, "expression file").unwrap();
+    let lines: Vec<usize> = terms.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [1, 2, 4]);
+    assert_eq!(terms[1].1, Term::Binary("a \"x\" é\\\n\n'q'\t".into()));
+    assert_eq!(terms[2].1, Term::Binary("not a".into()));
+}
+
 #[test]
 fn format_errors_name_line_and_column() {
     let e = |t: &str| read_expr_file(t).unwrap_err().to_string();

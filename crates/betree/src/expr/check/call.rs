@@ -13,7 +13,7 @@ use crate::parse::{Arg, Lit};
 struct Call<'a> {
     name: &'a str,
     col: usize,
-    args: &'a [Arg],
+    args: &'a [Arg<'a>],
 }
 
 impl Call<'_> {
@@ -73,7 +73,7 @@ impl Call<'_> {
     fn string(&self, a: &Arg, what: &str) -> Result<String> {
         let name = self.name;
         match a {
-            Arg::Lit(Lit::Str(s), _) => Ok(s.clone()),
+            Arg::Lit(Lit::Str(s), _) => Ok(s.to_string()),
             Arg::Lit(l, c) => Err(terr(
                 *c,
                 format!("`{name}` expects a string {what}, found {}", l.kind()),
