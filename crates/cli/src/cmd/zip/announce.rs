@@ -179,7 +179,13 @@ impl Announcer {
             self.debug_line(false);
             self.aes |= w.aes.is_some();
             self.zstd |= w.method == 93;
-            if let (Some(Some(verb)), false) = (self.labels.get(self.next), self.quiet) {
+            let label = self.labels.get(self.next).copied().flatten();
+            if label.is_some() && self.quiet {
+                // Not shown, but counted for the log's total.
+                self.done.0 += 1;
+                self.done.1 += w.size;
+            }
+            if let (Some(verb), false) = (label, self.quiet) {
                 let line = if self.verbose {
                     let compressed = w.compressed_size - w.aes.map_or(0, |a| a.overhead());
                     self.totals.0 += w.size;

@@ -78,10 +78,14 @@ impl Progress {
                 } else {
                     " extracting"
                 };
-                writeln!(self.out, "{verb}: {:<22}  ", shown(rel))
+                writeln!(self.out, "{verb}: {}  ", pad(&shown(rel), 22))
             }
             Placed::LinkDeferred(rel, target) => {
-                writeln!(self.out, "    linking: {:<22}  -> {target} ", shown(rel))
+                writeln!(
+                    self.out,
+                    "    linking: {}  -> {target} ",
+                    pad(&shown(rel), 22)
+                )
             }
             Placed::LinkInTheWay(rel) => {
                 writeln!(self.out, "{} exists and is a symbolic link.", shown(rel))
@@ -91,10 +95,17 @@ impl Progress {
                     self.finishing = true;
                     writeln!(self.out, "finishing deferred symbolic links:")?;
                 }
-                writeln!(self.out, "  {:<22} -> {target}", shown(rel))
+                writeln!(self.out, "  {} -> {target}", pad(&shown(rel), 22))
             }
         }
     }
+}
+
+/// `name` with spaces after it up to `width` bytes, as C's `%-22s` pads
+/// Info-ZIP's columns: bytes, not characters, so a name in UTF-8 gets
+/// fewer spaces than its characters would.
+pub(super) fn pad(name: &str, width: usize) -> String {
+    format!("{name}{}", " ".repeat(width.saturating_sub(name.len())))
 }
 
 /// Info-ZIP unzip's question about a file in the way, asked on stderr

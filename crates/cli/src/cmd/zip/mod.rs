@@ -344,6 +344,15 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     } else if opts.mode == Mode::Delete {
         sd("Scanning files");
         scanned(0);
+        // Info-ZIP prints what it deletes as it goes through the old
+        // archive, so after these.
+        for what in [
+            "Open zip file and create temp file",
+            "Creating new zip file",
+            "Going through old zip file",
+        ] {
+            sd(what);
+        }
         let Some(kept) = delete(update.as_ref().expect("checked above"), &opts)? else {
             return Ok(ExitCode::SUCCESS);
         };
@@ -497,10 +506,12 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         .verbose(opts.verbose)
         .display(opts.display, total)
         .debug(opts.show_debug);
-    sd("Open zip file and create temp file");
-    sd("Creating new zip file");
-    if update.is_some() {
-        sd("Going through old zip file");
+    if opts.mode != Mode::Delete {
+        sd("Open zip file and create temp file");
+        sd("Creating new zip file");
+        if update.is_some() {
+            sd("Going through old zip file");
+        }
     }
     let popts = ParallelOptions::new(opts.jobs);
     if let Some(url) = object_url {
@@ -870,7 +881,8 @@ fn test_with_command(cmd: &str, file: &mut fs::File, shown: &str) -> Result<bool
     }
     println!("test of {shown} FAILED");
     let error = "zip error: Zip file invalid, could not spawn unzip, or wrong unzip (original files unmodified)";
-    println!("\n{error}");
+    // Info-ZIP ends this one with a blank line.
+    println!("\n{error}\n");
     log::failed(error);
     Ok(false)
 }

@@ -746,7 +746,11 @@ impl Passing {
             } else {
                 " extracting"
             };
-            writeln!(out, "{verb}: {:<22}  ", perfkit::printable::name(&e.name))?;
+            writeln!(
+                out,
+                "{verb}: {}  ",
+                super::extracting::pad(&perfkit::printable::name(&e.name), 22)
+            )?;
         }
         if (options.pipe || options.to_screen) && e.kind() == EntryKind::File {
             out.write_all(b)?;
@@ -758,8 +762,8 @@ impl Passing {
         if options.test && options.quiet == 0 && b.is_empty() {
             writeln!(
                 out,
-                "    testing: {:<22}   OK",
-                perfkit::printable::name(&e.name)
+                "    testing: {}   OK",
+                super::extracting::pad(&perfkit::printable::name(&e.name), 22)
             )?;
         }
         Ok(())
