@@ -57,6 +57,8 @@
 //!   small accumulator bytecode.
 //! * [`reference`](mod@reference): the erl-be-tree benchmark files and a
 //!   seeded generator (the `perfkit-bench` crate times that benchmark).
+//! * [`stream`]: an expression file into an index, events streamed from an
+//!   event file and their matching ids streamed out as lines.
 //!
 //! ```
 //! use betree::{AttrType, Domain, Event, EventBuilder, Index, Schema};
@@ -104,6 +106,7 @@ mod prefetch;
 mod program;
 pub mod reference;
 mod selection;
+pub mod stream;
 mod strings;
 pub mod workload;
 

@@ -1,8 +1,8 @@
 //! `perfkit betree bench`: the reference benchmark measured by
 //! `perfkit_bench::betree` and rendered into the report.
 
-use super::search::{StreamBuffers, search_stream};
 use super::*;
+use betree::stream::{StreamBuffers, search_stream};
 use perfkit_bench::betree::report;
 
 /// Builds the report of the reference benchmark, with the CPU throughput
@@ -40,8 +40,15 @@ fn command_throughput(
     // a round measures a stream, not the buffers' first growth.
     let mut bufs = StreamBuffers::default();
     let mut command = || -> Result<u64> {
-        let mut reader = EventReader::open(input, index.schema())?;
-        search_stream(index, &mut reader, Mode::Std, 0, &mut bufs, &mut io::sink())
+        let mut reader = open_events(input, index.schema())?;
+        Ok(search_stream(
+            index,
+            &mut reader,
+            Mode::Std,
+            0,
+            &mut bufs,
+            &mut io::sink(),
+        )?)
     };
     let command: Option<measure::CommandPath<'_, anyhow::Error>> =
         (input.events != Path::new("-")).then_some(&mut command);

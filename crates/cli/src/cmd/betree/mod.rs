@@ -5,12 +5,12 @@ use std::fs;
 use std::io::{self, BufRead, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use betree::reference::{self, Term};
+use betree::stream::{self, EventReader, ExprFile, StreamError};
 use betree::workload::{Adtech, Shape};
-use betree::{BatchPath, Event, Index, Schema, Scratch, SearchStep};
+use betree::{Event, Index, Schema};
 use landing::write_atomically;
 use perfkit_bench::betree::{self as measure, Options};
 use perfkit_report::{Report, ReportOptions};
@@ -105,28 +105,9 @@ pub struct VsAtree {
     pub report: ReportOptions,
 }
 
-/// How `search` searches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// `search_batch`: each chunk of 512 events bit-parallel or event by
-    /// event, whichever its events' selections favour.
-    Std,
-    /// `search_iter` + `search_all`.
-    All,
-    /// `search_iter` + `search_next` with a budget.
-    Next,
-    /// `search_batch_by` with every chunk bit-parallel.
-    Batch,
-}
-
-/// The format of an event file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventsFormat {
-    /// Erlang lists of 0/1 (or false/true), one per event.
-    Ref,
-    /// One JSON object per line.
-    Json,
-}
+pub use betree::stream::{EventsFormat, Mode};
+/// Events searched together (`perfkit bench` runs the search workloads so).
+pub(crate) use betree::stream::SEARCH_BATCH;
 
 /// The files a search or benchmark reads.
 #[derive(Debug)]
@@ -185,8 +166,12 @@ pub fn run(task: Task) -> Result<ExitCode> {
             stream_output(&g.output, |out| match (&adtech, g.what) {
                 (Some(a), Generated::Exprs) => a.write_exprs(out, count, g.seed),
                 (Some(a), Generated::Events) => a.write_events(out, count, g.seed),
-                (None, Generated::Exprs) => write_boolean_exprs(out, g.params, g.count, g.seed),
-                (None, Generated::Events) => write_boolean_events(out, g.params, g.count, g.seed),
+                (None, Generated::Exprs) => {
+                    stream::write_boolean_exprs(out, g.params, g.count, g.seed)
+                }
+                (None, Generated::Events) => {
+                    stream::write_boolean_events(out, g.params, g.count, g.seed)
+                }
             })?;
             Ok(ExitCode::SUCCESS)
         }
@@ -245,48 +230,6 @@ fn stream_output(
     }
 }
 
-/// Writes the boolean profile's expression file one expression at a time
-/// (the same bytes as [`reference::write_expr_file`] over
-/// [`reference::random_expressions`]), so `--count` bounds time, not memory.
-fn write_boolean_exprs(
-    out: &mut dyn Write,
-    params: usize,
-    count: u64,
-    seed: u64,
-) -> io::Result<()> {
-    let header = reference::write_expr_file(&reference::params_domains(params), &[]);
-    out.write_all(header.as_bytes())?;
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut line = String::new();
-    for _ in 0..count {
-        line.clear();
-        reference::push_expr_term(&mut line, &reference::random_expression(&mut rng, params));
-        out.write_all(line.as_bytes())?;
-    }
-    Ok(())
-}
-
-/// Writes the boolean profile's event file one event at a time (the same
-/// bytes as [`reference::write_event_file`] over [`reference::random_events`]).
-fn write_boolean_events(
-    out: &mut dyn Write,
-    params: usize,
-    count: u64,
-    seed: u64,
-) -> io::Result<()> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let mut values = Vec::with_capacity(params);
-    let mut line = String::new();
-    for _ in 0..count {
-        values.clear();
-        values.extend((0..params).map(|_| rng.bool()));
-        line.clear();
-        reference::write_event(&mut line, &values);
-        out.write_all(line.as_bytes())?;
-    }
-    Ok(())
-}
-
 /// Keeps glibc's mmap threshold at its default (128 KiB) for the rest of
 /// the process. glibc raises the threshold to the size of each mmapped
 /// block freed, so once the expression file's text (one block the size
@@ -317,172 +260,38 @@ fn load_index(input: &Input) -> Result<(Index, Duration)> {
     fix_mmap_threshold();
     let text = read_input(&input.exprs)?;
     let exprs_path = input.exprs.display().to_string();
-    let mut terms = reference::read_terms(&text, "expression file")
-        .with_context(|| format!("reading {exprs_path}"))?;
-    // The terms own their text: the file's copy goes before the index is
-    // built (one large expression would otherwise be held twice).
-    drop(text);
-    let mut domains = match terms.first() {
-        Some((line, t @ Term::List(_))) => {
-            let d = reference::domains_from_term(t, *line)
-                .with_context(|| format!("reading {exprs_path}"))?;
-            terms.remove(0);
-            Some(d)
-        }
-        _ => None,
-    };
+    let mut file = ExprFile::parse(text, &exprs_path)?;
     if let Some(path) = &input.domains {
         let t = read_input(path)?;
-        domains = Some(if looks_like_json(&t) {
-            betree::domain::domains_from_json(&t)
-                .with_context(|| format!("reading {}", path.display()))?
-        } else {
-            let terms = reference::read_terms(&t, "domain file")
-                .with_context(|| format!("reading {}", path.display()))?;
-            let (line, first) = terms
-                .first()
-                .with_context(|| format!("{}: no domain list", path.display()))?;
-            reference::domains_from_term(first, *line)
-                .with_context(|| format!("reading {}", path.display()))?
-        });
+        file.set_domains(&t, &path.display().to_string())?;
     }
-    let Some(domains) = domains else {
-        bail!("{exprs_path}: the first term must be the domain list (or give --domains)");
-    };
-    let schema = Schema::from_domains(domains).with_context(|| format!("reading {exprs_path}"))?;
-    let t = Instant::now();
-    let mut index = Index::new(schema.clone());
-    let mut bulk = index.bulk();
-    // Each text is handed over and dropped once parsed, before its
-    // expression is compiled.
-    for (n, (line, term)) in terms.into_iter().enumerate() {
-        let (Term::Binary(e) | Term::Str(e)) = term else {
-            bail!("{exprs_path} line {line}: expected <<\"expression\">>");
-        };
-        bulk.insert_owned(n as u64 + 1, e)
-            .with_context(|| format!("{exprs_path} line {line} (expression {})", n + 1))?;
+    match file.build() {
+        Err(StreamError::NoDomains { name }) => {
+            bail!("{name}: the first term must be the domain list (or give --domains)")
+        }
+        built => Ok(built?),
     }
-    drop(bulk);
-    let build = t.elapsed();
-    Ok((index, build))
 }
 
 /// Loads the expressions into an index (timing the build) and every event,
 /// for the benchmark, which replays them.
 fn load(input: &Input) -> Result<(Index, Vec<Event>, Duration)> {
     let (index, build) = load_index(input)?;
-    let mut events = Vec::new();
-    let mut stream = EventReader::open(input, index.schema())?;
-    while let Some(ev) = stream.next_event()? {
-        events.push(ev);
-    }
+    let events = stream::read_all(&mut open_events(input, index.schema())?)?;
     Ok((index, events, build))
 }
 
-/// Events read one at a time from the event file (or stdin), so a search
-/// holds one batch of them, never the file.
-struct EventReader<'a> {
-    schema: &'a Schema,
-    /// The event file's name, for errors.
-    path: String,
-    source: EventSource,
-    /// Events read so far (their 1-based number in errors).
-    read: usize,
+/// The event file (`-`: stdin), its events read one at a time.
+fn open_events<'a>(input: &Input, schema: &'a Schema) -> Result<EventReader<'a>> {
+    let path = input.events.display().to_string();
+    let reader: Box<dyn BufRead> = if input.events == Path::new("-") {
+        Box::new(io::stdin().lock())
+    } else {
+        let f = fs::File::open(&input.events).with_context(|| format!("reading {path}"))?;
+        Box::new(io::BufReader::with_capacity(1 << 16, f))
+    };
+    Ok(EventReader::new(reader, path, input.events_format, schema))
 }
-
-enum EventSource {
-    Ref {
-        stream: reference::EventStream<Box<dyn BufRead>>,
-        /// The values of the event being read, reused event after event.
-        values: Vec<bool>,
-    },
-    Json {
-        reader: Box<dyn BufRead>,
-        line: usize,
-        text: String,
-    },
-}
-
-impl<'a> EventReader<'a> {
-    fn open(input: &Input, schema: &'a Schema) -> Result<Self> {
-        let path = input.events.display().to_string();
-        let reader: Box<dyn BufRead> = if input.events == Path::new("-") {
-            Box::new(io::stdin().lock())
-        } else {
-            let f = fs::File::open(&input.events).with_context(|| format!("reading {path}"))?;
-            Box::new(io::BufReader::with_capacity(1 << 16, f))
-        };
-        let source = match input.events_format {
-            EventsFormat::Ref => EventSource::Ref {
-                stream: reference::EventStream::new(reader),
-                values: Vec::new(),
-            },
-            EventsFormat::Json => EventSource::Json {
-                reader,
-                line: 0,
-                text: String::new(),
-            },
-        };
-        Ok(EventReader {
-            schema,
-            path,
-            source,
-            read: 0,
-        })
-    }
-
-    fn next_event(&mut self) -> Result<Option<Event>> {
-        let mut ev = Event::empty(self.schema);
-        Ok(self.next_event_into(&mut ev)?.then_some(ev))
-    }
-
-    /// Reads the next event into `ev`, reusing its buffers (and the
-    /// reader's), and says whether there was one: a search streams
-    /// thousands of events through one batch of them.
-    fn next_event_into(&mut self, ev: &mut Event) -> Result<bool> {
-        let path = &self.path;
-        match &mut self.source {
-            EventSource::Ref { stream, values } => {
-                if stream
-                    .next_event_into(values)
-                    .with_context(|| format!("reading {path}"))?
-                    .is_none()
-                {
-                    return Ok(false);
-                }
-                ev.set_bools(self.schema, values)
-                    .with_context(|| format!("{path}: event {}", self.read + 1))?;
-            }
-            EventSource::Json { reader, line, text } => loop {
-                text.clear();
-                let n = reader
-                    .read_line(text)
-                    .with_context(|| format!("reading {path} line {}", *line + 1))?;
-                if n == 0 {
-                    return Ok(false);
-                }
-                *line += 1;
-                if !text.trim().is_empty() {
-                    ev.set_json(self.schema, text.trim_end_matches(['\n', '\r']))
-                        .with_context(|| format!("{path} line {line}"))?;
-                    break;
-                }
-            },
-        }
-        self.read += 1;
-        Ok(true)
-    }
-}
-
-/// Events searched together: one lane group of the batch path (512), so
-/// its lanes are full. A batch's output lines are held until its last
-/// expression is searched (7.5 MB of text on the dense profile, 2,534 ids
-/// an event), so a larger batch holds more for no fuller lanes. When the
-/// lines were formatted after the search, from lists of ids, the command
-/// ran at 0.748-0.749x the library's search_batch against 0.710-0.738x
-/// with 1,024 (dense profile, `betree bench` CPU rows, two interleaved
-/// runs); adtech did not change (0.91-0.96x either way).
-pub(crate) const SEARCH_BATCH: usize = 512;
 
 /// Compares two search outputs line by line, reading both as it goes
 /// (memory holds one line of each, whatever the files' length), and stops
@@ -577,38 +386,5 @@ impl DiffSide {
             }
         }
         Ok(Some(&self.line))
-    }
-}
-
-/// Whether a domain file is JSON rather than an Erlang term list. Both
-/// open with `[{`; a JSON object's first key is a string, an Erlang tuple's
-/// first element an atom. (Looking at the end instead failed on Erlang files
-/// that close with a `%` comment.)
-fn looks_like_json(text: &str) -> bool {
-    let mut rest = text.trim_start().strip_prefix('[').map(str::trim_start);
-    if let Some(r) = rest {
-        if r.starts_with(']') {
-            // `[]` parses either way; JSON reads it the same.
-            return true;
-        }
-        rest = r.strip_prefix('{').map(str::trim_start);
-    }
-    rest.is_some_and(|r| r.starts_with('"') || r.starts_with('}'))
-}
-
-#[cfg(test)]
-mod domain_format_tests {
-    use super::looks_like_json;
-
-    #[test]
-    fn json_and_erlang_domain_files_are_told_apart() {
-        assert!(looks_like_json(r#" [ {"name": "a", "type": "bool"} ]"#));
-        assert!(looks_like_json("[]"));
-        assert!(looks_like_json("[{}]"));
-        assert!(!looks_like_json("[{par1,bool,disallow_undefined}].\n"));
-        assert!(!looks_like_json(
-            "[{par1,bool,disallow_undefined}]. % trailing comment\n"
-        ));
-        assert!(!looks_like_json("% header\n[{age,int,allow_undefined}]."));
     }
 }
