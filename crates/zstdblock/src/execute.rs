@@ -76,6 +76,26 @@ impl Output {
         Ok(())
     }
 
+    /// Hands every byte held but the last `keep` on without copying them:
+    /// returns the buffer they are in (its first `n` bytes, with `n` the
+    /// second value), and carries on in `fresh`, into which only the kept
+    /// bytes are copied. `fresh` may hold anything (a buffer handed off
+    /// before, come back): bytes past the output's end are never read. A
+    /// pipeline's executor hands its output to other threads this way, so
+    /// each byte is copied at most once per `keep` bytes handed on.
+    pub fn hand_off(&mut self, keep: usize, mut fresh: Vec<u8>) -> (Vec<u8>, usize) {
+        let keep = keep.min(self.filled);
+        let old = self.filled - keep;
+        if fresh.len() < self.buf.len() {
+            fresh.resize(self.buf.len(), 0);
+        }
+        fresh[..keep].copy_from_slice(&self.buf[old..self.filled]);
+        let out = std::mem::replace(&mut self.buf, fresh);
+        self.filled = keep;
+        self.drained += old as u64;
+        (out, old)
+    }
+
     /// The bytes produced, as a vector.
     pub fn into_vec(mut self) -> Vec<u8> {
         self.buf.truncate(self.filled);

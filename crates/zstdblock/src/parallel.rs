@@ -10,7 +10,10 @@
 //! 3. the **executor** takes the ranges back in order, resolves repeat
 //!    offsets and executes them through the window (while the next range
 //!    is not back it decodes one no worker has started, so it never sleeps
-//!    while work waits), and hands its output on in 1 MiB chunks;
+//!    while work waits), and hands its output on a buffer at a time,
+//!    without copying it: of two buffers, it executes into one while the
+//!    other is hashed and written, and copies only the window across
+//!    ([`Output::hand_off`]);
 //! 4. the **hasher** computes each frame's XXH64 beside
 //! 5. the **writer**, which runs on the caller's thread (so the writer
 //!    need not be `Send`) and waits at each checksummed frame's end for
@@ -24,14 +27,11 @@
 //!
 //! **Memory** is the window and the blocks in flight, independent of the
 //! input's size (the input itself is the caller's slice): the executor's
-//! output, at most twice the window (or the window + 1 MiB) + 128 KiB;
-//! at most [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and
-//! executor, each [`RANGE_BLOCKS`] blocks of at most 128 KiB of literals
-//! and 128 Ki/3 sequences of 12 bytes (typically a tenth of that); and at
-//! most 2 × 4 + 3 chunks of 1 MiB queued for or held by the hasher and
-//! the writer. Measured with `examples/pipeline.rs --rss` on `zstd -19`
-//! tars (8 MiB window): 38 MiB of peak RSS for 64 MiB of output, 39 MiB
-//! for 128 MiB, against 22 MiB on one thread ([`crate::decode_to`]).
+//! two output buffers, each at most twice the window (or the window + 1
+//! MiB) + 128 KiB; and at most [`IN_FLIGHT_PER_WORKER`] × workers ranges
+//! between walker and executor, each [`RANGE_BLOCKS`] blocks of at most
+//! 128 KiB of literals and 128 Ki/3 sequences of 12 bytes (typically a
+//! tenth of that). `examples/pipeline.rs --rss` measures it.
 //!
 //! **Errors** are the one-thread path's, naming frame and byte offset, and
 //! come in input order: a worker's error waits until every block before
@@ -77,11 +77,9 @@ pub const MIN_PARALLEL_INPUT: usize = 512 << 10;
 /// window (or the window again, if larger), so the window's bytes are
 /// moved at most once per this much output.
 const MIN_DRAIN: usize = 1 << 20;
-/// Bytes of output per message to the hasher and the writer: small, so
-/// the buffers in flight stay in cache and few.
-const CHUNK: usize = 1 << 20;
-/// Chunks waiting for the hasher, and for the writer.
-const CHUNKS_QUEUED: usize = 4;
+/// Output buffers waiting for the hasher, and for the writer (there are
+/// only two, and the executor fills one).
+const CHUNKS_QUEUED: usize = 1;
 
 /// How to decode: threads, window limit, and when threads pay.
 #[derive(Clone, Debug)]
@@ -258,6 +256,8 @@ fn pipeline<W: Write>(
     let (write_tx, write_rx) = bounded::<ToWriter>(CHUNKS_QUEUED);
     let (verdict_tx, verdict_rx) = unbounded::<Result<(), Error>>();
     let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
+    // The executor's second output buffer (the first is its own).
+    pool_tx.send(Vec::new()).expect("the receiver is here");
     std::thread::scope(|scope| {
         scope.spawn(move || walk(input, window_limit, credit_rx, job_tx));
         for _ in 0..workers {
@@ -436,30 +436,25 @@ fn execute(
     let mut pending = BTreeMap::new();
     let mut next = 0;
     let mut current: Option<Current> = None;
-    // Hands `out`'s bytes but the last `keep` downstream, copied into
-    // small recycled chunks; false when the writer is gone. Copying costs
-    // the executor a memcpy per byte, which is less than the page faults
-    // of handing over window-sized buffers fresh each time.
+    // Hands `out`'s bytes but the last `keep` downstream without copying
+    // them: the buffer they are in goes to the hasher and the writer, and
+    // the executor carries on in the other buffer, back from them, with
+    // only the window copied over. Two buffers in all, so waiting for the
+    // other one is what keeps the executor at most a buffer ahead of the
+    // writer. False when the hasher or the writer is gone.
     let hand_on = |out: &mut Output, keep: usize, hashed: bool| -> bool {
-        out.drain(keep, |bytes| {
-            for piece in bytes.chunks(CHUNK) {
-                let mut buf = pool
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
-                buf.clear();
-                buf.extend_from_slice(piece);
-                let chunk = Arc::new(Chunk {
-                    len: buf.len(),
-                    buf,
-                });
-                if hashed && hasher.send(ToHasher::Data(chunk.clone())).is_err() {
-                    return Err(());
-                }
-                writer.send(ToWriter::Data(chunk)).map_err(|_| ())?;
-            }
-            Ok(())
-        })
-        .is_ok()
+        if out.len() <= keep {
+            return true;
+        }
+        let Ok(fresh) = pool.recv() else {
+            return false;
+        };
+        let (buf, len) = out.hand_off(keep, fresh);
+        let chunk = Arc::new(Chunk { buf, len });
+        if hashed && hasher.send(ToHasher::Data(chunk.clone())).is_err() {
+            return false;
+        }
+        writer.send(ToWriter::Data(chunk)).is_ok()
     };
     loop {
         let Some(mut unit) = pending.remove(&next) else {
