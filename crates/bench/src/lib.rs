@@ -13,6 +13,7 @@
 //!   event and per cooperative slice, and the long slices replayed;
 //! - [`fix`]: the before/after comparisons behind `perfkit fix bench`,
 //!   including the loopback transports (blocking, tokio, io_uring);
+//! - [`stress`](mod@stress): `perfkit stress`'s report of the stress crate's runs;
 //! - [`summary`]: `perfkit bench`'s report assembled from the components'
 //!   and its headline lines computed from their rows.
 //!
@@ -35,6 +36,8 @@ mod error;
 pub mod fix;
 pub mod invocation;
 pub mod peer;
+#[cfg(feature = "stress")]
+pub mod stress;
 #[cfg(feature = "commands")]
 pub mod summary;
 #[cfg(feature = "zip")]

@@ -12,6 +12,7 @@ use zstdkit::Recipe;
 
 use super::Task;
 use crate::flags::ReportArgs;
+use perfkit_bench::stress::Settings;
 
 /// The shortest slice `--compare` picks by itself: each round starts a
 /// fresh runtime and pool and spends a fifth of its slice warming up, so
@@ -193,20 +194,22 @@ impl StressArgs {
         );
         let config = config(self, rounds)?;
         Ok(Task {
-            plan: Plan {
-                strategies: if self.compare {
-                    PoolKind::ALL.to_vec()
-                } else {
-                    vec![self.pool]
+            settings: Settings {
+                plan: Plan {
+                    strategies: if self.compare {
+                        PoolKind::ALL.to_vec()
+                    } else {
+                        vec![self.pool]
+                    },
+                    config,
+                    rounds,
                 },
-                config,
-                rounds,
-            },
-            recipe: self.recipe,
-            checksum: self.checksum,
-            content: match &self.input {
-                Some(p) => format!("slices of {}", p.display()),
-                None => "UUID text".into(),
+                recipe: self.recipe,
+                checksum: self.checksum,
+                content: match &self.input {
+                    Some(p) => format!("slices of {}", p.display()),
+                    None => "UUID text".into(),
+                },
             },
             report: self.report.options(),
         })
