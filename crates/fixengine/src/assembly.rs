@@ -42,6 +42,8 @@ mod error;
 mod initiator;
 mod log;
 mod template;
+#[cfg(test)]
+mod tests;
 
 pub use acceptor::run_acceptor;
 use error::Context;
@@ -281,7 +283,8 @@ pub type Opened = (SessionSettings, Session<AnyStore>);
 /// the engine's, except that a session without `FileStorePath` keeps no
 /// sent orders in memory for resending (a ResendRequest gets a gap fill,
 /// as with `PersistMessages=N`): a generator's memory must not grow with
-/// every order it sends (at 50k/s that was 7.5 MB/s).
+/// every order it sends (at 50k/s that was 7.5 MB/s). A session with
+/// `PerfkitMemoryStoreWindow` keeps that many, on the resend ring.
 ///
 /// A session in a PostgreSQL store takes no lease (see
 /// [`fixsession::lease`]): the generator writes its rows unfenced, as a
@@ -299,7 +302,9 @@ pub fn load_sessions(path: &Path, console: &dyn Console) -> Result<Vec<Opened>, 
 pub struct Opening<'a> {
     /// Repair a damaged file store as far as it can be.
     pub recover: bool,
-    /// Keep sent messages in a memory store for resending.
+    /// Keep sent messages in a memory store for resending, even when it
+    /// keeps every one (one with `PerfkitMemoryStoreWindow` keeps its
+    /// window either way).
     pub keep_sent: bool,
     /// How a store engines share gets its lease.
     pub leasing: Leasing<'a>,
@@ -347,11 +352,17 @@ pub fn open_session(
             database::store(s, db, opening.leasing)
                 .context(|| format!("opening the store of {}", s.id()))?,
         ),
-        (None, None) => AnyStore::Memory(MemoryStore::default()),
+        (None, None) => AnyStore::Memory(MemoryStore::for_session(s)),
     };
     let mut cfg = Config::from_settings(s);
     cfg.validator = validator(s)?;
-    if !opening.keep_sent && s.file_store_path.is_none() && s.postgres_store.is_none() {
+    // A store that would grow with every message sent keeps none where
+    // the opener asks (the load generator); a window it keeps, as its
+    // memory stays flat.
+    let grows = s.file_store_path.is_none()
+        && s.postgres_store.is_none()
+        && s.memory_store_window.is_none();
+    if !opening.keep_sent && grows {
         cfg.persist_messages = false;
     }
     Ok(Session::new(cfg, store))

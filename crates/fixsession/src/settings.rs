@@ -166,6 +166,13 @@ pub struct SessionSettings {
     /// [`default_timeout`](crate::lease::default_timeout) of the
     /// heartbeat interval.
     pub lease_timeout: Option<u32>,
+    /// How many of the last messages sent a session kept in memory (no
+    /// `FileStorePath`, no PostgreSQL store) keeps for resending
+    /// (`PerfkitMemoryStoreWindow`; perfkit's own key): `None` keeps
+    /// every one, as QuickFIX's MemoryStore does; a number keeps at least
+    /// that many on fixcore's resend ring, with memory flat however long
+    /// the session runs (see `store::MemoryStore::window`).
+    pub memory_store_window: Option<u32>,
     /// The PostgreSQL log (`PostgreSQLLog*`): set when any of its keys
     /// is; it writes beside the file and screen logs.
     pub postgres_log: Option<PostgresLogSettings>,

@@ -22,6 +22,8 @@ pub use file::{FileStore, Recovery, RecoveryStep};
 
 use std::path::PathBuf;
 
+use fixcore::resend::{MessageStore, RingStore};
+
 use crate::lease::Standing;
 
 /// A store that cannot be read or written.
@@ -212,25 +214,43 @@ pub trait SessionStore {
     }
 }
 
-/// The store of a session without `FileStorePath`.
+/// The store of a session without `FileStorePath`: every message sent
+/// ([`MemoryStore::default`], QuickFIX's MemoryStore), or only the last
+/// ones ([`MemoryStore::window`]).
 ///
-/// Sent messages lie end to end in chunks of [`CHUNK`] bytes, found by
-/// sequence number through a dense index: sequence numbers grow by one per
-/// message, so saving is an append, with no allocation per message once
-/// warm (a map of one `Vec` per message was a tenth of an acceptor's time
-/// per order). Chunks, not one growing buffer: each doubling of a single
-/// buffer copied everything saved so far into fresh pages, so every byte
-/// was faulted in about twice (page faults were ~7 % of an acceptor's
+/// Every message: they lie end to end in chunks of [`CHUNK`] bytes, found
+/// by sequence number through a dense index: sequence numbers grow by one
+/// per message, so saving is an append, with no allocation per message
+/// once warm (a map of one `Vec` per message was a tenth of an acceptor's
+/// time per order). Chunks, not one growing buffer: each doubling of a
+/// single buffer copied everything saved so far into fresh pages, so every
+/// byte was faulted in about twice (page faults were ~7 % of an acceptor's
 /// time).
+///
+/// A window: fixcore's resend ring ([`RingStore`]), whose slots are
+/// written over lap after lap, so memory stays flat and, once warm, a save
+/// touches no fresh page (see `benches/session_store.rs`).
 #[derive(Debug, Clone)]
 pub struct MemoryStore {
     sender: u64,
     target: u64,
-    /// Full chunks and, last, the one being filled. A message longer than
-    /// [`CHUNK`] has a chunk of its own.
-    chunks: Vec<Vec<u8>>,
-    /// `index[seq - 1]` = where its bytes are; length 0: none kept.
-    index: Vec<Stored>,
+    sent: Sent,
+}
+
+/// The messages a [`MemoryStore`] keeps.
+#[derive(Debug, Clone)]
+enum Sent {
+    /// Every one.
+    Every {
+        /// Full chunks and, last, the one being filled. A message longer
+        /// than [`CHUNK`] has a chunk of its own.
+        chunks: Vec<Vec<u8>>,
+        /// `index[seq - 1]` = where its bytes are; length 0: none kept.
+        index: Vec<Stored>,
+    },
+    /// The last ones, on a ring (its capacity: the window asked for,
+    /// rounded up to a power of two).
+    Window(RingStore),
 }
 
 /// The size of a [`MemoryStore`] chunk: large enough that starting one is
@@ -250,22 +270,53 @@ impl Default for MemoryStore {
         MemoryStore {
             sender: 1,
             target: 1,
-            chunks: Vec::new(),
-            index: Vec::new(),
+            sent: Sent::Every {
+                chunks: Vec::new(),
+                index: Vec::new(),
+            },
         }
     }
 }
 
 impl MemoryStore {
-    /// The chunk `len` more bytes go into, starting one when the last is
-    /// too full; its number.
-    fn chunk_for(&mut self, len: usize) -> usize {
-        match self.chunks.last() {
-            Some(c) if c.capacity() - c.len() >= len => {}
-            _ => self.chunks.push(Vec::with_capacity(len.max(CHUNK))),
+    /// A store keeping only the last `messages` sent (at least that many:
+    /// the ring rounds up to a power of two; at least one). A
+    /// ResendRequest for an older number is answered with a gap fill over
+    /// it, as for a message never kept.
+    pub fn window(messages: usize) -> MemoryStore {
+        MemoryStore {
+            sent: Sent::Window(RingStore::new(1, messages)),
+            ..MemoryStore::default()
         }
-        self.chunks.len() - 1
     }
+
+    /// The memory store session `s` asks for: a window when its
+    /// `PerfkitMemoryStoreWindow` sets one, else every message.
+    pub fn for_session(s: &crate::settings::SessionSettings) -> MemoryStore {
+        match s.memory_store_window {
+            Some(n) => MemoryStore::window(n as usize),
+            None => MemoryStore::default(),
+        }
+    }
+
+    /// How many of the last messages sent the store keeps; `None` when it
+    /// keeps every one.
+    pub fn kept(&self) -> Option<usize> {
+        match &self.sent {
+            Sent::Every { .. } => None,
+            Sent::Window(ring) => Some(ring.capacity()),
+        }
+    }
+}
+
+/// The chunk of `chunks` that `len` more bytes go into, starting one when
+/// the last is too full; its number.
+fn chunk_for(chunks: &mut Vec<Vec<u8>>, len: usize) -> usize {
+    match chunks.last() {
+        Some(c) if c.capacity() - c.len() >= len => {}
+        _ => chunks.push(Vec::with_capacity(len.max(CHUNK))),
+    }
+    chunks.len() - 1
 }
 
 impl SessionStore for MemoryStore {
@@ -285,19 +336,29 @@ impl SessionStore for MemoryStore {
         let Some(i) = seq.checked_sub(1).and_then(|i| usize::try_from(i).ok()) else {
             return Ok(());
         };
-        if i >= self.index.len() {
+        let (chunks, index) = match &mut self.sent {
+            Sent::Every { chunks, index } => (chunks, index),
+            // The ring refuses only u64::MAX here (its base is 1), which
+            // no session saves: it is above `max_seq`.
+            Sent::Window(ring) => {
+                return ring
+                    .insert(seq, msg)
+                    .map_err(|_| StoreError::OutOfRange { seq });
+            }
+        };
+        if i >= index.len() {
             // A number past the end (after a SequenceReset of ours): the
             // numbers skipped hold nothing.
-            self.index.resize(i + 1, Stored::default());
+            index.resize(i + 1, Stored::default());
         }
         // A number saved again (rare) takes new room; the old bytes stay
         // until a reset, like a journal's.
-        let c = self.chunk_for(msg.len());
-        let chunk = &mut self.chunks[c];
+        let c = chunk_for(chunks, msg.len());
+        let chunk = &mut chunks[c];
         // Offsets fit in u32: only a message over 4 GiB, refused above,
         // would make a chunk that long. Chunk numbers fit: 2^32 chunks of
         // 1 MiB would be 4 PiB.
-        self.index[i] = Stored {
+        index[i] = Stored {
             chunk: c as u32,
             at: chunk.len() as u32,
             len,
@@ -306,21 +367,38 @@ impl SessionStore for MemoryStore {
         Ok(())
     }
     fn load(&self, seq: u64, out: &mut Vec<u8>) -> Result<bool, StoreError> {
+        let (chunks, index) = match &self.sent {
+            Sent::Every { chunks, index } => (chunks, index),
+            Sent::Window(ring) => {
+                // An empty message is never saved by a session; the
+                // chunked store reads length 0 as none kept, and so here.
+                return Ok(match ring.get(seq) {
+                    Some(m) if !m.is_empty() => {
+                        out.extend_from_slice(m);
+                        true
+                    }
+                    _ => false,
+                });
+            }
+        };
         let entry = seq
             .checked_sub(1)
             .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| self.index.get(i));
+            .and_then(|i| index.get(i));
         match entry {
             Some(&Stored { chunk, at, len }) if len > 0 => {
                 let (at, len) = (at as usize, len as usize);
-                out.extend_from_slice(&self.chunks[chunk as usize][at..at + len]);
+                out.extend_from_slice(&chunks[chunk as usize][at..at + len]);
                 Ok(true)
             }
             _ => Ok(false),
         }
     }
     fn reset(&mut self) -> Result<(), StoreError> {
-        *self = MemoryStore::default();
+        *self = match self.kept() {
+            None => MemoryStore::default(),
+            Some(window) => MemoryStore::window(window),
+        };
         Ok(())
     }
     fn refresh(&mut self) -> Result<(), StoreError> {

@@ -96,6 +96,7 @@ scripts! {
     a_logon_without_a_password_is_refused
     a_logon_without_a_username_is_refused
     a_logon_without_credentials_is_refused
+    a_memory_store_window_resends_its_window_and_gap_fills_older_numbers
     a_message_of_another_version_is_answered_with_a_logout
     a_message_whose_first_three_fields_are_out_of_order_is_ignored
     a_message_without_msg_seq_num_is_rejected_without_ref_seq_num
@@ -330,10 +331,7 @@ impl Setup {
     /// QuickFIX's dictionaries are not to be had (the run is skipped, as
     /// `quickfix_spec` has said).
     fn config(&self, bs: BeginString) -> Option<Config> {
-        let (ours, theirs) = match self.role {
-            Role::Acceptor => ("ISLD", "TW"),
-            Role::Initiator => ("TW", "ISLD"),
-        };
+        let (ours, theirs) = self.comp_ids();
         let (mut cfg, validation) = if self.keys.is_empty() {
             let cfg = Config {
                 default_appl_ver_id: (bs == BeginString::Fixt11).then_some(ApplVerId::Fix50Sp2),
@@ -376,6 +374,25 @@ impl Setup {
             cfg.validator = Some(Arc::new(Validator::new(session, app, validation)));
         }
         Some(cfg)
+    }
+
+    /// The session's own CompID and its counterparty's.
+    fn comp_ids(&self) -> (&'static str, &'static str) {
+        match self.role {
+            Role::Acceptor => ("ISLD", "TW"),
+            Role::Initiator => ("TW", "ISLD"),
+        }
+    }
+
+    /// The session's store under version `bs`, as the engine opens one
+    /// for a session kept in memory (`PerfkitMemoryStoreWindow` bounds
+    /// it).
+    fn store(&self, bs: BeginString) -> MemoryStore {
+        if self.keys.is_empty() {
+            return MemoryStore::default();
+        }
+        let (ours, theirs) = self.comp_ids();
+        MemoryStore::for_session(&self.session_settings(bs, ours, theirs))
     }
 
     /// The `[SESSION]` of the script's `@settings` keys, under version
@@ -882,7 +899,7 @@ fn run_script(name: &str) {
             return;
         };
         let mut run = Run {
-            session: Session::new(cfg, MemoryStore::default()),
+            session: Session::new(cfg, script.setup.store(*bs)),
             now: T0,
             pending: VecDeque::new(),
             framer: Framer::new(1 << 20).session_cut(),

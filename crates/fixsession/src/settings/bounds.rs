@@ -7,6 +7,9 @@
 use super::{ConnectionType, Entries, SessionSettings, SettingsError};
 use crate::id::file_name_problem;
 
+/// The largest `PerfkitMemoryStoreWindow`.
+pub const MAX_MEMORY_STORE_WINDOW: u32 = 1 << 20;
+
 /// Checks session `s`, read from `e`, against its keys' meanings.
 pub(super) fn check(s: &SessionSettings, e: &Entries) -> Result<(), SettingsError> {
     let bad = |key: &str, why: &'static str| {
@@ -43,6 +46,17 @@ pub(super) fn check(s: &SessionSettings, e: &Entries) -> Result<(), SettingsErro
         return Err(bad(
             "MaxLatency",
             "must be at least 1 second (0 rejects every message; CheckLatency=N turns the check off)",
+        ));
+    }
+    // The ring's slots are made up front: 0 would keep nothing (that is
+    // PersistMessages=N), and past a million the slots alone outweigh
+    // what a window is for.
+    if let Some(w) = s.memory_store_window
+        && !(1..=MAX_MEMORY_STORE_WINDOW).contains(&w)
+    {
+        return Err(bad(
+            "PerfkitMemoryStoreWindow",
+            "must be 1 to 1048576 messages (PersistMessages=N keeps none)",
         ));
     }
     if s.file_store_path.is_some() || s.file_log.is_some() {

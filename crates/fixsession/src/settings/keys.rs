@@ -17,15 +17,17 @@
 //!   139 names, three of them numbered families such as
 //!   `SocketConnectHost<n>` ([`Lists::QFJ_2_3`]).
 //!
-//! Seven more are perfkit's own ([`Lists::PERFKIT`]): `Username` and
+//! Eight more are perfkit's own ([`Lists::PERFKIT`]): `Username` and
 //! `Password`, which QuickFIX/C++ applications set in code;
 //! `SocketConnectSourceHost<n>`/`SocketConnectSourcePort<n>`, which
 //! QuickFIX/C++'s initiator reads beside `SocketConnectHost<n>` although
-//! its header does not list them; and three that begin `Perfkit` because
+//! its header does not list them; and four that begin `Perfkit` because
 //! no QuickFIX has them: `PerfkitSessionLeaseTimeout` (how long a session's
-//! lease in a shared database store lasts, see `fixsession::lease`) and
+//! lease in a shared database store lasts, see `fixsession::lease`),
 //! `PerfkitPostgreSQLStoreTargetSessionAttrs`/`…LogTargetSessionAttrs`
-//! (libpq's `target_session_attrs`, `any` or `read-write`).
+//! (libpq's `target_session_attrs`, `any` or `read-write`) and
+//! `PerfkitMemoryStoreWindow` (how many sent messages a session in memory
+//! keeps, see `fixsession::store::MemoryStore::window`).
 //!
 //! Keys are read in any case, as QuickFIX/C++ reads them (its Dictionary
 //! upper-cases every key): `socketacceptport` is `SocketAcceptPort`, and
@@ -450,6 +452,7 @@ pub const KEYS: &[Key] = &[
     key("SocketConnectSourceHost<n>", P, HONOURED),
     key("SocketConnectSourcePort<n>", P, HONOURED),
     key("PerfkitSessionLeaseTimeout", P, HONOURED),
+    key("PerfkitMemoryStoreWindow", P, HONOURED),
     key("PerfkitPostgreSQLStoreTargetSessionAttrs", P, HONOURED),
     key("PerfkitPostgreSQLLogTargetSessionAttrs", P, HONOURED),
 ];

@@ -597,6 +597,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
             }
             t => t,
         },
+        memory_store_window: r.uint("PerfkitMemoryStoreWindow")?,
         postgres_log: r.postgres_log()?,
         reset_on_logon: r.bool("ResetOnLogon", false)?,
         reset_on_logout: r.bool("ResetOnLogout", false)?,

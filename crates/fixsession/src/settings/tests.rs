@@ -1086,3 +1086,30 @@ fn deadly_numbers_are_refused() {
         Settings::parse(&ok).unwrap_or_else(|e| panic!("{e}\n{ok}"));
     }
 }
+
+#[test]
+fn a_memory_store_window_is_read_and_bounded() {
+    let s = Settings::parse(&format!("{ACC}PerfkitMemoryStoreWindow=4096\n")).unwrap();
+    assert_eq!(s.sessions[0].memory_store_window, Some(4096));
+    assert_eq!(
+        Settings::parse(ACC).unwrap().sessions[0].memory_store_window,
+        None
+    );
+    for (value, why) in [
+        (
+            "0",
+            "must be 1 to 1048576 messages (PersistMessages=N keeps none)",
+        ),
+        (
+            "1048577",
+            "must be 1 to 1048576 messages (PersistMessages=N keeps none)",
+        ),
+        ("many", "expected a non-negative integer"),
+    ] {
+        assert_eq!(
+            err(&format!("{ACC}PerfkitMemoryStoreWindow={value}\n")),
+            format!("line 7: bad value \"{value}\" for PerfkitMemoryStoreWindow: {why}")
+        );
+    }
+    assert!(Settings::parse(&format!("{ACC}PerfkitMemoryStoreWindow=1048576\n")).is_ok());
+}

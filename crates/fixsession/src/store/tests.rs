@@ -88,3 +88,51 @@ fn memory_store_chunks_keep_every_message_whole() {
         assert!(out == *msg, "message {seq} of {} bytes", msg.len());
     }
 }
+
+#[test]
+fn a_windowed_memory_store_keeps_the_last_messages_and_no_others() {
+    let mut s = MemoryStore::window(64);
+    exercise(&mut s);
+
+    // Five asked, eight kept (the ring's power of two). The oracle: a map
+    // of every save, of which the numbers within eight of the highest
+    // count.
+    let mut s = MemoryStore::window(5);
+    assert_eq!(s.kept(), Some(8));
+    assert_eq!(MemoryStore::default().kept(), None);
+    let mut saved = std::collections::BTreeMap::new();
+    let check = |s: &MemoryStore, saved: &std::collections::BTreeMap<u64, Vec<u8>>| {
+        let top = saved.keys().last().copied().unwrap_or(0);
+        for seq in 0..=top + 2 {
+            let mut out = Vec::new();
+            let want = saved.get(&seq).filter(|_| seq + 8 > top);
+            assert_eq!(
+                s.load(seq, &mut out).unwrap(),
+                want.is_some(),
+                "{seq} of {top}"
+            );
+            assert_eq!(want.map(Vec::as_slice).unwrap_or_default(), out, "{seq}");
+        }
+    };
+    for seq in 1..=20 {
+        s.save(seq, &message(seq)).unwrap();
+        saved.insert(seq, message(seq));
+        check(&s, &saved);
+    }
+    // A jump (a SequenceReset of ours) leaves nothing of the old window.
+    s.save(100, &message(100)).unwrap();
+    saved.insert(100, message(100));
+    check(&s, &saved);
+    // The highest number the session can send is kept too.
+    let max = s.max_seq();
+    s.save(max, b"last").unwrap();
+    let mut out = Vec::new();
+    assert!(s.load(max, &mut out).unwrap());
+    assert_eq!(out, b"last");
+    // A reset keeps the window, not the messages.
+    s.reset().unwrap();
+    assert_eq!(s.kept(), Some(8));
+    assert_eq!((s.next_sender_seq(), s.next_target_seq()), (1, 1));
+    assert!(!s.load(100, &mut Vec::new()).unwrap());
+    assert!(!s.load(max, &mut Vec::new()).unwrap());
+}
