@@ -8,7 +8,7 @@
 //! rows report medians. Wall, CPU and peak RSS of a process come from
 //! `wait4` ([`perfkit_measure::child`]); the library side is timed in-process.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -477,26 +477,9 @@ fn quickfix_check_case(
         }
     };
     let dictionary = exe.with_file_name(peer::QUICKFIX_DICTIONARY);
-    // The same messages in the SOH form, one a line, as a session log holds
-    // them: `fix check` reads them as a byte stream split by BodyLength,
-    // QuickFIX line by line.
+    // The same messages in the SOH form.
     let soh = d.join("quickfix-built-soh.fix");
-    let mut text = std::fs::read(&file).doing("reading the QuickFIX-built file")?;
-    // Its first QUICKFIX_SOH_MESSAGES lines: the form, not the count, is
-    // what this workload varies.
-    let cut = text
-        .iter()
-        .enumerate()
-        .filter(|&(_, &b)| b == b'\n')
-        .nth(QUICKFIX_SOH_MESSAGES - 1)
-        .map_or(text.len(), |(i, _)| i + 1);
-    text.truncate(cut);
-    for b in &mut text {
-        if *b == b'|' {
-            *b = 0x01;
-        }
-    }
-    std::fs::write(&soh, text).doing("writing the QuickFIX-built file in the SOH form")?;
+    write_soh_form(&file, &soh)?;
     let mut workloads = vec![
         ("fix check, QuickFIX-built", file.clone(), QUICKFIX_MESSAGES),
         (
@@ -505,48 +488,7 @@ fn quickfix_check_case(
             QUICKFIX_SOH_MESSAGES,
         ),
     ];
-    // Market data with deep books (`--build N --book`: snapshots of 10 to
-    // 60 entries), and FIX.4.2, 4.4 and 5.0 SP2 in turn (`--versions`). A
-    // peer built before these flags refuses them: a note, and the other
-    // workloads still run.
-    for (name, flag, count, file) in [
-        (
-            "fix check, QuickFIX-built market data, 10-60 entries a message",
-            "--book",
-            QUICKFIX_BOOK_MESSAGES,
-            "quickfix-built-book.fix",
-        ),
-        (
-            "fix check, QuickFIX-built FIX.4.2, 4.4 and 5.0 SP2 in turn",
-            "--versions",
-            QUICKFIX_VERSIONS_MESSAGES,
-            "quickfix-built-versions.fix",
-        ),
-    ] {
-        let path = d.join(file);
-        let built = std::fs::File::create(&path)
-            .doing_with(|| format!("creating {}", path.display()))
-            .and_then(|out| {
-                child::run(
-                    Command::new(&exe)
-                        .args(["--build", &count.to_string(), flag])
-                        .stdin(Stdio::null())
-                        .stdout(out),
-                )
-                .map(drop)
-                .map_err(Error::from)
-            });
-        match built {
-            Ok(()) => workloads.push((name, path, count)),
-            Err(e) => {
-                section.note(format!(
-                    "{name} not measured: {} (`cargo xtask peers` builds a quickfix-parse that \
-                     has {flag})",
-                    perfkit_report::one_line(&e)
-                ));
-            }
-        }
-    }
+    deep_workloads(section, d, &exe, &mut workloads);
     // The same mix framed by another engine, QuickFIX/J (its own field
     // order, number and time formats), in the SOH form it writes.
     let java = d.join("quickfixj-built.fix");
@@ -603,6 +545,80 @@ fn quickfix_check_case(
         of_workloads(section, FIX_CHECK_WORKLOADS);
     }
     Ok(())
+}
+
+/// The first QUICKFIX_SOH_MESSAGES messages of `file` (one a line, `|`
+/// between fields) to `soh` in the SOH form, one a line, as a session log
+/// holds them: `fix check` reads them as a byte stream split by
+/// BodyLength, QuickFIX line by line. The form, not the count, is what
+/// this workload varies.
+fn write_soh_form(file: &Path, soh: &Path) -> Result<()> {
+    let mut text = std::fs::read(file).doing("reading the QuickFIX-built file")?;
+    let cut = text
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == b'\n')
+        .nth(QUICKFIX_SOH_MESSAGES - 1)
+        .map_or(text.len(), |(i, _)| i + 1);
+    text.truncate(cut);
+    for b in &mut text {
+        if *b == b'|' {
+            *b = 0x01;
+        }
+    }
+    std::fs::write(soh, text).doing("writing the QuickFIX-built file in the SOH form")
+}
+
+/// The workloads the QuickFIX peer `exe` builds with a flag, added to
+/// `workloads` as (name, file in `d`, messages):
+/// market data with deep books (`--build N --book`: snapshots of 10 to
+/// 60 entries), and FIX.4.2, 4.4 and 5.0 SP2 in turn (`--versions`). A
+/// peer built before these flags refuses them: a note, and the other
+/// workloads still run.
+fn deep_workloads(
+    section: &mut Section,
+    d: &Path,
+    exe: &Path,
+    workloads: &mut Vec<(&'static str, PathBuf, usize)>,
+) {
+    for (name, flag, count, file) in [
+        (
+            "fix check, QuickFIX-built market data, 10-60 entries a message",
+            "--book",
+            QUICKFIX_BOOK_MESSAGES,
+            "quickfix-built-book.fix",
+        ),
+        (
+            "fix check, QuickFIX-built FIX.4.2, 4.4 and 5.0 SP2 in turn",
+            "--versions",
+            QUICKFIX_VERSIONS_MESSAGES,
+            "quickfix-built-versions.fix",
+        ),
+    ] {
+        let path = d.join(file);
+        let built = std::fs::File::create(&path)
+            .doing_with(|| format!("creating {}", path.display()))
+            .and_then(|out| {
+                child::run(
+                    Command::new(exe)
+                        .args(["--build", &count.to_string(), flag])
+                        .stdin(Stdio::null())
+                        .stdout(out),
+                )
+                .map(drop)
+                .map_err(Error::from)
+            });
+        match built {
+            Ok(()) => workloads.push((name, path, count)),
+            Err(e) => {
+                section.note(format!(
+                    "{name} not measured: {} (`cargo xtask peers` builds a quickfix-parse that \
+                     has {flag})",
+                    perfkit_report::one_line(&e)
+                ));
+            }
+        }
+    }
 }
 
 /// Runs the peer `exe` with `args` on no input, its output written to

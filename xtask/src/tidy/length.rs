@@ -26,14 +26,6 @@ const MAX_FN_LINES: usize = 150;
 /// paths from the workspace root, each with why.
 const ALLOWED: &[(&str, &str)] = &[
     (
-        "crates/bench/src/commands.rs:quickfix_check_case",
-        "to be split by issue 67 item 6 in the following commits of this session",
-    ),
-    (
-        "crates/bench/src/fix/suite.rs:add_session",
-        "to be split by issue 67 item 6 in the following commits of this session",
-    ),
-    (
         "crates/cli/src/cmd/compress/mod.rs:run_task",
         "being reworked by issue 66 (one zstd frame on every core) this session",
     ),
@@ -56,14 +48,6 @@ const ALLOWED: &[(&str, &str)] = &[
     (
         "crates/cli/src/cmd/zip/unzip.rs:run_one",
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
-    ),
-    (
-        "crates/fixsession/src/settings/parse.rs:parse",
-        "to be split by issue 67 item 6 in the following commits of this session",
-    ),
-    (
-        "crates/fixsession/src/settings/resolve.rs:resolve",
-        "to be split by issue 67 item 6 in the following commits of this session",
     ),
     (
         "crates/zipstream/src/extract/extractor.rs:place",

@@ -409,7 +409,35 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         }
         section.row(row.col("note", format!("placement: {}", m.placement)));
     }
-    section.note(format!(
+    section.note(how_measured(&load));
+    if reference.is_some() {
+        section.note(
+            "p50_vs_quickfix_x = p50 round trip / QuickFIX ↔ QuickFIX's (< 1: faster); \
+             orders_per_s_vs_quickfix_x = orders/s / QuickFIX ↔ QuickFIX's (> 1: faster)",
+        );
+    }
+    comparison_notes(section, &names, &figures, database_cpu, m.empty_commit);
+    let row_of = |name: &str| names.iter().position(|n| n == name).map(|i| figures[i]);
+    add_floor(
+        section,
+        m.floor,
+        row_of("perfkit initiator ↔ perfkit acceptor").map(|r| r.0),
+        load.spin,
+    );
+    if let Some(why) = m.postgres_missing {
+        section.note(why);
+    }
+    if let Some(why) = m.tls_missing {
+        section.note(why);
+    }
+    if let Some(why) = m.missing {
+        section.note(why);
+    }
+}
+
+/// How the session section was measured, for its note.
+fn how_measured(load: &session::Load) -> String {
+    format!(
         "each run, per pairing: a fresh acceptor process (`--app exec`: an ExecutionReport new, \
          then one filled, per order), then {} orders one at a time (the latency columns: \
          NewOrderSingle sent to its first ExecutionReport, timed by the initiator process), then \
@@ -430,13 +458,21 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
                 load.spin
             )
         }
-    ));
-    if reference.is_some() {
-        section.note(
-            "p50_vs_quickfix_x = p50 round trip / QuickFIX ↔ QuickFIX's (< 1: faster); \
-             orders_per_s_vs_quickfix_x = orders/s / QuickFIX ↔ QuickFIX's (> 1: faster)",
-        );
-    }
+    )
+}
+
+/// The session section's notes that set rows side by side: TLS against
+/// plain TCP, the PostgreSQL store against the file store and against
+/// QuickFIX's, and one empty commit against the PostgreSQL row's round
+/// trip. `figures` holds each row's (p50 round trip, orders/s, acceptor
+/// CPU per order) in ns, in the order of `names`.
+fn comparison_notes(
+    section: &mut perfkit_report::Section,
+    names: &[String],
+    figures: &[(f64, f64, f64)],
+    database_cpu: Option<f64>,
+    empty_commit: Option<std::time::Duration>,
+) {
     // TLS beside plain TCP: what encryption adds to the acceptor's CPU.
     let cpu_of = |suffix: &str| {
         names
@@ -501,7 +537,7 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
     if let (Some(pg), Some(file), Some(commit)) = (
         row_of("perfkit initiator ↔ perfkit acceptor, PostgreSQL store"),
         row_of("perfkit initiator ↔ perfkit acceptor, FileStorePath"),
-        m.empty_commit,
+        empty_commit,
     ) {
         let commit = commit.as_nanos() as f64;
         section.note(format!(
@@ -513,21 +549,6 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             file.0 / 1e3,
             (pg.0 - file.0) / commit.max(1.0)
         ));
-    }
-    add_floor(
-        section,
-        m.floor,
-        row_of("perfkit initiator ↔ perfkit acceptor").map(|r| r.0),
-        load.spin,
-    );
-    if let Some(why) = m.postgres_missing {
-        section.note(why);
-    }
-    if let Some(why) = m.tls_missing {
-        section.note(why);
-    }
-    if let Some(why) = m.missing {
-        section.note(why);
     }
 }
 

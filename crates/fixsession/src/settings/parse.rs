@@ -18,106 +18,24 @@ use super::{
 /// keys of their own).
 pub(super) type Entries = BTreeMap<String, (String, usize)>;
 
+/// A settings file's sections as written, before any is resolved.
+#[derive(Debug)]
+struct Sections {
+    default: Option<Entries>,
+    /// (header line, entries) for each [SESSION].
+    sessions: Vec<(usize, Entries)>,
+    /// A warning per key perfkit reads but does not act on.
+    warnings: Vec<SettingsWarning>,
+}
+
 impl Settings {
     /// Reads a settings file's text.
     pub fn parse(text: &str) -> Result<Settings, SettingsError> {
-        let mut default: Option<Entries> = None;
-        let mut warnings: Vec<SettingsWarning> = Vec::new();
-        // (header line, entries) for each [SESSION].
-        let mut sessions: Vec<(usize, Entries)> = Vec::new();
-        // Which section the next key goes to: None before any header,
-        // Some(None) = DEFAULT, Some(Some(i)) = sessions[i].
-        let mut current: Option<Option<usize>> = None;
-        for (i, raw) in text.lines().enumerate() {
-            let line = i + 1;
-            let t = raw.trim();
-            if t.is_empty() || t.starts_with('#') {
-                continue;
-            }
-            if let Some(rest) = t.strip_prefix('[') {
-                let Some(name) = rest.strip_suffix(']') else {
-                    return Err(SettingsError::Syntax {
-                        line,
-                        text: t.to_string(),
-                    });
-                };
-                // QuickFIX compares section names case-insensitively.
-                match name.trim().to_ascii_uppercase().as_str() {
-                    "DEFAULT" => {
-                        if default.is_some() {
-                            return Err(SettingsError::DuplicateDefault { line });
-                        }
-                        default = Some(Entries::new());
-                        current = Some(None);
-                    }
-                    "SESSION" => {
-                        sessions.push((line, Entries::new()));
-                        current = Some(Some(sessions.len() - 1));
-                    }
-                    _ => {
-                        return Err(SettingsError::UnknownSection {
-                            line,
-                            name: name.trim().to_string(),
-                        });
-                    }
-                }
-                continue;
-            }
-            let Some((k, v)) = t.split_once('=') else {
-                return Err(SettingsError::Syntax {
-                    line,
-                    text: t.to_string(),
-                });
-            };
-            let (k, v) = (k.trim(), v.trim());
-            if k.is_empty() {
-                return Err(SettingsError::Syntax {
-                    line,
-                    text: t.to_string(),
-                });
-            }
-            let Some(known) = keys::find(k) else {
-                return Err(SettingsError::UnknownKey {
-                    line,
-                    key: k.to_string(),
-                    suggestion: keys::suggest(k),
-                });
-            };
-            // Kept under the table's spelling: QuickFIX reads keys in any
-            // case, and `socketacceptport` and `SocketAcceptPort` in one
-            // section are the same key written twice.
-            let k = keys::canonical(k).expect("a known key has a spelling");
-            let k = k.as_str();
-            let entries = match current {
-                None => {
-                    return Err(SettingsError::OutsideSection {
-                        line,
-                        key: k.to_string(),
-                    });
-                }
-                Some(None) => default.get_or_insert_with(Entries::new),
-                Some(Some(s)) => &mut sessions[s].1,
-            };
-            if let Some((_, first)) = entries.get(k) {
-                return Err(SettingsError::RepeatedKey {
-                    line,
-                    first: *first,
-                    key: k.to_string(),
-                });
-            }
-            entries.insert(k.to_string(), (v.to_string(), line));
-            if known.treatment != Treatment::Honoured {
-                match warnings.iter_mut().find(|w| w.key == k) {
-                    Some(w) => w.more_lines.push(line),
-                    None => warnings.push(SettingsWarning {
-                        line,
-                        more_lines: Vec::new(),
-                        key: k.to_string(),
-                        treatment: known.treatment,
-                    }),
-                }
-            }
-        }
+        let Sections {
+            default,
+            sessions,
+            mut warnings,
+        } = sections(text)?;
         if sessions.is_empty() {
             return Err(SettingsError::NoSession);
         }
@@ -146,25 +64,7 @@ impl Settings {
                 });
             }
             claim_files(&mut files, &s, &out)?;
-            // One listener serves every acceptor session of a port, so
-            // they must agree on how it is made.
-            if s.connection_type == ConnectionType::Acceptor
-                && let Some(first) = out.iter().find(|p| {
-                    p.connection_type == ConnectionType::Acceptor
-                        && p.socket_accept_port == s.socket_accept_port
-                })
-                && (first.socket_accept_address != s.socket_accept_address
-                    || first.socket_send_buffer_size != s.socket_send_buffer_size
-                    || first.socket_receive_buffer_size != s.socket_receive_buffer_size
-                    || first.tls != s.tls)
-            {
-                return Err(SettingsError::Inconsistent {
-                    line,
-                    why: "the acceptor sessions of one SocketAcceptPort must agree on \
-                          SocketAcceptAddress, SocketSendBufferSize, SocketReceiveBufferSize \
-                          and their TLS keys",
-                });
-            }
+            one_listener_per_port(line, &s, &out)?;
             out.push(s);
         }
         // QuickFIX picks an application message's dictionary by its
@@ -188,6 +88,140 @@ impl Settings {
             global_log,
         })
     }
+}
+
+/// One listener serves every acceptor session of a port, so they must
+/// agree on how it is made: `s` (from `line`) against the sessions before.
+fn one_listener_per_port(
+    line: usize,
+    s: &SessionSettings,
+    before: &[SessionSettings],
+) -> Result<(), SettingsError> {
+    if s.connection_type == ConnectionType::Acceptor
+        && let Some(first) = before.iter().find(|p| {
+            p.connection_type == ConnectionType::Acceptor
+                && p.socket_accept_port == s.socket_accept_port
+        })
+        && (first.socket_accept_address != s.socket_accept_address
+            || first.socket_send_buffer_size != s.socket_send_buffer_size
+            || first.socket_receive_buffer_size != s.socket_receive_buffer_size
+            || first.tls != s.tls)
+    {
+        return Err(SettingsError::Inconsistent {
+            line,
+            why: "the acceptor sessions of one SocketAcceptPort must agree on \
+                  SocketAcceptAddress, SocketSendBufferSize, SocketReceiveBufferSize \
+                  and their TLS keys",
+        });
+    }
+    Ok(())
+}
+
+/// Reads `text` into its sections, each key checked against the table
+/// (an unknown one refused, one perfkit does not act on warned of) and
+/// written once per section.
+fn sections(text: &str) -> Result<Sections, SettingsError> {
+    let mut default: Option<Entries> = None;
+    let mut sessions: Vec<(usize, Entries)> = Vec::new();
+    let mut warnings: Vec<SettingsWarning> = Vec::new();
+    // Which section the next key goes to: None before any header,
+    // Some(None) = DEFAULT, Some(Some(i)) = sessions[i].
+    let mut current: Option<Option<usize>> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix('[') {
+            let Some(name) = rest.strip_suffix(']') else {
+                return Err(SettingsError::Syntax {
+                    line,
+                    text: t.to_string(),
+                });
+            };
+            // QuickFIX compares section names case-insensitively.
+            match name.trim().to_ascii_uppercase().as_str() {
+                "DEFAULT" => {
+                    if default.is_some() {
+                        return Err(SettingsError::DuplicateDefault { line });
+                    }
+                    default = Some(Entries::new());
+                    current = Some(None);
+                }
+                "SESSION" => {
+                    sessions.push((line, Entries::new()));
+                    current = Some(Some(sessions.len() - 1));
+                }
+                _ => {
+                    return Err(SettingsError::UnknownSection {
+                        line,
+                        name: name.trim().to_string(),
+                    });
+                }
+            }
+            continue;
+        }
+        let Some((k, v)) = t.split_once('=') else {
+            return Err(SettingsError::Syntax {
+                line,
+                text: t.to_string(),
+            });
+        };
+        let (k, v) = (k.trim(), v.trim());
+        if k.is_empty() {
+            return Err(SettingsError::Syntax {
+                line,
+                text: t.to_string(),
+            });
+        }
+        let Some(known) = keys::find(k) else {
+            return Err(SettingsError::UnknownKey {
+                line,
+                key: k.to_string(),
+                suggestion: keys::suggest(k),
+            });
+        };
+        // Kept under the table's spelling: QuickFIX reads keys in any
+        // case, and `socketacceptport` and `SocketAcceptPort` in one
+        // section are the same key written twice.
+        let k = keys::canonical(k).expect("a known key has a spelling");
+        let k = k.as_str();
+        let entries = match current {
+            None => {
+                return Err(SettingsError::OutsideSection {
+                    line,
+                    key: k.to_string(),
+                });
+            }
+            Some(None) => default.get_or_insert_with(Entries::new),
+            Some(Some(s)) => &mut sessions[s].1,
+        };
+        if let Some((_, first)) = entries.get(k) {
+            return Err(SettingsError::RepeatedKey {
+                line,
+                first: *first,
+                key: k.to_string(),
+            });
+        }
+        entries.insert(k.to_string(), (v.to_string(), line));
+        if known.treatment != Treatment::Honoured {
+            match warnings.iter_mut().find(|w| w.key == k) {
+                Some(w) => w.more_lines.push(line),
+                None => warnings.push(SettingsWarning {
+                    line,
+                    more_lines: Vec::new(),
+                    key: k.to_string(),
+                    treatment: known.treatment,
+                }),
+            }
+        }
+    }
+    Ok(Sections {
+        default,
+        sessions,
+        warnings,
+    })
 }
 
 /// Notes in `versioned` each `AppDataDictionary.<version>` key of a

@@ -547,16 +547,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
     let app_data_dictionary = r.string("AppDataDictionary").or_else(|| {
         default_appl_ver_id.and_then(|v| r.string(&format!("AppDataDictionary.{}", v.name())))
     });
-    let defaults = Validation::default();
-    let validation = Validation {
-        fields_out_of_order: r.bool("ValidateFieldsOutOfOrder", defaults.fields_out_of_order)?,
-        fields_have_values: r.bool("ValidateFieldsHaveValues", defaults.fields_have_values)?,
-        user_defined_fields: r.bool("ValidateUserDefinedFields", defaults.user_defined_fields)?,
-        allow_unknown_msg_fields: r
-            .bool("AllowUnknownMsgFields", defaults.allow_unknown_msg_fields)?,
-        check_latency: r.bool("CheckLatency", defaults.check_latency)?,
-        max_latency_secs: r.uint("MaxLatency")?.unwrap_or(defaults.max_latency_secs),
-    };
+    let validation = validation(&r)?;
     let s = SessionSettings {
         line: header,
         connection_type,
@@ -575,28 +566,8 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         transport_data_dictionary,
         app_data_dictionary,
         file_store_path: r.string("FileStorePath"),
-        postgres_store: match r.postgres("PostgreSQLStore")? {
-            Some(_) if r.raw("FileStorePath").is_some() => {
-                return Err(SettingsError::Inconsistent {
-                    line: header,
-                    why: "FileStorePath and PostgreSQLStore* keys both choose the session's \
-                          store; keep one",
-                });
-            }
-            pg => pg,
-        },
-        lease_timeout: match r.uint("PerfkitSessionLeaseTimeout")? {
-            Some(0) => {
-                let (v, l) = r.raw("PerfkitSessionLeaseTimeout").unwrap_or(("0", header));
-                return Err(Reader::bad(
-                    "PerfkitSessionLeaseTimeout",
-                    v,
-                    l,
-                    "expected a number of seconds, at least 1",
-                ));
-            }
-            t => t,
-        },
+        postgres_store: postgres_store(&r)?,
+        lease_timeout: lease_timeout(&r)?,
         memory_store_window: r.uint("PerfkitMemoryStoreWindow")?,
         postgres_log: r.postgres_log()?,
         reset_on_logon: r.bool("ResetOnLogon", false)?,
@@ -632,23 +603,8 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
             "SocketNodelay and SocketTcpNoDelay disagree",
         )?,
         socket_reuse_address: r.bool("SocketReuseAddress", true)?,
-        screen_log: {
-            let shown = ScreenLog::default();
-            ScreenLog {
-                incoming: r.bool("ScreenLogShowIncoming", shown.incoming)?,
-                outgoing: r.bool("ScreenLogShowOutgoing", shown.outgoing)?,
-                events: r.bool("ScreenLogShowEvents", shown.events)?,
-                heartbeats: r.bool("ScreenLogShowHeartBeats", shown.heartbeats)?,
-            }
-        },
-        file_log: match r.string("FileLogPath") {
-            None => None,
-            Some(path) => Some(FileLogSettings {
-                path: path.into(),
-                backup_path: r.string("FileLogBackupPath").map(Into::into),
-                heartbeats: r.bool("FileLogHeartbeats", true)?,
-            }),
-        },
+        screen_log: screen_log(&r)?,
+        file_log: file_log(&r)?,
         send_redundant_resend_requests: r.bool("SendRedundantResendRequests", false)?,
         persist_messages: r.bool("PersistMessages", true)?,
         username: r.string("Username"),
@@ -656,16 +612,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         socket_accept_address: r.string("SocketAcceptAddress"),
         socket_send_buffer_size: r.buffer_size("SocketSendBufferSize")?,
         socket_receive_buffer_size: r.buffer_size("SocketReceiveBufferSize")?,
-        allowed_remote_addresses: r
-            .string("AllowedRemoteAddresses")
-            .map(|v| {
-                v.split(',')
-                    .map(str::trim)
-                    .filter(|a| !a.is_empty())
-                    .map(String::from)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        allowed_remote_addresses: allowed_remote_addresses(&r),
         validate_length_and_checksum: r.bool("ValidateLengthAndChecksum", true)?,
         validate_checksum: r.bool("ValidateChecksum", true)?,
         connect_targets: match connection_type {
@@ -678,6 +625,87 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
     };
     super::bounds::check(&s, e)?;
     Ok(s)
+}
+
+/// What the validating parser checks beyond the dictionary's messages.
+fn validation(r: &Reader<'_>) -> Result<Validation, SettingsError> {
+    let defaults = Validation::default();
+    Ok(Validation {
+        fields_out_of_order: r.bool("ValidateFieldsOutOfOrder", defaults.fields_out_of_order)?,
+        fields_have_values: r.bool("ValidateFieldsHaveValues", defaults.fields_have_values)?,
+        user_defined_fields: r.bool("ValidateUserDefinedFields", defaults.user_defined_fields)?,
+        allow_unknown_msg_fields: r
+            .bool("AllowUnknownMsgFields", defaults.allow_unknown_msg_fields)?,
+        check_latency: r.bool("CheckLatency", defaults.check_latency)?,
+        max_latency_secs: r.uint("MaxLatency")?.unwrap_or(defaults.max_latency_secs),
+    })
+}
+
+/// The PostgreSQL store, if the `PostgreSQLStore*` keys choose it; with
+/// `FileStorePath` too the choice is refused.
+fn postgres_store(r: &Reader<'_>) -> Result<Option<PostgresSettings>, SettingsError> {
+    match r.postgres("PostgreSQLStore")? {
+        Some(_) if r.raw("FileStorePath").is_some() => Err(SettingsError::Inconsistent {
+            line: r.header,
+            why: "FileStorePath and PostgreSQLStore* keys both choose the session's \
+                  store; keep one",
+        }),
+        pg => Ok(pg),
+    }
+}
+
+/// `PerfkitSessionLeaseTimeout`: seconds, at least 1.
+fn lease_timeout(r: &Reader<'_>) -> Result<Option<u32>, SettingsError> {
+    match r.uint("PerfkitSessionLeaseTimeout")? {
+        Some(0) => {
+            let (v, l) = r
+                .raw("PerfkitSessionLeaseTimeout")
+                .unwrap_or(("0", r.header));
+            Err(Reader::bad(
+                "PerfkitSessionLeaseTimeout",
+                v,
+                l,
+                "expected a number of seconds, at least 1",
+            ))
+        }
+        t => Ok(t),
+    }
+}
+
+/// What the screen log shows.
+fn screen_log(r: &Reader<'_>) -> Result<ScreenLog, SettingsError> {
+    let shown = ScreenLog::default();
+    Ok(ScreenLog {
+        incoming: r.bool("ScreenLogShowIncoming", shown.incoming)?,
+        outgoing: r.bool("ScreenLogShowOutgoing", shown.outgoing)?,
+        events: r.bool("ScreenLogShowEvents", shown.events)?,
+        heartbeats: r.bool("ScreenLogShowHeartBeats", shown.heartbeats)?,
+    })
+}
+
+/// The session's own file log, if `FileLogPath` names one.
+fn file_log(r: &Reader<'_>) -> Result<Option<FileLogSettings>, SettingsError> {
+    match r.string("FileLogPath") {
+        None => Ok(None),
+        Some(path) => Ok(Some(FileLogSettings {
+            path: path.into(),
+            backup_path: r.string("FileLogBackupPath").map(Into::into),
+            heartbeats: r.bool("FileLogHeartbeats", true)?,
+        })),
+    }
+}
+
+/// `AllowedRemoteAddresses`: a comma-separated list, blanks dropped.
+fn allowed_remote_addresses(r: &Reader<'_>) -> Vec<String> {
+    r.string("AllowedRemoteAddresses")
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The session's role and FIX version: ConnectionType, BeginString, and
