@@ -8,6 +8,26 @@
 //! to the scheduler call [`unpin_current`] to get it back, and
 //! [`Pinning::current`] reads a thread's real mask for reports instead of
 //! trusting what was asked for.
+//!
+//! `perfkit fix load --pin` places its sender and receiver threads with it
+//! (fixload), and `perfkit bench` each side of its FIX pairings. A thread
+//! that must run anyway asks for a core and learns where it landed:
+//!
+//! ```
+//! use fixcore::affinity;
+//!
+//! // The first core the process may use, and another for a second thread.
+//! let first = affinity::usable().first().copied();
+//! let (placed, refused) = affinity::place_current_or_unpin(first);
+//! match refused {
+//!     None => assert_eq!(placed.core, first),
+//!     // A container may refuse: the thread runs unpinned, and says so.
+//!     Some(why) => assert!(why.to_string().starts_with("cannot pin thread to core")),
+//! }
+//! let second = first.and_then(affinity::other_core);
+//! let helper = std::thread::spawn(move || affinity::place_current_or_unpin(second).0);
+//! println!("this thread {placed}, the helper {}", helper.join().unwrap());
+//! ```
 
 /// Why a thread could not be placed.
 #[derive(Debug, thiserror::Error)]

@@ -12,6 +12,25 @@
 //! window, at a cost bounded by the window), and a message older than the
 //! window is not retained. Buffers are recycled, so steady-state inserts do
 //! not allocate.
+//!
+//! The session's memory store keeps its window of sent messages on a
+//! [`RingStore`] when the settings bound it (fixsession's
+//! `MemoryStore::window`):
+//!
+//! ```
+//! use fixcore::resend::{MessageStore, RingStore};
+//!
+//! // The last 1024 messages sent, by MsgSeqNum, for ResendRequests.
+//! let mut sent = RingStore::new(1, 1024);
+//! for seq in 1..=3000 {
+//!     sent.insert(seq, format!("message {seq}").as_bytes())?;
+//! }
+//! assert_eq!(sent.get(3000), Some(&b"message 3000"[..]));
+//! // Out of the window: a resend would gap-fill over it.
+//! assert_eq!(sent.get(1000), None);
+//! assert_eq!(sent.len(), 1024);
+//! # Ok::<(), fixcore::Error>(())
+//! ```
 
 use crate::{Error, Result};
 use std::collections::HashMap;
