@@ -54,6 +54,8 @@ use crate::seekable::SeekableWriter;
 use crate::stream::{Decoder, Encoder, FlushMode};
 
 mod gzip;
+pub mod outputs;
+pub mod summary;
 
 /// The first bytes of every gzip member: an input that starts with them
 /// is decoded as gzip.

@@ -26,14 +26,14 @@ mod coder;
 mod frames;
 mod outputs;
 mod range;
-mod summary;
 mod zstd_argv;
 
 pub use args::{CompressArgs, DecompressArgs};
 pub use blockwise::Decoder;
 use coder::{Coder, Done};
 pub use outputs::OutputDir;
-use outputs::{Ledger, Sink, join_outputs};
+use outputs::{Finish, Ledger, Sink, join_outputs};
+use zstdkit::job::summary;
 pub use zstd_argv::zstd_level_flags;
 
 /// What `compress`/`decompress` were asked to do, the flags resolved.

@@ -7,6 +7,12 @@
 //! - several: `2 files decompressed :  67484 bytes total `.
 //!
 //! zstd prints nothing of this when the output is stdout, nor with `-q`.
+//!
+//! ```
+//! use zstdkit::job::summary;
+//!
+//! assert_eq!(summary::decompressed("a.txt.zst", 6182), "a.txt.zst           : 6182 bytes ");
+//! ```
 
 /// A byte count as zstd shows it: bytes below 1 KiB, else the largest
 /// binary unit it reaches, with fewer decimals the larger the number
