@@ -231,13 +231,24 @@ impl Compress<'_> {
             Compress::Gzip { level } => gzip::encode(level, input, &mut out, progress)?,
             // In place when the calling thread compresses and address
             // space for a runway is granted.
-            Compress::Zstd { params, dictionary } => match Runway::reserve_for(&params, size) {
-                Some(runway) => {
-                    let enc = RunwayEncoder::new(runway, params, dictionary, size, input)?;
-                    in_place(enc, &mut out, progress)?
+            // An input of unknown size (stdin, a FIFO) that ends within
+            // a block streams through zstd's own buffer, as the zstd CLI
+            // codes it: the runway's stable input would let zstd see the
+            // whole input at the frame's end and write its size in the
+            // header, where the CLI's frame has none.
+            Compress::Zstd { params, dictionary } => {
+                let (input, short) = match size {
+                    None => head(input)?,
+                    Some(_) => (input, false),
+                };
+                match Runway::reserve_for(&params, size).filter(|_| !short) {
+                    Some(runway) => {
+                        let enc = RunwayEncoder::new(runway, params, dictionary, size, input)?;
+                        in_place(enc, &mut out, progress)?
+                    }
+                    None => streaming(params, dictionary, input, &mut out, size, progress)?,
                 }
-                None => streaming(params, dictionary, input, &mut out, size, progress)?,
-            },
+            }
         };
         let written = out.finish().map_err(JobError::Output)?;
         Ok(Outcome {
@@ -539,6 +550,23 @@ fn in_place(
         out.advance(n);
         progress(enc.consumed());
     }
+}
+
+/// The longest input of unknown size that [`head`] reads ahead: zstd's
+/// block, the most its stable-input mode holds back before it starts.
+const HEAD_OF_UNKNOWN: usize = 128 << 10;
+
+/// Reads up to [`HEAD_OF_UNKNOWN`] bytes of `input` ahead; returns a
+/// reader giving everything `input` gives, and whether the input ended
+/// within those bytes.
+fn head(mut input: Box<dyn Read + Send>) -> Result<(Box<dyn Read + Send>, bool), JobError> {
+    let mut head = Vec::new();
+    (&mut input)
+        .take(HEAD_OF_UNKNOWN as u64 + 1)
+        .read_to_end(&mut head)
+        .map_err(JobError::Input)?;
+    let ended = head.len() <= HEAD_OF_UNKNOWN;
+    Ok((Box::new(io::Cursor::new(head).chain(input)), ended))
 }
 
 /// Compresses through zstd's own streaming buffer, the input read ahead by
