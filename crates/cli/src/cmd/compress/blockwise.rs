@@ -42,6 +42,10 @@ const HEAD: usize = 64 << 10;
 /// (zstdkit's frame-parallel path holds as much in flight).
 const MAX_HELD_TO_DECIDE: u64 = zstdkit::parallel::MAX_PARALLEL_FRAME;
 
+/// The largest input the block decoder takes: it holds its input whole
+/// (a 512 MiB `-19` file is 2 to 5 GiB of data), where libzstd streams.
+const MAX_WHOLE_INPUT: u64 = 512 << 20;
+
 /// Where one input goes.
 pub(super) enum Route {
     /// To libzstd, as before, with a line for `-v` saying why when the
@@ -93,6 +97,16 @@ pub(super) fn route(
         let note = explicit.then(|| "not a regular file: decoded by libzstd".to_string());
         return libzstd(input, note);
     };
+    // Held whole: past this, libzstd's window is what it costs.
+    if size > MAX_WHOLE_INPUT {
+        let note = explicit.then(|| {
+            format!(
+                "over {} MiB: decoded by libzstd, which streams it",
+                MAX_WHOLE_INPUT >> 20
+            )
+        });
+        return libzstd(input, note);
+    }
     // Too small for threads to pay: libzstd's one thread is faster.
     if !explicit && size < zstdblock::parallel::MIN_PARALLEL_INPUT as u64 {
         return libzstd(input, None);
