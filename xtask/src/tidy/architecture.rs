@@ -1,6 +1,8 @@
 //! ARCHITECTURE.md names only what exists, and every rule it labels says
 //! what enforces it.
 //!
+//! - A file named outside backticks (a word ending in `.md`, `.rs`...)
+//!   must exist too, unless its line says it is not in the tree.
 //! - A backticked path (it holds `/` or ends in a source or manifest
 //!   extension) must exist: from the root, from a crate the section's
 //!   heading names, or from that crate's `src/`; a bare file name
@@ -54,6 +56,24 @@ fn sections(text: &str) -> Vec<Section<'_>> {
 /// The backticked spans of `line`.
 fn ticked(line: &str) -> Vec<&str> {
     line.split('`').skip(1).step_by(2).collect()
+}
+
+/// File names written outside backticks (`DESIGN.md`, `docs/fix.md`, a
+/// link's target): words that end in a source or document extension, with
+/// the punctuation around them taken off. A line that says the file is
+/// outside the tree ("not in the tree", "outside the tree") names none.
+fn plain_file_names(line: &str) -> Vec<&str> {
+    if line.contains("not in the tree") || line.contains("outside the tree") {
+        return Vec::new();
+    }
+    let ext = [".rs", ".md", ".toml", ".json", ".lock", ".script"];
+    line.split('`')
+        .step_by(2)
+        .flat_map(|plain| plain.split(|c: char| c.is_whitespace() || "()[]<>,;\"'".contains(c)))
+        .map(|w| w.trim_end_matches(['.', ':', '!', '?']))
+        .map(|w| w.split('#').next().unwrap_or(w))
+        .filter(|w| !w.contains("://") && ext.iter().any(|e| w.ends_with(e)))
+        .collect()
 }
 
 /// `a/{b,c}.rs` as `a/b.rs` and `a/c.rs`.
@@ -187,6 +207,11 @@ fn every_path_crate_and_module_architecture_md_names_exists() {
             Some(identifiers(&s.dirs))
         };
         for &(n, line) in &s.lines {
+            for f in plain_file_names(line) {
+                if !path_exists(f, &s.dirs) {
+                    missing.push(format!("line {n}: file {f}"));
+                }
+            }
             for t in ticked(line) {
                 if is_path(t) {
                     if !path_exists(t, &s.dirs) {
@@ -341,6 +366,12 @@ fn names_and_paths_are_told_apart() {
     assert_eq!(rust_segments("Histogram<u64>"), None);
     assert!(!path_exists("crates/no/such/file.rs", &[]));
     assert!(path_exists("xtask/src/tidy/{layering,map}.rs", &[]));
+    assert_eq!(
+        plain_file_names("see DESIGN.md, [docs](docs/fix.md#settings) and `x.rs` (a.toml)."),
+        ["DESIGN.md", "docs/fix.md", "a.toml"]
+    );
+    assert!(plain_file_names("DESIGN.md is not in the tree").is_empty());
+    assert!(!path_exists("DESIGN.md", &[]));
     let rules = rules("- **[a]** one\n  two `x`\n- next\n\n**[b]** three\n");
     assert_eq!(rules.len(), 2);
     assert!(rules[0].1.contains("`x`"));
