@@ -7,12 +7,14 @@
 //!   framed messages and clock ticks in, bytes to send and application
 //!   messages out;
 //! - [`app`]: the [`app::Application`] trait a driver hands delivered
-//!   messages to, as [`app::Delivered`];
+//!   messages to, as [`app::Delivered`], and [`app::Echo`], the
+//!   application QuickFIX's acceptance tests run against (the session
+//!   scripts of `tests/session` play the machine against it);
 //! - [`log`]: the [`log::Log`] trait a driver writes traffic and events
 //!   to; [`file_log`]: QuickFIX's file logs;
 //! - [`store`]: what a session must remember across connections and
-//!   restarts ([`store::SessionStore`], in memory or in QuickFIX's file
-//!   layout);
+//!   restarts ([`store::SessionStore`], in memory, every message or a
+//!   window on fixcore's resend ring, or in QuickFIX's file layout);
 //! - [`settings`]: QuickFIX settings files, every key known or refused;
 //! - [`schedule`]: QuickFIX's daily and weekly session and logon times
 //!   (`TimeRange`);
