@@ -143,3 +143,26 @@ fn written_agrees_with_the_central_directory() {
         }
     }
 }
+
+/// Dense data (one random 4 KiB block repeated) costs with `--jobs` about
+/// what one deflate stream costs: each block is primed with the end of the
+/// one before, as pigz does, instead of spelling the 4 KiB out again (30 %
+/// larger in 1 MiB blocks).
+#[test]
+fn dense_blocks_are_primed_with_the_previous_block() {
+    let data: Vec<u8> = noise(4096, 9).into_iter().cycle().take(6 << 20).collect();
+    let mut w = ParallelZipWriter::new(ZipWriter::new(Vec::new()), ParallelOptions::new(2));
+    w.add_bytes(EntryOptions::file("dense").level(6), &data)
+        .unwrap();
+    let bytes = w.finish().unwrap();
+    let mut a = ZipArchive::new(Cursor::new(bytes)).unwrap();
+    let packed = a.entries()[0].compressed_size;
+    assert!(a.read_to_vec(0, None).unwrap() == data);
+    let mut one = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(9));
+    std::io::Write::write_all(&mut one, &data).unwrap();
+    let one = one.finish().unwrap().len() as u64;
+    assert!(
+        packed * 100 <= one * 102,
+        "{packed} bytes, one stream {one}"
+    );
+}
