@@ -45,3 +45,6 @@ mod output;
 pub mod temporaries;
 
 pub use output::{Output, OutputError, is_special_file, write_atomically, write_atomically_with};
+
+#[cfg(test)]
+mod tests;
