@@ -14,7 +14,8 @@
 //! however many entries there are), [`extract`] (safe
 //! extraction), [`crypto`] (WinZip AES), [`mod@format`] (records and fields),
 //! [`pattern`] (Info-ZIP's wildcards), [`update`] (Info-ZIP's update
-//! planning: `zip -u`, `-f`, `-d`), and with feature `s3`, `object` (an
+//! planning: `zip -u`, `-f`, `-d`), [`listing`] (Info-ZIP's listings:
+//! `unzip -l`, `-v`, zipinfo), and with feature `s3`, `object` (an
 //! async sink that uploads the archive to S3-compatible object storage by
 //! multipart upload).
 //!
@@ -57,6 +58,7 @@ pub mod entry;
 pub mod error;
 pub mod extract;
 pub mod format;
+pub mod listing;
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "s3")]

@@ -465,7 +465,7 @@ pub struct UnzipArgs {
     /// `-Z -m`); written `-Z`, which is read into this.
     #[arg(long, value_name = "LETTERS", hide = true, value_parser = parse_zipinfo,
           conflicts_with_all = ["list", "verbose", "test", "pipe"])]
-    zipinfo: Option<super::zipinfo::Zipinfo>,
+    zipinfo: Option<zipstream::listing::Zipinfo>,
 }
 
 /// A day as Info-ZIP's `-t` takes it, `mmddyyyy` or `yyyy-mm-dd`: the
@@ -556,8 +556,10 @@ impl EncryptArg {
     }
 }
 
-fn parse_zipinfo(s: &str) -> Result<super::zipinfo::Zipinfo, String> {
-    super::zipinfo::Zipinfo::parse(s)
+fn parse_zipinfo(
+    s: &str,
+) -> Result<zipstream::listing::Zipinfo, zipstream::listing::UnsupportedOption> {
+    zipstream::listing::Zipinfo::parse(s)
 }
 
 impl PasswordArgs {

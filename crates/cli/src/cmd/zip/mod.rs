@@ -24,13 +24,11 @@ mod args;
 mod existing;
 mod extracting;
 mod items;
-mod listing;
 mod log;
 mod object;
 mod password;
 mod sink;
 mod unzip;
-mod zipinfo;
 
 use announce::Announcer;
 use items::Item;

@@ -1,7 +1,7 @@
 use super::items::{Item, archive_name, open_item_as_is};
-use super::unzip::fmt_time;
 use super::*;
 use std::time::UNIX_EPOCH;
+use zipstream::listing::listing_time as fmt_time;
 use zipstream::{AesStrength, EntryOptions, Method};
 
 #[test]

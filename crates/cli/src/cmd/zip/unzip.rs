@@ -1,8 +1,8 @@
 //! `perfkit unzip`: listing, testing, printing and extracting members
 //! selected by Info-ZIP's patterns.
 
-use super::listing::{Kind, Listing};
 use super::*;
+use zipstream::listing::{Kind, Listing};
 use zipstream::pattern::{self, Pattern};
 
 /// How `perfkit unzip` was asked to run.
@@ -37,7 +37,7 @@ pub struct UnzipOptions {
     /// Where the password comes from.
     pub password: Password,
     /// `-Z`: zipinfo's listing instead.
-    pub zipinfo: Option<super::zipinfo::Zipinfo>,
+    pub zipinfo: Option<zipstream::listing::Zipinfo>,
     /// `-c`: file data to stdout, each entry under its `inflating:` line.
     pub to_screen: bool,
     /// `-z`: show the archive comment only.
@@ -134,16 +134,6 @@ impl Selection {
         }
         Ok(())
     }
-}
-
-pub(super) fn fmt_time(unix: i64) -> String {
-    let secs = unix.rem_euclid(86_400);
-    let (y, m, d) = civil::civil_from_days(unix.div_euclid(86_400));
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        secs / 3600,
-        secs % 3600 / 60
-    )
 }
 
 /// Runs `perfkit unzip`: on the archive named, or found as Info-ZIP finds

@@ -1,4 +1,4 @@
-//! `unzip -Z`: Info-ZIP's zipinfo listings line for line: `-1` and `-2`
+//! zipinfo's listings (unzip's `-Z`) line for line: `-1` and `-2`
 //! (names), `-s` (the default), `-m` (with the compression ratio) and `-l`
 //! (with the compressed size), the header (`-h`) and the totals (`-t`).
 //! Times are UTC; zipinfo prints local time, so the two agree under
@@ -6,9 +6,13 @@
 
 use std::io::{self, Write};
 
-use zipstream::Entry;
+use super::{permille, printable_name, stored_size};
+use crate::Entry;
 
-use super::listing::{permille, stored_size};
+/// A zipinfo option letter this listing does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("zipinfo option -{0} is not supported (1, 2, s, m, l, h and t are)")]
+pub struct UnsupportedOption(pub char);
 
 /// How each entry is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,7 +29,7 @@ enum Format {
     Long,
 }
 
-/// What `unzip -Z` was asked to print.
+/// What zipinfo (`unzip -Z`) was asked to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Zipinfo {
     /// `None`: only `-h`/`-t` were given, so no entry lines.
@@ -38,7 +42,7 @@ impl Zipinfo {
     /// Reads zipinfo's option letters as given after `-Z` (`1`, `2`, `s`,
     /// `m`, `l`, `h`, `t`, in any order); with none, `-s` and both the
     /// header and the totals.
-    pub fn parse(letters: &str) -> Result<Zipinfo, String> {
+    pub fn parse(letters: &str) -> Result<Zipinfo, UnsupportedOption> {
         let mut format = None;
         let (mut header, mut totals) = (false, false);
         for c in letters.chars() {
@@ -50,11 +54,7 @@ impl Zipinfo {
                 'l' => format = Some(Format::Long),
                 'h' => header = true,
                 't' => totals = true,
-                _ => {
-                    return Err(format!(
-                        "zipinfo option -{c} is not supported (1, 2, s, m, l, h and t are)"
-                    ));
-                }
+                _ => return Err(UnsupportedOption(c)),
             }
         }
         if format.is_none() && !header && !totals {
@@ -124,7 +124,7 @@ impl Zipinfo {
 
 /// One entry's line in format `f` (not `Names*`, which are the name).
 fn line(f: Format, e: &Entry) -> String {
-    let name = perfkit::printable::name(&e.name);
+    let name = printable_name(&e.name);
     if matches!(f, Format::Names | Format::NamesWithExtras) {
         return name.into_owned();
     }
@@ -292,7 +292,10 @@ mod tests {
         assert_eq!(z("m").extras(false), (true, true));
         assert_eq!(z("m").extras(true), (false, false));
         assert_eq!(z("h").format, None);
-        assert!(Zipinfo::parse("v").is_err());
+        assert_eq!(
+            Zipinfo::parse("v").unwrap_err().to_string(),
+            "zipinfo option -v is not supported (1, 2, s, m, l, h and t are)"
+        );
     }
 
     #[test]

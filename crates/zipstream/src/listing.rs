@@ -1,13 +1,45 @@
-//! `unzip -l` and `unzip -v`: Info-ZIP unzip 6.0's listings, column for
-//! column, totals included, so that scripts reading one read the other.
-//! Times are printed in UTC (Info-ZIP prints local time; the two agree
-//! under `TZ=UTC`).
+//! Info-ZIP's listings of an archive's entries, column for column and
+//! totals included, so that scripts reading one read the other: unzip
+//! 6.0's `-l` and `-v` ([`Listing`]) and zipinfo's ([`Zipinfo`], unzip's
+//! `-Z`). Times are printed in UTC (Info-ZIP prints local time; the two
+//! agree under `TZ=UTC`). Names are printed through [`printable_name`].
+//!
+//! ```
+//! use zipstream::listing::{Kind, Listing};
+//! use zipstream::{EntryOptions, ZipArchive, ZipWriter};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut zip = ZipWriter::new(Vec::new());
+//! zip.add_bytes(EntryOptions::file("hello.txt").mtime(1_700_000_000), b"hello, world")?;
+//! let archive = ZipArchive::new(std::io::Cursor::new(zip.finish()?))?;
+//!
+//! let mut out = Vec::new();
+//! let mut listing = Listing::start(Kind::Short, "hello.zip", 0, &mut out)?;
+//! for e in archive.entries() {
+//!     listing.entry(e, &mut out)?;
+//! }
+//! listing.finish(&mut out)?;
+//! assert_eq!(
+//!     String::from_utf8(out)?,
+//!     "Archive:  hello.zip\n\
+//!      \x20 Length      Date    Time    Name\n\
+//!      ---------  ---------- -----   ----\n\
+//!      \x20      12  2023-11-14 22:13   hello.txt\n\
+//!      ---------                     -------\n\
+//!      \x20      12                     1 file\n"
+//! );
+//! # Ok(())
+//! # }
+//! ```
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
-use zipstream::Entry;
+use crate::Entry;
 
-use super::unzip::fmt_time;
+mod zipinfo;
+
+pub use zipinfo::{UnsupportedOption, Zipinfo};
 
 /// Which listing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,8 +105,8 @@ impl Listing {
         self.files += 1;
         self.size += e.size;
         self.compressed += compressed;
-        let name = perfkit::printable::name(&e.name);
-        let when = fmt_time(e.mtime);
+        let name = printable_name(&e.name);
+        let when = listing_time(e.mtime);
         match self.kind {
             Kind::Short => writeln!(out, "{:>9}  {when}   {name}", e.size),
             Kind::Verbose => {
@@ -144,7 +176,7 @@ fn method(e: &Entry) -> String {
 /// An entry's compressed size as Info-ZIP's listings count it: less
 /// ZipCrypto's 12-byte header for any encrypted entry, AES ones too (it
 /// knows no other encryption).
-pub(super) fn stored_size(e: &Entry) -> u64 {
+pub(crate) fn stored_size(e: &Entry) -> u64 {
     if e.encrypted {
         e.compressed_size.saturating_sub(12)
     } else {
@@ -155,7 +187,7 @@ pub(super) fn stored_size(e: &Entry) -> u64 {
 /// Info-ZIP's `ratio()`: the space saved in tenths of a percent, rounded
 /// half up (on sizes divided by 1,000 past 2,000,000 bytes), negative
 /// when the data grew; 0 for an empty entry.
-pub(super) fn permille(size: u64, compressed: u64) -> i64 {
+pub(crate) fn permille(size: u64, compressed: u64) -> i64 {
     if size == 0 {
         return 0;
     }
@@ -187,6 +219,43 @@ fn ratio(size: u64, compressed: u64) -> String {
     }
 }
 
+/// `2020-02-29 13:37`: a Unix time as unzip's `-l` and `-v` show it (UTC).
+pub fn listing_time(unix: i64) -> String {
+    let secs = unix.rem_euclid(86_400);
+    let (y, m, d) = civil::civil_from_days(unix.div_euclid(86_400));
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        secs / 3600,
+        secs % 3600 / 60
+    )
+}
+
+/// `s` with control characters made visible, as Info-ZIP shows them (a
+/// newline, carriage return or ESC in a name from an archive or a file
+/// system would spoof a listing or send codes to the terminal): C0
+/// controls and DEL in caret notation (`^J` for a newline, `^[` for ESC,
+/// `^?` for DEL), C1 controls (U+0080..U+009F, which some terminals obey
+/// as escape sequences) as `\u{9b}`. Anything else is unchanged, and a
+/// name with nothing to escape is borrowed, not copied.
+pub fn printable_name(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\u{0}'..='\u{1f}' => {
+                out.push('^');
+                out.push(char::from(c as u8 + 0x40));
+            }
+            '\u{7f}' => out.push_str("^?"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,5 +275,26 @@ mod tests {
         // zipinfo's totals line, from `unzip -Z` on an archive of these.
         assert_eq!(permille(208_917, 145_029), 306);
         assert_eq!(permille(100, 110), -100);
+    }
+
+    #[test]
+    fn control_characters_are_made_visible() {
+        assert_eq!(printable_name("plain/ü.txt"), "plain/ü.txt");
+        assert!(matches!(
+            printable_name("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(printable_name("a\nb"), "a^Jb");
+        assert_eq!(printable_name("\r\u{1b}[2J\t"), "^M^[[2J^I");
+        assert_eq!(printable_name("\0\u{7f}"), "^@^?");
+        assert_eq!(printable_name("x\u{9b}31m"), "x\\u{9b}31m");
+        // Nothing printed contains a control character any more.
+        let all: String = (0u32..0x200).filter_map(char::from_u32).collect();
+        assert!(!printable_name(&all).chars().any(char::is_control));
+    }
+
+    #[test]
+    fn listing_times_are_utc_minutes() {
+        assert_eq!(listing_time(1_582_983_462), "2020-02-29 13:37");
     }
 }
