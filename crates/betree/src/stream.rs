@@ -2,7 +2,8 @@
 //! ([`ExprFile`]), events read one at a time from an event file
 //! ([`EventReader`]), and every event searched in batches with its
 //! matching ids written out as text lines ([`search_stream`]), so a search
-//! holds one batch of events and of lines, never the file. Also the
+//! holds one batch of events and of lines, never the file; two outputs
+//! compared line by line ([`compare`]). Also the
 //! boolean reference profile's files written one expression or event at a
 //! time ([`write_boolean_exprs`], [`write_boolean_events`]).
 //!
@@ -115,6 +116,15 @@ pub enum StreamError {
         /// Why.
         #[source]
         source: crate::Error,
+    },
+    /// Reading a search output failed (not UTF-8, an I/O error).
+    #[error("reading {name}")]
+    ReadOutput {
+        /// The output file.
+        name: String,
+        /// Why.
+        #[source]
+        source: io::Error,
     },
     /// Writing the output failed.
     #[error(transparent)]
@@ -485,6 +495,86 @@ pub struct StreamBuffers {
     /// One scratch for the plain modes: a fresh memo and selection per
     /// event cost more than the search.
     scratch: Scratch,
+}
+
+/// Where two search outputs first differ ([`compare`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Comparison {
+    /// Every line is the same: this many events.
+    Identical(usize),
+    /// Event `event` (1-based) has these lines, `None` on a side that has
+    /// no such event.
+    Differs {
+        /// The event's 1-based number.
+        event: usize,
+        /// The first output's line.
+        a: Option<String>,
+        /// The second's.
+        b: Option<String>,
+    },
+}
+
+/// Compares two search outputs line by line, reading both as it goes
+/// (memory holds one line of each, whatever the files' length), and stops
+/// at the first difference.
+pub fn compare(a: &mut OutputLines, b: &mut OutputLines) -> Result<Comparison, StreamError> {
+    let mut events = 0usize;
+    loop {
+        let (x, y) = (a.next_line()?, b.next_line()?);
+        if x.is_none() && y.is_none() {
+            return Ok(Comparison::Identical(events));
+        }
+        if x != y {
+            return Ok(Comparison::Differs {
+                event: events + 1,
+                a: x.map(str::to_owned),
+                b: y.map(str::to_owned),
+            });
+        }
+        events += 1;
+    }
+}
+
+/// A search output's lines one at a time, split as [`str::lines`] splits
+/// (at `\n` or `\r\n`; a last line needs no end).
+pub struct OutputLines {
+    reader: Box<dyn BufRead>,
+    name: String,
+    line: String,
+}
+
+impl OutputLines {
+    /// The lines of `reader`, an output named `name` in errors.
+    pub fn new(reader: Box<dyn BufRead>, name: String) -> Self {
+        OutputLines {
+            reader,
+            name,
+            line: String::new(),
+        }
+    }
+
+    /// The next line without its ending, or `None` at the end. Not UTF-8
+    /// is an error, as it is for a whole-file read.
+    pub fn next_line(&mut self) -> Result<Option<&str>, StreamError> {
+        self.line.clear();
+        let n =
+            self.reader
+                .read_line(&mut self.line)
+                .map_err(|source| StreamError::ReadOutput {
+                    name: self.name.clone(),
+                    source,
+                })?;
+        if n == 0 {
+            return Ok(None);
+        }
+        if self.line.ends_with('\n') {
+            self.line.pop();
+            if self.line.ends_with('\r') {
+                self.line.pop();
+            }
+        }
+        Ok(Some(&self.line))
+    }
 }
 
 /// Writes the boolean profile's expression file one expression at a time

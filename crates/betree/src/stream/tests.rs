@@ -1,8 +1,8 @@
 use std::io::{self, BufRead, Write};
 
 use super::{
-    EventReader, EventsFormat, ExprFile, Mode, StreamBuffers, StreamError, looks_like_json,
-    search_stream,
+    Comparison, EventReader, EventsFormat, ExprFile, Mode, OutputLines, StreamBuffers, StreamError,
+    compare, looks_like_json, search_stream,
 };
 
 #[test]
@@ -145,4 +145,30 @@ fn load_errors_name_the_file_and_line() {
     let mut file = ExprFile::parse(String::new(), "e.txt").unwrap();
     let err = file.set_domains("% nothing\n", "d.txt").unwrap_err();
     assert_eq!(err.to_string(), "d.txt: no domain list");
+}
+
+#[test]
+fn outputs_compare_line_by_line_whatever_their_line_ends() {
+    let lines = |text: &'static str, name: &str| {
+        let r: Box<dyn BufRead> = Box::new(text.as_bytes());
+        OutputLines::new(r, name.into())
+    };
+    let same = compare(
+        &mut lines("1 2\n\n3", "a"),
+        &mut lines("1 2\r\n\r\n3\n", "b"),
+    );
+    assert_eq!(same.unwrap(), Comparison::Identical(3));
+    let differs = compare(&mut lines("1\n2\n", "a"), &mut lines("1\n", "b"));
+    let want = Comparison::Differs {
+        event: 2,
+        a: Some("2".into()),
+        b: None,
+    };
+    assert_eq!(differs.unwrap(), want);
+    let r: Box<dyn BufRead> = Box::new(&b"1\n\xff\n"[..]);
+    let err = compare(
+        &mut OutputLines::new(r, "bad".into()),
+        &mut lines("1\n2\n", "b"),
+    );
+    assert_eq!(err.unwrap_err().to_string(), "reading bad");
 }

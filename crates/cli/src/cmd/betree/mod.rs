@@ -293,98 +293,56 @@ fn open_events<'a>(input: &Input, schema: &'a Schema) -> Result<EventReader<'a>>
     Ok(EventReader::new(reader, path, input.events_format, schema))
 }
 
-/// Compares two search outputs line by line, reading both as it goes
-/// (memory holds one line of each, whatever the files' length), and stops
-/// at the first difference.
+/// Compares two search outputs line by line ([`stream::compare`]) and
+/// says where they first differ.
 fn diff(a: &Path, b: &Path) -> Result<ExitCode> {
-    let mut ra = DiffSide::open(a, false)?;
+    let mut ra = output_lines(a, false)?;
     // The same stdin twice: the first side reads it all, so the second
     // sees it already at its end (as when each side was read whole).
-    let mut rb = DiffSide::open(b, a == Path::new("-"))?;
+    let mut rb = output_lines(b, a == Path::new("-"))?;
     let mut out = BufWriter::new(io::stdout().lock());
-    let mut events = 0usize;
-    loop {
-        let (x, y) = (ra.next_line()?, rb.next_line()?);
-        if x.is_none() && y.is_none() {
-            break;
+    let (line, code) = match stream::compare(&mut ra, &mut rb)? {
+        stream::Comparison::Identical(events) => {
+            (format!("identical: {events} events"), ExitCode::SUCCESS)
         }
-        if x != y {
-            let show = |v: Option<&str>| match v {
+        stream::Comparison::Differs { event, a: x, b: y } => {
+            let show = |v: Option<String>| match v.as_deref() {
                 Some("") => "no match".to_string(),
                 Some(s) => format!("`{s}`"),
                 None => "no such event".to_string(),
             };
-            writeln!(
-                out,
-                "event {} differs: {} has {}, {} has {}",
-                events + 1,
+            let line = format!(
+                "event {event} differs: {} has {}, {} has {}",
                 a.display(),
                 show(x),
                 b.display(),
                 show(y)
-            )
-            .and_then(|()| out.flush())
-            .context(STDOUT)?;
-            return Ok(ExitCode::FAILURE);
+            );
+            (line, ExitCode::FAILURE)
         }
-        events += 1;
-    }
-    writeln!(out, "identical: {events} events")
+    };
+    writeln!(out, "{line}")
         .and_then(|()| out.flush())
         .context(STDOUT)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
-/// One side of `betree diff`: its lines one at a time, split as
-/// [`str::lines`] splits (at `\n` or `\r\n`; a last line needs no end).
-struct DiffSide {
-    reader: Box<dyn BufRead>,
-    name: String,
-    line: String,
-}
-
-impl DiffSide {
-    /// Opens `path` (`-`: stdin; `exhausted`: stdin already read whole by
-    /// the other side, so nothing).
-    fn open(path: &Path, exhausted: bool) -> Result<Self> {
-        let (reader, name): (Box<dyn BufRead>, String) = if path == Path::new("-") {
-            let reader: Box<dyn BufRead> = if exhausted {
-                Box::new(io::empty())
-            } else {
-                Box::new(io::stdin().lock())
-            };
-            (reader, "stdin".into())
+/// One side of `betree diff`: `path` (`-`: stdin; `exhausted`: stdin
+/// already read whole by the other side, so nothing).
+fn output_lines(path: &Path, exhausted: bool) -> Result<stream::OutputLines> {
+    let (reader, name): (Box<dyn BufRead>, String) = if path == Path::new("-") {
+        let reader: Box<dyn BufRead> = if exhausted {
+            Box::new(io::empty())
         } else {
-            let f = fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-            (
-                Box::new(io::BufReader::with_capacity(1 << 16, f)),
-                path.display().to_string(),
-            )
+            Box::new(io::stdin().lock())
         };
-        Ok(DiffSide {
-            reader,
-            name,
-            line: String::new(),
-        })
-    }
-
-    /// The next line without its ending, or `None` at the end. Not UTF-8
-    /// is an error, as it is for a whole-file read.
-    fn next_line(&mut self) -> Result<Option<&str>> {
-        self.line.clear();
-        let n = self
-            .reader
-            .read_line(&mut self.line)
-            .with_context(|| format!("reading {}", self.name))?;
-        if n == 0 {
-            return Ok(None);
-        }
-        if self.line.ends_with('\n') {
-            self.line.pop();
-            if self.line.ends_with('\r') {
-                self.line.pop();
-            }
-        }
-        Ok(Some(&self.line))
-    }
+        (reader, "stdin".into())
+    } else {
+        let f = fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+        (
+            Box::new(io::BufReader::with_capacity(1 << 16, f)),
+            path.display().to_string(),
+        )
+    };
+    Ok(stream::OutputLines::new(reader, name))
 }
