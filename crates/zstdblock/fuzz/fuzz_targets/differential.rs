@@ -1,15 +1,46 @@
-//! Untrusted bytes into zstdblock and libzstd's one-shot decoder
-//! (`ZSTD_decompressDCtx`): the same output, or both an error. The one
+//! Untrusted bytes into zstdblock (one thread, and its pipeline on two)
+//! and libzstd's one-shot decoder (`ZSTD_decompressDCtx`): the same
+//! output, or both an error. The one
 //! allowance is input zstdblock refuses by the RFC where libzstd is laxer
 //! (`Error::libzstd_may_accept`), and legacy frames, which libzstd still
 //! reads and zstdblock does not.
+//!
+//! Run without leak detection (`-detect_leaks=0`, as `cargo xtask fuzz`
+//! runs it): the pipeline's threads free their thread-locals as the OS
+//! thread exits, after the pipeline has returned, and a leak check in
+//! between reports them; the crate is safe Rust, with no leak to find.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use zstdblock::StreamError;
+
+/// A writer refusing more than [`MAX_OUTPUT`] bytes in all.
+struct Bounded(Vec<u8>);
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.0.len() + buf.len() > MAX_OUTPUT {
+            return Err(std::io::Error::other("past the output limit"));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 /// More output than this is refused by both (ours: `OutputLimit`; libzstd:
 /// its buffer is full), so an RLE-heavy input cannot exhaust memory.
 const MAX_OUTPUT: usize = 8 << 20;
+
+/// The pipeline with two workers whatever the input's size.
+const PIPELINE: zstdblock::parallel::Parallel = zstdblock::parallel::Parallel {
+    threads: 2,
+    window_limit: u64::MAX,
+    min_input: 0,
+};
 
 fuzz_target!(|data: &[u8]| {
     let ours = zstdblock::decode_all_bounded(data, u64::MAX, MAX_OUTPUT as u64);
@@ -29,6 +60,24 @@ fuzz_target!(|data: &[u8]| {
         // Past the output limit only decode_all stops on its own.
         (Err(zstdblock::Error::OutputLimit { .. }), Ok(_)) => {}
         (Err(e), Ok(_)) => panic!("decode_all fails ({e}), decode_to succeeds"),
+    }
+    // The pipeline (two entropy workers, whatever the input's size) gives
+    // the one-thread bytes, or the one-thread error.
+    let mut piped = Bounded(Vec::new());
+    let piped_result = PIPELINE.decode(data, &mut piped);
+    match (piped_result, &stream) {
+        (Ok(_), Ok(_)) => assert!(piped.0 == streamed, "the pipeline differs from decode_to"),
+        (Err(StreamError::Decode(a)), Err(StreamError::Decode(b))) => {
+            assert_eq!(&a, b, "the pipeline fails otherwise than decode_to")
+        }
+        (Ok(_), Err(StreamError::Decode(e))) => {
+            panic!("decode_to fails ({e}), the pipeline succeeds")
+        }
+        (Err(StreamError::Decode(e)), Ok(_)) => {
+            panic!("the pipeline fails ({e}), decode_to succeeds")
+        }
+        // Past the output limit: where each stops depends on its buffering.
+        (Err(StreamError::Sink(_)), _) | (_, Err(StreamError::Sink(_))) => {}
     }
     let mut theirs = Vec::with_capacity(MAX_OUTPUT);
     let verdict = zstd_safe::DCtx::create().decompress(&mut theirs, data);
