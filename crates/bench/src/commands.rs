@@ -23,6 +23,7 @@ use crate::invocation::{Invocation, Launcher};
 use crate::peer;
 
 mod betree;
+mod compress;
 mod zip;
 
 pub use betree::BetreeWorkload;
@@ -267,6 +268,7 @@ pub fn measure(
     let input = d.join("corpus.bin");
     std::fs::write(&input, corpus::mixed(INPUT_SIZE)?).doing("writing the corpus file")?;
     compress_cases(&mut section, d, &input, perfkit, spawner)?;
+    compress::compress_found_cases(&mut section, d, perfkit, spawner)?;
     fix_check_case(&mut section, d, perfkit, spawner)?;
     quickfix_check_case(&mut section, d, perfkit, spawner)?;
     betree::betree_case(&mut section, d, search_batch, perfkit, spawner)?;
@@ -364,6 +366,9 @@ fn compress_cases(
         Some(("zstdkit runway encoder, recipe balanced", &lib)),
         have_zstd.then_some((zstd_name.as_str(), &peer)),
     );
+    if have_zstd {
+        compress::corpus_held(section, d, input, &frame, recipe)?;
+    }
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
     for _ in 0..RUNS {
         process(
@@ -396,6 +401,12 @@ fn compress_cases(
         Some(("zstdkit streaming decoder", &lib)),
         have_zstd.then_some(("zstd -d", &peer)),
     );
+    if have_zstd {
+        let frame_bytes = std::fs::metadata(&frame)
+            .doing("reading the corpus frame's size")?
+            .len();
+        compress::frame_held(section, "decompress", frame_bytes, INPUT_SIZE as u64);
+    }
     if !have_zstd {
         section.note(
             "zstd not installed: compress/decompress have no peer row (apt-get install zstd)",

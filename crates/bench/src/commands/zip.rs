@@ -128,14 +128,15 @@ fn held_equal(section: &mut Section, name: &str, ours: &Path, peer: Option<&Path
 }
 
 /// Bytes of each `zip` input found on the machine.
-const ZIP_FOUND_SIZE: usize = 16 << 20;
+pub(super) const ZIP_FOUND_SIZE: usize = 16 << 20;
 
-/// Inputs of `zip -6` beside Info-ZIP that nobody here chose (issue 64),
+/// Inputs of `zip -6` beside Info-ZIP (and of `compress` beside zstd,
+/// commands::compress) that nobody here chose (issue 64),
 /// found at run time: the first [`ZIP_FOUND_SIZE`] bytes of the files
 /// under the folders, in name order, one after the other as a tar holds
 /// them (the docs are mostly gzip: already-compressed data), and only the
 /// names that hold the given text.
-const ZIP_FOUND: [(&str, &[&str], &str); 3] = [
+pub(super) const ZIP_FOUND: [(&str, &[&str], &str); 3] = [
     ("packages' docs", &["/usr/share/doc"], ""),
     (
         "shared libraries",
@@ -147,7 +148,7 @@ const ZIP_FOUND: [(&str, &[&str], &str); 3] = [
 
 /// The first `want` bytes of the regular files under `dirs` whose path
 /// holds `holding`, walked in name order (links not followed).
-fn found_bytes(dirs: &[&str], holding: &str, want: usize) -> Vec<u8> {
+pub(super) fn found_bytes(dirs: &[&str], holding: &str, want: usize) -> Vec<u8> {
     fn walk(dir: &Path, holding: &str, want: usize, out: &mut Vec<u8>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;

@@ -1,0 +1,259 @@
+//! `compress` and `decompress` beside the zstd CLI on inputs nobody here
+//! chose (issue 64): files found on this machine at run time and
+//! already-compressed data, each row saying what it holds equal with the
+//! peer, the summary giving the worst workload of each group, named.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use perfkit_measure::child::{self, Spawner};
+use perfkit_report::{Section, Value};
+use zstdkit::Recipe;
+
+use super::zip::{ZIP_FOUND, ZIP_FOUND_SIZE, found_bytes};
+use super::{RUNS, Side, Work, case, installed, of_workloads, process};
+use crate::error::{Error, IoContext, Result};
+use crate::invocation::{Invocation, Launcher};
+
+/// Already-compressed data found at run time: the gzip files under
+/// /usr/share (manual pages, changelogs), which neither side can shrink.
+const ALREADY_COMPRESSED: (&str, &[&str], &str) = (
+    "gzip files (already compressed)",
+    &["/usr/share/man", "/usr/share"],
+    ".gz",
+);
+
+/// Group of the compress rows in the summary.
+const COMPRESS_GROUP: &str = "compress --recipe balanced beside zstd on files found here";
+/// Group of the decompress rows in the summary.
+const DECOMPRESS_GROUP: &str = "decompress beside zstd -d on files found here";
+
+/// `compress --recipe balanced` and `decompress` beside the zstd CLI at
+/// the recipe's level and strategy, one thread each, on the inputs found on
+/// this machine (those of the zip rows, and gzip files). Both are libzstd:
+/// the compress rows give both frames' sizes, and the decompress rows
+/// decode the same frame (perfkit's, checked to decode to the input
+/// through the zstd CLI first).
+pub(super) fn compress_found_cases(
+    section: &mut Section,
+    d: &Path,
+    perfkit: &dyn Launcher,
+    spawner: &mut Spawner,
+) -> Result<()> {
+    if !installed("zstd") {
+        section.note(
+            "zstd not installed: compress/decompress of files found here were left out (apt-get install zstd)",
+        );
+        return Ok(());
+    }
+    let recipe = Recipe::Balanced;
+    let level = format!("-{}", recipe.level());
+    let strategy = format!("--zstd=strategy={}", recipe.strategy().id());
+    let peer_args = ["-q", "-f", "--ultra", &level, &strategy, "--single-thread"];
+    let inputs = ZIP_FOUND.iter().chain([&ALREADY_COMPRESSED]);
+    for (i, (what, dirs, holding)) in inputs.enumerate() {
+        let data = found_bytes(dirs, holding, ZIP_FOUND_SIZE);
+        if data.len() < 4 << 20 {
+            section.note(format!(
+                "compress of {what}: only {} bytes found under {}, left out",
+                data.len(),
+                dirs.join(", ")
+            ));
+            continue;
+        }
+        let input = d.join(format!("zstd-found-{i}.bin"));
+        std::fs::write(&input, &data).doing("writing a compress input found on this machine")?;
+        let (frame, peer_frame) = (d.join("zstd-found.zst"), d.join("zstd-found-peer.zst"));
+        // The frames whose sizes the row gives, written once, untimed.
+        child::run(
+            perfkit
+                .command(&Invocation::Compress {
+                    input: &input,
+                    recipe,
+                    threads: Some(1),
+                    output: Some(&frame),
+                })
+                .stdin(Stdio::null())
+                .stdout(Stdio::null()),
+        )?;
+        child::run(
+            Command::new("zstd")
+                .args(peer_args)
+                .arg(&input)
+                .arg("-o")
+                .arg(&peer_frame),
+        )?;
+        decodes_to(&frame, &data, what)?;
+        let size = |p: &Path| {
+            std::fs::metadata(p)
+                .map(|m| m.len())
+                .doing("reading a frame's size")
+        };
+        let (ours_bytes, peer_bytes) = (size(&frame)?, size(&peer_frame)?);
+
+        let (mut ours, mut peer) = (Side::default(), Side::default());
+        for _ in 0..RUNS {
+            process(
+                spawner,
+                &mut ours,
+                &mut perfkit.command(&Invocation::Compress {
+                    input: &input,
+                    recipe,
+                    threads: Some(1),
+                    output: None,
+                }),
+            )?;
+            process(
+                spawner,
+                &mut peer,
+                Command::new("zstd").args(peer_args).arg("-c").arg(&input),
+            )?;
+        }
+        let work = Work::Bytes(data.len() as u64);
+        let name = format!("compress --recipe balanced -T 1, {what}");
+        let peer_name = format!("zstd {level} {strategy} --single-thread, {what}");
+        case(section, &name, work, &ours, None, Some((&peer_name, &peer)));
+        sizes_held(section, &name, recipe, ours_bytes, peer_bytes);
+        of_workloads(section, COMPRESS_GROUP);
+
+        let (mut ours, mut peer) = (Side::default(), Side::default());
+        for _ in 0..RUNS {
+            process(
+                spawner,
+                &mut ours,
+                &mut perfkit.command(&Invocation::Decompress { input: &frame }),
+            )?;
+            process(
+                spawner,
+                &mut peer,
+                Command::new("zstd").args(["-q", "-d", "-c"]).arg(&frame),
+            )?;
+        }
+        let name = format!("decompress, {what}");
+        let peer_name = format!("zstd -d, {what}");
+        case(section, &name, work, &ours, None, Some((&peer_name, &peer)));
+        frame_held(section, &name, ours_bytes, data.len() as u64);
+        of_workloads(section, DECOMPRESS_GROUP);
+        for f in [&input, &frame, &peer_frame] {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    Ok(())
+}
+
+/// The zstd CLI decodes `frame` to exactly `data`, so the decompress rows
+/// time the same work on both sides.
+fn decodes_to(frame: &Path, data: &[u8], what: &str) -> Result<()> {
+    let out = Command::new("zstd")
+        .args(["-q", "-d", "-c"])
+        .arg(frame)
+        .stdin(Stdio::null())
+        .output()
+        .doing("running zstd -d on perfkit's frame")?;
+    if !out.status.success() || out.stdout != data {
+        return Err(Error::Mismatch(format!(
+            "zstd -d of perfkit's frame of {what} is not the input ({} bytes back of {})",
+            out.stdout.len(),
+            data.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Equal work of a compress row (issue 64): both sides are libzstd at
+/// `recipe`'s level and strategy on one thread; row `perfkit {name}` gets
+/// both frames' sizes and says whether they match.
+pub(super) fn sizes_held(
+    section: &mut Section,
+    name: &str,
+    recipe: Recipe,
+    ours_bytes: u64,
+    peer_bytes: u64,
+) {
+    let ratio = ours_bytes as f64 / peer_bytes.max(1) as f64;
+    held(
+        section,
+        name,
+        &[
+            ("out_bytes", Value::from(ours_bytes)),
+            ("peer_out_bytes", Value::from(peer_bytes)),
+            ("size_vs_peer", Value::num(ratio, 4)),
+        ],
+        format!(
+            "the same file, libzstd level {} strategy {} on one thread both; frames {ours_bytes} bytes (perfkit) and {peer_bytes} (zstd), {ratio:.4}x{}",
+            recipe.level(),
+            recipe.strategy().id(),
+            if ours_bytes == peer_bytes {
+                ", the same size"
+            } else {
+                ", not the same size"
+            }
+        ),
+    );
+}
+
+/// Equal work of a decompress row: both sides decode the same frame of
+/// `frame_bytes` to `out_bytes`.
+pub(super) fn frame_held(section: &mut Section, name: &str, frame_bytes: u64, out_bytes: u64) {
+    held(
+        section,
+        name,
+        &[("in_bytes", Value::from(frame_bytes))],
+        format!(
+            "the same frame (perfkit's, {frame_bytes} bytes) decoded to the same {out_bytes} bytes, checked"
+        ),
+    );
+}
+
+/// Row `perfkit {name}` gets `cols` and says what it holds equal.
+fn held(section: &mut Section, name: &str, cols: &[(&str, Value)], equal: String) {
+    let full = format!("perfkit {name}");
+    if let Some(row) = section.rows.iter_mut().find(|r| r.name == full) {
+        let mut with = row.clone();
+        for (c, v) in cols {
+            with = with.col(*c, v.clone());
+        }
+        *row = with.col("held_equal", equal);
+    }
+}
+
+/// What the corpus file's compress row holds equal: the zstd CLI's frame
+/// of `input` (written here, untimed) beside perfkit's `frame`.
+pub(super) fn corpus_held(
+    section: &mut Section,
+    d: &Path,
+    input: &Path,
+    frame: &Path,
+    recipe: Recipe,
+) -> Result<()> {
+    let peer_frame = d.join("corpus-peer.zst");
+    child::run(
+        Command::new("zstd")
+            .args([
+                "-q",
+                "-f",
+                "--ultra",
+                &format!("-{}", recipe.level()),
+                &format!("--zstd=strategy={}", recipe.strategy().id()),
+                "--single-thread",
+            ])
+            .arg(input)
+            .arg("-o")
+            .arg(&peer_frame),
+    )?;
+    let size = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.len())
+            .doing("reading a frame's size")
+    };
+    let (ours_bytes, peer_bytes) = (size(frame)?, size(&peer_frame)?);
+    let _ = std::fs::remove_file(&peer_frame);
+    sizes_held(
+        section,
+        "compress --recipe balanced",
+        recipe,
+        ours_bytes,
+        peer_bytes,
+    );
+    Ok(())
+}
