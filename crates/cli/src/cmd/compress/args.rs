@@ -12,7 +12,7 @@ use perfkit_bench::zstd::levels::Levels;
 use zstdkit::job::{Seekable, WindowLimit};
 use zstdkit::{Params, Recipe};
 
-use super::{Format, Mode, Options, OutputDir, Task, Train};
+use super::{Decoder, Format, Mode, Options, OutputDir, Task, Train};
 use crate::flags::ReportArgs;
 
 /// zstd's lowest fast level (`ZSTD_minCLevel()`, -(1 << 17)).
@@ -182,7 +182,7 @@ struct FileArgs {
     /// perfkit (the block decoder wherever it applies, on one thread
     /// too), libzstd (always).
     #[arg(long, value_enum, default_value = "auto", value_name = "DECODER")]
-    decoder: super::Decoder,
+    decoder: DecoderArg,
     /// Threads (0: one per core; 1, the default: the calling thread).
     /// Compressing, zstd's workers; with --seekable, frames compressed in
     /// parallel. Decompressing, the frames of an input made of several
@@ -316,6 +316,19 @@ enum AutoThreads {
     Physical,
     /// One thread per logical core (hyper-threads counted).
     Logical,
+}
+
+/// `--decoder`'s values.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum DecoderArg {
+    /// perfkit's block decoder for one large frame with `-T2` or more
+    /// (`-T0` included), libzstd otherwise.
+    Auto,
+    /// perfkit's block decoder wherever it applies, on one thread too
+    /// (for tests and benchmarks).
+    Perfkit,
+    /// libzstd always, as before the block decoder.
+    Libzstd,
 }
 
 /// `--format`'s values.
@@ -592,7 +605,11 @@ impl FileArgs {
                 (None, Some(w)) => WindowLimit::Log(w),
                 (None, None) => WindowLimit::Default,
             },
-            decoder: self.decoder,
+            decoder: match self.decoder {
+                DecoderArg::Auto => Decoder::Auto,
+                DecoderArg::Perfkit => Decoder::Perfkit,
+                DecoderArg::Libzstd => Decoder::Libzstd,
+            },
             format: how.format,
             threads,
             recursive: self.recursive,

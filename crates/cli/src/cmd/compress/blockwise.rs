@@ -21,7 +21,7 @@ use zstdkit::job::WindowLimit;
 use super::{Mode, Options};
 
 /// Which zstd decoder `decompress` uses (`--decoder`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Decoder {
     /// perfkit's block decoder for one large frame with `-T2` or more
     /// (`-T0` included), libzstd otherwise.
