@@ -86,7 +86,7 @@ impl Checker<'_> {
     fn attr(&self, a: &AttrRef) -> Result<(AttrId, AttrType)> {
         let id = self
             .schema
-            .id(&a.name)
+            .id(a.name)
             .ok_or_else(|| Error::UnknownAttribute {
                 col: a.col,
                 name: a.name.to_string(),
