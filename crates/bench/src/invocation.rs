@@ -90,6 +90,9 @@ pub enum Invocation<'a> {
         json_events: bool,
         /// Where the matches go.
         output: &'a Path,
+        /// Where the command writes its index build's and search's times
+        /// (`--times`), if anywhere.
+        times: Option<&'a Path>,
     },
     /// Add `input` to the archive `archive` with deflate at `level`,
     /// quietly; both names are relative to the command's directory, which

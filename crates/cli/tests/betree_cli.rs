@@ -434,6 +434,55 @@ fn search_refuses_to_write_over_its_own_inputs() {
     ok(perfkit().current_dir(d).args([
         "betree", "search", "--exprs", "e.txt", "--events", "v.txt", "-o", "r.txt",
     ]));
+    // So does `--times`: refused over an input, else one line of the
+    // build's and the search's times, beside the same search output.
+    let res = perfkit()
+        .current_dir(d)
+        .args([
+            "betree", "search", "--exprs", "e.txt", "--events", "v.txt", "-o", "t.txt", "--times",
+            "link",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(res.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8(res.stderr).unwrap(),
+        "perfkit: refusing to write link: it is the expression file e.txt\n"
+    );
+    assert_eq!(std::fs::read(d.join("e.txt")).unwrap(), exprs);
+    ok(perfkit().current_dir(d).args([
+        "betree",
+        "search",
+        "--exprs",
+        "e.txt",
+        "--events",
+        "v.txt",
+        "-o",
+        "t.txt",
+        "--times",
+        "times.txt",
+    ]));
+    assert_eq!(read(&d.join("t.txt")), read(&d.join("r.txt")));
+    let times = read(&d.join("times.txt"));
+    let keys: Vec<&str> = times
+        .split_ascii_whitespace()
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap();
+            v.parse::<u64>().unwrap();
+            k
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "build_wall_ns",
+            "build_cpu_ns",
+            "search_wall_ns",
+            "search_cpu_ns"
+        ],
+        "{times}"
+    );
+    assert!(times.ends_with('\n'));
 }
 
 #[test]

@@ -72,6 +72,7 @@ impl Launcher for Perfkit {
                 events,
                 json_events,
                 output,
+                times,
             } => {
                 c.args(["betree", "search", "--exprs"])
                     .arg(exprs)
@@ -81,6 +82,9 @@ impl Launcher for Perfkit {
                     .arg(output);
                 if json_events {
                     c.args(["--events-format", "json"]);
+                }
+                if let Some(times) = times {
+                    c.arg("--times").arg(times);
                 }
             }
             Invocation::Zip {

@@ -335,6 +335,11 @@ struct SearchArgs {
     /// Output file (`-` for stdout).
     #[arg(short = 'o', long, default_value = "-")]
     output: PathBuf,
+    /// Also write the index build's and the search's wall and CPU times
+    /// to this file, one line of `key=nanoseconds` (how `perfkit bench`
+    /// times the search alone).
+    #[arg(long, value_name = "FILE")]
+    times: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -432,6 +437,7 @@ impl BetreeArgs {
                 mode: s.mode.into(),
                 budget: s.budget,
                 output: s.output,
+                times: s.times,
             }),
             BetreeCommand::Diff(d) => Task::Diff { a: d.a, b: d.b },
             BetreeCommand::Bench(b) if b.sweep => Task::Sweep(Sweep {

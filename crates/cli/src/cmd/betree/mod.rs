@@ -133,6 +133,8 @@ pub struct Search {
     pub budget: u64,
     /// Where to write (`-`: stdout).
     pub output: PathBuf,
+    /// Where to write the build's and the search's times, if anywhere.
+    pub times: Option<PathBuf>,
 }
 
 /// A benchmark's run.

@@ -6,7 +6,12 @@ use betree::stream::{StreamBuffers, search_stream};
 
 pub(super) fn search(a: Search) -> Result<ExitCode> {
     refuse_output_over_input(&a.output, &a.input)?;
+    if let Some(times) = &a.times {
+        refuse_output_over_input(times, &a.input)?;
+    }
+    let start = Moment::now();
     let (index, _) = load_index(&a.input)?;
+    let built = Moment::now();
     let mut events = open_events(&a.input, index.schema())?;
     let mut bufs = StreamBuffers::default();
     let mut run = |out: &mut dyn Write| {
@@ -42,7 +47,36 @@ pub(super) fn search(a: Search) -> Result<ExitCode> {
         }
         written.with_context(|| format!("writing {}", a.output.display()))?;
     }
+    if let Some(path) = &a.times {
+        let done = Moment::now();
+        let line = format!(
+            "build_wall_ns={} build_cpu_ns={} search_wall_ns={} search_cpu_ns={}\n",
+            (built.wall - start.wall).as_nanos(),
+            built.cpu.saturating_sub(start.cpu).as_nanos(),
+            (done.wall - built.wall).as_nanos(),
+            done.cpu.saturating_sub(built.cpu).as_nanos(),
+        );
+        write_atomically(path, |f| f.write_all(line.as_bytes()))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A point of the run on both clocks, for `--times`: the search's time
+/// includes writing its output; neither includes the process's start-up.
+#[derive(Clone, Copy)]
+struct Moment {
+    wall: std::time::Instant,
+    cpu: Duration,
+}
+
+impl Moment {
+    fn now() -> Moment {
+        Moment {
+            wall: std::time::Instant::now(),
+            cpu: perfkit_measure::clock::process_cpu(),
+        }
+    }
 }
 
 /// Refuses an output that is one of the input files (the same file by
