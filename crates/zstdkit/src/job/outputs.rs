@@ -229,7 +229,7 @@ impl Ledger {
     }
 
     /// Removes each input asked for whose output still holds its data,
-    /// once every such output is on the disk ([`sync_filesystems`]); one
+    /// once every such output is on the disk (one `syncfs` per filesystem); one
     /// whose output a later input replaced stays, and is named in
     /// [`Settled::kept`].
     pub fn settle<E>(self, plan: &Plan<E>) -> Settled {
