@@ -4,6 +4,35 @@
 //! Head and tail sit on their own cache lines (`OwnLine`), and each side
 //! keeps a private copy of the other's index so it only touches the shared
 //! line when the ring looks full (producer) or empty (consumer).
+//!
+//! [`DeferredProcessor`](super::DeferredProcessor) is a worker thread over
+//! one; a caller with a consumer loop of its own takes the ends directly:
+//!
+//! ```
+//! use fixcore::deferred::spsc;
+//!
+//! // Four slots of up to 64 bytes: the producer copies into a slot, the
+//! // consumer reads it in place and frees it.
+//! let (mut tx, mut rx) = spsc::channel(4, 64);
+//! let reader = std::thread::spawn(move || {
+//!     let mut got = Vec::new();
+//!     while got.len() < 10 {
+//!         match rx.try_pop(|m| m.len()) {
+//!             Some(len) => got.push(len),
+//!             None => std::thread::yield_now(),
+//!         }
+//!     }
+//!     got
+//! });
+//! for n in 0..10 {
+//!     // Full: the consumer has not caught up yet.
+//!     while !tx.try_push(&vec![b'x'; n]) {
+//!         std::thread::yield_now();
+//!     }
+//! }
+//! assert_eq!(reader.join().unwrap(), (0..10).collect::<Vec<_>>());
+//! assert!(!tx.try_push(&[0; 65]), "longer than a slot");
+//! ```
 
 use crate::scan::ScanPath;
 use std::cell::UnsafeCell;
