@@ -696,6 +696,18 @@ impl Reference {
     }
 }
 
+/// The betree part of `perfkit bench`: the [`Reference`] workload built
+/// and measured with [`Options::quick`], its sections added to `rep` named
+/// `betree: ...`. The error says which of the two steps failed.
+pub fn default_workload(rep: &mut perfkit_report::Report) -> std::result::Result<(), crate::Error> {
+    use crate::error::StepContext;
+    let w = Reference::build().during("building the reference workload")?;
+    let m = measure_all(&w.index, &w.events, Options::quick(), REPLAYS)
+        .during("measuring the reference workload")?;
+    report::benchmark(rep, &w.index, &m, w.build, "betree: ");
+    Ok(())
+}
+
 fn compare(mode: &ModeStats, base: &ModeStats) -> ModeDiff {
     let mut rel: Vec<f64> = mode
         .blocks_ns

@@ -73,7 +73,7 @@ pub fn run(job: Job) -> Result<ExitCode> {
         absorb(&mut report, "zstd", zstd);
     }
     if Part::Betree.wanted(only) {
-        super::betree::default_workload(&mut report)?;
+        perfkit_bench::betree::default_workload(&mut report)?;
     }
     if Part::Fix.wanted(only) {
         fix(&mut report, &job.report)?;
@@ -100,7 +100,7 @@ pub fn run(job: Job) -> Result<ExitCode> {
     }
     if let Some(spawner) = spawner.as_mut() {
         let commands =
-            perfkit_bench::commands::measure(super::betree::SEARCH_BATCH, &perfkit, spawner)?;
+            perfkit_bench::commands::measure(betree::stream::SEARCH_BATCH, &perfkit, spawner)?;
         absorb(&mut report, "commands", commands);
     }
     report.summary = summarise(&report);

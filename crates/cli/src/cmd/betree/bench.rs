@@ -55,16 +55,6 @@ fn command_throughput(
     measure::throughput(index, events, rounds, command).context("measuring the throughput")
 }
 
-/// The betree part of `perfkit bench`: the reference workload generated in
-/// process (5,000 expressions × 128 parameters, 1,000 events).
-pub fn default_workload(rep: &mut Report) -> Result<()> {
-    let w = measure::Reference::build().context("building the reference workload")?;
-    let m = measure::measure_all(&w.index, &w.events, Options::quick(), measure::REPLAYS)
-        .context("measuring the reference workload")?;
-    report::benchmark(rep, &w.index, &m, w.build, "betree: ");
-    Ok(())
-}
-
 /// A progress bar on stderr, or none when the report is JSON or stderr is
 /// not a terminal.
 fn progress(json: bool, len: u64) -> indicatif::ProgressBar {

@@ -21,7 +21,6 @@ mod search;
 
 pub use args::BetreeArgs;
 
-pub use bench::default_workload;
 use bench::{bench_report, sweep_report, vs_atree_report};
 use search::search;
 
@@ -106,8 +105,6 @@ pub struct VsAtree {
 }
 
 pub use betree::stream::{EventsFormat, Mode};
-/// Events searched together (`perfkit bench` runs the search workloads so).
-pub(crate) use betree::stream::SEARCH_BATCH;
 
 /// The files a search or benchmark reads.
 #[derive(Debug)]
