@@ -230,6 +230,13 @@ pub fn changes<T: Candidate>(
         .collect()
 }
 
+/// Whether pattern `p` names entry `e` as Info-ZIP's `zip -d` and `-U`
+/// name entries: by its name, and a folder's also without its trailing
+/// `/` (`zip -d a.zip d/sub` deletes the entry `d/sub/`, not what is in it).
+pub fn names_entry(p: &Pattern, e: &Entry) -> bool {
+    p.matches(&e.name) || (e.name.ends_with('/') && p.matches(e.name.trim_end_matches('/')))
+}
+
 /// `-d`: the entries any of `patterns` matches are deleted, the others
 /// kept; also which patterns matched nothing (Info-ZIP warns of each, and
 /// does nothing when no entry matches at all).
@@ -239,7 +246,7 @@ pub fn deletion(entries: &[Entry], patterns: &[Pattern]) -> Deletion {
     for (i, e) in entries.iter().enumerate() {
         let mut matched = false;
         for (k, p) in patterns.iter().enumerate() {
-            if p.matches(&e.name) {
+            if names_entry(p, e) {
                 hit[k] = true;
                 matched = true;
             }

@@ -33,6 +33,8 @@ pub(super) struct Announcer {
     to_do: (u64, u64),
     /// Every line printed, for `-li`'s log.
     printed: Vec<String>,
+    /// `-dg`'s line has been ended.
+    dots_ended: bool,
     /// `-sd`: the entry before which Info-ZIP's `sd: Zipping up new
     /// entries` comes (the first one added), until it is printed.
     debug_new_at: Option<usize>,
@@ -49,6 +51,10 @@ pub struct Display {
     pub usize: bool,
     /// `-dv`: `1>1: ` the disks read and written, before the line.
     pub volume: bool,
+    /// `-dg`: Info-ZIP's dots for the whole archive; perfkit draws none,
+    /// but keeps the space before them (after the first entry's name)
+    /// and the line end after them.
+    pub global_dots: bool,
 }
 
 impl Announcer {
@@ -67,6 +73,7 @@ impl Announcer {
             done: (0, 0),
             to_do: (0, 0),
             printed: Vec::new(),
+            dots_ended: false,
             debug_new_at: None,
         }
     }
@@ -104,6 +111,16 @@ impl Announcer {
     /// The end of the entries: `-sd`'s line if it is still owed.
     pub(super) fn finish(&mut self) {
         self.debug_line(true);
+    }
+
+    /// `-dg`: ends the line its dots were on (Info-ZIP's space before
+    /// them came after the first entry's name, or alone under `-q`), as
+    /// the central directory is written.
+    pub(super) fn end_dots(&mut self) {
+        if self.display.global_dots && !self.dots_ended && self.done.0 > 0 {
+            self.dots_ended = true;
+            self.print(if self.quiet { " " } else { "" });
+        }
     }
 
     /// Adds `display`'s parts to each line; `bytes` is the size of all
@@ -221,10 +238,20 @@ impl Announcer {
     /// after the name, the others before the line.
     fn decorate(&self, line: String, verb: &str, w: &Written) -> String {
         let mut line = line;
-        if self.display.usize {
-            let head = format!("{verb:>8}: {}", perfkit::printable::name(&w.name));
-            if let Some(tail) = line.strip_prefix(&head) {
-                line = format!("{head} ({}){tail}", size_string(w.size));
+        let head = format!("{verb:>8}: {}", perfkit::printable::name(&w.name));
+        if self.display.usize
+            && let Some(tail) = line.strip_prefix(&head)
+        {
+            line = format!("{head} ({}){tail}", size_string(w.size));
+        }
+        // -dg: the space before the archive's dots, after the first name
+        // added, or before the first line of an entry replaced in place
+        // (Info-ZIP prints those as it goes through the old archive).
+        if self.display.global_dots && self.done.0 == 0 {
+            if verb != "adding" {
+                line.insert(0, ' ');
+            } else if let Some(tail) = line.strip_prefix(&head) {
+                line = format!("{head} {tail}");
             }
         }
         format!("{}{line}", self.prefix())
@@ -254,6 +281,60 @@ pub(super) fn line(verb: &str, w: &Written) -> String {
     // The saving of the compression alone, without AES's salt and MAC.
     let compressed = w.compressed_size - w.aes.map_or(0, |a| a.overhead());
     format!("{verb:>8}: {name} ({how} {}%)", percent(w.size, compressed))
+}
+
+/// Info-ZIP's `deleting: NAME` lines for `entries` (`-d`, `-FS`), with
+/// the `-d?` displays as its zip adds them there: `-dv`, `-dc` and `-db`
+/// before each line (`-db` counting compressed bytes), `-du`'s size
+/// after the name, and, under `-dc` or `-db`, a blank line between two.
+/// `-FS` (`sync`) leaves `-dc`'s and `-db`'s numbers blank, and no blank
+/// lines, as Info-ZIP's file sync prints them.
+pub(super) fn deleting_lines(
+    display: Display,
+    entries: &[&zipstream::Entry],
+    sync: bool,
+) -> Vec<String> {
+    let compressed: u64 = entries.iter().map(|e| e.compressed_size).sum();
+    let (mut done, mut bytes) = (0u64, 0u64);
+    let mut lines = Vec::new();
+    for e in entries {
+        if (display.counts || display.bytes) && done > 0 && !sync {
+            lines.push(String::new());
+        }
+        let mut line = String::new();
+        if display.volume {
+            line.push_str("1>1: ");
+        }
+        if display.counts && sync {
+            line.push_str("   /    ");
+        } else if display.counts {
+            line.push_str(&format!("{done:>3}/{:>3} ", entries.len() as u64 - done));
+        }
+        if display.bytes && sync {
+            line.push_str("     /      ");
+        } else if display.bytes {
+            line.push_str(&format!(
+                "[{:>4}/{:>4}] ",
+                size_string(bytes),
+                size_string(compressed - bytes)
+            ));
+        }
+        // -dg: Info-ZIP's space before the dots that would follow.
+        if display.global_dots && done == 0 {
+            line.push(' ');
+        }
+        line.push_str(&format!("deleting: {}", perfkit::printable::name(&e.name)));
+        if display.usize {
+            line.push_str(&format!(" ({})", size_string(e.size)));
+        }
+        lines.push(line);
+        done += 1;
+        bytes += e.compressed_size;
+    }
+    if display.global_dots && !lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
 }
 
 /// A size as Info-ZIP's zip shows it in `-db`, `-du` and its log: bytes

@@ -74,8 +74,8 @@ pub struct ZipArgs {
     /// Compression method: deflate, store, or zstd (Info-ZIP's unzip 6.0
     /// cannot read zstd); Info-ZIP's `-Z METHOD` and
     /// `--compression-method` too. Its bzip2 is refused (see Differences).
-    #[arg(short = 'Z', long, visible_alias = "compression-method", value_enum,
-          default_value_t = MethodArg::Deflate)]
+    #[arg(short = 'Z', long, visible_alias = "compression-method", value_name = "METHOD",
+          value_parser = parse_method, default_value = "deflate")]
     method: MethodArg,
     /// Level: deflate 0-9 (0 stores, as Info-ZIP's `-0`), zstd 1-22.
     /// Info-ZIP's `-0`..`-9` are accepted too (`-r9` as well).
@@ -216,7 +216,9 @@ pub struct ZipArgs {
     /// Differences).
     #[arg(long = "display-dots")]
     display_dots: bool,
-    /// See `--display-dots` (Info-ZIP's `-dg`).
+    /// Info-ZIP's dots for the whole archive (`-dg`): no dots (see
+    /// Differences), but its space after the first entry's name and its
+    /// line end at the end.
     #[arg(long = "display-globaldots", hide = true)]
     display_globaldots: bool,
     /// The bytes each dot stands for (Info-ZIP's `-ds SIZE`: at least
@@ -521,8 +523,25 @@ fn parse_dot_size(s: &str) -> Result<u64, String> {
     Ok(n)
 }
 
+/// Info-ZIP's `-Z METHOD`: a method's name or the start of one, in any
+/// case (`-Z s`, `-Zd`, `-Z STORE`), as its zip takes them.
+fn parse_method(s: &str) -> Result<MethodArg, String> {
+    const NAMES: &[(&str, MethodArg)] = &[
+        ("store", MethodArg::Store),
+        ("deflate", MethodArg::Deflate),
+        ("bzip2", MethodArg::Bzip2),
+        ("zstd", MethodArg::Zstd),
+    ];
+    let lower = s.to_ascii_lowercase();
+    NAMES
+        .iter()
+        .find(|(name, _)| !lower.is_empty() && name.starts_with(&lower))
+        .map(|&(_, m)| m)
+        .ok_or_else(|| format!("{s:?} is not a compression method: store, deflate or zstd"))
+}
+
 /// The compression methods `--method` and Info-ZIP's `-Z` name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MethodArg {
     /// Stored as it is.
     Store,
@@ -644,7 +663,7 @@ impl ZipArgs {
             Mode::Add
         };
         // -b, -dd and -dg: accepted, see their doc comments.
-        let _ = (&self.temp_path, self.display_dots, self.display_globaldots);
+        let _ = (&self.temp_path, self.display_dots);
         let _ = self.dot_size;
         if self.archive.as_deref() == Some(std::path::Path::new("-"))
             && (mode != Mode::Add || self.move_files || self.test || self.adjust)
@@ -686,6 +705,7 @@ impl ZipArgs {
                 bytes: self.display_bytes,
                 usize: self.display_usize,
                 volume: self.display_volume,
+                global_dots: self.display_globaldots,
             },
             level: self.level,
             junk_paths: self.junk_paths,

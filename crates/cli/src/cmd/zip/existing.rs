@@ -106,8 +106,9 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
         );
     }
     if !opts.quiet {
-        for &i in &plan.deleted {
-            println!("deleting: {}", perfkit::printable::name(&entries[i].name));
+        let deleted: Vec<&zipstream::Entry> = plan.deleted.iter().map(|&i| &entries[i]).collect();
+        for line in super::announce::deleting_lines(opts.display, &deleted, false) {
+            println!("{line}");
         }
     }
     Ok(Some(plan.kept))
@@ -115,10 +116,10 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
 
 /// `-U`: the indexes of the entries to copy into `--out`: those the
 /// PATHS (Info-ZIP's patterns) name, all without PATHS, less those `-x`
-/// names and, with `-i`, only those it names; each printed as Info-ZIP's
-/// ` copying:` line (not under `-q`). None when no entry is chosen (the
-/// caller says "Nothing to do!"); a pattern that names no entry is
-/// warned of (`zip warning: not in archive:`).
+/// names and, with `-i`, only those it names ([`print_copying`] prints
+/// them). None when no entry is chosen (the caller says "Nothing to
+/// do!"); a pattern that names no entry is warned of (`zip warning: not
+/// in archive:`, not under `-q`).
 pub(super) fn copied(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     let compile = |v: &[String]| v.iter().map(|p| Pattern::new(p)).collect::<Vec<_>>();
     let names: Vec<String> = opts
@@ -133,8 +134,11 @@ pub(super) fn copied(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     );
     let archive = opts.archive.as_deref().unwrap_or(Path::new(""));
     let entries = u.archive.entries();
-    for p in &named {
-        if !entries.iter().any(|e| p.matches(&e.name)) {
+    // By the whole name: Info-ZIP's -U does not take `d` for the folder
+    // entry `d/`, as -d does.
+    let names = |p: &Pattern, e: &zipstream::Entry| p.matches(&e.name);
+    for p in named.iter().filter(|_| !opts.quiet) {
+        if !entries.iter().any(|e| names(p, e)) {
             super::println_info_zip(
                 archive,
                 &format!(
@@ -147,7 +151,7 @@ pub(super) fn copied(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     let chosen: Vec<usize> = (0..entries.len())
         .filter(|&i| {
             let name = &entries[i].name;
-            (named.is_empty() || named.iter().any(|p| p.matches(name)))
+            (named.is_empty() || named.iter().any(|p| names(p, &entries[i])))
                 && !exclude.iter().any(|p| p.matches(name))
                 && (include.is_empty() || include.iter().any(|p| p.matches(name)))
         })
@@ -155,18 +159,20 @@ pub(super) fn copied(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     if chosen.is_empty() {
         return Ok(None);
     }
+    Ok(Some(chosen))
+}
+
+/// `-U`'s ` copying: NAME` lines for the entries `chosen` (none under `-q`).
+pub(super) fn print_copying(u: &Update, chosen: &[usize], opts: &Options) -> Result<()> {
     if !opts.quiet {
         let mut out = io::stdout().lock();
-        for &i in &chosen {
-            writeln!(
-                out,
-                " copying: {}",
-                perfkit::printable::name(&entries[i].name)
-            )?;
+        for &i in chosen {
+            let name = perfkit::printable::name(&u.archive.entries()[i].name);
+            writeln!(out, " copying: {name}")?;
         }
         out.flush()?;
     }
-    Ok(Some(chosen))
+    Ok(())
 }
 
 /// `-FS`: the items whose entry differs from the file, in time (in the

@@ -316,13 +316,24 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         sd(&format!("fcount = {n}"));
     };
     if opts.copy {
-        // -U: the entries named, copied as they are into --out.
-        sd("Scanning files");
+        // -U: the entries named, copied as they are into --out (their
+        // lines come as Info-ZIP goes through the old archive).
+        sd("Scanning archive entries");
+        let u = update.as_ref().expect("checked above");
+        let chosen = existing::copied(u, &opts)?;
         scanned(0);
-        let Some(kept) = existing::copied(update.as_ref().expect("checked above"), &opts)? else {
+        let Some(kept) = chosen else {
             println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
             return Ok(ExitCode::FAILURE);
         };
+        for what in [
+            "Open zip file and create temp file",
+            "Creating new zip file",
+            "Going through old zip file",
+        ] {
+            sd(what);
+        }
+        existing::print_copying(u, &kept, &opts)?;
         items = Vec::new();
         labels = vec![None; kept.len()];
         steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
@@ -434,8 +445,9 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
             update::newer_only(found_items, entries, opts.mode)
         };
         if !opts.quiet {
-            for &i in &gone {
-                println!("deleting: {}", perfkit::printable::name(&entries[i].name));
+            let gone: Vec<&zipstream::Entry> = gone.iter().map(|&i| &entries[i]).collect();
+            for line in announce::deleting_lines(opts.display, &gone, true) {
+                println!("{line}");
             }
         }
         if items.is_empty() && gone.is_empty() && opts.filesync {
@@ -504,7 +516,7 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         .verbose(opts.verbose)
         .display(opts.display, total)
         .debug(opts.show_debug);
-    if opts.mode != Mode::Delete {
+    if opts.mode != Mode::Delete && !opts.copy {
         sd("Open zip file and create temp file");
         sd("Creating new zip file");
         if update.is_some() {
@@ -591,28 +603,26 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
             if let Some(lines) = comment_lines {
                 print!("{lines}");
             }
-            for what in [
-                "Get comment if any",
-                "Writing central directory",
-                "Writing end of central directory",
-            ] {
-                sd(what);
-            }
+            sd("Get comment if any");
+            announcer.end_dots();
+            sd("Writing central directory");
+            sd("Writing end of central directory");
             if opts.test {
                 // Before the rename: a failed test leaves the old archive
                 // (or none) and every original in place.
                 match &opts.unzip_command {
                     Some(cmd) => {
-                        if !test_with_command(cmd, out.file_mut(), &shown_target)? {
+                        if !test_with_command(cmd, out.file_mut(), &shown)? {
                             return Ok(ExitCode::FAILURE);
                         }
                     }
-                    None => test_written(out.file_mut(), &pw).with_context(|| {
-                        format!("test of {shown_target} FAILED; nothing was changed")
-                    })?,
+                    // Named as the archive given, with --out too, as
+                    // Info-ZIP names it.
+                    None => test_written(out.file_mut(), &pw)
+                        .with_context(|| format!("test of {shown} FAILED; nothing was changed"))?,
                 }
                 if !opts.quiet {
-                    println!("test of {shown_target} OK");
+                    println!("test of {shown} OK");
                 }
             }
         }
@@ -625,6 +635,7 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         sd("Setting file type");
     }
     announcer.finish();
+    announcer.end_dots();
     bar.finish_and_clear();
     if let Some(p) = entry_prompts {
         print!("{p}");
