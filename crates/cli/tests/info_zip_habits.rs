@@ -2332,6 +2332,40 @@ const HABITS: &[Habit] = &[
         cwd: "",
         same: &[Stdout, Tree],
     },
+    // ... and so do -t's and -c's lines, and MEMBER patterns match the
+    // lowered names.
+    Habit {
+        setup: with_upper,
+        tool: "unzip",
+        args: &["-L", "-p", "k.zip", "k.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_upper,
+        tool: "unzip",
+        args: &["-L", "-t", "k.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_upper,
+        tool: "unzip",
+        args: &["-LL", "-t", "u.zip", "up/*"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_upper,
+        tool: "unzip",
+        args: &["-L", "-c", "k.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
     // -s and -N: refused on Unix; -M writes straight on when stdout is
     // not a terminal; -U and -UU extract the names as stored.
     Habit {

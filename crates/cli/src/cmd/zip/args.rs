@@ -332,7 +332,7 @@ Differences from Info-ZIP unzip: options may come anywhere (a member named like 
 guess at text from a flag in the archive can corrupt data); -X and -K are accepted and do \
 nothing (files belong to the user running unzip; setuid, setgid and sticky bits are never \
 restored); -U and -UU are accepted and extract names as stored, never as #Uxxxx escapes; -M \
-does not page (pipe into less); -L and -LL lower the names extracted, not those listed; -s and -N \
+does not page (pipe into less); -L and -LL lower the names extracted, tested and matched, not those listed; -s and -N \
 are refused, as Info-ZIP's unzip refuses them on Unix; \
 extraction prints Info-ZIP's lines (Archive:, creating:, inflating:, extracting:, linking:), which \
 -q silences; -t prints its own summary (-q keeps its last line, -qq nothing); -l and -v \

@@ -398,7 +398,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
                         e.crc32 = crc.sum();
                     }
                 }
-                if sel.wants(&e.name) {
+                if sel.wants(&shown_name(options, &e)) {
                     list.entry(&e, &mut out)?;
                 }
             }
@@ -406,10 +406,12 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         } else if options.test || options.pipe || options.to_screen {
             tested_header(options, &name, &mut out)?;
             let mut pass = Passing::default();
-            let res =
-                zipstream::read_stream_data(&mut r, &opts, &|e| sel.wants(&e.name), &mut |e, b| {
-                    pass.piece(options, e, b, &mut out)
-                });
+            let res = zipstream::read_stream_data(
+                &mut r,
+                &opts,
+                &|e| sel.wants(&shown_name(options, e)),
+                &mut |e, b| pass.piece(options, e, b, &mut out),
+            );
             let n = pass.check(res).with_context(|| format!("reading {name}"))?;
             sel.check_all_matched(&raw_name)?;
             tested_footer(options, &name, n, &mut out)?;
@@ -418,7 +420,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
             // Flushed when dropped, before an error is printed.
             let _lines = narrate(options, &name, &mut out, &mut opts)?;
             zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
-                sel.wants(&e.name)
+                sel.wants(&shown_name(options, e))
             })
             .with_context(|| format!("extracting {name}"))?;
         }
@@ -471,7 +473,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     let mut a = WalkedArchive::new(src).with_context(|| format!("reading {name}"))?;
     let mut encrypted = false;
     a.for_each(&mut |e| {
-        encrypted |= sel.wants(&e.name) && e.encrypted;
+        encrypted |= sel.wants(&shown_name(options, e)) && e.encrypted;
         Ok(())
     })
     .with_context(|| format!("reading {name}"))?;
@@ -479,7 +481,8 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     sel.check_all_matched(&raw_name)?;
     let pw = options.password.get(encrypted, false)?;
     let opts = opts_for(pw);
-    let select = |e: &zipstream::Entry| sel.wants(&e.name) && newer_than_on_disk(options, e);
+    let select =
+        |e: &zipstream::Entry| sel.wants(&shown_name(options, e)) && newer_than_on_disk(options, e);
     let heading = heading(&name, a.comment());
     if options.test || options.pipe || options.to_screen {
         tested_header(options, &heading, &mut out)?;
@@ -517,16 +520,24 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
 /// OpenVMS, VM/CMS, CP/M, TOPS-20, MVS, Tandem).
 const UPPER_CASE_HOSTS: &[u16] = &[0, 2, 4, 9, 10, 15, 17];
 
+/// The name `-c` and `-t` show for `e`: lowered under `-L` as its file
+/// would be named, as Info-ZIP shows it.
+fn shown_name(options: &UnzipOptions, e: &zipstream::Entry) -> String {
+    lowered(options.lowercase, e).unwrap_or_else(|| e.name.clone())
+}
+
+/// `e`'s name in lower case, if `-L` (`lowercase` 1: entries made on an
+/// upper-case-only system) or `-LL` (2: every entry) lowers it.
+fn lowered(lowercase: u8, e: &zipstream::Entry) -> Option<String> {
+    (lowercase > 1 || (lowercase == 1 && UPPER_CASE_HOSTS.contains(&(e.made_by >> 8))))
+        .then(|| e.name.to_ascii_lowercase())
+}
+
 /// `-L` (`lowercase` 1): the names of entries made on an upper-case-only
 /// system in lower case; `-LL` (2): every name. ASCII letters only, as
 /// Info-ZIP's unzip lowers them.
 fn lowercase_hook(lowercase: u8) -> Option<zipstream::NameHook> {
-    (lowercase > 0).then(|| {
-        zipstream::NameHook::new(move |e| {
-            (lowercase > 1 || UPPER_CASE_HOSTS.contains(&(e.made_by >> 8)))
-                .then(|| e.name.to_ascii_lowercase())
-        })
-    })
+    (lowercase > 0).then(|| zipstream::NameHook::new(move |e| lowered(lowercase, e)))
 }
 
 /// `-B`: a file in the way is renamed to NAME~ (NAME~1, NAME~2... when
@@ -612,7 +623,11 @@ fn list_archive<R: io::Read + io::Seek>(
     (raw_name, name): (&str, &str),
     out: &mut impl Write,
 ) -> Result<ExitCode> {
-    let chosen: Vec<bool> = a.entries().iter().map(|e| sel.wants(&e.name)).collect();
+    let chosen: Vec<bool> = a
+        .entries()
+        .iter()
+        .map(|e| sel.wants(&shown_name(options, e)))
+        .collect();
     // Every MEMBER pattern must match before anything is listed.
     sel.check_all_matched(raw_name)?;
     if let Some(z) = options.zipinfo {
@@ -739,7 +754,7 @@ impl Passing {
             writeln!(
                 out,
                 "{verb}: {}  ",
-                super::extracting::pad(&perfkit::printable::name(&e.name), 22)
+                super::extracting::pad(&perfkit::printable::name(&shown_name(options, e)), 22)
             )?;
         }
         if (options.pipe || options.to_screen) && e.kind() == EntryKind::File {
@@ -753,7 +768,7 @@ impl Passing {
             writeln!(
                 out,
                 "    testing: {}   OK",
-                super::extracting::pad(&perfkit::printable::name(&e.name), 22)
+                super::extracting::pad(&perfkit::printable::name(&shown_name(options, e)), 22)
             )?;
         }
         Ok(())
