@@ -84,7 +84,10 @@ pub struct ExtractOptions {
 /// A caller's name for an entry on disk, given the entry (a tool's case
 /// conversion); `None` keeps the entry's own name.
 #[derive(Clone)]
-pub struct NameHook(std::sync::Arc<dyn Fn(&Entry) -> Option<String> + Send + Sync>);
+pub struct NameHook(std::sync::Arc<NameFn>);
+
+/// What a [`NameHook`] calls.
+type NameFn = dyn Fn(&Entry) -> Option<String> + Send + Sync;
 
 impl NameHook {
     /// A hook that names entries with `f`.

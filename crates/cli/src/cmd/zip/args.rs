@@ -28,7 +28,7 @@ write nothing), -v (sizes on each line, and totals), -MM (a name not there stops
 -t DATE and -tt DATE (files modified from / before that day), -g (accepted: updates grow the \
 archive anyway), -c (a comment per entry, from stdin), -R PATTERN... (recurse from here, keeping what \
 matches), -Z store|deflate (also zstd), -k (DOS names, marked as made on MS-DOS), -U PATTERN... --out OUT \
-(copy entries), --out/-O OUT (write the result there, the archive left as it was), -sd (Info-ZIP's sd: \
+(copy entries), -F --out OUT (copy every entry of a mostly intact archive), --out/-O OUT (write the result there, the archive left as it was), -sd (Info-ZIP's sd: \
 lines), -lf FILE, -la, -li (log file), -T -TT CMD (test with CMD: `{}` is the archive), -dc, -db, \
 -du, -dv (counts, bytes, sizes, disks on each line), -b PATH and -dd/-dg/-ds SIZE \
 (accepted: the temporary goes beside the archive, progress is perfkit's bar), a name that is not there warned of \
@@ -51,8 +51,8 @@ Differences from Info-ZIP zip: --level is the long form of -0..-9; --jobs N is l
 Info-ZIP's 'cannot repeat names'; FIFOs, sockets and devices are skipped with a note; \
 \"nothing to do\" (only missing names: Info-ZIP's `zip error: Nothing to do!`; -u, -f, -d) exits 1 and failures exit 1 or 2, never Info-ZIP's other codes; \
 a link that loops back to a folder being walked is skipped with a note (Info-ZIP walks it until \
-its names grow too long); -Z bzip2 is refused (perfkit writes store, deflate and zstd); -F and -FF \
-(fix an archive) are refused: `perfkit unzip - < DAMAGED.zip` extracts what the local headers hold; \
+its names grow too long); -Z bzip2 is refused (perfkit writes store, deflate and zstd); -FF \
+(salvage an archive) is refused: `perfkit unzip - < DAMAGED.zip` extracts what the local headers hold; \
 -dd and -dg draw perfkit's bar, not dots; -w is refused, as Info-ZIP's zip refuses it on Unix."
 )]
 pub struct ZipArgs {
@@ -253,7 +253,9 @@ pub struct ZipArgs {
     /// end; the test passes when the command exits 0.
     #[arg(long = "unzip-command", value_name = "CMD")]
     unzip_command: Option<String>,
-    /// Fix a damaged archive (Info-ZIP's `-F`, `-FF` twice): refused, see
+    /// Fix an archive (Info-ZIP's `-F`, with `--out`): every entry its
+    /// central directory names is copied into OUT, the offsets counting
+    /// any stub; `-FF` (salvage from the local headers) is refused, see
     /// Differences.
     #[arg(short = 'F', long = "fix", action = clap::ArgAction::Count)]
     fix: u8,
@@ -612,10 +614,20 @@ impl ZipArgs {
                 "-w (VMS file versions) is not supported on Unix, as in Info-ZIP's zip",
             ));
         }
-        if self.fix > 0 {
+        if self.fix > 1 {
             return Err(usage_error(
-                "-F and -FF (fix an archive) are not done; `perfkit unzip - < DAMAGED.zip` extracts \
+                "-FF (salvage an archive) is not done; `perfkit unzip - < DAMAGED.zip` extracts \
                  what its local headers still hold (see Differences in docs/zip.md)",
+            ));
+        }
+        if self.fix == 1 && self.out.is_none() {
+            return Err(usage_error(
+                "-F (fix an archive) needs --out OUT: the archive named is only read",
+            ));
+        }
+        if self.fix == 1 && (!self.paths.is_empty() || self.names_stdin) {
+            return Err(usage_error(
+                "-F (fix an archive) copies every entry: it takes no paths, as Info-ZIP's",
             ));
         }
         let method = match self.method {
@@ -698,7 +710,8 @@ impl ZipArgs {
                 info: self.log_info,
             }),
             unzip_command: self.unzip_command,
-            copy: self.copy,
+            copy: self.copy || self.fix == 1,
+            fix: self.fix == 1,
             out: self.out,
             display: super::announce::Display {
                 counts: self.display_counts,

@@ -77,6 +77,9 @@ pub struct Options {
     pub unzip_command: Option<String>,
     /// `-U`: copy the entries the paths name into `out`.
     pub copy: bool,
+    /// `-F`: copy every entry into `out` (with `copy`), saying so first
+    /// in Info-ZIP's words.
+    pub fix: bool,
     /// `-O`/`--out`: the archive written, the one named only read.
     pub out: Option<PathBuf>,
     /// `-dc`, `-db`, `-du`, `-dv`: what each entry's line shows besides.
@@ -320,6 +323,18 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         // lines come as Info-ZIP goes through the old archive).
         sd("Scanning archive entries");
         let u = update.as_ref().expect("checked above");
+        if opts.fix {
+            // -F: every entry (it takes no paths), as Info-ZIP's.
+            if !opts.quiet {
+                println!("Fix archive (-F) - assume mostly intact archive");
+                let shift = u.archive.offsets_shift();
+                if shift > 0 && !u.archive.entries().is_empty() {
+                    println!("Zip entry offsets appear off by {shift} bytes - correcting...");
+                } else {
+                    println!("Zip entry offsets do not need adjusting");
+                }
+            }
+        }
         let chosen = existing::copied(u, &opts)?;
         scanned(0);
         let Some(kept) = chosen else {
