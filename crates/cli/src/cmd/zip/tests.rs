@@ -89,3 +89,23 @@ fn the_written_archive_test_catches_damage() {
         );
     }
 }
+
+#[test]
+fn dos_names_are_info_zips() {
+    // Info-ZIP zip 3.0's `zip -k -r` of files with these names.
+    for (name, dos) in [
+        (".hidden", "HIDDEN"),
+        ("a.b.c", "A.B"),
+        ("a b+c.txt", "ABC.TXT"),
+        ("abcdefghijk", "ABCDEFGH"),
+        ("x.toolong", "X.TOO"),
+        ("lower.Txt", "LOWER.TXT"),
+        ("a..b", "A."),
+        ("trail.", "TRAIL."),
+        ("x;y=z[1].c", "XYZ1.C"),
+        ("long directory.name/f", "LONGDIRE.NAM/F"),
+        ("d/LongFileName.text", "D/LONGFILE.TEX"),
+    ] {
+        assert_eq!(items::dos_name(name), dos, "{name}");
+    }
+}
