@@ -393,3 +393,28 @@ fn a_dictionary_frame_goes_to_libzstd_with_a_line_saying_so() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("needs dictionary"), "{err}");
 }
+
+/// A wrong checksum under `--no-check` is no error, as in zstd: the
+/// block decoder's refusal goes to libzstd, whose output continues what
+/// was written, and the file holds the whole content.
+#[test]
+fn a_wrong_checksum_under_no_check_decodes_whole() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.zst");
+    let output = dir.path().join("out");
+    let src = source(3 << 20);
+    let mut frame = zstd(dir.path(), &src, &["--fast=7"], false);
+    let n = frame.len();
+    frame[n - 2] ^= 0x40;
+    std::fs::write(&input, &frame).unwrap();
+    for flags in WAYS {
+        let mut flags = flags.to_vec();
+        flags.push("--no-check");
+        let (code, err, _) = outcome(&input, &output, &flags);
+        assert_eq!(code, Some(0), "{flags:?}: {err}");
+        assert!(std::fs::read(&output).unwrap() == src, "{flags:?}");
+    }
+}
