@@ -7,7 +7,7 @@
 //! memory.
 //!
 //! Every side runs `runs` times, interleaved run by run; rows show the
-//! medians of wall and CPU time (user + sys, from `wait4`) and peak RSS.
+//! medians of wall and CPU time (user + sys, from `wait4`).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -71,12 +71,13 @@ fn median<T: Copy + Ord>(v: &[T]) -> T {
     s[s.len() / 2]
 }
 
-/// Median wall, CPU and peak RSS of one side's runs.
-fn medians(v: &[Usage]) -> (Duration, Duration, u64) {
+/// Median wall and CPU time of one side's runs. (Not the peak RSS:
+/// `wait4` counts into a child's the RSS of this process it was forked
+/// from, which holds the frames and their output here.)
+fn medians(v: &[Usage]) -> (Duration, Duration) {
     let wall: Vec<_> = v.iter().map(|u| u.wall).collect();
     let cpu: Vec<_> = v.iter().map(|u| u.cpu).collect();
-    let rss: Vec<_> = v.iter().map(|u| u.peak_rss_bytes).collect();
-    (median(&wall), median(&cpu), median(&rss))
+    (median(&wall), median(&cpu))
 }
 
 /// The frames: each kind of data at each level, made by the zstd CLI as
@@ -152,18 +153,17 @@ pub fn measure(runs: u64, perfkit: &dyn Launcher) -> Result<Vec<Section>> {
                 sides[2].push(run(ours("-T2"), sink)?);
                 sides[3].push(run(ours("-T0"), sink)?);
             }
-            let (zw, zc, _) = medians(&sides[0]);
-            let (t1w, _, t1rss) = medians(&sides[1]);
+            let (zw, zc) = medians(&sides[0]);
+            let (t1w, _) = medians(&sides[1]);
             for (side, usages) in names.iter().zip(&sides) {
-                let (w, c, rss) = medians(usages);
+                let (w, c) = medians(usages);
                 let mut row = Row::new(format!("{side} {}", sink.name()))
                     .col(
                         "throughput_mb_s",
                         Value::num(SIZE as f64 / 1e6 / w.as_secs_f64(), 1),
                     )
                     .col("wall_ms", Value::num(w.as_secs_f64() * 1e3, 1))
-                    .col("cpu_ms", Value::num(c.as_secs_f64() * 1e3, 1))
-                    .col("peak_rss_mib", Value::num(rss as f64 / (1 << 20) as f64, 1));
+                    .col("cpu_ms", Value::num(c.as_secs_f64() * 1e3, 1));
                 if side.starts_with("perfkit") {
                     row = row
                         .col("vs_zstd", Value::num(zw.as_secs_f64() / w.as_secs_f64(), 3))
@@ -171,18 +171,14 @@ pub fn measure(runs: u64, perfkit: &dyn Launcher) -> Result<Vec<Section>> {
                             "cpu_vs_zstd",
                             Value::num(zc.as_secs_f64() / c.as_secs_f64().max(1e-9), 3),
                         )
-                        .col("vs_t1", Value::num(t1w.as_secs_f64() / w.as_secs_f64(), 3))
-                        .col(
-                            "rss_over_t1_mib",
-                            Value::num((rss as f64 - t1rss as f64) / (1 << 20) as f64, 1),
-                        );
+                        .col("vs_t1", Value::num(t1w.as_secs_f64() / w.as_secs_f64(), 3));
                 }
                 section.row(row);
             }
         }
         in_memory(&mut section, &frame, runs)?;
         section.note(format!(
-            "{runs} interleaved runs per side, medians; the frame is the zstd CLI's (`zstd -{{3,19}} -T0`, one frame); -T1 decodes with libzstd, -T2 and -T0 with perfkit's block decoder (entropy stage of block ranges on several threads, execution in order on one); vs_zstd = zstd -d wall / the row's wall, cpu_vs_zstd = zstd CPU / the row's CPU, vs_t1 = -T1 wall / the row's wall (above 1: faster); wall from spawn to exit, CPU user + sys and peak RSS from wait4"
+            "{runs} interleaved runs per side, medians; the frame is the zstd CLI's (`zstd -{{3,19}} -T0`, one frame); -T1 decodes with libzstd, -T2 and -T0 with perfkit's block decoder (entropy stage of block ranges on several threads, execution in order on one); vs_zstd = zstd -d wall / the row's wall, cpu_vs_zstd = zstd CPU / the row's CPU, vs_t1 = -T1 wall / the row's wall (above 1: faster); wall from spawn to exit, CPU user + sys from wait4; peak RSS is not shown, wait4 counting this process's into each child's (docs/compress.md has it by /usr/bin/time)"
         ));
         sections.push(section);
     }
