@@ -19,6 +19,7 @@ use zstdkit::{
     Placement, Policy, Recipe, Runway, RunwayEncoder,
 };
 
+pub(crate) mod found;
 pub mod levels;
 
 use perfkit_corpus as corpus;
@@ -47,8 +48,10 @@ pub struct Settings {
     pub heartbeat: Duration,
     /// Also add the 64 MiB mixed file to the built-in inputs.
     pub large: bool,
-    /// Compare with the `zstd` CLI on every input: single-threaded and -T2
-    /// compression and decompression, interleaved, medians of `runs`.
+    /// Compare with the `zstd` CLI on every input (with the built-in
+    /// corpus, also on 16 MiB each of docs, shared libraries, C headers and
+    /// gzip files found on this machine: [`found`]): single-threaded and
+    /// -T2 compression and decompression, interleaved, medians of `runs`.
     pub vs_zstd: bool,
     /// Runs per side for `vs_zstd` (at least 1: the report is their median).
     pub runs: u64,
@@ -179,6 +182,20 @@ pub fn measure(args: &Settings, bar: &ProgressBar, perfkit: &dyn Launcher) -> Re
                 }
             };
             files.push((input.name.clone(), path));
+        }
+        // Besides the built-in corpus, inputs nobody here chose (issue
+        // 64), found on this machine now.
+        if args.files.is_empty() {
+            let wanted = found::FOUND.iter().chain([&found::ALREADY_COMPRESSED]);
+            for (i, (what, dirs, holding)) in wanted.enumerate() {
+                let data = found::found_bytes(dirs, holding, found::FOUND_SIZE);
+                if data.len() < found::FOUND_AT_LEAST {
+                    continue;
+                }
+                let p = dir.path().join(format!("found-{i}.bin"));
+                std::fs::write(&p, &data).doing_with(|| format!("writing {}", p.display()))?;
+                files.push((format!("{what}, found here"), p));
+            }
         }
         let peer_recipes = if args.recipes.is_empty() {
             vec![Recipe::Fast, Recipe::Balanced, Recipe::Binary]
@@ -521,6 +538,7 @@ fn vs_zstd(
             let level = recipe.level().to_string();
             let strategy = format!("--zstd=strategy={}", recipe.strategy().id());
             let path_s = path.to_str().ok_or_else(|| not_utf8(path))?;
+            let mut one_thread_bytes = 0;
             for threads in [1u32, 2] {
                 let t_flag = if threads == 1 {
                     "--single-thread".to_owned()
@@ -535,8 +553,11 @@ fn vs_zstd(
                 let mut theirs = Vec::new();
                 for _ in 0..runs {
                     let t = Instant::now();
-                    compress_file(path, params)?;
+                    let made = compress_file(path, params)?;
                     ours.push(t.elapsed());
+                    if threads == 1 {
+                        one_thread_bytes = made;
+                    }
                     process.push(run_timed(&mut perfkit.command(&Invocation::Compress {
                         input: path,
                         recipe,
@@ -561,6 +582,30 @@ fn vs_zstd(
                     mb,
                 );
             }
+            // Equal work (issue 64): both are libzstd at the same level and
+            // strategy; the one-thread frames' sizes say whether they match.
+            let single = scratch.join("peer-single.zst");
+            let single_s = single.to_str().ok_or_else(|| not_utf8(&single))?;
+            run_zstd(&[
+                "-q",
+                "-f",
+                "--ultra",
+                &format!("-{level}"),
+                &strategy,
+                "--single-thread",
+                path_s,
+                "-o",
+                single_s,
+            ])?;
+            let peer_bytes = std::fs::metadata(&single)
+                .doing("reading the zstd CLI's frame size")?
+                .len();
+            section.note(format!(
+                "compress {recipe} T1: held equal: libzstd level {level} strategy {} both; frames {one_thread_bytes} bytes (perfkit) and {peer_bytes} (zstd --single-thread), {:.4}x{}",
+                recipe.strategy().id(),
+                one_thread_bytes as f64 / peer_bytes.max(1) as f64,
+                if one_thread_bytes == peer_bytes { ", the same size" } else { ", not the same size" }
+            ));
             // Decompression of the same frame (made by zstd) by both.
             let frame = scratch.join("peer.zst");
             let frame_s = frame.to_str().ok_or_else(|| not_utf8(&frame))?;

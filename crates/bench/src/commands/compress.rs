@@ -10,18 +10,10 @@ use perfkit_measure::child::{self, Spawner};
 use perfkit_report::{Section, Value};
 use zstdkit::Recipe;
 
-use super::zip::{ZIP_FOUND, ZIP_FOUND_SIZE, found_bytes};
 use super::{RUNS, Side, Work, case, installed, of_workloads, process};
 use crate::error::{Error, IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
-
-/// Already-compressed data found at run time: the gzip files under
-/// /usr/share (manual pages, changelogs), which neither side can shrink.
-const ALREADY_COMPRESSED: (&str, &[&str], &str) = (
-    "gzip files (already compressed)",
-    &["/usr/share/man", "/usr/share"],
-    ".gz",
-);
+use crate::zstd::found::{ALREADY_COMPRESSED, FOUND, FOUND_AT_LEAST, FOUND_SIZE, found_bytes};
 
 /// Group of the compress rows in the summary.
 const COMPRESS_GROUP: &str = "compress --recipe balanced beside zstd on files found here";
@@ -50,10 +42,10 @@ pub(super) fn compress_found_cases(
     let level = format!("-{}", recipe.level());
     let strategy = format!("--zstd=strategy={}", recipe.strategy().id());
     let peer_args = ["-q", "-f", "--ultra", &level, &strategy, "--single-thread"];
-    let inputs = ZIP_FOUND.iter().chain([&ALREADY_COMPRESSED]);
+    let inputs = FOUND.iter().chain([&ALREADY_COMPRESSED]);
     for (i, (what, dirs, holding)) in inputs.enumerate() {
-        let data = found_bytes(dirs, holding, ZIP_FOUND_SIZE);
-        if data.len() < 4 << 20 {
+        let data = found_bytes(dirs, holding, FOUND_SIZE);
+        if data.len() < FOUND_AT_LEAST {
             section.note(format!(
                 "compress of {what}: only {} bytes found under {}, left out",
                 data.len(),

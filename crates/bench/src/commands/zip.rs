@@ -12,6 +12,7 @@ use perfkit_report::{Section, Value};
 use super::{INPUT_SIZE, RUNS, Side, Work, case, installed, library, of_workloads, process};
 use crate::error::{IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
+use crate::zstd::found::{FOUND, FOUND_AT_LEAST, FOUND_SIZE, found_bytes};
 
 /// `zip -6` and `unzip -t` of the corpus file, beside zipstream in this
 /// process and Info-ZIP.
@@ -127,60 +128,8 @@ fn held_equal(section: &mut Section, name: &str, ours: &Path, peer: Option<&Path
     *row = with;
 }
 
-/// Bytes of each `zip` input found on the machine.
-pub(super) const ZIP_FOUND_SIZE: usize = 16 << 20;
-
-/// Inputs of `zip -6` beside Info-ZIP (and of `compress` beside zstd,
-/// commands::compress) that nobody here chose (issue 64),
-/// found at run time: the first [`ZIP_FOUND_SIZE`] bytes of the files
-/// under the folders, in name order, one after the other as a tar holds
-/// them (the docs are mostly gzip: already-compressed data), and only the
-/// names that hold the given text.
-pub(super) const ZIP_FOUND: [(&str, &[&str], &str); 3] = [
-    ("packages' docs", &["/usr/share/doc"], ""),
-    (
-        "shared libraries",
-        &["/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"],
-        ".so",
-    ),
-    ("C headers", &["/usr/include"], ""),
-];
-
-/// The first `want` bytes of the regular files under `dirs` whose path
-/// holds `holding`, walked in name order (links not followed).
-pub(super) fn found_bytes(dirs: &[&str], holding: &str, want: usize) -> Vec<u8> {
-    fn walk(dir: &Path, holding: &str, want: usize, out: &mut Vec<u8>) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut paths: Vec<_> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
-        paths.sort();
-        for p in paths {
-            if out.len() >= want {
-                return;
-            }
-            let Ok(meta) = std::fs::symlink_metadata(&p) else {
-                continue;
-            };
-            if meta.is_dir() {
-                walk(&p, holding, want, out);
-            } else if meta.is_file()
-                && p.to_string_lossy().contains(holding)
-                && let Ok(bytes) = std::fs::read(&p)
-            {
-                out.extend_from_slice(&bytes[..bytes.len().min(want - out.len())]);
-            }
-        }
-    }
-    let mut out = Vec::with_capacity(want);
-    for d in dirs {
-        walk(Path::new(d), holding, want, &mut out);
-    }
-    out
-}
-
 /// `zip -6` beside Info-ZIP on the inputs found on this machine
-/// ([`ZIP_FOUND`]), each row with both archives' sizes; the summary gives
+/// ([`FOUND`]), each row with both archives' sizes; the summary gives
 /// the worst of them.
 pub(super) fn zip_found_cases(
     section: &mut Section,
@@ -189,9 +138,9 @@ pub(super) fn zip_found_cases(
     spawner: &mut Spawner,
 ) -> Result<()> {
     let have_zip = installed("zip");
-    for (i, (what, dirs, holding)) in ZIP_FOUND.iter().enumerate() {
-        let data = found_bytes(dirs, holding, ZIP_FOUND_SIZE);
-        if data.len() < 4 << 20 {
+    for (i, (what, dirs, holding)) in FOUND.iter().enumerate() {
+        let data = found_bytes(dirs, holding, FOUND_SIZE);
+        if data.len() < FOUND_AT_LEAST {
             section.note(format!(
                 "zip -6 of {what}: only {} bytes found under {}, left out",
                 data.len(),
