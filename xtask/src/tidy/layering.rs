@@ -21,11 +21,14 @@ fn no_library_depends_on_the_bench_crate() {
 }
 
 /// Whether a file of the binary's `src/` (a path relative to it) is a flag
-/// module, where clap's types may be named.
+/// module, where clap's types may be named: `main.rs`, `flags/`, and a
+/// command's `args.rs` with its child modules (`args/tests.rs`).
 fn is_flag_module(rel: &Path) -> bool {
     rel == Path::new("main.rs")
         || rel.starts_with("flags")
-        || (rel.starts_with("cmd") && rel.file_name().is_some_and(|f| f == "args.rs"))
+        || (rel.starts_with("cmd")
+            && (rel.file_name().is_some_and(|f| f == "args.rs")
+                || rel.components().any(|c| c.as_os_str() == "args")))
 }
 
 #[test]
@@ -62,6 +65,8 @@ fn flag_modules_are_recognised_by_path() {
     assert!(is_flag_module(Path::new("main.rs")));
     assert!(is_flag_module(Path::new("flags/manual.rs")));
     assert!(is_flag_module(Path::new("cmd/zip/args.rs")));
+    assert!(is_flag_module(Path::new("cmd/fix/args/tests.rs")));
+    assert!(!is_flag_module(Path::new("cmd/fix/tests.rs")));
     assert!(!is_flag_module(Path::new("cmd/zip/mod.rs")));
     assert!(!is_flag_module(Path::new("cmd.rs")));
 }
