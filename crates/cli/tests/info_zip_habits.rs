@@ -1231,6 +1231,13 @@ fn with_damaged(d: &Path) {
     std::fs::write(d.join("noend.zip"), &a[..find(b"PK\x05\x06")]).unwrap();
 }
 
+/// Files on either side of the size from which Info-ZIP's zip, showing
+/// dots (`-v`, `-dd`), leaves a space after a deflated file's name.
+fn with_window_sizes(d: &Path) {
+    put(d, "w1", &vec![0u8; 65_273], T0);
+    put(d, "w2", &vec![0u8; 65_274], T0);
+}
+
 /// As [`with_archive`], and a log an earlier run left (`-la` appends).
 fn with_log(d: &Path) {
     with_archive(d);
@@ -2362,6 +2369,48 @@ const HABITS: &[Habit] = &[
         stdin: b"",
         cwd: "",
         same: &[Tree],
+    },
+    // -v and -dd: the space where a large file's dots would start.
+    Habit {
+        setup: with_window_sizes,
+        tool: "zip",
+        args: &["-v", "o.zip", "w1", "w2"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    Habit {
+        setup: with_window_sizes,
+        tool: "zip",
+        args: &["-dd", "o.zip", "w1", "w2", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
+    // The log: its lines plain under -v; -d's deletions counted.
+    Habit {
+        setup: with_window_sizes,
+        tool: "zip",
+        args: &["-li", "-lf", "l.log", "-v", "o.zip", "w1", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Log("l.log")],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-li", "-lf", "l.log", "-d", "a.zip", "tiny.txt", "d/x1"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Log("l.log")],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-q", "-lf", "l.log", "-d", "a.zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Log("l.log")],
     },
     // unzip -L lowers the names of entries made on MS-DOS (zip -k),
     // -LL every name.

@@ -674,8 +674,8 @@ impl ZipArgs {
         } else {
             Mode::Add
         };
-        // -b, -dd and -dg: accepted, see their doc comments.
-        let _ = (&self.temp_path, self.display_dots);
+        // -b: accepted, see its doc comment.
+        let _ = &self.temp_path;
         let _ = self.dot_size;
         if self.archive.as_deref() == Some(std::path::Path::new("-"))
             && (mode != Mode::Add || self.move_files || self.test || self.adjust)
@@ -719,6 +719,7 @@ impl ZipArgs {
                 usize: self.display_usize,
                 volume: self.display_volume,
                 global_dots: self.display_globaldots,
+                dots: self.display_dots,
             },
             level: self.level,
             junk_paths: self.junk_paths,

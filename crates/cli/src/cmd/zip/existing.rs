@@ -111,6 +111,15 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
             println!("{line}");
         }
     }
+    // The log's lines and total count the entries deleted, -q or not.
+    for &i in &plan.deleted {
+        super::log::info(&format!(
+            "deleting: {}",
+            perfkit::printable::name(&entries[i].name)
+        ));
+    }
+    let bytes = plan.deleted.iter().map(|&i| entries[i].size).sum();
+    super::log::count(plan.deleted.len() as u64, bytes);
     Ok(Some(plan.kept))
 }
 

@@ -27,6 +27,9 @@ pub struct LogSettings {
 struct Log {
     file: fs::File,
     info: bool,
+    /// Entries and bytes counted besides those the announcer added
+    /// (`-d`'s deletions).
+    counted: (u64, u64),
 }
 
 static LOG: Mutex<Option<Log>> = Mutex::new(None);
@@ -60,6 +63,7 @@ pub(super) fn open(settings: &LogSettings) -> Result<()> {
     *LOG.lock().unwrap_or_else(|p| p.into_inner()) = Some(Log {
         file,
         info: settings.info,
+        counted: (0, 0),
     });
     Ok(())
 }
@@ -92,9 +96,25 @@ pub(super) fn failed(line: &str) {
     LOG.lock().unwrap_or_else(|p| p.into_inner()).take();
 }
 
-/// The end of a run that succeeded: the entries added and their bytes,
-/// and the time (Info-ZIP's `Total 2 entries (29K bytes)`, `Done ...`).
+/// Counts `entries` of `bytes` (uncompressed) in the log's total, as
+/// Info-ZIP counts what `-d` deletes.
+pub(super) fn count(entries: u64, bytes: u64) {
+    if let Some(l) = LOG.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        l.counted.0 += entries;
+        l.counted.1 += bytes;
+    }
+}
+
+/// The end of a run that succeeded: the entries added (and counted) and
+/// their bytes, and the time (Info-ZIP's `Total 2 entries (29K bytes)`,
+/// `Done ...`).
 pub(super) fn done(entries: u64, bytes: u64) {
+    let (more, more_bytes) = LOG
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map_or((0, 0), |l| l.counted);
+    let (entries, bytes) = (entries + more, bytes + more_bytes);
     write(
         &format!(
             "\nTotal {entries} entries ({} bytes)\nDone {}",
