@@ -175,6 +175,17 @@ pub fn progress(len: Option<u64>, json: bool) -> indicatif::ProgressBar {
     }
 }
 
+/// A one-line live status on stderr (a spinner and a message), only when
+/// it is a terminal and JSON was not asked for.
+pub fn status_line(json: bool) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    if json || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr())
+        .with_style(ProgressStyle::with_template("{spinner} {msg}").expect("static template"))
+}
+
 /// Rewrites a command line's option tokens one at a time, for the flag
 /// habits of a peer program that clap cannot parse (`-19`, `-r9`). The
 /// token after an option named in `takes_value` is that option's value and

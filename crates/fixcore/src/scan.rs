@@ -128,6 +128,52 @@ impl ScanPath {
     }
 }
 
+/// Why [`ScanPath::cap_from_env`] refused `FIXCORE_SCAN`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CapError {
+    /// The value (as given, lossily decoded) names no scan path.
+    #[error("FIXCORE_SCAN='{0}' names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)")]
+    UnknownName(String),
+    /// An earlier scan in this process already fixed another path.
+    #[error(
+        "FIXCORE_SCAN={}: the scan path was already fixed at {}",
+        asked.name(),
+        in_use.name()
+    )]
+    AlreadyFixed {
+        /// The path `FIXCORE_SCAN` asked for.
+        asked: ScanPath,
+        /// The path in use.
+        in_use: ScanPath,
+    },
+}
+
+impl ScanPath {
+    /// Applies `FIXCORE_SCAN` (`scalar`, `avx2`, `avx512` or
+    /// `avx512vbmi2`) through [`ScanPath::cap`], so a program can let its
+    /// user benchmark and check each path. Unset or empty caps nothing
+    /// (`Ok(None)`); a value naming no path is an error, so a typo cannot
+    /// quietly measure the fastest path instead of the one asked for.
+    ///
+    /// ```
+    /// // Unset in doc tests: nothing is capped.
+    /// # if std::env::var_os("FIXCORE_SCAN").is_none() {
+    /// assert_eq!(fixcore::scan::ScanPath::cap_from_env(), Ok(None));
+    /// # }
+    /// ```
+    pub fn cap_from_env() -> std::result::Result<Option<ScanPath>, CapError> {
+        let Some(raw) = std::env::var_os("FIXCORE_SCAN").filter(|v| !v.is_empty()) else {
+            return Ok(None);
+        };
+        let Some(asked) = raw.to_str().and_then(ScanPath::from_name) else {
+            return Err(CapError::UnknownName(raw.to_string_lossy().into_owned()));
+        };
+        ScanPath::cap(asked)
+            .map(Some)
+            .map_err(|in_use| CapError::AlreadyFixed { asked, in_use })
+    }
+}
+
 /// The path every scan without an explicit one uses, fixed at the first.
 static DETECTED: OnceLock<ScanPath> = OnceLock::new();
 

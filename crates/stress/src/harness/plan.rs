@@ -42,6 +42,30 @@ pub struct Progress<'a> {
     pub sample: &'a Sample,
 }
 
+/// The one-line live status of a running plan: the strategy, the round,
+/// how far into it, and the latest sample's rates, sizes and counts.
+impl std::fmt::Display for Progress<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.sample;
+        write!(
+            f,
+            "{} round {}/{} {:>5.1}/{:.0}s  {:>7.1} MB/s  {:>6.1} MB/CPU-s  ratio {:.2}  RSS {:.1} MiB  threads {}  tasks {}  contexts {}",
+            self.pool,
+            self.round,
+            self.rounds,
+            s.at.as_secs_f64(),
+            self.slice.as_secs_f64(),
+            s.mb_per_s,
+            s.mb_per_cpu_s,
+            s.ratio,
+            s.rss_bytes as f64 / (1 << 20) as f64,
+            s.os_threads,
+            s.tasks,
+            s.contexts_alive,
+        )
+    }
+}
+
 impl Plan {
     /// One strategy (`config.pool`), one continuous run.
     pub fn single(config: Config) -> Plan {

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use perfkit_bench::summary::{absorb, summarise};
 use perfkit_bench::zstd::Settings;
 use perfkit_report::{Report, ReportOptions};
@@ -76,7 +76,7 @@ pub fn run(job: Job) -> Result<ExitCode> {
         perfkit_bench::betree::default_workload(&mut report)?;
     }
     if Part::Fix.wanted(only) {
-        fix(&mut report, &job.report)?;
+        fix(&mut report, &job.report, &perfkit)?;
     }
     if Part::Zip.wanted(only) {
         let settings = perfkit_bench::zip::Settings {
@@ -93,8 +93,15 @@ pub fn run(job: Job) -> Result<ExitCode> {
         absorb(&mut report, "zip", zip);
     }
     if Part::Stress.wanted(only) {
+        let bar = super::status_line(job.report.json);
+        let settings = perfkit_bench::stress::Settings::quick();
         let (stress, failed) =
-            super::stress::measure(&super::stress::Task::quick(job.report.clone()))?;
+            perfkit_bench::stress::measure(&settings, job.report.json, &mut |p| {
+                bar.set_message(p.to_string());
+                bar.tick();
+            })
+            .context("stress run")?;
+        bar.finish_and_clear();
         absorb(&mut report, "stress", stress);
         failures = failed;
     }
@@ -111,8 +118,22 @@ pub fn run(job: Job) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn fix(report: &mut Report, options: &ReportOptions) -> Result<()> {
-    let mut fix = super::fix::measure(&perfkit_bench::fix::suite::Suite::quick(), options.json)?;
+/// fixcore's part: the quick suite, under `FIXCORE_SCAN`'s cap as `fix
+/// bench` runs it, each part's name shown on a terminal unless JSON.
+fn fix(
+    report: &mut Report,
+    options: &ReportOptions,
+    perfkit: &super::launcher::Perfkit,
+) -> Result<()> {
+    fixcore::scan::ScanPath::cap_from_env()?;
+    let progress = super::progress(None, options.json);
+    let measured = perfkit_bench::fix::suite::measure(
+        &perfkit_bench::fix::suite::Suite::quick(),
+        &|part| progress.set_message(part.to_owned()),
+        perfkit,
+    );
+    progress.finish_and_clear();
+    let mut fix = measured?;
     // The combined report states one timing method; fixcore's differs
     // (batched clock reads), so its first section says so.
     let timing = format!("timing: {}", fix.run.timing);

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Result, bail};
 use fixcore::input;
 use fixcore::parse::Parser;
+use fixcore::scan::ScanPath;
 use perfkit_bench::fix::suite::Suite;
 use perfkit_report::{Report, ReportOptions};
 
@@ -48,10 +49,10 @@ pub fn run(task: Task) -> Result<ExitCode> {
     }
 }
 
-/// Measures `suite` into a report (also for `perfkit bench`), showing
-/// each part's name on a terminal unless `json`.
-pub fn measure(suite: &Suite, json: bool) -> Result<Report> {
-    super::cap_scan_path()?;
+/// Measures `suite` into a report, showing each part's name on a terminal
+/// unless `json`.
+fn measure(suite: &Suite, json: bool) -> Result<Report> {
+    ScanPath::cap_from_env()?;
     let perfkit = super::super::launcher::Perfkit::this()?;
     let progress = super::super::progress(None, json);
     let report = perfkit_bench::fix::suite::measure(

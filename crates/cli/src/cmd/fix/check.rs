@@ -15,7 +15,8 @@ use fixcore::input;
 use fixcore::parse::{Node, Parser};
 use serde_json::{Map, Value as Json};
 
-use super::{cap_scan_path, each_input_message};
+use super::each_input_message;
+use fixcore::scan::ScanPath;
 
 /// What a failed write of the verdicts is, for the message: the OS's words
 /// alone ("No space left on device") do not say what was being written.
@@ -142,7 +143,7 @@ fn dictionaries(job: &Check) -> Result<(Parser, Option<Validator>)> {
 /// Runs `perfkit fix check`: a verdict per message, then the counts;
 /// failure when any message is invalid or none was found.
 pub fn check(job: Check) -> Result<ExitCode> {
-    cap_scan_path()?;
+    ScanPath::cap_from_env()?;
     let (parser, validator) = dictionaries(&job)?;
     let mut c = Checker {
         name: job.input.display().to_string(),

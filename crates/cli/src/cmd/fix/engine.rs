@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
+use fixcore::scan::ScanPath;
 use fixengine::assembly::{self, Console, EngineSettings, Listening, Warning};
 
 /// The engine's lines written as perfkit writes them: the screen log
@@ -80,7 +81,7 @@ fn stop_flag() -> (&'static AtomicBool, Arc<Stderr>) {
 
 /// Runs `perfkit fix acceptor`.
 pub fn acceptor(engine: &EngineSettings) -> Result<ExitCode> {
-    super::cap_scan_path()?;
+    ScanPath::cap_from_env()?;
     let (stop, console) = stop_flag();
     assembly::run_acceptor(engine, stop, console)?;
     // 130 after Ctrl-C, 143 after SIGTERM: the sessions logged out first.
@@ -91,7 +92,7 @@ pub fn acceptor(engine: &EngineSettings) -> Result<ExitCode> {
 /// reconnecting after ReconnectInterval when the connection drops, until
 /// Ctrl-C logs it out.
 pub fn initiator(engine: &EngineSettings) -> Result<ExitCode> {
-    super::cap_scan_path()?;
+    ScanPath::cap_from_env()?;
     let (stop, console) = stop_flag();
     let outcome = assembly::run_initiator(engine, stop, console)?;
     if landing::cleanup::stopped_by().is_none() && !outcome.failures.is_empty() {

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use fixcore::scan::ScanPath;
 use fixload::{Settings, Sweep, Swept, Target};
 use fixsession::store::AnyStore;
 use perfkit_report::ReportOptions;
@@ -57,7 +58,7 @@ pub struct Connect {
 /// program not built, or failing) is a note in the report instead of its
 /// row. The progress line shows on a terminal unless `json`.
 pub fn measure(engine: &Connect, load: &Settings, json: bool) -> Result<Swept> {
-    super::cap_scan_path()?;
+    ScanPath::cap_from_env()?;
     let mut sweep = Sweep::new("fix load", load);
     let bar = super::super::progress(None, json);
     let floor_program = perfkit_peers::locate(perfkit_peers::LOAD_FLOOR);

@@ -19,12 +19,12 @@ mod engine;
 mod load;
 
 pub use args::{FixArgs, FixBenchArgs};
-pub use bench::{measure, run as bench};
+pub use bench::run as bench;
 
 use std::io;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use fixcore::input;
 
 /// What `perfkit fix` was asked to do, the flags resolved.
@@ -66,31 +66,6 @@ fn each_input_message(
         let file = std::fs::File::open(path).with_context(|| format!("reading {name}"))?;
         input::each_message(file, &name, sink)
     }
-}
-
-/// Applies `FIXCORE_SCAN` (`scalar`, `avx2`, `avx512` or `avx512vbmi2`):
-/// fixcore's scanner is capped at that path for this process, so each path
-/// can be benchmarked and checked. Unset or empty caps nothing; a value
-/// naming no path is an error, so a typo cannot quietly measure the
-/// fastest path instead of the one asked for.
-fn cap_scan_path() -> Result<()> {
-    use fixcore::scan::ScanPath;
-    let Some(raw) = std::env::var_os("FIXCORE_SCAN").filter(|v| !v.is_empty()) else {
-        return Ok(());
-    };
-    let Some(cap) = raw.to_str().and_then(ScanPath::from_name) else {
-        bail!(
-            "FIXCORE_SCAN='{}' names no scan path (expected scalar, avx2, avx512 or avx512vbmi2)",
-            raw.to_string_lossy()
-        );
-    };
-    ScanPath::cap(cap).map(drop).map_err(|in_use| {
-        anyhow::anyhow!(
-            "FIXCORE_SCAN={}: the scan path was already fixed at {}",
-            cap.name(),
-            in_use.name()
-        )
-    })
 }
 
 #[cfg(test)]
