@@ -87,7 +87,8 @@ impl Output {
         let keep = keep.min(self.filled);
         let old = self.filled - keep;
         if fresh.len() < self.buf.len() {
-            fresh.resize(self.buf.len(), 0);
+            // Zeroed, so untouched until written (see `room`).
+            fresh = vec![0; self.buf.len()];
         }
         fresh[..keep].copy_from_slice(&self.buf[old..self.filled]);
         let out = std::mem::replace(&mut self.buf, fresh);
@@ -112,12 +113,13 @@ impl Output {
         let need = self.filled + size + SLACK;
         if self.buf.len() < need {
             let grown = need.max(self.buf.len().saturating_mul(2));
-            if self.buf.is_empty() {
-                // A zeroed allocation: pages are touched only when written.
-                self.buf = vec![0; grown];
-            } else {
-                self.buf.resize(grown, 0);
-            }
+            // A zeroed allocation, its pages touched only when written,
+            // and the bytes held copied over: resizing in place would write
+            // every new byte, and a doubled buffer's pages would all be
+            // faulted in though the output never reaches most of them.
+            let mut bigger = vec![0; grown];
+            bigger[..self.filled].copy_from_slice(&self.buf[..self.filled]);
+            self.buf = bigger;
         }
     }
 

@@ -350,7 +350,24 @@ pub fn decode_to<E>(
         u64::MAX,
         &mut out,
         |out, step| match step {
-            Step::FrameStart(..) => Ok(()),
+            // The most held before a drain, allocated once (its pages
+            // touched only as written) rather than grown by doubling; no
+            // more than the frame says it makes, nor gigabytes on a
+            // window's word alone.
+            Step::FrameStart(header, _) => {
+                let most = header
+                    .window_size
+                    .saturating_mul(2)
+                    .saturating_add(2 * BLOCK_SIZE_MAX as u64)
+                    .min(
+                        header
+                            .content_size
+                            .map_or(u64::MAX, |n| n + BLOCK_SIZE_MAX as u64),
+                    )
+                    .min(512 << 20);
+                out.reserve(most as usize);
+                Ok(())
+            }
             // Drain when the history is twice the window, so the bytes kept
             // are moved at most once per window produced.
             Step::BlockDone(keep) => {

@@ -413,6 +413,20 @@ fn entropy(input: &[u8], unit: &mut Unit) {
     }
 }
 
+/// The output the executor holds when it hands a buffer on, for a frame
+/// of this window: the window, and as much again (at least
+/// [`MIN_DRAIN`]) and a block, so the window copied across is at most
+/// the bytes handed on.
+fn hand_off_at(window: u64) -> usize {
+    let keep = usize::try_from(window).unwrap_or(usize::MAX);
+    keep.saturating_add(keep.max(MIN_DRAIN))
+        .saturating_add(BLOCK_SIZE_MAX)
+}
+
+/// The largest output buffer allocated at a frame's start: windows up to
+/// 128 MiB (`--long=27`, zstd's default limit) are reserved for at once.
+const MAX_RESERVED: usize = 512 << 20;
+
 /// The executor's state within a frame.
 struct Current {
     start: u64,
@@ -490,6 +504,15 @@ fn execute(
                     content_size,
                     has_checksum,
                 } => {
+                    // The most the buffer holds before it is handed on,
+                    // allocated once (zeroed, so its pages are touched
+                    // only as written), rather than grown by doubling,
+                    // each copy faulting its pages in afresh; a window so
+                    // large that this would be gigabytes grows instead.
+                    let most = hand_off_at(*window).saturating_add(BLOCK_SIZE_MAX);
+                    if most <= MAX_RESERVED {
+                        out.reserve(most);
+                    }
                     current = Some(Current {
                         start: out.position(),
                         window: *window,
@@ -507,9 +530,7 @@ fn execute(
                 } => {
                     let frame = current.as_mut().expect("blocks come inside a frame");
                     let keep = usize::try_from(frame.window).unwrap_or(usize::MAX);
-                    let threshold = keep
-                        .saturating_add(keep.max(MIN_DRAIN))
-                        .saturating_add(BLOCK_SIZE_MAX);
+                    let threshold = hand_off_at(frame.window);
                     let mut result = Ok(true);
                     for (block, decoded) in blocks
                         .iter()
