@@ -203,7 +203,7 @@ fn held(section: &mut Section, name: &str, cols: &[(&str, Value)], equal: String
     if let Some(row) = section.rows.iter_mut().find(|r| r.name == full) {
         let mut with = row.clone();
         for (c, v) in cols {
-            with = with.col(*c, v.clone());
+            with = with.col(c, v.clone());
         }
         *row = with.col("held_equal", equal);
     }
