@@ -72,8 +72,9 @@ pub struct ZipArgs {
     #[arg(short = '@', long = "names-stdin")]
     names_stdin: bool,
     /// Compression method: deflate, store, or zstd (Info-ZIP's unzip 6.0
-    /// cannot read zstd); Info-ZIP's `-Z METHOD` and
-    /// `--compression-method` too. Its bzip2 is refused (see Differences).
+    /// cannot read zstd), or the start of one in any case (`-Zs`); also
+    /// Info-ZIP's `--compression-method`. Its bzip2 is refused (see
+    /// Differences).
     #[arg(short = 'Z', long, visible_alias = "compression-method", value_name = "METHOD",
           value_parser = parse_method, default_value = "deflate")]
     method: MethodArg,
@@ -211,9 +212,9 @@ pub struct ZipArgs {
     /// (Info-ZIP's `-dv`: always `1>1: `, perfkit writes no split archives).
     #[arg(long = "display-volume")]
     display_volume: bool,
-    /// Info-ZIP's dots while each file (`-dd`) or the whole archive
-    /// (`-dg`) is compressed: accepted; perfkit's bar shows progress (see
-    /// Differences).
+    /// Info-ZIP's dots while each file is compressed (`-dd`): no dots,
+    /// perfkit's bar shows progress (see Differences), but Info-ZIP's
+    /// space after the name of a large file where they would start.
     #[arg(long = "display-dots")]
     display_dots: bool,
     /// Info-ZIP's dots for the whole archive (`-dg`): no dots (see
@@ -226,8 +227,8 @@ pub struct ZipArgs {
     #[arg(long = "dot-size", value_name = "SIZE", value_parser = parse_dot_size)]
     dot_size: Option<u64>,
     /// DOS names (Info-ZIP's `-k`): each part of a name in upper case,
-    /// cut to 8.3, characters DOS refuses made `_`, and the entries marked
-    /// as made on MS-DOS.
+    /// cut to 8.3, the characters DOS refuses left out, and the entries
+    /// marked as made on MS-DOS.
     #[arg(short = 'k', long = "dos-names", visible_alias = "DOS-names")]
     dos_names: bool,
     /// VMS file versions (Info-ZIP's `-w`): refused, as Info-ZIP's zip
