@@ -2074,6 +2074,14 @@ const HABITS: &[Habit] = &[
         cwd: "",
         same: &[Stdout, Log("l.log")],
     },
+    Habit {
+        setup: nothing,
+        tool: "zip",
+        args: &["-lf", "nodir/l.log", "o.zip", "tiny.txt"],
+        stdin: b"",
+        cwd: "",
+        same: &[Tree],
+    },
     // -T -TT CMD: the test by another command; without -T, no test.
     // (Info-ZIP leaves its temporary behind when the command fails:
     // not compared.)

@@ -44,9 +44,12 @@ pub(super) fn open(settings: &LogSettings) -> Result<()> {
         o.write(true).create(true).truncate(true);
     }
     let shown = settings.path.display();
-    let mut file = o
-        .open(&settings.path)
-        .with_context(|| format!("opening the log file {shown} (-lf)"))?;
+    let mut file = o.open(&settings.path).map_err(|e| {
+        // The OS's words alone, without Rust's "(os error 2)".
+        let text = e.to_string();
+        let words = text.split(" (os error ").next().unwrap_or(&text);
+        anyhow::anyhow!("cannot open the log file {shown} (-lf): {words}")
+    })?;
     // The arguments after `perfkit zip`, as typed (before Info-ZIP's
     // two-letter options are rewritten).
     let args: Vec<String> = std::env::args_os()
