@@ -2041,6 +2041,14 @@ const HABITS: &[Habit] = &[
         cwd: "",
         same: &[Stdout, Names("a.zip")],
     },
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-sd", "-T", "a.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout],
+    },
     // -lf FILE, -la, -li: the log.
     Habit {
         setup: nothing,

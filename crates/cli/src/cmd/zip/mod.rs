@@ -273,6 +273,14 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         // Info-ZIP's habits with an archive alone: `-T` tests it as it
         // is; `-f` and `-u` look at the file of every entry's name.
         if opts.test && opts.mode == Mode::Add && !opts.adjust && opts.out.is_none() {
+            for what in [
+                "Applying filters",
+                "Checking dups",
+                "Scanning files to update",
+            ] {
+                sd(what);
+            }
+            sd("fcount = 0");
             return test_existing(&archive, &shown, &opts);
         }
         if matches!(opts.mode, Mode::Freshen | Mode::Update) {
