@@ -2217,6 +2217,23 @@ const HABITS: &[Habit] = &[
         cwd: "",
         same: &[Tree],
     },
+    // --out with nothing named: every entry copied, -f or -u alike.
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["a.zip", "--out", "b.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("b.zip"), Data("b.zip")],
+    },
+    Habit {
+        setup: with_archive,
+        tool: "zip",
+        args: &["-f", "a.zip", "-O", "b.zip"],
+        stdin: b"",
+        cwd: "",
+        same: &[Stdout, Names("b.zip")],
+    },
     // -Z takes a name's start in any case, as Info-ZIP's does.
     Habit {
         setup: with_archive,

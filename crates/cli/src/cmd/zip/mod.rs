@@ -234,6 +234,16 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         bail!("{shown}: no such archive (-f, -d and -A change an existing one)");
     }
     let no_paths = opts.paths.is_empty() && !opts.names_stdin;
+    // --out with nothing named (`zip a.zip --out b.zip`, `-f` or `-u`
+    // too): every entry copied into OUT, as Info-ZIP's `-U` would.
+    if opts.out.is_some()
+        && no_paths
+        && opts.mode != Mode::Delete
+        && !opts.adjust
+        && !opts.archive_comment
+    {
+        opts.copy = true;
+    }
     if let (Some(u), true) = (&update, opts.adjust) {
         // Info-ZIP's lines for -A, on stdout; `-q` silences them.
         let shift = u.archive.offsets_shift();
@@ -360,10 +370,7 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         items = Vec::new();
         labels = vec![None; kept.len()];
         steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
-    } else if (opts.out.is_some() || opts.adjust || opts.archive_comment)
-        && no_paths
-        && opts.mode == Mode::Add
-    {
+    } else if (opts.adjust || opts.archive_comment) && no_paths && opts.mode == Mode::Add {
         if update.is_none() {
             bail!("{shown}: no such archive (-z alone changes an existing one's comment)");
         }
