@@ -285,265 +285,32 @@ fn environment(roff: &mut Roff, words: &str) {
     )]);
 }
 
-/// Examples by the command's words: (command line, what it does).
-const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
-    (
-        "perfkit",
-        &[
-            (
-                "perfkit bench",
-                "Every component's benchmark on built-in workloads.",
-            ),
-            (
-                "perfkit compress big.log",
-                "Write big.log.zst and keep big.log, as zstd does.",
-            ),
-            (
-                "perfkit man --dir man1",
-                "Write every manual page into man1/.",
-            ),
-        ],
-    ),
-    (
-        "perfkit compress",
-        &[
-            (
-                "perfkit compress big.log",
-                "Write big.log.zst, keeping big.log.",
-            ),
-            (
-                "perfkit compress -c --recipe text notes.md > notes.md.zst",
-                "Compress with the text recipe to standard output.",
-            ),
-            (
-                "perfkit compress -l *.zst",
-                "List frames, sizes and ratio, as zstd -l does.",
-            ),
-            (
-                "perfkit compress -b1 -e19 -i1 big.log",
-                "Benchmark levels 1 to 19 on big.log, a report row per level, as zstd -b1 -e19.",
-            ),
-        ],
-    ),
-    (
-        "perfkit decompress",
-        &[
-            (
-                "perfkit decompress big.log.zst",
-                "Write big.log (the same as perfkit compress -d).",
-            ),
-            (
-                "perfkit decompress -c a.zst | wc -c",
-                "Decompress to standard output.",
-            ),
-        ],
-    ),
-    (
-        "perfkit bench",
-        &[
-            ("perfkit bench", "Every part, as tables."),
-            (
-                "perfkit bench --only zstd,fix --json",
-                "Two parts, as one JSON document.",
-            ),
-            (
-                "perfkit bench --only zstd --recipes fast,balanced --zstd-input c.json --vs-zstd",
-                "Two recipes on one file, beside the zstd CLI.",
-            ),
-        ],
-    ),
-    (
-        "perfkit betree",
-        &[(
-            "perfkit betree gen-exprs --params 128 --count 5000 -o exprs.txt",
-            "Generate expressions to index.",
-        )],
-    ),
-    (
-        "perfkit betree gen-exprs",
-        &[(
-            "perfkit betree gen-exprs --params 128 --count 5000 --seed 1 -o exprs.txt",
-            "5000 expressions over 128 parameters, reproducibly.",
-        )],
-    ),
-    (
-        "perfkit betree gen-events",
-        &[(
-            "perfkit betree gen-events --params 128 --count 10000 -o events.txt",
-            "10000 events to search for.",
-        )],
-    ),
-    (
-        "perfkit betree search",
-        &[(
-            "perfkit betree search --exprs exprs.txt --events events.txt -o ids.txt",
-            "The ids of the expressions each event matches.",
-        )],
-    ),
-    (
-        "perfkit betree diff",
-        &[(
-            "perfkit betree diff std.txt next.txt",
-            "Compare two searches' results.",
-        )],
-    ),
-    (
-        "perfkit betree bench",
-        &[(
-            "perfkit betree bench --exprs exprs.txt --events events.txt --budget 2000",
-            "Baseline against cooperative search with a budget of 2000 reductions.",
-        )],
-    ),
-    (
-        "perfkit corpus",
-        &[
-            ("perfkit corpus DIR", "Write the whole benchmark corpus."),
-            ("perfkit corpus --small DIR", "Without the 64 MiB file."),
-        ],
-    ),
-    (
-        "perfkit fix",
-        &[(
-            "perfkit fix check session.log",
-            "Validate each message; exit 1 if any is invalid.",
-        )],
-    ),
-    (
-        "perfkit fix bench",
-        &[(
-            "perfkit fix bench --only scan,parse --json",
-            "Two parts of the hot path, as JSON.",
-        )],
-    ),
-    (
-        "perfkit fix load",
-        &[
-            (
-                "perfkit fix load initiator.cfg --rate 10k,20k --hlog load.hlog",
-                "Load an acceptor at two rates, each beside the generator's floor, and keep the \
-                 histograms.",
-            ),
-            (
-                "perfkit fix load initiator.cfg --rate 50k --coalesce 1ms --pin 2",
-                "Fewer sender wakes at a high rate, the generator's threads on cores 2 and 3.",
-            ),
-        ],
-    ),
-    (
-        "perfkit fix check",
-        &[
-            ("perfkit fix check session.log", "Validate each message."),
-            (
-                "perfkit fix check - --json < msgs.txt",
-                "Every message as a JSON object of tag to value.",
-            ),
-        ],
-    ),
-    (
-        "perfkit fix acceptor",
-        &[(
-            "perfkit fix acceptor acceptor.cfg --app echo --log messages.log",
-            "Accept sessions from a QuickFIX settings file and echo orders.",
-        )],
-    ),
-    (
-        "perfkit fix initiator",
-        &[(
-            "perfkit fix initiator initiator.cfg --app exec",
-            "Log on to the acceptor the settings name.",
-        )],
-    ),
-    (
-        "perfkit zip",
-        &[
-            ("perfkit zip out.zip -r src/", "Archive a directory tree."),
-            (
-                "perfkit zip - -r src/ > out.zip",
-                "Stream the archive to standard output.",
-            ),
-            (
-                "perfkit zip s3://bucket/site.zip -r site/",
-                "Upload to S3-compatible storage in parts.",
-            ),
-            (
-                "perfkit zip -u -T out.zip -r src/",
-                "Add new and newer files, test, then replace out.zip.",
-            ),
-            ("perfkit zip -d out.zip 'src/*.o'", "Delete entries."),
-            (
-                "perfkit zip -e secret.zip notes.txt",
-                "Encrypt with AES-256 (prompts twice).",
-            ),
-        ],
-    ),
-    (
-        "perfkit unzip",
-        &[
-            (
-                "perfkit unzip out.zip -d dest/",
-                "Extract safely into dest/.",
-            ),
-            (
-                "perfkit unzip -t out.zip",
-                "Test every entry, writing nothing.",
-            ),
-        ],
-    ),
-    (
-        "perfkit report",
-        &[(
-            "perfkit report merge a.hlog b.hlog",
-            "Add up interval logs from several machines.",
-        )],
-    ),
-    (
-        "perfkit report merge",
-        &[(
-            "perfkit report merge a.hlog b.hlog --interval 1s --hlog all.hlog",
-            "Add up two logs in one-second slots and write the sum as a log.",
-        )],
-    ),
-    (
-        "perfkit stress",
-        &[
-            (
-                "perfkit stress --compare --duration 20s --recipe fast",
-                "Every pool strategy, interleaved.",
-            ),
-            (
-                "perfkit stress --soak --duration 5m",
-                "Fail if RSS or live contexts keep growing.",
-            ),
-        ],
-    ),
-    (
-        "perfkit completions",
-        &[(
-            "perfkit completions bash > ~/.local/share/bash-completion/completions/perfkit",
-            "Install bash completions.",
-        )],
-    ),
-    (
-        "perfkit man",
-        &[
-            ("perfkit man | man -l -", "Read this manual's first page."),
-            (
-                "perfkit man fix acceptor | man -l -",
-                "Read one command's page.",
-            ),
-            (
-                "perfkit man --dir ~/.local/share/man/man1",
-                "Install every page.",
-            ),
-        ],
-    ),
-];
+/// The EXAMPLES of every page, as data: each command's words in brackets,
+/// then each example's command line and, indented, what it does.
+const EXAMPLES: &str = include_str!("manual/examples.txt");
+
+/// The examples of the command `words`, as (command line, what it does);
+/// `None` when [`EXAMPLES`] has no section for it.
+fn examples_of(words: &str) -> Option<Vec<(&'static str, &'static str)>> {
+    let header = format!("[{words}]");
+    let mut lines = EXAMPLES
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    lines.by_ref().find(|l| *l == header)?;
+    let mut section = lines.take_while(|l| !l.starts_with('['));
+    let mut found = Vec::new();
+    while let Some(line) = section.next() {
+        let what = section.next().unwrap_or_default();
+        found.push((line, what.strip_prefix("    ").unwrap_or(what)));
+    }
+    Some(found)
+}
 
 /// EXAMPLES: a few command lines with what each does.
 fn examples(roff: &mut Roff, words: &str) {
     roff.control("SH", ["EXAMPLES"]);
-    let found = EXAMPLES.iter().find(|(w, _)| *w == words);
-    for (line, what) in found.map_or(&[][..], |(_, e)| e) {
+    let found = examples_of(words);
+    for (line, what) in found.iter().flatten() {
         roff.control("TP", []);
         roff.text([bold(*line)]);
         roff.text([roman(*what)]);
@@ -580,3 +347,6 @@ fn see_also(roff: &mut Roff, name: &str, parent: Option<&str>, cmd: &clap::Comma
     roff.control("SH", ["SEE ALSO"]);
     roff.text([roman(refs.join(", "))]);
 }
+
+#[cfg(test)]
+mod tests;
