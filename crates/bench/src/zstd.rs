@@ -601,8 +601,9 @@ fn vs_zstd(
                 .doing("reading the zstd CLI's frame size")?
                 .len();
             section.note(format!(
-                "compress {recipe} T1: held equal: libzstd level {level} strategy {} both; frames {one_thread_bytes} bytes (perfkit) and {peer_bytes} (zstd --single-thread), {:.4}x{}",
+                "compress {recipe} T1: held equal: level {level} strategy {} on one thread, libzstd {} (perfkit) and the CLI's own ({version}); frames {one_thread_bytes} bytes (perfkit) and {peer_bytes} (zstd --single-thread), {:.4}x{}",
                 recipe.strategy().id(),
+                zstdkit::zstd_version(),
                 one_thread_bytes as f64 / peer_bytes.max(1) as f64,
                 if one_thread_bytes == peer_bytes { ", the same size" } else { ", not the same size" }
             ));

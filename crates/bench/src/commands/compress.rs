@@ -153,8 +153,10 @@ fn decodes_to(frame: &Path, data: &[u8], what: &str) -> Result<()> {
 }
 
 /// Equal work of a compress row (issue 64): both sides are libzstd at
-/// `recipe`'s level and strategy on one thread; row `perfkit {name}` gets
-/// both frames' sizes and says whether they match.
+/// `recipe`'s level and strategy on one thread (perfkit's bundled libzstd
+/// and the CLI's own, whose versions may differ: 1.5.7 and 1.5.4 here,
+/// where perfkit's frames are 0.03-1.1 % smaller); row `perfkit {name}`
+/// gets both frames' sizes and says whether they match.
 pub(super) fn sizes_held(
     section: &mut Section,
     name: &str,
@@ -172,9 +174,11 @@ pub(super) fn sizes_held(
             ("size_vs_peer", Value::num(ratio, 4)),
         ],
         format!(
-            "the same file, libzstd level {} strategy {} on one thread both; frames {ours_bytes} bytes (perfkit) and {peer_bytes} (zstd), {ratio:.4}x{}",
+            "the same file, level {} strategy {} on one thread, libzstd {} (perfkit) and the zstd CLI's {}; frames {ours_bytes} bytes (perfkit) and {peer_bytes} (zstd), {ratio:.4}x{}",
             recipe.level(),
             recipe.strategy().id(),
+            zstdkit::zstd_version(),
+            cli_version(),
             if ours_bytes == peer_bytes {
                 ", the same size"
             } else {
@@ -182,6 +186,23 @@ pub(super) fn sizes_held(
             }
         ),
     );
+}
+
+/// The zstd CLI's version as it prints it (`v1.5.4`), or "version
+/// unknown": libzstd's version decides the frames' sizes, so the rows name
+/// both sides'.
+fn cli_version() -> String {
+    let out = Command::new("zstd")
+        .arg("-V")
+        .stdin(Stdio::null())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    out.split_whitespace()
+        .find(|w| w.starts_with('v') && w[1..].starts_with(|c: char| c.is_ascii_digit()))
+        .map(|w| w.trim_end_matches(',').to_owned())
+        .unwrap_or_else(|| "version unknown".into())
 }
 
 /// Equal work of a decompress row: both sides decode the same frame of
