@@ -282,19 +282,32 @@ fn damaged_frames_fail_as_todays_path_fails_and_leave_no_file() {
     let src = source(3 << 20);
     let mut cases = damaged(&zstd(dir.path(), &src, &["--fast=7"], false));
     // The window rewritten to 1 KiB under blocks that reach further back
-    // (and are larger than the new window): past the window, which the RFC
-    // forbids and libzstd's streaming decoder refuses too.
+    // (and are larger than the new window): the headers do not walk.
     let mut narrowed = zstd(dir.path(), &src, &["-3"], true);
     narrowed[5] = 0;
     cases.push(("window narrowed to 1 KiB".into(), narrowed));
+    // A 1 MiB window halved under matches reaching up to 1 MiB back: the
+    // headers walk, and the block decoder refuses the first match past
+    // 512 KiB, which libzstd's one-shot decoder (today's -T2) accepts and
+    // its streaming one (today's -T1) refuses.
+    let mut halved = zstd(dir.path(), &src, &["-3", "--zstd=wlog=20"], true);
+    assert_eq!(halved[5], (20 - 10) << 3, "a streamed frame's window byte");
+    halved[5] = (19 - 10) << 3;
+    cases.push(("window halved under its matches".into(), halved));
     let mut seen_ours = 0;
+    let mut decoded_again = 0;
     for (name, bytes) in cases {
         std::fs::write(&input, &bytes).unwrap();
-        let (today, today_err, today_file) = outcome(&input, &output, &["-T1"]);
-        let today_out = today_file.then(|| std::fs::read(&output).unwrap());
         for flags in &WAYS[1..] {
+            // Today's path at the same -T: libzstd, by name.
+            let today_flags = [flags[0], "--decoder=libzstd"];
+            let (today, today_err, today_file) = outcome(&input, &output, &today_flags);
+            let today_out = today_file.then(|| std::fs::read(&output).unwrap());
             let (code, err, file) = outcome(&input, &output, flags);
             assert_eq!(code, today, "{name} {flags:?}: {err}\ntoday: {today_err}");
+            if err.contains("decoded again by libzstd") {
+                decoded_again += 1;
+            }
             if today == Some(0) {
                 assert_eq!(
                     std::fs::read(&output).ok(),
@@ -304,11 +317,12 @@ fn damaged_frames_fail_as_todays_path_fails_and_leave_no_file() {
                 continue;
             }
             assert!(!file, "{name} {flags:?}: a partial output was left");
-            // One line naming the input; the block decoder's names the
-            // frame and the byte.
+            // One line naming the input (the last: -v's notes come
+            // first); the block decoder's names the frame and the byte.
             let line = err
                 .lines()
-                .find(|l| l.starts_with("perfkit: ") && l.contains("in.zst: "))
+                .filter(|l| l.starts_with("perfkit: ") && l.contains("in.zst: "))
+                .next_back()
                 .unwrap_or_else(|| panic!("{name} {flags:?}: no error line in {err}"));
             assert!(line.contains("byte"), "{name} {flags:?}: {line}");
             if line.contains("in.zst: frame 0 at byte") {
@@ -319,6 +333,11 @@ fn damaged_frames_fail_as_todays_path_fails_and_leave_no_file() {
     assert!(
         seen_ours > 10,
         "the block decoder reported {seen_ours} errors"
+    );
+    // The halved window on --decoder=perfkit -T1, -T2 and -T4 at least.
+    assert!(
+        decoded_again >= 3,
+        "libzstd decoded again {decoded_again} times"
     );
 }
 
