@@ -50,8 +50,9 @@ pub struct Settings {
     pub large: bool,
     /// Compare with the `zstd` CLI on every input (with the built-in
     /// corpus, also on 16 MiB each of docs, shared libraries, C headers and
-    /// gzip files found on this machine: [`found`]): single-threaded and
-    /// -T2 compression and decompression, interleaved, medians of `runs`.
+    /// gzip files found on this machine, the private `found` module):
+    /// single-threaded and -T2 compression and decompression, interleaved,
+    /// medians of `runs`.
     pub vs_zstd: bool,
     /// Runs per side for `vs_zstd` (at least 1: the report is their median).
     pub runs: u64,
