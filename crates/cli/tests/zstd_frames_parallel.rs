@@ -321,8 +321,7 @@ fn damaged_frames_fail_as_todays_path_fails_and_leave_no_file() {
             // first); the block decoder's names the frame and the byte.
             let line = err
                 .lines()
-                .filter(|l| l.starts_with("perfkit: ") && l.contains("in.zst: "))
-                .next_back()
+                .rfind(|l| l.starts_with("perfkit: ") && l.contains("in.zst: "))
                 .unwrap_or_else(|| panic!("{name} {flags:?}: no error line in {err}"));
             assert!(line.contains("byte"), "{name} {flags:?}: {line}");
             if line.contains("in.zst: frame 0 at byte") {
