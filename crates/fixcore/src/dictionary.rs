@@ -292,6 +292,22 @@ impl DataDictionary {
         out.sort_unstable_by_key(|&(_, d)| d);
         out
     }
+
+    /// The parser for messages checked against this (session) dictionary
+    /// and `app` (the same one outside FIXT.1.1): FIX 4.4's repeating
+    /// groups, reading the Length/Data pairs of both
+    /// ([`DataDictionary::data_pairs`]), each pair once. Fails as
+    /// [`crate::groups::Dictionary::with_data_pairs`] does.
+    pub fn parser_with(&self, app: &DataDictionary) -> crate::Result<crate::parse::Parser> {
+        let mut pairs = self.data_pairs();
+        pairs.extend(app.data_pairs());
+        pairs.sort_unstable();
+        pairs.dedup();
+        let groups = crate::groups::Dictionary::fix44().with_data_pairs(pairs)?;
+        Ok(crate::parse::Parser::with_dictionary(std::sync::Arc::new(
+            groups,
+        )))
+    }
 }
 
 /// Why a field value fails its definition: QuickFIX's SessionRejectReason

@@ -122,22 +122,15 @@ fn dictionaries(job: &Check) -> Result<(Parser, Option<Validator>)> {
         Some(p) => load(p)?,
         None => session.clone(),
     };
-    let mut pairs = session.data_pairs();
-    pairs.extend(app.data_pairs());
-    pairs.sort_unstable();
-    pairs.dedup();
-    let groups = fixcore::groups::Dictionary::fix44()
-        .with_data_pairs(pairs)
+    let parser = session
+        .parser_with(&app)
         .with_context(|| format!("the Length/Data pairs of {}", path.display()))?;
     let opts = fixcore::dictionary::validate::Validation {
         // A file's messages were sent in the past.
         check_latency: false,
         ..Default::default()
     };
-    Ok((
-        Parser::with_dictionary(Arc::new(groups)),
-        Some(Validator::new(session, app, opts)),
-    ))
+    Ok((parser, Some(Validator::new(session, app, opts))))
 }
 
 /// Runs `perfkit fix check`: a verdict per message, then the counts;
