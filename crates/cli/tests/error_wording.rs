@@ -111,6 +111,7 @@ fn zip_and_unzip_failures_say_the_os_words_and_the_path() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("entity not found"), "{args:?}: {err}");
+        assert!(!err.contains("(os error"), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
     for args in [&["unzip", "-p", "a.zip"][..], &["unzip", "-c", "a.zip"]] {
@@ -129,7 +130,7 @@ fn zip_and_unzip_failures_say_the_os_words_and_the_path() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             err.trim_end(),
-            "perfkit: writing to standard output: No space left on device (os error 28)",
+            "perfkit: writing to standard output: No space left on device",
             "{args:?}"
         );
     }

@@ -54,7 +54,7 @@ mod svg;
 mod text;
 mod units;
 
-pub use causes::one_line;
+pub use causes::{one_line, os_words};
 pub use emit::{EmitError, ReportFiles, ReportOptions, emit, emit_to};
 pub use hlog::{HlogError, hlog_tag, hlog_tags, write_hlog};
 pub use json::{SCHEMA, SCHEMA_ID, to_json};

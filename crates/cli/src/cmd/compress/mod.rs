@@ -33,8 +33,8 @@ pub use blockwise::Decoder;
 use coder::{Coder, Done};
 pub use outputs::OutputDir;
 use outputs::{Finish, Ledger, Sink, join_outputs};
-use zstdkit::job::summary;
 pub use zstd_argv::zstd_level_flags;
+use zstdkit::job::summary;
 
 /// What `compress`/`decompress` were asked to do, the flags resolved.
 #[derive(Debug)]
@@ -413,32 +413,7 @@ fn whole_file_words(e: &zstdkit::whole::WholeFileError) -> String {
     }
 }
 
-/// An I/O error as the operating system words it.
-pub(super) fn os_words(e: &io::Error) -> String {
-    use io::ErrorKind::*;
-    if let Some(code) = e.raw_os_error() {
-        let text = e.to_string();
-        let suffix = format!(" (os error {code})");
-        return text.strip_suffix(&suffix).unwrap_or(&text).to_string();
-    }
-    if e.get_ref().is_some() {
-        // Made with its own message: that message.
-        return e.to_string();
-    }
-    match e.kind() {
-        NotFound => "No such file or directory".into(),
-        PermissionDenied => "Permission denied".into(),
-        AlreadyExists => "File exists".into(),
-        BrokenPipe => "Broken pipe".into(),
-        UnexpectedEof => "unexpected end of file".into(),
-        WriteZero | StorageFull => "No space left on device".into(),
-        IsADirectory => "Is a directory".into(),
-        NotADirectory => "Not a directory".into(),
-        Interrupted => "Interrupted system call".into(),
-        InvalidInput | InvalidData => "Invalid argument".into(),
-        _ => "Input/output error".into(),
-    }
-}
+pub(super) use perfkit_report::os_words;
 
 /// zstd's `--show-default-cparams` lines for each input, on stderr:
 /// the input's name and size, and what the level picks for that size.
