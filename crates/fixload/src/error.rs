@@ -7,6 +7,7 @@
 //! plan out of range, an engine that cannot be reached or refuses the
 //! Logon) or a failure of the generator itself.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use fixcore::affinity::PinError;
@@ -15,6 +16,26 @@ use fixsession::machine::SessionError;
 /// Why a load run could not be made, or its settings read.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// A session of the settings file uses TLS (`SocketUseSSL=Y`): the
+    /// generator speaks plain TCP only, and will not send orders in the
+    /// clear to it.
+    #[error(
+        "{}: {session}: SocketUseSSL=Y: fix load speaks plain TCP only and will not send \
+         orders in the clear to a TLS session; run it against a plain-TCP port",
+        file.display()
+    )]
+    Tls {
+        /// The settings file.
+        file: PathBuf,
+        /// The session's id (`SessionSettings::id`).
+        session: String,
+    },
+    /// A session of the settings file says nowhere to connect.
+    #[error("{session}: SocketConnectHost and SocketConnectPort are needed")]
+    NoAddress {
+        /// The session's id (`SessionSettings::id`).
+        session: String,
+    },
     /// The plan cannot be run as given (a rate, duration or interval out
     /// of range, no session, too many intervals to keep); the message
     /// says which.

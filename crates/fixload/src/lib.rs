@@ -112,6 +112,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use fixsession::machine::Session;
+use fixsession::settings::SessionSettings;
 use fixsession::store::SessionStore;
 
 use link::Link;
@@ -143,6 +144,68 @@ pub struct Target<S: SessionStore> {
     pub port: u16,
     /// The session.
     pub session: Session<S>,
+}
+
+impl<S: SessionStore> Target<S> {
+    /// The target of one initiator session of the settings `file` (named
+    /// in the errors): where it connects, SocketConnectHost and
+    /// SocketConnectPort, and its session. A TLS session is refused, and
+    /// one without a host and port; see [`ignored_keys`] for the keys the
+    /// generator does not act on.
+    pub fn from_settings(
+        file: &std::path::Path,
+        settings: &SessionSettings,
+        session: Session<S>,
+    ) -> Result<Target<S>> {
+        if settings.tls.enabled {
+            return Err(Error::Tls {
+                file: file.to_owned(),
+                session: settings.id(),
+            });
+        }
+        let (Some(host), Some(port)) = (
+            settings.socket_connect_host.clone(),
+            settings.socket_connect_port,
+        ) else {
+            return Err(Error::NoAddress {
+                session: settings.id(),
+            });
+        };
+        Ok(Target {
+            name: settings.id(),
+            host,
+            port,
+            session,
+        })
+    }
+}
+
+/// The keys of these initiator sessions' settings the generator does not
+/// act on, a sentence each, for a warning per settings file rather than
+/// taking them silently: its links connect from the system's choice of
+/// address to the first host.
+pub fn ignored_keys<'a>(
+    sessions: impl Clone + Iterator<Item = &'a SessionSettings>,
+) -> Vec<&'static str> {
+    let ignored = [
+        (
+            sessions
+                .clone()
+                .flat_map(|s| &s.connect_targets)
+                .any(|t| t.source_host.is_some() || t.source_port.is_some()),
+            "SocketConnectSourceHost and SocketConnectSourcePort have no effect here: fix load \
+             connects from the system's choice of address and port",
+        ),
+        (
+            sessions.clone().any(|s| s.connect_targets.len() > 1),
+            "SocketConnectHost<n> has no effect here: fix load connects to SocketConnectHost \
+             and SocketConnectPort only",
+        ),
+    ];
+    ignored
+        .into_iter()
+        .filter_map(|(found, why)| found.then_some(why))
+        .collect()
 }
 
 /// The intervals `plan` keeps: the run and its grace period, plus one for

@@ -359,3 +359,71 @@ fn plans_with_unbounded_intervals_are_refused() {
     let e = run(vec![target(1)], &p, &|_| {}).unwrap_err().to_string();
     assert_eq!(e, "the interval must be at least 1 ms");
 }
+
+/// The one [SESSION] of an initiator settings file whose [DEFAULT]
+/// section ends with `extra`.
+fn initiator_settings(extra: &str) -> SessionSettings {
+    let text = format!(
+        "[DEFAULT]\nConnectionType=initiator\nBeginString=FIX.4.4\nStartTime=00:00:00\n\
+         EndTime=00:00:00\nHeartBtInt=30\n{extra}[SESSION]\nSenderCompID=LOAD\n\
+         TargetCompID=EXCH\n"
+    );
+    fixsession::settings::Settings::parse(&text)
+        .unwrap()
+        .sessions
+        .remove(0)
+}
+
+fn session() -> Session<MemoryStore> {
+    let cfg = Config::new(Role::Initiator, BeginString::Fix44, "LOAD", "EXCH");
+    Session::new(cfg, MemoryStore::default())
+}
+
+/// A session becomes a target only with a host and a port and without
+/// TLS; each refusal names the file (for TLS) and the session.
+#[test]
+fn a_settings_session_is_a_target_only_in_plain_tcp_with_an_address() {
+    let file = std::path::Path::new("i.cfg");
+    let ok = initiator_settings("SocketConnectHost=127.0.0.1\nSocketConnectPort=5001\n");
+    let t = Target::from_settings(file, &ok, session()).unwrap();
+    assert_eq!(
+        (t.name.as_str(), t.host.as_str(), t.port),
+        ("FIX.4.4:LOAD->EXCH", "127.0.0.1", 5001)
+    );
+    let tls =
+        initiator_settings("SocketConnectHost=127.0.0.1\nSocketConnectPort=5001\nSocketUseSSL=Y\n");
+    let err = Target::from_settings(file, &tls, session()).err().unwrap();
+    assert!(
+        err.to_string().starts_with(
+            "i.cfg: FIX.4.4:LOAD->EXCH: SocketUseSSL=Y: fix load speaks plain TCP only"
+        ),
+        "{err}"
+    );
+    // The settings parser refuses an initiator without them; settings
+    // made in code may still lack them.
+    let mut nowhere = ok.clone();
+    nowhere.socket_connect_host = None;
+    let err = Target::from_settings(file, &nowhere, session())
+        .err()
+        .unwrap();
+    assert_eq!(
+        err.to_string(),
+        "FIX.4.4:LOAD->EXCH: SocketConnectHost and SocketConnectPort are needed"
+    );
+}
+
+/// The source address keys and a second host are named, each once for
+/// all the sessions; plain settings name nothing.
+#[test]
+fn keys_the_generator_does_not_act_on_are_named_once() {
+    let plain = initiator_settings("SocketConnectHost=127.0.0.1\nSocketConnectPort=5001\n");
+    assert!(ignored_keys([&plain, &plain].into_iter()).is_empty());
+    let both = initiator_settings(
+        "SocketConnectHost=127.0.0.1\nSocketConnectPort=5001\nSocketConnectSourceHost=10.0.0.1\n\
+         SocketConnectHost1=127.0.0.2\nSocketConnectPort1=5002\n",
+    );
+    let said = ignored_keys([&plain, &both, &both].into_iter());
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(said[0].starts_with("SocketConnectSourceHost and SocketConnectSourcePort"));
+    assert!(said[1].starts_with("SocketConnectHost<n> has no effect here"));
+}

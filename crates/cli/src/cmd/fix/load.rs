@@ -132,52 +132,11 @@ fn targets(settings: &Path, k: Option<usize>) -> Result<Vec<Target<AnyStore>>> {
         }
         all.truncate(k);
     }
-    // The generator's links connect from the system's choice of address
-    // to the first host: keys it does not act on are said once per file,
-    // not taken silently.
-    let ignored = [
-        (
-            all.iter()
-                .flat_map(|(s, _)| &s.connect_targets)
-                .any(|t| t.source_host.is_some() || t.source_port.is_some()),
-            "SocketConnectSourceHost and SocketConnectSourcePort have no effect here: fix load \
-             connects from the system's choice of address and port",
-        ),
-        (
-            all.iter().any(|(s, _)| s.connect_targets.len() > 1),
-            "SocketConnectHost<n> has no effect here: fix load connects to SocketConnectHost \
-             and SocketConnectPort only",
-        ),
-    ];
-    for (found, why) in ignored {
-        if found {
-            eprintln!("perfkit: warning: {}: {why}", settings.display());
-        }
+    for why in fixload::ignored_keys(all.iter().map(|(s, _)| s)) {
+        eprintln!("perfkit: warning: {}: {why}", settings.display());
     }
     all.into_iter()
-        .map(|(s, session)| {
-            if s.tls.enabled {
-                bail!(
-                    "{}: {}: SocketUseSSL=Y: fix load speaks plain TCP only and will not send \
-                     orders in the clear to a TLS session; run it against a plain-TCP port",
-                    settings.display(),
-                    s.id()
-                );
-            }
-            let (Some(host), Some(port)) = (s.socket_connect_host.clone(), s.socket_connect_port)
-            else {
-                bail!(
-                    "{}: SocketConnectHost and SocketConnectPort are needed",
-                    s.id()
-                );
-            };
-            Ok(Target {
-                name: s.id(),
-                host,
-                port,
-                session,
-            })
-        })
+        .map(|(s, session)| Ok(Target::from_settings(settings, &s, session)?))
         .collect()
 }
 
