@@ -25,7 +25,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{cargo, run};
+use crate::worktree::{self, Profile, copy};
 
 /// The regression rule the issues hold every headline to: at most this
 /// fraction worse than the base.
@@ -98,34 +98,23 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     let out = root.join("target/bench-compare");
     std::fs::create_dir_all(out.join("runs"))?;
 
-    let sha = git_text(&["rev-parse", "--verify", &format!("{}^{{commit}}", req.rev)])
-        .with_context(|| format!("{} is not a revision of this repository", req.rev))?;
-    let short = &sha[..12];
+    let sha = worktree::resolve(&req.rev)?;
+    let short = worktree::short(&sha);
     let base = out.join(format!("perfkit-{short}"));
     if base.is_file() {
         eprintln!("xtask: reusing {} (delete it to rebuild)", base.display());
     } else {
-        let tree = out.join(format!("src-{short}"));
-        if !tree.join("Cargo.toml").is_file() {
-            // A stale registration (a folder deleted by hand) would refuse
-            // the add.
-            run(Command::new("git").args(["worktree", "prune"]))?;
-            run(Command::new("git")
-                .args(["worktree", "add", "--detach"])
-                .arg(&tree)
-                .arg(&sha))?;
-        }
-        let target = out.join("target");
-        build_release(&tree, Some(&target))?;
-        copy(&target.join("release/perfkit"), &base)?;
+        let tree = worktree::checkout(&out, &sha)?;
+        let built = worktree::build(&tree, Some(&out.join("target")), Profile::Release)?;
+        copy(&built, &base)?;
     }
     // The work tree builds as `cargo build --release` would, so the task
     // reuses (and leaves) the ordinary release build.
-    build_release(&root, None)?;
+    let built = worktree::build(&root, None, Profile::Release)?;
     let work = out.join("perfkit-work");
     let copy_path = out.join("perfkit-work-copy");
-    copy(&root.join("target/release/perfkit"), &work)?;
-    copy(&root.join("target/release/perfkit"), &copy_path)?;
+    copy(&built, &work)?;
+    copy(&built, &copy_path)?;
 
     let bins: BTreeMap<Role, PathBuf> = [
         (Role::Base, base),
@@ -162,36 +151,6 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
     }
     print!("{}", table(&req.rev, &samples));
     Ok(())
-}
-
-fn git_text(args: &[&str]) -> Result<String> {
-    let out = Command::new("git").args(args).output()?;
-    if !out.status.success() {
-        bail!(
-            "git {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
-}
-
-/// `cargo build --release --locked -p perfkit` in `tree`, into `target`
-/// when given.
-fn build_release(tree: &Path, target: Option<&Path>) -> Result<()> {
-    let mut cmd = cargo();
-    cmd.args(["build", "--release", "--locked", "-p", "perfkit"])
-        .current_dir(tree);
-    if let Some(t) = target {
-        cmd.env("CARGO_TARGET_DIR", t);
-    }
-    run(&mut cmd)
-}
-
-fn copy(from: &Path, to: &Path) -> Result<()> {
-    std::fs::copy(from, to)
-        .map(drop)
-        .with_context(|| format!("copying {} to {}", from.display(), to.display()))
 }
 
 /// One `perfkit bench --json` run; its JSON is kept at `json`. Returns the

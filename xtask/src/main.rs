@@ -15,6 +15,12 @@
 //!   work tree, runs `perfkit bench` on both and on a copy of the work
 //!   tree's binary in turn, and prints each headline's change beside the
 //!   same binary's spread (the 3 % rule in one command).
+//! - `same-output REV [--release] [--only WORD]`: builds REV and the work
+//!   tree (dev profile unless `--release`), runs a fixed set of commands
+//!   through both on the same deterministic inputs and prints, for each,
+//!   `same` or the first differing line of stdout, stderr, exit status or
+//!   files written; fails if any differs (a restructuring's check that no
+//!   user-visible behaviour changed).
 //! - `peers [NAME...]`: builds the peer programs benches compare with
 //!   (e.g. QuickFIX's parser) into `target/peers/`; `ci` builds them too.
 
@@ -22,9 +28,11 @@
 
 mod bench_compare;
 mod peers;
+mod same_output;
 #[cfg(test)]
 mod tidy;
 mod tools;
+mod worktree;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,6 +73,7 @@ fn main() -> Result<()> {
             fuzz(secs)
         }
         Some("bench-compare") => bench_compare::bench_compare(&args[1..]),
+        Some("same-output") => same_output::same_output(&args[1..]),
         Some("peers") => {
             // The peers compile against g++ and libquickfix-dev; install
             // them first (as root) or say what to install, rather than
@@ -73,7 +82,7 @@ fn main() -> Result<()> {
             peers::build(&args[1..])
         }
         _ => bail!(
-            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | bench-compare REV [--runs N] [--only PART,...] | peers [NAME...]\npeers:{}",
+            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | bench-compare REV [--runs N] [--only PART,...] | same-output REV [--release] [--only WORD] | peers [NAME...]\npeers:{}",
             peers::usage()
         ),
     }
