@@ -54,6 +54,7 @@ use crate::seekable::SeekableWriter;
 use crate::stream::{Decoder, Encoder, FlushMode};
 
 mod gzip;
+pub mod inputs;
 pub mod listing;
 pub mod outputs;
 pub mod summary;

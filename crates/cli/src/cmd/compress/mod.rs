@@ -476,82 +476,40 @@ fn patch_notes(reference: &Path, files: &[PathBuf], params: zstdkit::Params) {
     }
 }
 
-/// The suffixes zstd counts as compressed already (`--exclude-compressed`).
-const COMPRESSED: &[&str] = &[
-    ".zst", ".tzst", ".gz", ".tgz", ".lzma", ".xz", ".txz", ".lz4", ".tlz4",
-];
-
-/// The inputs to process: the files given, each directory expanded into
-/// the regular files under it with `-r` (a symbolic link met on the way is
-/// skipped with zstd's warning), less those already compressed with
-/// `--exclude-compressed` when compressing.
+/// The inputs to process, found as zstd finds them
+/// ([`zstdkit::job::inputs::expand`]: `-r`, `--filelist`,
+/// `--exclude-compressed` when compressing), zstd's warning said for each
+/// symbolic link skipped unless `-q`; or the line saying why a
+/// `--filelist` could not be read.
 fn inputs(options: &Options) -> Result<Vec<PathBuf>, String> {
-    let mut named = options.files.clone();
-    for list in &options.filelists {
-        named.extend(filelist(list)?);
-    }
-    let mut out = Vec::with_capacity(named.len());
-    for f in &named {
-        if !(options.recursive && f.is_dir()) {
-            out.push(f.clone());
-            continue;
-        }
-        let walk = walkdir::WalkDir::new(f).sort_by_file_name();
-        for entry in walk.into_iter() {
-            match entry {
-                Ok(e) if e.file_type().is_symlink() => {
-                    if !options.quiet {
-                        let _ = writeln!(
-                            io::stderr(),
-                            "Warning : {} is a symbolic link, ignoring",
-                            e.path().display()
-                        );
-                    }
-                }
-                Ok(e) if e.file_type().is_dir() => {}
-                Ok(e) => out.push(e.into_path()),
-                // Unreadable: named as an input, so its error is reported
-                // like any other input's.
-                Err(e) => out.push(e.path().map(Path::to_path_buf).unwrap_or_else(|| f.clone())),
-            }
-        }
-    }
-    if options.exclude_compressed && options.mode == Mode::Compress {
-        out.retain(|f| {
-            let name = f.as_os_str().to_string_lossy();
-            !COMPRESSED.iter().any(|s| name.ends_with(s))
-        });
-    }
-    Ok(out)
-}
-
-/// The largest `--filelist` file read: a list of a million long paths.
-const MAX_FILELIST: u64 = 128 << 20;
-
-/// The names `--filelist` `path` gives, one a line as zstd reads them
-/// (nothing trimmed but the newline; an empty line names the empty path,
-/// which fails as a missing input, as in zstd), or the line saying why it
-/// could not be read. Read whole, so only a regular file within
-/// [`MAX_FILELIST`] is.
-fn filelist(path: &Path) -> Result<Vec<PathBuf>, String> {
-    use std::os::unix::ffi::OsStrExt;
+    use zstdkit::job::inputs::{FilelistError, expand};
     use zstdkit::whole::WholeFileError;
-    let name = path.display();
-    let bytes = zstdkit::whole::read(path, MAX_FILELIST).map_err(|e| match e {
-        WholeFileError::NotRegular { .. } => {
-            format!("--filelist {name}: {e}; only a regular file is read")
+    let found = expand(
+        &options.files,
+        &options.filelists,
+        options.recursive,
+        options.exclude_compressed && options.mode == Mode::Compress,
+    )
+    .map_err(|FilelistError { path, source: e }| {
+        let name = path.display();
+        match e {
+            WholeFileError::NotRegular { .. } => {
+                format!("--filelist {name}: {e}; only a regular file is read")
+            }
+            WholeFileError::TooLarge { .. } => format!("--filelist {name}: {e}, 128M at most"),
+            e => format!("--filelist {name}: {}", whole_file_words(&e)),
         }
-        WholeFileError::TooLarge { .. } => format!("--filelist {name}: {e}, 128M at most"),
-        e => format!("--filelist {name}: {}", whole_file_words(&e)),
     })?;
-    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-    if body.is_empty() {
-        return Ok(Vec::new());
+    if !options.quiet {
+        for link in &found.links {
+            let _ = writeln!(
+                io::stderr(),
+                "Warning : {} is a symbolic link, ignoring",
+                link.display()
+            );
+        }
     }
-    Ok(body
-        .split(|&b| b == b'\n')
-        .map(|l| PathBuf::from(std::ffi::OsStr::from_bytes(l)))
-        .collect())
+    Ok(found.files)
 }
 
 fn display(p: &Path) -> String {

@@ -1,0 +1,123 @@
+//! The inputs a zstd-like file tool codes, found as zstd finds them: the
+//! files named and those its file lists name (one a line), each directory
+//! expanded into the regular files under it when asked (a symbolic link
+//! met on the way is skipped, as zstd skips it), less the files already
+//! compressed when asked.
+//!
+//! ```
+//! use std::path::PathBuf;
+//! use zstdkit::job::inputs;
+//!
+//! let dir = std::env::temp_dir().join(format!("zstdkit-inputs-{}", std::process::id()));
+//! std::fs::create_dir_all(dir.join("sub"))?;
+//! std::fs::write(dir.join("sub/b.txt"), "b")?;
+//! std::fs::write(dir.join("a.txt"), "a")?;
+//! std::fs::write(dir.join("a.txt.zst"), "")?;
+//! let found = inputs::expand(&[dir.clone()], &[], true, true)?;
+//! std::fs::remove_dir_all(&dir)?;
+//! assert_eq!(found.files, [dir.join("a.txt"), dir.join("sub/b.txt")]);
+//! assert!(found.links.is_empty());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::whole::WholeFileError;
+
+/// The suffixes zstd counts as compressed already (`--exclude-compressed`).
+pub const COMPRESSED: &[&str] = &[
+    ".zst", ".tzst", ".gz", ".tgz", ".lzma", ".xz", ".txz", ".lz4", ".tlz4",
+];
+
+/// The largest file list read: a list of a million long paths.
+pub const MAX_FILELIST: u64 = 128 << 20;
+
+/// The inputs found, and the symbolic links skipped on the way.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Inputs {
+    /// The inputs, in order: each named file, or the files under a
+    /// directory sorted by name.
+    pub files: Vec<PathBuf>,
+    /// The symbolic links met under a directory and skipped (zstd warns of
+    /// each).
+    pub links: Vec<PathBuf>,
+}
+
+/// A file list that could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("file list {}: {source}", path.display())]
+pub struct FilelistError {
+    /// The file list.
+    pub path: PathBuf,
+    /// Why it could not be read.
+    #[source]
+    pub source: WholeFileError,
+}
+
+/// The inputs to process: `named`, then the names each of `filelists`
+/// gives, each directory expanded into the regular files under it when
+/// `recursive` (a symbolic link met on the way is skipped, and listed in
+/// [`Inputs::links`]), less those already compressed when
+/// `exclude_compressed` ([`COMPRESSED`]). An entry under a directory that
+/// cannot be read is kept as an input, so its error is reported like any
+/// other input's.
+pub fn expand(
+    named: &[PathBuf],
+    filelists: &[PathBuf],
+    recursive: bool,
+    exclude_compressed: bool,
+) -> Result<Inputs, FilelistError> {
+    let mut named = named.to_vec();
+    for list in filelists {
+        named.extend(filelist(list)?);
+    }
+    let mut found = Inputs {
+        files: Vec::with_capacity(named.len()),
+        links: Vec::new(),
+    };
+    let out = &mut found.files;
+    for f in &named {
+        if !(recursive && f.is_dir()) {
+            out.push(f.clone());
+            continue;
+        }
+        let walk = walkdir::WalkDir::new(f).sort_by_file_name();
+        for entry in walk.into_iter() {
+            match entry {
+                Ok(e) if e.file_type().is_symlink() => found.links.push(e.into_path()),
+                Ok(e) if e.file_type().is_dir() => {}
+                Ok(e) => out.push(e.into_path()),
+                // Unreadable: named as an input, so its error is reported
+                // like any other input's.
+                Err(e) => out.push(e.path().map(Path::to_path_buf).unwrap_or_else(|| f.clone())),
+            }
+        }
+    }
+    if exclude_compressed {
+        out.retain(|f| {
+            let name = f.as_os_str().to_string_lossy();
+            !COMPRESSED.iter().any(|s| name.ends_with(s))
+        });
+    }
+    Ok(found)
+}
+
+/// The names the file list `path` gives, one a line as zstd reads them
+/// (nothing trimmed but the newline; an empty line names the empty path,
+/// which fails as a missing input, as in zstd). Read whole, so only a
+/// regular file within [`MAX_FILELIST`] is.
+pub fn filelist(path: &Path) -> Result<Vec<PathBuf>, FilelistError> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = crate::whole::read(path, MAX_FILELIST).map_err(|source| FilelistError {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let body = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
+    if body.is_empty() {
+        return Ok(Vec::new());
+    }
+    Ok(body
+        .split(|&b| b == b'\n')
+        .map(|l| PathBuf::from(std::ffi::OsStr::from_bytes(l)))
+        .collect())
+}
