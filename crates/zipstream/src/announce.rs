@@ -1,23 +1,40 @@
 //! Info-ZIP zip's per-entry lines (`  adding: a.txt (deflated 62%)`,
-//! `updating:`, `freshening:`), printed as the writer finishes each entry,
-//! and the note that an archive holds what Info-ZIP's unzip cannot read.
+//! `updating:`, `freshening:`, `deleting:`), with its `-v` sizes and
+//! totals and its `-d?` display options, written as the writer finishes
+//! each entry to the caller's writer, and whether an archive holds what
+//! Info-ZIP's unzip cannot read.
+//!
+//! ```
+//! use zipstream::Written;
+//! use zipstream::announce::{Announcer, line, size_string};
+//!
+//! let w = Written { name: "a.txt".into(), method: 8, compressed_size: 4200, size: 8893, aes: None };
+//! assert_eq!(line("adding", &w), "  adding: a.txt (deflated 53%)");
+//! assert_eq!(size_string(5000), "4.8K");
+//!
+//! let mut announcer = Announcer::new(vec![Some("adding")], false, Vec::new());
+//! announcer.catch_up(|i| (i == 0).then(|| w.clone())).unwrap();
+//! assert_eq!(announcer.done(), (1, 8893));
+//! assert_eq!(announcer.into_inner(), b"  adding: a.txt (deflated 53%)\n");
+//! ```
 
-use std::io::Write;
+use std::io::{self, Write};
 
-use zipstream::Written;
+use crate::Written;
+use crate::listing::printable_name;
 
-/// Prints one line per entry the user added, in the order the writer
-/// finishes them; kept entries of an updated archive are silent, as in
-/// Info-ZIP. Also remembers whether any entry is AES or zstd.
-pub(super) struct Announcer {
+/// Writes one line per entry the user added to `W`, in the order the
+/// writer finishes them; kept entries of an updated archive are silent,
+/// as in Info-ZIP. Also remembers whether any entry is AES or zstd.
+pub struct Announcer<W: Write> {
     /// Per entry in writing order: the verb to print, or None (kept).
     labels: Vec<Option<&'static str>>,
     /// The next entry to look at.
     next: usize,
     /// Print nothing (`-q`).
     quiet: bool,
-    /// Print on stderr: stdout carries the archive.
-    to_stderr: bool,
+    /// Where the lines go, each in one `write_all`.
+    out: W,
     /// Whether an entry was AES encrypted / zstd compressed.
     aes: bool,
     zstd: bool,
@@ -51,12 +68,12 @@ pub struct Display {
     pub usize: bool,
     /// `-dv`: `1>1: ` the disks read and written, before the line.
     pub volume: bool,
-    /// `-dg`: Info-ZIP's dots for the whole archive; perfkit draws none,
-    /// but keeps the space before them (after the first entry's name)
+    /// `-dg`: Info-ZIP's dots for the whole archive; the lines draw none,
+    /// but keep the space before them (after the first entry's name)
     /// and the line end after them.
     pub global_dots: bool,
-    /// `-dd`: Info-ZIP's dots as each file is compressed; perfkit draws
-    /// none, but keeps the space before them (see [`DOTS_FROM`]).
+    /// `-dd`: Info-ZIP's dots as each file is compressed; the lines draw
+    /// none, but keep the space before them (see [`DOTS_FROM`]).
     pub dots: bool,
 }
 
@@ -65,16 +82,18 @@ pub struct Display {
 /// deflate has read past its first window then (64 KiB less deflate's
 /// 262-byte lookahead); measured with zip 3.0 on files of 65,273 and
 /// 65,274 bytes.
-const DOTS_FROM: u64 = 65_274;
+pub const DOTS_FROM: u64 = 65_274;
 
-impl Announcer {
-    /// An announcer for entries labelled `labels` in writing order.
-    pub(super) fn new(labels: Vec<Option<&'static str>>, quiet: bool, to_stderr: bool) -> Self {
+impl<W: Write> Announcer<W> {
+    /// An announcer for entries labelled `labels` in writing order (the
+    /// verb of each entry's line, `None` for an entry kept silently),
+    /// writing to `out`; `quiet` (`-q`) writes no entry lines.
+    pub fn new(labels: Vec<Option<&'static str>>, quiet: bool, out: W) -> Self {
         Announcer {
             labels,
             next: 0,
             quiet,
-            to_stderr,
+            out,
             aes: false,
             zstd: false,
             verbose: false,
@@ -90,7 +109,7 @@ impl Announcer {
 
     /// `-sd`: prints `sd: Zipping up new entries` before the first entry
     /// added (or at the end, when none is).
-    pub(super) fn debug(mut self, on: bool) -> Self {
+    pub fn debug(mut self, on: bool) -> Self {
         if on {
             let first = self.labels.iter().position(|l| *l == Some("adding"));
             self.debug_new_at = Some(first.unwrap_or(self.labels.len()));
@@ -100,42 +119,46 @@ impl Announcer {
 
     /// Prints `-sd`'s line for the new entries when entry `next` is the
     /// first of them, or `end`.
-    fn debug_line(&mut self, end: bool) {
+    fn debug_line(&mut self, end: bool) -> io::Result<()> {
         if let Some(at) = self.debug_new_at
             && (at == self.next || end)
         {
             self.debug_new_at = None;
-            self.print("sd: Zipping up new entries");
+            self.print("sd: Zipping up new entries")?;
         }
+        Ok(())
     }
 
-    /// Prints `line` where the entries' lines go.
-    fn print(&self, line: &str) {
-        if self.to_stderr {
-            let _ = writeln!(std::io::stderr(), "{line}");
-        } else {
-            let _ = writeln!(std::io::stdout(), "{line}");
-        }
+    /// Prints `line` where the entries' lines go, in one write so that a
+    /// writer drawing a progress bar can clear it around the line.
+    fn print(&mut self, line: &str) -> io::Result<()> {
+        self.out.write_all(format!("{line}\n").as_bytes())
     }
 
     /// The end of the entries: `-sd`'s line if it is still owed.
-    pub(super) fn finish(&mut self) {
-        self.debug_line(true);
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.debug_line(true)
     }
 
     /// `-dg`: ends the line its dots were on (Info-ZIP's space before
     /// them came after the first entry's name, or alone under `-q`), as
     /// the central directory is written.
-    pub(super) fn end_dots(&mut self) {
+    pub fn end_dots(&mut self) -> io::Result<()> {
         if self.display.global_dots && !self.dots_ended && self.done.0 > 0 {
             self.dots_ended = true;
-            self.print(if self.quiet { " " } else { "" });
+            self.print(if self.quiet { " " } else { "" })?;
         }
+        Ok(())
+    }
+
+    /// The writer, once the announcing is over.
+    pub fn into_inner(self) -> W {
+        self.out
     }
 
     /// Adds `display`'s parts to each line; `bytes` is the size of all
     /// the entries to be announced (`-db`'s first "to go").
-    pub(super) fn display(mut self, display: Display, bytes: u64) -> Self {
+    pub fn display(mut self, display: Display, bytes: u64) -> Self {
         self.display = display;
         let entries = self.labels.iter().filter(|l| l.is_some()).count() as u64;
         self.to_do = (entries, bytes);
@@ -143,12 +166,12 @@ impl Announcer {
     }
 
     /// Each entry's line announced so far, plain (for `-li`'s log).
-    pub(super) fn printed(&self) -> &[String] {
+    pub fn printed(&self) -> &[String] {
         &self.printed
     }
 
     /// The entries announced and their uncompressed bytes.
-    pub(super) fn done(&self) -> (u64, u64) {
+    pub fn done(&self) -> (u64, u64) {
         self.done
     }
 
@@ -174,20 +197,21 @@ impl Announcer {
     }
 
     /// Announces with sizes, as Info-ZIP's `zip -v` does.
-    pub(super) fn verbose(mut self, on: bool) -> Self {
+    pub fn verbose(mut self, on: bool) -> Self {
         self.verbose = on;
         self
     }
 
     /// `-v`'s last line: `total bytes=N, compressed=M -> P% savings`, of
     /// `whole` (the archive's entries) or else of the entries announced.
-    pub(super) fn print_totals(&self, whole: Option<(u64, u64)>) {
-        self.print(&self.totals_line(whole));
+    pub fn print_totals(&mut self, whole: Option<(u64, u64)>) -> io::Result<()> {
+        let line = self.totals_line(whole);
+        self.print(&line)
     }
 
     /// `-v`'s last line (see [`Announcer::print_totals`]), which `-li`
     /// logs too.
-    pub(super) fn totals_line(&self, whole: Option<(u64, u64)>) -> String {
+    pub fn totals_line(&self, whole: Option<(u64, u64)>) -> String {
         let (size, compressed) = whole.unwrap_or(self.totals);
         format!(
             "total bytes={size}, compressed={compressed} -> {}% savings",
@@ -195,15 +219,17 @@ impl Announcer {
         )
     }
 
-    /// Prints a line for every entry `written` knows that has not been
-    /// announced yet.
-    pub(super) fn catch_up(
-        &mut self,
-        bar: &indicatif::ProgressBar,
-        written: impl Fn(usize) -> Option<Written>,
-    ) {
+    /// Prints a line for every entry `written` knows (by its index in
+    /// writing order) that has not been announced yet. A line that cannot
+    /// be written does not stop the others: every entry is counted, and
+    /// the first error is returned at the end.
+    pub fn catch_up(&mut self, written: impl Fn(usize) -> Option<Written>) -> io::Result<()> {
+        let mut failed = Ok(());
         while let Some(w) = written(self.next) {
-            self.debug_line(false);
+            let debug = self.debug_line(false);
+            if failed.is_ok() {
+                failed = debug;
+            }
             self.aes |= w.aes.is_some();
             self.zstd |= w.method == 93;
             let label = self.labels.get(self.next).copied().flatten();
@@ -219,7 +245,7 @@ impl Announcer {
                     self.totals.1 += compressed;
                     let plain = line(verb, &w);
                     // Info-ZIP's `-v` puts the sizes between name and method.
-                    let name = perfkit::printable::name(&w.name);
+                    let name = printable_name(&w.name);
                     let head = format!("{verb:>8}: {name}");
                     let tail = plain[head.len()..].trim_start();
                     format!("{head}\t(in={}) (out={compressed}) {tail}", w.size)
@@ -232,25 +258,21 @@ impl Announcer {
                 // The log has the plain line, without -v's sizes or the
                 // displays.
                 self.printed.push(self::line(verb, &w));
-                // Output errors (a closed pipe) surface when the archive
-                // itself is written; a lost message line must not fail it.
-                bar.suspend(|| {
-                    if self.to_stderr {
-                        let _ = writeln!(std::io::stderr(), "{line}");
-                    } else {
-                        let _ = writeln!(std::io::stdout(), "{line}");
-                    }
-                });
+                let printed = self.print(&line);
+                if failed.is_ok() {
+                    failed = printed;
+                }
             }
             self.next += 1;
         }
+        failed
     }
 
     /// `line` with the `-d?` display parts Info-ZIP adds: `-du`'s size
     /// after the name, the others before the line.
     fn decorate(&self, line: String, verb: &str, w: &Written) -> String {
         let mut line = line;
-        let head = format!("{verb:>8}: {}", perfkit::printable::name(&w.name));
+        let head = format!("{verb:>8}: {}", printable_name(&w.name));
         if self.display.usize
             && let Some(tail) = line.strip_prefix(&head)
         {
@@ -279,7 +301,7 @@ impl Announcer {
     }
 
     /// Why Info-ZIP's unzip 6.0 cannot read the archive, if it cannot.
-    pub(super) fn unreadable_by_info_zip(&self) -> Option<&'static str> {
+    pub fn unreadable_by_info_zip(&self) -> Option<&'static str> {
         match (self.aes, self.zstd) {
             (true, true) => Some("AES encryption, zstd compression"),
             (true, false) => Some("AES encryption"),
@@ -289,9 +311,10 @@ impl Announcer {
     }
 }
 
-/// One entry's line, as Info-ZIP's zip prints it.
-pub(super) fn line(verb: &str, w: &Written) -> String {
-    let name = perfkit::printable::name(&w.name);
+/// One entry's line, as Info-ZIP's zip prints it (`verb` is `adding`,
+/// `updating` or `freshening`), its name through [`printable_name`].
+pub fn line(verb: &str, w: &Written) -> String {
+    let name = printable_name(&w.name);
     let how = match w.method {
         // Info-ZIP says 0% of anything stored.
         0 => return format!("{verb:>8}: {name} (stored 0%)"),
@@ -310,11 +333,7 @@ pub(super) fn line(verb: &str, w: &Written) -> String {
 /// after the name, and, under `-dc` or `-db`, a blank line between two.
 /// `-FS` (`sync`) leaves `-dc`'s and `-db`'s numbers blank, and no blank
 /// lines, as Info-ZIP's file sync prints them.
-pub(super) fn deleting_lines(
-    display: Display,
-    entries: &[&zipstream::Entry],
-    sync: bool,
-) -> Vec<String> {
+pub fn deleting_lines(display: Display, entries: &[&crate::Entry], sync: bool) -> Vec<String> {
     let compressed: u64 = entries.iter().map(|e| e.compressed_size).sum();
     let (mut done, mut bytes) = (0u64, 0u64);
     let mut lines = Vec::new();
@@ -344,7 +363,7 @@ pub(super) fn deleting_lines(
         if display.global_dots && done == 0 {
             line.push(' ');
         }
-        line.push_str(&format!("deleting: {}", perfkit::printable::name(&e.name)));
+        line.push_str(&format!("deleting: {}", printable_name(&e.name)));
         if display.usize {
             line.push_str(&format!(" ({})", size_string(e.size)));
         }
@@ -362,7 +381,7 @@ pub(super) fn deleting_lines(
 /// below 1,000, else in the first unit (K, M, G, T, P: powers of 1,024)
 /// that brings it under 1,000, with one decimal under 10, truncated
 /// (1,000 bytes is `0.9K`, 5,000 `4.8K`, 30,000 `29K`).
-pub(super) fn size_string(n: u64) -> String {
+pub fn size_string(n: u64) -> String {
     const UNITS: &[&str] = &["K", "M", "G", "T", "P", "E"];
     if n < 1000 {
         return n.to_string();
@@ -387,7 +406,7 @@ pub(super) fn size_string(n: u64) -> String {
 /// up and negative when the data grew (`deflated -66%`): Info-ZIP's
 /// figure, including its scaling of sizes above 16 MiB by 256 first
 /// (which keeps its arithmetic in range and can move the last digit).
-pub(super) fn percent(size: u64, compressed: u64) -> i128 {
+pub fn percent(size: u64, compressed: u64) -> i128 {
     let (mut n, mut m) = (i128::from(size), i128::from(compressed));
     if n > 0xff_ffff {
         n = (n + 0x80) >> 8;

@@ -15,7 +15,8 @@
 //! extraction), [`crypto`] (WinZip AES), [`mod@format`] (records and fields),
 //! [`pattern`] (Info-ZIP's wildcards), [`update`] (Info-ZIP's update
 //! planning: `zip -u`, `-f`, `-d`), [`listing`] (Info-ZIP's listings:
-//! `unzip -l`, `-v`, zipinfo), and with feature `s3`, `object` (an
+//! `unzip -l`, `-v`, zipinfo), [`announce`] (Info-ZIP zip's
+//! `adding:` lines and their `-v` and `-d?` forms), and with feature `s3`, `object` (an
 //! async sink that uploads the archive to S3-compatible object storage by
 //! multipart upload).
 //!
@@ -52,15 +53,16 @@
 // flate2 does not expose (issue 64).
 #![deny(unsafe_code)]
 
+pub mod announce;
 pub(crate) mod codec;
 pub mod crypto;
 pub mod entry;
 pub mod error;
 pub mod extract;
 pub mod format;
-pub mod listing;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod listing;
 #[cfg(feature = "s3")]
 pub mod object;
 pub mod parallel;

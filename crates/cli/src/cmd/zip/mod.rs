@@ -542,7 +542,11 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     // 6-byte file drew one).
     let bar = super::progress(Some(total), opts.quiet || total <= super::PROGRESS_FROM);
     bar.set_message("zip");
-    let mut announcer = Announcer::new(labels, opts.quiet, archive.as_os_str() == "-")
+    let screen = announce::Screen {
+        bar: bar.clone(),
+        to_stderr: archive.as_os_str() == "-",
+    };
+    let mut announcer = Announcer::new(labels, opts.quiet, screen)
         .verbose(opts.verbose)
         .display(opts.display, total)
         .debug(opts.show_debug);
@@ -629,12 +633,12 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
                 &mut announcer,
             )?
             .flush()?;
-            announcer.finish();
+            let _ = announcer.finish();
             if let Some(lines) = comment_lines {
                 print!("{lines}");
             }
             sd("Get comment if any");
-            announcer.end_dots();
+            let _ = announcer.end_dots();
             sd("Writing central directory");
             sd("Writing end of central directory");
             if opts.test {
@@ -664,8 +668,8 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         }
         sd("Setting file type");
     }
-    announcer.finish();
-    announcer.end_dots();
+    let _ = announcer.finish();
+    let _ = announcer.end_dots();
     bar.finish_and_clear();
     if let Some(p) = entry_prompts {
         print!("{p}");
@@ -678,7 +682,7 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         if local { archive_totals(&target) } else { None }
     };
     if opts.verbose && !opts.quiet {
-        announcer.print_totals(whole());
+        let _ = announcer.print_totals(whole());
     }
     if opts.log.as_ref().is_some_and(|l| l.info) {
         for line in announcer.printed() {

@@ -136,7 +136,7 @@ async fn add_items_async<W: tokio::io::AsyncWrite + Unpin>(
             w.write_data(&buf[..n]).await.with_context(adding)?;
         }
         w.finish_entry().await.with_context(adding)?;
-        announcer.catch_up(bar, |i| w.written(i));
+        let _ = announcer.catch_up(|i| w.written(i));
     }
     Ok(())
 }

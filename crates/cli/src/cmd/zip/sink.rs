@@ -156,7 +156,9 @@ pub(super) fn write_all_items(
 ) -> Result<()> {
     let mut update = update;
     for step in steps {
-        announcer.catch_up(bar, |i| sink.written(i));
+        // Output errors (a closed pipe) surface when the archive itself
+        // is written; a lost message line must not fail it.
+        let _ = announcer.catch_up(|i| sink.written(i));
         match step {
             Step::Item(item) => {
                 let entry = entry_options(item, opts, pw)?;
@@ -180,7 +182,7 @@ pub(super) fn write_all_items(
         }
     }
     sink.settle()?;
-    announcer.catch_up(bar, |i| sink.written(i));
+    let _ = announcer.catch_up(|i| sink.written(i));
     Ok(())
 }
 
