@@ -436,3 +436,64 @@ fn a_wrong_checksum_under_no_check_decodes_whole() {
         assert!(std::fs::read(&output).unwrap() == src, "{flags:?}");
     }
 }
+
+#[test]
+fn a_file_too_large_to_hold_is_decoded_as_it_is_read() {
+    if !have("zstd", "zstd") {
+        return;
+    }
+    // Over 32 MiB compressed (read whole below that): 64 KiB pieces of
+    // 40 KiB of noise (raw literals, cheap to decode) and 24 KiB of text.
+    let text = b"one frame, every core; ".repeat(1100);
+    let mut data = Vec::new();
+    for seed in 1..=900u64 {
+        data.extend_from_slice(&random(40 << 10, seed));
+        data.extend_from_slice(&text[..24 << 10]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let frame = zstd(dir.path(), &data, &["-1"], false);
+    assert!(frame.len() > 33 << 20, "{} bytes", frame.len());
+    let input = dir.path().join("in.zst");
+    let output = dir.path().join("out");
+    std::fs::write(&input, &frame).unwrap();
+    let got = decode(&input, &output, &["-T2"]);
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(got.status.success(), "{err}");
+    assert!(
+        err.contains("decoded by perfkit's block decoder on 2 threads"),
+        "{err}"
+    );
+    assert!(std::fs::read(&output).unwrap() == data);
+    // It is read as it goes: the process's peak is less than the input
+    // (held whole, the input alone would be more).
+    let timed = ok(Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(perfkit().get_program())
+        .args(["decompress", "-q", "-f", "-T2"])
+        .arg(&input)
+        .arg("-o")
+        .arg(&output));
+    let peak_kib: usize = String::from_utf8_lossy(&timed.stderr)
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        peak_kib << 10 < frame.len(),
+        "peak RSS {peak_kib} KiB for a {}-byte input",
+        frame.len()
+    );
+    // Damage past the first MiB, found once bytes are written: it fails
+    // as today's path fails, with no file left.
+    let n = frame.len();
+    let mut wrong_sum = frame.clone();
+    wrong_sum[n - 2] ^= 0x40;
+    for (name, bytes) in [("cut", frame[..n - 1000].to_vec()), ("checksum", wrong_sum)] {
+        std::fs::write(&input, &bytes).unwrap();
+        let (today, today_err, _) = outcome(&input, &output, &["-T2", "--decoder=libzstd"]);
+        let (code, err, file) = outcome(&input, &output, &["-T2"]);
+        assert_eq!(code, today, "{name}: {err}\ntoday: {today_err}");
+        assert_ne!(code, Some(0), "{name}");
+        assert!(!file, "{name}: a partial output was left");
+        assert!(err.contains("in.zst: frame 0 at byte"), "{name}: {err}");
+    }
+}

@@ -7,7 +7,9 @@
 //! `cargo run --release -p zstdblock --example pipeline -- FILE.zst [ROUNDS] [OUT_DIR]`
 //!
 //! `... --example pipeline -- --rss FILE.zst [THREADS]` decodes once to
-//! `io::sink()` and prints the peak RSS the decode added to the input.
+//! `io::sink()` and prints the peak RSS the decode added to the input;
+//! `--rss-stream FILE.zst [THREADS]` decodes it read as it goes
+//! (`Parallel::decode_reader`) and prints the process's peak RSS.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -115,6 +117,25 @@ fn main() {
                 t.elapsed()
             );
         }
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--rss-stream") {
+        // The whole process's peak: nothing is held but what the
+        // decode holds, the input read from the file as it goes.
+        let file = std::fs::File::open(&args[1]).expect("opening the input");
+        let threads = args.get(2).map_or(2, |t| t.parse().expect("THREADS"));
+        let t = Instant::now();
+        let decoded = zstdblock::parallel::Parallel::new(threads, 1 << 31)
+            .decode_reader(file, &mut std::io::sink())
+            .expect("decoding");
+        eprintln!("{:?} a decode", t.elapsed());
+        println!(
+            "{}: {} bytes out, {threads} threads, pipelined {}, read as it goes: peak RSS {:.1} MiB",
+            args[1],
+            decoded.bytes,
+            decoded.pipelined,
+            peak_rss() as f64 / 1048576.0
+        );
         return;
     }
     if args.first().map(String::as_str) == Some("--rss") {

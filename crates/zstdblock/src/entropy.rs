@@ -75,7 +75,18 @@ pub fn decode_block(
     state: &mut EntropyState,
     out: &mut DecodedBlock,
 ) -> Result<(), Error> {
-    let content = &input[block.content.clone()];
+    decode_content(&input[block.content.clone()], block, state, out)
+}
+
+/// [`decode_block`] given the block's content, `content`, wherever it is
+/// held (the pipeline holds the input a range of blocks at a time);
+/// errors still name the block's offsets in the input.
+pub(crate) fn decode_content(
+    content: &[u8],
+    block: &Block,
+    state: &mut EntropyState,
+    out: &mut DecodedBlock,
+) -> Result<(), Error> {
     let origin = block.content.start;
     let frame = block.frame;
     out.valid = false;
@@ -122,7 +133,15 @@ pub fn decode_block(
 /// worker that starts at block `k` runs this over blocks `0..k` of the
 /// frame first, and then decodes exactly as a single thread would.
 pub fn skip_block(input: &[u8], block: &Block, state: &mut EntropyState) -> Result<(), Error> {
-    let content = &input[block.content.clone()];
+    skip_content(&input[block.content.clone()], block, state)
+}
+
+/// [`skip_block`] given the block's content (see [`decode_content`]).
+pub(crate) fn skip_content(
+    content: &[u8],
+    block: &Block,
+    state: &mut EntropyState,
+) -> Result<(), Error> {
     let origin = block.content.start;
     let mut scratch = Vec::new();
     let (_, used) = literals::decode(

@@ -147,6 +147,26 @@ pub enum Error {
 }
 
 impl Error {
+    /// The same error `by` bytes further into the input: for a fault
+    /// found in a buffer that holds the input from byte `by` on.
+    pub(crate) fn rebased(mut self, by: usize) -> Error {
+        match &mut self {
+            Error::Truncated { offset, .. }
+            | Error::BadMagic { offset, .. }
+            | Error::FrameHeader { offset, .. }
+            | Error::WindowTooLarge { offset, .. }
+            | Error::NeedsDictionary { offset, .. }
+            | Error::ReservedBlockType { offset, .. }
+            | Error::BlockTooLarge { offset, .. }
+            | Error::Corrupt { offset, .. }
+            | Error::OffsetOutOfRange { offset, .. }
+            | Error::ContentSize { offset, .. }
+            | Error::Checksum { offset, .. }
+            | Error::OutputLimit { offset, .. } => *offset += by,
+        }
+        self
+    }
+
     /// Whether libzstd's one-shot decoder may accept the input this error
     /// refuses: the RFC's rules that libzstd does not enforce. Its 4-stream
     /// Huffman fast loop and its double-symbol tail do not check that a

@@ -56,6 +56,7 @@ mod literals;
 mod offsets;
 pub mod parallel;
 mod sequences;
+mod source;
 
 pub use entropy::{DecodedBlock, EntropyState, decode_block, skip_block};
 pub use error::Error;
@@ -105,6 +106,7 @@ pub fn decode_all_bounded(
         Ok(()) => Ok(out.into_vec()),
         Err(StreamError::Decode(e)) => Err(e),
         Err(StreamError::Sink(never)) => match never {},
+        Err(StreamError::Input(_)) => unreachable!("decode_all reads a slice"),
     }
 }
 
@@ -312,6 +314,8 @@ pub enum StreamError<E> {
     Decode(Error),
     /// The sink failed.
     Sink(E),
+    /// Reading the input failed ([`parallel::Parallel::decode_reader`]).
+    Input(std::io::Error),
 }
 
 impl<E: std::fmt::Display> std::fmt::Display for StreamError<E> {
@@ -319,6 +323,7 @@ impl<E: std::fmt::Display> std::fmt::Display for StreamError<E> {
         match self {
             StreamError::Decode(e) => e.fmt(f),
             StreamError::Sink(e) => write!(f, "writing the output: {e}"),
+            StreamError::Input(e) => write!(f, "reading the input: {e}"),
         }
     }
 }
@@ -328,6 +333,7 @@ impl<E: std::error::Error + 'static> std::error::Error for StreamError<E> {
         match self {
             StreamError::Decode(e) => Some(e),
             StreamError::Sink(e) => Some(e),
+            StreamError::Input(e) => Some(e),
         }
     }
 }

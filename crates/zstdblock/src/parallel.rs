@@ -1,10 +1,12 @@
 //! One frame (or several in a row) decoded on several threads, into a
 //! [`std::io::Write`], in a pipeline of stages joined by bounded channels:
 //!
-//! 1. the **walker** reads the frame and block headers in order, groups
-//!    the blocks into ranges of [`RANGE_BLOCKS`], and gives each range the
-//!    [`EntropyState`] it inherits by running [`skip_block`] (tables only)
-//!    over every compressed block as it passes;
+//! 1. the **walker** reads the input as it goes (from a slice or a
+//!    [`Read`]), the frame and block headers in order, groups the blocks
+//!    into ranges of [`RANGE_BLOCKS`], hands each range its own bytes of
+//!    the input and the [`EntropyState`] it inherits, found by running
+//!    [`skip_block`] (tables only) over every compressed block as it
+//!    passes;
 //! 2. **workers** (as many as the threads asked for) run the entropy stage
 //!    of whole ranges at once, each from its own copy of the state;
 //! 3. the **executor** takes the ranges back in order, resolves repeat
@@ -26,12 +28,19 @@
 //! kilobytes, are what the workers decode), so the walker keeps ahead.
 //!
 //! **Memory** is the window and the blocks in flight, independent of the
-//! input's size (the input itself is the caller's slice): the executor's
-//! two output buffers, each at most twice the window (or the window + 1
-//! MiB) + 128 KiB; and at most [`IN_FLIGHT_PER_WORKER`] × workers ranges
-//! between walker and executor, each [`RANGE_BLOCKS`] blocks of at most
-//! 128 KiB of literals and 128 Ki/3 sequences of 12 bytes (typically a
-//! tenth of that). `examples/pipeline.rs --rss` measures it.
+//! input's length and the output's: the executor's two output buffers,
+//! each at most twice the window (or the window + 1 MiB) + 128 KiB; and
+//! at most [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and
+//! executor, each with its input (the [`RANGE_BLOCKS`] blocks' bytes, at
+//! most 1 MiB, and 64 KiB read ahead) and its decoded blocks (at most
+//! 128 KiB of literals and 128 Ki/3 sequences of 12 bytes a block,
+//! typically a tenth of that). With two workers and an 8 MiB window
+//! (`zstd -19`) that is at most 2 × 16.1 + 6 × 1.1 MiB of buffers plus
+//! the decoded blocks; [`Parallel::decode_reader`] reads its input so,
+//! and [`Parallel::decode`] reads the caller's slice so (the slice is
+//! the caller's). `tests/streamed.rs` checks that the peak does not grow
+//! from a 64 MiB to a 512 MiB input; `examples/pipeline.rs --rss`
+//! measures it on a file.
 //!
 //! **Errors** are the one-thread path's, naming frame and byte offset, and
 //! come in input order: a worker's error waits until every block before
@@ -48,18 +57,19 @@
 //! cannot pay.
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use crossbeam::channel::{Receiver, Sender, TryRecvError, bounded, unbounded};
 
-use crate::entropy::{DecodedBlock, EntropyState, decode_block, skip_block};
+use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
 use crate::execute::Output;
 use crate::frame::{
     BLOCK_SIZE_MAX, Block, BlockKind, FrameKind, block_header, frame_end, frame_start,
 };
 use crate::offsets::INITIAL_REPEATS;
+use crate::source::{Source, Stop};
 use crate::{StreamError, decode_to};
 
 /// Blocks in one worker's range: enough that a range is about a
@@ -135,11 +145,58 @@ impl Parallel {
                 pipelined: false,
             });
         }
-        let bytes = pipeline(input, self.window_limit, self.threads, writer)?;
+        let bytes = pipeline(
+            Source::new(Vec::new(), input),
+            self.window_limit,
+            self.threads,
+            writer,
+        )?;
         Ok(Decoded {
             bytes,
             pipelined: true,
         })
+    }
+
+    /// Decodes every frame read from `reader` into `writer`, as
+    /// [`Parallel::decode`] does a slice, reading the input as the walk
+    /// goes: it holds the blocks in flight and the window, whatever the
+    /// input's length (see the module doc). An input that ends within
+    /// [`Parallel::probe`] bytes is read whole and goes as
+    /// [`Parallel::decode`] decides; a longer one always takes the
+    /// pipeline, on at least one worker (a caller that wants it only
+    /// where threads pay asks [`Parallel::pipelines`] about its first
+    /// `probe` bytes, as perfkit's `decompress` does). A read that fails
+    /// stops it with [`StreamError::Input`].
+    pub fn decode_reader<R: Read + Send, W: Write>(
+        &self,
+        mut reader: R,
+        writer: &mut W,
+    ) -> Result<Decoded, StreamError<io::Error>> {
+        let probe = self.probe();
+        let mut head = Vec::new();
+        (&mut reader)
+            .take(probe as u64)
+            .read_to_end(&mut head)
+            .map_err(StreamError::Input)?;
+        if head.len() < probe {
+            return self.decode(&head, writer);
+        }
+        let bytes = pipeline(
+            Source::new(head, reader),
+            self.window_limit,
+            self.threads.max(1),
+            writer,
+        )?;
+        Ok(Decoded {
+            bytes,
+            pipelined: true,
+        })
+    }
+
+    /// The first bytes [`Parallel::decode_reader`] reads before it
+    /// decides: twice [`Parallel::min_input`], and at least 1 MiB.
+    pub fn probe(&self) -> usize {
+        self.min_input.saturating_mul(2).max(1 << 20)
     }
 }
 
@@ -181,11 +238,19 @@ fn compressed_bytes(input: &[u8], window_limit: u64, enough: usize) -> usize {
 /// workers' results back in order.
 struct Unit {
     seq: u64,
-    /// The decoded blocks' buffers, recycled: holding one is the walker's
-    /// licence to send a unit, which bounds the units in flight.
+    /// The decoded blocks' buffers, recycled with `input`: holding them is
+    /// the walker's licence to send a unit, which bounds the units (and
+    /// so the input and the decoded blocks) in flight.
     decoded: Vec<DecodedBlock>,
+    /// The input from byte `base` on, to the end of the unit's last block
+    /// (empty for units that are not blocks).
+    input: Vec<u8>,
+    base: usize,
     kind: UnitKind,
 }
+
+/// The buffers a unit recycles (see [`Unit::decoded`]).
+type Credit = (Vec<DecodedBlock>, Vec<u8>);
 
 enum UnitKind {
     /// A zstd frame starts.
@@ -214,6 +279,8 @@ enum UnitKind {
     },
     /// The walker stopped here.
     Fail(Error),
+    /// Reading the input failed (taken once, by the executor).
+    Unreadable(Option<io::Error>),
 }
 
 /// A buffer of output handed on: bytes `..len` of it.
@@ -236,19 +303,22 @@ enum ToWriter {
     /// Wait for the hasher's verdict on the frame just written.
     Verify,
     Fail(Error),
+    Unreadable(io::Error),
 }
 
 /// Runs the stages; the writer on this thread.
-fn pipeline<W: Write>(
-    input: &[u8],
+fn pipeline<R: Read + Send, W: Write>(
+    source: Source<R>,
     window_limit: u64,
     workers: usize,
     writer: &mut W,
 ) -> Result<u64, StreamError<std::io::Error>> {
     let in_flight = IN_FLIGHT_PER_WORKER * workers;
-    let (credit_tx, credit_rx) = bounded::<Vec<DecodedBlock>>(in_flight);
+    let (credit_tx, credit_rx) = bounded::<Credit>(in_flight);
     for _ in 0..in_flight {
-        credit_tx.send(Vec::new()).expect("the receiver is here");
+        credit_tx
+            .send((Vec::new(), Vec::new()))
+            .expect("the receiver is here");
     }
     let (job_tx, job_rx) = bounded::<Unit>(in_flight);
     let (done_tx, done_rx) = unbounded::<Unit>();
@@ -259,18 +329,14 @@ fn pipeline<W: Write>(
     // The executor's second output buffer (the first is its own).
     pool_tx.send(Vec::new()).expect("the receiver is here");
     std::thread::scope(|scope| {
-        scope.spawn(move || walk(input, window_limit, credit_rx, job_tx));
+        scope.spawn(move || walk(source, window_limit, credit_rx, job_tx));
         for _ in 0..workers {
             let (jobs, done) = (job_rx.clone(), done_tx.clone());
-            scope.spawn(move || work(input, jobs, done));
+            scope.spawn(move || work(jobs, done));
         }
         drop(done_tx);
         let pool = pool_tx.clone();
-        scope.spawn(move || {
-            execute(
-                input, job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx,
-            )
-        });
+        scope.spawn(move || execute(job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx));
         scope.spawn(move || hash(hash_rx, verdict_tx, pool));
         // Returning drops the writer's receivers, which stops the others.
         write(writer, write_rx, verdict_rx, pool_tx)
@@ -278,35 +344,65 @@ fn pipeline<W: Write>(
 }
 
 /// The walker: headers in order, ranges of blocks with their inherited
-/// tables. Stops when it fails or when the executor is gone.
-fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, jobs: Sender<Unit>) {
+/// tables and their bytes, read from `source` as it goes. Stops when it
+/// fails or when the executor is gone.
+fn walk<R: Read>(
+    mut source: Source<R>,
+    window_limit: u64,
+    credits: Receiver<Credit>,
+    jobs: Sender<Unit>,
+) {
     let mut seq = 0;
-    // Sends a unit once a credit is free; false when downstream is gone.
-    let mut send = |kind: UnitKind| -> bool {
-        let Ok(decoded) = credits.recv() else {
+    // Sends a unit once a credit is free, with the input held before
+    // `upto` if given; false when downstream is gone.
+    let mut send = |source: &mut Source<R>, kind: UnitKind, upto: Option<usize>| -> bool {
+        let Ok((decoded, spare)) = credits.recv() else {
             return false;
         };
-        let unit = Unit { seq, decoded, kind };
+        let (input, base) = match upto {
+            Some(at) => source.split_off(at, spare),
+            None => (spare, 0),
+        };
+        let unit = Unit {
+            seq,
+            decoded,
+            input,
+            base,
+            kind,
+        };
         seq += 1;
         jobs.send(unit).is_ok()
     };
+    let fail = |stop: Stop| match stop {
+        Stop::Decode(e) => UnitKind::Fail(e),
+        Stop::Read(e) => UnitKind::Unreadable(Some(e)),
+    };
     let mut offset = 0;
     let mut index = 0;
-    while offset < input.len() {
-        let mut frame = match frame_start(input, offset, index, window_limit) {
+    loop {
+        match source.ends_at(offset) {
+            Ok(true) => return,
+            Ok(false) => {}
+            Err(e) => {
+                send(&mut source, fail(e), None);
+                return;
+            }
+        }
+        let mut frame = match source.frame_start(offset, index, window_limit) {
             Ok(frame) => frame,
             Err(e) => {
-                send(UnitKind::Fail(e));
+                send(&mut source, fail(e), None);
                 return;
             }
         };
         if let FrameKind::Zstd(header) = frame.kind.clone() {
             if header.dictionary_id != 0 {
-                send(UnitKind::Fail(Error::NeedsDictionary {
+                let e = Error::NeedsDictionary {
                     frame: index,
                     offset,
                     dictionary_id: header.dictionary_id,
-                }));
+                };
+                send(&mut source, UnitKind::Fail(e), None);
                 return;
             }
             let start = UnitKind::FrameStart {
@@ -314,7 +410,7 @@ fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, j
                 content_size: header.content_size,
                 has_checksum: header.has_checksum,
             };
-            if !send(start) {
+            if !send(&mut source, start, None) {
                 return;
             }
             let mut state = EntropyState::default();
@@ -323,27 +419,36 @@ fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, j
             while !last {
                 let mut blocks = Vec::with_capacity(RANGE_BLOCKS);
                 let inherited = state.clone();
-                let mut fail = None;
+                let mut stop = None;
                 while blocks.len() < RANGE_BLOCKS && !last {
-                    let block = match block_header(input, at, index, header.block_max()) {
+                    let block = match source.block(at, index, header.block_max()) {
                         Ok(block) => block,
                         Err(e) => {
-                            fail = Some(e);
+                            stop = Some(e);
                             break;
                         }
                     };
                     at = block.content.end;
                     last = block.last;
+                    // Only the tables: the worker decodes the rest.
                     let skipped = match block.kind {
-                        BlockKind::Compressed => skip_block(input, &block, &mut state),
+                        BlockKind::Compressed => {
+                            skip_content(source.content(&block), &block, &mut state)
+                        }
                         _ => Ok(()),
                     };
                     blocks.push(block);
                     if let Err(e) = skipped {
-                        fail = Some(e);
+                        stop = Some(Stop::Decode(e));
                         break;
                     }
                 }
+                // A read that fails goes after the blocks read whole.
+                let (fail, unreadable) = match stop {
+                    None => (None, None),
+                    Some(Stop::Decode(e)) => (Some(e), None),
+                    Some(Stop::Read(e)) => (None, Some(e)),
+                };
                 let failed = fail.is_some();
                 let range = UnitKind::Blocks {
                     blocks,
@@ -352,12 +457,16 @@ fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, j
                     done: 0,
                     error: None,
                 };
-                if !send(range) || failed {
+                if !send(&mut source, range, Some(at)) || failed {
+                    return;
+                }
+                if let Some(e) = unreadable {
+                    send(&mut source, UnitKind::Unreadable(Some(e)), None);
                     return;
                 }
             }
-            if let Err(e) = frame_end(input, &mut frame, at) {
-                send(UnitKind::Fail(e));
+            if let Err(e) = source.frame_end(&mut frame, at) {
+                send(&mut source, fail(e), None);
                 return;
             }
             let end = UnitKind::FrameEnd {
@@ -365,7 +474,7 @@ fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, j
                 end: frame.range.end,
                 checksum: frame.checksum,
             };
-            if !send(end) {
+            if !send(&mut source, end, None) {
                 return;
             }
         }
@@ -375,9 +484,9 @@ fn walk(input: &[u8], window_limit: u64, credits: Receiver<Vec<DecodedBlock>>, j
 }
 
 /// A worker: the entropy stage of each range it is given.
-fn work(input: &[u8], jobs: Receiver<Unit>, done: Sender<Unit>) {
+fn work(jobs: Receiver<Unit>, done: Sender<Unit>) {
     for mut unit in jobs {
-        entropy(input, &mut unit);
+        entropy(&mut unit);
         if done.send(unit).is_err() {
             return;
         }
@@ -385,20 +494,27 @@ fn work(input: &[u8], jobs: Receiver<Unit>, done: Sender<Unit>) {
 }
 
 /// The entropy stage of `unit`'s blocks, if it has any.
-fn entropy(input: &[u8], unit: &mut Unit) {
+fn entropy(unit: &mut Unit) {
+    let Unit {
+        decoded,
+        input,
+        base,
+        kind,
+        ..
+    } = unit;
     if let UnitKind::Blocks {
         blocks,
         state,
         fail,
         done: decoded_count,
         error,
-    } = &mut unit.kind
+    } = kind
     {
-        unit.decoded
-            .resize_with(blocks.len(), DecodedBlock::default);
-        for (block, out) in blocks.iter().zip(unit.decoded.iter_mut()) {
+        decoded.resize_with(blocks.len(), DecodedBlock::default);
+        for (block, out) in blocks.iter().zip(decoded.iter_mut()) {
+            let content = &input[block.content.start - *base..block.content.end - *base];
             if block.kind == BlockKind::Compressed
-                && let Err(e) = decode_block(input, block, state, out)
+                && let Err(e) = decode_content(content, block, state, out)
             {
                 *error = Some(e);
                 break;
@@ -438,10 +554,9 @@ struct Current {
 
 /// The executor: units back in order, executed through the window.
 fn execute(
-    input: &[u8],
     jobs: Receiver<Unit>,
     done: Receiver<Unit>,
-    credits: Sender<Vec<DecodedBlock>>,
+    credits: Sender<Credit>,
     hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
     pool: Receiver<Vec<u8>>,
@@ -481,7 +596,7 @@ fn execute(
                 Err(TryRecvError::Disconnected) => None,
                 Err(TryRecvError::Empty) => match jobs.try_recv() {
                     Ok(mut unit) => {
-                        entropy(input, &mut unit);
+                        entropy(&mut unit);
                         Some(unit)
                     }
                     Err(_) => done.recv().ok(),
@@ -498,6 +613,10 @@ fn execute(
         };
         {
             next += 1;
+            let input = std::mem::take(&mut unit.input);
+            let base = unit.base;
+            let content =
+                |block: &Block| &input[block.content.start - base..block.content.end - base];
             let step = match &mut unit.kind {
                 UnitKind::FrameStart {
                     window,
@@ -539,14 +658,11 @@ fn execute(
                     {
                         let executed = match block.kind {
                             BlockKind::Raw => {
-                                out.push_raw(&input[block.content.clone()]);
+                                out.push_raw(content(block));
                                 Ok(())
                             }
                             BlockKind::Rle => {
-                                out.push_rle(
-                                    input[block.content.start],
-                                    block.known_size.unwrap_or(0),
-                                );
+                                out.push_rle(content(block)[0], block.known_size.unwrap_or(0));
                                 Ok(())
                             }
                             BlockKind::Compressed => {
@@ -567,6 +683,7 @@ fn execute(
                         (Ok(true), Some(e)) => Err(e),
                         (other, _) => other,
                     }
+                    .map_err(ToWriter::Fail)
                 }
                 UnitKind::FrameEnd {
                     index,
@@ -576,12 +693,14 @@ fn execute(
                     let frame = current.take().expect("a frame ends after it starts");
                     let produced = out.position() - frame.start;
                     match frame.content_size {
-                        Some(declared) if declared != produced => Err(Error::ContentSize {
-                            frame: *index,
-                            offset: *end,
-                            declared,
-                            produced,
-                        }),
+                        Some(declared) if declared != produced => {
+                            Err(ToWriter::Fail(Error::ContentSize {
+                                frame: *index,
+                                offset: *end,
+                                declared,
+                                produced,
+                            }))
+                        }
                         _ => {
                             let mut alive = hand_on(&mut out, 0, frame.has_checksum);
                             if let (true, Some(stored)) = (alive, *checksum) {
@@ -598,19 +717,24 @@ fn execute(
                         }
                     }
                 }
-                UnitKind::Fail(e) => Err(e.clone()),
+                UnitKind::Fail(e) => Err(ToWriter::Fail(e.clone())),
+                UnitKind::Unreadable(e) => {
+                    Err(ToWriter::Unreadable(e.take().unwrap_or_else(|| {
+                        io::Error::other("reading the input failed")
+                    })))
+                }
             };
             match step {
                 Ok(true) => {}
                 Ok(false) => return,
-                Err(e) => {
-                    let _ = writer.send(ToWriter::Fail(e));
+                Err(stop) => {
+                    let _ = writer.send(stop);
                     return;
                 }
             }
             // The buffers go back to the walker as its next credit; the
             // walker may be gone already, which is fine.
-            let _ = credits.send(unit.decoded);
+            let _ = credits.send((unit.decoded, input));
         }
     }
 }
@@ -687,6 +811,7 @@ fn write<W: Write>(
                 }
             },
             ToWriter::Fail(e) => return Err(StreamError::Decode(e)),
+            ToWriter::Unreadable(e) => return Err(StreamError::Input(e)),
         }
     }
     Ok(written)

@@ -2,6 +2,11 @@
 //! does: one ordinary zstd frame decoded on several threads, its blocks'
 //! entropy stage in parallel and their execution in order.
 //!
+//! An input of up to [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk
+//! its frames; a larger one is read as the block decoder goes (its first
+//! MiB decides), so the memory it takes is the window and the blocks in
+//! flight, whatever the file's size.
+//!
 //! libzstd (through [`zstdkit::job`]) keeps everything the block decoder
 //! cannot do better or at all: `-T1` by default, stdin, gzip and
 //! pass-through, `-D` and frames that name a dictionary, patches, inputs
@@ -42,10 +47,6 @@ const HEAD: usize = 64 << 10;
 /// (zstdkit's frame-parallel path holds as much in flight).
 const MAX_HELD_TO_DECIDE: u64 = zstdkit::parallel::MAX_PARALLEL_FRAME;
 
-/// The largest input the block decoder takes: it holds its input whole
-/// (a 512 MiB `-19` file is 2 to 5 GiB of data), where libzstd streams.
-const MAX_WHOLE_INPUT: u64 = 512 << 20;
-
 /// Where one input goes.
 pub(super) enum Route {
     /// To libzstd, as before, with a line for `-v` saying why when the
@@ -54,8 +55,20 @@ pub(super) enum Route {
         input: Box<dyn Read + Send>,
         note: Option<String>,
     },
-    /// To the block decoder: the whole input, in memory.
-    Blocks { input: Vec<u8> },
+    /// To the block decoder.
+    Blocks { input: BlockInput },
+}
+
+/// An input the block decoder takes.
+pub(super) enum BlockInput {
+    /// Whole, in memory: at most [`MAX_HELD_TO_DECIDE`] bytes.
+    Held(Vec<u8>),
+    /// Read as it goes: a regular file larger than [`MAX_HELD_TO_DECIDE`]
+    /// of `size` bytes, never read past the size it had when opened.
+    Streamed {
+        input: Box<dyn Read + Send>,
+        size: u64,
+    },
 }
 
 /// The largest window a frame may have under `window`, as zstdkit's
@@ -97,16 +110,6 @@ pub(super) fn route(
         let note = explicit.then(|| "not a regular file: decoded by libzstd".to_string());
         return libzstd(input, note);
     };
-    // Held whole: past this, libzstd's window is what it costs.
-    if size > MAX_WHOLE_INPUT {
-        let note = explicit.then(|| {
-            format!(
-                "over {} MiB: decoded by libzstd, which streams it",
-                MAX_WHOLE_INPUT >> 20
-            )
-        });
-        return libzstd(input, note);
-    }
     // Too small for threads to pay: libzstd's one thread is faster.
     if !explicit && size < zstdblock::parallel::MIN_PARALLEL_INPUT as u64 {
         return libzstd(input, None);
@@ -145,6 +148,28 @@ pub(super) fn route(
         // gzip, pass-through, a bad header: libzstd's path says it.
         Err(_) => return libzstd(rest(head, input), None),
     }
+    let limit = window_bytes(o.window);
+    if size > MAX_HELD_TO_DECIDE {
+        // Too large to hold: the first frame's header and the first MiB
+        // decide, and the block decoder reads the rest as it goes.
+        if let Err(e) = zstdblock::frame_start(&head, 0, 0, limit) {
+            let note = explicit.then(|| format!("{e}: decoded by libzstd"));
+            return libzstd(rest(head, input), note);
+        }
+        let parallel = zstdblock::parallel::Parallel::new(o.threads, limit);
+        let mut probe = head;
+        (&mut input)
+            .take((parallel.probe() - probe.len()) as u64)
+            .read_to_end(&mut probe)?;
+        if !explicit && !parallel.pipelines(&probe) {
+            return libzstd(rest(probe, input), None);
+        }
+        let left = size.saturating_sub(probe.len() as u64);
+        let input = rest(probe, Box::new(input.take(left)));
+        return Ok(Route::Blocks {
+            input: BlockInput::Streamed { input, size },
+        });
+    }
     let mut whole = Vec::new();
     whole
         .try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
@@ -155,7 +180,6 @@ pub(super) fn route(
     input
         .take(size.saturating_sub(head.len() as u64))
         .read_to_end(&mut whole)?;
-    let limit = window_bytes(o.window);
     let frames = match zstdblock::walk(&whole, limit) {
         Ok(frames) => frames,
         Err(e) => {
@@ -184,7 +208,9 @@ pub(super) fn route(
             return libzstd(Box::new(io::Cursor::new(whole)), None);
         }
     }
-    Ok(Route::Blocks { input: whole })
+    Ok(Route::Blocks {
+        input: BlockInput::Held(whole),
+    })
 }
 
 /// Whether libzstd decides about an input the block decoder refused with

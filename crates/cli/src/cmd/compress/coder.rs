@@ -332,15 +332,16 @@ impl Coder<'_> {
         Ok((done.read, done.written))
     }
 
-    /// Decodes `input`, whole in memory, with perfkit's block decoder on
-    /// the threads `-T` asks for into `out` (`None`: discarded); what it
-    /// refuses and libzstd may accept, libzstd decodes again, its output
-    /// continuing from where the block decoder's stopped.
+    /// Decodes `input` (whole in memory, or read as it goes) with
+    /// perfkit's block decoder on the threads `-T` asks for into `out`
+    /// (`None`: discarded); what it refuses and libzstd may accept,
+    /// libzstd decodes again (a streamed input read again from its file),
+    /// its output continuing from where the block decoder's stopped.
     fn blocks(
         &self,
         name: &Path,
         sink: &Sink,
-        input: Vec<u8>,
+        input: blockwise::BlockInput,
         out: Option<Box<dyn Write + Send>>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
@@ -356,11 +357,20 @@ impl Coder<'_> {
             inner: out.unwrap_or_else(|| Box::new(io::sink())),
             written: 0,
         };
-        let e = match parallel.decode(&input, &mut out) {
+        let (decoded, held, size) = match input {
+            blockwise::BlockInput::Held(input) => {
+                let size = input.len() as u64;
+                (parallel.decode(&input, &mut out), Some(input), size)
+            }
+            blockwise::BlockInput::Streamed { input, size } => {
+                (parallel.decode_reader(input, &mut out), None, size)
+            }
+        };
+        let e = match decoded {
             Ok(done) => {
                 out.flush()
                     .map_err(|e| self.job_error(JobError::Output(e), sink))?;
-                bar.set_position(input.len() as u64);
+                bar.set_position(size);
                 if o.verbose {
                     let how = if done.pipelined {
                         format!("on {} threads", o.threads)
@@ -373,10 +383,13 @@ impl Coder<'_> {
                         display(name)
                     );
                 }
-                return Ok((input.len() as u64, done.bytes));
+                return Ok((size, done.bytes));
             }
             Err(zstdblock::StreamError::Sink(e)) => {
                 return Err(self.job_error(JobError::Output(e), sink));
+            }
+            Err(zstdblock::StreamError::Input(e)) => {
+                return Err(self.job_error(JobError::Input(e), sink));
             }
             Err(zstdblock::StreamError::Decode(e)) => e,
         };
@@ -399,15 +412,18 @@ impl Coder<'_> {
             Sink::Discard => None,
             _ => Some(Box::new(rest)),
         };
-        let size = input.len() as u64;
+        let again: Box<dyn Read + Send> = match held {
+            Some(input) => Box::new(io::Cursor::new(input)),
+            None => Box::new(
+                File::open(name)
+                    .map_err(JobError::Input)
+                    .map_err(|e| self.job_error(e, sink))?
+                    .take(size),
+            ),
+        };
         let done = self
             .job(None, false)
-            .run(
-                Box::new(io::Cursor::new(input)),
-                Some(size),
-                output,
-                &mut |at| bar.set_position(at),
-            )
+            .run(again, Some(size), output, &mut |at| bar.set_position(at))
             .map_err(|e| self.job_error(e, sink))?;
         Ok((done.read, done.written))
     }
