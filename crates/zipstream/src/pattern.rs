@@ -64,6 +64,95 @@ pub fn any(patterns: &[Pattern], name: &str) -> bool {
     patterns.iter().any(|p| p.matches(name))
 }
 
+/// Which members an Info-ZIP `unzip` acts on: the MEMBER patterns (all
+/// when none) less the `-x` ones, remembering which MEMBER patterns
+/// matched, since unzip names the first that matched nothing.
+///
+/// ```
+/// use zipstream::pattern::Selection;
+///
+/// let members = ["*.TXT".to_string(), "none*".to_string()];
+/// let sel = Selection::new(&members, &["b*".to_string()], true, false);
+/// assert!(sel.wants("a.txt"));
+/// assert!(!sel.wants("b.txt"));
+/// assert!(!sel.wants("c.md"));
+/// assert_eq!(sel.first_unmatched().as_deref(), Some("none*"));
+/// ```
+#[derive(Debug)]
+pub struct Selection {
+    include: Vec<Pattern>,
+    exclude: Vec<Pattern>,
+    matched: std::cell::RefCell<Vec<bool>>,
+    /// `-C`: names are lowered before matching (the patterns were).
+    fold: bool,
+}
+
+impl Selection {
+    /// The selection of `members` less `exclude`; `ignore_case` is
+    /// unzip's `-C` (patterns and names compared in lower case),
+    /// `within_folders` its `-W` (see [`Pattern::within_folders`]).
+    pub fn new(
+        members: &[String],
+        exclude: &[String],
+        ignore_case: bool,
+        within_folders: bool,
+    ) -> Selection {
+        // -C: patterns and names are compared in one (lower) case.
+        let fold = ignore_case;
+        // -W: `*` and `?` within one folder level, `**` across.
+        let new = if within_folders {
+            Pattern::within_folders
+        } else {
+            Pattern::new
+        };
+        let compile = |v: &[String]| {
+            v.iter()
+                .map(|p| {
+                    if fold {
+                        new(&p.to_ascii_lowercase())
+                    } else {
+                        new(p)
+                    }
+                })
+                .collect()
+        };
+        Selection {
+            include: compile(members),
+            exclude: compile(exclude),
+            matched: std::cell::RefCell::new(vec![false; members.len()]),
+            fold,
+        }
+    }
+
+    /// Whether the entry named `name` is selected; a MEMBER pattern that
+    /// matches it is remembered as matched.
+    pub fn wants(&self, name: &str) -> bool {
+        let lower;
+        let name = if self.fold {
+            lower = name.to_ascii_lowercase();
+            lower.as_str()
+        } else {
+            name
+        };
+        let mut inc = self.include.is_empty();
+        for (k, p) in self.include.iter().enumerate() {
+            if p.matches(name) {
+                self.matched.borrow_mut()[k] = true;
+                inc = true;
+            }
+        }
+        inc && !any(&self.exclude, name)
+    }
+
+    /// The first MEMBER pattern that has matched nothing so far, as
+    /// given (lowered under `-C`).
+    pub fn first_unmatched(&self) -> Option<String> {
+        let m = self.matched.borrow();
+        let k = m.iter().position(|&hit| !hit)?;
+        Some(self.include[k].text())
+    }
+}
+
 /// The match itself. Only the last `*` is ever backtracked to (each retry
 /// lets it take one more character), so time is at most pattern length ×
 /// name length however many stars there are: a recursive matcher is

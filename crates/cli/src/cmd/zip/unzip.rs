@@ -3,7 +3,7 @@
 
 use super::*;
 use zipstream::listing::{Kind, Listing};
-use zipstream::pattern::{self, Pattern};
+use zipstream::pattern::{Pattern, Selection};
 
 /// How `perfkit unzip` was asked to run.
 #[derive(Debug)]
@@ -64,76 +64,17 @@ pub struct UnzipOptions {
     pub refused: Option<&'static str>,
 }
 
-/// Which members a command acts on: the MEMBER patterns (all when none)
-/// less the `-x` ones; remembers which MEMBER patterns matched.
-struct Selection {
-    include: Vec<Pattern>,
-    exclude: Vec<Pattern>,
-    matched: std::cell::RefCell<Vec<bool>>,
-    /// `-C`: names are lowered before matching (the patterns were).
-    fold: bool,
-}
-
-impl Selection {
-    fn new(options: &UnzipOptions) -> Selection {
-        // -C: patterns and names are compared in one (lower) case.
-        let fold = options.ignore_case;
-        // -W: `*` and `?` within one folder level, `**` across.
-        let new = if options.wildcards_stop_at_slash {
-            Pattern::within_folders
-        } else {
-            Pattern::new
-        };
-        let compile = |v: &[String]| {
-            v.iter()
-                .map(|p| {
-                    if fold {
-                        new(&p.to_ascii_lowercase())
-                    } else {
-                        new(p)
-                    }
-                })
-                .collect()
-        };
-        Selection {
-            include: compile(&options.members),
-            exclude: compile(&options.exclude),
-            matched: std::cell::RefCell::new(vec![false; options.members.len()]),
-            fold,
-        }
+/// Fails naming the first MEMBER pattern of `sel` that matched nothing
+/// in `archive`, as Info-ZIP's unzip does.
+fn check_all_matched(sel: &Selection, archive: &str) -> Result<()> {
+    if let Some(p) = sel.first_unmatched() {
+        bail!(
+            "{}: filename not matched: {}",
+            perfkit::printable::name(archive),
+            perfkit::printable::name(&p)
+        );
     }
-
-    fn wants(&self, name: &str) -> bool {
-        let lower;
-        let name = if self.fold {
-            lower = name.to_ascii_lowercase();
-            lower.as_str()
-        } else {
-            name
-        };
-        let mut inc = self.include.is_empty();
-        for (k, p) in self.include.iter().enumerate() {
-            if p.matches(name) {
-                self.matched.borrow_mut()[k] = true;
-                inc = true;
-            }
-        }
-        inc && !pattern::any(&self.exclude, name)
-    }
-
-    /// Fails naming the first MEMBER pattern that matched nothing.
-    fn check_all_matched(&self, archive: &str) -> Result<()> {
-        let m = self.matched.borrow();
-        if let Some(k) = m.iter().position(|&hit| !hit) {
-            let p = self.include[k].text();
-            bail!(
-                "{}: filename not matched: {}",
-                perfkit::printable::name(archive),
-                perfkit::printable::name(&p)
-            );
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// Runs `perfkit unzip`: on the archive named, or found as Info-ZIP finds
@@ -302,7 +243,12 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     let stdin = options.archive.as_os_str() == "-";
     let raw_name = options.archive.display().to_string();
     let name = printable::name(&raw_name).into_owned();
-    let sel = Selection::new(options);
+    let sel = Selection::new(
+        &options.members,
+        &options.exclude,
+        options.ignore_case,
+        options.wildcards_stop_at_slash,
+    );
     let listing = match (options.verbose, options.list) {
         (true, _) => Some(Kind::Verbose),
         (false, true) => Some(Kind::Short),
@@ -413,7 +359,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
                 &mut |e, b| pass.piece(options, e, b, &mut out),
             );
             let n = pass.check(res).with_context(|| format!("reading {name}"))?;
-            sel.check_all_matched(&raw_name)?;
+            check_all_matched(&sel, &raw_name)?;
             tested_footer(options, &name, n, &mut out)?;
         } else {
             let mut opts = opts;
@@ -424,7 +370,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
             })
             .with_context(|| format!("extracting {name}"))?;
         }
-        sel.check_all_matched(&raw_name)?;
+        check_all_matched(&sel, &raw_name)?;
         out.flush().context("writing to standard output")?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -478,7 +424,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     })
     .with_context(|| format!("reading {name}"))?;
     // Every MEMBER pattern must match before anything is written.
-    sel.check_all_matched(&raw_name)?;
+    check_all_matched(&sel, &raw_name)?;
     let pw = options.password.get(encrypted, false)?;
     let opts = opts_for(pw);
     let select =
@@ -629,7 +575,7 @@ fn list_archive<R: io::Read + io::Seek>(
         .map(|e| sel.wants(&shown_name(options, e)))
         .collect();
     // Every MEMBER pattern must match before anything is listed.
-    sel.check_all_matched(raw_name)?;
+    check_all_matched(&sel, raw_name)?;
     if let Some(z) = options.zipinfo {
         let size = fs::metadata(&options.archive)?.len();
         let chosen = a.entries().iter().zip(&chosen).filter(|(_, c)| **c);
