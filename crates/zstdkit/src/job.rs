@@ -57,6 +57,7 @@ mod gzip;
 pub mod inputs;
 pub mod listing;
 pub mod outputs;
+pub mod range;
 pub mod summary;
 
 /// The first bytes of every gzip member: an input that starts with them

@@ -1,12 +1,14 @@
 //! `--range START..END`: a slice of a seekable file's data, read through
-//! its seek table.
+//! its seek table by [`zstdkit::job::range`]; here the file is checked and
+//! opened, the output kept or not, and what was done said.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use zstdkit::job::range::{self, RangeError};
 
 use super::{Mode, Options, display};
 
@@ -29,44 +31,28 @@ pub(super) fn ranged(options: &Options, (start, end): (u64, u64)) -> Result<Exit
     let source = File::open(file).with_context(|| format!("opening {}", file.display()))?;
     let mut reader = zstdkit::seekable::SeekableReader::new(source)
         .with_context(|| format!("{}: not seekable", file.display()))?;
-    if end > reader.len() {
-        bail!(
-            "{}: the range ends at {end}, past the data's end ({} bytes)",
-            file.display(),
-            reader.len()
-        );
-    }
-    reader.seek(io::SeekFrom::Start(start)).context("seeking")?;
-    let mut part = reader.by_ref().take(end - start);
-    let copy = |out: &mut dyn Write, part: &mut dyn Read| -> Result<u64> {
-        io::copy(part, out).map_err(|e| match e.get_ref() {
-            Some(inner) => anyhow::anyhow!("{}: {inner}", file.display()),
-            None => anyhow::Error::new(e).context("writing output"),
+    range::within(&reader, end).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    // Said as before: the file named before what its data did, the
+    // side that failed (seeking, writing) before the system's words.
+    let copy = |reader: &mut zstdkit::seekable::SeekableReader<File>, out: &mut dyn Write| {
+        range::copy(reader, (start, end), out).map_err(|e| match e {
+            RangeError::Seek(_) | RangeError::Write(_) => anyhow::Error::new(e),
+            e => anyhow::anyhow!("{}: {e}", file.display()),
         })
     };
     // The range streams from the start of its first frame to its last
     // byte; the frame it ends in is then decoded to its end and checked
     // against the table, before an output file is kept (stdout has
     // already had the bytes, as with any streaming decoder).
-    let verify = |reader: &mut zstdkit::seekable::SeekableReader<File>| {
-        reader
-            .verify()
-            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))
-    };
     let written = match &options.output {
         Some(o) if o != Path::new("-") => {
             let mut out = landing::Output::create(o, options.force)?;
-            let n = copy(out.file_mut(), &mut part)?;
-            verify(&mut reader)?;
+            let n = copy(&mut reader, out.file_mut())?;
             out.commit()
                 .with_context(|| format!("writing {}", o.display()))?;
             n
         }
-        _ => {
-            let n = copy(&mut io::stdout().lock(), &mut part)?;
-            verify(&mut reader)?;
-            n
-        }
+        _ => copy(&mut reader, &mut io::stdout().lock())?,
     };
     if options.verbose {
         let _ = writeln!(
