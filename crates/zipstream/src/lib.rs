@@ -16,7 +16,9 @@
 //! [`pattern`] (Info-ZIP's wildcards), [`update`] (Info-ZIP's update
 //! planning: `zip -u`, `-f`, `-d`), [`listing`] (Info-ZIP's listings:
 //! `unzip -l`, `-v`, zipinfo), [`announce`] (Info-ZIP zip's
-//! `adding:` lines and their `-v` and `-d?` forms), and with feature `s3`, `object` (an
+//! `adding:` lines and their `-v` and `-d?` forms), [`names`] (entry names
+//! from paths, `zip -k`'s DOS names), [`line_ends`] (`zip -l`, `-ll`), and
+//! with feature `s3`, `object` (an
 //! async sink that uploads the archive to S3-compatible object storage by
 //! multipart upload).
 //!
@@ -62,7 +64,9 @@ pub mod extract;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod line_ends;
 pub mod listing;
+pub mod names;
 #[cfg(feature = "s3")]
 pub mod object;
 pub mod parallel;

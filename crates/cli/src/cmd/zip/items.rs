@@ -3,67 +3,18 @@
 
 use std::fs;
 use std::io::{self, BufRead, Read, Write};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use anyhow::{Context, Result, bail};
 use zipstream::pattern::{self, Pattern};
 use zipstream::update::Candidate;
 
+use zipstream::line_ends::Converting;
+pub(super) use zipstream::line_ends::LineEnds;
+pub(super) use zipstream::names::{archive_name, dos_name};
+
 use super::Options;
-
-/// The archive name of a path: relative, `/`-separated, without leading
-/// `/`, `./` or `../` (as Info-ZIP stores them).
-pub(super) fn archive_name(p: &Path) -> String {
-    let parts: Vec<String> = p
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect();
-    parts.join("/")
-}
-
-/// `name` as Info-ZIP's `zip -k` makes it a DOS name: in each part, the
-/// characters DOS refuses (space `:"*+,;<=>?[]|`) and any leading dot
-/// dropped, ASCII letters in upper case, at most 8 bytes before the first
-/// dot and 3 after it, and nothing after a second dot (`a b+c.txt` is
-/// `ABC.TXT`, `x.toolong` `X.TOO`, `a.b.c` `A.B`, `.hidden` `HIDDEN`).
-pub(super) fn dos_name(name: &str) -> String {
-    name.split('/').map(dos_part).collect::<Vec<_>>().join("/")
-}
-
-/// One part of [`dos_name`]: a file or folder name.
-fn dos_part(part: &str) -> String {
-    const REFUSED: &str = " :\"*+,;<=>?[]|";
-    let mut out = String::new();
-    let (mut extension, mut used) = (false, 0usize);
-    for c in part.chars() {
-        if REFUSED.contains(c) {
-            continue;
-        }
-        if c == '.' {
-            if out.is_empty() {
-                continue;
-            }
-            if extension {
-                break;
-            }
-            out.push('.');
-            (extension, used) = (true, 0);
-            continue;
-        }
-        // Bytes count, as in Info-ZIP; a character that does not fit
-        // whole is left out rather than cut.
-        let room = if extension { 3 } else { 8 };
-        if used + c.len_utf8() <= room {
-            out.push(c.to_ascii_uppercase());
-            used += c.len_utf8();
-        }
-    }
-    out
-}
 
 /// A file system item to add: where it is, the name it is stored under
 /// (a directory's without its `/`), and what `lstat` said when it was
@@ -435,88 +386,6 @@ impl Read for Unchanged {
     }
 }
 
-/// Info-ZIP's `-l` and `-ll`: the line ends a text file is stored with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineEnds {
-    /// `-l`: every LF becomes CR LF (as Info-ZIP's, a CR LF too: CR CR LF).
-    ToDos,
-    /// `-ll`: every CR LF becomes LF.
-    ToUnix,
-}
-
-/// A file's data with its line ends converted ([`LineEnds`]), unless its
-/// first block looks binary (a NUL, or another control character that
-/// text does not hold), which Info-ZIP leaves as it is, with a warning.
-struct Converting<R> {
-    inner: R,
-    to: LineEnds,
-    /// Decided on the first block: convert or pass through.
-    convert: Option<bool>,
-    /// Converted bytes not handed out yet, from `at`.
-    out: Vec<u8>,
-    at: usize,
-    /// `-ll`: the last block ended in a CR, held back.
-    cr: bool,
-    raw: Vec<u8>,
-    warn: Box<dyn Fn()>,
-}
-
-impl<R: Read> Read for Converting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.at == self.out.len() {
-            self.out.clear();
-            self.at = 0;
-            self.raw.resize(64 << 10, 0);
-            let n = self.inner.read(&mut self.raw)?;
-            let block = &self.raw[..n];
-            let convert = *self.convert.get_or_insert_with(|| {
-                let binary = block.iter().any(|&b| {
-                    b == 0 || (b < 32 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c | 0x1a))
-                });
-                if binary {
-                    (self.warn)();
-                }
-                !binary
-            });
-            if n == 0 {
-                if std::mem::take(&mut self.cr) {
-                    self.out.push(b'\r');
-                    continue;
-                }
-                return Ok(0);
-            }
-            if !convert {
-                self.out.extend_from_slice(block);
-                continue;
-            }
-            for &b in block {
-                match self.to {
-                    LineEnds::ToDos => {
-                        if b == b'\n' {
-                            self.out.push(b'\r');
-                        }
-                        self.out.push(b);
-                    }
-                    LineEnds::ToUnix => {
-                        if std::mem::take(&mut self.cr) && b != b'\n' {
-                            self.out.push(b'\r');
-                        }
-                        if b == b'\r' {
-                            self.cr = true;
-                        } else {
-                            self.out.push(b);
-                        }
-                    }
-                }
-            }
-        }
-        let n = buf.len().min(self.out.len() - self.at);
-        buf[..n].copy_from_slice(&self.out[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
-    }
-}
-
 /// The data of `item`: stdin, a link's target, nothing for a directory,
 /// or the file, checked to be [`Unchanged`] when read to its end, its
 /// line ends converted under `-l`/`-ll`.
@@ -528,28 +397,19 @@ pub(super) fn open_item(item: &Item, opts: &Options) -> Result<Box<dyn Read>> {
             let to_stderr = opts.archive.as_deref() == Some(Path::new("-"));
             let quiet = opts.quiet;
             let flag = if to == LineEnds::ToDos { "-l" } else { "-ll" };
-            Ok(Box::new(Converting {
-                inner: data,
-                to,
-                convert: None,
-                out: Vec::new(),
-                at: 0,
-                cr: false,
-                raw: Vec::new(),
-                warn: Box::new(move || {
-                    if quiet {
-                        return;
-                    }
-                    // Info-ZIP's warning (it prints it inside the
-                    // `adding:` line; here on a line of its own, before).
-                    let line = format!("\tzip warning: {name} has binary so {flag} ignored");
-                    if to_stderr {
-                        let _ = writeln!(io::stderr(), "{line}");
-                    } else {
-                        let _ = writeln!(io::stdout(), "{line}");
-                    }
-                }),
-            }))
+            Ok(Box::new(Converting::new(data, to, move || {
+                if quiet {
+                    return;
+                }
+                // Info-ZIP's warning (it prints it inside the
+                // `adding:` line; here on a line of its own, before).
+                let line = format!("\tzip warning: {name} has binary so {flag} ignored");
+                if to_stderr {
+                    let _ = writeln!(io::stderr(), "{line}");
+                } else {
+                    let _ = writeln!(io::stdout(), "{line}");
+                }
+            })))
         }
         _ => Ok(data),
     }

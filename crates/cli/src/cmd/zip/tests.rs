@@ -1,12 +1,11 @@
-use super::items::{Item, archive_name, open_item_as_is};
+use super::items::{Item, open_item_as_is};
 use super::*;
 use std::time::UNIX_EPOCH;
 use zipstream::listing::listing_time as fmt_time;
 use zipstream::{AesStrength, EntryOptions, Method};
 
 #[test]
-fn archive_names_and_times() {
-    assert_eq!(archive_name(Path::new("/abs/../x/./y")), "abs/x/y");
+fn listing_times() {
     assert_eq!(fmt_time(1_582_983_462), "2020-02-29 13:37");
 }
 
@@ -87,25 +86,5 @@ fn the_written_archive_test_catches_damage() {
             msg.contains("CRC") || msg.contains("authentication") || msg.contains("MAC"),
             "{msg}"
         );
-    }
-}
-
-#[test]
-fn dos_names_are_info_zips() {
-    // Info-ZIP zip 3.0's `zip -k -r` of files with these names.
-    for (name, dos) in [
-        (".hidden", "HIDDEN"),
-        ("a.b.c", "A.B"),
-        ("a b+c.txt", "ABC.TXT"),
-        ("abcdefghijk", "ABCDEFGH"),
-        ("x.toolong", "X.TOO"),
-        ("lower.Txt", "LOWER.TXT"),
-        ("a..b", "A."),
-        ("trail.", "TRAIL."),
-        ("x;y=z[1].c", "XYZ1.C"),
-        ("long directory.name/f", "LONGDIRE.NAM/F"),
-        ("d/LongFileName.text", "D/LONGFILE.TEX"),
-    ] {
-        assert_eq!(items::dos_name(name), dos, "{name}");
     }
 }
