@@ -46,10 +46,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
     ),
     (
-        "crates/cli/src/cmd/zip/unzip.rs",
-        "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
-    ),
-    (
         "crates/cli/src/cmd/zip/unzip.rs:run_one",
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
     ),
