@@ -38,10 +38,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
     ),
     (
-        "crates/cli/src/cmd/zip/mod.rs",
-        "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
-    ),
-    (
         "crates/cli/src/cmd/zip/mod.rs:write_zip",
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
     ),

@@ -21,17 +21,22 @@ use zipstream::{
 
 mod announce;
 mod args;
+mod comments;
 mod existing;
 mod extracting;
+mod finished;
 mod items;
 mod log;
 mod object;
+mod originals;
 mod password;
 mod sink;
 mod unzip;
 
 use announce::Announcer;
-use items::Item;
+use comments::{comment_from_stdin, comment_prompt, entry_comments_from_stdin};
+use finished::{archive_totals, set_latest_time, test_existing, test_with_command, test_written};
+use originals::remove_originals;
 use sink::{stream_archive, write_archive};
 use zipstream::update::{self, Change, Mode};
 
@@ -772,238 +777,6 @@ fn println_info_zip(archive: &Path, line: &str) {
     } else {
         println!("{line}");
     }
-}
-
-/// `-z`'s lines, as Info-ZIP's zip prints them (none under `-q`): the
-/// comment there was, if any, and the prompt.
-fn comment_prompt(old: Option<&[u8]>, quiet: bool) -> String {
-    let mut lines = String::new();
-    if !quiet {
-        if let Some(old) = old.filter(|c| !c.is_empty()) {
-            lines.push_str("current zip file comment is:\n");
-            lines.push_str(&String::from_utf8_lossy(old));
-            lines.push('\n');
-        }
-        lines.push_str("enter new zip file comment (end with .):\n");
-    }
-    lines
-}
-
-/// `-z`: the archive comment, read from stdin as Info-ZIP reads it: up to
-/// a line holding only `.` or the end of input, lines joined by CR LF.
-fn comment_from_stdin() -> Result<String> {
-    use io::BufRead;
-    let mut lines = Vec::new();
-    let mut total = 0usize;
-    for line in io::stdin().lock().lines() {
-        let line = line.context("reading the archive comment from stdin (-z)")?;
-        let line = line.trim_end_matches('\r').to_string();
-        if line == "." {
-            break;
-        }
-        total += line.len() + 2;
-        if total > 0xFFFF {
-            bail!("the archive comment (-z) is over 65,535 bytes, the most a ZIP archive holds");
-        }
-        lines.push(line);
-    }
-    Ok(lines.join("\r\n"))
-}
-
-/// `-c`: one line of stdin for each entry added (`names`: each item's
-/// name and its name as shown), the comment of its entry (an empty line
-/// or the end of input: none). On a terminal each is asked for first
-/// (`Enter comment for NAME:`); otherwise the prompts are returned, for
-/// the caller to print where Info-ZIP prints them, after the entries.
-#[allow(clippy::type_complexity)] // one caller
-fn entry_comments_from_stdin(
-    names: &[(String, String)],
-) -> Result<(std::collections::HashMap<String, String>, Option<String>)> {
-    use io::BufRead;
-    let interactive = io::stdin().is_terminal();
-    let mut comments = std::collections::HashMap::new();
-    let mut prompts = String::new();
-    let mut stdin = io::stdin().lock();
-    for (name, shown) in names {
-        let prompt = format!("Enter comment for {}:\n", perfkit::printable::name(shown));
-        if interactive {
-            print!("{prompt}");
-            io::stdout().flush()?;
-        } else {
-            prompts.push_str(&prompt);
-        }
-        let mut line = Vec::new();
-        (&mut stdin)
-            .take(0x1_0000)
-            .read_until(b'\n', &mut line)
-            .context("reading an entry comment from stdin (-c)")?;
-        while matches!(line.last(), Some(b'\n' | b'\r')) {
-            line.pop();
-        }
-        if line.len() > 0xFFFF {
-            bail!("an entry comment (-c) is over 65,535 bytes, the most a ZIP entry holds");
-        }
-        if !line.is_empty() {
-            comments.insert(name.clone(), String::from_utf8_lossy(&line).into_owned());
-        }
-    }
-    Ok((comments, (!interactive).then_some(prompts)))
-}
-
-/// The uncompressed and compressed sizes of every entry of `archive`
-/// (`-v`'s totals), if it can be read back.
-fn archive_totals(archive: &Path) -> Option<(u64, u64)> {
-    let f = fs::File::open(archive).ok()?;
-    let a = ZipArchive::new(io::BufReader::new(f)).ok()?;
-    Some(
-        a.entries()
-            .iter()
-            .fold((0, 0), |(s, c), e| (s + e.size, c + e.compressed_size)),
-    )
-}
-
-/// `-o`: gives the archive written the time of its newest entry that is
-/// not a folder.
-fn set_latest_time(archive: &Path, shown: &str) -> Result<()> {
-    let f = fs::File::open(archive).with_context(|| format!("opening {shown}"))?;
-    let a = ZipArchive::new(io::BufReader::new(f.try_clone()?))
-        .with_context(|| format!("reading {shown}"))?;
-    // Folders do not count, as in Info-ZIP.
-    let Some(newest) = a
-        .entries()
-        .iter()
-        .filter(|e| e.kind() != zipstream::EntryKind::Directory)
-        .map(|e| e.mtime)
-        .max()
-    else {
-        return Ok(());
-    };
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(newest.max(0) as u64);
-    fs::File::options()
-        .write(true)
-        .open(archive)
-        .and_then(|f| f.set_modified(t))
-        .with_context(|| format!("setting the time of {shown} (-o)"))?;
-    Ok(())
-}
-
-/// `zip -T ARCHIVE` with nothing to add: tests the archive as it is, as
-/// Info-ZIP does (`test of NAME OK`, or the failure and exit 1).
-fn test_existing(archive: &Path, shown: &str, opts: &Options) -> Result<ExitCode> {
-    let pw = opts.password.get(false, false)?;
-    let mut f = fs::File::open(archive).with_context(|| format!("opening {shown}"))?;
-    test_written(&mut f, &pw).with_context(|| format!("test of {shown} FAILED"))?;
-    if !opts.quiet {
-        println!("test of {shown} OK");
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// `-T -TT CMD`: runs CMD through the shell on the archive just written
-/// (still under its temporary name, given as `/proc/PID/fd/N`): `{}` in
-/// CMD is that name, else it is added at the end. Whether CMD exited 0;
-/// on failure, Info-ZIP's lines are printed.
-fn test_with_command(cmd: &str, file: &mut fs::File, shown: &str) -> Result<bool> {
-    use std::os::fd::AsRawFd;
-    file.flush()?;
-    let path = format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd());
-    let quoted = format!("'{path}'");
-    let line = if cmd.contains("{}") {
-        cmd.replace("{}", &quoted)
-    } else {
-        format!("{cmd} {quoted}")
-    };
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&line)
-        .stdin(std::process::Stdio::null())
-        .status()
-        .with_context(|| format!("running the test command (-TT) {cmd:?}"))?;
-    if status.success() {
-        return Ok(true);
-    }
-    println!("test of {shown} FAILED");
-    let error = "zip error: Zip file invalid, could not spawn unzip, or wrong unzip (original files unmodified)";
-    // Info-ZIP ends this one with a blank line.
-    println!("\n{error}\n");
-    log::failed(error);
-    Ok(false)
-}
-
-/// `-T`: reads the archive just written back from its start and checks
-/// every entry (CRC, AES authentication), as `unzip -t` would.
-fn test_written(file: &mut fs::File, pw: &Option<Vec<u8>>) -> Result<()> {
-    use std::io::Seek;
-    let mut f = file.try_clone()?;
-    f.seek(io::SeekFrom::Start(0))?;
-    let mut a = ZipArchive::new(io::BufReader::with_capacity(64 << 10, f))?;
-    let opts = ExtractOptions {
-        password: pw.clone(),
-        // Our own archive, just written from these files: the zip-bomb
-        // limits guard against strangers' archives, not this one.
-        max_total_bytes: u64::MAX,
-        max_entries: u64::MAX,
-        max_ratio: u64::MAX,
-        ..ExtractOptions::default()
-    };
-    zipstream::read_archive_data(&mut a, &opts, &|_| true, &mut |_, _| Ok(()))?;
-    Ok(())
-}
-
-/// `-m`: deletes what was stored, once the archive is on disk: files and
-/// links first, then the directories stored, deepest first, where they
-/// are empty now (Info-ZIP leaves a directory that still holds something).
-/// A file or link that changed since it was listed (before it was read) is
-/// kept, with a warning: what the archive holds is not what it is now
-/// (Info-ZIP 3.0 deletes it, and the change is lost).
-fn remove_originals(items: &[Item]) -> Result<()> {
-    let mut dirs = Vec::new();
-    for i in items {
-        if i.path.as_os_str() == "-" {
-            continue;
-        }
-        if i.meta.is_dir() {
-            dirs.push(&i.path);
-            continue;
-        }
-        if !unchanged(&i.path, &i.meta) {
-            eprintln!(
-                "perfkit zip: -m: kept {}: it changed after it was listed, so the archive may \
-                 hold an older copy",
-                i.path.display()
-            );
-            continue;
-        }
-        fs::remove_file(&i.path)
-            .with_context(|| format!("-m: removing {} (it is in the archive)", i.path.display()))?;
-    }
-    dirs.sort_by_key(|p| std::cmp::Reverse(p.components().count()));
-    for d in dirs {
-        let _ = fs::remove_dir(d);
-    }
-    Ok(())
-}
-
-/// Whether `path` is still what `listed` says: the same inode on the same
-/// device, with the same size, modification and change times to the
-/// nanosecond. Anything that wrote to it, replaced it or changed its
-/// attributes since moves one of them. `listed` is what the entry stored:
-/// a link's own `lstat` under `-y`, otherwise what it named (`stat`), so
-/// a followed link is looked at through the link again; removing `path`
-/// then removes the link and leaves what it named, as Info-ZIP does.
-fn unchanged(path: &Path, listed: &fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let now = if listed.file_type().is_symlink() {
-        fs::symlink_metadata(path)
-    } else {
-        fs::metadata(path)
-    };
-    let Ok(now) = now else {
-        return false;
-    };
-    (now.dev(), now.ino(), now.len()) == (listed.dev(), listed.ino(), listed.len())
-        && (now.mtime(), now.mtime_nsec()) == (listed.mtime(), listed.mtime_nsec())
-        && (now.ctime(), now.ctime_nsec()) == (listed.ctime(), listed.ctime_nsec())
 }
 
 #[cfg(test)]
