@@ -30,10 +30,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "being reworked by issue 66 (one zstd frame on every core) this session",
     ),
     (
-        "crates/cli/src/cmd/zip/args/mod.rs",
-        "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
-    ),
-    (
         "crates/cli/src/cmd/zip/args/mod.rs:into_task",
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
     ),
