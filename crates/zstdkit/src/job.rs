@@ -53,6 +53,8 @@ use crate::runway::{Runway, RunwayEncoder};
 use crate::seekable::SeekableWriter;
 use crate::stream::{Decoder, Encoder, FlushMode};
 
+#[cfg(feature = "blockwise")]
+pub mod blockwise;
 mod gzip;
 pub mod inputs;
 pub mod listing;

@@ -13,9 +13,9 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use zstdkit::job::JobError;
 
-use super::blockwise::{self, Route};
 use super::outputs::{Ledger, Plan, Sink, input_times, same_file, stdout_sink};
 use super::{Format, Mode, Options, display, o_pass, os_words, outputs, sentence, with_hint};
+use zstdkit::job::blockwise::{Blockwise, BlockwiseError, Route};
 
 /// One input done: bytes read and written, and where they went (`None`:
 /// stdout, which zstd's lines leave out).
@@ -295,15 +295,15 @@ impl Coder<'_> {
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
         let o = self.options;
-        let route = blockwise::route(
-            o,
-            self.dict.is_some(),
-            self.reference.is_some(),
-            input,
-            size,
-        )
-        .map_err(JobError::Input)
-        .map_err(|e| self.job_error(e, sink))?;
+        // Compressing and patches are libzstd's; decoding, the flags say.
+        let route = if o.mode == Mode::Compress || self.reference.is_some() {
+            Route::Libzstd { input, note: None }
+        } else {
+            self.blockwise()
+                .route(self.dict.is_some(), input, size)
+                .map_err(JobError::Input)
+                .map_err(|e| self.job_error(e, sink))?
+        };
         let input = match route {
             Route::Blocks { input } => return self.blocks(name, sink, input, out, bar),
             Route::Libzstd { input, note } => {
@@ -332,100 +332,47 @@ impl Coder<'_> {
         Ok((done.read, done.written))
     }
 
-    /// Decodes `input` (whole in memory, or read as it goes) with
-    /// perfkit's block decoder on the threads `-T` asks for into `out`
-    /// (`None`: discarded); what it refuses and libzstd may accept,
-    /// libzstd decodes again (a streamed input read again from its file),
-    /// its output continuing from where the block decoder's stopped.
+    /// Decodes `input` with perfkit's block decoder on the threads `-T`
+    /// asks for into `out` (`None`: discarded), libzstd deciding what it
+    /// refuses ([`Blockwise::decode`]; a streamed input read again from
+    /// its file); says which decoder did it with `-v`.
     fn blocks(
         &self,
         name: &Path,
         sink: &Sink,
-        input: blockwise::BlockInput,
+        input: zstdkit::job::blockwise::BlockInput,
         out: Option<Box<dyn Write + Send>>,
         bar: &indicatif::ProgressBar,
     ) -> Result<(u64, u64)> {
+        let verbose = self.options.verbose;
+        self.blockwise()
+            .decode(
+                input,
+                out,
+                &mut || Ok(Box::new(File::open(name)?)),
+                &mut |at| bar.set_position(at),
+                &mut |note| {
+                    if verbose {
+                        let _ = writeln!(io::stderr(), "perfkit: {}: {note}", display(name));
+                    }
+                },
+            )
+            .map_err(|e| match e {
+                BlockwiseError::Job(e) => self.job_error(e, sink),
+                BlockwiseError::Blocks(e) => anyhow::Error::new(e),
+            })
+    }
+
+    /// The decoder `--decoder` asks for, with `-T`, the window limit and
+    /// `--no-check`.
+    fn blockwise(&self) -> Blockwise {
         let o = self.options;
-        let mut parallel =
-            zstdblock::parallel::Parallel::new(o.threads, blockwise::window_bytes(o.window));
-        // Asked for by name, the pipeline runs whatever the input's size,
-        // so tests reach it with small files.
-        if o.decoder == blockwise::Decoder::Perfkit {
-            parallel.min_input = 0;
+        Blockwise {
+            decoder: o.decoder,
+            threads: o.threads,
+            window: o.window,
+            verify_checksums: o.verify_checksums,
         }
-        let mut out = blockwise::Counting {
-            inner: out.unwrap_or_else(|| Box::new(io::sink())),
-            written: 0,
-        };
-        let (decoded, held, size) = match input {
-            blockwise::BlockInput::Held(input) => {
-                let size = input.len() as u64;
-                (parallel.decode(&input, &mut out), Some(input), size)
-            }
-            blockwise::BlockInput::Streamed { input, size } => {
-                (parallel.decode_reader(input, &mut out), None, size)
-            }
-        };
-        let e = match decoded {
-            Ok(done) => {
-                out.flush()
-                    .map_err(|e| self.job_error(JobError::Output(e), sink))?;
-                bar.set_position(size);
-                if o.verbose {
-                    let how = if done.pipelined {
-                        format!("on {} threads", o.threads)
-                    } else {
-                        "on one thread".to_string()
-                    };
-                    let _ = writeln!(
-                        io::stderr(),
-                        "perfkit: {}: decoded by perfkit's block decoder {how}",
-                        display(name)
-                    );
-                }
-                return Ok((size, done.bytes));
-            }
-            Err(zstdblock::StreamError::Sink(e)) => {
-                return Err(self.job_error(JobError::Output(e), sink));
-            }
-            Err(zstdblock::StreamError::Input(e)) => {
-                return Err(self.job_error(JobError::Input(e), sink));
-            }
-            Err(zstdblock::StreamError::Decode(e)) => e,
-        };
-        if !blockwise::libzstd_decides(&e, o.verify_checksums) {
-            return Err(anyhow::Error::new(e));
-        }
-        if o.verbose {
-            let _ = writeln!(
-                io::stderr(),
-                "perfkit: {}: {e}, which libzstd may accept: decoded again by libzstd",
-                display(name)
-            );
-        }
-        let blockwise::Counting { inner, written } = out;
-        let rest = blockwise::Skipping {
-            inner,
-            skip: written,
-        };
-        let output: Option<Box<dyn Write + Send>> = match sink {
-            Sink::Discard => None,
-            _ => Some(Box::new(rest)),
-        };
-        let again: Box<dyn Read + Send> = match held {
-            Some(input) => Box::new(io::Cursor::new(input)),
-            None => Box::new(
-                File::open(name)
-                    .map_err(JobError::Input)
-                    .map_err(|e| self.job_error(e, sink))?
-                    .take(size),
-            ),
-        };
-        let done = self
-            .job(None, false)
-            .run(again, Some(size), output, &mut |at| bar.set_position(at))
-            .map_err(|e| self.job_error(e, sink))?;
-        Ok((done.read, done.written))
     }
 
     /// What the flags ask of each input, in zstdkit's terms; `reference`

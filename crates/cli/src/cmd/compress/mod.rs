@@ -21,7 +21,6 @@ use zstdkit::job::{Seekable, WindowLimit};
 
 mod args;
 mod bench;
-mod blockwise;
 mod coder;
 mod frames;
 mod outputs;
@@ -29,11 +28,11 @@ mod range;
 mod zstd_argv;
 
 pub use args::{CompressArgs, DecompressArgs};
-pub use blockwise::Decoder;
 use coder::{Coder, Done};
 pub use outputs::OutputDir;
 use outputs::{Finish, Ledger, Sink, join_outputs};
 pub use zstd_argv::zstd_level_flags;
+pub use zstdkit::job::blockwise::Decoder;
 use zstdkit::job::summary;
 
 /// What `compress`/`decompress` were asked to do, the flags resolved.

@@ -1,0 +1,442 @@
+//! Which decoder takes an input, and perfkit's own ([`zstdblock`]) when it
+//! does: one ordinary zstd frame decoded on several threads, its blocks'
+//! entropy stage in parallel and their execution in order.
+//!
+//! An input of up to [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk
+//! its frames; a larger one is read as the block decoder goes (its first
+//! MiB decides), so the memory it takes is the window and the blocks in
+//! flight, whatever the file's size.
+//!
+//! libzstd (through [`crate::job`]) keeps everything the block decoder
+//! cannot do better or at all: one thread by default, an input of unknown
+//! size (stdin), gzip and pass-through, a dictionary and frames that name
+//! one, patches (the caller routes those to libzstd), inputs of several
+//! frames that zstdkit decodes a frame per thread, inputs too small for
+//! threads to pay, and anything whose headers do not walk (a window over
+//! the limit, a bad magic number), so those are answered as libzstd
+//! answers them. A decode that fails on what libzstd may accept
+//! ([`zstdblock::Error::libzstd_may_accept`], or a wrong checksum when
+//! checksums are not checked) is run again by libzstd, whose output past
+//! the bytes already written continues the output: both decoders agree on
+//! every block before the failing one.
+//!
+//! ```
+//! use zstdkit::job::WindowLimit;
+//! use zstdkit::job::blockwise::{Blockwise, Decoder, Route};
+//!
+//! let data = b"a line of text\n".repeat(1000);
+//! let frame = zstdkit::compress(&data, zstdkit::Recipe::Text)?;
+//! let blockwise = Blockwise {
+//!     decoder: Decoder::Perfkit,
+//!     threads: 2,
+//!     window: WindowLimit::Default,
+//!     verify_checksums: true,
+//! };
+//! let size = frame.len() as u64;
+//! let input = Box::new(std::io::Cursor::new(frame));
+//! let Route::Blocks { input } = blockwise.route(false, input, Some(size))? else {
+//!     return Err("one frame, the block decoder asked for by name, takes it".into());
+//! };
+//! let mut notes = Vec::new();
+//! // Decoded and discarded (no output), as a test of the input.
+//! let (read, written) = blockwise.decode(
+//!     input,
+//!     None,
+//!     &mut || Err(std::io::ErrorKind::NotFound.into()),
+//!     &mut |_| {},
+//!     &mut |note| notes.push(note.to_string()),
+//! )?;
+//! assert_eq!((read, written), (size, data.len() as u64));
+//! assert!(notes.len() == 1 && notes[0].starts_with("decoded by perfkit's block decoder"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::{self, Read, Write};
+
+use super::{Decompress, Job, JobError, WindowLimit};
+
+/// Which zstd decoder decompresses (a zstd-like tool's `--decoder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Decoder {
+    /// perfkit's block decoder for one large frame on two threads or
+    /// more, libzstd otherwise.
+    #[default]
+    Auto,
+    /// perfkit's block decoder wherever it applies, on one thread too
+    /// (for tests and benchmarks).
+    Perfkit,
+    /// libzstd always, as before the block decoder.
+    Libzstd,
+}
+
+/// The most of an input read to decide, before the rest is read: enough
+/// for a frame header.
+const HEAD: usize = 64 << 10;
+
+/// The largest input read whole only to learn whether it is one frame
+/// (zstdkit's frame-parallel path holds as much in flight).
+const MAX_HELD_TO_DECIDE: u64 = crate::parallel::MAX_PARALLEL_FRAME;
+
+/// Where one input goes.
+pub enum Route {
+    /// To libzstd, as before, with a line for `-v` saying why when the
+    /// block decoder was asked for and could not take it.
+    Libzstd {
+        /// The input, what was read to decide included.
+        input: Box<dyn Read + Send>,
+        /// Why not the block decoder, when that is worth saying.
+        note: Option<String>,
+    },
+    /// To the block decoder ([`Blockwise::decode`]).
+    Blocks {
+        /// The input, held or to read.
+        input: BlockInput,
+    },
+}
+
+/// An input the block decoder takes.
+pub enum BlockInput {
+    /// Whole, in memory: at most [`MAX_HELD_TO_DECIDE`] bytes.
+    Held(Vec<u8>),
+    /// Read as it goes: a regular file larger than [`MAX_HELD_TO_DECIDE`]
+    /// of `size` bytes, never read past the size it had when opened.
+    Streamed {
+        /// The rest of the input, what was read to decide first.
+        input: Box<dyn Read + Send>,
+        /// Its size.
+        size: u64,
+    },
+}
+
+/// The largest window a frame may have under `window`, as zstdkit's
+/// decompressor enforces it.
+pub fn window_bytes(window: WindowLimit) -> u64 {
+    match window {
+        WindowLimit::Default => 1 << crate::DEFAULT_WINDOW_LOG_MAX,
+        WindowLimit::Bytes(n) => n,
+        WindowLimit::Log(w) => 1u64 << w.min(63),
+    }
+}
+
+/// How inputs are decompressed: the decoder asked for, and what it is
+/// given.
+#[derive(Debug, Clone, Copy)]
+pub struct Blockwise {
+    /// The decoder asked for.
+    pub decoder: Decoder,
+    /// Threads to decode on (0 counts as several, as zstd's `-T0`).
+    pub threads: usize,
+    /// The largest window a frame may have.
+    pub window: WindowLimit,
+    /// Frames' checksums are checked (else a wrong one is libzstd's to
+    /// decide).
+    pub verify_checksums: bool,
+}
+
+/// What went wrong in [`Blockwise::decode`].
+#[derive(Debug, thiserror::Error)]
+pub enum BlockwiseError {
+    /// The block decoder refused the input, and libzstd would too.
+    #[error(transparent)]
+    Blocks(zstdblock::Error),
+    /// Reading the input or writing the output failed, or libzstd's
+    /// second run did.
+    #[error(transparent)]
+    Job(JobError),
+}
+
+impl Blockwise {
+    /// Decides where `input` (`size` bytes when a regular file) goes, reading
+    /// as much of it as that takes; what was read stays part of the input
+    /// whichever way it goes. `dictionary`: the frames are decoded with a
+    /// dictionary. Asked of plain decompression only: compressing and
+    /// patches are libzstd's.
+    pub fn route(
+        &self,
+        dictionary: bool,
+        mut input: Box<dyn Read + Send>,
+        size: Option<u64>,
+    ) -> io::Result<Route> {
+        let o = self;
+        let libzstd = |input, note: Option<String>| Ok(Route::Libzstd { input, note });
+        let explicit = o.decoder == Decoder::Perfkit;
+        let wanted = match o.decoder {
+            Decoder::Libzstd => false,
+            Decoder::Perfkit => true,
+            Decoder::Auto => o.threads >= 2,
+        };
+        if !wanted {
+            return libzstd(input, None);
+        }
+        if dictionary {
+            let note = "-D: decoded by libzstd, which holds the dictionary";
+            return libzstd(input, Some(note.into()));
+        }
+        let Some(size) = size else {
+            let note = explicit.then(|| "not a regular file: decoded by libzstd".to_string());
+            return libzstd(input, note);
+        };
+        // Too small for threads to pay: libzstd's one thread is faster.
+        if !explicit && size < zstdblock::parallel::MIN_PARALLEL_INPUT as u64 {
+            return libzstd(input, None);
+        }
+        let mut head = Vec::with_capacity(HEAD);
+        (&mut input).take(HEAD as u64).read_to_end(&mut head)?;
+        let rest = |head: Vec<u8>, input| -> Box<dyn Read + Send> {
+            Box::new(io::Cursor::new(head).chain(input))
+        };
+        match zstdblock::frame_start(&head, 0, 0, u64::MAX) {
+            Ok(frame) => match frame.kind {
+                zstdblock::FrameKind::Zstd(h) if h.dictionary_id != 0 => {
+                    let note = format!(
+                        "frame 0 needs dictionary {}: decoded by libzstd",
+                        h.dictionary_id
+                    );
+                    return libzstd(rest(head, input), Some(note));
+                }
+                // A large input that starts with a frame small enough for
+                // zstdkit to hand to a thread of its own (or with a skippable
+                // frame, as pzstd's) is one of many frames: not read whole.
+                // A smaller one is, and its walk tells.
+                zstdblock::FrameKind::Zstd(h)
+                    if !explicit
+                        && size > MAX_HELD_TO_DECIDE
+                        && h.content_size
+                            .is_some_and(|n| n <= crate::parallel::MAX_PARALLEL_FRAME) =>
+                {
+                    return libzstd(rest(head, input), None);
+                }
+                zstdblock::FrameKind::Skippable { .. }
+                    if !explicit && size > MAX_HELD_TO_DECIDE =>
+                {
+                    return libzstd(rest(head, input), None);
+                }
+                _ => {}
+            },
+            // gzip, pass-through, a bad header: libzstd's path says it.
+            Err(_) => return libzstd(rest(head, input), None),
+        }
+        let limit = window_bytes(o.window);
+        if size > MAX_HELD_TO_DECIDE {
+            // Too large to hold: the first frame's header and the first MiB
+            // decide, and the block decoder reads the rest as it goes.
+            if let Err(e) = zstdblock::frame_start(&head, 0, 0, limit) {
+                let note = explicit.then(|| format!("{e}: decoded by libzstd"));
+                return libzstd(rest(head, input), note);
+            }
+            let parallel = zstdblock::parallel::Parallel::new(o.threads, limit);
+            let mut probe = head;
+            (&mut input)
+                .take((parallel.probe() - probe.len()) as u64)
+                .read_to_end(&mut probe)?;
+            if !explicit && !parallel.pipelines(&probe) {
+                return libzstd(rest(probe, input), None);
+            }
+            let left = size.saturating_sub(probe.len() as u64);
+            let input = rest(probe, Box::new(input.take(left)));
+            return Ok(Route::Blocks {
+                input: BlockInput::Streamed { input, size },
+            });
+        }
+        let mut whole = Vec::new();
+        whole
+            .try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
+            .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        whole.extend_from_slice(&head);
+        // Never past the size it had when opened: a growing file is read as
+        // it was.
+        input
+            .take(size.saturating_sub(head.len() as u64))
+            .read_to_end(&mut whole)?;
+        let frames = match zstdblock::walk(&whole, limit) {
+            Ok(frames) => frames,
+            Err(e) => {
+                // libzstd words every refusal as before (a window over
+                // --memory with the flags that admit it).
+                let note = explicit.then(|| format!("{e}: decoded by libzstd"));
+                return libzstd(Box::new(io::Cursor::new(whole)), note);
+            }
+        };
+        if let Some((index, id)) = frames.iter().find_map(|f| match &f.kind {
+            zstdblock::FrameKind::Zstd(h) if h.dictionary_id != 0 => {
+                Some((f.index, h.dictionary_id))
+            }
+            _ => None,
+        }) {
+            let note = format!("frame {index} needs dictionary {id}: decoded by libzstd");
+            return libzstd(Box::new(io::Cursor::new(whole)), Some(note));
+        }
+        if !explicit {
+            let zstd_frames = frames
+                .iter()
+                .filter(|f| matches!(f.kind, zstdblock::FrameKind::Zstd(_)))
+                .count();
+            let pipelines = zstdblock::parallel::Parallel::new(o.threads, limit).pipelines(&whole);
+            // Several frames zstdkit hands out a thread each, or blocks too
+            // few (or stored) for threads to pay.
+            if (zstd_frames > 1 && crate::parallel::splits(&whole)) || !pipelines {
+                return libzstd(Box::new(io::Cursor::new(whole)), None);
+            }
+        }
+        Ok(Route::Blocks {
+            input: BlockInput::Held(whole),
+        })
+    }
+
+    /// Decodes `input` (whole in memory, or read as it goes) with perfkit's
+    /// block decoder on the threads asked for into `out` (`None`:
+    /// discarded); what it refuses and libzstd may accept, libzstd decodes
+    /// again (a streamed input read again from the start, through `again`),
+    /// its output continuing from where the block decoder's stopped. Returns
+    /// (bytes read, bytes written); `progress` is given the input's bytes
+    /// done, `note` the line a verbose tool prints (which decoder did it).
+    pub fn decode(
+        &self,
+        input: BlockInput,
+        out: Option<Box<dyn Write + Send>>,
+        again: &mut dyn FnMut() -> io::Result<Box<dyn Read + Send>>,
+        progress: &mut dyn FnMut(u64),
+        note: &mut dyn FnMut(&str),
+    ) -> Result<(u64, u64), BlockwiseError> {
+        let o = self;
+        let discard = out.is_none();
+        let mut parallel = zstdblock::parallel::Parallel::new(o.threads, window_bytes(o.window));
+        // Asked for by name, the pipeline runs whatever the input's size,
+        // so tests reach it with small files.
+        if o.decoder == Decoder::Perfkit {
+            parallel.min_input = 0;
+        }
+        let mut out = Counting {
+            inner: out.unwrap_or_else(|| Box::new(io::sink())),
+            written: 0,
+        };
+        let (decoded, held, size) = match input {
+            BlockInput::Held(input) => {
+                let size = input.len() as u64;
+                (parallel.decode(&input, &mut out), Some(input), size)
+            }
+            BlockInput::Streamed { input, size } => {
+                (parallel.decode_reader(input, &mut out), None, size)
+            }
+        };
+        let e = match decoded {
+            Ok(done) => {
+                out.flush()
+                    .map_err(|e| BlockwiseError::Job(JobError::Output(e)))?;
+                progress(size);
+                let how = if done.pipelined {
+                    format!("on {} threads", o.threads)
+                } else {
+                    "on one thread".to_string()
+                };
+                note(&format!("decoded by perfkit's block decoder {how}"));
+                return Ok((size, done.bytes));
+            }
+            Err(zstdblock::StreamError::Sink(e)) => {
+                return Err(BlockwiseError::Job(JobError::Output(e)));
+            }
+            Err(zstdblock::StreamError::Input(e)) => {
+                return Err(BlockwiseError::Job(JobError::Input(e)));
+            }
+            Err(zstdblock::StreamError::Decode(e)) => e,
+        };
+        if !libzstd_decides(&e, o.verify_checksums) {
+            return Err(BlockwiseError::Blocks(e));
+        }
+        note(&format!(
+            "{e}, which libzstd may accept: decoded again by libzstd"
+        ));
+        let Counting { inner, written } = out;
+        let rest = Skipping {
+            inner,
+            skip: written,
+        };
+        let output: Option<Box<dyn Write + Send>> =
+            if discard { None } else { Some(Box::new(rest)) };
+        let again: Box<dyn Read + Send> = match held {
+            Some(input) => Box::new(io::Cursor::new(input)),
+            None => Box::new(
+                again()
+                    .map_err(|e| BlockwiseError::Job(JobError::Input(e)))?
+                    .take(size),
+            ),
+        };
+        let job = Job::Decompress(Decompress::Frames {
+            window: o.window,
+            dictionary: None,
+            threads: o.threads,
+            verify_checksums: o.verify_checksums,
+            pass_through: false,
+        });
+        let done = job
+            .run(again, Some(size), output, progress)
+            .map_err(BlockwiseError::Job)?;
+        Ok((done.read, done.written))
+    }
+}
+
+/// Whether libzstd decides about an input the block decoder refused with
+/// `e`: libzstd may accept it, or it is only a checksum and checksums are
+/// not checked (`--no-check`).
+pub fn libzstd_decides(e: &zstdblock::Error, verify_checksums: bool) -> bool {
+    e.libzstd_may_accept() || (!verify_checksums && matches!(e, zstdblock::Error::Checksum { .. }))
+}
+
+/// A writer that counts what it passes on.
+struct Counting<W> {
+    inner: W,
+    written: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A writer that drops the first `skip` bytes written to it: libzstd's
+/// run again over an input whose first bytes are written already.
+struct Skipping<W> {
+    inner: W,
+    skip: u64,
+}
+
+impl<W: Write> Write for Skipping<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let dropped = usize::try_from(self.skip)
+            .unwrap_or(usize::MAX)
+            .min(buf.len());
+        self.skip -= dropped as u64;
+        if dropped == buf.len() {
+            return Ok(buf.len());
+        }
+        self.inner.write(&buf[dropped..]).map(|n| n + dropped)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skipping_drops_exactly_the_first_bytes_across_writes() {
+        let mut w = Skipping {
+            inner: Vec::new(),
+            skip: 5,
+        };
+        w.write_all(b"abc").unwrap();
+        w.write_all(b"defg").unwrap();
+        w.write_all(b"hi").unwrap();
+        assert_eq!(w.inner, b"fghi");
+    }
+}
