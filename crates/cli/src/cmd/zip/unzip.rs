@@ -575,7 +575,7 @@ fn list_archive<R: io::Read + io::Seek>(
         .map(|e| sel.wants(&shown_name(options, e)))
         .collect();
     // Every MEMBER pattern must match before anything is listed.
-    check_all_matched(&sel, raw_name)?;
+    check_all_matched(sel, raw_name)?;
     if let Some(z) = options.zipinfo {
         let size = fs::metadata(&options.archive)?.len();
         let chosen = a.entries().iter().zip(&chosen).filter(|(_, c)| **c);
