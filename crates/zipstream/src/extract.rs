@@ -29,6 +29,7 @@ use crate::read::stream::ZipStreamReader;
 mod confine;
 mod extractor;
 mod limits;
+pub mod lines;
 
 use extractor::Extractor;
 use limits::Limiter;

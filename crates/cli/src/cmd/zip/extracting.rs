@@ -1,112 +1,16 @@
-//! What `unzip` prints while it extracts, as Info-ZIP's unzip prints it:
-//! `Archive:`, then `   creating:`, `  inflating:`, ` extracting:` and
-//! `    linking:` lines as each thing is put on disk, and the links made
-//! at the end under `finishing deferred symbolic links:`. Names carry the
-//! `-d` directory as it was written, as Info-ZIP's do.
+//! What `unzip` asks and prints while it extracts: zipstream's
+//! [`lines`](zipstream::extract::lines) writes Info-ZIP's lines (here to
+//! stdout), and [`Prompt`] asks about a file in the way, as Info-ZIP's
+//! unzip asks.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use zipstream::{Placed, PlacedHook};
+pub(super) use zipstream::extract::lines::pad;
 
-/// The lines of one extraction, written to stdout through one buffer
-/// (flushed when the last holder of it is dropped).
-pub struct Lines {
-    out: Arc<Mutex<Progress>>,
-}
-
-struct Progress {
-    out: BufWriter<io::Stdout>,
-    /// The `-d` directory as written, with a `/`, or nothing for `.`.
-    prefix: String,
-    /// Whether `finishing deferred symbolic links:` was printed.
-    finishing: bool,
-}
-
-impl Lines {
-    /// Prints `Archive:  NAME` and returns the hook that prints the rest;
-    /// `dir` is the `-d` destination.
-    pub fn start(archive: &str, dir: &Path) -> io::Result<(Lines, PlacedHook)> {
-        let dir = dir.display().to_string();
-        let prefix = if dir == "." {
-            String::new()
-        } else {
-            format!("{}/", dir.trim_end_matches('/'))
-        };
-        let mut out = BufWriter::new(io::stdout());
-        writeln!(out, "Archive:  {archive}")?;
-        let shared = Arc::new(Mutex::new(Progress {
-            out,
-            prefix,
-            finishing: false,
-        }));
-        let hook_side = Arc::clone(&shared);
-        let hook = PlacedHook::new(move |p| {
-            if let Ok(mut g) = hook_side.lock() {
-                // A closed stdout stops the lines, not the extraction.
-                let _ = g.line(p);
-            }
-        });
-        Ok((Lines { out: shared }, hook))
-    }
-
-    /// Writes out what is buffered (before an error is printed, say).
-    pub fn flush(&self) {
-        if let Ok(mut g) = self.out.lock() {
-            let _ = g.out.flush();
-        }
-    }
-}
-
-impl Drop for Lines {
-    fn drop(&mut self) {
-        self.flush();
-    }
-}
-
-impl Progress {
-    fn line(&mut self, p: Placed<'_>) -> io::Result<()> {
-        let shown = |rel: &Path| {
-            perfkit::printable::name(&format!("{}{}", self.prefix, rel.display())).into_owned()
-        };
-        match p {
-            Placed::Directory(rel) => writeln!(self.out, "   creating: {}/", shown(rel)),
-            Placed::File(rel, method) => {
-                let verb = if matches!(method, 8 | 9) {
-                    "  inflating"
-                } else {
-                    " extracting"
-                };
-                writeln!(self.out, "{verb}: {}  ", pad(&shown(rel), 22))
-            }
-            Placed::LinkDeferred(rel, target) => {
-                writeln!(
-                    self.out,
-                    "    linking: {}  -> {target} ",
-                    pad(&shown(rel), 22)
-                )
-            }
-            Placed::LinkInTheWay(rel) => {
-                writeln!(self.out, "{} exists and is a symbolic link.", shown(rel))
-            }
-            Placed::LinkMade(rel, target) => {
-                if !self.finishing {
-                    self.finishing = true;
-                    writeln!(self.out, "finishing deferred symbolic links:")?;
-                }
-                writeln!(self.out, "  {} -> {target}", pad(&shown(rel), 22))
-            }
-        }
-    }
-}
-
-/// `name` with spaces after it up to `width` bytes, as C's `%-22s` pads
-/// Info-ZIP's columns: bytes, not characters, so a name in UTF-8 gets
-/// fewer spaces than its characters would.
-pub(super) fn pad(name: &str, width: usize) -> String {
-    format!("{name}{}", " ".repeat(width.saturating_sub(name.len())))
-}
+/// The lines of one extraction, on stdout.
+pub type Lines = zipstream::extract::lines::Lines<io::Stdout>;
 
 /// Info-ZIP unzip's question about a file in the way, asked on stderr
 /// and answered on stdin (a terminal or not): `y`, `n`, `A` (all), `N`
@@ -129,7 +33,7 @@ struct Asked {
     /// `-j`: a new name keeps its last part only.
     junk_paths: bool,
     /// Writes out the extraction lines before a question is asked.
-    flush: Option<Arc<Mutex<Progress>>>,
+    flush: Option<Lines>,
 }
 
 use zipstream::{Existing, ExistsHook};
@@ -157,7 +61,7 @@ impl Prompt {
     /// question, so that they come first on a terminal.
     pub fn after(&self, lines: &Lines) {
         if let Ok(mut g) = self.state.lock() {
-            g.flush = Some(Arc::clone(&lines.out));
+            g.flush = Some(lines.clone());
         }
     }
 
@@ -215,10 +119,8 @@ impl Asked {
         if let Some(a) = &self.always {
             return a.clone();
         }
-        if let Some(f) = &self.flush
-            && let Ok(mut g) = f.lock()
-        {
-            let _ = g.out.flush();
+        if let Some(f) = &self.flush {
+            f.flush();
         }
         let shown =
             perfkit::printable::name(&format!("{}{}", self.prefix, rel.display())).into_owned();

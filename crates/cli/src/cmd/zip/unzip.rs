@@ -632,7 +632,7 @@ fn narrate(
         return Ok(None);
     }
     out.flush()?;
-    let (lines, hook) = super::extracting::Lines::start(name, &options.dir)?;
+    let (lines, hook) = super::extracting::Lines::start(name, &options.dir, io::stdout())?;
     opts.on_placed = Some(hook);
     Ok(Some(lines))
 }
