@@ -14,7 +14,7 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use perfkit_report::ReportOptions;
 use zstdkit::Params;
 use zstdkit::job::{Seekable, WindowLimit};
@@ -575,31 +575,16 @@ fn train(t: &Train) -> Result<ExitCode> {
         room -= sample.len() as u64;
         samples.push(sample);
     }
-    // zstd 1.5.4's warnings (dibio.c), word for word, at its default
-    // verbosity: too few samples is an error there too.
+    // zstd's checks of the samples (zstdkit::dict::check_samples), its
+    // warnings said at its default verbosity.
     let mut err = io::stderr();
-    if samples.len() < 5 {
+    let warning = zstdkit::dict::check_samples(&samples, t.max_size).inspect_err(|_| {
         if !t.quiet {
-            let _ = write!(
-                err,
-                "!  Warning : nb of samples too low for proper processing ! \n\
-                 !  Please provide _one file per sample_. \n\
-                 !  Alternatively, split files into fixed-size blocks representative of samples, with -B# \n"
-            );
+            let _ = write!(err, "{}", zstdkit::dict::TOO_FEW_SAMPLES_WARNING);
         }
-        let bytes: usize = samples.iter().map(Vec::len).sum();
-        bail!(
-            "nb of samples too low: {} given, {bytes} bytes in all; the trainer needs at least 5, one file per sample",
-            samples.len()
-        );
-    }
-    let total: u64 = samples.iter().map(|s| s.len() as u64).sum();
-    if total < 8 * t.max_size as u64 && !t.quiet {
-        let _ = write!(
-            err,
-            "!  Warning : data size of samples too small for target dictionary size \n\
-             !  Samples should be about 100x larger than target dictionary size \n"
-        );
+    })?;
+    if let (Some(warning), false) = (warning, t.quiet) {
+        let _ = write!(err, "{warning}");
     }
     let dict = zstdkit::dict::train(&samples, t.max_size)?;
     let out = &t.output;
