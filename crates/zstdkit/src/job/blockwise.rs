@@ -75,7 +75,7 @@ const HEAD: usize = 64 << 10;
 
 /// The largest input read whole only to learn whether it is one frame
 /// (zstdkit's frame-parallel path holds as much in flight).
-const MAX_HELD_TO_DECIDE: u64 = crate::parallel::MAX_PARALLEL_FRAME;
+pub const MAX_HELD_TO_DECIDE: u64 = crate::parallel::MAX_PARALLEL_FRAME;
 
 /// Where one input goes.
 pub enum Route {
