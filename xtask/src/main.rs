@@ -15,8 +15,8 @@
 //!   work tree, runs `perfkit bench` on both and on a copy of the work
 //!   tree's binary in turn, and prints each headline's change beside the
 //!   same binary's spread (the 3 % rule in one command).
-//! - `same-output REV [--release] [--only WORD]`: builds REV and the work
-//!   tree (dev profile unless `--release`), runs a fixed set of commands
+//! - `same-output REV [--work REV2] [--release] [--only WORD]`: builds REV
+//!   and the work tree, or REV2 (dev profile unless `--release`), runs a fixed set of commands
 //!   through both on the same deterministic inputs and prints, for each,
 //!   `same` or the first differing line of stdout, stderr, exit status or
 //!   files written; fails if any differs (a restructuring's check that no
@@ -82,7 +82,7 @@ fn main() -> Result<()> {
             peers::build(&args[1..])
         }
         _ => bail!(
-            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | bench-compare REV [--runs N] [--only PART,...] | same-output REV [--release] [--only WORD] | peers [NAME...]\npeers:{}",
+            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | bench-compare REV [--runs N] [--only PART,...] | same-output REV [--work REV2] [--release] [--only WORD] | peers [NAME...]\npeers:{}",
             peers::usage()
         ),
     }

@@ -13,6 +13,10 @@
 //! both binaries in turn in the same folder, and compares stdout, stderr,
 //! the exit status and every file left in the folder (contents and mode).
 //!
+//! `--work REV2` compares with REV2's build (a worktree beside REV's)
+//! instead of the work tree's, for a shared checkout whose work tree is
+//! mid-edit, or to check a range of commits.
+//!
 //! Only what is inherently variable is masked, per command (see
 //! [`Mask`]); the folder's own path is the same for both binaries, so paths
 //! need no mask. Each command prints `same` or the first difference; the
@@ -33,13 +37,15 @@ mod inputs;
 use cases::cases;
 use inputs::{copy_tree, make_inputs, set_times};
 
-const USAGE: &str = "usage: cargo xtask same-output REV [--release] [--only WORD]";
+const USAGE: &str = "usage: cargo xtask same-output REV [--work REV2] [--release] [--only WORD]";
 
 /// What the task was asked.
 #[derive(Debug)]
 struct Request {
     rev: String,
     profile: Profile,
+    /// A revision to compare with instead of the work tree.
+    work: Option<String>,
     /// Only the commands whose name holds this.
     only: Option<String>,
 }
@@ -48,11 +54,13 @@ fn parse(args: &[String]) -> Result<Request> {
     let mut rev = None;
     let mut profile = Profile::Dev;
     let mut only = None;
+    let mut work = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--release" => profile = Profile::Release,
             "--only" => only = Some(it.next().context(USAGE)?.clone()),
+            "--work" => work = Some(it.next().context(USAGE)?.clone()),
             s if s.starts_with('-') => bail!("unknown option {s}\n{USAGE}"),
             s if rev.is_none() => rev = Some(s.to_owned()),
             s => bail!("unexpected argument {s}\n{USAGE}"),
@@ -61,6 +69,7 @@ fn parse(args: &[String]) -> Result<Request> {
     Ok(Request {
         rev: rev.context(USAGE)?,
         profile,
+        work,
         only,
     })
 }
@@ -119,25 +128,16 @@ pub fn same_output(args: &[String]) -> Result<()> {
     let out = root.join("target/same-output");
     std::fs::create_dir_all(&out)?;
 
-    let sha = worktree::resolve(&req.rev)?;
-    let short = worktree::short(&sha);
-    let profile_tag = match req.profile {
-        Profile::Dev => "dev",
-        Profile::Release => "release",
+    let base = revision_binary(&out, &req.rev, req.profile)?;
+    let work = match &req.work {
+        Some(rev) => revision_binary(&out, rev, req.profile)?,
+        None => {
+            let built = worktree::build(&root, None, req.profile)?;
+            let work = out.join(format!("work-{}/perfkit", tag(req.profile)));
+            worktree::copy(&built, &work)?;
+            work
+        }
     };
-    // Each binary is named perfkit in a folder of its own: clap names the
-    // program in usage lines and errors after argv[0]'s file name.
-    let base = out.join(format!("base-{short}-{profile_tag}/perfkit"));
-    if base.is_file() {
-        eprintln!("xtask: reusing {} (delete it to rebuild)", base.display());
-    } else {
-        let tree = worktree::checkout(&out, &sha)?;
-        let built = worktree::build(&tree, Some(&out.join("target")), req.profile)?;
-        worktree::copy(&built, &base)?;
-    }
-    let built = worktree::build(&root, None, req.profile)?;
-    let work = out.join(format!("work-{profile_tag}/perfkit"));
-    worktree::copy(&built, &work)?;
 
     let tmp = tempfile::Builder::new().prefix("same-output").tempdir()?;
     let inputs = tmp.path().join("inputs");
@@ -163,14 +163,47 @@ pub fn same_output(args: &[String]) -> Result<()> {
         }
     }
     println!(
-        "\n{} of {ran} command(s) differ between {} (base) and the work tree",
+        "\n{} of {ran} command(s) differ between {} (base) and {}",
         differing.len(),
-        req.rev
+        req.rev,
+        req.work.as_deref().unwrap_or("the work tree")
     );
     if !differing.is_empty() {
         bail!("{} command(s) differ", differing.len());
     }
     Ok(())
+}
+
+/// The profile's name in the folders binaries are kept in.
+fn tag(profile: Profile) -> &'static str {
+    match profile {
+        Profile::Dev => "dev",
+        Profile::Release => "release",
+    }
+}
+
+/// `rev`'s perfkit, built in its worktree under `out` unless kept there
+/// from an earlier run. Every revision builds into `out/target`: cargo
+/// keeps two worktrees' artifacts apart (their paths differ; checked:
+/// 1d2f33b's and 122b3d0's dev builds left two perfkit artifacts there and
+/// two different binaries), and they share the dependencies' builds.
+fn revision_binary(out: &Path, rev: &str, profile: Profile) -> Result<PathBuf> {
+    let sha = worktree::resolve(rev)?;
+    // Each binary is named perfkit in a folder of its own: clap names the
+    // program in usage lines and errors after argv[0]'s file name.
+    let bin = out.join(format!(
+        "base-{}-{}/perfkit",
+        worktree::short(&sha),
+        tag(profile)
+    ));
+    if bin.is_file() {
+        eprintln!("xtask: reusing {} (delete it to rebuild)", bin.display());
+    } else {
+        let tree = worktree::checkout(out, &sha)?;
+        let built = worktree::build(&tree, Some(&out.join("target")), profile)?;
+        worktree::copy(&built, &bin)?;
+    }
+    Ok(bin)
 }
 
 /// Runs every step of `case` with `bin` in a fresh copy of `inputs` at

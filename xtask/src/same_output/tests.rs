@@ -128,7 +128,8 @@ fn fix_messages_carry_their_length_and_checksum() {
 #[test]
 fn arguments_need_a_revision() {
     let a = |v: &[&str]| parse(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
-    let r = a(&["1d2f33b", "--release", "--only", "zip"]).unwrap();
+    let r = a(&["1d2f33b", "--release", "--only", "zip", "--work", "HEAD"]).unwrap();
+    assert_eq!(r.work.as_deref(), Some("HEAD"));
     assert_eq!(
         (r.rev.as_str(), r.profile, r.only.as_deref()),
         ("1d2f33b", Profile::Release, Some("zip"))
