@@ -58,6 +58,7 @@ pub mod blockwise;
 mod gzip;
 pub mod inputs;
 pub mod listing;
+pub mod names;
 pub mod outputs;
 pub mod range;
 pub mod summary;

@@ -66,7 +66,7 @@ impl Coder<'_> {
         }
         let derived = outputs::derived_name(input, self.options.mode, self.options.format)?;
         Ok(Sink::File(match &self.options.output_dir {
-            Some(dir) => dir.place(input, derived)?,
+            Some(dir) => outputs::place(dir, input, derived)?,
             None => derived,
         }))
     }

@@ -7,7 +7,9 @@ use std::fs::File;
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+pub use zstdkit::job::names::OutputDir;
+use zstdkit::job::names::{self, Naming};
 pub(super) use zstdkit::job::outputs::{Ledger, Sink, input_times, plan, same_file};
 
 use super::{Format, Mode, Options};
@@ -65,68 +67,24 @@ impl Finish for Ledger {
     }
 }
 
-/// The output named from `input` as zstd names it: `NAME.zst` (`.gz`)
-/// when compressing; the suffix taken off (`.tzst` and `.tgz` become
-/// `.tar`) when decoding.
+/// The output named from `input` as zstd names it
+/// ([`zstdkit::job::names::derived_name`]), or why it cannot be.
 pub(super) fn derived_name(input: &Path, mode: Mode, format: Format) -> Result<PathBuf> {
-    let name = input.as_os_str().to_string_lossy();
-    Ok(match (mode, format) {
-        (Mode::Compress, Format::Zstd) => PathBuf::from(format!("{name}.zst")),
-        (Mode::Compress, Format::Gzip(_)) => PathBuf::from(format!("{name}.gz")),
-        _ => {
-            if let Some(stem) = [".zst", ".zstd", ".gz"]
-                .iter()
-                .find_map(|s| name.strip_suffix(s))
-            {
-                PathBuf::from(stem)
-            } else if let Some(stem) = name
-                .strip_suffix(".tzst")
-                .or_else(|| name.strip_suffix(".tgz"))
-            {
-                PathBuf::from(format!("{stem}.tar"))
-            } else {
-                bail!("unknown suffix (expected .zst or .gz); use -o FILE or -c")
-            }
-        }
-    })
+    let naming = match (mode, format) {
+        (Mode::Compress, Format::Zstd) => Naming::Zstd,
+        (Mode::Compress, Format::Gzip(_)) => Naming::Gzip,
+        _ => Naming::Decoded,
+    };
+    names::derived_name(input, naming).map_err(|e| anyhow::anyhow!("{e}; use -o FILE or -c"))
 }
 
-/// A directory for the outputs whose names are derived from their
-/// inputs' (`-o` and `-c` win over it, as in zstd).
-#[derive(Debug, Clone)]
-pub enum OutputDir {
-    /// `--output-dir-flat DIR`: `DIR/NAME.zst`, the input's folders
-    /// dropped.
-    Flat(PathBuf),
-    /// `--output-dir-mirror DIR`: `DIR/PATH.zst`, the input's path
-    /// (its root dropped) kept below DIR.
-    Mirror(PathBuf),
-}
-
-impl OutputDir {
-    /// Where the output `derived` (named from `input`) goes. As zstd, a
-    /// mirrored input whose path climbs (`..`) has no place below DIR.
-    /// Nothing is made here: outputs are planned before any is written
-    /// ([`plan`]); [`make_parent`] makes the folders when one is.
-    pub(super) fn place(&self, input: &Path, derived: PathBuf) -> Result<PathBuf> {
-        Ok(match self {
-            OutputDir::Flat(dir) => dir.join(derived.file_name().unwrap_or_default()),
-            OutputDir::Mirror(dir) => {
-                use std::path::Component;
-                if input.components().any(|c| c == Component::ParentDir) {
-                    bail!(
-                        "--output-dir-mirror cannot place it into '{}' (its path goes up, ..)",
-                        dir.display()
-                    );
-                }
-                let below: PathBuf = derived
-                    .components()
-                    .filter(|c| matches!(c, Component::Normal(_)))
-                    .collect();
-                dir.join(below)
-            }
-        })
-    }
+/// Where the output `derived` (named from `input`) goes below `dir`
+/// ([`OutputDir::place`]), or why it cannot, naming the flag. Nothing is
+/// made here: outputs are planned before any is written ([`plan`]);
+/// [`make_parent`] makes the folders when one is.
+pub(super) fn place(dir: &OutputDir, input: &Path, derived: PathBuf) -> Result<PathBuf> {
+    dir.place(input, derived)
+        .map_err(|e| anyhow::anyhow!("--output-dir-mirror {e}"))
 }
 
 /// Makes the folders `path` (an output placed by [`OutputDir::place`])
