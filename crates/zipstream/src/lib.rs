@@ -64,6 +64,7 @@ pub mod extract;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod gather;
 pub mod line_ends;
 pub mod listing;
 pub mod names;
