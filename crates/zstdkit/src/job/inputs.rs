@@ -20,6 +20,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use crate::whole::WholeFileError;
@@ -120,4 +123,102 @@ pub fn filelist(path: &Path) -> Result<Vec<PathBuf>, FilelistError> {
         .split(|&b| b == b'\n')
         .map(|l| PathBuf::from(std::ffi::OsStr::from_bytes(l)))
         .collect())
+}
+
+/// One input opened for coding.
+pub struct Opened {
+    /// Its bytes.
+    pub reader: Box<dyn Read + Send>,
+    /// Its size, for a regular file only: a FIFO or device reports 0 (or
+    /// anything), and pledging that size makes zstd fail with "Src size
+    /// is incorrect".
+    pub size: Option<u64>,
+    /// Its metadata, but for stdin (to give the output its mode and
+    /// times).
+    pub meta: Option<Metadata>,
+    /// It is a regular file.
+    pub regular: bool,
+}
+
+/// Why an input could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// It could not be opened (or, to name its output, looked at).
+    #[error("opening input")]
+    Open(#[source] io::Error),
+    /// Its metadata could not be read.
+    #[error("reading input metadata")]
+    Metadata(#[source] io::Error),
+    /// Its output's name is derived from it, and it is neither a regular
+    /// file nor a FIFO (zstd's words).
+    #[error("is not a regular file -- ignored")]
+    NotRegular,
+    /// It is a directory.
+    #[error("is a directory")]
+    Directory,
+}
+
+/// Opens the input `path` (`-`: stdin) as zstd does. When
+/// `derives_name` (its output is named from it), only a regular file or a
+/// FIFO is taken: a device or directory gives no name to derive an output
+/// from, though read like a pipe when its output is named otherwise.
+/// A directory is never read.
+pub fn open(path: &Path, derives_name: bool) -> Result<Opened, OpenError> {
+    if path == Path::new("-") {
+        return Ok(Opened {
+            reader: Box::new(io::stdin()),
+            size: None,
+            meta: None,
+            regular: false,
+        });
+    }
+    if derives_name {
+        let meta = std::fs::metadata(path).map_err(OpenError::Open)?;
+        let ft = meta.file_type();
+        if !(ft.is_file() || ft.is_fifo()) {
+            return Err(OpenError::NotRegular);
+        }
+    }
+    let f = File::open(path).map_err(OpenError::Open)?;
+    let meta = f.metadata().map_err(OpenError::Metadata)?;
+    if meta.is_dir() {
+        return Err(OpenError::Directory);
+    }
+    let regular = meta.is_file();
+    let size = regular.then_some(meta.len());
+    Ok(Opened {
+        reader: Box::new(f),
+        size,
+        meta: Some(meta),
+        regular,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_input_is_opened_as_zstd_takes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a");
+        std::fs::write(&file, b"abc").unwrap();
+        let opened = open(&file, true).unwrap();
+        assert_eq!((opened.size, opened.regular), (Some(3), true));
+        // A folder names no output, and is never read.
+        assert!(matches!(open(dir.path(), true), Err(OpenError::NotRegular)));
+        assert!(matches!(open(dir.path(), false), Err(OpenError::Directory)));
+        // A device is read like a pipe when its output is named otherwise,
+        // its size unknown.
+        let null = open(Path::new("/dev/null"), false).unwrap();
+        assert_eq!((null.size, null.regular), (None, false));
+        assert!(matches!(
+            open(Path::new("/dev/null"), true),
+            Err(OpenError::NotRegular)
+        ));
+        assert!(matches!(
+            open(&dir.path().join("none"), false),
+            Err(OpenError::Open(_))
+        ));
+    }
 }

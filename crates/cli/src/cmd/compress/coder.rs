@@ -6,12 +6,12 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use zstdkit::job::JobError;
+use zstdkit::job::inputs::Opened;
 
 use super::outputs::{Ledger, Plan, Sink, input_times, same_file, stdout_sink};
 use super::{Format, Mode, Options, display, o_pass, os_words, outputs, sentence, with_hint};
@@ -78,34 +78,16 @@ impl Coder<'_> {
         // A device or directory gives no name to derive an output from (zstd:
         // "is not a regular file -- ignored"), but with -c or -o it is read
         // like a pipe; FIFOs are accepted either way, as zstd does.
-        let derives_name = !from_stdin && self.options.output.is_none() && !self.options.stdout;
-        if derives_name && self.options.mode != Mode::Test {
-            let meta = std::fs::metadata(input).context("opening input")?;
-            let ft = meta.file_type();
-            if !(ft.is_file() || ft.is_fifo()) {
-                bail!("is not a regular file -- ignored");
-            }
-        }
-        let (reader, size, meta, regular): (
-            Box<dyn Read + Send>,
-            Option<u64>,
-            Option<std::fs::Metadata>,
-            bool,
-        ) = if from_stdin {
-            (Box::new(io::stdin()), None, None, false)
-        } else {
-            let f = File::open(input).context("opening input")?;
-            let meta = f.metadata().context("reading input metadata")?;
-            if meta.is_dir() {
-                bail!("is a directory");
-            }
-            // Only a regular file's length is its content's length: a FIFO
-            // or device reports 0 (or anything), and pledging that size
-            // makes zstd fail with "Src size is incorrect".
-            let regular = meta.is_file();
-            let size = regular.then_some(meta.len());
-            (Box::new(f), size, Some(meta), regular)
-        };
+        let derives_name = !from_stdin
+            && self.options.output.is_none()
+            && !self.options.stdout
+            && self.options.mode != Mode::Test;
+        let Opened {
+            reader,
+            size,
+            meta,
+            regular,
+        } = zstdkit::job::inputs::open(input, derives_name)?;
         let sink = match &plan.sinks[i] {
             Ok(sink) => sink.clone(),
             Err(e) => bail!("{}", sentence(e)),
