@@ -55,6 +55,22 @@ pub struct Plan {
     pub long_distance: bool,
 }
 
+impl Plan {
+    /// The notes zstd 1.5.4 prints of this plan, word for word, in its
+    /// order: the window capped, then long-distance matching turned on
+    /// (not when `long_asked`: it was asked for already).
+    pub fn notes(&self, long_asked: bool) -> Vec<&'static str> {
+        let mut notes = Vec::new();
+        if self.window_capped {
+            notes.push("Max window log exceeded by file (compression ratio will suffer)");
+        }
+        if self.long_distance && !long_asked {
+            notes.push("long mode automatically triggered");
+        }
+        notes
+    }
+}
+
 /// The plan of a patch of a `target`-byte file against a `reference`-byte
 /// one at compression `level`.
 pub fn plan(reference: u64, target: u64, level: i32) -> Plan {
@@ -235,5 +251,19 @@ mod tests {
         assert!(!plan(1000, 1000, 1).long_distance);
         assert!(!plan(6 << 20, 6 << 20, 19).long_distance);
         assert!(plan(10 << 20, 10 << 20, 19).long_distance);
+    }
+
+    #[test]
+    fn the_notes_are_zstds_in_its_order() {
+        assert_eq!(
+            plan(0, u64::MAX, 3).notes(false),
+            [
+                "Max window log exceeded by file (compression ratio will suffer)",
+                "long mode automatically triggered"
+            ]
+        );
+        // --long given: nothing to say of it.
+        assert_eq!(plan(100_000, 100_000, 3).notes(true), Vec::<&str>::new());
+        assert!(plan(1000, 1000, 1).notes(false).is_empty());
     }
 }

@@ -464,14 +464,8 @@ fn patch_notes(reference: &Path, files: &[PathBuf], params: zstdkit::Params) {
     };
     let plan = zstdkit::patch::plan(reference, largest, params.compression_level());
     let mut err = io::stderr();
-    if plan.window_capped {
-        let _ = writeln!(
-            err,
-            "Max window log exceeded by file (compression ratio will suffer)"
-        );
-    }
-    if plan.long_distance && !params.long_distance() {
-        let _ = writeln!(err, "long mode automatically triggered");
+    for note in plan.notes(params.long_distance()) {
+        let _ = writeln!(err, "{note}");
     }
 }
 
