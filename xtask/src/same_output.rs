@@ -400,10 +400,22 @@ fn first_line_difference(what: &str, a: &[u8], b: &[u8]) -> Option<String> {
         match (la.next(), lb.next()) {
             (Some(x), Some(y)) if x == y => continue,
             (x, y) => {
+                // A long line is shown from a little before where it
+                // first differs.
+                let from = match (x, y) {
+                    (Some(x), Some(y)) => x
+                        .chars()
+                        .zip(y.chars())
+                        .take_while(|(p, q)| p == q)
+                        .count()
+                        .saturating_sub(40),
+                    _ => 0,
+                };
                 let show = |l: Option<&str>| {
                     l.map_or("(ends)".to_owned(), |l| {
-                        let cut: String = l.chars().take(240).collect();
-                        format!("{cut:?}")
+                        let cut: String = l.chars().skip(from).take(200).collect();
+                        let dots = if from > 0 { "…" } else { "" };
+                        format!("{dots}{cut:?}")
                     })
                 };
                 return Some(format!(

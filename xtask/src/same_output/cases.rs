@@ -129,6 +129,11 @@ fn other_cases() -> Vec<Case> {
             &[],
         ),
         case(
+            "betree search non-UTF-8 json",
+            "betree search --exprs ad.exprs --events ad-utf8.json --events-format json",
+            &[],
+        ),
+        case(
             "betree search missing",
             "betree search --exprs nothere --events events.txt",
             &[],

@@ -218,6 +218,14 @@ pub(super) fn make_inputs(dir: &Path, bin: &Path, root: &Path) -> Result<()> {
     let mut bad: String = events.lines().take(3).map(|l| format!("{l}\n")).collect();
     bad.push_str("{\"age\": 30, not json\n");
     w("ad-bad.json", bad.as_bytes())?;
+    // An event line that is not UTF-8, mid-stream (fa6637d's message).
+    let mut utf8: Vec<u8> = events
+        .lines()
+        .take(2)
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    utf8.extend(b"{\"age\": \"\xff\xfe\"}\n");
+    w("ad-utf8.json", &utf8)?;
     mk(&[
         "betree",
         "search",

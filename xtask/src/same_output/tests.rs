@@ -75,6 +75,9 @@ fn the_first_differing_line_is_named_with_its_stream() {
         d.contains("base \"y\\n\"") && d.contains("work \"Y\\n\""),
         "{d}"
     );
+    let long = |c: char| format!("{}{c}{}\n", "a".repeat(100), "b".repeat(300));
+    let d = first_difference(&out(&long('x'), "", "0"), &out(&long('y'), "", "0")).unwrap();
+    assert!(d.contains(&format!("base …\"{}x", "a".repeat(40))), "{d}");
     let d = first_difference(&a, &out("x\ny\n", "", "exit status: 0")).unwrap();
     assert!(
         d.starts_with("stdout line 3:") && d.contains("work (ends)"),
