@@ -183,6 +183,48 @@ pub fn identity(path: &Path) -> PathBuf {
     absolute
 }
 
+/// Why an input may not write its planned output
+/// ([`Ledger::may_write`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    /// The output is another input of the run, named as it is.
+    #[error("{} is also an input of this run; not overwritten", .0.display())]
+    IsInput(PathBuf),
+    /// The output is another input of the run, named otherwise.
+    #[error(
+        "{} is also an input of this run (as {}); not overwritten",
+        path.display(),
+        input_name(other)
+    )]
+    IsInputAs {
+        /// The output.
+        path: PathBuf,
+        /// The input it is, as the run names it.
+        other: PathBuf,
+    },
+    /// An earlier input of the run wrote the output.
+    #[error(
+        "{} already exists; not overwritten ({} was written to it in this run)",
+        path.display(),
+        input_name(by)
+    )]
+    WrittenInRun {
+        /// The output.
+        path: PathBuf,
+        /// The input that wrote it.
+        by: PathBuf,
+    },
+}
+
+/// An input as a refusal names it: `stdin` for `-`.
+fn input_name(p: &Path) -> String {
+    if p == Path::new("-") {
+        "stdin".into()
+    } else {
+        p.display().to_string()
+    }
+}
+
 /// Which inputs may be removed (a zstd-like tool's `--rm`), decided at the
 /// end of the run: an input goes
 /// only when its output was committed, no later input of the run
@@ -221,6 +263,39 @@ impl Ledger {
     /// Whether input `i`'s output was committed in this run.
     pub fn is_committed(&self, i: usize) -> bool {
         self.committed[i]
+    }
+
+    /// Whether input `i` may write its planned output `path`: not over
+    /// another input of the run, and, without `force`, not over the
+    /// output an earlier input of the run wrote (zstd's refusal, in its
+    /// words).
+    pub fn may_write<E>(
+        &self,
+        plan: &Plan<E>,
+        i: usize,
+        path: &Path,
+        force: bool,
+    ) -> Result<(), Refusal> {
+        if let Some(k) = plan.replaces_input[i] {
+            let other = plan.input(k);
+            if other == path {
+                return Err(Refusal::IsInput(path.to_path_buf()));
+            }
+            return Err(Refusal::IsInputAs {
+                path: path.to_path_buf(),
+                other: other.to_path_buf(),
+            });
+        }
+        if let Some(j) = plan.first[i]
+            && !force
+            && self.is_committed(j)
+        {
+            return Err(Refusal::WrittenInRun {
+                path: path.to_path_buf(),
+                by: plan.input(j).to_path_buf(),
+            });
+        }
+        Ok(())
     }
 
     /// Input `i` is to go at the end, its output committed.

@@ -93,7 +93,9 @@ impl Coder<'_> {
             Err(e) => bail!("{}", sentence(e)),
         };
         if let Sink::File(path) = &sink {
-            self.may_write(i, path)?;
+            self.ledger
+                .borrow()
+                .may_write(plan, i, path, self.options.force)?;
         }
         let start = Instant::now();
         // The bar is for inputs over 16 MiB, as the help says, or any
@@ -201,38 +203,6 @@ impl Coder<'_> {
             self.remove_input(i, input, regular, wrote_file, &sink);
         }
         Ok(done)
-    }
-
-    /// Whether input `i` may write its planned output `path`: not over
-    /// another input of the run, and, without `-f`, not over the output
-    /// an earlier input of the run wrote (zstd's refusal, in its words).
-    fn may_write(&self, i: usize, path: &Path) -> Result<()> {
-        let plan = self.plan.as_ref().expect("outputs are planned first");
-        if let Some(k) = plan.replaces_input[i] {
-            let other = plan.input(k);
-            if other == path {
-                bail!(
-                    "{} is also an input of this run; not overwritten",
-                    path.display()
-                );
-            }
-            bail!(
-                "{} is also an input of this run (as {}); not overwritten",
-                path.display(),
-                display(other)
-            );
-        }
-        if let Some(j) = plan.first[i]
-            && !self.options.force
-            && self.ledger.borrow().is_committed(j)
-        {
-            bail!(
-                "{} already exists; not overwritten ({} was written to it in this run)",
-                path.display(),
-                display(plan.input(j))
-            );
-        }
-        Ok(())
     }
 
     /// `--rm` after input `i` was coded into `sink`: the input goes only
