@@ -35,9 +35,11 @@ pub fn one_line(e: &(dyn Error + 'static)) -> String {
 /// message a user reads.
 pub fn os_words(e: &io::Error) -> String {
     use io::ErrorKind::*;
-    if e.raw_os_error().is_some() || e.get_ref().is_some() {
-        // The system's text, or the message the error was made with.
-        return without_os_codes(&e.to_string());
+    let text = e.to_string();
+    if e.raw_os_error().is_some() || text != io::Error::from(e.kind()).to_string() {
+        // The system's text, or the message the error was made with
+        // (std's own too: `stream did not contain valid UTF-8`).
+        return without_os_codes(&text);
     }
     match e.kind() {
         NotFound => "No such file or directory".into(),
@@ -118,6 +120,15 @@ mod tests {
             one_line(&io::Error::from(io::ErrorKind::NotFound)),
             "No such file or directory"
         );
+        // A message std made the error with is kept.
+        let utf8 = io::Error::new(
+            io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        );
+        assert_eq!(one_line(&utf8), "stream did not contain valid UTF-8");
+        let mut line = String::new();
+        let err = io::BufRead::read_line(&mut &b"\xff\n"[..], &mut line).unwrap_err();
+        assert_eq!(one_line(&err), err.to_string());
         // Text that only looks like the tail is kept.
         assert_eq!(
             without_os_codes("a (os error x) b (os error 13)"),
