@@ -4,10 +4,7 @@ use super::*;
 fn one_line_prints_each_cause_once() {
     let io = io::Error::from_raw_os_error(libc::EEXIST);
     let err = anyhow::Error::from(zipstream::Error::Io(io)).context("extracting a.txt");
-    assert_eq!(
-        one_line(&err),
-        "extracting a.txt: I/O error: File exists"
-    );
+    assert_eq!(one_line(&err), "extracting a.txt: I/O error: File exists");
     let err = anyhow::anyhow!("inner").context("middle").context("outer");
     assert_eq!(one_line(&err), "outer: middle: inner");
 }
