@@ -5,7 +5,7 @@
 //!    [`Read`]), the frame and block headers in order, groups the blocks
 //!    into ranges of [`RANGE_BLOCKS`], hands each range its own bytes of
 //!    the input and the [`EntropyState`] it inherits, found by running
-//!    [`skip_block`] (tables only) over every compressed block as it
+//!    [`skip_block`](crate::skip_block) (tables only) over every compressed block as it
 //!    passes;
 //! 2. **workers** (as many as the threads asked for) run the entropy stage
 //!    of whole ranges at once, each from its own copy of the state;
