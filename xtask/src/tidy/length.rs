@@ -26,15 +26,7 @@ const MAX_FN_LINES: usize = 150;
 /// paths from the workspace root, each with why.
 const ALLOWED: &[(&str, &str)] = &[
     (
-        "crates/cli/src/cmd/compress/mod.rs:run_task",
-        "being reworked by issue 66 (one zstd frame on every core) this session",
-    ),
-    (
         "crates/cli/src/cmd/zip/args/mod.rs:into_task",
-        "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
-    ),
-    (
-        "crates/cli/src/cmd/zip/mod.rs:write_zip",
         "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
     ),
     (

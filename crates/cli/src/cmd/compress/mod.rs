@@ -211,26 +211,8 @@ fn run_task(task: Task) -> Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    // As zstd: a terminal is no input; waiting on one looks like a hang.
-    if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
-        let _ = writeln!(io::stderr(), "perfkit: stdin is a console, aborting");
-        return Ok(ExitCode::FAILURE);
-    }
-    // As zstd: compressed data goes to a terminal only when asked for by
-    // -c or -f (its manual: "even if it is the console"); stdin to stdout
-    // by default, or `-o -`, is refused.
-    let to_stdout = options
-        .output
-        .as_deref()
-        .is_none_or(|o| o == Path::new("-"));
-    if options.mode == Mode::Compress
-        && files.first().is_some_and(|f| f == Path::new("-"))
-        && to_stdout
-        && !options.stdout
-        && !options.force
-        && io::stdout().is_terminal()
-    {
-        let _ = writeln!(io::stderr(), "perfkit: stdout is a console, aborting");
+    if let Some(line) = console_refusal(&options, &files) {
+        let _ = writeln!(io::stderr(), "perfkit: {line}");
         return Ok(ExitCode::FAILURE);
     }
     if let (Mode::Compress, Some(reference), false) =
@@ -241,22 +223,57 @@ fn run_task(task: Task) -> Result<ExitCode> {
     if options.show_cparams && options.mode == Mode::Compress {
         show_cparams(&files, options.params, dict.as_deref());
     }
-    let Some((options, joined)) = join_outputs(options, &files)? else {
+    code(options, &files, dict.as_deref(), reference.as_deref())
+}
+
+/// Zstd's refusals of a terminal (a line to say), as zstd makes them:
+/// stdin as an input when it is a console (waiting on one looks like a
+/// hang), and compressed data to a console stdout unless `-c` or `-f` ask
+/// for it (its manual: "even if it is the console"); stdin to stdout by
+/// default, or `-o -`, is refused.
+fn console_refusal(options: &Options, files: &[PathBuf]) -> Option<&'static str> {
+    if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
+        return Some("stdin is a console, aborting");
+    }
+    let to_stdout = options
+        .output
+        .as_deref()
+        .is_none_or(|o| o == Path::new("-"));
+    let refused = options.mode == Mode::Compress
+        && files.first().is_some_and(|f| f == Path::new("-"))
+        && to_stdout
+        && !options.stdout
+        && !options.force
+        && io::stdout().is_terminal();
+    refused.then_some("stdout is a console, aborting")
+}
+
+/// Codes every input of `files` (found and checked) with the dictionary
+/// and patch reference read: outputs planned first, each input coded and
+/// its line said, a failed one reported and the rest still run; then the
+/// joined `-o` file kept only if all went in, `--rm`, and the totals.
+fn code(
+    options: Options,
+    files: &[PathBuf],
+    dict: Option<&[u8]>,
+    reference: Option<&[u8]>,
+) -> Result<ExitCode> {
+    let Some((options, joined)) = join_outputs(options, files)? else {
         return Ok(ExitCode::FAILURE);
     };
     let mut coder = Coder {
         stdin_is_input: files.iter().any(|f| f == Path::new("-")),
         passed_through: Default::default(),
         options: &options,
-        dict: dict.as_deref(),
-        reference: reference.as_deref(),
+        dict,
+        reference,
         joined: joined.map(RefCell::new),
         plan: None,
         ledger: RefCell::new(Ledger::new(files.len())),
     };
     // Every output is planned before any is written: two inputs bound
     // for one file are known (and warned of, as zstd warns) up front.
-    let plan = outputs::plan(&files, |f| coder.sink_for(f));
+    let plan = outputs::plan(files, |f| coder.sink_for(f));
     if !options.quiet {
         for line in plan.warnings() {
             let _ = writeln!(io::stderr(), "{line}");
