@@ -10,6 +10,7 @@
 //! # Ok::<(), zstdkit::Error>(())
 //! ```
 
+use std::path::Path;
 use std::str::FromStr;
 
 use zstd_safe::CParameter;
@@ -246,6 +247,25 @@ impl LevelParams {
         LevelParams {
             values: crate::ffi::level_params(level, src_size, dict_size),
         }
+    }
+
+    /// zstd's `--show-default-cparams` block for one input at `level`
+    /// after a `dict_size`-byte dictionary: the input's name and size
+    /// (`-` named stdin, its size unknown, as a device's or a missing
+    /// file's), then [`LevelParams::lines`] for that size.
+    pub fn shown_for(input: &Path, level: i32, dict_size: u64) -> Vec<String> {
+        let size = (input != Path::new("-"))
+            .then(|| std::fs::metadata(input).ok().filter(|m| m.is_file()))
+            .flatten()
+            .map(|m| m.len());
+        let head = match size {
+            Some(n) => format!("{} ({n} bytes)", input.display()),
+            None if input == Path::new("-") => "stdin (src size unknown)".to_string(),
+            None => format!("{} (src size unknown)", input.display()),
+        };
+        let mut lines = vec![head];
+        lines.extend(LevelParams::for_level(level, size, dict_size).lines());
+        lines
     }
 
     /// The lines `zstd --show-default-cparams` prints under the input's

@@ -402,6 +402,19 @@ fn sync_filesystems(outputs: &[&Path]) -> io::Result<()> {
     Ok(())
 }
 
+/// Gives `output`, the file made from an input whose metadata is `meta`,
+/// the input's permissions, and its access and modification times when
+/// the input is a regular file, as zstd does (`UTIL_setFileStat`) in both
+/// directions, so `make` and `rsync -t` see the data as old as it is.
+/// Best effort, as zstd's: a file system that refuses either keeps the
+/// output as it was made.
+pub fn copy_stat(output: &std::fs::File, meta: &std::fs::Metadata, regular: bool) {
+    let _ = output.set_permissions(meta.permissions());
+    if regular {
+        let _ = output.set_times(input_times(meta));
+    }
+}
+
 /// An input's access and modification times, for its output.
 pub fn input_times(m: &std::fs::Metadata) -> std::fs::FileTimes {
     let mut t = std::fs::FileTimes::new();
@@ -424,8 +437,30 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Ledger, Sink, plan};
+    use super::{Ledger, Sink, copy_stat, plan};
     use std::path::{Path, PathBuf};
+
+    #[test]
+    fn an_output_takes_its_inputs_mode_and_times_as_zstd_gives_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (input, output) = (dir.path().join("in"), dir.path().join("out"));
+        std::fs::write(&input, b"data").unwrap();
+        std::fs::set_permissions(&input, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1 << 30);
+        let file = std::fs::File::options().write(true).open(&input).unwrap();
+        file.set_times(std::fs::FileTimes::new().set_modified(old))
+            .unwrap();
+        let meta = std::fs::metadata(&input).unwrap();
+        for (regular, mtime_copied) in [(true, true), (false, false)] {
+            let _ = std::fs::remove_file(&output);
+            let out = std::fs::File::create(&output).unwrap();
+            copy_stat(&out, &meta, regular);
+            let got = std::fs::metadata(&output).unwrap();
+            assert_eq!(got.permissions().mode() & 0o777, 0o640);
+            assert_eq!(got.modified().unwrap() == old, mtime_copied);
+        }
+    }
 
     #[test]
     fn an_input_whose_output_a_later_one_replaced_is_kept_and_the_rest_go() {

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, bail};
 use zstdkit::job::JobError;
 use zstdkit::job::inputs::Opened;
 
-use super::outputs::{Ledger, Plan, Sink, input_times, same_file, stdout_sink};
+use super::outputs::{Ledger, Plan, Sink, same_file, stdout_sink};
 use super::{Format, Mode, Options, display, o_pass, os_words, outputs, sentence, with_hint};
 use zstdkit::job::blockwise::{Blockwise, BlockwiseError, Route};
 
@@ -155,14 +155,8 @@ impl Coder<'_> {
                     .with_context(|| format!("opening {}", path.display()))?;
                 let c = self.transform(input, &sink, reader, Some(Box::new(handle)), size, &bar)?;
                 let in_place = out.is_in_place();
-                // As zstd (UTIL_setFileStat): a regular input's mode and
-                // times go to the file made from it, in both directions,
-                // so `make` and `rsync -t` see the data as old as it is.
                 if let (Some(m), false) = (&meta, in_place) {
-                    let _ = out.file_mut().set_permissions(m.permissions());
-                    if regular {
-                        let _ = out.file_mut().set_times(input_times(m));
-                    }
+                    zstdkit::job::outputs::copy_stat(out.file_mut(), m, regular);
                 }
                 // Not synced here: `--rm` syncs every output it relies on
                 // at the end of the run, at once (`Ledger::finish`).

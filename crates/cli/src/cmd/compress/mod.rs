@@ -431,27 +431,14 @@ fn whole_file_words(e: &zstdkit::whole::WholeFileError) -> String {
 
 pub(super) use perfkit_report::os_words;
 
-/// zstd's `--show-default-cparams` lines for each input, on stderr:
-/// the input's name and size, and what the level picks for that size.
+/// zstd's `--show-default-cparams` lines for each input, on stderr
+/// ([`zstdkit::tuning::LevelParams::shown_for`]).
 fn show_cparams(files: &[PathBuf], params: Params, dict: Option<&[u8]>) {
-    use zstdkit::tuning::LevelParams;
     let mut err = io::stderr();
     for f in files {
-        let size = (f != Path::new("-"))
-            .then(|| std::fs::metadata(f).ok().filter(|m| m.is_file()))
-            .flatten()
-            .map(|m| m.len());
-        let head = match size {
-            Some(n) => format!("{} ({n} bytes)", f.display()),
-            None => format!("{} (src size unknown)", display(f)),
-        };
-        let lp = LevelParams::for_level(
-            params.compression_level(),
-            size,
-            dict.map_or(0, |d| d.len() as u64),
-        );
-        let _ = writeln!(err, "{head}");
-        for line in lp.lines() {
+        let dict_size = dict.map_or(0, |d| d.len() as u64);
+        let level = params.compression_level();
+        for line in zstdkit::tuning::LevelParams::shown_for(f, level, dict_size) {
             let _ = writeln!(err, "{line}");
         }
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 pub use zstdkit::job::names::OutputDir;
 use zstdkit::job::names::{self, Naming};
-pub(super) use zstdkit::job::outputs::{Ledger, Sink, input_times, plan, same_file};
+pub(super) use zstdkit::job::outputs::{Ledger, Sink, plan, same_file};
 
 use super::{Format, Mode, Options};
 
