@@ -178,6 +178,31 @@ pub enum JobError {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The hint zstd's file tool gives with a refused window (this error,
+    /// or it inside a frame of several) that a larger memory limit
+    /// admits: `allow it with --memory=NMiB or --long=LOG`, the flags that
+    /// would decode it; `None` for any other error and for a window beyond
+    /// [`MEMORY_LIMIT_RANGE`](crate::context::MEMORY_LIMIT_RANGE).
+    ///
+    /// ```
+    /// let refused = zstdkit::Error::WindowTooLarge { offset: 0, window: Some(3 << 20), limit: 1 << 20 };
+    /// assert_eq!(refused.window_hint().as_deref(), Some("allow it with --memory=3MiB or --long=22"));
+    /// ```
+    pub fn window_hint(&self) -> Option<String> {
+        let window = match self {
+            Error::WindowTooLarge { window, .. } => *window,
+            Error::InFrame { source, .. } => match **source {
+                Error::WindowTooLarge { window, .. } => window,
+                _ => None,
+            },
+            _ => None,
+        }
+        .filter(|w| crate::context::MEMORY_LIMIT_RANGE.contains(w))?;
+        let mib = window.div_ceil(1 << 20);
+        let log = 64 - (window - 1).leading_zeros();
+        Some(format!("allow it with --memory={mib}MiB or --long={log}"))
+    }
+
     /// Classifies a zstd error code returned while decoding, `offset` bytes
     /// into the input.
     pub(crate) fn decoding(code: usize, offset: u64, memory_limit: u64) -> Error {

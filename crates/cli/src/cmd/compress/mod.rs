@@ -537,25 +537,11 @@ fn read_whole(flag: &str, path: &Path, limit: u64, limit_is: &str) -> Result<Vec
 }
 
 /// A refused window gets the flags that would admit it, as zstd's message
-/// has.
+/// has ([`zstdkit::Error::window_hint`]).
 fn with_hint(err: zstdkit::Error) -> anyhow::Error {
-    use zstdkit::Error::{InFrame, WindowTooLarge};
-    let window = match &err {
-        WindowTooLarge { window, .. } => *window,
-        // -T's frames: the same refusal, named by frame.
-        InFrame { source, .. } => match **source {
-            WindowTooLarge { window, .. } => window,
-            _ => None,
-        },
-        _ => None,
-    };
-    match window {
-        Some(w) if zstdkit::context::MEMORY_LIMIT_RANGE.contains(&w) => {
-            let mib = w.div_ceil(1 << 20);
-            let log = 64 - (w - 1).leading_zeros();
-            anyhow::anyhow!("{err}; allow it with --memory={mib}MiB or --long={log}")
-        }
-        _ => err.into(),
+    match err.window_hint() {
+        Some(hint) => anyhow::anyhow!("{err}; {hint}"),
+        None => err.into(),
     }
 }
 
