@@ -8,6 +8,7 @@
 
 use std::fs;
 use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,6 +23,7 @@ use zipstream::{
 mod announce;
 mod args;
 mod comments;
+mod contents;
 mod existing;
 mod extracting;
 mod finished;
@@ -35,16 +37,16 @@ mod unzip;
 
 use announce::Announcer;
 use comments::{comment_from_stdin, comment_prompt, entry_comments_from_stdin};
-use finished::{archive_totals, set_latest_time, test_existing, test_with_command, test_written};
+use contents::{added_names, archive_alone, choose};
+use finished::{archive_totals, set_latest_time, test_with_command, test_written};
+use items::Item;
 use originals::remove_originals;
 use sink::{stream_archive, write_archive};
-use zipstream::update::{self, Change, Mode};
+use zipstream::update::Mode;
 
 use args::usage_error;
 pub use args::{UnzipArgs, ZipArgs, info_zip_level_flags};
-use existing::{
-    Step, Update, changed_only, delete, entries, note_unadjusted, open_for_update, show_files,
-};
+use existing::{Step, Update, entries, note_unadjusted, open_for_update};
 use object::zip_to_object;
 pub use password::Password;
 pub use unzip::run_unzip;
@@ -173,7 +175,59 @@ pub fn run_zip(task: Task) -> Result<ExitCode> {
     res
 }
 
-/// `perfkit zip`'s work.
+/// Where `zip` writes: the archive named (`.zip` added to a local one's
+/// name), the file written and their names as shown.
+struct Place {
+    /// The archive named: a local file, `-` for stdout, or an object URL.
+    archive: PathBuf,
+    /// The archive's name as shown.
+    shown: String,
+    /// The file written: `--out`'s, else the archive itself.
+    target: PathBuf,
+    /// The written file's name as shown.
+    shown_target: String,
+    /// The upload's address when the archive is an object URL.
+    object_url: Option<ObjectUrl>,
+    /// Whether the archive is a local file (not stdout, not an upload).
+    local: bool,
+    /// `-sd`: Info-ZIP's debug lines are shown.
+    debug: bool,
+}
+
+impl Place {
+    /// Shows one of Info-ZIP's `-sd` lines when asked for.
+    fn step(&self, what: &str) {
+        log::step(self.debug, &self.archive, what);
+    }
+
+    /// Shows the `-sd` lines of Info-ZIP's scan, `n` files new to the
+    /// archive.
+    fn scanned(&self, n: usize) {
+        for what in [
+            "Applying filters",
+            "Checking dups",
+            "Scanning files to update",
+        ] {
+            self.step(what);
+        }
+        self.step(&format!("fcount = {n}"));
+    }
+
+    /// Shows the `-sd` lines of Info-ZIP's start of writing over the old
+    /// archive.
+    fn going_through(&self) {
+        for what in [
+            "Open zip file and create temp file",
+            "Creating new zip file",
+            "Going through old zip file",
+        ] {
+            self.step(what);
+        }
+    }
+}
+
+/// `perfkit zip`'s work: where the archive goes, what it will hold,
+/// writing it, then Info-ZIP's closing lines.
 fn write_zip(mut opts: Options) -> Result<ExitCode> {
     let Some(archive) = opts.archive.clone() else {
         // Info-ZIP's `zip -v` alone shows its version, `zip` alone its
@@ -186,58 +240,11 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     cap_jobs(&mut opts);
-    // Anything starting with `s3:` is meant as an object URL (a local file of
-    // that name is `./s3:…`), so a mistyped URL is an error, not a file.
-    let object_url = match archive.to_str() {
-        Some(s) if s.starts_with("s3:") => Some(ObjectUrl::parse(s)?),
-        _ => None,
+    let place = match locate(archive, &opts)? {
+        ControlFlow::Continue(place) => place,
+        ControlFlow::Break(code) => return Ok(code),
     };
-    let local = object_url.is_none() && archive.as_os_str() != "-";
-    if !local && (opts.mode != Mode::Add || opts.test || opts.adjust) {
-        return Ok(usage_error(
-            "-u, -f, -d, -T and -A need a local archive file (an upload or stdout cannot be read back)",
-        ));
-    }
-    let archive = if local {
-        with_zip_extension(archive)
-    } else {
-        archive
-    };
-    let shown = perfkit::printable::name(&archive.display().to_string()).into_owned();
-    // --out: the archive named is only read; this one is written.
-    let target = match &opts.out {
-        Some(_) if !local => {
-            return Ok(usage_error(
-                "--out and -U read an archive file, not stdout or an upload",
-            ));
-        }
-        Some(out) => with_zip_extension(out.clone()),
-        None => archive.clone(),
-    };
-    let shown_target = perfkit::printable::name(&target.display().to_string()).into_owned();
-    let sd = |what: &str| log::step(opts.show_debug, &archive, what);
-    sd(&format!("Zipfile name '{shown}'"));
-    sd("Command line read");
-    sd("Reading archive");
-    // Before any input is read or output created: a non-ZIP file in the
-    // archive's place is refused untouched.
-    let mut update = if local {
-        open_for_update(&archive)?
-    } else {
-        None
-    };
-    if update.is_none() && opts.out.is_some() {
-        bail!("{shown}: no such archive (--out and -U read an existing one)");
-    }
-    if update.is_none() && opts.grow && local {
-        println_info_zip(
-            &archive,
-            &format!("\tzip warning: {shown} not found or empty"),
-        );
-    }
-    if update.is_none() && (matches!(opts.mode, Mode::Freshen | Mode::Delete) || opts.adjust) {
-        bail!("{shown}: no such archive (-f, -d and -A change an existing one)");
-    }
+    let mut update = open_existing(&place, &opts)?;
     let no_paths = opts.paths.is_empty() && !opts.names_stdin;
     // --out with nothing named (`zip a.zip --out b.zip`, `-f` or `-u`
     // too): every entry copied into OUT, as Info-ZIP's `-U` would.
@@ -249,263 +256,14 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     {
         opts.copy = true;
     }
-    if let (Some(u), true) = (&update, opts.adjust) {
-        // Info-ZIP's lines for -A, on stdout; `-q` silences them.
-        let shift = u.archive.offsets_shift();
-        let off = shift > 0 && !u.archive.entries().is_empty();
-        if !opts.quiet {
-            if off {
-                println!("Zip entry offsets appear off by {shift} bytes - correcting...");
-            } else {
-                println!("Zip entry offsets do not need adjusting");
-            }
-        }
-        // Alone with nothing to adjust: the archive is left as it is.
-        if !off && no_paths && opts.mode != Mode::Freshen && opts.mode != Mode::Update {
-            return Ok(ExitCode::SUCCESS);
-        }
+    if let ControlFlow::Break(code) = archive_alone(&place, &mut opts, update.as_ref(), no_paths)? {
+        return Ok(code);
     }
-    if opts.show_files && no_paths {
-        // Info-ZIP's `zip -sf ARCHIVE`: what the archive holds.
-        let Some(u) = &update else {
-            bail!("{shown}: no such archive (-sf alone lists an existing one)");
-        };
-        let mut out = io::stdout().lock();
-        writeln!(out, "Archive contains:")?;
-        for e in u.archive.entries() {
-            writeln!(out, "  {}", perfkit::printable::name(&e.name))?;
-        }
-        let bytes: u64 = u.archive.entries().iter().map(|e| e.size).sum();
-        writeln!(
-            out,
-            "Total {} entries ({bytes} bytes)",
-            u.archive.entries().len()
-        )?;
-        out.flush()?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if let (Some(u), true) = (&update, no_paths && !opts.copy) {
-        // Info-ZIP's habits with an archive alone: `-T` tests it as it
-        // is; `-f` and `-u` look at the file of every entry's name.
-        if opts.test && opts.mode == Mode::Add && !opts.adjust && opts.out.is_none() {
-            for what in [
-                "Applying filters",
-                "Checking dups",
-                "Scanning files to update",
-            ] {
-                sd(what);
-            }
-            sd("fcount = 0");
-            return test_existing(&archive, &shown, &opts);
-        }
-        if matches!(opts.mode, Mode::Freshen | Mode::Update) {
-            opts.paths = u
-                .archive
-                .entries()
-                .iter()
-                .filter(|e| e.kind() != zipstream::EntryKind::Directory)
-                .map(|e| PathBuf::from(&e.name))
-                .filter(|p| fs::symlink_metadata(p).is_ok())
-                .collect();
-            if opts.paths.is_empty() {
-                bail!(
-                    "nothing to do: no file of {shown}'s entries is here to freshen; left as it was"
-                );
-            }
-        }
-    }
-    if no_paths
-        && opts.mode == Mode::Add
-        && !opts.adjust
-        && !opts.archive_comment
-        && !opts.copy
-        && opts.out.is_none()
-    {
-        // `zip -o a.zip`: the archive takes the time of its newest entry.
-        if opts.latest_time && update.is_some() {
-            set_latest_time(&archive, &shown)?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        // An archive and nothing to put in it: Info-ZIP's line.
-        println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
-        return Ok(ExitCode::FAILURE);
-    }
-    let (steps, labels, items);
-    let scanned = |n: usize| {
-        for what in [
-            "Applying filters",
-            "Checking dups",
-            "Scanning files to update",
-        ] {
-            sd(what);
-        }
-        sd(&format!("fcount = {n}"));
+    let contents = match choose(&place, &opts, update.as_ref(), no_paths)? {
+        ControlFlow::Continue(contents) => contents,
+        ControlFlow::Break(code) => return Ok(code),
     };
-    if opts.copy {
-        // -U: the entries named, copied as they are into --out (their
-        // lines come as Info-ZIP goes through the old archive).
-        sd("Scanning archive entries");
-        let u = update.as_ref().expect("checked above");
-        if opts.fix {
-            // -F: every entry (it takes no paths), as Info-ZIP's.
-            if !opts.quiet {
-                println!("Fix archive (-F) - assume mostly intact archive");
-                let shift = u.archive.offsets_shift();
-                if shift > 0 && !u.archive.entries().is_empty() {
-                    println!("Zip entry offsets appear off by {shift} bytes - correcting...");
-                } else {
-                    println!("Zip entry offsets do not need adjusting");
-                }
-            }
-        }
-        let chosen = existing::copied(u, &opts)?;
-        scanned(0);
-        let Some(kept) = chosen else {
-            println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
-            return Ok(ExitCode::FAILURE);
-        };
-        for what in [
-            "Open zip file and create temp file",
-            "Creating new zip file",
-            "Going through old zip file",
-        ] {
-            sd(what);
-        }
-        existing::print_copying(u, &kept, &opts)?;
-        items = Vec::new();
-        labels = vec![None; kept.len()];
-        steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
-    } else if (opts.adjust || opts.archive_comment) && no_paths && opts.mode == Mode::Add {
-        if update.is_none() {
-            bail!("{shown}: no such archive (-z alone changes an existing one's comment)");
-        }
-        // -A or -z alone: every entry kept, written again (after the stub
-        // with offsets that count it; with the new comment).
-        let n = entries(update.as_ref()).len();
-        items = Vec::new();
-        labels = vec![None; n];
-        steps = (0..n).map(Step::Kept).collect::<Vec<_>>();
-    } else if opts.mode == Mode::Delete {
-        sd("Scanning files");
-        scanned(0);
-        // Info-ZIP prints what it deletes as it goes through the old
-        // archive, so after these.
-        for what in [
-            "Open zip file and create temp file",
-            "Creating new zip file",
-            "Going through old zip file",
-        ] {
-            sd(what);
-        }
-        let Some(kept) = delete(update.as_ref().expect("checked above"), &opts)? else {
-            return Ok(ExitCode::SUCCESS);
-        };
-        items = Vec::new();
-        labels = vec![None; kept.len()];
-        steps = kept.into_iter().map(Step::Kept).collect::<Vec<_>>();
-    } else {
-        sd("Scanning files");
-        let mut found = match collect_except(&opts, local.then_some(archive.as_path())) {
-            Ok(found) => found,
-            // Its lines are printed; perfkit's exit code.
-            Err(e) if e.is::<items::MustMatch>() => return Ok(ExitCode::FAILURE),
-            Err(e) => return Err(e),
-        };
-        if opts.no_dir_entries {
-            found.items.retain(|i| !i.meta.is_dir());
-        }
-        // -t and -tt: only what was modified from (before) that day on.
-        if let Some(from) = opts.modified_from {
-            found.items.retain(|i| items::mtime(&i.meta) >= from);
-        }
-        if let Some(before) = opts.modified_before {
-            found.items.retain(|i| items::mtime(&i.meta) < before);
-        }
-        if opts.dos_names {
-            for i in &mut found.items {
-                i.name = items::dos_name(&i.name);
-            }
-        }
-        // Info-ZIP counts the files that are new to the archive.
-        let old: std::collections::HashSet<&str> = entries(update.as_ref())
-            .iter()
-            .map(|e| e.name.trim_end_matches('/'))
-            .collect();
-        scanned(
-            found
-                .items
-                .iter()
-                .filter(|i| !old.contains(i.name.as_str()))
-                .count(),
-        );
-        if found.items.is_empty() && opts.mode == Mode::Add && found.unmatched == 0 {
-            // Everything left out (-x, -i, -t, -D): Info-ZIP's line.
-            println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
-            return Ok(ExitCode::FAILURE);
-        }
-        // Every name warned of and nothing else to store: Info-ZIP's
-        // "Nothing to do!" (its exit 12), the archive left as it was.
-        if found.items.is_empty() && found.unmatched > 0 && opts.mode != Mode::Add {
-            // Info-ZIP's -u and -f stop after the warnings, saying no more.
-            return Ok(ExitCode::FAILURE);
-        }
-        if found.items.is_empty() && found.unmatched > 0 {
-            // Info-ZIP's lines after its warnings, on stdout (stderr
-            // when the archive goes there), `-q` or not; perfkit's exit
-            // code (docs/exit-codes.md).
-            println_info_zip(&archive, &format!("\nzip error: Nothing to do! ({shown})"));
-            return Ok(ExitCode::FAILURE);
-        }
-        let entries = entries(update.as_ref());
-        let found_items = match update::dedupe(found.items) {
-            Ok(items) => items,
-            Err(e) => return Ok(usage_error(&e.to_string())),
-        };
-        // -FS: the entries with no file among those found go.
-        let gone: Vec<usize> = if opts.filesync {
-            let names: std::collections::HashSet<&str> =
-                found_items.iter().map(|i| i.name.as_str()).collect();
-            (0..entries.len())
-                .filter(|&i| !names.contains(entries[i].name.trim_end_matches('/')))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        if opts.show_files {
-            return show_files(&found_items, entries, opts.mode);
-        }
-        items = if opts.filesync {
-            changed_only(found_items, entries)
-        } else {
-            update::newer_only(found_items, entries, opts.mode)
-        };
-        if !opts.quiet {
-            let gone: Vec<&zipstream::Entry> = gone.iter().map(|&i| &entries[i]).collect();
-            for line in announce::deleting_lines(opts.display, &gone, true) {
-                println!("{line}");
-            }
-        }
-        if items.is_empty() && gone.is_empty() && opts.filesync {
-            // Info-ZIP's -FS with everything in step: the archive stays.
-            if !opts.quiet {
-                println!("Archive is current");
-            }
-            return Ok(ExitCode::SUCCESS);
-        }
-        if items.is_empty() && gone.is_empty() && opts.mode != Mode::Add {
-            bail!(
-                "nothing to do: {shown} is up to date (no newer files for -u/-f); left as it was"
-            );
-        }
-        steps = update::plan(entries, &items)
-            .into_iter()
-            .filter(|s| !matches!(s, Step::Kept(i) if gone.contains(i)))
-            .collect::<Vec<_>>();
-        labels = update::changes(&steps, entries, opts.mode)
-            .into_iter()
-            .map(|c| c.map(Change::verb))
-            .collect();
-    }
+    let (steps, labels) = contents.steps(entries(update.as_ref()), opts.mode);
     let pw = opts.password.get(opts.encrypt.is_some(), true)?;
     // An empty password (an empty --password-file or first line, an empty
     // --password-env variable, Enter at the prompt) encrypts with a key
@@ -515,7 +273,8 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
             "--encrypt needs a non-empty password (the one given by --password-file, --password-env or the prompt is empty)",
         ));
     }
-    let total: u64 = items
+    let total: u64 = contents
+        .items()
         .iter()
         .filter(|i| i.meta.is_file())
         .map(|i| i.meta.len())
@@ -525,21 +284,7 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     // them before).
     let mut entry_prompts = None;
     if opts.ask_entry_comments {
-        let names: Vec<(String, String)> = steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Item(i) => {
-                    let shown = if i.meta.is_dir() {
-                        format!("{}/", i.name)
-                    } else {
-                        i.name.clone()
-                    };
-                    Some((i.name.clone(), shown))
-                }
-                Step::Kept(_) => None,
-            })
-            .collect();
-        let (comments, prompts) = entry_comments_from_stdin(&names)?;
+        let (comments, prompts) = entry_comments_from_stdin(&added_names(&steps))?;
         opts.entry_comments = comments;
         entry_prompts = prompts;
     }
@@ -549,23 +294,23 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     bar.set_message("zip");
     let screen = announce::Screen {
         bar: bar.clone(),
-        to_stderr: archive.as_os_str() == "-",
+        to_stderr: place.archive.as_os_str() == "-",
     };
     let mut announcer = Announcer::new(labels, opts.quiet, screen)
         .verbose(opts.verbose)
         .display(opts.display, total)
         .debug(opts.show_debug);
     if opts.mode != Mode::Delete && !opts.copy {
-        sd("Open zip file and create temp file");
-        sd("Creating new zip file");
+        place.step("Open zip file and create temp file");
+        place.step("Creating new zip file");
         if update.is_some() {
-            sd("Going through old zip file");
+            place.step("Going through old zip file");
         }
     }
-    let popts = ParallelOptions::new(opts.jobs);
-    if let Some(url) = object_url {
-        zip_to_object(&url, &steps, &opts, &pw, &bar, &mut announcer)?;
-    } else if archive.as_os_str() == "-" {
+    if let Some(url) = &place.object_url {
+        zip_to_object(url, &steps, &opts, &pw, &bar, &mut announcer)?;
+    } else if place.archive.as_os_str() == "-" {
+        let popts = ParallelOptions::new(opts.jobs);
         stream_archive(
             io::stdout().lock(),
             &steps,
@@ -575,103 +320,16 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
             popts,
             &mut announcer,
         )?;
-    } else {
-        let mut out = landing::Output::create(&target, true)?;
-        if out.is_in_place() {
-            if opts.test || opts.move_files {
-                return Ok(usage_error(
-                    "-T and -m need an archive file (a device or FIFO cannot be read back)",
-                ));
-            }
-            // A device or FIFO (`/dev/null`, a named pipe): streamed like
-            // stdout.
-            stream_archive(
-                out.file_mut(),
-                &steps,
-                &opts,
-                &pw,
-                &bar,
-                popts,
-                &mut announcer,
-            )?;
-        } else {
-            let file = BufWriter::with_capacity(128 << 10, out.file_mut());
-            // An update keeps whatever is before the old archive's first
-            // entry (a self-extractor's stub) and its comment.
-            let mut writer = match update.as_mut() {
-                Some(u) => {
-                    // -A has said so already, in Info-ZIP's words.
-                    if !opts.adjust {
-                        note_unadjusted(&u.archive, &shown);
-                    }
-                    ZipWriter::rewriting(file, &mut u.archive).with_context(|| {
-                        format!("{shown}: copying what is before its first entry")
-                    })?
-                }
-                None => ZipWriter::new_seekable(file)?,
-            };
-            // -z: Info-ZIP asks once the entries are written; a comment
-            // typed on a terminal is asked for first (the writer needs
-            // it before it finishes), one piped in is read first and its
-            // lines printed where Info-ZIP prints them.
-            let mut comment_lines = None;
-            if opts.archive_comment {
-                let old = update.as_ref().map(|u| u.archive.raw_comment().to_vec());
-                let lines = comment_prompt(old.as_deref(), opts.quiet);
-                let interactive = io::stdin().is_terminal();
-                if interactive {
-                    print!("{lines}");
-                    io::stdout().flush()?;
-                } else {
-                    comment_lines = Some(lines);
-                }
-                writer.set_comment(&comment_from_stdin()?)?;
-            }
-            write_archive(
-                writer,
-                &steps,
-                update.as_mut(),
-                &opts,
-                &pw,
-                &bar,
-                popts,
-                &mut announcer,
-            )?
-            .flush()?;
-            let _ = announcer.finish();
-            if let Some(lines) = comment_lines {
-                print!("{lines}");
-            }
-            sd("Get comment if any");
-            let _ = announcer.end_dots();
-            sd("Writing central directory");
-            sd("Writing end of central directory");
-            if opts.test {
-                // Before the rename: a failed test leaves the old archive
-                // (or none) and every original in place.
-                match &opts.unzip_command {
-                    Some(cmd) => {
-                        if !test_with_command(cmd, out.file_mut(), &shown)? {
-                            return Ok(ExitCode::FAILURE);
-                        }
-                    }
-                    // Named as the archive given, with --out too, as
-                    // Info-ZIP names it.
-                    None => test_written(out.file_mut(), &pw)
-                        .with_context(|| format!("test of {shown} FAILED; nothing was changed"))?,
-                }
-                if !opts.quiet {
-                    println!("test of {shown} OK");
-                }
-            }
-        }
-        sd("Replacing old zip file");
-        if opts.move_files {
-            out.commit_durably()?;
-        } else {
-            out.commit()?;
-        }
-        sd("Setting file type");
+    } else if let ControlFlow::Break(code) = write_file(
+        &place,
+        update.as_mut(),
+        &steps,
+        &opts,
+        &pw,
+        &bar,
+        &mut announcer,
+    )? {
+        return Ok(code);
     }
     let _ = announcer.finish();
     let _ = announcer.end_dots();
@@ -679,12 +337,193 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     if let Some(p) = entry_prompts {
         print!("{p}");
     }
-    if opts.latest_time && local {
-        set_latest_time(&target, &shown_target)?;
+    close(&place, &opts, &mut announcer, contents.items())
+}
+
+/// Resolves where the archive goes; a usage error for what cannot be read
+/// back or written there.
+fn locate(archive: PathBuf, opts: &Options) -> Result<ControlFlow<ExitCode, Place>> {
+    // Anything starting with `s3:` is meant as an object URL (a local file of
+    // that name is `./s3:…`), so a mistyped URL is an error, not a file.
+    let object_url = match archive.to_str() {
+        Some(s) if s.starts_with("s3:") => Some(ObjectUrl::parse(s)?),
+        _ => None,
+    };
+    let local = object_url.is_none() && archive.as_os_str() != "-";
+    if !local && (opts.mode != Mode::Add || opts.test || opts.adjust) {
+        return Ok(ControlFlow::Break(usage_error(
+            "-u, -f, -d, -T and -A need a local archive file (an upload or stdout cannot be read back)",
+        )));
+    }
+    let archive = if local {
+        with_zip_extension(archive)
+    } else {
+        archive
+    };
+    let shown = perfkit::printable::name(&archive.display().to_string()).into_owned();
+    // --out: the archive named is only read; this one is written.
+    let target = match &opts.out {
+        Some(_) if !local => {
+            return Ok(ControlFlow::Break(usage_error(
+                "--out and -U read an archive file, not stdout or an upload",
+            )));
+        }
+        Some(out) => with_zip_extension(out.clone()),
+        None => archive.clone(),
+    };
+    let shown_target = perfkit::printable::name(&target.display().to_string()).into_owned();
+    Ok(ControlFlow::Continue(Place {
+        archive,
+        shown,
+        target,
+        shown_target,
+        object_url,
+        local,
+        debug: opts.show_debug,
+    }))
+}
+
+/// Opens the archive being updated, none when there is none yet (an error
+/// for the flags that change an existing one).
+fn open_existing(place: &Place, opts: &Options) -> Result<Option<Update>> {
+    let shown = &place.shown;
+    place.step(&format!("Zipfile name '{shown}'"));
+    place.step("Command line read");
+    place.step("Reading archive");
+    // Before any input is read or output created: a non-ZIP file in the
+    // archive's place is refused untouched.
+    let update = if place.local {
+        open_for_update(&place.archive)?
+    } else {
+        None
+    };
+    if update.is_none() && opts.out.is_some() {
+        bail!("{shown}: no such archive (--out and -U read an existing one)");
+    }
+    if update.is_none() && opts.grow && place.local {
+        println_info_zip(
+            &place.archive,
+            &format!("\tzip warning: {shown} not found or empty"),
+        );
+    }
+    if update.is_none() && (matches!(opts.mode, Mode::Freshen | Mode::Delete) || opts.adjust) {
+        bail!("{shown}: no such archive (-f, -d and -A change an existing one)");
+    }
+    Ok(update)
+}
+
+/// Writes the archive to its local file: a temporary renamed over it
+/// (`-T` testing it first), or a device or FIFO written in place.
+fn write_file(
+    place: &Place,
+    mut update: Option<&mut Update>,
+    steps: &[Step<'_>],
+    opts: &Options,
+    pw: &Option<Vec<u8>>,
+    bar: &indicatif::ProgressBar,
+    announcer: &mut Announcer,
+) -> Result<ControlFlow<ExitCode>> {
+    let shown = &place.shown;
+    let popts = ParallelOptions::new(opts.jobs);
+    let mut out = landing::Output::create(&place.target, true)?;
+    if out.is_in_place() {
+        if opts.test || opts.move_files {
+            return Ok(ControlFlow::Break(usage_error(
+                "-T and -m need an archive file (a device or FIFO cannot be read back)",
+            )));
+        }
+        // A device or FIFO (`/dev/null`, a named pipe): streamed like
+        // stdout.
+        stream_archive(out.file_mut(), steps, opts, pw, bar, popts, announcer)?;
+    } else {
+        let file = BufWriter::with_capacity(128 << 10, out.file_mut());
+        // An update keeps whatever is before the old archive's first
+        // entry (a self-extractor's stub) and its comment.
+        let mut writer = match update.as_deref_mut() {
+            Some(u) => {
+                // -A has said so already, in Info-ZIP's words.
+                if !opts.adjust {
+                    note_unadjusted(&u.archive, shown);
+                }
+                ZipWriter::rewriting(file, &mut u.archive)
+                    .with_context(|| format!("{shown}: copying what is before its first entry"))?
+            }
+            None => ZipWriter::new_seekable(file)?,
+        };
+        // -z: Info-ZIP asks once the entries are written; a comment
+        // typed on a terminal is asked for first (the writer needs
+        // it before it finishes), one piped in is read first and its
+        // lines printed where Info-ZIP prints them.
+        let mut comment_lines = None;
+        if opts.archive_comment {
+            let old = update.as_deref().map(|u| u.archive.raw_comment().to_vec());
+            let lines = comment_prompt(old.as_deref(), opts.quiet);
+            let interactive = io::stdin().is_terminal();
+            if interactive {
+                print!("{lines}");
+                io::stdout().flush()?;
+            } else {
+                comment_lines = Some(lines);
+            }
+            writer.set_comment(&comment_from_stdin()?)?;
+        }
+        write_archive(writer, steps, update, opts, pw, bar, popts, announcer)?.flush()?;
+        let _ = announcer.finish();
+        if let Some(lines) = comment_lines {
+            print!("{lines}");
+        }
+        place.step("Get comment if any");
+        let _ = announcer.end_dots();
+        place.step("Writing central directory");
+        place.step("Writing end of central directory");
+        if opts.test {
+            // Before the rename: a failed test leaves the old archive
+            // (or none) and every original in place.
+            match &opts.unzip_command {
+                Some(cmd) => {
+                    if !test_with_command(cmd, out.file_mut(), shown)? {
+                        return Ok(ControlFlow::Break(ExitCode::FAILURE));
+                    }
+                }
+                // Named as the archive given, with --out too, as
+                // Info-ZIP names it.
+                None => test_written(out.file_mut(), pw)
+                    .with_context(|| format!("test of {shown} FAILED; nothing was changed"))?,
+            }
+            if !opts.quiet {
+                println!("test of {shown} OK");
+            }
+        }
+    }
+    place.step("Replacing old zip file");
+    if opts.move_files {
+        out.commit_durably()?;
+    } else {
+        out.commit()?;
+    }
+    place.step("Setting file type");
+    Ok(ControlFlow::Continue(()))
+}
+
+/// Once the archive is written: `-o`'s time, the totals (`-v`, `-lf`),
+/// the note on what Info-ZIP cannot read, and `-m`'s removal of the
+/// originals.
+fn close(
+    place: &Place,
+    opts: &Options,
+    announcer: &mut Announcer,
+    items: &[Item],
+) -> Result<ExitCode> {
+    if opts.latest_time && place.local {
+        set_latest_time(&place.target, &place.shown_target)?;
     }
     // Info-ZIP's totals are of the whole archive, kept entries too.
     let whole = || {
-        if local { archive_totals(&target) } else { None }
+        if place.local {
+            archive_totals(&place.target)
+        } else {
+            None
+        }
     };
     if opts.verbose && !opts.quiet {
         let _ = announcer.print_totals(whole());
@@ -697,9 +536,9 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     }
     let (entries_done, bytes_done) = announcer.done();
     log::done(entries_done, bytes_done);
-    note_unreadable(&announcer, &archive, &shown);
+    note_unreadable(announcer, &place.archive, &place.shown);
     if opts.move_files {
-        remove_originals(&items)?;
+        remove_originals(items)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -746,21 +585,6 @@ fn with_zip_extension(archive: PathBuf) -> PathBuf {
     } else {
         archive
     }
-}
-
-/// The items to add, less the archive itself when it is a local file
-/// (`zip -r . ` from its directory never stores it).
-fn collect_except(opts: &Options, archive: Option<&Path>) -> Result<items::Found> {
-    let mut found = items::collect(opts)?;
-    if let Some(archive) = archive {
-        use std::os::unix::fs::MetadataExt;
-        if let Ok(m) = fs::metadata(archive) {
-            found
-                .items
-                .retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
-        }
-    }
-    Ok(found)
 }
 
 /// Prints one of Info-ZIP's lines where it prints them: stdout, or
