@@ -61,6 +61,7 @@ pub mod listing;
 pub mod names;
 pub mod outputs;
 pub mod range;
+pub mod settings;
 pub mod summary;
 
 /// The first bytes of every gzip member: an input that starts with them

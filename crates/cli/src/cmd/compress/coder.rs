@@ -12,6 +12,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use zstdkit::job::JobError;
 use zstdkit::job::inputs::Opened;
+use zstdkit::job::settings::{Direction, Settings};
 
 use super::outputs::{Ledger, Plan, Sink, same_file, stdout_sink};
 use super::{Format, Mode, Options, display, o_pass, os_words, outputs, sentence, with_hint};
@@ -262,7 +263,7 @@ impl Coder<'_> {
         let done = self
             // zstd's rule: --[no-]pass-through as given, else on with -f
             // when the output is stdout (`zstdcat -f`, `zstd -df < f`).
-            .job(self.reference, o_pass(self.options, sink))
+            .job(o_pass(self.options, sink))
             .run(input, size, out, &mut |at| bar.set_position(at))
             .map_err(|e| self.job_error(e, sink))?;
         self.passed_through.set(done.passed_through);
@@ -321,40 +322,32 @@ impl Coder<'_> {
         }
     }
 
-    /// What the flags ask of each input, in zstdkit's terms; `reference`
-    /// is `--patch-from`'s file, read; `pass_through`: a non-zstd input is
-    /// copied when decoding.
-    fn job<'a>(&'a self, reference: Option<&'a [u8]>, pass_through: bool) -> zstdkit::job::Job<'a> {
-        use zstdkit::job::{Compress, Decompress, Job};
+    /// What the flags ask of each input, in zstdkit's terms
+    /// ([`Settings::job`]); `pass_through`: a non-zstd input is copied when
+    /// decoding.
+    fn job(&self, pass_through: bool) -> zstdkit::job::Job<'_> {
         let o = self.options;
-        let params = o.params;
-        match (o.mode, reference) {
-            (Mode::Compress, Some(reference)) => {
-                Job::Compress(Compress::Patch { params, reference })
-            }
-            (Mode::Compress, None) => Job::Compress(match (o.seekable, o.format) {
-                (Some(frames), _) => Compress::Seekable {
-                    params,
-                    frames,
-                    threads: o.threads,
-                },
-                (None, Format::Gzip(level)) => Compress::Gzip { level },
-                (None, Format::Zstd) => Compress::Zstd {
-                    params,
-                    dictionary: self.dict,
-                },
-            }),
-            (Mode::Decompress | Mode::Test, Some(reference)) => {
-                Job::Decompress(Decompress::Patch { reference })
-            }
-            (Mode::Decompress | Mode::Test, None) => Job::Decompress(Decompress::Frames {
-                window: o.window,
-                dictionary: self.dict,
-                threads: o.threads,
-                verify_checksums: o.verify_checksums,
-                pass_through,
-            }),
+        let gzip = match o.format {
+            Format::Gzip(level) => Some(level),
+            Format::Zstd => None,
+        };
+        let direction = match o.mode {
+            Mode::Compress => Direction::Compress {
+                gzip,
+                seekable: o.seekable,
+            },
+            Mode::Decompress | Mode::Test => Direction::Decompress,
+        };
+        Settings {
+            direction,
+            params: o.params,
+            threads: o.threads,
+            window: o.window,
+            verify_checksums: o.verify_checksums,
+            dictionary: self.dict,
+            reference: self.reference,
         }
+        .job(pass_through)
     }
 
     /// A job's error in this tool's words: the side that failed (the
