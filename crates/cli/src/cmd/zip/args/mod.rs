@@ -391,6 +391,23 @@ enum EncryptArg {
     Aes128,
 }
 
+impl MethodArg {
+    /// The method this names; bzip2 is a usage error (not written).
+    fn method(self) -> Result<Method, ExitCode> {
+        Ok(match self {
+            MethodArg::Store => Method::Stored,
+            MethodArg::Deflate => Method::Deflate,
+            MethodArg::Zstd => Method::Zstd,
+            MethodArg::Bzip2 => {
+                return Err(usage_error(
+                    "-Z bzip2 is not written: perfkit writes store, deflate and zstd (zstd \
+                     compresses better and faster than bzip2; see Differences in docs/zip.md)",
+                ));
+            }
+        })
+    }
+}
+
 impl EncryptArg {
     /// The strength zipstream writes.
     fn strength(self) -> AesStrength {
@@ -416,83 +433,11 @@ impl PasswordArgs {
 impl ZipArgs {
     /// The task these flags ask for, or the exit code of a usage error
     /// parsing cannot see, already printed as clap prints its own.
-    pub fn into_task(self) -> Result<Task, ExitCode> {
-        // `zip bench` moved to `perfkit bench --only zip`; a file or
-        // archive really named `bench` is still an archive.
-        if self.archive.as_deref() == Some(std::path::Path::new("bench"))
-            && !std::path::Path::new("bench").exists()
-            && !std::path::Path::new("bench.zip").exists()
-        {
-            eprintln!(
-                "perfkit zip: `zip bench` is now `perfkit bench --only zip` (to write bench.zip, name it bench.zip)"
-            );
-            return Err(ExitCode::from(2));
-        }
-        if self.vms_versions {
-            return Err(usage_error(
-                "-w (VMS file versions) is not supported on Unix, as in Info-ZIP's zip",
-            ));
-        }
-        if self.fix > 1 {
-            return Err(usage_error(
-                "-FF (salvage an archive) is not done; `perfkit unzip - < DAMAGED.zip` extracts \
-                 what its local headers still hold (see Differences in docs/zip.md)",
-            ));
-        }
-        if self.fix == 1 && self.out.is_none() {
-            return Err(usage_error(
-                "-F (fix an archive) needs --out OUT: the archive named is only read",
-            ));
-        }
-        if self.fix == 1 && (!self.paths.is_empty() || self.names_stdin) {
-            return Err(usage_error(
-                "-F (fix an archive) copies every entry: it takes no paths, as Info-ZIP's",
-            ));
-        }
-        let method = match self.method {
-            MethodArg::Store => Method::Stored,
-            MethodArg::Deflate => Method::Deflate,
-            MethodArg::Zstd => Method::Zstd,
-            MethodArg::Bzip2 => {
-                return Err(usage_error(
-                    "-Z bzip2 is not written: perfkit writes store, deflate and zstd (zstd \
-                     compresses better and faster than bzip2; see Differences in docs/zip.md)",
-                ));
-            }
-        };
-        // `-e` and `-P` are Info-ZIP's spellings of "encrypt": here with
-        // AES-256, the only choice that is not broken.
-        let mut encrypt = self.encrypt.map(EncryptArg::strength);
-        let password = match self.password {
-            Some(p) => {
-                eprintln!(
-                    "perfkit zip: warning: -P puts the password on the command line, where other users can see it (ps); -e prompts for it"
-                );
-                Password::Given(p.into_bytes())
-            }
-            None => self.password_from.source(),
-        };
-        if self.encrypt_prompt || matches!(password, Password::Given(_)) {
-            encrypt.get_or_insert(AesStrength::Aes256);
-        }
-        // A password is only ever used to encrypt; taking one without
-        // --encrypt would write in plain text what the user meant to protect.
-        if encrypt.is_none() && password != Password::Prompt {
-            return Err(usage_error(
-                "a password (--password-file/--password-env) needs --encrypt aes256|aes192|aes128; without it the archive would be written unencrypted",
-            ));
-        }
-        let mode = if self.filesync {
-            Mode::Update
-        } else if self.delete {
-            Mode::Delete
-        } else if self.freshen {
-            Mode::Freshen
-        } else if self.update {
-            Mode::Update
-        } else {
-            Mode::Add
-        };
+    pub fn into_task(mut self) -> Result<Task, ExitCode> {
+        self.refuse_unsupported()?;
+        let method = self.method.method()?;
+        let (encrypt, password) = self.encryption()?;
+        let mode = self.mode();
         // -b: accepted, see its doc comment.
         let _ = &self.temp_path;
         let _ = self.dot_size;
@@ -566,17 +511,7 @@ impl ZipArgs {
             latest_time: self.latest_time,
             filesync: self.filesync,
             archive_comment: self.archive_comment,
-            store_suffixes: match self.suffixes {
-                Some(s) => s
-                    .split([':', ';'])
-                    .filter(|x| !x.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-                // Info-ZIP's default list, which -9 drops ("attempts
-                // compression on all files regardless of extension").
-                None if self.level == 9 => Vec::new(),
-                None => DEFAULT_STORED.iter().map(|s| s.to_string()).collect(),
-            },
+            store_suffixes: store_suffixes(self.suffixes, self.level),
             show_files: self.show_files,
             verbose: self.verbose,
             must_match: self.must_match,
@@ -586,6 +521,106 @@ impl ZipArgs {
             ask_entry_comments: self.entry_comments,
             entry_comments: Default::default(),
         }))
+    }
+
+    /// Refuses what perfkit does not do (`-w`, `-FF`), `-F` without
+    /// `--out` or with paths, and the old `zip bench`; the exit code of the
+    /// usage error, already printed.
+    fn refuse_unsupported(&self) -> Result<(), ExitCode> {
+        // `zip bench` moved to `perfkit bench --only zip`; a file or
+        // archive really named `bench` is still an archive.
+        if self.archive.as_deref() == Some(std::path::Path::new("bench"))
+            && !std::path::Path::new("bench").exists()
+            && !std::path::Path::new("bench.zip").exists()
+        {
+            eprintln!(
+                "perfkit zip: `zip bench` is now `perfkit bench --only zip` (to write bench.zip, name it bench.zip)"
+            );
+            return Err(ExitCode::from(2));
+        }
+        if self.vms_versions {
+            return Err(usage_error(
+                "-w (VMS file versions) is not supported on Unix, as in Info-ZIP's zip",
+            ));
+        }
+        if self.fix > 1 {
+            return Err(usage_error(
+                "-FF (salvage an archive) is not done; `perfkit unzip - < DAMAGED.zip` extracts \
+                 what its local headers still hold (see Differences in docs/zip.md)",
+            ));
+        }
+        if self.fix == 1 && self.out.is_none() {
+            return Err(usage_error(
+                "-F (fix an archive) needs --out OUT: the archive named is only read",
+            ));
+        }
+        if self.fix == 1 && (!self.paths.is_empty() || self.names_stdin) {
+            return Err(usage_error(
+                "-F (fix an archive) copies every entry: it takes no paths, as Info-ZIP's",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The encryption asked for and where its password comes from: `-e`
+    /// and `-P` mean AES-256; a password without encryption is a usage
+    /// error.
+    fn encryption(&mut self) -> Result<(Option<AesStrength>, Password), ExitCode> {
+        // `-e` and `-P` are Info-ZIP's spellings of "encrypt": here with
+        // AES-256, the only choice that is not broken.
+        let mut encrypt = self.encrypt.map(EncryptArg::strength);
+        let password = match self.password.take() {
+            Some(p) => {
+                eprintln!(
+                    "perfkit zip: warning: -P puts the password on the command line, where other users can see it (ps); -e prompts for it"
+                );
+                Password::Given(p.into_bytes())
+            }
+            None => self.password_from.source(),
+        };
+        if self.encrypt_prompt || matches!(password, Password::Given(_)) {
+            encrypt.get_or_insert(AesStrength::Aes256);
+        }
+        // A password is only ever used to encrypt; taking one without
+        // --encrypt would write in plain text what the user meant to protect.
+        if encrypt.is_none() && password != Password::Prompt {
+            return Err(usage_error(
+                "a password (--password-file/--password-env) needs --encrypt aes256|aes192|aes128; without it the archive would be written unencrypted",
+            ));
+        }
+        Ok((encrypt, password))
+    }
+
+    /// What is done to the archive's entries: `-FS` and `-u` update, `-d`
+    /// deletes, `-f` freshens, otherwise items are added.
+    fn mode(&self) -> Mode {
+        if self.filesync {
+            Mode::Update
+        } else if self.delete {
+            Mode::Delete
+        } else if self.freshen {
+            Mode::Freshen
+        } else if self.update {
+            Mode::Update
+        } else {
+            Mode::Add
+        }
+    }
+}
+
+/// The suffixes `-n` names as stored without compression, or Info-ZIP's
+/// default list (none at `-9`).
+fn store_suffixes(suffixes: Option<String>, level: u32) -> Vec<String> {
+    match suffixes {
+        Some(s) => s
+            .split([':', ';'])
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect(),
+        // Info-ZIP's default list, which -9 drops ("attempts
+        // compression on all files regardless of extension").
+        None if level == 9 => Vec::new(),
+        None => DEFAULT_STORED.iter().map(|s| s.to_string()).collect(),
     }
 }
 
