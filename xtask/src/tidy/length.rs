@@ -26,10 +26,6 @@ const MAX_FN_LINES: usize = 150;
 /// paths from the workspace root, each with why.
 const ALLOWED: &[(&str, &str)] = &[
     (
-        "crates/cli/src/cmd/zip/unzip.rs:run_one",
-        "being reworked by issue 65 (Info-ZIP habits) and 67 (item 1) this session",
-    ),
-    (
         "crates/zipstream/src/extract/extractor.rs:place",
         "being reworked by issue 65 (unzip -L/-LL renaming) this session",
     ),

@@ -307,98 +307,13 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         );
     }
     if stdin {
-        let pw = options.password.get(false, false)?;
-        let mut r =
-            ZipStreamReader::new(io::BufReader::with_capacity(128 << 10, io::stdin().lock()));
-        let opts = opts_for(pw);
-        if let Some(kind) = listing {
-            r.set_password(opts.password.as_deref());
-            let mut list = Listing::start(kind, &name, options.quiet, &mut out)?;
-            let mut count = 0u64;
-            let mut buf = vec![0u8; 64 << 10];
-            while let Some(mut e) = r.next_entry().with_context(|| format!("reading {name}"))? {
-                count += 1;
-                if count > opts.max_entries {
-                    bail!("{name}: more than {} entries", opts.max_entries);
-                }
-                // A streamed entry's sizes and CRC may come only after its
-                // data (a data descriptor): read through it, counting.
-                let mut crc = flate2::Crc::new();
-                let mut counts = r.current_counts();
-                loop {
-                    let n = r
-                        .read_data(&mut buf)
-                        .with_context(|| format!("reading {name}"))?;
-                    if n == 0 {
-                        break;
-                    }
-                    crc.update(&buf[..n]);
-                    counts = r.current_counts().or(counts);
-                }
-                if e.flags & 0x08 != 0 {
-                    if let Some((consumed, produced)) = counts {
-                        (e.compressed_size, e.size) = (consumed, produced);
-                    }
-                    // AE-2 entries carry no CRC (0), as their headers say.
-                    if e.aes.is_none() {
-                        e.crc32 = crc.sum();
-                    }
-                }
-                if sel.wants(&shown_name(options, &e)) {
-                    list.entry(&e, &mut out)?;
-                }
-            }
-            list.finish(&mut out)?;
-        } else if options.test || options.pipe || options.to_screen {
-            tested_header(options, &name, &mut out)?;
-            let mut pass = Passing::default();
-            let res = zipstream::read_stream_data(
-                &mut r,
-                &opts,
-                &|e| sel.wants(&shown_name(options, e)),
-                &mut |e, b| pass.piece(options, e, b, &mut out),
-            );
-            let n = pass.check(res).with_context(|| format!("reading {name}"))?;
-            check_all_matched(&sel, &raw_name)?;
-            tested_footer(options, &name, n, &mut out)?;
-        } else {
-            let mut opts = opts;
-            // Flushed when dropped, before an error is printed.
-            let _lines = narrate(options, &name, &mut out, &mut opts)?;
-            zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
-                sel.wants(&shown_name(options, e))
-            })
-            .with_context(|| format!("extracting {name}"))?;
-        }
-        check_all_matched(&sel, &raw_name)?;
-        out.flush().context("writing to standard output")?;
-        return Ok(ExitCode::SUCCESS);
+        let opts = opts_for(options.password.get(false, false)?);
+        return from_stdin(options, (&raw_name, &name), &sel, listing, opts, &mut out);
     }
     let f = open_seekable(&options.archive, &name)?;
     let src = io::BufReader::with_capacity(64 << 10, f);
     if options.timestamp {
-        // Info-ZIP's `-T`: the archive takes the time of its newest file
-        // (folders do not count), and nothing is extracted.
-        let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
-        let newest = a
-            .entries()
-            .iter()
-            .filter(|e| e.kind() != EntryKind::Directory)
-            .map(|e| e.mtime)
-            .max();
-        if let Some(t) = newest {
-            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.max(0) as u64);
-            fs::File::options()
-                .write(true)
-                .open(&options.archive)
-                .and_then(|f| f.set_modified(t))
-                .with_context(|| format!("setting the time of {name} (-T)"))?;
-        }
-        if options.quiet == 0 {
-            writeln!(out, "Updated time stamp for {name}.")?;
-        }
-        out.flush().context("writing to standard output")?;
-        return Ok(ExitCode::SUCCESS);
+        return set_archive_time(options, src, &name, &mut out);
     }
     if options.comment {
         // Info-ZIP's `-z`: the Archive: line, then the comment if any.
@@ -458,6 +373,112 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     {
         return Ok(ExitCode::FAILURE);
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `perfkit unzip -`: the archive streamed from stdin (local headers
+/// only), listed, tested, printed or extracted.
+fn from_stdin(
+    options: &UnzipOptions,
+    (raw_name, name): (&str, &str),
+    sel: &Selection,
+    listing: Option<Kind>,
+    opts: ExtractOptions,
+    out: &mut impl Write,
+) -> Result<ExitCode> {
+    let mut r = ZipStreamReader::new(io::BufReader::with_capacity(128 << 10, io::stdin().lock()));
+    if let Some(kind) = listing {
+        r.set_password(opts.password.as_deref());
+        let mut list = Listing::start(kind, name, options.quiet, out)?;
+        let mut count = 0u64;
+        let mut buf = vec![0u8; 64 << 10];
+        while let Some(mut e) = r.next_entry().with_context(|| format!("reading {name}"))? {
+            count += 1;
+            if count > opts.max_entries {
+                bail!("{name}: more than {} entries", opts.max_entries);
+            }
+            // A streamed entry's sizes and CRC may come only after its
+            // data (a data descriptor): read through it, counting.
+            let mut crc = flate2::Crc::new();
+            let mut counts = r.current_counts();
+            loop {
+                let n = r
+                    .read_data(&mut buf)
+                    .with_context(|| format!("reading {name}"))?;
+                if n == 0 {
+                    break;
+                }
+                crc.update(&buf[..n]);
+                counts = r.current_counts().or(counts);
+            }
+            if e.flags & 0x08 != 0 {
+                if let Some((consumed, produced)) = counts {
+                    (e.compressed_size, e.size) = (consumed, produced);
+                }
+                // AE-2 entries carry no CRC (0), as their headers say.
+                if e.aes.is_none() {
+                    e.crc32 = crc.sum();
+                }
+            }
+            if sel.wants(&shown_name(options, &e)) {
+                list.entry(&e, out)?;
+            }
+        }
+        list.finish(out)?;
+    } else if options.test || options.pipe || options.to_screen {
+        tested_header(options, name, out)?;
+        let mut pass = Passing::default();
+        let res = zipstream::read_stream_data(
+            &mut r,
+            &opts,
+            &|e| sel.wants(&shown_name(options, e)),
+            &mut |e, b| pass.piece(options, e, b, out),
+        );
+        let n = pass.check(res).with_context(|| format!("reading {name}"))?;
+        check_all_matched(sel, raw_name)?;
+        tested_footer(options, name, n, out)?;
+    } else {
+        let mut opts = opts;
+        // Flushed when dropped, before an error is printed.
+        let _lines = narrate(options, name, out, &mut opts)?;
+        zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
+            sel.wants(&shown_name(options, e))
+        })
+        .with_context(|| format!("extracting {name}"))?;
+    }
+    check_all_matched(sel, raw_name)?;
+    out.flush().context("writing to standard output")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Info-ZIP's `unzip -T`: the archive takes the time of its newest file.
+fn set_archive_time(
+    options: &UnzipOptions,
+    src: impl io::Read + io::Seek,
+    name: &str,
+    out: &mut impl Write,
+) -> Result<ExitCode> {
+    // Info-ZIP's `-T`: the archive takes the time of its newest file
+    // (folders do not count), and nothing is extracted.
+    let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
+    let newest = a
+        .entries()
+        .iter()
+        .filter(|e| e.kind() != EntryKind::Directory)
+        .map(|e| e.mtime)
+        .max();
+    if let Some(t) = newest {
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.max(0) as u64);
+        fs::File::options()
+            .write(true)
+            .open(&options.archive)
+            .and_then(|f| f.set_modified(t))
+            .with_context(|| format!("setting the time of {name} (-T)"))?;
+    }
+    if options.quiet == 0 {
+        writeln!(out, "Updated time stamp for {name}.")?;
+    }
+    out.flush().context("writing to standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 
