@@ -261,6 +261,41 @@ pub fn deletion(entries: &[Entry], patterns: &[Pattern]) -> Deletion {
     out
 }
 
+/// What `-U` copies into `--out`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Copying {
+    /// The indexes of the entries copied, in order.
+    pub chosen: Vec<usize>,
+    /// The indexes of the `named` patterns that name no entry.
+    pub unmatched: Vec<usize>,
+}
+
+/// `-U`: the entries `named` names (every entry when it is empty), less
+/// those `exclude` (`-x`) matches and, when `include` (`-i`) is given,
+/// only those it matches. Unlike [`deletion`], a name matches by the
+/// whole name only: Info-ZIP's `-U` does not take `d` for the folder
+/// entry `d/`.
+pub fn copying(
+    entries: &[Entry],
+    named: &[Pattern],
+    exclude: &[Pattern],
+    include: &[Pattern],
+) -> Copying {
+    let names = |p: &Pattern, e: &Entry| p.matches(&e.name);
+    let unmatched = (0..named.len())
+        .filter(|&k| !entries.iter().any(|e| names(&named[k], e)))
+        .collect();
+    let chosen = (0..entries.len())
+        .filter(|&i| {
+            let name = &entries[i].name;
+            (named.is_empty() || named.iter().any(|p| names(p, &entries[i])))
+                && !exclude.iter().any(|p| p.matches(name))
+                && (include.is_empty() || include.iter().any(|p| p.matches(name)))
+        })
+        .collect();
+    Copying { chosen, unmatched }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -427,5 +462,26 @@ mod tests {
         let none = deletion(&old, &[Pattern::new("zz")]);
         assert!(none.deleted.is_empty());
         assert_eq!(none.kept, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn copying_names_whole_names_less_excluded() {
+        let old = entries(&[("a.txt", 0), ("d/", 0), ("d/b.txt", 0), ("c.rs", 0)]);
+        let none: [Pattern; 0] = [];
+        let pats = |v: &[&str]| v.iter().map(|p| Pattern::new(p)).collect::<Vec<_>>();
+        // `d` does not name the folder entry `d/`, as it does for -d.
+        let c = copying(&old, &pats(&["*.txt", "d", "c.rs"]), &none, &none);
+        assert_eq!(c.chosen, [0, 2, 3]);
+        assert_eq!(c.unmatched, [1]);
+        let all = copying(&old, &none, &pats(&["c.rs"]), &none);
+        assert_eq!(all.chosen, [0, 1, 2]);
+        // `*` matches nothing too, so `d/*` takes the folder entry `d/`.
+        let only = copying(&old, &none, &none, &pats(&["d/*"]));
+        assert_eq!(only.chosen, [1, 2]);
+        assert!(
+            copying(&old, &pats(&["zz"]), &none, &none)
+                .chosen
+                .is_empty()
+        );
     }
 }

@@ -123,10 +123,8 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     Ok(Some(plan.kept))
 }
 
-/// `-U`: the indexes of the entries to copy into `--out`: those the
-/// PATHS (Info-ZIP's patterns) name, all without PATHS, less those `-x`
-/// names and, with `-i`, only those it names ([`print_copying`] prints
-/// them). None when no entry is chosen (the caller says "Nothing to
+/// `-U`: the indexes of the entries to copy into `--out`, as
+/// [`update::copying`] chooses them ([`print_copying`] prints them). None when no entry is chosen (the caller says "Nothing to
 /// do!"); a pattern that names no entry is warned of (`zip warning: not
 /// in archive:`, not under `-q`).
 pub(super) fn copied(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
@@ -142,33 +140,17 @@ pub(super) fn copied(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
         compile(&opts.include),
     );
     let archive = opts.archive.as_deref().unwrap_or(Path::new(""));
-    let entries = u.archive.entries();
-    // By the whole name: Info-ZIP's -U does not take `d` for the folder
-    // entry `d/`, as -d does.
-    let names = |p: &Pattern, e: &zipstream::Entry| p.matches(&e.name);
-    for p in named.iter().filter(|_| !opts.quiet) {
-        if !entries.iter().any(|e| names(p, e)) {
-            super::println_info_zip(
-                archive,
-                &format!(
-                    "\tzip warning: not in archive: {}",
-                    perfkit::printable::name(&p.text())
-                ),
-            );
-        }
+    let plan = update::copying(u.archive.entries(), &named, &exclude, &include);
+    for &k in plan.unmatched.iter().filter(|_| !opts.quiet) {
+        super::println_info_zip(
+            archive,
+            &format!(
+                "\tzip warning: not in archive: {}",
+                perfkit::printable::name(&named[k].text())
+            ),
+        );
     }
-    let chosen: Vec<usize> = (0..entries.len())
-        .filter(|&i| {
-            let name = &entries[i].name;
-            (named.is_empty() || named.iter().any(|p| names(p, &entries[i])))
-                && !exclude.iter().any(|p| p.matches(name))
-                && (include.is_empty() || include.iter().any(|p| p.matches(name)))
-        })
-        .collect();
-    if chosen.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(chosen))
+    Ok(Some(plan.chosen).filter(|c| !c.is_empty()))
 }
 
 /// `-U`'s ` copying: NAME` lines for the entries `chosen` (none under `-q`).
