@@ -74,8 +74,21 @@ pub fn build(tree: &Path, target: Option<&Path>, profile: Profile) -> Result<Pat
         cmd.env("CARGO_TARGET_DIR", t);
     }
     run(&mut cmd)?;
-    let dir = target.map_or_else(|| tree.join("target"), Path::to_path_buf);
+    let dir = target_dir(tree, target, std::env::var_os("CARGO_TARGET_DIR"));
     Ok(dir.join(profile.dir()).join("perfkit"))
+}
+
+/// Where the build above put its artifacts: `target` when given, else
+/// where cargo put them, which is the `CARGO_TARGET_DIR` it inherited from
+/// us (relative to `tree`) when that is set, and `tree/target` otherwise.
+/// Assuming `tree/target` copied a stale binary from there when a caller
+/// built elsewhere.
+fn target_dir(tree: &Path, target: Option<&Path>, env: Option<std::ffi::OsString>) -> PathBuf {
+    match (target, env) {
+        (Some(t), _) => t.to_path_buf(),
+        (None, Some(d)) if !d.is_empty() => tree.join(d),
+        (None, _) => tree.join("target"),
+    }
 }
 
 /// Copies a built binary to where a task keeps it, so a later build in the
@@ -99,4 +112,29 @@ fn git_text(args: &[&str]) -> Result<String> {
         );
     }
     Ok(String::from_utf8(out.stdout)?.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_binary_is_looked_for_where_cargo_built_it() {
+        let tree = Path::new("/w");
+        let given = Path::new("/elsewhere");
+        assert_eq!(target_dir(tree, Some(given), Some("/env".into())), given);
+        assert_eq!(
+            target_dir(tree, None, Some("/env".into())),
+            Path::new("/env")
+        );
+        assert_eq!(
+            target_dir(tree, None, Some("t2".into())),
+            Path::new("/w/t2")
+        );
+        assert_eq!(
+            target_dir(tree, None, Some("".into())),
+            Path::new("/w/target")
+        );
+        assert_eq!(target_dir(tree, None, None), Path::new("/w/target"));
+    }
 }
