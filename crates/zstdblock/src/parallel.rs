@@ -15,7 +15,7 @@
 //!    while work waits), and hands its output on a buffer at a time,
 //!    without copying it: of two buffers, it executes into one while the
 //!    other is hashed and written, and copies only the window across
-//!    ([`Output::hand_off`]);
+//!    ([`Output::hand_off`](crate::Output::hand_off));
 //! 4. the **hasher** computes each frame's XXH64 beside
 //! 5. the **writer**, which runs on the caller's thread (so the writer
 //!    need not be `Send`) and waits at each checksummed frame's end for
@@ -56,21 +56,20 @@
 //! through [`crate::decode_to`]: no thread is started where threads
 //! cannot pay.
 
-use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
-use std::sync::Arc;
+mod executor;
+mod sink;
 
-use crossbeam::channel::{Receiver, Sender, TryRecvError, bounded, unbounded};
+use std::io::{self, Read, Write};
+
+use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 
 use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
-use crate::execute::Output;
-use crate::frame::{
-    BLOCK_SIZE_MAX, Block, BlockKind, FrameKind, block_header, frame_end, frame_start,
-};
-use crate::offsets::INITIAL_REPEATS;
+use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
 use crate::source::{Source, Stop};
 use crate::{StreamError, decode_to};
+use executor::execute;
+use sink::{ToHasher, ToWriter, hash, write};
 
 /// Blocks in one worker's range: enough that a range is about a
 /// millisecond of work, so handing it over (a wake-up, which on a busy
@@ -281,29 +280,6 @@ enum UnitKind {
     Fail(Error),
     /// Reading the input failed (taken once, by the executor).
     Unreadable(Option<io::Error>),
-}
-
-/// A buffer of output handed on: bytes `..len` of it.
-struct Chunk {
-    buf: Vec<u8>,
-    len: usize,
-}
-
-enum ToHasher {
-    Data(Arc<Chunk>),
-    End {
-        index: usize,
-        offset: usize,
-        stored: u32,
-    },
-}
-
-enum ToWriter {
-    Data(Arc<Chunk>),
-    /// Wait for the hasher's verdict on the frame just written.
-    Verify,
-    Fail(Error),
-    Unreadable(io::Error),
 }
 
 /// Runs the stages; the writer on this thread.
@@ -527,292 +503,4 @@ fn entropy(unit: &mut Unit) {
             *error = fail.take();
         }
     }
-}
-
-/// The output the executor holds when it hands a buffer on, for a frame
-/// of this window: the window, and as much again (at least
-/// [`MIN_DRAIN`]) and a block, so the window copied across is at most
-/// the bytes handed on.
-fn hand_off_at(window: u64) -> usize {
-    let keep = usize::try_from(window).unwrap_or(usize::MAX);
-    keep.saturating_add(keep.max(MIN_DRAIN))
-        .saturating_add(BLOCK_SIZE_MAX)
-}
-
-/// The largest output buffer allocated at a frame's start: windows up to
-/// 128 MiB (`--long=27`, zstd's default limit) are reserved for at once.
-const MAX_RESERVED: usize = 512 << 20;
-
-/// The executor's state within a frame.
-struct Current {
-    start: u64,
-    window: u64,
-    content_size: Option<u64>,
-    has_checksum: bool,
-    repeats: [u32; 3],
-}
-
-/// The executor: units back in order, executed through the window.
-fn execute(
-    jobs: Receiver<Unit>,
-    done: Receiver<Unit>,
-    credits: Sender<Credit>,
-    hasher: Sender<ToHasher>,
-    writer: Sender<ToWriter>,
-    pool: Receiver<Vec<u8>>,
-) {
-    let mut out = Output::new();
-    let mut pending = BTreeMap::new();
-    let mut next = 0;
-    let mut current: Option<Current> = None;
-    // Hands `out`'s bytes but the last `keep` downstream without copying
-    // them: the buffer they are in goes to the hasher and the writer, and
-    // the executor carries on in the other buffer, back from them, with
-    // only the window copied over. Two buffers in all, so waiting for the
-    // other one is what keeps the executor at most a buffer ahead of the
-    // writer. False when the hasher or the writer is gone.
-    let hand_on = |out: &mut Output, keep: usize, hashed: bool| -> bool {
-        if out.len() <= keep {
-            return true;
-        }
-        let Ok(fresh) = pool.recv() else {
-            return false;
-        };
-        let (buf, len) = out.hand_off(keep, fresh);
-        let chunk = Arc::new(Chunk { buf, len });
-        if hashed && hasher.send(ToHasher::Data(chunk.clone())).is_err() {
-            return false;
-        }
-        writer.send(ToWriter::Data(chunk)).is_ok()
-    };
-    loop {
-        let Some(mut unit) = pending.remove(&next) else {
-            // The next unit is not back: take a result, or else a range no
-            // worker has started and decode it here, rather than sleep
-            // while work waits (on a busy machine a worker may wait long
-            // for a time slice); sleep only when every unit is taken.
-            let arrived = match done.try_recv() {
-                Ok(unit) => Some(unit),
-                Err(TryRecvError::Disconnected) => None,
-                Err(TryRecvError::Empty) => match jobs.try_recv() {
-                    Ok(mut unit) => {
-                        entropy(&mut unit);
-                        Some(unit)
-                    }
-                    Err(_) => done.recv().ok(),
-                },
-            };
-            match arrived {
-                Some(unit) => {
-                    pending.insert(unit.seq, unit);
-                    continue;
-                }
-                // Every worker is done and so is the walker.
-                None => return,
-            }
-        };
-        {
-            next += 1;
-            let input = std::mem::take(&mut unit.input);
-            let base = unit.base;
-            let content =
-                |block: &Block| &input[block.content.start - base..block.content.end - base];
-            let step = match &mut unit.kind {
-                UnitKind::FrameStart {
-                    window,
-                    content_size,
-                    has_checksum,
-                } => {
-                    // The most the buffer holds before it is handed on,
-                    // allocated once (zeroed, so its pages are touched
-                    // only as written), rather than grown by doubling,
-                    // each copy faulting its pages in afresh; a window so
-                    // large that this would be gigabytes grows instead.
-                    let most = hand_off_at(*window).saturating_add(BLOCK_SIZE_MAX);
-                    if most <= MAX_RESERVED {
-                        out.reserve(most);
-                    }
-                    current = Some(Current {
-                        start: out.position(),
-                        window: *window,
-                        content_size: *content_size,
-                        has_checksum: *has_checksum,
-                        repeats: INITIAL_REPEATS,
-                    });
-                    Ok(true)
-                }
-                UnitKind::Blocks {
-                    blocks,
-                    done: decoded_count,
-                    error,
-                    ..
-                } => {
-                    let frame = current.as_mut().expect("blocks come inside a frame");
-                    let keep = usize::try_from(frame.window).unwrap_or(usize::MAX);
-                    let threshold = hand_off_at(frame.window);
-                    let mut result = Ok(true);
-                    for (block, decoded) in blocks
-                        .iter()
-                        .zip(unit.decoded.iter_mut())
-                        .take(*decoded_count)
-                    {
-                        let executed = match block.kind {
-                            BlockKind::Raw => {
-                                out.push_raw(content(block));
-                                Ok(())
-                            }
-                            BlockKind::Rle => {
-                                out.push_rle(content(block)[0], block.known_size.unwrap_or(0));
-                                Ok(())
-                            }
-                            BlockKind::Compressed => {
-                                decoded.resolve_offsets(&mut frame.repeats);
-                                out.execute(decoded, block, frame.start, frame.window)
-                            }
-                        };
-                        if let Err(e) = executed {
-                            result = Err(e);
-                            break;
-                        }
-                        if out.len() >= threshold && !hand_on(&mut out, keep, frame.has_checksum) {
-                            result = Ok(false);
-                            break;
-                        }
-                    }
-                    match (result, error.take()) {
-                        (Ok(true), Some(e)) => Err(e),
-                        (other, _) => other,
-                    }
-                    .map_err(ToWriter::Fail)
-                }
-                UnitKind::FrameEnd {
-                    index,
-                    end,
-                    checksum,
-                } => {
-                    let frame = current.take().expect("a frame ends after it starts");
-                    let produced = out.position() - frame.start;
-                    match frame.content_size {
-                        Some(declared) if declared != produced => {
-                            Err(ToWriter::Fail(Error::ContentSize {
-                                frame: *index,
-                                offset: *end,
-                                declared,
-                                produced,
-                            }))
-                        }
-                        _ => {
-                            let mut alive = hand_on(&mut out, 0, frame.has_checksum);
-                            if let (true, Some(stored)) = (alive, *checksum) {
-                                alive = hasher
-                                    .send(ToHasher::End {
-                                        index: *index,
-                                        offset: *end - 4,
-                                        stored,
-                                    })
-                                    .is_ok()
-                                    && writer.send(ToWriter::Verify).is_ok();
-                            }
-                            Ok(alive)
-                        }
-                    }
-                }
-                UnitKind::Fail(e) => Err(ToWriter::Fail(e.clone())),
-                UnitKind::Unreadable(e) => {
-                    Err(ToWriter::Unreadable(e.take().unwrap_or_else(|| {
-                        io::Error::other("reading the input failed")
-                    })))
-                }
-            };
-            match step {
-                Ok(true) => {}
-                Ok(false) => return,
-                Err(stop) => {
-                    let _ = writer.send(stop);
-                    return;
-                }
-            }
-            // The buffers go back to the walker as its next credit; the
-            // walker may be gone already, which is fine.
-            let _ = credits.send((unit.decoded, input));
-        }
-    }
-}
-
-/// The hasher: each checksummed frame's XXH64, a verdict at its end.
-fn hash(chunks: Receiver<ToHasher>, verdicts: Sender<Result<(), Error>>, pool: Sender<Vec<u8>>) {
-    let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
-    for message in chunks {
-        match message {
-            ToHasher::Data(chunk) => {
-                hasher.update(&chunk.buf[..chunk.len]);
-                recycle(chunk, &pool);
-            }
-            ToHasher::End {
-                index,
-                offset,
-                stored,
-            } => {
-                let computed = hasher.digest() as u32;
-                hasher = xxhash_rust::xxh64::Xxh64::new(0);
-                let verdict = if computed == stored {
-                    Ok(())
-                } else {
-                    Err(Error::Checksum {
-                        frame: index,
-                        offset,
-                        stored,
-                        computed,
-                    })
-                };
-                if verdicts.send(verdict).is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// Gives a chunk's buffer back to the executor once its last holder is
-/// done with it.
-fn recycle(chunk: Arc<Chunk>, pool: &Sender<Vec<u8>>) {
-    if let Ok(chunk) = Arc::try_unwrap(chunk) {
-        let _ = pool.send(chunk.buf);
-    }
-}
-
-/// The writer, on the caller's thread.
-fn write<W: Write>(
-    writer: &mut W,
-    chunks: Receiver<ToWriter>,
-    verdicts: Receiver<Result<(), Error>>,
-    pool: Sender<Vec<u8>>,
-) -> Result<u64, StreamError<std::io::Error>> {
-    let mut written = 0u64;
-    for message in chunks {
-        match message {
-            ToWriter::Data(chunk) => {
-                writer
-                    .write_all(&chunk.buf[..chunk.len])
-                    .map_err(StreamError::Sink)?;
-                written += chunk.len as u64;
-                recycle(chunk, &pool);
-            }
-            ToWriter::Verify => match verdicts.recv() {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => return Err(StreamError::Decode(e)),
-                // The hasher gives a verdict for every checksummed frame
-                // and ends only after the executor; only a panic there
-                // (which the scope then raises) leaves none.
-                Err(_) => {
-                    return Err(StreamError::Sink(std::io::Error::other(
-                        "the checksum stage stopped",
-                    )));
-                }
-            },
-            ToWriter::Fail(e) => return Err(StreamError::Decode(e)),
-            ToWriter::Unreadable(e) => return Err(StreamError::Input(e)),
-        }
-    }
-    Ok(written)
 }

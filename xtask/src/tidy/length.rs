@@ -33,14 +33,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "crates/zstdblock/examples/pipeline.rs:main",
         "being reworked by issue 66 (one zstd frame on every core) this session",
     ),
-    (
-        "crates/zstdblock/src/parallel.rs",
-        "being reworked by issue 66 (one zstd frame on every core) this session",
-    ),
-    (
-        "crates/zstdblock/src/parallel.rs:execute",
-        "being reworked by issue 66 (one zstd frame on every core) this session",
-    ),
 ];
 
 /// One function found by [`functions`].

@@ -1,0 +1,119 @@
+//! The last two stages: the hasher, which checks each frame's XXH64, and
+//! the writer, on the caller's thread, which waits at a checksummed
+//! frame's end for the hasher's verdict; and the buffers both hand back
+//! to the executor.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use crossbeam::channel::{Receiver, Sender};
+
+use crate::StreamError;
+use crate::error::Error;
+
+/// A buffer of output handed on: bytes `..len` of it.
+pub(super) struct Chunk {
+    pub(super) buf: Vec<u8>,
+    pub(super) len: usize,
+}
+
+/// What the executor sends the hasher.
+pub(super) enum ToHasher {
+    Data(Arc<Chunk>),
+    End {
+        index: usize,
+        offset: usize,
+        stored: u32,
+    },
+}
+
+/// What the executor sends the writer.
+pub(super) enum ToWriter {
+    Data(Arc<Chunk>),
+    /// Wait for the hasher's verdict on the frame just written.
+    Verify,
+    Fail(Error),
+    Unreadable(io::Error),
+}
+
+/// The hasher: each checksummed frame's XXH64, a verdict at its end.
+pub(super) fn hash(
+    chunks: Receiver<ToHasher>,
+    verdicts: Sender<Result<(), Error>>,
+    pool: Sender<Vec<u8>>,
+) {
+    let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
+    for message in chunks {
+        match message {
+            ToHasher::Data(chunk) => {
+                hasher.update(&chunk.buf[..chunk.len]);
+                recycle(chunk, &pool);
+            }
+            ToHasher::End {
+                index,
+                offset,
+                stored,
+            } => {
+                let computed = hasher.digest() as u32;
+                hasher = xxhash_rust::xxh64::Xxh64::new(0);
+                let verdict = if computed == stored {
+                    Ok(())
+                } else {
+                    Err(Error::Checksum {
+                        frame: index,
+                        offset,
+                        stored,
+                        computed,
+                    })
+                };
+                if verdicts.send(verdict).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Gives a chunk's buffer back to the executor once its last holder is
+/// done with it.
+fn recycle(chunk: Arc<Chunk>, pool: &Sender<Vec<u8>>) {
+    if let Ok(chunk) = Arc::try_unwrap(chunk) {
+        let _ = pool.send(chunk.buf);
+    }
+}
+
+/// The writer, on the caller's thread.
+pub(super) fn write<W: Write>(
+    writer: &mut W,
+    chunks: Receiver<ToWriter>,
+    verdicts: Receiver<Result<(), Error>>,
+    pool: Sender<Vec<u8>>,
+) -> Result<u64, StreamError<io::Error>> {
+    let mut written = 0u64;
+    for message in chunks {
+        match message {
+            ToWriter::Data(chunk) => {
+                writer
+                    .write_all(&chunk.buf[..chunk.len])
+                    .map_err(StreamError::Sink)?;
+                written += chunk.len as u64;
+                recycle(chunk, &pool);
+            }
+            ToWriter::Verify => match verdicts.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(StreamError::Decode(e)),
+                // The hasher gives a verdict for every checksummed frame
+                // and ends only after the executor; only a panic there
+                // (which the scope then raises) leaves none.
+                Err(_) => {
+                    return Err(StreamError::Sink(io::Error::other(
+                        "the checksum stage stopped",
+                    )));
+                }
+            },
+            ToWriter::Fail(e) => return Err(StreamError::Decode(e)),
+            ToWriter::Unreadable(e) => return Err(StreamError::Input(e)),
+        }
+    }
+    Ok(written)
+}
