@@ -16,6 +16,21 @@ use super::{
 use crate::error::{IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
 
+/// Writes the file at `p` through a buffer by `fill`, as the generators
+/// write theirs: one item at a time, never the whole file in memory.
+fn write_to(
+    p: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    use std::io::Write;
+    let writing = || format!("writing {}", p.display());
+    let mut w = std::io::BufWriter::new(
+        std::fs::File::create(p).doing_with(|| format!("creating {}", p.display()))?,
+    );
+    fill(&mut w).doing_with(writing)?;
+    w.flush().doing_with(writing)
+}
+
 /// The generators `betree search` runs on, each at [`BETREE_EXPRS`]
 /// expressions: three shapes, so a gain on one cannot stand for the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,15 +75,6 @@ impl BetreeWorkload {
         event_file: &Path,
     ) -> Result<(betree::Schema, Vec<String>, Vec<betree::Event>)> {
         use betree::workload::{Adtech, DeepNegation};
-        let create = |p: &Path| -> Result<std::io::BufWriter<std::fs::File>> {
-            Ok(std::io::BufWriter::new(
-                std::fs::File::create(p).doing_with(|| format!("creating {}", p.display()))?,
-            ))
-        };
-        let finish = |mut w: std::io::BufWriter<std::fs::File>, p: &Path| -> Result<()> {
-            use std::io::Write;
-            w.flush().doing_with(|| format!("writing {}", p.display()))
-        };
         let writing = |p: &Path| format!("writing {}", p.display());
         match self {
             BetreeWorkload::Reference => {
@@ -90,28 +96,16 @@ impl BetreeWorkload {
             }
             BetreeWorkload::Adtech => {
                 let g = Adtech::new();
-                let mut w = create(expr_file)?;
-                g.write_exprs(&mut w, exprs, 1)
-                    .doing_with(|| writing(expr_file))?;
-                finish(w, expr_file)?;
-                let mut w = create(event_file)?;
-                g.write_events(&mut w, events, 2)
-                    .doing_with(|| writing(event_file))?;
-                finish(w, event_file)?;
+                write_to(expr_file, |w| g.write_exprs(w, exprs, 1))?;
+                write_to(event_file, |w| g.write_events(w, events, 2))?;
                 let schema = betree::Schema::from_domains(g.domains())?;
                 let evs = g.events(&schema, events, 2)?;
                 Ok((schema, g.expressions(exprs, 1), evs))
             }
             BetreeWorkload::DeepNegation => {
                 let g = DeepNegation;
-                let mut w = create(expr_file)?;
-                g.write_exprs(&mut w, exprs, 1)
-                    .doing_with(|| writing(expr_file))?;
-                finish(w, expr_file)?;
-                let mut w = create(event_file)?;
-                g.write_events(&mut w, events, 2)
-                    .doing_with(|| writing(event_file))?;
-                finish(w, event_file)?;
+                write_to(expr_file, |w| g.write_exprs(w, exprs, 1))?;
+                write_to(event_file, |w| g.write_events(w, events, 2))?;
                 let schema = betree::Schema::from_domains(g.domains())?;
                 let evs = g.events(&schema, events, 2)?;
                 Ok((schema, g.expressions(exprs, 1), evs))
