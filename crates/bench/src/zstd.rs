@@ -498,6 +498,24 @@ fn run_zstd(args: &[&str]) -> Result<Duration> {
         .during("running the zstd CLI (install it: apt-get install zstd)")
 }
 
+/// Has the zstd CLI write its frame of `input` to `output` at `level`
+/// and `strategy` (a `--zstd=strategy=` flag), `extra` flags besides: the
+/// frames the compression rows compare sizes with and the decompression
+/// rows decode.
+fn peer_frame(
+    input: &str,
+    level: &str,
+    strategy: &str,
+    extra: &[&str],
+    output: &str,
+) -> Result<()> {
+    let level = format!("-{level}");
+    let mut args = vec!["-q", "-f", "--ultra", level.as_str(), strategy];
+    args.extend_from_slice(extra);
+    args.extend([input, "-o", output]);
+    run_zstd(&args).map(drop)
+}
+
 /// Wall time of one run of `cmd` from spawn to exit, output discarded.
 fn run_timed(cmd: &mut Command) -> Result<Duration> {
     let start = Instant::now();
@@ -587,17 +605,7 @@ fn vs_zstd(
             // strategy; the one-thread frames' sizes say whether they match.
             let single = scratch.join("peer-single.zst");
             let single_s = single.to_str().ok_or_else(|| not_utf8(&single))?;
-            run_zstd(&[
-                "-q",
-                "-f",
-                "--ultra",
-                &format!("-{level}"),
-                &strategy,
-                "--single-thread",
-                path_s,
-                "-o",
-                single_s,
-            ])?;
+            peer_frame(path_s, &level, &strategy, &["--single-thread"], single_s)?;
             let peer_bytes = std::fs::metadata(&single)
                 .doing("reading the zstd CLI's frame size")?
                 .len();
@@ -611,16 +619,7 @@ fn vs_zstd(
             // Decompression of the same frame (made by zstd) by both.
             let frame = scratch.join("peer.zst");
             let frame_s = frame.to_str().ok_or_else(|| not_utf8(&frame))?;
-            run_zstd(&[
-                "-q",
-                "-f",
-                "--ultra",
-                &format!("-{level}"),
-                &strategy,
-                path_s,
-                "-o",
-                frame_s,
-            ])?;
+            peer_frame(path_s, &level, &strategy, &[], frame_s)?;
             let mut ours = Vec::new();
             let mut process = Vec::new();
             let mut theirs = Vec::new();
