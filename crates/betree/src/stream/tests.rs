@@ -68,18 +68,16 @@ fn every_mode_writes_the_same_lines_and_counts_the_ids() {
 fn a_bad_event_file_is_an_input_error_and_a_failed_write_a_write_error() {
     let (index, _) = ExprFile::parse(EXPRS.into(), "x").unwrap().build().unwrap();
     let mut bufs = StreamBuffers::default();
+    // One search of `bytes` as the event file "ev", writing to `out`.
+    let mut search = |bytes: &'static [u8], format, mode, out: &mut dyn Write| {
+        let mut events = reader(bytes, format, &index);
+        search_stream(&index, &mut events, mode, 0, &mut bufs, out)
+    };
     // Not UTF-8 is the event file's fault, though io::Error says it.
-    let mut events = reader(
+    let err = search(
         b"{\"a\": 3}\n{\"a\": \"\xff\"}\n",
         EventsFormat::Json,
-        &index,
-    );
-    let err = search_stream(
-        &index,
-        &mut events,
         Mode::Std,
-        0,
-        &mut bufs,
         &mut Vec::new(),
     );
     let err = err.unwrap_err();
@@ -89,13 +87,10 @@ fn a_bad_event_file_is_an_input_error_and_a_failed_write_a_write_error() {
     );
     assert_eq!(err.to_string(), "reading ev line 2");
 
-    let mut events = reader(b"[1].\n[7].\n", EventsFormat::Ref, &index);
-    let err = search_stream(
-        &index,
-        &mut events,
+    let err = search(
+        b"[1].\n[7].\n",
+        EventsFormat::Ref,
         Mode::Std,
-        0,
-        &mut bufs,
         &mut Vec::new(),
     );
     let err = err.unwrap_err();
@@ -105,13 +100,10 @@ fn a_bad_event_file_is_an_input_error_and_a_failed_write_a_write_error() {
     );
     assert_eq!(err.to_string(), "ev: event 1");
 
-    let mut events = reader(b"{\"a\": 3}\n", EventsFormat::Json, &index);
-    let err = search_stream(
-        &index,
-        &mut events,
+    let err = search(
+        b"{\"a\": 3}\n",
+        EventsFormat::Json,
         Mode::All,
-        0,
-        &mut bufs,
         &mut Full { room: 2 },
     );
     match err {
