@@ -284,150 +284,180 @@ impl<'a> Extractor<'a> {
     ) -> Result<()> {
         let target = self.dest.join(&rel);
         match e.kind() {
-            EntryKind::Directory => {
-                // make_dirs refuses a link here: creating or chmodding
-                // through one would act outside the destination.
-                let there = fs::symlink_metadata(&target).is_ok();
-                self.make_dirs(&e.name, &rel)?;
-                self.report.dirs += 1;
-                // Told for a directory entry this run creates only, as
-                // Info-ZIP prints `creating:`: the parents made for a file,
-                // and a folder already there, go unsaid.
-                if !there {
-                    self.tell(Placed::Directory(&rel));
-                }
-                if self.opts.dir_times {
-                    self.dir_times.push((rel.clone(), e.mtime));
-                }
-                if self.opts.permissions
-                    && let Some(m) = e.unix_mode
-                {
-                    set_mode(&target, (m & 0o777) | 0o700)?;
-                }
-                drain(read, &mut self.buf)?;
+            EntryKind::Directory => self.place_directory(e, &rel, &target, read),
+            EntryKind::Symlink => self.place_symlink(e, rel, read),
+            EntryKind::File => self.place_file(e, rel, target, read, counts),
+        }
+    }
+
+    /// A directory entry: made (never through a link), its time and mode
+    /// noted, its data (normally none) read past.
+    fn place_directory(
+        &mut self,
+        e: &Entry,
+        rel: &Path,
+        target: &Path,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
+    ) -> Result<()> {
+        // make_dirs refuses a link here: creating or chmodding
+        // through one would act outside the destination.
+        let there = fs::symlink_metadata(target).is_ok();
+        self.make_dirs(&e.name, rel)?;
+        self.report.dirs += 1;
+        // Told for a directory entry this run creates only, as
+        // Info-ZIP prints `creating:`: the parents made for a file,
+        // and a folder already there, go unsaid.
+        if !there {
+            self.tell(Placed::Directory(rel));
+        }
+        if self.opts.dir_times {
+            self.dir_times.push((rel.to_path_buf(), e.mtime));
+        }
+        if self.opts.permissions
+            && let Some(m) = e.unix_mode
+        {
+            set_mode(target, (m & 0o777) | 0o700)?;
+        }
+        drain(read, &mut self.buf)?;
+        Ok(())
+    }
+
+    /// A link entry: its target read (at most 4 KiB of UTF-8), and the
+    /// link made at the end of the run, after every file.
+    fn place_symlink(
+        &mut self,
+        e: &Entry,
+        rel: PathBuf,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
+    ) -> Result<()> {
+        let mut t = Vec::new();
+        loop {
+            let n = read(&mut self.buf)?;
+            if n == 0 {
+                break;
             }
-            EntryKind::Symlink => {
-                let mut t = Vec::new();
-                loop {
-                    let n = read(&mut self.buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    t.extend_from_slice(&self.buf[..n]);
-                    if t.len() > 4096 {
-                        return Err(Error::UnsafePath {
-                            name: e.name.clone(),
-                            reason: "symlink target over 4 KiB",
-                        });
-                    }
-                }
-                let t = String::from_utf8(t).map_err(|_| Error::UnsafePath {
+            t.extend_from_slice(&self.buf[..n]);
+            if t.len() > 4096 {
+                return Err(Error::UnsafePath {
                     name: e.name.clone(),
-                    reason: "symlink target is not UTF-8",
-                })?;
-                // Something already where the link goes is asked about
-                // now, in the entry's turn (as Info-ZIP asks), though the
-                // link is made at the end.
-                let in_way = fs::symlink_metadata(self.dest.join(&rel)).ok();
-                if !self.opts.overwrite && in_way.as_ref().is_some_and(|m| m.is_symlink()) {
-                    self.tell(Placed::LinkInTheWay(&rel));
+                    reason: "symlink target over 4 KiB",
+                });
+            }
+        }
+        let t = String::from_utf8(t).map_err(|_| Error::UnsafePath {
+            name: e.name.clone(),
+            reason: "symlink target is not UTF-8",
+        })?;
+        // Something already where the link goes is asked about
+        // now, in the entry's turn (as Info-ZIP asks), though the
+        // link is made at the end.
+        let in_way = fs::symlink_metadata(self.dest.join(&rel)).ok();
+        if !self.opts.overwrite && in_way.as_ref().is_some_and(|m| m.is_symlink()) {
+            self.tell(Placed::LinkInTheWay(&rel));
+        }
+        if self.opts.skip_existing && in_way.is_some() {
+            // `unzip -n`: what is there stays; the link is not made.
+            return Ok(());
+        }
+        let mut rel = rel;
+        while !self.opts.overwrite && fs::symlink_metadata(self.dest.join(&rel)).is_ok() {
+            let Some(hook) = &self.opts.on_exists else {
+                break;
+            };
+            match hook.ask(&rel) {
+                Existing::Replace => {
+                    self.replace.insert(rel.clone());
+                    break;
                 }
-                if self.opts.skip_existing && in_way.is_some() {
-                    // `unzip -n`: what is there stays; the link is not made.
+                Existing::Keep => return Ok(()),
+                Existing::Rename(new) => rel = safe_path(&new)?,
+            }
+        }
+        self.tell(Placed::LinkDeferred(&rel, &t));
+        self.links.push((e.name.clone(), rel, t));
+        Ok(())
+    }
+
+    /// A file entry: decoded and verified, then written under its name
+    /// or through a temporary, as the options and what is there say.
+    fn place_file(
+        &mut self,
+        e: &Entry,
+        mut rel: PathBuf,
+        mut target: PathBuf,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize>,
+        counts: &dyn Fn() -> (u64, u64),
+    ) -> Result<()> {
+        if let Some(parent) = rel.parent() {
+            self.make_dirs(&e.name, parent)?;
+        }
+        // A file that fits the buffer is decoded and verified whole
+        // before anything is created, then written under its own
+        // name, created exclusively (so an existing file or link is
+        // never followed or replaced, and no stat is needed to find
+        // it): a corrupt entry never reaches the disk, and a failed
+        // write is removed. A temporary and a rename per file were a
+        // third of the system calls of extracting tiny files.
+        let (head, whole) = self.read_head(e, read, counts)?;
+        let existed = loop {
+            let existed = if whole {
+                match create_whole(self.opts, e, &target, &self.buf[..head]) {
+                    Ok(()) => {
+                        self.placed(e, rel, target, false, head as u64);
+                        return Ok(());
+                    }
+                    Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => true,
+                    Err(err) => return Err(output(&target)(err)),
+                }
+            } else {
+                fs::symlink_metadata(&target).is_ok()
+            };
+            if !existed || self.opts.skip_existing || self.opts.overwrite {
+                break existed;
+            }
+            let Some(hook) = &self.opts.on_exists else {
+                return Err(Error::Exists { path: target });
+            };
+            match hook.ask(&rel) {
+                Existing::Replace => break true,
+                Existing::Keep => {
+                    self.keep_existing(e, head, whole, read, counts)?;
                     return Ok(());
                 }
-                let mut rel = rel;
-                while !self.opts.overwrite && fs::symlink_metadata(self.dest.join(&rel)).is_ok() {
-                    let Some(hook) = &self.opts.on_exists else {
-                        break;
-                    };
-                    match hook.ask(&rel) {
-                        Existing::Replace => {
-                            self.replace.insert(rel.clone());
-                            break;
-                        }
-                        Existing::Keep => return Ok(()),
-                        Existing::Rename(new) => rel = safe_path(&new)?,
+                Existing::Rename(name) => {
+                    // The new name follows an entry's rules: it
+                    // stays inside the destination.
+                    rel = safe_path(&name)?;
+                    self.check_no_symlink_parents(&name, &rel)?;
+                    if let Some(parent) = rel.parent() {
+                        self.make_dirs(&name, parent)?;
                     }
+                    target = self.dest.join(&rel);
                 }
-                self.tell(Placed::LinkDeferred(&rel, &t));
-                self.links.push((e.name.clone(), rel, t));
             }
-            EntryKind::File => {
-                let mut rel = rel;
-                let mut target = target;
-                if let Some(parent) = rel.parent() {
-                    self.make_dirs(&e.name, parent)?;
-                }
-                // A file that fits the buffer is decoded and verified whole
-                // before anything is created, then written under its own
-                // name, created exclusively (so an existing file or link is
-                // never followed or replaced, and no stat is needed to find
-                // it): a corrupt entry never reaches the disk, and a failed
-                // write is removed. A temporary and a rename per file were a
-                // third of the system calls of extracting tiny files.
-                let (head, whole) = self.read_head(e, read, counts)?;
-                let existed = loop {
-                    let existed = if whole {
-                        match create_whole(self.opts, e, &target, &self.buf[..head]) {
-                            Ok(()) => {
-                                self.placed(e, rel, target, false, head as u64);
-                                return Ok(());
-                            }
-                            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => true,
-                            Err(err) => return Err(output(&target)(err)),
-                        }
-                    } else {
-                        fs::symlink_metadata(&target).is_ok()
-                    };
-                    if !existed || self.opts.skip_existing || self.opts.overwrite {
-                        break existed;
-                    }
-                    let Some(hook) = &self.opts.on_exists else {
-                        return Err(Error::Exists { path: target });
-                    };
-                    match hook.ask(&rel) {
-                        Existing::Replace => break true,
-                        Existing::Keep => {
-                            self.keep_existing(e, head, whole, read, counts)?;
-                            return Ok(());
-                        }
-                        Existing::Rename(name) => {
-                            // The new name follows an entry's rules: it
-                            // stays inside the destination.
-                            rel = safe_path(&name)?;
-                            self.check_no_symlink_parents(&name, &rel)?;
-                            if let Some(parent) = rel.parent() {
-                                self.make_dirs(&name, parent)?;
-                            }
-                            target = self.dest.join(&rel);
-                        }
-                    }
-                };
-                if existed && self.opts.skip_existing {
-                    return self.keep_existing(e, head, whole, read, counts);
-                }
-                self.tmp_counter += 1;
-                let tmp = target.with_file_name(format!(
-                    ".{}.zipstream-{}-{}",
-                    target
-                        .file_name()
-                        .map(|f| f.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                    self.pid,
-                    self.tmp_counter
-                ));
-                // Whatever fails (data, chmod, rename over a directory),
-                // the temporary goes; the caller's listing of it lasts
-                // until then.
-                let _listed = self.opts.on_temporary.as_ref().map(|h| h.listed(&tmp));
-                match self.write_file(e, &tmp, &target, head, whole, read, counts) {
-                    Ok(n) => self.placed(e, rel, target, existed, n),
-                    Err(err) => {
-                        let _ = fs::remove_file(&tmp);
-                        return Err(err);
-                    }
-                }
+        };
+        if existed && self.opts.skip_existing {
+            return self.keep_existing(e, head, whole, read, counts);
+        }
+        self.tmp_counter += 1;
+        let tmp = target.with_file_name(format!(
+            ".{}.zipstream-{}-{}",
+            target
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            self.pid,
+            self.tmp_counter
+        ));
+        // Whatever fails (data, chmod, rename over a directory),
+        // the temporary goes; the caller's listing of it lasts
+        // until then.
+        let _listed = self.opts.on_temporary.as_ref().map(|h| h.listed(&tmp));
+        match self.write_file(e, &tmp, &target, head, whole, read, counts) {
+            Ok(n) => self.placed(e, rel, target, existed, n),
+            Err(err) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(err);
             }
         }
         Ok(())
