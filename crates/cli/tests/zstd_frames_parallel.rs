@@ -143,6 +143,27 @@ const WAYS: [&[&str]; 6] = [
     &["-T4", "--decoder=perfkit"],
 ];
 
+/// One test's scratch directory and the two files in it that each test
+/// decodes from and to: `in.zst` (the name the error lines are checked
+/// for) and `out`.
+struct Scratch {
+    dir: tempfile::TempDir,
+    input: PathBuf,
+    output: PathBuf,
+}
+
+/// A new [`Scratch`], or `None` when the zstd CLI, the oracle, is missing
+/// and skipping is asked for ([`have`] fails the test otherwise).
+fn scratch() -> Option<Scratch> {
+    if !have("zstd", "zstd") {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.zst");
+    let output = dir.path().join("out");
+    Some(Scratch { dir, input, output })
+}
+
 /// The corpus: (name, frame) made by the zstd CLI now.
 fn corpus(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let src = source(3 << 20);
@@ -196,12 +217,9 @@ fn corpus(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn frames_the_zstd_cli_makes_decode_as_zstd_d_decodes_them() {
-    if !have("zstd", "zstd") {
+    let Some(Scratch { dir, input, output }) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.zst");
-    let output = dir.path().join("out");
+    };
     let mut pipelined = Vec::new();
     for (name, frame) in corpus(dir.path()) {
         std::fs::write(&input, &frame).unwrap();
@@ -273,12 +291,9 @@ fn outcome(input: &Path, output: &Path, flags: &[&str]) -> (Option<i32>, String,
 
 #[test]
 fn damaged_frames_fail_as_todays_path_fails_and_leave_no_file() {
-    if !have("zstd", "zstd") {
+    let Some(Scratch { dir, input, output }) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.zst");
-    let output = dir.path().join("out");
+    };
     let src = source(3 << 20);
     let mut cases = damaged(&zstd(dir.path(), &src, &["--fast=7"], false));
     // The window rewritten to 1 KiB under blocks that reach further back
@@ -342,12 +357,9 @@ fn damaged_frames_fail_as_todays_path_fails_and_leave_no_file() {
 
 #[test]
 fn a_window_over_memory_is_refused_as_zstd_refuses_it() {
-    if !have("zstd", "zstd") {
+    let Some(Scratch { dir, input, output }) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.zst");
-    let output = dir.path().join("out");
+    };
     let src = source(3 << 20);
     std::fs::write(&input, zstd(dir.path(), &src, &["--fast=7"], true)).unwrap();
     let zstd_says = Command::new("zstd")
@@ -370,10 +382,9 @@ fn a_window_over_memory_is_refused_as_zstd_refuses_it() {
 /// decodes instead: a frame with a dictionary.
 #[test]
 fn a_dictionary_frame_goes_to_libzstd_with_a_line_saying_so() {
-    if !have("zstd", "zstd") {
+    let Some(Scratch { dir, input, output }) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
+    };
     let text = source(2 << 20);
     let samples: Vec<PathBuf> = text
         .chunks(64 << 10)
@@ -396,8 +407,6 @@ fn a_dictionary_frame_goes_to_libzstd_with_a_line_saying_so() {
         &["-3", "-D", dict.to_str().unwrap()],
         false,
     );
-    let input = dir.path().join("in.zst");
-    let output = dir.path().join("out");
     std::fs::write(&input, frame).unwrap();
     let (code, err, _) = outcome(
         &input,
@@ -417,12 +426,9 @@ fn a_dictionary_frame_goes_to_libzstd_with_a_line_saying_so() {
 /// was written, and the file holds the whole content.
 #[test]
 fn a_wrong_checksum_under_no_check_decodes_whole() {
-    if !have("zstd", "zstd") {
+    let Some(Scratch { dir, input, output }) = scratch() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.zst");
-    let output = dir.path().join("out");
+    };
     let src = source(3 << 20);
     let mut frame = zstd(dir.path(), &src, &["--fast=7"], false);
     let n = frame.len();
@@ -439,9 +445,9 @@ fn a_wrong_checksum_under_no_check_decodes_whole() {
 
 #[test]
 fn a_file_too_large_to_hold_is_decoded_as_it_is_read() {
-    if !have("zstd", "zstd") {
+    let Some(Scratch { dir, input, output }) = scratch() else {
         return;
-    }
+    };
     // Over 32 MiB compressed (read whole below that): 64 KiB pieces of
     // 40 KiB of noise (raw literals, cheap to decode) and 24 KiB of text.
     let text = b"one frame, every core; ".repeat(1100);
@@ -450,11 +456,8 @@ fn a_file_too_large_to_hold_is_decoded_as_it_is_read() {
         data.extend_from_slice(&random(40 << 10, seed));
         data.extend_from_slice(&text[..24 << 10]);
     }
-    let dir = tempfile::tempdir().unwrap();
     let frame = zstd(dir.path(), &data, &["-1"], false);
     assert!(frame.len() > 33 << 20, "{} bytes", frame.len());
-    let input = dir.path().join("in.zst");
-    let output = dir.path().join("out");
     std::fs::write(&input, &frame).unwrap();
     let got = decode(&input, &output, &["-T2"]);
     let err = String::from_utf8_lossy(&got.stderr);
