@@ -11,18 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use interop::{have, ok, perfkit};
-
-/// Deterministic, incompressible bytes (xorshift).
-fn random(len: usize, mut seed: u64) -> Vec<u8> {
-    (0..len)
-        .map(|_| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 24) as u8
-        })
-        .collect()
-}
+use perfkit_testkit::noise::noise;
 
 /// Up to `limit` bytes of the regular files under `dir` whose names pass
 /// `accept`, in a fixed order: real source text or machine code.
@@ -169,7 +158,7 @@ fn corpus(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let src = source(3 << 20);
     let small_src = source(256 << 10);
     let bin = binary(1 << 20);
-    let noise = random(600 << 10, 7);
+    let noise = noise(600 << 10, 7);
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
     let mut add = |name: &str, frame: Vec<u8>| out.push((name.to_string(), frame));
     add("source --fast=7", zstd(dir, &src, &["--fast=7"], false));
@@ -453,7 +442,7 @@ fn a_file_too_large_to_hold_is_decoded_as_it_is_read() {
     let text = b"one frame, every core; ".repeat(1100);
     let mut data = Vec::new();
     for seed in 1..=900u64 {
-        data.extend_from_slice(&random(40 << 10, seed));
+        data.extend_from_slice(&noise(40 << 10, seed));
         data.extend_from_slice(&text[..24 << 10]);
     }
     let frame = zstd(dir.path(), &data, &["-1"], false);
