@@ -412,11 +412,16 @@ impl<W: Write> Write for Skipping<W> {
         let dropped = usize::try_from(self.skip)
             .unwrap_or(usize::MAX)
             .min(buf.len());
-        self.skip -= dropped as u64;
         if dropped == buf.len() {
+            self.skip -= dropped as u64;
             return Ok(buf.len());
         }
-        self.inner.write(&buf[dropped..]).map(|n| n + dropped)
+        // The skip is counted only once the write succeeds: a write that
+        // fails consumed nothing, and a retry (`write_all` retries an
+        // interrupted one) offers the same bytes again.
+        let n = self.inner.write(&buf[dropped..])?;
+        self.skip -= dropped as u64;
+        Ok(n + dropped)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -438,5 +443,40 @@ mod tests {
         w.write_all(b"defg").unwrap();
         w.write_all(b"hi").unwrap();
         assert_eq!(w.inner, b"fghi");
+    }
+
+    /// Fails its first write with `Interrupted`, which `write_all` retries.
+    struct InterruptedOnce {
+        out: Vec<u8>,
+        interrupted: bool,
+    }
+
+    impl Write for InterruptedOnce {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if !self.interrupted {
+                self.interrupted = true;
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            self.out.write(buf)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn skipping_drops_nothing_twice_when_a_write_is_retried() {
+        let mut w = Skipping {
+            inner: InterruptedOnce {
+                out: Vec::new(),
+                interrupted: false,
+            },
+            skip: 3,
+        };
+        // The first attempt fails after the skip is counted; the retry
+        // must skip the same bytes again, not write them.
+        w.write_all(b"abcdefg").unwrap();
+        assert_eq!(w.inner.out, b"defg");
     }
 }
