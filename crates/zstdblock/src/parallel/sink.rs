@@ -75,9 +75,12 @@ pub(super) fn hash(
 }
 
 /// Gives a chunk's buffer back to the executor once its last holder is
-/// done with it.
+/// done with it. `Arc::into_inner`, not `try_unwrap`: when the hasher and
+/// the writer let go at once, both `try_unwrap`s can fail (each sees the
+/// other's count before it drops), the buffer is lost, and the executor
+/// waits for it for ever; `into_inner` gives it to exactly one of them.
 fn recycle(chunk: Arc<Chunk>, pool: &Sender<Vec<u8>>) {
-    if let Ok(chunk) = Arc::try_unwrap(chunk) {
+    if let Some(chunk) = Arc::into_inner(chunk) {
         let _ = pool.send(chunk.buf);
     }
 }
