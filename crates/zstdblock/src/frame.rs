@@ -100,6 +100,28 @@ pub struct Frame {
     pub checksum: Option<u32>,
 }
 
+impl Frame {
+    /// The skippable frame at `range` whose header gives `magic` (zstd's
+    /// 0x184D2A5?) and `size`: its bytes are never looked at.
+    pub(crate) fn skippable(index: usize, range: Range<usize>, magic: u32, size: u32) -> Frame {
+        Frame {
+            index,
+            range,
+            kind: FrameKind::Skippable {
+                variant: (magic & 15) as u8,
+                size,
+            },
+            blocks: Vec::new(),
+            checksum: None,
+        }
+    }
+}
+
+/// Whether `magic` starts a skippable frame (any low nibble).
+pub(crate) fn is_skippable(magic: u32) -> bool {
+    magic & 0xFFFF_FFF0 == 0x184D_2A50
+}
+
 fn read_u32(input: &[u8], at: usize) -> Option<u32> {
     let bytes = input.get(at..at + 4)?;
     Some(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
@@ -246,7 +268,7 @@ pub fn frame_start(
         offset: input.len(),
     };
     let magic = read_u32(input, offset).ok_or(truncated.clone())?;
-    if magic & 0xFFFF_FFF0 == 0x184D_2A50 {
+    if is_skippable(magic) {
         let size = read_u32(input, offset + 4).ok_or(truncated.clone())?;
         let end = (offset + 8)
             .checked_add(size as usize)
@@ -254,16 +276,7 @@ pub fn frame_start(
         let Some(end) = end else {
             return Err(truncated);
         };
-        return Ok(Frame {
-            index,
-            range: offset..end,
-            kind: FrameKind::Skippable {
-                variant: (magic & 15) as u8,
-                size,
-            },
-            blocks: Vec::new(),
-            checksum: None,
-        });
+        return Ok(Frame::skippable(index, offset..end, magic, size));
     }
     let Some(header) = frame_header(input, offset, index)? else {
         return Err(Error::BadMagic {

@@ -13,7 +13,7 @@
 use std::io::{self, Read};
 
 use crate::error::Error;
-use crate::frame::{Block, Frame, FrameKind, block_header, frame_end, frame_start};
+use crate::frame::{Block, Frame, block_header, frame_end, frame_start, is_skippable};
 
 /// Bytes asked of the reader at least at a time, so a walk of small
 /// blocks is not a read call each.
@@ -100,7 +100,7 @@ impl<R: Read> Source<R> {
             .buf
             .get(at..at + 8)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        if let Some(magic) = magic.filter(|m| m & 0xFFFF_FFF0 == 0x184D_2A50) {
+        if let Some(magic) = magic.filter(|&m| is_skippable(m)) {
             let size = u32::from_le_bytes(self.buf[at + 4..at + 8].try_into().expect("4 bytes"));
             let end = offset + 8 + size as usize;
             self.skip_to(end)?;
@@ -110,16 +110,7 @@ impl<R: Read> Source<R> {
                     offset: self.base + self.buf.len(),
                 }));
             }
-            return Ok(Frame {
-                index,
-                range: offset..end,
-                kind: FrameKind::Skippable {
-                    variant: (magic & 15) as u8,
-                    size,
-                },
-                blocks: Vec::new(),
-                checksum: None,
-            });
+            return Ok(Frame::skippable(index, offset..end, magic, size));
         }
         let mut frame =
             frame_start(&self.buf, at, index, window_limit).map_err(|e| e.rebased(self.base))?;
