@@ -95,7 +95,11 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
         for &i in &plan.deleted {
             println!("  {}", perfkit::printable::name(&entries[i].name));
         }
-        let bytes: u64 = plan.deleted.iter().map(|&i| entries[i].size).sum();
+        // Sizes may add up past u64::MAX: the total wraps, as Info-ZIP's.
+        let bytes = plan
+            .deleted
+            .iter()
+            .fold(0u64, |sum, &i| sum.wrapping_add(entries[i].size));
         println!("Total {} entries ({bytes} bytes)", plan.deleted.len());
         return Ok(None);
     }
@@ -118,7 +122,10 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
             perfkit::printable::name(&entries[i].name)
         ));
     }
-    let bytes = plan.deleted.iter().map(|&i| entries[i].size).sum();
+    let bytes = plan
+        .deleted
+        .iter()
+        .fold(0u64, |sum, &i| sum.wrapping_add(entries[i].size));
     super::log::count(plan.deleted.len() as u64, bytes);
     Ok(Some(plan.kept))
 }
