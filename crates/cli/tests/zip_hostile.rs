@@ -741,3 +741,119 @@ fn the_progress_bar_is_for_inputs_over_16_mib() {
     let large = on_a_terminal(format!("{pk} zip l.zip large"));
     assert!(large.contains('\u{1b}'), "{large:?}");
 }
+
+/// A Zip64 archive of two deflated entries whose directory claims
+/// 2^63 bytes each: their sizes add up past `u64::MAX`.
+fn sizes_past_u64() -> Vec<u8> {
+    // "hello" and "world" deflated: their CRC-32s and raw deflate streams.
+    let entries: [(&[u8], u32, &[u8]); 2] = [
+        (b"a.txt", 0x3610_a686, b"\xcbH\xcd\xc9\xc9\x07\x00"),
+        (b"b.txt", 0x3a77_1143, b"+\xcf/\xcaI\x01\x00"),
+    ];
+    let size = 1u64 << 63;
+    let (mut out, mut dir) = (Vec::new(), Vec::new());
+    for (name, crc, data) in entries {
+        let offset = out.len() as u64;
+        let mut local = 0x0403_4b50u32.to_le_bytes().to_vec();
+        for v in [45u16, 0, 8, 0, 0x21] {
+            local.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [crc, u32::MAX, u32::MAX] {
+            local.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [name.len() as u16, 20] {
+            local.extend_from_slice(&v.to_le_bytes());
+        }
+        local.extend_from_slice(name);
+        for v in [1u16, 16] {
+            local.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [size, data.len() as u64] {
+            local.extend_from_slice(&v.to_le_bytes());
+        }
+        local.extend_from_slice(data);
+        out.extend_from_slice(&local);
+        dir.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+        for v in [45u16, 45, 0, 8, 0, 0x21] {
+            dir.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [crc, u32::MAX, u32::MAX] {
+            dir.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [name.len() as u16, 28, 0, 0, 0] {
+            dir.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [0u32, u32::MAX] {
+            dir.extend_from_slice(&v.to_le_bytes());
+        }
+        dir.extend_from_slice(name);
+        for v in [1u16, 24] {
+            dir.extend_from_slice(&v.to_le_bytes());
+        }
+        for v in [size, data.len() as u64, offset] {
+            dir.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let (dir_at, dir_len) = (out.len() as u64, dir.len() as u64);
+    out.extend_from_slice(&dir);
+    let end64_at = out.len() as u64;
+    out.extend_from_slice(&0x0606_4b50u32.to_le_bytes());
+    out.extend_from_slice(&44u64.to_le_bytes());
+    for v in [45u16, 45] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [0u32, 0] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [2u64, 2, dir_len, dir_at] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [0x0706_4b50u32, 0] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&end64_at.to_le_bytes());
+    out.extend_from_slice(&1u32.to_le_bytes());
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    for v in [0u16, 0, 2, 2] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for v in [dir_len as u32, dir_at as u32] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&0u16.to_le_bytes());
+    out
+}
+
+/// Entry sizes that add up past `u64::MAX` (a hostile directory's): every
+/// listing that totals them prints what Info-ZIP's unzip 6.00 and zip 3.0
+/// print, their sum wrapped as C's unsigned arithmetic wraps it (`0
+/// bytes`), archive untouched. Before, perfkit panicked on the overflow.
+#[test]
+fn sizes_adding_up_past_u64_are_totalled_as_info_zip_totals_them() {
+    assert!(have_info_zip());
+    let t = tempfile::tempdir().unwrap();
+    let zip = t.path().join("huge.zip");
+    let bytes = sizes_past_u64();
+    std::fs::write(&zip, &bytes).unwrap();
+    let runs: [(&str, &[&str]); 5] = [
+        ("unzip", &["-l"]),
+        ("unzip", &["-v"]),
+        ("unzip", &["-Z"]),
+        ("zip", &["-sf"]),
+        ("zip", &["-sf", "-d"]),
+    ];
+    for (tool, args) in runs {
+        let names: &[&str] = if args.contains(&"-d") {
+            &["a.txt", "b.txt"]
+        } else {
+            &[]
+        };
+        let theirs = run(Command::new(tool).args(args).arg(&zip).args(names));
+        let ours = run(perfkit().arg(tool).args(args).arg(&zip).args(names));
+        let what = format!("{tool} {}", args.join(" "));
+        assert!(theirs.status.success(), "{what}: {theirs:?}");
+        assert!(ours.status.success(), "{what}: {}", text(&ours.stderr));
+        assert_eq!(text(&ours.stdout), text(&theirs.stdout), "{what}");
+        assert_eq!(std::fs::read(&zip).unwrap(), bytes, "{what}");
+    }
+}

@@ -103,8 +103,10 @@ impl Listing {
     pub fn entry(&mut self, e: &Entry, out: &mut impl Write) -> io::Result<()> {
         let compressed = stored_size(e);
         self.files += 1;
-        self.size += e.size;
-        self.compressed += compressed;
+        // Sizes come from the archive's directory and may add up past
+        // u64::MAX: the total wraps, as Info-ZIP's unsigned one does.
+        self.size = self.size.wrapping_add(e.size);
+        self.compressed = self.compressed.wrapping_add(compressed);
         let name = printable_name(&e.name);
         let when = listing_time(e.mtime);
         match self.kind {

@@ -101,8 +101,10 @@ impl Zipinfo {
         let (mut files, mut plain, mut packed) = (0u64, 0u64, 0u64);
         for e in entries {
             files += 1;
-            plain += e.size;
-            packed += stored_size(e);
+            // An archive's sizes may add up past u64::MAX: the totals
+            // wrap, as zipinfo's unsigned ones do.
+            plain = plain.wrapping_add(e.size);
+            packed = packed.wrapping_add(stored_size(e));
             if let Some(f) = self.format {
                 writeln!(out, "{}", line(f, e))?;
             }

@@ -101,7 +101,13 @@ pub(super) fn archive_alone(
         for e in u.archive.entries() {
             writeln!(out, "  {}", perfkit::printable::name(&e.name))?;
         }
-        let bytes: u64 = u.archive.entries().iter().map(|e| e.size).sum();
+        // The archive's sizes may add up past u64::MAX: the total wraps,
+        // as Info-ZIP's unsigned one does.
+        let bytes = u
+            .archive
+            .entries()
+            .iter()
+            .fold(0u64, |sum, e| sum.wrapping_add(e.size));
         writeln!(
             out,
             "Total {} entries ({bytes} bytes)",
