@@ -857,3 +857,39 @@ fn sizes_adding_up_past_u64_are_totalled_as_info_zip_totals_them() {
         assert_eq!(std::fs::read(&zip).unwrap(), bytes, "{what}");
     }
 }
+
+/// A link entry whose target holds an escape sequence and a newline:
+/// `perfkit unzip`'s `linking:` lines show them as Info-ZIP's unzip 6.00
+/// does (`^[`, `^J`), line for line, so an archive cannot send codes to
+/// the terminal or forge a line. Before, the target was printed raw.
+#[test]
+fn a_link_targets_control_characters_are_shown_as_info_zip_shows_them() {
+    assert!(have_info_zip() && interop::have("python3", "python3"));
+    let t = tempfile::tempdir().unwrap();
+    let made = Command::new("python3")
+        .current_dir(t.path())
+        .args([
+            "-c",
+            "import zipfile\n\
+             z = zipfile.ZipFile('l.zip', 'w')\n\
+             i = zipfile.ZipInfo('l')\n\
+             i.create_system = 3\n\
+             i.external_attr = 0o120777 << 16\n\
+             z.writestr(i, 'tar\\x1b[31mget\\nfake')\n\
+             z.close()",
+        ])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let theirs = run(Command::new("unzip")
+        .args(["l.zip", "-d", "out"])
+        .current_dir(t.path()));
+    std::fs::remove_dir_all(t.path().join("out")).unwrap();
+    let ours = run(perfkit()
+        .args(["unzip", "l.zip", "-d", "out"])
+        .current_dir(t.path()));
+    assert!(theirs.status.success(), "{theirs:?}");
+    assert!(text(&theirs.stdout).contains("tar^[[31mget^Jfake"));
+    assert!(ours.status.success(), "{}", text(&ours.stderr));
+    assert_eq!(text(&ours.stdout), text(&theirs.stdout));
+}

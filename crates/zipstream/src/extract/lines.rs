@@ -133,11 +133,14 @@ impl<W: Write> Progress<W> {
                 };
                 writeln!(self.out, "{verb}: {}  ", pad(&shown(rel), 22))
             }
+            // A link's target is the archive's data, as hostile as its
+            // names: shown the same way.
             Placed::LinkDeferred(rel, target) => {
                 writeln!(
                     self.out,
-                    "    linking: {}  -> {target} ",
-                    pad(&shown(rel), 22)
+                    "    linking: {}  -> {} ",
+                    pad(&shown(rel), 22),
+                    printable_name(target)
                 )
             }
             Placed::LinkInTheWay(rel) => {
@@ -148,7 +151,12 @@ impl<W: Write> Progress<W> {
                     self.finishing = true;
                     writeln!(self.out, "finishing deferred symbolic links:")?;
                 }
-                writeln!(self.out, "  {} -> {target}", pad(&shown(rel), 22))
+                writeln!(
+                    self.out,
+                    "  {} -> {}",
+                    pad(&shown(rel), 22),
+                    printable_name(target)
+                )
             }
         }
     }
