@@ -29,31 +29,10 @@ pub(super) fn zip_cases(
     let peer_archive = d.join("peer.zip");
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
     for _ in 0..RUNS {
-        // zip updates an archive that exists (as Info-ZIP does): every run
-        // writes a new one, like the peer's.
-        let _ = std::fs::remove_file(&archive);
-        process(
-            spawner,
-            &mut ours,
-            perfkit
-                .command(&Invocation::Zip {
-                    archive: Path::new("corpus.zip"),
-                    input: Path::new("corpus.bin"),
-                    level: 6,
-                })
-                .current_dir(d),
-        )?;
+        zip_ours(spawner, perfkit, d, "corpus.bin", "corpus.zip", &mut ours)?;
         library(&mut lib, || zip_in_process(input))?;
         if have_zip {
-            let _ = std::fs::remove_file(&peer_archive);
-            process(
-                spawner,
-                &mut peer,
-                Command::new("zip")
-                    .args(["-q", "-6", "-j"])
-                    .arg(&peer_archive)
-                    .arg(input),
-            )?;
+            zip_peer(spawner, input, &peer_archive, &mut peer)?;
         }
     }
     case(
@@ -99,6 +78,46 @@ pub(super) fn zip_cases(
         );
     }
     Ok(())
+}
+
+/// One timed run of perfkit's `zip -6` of the file named `input` into
+/// the archive named `archive`, both in `d` (where it runs). zip updates
+/// an archive that exists (as Info-ZIP does): every run writes a new one,
+/// like the peer's.
+fn zip_ours(
+    spawner: &mut Spawner,
+    perfkit: &dyn Launcher,
+    d: &Path,
+    input: &str,
+    archive: &str,
+    ours: &mut Side,
+) -> Result<()> {
+    let _ = std::fs::remove_file(d.join(archive));
+    process(
+        spawner,
+        ours,
+        perfkit
+            .command(&Invocation::Zip {
+                archive: Path::new(archive),
+                input: Path::new(input),
+                level: 6,
+            })
+            .current_dir(d),
+    )
+}
+
+/// One timed run of Info-ZIP's `zip -6 -j` of `input` into a new
+/// `archive`, [`zip_ours`]'s peer.
+fn zip_peer(spawner: &mut Spawner, input: &Path, archive: &Path, peer: &mut Side) -> Result<()> {
+    let _ = std::fs::remove_file(archive);
+    process(
+        spawner,
+        peer,
+        Command::new("zip")
+            .args(["-q", "-6", "-j"])
+            .arg(archive)
+            .arg(input),
+    )
 }
 
 /// Equal work (issue 64): a `zip` row's times compare only beside the
@@ -150,31 +169,13 @@ pub(super) fn zip_found_cases(
         }
         let input = format!("found-{i}.bin");
         std::fs::write(d.join(&input), &data).doing("writing a zip input found on this machine")?;
-        let (archive, peer_archive) = (d.join(format!("found-{i}.zip")), d.join("found-peer.zip"));
+        let archive_name = format!("found-{i}.zip");
+        let (archive, peer_archive) = (d.join(&archive_name), d.join("found-peer.zip"));
         let (mut ours, mut peer) = (Side::default(), Side::default());
         for _ in 0..RUNS {
-            let _ = std::fs::remove_file(&archive);
-            process(
-                spawner,
-                &mut ours,
-                perfkit
-                    .command(&Invocation::Zip {
-                        archive: Path::new(archive.file_name().unwrap_or_default()),
-                        input: Path::new(&input),
-                        level: 6,
-                    })
-                    .current_dir(d),
-            )?;
+            zip_ours(spawner, perfkit, d, &input, &archive_name, &mut ours)?;
             if have_zip {
-                let _ = std::fs::remove_file(&peer_archive);
-                process(
-                    spawner,
-                    &mut peer,
-                    Command::new("zip")
-                        .args(["-q", "-6", "-j"])
-                        .arg(&peer_archive)
-                        .arg(d.join(&input)),
-                )?;
+                zip_peer(spawner, &d.join(&input), &peer_archive, &mut peer)?;
             }
         }
         let name = format!("zip (deflate -6), {what}");
