@@ -24,12 +24,10 @@ const MAX_FN_LINES: usize = 150;
 
 /// Files (`path`) and functions (`path:name`) allowed over the bounds,
 /// paths from the workspace root, each with why.
-const ALLOWED: &[(&str, &str)] = &[
-    (
-        "crates/zstdblock/examples/pipeline.rs:main",
-        "a measuring example, not the product: one script of flags, interleaved runs and printed figures read top to bottom",
-    ),
-];
+const ALLOWED: &[(&str, &str)] = &[(
+    "crates/zstdblock/examples/pipeline.rs:main",
+    "a measuring example, not the product: one script of flags, interleaved runs and printed figures read top to bottom",
+)];
 
 /// One function found by [`functions`].
 #[derive(Debug, PartialEq, Eq)]
