@@ -10,8 +10,10 @@
 //! trusting what was asked for.
 //!
 //! `perfkit fix load --pin` places its sender and receiver threads with it
-//! (fixload), and `perfkit bench` each side of its FIX pairings. A thread
-//! that must run anyway asks for a core and learns where it landed:
+//! (fixload), `perfkit bench` each side of its FIX pairings, and fixengine
+//! its sessions' threads on a [`CoreSet`] (`PerfkitCpuAffinity`, `fix
+//! acceptor --pin`). A thread that must run anyway asks for a core and
+//! learns where it landed:
 //!
 //! ```
 //! use fixcore::affinity;
@@ -28,6 +30,27 @@
 //! let helper = std::thread::spawn(move || affinity::place_current_or_unpin(second).0);
 //! println!("this thread {placed}, the helper {}", helper.join().unwrap());
 //! ```
+//!
+//! A thread confined to a set of cores, written as Linux lists them
+//! (`/proc/PID/status`'s `Cpus_allowed_list`, `taskset -c`): a core the
+//! process may not use is refused before anything moves, naming it.
+//!
+//! ```
+//! use fixcore::affinity::{self, CoreSet, PinError};
+//!
+//! let set: CoreSet = "0-3,6".parse()?;
+//! assert_eq!(set.cores(), &[0, 1, 2, 3, 6]);
+//! assert_eq!(set.to_string(), "0-3,6");
+//! assert!("3-1".parse::<CoreSet>().is_err());
+//!
+//! // The first core this process may use, for a thread of its own.
+//! let first = CoreSet::new(affinity::usable().into_iter().take(1))?;
+//! std::thread::spawn(move || first.place_current()).join().unwrap()?;
+//! // A core beyond the machine is refused, named.
+//! let missing = CoreSet::new([1000])?;
+//! assert!(matches!(missing.place_current(), Err(PinError::NotAllowed { core: 1000, .. })));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 /// Why a thread could not be placed.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +62,15 @@ pub enum PinError {
         core: usize,
         /// Why.
         why: &'static str,
+    },
+    /// A [`CoreSet`] names a core outside the mask the process started
+    /// with (its cgroup's cpuset, `taskset`, or a core that is not there).
+    #[error("core {core} is not one this process may run on (it may use {allowed})")]
+    NotAllowed {
+        /// The first such core.
+        core: usize,
+        /// The cores it may use, as a list (`0-3`).
+        allowed: CoreSet,
     },
     /// The OS refused to give the thread its original mask back.
     #[error("restoring the thread's original CPU affinity: {0}")]
@@ -225,6 +257,163 @@ impl std::fmt::Display for Pinning {
     }
 }
 
+/// A set of cores a thread may run on: a thread placed on it runs on any
+/// of them and on no other (one core pins it). Written and read as Linux
+/// lists cores (`2`, `2,3`, `0-3,6`); never empty, each core below
+/// `CPU_SETSIZE` (1024).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CoreSet {
+    /// Ascending, without repeats.
+    ids: Vec<usize>,
+}
+
+/// Why a text or a list of numbers is not a [`CoreSet`]; the caller
+/// names the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CoreSetError {
+    /// Not a list of numbers and ranges, or an empty one.
+    #[error("expected core numbers or ranges, such as 2,3 or 0-3")]
+    Syntax,
+    /// A range whose end is below its start (`3-1`).
+    #[error("a range of cores runs upwards, such as 0-3")]
+    Backwards,
+    /// A core at or past `CPU_SETSIZE`, which no affinity mask holds.
+    #[error("a core number is below 1024")]
+    TooLarge,
+}
+
+impl CoreSetError {
+    /// The reason in words, for an error type that keeps only static
+    /// text (a settings file's bad value).
+    pub fn reason(self) -> &'static str {
+        match self {
+            CoreSetError::Syntax => "expected core numbers or ranges, such as 2,3 or 0-3",
+            CoreSetError::Backwards => "a range of cores runs upwards, such as 0-3",
+            CoreSetError::TooLarge => "a core number is below 1024",
+        }
+    }
+}
+
+/// The most cores an affinity mask holds (glibc's `CPU_SETSIZE`).
+const MAX_CORES: usize = libc::CPU_SETSIZE as usize;
+
+impl CoreSet {
+    /// The set of `cores` (in any order, repeats allowed); empty or a core
+    /// of 1024 or more is an error.
+    pub fn new(cores: impl IntoIterator<Item = usize>) -> std::result::Result<Self, CoreSetError> {
+        let mut ids: Vec<usize> = cores.into_iter().collect();
+        if ids.iter().any(|&c| c >= MAX_CORES) {
+            return Err(CoreSetError::TooLarge);
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.is_empty() {
+            return Err(CoreSetError::Syntax);
+        }
+        Ok(CoreSet { ids })
+    }
+
+    /// The cores, ascending.
+    pub fn cores(&self) -> &[usize] {
+        &self.ids
+    }
+
+    /// Refuses, naming it, the first core outside the mask the process
+    /// started with ([`usable`]): the kernel would silently drop it from a
+    /// mask that holds an allowed core too, so it is checked here.
+    pub fn check(&self) -> Result<()> {
+        remember_original();
+        let allowed = usable();
+        match self.ids.iter().find(|c| !allowed.contains(c)) {
+            None => Ok(()),
+            Some(&core) => Err(PinError::NotAllowed {
+                core,
+                allowed: CoreSet { ids: allowed },
+            }),
+        }
+    }
+
+    /// Confines the calling thread to these cores ([`CoreSet::check`]ed
+    /// first: on a refusal the thread's mask is as it was). Threads it
+    /// spawns afterwards start on the same cores.
+    pub fn place_current(&self) -> Result<()> {
+        self.check()?;
+        sys::set_ids(&self.ids)
+    }
+
+    /// Runs `f` on the calling thread confined to these cores, then gives
+    /// the thread its mask back: every thread `f` spawns starts on these
+    /// cores (and keeps them after `f` returns). A refused placement is
+    /// returned and `f` is not run.
+    pub fn run_placed<R>(&self, f: impl FnOnce() -> R) -> Result<R> {
+        remember_original();
+        let before = sys::current();
+        self.place_current()?;
+        let out = f();
+        sys::set(before)?;
+        Ok(out)
+    }
+}
+
+impl std::str::FromStr for CoreSet {
+    type Err = CoreSetError;
+
+    /// `2`, `2,3`, `0-3,6` (spaces around an item allowed).
+    fn from_str(text: &str) -> std::result::Result<Self, CoreSetError> {
+        let number = |t: &str| -> std::result::Result<usize, CoreSetError> {
+            let t = t.trim();
+            if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(CoreSetError::Syntax);
+            }
+            // All digits: only a number too large to hold fails.
+            t.parse::<usize>()
+                .ok()
+                .filter(|&c| c < MAX_CORES)
+                .ok_or(CoreSetError::TooLarge)
+        };
+        let mut ids = Vec::new();
+        for item in text.split(',') {
+            match item.split_once('-') {
+                None => ids.push(number(item)?),
+                Some((a, b)) => {
+                    // Both ends are below 1024, so the range is bounded.
+                    let (a, b) = (number(a)?, number(b)?);
+                    if b < a {
+                        return Err(CoreSetError::Backwards);
+                    }
+                    ids.extend(a..=b);
+                }
+            }
+        }
+        CoreSet::new(ids)
+    }
+}
+
+impl std::fmt::Display for CoreSet {
+    /// Runs of consecutive cores as ranges: `0-3,6`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut rest = self.ids.as_slice();
+        let mut first = true;
+        while let [start, ..] = rest {
+            let run = rest
+                .iter()
+                .enumerate()
+                .take_while(|&(i, &c)| c == start + i)
+                .count();
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            match run {
+                1 => write!(f, "{start}")?,
+                n => write!(f, "{start}-{}", start + n - 1)?,
+            }
+            rest = &rest[run..];
+        }
+        Ok(())
+    }
+}
+
 #[cfg(target_os = "linux")]
 mod sys {
     use super::{PinError, Result};
@@ -285,6 +474,22 @@ mod sys {
             .filter(|&c| unsafe { libc::CPU_ISSET(c, &mask.0) })
             .collect()
     }
+
+    /// Gives the calling thread the mask of `ids` (each below
+    /// `CPU_SETSIZE`, as a `CoreSet` holds them).
+    pub fn set_ids(ids: &[usize]) -> Result<()> {
+        // SAFETY: cpu_set_t is a plain bit array; all zeroes is valid.
+        let mut mask: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in ids {
+            // SAFETY: CPU_SET writes one bit; a CoreSet's cores are below
+            // CPU_SETSIZE, inside the bit array.
+            unsafe { libc::CPU_SET(c, &mut mask) };
+        }
+        set(Some(Mask(mask))).map_err(|_| PinError::Refused {
+            core: ids.first().copied().unwrap_or(0),
+            why: "the OS refused the set of cores",
+        })
+    }
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -315,6 +520,17 @@ mod sys {
 
     pub fn ids(_: &Mask) -> Vec<usize> {
         Vec::new()
+    }
+
+    /// One core pins through core_affinity; a set needs Linux's masks.
+    pub fn set_ids(ids: &[usize]) -> Result<()> {
+        match ids {
+            [one] => super::pin_current(*one).map(|_| ()),
+            _ => Err(super::PinError::Refused {
+                core: ids.first().copied().unwrap_or(0),
+                why: "a set of cores needs Linux",
+            }),
+        }
     }
 }
 
@@ -487,6 +703,88 @@ mod tests {
                 assert!(pair_note(None).starts_with("both sides on the process's one core"));
             }
         }
+    }
+
+    /// Core lists read as Linux writes them and written back the same
+    /// way; each kind of bad text is its own error.
+    #[test]
+    fn core_sets_read_and_write_linux_lists() {
+        for (text, ids, shown) in [
+            ("2", vec![2], "2"),
+            ("3,2,2", vec![2, 3], "2-3"),
+            ("0-3,6", vec![0, 1, 2, 3, 6], "0-3,6"),
+            (" 1 , 5-6 ,9", vec![1, 5, 6, 9], "1,5-6,9"),
+            ("1023", vec![1023], "1023"),
+        ] {
+            let set: CoreSet = text.parse().unwrap();
+            assert_eq!(set.cores(), ids, "{text}");
+            assert_eq!(set.to_string(), shown, "{text}");
+            assert_eq!(shown.parse::<CoreSet>().unwrap(), set);
+        }
+        for (text, err) in [
+            ("", CoreSetError::Syntax),
+            ("1,", CoreSetError::Syntax),
+            ("a", CoreSetError::Syntax),
+            ("-1", CoreSetError::Syntax),
+            ("1-", CoreSetError::Syntax),
+            ("+1", CoreSetError::Syntax),
+            ("1-2-3", CoreSetError::Syntax),
+            ("3-1", CoreSetError::Backwards),
+            ("1024", CoreSetError::TooLarge),
+            ("0-99999999999999999999999", CoreSetError::TooLarge),
+        ] {
+            assert_eq!(text.parse::<CoreSet>(), Err(err), "{text:?}");
+            assert_eq!(err.to_string(), err.reason());
+        }
+        assert_eq!(CoreSet::new([]), Err(CoreSetError::Syntax));
+        assert_eq!(CoreSet::new([4, 1024]), Err(CoreSetError::TooLarge));
+    }
+
+    /// `CoreSet::place_current` confines the thread to exactly its cores
+    /// (the kernel's report), refuses a core outside the process's mask
+    /// naming it and leaving the mask as it was, and `run_placed` gives the
+    /// thread its mask back while a thread spawned inside keeps the set.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn core_sets_place_threads_and_refuse_cores_the_process_may_not_use() {
+        let all = usable();
+        let missing = online().max(all.last().copied().unwrap_or(0) + 1);
+        std::thread::spawn(move || {
+            remember_original();
+            let original = kernel_mask();
+            let bad = CoreSet::new([all[0], missing]).unwrap();
+            let err = bad.place_current().unwrap_err();
+            assert!(matches!(&err, PinError::NotAllowed { core, .. } if *core == missing));
+            assert_eq!(
+                err.to_string(),
+                format!(
+                    "core {missing} is not one this process may run on (it may use {})",
+                    CoreSet::new(all.clone()).unwrap()
+                )
+            );
+            assert_eq!(kernel_mask(), original);
+            let last = CoreSet::new([*all.last().unwrap()]).unwrap();
+            let child = last
+                .run_placed(|| {
+                    assert_eq!(kernel_mask(), last.cores());
+                    std::thread::spawn(|| {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                        kernel_mask()
+                    })
+                })
+                .unwrap();
+            assert_eq!(kernel_mask(), original, "the thread's mask is back");
+            assert_eq!(
+                child.join().unwrap(),
+                last.cores(),
+                "the child keeps the set"
+            );
+            let every = CoreSet::new(all.clone()).unwrap();
+            every.place_current().unwrap();
+            assert_eq!(kernel_mask(), all);
+        })
+        .join()
+        .unwrap();
     }
 
     /// `place_current_or_unpin`: a refused pin is returned and the thread,
