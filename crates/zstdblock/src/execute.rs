@@ -171,7 +171,19 @@ impl Output {
         let buf = &mut self.buf[..];
         let mut pos = self.filled;
         let mut lit = 0usize;
-        for sequence in &decoded.sequences {
+        let sequences = &decoded.sequences;
+        // Where the output is at the start of sequence `i + PREFETCH_AHEAD`
+        // (see `prefetch`): the sum of the lengths before it.
+        let mut ahead = pos;
+        for s in sequences.iter().take(PREFETCH_AHEAD) {
+            ahead += s.literal_length as usize + s.match_length as usize;
+        }
+        for (i, sequence) in sequences.iter().enumerate() {
+            if let Some(s) = sequences.get(i + PREFETCH_AHEAD) {
+                let at = ahead + s.literal_length as usize;
+                prefetch(buf, at.wrapping_sub(s.offset as usize));
+                ahead = at + s.match_length as usize;
+            }
             let ll = sequence.literal_length as usize;
             // The entropy stage checked the literal total against the
             // literal count, and the output against the room made above.
@@ -183,16 +195,10 @@ impl Output {
             let available = (pos - floor).min(window);
             // One compare: a distance of 0 wraps to the largest value.
             if distance.wrapping_sub(1) >= available {
-                // Found again only here, so the loop carries no index.
-                let index = decoded
-                    .sequences
-                    .iter()
-                    .position(|s| std::ptr::eq(s, sequence))
-                    .unwrap_or(0);
                 return Err(Error::OffsetOutOfRange {
                     frame: block.frame,
                     offset: block.header,
-                    sequence: index,
+                    sequence: i,
                     distance: distance as u64,
                     available: available as u64,
                 });
@@ -206,6 +212,30 @@ impl Output {
         self.filled = pos;
         Ok(())
     }
+}
+
+/// Sequences between the one executed and the one whose match source is
+/// prefetched: far enough that the load (a miss to memory when the match
+/// reaches megabytes back, as at `-19`) is done by the time the copy
+/// needs it, near enough that the line is still in cache.
+const PREFETCH_AHEAD: usize = 32;
+
+/// Asks the CPU to load the cache line of `buf[index]`, without waiting
+/// for it. An index past the buffer (a corrupt offset, refused when its
+/// sequence is executed) prefetches nothing useful and does no harm.
+#[inline(always)]
+#[allow(unsafe_code)]
+fn prefetch(buf: &[u8], index: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let line = buf.as_ptr().wrapping_add(index.min(buf.len())).cast::<i8>();
+        // SAFETY: a prefetch is a hint: it reads nothing the program can
+        // observe, never faults, and any address may be given; SSE, which
+        // it needs, is part of every x86_64 CPU.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (buf, index);
 }
 
 /// Copies `length` literals from `literals[from..]` to `buf[to..]`, in
