@@ -7,8 +7,10 @@
 //! boolean reference profile's files written one expression or event at a
 //! time ([`write_boolean_exprs`], [`write_boolean_events`]).
 //!
-//! The caller opens the files (or stdin) and names them; every error names
-//! the file, and the line or event, it is about ([`StreamError`]).
+//! The caller opens the files (or stdin) and names them, or [`files`]
+//! (feature `files`, default) opens them by path and lands the output;
+//! every error names the file, and the line or event, it is about
+//! ([`StreamError`]).
 //!
 //! ```
 //! use betree::stream::{EventReader, EventsFormat, ExprFile, Mode, StreamBuffers, search_stream};
@@ -32,6 +34,8 @@ use std::time::{Duration, Instant};
 use crate::reference::{self, Term};
 use crate::{BatchPath, Domain, Event, Index, MatchSink, Schema, Scratch, SearchStep};
 
+#[cfg(feature = "files")]
+pub mod files;
 mod lines;
 
 use lines::IdLines;

@@ -40,7 +40,7 @@ fn command_throughput(
     // a round measures a stream, not the buffers' first growth.
     let mut bufs = StreamBuffers::default();
     let mut command = || -> Result<u64> {
-        let mut reader = open_events(input, index.schema())?;
+        let mut reader = input.open_events(index.schema())?;
         Ok(search_stream(
             index,
             &mut reader,

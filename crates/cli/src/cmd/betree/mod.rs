@@ -1,16 +1,16 @@
 //! `perfkit betree`: generate reference-format data, search it in the three
 //! modes, compare outputs, and run the reference note's benchmark.
 
-use std::fs;
-use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use betree::stream::{self, EventReader, ExprFile, StreamError};
+use betree::stream::files::{self, FilesError};
+use betree::stream::{self, StreamError};
 use betree::workload::{Adtech, Shape};
-use betree::{Event, Index, Schema};
+use betree::{Event, Index};
 use landing::write_atomically;
 use perfkit_bench::betree::{self as measure, Options};
 use perfkit_report::{Report, ReportOptions};
@@ -104,20 +104,8 @@ pub struct VsAtree {
     pub report: ReportOptions,
 }
 
+pub use betree::stream::files::Input;
 pub use betree::stream::{EventsFormat, Mode};
-
-/// The files a search or benchmark reads.
-#[derive(Debug)]
-pub struct Input {
-    /// The expression file.
-    pub exprs: PathBuf,
-    /// The event file (`-`: stdin).
-    pub events: PathBuf,
-    /// Its format.
-    pub events_format: EventsFormat,
-    /// Domains replacing the expression file's own list.
-    pub domains: Option<PathBuf>,
-}
 
 /// A search's run.
 #[derive(Debug)]
@@ -192,41 +180,18 @@ pub fn run(task: Task) -> Result<ExitCode> {
     }
 }
 
-fn read_input(path: &Path) -> Result<String> {
-    if path == Path::new("-") {
-        let mut s = String::new();
-        io::stdin()
-            .read_to_string(&mut s)
-            .context("reading stdin")?;
-        Ok(s)
-    } else {
-        fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
-    }
-}
-
 /// What a failed write to stdout is, for the message: the OS's words alone
 /// ("No space left on device") do not say what was being written.
-pub(super) const STDOUT: &str = "writing standard output";
+const STDOUT: &str = "writing standard output";
 
-/// Streams generated output to `path` (`-`: stdout) through a buffer; a
-/// file is written to a temporary sibling and renamed when complete.
+/// Writes generated output to `path` (`-`: stdout) through
+/// [`files::write_output`]: a file lands whole or not at all.
 fn stream_output(
     path: &Path,
     gen_into: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> Result<()> {
-    if path == Path::new("-") {
-        let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
-        gen_into(&mut out)
-            .and_then(|()| out.flush())
-            .context(STDOUT)
-    } else {
-        write_atomically(path, |f| {
-            let mut out = BufWriter::with_capacity(1 << 16, f);
-            gen_into(&mut out)?;
-            out.flush()
-        })
-        .with_context(|| format!("writing {}", path.display()))
-    }
+    files::write_output(path, &mut io::stdout().lock(), |out| Ok(gen_into(out)?))?;
+    Ok(())
 }
 
 /// Keeps glibc's mmap threshold at its default (128 KiB) for the rest of
@@ -254,94 +219,42 @@ fn fix_mmap_threshold() {
     }
 }
 
-/// Loads the expressions into an index, timing the build.
+/// Loads the expressions into an index, timing the build
+/// ([`Input::load_index`]).
 fn load_index(input: &Input) -> Result<(Index, Duration)> {
     fix_mmap_threshold();
-    let text = read_input(&input.exprs)?;
-    let exprs_path = input.exprs.display().to_string();
-    let mut file = ExprFile::parse(text, &exprs_path)?;
-    if let Some(path) = &input.domains {
-        let t = read_input(path)?;
-        file.set_domains(&t, &path.display().to_string())?;
-    }
-    match file.build() {
-        Err(StreamError::NoDomains { name }) => {
-            bail!("{name}: the first term must be the domain list (or give --domains)")
-        }
-        built => Ok(built?),
-    }
+    input.load_index().map_err(domains_hint)
 }
 
 /// Loads the expressions into an index (timing the build) and every event,
-/// for the benchmark, which replays them.
+/// for the benchmark, which replays them ([`Input::load`]).
 fn load(input: &Input) -> Result<(Index, Vec<Event>, Duration)> {
-    let (index, build) = load_index(input)?;
-    let events = stream::read_all(&mut open_events(input, index.schema())?)?;
-    Ok((index, events, build))
+    fix_mmap_threshold();
+    input.load().map_err(domains_hint)
 }
 
-/// The event file (`-`: stdin), its events read one at a time.
-fn open_events<'a>(input: &Input, schema: &'a Schema) -> Result<EventReader<'a>> {
-    let path = input.events.display().to_string();
-    let reader: Box<dyn BufRead> = if input.events == Path::new("-") {
-        Box::new(io::stdin().lock())
-    } else {
-        let f = fs::File::open(&input.events).with_context(|| format!("reading {path}"))?;
-        Box::new(io::BufReader::with_capacity(1 << 16, f))
-    };
-    Ok(EventReader::new(reader, path, input.events_format, schema))
+/// An expression file without its domain list gets the flag that gives
+/// one.
+fn domains_hint(e: FilesError) -> anyhow::Error {
+    match e {
+        FilesError::Stream(StreamError::NoDomains { name }) => {
+            anyhow::anyhow!("{name}: the first term must be the domain list (or give --domains)")
+        }
+        e => e.into(),
+    }
 }
 
-/// Compares two search outputs line by line ([`stream::compare`]) and
-/// says where they first differ.
+/// Compares two search outputs line by line ([`files::diff`]) and says
+/// where they first differ.
 fn diff(a: &Path, b: &Path) -> Result<ExitCode> {
-    let mut ra = output_lines(a, false)?;
-    // The same stdin twice: the first side reads it all, so the second
-    // sees it already at its end (as when each side was read whole).
-    let mut rb = output_lines(b, a == Path::new("-"))?;
-    let mut out = BufWriter::new(io::stdout().lock());
-    let (line, code) = match stream::compare(&mut ra, &mut rb)? {
-        stream::Comparison::Identical(events) => {
-            (format!("identical: {events} events"), ExitCode::SUCCESS)
-        }
-        stream::Comparison::Differs { event, a: x, b: y } => {
-            let show = |v: Option<String>| match v.as_deref() {
-                Some("") => "no match".to_string(),
-                Some(s) => format!("`{s}`"),
-                None => "no such event".to_string(),
-            };
-            let line = format!(
-                "event {event} differs: {} has {}, {} has {}",
-                a.display(),
-                show(x),
-                b.display(),
-                show(y)
-            );
-            (line, ExitCode::FAILURE)
-        }
+    let comparison = files::diff(a, b)?;
+    let code = match comparison {
+        stream::Comparison::Identical(_) => ExitCode::SUCCESS,
+        stream::Comparison::Differs { .. } => ExitCode::FAILURE,
     };
-    writeln!(out, "{line}")
+    let mut out = BufWriter::new(io::stdout().lock());
+    writeln!(out, "{}", comparison.describe(a, b))
         .and_then(|()| out.flush())
         .context(STDOUT)?;
     Ok(code)
-}
-
-/// One side of `betree diff`: `path` (`-`: stdin; `exhausted`: stdin
-/// already read whole by the other side, so nothing).
-fn output_lines(path: &Path, exhausted: bool) -> Result<stream::OutputLines> {
-    let (reader, name): (Box<dyn BufRead>, String) = if path == Path::new("-") {
-        let reader: Box<dyn BufRead> = if exhausted {
-            Box::new(io::empty())
-        } else {
-            Box::new(io::stdin().lock())
-        };
-        (reader, "stdin".into())
-    } else {
-        let f = fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
-        (
-            Box::new(io::BufReader::with_capacity(1 << 16, f)),
-            path.display().to_string(),
-        )
-    };
-    Ok(stream::OutputLines::new(reader, name))
 }
