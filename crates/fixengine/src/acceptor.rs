@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::connection::{self, Options};
 use crate::tls::ServerTls;
+use fixcore::affinity::CoreSet;
 use fixcore::frame::Framer;
 use fixcore::value::UtcTimestamp;
 use fixsession::app::Application;
@@ -64,6 +65,9 @@ struct Configured<S: SessionStore> {
     route: Route,
     /// What it asks of a connection before its Logon is taken.
     rules: Rules,
+    /// The cores its connections' threads run on; `None`: where the
+    /// acceptor's own thread runs.
+    placement: Option<CoreSet>,
 }
 
 /// Which session a connection took, for the callbacks that make its
@@ -174,6 +178,7 @@ impl<S: SessionStore + Send> Acceptor<S> {
                         c.target_comp_id.clone(),
                     ),
                     rules: Rules::of(c),
+                    placement: None,
                     slot: Mutex::new(Some(s)),
                 }
             })
@@ -190,6 +195,22 @@ impl<S: SessionStore + Send> Acceptor<S> {
     /// turn (see [`Template`]).
     pub fn with_templates(mut self, templates: Vec<Template<S>>) -> Acceptor<S> {
         self.templates.extend(templates);
+        self
+    }
+
+    /// Runs each configured session's connections on a thread confined to
+    /// its cores: `placements` holds one entry per session, in the order
+    /// given to [`Acceptor::new`] (`None` leaves that session's thread
+    /// where the acceptor's own thread runs; missing entries are `None`).
+    /// The cores should have been [`CoreSet::check`]ed: a thread the OS
+    /// will not place runs unplaced, with a line saying so.
+    pub fn with_placements(
+        mut self,
+        placements: impl IntoIterator<Item = Option<CoreSet>>,
+    ) -> Acceptor<S> {
+        for (c, p) in self.configured.iter_mut().zip(placements) {
+            c.placement = p;
+        }
         self
     }
 
@@ -624,7 +645,20 @@ impl<S: SessionStore + Send> Acceptor<S> {
         let Waiting {
             stream, peer, all, ..
         } = w;
+        let placement = match &claim.home {
+            Home::Configured(i) => self.configured[*i].placement.as_ref(),
+            Home::Dynamic { template, .. } => self.templates[*template].placement.as_ref(),
+        };
         scope.spawn(move || {
+            // Placed before anything of the session runs, so its reads,
+            // writes and store calls all happen there.
+            if let Some(cores) = placement
+                && let Err(e) = cores.place_current()
+            {
+                misc(&format!(
+                    "connection from {peer}: {e}; its thread runs where the acceptor's does"
+                ));
+            }
             let Claim { mut session, home } = claim;
             let mut a = app(home.taken());
             let mut stream = stream;

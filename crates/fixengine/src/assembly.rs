@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fixcore::affinity::CoreSet;
 use fixcore::build::TimePrecision;
 use fixcore::dictionary::DataDictionary;
 use fixcore::dictionary::validate::Validator;
@@ -103,6 +104,11 @@ pub struct EngineSettings {
     pub tls: bool,
     /// Acceptor: most sessions made from templates live at once.
     pub max_dynamic: usize,
+    /// The cores every thread of the engine runs on (the acceptor's, each
+    /// session's, the lease keeper's, a store's); `None` leaves them to
+    /// the scheduler. A session's `PerfkitCpuAffinity` places its own
+    /// connection thread instead.
+    pub cpu_affinity: Option<CoreSet>,
 }
 
 /// A warning for the operator: the engine goes on.
@@ -368,6 +374,22 @@ pub fn open_session(
     Ok(Session::new(cfg, store))
 }
 
+/// Runs `engine` (the whole of `run_acceptor` or `run_initiator`) with
+/// the calling thread on the engine's cores, if it names any: every
+/// thread the engine starts inherits them. The thread's own mask is
+/// given back when it returns. A core the process may not use is refused
+/// before anything is read or opened.
+fn placed<R>(engine: &EngineSettings, run: impl FnOnce() -> Result<R, Error>) -> Result<R, Error> {
+    match &engine.cpu_affinity {
+        None => run(),
+        Some(cores) => cores.run_placed(run).map_err(|e| {
+            Error::Refused(format!(
+                "placing the engine's threads on cores {cores}: {e}"
+            ))
+        })?,
+    }
+}
+
 /// The sessions and templates of `role` in the settings file, each
 /// session opened as [`open_session`] says.
 fn engine_sessions(
@@ -387,6 +409,18 @@ fn engine_sessions(
     for s in std::mem::take(&mut settings.sessions) {
         if s.connection_type != role {
             continue;
+        }
+        // Before any store is opened: a core the process may not use
+        // stops the engine at start-up, not at the session's first
+        // connection.
+        if let Some(cores) = &s.cpu_affinity {
+            cores.check().map_err(|e| {
+                Error::Refused(format!(
+                    "{}: {}: PerfkitCpuAffinity={cores}: {e}",
+                    path.display(),
+                    s.id()
+                ))
+            })?;
         }
         if s.acceptor_template {
             // Validated now, so a template that cannot work fails at

@@ -173,6 +173,11 @@ pub struct SessionSettings {
     /// that many on fixcore's resend ring, with memory flat however long
     /// the session runs (see `store::MemoryStore::window`).
     pub memory_store_window: Option<u32>,
+    /// The cores the session's connection thread runs on
+    /// (`PerfkitCpuAffinity`, e.g. `2,3` or `0-3`; perfkit's own key):
+    /// `None` leaves it where the engine's threads run. The engine checks
+    /// at start-up that the process may use each core.
+    pub cpu_affinity: Option<fixcore::affinity::CoreSet>,
     /// The PostgreSQL log (`PostgreSQLLog*`): set when any of its keys
     /// is; it writes beside the file and screen logs.
     pub postgres_log: Option<PostgresLogSettings>,

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use super::Rules;
 use super::waiting::Route;
+use fixcore::affinity::CoreSet;
 use fixcore::value::UtcTimestamp;
 use fixsession::id::{SessionId, file_name_problem};
 use fixsession::machine::{Config, Session, screen_logon};
@@ -37,6 +38,8 @@ pub struct Template<S: SessionStore> {
     pub(super) route: Route,
     qualifier: String,
     pub(super) rules: Rules,
+    /// The cores its sessions' connection threads run on.
+    pub(super) placement: Option<CoreSet>,
     config: Config,
     make: Box<MakeSession<S>>,
 }
@@ -58,9 +61,19 @@ impl<S: SessionStore> Template<S> {
             ),
             qualifier: qualifier.to_string(),
             rules: Rules::of(config),
+            placement: None,
             config: config.clone(),
             make: Box::new(make),
         }
+    }
+
+    /// Runs the connections of the sessions it makes on a thread confined
+    /// to `cores` (`None`: where the acceptor's own thread runs), as
+    /// [`Acceptor::with_placements`](super::Acceptor::with_placements)
+    /// does for configured sessions.
+    pub fn with_placement(mut self, cores: Option<CoreSet>) -> Template<S> {
+        self.placement = cores;
+        self
     }
 
     /// Whether a Logon routed as `key` (BeginString, its sender = our

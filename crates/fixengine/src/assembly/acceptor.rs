@@ -29,7 +29,20 @@ use crate::tls::ServerTls;
 /// [`Console::running`](super::Console::running) is called once every
 /// port listens. A port that fails stops the others (their sessions log
 /// out) and its error is returned.
+///
+/// With [`EngineSettings::cpu_affinity`] every thread runs on those cores,
+/// and a session with `PerfkitCpuAffinity` runs its connections on its
+/// own.
 pub fn run_acceptor(
+    engine: &EngineSettings,
+    stop: &'static AtomicBool,
+    console: SharedConsole,
+) -> Result<(), Error> {
+    super::placed(engine, || accept(engine, stop, console))
+}
+
+/// [`run_acceptor`], on the thread as placed.
+fn accept(
     engine: &EngineSettings,
     stop: &'static AtomicBool,
     console: SharedConsole,
@@ -242,8 +255,13 @@ impl Port {
                 )
             })
             .collect();
+        let placements: Vec<_> = sessions
+            .iter()
+            .map(|(s, _)| s.cpu_affinity.clone())
+            .collect();
         let mut acceptor: Acceptor<AnyStore> =
             Acceptor::new(sessions.into_iter().map(|(_, s)| s).collect())
+                .with_placements(placements)
                 .with_templates(made)
                 .with_max_dynamic(engine.max_dynamic);
         if let Some(tls) = tls {

@@ -46,7 +46,19 @@ fn run_on<T: Transport>(
 /// Runs the initiator sessions of `engine`'s settings file: each
 /// connects, reconnecting after ReconnectInterval when the connection
 /// drops, until `stop` is set (it logs out) or its orders are all filled.
+///
+/// With [`EngineSettings::cpu_affinity`] every thread runs on those cores,
+/// and a session with `PerfkitCpuAffinity` runs on its own.
 pub fn run_initiator(
+    engine: &EngineSettings,
+    stop: &'static AtomicBool,
+    console: SharedConsole,
+) -> Result<Outcome, Error> {
+    super::placed(engine, || initiate(engine, stop, console))
+}
+
+/// [`run_initiator`], on the thread as placed.
+fn initiate(
     engine: &EngineSettings,
     stop: &'static AtomicBool,
     console: SharedConsole,
@@ -100,7 +112,17 @@ pub fn run_initiator(
             let retry = Duration::from_secs(u64::from(s.reconnect_interval.max(1)));
             let console = &console;
             let outcome = &outcome;
+            let placement = s.cpu_affinity.clone();
             handles.push(scope.spawn(move || -> Result<(), Error> {
+                // Checked at start-up; only a mask changed since fails.
+                if let Some(cores) = &placement
+                    && let Err(e) = cores.place_current()
+                {
+                    log.event(
+                        UtcTimestamp::now(),
+                        &format!("{e}; the session runs where the engine's threads run"),
+                    );
+                }
                 while !stop.load(Ordering::Relaxed) && !a.done() {
                     // Two engines never log on as one session: only the
                     // lease's holder connects.

@@ -42,6 +42,7 @@ pub(super) fn template(
     let console = Arc::clone(console);
     let config = Config::from_settings(&t);
     let qualifier = t.session_qualifier.clone();
+    let placement = t.cpu_affinity.clone();
     Template::new(&config, &qualifier, move |id| {
         let s = made_from(&t, id);
         let mut claims = claims.lock().unwrap_or_else(|p| p.into_inner());
@@ -68,4 +69,5 @@ pub(super) fn template(
         );
         Ok(session)
     })
+    .with_placement(placement)
 }

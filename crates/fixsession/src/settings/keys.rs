@@ -17,17 +17,19 @@
 //!   139 names, three of them numbered families such as
 //!   `SocketConnectHost<n>` ([`Lists::QFJ_2_3`]).
 //!
-//! Eight more are perfkit's own ([`Lists::PERFKIT`]): `Username` and
+//! Nine more are perfkit's own ([`Lists::PERFKIT`]): `Username` and
 //! `Password`, which QuickFIX/C++ applications set in code;
 //! `SocketConnectSourceHost<n>`/`SocketConnectSourcePort<n>`, which
 //! QuickFIX/C++'s initiator reads beside `SocketConnectHost<n>` although
-//! its header does not list them; and four that begin `Perfkit` because
+//! its header does not list them; and five that begin `Perfkit` because
 //! no QuickFIX has them: `PerfkitSessionLeaseTimeout` (how long a session's
 //! lease in a shared database store lasts, see `fixsession::lease`),
 //! `PerfkitPostgreSQLStoreTargetSessionAttrs`/`…LogTargetSessionAttrs`
-//! (libpq's `target_session_attrs`, `any` or `read-write`) and
+//! (libpq's `target_session_attrs`, `any` or `read-write`),
 //! `PerfkitMemoryStoreWindow` (how many sent messages a session in memory
-//! keeps, see `fixsession::store::MemoryStore::window`).
+//! keeps, see `fixsession::store::MemoryStore::window`) and
+//! `PerfkitCpuAffinity` (the cores a session's connection thread runs on,
+//! see `fixcore::affinity::CoreSet`).
 //!
 //! Keys are read in any case, as QuickFIX/C++ reads them (its Dictionary
 //! upper-cases every key): `socketacceptport` is `SocketAcceptPort`, and
@@ -453,6 +455,7 @@ pub const KEYS: &[Key] = &[
     key("SocketConnectSourcePort<n>", P, HONOURED),
     key("PerfkitSessionLeaseTimeout", P, HONOURED),
     key("PerfkitMemoryStoreWindow", P, HONOURED),
+    key("PerfkitCpuAffinity", P, HONOURED),
     key("PerfkitPostgreSQLStoreTargetSessionAttrs", P, HONOURED),
     key("PerfkitPostgreSQLLogTargetSessionAttrs", P, HONOURED),
 ];

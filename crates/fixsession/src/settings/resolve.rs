@@ -9,6 +9,7 @@ use super::{
     TargetSessionAttrs, TimeOfDay, Validation, Weekday,
 };
 use crate::file_log::FileLogSettings;
+use fixcore::affinity::{CoreSet, CoreSetError};
 use fixcore::build::TimePrecision;
 use jiff::tz::TimeZone;
 
@@ -569,6 +570,7 @@ pub(super) fn resolve(header: usize, e: &Entries) -> Result<SessionSettings, Set
         postgres_store: postgres_store(&r)?,
         lease_timeout: lease_timeout(&r)?,
         memory_store_window: r.uint("PerfkitMemoryStoreWindow")?,
+        cpu_affinity: cpu_affinity(&r)?,
         postgres_log: r.postgres_log()?,
         reset_on_logon: r.bool("ResetOnLogon", false)?,
         reset_on_logout: r.bool("ResetOnLogout", false)?,
@@ -670,6 +672,16 @@ fn lease_timeout(r: &Reader<'_>) -> Result<Option<u32>, SettingsError> {
         }
         t => Ok(t),
     }
+}
+
+/// `PerfkitCpuAffinity`: a list of cores (`2,3`, `0-3`).
+fn cpu_affinity(r: &Reader<'_>) -> Result<Option<CoreSet>, SettingsError> {
+    r.raw("PerfkitCpuAffinity")
+        .map(|(v, l)| {
+            v.parse()
+                .map_err(|e: CoreSetError| Reader::bad("PerfkitCpuAffinity", v, l, e.reason()))
+        })
+        .transpose()
 }
 
 /// What the screen log shows.

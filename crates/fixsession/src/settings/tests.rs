@@ -1113,3 +1113,32 @@ fn a_memory_store_window_is_read_and_bounded() {
     }
     assert!(Settings::parse(&format!("{ACC}PerfkitMemoryStoreWindow=1048576\n")).is_ok());
 }
+
+#[test]
+fn a_cpu_affinity_is_read_as_a_list_of_cores_per_session_or_from_default() {
+    let s = Settings::parse(&format!("{ACC}PerfkitCpuAffinity=0-2,5\n")).unwrap();
+    let cores = s.sessions[0].cpu_affinity.as_ref().map(|c| c.cores());
+    assert_eq!(cores, Some(&[0, 1, 2, 5][..]));
+    assert_eq!(Settings::parse(ACC).unwrap().sessions[0].cpu_affinity, None);
+    let default = ACC.replacen("[SESSION]", "[DEFAULT]\nPerfkitCpuAffinity=1\n[SESSION]", 1);
+    let s = Settings::parse(&default).unwrap();
+    assert_eq!(
+        s.sessions[0].cpu_affinity.as_ref().map(|c| c.cores()),
+        Some(&[1][..])
+    );
+    for (value, why) in [
+        ("", "expected core numbers or ranges, such as 2,3 or 0-3"),
+        ("two", "expected core numbers or ranges, such as 2,3 or 0-3"),
+        (
+            "1,,2",
+            "expected core numbers or ranges, such as 2,3 or 0-3",
+        ),
+        ("3-1", "a range of cores runs upwards, such as 0-3"),
+        ("4096", "a core number is below 1024"),
+    ] {
+        assert_eq!(
+            err(&format!("{ACC}PerfkitCpuAffinity={value}\n")),
+            format!("line 7: bad value \"{value}\" for PerfkitCpuAffinity: {why}")
+        );
+    }
+}

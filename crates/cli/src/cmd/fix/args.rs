@@ -499,6 +499,11 @@ pub struct SessionArgs {
     /// `ServerCertificateFile`, `CertificationAuthoritiesFile`... keys.
     #[arg(long)]
     pub tls: bool,
+    /// Run every thread of the engine on CORES (`2`, `2,3`, `0-3`, as
+    /// Linux lists cores); a session's own PerfkitCpuAffinity places its
+    /// connection thread instead. Unplaced by default.
+    #[arg(long, value_name = "CORES")]
+    pub pin: Option<fixcore::affinity::CoreSet>,
 }
 
 /// Arguments of `perfkit fix acceptor`: those it shares with the
@@ -598,6 +603,7 @@ impl From<SessionArgs> for EngineSettings {
             recover_store: a.recover_store,
             tls: a.tls,
             max_dynamic: fixengine::acceptor::MAX_DYNAMIC,
+            cpu_affinity: a.pin,
         }
     }
 }
