@@ -30,6 +30,9 @@ mod confine;
 mod extractor;
 mod limits;
 pub mod lines;
+pub mod on_disk;
+pub mod passing;
+pub mod prompt;
 
 use extractor::Extractor;
 use limits::Limiter;
@@ -132,7 +135,9 @@ impl ExistsHook {
         ExistsHook(std::sync::Arc::new(f))
     }
 
-    pub(crate) fn ask(&self, rel: &Path) -> Existing {
+    /// The answer for a file in the way at `rel` (relative to the
+    /// destination), as extraction asks for it.
+    pub fn answer(&self, rel: &Path) -> Existing {
         (self.0)(rel)
     }
 }

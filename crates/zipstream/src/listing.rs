@@ -221,6 +221,64 @@ fn ratio(size: u64, compressed: u64) -> String {
     }
 }
 
+/// What follows `Archive:  ` in Info-ZIP unzip's first lines: the
+/// archive's (printable) name, and on the lines after it the archive
+/// comment, if there is one, as [`comment_lines`] shows it.
+pub fn heading(name: &str, comment: &str) -> String {
+    if comment.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}\n{}", comment_lines(comment.as_bytes()))
+    }
+}
+
+/// An archive comment as Info-ZIP's unzip prints it on Unix: its DOS
+/// line ends (`zip -z` joins lines with CR LF) as `\n`.
+pub fn comment_lines(comment: &[u8]) -> String {
+    String::from_utf8_lossy(comment).replace("\r\n", "\n")
+}
+
+/// How the archives of one `unzip` run went, when a wildcard named more
+/// than one: Info-ZIP's tally at the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Archives processed without an error.
+    pub good: usize,
+    /// Archives that failed.
+    pub failed: usize,
+    /// Files that were not ZIP archives.
+    pub not_zip: usize,
+}
+
+impl Tally {
+    /// Info-ZIP's lines (`2 archives were successfully processed.`,
+    /// `1 archive had fatal errors.`, `1 file had no zipfile directory.`),
+    /// those with a count, joined by line ends.
+    pub fn lines(&self) -> String {
+        let plural = |n: usize, one: &str, many: &str| {
+            if n == 1 {
+                format!("{n} {one}")
+            } else {
+                format!("{n} {many}")
+            }
+        };
+        let mut tally = Vec::new();
+        if self.good > 0 {
+            let n = plural(self.good, "archive was", "archives were");
+            tally.push(format!("{n} successfully processed."));
+        }
+        if self.failed > 0 {
+            let n = plural(self.failed, "archive had", "archives had");
+            tally.push(format!("{n} fatal errors."));
+        }
+        if self.not_zip > 0 {
+            let n = plural(self.not_zip, "file had", "files had");
+            tally.push(format!("{n} no zipfile directory."));
+        }
+        tally.join("\n")
+    }
+}
+
 /// `2020-02-29 13:37`: a Unix time as unzip's `-l` and `-v` show it (UTC).
 pub fn listing_time(unix: i64) -> String {
     let secs = unix.rem_euclid(86_400);
@@ -261,6 +319,28 @@ pub fn printable_name(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headings_and_tallies_are_info_zips() {
+        // Info-ZIP unzip 6.00's lines (unzip_cli runs it beside ours).
+        assert_eq!(heading("a.zip", ""), "a.zip");
+        assert_eq!(heading("a.zip", "one\r\ntwo"), "a.zip\none\ntwo");
+        let t = Tally {
+            good: 1,
+            failed: 2,
+            not_zip: 1,
+        };
+        assert_eq!(
+            t.lines(),
+            "1 archive was successfully processed.\n2 archives had fatal errors.\n\
+             1 file had no zipfile directory."
+        );
+        let t = Tally {
+            good: 3,
+            ..Tally::default()
+        };
+        assert_eq!(t.lines(), "3 archives were successfully processed.");
+    }
 
     #[test]
     fn ratios_are_info_zips() {

@@ -1,6 +1,6 @@
 //! Entry names as Info-ZIP's zip makes them from paths: relative and
 //! `/`-separated ([`archive_name`]), and `zip -k`'s DOS names
-//! ([`dos_name`]).
+//! ([`dos_name`]); and as its unzip `-L` lowers them ([`Lowering`]).
 //!
 //! ```
 //! use std::path::Path;
@@ -11,6 +11,62 @@
 //! ```
 
 use std::path::{Component, Path};
+
+use crate::entry::Entry;
+use crate::extract::NameHook;
+
+/// The hosts of "version made by" whose names Info-ZIP's `unzip -L`
+/// lowers: systems that keep names in upper case only (MS-DOS's FAT,
+/// OpenVMS, VM/CMS, CP/M, TOPS-20, MVS, Tandem).
+const UPPER_CASE_HOSTS: &[u16] = &[0, 2, 4, 9, 10, 15, 17];
+
+/// Which entry names Info-ZIP's `unzip -L` writes (and shows) in lower
+/// case: ASCII letters only, as it lowers them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Lowering {
+    /// None (no `-L`).
+    #[default]
+    None,
+    /// `-L`: the names of entries made on a system that keeps names in
+    /// upper case only.
+    UpperCaseSystems,
+    /// `-LL`: every name.
+    Every,
+}
+
+impl Lowering {
+    /// The lowering `-L` given `count` times asks for.
+    pub fn from_count(count: u8) -> Lowering {
+        match count {
+            0 => Lowering::None,
+            1 => Lowering::UpperCaseSystems,
+            _ => Lowering::Every,
+        }
+    }
+
+    /// `e`'s name in lower case, if this lowers it.
+    pub fn lowered(self, e: &Entry) -> Option<String> {
+        let lowers = match self {
+            Lowering::None => false,
+            Lowering::UpperCaseSystems => UPPER_CASE_HOSTS.contains(&(e.made_by >> 8)),
+            Lowering::Every => true,
+        };
+        lowers.then(|| e.name.to_ascii_lowercase())
+    }
+
+    /// The name shown for `e` (by `unzip -c` and `-t`, say): lowered as
+    /// its file would be named.
+    pub fn shown(self, e: &Entry) -> String {
+        self.lowered(e).unwrap_or_else(|| e.name.clone())
+    }
+
+    /// The hook that renames extracted files so, for
+    /// [`ExtractOptions::rename`](crate::ExtractOptions); none when
+    /// nothing is lowered.
+    pub fn hook(self) -> Option<NameHook> {
+        (self != Lowering::None).then(|| NameHook::new(move |e| self.lowered(e)))
+    }
+}
 
 /// The archive name of a path: relative, `/`-separated, without leading
 /// `/`, `./` or `../` (as Info-ZIP stores them).
@@ -68,6 +124,32 @@ fn dos_part(part: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lowering_takes_upper_case_systems_or_every_name() {
+        // Info-ZIP unzip 6.00's -L lowers the names of `zip -k`'s entries
+        // (made on MS-DOS), not those made on Unix; -LL lowers both.
+        let mut w = crate::ZipWriter::new(Vec::new());
+        let dos = crate::EntryOptions::file("DOS/ÄB.TXT").made_on_dos();
+        w.add_bytes(dos, b"").unwrap();
+        w.add_bytes(crate::EntryOptions::file("Unix/AB.txt"), b"")
+            .unwrap();
+        let bytes = w.finish().unwrap();
+        let a = crate::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        let [dos, unix] = a.entries() else {
+            panic!("two entries")
+        };
+        let l = Lowering::from_count(1);
+        assert_eq!(l.lowered(dos).as_deref(), Some("dos/Äb.txt"));
+        assert_eq!(
+            (l.lowered(unix), l.shown(unix)),
+            (None, "Unix/AB.txt".into())
+        );
+        let every = Lowering::from_count(2);
+        assert_eq!(every.shown(unix), "unix/ab.txt");
+        assert!(Lowering::from_count(0).hook().is_none());
+        assert_eq!(Lowering::from_count(0).shown(dos), "DOS/ÄB.TXT");
+    }
 
     #[test]
     fn archive_names_are_relative() {

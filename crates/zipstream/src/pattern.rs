@@ -12,6 +12,13 @@
 //! assert!(Pattern::new("a/[!b]*").matches("a/y.txt"));
 //! assert!(!Pattern::new("*.txt").matches("A.TXT"));
 //! ```
+//!
+//! [`find_archive`] and [`archives_matching`] find the archives `unzip
+//! NAME` means, as Info-ZIP's unzip does.
+
+mod archives;
+
+pub use archives::{FolderUnreadable, archives_matching, find_archive, is_wildcard};
 
 /// A compiled pattern in Info-ZIP's syntax.
 #[derive(Debug, Clone)]

@@ -364,7 +364,7 @@ impl<'a> Extractor<'a> {
             let Some(hook) = &self.opts.on_exists else {
                 break;
             };
-            match hook.ask(&rel) {
+            match hook.answer(&rel) {
                 Existing::Replace => {
                     self.replace.insert(rel.clone());
                     break;
@@ -418,7 +418,7 @@ impl<'a> Extractor<'a> {
             let Some(hook) = &self.opts.on_exists else {
                 return Err(Error::Exists { path: target });
             };
-            match hook.ask(&rel) {
+            match hook.answer(&rel) {
                 Existing::Replace => break true,
                 Existing::Keep => {
                     self.keep_existing(e, head, whole, read, counts)?;
@@ -629,7 +629,7 @@ impl<'a> Extractor<'a> {
                             let Some(hook) = &self.opts.on_exists else {
                                 return Err(Error::Exists { path: at });
                             };
-                            match hook.ask(&rel) {
+                            match hook.answer(&rel) {
                                 Existing::Replace => {}
                                 Existing::Keep => continue 'links,
                                 Existing::Rename(new) => {

@@ -93,6 +93,15 @@ impl<W: Write + Send + 'static> Lines<W> {
         Ok((Lines { out: shared }, hook))
     }
 
+    /// Writes `line` among the extraction lines, and writes them out (a
+    /// warning about a name typed at a prompt, say).
+    pub fn say(&self, line: &str) {
+        if let Ok(mut g) = self.out.lock() {
+            let _ = writeln!(g.out, "{line}");
+            let _ = g.out.flush();
+        }
+    }
+
     /// Writes out what is buffered (before an error is printed, say).
     pub fn flush(&self) {
         if let Ok(mut g) = self.out.lock() {

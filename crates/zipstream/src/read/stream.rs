@@ -321,6 +321,40 @@ impl<R: Read> ZipStreamReader<R> {
             }
         }
     }
+
+    /// Reads the rest of the current entry `e` (as
+    /// [`next_entry`](Self::next_entry) returned it), checking it, and
+    /// gives `e` the sizes and CRC-32 its data showed when its local header
+    /// could not say them (a data descriptor follows the data): what a
+    /// listing of a stream shows. An AE-2 entry keeps its CRC of 0, as its
+    /// headers say.
+    pub fn read_through(&mut self, e: &mut Entry) -> Result<()> {
+        let mut buf = std::mem::take(&mut self.w.scratch);
+        buf.resize(64 * 1024, 0);
+        let mut crc = flate2::Crc::new();
+        let mut counts = self.current_counts();
+        let res = loop {
+            match self.read_data(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => {
+                    crc.update(&buf[..n]);
+                    counts = self.current_counts().or(counts);
+                }
+                Err(err) => break Err(err),
+            }
+        };
+        self.w.scratch = buf;
+        res?;
+        if e.flags & 0x08 != 0 {
+            if let Some((consumed, produced)) = counts {
+                (e.compressed_size, e.size) = (consumed, produced);
+            }
+            if e.aes.is_none() {
+                e.crc32 = crc.sum();
+            }
+        }
+        Ok(())
+    }
 }
 
 impl<R: Read> Read for ZipStreamReader<R> {
@@ -392,5 +426,39 @@ impl<R: AsyncRead + Unpin> AsyncZipStreamReader<R> {
                 None => self.fill().await?,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EntryOptions, ZipArchive, ZipWriter};
+
+    #[test]
+    fn reading_through_gives_a_streamed_entry_the_sizes_its_directory_records() {
+        // Written to a sink that cannot seek: an entry past the 64 KiB the
+        // writer holds back has its sizes and CRC after its data, in a
+        // data descriptor; a small one has them in its header.
+        let mut w = ZipWriter::new(Vec::new());
+        let text = b"hello, hello, hello, world".repeat(10_000);
+        w.add_bytes(EntryOptions::file("a.txt"), &text).unwrap();
+        w.add_bytes(EntryOptions::file("empty"), b"").unwrap();
+        let bytes = w.finish().unwrap();
+        // The oracle: the central directory, read by the other reader.
+        let held = ZipArchive::new(std::io::Cursor::new(bytes.clone())).unwrap();
+        let mut r = ZipStreamReader::new(&bytes[..]);
+        let mut n = 0;
+        while let Some(mut e) = r.next_entry().unwrap() {
+            assert_eq!(e.flags & 0x08 != 0, n == 0, "a data descriptor follows");
+            r.read_through(&mut e).unwrap();
+            let d = &held.entries()[n];
+            assert_eq!(
+                (e.size, e.compressed_size, e.crc32),
+                (d.size, d.compressed_size, d.crc32)
+            );
+            n += 1;
+        }
+        assert_eq!(n, 2);
+        assert_eq!(held.entries()[0].size, text.len() as u64);
     }
 }

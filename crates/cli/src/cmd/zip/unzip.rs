@@ -2,8 +2,11 @@
 //! selected by Info-ZIP's patterns.
 
 use super::*;
-use zipstream::listing::{Kind, Listing};
-use zipstream::pattern::{Pattern, Selection};
+use zipstream::extract::on_disk::{Freshening, backup_hook};
+use zipstream::extract::passing::{Pass, Passing};
+use zipstream::listing::{Kind, Listing, Tally, comment_lines, heading};
+use zipstream::names::Lowering;
+use zipstream::pattern::{Selection, archives_matching, find_archive, is_wildcard};
 
 /// How `perfkit unzip` was asked to run.
 #[derive(Debug)]
@@ -109,7 +112,7 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         }
         return Ok(ExitCode::FAILURE);
     }
-    let (mut good, mut not_zip, mut failed) = (0usize, 0usize, 0usize);
+    let mut tally = Tally::default();
     let total = matched.len();
     let mut options = options;
     for (k, archive) in matched.into_iter().enumerate() {
@@ -119,8 +122,8 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
             println!();
         }
         match run_one(&options) {
-            Ok(code) if code == ExitCode::SUCCESS => good += 1,
-            Ok(_) => failed += 1,
+            Ok(code) if code == ExitCode::SUCCESS => tally.good += 1,
+            Ok(_) => tally.failed += 1,
             Err(e) => {
                 let _ = io::stdout().flush();
                 eprintln!("perfkit: {}", crate::cmd::explained(e.as_ref()));
@@ -131,9 +134,9 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
                     )
                 });
                 if zip {
-                    not_zip += 1;
+                    tally.not_zip += 1;
                 } else {
-                    failed += 1;
+                    tally.failed += 1;
                 }
             }
         }
@@ -142,99 +145,18 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     // (not under -p, whose stdout is data; -qq drops its blank line).
     if total > 1 && !options.pipe {
         let gap = if options.quiet >= 2 { "" } else { "\n" };
-        let plural = |n: usize, one: &str, many: &str| {
-            if n == 1 {
-                format!("{n} {one}")
-            } else {
-                format!("{n} {many}")
-            }
-        };
-        let mut tally = Vec::new();
-        if good > 0 {
-            let n = plural(good, "archive was", "archives were");
-            tally.push(format!("{n} successfully processed."));
-        }
-        if failed > 0 {
-            tally.push(format!(
-                "{} fatal errors.",
-                plural(failed, "archive had", "archives had")
-            ));
-        }
-        if not_zip > 0 {
-            let n = plural(not_zip, "file had", "files had");
-            tally.push(format!("{n} no zipfile directory."));
-        }
         // On stdout after -t's reports (as Info-ZIP), stderr otherwise.
         if options.test {
-            println!("{gap}{}", tally.join("\n"));
+            println!("{gap}{}", tally.lines());
         } else {
-            eprintln!("{gap}{}", tally.join("\n"));
+            eprintln!("{gap}{}", tally.lines());
         }
     }
-    Ok(if good == total {
+    Ok(if tally.good == total {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
-}
-
-/// Whether an archive name holds Info-ZIP's wildcards (`*`, `?`, `[`).
-fn is_wildcard(name: &str) -> bool {
-    name.contains(['*', '?', '['])
-}
-
-/// The archive `given` names as Info-ZIP's unzip looks for it: the name
-/// as it is, then with `.zip`, then with `.ZIP` added; none when there is
-/// no such file.
-fn find_archive(given: &Path) -> Option<PathBuf> {
-    if fs::metadata(given).is_ok() {
-        return Some(given.to_path_buf());
-    }
-    for ext in [".zip", ".ZIP"] {
-        let mut p = given.as_os_str().to_os_string();
-        p.push(ext);
-        let p = PathBuf::from(p);
-        if fs::metadata(&p).is_ok() {
-            return Some(p);
-        }
-    }
-    None
-}
-
-/// The files a wildcard archive name (`'*.zip'`, `'dir/a?.zip'`) matches,
-/// in name order: its last component is a pattern over the files of its
-/// directory (Info-ZIP's unzip expands it itself, when no file has the
-/// name as it is).
-fn archives_matching(given: &Path) -> Result<Vec<PathBuf>> {
-    let Some(last) = given.file_name().and_then(|f| f.to_str()) else {
-        return Ok(Vec::new());
-    };
-    if !is_wildcard(last) {
-        return Ok(Vec::new());
-    }
-    let dir = match given.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let pattern = Pattern::new(last);
-    let Ok(listing) = fs::read_dir(&dir) else {
-        return Ok(Vec::new());
-    };
-    let mut found = Vec::new();
-    for entry in listing {
-        let entry = entry.with_context(|| format!("reading the folder {}", dir.display()))?;
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        // As a shell's `*`, Info-ZIP's does not match hidden files.
-        if name.starts_with('.') && !last.starts_with('.') {
-            continue;
-        }
-        if pattern.matches(name) && entry.path().is_file() {
-            found.push(given.with_file_name(name));
-        }
-    }
-    found.sort();
-    Ok(found)
 }
 
 /// Runs `perfkit unzip` on one archive.
@@ -249,6 +171,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         options.ignore_case,
         options.wildcards_stop_at_slash,
     );
+    let lowering = Lowering::from_count(options.lowercase);
     let listing = match (options.verbose, options.list) {
         (true, _) => Some(Kind::Verbose),
         (false, true) => Some(Kind::Short),
@@ -272,9 +195,12 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     // -B answers instead: back up and replace.
     let backup = options.backup;
     let prompt = (!options.overwrite && !options.never_overwrite && !stdin && !backup)
-        .then(|| super::extracting::Prompt::new(&options.dir, options.junk_paths));
+        .then(|| super::extracting::prompt(&options.dir, options.junk_paths));
     let on_exists = if backup {
-        Some(backup_hook(&options.dir, options.overwrite))
+        Some(backup_hook(&options.dir, options.overwrite, |at, e| {
+            let at = perfkit::printable::name(&at.display().to_string()).into_owned();
+            eprintln!("perfkit unzip: {at}: cannot back it up (-B): {e}; kept");
+        }))
     } else {
         prompt.as_ref().map(super::extracting::Prompt::hook)
     };
@@ -288,7 +214,7 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         password: pw,
         max_total_bytes: options.max_size,
         // Listed, so that Ctrl-C or kill mid-entry deletes them too.
-        rename: lowercase_hook(options.lowercase),
+        rename: lowering.hook(),
         on_temporary: Some(TemporaryHook::new(|p| {
             landing::temporaries::register(p.to_path_buf())
         })),
@@ -346,12 +272,12 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         |e: &zipstream::Entry| sel.wants(&shown_name(options, e)) && newer_than_on_disk(options, e);
     let heading = heading(&name, a.comment());
     if options.test || options.pipe || options.to_screen {
-        tested_header(options, &heading, &mut out)?;
-        let mut pass = Passing::default();
+        pass(options).header(&heading, &mut out)?;
+        let mut passing = Passing::new(pass(options));
         let res = zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
-            pass.piece(options, e, b, &mut out)
+            passing.piece(e, b, &mut out)
         });
-        let n = pass.check(res).with_context(|| format!("reading {name}"))?;
+        let n = passed(passing, res).with_context(|| format!("reading {name}"))?;
         tested_footer(options, &name, n, &mut out)?;
         out.flush().context("writing to standard output")?;
         return Ok(ExitCode::SUCCESS);
@@ -391,7 +317,6 @@ fn from_stdin(
         r.set_password(opts.password.as_deref());
         let mut list = Listing::start(kind, name, options.quiet, out)?;
         let mut count = 0u64;
-        let mut buf = vec![0u8; 64 << 10];
         while let Some(mut e) = r.next_entry().with_context(|| format!("reading {name}"))? {
             count += 1;
             if count > opts.max_entries {
@@ -399,42 +324,23 @@ fn from_stdin(
             }
             // A streamed entry's sizes and CRC may come only after its
             // data (a data descriptor): read through it, counting.
-            let mut crc = flate2::Crc::new();
-            let mut counts = r.current_counts();
-            loop {
-                let n = r
-                    .read_data(&mut buf)
-                    .with_context(|| format!("reading {name}"))?;
-                if n == 0 {
-                    break;
-                }
-                crc.update(&buf[..n]);
-                counts = r.current_counts().or(counts);
-            }
-            if e.flags & 0x08 != 0 {
-                if let Some((consumed, produced)) = counts {
-                    (e.compressed_size, e.size) = (consumed, produced);
-                }
-                // AE-2 entries carry no CRC (0), as their headers say.
-                if e.aes.is_none() {
-                    e.crc32 = crc.sum();
-                }
-            }
+            r.read_through(&mut e)
+                .with_context(|| format!("reading {name}"))?;
             if sel.wants(&shown_name(options, &e)) {
                 list.entry(&e, out)?;
             }
         }
         list.finish(out)?;
     } else if options.test || options.pipe || options.to_screen {
-        tested_header(options, name, out)?;
-        let mut pass = Passing::default();
+        pass(options).header(name, out)?;
+        let mut passing = Passing::new(pass(options));
         let res = zipstream::read_stream_data(
             &mut r,
             &opts,
             &|e| sel.wants(&shown_name(options, e)),
-            &mut |e, b| pass.piece(options, e, b, out),
+            &mut |e, b| passing.piece(e, b, out),
         );
-        let n = pass.check(res).with_context(|| format!("reading {name}"))?;
+        let n = passed(passing, res).with_context(|| format!("reading {name}"))?;
         check_all_matched(sel, raw_name)?;
         tested_footer(options, name, n, out)?;
     } else {
@@ -482,83 +388,21 @@ fn set_archive_time(
     Ok(ExitCode::SUCCESS)
 }
 
-/// The hosts of "version made by" whose names Info-ZIP's `unzip -L`
-/// lowers: systems that keep names in upper case only (MS-DOS's FAT,
-/// OpenVMS, VM/CMS, CP/M, TOPS-20, MVS, Tandem).
-const UPPER_CASE_HOSTS: &[u16] = &[0, 2, 4, 9, 10, 15, 17];
-
 /// The name `-c` and `-t` show for `e`: lowered under `-L` as its file
 /// would be named, as Info-ZIP shows it.
 fn shown_name(options: &UnzipOptions, e: &zipstream::Entry) -> String {
-    lowered(options.lowercase, e).unwrap_or_else(|| e.name.clone())
-}
-
-/// `e`'s name in lower case, if `-L` (`lowercase` 1: entries made on an
-/// upper-case-only system) or `-LL` (2: every entry) lowers it.
-fn lowered(lowercase: u8, e: &zipstream::Entry) -> Option<String> {
-    (lowercase > 1 || (lowercase == 1 && UPPER_CASE_HOSTS.contains(&(e.made_by >> 8))))
-        .then(|| e.name.to_ascii_lowercase())
-}
-
-/// `-L` (`lowercase` 1): the names of entries made on an upper-case-only
-/// system in lower case; `-LL` (2): every name. ASCII letters only, as
-/// Info-ZIP's unzip lowers them.
-fn lowercase_hook(lowercase: u8) -> Option<zipstream::NameHook> {
-    (lowercase > 0).then(|| zipstream::NameHook::new(move |e| lowered(lowercase, e)))
-}
-
-/// `-B`: a file in the way is renamed to NAME~ (NAME~1, NAME~2... when
-/// that is taken; with `-o` an older NAME~ is replaced instead), as
-/// Info-ZIP backs it up, and then replaced. A backup that cannot be made
-/// keeps the file.
-fn backup_hook(dir: &Path, overwrite: bool) -> zipstream::ExistsHook {
-    let dir = dir.to_path_buf();
-    zipstream::ExistsHook::new(move |rel| {
-        let at = dir.join(rel);
-        let mut name = at.as_os_str().to_os_string();
-        name.push("~");
-        let mut backup = PathBuf::from(&name);
-        let mut k = 1u32;
-        while !overwrite && fs::symlink_metadata(&backup).is_ok() && k < 100_000 {
-            let mut n = name.clone();
-            n.push(k.to_string());
-            backup = PathBuf::from(n);
-            k += 1;
-        }
-        match fs::rename(&at, &backup) {
-            Ok(()) => zipstream::Existing::Replace,
-            Err(e) => {
-                eprintln!(
-                    "perfkit unzip: {}: cannot back it up (-B): {e}; kept",
-                    perfkit::printable::name(&at.display().to_string())
-                );
-                zipstream::Existing::Keep
-            }
-        }
-    })
+    Lowering::from_count(options.lowercase).shown(e)
 }
 
 /// `-u` and `-f`: whether entry `e` is to be extracted over what is on
-/// disk: with `-f` only over an older file, with `-u` over an older file
-/// or where there is none. Always, without them.
+/// disk ([`Freshening::wants`]).
 fn newer_than_on_disk(options: &UnzipOptions, e: &zipstream::Entry) -> bool {
-    if !(options.update || options.freshen) || e.kind() == EntryKind::Directory {
-        // Info-ZIP's -f leaves folders alone; -u makes missing ones.
-        return !options.freshen || e.kind() != EntryKind::Directory;
-    }
-    let Ok(rel) = zipstream::extract::safe_path(&e.name) else {
-        // Extraction refuses it, with its reason.
-        return true;
+    let f = Freshening {
+        update: options.update,
+        freshen: options.freshen,
+        junk_paths: options.junk_paths,
     };
-    let rel = if options.junk_paths {
-        PathBuf::from(rel.file_name().unwrap_or_default())
-    } else {
-        rel
-    };
-    match fs::symlink_metadata(options.dir.join(rel)) {
-        Ok(m) => super::items::mtime(&m) < e.mtime,
-        Err(_) => options.update,
-    }
+    f.wants(e, &options.dir)
 }
 
 /// Opens the archive at `path` (shown as `name`), which is read from its
@@ -624,22 +468,6 @@ fn list_archive<R: io::Read + io::Seek>(
     Ok(ExitCode::SUCCESS)
 }
 
-/// What follows `Archive:  ` in Info-ZIP's first lines: the archive's
-/// name, and on the lines after it the archive comment, if there is one.
-fn heading(name: &str, comment: &str) -> String {
-    if comment.is_empty() {
-        name.to_string()
-    } else {
-        format!("{name}\n{}", comment_lines(comment.as_bytes()))
-    }
-}
-
-/// An archive comment as Info-ZIP's unzip prints it on Unix: its DOS
-/// line ends (zip -z joins lines with CR LF) as `\n`.
-fn comment_lines(comment: &[u8]) -> String {
-    String::from_utf8_lossy(comment).replace("\r\n", "\n")
-}
-
 /// Info-ZIP's lines while extracting (not under `-q`): prints the
 /// `Archive:` line (after what `out` holds) and gives `opts` the hook
 /// that prints the rest.
@@ -658,119 +486,33 @@ fn narrate(
     Ok(Some(lines))
 }
 
-/// `-t`'s first line, as Info-ZIP's unzip prints it (not under `-q`).
-fn tested_header(options: &UnzipOptions, name: &str, out: &mut impl Write) -> Result<()> {
-    if (options.test || options.to_screen) && options.quiet == 0 {
-        writeln!(out, "Archive:  {name}")?;
-    }
-    Ok(())
-}
-
-/// Where `-p`, `-c` and `-t` are in the entries they pass through, and
-/// the first failure to write stdout (told apart from reading the
-/// archive: `-p > /dev/full` is a failed write).
-#[derive(Default)]
-struct Passing {
-    /// Inside an entry whose `-c` header is printed.
-    mid: bool,
-    /// Writing to stdout failed with this.
-    write_failed: Option<io::Error>,
-    /// Entries passed through whole (and so checked).
-    entries: u64,
-}
-
-impl Passing {
-    /// A piece of an entry's data: to stdout under `-p` and `-c` (`-c`
-    /// heads each entry with Info-ZIP's `inflating:` line and ends it with
-    /// a line end, not under `-q`); under `-t`, the end of an entry that
-    /// passed its checks (an empty piece) is Info-ZIP's `testing:` line.
-    fn piece(
-        &mut self,
-        options: &UnzipOptions,
-        e: &zipstream::Entry,
-        b: &[u8],
-        out: &mut impl Write,
-    ) -> zipstream::Result<()> {
-        if b.is_empty() {
-            self.entries += 1;
-        }
-        let res = self.write(options, e, b, out);
-        if let Err(err) = res {
-            let kind = err.kind();
-            self.write_failed = Some(err);
-            return Err(zipstream::Error::Io(io::Error::from(kind)));
-        }
-        Ok(())
-    }
-
-    fn write(
-        &mut self,
-        options: &UnzipOptions,
-        e: &zipstream::Entry,
-        b: &[u8],
-        out: &mut impl Write,
-    ) -> io::Result<()> {
-        let headed = options.to_screen && options.quiet == 0;
-        if headed && !self.mid {
-            self.mid = true;
-            let verb = if matches!(e.method, 8 | 9) {
-                "  inflating"
-            } else {
-                " extracting"
-            };
-            writeln!(
-                out,
-                "{verb}: {}  ",
-                super::extracting::pad(&perfkit::printable::name(&shown_name(options, e)), 22)
-            )?;
-        }
-        if (options.pipe || options.to_screen) && e.kind() == EntryKind::File {
-            out.write_all(b)?;
-        }
-        if b.is_empty() && headed {
-            self.mid = false;
-            writeln!(out)?;
-        }
-        if options.test && options.quiet == 0 && b.is_empty() {
-            writeln!(
-                out,
-                "    testing: {}   OK",
-                super::extracting::pad(&perfkit::printable::name(&shown_name(options, e)), 22)
-            )?;
-        }
-        Ok(())
-    }
-
-    /// The outcome of a run through the entries, a failed write to stdout
-    /// named as one; how many entries passed.
-    fn check<T>(self, res: zipstream::Result<T>) -> Result<u64> {
-        if let Some(err) = self.write_failed {
-            return Err(err).context("writing to standard output");
-        }
-        res?;
-        Ok(self.entries)
+/// What `-p`, `-c` and `-t` pass through, and how much they say.
+fn pass(options: &UnzipOptions) -> Pass {
+    Pass {
+        pipe: options.pipe,
+        to_screen: options.to_screen,
+        test: options.test,
+        quiet: options.quiet,
+        lowering: Lowering::from_count(options.lowercase),
     }
 }
 
-/// `-t`'s last line, as Info-ZIP's unzip prints it (not under `-qq`),
-/// counting the `tested` entries when MEMBER or `-x` chose some.
+/// The outcome of a run through the entries, a failed write to stdout
+/// named as one; how many entries passed.
+fn passed<T>(pass: Passing, res: zipstream::Result<T>) -> Result<u64> {
+    match pass.check(res) {
+        Err(err) => Err(err).context("writing to standard output"),
+        Ok(res) => Ok(res?),
+    }
+}
+
+/// `-t`'s last line (not under `-qq`), for `tested` entries.
 fn tested_footer(
     options: &UnzipOptions,
     name: &str,
     tested: u64,
     out: &mut impl Write,
 ) -> Result<()> {
-    if !options.test || options.quiet >= 2 {
-        return Ok(());
-    }
-    if options.members.is_empty() && options.exclude.is_empty() {
-        writeln!(out, "No errors detected in compressed data of {name}.")?;
-    } else {
-        let files = if tested == 1 { "file" } else { "files" };
-        writeln!(
-            out,
-            "No errors detected in {name} for the {tested} {files} tested."
-        )?;
-    }
-    Ok(())
+    let selected = !(options.members.is_empty() && options.exclude.is_empty());
+    Ok(pass(options).footer(name, selected, tested, out)?)
 }
