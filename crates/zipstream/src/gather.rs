@@ -77,6 +77,10 @@ impl Candidate for Item {
         self.meta.is_dir()
     }
 
+    fn size(&self) -> Option<u64> {
+        self.meta.is_file().then_some(self.meta.len())
+    }
+
     /// The same device and inode, unless read from stdin.
     fn same_file(&self, first: &Self) -> bool {
         use std::os::unix::fs::MetadataExt;
@@ -104,6 +108,10 @@ impl Candidate for Shown<'_> {
 
     fn is_dir(&self) -> bool {
         self.0.is_dir()
+    }
+
+    fn size(&self) -> Option<u64> {
+        self.0.size()
     }
 
     fn same_file(&self, first: &Self) -> bool {

@@ -6,7 +6,10 @@
 //!
 //! The caller walks its files, describes each as a [`Candidate`], and
 //! writes the [`Step`]s in order: a kept entry is copied from the old
-//! archive, an item is read from its file. Nothing here reads or writes.
+//! archive, an item is read from its file. Nothing here reads or writes
+//! files; [`Contents`] is what a run writes, `-FS` compares with
+//! [`gone`] and [`changed_only`], and `-sf` shows what a run would do
+//! ([`write_would_add`], [`write_would_delete`], [`write_contains`]).
 //!
 //! ```
 //! use zipstream::update::{self, Candidate, Mode, Step};
@@ -49,6 +52,12 @@ use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::pattern::Pattern;
 
+mod contents;
+mod shown;
+
+pub use contents::{Contents, added_names, changed_only, gone, new_count, would_add};
+pub use shown::{total_size, write_contains, write_would_add, write_would_delete};
+
 /// What `zip` does with the archive's entries (Info-ZIP's modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -73,6 +82,11 @@ pub trait Candidate {
     fn mtime(&self) -> i64;
     /// Whether it is a directory.
     fn is_dir(&self) -> bool;
+    /// Its length when it is a regular file (what `-FS` compares and
+    /// `-sf` totals); none for anything else, and by default.
+    fn size(&self) -> Option<u64> {
+        None
+    }
     /// Whether `self`, offered under the name `first` already took, is
     /// that same file named twice (`w/h1 ./w/h1`), stored once, rather
     /// than a different file.
@@ -165,18 +179,29 @@ pub fn newer_only<T: Candidate>(items: Vec<T>, entries: &[Entry], mode: Mode) ->
     if !matches!(mode, Mode::Update | Mode::Freshen) {
         return items;
     }
-    let existing: HashMap<&str, &Entry> = entries
-        .iter()
-        .map(|e| (e.name.trim_end_matches('/'), e))
-        .collect();
+    let existing = by_name(entries);
     items
         .into_iter()
-        .filter(|i| match existing.get(i.name()) {
-            None => mode == Mode::Update,
-            Some(_) if i.is_dir() => false,
-            Some(e) => i.mtime().div_euclid(2) > e.mtime.div_euclid(2),
-        })
+        .filter(|i| is_newer(i, &existing, mode))
         .collect()
+}
+
+/// The `entries` by name, a folder's without its trailing `/`.
+fn by_name(entries: &[Entry]) -> HashMap<&str, &Entry> {
+    entries
+        .iter()
+        .map(|e| (e.name.trim_end_matches('/'), e))
+        .collect()
+}
+
+/// Whether `-u` (or `-f`, `mode`) writes item `i` over the `existing`
+/// entries ([`newer_only`]).
+fn is_newer<T: Candidate>(i: &T, existing: &HashMap<&str, &Entry>, mode: Mode) -> bool {
+    match existing.get(i.name()) {
+        None => mode == Mode::Update,
+        Some(_) if i.is_dir() => false,
+        Some(e) => i.mtime().div_euclid(2) > e.mtime.div_euclid(2),
+    }
 }
 
 /// The entries to write: the existing archive's `entries` in their order,
@@ -310,6 +335,7 @@ mod tests {
         mtime: i64,
         dir: bool,
         id: u64,
+        size: Option<u64>,
     }
 
     impl Candidate for Offer {
@@ -328,6 +354,9 @@ mod tests {
         fn same_file(&self, first: &Self) -> bool {
             self.id == first.id
         }
+        fn size(&self) -> Option<u64> {
+            self.size
+        }
     }
 
     fn file(name: &str, mtime: i64) -> Offer {
@@ -337,6 +366,16 @@ mod tests {
             mtime,
             dir: false,
             id: 0,
+            // As the entries below hold: one byte.
+            size: Some(1),
+        }
+    }
+
+    fn dir(name: &str, mtime: i64) -> Offer {
+        Offer {
+            dir: true,
+            size: None,
+            ..file(name, mtime)
         }
     }
 
@@ -482,6 +521,73 @@ mod tests {
             copying(&old, &pats(&["zz"]), &none, &none)
                 .chosen
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn file_sync_drops_gone_entries_and_writes_files_changed_either_way() {
+        let old = entries(&[
+            ("same", 1000),
+            ("newer", 1000),
+            ("older", 1000),
+            ("bigger", 1000),
+            ("gone", 1000),
+            ("d/", 0),
+        ]);
+        let mut bigger = file("bigger", 1000);
+        bigger.size = Some(5);
+        // 1001 is in the 2-second step of 1000: the same time.
+        let offered = vec![
+            file("same", 1001),
+            file("newer", 1002),
+            file("older", 998),
+            bigger,
+            dir("d", 5000),
+            file("new", 0),
+        ];
+        let gone = gone(&old, &offered);
+        assert_eq!(gone, [4]);
+        let items = changed_only(offered, &old);
+        let names: Vec<&str> = items.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["newer", "older", "bigger", "new"]);
+        let contents = Contents::New { items, gone };
+        let (steps, changes) = contents.steps(&old, Mode::Add);
+        assert_eq!(
+            shown(&steps),
+            ["K0", "newer", "older", "bigger", "K5", "new"]
+        );
+        assert_eq!(changes[1], Some(Change::Updated));
+        assert_eq!(changes[5], Some(Change::Added));
+        let kept: Contents<Offer> = Contents::Kept(vec![2, 0]);
+        assert!(kept.items().is_empty());
+        assert_eq!(shown(&kept.steps(&old, Mode::Add).0), ["K2", "K0"]);
+    }
+
+    #[test]
+    fn show_files_lists_what_an_update_would_read_and_counts_the_new() {
+        let old = entries(&[("a", 1000), ("b", 1000), ("d/", 0)]);
+        let offered = vec![file("a", 2000), file("b", 1000), dir("d", 0), file("c", 0)];
+        let names = |v: Vec<&Offer>| v.into_iter().map(|o| o.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(would_add(&offered, &old, Mode::Update)), ["a", "c"]);
+        assert_eq!(names(would_add(&offered, &old, Mode::Freshen)), ["a"]);
+        assert_eq!(would_add(&offered, &old, Mode::Add).len(), 4);
+        assert_eq!(new_count(&old, &offered), 1);
+        let steps = plan(&old, &offered);
+        let added = added_names(&steps);
+        assert_eq!(
+            added,
+            [
+                ("a".to_string(), "a".to_string()),
+                ("b".into(), "b".into()),
+                ("d".into(), "d/".into()),
+                ("c".into(), "c".into())
+            ]
+        );
+        let mut out = Vec::new();
+        write_would_add(&would_add(&offered, &old, Mode::Add), &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Would Add/Update:\n  a\n  b\n  d/\n  c\nTotal 4 entries (3 bytes)\n"
         );
     }
 }

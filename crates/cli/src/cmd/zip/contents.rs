@@ -10,60 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use zipstream::update::{self, Change, Mode};
+use zipstream::update::{self, Mode};
 
 use super::args::usage_error;
-use super::existing::{self, Step, Update, changed_only, delete, entries, show_files};
+use super::existing::{self, Update, delete, entries, show_files};
 use super::finished::{set_latest_time, test_existing};
 use super::items::{self, Item};
 use super::{Options, Place, announce, println_info_zip};
 
 /// What the new archive holds, chosen before anything is written.
-pub(super) enum Contents {
-    /// Only entries of the old archive, by index (`-U`, `-d`, `-A` or
-    /// `-z` alone).
-    Kept(Vec<usize>),
-    /// Items found on disk beside the old entries, less those `-FS` drops
-    /// (`gone`, by index).
-    New { items: Vec<Item>, gone: Vec<usize> },
-}
-
-impl Contents {
-    /// The items found on disk that go into the archive (none when only
-    /// old entries are kept).
-    pub(super) fn items(&self) -> &[Item] {
-        match self {
-            Contents::Kept(_) => &[],
-            Contents::New { items, .. } => items,
-        }
-    }
-
-    /// The archive's entries in order, and each one's label as Info-ZIP
-    /// announces it (none for an entry kept as it was).
-    pub(super) fn steps(
-        &self,
-        entries: &[zipstream::Entry],
-        mode: Mode,
-    ) -> (Vec<Step<'_>>, Vec<Option<&'static str>>) {
-        match self {
-            Contents::Kept(kept) => (
-                kept.iter().map(|&i| Step::Kept(i)).collect(),
-                vec![None; kept.len()],
-            ),
-            Contents::New { items, gone } => {
-                let steps = update::plan(entries, items)
-                    .into_iter()
-                    .filter(|s| !matches!(s, Step::Kept(i) if gone.contains(i)))
-                    .collect::<Vec<_>>();
-                let labels = update::changes(&steps, entries, mode)
-                    .into_iter()
-                    .map(|c| c.map(Change::verb))
-                    .collect();
-                (steps, labels)
-            }
-        }
-    }
-}
+pub(super) type Contents = update::Contents<Item>;
 
 /// Info-ZIP's habits with an archive and no paths: `-A`'s lines, `-sf`'s
 /// listing, `-T` alone, `-f` and `-u` over every entry's file, `-o`
@@ -97,22 +53,7 @@ pub(super) fn archive_alone(
             bail!("{shown}: no such archive (-sf alone lists an existing one)");
         };
         let mut out = io::stdout().lock();
-        writeln!(out, "Archive contains:")?;
-        for e in u.archive.entries() {
-            writeln!(out, "  {}", perfkit::printable::name(&e.name))?;
-        }
-        // The archive's sizes may add up past u64::MAX: the total wraps,
-        // as Info-ZIP's unsigned one does.
-        let bytes = u
-            .archive
-            .entries()
-            .iter()
-            .fold(0u64, |sum, e| sum.wrapping_add(e.size));
-        writeln!(
-            out,
-            "Total {} entries ({bytes} bytes)",
-            u.archive.entries().len()
-        )?;
+        update::write_contains(u.archive.entries(), &mut out)?;
         out.flush()?;
         return Ok(ControlFlow::Break(ExitCode::SUCCESS));
     }
@@ -263,17 +204,7 @@ fn gather(
     }
     let entries = entries(update);
     // Info-ZIP counts the files that are new to the archive.
-    let old: std::collections::HashSet<&str> = entries
-        .iter()
-        .map(|e| e.name.trim_end_matches('/'))
-        .collect();
-    place.scanned(
-        found
-            .items
-            .iter()
-            .filter(|i| !old.contains(i.name.as_str()))
-            .count(),
-    );
+    place.scanned(update::new_count(entries, &found.items));
     if found.items.is_empty() && opts.mode == Mode::Add && found.unmatched == 0 {
         // Everything left out (-x, -i, -t, -D): Info-ZIP's line.
         return nothing_to_do();
@@ -296,11 +227,7 @@ fn gather(
     };
     // -FS: the entries with no file among those found go.
     let gone: Vec<usize> = if opts.filesync {
-        let names: std::collections::HashSet<&str> =
-            found_items.iter().map(|i| i.name.as_str()).collect();
-        (0..entries.len())
-            .filter(|&i| !names.contains(entries[i].name.trim_end_matches('/')))
-            .collect()
+        update::gone(entries, &found_items)
     } else {
         Vec::new()
     };
@@ -308,7 +235,7 @@ fn gather(
         return show_files(&found_items, entries, opts.mode).map(ControlFlow::Break);
     }
     let items = if opts.filesync {
-        changed_only(found_items, entries)
+        update::changed_only(found_items, entries)
     } else {
         update::newer_only(found_items, entries, opts.mode)
     };
@@ -329,24 +256,6 @@ fn gather(
         bail!("nothing to do: {shown} is up to date (no newer files for -u/-f); left as it was");
     }
     Ok(ControlFlow::Continue(Contents::New { items, gone }))
-}
-
-/// Each item added, by name and as `-c` shows it (a folder with its `/`).
-pub(super) fn added_names(steps: &[Step<'_>]) -> Vec<(String, String)> {
-    steps
-        .iter()
-        .filter_map(|s| match s {
-            Step::Item(i) => {
-                let shown = if i.meta.is_dir() {
-                    format!("{}/", i.name)
-                } else {
-                    i.name.clone()
-                };
-                Some((i.name.clone(), shown))
-            }
-            Step::Kept(_) => None,
-        })
-        .collect()
 }
 
 /// The items to add, less the archive itself when it is a local file

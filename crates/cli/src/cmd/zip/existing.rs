@@ -91,16 +91,9 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     }
     if opts.show_files {
         // -sf -d: Info-ZIP's list of what would go, nothing written.
-        println!("Would Delete:");
-        for &i in &plan.deleted {
-            println!("  {}", perfkit::printable::name(&entries[i].name));
-        }
-        // Sizes may add up past u64::MAX: the total wraps, as Info-ZIP's.
-        let bytes = plan
-            .deleted
-            .iter()
-            .fold(0u64, |sum, &i| sum.wrapping_add(entries[i].size));
-        println!("Total {} entries ({bytes} bytes)", plan.deleted.len());
+        let mut out = io::stdout().lock();
+        update::write_would_delete(entries, &plan.deleted, &mut out)?;
+        out.flush()?;
         return Ok(None);
     }
     if plan.deleted.is_empty() {
@@ -122,10 +115,7 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
             perfkit::printable::name(&entries[i].name)
         ));
     }
-    let bytes = plan
-        .deleted
-        .iter()
-        .fold(0u64, |sum, &i| sum.wrapping_add(entries[i].size));
+    let bytes = update::total_size(entries, &plan.deleted);
     super::log::count(plan.deleted.len() as u64, bytes);
     Ok(Some(plan.kept))
 }
@@ -173,29 +163,6 @@ pub(super) fn print_copying(u: &Update, chosen: &[usize], opts: &Options) -> Res
     Ok(())
 }
 
-/// `-FS`: the items whose entry differs from the file, in time (in the
-/// 2-second steps of a ZIP's DOS time, either way) or in size, and the
-/// new files, as Info-ZIP's file sync compares them; an existing
-/// directory is left as it is.
-pub(super) fn changed_only(found: Vec<Item>, entries: &[zipstream::Entry]) -> Vec<Item> {
-    let existing: std::collections::HashMap<&str, &zipstream::Entry> = entries
-        .iter()
-        .map(|e| (e.name.trim_end_matches('/'), e))
-        .collect();
-    found
-        .into_iter()
-        .filter(|i| match existing.get(i.name.as_str()) {
-            None => true,
-            Some(_) if i.meta.is_dir() => false,
-            Some(e) => {
-                let t = items::mtime(&i.meta);
-                t.div_euclid(2) != e.mtime.div_euclid(2)
-                    || (i.meta.is_file() && i.meta.len() != e.size)
-            }
-        })
-        .collect()
-}
-
 /// `-sf`: Info-ZIP's list of what would be added or updated, and its
 /// total, on stdout; nothing is written.
 pub(super) fn show_files(
@@ -203,38 +170,11 @@ pub(super) fn show_files(
     entries: &[zipstream::Entry],
     mode: Mode,
 ) -> Result<ExitCode> {
-    let mut out = io::stdout().lock();
-    let mut total = 0u64;
-    let mut n = 0usize;
     // What an update would leave alone is not listed (Info-ZIP lists the
     // files it would read).
-    let chosen: Vec<&Item> = if matches!(mode, Mode::Update | Mode::Freshen) {
-        let names: std::collections::HashSet<&str> =
-            update::newer_only(found.iter().map(items::Shown).collect(), entries, mode)
-                .into_iter()
-                .map(|s| s.0.name.as_str())
-                .collect();
-        found
-            .iter()
-            .filter(|i| names.contains(i.name.as_str()))
-            .collect()
-    } else {
-        found.iter().collect()
-    };
-    writeln!(out, "Would Add/Update:")?;
-    for i in chosen {
-        let name = if i.meta.is_dir() {
-            format!("{}/", i.name)
-        } else {
-            i.name.clone()
-        };
-        writeln!(out, "  {}", perfkit::printable::name(&name))?;
-        n += 1;
-        if i.meta.is_file() {
-            total += i.meta.len();
-        }
-    }
-    writeln!(out, "Total {n} entries ({total} bytes)")?;
+    let chosen = update::would_add(found, entries, mode);
+    let mut out = io::stdout().lock();
+    update::write_would_add(&chosen, &mut out)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

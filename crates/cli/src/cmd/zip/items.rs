@@ -5,7 +5,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-pub(super) use zipstream::gather::{Found, Item, Shown, mtime};
+pub(super) use zipstream::gather::{Found, Item, mtime};
 use zipstream::gather::{GatherError, Settings, Warning, gather, open_as_is};
 
 use zipstream::line_ends::Converting;

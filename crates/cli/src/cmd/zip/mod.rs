@@ -37,12 +37,12 @@ mod unzip;
 
 use announce::Announcer;
 use comments::{comment_from_stdin, comment_prompt, entry_comments_from_stdin};
-use contents::{added_names, archive_alone, choose};
+use contents::{archive_alone, choose};
 use finished::{archive_totals, set_latest_time, test_with_command, test_written};
 use items::Item;
 use originals::remove_originals;
 use sink::{stream_archive, write_archive};
-use zipstream::update::Mode;
+use zipstream::update::{Change, Mode};
 
 use args::usage_error;
 pub use args::{UnzipArgs, ZipArgs, info_zip_level_flags};
@@ -263,7 +263,8 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
         ControlFlow::Continue(contents) => contents,
         ControlFlow::Break(code) => return Ok(code),
     };
-    let (steps, labels) = contents.steps(entries(update.as_ref()), opts.mode);
+    let (steps, changes) = contents.steps(entries(update.as_ref()), opts.mode);
+    let labels = changes.into_iter().map(|c| c.map(Change::verb)).collect();
     let pw = opts.password.get(opts.encrypt.is_some(), true)?;
     // An empty password (an empty --password-file or first line, an empty
     // --password-env variable, Enter at the prompt) encrypts with a key
@@ -284,7 +285,8 @@ fn write_zip(mut opts: Options) -> Result<ExitCode> {
     // them before).
     let mut entry_prompts = None;
     if opts.ask_entry_comments {
-        let (comments, prompts) = entry_comments_from_stdin(&added_names(&steps))?;
+        let (comments, prompts) =
+            entry_comments_from_stdin(&zipstream::update::added_names(&steps))?;
         opts.entry_comments = comments;
         entry_prompts = prompts;
     }
