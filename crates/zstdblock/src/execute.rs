@@ -97,6 +97,12 @@ impl Output {
         (out, old)
     }
 
+    /// How long a buffer given to [`Output::hand_off`] must be to be used
+    /// as it is (a shorter one is replaced by a new one).
+    pub fn hand_off_size(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The bytes produced, as a vector.
     pub fn into_vec(mut self) -> Vec<u8> {
         self.buf.truncate(self.filled);

@@ -301,9 +301,9 @@ fn pipeline<R: Read + Send, W: Write>(
     let (hash_tx, hash_rx) = bounded::<ToHasher>(CHUNKS_QUEUED);
     let (write_tx, write_rx) = bounded::<ToWriter>(CHUNKS_QUEUED);
     let (verdict_tx, verdict_rx) = unbounded::<Result<(), Error>>();
+    // The executor's second output buffer (the first is its own), which
+    // the hasher makes when the first frame starts.
     let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
-    // The executor's second output buffer (the first is its own).
-    pool_tx.send(Vec::new()).expect("the receiver is here");
     std::thread::scope(|scope| {
         scope.spawn(move || walk(source, window_limit, credit_rx, job_tx));
         for _ in 0..workers {

@@ -84,6 +84,8 @@ struct Executor {
     pending: BTreeMap<u64, Unit>,
     next: u64,
     current: Option<Current>,
+    /// The hasher was asked for the second output buffer.
+    spare_asked: bool,
 }
 
 /// The executor: units back in order, executed through the window.
@@ -108,6 +110,7 @@ pub(super) fn execute(
         pending: BTreeMap::new(),
         next: 0,
         current: None,
+        spare_asked: false,
     }
     .run();
 }
@@ -169,10 +172,7 @@ impl Executor {
                 window,
                 content_size,
                 has_checksum,
-            } => {
-                self.frame_start(*window, *content_size, *has_checksum);
-                Ok(true)
-            }
+            } => Ok(self.frame_start(*window, *content_size, *has_checksum)),
             UnitKind::Blocks {
                 blocks,
                 done: decoded_count,
@@ -200,7 +200,8 @@ impl Executor {
         }
     }
 
-    fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) {
+    /// False when the hasher is gone.
+    fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) -> bool {
         // The most the buffer holds before it is handed on, allocated
         // once (zeroed, so its pages are touched only as written), rather
         // than grown by doubling, each copy faulting its pages in afresh;
@@ -209,6 +210,15 @@ impl Executor {
         if most <= MAX_RESERVED {
             self.out.reserve(most);
         }
+        // The second buffer is made once, as large as the first is now,
+        // off this thread (a later frame's larger window grows it here).
+        if !self.spare_asked {
+            self.spare_asked = true;
+            let size = self.out.hand_off_size();
+            if self.downstream.hasher.send(ToHasher::Spare(size)).is_err() {
+                return false;
+            }
+        }
         self.current = Some(Current {
             start: self.out.position(),
             window,
@@ -216,6 +226,7 @@ impl Executor {
             has_checksum,
             repeats: INITIAL_REPEATS,
         });
+        true
     }
 
     /// Executes the blocks a worker decoded, in order; `Ok(false)` when a

@@ -19,6 +19,9 @@ pub(super) struct Chunk {
 
 /// What the executor sends the hasher.
 pub(super) enum ToHasher {
+    /// Make the executor's second output buffer, this long, its pages
+    /// touched, and put it in the pool (see [`spare`]).
+    Spare(usize),
     Data(Arc<Chunk>),
     End {
         index: usize,
@@ -45,6 +48,11 @@ pub(super) fn hash(
     let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
     for message in chunks {
         match message {
+            // The executor may have finished already (a short frame):
+            // the verdicts still to come are wanted all the same.
+            ToHasher::Spare(size) => {
+                let _ = pool.send(spare(size));
+            }
             ToHasher::Data(chunk) => {
                 hasher.update(&chunk.buf[..chunk.len]);
                 recycle(chunk, &pool);
@@ -72,6 +80,20 @@ pub(super) fn hash(
             }
         }
     }
+}
+
+/// A buffer of `size` bytes with every page written once. The first write
+/// to a fresh page faults (the kernel zeroes it): tens of megabytes of
+/// faults are milliseconds, which the hasher, idle until the executor's
+/// first hand-off, takes off the executor, the pipeline's slowest stage.
+/// What the bytes hold does not matter: the executor reads none it has
+/// not written.
+fn spare(size: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; size];
+    // Not 0: a store of the zero a fresh allocation is known to hold may
+    // be optimised away.
+    buf.iter_mut().step_by(4096).for_each(|b| *b = 1);
+    buf
 }
 
 /// Gives a chunk's buffer back to the executor once its last holder is
