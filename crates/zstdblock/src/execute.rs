@@ -5,6 +5,8 @@
 use crate::entropy::DecodedBlock;
 use crate::error::Error;
 use crate::frame::Block;
+use crate::offsets::resolve_one;
+use crate::sequences::Sequence;
 
 /// Zeroed bytes kept past the output's end, so literals and matches can
 /// be copied in fixed 16-byte pieces that may run past their length.
@@ -156,6 +158,41 @@ impl Output {
         frame_start: u64,
         window: u64,
     ) -> Result<(), Error> {
+        self.run(decoded, block, frame_start, window, |s| s.offset)
+    }
+
+    /// [`Output::execute`] for a block whose offsets are not resolved:
+    /// resolves them as it goes, from and into `repeats`, as
+    /// [`DecodedBlock::resolve_offsets`] would before it, in the same pass
+    /// over the sequences (which keep their offset values). The decoders
+    /// of this crate execute so; a second pass cost a tenth of execution.
+    pub fn execute_resolving(
+        &mut self,
+        decoded: &DecodedBlock,
+        repeats: &mut [u32; 3],
+        block: &Block,
+        frame_start: u64,
+        window: u64,
+    ) -> Result<(), Error> {
+        let mut r = *repeats;
+        let done = self.run(decoded, block, frame_start, window, |s| {
+            resolve_one(&mut r, s.offset, s.literal_length)
+        });
+        *repeats = r;
+        done
+    }
+
+    /// Executes `decoded`, `distance` giving each sequence's distance, in
+    /// order, once each.
+    #[inline(always)]
+    fn run(
+        &mut self,
+        decoded: &DecodedBlock,
+        block: &Block,
+        frame_start: u64,
+        window: u64,
+        mut distance_of: impl FnMut(&Sequence) -> u32,
+    ) -> Result<(), Error> {
         if !decoded.valid {
             return Err(Error::Corrupt {
                 frame: block.frame,
@@ -177,18 +214,27 @@ impl Output {
         let buf = &mut self.buf[..];
         let mut pos = self.filled;
         let mut lit = 0usize;
-        let sequences = &decoded.sequences;
-        // Where the output is at the start of sequence `i + PREFETCH_AHEAD`
-        // (see `prefetch`): the sum of the lengths before it.
+        let sequences = &decoded.sequences[..];
+        // The distances of the sequences from the one executed on, found
+        // PREFETCH_AHEAD sequences early so that their match sources can be
+        // prefetched (see `prefetch`); `ahead` is where the output is at
+        // the start of the next sequence to look at.
+        let mut distances = [0u32; RING];
         let mut ahead = pos;
-        for s in sequences.iter().take(PREFETCH_AHEAD) {
-            ahead += s.literal_length as usize + s.match_length as usize;
+        let mut look = |buf: &[u8], i: usize, ahead: &mut usize, distances: &mut [u32; RING]| {
+            let s = &sequences[i];
+            let distance = distance_of(s);
+            distances[i % RING] = distance;
+            let at = *ahead + s.literal_length as usize;
+            prefetch(buf, at.wrapping_sub(distance as usize));
+            *ahead = at + s.match_length as usize;
+        };
+        for i in 0..sequences.len().min(PREFETCH_AHEAD) {
+            look(buf, i, &mut ahead, &mut distances);
         }
         for (i, sequence) in sequences.iter().enumerate() {
-            if let Some(s) = sequences.get(i + PREFETCH_AHEAD) {
-                let at = ahead + s.literal_length as usize;
-                prefetch(buf, at.wrapping_sub(s.offset as usize));
-                ahead = at + s.match_length as usize;
+            if i + PREFETCH_AHEAD < sequences.len() {
+                look(buf, i + PREFETCH_AHEAD, &mut ahead, &mut distances);
             }
             let ll = sequence.literal_length as usize;
             // The entropy stage checked the literal total against the
@@ -197,7 +243,7 @@ impl Output {
             pos += ll;
             lit += ll;
             let ml = sequence.match_length as usize;
-            let distance = sequence.offset as usize;
+            let distance = distances[i % RING] as usize;
             let available = (pos - floor).min(window);
             // One compare: a distance of 0 wraps to the largest value.
             if distance.wrapping_sub(1) >= available {
@@ -225,6 +271,9 @@ impl Output {
 /// reaches megabytes back, as at `-19`) is done by the time the copy
 /// needs it, near enough that the line is still in cache.
 const PREFETCH_AHEAD: usize = 32;
+/// The distances found ahead and not yet executed, in a ring: a power of
+/// two above [`PREFETCH_AHEAD`], so indexing it is a mask.
+const RING: usize = 64;
 
 /// Asks the CPU to load the cache line of `buf[index]`, without waiting
 /// for it. An index past the buffer (a corrupt offset, refused when its

@@ -250,8 +250,13 @@ impl FrameDecoder {
             BlockKind::Raw => out.push_raw(&input[block.content.clone()]),
             BlockKind::Rle => out.push_rle(input[block.content.start], size),
             BlockKind::Compressed => {
-                self.decoded.resolve_offsets(&mut self.repeats);
-                out.execute(&self.decoded, block, self.start, self.window)?;
+                out.execute_resolving(
+                    &self.decoded,
+                    &mut self.repeats,
+                    block,
+                    self.start,
+                    self.window,
+                )?;
             }
         }
         if let Some(hasher) = self.hasher.as_mut() {

@@ -13,28 +13,36 @@ pub const INITIAL_REPEATS: [u32; 3] = [1, 4, 8];
 /// A repeat that resolves to 0 (`repeats[0] - 1` when `repeats[0]` is 1)
 /// is left as distance 0, which execution refuses.
 pub fn resolve_offsets(sequences: &mut [Sequence], repeats: &mut [u32; 3]) {
-    let [mut r0, mut r1, mut r2] = *repeats;
+    let mut r = *repeats;
     for sequence in sequences {
-        let value = sequence.offset;
-        let new = value > 3;
-        // With no literals before the match, the repeat codes shift by
-        // one: 1 names the second repeat offset, 3 the first minus one.
-        let index = (value.wrapping_sub(1) + u32::from(sequence.literal_length == 0)) & 3;
-        let odd = index & 1 == 1;
-        let low = if odd { r1 } else { r0 };
-        let high = if odd { r0.wrapping_sub(1) } else { r2 };
-        let named = if index & 2 == 0 { low } else { high };
-        // Selects, not branches: whether a sequence repeats is data, and
-        // a mispredicted branch here costs more than the whole update.
-        let distance = if new { value - 3 } else { named };
-        let same = !new && index == 0;
-        let swap = !new && index == 1;
-        r2 = if same || swap { r2 } else { r1 };
-        r1 = if same { r1 } else { r0 };
-        r0 = distance;
-        sequence.offset = distance;
+        sequence.offset = resolve_one(&mut r, sequence.offset, sequence.literal_length);
     }
-    *repeats = [r0, r1, r2];
+    *repeats = r;
+}
+
+/// The distance of one sequence's offset `value` (with `literal_length`
+/// literals before its match), `repeats` updated: [`resolve_offsets`]
+/// one sequence at a time, for a loop that resolves as it executes.
+#[inline(always)]
+pub(crate) fn resolve_one(repeats: &mut [u32; 3], value: u32, literal_length: u32) -> u32 {
+    let [r0, r1, r2] = *repeats;
+    let new = value > 3;
+    // With no literals before the match, the repeat codes shift by
+    // one: 1 names the second repeat offset, 3 the first minus one.
+    let index = (value.wrapping_sub(1) + u32::from(literal_length == 0)) & 3;
+    let odd = index & 1 == 1;
+    let low = if odd { r1 } else { r0 };
+    let high = if odd { r0.wrapping_sub(1) } else { r2 };
+    let named = if index & 2 == 0 { low } else { high };
+    // Selects, not branches: whether a sequence repeats is data, and
+    // a mispredicted branch here costs more than the whole update.
+    let distance = if new { value - 3 } else { named };
+    let same = !new && index == 0;
+    let swap = !new && index == 1;
+    let r2 = if same || swap { r2 } else { r1 };
+    let r1 = if same { r1 } else { r0 };
+    *repeats = [distance, r1, r2];
+    distance
 }
 
 #[cfg(test)]

@@ -248,9 +248,13 @@ impl Executor {
                     .out
                     .push_rle(content(block)[0], block.known_size.unwrap_or(0)),
                 BlockKind::Compressed => {
-                    decoded.resolve_offsets(&mut frame.repeats);
-                    self.out
-                        .execute(decoded, block, frame.start, frame.window)?;
+                    self.out.execute_resolving(
+                        decoded,
+                        &mut frame.repeats,
+                        block,
+                        frame.start,
+                        frame.window,
+                    )?;
                 }
             }
             if self.out.len() >= threshold
