@@ -127,6 +127,68 @@ pub struct Found {
     pub unmatched: usize,
 }
 
+impl Found {
+    /// Leaves out the item that is the file at `path` (the same device and
+    /// inode), if it is there: the archive being written, which `zip -r .`
+    /// from its folder never stores.
+    pub fn without_file(&mut self, path: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = fs::metadata(path) {
+            self.items
+                .retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
+        }
+    }
+}
+
+/// The longest line [`names_from`] takes as a name: Linux's PATH_MAX. A
+/// longer one (a device or a binary file read as a list) names no file,
+/// and reading it whole would take memory without bound.
+pub const MAX_NAME_LINE: u64 = 4096;
+
+/// Why a list of names could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum NamesError {
+    /// Reading the list failed.
+    #[error("{0}")]
+    Read(#[source] io::Error),
+    /// A line is longer than [`MAX_NAME_LINE`].
+    #[error(
+        "a line is longer than {MAX_NAME_LINE} bytes, which names no file (is stdin a file list?)"
+    )]
+    LineTooLong,
+}
+
+/// The names of a list, one a line, as `zip -@` reads them from stdin:
+/// a line's CR before its LF is dropped (a list written on Windows), empty
+/// lines are skipped, and a line longer than [`MAX_NAME_LINE`] is refused.
+pub fn names_from(mut list: impl io::BufRead) -> Result<Vec<PathBuf>, NamesError> {
+    use std::io::BufRead;
+    use std::os::unix::ffi::OsStringExt;
+    let mut names = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut list)
+            .take(MAX_NAME_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(NamesError::Read)?;
+        if n == 0 {
+            return Ok(names);
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+        } else if n as u64 > MAX_NAME_LINE {
+            return Err(NamesError::LineTooLong);
+        }
+        if !line.is_empty() {
+            names.push(PathBuf::from(std::ffi::OsString::from_vec(line.clone())));
+        }
+    }
+}
+
 /// What [`gather`] walks and keeps: the caller's options, as Info-ZIP's
 /// zip flags name them.
 #[derive(Debug, Clone, Default)]
@@ -472,4 +534,43 @@ pub fn open_as_is(item: &Item) -> Result<Box<dyn Read>, GatherError> {
         listed_mtime: item.meta.modified().ok(),
         read: 0,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_read_a_line_each_and_a_line_past_path_max_is_refused() {
+        let list = b"a b\r\n\nc/d\nlast".as_slice();
+        let names = names_from(list).unwrap();
+        assert_eq!(
+            names,
+            [Path::new("a b"), Path::new("c/d"), Path::new("last")]
+        );
+        let mut long = vec![b'x'; MAX_NAME_LINE as usize];
+        assert_eq!(names_from(&long[..]).unwrap().len(), 1);
+        long.push(b'x');
+        let err = names_from(&long[..]).unwrap_err();
+        assert!(matches!(err, NamesError::LineTooLong), "{err}");
+    }
+
+    #[test]
+    fn the_archive_itself_is_left_out_by_identity_not_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("a.zip"), "").unwrap();
+        std::fs::write(d.join("b"), "").unwrap();
+        let settings = Settings {
+            paths: vec![d.to_path_buf()],
+            recurse: true,
+            ..Settings::default()
+        };
+        let mut found = gather(&settings, |_| {}).unwrap();
+        assert_eq!(found.items.len(), 3);
+        // Named another way: `./a.zip` from inside, say.
+        found.without_file(&d.join(".").join("a.zip"));
+        assert_eq!(found.items.len(), 2);
+        assert!(found.items.iter().all(|i| !i.name.ends_with("a.zip")));
+    }
 }

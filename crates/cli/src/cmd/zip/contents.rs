@@ -263,12 +263,7 @@ fn gather(
 fn collect_except(opts: &Options, archive: Option<&Path>) -> Result<items::Found> {
     let mut found = items::collect(opts)?;
     if let Some(archive) = archive {
-        use std::os::unix::fs::MetadataExt;
-        if let Ok(m) = fs::metadata(archive) {
-            found
-                .items
-                .retain(|i| !(i.meta.dev() == m.dev() && i.meta.ino() == m.ino()));
-        }
+        found.without_file(archive);
     }
     Ok(found)
 }

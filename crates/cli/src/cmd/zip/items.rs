@@ -1,12 +1,14 @@
 //! The files `perfkit zip` adds: the paths given walked into [`Item`]s,
 //! and each item's data opened for its entry.
 
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 pub(super) use zipstream::gather::{Found, Item, mtime};
-use zipstream::gather::{GatherError, Settings, Warning, gather, open_as_is};
+use zipstream::gather::{
+    GatherError, NamesError, Settings, Warning, gather, names_from, open_as_is,
+};
 
 use zipstream::line_ends::Converting;
 pub(super) use zipstream::line_ends::LineEnds;
@@ -14,42 +16,12 @@ pub(super) use zipstream::names::dos_name;
 
 use super::Options;
 
-/// The longest line `-@` takes as a name: Linux's PATH_MAX. A longer one
-/// (a device or a binary file on stdin) names no file, and reading it
-/// whole would take memory without bound.
-const MAX_NAME_LINE: u64 = 4096;
-
-/// The names `-@` reads from stdin, one a line; a line longer than
-/// [`MAX_NAME_LINE`] is refused.
+/// The names `-@` reads from stdin, one a line ([`names_from`]).
 fn names_from_stdin() -> Result<Vec<PathBuf>> {
-    use std::os::unix::ffi::OsStringExt;
-    let mut stdin = io::stdin().lock();
-    let mut names = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = (&mut stdin)
-            .take(MAX_NAME_LINE + 1)
-            .read_until(b'\n', &mut line)
-            .context("reading names from stdin (-@)")?;
-        if n == 0 {
-            return Ok(names);
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-            // A list written on Windows: its names end before the CR.
-            if line.last() == Some(&b'\r') {
-                line.pop();
-            }
-        } else if n as u64 > MAX_NAME_LINE {
-            bail!(
-                "reading names from stdin (-@): a line is longer than {MAX_NAME_LINE} bytes, \
-                 which names no file (is stdin a file list?)"
-            );
-        }
-        if !line.is_empty() {
-            names.push(PathBuf::from(std::ffi::OsString::from_vec(line.clone())));
-        }
+    match names_from(io::stdin().lock()) {
+        Ok(names) => Ok(names),
+        Err(NamesError::Read(e)) => Err(e).context("reading names from stdin (-@)"),
+        Err(e) => bail!("reading names from stdin (-@): {e}"),
     }
 }
 
