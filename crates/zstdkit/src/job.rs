@@ -63,6 +63,8 @@ pub mod outputs;
 pub mod range;
 pub mod settings;
 pub mod summary;
+#[cfg(feature = "blockwise")]
+pub mod tool;
 
 /// The first bytes of every gzip member: an input that starts with them
 /// is decoded as gzip.

@@ -34,13 +34,13 @@ pub enum Naming {
 
 /// An input to decode whose name ends in no suffix zstd knows, so no
 /// output name can be derived from it.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown suffix (expected .zst or .gz)")]
 pub struct UnknownSuffix;
 
 /// An input whose path climbs (`..`), which has no place below a
 /// mirroring output folder.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot place it into '{}' (its path goes up, ..)", dir.display())]
 pub struct ClimbsOut {
     /// The output folder.

@@ -103,9 +103,32 @@ pub fn decompressed_total(files: usize, bytes: u64) -> String {
     format!("{files} files decompressed : {bytes:>6} bytes total ")
 }
 
+/// The verbose tool's line for one input (zstd's own `-v` line differs):
+/// `input` of `plain` bytes is `packed` bytes coded, in `elapsed`, with
+/// the share, the ratio and the speed over the plain bytes
+/// (`a: 1000 → 250 bytes (25.00%, ratio 4.000), 1.0 MB/s`).
+pub fn verbose(input: &str, plain: u64, packed: u64, elapsed: std::time::Duration) -> String {
+    let secs = elapsed.as_secs_f64();
+    format!(
+        "{input}: {plain} → {packed} bytes ({:.2}%, ratio {:.3}), {:.1} MB/s",
+        100.0 * packed as f64 / plain.max(1) as f64,
+        plain as f64 / packed.max(1) as f64,
+        plain as f64 / 1e6 / secs.max(1e-9),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_verbose_line_has_the_share_ratio_and_speed() {
+        let line = verbose("a", 1000, 250, std::time::Duration::from_millis(1));
+        assert_eq!(line, "a: 1000 → 250 bytes (25.00%, ratio 4.000), 1.0 MB/s");
+        // Nothing coded in no time divides by nothing.
+        let line = verbose("-", 0, 0, std::time::Duration::ZERO);
+        assert_eq!(line, "-: 0 → 0 bytes (0.00%, ratio 0.000), 0.0 MB/s");
+    }
 
     /// Sizes as zstd 1.5.4 printed them for files of these lengths.
     #[test]

@@ -9,7 +9,6 @@
 //! `--rm`, `--train` and what is said on stderr, with output names and
 //! places in `outputs`, `--range` in `range` and `--list` in `frames`.
 
-use std::cell::RefCell;
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,23 +16,21 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use perfkit_report::ReportOptions;
 use zstdkit::Params;
-use zstdkit::job::{Seekable, WindowLimit};
 
 mod args;
 mod bench;
-mod coder;
 mod frames;
 mod outputs;
 mod range;
 mod zstd_argv;
 
 pub use args::{CompressArgs, DecompressArgs};
-use coder::{Coder, Done};
 pub use outputs::OutputDir;
-use outputs::{Finish, Ledger, Sink, join_outputs};
+use outputs::{Terminal, join_outputs};
 pub use zstd_argv::zstd_level_flags;
 pub use zstdkit::job::blockwise::Decoder;
-use zstdkit::job::summary;
+use zstdkit::job::tool::{Finished, Run};
+pub use zstdkit::job::tool::{Format, Mode, Options};
 
 /// What `compress`/`decompress` were asked to do, the flags resolved.
 #[derive(Debug)]
@@ -56,91 +53,6 @@ pub enum Task {
     Train(Train),
     /// Compress, decompress or test every input.
     Code(Box<Options>),
-}
-
-/// Whether inputs are compressed, decompressed, or only checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// `FILE` → `FILE.zst`.
-    Compress,
-    /// `FILE.zst` → `FILE`.
-    Decompress,
-    /// Decompress and discard, to check integrity (`-t`).
-    Test,
-}
-
-/// What compressing writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Zstandard frames, `.zst`.
-    Zstd,
-    /// gzip at this level (1..=9), `.gz`.
-    Gzip(u32),
-}
-
-/// How to code the inputs.
-#[derive(Debug)]
-pub struct Options {
-    /// The inputs, `-` for stdin; never empty.
-    pub files: Vec<PathBuf>,
-    /// What to do with them.
-    pub mode: Mode,
-    /// What compressing writes.
-    pub format: Format,
-    /// Threads: `--seekable`'s frames are compressed, and an input of
-    /// several frames decoded, on this many (zstd's own workers are in
-    /// `params`).
-    pub threads: usize,
-    /// Expand directories into the files under them (`-r`).
-    pub recursive: bool,
-    /// Leave out inputs already compressed, when compressing.
-    pub exclude_compressed: bool,
-    /// Write every output to stdout.
-    pub stdout: bool,
-    /// Write the (one) output here; `-` is stdout.
-    pub output: Option<PathBuf>,
-    /// Replace existing outputs.
-    pub force: bool,
-    /// Remove each input once its output is safely in a regular file.
-    pub remove_input: bool,
-    /// The compression parameters (level, strategy, window, workers).
-    pub params: Params,
-    /// The decompression window limit.
-    pub window: WindowLimit,
-    /// Which zstd decoder decompresses (`--decoder`).
-    pub decoder: Decoder,
-    /// A dictionary file for both directions.
-    pub dict: Option<PathBuf>,
-    /// The reference each input is a patch against (`--patch-from`).
-    pub patch_from: Option<PathBuf>,
-    /// Write zstd's seekable format (`--seekable`).
-    pub seekable: Option<Seekable>,
-    /// Decompress only these bytes of a seekable file's data (`--range`).
-    pub range: Option<(u64, u64)>,
-    /// No notes on stderr.
-    pub quiet: bool,
-    /// Not even the notes zstd prints under `-q` (its display level 0,
-    /// `-qq`).
-    pub silent: bool,
-    /// No progress bar (`--no-progress`).
-    pub no_progress: bool,
-    /// A progress bar whatever the input's size (`--progress`).
-    pub progress: bool,
-    /// Copy a non-zstd input through when decompressing: `Some` as
-    /// `--[no-]pass-through` says, `None` for zstd's default (on with `-f`
-    /// when the output is stdout).
-    pub pass_through: Option<bool>,
-    /// Check frames' checksums when decoding (off with `--no-check`).
-    pub verify_checksums: bool,
-    /// Print the parameters zstd's level picks for each input
-    /// (`--show-default-cparams`).
-    pub show_cparams: bool,
-    /// Files naming more inputs, one a line (`--filelist`).
-    pub filelists: Vec<PathBuf>,
-    /// One line of sizes, ratio and speed per input on stderr.
-    pub verbose: bool,
-    /// Where derived output names go (`--output-dir-flat`/`-mirror`).
-    pub output_dir: Option<OutputDir>,
 }
 
 /// How to train a dictionary.
@@ -249,9 +161,8 @@ fn console_refusal(options: &Options, files: &[PathBuf]) -> Option<&'static str>
 }
 
 /// Codes every input of `files` (found and checked) with the dictionary
-/// and patch reference read: outputs planned first, each input coded and
-/// its line said, a failed one reported and the rest still run; then the
-/// joined `-o` file kept only if all went in, `--rm`, and the totals.
+/// and patch reference read ([`Run::code`]): a failed input is reported
+/// and the rest still run; a broken pipe ends the run quietly.
 fn code(
     options: Options,
     files: &[PathBuf],
@@ -261,130 +172,16 @@ fn code(
     let Some((options, joined)) = join_outputs(options, files)? else {
         return Ok(ExitCode::FAILURE);
     };
-    let mut coder = Coder {
-        stdin_is_input: files.iter().any(|f| f == Path::new("-")),
-        passed_through: Default::default(),
-        options: &options,
-        dict,
-        reference,
-        joined: joined.map(RefCell::new),
-        plan: None,
-        ledger: RefCell::new(Ledger::new(files.len())),
-    };
-    // Every output is planned before any is written: two inputs bound
-    // for one file are known (and warned of, as zstd warns) up front.
-    let plan = outputs::plan(files, |f| coder.sink_for(f));
-    if !options.quiet {
-        for line in plan.warnings() {
-            let _ = writeln!(io::stderr(), "{line}");
-        }
-    }
-    coder.plan = Some(plan);
-    let mut failed = false;
-    // zstd's lines: each input's when there is one (or with -v), the
-    // totals when there are several; never for what went to stdout.
-    let several = files.len() > 1;
-    let (mut done, mut read, mut written) = (0usize, 0u64, 0u64);
-    for (i, file) in files.iter().enumerate() {
-        match coder.one(i, file) {
-            Ok(Done {
-                read: r,
-                written: w,
-                output,
-                passed_through,
-            }) => {
-                let Some(output) = output else { continue };
-                done += 1;
-                read += r;
-                written += w;
-                // zstd says nothing of an input it copied through.
-                if options.quiet || (several && !options.verbose) || passed_through {
-                    continue;
-                }
-                let name = summary::name(file);
-                let line = match options.mode {
-                    Mode::Compress => summary::compressed(&name, r, w, &output),
-                    Mode::Decompress | Mode::Test => summary::decompressed(&name, w),
-                };
-                let _ = writeln!(io::stderr(), "{line}");
-            }
-            Err(err) => {
-                if super::is_broken_pipe(&err) {
-                    return Ok(ExitCode::from(super::EXIT_BROKEN_PIPE));
-                }
-                // What was said already (the prompt's answer, zstd's
-                // words for a missing input) is not said again.
-                if let Some(said) = err.downcast_ref::<Said>() {
-                    if !said.0.is_empty() && !options.silent {
-                        let _ = writeln!(io::stderr(), "{}", said.0);
-                    }
-                } else {
-                    let _ = writeln!(
-                        io::stderr(),
-                        "perfkit: {}: {}",
-                        display(file),
-                        sentence(&err)
-                    );
-                }
-                failed = true;
-            }
-        }
-    }
-    if let Some(out) = coder.joined {
-        // One input that failed would leave a frame cut short among whole
-        // ones: the joined file is kept only when every input is in it.
-        let path = options.output.as_deref().unwrap_or(Path::new("-"));
-        if failed {
-            let _ = writeln!(
-                io::stderr(),
-                "perfkit: {}: not written: an input failed",
-                path.display()
-            );
-        } else {
-            out.into_inner()
-                .commit()
-                .with_context(|| format!("writing {}", path.display()))?;
-        }
-    }
-    // `--rm` last: only inputs whose output still holds their data.
-    let plan = coder.plan.take().expect("planned above");
-    if coder.ledger.into_inner().finish(&plan, options.quiet) {
-        failed = true;
-    }
-    if several && done > 0 && !options.quiet {
-        let line = match options.mode {
-            Mode::Compress => summary::compressed_total(done, read, written),
-            Mode::Decompress | Mode::Test => summary::decompressed_total(done, written),
-        };
-        let _ = writeln!(io::stderr(), "{line}");
-    }
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+    let run = Run::new(&options, files, dict, reference, joined);
+    let finished = run
+        .code(&mut Terminal::new(&options))
+        .map_err(outputs::unwrapped)?;
+    Ok(match finished {
+        Finished::Stopped => ExitCode::from(super::EXIT_BROKEN_PIPE),
+        Finished::Done { failed: true } => ExitCode::FAILURE,
+        Finished::Done { failed: false } => ExitCode::SUCCESS,
     })
 }
-
-/// Whether decoding into `sink` copies a non-zstd input through: as
-/// `--[no-]pass-through` says, else zstd's default, with `-f` when the
-/// output is stdout.
-fn o_pass(o: &Options, sink: &Sink) -> bool {
-    o.pass_through
-        .unwrap_or(o.force && matches!(sink, Sink::Stdout))
-}
-
-/// A failure already put in its own words, to print as it is (empty:
-/// already printed).
-#[derive(Debug)]
-pub(super) struct Said(pub(super) String);
-
-impl std::fmt::Display for Said {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Said {}
 
 /// `err` and its causes in one line, each I/O error in the operating
 /// system's words (`No such file or directory`), never Rust's names for
@@ -509,14 +306,6 @@ fn inputs(options: &Options) -> Result<Vec<PathBuf>, String> {
     Ok(found.files)
 }
 
-fn display(p: &Path) -> String {
-    if p == Path::new("-") {
-        "stdin".into()
-    } else {
-        p.display().to_string()
-    }
-}
-
 /// `path` (given to `flag`) read whole, as [`zstdkit::whole::read`] reads
 /// it: a regular file of at most `limit` bytes (`limit_is` says what
 /// the limit is), or a one-line error naming the file and why.
@@ -534,15 +323,6 @@ fn read_whole(flag: &str, path: &Path, limit: u64, limit_is: &str) -> Result<Vec
             e => anyhow::anyhow!("{flag} {name}: {}", whole_file_words(&e)),
         }
     })
-}
-
-/// A refused window gets the flags that would admit it, as zstd's message
-/// has ([`zstdkit::Error::window_hint`]).
-fn with_hint(err: zstdkit::Error) -> anyhow::Error {
-    match err.window_hint() {
-        Some(hint) => anyhow::anyhow!("{err}; {hint}"),
-        None => err.into(),
-    }
 }
 
 fn train(t: &Train) -> Result<ExitCode> {

@@ -1,100 +1,99 @@
-//! Where each input's output goes: the name zstd derives from the input,
-//! `--output-dir-flat`/`-mirror`, several inputs joined into one `-o`
-//! file, stdout; the outputs planned and `--rm` settled by
-//! [`zstdkit::job::outputs`], its findings said here.
+//! What the user sees and answers while [`zstdkit::job::tool::Run`] codes
+//! the inputs ([`Terminal`]: stderr, the prompts on stdin, the progress
+//! bar, stdout), and several inputs joined into one `-o` file, as zstd
+//! asks for it.
 
 use std::fs::File;
 use std::io::{self, BufRead, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 pub use zstdkit::job::names::OutputDir;
-use zstdkit::job::names::{self, Naming};
-pub(super) use zstdkit::job::outputs::{Ledger, Sink, plan, same_file};
+use zstdkit::job::tool::{Console, Declined, InputError, input_name};
 
-use super::{Format, Mode, Options};
+use super::{Mode, Options, os_words, sentence};
 
-/// Every input's output, planned before any is written; an input without
-/// one fails with the reason when its turn comes.
-pub(super) type Plan = zstdkit::job::outputs::Plan<anyhow::Error>;
-
-/// `--rm` at the end of the run, said on stderr.
-pub(super) trait Finish {
-    /// Removes each input asked for whose output still holds its data
-    /// ([`Ledger::settle`]); one whose output a later input replaced
-    /// stays, said unless `quiet`. Returns whether a removal (or the sync
-    /// before it) failed, said on stderr.
-    fn finish(self, plan: &Plan, quiet: bool) -> bool;
+/// The run's console: zstd's lines and the tool's notes on stderr, the
+/// overwrite prompt, a progress bar on a terminal, stdout; a failed
+/// input's line, unless the reader of stdout went away.
+pub(super) struct Terminal<'a> {
+    options: &'a Options,
 }
 
-impl Finish for Ledger {
-    fn finish(self, plan: &Plan, quiet: bool) -> bool {
-        let settled = self.settle(plan);
-        let mut err = io::stderr();
-        for (i, h) in settled.kept {
-            if !quiet {
-                let _ = writeln!(
-                    err,
-                    "perfkit: {}: kept: its output {} was then overwritten by {}'s",
-                    plan.input(i).display(),
-                    plan.output(i)
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default(),
-                    plan.input(h).display()
-                );
-            }
-        }
-        let failed = match settled.removed {
-            Ok(failed) => failed,
-            Err(e) => {
-                let _ = writeln!(
-                    err,
-                    "perfkit: --rm removed no input: the outputs could not be synced to disk: {}",
-                    super::os_words(&e)
-                );
-                return true;
-            }
+impl<'a> Terminal<'a> {
+    /// The console for a run of `options`.
+    pub(super) fn new(options: &'a Options) -> Self {
+        Terminal { options }
+    }
+}
+
+impl Console for Terminal<'_> {
+    fn say(&mut self, line: &str) {
+        let _ = writeln!(io::stderr(), "{line}");
+    }
+
+    fn note(&mut self, text: &str, cause: Option<&io::Error>) {
+        let _ = match cause {
+            Some(e) => writeln!(io::stderr(), "perfkit: {text}: {}", os_words(e)),
+            None => writeln!(io::stderr(), "perfkit: {text}"),
         };
-        for (i, e) in &failed {
-            let _ = writeln!(
-                err,
-                "perfkit: {}: removing input after success: {}",
-                plan.input(*i).display(),
-                super::os_words(e)
-            );
+    }
+
+    fn may_overwrite(&mut self, path: &Path, stdin_is_input: bool) -> Result<(), Declined> {
+        may_overwrite(path, self.options, stdin_is_input)
+    }
+
+    fn progress(&mut self, path: &Path, size: Option<u64>) -> Box<dyn FnMut(Option<u64>)> {
+        // The bar is for inputs over 16 MiB, as the help says, or any
+        // with --progress; never with --no-progress.
+        let o = self.options;
+        let bar = match size {
+            _ if o.no_progress => indicatif::ProgressBar::hidden(),
+            Some(n) if n > crate::cmd::PROGRESS_FROM || o.progress => {
+                crate::cmd::progress(Some(n), false)
+            }
+            None if o.progress => crate::cmd::progress(None, false),
+            _ => indicatif::ProgressBar::hidden(),
+        };
+        bar.set_message(input_name(path));
+        Box::new(move |at| match at {
+            Some(n) => bar.set_position(n),
+            None => bar.finish_and_clear(),
+        })
+    }
+
+    fn stdout(&mut self) -> Box<dyn Write + Send> {
+        stdout_sink()
+    }
+
+    fn failed(&mut self, input: &Path, error: InputError) -> bool {
+        let err = unwrapped(error);
+        if crate::cmd::is_broken_pipe(&err) {
+            return false;
         }
-        !failed.is_empty()
+        let _ = writeln!(
+            io::stderr(),
+            "perfkit: {}: {}",
+            input_name(input),
+            sentence(&err)
+        );
+        true
     }
 }
 
-/// The output named from `input` as zstd names it
-/// ([`zstdkit::job::names::derived_name`]), or why it cannot be.
-pub(super) fn derived_name(input: &Path, mode: Mode, format: Format) -> Result<PathBuf> {
-    let naming = match (mode, format) {
-        (Mode::Compress, Format::Zstd) => Naming::Zstd,
-        (Mode::Compress, Format::Gzip(_)) => Naming::Gzip,
-        _ => Naming::Decoded,
-    };
-    names::derived_name(input, naming).map_err(|e| anyhow::anyhow!("{e}; use -o FILE or -c"))
-}
-
-/// Where the output `derived` (named from `input`) goes below `dir`
-/// ([`OutputDir::place`]), or why it cannot, naming the flag. Nothing is
-/// made here: outputs are planned before any is written ([`plan`]);
-/// [`make_parent`] makes the folders when one is.
-pub(super) fn place(dir: &OutputDir, input: &Path, derived: PathBuf) -> Result<PathBuf> {
-    dir.place(input, derived)
-        .map_err(|e| anyhow::anyhow!("--output-dir-mirror {e}"))
-}
-
-/// Makes the folders `path` (an output placed by [`OutputDir::place`])
-/// needs.
-pub(super) fn make_parent(path: &Path) -> Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("creating {}", parent.display()))?;
+/// `error` as the error it holds, so that its causes read (and a broken
+/// pipe is found) as they were before the run moved into zstdkit.
+pub(super) fn unwrapped(error: InputError) -> anyhow::Error {
+    match error {
+        InputError::Open(e) => e.into(),
+        InputError::NoOutput(e) => e.into(),
+        InputError::Refused(e) => e.into(),
+        InputError::Land(e) => e.into(),
+        InputError::Codec(e) => e.into(),
+        InputError::Job(e) => e.into(),
+        InputError::Blocks(e) => e.into(),
+        e => e.into(),
     }
-    Ok(())
 }
 
 /// With `-o FILE` and several inputs, as zstd: every output goes into
@@ -133,6 +132,7 @@ pub(super) fn join_outputs(
     if path == Path::new("-") {
         return Ok(Some((options, None)));
     }
+    let stdin_is_input = inputs.iter().any(|f| f == Path::new("-"));
     if !options.force {
         let yes = if options.quiet {
             if !options.silent {
@@ -143,7 +143,7 @@ pub(super) fn join_outputs(
                 );
             }
             false
-        } else if inputs.iter().any(|f| f == Path::new("-")) {
+        } else if stdin_is_input {
             let _ = writeln!(err, "Proceed? (y/n): stdin is an input - not proceeding.");
             false
         } else {
@@ -160,43 +160,35 @@ pub(super) fn join_outputs(
             return Ok(None);
         }
     }
-    // Then, as zstd, the file itself, if it is there.
-    let stdin_is_input = inputs.iter().any(|f| f == Path::new("-"));
-    let force = options.force
-        || match may_overwrite(&path, &options, stdin_is_input) {
-            Ok(yes) => yes,
-            Err(e) => {
-                // A no: said already, or to say as it is; nothing written.
-                match e.downcast_ref::<super::Said>() {
-                    Some(said) if !said.0.is_empty() && !options.silent => {
-                        let _ = writeln!(err, "{}", said.0);
-                    }
-                    Some(_) => {}
-                    None => return Err(e),
-                }
-                return Ok(None);
+    // Then, as zstd, the file itself, if it is there (a device is written
+    // in place).
+    let there = !landing::is_special_file(&path) && path.symlink_metadata().is_ok();
+    let force = options.force || there;
+    if there && !options.force {
+        if let Err(Declined(line)) = may_overwrite(&path, &options, stdin_is_input) {
+            // A no: said already, or to say as it is; nothing written.
+            if !line.is_empty() && !options.silent {
+                let _ = writeln!(err, "{line}");
             }
-        };
+            return Ok(None);
+        }
+    }
     let out = landing::Output::create(&path, force)?;
     Ok(Some((options, Some(out))))
 }
 
-/// Whether an existing `path` may be replaced though `-f` was not
+/// Whether the existing `path` may be replaced though `-f` was not
 /// given, asked as zstd asks: on stderr, the answer read from stdin
 /// (`y` or `Y` first is yes; anything else, or the end of input, no,
 /// with zstd's `Not overwritten`). Under `-q` no one is asked (zstd's
-/// `not overwritten`), nor when stdin is an input. `Ok(false)`: `path`
-/// is not there (or is a device, written in place); a no is an error
-/// already said.
-pub(super) fn may_overwrite(path: &Path, options: &Options, stdin_is_input: bool) -> Result<bool> {
-    if landing::is_special_file(path) || path.symlink_metadata().is_err() {
-        return Ok(false);
-    }
+/// `not overwritten`), nor when stdin is an input. A no is the line to
+/// say (empty: said already).
+fn may_overwrite(path: &Path, options: &Options, stdin_is_input: bool) -> Result<(), Declined> {
     let name = path.display();
     if options.quiet {
-        return Err(
-            super::Said(format!("perfkit: {name} already exists; not overwritten  ")).into(),
-        );
+        return Err(Declined(format!(
+            "perfkit: {name} already exists; not overwritten  "
+        )));
     }
     let mut err = io::stderr();
     if stdin_is_input {
@@ -204,23 +196,23 @@ pub(super) fn may_overwrite(path: &Path, options: &Options, stdin_is_input: bool
             err,
             "perfkit: {name} already exists; stdin is an input - not proceeding."
         );
-        return Err(super::Said(String::new()).into());
+        return Err(Declined(String::new()));
     }
     let _ = write!(err, "perfkit: {name} already exists; overwrite (y/n) ? ");
     let _ = err.flush();
     let mut answer = String::new();
     let _ = io::stdin().lock().read_line(&mut answer);
     if answer.starts_with(['y', 'Y']) {
-        return Ok(true);
+        return Ok(());
     }
     let _ = write!(err, "Not overwritten  \n \n");
-    Err(super::Said(String::new()).into())
+    Err(Declined(String::new()))
 }
 
 /// Standard output for the writer thread: its own handle on descriptor 1,
 /// written without std's line buffering (which splits a block at its last
 /// newline). With descriptor 1 closed, std's stdout, which discards.
-pub(super) fn stdout_sink() -> Box<dyn Write + Send> {
+fn stdout_sink() -> Box<dyn Write + Send> {
     use std::os::fd::AsFd;
     match io::stdout().as_fd().try_clone_to_owned() {
         Ok(fd) => Box::new(File::from(fd)),

@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use zstdkit::job::range::{self, RangeError};
 
-use super::{Mode, Options, display};
+use super::{Mode, Options};
+use zstdkit::job::tool::input_name as display;
 
 /// `--range START..END`: those bytes of a seekable file's data, through
 /// its seek table, decoding only the frames that hold them.
