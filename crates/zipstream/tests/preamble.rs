@@ -174,3 +174,40 @@ fn a_preamble_is_read_either_way_and_kept_by_a_rewrite() {
         assert_eq!(our_read(&again), expected, "{what}");
     }
 }
+
+/// What an update corrects, as `zip -A` reports it: the stub's length
+/// for an archive whose offsets do not count it, nothing for one whose do,
+/// nor for an empty archive behind a stub (it records no entry offset).
+#[test]
+fn only_entry_offsets_that_miss_the_stub_are_off() {
+    let stub = stub();
+    let unadjusted = [stub.clone(), plain()].concat();
+    let a = ZipArchive::new(Cursor::new(unadjusted)).unwrap();
+    assert_eq!(a.offsets_off(), Some(stub.len() as u64));
+    assert_eq!(
+        ZipArchive::new(Cursor::new(plain())).unwrap().offsets_off(),
+        None
+    );
+    let empty = ZipWriter::new(Vec::new()).finish().unwrap();
+    let behind = ZipArchive::new(Cursor::new([stub, empty].concat())).unwrap();
+    assert!(behind.offsets_shift() > 0);
+    assert_eq!(behind.offsets_off(), None);
+}
+
+/// `zip -o` and `unzip -T`: the newest entry that is not a folder.
+#[test]
+fn the_newest_file_time_leaves_folders_out() {
+    let mut w = ZipWriter::new(Vec::new());
+    w.add_bytes(EntryOptions::file("a").mtime(2_000), b"a")
+        .unwrap();
+    w.add_directory(EntryOptions::directory("d").mtime(9_000))
+        .unwrap();
+    w.add_bytes(EntryOptions::file("d/b").mtime(1_000), b"b")
+        .unwrap();
+    let a = ZipArchive::new(Cursor::new(w.finish().unwrap())).unwrap();
+    assert_eq!(a.newest_file_time(), Some(2_000));
+    let mut w = ZipWriter::new(Vec::new());
+    w.add_directory(EntryOptions::directory("d")).unwrap();
+    let a = ZipArchive::new(Cursor::new(w.finish().unwrap())).unwrap();
+    assert_eq!(a.newest_file_time(), None);
+}

@@ -96,6 +96,25 @@ impl<R: Read + Seek> ZipArchive<R> {
         self.shift
     }
 
+    /// The [shift](ZipArchive::offsets_shift) an update corrects, as
+    /// Info-ZIP's `zip -A` does ("Zip entry offsets appear off by N bytes"):
+    /// none when there is no shift, or no entry whose offset it would
+    /// change (an empty archive records none).
+    pub fn offsets_off(&self) -> Option<u64> {
+        (self.shift > 0 && !self.entries.is_empty()).then_some(self.shift)
+    }
+
+    /// The newest modification time of the entries that are not folders,
+    /// in Unix seconds (what `zip -o` and `unzip -T` give the archive
+    /// file, as Info-ZIP's do); none when there is no such entry.
+    pub fn newest_file_time(&self) -> Option<i64> {
+        self.entries
+            .iter()
+            .filter(|e| e.kind() != crate::EntryKind::Directory)
+            .map(|e| e.mtime)
+            .max()
+    }
+
     /// The archive comment's bytes as stored (the [`comment`] decoded
     /// them, replacing what is not UTF-8).
     ///

@@ -33,17 +33,12 @@ pub(super) fn archive_alone(
     let shown = &place.shown;
     if let (Some(u), true) = (update, opts.adjust) {
         // Info-ZIP's lines for -A, on stdout; `-q` silences them.
-        let shift = u.archive.offsets_shift();
-        let off = shift > 0 && !u.archive.entries().is_empty();
+        let off = u.archive.offsets_off();
         if !opts.quiet {
-            if off {
-                println!("Zip entry offsets appear off by {shift} bytes - correcting...");
-            } else {
-                println!("Zip entry offsets do not need adjusting");
-            }
+            println!("{}", offsets_line(off));
         }
         // Alone with nothing to adjust: the archive is left as it is.
-        if !off && no_paths && opts.mode != Mode::Freshen && opts.mode != Mode::Update {
+        if off.is_none() && no_paths && opts.mode != Mode::Freshen && opts.mode != Mode::Update {
             return Ok(ControlFlow::Break(ExitCode::SUCCESS));
         }
     }
@@ -121,12 +116,7 @@ pub(super) fn choose(
             // -F: every entry (it takes no paths), as Info-ZIP's.
             if !opts.quiet {
                 println!("Fix archive (-F) - assume mostly intact archive");
-                let shift = u.archive.offsets_shift();
-                if shift > 0 && !u.archive.entries().is_empty() {
-                    println!("Zip entry offsets appear off by {shift} bytes - correcting...");
-                } else {
-                    println!("Zip entry offsets do not need adjusting");
-                }
+                println!("{}", offsets_line(u.archive.offsets_off()));
             }
         }
         let chosen = existing::copied(u, opts)?;
@@ -256,6 +246,14 @@ fn gather(
         bail!("nothing to do: {shown} is up to date (no newer files for -u/-f); left as it was");
     }
     Ok(ControlFlow::Continue(Contents::New { items, gone }))
+}
+
+/// Info-ZIP's line about the offsets `-A` and `-F` correct (`off`).
+fn offsets_line(off: Option<u64>) -> String {
+    match off {
+        Some(shift) => format!("Zip entry offsets appear off by {shift} bytes - correcting..."),
+        None => "Zip entry offsets do not need adjusting".to_string(),
+    }
 }
 
 /// The items to add, less the archive itself when it is a local file

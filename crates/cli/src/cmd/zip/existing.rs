@@ -59,10 +59,7 @@ pub(super) fn open_for_update(archive: &Path) -> Result<Option<Update>> {
 /// it ("Zip file structure invalid"); the rewrite keeps that data and
 /// writes offsets that count it, which changes what its stub may expect.
 pub(super) fn note_unadjusted(archive: &ZipArchive<io::BufReader<fs::File>>, shown: &str) {
-    let shift = archive.offsets_shift();
-    // An empty archive records no entry offsets to adjust (Info-ZIP
-    // writes its directory's offset so after a stub).
-    if shift > 0 && !archive.entries().is_empty() {
+    if let Some(shift) = archive.offsets_off() {
         eprintln!(
             "perfkit zip: {shown}: its offsets do not count the {shift} bytes before its first \
              entry (prepended without zip -A); those bytes are kept and the offsets written \

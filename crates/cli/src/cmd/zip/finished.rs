@@ -30,13 +30,7 @@ pub(super) fn set_latest_time(archive: &Path, shown: &str) -> Result<()> {
     let a = ZipArchive::new(io::BufReader::new(f.try_clone()?))
         .with_context(|| format!("reading {shown}"))?;
     // Folders do not count, as in Info-ZIP.
-    let Some(newest) = a
-        .entries()
-        .iter()
-        .filter(|e| e.kind() != zipstream::EntryKind::Directory)
-        .map(|e| e.mtime)
-        .max()
-    else {
+    let Some(newest) = a.newest_file_time() else {
         return Ok(());
     };
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(newest.max(0) as u64);

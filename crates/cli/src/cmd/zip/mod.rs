@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use tokio::io::AsyncWriteExt;
 use zipstream::object::ObjectUrl;
 use zipstream::{
-    AsyncZipWriter, EntryKind, ExtractOptions, ParallelOptions, ParallelZipWriter, TemporaryHook,
+    AsyncZipWriter, ExtractOptions, ParallelOptions, ParallelZipWriter, TemporaryHook,
     WalkedArchive, ZipArchive, ZipStreamReader, ZipWriter,
 };
 

@@ -367,13 +367,7 @@ fn set_archive_time(
     // Info-ZIP's `-T`: the archive takes the time of its newest file
     // (folders do not count), and nothing is extracted.
     let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
-    let newest = a
-        .entries()
-        .iter()
-        .filter(|e| e.kind() != EntryKind::Directory)
-        .map(|e| e.mtime)
-        .max();
-    if let Some(t) = newest {
+    if let Some(t) = a.newest_file_time() {
         let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t.max(0) as u64);
         fs::File::options()
             .write(true)
