@@ -17,6 +17,11 @@
 //! symlink entries are first written as regular files holding the target,
 //! and once the central directory at the stream's end says which entries
 //! were links, those files become links, confined like all the others.
+//!
+//! Around it, Info-ZIP unzip's habits for a tool to use: [`lines`] (what it
+//! prints while it extracts), [`prompt`] (its question about a file in the
+//! way), [`passing`] (`-p`, `-c` and `-t`, over [`read_archive_data`] and
+//! [`read_stream_data`]) and [`on_disk`] (`-u`, `-f` and `-B`).
 
 use std::io::{Read, Seek};
 use std::path::{Component, Path, PathBuf};
