@@ -57,6 +57,83 @@ pub struct FilelistError {
     pub source: WholeFileError,
 }
 
+/// A file a run holds whole (a dictionary, a patch's reference, a training
+/// sample, a file list) that could not be read, as a file tool says it:
+/// the flag that named the file, the file, why, and for a file too large
+/// what the limit is. The I/O error of a file that could not be opened or
+/// read is the source, for the caller to word.
+#[derive(Debug)]
+pub struct HeldWholeError {
+    /// The flag that named the file (`-D`, `--patch-from`, `--filelist`).
+    pub flag: String,
+    /// The file.
+    pub path: PathBuf,
+    /// What the limit is, said of a file over it.
+    pub limit_is: String,
+    /// Why only a regular file is read, said of one that is not.
+    pub regular_only: &'static str,
+    /// Why it was not read.
+    pub why: WholeFileError,
+}
+
+impl std::fmt::Display for HeldWholeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (flag, name) = (&self.flag, self.path.display());
+        match &self.why {
+            WholeFileError::Open(_) => write!(f, "{flag} {name}"),
+            WholeFileError::Read(_) => write!(f, "{flag} {name}: reading"),
+            e @ WholeFileError::NotRegular { .. } => {
+                write!(f, "{flag} {name}: {e}; {}", self.regular_only)
+            }
+            e @ WholeFileError::TooLarge { .. } => {
+                write!(f, "{flag} {name}: {e}, {}", self.limit_is)
+            }
+            e => write!(f, "{flag} {name}: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for HeldWholeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.why {
+            WholeFileError::Open(e) | WholeFileError::Read(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A `--filelist` that could not be read, in those words: 128M at most,
+/// a regular file only.
+impl From<FilelistError> for HeldWholeError {
+    fn from(e: FilelistError) -> HeldWholeError {
+        HeldWholeError {
+            flag: "--filelist".into(),
+            path: e.path,
+            limit_is: "128M at most".into(),
+            regular_only: "only a regular file is read",
+            why: e.source,
+        }
+    }
+}
+
+/// `path`, named by `flag`, read whole ([`crate::whole::read`]): a
+/// regular file of at most `limit` bytes (`limit_is` says what the limit
+/// is), as a dictionary or a reference is held in memory.
+pub fn read_whole(
+    flag: &str,
+    path: &Path,
+    limit: u64,
+    limit_is: &str,
+) -> Result<Vec<u8>, HeldWholeError> {
+    crate::whole::read(path, limit).map_err(|why| HeldWholeError {
+        flag: flag.to_owned(),
+        path: path.to_owned(),
+        limit_is: limit_is.to_owned(),
+        regular_only: "it is held in memory whole, so only a regular file is read",
+        why,
+    })
+}
+
 /// The inputs to process: `named`, then the names each of `filelists`
 /// gives, each directory expanded into the regular files under it when
 /// `recursive` (a symbolic link met on the way is skipped, and listed in
@@ -197,6 +274,54 @@ pub fn open(path: &Path, derives_name: bool) -> Result<Opened, OpenError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The error and its causes, as a user reads them.
+    fn line(e: &dyn std::error::Error) -> String {
+        let mut parts = vec![e.to_string()];
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            parts.push(c.to_string());
+            cause = c.source();
+        }
+        parts.join(": ")
+    }
+
+    #[test]
+    fn a_file_held_whole_is_refused_in_one_line_naming_the_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big");
+        std::fs::write(&big, [0u8; 10]).unwrap();
+        assert_eq!(read_whole("-D", &big, 10, "ten").unwrap().len(), 10);
+        let e = read_whole("-D", &big, 9, "nine at most").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "-D {}: is 10 bytes, larger than 9, nine at most",
+                big.display()
+            )
+        );
+        let e = read_whole("-D", dir.path(), 9, "").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "-D {}: is a directory, not a regular file; it is held in memory whole, \
+                 so only a regular file is read",
+                dir.path().display()
+            )
+        );
+        // Not there: the system's error is the cause, for the caller to word.
+        let none = dir.path().join("none");
+        let e = read_whole("--patch-from", &none, 9, "").unwrap_err();
+        assert!(line(&e).starts_with(&format!("--patch-from {}: No such file", none.display())));
+        let e = HeldWholeError::from(filelist(dir.path()).unwrap_err());
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "--filelist {}: is a directory, not a regular file; only a regular file is read",
+                dir.path().display()
+            )
+        );
+    }
 
     #[test]
     fn an_input_is_opened_as_zstd_takes_it() {

@@ -29,6 +29,7 @@ pub use outputs::OutputDir;
 use outputs::{Terminal, join_outputs};
 pub use zstd_argv::zstd_level_flags;
 pub use zstdkit::job::blockwise::Decoder;
+use zstdkit::job::inputs::{HeldWholeError, read_whole};
 use zstdkit::job::tool::{Finished, Run};
 pub use zstdkit::job::tool::{Format, Mode, Options};
 
@@ -216,16 +217,6 @@ fn as_io<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Err
     }
 }
 
-/// A file read whole that could not be, in the operating system's words.
-fn whole_file_words(e: &zstdkit::whole::WholeFileError) -> String {
-    use zstdkit::whole::WholeFileError;
-    match e {
-        WholeFileError::Open(io) => os_words(io),
-        WholeFileError::Read(io) => format!("reading: {}", os_words(io)),
-        other => other.to_string(),
-    }
-}
-
 pub(super) use perfkit_report::os_words;
 
 /// zstd's `--show-default-cparams` lines for each input, on stderr
@@ -276,24 +267,13 @@ fn patch_notes(reference: &Path, files: &[PathBuf], params: zstdkit::Params) {
 /// symbolic link skipped unless `-q`; or the line saying why a
 /// `--filelist` could not be read.
 fn inputs(options: &Options) -> Result<Vec<PathBuf>, String> {
-    use zstdkit::job::inputs::{FilelistError, expand};
-    use zstdkit::whole::WholeFileError;
-    let found = expand(
+    let found = zstdkit::job::inputs::expand(
         &options.files,
         &options.filelists,
         options.recursive,
         options.exclude_compressed && options.mode == Mode::Compress,
     )
-    .map_err(|FilelistError { path, source: e }| {
-        let name = path.display();
-        match e {
-            WholeFileError::NotRegular { .. } => {
-                format!("--filelist {name}: {e}; only a regular file is read")
-            }
-            WholeFileError::TooLarge { .. } => format!("--filelist {name}: {e}, 128M at most"),
-            e => format!("--filelist {name}: {}", whole_file_words(&e)),
-        }
-    })?;
+    .map_err(|e| sentence(&HeldWholeError::from(e).into()))?;
     if !options.quiet {
         for link in &found.links {
             let _ = writeln!(
@@ -304,25 +284,6 @@ fn inputs(options: &Options) -> Result<Vec<PathBuf>, String> {
         }
     }
     Ok(found.files)
-}
-
-/// `path` (given to `flag`) read whole, as [`zstdkit::whole::read`] reads
-/// it: a regular file of at most `limit` bytes (`limit_is` says what
-/// the limit is), or a one-line error naming the file and why.
-fn read_whole(flag: &str, path: &Path, limit: u64, limit_is: &str) -> Result<Vec<u8>> {
-    use zstdkit::whole::WholeFileError;
-    zstdkit::whole::read(path, limit).map_err(|e| {
-        let name = path.display();
-        match e {
-            WholeFileError::NotRegular { .. } => anyhow::anyhow!(
-                "{flag} {name}: {e}; it is held in memory whole, so only a regular file is read"
-            ),
-            WholeFileError::TooLarge { .. } => {
-                anyhow::anyhow!("{flag} {name}: {e}, {limit_is}")
-            }
-            e => anyhow::anyhow!("{flag} {name}: {}", whole_file_words(&e)),
-        }
-    })
 }
 
 fn train(t: &Train) -> Result<ExitCode> {

@@ -164,14 +164,15 @@ pub(super) fn join_outputs(
     // in place).
     let there = !landing::is_special_file(&path) && path.symlink_metadata().is_ok();
     let force = options.force || there;
-    if there && !options.force {
-        if let Err(Declined(line)) = may_overwrite(&path, &options, stdin_is_input) {
-            // A no: said already, or to say as it is; nothing written.
-            if !line.is_empty() && !options.silent {
-                let _ = writeln!(err, "{line}");
-            }
-            return Ok(None);
+    if there
+        && !options.force
+        && let Err(Declined(line)) = may_overwrite(&path, &options, stdin_is_input)
+    {
+        // A no: said already, or to say as it is; nothing written.
+        if !line.is_empty() && !options.silent {
+            let _ = writeln!(err, "{line}");
         }
+        return Ok(None);
     }
     let out = landing::Output::create(&path, force)?;
     Ok(Some((options, Some(out))))
