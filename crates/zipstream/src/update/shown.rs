@@ -73,7 +73,8 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        std::fs::write(d.join("a.txt"), "hello\n").unwrap();
+        // Deflated, so that a total of compressed sizes would show.
+        std::fs::write(d.join("a.txt"), "hello\n".repeat(100)).unwrap();
         std::fs::create_dir(d.join("d")).unwrap();
         std::fs::write(d.join("d/b"), "x\n").unwrap();
         let zip = |args: &[&str]| {
