@@ -10,12 +10,11 @@
 //! places in `outputs`, `--range` in `range` and `--list` in `frames`.
 
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use perfkit_report::ReportOptions;
-use zstdkit::Params;
 
 mod args;
 mod bench;
@@ -124,41 +123,16 @@ fn run_task(task: Task) -> Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    if let Some(line) = console_refusal(&options, &files) {
+    let terminals = (io::stdin().is_terminal(), io::stdout().is_terminal());
+    if let Some(line) = options.console_refusal(&files, terminals.0, terminals.1) {
         let _ = writeln!(io::stderr(), "perfkit: {line}");
         return Ok(ExitCode::FAILURE);
     }
-    if let (Mode::Compress, Some(reference), false) =
-        (options.mode, &options.patch_from, options.silent)
-    {
-        patch_notes(reference, &files, options.params);
-    }
-    if options.show_cparams && options.mode == Mode::Compress {
-        show_cparams(&files, options.params, dict.as_deref());
+    let dict_size = dict.as_ref().map_or(0, |d| d.len() as u64);
+    for line in options.preamble(&files, dict_size) {
+        let _ = writeln!(io::stderr(), "{line}");
     }
     code(options, &files, dict.as_deref(), reference.as_deref())
-}
-
-/// Zstd's refusals of a terminal (a line to say), as zstd makes them:
-/// stdin as an input when it is a console (waiting on one looks like a
-/// hang), and compressed data to a console stdout unless `-c` or `-f` ask
-/// for it (its manual: "even if it is the console"); stdin to stdout by
-/// default, or `-o -`, is refused.
-fn console_refusal(options: &Options, files: &[PathBuf]) -> Option<&'static str> {
-    if files.iter().any(|f| f == Path::new("-")) && io::stdin().is_terminal() {
-        return Some("stdin is a console, aborting");
-    }
-    let to_stdout = options
-        .output
-        .as_deref()
-        .is_none_or(|o| o == Path::new("-"));
-    let refused = options.mode == Mode::Compress
-        && files.first().is_some_and(|f| f == Path::new("-"))
-        && to_stdout
-        && !options.stdout
-        && !options.force
-        && io::stdout().is_terminal();
-    refused.then_some("stdout is a console, aborting")
 }
 
 /// Codes every input of `files` (found and checked) with the dictionary
@@ -218,48 +192,6 @@ fn as_io<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a io::Err
 }
 
 pub(super) use perfkit_report::os_words;
-
-/// zstd's `--show-default-cparams` lines for each input, on stderr
-/// ([`zstdkit::tuning::LevelParams::shown_for`]).
-fn show_cparams(files: &[PathBuf], params: Params, dict: Option<&[u8]>) {
-    let mut err = io::stderr();
-    for f in files {
-        let dict_size = dict.map_or(0, |d| d.len() as u64);
-        let level = params.compression_level();
-        for line in zstdkit::tuning::LevelParams::shown_for(f, level, dict_size) {
-            let _ = writeln!(err, "{line}");
-        }
-    }
-}
-
-/// zstd's notes on a patch, printed before any input is read and under
-/// `-q` too, as zstd 1.5.4 prints them: from the reference's size and the
-/// largest input's (zstd plans every patch of a run for that one). Inputs
-/// of unknown size (stdin, which zstd refuses without `--stream-size`)
-/// get none; each patch is still planned from its own size when read.
-fn patch_notes(reference: &Path, files: &[PathBuf], params: zstdkit::Params) {
-    let size = |p: &Path| {
-        std::fs::metadata(p)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len())
-    };
-    let (Some(reference), Some(largest)) = (
-        size(reference),
-        files
-            .iter()
-            .filter(|f| *f != Path::new("-"))
-            .filter_map(|f| size(f))
-            .max(),
-    ) else {
-        return;
-    };
-    let plan = zstdkit::patch::plan(reference, largest, params.compression_level());
-    let mut err = io::stderr();
-    for note in plan.notes(params.long_distance()) {
-        let _ = writeln!(err, "{note}");
-    }
-}
 
 /// The inputs to process, found as zstd finds them
 /// ([`zstdkit::job::inputs::expand`]: `-r`, `--filelist`,

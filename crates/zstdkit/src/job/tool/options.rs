@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Blockwise, Decoder, Naming, OutputDir, Params, Seekable, Sink, SinkError, names};
 use crate::job::WindowLimit;
+use crate::tuning::LevelParams;
 
 /// Whether inputs are compressed, decompressed, or only checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -172,6 +173,69 @@ impl Options {
             window: self.window,
             verify_checksums: self.verify_checksums,
         }
+    }
+
+    /// zstd's refusals of a terminal, as zstd makes them (the line to
+    /// say): stdin as an input when it is a console (waiting on one looks
+    /// like a hang), and compressed data to a console stdout unless `-c`
+    /// or `-f` ask for it (its manual: "even if it is the console"); stdin
+    /// to stdout by default, or `-o -`, is refused. `files`: the inputs
+    /// found; the terminals as the caller sees them.
+    pub fn console_refusal(
+        &self,
+        files: &[PathBuf],
+        stdin_is_terminal: bool,
+        stdout_is_terminal: bool,
+    ) -> Option<&'static str> {
+        let stdin = Path::new("-");
+        if stdin_is_terminal && files.iter().any(|f| f == stdin) {
+            return Some("stdin is a console, aborting");
+        }
+        let to_stdout = self.output.as_deref().is_none_or(|o| o == stdin);
+        let refused = self.mode == Mode::Compress
+            && files.first().is_some_and(|f| f == stdin)
+            && to_stdout
+            && !self.stdout
+            && !self.force
+            && stdout_is_terminal;
+        refused.then_some("stdout is a console, aborting")
+    }
+
+    /// The lines zstd says before it reads an input, when compressing: a
+    /// patch's notes (under `-q` too, not `-qq`), planned from the
+    /// reference's size and the largest input's, as zstd 1.5.4 plans every
+    /// patch of a run for that one (inputs of unknown size, stdin, get
+    /// none; each patch is still planned from its own size when read);
+    /// then `--show-default-cparams`' lines for each input, with a
+    /// dictionary of `dict_size` bytes ([`LevelParams::shown_for`]).
+    pub fn preamble(&self, files: &[PathBuf], dict_size: u64) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.mode != Mode::Compress {
+            return lines;
+        }
+        let level = self.params.compression_level();
+        let size = |p: &Path| {
+            std::fs::metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+        };
+        let inputs = files.iter().filter(|f| *f != Path::new("-"));
+        if let (Some(reference), Some(largest), false) = (
+            self.patch_from.as_deref().and_then(size),
+            inputs.filter_map(|f| size(f)).max(),
+            self.silent,
+        ) {
+            let plan = crate::patch::plan(reference, largest, level);
+            let notes = plan.notes(self.params.long_distance());
+            lines.extend(notes.into_iter().map(|n| n.to_string()));
+        }
+        if self.show_cparams {
+            for f in files {
+                lines.extend(LevelParams::shown_for(f, level, dict_size));
+            }
+        }
+        lines
     }
 
     /// Whether decoding into `sink` copies a non-zstd input through: as

@@ -277,3 +277,71 @@ fn each_input_goes_where_the_options_say() {
     o.pass_through = Some(false);
     assert!(!o.passes_through(&Sink::Stdout));
 }
+
+#[test]
+fn a_console_is_refused_as_zstd_refuses_it() {
+    let stdin = vec![PathBuf::from("-")];
+    let mut o = Options::new(stdin.clone(), Mode::Compress);
+    let refused =
+        |o: &Options, files: &[PathBuf], tty_in, tty_out| o.console_refusal(files, tty_in, tty_out);
+    assert_eq!(
+        refused(&o, &stdin, true, false),
+        Some("stdin is a console, aborting")
+    );
+    assert_eq!(
+        refused(&o, &stdin, false, true),
+        Some("stdout is a console, aborting")
+    );
+    assert_eq!(refused(&o, &stdin, false, false), None);
+    // A named input, -c, -f, an output file or decoding: stdout is asked
+    // for, or is no console's business.
+    assert_eq!(refused(&o, &[PathBuf::from("f")], false, true), None);
+    o.stdout = true;
+    assert_eq!(refused(&o, &stdin, false, true), None);
+    o.stdout = false;
+    o.force = true;
+    assert_eq!(refused(&o, &stdin, false, true), None);
+    o.force = false;
+    o.output = Some("out.zst".into());
+    assert_eq!(refused(&o, &stdin, false, true), None);
+    o.output = Some("-".into());
+    assert!(refused(&o, &stdin, false, true).is_some());
+    o.mode = Mode::Decompress;
+    assert_eq!(refused(&o, &stdin, false, true), None);
+}
+
+#[test]
+fn a_patch_is_planned_for_the_largest_input_before_any_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (small, large, reference) = (
+        dir.path().join("small"),
+        dir.path().join("large"),
+        dir.path().join("ref"),
+    );
+    std::fs::write(&small, [1u8; 10]).unwrap();
+    std::fs::write(&large, vec![2u8; 3 << 20]).unwrap();
+    std::fs::write(&reference, vec![3u8; 3 << 20]).unwrap();
+    let files = vec![small.clone(), large, PathBuf::from("-")];
+    let mut o = Options::new(files.clone(), Mode::Compress);
+    assert!(o.preamble(&files, 0).is_empty(), "no patch, no cparams");
+    o.patch_from = Some(reference);
+    // The notes of a 3 MiB patch at level 3, whatever the smaller input.
+    let expected: Vec<String> = crate::patch::plan(3 << 20, 3 << 20, 3)
+        .notes(false)
+        .into_iter()
+        .map(String::from)
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(o.preamble(&files, 0), expected);
+    assert!(
+        o.preamble(&files[..1], 0) != expected,
+        "planned from the largest"
+    );
+    o.silent = true;
+    assert!(o.preamble(&files, 0).is_empty(), "-qq says none");
+    o.show_cparams = true;
+    let shown = o.preamble(&[small.clone()], 0);
+    assert_eq!(shown, crate::tuning::LevelParams::shown_for(&small, 3, 0));
+    o.mode = Mode::Decompress;
+    assert!(o.preamble(&[small], 0).is_empty(), "only when compressing");
+}
