@@ -4,10 +4,12 @@
 //! failure (corrupt input, full disk, broken pipe) never leaves a file that
 //! looks complete.
 //!
-//! The coding itself, every format and how it overlaps its I/O, is
-//! [`zstdkit::job`]'s; here are the files: inputs (`-r`, stdin), sinks,
-//! `--rm`, `--train` and what is said on stderr, with output names and
-//! places in `outputs`, `--range` in `range` and `--list` in `frames`.
+//! The run over the inputs, every format and how it overlaps its I/O, is
+//! [`zstdkit::job`]'s ([`zstdkit::job::tool::Run`]: outputs planned and
+//! named, each input coded, `--rm`); here are the flags' files read
+//! (`-D`, `--patch-from`, `-r`, `--filelist`), `--train`, and what is said
+//! and asked on the terminal (`outputs`: the run's console and the joined
+//! `-o` file's prompt), with `--range` in `range` and `--list` in `frames`.
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
