@@ -1,7 +1,7 @@
 //! The files a search reads and writes, named by path: an expression file
 //! (and a domain file) loaded into an [`Index`], an event file opened as an
-//! [`EventReader`], an output landed whole or not at all, two outputs
-//! compared. A path of `-` is stdin for an input, and for an output the
+//! [`EventReader`], an output landed whole or not at all (a search's, or a
+//! generated workload's), two outputs compared. A path of `-` is stdin for an input, and for an output the
 //! writer the caller passes (its standard output: this crate prints
 //! nothing itself).
 //!
@@ -41,6 +41,7 @@ use super::{
     Comparison, EventReader, EventsFormat, ExprFile, Mode, OutputLines, StreamBuffers, StreamError,
     compare, read_all, search_stream,
 };
+use crate::workload::Adtech;
 use crate::{Event, Index, Schema};
 
 /// How much of a file is read, or written, at a time.
@@ -255,6 +256,54 @@ pub fn search_to(
     let mut bufs = StreamBuffers::default();
     write_output(path, stdout, |out| {
         search_stream(index, events, mode, budget, &mut bufs, out).map(drop)
+    })
+}
+
+/// Which file of a workload a generator writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generated {
+    /// The expression file.
+    Exprs,
+    /// The event file.
+    Events,
+}
+
+/// A workload whose files [`generate`] writes.
+#[derive(Debug)]
+pub enum Workload {
+    /// The reference benchmark's: random `and`/`or`/`not` trees over
+    /// `params` booleans, 0/1 events ([`super::write_boolean_exprs`]).
+    Boolean {
+        /// How many boolean parameters.
+        params: usize,
+    },
+    /// Ad targeting, JSON events ([`Adtech`]).
+    Adtech(Adtech),
+}
+
+/// Writes `count` expressions or events of `workload` from `seed` (the
+/// same seed, the same file) into the output `path` ([`write_output`]:
+/// `-` is `stdout`), one at a time, so `count` bounds time, not memory.
+pub fn generate(
+    workload: &Workload,
+    what: Generated,
+    count: u64,
+    seed: u64,
+    path: &Path,
+    stdout: &mut dyn Write,
+) -> Result<(), FilesError> {
+    let n = usize::try_from(count).unwrap_or(usize::MAX);
+    write_output(path, stdout, |out| {
+        Ok(match (workload, what) {
+            (Workload::Adtech(a), Generated::Exprs) => a.write_exprs(out, n, seed),
+            (Workload::Adtech(a), Generated::Events) => a.write_events(out, n, seed),
+            (Workload::Boolean { params }, Generated::Exprs) => {
+                super::write_boolean_exprs(out, *params, count, seed)
+            }
+            (Workload::Boolean { params }, Generated::Events) => {
+                super::write_boolean_events(out, *params, count, seed)
+            }
+        }?)
     })
 }
 

@@ -142,7 +142,10 @@ fn a_failed_write_is_the_outputs_and_names_it() {
 fn an_input_missing_or_a_domain_file_replacing_the_list_is_named() {
     let dir = Scratch::new("inputs");
     let mut input = input(&dir, "{\"b\": true}\n");
-    input.domains = Some(dir.file("domains", r#"[{"name": "b", "type": "bool", "allow_undefined": false}]"#));
+    input.domains = Some(dir.file(
+        "domains",
+        r#"[{"name": "b", "type": "bool", "allow_undefined": false}]"#,
+    ));
     std::fs::write(&input.exprs, "[{a,int,disallow_undefined}].\n<<\"b\">>.\n").unwrap();
     let (index, events, _) = input.load().unwrap();
     assert_eq!((index.len(), events.len()), (1, 1));
@@ -218,4 +221,38 @@ fn two_outputs_are_compared_and_the_difference_described() {
         diff(&a, &dir.0.join("none")),
         Err(FilesError::Read { .. })
     ));
+}
+
+#[test]
+fn a_generated_workload_lands_as_the_whole_file_would_be_written() {
+    use super::{Generated, Workload, generate};
+    use crate::reference;
+    let dir = Scratch::new("generate");
+    let (exprs, events) = (dir.0.join("exprs"), dir.0.join("events"));
+    let boolean = Workload::Boolean { params: 5 };
+    generate(&boolean, Generated::Exprs, 20, 7, &exprs, &mut io::sink()).unwrap();
+    generate(&boolean, Generated::Events, 30, 7, &events, &mut io::sink()).unwrap();
+    let whole_exprs = reference::write_expr_file(
+        &reference::params_domains(5),
+        &reference::random_expressions(5, 20, 7),
+    );
+    assert_eq!(std::fs::read_to_string(&exprs).unwrap(), whole_exprs);
+    let whole_events = reference::write_event_file(&reference::random_events(5, 30, 7));
+    assert_eq!(std::fs::read_to_string(&events).unwrap(), whole_events);
+
+    let adtech = crate::workload::Adtech::with_shape(Default::default()).unwrap();
+    let mut expected = Vec::new();
+    adtech.write_events(&mut expected, 4, 9).unwrap();
+    let mut stdout = Vec::new();
+    let adtech = Workload::Adtech(adtech);
+    generate(
+        &adtech,
+        Generated::Events,
+        4,
+        9,
+        Path::new("-"),
+        &mut stdout,
+    )
+    .unwrap();
+    assert_eq!(stdout, expected);
 }

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use betree::stream::files::{self, FilesError};
+pub use betree::stream::files::Generated;
+use betree::stream::files::{self, FilesError, Workload};
 use betree::stream::{self, StreamError};
 use betree::workload::{Adtech, Shape};
 use betree::{Event, Index};
@@ -44,15 +45,6 @@ pub enum Task {
     Sweep(Sweep),
     /// betree beside the a-tree crate.
     VsAtree(VsAtree),
-}
-
-/// Which file a generator writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Generated {
-    /// Expressions.
-    Exprs,
-    /// Events.
-    Events,
 }
 
 /// Which workload `gen-exprs`/`gen-events` write.
@@ -142,24 +134,15 @@ pub struct Bench {
 pub fn run(task: Task) -> Result<ExitCode> {
     match task {
         Task::Generate(g) => {
-            let count = usize::try_from(g.count).unwrap_or(usize::MAX);
             if g.shaped && g.profile != Profile::Adtech {
                 bail!("the workload shape flags need --profile adtech");
             }
-            let adtech = match g.profile {
-                Profile::Adtech => Some(Adtech::with_shape(g.shape)?),
-                Profile::Boolean => None,
+            let workload = match g.profile {
+                Profile::Adtech => Workload::Adtech(Adtech::with_shape(g.shape)?),
+                Profile::Boolean => Workload::Boolean { params: g.params },
             };
-            stream_output(&g.output, |out| match (&adtech, g.what) {
-                (Some(a), Generated::Exprs) => a.write_exprs(out, count, g.seed),
-                (Some(a), Generated::Events) => a.write_events(out, count, g.seed),
-                (None, Generated::Exprs) => {
-                    stream::write_boolean_exprs(out, g.params, g.count, g.seed)
-                }
-                (None, Generated::Events) => {
-                    stream::write_boolean_events(out, g.params, g.count, g.seed)
-                }
-            })?;
+            let mut stdout = io::stdout().lock();
+            files::generate(&workload, g.what, g.count, g.seed, &g.output, &mut stdout)?;
             Ok(ExitCode::SUCCESS)
         }
         Task::Search(s) => search(s),
@@ -183,16 +166,6 @@ pub fn run(task: Task) -> Result<ExitCode> {
 /// What a failed write to stdout is, for the message: the OS's words alone
 /// ("No space left on device") do not say what was being written.
 const STDOUT: &str = "writing standard output";
-
-/// Writes generated output to `path` (`-`: stdout) through
-/// [`files::write_output`]: a file lands whole or not at all.
-fn stream_output(
-    path: &Path,
-    gen_into: impl FnOnce(&mut dyn Write) -> io::Result<()>,
-) -> Result<()> {
-    files::write_output(path, &mut io::stdout().lock(), |out| Ok(gen_into(out)?))?;
-    Ok(())
-}
 
 /// Keeps glibc's mmap threshold at its default (128 KiB) for the rest of
 /// the process. glibc raises the threshold to the size of each mmapped
