@@ -295,13 +295,26 @@ pub type Opened = (SessionSettings, Session<AnyStore>);
 /// A session in a PostgreSQL store takes no lease (see
 /// [`fixsession::lease`]): the generator writes its rows unfenced, as a
 /// QuickFIX engine would.
+///
+/// The generator drives every session from its own two threads, so a
+/// session's `PerfkitCpuAffinity` places nothing there: one warning says
+/// so.
 pub fn load_sessions(path: &Path, console: &dyn Console) -> Result<Vec<Opened>, Error> {
     let opening = Opening {
         recover: false,
         keep_sent: false,
         leasing: Leasing::None,
     };
-    Ok(engine_sessions(path, ConnectionType::Initiator, &opening, console)?.sessions)
+    let sessions = engine_sessions(path, ConnectionType::Initiator, &opening, console)?.sessions;
+    if let Some((s, _)) = sessions.iter().find(|(s, _)| s.cpu_affinity.is_some()) {
+        console.warn(Warning::Text(&format!(
+            "{}: {}: PerfkitCpuAffinity has no effect in the load generator, whose two \
+             threads serve every session",
+            path.display(),
+            s.id()
+        )));
+    }
+    Ok(sessions)
 }
 
 /// How a session's store is opened.

@@ -326,3 +326,43 @@ fn a_core_the_process_may_not_use_is_refused_naming_it_before_anything_opens() {
     );
     assert!(!store.exists(), "the store was opened");
 }
+
+#[test]
+fn the_load_generators_sessions_warn_that_the_key_places_nothing() {
+    let all = kernel_mask();
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("load.cfg");
+    std::fs::write(
+        &settings,
+        format!(
+            "[DEFAULT]\nConnectionType=initiator\nBeginString=FIX.4.4\nSenderCompID=TW\n\
+             SocketConnectHost=127.0.0.1\nSocketConnectPort=1\nHeartBtInt=30\n\
+             [SESSION]\nTargetCompID=ONE\n\
+             [SESSION]\nTargetCompID=TWO\nPerfkitCpuAffinity={}\n",
+            all[0]
+        ),
+    )
+    .unwrap();
+    let console = Recorder::default();
+    let sessions = assembly::load_sessions(&settings, &console).unwrap();
+    assert_eq!(sessions.len(), 2);
+    let lines: Vec<String> = console
+        .lines
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(l, _)| l.clone())
+        .collect();
+    assert_eq!(
+        lines,
+        [format!(
+            "warning: Text({:?})",
+            format!(
+                "{}: FIX.4.4:TW->TWO: PerfkitCpuAffinity has no effect in the load generator, \
+                 whose two threads serve every session",
+                settings.display()
+            )
+        )]
+    );
+    assert_eq!(kernel_mask(), all, "nothing was placed");
+}
