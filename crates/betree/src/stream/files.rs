@@ -277,8 +277,9 @@ pub enum Workload {
         /// How many boolean parameters.
         params: usize,
     },
-    /// Ad targeting, JSON events ([`Adtech`]).
-    Adtech(Adtech),
+    /// Ad targeting, JSON events ([`Adtech`]; boxed, as it holds its
+    /// whole layout).
+    Adtech(Box<Adtech>),
 }
 
 /// Writes `count` expressions or events of `workload` from `seed` (the

@@ -244,7 +244,7 @@ fn a_generated_workload_lands_as_the_whole_file_would_be_written() {
     let mut expected = Vec::new();
     adtech.write_events(&mut expected, 4, 9).unwrap();
     let mut stdout = Vec::new();
-    let adtech = Workload::Adtech(adtech);
+    let adtech = Workload::Adtech(Box::new(adtech));
     generate(
         &adtech,
         Generated::Events,

@@ -138,7 +138,7 @@ pub fn run(task: Task) -> Result<ExitCode> {
                 bail!("the workload shape flags need --profile adtech");
             }
             let workload = match g.profile {
-                Profile::Adtech => Workload::Adtech(Adtech::with_shape(g.shape)?),
+                Profile::Adtech => Workload::Adtech(Box::new(Adtech::with_shape(g.shape)?)),
                 Profile::Boolean => Workload::Boolean { params: g.params },
             };
             let mut stdout = io::stdout().lock();
