@@ -3,12 +3,9 @@
 //! a block inherits from the earlier blocks of its frame is an explicit
 //! [`EntropyState`], so a worker can start a range of blocks from a copy.
 
-use std::sync::Arc;
-
 use crate::error::Error;
 use crate::frame::Block;
-use crate::huffman::HuffmanTable;
-use crate::literals;
+use crate::literals::{self, Tree};
 use crate::sequences::{self, Sequence, Tables};
 
 /// The tables a compressed block may reuse from the earlier blocks of its
@@ -18,7 +15,7 @@ use crate::sequences::{self, Sequence, Tables};
 /// (the tables are shared).
 #[derive(Clone, Debug, Default)]
 pub struct EntropyState {
-    pub(crate) huffman: Option<Arc<HuffmanTable>>,
+    pub(crate) huffman: Option<Tree>,
     pub(crate) tables: Tables,
 }
 
@@ -128,10 +125,13 @@ pub(crate) fn decode_content(
 }
 
 /// Brings `state` past the compressed `block` without decoding it: reads
-/// its literals header and Huffman tree, and its sequence tables, not the
-/// bitstreams (a few hundred bytes of a block's tens of kilobytes). A
-/// worker that starts at block `k` runs this over blocks `0..k` of the
-/// frame first, and then decodes exactly as a single thread would.
+/// its literals header and sequence table descriptions, not the
+/// bitstreams (a few hundred bytes of a block's tens of kilobytes), and
+/// keeps its Huffman tree and tables as descriptions, built only by a
+/// decode that uses them (so a table the walk skips is built once, where
+/// it is used; a fault inside a tree description is the decode's to
+/// find). A worker that starts at block `k` runs this over blocks `0..k`
+/// of the frame first, and then decodes exactly as a single thread would.
 pub fn skip_block(input: &[u8], block: &Block, state: &mut EntropyState) -> Result<(), Error> {
     skip_content(&input[block.content.clone()], block, state)
 }

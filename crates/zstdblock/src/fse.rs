@@ -8,6 +8,7 @@ use crate::bits::ForwardBits;
 const ABSOLUTE_MAX_LOG: u32 = 15;
 
 /// Normalized counts read from a table description.
+#[derive(Clone, Debug)]
 pub(crate) struct Distribution {
     /// Count per symbol; -1 is "less than 1".
     pub counts: [i16; 256],

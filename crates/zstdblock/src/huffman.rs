@@ -58,6 +58,23 @@ pub(crate) fn read_table(data: &[u8]) -> Result<(HuffmanTable, usize), &'static 
     Ok((build(&weights, count)?, used))
 }
 
+/// The bytes the Huffman tree description at the start of `data` takes,
+/// read from its header byte alone, as [`read_table`] would find them.
+pub(crate) fn description_size(data: &[u8]) -> Result<usize, &'static str> {
+    let Some(&header) = data.first() else {
+        return Err("missing Huffman tree description");
+    };
+    let used = if header >= 128 {
+        (usize::from(header) - 127).div_ceil(2) + 1
+    } else {
+        usize::from(header) + 1
+    };
+    if used > data.len() {
+        return Err("Huffman tree description runs past the literals");
+    }
+    Ok(used)
+}
+
 /// Weights compressed with FSE: two states interleaved on one stream.
 /// Returns the number of weights (up to 255; the last is implied).
 fn read_fse_weights(data: &[u8], weights: &mut [u8; 256]) -> Result<usize, &'static str> {

@@ -7,6 +7,17 @@ use std::sync::Arc;
 use crate::error::Fault;
 use crate::huffman::{self, HuffmanTable};
 
+/// The Huffman tree a block leaves to the next ones of its frame (for
+/// Treeless literals): built, or only described, as a state that skips a
+/// block leaves it, so that a tree is built once, by the thread that
+/// decodes with it.
+#[derive(Clone, Debug)]
+pub(crate) enum Tree {
+    Built(Arc<HuffmanTable>),
+    /// The tree description's bytes (at most 129).
+    Described(Arc<[u8]>),
+}
+
 /// Bytes kept readable past the last literal, so execution can copy
 /// literals in fixed 16-byte pieces without a bounds branch per length.
 pub(crate) const LITERAL_SLACK: usize = 32;
@@ -20,7 +31,7 @@ pub(crate) const LITERAL_SLACK: usize = 32;
 pub(crate) fn decode(
     block: &[u8],
     block_max: usize,
-    huffman: &mut Option<Arc<HuffmanTable>>,
+    huffman: &mut Option<Tree>,
     out: &mut Vec<u8>,
     decode_streams: bool,
 ) -> Result<(usize, usize), Fault> {
@@ -114,22 +125,41 @@ pub(crate) fn decode(
                 return Err(Fault::new(header, "compressed literals past the block"));
             };
             // A new tree replaces the frame's last one; Treeless reuses it.
+            // Skipping, the tree is only described (its bytes kept), for
+            // the thread that decodes a Treeless block with it to build.
             let mut tree_size = 0;
             if kind == 2 {
-                let (table, used) =
-                    huffman::read_table(data).map_err(|what| Fault::new(header, what))?;
+                let fault = |what| Fault::new(header, what);
+                let used = if decode_streams {
+                    let (table, used) = huffman::read_table(data).map_err(fault)?;
+                    *huffman = Some(Tree::Built(Arc::new(table)));
+                    used
+                } else {
+                    let used = huffman::description_size(data).map_err(fault)?;
+                    *huffman = Some(Tree::Described(data[..used].into()));
+                    used
+                };
                 if used >= data.len() {
                     return Err(Fault::new(header, "Huffman tree leaves no stream"));
                 }
-                *huffman = Some(Arc::new(table));
                 tree_size = used;
             }
-            let Some(table) = huffman.as_deref() else {
-                return Err(Fault::new(0, "Treeless literals without a previous tree"));
+            let table = match huffman.as_ref() {
+                None => {
+                    return Err(Fault::new(0, "Treeless literals without a previous tree"));
+                }
+                Some(_) if !decode_streams => return Ok((size, header + compressed)),
+                Some(Tree::Built(table)) => table.clone(),
+                Some(Tree::Described(description)) => {
+                    // A description the skipping walk left: its own block,
+                    // decoded in order before this one, reports its faults.
+                    let (table, _) =
+                        huffman::read_table(description).map_err(|what| Fault::new(0, what))?;
+                    let table = Arc::new(table);
+                    *huffman = Some(Tree::Built(table.clone()));
+                    table
+                }
             };
-            if !decode_streams {
-                return Ok((size, header + compressed));
-            }
             room(out, size);
             let streams_data = &data[tree_size..];
             let at = header + tree_size;

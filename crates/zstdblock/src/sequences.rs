@@ -172,12 +172,36 @@ impl SequenceTable {
     }
 }
 
+/// A table a block leaves to the next ones of its frame (for Repeat
+/// mode): built, or only described, as a state that skips a block leaves
+/// it, so that a table is built once, by the thread that decodes with it.
+#[derive(Clone, Debug)]
+pub(crate) enum Table {
+    Built(Arc<SequenceTable>),
+    Rle(u8),
+    Described(Arc<fse::Distribution>),
+}
+
+impl Table {
+    /// The table, built now (and kept so) if it was only described.
+    fn build(&mut self, kind: Kind) -> Arc<SequenceTable> {
+        let built = match self {
+            Table::Built(table) => return table.clone(),
+            Table::Rle(symbol) => SequenceTable::rle(kind, usize::from(*symbol)),
+            Table::Described(dist) => SequenceTable::from_distribution(kind, dist),
+        };
+        let built = Arc::new(built);
+        *self = Table::Built(built.clone());
+        built
+    }
+}
+
 /// The three tables a block may repeat from the previous one.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Tables {
-    pub literal_length: Option<Arc<SequenceTable>>,
-    pub offset: Option<Arc<SequenceTable>>,
-    pub match_length: Option<Arc<SequenceTable>>,
+    pub literal_length: Option<Table>,
+    pub offset: Option<Table>,
+    pub match_length: Option<Table>,
 }
 
 /// What a sequences section produced.
@@ -188,17 +212,19 @@ pub(crate) struct Decoded {
     pub matches: usize,
 }
 
-/// Reads one table description at `data[*at..]` and installs it in `slot`.
+/// Reads one table description at `data[*at..]` and installs it in
+/// `slot`: built if `build`, else only described (see [`Table`]).
 fn read_table(
     kind: Kind,
     mode: u8,
     data: &[u8],
     at: &mut usize,
-    slot: &mut Option<Arc<SequenceTable>>,
+    slot: &mut Option<Table>,
     repeat_allowed: bool,
+    build: bool,
 ) -> Result<(), Fault> {
     match mode {
-        0 => *slot = Some(SequenceTable::predefined(kind)),
+        0 => *slot = Some(Table::Built(SequenceTable::predefined(kind))),
         1 => {
             let Some(&symbol) = data.get(*at) else {
                 return Err(Fault::new(*at, "RLE table past the block"));
@@ -206,14 +232,22 @@ fn read_table(
             if usize::from(symbol) > kind.max_symbol() {
                 return Err(Fault::new(*at, "RLE table symbol out of range"));
             }
-            *slot = Some(Arc::new(SequenceTable::rle(kind, usize::from(symbol))));
+            *slot = Some(if build {
+                Table::Built(Arc::new(SequenceTable::rle(kind, usize::from(symbol))))
+            } else {
+                Table::Rle(symbol)
+            });
             *at += 1;
         }
         2 => {
             let (dist, used) =
                 fse::read_distribution(&data[*at..], kind.max_symbol(), kind.max_log())
                     .map_err(|what| Fault::new(*at, what))?;
-            *slot = Some(Arc::new(SequenceTable::from_distribution(kind, &dist)));
+            *slot = Some(if build {
+                Table::Built(Arc::new(SequenceTable::from_distribution(kind, &dist)))
+            } else {
+                Table::Described(Arc::new(dist))
+            });
             *at += used;
         }
         _ => {
@@ -289,12 +323,12 @@ pub(crate) fn decode(
         ),
     ];
     for (kind, mode, slot) in tables_and_modes {
-        read_table(kind, mode, data, &mut at, slot, repeat_allowed).map_err(in_block)?;
+        read_table(kind, mode, data, &mut at, slot, repeat_allowed, streams).map_err(in_block)?;
     }
     let (Some(ll), Some(of), Some(ml)) = (
-        tables.literal_length.as_deref(),
-        tables.offset.as_deref(),
-        tables.match_length.as_deref(),
+        tables.literal_length.as_mut(),
+        tables.offset.as_mut(),
+        tables.match_length.as_mut(),
     ) else {
         return Err(fault(at, "missing sequence table"));
     };
@@ -305,6 +339,12 @@ pub(crate) fn decode(
             matches: 0,
         });
     }
+    let (ll, of, ml) = (
+        ll.build(Kind::LiteralLength),
+        of.build(Kind::Offset),
+        ml.build(Kind::MatchLength),
+    );
+    let (ll, of, ml) = (&*ll, &*of, &*ml);
     let Some(bits) = BackwardBits::new(&data[at..]) else {
         return Err(fault(at, "bad sequence bitstream"));
     };
