@@ -340,7 +340,7 @@ fn a_patch_is_planned_for_the_largest_input_before_any_is_read() {
     o.silent = true;
     assert!(o.preamble(&files, 0).is_empty(), "-qq says none");
     o.show_cparams = true;
-    let shown = o.preamble(&[small.clone()], 0);
+    let shown = o.preamble(std::slice::from_ref(&small), 0);
     assert_eq!(shown, crate::tuning::LevelParams::shown_for(&small, 3, 0));
     o.mode = Mode::Decompress;
     assert!(o.preamble(&[small], 0).is_empty(), "only when compressing");
