@@ -179,22 +179,7 @@ fn initiate(
                     }
                 }
                 if let AnyApp::Orders(o) = &a {
-                    let st = session.store();
-                    let r = o.results();
-                    console.result(&format!("answered {}", r.filled));
-                    console.result(&format!("rejected {}", r.rejected));
-                    console.result(&format!("unanswered {}", r.unanswered));
-                    console.result(&format!("session rejects {}", session.rejects_received()));
-                    if let Some(t) = o.elapsed() {
-                        console.result(&format!("seconds {:.6}", t.as_secs_f64()));
-                    }
-                    console.result(&format!(
-                        "seqs {} {}",
-                        st.next_sender_seq(),
-                        st.next_target_seq()
-                    ));
-                    let mut out = outcome.lock().unwrap_or_else(|p| p.into_inner());
-                    out.add(log.id(), &r, session.rejects_received());
+                    report(&session, o, log.id(), console, outcome);
                 }
                 Ok(())
             }));
@@ -215,6 +200,33 @@ fn initiate(
         flushed.context(|| format!("writing {}", path.display()))?;
     }
     Ok(outcome.into_inner().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Tells the console how session `id`'s orders went (`answered N`, ...,
+/// `seqs SENDER TARGET`) and adds them to `outcome`.
+fn report(
+    session: &Session<AnyStore>,
+    o: &Orders,
+    id: &str,
+    console: &SharedConsole,
+    outcome: &Mutex<Outcome>,
+) {
+    let st = session.store();
+    let r = o.results();
+    console.result(&format!("answered {}", r.filled));
+    console.result(&format!("rejected {}", r.rejected));
+    console.result(&format!("unanswered {}", r.unanswered));
+    console.result(&format!("session rejects {}", session.rejects_received()));
+    if let Some(t) = o.elapsed() {
+        console.result(&format!("seconds {:.6}", t.as_secs_f64()));
+    }
+    console.result(&format!(
+        "seqs {} {}",
+        st.next_sender_seq(),
+        st.next_target_seq()
+    ));
+    let mut out = outcome.lock().unwrap_or_else(|p| p.into_inner());
+    out.add(id, &r, session.rejects_received());
 }
 
 /// How the initiator's orders went, over every session.
