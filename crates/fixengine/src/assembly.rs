@@ -395,11 +395,9 @@ pub fn open_session(
 fn placed<R>(engine: &EngineSettings, run: impl FnOnce() -> Result<R, Error>) -> Result<R, Error> {
     match &engine.cpu_affinity {
         None => run(),
-        Some(cores) => cores.run_placed(run).map_err(|e| {
-            Error::Refused(format!(
-                "placing the engine's threads on cores {cores}: {e}"
-            ))
-        })?,
+        Some(cores) => cores
+            .run_placed(run)
+            .context(|| format!("placing the engine's threads on cores {cores}"))?,
     }
 }
 
@@ -427,12 +425,8 @@ fn engine_sessions(
         // stops the engine at start-up, not at the session's first
         // connection.
         if let Some(cores) = &s.cpu_affinity {
-            cores.check().map_err(|e| {
-                Error::Refused(format!(
-                    "{}: {}: PerfkitCpuAffinity={cores}: {e}",
-                    path.display(),
-                    s.id()
-                ))
+            cores.check().context(|| {
+                format!("{}: {}: PerfkitCpuAffinity={cores}", path.display(), s.id())
             })?;
         }
         if s.acceptor_template {

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use fixcore::affinity::PinError;
 use fixengine::assembly::{self, App, Console, EngineSettings, Listening, Warning};
 use perfkit_testkit::fix_wire::{self as wire, has, read_message};
 use perfkit_testkit::process::free_port;
@@ -307,7 +308,20 @@ fn a_core_the_process_may_not_use_is_refused_naming_it_before_anything_opens() {
             .expect_err("refused");
         assert!(console.masks_of("listening").is_empty(), "it listened");
         assert_eq!(kernel_mask(), all, "the caller's mask changed");
-        err.to_string()
+        // The cause is fixcore's typed refusal, naming the core.
+        let cause = std::error::Error::source(&err).and_then(|c| c.downcast_ref::<PinError>());
+        assert!(
+            matches!(cause, Some(PinError::NotAllowed { core, .. }) if *core == missing),
+            "{err:?}"
+        );
+        // In one line, as the binary renders a chain.
+        let mut line = err.to_string();
+        let mut next = std::error::Error::source(&err);
+        while let Some(cause) = next {
+            line.push_str(&format!(": {cause}"));
+            next = cause.source();
+        }
+        line
     };
     assert_eq!(
         refused(Some(&format!("{missing}"))),
