@@ -794,3 +794,55 @@ fn a_file_read_whole_is_bounded_and_named() {
         )
     );
 }
+
+/// Issue 67 item 2: a core outside the process's allowed mask, given by
+/// `--pin` or by `PerfkitCpuAffinity`, stops the engine before it listens,
+/// with one line naming the core (the kernel would otherwise drop it from
+/// the mask without a word). The oracle for "outside" is the kernel's own
+/// list in /proc, not the engine's.
+#[test]
+fn a_core_the_process_may_not_use_stops_the_engine_in_one_line() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string();
+    // The highest core named, plus one hundred: never in the mask.
+    let highest: usize = allowed
+        .split([',', '-'])
+        .map(|n| n.parse::<usize>().unwrap())
+        .max()
+        .unwrap();
+    let outside = (highest + 100).to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let port = free_port();
+    let session = "[SESSION]\nBeginString=FIX.4.4\nSenderCompID=ISLD\nTargetCompID=TW\n";
+    let plain = format!("[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n\n{session}");
+    let keyed = format!(
+        "[DEFAULT]\nConnectionType=acceptor\nSocketAcceptPort={port}\n\
+         PerfkitCpuAffinity={outside}\n\n{session}"
+    );
+    std::fs::write(d.join("plain.cfg"), plain).unwrap();
+    std::fs::write(d.join("keyed.cfg"), keyed).unwrap();
+    for args in [
+        vec!["fix", "acceptor", "plain.cfg", "--pin", outside.as_str()],
+        vec!["fix", "acceptor", "keyed.cfg"],
+    ] {
+        let out = perfkit()
+            .current_dir(d)
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {stderr}");
+        assert!(lines[0].contains(&outside), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+    }
+}

@@ -91,6 +91,9 @@ fn huge_and_zero_sizes_are_usage_errors_not_crashes() {
             &["fix", "initiator", "no-such.cfg", "--spin", "1h"],
             "--spin",
         ),
+        (&["fix", "acceptor", "no-such.cfg", "--pin", "3-1"], "--pin"),
+        (&["fix", "initiator", "no-such.cfg", "--pin", "x"], "--pin"),
+        (&["fix", "acceptor", "no-such.cfg", "--pin", MAX], "--pin"),
         (&["zip", "a.zip", "a", "--level", U32_MAX], "--level"),
         (
             &[
