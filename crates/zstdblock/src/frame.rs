@@ -184,7 +184,7 @@ pub fn frame_header(
         dictionary_id |= u32::from(b) << (8 * i);
     }
     pos += dict_size;
-    let content_size = if fcs_size == 0 {
+    let declared = if fcs_size == 0 {
         None
     } else {
         let mut value = 0u64;
@@ -194,8 +194,12 @@ pub fn frame_header(
         Some(if fcs_size == 2 { value + 256 } else { value })
     };
     if single_segment {
-        window_size = content_size.unwrap_or(0);
+        window_size = declared.unwrap_or(0);
     }
+    // 2^64 - 1 is libzstd's "unknown" (ZSTD_CONTENTSIZE_UNKNOWN): it
+    // decodes such a frame as one without a size (its window, in a single
+    // segment, still that value), and so does this.
+    let content_size = declared.filter(|&n| n != u64::MAX);
     Ok(Some(FrameHeader {
         window_size,
         dictionary_id,

@@ -374,7 +374,7 @@ pub fn decode_to<E>(
                     .min(
                         header
                             .content_size
-                            .map_or(u64::MAX, |n| n + BLOCK_SIZE_MAX as u64),
+                            .map_or(u64::MAX, |n| n.saturating_add(BLOCK_SIZE_MAX as u64)),
                     )
                     .min(512 << 20);
                 out.reserve(most as usize);

@@ -569,3 +569,58 @@ fn matches_reaching_back_over_16_mib_decode_like_libzstd() {
     }
     assert!(longest > 16 << 20, "longest match offset {longest}");
 }
+
+/// A frame header may declare any content size up to 2^64 - 1: every
+/// decoding path gives libzstd's output where it accepts the frame (it
+/// reads 2^64 - 1 as "unknown") and an error where it refuses it, never
+/// an arithmetic overflow (the fuzz target found decode_to sizing its
+/// buffer by the declared size plus a block).
+#[test]
+fn a_content_size_near_the_top_of_u64_decodes_as_libzstd_decodes_it() {
+    let mut frames = Vec::new();
+    for content_size in [u64::MAX, u64::MAX - 1, u64::MAX - (128 << 10) + 1] {
+        // 8-byte content size, with and without a window descriptor
+        // (single segment: the window is the content size), one raw last
+        // block of 5 bytes.
+        for single_segment in [false, true] {
+            let mut frame = zstdblock::MAGIC.to_le_bytes().to_vec();
+            frame.push(0xC0 | if single_segment { 0x20 } else { 0 });
+            if !single_segment {
+                frame.push(0x35);
+            }
+            frame.extend_from_slice(&content_size.to_le_bytes());
+            frame.extend_from_slice(&[(5 << 3) | 1, 0, 0]);
+            frame.extend_from_slice(b"hello");
+            frames.push(frame);
+        }
+    }
+    // The fuzz target's input, as it found it.
+    let mut found = vec![0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x35, 0x0a, 0x0a];
+    found.extend_from_slice(&[0xff; 28]);
+    found.extend_from_slice(&[0x0a; 27]);
+    found.extend_from_slice(&[0x13, 10, 10, 10, 10, 10, 10, 10, 0x0b, 0x0a, 0xff, 0xff]);
+    found.extend_from_slice(&[0x2f, 0xfd, 0x14]);
+    frames.push(found);
+    for (i, frame) in frames.iter().enumerate() {
+        let theirs = libzstd(frame, 1 << 20).ok();
+        let ours = zstdblock::decode_all(frame, u64::MAX).ok();
+        assert_eq!(ours, theirs, "frame {i}: decode_all");
+        let mut streamed = Vec::new();
+        let done = zstdblock::decode_to(frame, u64::MAX, |bytes| {
+            streamed.extend_from_slice(bytes);
+            Ok::<(), std::io::Error>(())
+        });
+        assert_eq!(done.ok().map(|_| streamed), theirs, "frame {i}: decode_to");
+        for threads in [1, 2] {
+            let mut settings = zstdblock::parallel::Parallel::new(threads, u64::MAX);
+            settings.min_input = 0;
+            let mut written = Vec::new();
+            let done = settings.decode(frame, &mut written);
+            assert_eq!(
+                done.ok().map(|_| written),
+                theirs,
+                "frame {i}: {threads} threads"
+            );
+        }
+    }
+}
