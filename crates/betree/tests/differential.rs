@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use betree::workload::Adtech;
+use betree::workload::{Adtech, DeepNegation};
 use betree::{Event, Index, Schema, SearchStep, reference};
 use serde_json::Value as J;
 
@@ -334,6 +334,24 @@ fn adtech_matches_brute_force_with_deletes() {
         let models = lines.iter().map(|l| model_of_json(l)).collect();
         run(schema.clone(), exprs, events, models);
     }
+}
+
+/// The deep-negation workload: wide integer ranges (most of them tested in
+/// place, see `inline_int_tests`) under `and`/`or` trees with half their
+/// nodes negated, before and after deletes and re-inserts.
+#[test]
+fn deep_negation_matches_brute_force_with_deletes() {
+    let g = DeepNegation;
+    let schema = Schema::from_domains(g.domains()).unwrap();
+    let mut rng = fastrand::Rng::with_seed(3);
+    let exprs: Vec<String> = (0..500).map(|_| g.expression(&mut rng)).collect();
+    let lines: Vec<String> = (0..40).map(|_| g.event_json(&mut rng)).collect();
+    let events = lines
+        .iter()
+        .map(|l| Event::from_json(&schema, l).unwrap())
+        .collect();
+    let models = lines.iter().map(|l| model_of_json(l)).collect();
+    run(schema, exprs, events, models);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use super::{EVAL_ATOM, HIT_ATOM, Hot, Id, Index, MISS_ATOM, SORT_BELOW};
 use crate::counting::{Decided, PROVEN};
 use crate::event::Event;
 use crate::prefetch::{prefetch, prefetch_at};
-use crate::program::{ACCEPT, ATOM, Memo, REJECT, Step};
+use crate::program::{ACCEPT, ATOM, INT_ATOM, Memo, REJECT, Step};
 use crate::selection::Selection;
 
 /// Programs evaluated side by side, one leaf each per round.
@@ -145,6 +145,9 @@ impl Index {
                     }
                     let v = if st.test < ATOM {
                         ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
+                    } else if st.test & INT_ATOM != 0 {
+                        // Its operand follows it (see `inline_int_tests`).
+                        code[k][p as usize + 1].int_holds(ev) as u32
                     } else {
                         let (v, steps) = self.atom::<COUNT>(st.test & !ATOM, ev, sel, memo);
                         if COUNT {
@@ -235,6 +238,10 @@ impl Index {
                     continue;
                 }
                 let t = st.test & !ATOM;
+                if t & INT_ATOM != 0 {
+                    // Tested in place: nothing beyond the steps to read.
+                    continue;
+                }
                 if t & (HIT_ATOM | MISS_ATOM) != 0 {
                     sel.seen().prefetch(t & !(HIT_ATOM | MISS_ATOM));
                 } else if t & EVAL_ATOM != 0 {

@@ -8,7 +8,7 @@ use crate::counting::{Counting, Decided};
 use crate::domain::Bounds;
 use crate::expr::{Constants, compile_source};
 use crate::parse::{Node, Ref};
-use crate::program::{ACCEPT, ATOM, Step, compile};
+use crate::program::{ACCEPT, ATOM, Step, compile, inline_int_tests};
 use crate::{Error, Result};
 
 impl Index {
@@ -125,6 +125,7 @@ impl Index {
                 counting.stamp_test(a, &atoms.preds);
             }
         }
+        let entry = inline_int_tests(code, code_start, entry, EVAL_ATOM, &atoms.preds);
         let slot = Slot {
             id,
             live: true,

@@ -801,3 +801,114 @@ fn matches_come_in_id_order_however_they_are_collected() {
         assert_eq!(got, want);
     }
 }
+
+/// Integer comparisons the selection does not decide are tested in place:
+/// each such step carries `INT_ATOM` and is followed by its operand, and
+/// no step jumps to an operand. Searches agree with the predicates' own
+/// evaluation on constants of every width and sign, with every operator,
+/// for values on and around each constant and for an undefined attribute.
+#[test]
+fn integer_comparisons_are_tested_in_place_with_their_operands() {
+    use crate::program::{ATOM, INT_ATOM};
+    let s = Schema::from_domains([
+        Domain::new("x", AttrType::Int, true),
+        Domain::new("y", AttrType::Int, true),
+    ])
+    .unwrap();
+    let consts = [
+        0,
+        -1,
+        7,
+        u32::MAX as i64,
+        1 << 32,
+        -(1 << 32) - 1,
+        i64::MAX,
+        i64::MIN + 1,
+    ];
+    let ops = ["<", "<=", ">", ">=", "=", "<>"];
+    let mut index = Index::new(s.clone());
+    let mut texts = Vec::new();
+    for c in consts {
+        for (j, op) in ops.iter().enumerate() {
+            // Inside an `or` under a `not`: evaluated, never proven by the
+            // selection, and the jumps around it must survive the operand
+            // steps put between the steps.
+            let text = format!("not (x {op} {c} or y > {j}) or (y = 100 and x {op} {c})");
+            index.insert(texts.len() as u64 + 1, &text).unwrap();
+            texts.push(text);
+        }
+    }
+    let mut in_place = 0;
+    for slot in &index.slots {
+        let code = &index.code[slot.code_start as usize..][..slot.code_len as usize];
+        let mut operands = Vec::new();
+        for (k, st) in code.iter().enumerate() {
+            if st.test & ATOM != 0 && st.test & INT_ATOM != 0 {
+                in_place += 1;
+                operands.push(k + 1);
+            }
+        }
+        for (k, st) in code.iter().enumerate() {
+            if operands.contains(&k) {
+                // An operand's fields are its comparison, not jumps.
+                continue;
+            }
+            for t in [st.on_true, st.on_false] {
+                assert!(!operands.contains(&(t as usize)), "a jump to an operand");
+            }
+        }
+        assert!(
+            !operands.contains(&(slot.entry as usize)),
+            "entry on an operand"
+        );
+    }
+    assert!(
+        in_place >= texts.len(),
+        "{in_place} comparisons tested in place"
+    );
+    let mut values = vec![None];
+    for c in consts {
+        values.extend([c.checked_sub(1), Some(c), c.checked_add(1)]);
+    }
+    for x in values {
+        for y in [None, Some(0), Some(3), Some(100)] {
+            let mut b = EventBuilder::new(&s);
+            if let Some(x) = x {
+                b = b.int("x", x).unwrap();
+            }
+            if let Some(y) = y {
+                b = b.int("y", y).unwrap();
+            }
+            let ev = b.build();
+            let holds = |op: &str, c: i64| {
+                x.is_some_and(|x| match op {
+                    "<" => x < c,
+                    "<=" => x <= c,
+                    ">" => x > c,
+                    ">=" => x >= c,
+                    "=" => x == c,
+                    _ => x != c,
+                })
+            };
+            let mut want = Vec::new();
+            for (i, c) in consts.iter().enumerate() {
+                for (j, op) in ops.iter().enumerate() {
+                    let hit = holds(op, *c);
+                    let matched =
+                        !(hit || y.is_some_and(|y| y > j as i64)) || (y == Some(100) && hit);
+                    if matched {
+                        want.push((i * ops.len() + j) as u64 + 1);
+                    }
+                }
+            }
+            assert_eq!(index.search(&ev).unwrap(), want, "x {x:?}, y {y:?}");
+            let mut it = index.search_iter(&ev).unwrap();
+            let got = loop {
+                if let SearchStep::Done(ids) = index.search_next(&mut it, 3) {
+                    break ids;
+                }
+            };
+            assert_eq!(got, want, "budgeted, x {x:?}, y {y:?}");
+        }
+    }
+}
