@@ -523,9 +523,7 @@ fn map_lines(buf: &mut [u8], start: usize) -> (usize, usize) {
             (line_start, line_end)
         }
     };
-    for b in &mut block[..mapped] {
-        *b = if *b == b'|' { 1 } else { *b };
-    }
+    crate::scan::bars_to_soh(&mut block[..mapped]);
     (start + mapped, start + plain_until)
 }
 

@@ -18,6 +18,9 @@ mod imp_none {
     pub fn has_avx2() -> bool {
         false
     }
+    pub fn bars_to_soh(_: &mut [u8]) -> bool {
+        false
+    }
     pub fn has_avx512() -> bool {
         false
     }
@@ -98,6 +101,24 @@ mod imp {
     #[inline]
     pub fn has_avx2() -> bool {
         paths() & AVX2 != 0
+    }
+
+    /// [`super::super::bars_to_soh`] 32 bytes at a time; `false`, with
+    /// nothing done, when the CPU lacks AVX2.
+    #[inline]
+    pub fn bars_to_soh(block: &mut [u8]) -> bool {
+        if !has_avx2() {
+            return false;
+        }
+        // SAFETY: AVX2 checked just above.
+        unsafe { bars_to_soh_avx2(block) };
+        true
+    }
+
+    /// The portable loop, compiled for AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn bars_to_soh_avx2(block: &mut [u8]) {
+        super::super::bars_to_soh_portable(block);
     }
 
     /// AVX-512 F + BW (byte compares into mask registers, dword compress).
