@@ -125,7 +125,15 @@ impl Index {
                 counting.stamp_test(a, &atoms.preds);
             }
         }
-        let entry = inline_int_tests(code, code_start, entry, EVAL_ATOM, &atoms.preds);
+        // A large expression keeps its comparisons in the atom table: an
+        // operand step is 16 more bytes a comparison, and rewriting the
+        // program holds a copy of it, where such an expression's memory
+        // is held to a few times its text (perfkit's betree_memory).
+        let entry = if large {
+            entry
+        } else {
+            inline_int_tests(code, code_start, entry, EVAL_ATOM, &atoms.preds)
+        };
         let slot = Slot {
             id,
             live: true,
