@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""End to end, one ordinary zstd frame: `zstd -d` beside `perfkit decompress
+-T1`, `-T2` and `-T0`, to a file and to /dev/null, N interleaved runs (each
+run every side in turn), as docs/compress.md's table gives them.
+
+Wall is the time from fork to wait4 (perf_counter); CPU is the child's user
++ sys from wait4's rusage (microseconds, where GNU time gives hundredths);
+peak RSS from the same rusage. Prints the median and the range of each,
+the load average before and after, and T2's wall ratios to zstd -d and -T1.
+
+usage: e2e.py PERFKIT [-n RUNS] [--sides zstd,T1,T2,T0] [--outs file,null]
+              [--work DIR] [FILE.zst ...]
+Without files, makes (once, kept in --work, default ./zstd-e2e) 64 MiB tars
+of ~/.cargo/registry/src ("src") and /usr/lib/x86_64-linux-gnu's shared
+libraries ("bin"), compresses each with the zstd CLI at -3 and -19, and
+measures the four: src3.zst src19.zst bin3.zst bin19.zst.
+"""
+import argparse
+import glob
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+SIZE = 64 << 20
+
+
+def make_inputs(work):
+    os.makedirs(work, exist_ok=True)
+    sources = {
+        "src": ["tar", "-cf", "-", "-C", os.path.expanduser("~/.cargo/registry"), "src"],
+        "bin": ["tar", "-cf", "-"] + sorted(glob.glob("/usr/lib/x86_64-linux-gnu/*.so*")),
+    }
+    files = []
+    for name, cmd in sources.items():
+        tar = os.path.join(work, name + ".tar")
+        if not os.path.exists(tar) or os.path.getsize(tar) != SIZE:
+            with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as p:
+                data = p.stdout.read(SIZE)
+                p.kill()
+            if len(data) != SIZE:
+                sys.exit(f"{name}: only {len(data)} bytes to tar, {SIZE} wanted")
+            with open(tar, "wb") as f:
+                f.write(data)
+        for level in (3, 19):
+            out = os.path.join(work, f"{name}{level}.zst")
+            if not os.path.exists(out):
+                subprocess.run(["zstd", "-q", f"-{level}", tar, "-o", out], check=True)
+            files.append(out)
+    return files
+
+
+def argv(perfkit, side, path, out, out_file):
+    o = ["-o", out_file] if out == "file" else ["-c"]
+    if side == "zstd":
+        return ["zstd", "-q", "-d", "-f", path] + o
+    return [perfkit, "decompress", "-q", "-f", "-" + side, path] + o
+
+
+def run(cmd):
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open("/dev/null", os.O_WRONLY)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.execvp(cmd[0], cmd)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - start
+    if status != 0:
+        sys.exit(f"{' '.join(cmd)}: exit status {status}")
+    return wall * 1e3, (usage.ru_utime + usage.ru_stime) * 1e3, usage.ru_maxrss / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("perfkit")
+    ap.add_argument("-n", type=int, default=5)
+    ap.add_argument("--sides", default="zstd,T1,T2,T0")
+    ap.add_argument("--outs", default="file,null")
+    ap.add_argument("--work", default="zstd-e2e")
+    ap.add_argument("files", nargs="*")
+    a = ap.parse_intermixed_args()
+    files = a.files or make_inputs(a.work)
+    out_file = os.path.join(a.work if not a.files else ".", "e2e-out.bin")
+    sides, outs = a.sides.split(","), a.outs.split(",")
+    for path in files:
+        load = open("/proc/loadavg").read().split()[:3]
+        runs = {(s, o): [] for s in sides for o in outs}
+        for _ in range(a.n):
+            for o in outs:
+                for s in sides:
+                    runs[(s, o)].append(run(argv(a.perfkit, s, path, o, out_file)))
+        after = open("/proc/loadavg").read().split()[:3]
+        print(f"== {path} ({os.path.getsize(path)} bytes), {a.n} interleaved runs, "
+              f"load {' '.join(load)} -> {' '.join(after)}")
+        for o in outs:
+            wall = {}
+            for s in sides:
+                w = sorted(r[0] for r in runs[(s, o)])
+                c = sorted(r[1] for r in runs[(s, o)])
+                rss = statistics.median(r[2] for r in runs[(s, o)])
+                wall[s] = statistics.median(w)
+                print(f"  {s:5} {o:5} wall {wall[s]:7.1f} ms [{w[0]:.0f}-{w[-1]:.0f}]  "
+                      f"cpu {statistics.median(c):7.1f} ms [{c[0]:.0f}-{c[-1]:.0f}]  "
+                      f"rss {rss:6.1f} MiB")
+            if "T2" in wall:
+                ratios = [f"T2 vs {s} x{wall[s] / wall['T2']:.2f}" for s in ("zstd", "T1") if s in wall]
+                print(f"  {o}: wall " + ", ".join(ratios))
+    if os.path.exists(out_file):
+        os.remove(out_file)
+
+
+if __name__ == "__main__":
+    main()
