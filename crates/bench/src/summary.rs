@@ -290,7 +290,34 @@ pub fn summarise(report: &Report) -> Vec<Headline> {
     out
 }
 
-/// zip: our sync writer against each peer writer, per workload set.
+/// A peer's row of a zip section beside our sync writer's on its workload.
+struct ZipPair<'a> {
+    /// The peer's row.
+    name: &'a str,
+    /// The peer's median CPU per archive over ours (`cpu_vs_sync`).
+    cpu_ratio: f64,
+    /// Our sync writer's archive and the peer's, in bytes.
+    ours: u64,
+    theirs: u64,
+    /// The level the peer ran at.
+    level: Option<f64>,
+    /// How its CPU is held at our size (`crate::zip::SIZE_HELD`).
+    held: &'a str,
+}
+
+impl ZipPair<'_> {
+    /// The peer's archive over ours.
+    fn size(&self) -> f64 {
+        self.theirs as f64 / self.ours.max(1) as f64
+    }
+}
+
+/// zip: our sync writer against each peer writer, per workload set, in
+/// median CPU per archive at equal archive size (issue 64): the peers run
+/// at their level nearest our archive's size, and a workload where even
+/// that is more than 1 % off is left out of the ratio and named, never
+/// averaged in silently. With no workload at equal size, the line gives
+/// the ratio at the nearest sizes and says so.
 fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
     for s in report
         .sections
@@ -298,9 +325,7 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
         .filter(|s| s.name.starts_with("zip: "))
     {
         for peer in ["zip crate", "s-zip"] {
-            // Time ratios, and (issue 64: what is held equal) the sizes of
-            // the archives each wrote, ours over the peer's.
-            let (ratios, sizes): (Vec<f64>, Vec<Option<f64>>) = s
+            let pairs: Vec<ZipPair> = s
                 .rows
                 .iter()
                 .filter_map(|r| {
@@ -309,33 +334,89 @@ fn zip_writers(report: &Report, out: &mut Vec<Headline>) {
                         return None;
                     }
                     let ours = find(s, &format!("{workload} · sync"))?;
-                    let size = num(ours, "out_bytes")
-                        .zip(num(r, "out_bytes"))
-                        .map(|(a, b)| a / b.max(1.0));
-                    Some((p50(r)? / p50(ours)?, size))
+                    Some(ZipPair {
+                        name: &r.name,
+                        cpu_ratio: num(r, "cpu_vs_sync")?,
+                        ours: num(ours, "out_bytes")? as u64,
+                        theirs: num(r, "out_bytes")? as u64,
+                        level: num(r, "level"),
+                        // JSON-only, so not among the columns `get` reads.
+                        held: r
+                            .json_only
+                            .iter()
+                            .find(|(n, _)| n == crate::zip::SIZE_HELD)
+                            .and_then(|(_, v)| match v {
+                                Value::Text(t) => Some(t.as_str()),
+                                _ => None,
+                            })
+                            .unwrap_or("not equal"),
+                    })
                 })
-                .unzip();
-            let sizes: Option<Vec<f64>> = sizes.into_iter().collect();
-            let held = sizes
-                .as_deref()
-                .and_then(geomean)
-                .map_or(String::new(), |g| {
-                    format!("; archives {g:.3}x the peer's size (geometric mean)")
-                });
-            if let Some(g) = geomean(&ratios) {
-                out.push(Headline {
-                    subject: format!(
-                        "zipstream sync writer ({})",
-                        s.name.trim_start_matches("zip: ")
-                    ),
-                    peer: format!("the {peer} writer"),
-                    speedup: g,
-                    basis: format!(
-                        "median time per archive, geometric mean over {} workloads{held}",
-                        ratios.len()
-                    ),
-                });
-            }
+                .collect();
+            let (equal, unequal): (Vec<&ZipPair>, Vec<&ZipPair>) =
+                pairs.iter().partition(|p| p.held != "not equal");
+            let named = |v: &[&ZipPair]| {
+                v.iter()
+                    .map(|p| format!("{} ({:.3}x our size)", p.name, p.size()))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            let (counted, held) = if equal.is_empty() {
+                let held = format!(
+                    "NOT at equal size: no level of the peer's came within 1 % of our archive, so these compare the nearest ({})",
+                    named(&unequal)
+                );
+                (&unequal, held)
+            } else {
+                let mut levels: Vec<String> = equal
+                    .iter()
+                    .filter_map(|p| p.level.map(|l| format!("{l:.0}")))
+                    .collect();
+                levels.sort();
+                levels.dedup();
+                let within: Vec<f64> = equal
+                    .iter()
+                    .filter(|p| p.held == "within 1 %")
+                    .map(|p| p.size())
+                    .collect();
+                let interpolated = equal.len() - within.len();
+                let mut held = format!(
+                    "held equal: archive size, the peer at level {}",
+                    levels.join(", ")
+                );
+                if let Some(g) = geomean(&within) {
+                    held.push_str(&format!(
+                        "; {} within 1 % (its archives {g:.4}x ours, geometric mean)",
+                        within.len()
+                    ));
+                }
+                if interpolated > 0 {
+                    held.push_str(&format!(
+                        "; {interpolated} interpolated in size between two of its levels, neither within 1 %"
+                    ));
+                }
+                if !unequal.is_empty() {
+                    held.push_str(&format!(
+                        "; left out, no level of the peer's within 1 % of our size: {}",
+                        named(&unequal)
+                    ));
+                }
+                (&equal, held)
+            };
+            let ratios: Vec<f64> = counted.iter().map(|p| p.cpu_ratio).collect();
+            let Some(g) = geomean(&ratios) else { continue };
+            out.push(Headline {
+                subject: format!(
+                    "zipstream sync writer ({})",
+                    s.name.trim_start_matches("zip: ")
+                ),
+                peer: format!("the {peer} writer"),
+                speedup: g,
+                basis: format!(
+                    "median CPU per archive, geometric mean over {} rows; {held}",
+                    ratios.len()
+                ),
+            });
         }
     }
 }
@@ -436,5 +517,54 @@ mod tests {
             2,
             "{lines:#?}"
         );
+    }
+
+    /// The zip writers' lines compare CPU at equal archive size: a peer's
+    /// row within 1 % of our size or interpolated to it counts, one that
+    /// is neither is left out and named, and a section with none says so.
+    #[test]
+    fn a_zip_writer_line_counts_only_rows_at_our_archive_size() {
+        let row = |name: &str, out: u64, cpu: f64, held: &str| {
+            Row::new(name)
+                .col("cpu_vs_sync", Value::num(cpu, 3))
+                .col("level", Value::from(9u64))
+                .col("out_bytes", Value::from(out))
+                .json_col(crate::zip::SIZE_HELD, held)
+        };
+        let peer = "zip crate 9.4.1 (zlib-rs, its default)";
+        let mut report = Report::new("bench");
+        let mut s = Section::new("zip: write, realistic (corpus), deflate level 6");
+        s.rows = vec![
+            row("a · sync", 1000, 1.0, "within 1 %"),
+            row(&format!("a · {peer}"), 1005, 1.5, "within 1 %"),
+            row("b · sync", 2000, 1.0, "within 1 %"),
+            row(&format!("b · {peer}"), 1800, 0.3, "interpolated"),
+            row("c · sync", 500, 1.0, "within 1 %"),
+            row(&format!("c · {peer}"), 600, 0.1, "not equal"),
+        ];
+        report.sections.push(s);
+        let mut s = Section::new("zip: write, highly compressible, deflate level 6");
+        s.rows = vec![
+            row("a · sync", 1000, 1.0, "within 1 %"),
+            row(&format!("a · {peer}"), 1200, 0.5, "not equal"),
+        ];
+        report.sections.push(s);
+        let lines = summarise(&report);
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        let (equal, none) = (&lines[0], &lines[1]);
+        assert!(
+            (equal.speedup - (1.5f64 * 0.3).sqrt()).abs() < 1e-9,
+            "{equal:#?}"
+        );
+        for part in [
+            "geometric mean over 2 rows",
+            "1 within 1 % (its archives 1.0050x ours",
+            "1 interpolated",
+            "left out, no level of the peer's within 1 % of our size: c · zip crate",
+        ] {
+            assert!(equal.basis.contains(part), "{part}: {}", equal.basis);
+        }
+        assert_eq!(none.speedup, 0.5);
+        assert!(none.basis.contains("NOT at equal size"), "{}", none.basis);
     }
 }

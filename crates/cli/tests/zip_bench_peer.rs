@@ -110,11 +110,43 @@ fn own_backend_rows_write_valid_archives_and_their_columns_add_up() {
 
             let (_, sync) = by_name[format!("{scenario} · sync").as_str()];
             let cpu_vs_sync = row["cpu_vs_sync"].as_f64().unwrap();
-            let want = sync["cpu_mib_s"].as_f64().unwrap() / row["cpu_mib_s"].as_f64().unwrap();
+            let want = row["cpu_ms"].as_f64().unwrap() / sync["cpu_ms"].as_f64().unwrap();
             assert!(
                 (cpu_vs_sync - want).abs() <= want * 1e-9,
                 "{name}: cpu_vs_sync {cpu_vs_sync}, want {want}"
             );
+            // Equal work (issue 64): the sizes beside the ratio, and a row
+            // not at the sync writer's size within 1 % says so, in its own
+            // text and in a note, and is never counted as at equal size.
+            let sync_out = sync["out_bytes"].as_u64().unwrap();
+            let size_vs_sync = row["size_vs_sync"].as_f64().unwrap();
+            let want = out_bytes as f64 / sync_out as f64;
+            assert!((size_vs_sync - want).abs() <= want * 1e-9, "{name}");
+            let held = row["held_equal"].as_str().unwrap();
+            assert!(
+                held.contains(&format!("{out_bytes} bytes")),
+                "{name}: {held}"
+            );
+            let notes = sec["notes"].to_string();
+            let listed = notes.contains(&format!("within 1 %: {name}:"));
+            match row["size_held"].as_str().unwrap() {
+                "within 1 %" => {
+                    // AES-256's own bytes aside (50 an entry).
+                    let aes = if mode.contains("AES") {
+                        50 * entries.len() as u64
+                    } else {
+                        0
+                    };
+                    let off = (out_bytes - aes) as f64 / sync_out as f64 - 1.0;
+                    assert!(off.abs() <= 0.01, "{name}: {off}");
+                    assert!(!held.contains("NOT equal") && !listed, "{name}: {held}");
+                }
+                "interpolated" => {
+                    assert!(held.contains("interpolated") && listed, "{name}: {held}")
+                }
+                "not equal" => assert!(held.contains("NOT equal") && listed, "{name}: {held}"),
+                other => panic!("{name}: size_held {other}"),
+            }
             let cpu = row["cpu_mib_s"].as_f64().unwrap();
             let wall = row["wall_mib_s"].as_f64().unwrap();
             assert!(cpu > 0.0 && wall > 0.0, "{name}");
