@@ -16,7 +16,8 @@
 //! 3. [`resolve_offsets`] / [`DecodedBlock::resolve_offsets`]: the three
 //!    repeat offsets carried from block to block.
 //! 4. [`Output::execute`]: literals and matches through the window, every
-//!    offset checked.
+//!    offset checked ([`Output::execute_resolving`] does stage 3 in the
+//!    same pass, as this crate's decoders do).
 //! 5. [`checksum`]: the frame's XXH64 content checksum.
 //!
 //! [`decode_all`] runs them in order on one thread, [`decode_to`] too but
