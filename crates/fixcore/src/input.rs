@@ -246,7 +246,7 @@ impl Stream {
             return;
         };
         let span = &bytes[..usize::try_from(to - self.counted).unwrap_or(bytes.len())];
-        let breaks = memchr::memchr_iter(b'\n', span).count();
+        let breaks = crate::scan::count_byte(span, b'\n');
         if breaks > 0 {
             self.line += breaks;
             let last = memchr::memrchr(b'\n', span).unwrap_or(0);

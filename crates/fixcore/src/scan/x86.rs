@@ -21,6 +21,9 @@ mod imp_none {
     pub fn bars_to_soh(_: &mut [u8]) -> bool {
         false
     }
+    pub fn count_byte(_: &[u8], _: u8) -> Option<usize> {
+        None
+    }
     pub fn has_avx512() -> bool {
         false
     }
@@ -119,6 +122,23 @@ mod imp {
     #[target_feature(enable = "avx2")]
     unsafe fn bars_to_soh_avx2(block: &mut [u8]) {
         super::super::bars_to_soh_portable(block);
+    }
+
+    /// [`super::super::count_byte`] 32 bytes at a time; `None` when the
+    /// CPU lacks AVX2.
+    #[inline]
+    pub fn count_byte(bytes: &[u8], byte: u8) -> Option<usize> {
+        if !has_avx2() {
+            return None;
+        }
+        // SAFETY: AVX2 checked just above.
+        Some(unsafe { count_byte_avx2(bytes, byte) })
+    }
+
+    /// The portable count, compiled for AVX2.
+    #[target_feature(enable = "avx2")]
+    unsafe fn count_byte_avx2(bytes: &[u8], byte: u8) -> usize {
+        super::super::count_byte_portable(bytes, byte)
     }
 
     /// AVX-512 F + BW (byte compares into mask registers, dword compress).
