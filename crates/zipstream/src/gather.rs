@@ -89,36 +89,6 @@ impl Candidate for Item {
     }
 }
 
-/// An [`Item`] looked at through a reference (`-sf` asks which items an
-/// update would take, keeping them).
-pub struct Shown<'a>(pub &'a Item);
-
-impl Candidate for Shown<'_> {
-    fn name(&self) -> &str {
-        &self.0.name
-    }
-
-    fn path(&self) -> &Path {
-        &self.0.path
-    }
-
-    fn mtime(&self) -> i64 {
-        self.0.mtime()
-    }
-
-    fn is_dir(&self) -> bool {
-        self.0.is_dir()
-    }
-
-    fn size(&self) -> Option<u64> {
-        self.0.size()
-    }
-
-    fn same_file(&self, first: &Self) -> bool {
-        self.0.same_file(first.0)
-    }
-}
-
 /// What [`gather`] found.
 pub struct Found {
     /// The items to store, in order.
@@ -148,8 +118,9 @@ pub const MAX_NAME_LINE: u64 = 4096;
 /// Why a list of names could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum NamesError {
-    /// Reading the list failed.
-    #[error("{0}")]
+    /// Reading the list failed (the system's error is the source, said
+    /// once in a chain of causes).
+    #[error("reading the list of names")]
     Read(#[source] io::Error),
     /// A line is longer than [`MAX_NAME_LINE`].
     #[error(
@@ -553,6 +524,28 @@ mod tests {
         long.push(b'x');
         let err = names_from(&long[..]).unwrap_err();
         assert!(matches!(err, NamesError::LineTooLong), "{err}");
+    }
+
+    #[test]
+    fn a_list_that_cannot_be_read_says_the_system_error_once() {
+        /// A list whose reading fails.
+        struct Failing;
+        impl io::Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("the disk went away"))
+            }
+        }
+        let err = names_from(io::BufReader::new(Failing)).unwrap_err();
+        let mut said = vec![err.to_string()];
+        let mut cause = std::error::Error::source(&err);
+        while let Some(c) = cause {
+            said.push(c.to_string());
+            cause = c.source();
+        }
+        assert_eq!(
+            said.join(": "),
+            "reading the list of names: the disk went away"
+        );
     }
 
     #[test]
