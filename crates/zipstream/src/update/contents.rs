@@ -4,9 +4,9 @@
 //! ([`Contents::New`]), less the entries `-FS` finds gone ([`gone`]); and
 //! what `-FS` and `-sf` compare an archive's entries with.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use super::{Candidate, Change, Mode, Step, changes, is_newer, plan};
+use super::{Candidate, Change, Mode, Step, by_name, changes, is_newer, plan};
 use crate::entry::Entry;
 
 /// What the new archive holds.
@@ -69,10 +69,7 @@ pub fn gone<T: Candidate>(entries: &[Entry], items: &[T]) -> Vec<usize> {
 /// new ones, as Info-ZIP's file sync compares them; an existing
 /// directory is left as it is.
 pub fn changed_only<T: Candidate>(items: Vec<T>, entries: &[Entry]) -> Vec<T> {
-    let existing: HashMap<&str, &Entry> = entries
-        .iter()
-        .map(|e| (e.name.trim_end_matches('/'), e))
-        .collect();
+    let existing = by_name(entries);
     items
         .into_iter()
         .filter(|i| match existing.get(i.name()) {
@@ -89,11 +86,8 @@ pub fn changed_only<T: Candidate>(items: Vec<T>, entries: &[Entry]) -> Vec<T> {
 /// How many of `items` are new to an archive of `entries` (Info-ZIP's
 /// count of the files it scanned).
 pub fn new_count<T: Candidate>(entries: &[Entry], items: &[T]) -> usize {
-    let old: HashSet<&str> = entries
-        .iter()
-        .map(|e| e.name.trim_end_matches('/'))
-        .collect();
-    items.iter().filter(|i| !old.contains(i.name())).count()
+    let old = by_name(entries);
+    items.iter().filter(|i| !old.contains_key(i.name())).count()
 }
 
 /// `-sf`: the items an update would read (as [`newer_only`](super::newer_only)
@@ -102,7 +96,7 @@ pub fn would_add<'a, T: Candidate>(items: &'a [T], entries: &[Entry], mode: Mode
     if !matches!(mode, Mode::Update | Mode::Freshen) {
         return items.iter().collect();
     }
-    let existing = super::by_name(entries);
+    let existing = by_name(entries);
     items
         .iter()
         .filter(|i| is_newer(*i, &existing, mode))
