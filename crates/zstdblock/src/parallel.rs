@@ -305,17 +305,31 @@ fn pipeline<R: Read + Send, W: Write>(
     // the hasher makes when the first frame starts.
     let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
     std::thread::scope(|scope| {
-        scope.spawn(move || walk(source, window_limit, credit_rx, job_tx));
+        let mut stages = vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx))];
         for _ in 0..workers {
             let (jobs, done) = (job_rx.clone(), done_tx.clone());
-            scope.spawn(move || work(jobs, done));
+            stages.push(scope.spawn(move || work(jobs, done)));
         }
         drop(done_tx);
         let pool = pool_tx.clone();
-        scope.spawn(move || execute(job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx));
-        scope.spawn(move || hash(hash_rx, verdict_tx, pool));
+        stages.push(
+            scope.spawn(move || execute(job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx)),
+        );
+        stages.push(scope.spawn(move || hash(hash_rx, verdict_tx, pool)));
         // Returning drops the writer's receivers, which stops the others.
-        write(writer, write_rx, verdict_rx, pool_tx)
+        let written = write(writer, write_rx, verdict_rx, pool_tx);
+        // Joined one by one, not left to the scope, whose wait ends when
+        // each stage's function returns, before its thread has freed its
+        // thread-locals and exited: joined, no thread of the pipeline
+        // outlives the call (a leak check at the fuzz target's exit saw
+        // those thread-locals). A stage's panic goes on as the scope's
+        // would.
+        for stage in stages {
+            if let Err(panic) = stage.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        written
     })
 }
 
