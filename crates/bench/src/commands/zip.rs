@@ -72,6 +72,18 @@ pub(super) fn zip_cases(
         None,
         have_zip.then_some(("Info-ZIP unzip -t", &peer)),
     );
+    if have_zip {
+        let bytes = std::fs::metadata(&archive)
+            .doing("reading the size of perfkit's archive")?
+            .len();
+        held(
+            section,
+            "perfkit unzip -t",
+            format!(
+                "the same archive, perfkit's zip -6 of the corpus file ({bytes} bytes): both inflate every entry and check its CRC-32, writing nothing"
+            ),
+        );
+    }
     if !have_zip {
         section.note(
             "Info-ZIP zip/unzip not installed: zip and unzip -t have no peer row (apt-get install zip unzip)",
@@ -140,11 +152,34 @@ fn held_equal(section: &mut Section, name: &str, ours: &Path, peer: Option<&Path
             .col(
                 "held_equal",
                 format!(
-                    "the same file at level 6; archives {ours_bytes} bytes (perfkit) and {theirs} (Info-ZIP), {ratio:.4}x"
+                    "the same file at level 6; archives {ours_bytes} bytes (perfkit) and {theirs} (Info-ZIP), {ratio:.4}x, {}",
+                    size_verdict(ratio)
                 ),
             );
     }
     *row = with;
+}
+
+/// Whether two archives whose sizes are `ratio` (perfkit's over the
+/// peer's) are the same work: within 1 %, or said not to be, with which is
+/// smaller (issue 64: never a silent unequal ratio).
+fn size_verdict(ratio: f64) -> String {
+    if (ratio - 1.0).abs() <= 0.01 {
+        "within 1 %".to_owned()
+    } else {
+        format!(
+            "NOT equal: perfkit's is {:.1} % {}",
+            (ratio - 1.0).abs() * 100.0,
+            if ratio > 1.0 { "larger" } else { "smaller" }
+        )
+    }
+}
+
+/// Row `name` of `section` says what it holds equal with its peer.
+fn held(section: &mut Section, name: &str, equal: String) {
+    if let Some(row) = section.rows.iter_mut().find(|r| r.name == name) {
+        *row = row.clone().col("held_equal", equal);
+    }
 }
 
 /// `zip -6` beside Info-ZIP on the inputs found on this machine
@@ -266,17 +301,32 @@ pub(super) fn zip_delete_case(
             )?;
         }
     }
+    // What each run left, for the row: the same entries kept as they were.
+    let left = |p: &Path| std::fs::metadata(p).map(|m| m.len()).ok();
+    let (ours_left, peer_left) = (left(&ours_zip), left(&peer_zip));
     let _ = std::fs::remove_file(&ours_zip);
     let _ = std::fs::remove_file(&peer_zip);
     let _ = std::fs::remove_file(&base);
+    let name = format!("zip -d (one entry of a {} MB archive)", size / 1_000_000);
     case(
         section,
-        &format!("zip -d (one entry of a {} MB archive)", size / 1_000_000),
+        &name,
         Work::Bytes(size),
         &ours,
         None,
         have_zip.then_some(("Info-ZIP zip -d", &peer)),
     );
+    if let (true, Some(o), Some(p)) = (have_zip, ours_left, peer_left) {
+        let ratio = o as f64 / p.max(1) as f64;
+        held(
+            section,
+            &format!("perfkit {name}"),
+            format!(
+                "the same {size}-byte archive and entry deleted, the other entries copied as they are; archives left {o} bytes (perfkit) and {p} (Info-ZIP), {ratio:.4}x, {}",
+                size_verdict(ratio)
+            ),
+        );
+    }
     section.note(format!(
         "zip -d: {DELETE_RUNS} interleaved runs, medians; the archive is {DELETE_COPIES} stored copies of the corpus file and one small entry, the one deleted"
     ));
