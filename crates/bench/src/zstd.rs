@@ -546,6 +546,12 @@ fn vs_zstd(
         .output()
         .doing("running zstd --version (install it: apt-get install zstd)")?;
     let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    // The version alone (`v1.5.4`), for the rows: libzstd's version
+    // decides the frames' sizes, so they name both sides'.
+    let cli = version
+        .split_whitespace()
+        .find(|w| w.starts_with('v') && w[1..].starts_with(|c: char| c.is_ascii_digit()))
+        .map_or("version unknown", |w| w.trim_end_matches(','));
     let mut sections = Vec::new();
     for (name, path) in files {
         let size = std::fs::metadata(path)
@@ -557,7 +563,6 @@ fn vs_zstd(
             let level = recipe.level().to_string();
             let strategy = format!("--zstd=strategy={}", recipe.strategy().id());
             let path_s = path.to_str().ok_or_else(|| not_utf8(path))?;
-            let mut one_thread_bytes = 0;
             for threads in [1u32, 2] {
                 let t_flag = if threads == 1 {
                     "--single-thread".to_owned()
@@ -570,13 +575,11 @@ fn vs_zstd(
                 let mut ours = Vec::new();
                 let mut process = Vec::new();
                 let mut theirs = Vec::new();
+                let mut made = 0;
                 for _ in 0..runs {
                     let t = Instant::now();
-                    let made = compress_file(path, params)?;
+                    made = compress_file(path, params)?;
                     ours.push(t.elapsed());
-                    if threads == 1 {
-                        one_thread_bytes = made;
-                    }
                     process.push(run_timed(&mut perfkit.command(&Invocation::Compress {
                         input: path,
                         recipe,
@@ -594,28 +597,68 @@ fn vs_zstd(
                         path_s,
                     ])?);
                 }
+                let what = format!("compress {recipe} T{threads}");
                 push_pair(
                     &mut section,
-                    &format!("compress {recipe} T{threads}"),
+                    &what,
                     [&mut ours, &mut process, &mut theirs],
                     mb,
                 );
+                // Equal work (issue 64): both are libzstd at the same level,
+                // strategy and threads; the frames' sizes say whether they
+                // match, each perfkit row beside the CLI's.
+                let peer_file = scratch.join("peer-sized.zst");
+                let peer_s = peer_file.to_str().ok_or_else(|| not_utf8(&peer_file))?;
+                peer_frame(path_s, &level, &strategy, &[&t_flag], peer_s)?;
+                let peer_bytes = file_size(&peer_file)?;
+                let ours_file = scratch.join("perfkit-sized.zst");
+                perfkit_measure::child::run(
+                    perfkit
+                        .command(&Invocation::Compress {
+                            input: path,
+                            recipe,
+                            threads: Some(threads),
+                            output: Some(&ours_file),
+                        })
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::null()),
+                )?;
+                let process_bytes = file_size(&ours_file)?;
+                let _ = std::fs::remove_file(&ours_file);
+                let threads_words = if threads == 1 {
+                    "on one thread".to_owned()
+                } else {
+                    format!("on {threads} workers")
+                };
+                for (side, ours_bytes) in [("perfkit", made), ("perfkit process", process_bytes)] {
+                    let ratio = ours_bytes as f64 / peer_bytes.max(1) as f64;
+                    held_row(
+                        &mut section,
+                        &format!("{what} {side}"),
+                        &[
+                            ("out_bytes", Value::from(ours_bytes)),
+                            ("peer_out_bytes", Value::from(peer_bytes)),
+                            ("size_vs_peer", Value::num(ratio, 4)),
+                        ],
+                        format!(
+                            "level {level} strategy {} {threads_words}, libzstd {} (perfkit) and the CLI's own, {cli}; frames {ours_bytes} bytes (perfkit) and {peer_bytes} (zstd {t_flag}), {ratio:.4}x, {}",
+                            recipe.strategy().id(),
+                            zstdkit::zstd_version(),
+                            if ours_bytes == peer_bytes {
+                                "the same size".to_owned()
+                            } else if (ratio - 1.0).abs() <= 0.01 {
+                                "not the same size, within 1 %".to_owned()
+                            } else {
+                                format!(
+                                    "NOT equal: perfkit's is {:.1} % {}",
+                                    (ratio - 1.0).abs() * 100.0,
+                                    if ratio > 1.0 { "larger" } else { "smaller" }
+                                )
+                            }
+                        ),
+                    );
+                }
             }
-            // Equal work (issue 64): both are libzstd at the same level and
-            // strategy; the one-thread frames' sizes say whether they match.
-            let single = scratch.join("peer-single.zst");
-            let single_s = single.to_str().ok_or_else(|| not_utf8(&single))?;
-            peer_frame(path_s, &level, &strategy, &["--single-thread"], single_s)?;
-            let peer_bytes = std::fs::metadata(&single)
-                .doing("reading the zstd CLI's frame size")?
-                .len();
-            section.note(format!(
-                "compress {recipe} T1: held equal: level {level} strategy {} on one thread, libzstd {} (perfkit) and the CLI's own ({version}); frames {one_thread_bytes} bytes (perfkit) and {peer_bytes} (zstd --single-thread), {:.4}x{}",
-                recipe.strategy().id(),
-                zstdkit::zstd_version(),
-                one_thread_bytes as f64 / peer_bytes.max(1) as f64,
-                if one_thread_bytes == peer_bytes { ", the same size" } else { ", not the same size" }
-            ));
             // Decompression of the same frame (made by zstd) by both.
             let frame = scratch.join("peer.zst");
             let frame_s = frame.to_str().ok_or_else(|| not_utf8(&frame))?;
@@ -637,20 +680,51 @@ fn vs_zstd(
                 )?);
                 theirs.push(run_zstd(&["-q", "-d", "-c", frame_s])?);
             }
+            let what = format!("decompress {recipe}");
             push_pair(
                 &mut section,
-                &format!("decompress {recipe}"),
+                &what,
                 [&mut ours, &mut process, &mut theirs],
                 mb,
             );
+            let frame_bytes = file_size(&frame)?;
+            for side in ["perfkit", "perfkit process"] {
+                held_row(
+                    &mut section,
+                    &format!("{what} {side}"),
+                    &[("in_bytes", Value::from(frame_bytes))],
+                    format!(
+                        "the same frame, the zstd CLI's ({frame_bytes} bytes), decoded by both to {size} bytes (checked in process)"
+                    ),
+                );
+            }
         }
         section.note(format!(
             "peer: {version}; `perfkit` rows stream the file in-process (the library), `perfkit process` rows run `perfkit compress -c` / `decompress -c` as a child like the zstd CLI (spawn to exit, output to /dev/null): compare those two for like with like; \
-             vs_zstd = zstd median time / the row's median time (> 1: perfkit faster); medians of {runs} interleaved runs"
+             vs_zstd = zstd median time / the row's median time (> 1: perfkit faster); medians of {runs} interleaved runs; held_equal (--wide, JSON): what each perfkit row holds equal with the CLI (level, strategy and threads, both frames' sizes and whether they match; the decompress rows decode the CLI's frame)"
         ));
         sections.push(section);
     }
     Ok(sections)
+}
+
+/// A file's size in bytes.
+fn file_size(path: &Path) -> Result<u64> {
+    Ok(std::fs::metadata(path)
+        .doing_with(|| format!("reading {}'s size", path.display()))?
+        .len())
+}
+
+/// Row `name` of `section` gets `cols` and a `held_equal` column saying
+/// what it holds equal with the zstd CLI (issue 64).
+fn held_row(section: &mut Section, name: &str, cols: &[(&str, Value)], equal: String) {
+    if let Some(row) = section.rows.iter_mut().find(|r| r.name == name) {
+        let mut with = row.clone();
+        for (c, v) in cols {
+            with = with.col(c, v.clone());
+        }
+        *row = with.col("held_equal", equal);
+    }
 }
 
 /// A path the zstd CLI cannot be given as an argument here.

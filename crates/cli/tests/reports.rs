@@ -367,6 +367,49 @@ fn vs_zstd_times_perfkit_as_a_process_too() {
     assert_eq!(checked, 3);
     let notes = section["notes"].to_string();
     assert!(notes.contains("perfkit process"), "{notes}");
+    // Equal work (issue 64): each compress row gives both frames' sizes
+    // beside its ratio and says whether they match; the process rows'
+    // size is the command's own frame, made again here.
+    for threads in [1, 2] {
+        let what = format!("compress fast T{threads}");
+        for side in ["perfkit", "perfkit process"] {
+            let row = rows
+                .iter()
+                .find(|r| r["name"] == format!("{what} {side}"))
+                .unwrap();
+            let (ours, theirs) = (
+                row["out_bytes"].as_u64().unwrap(),
+                row["peer_out_bytes"].as_u64().unwrap(),
+            );
+            let held = row["held_equal"].as_str().unwrap();
+            assert!(
+                held.contains(&format!("frames {ours} bytes (perfkit) and {theirs} (zstd")),
+                "{what} {side}: {held}"
+            );
+            let within = (ours as f64 / theirs as f64 - 1.0).abs() <= 0.01;
+            assert_eq!(held.contains("the same size"), ours == theirs, "{held}");
+            assert_eq!(held.contains("NOT equal"), !within, "{held}");
+            if side == "perfkit process" {
+                let frame = ok(perfkit()
+                    .args(["compress", "--recipe", "fast", "-T"])
+                    .arg(threads.to_string())
+                    .arg("-c")
+                    .arg(&input));
+                assert_eq!(frame.stdout.len() as u64, ours, "{what}");
+            }
+        }
+    }
+    let decompress = rows
+        .iter()
+        .find(|r| r["name"] == "decompress fast perfkit process")
+        .unwrap();
+    assert!(
+        decompress["held_equal"]
+            .as_str()
+            .unwrap()
+            .contains("the same frame"),
+        "{decompress}"
+    );
 }
 
 #[test]
@@ -603,6 +646,29 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
     ));
     let (rows, _) = command_rows(&doc);
     let summary = doc["summary"].as_array().unwrap();
+    // Equal work (issue 64): every zip and unzip row beside Info-ZIP says
+    // what it holds equal, and a zip row gives both archives' sizes and
+    // says whether they are within 1 %, recomputed here from the sizes.
+    for row in rows.iter().filter(|r| {
+        let n = r["name"].as_str().unwrap();
+        (n.starts_with("perfkit zip") || n.starts_with("perfkit unzip")) && r.get("peer").is_some()
+    }) {
+        let name = row["name"].as_str().unwrap();
+        let held = row["held_equal"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name} holds nothing equal: {row}"));
+        if let (Some(ours), Some(theirs)) =
+            (row["out_bytes"].as_u64(), row["peer_out_bytes"].as_u64())
+        {
+            let within = (ours as f64 / theirs as f64 - 1.0).abs() <= 0.01;
+            assert!(
+                held.contains(&format!("{ours} bytes (perfkit) and {theirs}")),
+                "{name}: {held}"
+            );
+            assert_eq!(held.contains("within 1 %"), within, "{name}: {held}");
+            assert_eq!(held.contains("NOT equal"), !within, "{name}: {held}");
+        }
+    }
     let mut with_peers = vec![
         "perfkit compress --recipe balanced",
         "perfkit zip (deflate -6)",
