@@ -199,7 +199,8 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     let on_exists = if backup {
         Some(backup_hook(&options.dir, options.overwrite, |at, e| {
             let at = perfkit::printable::name(&at.display().to_string()).into_owned();
-            eprintln!("perfkit unzip: {at}: cannot back it up (-B): {e}; kept");
+            let why = perfkit_report::os_words(e);
+            eprintln!("perfkit unzip: {at}: cannot back it up (-B): {why}; kept");
         }))
     } else {
         prompt.as_ref().map(super::extracting::Prompt::hook)
