@@ -114,6 +114,19 @@ fn zip_and_unzip_failures_say_the_os_words_and_the_path() {
         assert!(!err.contains("(os error"), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
+    // -B cannot back up a.txt when a.txt~ (taken over under -o) is a
+    // folder: the file is kept, said in the OS's words.
+    std::fs::create_dir_all(d.join("a.txt~/in")).unwrap();
+    let out = perfkit()
+        .current_dir(d)
+        .args(["unzip", "-q", "-B", "-o", "a.zip"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim_end(),
+        "perfkit unzip: ./a.txt: cannot back it up (-B): Is a directory; kept"
+    );
     for args in [&["unzip", "-p", "a.zip"][..], &["unzip", "-c", "a.zip"]] {
         let out = perfkit()
             .current_dir(d)
