@@ -345,3 +345,44 @@ fn a_patch_is_planned_for_the_largest_input_before_any_is_read() {
     o.mode = Mode::Decompress;
     assert!(o.preamble(&[small], 0).is_empty(), "only when compressing");
 }
+
+/// 26cd9b6's one change: whether an input was copied through is its own,
+/// so an input the block decoder takes after one copied through still
+/// gets its `-v` line (the binary's coder kept the previous input's flag).
+#[test]
+fn an_input_decoded_after_one_copied_through_gets_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.zst");
+    let frame = dir.path().join("frame.zst");
+    std::fs::write(&plain, TEXT).unwrap();
+    std::fs::write(
+        &frame,
+        crate::compress(&TEXT.repeat(10), Params::for_level(3)).unwrap(),
+    )
+    .unwrap();
+    let mut options = Options::new(vec![plain.clone(), frame.clone()], Mode::Decompress);
+    options.pass_through = Some(true);
+    options.decoder = Decoder::Perfkit;
+    options.verbose = true;
+    let mut console = Recorder::default();
+    assert_eq!(
+        run(&options, &mut console),
+        Finished::Done { failed: false }
+    );
+    assert_eq!(std::fs::read(dir.path().join("plain")).unwrap(), TEXT);
+    let decoded = std::fs::read(dir.path().join("frame")).unwrap();
+    assert_eq!(decoded, TEXT.repeat(10));
+    let name = |p: &Path| summary::name(p);
+    let line = |p: &Path, n: usize| summary::decompressed(&name(p), n as u64);
+    // zstd says nothing of the input copied through, and its line of the other.
+    assert!(
+        !console.lines.contains(&line(&plain, TEXT.len())),
+        "{:?}",
+        console.lines
+    );
+    assert!(
+        console.lines.contains(&line(&frame, decoded.len())),
+        "{:?}",
+        console.lines
+    );
+}
