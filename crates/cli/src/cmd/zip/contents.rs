@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use zipstream::update::{self, Mode};
 
 use super::args::usage_error;
@@ -48,8 +48,9 @@ pub(super) fn archive_alone(
             bail!("{shown}: no such archive (-sf alone lists an existing one)");
         };
         let mut out = io::stdout().lock();
-        update::write_contains(u.archive.entries(), &mut out)?;
-        out.flush()?;
+        update::write_contains(u.archive.entries(), &mut out)
+            .and_then(|()| out.flush())
+            .context("writing to standard output")?;
         return Ok(ControlFlow::Break(ExitCode::SUCCESS));
     }
     if let (Some(u), true) = (update, no_paths && !opts.copy) {

@@ -89,8 +89,9 @@ pub(super) fn delete(u: &Update, opts: &Options) -> Result<Option<Vec<usize>>> {
     if opts.show_files {
         // -sf -d: Info-ZIP's list of what would go, nothing written.
         let mut out = io::stdout().lock();
-        update::write_would_delete(entries, &plan.deleted, &mut out)?;
-        out.flush()?;
+        update::write_would_delete(entries, &plan.deleted, &mut out)
+            .and_then(|()| out.flush())
+            .context("writing to standard output")?;
         return Ok(None);
     }
     if plan.deleted.is_empty() {
@@ -153,9 +154,9 @@ pub(super) fn print_copying(u: &Update, chosen: &[usize], opts: &Options) -> Res
         let mut out = io::stdout().lock();
         for &i in chosen {
             let name = perfkit::printable::name(&u.archive.entries()[i].name);
-            writeln!(out, " copying: {name}")?;
+            writeln!(out, " copying: {name}").context("writing to standard output")?;
         }
-        out.flush()?;
+        out.flush().context("writing to standard output")?;
     }
     Ok(())
 }
@@ -171,7 +172,8 @@ pub(super) fn show_files(
     // files it would read).
     let chosen = update::would_add(found, entries, mode);
     let mut out = io::stdout().lock();
-    update::write_would_add(&chosen, &mut out)?;
-    out.flush()?;
+    update::write_would_add(&chosen, &mut out)
+        .and_then(|()| out.flush())
+        .context("writing to standard output")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,10 @@ use zipstream::listing::{Kind, Listing, Tally, comment_lines, heading};
 use zipstream::names::Lowering;
 use zipstream::pattern::{Selection, archives_matching, find_archive, is_wildcard};
 
+/// What a failed write to stdout was doing, for the message (a listing,
+/// `-t`'s lines, `-p`'s data): the OS's words alone do not say.
+const STDOUT: &str = "writing to standard output";
+
 /// How `perfkit unzip` was asked to run.
 #[derive(Debug)]
 pub struct UnzipOptions {
@@ -88,7 +92,7 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
         return Ok(super::args::unzip_usage_error(why));
     }
     if options.archive.as_os_str().is_empty() {
-        super::args::print_usage("unzip").context("writing to standard output")?;
+        super::args::print_usage("unzip").context(STDOUT)?;
         return Ok(ExitCode::SUCCESS);
     }
     if options.archive.as_os_str() == "-" {
@@ -245,11 +249,11 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     if options.comment {
         // Info-ZIP's `-z`: the Archive: line, then the comment if any.
         let a = ZipArchive::new(src).with_context(|| format!("reading {name}"))?;
-        writeln!(out, "Archive:  {name}")?;
+        writeln!(out, "Archive:  {name}").context(STDOUT)?;
         if !a.raw_comment().is_empty() {
-            writeln!(out, "{}", comment_lines(a.raw_comment()))?;
+            writeln!(out, "{}", comment_lines(a.raw_comment())).context(STDOUT)?;
         }
-        out.flush().context("writing to standard output")?;
+        out.flush().context(STDOUT)?;
         return Ok(ExitCode::SUCCESS);
     }
     if options.zipinfo.is_some() || listing.is_some() {
@@ -273,14 +277,14 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
         |e: &zipstream::Entry| sel.wants(&shown_name(options, e)) && newer_than_on_disk(options, e);
     let heading = heading(&name, a.comment());
     if options.test || options.pipe || options.to_screen {
-        pass(options).header(&heading, &mut out)?;
+        pass(options).header(&heading, &mut out).context(STDOUT)?;
         let mut passing = Passing::new(pass(options));
         let res = zipstream::read_archive_data(&mut a, &opts, &select, &mut |e, b| {
             passing.piece(e, b, &mut out)
         });
         let n = passed(passing, res).with_context(|| format!("reading {name}"))?;
         tested_footer(options, &name, n, &mut out)?;
-        out.flush().context("writing to standard output")?;
+        out.flush().context(STDOUT)?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut opts = opts;
@@ -316,7 +320,7 @@ fn from_stdin(
     let mut r = ZipStreamReader::new(io::BufReader::with_capacity(128 << 10, io::stdin().lock()));
     if let Some(kind) = listing {
         r.set_password(opts.password.as_deref());
-        let mut list = Listing::start(kind, name, options.quiet, out)?;
+        let mut list = Listing::start(kind, name, options.quiet, out).context(STDOUT)?;
         let mut count = 0u64;
         while let Some(mut e) = r.next_entry().with_context(|| format!("reading {name}"))? {
             count += 1;
@@ -328,12 +332,12 @@ fn from_stdin(
             r.read_through(&mut e)
                 .with_context(|| format!("reading {name}"))?;
             if sel.wants(&shown_name(options, &e)) {
-                list.entry(&e, out)?;
+                list.entry(&e, out).context(STDOUT)?;
             }
         }
-        list.finish(out)?;
+        list.finish(out).context(STDOUT)?;
     } else if options.test || options.pipe || options.to_screen {
-        pass(options).header(name, out)?;
+        pass(options).header(name, out).context(STDOUT)?;
         let mut passing = Passing::new(pass(options));
         let res = zipstream::read_stream_data(
             &mut r,
@@ -354,7 +358,7 @@ fn from_stdin(
         .with_context(|| format!("extracting {name}"))?;
     }
     check_all_matched(sel, raw_name)?;
-    out.flush().context("writing to standard output")?;
+    out.flush().context(STDOUT)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -377,9 +381,9 @@ fn set_archive_time(
             .with_context(|| format!("setting the time of {name} (-T)"))?;
     }
     if options.quiet == 0 {
-        writeln!(out, "Updated time stamp for {name}.")?;
+        writeln!(out, "Updated time stamp for {name}.").context(STDOUT)?;
     }
-    out.flush().context("writing to standard output")?;
+    out.flush().context(STDOUT)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -447,19 +451,21 @@ fn list_archive<R: io::Read + io::Seek>(
             members,
             chosen.map(|(e, _)| e),
             out,
-        )?;
+        )
+        .context(STDOUT)?;
     } else if let Some(kind) = listing {
         let limit = ExtractOptions::default().max_entries;
         if a.entries().len() as u64 > limit {
             bail!("{name}: {} entries, more than {limit}", a.entries().len());
         }
-        let mut list = Listing::start(kind, &heading(name, a.comment()), options.quiet, out)?;
+        let mut list = Listing::start(kind, &heading(name, a.comment()), options.quiet, out)
+            .context(STDOUT)?;
         for (e, _) in a.entries().iter().zip(&chosen).filter(|(_, c)| **c) {
-            list.entry(e, out)?;
+            list.entry(e, out).context(STDOUT)?;
         }
-        list.finish(out)?;
+        list.finish(out).context(STDOUT)?;
     }
-    out.flush()?;
+    out.flush().context(STDOUT)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -475,7 +481,7 @@ fn narrate(
     if options.quiet > 0 {
         return Ok(None);
     }
-    out.flush()?;
+    out.flush().context(STDOUT)?;
     let (lines, hook) = super::extracting::Lines::start(name, &options.dir, io::stdout())?;
     opts.on_placed = Some(hook);
     Ok(Some(lines))
@@ -496,7 +502,7 @@ fn pass(options: &UnzipOptions) -> Pass {
 /// named as one; how many entries passed.
 fn passed<T>(pass: Passing, res: zipstream::Result<T>) -> Result<u64> {
     match pass.check(res) {
-        Err(err) => Err(err).context("writing to standard output"),
+        Err(err) => Err(err).context(STDOUT),
         Ok(res) => Ok(res?),
     }
 }
@@ -509,5 +515,7 @@ fn tested_footer(
     out: &mut impl Write,
 ) -> Result<()> {
     let selected = !(options.members.is_empty() && options.exclude.is_empty());
-    Ok(pass(options).footer(name, selected, tested, out)?)
+    Ok(pass(options)
+        .footer(name, selected, tested, out)
+        .context(STDOUT)?)
 }
