@@ -127,10 +127,24 @@ fn zip_and_unzip_failures_say_the_os_words_and_the_path() {
         err.trim_end(),
         "perfkit unzip: ./a.txt: cannot back it up (-B): Is a directory; kept"
     );
-    for args in [&["unzip", "-p", "a.zip"][..], &["unzip", "-c", "a.zip"]] {
+    // Every line a listing, -t or -sf writes is a write to stdout, and
+    // its failure is named so, however short the output.
+    let full_stdout: &[&[&str]] = &[
+        &["unzip", "-p", "a.zip"],
+        &["unzip", "-c", "a.zip"],
+        &["unzip", "-t", "a.zip"],
+        &["unzip", "-l", "a.zip"],
+        &["unzip", "-v", "a.zip"],
+        &["unzip", "-Z", "a.zip"],
+        &["unzip", "-z", "a.zip"],
+        &["zip", "-sf", "a.zip"],
+        &["zip", "-sf", "a.zip", "a.txt"],
+        &["zip", "-sf", "a.zip", "-d", "a.txt"],
+    ];
+    for args in full_stdout {
         let out = perfkit()
             .current_dir(d)
-            .args(args)
+            .args(*args)
             .stdout(
                 std::fs::File::options()
                     .write(true)
