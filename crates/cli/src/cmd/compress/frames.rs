@@ -15,6 +15,9 @@ use anyhow::{Context, Result, bail};
 use zstdkit::frame::Summary;
 use zstdkit::job::listing::Listing;
 
+/// What a failed write of the listing was doing, for the message.
+const STDOUT: &str = "writing to standard output";
+
 /// Lists `files` as `zstd -l` does (with `verbose`, as `zstd -lv`): one
 /// row per file and a total when there are several. A file that cannot be
 /// read is reported on stderr and the rest are still listed. A
@@ -24,7 +27,7 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
         bail!("--list reads files, not stdin (it needs to know where the input ends)");
     }
     let stdout = io::stdout();
-    let mut listing = Listing::new(stdout.lock(), verbose)?;
+    let mut listing = Listing::new(stdout.lock(), verbose).context(STDOUT)?;
     let mut failed = false;
     for path in files {
         let name = perfkit::printable::name(&path.to_string_lossy()).into_owned();
@@ -34,7 +37,7 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
         let s = match s {
             Ok(s) => s,
             Err(e) => {
-                listing.flush()?;
+                listing.flush().context(STDOUT)?;
                 let _ = writeln!(io::stderr(), "perfkit: {name}: {}", super::sentence(&e));
                 failed = true;
                 continue;
@@ -45,9 +48,9 @@ pub fn list(files: &[PathBuf], verbose: bool) -> Result<ExitCode> {
             .ok()
             .and_then(|f| zstdkit::seekable::SeekableReader::new(f).ok())
             .map(|r| r.table().clone());
-        listing.file(&name, &s, seekable.as_ref())?;
+        listing.file(&name, &s, seekable.as_ref()).context(STDOUT)?;
     }
-    let _ = listing.finish()?;
+    let _ = listing.finish().context(STDOUT)?;
     Ok(if failed {
         ExitCode::FAILURE
     } else {
