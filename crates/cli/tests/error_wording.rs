@@ -178,6 +178,9 @@ fn every_failed_write_or_read_names_what_and_says_it_in_words() {
             .args(["betree", cmd, "--params", "8", "--count", n, "-o", cmd]));
     }
     std::fs::write(d.join("msgs.txt"), "garbage line\n").unwrap();
+    ok(perfkit()
+        .current_dir(d)
+        .args(["compress", "-q", "-k", "msgs.txt"]));
     let log = d.join("run.hlog");
     ok(perfkit()
         .current_dir(d)
@@ -208,6 +211,7 @@ fn every_failed_write_or_read_names_what_and_says_it_in_words() {
         ],
         &["report", "merge", "run.hlog"],
         &["report", "merge", "run.hlog", "--json"],
+        &["decompress", "--list", "msgs.txt.zst"],
     ];
     let missing: &[&[&str]] = &[
         &["fix", "check", "nothere/msgs.txt"],
