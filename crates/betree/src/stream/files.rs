@@ -1,7 +1,8 @@
 //! The files a search reads and writes, named by path: an expression file
 //! (and a domain file) loaded into an [`Index`], an event file opened as an
-//! [`EventReader`], an output landed whole or not at all (a search's, or a
-//! generated workload's), two outputs compared. A path of `-` is stdin for an input, and for an output the
+//! [`EventReader`], an output landed whole or not at all (a search's,
+//! [`search_to`], or a generated workload's, [`generate`]), two outputs
+//! compared. A path of `-` is stdin for an input, and for an output the
 //! writer the caller passes (its standard output: this crate prints
 //! nothing itself).
 //!
