@@ -85,7 +85,7 @@ pub trait Console {
     fn may_overwrite(&mut self, path: &Path, stdin_is_input: bool) -> Result<(), Declined>;
     /// The progress of the input `path` of `size` bytes (if known):
     /// called with the input's bytes done now and then, and `None` once
-    /// it is coded.
+    /// it is coded (an input that failed drops it without `None`).
     fn progress(&mut self, path: &Path, size: Option<u64>) -> Box<dyn FnMut(Option<u64>)>;
     /// Standard output, for an input whose output goes there.
     fn stdout(&mut self) -> Box<dyn Write + Send>;
