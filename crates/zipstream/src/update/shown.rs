@@ -11,7 +11,8 @@ use crate::entry::Entry;
 use crate::listing::printable_name;
 
 /// The uncompressed sizes of the `entries` at `indexes`, added with
-/// wrapping as Info-ZIP adds them.
+/// wrapping as Info-ZIP adds them. The indexes are the entries' own (as
+/// [`deletion`](super::deletion) gives them); one past the end panics.
 pub fn total_size(entries: &[Entry], indexes: &[usize]) -> u64 {
     indexes
         .iter()
@@ -29,7 +30,8 @@ pub fn write_contains(entries: &[Entry], out: &mut impl Write) -> io::Result<()>
     writeln!(out, "Total {} entries ({bytes} bytes)", entries.len())
 }
 
-/// `zip -sf -d`: the entries at `deleted` that would go.
+/// `zip -sf -d`: the entries at `deleted` that would go (indexes into
+/// `entries`, as [`total_size`] takes them).
 pub fn write_would_delete(
     entries: &[Entry],
     deleted: &[usize],
