@@ -70,12 +70,7 @@ impl<W: Write + Send + 'static> Lines<W> {
     /// the rest, for [`ExtractOptions::on_placed`](crate::ExtractOptions);
     /// `dir` is the `-d` destination, as the user wrote it.
     pub fn start(archive: &str, dir: &Path, out: W) -> io::Result<(Lines<W>, PlacedHook)> {
-        let dir = dir.display().to_string();
-        let prefix = if dir == "." {
-            String::new()
-        } else {
-            format!("{}/", dir.trim_end_matches('/'))
-        };
+        let prefix = dir_prefix(dir);
         let mut out = BufWriter::new(out);
         writeln!(out, "Archive:  {archive}")?;
         let shared = Arc::new(Mutex::new(Progress {
@@ -107,6 +102,18 @@ impl<W: Write + Send + 'static> Lines<W> {
         if let Ok(mut g) = self.out.lock() {
             let _ = g.out.flush();
         }
+    }
+}
+
+/// What goes before a file's name in Info-ZIP unzip's lines and questions:
+/// the `-d` destination `dir` as the user wrote it, with one `/`, or
+/// nothing for `.`.
+pub(super) fn dir_prefix(dir: &Path) -> String {
+    let dir = dir.display().to_string();
+    if dir == "." {
+        String::new()
+    } else {
+        format!("{}/", dir.trim_end_matches('/'))
     }
 }
 

@@ -26,7 +26,7 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use super::lines::Lines;
+use super::lines::{Lines, dir_prefix};
 use crate::listing::printable_name;
 use crate::{Existing, ExistsHook};
 
@@ -69,15 +69,9 @@ impl<W: Write + Send + 'static> Prompt<W> {
         questions: impl Write + Send + 'static,
         answers: impl Read + Send + 'static,
     ) -> Prompt<W> {
-        let dir = dir.display().to_string();
-        let prefix = if dir == "." {
-            String::new()
-        } else {
-            format!("{}/", dir.trim_end_matches('/'))
-        };
         Prompt {
             state: Arc::new(Mutex::new(Asked {
-                prefix,
+                prefix: dir_prefix(dir),
                 always: None,
                 dry: false,
                 junk_paths,
