@@ -72,6 +72,37 @@ pub fn missing_note(name: &str) -> String {
     )
 }
 
+/// How far apart two outputs' sizes may be, in percent of the peer's, and
+/// still count as the same work when perfkit is compared with a peer
+/// (issue 64).
+pub const EQUAL_SIZE_PERCENT: u64 = 1;
+
+/// Whether outputs of `ours` and `theirs` bytes are the same work
+/// ([`EQUAL_SIZE_PERCENT`]); in whole numbers, so that exactly 1 % off
+/// counts as within it.
+pub fn equal_size(ours: u64, theirs: u64) -> bool {
+    u128::from(ours.abs_diff(theirs)) * 100 <= u128::from(theirs) * u128::from(EQUAL_SIZE_PERCENT)
+}
+
+/// How an output of `ours` bytes compares with one of `theirs`, in the
+/// words every row's `held_equal` uses, so that a row off by more than
+/// [`EQUAL_SIZE_PERCENT`] says so: "the same size (within 1 %)", "within 1 %", or
+/// "NOT equal: 1.6 % smaller" (ours against theirs).
+pub fn size_verdict(ours: u64, theirs: u64) -> String {
+    if ours == theirs {
+        return "the same size (within 1 %)".to_owned();
+    }
+    if equal_size(ours, theirs) {
+        return "within 1 %".to_owned();
+    }
+    let ratio = ours as f64 / theirs.max(1) as f64;
+    format!(
+        "NOT equal: {:.1} % {}",
+        (ratio - 1.0).abs() * 100.0,
+        if ours > theirs { "larger" } else { "smaller" }
+    )
+}
+
 /// How many of a peer's last stderr lines are kept to quote in an error.
 const STDERR_LINES: usize = 8;
 
@@ -482,5 +513,15 @@ mod tests {
         drop(p);
         let took = t.elapsed();
         assert!(took >= EXIT_GRACE && took < EXIT_GRACE * 4, "{took:?}");
+    }
+
+    #[test]
+    fn sizes_more_than_one_percent_apart_are_said_not_equal() {
+        assert_eq!(size_verdict(100, 100), "the same size (within 1 %)");
+        assert_eq!(size_verdict(1010, 1000), "within 1 %");
+        assert_eq!(size_verdict(990, 1000), "within 1 %");
+        assert_eq!(size_verdict(1011, 1000), "NOT equal: 1.1 % larger");
+        assert_eq!(size_verdict(984, 1000), "NOT equal: 1.6 % smaller");
+        assert_eq!(size_verdict(5, 0), "NOT equal: 400.0 % larger");
     }
 }

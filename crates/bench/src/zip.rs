@@ -34,7 +34,7 @@ use zipstream::{
 };
 
 use crate::error::{Error, IoContext, Result, StepContext};
-use crate::peer;
+use crate::peer::{self, equal_size, size_verdict};
 use perfkit_corpus::{self as corpus, Kind};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
 use perfkit_report::{Report, Row, RunInfo, Section, Value};
@@ -400,16 +400,6 @@ impl Archiver<'_> {
     }
 }
 
-/// How far apart two archives' sizes may be and still count as the same
-/// work (issue 64): 1 %.
-pub(crate) const EQUAL_SIZE: f64 = 0.01;
-
-/// Whether archives of `a` and `b` bytes are the same size within
-/// [`EQUAL_SIZE`].
-fn equal_size(a: u64, b: u64) -> bool {
-    (a as f64 / b.max(1) as f64 - 1.0).abs() <= EQUAL_SIZE
-}
-
 /// The JSON-only column saying how a row's CPU is held at the sync
 /// writer's archive size: `within 1 %`, `interpolated` (between two of a
 /// peer's levels, neither within 1 %) or `not equal` (the summary leaves
@@ -451,9 +441,10 @@ struct Searched {
 /// mostly shrink level by level but not always (zlib's levels 1-3 use
 /// another strategy than 4-9, and flat stretches are common), so the
 /// nearest of the levels tried is kept, not the last; on a tie, the one
-/// nearer `start`. When none is within 1 % ([`EQUAL_SIZE`]) and the walk
-/// crossed the target, the two levels either side of it are the answer
-/// (the nearer first), for the CPU at the target to be interpolated.
+/// nearer `start`. When none is within 1 %
+/// ([`peer::EQUAL_SIZE_PERCENT`]) and the walk crossed the target, the two
+/// levels either side of it are the answer (the nearer first), for the CPU
+/// at the target to be interpolated.
 fn nearest_level(
     target: u64,
     start: u32,
@@ -565,24 +556,12 @@ impl Held {
 
     /// What the row holds equal with our sync writer, in words: the
     /// level, both archives' sizes, and whether they are within 1 %
-    /// ([`EQUAL_SIZE`]), said either way.
+    /// ([`peer::EQUAL_SIZE_PERCENT`]), said either way.
     fn text(&self) -> String {
         let (out, sync_out, level) = (self.out, self.sync_out, self.bench_level);
         let compared = self.compared();
         let ratio = compared as f64 / sync_out.max(1) as f64;
-        let verdict = if equal_size(compared, sync_out) {
-            "within 1 %".to_owned()
-        } else {
-            format!(
-                "NOT equal: {:.1} % {} than the sync writer's",
-                (ratio - 1.0).abs() * 100.0,
-                if compared > sync_out {
-                    "larger"
-                } else {
-                    "smaller"
-                }
-            )
-        };
+        let verdict = size_verdict(compared, sync_out);
         let sizes = format!(
             "archives {out} bytes and the sync writer's {sync_out}, {ratio:.4}x, {verdict}"
         );

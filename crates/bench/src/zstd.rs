@@ -644,17 +644,7 @@ fn vs_zstd(
                             "level {level} strategy {} {threads_words}, libzstd {} (perfkit) and the CLI's own, {cli}; frames {ours_bytes} bytes (perfkit) and {peer_bytes} (zstd {t_flag}), {ratio:.4}x, {}",
                             recipe.strategy().id(),
                             zstdkit::zstd_version(),
-                            if ours_bytes == peer_bytes {
-                                "the same size".to_owned()
-                            } else if (ratio - 1.0).abs() <= 0.01 {
-                                "not the same size, within 1 %".to_owned()
-                            } else {
-                                format!(
-                                    "NOT equal: perfkit's is {:.1} % {}",
-                                    (ratio - 1.0).abs() * 100.0,
-                                    if ratio > 1.0 { "larger" } else { "smaller" }
-                                )
-                            }
+                            crate::peer::size_verdict(ours_bytes, peer_bytes)
                         ),
                     );
                 }

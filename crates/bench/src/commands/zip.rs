@@ -153,26 +153,11 @@ fn held_equal(section: &mut Section, name: &str, ours: &Path, peer: Option<&Path
                 "held_equal",
                 format!(
                     "the same file at level 6; archives {ours_bytes} bytes (perfkit) and {theirs} (Info-ZIP), {ratio:.4}x, {}",
-                    size_verdict(ratio)
+                    crate::peer::size_verdict(ours_bytes, theirs)
                 ),
             );
     }
     *row = with;
-}
-
-/// Whether two archives whose sizes are `ratio` (perfkit's over the
-/// peer's) are the same work: within 1 %, or said not to be, with which is
-/// smaller (issue 64: never a silent unequal ratio).
-fn size_verdict(ratio: f64) -> String {
-    if (ratio - 1.0).abs() <= 0.01 {
-        "within 1 %".to_owned()
-    } else {
-        format!(
-            "NOT equal: perfkit's is {:.1} % {}",
-            (ratio - 1.0).abs() * 100.0,
-            if ratio > 1.0 { "larger" } else { "smaller" }
-        )
-    }
 }
 
 /// Row `name` of `section` says what it holds equal with its peer.
@@ -323,7 +308,7 @@ pub(super) fn zip_delete_case(
             &format!("perfkit {name}"),
             format!(
                 "the same {size}-byte archive and entry deleted, the other entries copied as they are; archives left {o} bytes (perfkit) and {p} (Info-ZIP), {ratio:.4}x, {}",
-                size_verdict(ratio)
+                crate::peer::size_verdict(o, p)
             ),
         );
     }
