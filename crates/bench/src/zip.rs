@@ -681,6 +681,7 @@ pub fn measure(args: &Settings) -> Result<Report> {
             let pairings: Vec<Pairing> = modes
                 .iter()
                 .map(|&m| {
+                    // Level 0 stores, the same work for every writer.
                     if !m.is_peer() || args.level == 0 {
                         return Ok(Pairing {
                             level: args.level,
