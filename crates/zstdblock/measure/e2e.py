@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """End to end, one ordinary zstd frame: `zstd -d` beside `perfkit decompress
--T1`, `-T2` and `-T0`, to a file and to /dev/null, N interleaved runs (each
-run every side in turn), as docs/compress.md's table gives them.
+-T1` (libzstd), and `-T2` and `-T0` with `--decoder=perfkit` (the pipeline),
+to a file and to /dev/null, N interleaved runs (each run every side in
+turn), as docs/compress.md's table gives them.
 
 Wall is the time from fork to wait4 (perf_counter); CPU is the child's user
 + sys from wait4's rusage (microseconds, where GNU time gives hundredths);
@@ -55,7 +56,10 @@ def argv(perfkit, side, path, out, out_file):
     o = ["-o", out_file] if out == "file" else ["-c"]
     if side == "zstd":
         return ["zstd", "-q", "-d", "-f", path] + o
-    return [perfkit, "decompress", "-q", "-f", "-" + side, path] + o
+    # The pipeline runs only when asked for by name: by default one frame
+    # goes to libzstd whatever -T says.
+    pipeline = [] if side == "T1" else ["--decoder=perfkit"]
+    return [perfkit, "decompress", "-q", "-f", "-" + side, *pipeline, path] + o
 
 
 def run(cmd):

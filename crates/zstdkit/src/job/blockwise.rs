@@ -2,19 +2,22 @@
 //! does: one ordinary zstd frame decoded on several threads, its blocks'
 //! entropy stage in parallel and their execution in order.
 //!
-//! An input of up to [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk
-//! its frames; a larger one is read as the block decoder goes (its first
-//! MiB decides), so the memory it takes is the window and the blocks in
+//! The block decoder runs only when asked for by name
+//! ([`Decoder::Perfkit`]): on two cores its pipeline measured slower than
+//! libzstd's one thread on one large frame at every size tried
+//! (docs/compress.md), so [`Decoder::Auto`] is libzstd until a measurement
+//! says otherwise. When asked for, an input of up to
+//! [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk its frames; a larger
+//! one is read as the block decoder goes (its first frame's header
+//! decides), so the memory it takes is the window and the blocks in
 //! flight, whatever the file's size.
 //!
-//! libzstd (through [`crate::job`]) keeps everything the block decoder
-//! cannot do better or at all: one thread by default, an input of unknown
-//! size (stdin), gzip and pass-through, a dictionary and frames that name
-//! one, patches (the caller routes those to libzstd), inputs of several
-//! frames that zstdkit decodes a frame per thread, inputs too small for
-//! threads to pay, and anything whose headers do not walk (a window over
-//! the limit, a bad magic number), so those are answered as libzstd
-//! answers them. A decode that fails on what libzstd may accept
+//! libzstd (through [`crate::job`]) keeps what the block decoder cannot
+//! do: an input of unknown size (stdin), gzip and pass-through, a
+//! dictionary and frames that name one, patches (the caller routes those
+//! to libzstd), and anything whose headers do not walk (a window over the
+//! limit, a bad magic number), so those are answered as libzstd answers
+//! them. A decode that fails on what libzstd may accept
 //! ([`zstdblock::Error::libzstd_may_accept`], or a wrong checksum when
 //! checksums are not checked) is run again by libzstd, whose output past
 //! the bytes already written continues the output: both decoders agree on
@@ -58,8 +61,11 @@ use super::{Decompress, Job, JobError, WindowLimit};
 /// Which zstd decoder decompresses (a zstd-like tool's `--decoder`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Decoder {
-    /// perfkit's block decoder for one large frame on two threads or
-    /// more, libzstd otherwise.
+    /// The decoder that measured faster: libzstd today. On two cores
+    /// the block decoder's pipeline decoded one large frame slower than
+    /// libzstd's one thread at every size measured (docs/compress.md), and
+    /// `-T2` must never be slower than `-T1`, so it runs only when asked
+    /// for by name.
     #[default]
     Auto,
     /// perfkit's block decoder wherever it applies, on one thread too
@@ -159,13 +165,7 @@ impl Blockwise {
     ) -> io::Result<Route> {
         let o = self;
         let libzstd = |input, note: Option<String>| Ok(Route::Libzstd { input, note });
-        let explicit = o.decoder == Decoder::Perfkit;
-        let wanted = match o.decoder {
-            Decoder::Libzstd => false,
-            Decoder::Perfkit => true,
-            Decoder::Auto => o.threads >= 2,
-        };
-        if !wanted {
+        if o.decoder != Decoder::Perfkit {
             return libzstd(input, None);
         }
         if dictionary {
@@ -173,67 +173,37 @@ impl Blockwise {
             return libzstd(input, Some(note.into()));
         }
         let Some(size) = size else {
-            let note = explicit.then(|| "not a regular file: decoded by libzstd".to_string());
-            return libzstd(input, note);
+            let note = "not a regular file: decoded by libzstd".to_string();
+            return libzstd(input, Some(note));
         };
-        // Too small for threads to pay: libzstd's one thread is faster.
-        if !explicit && size < zstdblock::parallel::MIN_PARALLEL_INPUT as u64 {
-            return libzstd(input, None);
-        }
         let mut head = Vec::with_capacity(HEAD);
         (&mut input).take(HEAD as u64).read_to_end(&mut head)?;
         let rest = |head: Vec<u8>, input| -> Box<dyn Read + Send> {
             Box::new(io::Cursor::new(head).chain(input))
         };
         match zstdblock::frame_start(&head, 0, 0, u64::MAX) {
-            Ok(frame) => match frame.kind {
-                zstdblock::FrameKind::Zstd(h) if h.dictionary_id != 0 => {
-                    let note = format!(
-                        "frame 0 needs dictionary {}: decoded by libzstd",
-                        h.dictionary_id
-                    );
+            Ok(frame) => {
+                if let zstdblock::FrameKind::Zstd(h) = frame.kind
+                    && h.dictionary_id != 0
+                {
+                    let id = h.dictionary_id;
+                    let note = format!("frame 0 needs dictionary {id}: decoded by libzstd");
                     return libzstd(rest(head, input), Some(note));
                 }
-                // A large input that starts with a frame small enough for
-                // zstdkit to hand to a thread of its own (or with a skippable
-                // frame, as pzstd's) is one of many frames: not read whole.
-                // A smaller one is, and its walk tells.
-                zstdblock::FrameKind::Zstd(h)
-                    if !explicit
-                        && size > MAX_HELD_TO_DECIDE
-                        && h.content_size
-                            .is_some_and(|n| n <= crate::parallel::MAX_PARALLEL_FRAME) =>
-                {
-                    return libzstd(rest(head, input), None);
-                }
-                zstdblock::FrameKind::Skippable { .. }
-                    if !explicit && size > MAX_HELD_TO_DECIDE =>
-                {
-                    return libzstd(rest(head, input), None);
-                }
-                _ => {}
-            },
+            }
             // gzip, pass-through, a bad header: libzstd's path says it.
             Err(_) => return libzstd(rest(head, input), None),
         }
         let limit = window_bytes(o.window);
         if size > MAX_HELD_TO_DECIDE {
-            // Too large to hold: the first frame's header and the first MiB
-            // decide, and the block decoder reads the rest as it goes.
+            // Too large to hold: the first frame's header decides, and the
+            // block decoder reads the rest as it goes.
             if let Err(e) = zstdblock::frame_start(&head, 0, 0, limit) {
-                let note = explicit.then(|| format!("{e}: decoded by libzstd"));
+                let note = Some(format!("{e}: decoded by libzstd"));
                 return libzstd(rest(head, input), note);
             }
-            let parallel = zstdblock::parallel::Parallel::new(o.threads, limit);
-            let mut probe = head;
-            (&mut input)
-                .take((parallel.probe() - probe.len()) as u64)
-                .read_to_end(&mut probe)?;
-            if !explicit && !parallel.pipelines(&probe) {
-                return libzstd(rest(probe, input), None);
-            }
-            let left = size.saturating_sub(probe.len() as u64);
-            let input = rest(probe, Box::new(input.take(left)));
+            let left = size.saturating_sub(head.len() as u64);
+            let input = rest(head, Box::new(input.take(left)));
             return Ok(Route::Blocks {
                 input: BlockInput::Streamed { input, size },
             });
@@ -253,7 +223,7 @@ impl Blockwise {
             Err(e) => {
                 // libzstd words every refusal as before (a window over
                 // --memory with the flags that admit it).
-                let note = explicit.then(|| format!("{e}: decoded by libzstd"));
+                let note = Some(format!("{e}: decoded by libzstd"));
                 return libzstd(Box::new(io::Cursor::new(whole)), note);
             }
         };
@@ -265,18 +235,6 @@ impl Blockwise {
         }) {
             let note = format!("frame {index} needs dictionary {id}: decoded by libzstd");
             return libzstd(Box::new(io::Cursor::new(whole)), Some(note));
-        }
-        if !explicit {
-            let zstd_frames = frames
-                .iter()
-                .filter(|f| matches!(f.kind, zstdblock::FrameKind::Zstd(_)))
-                .count();
-            let pipelines = zstdblock::parallel::Parallel::new(o.threads, limit).pipelines(&whole);
-            // Several frames zstdkit hands out a thread each, or blocks too
-            // few (or stored) for threads to pay.
-            if (zstd_frames > 1 && crate::parallel::splits(&whole)) || !pipelines {
-                return libzstd(Box::new(io::Cursor::new(whole)), None);
-            }
         }
         Ok(Route::Blocks {
             input: BlockInput::Held(whole),
