@@ -1,6 +1,9 @@
 //! Whole frames decoded in memory by zstdblock and by libzstd's one-shot
 //! `ZSTD_decompressDCtx`, in turn, on one thread: the median CPU time of
-//! each, their ratio, and the entropy stage's share of zstdblock's time.
+//! each, their ratio, the entropy stage's share of zstdblock's time, and
+//! the execution stage alone (every block decoded beforehand, executed
+//! into two output buffers reused as the pipeline's executor reuses them,
+//! so neither page faults nor the checksum are counted).
 //!
 //! `cargo run --release -p zstdblock --example throughput -- FILE.zst [ROUNDS]`
 //!
@@ -69,15 +72,68 @@ fn main() {
             }
         }
     };
+    // Execution alone: every block's literals and sequences decoded once,
+    // then executed in each timed call. Two buffers, swapped after each
+    // call as `Output::hand_off` swaps them in the pipeline, so after the
+    // first call their pages are already faulted in.
+    let mut decoded = Vec::new();
+    for frame in &frames {
+        let mut state = zstdblock::EntropyState::default();
+        for b in &frame.blocks {
+            let mut d = zstdblock::DecodedBlock::default();
+            if b.kind == zstdblock::BlockKind::Compressed {
+                zstdblock::decode_block(&input, b, &mut state, &mut d).unwrap();
+            }
+            decoded.push(d);
+        }
+    }
+    let mut out = zstdblock::Output::with_capacity(size);
+    let mut spare = Vec::new();
+    let mut execution_once = || {
+        let mut next = decoded.iter();
+        for frame in &frames {
+            let zstdblock::FrameKind::Zstd(header) = &frame.kind else {
+                continue;
+            };
+            let start = out.position();
+            let mut repeats = zstdblock::INITIAL_REPEATS;
+            for (b, d) in frame.blocks.iter().zip(&mut next) {
+                match b.kind {
+                    zstdblock::BlockKind::Raw => out.push_raw(&input[b.content.clone()]),
+                    zstdblock::BlockKind::Rle => {
+                        out.push_rle(input[b.content.start], b.known_size.unwrap_or(0))
+                    }
+                    _ => out
+                        .execute_resolving(d, &mut repeats, b, start, header.window_size)
+                        .unwrap(),
+                }
+            }
+        }
+        assert!(out.len() == size);
+        let (buf, _) = out.hand_off(0, std::mem::take(&mut spare));
+        spare = buf;
+    };
     let probe = timed(1, ours_once).max(Duration::from_millis(1));
     let reps = (400 / probe.as_millis().max(1)).clamp(1, 1000) as u32;
     let (mut ours, mut theirs, mut entropy) = (Vec::new(), Vec::new(), Vec::new());
+    let mut execution = Vec::new();
+    execution_once();
     for _ in 0..rounds {
         ours.push(timed(reps, ours_once));
         theirs.push(timed(reps, &mut theirs_once));
         entropy.push(timed(reps, &mut entropy_once));
+        execution.push(timed(reps, &mut execution_once));
     }
+    let spread = |v: &[Duration]| {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        (ms(v[0]), ms(v[v.len() - 1]))
+    };
     let (ours, theirs, entropy) = (median(&mut ours), median(&mut theirs), median(&mut entropy));
+    let execution_range = {
+        execution.sort();
+        spread(&execution)
+    };
+    let execution = median(&mut execution);
     let rate = |t: Duration| size as f64 / t.as_secs_f64() / 1e6;
     println!(
         "{path}: {} -> {} bytes, {} frames, {blocks} blocks, median of {rounds} CPU times of {reps} decodes",
@@ -99,6 +155,12 @@ fn main() {
         "  entropy stage   {:>8.1} ms  ({:.0} % of zstdblock)",
         entropy.as_secs_f64() * 1e3,
         100.0 * entropy.as_secs_f64() / ours.as_secs_f64()
+    );
+    println!(
+        "  execution alone {:>8.1} ms  (reused buffers; {:.1}-{:.1} ms over the rounds)",
+        execution.as_secs_f64() * 1e3,
+        execution_range.0,
+        execution_range.1
     );
     println!(
         "ratio zstdblock / libzstd throughput: {:.2}",

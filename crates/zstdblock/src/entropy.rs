@@ -59,6 +59,23 @@ impl DecodedBlock {
     pub(crate) fn padded_literals(&self) -> &[u8] {
         &self.literals
     }
+
+    /// A block made of `literals` and `sequences` (offsets already
+    /// distances), as the entropy stage would leave it, so execution can
+    /// be tested on sequences no encoder would choose.
+    #[cfg(test)]
+    pub(crate) fn from_parts(literals: &[u8], sequences: Vec<Sequence>) -> Self {
+        let mut padded = literals.to_vec();
+        padded.resize(literals.len() + literals::LITERAL_SLACK, 0xA5);
+        let matched: usize = sequences.iter().map(|s| s.match_length as usize).sum();
+        DecodedBlock {
+            literals: padded,
+            literal_count: literals.len(),
+            sequences,
+            output_size: literals.len() + matched,
+            valid: true,
+        }
+    }
 }
 
 /// Decodes the literals and sequences of the compressed `block` of
