@@ -23,18 +23,20 @@
 //! peers` builds (`szip_peer`); without it, or if it will not start,
 //! those rows are left out and a note says why.
 
+mod equal_size;
 mod szip_peer;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use equal_size::{Held, Pairing, nearest_level};
 use szip_peer::{Entries, Measured, SZipPeer, Writer};
 use zipstream::{
     AesStrength, AsyncZipWriter, EntryOptions, ParallelOptions, ParallelZipWriter, ZipWriter,
 };
 
 use crate::error::{Error, IoContext, Result, StepContext};
-use crate::peer::{self, equal_size, size_verdict};
+use crate::peer;
 use perfkit_corpus::{self as corpus, Kind};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
 use perfkit_report::{Report, Row, RunInfo, Section, Value};
@@ -245,7 +247,7 @@ struct Tally {
     /// CPU of each archive, for the median the comparisons use.
     cpus: Vec<Duration>,
     /// CPU of each archive at the other level of an interpolation
-    /// ([`Searched::other`]).
+    /// ([`equal_size::Searched::other`]).
     other_cpus: Vec<Duration>,
     /// CPU of all archives together.
     cpu: Duration,
@@ -254,6 +256,22 @@ struct Tally {
     n: u64,
     /// Largest growth of the resident set during one archive.
     peak_rss: u64,
+}
+
+impl Tally {
+    /// A tally of no archives yet.
+    fn new() -> Tally {
+        Tally {
+            hist: latency_histogram(),
+            cpus: Vec::new(),
+            other_cpus: Vec::new(),
+            cpu: Duration::ZERO,
+            wall: Duration::ZERO,
+            out: 0,
+            n: 0,
+            peak_rss: 0,
+        }
+    }
 }
 
 fn run_once(
@@ -406,199 +424,6 @@ impl Archiver<'_> {
 /// those out of its ratio, naming them).
 pub(crate) const SIZE_HELD: &str = "size_held";
 
-/// AES-256's bytes in each entry of an archive (WinZip AE-2): a 16-byte
-/// salt, a 2-byte password verifier and a 10-byte MAC in the data, and an
-/// 11-byte extra field in both the local and the central header.
-const AES256_ENTRY_BYTES: u64 = 16 + 2 + 10 + 2 * 11;
-
-/// The level a row's writer runs at on one scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Pairing {
-    /// The deflate level.
-    level: u32,
-    /// How a peer's level was found; `None` for our writers, which run at
-    /// the bench's level.
-    searched: Option<Searched>,
-}
-
-/// The search behind a peer's level ([`nearest_level`]), for its row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Searched {
-    /// The peer's archive at the bench's level.
-    at_start: u64,
-    /// The lowest and highest levels tried.
-    tried: (u32, u32),
-    /// When no level came within 1 % of the target but two adjacent ones
-    /// lie either side of it: the other of the two, and its archive's
-    /// size. The row's CPU is interpolated between them.
-    other: Option<(u32, u64)>,
-}
-
-/// The level in 1..=9 whose archive is nearest `target` bytes, `size`
-/// giving the archive's size at a level. The walk starts at `start` and
-/// goes a level at a time toward the target (deeper while the archive is
-/// larger) until the sizes cross it or the levels end. Deflate's sizes
-/// mostly shrink level by level but not always (zlib's levels 1-3 use
-/// another strategy than 4-9, and flat stretches are common), so the
-/// nearest of the levels tried is kept, not the last; on a tie, the one
-/// nearer `start`. When none is within 1 %
-/// ([`peer::EQUAL_SIZE_PERCENT`]) and the walk crossed the target, the two
-/// levels either side of it are the answer (the nearer first), for the CPU
-/// at the target to be interpolated.
-fn nearest_level(
-    target: u64,
-    start: u32,
-    mut size: impl FnMut(u32) -> Result<u64>,
-) -> Result<(u32, Searched)> {
-    let start = start.clamp(1, 9);
-    let gap = |bytes: u64| bytes.abs_diff(target);
-    let at_start = size(start)?;
-    let deeper = at_start > target;
-    let (mut best, mut best_bytes) = (start, at_start);
-    let (mut level, mut bytes) = (start, at_start);
-    let mut previous = None;
-    let mut tried = (start, start);
-    while bytes != target && (bytes > target) == deeper {
-        let next = match (deeper, level) {
-            (true, 9) | (false, 1) => break,
-            (true, l) => l + 1,
-            (false, l) => l - 1,
-        };
-        previous = Some((level, bytes));
-        (level, bytes) = (next, size(next)?);
-        tried = (tried.0.min(level), tried.1.max(level));
-        if gap(bytes) < gap(best_bytes) {
-            (best, best_bytes) = (level, bytes);
-        }
-    }
-    let crossed = bytes != target && (bytes > target) != deeper;
-    let mut searched = Searched {
-        at_start,
-        tried,
-        other: None,
-    };
-    if let (false, true, Some(before)) = (equal_size(best_bytes, target), crossed, previous) {
-        let last = (level, bytes);
-        let (near, far) = if gap(last.1) < gap(before.1) {
-            (last, before)
-        } else {
-            (before, last)
-        };
-        searched.other = Some(far);
-        return Ok((near.0, searched));
-    }
-    Ok((best, searched))
-}
-
-/// The CPU at `target` bytes, on the line through (`a` bytes, `cpu_a`)
-/// and (`b` bytes, `cpu_b`), two levels either side of it.
-fn interpolate(target: u64, (a, cpu_a): (u64, f64), (b, cpu_b): (u64, f64)) -> f64 {
-    if a == b {
-        return cpu_a;
-    }
-    let t = (target as f64 - a as f64) / (b as f64 - a as f64);
-    cpu_a + t * (cpu_b - cpu_a)
-}
-
-/// One row's sizes and CPU beside the sync writer's, for its
-/// `held_equal` and `size_held` columns.
-struct Held {
-    /// The row's writer.
-    contender: Contender,
-    /// Its level and how it was found.
-    pairing: Pairing,
-    /// The bench's level, the sync writer's.
-    bench_level: u32,
-    /// Entries in the scenario (AES-256's bytes are per entry).
-    entries: u64,
-    /// The row's archive and the sync writer's, in bytes.
-    out: u64,
-    sync_out: u64,
-    /// Median CPU per archive at the row's level, and at the other level
-    /// of an interpolation, in seconds.
-    cpu: f64,
-    other_cpu: Option<f64>,
-}
-
-impl Held {
-    /// The archive's size as it compares with the sync writer's: an
-    /// AES-256 row without the bytes encryption adds.
-    fn compared(&self) -> u64 {
-        match self.contender {
-            Contender::Here(Mode::Aes) => {
-                self.out.saturating_sub(AES256_ENTRY_BYTES * self.entries)
-            }
-            _ => self.out,
-        }
-    }
-
-    /// The row's CPU per archive at the sync writer's size: measured, or
-    /// interpolated between a peer's two levels either side of it.
-    fn cpu(&self) -> f64 {
-        match (self.pairing.searched.and_then(|s| s.other), self.other_cpu) {
-            (Some((_, other)), Some(other_cpu)) => {
-                interpolate(self.sync_out, (self.out, self.cpu), (other, other_cpu))
-            }
-            _ => self.cpu,
-        }
-    }
-
-    /// [`SIZE_HELD`]'s value.
-    fn size_held(&self) -> &'static str {
-        if equal_size(self.compared(), self.sync_out) {
-            "within 1 %"
-        } else if self.other_cpu.is_some() {
-            "interpolated"
-        } else {
-            "not equal"
-        }
-    }
-
-    /// What the row holds equal with our sync writer, in words: the
-    /// level, both archives' sizes, and whether they are within 1 %
-    /// ([`peer::EQUAL_SIZE_PERCENT`]), said either way.
-    fn text(&self) -> String {
-        let (out, sync_out, level) = (self.out, self.sync_out, self.bench_level);
-        let compared = self.compared();
-        let ratio = compared as f64 / sync_out.max(1) as f64;
-        let verdict = size_verdict(compared, sync_out);
-        let sizes = format!(
-            "archives {out} bytes and the sync writer's {sync_out}, {ratio:.4}x, {verdict}"
-        );
-        match (self.contender, self.pairing.searched) {
-            (Contender::Here(Mode::Sync), _) => {
-                format!("the reference: level {level}; archive {out} bytes")
-            }
-            (Contender::Here(Mode::Aes), _) => format!(
-                "level {level} as the sync writer, then encrypted; archives {out} bytes, {compared} without AES-256's {AES256_ENTRY_BYTES} bytes an entry (salt, verifier, MAC, extra fields), and the sync writer's {sync_out}, {ratio:.4}x, {verdict}"
-            ),
-            (_, Some(found)) => {
-                let at_start = format!(
-                    "at level {level} it writes {} bytes, {:.4}x",
-                    found.at_start,
-                    found.at_start as f64 / sync_out.max(1) as f64
-                );
-                let (lo, hi) = found.tried;
-                match (found.other, self.other_cpu) {
-                    (Some((other_level, other_out)), Some(other_cpu)) => format!(
-                        "archive size, interpolated: no level of this writer's comes within 1 % of the sync writer's {sync_out} bytes (levels {lo}-{hi} tried); level {} writes {out} bytes in {:.3} ms, level {other_level} {other_out} bytes in {:.3} ms, so the CPU at {sync_out} bytes is {:.3} ms, on the line between them (the other columns are level {}'s); {at_start}",
-                        self.pairing.level,
-                        self.cpu * 1e3,
-                        other_cpu * 1e3,
-                        self.cpu() * 1e3,
-                        self.pairing.level
-                    ),
-                    _ => format!(
-                        "archive size: level {} is this writer's level nearest the sync writer's size at level {level} (levels {lo}-{hi} tried); {sizes}; {at_start}",
-                        self.pairing.level
-                    ),
-                }
-            }
-            _ => format!("level {level} as the sync writer; {sizes}"),
-        }
-    }
-}
-
 /// The median of some durations (zero for none).
 fn median(v: &[Duration]) -> Duration {
     let mut s = v.to_vec();
@@ -663,154 +488,26 @@ pub fn measure(args: &Settings) -> Result<Report> {
         } else {
             "realistic (corpus)"
         };
-        let section_index = report.sections.len();
-        let mut rows = Vec::new();
-        // The rows whose archive is not the sync writer's size within 1 %,
-        // each said in a note as well as in its row.
-        let mut unequal = Vec::new();
+        let mut written = Written {
+            index: report.sections.len(),
+            rows: Vec::new(),
+            unequal: Vec::new(),
+        };
         for s in scenarios(args, compressible)? {
             if let Some(p) = archiver.peer.as_mut() {
                 p.load(&s.entries)?;
             }
-            // Equal work (issue 64): each peer runs at the level of its own
-            // whose archive is nearest our sync writer's in size, chosen
-            // on this scenario's data before the timed rounds.
-            let ours = archiver
-                .measure(Contender::Here(Mode::Sync), &s, args.level)?
-                .out_bytes;
-            let pairings: Vec<Pairing> = modes
-                .iter()
-                .map(|&m| {
-                    // Level 0 stores, the same work for every writer.
-                    if !m.is_peer() || args.level == 0 {
-                        return Ok(Pairing {
-                            level: args.level,
-                            searched: None,
-                        });
-                    }
-                    let (level, searched) = nearest_level(ours, args.level, |level| {
-                        Ok(archiver.measure(m, &s, level)?.out_bytes)
-                    })?;
-                    Ok(Pairing {
-                        level,
-                        searched: Some(searched),
-                    })
-                })
-                .collect::<Result<_>>()?;
-            let mut t: Vec<Tally> = modes
-                .iter()
-                .map(|_| Tally {
-                    hist: latency_histogram(),
-                    cpus: Vec::new(),
-                    other_cpus: Vec::new(),
-                    cpu: Duration::ZERO,
-                    wall: Duration::ZERO,
-                    out: 0,
-                    n: 0,
-                    peak_rss: 0,
-                })
-                .collect();
-            let repeat = Repeat {
-                warmup: args.warmup,
-                rounds: args.iterations,
-                min_rounds: 2,
-                time: args.time,
-            };
-            let iters = repeat.run(|measured| -> Result<()> {
-                for (i, &m) in modes.iter().enumerate() {
-                    let x = archiver.measure(m, &s, pairings[i].level)?;
-                    // The other level of an interpolation, in the same
-                    // round-robin.
-                    let other = match pairings[i].searched.and_then(|f| f.other) {
-                        Some((level, _)) => Some(archiver.measure(m, &s, level)?.cpu),
-                        None => None,
-                    };
-                    if !measured {
-                        continue;
-                    }
-                    t[i].other_cpus.extend(other);
-                    // Saturating: the peer's times are its word, and a
-                    // peer's word must not panic the bench.
-                    t[i].cpu = t[i].cpu.saturating_add(x.cpu);
-                    t[i].cpus.push(x.cpu);
-                    t[i].peak_rss = t[i].peak_rss.max(x.rss_growth);
-                    t[i].wall = t[i].wall.saturating_add(x.wall);
-                    t[i].out = x.out_bytes;
-                    t[i].n += 1;
-                    record(&mut t[i].hist, x.wall);
-                }
-                Ok(())
-            })?;
+            let pairings = archiver.pairings(&modes, &s)?;
+            let (tallies, iters) = archiver.rounds(&modes, &s, &pairings)?;
             max_iters = max_iters.max(iters);
-            let mib = s.bytes() as f64 / (1 << 20) as f64;
-            let cpu_rate = |x: &Tally| mib * x.n as f64 / x.cpu.as_secs_f64().max(1e-9);
-            let sync_cpu = median(&t[0].cpus).as_secs_f64().max(1e-9);
-            let sync_out = t[0].out;
-            for (i, &m) in modes.iter().enumerate() {
-                let pairing = pairings[i];
-                if let Some(Keep { dir, .. }) = &args.keep {
-                    let path = dir.join(format!("s{section_index}-r{}.zip", rows.len()));
-                    archiver
-                        .keep(m, &s, pairing.level, &path)
-                        .during_with(|| format!("writing {}", path.display()))?;
-                }
-                let x = &t[i];
-                let held = Held {
-                    contender: m,
-                    pairing,
-                    bench_level: args.level,
-                    entries: s.entries.len() as u64,
-                    out: x.out,
-                    sync_out,
-                    cpu: median(&x.cpus).as_secs_f64(),
-                    other_cpu: (!x.other_cpus.is_empty())
-                        .then(|| median(&x.other_cpus).as_secs_f64()),
-                };
-                let cpu = held.cpu();
-                let name = format!("{} · {}", s.name, m.name(args.jobs));
-                if held.size_held() != "within 1 %" {
-                    unequal.push(format!("{name}: {}", held.text()));
-                }
-                let mut row = Row::new(name)
-                    .latency(x.hist.clone())
-                    // The comparison and what it holds equal first, so the
-                    // table shows them beside the latencies.
-                    .col("cpu_vs_sync", Value::num(cpu / sync_cpu, 3))
-                    .col(
-                        "size_vs_sync",
-                        Value::num(x.out as f64 / sync_out.max(1) as f64, 4),
-                    )
-                    .col("level", Value::from(u64::from(pairing.level)))
-                    .col("cpu_ms", Value::num(cpu * 1e3, 3))
-                    .col("cpu_mib_s", Value::num(cpu_rate(x), 1))
-                    .col(
-                        "wall_mib_s",
-                        Value::num(mib * x.n as f64 / x.wall.as_secs_f64().max(1e-9), 1),
-                    )
-                    .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
-                    .col("out_bytes", Value::from(x.out))
-                    .col(
-                        "peak_rss_growth_mib",
-                        Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),
-                    );
-                if m == Contender::Here(Mode::Parallel) {
-                    let speedup = t[0].wall.as_secs_f64()
-                        / t[0].n as f64
-                        / (x.wall.as_secs_f64() / x.n as f64);
-                    row = row.col("wall_speedup", Value::num(speedup, 2));
-                }
-                rows.push(
-                    row.col("held_equal", held.text())
-                        .json_col(SIZE_HELD, held.size_held()),
-                );
-            }
+            archiver.rows(&mut written, &modes, &s, &pairings, &tallies)?;
         }
         let sec = report.section(format!("write, {label}, deflate level {}", args.level));
-        for r in rows {
+        for r in written.rows {
             sec.row(r);
         }
         explain(sec, &peer_note);
-        for u in unequal {
+        for u in written.unequal {
             sec.note(format!("not at the sync writer's size within 1 %: {u}"));
         }
     }
@@ -824,6 +521,167 @@ pub fn measure(args: &Settings) -> Result<Report> {
     Ok(report)
 }
 
+/// One write section's rows as they are made, scenario by scenario.
+struct Written {
+    /// The section's index in the report (for `--keep`'s file names).
+    index: usize,
+    /// The rows, in the order of the scenarios and then the contenders.
+    rows: Vec<Row>,
+    /// The rows whose archive is not the sync writer's size within 1 %,
+    /// each said in a note as well as in its row.
+    unequal: Vec<String>,
+}
+
+impl Archiver<'_> {
+    /// The level each contender runs at on `s`. Equal work (issue 64):
+    /// each peer runs at the level of its own whose archive is nearest
+    /// our sync writer's in size, chosen on this scenario's data before
+    /// the timed rounds; our writers run at the bench's level.
+    fn pairings(&mut self, modes: &[Contender], s: &Scenario) -> Result<Vec<Pairing>> {
+        let level = self.args.level;
+        let ours = self
+            .measure(Contender::Here(Mode::Sync), s, level)?
+            .out_bytes;
+        modes
+            .iter()
+            .map(|&m| {
+                // Level 0 stores, the same work for every writer.
+                if !m.is_peer() || level == 0 {
+                    return Ok(Pairing {
+                        level,
+                        searched: None,
+                    });
+                }
+                let (level, searched) = nearest_level(ours, level, |level| {
+                    Ok(self.measure(m, s, level)?.out_bytes)
+                })?;
+                Ok(Pairing {
+                    level,
+                    searched: Some(searched),
+                })
+            })
+            .collect()
+    }
+
+    /// The timed rounds on `s`: every contender once a round, at its
+    /// paired level, round-robin; returns each one's tally and the rounds
+    /// measured.
+    fn rounds(
+        &mut self,
+        modes: &[Contender],
+        s: &Scenario,
+        pairings: &[Pairing],
+    ) -> Result<(Vec<Tally>, u64)> {
+        let mut t: Vec<Tally> = modes.iter().map(|_| Tally::new()).collect();
+        let repeat = Repeat {
+            warmup: self.args.warmup,
+            rounds: self.args.iterations,
+            min_rounds: 2,
+            time: self.args.time,
+        };
+        let iters = repeat.run(|measured| -> Result<()> {
+            for (i, &m) in modes.iter().enumerate() {
+                let x = self.measure(m, s, pairings[i].level)?;
+                // The other level of an interpolation, in the same
+                // round-robin.
+                let other = match pairings[i].searched.and_then(|f| f.other) {
+                    Some((level, _)) => Some(self.measure(m, s, level)?.cpu),
+                    None => None,
+                };
+                if !measured {
+                    continue;
+                }
+                t[i].other_cpus.extend(other);
+                // Saturating: the peer's times are its word, and a
+                // peer's word must not panic the bench.
+                t[i].cpu = t[i].cpu.saturating_add(x.cpu);
+                t[i].cpus.push(x.cpu);
+                t[i].peak_rss = t[i].peak_rss.max(x.rss_growth);
+                t[i].wall = t[i].wall.saturating_add(x.wall);
+                t[i].out = x.out_bytes;
+                t[i].n += 1;
+                record(&mut t[i].hist, x.wall);
+            }
+            Ok(())
+        })?;
+        Ok((t, iters))
+    }
+
+    /// Adds `s`'s rows to `written`, one per contender from its tally
+    /// beside the sync writer's (the first), writing each one's kept
+    /// archive first when `--keep` asks.
+    fn rows(
+        &mut self,
+        written: &mut Written,
+        modes: &[Contender],
+        s: &Scenario,
+        pairings: &[Pairing],
+        t: &[Tally],
+    ) -> Result<()> {
+        let args = self.args;
+        let mib = s.bytes() as f64 / (1 << 20) as f64;
+        let cpu_rate = |x: &Tally| mib * x.n as f64 / x.cpu.as_secs_f64().max(1e-9);
+        let sync_cpu = median(&t[0].cpus).as_secs_f64().max(1e-9);
+        let sync_out = t[0].out;
+        for (i, &m) in modes.iter().enumerate() {
+            let pairing = pairings[i];
+            if let Some(Keep { dir, .. }) = &args.keep {
+                let path = dir.join(format!("s{}-r{}.zip", written.index, written.rows.len()));
+                self.keep(m, s, pairing.level, &path)
+                    .during_with(|| format!("writing {}", path.display()))?;
+            }
+            let x = &t[i];
+            let held = Held {
+                contender: m,
+                pairing,
+                bench_level: args.level,
+                entries: s.entries.len() as u64,
+                out: x.out,
+                sync_out,
+                cpu: median(&x.cpus).as_secs_f64(),
+                other_cpu: (!x.other_cpus.is_empty()).then(|| median(&x.other_cpus).as_secs_f64()),
+            };
+            let cpu = held.cpu();
+            let name = format!("{} · {}", s.name, m.name(args.jobs));
+            if held.size_held() != "within 1 %" {
+                written.unequal.push(format!("{name}: {}", held.text()));
+            }
+            let mut row = Row::new(name)
+                .latency(x.hist.clone())
+                // The comparison and what it holds equal first, so the
+                // table shows them beside the latencies.
+                .col("cpu_vs_sync", Value::num(cpu / sync_cpu, 3))
+                .col(
+                    "size_vs_sync",
+                    Value::num(x.out as f64 / sync_out.max(1) as f64, 4),
+                )
+                .col("level", Value::from(u64::from(pairing.level)))
+                .col("cpu_ms", Value::num(cpu * 1e3, 3))
+                .col("cpu_mib_s", Value::num(cpu_rate(x), 1))
+                .col(
+                    "wall_mib_s",
+                    Value::num(mib * x.n as f64 / x.wall.as_secs_f64().max(1e-9), 1),
+                )
+                .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
+                .col("out_bytes", Value::from(x.out))
+                .col(
+                    "peak_rss_growth_mib",
+                    Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),
+                );
+            if m == Contender::Here(Mode::Parallel) {
+                let speedup =
+                    t[0].wall.as_secs_f64() / t[0].n as f64 / (x.wall.as_secs_f64() / x.n as f64);
+                row = row.col("wall_speedup", Value::num(speedup, 2));
+            }
+            written.rows.push(
+                row.col("held_equal", held.text())
+                    .json_col(SIZE_HELD, held.size_held()),
+            );
+        }
+        Ok(())
+    }
+}
+
 /// The notes under a write section: what each column means and how the
 /// rows were made; `peer_note` says which peers ran.
 fn explain(sec: &mut Section, peer_note: &str) {
@@ -834,94 +692,4 @@ fn explain(sec: &mut Section, peer_note: &str) {
     sec.note("peak_rss_growth: most the resident set grew during one archive (VmHWM after − VmRSS before; input preloaded, the reused output buffer already resident)");
     sec.note("backends: zipstream deflates with libdeflate in pieces (level 6 is libdeflate's 7, sized to Info-ZIP's zip -6: docs/zip.md); the zip crate and s-zip (linked in) run on this binary's one flate2 backend, zlib-rs, the zip crate's default, whose level 6 writes larger archives on most data, hence their deeper levels; s-zip's own default is miniz_oxide");
     sec.note(peer_note.to_owned());
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// [`nearest_level`] over a table of sizes by level (index 0 unused),
-    /// with the levels it asked for.
-    fn search(target: u64, sizes: [u64; 10]) -> ((u32, Searched), Vec<u32>) {
-        let mut asked = Vec::new();
-        let found = nearest_level(target, 6, |l| {
-            asked.push(l);
-            Ok(sizes[l as usize])
-        })
-        .unwrap();
-        (found, asked)
-    }
-
-    #[test]
-    fn the_peer_runs_at_its_level_nearest_our_size_or_between_two() {
-        // Deeper levels shrink the archive: 8 is within 1 % of 1000, and
-        // the walk stops where the sizes cross the target.
-        let sizes = [0, 1300, 1200, 1150, 1100, 1060, 1030, 1015, 1004, 990];
-        let ((level, found), asked) = search(1000, sizes);
-        assert_eq!((level, found.other), (8, None));
-        assert_eq!(asked, [6, 7, 8, 9]);
-        assert_eq!((found.at_start, found.tried), (1030, (6, 9)));
-        // Ours smaller than every level: the deepest, not within 1 %, and
-        // nothing to interpolate with.
-        let ((level, found), _) = search(900, sizes);
-        assert_eq!((level, found.other), (9, None));
-        assert!(!equal_size(sizes[9], 900));
-        // Ours larger than the bench level's: the walk goes shallower.
-        let ((level, found), asked) = search(1145, sizes);
-        assert_eq!((level, found.other), (3, None));
-        assert_eq!(asked, [6, 5, 4, 3]);
-        // None within 1 %, two either side: the nearer, and the other to
-        // interpolate with.
-        let gap = [0, 900, 900, 900, 900, 900, 1500, 700, 690, 680];
-        let ((level, found), _) = search(1000, gap);
-        assert_eq!((level, found.other), (7, Some((6, 1500))));
-        // Equal sizes at several levels: the one nearest the start.
-        let flat = [0, 2000, 2000, 2000, 2000, 2000, 1100, 1000, 1000, 1000];
-        assert_eq!(search(1000, flat).0.0, 7);
-    }
-
-    #[test]
-    fn the_cpu_between_two_levels_lies_on_their_line() {
-        // 538 bytes is 62 of the 349 from 476 (0.145 ms) to 825 (0.036 ms).
-        let cpu = interpolate(538, (476, 0.145), (825, 0.036));
-        assert!(
-            (cpu - (0.145 - 62.0 / 349.0 * 0.109)).abs() < 1e-12,
-            "{cpu}"
-        );
-        assert_eq!(interpolate(5, (5, 1.0), (5, 2.0)), 1.0);
-    }
-
-    fn held(contender: Contender, out: u64, sync_out: u64, entries: u64) -> Held {
-        Held {
-            contender,
-            pairing: Pairing {
-                level: 6,
-                searched: None,
-            },
-            bench_level: 6,
-            entries,
-            out,
-            sync_out,
-            cpu: 1.0,
-            other_cpu: None,
-        }
-    }
-
-    #[test]
-    fn a_row_off_our_size_by_more_than_one_percent_says_so() {
-        let h = held(Contender::Here(Mode::Parallel), 494, 538, 1);
-        assert_eq!(h.size_held(), "not equal");
-        assert!(
-            h.text().contains("NOT equal: 8.2 % smaller"),
-            "{}",
-            h.text()
-        );
-        let h = held(Contender::Here(Mode::Parallel), 1009, 1000, 1);
-        assert_eq!(h.size_held(), "within 1 %");
-        // AES-256's own bytes do not count against it, but only those.
-        let h = held(Contender::Here(Mode::Aes), 10_702 + 50 * 50, 10_702, 50);
-        assert_eq!(h.size_held(), "within 1 %", "{}", h.text());
-        let h = held(Contender::Here(Mode::Aes), 10_702 + 50 * 60, 10_702, 50);
-        assert_eq!(h.size_held(), "not equal", "{}", h.text());
-    }
 }
