@@ -32,7 +32,7 @@ impl Output {
     pub fn with_capacity(capacity: usize) -> Self {
         Output {
             // Zeroed in one allocation: the pages are only touched when written.
-            buf: vec![0; capacity + SLACK],
+            buf: zeroed(capacity + SLACK),
             filled: 0,
             drained: 0,
         }
@@ -90,7 +90,7 @@ impl Output {
         let old = self.filled - keep;
         if fresh.len() < self.buf.len() {
             // Zeroed, so untouched until written (see `room`).
-            fresh = vec![0; self.buf.len()];
+            fresh = zeroed(self.buf.len());
         }
         fresh[..keep].copy_from_slice(&self.buf[old..self.filled]);
         let out = std::mem::replace(&mut self.buf, fresh);
@@ -125,7 +125,7 @@ impl Output {
             // and the bytes held copied over: resizing in place would write
             // every new byte, and a doubled buffer's pages would all be
             // faulted in though the output never reaches most of them.
-            let mut bigger = vec![0; grown];
+            let mut bigger = zeroed(grown);
             bigger[..self.filled].copy_from_slice(&self.buf[..self.filled]);
             self.buf = bigger;
         }
@@ -394,6 +394,33 @@ fn copy_near(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
             done += step;
         }
     }
+}
+
+/// A zeroed buffer of `size` bytes, its 2 MiB-aligned part asked to be
+/// backed by huge pages, before any of it is touched. Kernels set to give
+/// huge pages only on request (`transparent_hugepage=madvise`, as here)
+/// otherwise fault the pipeline's output buffers in 4 KiB at a time, and
+/// matches reaching megabytes back miss the TLB: with the advice the
+/// pipeline took 7 % less CPU on a `-19` file (see the commit). Smaller
+/// buffers hold at most one aligned huge page and are left as they are.
+pub(crate) fn zeroed(size: usize) -> Vec<u8> {
+    let buf = vec![0u8; size];
+    #[cfg(target_os = "linux")]
+    if size >= 4 << 20 {
+        const HUGE: usize = 2 << 20;
+        let start = buf.as_ptr() as usize;
+        let first = start.next_multiple_of(HUGE);
+        let end = (start + size) / HUGE * HUGE;
+        if end > first {
+            #[allow(unsafe_code)]
+            // SAFETY: the range lies inside `buf`, page-aligned; the advice
+            // changes how its pages are backed, never what they hold.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    buf
 }
 
 #[cfg(test)]

@@ -89,7 +89,7 @@ pub(super) fn hash(
 /// What the bytes hold does not matter: the executor reads none it has
 /// not written.
 fn spare(size: usize) -> Vec<u8> {
-    let mut buf = vec![0u8; size];
+    let mut buf = crate::execute::zeroed(size);
     // Not 0: a store of the zero a fresh allocation is known to hold may
     // be optimised away.
     buf.iter_mut().step_by(4096).for_each(|b| *b = 1);
