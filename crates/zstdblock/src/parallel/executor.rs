@@ -57,9 +57,15 @@ impl Downstream {
         if out.len() <= keep {
             return true;
         }
+        // An empty buffer is the writer's word that it stopped (see
+        // `sink::write`): the buffers handed round are never empty (the
+        // spare has a byte at least, and a buffer handed on held output).
         let Ok(fresh) = self.pool.recv() else {
             return false;
         };
+        if fresh.is_empty() {
+            return false;
+        }
         let (buf, len) = out.hand_off(keep, fresh);
         let chunk = Arc::new(Chunk { buf, len });
         if hashed && self.hasher.send(ToHasher::Data(chunk.clone())).is_err() {

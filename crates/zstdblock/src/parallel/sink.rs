@@ -89,7 +89,9 @@ pub(super) fn hash(
 /// What the bytes hold does not matter: the executor reads none it has
 /// not written.
 fn spare(size: usize) -> Vec<u8> {
-    let mut buf = crate::execute::zeroed(size);
+    // Never empty: an empty buffer in the pool is the writer's word that
+    // it stopped (see `write`).
+    let mut buf = crate::execute::zeroed(size.max(1));
     // Not 0: a store of the zero a fresh allocation is known to hold may
     // be optimised away.
     buf.iter_mut().step_by(4096).for_each(|b| *b = 1);
@@ -114,6 +116,24 @@ pub(super) fn write<W: Write>(
     verdicts: Receiver<Result<(), Error>>,
     pool: Sender<Vec<u8>>,
 ) -> Result<u64, StreamError<io::Error>> {
+    let written = write_chunks(writer, chunks, verdicts, &pool);
+    // Stopping early, the writer may have dropped a buffer it held alone
+    // (a frame without a checksum is not shared with the hasher), and the
+    // executor may be waiting for it: an empty buffer, which no stage
+    // sends otherwise, wakes it to find the writer gone (`chunks` is
+    // dropped by now). After a full run nobody takes it.
+    let _ = pool.send(Vec::new());
+    written
+}
+
+/// [`write`]'s loop: the chunks written in order, each frame's checksum
+/// verdict awaited where the executor asks.
+fn write_chunks<W: Write>(
+    writer: &mut W,
+    chunks: Receiver<ToWriter>,
+    verdicts: Receiver<Result<(), Error>>,
+    pool: &Sender<Vec<u8>>,
+) -> Result<u64, StreamError<io::Error>> {
     let mut written = 0u64;
     for message in chunks {
         match message {
@@ -122,7 +142,7 @@ pub(super) fn write<W: Write>(
                     .write_all(&chunk.buf[..chunk.len])
                     .map_err(StreamError::Sink)?;
                 written += chunk.len as u64;
-                recycle(chunk, &pool);
+                recycle(chunk, pool);
             }
             ToWriter::Verify => match verdicts.recv() {
                 Ok(Ok(())) => {}
