@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use perfkit_testkit::interop;
 
+use crate::pipeline::tests::Shared;
+
 use super::*;
 
 /// Everything a run says and asks, kept for the test to read.
@@ -20,19 +22,6 @@ struct Recorder {
     stop: bool,
     /// What went to stdout.
     stdout: Arc<Mutex<Vec<u8>>>,
-}
-
-/// A writer into a shared buffer, for the writer thread.
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
 }
 
 impl Console for Recorder {
