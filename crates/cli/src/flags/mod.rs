@@ -104,6 +104,37 @@ pub enum Command {
     Man(manual::ManArgs),
 }
 
+impl Command {
+    /// The flags of the command named `name` alone, as a clap subcommand
+    /// of that name (`None` for a word that names no command): building
+    /// every command's flags was a sixth of a short run's start-up, and a
+    /// command line needs only its own. Each arm is the derive's own
+    /// construction of that variant (no variant carries attributes of
+    /// its own), so a line it parses parses to the same [`Cli`]
+    /// (`every_command_alone_parses_as_the_full_tree`).
+    pub fn alone(name: &str) -> Option<clap::Command> {
+        fn flags<A: clap::Args>(name: &'static str) -> clap::Command {
+            A::augment_args(clap::Command::new(name))
+        }
+        Some(match name {
+            "compress" => flags::<cmd::compress::CompressArgs>("compress"),
+            "decompress" => flags::<cmd::compress::DecompressArgs>("decompress"),
+            "bench" => flags::<cmd::bench::BenchArgs>("bench"),
+            "betree" => flags::<cmd::betree::BetreeArgs>("betree"),
+            "corpus" => flags::<cmd::corpus::CorpusArgs>("corpus"),
+            "fix" => flags::<cmd::fix::FixArgs>("fix"),
+            "fix-bench" => flags::<cmd::fix::FixBenchArgs>("fix-bench"),
+            "zip" => flags::<cmd::zip::ZipArgs>("zip"),
+            "unzip" => flags::<cmd::zip::UnzipArgs>("unzip"),
+            "report" => flags::<cmd::report::ReportCmdArgs>("report"),
+            "stress" => flags::<cmd::stress::StressArgs>("stress"),
+            "completions" => flags::<manual::CompletionsArgs>("completions"),
+            "man" => flags::<manual::ManArgs>("man"),
+            _ => return None,
+        })
+    }
+}
+
 /// Reports a command-line error as clap does, less its tip "to pass '-v'
 /// as a value, use '-- -v'": the flags users bring from zstd and Info-ZIP
 /// are options they expect to exist, and `-- -v` would name a file `-v`.
