@@ -240,7 +240,9 @@ impl<W: Write> Announcer<W> {
             }
             if let (Some(verb), false) = (label, self.quiet) {
                 let line = if self.verbose {
-                    let compressed = w.compressed_size - w.aes.map_or(0, |a| a.overhead());
+                    let compressed = w
+                        .compressed_size
+                        .saturating_sub(w.aes.map_or(0, |a| a.overhead()));
                     self.totals.0 += w.size;
                     self.totals.1 += compressed;
                     let plain = line(verb, &w);
@@ -323,7 +325,9 @@ pub fn line(verb: &str, w: &Written) -> String {
         _ => "compressed",
     };
     // The saving of the compression alone, without AES's salt and MAC.
-    let compressed = w.compressed_size - w.aes.map_or(0, |a| a.overhead());
+    let compressed = w
+        .compressed_size
+        .saturating_sub(w.aes.map_or(0, |a| a.overhead()));
     format!("{verb:>8}: {name} ({how} {}%)", percent(w.size, compressed))
 }
 
@@ -433,6 +437,21 @@ mod tests {
         assert_eq!(percent(3, 3), 0);
         // Info-ZIP zip - tiny.txt: `adding: tiny.txt (deflated -66%)`.
         assert_eq!(percent(3, 5), -66);
+    }
+
+    /// An AES entry copied from an archive that claims fewer bytes than
+    /// AES's own salt, verifier and MAC (a hostile or broken archive) is
+    /// told as a size of its own, never an underflow.
+    #[test]
+    fn an_aes_entry_smaller_than_its_overhead_is_told_without_underflow() {
+        let w = Written {
+            name: "a".into(),
+            method: 8,
+            compressed_size: 5,
+            size: 100,
+            aes: Some(crate::crypto::AesStrength::Aes256),
+        };
+        assert_eq!(line("updating", &w), "updating: a (deflated 100%)");
     }
 
     #[test]
