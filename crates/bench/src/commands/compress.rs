@@ -179,10 +179,15 @@ pub(super) fn sizes_held(
             recipe.strategy().id(),
             zstdkit::zstd_version(),
             cli_version(),
+            // Same library, same level: the frames must match to the byte;
+            // anything else is named with the verdict every row uses.
             if ours_bytes == peer_bytes {
-                ", the same size"
+                ", the same size".to_owned()
             } else {
-                ", not the same size"
+                format!(
+                    ", not the same size ({})",
+                    crate::peer::size_verdict(ours_bytes, peer_bytes)
+                )
             }
         ),
     );
@@ -269,4 +274,27 @@ pub(super) fn corpus_held(
         peer_bytes,
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfkit_report::Row;
+
+    /// Frames of one library at one level must match to the byte; a pair
+    /// that does not is named with its size verdict, not only "not the
+    /// same".
+    #[test]
+    fn a_size_difference_is_given_with_its_verdict() {
+        let mut section = Section::new("commands: compress");
+        section.rows.push(Row::new("perfkit compress"));
+        sizes_held(&mut section, "compress", Recipe::Balanced, 984, 1000);
+        let Some(Value::Text(held)) = section.rows[0].get("held_equal") else {
+            panic!("no held_equal: {:?}", section.rows[0]);
+        };
+        assert!(
+            held.ends_with("0.9840x, not the same size (NOT equal: 1.6 % smaller)"),
+            "{held}"
+        );
+    }
 }
