@@ -149,7 +149,15 @@ pub fn cli(data: &[u8], args: &[&str], stdin: bool) -> Vec<u8> {
     cmd.args(args).arg("-q").arg("-c");
     let dir = std::env::temp_dir().join(format!("zstdblock-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("in-{}", args.join("_").replace(['=', '-'], "")));
+    // Numbered, not named by the arguments alone: two tests of this
+    // process running the same arguments at once would remove each
+    // other's input (seen: "zstd: can't stat .../in-19").
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = dir.join(format!(
+        "in-{call}-{}",
+        args.join("_").replace(['=', '-'], "")
+    ));
     if stdin {
         cmd.stdin(Stdio::piped());
     } else {
