@@ -55,6 +55,33 @@
 //! blocks) and inputs of stored blocks stay on the caller's thread
 //! through [`crate::decode_to`]: no thread is started where threads
 //! cannot pay.
+//!
+//! **The split route** ([`Parallel::split`], off by default) splits
+//! execution too: the walker's units are segments (twice the window and
+//! at least [`MIN_SEGMENT`] of output, [`Parallel::segment_bytes`]), each
+//! worker decodes *and executes* whole segments, a segment after a
+//! frame's first without the bytes before it or its incoming repeat
+//! offsets: what depends on them is deferred as patches (a match's
+//! bytes, with its distance or its repeat offset named symbolically),
+//! and a finisher, in order, applies each segment's patches once the one
+//! before it is final, then hands it to the hasher and the writer.
+//! Output and errors are the one-thread path's. It does not pay, on two
+//! cores or more: on 64 MiB tars of sources and of shared libraries
+//! (`zstd -3`, `-19`; window 2 and 8 MiB) the bytes that depend on the
+//! bytes before their segment do not die out along it (a phrase copied
+//! from a copy of a copy never meets a literal): 62 % of the bytes after
+//! the first segment (sources `-3`), 27 % (binaries `-3`), 66-90 % at
+//! `-19`, in 3.4 to 7.6 million patches of 4.5 to 17 bytes per 64 MiB.
+//! Applying them is in order, each segment's after the last, and alone
+//! took 32 to 60 ms (`-3`) and 100 to 320 ms (`-19`) per 64 MiB, as long
+//! as or longer than libzstd's whole decode of the file on one thread;
+//! tracking the unknown bytes was a third of the route's CPU (perf). A patch
+//! holds 40 bytes, so the route's memory grows with a segment's patches:
+//! the decode added 266 MiB to the peak RSS on the `-19` binaries (the
+//! pipeline 47 MiB; `examples/pipeline.rs --rss`, `SPLIT=1`). It is
+//! kept for what it measures (`examples/pipeline.rs`'s split row, with
+//! `SEGMENT=`) and as the base of a route that resolves a segment's
+//! unknown bytes by where they come from before it, in parallel.
 
 mod executor;
 mod finish;
@@ -112,7 +139,8 @@ pub struct Parallel {
     /// The route: `false`, the entropy stage on the workers and execution
     /// in order on one thread; `true`, each worker decodes and executes
     /// whole segments of the frame, and a finisher patches each segment's
-    /// matches into the bytes before it, in order (see the module doc).
+    /// matches into the bytes before it, in order: the same output and
+    /// errors, but slower on the files measured (see the module doc).
     pub split: bool,
     /// The split route's segment, in bytes of output at most (blocks of a
     /// frame's largest block size): 0 chooses twice the window and at
