@@ -28,6 +28,19 @@ pub(crate) const ATOM: u32 = 1 << 31;
 /// memo (see [`inline_int_tests`]). Atom ids stay below it (they stay below
 /// [`BATCH_ATOM`]).
 pub(crate) const INT_ATOM: u32 = 1 << 27;
+/// Flag of an [`INT_ATOM`] step whose comparison is folded into the step
+/// itself, with no operand step after it (see [`Step::short_int`]). The
+/// atom ids of the other `INT_ATOM` steps stay below it (below
+/// [`BATCH_ATOM`], the same bit).
+pub(crate) const SHORT_INT: u32 = 1 << 26;
+/// A folded comparison's attribute sits in the low bits of its step's
+/// test, below this: attributes from it on use an operand step.
+const SHORT_ATTRS: u32 = 1 << 15;
+/// Where a folded comparison's operator starts in its step's test (3 bits).
+const SHORT_OP_SHIFT: u32 = 15;
+/// Where a folded comparison step's weight starts in its test (8 bits, up
+/// to [`SHORT_INT`]; every weight fits, see [`MAX_STEP_WEIGHT`]).
+const SHORT_WEIGHT_SHIFT: u32 = 18;
 /// Jump target: the expression matches.
 pub(crate) const ACCEPT: u32 = u32::MAX;
 /// Jump target: the expression does not match.
@@ -37,7 +50,9 @@ pub(crate) const REJECT: u32 = u32::MAX - 1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Step {
     /// Boolean bit slot, or `ATOM | atom id` (with [`INT_ATOM`], followed
-    /// by the comparison's operand step, see [`inline_int_tests`]).
+    /// by the comparison's operand step, see [`inline_int_tests`]), or
+    /// a folded comparison (`ATOM | INT_ATOM | SHORT_INT`, see
+    /// [`Step::short_int`]).
     pub test: u32,
     /// Next step when the test holds (or `ACCEPT`/`REJECT`).
     pub on_true: u32,
@@ -45,11 +60,88 @@ pub(crate) struct Step {
     pub on_false: u32,
     /// Reductions executing this step stands for (see [`weight`]). Kept in
     /// the step rather than a parallel array: the budgeted search reads it
-    /// on every leaf, and a second memory stream cost it ~10%.
+    /// on every leaf, and a second memory stream cost it ~10%. A folded
+    /// comparison keeps its constant here and its weight in `test`: read
+    /// it through [`Step::cost`].
     pub weight: u32,
 }
 
+/// The operator of an integer comparison as a step holds it.
+fn op_code(op: CmpOp) -> u32 {
+    match op {
+        CmpOp::Lt => 0,
+        CmpOp::Le => 1,
+        CmpOp::Gt => 2,
+        CmpOp::Ge => 3,
+        CmpOp::Eq => 4,
+        CmpOp::Ne => 5,
+    }
+}
+
+/// Whether `x op v` holds, `op` as [`op_code`] gives it.
+#[inline(always)]
+fn compare(x: i64, op: u32, v: i64) -> bool {
+    match op {
+        0 => x < v,
+        1 => x <= v,
+        2 => x > v,
+        3 => x >= v,
+        4 => x == v,
+        _ => x != v,
+    }
+}
+
 impl Step {
+    /// The step of an [`INT_ATOM`] test of `attr op v` folded into one
+    /// step, if it fits: an attribute below [`SHORT_ATTRS`] and a constant
+    /// of 32 bits, kept in the `weight` field (the weight moves to
+    /// `test`). An operand step is 16 more bytes a comparison, and
+    /// evaluation waits on memory for programs larger than the caches:
+    /// comparisons are a third of the steps of the deep-negation
+    /// workload's programs.
+    fn short_int(attr: u32, op: CmpOp, v: i64, weight: u32) -> Option<Step> {
+        let v = i32::try_from(v).ok()?;
+        (attr < SHORT_ATTRS && weight < SHORT_INT >> SHORT_WEIGHT_SHIFT).then_some(Step {
+            test: ATOM
+                | INT_ATOM
+                | SHORT_INT
+                | (weight << SHORT_WEIGHT_SHIFT)
+                | (op_code(op) << SHORT_OP_SHIFT)
+                | attr,
+            on_true: 0,
+            on_false: 0,
+            weight: v as u32,
+        })
+    }
+
+    /// Whether this is a folded comparison (see [`Step::short_int`]).
+    #[inline(always)]
+    fn is_short_int(&self) -> bool {
+        const FLAGS: u32 = ATOM | INT_ATOM | SHORT_INT;
+        self.test & FLAGS == FLAGS
+    }
+
+    /// Reductions executing this step stands for (see [`weight`]).
+    #[inline(always)]
+    pub(crate) fn cost(&self) -> u32 {
+        if self.is_short_int() {
+            (self.test & (SHORT_INT - 1)) >> SHORT_WEIGHT_SHIFT
+        } else {
+            self.weight
+        }
+    }
+
+    /// Whether `ev` satisfies this step's folded comparison (see
+    /// [`Step::short_int`]), as [`Step::int_holds`] decides one.
+    #[inline]
+    pub(crate) fn short_int_holds(&self, ev: &Event) -> bool {
+        let Some(Value::Int(x)) = ev.get(self.test & (SHORT_ATTRS - 1)) else {
+            return false;
+        };
+        let op = (self.test >> SHORT_OP_SHIFT) & 7;
+        compare(*x, op, i64::from(self.weight as i32))
+    }
+
     /// The operand step of an [`INT_ATOM`] test of `attr op v`: it follows
     /// the test and is never jumped to, so its fields hold the comparison
     /// (`test` the attribute, `on_true` the operator, `on_false` and
@@ -57,14 +149,7 @@ impl Step {
     fn int_operand(attr: u32, op: CmpOp, v: i64) -> Step {
         Step {
             test: attr,
-            on_true: match op {
-                CmpOp::Lt => 0,
-                CmpOp::Le => 1,
-                CmpOp::Gt => 2,
-                CmpOp::Ge => 3,
-                CmpOp::Eq => 4,
-                CmpOp::Ne => 5,
-            },
+            on_true: op_code(op),
             on_false: v as u32,
             weight: (v >> 32) as u32,
         }
@@ -79,14 +164,7 @@ impl Step {
             return false;
         };
         let v = ((u64::from(self.weight) << 32) | u64::from(self.on_false)) as i64;
-        match self.on_true {
-            0 => *x < v,
-            1 => *x <= v,
-            2 => *x > v,
-            3 => *x >= v,
-            4 => *x == v,
-            _ => *x != v,
-        }
+        compare(*x, self.on_true, v)
     }
 }
 
@@ -94,9 +172,9 @@ impl Step {
 /// `start`) so that each step testing an atom flagged `eval` (the index's
 /// flag of an atom evaluated by value, not decided by the selection)
 /// whose predicate in `preds` is an
-/// integer comparison tests it in place: the step is flagged [`INT_ATOM`]
-/// and followed by its operand step, and the jumps are moved to match.
-/// Returns the new entry.
+/// integer comparison tests it in place: folded into the step when it
+/// fits ([`Step::short_int`]), else flagged [`INT_ATOM`] and followed by
+/// its operand step, the jumps moved to match. Returns the new entry.
 ///
 /// An atom evaluated through the table reads the memo and the predicate,
 /// two arrays indexed by atom id; where the comparisons are mostly
@@ -111,39 +189,60 @@ pub(crate) fn inline_int_tests(
     eval: u32,
     preds: &[Option<Pred>],
 ) -> u32 {
-    let int_cmp = |st: &Step| {
+    // How a step's comparison is tested in place: the step that replaces
+    // it, and the operand step that follows, if any.
+    let in_place = |st: &Step| -> Option<(Step, Option<Step>)> {
         if st.test & ATOM == 0 || st.test & eval == 0 {
             return None;
         }
-        match preds.get((st.test & !(ATOM | eval)) as usize) {
-            Some(Some(Pred::IntCmp { attr, op, v })) => Some(Step::int_operand(*attr, *op, *v)),
-            _ => None,
-        }
+        let Some(Some(Pred::IntCmp { attr, op, v })) =
+            preds.get((st.test & !(ATOM | eval)) as usize)
+        else {
+            return None;
+        };
+        Some(match Step::short_int(*attr, *op, *v, st.weight) {
+            Some(short) => (short, None),
+            None => (
+                Step {
+                    test: (st.test & !eval) | INT_ATOM,
+                    ..*st
+                },
+                Some(Step::int_operand(*attr, *op, *v)),
+            ),
+        })
     };
-    if !code[start..].iter().any(|st| int_cmp(st).is_some()) {
+    if !code[start..].iter().any(|st| in_place(st).is_some()) {
+        return entry;
+    }
+    // Where each step lands: after the operand steps inserted before it.
+    let mut moved = Vec::with_capacity(code.len() - start);
+    let mut extra = 0u32;
+    for (i, st) in code[start..].iter().enumerate() {
+        moved.push(i as u32 + extra);
+        extra += u32::from(in_place(st).is_some_and(|(_, operand)| operand.is_some()));
+    }
+    let to = |t: u32| if t >= REJECT { t } else { moved[t as usize] };
+    if extra == 0 {
+        // Every comparison folds: the steps stay where they are.
+        for st in &mut code[start..] {
+            if let Some((short, None)) = in_place(st) {
+                *st = Step {
+                    on_true: st.on_true,
+                    on_false: st.on_false,
+                    ..short
+                };
+            }
+        }
         return entry;
     }
     let old: Vec<Step> = code.drain(start..).collect();
-    // Where each old step lands: after the operand steps inserted before it.
-    let mut moved = Vec::with_capacity(old.len());
-    let mut extra = 0u32;
-    for (i, st) in old.iter().enumerate() {
-        moved.push(i as u32 + extra);
-        extra += u32::from(int_cmp(st).is_some());
-    }
-    let to = |t: u32| if t >= REJECT { t } else { moved[t as usize] };
     code.reserve(old.len() + extra as usize);
     for st in &old {
-        let operand = int_cmp(st);
-        let test = match operand {
-            Some(_) => (st.test & !eval) | INT_ATOM,
-            None => st.test,
-        };
+        let (step, operand) = in_place(st).unwrap_or((*st, None));
         code.push(Step {
-            test,
             on_true: to(st.on_true),
             on_false: to(st.on_false),
-            weight: st.weight,
+            ..step
         });
         code.extend(operand);
     }

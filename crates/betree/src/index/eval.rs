@@ -5,7 +5,7 @@ use super::{EVAL_ATOM, HIT_ATOM, Hot, Id, Index, MISS_ATOM, SORT_BELOW};
 use crate::counting::{Decided, PROVEN};
 use crate::event::Event;
 use crate::prefetch::{prefetch, prefetch_at};
-use crate::program::{ACCEPT, ATOM, INT_ATOM, Memo, REJECT, Step};
+use crate::program::{ACCEPT, ATOM, INT_ATOM, Memo, REJECT, SHORT_INT, Step};
 use crate::selection::Selection;
 
 /// Programs evaluated side by side, one leaf each per round.
@@ -141,13 +141,18 @@ impl Index {
                 if p < REJECT {
                     let st = code[k][p as usize];
                     if COUNT {
-                        red += u64::from(st.weight);
+                        red += u64::from(st.cost());
                     }
                     let v = if st.test < ATOM {
                         ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
                     } else if st.test & INT_ATOM != 0 {
-                        // Its operand follows it (see `inline_int_tests`).
-                        code[k][p as usize + 1].int_holds(ev) as u32
+                        // Folded into the step, or its operand follows it
+                        // (see `inline_int_tests`).
+                        if st.test & SHORT_INT != 0 {
+                            st.short_int_holds(ev) as u32
+                        } else {
+                            code[k][p as usize + 1].int_holds(ev) as u32
+                        }
                     } else {
                         let (v, steps) = self.atom::<COUNT>(st.test & !ATOM, ev, sel, memo);
                         if COUNT {

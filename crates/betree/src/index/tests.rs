@@ -803,13 +803,15 @@ fn matches_come_in_id_order_however_they_are_collected() {
 }
 
 /// Integer comparisons the selection does not decide are tested in place:
-/// each such step carries `INT_ATOM` and is followed by its operand, and
-/// no step jumps to an operand. Searches agree with the predicates' own
-/// evaluation on constants of every width and sign, with every operator,
-/// for values on and around each constant and for an undefined attribute.
+/// each such step carries `INT_ATOM` and is either folded (`SHORT_INT`: a
+/// constant of 32 bits, its weight kept in the step) or followed by its
+/// operand, and no step jumps to an operand. Searches agree with the
+/// predicates' own evaluation on constants of every width and sign, with
+/// every operator, for values on and around each constant and for an
+/// undefined attribute, in one call and in budgeted steps.
 #[test]
 fn integer_comparisons_are_tested_in_place_with_their_operands() {
-    use crate::program::{ATOM, INT_ATOM};
+    use crate::program::{ATOM, INT_ATOM, MAX_STEP_WEIGHT, SHORT_INT};
     let s = Schema::from_domains([
         Domain::new("x", AttrType::Int, true),
         Domain::new("y", AttrType::Int, true),
@@ -819,6 +821,10 @@ fn integer_comparisons_are_tested_in_place_with_their_operands() {
         0,
         -1,
         7,
+        i32::MAX as i64,
+        i32::MIN as i64,
+        i32::MAX as i64 + 1,
+        i32::MIN as i64 - 1,
         u32::MAX as i64,
         1 << 32,
         -(1 << 32) - 1,
@@ -838,14 +844,22 @@ fn integer_comparisons_are_tested_in_place_with_their_operands() {
             texts.push(text);
         }
     }
-    let mut in_place = 0;
+    let (mut in_place, mut folded) = (0, 0);
     for slot in &index.slots {
         let code = &index.code[slot.code_start as usize..][..slot.code_len as usize];
         let mut operands = Vec::new();
         for (k, st) in code.iter().enumerate() {
+            if operands.contains(&k) {
+                continue;
+            }
             if st.test & ATOM != 0 && st.test & INT_ATOM != 0 {
                 in_place += 1;
-                operands.push(k + 1);
+                if st.test & SHORT_INT != 0 {
+                    folded += 1;
+                    assert!((2..=MAX_STEP_WEIGHT as u32).contains(&st.cost()));
+                } else {
+                    operands.push(k + 1);
+                }
             }
         }
         for (k, st) in code.iter().enumerate() {
@@ -865,6 +879,11 @@ fn integer_comparisons_are_tested_in_place_with_their_operands() {
     assert!(
         in_place >= texts.len(),
         "{in_place} comparisons tested in place"
+    );
+    // Both forms: the constants of 32 bits fold, the others do not.
+    assert!(
+        folded > 0 && folded < in_place,
+        "{folded} of {in_place} comparisons folded"
     );
     let mut values = vec![None];
     for c in consts {
@@ -910,5 +929,36 @@ fn integer_comparisons_are_tested_in_place_with_their_operands() {
             };
             assert_eq!(got, want, "budgeted, x {x:?}, y {y:?}");
         }
+    }
+}
+
+/// A comparison on an attribute past the ones a folded step can name keeps
+/// its operand step, and decides as the predicate does.
+#[test]
+fn a_comparison_on_an_attribute_past_the_folded_ones_keeps_its_operand() {
+    use crate::program::{ATOM, INT_ATOM, SHORT_INT};
+    let n = (1 << 15) + 2;
+    let s = Schema::from_domains((0..n).map(|i| Domain::new(format!("a{i}"), AttrType::Int, true)))
+        .unwrap();
+    let far = format!("a{}", n - 1);
+    let mut index = Index::new(s.clone());
+    index
+        .insert(1, &format!("not ({far} < 5 or a0 > 3) or a1 = 100"))
+        .unwrap();
+    let slot = &index.slots[0];
+    let code = &index.code[slot.code_start as usize..][..slot.code_len as usize];
+    let kinds: Vec<bool> = code
+        .iter()
+        .filter(|st| st.test & ATOM != 0 && st.test & INT_ATOM != 0)
+        .map(|st| st.test & SHORT_INT != 0)
+        .collect();
+    assert!(kinds.contains(&true) && kinds.contains(&false), "{kinds:?}");
+    for (x, want) in [(Some(4), false), (Some(5), true), (None, true)] {
+        let mut b = EventBuilder::new(&s).int("a0", 0).unwrap();
+        if let Some(x) = x {
+            b = b.int(&far, x).unwrap();
+        }
+        let got = index.search(&b.build()).unwrap();
+        assert_eq!(got, if want { vec![1] } else { vec![] }, "{far} = {x:?}");
     }
 }
