@@ -420,8 +420,7 @@ fn pipeline<R: Read + Send, W: Write>(
         let pool = pool_tx.clone();
         if split {
             drop((job_rx, pool_rx));
-            let spent = pool_tx.clone();
-            stages.push(scope.spawn(move || finish(done_rx, credit_tx, hash_tx, write_tx, spent)));
+            stages.push(scope.spawn(move || finish(done_rx, credit_tx, hash_tx, write_tx)));
         } else {
             stages
                 .push(scope.spawn(move || {

@@ -197,3 +197,62 @@ fn small_inputs_and_stored_blocks_stay_on_the_callers_thread() {
         }
     }
 }
+
+const CHILD: &str = "ZSTDBLOCK_SPLIT_TINY_BLOCKS";
+
+/// A frame of `blocks` compressed blocks of one byte each (one raw
+/// literal, no sequence), window 8 MiB: each may make up to 128 KiB, so a
+/// segment of one is given that much room.
+fn tiny_blocks(blocks: usize) -> Vec<u8> {
+    let mut frame = zstdblock::MAGIC.to_le_bytes().to_vec();
+    frame.extend_from_slice(&[0x00, 13 << 3]);
+    for i in 0..blocks {
+        let last = u32::from(i + 1 == blocks);
+        // Content 3 bytes, type compressed (2), the last flag.
+        let header = (3 << 3) | (2 << 1) | last;
+        frame.extend_from_slice(&header.to_le_bytes()[..3]);
+        // Raw literals, 1 byte (a 1-byte header, size << 3); 0 sequences.
+        frame.extend_from_slice(&[1 << 3, i as u8, 0]);
+    }
+    frame
+}
+
+#[test]
+fn the_split_route_holds_a_window_of_bytes_not_a_buffer_a_segment() {
+    // The child: decode the frame in segments of a block, say the peak.
+    const BLOCKS: usize = 50_000;
+    if std::env::var(CHILD).is_ok() {
+        let frame = tiny_blocks(BLOCKS);
+        let mut settings = pipelined(2);
+        settings.split = true;
+        settings.segment_bytes = 1;
+        let before = peak_rss_kib();
+        let mut out = Vec::new();
+        settings.decode(&frame, &mut out).unwrap();
+        assert!(out.iter().enumerate().all(|(i, &b)| b == i as u8));
+        assert_eq!(out.len(), BLOCKS);
+        println!("added {} KiB", peak_rss_kib() - before);
+        return;
+    }
+    let run = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "the_split_route_holds_a_window_of_bytes_not_a_buffer_a_segment",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let line = stdout.lines().find(|l| l.starts_with("added ")).unwrap();
+    let added: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // The segments in flight and a window's history: a few MiB. Holding
+    // every segment's buffer until it falls a window behind (each a
+    // block's room, a page of it touched) took hundreds.
+    assert!(added < 48 << 10, "{added} KiB added");
+}

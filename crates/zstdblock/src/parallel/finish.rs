@@ -3,14 +3,14 @@
 //! bytes before it and the repeat offsets it inherits, its errors placed
 //! in order), then handed to the hasher and the writer without a copy.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io;
 use std::sync::Arc;
 
 use crossbeam::channel::{Receiver, Sender};
 
 use super::segment::{Halt, Segment};
-use super::sink::{Chunk, ToHasher, ToWriter, recycle};
+use super::sink::{Chunk, ToHasher, ToWriter};
 use super::{Credit, Unit, UnitKind};
 use crate::error::Error;
 use crate::frame::Block;
@@ -24,18 +24,21 @@ struct Current {
     /// Bytes of the frame made final.
     produced: u64,
     repeats: [u32; 3],
-    /// The frame's final segments that a match may still reach, oldest
-    /// first, each with its offset in the frame.
-    history: VecDeque<(u64, Arc<Chunk>)>,
+    /// The frame's last bytes made final, at least the window's worth (or
+    /// all the frame's) and at most twice that and a segment: where a
+    /// patch copies from before its segment. Copied out of the segments,
+    /// not held in them, so the history is the window whatever the
+    /// segments' sizes (blocks of a byte each would hold a segment's
+    /// buffer a byte).
+    history: Vec<u8>,
 }
 
-/// Where the finisher's output goes, and where spent buffers go back.
+/// The finisher's channels and what it holds between units.
 struct Finisher {
     done: Receiver<Unit>,
     credits: Sender<Credit>,
     hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
-    pool: Sender<Vec<u8>>,
     pending: BTreeMap<u64, Unit>,
     next: u64,
     current: Option<Current>,
@@ -51,14 +54,12 @@ pub(super) fn finish(
     credits: Sender<Credit>,
     hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
-    pool: Sender<Vec<u8>>,
 ) {
     let mut f = Finisher {
         done,
         credits,
         hasher,
         writer,
-        pool,
         pending: BTreeMap::new(),
         next: 0,
         current: None,
@@ -75,7 +76,6 @@ pub(super) fn finish(
         }
         let _ = f.credits.send((unit.decoded, unit.input));
     }
-    f.end_frame();
 }
 
 impl Finisher {
@@ -91,16 +91,6 @@ impl Finisher {
         }
     }
 
-    /// Lets go of the frame's history, its buffers back to the workers
-    /// once the hasher and the writer are done with them.
-    fn end_frame(&mut self) {
-        if let Some(current) = self.current.take() {
-            for (_, chunk) in current.history {
-                recycle(chunk, &self.pool);
-            }
-        }
-    }
-
     fn step(&mut self, unit: &mut Unit) -> Step {
         match &mut unit.kind {
             UnitKind::FrameStart {
@@ -108,14 +98,13 @@ impl Finisher {
                 content_size,
                 has_checksum,
             } => {
-                self.end_frame();
                 self.current = Some(Current {
                     window: *window,
                     content_size: *content_size,
                     has_checksum: *has_checksum,
                     produced: 0,
                     repeats: INITIAL_REPEATS,
-                    history: VecDeque::new(),
+                    history: Vec::new(),
                 });
                 Ok(true)
             }
@@ -169,7 +158,6 @@ impl Finisher {
                 patch.dst,
                 patch.len,
                 distance as usize,
-                frame.produced,
                 &frame.history,
             );
         }
@@ -184,8 +172,12 @@ impl Finisher {
             }) => return Err(offset_error(block, sequence, distance, at)),
         }
         frame.repeats = segment.repeats.map(|r| r.resolve(&frame.repeats));
-        let start = frame.produced;
         frame.produced += segment.len as u64;
+        keep_last(
+            &mut frame.history,
+            &segment.buf[..segment.len],
+            usize::try_from(window).unwrap_or(usize::MAX),
+        );
         let chunk = Arc::new(Chunk {
             buf: segment.buf,
             len: segment.len,
@@ -193,17 +185,8 @@ impl Finisher {
         if frame.has_checksum && self.hasher.send(ToHasher::Data(chunk.clone())).is_err() {
             return Ok(false);
         }
-        if self.writer.send(ToWriter::Data(chunk.clone())).is_err() {
+        if self.writer.send(ToWriter::Data(chunk)).is_err() {
             return Ok(false);
-        }
-        frame.history.push_back((start, chunk));
-        // A segment wholly a window or more behind the frame's end is
-        // reached by no later match.
-        while let Some((at, front)) = frame.history.front()
-            && at + front.len as u64 + window <= frame.produced
-        {
-            let (_, chunk) = frame.history.pop_front().expect("just seen");
-            recycle(chunk, &self.pool);
         }
         Ok(true)
     }
@@ -219,7 +202,7 @@ impl Finisher {
                 produced,
             }));
         }
-        self.end_frame();
+        self.current = None;
         if let (true, Some(stored)) = (has_checksum, checksum) {
             let told = self
                 .hasher
@@ -236,32 +219,41 @@ impl Finisher {
     }
 }
 
-/// Executes one deferred match: `len` bytes at `dst` in `buf` (a segment
-/// that starts at `start` in its frame) copied from `distance` back, from
-/// the frame's earlier segments in `history` where the source lies before
-/// the segment and from `buf` itself after, overlapping as a match does
-/// (a distance under the length repeats a pattern). Exact: nothing past
-/// the match is written, since the bytes after it are final already.
-fn copy_patch(
-    buf: &mut [u8],
-    dst: usize,
-    len: usize,
-    distance: usize,
-    start: u64,
-    history: &VecDeque<(u64, Arc<Chunk>)>,
-) {
+/// Appends `bytes` to `history`, which keeps at least the last `window`
+/// bytes: it is cut back to the window once it holds the window twice
+/// (or the window and [`MIN_KEPT`]), so each byte kept is moved at most
+/// once per window appended.
+fn keep_last(history: &mut Vec<u8>, bytes: &[u8], window: usize) {
+    if bytes.len() >= window {
+        history.clear();
+        history.extend_from_slice(&bytes[bytes.len() - window..]);
+        return;
+    }
+    history.extend_from_slice(bytes);
+    if history.len() > window && history.len() - window >= window.max(MIN_KEPT) {
+        history.drain(..history.len() - window);
+    }
+}
+
+/// See [`keep_last`]: a small window is not cut back at every segment.
+const MIN_KEPT: usize = 1 << 20;
+
+/// Executes one deferred match: `len` bytes at `dst` in `buf` (a segment)
+/// copied from `distance` back, from `history` (the bytes just before the
+/// segment) where the source lies before the segment and from `buf`
+/// itself after, overlapping as a match does (a distance under the length
+/// repeats a pattern). Exact: nothing past the match is written, since
+/// the bytes after it are final already. The caller checked that the
+/// distance reaches no further than the history.
+fn copy_patch(buf: &mut [u8], dst: usize, len: usize, distance: usize, history: &[u8]) {
     let mut done = 0;
-    // The part before the segment: `distance > dst` there.
-    while done < len && distance > dst + done {
-        // Bytes before the segment's start, the frame's offset of the
-        // source (the caller checked it is inside the frame's window).
-        let at = start + (dst + done) as u64 - distance as u64;
-        let i = history.partition_point(|(s, c)| s + c.len as u64 <= at);
-        let (from, chunk) = &history[i];
-        let off = (at - from) as usize;
-        let n = (len - done).min(chunk.len - off).min(distance - dst - done);
-        buf[dst + done..dst + done + n].copy_from_slice(&chunk.buf[off..off + n]);
-        done += n;
+    if distance > dst {
+        // The part before the segment: `back` bytes before its start.
+        let back = distance - dst;
+        let n = len.min(back);
+        let from = history.len() - back;
+        buf[dst..dst + n].copy_from_slice(&history[from..from + n]);
+        done = n;
     }
     // The rest from the segment, in pieces no longer than the distance
     // so each reads only bytes already written; the pieces double once
@@ -299,35 +291,38 @@ mod tests {
     }
 
     #[test]
-    fn patches_copy_as_a_byte_loop_does_across_earlier_segments() {
-        // Three earlier segments of 5, 1 and 7 bytes.
-        let pieces: [&[u8]; 3] = [b"abcde", b"f", b"ghijklm"];
-        let mut history = VecDeque::new();
-        let mut before = Vec::new();
-        for p in pieces {
-            history.push_back((
-                before.len() as u64,
-                Arc::new(Chunk {
-                    buf: p.to_vec(),
-                    len: p.len(),
-                }),
-            ));
-            before.extend_from_slice(p);
-        }
-        let start = before.len() as u64;
+    fn patches_copy_as_a_byte_loop_does_from_the_history_and_the_segment() {
+        let before = b"abcdefghijklm";
         let segment: Vec<u8> = (0..40u8).map(|i| b'A' + i).collect();
         for dst in 0..20 {
             for len in 0..20 {
                 for distance in 1..=(dst + before.len()) {
                     let mut buf = segment.clone();
-                    copy_patch(&mut buf, dst, len, distance, start, &history);
+                    copy_patch(&mut buf, dst, len, distance, before);
                     assert_eq!(
                         buf,
-                        reference(&before, &segment, dst, len, distance),
+                        reference(before, &segment, dst, len, distance),
                         "dst {dst} len {len} distance {distance}"
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn the_history_keeps_the_last_window_and_at_most_twice_it() {
+        let window = 3 << 20;
+        let mut history = Vec::new();
+        let mut all = Vec::new();
+        // Segments of a byte, of a few KiB and longer than the window.
+        let sizes = [1, 5000, 1, 1 << 20, 7, window + 5, 3, 1 << 21, 1 << 21, 1];
+        for (i, &n) in sizes.iter().enumerate() {
+            let bytes: Vec<u8> = (0..n).map(|j| (i * 31 + j * 7) as u8).collect();
+            all.extend_from_slice(&bytes);
+            keep_last(&mut history, &bytes, window);
+            let kept = all.len().min(window);
+            assert!(history.len() >= kept && history.len() <= 2 * window);
+            assert_eq!(history[history.len() - kept..], all[all.len() - kept..]);
         }
     }
 }
