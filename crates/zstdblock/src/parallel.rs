@@ -75,13 +75,15 @@
 //! Applying them is in order, each segment's after the last, and alone
 //! took 32 to 60 ms (`-3`) and 100 to 320 ms (`-19`) per 64 MiB, as long
 //! as or longer than libzstd's whole decode of the file on one thread;
-//! tracking the unknown bytes was a third of the route's CPU (perf). A patch
-//! holds 40 bytes, so the route's memory grows with a segment's patches:
-//! the decode added 266 MiB to the peak RSS on the `-19` binaries (the
-//! pipeline 47 MiB; `examples/pipeline.rs --rss`, `SPLIT=1`). It is
-//! kept for what it measures (`examples/pipeline.rs`'s split row, with
-//! `SEGMENT=`) and as the base of a route that resolves a segment's
-//! unknown bytes by where they come from before it, in parallel.
+//! tracking the unknown bytes took a third of the route's CPU (perf
+//! record). A patch holds 40 bytes, so the route's memory grows with a
+//! segment's patches: the decode added 303 MiB to the peak RSS on the
+//! `-19` binaries and 67 to 147 MiB on the others (the pipeline 18 to
+//! 47 MiB; `examples/pipeline.rs --rss`, `SPLIT=1`). It is kept, off,
+//! for what it measures (`examples/pipeline.rs`'s split row, `SEGMENT=`
+//! to vary the segment): resolving each unknown byte by where it comes
+//! from before its segment instead would be a lookup per byte, 27 to
+//! 90 % of the bytes, more work than the patches on two cores.
 
 mod executor;
 mod finish;
