@@ -145,6 +145,11 @@ impl Index {
                     }
                     let v = if st.test < ATOM {
                         ((bits[(st.test >> 6) as usize] >> (st.test & 63)) & 1) as u32
+                    } else if st.test & (INT_ATOM | HIT_ATOM) == HIT_ATOM {
+                        // Decided by a hit: the stamp, tested here rather
+                        // than through the call below (most leaves of
+                        // indexed workloads are such tests).
+                        sel.seen().hit(st.test & !(ATOM | HIT_ATOM)) as u32
                     } else if st.test & INT_ATOM != 0 {
                         // Folded into the step, or its operand follows it
                         // (see `inline_int_tests`).
