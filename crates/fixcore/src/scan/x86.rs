@@ -18,7 +18,7 @@ mod imp_none {
     pub fn has_avx2() -> bool {
         false
     }
-    pub fn bars_to_soh(_: &mut [u8]) -> bool {
+    pub fn bars_to_soh(_: &mut [u8], _: usize, _: &mut Vec<usize>) -> bool {
         false
     }
     pub fn count_byte(_: &[u8], _: u8) -> Option<usize> {
@@ -109,19 +109,41 @@ mod imp {
     /// [`super::super::bars_to_soh`] 32 bytes at a time; `false`, with
     /// nothing done, when the CPU lacks AVX2.
     #[inline]
-    pub fn bars_to_soh(block: &mut [u8]) -> bool {
+    pub fn bars_to_soh(block: &mut [u8], base: usize, breaks: &mut Vec<usize>) -> bool {
         if !has_avx2() {
             return false;
         }
         // SAFETY: AVX2 checked just above.
-        unsafe { bars_to_soh_avx2(block) };
+        unsafe { bars_to_soh_avx2(block, base, breaks) };
         true
     }
 
-    /// The portable loop, compiled for AVX2.
-    #[target_feature(enable = "avx2")]
-    unsafe fn bars_to_soh_avx2(block: &mut [u8]) {
-        super::super::bars_to_soh_portable(block);
+    /// Each vector's `|` selected to SOH and its line breaks taken from a
+    /// compare's mask (a block of lines holds one every few vectors); the
+    /// tail goes a byte at a time.
+    #[target_feature(enable = "avx2,bmi1")]
+    unsafe fn bars_to_soh_avx2(block: &mut [u8], base: usize, breaks: &mut Vec<usize>) {
+        let bar = _mm256_set1_epi8(b'|' as i8);
+        let soh = _mm256_set1_epi8(super::super::SOH as i8);
+        let lf = _mm256_set1_epi8(b'\n' as i8);
+        let mut vectors = block.chunks_exact_mut(32);
+        let mut at = base;
+        for v in &mut vectors {
+            let p = v.as_mut_ptr().cast::<__m256i>();
+            // SAFETY: `v` is 32 bytes, read and written whole; unaligned
+            // loads and stores are allowed.
+            let x = unsafe { _mm256_loadu_si256(p) };
+            let mapped = _mm256_blendv_epi8(x, soh, _mm256_cmpeq_epi8(x, bar));
+            // SAFETY: as above.
+            unsafe { _mm256_storeu_si256(p, mapped) };
+            let mut m = _mm256_movemask_epi8(_mm256_cmpeq_epi8(x, lf)) as u32;
+            while m != 0 {
+                breaks.push(at + m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+            at += 32;
+        }
+        super::super::bars_to_soh_portable(vectors.into_remainder(), at, breaks);
     }
 
     /// [`super::super::count_byte`] 32 bytes at a time; `None` when the
