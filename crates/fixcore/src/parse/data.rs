@@ -26,27 +26,22 @@ pub(super) struct DataSpec {
 }
 
 impl DataPairs<'_> {
-    /// What field `f` (just split, not itself read as data) asks of the
-    /// next one: `Some` after a Length field; an error for a data field,
-    /// which only a Length field may introduce. One table load for the
+    /// Whether the table flags `tag` as part of a Length/Data pair (a
+    /// tag beyond it: whether any pair's tag is): one table load for the
     /// usual field; only flagged tags reach [`Self::role`].
     #[inline(always)]
-    pub(super) fn after(
-        self,
-        buf: &[u8],
-        table: &[u32; DIRECT_TAGS],
-        f: &Field,
-    ) -> Result<Option<DataSpec>> {
-        let flagged = match table.get(f.tag as usize) {
+    pub(super) fn flagged(self, table: &[u32; DIRECT_TAGS], tag: u32) -> bool {
+        match table.get(tag as usize) {
             Some(e) => e & DATA_BIT != 0,
             None => self.high,
-        };
-        if flagged { self.role(buf, f) } else { Ok(None) }
+        }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn role(self, buf: &[u8], f: &Field) -> Result<Option<DataSpec>> {
+    /// What field `f` (just split, not itself read as data) asks of the
+    /// next one: `Some` after a Length field; an error for a data field,
+    /// which only a Length field may introduce.
+    #[inline(always)]
+    pub(super) fn role(self, buf: &[u8], f: &Field) -> Result<Option<DataSpec>> {
         match self.dict.data_role(f.tag) {
             None => Ok(None),
             Some(Err(length_tag)) => Err(Error::DataWithoutLength {
