@@ -48,6 +48,10 @@ pub struct GroupDef {
     pub members: Vec<u32>,
 }
 
+/// The bit of a [`Dictionary::member_slots`] slot marking a member that
+/// counts a nested group (member indexes are below 64).
+pub(crate) const NESTED: u8 = 0x80;
+
 /// A set of repeating-group definitions, indexed by count tag, and the
 /// Length/Data field pairs.
 #[derive(Debug, Clone)]
@@ -58,7 +62,9 @@ pub struct Dictionary {
     /// table flags are looked up.
     data: Vec<(u32, u32)>,
     /// Per group: (smallest member tag, `slot[tag - min]` = member index + 1
-    /// or 0), so membership is one indexed load instead of a list search.
+    /// or 0, with [`NESTED`] for a member that counts a group of its own),
+    /// so membership and nesting are one indexed load, not a list search
+    /// and a second lookup.
     members: Vec<(u32, Vec<u8>)>,
     /// `by_count[tag]` = group index + 1, or 0.
     by_count: Vec<u16>,
@@ -211,17 +217,31 @@ impl Dictionary {
         let max = def.members.iter().copied().max().unwrap_or(0);
         let mut lookup = vec![0u8; (max - min) as usize + 1];
         for (k, &m) in def.members.iter().enumerate() {
-            lookup[(m - min) as usize] = k as u8 + 1;
+            // A group listing its own count tag does not nest in itself.
+            let nested = m != def.count_tag && self.group_index(m).is_some();
+            lookup[(m - min) as usize] = (k as u8 + 1) | if nested { NESTED } else { 0 };
         }
-        let slot = &mut self.by_count[def.count_tag as usize];
-        if *slot != 0 {
+        let count_tag = def.count_tag;
+        let slot = &mut self.by_count[count_tag as usize];
+        let g = if *slot != 0 {
             let g = *slot as usize - 1;
             self.groups[g] = def;
             self.members[g] = (min, lookup);
+            g
         } else {
             self.groups.push(def);
             self.members.push((min, lookup));
             *slot = self.groups.len() as u16;
+            self.groups.len() - 1
+        };
+        // This count tag, a member of groups defined before it, nests there.
+        for (_, (min, lookup)) in self.members.iter_mut().enumerate().filter(|&(h, _)| h != g) {
+            let at = count_tag
+                .checked_sub(*min)
+                .and_then(|o| lookup.get_mut(o as usize));
+            if let Some(s) = at.filter(|s| **s != 0) {
+                *s |= NESTED;
+            }
         }
         Ok(self)
     }
@@ -273,11 +293,13 @@ impl Dictionary {
             .any(|&(l, d)| l.max(d) as usize >= DIRECT_TAGS)
     }
 
-    /// Position of `tag` among group `g`'s members.
+    /// Group `g`'s members as the parser reads them: the smallest member
+    /// tag, and by tag from it, the member's index + 1 (0 for a tag that
+    /// is no member), with [`NESTED`] set for a member that counts a group
+    /// of its own.
     #[inline]
-    pub(crate) fn member_index(&self, g: usize, tag: u32) -> Option<usize> {
+    pub(crate) fn member_slots(&self, g: usize) -> (u32, &[u8]) {
         let (min, lookup) = &self.members[g];
-        let k = *lookup.get(tag.checked_sub(*min)? as usize)?;
-        (k != 0).then(|| usize::from(k) - 1)
+        (*min, lookup)
     }
 }

@@ -3,7 +3,7 @@
 //! right).
 
 use super::{Field, MAX_GROUP_DEPTH};
-use crate::groups::Dictionary;
+use crate::groups::{Dictionary, NESTED};
 use crate::value;
 use crate::{Error, Result};
 
@@ -43,6 +43,7 @@ pub(super) fn parse_group(
     let mut j = i + 1;
     let mut entries = 0usize;
     let mut seen = 0u64;
+    let (min, slots) = dict.member_slots(g);
     if declared > 0 {
         while j < last {
             let f = fields[j];
@@ -57,9 +58,12 @@ pub(super) fn parse_group(
                     found: f.tag,
                 });
             }
-            let Some(m) = dict.member_index(g, f.tag) else {
-                break;
+            // A tag below the smallest member wraps past every slot.
+            let slot = match slots.get(f.tag.wrapping_sub(min) as usize) {
+                Some(&s) if s != 0 => s,
+                _ => break,
             };
+            let m = (slot & !NESTED) - 1;
             if seen & (1 << m) != 0 {
                 return Err(Error::DuplicateTag {
                     tag: f.tag,
@@ -67,11 +71,11 @@ pub(super) fn parse_group(
                 });
             }
             seen |= 1 << m;
-            j = match dict.group_index(f.tag) {
-                Some(_) if f.tag != def.count_tag => {
-                    parse_group(buf, fields, dict, f.tag, j, depth + 1)?
-                }
-                _ => j + 1,
+            // One load says both: a member, and whether it counts a group.
+            j = if slot & NESTED != 0 {
+                parse_group(buf, fields, dict, f.tag, j, depth + 1)?
+            } else {
+                j + 1
             };
         }
     }

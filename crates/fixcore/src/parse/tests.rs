@@ -634,5 +634,6 @@ fn fused_pass_agrees_on_samples_and_their_mutations() {
 
 mod data;
 mod limits;
+mod nesting;
 mod reference;
 mod tags;
