@@ -266,6 +266,7 @@ pub(crate) fn compile(
     code: &mut Vec<Step>,
     batch: &mut Vec<u32>,
     proven: &dyn Fn(Node) -> Option<Ref>,
+    chance: &dyn Fn(u32) -> f64,
 ) -> u32 {
     // The batch program is written in the text's operand order, before
     // the jump program's order is settled. Each leaf takes at most one
@@ -276,7 +277,7 @@ pub(crate) fn compile(
     Compiler { e }.postfix(e.root, batch);
     drop_proven(e, proven);
     let mut leaves = 0;
-    order(e, e.root, &mut leaves);
+    order(e, e.root, &mut leaves, chance);
     code.reserve(leaves);
     let c = Compiler { e };
     let base = code.len();
@@ -322,28 +323,29 @@ fn drop_proven(e: &mut Expr, proven: &dyn Fn(Node) -> Option<Ref>) {
 }
 
 /// The estimate of a leaf: the probability that it is true and the
-/// expected number of leaves a short-circuit evaluation visits, taking each
-/// leaf as an independent fair coin; `None` for a node.
-fn leaf_estimate(n: Node) -> Option<(f64, f64)> {
+/// expected number of leaves a short-circuit evaluation visits; `None` for
+/// a node. A boolean is taken as a fair coin, a predicate as `chance` of
+/// its atom says (see [`crate::expr::Pred::chance`]).
+fn leaf_estimate(n: Node, chance: &dyn Fn(u32) -> f64) -> Option<(f64, f64)> {
     match n {
         Node::Const(true) => Some((1.0, 0.0)),
         Node::Const(false) => Some((0.0, 0.0)),
         Node::Bool(_) => Some((0.5, 1.0)),
-        Node::Pred(_) => Some((0.5, 2.0)),
+        Node::Pred(a) => Some((chance(a), 2.0)),
         _ => None,
     }
 }
 
 /// Estimates subtree `r` (see [`leaf_estimate`]) and puts the operands of
 /// each `and`/`or` in it in evaluation order: the one expected to decide
-/// sooner first. Only the evaluation order depends on these guesses, never
-/// the result. Deciding in place, bottom-up, keeps no estimate per node
-/// (a pair of `f64` per node was the largest buffer of compiling one large
-/// expression).
+/// sooner first, taking the leaves as independent. Only the evaluation
+/// order depends on these guesses, never the result. Deciding in place,
+/// bottom-up, keeps no estimate per node (a pair of `f64` per node was
+/// the largest buffer of compiling one large expression).
 /// `leaves` counts the boolean and predicate leaves (one step each).
-fn order(e: &mut Expr, r: Ref, leaves: &mut usize) -> (f64, f64) {
+fn order(e: &mut Expr, r: Ref, leaves: &mut usize, chance: &dyn Fn(u32) -> f64) -> (f64, f64) {
     let n = e.node(r);
-    if let Some(v) = leaf_estimate(n) {
+    if let Some(v) = leaf_estimate(n, chance) {
         if matches!(n, Node::Bool(_) | Node::Pred(_)) {
             *leaves += 1;
         }
@@ -351,13 +353,13 @@ fn order(e: &mut Expr, r: Ref, leaves: &mut usize) -> (f64, f64) {
     }
     match n {
         Node::Not(x) => {
-            let (p, c) = order(e, x, leaves);
+            let (p, c) = order(e, x, leaves, chance);
             (1.0 - p, c)
         }
         Node::And(l, rr) | Node::Or(l, rr) => {
             let and = matches!(n, Node::And(..));
-            let (pl, cl) = order(e, l, leaves);
-            let (pr, cr) = order(e, rr, leaves);
+            let (pl, cl) = order(e, l, leaves, chance);
+            let (pr, cr) = order(e, rr, leaves, chance);
             // Swapped only when the right operand is strictly better, so
             // that ties keep the text's order.
             let (left_first, v) = if and {

@@ -99,7 +99,15 @@ impl Index {
         };
         let code_start = self.code.len();
         let tree_start = self.bcode.len();
-        let entry = compile(&mut e, &mut self.code, &mut self.bcode, &proven);
+        let schema = &self.schema;
+        // Leaves the selection half proves are flagged `MISS_ATOM`.
+        let chance = |a: u32| {
+            preds
+                .get((a & !MISS_ATOM) as usize)
+                .and_then(Option::as_ref)
+                .map_or(0.5, |p| p.chance(schema))
+        };
+        let entry = compile(&mut e, &mut self.code, &mut self.bcode, &proven, &chance);
         drop(e);
         // Steps testing an atom decided by a hit carry the fact, so that
         // evaluation tests the stamp without reading the atom's entry.

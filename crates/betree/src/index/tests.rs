@@ -1,6 +1,6 @@
 use super::*;
 use crate::SearchStep;
-use crate::domain::{AttrType, Domain};
+use crate::domain::{AttrType, Bounds, Domain};
 use crate::event::EventBuilder;
 
 fn schema() -> Schema {
@@ -961,4 +961,39 @@ fn a_comparison_on_an_attribute_past_the_folded_ones_keeps_its_operand() {
         let got = index.search(&b.build()).unwrap();
         assert_eq!(got, if want { vec![1] } else { vec![] }, "{far} = {x:?}");
     }
+}
+
+/// The evaluation order follows the schema's bounds: of `i >= 1 and s =
+/// "v7"` (under a `not`, so the selection proves neither), the string
+/// equality, true for one value in 1,000, is tested first though written
+/// second; without bounds both are fair coins and the text's order stays.
+#[test]
+fn leaves_unlikely_to_hold_are_tested_first_by_the_declared_bounds() {
+    use crate::program::{ATOM, INT_ATOM};
+    let first_is_int = |bounded: bool| {
+        let (mut i, mut s) = (
+            Domain::new("i", AttrType::Int, true),
+            Domain::new("s", AttrType::Str, true),
+        );
+        if bounded {
+            i = i.with_bounds(Bounds::Int(0, 999));
+            s = s.with_bounds(Bounds::MaxStrings(1000));
+        }
+        let schema = Schema::from_domains([i, s]).unwrap();
+        let mut index = Index::new(schema.clone());
+        index.insert(1, r#"not (i >= 1 and s = "v7")"#).unwrap();
+        let slot = &index.slots[0];
+        let st = index.code[(slot.code_start + slot.entry) as usize];
+        assert!(st.test & ATOM != 0, "the entry tests an atom");
+        let ev = EventBuilder::new(&schema)
+            .int("i", 5)
+            .unwrap()
+            .str("s", "v7")
+            .unwrap()
+            .build();
+        assert_eq!(index.search(&ev).unwrap(), Vec::<Id>::new());
+        st.test & INT_ATOM != 0
+    };
+    assert!(!first_is_int(true), "bounded: the equality first");
+    assert!(first_is_int(false), "unbounded: the text's order");
 }
