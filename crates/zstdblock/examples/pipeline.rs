@@ -10,10 +10,6 @@
 //! `io::sink()` and prints the peak RSS the decode added to the input;
 //! `--rss-stream FILE.zst [THREADS]` decodes it read as it goes
 //! (`Parallel::decode_reader`) and prints the process's peak RSS.
-//! With `SPLIT=1` in the environment these two take the split route
-//! (`Parallel::split`), and `SEGMENT=BYTES` sets its segment size
-//! (`Parallel::segment_bytes`), as it does for the timed rounds' split
-//! row.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -47,20 +43,6 @@ fn peak_rss() -> u64 {
         .and_then(|v| v.parse().ok())
         .expect("VmHWM value");
     kib * 1024
-}
-
-/// The settings of a decode on `threads`, the route and the segment size
-/// from the environment for the split route's rows (see the module doc).
-fn settings(threads: usize, split: bool) -> zstdblock::parallel::Parallel {
-    let mut p = zstdblock::parallel::Parallel::new(threads, 1 << 31);
-    p.split = split;
-    p.segment_bytes = std::env::var("SEGMENT").map_or(0, |s| s.parse().expect("SEGMENT"));
-    p
-}
-
-/// Whether `SPLIT=1` asks the RSS modes for the split route.
-fn split_asked() -> bool {
-    std::env::var("SPLIT").is_ok_and(|v| v == "1")
 }
 
 fn median(v: &mut [Duration]) -> Duration {
@@ -143,7 +125,7 @@ fn main() {
         let file = std::fs::File::open(&args[1]).expect("opening the input");
         let threads = args.get(2).map_or(2, |t| t.parse().expect("THREADS"));
         let t = Instant::now();
-        let decoded = settings(threads, split_asked())
+        let decoded = zstdblock::parallel::Parallel::new(threads, 1 << 31)
             .decode_reader(file, &mut std::io::sink())
             .expect("decoding");
         eprintln!("{:?} a decode", t.elapsed());
@@ -165,7 +147,7 @@ fn main() {
         let mut decoded = None;
         for _ in 0..reps {
             decoded = Some(
-                settings(threads, split_asked())
+                zstdblock::parallel::Parallel::new(threads, 1 << 31)
                     .decode(&input, &mut std::io::sink())
                     .expect("decoding"),
             );
@@ -198,12 +180,6 @@ fn main() {
         .decode(&input, &mut ours)
         .expect("decoding");
     assert!(ours == reference, "zstdblock and libzstd disagree");
-    let mut split = Vec::new();
-    settings(2, true)
-        .decode(&input, &mut split)
-        .expect("decoding");
-    assert!(split == reference, "the split route and libzstd disagree");
-    drop(split);
     let size = reference.len();
     drop((ours, reference));
 
@@ -248,14 +224,6 @@ fn main() {
             "zstdblock 2 threads",
             Box::new(|target| {
                 zstdblock::parallel::Parallel::new(2, limit)
-                    .decode(input, &mut open(target, dir))
-                    .expect("decode");
-            }),
-        ),
-        (
-            "zstdblock 2 split",
-            Box::new(|target| {
-                settings(2, true)
                     .decode(input, &mut open(target, dir))
                     .expect("decode");
             }),

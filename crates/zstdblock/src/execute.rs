@@ -10,7 +10,7 @@ use crate::sequences::Sequence;
 
 /// Zeroed bytes kept past the output's end, so literals and matches can
 /// be copied in fixed 16-byte pieces that may run past their length.
-pub(crate) const SLACK: usize = 32;
+const SLACK: usize = 32;
 
 /// The decoded output: the bytes produced so far (or, after
 /// [`Output::drain`], the most recent of them), followed by slack.
@@ -270,17 +270,17 @@ impl Output {
 /// prefetched: far enough that the load (a miss to memory when the match
 /// reaches megabytes back, as at `-19`) is done by the time the copy
 /// needs it, near enough that the line is still in cache.
-pub(crate) const PREFETCH_AHEAD: usize = 32;
+const PREFETCH_AHEAD: usize = 32;
 /// The distances found ahead and not yet executed, in a ring: a power of
 /// two above [`PREFETCH_AHEAD`], so indexing it is a mask.
-pub(crate) const RING: usize = 64;
+const RING: usize = 64;
 
 /// Asks the CPU to load the cache line of `buf[index]`, without waiting
 /// for it. An index past the buffer (a corrupt offset, refused when its
 /// sequence is executed) prefetches nothing useful and does no harm.
 #[inline(always)]
 #[allow(unsafe_code)]
-pub(crate) fn prefetch(buf: &[u8], index: usize) {
+fn prefetch(buf: &[u8], index: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         let line = buf.as_ptr().wrapping_add(index.min(buf.len())).cast::<i8>();
@@ -306,13 +306,7 @@ const _: () = assert!(WILD <= SLACK && WILD <= crate::literals::LITERAL_SLACK);
 /// [`WILD`] bytes of scratch past the end (inside the slack) and reads
 /// into the literals' padding.
 #[inline(always)]
-pub(crate) fn copy_literals(
-    buf: &mut [u8],
-    to: usize,
-    literals: &[u8],
-    from: usize,
-    length: usize,
-) {
+fn copy_literals(buf: &mut [u8], to: usize, literals: &[u8], from: usize, length: usize) {
     buf[to..to + WILD].copy_from_slice(&literals[from..from + WILD]);
     if length > WILD {
         copy_rest_literals(buf, to, literals, from, length);
@@ -340,7 +334,7 @@ fn copy_rest_literals(buf: &mut [u8], to: usize, literals: &[u8], from: usize, l
 /// and may write up to [`WILD`] bytes of scratch past its end, inside the
 /// slack.
 #[inline(always)]
-pub(crate) fn copy_match(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
+fn copy_match(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
     if distance >= 16 {
         let src = pos - distance;
         // Two 16-byte pieces, in order: each reads bytes already final

@@ -55,39 +55,8 @@
 //! blocks) and inputs of stored blocks stay on the caller's thread
 //! through [`crate::decode_to`]: no thread is started where threads
 //! cannot pay.
-//!
-//! **The split route** ([`Parallel::split`], off by default) splits
-//! execution too: the walker's units are segments (twice the window and
-//! at least [`MIN_SEGMENT`] of output, [`Parallel::segment_bytes`]), each
-//! worker decodes *and executes* whole segments, a segment after a
-//! frame's first without the bytes before it or its incoming repeat
-//! offsets: what depends on them is deferred as patches (a match's
-//! bytes, with its distance or its repeat offset named symbolically),
-//! and a finisher, in order, applies each segment's patches once the one
-//! before it is final, then hands it to the hasher and the writer.
-//! Output and errors are the one-thread path's. It does not pay, on two
-//! cores or more: on 64 MiB tars of sources and of shared libraries
-//! (`zstd -3`, `-19`; window 2 and 8 MiB) the bytes that depend on the
-//! bytes before their segment do not die out along it (a phrase copied
-//! from a copy of a copy never meets a literal): 62 % of the bytes after
-//! the first segment (sources `-3`), 27 % (binaries `-3`), 66-90 % at
-//! `-19`, in 3.4 to 7.6 million patches of 4.5 to 17 bytes per 64 MiB.
-//! Applying them is in order, each segment's after the last, and alone
-//! took 32 to 60 ms (`-3`) and 100 to 320 ms (`-19`) per 64 MiB, as long
-//! as or longer than libzstd's whole decode of the file on one thread;
-//! tracking the unknown bytes took a third of the route's CPU (perf
-//! record). A patch holds 40 bytes, so the route's memory grows with a
-//! segment's patches: the decode added 303 MiB to the peak RSS on the
-//! `-19` binaries and 67 to 147 MiB on the others (the pipeline 18 to
-//! 47 MiB; `examples/pipeline.rs --rss`, `SPLIT=1`). It is kept, off,
-//! for what it measures (`examples/pipeline.rs`'s split row, `SEGMENT=`
-//! to vary the segment): resolving each unknown byte by where it comes
-//! from before its segment instead would be a lookup per byte, 27 to
-//! 90 % of the bytes, more work than the patches on two cores.
 
 mod executor;
-mod finish;
-mod segment;
 mod sink;
 
 use std::io::{self, Read, Write};
@@ -96,14 +65,10 @@ use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 
 use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
-use crate::frame::{
-    BLOCK_SIZE_MAX, Block, BlockKind, FrameHeader, FrameKind, block_header, frame_end, frame_start,
-};
+use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
 use crate::source::{Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
-use finish::finish;
-use segment::Segment;
 use sink::{ToHasher, ToWriter, hash, write};
 
 /// Blocks in one worker's range: enough that a range is about a
@@ -124,9 +89,6 @@ const MIN_DRAIN: usize = 1 << 20;
 /// Output buffers waiting for the hasher, and for the writer (there are
 /// only two, and the executor fills one).
 const CHUNKS_QUEUED: usize = 1;
-/// The split route's segments are at least this many bytes of output
-/// (see [`Parallel::segment_bytes`]).
-pub const MIN_SEGMENT: usize = 4 << 20;
 
 /// How to decode: threads, window limit, and when threads pay.
 #[derive(Clone, Debug)]
@@ -138,17 +100,6 @@ pub struct Parallel {
     /// Bytes of compressed blocks below which the input is decoded on the
     /// caller's thread ([`MIN_PARALLEL_INPUT`]; tests set 0).
     pub min_input: usize,
-    /// The route: `false`, the entropy stage on the workers and execution
-    /// in order on one thread; `true`, each worker decodes and executes
-    /// whole segments of the frame, and a finisher patches each segment's
-    /// matches into the bytes before it, in order: the same output and
-    /// errors, but slower on the files measured (see the module doc).
-    pub split: bool,
-    /// The split route's segment, in bytes of output at most (blocks of a
-    /// frame's largest block size): 0 chooses twice the window and at
-    /// least [`MIN_SEGMENT`]; tests set a few blocks' worth, so that
-    /// patches and repeat offsets cross segments everywhere.
-    pub segment_bytes: usize,
 }
 
 /// What [`Parallel::decode`] did.
@@ -167,8 +118,6 @@ impl Parallel {
             threads,
             window_limit,
             min_input: MIN_PARALLEL_INPUT,
-            split: false,
-            segment_bytes: 0,
         }
     }
 
@@ -198,7 +147,7 @@ impl Parallel {
         let bytes = pipeline(
             Source::new(Vec::new(), input),
             self.window_limit,
-            self.route(self.threads),
+            self.threads,
             writer,
         )?;
         Ok(Decoded {
@@ -234,7 +183,7 @@ impl Parallel {
         let bytes = pipeline(
             Source::new(head, reader),
             self.window_limit,
-            self.route(self.threads.max(1)),
+            self.threads.max(1),
             writer,
         )?;
         Ok(Decoded {
@@ -248,47 +197,7 @@ impl Parallel {
     pub fn probe(&self) -> usize {
         self.min_input.saturating_mul(2).max(1 << 20)
     }
-
-    fn route(&self, workers: usize) -> Route {
-        Route {
-            workers,
-            segment_bytes: self.split.then_some(self.segment_bytes),
-        }
-    }
 }
-
-/// How [`pipeline`] runs: how many workers, and for the split route the
-/// segment's size asked for (0: chosen from the window).
-#[derive(Clone, Copy)]
-struct Route {
-    workers: usize,
-    segment_bytes: Option<usize>,
-}
-
-impl Route {
-    /// Blocks in one unit of a frame with this header: a range for the
-    /// entropy workers, a segment for the split route.
-    fn unit_blocks(&self, header: &FrameHeader) -> usize {
-        let Some(asked) = self.segment_bytes else {
-            return RANGE_BLOCKS;
-        };
-        let block = header.block_max().max(1);
-        let bytes = if asked > 0 {
-            asked
-        } else {
-            usize::try_from(header.window_size)
-                .unwrap_or(usize::MAX)
-                .saturating_mul(2)
-                .clamp(MIN_SEGMENT, MAX_SEGMENT)
-        };
-        (bytes / block).max(1)
-    }
-}
-
-/// The largest segment the split route chooses, whatever the window:
-/// memory holds a few segments (see the module doc).
-const MAX_SEGMENT: usize = 64 << 20;
-const _: () = assert!(MAX_SEGMENT >= BLOCK_SIZE_MAX);
 
 /// Bytes of compressed blocks in `input`, counted up to `enough`; a
 /// header that does not parse ends the count (the decode will report it).
@@ -360,12 +269,6 @@ enum UnitKind {
         /// stopped it.
         done: usize,
         error: Option<Error>,
-        /// The frame's window, and whether these are its first blocks
-        /// (for the split route's workers).
-        window: u64,
-        first: bool,
-        /// After a split route's worker: the blocks executed.
-        segment: Option<Box<Segment>>,
     },
     /// The current frame ends: its stored checksum and where it is.
     FrameEnd {
@@ -383,19 +286,10 @@ enum UnitKind {
 fn pipeline<R: Read + Send, W: Write>(
     source: Source<R>,
     window_limit: u64,
-    route: Route,
+    workers: usize,
     writer: &mut W,
 ) -> Result<u64, StreamError<std::io::Error>> {
-    let workers = route.workers;
-    let split = route.segment_bytes.is_some();
-    // The split route's units are segments, each with a buffer of output
-    // until it is final: one a worker and one waiting, so a late segment
-    // holds up at most one more.
-    let in_flight = if split {
-        workers + 1
-    } else {
-        IN_FLIGHT_PER_WORKER * workers
-    };
+    let in_flight = IN_FLIGHT_PER_WORKER * workers;
     let (credit_tx, credit_rx) = bounded::<Credit>(in_flight);
     for _ in 0..in_flight {
         credit_tx
@@ -411,24 +305,16 @@ fn pipeline<R: Read + Send, W: Write>(
     // the hasher makes when the first frame starts.
     let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
     std::thread::scope(|scope| {
-        let mut stages =
-            vec![scope.spawn(move || walk(source, window_limit, route, credit_rx, job_tx))];
+        let mut stages = vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx))];
         for _ in 0..workers {
             let (jobs, done) = (job_rx.clone(), done_tx.clone());
-            let buffers = pool_rx.clone();
-            stages.push(scope.spawn(move || work(jobs, done, split.then_some(buffers))));
+            stages.push(scope.spawn(move || work(jobs, done)));
         }
         drop(done_tx);
         let pool = pool_tx.clone();
-        if split {
-            drop((job_rx, pool_rx));
-            stages.push(scope.spawn(move || finish(done_rx, credit_tx, hash_tx, write_tx)));
-        } else {
-            stages
-                .push(scope.spawn(move || {
-                    execute(job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx)
-                }));
-        }
+        stages.push(
+            scope.spawn(move || execute(job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx)),
+        );
         stages.push(scope.spawn(move || hash(hash_rx, verdict_tx, pool)));
         // Returning drops the writer's receivers, which stops the others.
         let written = write(writer, write_rx, verdict_rx, pool_tx);
@@ -453,7 +339,6 @@ fn pipeline<R: Read + Send, W: Write>(
 fn walk<R: Read>(
     mut source: Source<R>,
     window_limit: u64,
-    route: Route,
     credits: Receiver<Credit>,
     jobs: Sender<Unit>,
 ) {
@@ -521,13 +406,11 @@ fn walk<R: Read>(
             let mut state = EntropyState::default();
             let mut at = frame.range.end;
             let mut last = false;
-            let unit_blocks = route.unit_blocks(&header);
-            let mut first = true;
             while !last {
-                let mut blocks = Vec::with_capacity(unit_blocks.min(1024));
+                let mut blocks = Vec::with_capacity(RANGE_BLOCKS);
                 let inherited = state.clone();
                 let mut stop = None;
-                while blocks.len() < unit_blocks && !last {
+                while blocks.len() < RANGE_BLOCKS && !last {
                     let block = match source.block(at, index, header.block_max()) {
                         Ok(block) => block,
                         Err(e) => {
@@ -563,11 +446,7 @@ fn walk<R: Read>(
                     fail,
                     done: 0,
                     error: None,
-                    window: header.window_size,
-                    first,
-                    segment: None,
                 };
-                first = false;
                 if !send(&mut source, range, Some(at)) || failed {
                     return;
                 }
@@ -594,58 +473,13 @@ fn walk<R: Read>(
     }
 }
 
-/// A worker: the entropy stage of each range it is given, or on the
-/// split route (given the pool of spent output buffers) each segment
-/// decoded and executed.
-fn work(jobs: Receiver<Unit>, done: Sender<Unit>, buffers: Option<Receiver<Vec<u8>>>) {
+/// A worker: the entropy stage of each range it is given.
+fn work(jobs: Receiver<Unit>, done: Sender<Unit>) {
     for mut unit in jobs {
-        match &buffers {
-            Some(pool) => split(&mut unit, pool),
-            None => entropy(&mut unit),
-        }
+        entropy(&mut unit);
         if done.send(unit).is_err() {
             return;
         }
-    }
-}
-
-/// The split route's work on `unit`, if it has blocks: the segment
-/// executed, its patches left for the finisher.
-fn split(unit: &mut Unit, pool: &Receiver<Vec<u8>>) {
-    let Unit {
-        decoded,
-        input,
-        base,
-        kind,
-        ..
-    } = unit;
-    if let UnitKind::Blocks {
-        blocks,
-        state,
-        fail,
-        window,
-        first,
-        segment,
-        ..
-    } = kind
-    {
-        decoded.resize_with(1, DecodedBlock::default);
-        // The most recently spent buffer that is large enough: an empty
-        // one is the writer's word that it stopped, and is no use here.
-        let buf = std::iter::from_fn(|| pool.try_recv().ok()).find(|b| !b.is_empty());
-        *segment = Some(Box::new(segment::run(
-            segment::Blocks {
-                blocks,
-                input,
-                base: *base,
-                window: *window,
-                first: *first,
-                fail: fail.take(),
-            },
-            state,
-            &mut decoded[0],
-            buf,
-        )));
     }
 }
 
@@ -664,7 +498,6 @@ fn entropy(unit: &mut Unit) {
         fail,
         done: decoded_count,
         error,
-        ..
     } = kind
     {
         decoded.resize_with(blocks.len(), DecodedBlock::default);

@@ -45,32 +45,6 @@ fn check_round_trip(name: &str, data: &[u8], frame: &[u8]) {
         assert_eq!(decoded.bytes, theirs.len() as u64);
         assert_eq!(decoded.pipelined, threads >= 2, "{name}");
     }
-    // The split route, its segments a block long (every match at a
-    // segment's start patched, repeat offsets carried across every
-    // block) and a few hundred KiB long.
-    for (threads, segment) in SPLITS {
-        let mut written = Vec::new();
-        let decoded = split(threads, segment)
-            .decode(frame, &mut written)
-            .unwrap_or_else(|e| panic!("{name}: split {threads} {segment}: {e}"));
-        assert!(
-            written == theirs,
-            "{name}: split route on {threads} threads, segments of {segment} differ from libzstd"
-        );
-        assert_eq!(decoded.bytes, theirs.len() as u64);
-    }
-}
-
-/// The split route's settings the tests run: (threads, segment bytes).
-const SPLITS: [(usize, usize); 2] = [(2, 1), (3, 300 << 10)];
-
-/// The split route on `threads`, segments of `segment` bytes (1: a block).
-fn split(threads: usize, segment: usize) -> zstdblock::parallel::Parallel {
-    let mut settings = zstdblock::parallel::Parallel::new(threads, WINDOW_LIMIT);
-    settings.min_input = 0;
-    settings.split = true;
-    settings.segment_bytes = segment;
-    settings
 }
 
 #[test]
@@ -270,19 +244,6 @@ fn same_verdict(name: &str, damaged: &[u8], room: usize) -> bool {
             "{name}: 2 threads {two:?}, one thread {:?}",
             one.as_ref().map(Vec::len)
         ),
-    }
-    for (threads, segment) in SPLITS {
-        let mut written = Vec::new();
-        match (split(threads, segment).decode(damaged, &mut written), &ours) {
-            (Ok(_), Ok(bytes)) => assert!(&written == bytes, "{name}: split route differs"),
-            (Err(zstdblock::StreamError::Decode(e)), Err(one)) => {
-                assert_eq!(&e, one, "{name}: split {threads} {segment} fails otherwise")
-            }
-            (two, one) => panic!(
-                "{name}: split {threads} {segment} {two:?}, one thread {:?}",
-                one.as_ref().map(Vec::len)
-            ),
-        }
     }
     let theirs = libzstd(damaged, room);
     match (&ours, &theirs) {

@@ -222,6 +222,13 @@ impl Read for RawFrame {
     }
 }
 
+/// Peak resident set size of this process, in KiB.
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
 const CHILD: &str = "ZSTDBLOCK_STREAMED_MIB";
 
 #[test]

@@ -103,7 +103,7 @@ fn spare(size: usize) -> Vec<u8> {
 /// the writer let go at once, both `try_unwrap`s can fail (each sees the
 /// other's count before it drops), the buffer is lost, and the executor
 /// waits for it for ever; `into_inner` gives it to exactly one of them.
-pub(super) fn recycle(chunk: Arc<Chunk>, pool: &Sender<Vec<u8>>) {
+fn recycle(chunk: Arc<Chunk>, pool: &Sender<Vec<u8>>) {
     if let Some(chunk) = Arc::into_inner(chunk) {
         let _ = pool.send(chunk.buf);
     }

@@ -187,10 +187,3 @@ pub fn libzstd(frame: &[u8], room: usize) -> Result<Vec<u8>, String> {
         .map(|_| out)
         .map_err(|code| zstd_safe::get_error_name(code).to_owned())
 }
-
-/// Peak resident set size of this process, in KiB.
-pub fn peak_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
