@@ -287,11 +287,11 @@ impl Parser {
                     });
                 }
                 *slot = (e & STATIC_BITS) | g | i as u32;
-                i = if e & SLOW_BIT == 0 {
+                // A group count, or CheckSum(10), which counts none: asked
+                // here, not in a call per message.
+                i = if e & SLOW_BIT == 0 || self.dict.group_index(f.tag).is_none() {
                     i + 1
                 } else {
-                    // A group count or CheckSum(10); `parse_group` returns
-                    // `i + 1` for a tag that counts no group.
                     parse_group(buf, &mut self.fields, &self.dict, f.tag, i, 0)?
                 };
             } else {
