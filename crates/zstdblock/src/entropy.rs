@@ -55,6 +55,26 @@ impl DecodedBlock {
         crate::offsets::resolve_offsets(&mut self.sequences, repeats);
     }
 
+    /// Gives the buffers room for the largest block of `block_max` bytes
+    /// at once, so they are allocated once and never grown: growing by
+    /// doubling copied each buffer and touched it twice, and the
+    /// pipeline holds a block's buffers for every block in flight (48 on
+    /// two workers), which page faults made a tenth of its CPU. Pages
+    /// reserved and not written cost no memory. A valid block has at most
+    /// a sequence per 3 bytes (a match is 3 bytes at least); a corrupt
+    /// count larger than that grows the buffer and then fails.
+    fn make_room(&mut self, block_max: usize) {
+        let literals = block_max + literals::LITERAL_SLACK;
+        if self.literals.capacity() < literals {
+            self.literals.reserve_exact(literals - self.literals.len());
+        }
+        let sequences = block_max / 3;
+        if self.sequences.capacity() < sequences {
+            self.sequences
+                .reserve_exact(sequences - self.sequences.len());
+        }
+    }
+
     /// The literals with the padding execution copies in fixed pieces.
     pub(crate) fn padded_literals(&self) -> &[u8] {
         &self.literals
@@ -104,6 +124,7 @@ pub(crate) fn decode_content(
     let origin = block.content.start;
     let frame = block.frame;
     out.valid = false;
+    out.make_room(block.block_max);
     let (count, used) = literals::decode(
         content,
         block.block_max,

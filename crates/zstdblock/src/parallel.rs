@@ -32,13 +32,16 @@
 //! each at most twice the window (or the window + 1 MiB) + 128 KiB; and
 //! at most [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and
 //! executor, each with its input (the [`RANGE_BLOCKS`] blocks' bytes, at
-//! most 1 MiB, and 64 KiB read ahead) and its decoded blocks (at most
-//! 128 KiB of literals and 128 Ki/3 sequences of 12 bytes a block,
-//! typically a tenth of that). With two workers and an 8 MiB window
+//! most 1 MiB, and 64 KiB read ahead) and, once a worker or the executor
+//! has started its entropy stage, its decoded blocks (at most 128 KiB of
+//! literals and 128 Ki/3 sequences of 12 bytes a block, typically a
+//! tenth of that, in buffers the executor hands back for the next range
+//! to start, so only as many are made as ranges are decoded at once,
+//! and each is allocated once). With two workers and an 8 MiB window
 //! (`zstd -19`) that is at most 2 × 16.1 + 6 × 1.1 MiB of buffers plus
 //! the decoded blocks; [`Parallel::decode_reader`] reads its input so,
-//! and [`Parallel::decode`] reads the caller's slice so (the slice is
-//! the caller's). `tests/streamed.rs` checks that the peak does not grow
+//! and [`Parallel::decode`] lends the caller's slice to the ranges, not
+//! copied. `tests/streamed.rs` checks that the peak does not grow
 //! from a 64 MiB to a 512 MiB input; `examples/pipeline.rs --rss`
 //! measures it on a file.
 //!
@@ -66,7 +69,7 @@ use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
 use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
-use crate::source::{Source, Stop};
+use crate::source::{Bytes, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
 use sink::{ToHasher, ToWriter, hash, write};
@@ -145,7 +148,7 @@ impl Parallel {
             });
         }
         let bytes = pipeline(
-            Source::new(Vec::new(), input),
+            Source::slice(input),
             self.window_limit,
             self.threads,
             writer,
@@ -235,21 +238,54 @@ fn compressed_bytes(input: &[u8], window_limit: u64, enough: usize) -> usize {
 
 /// A unit of work, numbered in input order so the executor can put the
 /// workers' results back in order.
-struct Unit {
+struct Unit<'a> {
     seq: u64,
-    /// The decoded blocks' buffers, recycled with `input`: holding them is
-    /// the walker's licence to send a unit, which bounds the units (and
-    /// so the input and the decoded blocks) in flight.
+    /// The decoded blocks' buffers, taken from the [`Shelf`] when the
+    /// entropy stage starts and put back once the blocks are executed.
     decoded: Vec<DecodedBlock>,
-    /// The input from byte `base` on, to the end of the unit's last block
-    /// (empty for units that are not blocks).
-    input: Vec<u8>,
+    /// The input from byte `base` on, at least to the end of the unit's
+    /// last block (empty for units that are not blocks, unless lent). Its
+    /// buffer, recycled, is the walker's credit: holding one is the
+    /// walker's licence to send a unit, which bounds the units (and so
+    /// the input and the decoded blocks) in flight.
+    input: Bytes<'a>,
     base: usize,
     kind: UnitKind,
 }
 
-/// The buffers a unit recycles (see [`Unit::decoded`]).
-type Credit = (Vec<DecodedBlock>, Vec<u8>);
+/// The input buffer a unit recycles (see [`Unit::input`]).
+type Credit = Vec<u8>;
+
+/// Decoded blocks' buffers (a range's each) not in use: the executor puts
+/// a range's back once it has executed them, and the entropy stage of a
+/// range takes one as it starts, so a range waiting for a worker holds
+/// none, only as many are ever made as ranges are decoded or waiting to
+/// be executed at once, and those already in use (their pages touched)
+/// are used again rather than new ones faulted in. Nobody waits on it: a
+/// range that finds it empty makes a new one.
+#[derive(Clone)]
+struct Shelf {
+    back: Sender<Vec<DecodedBlock>>,
+    spare: Receiver<Vec<DecodedBlock>>,
+}
+
+impl Shelf {
+    fn new() -> Self {
+        let (back, spare) = unbounded();
+        Shelf { back, spare }
+    }
+
+    /// A range's buffers: one put back, or new ones.
+    fn take(&self) -> Vec<DecodedBlock> {
+        self.spare.try_recv().unwrap_or_default()
+    }
+
+    /// Puts a range's buffers back for a later range.
+    fn put(&self, decoded: Vec<DecodedBlock>) {
+        // Never disconnected: this shelf holds its own receiver.
+        let _ = self.back.send(decoded);
+    }
+}
 
 enum UnitKind {
     /// A zstd frame starts.
@@ -284,7 +320,7 @@ enum UnitKind {
 
 /// Runs the stages; the writer on this thread.
 fn pipeline<R: Read + Send, W: Write>(
-    source: Source<R>,
+    source: Source<'_, R>,
     window_limit: u64,
     workers: usize,
     writer: &mut W,
@@ -292,9 +328,7 @@ fn pipeline<R: Read + Send, W: Write>(
     let in_flight = IN_FLIGHT_PER_WORKER * workers;
     let (credit_tx, credit_rx) = bounded::<Credit>(in_flight);
     for _ in 0..in_flight {
-        credit_tx
-            .send((Vec::new(), Vec::new()))
-            .expect("the receiver is here");
+        credit_tx.send(Vec::new()).expect("the receiver is here");
     }
     let (job_tx, job_rx) = bounded::<Unit>(in_flight);
     let (done_tx, done_rx) = unbounded::<Unit>();
@@ -304,17 +338,20 @@ fn pipeline<R: Read + Send, W: Write>(
     // The executor's second output buffer (the first is its own), which
     // the hasher makes when the first frame starts.
     let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
+    let shelf = Shelf::new();
     std::thread::scope(|scope| {
         let mut stages = vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx))];
         for _ in 0..workers {
-            let (jobs, done) = (job_rx.clone(), done_tx.clone());
-            stages.push(scope.spawn(move || work(jobs, done)));
+            let (jobs, done, shelf) = (job_rx.clone(), done_tx.clone(), shelf.clone());
+            stages.push(scope.spawn(move || work(jobs, done, shelf)));
         }
         drop(done_tx);
         let pool = pool_tx.clone();
-        stages.push(
-            scope.spawn(move || execute(job_rx, done_rx, credit_tx, hash_tx, write_tx, pool_rx)),
-        );
+        stages.push(scope.spawn(move || {
+            execute(
+                job_rx, done_rx, credit_tx, shelf, hash_tx, write_tx, pool_rx,
+            )
+        }));
         stages.push(scope.spawn(move || hash(hash_rx, verdict_tx, pool)));
         // Returning drops the writer's receivers, which stops the others.
         let written = write(writer, write_rx, verdict_rx, pool_tx);
@@ -336,26 +373,26 @@ fn pipeline<R: Read + Send, W: Write>(
 /// The walker: headers in order, ranges of blocks with their inherited
 /// tables and their bytes, read from `source` as it goes. Stops when it
 /// fails or when the executor is gone.
-fn walk<R: Read>(
-    mut source: Source<R>,
+fn walk<'a, R: Read>(
+    mut source: Source<'a, R>,
     window_limit: u64,
     credits: Receiver<Credit>,
-    jobs: Sender<Unit>,
+    jobs: Sender<Unit<'a>>,
 ) {
     let mut seq = 0;
     // Sends a unit once a credit is free, with the input held before
     // `upto` if given; false when downstream is gone.
-    let mut send = |source: &mut Source<R>, kind: UnitKind, upto: Option<usize>| -> bool {
-        let Ok((decoded, spare)) = credits.recv() else {
+    let mut send = |source: &mut Source<'a, R>, kind: UnitKind, upto: Option<usize>| -> bool {
+        let Ok(spare) = credits.recv() else {
             return false;
         };
         let (input, base) = match upto {
             Some(at) => source.split_off(at, spare),
-            None => (spare, 0),
+            None => (Bytes::Read(spare), 0),
         };
         let unit = Unit {
             seq,
-            decoded,
+            decoded: Vec::new(),
             input,
             base,
             kind,
@@ -474,17 +511,18 @@ fn walk<R: Read>(
 }
 
 /// A worker: the entropy stage of each range it is given.
-fn work(jobs: Receiver<Unit>, done: Sender<Unit>) {
+fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Shelf) {
     for mut unit in jobs {
-        entropy(&mut unit);
+        entropy(&mut unit, &shelf);
         if done.send(unit).is_err() {
             return;
         }
     }
 }
 
-/// The entropy stage of `unit`'s blocks, if it has any.
-fn entropy(unit: &mut Unit) {
+/// The entropy stage of `unit`'s blocks, if it has any, into buffers
+/// from `shelf`.
+fn entropy(unit: &mut Unit<'_>, shelf: &Shelf) {
     let Unit {
         decoded,
         input,
@@ -500,7 +538,15 @@ fn entropy(unit: &mut Unit) {
         error,
     } = kind
     {
-        decoded.resize_with(blocks.len(), DecodedBlock::default);
+        if decoded.is_empty() {
+            *decoded = shelf.take();
+        }
+        // Grown, never shrunk: a shorter range (a frame's last) keeps the
+        // buffers it does not use for the next range that needs them,
+        // rather than freeing them and making them again.
+        if decoded.len() < blocks.len() {
+            decoded.resize_with(blocks.len(), DecodedBlock::default);
+        }
         for (block, out) in blocks.iter().zip(decoded.iter_mut()) {
             let content = &input[block.content.start - *base..block.content.end - *base];
             if block.kind == BlockKind::Compressed

@@ -2,6 +2,8 @@
 //! input from some byte on, filled from a [`Read`] only as far as the
 //! next header or block needs, and handed off a range of blocks at a
 //! time, so the input held is the blocks in flight and never the file.
+//! An input already in memory (a caller's slice) is lent to the ranges
+//! as it is, never copied ([`Source::slice`]).
 //!
 //! The header parsers ([`frame_start`], [`block_header`], [`frame_end`])
 //! index a slice from 0; here they parse the buffer, and what they return
@@ -11,6 +13,7 @@
 //! and its "the input ends here" names the input's length, as on a slice.
 
 use std::io::{self, Read};
+use std::ops::Deref;
 
 use crate::error::Error;
 use crate::frame::{Block, Frame, block_header, frame_end, frame_start, is_skippable};
@@ -36,30 +39,84 @@ impl From<Error> for Stop {
     }
 }
 
-/// Bytes `base..base + buf.len()` of the input, and the reader of the rest.
-pub(crate) struct Source<R> {
+/// The input bytes a range of blocks is handed: read into a buffer of
+/// its own, or lent from the caller's slice (the whole input, from byte
+/// 0), which copying would cost a pass over the input and a buffer's page
+/// faults per range in flight.
+pub(crate) enum Bytes<'a> {
+    /// Read from a reader; recycled once the range is executed.
+    Read(Vec<u8>),
+    /// The caller's whole input.
+    Lent(&'a [u8]),
+}
+
+impl Bytes<'_> {
+    /// The buffer to reuse for a later range (none for a lent slice).
+    pub(crate) fn into_spare(self) -> Vec<u8> {
+        match self {
+            Bytes::Read(buf) => buf,
+            Bytes::Lent(_) => Vec::new(),
+        }
+    }
+}
+
+impl Deref for Bytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Read(buf) => buf,
+            Bytes::Lent(slice) => slice,
+        }
+    }
+}
+
+/// Bytes `base..base + held().len()` of the input, and the reader of the
+/// rest.
+pub(crate) struct Source<'a, R> {
     reader: R,
     buf: Vec<u8>,
+    /// The whole input, when it was given as a slice: then `buf` stays
+    /// empty, `base` 0 and the reader unused.
+    whole: Option<&'a [u8]>,
     base: usize,
-    /// The reader is at its end: `base + buf.len()` is the input's length.
+    /// The reader is at its end: `base + held().len()` is the input's length.
     eof: bool,
 }
 
-impl<R: Read> Source<R> {
+impl<'a> Source<'a, io::Empty> {
+    /// The input, all of it in `input`: lent to the ranges, not copied.
+    pub(crate) fn slice(input: &'a [u8]) -> Self {
+        Source {
+            reader: io::empty(),
+            buf: Vec::new(),
+            whole: Some(input),
+            base: 0,
+            eof: true,
+        }
+    }
+}
+
+impl<'a, R: Read> Source<'a, R> {
     /// The input: `head` (its first bytes, already read), then `reader`.
     pub(crate) fn new(head: Vec<u8>, reader: R) -> Self {
         Source {
             reader,
             buf: head,
+            whole: None,
             base: 0,
             eof: false,
         }
     }
 
+    /// The input held, from byte `base` on.
+    fn held(&self) -> &[u8] {
+        self.whole.unwrap_or(&self.buf)
+    }
+
     /// Whether the input has no byte at `at` (input offsets throughout).
     pub(crate) fn ends_at(&mut self, at: usize) -> Result<bool, Stop> {
         self.fill_to(at + 1)?;
-        Ok(self.base + self.buf.len() <= at)
+        Ok(self.base + self.held().len() <= at)
     }
 
     /// Reads until the buffer holds the input up to `end`, or the input
@@ -97,29 +154,34 @@ impl<R: Read> Source<R> {
         self.fill_to(offset + FRAME_HEADER_MAX)?;
         let at = offset - self.base;
         let magic = self
-            .buf
+            .held()
             .get(at..at + 8)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         if let Some(magic) = magic.filter(|&m| is_skippable(m)) {
-            let size = u32::from_le_bytes(self.buf[at + 4..at + 8].try_into().expect("4 bytes"));
+            let size = u32::from_le_bytes(self.held()[at + 4..at + 8].try_into().expect("4 bytes"));
             let end = offset + 8 + size as usize;
             self.skip_to(end)?;
-            if self.base + self.buf.len() < end {
+            let held_end = self.base + self.held().len();
+            if held_end < end {
                 return Err(Stop::Decode(Error::Truncated {
                     frame: index,
-                    offset: self.base + self.buf.len(),
+                    offset: held_end,
                 }));
             }
             return Ok(Frame::skippable(index, offset..end, magic, size));
         }
         let mut frame =
-            frame_start(&self.buf, at, index, window_limit).map_err(|e| e.rebased(self.base))?;
+            frame_start(self.held(), at, index, window_limit).map_err(|e| e.rebased(self.base))?;
         frame.range = frame.range.start + self.base..frame.range.end + self.base;
         Ok(frame)
     }
 
     /// Drops the input before `end`, reading (and discarding) up to it.
     fn skip_to(&mut self, end: usize) -> Result<(), Stop> {
+        // A lent input is all held, and nothing of it is dropped.
+        if self.whole.is_some() {
+            return Ok(());
+        }
         let held_end = self.base + self.buf.len();
         if end <= held_end {
             self.buf.drain(..end - self.base);
@@ -147,7 +209,7 @@ impl<R: Read> Source<R> {
     ) -> Result<Block, Stop> {
         self.fill_to(at + 3)?;
         let local = at - self.base;
-        if let Some(b) = self.buf.get(local..local + 3) {
+        if let Some(b) = self.held().get(local..local + 3) {
             let word = u32::from_le_bytes([b[0], b[1], b[2], 0]);
             let stored = match (word >> 1) & 3 {
                 1 => 1,
@@ -156,7 +218,7 @@ impl<R: Read> Source<R> {
             self.fill_to(at + 3 + stored)?;
         }
         let mut block =
-            block_header(&self.buf, local, index, block_max).map_err(|e| e.rebased(self.base))?;
+            block_header(self.held(), local, index, block_max).map_err(|e| e.rebased(self.base))?;
         block.header += self.base;
         block.content = block.content.start + self.base..block.content.end + self.base;
         Ok(block)
@@ -164,7 +226,7 @@ impl<R: Read> Source<R> {
 
     /// The bytes of `block` (from [`Source::block`]), still held.
     pub(crate) fn content(&self, block: &Block) -> &[u8] {
-        &self.buf[block.content.start - self.base..block.content.end - self.base]
+        &self.held()[block.content.start - self.base..block.content.end - self.base]
     }
 
     /// Completes `frame` once its last block ends at `at`, as
@@ -175,7 +237,7 @@ impl<R: Read> Source<R> {
         // frame_end sets the range's end only; its start may be in bytes
         // handed off already.
         let start = frame.range.start;
-        frame_end(&self.buf, frame, at - base).map_err(|e| e.rebased(base))?;
+        frame_end(self.held(), frame, at - base).map_err(|e| e.rebased(base))?;
         frame.range = start..frame.range.end + base;
         Ok(())
     }
@@ -183,12 +245,20 @@ impl<R: Read> Source<R> {
     /// Hands over the bytes held before `at` (with the input offset of
     /// their first byte), keeping the rest in `spare`'s allocation: a
     /// range of blocks goes to a worker with its own bytes, and at most a
-    /// read-ahead is copied.
-    pub(crate) fn split_off(&mut self, at: usize, mut spare: Vec<u8>) -> (Vec<u8>, usize) {
+    /// read-ahead is copied. A lent input is lent whole, from byte 0.
+    pub(crate) fn split_off(&mut self, at: usize, mut spare: Vec<u8>) -> (Bytes<'a>, usize) {
+        if let Some(whole) = self.whole {
+            return (Bytes::Lent(whole), 0);
+        }
+        let handed = at - self.base;
         spare.clear();
-        spare.extend_from_slice(&self.buf[at - self.base..]);
+        // Room for a range like this one at once: grown a read at a time
+        // by doubling, each buffer in flight was copied and its pages
+        // touched twice before it reached a range's size.
+        spare.reserve(handed + READ_AHEAD);
+        spare.extend_from_slice(&self.buf[handed..]);
         let before = std::mem::replace(&mut self.buf, spare);
         let base = std::mem::replace(&mut self.base, at);
-        (before, base)
+        (Bytes::Read(before), base)
     }
 }

@@ -8,12 +8,13 @@ use std::sync::Arc;
 use crossbeam::channel::{Receiver, Sender, TryRecvError};
 
 use super::sink::{Chunk, ToHasher, ToWriter};
-use super::{Credit, MIN_DRAIN, Unit, UnitKind, entropy};
+use super::{Credit, MIN_DRAIN, Shelf, Unit, UnitKind, entropy};
 use crate::entropy::DecodedBlock;
 use crate::error::Error;
 use crate::execute::Output;
 use crate::frame::{BLOCK_SIZE_MAX, Block, BlockKind};
 use crate::offsets::INITIAL_REPEATS;
+use crate::source::Bytes;
 
 /// The output the executor holds when it hands a buffer on, for a frame
 /// of this window: the window, and as much again (at least
@@ -80,14 +81,15 @@ impl Downstream {
 type Step = Result<bool, ToWriter>;
 
 /// The executor and what it holds between units.
-struct Executor {
-    jobs: Receiver<Unit>,
-    done: Receiver<Unit>,
+struct Executor<'a> {
+    jobs: Receiver<Unit<'a>>,
+    done: Receiver<Unit<'a>>,
     credits: Sender<Credit>,
+    shelf: Shelf,
     downstream: Downstream,
     out: Output,
     /// Units back from the workers before their turn, by number.
-    pending: BTreeMap<u64, Unit>,
+    pending: BTreeMap<u64, Unit<'a>>,
     next: u64,
     current: Option<Current>,
     /// The hasher was asked for the second output buffer.
@@ -95,10 +97,11 @@ struct Executor {
 }
 
 /// The executor: units back in order, executed through the window.
-pub(super) fn execute(
-    jobs: Receiver<Unit>,
-    done: Receiver<Unit>,
+pub(super) fn execute<'a>(
+    jobs: Receiver<Unit<'a>>,
+    done: Receiver<Unit<'a>>,
     credits: Sender<Credit>,
+    shelf: Shelf,
     hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
     pool: Receiver<Vec<u8>>,
@@ -107,6 +110,7 @@ pub(super) fn execute(
         jobs,
         done,
         credits,
+        shelf,
         downstream: Downstream {
             hasher,
             writer,
@@ -121,10 +125,10 @@ pub(super) fn execute(
     .run();
 }
 
-impl Executor {
+impl<'a> Executor<'a> {
     fn run(mut self) {
         while let Some(mut unit) = self.next_unit() {
-            let input = std::mem::take(&mut unit.input);
+            let input = std::mem::replace(&mut unit.input, Bytes::Read(Vec::new()));
             match self.step(&mut unit, &input) {
                 Ok(true) => {}
                 Ok(false) => return,
@@ -133,15 +137,19 @@ impl Executor {
                     return;
                 }
             }
-            // The buffers go back to the walker as its next credit; the
-            // walker may be gone already, which is fine.
-            let _ = self.credits.send((unit.decoded, input));
+            // The input buffer goes back to the walker as its next
+            // credit (the walker may be gone already, which is fine), the
+            // decoded blocks' to the next range to decode.
+            let _ = self.credits.send(input.into_spare());
+            if !unit.decoded.is_empty() {
+                self.shelf.put(unit.decoded);
+            }
         }
     }
 
     /// The next unit in input order; `None` once every worker and the
     /// walker are done.
-    fn next_unit(&mut self) -> Option<Unit> {
+    fn next_unit(&mut self) -> Option<Unit<'a>> {
         loop {
             if let Some(unit) = self.pending.remove(&self.next) {
                 self.next += 1;
@@ -156,7 +164,7 @@ impl Executor {
                 Err(TryRecvError::Disconnected) => return None,
                 Err(TryRecvError::Empty) => match self.jobs.try_recv() {
                     Ok(mut unit) => {
-                        entropy(&mut unit);
+                        entropy(&mut unit, &self.shelf);
                         unit
                     }
                     Err(_) => self.done.recv().ok()?,
@@ -166,7 +174,7 @@ impl Executor {
         }
     }
 
-    fn step(&mut self, unit: &mut Unit, input: &[u8]) -> Step {
+    fn step(&mut self, unit: &mut Unit<'a>, input: &[u8]) -> Step {
         let Unit {
             decoded,
             base,
@@ -237,9 +245,9 @@ impl Executor {
 
     /// Executes the blocks a worker decoded, in order; `Ok(false)` when a
     /// later stage is gone.
-    fn blocks<'a>(
+    fn blocks<'b>(
         &mut self,
-        blocks: impl Iterator<Item = (&'a Block, &'a mut DecodedBlock)>,
+        blocks: impl Iterator<Item = (&'b Block, &'b mut DecodedBlock)>,
         input: &[u8],
         base: usize,
     ) -> Result<bool, Error> {
