@@ -35,9 +35,9 @@
 //! most 1 MiB, and 64 KiB read ahead) and, once a worker or the executor
 //! has started its entropy stage, its decoded blocks (at most 128 KiB of
 //! literals and 128 Ki/3 sequences of 12 bytes a block, typically a
-//! tenth of that, in buffers the executor hands back for the next range
-//! to start, so only as many are made as ranges are decoded at once,
-//! and each is allocated once). With two workers and an 8 MiB window
+//! tenth of that, in sets of buffers made once, one per worker and
+//! [`DECODED_AHEAD`] more, which the executor hands back for the next
+//! range to start). With two workers and an 8 MiB window
 //! (`zstd -19`) that is at most 2 × 16.1 + 6 × 1.1 MiB of buffers plus
 //! the decoded blocks; [`Parallel::decode_reader`] reads its input so,
 //! and [`Parallel::decode`] lends the caller's slice to the ranges, not
@@ -81,6 +81,14 @@ pub const RANGE_BLOCKS: usize = 8;
 /// Ranges in flight (walked and not yet executed) per worker: enough to
 /// keep every worker busy while the executor waits for the oldest.
 pub const IN_FLIGHT_PER_WORKER: usize = 3;
+/// Sets of decoded blocks' buffers beyond one per worker (see `shelf`):
+/// one, which the executor, the slowest stage, executes while each
+/// worker decodes the next range. A set (a range's blocks, up to 1.5 MiB
+/// of literals and sequences, typically a tenth of that) for every range
+/// in flight, as before, was 6 sets on two workers, most of them
+/// decoded and waiting: 1,000-2,000 more page faults a 64 MiB file and
+/// 2-5 % more CPU, for no gain in wall time (see the commit).
+pub const DECODED_AHEAD: usize = 1;
 /// Bytes of compressed blocks below which the input is decoded on the
 /// caller's thread: starting the pipeline costs about 100 µs, the
 /// entropy stage of this much input a few hundred.
@@ -240,8 +248,9 @@ fn compressed_bytes(input: &[u8], window_limit: u64, enough: usize) -> usize {
 /// workers' results back in order.
 struct Unit<'a> {
     seq: u64,
-    /// The decoded blocks' buffers, taken from the [`Shelf`] when the
-    /// entropy stage starts and put back once the blocks are executed.
+    /// The decoded blocks' buffers, taken from the shelf (see [`shelf`])
+    /// when the entropy stage starts and put back once the blocks are
+    /// executed.
     decoded: Vec<DecodedBlock>,
     /// The input from byte `base` on, at least to the end of the unit's
     /// last block (empty for units that are not blocks, unless lent). Its
@@ -256,35 +265,20 @@ struct Unit<'a> {
 /// The input buffer a unit recycles (see [`Unit::input`]).
 type Credit = Vec<u8>;
 
-/// Decoded blocks' buffers (a range's each) not in use: the executor puts
-/// a range's back once it has executed them, and the entropy stage of a
-/// range takes one as it starts, so a range waiting for a worker holds
-/// none, only as many are ever made as ranges are decoded or waiting to
-/// be executed at once, and those already in use (their pages touched)
-/// are used again rather than new ones faulted in. Nobody waits on it: a
-/// range that finds it empty makes a new one.
-#[derive(Clone)]
-struct Shelf {
-    back: Sender<Vec<DecodedBlock>>,
-    spare: Receiver<Vec<DecodedBlock>>,
-}
-
-impl Shelf {
-    fn new() -> Self {
-        let (back, spare) = unbounded();
-        Shelf { back, spare }
+/// Decoded blocks' buffers, a range's each, made once for the pipeline:
+/// one per worker and [`DECODED_AHEAD`] more. The entropy stage of a range
+/// takes a set as it starts and the executor puts it back once the range
+/// is executed, so a range waiting for a worker holds none, and the
+/// buffers in use (their pages touched, warm in the cache) are used again
+/// rather than new ones faulted in. Workers wait for a set before they
+/// take a range, never with a range in hand: ranges are taken in order,
+/// each with its set, so the range the executor waits for has one.
+fn shelf(sets: usize) -> (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>) {
+    let (back, spare) = bounded(sets);
+    for _ in 0..sets {
+        back.send(Vec::new()).expect("room for every set");
     }
-
-    /// A range's buffers: one put back, or new ones.
-    fn take(&self) -> Vec<DecodedBlock> {
-        self.spare.try_recv().unwrap_or_default()
-    }
-
-    /// Puts a range's buffers back for a later range.
-    fn put(&self, decoded: Vec<DecodedBlock>) {
-        // Never disconnected: this shelf holds its own receiver.
-        let _ = self.back.send(decoded);
-    }
+    (back, spare)
 }
 
 enum UnitKind {
@@ -338,7 +332,7 @@ fn pipeline<R: Read + Send, W: Write>(
     // The executor's second output buffer (the first is its own), which
     // the hasher makes when the first frame starts.
     let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
-    let shelf = Shelf::new();
+    let (shelf_back, shelf) = shelf(workers + DECODED_AHEAD);
     std::thread::scope(|scope| {
         let mut stages = vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx))];
         for _ in 0..workers {
@@ -348,6 +342,7 @@ fn pipeline<R: Read + Send, W: Write>(
         drop(done_tx);
         let pool = pool_tx.clone();
         stages.push(scope.spawn(move || {
+            let shelf = (shelf_back, shelf);
             execute(
                 job_rx, done_rx, credit_tx, shelf, hash_tx, write_tx, pool_rx,
             )
@@ -511,18 +506,23 @@ fn walk<'a, R: Read>(
 }
 
 /// A worker: the entropy stage of each range it is given.
-fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Shelf) {
-    for mut unit in jobs {
-        entropy(&mut unit, &shelf);
+fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Receiver<Vec<DecodedBlock>>) {
+    // A set of buffers first, then a range (see `shelf`); the shelf is
+    // gone once the executor is.
+    while let Ok(decoded) = shelf.recv() {
+        let Ok(mut unit) = jobs.recv() else {
+            return;
+        };
+        unit.decoded = decoded;
+        entropy(&mut unit);
         if done.send(unit).is_err() {
             return;
         }
     }
 }
 
-/// The entropy stage of `unit`'s blocks, if it has any, into buffers
-/// from `shelf`.
-fn entropy(unit: &mut Unit<'_>, shelf: &Shelf) {
+/// The entropy stage of `unit`'s blocks, if it has any.
+fn entropy(unit: &mut Unit<'_>) {
     let Unit {
         decoded,
         input,
@@ -538,9 +538,6 @@ fn entropy(unit: &mut Unit<'_>, shelf: &Shelf) {
         error,
     } = kind
     {
-        if decoded.is_empty() {
-            *decoded = shelf.take();
-        }
         // Grown, never shrunk: a shorter range (a frame's last) keeps the
         // buffers it does not use for the next range that needs them,
         // rather than freeing them and making them again.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crossbeam::channel::{Receiver, Sender, TryRecvError};
 
 use super::sink::{Chunk, ToHasher, ToWriter};
-use super::{Credit, MIN_DRAIN, Shelf, Unit, UnitKind, entropy};
+use super::{Credit, MIN_DRAIN, Unit, UnitKind, entropy};
 use crate::entropy::DecodedBlock;
 use crate::error::Error;
 use crate::execute::Output;
@@ -85,7 +85,9 @@ struct Executor<'a> {
     jobs: Receiver<Unit<'a>>,
     done: Receiver<Unit<'a>>,
     credits: Sender<Credit>,
-    shelf: Shelf,
+    /// Sets of decoded blocks' buffers: put back here, taken from there
+    /// (see `super::shelf`).
+    shelf: (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>),
     downstream: Downstream,
     out: Output,
     /// Units back from the workers before their turn, by number.
@@ -101,7 +103,7 @@ pub(super) fn execute<'a>(
     jobs: Receiver<Unit<'a>>,
     done: Receiver<Unit<'a>>,
     credits: Sender<Credit>,
-    shelf: Shelf,
+    shelf: (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>),
     hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
     pool: Receiver<Vec<u8>>,
@@ -139,11 +141,9 @@ impl<'a> Executor<'a> {
             }
             // The input buffer goes back to the walker as its next
             // credit (the walker may be gone already, which is fine), the
-            // decoded blocks' to the next range to decode.
+            // decoded blocks' to the shelf, which has room for every set.
             let _ = self.credits.send(input.into_spare());
-            if !unit.decoded.is_empty() {
-                self.shelf.put(unit.decoded);
-            }
+            let _ = self.shelf.0.send(unit.decoded);
         }
     }
 
@@ -162,11 +162,19 @@ impl<'a> Executor<'a> {
             let unit = match self.done.try_recv() {
                 Ok(unit) => unit,
                 Err(TryRecvError::Disconnected) => return None,
-                Err(TryRecvError::Empty) => match self.jobs.try_recv() {
-                    Ok(mut unit) => {
-                        entropy(&mut unit, &self.shelf);
-                        unit
-                    }
+                // A set of buffers first, as a worker takes them.
+                Err(TryRecvError::Empty) => match self.shelf.1.try_recv() {
+                    Ok(decoded) => match self.jobs.try_recv() {
+                        Ok(mut unit) => {
+                            unit.decoded = decoded;
+                            entropy(&mut unit);
+                            unit
+                        }
+                        Err(_) => {
+                            let _ = self.shelf.0.send(decoded);
+                            self.done.recv().ok()?
+                        }
+                    },
                     Err(_) => self.done.recv().ok()?,
                 },
             };
