@@ -262,3 +262,60 @@ impl<'a, R: Read> Source<'a, R> {
         (Bytes::Read(before), base)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One frame of two raw blocks, "hello" and "world".
+    fn frame() -> Vec<u8> {
+        // Single segment, content size 10.
+        let mut frame = vec![0x28, 0xB5, 0x2F, 0xFD, 0x20, 10];
+        frame.extend_from_slice(&[5 << 3, 0, 0]);
+        frame.extend_from_slice(b"hello");
+        frame.extend_from_slice(&[(5 << 3) | 1, 0, 0]);
+        frame.extend_from_slice(b"world");
+        frame
+    }
+
+    /// Walks `source` over the frame, handing each block off on its own,
+    /// as the walker hands off ranges: the bytes each hand-off gives and
+    /// where they start.
+    fn hand_offs<'a, R: Read>(mut source: Source<'a, R>) -> Vec<(Bytes<'a>, usize)> {
+        let Ok(frame) = source.frame_start(0, 0, 1 << 20) else {
+            panic!("the frame header does not parse");
+        };
+        let mut at = frame.range.end;
+        let mut handed = Vec::new();
+        loop {
+            let Ok(block) = source.block(at, 0, 1 << 17) else {
+                panic!("the block at {at} does not parse");
+            };
+            at = block.content.end;
+            assert_eq!(source.content(&block).len(), 5);
+            handed.push(source.split_off(at, Vec::new()));
+            if block.last {
+                return handed;
+            }
+        }
+    }
+
+    #[test]
+    fn a_slice_is_lent_to_every_range_and_never_copied() {
+        let input = frame();
+        for (bytes, base) in hand_offs(Source::slice(&input)) {
+            assert!(matches!(bytes, Bytes::Lent(_)));
+            assert_eq!(
+                (bytes.as_ptr(), bytes.len(), base),
+                (input.as_ptr(), input.len(), 0)
+            );
+        }
+        // Read from a reader, each range gets its own bytes (to its last
+        // block's end at least): the same input offsets name the same
+        // bytes either way.
+        let read = hand_offs(Source::new(Vec::new(), &input[..]));
+        assert!(matches!(read[0].0, Bytes::Read(_)));
+        assert_eq!((&read[0].0[..14], read[0].1), (&input[..14], 0));
+        assert_eq!((&read[1].0[..], read[1].1), (&input[14..], 14));
+    }
+}

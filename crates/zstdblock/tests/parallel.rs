@@ -1,7 +1,8 @@
 //! The parallel pipeline's behaviour beyond its output (which
 //! tests/differential.rs checks against libzstd on every case): corrupt
 //! input ends in the one-thread path's error and never hangs, a failing
-//! writer stops every stage, and small or stored inputs start no thread.
+//! writer stops every stage, small or stored inputs start no thread, and
+//! a block's buffers are made once, not grown block by block.
 
 mod common;
 
@@ -195,5 +196,48 @@ fn small_inputs_and_stored_blocks_stay_on_the_callers_thread() {
             assert_eq!(decoded.pipelined, expected, "{name} {threads}");
             assert!(&out == data, "{name} {threads}");
         }
+    }
+}
+
+#[test]
+fn a_blocks_buffers_are_made_once_for_the_largest_block() {
+    // A first block of one literal run and long matches, then text: the
+    // later blocks have thousands of sequences and tens of kilobytes of
+    // literals more than the first.
+    let mut data = random(1024, 7).repeat(128);
+    data.extend_from_slice(&source_text(512 << 10));
+    let frame = compress_with(&data, &[CParameter::CompressionLevel(3)]);
+    let frames = zstdblock::walk(&frame, WINDOW_LIMIT).unwrap();
+    let blocks: Vec<_> = frames[0]
+        .blocks
+        .iter()
+        .filter(|b| b.kind == zstdblock::BlockKind::Compressed)
+        .collect();
+    let mut state = zstdblock::EntropyState::default();
+    let mut decoded = zstdblock::DecodedBlock::default();
+    let mut seen = Vec::new();
+    for block in &blocks {
+        zstdblock::decode_block(&frame, block, &mut state, &mut decoded).unwrap();
+        seen.push((
+            decoded.sequences().len(),
+            decoded.literals().len(),
+            decoded.sequences().as_ptr(),
+            decoded.literals().as_ptr(),
+        ));
+    }
+    let (first_sequences, first_literals, sequences_at, literals_at) = seen[0];
+    assert!(
+        seen.iter()
+            .any(|s| s.0 > 1000 + first_sequences && s.1 > 4 * first_literals),
+        "no block larger than the first: {seen:?}"
+    );
+    // Grown as blocks come, each buffer would move (and fault its pages
+    // in again); the pipeline holds such a pair for every block in flight.
+    for (i, s) in seen.iter().enumerate() {
+        assert_eq!(
+            (s.2, s.3),
+            (sequences_at, literals_at),
+            "block {i} moved a buffer"
+        );
     }
 }
