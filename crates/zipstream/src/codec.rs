@@ -6,6 +6,7 @@ use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, 
 use crate::entry::Method;
 use crate::error::Error;
 
+pub(crate) mod estimate;
 pub(crate) mod piece;
 
 /// A streaming compressor writing raw method bytes (no zlib/zstd wrappers beyond
@@ -344,6 +345,7 @@ impl Deflater {
     /// stream.
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
         self.emit(true, out);
+        self.engine.new_stream();
         self.storing = false;
         self.skip = 0;
     }
@@ -353,6 +355,9 @@ impl Deflater {
     /// the next stretch starts judged afresh.
     pub(crate) fn end_stretch(&mut self, out: &mut Vec<u8>) {
         self.end_piece(out);
+        // The next stretch may go to another worker: what it may spend
+        // must not depend on which stretches this deflater saw before.
+        self.engine.new_stream();
         self.storing = false;
         self.skip = 0;
     }
