@@ -109,6 +109,41 @@ impl Index {
         };
         let entry = compile(&mut e, &mut self.code, &mut self.bcode, &proven, &chance);
         drop(e);
+        let entry = self.settle_program(code_start, entry, large);
+        let slot = Slot {
+            id,
+            live: true,
+            code_start: code_start as u32,
+            code_len: (self.code.len() - code_start) as u32,
+            entry,
+            tree_start: tree_start as u32,
+            tree_len: (self.bcode.len() - tree_start) as u32,
+            terms,
+        };
+        match self.free_slots.pop() {
+            Some(f) => {
+                debug_assert_eq!(f, s);
+                self.slots[s as usize] = slot;
+            }
+            None => self.slots.push(slot),
+        }
+        self.set_hot(s);
+        self.by_id.insert(id, s);
+        insert_sorted(&mut self.order, s, &self.slots);
+        self.counting.post(
+            s,
+            &self.slots[s as usize].terms,
+            entry == ACCEPT,
+            &self.atoms.preds,
+        );
+        Ok(())
+    }
+
+    /// Settles the program just compiled from `code_start`, entered at
+    /// `entry`: marks how each step's atom is decided and, for an
+    /// expression that is not `large`, tests its integer comparisons in
+    /// place. Returns the program's entry after that rewrite.
+    fn settle_program(&mut self, code_start: usize, entry: u32, large: bool) -> u32 {
         // Steps testing an atom decided by a hit carry the fact, so that
         // evaluation tests the stamp without reading the atom's entry.
         // Those not registered carry that, so that evaluation goes straight
@@ -137,38 +172,11 @@ impl Index {
         // operand step is 16 more bytes a comparison, and rewriting the
         // program holds a copy of it, where such an expression's memory
         // is held to a few times its text (perfkit's betree_memory).
-        let entry = if large {
+        if large {
             entry
         } else {
             inline_int_tests(code, code_start, entry, EVAL_ATOM, &atoms.preds)
-        };
-        let slot = Slot {
-            id,
-            live: true,
-            code_start: code_start as u32,
-            code_len: (self.code.len() - code_start) as u32,
-            entry,
-            tree_start: tree_start as u32,
-            tree_len: (self.bcode.len() - tree_start) as u32,
-            terms,
-        };
-        match self.free_slots.pop() {
-            Some(f) => {
-                debug_assert_eq!(f, s);
-                self.slots[s as usize] = slot;
-            }
-            None => self.slots.push(slot),
         }
-        self.set_hot(s);
-        self.by_id.insert(id, s);
-        insert_sorted(&mut self.order, s, &self.slots);
-        self.counting.post(
-            s,
-            &self.slots[s as usize].terms,
-            entry == ACCEPT,
-            &self.atoms.preds,
-        );
-        Ok(())
     }
 
     /// Checks that the strings numbered since `mark` (this insert's new
