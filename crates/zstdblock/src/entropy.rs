@@ -57,9 +57,11 @@ impl DecodedBlock {
 
     /// Gives the buffers room for the largest block of `block_max` bytes
     /// at once, so they are allocated once and never grown: growing by
-    /// doubling copied each buffer and touched it twice, and the
-    /// pipeline holds a block's buffers for every block in flight (48 on
-    /// two workers), which page faults made a tenth of its CPU. Pages
+    /// doubling copied each buffer and touched it twice, which page
+    /// faults made a tenth of the pipeline's CPU (it now holds a range's
+    /// blocks' buffers per worker and one more set, see
+    /// `parallel::DECODED_AHEAD`, where it held them for every range in
+    /// flight). Pages
     /// reserved and not written cost no memory. A valid block has at most
     /// a sequence per 3 bytes (a match is 3 bytes at least); a corrupt
     /// count larger than that grows the buffer and then fails.
