@@ -165,6 +165,12 @@ impl Output {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
+        // The signal thread that deletes the temporary runs before it
+        // exists; it starts with the first output (see `cleanup`).
+        crate::cleanup::start().map_err(|source| OutputError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
         // The error names the path the user gave, never the hidden
         // temporary (which tempfile's own message would).
         let tmp = temp_sibling(dir).map_err(|e| OutputError::Write {

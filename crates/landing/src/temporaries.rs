@@ -27,8 +27,13 @@ pub struct Registration {
 }
 
 /// Lists `path` for deletion should a signal end the process before the
-/// returned registration is dropped.
+/// returned registration is dropped. Call it before the file is created:
+/// the first call starts [`crate::cleanup`]'s signal thread (when
+/// `install` has run), and a signal before that ends the process at once.
+/// Should the thread fail to start, which [`crate::Output::create`]
+/// reports, a signal ends the process without deleting the file.
 pub fn register(path: PathBuf) -> Registration {
+    let _ = crate::cleanup::start();
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     live().push((id, path));
     Registration { id }
