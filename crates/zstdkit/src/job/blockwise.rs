@@ -6,11 +6,12 @@
 //! ([`Decoder::Perfkit`]): on two cores its pipeline measured slower than
 //! libzstd's one thread on one large frame at every size tried
 //! (docs/compress.md), so [`Decoder::Auto`] is libzstd until a measurement
-//! says otherwise. When asked for, an input of up to
-//! [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk its frames; a larger
-//! one is read as the block decoder goes (its first frame's header
-//! decides), so the memory it takes is the window and the blocks in
-//! flight, whatever the file's size.
+//! says otherwise. When asked for on several threads, a regular file is
+//! read as the block decoder goes (its first frame's header decides), so
+//! the memory it takes is the window and the blocks in flight, whatever
+//! the file's size, and reading overlaps decoding; on one thread, an input
+//! of up to [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk its frames
+//! first, and a larger one is read as it goes.
 //!
 //! libzstd (through [`crate::job`]) keeps what the block decoder cannot
 //! do: an input of unknown size (stdin), gzip and pass-through, a
@@ -102,10 +103,12 @@ pub enum Route {
 
 /// An input the block decoder takes.
 pub enum BlockInput {
-    /// Whole, in memory: at most [`MAX_HELD_TO_DECIDE`] bytes.
+    /// Whole, in memory: at most [`MAX_HELD_TO_DECIDE`] bytes, decoded on
+    /// one thread.
     Held(Vec<u8>),
-    /// Read as it goes: a regular file larger than [`MAX_HELD_TO_DECIDE`]
-    /// of `size` bytes, never read past the size it had when opened.
+    /// Read as it goes: a regular file of `size` bytes decoded on several
+    /// threads, or one larger than [`MAX_HELD_TO_DECIDE`]; never read past
+    /// the size it had when opened.
     Streamed {
         /// The rest of the input, what was read to decide first.
         input: Box<dyn Read + Send>,
@@ -195,9 +198,14 @@ impl Blockwise {
             Err(_) => return libzstd(rest(head, input), None),
         }
         let limit = window_bytes(o.window);
-        if size > MAX_HELD_TO_DECIDE {
-            // Too large to hold: the first frame's header decides, and the
-            // block decoder reads the rest as it goes.
+        // On threads, the pipeline reads the input while it decodes, so
+        // reading all of it first would only delay the first block: 6 ms
+        // of a 25 MB file's 55 (`pipeline --rss` against `--rss-stream`,
+        // docs/compress.md). On one thread, a file that fits is held
+        // whole and its frames walked first.
+        if size > MAX_HELD_TO_DECIDE || o.threads >= 2 {
+            // The first frame's header decides, and the block decoder
+            // reads the rest as it goes.
             if let Err(e) = zstdblock::frame_start(&head, 0, 0, limit) {
                 let note = Some(format!("{e}: decoded by libzstd"));
                 return libzstd(rest(head, input), note);
@@ -436,5 +444,43 @@ mod tests {
         // must skip the same bytes again, not write them.
         w.write_all(b"abcdefg").unwrap();
         assert_eq!(w.inner.out, b"defg");
+    }
+
+    /// On several threads a regular file is read as the pipeline goes,
+    /// whatever its size; on one thread a file that fits is held whole
+    /// (its frames walked first). Either way it decodes to its content.
+    #[test]
+    fn threads_read_a_file_as_they_go_and_one_thread_holds_it() {
+        let data = b"a line of text, and another one\n".repeat(100_000);
+        let frame = crate::compress(&data, crate::Recipe::Text).unwrap();
+        let size = frame.len() as u64;
+        for (threads, streamed) in [(1, false), (2, true), (4, true)] {
+            let blockwise = Blockwise {
+                decoder: Decoder::Perfkit,
+                threads,
+                window: WindowLimit::Default,
+                verify_checksums: true,
+            };
+            let input = Box::new(io::Cursor::new(frame.clone()));
+            let Route::Blocks { input } = blockwise.route(false, input, Some(size)).unwrap() else {
+                panic!("{threads} threads: not the block decoder");
+            };
+            let got = matches!(input, BlockInput::Streamed { .. });
+            assert_eq!(got, streamed, "{threads} threads: streamed");
+            let (read, written) = blockwise
+                .decode(
+                    input,
+                    None,
+                    &mut || Err(io::ErrorKind::NotFound.into()),
+                    &mut |_| {},
+                    &mut |_| {},
+                )
+                .unwrap();
+            assert_eq!(
+                (read, written),
+                (size, data.len() as u64),
+                "{threads} threads"
+            );
+        }
     }
 }
