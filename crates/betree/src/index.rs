@@ -177,6 +177,12 @@ pub struct Index {
     pub(crate) atoms: Atoms,
     /// Every live slot, in id order.
     pub(crate) order: Vec<u32>,
+    /// Whether `order` is ascending, so that the live slots' ids ascend
+    /// with the slots: true until an insert takes a slot out of its id's
+    /// place (a delete keeps it). Loads in id order, the command's among
+    /// them, keep it, and then a search's matches are listed in id order
+    /// by reading their slots' bits in order (`Index::collect`).
+    pub(crate) ordered: bool,
     /// The counting index over the expressions' conjuncts.
     pub(crate) counting: Counting,
     required: Vec<u64>,
@@ -209,6 +215,7 @@ impl Index {
             garbage: 0,
             atoms: Atoms::default(),
             order: Vec::new(),
+            ordered: true,
             counting,
             required,
             strings,

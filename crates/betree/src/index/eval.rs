@@ -288,9 +288,11 @@ impl Index {
     /// Appends the ids of the candidates whose bit is set in `hits`, in
     /// ascending order. Candidates come in no particular order, so the
     /// matches are either sorted (few of them) or marked by slot and read
-    /// off the id-ordered slot list (many: linear in the live slots, where
-    /// the sort is `m log m`; on the reference benchmark, 2,465 matches in
-    /// 5,000 slots, the sort was an eighth of a search's instructions).
+    /// off in id order (many: linear in the slots, where the sort is
+    /// `m log m`; on the reference benchmark, 2,465 matches in 5,000
+    /// slots, the sort was an eighth of a search's instructions): in slot
+    /// order when that is id order ([`Index::ordered`]), else through the
+    /// id-ordered slot list.
     /// `marked` is the slot bitset's buffer, kept by the caller so that a
     /// warm search allocates nothing.
     pub(crate) fn collect(
@@ -316,7 +318,31 @@ impl Index {
                 })
             })
         };
-        if self.order.len() < matches * matches.max(2).ilog2() as usize {
+        let sort_cost = matches * matches.max(2).ilog2() as usize;
+        let words = self.slots.len().div_ceil(64);
+        if self.ordered && words < sort_cost {
+            // Slots in id order: the matches' bits, read in slot order,
+            // give their ids sorted, for a word a 64 slots and a push a
+            // match. On the ad-targeting profile at 100k expressions
+            // (2,160 matches an event, 1,563 words) the sort this replaces
+            // was 3 % of the command's search.
+            marked.clear();
+            marked.resize(words, 0);
+            for s in matched() {
+                marked[s as usize / 64] |= 1 << (s % 64);
+            }
+            out.reserve(matches);
+            for (w, &word) in marked.iter().enumerate() {
+                let mut m = word;
+                while m != 0 {
+                    let s = w * 64 + m.trailing_zeros() as usize;
+                    out.push(self.hot[s].id);
+                    m &= m - 1;
+                }
+            }
+            return;
+        }
+        if self.order.len() < sort_cost {
             marked.clear();
             marked.resize(self.slots.len().div_ceil(64), 0);
             for s in matched() {

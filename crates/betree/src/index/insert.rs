@@ -129,7 +129,9 @@ impl Index {
         }
         self.set_hot(s);
         self.by_id.insert(id, s);
-        insert_sorted(&mut self.order, s, &self.slots);
+        let at = insert_sorted(&mut self.order, s, &self.slots);
+        self.ordered &= (at == 0 || self.order[at - 1] < s)
+            && self.order.get(at + 1).is_none_or(|&next| s < next);
         self.counting.post(
             s,
             &self.slots[s as usize].terms,
@@ -225,18 +227,19 @@ impl AtomRuns {
     }
 }
 
-/// Keeps `list` in ascending id order.
-fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) {
+/// Keeps `list` in ascending id order, returning where slot `s` went.
+fn insert_sorted(list: &mut Vec<u32>, s: u32, slots: &[Slot]) -> usize {
     let id = slots[s as usize].id;
     // Ids mostly come in ascending order: appending needs no binary
     // search, whose ~20 probes into the slots missed the cache at 1M
     // expressions.
     if list.last().is_none_or(|&x| slots[x as usize].id < id) {
         list.push(s);
-        return;
+        return list.len() - 1;
     }
     let pos = list.partition_point(|&x| slots[x as usize].id < id);
     list.insert(pos, s);
+    pos
 }
 
 /// The atom step `st` tests by its stamp, if it does: any atom test

@@ -802,6 +802,54 @@ fn matches_come_in_id_order_however_they_are_collected() {
     }
 }
 
+/// While every insert keeps ids ascending with slots, many matches are
+/// read off the slots' bits in slot order (`Index::ordered`); an insert
+/// that breaks it (a smaller id in a new slot, a larger one in a reused
+/// slot) must send the search back to the id-ordered list, and a delete
+/// or a reused slot that fits its place must not. The oracle is the set
+/// of live ids, known by construction (every expression is `par1`, so the
+/// event matches them all).
+#[test]
+fn matches_read_in_slot_order_only_while_slots_keep_id_order() {
+    let schema = Schema::boolean_params(1);
+    let ev = Event::from_bools(&schema, &[true]).unwrap();
+    let mut index = Index::new(schema);
+    let mut live: Vec<u64> = (1..=1000).map(|k| k * 10).collect();
+    for &id in &live {
+        index.insert(id, "par1").unwrap();
+    }
+    let check = |index: &Index, live: &mut Vec<u64>, ordered: bool| {
+        live.sort_unstable();
+        assert_eq!(index.ordered, ordered, "{} ids", live.len());
+        assert_eq!(&index.search(&ev).unwrap(), live);
+        assert_eq!(&index.search_all(index.search_iter(&ev).unwrap()), live);
+    };
+    check(&index, &mut live, true);
+    // A delete, and its slot reused by an id between its neighbours'.
+    index.delete(5000).unwrap();
+    live.retain(|&id| id != 5000);
+    check(&index, &mut live, true);
+    index.insert(5005, "par1").unwrap();
+    live.push(5005);
+    check(&index, &mut live, true);
+    // A reused slot given an id beyond its neighbours'.
+    index.delete(30).unwrap();
+    index.insert(20_000, "par1").unwrap();
+    live.retain(|&id| id != 30);
+    live.push(20_000);
+    check(&index, &mut live, false);
+
+    // A smaller id in a new slot.
+    let mut index = Index::new(Schema::boolean_params(1));
+    let mut live: Vec<u64> = (1..=1000).map(|k| k * 10).collect();
+    for &id in &live {
+        index.insert(id, "par1").unwrap();
+    }
+    index.insert(5, "par1").unwrap();
+    live.push(5);
+    check(&index, &mut live, false);
+}
+
 /// Integer comparisons the selection does not decide are tested in place:
 /// each such step carries `INT_ATOM` and is either folded (`SHORT_INT`: a
 /// constant of 32 bits, its weight kept in the step) or followed by its
