@@ -81,7 +81,11 @@ impl Framer {
     /// A framer rejecting messages longer than `max_message` bytes.
     pub fn new(max_message: usize) -> Framer {
         Framer {
-            buf: Vec::with_capacity(max_message.clamp(256, 1 << 20) * 2),
+            // Nothing until the first bytes: a reserved buffer was
+            // allocated only to be dropped by the first `read_from` (and
+            // a framer is made for every line of a `|` input that fails
+            // to parse whole).
+            buf: Vec::new(),
             head: 0,
             end: 0,
             base: 0,
@@ -166,7 +170,13 @@ impl Framer {
     pub fn read_from<R: Read>(&mut self, r: &mut R, max: usize) -> std::io::Result<usize> {
         self.compact();
         let room = self.end + max;
-        if self.buf.len() < room {
+        if self.buf.is_empty() {
+            // The first room comes zeroed from the allocator (fresh pages
+            // for a large one, which only the bytes read then touch),
+            // where `resize` wrote all of it first: `fix check` of a small
+            // file touched 256 KiB, some 60 page faults, to read a few.
+            self.buf = vec![0; room];
+        } else if self.buf.len() < room {
             self.buf.resize(room, 0);
         }
         // A reader claiming more than it was given is wrong; taking its
