@@ -577,7 +577,10 @@ fn quickfix_check_case(
     if !workloads.is_empty() {
         section.note(format!(
             "fix check beside QuickFIX: medians of {CHECK_RUNS} interleaved runs each; held_equal \
-             (--wide, JSON) says what both sides check"
+             (--wide, JSON) says what both sides check; each file is written just before its runs, \
+             so both read it from a fresh page cache, as after reading it from disk (the same \
+             QuickFIX/J file cached hours before, its cache aged, cost perfkit 13 % more CPU in \
+             the kernel's copy and QuickFIX 1 %)"
         ));
     }
     Ok(())
