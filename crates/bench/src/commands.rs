@@ -270,7 +270,8 @@ pub fn measure(
     let d = dir.path();
     let mut report = Report::new("bench commands");
     let mut section = Section::new(format!(
-        "process vs library vs peer, {RUNS} interleaved runs, medians"
+        "process vs library vs peer, {RUNS} interleaved runs ({CHECK_RUNS} for fix check \
+         beside QuickFIX), medians"
     ));
 
     let input = d.join("corpus.bin");
