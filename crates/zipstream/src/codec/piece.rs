@@ -294,10 +294,10 @@ impl PieceDeflater {
         // the cost of choosing, so the piece goes at its level's own. It
         // is told by libdeflate's fastest level on the sample's middle
         // half, a few hundredths of the sample's cost: judged at the
-        // ladder's level on the whole 64 KiB, 16 MiB of man pages (mostly
-        // `.gz`) took 0.59x Info-ZIP's CPU where the 32 KiB sample took
-        // 0.55x. (The fastest level shrinks less than the ladder's, so a
-        // little more data goes at the level's own, unestimated.)
+        // ladder's level on the whole 64 KiB, 32 MiB of packages' docs
+        // (mostly `.gz`) took 0.48x Info-ZIP's CPU, 0.46x so. (The fastest
+        // level shrinks less than the ladder's, so a little more data goes
+        // at the level's own, unestimated.)
         let probe = &sample[SAMPLE / 4..SAMPLE / 4 * 3];
         let probed = self
             .compressor(PROBE_LEVEL)
