@@ -3,10 +3,10 @@
 //! entropy stage in parallel and their execution in order.
 //!
 //! The block decoder runs only when asked for by name
-//! ([`Decoder::Perfkit`]): on two cores its pipeline measured slower than
-//! libzstd's one thread on one large frame at every size tried
-//! (docs/compress.md), so [`Decoder::Auto`] is libzstd until a measurement
-//! says otherwise. When asked for on several threads, a regular file is
+//! ([`Decoder::Perfkit`]): on two cores its pipeline decodes one large
+//! frame to a file slower than libzstd's one thread, and to `/dev/null`
+//! faster on some inputs and slower on others (docs/compress.md), so
+//! [`Decoder::Auto`] is libzstd until a measurement says otherwise. When asked for on several threads, a regular file is
 //! read as the block decoder goes (its first frame's header decides), so
 //! the memory it takes is the window and the blocks in flight, whatever
 //! the file's size, and reading overlaps decoding; on one thread, an input
@@ -63,10 +63,10 @@ use super::{Decompress, Job, JobError, WindowLimit};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Decoder {
     /// The decoder that measured faster: libzstd today. On two cores
-    /// the block decoder's pipeline decoded one large frame slower than
-    /// libzstd's one thread at every size measured (docs/compress.md), and
-    /// `-T2` must never be slower than `-T1`, so it runs only when asked
-    /// for by name.
+    /// the block decoder's pipeline decodes one large frame to a file
+    /// slower than libzstd's one thread, and to `/dev/null` not faster on
+    /// every input (docs/compress.md), and `-T2` must never be slower than
+    /// `-T1`, so it runs only when asked for by name.
     #[default]
     Auto,
     /// perfkit's block decoder wherever it applies, on one thread too
