@@ -6,12 +6,14 @@
 //! ([`Decoder::Perfkit`]): on two cores its pipeline decodes one large
 //! frame to a file slower than libzstd's one thread, and to `/dev/null`
 //! faster on some inputs and slower on others (docs/compress.md), so
-//! [`Decoder::Auto`] is libzstd until a measurement says otherwise. When asked for on several threads, a regular file is
-//! read as the block decoder goes (its first frame's header decides), so
-//! the memory it takes is the window and the blocks in flight, whatever
-//! the file's size, and reading overlaps decoding; on one thread, an input
-//! of up to [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk its frames
-//! first, and a larger one is read as it goes.
+//! [`Decoder::Auto`] is libzstd until a measurement says otherwise.
+//!
+//! When asked for on several threads, a regular file is read as the block
+//! decoder goes (its first frame's header decides), so the memory it
+//! takes is the window and the blocks in flight, whatever the file's
+//! size, and reading overlaps decoding. On one thread, an input of up to
+//! [`MAX_HELD_TO_DECIDE`] bytes is read whole to walk its frames first,
+//! and a larger one is read as it goes.
 //!
 //! libzstd (through [`crate::job`]) keeps what the block decoder cannot
 //! do: an input of unknown size (stdin), gzip and pass-through, a
