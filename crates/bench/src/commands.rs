@@ -565,14 +565,12 @@ fn quickfix_check_case(
         // Saying what is held equal makes the rows' CPU ratio a summary
         // line (the worst workload's), as issue 64's target is stated in
         // CPU; without it the summary gave only the wall ratio.
-        if let Some(row) = section
-            .rows
-            .iter_mut()
-            .rev()
-            .find(|r| r.name == format!("perfkit {name}"))
-        {
-            *row = row.clone().col("held_equal", CHECK_HELD);
-        }
+        held(
+            section,
+            &format!("perfkit {name}"),
+            &[],
+            CHECK_HELD.to_owned(),
+        );
         of_workloads(section, FIX_CHECK_WORKLOADS);
     }
     if !workloads.is_empty() {
@@ -682,6 +680,18 @@ pub const FIX_CHECK_WORKLOADS: &str = "fix check beside QuickFIX";
 /// The group of the `betree search` rows, one per generator, whose summary
 /// line is the worst of them.
 pub const BETREE_WORKLOADS: &str = "betree search";
+
+/// The last row named `row` (the one a case just added) gets `cols` and
+/// says what it holds equal with its peer (`held_equal`).
+fn held(section: &mut Section, row: &str, cols: &[(&str, Value)], equal: String) {
+    if let Some(r) = section.rows.iter_mut().rev().find(|r| r.name == row) {
+        let mut with = r.clone();
+        for (c, v) in cols {
+            with = with.col(c, v.clone());
+        }
+        *r = with.col("held_equal", equal);
+    }
+}
 
 /// Marks the last perfkit row of `section` as one workload of `group`
 /// ([`crate::summary::WORKLOAD_GROUP`]): the summary shows the group's

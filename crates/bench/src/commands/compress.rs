@@ -10,7 +10,7 @@ use perfkit_measure::child::{self, Spawner};
 use perfkit_report::{Section, Value};
 use zstdkit::Recipe;
 
-use super::{RUNS, Side, Work, case, installed, of_workloads, process};
+use super::{RUNS, Side, Work, case, held, installed, of_workloads, process};
 use crate::error::{Error, IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
 use crate::zstd::found::{ALREADY_COMPRESSED, FOUND, FOUND_AT_LEAST, FOUND_SIZE, found_bytes};
@@ -167,7 +167,7 @@ pub(super) fn sizes_held(
     let ratio = ours_bytes as f64 / peer_bytes.max(1) as f64;
     held(
         section,
-        name,
+        &format!("perfkit {name}"),
         &[
             ("out_bytes", Value::from(ours_bytes)),
             ("peer_out_bytes", Value::from(peer_bytes)),
@@ -215,24 +215,12 @@ fn cli_version() -> String {
 pub(super) fn frame_held(section: &mut Section, name: &str, frame_bytes: u64, out_bytes: u64) {
     held(
         section,
-        name,
+        &format!("perfkit {name}"),
         &[("in_bytes", Value::from(frame_bytes))],
         format!(
             "the same frame (perfkit's, {frame_bytes} bytes) decoded to the same {out_bytes} bytes, checked"
         ),
     );
-}
-
-/// Row `perfkit {name}` gets `cols` and says what it holds equal.
-fn held(section: &mut Section, name: &str, cols: &[(&str, Value)], equal: String) {
-    let full = format!("perfkit {name}");
-    if let Some(row) = section.rows.iter_mut().find(|r| r.name == full) {
-        let mut with = row.clone();
-        for (c, v) in cols {
-            with = with.col(c, v.clone());
-        }
-        *row = with.col("held_equal", equal);
-    }
 }
 
 /// What the corpus file's compress row holds equal: the zstd CLI's frame

@@ -9,7 +9,7 @@ use std::process::Command;
 use perfkit_measure::child::Spawner;
 use perfkit_report::{Section, Value};
 
-use super::{INPUT_SIZE, RUNS, Side, Work, case, installed, library, of_workloads, process};
+use super::{INPUT_SIZE, RUNS, Side, Work, case, held, installed, library, of_workloads, process};
 use crate::error::{IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
 use crate::zstd::found::{FOUND, FOUND_AT_LEAST, FOUND_SIZE, found_bytes};
@@ -79,6 +79,7 @@ pub(super) fn zip_cases(
         held(
             section,
             "perfkit unzip -t",
+            &[],
             format!(
                 "the same archive, perfkit's zip -6 of the corpus file ({bytes} bytes): both inflate every entry and check its CRC-32, writing nothing"
             ),
@@ -158,13 +159,6 @@ fn held_equal(section: &mut Section, name: &str, ours: &Path, peer: Option<&Path
             );
     }
     *row = with;
-}
-
-/// Row `name` of `section` says what it holds equal with its peer.
-fn held(section: &mut Section, name: &str, equal: String) {
-    if let Some(row) = section.rows.iter_mut().find(|r| r.name == name) {
-        *row = row.clone().col("held_equal", equal);
-    }
 }
 
 /// `zip -6` beside Info-ZIP on the inputs found on this machine
@@ -306,6 +300,7 @@ pub(super) fn zip_delete_case(
         held(
             section,
             &format!("perfkit {name}"),
+            &[],
             format!(
                 "the same {size}-byte archive and entry deleted, the other entries copied as they are; archives left {o} bytes (perfkit) and {p} (Info-ZIP), {ratio:.4}x, {}",
                 crate::peer::size_verdict(o, p)
