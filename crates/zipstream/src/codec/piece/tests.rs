@@ -1,6 +1,5 @@
 use super::*;
-use crate::codec::Decoder;
-use crate::codec::tests::noise;
+use crate::codec::tests::{inflate_all, noise};
 
 fn text(n: usize, seed: u64) -> Vec<u8> {
     let words = [
@@ -16,26 +15,6 @@ fn text(n: usize, seed: u64) -> Vec<u8> {
     }
     v.truncate(n);
     v
-}
-
-/// Inflates with flate2 (zlib-rs's streaming API, not the Z_BLOCK walk
-/// under test), requiring the stream to end exactly at `comp`'s end.
-fn inflate_all(comp: &[u8], max: usize) -> Vec<u8> {
-    let mut d = Decoder::for_method(8, None).unwrap();
-    let mut out = vec![0u8; max + 1];
-    let (mut pos, mut inp) = (0, comp);
-    loop {
-        let s = d.step(inp, &mut out[pos..]).unwrap();
-        inp = &inp[s.consumed..];
-        pos += s.produced;
-        if s.done {
-            break;
-        }
-        assert!(s.consumed + s.produced > 0, "no progress");
-    }
-    assert!(inp.is_empty(), "{} bytes after the stream's end", inp.len());
-    out.truncate(pos);
-    out
 }
 
 /// Pieces cut at `cuts` chain into one stream that inflates to the
