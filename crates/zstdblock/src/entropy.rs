@@ -61,10 +61,10 @@ impl DecodedBlock {
     /// faults made a tenth of the pipeline's CPU (it now holds a range's
     /// blocks' buffers per worker and one more set, see
     /// `parallel::DECODED_AHEAD`, where it held them for every range in
-    /// flight). Pages
-    /// reserved and not written cost no memory. A valid block has at most
-    /// a sequence per 3 bytes (a match is 3 bytes at least); a corrupt
-    /// count larger than that grows the buffer and then fails.
+    /// flight). Pages reserved and not written cost no memory. A valid
+    /// block has at most a sequence per 3 bytes (a match is 3 bytes at
+    /// least); a corrupt count larger than that grows the buffer and then
+    /// fails.
     fn make_room(&mut self, block_max: usize) {
         let literals = block_max + literals::LITERAL_SLACK;
         if self.literals.capacity() < literals {
