@@ -448,21 +448,6 @@ mod tests {
         assert_eq!(w.inner.out, b"defg");
     }
 
-    /// A writer whose bytes the test reads back after the decoder drops it.
-    #[derive(Clone, Default)]
-    struct Shared(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-    impl Write for Shared {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
-    }
-
     /// On several threads a regular file is read as the pipeline goes,
     /// whatever its size; on one thread a file that fits is held whole
     /// (its frames walked first). Either way it decodes to its content.
@@ -484,7 +469,7 @@ mod tests {
             };
             let got = matches!(input, BlockInput::Streamed { .. });
             assert_eq!(got, streamed, "{threads} threads: streamed");
-            let out = Shared::default();
+            let out = crate::pipeline::tests::Shared::default();
             let (read, written) = blockwise
                 .decode(
                     input,
