@@ -240,9 +240,18 @@ impl Index {
         lanes.atom_done.clear();
 
         // Candidate lanes per slot: each event's selection (the counting
-        // index) marks its candidates' slots.
+        // index) marks its candidates' slots. A scanned expression is a
+        // candidate of every event: it takes the chunk's lanes at once,
+        // and the selections leave the scan list out.
         lanes.cmask.clear();
         lanes.cmask.resize(self.slots.len(), [0; WORDS]);
+        let every: Lane = std::array::from_fn(|w| {
+            let n = events.len().saturating_sub(w * 64).min(64);
+            if n == 64 { u64::MAX } else { (1 << n) - 1 }
+        });
+        for &s in &self.counting.scan {
+            lanes.cmask[s as usize] = every;
+        }
         lanes.hit_at.clear();
         lanes.hit_at.resize(self.atoms.len(), NOT_DONE);
         lanes.hit_words.clear();
@@ -251,7 +260,7 @@ impl Index {
         }
         let has_strings = !self.strings.attrs().is_empty();
         for (lane, ev) in events.iter().enumerate() {
-            self.select(ev, &mut lanes.selection);
+            self.select_posted(ev, &mut lanes.selection);
             if has_strings {
                 lanes.strs[lane].clone_from(lanes.selection.strings());
             }

@@ -445,6 +445,15 @@ impl Index {
         debug_assert!(done, "an unbounded selection finishes");
     }
 
+    /// [`Index::select`] leaving out the scan list (the expressions with
+    /// nothing posted, candidates of every event): see
+    /// [`Selection::reset_posted`].
+    pub(crate) fn select_posted(&self, ev: &Event, sel: &mut Selection) {
+        sel.reset_posted();
+        let done = sel.advance(self.source(), ev, u64::MAX, &mut 0);
+        debug_assert!(done, "an unbounded selection finishes");
+    }
+
     /// The expressions `ev` satisfies, in ascending id order.
     pub fn search(&self, ev: &Event) -> Result<Vec<Id>> {
         let mut s = Scratch::default();

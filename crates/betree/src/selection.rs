@@ -141,6 +141,10 @@ pub(crate) struct Selection {
     /// sorted candidates before they replace `cands`.
     sort_bits: Vec<u64>,
     sorted: Vec<u32>,
+    /// Whether the selection ends by copying the scan list (the
+    /// expressions with nothing posted, candidates of every event): set
+    /// by [`Selection::reset`], cleared by [`Selection::reset_posted`].
+    scan: bool,
 }
 
 impl Default for Selection {
@@ -163,6 +167,7 @@ impl Default for Selection {
             group_attr: None,
             sort_bits: Vec::new(),
             sorted: Vec::new(),
+            scan: true,
         }
     }
 }
@@ -187,6 +192,7 @@ impl Selection {
     /// Makes this a selection that has not started, keeping its buffers,
     /// and forgets the atoms and counts of the last one.
     pub(crate) fn reset(&mut self) {
+        self.scan = true;
         self.stage = Stage::Root;
         self.spans.clear();
         self.kills.clear();
@@ -198,6 +204,18 @@ impl Selection {
             self.seen.stamps.fill(0);
             self.seen.generation = 1;
         }
+    }
+
+    /// [`Selection::reset`] for a selection of the posted expressions
+    /// alone: the scan list is left out of its candidates. The batch path
+    /// gives the scanned expressions every lane of a chunk at once, where
+    /// each event's selection copied the whole list and marked each of
+    /// its slots for its own lane: on the reference profile at 100k
+    /// expressions, all of them scanned, that was 100k copies and
+    /// scattered writes an event.
+    pub(crate) fn reset_posted(&mut self) {
+        self.reset();
+        self.scan = false;
     }
 
     /// The candidates selected so far: slots of the index, flagged
@@ -571,7 +589,8 @@ impl Selection {
             // budgeted search's chunks would grow the candidates by
             // doubling (two more copies of them per event on the reference
             // workload: 13,000 instructions, 0.8 % of its search_next).
-            self.cands.reserve(c.gated.len() + c.scan.len());
+            let scan = if self.scan { c.scan.len() } else { 0 };
+            self.cands.reserve(c.gated.len() + scan);
         }
         let n = (c.gated.len() - at).min(room);
         let counts = &self.counts;
@@ -581,10 +600,12 @@ impl Selection {
                 .copied()
                 .filter(|&s| counts[(s & !PROVEN) as usize] != KILLED),
         );
-        let next = if at + n == c.gated.len() {
+        let next = if at + n < c.gated.len() {
+            Stage::Gated(at + n)
+        } else if self.scan {
             Stage::Scan(0)
         } else {
-            Stage::Gated(at + n)
+            Stage::Done
         };
         (n, next)
     }
