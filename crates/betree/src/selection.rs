@@ -8,7 +8,9 @@
 //! cannot drift apart in which candidates they select, in their order, or in
 //! what the cooperative search charges for them.
 
-use crate::counting::{Counting, PROVEN, Span, SpanTerms, entry_candidate, entry_parts};
+use crate::counting::{
+    BOOL_TERM, CHECK_BIT, Counting, NO_CHECK, PROVEN, Span, SpanTerms, entry_candidate, entry_parts,
+};
 use crate::domain::{AttrId, Schema};
 use crate::event::{Event, Value};
 use crate::expr::Pred;
@@ -50,6 +52,10 @@ enum Stage {
         term: usize,
         post: Option<usize>,
     },
+    /// Checking the expressions whose count completed and that have
+    /// conjuncts to check ([`Counting::split_checks`]), from this position
+    /// of [`Selection::checked`].
+    Check(usize),
     /// Taking the expressions gated by ranges alone that no range killed,
     /// from this position.
     Gated(usize),
@@ -111,6 +117,10 @@ pub(crate) struct Selection {
     /// The selected candidates so far: slots, flagged `PROVEN` when the
     /// selection proves them, in no particular order.
     cands: Vec<u32>,
+    /// The expressions whose count completed and that have conjuncts to
+    /// check, as candidates (slot and `PROVEN` flag): each becomes one if
+    /// its checks hold, once every count and stamp of the event is in.
+    checked: Vec<u32>,
     /// Atoms hit, per atom id.
     seen: Seen,
     /// The event's strings as numbers (made before the probes).
@@ -156,6 +166,7 @@ impl Default for Selection {
             kills: Vec::new(),
             loose: Vec::new(),
             cands: Vec::new(),
+            checked: Vec::new(),
             seen: Seen {
                 generation: 1,
                 stamps: Vec::new(),
@@ -198,6 +209,7 @@ impl Selection {
         self.kills.clear();
         self.loose.clear();
         self.cands.clear();
+        self.checked.clear();
         self.seen.generation = self.seen.generation.wrapping_add(1);
         if self.seen.generation == 0 {
             // Stamps of 256 searches ago could look current: start over.
@@ -316,6 +328,7 @@ impl Selection {
                 Stage::Probe { at, elem } => self.probe(index, ev, at, elem, room),
                 Stage::Kill { span, at } => self.kill(c, span, at, room),
                 Stage::Count { span, term, post } => self.count(c, span, term, post, room),
+                Stage::Check(at) => self.check(c, ev, at, room),
                 Stage::Gated(at) => self.gated(c, at, room),
                 Stage::Scan(at) => self.scan(c, at, room),
                 Stage::Done => unreachable!("checked at the top of the loop"),
@@ -479,8 +492,10 @@ impl Selection {
         let counts = &mut self.counts[..];
         let stamps = &mut self.seen.stamps[..];
         let cands = &mut self.cands;
+        let checked = &mut self.checked;
         // Counts one hit of a posting entry's expression; the
-        // hit that completes its count makes it a candidate.
+        // hit that completes its count makes it a candidate, or one to
+        // check if it has conjuncts to check.
         let mut bump = |e: u32| {
             let (slot, need) = entry_parts(e);
             let cell = &mut counts[slot as usize];
@@ -490,7 +505,11 @@ impl Selection {
             let now = *cell + 1;
             *cell = now;
             if u32::from(now & (KILLED | COUNT)) == need {
-                cands.push(entry_candidate(e));
+                if e & CHECK_BIT != 0 {
+                    checked.push(entry_candidate(e));
+                } else {
+                    cands.push(entry_candidate(e));
+                }
             }
         };
         'spans: while span < self.spans.len() {
@@ -574,6 +593,40 @@ impl Selection {
         }
         let next = if span < self.spans.len() {
             Stage::Count { span, term, post }
+        } else {
+            Stage::Check(0)
+        };
+        (n, next)
+    }
+
+    /// Makes candidates of the expressions to check whose checked
+    /// conjuncts hold, one unit each: after the counting, so that every
+    /// atom the event hits is stamped.
+    #[inline(always)]
+    fn check(&mut self, c: &Counting, ev: &Event, at: usize, room: usize) -> (usize, Stage) {
+        let n = (self.checked.len() - at).min(room);
+        let generation = self.seen.generation;
+        let stamps = &self.seen.stamps;
+        let holds = |k: u32| {
+            if k == NO_CHECK {
+                true
+            } else if k & BOOL_TERM != 0 {
+                let b = (k & !BOOL_TERM) as usize;
+                (ev.bits[b / 64] >> (b % 64)) & 1 != 0
+            } else {
+                stamps[k as usize] == generation
+            }
+        };
+        for &cand in &self.checked[at..at + n] {
+            if c.checks[(cand & !PROVEN) as usize]
+                .iter()
+                .all(|&k| holds(k))
+            {
+                self.cands.push(cand);
+            }
+        }
+        let next = if at + n < self.checked.len() {
+            Stage::Check(at + n)
         } else {
             Stage::Gated(0)
         };

@@ -1142,7 +1142,9 @@ fn search_async_yields_while_it_searches() {
 fn selection_counts_conjuncts_in_budgeted_steps() {
     // Odd ids post `i = v` and `b` (both needed), even ids post `s = w`
     // and `not b` (killed when `b` is true): an event's values hit a few
-    // postings of `i` and `s` and every posting of `b`.
+    // postings of `i` and `s` and every posting of `b`. Three values of
+    // `i` keep each of its postings within 16 times `b`'s, so both are
+    // counted (see `conjuncts_on_common_values_are_checked_not_counted`).
     let schema = Schema::from_domains([
         Domain::new("i", AttrType::Int, true),
         Domain::new("s", AttrType::Str, true),
@@ -1153,13 +1155,13 @@ fn selection_counts_conjuncts_in_budgeted_steps() {
     for k in 0..60i64 {
         // Ids interleave the two partitions.
         index
-            .insert(2 * k as u64 + 1, &format!("i = {} and b", k % 20))
+            .insert(2 * k as u64 + 1, &format!("i = {} and b", k % 3))
             .unwrap();
         index
             .insert(2 * k as u64 + 2, &format!("s = \"w{}\" and not b", k % 15))
             .unwrap();
     }
-    for (i, s, b) in [(3, "w4", true), (7, "w7", false), (19, "nope", true)] {
+    for (i, s, b) in [(0, "w4", true), (1, "w7", false), (2, "nope", true)] {
         let ev = EventBuilder::new(&schema)
             .int("i", i)
             .unwrap()
@@ -1171,7 +1173,7 @@ fn selection_counts_conjuncts_in_budgeted_steps() {
         // Brute force: every expression text evaluated on the values.
         let want: Vec<u64> = (0..60i64)
             .flat_map(|k| {
-                let a = (k % 20 == i && b).then_some(2 * k as u64 + 1);
+                let a = (k % 3 == i && b).then_some(2 * k as u64 + 1);
                 let c = (format!("w{}", k % 15) == s && !b).then_some(2 * k as u64 + 2);
                 [a, c]
             })
@@ -1192,10 +1194,10 @@ fn selection_counts_conjuncts_in_budgeted_steps() {
             + 1
             + 3
             + kills
-            + (1 + 3)
+            + (1 + 20)
             + if s == "nope" { 0 } else { 1 + 4 }
             + if b { 1 + 60 } else { 0 };
-        let expect = if s == "nope" || b { 0 } else { 4 } + if b { 3 } else { 0 };
+        let expect = if s == "nope" || b { 0 } else { 4 } + if b { 20 } else { 0 };
         let mut it = index.search_iter(&ev).unwrap();
         let mut last = 0;
         while it.reductions() < units {
@@ -1206,6 +1208,57 @@ fn selection_counts_conjuncts_in_budgeted_steps() {
             last = it.candidates();
         }
         assert_eq!(it.candidates(), expect);
+    }
+}
+
+#[test]
+fn conjuncts_on_common_values_are_checked_not_counted() {
+    // Each expression pairs a value of `i` no other one names with `b`,
+    // which all of them name: `b`'s posting would hold 200 entries, each
+    // walked by every event with `b` true. Once it holds more than 16
+    // times the entries of `i = k`'s (empty, counted as one), later
+    // expressions count `i = k` alone, and the selection checks `b` for
+    // those whose count completes. The oracle: `i = k and b` holds for
+    // the one expression naming `i`'s value, when `b` is true.
+    let schema = Schema::from_domains([
+        Domain::new("i", AttrType::Int, true),
+        Domain::new("b", AttrType::Bool, true),
+    ])
+    .unwrap();
+    let mut index = Index::new(schema.clone());
+    for k in 0..200u64 {
+        index.insert(k + 1, &format!("i = {k} and b")).unwrap();
+    }
+    for (i, b) in [
+        (5, true),
+        (150, true),
+        (150, false),
+        (5, false),
+        (999, true),
+    ] {
+        let ev = EventBuilder::new(&schema)
+            .int("i", i)
+            .unwrap()
+            .bool("b", b)
+            .unwrap()
+            .build();
+        let want: Vec<u64> = if b && i < 200 {
+            vec![i as u64 + 1]
+        } else {
+            vec![]
+        };
+        assert_eq!(index.search(&ev).unwrap(), want, "i = {i}, b = {b}");
+        assert_eq!(
+            index.search_batch(std::slice::from_ref(&ev)).unwrap(),
+            std::slice::from_ref(&want)
+        );
+        let (ids, calls) = stepped(&index, &ev, u64::MAX);
+        assert_eq!(ids, want);
+        // The root, two values probed, `i`'s posting (a term and its
+        // entry), with `b` true the 17 entries `b` kept, a check and the
+        // candidate's evaluation: far below `b`'s 200 entries.
+        let spent: u64 = calls.iter().sum();
+        assert!(spent < 40, "i = {i}, b = {b}: {spent} reductions");
     }
 }
 

@@ -6,8 +6,8 @@ use super::keys::{Keys, range_of};
 use super::terms::counted;
 use super::thresholds::Thresholds;
 use super::{
-    BOOL_TERM, Counting, DEFINED_TERM, KEY_TERM, LIST_TERM, NOT_TERM, PROVEN, PROVEN_BIT,
-    RANGE_TERM, SLOT_SHIFT, TERM_FLAGS, or_term,
+    BOOL_TERM, CHECK_BIT, Checks, Counting, DEFINED_TERM, KEY_TERM, LIST_TERM, NO_CHECKS, NOT_TERM,
+    PROVEN, PROVEN_BIT, RANGE_TERM, SLOT_SHIFT, TERM_FLAGS, or_term,
 };
 use crate::domain::AttrId;
 use crate::expr::Pred;
@@ -22,6 +22,12 @@ impl Counting {
         } else {
             (&mut self.pending_posts, &mut self.key_post)
         };
+        if !kill {
+            if self.key_posted.len() <= l as usize {
+                self.key_posted.resize(l as usize + 1, 0);
+            }
+            self.key_posted[l as usize] += 1;
+        }
         if self.defer {
             pending.push((l, entry));
             return;
@@ -48,19 +54,34 @@ impl Counting {
         (attr, side)
     }
 
-    /// Posts slot `s` under each of `terms`; `preds` are the index's atoms
-    /// (for range conjuncts). `proven`: being a candidate proves the
-    /// expression true (every conjunct is [`Counting::proven`]).
-    pub(crate) fn post(&mut self, s: u32, terms: &[u32], proven: bool, preds: &[Option<Pred>]) {
+    /// Posts slot `s` under each of `terms`, to be a candidate only if
+    /// `checks` hold too ([`Counting::split_checks`]); `preds` are the
+    /// index's atoms (for range conjuncts). `proven`: being a candidate
+    /// proves the expression true (every conjunct is
+    /// [`Counting::proven`]).
+    pub(crate) fn post(
+        &mut self,
+        s: u32,
+        terms: &[u32],
+        checks: Checks,
+        proven: bool,
+        preds: &[Option<Pred>],
+    ) {
         if !Counting::posts(s, terms) {
             self.scan.push(s);
             return;
+        }
+        if checks != NO_CHECKS || (s as usize) < self.checks.len() {
+            if self.checks.len() <= s as usize {
+                self.checks.resize(s as usize + 1, NO_CHECKS);
+            }
+            self.checks[s as usize] = checks;
         }
         let need = counted(terms);
         if need == 0 {
             self.gated.push(if proven { s | PROVEN } else { s });
         }
-        let entry = make_entry(s, need, proven);
+        let entry = make_entry(s, need, proven, checks != NO_CHECKS);
         let mut undef_attrs: Vec<AttrId> = Vec::new();
         for &t in terms {
             if t & NOT_TERM != 0 {
@@ -129,13 +150,17 @@ impl Counting {
             }
             return;
         }
+        let checks = self
+            .checks
+            .get_mut(s as usize)
+            .map_or(NO_CHECKS, |c| std::mem::replace(c, NO_CHECKS));
         let need = counted(terms);
         if need == 0
             && let Some(k) = self.gated.iter().position(|&x| x & !PROVEN == s)
         {
             self.gated.swap_remove(k);
         }
-        let entry = make_entry(s, need, proven);
+        let entry = make_entry(s, need, proven, checks != NO_CHECKS);
         for &t in terms {
             if t & NOT_TERM != 0 {
                 if t & BOOL_TERM != 0 {
@@ -180,18 +205,27 @@ impl Counting {
                     continue;
                 }
                 for l in self.key_lists(a, preds) {
-                    self.key_post[l as usize].retain(|&x| x != entry);
+                    self.unpost_key(l, entry);
                 }
                 continue;
             }
             if t & (KEY_TERM | LIST_TERM) != 0 {
                 for l in self.key_lists(t & !TERM_FLAGS, preds) {
-                    self.key_post[l as usize].retain(|&x| x != entry);
+                    self.unpost_key(l, entry);
                 }
                 continue;
             }
             self.unpost_bool(t & !BOOL_TERM, entry);
         }
+    }
+
+    /// Removes `entry` from key list `l`'s posting, keeping
+    /// [`Counting::key_posted`].
+    fn unpost_key(&mut self, l: u32, entry: u32) {
+        let post = &mut self.key_post[l as usize];
+        let before = post.len();
+        post.retain(|&x| x != entry);
+        self.key_posted[l as usize] -= (before - post.len()) as u32;
     }
 
     /// Posts `entry` under boolean slot `slot`, counted when the event
@@ -261,7 +295,11 @@ enum RangeSide<'a> {
     Float(&'a mut Thresholds<f64>, f64, bool),
 }
 
-/// The posting entry of slot `s` with `need` counted conjuncts.
-fn make_entry(s: u32, need: u32, proven: bool) -> u32 {
-    (s << SLOT_SHIFT) | if proven { PROVEN_BIT } else { 0 } | need
+/// The posting entry of slot `s` with `need` counted conjuncts, and
+/// whether it has conjuncts to check.
+fn make_entry(s: u32, need: u32, proven: bool, checked: bool) -> u32 {
+    (s << SLOT_SHIFT)
+        | if proven { PROVEN_BIT } else { 0 }
+        | if checked { CHECK_BIT } else { 0 }
+        | need
 }

@@ -5,8 +5,9 @@
 
 use super::keys::{keys_of, range_of};
 use super::{
-    BOOL_TERM, Counting, DEFINED_TERM, Decided, KEY_TERM, LIST_TERM, MAX_NEED, MAX_POSTED_SLOT,
-    NOT_TERM, OR_BRANCHES, OR_MORE, OR_TERM, RANGE_TERM, or_term,
+    BOOL_TERM, CHECK_RATIO, Checks, Counting, DEFINED_TERM, Decided, KEY_TERM, LIST_TERM, MAX_NEED,
+    MAX_POSTED_SLOT, NO_CHECKS, NOT_TERM, OR_BRANCHES, OR_MORE, OR_TERM, RANGE_TERM, TERM_FLAGS,
+    or_term,
 };
 use crate::domain::AttrId;
 use crate::expr::{Expr, Pred};
@@ -119,6 +120,75 @@ impl Counting {
             }
         }
         out
+    }
+
+    /// Splits the conjunct terms of an expression to be posted in slot `s`
+    /// into the terms to post and the conjuncts to check ([`Checks`]): up
+    /// to two counted conjuncts (booleans, equalities and `in` sets on
+    /// scalars, list conjuncts; not `or` branches), the ones whose
+    /// postings hold the most entries, if more than [`CHECK_RATIO`] times
+    /// the entries of the shortest counted one's. A checked conjunct is
+    /// not posted: an expression whose count completes on the others is
+    /// a candidate once the selection, after its counting, finds every
+    /// checked one true (a stamp or a boolean bit). So the selection
+    /// proves it as before and picks the same candidates, and the events
+    /// that hit a common value (a boolean, a popular string) no longer
+    /// walk an entry for each expression that a rarer value it also
+    /// needs rules out. On the adtech profile at 100k expressions (200
+    /// events) the counting walked 55,000 entries an event, 27,000 with
+    /// such conjuncts taken out; on grid point 13, 47,000 against 10,600.
+    pub(crate) fn split_checks(
+        &self,
+        s: u32,
+        terms: Vec<u32>,
+        preds: &[Option<Pred>],
+    ) -> (Vec<u32>, Checks) {
+        let checkable =
+            |t: u32| t & (RANGE_TERM | DEFINED_TERM | NOT_TERM) == 0 && or_term(t).is_none();
+        // With one such conjunct there is nothing to choose: its postings
+        // are not looked up (most of the deep-negation profile's
+        // expressions).
+        if !Counting::posts(s, &terms) || terms.iter().filter(|&&t| checkable(t)).count() < 2 {
+            return (terms, NO_CHECKS);
+        }
+        let cost = |t: u32| -> Option<usize> {
+            if !checkable(t) {
+                None
+            } else if t & (KEY_TERM | LIST_TERM) != 0 {
+                Some(
+                    self.key_lists(t & !TERM_FLAGS, preds)
+                        .map(|l| self.key_posted.get(l as usize).map_or(0, |&n| n as usize))
+                        .sum(),
+                )
+            } else {
+                Some(self.bool_post[(t & !BOOL_TERM) as usize].len())
+            }
+        };
+        let costs: Vec<Option<usize>> = terms.iter().map(|&t| cost(t)).collect();
+        let Some(&min) = costs.iter().flatten().min() else {
+            return (terms, NO_CHECKS);
+        };
+        let limit = CHECK_RATIO.saturating_mul(min.max(1));
+        // The costliest first, at most two of them.
+        let mut over: Vec<usize> = (0..terms.len())
+            .filter(|&i| costs[i].is_some_and(|c| c > limit))
+            .collect();
+        over.sort_by_key(|&i| std::cmp::Reverse(costs[i]));
+        over.truncate(NO_CHECKS.len());
+        let mut checks = NO_CHECKS;
+        for (k, &i) in over.iter().enumerate() {
+            let t = terms[i];
+            checks[k] = if t & BOOL_TERM != 0 {
+                t
+            } else {
+                t & !TERM_FLAGS
+            };
+        }
+        let kept = (0..terms.len())
+            .filter(|i| !over.contains(i))
+            .map(|i| terms[i])
+            .collect();
+        (kept, checks)
     }
 
     /// The branch terms of the `or` tree at `r` (see [`OR_TERM`]), distinct

@@ -4,7 +4,7 @@
 //! that state.
 
 use super::{EVAL_ATOM, HIT_ATOM, Id, Index, LARGE_EXPR_BYTES, MISS_ATOM, Slot, Text};
-use crate::counting::{Counting, Decided};
+use crate::counting::{BOOL_TERM, Counting, Decided, NO_CHECK};
 use crate::domain::Bounds;
 use crate::expr::{Constants, compile_source};
 use crate::parse::{Node, Ref};
@@ -83,8 +83,13 @@ impl Index {
             None => self.slots.len() as u32,
         };
         // The conjuncts the selection proves true are not evaluated again
-        // (none when the expression is not posted: it is on the scan list).
+        // (none when the expression is not posted: it is on the scan list),
+        // those it checks included: they are proven from `terms`, all of
+        // them, and posted from `kept`.
         let posted = Counting::posts(s, &terms);
+        let (kept, checks) = self
+            .counting
+            .split_checks(s, terms.clone(), &self.atoms.preds);
         let preds = &self.atoms.preds;
         let counting = &self.counting;
         let proven = |n: Node| match n {
@@ -118,7 +123,7 @@ impl Index {
             entry,
             tree_start: tree_start as u32,
             tree_len: (self.bcode.len() - tree_start) as u32,
-            terms,
+            terms: kept,
         };
         match self.free_slots.pop() {
             Some(f) => {
@@ -132,9 +137,16 @@ impl Index {
         let at = insert_sorted(&mut self.order, s, &self.slots);
         self.ordered &= (at == 0 || self.order[at - 1] < s)
             && self.order.get(at + 1).is_none_or(|&next| s < next);
+        // A checked atom is tested by its stamp, which searches then make.
+        for k in checks {
+            if k != NO_CHECK && k & BOOL_TERM == 0 {
+                self.counting.stamp_test(k, &self.atoms.preds);
+            }
+        }
         self.counting.post(
             s,
             &self.slots[s as usize].terms,
+            checks,
             entry == ACCEPT,
             &self.atoms.preds,
         );
