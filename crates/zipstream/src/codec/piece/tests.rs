@@ -258,15 +258,22 @@ fn pieces_take_the_cheapest_level_under_info_zips_estimate() {
 }
 
 #[test]
-fn json_records_go_at_libdeflates_6_where_it_is_under_info_zips_size() {
+fn json_records_go_as_light_as_info_zips_size_allows() {
     // Info-ZIP zip 3.0's -6 archive of these 6 MiB is 900,479 bytes;
     // libdeflate's 6 makes 882,265 of them (2 % under) and its 7
-    // 861,235 (4.4 % under, more work than -6 asks). A 32 KiB sample
-    // with a 1.5 % margin took 7 for some pieces.
+    // 861,235 (4.4 % under, more work than -6 asks). The estimate by
+    // zlib-rs's search, 1.5 % under Info-ZIP's size here, kept every
+    // piece at 6 (2 % under); zlib's own search lets one go at 5.
     let data = json_lines(6 << 20);
     let (levels, ours, _) = choices(&data, 6);
-    assert_eq!(levels, [Some(6); 3]);
-    assert!(ours < 900_479 - 1000, "{ours}");
+    assert!(
+        levels.iter().all(|l| l.is_some_and(|l| l < 7)),
+        "{levels:?}"
+    );
+    assert!(
+        (900_479 * 985 / 1000..=900_479).contains(&ours),
+        "{ours} bytes, where Info-ZIP writes 900,479 ({levels:?})"
+    );
 }
 
 #[test]
