@@ -104,14 +104,13 @@ fn ladder(level: u32) -> &'static [i32] {
 /// A sample starts cold, where the piece's data has up to 32 KiB of
 /// history behind it, and libdeflate's 6 (35 candidates) loses less to
 /// Info-ZIP's search (128) without history than with it: on generated
-/// source its 32 KiB sample came out 2.4 % nearer the estimate than its
-/// 2 MiB piece came to Info-ZIP's size (zlib 1.2.13's -6, which Info-ZIP's
-/// matches within 0.1 %), where 64 KiB came out 1.7 % nearer, 96 KiB 1.1 %
-/// and 128 KiB 1.0 % (means over the pieces of 14 inputs: the corpus's
-/// generated data, logs, tars of sources, headers, docs and libraries;
-/// libdeflate's 7, with 100 candidates, within 0.5 % at every size). That
-/// error is what [`MARGIN`] must cover; 64 KiB halves what the margin must
-/// be for one more 32 KiB of each level's work per piece.
+/// source its 32 KiB sample came out 2.9 % nearer Info-ZIP's size for the
+/// sample than its 2 MiB piece came to Info-ZIP's size for the piece
+/// (zlib 1.2.13's -6, which Info-ZIP's matches within 0.1 %), where 64 KiB
+/// came out 2.0 % nearer, 96 KiB 1.5 % and 128 KiB 1.4 % (means over the
+/// pieces; libdeflate's 7, with 100 candidates, 0.6-0.8 % at every size).
+/// That error is what [`MARGIN`] must cover; 64 KiB takes a third off it
+/// for one more 32 KiB of each level's work per piece.
 const SAMPLE: usize = 64 << 10;
 
 /// Pieces shorter than this are compressed at their level without a
@@ -133,18 +132,26 @@ const SHRINKS_DIV: usize = 8;
 
 /// A level is taken for a piece only if the entry, that piece included,
 /// stays `MARGIN` thousandths (1 %) under the estimate of Info-ZIP's
-/// size. Where a sample is kinder to a light level than its piece is (the
-/// error under [`SAMPLE`]: up to 1.7 % with 64 KiB), an entry of such
-/// pieces comes out that much less the margin over the estimate, and the
-/// estimate of whole pieces was up to 0.3 % over Info-ZIP's archive (its
-/// one stream does not start every 2 MiB afresh): so at most 1 % over
-/// Info-ZIP's archive. (The 32 KiB sample's 2.4 % needed 1.5 %, and kept
-/// JSON, whose estimate is 1.5 % under Info-ZIP's size, at libdeflate's 7
-/// on half its pieces, 3.2 % under Info-ZIP's archive.) Elsewhere the
-/// estimate is under Info-ZIP's size (0.4-3 % on text) or its error is
-/// spread both ways (tars of sources and docs, 1-1.6 % a piece), and a
-/// piece's level is as good as it looked or better.
+/// size. The estimate is Info-ZIP's size for the sample itself; the margin
+/// covers what the sample misses about its piece, that a cold sample is
+/// kinder to a lighter level (see [`SAMPLE`]). Measured on every 2 MiB
+/// piece of 25 inputs (generated data, logs, CSV and XML, tars of sources,
+/// headers, docs, man pages, images, compressed files and libraries),
+/// libdeflate 6's ratio to the estimate on its 64 KiB sample was on
+/// average 2.0 % under its piece's ratio to Info-ZIP's size on the
+/// corpus's generated source, 0.5-1.7 % under on JSON, CSV, C headers and
+/// Perl's library, and within 1.2 % either way elsewhere but on repeated
+/// data, which goes on in the dense stream (`codec`) (its 5: 3.5 %
+/// under on the source, where it is 7.6 % over Info-ZIP's size and never
+/// passes). So an entry of such pieces lands at most that error less the
+/// margin over Info-ZIP's archive: the generated source +0.45 %, the only
+/// input over it but the C headers (+0.23 %, every piece at 7).
 const MARGIN: i64 = 10;
+
+/// At most this many pieces in a row go at the level's own without a
+/// sample ([`PieceDeflater::plan_skip`]): an entry is sampled at least
+/// every 8 MiB, so data that changes is judged again within 6 MiB.
+const MAX_SKIP: u32 = 3;
 
 /// libdeflate's level for zip's `level` (1-9): the fastest whose archives
 /// were no larger than Info-ZIP zip 3.0's at that level, measured on this
@@ -183,6 +190,15 @@ pub(crate) struct PieceDeflater {
     credit: i64,
     /// Where on the ladder the last piece went: the next walk starts there.
     rung: usize,
+    /// Sampled pieces in a row that went at the level's own because the
+    /// rung below missed (pieces skipped between them not counted).
+    streak: u32,
+    /// Pieces still to be made at the level's own without a sample
+    /// ([`PieceDeflater::plan_skip`]).
+    skip: u32,
+    /// The sample sizes the skipped pieces are counted by (at the level's
+    /// own, and the estimate), or None when they are not counted.
+    skip_counted: Option<(usize, usize)>,
     scratch: Vec<u8>,
 }
 
@@ -199,6 +215,9 @@ impl PieceDeflater {
             estimate: None,
             credit: 0,
             rung: usize::MAX,
+            streak: 0,
+            skip: 0,
+            skip_counted: None,
             scratch: Vec::new(),
         }
     }
@@ -208,6 +227,9 @@ impl PieceDeflater {
     pub(crate) fn new_stream(&mut self) {
         self.credit = 0;
         self.rung = usize::MAX;
+        self.streak = 0;
+        self.skip = 0;
+        self.skip_counted = None;
     }
 
     /// The compressor at libdeflate's `level`.
@@ -267,13 +289,18 @@ impl PieceDeflater {
     /// The cheapest level of the ladder that keeps the stream under the
     /// estimate of Info-ZIP's size with the piece made at it, as its
     /// sample predicts, or the level's own when none does; None for a
-    /// level without a ladder, a piece too short to sample or an estimate
-    /// that failed (the piece then goes at its level's own, uncounted).
+    /// level without a ladder, a piece too short to sample, data that
+    /// hardly shrinks, an estimate that failed, or a skipped piece not
+    /// counted (the piece then goes at its level's own, uncounted).
     /// The walk starts at the previous piece's level (the rung below the
     /// level's own after that or at first), goes down while the next level
-    /// passes, else up: a
-    /// stretch of like pieces costs the estimate and one to three sample
-    /// compressions each. The spare room of `room` is the scratch.
+    /// passes, else up: a stretch of like pieces costs the estimate and one
+    /// to three sample compressions each. The spare room of `room` is the
+    /// scratch.
+    ///
+    /// When a piece went up to the level's own because the rung below
+    /// missed, the next pieces skip their samples for as long as a like
+    /// piece could not pass either ([`PieceDeflater::plan_skip`]).
     fn choose(&mut self, data: &[u8], room: &mut Vec<u8>) -> Option<Chosen> {
         let ladder = self.ladder;
         if ladder.len() < 2 || data.len() < SAMPLE_FROM {
@@ -297,7 +324,8 @@ impl PieceDeflater {
         // ladder's level on the whole 64 KiB, 32 MiB of packages' docs
         // (mostly `.gz`) took 0.48x Info-ZIP's CPU, 0.46x so. (The fastest
         // level shrinks less than the ladder's, so a little more data goes
-        // at the level's own, unestimated.)
+        // at the level's own, unestimated.) A skipped piece is probed too,
+        // so that such data is never counted by a sample of other data.
         let probe = &sample[SAMPLE / 4..SAMPLE / 4 * 3];
         let probed = self
             .compressor(PROBE_LEVEL)
@@ -306,6 +334,15 @@ impl PieceDeflater {
         if probed.is_none_or(|n| n * SHRINKS_DIV > probe.len() * (SHRINKS_DIV - 1)) {
             room.truncate(start);
             return None;
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            room.truncate(start);
+            return self.skip_counted.map(|(ours, theirs)| Chosen {
+                level: ladder[own],
+                ours,
+                theirs,
+            });
         }
         let mut size_at = |this: &mut Self, i: usize| {
             this.compressor(ladder[i])
@@ -324,6 +361,8 @@ impl PieceDeflater {
         let scale = |n: usize| (n as i64) * data.len() as i64 / SAMPLE as i64;
         let budget = self.credit + scale(theirs) - scale(theirs) * MARGIN / 1000;
         let passes = |n: Option<usize>| n.is_some_and(|n| scale(n) <= budget);
+        // The rung below the level's own, when sampled and missed.
+        let mut missed = None;
         if passes(ours) {
             while i > 0 {
                 let lower = size_at(self, i - 1);
@@ -340,6 +379,7 @@ impl PieceDeflater {
             // larger, JSON's pieces at 7 left too little for the next to
             // go at 6 and all stayed at 7).
             while i < own {
+                missed = ours;
                 i += 1;
                 ours = size_at(self, i);
                 if passes(ours) {
@@ -349,11 +389,50 @@ impl PieceDeflater {
         }
         room.truncate(start);
         self.rung = i;
+        let ours = ours?;
+        match missed {
+            Some(missed) if i == own => {
+                self.streak += 1;
+                let earns = scale(theirs) - scale(theirs) * MARGIN / 1000 - scale(ours);
+                self.plan_skip(scale(missed) - budget, earns, (ours, theirs));
+            }
+            _ => self.streak = 0,
+        }
         Some(Chosen {
             level: ladder[i],
-            ours: ours?,
+            ours,
             theirs,
         })
+    }
+
+    /// After a piece went at the level's own because the rung below missed
+    /// its budget by `deficit` bytes, skips the samples of some of the next
+    /// pieces, betting they are like this one: none until three pieces in
+    /// a row went so ([`PieceDeflater::streak`]), then one, two, and at
+    /// most [`MAX_SKIP`]. A wrong bet costs a piece at libdeflate's 7 where
+    /// 6 or 5 would have done (0.2-0.3x Info-ZIP's CPU for that piece),
+    /// a right one saves its sample (the estimate and two libdeflate levels
+    /// of 64 KiB, 0.05x), so it is made only where the level's own has held
+    /// for a while: after one or two such pieces, a build log's next piece
+    /// went at 6, and a tar of Python's library alternated. A piece at the
+    /// level's own earns `earns` bytes of credit (its sample's prediction
+    /// against the estimate less the margin). While that is nothing or less
+    /// (C headers, man pages: libdeflate's 7 within the margin of Info-ZIP's
+    /// size) no like piece below the level's own could pass however many
+    /// follow, and the skipped pieces go uncounted, as a piece too short to
+    /// sample does. Else only as many as the deficit takes to earn are
+    /// skipped, counted by this sample (`counted`), so that the next sampled
+    /// piece may pass with what they earned.
+    fn plan_skip(&mut self, deficit: i64, earns: i64, counted: (usize, usize)) {
+        let most = self.streak.saturating_sub(2).min(MAX_SKIP);
+        if earns <= 0 {
+            self.skip = most;
+            self.skip_counted = None;
+        } else {
+            let pieces = (deficit / earns).clamp(0, i64::from(most));
+            self.skip = pieces as u32;
+            self.skip_counted = Some(counted);
+        }
     }
 }
 
@@ -409,10 +488,14 @@ fn chain(out: &mut Vec<u8>, start: usize, ends: BlockEnds) {
 pub(crate) fn block_ends(comp: &[u8], data: &[u8], scratch: &mut Vec<u8>) -> Option<BlockEnds> {
     // One byte of room past the data: a stream that makes more than it
     // should is seen, not cut short.
-    scratch.clear();
-    scratch.resize(data.len() + 1, 0);
+    // Grown once and never cleared (zeroing 2 MiB a piece was 0.3-0.4 % of
+    // zip -6's CPU): inflate writes what is compared below, and no more
+    // than `produced` bytes are read back.
+    if scratch.len() < data.len() + 1 {
+        scratch.resize(data.len() + 1, 0);
+    }
     let avail_in = u32::try_from(comp.len()).ok()?;
-    let avail_out = u32::try_from(scratch.len()).ok()?;
+    let avail_out = u32::try_from(data.len() + 1).ok()?;
     let mut strm = Box::new(z_stream::default());
     // SAFETY: `strm` is a zeroed z_stream (no allocator set, so zlib-rs uses
     // its own), boxed so that it does not move while initialised; the
