@@ -18,17 +18,6 @@
 //! the workspace, the same in both trees, and a file older than the
 //! artifact reads as unchanged). Every run's JSON is kept in
 //! `target/bench-compare/runs/` for a second look.
-//!
-//! `--fifo` runs every bench under `chrt -f 1` (SCHED_FIFO, the lowest
-//! real-time priority; the engines and tools it starts inherit it), so
-//! that builds and tests sharing the machine wait rather than interleave
-//! with the timed code. On this two-core machine, with builds running,
-//! the spaced deferred rows' ratios of five runs of one binary so placed
-//! stayed within a 3.5 % range, and the session's p50 ratio within 2.3 %
-//! over three, where the A/A column of an unplaced comparison read
-//! 10-14 %. The kernel's real-time throttling (by default 5 % of each
-//! second left to other tasks) bounds what a thread spinning at that
-//! priority can take from the rest.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,18 +36,15 @@ struct Request {
     rev: String,
     pairs: usize,
     only: Option<String>,
-    /// Each bench under SCHED_FIFO (`--fifo`).
-    fifo: bool,
 }
 
-const USAGE: &str = "usage: cargo xtask bench-compare REV [--runs N] [--only PART,...] [--fifo] \
-                     (N >= 1, default 5)";
+const USAGE: &str =
+    "usage: cargo xtask bench-compare REV [--runs N] [--only PART,...] (N >= 1, default 5)";
 
 fn parse(args: &[String]) -> Result<Request> {
     let mut rev = None;
     let mut pairs = 5;
     let mut only = None;
-    let mut fifo = false;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -70,7 +56,6 @@ fn parse(args: &[String]) -> Result<Request> {
                     })?;
             }
             "--only" => only = Some(it.next().context(USAGE)?.clone()),
-            "--fifo" => fifo = true,
             s if s.starts_with('-') => bail!("unknown option {s}\n{USAGE}"),
             s if rev.is_none() => rev = Some(s.to_owned()),
             s => bail!("unexpected argument {s}\n{USAGE}"),
@@ -80,7 +65,6 @@ fn parse(args: &[String]) -> Result<Request> {
         rev: rev.context(USAGE)?,
         pairs,
         only,
-        fifo,
     })
 }
 
@@ -110,19 +94,6 @@ impl Role {
 /// Runs the task from the workspace root.
 pub fn bench_compare(args: &[String]) -> Result<()> {
     let req = parse(args)?;
-    if req.fifo {
-        // Asked once, before anything is built: a refusal (no privilege
-        // for real-time priorities) is said as such, not as a failed run.
-        let placed = Command::new("chrt")
-            .args(["-f", "1", "true"])
-            .stderr(Stdio::null())
-            .status();
-        if !placed.is_ok_and(|s| s.success()) {
-            bail!(
-                "--fifo: `chrt -f 1` is refused here (it needs util-linux's chrt and the right to real-time priorities)"
-            );
-        }
-    }
     let root = std::env::current_dir()?;
     let out = root.join("target/bench-compare");
     std::fs::create_dir_all(out.join("runs"))?;
@@ -174,11 +145,11 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
                 role.tag(),
                 bins[&role].display()
             );
-            let lines = run_bench(&bins[&role], &req, &peers, &json)?;
+            let lines = run_bench(&bins[&role], req.only.as_deref(), &peers, &json)?;
             samples.entry(role).or_default().push(lines);
         }
     }
-    print!("{}", table(&req.rev, req.fifo, &samples));
+    print!("{}", table(&req.rev, &samples));
     Ok(())
 }
 
@@ -188,19 +159,13 @@ pub fn bench_compare(args: &[String]) -> Result<()> {
 /// the same work as the others'.
 fn run_bench(
     bin: &Path,
-    req: &Request,
+    only: Option<&str>,
     peers: &Path,
     json: &Path,
 ) -> Result<BTreeMap<String, f64>> {
-    let mut cmd = if req.fifo {
-        let mut chrt = Command::new("chrt");
-        chrt.args(["-f", "1"]).arg(bin);
-        chrt
-    } else {
-        Command::new(bin)
-    };
+    let mut cmd = Command::new(bin);
     cmd.args(["bench", "--json"]);
-    if let Some(parts) = req.only.as_deref() {
+    if let Some(parts) = only {
         cmd.args(["--only", parts]);
     }
     cmd.env(perfkit_peers::DIR_ENV, peers)
@@ -297,17 +262,12 @@ fn verdict(change: Option<f64>, aa: Option<f64>) -> &'static str {
 }
 
 /// The comparison as text: one line per headline, then the rule.
-fn table(rev: &str, fifo: bool, samples: &BTreeMap<Role, Vec<BTreeMap<String, f64>>>) -> String {
+fn table(rev: &str, samples: &BTreeMap<Role, Vec<BTreeMap<String, f64>>>) -> String {
     let runs = samples.get(&Role::Work).map_or(0, Vec::len);
     let pct = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{:+.1}%", x * 100.0));
     let num = |x: Option<f64>| x.map_or("-".to_owned(), |x| format!("{x:.3}"));
-    let placed = if fifo {
-        ", each under SCHED_FIFO priority 1"
-    } else {
-        ""
-    };
     let mut s = format!(
-        "== bench-compare: {rev} (base) against the work tree, medians of {runs} runs each{placed} ==\n\
+        "== bench-compare: {rev} (base) against the work tree, medians of {runs} runs each ==\n\
          speedup over the peer per headline (above 1: perfkit faster); change = work / base - 1;\n\
          A/A = work / a copy of work - 1, the same binary's spread in the same rounds\n\n"
     );
@@ -385,7 +345,7 @@ mod tests {
         let m = medians(&samples);
         assert_eq!(m["h"], [Some(2.0), Some(2.0), None]);
         assert_eq!(m["new"], [None, Some(1.0), None]);
-        let t = table("r", false, &samples);
+        let t = table("r", &samples);
         assert!(t.contains("not in both"), "{t}");
         assert!(t.contains("0 headline(s) more than 3% worse"), "{t}");
     }
@@ -395,10 +355,9 @@ mod tests {
         let a = |v: &[&str]| parse(&v.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
         let r = a(&["HEAD~1", "--runs", "3", "--only", "zip,zstd"]).unwrap();
         assert_eq!(
-            (r.rev.as_str(), r.pairs, r.only.as_deref(), r.fifo),
-            ("HEAD~1", 3, Some("zip,zstd"), false)
+            (r.rev.as_str(), r.pairs, r.only.as_deref()),
+            ("HEAD~1", 3, Some("zip,zstd"))
         );
-        assert!(a(&["HEAD~1", "--fifo"]).unwrap().fifo);
         assert!(a(&[]).is_err());
         assert!(a(&["x", "--runs", "0"]).is_err());
         assert!(a(&["x", "--frobnicate"]).is_err());

@@ -11,7 +11,7 @@
 //!   (runs `perfkit corpus`, the one generator).
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
 //!   each (nightly and cargo-fuzz; says what to install when missing).
-//! - `bench-compare REV [--runs N] [--only PART,...] [--fifo]`: builds REV and the
+//! - `bench-compare REV [--runs N] [--only PART,...]`: builds REV and the
 //!   work tree, runs `perfkit bench` on both and on a copy of the work
 //!   tree's binary in turn, and prints each headline's change beside the
 //!   same binary's spread (the 3 % rule in one command).
@@ -82,7 +82,7 @@ fn main() -> Result<()> {
             peers::build(&args[1..])
         }
         _ => bail!(
-            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | bench-compare REV [--runs N] [--only PART,...] [--fifo] | same-output REV [--work REV2] [--release] [--only WORD] | peers [NAME...]\npeers:{}",
+            "usage: cargo xtask ci | corpus DIR [--small] | fuzz [SECONDS] | bench-compare REV [--runs N] [--only PART,...] | same-output REV [--work REV2] [--release] [--only WORD] | peers [NAME...]\npeers:{}",
             peers::usage()
         ),
     }
