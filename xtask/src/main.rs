@@ -12,9 +12,9 @@
 //! - `fuzz [SECONDS]`: runs every fuzz target under libFuzzer for SECONDS
 //!   each (nightly and cargo-fuzz; says what to install when missing).
 //! - `bench-compare REV [--runs N] [--only PART,...]`: builds REV and the
-//!   work tree, runs `perfkit bench` on both and on a copy of the work
-//!   tree's binary in turn, and prints each headline's change beside the
-//!   same binary's spread (the 3 % rule in one command).
+//!   work tree, runs `perfkit bench` on both and on a copy of each binary
+//!   in turn, and prints each headline's change beside each binary's
+//!   spread (the 3 % rule in one command).
 //! - `same-output REV [--work REV2] [--release] [--only WORD]`: builds REV
 //!   and the work tree, or REV2 (dev profile unless `--release`), runs a fixed set of commands
 //!   through both on the same deterministic inputs and prints, for each,
