@@ -544,15 +544,22 @@ impl Decoder {
 mod tests {
     use super::*;
 
+    /// One step of a xorshift generator: the deterministic source of the
+    /// test data here and in `piece`'s and `estimate`'s tests.
+    pub(super) fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
     /// Deterministic incompressible bytes (xorshift), for this module's
     /// tests and `piece`'s.
     pub(super) fn noise(n: usize, seed: u64) -> Vec<u8> {
         let mut x = seed | 1;
         (0..n)
             .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                xorshift(&mut x);
                 (x >> 32) as u8
             })
             .collect()

@@ -156,6 +156,7 @@ impl Drop for InfoZipEstimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::tests::xorshift;
 
     #[test]
     fn only_zip_levels_are_estimated() {
@@ -190,9 +191,7 @@ mod tests {
         let mut out = Vec::with_capacity(n + 200);
         let mut i = 0u64;
         while out.len() < n {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             out.extend_from_slice(
                 format!(
                     "{{\"id\":{i},\"user\":\"{}{}\",\"score\":{}.{},\"tags\":[\"{}\"],\"ok\":{}}}\n",
@@ -218,9 +217,7 @@ mod tests {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut out = Vec::with_capacity(n + 8);
         while out.len() < n {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             let op = [0x48u8, 0x89, 0x8b, 0xe8, 0x0f, 0x83, 0xc7, 0x85][(x % 8) as usize];
             out.push(op);
             out.push((x >> 8) as u8 & 0x3f);

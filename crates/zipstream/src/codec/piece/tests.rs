@@ -1,5 +1,5 @@
 use super::*;
-use crate::codec::tests::{inflate_all, noise};
+use crate::codec::tests::{inflate_all, noise, xorshift};
 
 fn text(n: usize, seed: u64) -> Vec<u8> {
     let words = [
@@ -8,9 +8,7 @@ fn text(n: usize, seed: u64) -> Vec<u8> {
     let mut x = seed | 1;
     let mut v = Vec::with_capacity(n + 8);
     while v.len() < n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         v.extend_from_slice(words[(x % 8) as usize].as_bytes());
     }
     v.truncate(n);
@@ -100,9 +98,7 @@ fn request_lines(n: usize) -> Vec<u8> {
     let mut v = Vec::with_capacity(n + 200);
     let mut i = 0u64;
     while v.len() < n {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         v.extend_from_slice(
             format!(
                 "2026-11-28 05:{:02}:{:02} INFO server.request id={i} path=/api/v1/items/{} status=200 bytes={}\n",
@@ -125,9 +121,7 @@ fn request_lines(n: usize) -> Vec<u8> {
 fn code_lines(n: usize) -> Vec<u8> {
     let mut x = 99u64;
     let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         x
     };
     let names: Vec<String> = (0..3000)
@@ -160,9 +154,7 @@ fn code_lines(n: usize) -> Vec<u8> {
 fn json_lines(n: usize) -> Vec<u8> {
     let mut x = 31u64;
     let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        xorshift(&mut x);
         x
     };
     let users = ["alice", "bob", "carol", "dave", "erin", "frank", "grace"];
