@@ -200,6 +200,12 @@ pub(crate) struct PieceDeflater {
     /// own, and the estimate), or None when they are not counted.
     skip_counted: Option<(usize, usize)>,
     scratch: Vec<u8>,
+    /// What libdeflate writes a piece or a sample into, kept for the next:
+    /// writing into the end of the output at the bound of its worst case
+    /// zeroed and touched the whole bound (a fresh page fault every 4 KiB
+    /// for a short entry's 500 kB, where 74 kB were written); pieces are
+    /// copied out at the size they came to.
+    comp: Vec<u8>,
 }
 
 impl PieceDeflater {
@@ -219,6 +225,7 @@ impl PieceDeflater {
             skip: 0,
             skip_counted: None,
             scratch: Vec::new(),
+            comp: Vec::new(),
         }
     }
 
@@ -230,6 +237,24 @@ impl PieceDeflater {
         self.streak = 0;
         self.skip = 0;
         self.skip_counted = None;
+    }
+
+    /// Compresses `input` at libdeflate's `level` into
+    /// [`PieceDeflater::comp`]: the bytes made, or None if libdeflate
+    /// refused (never, at its own bound).
+    fn compress(&mut self, level: i32, input: &[u8]) -> Option<usize> {
+        let bound = self.compressor(level).deflate_compress_bound(input.len());
+        if self.comp.len() < bound {
+            // Made anew, not resized: fresh zeroed memory comes from the
+            // allocator already zero (calloc), so the pages libdeflate does
+            // not write are never touched.
+            self.comp = vec![0u8; bound];
+        }
+        let at = self.compressors.iter().position(|(l, _)| *l == level)?;
+        self.compressors[at]
+            .1
+            .deflate_compress(input, &mut self.comp[..bound])
+            .ok()
     }
 
     /// The compressor at libdeflate's `level`.
@@ -249,7 +274,7 @@ impl PieceDeflater {
     /// stream still open. A piece libdeflate did not make exactly (its
     /// check failed) goes out as stored blocks.
     pub(crate) fn piece(&mut self, data: &[u8], last: bool, out: &mut Vec<u8>) {
-        let chosen = self.choose(data, out);
+        let chosen = self.choose(data);
         let start = out.len();
         self.libdeflate_piece(chosen.map_or(self.level, |c| c.level), data, last, out);
         if let Some(c) = chosen {
@@ -264,14 +289,11 @@ impl PieceDeflater {
     /// Appends `data` as a piece made by libdeflate at `level`, checked and
     /// chained (see [`PieceDeflater::piece`]).
     fn libdeflate_piece(&mut self, level: i32, data: &[u8], last: bool, out: &mut Vec<u8>) {
-        let c = self.compressor(level);
         let start = out.len();
-        let bound = c.deflate_compress_bound(data.len());
-        out.resize(start + bound, 0);
         // The bound is libdeflate's own worst case, so it always fits; were
         // it ever refused, the stored fallback below keeps the stream valid.
-        let made = c.deflate_compress(data, &mut out[start..]).ok();
-        out.truncate(start + made.unwrap_or(0));
+        let made = self.compress(level, data);
+        out.extend_from_slice(&self.comp[..made.unwrap_or(0)]);
         let ends = made.and_then(|_| block_ends(&out[start..], data, &mut self.scratch));
         match ends {
             Some(ends) if !last => chain(out, start, ends),
@@ -295,25 +317,18 @@ impl PieceDeflater {
     /// The walk starts at the previous piece's level (the rung below the
     /// level's own after that or at first), goes down while the next level
     /// passes, else up: a stretch of like pieces costs the estimate and one
-    /// to three sample compressions each. The spare room of `room` is the
-    /// scratch.
+    /// to three sample compressions each.
     ///
     /// When a piece went up to the level's own because the rung below
     /// missed, the next pieces skip their samples for as long as a like
     /// piece could not pass either ([`PieceDeflater::plan_skip`]).
-    fn choose(&mut self, data: &[u8], room: &mut Vec<u8>) -> Option<Chosen> {
+    fn choose(&mut self, data: &[u8]) -> Option<Chosen> {
         let ladder = self.ladder;
         if ladder.len() < 2 || data.len() < SAMPLE_FROM {
             return None;
         }
         let at = (data.len() - SAMPLE) / 2;
         let sample = &data[at..at + SAMPLE];
-        let start = room.len();
-        let level = self.level;
-        room.resize(
-            start + self.compressor(level).deflate_compress_bound(SAMPLE),
-            0,
-        );
         let own = ladder.len() - 1;
         let mut i = self.rung.min(own - 1);
         // Data that hardly shrinks (compressed files, media) comes out
@@ -327,36 +342,24 @@ impl PieceDeflater {
         // at the level's own, unestimated.) A skipped piece is probed too,
         // so that such data is never counted by a sample of other data.
         let probe = &sample[SAMPLE / 4..SAMPLE / 4 * 3];
-        let probed = self
-            .compressor(PROBE_LEVEL)
-            .deflate_compress(probe, &mut room[start..])
-            .ok();
+        let probed = self.compress(PROBE_LEVEL, probe);
         if probed.is_none_or(|n| n * SHRINKS_DIV > probe.len() * (SHRINKS_DIV - 1)) {
-            room.truncate(start);
             return None;
         }
         if self.skip > 0 {
             self.skip -= 1;
-            room.truncate(start);
             return self.skip_counted.map(|(ours, theirs)| Chosen {
                 level: ladder[own],
                 ours,
                 theirs,
             });
         }
-        let mut size_at = |this: &mut Self, i: usize| {
-            this.compressor(ladder[i])
-                .deflate_compress(sample, &mut room[start..])
-                .ok()
-        };
+        let size_at = |this: &mut Self, i: usize| this.compress(ladder[i], sample);
         let mut ours = size_at(self, i);
         if self.estimate.is_none() {
             self.estimate = InfoZipEstimate::for_level(self.zip_level);
         }
-        let Some(theirs) = self.estimate.as_mut().and_then(|e| e.size(sample)) else {
-            room.truncate(start);
-            return None;
-        };
+        let theirs = self.estimate.as_mut().and_then(|e| e.size(sample))?;
         // Piece sizes predicted from the sample's: in bytes of the piece.
         let scale = |n: usize| (n as i64) * data.len() as i64 / SAMPLE as i64;
         let budget = self.credit + scale(theirs) - scale(theirs) * MARGIN / 1000;
@@ -387,7 +390,6 @@ impl PieceDeflater {
                 }
             }
         }
-        room.truncate(start);
         self.rung = i;
         let ours = ours?;
         match missed {
@@ -482,20 +484,27 @@ fn chain(out: &mut Vec<u8>, start: usize, ends: BlockEnds) {
     out.extend_from_slice(&[0x00, 0x00, 0xFF, 0xFF]);
 }
 
+/// Bytes the check inflates into at a time: each stretch is compared with
+/// its input and the scratch reused, so the check touches 64 KiB whatever
+/// the piece's size. Inflating a whole piece into scratch of its size
+/// touched 2 MiB, and a short entry's check faulted in fresh pages for all
+/// of it (on the corpus's 500 kB JSON, 122 of the 525 page faults `zip -6`
+/// takes beyond a 1-byte file's, at about 1.7 µs each on this machine).
+const CHECK_STRETCH: usize = 64 << 10;
+
 /// Decodes the complete raw deflate stream `comp` block by block: returns
 /// where its last block starts and ends if it inflates to exactly `data`
 /// and ends at `comp`'s last byte, else None.
 pub(crate) fn block_ends(comp: &[u8], data: &[u8], scratch: &mut Vec<u8>) -> Option<BlockEnds> {
     // One byte of room past the data: a stream that makes more than it
-    // should is seen, not cut short.
-    // Grown once and never cleared (zeroing 2 MiB a piece was 0.3-0.4 % of
-    // zip -6's CPU): inflate writes what is compared below, and no more
-    // than `produced` bytes are read back.
-    if scratch.len() < data.len() + 1 {
-        scratch.resize(data.len() + 1, 0);
+    // should is seen, not cut short. Made once, never cleared: inflate
+    // writes what is compared below, and no more than it wrote is read.
+    if scratch.len() < CHECK_STRETCH + 1 {
+        *scratch = vec![0u8; CHECK_STRETCH + 1];
     }
     let avail_in = u32::try_from(comp.len()).ok()?;
-    let avail_out = u32::try_from(data.len() + 1).ok()?;
+    // Room for the next stretch: up to one byte past the data's end.
+    let room = |checked: usize| (data.len() - checked + 1).min(CHECK_STRETCH + 1);
     let mut strm = Box::new(z_stream::default());
     // SAFETY: `strm` is a zeroed z_stream (no allocator set, so zlib-rs uses
     // its own), boxed so that it does not move while initialised; the
@@ -511,20 +520,34 @@ pub(crate) fn block_ends(comp: &[u8], data: &[u8], scratch: &mut Vec<u8>) -> Opt
     if r != Z_OK {
         return None;
     }
+    let mut checked = 0usize;
+    let mut window = room(0);
     strm.next_in = comp.as_ptr();
     strm.avail_in = avail_in;
     strm.next_out = scratch.as_mut_ptr();
-    strm.avail_out = avail_out;
+    // At most CHECK_STRETCH + 1, which fits.
+    strm.avail_out = window as u32;
     let mut last_start = 0u64;
     let mut end = None;
     let result = loop {
         // SAFETY: `strm` was initialised above and not ended; next_in and
-        // avail_in describe `comp`, which inflate only reads, next_out and
-        // avail_out the rest of `scratch`, which this function borrows
-        // mutably until the stream is ended below; inflate advances them
-        // together.
+        // avail_in describe the rest of `comp`, which inflate only reads,
+        // next_out and avail_out the first `window` bytes of `scratch`
+        // (at most its length), which this function borrows mutably until
+        // the stream is ended below; inflate advances them together.
         let r = unsafe { inflate(&mut *strm, Z_BLOCK) };
         let bit = strm.total_in * 8 - (strm.data_type & 7) as u64;
+        // What this call made must be the next bytes of the data; the
+        // stretch is then free for the next call.
+        let made = window - strm.avail_out as usize;
+        let full = strm.avail_out == 0;
+        if made > data.len() - checked || scratch[..made] != data[checked..checked + made] {
+            break None;
+        }
+        checked += made;
+        window = room(checked);
+        strm.next_out = scratch.as_mut_ptr();
+        strm.avail_out = window as u32;
         if r == Z_STREAM_END {
             break end.map(|end| BlockEnds { last_start, end });
         }
@@ -541,21 +564,19 @@ pub(crate) fn block_ends(comp: &[u8], data: &[u8], scratch: &mut Vec<u8>) -> Opt
             } else {
                 end = Some(bit);
             }
-        } else if strm.avail_in == 0 || strm.avail_out == 0 {
-            // Z_OK with no input or room left short of the stream's end:
-            // a truncated stream, or one making more than `data`.
+        } else if !full {
+            // Z_OK inside a block with room left: the input ran out short
+            // of the stream's end (a truncated stream).
             break None;
         }
     };
-    let produced = strm.total_out as usize;
     let consumed = strm.total_in as usize;
     // SAFETY: `strm` was initialised by inflateInit2_ and is ended once.
     unsafe { inflateEnd(&mut *strm) };
     let ends = result?;
-    let whole = produced == data.len()
+    let whole = checked == data.len()
         && consumed == comp.len()
-        && ends.end.div_ceil(8) == comp.len() as u64
-        && scratch[..produced] == *data;
+        && ends.end.div_ceil(8) == comp.len() as u64;
     whole.then_some(ends)
 }
 

@@ -91,6 +91,33 @@ fn a_piece_that_does_not_decode_to_its_input_is_refused() {
     }
 }
 
+/// The check inflates a piece of any size through one stretch of
+/// scratch, and still sees a wrong byte, a missing one or an extra one
+/// past its first stretch. (Inflated whole, a 2 MiB piece took 2 MiB of
+/// scratch, each page faulted in.)
+#[test]
+fn the_check_walks_a_large_piece_through_one_stretch_of_scratch() {
+    let data = text(PIECE, 11);
+    let mut c = Compressor::new(ld_level(6));
+    let mut comp = vec![0u8; c.deflate_compress_bound(data.len())];
+    let made = c.deflate_compress(&data, &mut comp).unwrap();
+    comp.truncate(made);
+    let mut scratch = Vec::new();
+    assert!(block_ends(&comp, &data, &mut scratch).is_some());
+    assert_eq!(scratch.len(), CHECK_STRETCH + 1);
+    for at in [CHECK_STRETCH, 3 * CHECK_STRETCH + 17, PIECE - 1] {
+        let mut other = data.clone();
+        other[at] ^= 1;
+        assert!(block_ends(&comp, &other, &mut scratch).is_none(), "{at}");
+    }
+    assert!(block_ends(&comp, &data[..PIECE - 1], &mut scratch).is_none());
+    let mut longer = data.clone();
+    longer.push(b'x');
+    assert!(block_ends(&comp, &longer, &mut scratch).is_none());
+    // An inflate that runs out of input mid-stretch is a cut stream.
+    assert!(block_ends(&comp[..made / 2], &data, &mut scratch).is_none());
+}
+
 /// Request log lines that differ in a few digits, as a web server
 /// writes them.
 fn request_lines(n: usize) -> Vec<u8> {
@@ -192,9 +219,7 @@ fn choices(data: &[u8], level: u32) -> (Vec<Option<i32>>, usize, usize) {
     for (i, p) in pieces.iter().enumerate() {
         // The choice piece() will make, then its state as it was.
         let state = (d.credit, d.rung, d.streak, d.skip, d.skip_counted);
-        let mut room = Vec::new();
-        levels.push(d.choose(p, &mut room).map(|c| c.level));
-        assert!(room.is_empty());
+        levels.push(d.choose(p).map(|c| c.level));
         (d.credit, d.rung, d.streak, d.skip, d.skip_counted) = state;
         d.piece(p, i + 1 == pieces.len(), &mut out);
         theirs += InfoZipEstimate::for_level(level).unwrap().size(p).unwrap();
@@ -239,13 +264,10 @@ fn pieces_take_the_cheapest_level_under_info_zips_estimate() {
         // sampled.
         for level in [4, 7] {
             let mut d = PieceDeflater::new(level);
-            assert!(d.choose(&data[..PIECE], &mut Vec::new()).is_none());
+            assert!(d.choose(&data[..PIECE]).is_none());
         }
         let mut d = PieceDeflater::new(6);
-        assert!(
-            d.choose(&data[..SAMPLE_FROM - 1], &mut Vec::new())
-                .is_none()
-        );
+        assert!(d.choose(&data[..SAMPLE_FROM - 1]).is_none());
     }
 }
 
@@ -271,18 +293,15 @@ fn json_records_go_as_light_as_info_zips_size_allows() {
 #[test]
 fn data_that_hardly_shrinks_is_told_by_the_fastest_level_alone() {
     // Compressed data: neither the estimate nor a lighter level of
-    // the ladder runs, only libdeflate's fastest on 32 KiB (the
-    // piece's own level is made ready for the piece).
+    // the ladder runs, only libdeflate's fastest on 32 KiB.
     let mut d = PieceDeflater::new(6);
-    let mut room = Vec::new();
-    assert!(d.choose(&noise(PIECE, 9), &mut room).is_none());
-    assert!(room.is_empty());
+    assert!(d.choose(&noise(PIECE, 9)).is_none());
     assert!(d.estimate.is_none());
     let mut levels: Vec<i32> = d.compressors.iter().map(|(l, _)| *l).collect();
     levels.sort();
-    assert_eq!(levels, [PROBE_LEVEL, d.level]);
+    assert_eq!(levels, [PROBE_LEVEL]);
     // Text is estimated as before.
-    assert!(d.choose(&json_lines(PIECE), &mut room).is_some());
+    assert!(d.choose(&json_lines(PIECE)).is_some());
     assert!(d.estimate.is_some());
 }
 
@@ -292,9 +311,7 @@ fn a_new_stream_spends_nothing_the_last_one_saved() {
     // none, so its first piece is chosen as a first piece always is.
     let data = json_lines(4 << 20);
     let mut fresh = PieceDeflater::new(6);
-    let first = fresh
-        .choose(&data[..PIECE], &mut Vec::new())
-        .map(|c| c.level);
+    let first = fresh.choose(&data[..PIECE]).map(|c| c.level);
     let mut d = PieceDeflater::new(6);
     let mut out = Vec::new();
     d.piece(&data[..PIECE], false, &mut out);
@@ -302,10 +319,7 @@ fn a_new_stream_spends_nothing_the_last_one_saved() {
     assert!(d.credit > 0, "{}", d.credit);
     d.new_stream();
     assert_eq!(d.credit, 0);
-    assert_eq!(
-        d.choose(&data[..PIECE], &mut Vec::new()).map(|c| c.level),
-        first
-    );
+    assert_eq!(d.choose(&data[..PIECE]).map(|c| c.level), first);
 }
 
 #[test]
