@@ -255,3 +255,53 @@ fn archives_are_no_larger_than_info_zips_at_the_same_level_on_found_and_generate
         }
     }
 }
+
+/// A short entry (one piece under 1 MiB, here 400-700 kB) takes its level
+/// from a short sample as a long one does: as light as Info-ZIP's size
+/// allows, and never over it + 1 %. The corpus's JSON came out 4.4 %
+/// under Info-ZIP's archive at libdeflate's 7 (more work than `-6` asks)
+/// while its 6 is 2 % under: it must not be more than 3 % under. The
+/// source passes only at 7 and the request log goes lighter still; each
+/// is held to the rule and read back.
+#[test]
+fn short_entries_are_made_as_light_as_info_zips_size_allows() {
+    if !have_peers() {
+        return;
+    }
+    let json = perfkit_corpus::generate(perfkit_corpus::Kind::Json, 500_000, 64).unwrap();
+    let cases: [(&str, Vec<u8>, f64); 4] = [
+        ("500 kB of the corpus's JSON", json.clone(), 3.0),
+        ("400 kB of the corpus's JSON", json[..400_000].to_vec(), 3.0),
+        (
+            "500 kB of the corpus's source",
+            perfkit_corpus::generate(perfkit_corpus::Kind::Source, 500_000, 64).unwrap(),
+            100.0,
+        ),
+        ("700 kB of a request log", request_log(700_000), 100.0),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (what, data, most_under) in &cases {
+        std::fs::write(d.join("input"), data).unwrap();
+        let _ = std::fs::remove_file(d.join("theirs.zip"));
+        run(
+            Command::new("zip").args(["-q", "-6", "theirs.zip", "input"]),
+            d,
+        );
+        let theirs = std::fs::metadata(d.join("theirs.zip")).unwrap().len();
+        let _ = std::fs::remove_file(d.join("ours.zip"));
+        run(perfkit().args(["zip", "-q", "-6", "ours.zip", "input"]), d);
+        let ours = std::fs::metadata(d.join("ours.zip")).unwrap().len();
+        let off = (ours as f64 / theirs as f64 - 1.0) * 100.0;
+        eprintln!("{what}: perfkit {ours} bytes, Info-ZIP {theirs} ({off:+.2} %)");
+        assert!(
+            ours * 100 <= theirs * 101,
+            "{what}: our archive is {ours} bytes, over Info-ZIP's {theirs} + 1 %"
+        );
+        assert!(
+            off >= -most_under,
+            "{what}: our archive is {ours} bytes, {off:.2} % under Info-ZIP's {theirs}: more work than -6 asks"
+        );
+        reads_back(d, "ours.zip", data, what);
+    }
+}

@@ -113,11 +113,38 @@ fn ladder(level: u32) -> &'static [i32] {
 /// for one more 32 KiB of each level's work per piece.
 const SAMPLE: usize = 64 << 10;
 
-/// Pieces shorter than this are compressed at their level without a
-/// sample: the sample would be a large part of the work (at 256 KiB the
-/// corpus's 500 kB JSON took 1.13x Info-ZIP's 9 ms of CPU, against 1.08x
-/// unsampled). A sample is at most a sixteenth of its piece.
+/// Pieces shorter than this take the short sample ([`SHORT_SAMPLE`]): a
+/// sample is at most a sixteenth of its piece.
 const SAMPLE_FROM: usize = 16 * SAMPLE;
+
+/// Bytes of the sample of a piece shorter than [`SAMPLE_FROM`] (a short
+/// entry, or an entry's last piece), judged with [`SHORT_MARGIN`]. The
+/// estimate costs about what Info-ZIP spends on the sample, so a 64 KiB
+/// sample of a 500 kB entry was 12 % of Info-ZIP's work on it, where
+/// libdeflate's 6 in place of its 7 saves 30 % on JSON (the corpus's 500 kB
+/// JSON: zlib's -6 5.5 ms, libdeflate's 7 4.3 ms, 6 2.7 ms, zlib on 64 KiB
+/// 0.64 ms, on 32 KiB 0.25 ms; hot, in one process) and nothing on text or
+/// sources, whose 7 is all that passes. 32 KiB is the shortest sample
+/// whose error the margin covers: on 156 slices of 500 kB (and as many of
+/// 256 KiB) cut from 29 inputs (logs, JSON, CSV, XML, sources, headers,
+/// docs, libraries, binaries, compressed and repeated data), each judged on
+/// its middle 32 KiB alone as one entry's only piece, the worst came out
+/// 0.06 % over zlib's -6 of the slice (C headers, at libdeflate's 6) with a
+/// 1.5 % margin and 0.55 % over with 1 %; 16 KiB samples needed 2.5 %, and
+/// were 1.4-2.6 % over with less.
+const SHORT_SAMPLE: usize = 32 << 10;
+
+/// Pieces shorter than this are compressed at their level without a
+/// sample: the estimate of even the short sample would be a large part of
+/// the work (on the corpus's 100 kB binary zlib's -6 of 32 KiB costs a
+/// quarter of what Info-ZIP spends on the file, where libdeflate's lighter
+/// levels save a tenth of its 7). Twelve short samples: the corpus's
+/// 500 kB files (488 KiB) are sampled, at 1/15 of their bytes.
+const SHORT_FROM: usize = 12 * SHORT_SAMPLE;
+
+/// [`MARGIN`] for a piece judged by the short sample ([`SHORT_SAMPLE`]),
+/// thousandths.
+const SHORT_MARGIN: i64 = 15;
 
 /// libdeflate's level that tells data that hardly shrinks before a sample
 /// is estimated ([`SHRINKS_DIV`]).
@@ -196,9 +223,9 @@ pub(crate) struct PieceDeflater {
     /// Pieces still to be made at the level's own without a sample
     /// ([`PieceDeflater::plan_skip`]).
     skip: u32,
-    /// The sample sizes the skipped pieces are counted by (at the level's
-    /// own, and the estimate), or None when they are not counted.
-    skip_counted: Option<(usize, usize)>,
+    /// The sample the skipped pieces are counted by (at the level's own),
+    /// or None when they are not counted.
+    skip_counted: Option<Chosen>,
     scratch: Vec<u8>,
     /// What libdeflate writes a piece or a sample into, kept for the next:
     /// writing into the end of the output at the bound of its worst case
@@ -274,7 +301,7 @@ impl PieceDeflater {
     /// stream still open. A piece libdeflate did not make exactly (its
     /// check failed) goes out as stored blocks.
     pub(crate) fn piece(&mut self, data: &[u8], last: bool, out: &mut Vec<u8>) {
-        let chosen = self.choose(data);
+        let chosen = self.choose(data, last);
         let start = out.len();
         self.libdeflate_piece(chosen.map_or(self.level, |c| c.level), data, last, out);
         if let Some(c) = chosen {
@@ -282,7 +309,7 @@ impl PieceDeflater {
             // scaled by the two sizes of its sample.
             let made = (out.len() - start) as i64;
             let theirs = made * c.theirs as i64 / c.ours.max(1) as i64;
-            self.credit += theirs - theirs * MARGIN / 1000 - made;
+            self.credit += theirs - theirs * c.margin / 1000 - made;
         }
     }
 
@@ -322,13 +349,18 @@ impl PieceDeflater {
     /// When a piece went up to the level's own because the rung below
     /// missed, the next pieces skip their samples for as long as a like
     /// piece could not pass either ([`PieceDeflater::plan_skip`]).
-    fn choose(&mut self, data: &[u8]) -> Option<Chosen> {
+    fn choose(&mut self, data: &[u8], last: bool) -> Option<Chosen> {
         let ladder = self.ladder;
-        if ladder.len() < 2 || data.len() < SAMPLE_FROM {
+        let (sample_len, margin) = match data.len() {
+            n if n >= SAMPLE_FROM => (SAMPLE, MARGIN),
+            n if n >= SHORT_FROM => (SHORT_SAMPLE, SHORT_MARGIN),
+            _ => return None,
+        };
+        if ladder.len() < 2 {
             return None;
         }
-        let at = (data.len() - SAMPLE) / 2;
-        let sample = &data[at..at + SAMPLE];
+        let at = (data.len() - sample_len) / 2;
+        let sample = &data[at..at + sample_len];
         let own = ladder.len() - 1;
         let mut i = self.rung.min(own - 1);
         // Data that hardly shrinks (compressed files, media) comes out
@@ -341,18 +373,14 @@ impl PieceDeflater {
         // level shrinks less than the ladder's, so a little more data goes
         // at the level's own, unestimated.) A skipped piece is probed too,
         // so that such data is never counted by a sample of other data.
-        let probe = &sample[SAMPLE / 4..SAMPLE / 4 * 3];
+        let probe = &sample[sample_len / 4..sample_len / 4 * 3];
         let probed = self.compress(PROBE_LEVEL, probe);
         if probed.is_none_or(|n| n * SHRINKS_DIV > probe.len() * (SHRINKS_DIV - 1)) {
             return None;
         }
         if self.skip > 0 {
             self.skip -= 1;
-            return self.skip_counted.map(|(ours, theirs)| Chosen {
-                level: ladder[own],
-                ours,
-                theirs,
-            });
+            return self.skip_counted;
         }
         let size_at = |this: &mut Self, i: usize| this.compress(ladder[i], sample);
         let mut ours = size_at(self, i);
@@ -361,8 +389,8 @@ impl PieceDeflater {
         }
         let theirs = self.estimate.as_mut().and_then(|e| e.size(sample))?;
         // Piece sizes predicted from the sample's: in bytes of the piece.
-        let scale = |n: usize| (n as i64) * data.len() as i64 / SAMPLE as i64;
-        let budget = self.credit + scale(theirs) - scale(theirs) * MARGIN / 1000;
+        let scale = |n: usize| (n as i64) * data.len() as i64 / sample_len as i64;
+        let budget = self.credit + scale(theirs) - scale(theirs) * margin / 1000;
         let passes = |n: Option<usize>| n.is_some_and(|n| scale(n) <= budget);
         // The rung below the level's own, when sampled and missed.
         let mut missed = None;
@@ -380,10 +408,16 @@ impl PieceDeflater {
             // sampled all the same, so that its piece is counted at its
             // own ratio to Info-ZIP's (counted at the rung below's, 2-4 %
             // larger, JSON's pieces at 7 left too little for the next to
-            // go at 6 and all stayed at 7).
+            // go at 6 and all stayed at 7). Not the stream's last piece:
+            // no piece after it would spend what it earns, so it goes at
+            // the level's own uncounted, its sample spared.
             while i < own {
                 missed = ours;
                 i += 1;
+                if i == own && last {
+                    ours = None;
+                    break;
+                }
                 ours = size_at(self, i);
                 if passes(ours) {
                     break;
@@ -395,8 +429,14 @@ impl PieceDeflater {
         match missed {
             Some(missed) if i == own => {
                 self.streak += 1;
-                let earns = scale(theirs) - scale(theirs) * MARGIN / 1000 - scale(ours);
-                self.plan_skip(scale(missed) - budget, earns, (ours, theirs));
+                let earns = scale(theirs) - scale(theirs) * margin / 1000 - scale(ours);
+                let counted = Chosen {
+                    level: ladder[own],
+                    ours,
+                    theirs,
+                    margin,
+                };
+                self.plan_skip(scale(missed) - budget, earns, counted);
             }
             _ => self.streak = 0,
         }
@@ -404,6 +444,7 @@ impl PieceDeflater {
             level: ladder[i],
             ours,
             theirs,
+            margin,
         })
     }
 
@@ -425,7 +466,7 @@ impl PieceDeflater {
     /// sample does. Else only as many as the deficit takes to earn are
     /// skipped, counted by this sample (`counted`), so that the next sampled
     /// piece may pass with what they earned.
-    fn plan_skip(&mut self, deficit: i64, earns: i64, counted: (usize, usize)) {
+    fn plan_skip(&mut self, deficit: i64, earns: i64, counted: Chosen) {
         let most = self.streak.saturating_sub(2).min(MAX_SKIP);
         if earns <= 0 {
             self.skip = most;
@@ -439,12 +480,14 @@ impl PieceDeflater {
 }
 
 /// A piece's level as [`PieceDeflater::choose`] chose it, with its
-/// sample's size at that level and Info-ZIP's estimated size for it.
-#[derive(Clone, Copy)]
+/// sample's size at that level, Info-ZIP's estimated size for it and the
+/// margin (thousandths) its sample is judged with.
+#[derive(Clone, Copy, Debug, PartialEq)]
 struct Chosen {
     level: i32,
     ours: usize,
     theirs: usize,
+    margin: i64,
 }
 
 impl Drop for PieceDeflater {

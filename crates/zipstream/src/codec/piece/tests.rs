@@ -219,7 +219,7 @@ fn choices(data: &[u8], level: u32) -> (Vec<Option<i32>>, usize, usize) {
     for (i, p) in pieces.iter().enumerate() {
         // The choice piece() will make, then its state as it was.
         let state = (d.credit, d.rung, d.streak, d.skip, d.skip_counted);
-        levels.push(d.choose(p).map(|c| c.level));
+        levels.push(d.choose(p, i + 1 == pieces.len()).map(|c| c.level));
         (d.credit, d.rung, d.streak, d.skip, d.skip_counted) = state;
         d.piece(p, i + 1 == pieces.len(), &mut out);
         theirs += InfoZipEstimate::for_level(level).unwrap().size(p).unwrap();
@@ -260,14 +260,14 @@ fn pieces_take_the_cheapest_level_under_info_zips_estimate() {
                 "{what} at {level}: {ours} against {theirs}"
             );
         }
-        // zip -4 and -7 keep their own level; short pieces are not
-        // sampled.
+        // zip -4 and -7 keep their own level; pieces shorter than the
+        // short sample's least are not sampled.
         for level in [4, 7] {
             let mut d = PieceDeflater::new(level);
-            assert!(d.choose(&data[..PIECE]).is_none());
+            assert!(d.choose(&data[..PIECE], false).is_none());
         }
         let mut d = PieceDeflater::new(6);
-        assert!(d.choose(&data[..SAMPLE_FROM - 1]).is_none());
+        assert!(d.choose(&data[..SHORT_FROM - 1], true).is_none());
     }
 }
 
@@ -291,17 +291,37 @@ fn json_records_go_as_light_as_info_zips_size_allows() {
 }
 
 #[test]
+fn a_short_piece_is_judged_by_a_short_sample() {
+    // 500 kB, one entry's only piece: JSON records pass at libdeflate's 6
+    // (2 % under Info-ZIP's size where the short sample's margin is
+    // 1.5 %); word salad passes only at 7, which as the stream's last
+    // piece goes uncounted without a sample of its own.
+    let json = json_lines(500_000);
+    let mut d = PieceDeflater::new(6);
+    let c = d.choose(&json, true).unwrap();
+    assert_eq!((c.level, c.margin), (6, SHORT_MARGIN), "{c:?}");
+    let words = text(500_000, 5);
+    let mut d = PieceDeflater::new(6);
+    assert_eq!(d.choose(&words, true), None);
+    let mut levels: Vec<i32> = d.compressors.iter().map(|(l, _)| *l).collect();
+    levels.sort();
+    assert_eq!(levels, [PROBE_LEVEL, 6], "7 was not sampled");
+    let mut d = PieceDeflater::new(6);
+    assert_eq!(d.choose(&words, false).map(|c| c.level), Some(7));
+}
+
+#[test]
 fn data_that_hardly_shrinks_is_told_by_the_fastest_level_alone() {
     // Compressed data: neither the estimate nor a lighter level of
     // the ladder runs, only libdeflate's fastest on 32 KiB.
     let mut d = PieceDeflater::new(6);
-    assert!(d.choose(&noise(PIECE, 9)).is_none());
+    assert!(d.choose(&noise(PIECE, 9), false).is_none());
     assert!(d.estimate.is_none());
     let mut levels: Vec<i32> = d.compressors.iter().map(|(l, _)| *l).collect();
     levels.sort();
     assert_eq!(levels, [PROBE_LEVEL]);
     // Text is estimated as before.
-    assert!(d.choose(&json_lines(PIECE)).is_some());
+    assert!(d.choose(&json_lines(PIECE), false).is_some());
     assert!(d.estimate.is_some());
 }
 
@@ -311,7 +331,7 @@ fn a_new_stream_spends_nothing_the_last_one_saved() {
     // none, so its first piece is chosen as a first piece always is.
     let data = json_lines(4 << 20);
     let mut fresh = PieceDeflater::new(6);
-    let first = fresh.choose(&data[..PIECE]).map(|c| c.level);
+    let first = fresh.choose(&data[..PIECE], false).map(|c| c.level);
     let mut d = PieceDeflater::new(6);
     let mut out = Vec::new();
     d.piece(&data[..PIECE], false, &mut out);
@@ -319,7 +339,7 @@ fn a_new_stream_spends_nothing_the_last_one_saved() {
     assert!(d.credit > 0, "{}", d.credit);
     d.new_stream();
     assert_eq!(d.credit, 0);
-    assert_eq!(d.choose(&data[..PIECE]).map(|c| c.level), first);
+    assert_eq!(d.choose(&data[..PIECE], false).map(|c| c.level), first);
 }
 
 #[test]
