@@ -28,9 +28,21 @@ const NOT_DONE: u32 = u32::MAX;
 /// (bounded by the parser's depth limit) plus the accumulator's first push.
 const MAX_STACK: usize = MAX_DEPTH + 2;
 
+/// Row of [`Lanes::rows`] that is all zeros: the operand of the
+/// instructions that have none.
+const ZERO_ROW: usize = 0;
+/// Row of [`Lanes::rows`] where the first boolean slot's lanes sit.
+const FIRST_SLOT_ROW: usize = 1;
+
 #[derive(Debug, Default)]
 struct Lanes {
-    words: Vec<Lane>,
+    /// Every row a batch instruction reads or writes, in one array so
+    /// that an instruction finds its operand by a computed index, with no
+    /// branch on the opcode: the zero row ([`ZERO_ROW`]), then a row per
+    /// boolean slot (from [`FIRST_SLOT_ROW`]), one for the value of the
+    /// atom being used, then the stack ([`MAX_STACK`] + 1 rows: every
+    /// instruction stores the accumulator on the row above the top).
+    rows: Vec<Lane>,
     /// Per atom, where its value sits in `atom_words` (`NOT_DONE` until
     /// evaluated). Only atoms with several references are kept: one used
     /// once is evaluated where it is used (a lane per atom of the index
@@ -49,7 +61,6 @@ struct Lanes {
     /// its stamps, with no comparison of values.
     hit_at: Vec<u32>,
     hit_words: Vec<Lane>,
-    stack: Vec<Lane>,
     cmask: Vec<Lane>,
     selection: crate::selection::Selection,
     /// Per lane, its event's strings as numbers, kept from its selection
@@ -219,17 +230,18 @@ impl Index {
         out: &mut impl MatchSink,
         lanes: &mut Lanes,
     ) {
-        lanes.words.clear();
-        lanes
-            .words
-            .resize(self.schema.bool_count() as usize, [0; WORDS]);
+        lanes.rows.clear();
+        lanes.rows.resize(
+            FIRST_SLOT_ROW + self.schema.bool_count() as usize + 2 + MAX_STACK,
+            [0; WORDS],
+        );
         for (lane, ev) in events.iter().enumerate() {
             let (lw, lb) = (lane / 64, lane % 64);
             for (w, &word) in ev.bits.iter().enumerate() {
                 let mut m = word;
                 while m != 0 {
                     let b = m.trailing_zeros() as usize;
-                    lanes.words[w * 64 + b][lw] |= 1 << lb;
+                    lanes.rows[FIRST_SLOT_ROW + w * 64 + b][lw] |= 1 << lb;
                     m &= m - 1;
                 }
             }
@@ -284,6 +296,52 @@ impl Index {
                 }
             }
         }
+        self.run_slots(events, first, out, lanes);
+    }
+
+    /// Runs the batch program of every slot with a candidate lane, and
+    /// gives its matches to `out`: compiled for AVX-512 as well, and run
+    /// so where the CPU has it, a lane group then being one register (four
+    /// with SSE2, x86-64's baseline).
+    #[allow(unsafe_code)]
+    fn run_slots(
+        &self,
+        events: &[Event],
+        first: usize,
+        out: &mut impl MatchSink,
+        lanes: &mut Lanes,
+    ) {
+        #[cfg(all(target_arch = "x86_64", not(miri)))]
+        if avx512() {
+            // SAFETY: the CPU has AVX-512F, checked just above, which is
+            // all `run_slots_avx512` is compiled to need.
+            return unsafe { self.run_slots_avx512(events, first, out, lanes) };
+        }
+        self.run_slots_in(events, first, out, lanes);
+    }
+
+    /// [`Index::run_slots_in`] compiled for AVX-512F.
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[target_feature(enable = "avx512f")]
+    fn run_slots_avx512(
+        &self,
+        events: &[Event],
+        first: usize,
+        out: &mut impl MatchSink,
+        lanes: &mut Lanes,
+    ) {
+        self.run_slots_in(events, first, out, lanes);
+    }
+
+    /// [`Index::run_slots`]' work, inlined into each of its variants.
+    #[inline(always)]
+    fn run_slots_in(
+        &self,
+        events: &[Event],
+        first: usize,
+        out: &mut impl MatchSink,
+        lanes: &mut Lanes,
+    ) {
         // In id order, so every event's ids come out sorted.
         for &s in &self.order {
             let m = lanes.cmask[s as usize];
@@ -308,6 +366,11 @@ impl Index {
     /// slower than one search per event. Lanes outside `cands` come out
     /// unspecified.
     ///
+    /// Every instruction does the same word operations, steered by its
+    /// opcode's masks ([`Decoded`]), with no branch on the opcode: on the
+    /// dense reference profile's random trees a jump per instruction
+    /// through the opcode's table was mispredicted most of the time.
+    ///
     /// Inlined into its loop over the slots: called there once per slot
     /// (which it was once `batch_chunk` had a copy per sink type), the
     /// dense `search_batch` row took 61-63 ms instead of 56.
@@ -316,126 +379,226 @@ impl Index {
         let slot = &self.slots[s as usize];
         let start = slot.tree_start as usize;
         let code = &self.bcode[start..start + slot.tree_len as usize];
+        let atom_row = lanes.rows.len() - MAX_STACK - 2;
+        let stack_row = atom_row + 1;
+        let mut sp = 0usize;
+        let mut acc: Lane = [0; WORDS];
+        for &ins in code {
+            let d = &DECODED[(ins >> OP_SHIFT) as usize % DECODED.len()];
+            let o = ins & OPERAND;
+            let operand_row = if ins & BATCH_ATOM != 0 {
+                let v = self.atom_lanes(o as usize, cands, lanes, events);
+                lanes.rows[atom_row] = v;
+                atom_row
+            } else {
+                FIRST_SLOT_ROW + o as usize
+            };
+            // Each push is matched by a pop or ends the program, and programs
+            // are at most `MAX_DEPTH` deep, so the stack never outgrows its
+            // `MAX_STACK` rows (and the one above them this store may take).
+            lanes.rows[stack_row + sp] = acc;
+            let row = if d.pop {
+                stack_row + sp - 1
+            } else if d.operand {
+                operand_row
+            } else {
+                ZERO_ROW
+            };
+            acc = d.apply(acc, lanes.rows[row]);
+            sp = sp + d.push - usize::from(d.pop);
+        }
+        acc
+    }
+
+    /// The lanes of `want` on which atom `a` holds (the others come out
+    /// unspecified): read off the selections for an atom they decide, else
+    /// evaluated per lane, and kept for the chunk's later expressions if
+    /// several use it.
+    #[inline(never)]
+    fn atom_lanes(&self, a: usize, cands: Lane, lanes: &mut Lanes, events: &[Event]) -> Lane {
         let Lanes {
-            words,
             atom_at,
             atom_words,
             atom_done,
             hit_at,
             hit_words,
-            stack,
             strs,
             ..
         } = lanes;
-        // Each push is matched by a pop or ends the program, and programs
-        // are at most `MAX_DEPTH` deep, so the stack never outgrows this.
-        if stack.len() < MAX_STACK {
-            stack.resize(MAX_STACK, [0; WORDS]);
-        }
-        let mut sp = 0usize;
-        let mut acc: Lane = [0; WORDS];
-        for &ins in code {
-            let op = ins >> OP_SHIFT;
-            let o = ins & ((1 << OP_SHIFT) - 1);
-            let v: Lane = if op > bop::OR_NOT {
-                [0; WORDS]
-            } else if o & BATCH_ATOM == 0 {
-                words[o as usize]
-            } else {
-                let a = (o & OPERAND) as usize;
-                let eval = |want: Lane| {
-                    let hits = || match hit_at[a] {
-                        NOT_DONE => [0; WORDS],
-                        at => hit_words[at as usize],
-                    };
-                    match self.counting.decided(a as u32) {
-                        Decided::Hit => return map2(hits(), want, |h, w| h & w),
-                        Decided::Miss(attr) => {
-                            let h = hits();
-                            let mut w = [0u64; WORDS];
-                            for (k, &word) in want.iter().enumerate() {
-                                let mut m = word & !h[k];
-                                while m != 0 {
-                                    let b = m.trailing_zeros() as usize;
-                                    w[k] |= (events[k * 64 + b].is_defined(attr) as u64) << b;
-                                    m &= m - 1;
-                                }
-                            }
-                            return w;
-                        }
-                        Decided::No => {}
-                    }
-                    let p = self.atoms.preds[a]
-                        .as_ref()
-                        .expect("programs reference live atoms");
+        let eval = |want: Lane| {
+            let hits = || match hit_at[a] {
+                NOT_DONE => [0; WORDS],
+                at => hit_words[at as usize],
+            };
+            match self.counting.decided(a as u32) {
+                Decided::Hit => return map2(hits(), want, |h, w| h & w),
+                Decided::Miss(attr) => {
+                    let h = hits();
                     let mut w = [0u64; WORDS];
                     for (k, &word) in want.iter().enumerate() {
-                        let mut m = word;
+                        let mut m = word & !h[k];
                         while m != 0 {
                             let b = m.trailing_zeros() as usize;
-                            let e = k * 64 + b;
-                            w[k] |= (p.eval(&events[e], &strs[e]).0 as u64) << b;
+                            w[k] |= (events[k * 64 + b].is_defined(attr) as u64) << b;
                             m &= m - 1;
                         }
                     }
-                    w
-                };
-                if self.atoms.refs[a] == 1 {
-                    eval(cands)
-                } else {
-                    if atom_at[a] == NOT_DONE {
-                        atom_at[a] = atom_words.len() as u32;
-                        atom_words.push([0; WORDS]);
-                        atom_done.push([0; WORDS]);
-                    }
-                    let at = atom_at[a] as usize;
-                    let need = map2(cands, atom_done[at], |c, d| c & !d);
-                    if !is_empty(need) {
-                        atom_words[at] = map2(atom_words[at], eval(need), |x, y| x | y);
-                        atom_done[at] = map2(atom_done[at], need, |x, y| x | y);
-                    }
-                    atom_words[at]
+                    return w;
                 }
-            };
-            match op {
-                bop::PUSH => {
-                    stack[sp] = acc;
-                    sp += 1;
-                    acc = v;
-                }
-                bop::PUSH_NOT => {
-                    stack[sp] = acc;
-                    sp += 1;
-                    acc = v.map(|x| !x);
-                }
-                bop::AND => acc = map2(acc, v, |a, b| a & b),
-                bop::AND_NOT => acc = map2(acc, v, |a, b| a & !b),
-                bop::OR => acc = map2(acc, v, |a, b| a | b),
-                bop::OR_NOT => acc = map2(acc, v, |a, b| a | !b),
-                bop::POP_AND => {
-                    sp -= 1;
-                    acc = map2(acc, stack[sp], |a, b| a & b);
-                }
-                bop::POP_OR => {
-                    sp -= 1;
-                    acc = map2(acc, stack[sp], |a, b| a | b);
-                }
-                bop::NOT => acc = acc.map(|x| !x),
-                bop::PUSH_TRUE => {
-                    stack[sp] = acc;
-                    sp += 1;
-                    acc = [u64::MAX; WORDS];
-                }
-                _ => {
-                    stack[sp] = acc;
-                    sp += 1;
-                    acc = [0; WORDS];
+                Decided::No => {}
+            }
+            let p = self.atoms.preds[a]
+                .as_ref()
+                .expect("programs reference live atoms");
+            let mut w = [0u64; WORDS];
+            for (k, &word) in want.iter().enumerate() {
+                let mut m = word;
+                while m != 0 {
+                    let b = m.trailing_zeros() as usize;
+                    let e = k * 64 + b;
+                    w[k] |= (p.eval(&events[e], &strs[e]).0 as u64) << b;
+                    m &= m - 1;
                 }
             }
+            w
+        };
+        if self.atoms.refs[a] == 1 {
+            return eval(cands);
         }
-        acc
+        if atom_at[a] == NOT_DONE {
+            atom_at[a] = atom_words.len() as u32;
+            atom_words.push([0; WORDS]);
+            atom_done.push([0; WORDS]);
+        }
+        let at = atom_at[a] as usize;
+        let need = map2(cands, atom_done[at], |c, d| c & !d);
+        if !is_empty(need) {
+            atom_words[at] = map2(atom_words[at], eval(need), |x, y| x | y);
+            atom_done[at] = map2(atom_done[at], need, |x, y| x | y);
+        }
+        atom_words[at]
     }
 }
+
+/// Whether the CPU runs AVX-512F (tests may ask for the baseline code).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+fn avx512() -> bool {
+    #[cfg(test)]
+    if tests::BASELINE.get() {
+        return false;
+    }
+    std::arch::is_x86_feature_detected!("avx512f")
+}
+
+/// A batch opcode ([`bop`]) as the masks and counts its instruction is run
+/// by: the operand `x` is the stack's top (`pop`), the instruction's slot
+/// or atom (`operand`), or zero, then `x ^= neg`, and the accumulator
+/// becomes `((x & (acc | load)) | (acc & or)) ^ not`, after being pushed
+/// when `push` is 1. `load` and `or` all ones give `x | acc`, `load` alone
+/// `x`, neither `x & acc`, `or` alone `acc`.
+#[derive(Debug, Clone, Copy)]
+struct Decoded {
+    push: usize,
+    pop: bool,
+    operand: bool,
+    neg: u64,
+    load: u64,
+    or: u64,
+    not: u64,
+}
+
+impl Decoded {
+    /// The accumulator after this instruction, given its operand `x` (the
+    /// row it reads: the stack's top, its slot or atom, or zero).
+    #[inline(always)]
+    fn apply(&self, acc: Lane, x: Lane) -> Lane {
+        std::array::from_fn(|w| {
+            let x = x[w] ^ self.neg;
+            ((x & (acc[w] | self.load)) | (acc[w] & self.or)) ^ self.not
+        })
+    }
+}
+
+/// [`Decoded`] for every opcode a batch instruction's 5 bits can hold;
+/// the ones the compiler never writes run as `PUSH_FALSE`.
+static DECODED: [Decoded; 32] = {
+    const ONES: u64 = u64::MAX;
+    const fn dec(op: u32) -> Decoded {
+        let d = Decoded {
+            push: 0,
+            pop: false,
+            operand: false,
+            neg: 0,
+            load: 0,
+            or: 0,
+            not: 0,
+        };
+        match op {
+            bop::PUSH => Decoded {
+                push: 1,
+                operand: true,
+                load: ONES,
+                ..d
+            },
+            bop::PUSH_NOT => Decoded {
+                push: 1,
+                operand: true,
+                neg: ONES,
+                load: ONES,
+                ..d
+            },
+            bop::AND => Decoded { operand: true, ..d },
+            bop::AND_NOT => Decoded {
+                operand: true,
+                neg: ONES,
+                ..d
+            },
+            bop::OR => Decoded {
+                operand: true,
+                load: ONES,
+                or: ONES,
+                ..d
+            },
+            bop::OR_NOT => Decoded {
+                operand: true,
+                neg: ONES,
+                load: ONES,
+                or: ONES,
+                ..d
+            },
+            bop::POP_AND => Decoded { pop: true, ..d },
+            bop::POP_OR => Decoded {
+                pop: true,
+                load: ONES,
+                or: ONES,
+                ..d
+            },
+            bop::NOT => Decoded {
+                or: ONES,
+                not: ONES,
+                ..d
+            },
+            bop::PUSH_TRUE => Decoded {
+                push: 1,
+                neg: ONES,
+                load: ONES,
+                ..d
+            },
+            _ => Decoded {
+                push: 1,
+                load: ONES,
+                ..d
+            },
+        }
+    }
+    let mut t = [dec(bop::PUSH_FALSE); 32];
+    let mut op = 0;
+    while op < 32 {
+        t[op as usize] = dec(op);
+        op += 1;
+    }
+    t
+};
 
 /// Gives `id` to the events of the lanes set in `r` (lane `i` is event
 /// `first + i`).
@@ -446,6 +609,90 @@ fn push_lanes(r: Lane, id: Id, first: usize, out: &mut impl MatchSink) {
             let lane = w * 64 + m.trailing_zeros() as usize;
             out.push(first + lane, id);
             m &= m - 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use super::{DECODED, Lane, WORDS};
+    use crate::program::bop;
+    use crate::{BatchPath, Event, Index, Schema, reference};
+
+    thread_local! {
+        /// Runs this thread's batch searches on x86-64's baseline code,
+        /// whatever the CPU has.
+        pub(super) static BASELINE: Cell<bool> = const { Cell::new(false) };
+    }
+
+    fn random_lane(rng: &mut fastrand::Rng) -> Lane {
+        std::array::from_fn(|_| rng.u64(..))
+    }
+
+    /// Each opcode's masks do what [`bop`] says the opcode does, on the
+    /// operand it reads (the stack's top for the pops, zero for the ones
+    /// with no operand); the opcodes the compiler never writes run as
+    /// `PUSH_FALSE`.
+    #[test]
+    fn every_opcode_runs_as_bop_defines_it() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        for op in 0..DECODED.len() as u32 {
+            for _ in 0..8 {
+                let (acc, v, top) = (
+                    random_lane(&mut rng),
+                    random_lane(&mut rng),
+                    random_lane(&mut rng),
+                );
+                let f = |g: &dyn Fn(usize) -> u64| -> Lane { std::array::from_fn(g) };
+                // The result, pushes, whether it pops, and the operand.
+                let (want, push, pop, x) = match op {
+                    bop::PUSH => (v, 1, false, v),
+                    bop::PUSH_NOT => (f(&|w| !v[w]), 1, false, v),
+                    bop::AND => (f(&|w| acc[w] & v[w]), 0, false, v),
+                    bop::AND_NOT => (f(&|w| acc[w] & !v[w]), 0, false, v),
+                    bop::OR => (f(&|w| acc[w] | v[w]), 0, false, v),
+                    bop::OR_NOT => (f(&|w| acc[w] | !v[w]), 0, false, v),
+                    bop::POP_AND => (f(&|w| acc[w] & top[w]), 0, true, top),
+                    bop::POP_OR => (f(&|w| acc[w] | top[w]), 0, true, top),
+                    bop::NOT => (f(&|w| !acc[w]), 0, false, [0; WORDS]),
+                    bop::PUSH_TRUE => ([u64::MAX; WORDS], 1, false, [0; WORDS]),
+                    _ => ([0; WORDS], 1, false, [0; WORDS]),
+                };
+                let d = &DECODED[op as usize];
+                assert_eq!(d.apply(acc, x), want, "opcode {op}");
+                assert_eq!((d.push, d.pop), (push, pop), "opcode {op}'s stack");
+                let operand = (bop::PUSH..=bop::OR_NOT).contains(&op);
+                assert_eq!(d.operand, operand, "opcode {op}'s operand");
+            }
+        }
+    }
+
+    /// The bit-parallel search gives every event what one search per
+    /// event gives it, on the code for this CPU and on the baseline code,
+    /// with a chunk of 512 events and a short one after it.
+    #[test]
+    fn both_compilations_of_the_batch_path_find_what_search_finds() {
+        let schema = Schema::boolean_params(24);
+        let mut index = Index::new(schema.clone());
+        for (i, e) in reference::random_expressions(24, 300, 3).iter().enumerate() {
+            index.insert(i as u64 + 1, e).unwrap();
+        }
+        let events: Vec<Event> = reference::random_events(24, 700, 4)
+            .iter()
+            .map(|v| Event::from_bools(&schema, v).unwrap())
+            .collect();
+        let want: Vec<Vec<u64>> = events.iter().map(|ev| index.search(ev).unwrap()).collect();
+        assert!(want.iter().any(|ids| !ids.is_empty()));
+        for baseline in [false, true] {
+            BASELINE.set(baseline);
+            let mut got: Vec<Vec<u64>> = Vec::new();
+            index
+                .search_batch_by(&events, &mut got, BatchPath::Lanes)
+                .unwrap();
+            BASELINE.set(false);
+            assert_eq!(got, want, "baseline code: {baseline}");
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Cache hints for the search's random reads: the one `unsafe` in the
-//! crate, an intrinsic with no effect but on timing.
+//! Cache hints for the search's random reads: an intrinsic with no effect
+//! but on timing (the crate's other `unsafe` is `batch`'s call of its
+//! AVX-512 compilation, on CPUs that have it).
 
 /// Asks the CPU to bring the cache line holding `x` into its caches.
 #[inline(always)]
