@@ -397,28 +397,17 @@ fn copy_near(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
 }
 
 /// A zeroed buffer of `size` bytes, its 2 MiB-aligned part asked to be
-/// backed by huge pages, before any of it is touched. Kernels set to give
-/// huge pages only on request (`transparent_hugepage=madvise`, as here)
-/// otherwise fault the pipeline's output buffers in 4 KiB at a time, and
-/// matches reaching megabytes back miss the TLB: with the advice the
-/// pipeline took 7 % less CPU on a `-19` file (see the commit). Smaller
-/// buffers hold at most one aligned huge page and are left as they are.
+/// backed by huge pages before any of it is touched, where that pays
+/// ([`hugepages::policy`]). Kernels set to give huge pages only on request
+/// (`transparent_hugepage=madvise`) otherwise fault the pipeline's output
+/// buffers in 4 KiB at a time, and matches reaching megabytes back miss
+/// the TLB: with the advice the pipeline took 7 % less CPU on a `-19` file
+/// run back to back (see the commit). Smaller buffers hold at most one
+/// aligned huge page and are left as they are.
 pub(crate) fn zeroed(size: usize) -> Vec<u8> {
     let buf = vec![0u8; size];
-    #[cfg(target_os = "linux")]
-    if size >= 4 << 20 {
-        const HUGE: usize = 2 << 20;
-        let start = buf.as_ptr() as usize;
-        let first = start.next_multiple_of(HUGE);
-        let end = (start + size) / HUGE * HUGE;
-        if end > first {
-            #[allow(unsafe_code)]
-            // SAFETY: the range lies inside `buf`, page-aligned; the advice
-            // changes how its pages are backed, never what they hold.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-            }
-        }
+    if size >= 2 * hugepages::HUGE_PAGE {
+        hugepages::advise(&buf);
     }
     buf
 }

@@ -139,9 +139,9 @@ impl Runway {
         if p == libc::MAP_FAILED {
             return None;
         }
-        // SAFETY: advice on our own fresh mapping; failure only means no
-        // huge pages.
-        unsafe { libc::madvise(p, len, libc::MADV_HUGEPAGE) };
+        // SAFETY: advice on our own fresh mapping, where that pays
+        // (`hugepages::policy`); failure only means no huge pages.
+        unsafe { hugepages::advise_mapping(p.cast(), len) };
         Some(Runway {
             base: NonNull::new(p.cast())?,
             len,
