@@ -12,7 +12,10 @@
 //!
 //! Memory stays bounded whatever the input's length: the reader commits
 //! pages only a few MiB ahead of the compressor, and the encoder gives back
-//! the pages that have fallen out of the frame's window (with a margin).
+//! the pages that have fallen out of the frame's window (with a margin),
+//! the reader moving them ahead to commit rather than faulting in new ones
+//! while the kernel can (so a long input touches about one window and the
+//! look-ahead of fresh memory, as zstd's own ring does).
 //! Only address space grows, up to the reservation, which costs nothing
 //! until it is touched. A runway is reserved for a known input size (the
 //! frame records the size); for an input of unknown size the reservation is
@@ -54,6 +57,11 @@ const READ_SIZE: usize = 1 << 20;
 /// Pages are committed and given back in steps of this many bytes.
 const STEP: usize = 2 << 20;
 
+/// Steps of pages fallen out of the window that are kept for the reader to
+/// reuse ahead (see [`Runway::recycle`]) rather than given back; more than
+/// the reader's look-ahead can take at once are given back.
+const SPARE_STEPS: usize = LOOKAHEAD / STEP + 1;
+
 /// zstd's largest block: the compressor waits for this much new input (or
 /// the end) before calling zstd, which compresses whole blocks only.
 const BLOCK: usize = 128 << 10;
@@ -90,8 +98,8 @@ pub struct Runway {
 // published) and by zstd (the range before it), never the same bytes at
 // once; see `RunwayEncoder`.
 unsafe impl Send for Runway {}
-// SAFETY: as for Send; `commit` and `release` are system calls on disjoint
-// ranges.
+// SAFETY: as for Send; `commit`, `release` and `recycle` are system calls
+// on disjoint ranges.
 unsafe impl Sync for Runway {}
 
 impl Runway {
@@ -197,6 +205,54 @@ impl Runway {
     }
 }
 
+impl Runway {
+    /// Moves the pages of `from..from + len` to `to..to + len` (neither
+    /// range readable by anyone else, `to`'s not yet committed), so the
+    /// reader commits pages that are already there instead of faulting in
+    /// new ones, then leaves `from`'s addresses reserved and inaccessible.
+    /// New pages are zeroed by the kernel on their first write, and on a VM
+    /// whose free memory goes back to the host, backed by the host again
+    /// first (see the `hugepages` crate): a long input would otherwise pay
+    /// that for every byte, zstd's own ring for one window only. Returns
+    /// `Ok(false)`, having moved nothing, where the kernel cannot keep
+    /// `from` mapped while it moves the pages (`MREMAP_DONTUNMAP`, Linux
+    /// 5.7; a hole there could be taken by another thread's mapping) or
+    /// refuses the move for any other reason.
+    fn recycle(&self, from: usize, to: usize, len: usize) -> io::Result<bool> {
+        debug_assert!(from + len <= to || to + len <= from);
+        debug_assert!(to + len <= self.len && from + len <= self.len);
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: both ranges lie inside our own mapping, apart; `from`
+            // holds bytes no one reads any more and `to` is reserved, not
+            // yet handed to the reader. MREMAP_FIXED replaces only `to`,
+            // and MREMAP_DONTUNMAP leaves `from` mapped (empty).
+            let p = unsafe {
+                libc::mremap(
+                    self.base.as_ptr().add(from).cast(),
+                    len,
+                    len,
+                    libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED | libc::MREMAP_DONTUNMAP,
+                    self.base.as_ptr().add(to).cast::<libc::c_void>(),
+                )
+            };
+            if p == libc::MAP_FAILED {
+                // Nothing moved; committing as before works wherever this
+                // failed (no MREMAP_DONTUNMAP, or no room for one more
+                // mapping).
+                return Ok(false);
+            }
+            self.release(from, from + len)?;
+            Ok(true)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (from, to, len);
+            Ok(false)
+        }
+    }
+}
+
 impl Drop for Runway {
     fn drop(&mut self) {
         // SAFETY: the whole mapping is ours and nothing refers into it any
@@ -237,6 +293,13 @@ struct Feed {
     /// Threads waiting for a change: a change with none skips the wake-up
     /// (a system call).
     waiting: u8,
+    /// Steps (their offsets) the encoder no longer needs, still holding
+    /// their pages, for the reader to move ahead ([`Runway::recycle`]).
+    spare: Vec<usize>,
+    /// The kernel cannot recycle: spares are given back, as before.
+    no_recycling: bool,
+    /// Steps recycled so far.
+    recycled: u64,
 }
 
 struct Shared {
@@ -297,7 +360,7 @@ fn lay_down(mut source: Box<dyn Read + Send>, runway: &Runway, shared: &Shared) 
         let end = start + want;
         if end > committed {
             let to = end.next_multiple_of(STEP).min(runway.len);
-            if let Err(e) = runway.commit(committed, to) {
+            if let Err(e) = commit_recycling(runway, shared, committed, to) {
                 return fail(shared, e);
             }
             shared.lock().committed = to;
@@ -324,6 +387,31 @@ fn lay_down(mut source: Box<dyn Read + Send>, runway: &Runway, shared: &Shared) 
             return;
         }
     }
+}
+
+/// Commits `start..end` (whole steps), moving spare steps' pages there
+/// first where there are any and the kernel can.
+fn commit_recycling(runway: &Runway, shared: &Shared, start: usize, end: usize) -> io::Result<()> {
+    let mut at = start;
+    while at + STEP <= end {
+        let spare = {
+            let mut feed = shared.lock();
+            if feed.no_recycling {
+                None
+            } else {
+                feed.spare.pop()
+            }
+        };
+        let Some(from) = spare else { break };
+        if runway.recycle(from, at, STEP)? {
+            shared.lock().recycled += 1;
+            at += STEP;
+        } else {
+            runway.release(from, from + STEP)?;
+            shared.lock().no_recycling = true;
+        }
+    }
+    runway.commit(at, end)
 }
 
 fn fail(shared: &Shared, e: io::Error) {
@@ -574,10 +662,30 @@ impl RunwayEncoder {
         let keep_from = self.pos.saturating_sub(window.saturating_add(MARGIN));
         let to = keep_from - keep_from % STEP;
         if to > self.released {
-            self.runway.release(self.released, to)?;
+            // Whole steps are kept for the reader (up to SPARE_STEPS), the
+            // rest given back.
+            let mut given_from = self.released;
+            {
+                let mut feed = self.shared.lock();
+                while !feed.no_recycling
+                    && feed.spare.len() < SPARE_STEPS
+                    && given_from + STEP <= to
+                {
+                    feed.spare.push(given_from);
+                    given_from += STEP;
+                }
+            }
+            self.runway.release(given_from, to)?;
             self.released = to;
         }
         Ok(())
+    }
+
+    /// Steps of pages moved ahead for the reader rather than faulted in
+    /// anew (for the tests).
+    #[cfg(test)]
+    fn recycled(&self) -> u64 {
+        self.shared.lock().recycled
     }
 
     /// After a frame's last bytes: done at the input's end, else (the
@@ -589,6 +697,12 @@ impl RunwayEncoder {
             return Ok(());
         }
         drop(feed);
+        // The reader has stopped laying down (the runway is full), so no
+        // spare is being moved: every page goes back.
+        let spare = std::mem::take(&mut self.shared.lock().spare);
+        for from in spare {
+            self.runway.release(from, from + STEP)?;
+        }
         self.runway.release(self.released, self.runway.len)?;
         self.earlier += self.pos as u64;
         self.pos = 0;

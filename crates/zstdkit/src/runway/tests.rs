@@ -67,6 +67,26 @@ fn every_strategy_round_trips_while_pages_are_given_back() {
 }
 
 #[test]
+fn pages_fallen_out_of_the_window_are_moved_ahead_not_faulted_anew() {
+    // 20 MiB through a 1 KiB window: after the first few steps, every step
+    // the reader commits can take the pages of one the encoder let go.
+    let data = mixed(20 << 20);
+    let params = Params::for_level(1).window_log(Some(10));
+    let size = Some(data.len() as u64);
+    let runway = Runway::reserve(size).expect("address space");
+    let source = Box::new(Cursor::new(data.clone()));
+    let enc = RunwayEncoder::new(runway, params, None, size, source).unwrap();
+    let (frame, enc) = compress_all(enc);
+    let steps = (data.len() / STEP) as u64;
+    assert!(
+        enc.recycled() + 4 >= steps,
+        "{} of {steps} steps recycled",
+        enc.recycled()
+    );
+    assert!(crate::decompress(&frame).unwrap() == data);
+}
+
+#[test]
 fn levels_and_long_mode_round_trip_from_an_unknown_size() {
     let data = mixed(5 << 20);
     for params in [
