@@ -77,10 +77,12 @@ struct Lanes {
 ///
 /// `Vec<Vec<Id>>` keeps them as one list per event. A caller that only
 /// passes them on (the `perfkit betree search` command writes them as
-/// text) takes each id as it is found instead: a bit-parallel pass finds a
+/// text) takes the ids as they are found instead: a bit-parallel pass finds a
 /// chunk's ids expression by expression, each event's interleaved with the
 /// others', so lists of ids read back afterwards have left the cache (10 MB
-/// of them per 512 events on the dense reference profile).
+/// of them per 512 events on the dense reference profile). That pass gives
+/// each event its ids of 64 matching expressions at a time
+/// ([`MatchSink::push_all`]).
 pub trait MatchSink {
     /// Starts a batch of `events` events, none with any id yet.
     fn start(&mut self, events: usize);
@@ -343,19 +345,18 @@ impl Index {
         lanes: &mut Lanes,
     ) {
         // In id order, so every event's ids come out sorted.
+        let mut block = Block::new();
         for &s in &self.order {
             let m = lanes.cmask[s as usize];
             if is_empty(m) {
                 continue;
             }
-            let r = self.run_batch(s, m, lanes, events);
-            push_lanes(
-                map2(r, m, |a, b| a & b),
-                self.slots[s as usize].id,
-                first,
-                out,
-            );
+            let r = map2(self.run_batch(s, m, lanes, events), m, |a, b| a & b);
+            if !is_empty(r) && block.add(r, self.slots[s as usize].id) {
+                block.flush(first, out);
+            }
         }
+        block.flush(first, out);
     }
 
     /// Runs slot `s`'s batch program for the lanes in `cands` (the events
@@ -600,15 +601,87 @@ static DECODED: [Decoded; 32] = {
     t
 };
 
-/// Gives `id` to the events of the lanes set in `r` (lane `i` is event
-/// `first + i`).
-fn push_lanes(r: Lane, id: Id, first: usize, out: &mut impl MatchSink) {
-    for (w, &word) in r.iter().enumerate() {
-        let mut m = word;
-        while m != 0 {
-            let lane = w * 64 + m.trailing_zeros() as usize;
-            out.push(first + lane, id);
-            m &= m - 1;
+/// The matches of up to 64 consecutive matching slots (in id order), given
+/// to the sink a block at a time, event by event: one `push_all` of the
+/// block's ids per event, where one `push` per id and event went to a
+/// different event's list each time (on the dense reference profile
+/// about 25,000 ids an event per chunk, spread over 512 lists).
+struct Block {
+    /// Per slot of the block, its matching lanes.
+    lanes: [Lane; 64],
+    /// Per slot of the block, its id.
+    ids: [Id; 64],
+    len: usize,
+}
+
+impl Block {
+    fn new() -> Block {
+        Block {
+            lanes: [[0; WORDS]; 64],
+            ids: [0; 64],
+            len: 0,
+        }
+    }
+
+    /// Adds a slot's matching lanes; true when the block is full.
+    #[inline(always)]
+    fn add(&mut self, lanes: Lane, id: Id) -> bool {
+        self.lanes[self.len] = lanes;
+        self.ids[self.len] = id;
+        self.len += 1;
+        self.len == 64
+    }
+
+    /// Gives each event its ids in the block (lane `i` is event
+    /// `first + i`), in the block's order, and empties the block.
+    #[inline(always)]
+    fn flush(&mut self, first: usize, out: &mut impl MatchSink) {
+        let mut ids = [0 as Id; 64];
+        for w in 0..WORDS {
+            // Row k: slot k's lanes of word w; transposed, row b: the slots
+            // lane `64 w + b` matches.
+            let mut rows: [u64; 64] =
+                std::array::from_fn(|k| if k < self.len { self.lanes[k][w] } else { 0 });
+            if rows.iter().fold(0, |a, &r| a | r) == 0 {
+                continue;
+            }
+            transpose(&mut rows);
+            for (b, &row) in rows.iter().enumerate() {
+                let mut m = row;
+                let mut n = 0;
+                while m != 0 {
+                    ids[n] = self.ids[m.trailing_zeros() as usize];
+                    n += 1;
+                    m &= m - 1;
+                }
+                if n > 0 {
+                    out.push_all(first + w * 64 + b, &ids[..n]);
+                }
+            }
+        }
+        self.len = 0;
+    }
+}
+
+/// Transposes a 64 x 64 bit matrix in place: bit `b` of row `k` becomes
+/// bit `k` of row `b`. Swaps ever smaller blocks, halves of 32 bits first.
+#[inline(always)]
+fn transpose(rows: &mut [u64; 64]) {
+    const MASKS: [(usize, u64); 6] = [
+        (32, 0x0000_0000_FFFF_FFFF),
+        (16, 0x0000_FFFF_0000_FFFF),
+        (8, 0x00FF_00FF_00FF_00FF),
+        (4, 0x0F0F_0F0F_0F0F_0F0F),
+        (2, 0x3333_3333_3333_3333),
+        (1, 0x5555_5555_5555_5555),
+    ];
+    for (j, m) in MASKS {
+        for k in (0..64).filter(|k| k & j == 0) {
+            // The high `j` bits of each 2j-bit group of row k trade places
+            // with the low ones of row k + j.
+            let t = ((rows[k] >> j) ^ rows[k + j]) & m;
+            rows[k + j] ^= t;
+            rows[k] ^= t << j;
         }
     }
 }
@@ -620,6 +693,22 @@ mod tests {
     use super::{DECODED, Lane, WORDS};
     use crate::program::bop;
     use crate::{BatchPath, Event, Index, Schema, reference};
+
+    /// The bit transpose against reading every bit.
+    #[test]
+    fn transpose_swaps_rows_and_columns() {
+        let mut rng = fastrand::Rng::with_seed(9);
+        for _ in 0..20 {
+            let rows: [u64; 64] = std::array::from_fn(|_| rng.u64(..) & rng.u64(..));
+            let mut t = rows;
+            super::transpose(&mut t);
+            for (k, row) in rows.iter().enumerate() {
+                for (b, col) in t.iter().enumerate() {
+                    assert_eq!(row >> b & 1, col >> k & 1, "row {k}, bit {b}");
+                }
+            }
+        }
+    }
 
     thread_local! {
         /// Runs this thread's batch searches on x86-64's baseline code,
