@@ -8,6 +8,10 @@
 //! and [`advise`] asks, for the part of a range that whole huge pages
 //! cover.
 //!
+//! [`write_all_in_pieces`] keeps the page cache from doing the same on
+//! its own: a file system that caches in large folios takes huge pages
+//! for one large `write`.
+//!
 //! It does not ask on a virtual machine whose balloon device reports free
 //! memory to the host (virtio's free page reporting). Such a guest hands
 //! every free 2 MiB block back to the host a couple of seconds after it is
@@ -31,6 +35,7 @@
 //! ```
 
 use std::fmt;
+use std::io::{self, Write};
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -148,6 +153,26 @@ pub fn advise(buf: &[u8]) {
     }
 }
 
+/// The most bytes [`write_all_in_pieces`] hands the system in one call.
+pub const WRITE_PIECE: usize = 1 << 20;
+
+/// Writes all of `buf` in calls of at most [`WRITE_PIECE`] bytes.
+///
+/// A file system that caches files in large folios (ext4 and XFS on recent
+/// kernels) takes folios as large as the write asks for, up to 2 MiB: one
+/// `write` of 16 MiB into a new file fills it with huge pages of the page
+/// cache, and on a VM whose free memory goes back to the host (see the
+/// crate docs) each is backed by the host again as it is filled. Writing
+/// 64 MiB into a new file took 132-158 ms of CPU in 16 MiB writes three
+/// seconds apart, against 13-17 ms in 1 MiB or 128 KiB writes, and 13-14
+/// ms any way back to back. Smaller calls cost nothing measurable.
+pub fn write_all_in_pieces<W: Write + ?Sized>(writer: &mut W, buf: &[u8]) -> io::Result<()> {
+    for piece in buf.chunks(WRITE_PIECE) {
+        writer.write_all(piece)?;
+    }
+    Ok(())
+}
+
 /// [`advise`] for a mapping the caller made and owns, `len` bytes from
 /// `addr` (page-aligned, as `mmap` returns), which no reference covers
 /// yet: a reserved range not yet readable, say.
@@ -209,6 +234,30 @@ mod tests {
         assert_eq!(decide(None, other.path()), Policy::Ask);
         // Bare metal: no virtio bus at all.
         assert_eq!(decide(None, Path::new("/nonexistent/virtio")), Policy::Ask);
+    }
+
+    /// A writer that records the size of every call.
+    #[derive(Default)]
+    struct Calls(Vec<usize>);
+
+    impl Write for Calls {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.push(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_large_buffer_goes_out_in_pieces_of_at_most_a_mebibyte() {
+        let mut w = Calls::default();
+        write_all_in_pieces(&mut w, &vec![7u8; 5 * WRITE_PIECE / 2]).unwrap();
+        assert_eq!(w.0, [WRITE_PIECE, WRITE_PIECE, WRITE_PIECE / 2]);
+        let mut w = Calls::default();
+        write_all_in_pieces(&mut w, b"short").unwrap();
+        assert_eq!(w.0, [5]);
     }
 
     #[test]

@@ -235,7 +235,8 @@ pub fn decode<R: Read, W: Write + ?Sized>(
             return Ok(());
         };
         let n = r.map_err(|e| in_frame(index, offset, e))?;
-        out.write_all(&buf[..n]).map_err(Error::Io)?;
+        // In pieces: a frame is up to 32 MiB (see `hugepages`).
+        hugepages::write_all_in_pieces(out, &buf[..n]).map_err(Error::Io)?;
         done.written += n as u64;
         spare.push((frame, buf));
         Ok(())

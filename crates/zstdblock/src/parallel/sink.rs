@@ -138,8 +138,8 @@ fn write_chunks<W: Write>(
     for message in chunks {
         match message {
             ToWriter::Data(chunk) => {
-                writer
-                    .write_all(&chunk.buf[..chunk.len])
+                // In pieces: a chunk is up to 16 MiB (see `hugepages`).
+                hugepages::write_all_in_pieces(writer, &chunk.buf[..chunk.len])
                     .map_err(StreamError::Sink)?;
                 written += chunk.len as u64;
                 recycle(chunk, pool);
