@@ -10,7 +10,7 @@ peak RSS from the same rusage. Prints the median and the range of each,
 the load average before and after, and T2's wall ratios to zstd -d and -T1.
 
 usage: e2e.py PERFKIT [-n RUNS] [--sides zstd,T1,T2,T0] [--outs file,null]
-              [--work DIR] [--fresh] [FILE.zst ...]
+              [--work DIR] [--fresh] [--gap SECONDS] [FILE.zst ...]
 Without files, makes (once, kept in --work, default ./zstd-e2e) 64 MiB tars
 of ~/.cargo/registry/src ("src") and /usr/lib/x86_64-linux-gnu's shared
 libraries ("bin"), compresses each with the zstd CLI at -3 and -19, and
@@ -21,6 +21,14 @@ replaces the previous run's 64 MiB output, and freeing its page cache
 (about 29 ms here, inside the rename or truncation that replaces it) is
 part of the run. --fresh removes the output before each run, untimed, so
 a run measures decoding into a new file, as `zstd -d F.zst` usually does.
+
+Back to back, a run's fresh memory is often the memory the run before it
+freed. On a VM whose balloon reports free pages to the host (this
+machine's), memory left free for a couple of seconds is handed back and
+costs a host fault per 4 KiB page when touched again, most of all as huge
+pages. A user's one command meets that; a run right after another does
+not. --gap sleeps that long (untimed) before each run, so each meets
+memory as a lone command would.
 """
 import argparse
 import glob
@@ -94,6 +102,8 @@ def main():
     ap.add_argument("--work", default="zstd-e2e")
     ap.add_argument("--fresh", action="store_true",
                     help="remove the output file (untimed) before each run")
+    ap.add_argument("--gap", type=float, default=0.0,
+                    help="seconds to sleep (untimed) before each run")
     ap.add_argument("files", nargs="*")
     a = ap.parse_intermixed_args()
     files = a.files or make_inputs(a.work)
@@ -106,9 +116,11 @@ def main():
             for o in outs:
                 for s in sides:
                     fresh = out_file if a.fresh and o == "file" else None
+                    time.sleep(a.gap)
                     runs[(s, o)].append(run(argv(a.perfkit, s, path, o, out_file), fresh))
         after = open("/proc/loadavg").read().split()[:3]
-        print(f"== {path} ({os.path.getsize(path)} bytes), {a.n} interleaved runs, "
+        gap = f", {a.gap:g} s apart" if a.gap else ""
+        print(f"== {path} ({os.path.getsize(path)} bytes), {a.n} interleaved runs{gap}, "
               f"load {' '.join(load)} -> {' '.join(after)}")
         for o in outs:
             wall = {}
