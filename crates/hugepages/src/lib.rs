@@ -151,6 +151,8 @@ pub fn advise(buf: &[u8]) {
             }
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = buf;
 }
 
 /// The most bytes [`write_all_in_pieces`] hands the system in one call.
