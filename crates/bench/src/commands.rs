@@ -297,6 +297,13 @@ pub fn measure(
     section.note(
         "vs_library = library wall / command wall (below 1: what the command adds to the library); vs_peer = peer wall / perfkit wall (above 1: perfkit faster); cpu_vs_peer = peer CPU / perfkit CPU, user + sys (above 1: perfkit spends less)",
     );
+    // The runs follow each other closely, so each meets memory the one
+    // before freed: on a VM that hands free memory back to its host, a lone
+    // command meets colder memory than these rows (docs/compress.md).
+    section.note(format!(
+        "huge pages for perfkit's large buffers: {}; the runs follow each other closely, so on a VM that hands free memory back to its host a lone command meets colder memory than these rows",
+        hugepages::policy()
+    ));
     report.sections.push(section);
     report.run = RunInfo {
         iterations: RUNS as u64,
