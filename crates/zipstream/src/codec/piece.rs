@@ -266,26 +266,10 @@ impl PieceDeflater {
         self.skip_counted = None;
     }
 
-    /// Compresses `input` at libdeflate's `level` into
-    /// [`PieceDeflater::comp`]: the bytes made, or None if libdeflate
-    /// refused (never, at its own bound).
+    /// Compresses `input` at libdeflate's `level` (its compressor made on
+    /// first use and kept) into [`PieceDeflater::comp`]: the bytes made,
+    /// or None if libdeflate refused (never, at its own bound).
     fn compress(&mut self, level: i32, input: &[u8]) -> Option<usize> {
-        let bound = self.compressor(level).deflate_compress_bound(input.len());
-        if self.comp.len() < bound {
-            // Made anew, not resized: fresh zeroed memory comes from the
-            // allocator already zero (calloc), so the pages libdeflate does
-            // not write are never touched.
-            self.comp = vec![0u8; bound];
-        }
-        let at = self.compressors.iter().position(|(l, _)| *l == level)?;
-        self.compressors[at]
-            .1
-            .deflate_compress(input, &mut self.comp[..bound])
-            .ok()
-    }
-
-    /// The compressor at libdeflate's `level`.
-    fn compressor(&mut self, level: i32) -> &mut Compressor {
         let at = match self.compressors.iter().position(|(l, _)| *l == level) {
             Some(at) => at,
             None => {
@@ -293,7 +277,15 @@ impl PieceDeflater {
                 self.compressors.len() - 1
             }
         };
-        &mut self.compressors[at].1
+        let c = &mut self.compressors[at].1;
+        let bound = c.deflate_compress_bound(input.len());
+        if self.comp.len() < bound {
+            // Made anew, not resized: fresh zeroed memory comes from the
+            // allocator already zero (calloc), so the pages libdeflate does
+            // not write are never touched.
+            self.comp = vec![0u8; bound];
+        }
+        c.deflate_compress(input, &mut self.comp[..bound]).ok()
     }
 
     /// Appends `data` to `out` as one piece of a deflate stream: the
