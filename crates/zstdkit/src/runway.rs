@@ -360,10 +360,13 @@ fn lay_down(mut source: Box<dyn Read + Send>, runway: &Runway, shared: &Shared) 
         let end = start + want;
         if end > committed {
             let to = end.next_multiple_of(STEP).min(runway.len);
-            if let Err(e) = commit_recycling(runway, shared, committed, to) {
-                return fail(shared, e);
-            }
-            shared.lock().committed = to;
+            let recycled = match commit_recycling(runway, shared, committed, to) {
+                Ok(n) => n,
+                Err(e) => return fail(shared, e),
+            };
+            let mut feed = shared.lock();
+            feed.committed = to;
+            feed.recycled += recycled;
         }
         // SAFETY: `start..end` is committed (above), inside the runway, and
         // no one else touches it: zstd reads only below `filled`, which is
@@ -390,9 +393,11 @@ fn lay_down(mut source: Box<dyn Read + Send>, runway: &Runway, shared: &Shared) 
 }
 
 /// Commits `start..end` (whole steps), moving spare steps' pages there
-/// first where there are any and the kernel can.
-fn commit_recycling(runway: &Runway, shared: &Shared, start: usize, end: usize) -> io::Result<()> {
+/// first where there are any and the kernel can; returns how many steps
+/// were moved.
+fn commit_recycling(runway: &Runway, shared: &Shared, start: usize, end: usize) -> io::Result<u64> {
     let mut at = start;
+    let mut moved = 0;
     while at + STEP <= end {
         let spare = {
             let mut feed = shared.lock();
@@ -404,14 +409,15 @@ fn commit_recycling(runway: &Runway, shared: &Shared, start: usize, end: usize) 
         };
         let Some(from) = spare else { break };
         if runway.recycle(from, at, STEP)? {
-            shared.lock().recycled += 1;
+            moved += 1;
             at += STEP;
         } else {
             runway.release(from, from + STEP)?;
             shared.lock().no_recycling = true;
         }
     }
-    runway.commit(at, end)
+    runway.commit(at, end)?;
+    Ok(moved)
 }
 
 fn fail(shared: &Shared, e: io::Error) {
