@@ -10,7 +10,7 @@ use crate::sequences::Sequence;
 
 /// Zeroed bytes kept past the output's end, so literals and matches can
 /// be copied in fixed 16-byte pieces that may run past their length.
-const SLACK: usize = 32;
+pub(crate) const SLACK: usize = 32;
 
 /// The decoded output: the bytes produced so far (or, after
 /// [`Output::drain`], the most recent of them), followed by slack.
@@ -76,33 +76,6 @@ impl Output {
         self.filled = keep;
         self.drained += old as u64;
         Ok(())
-    }
-
-    /// Hands every byte held but the last `keep` on without copying them:
-    /// returns the buffer they are in (its first `n` bytes, with `n` the
-    /// second value), and carries on in `fresh`, into which only the kept
-    /// bytes are copied. `fresh` may hold anything (a buffer handed off
-    /// before, come back): bytes past the output's end are never read. A
-    /// pipeline's executor hands its output to other threads this way, so
-    /// each byte is copied at most once per `keep` bytes handed on.
-    pub fn hand_off(&mut self, keep: usize, mut fresh: Vec<u8>) -> (Vec<u8>, usize) {
-        let keep = keep.min(self.filled);
-        let old = self.filled - keep;
-        if fresh.len() < self.buf.len() {
-            // Zeroed, so untouched until written (see `room`).
-            fresh = zeroed(self.buf.len());
-        }
-        fresh[..keep].copy_from_slice(&self.buf[old..self.filled]);
-        let out = std::mem::replace(&mut self.buf, fresh);
-        self.filled = keep;
-        self.drained += old as u64;
-        (out, old)
-    }
-
-    /// How long a buffer given to [`Output::hand_off`] must be to be used
-    /// as it is (a shorter one is replaced by a new one).
-    pub fn hand_off_size(&self) -> usize {
-        self.buf.len()
     }
 
     /// The bytes produced, as a vector.
@@ -185,24 +158,16 @@ impl Output {
     /// Executes `decoded`, `distance` giving each sequence's distance, in
     /// order, once each.
     #[inline(always)]
+    #[allow(unsafe_code)]
     fn run(
         &mut self,
         decoded: &DecodedBlock,
         block: &Block,
         frame_start: u64,
         window: u64,
-        mut distance_of: impl FnMut(&Sequence) -> u32,
+        distance_of: impl FnMut(&Sequence) -> u32,
     ) -> Result<(), Error> {
-        if !decoded.valid {
-            return Err(Error::Corrupt {
-                frame: block.frame,
-                offset: block.header,
-                what: "executing a block whose entropy stage failed",
-            });
-        }
         self.room(decoded.output_size);
-        let literals = decoded.padded_literals();
-        let literal_count = decoded.literals().len();
         // A match reaches back over the frame's bytes that are held (its
         // start, or the first byte held if older ones were drained), and
         // no further than the window.
@@ -211,59 +176,116 @@ impl Output {
             .filled
             .saturating_sub(usize::try_from(produced).unwrap_or(usize::MAX));
         let window = usize::try_from(window).unwrap_or(usize::MAX);
-        let buf = &mut self.buf[..];
-        let mut pos = self.filled;
-        let mut lit = 0usize;
-        let sequences = &decoded.sequences[..];
-        // The distances of the sequences from the one executed on, found
-        // PREFETCH_AHEAD sequences early so that their match sources can be
-        // prefetched (see `prefetch`); `ahead` is where the output is at
-        // the start of the next sequence to look at.
-        let mut distances = [0u32; RING];
-        let mut ahead = pos;
-        let mut look = |buf: &[u8], i: usize, ahead: &mut usize, distances: &mut [u32; RING]| {
-            let s = &sequences[i];
-            let distance = distance_of(s);
-            distances[i % RING] = distance;
-            let at = *ahead + s.literal_length as usize;
-            prefetch(buf, at.wrapping_sub(distance as usize));
-            *ahead = at + s.match_length as usize;
-        };
-        for i in 0..sequences.len().min(PREFETCH_AHEAD) {
-            look(buf, i, &mut ahead, &mut distances);
-        }
-        for (i, sequence) in sequences.iter().enumerate() {
-            if i + PREFETCH_AHEAD < sequences.len() {
-                look(buf, i + PREFETCH_AHEAD, &mut ahead, &mut distances);
-            }
-            let ll = sequence.literal_length as usize;
-            // The entropy stage checked the literal total against the
-            // literal count, and the output against the room made above.
-            copy_literals(buf, pos, literals, lit, ll);
-            pos += ll;
-            lit += ll;
-            let ml = sequence.match_length as usize;
-            let distance = distances[i % RING] as usize;
-            let available = (pos - floor).min(window);
-            // One compare: a distance of 0 wraps to the largest value.
-            if distance.wrapping_sub(1) >= available {
-                return Err(Error::OffsetOutOfRange {
-                    frame: block.frame,
-                    offset: block.header,
-                    sequence: i,
-                    distance: distance as u64,
-                    available: available as u64,
-                });
-            }
-            copy_match(buf, pos, distance, ml);
-            pos += ml;
-        }
-        let rest = literal_count - lit;
-        buf[pos..pos + rest].copy_from_slice(&literals[lit..literal_count]);
-        pos += rest;
-        self.filled = pos;
+        // SAFETY: `buf` is borrowed mutably for the call, so no other
+        // reference to it exists; `execute_raw` checks that the block and
+        // the slack fit in it (`room` made them fit).
+        self.filled = unsafe {
+            execute_raw(
+                self.buf.as_mut_ptr(),
+                self.buf.len(),
+                self.filled,
+                floor,
+                window,
+                decoded,
+                block,
+                distance_of,
+            )
+        }?;
         Ok(())
     }
+}
+
+/// Executes `decoded` into the `cap` bytes at `base`, its output starting
+/// at `pos`, its matches reaching back no further than `floor` nor the
+/// window; returns where the output ends. Raw, not a slice: the
+/// pipeline's ring (`parallel::ring`) is read by other threads in the
+/// bytes before `pos`, which this only reads, and a `&mut` over them
+/// would claim them all.
+///
+/// # Safety
+///
+/// `base..base + cap` is valid for reads and writes for the call, and no
+/// reference to any of its bytes from `pos` on exists during it (bytes
+/// before `pos` may be read through shared references elsewhere).
+#[inline(always)]
+#[allow(unsafe_code, clippy::too_many_arguments)]
+pub(crate) unsafe fn execute_raw(
+    base: *mut u8,
+    cap: usize,
+    pos: usize,
+    floor: usize,
+    window: usize,
+    decoded: &DecodedBlock,
+    block: &Block,
+    mut distance_of: impl FnMut(&Sequence) -> u32,
+) -> Result<usize, Error> {
+    // Only a valid block's literals, sequences and output size agree
+    // (`entropy::decode_content`): the sums of the literal lengths and
+    // the match lengths are within its literal count and output size,
+    // which every write below relies on.
+    if !decoded.valid || floor > pos || cap.saturating_sub(pos) < decoded.output_size + SLACK {
+        return Err(Error::Corrupt {
+            frame: block.frame,
+            offset: block.header,
+            what: "executing a block whose entropy stage failed",
+        });
+    }
+    let literals = decoded.padded_literals();
+    let literal_count = decoded.literals().len();
+    let mut pos = pos;
+    let mut lit = 0usize;
+    let sequences = &decoded.sequences[..];
+    // The distances of the sequences from the one executed on, found
+    // PREFETCH_AHEAD sequences early so that their match sources can be
+    // prefetched (see `prefetch`); `ahead` is where the output is at
+    // the start of the next sequence to look at.
+    let mut distances = [0u32; RING];
+    let mut ahead = pos;
+    let mut look = |i: usize, ahead: &mut usize, distances: &mut [u32; RING]| {
+        let s = &sequences[i];
+        let distance = distance_of(s);
+        distances[i % RING] = distance;
+        let at = *ahead + s.literal_length as usize;
+        prefetch(base, cap, at.wrapping_sub(distance as usize));
+        *ahead = at + s.match_length as usize;
+    };
+    for i in 0..sequences.len().min(PREFETCH_AHEAD) {
+        look(i, &mut ahead, &mut distances);
+    }
+    for (i, sequence) in sequences.iter().enumerate() {
+        if i + PREFETCH_AHEAD < sequences.len() {
+            look(i + PREFETCH_AHEAD, &mut ahead, &mut distances);
+        }
+        let ll = sequence.literal_length as usize;
+        // SAFETY: the literal lengths so far sum to at most the block's
+        // literal count and the output to at most its output size, which
+        // fits with the slack after the starting `pos` (checked above).
+        unsafe { copy_literals(base, pos, literals, lit, ll) };
+        pos += ll;
+        lit += ll;
+        let ml = sequence.match_length as usize;
+        let distance = distances[i % RING] as usize;
+        let available = (pos - floor).min(window);
+        // One compare: a distance of 0 wraps to the largest value.
+        if distance.wrapping_sub(1) >= available {
+            return Err(Error::OffsetOutOfRange {
+                frame: block.frame,
+                offset: block.header,
+                sequence: i,
+                distance: distance as u64,
+                available: available as u64,
+            });
+        }
+        // SAFETY: the source is at or after `floor` (the check above) and
+        // the match's output, with its scratch, inside the output size
+        // and the slack (as for the literals).
+        unsafe { copy_match(base, pos, distance, ml) };
+        pos += ml;
+    }
+    let rest = &literals[lit..literal_count];
+    // SAFETY: the rest of the literals end the block's output.
+    unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), base.add(pos), rest.len()) };
+    Ok(pos + rest.len())
 }
 
 /// Sequences between the one executed and the one whose match source is
@@ -275,22 +297,23 @@ const PREFETCH_AHEAD: usize = 32;
 /// two above [`PREFETCH_AHEAD`], so indexing it is a mask.
 const RING: usize = 64;
 
-/// Asks the CPU to load the cache line of `buf[index]`, without waiting
-/// for it. An index past the buffer (a corrupt offset, refused when its
-/// sequence is executed) prefetches nothing useful and does no harm.
+/// Asks the CPU to load the cache line of byte `index` of the `cap`
+/// bytes at `base`, without waiting for it. An index past them (a corrupt
+/// offset, refused when its sequence is executed) prefetches nothing
+/// useful and does no harm.
 #[inline(always)]
 #[allow(unsafe_code)]
-fn prefetch(buf: &[u8], index: usize) {
+fn prefetch(base: *const u8, cap: usize, index: usize) {
     #[cfg(target_arch = "x86_64")]
     {
-        let line = buf.as_ptr().wrapping_add(index.min(buf.len())).cast::<i8>();
+        let line = base.wrapping_add(index.min(cap)).cast::<i8>();
         // SAFETY: a prefetch is a hint: it reads nothing the program can
         // observe, never faults, and any address may be given; SSE, which
         // it needs, is part of every x86_64 CPU.
         unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (buf, index);
+    let _ = (base, cap, index);
 }
 
 /// Bytes every literal run and every far enough match is copied in at
@@ -301,81 +324,139 @@ const WILD: usize = 32;
 // The output's slack and the literals' padding take the scratch.
 const _: () = assert!(WILD <= SLACK && WILD <= crate::literals::LITERAL_SLACK);
 
-/// Copies `length` literals from `literals[from..]` to `buf[to..]`: the
+/// Copies `length` literals from `literals[from..]` to `base + to`: the
 /// first [`WILD`] bytes at once, then 16-byte pieces. Writes up to
-/// [`WILD`] bytes of scratch past the end (inside the slack) and reads
-/// into the literals' padding.
+/// [`WILD`] bytes of scratch past the end and reads into the literals'
+/// padding (a slice: its bounds are checked).
+///
+/// # Safety
+///
+/// `base + to` is writable for `length` bytes and the slack past them.
 #[inline(always)]
-fn copy_literals(buf: &mut [u8], to: usize, literals: &[u8], from: usize, length: usize) {
-    buf[to..to + WILD].copy_from_slice(&literals[from..from + WILD]);
+#[allow(unsafe_code)]
+unsafe fn copy_literals(base: *mut u8, to: usize, literals: &[u8], from: usize, length: usize) {
+    let first = &literals[from..from + WILD];
+    // SAFETY: the caller's; `first` is WILD bytes.
+    unsafe { std::ptr::copy_nonoverlapping(first.as_ptr(), base.add(to), WILD) };
     if length > WILD {
-        copy_rest_literals(buf, to, literals, from, length);
+        // SAFETY: the caller's.
+        unsafe { copy_rest_literals(base, to, literals, from, length) };
     }
 }
 
 /// The part of [`copy_literals`] past its first [`WILD`] bytes; out of
 /// line, as one run in a thousand needs it.
+///
+/// # Safety
+///
+/// As for [`copy_literals`].
 #[inline(never)]
-fn copy_rest_literals(buf: &mut [u8], to: usize, literals: &[u8], from: usize, length: usize) {
+#[allow(unsafe_code)]
+unsafe fn copy_rest_literals(
+    base: *mut u8,
+    to: usize,
+    literals: &[u8],
+    from: usize,
+    length: usize,
+) {
     if length <= 128 {
         let mut done = WILD;
         while done < length {
-            buf[to + done..to + done + 16]
-                .copy_from_slice(&literals[from + done..from + done + 16]);
+            let piece = &literals[from + done..from + done + 16];
+            // SAFETY: the caller's: 16-byte pieces end within the slack.
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), base.add(to + done), 16) };
             done += 16;
         }
     } else {
-        buf[to + WILD..to + length].copy_from_slice(&literals[from + WILD..from + length]);
+        let rest = &literals[from + WILD..from + length];
+        // SAFETY: the caller's.
+        unsafe { std::ptr::copy_nonoverlapping(rest.as_ptr(), base.add(to + WILD), rest.len()) };
     }
+}
+
+/// `ptr::copy` of `n` bytes from `base + from` to `base + to` (the two
+/// may overlap: a memmove).
+///
+/// # Safety
+///
+/// Both ranges are inside the region the caller may read and write.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn within(base: *mut u8, from: usize, to: usize, n: usize) {
+    // SAFETY: the caller's.
+    unsafe { std::ptr::copy(base.add(from), base.add(to), n) };
 }
 
 /// Copies `length` bytes from `distance` back to `pos`; the copy may
 /// overlap itself (a distance shorter than the length repeats a pattern)
-/// and may write up to [`WILD`] bytes of scratch past its end, inside the
-/// slack.
+/// and may write up to [`WILD`] bytes of scratch past its end.
+///
+/// # Safety
+///
+/// `base + pos - distance .. base + pos + length` and the slack past it
+/// are inside the region the caller may read and write.
 #[inline(always)]
-fn copy_match(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
+#[allow(unsafe_code)]
+unsafe fn copy_match(base: *mut u8, pos: usize, distance: usize, length: usize) {
     if distance >= 16 {
         let src = pos - distance;
         // Two 16-byte pieces, in order: each reads bytes already final
         // (the second's may be the first's, at a distance under 32),
         // and whatever they write past `length` is scratch.
-        buf.copy_within(src..src + 16, pos);
-        buf.copy_within(src + 16..src + WILD, pos + 16);
+        // SAFETY: the caller's; the reads end before `pos + 16`.
+        unsafe {
+            within(base, src, pos, 16);
+            within(base, src + 16, pos + 16, 16);
+        }
         if length > WILD {
-            copy_rest_far(buf, pos, distance, length);
+            // SAFETY: the caller's.
+            unsafe { copy_rest_far(base, pos, distance, length) };
         }
     } else {
-        copy_near(buf, pos, distance, length);
+        // SAFETY: the caller's.
+        unsafe { copy_near(base, pos, distance, length) };
     }
 }
 
 /// The part of a match at a distance of 16 or more past its first
 /// [`WILD`] bytes.
+///
+/// # Safety
+///
+/// As for [`copy_match`].
 #[inline(never)]
-fn copy_rest_far(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
+#[allow(unsafe_code)]
+unsafe fn copy_rest_far(base: *mut u8, pos: usize, distance: usize, length: usize) {
     let src = pos - distance;
     if length <= 128 || distance < length {
         // Each 16-byte piece reads bytes already final.
         let mut done = WILD;
         while done < length {
-            buf.copy_within(src + done..src + done + 16, pos + done);
+            // SAFETY: the caller's: pieces end within the slack.
+            unsafe { within(base, src + done, pos + done, 16) };
             done += 16;
         }
     } else {
-        buf.copy_within(src + WILD..src + length, pos + WILD);
+        // SAFETY: the caller's; source and target do not overlap.
+        unsafe { within(base, src + WILD, pos + WILD, length - WILD) };
     }
 }
 
 /// A match at a distance under 16, which repeats a pattern; out of line,
 /// as three matches in a hundred are so near.
+///
+/// # Safety
+///
+/// As for [`copy_match`].
 #[inline(never)]
-fn copy_near(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
+#[allow(unsafe_code)]
+unsafe fn copy_near(base: *mut u8, pos: usize, distance: usize, length: usize) {
     let src = pos - distance;
     if distance >= 8 {
         let mut done = 0;
         while done < length {
-            buf.copy_within(src + done..src + done + 8, pos + done);
+            // SAFETY: the caller's: pieces end within the slack.
+            unsafe { within(base, src + done, pos + done, 8) };
             done += 8;
         }
     } else {
@@ -383,14 +464,16 @@ fn copy_near(buf: &mut [u8], pos: usize, distance: usize, length: usize) {
         // them every `step` bytes, the largest multiple of the period that
         // fits, so each write starts at the pattern's phase.
         let mut pattern = [0u8; 16];
-        pattern[..distance].copy_from_slice(&buf[src..src + distance]);
+        // SAFETY: the caller's: `distance` bytes before `pos`.
+        unsafe { std::ptr::copy_nonoverlapping(base.add(src), pattern.as_mut_ptr(), distance) };
         for i in distance..16 {
             pattern[i] = pattern[i - distance];
         }
         let step = 16 - 16 % distance;
         let mut done = 0;
         while done < length {
-            buf[pos + done..pos + done + 16].copy_from_slice(&pattern);
+            // SAFETY: the caller's: writes end within the slack.
+            unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), base.add(pos + done), 16) };
             done += step;
         }
     }

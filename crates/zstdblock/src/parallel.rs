@@ -12,10 +12,9 @@
 //! 3. the **executor** takes the ranges back in order, resolves repeat
 //!    offsets and executes them through the window (while the next range
 //!    is not back it decodes one no worker has started, so it never sleeps
-//!    while work waits), and hands its output on a buffer at a time,
-//!    without copying it: of two buffers, it executes into one while the
-//!    other is hashed and written, and copies only the window across
-//!    ([`Output::hand_off`](crate::Output::hand_off));
+//!    while work waits), into a ring mapped twice in a row (`ring`), so the
+//!    window behind it is always contiguous and never copied, and hands
+//!    its output on a MiB at a time, read in place;
 //! 4. the **hasher** computes each frame's XXH64 beside
 //! 5. the **writer**, which runs on the caller's thread (so the writer
 //!    need not be `Send`) and waits at each checksummed frame's end for
@@ -28,8 +27,9 @@
 //! kilobytes, are what the workers decode), so the walker keeps ahead.
 //!
 //! **Memory** is the window and the blocks in flight, independent of the
-//! input's length and the output's: the executor's two output buffers,
-//! each at most twice the window (or the window + 1 MiB) + 128 KiB; and
+//! input's length and the output's: the executor's ring, the window +
+//! 2 MiB + 128 KiB (a window over 16 MiB is reached by growing it as the
+//! frame's history does); and
 //! at most [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and
 //! executor, each with its input (the [`RANGE_BLOCKS`] blocks' bytes, at
 //! most 1 MiB, and 64 KiB read ahead) and, once a worker or the executor
@@ -38,7 +38,7 @@
 //! tenth of that, in sets of buffers made once, one per worker and
 //! [`DECODED_AHEAD`] more, which the executor hands back for the next
 //! range to start). With two workers and an 8 MiB window
-//! (`zstd -19`) that is at most 2 × 16.1 + 6 × 1.1 MiB of buffers plus
+//! (`zstd -19`) that is at most 10.1 + 6 × 1.1 MiB of buffers plus
 //! the decoded blocks; [`Parallel::decode_reader`] reads its input so,
 //! and [`Parallel::decode`] lends the caller's slice to the ranges, not
 //! copied. `tests/streamed.rs` checks that the peak does not grow
@@ -60,6 +60,7 @@
 //! cannot pay.
 
 mod executor;
+mod ring;
 mod sink;
 
 use std::io::{self, Read, Write};
@@ -72,7 +73,7 @@ use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_s
 use crate::source::{Bytes, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
-use sink::{ToHasher, ToWriter, hash, write};
+use sink::{Released, ToHasher, ToWriter, hash, write};
 
 /// Blocks in one worker's range: enough that a range is about a
 /// millisecond of work, so handing it over (a wake-up, which on a busy
@@ -93,14 +94,6 @@ pub const DECODED_AHEAD: usize = 1;
 /// caller's thread: starting the pipeline costs about 100 µs, the
 /// entropy stage of this much input a few hundred.
 pub const MIN_PARALLEL_INPUT: usize = 512 << 10;
-/// The executor drains its output once it holds this much beyond the
-/// window (or the window again, if larger), so the window's bytes are
-/// moved at most once per this much output.
-const MIN_DRAIN: usize = 1 << 20;
-/// Output buffers waiting for the hasher, and for the writer (there are
-/// only two, and the executor fills one).
-const CHUNKS_QUEUED: usize = 1;
-
 /// How to decode: threads, window limit, and when threads pay.
 #[derive(Clone, Debug)]
 pub struct Parallel {
@@ -326,12 +319,13 @@ fn pipeline<R: Read + Send, W: Write>(
     }
     let (job_tx, job_rx) = bounded::<Unit>(in_flight);
     let (done_tx, done_rx) = unbounded::<Unit>();
-    let (hash_tx, hash_rx) = bounded::<ToHasher>(CHUNKS_QUEUED);
-    let (write_tx, write_rx) = bounded::<ToWriter>(CHUNKS_QUEUED);
+    // Unbounded: the chunks in flight are bounded by the executor's ring
+    // (it waits for their release before it writes over them).
+    let (hash_tx, hash_rx) = unbounded::<ToHasher>();
+    let (write_tx, write_rx) = unbounded::<ToWriter>();
     let (verdict_tx, verdict_rx) = unbounded::<Result<(), Error>>();
-    // The executor's second output buffer (the first is its own), which
-    // the hasher makes when the first frame starts.
-    let (pool_tx, pool_rx) = unbounded::<Vec<u8>>();
+    // Word of each chunk the hasher and the writer let go of.
+    let (released_tx, released_rx) = unbounded::<Released>();
     let (shelf_back, shelf) = shelf(workers + DECODED_AHEAD);
     std::thread::scope(|scope| {
         let mut stages = vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx))];
@@ -340,16 +334,22 @@ fn pipeline<R: Read + Send, W: Write>(
             stages.push(scope.spawn(move || work(jobs, done, shelf)));
         }
         drop(done_tx);
-        let pool = pool_tx.clone();
+        let released = released_tx.clone();
         stages.push(scope.spawn(move || {
             let shelf = (shelf_back, shelf);
             execute(
-                job_rx, done_rx, credit_tx, shelf, hash_tx, write_tx, pool_rx,
+                job_rx,
+                done_rx,
+                credit_tx,
+                shelf,
+                hash_tx,
+                write_tx,
+                released_rx,
             )
         }));
-        stages.push(scope.spawn(move || hash(hash_rx, verdict_tx, pool)));
+        stages.push(scope.spawn(move || hash(hash_rx, verdict_tx, released)));
         // Returning drops the writer's receivers, which stops the others.
-        let written = write(writer, write_rx, verdict_rx, pool_tx);
+        let written = write(writer, write_rx, verdict_rx, released_tx);
         // Joined one by one, not left to the scope, whose wait ends when
         // each stage's function returns, before its thread has freed its
         // thread-locals and exited: joined, no thread of the pipeline

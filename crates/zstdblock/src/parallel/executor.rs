@@ -7,72 +7,59 @@ use std::sync::Arc;
 
 use crossbeam::channel::{Receiver, Sender, TryRecvError};
 
-use super::sink::{Chunk, ToHasher, ToWriter};
-use super::{Credit, MIN_DRAIN, Unit, UnitKind, entropy};
+use super::ring::{CHUNK, RingOutput};
+use super::sink::{Released, ToHasher, ToWriter};
+use super::{Credit, Unit, UnitKind, entropy};
 use crate::entropy::DecodedBlock;
 use crate::error::Error;
-use crate::execute::Output;
 use crate::frame::{BLOCK_SIZE_MAX, Block, BlockKind};
 use crate::offsets::INITIAL_REPEATS;
 use crate::source::Bytes;
 
-/// The output the executor holds when it hands a buffer on, for a frame
-/// of this window: the window, and as much again (at least
-/// [`MIN_DRAIN`]) and a block, so the window copied across is at most
-/// the bytes handed on.
-fn hand_off_at(window: u64) -> usize {
-    let keep = usize::try_from(window).unwrap_or(usize::MAX);
-    keep.saturating_add(keep.max(MIN_DRAIN))
-        .saturating_add(BLOCK_SIZE_MAX)
-}
-
-/// The largest output buffer allocated at a frame's start: windows up to
-/// 128 MiB (`--long=27`, zstd's default limit) are reserved for at once.
-const MAX_RESERVED: usize = 512 << 20;
-
 /// The executor's state within a frame.
 struct Current {
     start: u64,
-    window: u64,
     content_size: Option<u64>,
     has_checksum: bool,
     repeats: [u32; 3],
 }
 
-/// Where the executor's output goes: the hasher, the writer, and the
-/// pool the two give its buffers back through.
+/// Where the executor's output goes: the hasher, the writer, and word
+/// from the two of the chunks they let go of.
 struct Downstream {
     hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
-    pool: Receiver<Vec<u8>>,
+    released: Receiver<Released>,
 }
 
 impl Downstream {
-    /// Hands `out`'s bytes but the last `keep` downstream without copying
-    /// them: the buffer they are in goes to the hasher and the writer, and
-    /// the executor carries on in the other buffer, back from them, with
-    /// only the window copied over. Two buffers in all, so waiting for the
-    /// other one is what keeps the executor at most a buffer ahead of the
-    /// writer. False when the hasher or the writer is gone.
-    fn hand_on(&self, out: &mut Output, keep: usize, hashed: bool) -> bool {
-        if out.len() <= keep {
+    /// Hands the bytes of `out` not yet handed on but the last `hold` to
+    /// the hasher (if the frame has a checksum) and the writer, if there
+    /// are at least `min` of them (see [`RingOutput::take`]). They read
+    /// them in place. False when the hasher or the writer is gone.
+    fn hand_on(&self, out: &mut RingOutput, min: usize, hold: usize, hashed: bool) -> bool {
+        let Some(chunk) = out.take(min, hold) else {
             return true;
-        }
-        // An empty buffer is the writer's word that it stopped (see
-        // `sink::write`): the buffers handed round are never empty (the
-        // spare has a byte at least, and a buffer handed on held output).
-        let Ok(fresh) = self.pool.recv() else {
-            return false;
         };
-        if fresh.is_empty() {
-            return false;
-        }
-        let (buf, len) = out.hand_off(keep, fresh);
-        let chunk = Arc::new(Chunk { buf, len });
+        let chunk = Arc::new(chunk);
         if hashed && self.hasher.send(ToHasher::Data(chunk.clone())).is_err() {
             return false;
         }
         self.writer.send(ToWriter::Data(chunk)).is_ok()
+    }
+
+    /// Waits until `size` more bytes can be written without reaching a
+    /// chunk the readers still hold. This is what keeps the executor at
+    /// most the ring's lag ahead of the writer. False when the writer
+    /// stopped.
+    fn wait_for_room(&self, out: &mut RingOutput, size: usize) -> bool {
+        while out.blocked(size) {
+            match self.released.recv() {
+                Ok(Released::Chunk) => out.release_oldest(),
+                Ok(Released::Stopped) | Err(_) => return false,
+            }
+        }
+        true
     }
 }
 
@@ -89,13 +76,13 @@ struct Executor<'a> {
     /// (see `super::shelf`).
     shelf: (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>),
     downstream: Downstream,
-    out: Output,
+    /// Made at the first frame's start, for its window; it grows when a
+    /// frame's history outgrows it.
+    out: Option<RingOutput>,
     /// Units back from the workers before their turn, by number.
     pending: BTreeMap<u64, Unit<'a>>,
     next: u64,
     current: Option<Current>,
-    /// The hasher was asked for the second output buffer.
-    spare_asked: bool,
 }
 
 /// The executor: units back in order, executed through the window.
@@ -106,7 +93,7 @@ pub(super) fn execute<'a>(
     shelf: (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>),
     hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
-    pool: Receiver<Vec<u8>>,
+    released: Receiver<Released>,
 ) {
     Executor {
         jobs,
@@ -116,13 +103,12 @@ pub(super) fn execute<'a>(
         downstream: Downstream {
             hasher,
             writer,
-            pool,
+            released,
         },
-        out: Output::new(),
+        out: None,
         pending: BTreeMap::new(),
         next: 0,
         current: None,
-        spare_asked: false,
     }
     .run();
 }
@@ -194,7 +180,7 @@ impl<'a> Executor<'a> {
                 window,
                 content_size,
                 has_checksum,
-            } => Ok(self.frame_start(*window, *content_size, *has_checksum)),
+            } => self.frame_start(*window, *content_size, *has_checksum),
             UnitKind::Blocks {
                 blocks,
                 done: decoded_count,
@@ -203,10 +189,9 @@ impl<'a> Executor<'a> {
             } => {
                 let blocks = blocks.iter().zip(decoded.iter_mut()).take(*decoded_count);
                 match (self.blocks(blocks, input, *base), error.take()) {
-                    (Ok(true), Some(e)) => Err(e),
+                    (Ok(true), Some(e)) => Err(ToWriter::Fail(e)),
                     (other, _) => other,
                 }
-                .map_err(ToWriter::Fail)
             }
             UnitKind::FrameEnd {
                 index,
@@ -222,33 +207,37 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// False when the hasher is gone.
-    fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) -> bool {
-        // The most the buffer holds before it is handed on, allocated
-        // once (zeroed, so its pages are touched only as written), rather
-        // than grown by doubling, each copy faulting its pages in afresh;
-        // a window so large that this would be gigabytes grows instead.
-        let most = hand_off_at(window).saturating_add(BLOCK_SIZE_MAX);
-        if most <= MAX_RESERVED {
-            self.out.reserve(most);
-        }
-        // The second buffer is made once, as large as the first is now,
-        // off this thread (a later frame's larger window grows it here).
-        if !self.spare_asked {
-            self.spare_asked = true;
-            let size = self.out.hand_off_size();
-            if self.downstream.hasher.send(ToHasher::Spare(size)).is_err() {
-                return false;
+    /// A frame starts: a ring for its window unless the one held is large
+    /// enough. `Ok(false)` when a later stage is gone.
+    fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) -> Step {
+        let window = usize::try_from(window).unwrap_or(usize::MAX);
+        match &mut self.out {
+            // A ring too small for this frame grows as the frame needs.
+            Some(out) => out.start_frame(window),
+            held => {
+                let mut out = RingOutput::new(window).map_err(ToWriter::Memory)?;
+                // The hasher, idle until the first chunk, faults the ring
+                // in while the executor starts.
+                if self
+                    .downstream
+                    .hasher
+                    .send(ToHasher::Populate(Arc::clone(out.ring())))
+                    .is_err()
+                {
+                    return Ok(false);
+                }
+                out.start_frame(window);
+                *held = Some(out);
             }
         }
+        let start = self.out.as_ref().map_or(0, RingOutput::position);
         self.current = Some(Current {
-            start: self.out.position(),
-            window,
+            start,
             content_size,
             has_checksum,
             repeats: INITIAL_REPEATS,
         });
-        true
+        Ok(true)
     }
 
     /// Executes the blocks a worker decoded, in order; `Ok(false)` when a
@@ -258,32 +247,29 @@ impl<'a> Executor<'a> {
         blocks: impl Iterator<Item = (&'b Block, &'b mut DecodedBlock)>,
         input: &[u8],
         base: usize,
-    ) -> Result<bool, Error> {
+    ) -> Result<bool, ToWriter> {
         let content = |block: &Block| &input[block.content.start - base..block.content.end - base];
         let frame = self.current.as_mut().expect("blocks come inside a frame");
-        let keep = usize::try_from(frame.window).unwrap_or(usize::MAX);
-        let threshold = hand_off_at(frame.window);
+        let out = self.out.as_mut().expect("a frame has a ring");
         for (block, decoded) in blocks {
+            let size = match block.kind {
+                BlockKind::Raw => block.content.len(),
+                BlockKind::Rle => block.known_size.unwrap_or(0),
+                BlockKind::Compressed => decoded.output_size().min(BLOCK_SIZE_MAX),
+            };
+            if !self.downstream.wait_for_room(out, size) {
+                return Ok(false);
+            }
+            out.room(size).map_err(ToWriter::Memory)?;
             match block.kind {
-                BlockKind::Raw => self.out.push_raw(content(block)),
-                BlockKind::Rle => self
-                    .out
-                    .push_rle(content(block)[0], block.known_size.unwrap_or(0)),
+                BlockKind::Raw => out.push_raw(content(block)),
+                BlockKind::Rle => out.push_rle(content(block)[0], size),
                 BlockKind::Compressed => {
-                    self.out.execute_resolving(
-                        decoded,
-                        &mut frame.repeats,
-                        block,
-                        frame.start,
-                        frame.window,
-                    )?;
+                    out.execute_resolving(decoded, &mut frame.repeats, block)
+                        .map_err(ToWriter::Fail)?;
                 }
             }
-            if self.out.len() >= threshold
-                && !self
-                    .downstream
-                    .hand_on(&mut self.out, keep, frame.has_checksum)
-            {
+            if !self.downstream.hand_on(out, CHUNK, 1, frame.has_checksum) {
                 return Ok(false);
             }
         }
@@ -292,7 +278,8 @@ impl<'a> Executor<'a> {
 
     fn frame_end(&mut self, index: usize, end: usize, checksum: Option<u32>) -> Step {
         let frame = self.current.take().expect("a frame ends after it starts");
-        let produced = self.out.position() - frame.start;
+        let out = self.out.as_mut().expect("a frame has a ring");
+        let produced = out.position() - frame.start;
         if let Some(declared) = frame.content_size.filter(|&d| d != produced) {
             return Err(ToWriter::Fail(Error::ContentSize {
                 frame: index,
@@ -302,7 +289,7 @@ impl<'a> Executor<'a> {
             }));
         }
         let down = &self.downstream;
-        let mut alive = down.hand_on(&mut self.out, 0, frame.has_checksum);
+        let mut alive = down.hand_on(out, 0, 0, frame.has_checksum);
         if let (true, Some(stored)) = (alive, checksum) {
             alive = down
                 .hasher

@@ -1,27 +1,30 @@
 //! The last two stages: the hasher, which checks each frame's XXH64, and
 //! the writer, on the caller's thread, which waits at a checksummed
-//! frame's end for the hasher's verdict; and the buffers both hand back
-//! to the executor.
+//! frame's end for the hasher's verdict; both read the executor's chunks
+//! in place and tell it when they let go of each.
 
 use std::io::{self, Write};
 use std::sync::Arc;
 
 use crossbeam::channel::{Receiver, Sender};
 
+use super::ring::{Chunk, Ring};
 use crate::StreamError;
 use crate::error::Error;
 
-/// A buffer of output handed on: bytes `..len` of it.
-pub(super) struct Chunk {
-    pub(super) buf: Vec<u8>,
-    pub(super) len: usize,
+/// What the hasher and the writer tell the executor.
+pub(super) enum Released {
+    /// The oldest chunk handed on was let go of by both (chunks are
+    /// released in order).
+    Chunk,
+    /// The writer stopped: the executor stops too.
+    Stopped,
 }
 
 /// What the executor sends the hasher.
 pub(super) enum ToHasher {
-    /// Make the executor's second output buffer, this long, its pages
-    /// touched, and put it in the pool (see [`spare`]).
-    Spare(usize),
+    /// Fault in the executor's new ring (see [`Ring::populate`]).
+    Populate(Arc<Ring>),
     Data(Arc<Chunk>),
     End {
         index: usize,
@@ -37,25 +40,25 @@ pub(super) enum ToWriter {
     Verify,
     Fail(Error),
     Unreadable(io::Error),
+    /// The executor's ring could not be mapped.
+    Memory(io::Error),
 }
 
 /// The hasher: each checksummed frame's XXH64, a verdict at its end.
 pub(super) fn hash(
     chunks: Receiver<ToHasher>,
     verdicts: Sender<Result<(), Error>>,
-    pool: Sender<Vec<u8>>,
+    released: Sender<Released>,
 ) {
     let mut hasher = xxhash_rust::xxh64::Xxh64::new(0);
     for message in chunks {
         match message {
             // The executor may have finished already (a short frame):
             // the verdicts still to come are wanted all the same.
-            ToHasher::Spare(size) => {
-                let _ = pool.send(spare(size));
-            }
+            ToHasher::Populate(ring) => ring.populate(),
             ToHasher::Data(chunk) => {
-                hasher.update(&chunk.buf[..chunk.len]);
-                recycle(chunk, &pool);
+                hasher.update(chunk.bytes());
+                release(chunk, &released);
             }
             ToHasher::End {
                 index,
@@ -82,30 +85,14 @@ pub(super) fn hash(
     }
 }
 
-/// A buffer of `size` bytes with every page written once. The first write
-/// to a fresh page faults (the kernel zeroes it): tens of megabytes of
-/// faults are milliseconds, which the hasher, idle until the executor's
-/// first hand-off, takes off the executor, the pipeline's slowest stage.
-/// What the bytes hold does not matter: the executor reads none it has
-/// not written.
-fn spare(size: usize) -> Vec<u8> {
-    // Never empty: an empty buffer in the pool is the writer's word that
-    // it stopped (see `write`).
-    let mut buf = crate::execute::zeroed(size.max(1));
-    // Not 0: a store of the zero a fresh allocation is known to hold may
-    // be optimised away.
-    buf.iter_mut().step_by(4096).for_each(|b| *b = 1);
-    buf
-}
-
-/// Gives a chunk's buffer back to the executor once its last holder is
-/// done with it. `Arc::into_inner`, not `try_unwrap`: when the hasher and
-/// the writer let go at once, both `try_unwrap`s can fail (each sees the
-/// other's count before it drops), the buffer is lost, and the executor
+/// Lets go of a chunk, and tells the executor once its last holder has.
+/// `Arc::into_inner`, not `try_unwrap`: when the hasher and the writer
+/// let go at once, both `try_unwrap`s can fail (each sees the other's
+/// count before it drops), the release is never told, and the executor
 /// waits for it for ever; `into_inner` gives it to exactly one of them.
-fn recycle(chunk: Arc<Chunk>, pool: &Sender<Vec<u8>>) {
-    if let Some(chunk) = Arc::into_inner(chunk) {
-        let _ = pool.send(chunk.buf);
+fn release(chunk: Arc<Chunk>, released: &Sender<Released>) {
+    if Arc::into_inner(chunk).is_some() {
+        let _ = released.send(Released::Chunk);
     }
 }
 
@@ -114,15 +101,14 @@ pub(super) fn write<W: Write>(
     writer: &mut W,
     chunks: Receiver<ToWriter>,
     verdicts: Receiver<Result<(), Error>>,
-    pool: Sender<Vec<u8>>,
+    released: Sender<Released>,
 ) -> Result<u64, StreamError<io::Error>> {
-    let written = write_chunks(writer, chunks, verdicts, &pool);
-    // Stopping early, the writer may have dropped a buffer it held alone
-    // (a frame without a checksum is not shared with the hasher), and the
-    // executor may be waiting for it: an empty buffer, which no stage
-    // sends otherwise, wakes it to find the writer gone (`chunks` is
-    // dropped by now). After a full run nobody takes it.
-    let _ = pool.send(Vec::new());
+    let written = write_chunks(writer, chunks, verdicts, &released);
+    // Stopping early, the writer may have dropped a chunk it held alone
+    // (a frame without a checksum is not shared with the hasher) without
+    // a word, and the executor may be waiting for its release: this wakes
+    // it to stop. After a full run nobody reads it.
+    let _ = released.send(Released::Stopped);
     written
 }
 
@@ -132,17 +118,17 @@ fn write_chunks<W: Write>(
     writer: &mut W,
     chunks: Receiver<ToWriter>,
     verdicts: Receiver<Result<(), Error>>,
-    pool: &Sender<Vec<u8>>,
+    released: &Sender<Released>,
 ) -> Result<u64, StreamError<io::Error>> {
     let mut written = 0u64;
     for message in chunks {
         match message {
             ToWriter::Data(chunk) => {
-                // In pieces: a chunk is up to 16 MiB (see `hugepages`).
-                hugepages::write_all_in_pieces(writer, &chunk.buf[..chunk.len])
-                    .map_err(StreamError::Sink)?;
-                written += chunk.len as u64;
-                recycle(chunk, pool);
+                // In pieces: a frame's last chunk may be a few MiB (see
+                // `hugepages`).
+                hugepages::write_all_in_pieces(writer, chunk.bytes()).map_err(StreamError::Sink)?;
+                written += chunk.len() as u64;
+                release(chunk, released);
             }
             ToWriter::Verify => match verdicts.recv() {
                 Ok(Ok(())) => {}
@@ -158,6 +144,12 @@ fn write_chunks<W: Write>(
             },
             ToWriter::Fail(e) => return Err(StreamError::Decode(e)),
             ToWriter::Unreadable(e) => return Err(StreamError::Input(e)),
+            ToWriter::Memory(e) => {
+                return Err(StreamError::Sink(io::Error::new(
+                    e.kind(),
+                    format!("no memory for the decoding window: {e}"),
+                )));
+            }
         }
     }
     Ok(written)

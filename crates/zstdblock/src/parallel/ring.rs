@@ -1,0 +1,520 @@
+//! The executor's output: one ring of memory mapped twice in a row, so
+//! that any stretch of it up to its size is contiguous in the address
+//! space, whichever way it wraps.
+//!
+//! Why a ring: the executor needs the window behind it and room for a
+//! block ahead, and hands what it made to the hasher and the writer.
+//! With plain buffers it had two of twice the window each (32 MiB at
+//! `zstd -19`) and copied the window from one to the other at each hand
+//! off: every page of both faulted in once per run (8,000 faults, a
+//! fifth of the executor's time on this machine, whose VM hands free
+//! memory back to its host) and the window copied once per window of
+//! output. The ring is the window, a block and [`LAG`] bytes, faulted
+//! in once and never copied. Bytes handed on are read in place: a
+//! [`Chunk`] is a stretch of the ring, and the executor does not write
+//! over a chunk until both readers have let go of it (the executor's
+//! `make_room`).
+
+#![allow(unsafe_code)]
+
+use std::collections::VecDeque;
+use std::io;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use crate::entropy::DecodedBlock;
+use crate::error::Error;
+use crate::execute::{SLACK, execute_raw};
+use crate::frame::{BLOCK_SIZE_MAX, Block};
+use crate::offsets::resolve_one;
+
+/// Bytes the hasher and the writer may lag behind the executor beyond the
+/// window (they may always read the window's bytes, which the executor
+/// only reads): two chunks, so the executor fills one while the readers
+/// take the last.
+pub(super) const LAG: usize = 2 * CHUNK;
+
+/// Output handed on at a time. Small against the window, so the readers
+/// start early and the ring stays small; large enough that handing on
+/// (two channel sends) is rare.
+pub(super) const CHUNK: usize = 1 << 20;
+
+/// `size` bytes of memory mapped at `base` and again at `base + size`.
+pub(super) struct Ring {
+    base: NonNull<u8>,
+    size: usize,
+}
+
+// SAFETY: the ring is plain memory owned by this value; which thread may
+// touch which bytes is the pipeline's protocol (see the module doc), and
+// the pointer itself is shared freely.
+unsafe impl Send for Ring {}
+// SAFETY: as for Send.
+unsafe impl Sync for Ring {}
+
+impl Ring {
+    /// A ring of at least `min` bytes, rounded up to whole pages, its
+    /// bytes zero.
+    pub(super) fn new(min: usize) -> io::Result<Ring> {
+        let page = page_size();
+        let size = min
+            .max(1)
+            .checked_next_multiple_of(page)
+            .filter(|s| s.checked_mul(2).is_some())
+            .ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
+        let base = map_twice(size)?;
+        Ok(Ring { base, size })
+    }
+
+    /// The ring's length (its memory is mapped over twice this).
+    pub(super) fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Where the two mappings start.
+    pub(super) fn base(&self) -> *mut u8 {
+        self.base.as_ptr()
+    }
+
+    /// Faults in every page of both mappings now, so the executor does
+    /// not; the hasher, idle at a pipeline's start, calls it. It writes
+    /// nothing, so it may run while the executor writes. Best effort: a
+    /// kernel without `MADV_POPULATE_WRITE` (before 5.14) faults them as
+    /// they are written.
+    pub(super) fn populate(&self) {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: the range is the two mappings this value owns;
+            // populating changes no byte of them.
+            unsafe {
+                libc::madvise(
+                    self.base.as_ptr().cast(),
+                    2 * self.size,
+                    libc::MADV_POPULATE_WRITE,
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        // SAFETY: the two mappings were made by `map_twice` and nothing
+        // refers to them any more (chunks hold the ring alive).
+        unsafe { libc::munmap(self.base.as_ptr().cast(), 2 * self.size) };
+    }
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(page)
+        .ok()
+        .filter(|&p| p > 0)
+        .unwrap_or(4096)
+}
+
+/// Maps a shared memory object of `size` bytes (a multiple of the page
+/// size) twice, back to back.
+fn map_twice(size: usize) -> io::Result<NonNull<u8>> {
+    let fd = shared_memory()?;
+    let mapped = map_fd_twice(fd, size);
+    // SAFETY: `fd` is ours; the mappings keep the memory alive.
+    unsafe { libc::close(fd) };
+    mapped
+}
+
+fn map_fd_twice(fd: libc::c_int, size: usize) -> io::Result<NonNull<u8>> {
+    let length = libc::off_t::try_from(size).map_err(|_| io::ErrorKind::OutOfMemory)?;
+    // SAFETY: `fd` is an open descriptor we own.
+    if unsafe { libc::ftruncate(fd, length) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh reservation of address space, anywhere.
+    let reserved = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            2 * size,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if reserved == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    for half in 0..2 {
+        // SAFETY: each half of the reservation just made, replaced by a
+        // mapping of the whole object; nothing else uses those addresses.
+        let at = unsafe {
+            libc::mmap(
+                reserved.cast::<u8>().add(half * size).cast(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                fd,
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            let e = io::Error::last_os_error();
+            // SAFETY: the reservation (and any half mapped) is ours.
+            unsafe { libc::munmap(reserved, 2 * size) };
+            return Err(e);
+        }
+    }
+    NonNull::new(reserved.cast()).ok_or_else(|| io::ErrorKind::OutOfMemory.into())
+}
+
+#[cfg(target_os = "linux")]
+fn shared_memory() -> io::Result<libc::c_int> {
+    // SAFETY: a NUL-terminated name; the flags are memfd_create's.
+    let fd = unsafe { libc::memfd_create(c"zstdblock-ring".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn shared_memory() -> io::Result<libc::c_int> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static MADE: AtomicU32 = AtomicU32::new(0);
+    let name = format!(
+        "/zstdblock-{}-{}\0",
+        std::process::id(),
+        MADE.fetch_add(1, Ordering::Relaxed)
+    );
+    // SAFETY: a NUL-terminated name; the object is unlinked at once, so
+    // only the descriptor (and then the mappings) keep it.
+    unsafe {
+        let fd = libc::shm_open(
+            name.as_ptr().cast(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+            0o600,
+        );
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        libc::shm_unlink(name.as_ptr().cast());
+        Ok(fd)
+    }
+}
+
+/// A stretch of output handed on: `len` bytes of `ring` at `at`, read in
+/// place by the hasher and the writer.
+pub(super) struct Chunk {
+    ring: Arc<Ring>,
+    at: usize,
+    len: usize,
+}
+
+impl Chunk {
+    /// The bytes.
+    pub(super) fn bytes(&self) -> &[u8] {
+        // SAFETY: `at < size` and `len <= size` (see `RingOutput::take`),
+        // so the bytes lie inside the two mappings, which `ring` keeps
+        // alive; the executor writes none of them while this chunk lives
+        // (it waits for its release, see `RingOutput::blocked`).
+        unsafe { std::slice::from_raw_parts(self.ring.base().add(self.at), self.len) }
+    }
+
+    /// Bytes held.
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// The executor's output in a [`Ring`]: where the next byte goes, what
+/// the current frame has produced, and the chunks handed on and not
+/// yet let go of.
+pub(super) struct RingOutput {
+    ring: Arc<Ring>,
+    /// Where the next byte goes, in `0..2 * size`: the window is the
+    /// bytes just before it, contiguous through the second mapping.
+    at: usize,
+    /// Bytes produced in all.
+    produced: u64,
+    /// Bytes handed on in all.
+    handed: u64,
+    /// Where each chunk handed on and not yet released starts, oldest
+    /// first (they are released in order: the hasher and the writer each
+    /// take them in order).
+    live: VecDeque<u64>,
+    /// The window of the current frame, and where it started (the ring
+    /// may hold less history than the window, and grows when the frame
+    /// gets that far, see `room`).
+    window: usize,
+    frame_start: u64,
+}
+
+/// History a new ring holds at most: windows larger than this (`--long`,
+/// levels 20-22) grow the ring as the frame reaches them, so a frame
+/// that declares a large window and produces little does not map it.
+const FIRST_HISTORY: usize = 16 << 20;
+
+impl RingOutput {
+    /// The ring's size for `history` bytes of history.
+    fn size_for(history: usize) -> usize {
+        history
+            .saturating_add(BLOCK_SIZE_MAX)
+            .saturating_add(SLACK)
+            .saturating_add(LAG)
+    }
+
+    /// An output in a new ring for a frame of window `window`.
+    pub(super) fn new(window: usize) -> io::Result<RingOutput> {
+        let ring = Ring::new(Self::size_for(window.min(FIRST_HISTORY)))?;
+        Ok(RingOutput {
+            ring: Arc::new(ring),
+            at: 0,
+            produced: 0,
+            handed: 0,
+            live: VecDeque::new(),
+            window,
+            frame_start: 0,
+        })
+    }
+
+    /// The ring, for the hasher to populate.
+    pub(super) fn ring(&self) -> &Arc<Ring> {
+        &self.ring
+    }
+
+    /// A frame of window `window` starts here.
+    pub(super) fn start_frame(&mut self, window: usize) {
+        self.window = window;
+        self.frame_start = self.produced;
+    }
+
+    /// History the ring holds behind `at` whatever is written ahead.
+    fn history(&self) -> usize {
+        self.ring.size() - (BLOCK_SIZE_MAX + SLACK + LAG)
+    }
+
+    /// Bytes produced in all.
+    pub(super) fn position(&self) -> u64 {
+        self.produced
+    }
+
+    /// Whether writing `size` more bytes (and the slack past them) would
+    /// reach bytes of a chunk not yet released; if so, wait for one
+    /// ([`RingOutput::release_oldest`]) and ask again.
+    pub(super) fn blocked(&self, size: usize) -> bool {
+        let end = self.produced + (size + SLACK) as u64;
+        self.live
+            .front()
+            .is_some_and(|&start| start + (self.ring.size() as u64) < end)
+    }
+
+    /// The oldest chunk handed on was let go of by both readers.
+    pub(super) fn release_oldest(&mut self) {
+        self.live.pop_front();
+    }
+
+    /// Makes room for the next `size` bytes (at most a block): a larger
+    /// ring if the frame's history has outgrown this one, and the bytes
+    /// and their slack contiguous, a lap back in the first mapping when
+    /// they would run past the second. The window stays behind `at`
+    /// either way: `at` is then at least the ring less a block and the
+    /// slack past the first mapping's start, which is more than the
+    /// history.
+    pub(super) fn room(&mut self, size: usize) -> io::Result<()> {
+        debug_assert!(size <= BLOCK_SIZE_MAX);
+        let produced = usize::try_from(self.produced - self.frame_start).unwrap_or(usize::MAX);
+        let needed = self.window.min(produced.saturating_add(size));
+        if needed > self.history() {
+            self.grow(
+                needed
+                    .max(self.history().saturating_mul(2))
+                    .min(self.window),
+            )?;
+        }
+        if self.at + size + SLACK > 2 * self.ring.size() {
+            self.at -= self.ring.size();
+        }
+        Ok(())
+    }
+
+    /// Moves to a ring of `history` bytes of history, the bytes behind
+    /// `at` that the frame may still reach or that are not handed on
+    /// copied over. Chunks of the old ring keep it alive until released
+    /// (and are counted against the new one meanwhile, which only makes
+    /// `blocked` wait longer).
+    fn grow(&mut self, history: usize) -> io::Result<()> {
+        let ring = Arc::new(Ring::new(Self::size_for(history))?);
+        let produced = usize::try_from(self.produced - self.frame_start).unwrap_or(usize::MAX);
+        // Intact behind `at`: all but the block and slack last written
+        // ahead; that covers the history and the chunk not handed on.
+        let kept = produced.min(self.history() + LAG);
+        debug_assert!(kept <= self.at);
+        // SAFETY: both rings are mapped; the old one's `kept` bytes
+        // behind `at` lie inside its mappings (`at` is at least that far
+        // in, see `room`), and the new one, not shared yet, has room for
+        // them at its start.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ring.base().add(self.at - kept), ring.base(), kept);
+        }
+        self.ring = ring;
+        self.at = kept;
+        Ok(())
+    }
+
+    /// Where the frame's history starts behind `at`: as far back as the
+    /// frame has produced, and no further than the mapping.
+    fn floor(&self) -> usize {
+        let produced = self.produced - self.frame_start;
+        self.at - usize::try_from(produced).unwrap_or(usize::MAX).min(self.at)
+    }
+
+    /// Appends a raw block's bytes (the caller waited while
+    /// [`RingOutput::blocked`] and made [`RingOutput::room`] for them).
+    pub(super) fn push_raw(&mut self, bytes: &[u8]) {
+        assert!(self.at + bytes.len() + SLACK <= 2 * self.ring.size());
+        // SAFETY: `at + len + SLACK` is inside the mappings (asserted); no
+        // chunk covers these bytes (the caller waited while `blocked`),
+        // so no reference to them exists.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.ring.base().add(self.at),
+                bytes.len(),
+            );
+        }
+        self.advance(bytes.len());
+    }
+
+    /// Appends an RLE block: `byte`, `count` times.
+    pub(super) fn push_rle(&mut self, byte: u8, count: usize) {
+        assert!(self.at + count + SLACK <= 2 * self.ring.size());
+        // SAFETY: as in `push_raw`.
+        unsafe { std::ptr::write_bytes(self.ring.base().add(self.at), byte, count) };
+        self.advance(count);
+    }
+
+    /// Executes `decoded`, its offsets resolved as it goes from and into
+    /// `repeats` (see [`crate::Output::execute_resolving`]); the caller
+    /// made [`RingOutput::room`] for its output.
+    pub(super) fn execute_resolving(
+        &mut self,
+        decoded: &DecodedBlock,
+        repeats: &mut [u32; 3],
+        block: &Block,
+    ) -> Result<(), Error> {
+        let mut r = *repeats;
+        let floor = self.floor();
+        // SAFETY: the mappings are `2 * size` bytes, valid while `ring`
+        // lives (`execute_raw` checks that the block and its slack fit);
+        // no chunk covers the bytes from `at` on (the caller waited while
+        // `blocked`), and the readers' chunks before `at` are only read.
+        let end = unsafe {
+            execute_raw(
+                self.ring.base(),
+                2 * self.ring.size(),
+                self.at,
+                floor,
+                self.window,
+                decoded,
+                block,
+                |s| resolve_one(&mut r, s.offset, s.literal_length),
+            )
+        }?;
+        *repeats = r;
+        self.advance(end - self.at);
+        Ok(())
+    }
+
+    fn advance(&mut self, bytes: usize) {
+        self.at += bytes;
+        self.produced += bytes as u64;
+    }
+
+    /// The bytes produced and not handed on but the last `hold`, as a
+    /// chunk, if there are at least `min` of them. Within a frame the
+    /// executor holds one byte back until the frame's end, so that a
+    /// failure anywhere in it, down to the last byte of its checksum,
+    /// leaves the writer without the whole output.
+    pub(super) fn take(&mut self, min: usize, hold: usize) -> Option<Chunk> {
+        let pending = usize::try_from(self.produced - self.handed)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(hold);
+        if pending == 0 || pending < min {
+            return None;
+        }
+        // Never more than a block past a chunk, so within the ring.
+        debug_assert!(pending <= self.ring.size());
+        let start = (self.at - hold - pending) % self.ring.size();
+        self.live.push_back(self.handed);
+        self.handed += pending as u64;
+        Some(Chunk {
+            ring: Arc::clone(&self.ring),
+            at: start,
+            len: pending,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_second_mapping_shows_the_first() {
+        let ring = Ring::new(1).unwrap();
+        let size = ring.size();
+        assert!(size >= 1 && size.is_multiple_of(page_size()));
+        let bytes: Vec<u8> = (0..10u8).collect();
+        // SAFETY: inside the two mappings; nothing else refers to them.
+        let (low, high) = unsafe {
+            // Written across the end of the first mapping into the
+            // second: its last 3 bytes and the second's first 7.
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), ring.base().add(size - 3), 10);
+            (
+                std::slice::from_raw_parts(ring.base(), 7).to_vec(),
+                std::slice::from_raw_parts(ring.base().add(2 * size - 3), 3).to_vec(),
+            )
+        };
+        assert_eq!(low, &bytes[3..]);
+        assert_eq!(high, &bytes[..3]);
+    }
+
+    #[test]
+    fn chunks_are_read_in_place_and_never_written_over_before_their_release() {
+        let mut out = RingOutput::new(1 << 10).unwrap();
+        out.start_frame(1 << 10);
+        let size = out.ring.size();
+        let block =
+            |i: usize| -> Vec<u8> { (0..BLOCK_SIZE_MAX).map(|j| (i * 7 + j / 3) as u8).collect() };
+        let mut chunks: VecDeque<Chunk> = VecDeque::new();
+        let mut written = Vec::new();
+        let mut expected = Vec::new();
+        let mut waits = 0;
+        for i in 0..100 {
+            let bytes = block(i);
+            // The readers here are slow: they let go of a chunk only when
+            // the executor would otherwise write over it.
+            while out.blocked(bytes.len()) {
+                let chunk = chunks.pop_front().expect("blocked only by a chunk held");
+                written.extend_from_slice(chunk.bytes());
+                drop(chunk);
+                out.release_oldest();
+                waits += 1;
+            }
+            out.room(bytes.len()).unwrap();
+            out.push_raw(&bytes);
+            expected.extend_from_slice(&bytes);
+            // Every chunk held still reads what was handed on.
+            if let Some(chunk) = out.take(CHUNK, 1) {
+                chunks.push_back(chunk);
+            }
+        }
+        chunks.extend(out.take(0, 0));
+        for chunk in chunks {
+            written.extend_from_slice(chunk.bytes());
+        }
+        assert!(written == expected, "the chunks read what was written");
+        // 12.5 MiB through a ring of about 2.1 MiB: the executor waited.
+        assert!(size < 4 << 20 && waits > 5, "{size} bytes, {waits} waits");
+    }
+}
