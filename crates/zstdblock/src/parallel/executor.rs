@@ -216,16 +216,6 @@ impl<'a> Executor<'a> {
             Some(out) => out.start_frame(window),
             held => {
                 let mut out = RingOutput::new(window).map_err(ToWriter::Memory)?;
-                // The hasher, idle until the first chunk, faults the ring
-                // in while the executor starts.
-                if self
-                    .downstream
-                    .hasher
-                    .send(ToHasher::Populate(Arc::clone(out.ring())))
-                    .is_err()
-                {
-                    return Ok(false);
-                }
                 out.start_frame(window);
                 *held = Some(out);
             }

@@ -12,8 +12,8 @@
 //! output. The ring is the window, a block and [`LAG`] bytes, faulted
 //! in once and never copied. Bytes handed on are read in place: a
 //! [`Chunk`] is a stretch of the ring, and the executor does not write
-//! over a chunk until both readers have let go of it (the executor's
-//! `make_room`).
+//! over a chunk until both readers have let go of it
+//! ([`RingOutput::blocked`]).
 
 #![allow(unsafe_code)]
 
@@ -74,26 +74,6 @@ impl Ring {
     /// Where the two mappings start.
     pub(super) fn base(&self) -> *mut u8 {
         self.base.as_ptr()
-    }
-
-    /// Faults in every page of both mappings now, so the executor does
-    /// not; the hasher, idle at a pipeline's start, calls it. It writes
-    /// nothing, so it may run while the executor writes. Best effort: a
-    /// kernel without `MADV_POPULATE_WRITE` (before 5.14) faults them as
-    /// they are written.
-    pub(super) fn populate(&self) {
-        #[cfg(target_os = "linux")]
-        {
-            // SAFETY: the range is the two mappings this value owns;
-            // populating changes no byte of them.
-            unsafe {
-                libc::madvise(
-                    self.base.as_ptr().cast(),
-                    2 * self.size,
-                    libc::MADV_POPULATE_WRITE,
-                );
-            }
-        }
     }
 }
 
@@ -275,11 +255,6 @@ impl RingOutput {
             window,
             frame_start: 0,
         })
-    }
-
-    /// The ring, for the hasher to populate.
-    pub(super) fn ring(&self) -> &Arc<Ring> {
-        &self.ring
     }
 
     /// A frame of window `window` starts here.

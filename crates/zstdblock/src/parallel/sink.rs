@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crossbeam::channel::{Receiver, Sender};
 
-use super::ring::{Chunk, Ring};
+use super::ring::Chunk;
 use crate::StreamError;
 use crate::error::Error;
 
@@ -23,8 +23,6 @@ pub(super) enum Released {
 
 /// What the executor sends the hasher.
 pub(super) enum ToHasher {
-    /// Fault in the executor's new ring (see [`Ring::populate`]).
-    Populate(Arc<Ring>),
     Data(Arc<Chunk>),
     End {
         index: usize,
@@ -55,7 +53,6 @@ pub(super) fn hash(
         match message {
             // The executor may have finished already (a short frame):
             // the verdicts still to come are wanted all the same.
-            ToHasher::Populate(ring) => ring.populate(),
             ToHasher::Data(chunk) => {
                 hasher.update(chunk.bytes());
                 release(chunk, &released);
