@@ -20,16 +20,16 @@
 //! sources, the pass costs 15-20 % of libdeflate's level-6 compression.
 #![allow(unsafe_code)]
 
-use std::cell::RefCell;
 use std::ffi::c_int;
 
-use libdeflater::{CompressionLvl, Compressor};
 use libz_rs_sys::{
     Z_BLOCK, Z_OK, Z_STREAM_END, inflate, inflateEnd, inflateInit2_, z_stream, zlibVersion,
 };
 
 use super::estimate::InfoZipEstimate;
 use super::put_stored;
+
+mod compressor;
 
 /// Input bytes per piece of the one-thread writer. Each piece starts
 /// without the previous 32 KiB as a dictionary (libdeflate takes none):
@@ -42,40 +42,6 @@ pub(crate) const PIECE: usize = 2 << 20;
 
 /// An empty final stored block: BFINAL=1, BTYPE=00, LEN=0, NLEN=0xFFFF.
 pub(crate) const FINAL_EMPTY_STORED: [u8; 5] = [0x01, 0x00, 0x00, 0xFF, 0xFF];
-
-thread_local! {
-    /// Compressors of entries that ended on this thread, one per libdeflate
-    /// level, for the next entry: a level-6 compressor is about half a MiB,
-    /// and a folder of small files would otherwise allocate one per file.
-    static SPARE: RefCell<Vec<(i32, Compressor)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// A compressor at libdeflate's `level`, this thread's spare one if any.
-fn take_compressor(level: i32) -> Compressor {
-    let spare = SPARE.with(|s| {
-        let mut s = s.borrow_mut();
-        let at = s.iter().position(|(l, _)| *l == level)?;
-        Some(s.swap_remove(at).1)
-    });
-    spare.unwrap_or_else(|| Compressor::new(ld_level(level)))
-}
-
-/// Gives `c` (at libdeflate's `level`) back to this thread's spares.
-fn keep_compressor(level: i32, c: Compressor) {
-    // A thread being torn down has no pool left; the compressor is then
-    // simply freed.
-    let _ = SPARE.try_with(|s| {
-        let mut s = s.borrow_mut();
-        if !s.iter().any(|(l, _)| *l == level) {
-            s.push((level, c));
-        }
-    });
-}
-
-fn ld_level(level: i32) -> CompressionLvl {
-    // Only 1..=9 are asked for, all valid libdeflate levels.
-    CompressionLvl::new(level).unwrap_or_default()
-}
 
 /// The libdeflate levels a piece of zip's `level` may be made at,
 /// cheapest first, the last its level's own ([`libdeflate_level`]): zip's
@@ -197,8 +163,8 @@ fn libdeflate_level(level: u32) -> i32 {
     }
 }
 
-/// libdeflate compressors for a zip level, the estimate of Info-ZIP's
-/// size that chooses among them, and the scratch their check decodes into.
+/// The libdeflate levels of a zip level, the estimate of Info-ZIP's size
+/// that chooses among them, and the scratch their check decodes into.
 pub(crate) struct PieceDeflater {
     /// libdeflate's level for the zip level.
     level: i32,
@@ -207,8 +173,10 @@ pub(crate) struct PieceDeflater {
     /// The levels the pieces may be made at ([`ladder`]; empty for the
     /// level's own alone).
     ladder: &'static [i32],
-    /// Compressors by libdeflate level, made on first use.
-    compressors: Vec<(i32, Compressor)>,
+    /// The libdeflate levels this deflater has compressed at, a bit each:
+    /// what its choices cost (the compressors themselves are the thread's,
+    /// `compressor`).
+    made_at: u16,
     /// Info-ZIP's size at the zip level, made for the first sampled piece.
     estimate: Option<InfoZipEstimate>,
     /// The stream's pieces so far: what Info-ZIP would have written for
@@ -236,15 +204,16 @@ pub(crate) struct PieceDeflater {
 }
 
 impl PieceDeflater {
-    /// A deflater for zip's `level` (1-9, mapped by `libdeflate_level`),
-    /// reusing compressors this thread kept from an earlier entry.
+    /// A deflater for zip's `level` (1-9, mapped by `libdeflate_level`);
+    /// its compressors are the thread's ([`compressor`]), kept from an
+    /// earlier entry.
     pub(crate) fn new(level: u32) -> PieceDeflater {
         let level = level.clamp(1, 9);
         PieceDeflater {
             level: libdeflate_level(level),
             zip_level: level,
             ladder: ladder(level),
-            compressors: Vec::new(),
+            made_at: 0,
             estimate: None,
             credit: 0,
             rung: usize::MAX,
@@ -266,26 +235,20 @@ impl PieceDeflater {
         self.skip_counted = None;
     }
 
-    /// Compresses `input` at libdeflate's `level` (its compressor made on
-    /// first use and kept) into [`PieceDeflater::comp`]: the bytes made,
-    /// or None if libdeflate refused (never, at its own bound).
+    /// Compresses `input` at libdeflate's `level` (the thread's compressor,
+    /// [`compressor`]) into [`PieceDeflater::comp`]: the bytes made, or
+    /// None if libdeflate refused (never, at its own bound, but for want
+    /// of memory).
     fn compress(&mut self, level: i32, input: &[u8]) -> Option<usize> {
-        let at = match self.compressors.iter().position(|(l, _)| *l == level) {
-            Some(at) => at,
-            None => {
-                self.compressors.push((level, take_compressor(level)));
-                self.compressors.len() - 1
-            }
-        };
-        let c = &mut self.compressors[at].1;
-        let bound = c.deflate_compress_bound(input.len());
+        self.made_at |= 1 << level.clamp(0, 15);
+        let bound = compressor::bound(input.len());
         if self.comp.len() < bound {
             // Made anew, not resized: fresh zeroed memory comes from the
             // allocator already zero (calloc), so the pages libdeflate does
             // not write are never touched.
             self.comp = vec![0u8; bound];
         }
-        c.deflate_compress(input, &mut self.comp[..bound]).ok()
+        compressor::deflate(level, input, &mut self.comp[..bound])
     }
 
     /// Appends `data` to `out` as one piece of a deflate stream: the
@@ -480,14 +443,6 @@ struct Chosen {
     ours: usize,
     theirs: usize,
     margin: i64,
-}
-
-impl Drop for PieceDeflater {
-    fn drop(&mut self) {
-        for (level, c) in self.compressors.drain(..) {
-            keep_compressor(level, c);
-        }
-    }
 }
 
 /// Where a complete deflate stream's last block starts and where its
