@@ -125,7 +125,10 @@ pub(crate) fn decode_content(
 ) -> Result<(), Error> {
     let origin = block.content.start;
     let frame = block.frame;
+    // Not valid, and of no size, until the checks below pass: execution
+    // trusts the size of a valid block and refuses any other.
     out.valid = false;
+    out.output_size = 0;
     out.make_room(block.block_max);
     let (count, used) = literals::decode(
         content,
@@ -144,22 +147,24 @@ pub(crate) fn decode_content(
         true,
     )
     .map_err(|f| f.into_error(frame, origin))?;
-    if decoded.literals > count {
+    // In u64: on a 32-bit target a corrupt block's sums could wrap.
+    if decoded.literals > count as u64 {
         return Err(Error::Corrupt {
             frame,
             offset: origin,
             what: "sequences need more literals than the block has",
         });
     }
-    out.output_size = count + decoded.matches;
-    if out.output_size > block.block_max {
+    let size = count as u64 + decoded.matches;
+    if size > block.block_max as u64 {
         return Err(Error::BlockTooLarge {
             frame,
             offset: block.header,
-            size: out.output_size,
+            size: usize::try_from(size).unwrap_or(usize::MAX),
             max: block.block_max,
         });
     }
+    out.output_size = count + decoded.matches as usize;
     out.valid = true;
     Ok(())
 }

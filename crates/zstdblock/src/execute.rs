@@ -167,6 +167,11 @@ impl Output {
         window: u64,
         distance_of: impl FnMut(&Sequence) -> u32,
     ) -> Result<(), Error> {
+        // Refused before room is made for it: a block that failed its
+        // entropy stage may carry any size.
+        if !decoded.valid {
+            return Err(refused(block));
+        }
         self.room(decoded.output_size);
         // A match reaches back over the frame's bytes that are held (its
         // start, or the first byte held if older ones were drained), and
@@ -195,6 +200,16 @@ impl Output {
     }
 }
 
+/// The error for executing a block whose entropy stage failed (or one
+/// the region has no room for, which the callers never ask).
+fn refused(block: &Block) -> Error {
+    Error::Corrupt {
+        frame: block.frame,
+        offset: block.header,
+        what: "executing a block whose entropy stage failed",
+    }
+}
+
 /// Executes `decoded` into the `cap` bytes at `base`, its output starting
 /// at `pos`, its matches reaching back no further than `floor` nor the
 /// window; returns where the output ends. Raw, not a slice: the
@@ -205,8 +220,10 @@ impl Output {
 /// # Safety
 ///
 /// `base..base + cap` is valid for reads and writes for the call, and no
-/// reference to any of its bytes from `pos` on exists during it (bytes
-/// before `pos` may be read through shared references elsewhere).
+/// reference to the bytes it writes, `pos..pos + output_size + SLACK`
+/// (nor, in a ring mapped twice, to their other image), exists during
+/// it; other bytes, which it only reads, may be read through shared
+/// references elsewhere.
 #[inline(always)]
 #[allow(unsafe_code, clippy::too_many_arguments)]
 pub(crate) unsafe fn execute_raw(
@@ -224,11 +241,7 @@ pub(crate) unsafe fn execute_raw(
     // the match lengths are within its literal count and output size,
     // which every write below relies on.
     if !decoded.valid || floor > pos || cap.saturating_sub(pos) < decoded.output_size + SLACK {
-        return Err(Error::Corrupt {
-            frame: block.frame,
-            offset: block.header,
-            what: "executing a block whose entropy stage failed",
-        });
+        return Err(refused(block));
     }
     let literals = decoded.padded_literals();
     let literal_count = decoded.literals().len();
@@ -581,6 +594,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A block's content of `n` sequences whose tables are all RLE:
+    /// literal length 0, offset code 0, match length code 52 with its 16
+    /// extra bits all ones, so every match is 131,074 bytes long.
+    fn huge_matches(n: usize) -> Vec<u8> {
+        let mut b = vec![0x00, 255];
+        b.extend_from_slice(&((n - 0x7F00) as u16).to_le_bytes());
+        b.push(0x54);
+        b.extend_from_slice(&[0, 0, 52]);
+        b.extend(std::iter::repeat_n(0xFF, 2 * n));
+        b.push(0x01);
+        b
+    }
+
+    #[test]
+    fn a_block_refused_for_its_size_is_refused_before_room_is_made_for_it() {
+        // 32,769 matches of 131,074 bytes: 2^32 + 196,610 bytes, refused
+        // by the entropy stage (and wrapped to 196,610 in 32 bits).
+        let content = huge_matches(32_769);
+        let block = Block {
+            content: 0..content.len(),
+            last: true,
+            ..block()
+        };
+        let mut decoded = DecodedBlock::default();
+        let e = crate::entropy::decode_block(
+            &content,
+            &block,
+            &mut crate::entropy::EntropyState::default(),
+            &mut decoded,
+        );
+        assert!(matches!(e, Err(Error::BlockTooLarge { .. })), "{e:?}");
+        assert_eq!(decoded.output_size(), 0, "a refused block has no size");
+        let mut out = Output::new();
+        assert!(out.execute(&decoded, &block, 0, 1 << 20).is_err());
+        assert!(
+            out.buf.len() < 1 << 20,
+            "a refused block grew the output to {} bytes",
+            out.buf.len()
+        );
     }
 
     #[test]

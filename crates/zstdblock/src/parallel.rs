@@ -50,9 +50,11 @@
 //! it is executed. Any stage that stops drops its channels, which stops
 //! the others; nothing waits on a stage that is gone. The writer receives
 //! only bytes executed in order from valid blocks; a frame's checksum is
-//! known only at the frame's end, after its bytes were written, so a
-//! checksum error means the bytes written for that frame are suspect.
-//! The next frame is not written until the checksum is verified.
+//! known only at the frame's end, after all but its last byte were
+//! written, so a checksum error means the bytes written for that frame
+//! are suspect. The last byte, and the next frame, are written only once
+//! the checksum is verified, so on any error the writer holds less than
+//! the whole output.
 //!
 //! Small inputs (less than [`MIN_PARALLEL_INPUT`] bytes of compressed
 //! blocks) and inputs of stored blocks stay on the caller's thread

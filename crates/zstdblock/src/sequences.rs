@@ -204,12 +204,14 @@ pub(crate) struct Tables {
     pub match_length: Option<Table>,
 }
 
-/// What a sequences section produced.
+/// What a sequences section produced. The sums are u64 on every target:
+/// a corrupt block's can pass 2^32, and execution trusts them once the
+/// entropy stage has compared them with the block's sizes.
 pub(crate) struct Decoded {
     /// Sum of the literal lengths.
-    pub literals: usize,
+    pub literals: u64,
     /// Sum of the match lengths.
-    pub matches: usize,
+    pub matches: u64,
 }
 
 /// Reads one table description at `data[*at..]` and installs it in
@@ -398,7 +400,7 @@ fn decode_stream(
         return Err("sequence bitstream not consumed exactly");
     }
     // Summed apart from the decode loop, which is short of registers.
-    let literals = out.iter().map(|s| u64::from(s.literal_length)).sum::<u64>() as usize;
-    let matches = out.iter().map(|s| u64::from(s.match_length)).sum::<u64>() as usize;
+    let literals = out.iter().map(|s| u64::from(s.literal_length)).sum::<u64>();
+    let matches = out.iter().map(|s| u64::from(s.match_length)).sum::<u64>();
     Ok(Decoded { literals, matches })
 }

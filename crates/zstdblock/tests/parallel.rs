@@ -241,3 +241,41 @@ fn a_blocks_buffers_are_made_once_for_the_largest_block() {
         );
     }
 }
+
+/// A wrong checksum, whether in the one frame or the last of several,
+/// fails with the checksum error and leaves the writer short of the
+/// whole output: the frame's last byte waits for the verdict.
+#[test]
+fn a_wrong_checksum_leaves_the_writer_short_of_the_whole_output() {
+    let text = source_text(4 << 20);
+    let one = cli(&text, &["-3"], false);
+    let two = [cli(&text[..1 << 20], &["-3"], false), one.clone()].concat();
+    for (name, mut input, expected) in [
+        ("one frame", one, text.clone()),
+        (
+            "the last of two",
+            two,
+            [&text[..1 << 20], &text[..]].concat(),
+        ),
+    ] {
+        let n = input.len();
+        input[n - 1] ^= 1;
+        for threads in [2, 4] {
+            let mut written = Vec::new();
+            let result = pipelined(threads).decode(&input, &mut written);
+            assert!(
+                matches!(
+                    result,
+                    Err(StreamError::Decode(zstdblock::Error::Checksum { .. }))
+                ),
+                "{name}, {threads} threads: {result:?}"
+            );
+            assert!(
+                written.len() < expected.len() && expected.starts_with(&written),
+                "{name}, {threads} threads: {} of {} bytes written",
+                written.len(),
+                expected.len()
+            );
+        }
+    }
+}

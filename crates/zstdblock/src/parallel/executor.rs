@@ -38,14 +38,25 @@ impl Downstream {
     /// are at least `min` of them (see [`RingOutput::take`]). They read
     /// them in place. False when the hasher or the writer is gone.
     fn hand_on(&self, out: &mut RingOutput, min: usize, hold: usize, hashed: bool) -> bool {
-        let Some(chunk) = out.take(min, hold) else {
-            return true;
-        };
-        let chunk = Arc::new(chunk);
-        if hashed && self.hasher.send(ToHasher::Data(chunk.clone())).is_err() {
-            return false;
+        self.take_released(out)
+            && out.take(min, hold).is_none_or(|chunk| {
+                let chunk = Arc::new(chunk);
+                (!hashed || self.hasher.send(ToHasher::Data(chunk.clone())).is_ok())
+                    && self.writer.send(ToWriter::Data(chunk)).is_ok()
+            })
+    }
+
+    /// Counts the chunks released since last asked, without waiting, so
+    /// the record of chunks in flight stays short when the executor never
+    /// has to wait (many small frames). False when the writer stopped.
+    fn take_released(&self, out: &mut RingOutput) -> bool {
+        loop {
+            match self.released.try_recv() {
+                Ok(Released::Chunk) => out.release_oldest(),
+                Ok(Released::Stopped) => return false,
+                Err(_) => return true,
+            }
         }
-        self.writer.send(ToWriter::Data(chunk)).is_ok()
     }
 
     /// Waits until `size` more bytes can be written without reaching a
@@ -279,17 +290,33 @@ impl<'a> Executor<'a> {
             }));
         }
         let down = &self.downstream;
-        let mut alive = down.hand_on(out, 0, 0, frame.has_checksum);
-        if let (true, Some(stored)) = (alive, checksum) {
-            alive = down
-                .hasher
-                .send(ToHasher::End {
-                    index,
-                    offset: end - 4,
-                    stored,
-                })
-                .is_ok()
-                && down.writer.send(ToWriter::Verify).is_ok();
+        let Some(stored) = checksum else {
+            return Ok(down.hand_on(out, 0, 0, frame.has_checksum));
+        };
+        // All but the frame's last byte; then the last byte to the hasher,
+        // its verdict asked for, and the last byte to the writer after
+        // the verdict, which it waits for: a wrong checksum leaves the
+        // writer without the whole frame.
+        if !down.hand_on(out, 0, 1, true) {
+            return Ok(false);
+        }
+        let last = out.take(0, 0).map(Arc::new);
+        if let Some(last) = &last
+            && down.hasher.send(ToHasher::Data(last.clone())).is_err()
+        {
+            return Ok(false);
+        }
+        let mut alive = down
+            .hasher
+            .send(ToHasher::End {
+                index,
+                offset: end - 4,
+                stored,
+            })
+            .is_ok()
+            && down.writer.send(ToWriter::Verify).is_ok();
+        if let (true, Some(last)) = (alive, last) {
+            alive = down.writer.send(ToWriter::Data(last)).is_ok();
         }
         Ok(alive)
     }

@@ -10,7 +10,8 @@
 //! fifth of the executor's time on this machine, whose VM hands free
 //! memory back to its host) and the window copied once per window of
 //! output. The ring is the window, a block and [`LAG`] bytes, faulted
-//! in once and never copied. Bytes handed on are read in place: a
+//! in once; the window in it is never copied (but when a frame's history
+//! outgrows the ring, once, into a larger one: `RingOutput::grow`). Bytes handed on are read in place: a
 //! [`Chunk`] is a stretch of the ring, and the executor does not write
 //! over a chunk until both readers have let go of it
 //! ([`RingOutput::blocked`]).
@@ -81,10 +82,26 @@ impl Drop for Ring {
     fn drop(&mut self) {
         // SAFETY: the two mappings were made by `map_twice` and nothing
         // refers to them any more (chunks hold the ring alive).
-        unsafe { libc::munmap(self.base.as_ptr().cast(), 2 * self.size) };
+        #[cfg(unix)]
+        unsafe {
+            libc::munmap(self.base.as_ptr().cast(), 2 * self.size);
+        }
     }
 }
 
+/// Without a way to map memory twice here, the pipeline cannot run: its
+/// executor says so as it would of a mapping that failed.
+#[cfg(not(unix))]
+fn map_twice(_size: usize) -> io::Result<NonNull<u8>> {
+    Err(io::ErrorKind::Unsupported.into())
+}
+
+#[cfg(not(unix))]
+fn page_size() -> usize {
+    4096
+}
+
+#[cfg(unix)]
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -96,6 +113,7 @@ fn page_size() -> usize {
 
 /// Maps a shared memory object of `size` bytes (a multiple of the page
 /// size) twice, back to back.
+#[cfg(unix)]
 fn map_twice(size: usize) -> io::Result<NonNull<u8>> {
     let fd = shared_memory()?;
     let mapped = map_fd_twice(fd, size);
@@ -104,6 +122,7 @@ fn map_twice(size: usize) -> io::Result<NonNull<u8>> {
     mapped
 }
 
+#[cfg(unix)]
 fn map_fd_twice(fd: libc::c_int, size: usize) -> io::Result<NonNull<u8>> {
     let length = libc::off_t::try_from(size).map_err(|_| io::ErrorKind::OutOfMemory)?;
     // SAFETY: `fd` is an open descriptor we own.
@@ -147,7 +166,7 @@ fn map_fd_twice(fd: libc::c_int, size: usize) -> io::Result<NonNull<u8>> {
     NonNull::new(reserved.cast()).ok_or_else(|| io::ErrorKind::OutOfMemory.into())
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn shared_memory() -> io::Result<libc::c_int> {
     // SAFETY: a NUL-terminated name; the flags are memfd_create's.
     let fd = unsafe { libc::memfd_create(c"zstdblock-ring".as_ptr(), libc::MFD_CLOEXEC) };
@@ -157,7 +176,7 @@ fn shared_memory() -> io::Result<libc::c_int> {
     Ok(fd)
 }
 
-#[cfg(not(target_os = "linux"))]
+#[cfg(all(unix, not(any(target_os = "linux", target_os = "android"))))]
 fn shared_memory() -> io::Result<libc::c_int> {
     use std::sync::atomic::{AtomicU32, Ordering};
     static MADE: AtomicU32 = AtomicU32::new(0);
@@ -323,7 +342,7 @@ impl RingOutput {
         // Intact behind `at`: all but the block and slack last written
         // ahead; that covers the history and the chunk not handed on.
         let kept = produced.min(self.history() + LAG);
-        debug_assert!(kept <= self.at);
+        assert!(kept <= self.at);
         // SAFETY: both rings are mapped; the old one's `kept` bytes
         // behind `at` lie inside its mappings (`at` is at least that far
         // in, see `room`), and the new one, not shared yet, has room for
@@ -418,7 +437,7 @@ impl RingOutput {
             return None;
         }
         // Never more than a block past a chunk, so within the ring.
-        debug_assert!(pending <= self.ring.size());
+        assert!(pending <= self.ring.size());
         let start = (self.at - hold - pending) % self.ring.size();
         self.live.push_back(self.handed);
         self.handed += pending as u64;
