@@ -10,7 +10,10 @@ peak RSS from the same rusage. Prints the median and the range of each,
 the load average before and after, and T2's wall ratios to zstd -d and -T1.
 
 usage: e2e.py PERFKIT [-n RUNS] [--sides zstd,T1,T2,T0] [--outs file,null]
-              [--work DIR] [--fresh] [--gap SECONDS] [FILE.zst ...]
+              [--work DIR] [--fresh] [--gap SECONDS] [--base OLD] [FILE.zst ...]
+--base OLD adds a side, `base`: another build's -T2, in the same rounds,
+so a change to the pipeline is measured beside the build before it (and
+a copy of the same build gives the spread).
 Without files, makes (once, kept in --work, default ./zstd-e2e) 64 MiB tars
 of ~/.cargo/registry/src ("src") and /usr/lib/x86_64-linux-gnu's shared
 libraries ("bin"), compresses each with the zstd CLI at -3 and -19, and
@@ -66,10 +69,12 @@ def make_inputs(work):
     return files
 
 
-def argv(perfkit, side, path, out, out_file):
+def argv(perfkit, side, path, out, out_file, base=None):
     o = ["-o", out_file] if out == "file" else ["-c"]
     if side == "zstd":
         return ["zstd", "-q", "-d", "-f", path] + o
+    if side == "base":
+        perfkit, side = base, "T2"
     # The pipeline runs only when asked for by name: by default one frame
     # goes to libzstd whatever -T says.
     pipeline = [] if side == "T1" else ["--decoder=perfkit"]
@@ -104,11 +109,14 @@ def main():
                     help="remove the output file (untimed) before each run")
     ap.add_argument("--gap", type=float, default=0.0,
                     help="seconds to sleep (untimed) before each run")
+    ap.add_argument("--base", help="another build, whose -T2 runs as the side `base`")
     ap.add_argument("files", nargs="*")
     a = ap.parse_intermixed_args()
     files = a.files or make_inputs(a.work)
     out_file = os.path.join(a.work if not a.files else ".", "e2e-out.bin")
     sides, outs = a.sides.split(","), a.outs.split(",")
+    if a.base:
+        sides.append("base")
     for path in files:
         load = open("/proc/loadavg").read().split()[:3]
         runs = {(s, o): [] for s in sides for o in outs}
@@ -117,7 +125,8 @@ def main():
                 for s in sides:
                     fresh = out_file if a.fresh and o == "file" else None
                     time.sleep(a.gap)
-                    runs[(s, o)].append(run(argv(a.perfkit, s, path, o, out_file), fresh))
+                    cmd = argv(a.perfkit, s, path, o, out_file, a.base)
+                    runs[(s, o)].append(run(cmd, fresh))
         after = open("/proc/loadavg").read().split()[:3]
         gap = f", {a.gap:g} s apart" if a.gap else ""
         print(f"== {path} ({os.path.getsize(path)} bytes), {a.n} interleaved runs{gap}, "
@@ -133,7 +142,8 @@ def main():
                       f"cpu {statistics.median(c):7.1f} ms [{c[0]:.0f}-{c[-1]:.0f}]  "
                       f"rss {rss:6.1f} MiB")
             if "T2" in wall:
-                ratios = [f"T2 vs {s} x{wall[s] / wall['T2']:.2f}" for s in ("zstd", "T1") if s in wall]
+                ratios = [f"T2 vs {s} x{wall[s] / wall['T2']:.2f}"
+                          for s in ("zstd", "T1", "base") if s in wall]
                 print(f"  {o}: wall " + ", ".join(ratios))
     if os.path.exists(out_file):
         os.remove(out_file)
