@@ -18,7 +18,6 @@ use crate::source::Bytes;
 
 /// The executor's state within a frame.
 struct Current {
-    start: u64,
     content_size: Option<u64>,
     has_checksum: bool,
     repeats: [u32; 3],
@@ -218,22 +217,17 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// A frame starts: a ring for its window unless the one held is large
-    /// enough. `Ok(false)` when a later stage is gone.
+    /// A frame starts: the ring made at the first frame, for its window,
+    /// serves every later one (growing as a frame's history needs).
     fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) -> Step {
         let window = usize::try_from(window).unwrap_or(usize::MAX);
-        match &mut self.out {
-            // A ring too small for this frame grows as the frame needs.
-            Some(out) => out.start_frame(window),
-            held => {
-                let mut out = RingOutput::new(window).map_err(ToWriter::Memory)?;
-                out.start_frame(window);
-                *held = Some(out);
-            }
-        }
-        let start = self.out.as_ref().map_or(0, RingOutput::position);
+        // A ring too small for this frame grows as the frame needs.
+        let out = match &mut self.out {
+            Some(out) => out,
+            held => held.insert(RingOutput::new(window).map_err(ToWriter::Memory)?),
+        };
+        out.start_frame(window);
         self.current = Some(Current {
-            start,
             content_size,
             has_checksum,
             repeats: INITIAL_REPEATS,
@@ -280,7 +274,7 @@ impl<'a> Executor<'a> {
     fn frame_end(&mut self, index: usize, end: usize, checksum: Option<u32>) -> Step {
         let frame = self.current.take().expect("a frame ends after it starts");
         let out = self.out.as_mut().expect("a frame has a ring");
-        let produced = out.position() - frame.start;
+        let produced = out.frame_produced();
         if let Some(declared) = frame.content_size.filter(|&d| d != produced) {
             return Err(ToWriter::Fail(Error::ContentSize {
                 frame: index,

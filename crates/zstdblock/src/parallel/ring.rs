@@ -287,9 +287,14 @@ impl RingOutput {
         self.ring.size() - (BLOCK_SIZE_MAX + SLACK + LAG)
     }
 
-    /// Bytes produced in all.
-    pub(super) fn position(&self) -> u64 {
-        self.produced
+    /// Bytes the current frame has produced.
+    pub(super) fn frame_produced(&self) -> u64 {
+        self.produced - self.frame_start
+    }
+
+    /// [`RingOutput::frame_produced`] as a size, saturated.
+    fn in_frame(&self) -> usize {
+        usize::try_from(self.frame_produced()).unwrap_or(usize::MAX)
     }
 
     /// Whether writing `size` more bytes (and the slack past them) would
@@ -316,8 +321,7 @@ impl RingOutput {
     /// history.
     pub(super) fn room(&mut self, size: usize) -> io::Result<()> {
         debug_assert!(size <= BLOCK_SIZE_MAX);
-        let produced = usize::try_from(self.produced - self.frame_start).unwrap_or(usize::MAX);
-        let needed = self.window.min(produced.saturating_add(size));
+        let needed = self.window.min(self.in_frame().saturating_add(size));
         if needed > self.history() {
             self.grow(
                 needed
@@ -338,10 +342,9 @@ impl RingOutput {
     /// `blocked` wait longer).
     fn grow(&mut self, history: usize) -> io::Result<()> {
         let ring = Arc::new(Ring::new(Self::size_for(history))?);
-        let produced = usize::try_from(self.produced - self.frame_start).unwrap_or(usize::MAX);
         // Intact behind `at`: all but the block and slack last written
         // ahead; that covers the history and the chunk not handed on.
-        let kept = produced.min(self.history() + LAG);
+        let kept = self.in_frame().min(self.history() + LAG);
         assert!(kept <= self.at);
         // SAFETY: both rings are mapped; the old one's `kept` bytes
         // behind `at` lie inside its mappings (`at` is at least that far
@@ -358,8 +361,7 @@ impl RingOutput {
     /// Where the frame's history starts behind `at`: as far back as the
     /// frame has produced, and no further than the mapping.
     fn floor(&self) -> usize {
-        let produced = self.produced - self.frame_start;
-        self.at - usize::try_from(produced).unwrap_or(usize::MAX).min(self.at)
+        self.at - self.in_frame().min(self.at)
     }
 
     /// Appends a raw block's bytes (the caller waited while
