@@ -14,11 +14,11 @@
 //!    is not back it decodes one no worker has started, so it never sleeps
 //!    while work waits), into a ring mapped twice in a row (`ring`), so the
 //!    window behind it is always contiguous and never copied, and hands
-//!    its output on a MiB at a time, read in place;
-//! 4. the **hasher** computes each frame's XXH64 beside
-//! 5. the **writer**, which runs on the caller's thread (so the writer
-//!    need not be `Send`) and waits at each checksummed frame's end for
-//!    the hasher's verdict before it writes the next frame.
+//!    its output on a MiB at a time, read in place, computing each
+//!    frame's XXH64 as it does (see `executor` for why not on a thread of
+//!    its own) and checking it before a frame's last bytes go on;
+//! 4. the **writer**, which runs on the caller's thread (so the writer
+//!    need not be `Send`).
 //!
 //! Why the walker skips rather than hands off: a range's starting tables
 //! are those its predecessor ended with, so handing them from worker to
@@ -50,11 +50,11 @@
 //! it is executed. Any stage that stops drops its channels, which stops
 //! the others; nothing waits on a stage that is gone. The writer receives
 //! only bytes executed in order from valid blocks; a frame's checksum is
-//! known only at the frame's end, after all but its last byte were
-//! written, so a checksum error means the bytes written for that frame
-//! are suspect. The last byte, and the next frame, are written only once
-//! the checksum is verified, so on any error the writer holds less than
-//! the whole output.
+//! known only at the frame's end, after most of its bytes went on, so a
+//! checksum error means the bytes written for that frame are suspect.
+//! Its last bytes (at least one), and the next frame, go to the writer
+//! only once the checksum is verified, so on any error the writer holds
+//! less than the whole output.
 //!
 //! Small inputs (less than [`MIN_PARALLEL_INPUT`] bytes of compressed
 //! blocks) and inputs of stored blocks stay on the caller's thread
@@ -75,7 +75,7 @@ use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_s
 use crate::source::{Bytes, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
-use sink::{Released, ToHasher, ToWriter, hash, write};
+use sink::{Released, ToWriter, write};
 
 /// Blocks in one worker's range: enough that a range is about a
 /// millisecond of work, so handing it over (a wake-up, which on a busy
@@ -323,10 +323,8 @@ fn pipeline<R: Read + Send, W: Write>(
     let (done_tx, done_rx) = unbounded::<Unit>();
     // Unbounded: the chunks in flight are bounded by the executor's ring
     // (it waits for their release before it writes over them).
-    let (hash_tx, hash_rx) = unbounded::<ToHasher>();
     let (write_tx, write_rx) = unbounded::<ToWriter>();
-    let (verdict_tx, verdict_rx) = unbounded::<Result<(), Error>>();
-    // Word of each chunk the hasher and the writer let go of.
+    // Word of each chunk the writer let go of.
     let (released_tx, released_rx) = unbounded::<Released>();
     let (shelf_back, shelf) = shelf(workers + DECODED_AHEAD);
     std::thread::scope(|scope| {
@@ -336,22 +334,12 @@ fn pipeline<R: Read + Send, W: Write>(
             stages.push(scope.spawn(move || work(jobs, done, shelf)));
         }
         drop(done_tx);
-        let released = released_tx.clone();
         stages.push(scope.spawn(move || {
             let shelf = (shelf_back, shelf);
-            execute(
-                job_rx,
-                done_rx,
-                credit_tx,
-                shelf,
-                hash_tx,
-                write_tx,
-                released_rx,
-            )
+            execute(job_rx, done_rx, credit_tx, shelf, write_tx, released_rx)
         }));
-        stages.push(scope.spawn(move || hash(hash_rx, verdict_tx, released)));
         // Returning drops the writer's receivers, which stops the others.
-        let written = write(writer, write_rx, verdict_rx, released_tx);
+        let written = write(writer, write_rx, released_tx);
         // Joined one by one, not left to the scope, whose wait ends when
         // each stage's function returns, before its thread has freed its
         // thread-locals and exited: joined, no thread of the pipeline

@@ -1,14 +1,25 @@
 //! The executor stage: units back in input order, their blocks executed
-//! through the window, the output handed on a buffer at a time.
+//! through the window, the output hashed (each frame's XXH64) and handed
+//! on a buffer at a time.
+//!
+//! Why the executor hashes, not a thread of its own: a hasher on the
+//! other core read every MiB the executor wrote, and when the executor
+//! came round the ring to write those lines again it had to take them
+//! back from that core's cache. On this project's host, in the spells
+//! when that is slow, it cost the executor (the pipeline's bound) more
+//! than the hashing does: `-T2` on a `-19` file took 48 ms (74 ms of CPU)
+//! with a hasher thread and 45 ms (65 ms) without; when it is quick, the
+//! hashing costs the executor up to 2 ms (see the commit). The bytes are
+//! hashed right after they are made, still in this core's cache.
 
 use std::collections::BTreeMap;
 use std::io;
-use std::sync::Arc;
 
 use crossbeam::channel::{Receiver, Sender, TryRecvError};
+use xxhash_rust::xxh64::Xxh64;
 
 use super::ring::{CHUNK, RingOutput};
-use super::sink::{Released, ToHasher, ToWriter};
+use super::sink::{Released, ToWriter};
 use super::{Credit, Unit, UnitKind, entropy};
 use crate::entropy::DecodedBlock;
 use crate::error::Error;
@@ -19,29 +30,37 @@ use crate::source::Bytes;
 /// The executor's state within a frame.
 struct Current {
     content_size: Option<u64>,
-    has_checksum: bool,
+    /// The XXH64 of the frame's bytes handed on so far, if the frame has
+    /// a checksum.
+    hasher: Option<Xxh64>,
     repeats: [u32; 3],
 }
 
-/// Where the executor's output goes: the hasher, the writer, and word
-/// from the two of the chunks they let go of.
+/// Where the executor's output goes: the writer, and word from it of
+/// the chunks it let go of.
 struct Downstream {
-    hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
     released: Receiver<Released>,
 }
 
 impl Downstream {
     /// Hands the bytes of `out` not yet handed on but the last `hold` to
-    /// the hasher (if the frame has a checksum) and the writer, if there
-    /// are at least `min` of them (see [`RingOutput::take`]). They read
-    /// them in place. False when the hasher or the writer is gone.
-    fn hand_on(&self, out: &mut RingOutput, min: usize, hold: usize, hashed: bool) -> bool {
+    /// the writer, if there are at least `min` of them (see
+    /// [`RingOutput::take`]), hashed first into `hasher` if given. The
+    /// writer reads them in place. False when the writer is gone.
+    fn hand_on(
+        &self,
+        out: &mut RingOutput,
+        min: usize,
+        hold: usize,
+        hasher: Option<&mut Xxh64>,
+    ) -> bool {
         self.take_released(out)
             && out.take(min, hold).is_none_or(|chunk| {
-                let chunk = Arc::new(chunk);
-                (!hashed || self.hasher.send(ToHasher::Data(chunk.clone())).is_ok())
-                    && self.writer.send(ToWriter::Data(chunk)).is_ok()
+                if let Some(hasher) = hasher {
+                    hasher.update(chunk.bytes());
+                }
+                self.writer.send(ToWriter::Data(chunk)).is_ok()
             })
     }
 
@@ -59,7 +78,7 @@ impl Downstream {
     }
 
     /// Waits until `size` more bytes can be written without reaching a
-    /// chunk the readers still hold. This is what keeps the executor at
+    /// chunk the writer still holds. This is what keeps the executor at
     /// most the ring's lag ahead of the writer. False when the writer
     /// stopped.
     fn wait_for_room(&self, out: &mut RingOutput, size: usize) -> bool {
@@ -101,7 +120,6 @@ pub(super) fn execute<'a>(
     done: Receiver<Unit<'a>>,
     credits: Sender<Credit>,
     shelf: (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>),
-    hasher: Sender<ToHasher>,
     writer: Sender<ToWriter>,
     released: Receiver<Released>,
 ) {
@@ -110,11 +128,7 @@ pub(super) fn execute<'a>(
         done,
         credits,
         shelf,
-        downstream: Downstream {
-            hasher,
-            writer,
-            released,
-        },
+        downstream: Downstream { writer, released },
         out: None,
         pending: BTreeMap::new(),
         next: 0,
@@ -229,7 +243,7 @@ impl<'a> Executor<'a> {
         out.start_frame(window);
         self.current = Some(Current {
             content_size,
-            has_checksum,
+            hasher: has_checksum.then(|| Xxh64::new(0)),
             repeats: INITIAL_REPEATS,
         });
         Ok(true)
@@ -264,7 +278,10 @@ impl<'a> Executor<'a> {
                         .map_err(ToWriter::Fail)?;
                 }
             }
-            if !self.downstream.hand_on(out, CHUNK, 1, frame.has_checksum) {
+            if !self
+                .downstream
+                .hand_on(out, CHUNK, 1, frame.hasher.as_mut())
+            {
                 return Ok(false);
             }
         }
@@ -284,34 +301,25 @@ impl<'a> Executor<'a> {
             }));
         }
         let down = &self.downstream;
-        let Some(stored) = checksum else {
-            return Ok(down.hand_on(out, 0, 0, frame.has_checksum));
+        let (Some(mut hasher), Some(stored)) = (frame.hasher, checksum) else {
+            return Ok(down.hand_on(out, 0, 0, None));
         };
-        // All but the frame's last byte; then the last byte to the hasher,
-        // its verdict asked for, and the last byte to the writer after
-        // the verdict, which it waits for: a wrong checksum leaves the
-        // writer without the whole frame.
-        if !down.hand_on(out, 0, 1, true) {
-            return Ok(false);
+        // The frame's last byte (held back until now) is hashed before
+        // anything of it goes on, and goes on only if the checksum holds:
+        // a wrong checksum leaves the writer without the whole frame.
+        let last = out.take(0, 0);
+        if let Some(last) = &last {
+            hasher.update(last.bytes());
         }
-        let last = out.take(0, 0).map(Arc::new);
-        if let Some(last) = &last
-            && down.hasher.send(ToHasher::Data(last.clone())).is_err()
-        {
-            return Ok(false);
-        }
-        let mut alive = down
-            .hasher
-            .send(ToHasher::End {
-                index,
+        let computed = hasher.digest() as u32;
+        if computed != stored {
+            return Err(ToWriter::Fail(Error::Checksum {
+                frame: index,
                 offset: end - 4,
                 stored,
-            })
-            .is_ok()
-            && down.writer.send(ToWriter::Verify).is_ok();
-        if let (true, Some(last)) = (alive, last) {
-            alive = down.writer.send(ToWriter::Data(last)).is_ok();
+                computed,
+            }));
         }
-        Ok(alive)
+        Ok(last.is_none_or(|last| down.writer.send(ToWriter::Data(last)).is_ok()))
     }
 }

@@ -3,7 +3,7 @@
 //! space, whichever way it wraps.
 //!
 //! Why a ring: the executor needs the window behind it and room for a
-//! block ahead, and hands what it made to the hasher and the writer.
+//! block ahead, and hands what it made to the writer.
 //! With plain buffers it had two of twice the window each (32 MiB at
 //! `zstd -19`) and copied the window from one to the other at each hand
 //! off: every page of both faulted in once per run (8,000 faults, a
@@ -13,7 +13,7 @@
 //! in once; the window in it is never copied (but when a frame's history
 //! outgrows the ring, once, into a larger one: `RingOutput::grow`). Bytes handed on are read in place: a
 //! [`Chunk`] is a stretch of the ring, and the executor does not write
-//! over a chunk until both readers have let go of it
+//! over a chunk until the writer has let go of it
 //! ([`RingOutput::blocked`]).
 
 #![allow(unsafe_code)]
@@ -29,15 +29,15 @@ use crate::execute::{SLACK, execute_raw};
 use crate::frame::{BLOCK_SIZE_MAX, Block};
 use crate::offsets::resolve_one;
 
-/// Bytes the hasher and the writer may lag behind the executor beyond the
-/// window (they may always read the window's bytes, which the executor
-/// only reads): two chunks, so the executor fills one while the readers
-/// take the last.
+/// Bytes the writer may lag behind the executor beyond the window (it
+/// may always read the window's bytes, which the executor only reads):
+/// two chunks, so the executor fills one while the writer takes the
+/// last.
 pub(super) const LAG: usize = 2 * CHUNK;
 
-/// Output handed on at a time. Small against the window, so the readers
-/// start early and the ring stays small; large enough that handing on
-/// (two channel sends) is rare.
+/// Output handed on at a time. Small against the window, so the writer
+/// starts early and the ring stays small; large enough that handing on
+/// (a channel send, which may wake the writer) is rare.
 pub(super) const CHUNK: usize = 1 << 20;
 
 /// `size` bytes of memory mapped at `base` and again at `base + size`.
@@ -201,8 +201,8 @@ fn shared_memory() -> io::Result<libc::c_int> {
     }
 }
 
-/// A stretch of output handed on: `len` bytes of `ring` at `at`, read in
-/// place by the hasher and the writer.
+/// A stretch of output handed on: `len` bytes of `ring` at `at`, hashed
+/// by the executor and read in place by the writer.
 pub(super) struct Chunk {
     ring: Arc<Ring>,
     at: usize,
@@ -238,8 +238,8 @@ pub(super) struct RingOutput {
     /// Bytes handed on in all.
     handed: u64,
     /// Where each chunk handed on and not yet released starts, oldest
-    /// first (they are released in order: the hasher and the writer each
-    /// take them in order).
+    /// first (they are released in order: the writer takes them in
+    /// order).
     live: VecDeque<u64>,
     /// The window of the current frame, and where it started (the ring
     /// may hold less history than the window, and grows when the frame
@@ -307,7 +307,7 @@ impl RingOutput {
             .is_some_and(|&start| start + (self.ring.size() as u64) < end)
     }
 
-    /// The oldest chunk handed on was let go of by both readers.
+    /// The oldest chunk handed on was let go of by the writer.
     pub(super) fn release_oldest(&mut self) {
         self.live.pop_front();
     }
@@ -403,7 +403,7 @@ impl RingOutput {
         // SAFETY: the mappings are `2 * size` bytes, valid while `ring`
         // lives (`execute_raw` checks that the block and its slack fit);
         // no chunk covers the bytes from `at` on (the caller waited while
-        // `blocked`), and the readers' chunks before `at` are only read.
+        // `blocked`), and the writer's chunks before `at` are only read.
         let end = unsafe {
             execute_raw(
                 self.ring.base(),
