@@ -48,7 +48,9 @@
 //! **Errors** are the one-thread path's, naming frame and byte offset, and
 //! come in input order: a worker's error waits until every block before
 //! it is executed. Any stage that stops drops its channels, which stops
-//! the others; nothing waits on a stage that is gone. The writer receives
+//! the others; nothing waits on a stage that is gone. A worker that
+//! panics (a bug) first tells the executor which range it dropped, so
+//! the pipeline stops and the panic reaches the caller. The writer receives
 //! only bytes executed in order from valid blocks; a frame's checksum is
 //! known only at the frame's end, after most of its bytes went on, so a
 //! checksum error means the bytes written for that frame are suspect.
@@ -303,6 +305,9 @@ enum UnitKind {
     },
     /// The walker stopped here.
     Fail(Error),
+    /// A worker panicked on this unit: the executor stops quietly, and
+    /// the panic reaches the caller (see [`Abandoned`]).
+    Abandoned,
     /// Reading the input failed (taken once, by the executor).
     Unreadable(Option<io::Error>),
 }
@@ -497,6 +502,8 @@ fn walk<'a, R: Read>(
 
 /// A worker: the entropy stage of each range it is given.
 fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Receiver<Vec<DecodedBlock>>) {
+    #[cfg(test)]
+    tests::IN_WORKER.set(true);
     // A set of buffers first, then a range (see `shelf`); the shelf is
     // gone once the executor is.
     while let Ok(decoded) = shelf.recv() {
@@ -504,6 +511,10 @@ fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Receiver<Ve
             return;
         };
         unit.decoded = decoded;
+        let _abandoned = Abandoned {
+            seq: unit.seq,
+            done: &done,
+        };
         entropy(&mut unit);
         if done.send(unit).is_err() {
             return;
@@ -511,8 +522,34 @@ fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Receiver<Ve
     }
 }
 
+/// Word for the executor if a worker's entropy stage panics (a bug):
+/// without it the executor would wait for that range for ever, and the
+/// walker (for a credit) and the other workers (for a range) with it.
+/// Told, the executor stops, the others stop with it, and the panic goes
+/// on to the caller when the pipeline joins its threads.
+struct Abandoned<'s, 'a> {
+    seq: u64,
+    done: &'s Sender<Unit<'a>>,
+}
+
+impl Drop for Abandoned<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = self.done.send(Unit {
+                seq: self.seq,
+                decoded: Vec::new(),
+                input: Bytes::Read(Vec::new()),
+                base: 0,
+                kind: UnitKind::Abandoned,
+            });
+        }
+    }
+}
+
 /// The entropy stage of `unit`'s blocks, if it has any.
 fn entropy(unit: &mut Unit<'_>) {
+    #[cfg(test)]
+    tests::fault_point(unit.seq);
     let Unit {
         decoded,
         input,
@@ -549,5 +586,78 @@ fn entropy(unit: &mut Unit<'_>) {
         if error.is_none() {
             *error = fail.take();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use zstd_safe::{CCtx, CParameter};
+
+    use super::*;
+
+    thread_local! {
+        /// Set on the workers' threads, so the fault point fires on a
+        /// worker, not on the executor when it decodes a range itself.
+        pub(super) static IN_WORKER: Cell<bool> = const { Cell::new(false) };
+    }
+    /// The fault point fires on the first unit from this number on that a
+    /// worker decodes, once.
+    static FAULT_FROM: AtomicU64 = AtomicU64::new(u64::MAX);
+    static FIRED: AtomicBool = AtomicBool::new(false);
+
+    pub(super) fn fault_point(seq: u64) {
+        if IN_WORKER.get()
+            && seq >= FAULT_FROM.load(Ordering::SeqCst)
+            && !FIRED.swap(true, Ordering::SeqCst)
+        {
+            panic!("fault point: a worker panics in the entropy stage of unit {seq}");
+        }
+    }
+
+    /// One frame of 256 blocks of 4 KiB (32 ranges).
+    fn frame_of_many_ranges() -> Vec<u8> {
+        let text: Vec<u8> = (0..1u32 << 20)
+            .map(|i| b"abcdefgh"[(i.wrapping_mul(2_654_435_761) >> 29) as usize])
+            .collect();
+        let mut cctx = CCtx::create();
+        cctx.set_parameter(CParameter::CompressionLevel(3)).unwrap();
+        cctx.set_parameter(CParameter::MaxBlockSize(4096)).unwrap();
+        let mut frame = vec![0u8; zstd_safe::compress_bound(text.len())];
+        let n = cctx.compress2(&mut frame[..], &text).unwrap();
+        frame.truncate(n);
+        frame
+    }
+
+    /// A worker's panic (a bug) reaches the caller, and nothing waits for
+    /// ever: before `Abandoned`, the executor waited for the range the
+    /// worker had, the walker for a credit, and the other worker for a
+    /// range.
+    #[test]
+    fn a_workers_panic_reaches_the_caller_and_no_stage_waits_for_ever() {
+        let frame = frame_of_many_ranges();
+        FAULT_FROM.store(4, Ordering::SeqCst);
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let decoded = std::panic::catch_unwind(|| {
+                pipeline(Source::slice(&frame), 1 << 27, 2, &mut io::sink())
+            });
+            let _ = tx.send(decoded.map(|r| r.is_ok()));
+        });
+        let answer = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("the pipeline never returned after a worker panicked");
+        assert!(
+            FIRED.load(Ordering::SeqCst),
+            "no worker reached the fault point"
+        );
+        assert!(
+            answer.is_err(),
+            "the worker's panic did not reach the caller"
+        );
     }
 }

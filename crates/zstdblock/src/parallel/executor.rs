@@ -223,6 +223,7 @@ impl<'a> Executor<'a> {
                 checksum,
             } => self.frame_end(*index, *end, *checksum),
             UnitKind::Fail(e) => Err(ToWriter::Fail(e.clone())),
+            UnitKind::Abandoned => Ok(false),
             UnitKind::Unreadable(e) => {
                 Err(ToWriter::Unreadable(e.take().unwrap_or_else(|| {
                     io::Error::other("reading the input failed")
