@@ -4,8 +4,9 @@
 //!   interoperability tests against outside programs, which it installs
 //!   (apt-get / pip) when running as root and missing; otherwise it fails
 //!   with the list of what to install. It never skips silently. zstdblock's
-//!   `differential` fuzz target then runs for 60 s (nightly and
-//!   cargo-fuzz), and the FIX crates' tests again with
+//!   `differential` fuzz target then runs for 60 s (under nightly, with
+//!   cargo-fuzz, which `ci` installs when it is missing), and the FIX
+//!   crates' tests again with
 //!   `FIXCORE_SCAN=avx512`, `avx2` and `scalar`.
 //! - `corpus DIR [--small]`: writes the deterministic benchmark corpus
 //!   (runs `perfkit corpus`, the one generator).
@@ -191,6 +192,7 @@ fn ci() -> Result<()> {
     // zstdblock's decoder against libzstd on mutated frames, for a bounded
     // time: its differential corpus ran as tests above, and the decoder
     // behind `decompress -T2` must keep agreeing on what no corpus holds.
+    tools::ensure_cargo_fuzz()?;
     fuzz_targets(60, Some(vec!["differential".to_owned()]))?;
     // fixcore's scanner picks the fastest SIMD path at run time, so the run
     // above only exercised this CPU's best one. Capping the pick runs the
