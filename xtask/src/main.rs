@@ -192,8 +192,7 @@ fn ci() -> Result<()> {
     // zstdblock's decoder against libzstd on mutated frames, for a bounded
     // time: its differential corpus ran as tests above, and the decoder
     // behind `decompress -T2` must keep agreeing on what no corpus holds.
-    tools::ensure_cargo_fuzz()?;
-    fuzz_targets(60, Some(vec!["differential".to_owned()]))?;
+    fuzz_targets(60, Some(vec!["differential".to_owned()]), Missing::Install)?;
     // fixcore's scanner picks the fastest SIMD path at run time, so the run
     // above only exercised this CPU's best one. Capping the pick runs the
     // parser, framer and builder tests, and the session and engine tests
@@ -250,11 +249,20 @@ fn fuzz(seconds: u64) -> Result<()> {
     let only: Option<Vec<String>> = std::env::var("XTASK_FUZZ_ONLY")
         .ok()
         .map(|s| s.split(',').map(str::to_owned).collect());
-    fuzz_targets(seconds, only)
+    fuzz_targets(seconds, only, Missing::Say)
+}
+
+/// What [`fuzz_targets`] does when cargo-fuzz is missing: `ci` installs
+/// it (CI installs what it needs); `fuzz`, a developer's command, says
+/// what to install.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    Install,
+    Say,
 }
 
 /// [`fuzz`] over the targets named in `only` (`None`: all of them).
-fn fuzz_targets(seconds: u64, only: Option<Vec<String>>) -> Result<()> {
+fn fuzz_targets(seconds: u64, only: Option<Vec<String>>, missing: Missing) -> Result<()> {
     let works = |args: &[&str]| {
         nightly_cargo()
             .args(args)
@@ -267,7 +275,19 @@ fn fuzz_targets(seconds: u64, only: Option<Vec<String>>) -> Result<()> {
         bail!("fuzzing needs a nightly toolchain: rustup toolchain install nightly");
     }
     if !works(&["fuzz", "--version"]) {
-        bail!("fuzzing needs cargo-fuzz: cargo install cargo-fuzz --locked");
+        if missing == Missing::Say {
+            bail!(
+                "fuzzing needs cargo-fuzz: cargo install cargo-fuzz --locked --version ={}",
+                tools::CARGO_FUZZ
+            );
+        }
+        tools::install_cargo_fuzz()?;
+        if !works(&["fuzz", "--version"]) {
+            bail!(
+                "cargo-fuzz {} was installed, but `cargo +nightly fuzz` still does not run",
+                tools::CARGO_FUZZ
+            );
+        }
     }
     let mut summary = Vec::new();
     let mut failed = Vec::new();
