@@ -6,7 +6,7 @@ mod interop;
 mod schema;
 
 use interop::{ok, perfkit};
-use perfkit_testkit::boolean_text::eval;
+use perfkit_testkit::boolean_text::{eval, eval_with};
 use std::path::Path;
 
 fn read(p: &Path) -> String {
@@ -687,4 +687,77 @@ fn bench_vs_atree_quick_runs_every_workload_with_agreeing_ids() {
             "{r}"
         );
     }
+}
+
+/// `gen-exprs`/`gen-events --profile deep-negation` write the bench's
+/// third shape (`perfkit bench`'s files are these at the default seeds),
+/// and `betree search` of them agrees with an evaluator of the text: each
+/// expression read from the file, each event from its JSON, every
+/// comparison evaluated here.
+#[test]
+fn deep_negation_files_search_as_their_text_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (cmd, file, n) in [("gen-exprs", "e", "400"), ("gen-events", "v", "150")] {
+        ok(perfkit()
+            .args([
+                "betree",
+                cmd,
+                "--profile",
+                "deep-negation",
+                "--count",
+                n,
+                "-o",
+            ])
+            .arg(d.join(file)));
+    }
+    let exprs = betree::reference::read_expr_file(&read(&d.join("e")))
+        .unwrap()
+        .exprs;
+    assert_eq!(exprs.len(), 400);
+    let events: Vec<serde_json::Map<String, serde_json::Value>> = read(&d.join("v"))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 150);
+    let mut want = String::new();
+    let mut matched = 0;
+    for ev in &events {
+        let mut leaf = |t: &[&str], at: &mut usize| {
+            let (name, op, operand) = (t[*at], t[*at + 1], t[*at + 2]);
+            *at += 3;
+            let v = &ev[name];
+            match op {
+                ">=" => v.as_i64().unwrap() >= operand.parse::<i64>().unwrap(),
+                "<=" => v.as_i64().unwrap() <= operand.parse::<i64>().unwrap(),
+                "=" | "<>" => (v.as_str().unwrap() == operand.trim_matches('"')) == (op == "="),
+                _ => panic!("{op} in {t:?}"),
+            }
+        };
+        let ids: Vec<String> = exprs
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| eval_with(x, &mut leaf))
+            .map(|(i, _)| (i + 1).to_string())
+            .collect();
+        matched += ids.len();
+        want.push_str(&ids.join(" "));
+        want.push('\n');
+    }
+    // Neither nothing nor everything: the shape's match rate is a few
+    // per cent.
+    assert!((100..30_000).contains(&matched), "{matched} matches");
+    for mode in ["std", "batch"] {
+        let out = ok(perfkit()
+            .current_dir(d)
+            .args(["betree", "search", "--exprs", "e", "--events", "v"])
+            .args(["--events-format", "json", "--mode", mode]));
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "mode {mode}");
+    }
+    // The files are the bench's: the library's writers at the same seeds.
+    let mut lib = Vec::new();
+    betree::workload::DeepNegation
+        .write_events(&mut lib, 150, 2)
+        .unwrap();
+    assert_eq!(std::fs::read(d.join("v")).unwrap(), lib);
 }

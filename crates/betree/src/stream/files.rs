@@ -42,7 +42,7 @@ use super::{
     Comparison, EventReader, EventsFormat, ExprFile, Mode, OutputLines, StreamBuffers, StreamError,
     compare, read_all, search_stream,
 };
-use crate::workload::Adtech;
+use crate::workload::{Adtech, DeepNegation};
 use crate::{Event, Index, Schema};
 
 /// How much of a file is read, or written, at a time.
@@ -281,6 +281,9 @@ pub enum Workload {
     /// Ad targeting, JSON events ([`Adtech`]; boxed, as it holds its
     /// whole layout).
     Adtech(Box<Adtech>),
+    /// Few attributes, wide integer ranges, string equality and negation
+    /// nested deep, JSON events ([`DeepNegation`]; its schema is fixed).
+    DeepNegation,
 }
 
 /// Writes `count` expressions or events of `workload` from `seed` (the
@@ -299,6 +302,8 @@ pub fn generate(
         Ok(match (workload, what) {
             (Workload::Adtech(a), Generated::Exprs) => a.write_exprs(out, n, seed),
             (Workload::Adtech(a), Generated::Events) => a.write_events(out, n, seed),
+            (Workload::DeepNegation, Generated::Exprs) => DeepNegation.write_exprs(out, n, seed),
+            (Workload::DeepNegation, Generated::Events) => DeepNegation.write_events(out, n, seed),
             (Workload::Boolean { params }, Generated::Exprs) => {
                 super::write_boolean_exprs(out, *params, count, seed)
             }

@@ -46,7 +46,8 @@ const MAX_PARAMS: u64 = 1 << 16;
 
 #[derive(Debug, clap::Args)]
 struct GenExprsArgs {
-    /// Workload: `boolean` (the reference benchmark's) or `adtech`.
+    /// Workload: `boolean` (the reference benchmark's), `adtech` or
+    /// `deep-negation`.
     #[arg(long, value_enum, default_value = "boolean")]
     profile: ProfileArg,
     /// Number of parameters (1..=65536).
@@ -67,7 +68,8 @@ struct GenExprsArgs {
 
 #[derive(Debug, clap::Args)]
 struct GenEventsArgs {
-    /// Workload: `boolean` (the reference benchmark's) or `adtech`.
+    /// Workload: `boolean` (the reference benchmark's), `adtech` or
+    /// `deep-negation`.
     #[arg(long, value_enum, default_value = "boolean")]
     profile: ProfileArg,
     /// Number of parameters (1..=65536).
@@ -254,6 +256,11 @@ enum ProfileArg {
     /// expression, Zipf popularity; JSON events (`--events-format json`);
     /// `--params` is ignored.
     Adtech,
+    /// Deep negation (a `perfkit bench` workload): 4 integers over
+    /// 0..=10^9 and 3 strings, all in every event; a string equality and
+    /// an `and`/`or` tree 2-4 deep with half its nodes negated; JSON
+    /// events; `--params` is ignored.
+    DeepNegation,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -511,6 +518,7 @@ impl From<ProfileArg> for Profile {
         match p {
             ProfileArg::Boolean => Profile::Boolean,
             ProfileArg::Adtech => Profile::Adtech,
+            ProfileArg::DeepNegation => Profile::DeepNegation,
         }
     }
 }

@@ -55,6 +55,9 @@ pub enum Profile {
     Boolean,
     /// Ad targeting: 200 attributes of mixed types, JSON events.
     Adtech,
+    /// Few attributes, wide integer ranges, string equality and negation
+    /// nested deep ([`betree::workload::DeepNegation`]), JSON events.
+    DeepNegation,
 }
 
 /// A generator's run.
@@ -140,6 +143,7 @@ pub fn run(task: Task) -> Result<ExitCode> {
             let workload = match g.profile {
                 Profile::Adtech => Workload::Adtech(Box::new(Adtech::with_shape(g.shape)?)),
                 Profile::Boolean => Workload::Boolean { params: g.params },
+                Profile::DeepNegation => Workload::DeepNegation,
             };
             let mut stdout = io::stdout().lock();
             files::generate(&workload, g.what, g.count, g.seed, &g.output, &mut stdout)?;
