@@ -754,7 +754,10 @@ fn deep_negation_files_search_as_their_text_reads() {
             .args(["--events-format", "json", "--mode", mode]));
         assert_eq!(String::from_utf8(out.stdout).unwrap(), want, "mode {mode}");
     }
-    // The files are the bench's: the library's writers at the same seeds.
+    // The files are the bench's: the library's writers at the bench's
+    // seeds (1 for expressions, 2 for events), which are the commands'
+    // defaults.
+    assert_eq!(exprs, betree::workload::DeepNegation.expressions(400, 1));
     let mut lib = Vec::new();
     betree::workload::DeepNegation
         .write_events(&mut lib, 150, 2)

@@ -19,13 +19,17 @@ pub fn eval(text: &str, vals: &[bool]) -> bool {
     })
 }
 
+/// An operand reader for [`eval_with`]: given the tokens and the index of
+/// an operand's first token, it consumes the operand and returns its value.
+pub type Leaf<'a> = dyn FnMut(&[&str], &mut usize) -> bool + 'a;
+
 /// The value of `text` whose operands `leaf` reads: the same `not`/`and`/
 /// `or`/parentheses grammar over whitespace-split tokens (parentheses are
 /// tokens of their own), with `leaf` called at each operand's first token
 /// to consume its tokens (advancing the index) and return its value. So
 /// comparisons such as `n0 >= 5` or `s1 = "v"` are evaluated by the
 /// caller's own reading of them.
-pub fn eval_with(text: &str, leaf: &mut dyn FnMut(&[&str], &mut usize) -> bool) -> bool {
+pub fn eval_with(text: &str, leaf: &mut Leaf) -> bool {
     let spaced = text.replace('(', " ( ").replace(')', " ) ");
     let toks: Vec<&str> = spaced.split_whitespace().collect();
     let mut at = 0;
@@ -33,9 +37,6 @@ pub fn eval_with(text: &str, leaf: &mut dyn FnMut(&[&str], &mut usize) -> bool) 
     assert_eq!(at, toks.len(), "trailing tokens in {text:?}");
     value
 }
-
-/// The operand reader the grammar's levels pass down.
-type Leaf<'a> = dyn FnMut(&[&str], &mut usize) -> bool + 'a;
 
 fn or(t: &[&str], at: &mut usize, leaf: &mut Leaf) -> bool {
     let mut x = and(t, at, leaf);
