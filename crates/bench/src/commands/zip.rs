@@ -9,7 +9,9 @@ use std::process::Command;
 use perfkit_measure::child::Spawner;
 use perfkit_report::{Section, Value};
 
-use super::{INPUT_SIZE, RUNS, Side, Work, case, held, installed, library, of_workloads, process};
+use super::{
+    INPUT_SIZE, RUNS, Rounds, Side, Work, case, held, installed, library, of_workloads, process,
+};
 use crate::error::{IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
 use crate::zstd::found::{FOUND, FOUND_AT_LEAST, FOUND_SIZE, found_bytes};
@@ -28,7 +30,8 @@ pub(super) fn zip_cases(
     let archive = d.join("corpus.zip");
     let peer_archive = d.join("peer.zip");
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
-    for _ in 0..RUNS {
+    let mut rounds = Rounds::new(RUNS);
+    while rounds.next() {
         zip_ours(spawner, perfkit, d, "corpus.bin", "corpus.zip", &mut ours)?;
         library(&mut lib, || zip_in_process(input))?;
         if have_zip {
@@ -50,7 +53,8 @@ pub(super) fn zip_cases(
         have_zip.then_some(peer_archive.as_path()),
     );
     let (mut ours, mut peer) = (Side::default(), Side::default());
-    for _ in 0..RUNS {
+    let mut rounds = Rounds::new(RUNS);
+    while rounds.next() {
         process(
             spawner,
             &mut ours,
@@ -186,7 +190,8 @@ pub(super) fn zip_found_cases(
         let archive_name = format!("found-{i}.zip");
         let (archive, peer_archive) = (d.join(&archive_name), d.join("found-peer.zip"));
         let (mut ours, mut peer) = (Side::default(), Side::default());
-        for _ in 0..RUNS {
+        let mut rounds = Rounds::new(RUNS);
+        while rounds.next() {
             zip_ours(spawner, perfkit, d, &input, &archive_name, &mut ours)?;
             if have_zip {
                 zip_peer(spawner, &d.join(&input), &peer_archive, &mut peer)?;

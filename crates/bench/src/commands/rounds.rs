@@ -1,0 +1,110 @@
+//! The interleaved rounds of a command case and the ratios between its
+//! sides: short runs are noisy on a shared machine, so a case of short
+//! runs runs more rounds, and a ratio pairs the sides round by round.
+
+use std::time::{Duration, Instant};
+
+/// A case whose rounds are short runs more of them, until it has spent
+/// this long or run [`MAX_ROUNDS`]. With 3 rounds whatever their length,
+/// two runs of one binary (`cargo xtask bench-compare`, medians of 5
+/// benches) differed by 8-17 % on the rows of 10-20 ms runs (`fix check`,
+/// `decompress` against the library and against `zstd -d` on files found
+/// here), whose single benches ranged over 28-72 %.
+pub(crate) const CASE_TIME: Duration = Duration::from_secs(1);
+
+/// The most interleaved rounds of a case.
+pub(crate) const MAX_ROUNDS: usize = 21;
+
+/// The interleaved rounds of one case: `while rounds.next() { one run of
+/// each side }`. At least `least` rounds; then more while the case has
+/// spent less than [`CASE_TIME`] and run fewer than [`MAX_ROUNDS`]. An
+/// odd count, so a median is one round's. A debug build (the test
+/// suite's) runs `least`.
+pub(crate) struct Rounds {
+    done: usize,
+    least: usize,
+    start: Instant,
+}
+
+impl Rounds {
+    /// Rounds of a case starting now, at least `least` of them.
+    pub(crate) fn new(least: usize) -> Self {
+        Rounds {
+            done: 0,
+            least,
+            start: Instant::now(),
+        }
+    }
+
+    /// Whether another round runs (and counts it).
+    pub(crate) fn next(&mut self) -> bool {
+        let more = if cfg!(debug_assertions) {
+            self.done < self.least
+        } else {
+            self.wants(self.start.elapsed())
+        };
+        self.done += usize::from(more);
+        more
+    }
+
+    /// Whether a round runs after `elapsed` in a release build.
+    fn wants(&self, elapsed: Duration) -> bool {
+        self.done < self.least
+            || (self.done < MAX_ROUNDS && (self.done.is_multiple_of(2) || elapsed < CASE_TIME))
+    }
+}
+
+/// The median of `num[i] / den[i]` over the rounds of a case: each round's
+/// sides ran one after the other, so a change of the machine's load
+/// between rounds moves both sides of the ratio it enters, where a ratio
+/// of two medians can take them from different rounds. Rounds where `den`
+/// is zero are left out; none at all gives 0.
+pub(crate) fn paired(num: &[Duration], den: &[Duration]) -> f64 {
+    let mut r: Vec<f64> = num
+        .iter()
+        .zip(den)
+        .filter(|(_, d)| !d.is_zero())
+        .map(|(n, d)| n.as_secs_f64() / d.as_secs_f64())
+        .collect();
+    r.sort_unstable_by(f64::total_cmp);
+    r.get(r.len() / 2).copied().unwrap_or(0.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: &[u64]) -> Vec<Duration> {
+        v.iter().map(|&m| Duration::from_millis(m)).collect()
+    }
+
+    /// The ratio is the median of the rounds' ratios, not the ratio of
+    /// the sides' medians (here 30 / 20 = 1.5), and rounds whose
+    /// denominator is zero are left out.
+    #[test]
+    fn a_ratio_pairs_the_sides_round_by_round() {
+        let r = paired(&ms(&[10, 40, 30, 7]), &ms(&[10, 20, 60, 0]));
+        assert_eq!(r, 1.0);
+        assert_eq!(paired(&ms(&[5]), &ms(&[0])), 0.0);
+    }
+
+    /// At least `least` rounds whatever the time; then more while the
+    /// case is under its time, up to the cap, ending on an odd count.
+    #[test]
+    fn short_cases_run_more_rounds_and_an_odd_count() {
+        let at = |done, least| Rounds {
+            done,
+            least,
+            start: Instant::now(),
+        };
+        let long = CASE_TIME * 2;
+        let short = CASE_TIME / 4;
+        assert!(at(2, 3).wants(long));
+        assert!(!at(3, 3).wants(long));
+        // Even: one more, so the median is one round's.
+        assert!(at(4, 3).wants(long));
+        assert!(at(5, 3).wants(short));
+        assert!(!at(MAX_ROUNDS, 3).wants(short));
+        assert!(at(MAX_ROUNDS, MAX_ROUNDS + 2).wants(long));
+    }
+}
