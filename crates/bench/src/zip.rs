@@ -431,6 +431,12 @@ fn median(v: &[Duration]) -> Duration {
     s.get(s.len() / 2).copied().unwrap_or_default()
 }
 
+/// The median of some ratios (zero for none).
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_unstable_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
 /// Measures every scenario and returns the report (also used by `perfkit bench`).
 pub fn measure(args: &Settings) -> Result<Report> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -621,7 +627,6 @@ impl Archiver<'_> {
         let args = self.args;
         let mib = s.bytes() as f64 / (1 << 20) as f64;
         let cpu_rate = |x: &Tally| mib * x.n as f64 / x.cpu.as_secs_f64().max(1e-9);
-        let sync_cpu = median(&t[0].cpus).as_secs_f64().max(1e-9);
         let sync_out = t[0].out;
         for (i, &m) in modes.iter().enumerate() {
             let pairing = pairings[i];
@@ -631,17 +636,35 @@ impl Archiver<'_> {
                     .during_with(|| format!("writing {}", path.display()))?;
             }
             let x = &t[i];
-            let held = Held {
+            let held_at = |cpu: f64, other_cpu: Option<f64>| Held {
                 contender: m,
                 pairing,
                 bench_level: args.level,
                 entries: s.entries.len() as u64,
                 out: x.out,
                 sync_out,
-                cpu: median(&x.cpus).as_secs_f64(),
-                other_cpu: (!x.other_cpus.is_empty()).then(|| median(&x.other_cpus).as_secs_f64()),
+                cpu,
+                other_cpu,
             };
+            let held = held_at(
+                median(&x.cpus).as_secs_f64(),
+                (!x.other_cpus.is_empty()).then(|| median(&x.other_cpus).as_secs_f64()),
+            );
             let cpu = held.cpu();
+            // The ratio to the sync writer pairs the rounds, each of which
+            // ran every contender back to back: a ratio of two medians can
+            // take them from rounds the machine ran at different speeds.
+            let vs_sync = median_of(
+                x.cpus
+                    .iter()
+                    .zip(&t[0].cpus)
+                    .enumerate()
+                    .map(|(k, (c, sync))| {
+                        let other = x.other_cpus.get(k).map(Duration::as_secs_f64);
+                        held_at(c.as_secs_f64(), other).cpu() / sync.as_secs_f64().max(1e-9)
+                    })
+                    .collect(),
+            );
             let name = format!("{} · {}", s.name, m.name(args.jobs));
             if held.size_held() != "within 1 %" {
                 written.unequal.push(format!("{name}: {}", held.text()));
@@ -650,7 +673,7 @@ impl Archiver<'_> {
                 .latency(x.hist.clone())
                 // The comparison and what it holds equal first, so the
                 // table shows them beside the latencies.
-                .col("cpu_vs_sync", Value::num(cpu / sync_cpu, 3))
+                .col("cpu_vs_sync", Value::num(vs_sync, 3))
                 .col(
                     "size_vs_sync",
                     Value::num(x.out as f64 / sync_out.max(1) as f64, 4),
@@ -664,6 +687,15 @@ impl Archiver<'_> {
                 )
                 .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
                 .col("out_bytes", Value::from(x.out))
+                // What `cpu_vs_sync` pairs: each round's CPU, in order.
+                .json_col(
+                    "cpu_ns_rounds",
+                    x.cpus
+                        .iter()
+                        .map(|c| c.as_nanos().to_string())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                )
                 .col(
                     "peak_rss_growth_mib",
                     Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),
@@ -685,7 +717,7 @@ impl Archiver<'_> {
 /// The notes under a write section: what each column means and how the
 /// rows were made; `peer_note` says which peers ran.
 fn explain(sec: &mut Section, peer_note: &str) {
-    sec.note("cpu_vs_sync: median CPU per archive relative to our sync writer's (async: target ≤ 1.05; AES-256: cost = value − 1; zip crate and s-zip: > 1 means perfkit is faster), at the sizes size_vs_sync gives: this row's archive over the sync writer's");
+    sec.note("cpu_vs_sync: CPU per archive relative to our sync writer's, the median of the rounds' own ratios (each round writes one archive with every writer in turn; async: target ≤ 1.05; AES-256: cost = value − 1; zip crate and s-zip: > 1 means perfkit is faster), at the sizes size_vs_sync gives: this row's archive over the sync writer's");
     sec.note("held equal (issue 64): the peers' rows compare at equal archive size, not at equal level: before the timed rounds of each scenario, each peer writer is run at the bench's level and then a level at a time toward the sync writer's size, and is timed at its level nearest that size (the level column); held_equal (--wide, JSON) says the level, the levels tried, both sizes and whether they are within 1 %, and a note below names every row that is not");
     sec.note("AES-256: every entry pays one key derivation, PBKDF2-HMAC-SHA1 with 1,000 iterations over a fresh salt, as WinZip AE-2 requires (a shared salt would reuse the CTR keystream); that fixed cost dominates small entries, while on entries of a few MB and up the cost is AES-CTR plus HMAC-SHA1 over the compressed bytes");
     sec.note("wall_speedup: sync wall time / parallel wall time on this (shared) machine");
