@@ -5,11 +5,11 @@
 //! library (start-up, parsing, I/O) stays visible.
 //!
 //! Every case runs in interleaved rounds, one run of each side a round
-//! ([`Rounds`]): at least [`RUNS`], more while the case is short. The rows
-//! report medians, and a ratio between two sides is the median of the
-//! rounds' own ratios ([`paired`]). Wall, CPU and peak RSS of a process
-//! come from `wait4` ([`perfkit_measure::child`]); the library side is
-//! timed in-process.
+//! (`rounds::Rounds`): at least [`RUNS`], more while the case is short.
+//! The rows report medians, and a ratio between two sides is the median
+//! of the rounds' own ratios (`rounds::paired`). Wall, CPU and peak RSS of
+//! a process come from `wait4` ([`perfkit_measure::child`]); the library
+//! side is timed in-process.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
