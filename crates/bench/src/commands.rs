@@ -194,7 +194,9 @@ fn case(
             "peak_rss_mib",
             Value::num(median(&ours.rss) as f64 / (1 << 20) as f64, 1),
         )
-        .json_col("rounds", ours.wall.len());
+        .json_col("rounds", ours.wall.len())
+        .json_col("wall_ns_rounds", in_ns(&ours.wall))
+        .json_col("cpu_ns_rounds", in_ns(&ours.cpu));
     if let Some((_, l)) = lib {
         // > 1: the command keeps up with the library; < 1: what it costs.
         row = row.col("vs_library", Value::num(paired(&l.wall, &ours.wall), 3));
@@ -211,7 +213,8 @@ fn case(
         section.row(
             Row::new(format!("library: {lib_name}"))
                 .col(work.rate_column(), Value::num(work.rate(w), 1))
-                .col("wall_ms", Value::num(w.as_secs_f64() * 1e3, 1)),
+                .col("wall_ms", Value::num(w.as_secs_f64() * 1e3, 1))
+                .json_col("wall_ns_rounds", in_ns(&l.wall)),
         );
     }
     if let Some((peer_name, p)) = peer {
@@ -224,9 +227,21 @@ fn case(
                 .col(
                     "peak_rss_mib",
                     Value::num(median(&p.rss) as f64 / (1 << 20) as f64, 1),
-                ),
+                )
+                .json_col("wall_ns_rounds", in_ns(&p.wall))
+                .json_col("cpu_ns_rounds", in_ns(&p.cpu)),
         );
     }
+}
+
+/// Each round's time in nanoseconds, in order, for the JSON-only columns
+/// a ratio column pairs (`wall_ns_rounds`, `cpu_ns_rounds`).
+fn in_ns(rounds: &[Duration]) -> String {
+    rounds
+        .iter()
+        .map(|d| d.as_nanos().to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Whether `program` runs (`program --version` or `-v` exits at all).

@@ -612,15 +612,19 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
             row.get("vs_peer").is_none(),
             "{cmd}: no peer on an empty PATH"
         );
-        // vs_library, recomputed from the library row that follows it.
+        // vs_library, recomputed from the library row that follows it:
+        // the median of the rounds' own ratios.
         if let Some(v) = row["vs_library"].as_f64() {
             let i = names.iter().position(|n| *n == cmd).unwrap();
             let lib = &rows[i + 1];
             assert!(lib["name"].as_str().unwrap().starts_with("library: "));
-            let want = lib["wall_ms"].as_f64().unwrap() / row["wall_ms"].as_f64().unwrap();
-            // Both walls are rounded to 0.1 ms in the table only; JSON has
-            // the full values.
+            let want = paired(lib, row, "wall_ns_rounds");
             assert!((v / want - 1.0).abs() < 1e-9, "{cmd}: {v} vs {want}");
+            // The row's wall is its rounds' median. Both walls are rounded
+            // to 0.1 ms in the table only; JSON has the full values.
+            let wall = median(rounds(row, "wall_ns_rounds")) / 1e6;
+            let got = row["wall_ms"].as_f64().unwrap();
+            assert!((got / wall - 1.0).abs() < 1e-9, "{cmd}: {got} vs {wall}");
         }
     }
     assert!(!names.iter().any(|n| n.starts_with("peer: ")), "{names:?}");
@@ -686,9 +690,12 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
             .iter()
             .find(|r| r["name"] == format!("peer: {peer_name}"))
             .unwrap();
-        let want = peer["wall_ms"].as_f64().unwrap() / row["wall_ms"].as_f64().unwrap();
+        let want = paired(peer, row, "wall_ns_rounds");
         let got = row["vs_peer"].as_f64().unwrap();
         assert!((got / want - 1.0).abs() < 1e-9, "{cmd}: {got} vs {want}");
+        let want = paired(peer, row, "cpu_ns_rounds");
+        let cpu = row["cpu_vs_peer"].as_f64().unwrap();
+        assert!((cpu / want - 1.0).abs() < 1e-9, "{cmd}: {cpu} vs {want}");
         // The wall-time line against this peer: its speedup is this row's,
         // or, where the row is one of a group of workloads, the group's
         // worst (a CPU line against the same peer may stand beside it).
@@ -708,6 +715,29 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
             assert_eq!(speedup, got, "{cmd}");
         }
     }
+}
+
+/// A commands row's JSON-only column of each round's time (`col`), in
+/// nanoseconds.
+fn rounds(row: &Value, col: &str) -> Vec<f64> {
+    let text = row[col]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {col}: {row}"));
+    text.split(' ').map(|n| n.parse::<f64>().unwrap()).collect()
+}
+
+/// The upper median of some numbers, as the bench takes it.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// A ratio column as the bench defines it: the median over the rounds
+/// of `num`'s time over `den`'s in the same round.
+fn paired(num: &Value, den: &Value, col: &str) -> f64 {
+    let (n, d) = (rounds(num, col), rounds(den, col));
+    assert_eq!(n.len(), d.len(), "{num} {den}");
+    median(n.iter().zip(&d).map(|(a, b)| a / b).collect())
 }
 
 /// A message line (`|` or SOH form) whose BodyLength and CheckSum are
