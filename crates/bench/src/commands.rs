@@ -5,11 +5,11 @@
 //! library (start-up, parsing, I/O) stays visible.
 //!
 //! Every case runs in interleaved rounds, one run of each side a round
-//! (`rounds::Rounds`): at least [`RUNS`], more while the case is short.
-//! The rows report medians, and a ratio between two sides is the median
-//! of the rounds' own ratios (`rounds::paired`). Wall, CPU and peak RSS of
-//! a process come from `wait4` ([`perfkit_measure::child`]); the library
-//! side is timed in-process.
+//! (`crate::rounds::Rounds`): at least [`RUNS`], more while the case is
+//! short. The rows report medians, and a ratio between two sides is the
+//! median of the rounds' own ratios (`crate::rounds::paired`). Wall, CPU
+//! and peak RSS of a process come from `wait4`
+//! ([`perfkit_measure::child`]); the library side is timed in-process.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -27,10 +27,9 @@ use crate::peer;
 
 mod betree;
 mod compress;
-mod rounds;
 mod zip;
 
-use rounds::{CASE_TIME, MAX_ROUNDS, Rounds, paired};
+use crate::rounds::{CASE_TIME, MAX_ROUNDS, Rounds, in_ns, paired};
 
 pub use betree::BetreeWorkload;
 
@@ -232,16 +231,6 @@ fn case(
                 .json_col("cpu_ns_rounds", in_ns(&p.cpu)),
         );
     }
-}
-
-/// Each round's time in nanoseconds, in order, for the JSON-only columns
-/// a ratio column pairs (`wall_ns_rounds`, `cpu_ns_rounds`).
-fn in_ns(rounds: &[Duration]) -> String {
-    rounds
-        .iter()
-        .map(|d| d.as_nanos().to_string())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Whether `program` runs (`program --version` or `-v` exits at all).

@@ -36,6 +36,7 @@ mod error;
 pub mod fix;
 pub mod invocation;
 pub mod peer;
+mod rounds;
 #[cfg(feature = "stress")]
 pub mod stress;
 #[cfg(feature = "commands")]

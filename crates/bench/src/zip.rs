@@ -37,6 +37,7 @@ use zipstream::{
 
 use crate::error::{Error, IoContext, Result, StepContext};
 use crate::peer;
+use crate::rounds::{in_ns, median_of};
 use perfkit_corpus::{self as corpus, Kind};
 use perfkit_measure::{Repeat, clock, latency_histogram, memory, record};
 use perfkit_report::{Report, Row, RunInfo, Section, Value};
@@ -431,12 +432,6 @@ fn median(v: &[Duration]) -> Duration {
     s.get(s.len() / 2).copied().unwrap_or_default()
 }
 
-/// The median of some ratios (zero for none).
-fn median_of(mut v: Vec<f64>) -> f64 {
-    v.sort_unstable_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or_default()
-}
-
 /// Measures every scenario and returns the report (also used by `perfkit bench`).
 pub fn measure(args: &Settings) -> Result<Report> {
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -688,14 +683,7 @@ impl Archiver<'_> {
                 .col("ratio", Value::num(s.bytes() as f64 / x.out as f64, 2))
                 .col("out_bytes", Value::from(x.out))
                 // What `cpu_vs_sync` pairs: each round's CPU, in order.
-                .json_col(
-                    "cpu_ns_rounds",
-                    x.cpus
-                        .iter()
-                        .map(|c| c.as_nanos().to_string())
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                )
+                .json_col("cpu_ns_rounds", in_ns(&x.cpus))
                 .col(
                     "peak_rss_growth_mib",
                     Value::num(x.peak_rss as f64 / (1 << 20) as f64, 2),

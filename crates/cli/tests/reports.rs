@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use interop::{ok, perfkit};
+use interop::{ns_rounds, ok, perfkit, upper_median};
 use serde_json::Value;
 
 /// A short zstd part of `perfkit bench` (two recipes, 5 ms each, a short
@@ -622,7 +622,7 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
             assert!((v / want - 1.0).abs() < 1e-9, "{cmd}: {v} vs {want}");
             // The row's wall is its rounds' median. Both walls are rounded
             // to 0.1 ms in the table only; JSON has the full values.
-            let wall = median(rounds(row, "wall_ns_rounds")) / 1e6;
+            let wall = upper_median(ns_rounds(row, "wall_ns_rounds")) / 1e6;
             let got = row["wall_ms"].as_f64().unwrap();
             assert!((got / wall - 1.0).abs() < 1e-9, "{cmd}: {got} vs {wall}");
         }
@@ -717,27 +717,12 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
     }
 }
 
-/// A commands row's JSON-only column of each round's time (`col`), in
-/// nanoseconds.
-fn rounds(row: &Value, col: &str) -> Vec<f64> {
-    let text = row[col]
-        .as_str()
-        .unwrap_or_else(|| panic!("no {col}: {row}"));
-    text.split(' ').map(|n| n.parse::<f64>().unwrap()).collect()
-}
-
-/// The upper median of some numbers, as the bench takes it.
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// A ratio column as the bench defines it: the median over the rounds
 /// of `num`'s time over `den`'s in the same round.
 fn paired(num: &Value, den: &Value, col: &str) -> f64 {
-    let (n, d) = (rounds(num, col), rounds(den, col));
+    let (n, d) = (ns_rounds(num, col), ns_rounds(den, col));
     assert_eq!(n.len(), d.len(), "{num} {den}");
-    median(n.iter().zip(&d).map(|(a, b)| a / b).collect())
+    upper_median(n.iter().zip(&d).map(|(a, b)| a / b).collect())
 }
 
 /// A message line (`|` or SOH form) whose BodyLength and CheckSum are

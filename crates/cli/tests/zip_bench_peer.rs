@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use interop::{have, ok, perfkit};
+use interop::{have, ns_rounds, ok, perfkit, upper_median};
 use serde_json::Value;
 
 /// The peer, or `None` (and a skip notice) outside CI.
@@ -114,29 +114,20 @@ fn own_backend_rows_write_valid_archives_and_their_columns_add_up() {
             // levels is paired the same way at both, not recomputed.
             let (_, sync) = by_name[format!("{scenario} · sync").as_str()];
             let cpu_vs_sync = row["cpu_vs_sync"].as_f64().unwrap();
-            let rounds = |r: &Value| -> Vec<f64> {
-                r["cpu_ns_rounds"]
-                    .as_str()
-                    .unwrap()
-                    .split(' ')
-                    .map(|n| n.parse::<u64>().unwrap() as f64)
-                    .collect()
-            };
-            let (ours, theirs) = (rounds(row), rounds(sync));
+            let (ours, theirs) = (
+                ns_rounds(row, "cpu_ns_rounds"),
+                ns_rounds(sync, "cpu_ns_rounds"),
+            );
             assert_eq!(ours.len(), theirs.len(), "{name}");
-            let median = |mut v: Vec<f64>| {
-                v.sort_by(f64::total_cmp);
-                v[v.len() / 2]
-            };
             if row["size_held"] != "interpolated" {
-                let want = median(ours.iter().zip(&theirs).map(|(a, b)| a / b).collect());
+                let want = upper_median(ours.iter().zip(&theirs).map(|(a, b)| a / b).collect());
                 assert!(
                     (cpu_vs_sync - want).abs() <= want * 1e-9,
                     "{name}: cpu_vs_sync {cpu_vs_sync}, want {want}"
                 );
                 let cpu_ms = row["cpu_ms"].as_f64().unwrap();
                 assert!(
-                    (cpu_ms - median(ours) / 1e6).abs() <= cpu_ms * 1e-9,
+                    (cpu_ms - upper_median(ours) / 1e6).abs() <= cpu_ms * 1e-9,
                     "{name}"
                 );
             }

@@ -171,3 +171,18 @@ pub fn is_percentile(buckets: &[serde_json::Value], value: u64, q: f64) -> bool 
     let want = q / 100.0 * total as f64;
     below as f64 <= want && want <= at_or_below as f64
 }
+
+/// A bench row's JSON-only column of each round's time (`col`: the
+/// bench's `*_ns_rounds`), in nanoseconds, in round order.
+pub fn ns_rounds(row: &serde_json::Value, col: &str) -> Vec<f64> {
+    let text = row[col]
+        .as_str()
+        .unwrap_or_else(|| panic!("no {col}: {row}"));
+    text.split(' ').map(|n| n.parse::<f64>().unwrap()).collect()
+}
+
+/// The upper median of some numbers, as the bench takes it.
+pub fn upper_median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}

@@ -1,6 +1,7 @@
-//! The interleaved rounds of a command case and the ratios between its
-//! sides: short runs are noisy on a shared machine, so a case of short
-//! runs runs more rounds, and a ratio pairs the sides round by round.
+//! Interleaved rounds and the ratios between their sides: short runs are
+//! noisy on a shared machine, so a command case of short runs runs more
+//! rounds, and a ratio (the commands' and the zip writers') pairs the
+//! sides round by round, each round's times kept for the JSON.
 
 use std::time::{Duration, Instant};
 
@@ -60,14 +61,29 @@ impl Rounds {
 /// of two medians can take them from different rounds. Rounds where `den`
 /// is zero are left out; none at all gives 0.
 pub(crate) fn paired(num: &[Duration], den: &[Duration]) -> f64 {
-    let mut r: Vec<f64> = num
+    median_of(
+        num.iter()
+            .zip(den)
+            .filter(|(_, d)| !d.is_zero())
+            .map(|(n, d)| n.as_secs_f64() / d.as_secs_f64())
+            .collect(),
+    )
+}
+
+/// The (upper) median of some ratios; 0 for none.
+pub(crate) fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_unstable_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+/// Each round's time in nanoseconds, in order, for the JSON-only columns
+/// a paired ratio is recomputed from (`wall_ns_rounds`, `cpu_ns_rounds`).
+pub(crate) fn in_ns(rounds: &[Duration]) -> String {
+    rounds
         .iter()
-        .zip(den)
-        .filter(|(_, d)| !d.is_zero())
-        .map(|(n, d)| n.as_secs_f64() / d.as_secs_f64())
-        .collect();
-    r.sort_unstable_by(f64::total_cmp);
-    r.get(r.len() / 2).copied().unwrap_or(0.0)
+        .map(|d| d.as_nanos().to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
