@@ -467,7 +467,8 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
 /// Every part of fix-bench spreads `--iterations` over `--runs` by one
 /// rule (ceil(iterations / runs) per run, perfkit_bench::fix's): the parse
 /// section, which runs its runs one at a time beside QuickFIX's, measures as
-/// many calls per row as the scan section.
+/// many calls per row as the scan section (with `--min-round 0`, which
+/// keeps the scan's rounds at their share).
 #[test]
 fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
     let doc = schema::report(&ok(fix_bench(
@@ -481,6 +482,8 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
             "3",
             "--batch",
             "2",
+            "--min-round",
+            "0",
         ],
     )
     .env(perfkit_bench::peer::DIR_ENV, "/nonexistent")));
@@ -497,6 +500,50 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
     for c in scan.iter().chain(&parse) {
         assert_eq!(*c, 9, "scan {scan:?}, parse {parse:?}");
     }
+}
+
+/// `--min-round` paces the batched rows: a scan (tens of nanoseconds)
+/// given 7 calls in 3 rounds runs whole batches enough to fill 5 ms a
+/// round instead, while the parse rows, made beside the peers' exact
+/// counts, keep their share; a round past 10 s is refused by name.
+#[test]
+fn fix_bench_min_round_raises_the_calls_of_fast_rows_but_not_the_parses() {
+    let doc = schema::report(&ok(fix_bench(
+        "scan,parse",
+        &[
+            "--iterations",
+            "7",
+            "--warmup",
+            "1",
+            "--runs",
+            "3",
+            "--batch",
+            "2",
+            "--min-round",
+            "5ms",
+        ],
+    )
+    .env(perfkit_bench::peer::DIR_ENV, "/nonexistent")));
+    let counts = |prefix: &str| -> Vec<u64> {
+        schema::section(&doc, prefix)["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["latency"]["count"].as_u64().unwrap())
+            .collect()
+    };
+    let (scan, parse) = (counts("scan"), counts("parse"));
+    assert!(!scan.is_empty() && !parse.is_empty());
+    // Even a debug build scans a message in well under 50 µs, so 5 ms
+    // is over 100 calls a round.
+    for c in &scan {
+        assert!(*c >= 3 * 100 && c.is_multiple_of(2), "scan {scan:?}");
+    }
+    assert!(parse.iter().all(|&c| c == 9), "parse {parse:?}");
+    let out = fix_bench("scan", &["--min-round", "11s"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--min-round"), "{err}");
 }
 
 /// A RawData(96) value holding SOH and '=' is one field whose length

@@ -69,11 +69,46 @@ pub struct Rounds {
     pub per_run: usize,
     /// Operations per clock read.
     pub batch: usize,
+    /// Least wall time a variant's share of one round takes: a variant
+    /// whose `per_run` operations would take less runs more of them (whole
+    /// batches), as many as its calibration says fill this. Zero keeps
+    /// `per_run` as it is.
+    pub min_round: Duration,
 }
 
-/// Runs the variants interleaved: every variant warms up, then each of
-/// `runs` rounds measures `per_run` operations of every variant in turn, so
-/// drift on a shared machine hits all of them alike. Each batch of `batch`
+/// The share of [`Rounds::min_round`] a variant's calibration runs (after
+/// its warm-up, unmeasured) to learn its pace.
+const CALIBRATION_SHARE: u32 = 4;
+
+/// Most operations a variant's round is raised to (so an operation timed
+/// at nothing cannot ask for an endless round).
+const MOST_PER_RUN: usize = 1 << 40;
+
+/// Operations per round for a variant whose `ops` operations took
+/// `spent`: `per_run`, or more if `per_run` at that pace would take less
+/// than `min_round`, rounded up to whole batches.
+fn paced_per_run(
+    per_run: usize,
+    batch: usize,
+    min_round: Duration,
+    ops: usize,
+    spent: Duration,
+) -> usize {
+    if min_round.is_zero() || ops == 0 {
+        return per_run;
+    }
+    let spent = spent.as_nanos().max(1);
+    let wanted = (min_round.as_nanos() * ops as u128).div_ceil(spent);
+    let wanted = usize::try_from(wanted)
+        .unwrap_or(MOST_PER_RUN)
+        .min(MOST_PER_RUN);
+    per_run.max(wanted.div_ceil(batch) * batch)
+}
+
+/// Runs the variants interleaved: every variant warms up (and, with a
+/// [`Rounds::min_round`], learns its pace), then each of `runs` rounds
+/// measures `per_run` operations (or enough to fill `min_round`) of every
+/// variant in turn, so drift on a shared machine hits all of them alike. Each batch of `batch`
 /// operations adds its mean per operation to the variant's histogram with
 /// a count of `batch`.
 pub fn interleave(r: &Rounds, title: String, ops: Vec<(String, Op<'_>)>) -> Comparison {
@@ -103,9 +138,26 @@ pub fn interleave_with<E>(
             left -= n;
         }
     }
-    let per_run = r.per_run;
+    // Each variant's pace, learnt over a share of min_round: a round of a
+    // few microseconds (20,000 lookups of 2 ns in three rounds) is timed
+    // while the caches and the clock are still settling, and one binary
+    // read 17 ns in one process and 57 in the next.
+    let per_run: Vec<usize> = ops
+        .iter_mut()
+        .map(|(_, op)| {
+            if r.min_round.is_zero() {
+                return r.per_run;
+            }
+            let (mut done, t) = (0, Instant::now());
+            while t.elapsed() < r.min_round / CALIBRATION_SHARE && done < MOST_PER_RUN {
+                op(batch);
+                done += batch;
+            }
+            paced_per_run(r.per_run, batch, r.min_round, done, t.elapsed())
+        })
+        .collect();
     for run in 0..runs {
-        for ((_, op), (h, el)) in ops.iter_mut().zip(&mut hs) {
+        for (((_, op), (h, el)), &per_run) in ops.iter_mut().zip(&mut hs).zip(&per_run) {
             let mut left = per_run;
             let t = Instant::now();
             while left > 0 {
@@ -244,6 +296,7 @@ mod tests {
             runs: 3,
             per_run: 40,
             batch: 10,
+            min_round: Duration::ZERO,
         };
         let slow: Op<'_> = Box::new(|n| Duration::from_nanos(500 * n as u64));
         let fast: Op<'_> = Box::new(|n| Duration::from_nanos(100 * n as u64));
@@ -259,6 +312,69 @@ mod tests {
         assert!((c.speedup(1) - 5.0).abs() < 0.01);
     }
 
+    /// A variant too fast to fill `min_round` with `per_run` operations
+    /// runs more of them, in whole batches; a slow one keeps `per_run`.
+    #[test]
+    fn a_fast_variant_runs_enough_operations_to_fill_its_round() {
+        let r = Rounds {
+            warmup: 0,
+            runs: 2,
+            per_run: 30,
+            batch: 10,
+            min_round: Duration::from_millis(8),
+        };
+        let calls = std::cell::RefCell::new([0usize; 2]);
+        // 1 µs an operation: 30 take 30 µs, so 8 ms asks for 8,000.
+        let fast: Op<'_> = Box::new(|n| {
+            calls.borrow_mut()[0] += n;
+            let d = Duration::from_micros(n as u64);
+            let t = Instant::now();
+            while t.elapsed() < d {}
+            d
+        });
+        // 1 ms an operation: 30 take 30 ms, already more than the round.
+        let slow: Op<'_> = Box::new(|n| {
+            calls.borrow_mut()[1] += n;
+            let d = Duration::from_millis(n as u64);
+            std::thread::sleep(d);
+            d
+        });
+        let c = interleave(
+            &r,
+            "t".into(),
+            vec![("fast".into(), fast), ("slow".into(), slow)],
+        );
+        let measured: Vec<u64> = c.variants.iter().map(|v| v.histogram.len()).collect();
+        // The fast one's pace is read on a busy-wait, so a preempted
+        // calibration can only make it ask for fewer; never below
+        // per_run, always whole batches.
+        assert!(
+            measured[0].is_multiple_of(10) && measured[0] <= 2 * 8_000,
+            "{measured:?}"
+        );
+        assert!(measured[0] >= 2 * 300, "{measured:?}");
+        assert_eq!(measured[1], 2 * 30, "{measured:?}");
+        // The calibration ran on top, unmeasured.
+        assert!(calls.borrow()[0] > measured[0] as usize);
+    }
+
+    #[test]
+    fn the_pace_rounds_up_to_whole_batches_and_never_below_per_run() {
+        let ms = Duration::from_millis;
+        // 100 ops in 1 ms: 10 ms wants 1,000.
+        assert_eq!(paced_per_run(50, 64, ms(10), 100, ms(1)), 1_024);
+        // Already long enough.
+        assert_eq!(paced_per_run(5_000, 64, ms(10), 100, ms(1)), 5_000);
+        // No floor asked, or nothing learnt: per_run.
+        assert_eq!(paced_per_run(50, 64, Duration::ZERO, 100, ms(1)), 50);
+        assert_eq!(paced_per_run(50, 64, ms(10), 0, ms(1)), 50);
+        // A pace of nothing is capped.
+        assert_eq!(
+            paced_per_run(50, 1, ms(10), 1 << 20, Duration::ZERO),
+            MOST_PER_RUN
+        );
+    }
+
     /// The rounds alternate the variants: after the warm-up, every round
     /// runs each variant once, in order, so drift hits them alike.
     #[test]
@@ -268,6 +384,7 @@ mod tests {
             runs: 3,
             per_run: 1,
             batch: 1,
+            min_round: Duration::ZERO,
         };
         let order = std::cell::RefCell::new(Vec::new());
         let op = |name: &'static str| -> Op<'_> {

@@ -9,6 +9,7 @@ pub(super) fn tiny() -> Settings {
         batch: 10,
         transport_iterations: 40,
         pin: None,
+        min_round: Duration::ZERO,
     }
 }
 
