@@ -5,7 +5,7 @@
 //! library (start-up, parsing, I/O) stays visible.
 //!
 //! Every case runs in interleaved rounds, one run of each side a round
-//! (`crate::rounds::Rounds`): at least [`RUNS`], more while the case is
+//! (`crate::rounds::case_rounds`): at least [`RUNS`], more while the case is
 //! short. The rows report medians, and a ratio between two sides is the
 //! median of the rounds' own ratios (`crate::rounds::paired`). Wall, CPU
 //! and peak RSS of a process come from `wait4`
@@ -29,7 +29,7 @@ mod betree;
 mod compress;
 mod zip;
 
-use crate::rounds::{CASE_TIME, MAX_ROUNDS, Rounds, in_ns, paired};
+use crate::rounds::{CASE_TIME, MAX_ROUNDS, case_rounds, in_ns, paired};
 
 pub use betree::BetreeWorkload;
 
@@ -355,8 +355,8 @@ fn compress_cases(
     let level = format!("-{}", recipe.level());
     let strategy = format!("--zstd=strategy={}", recipe.strategy().id());
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
-    let mut rounds = Rounds::new(RUNS);
-    while rounds.next() {
+    let mut rounds = case_rounds(RUNS);
+    while rounds.another() {
         process(
             spawner,
             &mut ours,
@@ -394,8 +394,8 @@ fn compress_cases(
         compress::corpus_held(section, d, input, &frame, recipe)?;
     }
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
-    let mut rounds = Rounds::new(RUNS);
-    while rounds.next() {
+    let mut rounds = case_rounds(RUNS);
+    while rounds.another() {
         process(
             spawner,
             &mut ours,
@@ -452,8 +452,8 @@ fn fix_check_case(
     let fix_data: Vec<u8> = (1..=FIX_MESSAGES).flat_map(fix_message).collect();
     std::fs::write(&fix_file, &fix_data).doing("writing the FIX file")?;
     let (mut ours, mut lib) = (Side::default(), Side::default());
-    let mut rounds = Rounds::new(RUNS);
-    while rounds.next() {
+    let mut rounds = case_rounds(RUNS);
+    while rounds.another() {
         process(
             spawner,
             &mut ours,
@@ -555,8 +555,8 @@ fn quickfix_check_case(
     for (name, input, messages) in &workloads {
         let (name, input, messages) = (*name, input.as_path(), *messages);
         let (mut ours, mut theirs) = (Side::default(), Side::default());
-        let mut rounds = Rounds::new(CHECK_RUNS);
-        while rounds.next() {
+        let mut rounds = case_rounds(CHECK_RUNS);
+        while rounds.another() {
             process(
                 spawner,
                 &mut ours,

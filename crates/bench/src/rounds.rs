@@ -3,7 +3,9 @@
 //! rounds, and a ratio (the commands' and the zip writers') pairs the
 //! sides round by round, each round's times kept for the JSON.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use perfkit_measure::{Repeat, Repeating};
 
 /// A case whose rounds are short runs more of them, until it has spent
 /// this long or run [`MAX_ROUNDS`]. With 3 rounds whatever their length,
@@ -16,43 +18,25 @@ pub(crate) const CASE_TIME: Duration = Duration::from_secs(1);
 /// The most interleaved rounds of a case.
 pub(crate) const MAX_ROUNDS: usize = 21;
 
-/// The interleaved rounds of one case: `while rounds.next() { one run of
+/// The interleaved rounds of one case: `while rounds.another() { one run of
 /// each side }`. At least `least` rounds; then more while the case has
 /// spent less than [`CASE_TIME`] and run fewer than [`MAX_ROUNDS`]. An
 /// odd count, so a median is one round's. A debug build (the test
 /// suite's) runs `least`.
-pub(crate) struct Rounds {
-    done: usize,
-    least: usize,
-    start: Instant,
-}
-
-impl Rounds {
-    /// Rounds of a case starting now, at least `least` of them.
-    pub(crate) fn new(least: usize) -> Self {
-        Rounds {
-            done: 0,
-            least,
-            start: Instant::now(),
-        }
-    }
-
-    /// Whether another round runs (and counts it).
-    pub(crate) fn next(&mut self) -> bool {
-        let more = if cfg!(debug_assertions) {
-            self.done < self.least
+pub(crate) fn case_rounds(least: usize) -> Repeating {
+    let least = least as u64;
+    Repeat {
+        warmup: 0,
+        rounds: if cfg!(debug_assertions) {
+            least
         } else {
-            self.wants(self.start.elapsed())
-        };
-        self.done += usize::from(more);
-        more
+            MAX_ROUNDS as u64
+        },
+        min_rounds: least,
+        time: CASE_TIME,
+        odd: true,
     }
-
-    /// Whether a round runs after `elapsed` in a release build.
-    fn wants(&self, elapsed: Duration) -> bool {
-        self.done < self.least
-            || (self.done < MAX_ROUNDS && (self.done.is_multiple_of(2) || elapsed < CASE_TIME))
-    }
+    .measured()
 }
 
 /// The median of `num[i] / den[i]` over the rounds of a case: each round's
@@ -104,23 +88,14 @@ mod tests {
         assert_eq!(paired(&ms(&[5]), &ms(&[0])), 0.0);
     }
 
-    /// At least `least` rounds whatever the time; then more while the
-    /// case is under its time, up to the cap, ending on an odd count.
+    /// A debug build (the test suite's) runs a case's least count,
+    /// however short its rounds; the rule past it is perfkit-measure's
+    /// (`Repeat`, tested there).
+    #[cfg(debug_assertions)]
     #[test]
-    fn short_cases_run_more_rounds_and_an_odd_count() {
-        let at = |done, least| Rounds {
-            done,
-            least,
-            start: Instant::now(),
-        };
-        let long = CASE_TIME * 2;
-        let short = CASE_TIME / 4;
-        assert!(at(2, 3).wants(long));
-        assert!(!at(3, 3).wants(long));
-        // Even: one more, so the median is one round's.
-        assert!(at(4, 3).wants(long));
-        assert!(at(5, 3).wants(short));
-        assert!(!at(MAX_ROUNDS, 3).wants(short));
-        assert!(at(MAX_ROUNDS, MAX_ROUNDS + 2).wants(long));
+    fn a_debug_build_runs_the_least_rounds() {
+        let mut rounds = case_rounds(5);
+        while rounds.another() {}
+        assert_eq!(rounds.done(), 5);
     }
 }

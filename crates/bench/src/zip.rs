@@ -579,6 +579,7 @@ impl Archiver<'_> {
             rounds: self.args.iterations,
             min_rounds: 2,
             time: self.args.time,
+            odd: false,
         };
         let iters = repeat.run(|measured| -> Result<()> {
             for (i, &m) in modes.iter().enumerate() {

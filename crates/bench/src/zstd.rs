@@ -247,6 +247,7 @@ fn measure_case(
         rounds: args.iterations,
         min_rounds: 3,
         time: args.time,
+        odd: false,
     };
     let iters = repeat.run(|measured| -> Result<()> {
         let t = Instant::now();

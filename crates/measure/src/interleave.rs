@@ -196,7 +196,9 @@ pub fn interleave_with<E>(
 /// How long a measurement that repeats whole rounds runs: `warmup`
 /// unmeasured rounds, then measured ones until `rounds` are done or `time`
 /// has passed, whichever comes first, but never fewer than `min_rounds`
-/// (so a slow case still yields a median of several).
+/// (so a slow case still yields a median of several), and, with `odd`,
+/// never stopping on an even count (so a median is one round's, not the
+/// mean of two).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Repeat {
     /// Unmeasured rounds first.
@@ -207,6 +209,8 @@ pub struct Repeat {
     pub min_rounds: u64,
     /// Wall time after which no further measured round starts.
     pub time: Duration,
+    /// Whether the measured rounds end on an odd count (within `rounds`).
+    pub odd: bool,
 }
 
 impl Repeat {
@@ -217,14 +221,54 @@ impl Repeat {
         for _ in 0..self.warmup {
             round(false)?;
         }
-        let start = Instant::now();
-        let mut n = 0;
-        while n < self.rounds.max(1) && (n < self.min_rounds.max(1) || start.elapsed() < self.time)
-        {
+        let mut rounds = self.measured();
+        while rounds.another() {
             round(true)?;
-            n += 1;
         }
-        Ok(n)
+        Ok(rounds.done())
+    }
+
+    /// The measured rounds, counted one at a time from now, for a caller
+    /// whose round is not a closure: `while rounds.another() { … }` (the
+    /// warm-up is the caller's).
+    pub fn measured(&self) -> Repeating {
+        Repeating {
+            repeat: *self,
+            done: 0,
+            start: Instant::now(),
+        }
+    }
+
+    /// Whether another measured round starts after `done` of them and
+    /// `elapsed` since the first.
+    fn wants(&self, done: u64, elapsed: Duration) -> bool {
+        done < self.rounds.max(1)
+            && (done < self.min_rounds.max(1)
+                || elapsed < self.time
+                || (self.odd && done.is_multiple_of(2)))
+    }
+}
+
+/// The measured rounds of a [`Repeat`], counted as they go
+/// ([`Repeat::measured`]).
+#[derive(Debug, Clone)]
+pub struct Repeating {
+    repeat: Repeat,
+    done: u64,
+    start: Instant,
+}
+
+impl Repeating {
+    /// Whether another round runs (and counts it).
+    pub fn another(&mut self) -> bool {
+        let more = self.repeat.wants(self.done, self.start.elapsed());
+        self.done += u64::from(more);
+        more
+    }
+
+    /// Rounds counted so far.
+    pub fn done(&self) -> u64 {
+        self.done
     }
 }
 
@@ -255,6 +299,7 @@ mod tests {
             rounds,
             min_rounds,
             time,
+            odd: false,
         };
         // Plenty of time: the round count stops it.
         assert_eq!(
@@ -273,6 +318,41 @@ mod tests {
         assert_eq!(count(r(0, 0, Duration::ZERO), Duration::ZERO), (2, 1, 1));
     }
 
+    /// With `odd`, a count the time would end on an even number runs one
+    /// more, within the most rounds; the minimum and the cap still hold.
+    #[test]
+    fn odd_rounds_never_end_on_an_even_count() {
+        let r = |rounds, min_rounds, time| Repeat {
+            warmup: 0,
+            rounds,
+            min_rounds,
+            time,
+            odd: true,
+        };
+        let long = Duration::from_secs(2);
+        let short = Duration::from_millis(250);
+        let time = Duration::from_secs(1);
+        assert!(r(21, 3, time).wants(2, long));
+        assert!(!r(21, 3, time).wants(3, long));
+        // Even: one more, so the median is one round's.
+        assert!(r(21, 3, time).wants(4, long));
+        assert!(r(21, 3, time).wants(5, short));
+        assert!(!r(21, 3, time).wants(21, short));
+        assert!(!r(21, 23, time).wants(21, long));
+        // Without `odd` an even count may end it.
+        assert!(
+            !Repeat {
+                odd: false,
+                ..r(21, 3, time)
+            }
+            .wants(4, long)
+        );
+        // Counted one at a time: no time at all, an odd minimum.
+        let mut rounds = r(21, 4, Duration::ZERO).measured();
+        while rounds.another() {}
+        assert_eq!(rounds.done(), 5);
+    }
+
     #[test]
     fn an_error_ends_the_rounds() {
         let r = Repeat {
@@ -280,6 +360,7 @@ mod tests {
             rounds: 10,
             min_rounds: 10,
             time: Duration::ZERO,
+            odd: false,
         };
         let mut calls = 0;
         let got = r.run(|m| {

@@ -37,7 +37,9 @@ pub mod machine;
 pub mod memory;
 pub mod tsc;
 
-pub use interleave::{Comparison, Op, Repeat, Rounds, Variant, interleave, interleave_with};
+pub use interleave::{
+    Comparison, Op, Repeat, Repeating, Rounds, Variant, interleave, interleave_with,
+};
 
 use std::time::Duration;
 

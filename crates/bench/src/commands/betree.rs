@@ -10,8 +10,8 @@ use perfkit_measure::child::Spawner;
 use perfkit_report::Section;
 
 use super::{
-    BETREE_EXPRS, BETREE_PARAMS, BETREE_RUNS, BETREE_WORKLOADS, Rounds, Side, Work, case, library,
-    of_workloads, process,
+    BETREE_EXPRS, BETREE_PARAMS, BETREE_RUNS, BETREE_WORKLOADS, Side, Work, case, case_rounds,
+    library, of_workloads, process,
 };
 use crate::error::{IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
@@ -160,8 +160,8 @@ pub(super) fn betree_case(
         }
         drop(bulk);
         let (mut ours, mut lib) = (Side::default(), Side::default());
-        let mut rounds = Rounds::new(BETREE_RUNS);
-        while rounds.next() {
+        let mut rounds = case_rounds(BETREE_RUNS);
+        while rounds.another() {
             let mut whole = Side::default();
             process(
                 spawner,

@@ -10,7 +10,7 @@ use perfkit_measure::child::{self, Spawner};
 use perfkit_report::{Section, Value};
 use zstdkit::Recipe;
 
-use super::{RUNS, Rounds, Side, Work, case, held, installed, of_workloads, process};
+use super::{RUNS, Side, Work, case, case_rounds, held, installed, of_workloads, process};
 use crate::error::{Error, IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
 use crate::zstd::found::{ALREADY_COMPRESSED, FOUND, FOUND_AT_LEAST, FOUND_SIZE, found_bytes};
@@ -84,8 +84,8 @@ pub(super) fn compress_found_cases(
         let (ours_bytes, peer_bytes) = (size(&frame)?, size(&peer_frame)?);
 
         let (mut ours, mut peer) = (Side::default(), Side::default());
-        let mut rounds = Rounds::new(RUNS);
-        while rounds.next() {
+        let mut rounds = case_rounds(RUNS);
+        while rounds.another() {
             process(
                 spawner,
                 &mut ours,
@@ -110,8 +110,8 @@ pub(super) fn compress_found_cases(
         of_workloads(section, COMPRESS_GROUP);
 
         let (mut ours, mut peer) = (Side::default(), Side::default());
-        let mut rounds = Rounds::new(RUNS);
-        while rounds.next() {
+        let mut rounds = case_rounds(RUNS);
+        while rounds.another() {
             process(
                 spawner,
                 &mut ours,

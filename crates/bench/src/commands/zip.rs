@@ -10,7 +10,8 @@ use perfkit_measure::child::Spawner;
 use perfkit_report::{Section, Value};
 
 use super::{
-    INPUT_SIZE, RUNS, Rounds, Side, Work, case, held, installed, library, of_workloads, process,
+    INPUT_SIZE, RUNS, Side, Work, case, case_rounds, held, installed, library, of_workloads,
+    process,
 };
 use crate::error::{IoContext, Result};
 use crate::invocation::{Invocation, Launcher};
@@ -30,8 +31,8 @@ pub(super) fn zip_cases(
     let archive = d.join("corpus.zip");
     let peer_archive = d.join("peer.zip");
     let (mut ours, mut lib, mut peer) = (Side::default(), Side::default(), Side::default());
-    let mut rounds = Rounds::new(RUNS);
-    while rounds.next() {
+    let mut rounds = case_rounds(RUNS);
+    while rounds.another() {
         zip_ours(spawner, perfkit, d, "corpus.bin", "corpus.zip", &mut ours)?;
         library(&mut lib, || zip_in_process(input))?;
         if have_zip {
@@ -53,8 +54,8 @@ pub(super) fn zip_cases(
         have_zip.then_some(peer_archive.as_path()),
     );
     let (mut ours, mut peer) = (Side::default(), Side::default());
-    let mut rounds = Rounds::new(RUNS);
-    while rounds.next() {
+    let mut rounds = case_rounds(RUNS);
+    while rounds.another() {
         process(
             spawner,
             &mut ours,
@@ -190,8 +191,8 @@ pub(super) fn zip_found_cases(
         let archive_name = format!("found-{i}.zip");
         let (archive, peer_archive) = (d.join(&archive_name), d.join("found-peer.zip"));
         let (mut ours, mut peer) = (Side::default(), Side::default());
-        let mut rounds = Rounds::new(RUNS);
-        while rounds.next() {
+        let mut rounds = case_rounds(RUNS);
+        while rounds.another() {
             zip_ours(spawner, perfkit, d, &input, &archive_name, &mut ours)?;
             if have_zip {
                 zip_peer(spawner, &d.join(&input), &peer_archive, &mut peer)?;
