@@ -464,13 +464,9 @@ fn fix_bench_input_reads_raw_streams_and_names_the_bad_line() {
     assert!(err.contains("msgs.fix: line 2: CheckSum(10)"), "{err}");
 }
 
-/// Every part of fix-bench spreads `--iterations` over `--runs` by one
-/// rule (ceil(iterations / runs) per run, perfkit_bench::fix's): the parse
-/// section, which runs its runs one at a time beside QuickFIX's, measures as
-/// many calls per row as the scan section (with `--min-round 0`, which
-/// keeps the scan's rounds at their share).
-#[test]
-fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
+/// The calls each scan row and each parse row made, for `--iterations 7
+/// --warmup 1 --runs 3 --batch 2` and the `--min-round` given.
+fn scan_and_parse_counts(min_round: &str) -> (Vec<u64>, Vec<u64>) {
     let doc = schema::report(&ok(fix_bench(
         "scan,parse",
         &[
@@ -483,7 +479,7 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
             "--batch",
             "2",
             "--min-round",
-            "0",
+            min_round,
         ],
     )
     .env(perfkit_bench::peer::DIR_ENV, "/nonexistent")));
@@ -497,6 +493,17 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
     };
     let (scan, parse) = (counts("scan"), counts("parse"));
     assert!(!scan.is_empty() && !parse.is_empty());
+    (scan, parse)
+}
+
+/// Every part of fix-bench spreads `--iterations` over `--runs` by one
+/// rule (ceil(iterations / runs) per run, perfkit_bench::fix's): the parse
+/// section, which runs its runs one at a time beside QuickFIX's, measures as
+/// many calls per row as the scan section (with `--min-round 0`, which
+/// keeps the scan's rounds at their share).
+#[test]
+fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
+    let (scan, parse) = scan_and_parse_counts("0");
     for c in scan.iter().chain(&parse) {
         assert_eq!(*c, 9, "scan {scan:?}, parse {parse:?}");
     }
@@ -508,32 +515,7 @@ fn fix_bench_parse_spreads_iterations_over_runs_like_the_other_parts() {
 /// counts, keep their share; a round past 10 s is refused by name.
 #[test]
 fn fix_bench_min_round_raises_the_calls_of_fast_rows_but_not_the_parses() {
-    let doc = schema::report(&ok(fix_bench(
-        "scan,parse",
-        &[
-            "--iterations",
-            "7",
-            "--warmup",
-            "1",
-            "--runs",
-            "3",
-            "--batch",
-            "2",
-            "--min-round",
-            "5ms",
-        ],
-    )
-    .env(perfkit_bench::peer::DIR_ENV, "/nonexistent")));
-    let counts = |prefix: &str| -> Vec<u64> {
-        schema::section(&doc, prefix)["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| r["latency"]["count"].as_u64().unwrap())
-            .collect()
-    };
-    let (scan, parse) = (counts("scan"), counts("parse"));
-    assert!(!scan.is_empty() && !parse.is_empty());
+    let (scan, parse) = scan_and_parse_counts("5ms");
     // Even a debug build scans a message in well under 50 µs, so 5 ms
     // is over 100 calls a round.
     for c in &scan {
