@@ -108,9 +108,9 @@ fn paced_per_run(
 /// Runs the variants interleaved: every variant warms up (and, with a
 /// [`Rounds::min_round`], learns its pace), then each of `runs` rounds
 /// measures `per_run` operations (or enough to fill `min_round`) of every
-/// variant in turn, so drift on a shared machine hits all of them alike. Each batch of `batch`
-/// operations adds its mean per operation to the variant's histogram with
-/// a count of `batch`.
+/// variant in turn, so drift on a shared machine hits all of them alike.
+/// Each batch of `batch` operations adds its mean per operation to the
+/// variant's histogram with a count of `batch`.
 pub fn interleave(r: &Rounds, title: String, ops: Vec<(String, Op<'_>)>) -> Comparison {
     interleave_with(r, title, ops, |_| Ok::<(), std::convert::Infallible>(()))
         .unwrap_or_else(|never| match never {})
