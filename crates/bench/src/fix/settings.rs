@@ -68,9 +68,21 @@ impl Settings {
 
     /// The timing method, in words, for reports.
     pub fn timing(&self) -> String {
+        // The report says how long a round was, since the calls a row
+        // made are no longer iterations / runs whenever it is paced.
+        let paced = if self.min_round.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", each variant's share of a round at least {} ms (the parse rows: their share \
+                 of the iterations)",
+                self.min_round.as_secs_f64() * 1e3
+            )
+        };
         format!(
-            "batched std::time::Instant: {} calls per clock read, the mean per call (rounded \
-             to 0.1 ns) recorded with a count of {}; loopback round trips timed one by one",
+            "batched std::time::Instant: {} calls per clock read{paced}, the mean per call \
+             (rounded to 0.1 ns) recorded with a count of {}; loopback round trips timed one by \
+             one",
             self.batch, self.batch
         )
     }

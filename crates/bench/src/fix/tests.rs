@@ -175,3 +175,23 @@ fn batched_rows_are_recorded_in_tenths_of_a_nanosecond() {
         );
     }
 }
+
+/// The report's timing line says how long a paced round was, and says
+/// nothing of it when rounds are not paced.
+#[test]
+fn the_timing_line_names_the_round_length_when_rounds_are_paced() {
+    let paced = Settings {
+        min_round: Duration::from_millis(20),
+        ..tiny()
+    };
+    assert!(
+        paced.timing().contains("share of a round at least 20 ms"),
+        "{}",
+        paced.timing()
+    );
+    assert!(
+        !tiny().timing().contains("share of a round"),
+        "{}",
+        tiny().timing()
+    );
+}
