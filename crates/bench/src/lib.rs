@@ -36,6 +36,7 @@ mod error;
 pub mod fix;
 pub mod invocation;
 pub mod peer;
+#[cfg(any(feature = "commands", feature = "zip", feature = "fix"))]
 mod rounds;
 #[cfg(feature = "stress")]
 pub mod stress;

@@ -3,6 +3,10 @@
 //! rounds, and a ratio (the commands' and the zip writers') pairs the
 //! sides round by round, each round's times kept for the JSON.
 
+// The commands part uses all of it, the zip and fix parts a piece each:
+// built without the commands part, the rest is unused, not wrong.
+#![cfg_attr(not(feature = "commands"), allow(dead_code))]
+
 use std::time::Duration;
 
 use perfkit_measure::{Repeat, Repeating};

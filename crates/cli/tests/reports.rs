@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use interop::{ns_rounds, ok, perfkit, upper_median};
+use interop::{ok, per_round, perfkit, upper_median};
 use serde_json::Value;
 
 /// A short zstd part of `perfkit bench` (two recipes, 5 ms each, a short
@@ -622,7 +622,7 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
             assert!((v / want - 1.0).abs() < 1e-9, "{cmd}: {v} vs {want}");
             // The row's wall is its rounds' median. Both walls are rounded
             // to 0.1 ms in the table only; JSON has the full values.
-            let wall = upper_median(ns_rounds(row, "wall_ns_rounds")) / 1e6;
+            let wall = upper_median(per_round(row, "wall_ns_rounds")) / 1e6;
             let got = row["wall_ms"].as_f64().unwrap();
             assert!((got / wall - 1.0).abs() < 1e-9, "{cmd}: {got} vs {wall}");
         }
@@ -720,7 +720,7 @@ fn the_commands_part_runs_each_command_beside_the_library_and_the_peers() {
 /// A ratio column as the bench defines it: the median over the rounds
 /// of `num`'s time over `den`'s in the same round.
 fn paired(num: &Value, den: &Value, col: &str) -> f64 {
-    let (n, d) = (ns_rounds(num, col), ns_rounds(den, col));
+    let (n, d) = (per_round(num, col), per_round(den, col));
     assert_eq!(n.len(), d.len(), "{num} {den}");
     upper_median(n.iter().zip(&d).map(|(a, b)| a / b).collect())
 }

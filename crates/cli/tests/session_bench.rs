@@ -119,20 +119,12 @@ fn every_pairing_of_perfkit_and_quickfix_is_measured_with_ratios_to_quickfix() {
         assert!((got - want).abs() <= 0.006, "{got} vs {want}: {r}");
         // orders/s is paired round by round: the median of each round's
         // rate over QuickFIX ↔ QuickFIX's in the same round.
-        let runs = |r: &Value| -> Vec<f64> {
-            r["orders_per_s_runs"]
-                .as_str()
-                .unwrap()
-                .split(' ')
-                .map(|v| v.parse().unwrap())
-                .collect()
-        };
-        let ratios: Vec<f64> = runs(r)
-            .iter()
-            .zip(runs(reference))
-            .map(|(a, b)| a / b)
-            .collect();
-        assert_eq!(ratios.len(), runs(reference).len(), "{r}");
+        let (ours, theirs) = (
+            interop::per_round(r, "orders_per_s_runs"),
+            interop::per_round(reference, "orders_per_s_runs"),
+        );
+        assert_eq!(ours.len(), theirs.len(), "{r}");
+        let ratios: Vec<f64> = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
         let want = interop::upper_median(ratios);
         let got = r["orders_per_s_vs_quickfix_x"].as_f64().unwrap();
         assert!(

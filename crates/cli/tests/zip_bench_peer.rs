@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use interop::{have, ns_rounds, ok, perfkit, upper_median};
+use interop::{have, ok, per_round, perfkit, upper_median};
 use serde_json::Value;
 
 /// The peer, or `None` (and a skip notice) outside CI.
@@ -115,8 +115,8 @@ fn own_backend_rows_write_valid_archives_and_their_columns_add_up() {
             let (_, sync) = by_name[format!("{scenario} · sync").as_str()];
             let cpu_vs_sync = row["cpu_vs_sync"].as_f64().unwrap();
             let (ours, theirs) = (
-                ns_rounds(row, "cpu_ns_rounds"),
-                ns_rounds(sync, "cpu_ns_rounds"),
+                per_round(row, "cpu_ns_rounds"),
+                per_round(sync, "cpu_ns_rounds"),
             );
             assert_eq!(ours.len(), theirs.len(), "{name}");
             if row["size_held"] != "interpolated" {

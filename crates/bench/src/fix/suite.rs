@@ -3,6 +3,7 @@
 //! ([`measure`]), each part a section in perfkit-measure's report model.
 
 use crate::error::{Error, Result, StepContext};
+use crate::rounds::median_of;
 use perfkit_measure::Comparison;
 use perfkit_report::{Report, Row, RunInfo, Value};
 
@@ -367,11 +368,7 @@ fn add_parse(report: &mut Report, side: ParseSide) {
 /// orders/s one paired round by round, each round's rate in the JSON).
 fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
     let p50 = |h: &hdrhistogram::Histogram<u64>| h.value_at_quantile(0.5) as f64;
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(0.0)
-    };
+    let median = |v: &[f64]| median_of(v.to_vec());
     let figures: Vec<(f64, f64, f64)> = m
         .pairings
         .iter()
@@ -381,7 +378,8 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
         })
         .collect();
     let reference = m.pairings.iter().position(|p| p.reference);
-    let rates: Vec<Vec<f64>> = m.pairings.iter().map(|p| p.orders_per_s.clone()).collect();
+    // Each run's rate of the reference, which the rows below pair with.
+    let reference_rates = reference.map(|r| m.pairings[r].orders_per_s.clone());
     let names: Vec<String> = m.pairings.iter().map(|p| p.name.clone()).collect();
     // The database server's CPU per order (the PostgreSQL store's row).
     let database_cpu = m
@@ -403,16 +401,16 @@ fn add_session(report: &mut Report, m: session::Measured, load: session::Load) {
             .elapsed(p.latency_elapsed)
             .col("orders_per_s", Value::num(rate, 0))
             .col("acceptor_cpu_us_per_order", Value::num(cpu / 1e3, 2));
-        if let Some(r) = reference {
+        if let (Some(r), Some(reference_rates)) = (reference, &reference_rates) {
             let (ref_rtt, _, _) = figures[r];
             // Paired by round: the pairings of a round run one after the
             // other, so a slow spell of the machine moves both rates.
-            let paired = median(
-                &p.orders_per_s
+            let paired = median_of(
+                p.orders_per_s
                     .iter()
-                    .zip(&rates[r])
+                    .zip(reference_rates)
                     .map(|(rate, reference)| rate / reference.max(1e-9))
-                    .collect::<Vec<_>>(),
+                    .collect(),
             );
             row = row
                 .col("p50_vs_quickfix_x", Value::num(rtt / ref_rtt.max(1.0), 2))

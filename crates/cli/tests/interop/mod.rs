@@ -172,9 +172,10 @@ pub fn is_percentile(buckets: &[serde_json::Value], value: u64, q: f64) -> bool 
     below as f64 <= want && want <= at_or_below as f64
 }
 
-/// A bench row's JSON-only column of each round's time (`col`: the
-/// bench's `*_ns_rounds`), in nanoseconds, in round order.
-pub fn ns_rounds(row: &serde_json::Value, col: &str) -> Vec<f64> {
+/// A bench row's JSON-only column of one number per round, in round
+/// order (`col`: the bench's `*_ns_rounds` in nanoseconds, or the
+/// session part's `orders_per_s_runs`).
+pub fn per_round(row: &serde_json::Value, col: &str) -> Vec<f64> {
     let text = row[col]
         .as_str()
         .unwrap_or_else(|| panic!("no {col}: {row}"));
