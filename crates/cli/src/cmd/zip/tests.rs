@@ -64,7 +64,7 @@ fn a_file_changed_while_zipping_is_an_error() {
 /// originals behind a bad archive; an intact one passes, AES included.
 #[test]
 fn the_written_archive_test_catches_damage() {
-    use std::io::{Seek, SeekFrom};
+    use std::io::{Read, Seek, SeekFrom};
     let data: Vec<u8> = (0..100_000u32).map(|i| (i % 7) as u8).collect();
     for pw in [None, Some(b"pw".to_vec())] {
         let mut f = tempfile::tempfile().unwrap();
@@ -77,9 +77,14 @@ fn the_written_archive_test_catches_damage() {
         w.finish().unwrap();
         test_written(&mut f, &pw).unwrap();
         // The stored data starts after the 30-byte header, the name and
-        // any extra field: byte 1,000 is well inside it.
+        // any extra field: byte 1,000 is well inside it. Flip it rather
+        // than overwrite it: AES ciphertext is random, and a fixed value
+        // would equal the byte already there once in 256 runs.
+        let mut byte = [0u8];
         f.seek(SeekFrom::Start(1000)).unwrap();
-        f.write_all(&[0xff]).unwrap();
+        f.read_exact(&mut byte).unwrap();
+        f.seek(SeekFrom::Start(1000)).unwrap();
+        f.write_all(&[!byte[0]]).unwrap();
         let err = test_written(&mut f, &pw).unwrap_err();
         let msg = format!("{err:#}");
         assert!(
