@@ -147,9 +147,19 @@ pub fn session_script(data: &[u8]) {
 pub fn store_files(data: &[u8]) {
     use crate::id::SessionId;
     use crate::store::{Durability, FileStore, SessionStore};
-    let dir = std::env::temp_dir().join(format!("fixsession-fuzz-store-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let prefix = dir.join("FIX.4.4-A-B");
+    /// Removes the store's folder when the input is done, a failed
+    /// assertion's unwinding included: a folder left per process piled up
+    /// in the temporary directory, one for every test and fuzz run.
+    struct Scratch(std::path::PathBuf);
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+    let dir =
+        Scratch(std::env::temp_dir().join(format!("fixsession-fuzz-store-{}", std::process::id())));
+    let _ = std::fs::create_dir_all(&dir.0);
+    let prefix = dir.0.join("FIX.4.4-A-B");
     let mut parts = data.splitn(4, |&b| b == 0);
     for ext in ["header", "body", "seqnums", "session"] {
         let mut name = prefix.as_os_str().to_owned();
