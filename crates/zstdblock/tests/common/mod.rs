@@ -147,15 +147,16 @@ pub fn compress_streamed(data: &[u8], params: &[CParameter]) -> Vec<u8> {
 pub fn cli(data: &[u8], args: &[&str], stdin: bool) -> Vec<u8> {
     let mut cmd = Command::new(ZSTD);
     cmd.args(args).arg("-q").arg("-c");
-    let dir = std::env::temp_dir().join(format!("zstdblock-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     // Numbered, not named by the arguments alone: two tests of this
     // process running the same arguments at once would remove each
-    // other's input (seen: "zstd: can't stat .../in-19").
+    // other's input (seen: "zstd: can't stat .../in-19"). A file of its
+    // own in the temporary directory, not in a folder per process, which
+    // stayed behind empty after every run.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!(
-        "in-{call}-{}",
+    let path = std::env::temp_dir().join(format!(
+        "zstdblock-test-{}-in-{call}-{}",
+        std::process::id(),
         args.join("_").replace(['=', '-'], "")
     ));
     if stdin {
