@@ -115,7 +115,8 @@ fn zip_and_unzip_failures_say_the_os_words_and_the_path() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
     }
     // -B cannot back up a.txt when a.txt~ (taken over under -o) is a
-    // folder: the file is kept, said in the OS's words.
+    // folder: the file is kept, said in the OS's words, and the run fails
+    // (the file on disk is not the archive's).
     std::fs::create_dir_all(d.join("a.txt~/in")).unwrap();
     let out = perfkit()
         .current_dir(d)
@@ -125,8 +126,9 @@ fn zip_and_unzip_failures_say_the_os_words_and_the_path() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         err.trim_end(),
-        "perfkit unzip: ./a.txt: cannot back it up (-B): Is a directory; kept"
+        "perfkit: a.txt: cannot back it up (-B): Is a directory; kept"
     );
+    assert_eq!(out.status.code(), Some(1));
     // Every line a listing, -t or -sf writes is a write to stdout, and
     // its failure is named so, however short the output.
     let full_stdout: &[&[&str]] = &[

@@ -1184,6 +1184,13 @@ fn with_backups(d: &Path) {
     put(d, "x/tiny.txt~", b"older\n", T0 - 200);
 }
 
+/// As [`with_archive`], with a folder (not empty) where `-Bo` would put
+/// the backup of `x/tiny.txt`.
+fn with_folder_in_the_backups_way(d: &Path) {
+    with_archive(d);
+    put(d, "x/tiny.txt~/in", b"a folder's file\n", T0 - 200);
+}
+
 /// A file from a year before the others.
 fn with_old_file(d: &Path) {
     put(d, "old.txt", b"old\n", T0 - 400 * 86_400);
@@ -1355,6 +1362,16 @@ const HABITS: &[Habit] = &[
         stdin: b"",
         cwd: "",
         same: &[Stdout, Stderr, Tree],
+    },
+    // A backup that cannot be made (NAME~, replaced under -o, is a
+    // folder) keeps the file, and the run fails: Info-ZIP exits 50.
+    Habit {
+        setup: with_folder_in_the_backups_way,
+        tool: "unzip",
+        args: &["-Bo", "a.zip", "-d", "x"],
+        stdin: b"",
+        cwd: "",
+        same: &[Tree],
     },
     Habit {
         setup: with_archive,

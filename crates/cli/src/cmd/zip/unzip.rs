@@ -2,6 +2,8 @@
 //! selected by Info-ZIP's patterns.
 
 use super::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use zipstream::extract::on_disk::{Freshening, backup_hook};
 use zipstream::extract::passing::{Pass, Passing};
 use zipstream::listing::{Kind, Listing, Tally, comment_lines, heading};
@@ -163,8 +165,21 @@ pub fn run_unzip(options: UnzipOptions) -> Result<ExitCode> {
     })
 }
 
-/// Runs `perfkit unzip` on one archive.
+/// Runs `perfkit unzip` on one archive. A file `-B` could not back up
+/// is kept, the extraction goes on, and the run fails at its end (Info-ZIP
+/// exits 50): the file on disk is not the archive's.
 fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
+    let kept = Arc::new(AtomicBool::new(false));
+    let code = extract_one(options, &kept)?;
+    if kept.load(Ordering::Relaxed) {
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(code)
+}
+
+/// [`run_one`]'s work; `kept` is set when `-B` kept a file it could not
+/// back up.
+fn extract_one(options: &UnzipOptions, kept: &Arc<AtomicBool>) -> Result<ExitCode> {
     use perfkit::printable;
     let stdin = options.archive.as_os_str() == "-";
     let raw_name = options.archive.display().to_string();
@@ -201,11 +216,19 @@ fn run_one(options: &UnzipOptions) -> Result<ExitCode> {
     let prompt = (!options.overwrite && !options.never_overwrite && !stdin && !backup)
         .then(|| super::extracting::prompt(&options.dir, options.junk_paths));
     let on_exists = if backup {
-        Some(backup_hook(&options.dir, options.overwrite, |at, e| {
-            let at = perfkit::printable::name(&at.display().to_string()).into_owned();
-            let why = perfkit_report::os_words(e);
-            eprintln!("perfkit unzip: {at}: cannot back it up (-B): {why}; kept");
-        }))
+        let kept = Arc::clone(kept);
+        Some(backup_hook(
+            &options.dir,
+            options.overwrite,
+            move |at, e| {
+                // Named as the `extracting:` lines name it: no `./` for `.`.
+                let at = at.strip_prefix(".").unwrap_or(at);
+                let at = perfkit::printable::name(&at.display().to_string()).into_owned();
+                let why = perfkit_report::os_words(e);
+                eprintln!("perfkit: {at}: cannot back it up (-B): {why}; kept");
+                kept.store(true, Ordering::Relaxed);
+            },
+        ))
     } else {
         prompt.as_ref().map(super::extracting::Prompt::hook)
     };
