@@ -156,8 +156,14 @@ pub fn store_files(data: &[u8]) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
     }
-    let dir =
-        Scratch(std::env::temp_dir().join(format!("fixsession-fuzz-store-{}", std::process::id())));
+    // A folder per call, so that two threads of one process never remove
+    // each other's.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = Scratch(std::env::temp_dir().join(format!(
+        "fixsession-fuzz-store-{}-{call}",
+        std::process::id()
+    )));
     let _ = std::fs::create_dir_all(&dir.0);
     let prefix = dir.0.join("FIX.4.4-A-B");
     let mut parts = data.splitn(4, |&b| b == 0);
