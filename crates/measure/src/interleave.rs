@@ -77,32 +77,51 @@ pub struct Rounds {
 }
 
 /// The share of [`Rounds::min_round`] a variant's calibration runs (after
-/// its warm-up, unmeasured) to learn its pace.
+/// its warm-up, unmeasured, by the time its batches report) to learn its
+/// pace.
 const CALIBRATION_SHARE: u32 = 4;
+
+/// Fewest batches a calibration runs: their median is its pace, so one
+/// batch the thread was preempted in (or several, short of half) cannot
+/// make the rounds shorter. Paced by the whole calibration's time, one
+/// preemption early on asked a 2 µs scan for a few calls a round.
+const CALIBRATION_BATCHES: usize = 9;
 
 /// Most operations a variant's round is raised to (so an operation timed
 /// at nothing cannot ask for an endless round).
 const MOST_PER_RUN: usize = 1 << 40;
 
-/// Operations per round for a variant whose `ops` operations took
-/// `spent`: `per_run`, or more if `per_run` at that pace would take less
-/// than `min_round`, rounded up to whole batches.
-fn paced_per_run(
-    per_run: usize,
-    batch: usize,
-    min_round: Duration,
-    ops: usize,
-    spent: Duration,
-) -> usize {
-    if min_round.is_zero() || ops == 0 {
+/// The median time `op` reports for a batch of `batch` operations, over
+/// a calibration of at least [`CALIBRATION_BATCHES`] batches and a
+/// [`CALIBRATION_SHARE`]th of `min_round` of reported time; at most
+/// `min_round` of wall time past those batches (an operation reporting
+/// nothing ends there).
+fn batch_pace(op: &mut Op<'_>, batch: usize, min_round: Duration) -> Duration {
+    let share = min_round / CALIBRATION_SHARE;
+    let (mut times, mut reported, wall) = (Vec::new(), Duration::ZERO, Instant::now());
+    while times.len() < CALIBRATION_BATCHES || (reported < share && wall.elapsed() < min_round) {
+        let d = op(batch);
+        reported += d;
+        times.push(d);
+    }
+    let middle = times.len() / 2;
+    *times.select_nth_unstable(middle).1
+}
+
+/// Operations per round for a variant whose batches of `batch` take
+/// `batch_time`: `per_run`, or more if `per_run` at that pace would take
+/// less than `min_round`, in whole batches.
+fn paced_per_run(per_run: usize, batch: usize, min_round: Duration, batch_time: Duration) -> usize {
+    if min_round.is_zero() {
         return per_run;
     }
-    let spent = spent.as_nanos().max(1);
-    let wanted = (min_round.as_nanos() * ops as u128).div_ceil(spent);
-    let wanted = usize::try_from(wanted)
+    let batches = min_round.as_nanos().div_ceil(batch_time.as_nanos().max(1));
+    let wanted = usize::try_from(batches)
+        .ok()
+        .and_then(|b| b.checked_mul(batch))
         .unwrap_or(MOST_PER_RUN)
         .min(MOST_PER_RUN);
-    per_run.max(wanted.div_ceil(batch) * batch)
+    per_run.max(wanted)
 }
 
 /// Runs the variants interleaved: every variant warms up (and, with a
@@ -148,12 +167,8 @@ pub fn interleave_with<E>(
             if r.min_round.is_zero() {
                 return r.per_run;
             }
-            let (mut done, t) = (0, Instant::now());
-            while t.elapsed() < r.min_round / CALIBRATION_SHARE && done < MOST_PER_RUN {
-                op(batch);
-                done += batch;
-            }
-            paced_per_run(r.per_run, batch, r.min_round, done, t.elapsed())
+            let pace = batch_pace(op, batch, r.min_round);
+            paced_per_run(r.per_run, batch, r.min_round, pace)
         })
         .collect();
     for run in 0..runs {
@@ -394,7 +409,10 @@ mod tests {
     }
 
     /// A variant too fast to fill `min_round` with `per_run` operations
-    /// runs more of them, in whole batches; a slow one keeps `per_run`.
+    /// runs more of them, in whole batches, as its batches' median time
+    /// asks; a slow one keeps `per_run`; a batch the calibration was
+    /// preempted in does not shorten the rounds. The operations report
+    /// their time without spending it, so the counts are exact.
     #[test]
     fn a_fast_variant_runs_enough_operations_to_fill_its_round() {
         let r = Rounds {
@@ -404,54 +422,60 @@ mod tests {
             batch: 10,
             min_round: Duration::from_millis(8),
         };
-        let calls = std::cell::RefCell::new([0usize; 2]);
-        // 1 µs an operation: 30 take 30 µs, so 8 ms asks for 8,000.
+        let calls = std::cell::RefCell::new([0usize; 3]);
+        // 1 µs an operation: batches of 10 µs, so 8 ms asks for 800 of them.
         let fast: Op<'_> = Box::new(|n| {
             calls.borrow_mut()[0] += n;
-            let d = Duration::from_micros(n as u64);
-            let t = Instant::now();
-            while t.elapsed() < d {}
-            d
+            Duration::from_micros(n as u64)
         });
         // 1 ms an operation: 30 take 30 ms, already more than the round.
         let slow: Op<'_> = Box::new(|n| {
             calls.borrow_mut()[1] += n;
-            let d = Duration::from_millis(n as u64);
-            std::thread::sleep(d);
-            d
+            Duration::from_millis(n as u64)
+        });
+        // As fast, but its first batch "preempted" for 50 ms.
+        let hiccup: Op<'_> = Box::new(|n| {
+            let first = calls.borrow()[2] == 0;
+            calls.borrow_mut()[2] += n;
+            if first {
+                Duration::from_millis(50)
+            } else {
+                Duration::from_micros(n as u64)
+            }
         });
         let c = interleave(
             &r,
             "t".into(),
-            vec![("fast".into(), fast), ("slow".into(), slow)],
+            vec![
+                ("fast".into(), fast),
+                ("slow".into(), slow),
+                ("hiccup".into(), hiccup),
+            ],
         );
         let measured: Vec<u64> = c.variants.iter().map(|v| v.histogram.len()).collect();
-        // The fast one's pace is read on a busy-wait, so a preempted
-        // calibration can only make it ask for fewer; never below
-        // per_run, always whole batches.
+        assert_eq!(measured, [2 * 8_000, 2 * 30, 2 * 8_000]);
+        // The calibrations ran on top, unmeasured: at least their batches.
+        let calls = calls.borrow();
         assert!(
-            measured[0].is_multiple_of(10) && measured[0] <= 2 * 8_000,
-            "{measured:?}"
+            calls[0] >= 2 * 8_000 + CALIBRATION_BATCHES * 10,
+            "{calls:?}"
         );
-        assert!(measured[0] >= 2 * 300, "{measured:?}");
-        assert_eq!(measured[1], 2 * 30, "{measured:?}");
-        // The calibration ran on top, unmeasured.
-        assert!(calls.borrow()[0] > measured[0] as usize);
+        assert_eq!(calls[1], 2 * 30 + CALIBRATION_BATCHES * 10, "{calls:?}");
     }
 
     #[test]
     fn the_pace_rounds_up_to_whole_batches_and_never_below_per_run() {
-        let ms = Duration::from_millis;
-        // 100 ops in 1 ms: 10 ms wants 1,000.
-        assert_eq!(paced_per_run(50, 64, ms(10), 100, ms(1)), 1_024);
+        let (ms, us) = (Duration::from_millis, Duration::from_micros);
+        // Batches of 64 in 640 µs: 10 ms wants 16 of them.
+        assert_eq!(paced_per_run(50, 64, ms(10), us(640)), 1_024);
         // Already long enough.
-        assert_eq!(paced_per_run(5_000, 64, ms(10), 100, ms(1)), 5_000);
-        // No floor asked, or nothing learnt: per_run.
-        assert_eq!(paced_per_run(50, 64, Duration::ZERO, 100, ms(1)), 50);
-        assert_eq!(paced_per_run(50, 64, ms(10), 0, ms(1)), 50);
-        // A pace of nothing is capped.
+        assert_eq!(paced_per_run(5_000, 64, ms(10), us(640)), 5_000);
+        // No floor asked: per_run.
+        assert_eq!(paced_per_run(50, 64, Duration::ZERO, us(640)), 50);
+        // A pace of nothing counts as 1 ns a batch, and is capped.
+        assert_eq!(paced_per_run(50, 1, ms(10), Duration::ZERO), 10_000_000);
         assert_eq!(
-            paced_per_run(50, 1, ms(10), 1 << 20, Duration::ZERO),
+            paced_per_run(50, 1 << 20, Duration::from_secs(10), Duration::ZERO),
             MOST_PER_RUN
         );
     }
