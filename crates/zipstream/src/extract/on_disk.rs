@@ -28,6 +28,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::lines::dir_prefix;
 use super::{Existing, ExistsHook, safe_path};
 use crate::entry::{Entry, EntryKind};
 use crate::gather::mtime;
@@ -73,13 +74,15 @@ impl Freshening {
 /// NAME~2... when that is taken; with `overwrite`, `-o`, an older NAME~ is
 /// replaced instead), as Info-ZIP backs it up, and then replaced. A backup
 /// that cannot be made keeps the file, and is told to `failed` with the
-/// file's path and why.
+/// file's name as the extraction's lines show it (`dir` as written, none
+/// for `.`, see [`lines`](super::lines)) and why.
 pub fn backup_hook(
     dir: &Path,
     overwrite: bool,
-    failed: impl Fn(&Path, &io::Error) + Send + Sync + 'static,
+    failed: impl Fn(&str, &io::Error) + Send + Sync + 'static,
 ) -> ExistsHook {
     let dir = dir.to_path_buf();
+    let prefix = dir_prefix(&dir);
     ExistsHook::new(move |rel| {
         let at = dir.join(rel);
         let mut name = at.as_os_str().to_os_string();
@@ -95,7 +98,7 @@ pub fn backup_hook(
         match fs::rename(&at, &backup) {
             Ok(()) => Existing::Replace,
             Err(e) => {
-                failed(&at, &e);
+                failed(&format!("{prefix}{}", rel.display()), &e);
                 Existing::Keep
             }
         }
@@ -123,15 +126,27 @@ mod tests {
         assert!(!d.join("a").exists());
     }
 
+    /// The file is kept and named as the extraction's lines name it: the
+    /// `-d` folder as written, then the entry's path; nothing before it
+    /// for `.`.
     #[test]
     fn a_backup_that_cannot_be_made_keeps_the_file_and_says_why() {
         let dir = tempfile::tempdir().unwrap();
-        let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let t = told.clone();
-        let hook = backup_hook(dir.path(), false, move |p, _| {
-            t.lock().unwrap().push(p.to_path_buf())
-        });
-        assert_eq!(hook.answer(Path::new("gone")), Existing::Keep);
-        assert_eq!(*told.lock().unwrap(), [dir.path().join("gone")]);
+        for (d, shown) in [
+            (
+                dir.path().to_path_buf(),
+                format!("{}/sub/gone", dir.path().display()),
+            ),
+            (PathBuf::from("."), "sub/gone".to_string()),
+        ] {
+            let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let t = told.clone();
+            let hook = backup_hook(&d, false, move |name, _| {
+                t.lock().unwrap().push(name.to_string())
+            });
+            // Nothing there to rename: the backup fails.
+            assert_eq!(hook.answer(Path::new("sub/gone")), Existing::Keep);
+            assert_eq!(*told.lock().unwrap(), [shown]);
+        }
     }
 }

@@ -220,10 +220,8 @@ fn extract_one(options: &UnzipOptions, kept: &Arc<AtomicBool>) -> Result<ExitCod
         Some(backup_hook(
             &options.dir,
             options.overwrite,
-            move |at, e| {
-                // Named as the `extracting:` lines name it: no `./` for `.`.
-                let at = at.strip_prefix(".").unwrap_or(at);
-                let at = perfkit::printable::name(&at.display().to_string()).into_owned();
+            move |shown, e| {
+                let at = perfkit::printable::name(shown);
                 let why = perfkit_report::os_words(e);
                 eprintln!("perfkit: {at}: cannot back it up (-B): {why}; kept");
                 kept.store(true, Ordering::Relaxed);
