@@ -180,7 +180,9 @@ impl Parallel {
         writer: &mut W,
     ) -> Result<Decoded, StreamError<io::Error>> {
         let probe = self.probe();
-        let mut head = Vec::new();
+        // At its size at once: grown by doubling as it was read, the
+        // buffers it went through were faulted in too (a MiB more).
+        let mut head = Vec::with_capacity(probe);
         (&mut reader)
             .take(probe as u64)
             .read_to_end(&mut head)
@@ -188,8 +190,13 @@ impl Parallel {
         if head.len() < probe {
             return self.decode(&head, writer);
         }
+        // The head is read again through the source, a read-ahead at a
+        // time, rather than held as its first buffer: each of the first
+        // ranges then copied the rest of it (most of a MiB) into a fresh
+        // buffer, 3 MiB in all before the pipeline was under way, and
+        // 200-700 more page faults a 64 MiB output.
         let bytes = pipeline(
-            Source::new(head, reader),
+            Source::new(Vec::new(), io::Cursor::new(head).chain(reader)),
             self.window_limit,
             self.threads.max(1),
             writer,
