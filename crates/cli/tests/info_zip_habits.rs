@@ -998,7 +998,8 @@ fn zipinfo_listings_match_info_zip() {
 /// Extraction's lines, as Info-ZIP's unzip prints them while it works:
 /// `Archive:`, `creating:` for directory entries, `inflating:` and
 /// `extracting:` per file, `linking:` per link and the deferred links at
-/// the end, names carrying the `-d` directory; `-q` prints none.
+/// the end, names carrying the `-d` directory as written (none without
+/// `-d`); `-q` prints none.
 #[test]
 fn extraction_lines_match_info_zip() {
     if !have_info_zip() {
@@ -1036,6 +1037,26 @@ fn extraction_lines_match_info_zip() {
             text(&ours.stderr)
         );
         assert_same_success(&format!("{args:?}"), &ours, &theirs);
+    }
+    // -d as written: `.` and `./` name files `./NAME`, a doubled slash
+    // stays, only a missing one is added.
+    for (k, dir) in [".", "./", "out//", "./out"].into_iter().enumerate() {
+        let (iz, pk) = (d.join(format!("iz{k}")), d.join(format!("pk{k}")));
+        std::fs::create_dir(&iz).unwrap();
+        std::fs::create_dir(&pk).unwrap();
+        let theirs = run(Command::new("unzip")
+            .current_dir(&iz)
+            .args(["-d", dir, "../a.zip"]));
+        let ours = run(perfkit()
+            .current_dir(&pk)
+            .args(["unzip", "-d", dir, "../a.zip"]));
+        assert_eq!(
+            text(&ours.stdout),
+            text(&theirs.stdout),
+            "-d {dir}: {}",
+            text(&ours.stderr)
+        );
+        assert_same_success(&format!("-d {dir}"), &ours, &theirs);
     }
     // Without -d, into the current directory.
     for dir in ["t1", "t2"] {

@@ -74,8 +74,9 @@ impl Freshening {
 /// NAME~2... when that is taken; with `overwrite`, `-o`, an older NAME~ is
 /// replaced instead), as Info-ZIP backs it up, and then replaced. A backup
 /// that cannot be made keeps the file, and is told to `failed` with the
-/// file's name as the extraction's lines show it (`dir` as written, none
-/// for `.`, see [`lines`](super::lines)) and why.
+/// file's name as the extraction's lines show it and why. `dir` is the
+/// `-d` destination as the user wrote it, or the empty path without one
+/// (the current directory), as for [`lines`](super::lines).
 pub fn backup_hook(
     dir: &Path,
     overwrite: bool,
@@ -128,7 +129,7 @@ mod tests {
 
     /// The file is kept and named as the extraction's lines name it: the
     /// `-d` folder as written, then the entry's path; nothing before it
-    /// for `.`.
+    /// without `-d`.
     #[test]
     fn a_backup_that_cannot_be_made_keeps_the_file_and_says_why() {
         let dir = tempfile::tempdir().unwrap();
@@ -137,7 +138,8 @@ mod tests {
                 dir.path().to_path_buf(),
                 format!("{}/sub/gone", dir.path().display()),
             ),
-            (PathBuf::from("."), "sub/gone".to_string()),
+            (PathBuf::from("."), "./sub/gone".to_string()),
+            (PathBuf::new(), "sub/gone".to_string()),
         ] {
             let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             let t = told.clone();

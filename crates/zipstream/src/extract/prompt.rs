@@ -41,7 +41,7 @@ pub struct Prompt<W: Write + Send + 'static> {
 }
 
 struct Asked<W: Write + Send + 'static> {
-    /// The `-d` directory as written, with a `/`, or nothing for `.`.
+    /// What goes before each name (see `lines::dir_prefix`).
     prefix: String,
     /// `A` or `N` answered (or end of input): the answer to every later
     /// question.
@@ -60,8 +60,9 @@ struct Asked<W: Write + Send + 'static> {
 }
 
 impl<W: Write + Send + 'static> Prompt<W> {
-    /// A prompt for an extraction into `dir` (named in the questions as
-    /// the extraction lines name files); `junk_paths`: `-j`. It asks on
+    /// A prompt for an extraction into `dir`, the `-d` destination as the
+    /// user wrote it or the empty path without one (named in the questions
+    /// as the extraction lines name files); `junk_paths`: `-j`. It asks on
     /// `questions` and reads the answers from `answers`.
     pub fn new(
         dir: &Path,
@@ -287,11 +288,11 @@ mod tests {
 
     #[test]
     fn end_of_input_keeps_the_rest_and_fails_the_run() {
-        let (p, asked) = prompt(".", false, "N");
+        let (p, asked) = prompt("", false, "N");
         let hook = p.hook();
         assert_eq!(hook.answer(Path::new("a")), Existing::Keep);
         assert!(!p.ran_dry(), "N answered is not the input running dry");
-        let (p, asked_dry) = prompt(".", false, "r\n");
+        let (p, asked_dry) = prompt("", false, "r\n");
         assert_eq!(p.hook().answer(Path::new("b")), Existing::Keep);
         assert_eq!(p.hook().answer(Path::new("c")), Existing::Keep);
         assert!(p.ran_dry());
@@ -305,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_new_name_drops_dot_dot_and_under_j_its_folders() {
-        let (p, _) = prompt(".", false, "r\n/../x/./y\nr\n..\nz\n");
+        let (p, _) = prompt("", false, "r\n/../x/./y\nr\n..\nz\n");
         let hook = p.hook();
         assert_eq!(hook.answer(Path::new("a")), Existing::Rename("x/y".into()));
         // A name with nothing left is asked for again.
@@ -313,7 +314,7 @@ mod tests {
         // Without extraction lines (-q) the warning is not given, and the
         // run does not fail for it.
         assert!(!p.ran_dry());
-        let (p, _) = prompt(".", true, "r\nd/e/f\n");
+        let (p, _) = prompt("", true, "r\nd/e/f\n");
         assert_eq!(
             p.hook().answer(Path::new("a")),
             Existing::Rename("f".into())
@@ -325,7 +326,7 @@ mod tests {
         let shown = Shared::default();
         let dir = tempfile::tempdir().unwrap();
         let (lines, _hook) = Lines::start("a.zip", dir.path(), shown.clone()).unwrap();
-        let (p, _) = prompt(".", false, "r\n../\x1b/n\n");
+        let (p, _) = prompt("", false, "r\n../\x1b/n\n");
         p.after(&lines);
         assert_eq!(
             p.hook().answer(Path::new("a")),

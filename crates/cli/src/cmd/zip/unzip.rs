@@ -25,6 +25,10 @@ pub struct UnzipOptions {
     pub exclude: Vec<String>,
     /// Extract into this directory.
     pub dir: PathBuf,
+    /// The `-d` destination as given, or the empty path without `-d`: the
+    /// extraction's lines and questions name files under it as Info-ZIP's
+    /// do (`./a.txt` for `-d .`, `a.txt` without `-d`).
+    pub shown_dir: PathBuf,
     /// List entries instead of extracting.
     pub list: bool,
     /// List verbosely (`-v`): method, sizes, ratio, CRC-32.
@@ -214,11 +218,11 @@ fn extract_one(options: &UnzipOptions, kept: &Arc<AtomicBool>) -> Result<ExitCod
     // -B answers instead: back up and replace.
     let backup = options.backup;
     let prompt = (!options.overwrite && !options.never_overwrite && !stdin && !backup)
-        .then(|| super::extracting::prompt(&options.dir, options.junk_paths));
+        .then(|| super::extracting::prompt(&options.shown_dir, options.junk_paths));
     let on_exists = if backup {
         let kept = Arc::clone(kept);
         Some(backup_hook(
-            &options.dir,
+            &options.shown_dir,
             options.overwrite,
             move |shown, e| {
                 let at = perfkit::printable::name(shown);
@@ -503,7 +507,7 @@ fn narrate(
         return Ok(None);
     }
     out.flush().context(STDOUT)?;
-    let (lines, hook) = super::extracting::Lines::start(name, &options.dir, io::stdout())?;
+    let (lines, hook) = super::extracting::Lines::start(name, &options.shown_dir, io::stdout())?;
     opts.on_placed = Some(hook);
     Ok(Some(lines))
 }

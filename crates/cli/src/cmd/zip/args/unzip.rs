@@ -73,9 +73,9 @@ pub struct UnzipArgs {
     /// line up to the next option, as in Info-ZIP).
     #[arg(short = 'x', num_args = 1.., value_name = "PATTERN")]
     exclude: Vec<String>,
-    /// Extract into DIR.
-    #[arg(short = 'd', long, default_value = ".")]
-    dir: PathBuf,
+    /// Extract into DIR (the current directory without it).
+    #[arg(short = 'd', long)]
+    dir: Option<PathBuf>,
     /// List entries instead of extracting (Info-ZIP's columns and totals).
     #[arg(short = 'l', long)]
     list: bool,
@@ -238,7 +238,8 @@ impl UnzipArgs {
             archive: self.archive.unwrap_or_default(),
             members: self.members,
             exclude: self.exclude,
-            dir: self.dir,
+            dir: self.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+            shown_dir: self.dir.unwrap_or_default(),
             list: self.list,
             verbose: self.verbose,
             test: self.test,
