@@ -357,11 +357,12 @@ impl RingOutput {
         // Behind the new ring's second mapping, where its writes go on
         // (see `at`).
         let at = ring.size();
+        assert!(kept <= at);
         // SAFETY: both rings are mapped; the old one's `kept` bytes
         // behind `at` lie inside its mappings (`at` is at least that far
         // in, see `room`), and the new one, not shared yet, has room for
-        // them before its second mapping (`kept` is at most the old
-        // ring's history and lag, less than the new ring's size).
+        // them before its second mapping (asserted: `kept` is at most the
+        // old ring's history and lag, less than the new ring's size).
         unsafe {
             std::ptr::copy_nonoverlapping(
                 self.ring.base().add(self.at - kept),
