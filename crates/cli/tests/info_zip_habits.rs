@@ -1023,8 +1023,9 @@ fn extraction_lines_match_info_zip() {
     // beside them. (Options before the archive: Info-ZIP prints
     // `Archive:` before it reads a `-q` that follows it.) `-d` as
     // written: `.` and `./` name files `./NAME`, a doubled slash stays,
-    // only a missing one is added; without `-d`, no prefix.
-    let cases: [&[&str]; 8] = [
+    // only a missing one is added; without `-d` or with an empty one, the
+    // current directory and no prefix.
+    let cases: [&[&str]; 9] = [
         &["-d", "out"],
         &["-d", "out/"],
         &["-q", "-d", "out"],
@@ -1033,6 +1034,7 @@ fn extraction_lines_match_info_zip() {
         &["-d", "out//"],
         &["-d", "./out"],
         &[],
+        &["-d", ""],
     ];
     for (k, args) in cases.into_iter().enumerate() {
         let (iz, pk) = (d.join(format!("iz{k}")), d.join(format!("pk{k}")));

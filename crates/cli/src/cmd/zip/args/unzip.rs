@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args as _;
+use clap::builder::{OsStringValueParser, TypedValueParser};
 
 use super::PasswordArgs;
 use crate::cmd::zip::Password;
@@ -73,8 +74,10 @@ pub struct UnzipArgs {
     /// line up to the next option, as in Info-ZIP).
     #[arg(short = 'x', num_args = 1.., value_name = "PATTERN")]
     exclude: Vec<String>,
-    /// Extract into DIR (the current directory without it).
-    #[arg(short = 'd', long)]
+    /// Extract into DIR (the current directory without it, or empty).
+    // Any value, an empty one too: Info-ZIP's `-d ''` is the current
+    // directory, with no prefix on the names.
+    #[arg(short = 'd', long, value_parser = OsStringValueParser::new().map(PathBuf::from))]
     dir: Option<PathBuf>,
     /// List entries instead of extracting (Info-ZIP's columns and totals).
     #[arg(short = 'l', long)]
@@ -238,7 +241,11 @@ impl UnzipArgs {
             archive: self.archive.unwrap_or_default(),
             members: self.members,
             exclude: self.exclude,
-            dir: self.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+            dir: self
+                .dir
+                .clone()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or_else(|| PathBuf::from(".")),
             shown_dir: self.dir.unwrap_or_default(),
             list: self.list,
             verbose: self.verbose,
