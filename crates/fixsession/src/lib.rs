@@ -58,12 +58,3 @@ pub mod reject;
 pub mod schedule;
 pub mod settings;
 pub mod store;
-
-/// Held for writing by the tests that start child processes, and for
-/// reading by the tests that reopen a store they have just dropped: a child
-/// holds copies of the process's open files from its fork to its exec, the
-/// store's `.body` with its `flock` among them, so a store dropped in that
-/// window stays locked until the child execs, and reopening it fails as
-/// held by another (the store fuzz test did, at load 6-10).
-#[cfg(test)]
-pub(crate) static CHILDREN: std::sync::RwLock<()> = std::sync::RwLock::new(());

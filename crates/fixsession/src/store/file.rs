@@ -292,7 +292,7 @@ impl FileStore {
         let body = match body {
             Some(b) => b,
             None => {
-                let b = Part::open(prefix, "body")?;
+                let mut b = Part::open(prefix, "body")?;
                 b.lock()?;
                 b
             }
@@ -686,9 +686,13 @@ impl SessionStore for FileStore {
         self.flush()?;
         // A second descriptor of the same opening carries the lock over:
         // opening the body anew would be refused by this store's own lock.
+        // Not marked as holding the lock until the refreshed store takes
+        // it over below: a refresh that fails drops it, and this store
+        // keeps its lock.
         let body = Part {
             path: self.body.path.clone(),
             file: self.body.file.try_clone().map_err(self.body.io("dup"))?,
+            locked: false,
         };
         let owner = self.owner.clone();
         let (fresh, _) = FileStore::open_with(
@@ -699,7 +703,9 @@ impl SessionStore for FileStore {
             Some(body),
             &mut |_| {},
         )?;
-        *self = fresh;
+        let mut old = std::mem::replace(self, fresh);
+        old.body.locked = false;
+        self.body.locked = true;
         Ok(())
     }
     fn max_seq(&self) -> u64 {

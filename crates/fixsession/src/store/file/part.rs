@@ -20,6 +20,9 @@ pub(super) fn path_of(prefix: &Path, ext: &str) -> PathBuf {
 pub(super) struct Part {
     pub(super) path: PathBuf,
     pub(super) file: File,
+    /// This part holds the store's lock ([`Part::lock`]), and lets go of
+    /// it when dropped.
+    pub(super) locked: bool,
 }
 
 impl Part {
@@ -36,15 +39,22 @@ impl Part {
                 op: "open",
                 source,
             })?;
-        Ok(Part { path, file })
+        Ok(Part {
+            path,
+            file,
+            locked: false,
+        })
     }
 
     /// Takes the store's exclusive lock (`flock`) on this file, held
     /// until every descriptor of this opening is closed; another opening,
     /// in this process or another, is refused.
-    pub(super) fn lock(&self) -> Result<(), StoreError> {
+    pub(super) fn lock(&mut self) -> Result<(), StoreError> {
         match self.file.try_lock() {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.locked = true;
+                Ok(())
+            }
             Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked {
                 path: self.path.clone(),
             }),
@@ -91,6 +101,19 @@ impl Part {
             offset,
             record,
             why,
+        }
+    }
+}
+
+impl Drop for Part {
+    /// Lets go of the lock now, not when the last descriptor of this
+    /// opening closes: a child process that another thread forks holds a
+    /// copy of every descriptor until it execs, and a store dropped (or
+    /// refused) in that window stayed locked, `StoreError::Locked` to the
+    /// next opening.
+    fn drop(&mut self) {
+        if self.locked {
+            let _ = self.file.unlock();
         }
     }
 }

@@ -1,7 +1,3 @@
-//! Each test holds `crate::CHILDREN` for reading: it drops stores and
-//! opens them again, which a child started by another test meanwhile
-//! would see locked.
-
 use super::*;
 use crate::store::tests::{exercise, framed, message};
 
@@ -27,7 +23,6 @@ fn store_of(prefix: &Path, n: u64) {
 
 #[test]
 fn survives_reopen_and_reset() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     for durability in [Durability::Process, Durability::Fsync] {
@@ -62,7 +57,6 @@ fn survives_reopen_and_reset() {
 /// entries, checked by reading them as text.
 #[test]
 fn writes_quickfix_layout() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 3);
@@ -89,7 +83,6 @@ fn writes_quickfix_layout() {
 /// 1.15.1 reads them.
 #[test]
 fn reads_twenty_digit_numbers() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 2);
@@ -110,7 +103,6 @@ fn reads_twenty_digit_numbers() {
 /// reopen; the index in memory is one position per STRIDE entries.
 #[test]
 fn finds_every_message_through_the_header() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     let n = 5 * STRIDE + 17;
@@ -150,7 +142,6 @@ fn finds_every_message_through_the_header() {
 /// already used.
 #[test]
 fn damaged_header_is_refused_then_recovered() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 1000);
@@ -203,7 +194,6 @@ fn damaged_header_is_refused_then_recovered() {
 /// A changed body byte breaks its message's CheckSum: refused.
 #[test]
 fn damaged_body_is_refused() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 50);
@@ -220,7 +210,6 @@ fn damaged_body_is_refused() {
 /// every stored message and asks for the target's messages again.
 #[test]
 fn damaged_numbers_are_refused_then_recovered() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 30);
@@ -243,7 +232,6 @@ fn damaged_numbers_are_refused_then_recovered() {
 /// between the two writes) move up past them: no number is reused.
 #[test]
 fn numbers_behind_the_header_move_past_it() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 10);
@@ -254,7 +242,6 @@ fn numbers_behind_the_header_move_past_it() {
 
 #[test]
 fn torn_last_entry_is_dropped_unless_counted() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 3);
@@ -285,7 +272,6 @@ fn torn_last_entry_is_dropped_unless_counted() {
 
 #[test]
 fn numbers_above_what_quickfix_reads_are_refused() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let mut s = FileStore::open(&prefix(&d), Durability::Process, None).unwrap();
     assert_eq!(s.max_seq(), MAX_SEQ);
@@ -298,7 +284,6 @@ fn numbers_above_what_quickfix_reads_are_refused() {
 /// A journal of the earlier format becomes the same store.
 #[test]
 fn journal_converts_to_quickfix_layout() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let journal = d.path().join("FIX.4.4-EXEC-BANZAI.journal");
     let mut bytes = Vec::new();
@@ -332,7 +317,6 @@ fn journal_converts_to_quickfix_layout() {
 /// end is.
 #[test]
 fn journal_with_a_damaged_length_is_refused() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let journal = d.path().join("j.journal");
     let mut bytes = Vec::new();
@@ -379,7 +363,6 @@ fn routed(seq: u64, sender: &str, target: &str) -> Vec<u8> {
 /// plain open and by recovery alike, naming both sessions.
 #[test]
 fn a_store_of_another_session_is_refused() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let real = SessionId::new("FIX.4.4", "ACC-UAT", "BANK", "");
     let stranger = SessionId::new("FIX.4.4", "ACC", "UAT-BANK", "");
@@ -450,7 +433,6 @@ fn a_store_of_another_session_is_refused() {
 /// cuts there.
 #[test]
 fn a_message_under_another_number_is_damage() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     {
@@ -497,14 +479,27 @@ fn a_message_under_another_number_is_damage() {
     assert!(!s.load(3, &mut Vec::new()).unwrap());
 }
 
+/// A dropped store's lock is free at once, even while another descriptor
+/// of its opening lives: what a child process forked by another thread
+/// holds until it execs (a duplicate, sharing the opening and so its
+/// `flock`).
+#[test]
+fn a_dropped_store_lets_go_of_its_lock_whatever_shares_its_descriptor() {
+    let d = tempfile::tempdir().unwrap();
+    let p = prefix(&d);
+    let first = FileStore::open(&p, Durability::Process, None).unwrap();
+    let copy = first.body.file.try_clone().unwrap();
+    drop(first);
+    let second = FileStore::open(&p, Durability::Process, None);
+    assert!(second.is_ok(), "{:?}", second.err());
+    drop(copy);
+}
+
 /// One holder at a time: a second opening of the same files, in this
 /// process as in another, is refused naming the path, until the first
 /// is dropped; a refresh keeps its own lock.
 #[test]
 fn a_held_store_is_refused_to_a_second_holder() {
-    // It starts flock(1) and expects the lock free once the store is
-    // dropped: no other test's child may hold it meanwhile.
-    let _children = crate::CHILDREN.write().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     let mut first = FileStore::open(&p, Durability::Process, None).unwrap();
@@ -552,7 +547,6 @@ fn a_held_store_is_refused_to_a_second_holder() {
 /// is; a damaged one is refused, and recovery writes it anew.
 #[test]
 fn creation_times_quickfix_writes_are_read() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     store_of(&p, 2);
@@ -591,7 +585,6 @@ fn creation_times_quickfix_writes_are_read() {
 /// never as damage.
 #[test]
 fn io_failures_are_not_damage() {
-    let _children = crate::CHILDREN.read().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     let p = prefix(&d);
     std::fs::create_dir(file(&p, "header")).unwrap();
