@@ -46,9 +46,9 @@ impl Part {
         })
     }
 
-    /// Takes the store's exclusive lock (`flock`) on this file, held
-    /// until every descriptor of this opening is closed; another opening,
-    /// in this process or another, is refused.
+    /// Takes the store's exclusive lock (`flock`) on this file, held until
+    /// this part is dropped (see its `Drop`); another opening, in this
+    /// process or another, is refused.
     pub(super) fn lock(&mut self) -> Result<(), StoreError> {
         match self.file.try_lock() {
             Ok(()) => {
