@@ -492,21 +492,25 @@ mod tests {
         assert_eq!(high, &bytes[..3]);
     }
 
-    #[test]
-    fn chunks_are_read_in_place_and_never_written_over_before_their_release() {
-        let mut out = RingOutput::new(1 << 10).unwrap();
-        out.start_frame(1 << 10);
-        let size = out.ring.size();
+    /// Pushes `blocks` raw blocks of a frame of window `window` through a
+    /// new output, each chunk read and let go of at once, or (`slow`) only
+    /// when the executor would otherwise write over it. Checks that every
+    /// block is written behind the first mapping's last block and slack,
+    /// so through the second mapping but for the block that wraps (see
+    /// `RingOutput::at`), a grown ring too, and that the chunks read what
+    /// was written. Returns the first ring's size, how often the executor
+    /// waited for a release, and whether the ring grew.
+    fn pump(window: usize, blocks: usize, slow: bool) -> (usize, usize, bool) {
+        let mut out = RingOutput::new(window).unwrap();
+        out.start_frame(window);
+        let first_size = out.ring.size();
         let block =
             |i: usize| -> Vec<u8> { (0..BLOCK_SIZE_MAX).map(|j| (i * 7 + j / 3) as u8).collect() };
         let mut chunks: VecDeque<Chunk> = VecDeque::new();
-        let mut written = Vec::new();
-        let mut expected = Vec::new();
-        let mut waits = 0;
-        for i in 0..100 {
+        let (mut written, mut expected) = (Vec::new(), Vec::new());
+        let (mut waits, mut grew) = (0, false);
+        for i in 0..blocks {
             let bytes = block(i);
-            // The readers here are slow: they let go of a chunk only when
-            // the executor would otherwise write over it.
             while out.blocked(bytes.len()) {
                 let chunk = chunks.pop_front().expect("blocked only by a chunk held");
                 written.extend_from_slice(chunk.bytes());
@@ -514,40 +518,6 @@ mod tests {
                 out.release_oldest();
                 waits += 1;
             }
-            out.room(bytes.len()).unwrap();
-            out.push_raw(&bytes);
-            expected.extend_from_slice(&bytes);
-            // Every chunk held still reads what was handed on.
-            if let Some(chunk) = out.take(CHUNK, 1) {
-                chunks.push_back(chunk);
-            }
-        }
-        chunks.extend(out.take(0, 0));
-        for chunk in chunks {
-            written.extend_from_slice(chunk.bytes());
-        }
-        assert!(written == expected, "the chunks read what was written");
-        // 12.5 MiB through a ring of about 2.1 MiB: the executor waited.
-        assert!(size < 4 << 20 && waits > 5, "{size} bytes, {waits} waits");
-    }
-
-    /// Every block is written behind the first mapping's last block and
-    /// slack, so through the second mapping but for the block that wraps
-    /// (see `RingOutput::at`), also in a ring the frame's history grew
-    /// into; what the chunks (read through the first) read is what was
-    /// written.
-    #[test]
-    fn writes_go_through_the_second_mapping() {
-        let window = FIRST_HISTORY * 2;
-        let mut out = RingOutput::new(window).unwrap();
-        out.start_frame(window);
-        let mut written = Vec::new();
-        let mut expected = Vec::new();
-        let mut grew = false;
-        for i in 0..200 {
-            let bytes: Vec<u8> = (0..BLOCK_SIZE_MAX)
-                .map(|j| (i * 13 + j / 5) as u8)
-                .collect();
             let size = out.ring.size();
             out.room(bytes.len()).unwrap();
             if out.ring.size() != size {
@@ -566,15 +536,35 @@ mod tests {
             );
             out.push_raw(&bytes);
             expected.extend_from_slice(&bytes);
-            // The writer keeps up: each chunk is read and let go of at once.
-            if let Some(chunk) = out.take(CHUNK, 1) {
-                written.extend_from_slice(chunk.bytes());
-                drop(chunk);
-                out.release_oldest();
+            // Every chunk held still reads what was handed on.
+            chunks.extend(out.take(CHUNK, 1));
+            if !slow {
+                for chunk in chunks.drain(..) {
+                    written.extend_from_slice(chunk.bytes());
+                    out.release_oldest();
+                }
             }
         }
-        written.extend_from_slice(out.take(0, 0).unwrap().bytes());
-        assert!(grew, "25 MiB of a 32 MiB window did not grow the ring");
+        chunks.extend(out.take(0, 0));
+        for chunk in chunks {
+            written.extend_from_slice(chunk.bytes());
+        }
         assert!(written == expected, "the chunks read what was written");
+        (first_size, waits, grew)
+    }
+
+    #[test]
+    fn chunks_are_read_in_place_and_never_written_over_before_their_release() {
+        let (size, waits, _) = pump(1 << 10, 100, true);
+        // 12.5 MiB through a ring of about 2.1 MiB: the executor waited,
+        // and wrapped round the ring a few times.
+        assert!(size < 4 << 20 && waits > 5, "{size} bytes, {waits} waits");
+    }
+
+    #[test]
+    fn a_ring_grows_when_the_frames_history_outgrows_it() {
+        // 25 MiB of a 32 MiB window: past the first ring's 16 MiB.
+        let (_, _, grew) = pump(FIRST_HISTORY * 2, 200, false);
+        assert!(grew);
     }
 }
