@@ -23,12 +23,11 @@ pub struct UnzipOptions {
     pub members: Vec<String>,
     /// Leave out members matching these patterns.
     pub exclude: Vec<String>,
-    /// Extract into this directory.
+    /// The `-d` destination as given, the empty path without one (or with
+    /// `-d ''`): the extraction goes into it ([`UnzipOptions::destination`]), and
+    /// its lines and questions name files under it as Info-ZIP's do
+    /// (`./a.txt` for `-d .`, `a.txt` without `-d`).
     pub dir: PathBuf,
-    /// The `-d` destination as given, or the empty path without `-d`: the
-    /// extraction's lines and questions name files under it as Info-ZIP's
-    /// do (`./a.txt` for `-d .`, `a.txt` without `-d`).
-    pub shown_dir: PathBuf,
     /// List entries instead of extracting.
     pub list: bool,
     /// List verbosely (`-v`): method, sizes, ratio, CRC-32.
@@ -75,6 +74,17 @@ pub struct UnzipOptions {
     /// A flag Info-ZIP's unzip refuses on Unix (`-s`, `-N`): why, said as
     /// a usage error.
     pub refused: Option<&'static str>,
+}
+
+impl UnzipOptions {
+    /// The directory the extraction goes into: `-d`'s, or the current one.
+    pub fn destination(&self) -> &Path {
+        if self.dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &self.dir
+        }
+    }
 }
 
 /// Fails naming the first MEMBER pattern of `sel` that matched nothing
@@ -207,7 +217,10 @@ fn extract_one(options: &UnzipOptions, kept: &Arc<AtomicBool>) -> Result<ExitCod
         || options.comment);
     // An -d that exists but is no directory (a file, a dangling symlink)
     // would only fail inside extraction, as a bare "File exists".
-    if extracting && fs::symlink_metadata(&options.dir).is_ok() && !options.dir.is_dir() {
+    if extracting
+        && fs::symlink_metadata(options.destination()).is_ok()
+        && !options.destination().is_dir()
+    {
         bail!(
             "{}: not a directory (the -d destination)",
             printable::name(&options.dir.display().to_string())
@@ -218,11 +231,11 @@ fn extract_one(options: &UnzipOptions, kept: &Arc<AtomicBool>) -> Result<ExitCod
     // -B answers instead: back up and replace.
     let backup = options.backup;
     let prompt = (!options.overwrite && !options.never_overwrite && !stdin && !backup)
-        .then(|| super::extracting::prompt(&options.shown_dir, options.junk_paths));
+        .then(|| super::extracting::prompt(&options.dir, options.junk_paths));
     let on_exists = if backup {
         let kept = Arc::clone(kept);
         Some(backup_hook(
-            &options.shown_dir,
+            &options.dir,
             options.overwrite,
             move |shown, e| {
                 let at = perfkit::printable::name(shown);
@@ -318,7 +331,7 @@ fn extract_one(options: &UnzipOptions, kept: &Arc<AtomicBool>) -> Result<ExitCod
     if let (Some(p), Some(l)) = (&prompt, &lines) {
         p.after(l);
     }
-    zipstream::extract_archive_selected(&mut a, &options.dir, &opts, &select)
+    zipstream::extract_archive_selected(&mut a, options.destination(), &opts, &select)
         .with_context(|| format!("extracting {name}"))?;
     drop(lines);
     // End of input at the prompt: the rest were kept, and the run failed
@@ -377,7 +390,7 @@ fn from_stdin(
         let mut opts = opts;
         // Flushed when dropped, before an error is printed.
         let _lines = narrate(options, name, out, &mut opts)?;
-        zipstream::extract_stream_selected(&mut r, &options.dir, &opts, &|e| {
+        zipstream::extract_stream_selected(&mut r, options.destination(), &opts, &|e| {
             sel.wants(&shown_name(options, e))
         })
         .with_context(|| format!("extracting {name}"))?;
@@ -426,7 +439,7 @@ fn newer_than_on_disk(options: &UnzipOptions, e: &zipstream::Entry) -> bool {
         freshen: options.freshen,
         junk_paths: options.junk_paths,
     };
-    f.wants(e, &options.dir)
+    f.wants(e, options.destination())
 }
 
 /// Opens the archive at `path` (shown as `name`), which is read from its
@@ -507,7 +520,7 @@ fn narrate(
         return Ok(None);
     }
     out.flush().context(STDOUT)?;
-    let (lines, hook) = super::extracting::Lines::start(name, &options.shown_dir, io::stdout())?;
+    let (lines, hook) = super::extracting::Lines::start(name, &options.dir, io::stdout())?;
     opts.on_placed = Some(hook);
     Ok(Some(lines))
 }

@@ -241,12 +241,7 @@ impl UnzipArgs {
             archive: self.archive.unwrap_or_default(),
             members: self.members,
             exclude: self.exclude,
-            dir: self
-                .dir
-                .clone()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or_else(|| PathBuf::from(".")),
-            shown_dir: self.dir.unwrap_or_default(),
+            dir: self.dir.unwrap_or_default(),
             list: self.list,
             verbose: self.verbose,
             test: self.test,
