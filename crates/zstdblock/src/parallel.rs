@@ -180,9 +180,11 @@ impl Parallel {
         writer: &mut W,
     ) -> Result<Decoded, StreamError<io::Error>> {
         let probe = self.probe();
-        // At its size at once: grown by doubling as it was read, the
-        // buffers it went through were faulted in too (a MiB more).
-        let mut head = Vec::with_capacity(probe);
+        // At its size at once (the default's MiB): grown by doubling as it
+        // was read, the buffers it went through were faulted in too. A
+        // larger probe (a caller's `min_input`) grows as it is read, so a
+        // short input never reserves it.
+        let mut head = Vec::with_capacity(probe.min(1 << 20));
         (&mut reader)
             .take(probe as u64)
             .read_to_end(&mut head)
