@@ -87,6 +87,12 @@ const CALIBRATION_SHARE: u32 = 4;
 /// preemption early on asked a 2 µs scan for a few calls a round.
 const CALIBRATION_BATCHES: usize = 9;
 
+/// Most batches a calibration keeps (16 bytes each): for a fast
+/// operation in small batches, a quarter of `min_round` was millions of
+/// them (`fix bench --batch 1` on a 2 ns lookup: 40 MB), where a median
+/// of this many already stands still.
+const CALIBRATION_MOST_BATCHES: usize = 1 << 12;
+
 /// Most operations a variant's round is raised to (so an operation timed
 /// at nothing cannot ask for an endless round).
 const MOST_PER_RUN: usize = 1 << 40;
@@ -94,12 +100,16 @@ const MOST_PER_RUN: usize = 1 << 40;
 /// The median time `op` reports for a batch of `batch` operations, over
 /// a calibration of at least [`CALIBRATION_BATCHES`] batches and a
 /// [`CALIBRATION_SHARE`]th of `min_round` of reported time; at most
-/// `min_round` of wall time past those batches (an operation reporting
-/// nothing ends there).
+/// [`CALIBRATION_MOST_BATCHES`], and at most `min_round` of wall time past
+/// the fewest (an operation reporting nothing ends there).
 fn batch_pace(op: &mut Op<'_>, batch: usize, min_round: Duration) -> Duration {
     let share = min_round / CALIBRATION_SHARE;
     let (mut times, mut reported, wall) = (Vec::new(), Duration::ZERO, Instant::now());
-    while times.len() < CALIBRATION_BATCHES || (reported < share && wall.elapsed() < min_round) {
+    while times.len() < CALIBRATION_BATCHES
+        || (times.len() < CALIBRATION_MOST_BATCHES
+            && reported < share
+            && wall.elapsed() < min_round)
+    {
         let d = op(batch);
         reported += d;
         times.push(d);
@@ -461,6 +471,22 @@ mod tests {
             "{calls:?}"
         );
         assert_eq!(calls[1], 2 * 30 + CALIBRATION_BATCHES * 10, "{calls:?}");
+    }
+
+    /// A calibration of a fast operation stops at its most batches, well
+    /// before a quarter of the round in reported time (a million batches
+    /// here), and its pace is still their median.
+    #[test]
+    fn a_fast_calibration_keeps_a_bounded_sample() {
+        let mut calls = 0usize;
+        let mut op: Op<'_> = Box::new(|_| {
+            calls += 1;
+            Duration::from_nanos(if calls.is_multiple_of(100) { 500 } else { 2 })
+        });
+        let pace = batch_pace(&mut op, 1, Duration::from_millis(8));
+        drop(op);
+        assert_eq!(calls, CALIBRATION_MOST_BATCHES);
+        assert_eq!(pace, Duration::from_nanos(2));
     }
 
     #[test]
