@@ -216,11 +216,9 @@ fn extract_one(options: &UnzipOptions, kept: &Arc<AtomicBool>) -> Result<ExitCod
         || options.to_screen
         || options.comment);
     // An -d that exists but is no directory (a file, a dangling symlink)
-    // would only fail inside extraction, as a bare "File exists".
-    if extracting
-        && fs::symlink_metadata(options.destination()).is_ok()
-        && !options.destination().is_dir()
-    {
+    // would only fail inside extraction, as a bare "File exists". (No -d
+    // is the empty path, which never exists.)
+    if extracting && fs::symlink_metadata(&options.dir).is_ok() && !options.dir.is_dir() {
         bail!(
             "{}: not a directory (the -d destination)",
             printable::name(&options.dir.display().to_string())
