@@ -14,11 +14,12 @@
 //!    is not back it decodes one no worker has started, so it never sleeps
 //!    while work waits), into a ring mapped twice in a row (`ring`), so the
 //!    window behind it is always contiguous and never copied, and hands
-//!    its output on a MiB at a time, read in place, computing each
-//!    frame's XXH64 as it does (see `executor` for why not on a thread of
-//!    its own) and checking it before a frame's last bytes go on;
+//!    its output on a MiB at a time, read in place;
 //! 4. the **writer**, which runs on the caller's thread (so the writer
-//!    need not be `Send`).
+//!    need not be `Send`): it computes each frame's XXH64 and checks it
+//!    before a frame's last bytes go on, and faults the ring's pages in
+//!    ahead of the executor (see `executor` for why those are not the
+//!    executor's).
 //!
 //! Why the walker skips rather than hands off: a range's starting tables
 //! are those its predecessor ended with, so handing them from worker to
@@ -50,13 +51,13 @@
 //! it is executed. Any stage that stops drops its channels, which stops
 //! the others; nothing waits on a stage that is gone. A worker that
 //! panics (a bug) first tells the executor which range it dropped, so
-//! the pipeline stops and the panic reaches the caller. The writer receives
-//! only bytes executed in order from valid blocks; a frame's checksum is
-//! known only at the frame's end, after most of its bytes went on, so a
-//! checksum error means the bytes written for that frame are suspect.
-//! Its last bytes (at least one), and the next frame, go to the writer
-//! only once the checksum is verified, so on any error the writer holds
-//! less than the whole output.
+//! the pipeline stops and the panic reaches the caller. The caller's
+//! writer receives only bytes executed in order from valid blocks; a
+//! frame's checksum is known only at the frame's end, after most of its
+//! bytes went on, so a checksum error means the bytes written for that
+//! frame are suspect. Its last bytes (at least one), and the next frame,
+//! are written only once the checksum is verified, so on any error the
+//! caller's writer holds less than the whole output.
 //!
 //! Small inputs (less than [`MIN_PARALLEL_INPUT`] bytes of compressed
 //! blocks) and inputs of stored blocks stay on the caller's thread

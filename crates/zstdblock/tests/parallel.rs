@@ -53,7 +53,7 @@ fn many_blocks(level: i32, checksum: bool) -> (Vec<u8>, Vec<u8>) {
 #[test]
 fn corrupt_blocks_anywhere_end_in_the_one_thread_error_and_never_hang() {
     for (level, checksum) in [(3, true), (19, false)] {
-        let (_, frame) = many_blocks(level, checksum);
+        let (text, frame) = many_blocks(level, checksum);
         let blocks = zstdblock::walk(&frame, WINDOW_LIMIT).unwrap()[0]
             .blocks
             .clone();
@@ -101,6 +101,12 @@ fn corrupt_blocks_anywhere_end_in_the_one_thread_error_and_never_hang() {
                         assert!(
                             written[..common] == prefix[..common],
                             "{name}: {threads} threads wrote bytes one thread does not"
+                        );
+                        // Never the whole output, whichever stage found
+                        // the fault (the writer, for a checksum).
+                        assert!(
+                            written.len() < text.len(),
+                            "{name}: {threads} threads wrote the whole output and failed"
                         );
                     }
                     (Ok(_), Ok(bytes)) => assert!(&written == bytes, "{name}"),

@@ -1,25 +1,21 @@
 //! The executor stage: units back in input order, their blocks executed
-//! through the window, the output hashed (each frame's XXH64) and handed
-//! on a buffer at a time.
+//! through the window, and the output handed on a buffer at a time to
+//! the writer, which hashes it (each frame's XXH64) and checks each
+//! frame's checksum before the frame's last bytes go on (see `sink`).
 //!
-//! Why the executor hashes, not a thread of its own: a hasher on the
-//! other core read every MiB the executor wrote, and when the executor
-//! came round the ring to write those lines again it had to take them
-//! back from that core's cache. On this project's host, in the spells
-//! when that is slow, it cost the executor (the pipeline's bound) more
-//! than the hashing does: `-T2` on a `-19` file took 48 ms (74 ms of CPU)
-//! with a hasher thread and 45 ms (65 ms) without; when it is quick, the
-//! hashing costs the executor up to 2 ms (see the commit). The bytes are
-//! hashed right after they are made, still in this core's cache.
+//! The executor is the pipeline's bound: the one stage that cannot run
+//! on two cores. So what can go elsewhere does: the hashing (5 ms of a
+//! 64 MiB output, an eighth of the executor's time on a `-19` file) and
+//! the first faults of the ring's pages (see [`RingOutput::ahead`]) are
+//! the writer's.
 
 use std::collections::BTreeMap;
 use std::io;
 
 use crossbeam::channel::{Receiver, Sender, TryRecvError};
-use xxhash_rust::xxh64::Xxh64;
 
 use super::ring::{CHUNK, RingOutput};
-use super::sink::{Released, ToWriter};
+use super::sink::{Check, Released, ToWriter};
 use super::{Credit, Unit, UnitKind, entropy};
 use crate::entropy::DecodedBlock;
 use crate::error::Error;
@@ -30,9 +26,6 @@ use crate::source::Bytes;
 /// The executor's state within a frame.
 struct Current {
     content_size: Option<u64>,
-    /// The XXH64 of the frame's bytes handed on so far, if the frame has
-    /// a checksum.
-    hasher: Option<Xxh64>,
     repeats: [u32; 3],
 }
 
@@ -46,22 +39,21 @@ struct Downstream {
 impl Downstream {
     /// Hands the bytes of `out` not yet handed on but the last `hold` to
     /// the writer, if there are at least `min` of them (see
-    /// [`RingOutput::take`]), hashed first into `hasher` if given. The
-    /// writer reads them in place. False when the writer is gone.
-    fn hand_on(
-        &self,
-        out: &mut RingOutput,
-        min: usize,
-        hold: usize,
-        hasher: Option<&mut Xxh64>,
-    ) -> bool {
+    /// [`RingOutput::take`]). The writer reads them in place. False when
+    /// the writer is gone.
+    fn hand_on(&self, out: &mut RingOutput, min: usize, hold: usize) -> bool {
         self.take_released(out)
-            && out.take(min, hold).is_none_or(|chunk| {
-                if let Some(hasher) = hasher {
-                    hasher.update(chunk.bytes());
-                }
-                self.writer.send(ToWriter::Data(chunk)).is_ok()
-            })
+            && out
+                .take(min, hold)
+                .is_none_or(|chunk| self.writer.send(ToWriter::Data(chunk)).is_ok())
+    }
+
+    /// Asks the writer to fault in the ring ahead of `out` (see
+    /// [`RingOutput::ahead`]), as far as the current frame, `content_size`
+    /// bytes if it says, still reaches. False when the writer is gone.
+    fn warm(&self, out: &RingOutput, content_size: Option<u64>) -> bool {
+        let left = content_size.map(|c| c.saturating_sub(out.frame_produced()));
+        self.writer.send(ToWriter::Ahead(out.ahead(left))).is_ok()
     }
 
     /// Counts the chunks released since last asked, without waiting, so
@@ -236,18 +228,27 @@ impl<'a> Executor<'a> {
     /// serves every later one (growing as a frame's history needs).
     fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) -> Step {
         let window = usize::try_from(window).unwrap_or(usize::MAX);
+        let down = &self.downstream;
         // A ring too small for this frame grows as the frame needs.
-        let out = match &mut self.out {
-            Some(out) => out,
-            held => held.insert(RingOutput::new(window).map_err(ToWriter::Memory)?),
+        let (out, new) = match &mut self.out {
+            Some(out) => (out, false),
+            held => (
+                held.insert(RingOutput::new(window).map_err(ToWriter::Memory)?),
+                true,
+            ),
         };
         out.start_frame(window);
         self.current = Some(Current {
             content_size,
-            hasher: has_checksum.then(|| Xxh64::new(0)),
             repeats: INITIAL_REPEATS,
         });
-        Ok(true)
+        // The writer, idle until the first chunk, faults a new ring in
+        // while the first ranges decode.
+        Ok((!new || down.warm(out, content_size))
+            && down
+                .writer
+                .send(ToWriter::FrameStart { has_checksum })
+                .is_ok())
     }
 
     /// Executes the blocks a worker decoded, in order; `Ok(false)` when a
@@ -270,7 +271,10 @@ impl<'a> Executor<'a> {
             if !self.downstream.wait_for_room(out, size) {
                 return Ok(false);
             }
-            out.room(size).map_err(ToWriter::Memory)?;
+            let grown = out.room(size).map_err(ToWriter::Memory)?;
+            if grown && !self.downstream.warm(out, frame.content_size) {
+                return Ok(false);
+            }
             match block.kind {
                 BlockKind::Raw => out.push_raw(content(block)),
                 BlockKind::Rle => out.push_rle(content(block)[0], size),
@@ -279,10 +283,7 @@ impl<'a> Executor<'a> {
                         .map_err(ToWriter::Fail)?;
                 }
             }
-            if !self
-                .downstream
-                .hand_on(out, CHUNK, 1, frame.hasher.as_mut())
-            {
+            if !self.downstream.hand_on(out, CHUNK, 1) {
                 return Ok(false);
             }
         }
@@ -301,26 +302,21 @@ impl<'a> Executor<'a> {
                 produced,
             }));
         }
+        // The frame's last byte (held back until now) goes with its
+        // checksum: the writer writes it only if the checksum holds, so a
+        // wrong checksum leaves the sink without the whole frame.
         let down = &self.downstream;
-        let (Some(mut hasher), Some(stored)) = (frame.hasher, checksum) else {
-            return Ok(down.hand_on(out, 0, 0, None));
-        };
-        // The frame's last byte (held back until now) is hashed before
-        // anything of it goes on, and goes on only if the checksum holds:
-        // a wrong checksum leaves the writer without the whole frame.
-        let last = out.take(0, 0);
-        if let Some(last) = &last {
-            hasher.update(last.bytes());
+        if !down.take_released(out) {
+            return Ok(false);
         }
-        let computed = hasher.digest() as u32;
-        if computed != stored {
-            return Err(ToWriter::Fail(Error::Checksum {
+        let end = ToWriter::FrameEnd {
+            last: out.take(0, 0),
+            check: checksum.map(|stored| Check {
                 frame: index,
                 offset: end - 4,
                 stored,
-                computed,
-            }));
-        }
-        Ok(last.is_none_or(|last| down.writer.send(ToWriter::Data(last)).is_ok()))
+            }),
+        };
+        Ok(down.writer.send(end).is_ok())
     }
 }

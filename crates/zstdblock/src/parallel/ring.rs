@@ -89,6 +89,37 @@ impl Drop for Ring {
     }
 }
 
+/// A stretch of a ring the executor is about to write, to be faulted in
+/// by another thread ([`Ahead::populate`]) before the executor gets
+/// there (see [`RingOutput::ahead`]).
+pub(super) struct Ahead {
+    ring: Arc<Ring>,
+    at: usize,
+    len: usize,
+}
+
+impl Ahead {
+    /// Maps the stretch's pages writable, so the executor's first writes
+    /// to them take no page fault; bytes already written keep their
+    /// values. Where the kernel cannot (before Linux 5.14, or elsewhere)
+    /// the executor faults them in itself as before.
+    pub(super) fn populate(self) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        // SAFETY: the stretch lies inside the ring's mappings, which
+        // `ring` keeps alive; populating maps pages and never changes a
+        // byte, so it may run while the executor writes them.
+        unsafe {
+            libc::madvise(
+                self.ring.base().add(self.at).cast(),
+                self.len,
+                libc::MADV_POPULATE_WRITE,
+            );
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let _ = (&self.ring, self.at, self.len);
+    }
+}
+
 /// Without a way to map memory twice here, the pipeline cannot run: its
 /// executor says so as it would of a mapping that failed.
 #[cfg(not(unix))]
@@ -284,6 +315,27 @@ impl RingOutput {
         })
     }
 
+    /// The rest of the mapping the executor writes through, from `at` on
+    /// and at most `expected` bytes (the frame's content size, when it
+    /// declares one, so a short frame does not fault in a large ring),
+    /// page aligned: on this project's host each first touch of a page
+    /// costs the executor, the pipeline's bound, a fault of about 2 µs,
+    /// which another thread can take instead (see [`Ahead`]).
+    pub(super) fn ahead(&self, expected: Option<u64>) -> Ahead {
+        let page = page_size();
+        let at = self.at.next_multiple_of(page);
+        let end = 2 * self.ring.size();
+        let wanted = expected.map_or(end, |e| {
+            at.saturating_add(usize::try_from(e).unwrap_or(usize::MAX))
+        });
+        let len = wanted.min(end).saturating_sub(at);
+        Ahead {
+            ring: Arc::clone(&self.ring),
+            at: at.min(end),
+            len,
+        }
+    }
+
     /// A frame of window `window` starts here.
     pub(super) fn start_frame(&mut self, window: usize) {
         self.window = window;
@@ -326,11 +378,12 @@ impl RingOutput {
     /// they would run past the second. The window stays behind `at`
     /// either way: `at` is then at least the ring less a block and the
     /// slack past the first mapping's start, which is more than the
-    /// history.
-    pub(super) fn room(&mut self, size: usize) -> io::Result<()> {
+    /// history. True when it moved to a larger ring.
+    pub(super) fn room(&mut self, size: usize) -> io::Result<bool> {
         debug_assert!(size <= BLOCK_SIZE_MAX);
         let needed = self.window.min(self.in_frame().saturating_add(size));
-        if needed > self.history() {
+        let grown = needed > self.history();
+        if grown {
             self.grow(
                 needed
                     .max(self.history().saturating_mul(2))
@@ -340,7 +393,7 @@ impl RingOutput {
         if self.at + size + SLACK > 2 * self.ring.size() {
             self.at -= self.ring.size();
         }
-        Ok(())
+        Ok(grown)
     }
 
     /// Moves to a ring of `history` bytes of history, the bytes behind

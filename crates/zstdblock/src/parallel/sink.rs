@@ -1,13 +1,15 @@
 //! The last stage: the writer, on the caller's thread, which reads the
-//! executor's chunks in place and tells it when it lets go of each.
-//! (The executor checks each frame's XXH64 itself, as it hands the
-//! frame's bytes on; see `executor`.)
+//! executor's chunks in place, hashes each frame's (XXH64) and checks its
+//! checksum before the frame's last bytes go on, and tells the executor
+//! when it lets go of each chunk. It also faults in the executor's ring
+//! ahead of it (see `executor` for why these are not the executor's).
 
 use std::io::{self, Write};
 
 use crossbeam::channel::{Receiver, Sender};
+use xxhash_rust::xxh64::Xxh64;
 
-use super::ring::Chunk;
+use super::ring::{Ahead, Chunk};
 use crate::StreamError;
 use crate::error::Error;
 
@@ -22,11 +24,31 @@ pub(super) enum Released {
 
 /// What the executor sends the writer.
 pub(super) enum ToWriter {
+    /// A frame starts; `has_checksum`: it ends with one, so its bytes are
+    /// hashed.
+    FrameStart {
+        has_checksum: bool,
+    },
     Data(Chunk),
+    /// The frame ends: its last bytes (at least one, unless it is empty),
+    /// written only if its checksum, if it has one, holds.
+    FrameEnd {
+        last: Option<Chunk>,
+        check: Option<Check>,
+    },
+    /// Ring the executor will write next: faulted in here, off its thread.
+    Ahead(Ahead),
     Fail(Error),
     Unreadable(io::Error),
     /// The executor's ring could not be mapped.
     Memory(io::Error),
+}
+
+/// A frame's stored checksum, and where it is for the error that names it.
+pub(super) struct Check {
+    pub(super) frame: usize,
+    pub(super) offset: usize,
+    pub(super) stored: u32,
 }
 
 /// The writer, on the caller's thread.
@@ -50,16 +72,48 @@ fn write_chunks<W: Write>(
     released: &Sender<Released>,
 ) -> Result<u64, StreamError<io::Error>> {
     let mut written = 0u64;
+    // The XXH64 of the current frame's bytes so far, if it has a checksum.
+    let mut hasher = None;
+    let mut pass = |chunk: Chunk, hasher: &mut Option<Xxh64>| -> io::Result<()> {
+        if let Some(hasher) = hasher {
+            hasher.update(chunk.bytes());
+        }
+        // In pieces: a frame's last chunk may be a few MiB (see
+        // `hugepages`).
+        hugepages::write_all_in_pieces(writer, chunk.bytes())?;
+        written += chunk.len() as u64;
+        drop(chunk);
+        let _ = released.send(Released::Chunk);
+        Ok(())
+    };
     for message in chunks {
         match message {
-            ToWriter::Data(chunk) => {
-                // In pieces: a frame's last chunk may be a few MiB (see
-                // `hugepages`).
-                hugepages::write_all_in_pieces(writer, chunk.bytes()).map_err(StreamError::Sink)?;
-                written += chunk.len() as u64;
-                drop(chunk);
-                let _ = released.send(Released::Chunk);
+            ToWriter::FrameStart { has_checksum } => {
+                hasher = has_checksum.then(|| Xxh64::new(0));
             }
+            ToWriter::Data(chunk) => pass(chunk, &mut hasher).map_err(StreamError::Sink)?,
+            ToWriter::FrameEnd { last, check } => {
+                let mut hasher = hasher.take();
+                if let (Some(hasher), Some(check)) = (&mut hasher, check) {
+                    if let Some(last) = &last {
+                        hasher.update(last.bytes());
+                    }
+                    let computed = hasher.digest() as u32;
+                    if computed != check.stored {
+                        return Err(StreamError::Decode(Error::Checksum {
+                            frame: check.frame,
+                            offset: check.offset,
+                            stored: check.stored,
+                            computed,
+                        }));
+                    }
+                }
+                if let Some(last) = last {
+                    // Hashed above already.
+                    pass(last, &mut None).map_err(StreamError::Sink)?;
+                }
+            }
+            ToWriter::Ahead(ahead) => ahead.populate(),
             ToWriter::Fail(e) => return Err(StreamError::Decode(e)),
             ToWriter::Unreadable(e) => return Err(StreamError::Input(e)),
             ToWriter::Memory(e) => {
