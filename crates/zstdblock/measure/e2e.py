@@ -10,10 +10,13 @@ peak RSS from the same rusage. Prints the median and the range of each,
 the load average before and after, and T2's wall ratios to zstd -d and -T1.
 
 usage: e2e.py PERFKIT [-n RUNS] [--sides zstd,T1,T2,T0] [--outs file,null]
-              [--work DIR] [--fresh] [--gap SECONDS] [--base OLD] [FILE.zst ...]
+              [--work DIR] [--fresh] [--gap SECONDS] [--base OLD] [--copies]
+              [FILE.zst ...]
 --base OLD adds a side, `base`: another build's -T2, in the same rounds,
-so a change to the pipeline is measured beside the build before it (and
-a copy of the same build gives the spread).
+so a change to the pipeline is measured beside the build before it.
+--copies adds a byte-for-byte copy of each build's -T2 (`copy`, and
+`bcopy` with --base), so the same rounds give the spread of a build
+against itself beside the change.
 Without files, makes (once, kept in --work, default ./zstd-e2e) 64 MiB tars
 of ~/.cargo/registry/src ("src") and /usr/lib/x86_64-linux-gnu's shared
 libraries ("bin"), compresses each with the zstd CLI at -3 and -19, and
@@ -36,9 +39,11 @@ memory as a lone command would.
 import argparse
 import glob
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 SIZE = 64 << 20
@@ -69,12 +74,12 @@ def make_inputs(work):
     return files
 
 
-def argv(perfkit, side, path, out, out_file, base=None):
+def argv(perfkit, side, path, out, out_file, builds):
     o = ["-o", out_file] if out == "file" else ["-c"]
     if side == "zstd":
         return ["zstd", "-q", "-d", "-f", path] + o
-    if side == "base":
-        perfkit, side = base, "T2"
+    if side in builds:
+        perfkit, side = builds[side], "T2"
     # The pipeline runs only when asked for by name: by default one frame
     # goes to libzstd whatever -T says.
     pipeline = [] if side == "T1" else ["--decoder=perfkit"]
@@ -110,13 +115,22 @@ def main():
     ap.add_argument("--gap", type=float, default=0.0,
                     help="seconds to sleep (untimed) before each run")
     ap.add_argument("--base", help="another build, whose -T2 runs as the side `base`")
+    ap.add_argument("--copies", action="store_true",
+                    help="also run a copy of each build's -T2 (sides `copy`, `bcopy`)")
     ap.add_argument("files", nargs="*")
     a = ap.parse_intermixed_args()
     files = a.files or make_inputs(a.work)
     out_file = os.path.join(a.work if not a.files else ".", "e2e-out.bin")
     sides, outs = a.sides.split(","), a.outs.split(",")
+    builds = {}
     if a.base:
-        sides.append("base")
+        builds["base"] = a.base
+    copies = tempfile.mkdtemp(prefix="e2e-copies-")
+    if a.copies:
+        for side, build in [("copy", a.perfkit), ("bcopy", a.base)]:
+            if build:
+                builds[side] = shutil.copy2(build, os.path.join(copies, side))
+    sides += list(builds)
     for path in files:
         load = open("/proc/loadavg").read().split()[:3]
         runs = {(s, o): [] for s in sides for o in outs}
@@ -125,7 +139,7 @@ def main():
                 for s in sides:
                     fresh = out_file if a.fresh and o == "file" else None
                     time.sleep(a.gap)
-                    cmd = argv(a.perfkit, s, path, o, out_file, a.base)
+                    cmd = argv(a.perfkit, s, path, o, out_file, builds)
                     runs[(s, o)].append(run(cmd, fresh))
         after = open("/proc/loadavg").read().split()[:3]
         gap = f", {a.gap:g} s apart" if a.gap else ""
@@ -143,10 +157,13 @@ def main():
                       f"rss {rss:6.1f} MiB")
             if "T2" in wall:
                 ratios = [f"T2 vs {s} x{wall[s] / wall['T2']:.2f}"
-                          for s in ("zstd", "T1", "base") if s in wall]
+                          for s in ("zstd", "T1", "base", "copy") if s in wall]
+                if "bcopy" in wall:
+                    ratios.append(f"base vs bcopy x{wall['bcopy'] / wall['base']:.2f}")
                 print(f"  {o}: wall " + ", ".join(ratios))
     if os.path.exists(out_file):
         os.remove(out_file)
+    shutil.rmtree(copies)
 
 
 if __name__ == "__main__":
