@@ -93,8 +93,7 @@ fn write_chunks<W: Write>(
             }
             ToWriter::Data(chunk) => pass(chunk, &mut hasher).map_err(StreamError::Sink)?,
             ToWriter::FrameEnd { last, check } => {
-                let mut hasher = hasher.take();
-                if let (Some(hasher), Some(check)) = (&mut hasher, check) {
+                if let (Some(mut hasher), Some(check)) = (hasher.take(), check) {
                     if let Some(last) = &last {
                         hasher.update(last.bytes());
                     }
