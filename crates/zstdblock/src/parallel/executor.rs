@@ -48,12 +48,12 @@ impl Downstream {
                 .is_none_or(|chunk| self.writer.send(ToWriter::Data(chunk)).is_ok())
     }
 
-    /// Asks the writer to fault in the ring ahead of `out` (see
-    /// [`RingOutput::ahead`]), as far as the current frame, `content_size`
-    /// bytes if it says, still reaches. False when the writer is gone.
-    fn warm(&self, out: &RingOutput, content_size: Option<u64>) -> bool {
-        let left = content_size.map(|c| c.saturating_sub(out.frame_produced()));
-        self.writer.send(ToWriter::Ahead(out.ahead(left))).is_ok()
+    /// Asks the writer to fault in the ring ahead of `out`, if the
+    /// stretch asked before runs out soon (see [`RingOutput::ahead`]).
+    /// False when the writer is gone.
+    fn warm(&self, out: &mut RingOutput) -> bool {
+        out.ahead()
+            .is_none_or(|ahead| self.writer.send(ToWriter::Ahead(ahead)).is_ok())
     }
 
     /// Counts the chunks released since last asked, without waiting, so
@@ -228,14 +228,10 @@ impl<'a> Executor<'a> {
     /// serves every later one (growing as a frame's history needs).
     fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) -> Step {
         let window = usize::try_from(window).unwrap_or(usize::MAX);
-        let down = &self.downstream;
         // A ring too small for this frame grows as the frame needs.
-        let (out, new) = match &mut self.out {
-            Some(out) => (out, false),
-            held => (
-                held.insert(RingOutput::new(window).map_err(ToWriter::Memory)?),
-                true,
-            ),
+        let out = match &mut self.out {
+            Some(out) => out,
+            held => held.insert(RingOutput::new(window).map_err(ToWriter::Memory)?),
         };
         out.start_frame(window);
         self.current = Some(Current {
@@ -244,7 +240,8 @@ impl<'a> Executor<'a> {
         });
         // The writer, idle until the first chunk, faults a new ring in
         // while the first ranges decode.
-        Ok((!new || down.warm(out, content_size))
+        let down = &self.downstream;
+        Ok(down.warm(out)
             && down
                 .writer
                 .send(ToWriter::FrameStart { has_checksum })
@@ -271,8 +268,8 @@ impl<'a> Executor<'a> {
             if !self.downstream.wait_for_room(out, size) {
                 return Ok(false);
             }
-            let grown = out.room(size).map_err(ToWriter::Memory)?;
-            if grown && !self.downstream.warm(out, frame.content_size) {
+            out.room(size).map_err(ToWriter::Memory)?;
+            if !self.downstream.warm(out) {
                 return Ok(false);
             }
             match block.kind {

@@ -285,7 +285,14 @@ pub(super) struct RingOutput {
     /// gets that far, see `room`).
     window: usize,
     frame_start: u64,
+    /// Where the stretches asked to be faulted in ([`RingOutput::ahead`])
+    /// end, in `0..2 * size`.
+    warmed: usize,
 }
+
+/// How far ahead of the executor its ring is faulted in by the writer:
+/// far enough that the writer, woken once a MiB, keeps ahead.
+const WARM_AHEAD: usize = 4 * CHUNK;
 
 /// History a new ring holds at most: windows larger than this (`--long`,
 /// levels 20-22) grow the ring as the frame reaches them, so a frame
@@ -306,6 +313,7 @@ impl RingOutput {
         let ring = Ring::new(Self::size_for(window.min(FIRST_HISTORY)))?;
         Ok(RingOutput {
             at: ring.size(),
+            warmed: ring.size(),
             ring: Arc::new(ring),
             produced: 0,
             handed: 0,
@@ -315,25 +323,30 @@ impl RingOutput {
         })
     }
 
-    /// The rest of the mapping the executor writes through, from `at` on
-    /// and at most `expected` bytes (the frame's content size, when it
-    /// declares one, so a short frame does not fault in a large ring),
-    /// page aligned: on this project's host each first touch of a page
-    /// costs the executor, the pipeline's bound, a fault of about 2 µs,
-    /// which another thread can take instead (see [`Ahead`]).
-    pub(super) fn ahead(&self, expected: Option<u64>) -> Ahead {
+    /// The stretch of the mapping the executor writes through that it is
+    /// to reach next and that no [`Ahead`] covered yet, when the stretch
+    /// covered ends less than half [`WARM_AHEAD`] past `at` (on the
+    /// ring's first lap only: later laps find the pages mapped). On this
+    /// project's host each first touch of a page costs the executor, the
+    /// pipeline's bound, a fault of about 2 µs, which another thread can
+    /// take instead (see [`Ahead`]); asked as it goes, the executor keeps
+    /// a few MiB ahead of it faulted in, never more of the ring than a
+    /// short frame reaches.
+    pub(super) fn ahead(&mut self) -> Option<Ahead> {
+        // Whole pages: madvise takes a page-aligned start.
         let page = page_size();
-        let at = self.at.next_multiple_of(page);
         let end = 2 * self.ring.size();
-        let wanted = expected.map_or(end, |e| {
-            at.saturating_add(usize::try_from(e).unwrap_or(usize::MAX))
-        });
-        let len = wanted.min(end).saturating_sub(at);
-        Ahead {
-            ring: Arc::clone(&self.ring),
-            at: at.min(end),
-            len,
+        let from = self.warmed.max(self.at.next_multiple_of(page));
+        if from >= end || from >= self.at + WARM_AHEAD / 2 {
+            return None;
         }
+        let to = (self.at + WARM_AHEAD).next_multiple_of(page).min(end);
+        self.warmed = to;
+        Some(Ahead {
+            ring: Arc::clone(&self.ring),
+            at: from,
+            len: to - from,
+        })
     }
 
     /// A frame of window `window` starts here.
@@ -378,12 +391,11 @@ impl RingOutput {
     /// they would run past the second. The window stays behind `at`
     /// either way: `at` is then at least the ring less a block and the
     /// slack past the first mapping's start, which is more than the
-    /// history. True when it moved to a larger ring.
-    pub(super) fn room(&mut self, size: usize) -> io::Result<bool> {
+    /// history.
+    pub(super) fn room(&mut self, size: usize) -> io::Result<()> {
         debug_assert!(size <= BLOCK_SIZE_MAX);
         let needed = self.window.min(self.in_frame().saturating_add(size));
-        let grown = needed > self.history();
-        if grown {
+        if needed > self.history() {
             self.grow(
                 needed
                     .max(self.history().saturating_mul(2))
@@ -393,7 +405,7 @@ impl RingOutput {
         if self.at + size + SLACK > 2 * self.ring.size() {
             self.at -= self.ring.size();
         }
-        Ok(grown)
+        Ok(())
     }
 
     /// Moves to a ring of `history` bytes of history, the bytes behind
@@ -425,6 +437,7 @@ impl RingOutput {
         }
         self.ring = ring;
         self.at = at;
+        self.warmed = at;
         Ok(())
     }
 
@@ -551,9 +564,13 @@ mod tests {
     /// block is written behind the first mapping's last block and slack,
     /// so through the second mapping but for the block that wraps (see
     /// `RingOutput::at`), a grown ring too, and that the chunks read what
-    /// was written. Returns the first ring's size, how often the executor
-    /// waited for a release, and whether the ring grew.
-    fn pump(window: usize, blocks: usize, slow: bool) -> (usize, usize, bool) {
+    /// was written; the stretches `ahead` gives are populated once the
+    /// next block is written into them (which must not change a byte) and
+    /// checked to be whole pages of the
+    /// mapping at most [`WARM_AHEAD`] past the executor. Returns the first
+    /// ring's size, how often the executor waited for a release, whether
+    /// the ring grew, and the bytes populated.
+    fn pump(window: usize, blocks: usize, slow: bool) -> (usize, usize, bool, usize) {
         let mut out = RingOutput::new(window).unwrap();
         out.start_frame(window);
         let first_size = out.ring.size();
@@ -561,7 +578,8 @@ mod tests {
             |i: usize| -> Vec<u8> { (0..BLOCK_SIZE_MAX).map(|j| (i * 7 + j / 3) as u8).collect() };
         let mut chunks: VecDeque<Chunk> = VecDeque::new();
         let (mut written, mut expected) = (Vec::new(), Vec::new());
-        let (mut waits, mut grew) = (0, false);
+        let (mut waits, mut grew, mut warmed) = (0, false, 0);
+        let page = page_size();
         for i in 0..blocks {
             let bytes = block(i);
             while out.blocked(bytes.len()) {
@@ -587,8 +605,20 @@ mod tests {
                 out.at,
                 out.ring.size()
             );
+            let ahead = out.ahead();
+            if let Some(ahead) = &ahead {
+                assert!(ahead.at.is_multiple_of(page) && ahead.at >= out.at);
+                assert!(ahead.at + ahead.len <= 2 * out.ring.size());
+                assert!(ahead.at + ahead.len <= out.at + WARM_AHEAD + page);
+                warmed += ahead.len;
+            }
             out.push_raw(&bytes);
             expected.extend_from_slice(&bytes);
+            // After the block is written into the stretch, as when the
+            // writer comes late: populating keeps the bytes.
+            if let Some(ahead) = ahead {
+                ahead.populate();
+            }
             // Every chunk held still reads what was handed on.
             chunks.extend(out.take(CHUNK, 1));
             if !slow {
@@ -603,21 +633,34 @@ mod tests {
             written.extend_from_slice(chunk.bytes());
         }
         assert!(written == expected, "the chunks read what was written");
-        (first_size, waits, grew)
+        (first_size, waits, grew, warmed)
     }
 
     #[test]
     fn chunks_are_read_in_place_and_never_written_over_before_their_release() {
-        let (size, waits, _) = pump(1 << 10, 100, true);
+        let (size, waits, _, warmed) = pump(1 << 10, 100, true);
         // 12.5 MiB through a ring of about 2.1 MiB: the executor waited,
-        // and wrapped round the ring a few times.
+        // and wrapped round the ring a few times; its first lap (the
+        // second mapping) was populated once, the later laps not again.
         assert!(size < 4 << 20 && waits > 5, "{size} bytes, {waits} waits");
+        assert_eq!(warmed, size);
+    }
+
+    #[test]
+    fn a_short_frame_populates_a_few_mib_ahead_not_its_whole_ring() {
+        // Half a MiB of an 8 MiB window (a ring of 10 MiB).
+        let (size, _, _, warmed) = pump(8 << 20, 4, false);
+        assert!(size > 8 << 20);
+        assert!(
+            warmed > 0 && warmed <= (4 * BLOCK_SIZE_MAX) + WARM_AHEAD + page_size(),
+            "{warmed} bytes populated"
+        );
     }
 
     #[test]
     fn a_ring_grows_when_the_frames_history_outgrows_it() {
         // 25 MiB of a 32 MiB window: past the first ring's 16 MiB.
-        let (_, _, grew) = pump(FIRST_HISTORY * 2, 200, false);
+        let (_, _, grew, _) = pump(FIRST_HISTORY * 2, 200, false);
         assert!(grew);
     }
 }
