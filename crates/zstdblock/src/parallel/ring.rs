@@ -233,7 +233,7 @@ fn shared_memory() -> io::Result<libc::c_int> {
 }
 
 /// A stretch of output handed on: `len` bytes of `ring` at `at`, hashed
-/// by the executor and read in place by the writer.
+/// and written in place by the writer.
 pub(super) struct Chunk {
     ring: Arc<Ring>,
     at: usize,
@@ -566,10 +566,10 @@ mod tests {
     /// `RingOutput::at`), a grown ring too, and that the chunks read what
     /// was written; the stretches `ahead` gives are populated once the
     /// next block is written into them (which must not change a byte) and
-    /// checked to be whole pages of the
-    /// mapping at most [`WARM_AHEAD`] past the executor. Returns the first
-    /// ring's size, how often the executor waited for a release, whether
-    /// the ring grew, and the bytes populated.
+    /// checked to be whole pages of the mapping at most [`WARM_AHEAD`]
+    /// past the executor. Returns the first ring's size, how often the
+    /// executor waited for a release, whether the ring grew, and the bytes
+    /// populated.
     fn pump(window: usize, blocks: usize, slow: bool) -> (usize, usize, bool, usize) {
         let mut out = RingOutput::new(window).unwrap();
         out.start_frame(window);
