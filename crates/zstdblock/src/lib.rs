@@ -75,6 +75,32 @@ pub fn checksum(content: &[u8]) -> u32 {
     xxhash_rust::xxh64::xxh64(content, 0) as u32
 }
 
+/// A frame's stored checksum and where it lies, for the one check both
+/// decoders make at a frame's end (the pipeline's on its writer's thread).
+pub(crate) struct StoredChecksum {
+    /// The frame's index.
+    pub(crate) frame: usize,
+    /// The frame's end: the checksum is its last four bytes.
+    pub(crate) end: usize,
+    pub(crate) stored: u32,
+}
+
+impl StoredChecksum {
+    /// Compares the XXH64 of the frame's bytes with the stored checksum.
+    pub(crate) fn verify(&self, hasher: xxhash_rust::xxh64::Xxh64) -> Result<(), Error> {
+        let computed = hasher.digest() as u32;
+        if computed == self.stored {
+            return Ok(());
+        }
+        Err(Error::Checksum {
+            frame: self.frame,
+            offset: self.end - 4,
+            stored: self.stored,
+            computed,
+        })
+    }
+}
+
 /// Decodes every frame of `input` (skippable frames skipped) on one
 /// thread. A frame whose window exceeds `window_limit` bytes is refused.
 pub fn decode_all(input: &[u8], window_limit: u64) -> Result<Vec<u8>, Error> {
@@ -283,15 +309,12 @@ impl FrameDecoder {
             });
         }
         if let (Some(hasher), Some(stored)) = (self.hasher.take(), frame.checksum) {
-            let computed = hasher.digest() as u32;
-            if computed != stored {
-                return Err(Error::Checksum {
-                    frame: frame.index,
-                    offset: frame.range.end - 4,
-                    stored,
-                    computed,
-                });
-            }
+            let check = StoredChecksum {
+                frame: frame.index,
+                end: frame.range.end,
+                stored,
+            };
+            check.verify(hasher)?;
         }
         Ok(())
     }

@@ -15,8 +15,9 @@ use std::io;
 use crossbeam::channel::{Receiver, Sender, TryRecvError};
 
 use super::ring::{CHUNK, RingOutput};
-use super::sink::{Check, Released, ToWriter};
+use super::sink::{Released, ToWriter};
 use super::{Credit, Unit, UnitKind, entropy};
+use crate::StoredChecksum;
 use crate::entropy::DecodedBlock;
 use crate::error::Error;
 use crate::frame::{BLOCK_SIZE_MAX, Block, BlockKind};
@@ -308,9 +309,9 @@ impl<'a> Executor<'a> {
         }
         let end = ToWriter::FrameEnd {
             last: out.take(0, 0),
-            check: checksum.map(|stored| Check {
+            check: checksum.map(|stored| StoredChecksum {
                 frame: index,
-                offset: end - 4,
+                end,
                 stored,
             }),
         };

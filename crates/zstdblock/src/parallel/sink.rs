@@ -10,8 +10,8 @@ use crossbeam::channel::{Receiver, Sender};
 use xxhash_rust::xxh64::Xxh64;
 
 use super::ring::{Ahead, Chunk};
-use crate::StreamError;
 use crate::error::Error;
+use crate::{StoredChecksum, StreamError};
 
 /// What the writer tells the executor.
 pub(super) enum Released {
@@ -34,7 +34,7 @@ pub(super) enum ToWriter {
     /// written only if its checksum, if it has one, holds.
     FrameEnd {
         last: Option<Chunk>,
-        check: Option<Check>,
+        check: Option<StoredChecksum>,
     },
     /// Ring the executor will write next: faulted in here, off its thread.
     Ahead(Ahead),
@@ -42,13 +42,6 @@ pub(super) enum ToWriter {
     Unreadable(io::Error),
     /// The executor's ring could not be mapped.
     Memory(io::Error),
-}
-
-/// A frame's stored checksum, and where it is for the error that names it.
-pub(super) struct Check {
-    pub(super) frame: usize,
-    pub(super) offset: usize,
-    pub(super) stored: u32,
 }
 
 /// The writer, on the caller's thread.
@@ -97,15 +90,7 @@ fn write_chunks<W: Write>(
                     if let Some(last) = &last {
                         hasher.update(last.bytes());
                     }
-                    let computed = hasher.digest() as u32;
-                    if computed != check.stored {
-                        return Err(StreamError::Decode(Error::Checksum {
-                            frame: check.frame,
-                            offset: check.offset,
-                            stored: check.stored,
-                            computed,
-                        }));
-                    }
+                    check.verify(hasher).map_err(StreamError::Decode)?;
                 }
                 if let Some(last) = last {
                     // Hashed above already.
