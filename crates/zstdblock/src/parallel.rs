@@ -168,38 +168,30 @@ impl Parallel {
     /// Decodes every frame read from `reader` into `writer`, as
     /// [`Parallel::decode`] does a slice, reading the input as the walk
     /// goes: it holds the blocks in flight and the window, whatever the
-    /// input's length (see the module doc). On two threads or more with
-    /// [`Parallel::min_input`] 0 every input takes the pipeline, read
-    /// as it goes from the first byte. Otherwise an input that ends within
+    /// input's length (see the module doc). An input that ends within
     /// [`Parallel::probe`] bytes is read whole and goes as
     /// [`Parallel::decode`] decides; a longer one always takes the
     /// pipeline, on at least one worker (a caller that wants it only
     /// where threads pay asks [`Parallel::pipelines`] about its first
-    /// `probe` bytes). A read that fails
-    /// stops it with [`StreamError::Input`].
+    /// `probe` bytes). A read that fails stops it with
+    /// [`StreamError::Input`].
     pub fn decode_reader<R: Read + Send, W: Write>(
         &self,
         mut reader: R,
         writer: &mut W,
     ) -> Result<Decoded, StreamError<io::Error>> {
-        // With nothing to decide (the pipeline takes any input) the probe
-        // is not read: it delayed the pipeline's start (a MiB copied and
-        // its pages faulted in, about a millisecond here) for nothing.
-        let mut head = Vec::new();
-        if self.threads < 2 || self.min_input > 0 {
-            let probe = self.probe();
-            // At its size at once (the default's MiB): grown by doubling
-            // as it was read, the buffers it went through were faulted in
-            // too. A larger probe (a caller's `min_input`) grows as it is
-            // read, so a short input never reserves it.
-            head.reserve_exact(probe.min(1 << 20));
-            (&mut reader)
-                .take(probe as u64)
-                .read_to_end(&mut head)
-                .map_err(StreamError::Input)?;
-            if head.len() < probe {
-                return self.decode(&head, writer);
-            }
+        let probe = self.probe();
+        // At its size at once (the default's MiB): grown by doubling as it
+        // was read, the buffers it went through were faulted in too. A
+        // larger probe (a caller's `min_input`) grows as it is read, so a
+        // short input never reserves it.
+        let mut head = Vec::with_capacity(probe.min(1 << 20));
+        (&mut reader)
+            .take(probe as u64)
+            .read_to_end(&mut head)
+            .map_err(StreamError::Input)?;
+        if head.len() < probe {
+            return self.decode(&head, writer);
         }
         // The head is read again through the source, a read-ahead at a
         // time, rather than held as its first buffer: each of the first
@@ -219,8 +211,15 @@ impl Parallel {
     }
 
     /// The first bytes [`Parallel::decode_reader`] reads before it
-    /// decides: twice [`Parallel::min_input`], and at least 1 MiB.
+    /// decides: twice [`Parallel::min_input`], and at least 1 MiB; none on
+    /// two threads or more with `min_input` 0, where there is nothing to
+    /// decide (every input takes the pipeline), and reading a MiB first
+    /// only delayed the pipeline's start (the copy and about 250 page
+    /// faults, about a millisecond here).
     pub fn probe(&self) -> usize {
+        if self.threads >= 2 && self.min_input == 0 {
+            return 0;
+        }
         self.min_input.saturating_mul(2).max(1 << 20)
     }
 }

@@ -97,8 +97,10 @@ fn settings(threads: usize) -> Parallel {
 #[test]
 fn reads_of_any_size_decode_the_data_and_fail_as_one_thread_does() {
     let (stream, data) = mixed_stream();
+    // Longer than the probe one thread reads (more threads read none):
+    // every thread count takes the pipeline.
     assert!(
-        stream.len() > settings(2).probe(),
+        stream.len() > settings(1).probe(),
         "the stream takes the pipeline"
     );
     for threads in [1, 2, 4] {
