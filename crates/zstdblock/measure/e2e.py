@@ -125,11 +125,12 @@ def main():
     builds = {}
     if a.base:
         builds["base"] = a.base
-    copies = tempfile.mkdtemp(prefix="e2e-copies-")
+    # Removed however the script ends: a failed run exits through sys.exit.
+    copies = tempfile.TemporaryDirectory(prefix="e2e-copies-")
     if a.copies:
         for side, build in [("copy", a.perfkit), ("bcopy", a.base)]:
             if build:
-                builds[side] = shutil.copy2(build, os.path.join(copies, side))
+                builds[side] = shutil.copy2(build, os.path.join(copies.name, side))
     sides += list(builds)
     for path in files:
         load = open("/proc/loadavg").read().split()[:3]
@@ -163,7 +164,7 @@ def main():
                 print(f"  {o}: wall " + ", ".join(ratios))
     if os.path.exists(out_file):
         os.remove(out_file)
-    shutil.rmtree(copies)
+    copies.cleanup()
 
 
 if __name__ == "__main__":
