@@ -189,8 +189,27 @@ impl HuffmanTable {
         cell as u8
     }
 
-    /// Decodes one stream into all of `out`.
+    /// Decodes one stream into all of `out`, in the BMI2 copy where the
+    /// CPU has it (see [`crate::bits::variable_shifts`]).
     pub(crate) fn decode_1(&self, stream: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+        #[cfg(target_arch = "x86_64")]
+        if crate::bits::variable_shifts() {
+            // SAFETY: the CPU has the features the copy is compiled for.
+            #[allow(unsafe_code)]
+            return unsafe { self.decode_1_bmi2(stream, out) };
+        }
+        self.decode_1_body(stream, out)
+    }
+
+    /// [`HuffmanTable::decode_1_body`] compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2,lzcnt")]
+    fn decode_1_bmi2(&self, stream: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+        self.decode_1_body(stream, out)
+    }
+
+    #[inline(always)]
+    fn decode_1_body(&self, stream: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
         let mut bits = BackwardBits::new(stream).ok_or("bad Huffman stream")?;
         let shift = 64 - self.bits;
         let mut chunks = out.chunks_exact_mut(4);
@@ -214,8 +233,27 @@ impl HuffmanTable {
     }
 
     /// Decodes the four streams (after the 6-byte jump table in `data`)
-    /// into the four quarters of `out`.
+    /// into the four quarters of `out`, in the BMI2 copy where the CPU has
+    /// it (see [`crate::bits::variable_shifts`]).
     pub(crate) fn decode_4(&self, data: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+        #[cfg(target_arch = "x86_64")]
+        if crate::bits::variable_shifts() {
+            // SAFETY: the CPU has the features the copy is compiled for.
+            #[allow(unsafe_code)]
+            return unsafe { self.decode_4_bmi2(data, out) };
+        }
+        self.decode_4_body(data, out)
+    }
+
+    /// [`HuffmanTable::decode_4_body`] compiled for BMI2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "bmi1,bmi2,lzcnt")]
+    fn decode_4_bmi2(&self, data: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
+        self.decode_4_body(data, out)
+    }
+
+    #[inline(always)]
+    fn decode_4_body(&self, data: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
         if data.len() < 10 {
             return Err("4-stream Huffman literals too short");
         }

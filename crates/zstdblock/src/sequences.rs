@@ -353,9 +353,43 @@ pub(crate) fn decode(
     decode_stream(bits, count, ll, of, ml, out).map_err(|what| fault(at, what))
 }
 
-/// The hot loop: `count` sequences from the interleaved bitstream. The
-/// reader is taken by value so that its fields live in registers.
+/// The hot loop: `count` sequences from the interleaved bitstream, in its
+/// BMI2 copy where the CPU has it (see [`crate::bits::variable_shifts`]).
 fn decode_stream(
+    bits: BackwardBits<'_>,
+    count: usize,
+    ll: &SequenceTable,
+    of: &SequenceTable,
+    ml: &SequenceTable,
+    out: &mut Vec<Sequence>,
+) -> Result<Decoded, &'static str> {
+    #[cfg(target_arch = "x86_64")]
+    if crate::bits::variable_shifts() {
+        // SAFETY: the CPU has the features the copy is compiled for.
+        #[allow(unsafe_code)]
+        return unsafe { decode_stream_bmi2(bits, count, ll, of, ml, out) };
+    }
+    decode_stream_body(bits, count, ll, of, ml, out)
+}
+
+/// [`decode_stream_body`] compiled for BMI2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "bmi1,bmi2,lzcnt")]
+fn decode_stream_bmi2(
+    bits: BackwardBits<'_>,
+    count: usize,
+    ll: &SequenceTable,
+    of: &SequenceTable,
+    ml: &SequenceTable,
+    out: &mut Vec<Sequence>,
+) -> Result<Decoded, &'static str> {
+    decode_stream_body(bits, count, ll, of, ml, out)
+}
+
+/// [`decode_stream`]'s body. The reader is taken by value so that its
+/// fields live in registers.
+#[inline(always)]
+fn decode_stream_body(
     mut bits: BackwardBits<'_>,
     count: usize,
     ll: &SequenceTable,
