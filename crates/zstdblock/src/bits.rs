@@ -150,6 +150,40 @@ impl<'a> BackwardBits<'a> {
         }
     }
 
+    /// The stream in [`MarkedBits`] form, from a reader just reloaded
+    /// (at most 7 bits consumed).
+    #[inline(always)]
+    pub(crate) fn marked(&self) -> MarkedBits {
+        debug_assert!(self.consumed <= 7);
+        MarkedBits {
+            window: self.data[self.pos..].as_ptr(),
+            bits: (self.container | 1) << self.consumed,
+        }
+    }
+
+    /// Reloads of a [`MarkedBits`] made from this reader that stay in the
+    /// stream; 0 for a stream under 8 bytes, which has no window to move.
+    #[inline(always)]
+    pub(crate) fn marked_reloads(&self) -> usize {
+        if self.data.len() < 8 || self.consumed > 7 {
+            return 0;
+        }
+        self.pos / MarkedBits::STEP
+    }
+
+    /// Takes up where `marked` (made from this reader) stopped.
+    #[inline(always)]
+    pub(crate) fn resume(&mut self, marked: &MarkedBits) {
+        // The window never left the stream (see `MarkedBits::reload`).
+        self.pos = marked.window as usize - self.data.as_ptr() as usize;
+        // SAFETY: `pos` is inside the stream, and `pos + 8` too, as
+        // every window the marked reader loaded was.
+        #[allow(unsafe_code)]
+        let container = unsafe { load(self.data, self.pos) };
+        self.container = container;
+        self.consumed = marked.bits.trailing_zeros();
+    }
+
     /// Bits not yet read; negative once reads went past the stream's start.
     #[inline(always)]
     pub(crate) fn remaining(&self) -> i64 {
@@ -165,6 +199,62 @@ impl<'a> BackwardBits<'a> {
     /// Every bit read, and none past the start.
     pub(crate) fn finished(&self) -> bool {
         self.remaining() == 0
+    }
+}
+
+/// A backward stream in the form libzstd's fast Huffman loop reads: the
+/// window's pointer and its bits shifted left as they are consumed, over
+/// a marker bit whose trailing zeros count the bits consumed. Two
+/// registers a stream where [`BackwardBits`] takes five, so four streams
+/// fit in registers together. It reads no further than its caller's
+/// bound (see [`MarkedBits::reload`]) and goes back to a [`BackwardBits`]
+/// for the stream's last bytes and its end check.
+pub(crate) struct MarkedBits {
+    window: *const u8,
+    bits: u64,
+}
+
+impl MarkedBits {
+    /// Bytes a reload moves the window down by at most, when at most
+    /// [`MarkedBits::READ`] bits were consumed since the last.
+    pub(crate) const STEP: usize = 7;
+    /// Bits that may be consumed between two reloads: the window keeps
+    /// its lowest bit for the marker and up to 7 bits consumed before it
+    /// was loaded.
+    pub(crate) const READ: u32 = 56;
+
+    /// The next `n` bits (1 to 32) as an index.
+    #[inline(always)]
+    pub(crate) fn top(&self, n: u32) -> usize {
+        (self.bits >> (64 - n)) as usize
+    }
+
+    /// Consumes `cell & 63` bits: a shift by a register takes only its
+    /// low six bits, so a table cell with the length in its low byte is
+    /// the count as it is, and the length's extraction stays off the
+    /// chain from one symbol to the next.
+    #[inline(always)]
+    pub(crate) fn consume_by(&mut self, cell: u16) {
+        self.bits = self.bits.wrapping_shl(u32::from(cell));
+    }
+
+    /// Moves the window down by the whole bytes consumed.
+    ///
+    /// # Safety
+    ///
+    /// The window may move [`MarkedBits::STEP`] bytes down and stay in
+    /// its stream: the caller counted the reloads it allows from
+    /// [`BackwardBits::marked_reloads`].
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub(crate) unsafe fn reload(&mut self) {
+        let consumed = self.bits.trailing_zeros();
+        // SAFETY: the caller's bound keeps the eight bytes in the stream.
+        unsafe {
+            self.window = self.window.sub((consumed >> 3) as usize);
+            let word = u64::from_le_bytes(self.window.cast::<[u8; 8]>().read_unaligned());
+            self.bits = (word | 1) << (consumed & 7);
+        }
     }
 }
 
@@ -211,7 +301,7 @@ impl<'a> ForwardBits<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::cell::Cell;
 
     use zstd_safe::{CCtx, CParameter};
@@ -221,7 +311,7 @@ mod tests {
     thread_local! {
         /// Makes [`variable_shifts`] say no on this thread, so a test runs
         /// the portable copies of the hot loops on a CPU that has BMI2.
-        pub(super) static PORTABLE: Cell<bool> = const { Cell::new(false) };
+        pub(crate) static PORTABLE: Cell<bool> = const { Cell::new(false) };
     }
 
     /// Text of words from a small vocabulary with random repeats: its

@@ -1,7 +1,7 @@
 //! Huffman-coded literals: the tree description (weights, direct or
 //! FSE-compressed) and the 1- and 4-stream decoders (RFC 8878 section 4.2).
 
-use crate::bits::BackwardBits;
+use crate::bits::{BackwardBits, MarkedBits};
 use crate::fse;
 
 /// libzstd accepts trees up to 12 bits deep (the RFC says 11; zstd's own
@@ -11,9 +11,10 @@ const TABLE_SIZE: usize = 1 << MAX_BITS;
 /// The fault of a stream whose last symbol does not end it exactly.
 pub(crate) const STREAM_END_MISMATCH: &str = "Huffman stream not consumed exactly";
 
-/// A single-symbol decoding table: indexed by the next `bits` bits of the
-/// stream, each cell holds the symbol (low byte) and its code length
-/// (high byte).
+/// A single-symbol decoding table: indexed by the next [`MAX_BITS`] bits
+/// of the stream, each cell holds the code's length (low byte, where a
+/// shift's count is, so [`MarkedBits::consume_by`] takes the cell as it
+/// is) and the symbol (high byte); `bits` is the tree's depth.
 #[derive(Clone)]
 pub struct HuffmanTable {
     cells: Box<[u16; TABLE_SIZE]>,
@@ -159,12 +160,16 @@ fn build(weights: &[u8; 256], count: usize) -> Result<HuffmanTable, &'static str
     if rank[1] < 2 || rank[1] % 2 == 1 {
         return Err("Huffman tree has an odd number of deepest codes");
     }
-    // Cells by ascending weight, then by symbol: the canonical code.
+    // Cells by ascending weight, then by symbol: the canonical code. The
+    // table always has MAX_BITS of index, a shallower tree's cells
+    // repeated to fill it (as libzstd's fast loop rescales its tables),
+    // so the loops shift by a constant.
+    let scale = (MAX_BITS - bits) as usize;
     let mut start = [0usize; 16];
     let mut next = 0usize;
     for w in 1..=MAX_BITS as usize {
         start[w] = next;
-        next += rank[w] as usize * (1 << (w - 1));
+        next += (rank[w] as usize) << (w - 1 + scale);
     }
     let mut cells = Box::new([0u16; TABLE_SIZE]);
     for (symbol, &w) in weights[..=count].iter().enumerate() {
@@ -172,9 +177,9 @@ fn build(weights: &[u8; 256], count: usize) -> Result<HuffmanTable, &'static str
             continue;
         }
         let w = usize::from(w);
-        let span = 1usize << (w - 1);
+        let span = 1usize << (w - 1 + scale);
         let length = bits + 1 - w as u32;
-        let cell = symbol as u16 | ((length as u16) << 8);
+        let cell = length as u16 | ((symbol as u16) << 8);
         cells[start[w]..start[w] + span].fill(cell);
         start[w] += span;
     }
@@ -183,10 +188,80 @@ fn build(weights: &[u8; 256], count: usize) -> Result<HuffmanTable, &'static str
 
 impl HuffmanTable {
     #[inline(always)]
-    fn decode(&self, bits: &mut BackwardBits<'_>, shift: u32) -> u8 {
-        let cell = self.cells[bits.index(shift) & (TABLE_SIZE - 1)];
-        bits.consume(u32::from(cell >> 8));
-        cell as u8
+    fn decode(&self, bits: &mut BackwardBits<'_>) -> u8 {
+        let cell = self.cells[bits.index(64 - MAX_BITS) & (TABLE_SIZE - 1)];
+        bits.consume(u32::from(cell & 0xFF));
+        (cell >> 8) as u8
+    }
+
+    /// The four streams' bulk in libzstd's fast loop: each reader in
+    /// [`MarkedBits`] form (two registers, so the four fit together), `N`
+    /// symbols a stream between reloads (5 for trees up to 11 deep, 4 for
+    /// 12, as many as a reload leaves bits for), and the rounds counted
+    /// ahead so that no window leaves its stream and no output its
+    /// quarter, with no check inside. Returns the symbols decoded into
+    /// each quarter; the readers take up where it stopped, and the caller
+    /// decodes the rest and checks the ends.
+    #[inline(always)]
+    fn decode_4_marked<const N: usize>(
+        &self,
+        readers: [&mut BackwardBits<'_>; 4],
+        mut outs: [&mut [u8]; 4],
+    ) -> usize {
+        const { assert!(N as u32 * (MAX_BITS - 1) <= MarkedBits::READ && N >= 4) };
+        debug_assert!(N as u32 * self.bits <= MarkedBits::READ);
+        let [b1, b2, b3, b4] = readers;
+        // The fourth quarter is the shortest.
+        let room = outs[3].len();
+        let mut done = 0;
+        loop {
+            for b in [&mut *b1, &mut *b2, &mut *b3, &mut *b4] {
+                b.reload();
+            }
+            let rounds = [&*b1, &*b2, &*b3, &*b4]
+                .map(BackwardBits::marked_reloads)
+                .into_iter()
+                .min()
+                .unwrap_or(0)
+                .min((room - done) / N);
+            if rounds == 0 {
+                return done;
+            }
+            let mut marked = [b1.marked(), b2.marked(), b3.marked(), b4.marked()];
+            let [m1, m2, m3, m4] = &mut marked;
+            let cells = &*self.cells;
+            // SAFETY: each quarter has room for `done + N * rounds` bytes
+            // (the fourth is the shortest), and each reader allows
+            // `rounds` reloads.
+            #[allow(unsafe_code)]
+            unsafe {
+                let mut out = outs.each_mut().map(|o| o.as_mut_ptr().add(done));
+                for _ in 0..rounds {
+                    m1.reload();
+                    m2.reload();
+                    m3.reload();
+                    m4.reload();
+                    for _ in 0..N {
+                        for (m, o) in [&mut *m1, &mut *m2, &mut *m3, &mut *m4]
+                            .into_iter()
+                            .zip(&mut out)
+                        {
+                            let cell = cells[m.top(MAX_BITS)];
+                            o.write((cell >> 8) as u8);
+                            *o = o.add(1);
+                            m.consume_by(cell);
+                        }
+                    }
+                }
+            }
+            for (b, m) in [&mut *b1, &mut *b2, &mut *b3, &mut *b4]
+                .into_iter()
+                .zip(&marked)
+            {
+                b.resume(m);
+            }
+            done += N * rounds;
+        }
     }
 
     /// Decodes one stream into all of `out`, in the BMI2 copy where the
@@ -211,19 +286,18 @@ impl HuffmanTable {
     #[inline(always)]
     fn decode_1_body(&self, stream: &[u8], out: &mut [u8]) -> Result<(), &'static str> {
         let mut bits = BackwardBits::new(stream).ok_or("bad Huffman stream")?;
-        let shift = 64 - self.bits;
         let mut chunks = out.chunks_exact_mut(4);
         for chunk in &mut chunks {
             bits.reload();
             // Four codes of at most 12 bits fit in the 57 bits a reload leaves.
-            chunk[0] = self.decode(&mut bits, shift);
-            chunk[1] = self.decode(&mut bits, shift);
-            chunk[2] = self.decode(&mut bits, shift);
-            chunk[3] = self.decode(&mut bits, shift);
+            chunk[0] = self.decode(&mut bits);
+            chunk[1] = self.decode(&mut bits);
+            chunk[2] = self.decode(&mut bits);
+            chunk[3] = self.decode(&mut bits);
         }
         for byte in chunks.into_remainder() {
             bits.reload();
-            *byte = self.decode(&mut bits, shift);
+            *byte = self.decode(&mut bits);
         }
         bits.reload();
         if !bits.finished() {
@@ -281,12 +355,17 @@ impl HuffmanTable {
         let (o1, rest) = out.split_at_mut(segment);
         let (o2, rest) = rest.split_at_mut(segment);
         let (o3, o4) = rest.split_at_mut(segment);
-        let shift = 64 - self.bits;
         // All four streams in step while the shortest (the fourth) has
         // four symbols left: independent dependency chains overlap.
-        let steps = o4.len() / 4;
+        let readers = [&mut b1, &mut b2, &mut b3, &mut b4];
+        let fast = if self.bits < MAX_BITS {
+            self.decode_4_marked::<5>(readers, [o1, o2, o3, o4])
+        } else {
+            self.decode_4_marked::<4>(readers, [o1, o2, o3, o4])
+        };
+        let steps = (o4.len() - fast) / 4;
         for i in 0..steps {
-            let at = i * 4;
+            let at = fast + i * 4;
             b1.reload();
             b2.reload();
             b3.reload();
@@ -296,13 +375,13 @@ impl HuffmanTable {
             let c3 = &mut o3[at..at + 4];
             let c4 = &mut o4[at..at + 4];
             for k in 0..4 {
-                c1[k] = self.decode(&mut b1, shift);
-                c2[k] = self.decode(&mut b2, shift);
-                c3[k] = self.decode(&mut b3, shift);
-                c4[k] = self.decode(&mut b4, shift);
+                c1[k] = self.decode(&mut b1);
+                c2[k] = self.decode(&mut b2);
+                c3[k] = self.decode(&mut b3);
+                c4[k] = self.decode(&mut b4);
             }
         }
-        let done = steps * 4;
+        let done = fast + steps * 4;
         for (bits, out) in [
             (&mut b1, &mut o1[done..]),
             (&mut b2, &mut o2[done..]),
@@ -311,7 +390,7 @@ impl HuffmanTable {
         ] {
             for byte in out.iter_mut() {
                 bits.reload();
-                *byte = self.decode(bits, shift);
+                *byte = self.decode(bits);
             }
             bits.reload();
             if !bits.finished() {
@@ -319,5 +398,103 @@ impl HuffmanTable {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree `depth` deep: symbol `i` of `depth - 1` has a code of
+    /// `i + 1` bits, and the last two share the deepest length.
+    fn skewed(depth: u32) -> HuffmanTable {
+        let mut weights = [0u8; 256];
+        for (i, w) in weights.iter_mut().take(depth as usize).enumerate() {
+            *w = (depth as usize - i).max(1) as u8;
+        }
+        // The last symbol (weight 1) is implied.
+        let table = build(&weights, depth as usize).unwrap();
+        assert_eq!(table.bits, depth);
+        table
+    }
+
+    /// Each symbol's code and length, read off the table's cells: the
+    /// cells a code covers start at the code followed by zeros.
+    fn codes(table: &HuffmanTable) -> Vec<(u64, u32)> {
+        let mut codes = vec![(0, 0); 256];
+        for (index, &cell) in table.cells.iter().enumerate().rev() {
+            let length = u32::from(cell & 0xFF);
+            codes[usize::from(cell >> 8)] = ((index >> (MAX_BITS - length)) as u64, length);
+        }
+        codes
+    }
+
+    /// A backward stream of `symbols`, as an encoder writes it: the last
+    /// symbol first, each code's first bit highest, then the end mark.
+    fn encode(symbols: &[u8], codes: &[(u64, u32)]) -> Vec<u8> {
+        let mut bits = Vec::new();
+        for &symbol in symbols.iter().rev() {
+            let (code, length) = codes[usize::from(symbol)];
+            // Lowest first; the decoder reads the highest first.
+            bits.extend((0..length).map(|k| (code >> k) & 1 == 1));
+        }
+        bits.push(true);
+        let mut out = vec![0u8; bits.len().div_ceil(8)];
+        for (at, &bit) in bits.iter().enumerate() {
+            out[at / 8] |= u8::from(bit) << (at % 8);
+        }
+        out
+    }
+
+    /// Four streams through `decode_4`, the fast loop's both widths (5
+    /// codes of up to 11 bits a reload, 4 of 12) and the portable and BMI2
+    /// copies, against symbols encoded from the table's own codes: long
+    /// literals (the fast loop's rounds, its resumes and the tail) and
+    /// short ones (no round at all).
+    #[test]
+    fn four_streams_decode_to_what_was_encoded_at_every_depth() {
+        for depth in [5, 11, 12] {
+            let table = skewed(depth);
+            let codes = codes(&table);
+            let mut state = u64::from(depth);
+            for len in [7usize, 10, 40, 1000, 65_537] {
+                let symbols: Vec<u8> = (0..len)
+                    .map(|_| {
+                        state = state
+                            .wrapping_mul(6_364_136_223_846_793_005)
+                            .wrapping_add(7);
+                        ((state >> 40) % u64::from(depth + 1)) as u8
+                    })
+                    .collect();
+                let segment = len.div_ceil(4);
+                let streams: Vec<Vec<u8>> = symbols
+                    .chunks(segment)
+                    .map(|part| encode(part, &codes))
+                    .collect();
+                assert_eq!(streams.len(), 4);
+                let mut data = Vec::new();
+                for stream in &streams[..3] {
+                    data.extend_from_slice(&(stream.len() as u16).to_le_bytes());
+                }
+                for stream in &streams {
+                    data.extend_from_slice(stream);
+                }
+                for portable in [false, true] {
+                    crate::bits::tests::PORTABLE.set(portable);
+                    let mut out = vec![0u8; len];
+                    let decoded = table.decode_4(&data, &mut out);
+                    crate::bits::tests::PORTABLE.set(false);
+                    assert_eq!(
+                        decoded,
+                        Ok(()),
+                        "depth {depth}, {len} symbols, portable {portable}"
+                    );
+                    assert!(
+                        out == symbols,
+                        "depth {depth}, {len} symbols, portable {portable}: wrong symbols"
+                    );
+                }
+            }
+        }
     }
 }
