@@ -161,14 +161,15 @@ impl<'a> BackwardBits<'a> {
         }
     }
 
-    /// Reloads of a [`MarkedBits`] made from this reader that stay in the
-    /// stream; 0 for a stream under 8 bytes, which has no window to move.
+    /// Bytes the window of a [`MarkedBits`] made now may move down and
+    /// stay in the stream; 0 for a stream under 8 bytes (which has no
+    /// window to move) or a reader not just reloaded.
     #[inline(always)]
-    pub(crate) fn marked_reloads(&self) -> usize {
+    pub(crate) fn marked_room(&self) -> usize {
         if self.data.len() < 8 || self.consumed > 7 {
             return 0;
         }
-        self.pos / MarkedBits::STEP
+        self.pos
     }
 
     /// Takes up where `marked` (made from this reader) stopped.
@@ -242,9 +243,10 @@ impl MarkedBits {
     ///
     /// # Safety
     ///
-    /// The window may move [`MarkedBits::STEP`] bytes down and stay in
-    /// its stream: the caller counted the reloads it allows from
-    /// [`BackwardBits::marked_reloads`].
+    /// At most [`MarkedBits::READ`] bits were consumed since the last
+    /// reload (or since the reader was made), and in all at most 8 ×
+    /// [`BackwardBits::marked_room`] of the reader it was made from, so
+    /// the window stays in its stream.
     #[inline(always)]
     #[allow(unsafe_code)]
     pub(crate) unsafe fn reload(&mut self) {

@@ -219,7 +219,7 @@ impl HuffmanTable {
                 b.reload();
             }
             let rounds = [&*b1, &*b2, &*b3, &*b4]
-                .map(BackwardBits::marked_reloads)
+                .map(|b| b.marked_room() / MarkedBits::STEP)
                 .into_iter()
                 .min()
                 .unwrap_or(0)
@@ -231,8 +231,10 @@ impl HuffmanTable {
             let [m1, m2, m3, m4] = &mut marked;
             let cells = &*self.cells;
             // SAFETY: each quarter has room for `done + N * rounds` bytes
-            // (the fourth is the shortest), and each reader allows
-            // `rounds` reloads.
+            // (the fourth is the shortest); a round reads at most
+            // `MarkedBits::READ` bits a stream, so its reload moves the
+            // window at most `STEP` bytes, `rounds * STEP` at most the
+            // room each reader gave.
             #[allow(unsafe_code)]
             unsafe {
                 let mut out = outs.each_mut().map(|o| o.as_mut_ptr().add(done));
