@@ -156,7 +156,9 @@ impl<'a> BackwardBits<'a> {
     pub(crate) fn marked(&self) -> MarkedBits {
         debug_assert!(self.consumed <= 7);
         MarkedBits {
-            window: self.data[self.pos..].as_ptr(),
+            // From the whole stream's pointer, whose provenance covers
+            // the bytes below `pos` the window moves down to.
+            window: self.data.as_ptr().wrapping_add(self.pos),
             bits: (self.container | 1) << self.consumed,
         }
     }
