@@ -333,9 +333,14 @@ impl RingOutput {
     /// a few MiB ahead of it faulted in, never more of the ring than a
     /// short frame reaches.
     pub(super) fn ahead(&mut self) -> Option<Ahead> {
+        let end = 2 * self.ring.size();
+        // Most blocks stop here, before the page size (a libc call) is
+        // asked: the stretch asked before still reaches far enough.
+        if self.warmed >= end || self.warmed >= self.at + WARM_AHEAD / 2 {
+            return None;
+        }
         // Whole pages: madvise takes a page-aligned start.
         let page = page_size();
-        let end = 2 * self.ring.size();
         let from = self.warmed.max(self.at.next_multiple_of(page));
         if from >= end || from >= self.at + WARM_AHEAD / 2 {
             return None;
