@@ -218,13 +218,14 @@ pub(crate) struct MarkedBits {
 }
 
 impl MarkedBits {
-    /// Bytes a reload moves the window down by at most, when at most
-    /// [`MarkedBits::READ`] bits were consumed since the last.
-    pub(crate) const STEP: usize = 7;
     /// Bits that may be consumed between two reloads: the window keeps
     /// its lowest bit for the marker and up to 7 bits consumed before it
     /// was loaded.
     pub(crate) const READ: u32 = 56;
+    /// Bytes a reload moves the window down by at most, when at most
+    /// [`MarkedBits::READ`] bits were consumed since the last: with up to
+    /// 7 carried over, `(7 + READ) / 8`.
+    pub(crate) const STEP: usize = (Self::READ as usize).div_ceil(8);
 
     /// The next `n` bits (1 to 32) as an index.
     #[inline(always)]

@@ -82,6 +82,7 @@ pub(crate) struct StoredChecksum {
     pub(crate) frame: usize,
     /// The frame's end: the checksum is its last four bytes.
     pub(crate) end: usize,
+    /// The checksum as the frame stores it.
     pub(crate) stored: u32,
 }
 
