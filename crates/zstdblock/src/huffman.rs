@@ -209,7 +209,9 @@ impl HuffmanTable {
         mut outs: [&mut [u8]; 4],
     ) -> usize {
         const { assert!(N as u32 * (MAX_BITS - 1) <= MarkedBits::READ && N >= 4) };
-        debug_assert!(N as u32 * self.bits <= MarkedBits::READ);
+        // The bound the unsafe loop below stands on, checked once a call
+        // (not only in debug builds): the caller picks `N` by depth.
+        assert!(N as u32 * self.bits <= MarkedBits::READ);
         let [b1, b2, b3, b4] = readers;
         // The fourth quarter is the shortest.
         let room = outs[3].len();
