@@ -29,8 +29,10 @@
 //!
 //! **Memory** is the window and the blocks in flight, independent of the
 //! input's length and the output's: the executor's ring, the window +
-//! 2 MiB + 128 KiB (a window over 16 MiB is reached by growing it as the
-//! frame's history does); and
+//! 2 MiB + 128 KiB (a first frame whose whole output fits in that, or of
+//! unknown size with a window over 16 MiB until it outgrows it, takes
+//! memory mapped once instead, no larger; a later frame's window over
+//! 16 MiB is reached by growing the ring as the frame's history does); and
 //! at most [`IN_FLIGHT_PER_WORKER`] × workers ranges between walker and
 //! executor, each with its input (the [`RANGE_BLOCKS`] blocks' bytes, at
 //! most 1 MiB, and 64 KiB read ahead) and, once a worker or the executor

@@ -570,6 +570,27 @@ fn matches_reaching_back_over_16_mib_decode_like_libzstd() {
     assert!(longest > 16 << 20, "longest match offset {longest}");
 }
 
+/// A frame of unknown size (`tar | zstd --long`) whose window is over
+/// 16 MiB starts the pipeline's output in memory mapped once and moves to
+/// a ring as it outgrows its window: a match 16 MiB back reaches across
+/// the move.
+#[test]
+fn a_long_window_frame_of_unknown_size_outgrowing_its_window_decodes_like_libzstd() {
+    let text = source_text(96 << 10);
+    let mut data = random(20 << 20, 5);
+    data.extend_from_slice(&text);
+    data.extend(random(16 << 20, 6));
+    data.extend_from_slice(&text);
+    data.extend(random(1 << 20, 7));
+    let frame = cli(&data, &["-1", "--long=25"], true);
+    let header = zstdblock::walk(&frame, WINDOW_LIMIT).unwrap();
+    let zstdblock::FrameKind::Zstd(h) = &header[0].kind else {
+        panic!("a zstd frame");
+    };
+    assert!(h.content_size.is_none() && h.window_size == 32 << 20);
+    check_round_trip("--long=25 from stdin over 37 MiB", &data, &frame);
+}
+
 /// A frame header may declare any content size up to 2^64 - 1: every
 /// decoding path gives libzstd's output where it accepts the frame (it
 /// reads 2^64 - 1 as "unknown") and an error where it refuses it, never

@@ -225,16 +225,19 @@ impl<'a> Executor<'a> {
         }
     }
 
-    /// A frame starts: the ring made at the first frame, for its window,
-    /// serves every later one (growing as a frame's history needs).
+    /// A frame starts: the output made at the first frame, for its
+    /// window and size, serves every later one (growing as a frame's
+    /// history needs; see `ring` for the first frame's own memory).
     fn frame_start(&mut self, window: u64, content_size: Option<u64>, has_checksum: bool) -> Step {
         let window = usize::try_from(window).unwrap_or(usize::MAX);
-        // A ring too small for this frame grows as the frame needs.
         let out = match &mut self.out {
-            Some(out) => out,
-            held => held.insert(RingOutput::new(window).map_err(ToWriter::Memory)?),
+            Some(out) => {
+                out.start_frame(window, content_size)
+                    .map_err(ToWriter::Memory)?;
+                out
+            }
+            held => held.insert(RingOutput::new(window, content_size).map_err(ToWriter::Memory)?),
         };
-        out.start_frame(window);
         self.current = Some(Current {
             content_size,
             repeats: INITIAL_REPEATS,
