@@ -494,8 +494,10 @@ impl RingOutput {
         self.window = window;
         self.frame_start = self.produced;
         if self.ring.is_linear() {
-            // Nothing of this frame yet, so nothing is copied.
-            self.grow(Self::first_history(window, content))?;
+            // Nothing of this frame yet, so nothing is copied. A size past
+            // what can be mapped starts as in `new`.
+            self.grow(Self::first_history(window, content))
+                .or_else(|_| self.grow(window.min(FIRST_HISTORY)))?;
         }
         Ok(())
     }

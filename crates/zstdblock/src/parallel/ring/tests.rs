@@ -218,4 +218,11 @@ fn a_later_frame_leaves_memory_mapped_once() {
     // The first frame's bytes, held, are still there to read.
     assert_eq!(last.bytes(), &[7u8; 1000][..]);
     assert_eq!(out.frame_produced(), 0);
+    // A later frame declaring a size and window near 2^64 (refused by the
+    // decode at its end) starts as a frame of unknown size would.
+    let mut out = RingOutput::new(8 << 20, Some(1 << 20)).unwrap();
+    out.start_frame(usize::MAX, Some(u64::MAX - 1)).unwrap();
+    assert!(!out.ring.is_linear());
+    let first = RingOutput::size_for(FIRST_HISTORY).next_multiple_of(page_size());
+    assert_eq!(out.ring.size(), first);
 }
