@@ -408,40 +408,38 @@ impl RingOutput {
             .saturating_add(LAG)
     }
 
-    /// The history a new ring mapped twice holds for a frame of window
-    /// `window` that declares its size (`content`) or not: a frame that
-    /// declares it and still needs a ring outgrows its window, so it gets
-    /// the whole window at once rather than growing into it (each step
-    /// copies the history); one that does not starts at
-    /// [`FIRST_HISTORY`] at most.
-    fn first_history(window: usize, content: Option<u64>) -> usize {
-        if content.is_some() {
-            window
-        } else {
-            window.min(FIRST_HISTORY)
-        }
-    }
-
-    /// An output for a frame of window `window` that declares `content`
-    /// bytes or not: in memory mapped once where the whole frame fits in
-    /// what a ring would hold, or its size is unknown and its window
-    /// large (see the module doc), else in a new ring.
-    pub(super) fn new(window: usize, content: Option<u64>) -> io::Result<RingOutput> {
+    /// The memory a frame of window `window` that declares `content`
+    /// bytes or not starts in. Where `once` is allowed: mapped once if
+    /// the whole frame fits in what a ring would hold, or its size is
+    /// unknown and its window large (see the module doc). Else a ring
+    /// mapped twice: of the whole window for a frame that declares its
+    /// size (it outgrows its window, and growing into it copies the
+    /// history at each step), of at most [`FIRST_HISTORY`] for one that
+    /// does not. A size past what can be mapped (a header declaring a
+    /// content size or window near 2^64, which the decode then refuses
+    /// as on one thread) gets that smaller ring too.
+    fn first_ring(window: usize, content: Option<u64>, once: bool) -> io::Result<Ring> {
+        let small = || Ring::new(Self::size_for(window.min(FIRST_HISTORY)));
         let linear = match content.map(usize::try_from) {
+            _ if !once => None,
             Some(Ok(c)) if c <= window.saturating_add(LAG) => {
                 Some(c.saturating_add(BLOCK_SIZE_MAX).saturating_add(SLACK))
             }
             None if window > FIRST_HISTORY => Some(Self::size_for(window)),
             _ => None,
         };
-        let ring = match linear {
-            Some(len) => Ring::linear(len),
-            None => Ring::new(Self::size_for(Self::first_history(window, content))),
+        match (linear, content) {
+            (Some(len), _) => Ring::linear(len),
+            (None, Some(_)) => Ring::new(Self::size_for(window)),
+            (None, None) => small(),
         }
-        // A size past what can be mapped (a header declaring a content
-        // size or window near 2^64, which the decode then refuses as on
-        // one thread): the ring a frame of unknown size starts with.
-        .or_else(|_| Ring::new(Self::size_for(window.min(FIRST_HISTORY))))?;
+        .or_else(|_| small())
+    }
+
+    /// An output for a first frame of window `window` that declares
+    /// `content` bytes or not ([`RingOutput::first_ring`]).
+    pub(super) fn new(window: usize, content: Option<u64>) -> io::Result<RingOutput> {
+        let ring = Self::first_ring(window, content, true)?;
         Ok(RingOutput {
             at: ring.first_at(),
             warmed: ring.first_at(),
@@ -494,10 +492,8 @@ impl RingOutput {
         self.window = window;
         self.frame_start = self.produced;
         if self.ring.is_linear() {
-            // Nothing of this frame yet, so nothing is copied. A size past
-            // what can be mapped starts as in `new`.
-            self.grow(Self::first_history(window, content))
-                .or_else(|_| self.grow(window.min(FIRST_HISTORY)))?;
+            // Nothing of this frame yet, so nothing is copied.
+            self.move_to(Self::first_ring(window, content, false)?);
         }
         Ok(())
     }
@@ -571,9 +567,19 @@ impl RingOutput {
     /// released (and are counted against the new one meanwhile, which
     /// only makes `blocked` wait longer).
     fn grow(&mut self, history: usize) -> io::Result<()> {
-        let ring = Arc::new(Ring::new(Self::size_for(history))?);
+        self.move_to(Ring::new(Self::size_for(history))?);
+        Ok(())
+    }
+
+    /// Goes on in `ring`, mapped twice and not shared yet, with the bytes
+    /// behind `at` that the old one holds intact copied over (see
+    /// [`RingOutput::grow`]).
+    fn move_to(&mut self, ring: Ring) {
+        assert!(!ring.is_linear());
+        let ring = Arc::new(ring);
         // Intact behind `at`: all but the block and slack last written
-        // ahead; that covers the history and the chunk not handed on.
+        // ahead (all of it in memory mapped once, never written over);
+        // that covers the history and the chunk not handed on.
         let kept = self.in_frame().min(self.history() + LAG);
         assert!(kept <= self.at);
         // Behind the new ring's second mapping, where its writes go on
@@ -595,7 +601,6 @@ impl RingOutput {
         self.ring = ring;
         self.at = at;
         self.warmed = at;
-        Ok(())
     }
 
     /// Where the frame's history starts behind `at`: as far back as the
