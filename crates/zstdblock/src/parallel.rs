@@ -397,7 +397,7 @@ fn walk<'a, R: Read>(
         };
         let (input, base) = match upto {
             Some(at) => source.split_off(at, spare),
-            None => (Bytes::Read(spare), 0),
+            None => (Bytes::spare(spare), 0),
         };
         let unit = Unit {
             seq,
@@ -557,7 +557,7 @@ impl Drop for Abandoned<'_, '_> {
             let _ = self.done.send(Unit {
                 seq: self.seq,
                 decoded: Vec::new(),
-                input: Bytes::Read(Vec::new()),
+                input: Bytes::spare(Vec::new()),
                 base: 0,
                 kind: UnitKind::Abandoned,
             });

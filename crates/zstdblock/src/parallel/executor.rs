@@ -133,7 +133,7 @@ pub(super) fn execute<'a>(
 impl<'a> Executor<'a> {
     fn run(mut self) {
         while let Some(mut unit) = self.next_unit() {
-            let input = std::mem::replace(&mut unit.input, Bytes::Read(Vec::new()));
+            let input = std::mem::replace(&mut unit.input, Bytes::spare(Vec::new()));
             match self.step(&mut unit, &input) {
                 Ok(true) => {}
                 Ok(false) => return,
