@@ -149,7 +149,16 @@ impl<'a, R: Read> Source<'a, R> {
             }
             match self.reader.read(&mut self.buf[len..want]) {
                 Ok(0) => self.eof = true,
-                Ok(n) => self.filled = len + n,
+                Ok(n) if n <= want - len => self.filled = len + n,
+                // A reader that claims more than it was given breaks
+                // `Read`'s contract; its bytes cannot be trusted.
+                Ok(_) => {
+                    let e = io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "the reader claimed more bytes than it was asked for",
+                    );
+                    return Err(Stop::Read(e));
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Stop::Read(e)),
             }
@@ -272,10 +281,11 @@ impl<'a, R: Read> Source<'a, R> {
         // by doubling, each buffer in flight was copied and its pages
         // touched twice before it reached a range's size.
         spare.reserve((handed + READ_AHEAD).saturating_sub(spare.len()));
-        if spare.len() < kept {
-            spare.resize(kept, 0);
-        }
-        spare[..kept].copy_from_slice(&self.buf[handed..self.filled]);
+        // The bytes kept go over the spare's stale ones, and past them
+        // onto its end: written once, never zeroed first.
+        let over = spare.len().min(kept);
+        spare[..over].copy_from_slice(&self.buf[handed..handed + over]);
+        spare.extend_from_slice(&self.buf[handed + over..self.filled]);
         let before = std::mem::replace(&mut self.buf, spare);
         self.filled = kept;
         let base = std::mem::replace(&mut self.base, at);

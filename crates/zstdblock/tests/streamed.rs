@@ -171,6 +171,45 @@ fn a_failing_read_stops_the_decode_with_its_error() {
     assert_eq!(err.to_string(), "reading the input: device gone");
 }
 
+/// A reader that breaks `Read`'s contract past `honest` bytes: it says it
+/// read more than the buffer it was given.
+struct Lying<'a> {
+    data: &'a [u8],
+    honest: usize,
+}
+
+impl io::Read for Lying<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.honest == 0 {
+            return Ok(buf.len() + 1);
+        }
+        let n = buf.len().min(self.data.len()).min(self.honest);
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        self.honest -= n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_reader_claiming_more_than_it_was_given_stops_the_decode_not_the_process() {
+    let (stream, data) = mixed_stream();
+    for honest in [0, 1 << 20, stream.len() / 2] {
+        let reader = Lying {
+            data: &stream,
+            honest,
+        };
+        let mut out = Vec::new();
+        match settings(2).decode_reader(reader, &mut out) {
+            Err(StreamError::Input(e)) => {
+                assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
+                assert!(out.len() < data.len() && data.starts_with(&out));
+            }
+            other => panic!("honest for {honest} bytes: {other:?}"),
+        }
+    }
+}
+
 /// A frame of raw blocks `mib` MiB long, made as it is read: the input is
 /// as long as the output, and only the reader's 128 KiB is in memory.
 struct RawFrame {
