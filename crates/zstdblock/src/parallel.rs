@@ -77,7 +77,7 @@ use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
 use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
-use crate::source::{Bytes, Source, Stop};
+use crate::source::{Bytes, Checked, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
 use sink::{Released, ToWriter, write};
@@ -179,9 +179,11 @@ impl Parallel {
     /// [`StreamError::Input`].
     pub fn decode_reader<R: Read + Send, W: Write>(
         &self,
-        mut reader: R,
+        reader: R,
         writer: &mut W,
     ) -> Result<Decoded, StreamError<io::Error>> {
+        // Held to `Read`'s contract before the probe's read, the first.
+        let mut reader = Checked(reader);
         let probe = self.probe();
         // At its size at once (the default's MiB): grown by doubling as it
         // was read, the buffers it went through were faulted in too. A

@@ -25,6 +25,27 @@ const READ_AHEAD: usize = 64 << 10;
 /// ID and content size.
 const FRAME_HEADER_MAX: usize = 18;
 
+/// A caller's reader, held to `Read`'s contract: a read that claims more
+/// bytes than the buffer it was given fails with
+/// [`io::ErrorKind::InvalidData`] rather than reaching code that trusts
+/// the count (the walker's buffer, and std's `Take` and `read_to_end`,
+/// which assert it). [`crate::parallel::Parallel::decode_reader`] wraps
+/// its reader once, before it reads anything.
+pub(crate) struct Checked<R>(pub(crate) R);
+
+impl<R: Read> Read for Checked<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if n > buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the reader claimed more bytes than it was asked for",
+            ));
+        }
+        Ok(n)
+    }
+}
+
 /// Why the walker stopped early.
 pub(crate) enum Stop {
     /// The input is not valid.
@@ -114,7 +135,8 @@ impl<'a> Source<'a, io::Empty> {
 }
 
 impl<'a, R: Read> Source<'a, R> {
-    /// The input: `head` (its first bytes, already read), then `reader`.
+    /// The input: `head` (its first bytes, already read), then `reader`,
+    /// which keeps `Read`'s contract (a caller's reader comes [`Checked`]).
     pub(crate) fn new(head: Vec<u8>, reader: R) -> Self {
         Source {
             reader,
@@ -149,16 +171,7 @@ impl<'a, R: Read> Source<'a, R> {
             }
             match self.reader.read(&mut self.buf[len..want]) {
                 Ok(0) => self.eof = true,
-                Ok(n) if n <= want - len => self.filled = len + n,
-                // A reader that claims more than it was given breaks
-                // `Read`'s contract; its bytes cannot be trusted.
-                Ok(_) => {
-                    let e = io::Error::new(
-                        io::ErrorKind::InvalidData,
-                        "the reader claimed more bytes than it was asked for",
-                    );
-                    return Err(Stop::Read(e));
-                }
+                Ok(n) => self.filled = len + n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(Stop::Read(e)),
             }

@@ -194,18 +194,24 @@ impl io::Read for Lying<'_> {
 #[test]
 fn a_reader_claiming_more_than_it_was_given_stops_the_decode_not_the_process() {
     let (stream, data) = mixed_stream();
-    for honest in [0, 1 << 20, stream.len() / 2] {
+    // On two threads with nothing to decide the pipeline reads first; on
+    // one thread, or with the default threshold, the probe does.
+    let ways = || [settings(2), settings(1), Parallel::new(2, WINDOW_LIMIT)];
+    for (honest, parallel) in [0, 1 << 20, stream.len() / 2]
+        .into_iter()
+        .flat_map(|h| ways().map(|p| (h, p)))
+    {
         let reader = Lying {
             data: &stream,
             honest,
         };
         let mut out = Vec::new();
-        match settings(2).decode_reader(reader, &mut out) {
+        match parallel.decode_reader(reader, &mut out) {
             Err(StreamError::Input(e)) => {
                 assert_eq!(e.kind(), io::ErrorKind::InvalidData, "{e}");
                 assert!(out.len() < data.len() && data.starts_with(&out));
             }
-            other => panic!("honest for {honest} bytes: {other:?}"),
+            other => panic!("honest for {honest} bytes, {parallel:?}: {other:?}"),
         }
     }
 }
