@@ -14,7 +14,10 @@
 //!   signal thread deletes them when SIGINT, SIGTERM or SIGHUP ends the
 //!   process (no destructor runs then);
 //! - a device, FIFO or socket ([`is_special_file`]) is written in place,
-//!   and a symlink is never replaced: the file it names is.
+//!   and a symlink is never replaced: the file it names is;
+//! - [`Output::writer`] gives a writing thread its own handle, which
+//!   reserves a long output's disk blocks ahead of its writes
+//!   ([`reserve`]), released at the commit where unused.
 //!
 //! ```
 //! use std::io::Write;
@@ -42,9 +45,11 @@
 
 pub mod cleanup;
 mod output;
+pub mod reserve;
 pub mod temporaries;
 
 pub use output::{Output, OutputError, is_special_file, write_atomically, write_atomically_with};
+pub use reserve::Reserving;
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,9 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use crate::reserve::{Reserved, Reserving, release};
 use crate::temporaries;
 
 /// Why an output file could not be opened or put in place. The path is
@@ -123,6 +125,9 @@ enum OutputKind {
         tmp: tempfile::NamedTempFile,
         target: PathBuf,
         clobber: bool,
+        /// The end of the blocks a [`Reserving`] writer reserved, released
+        /// at the commit.
+        reserved: Reserved,
         /// Lists `tmp` for deletion on a fatal signal until it is renamed
         /// or deleted (declared after `tmp`, so unlisted after it goes).
         _listed: temporaries::Registration,
@@ -183,6 +188,7 @@ impl Output {
                 tmp,
                 target,
                 clobber,
+                reserved: Reserved::default(),
                 _listed,
             },
         })
@@ -202,6 +208,20 @@ impl Output {
         }
     }
 
+    /// A writer of its own over the file (a second handle on the same open
+    /// file, so it shares the offset), for a thread that writes while this
+    /// `Output` keeps the file's fate. A file renamed into place gets its
+    /// blocks reserved ahead of the writes (see [`Reserving`]), and what
+    /// was not used is released at the commit.
+    pub fn writer(&mut self) -> std::io::Result<Reserving> {
+        match &mut self.kind {
+            OutputKind::InPlace(f) => Reserving::new(f.try_clone()?, None),
+            OutputKind::Temp { tmp, reserved, .. } => {
+                Reserving::new(tmp.as_file().try_clone()?, Some(Arc::clone(reserved)))
+            }
+        }
+    }
+
     /// As [`Output::commit`], but durable: the data reaches the disk
     /// before the rename, and the rename before this returns (the
     /// directory is synced too). For a caller about to delete what the
@@ -210,8 +230,14 @@ impl Output {
     pub fn commit_durably(mut self) -> Result<(), OutputError> {
         let target = match &mut self.kind {
             OutputKind::InPlace(_) => return self.commit(),
-            OutputKind::Temp { tmp, target, .. } => {
+            OutputKind::Temp {
+                tmp,
+                target,
+                reserved,
+                ..
+            } => {
                 tmp.as_file_mut().flush()?;
+                release(tmp.as_file(), reserved);
                 tmp.as_file().sync_all()?;
                 target.clone()
             }
@@ -238,9 +264,11 @@ impl Output {
                 mut tmp,
                 target,
                 clobber,
+                reserved,
                 _listed,
             } => {
                 tmp.as_file_mut().flush()?;
+                release(tmp.as_file(), &reserved);
                 let persisted = if clobber {
                     tmp.persist(&target)
                 } else {

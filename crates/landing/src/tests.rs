@@ -101,3 +101,64 @@ fn an_unwritable_directory_is_named_by_the_path_given() {
     let cause = std::error::Error::source(&err).unwrap().to_string();
     assert!(!cause.contains(".partial"), "{cause}");
 }
+
+/// Whether the file system of `dir` reserves blocks (`fallocate`).
+fn reserves(dir: &Path) -> bool {
+    let probe = std::fs::File::create(dir.join("probe")).unwrap();
+    let flags = rustix::fs::FallocateFlags::KEEP_SIZE;
+    let supported = rustix::fs::fallocate(&probe, flags, 0, 1 << 20).is_ok();
+    std::fs::remove_file(dir.join("probe")).unwrap();
+    supported
+}
+
+/// Bytes allocated to the file at `path`.
+fn allocated(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+#[test]
+fn a_long_output_reserves_blocks_ahead_and_releases_the_rest_at_the_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out");
+    let data: Vec<u8> = (0..(5u32 << 20) + 123).map(|i| (i % 251) as u8).collect();
+    let mut out = Output::create(&path, false).unwrap();
+    let mut writer = out.writer().unwrap();
+    for piece in data.chunks(64 << 10) {
+        writer.write_all(piece).unwrap();
+    }
+    drop(writer);
+    let temporary = dir.path().join(&names(dir.path())[0]);
+    let before = allocated(&temporary);
+    if reserves(dir.path()) {
+        // 5 MiB written in 64 KiB writes reserve up to 10 MiB.
+        assert!(
+            before >= data.len() as u64 + (1 << 20),
+            "{before} bytes allocated to {} written: nothing reserved ahead",
+            data.len()
+        );
+    }
+    out.commit().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), data);
+    let after = allocated(&path);
+    assert!(
+        after < data.len() as u64 + (256 << 10),
+        "{after} bytes still allocated to {}: the reservation was not released",
+        data.len()
+    );
+}
+
+#[test]
+fn a_short_output_reserves_nothing_and_a_dropped_one_takes_its_reservation_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out");
+    let mut out = Output::create(&path, false).unwrap();
+    let mut writer = out.writer().unwrap();
+    writer.write_all(&[7u8; 100 << 10]).unwrap();
+    let temporary = dir.path().join(&names(dir.path())[0]);
+    assert!(allocated(&temporary) < 200 << 10);
+    writer.write_all(&vec![7u8; 4 << 20]).unwrap();
+    drop(writer);
+    drop(out);
+    assert!(names(dir.path()).is_empty(), "the temporary stayed");
+}
