@@ -38,7 +38,9 @@ fn outputs_keep_the_inputs_mode_and_time_as_zstds_do() {
     for side in ["zstd", "perfkit"] {
         let d = dir.path().join(side);
         std::fs::create_dir(&d).unwrap();
-        std::fs::write(d.join("f"), perfkit_testkit::noise::noise(100_000, 3)).unwrap();
+        // Over a MiB, so the output's blocks are reserved ahead and
+        // released (a truncation, which sets the time) before the stamp.
+        std::fs::write(d.join("f"), perfkit_testkit::noise::noise(3 << 20, 3)).unwrap();
         let f = std::fs::File::options()
             .write(true)
             .open(d.join("f"))

@@ -17,7 +17,7 @@
 //!   and a symlink is never replaced: the file it names is;
 //! - [`Output::writer`] gives a writing thread its own handle, which
 //!   reserves a long output's disk blocks ahead of its writes
-//!   ([`reserve`]), released at the commit where unused.
+//!   ([`reserve`]) and releases what it did not use when dropped.
 //!
 //! ```
 //! use std::io::Write;

@@ -5,9 +5,8 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use crate::reserve::{Reserved, Reserving, release};
+use crate::reserve::Reserving;
 use crate::temporaries;
 
 /// Why an output file could not be opened or put in place. The path is
@@ -125,9 +124,6 @@ enum OutputKind {
         tmp: tempfile::NamedTempFile,
         target: PathBuf,
         clobber: bool,
-        /// The end of the blocks a [`Reserving`] writer reserved, released
-        /// at the commit.
-        reserved: Reserved,
         /// Lists `tmp` for deletion on a fatal signal until it is renamed
         /// or deleted (declared after `tmp`, so unlisted after it goes).
         _listed: temporaries::Registration,
@@ -188,7 +184,6 @@ impl Output {
                 tmp,
                 target,
                 clobber,
-                reserved: Reserved::default(),
                 _listed,
             },
         })
@@ -211,14 +206,13 @@ impl Output {
     /// A writer of its own over the file (a second handle on the same open
     /// file, so it shares the offset), for a thread that writes while this
     /// `Output` keeps the file's fate. A file renamed into place gets its
-    /// blocks reserved ahead of the writes (see [`Reserving`]), and what
-    /// was not used is released at the commit.
+    /// blocks reserved ahead of the writes, and what was not used released
+    /// when the writer is dropped ([`Reserving`]): drop it before stamping
+    /// the file's times or mode, and before the commit.
     pub fn writer(&mut self) -> std::io::Result<Reserving> {
         match &mut self.kind {
-            OutputKind::InPlace(f) => Reserving::new(f.try_clone()?, None),
-            OutputKind::Temp { tmp, reserved, .. } => {
-                Reserving::new(tmp.as_file().try_clone()?, Some(Arc::clone(reserved)))
-            }
+            OutputKind::InPlace(f) => Reserving::new(f.try_clone()?, false),
+            OutputKind::Temp { tmp, .. } => Reserving::new(tmp.as_file().try_clone()?, true),
         }
     }
 
@@ -230,14 +224,8 @@ impl Output {
     pub fn commit_durably(mut self) -> Result<(), OutputError> {
         let target = match &mut self.kind {
             OutputKind::InPlace(_) => return self.commit(),
-            OutputKind::Temp {
-                tmp,
-                target,
-                reserved,
-                ..
-            } => {
+            OutputKind::Temp { tmp, target, .. } => {
                 tmp.as_file_mut().flush()?;
-                release(tmp.as_file(), reserved);
                 tmp.as_file().sync_all()?;
                 target.clone()
             }
@@ -264,11 +252,9 @@ impl Output {
                 mut tmp,
                 target,
                 clobber,
-                reserved,
                 _listed,
             } => {
                 tmp.as_file_mut().flush()?;
-                release(tmp.as_file(), &reserved);
                 let persisted = if clobber {
                     tmp.persist(&target)
                 } else {

@@ -12,75 +12,79 @@
 //!
 //! The reservation grows with the output, never past twice the bytes
 //! written with the write at hand (so a stream that stops short reserved
-//! at most twice what it wrote), from [`RESERVE_FROM`] on (a small output reserves
-//! nothing: two more system calls would be all it gained), and what the
-//! output did not use is released when it is committed. Where the file
-//! system cannot reserve (some network and FUSE file systems) or the disk
-//! is full, the first refusal turns it off and the writes go on as before.
+//! at most twice what it wrote), from [`RESERVE_FROM`] on (a small output
+//! reserves nothing: two more system calls would be all it gained). What
+//! the output did not use is released when its writer is dropped, which
+//! is before the caller stamps the file's times and mode: releasing
+//! truncates the file to its own size, and a truncation sets the
+//! modification time and clears set-id bits. Where the file system cannot
+//! reserve (some network and FUSE file systems) or the disk is full, the
+//! writer's first refusal turns it off and its writes go on as before.
 
 use std::fs::File;
 use std::io::{self, Seek, Write};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::fs::{FallocateFlags, fallocate};
 
 /// Bytes an output reaches before its blocks are reserved ahead.
 pub const RESERVE_FROM: u64 = 1 << 20;
-/// The most reserved at once: a reservation is an extent of unwritten
-/// blocks, cheap to make, but it holds that much of the disk until the
-/// writes reach it or the output is committed.
+/// The most reserved past the end of the write at hand: a reservation is
+/// an extent of unwritten blocks, cheap to make, but it holds that much
+/// of the disk until the writes reach it or the writer is dropped.
 pub const MOST_AHEAD: u64 = 64 << 20;
 
-/// The end of the blocks reserved for an output, shared by its writer and
-/// the [`crate::Output`] that releases what was not used (0: none).
-pub(crate) type Reserved = Arc<AtomicU64>;
-
 /// A writer over an output's file that reserves the file's blocks ahead
-/// of its writes (see the module doc). Made by [`crate::Output::writer`];
-/// it writes at the file's offset, shared with the output's own handle.
+/// of its writes and releases what it did not use when dropped (see the
+/// module doc). Made by [`crate::Output::writer`]; it writes at the
+/// file's offset, shared with the output's own handle, and is dropped
+/// before the output is stamped or committed.
 #[derive(Debug)]
 pub struct Reserving {
     file: File,
     /// The file's offset: where the next write goes.
     at: u64,
-    /// `None` where nothing is reserved (a device or FIFO written in
-    /// place, or a file system that refused).
-    reserved: Option<Reserved>,
+    /// Whether to reserve: not for a device or FIFO written in place, nor
+    /// after a refusal.
+    reserving: bool,
+    /// The end of the blocks asked for (0: none), refused requests
+    /// included, as a full disk may have given part of one.
+    asked_to: u64,
 }
 
 impl Reserving {
-    /// A writer over `file` from its current offset; `reserved`, where the
-    /// file may have blocks reserved ahead.
-    pub(crate) fn new(mut file: File, reserved: Option<Reserved>) -> io::Result<Reserving> {
-        let at = match reserved {
-            Some(_) => file.stream_position()?,
-            None => 0,
+    /// A writer over `file` from its current offset, reserving ahead if
+    /// `reserving`.
+    pub(crate) fn new(mut file: File, reserving: bool) -> io::Result<Reserving> {
+        let at = if reserving {
+            file.stream_position()?
+        } else {
+            0
         };
-        Ok(Reserving { file, at, reserved })
+        Ok(Reserving {
+            file,
+            at,
+            reserving,
+            asked_to: 0,
+        })
     }
 
     /// Reserves blocks up to at least `end`, the end of the write about
     /// to be made, if the output is long enough to gain from it.
     fn reserve(&mut self, end: u64) {
-        let Some(reserved) = &self.reserved else {
-            return;
-        };
-        let from = reserved.load(Ordering::Relaxed).max(self.at);
-        if end < RESERVE_FROM || end <= from {
+        let from = self.asked_to.max(self.at);
+        if !self.reserving || end < RESERVE_FROM || end <= from {
             return;
         }
-        // As much as the output will then hold (bounded), so the calls
-        // are few and a short output reserves little past its end.
+        // As much as the output will then hold (at most MOST_AHEAD past
+        // the write), so the calls are few and a short output reserves
+        // little past its end.
         let len = end.min(MOST_AHEAD).max(end - from);
         let made = fallocate(&self.file, FallocateFlags::KEEP_SIZE, from, len);
-        // Recorded even when refused: a full disk may have given part of
-        // it, which the commit releases too.
-        reserved.store(from + len, Ordering::Relaxed);
+        self.asked_to = from + len;
         if made.is_err() {
             // A refusal (no support, no space) is not the write's error:
             // the writes go on unreserved, and meet a full disk themselves.
-            self.reserved = None;
+            self.reserving = false;
         }
     }
 }
@@ -98,15 +102,18 @@ impl Write for Reserving {
     }
 }
 
-/// Releases the blocks `file` has reserved past its end, if its writer
-/// reserved any: truncating a file to its own size frees them.
-pub(crate) fn release(file: &File, reserved: &Reserved) {
-    if reserved.swap(0, Ordering::Relaxed) == 0 {
-        return;
-    }
-    // Failing, the data is whole and its size right: only blocks past the
-    // end stay allocated, which is not worth failing the output for.
-    if let Ok(meta) = file.metadata() {
-        let _ = file.set_len(meta.len());
+impl Drop for Reserving {
+    /// Releases the blocks reserved past the file's end: truncating a file
+    /// to its own size frees them.
+    fn drop(&mut self) {
+        if self.asked_to == 0 {
+            return;
+        }
+        // Failing, the data is whole and its size right: only blocks past
+        // the end stay allocated, which is not worth failing the output
+        // for (and a drop cannot).
+        if let Ok(meta) = self.file.metadata() {
+            let _ = self.file.set_len(meta.len());
+        }
     }
 }

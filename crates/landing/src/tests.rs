@@ -102,13 +102,16 @@ fn an_unwritable_directory_is_named_by_the_path_given() {
     assert!(!cause.contains(".partial"), "{cause}");
 }
 
-/// Whether the file system of `dir` reserves blocks (`fallocate`).
+/// Whether the file system of `dir` reserves blocks: `fallocate` is
+/// accepted and the blocks show (ZFS accepts it and reserves nothing).
 fn reserves(dir: &Path) -> bool {
-    let probe = std::fs::File::create(dir.join("probe")).unwrap();
+    let path = dir.join("probe");
+    let probe = std::fs::File::create(&path).unwrap();
     let flags = rustix::fs::FallocateFlags::KEEP_SIZE;
-    let supported = rustix::fs::fallocate(&probe, flags, 0, 1 << 20).is_ok();
-    std::fs::remove_file(dir.join("probe")).unwrap();
-    supported
+    let accepted = rustix::fs::fallocate(&probe, flags, 0, 1 << 20).is_ok();
+    let shown = allocated(&path) >= 1 << 20;
+    std::fs::remove_file(&path).unwrap();
+    accepted && shown
 }
 
 /// Bytes allocated to the file at `path`.
@@ -117,17 +120,21 @@ fn allocated(path: &Path) -> u64 {
     std::fs::metadata(path).unwrap().blocks() * 512
 }
 
+/// `len` bytes of a pattern that starts at `from`.
+fn pattern(from: u32, len: u32) -> Vec<u8> {
+    (from..from + len).map(|i| (i % 251) as u8).collect()
+}
+
 #[test]
-fn a_long_output_reserves_blocks_ahead_and_releases_the_rest_at_the_commit() {
+fn a_long_output_reserves_blocks_ahead_and_its_writer_releases_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out");
-    let data: Vec<u8> = (0..(5u32 << 20) + 123).map(|i| (i % 251) as u8).collect();
+    let data = pattern(0, (5 << 20) + 123);
     let mut out = Output::create(&path, false).unwrap();
     let mut writer = out.writer().unwrap();
     for piece in data.chunks(64 << 10) {
         writer.write_all(piece).unwrap();
     }
-    drop(writer);
     let temporary = dir.path().join(&names(dir.path())[0]);
     let before = allocated(&temporary);
     if reserves(dir.path()) {
@@ -138,25 +145,70 @@ fn a_long_output_reserves_blocks_ahead_and_releases_the_rest_at_the_commit() {
             data.len()
         );
     }
-    out.commit().unwrap();
-    assert_eq!(std::fs::read(&path).unwrap(), data);
-    let after = allocated(&path);
+    drop(writer);
+    let released = allocated(&temporary);
     assert!(
-        after < data.len() as u64 + (256 << 10),
-        "{after} bytes still allocated to {}: the reservation was not released",
+        released < data.len() as u64 + (256 << 10),
+        "{released} bytes still allocated to {}: the reservation was not released",
         data.len()
     );
+    // Stamped after the writer is gone, as decompress stamps the input's
+    // time: the release (a truncation) must not come after it.
+    let then = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(981_173_106);
+    out.file_mut().set_modified(then).unwrap();
+    out.commit().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), data);
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), then);
 }
 
 #[test]
-fn a_short_output_reserves_nothing_and_a_dropped_one_takes_its_reservation_with_it() {
+fn an_output_under_a_mib_reserves_nothing_ahead() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out");
+    let data = pattern(0, 900 << 10);
+    let mut out = Output::create(&path, false).unwrap();
+    let mut writer = out.writer().unwrap();
+    // In 100 KiB writes, reserving from the first would have asked for
+    // 1,500 KiB by the eighth.
+    for piece in data.chunks(100 << 10) {
+        writer.write_all(piece).unwrap();
+    }
+    let temporary = dir.path().join(&names(dir.path())[0]);
+    let held = allocated(&temporary);
+    assert!(
+        held <= data.len() as u64 + (64 << 10),
+        "{held} bytes allocated to {} written: reserved before 1 MiB",
+        data.len()
+    );
+    drop(writer);
+    out.commit().unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), data);
+}
+
+#[test]
+fn writers_one_after_another_append_and_each_releases_its_reservation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out");
+    let (first, second) = (pattern(0, 3 << 20), pattern(7, (2 << 20) + 5));
+    let mut out = Output::create(&path, false).unwrap();
+    for part in [&first, &second] {
+        let mut writer = out.writer().unwrap();
+        for piece in part.chunks(1 << 20) {
+            writer.write_all(piece).unwrap();
+        }
+    }
+    out.commit().unwrap();
+    let whole = [first, second].concat();
+    assert_eq!(std::fs::read(&path).unwrap(), whole);
+    assert!(allocated(&path) < whole.len() as u64 + (256 << 10));
+}
+
+#[test]
+fn an_output_dropped_after_reserving_leaves_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out");
     let mut out = Output::create(&path, false).unwrap();
     let mut writer = out.writer().unwrap();
-    writer.write_all(&[7u8; 100 << 10]).unwrap();
-    let temporary = dir.path().join(&names(dir.path())[0]);
-    assert!(allocated(&temporary) < 200 << 10);
     writer.write_all(&vec![7u8; 4 << 20]).unwrap();
     drop(writer);
     drop(out);

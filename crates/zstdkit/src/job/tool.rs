@@ -450,7 +450,8 @@ impl<'a> Run<'a> {
             // The writer thread writes through its own handle on the same
             // open file; `out` still owns the file's fate (renamed on
             // commit, removed on drop). It reserves the file's blocks ahead
-            // of the writes: a long output takes less CPU to write.
+            // of the writes (a long output takes less CPU to write) and
+            // releases the rest when the coding drops it, before the stamp.
             let handle = out.writer();
             handle.map_err(|source| InputError::Reopen {
                 path: path.to_owned(),
