@@ -64,6 +64,12 @@ fn outputs_keep_the_inputs_mode_and_time_as_zstds_do() {
     ok(perfkit().args(["decompress", "-q", "f.zst"]), &pd);
     assert_eq!(stat(&pd.join("f")), stat(&zd.join("f")));
     assert_eq!(stat(&pd.join("f")), (0o640, then));
+    // perfkit's block decoder drops its writer on another path.
+    ok(
+        perfkit().args(["decompress", "-qf", "--decoder=perfkit", "-T2", "f.zst"]),
+        &pd,
+    );
+    assert_eq!(stat(&pd.join("f")), (0o640, then));
     // -o FILE too; stdout has no file to stamp.
     ok(
         Command::new("zstd").args(["-q", "-f", "f", "-o", "o.zst"]),
