@@ -65,7 +65,7 @@ impl DecodedBlock {
     /// block has at most a sequence per 3 bytes (a match is 3 bytes at
     /// least); a corrupt count larger than that grows the buffer and then
     /// fails.
-    fn make_room(&mut self, block_max: usize) {
+    pub(crate) fn make_room(&mut self, block_max: usize) {
         let literals = block_max + literals::LITERAL_SLACK;
         if self.literals.capacity() < literals {
             self.literals.reserve_exact(literals - self.literals.len());

@@ -77,7 +77,7 @@ use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
 use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
-use crate::source::{Bytes, Checked, Source, Stop};
+use crate::source::{Bytes, Checked, RANGE_INPUT, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
 use sink::{Released, ToWriter, write};
@@ -203,7 +203,11 @@ impl Parallel {
         // buffer, 3 MiB in all before the pipeline was under way, and
         // 200-700 more page faults a 64 MiB output.
         let bytes = pipeline(
-            Source::new(Vec::new(), io::Cursor::new(head).chain(reader)),
+            // Reserved for the largest range, as the credits are.
+            Source::new(
+                Vec::with_capacity(RANGE_INPUT),
+                io::Cursor::new(head).chain(reader),
+            ),
             self.window_limit,
             self.threads.max(1),
             writer,
@@ -291,12 +295,54 @@ type Credit = Vec<u8>;
 /// rather than new ones faulted in. Workers wait for a set before they
 /// take a range, never with a range in hand: ranges are taken in order,
 /// each with its set, so the range the executor waits for has one.
+///
+/// The walker stocks the shelf ([`Stock`]), with the buffers reserved for
+/// the first frame's largest block, before it hands that frame on and
+/// so before any other stage has work (pages reserved and not written
+/// cost no memory). Reserved by the workers as each set was first used,
+/// each of the 48 on two workers was a call that changes the process's
+/// mappings: it waited for, and held up, every thread faulting pages in
+/// while the writer faulted the ring in, and the stages slept at the
+/// start.
 fn shelf(sets: usize) -> (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>) {
-    let (back, spare) = bounded(sets);
-    for _ in 0..sets {
-        back.send(Vec::new()).expect("room for every set");
+    bounded(sets)
+}
+
+/// The walker's duty to stock the shelf once: at the first frame's
+/// header, or, if it stops before one, when it is dropped (with sets
+/// reserved for nothing), so no worker or executor waits for a set that
+/// never comes.
+struct Stock {
+    shelf: Option<Sender<Vec<DecodedBlock>>>,
+    sets: usize,
+}
+
+impl Stock {
+    /// Puts the sets on the shelf, each block's buffers reserved for
+    /// `block_max` bytes, unless that was done.
+    fn fill(&mut self, block_max: usize) {
+        let Some(shelf) = self.shelf.take() else {
+            return;
+        };
+        for _ in 0..self.sets {
+            let set = (0..RANGE_BLOCKS)
+                .map(|_| {
+                    let mut decoded = DecodedBlock::default();
+                    decoded.make_room(block_max);
+                    decoded
+                })
+                .collect();
+            // The shelf has room for every set; a stage gone is not the
+            // walker's to report.
+            let _ = shelf.send(set);
+        }
     }
-    (back, spare)
+}
+
+impl Drop for Stock {
+    fn drop(&mut self) {
+        self.fill(0);
+    }
 }
 
 enum UnitKind {
@@ -342,8 +388,14 @@ fn pipeline<R: Read + Send, W: Write>(
 ) -> Result<u64, StreamError<std::io::Error>> {
     let in_flight = IN_FLIGHT_PER_WORKER * workers;
     let (credit_tx, credit_rx) = bounded::<Credit>(in_flight);
+    // Reserved now, for the largest range: grown as ranges came, they
+    // were moved while the other stages faulted pages in (see [`shelf`]
+    // for what that cost). A lent input needs none.
+    let credit = if source.lends() { 0 } else { RANGE_INPUT };
     for _ in 0..in_flight {
-        credit_tx.send(Vec::new()).expect("the receiver is here");
+        credit_tx
+            .send(Vec::with_capacity(credit))
+            .expect("the receiver is here");
     }
     let (job_tx, job_rx) = bounded::<Unit>(in_flight);
     let (done_tx, done_rx) = unbounded::<Unit>();
@@ -352,9 +404,15 @@ fn pipeline<R: Read + Send, W: Write>(
     let (write_tx, write_rx) = unbounded::<ToWriter>();
     // Word of each chunk the writer let go of.
     let (released_tx, released_rx) = unbounded::<Released>();
-    let (shelf_back, shelf) = shelf(workers + DECODED_AHEAD);
+    let sets = workers + DECODED_AHEAD;
+    let (shelf_back, shelf) = shelf(sets);
+    let stock = Stock {
+        shelf: Some(shelf_back.clone()),
+        sets,
+    };
     std::thread::scope(|scope| {
-        let mut stages = vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx))];
+        let mut stages =
+            vec![scope.spawn(move || walk(source, window_limit, credit_rx, job_tx, stock))];
         for _ in 0..workers {
             let (jobs, done, shelf) = (job_rx.clone(), done_tx.clone(), shelf.clone());
             stages.push(scope.spawn(move || work(jobs, done, shelf)));
@@ -389,6 +447,7 @@ fn walk<'a, R: Read>(
     window_limit: u64,
     credits: Receiver<Credit>,
     jobs: Sender<Unit<'a>>,
+    mut stock: Stock,
 ) {
     let mut seq = 0;
     // Sends a unit once a credit is free, with the input held before
@@ -443,6 +502,9 @@ fn walk<'a, R: Read>(
                 send(&mut source, UnitKind::Fail(e), None);
                 return;
             }
+            // Before the frame goes on: the executor faults its ring in
+            // once it has it (see [`shelf`]).
+            stock.fill(header.block_max());
             let start = UnitKind::FrameStart {
                 window: header.window_size,
                 content_size: header.content_size,
@@ -652,6 +714,35 @@ mod tests {
         let n = cctx.compress2(&mut frame[..], &text).unwrap();
         frame.truncate(n);
         frame
+    }
+
+    /// Inputs whose walk stops before any zstd frame's header (not
+    /// zstd, a truncated header, skippable frames alone) end the
+    /// pipeline as one thread ends them: the walker stocks the shelf when
+    /// it stops (see [`Stock`]), where before the first header it had
+    /// not, and the workers and the executor would wait for a set for
+    /// ever.
+    #[test]
+    fn a_walk_that_stops_before_a_frame_ends_the_pipeline_as_one_thread_does() {
+        let skippable = [0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 1, 2, 3];
+        let inputs: [&[u8]; 3] = [b"not zstd at all", &[0x28, 0xB5, 0x2F, 0xFD], &skippable];
+        for input in inputs {
+            let (tx, rx) = mpsc::channel();
+            let owned = input.to_vec();
+            std::thread::spawn(move || {
+                let mut out = Vec::new();
+                let piped = pipeline(Source::new(Vec::new(), &owned[..]), 1 << 27, 2, &mut out);
+                let alone = decode_to(&owned, 1 << 27, |_| Ok::<(), io::Error>(()));
+                let _ = tx.send((
+                    piped.map_err(|e| e.to_string()),
+                    alone.map_err(|e| e.to_string()),
+                ));
+            });
+            let (piped, alone) = rx
+                .recv_timeout(Duration::from_secs(120))
+                .expect("the pipeline never returned");
+            assert_eq!(piped, alone, "{input:?}");
+        }
     }
 
     /// A worker's panic (a bug) reaches the caller, and nothing waits for

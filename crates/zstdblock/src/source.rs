@@ -21,6 +21,10 @@ use crate::frame::{Block, Frame, block_header, frame_end, frame_start, is_skippa
 /// Bytes asked of the reader at least at a time, so a walk of small
 /// blocks is not a read call each.
 const READ_AHEAD: usize = 64 << 10;
+/// The most a buffer of a read input holds: a range's blocks, their
+/// headers, and the read-ahead past them.
+pub(crate) const RANGE_INPUT: usize =
+    crate::parallel::RANGE_BLOCKS * (crate::frame::BLOCK_SIZE_MAX + 3) + READ_AHEAD;
 /// The largest zstd frame header: magic, descriptor, window, dictionary
 /// ID and content size.
 const FRAME_HEADER_MAX: usize = 18;
@@ -146,6 +150,12 @@ impl<'a, R: Read> Source<'a, R> {
             base: 0,
             eof: false,
         }
+    }
+
+    /// Whether the input is lent whole (a slice), so that its ranges
+    /// need no buffers of their own.
+    pub(crate) fn lends(&self) -> bool {
+        self.whole.is_some()
     }
 
     /// The input held, from byte `base` on.
