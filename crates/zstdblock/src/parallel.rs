@@ -98,11 +98,13 @@ pub const IN_FLIGHT_PER_WORKER: usize = 3;
 /// 2-5 % more CPU, for no gain in wall time (see the commit).
 pub const DECODED_AHEAD: usize = 1;
 /// Bytes of compressed blocks below which the input is decoded on the
-/// caller's thread: starting the pipeline (its threads, its ring, its
-/// buffers) costs about a millisecond on this project's two-core host
-/// (`perfkit decompress --decoder=perfkit` of a 3-byte frame: 3.8 ms at
-/// `-T2`, 2.9 ms at `-T1`), the entropy stage of this much input about
-/// as much.
+/// caller's thread: a bound below which threads cannot pay, not where
+/// they start to. Starting the pipeline (its threads, its ring, its
+/// buffers) costs at least a millisecond on this project's two-core host
+/// (`perfkit decompress --decoder=perfkit` of a frame of 3 bytes of
+/// content, whose ring and buffers are the smallest: 3.8 ms at `-T2`,
+/// 2.9 ms at `-T1`, medians of 21 runs); the entropy stage of this much
+/// input takes 1-2 ms (docs/compress.md's entropy-stage figures).
 pub const MIN_PARALLEL_INPUT: usize = 512 << 10;
 /// How to decode: threads, window limit, and when threads pay.
 #[derive(Clone, Debug)]
@@ -306,15 +308,17 @@ type Credit = Vec<u8>;
 /// each of the 48 on two workers was a call that changes the process's
 /// mappings: it waited for, and held up, every thread faulting pages in
 /// while the writer faulted the ring in, and the stages slept at the
-/// start.
+/// start. A later frame with larger blocks than the first (a short frame
+/// first, then a long one) still grows them in the workers, as before.
 fn shelf(sets: usize) -> (Sender<Vec<DecodedBlock>>, Receiver<Vec<DecodedBlock>>) {
     bounded(sets)
 }
 
 /// The walker's duty to stock the shelf once: at the first frame's
 /// header, or, if it stops before one, when it is dropped (with sets
-/// reserved for nothing), so no worker or executor waits for a set that
-/// never comes.
+/// reserved for no block), so no worker or executor waits for a set that
+/// never comes. Until then no stage can end on its own: the workers and
+/// the executor wait for the walker's first unit.
 struct Stock {
     shelf: Option<Sender<Vec<DecodedBlock>>>,
     sets: usize,
@@ -505,8 +509,9 @@ fn walk<'a, R: Read>(
                 send(&mut source, UnitKind::Fail(e), None);
                 return;
             }
-            // Before the frame goes on: the executor faults its ring in
-            // once it has it (see [`shelf`]).
+            // Before the frame goes on, so that these reservations do not
+            // wait for the writer faulting in the ring the executor makes
+            // for it (see [`shelf`]).
             stock.fill(header.block_max());
             let start = UnitKind::FrameStart {
                 window: header.window_size,
@@ -591,7 +596,8 @@ fn work<'a>(jobs: Receiver<Unit<'a>>, done: Sender<Unit<'a>>, shelf: Receiver<Ve
     #[cfg(test)]
     tests::IN_WORKER.set(true);
     // A set of buffers first, then a range (see `shelf`); the shelf is
-    // gone once the executor is.
+    // gone once the executor is and the walker has stocked it (which it
+    // does before any stage can end, see `Stock`).
     while let Ok(decoded) = shelf.recv() {
         let Ok(mut unit) = jobs.recv() else {
             return;
@@ -719,33 +725,54 @@ mod tests {
         frame
     }
 
-    /// Inputs whose walk stops before any zstd frame's header (not
-    /// zstd, a truncated header, skippable frames alone) end the
-    /// pipeline as one thread ends them: the walker stocks the shelf when
-    /// it stops (see [`Stock`]), where before the first header it had
-    /// not, and the workers and the executor would wait for a set for
-    /// ever.
+    /// Inputs whose walk stops before any zstd frame goes on (not zstd, a
+    /// truncated header, skippable frames alone, a frame naming a
+    /// dictionary, a read that fails) end the pipeline as one thread
+    /// ends them: the walker stocks the shelf when it stops (see
+    /// [`Stock`]), where before the first frame it had not, and the
+    /// workers and the executor would wait for a set for ever.
     #[test]
     fn a_walk_that_stops_before_a_frame_ends_the_pipeline_as_one_thread_does() {
-        let skippable = [0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 1, 2, 3];
-        let inputs: [&[u8]; 3] = [b"not zstd at all", &[0x28, 0xB5, 0x2F, 0xFD], &skippable];
-        for input in inputs {
+        /// Runs the pipeline over `reader` on its own thread; its result
+        /// as text, or a failure if it hangs or panics.
+        fn piped<R: Read + Send + 'static>(reader: R) -> Result<u64, String> {
             let (tx, rx) = mpsc::channel();
-            let owned = input.to_vec();
             std::thread::spawn(move || {
-                let mut out = Vec::new();
-                let piped = pipeline(Source::new(Vec::new(), &owned[..]), 1 << 27, 2, &mut out);
-                let alone = decode_to(&owned, 1 << 27, |_| Ok::<(), io::Error>(()));
-                let _ = tx.send((
-                    piped.map_err(|e| e.to_string()),
-                    alone.map_err(|e| e.to_string()),
-                ));
+                let piped = pipeline(Source::new(Vec::new(), reader), 1 << 27, 2, &mut io::sink());
+                let _ = tx.send(piped.map_err(|e| e.to_string()));
             });
-            let (piped, alone) = rx
-                .recv_timeout(Duration::from_secs(120))
-                .expect("the pipeline never returned");
-            assert_eq!(piped, alone, "{input:?}");
+            match rx.recv_timeout(Duration::from_secs(120)) {
+                Ok(result) => result,
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!("the pipeline never returned"),
+                Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the pipeline panicked"),
+            }
         }
+        let skippable = [0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 1, 2, 3];
+        // No content size, a 1 KiB window, dictionary 5, one empty block.
+        let dictionary = [0x28, 0xB5, 0x2F, 0xFD, 0x01, 0x00, 5, 0x01, 0, 0];
+        let inputs: [&[u8]; 4] = [
+            b"not zstd at all",
+            &[0x28, 0xB5, 0x2F, 0xFD],
+            &skippable,
+            &dictionary,
+        ];
+        for input in inputs {
+            let alone = decode_to(input, 1 << 27, |_| Ok::<(), io::Error>(()));
+            assert_eq!(
+                piped(io::Cursor::new(input.to_vec())),
+                alone.map_err(|e| e.to_string()),
+                "{input:?}"
+            );
+        }
+        /// A reader whose first read fails.
+        struct Failing;
+        impl Read for Failing {
+            fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+                Err(io::Error::other("the disk went away"))
+            }
+        }
+        let failed = piped(Failing).expect_err("a failed read decoded");
+        assert!(failed.contains("the disk went away"), "{failed}");
     }
 
     /// A worker's panic (a bug) reaches the caller, and nothing waits for

@@ -21,13 +21,19 @@ use crate::frame::{Block, Frame, block_header, frame_end, frame_start, is_skippa
 /// Bytes asked of the reader at least at a time, so a walk of small
 /// blocks is not a read call each.
 const READ_AHEAD: usize = 64 << 10;
-/// The most a buffer of a read input holds: a range's blocks, their
-/// headers, and the read-ahead past them.
-pub(crate) const RANGE_INPUT: usize =
-    crate::parallel::RANGE_BLOCKS * (crate::frame::BLOCK_SIZE_MAX + 3) + READ_AHEAD;
 /// The largest zstd frame header: magic, descriptor, window, dictionary
 /// ID and content size.
 const FRAME_HEADER_MAX: usize = 18;
+/// The most a buffer of a read input holds: a range's blocks and their
+/// headers, the previous frame's checksum and this frame's header (a
+/// frame's first range holds them, as its start and the previous end
+/// are handed on without bytes of their own), and the read-ahead past
+/// them.
+pub(crate) const RANGE_INPUT: usize = crate::parallel::RANGE_BLOCKS
+    * (crate::frame::BLOCK_SIZE_MAX + 3)
+    + 4
+    + FRAME_HEADER_MAX
+    + READ_AHEAD;
 
 /// A caller's reader, held to `Read`'s contract: a read that claims more
 /// bytes than the buffer it was given fails with
