@@ -1,0 +1,121 @@
+//! The pipeline's own tests: its fault point, and the stages' ends.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use zstd_safe::{CCtx, CParameter};
+
+use super::*;
+
+thread_local! {
+    /// Set on the workers' threads, so the fault point fires on a
+    /// worker, not on the executor when it decodes a range itself.
+    pub(super) static IN_WORKER: Cell<bool> = const { Cell::new(false) };
+}
+/// The fault point fires on the first unit from this number on that a
+/// worker decodes, once.
+static FAULT_FROM: AtomicU64 = AtomicU64::new(u64::MAX);
+static FIRED: AtomicBool = AtomicBool::new(false);
+
+pub(super) fn fault_point(seq: u64) {
+    if IN_WORKER.get()
+        && seq >= FAULT_FROM.load(Ordering::SeqCst)
+        && !FIRED.swap(true, Ordering::SeqCst)
+    {
+        panic!("fault point: a worker panics in the entropy stage of unit {seq}");
+    }
+}
+
+/// One frame of 256 blocks of 4 KiB (32 ranges).
+fn frame_of_many_ranges() -> Vec<u8> {
+    let text: Vec<u8> = (0..1u32 << 20)
+        .map(|i| b"abcdefgh"[(i.wrapping_mul(2_654_435_761) >> 29) as usize])
+        .collect();
+    let mut cctx = CCtx::create();
+    cctx.set_parameter(CParameter::CompressionLevel(3)).unwrap();
+    cctx.set_parameter(CParameter::MaxBlockSize(4096)).unwrap();
+    let mut frame = vec![0u8; zstd_safe::compress_bound(text.len())];
+    let n = cctx.compress2(&mut frame[..], &text).unwrap();
+    frame.truncate(n);
+    frame
+}
+
+/// Inputs whose walk stops before any zstd frame goes on (not zstd, a
+/// truncated header, skippable frames alone, a frame naming a
+/// dictionary, a read that fails) end the pipeline as one thread
+/// ends them: the walker stocks the shelf when it stops (see
+/// [`Stock`]), where before the first frame it had not, and the
+/// workers and the executor would wait for a set for ever.
+#[test]
+fn a_walk_that_stops_before_a_frame_ends_the_pipeline_as_one_thread_does() {
+    /// Runs the pipeline over `reader` on its own thread; its result
+    /// as text, or a failure if it hangs or panics.
+    fn piped<R: Read + Send + 'static>(reader: R) -> Result<u64, String> {
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let piped = pipeline(Source::new(Vec::new(), reader), 1 << 27, 2, &mut io::sink());
+            let _ = tx.send(piped.map_err(|e| e.to_string()));
+        });
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(result) => result,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("the pipeline never returned"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the pipeline panicked"),
+        }
+    }
+    let skippable = [0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 1, 2, 3];
+    // No content size, a 1 KiB window, dictionary 5, one empty block.
+    let dictionary = [0x28, 0xB5, 0x2F, 0xFD, 0x01, 0x00, 5, 0x01, 0, 0];
+    let inputs: [&[u8]; 4] = [
+        b"not zstd at all",
+        &[0x28, 0xB5, 0x2F, 0xFD],
+        &skippable,
+        &dictionary,
+    ];
+    for input in inputs {
+        let alone = decode_to(input, 1 << 27, |_| Ok::<(), io::Error>(()));
+        assert_eq!(
+            piped(io::Cursor::new(input.to_vec())),
+            alone.map_err(|e| e.to_string()),
+            "{input:?}"
+        );
+    }
+    /// A reader whose first read fails.
+    struct Failing;
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::Error::other("the disk went away"))
+        }
+    }
+    let failed = piped(Failing).expect_err("a failed read decoded");
+    assert!(failed.contains("the disk went away"), "{failed}");
+}
+
+/// A worker's panic (a bug) reaches the caller, and nothing waits for
+/// ever: before `Abandoned`, the executor waited for the range the
+/// worker had, the walker for a credit, and the other worker for a
+/// range.
+#[test]
+fn a_workers_panic_reaches_the_caller_and_no_stage_waits_for_ever() {
+    let frame = frame_of_many_ranges();
+    FAULT_FROM.store(4, Ordering::SeqCst);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let decoded = std::panic::catch_unwind(|| {
+            pipeline(Source::slice(&frame), 1 << 27, 2, &mut io::sink())
+        });
+        let _ = tx.send(decoded.map(|r| r.is_ok()));
+    });
+    let answer = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("the pipeline never returned after a worker panicked");
+    assert!(
+        FIRED.load(Ordering::SeqCst),
+        "no worker reached the fault point"
+    );
+    assert!(
+        answer.is_err(),
+        "the worker's panic did not reach the caller"
+    );
+}
