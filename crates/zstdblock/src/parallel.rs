@@ -77,7 +77,7 @@ use crossbeam::channel::{Receiver, Sender, bounded, unbounded};
 use crate::entropy::{DecodedBlock, EntropyState, decode_content, skip_content};
 use crate::error::Error;
 use crate::frame::{Block, BlockKind, FrameKind, block_header, frame_end, frame_start};
-use crate::source::{Bytes, Checked, RANGE_INPUT, Source, Stop};
+use crate::source::{Bytes, Checked, Source, Stop};
 use crate::{StreamError, decode_to};
 use executor::execute;
 use sink::{Released, ToWriter, write};
@@ -208,11 +208,7 @@ impl Parallel {
         // buffer, 3 MiB in all before the pipeline was under way, and
         // 200-700 more page faults a 64 MiB output.
         let bytes = pipeline(
-            // Reserved for the largest range, as the credits are.
-            Source::new(
-                Vec::with_capacity(RANGE_INPUT),
-                io::Cursor::new(head).chain(reader),
-            ),
+            Source::new(Vec::new(), io::Cursor::new(head).chain(reader)),
             self.window_limit,
             self.threads.max(1),
             writer,
@@ -388,20 +384,20 @@ enum UnitKind {
 
 /// Runs the stages; the writer on this thread.
 fn pipeline<R: Read + Send, W: Write>(
-    source: Source<'_, R>,
+    mut source: Source<'_, R>,
     window_limit: u64,
     workers: usize,
     writer: &mut W,
 ) -> Result<u64, StreamError<std::io::Error>> {
     let in_flight = IN_FLIGHT_PER_WORKER * workers;
     let (credit_tx, credit_rx) = bounded::<Credit>(in_flight);
-    // Reserved now, for the largest range: grown as ranges came, they
-    // were moved while the other stages faulted pages in (see [`shelf`]
-    // for what that cost). A lent input needs none.
-    let credit = if source.lends() { 0 } else { RANGE_INPUT };
+    // The input's buffers reserved now, for the largest range: grown as
+    // ranges came, they were moved while the other stages faulted pages
+    // in (see [`shelf`] for what that cost). A lent input needs none.
+    source.make_room();
     for _ in 0..in_flight {
         credit_tx
-            .send(Vec::with_capacity(credit))
+            .send(Vec::with_capacity(source.range_room()))
             .expect("the receiver is here");
     }
     let (job_tx, job_rx) = bounded::<Unit>(in_flight);

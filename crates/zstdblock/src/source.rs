@@ -29,8 +29,7 @@ const FRAME_HEADER_MAX: usize = 18;
 /// frame's first range holds them, as its start and the previous end
 /// are handed on without bytes of their own), and the read-ahead past
 /// them.
-pub(crate) const RANGE_INPUT: usize = crate::parallel::RANGE_BLOCKS
-    * (crate::frame::BLOCK_SIZE_MAX + 3)
+const RANGE_INPUT: usize = crate::parallel::RANGE_BLOCKS * (crate::frame::BLOCK_SIZE_MAX + 3)
     + 4
     + FRAME_HEADER_MAX
     + READ_AHEAD;
@@ -158,10 +157,18 @@ impl<'a, R: Read> Source<'a, R> {
         }
     }
 
-    /// Whether the input is lent whole (a slice), so that its ranges
-    /// need no buffers of their own.
-    pub(crate) fn lends(&self) -> bool {
-        self.whole.is_some()
+    /// The room each buffer of this input needs to hold a range at once
+    /// ([`RANGE_INPUT`]); none when the input is lent whole (a slice),
+    /// whose ranges need no buffers of their own.
+    pub(crate) fn range_room(&self) -> usize {
+        if self.whole.is_some() { 0 } else { RANGE_INPUT }
+    }
+
+    /// Gives the buffer being filled its [`Source::range_room`] now,
+    /// rather than as the ranges grow it.
+    pub(crate) fn make_room(&mut self) {
+        let room = self.range_room();
+        self.buf.reserve(room.saturating_sub(self.buf.len()));
     }
 
     /// The input held, from byte `base` on.
